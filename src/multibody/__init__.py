@@ -1,0 +1,1 @@
+"""multibody: rigid multibody dynamics — spatial algorithms, symbolic equations of motion, simulation."""
