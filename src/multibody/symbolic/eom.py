@@ -1,13 +1,306 @@
 """EquationsOfMotion: the common result of every symbolic derivation (proNEu, TMT, Lagrange, RNEA).
 
     M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ   (proNEu notation; f = Sᵀ τ)
+
+Besides the fields, an ``EquationsOfMotion`` can
+
+* print itself (``str(eom)``, ``eom.pretty()``) and write LaTeX (``eom.latex()``),
+* substitute values (``eom.subs({l1: 1.0})``),
+* simplify with a wall-clock limit that always terminates (``eom.simplify(time_limit=30)``),
+* count operations, plain or after common-subexpression elimination (``eom.count_ops(cse=True)``),
+* show the abbreviated form of the lecture slides, ``sin(q2) → S2``, ``cos(q2 + q3) → C23``
+  (``eom.abbreviated()``),
+* evaluate numerically (``eom.to_numeric(values)`` → NumPy functions ``M(q)``, ``b(q, dq)``, ``g(q)``),
+* save/load itself atomically (``eom.save(path)``, ``EquationsOfMotion.load(path)``).
+
+Derivation methods register themselves in :data:`DERIVATION_METHODS` (see :func:`register_method`);
+``multibody.symbolic.derive.derive(model, method=...)`` dispatches on that table.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import hashlib
+import json
+import multiprocessing as _mp
+import os
+import queue as _queue
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
+import numpy as np
 import sympy as sp
+
+__all__ = [
+    "EquationsOfMotion",
+    "NumericEOM",
+    "DERIVATION_METHODS",
+    "register_method",
+    "abbreviate",
+    "simplify_with_time_limit",
+]
+
+# --------------------------------------------------------------------------------------------
+# Registry of derivation methods (shared with tmt.py / lagrange.py)
+# --------------------------------------------------------------------------------------------
+
+#: name -> callable(model, q, dq, tau, *, progress=None, **options) -> EquationsOfMotion
+#: ``q``, ``dq``, ``tau`` are sympy column matrices chosen by ``derive``; ``progress`` is an
+#: optional callback ``progress(message: str)``.
+DERIVATION_METHODS: dict[str, Callable[..., "EquationsOfMotion"]] = {}
+
+
+def register_method(name: str):
+    """Decorator: make ``func`` available as ``derive(model, method=name)``.
+
+    The function is called as ``func(model, q, dq, tau, progress=callback, **options)`` and
+    must return an :class:`EquationsOfMotion`.
+    """
+
+    def deco(func):
+        DERIVATION_METHODS[name] = func
+        return func
+
+    return deco
+
+
+# --------------------------------------------------------------------------------------------
+# Numeric evaluation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class NumericEOM:
+    """NumPy functions of a derived model with its parameters fixed.
+
+    ``M(q)`` → (n, n), ``b(q, dq)`` → (n,), ``g(q)`` → (n,), ``f(tau)`` → (n,) (= Sᵀτ, may
+    depend on q: ``f(tau, q)``), ``qdd(q, dq, tau)`` solves ``M q̈ = f − b − g``.
+    """
+
+    n: int
+    _M: Callable
+    _b: Callable
+    _g: Callable
+    _f: Callable
+
+    def M(self, q):
+        return np.asarray(self._M(np.asarray(q, dtype=float)), dtype=float).reshape(self.n, self.n)
+
+    def b(self, q, dq):
+        x = np.concatenate([np.asarray(q, float).ravel(), np.asarray(dq, float).ravel()])
+        return np.asarray(self._b(x), dtype=float).reshape(self.n)
+
+    def g(self, q):
+        return np.asarray(self._g(np.asarray(q, dtype=float)), dtype=float).reshape(self.n)
+
+    def f(self, tau, q=None):
+        qv = np.zeros(self.n) if q is None else np.asarray(q, float).ravel()
+        x = np.concatenate([qv, np.asarray(tau, float).ravel()])
+        return np.asarray(self._f(x), dtype=float).reshape(self.n)
+
+    def qdd(self, q, dq, tau):
+        return np.linalg.solve(self.M(q), self.f(tau, q) - self.b(q, dq) - self.g(q))
+
+
+def _lambdify(args, exprs: sp.Matrix):
+    """Fast numeric callback of a sympy matrix (symengine Lambdify with CSE; sympy fallback)."""
+    flat = list(exprs)
+    try:
+        import symengine as se
+
+        f = se.Lambdify([se.sympify(a) for a in args], [se.sympify(e) for e in flat],
+                        cse=True, backend="lambda")
+        return lambda x: np.asarray(f(np.asarray(x, dtype=float)))
+    except Exception:  # pragma: no cover - symengine missing or unsupported function
+        f = sp.lambdify([list(args)], flat, modules="numpy", cse=True)
+        return lambda x: np.asarray(f(np.asarray(x, dtype=float)), dtype=float)
+
+
+# --------------------------------------------------------------------------------------------
+# Simplification with a time limit
+# --------------------------------------------------------------------------------------------
+
+
+def _simplify_worker(method, inbox, outbox):  # runs in a child process
+    funcs = {
+        "simplify": sp.simplify,
+        "trigsimp": sp.trigsimp,
+        "fu": sp.fu,
+        "expand_trig": lambda e: sp.trigsimp(sp.expand(e)),
+        "cancel": sp.cancel,
+    }
+    fn = funcs[method] if isinstance(method, str) else method
+    while True:
+        item = inbox.get()
+        if item is None:
+            return
+        k, expr = item
+        try:
+            res = fn(expr)
+        except Exception:  # keep the original on any failure of the simplifier
+            res = expr
+        outbox.put((k, res))
+
+
+def simplify_with_time_limit(exprs, *, time_limit: float = 60.0, per_entry: float | None = None,
+                             method: str | Callable = "simplify", progress=None):
+    """Simplify a list of expressions; stops after ``time_limit`` seconds in all.
+
+    The simplifier runs in a separate process that is terminated when an entry takes longer than
+    ``per_entry`` seconds (default: the whole remaining budget) or the total budget is used up;
+    entries not simplified in time are returned unchanged, so this always terminates. A result is
+    kept only if it has no more operations than the input. Returns ``(list, n_simplified)``.
+    """
+    exprs = list(exprs)
+    out = list(exprs)
+    todo = [k for k, e in enumerate(exprs) if isinstance(e, sp.Basic) and not e.is_Atom]
+    if not todo:
+        return out, 0
+    ctx = _mp.get_context("fork") if hasattr(os, "fork") else _mp.get_context()
+    deadline = time.monotonic() + float(time_limit)
+    done = 0
+    pos = 0
+    while pos < len(todo) and time.monotonic() < deadline:
+        inbox, outbox = ctx.Queue(), ctx.Queue()
+        proc = ctx.Process(target=_simplify_worker, args=(method, inbox, outbox), daemon=True)
+        proc.start()
+        try:
+            for k in todo[pos:]:
+                inbox.put((k, exprs[k]))
+            inbox.put(None)
+            while pos < len(todo):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                wait = remaining if per_entry is None else min(remaining, per_entry)
+                try:
+                    k, res = outbox.get(timeout=wait)
+                except _queue.Empty:
+                    pos += 1  # this entry ran out of time; skip it, restart the worker
+                    break
+                if sp.count_ops(res) <= sp.count_ops(exprs[k]):
+                    out[k] = res
+                done += 1
+                pos += 1
+                if progress is not None:
+                    progress(f"simplified {pos}/{len(todo)} entries")
+            else:
+                break
+        finally:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(timeout=5)
+            if proc.is_alive():  # pragma: no cover
+                proc.kill()
+                proc.join()
+    return out, done
+
+
+# --------------------------------------------------------------------------------------------
+# Abbreviated S2, C23 form (lecture slides)
+# --------------------------------------------------------------------------------------------
+
+
+def _coord_label(sym: sp.Symbol, position: int) -> str:
+    m = re.search(r"(\d+)$", sym.name)
+    return m.group(1) if m else str(position + 1)
+
+
+def abbreviate(expr, q):
+    """Replace sin/cos of coordinates (and of sums of coordinates) by short symbols.
+
+    ``sin(q2) → S2``, ``cos(q2 + q3) → C23``, ``sin(q2 - q3) → S2m3``. The label of a coordinate
+    is the trailing number of its name (``q2`` → ``2``), else its 1-based position in ``q``.
+    Returns ``(abbreviated, definitions)`` where ``definitions`` maps each new symbol to the
+    function it stands for. Arguments that are not ±1-combinations of coordinates stay as they are.
+    """
+    q = list(q)
+    labels = {s: _coord_label(s, i) for i, s in enumerate(q)}
+    defs: dict[sp.Symbol, sp.Expr] = {}
+    repl: dict[sp.Expr, sp.Symbol] = {}
+    is_matrix = isinstance(expr, sp.MatrixBase)
+    items = list(expr) if is_matrix else [sp.sympify(expr)]
+    for e in items:
+        for fn in e.atoms(sp.sin, sp.cos):
+            arg = fn.args[0]
+            coeffs = arg.as_coefficients_dict()
+            ok = all(k in labels and v in (1, -1) for k, v in coeffs.items())
+            if not ok:
+                continue
+            terms = sorted(coeffs.items(), key=lambda kv: q.index(kv[0]))
+            label = "".join(("" if v == 1 else "m") + labels[k] for k, v in terms)
+            name = ("S" if isinstance(fn, sp.sin) else "C") + label
+            s = sp.Symbol(name, real=True)
+            defs[s] = fn
+            repl[fn] = s
+    new = [e.xreplace(repl) for e in items]
+    if is_matrix:
+        return sp.Matrix(expr.shape[0], expr.shape[1], new), defs
+    return new[0], defs
+
+
+# --------------------------------------------------------------------------------------------
+# Serialisation helpers
+# --------------------------------------------------------------------------------------------
+
+_FORMAT = "multibody.EquationsOfMotion"
+_VERSION = 1
+
+
+def _encode(obj):
+    if isinstance(obj, sp.MatrixBase):
+        return {"__matrix__": [obj.rows, obj.cols, [sp.srepr(e) for e in obj]]}
+    if isinstance(obj, sp.Basic):
+        return {"__sympy__": sp.srepr(obj)}
+    if isinstance(obj, dict):
+        return {"__dict__": [[_encode(k), _encode(v)] for k, v in obj.items()]}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [_encode(v) for v in obj]}
+    if isinstance(obj, list):
+        return [_encode(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return {"__ndarray__": _encode(obj.tolist()), "dtype": str(obj.dtype)}
+    if isinstance(obj, (np.integer, np.floating)):
+        return obj.item()
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"cannot save object of type {type(obj).__name__}")
+
+
+_SP_NS: dict[str, Any] | None = None
+
+
+def _parse(s: str):
+    global _SP_NS
+    if _SP_NS is None:
+        _SP_NS = {k: getattr(sp, k) for k in dir(sp) if not k.startswith("_")}
+        _SP_NS["__builtins__"] = {}
+    return eval(s, _SP_NS)  # noqa: S307 - srepr text written by save()
+
+
+def _decode(obj):
+    if isinstance(obj, list):
+        return [_decode(v) for v in obj]
+    if isinstance(obj, dict):
+        if "__matrix__" in obj:
+            r, c, entries = obj["__matrix__"]
+            return sp.Matrix(r, c, [_parse(e) for e in entries]) if r * c else sp.zeros(r, c)
+        if "__sympy__" in obj:
+            return _parse(obj["__sympy__"])
+        if "__dict__" in obj:
+            return {_decode(k): _decode(v) for k, v in obj["__dict__"]}
+        if "__tuple__" in obj:
+            return tuple(_decode(v) for v in obj["__tuple__"])
+        if "__ndarray__" in obj:
+            return np.array(_decode(obj["__ndarray__"]), dtype=obj["dtype"])
+        raise ValueError(f"unknown entry {sorted(obj)}")
+    return obj
+
+
+# --------------------------------------------------------------------------------------------
+# EquationsOfMotion
+# --------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -42,3 +335,238 @@ class EquationsOfMotion:
     def f(self) -> sp.Matrix:
         """Generalized actuator forces f = Sᵀ τ."""
         return self.S.T * self.tau
+
+    @property
+    def n(self) -> int:
+        """Number of generalized coordinates."""
+        return self.q.rows
+
+    # ---- printing -----------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        n = self.n
+        lines = [f"EquationsOfMotion: M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ,  n = {n}, "
+                 f"actuators = {self.tau.rows}",
+                 f"q   = {list(self.q)}", f"dq  = {list(self.dq)}", f"tau = {list(self.tau)}"]
+        if self.params:
+            lines.append(f"params = {list(self.params)}")
+        for i in range(n):
+            for j in range(i, n):
+                if self.M[i, j] != 0:
+                    lines.append(f"M[{i},{j}] = {self.M[i, j]}")
+        for name, vec in (("b", self.b), ("g", self.g), ("f", self.f)):
+            for i in range(n):
+                if vec[i] != 0:
+                    lines.append(f"{name}[{i}] = {vec[i]}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"EquationsOfMotion(n={self.n}, q={list(self.q)}, actuators={self.tau.rows}, "
+                f"params={len(self.params)})")
+
+    def pretty(self, **kwargs) -> str:
+        """Two-dimensional text rendering of M, b, g and f (sympy.pretty)."""
+        parts = []
+        for name in ("M", "b", "g", "f"):
+            parts.append(f"{name} =\n" + sp.pretty(getattr(self, name), **kwargs))
+        return "\n\n".join(parts)
+
+    def latex(self, which=("M", "b", "g", "f"), **kwargs) -> str:
+        r"""LaTeX for the equation and each requested part (``\mathbf{M} = ...``)."""
+        lines = [r"\mathbf{M}(\mathbf{q})\ddot{\mathbf{q}} + \mathbf{b}(\mathbf{q},\dot{\mathbf{q}})"
+                 r" + \mathbf{g}(\mathbf{q}) = \mathbf{S}^T\boldsymbol{\tau}"]
+        for name in which:
+            lines.append(rf"\mathbf{{{name}}} = " + sp.latex(getattr(self, name), **kwargs))
+        return "\n\n".join(lines)
+
+    def _repr_latex_(self):  # Jupyter
+        return "$" + sp.latex(self.M) + "$"
+
+    # ---- transformations ----------------------------------------------------------------
+
+    def _map(self, fn, kinematics=True) -> "EquationsOfMotion":
+        def m(x):
+            if isinstance(x, sp.MatrixBase):
+                return x.applyfunc(fn)
+            if isinstance(x, sp.Basic):
+                return fn(x)
+            if isinstance(x, dict):
+                return {k: m(v) for k, v in x.items()}
+            if isinstance(x, (list, tuple)):
+                return type(x)(m(v) for v in x)
+            return x
+
+        return replace(self, M=m(self.M), b=m(self.b), g=m(self.g), S=m(self.S),
+                       kinematics=m(self.kinematics) if kinematics else dict(self.kinematics),
+                       extra=m(self.extra) if kinematics else dict(self.extra))
+
+    def subs(self, values: dict, **kwargs) -> "EquationsOfMotion":
+        """Substitute symbols (or names of symbols) by values/expressions everywhere.
+
+        Substituted parameters are dropped from ``params``. Coordinates may be substituted too
+        (e.g. to freeze a joint), ``q``/``dq``/``tau`` themselves are kept as they are.
+        """
+        vals = self._resolve(values)
+        out = self._map(lambda e: e.xreplace(vals) if vals else e)
+        out.params = tuple(p for p in self.params if p not in vals)
+        return out
+
+    def _resolve(self, values) -> dict:
+        by_name = {s.name: s for s in self._all_symbols()}
+        out = {}
+        for k, v in dict(values).items():
+            if isinstance(k, str):
+                if k not in by_name:
+                    raise KeyError(f"no symbol named {k!r} in these equations of motion")
+                k = by_name[k]
+            out[sp.sympify(k)] = sp.sympify(v)
+        return out
+
+    def _all_symbols(self) -> set:
+        syms = set(self.q) | set(self.dq) | set(self.tau) | set(self.params)
+        for mat in (self.M, self.b, self.g, self.S):
+            syms |= mat.free_symbols
+        return syms
+
+    def simplify(self, time_limit: float = 60.0, per_entry: float | None = None,
+                 method: str | Callable = "simplify", progress=None) -> "EquationsOfMotion":
+        """Simplified copy of M, b, g, S; terminates after about ``time_limit`` seconds.
+
+        Entries are simplified one after another in a child process (``method``: "simplify",
+        "trigsimp", "fu", "expand_trig", "cancel" or a callable); entries not done in time
+        stay as they were. ``extra['simplified']`` reports how many entries were processed.
+        """
+        mats = {"M": self.M, "b": self.b, "g": self.g, "S": self.S}
+        flat, index = [], []
+        for name, mat in mats.items():
+            for k in range(len(mat)):
+                if name == "M" and (k // mat.cols) > (k % mat.cols):
+                    continue  # symmetric: simplify the upper triangle only
+                flat.append(mat[k])
+                index.append((name, k))
+        t0 = time.perf_counter()
+        res, done = simplify_with_time_limit(flat, time_limit=time_limit, per_entry=per_entry,
+                                             method=method, progress=progress)
+        new = {name: mat.copy() for name, mat in mats.items()}
+        for (name, k), e in zip(index, res):
+            new[name][k] = e
+        n = self.M.rows
+        for i in range(n):
+            for j in range(i):
+                new["M"][i, j] = new["M"][j, i]
+        extra = dict(self.extra)
+        extra["simplified"] = {"entries": len(flat), "done": done,
+                               "seconds": time.perf_counter() - t0}
+        return replace(self, M=new["M"], b=new["b"], g=new["g"], S=new["S"], extra=extra)
+
+    # ---- operation counts ---------------------------------------------------------------
+
+    def count_ops(self, cse: bool = False) -> dict[str, int]:
+        """Number of arithmetic operations in M, b, g (sympy.count_ops).
+
+        With ``cse=True`` the three are first put through one common-subexpression elimination
+        and the operations of the replacements and the reduced expressions are counted.
+        """
+        if not cse:
+            return {name: int(sp.count_ops(list(getattr(self, name)))) for name in ("M", "b", "g")}
+        allx = list(self.M) + list(self.b) + list(self.g)
+        repl, red = sp.cse(allx, optimizations="basic")
+        return {"temporaries": len(repl),
+                "total": int(sp.count_ops([r for _, r in repl]) + sp.count_ops(red))}
+
+    # ---- abbreviated form ---------------------------------------------------------------
+
+    def abbreviated(self, which=("M", "b", "g")) -> tuple[dict[str, sp.Matrix], dict]:
+        """The slides' abbreviated form: ``sin(q2) → S2``, ``cos(q2+q3) → C23``.
+
+        Returns ``({"M": ..., "b": ..., "g": ...}, definitions)``.
+        """
+        out, defs = {}, {}
+        for name in which:
+            mat, d = abbreviate(getattr(self, name), self.q)
+            out[name] = mat
+            defs.update(d)
+        return out, defs
+
+    def abbreviated_str(self, which=("M", "b", "g")) -> str:
+        """Text of the abbreviated form, one entry per line, followed by the definitions."""
+        mats, defs = self.abbreviated(which)
+        lines = []
+        for name, mat in mats.items():
+            for i in range(mat.rows):
+                for j in range(mat.cols):
+                    if name == "M" and j < i:
+                        continue
+                    if mat[i, j] != 0:
+                        idx = f"{i + 1}{j + 1}" if mat.cols > 1 else f"{i + 1}"
+                        lines.append(f"{name}{idx} = {mat[i, j]}")
+        lines.append("where " + ", ".join(f"{k} = {v}" for k, v in
+                                          sorted(defs.items(), key=lambda kv: kv[0].name)))
+        return "\n".join(lines)
+
+    # ---- numeric ------------------------------------------------------------------------
+
+    def to_numeric(self, values: dict | None = None) -> NumericEOM:
+        """NumPy functions ``M(q)``, ``b(q, dq)``, ``g(q)``, ``f(tau, q)`` with parameters fixed.
+
+        ``values`` maps parameter symbols (or their names) to numbers; every symbol other than
+        q, dq, tau must get a value, else ``ValueError`` names the missing ones.
+        """
+        vals = self._resolve(values or {})
+        M, b, g, f = (x.xreplace(vals) for x in (self.M, self.b, self.g, self.f))
+        allowed = set(self.q) | set(self.dq) | set(self.tau)
+        missing = set().union(*(x.free_symbols for x in (M, b, g, f))) - allowed
+        if missing:
+            raise ValueError("to_numeric: no value given for "
+                             + ", ".join(sorted(s.name for s in missing)))
+        q, dq, tau = list(self.q), list(self.dq), list(self.tau)
+        return NumericEOM(n=self.n, _M=_lambdify(q, M), _b=_lambdify(q + dq, b),
+                          _g=_lambdify(q, g), _f=_lambdify(q + tau, f))
+
+    # ---- save / load --------------------------------------------------------------------
+
+    def save(self, path) -> None:
+        """Write to ``path`` atomically (temporary file in the same folder + os.replace).
+
+        The file is JSON with every expression as ``sympy.srepr`` text and a SHA-256 checksum;
+        ``load`` only evaluates files it can verify (still: load only files you trust).
+        """
+        payload = {k: _encode(getattr(self, k)) for k in
+                   ("q", "dq", "M", "b", "g", "S", "tau", "params", "kinematics", "extra")}
+        body = json.dumps(payload, separators=(",", ":"))
+        doc = json.dumps({"format": _FORMAT, "version": _VERSION,
+                          "sha256": hashlib.sha256(body.encode()).hexdigest(), "payload": body})
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".eom-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(doc)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path) -> "EquationsOfMotion":
+        """Read a file written by :meth:`save`; ``ValueError`` if it is corrupt or foreign."""
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+                raise ValueError("not an EquationsOfMotion file")
+            if doc.get("version") != _VERSION:
+                raise ValueError(f"unsupported version {doc.get('version')!r}")
+            body = doc["payload"]
+            if hashlib.sha256(body.encode()).hexdigest() != doc["sha256"]:
+                raise ValueError("checksum mismatch")
+            data = {k: _decode(v) for k, v in json.loads(body).items()}
+            return cls(**data)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"{path}: corrupt or unreadable EquationsOfMotion file ({exc})") from exc
