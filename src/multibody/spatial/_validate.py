@@ -1,0 +1,45 @@
+"""Argument checking shared by the spatial-algebra functions.
+
+Every public function converts its inputs with :func:`as_real` and checks their shapes here, so
+the error messages have one form: ``"<function>: <argument> must ..., got shape (...)"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["as_real", "shape_error", "check_last", "check_last2"]
+
+
+def as_real(x, fn: str, name: str) -> np.ndarray:
+    """Return ``x`` as a float64 array; raise ValueError for non-numeric, complex, NaN or inf."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        a = x
+    else:
+        if np.iscomplexobj(x):
+            raise ValueError(f"{fn}: {name} must be real, got a complex array")
+        try:
+            a = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{fn}: {name} must be a real numeric array, got {type(x).__name__} ({exc})"
+            ) from None
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{fn}: {name} contains NaN or inf")
+    return a
+
+
+def shape_error(fn: str, name: str, expected: str, a: np.ndarray) -> ValueError:
+    return ValueError(f"{fn}: {name} must {expected}, got shape {tuple(np.shape(a))}")
+
+
+def check_last(a: np.ndarray, n: int, fn: str, name: str) -> None:
+    """Require ``a`` to have shape ``(..., n)``."""
+    if a.ndim < 1 or a.shape[-1] != n:
+        raise shape_error(fn, name, f"have shape (..., {n})", a)
+
+
+def check_last2(a: np.ndarray, n: int, m: int, fn: str, name: str) -> None:
+    """Require ``a`` to have shape ``(..., n, m)``."""
+    if a.ndim < 2 or a.shape[-2:] != (n, m):
+        raise shape_error(fn, name, f"have shape (..., {n}, {m})", a)

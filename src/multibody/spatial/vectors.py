@@ -1,0 +1,520 @@
+"""Spatial (6-D) and planar (3-D) vector arithmetic.
+
+spatial_v2 (Featherstone) functions ``crm crf mcI rotx roty rotz xlt plnr plux pluho XtoV Xpt
+Vpt Fpt`` with the same conventions and argument forms:
+
+* Spatial vectors are ``[angular; linear]``; planar motion vectors are ``[ω, vx, vy]`` and planar
+  force vectors ``[n, fx, fy]``.
+* A transform ``X`` maps motion vectors from A to B coordinates; B is rotated/translated
+  relative to A. ``plux(E, r) = [[E, 0], [-E·skew(r), E]]`` and
+  ``plux(rx(1), [2, 3, 4]) == rotx(1) @ xlt([2, 3, 4])``. Force vectors transform with
+  ``X⁻ᵀ``.
+* Where spatial_v2 "counts arguments" (``mcI``, ``plnr``, ``plux``) the Python function takes a
+  variable number of positional arguments and returns a tuple when there are several outputs;
+  where it inspects shapes (``crm``, ``crf``, ``pluho``, ``XtoV``, ``Xpt``, ``Vpt``, ``Fpt``)
+  so do these functions.
+
+``rotx roty rotz xlt plux crm crf mcI plnr pluho XtoV`` accept a leading batch dimension and are
+vectorised with numpy. ``Xpt Vpt Fpt`` work on one transform/vector and a ``3×n``/``2×n`` array of
+points (columns are points, as in spatial_v2); a single point may be given as a 1-D array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_real, check_last, check_last2, shape_error
+from .rotations import _hat, _vee, rx, ry, rz
+
+__all__ = [
+    "crm", "crf", "mcI", "rotx", "roty", "rotz", "xlt", "plnr", "plux", "pluho", "XtoV",
+    "Xpt", "Vpt", "Fpt",
+    "cross_motion", "cross_force", "mci", "rigid_body_inertia", "inertia_parameters",
+    "rot_x", "rot_y", "rot_z", "translation", "planar_transform", "plucker",
+    "plucker_to_homogeneous", "homogeneous_to_plucker", "x_to_v", "transform_points",
+    "point_velocities", "point_forces",
+]
+
+
+# --------------------------------------------------------------------------- cross products
+def crm(v) -> np.ndarray:
+    """spatial_v2 ``crm``: motion cross-product matrix, ``crm(v) @ m == v ×ₘ m``.
+
+    ``v`` of shape ``(..., 6)`` (spatial) gives ``(..., 6, 6)``::
+
+        crm(v) = [[ω×, 0], [v_O×, ω×]]
+
+    and shape ``(..., 3)`` (planar ``[ω, vx, vy]``) gives ``(..., 3, 3)``::
+
+        crm(v) = [[0, 0, 0], [vy, 0, -ω], [-vx, ω, 0]]
+
+    >>> crm([0, 0, 1, 0, 0, 0]) @ np.array([0, 0, 0, 1, 0, 0])   # ω=ẑ turns x̂ into ŷ
+    array([0., 0., 0., 0., 1., 0.])
+    """
+    a = as_real(v, "crm", "v")
+    return _crm(a, "crm")
+
+
+def _crm(a: np.ndarray, fn: str) -> np.ndarray:
+    if a.ndim >= 1 and a.shape[-1] == 6:
+        X = np.zeros(a.shape[:-1] + (6, 6))
+        W = _hat(a[..., :3])
+        X[..., :3, :3] = W
+        X[..., 3:, 3:] = W
+        X[..., 3:, :3] = _hat(a[..., 3:])
+        return X
+    if a.ndim >= 1 and a.shape[-1] == 3:
+        X = np.zeros(a.shape[:-1] + (3, 3))
+        w, vx, vy = a[..., 0], a[..., 1], a[..., 2]
+        X[..., 1, 0] = vy
+        X[..., 1, 2] = -w
+        X[..., 2, 0] = -vx
+        X[..., 2, 1] = w
+        return X
+    raise shape_error(fn, "v", "have length 6 (spatial) or 3 (planar)", a)
+
+
+def crf(v) -> np.ndarray:
+    """spatial_v2 ``crf``: force cross-product matrix, ``crf(v) = -crm(v)ᵀ``.
+
+    ``crf(v) @ f`` is the cross product of motion vector ``v`` with force vector ``f``. Spatial
+    ``(..., 6)`` or planar ``(..., 3)``, batched.
+
+    >>> np.allclose(crf([1, 2, 3, 4, 5, 6]), -crm([1, 2, 3, 4, 5, 6]).T)
+    True
+    """
+    a = as_real(v, "crf", "v")
+    return -np.swapaxes(_crm(a, "crf"), -1, -2)
+
+
+cross_motion = crm
+cross_force = crf
+
+
+# --------------------------------------------------------------------------- rigid-body inertia
+def rigid_body_inertia(m, c, I) -> np.ndarray:
+    """Rigid-body spatial/planar inertia from mass ``m``, CoM ``c`` and inertia ``I`` at the CoM.
+
+    Spatial: ``c`` shape ``(..., 3)``, ``I`` ``(..., 3, 3)`` →
+    ``[[I + m·C·Cᵀ, m·C], [m·Cᵀ, m·1]]`` with ``C = skew(c)``, shape ``(..., 6, 6)``.
+    Planar: ``c`` shape ``(..., 2)``, ``I`` scalar ``(...)`` →
+    ``[[I + m·|c|², -m·cy, m·cx], [-m·cy, m, 0], [m·cx, 0, m]]``, shape ``(..., 3, 3)``.
+    Same as ``mcI(m, c, I)``.
+
+    >>> rigid_body_inertia(2.0, [0, 0, 0], np.eye(3))[3:, 3:]
+    array([[2., 0., 0.],
+           [0., 2., 0.],
+           [0., 0., 2.]])
+    """
+    return _mcI_to_rbi(m, c, I, "rigid_body_inertia")
+
+
+def _mcI_to_rbi(m, c, I, fn: str) -> np.ndarray:
+    m = as_real(m, fn, "m")
+    c = as_real(c, fn, "c")
+    I = as_real(I, fn, "I")
+    if c.ndim >= 1 and c.shape[-1] == 3:
+        check_last2(I, 3, 3, fn, "I (spatial, c has length 3)")
+        batch = np.broadcast_shapes(m.shape, c.shape[:-1], I.shape[:-2])
+        mm = np.broadcast_to(m, batch)[..., None, None]
+        C = _hat(np.broadcast_to(c, batch + (3,)))
+        Ct = np.swapaxes(C, -1, -2)
+        rbi = np.empty(batch + (6, 6))
+        rbi[..., :3, :3] = I + mm * (C @ Ct)
+        rbi[..., :3, 3:] = mm * C
+        rbi[..., 3:, :3] = mm * Ct
+        rbi[..., 3:, 3:] = mm * np.eye(3)
+        return rbi
+    if c.ndim >= 1 and c.shape[-1] == 2:
+        batch = np.broadcast_shapes(m.shape, c.shape[:-1], I.shape)
+        mm = np.broadcast_to(m, batch)
+        cc = np.broadcast_to(c, batch + (2,))
+        cx, cy = cc[..., 0], cc[..., 1]
+        rbi = np.zeros(batch + (3, 3))
+        rbi[..., 0, 0] = I + mm * (cx * cx + cy * cy)
+        rbi[..., 0, 1] = rbi[..., 1, 0] = -mm * cy
+        rbi[..., 0, 2] = rbi[..., 2, 0] = mm * cx
+        rbi[..., 1, 1] = mm
+        rbi[..., 2, 2] = mm
+        return rbi
+    raise shape_error(fn, "c", "have length 3 (spatial) or 2 (planar)", c)
+
+
+def inertia_parameters(rbi):
+    """Mass, CoM and rotational inertia about the CoM of a rigid-body inertia ``rbi``.
+
+    Inverse of :func:`rigid_body_inertia`; same as ``mcI(rbi)``. ``rbi`` of shape ``(..., 6, 6)``
+    returns ``(m (...), c (..., 3), I (..., 3, 3))``; ``(..., 3, 3)`` (planar) returns
+    ``(m (...), c (..., 2), I (...))``. The mass must be nonzero.
+    """
+    return _rbi_to_mcI(rbi, "inertia_parameters")
+
+
+def _rbi_to_mcI(rbi, fn: str):
+    R = as_real(rbi, fn, "rbi")
+    if R.ndim >= 2 and R.shape[-2:] == (6, 6):
+        m = R[..., 5, 5]
+        if np.any(m == 0):
+            raise ValueError(f"{fn}: rbi has zero mass; m, c and I are defined only for m != 0")
+        mC = R[..., :3, 3:]
+        c = _vee(mC) / m[..., None]
+        I = R[..., :3, :3] - mC @ np.swapaxes(mC, -1, -2) / m[..., None, None]
+        return m.copy() if m.ndim else float(m), c, I
+    if R.ndim >= 2 and R.shape[-2:] == (3, 3):
+        m = R[..., 2, 2]
+        if np.any(m == 0):
+            raise ValueError(f"{fn}: rbi has zero mass; m, c and I are defined only for m != 0")
+        c = np.stack([R[..., 2, 0], -R[..., 1, 0]], axis=-1) / m[..., None]
+        I = R[..., 0, 0] - m * np.sum(c * c, axis=-1)
+        if m.ndim == 0:
+            return float(m), c, float(I)
+        return m.copy(), c, I
+    raise shape_error(fn, "rbi", "be a 6×6 (spatial) or 3×3 (planar) inertia", R)
+
+
+def mcI(*args):
+    """spatial_v2 ``mcI``: (de)compose a rigid-body inertia.
+
+    ``mcI(m, c, I)`` returns ``rbi`` (spatial 6×6 if ``len(c) == 3``, planar 3×3 if
+    ``len(c) == 2`` with scalar ``I``); ``mcI(rbi)`` returns the tuple ``(m, c, I)``.
+
+    >>> rbi = mcI(1.5, [0.1, 0.2, 0.3], np.diag([1.0, 2.0, 3.0]))
+    >>> m, c, I = mcI(rbi)
+    >>> m, c.round(12), np.diag(I).round(12)
+    (1.5, array([0.1, 0.2, 0.3]), array([1., 2., 3.]))
+    """
+    if len(args) == 1:
+        return _rbi_to_mcI(args[0], "mcI")
+    if len(args) == 3:
+        return _mcI_to_rbi(*args, "mcI")
+    raise ValueError(f"mcI: expected 1 argument (rbi) or 3 arguments (m, c, I), got {len(args)}")
+
+
+mci = mcI
+
+
+# --------------------------------------------------------------------------- elementary transforms
+def _spatial_rotation(E: np.ndarray) -> np.ndarray:
+    X = np.zeros(E.shape[:-2] + (6, 6))
+    X[..., :3, :3] = E
+    X[..., 3:, 3:] = E
+    return X
+
+
+def rotx(theta) -> np.ndarray:
+    """spatial_v2 ``rotx``: 6×6 spatial coordinate transform, rotation θ about x.
+
+    ``rotx(θ) = diag(rx(θ), rx(θ))``; batched over ``theta`` → ``(..., 6, 6)``.
+
+    >>> np.allclose(rotx(0.3)[3:, 3:], rx(0.3))
+    True
+    """
+    return _spatial_rotation(rx(theta))
+
+
+def roty(theta) -> np.ndarray:
+    """spatial_v2 ``roty``: 6×6 spatial coordinate transform, rotation θ about y; batched.
+
+    >>> np.allclose(roty(0.3)[:3, :3], ry(0.3))
+    True
+    """
+    return _spatial_rotation(ry(theta))
+
+
+def rotz(theta) -> np.ndarray:
+    """spatial_v2 ``rotz``: 6×6 spatial coordinate transform, rotation θ about z; batched.
+
+    >>> np.allclose(rotz(0.3)[:3, :3], rz(0.3))
+    True
+    """
+    return _spatial_rotation(rz(theta))
+
+
+def xlt(r) -> np.ndarray:
+    """spatial_v2 ``xlt``: 6×6 spatial coordinate transform for a translation ``r``.
+
+    ``r`` locates the origin of B in A coordinates; ``xlt(r) = [[1, 0], [-skew(r), 1]]``.
+    Batched over ``(..., 3)``.
+
+    >>> xlt([1, 0, 0]) @ np.array([0, 0, 1, 0, 0, 0])   # spin about A's z axis moves B's origin along +y
+    array([0., 0., 1., 0., 1., 0.])
+    """
+    a = as_real(r, "xlt", "r")
+    check_last(a, 3, "xlt", "r")
+    X = np.zeros(a.shape[:-1] + (6, 6))
+    X[..., :3, :3] = np.eye(3)
+    X[..., 3:, 3:] = np.eye(3)
+    X[..., 3:, :3] = -_hat(a)
+    return X
+
+
+rot_x = rotx
+rot_y = roty
+rot_z = rotz
+translation = xlt
+
+
+# --------------------------------------------------------------------------- planar
+def plnr(*args):
+    """spatial_v2 ``plnr``: compose/decompose a planar coordinate transform.
+
+    ``plnr(theta, r)`` returns the 3×3 transform from A to B coordinates, where B's origin is
+    at ``r`` (2-D, A coordinates) and B is rotated by ``theta`` (counter-clockwise)::
+
+        X = [[1, 0, 0], [s·rx − c·ry, c, s], [c·rx + s·ry, −s, c]]
+
+    ``plnr(X)`` returns the tuple ``(theta, r)``. Batched over leading dimensions.
+
+    >>> theta, r = plnr(plnr(0.5, [1.0, 2.0]))
+    >>> round(float(theta), 12), r.round(12)
+    (0.5, array([1., 2.]))
+    """
+    if len(args) == 2:
+        th = as_real(args[0], "plnr", "theta")
+        r = as_real(args[1], "plnr", "r")
+        check_last(r, 2, "plnr", "r")
+        batch = np.broadcast_shapes(th.shape, r.shape[:-1])
+        c = np.broadcast_to(np.cos(th), batch)
+        s = np.broadcast_to(np.sin(th), batch)
+        x, y = r[..., 0], r[..., 1]
+        X = np.zeros(batch + (3, 3))
+        X[..., 0, 0] = 1.0
+        X[..., 1, 0] = s * x - c * y
+        X[..., 1, 1] = c
+        X[..., 1, 2] = s
+        X[..., 2, 0] = c * x + s * y
+        X[..., 2, 1] = -s
+        X[..., 2, 2] = c
+        return X
+    if len(args) == 1:
+        X = as_real(args[0], "plnr", "X")
+        check_last2(X, 3, 3, "plnr", "X")
+        c, s = X[..., 1, 1], X[..., 1, 2]
+        theta = np.arctan2(s, c)
+        r = np.stack([s * X[..., 1, 0] + c * X[..., 2, 0], s * X[..., 2, 0] - c * X[..., 1, 0]],
+                     axis=-1)
+        return (float(theta) if theta.ndim == 0 else theta), r
+    raise ValueError(f"plnr: expected 1 argument (X) or 2 arguments (theta, r), got {len(args)}")
+
+
+planar_transform = plnr
+
+
+# --------------------------------------------------------------------------- Plücker transforms
+def plux(*args):
+    """spatial_v2 ``plux``: compose/decompose a Plücker coordinate transform.
+
+    ``plux(E, r)`` returns ``X = [[E, 0], [-E·skew(r), E]]`` (``E``: 3×3 A→B rotation,
+    ``r``: origin of B in A coordinates); ``plux(X)`` returns the tuple ``(E, r)``.
+    Batched over leading dimensions.
+
+    >>> np.allclose(plux(rx(1), [2, 3, 4]), rotx(1) @ xlt([2, 3, 4]))
+    True
+    """
+    if len(args) == 2:
+        E = as_real(args[0], "plux", "E")
+        r = as_real(args[1], "plux", "r")
+        check_last2(E, 3, 3, "plux", "E")
+        check_last(r, 3, "plux", "r")
+        batch = np.broadcast_shapes(E.shape[:-2], r.shape[:-1])
+        X = np.zeros(batch + (6, 6))
+        X[..., :3, :3] = E
+        X[..., 3:, 3:] = E
+        X[..., 3:, :3] = -(E @ _hat(r))
+        return X
+    if len(args) == 1:
+        X = as_real(args[0], "plux", "X")
+        check_last2(X, 6, 6, "plux", "X")
+        E = X[..., :3, :3].copy()
+        r = -_vee(np.swapaxes(E, -1, -2) @ X[..., 3:, :3])
+        return E, r
+    raise ValueError(f"plux: expected 1 argument (X) or 2 arguments (E, r), got {len(args)}")
+
+
+plucker = plux
+
+
+def plucker_to_homogeneous(X) -> np.ndarray:
+    """4×4 homogeneous coordinate transform ``T = [[E, -E·r], [0, 1]]`` of Plücker ``X``; batched.
+
+    ``T @ [p; 1]`` gives the B coordinates of a point with A coordinates ``p``.
+    """
+    a = as_real(X, "plucker_to_homogeneous", "X")
+    check_last2(a, 6, 6, "plucker_to_homogeneous", "X")
+    return _plux_to_ho(a)
+
+
+def _plux_to_ho(X: np.ndarray) -> np.ndarray:
+    E = X[..., :3, :3]
+    mErx = X[..., 3:, :3]  # -E·skew(r) = skew(-E r)·E
+    T = np.zeros(X.shape[:-2] + (4, 4))
+    T[..., :3, :3] = E
+    T[..., :3, 3] = _vee(mErx @ np.swapaxes(E, -1, -2))
+    T[..., 3, 3] = 1.0
+    return T
+
+
+def homogeneous_to_plucker(T) -> np.ndarray:
+    """Plücker transform of the 4×4 homogeneous coordinate transform ``T``; batched."""
+    a = as_real(T, "homogeneous_to_plucker", "T")
+    check_last2(a, 4, 4, "homogeneous_to_plucker", "T")
+    return _ho_to_plux(a)
+
+
+def _ho_to_plux(T: np.ndarray) -> np.ndarray:
+    E = T[..., :3, :3]
+    X = np.zeros(T.shape[:-2] + (6, 6))
+    X[..., :3, :3] = E
+    X[..., 3:, 3:] = E
+    X[..., 3:, :3] = _hat(T[..., :3, 3]) @ E
+    return X
+
+
+def pluho(X) -> np.ndarray:
+    """spatial_v2 ``pluho``: Plücker (6×6) ↔ homogeneous (4×4) coordinate transform.
+
+    The shape of the argument decides the direction; both express the transform from A to B
+    coordinates (``T = [[E, -E·r], [0, 1]]``). Batched.
+
+    >>> X = plux(rz(0.3), [1, 2, 3])
+    >>> np.allclose(pluho(pluho(X)), X)
+    True
+    """
+    a = as_real(X, "pluho", "X")
+    if a.ndim >= 2 and a.shape[-2:] == (6, 6):
+        return _plux_to_ho(a)
+    if a.ndim >= 2 and a.shape[-2:] == (4, 4):
+        return _ho_to_plux(a)
+    raise shape_error("pluho", "X", "be a 6×6 Plücker or 4×4 homogeneous transform", a)
+
+
+# --------------------------------------------------------------------------- XtoV
+def XtoV(X) -> np.ndarray:
+    """spatial_v2 ``XtoV``: displacement vector of a coordinate transform.
+
+    Returns the motion vector ``v`` that approximates the velocity carrying frame A onto B in
+    one time unit (exact as the rotation angle → 0) and is an invariant of ``X``:
+    ``X @ v == v``. Spatial 6×6 → 6-vector, planar 3×3 → 3-vector; batched.
+
+    Spatial: ``v = ½·[X₂₃−X₃₂, X₃₁−X₁₃, X₁₂−X₂₁, X₅₃−X₆₂, X₆₁−X₄₃, X₄₂−X₅₁]`` (1-based).
+
+    >>> XtoV(xlt([0.1, 0.2, 0.3]))
+    array([0. , 0. , 0. , 0.1, 0.2, 0.3])
+    """
+    a = as_real(X, "XtoV", "X")
+    if a.ndim >= 2 and a.shape[-2:] == (6, 6):
+        return 0.5 * np.stack(
+            [
+                a[..., 1, 2] - a[..., 2, 1],
+                a[..., 2, 0] - a[..., 0, 2],
+                a[..., 0, 1] - a[..., 1, 0],
+                a[..., 4, 2] - a[..., 5, 1],
+                a[..., 5, 0] - a[..., 3, 2],
+                a[..., 3, 1] - a[..., 4, 0],
+            ],
+            axis=-1,
+        )
+    if a.ndim >= 2 and a.shape[-2:] == (3, 3):
+        # Invariant of X = [[1,0,0],[a,c,s],[b,-s,c]] with ω = s: solve (X - 1) v = 0.
+        c, s = a[..., 1, 1], a[..., 1, 2]
+        xa, xb = a[..., 1, 0], a[..., 2, 0]
+        return np.stack(
+            [0.5 * (a[..., 1, 2] - a[..., 2, 1]), 0.5 * ((1 + c) * xb + s * xa),
+             0.5 * (s * xb - (1 + c) * xa)],
+            axis=-1,
+        )
+    raise shape_error("XtoV", "X", "be a 6×6 (spatial) or 3×3 (planar) transform", a)
+
+
+x_to_v = XtoV
+
+
+# --------------------------------------------------------------------------- points
+def _points(p, dim: int, fn: str, name: str = "p"):
+    a = as_real(p, fn, name)
+    if a.ndim == 1 and a.shape[0] == dim:
+        return a[:, None], True
+    if a.ndim == 2 and a.shape[0] == dim:
+        return a, False
+    raise shape_error(fn, name, f"be a {dim}×n array of points (or a single {dim}-vector)", a)
+
+
+def Xpt(X, p) -> np.ndarray:
+    """spatial_v2 ``Xpt``: apply a coordinate transform to points.
+
+    ``X`` 6×6 (Plücker) with ``p`` 3×n, or ``X`` 3×3 (planar) with ``p`` 2×n; returns the B
+    coordinates ``E·(p − r)`` of each point, same shape as ``p`` (a single 1-D point works).
+
+    >>> Xpt(xlt([1, 0, 0]), [1, 2, 3])
+    array([0., 2., 3.])
+    """
+    Xa = as_real(X, "Xpt", "X")
+    if Xa.shape == (6, 6):
+        E = Xa[:3, :3]
+        r = -_vee(E.T @ Xa[3:, :3])
+        P, single = _points(p, 3, "Xpt")
+    elif Xa.shape == (3, 3):
+        E = Xa[1:, 1:]
+        r = np.array([Xa[1, 2] * Xa[1, 0] + Xa[2, 2] * Xa[2, 0],
+                      Xa[1, 2] * Xa[2, 0] - Xa[2, 2] * Xa[1, 0]])
+        P, single = _points(p, 2, "Xpt")
+    else:
+        raise shape_error("Xpt", "X", "be a 6×6 (spatial) or 3×3 (planar) transform", Xa)
+    xp = E @ (P - r[:, None])
+    return xp[:, 0] if single else xp
+
+
+def Vpt(v, p) -> np.ndarray:
+    """spatial_v2 ``Vpt``: linear velocities of points due to a spatial/planar velocity.
+
+    ``v`` is one spatial (6,) / planar (3,) velocity, or a 6×n / 3×n array of them (column i
+    for point i); ``p`` is 3×n / 2×n. Returns ``v_O + ω × p`` per point, same shape as ``p``.
+
+    >>> Vpt([0, 0, 1, 0, 0, 0], [1, 0, 0])
+    array([0., 1., 0.])
+    """
+    va = as_real(v, "Vpt", "v")
+    if va.ndim not in (1, 2) or va.shape[0] not in (6, 3):
+        raise shape_error("Vpt", "v", "be a 6-vector or 6×n array (spatial) or a 3-vector or "
+                          "3×n array (planar)", va)
+    V = va[:, None] if va.ndim == 1 else va
+    if V.shape[0] == 6:
+        P, single = _points(p, 3, "Vpt")
+        w, vo = V[:3], V[3:]
+        vp = vo + np.cross(w, P, axis=0)
+    else:
+        P, single = _points(p, 2, "Vpt")
+        w = V[0]
+        vp = V[1:] + np.stack([-w * P[1], w * P[0]])
+    if va.ndim == 2 and V.shape[1] != P.shape[1]:
+        raise ValueError(f"Vpt: v has {V.shape[1]} columns but p has {P.shape[1]} points")
+    return vp[:, 0] if (single and va.ndim == 1) else vp
+
+
+def Fpt(fp, p) -> np.ndarray:
+    """spatial_v2 ``Fpt``: spatial/planar forces of linear forces acting at points.
+
+    ``fp`` and ``p`` are both 3×n (→ 6×n, ``[p × fp; fp]``) or both 2×n (→ 3×n,
+    ``[px·fy − py·fx; fx; fy]``). The resultant of the whole system is ``Fpt(fp, p).sum(1)``.
+
+    >>> Fpt([0, 1, 0], [1, 0, 0])
+    array([0., 0., 1., 0., 1., 0.])
+    """
+    F = as_real(fp, "Fpt", "fp")
+    if F.ndim not in (1, 2) or F.shape[0] not in (3, 2):
+        raise shape_error("Fpt", "fp", "be a 3×n (3-D) or 2×n (planar) array of forces", F)
+    dim = F.shape[0]
+    Fm = F[:, None] if F.ndim == 1 else F
+    P, single = _points(p, dim, "Fpt")
+    if Fm.shape[1] != P.shape[1]:
+        raise ValueError(f"Fpt: fp has {Fm.shape[1]} forces but p has {P.shape[1]} points")
+    if dim == 3:
+        f = np.concatenate([np.cross(P, Fm, axis=0), Fm])
+    else:
+        f = np.concatenate([(P[0] * Fm[1] - P[1] * Fm[0])[None], Fm])
+    return f[:, 0] if (F.ndim == 1 and single) else f
+
+
+transform_points = Xpt
+point_velocities = Vpt
+point_forces = Fpt
