@@ -478,16 +478,15 @@ def Vpt(v, p) -> np.ndarray:
         raise shape_error("Vpt", "v", "be a 6-vector or 6×n array (spatial) or a 3-vector or "
                           "3×n array (planar)", va)
     V = va[:, None] if va.ndim == 1 else va
+    P, single = _points(p, 3 if V.shape[0] == 6 else 2, "Vpt")
+    if va.ndim == 2 and V.shape[1] != P.shape[1]:
+        raise ValueError(f"Vpt: v has {V.shape[1]} columns but p has {P.shape[1]} points")
     if V.shape[0] == 6:
-        P, single = _points(p, 3, "Vpt")
         w, vo = V[:3], V[3:]
         vp = vo + np.cross(w, P, axis=0)
     else:
-        P, single = _points(p, 2, "Vpt")
         w = V[0]
         vp = V[1:] + np.stack([-w * P[1], w * P[0]])
-    if va.ndim == 2 and V.shape[1] != P.shape[1]:
-        raise ValueError(f"Vpt: v has {V.shape[1]} columns but p has {P.shape[1]} points")
     return vp[:, 0] if (single and va.ndim == 1) else vp
 
 
