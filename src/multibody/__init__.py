@@ -1,1 +1,28 @@
-"""multibody: rigid multibody dynamics — spatial algorithms, symbolic equations of motion, simulation."""
+"""multibody: rigid multibody dynamics — spatial algorithms, symbolic equations of motion, simulation.
+
+>>> import numpy as np, multibody as mb
+>>> model = mb.models.auto_tree(5, bf=2)
+>>> H = mb.crba(model, np.zeros(model.nq))
+>>> H.shape
+(5, 5)
+"""
+from . import models
+from .dynamics import (FDab, FDcrb, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
+                       forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
+from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
+                         forward_kinematics, frame_pose, jdot_qd, point_acceleration, point_jacobian,
+                         point_position, point_velocity, rotation_jacobian)
+from .model.builder import ModelBuilder
+from .model.configuration import difference, integrate
+from .model.joints import JointType
+from .model.model import Frame, Geometry, Mimic, Model
+
+__all__ = [
+    "Model", "ModelBuilder", "JointType", "Frame", "Geometry", "Mimic", "models",
+    "integrate", "difference",
+    "rnea", "ID", "inverse_dynamics", "crba", "hand_c", "HandC", "aba", "FDab", "forward_dynamics",
+    "fd_crb", "FDcrb", "hybrid_dynamics", "HD", "energy", "EnerMo", "Energy",
+    "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
+    "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
+    "center_of_mass", "com_jacobian", "com_velocity",
+]

@@ -1,0 +1,87 @@
+"""Checks at the boundary between users and kernels: shapes, names, batch dimensions, status codes.
+
+Every public numeric function accepts a leading batch dimension ``(..., n)``.  Arguments are
+reshaped to ``(N, n)`` (N = 1 for a single state); an argument given once is broadcast by the
+kernel (leading size 1), so nothing is copied per state in Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._numba import primitives as P
+
+
+def as_batch(name: str, x, tail: tuple[int, ...], dims_hint: str = ""):
+    """Return (array of shape (N, *tail), batch_shape) or raise ValueError naming ``name``."""
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected an array of numbers with trailing shape {tail}") from None
+    k = len(tail)
+    if a.ndim < k or a.shape[a.ndim - k:] != tail:
+        raise ValueError(f"{name}: expected shape (..., {', '.join(map(str, tail))}){dims_hint}, got {a.shape}")
+    batch = a.shape[:a.ndim - k]
+    return np.ascontiguousarray(a.reshape((-1,) + tail)), batch
+
+
+def batch_shape(*shapes):
+    """Common batch shape of several arguments (NumPy broadcasting); readable error if none."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"batch dimensions do not match: {shapes}") from None
+
+
+def flat_broadcast(name, a2d, batch, common):
+    """Give an argument the common batch: leading size 1 (kernel broadcasts) or the full N."""
+    n = int(np.prod(common)) if common else 1
+    if a2d.shape[0] in (1, n):
+        return a2d
+    # general broadcasting (e.g. (3,1,nq) with (1,4,nq)) — rare, so a copy is fine here
+    full = np.broadcast_to(a2d.reshape(batch + a2d.shape[1:]), common + a2d.shape[1:])
+    return np.ascontiguousarray(full.reshape((-1,) + a2d.shape[1:]))
+
+
+def states(model, **args):
+    """Validate named state arguments against a model; returns (dict of (N, …) arrays, batch shape).
+
+    Recognised names: q (nq), qd/qdd/tau (nv), f_ext (nb, 6).  ``None`` values are skipped.
+    """
+    model._require_numeric()
+    tails = {"q": (model.nq,), "qd": (model.nv,), "qdd": (model.nv,), "tau": (model.nv,),
+             "f_ext": (model.nb, 6)}
+    out, batches = {}, []
+    for name, x in args.items():
+        if x is None:
+            continue
+        a, b = as_batch(name, x, tails[name])
+        out[name] = (a, b)
+        batches.append(b)
+    common = batch_shape(*batches) if batches else ()
+    return {k: flat_broadcast(k, a, b, common) for k, (a, b) in out.items()}, common
+
+
+def batch_size(common) -> int:
+    return int(np.prod(common)) if common else 1
+
+
+_STATUS = {
+    P.BAD_Q: "q: contains NaN or inf",
+    P.BAD_QD: "qd: contains NaN or inf",
+    P.BAD_QDD: "qdd: contains NaN or inf",
+    P.BAD_TAU: "tau: contains NaN or inf",
+    P.BAD_FEXT: "f_ext: contains NaN or inf",
+    P.ZERO_QUAT: "q: a quaternion (spherical or free joint) has zero norm; expected a non-zero quaternion",
+    P.SINGULAR: "model: singular joint-space inertia (a massless body or chain with no inertia)",
+}
+
+
+def raise_for(status: int):
+    """Turn a kernel status code into a ValueError."""
+    if status != P.OK:
+        raise ValueError(_STATUS.get(int(status), f"kernel failed with status {status}"))
+
+
+def no_fext(model):
+    """Placeholder for 'no external forces' (kernels test its length)."""
+    return np.zeros((1, model.nb, 6))

@@ -1,0 +1,280 @@
+"""Compiled spatial primitives over flat arrays (no Python objects).
+
+A transform between a parent frame P and a child frame C is kept as a pose (R, p): R rotates
+C-coordinates into P-coordinates and p is C's origin in P-coordinates.  The spatial_v2 motion
+transform P→C is then X = plux(Rᵀ, p); the functions below apply X, X⁻¹ and Xᵀ without forming
+6×6 matrices.  Spatial vectors are [angular; linear].
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Columns of the packed integer table (one row per body).
+PARENT, JTYPE, QS, NQJ, VS, NVJ = 0, 1, 2, 3, 4, 5
+N_INT = 6
+# Columns of the packed float table (one row per body).
+F_TREE_R = 0    # 9: R_PJ row-major (joint frame in parent)
+F_TREE_P = 9    # 3: p_PJ
+F_AXIS = 12     # 3: joint axis
+F_PITCH = 15    # 1: helical pitch
+F_INERTIA = 16  # 36: spatial inertia about the body origin, body coordinates, row-major
+N_FLOAT = 52
+
+FIXED, REVOLUTE, PRISMATIC, HELICAL, SPHERICAL, FREE, PLANAR = 0, 1, 2, 3, 4, 5, 6
+
+# Status codes returned by kernels instead of raising inside compiled code.
+OK, BAD_Q, BAD_QD, BAD_QDD, BAD_TAU, BAD_FEXT, ZERO_QUAT, SINGULAR = 0, 1, 2, 3, 4, 5, 6, 7
+
+
+@njit(cache=True)
+def all_finite(x):
+    for k in range(x.size):
+        if not np.isfinite(x.flat[k]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def quat_to_rot(w, x, y, z, R):
+    """Rotation matrix of a (normalised here) quaternion [w, x, y, z]; R rotates body into parent."""
+    n = np.sqrt(w * w + x * x + y * y + z * z)
+    w /= n
+    x /= n
+    y /= n
+    z /= n
+    R[0, 0] = 1 - 2 * (y * y + z * z)
+    R[0, 1] = 2 * (x * y - w * z)
+    R[0, 2] = 2 * (x * z + w * y)
+    R[1, 0] = 2 * (x * y + w * z)
+    R[1, 1] = 1 - 2 * (x * x + z * z)
+    R[1, 2] = 2 * (y * z - w * x)
+    R[2, 0] = 2 * (x * z - w * y)
+    R[2, 1] = 2 * (y * z + w * x)
+    R[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def axis_angle_to_rot(a0, a1, a2, th, R):
+    """Rodrigues: rotation by th about the unit axis a (rotates body into joint frame)."""
+    c = np.cos(th)
+    s = np.sin(th)
+    t = 1.0 - c
+    R[0, 0] = c + a0 * a0 * t
+    R[0, 1] = a0 * a1 * t - a2 * s
+    R[0, 2] = a0 * a2 * t + a1 * s
+    R[1, 0] = a1 * a0 * t + a2 * s
+    R[1, 1] = c + a1 * a1 * t
+    R[1, 2] = a1 * a2 * t - a0 * s
+    R[2, 0] = a2 * a0 * t - a1 * s
+    R[2, 1] = a2 * a1 * t + a0 * s
+    R[2, 2] = c + a2 * a2 * t
+
+
+@njit(cache=True)
+def joint_pose(jtype, tf_row, q, qs, R, p):
+    """jcalc: pose (R, p) of the body frame in its joint (predecessor) frame at configuration q."""
+    a0 = tf_row[F_AXIS]
+    a1 = tf_row[F_AXIS + 1]
+    a2 = tf_row[F_AXIS + 2]
+    p[0] = 0.0
+    p[1] = 0.0
+    p[2] = 0.0
+    if jtype == REVOLUTE or jtype == HELICAL:
+        axis_angle_to_rot(a0, a1, a2, q[qs], R)
+        if jtype == HELICAL:
+            d = tf_row[F_PITCH] * q[qs]
+            p[0] = a0 * d
+            p[1] = a1 * d
+            p[2] = a2 * d
+        return
+    if jtype == SPHERICAL:
+        quat_to_rot(q[qs], q[qs + 1], q[qs + 2], q[qs + 3], R)
+        return
+    if jtype == FREE:
+        quat_to_rot(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6], R)
+        p[0] = q[qs]
+        p[1] = q[qs + 1]
+        p[2] = q[qs + 2]
+        return
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = 1.0 if r == c else 0.0
+    if jtype == PRISMATIC:
+        p[0] = a0 * q[qs]
+        p[1] = a1 * q[qs]
+        p[2] = a2 * q[qs]
+    elif jtype == PLANAR:
+        axis_angle_to_rot(0.0, 0.0, 1.0, q[qs + 2], R)
+        p[0] = q[qs]
+        p[1] = q[qs + 1]
+
+
+@njit(cache=True)
+def check_configuration(ti, q):
+    """Status of q: non-finite entries or zero quaternions cannot be evaluated."""
+    if not all_finite(q):
+        return BAD_Q
+    for i in range(ti.shape[0]):
+        jt = ti[i, JTYPE]
+        if jt == SPHERICAL or jt == FREE:
+            s = ti[i, QS] + (3 if jt == FREE else 0)
+            n = q[s] ** 2 + q[s + 1] ** 2 + q[s + 2] ** 2 + q[s + 3] ** 2
+            if n < 1e-24:
+                return ZERO_QUAT
+    return OK
+
+
+@njit(cache=True)
+def tree_poses(ti, tf, q, R, p):
+    """Xup for every body as poses: (R[i], p[i]) of body i in its parent's frame."""
+    RJ = np.empty((3, 3))
+    pJ = np.empty(3)
+    for i in range(ti.shape[0]):
+        joint_pose(ti[i, JTYPE], tf[i], q, ti[i, QS], RJ, pJ)
+        for r in range(3):
+            acc = tf[i, F_TREE_P + r]
+            for c in range(3):
+                acc += tf[i, F_TREE_R + 3 * r + c] * pJ[c]
+                s = 0.0
+                for k in range(3):
+                    s += tf[i, F_TREE_R + 3 * r + k] * RJ[k, c]
+                R[i, r, c] = s
+            p[i, r] = acc
+
+
+@njit(cache=True)
+def world_poses(ti, R, p, R0, p0):
+    """Compose parent-relative poses into base-frame poses (bodies are numbered parents-first)."""
+    for i in range(ti.shape[0]):
+        par = ti[i, PARENT]
+        if par < 0:
+            R0[i] = R[i]
+            p0[i] = p[i]
+        else:
+            for r in range(3):
+                acc = p0[par, r]
+                for c in range(3):
+                    acc += R0[par, r, c] * p[i, c]
+                    s = 0.0
+                    for k in range(3):
+                        s += R0[par, r, k] * R[i, k, c]
+                    R0[i, r, c] = s
+                p0[i, r] = acc
+
+
+@njit(cache=True)
+def motion_to_child(R, p, m, out):
+    """out = X m with X = plux(Rᵀ, p): ω' = Rᵀω, v' = Rᵀ(v + ω × p)."""
+    w0, w1, w2 = m[0], m[1], m[2]
+    l0 = m[3] + w1 * p[2] - w2 * p[1]
+    l1 = m[4] + w2 * p[0] - w0 * p[2]
+    l2 = m[5] + w0 * p[1] - w1 * p[0]
+    for r in range(3):
+        out[r] = R[0, r] * w0 + R[1, r] * w1 + R[2, r] * w2
+        out[3 + r] = R[0, r] * l0 + R[1, r] * l1 + R[2, r] * l2
+
+
+@njit(cache=True)
+def motion_to_parent(R, p, m, out):
+    """out = X⁻¹ m: ω = Rω', v = Rv' + p × ω."""
+    for r in range(3):
+        out[r] = R[r, 0] * m[0] + R[r, 1] * m[1] + R[r, 2] * m[2]
+        out[3 + r] = R[r, 0] * m[3] + R[r, 1] * m[4] + R[r, 2] * m[5]
+    out[3] += p[1] * out[2] - p[2] * out[1]
+    out[4] += p[2] * out[0] - p[0] * out[2]
+    out[5] += p[0] * out[1] - p[1] * out[0]
+
+
+@njit(cache=True)
+def force_to_parent_add(R, p, f, out):
+    """out += Xᵀ f (a force in child coordinates expressed in the parent): f = Rf', n = Rn' + p × f."""
+    g0 = R[0, 0] * f[3] + R[0, 1] * f[4] + R[0, 2] * f[5]
+    g1 = R[1, 0] * f[3] + R[1, 1] * f[4] + R[1, 2] * f[5]
+    g2 = R[2, 0] * f[3] + R[2, 1] * f[4] + R[2, 2] * f[5]
+    for r in range(3):
+        out[r] += R[r, 0] * f[0] + R[r, 1] * f[1] + R[r, 2] * f[2]
+    out[0] += p[1] * g2 - p[2] * g1
+    out[1] += p[2] * g0 - p[0] * g2
+    out[2] += p[0] * g1 - p[1] * g0
+    out[3] += g0
+    out[4] += g1
+    out[5] += g2
+
+
+@njit(cache=True)
+def force_to_child(R, p, f, out):
+    """out = X* f for a force in parent coordinates: f' = Rᵀf, n' = Rᵀ(n − p × f)."""
+    n0 = f[0] - (p[1] * f[5] - p[2] * f[4])
+    n1 = f[1] - (p[2] * f[3] - p[0] * f[5])
+    n2 = f[2] - (p[0] * f[4] - p[1] * f[3])
+    for r in range(3):
+        out[r] = R[0, r] * n0 + R[1, r] * n1 + R[2, r] * n2
+        out[3 + r] = R[0, r] * f[3] + R[1, r] * f[4] + R[2, r] * f[5]
+
+
+@njit(cache=True)
+def cross_motion(v, m, out):
+    """out = v ×m m  (spatial_v2 crm(v) @ m)."""
+    out[0] = v[1] * m[2] - v[2] * m[1]
+    out[1] = v[2] * m[0] - v[0] * m[2]
+    out[2] = v[0] * m[1] - v[1] * m[0]
+    out[3] = v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
+    out[4] = v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
+    out[5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
+
+
+@njit(cache=True)
+def cross_force(v, f, out):
+    """out = v ×* f  (spatial_v2 crf(v) @ f)."""
+    out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
+    out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
+    out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
+    out[3] = v[1] * f[5] - v[2] * f[4]
+    out[4] = v[2] * f[3] - v[0] * f[5]
+    out[5] = v[0] * f[4] - v[1] * f[3]
+
+
+@njit(cache=True)
+def inertia_times(tf_row, v, out):
+    """out = I v with the body's 6×6 spatial inertia stored row-major in the float table."""
+    for r in range(6):
+        s = 0.0
+        for c in range(6):
+            s += tf_row[F_INERTIA + 6 * r + c] * v[c]
+        out[r] = s
+
+
+@njit(cache=True)
+def plux_matrix(R, p, X):
+    """6×6 X = plux(Rᵀ, p) for the few places (CRBA, ABA) that transform inertias."""
+    for r in range(3):
+        for c in range(3):
+            e = R[c, r]
+            X[r, c] = e
+            X[3 + r, 3 + c] = e
+            X[r, 3 + c] = 0.0
+    # lower-left block: -E skew(p)
+    for r in range(3):
+        e0, e1, e2 = R[0, r], R[1, r], R[2, r]
+        X[3 + r, 0] = -(e1 * p[2] - e2 * p[1])
+        X[3 + r, 1] = -(e2 * p[0] - e0 * p[2])
+        X[3 + r, 2] = -(e0 * p[1] - e1 * p[0])
+
+
+@njit(cache=True)
+def congruence_add(X, A, out):
+    """out += Xᵀ A X (inertia of a child expressed in its parent)."""
+    tmp = np.zeros((6, 6))
+    for r in range(6):
+        for c in range(6):
+            s = 0.0
+            for k in range(6):
+                s += A[r, k] * X[k, c]
+            tmp[r, c] = s
+    for r in range(6):
+        for c in range(6):
+            s = 0.0
+            for k in range(6):
+                s += X[k, r] * tmp[k, c]
+            out[r, c] += s

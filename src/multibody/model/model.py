@@ -1,0 +1,317 @@
+"""Model: an immutable, array-based kinematic tree (like mjModel), read by every kernel.
+
+Bodies are numbered 0…nb-1 with parents first; parent −1 is the fixed base.  Body i hangs from
+its parent through joint i: the joint frame J is fixed in the parent at (tree_rotation,
+tree_translation) = (A_PJ, P_r_PJ) — A_PJ rotates J-coordinates into parent coordinates — and
+the body frame B is J moved by the joint (see ``multibody.model.joints``).  The spatial_v2 tree
+transform is ``Xtree = plux(A_PJᵀ, P_r_PJ)``.
+
+Mass properties are per body: ``mass``, ``com`` (body coordinates) and ``inertia_com`` (about the
+centre of mass, body coordinates).  Arrays of dtype object holding SymPy expressions make a
+*symbolic* model: symbolic derivations read it; numeric kernels ask for ``model.subs(...)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .._numba import primitives as P
+from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named frame fixed in a body: pose (rotation A_BF, translation B_r_BF) in body coordinates."""
+    name: str
+    body: int
+    rotation: np.ndarray
+    translation: np.ndarray
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A visual or collision shape fixed in a body (kept for viewers and contact)."""
+    body: int
+    kind: str                    # "box" | "cylinder" | "sphere" | "capsule" | "mesh"
+    size: tuple = ()             # box: (sx, sy, sz); cylinder/capsule: (radius, length); sphere: (radius,)
+    rotation: Any = None         # A_BG (3×3)
+    translation: Any = None      # B_r_BG
+    mesh: str | None = None      # resolved mesh file path
+    scale: tuple = (1.0, 1.0, 1.0)
+    role: str = "visual"         # "visual" | "collision"
+    rgba: tuple | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """Gear constraint q[joint] = multiplier · q[mimicked] + offset (URDF <mimic>)."""
+    joint: int
+    mimicked: int
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+def _readonly(a):
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An immutable kinematic tree.
+
+    Build one with :class:`multibody.ModelBuilder` or a constructor in :mod:`multibody.models`.
+
+    Example
+    -------
+    >>> import multibody as mb
+    >>> model = mb.models.planar(2)
+    >>> model.nb, model.nq, model.nv
+    (2, 2, 2)
+    """
+
+    parent: np.ndarray
+    jtype: np.ndarray
+    jaxis: np.ndarray
+    jpitch: np.ndarray
+    tree_rotation: np.ndarray
+    tree_translation: np.ndarray
+    mass: np.ndarray
+    com: np.ndarray
+    inertia_com: np.ndarray
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    body_names: tuple[str, ...] = ()
+    joint_names: tuple[str, ...] = ()
+    name: str = "model"
+    frames: tuple[Frame, ...] = ()
+    geometries: tuple[Geometry, ...] = ()
+    mimics: tuple[Mimic, ...] = ()
+    q_lower: np.ndarray | None = None
+    q_upper: np.ndarray | None = None
+    velocity_limit: np.ndarray | None = None
+    effort_limit: np.ndarray | None = None
+    damping: np.ndarray | None = None
+    friction: np.ndarray | None = None
+    planar: bool = False
+
+    def __post_init__(self):
+        nb = len(self.parent)
+        put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
+        put("parent", _readonly(np.asarray(self.parent, dtype=np.int64)))
+        put("jtype", _readonly(np.asarray(self.jtype, dtype=np.int64)))
+        symbolic = any(np.asarray(getattr(self, k)).dtype == object for k in
+                       ("jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com",
+                        "inertia_com", "gravity"))
+        dt = object if symbolic else float
+        for k, shape in (("jaxis", (nb, 3)), ("jpitch", (nb,)), ("tree_rotation", (nb, 3, 3)),
+                         ("tree_translation", (nb, 3)), ("mass", (nb,)), ("com", (nb, 3)),
+                         ("inertia_com", (nb, 3, 3)), ("gravity", (3,))):
+            a = np.asarray(getattr(self, k), dtype=dt)
+            if a.shape != shape:
+                raise ValueError(f"{k}: expected shape {shape}, got {a.shape}")
+            put(k, _readonly(a))
+        if not self.body_names:
+            put("body_names", tuple(f"body{i}" for i in range(nb)))
+        if not self.joint_names:
+            put("joint_names", tuple(f"joint{i}" for i in range(nb)))
+        if len(self.body_names) != nb or len(self.joint_names) != nb:
+            raise ValueError(f"body_names/joint_names: expected {nb} names each")
+        put("_symbolic", symbolic)
+        _validate_tree(self.parent, self.jtype)
+        if not symbolic:
+            _validate_numbers(self)
+        nq_j = np.array([NQ[JointType(t)] for t in self.jtype], dtype=np.int64)
+        nv_j = np.array([NV[JointType(t)] for t in self.jtype], dtype=np.int64)
+        put("nq_joint", _readonly(nq_j))
+        put("nv_joint", _readonly(nv_j))
+        put("q_start", _readonly(np.concatenate([[0], np.cumsum(nq_j)[:-1]]).astype(np.int64)))
+        put("v_start", _readonly(np.concatenate([[0], np.cumsum(nv_j)[:-1]]).astype(np.int64)))
+        nv = int(nv_j.sum())
+        for k, default in (("q_lower", -np.inf), ("q_upper", np.inf)):
+            a = getattr(self, k)
+            put(k, _readonly(np.full(int(nq_j.sum()), default) if a is None else np.asarray(a, float)))
+        for k, default in (("velocity_limit", np.inf), ("effort_limit", np.inf), ("damping", 0.0),
+                           ("friction", 0.0)):
+            a = getattr(self, k)
+            put(k, _readonly(np.full(nv, default) if a is None else np.asarray(a, float)))
+
+    # ---- sizes -------------------------------------------------------------------------------
+    @property
+    def nb(self) -> int:
+        return len(self.parent)
+
+    @property
+    def nq(self) -> int:
+        return int(self.nq_joint.sum())
+
+    @property
+    def nv(self) -> int:
+        return int(self.nv_joint.sum())
+
+    NB = nb  # spatial_v2 spelling
+
+    @property
+    def is_symbolic(self) -> bool:
+        return self._symbolic
+
+    # ---- derived quantities (spatial_v2 view) ------------------------------------------------
+    @cached_property
+    def Xtree(self) -> np.ndarray:
+        """spatial_v2 tree transforms (nb, 6, 6): parent coordinates → joint frame coordinates."""
+        from ..spatial import plux
+        return _readonly(np.array([plux(R.T, p) for R, p in zip(self.tree_rotation, self.tree_translation)]))
+
+    @cached_property
+    def I(self) -> np.ndarray:  # noqa: E743  (the book's name)
+        """Spatial inertias (nb, 6, 6) about each body origin, in body coordinates (mcI)."""
+        return _readonly(np.array([_spatial_inertia(m, c, Ic) for m, c, Ic in
+                                   zip(self.mass, self.com, self.inertia_com)]))
+
+    @cached_property
+    def S(self) -> np.ndarray:
+        """Motion subspace: row k is the column of S for velocity variable k (nv, 6), body coordinates."""
+        rows = [motion_subspace(JointType(t), a, h) for t, a, h in zip(self.jtype, self.jaxis, self.jpitch)]
+        return _readonly(np.concatenate(rows, axis=0) if rows else np.zeros((0, 6)))
+
+    @cached_property
+    def dof_body(self) -> np.ndarray:
+        """Body that owns each velocity variable (nv,)."""
+        return _readonly(np.repeat(np.arange(self.nb), self.nv_joint))
+
+    @cached_property
+    def dof_parent(self) -> np.ndarray:
+        """Expanded parent array over velocity variables (RBDA table 6.4, expandLambda)."""
+        from ..sparse import expand_lambda
+        return _readonly(expand_lambda(self.parent, self.nv_joint))
+
+    def neutral(self) -> np.ndarray:
+        """The zero configuration (identity quaternions), shape (nq,)."""
+        parts = [neutral_configuration(JointType(t)) for t in self.jtype]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    @cached_property
+    def _packed(self):
+        """(int table, float table, S, spatial gravity) — what the compiled kernels read."""
+        self._require_numeric()
+        ti = np.zeros((self.nb, P.N_INT), dtype=np.int64)
+        ti[:, P.PARENT] = self.parent
+        ti[:, P.JTYPE] = self.jtype
+        ti[:, P.QS] = self.q_start
+        ti[:, P.NQJ] = self.nq_joint
+        ti[:, P.VS] = self.v_start
+        ti[:, P.NVJ] = self.nv_joint
+        tf = np.zeros((self.nb, P.N_FLOAT))
+        tf[:, P.F_TREE_R:P.F_TREE_R + 9] = self.tree_rotation.reshape(self.nb, 9)
+        tf[:, P.F_TREE_P:P.F_TREE_P + 3] = self.tree_translation
+        tf[:, P.F_AXIS:P.F_AXIS + 3] = self.jaxis
+        tf[:, P.F_PITCH] = self.jpitch
+        tf[:, P.F_INERTIA:P.F_INERTIA + 36] = self.I.reshape(self.nb, 36)
+        a_grav = np.concatenate([np.zeros(3), self.gravity]).astype(float)
+        return ti, tf, np.ascontiguousarray(self.S, dtype=float), a_grav
+
+    # ---- names -------------------------------------------------------------------------------
+    def body_index(self, body) -> int:
+        """Index of a body given by index or name."""
+        if isinstance(body, (int, np.integer)):
+            if not -1 <= body < self.nb:
+                raise ValueError(f"body: index {body} out of range 0…{self.nb - 1}")
+            return int(body)
+        try:
+            return self.body_names.index(body)
+        except ValueError:
+            raise ValueError(f"body: no body named {body!r}; bodies are {list(self.body_names)}") from None
+
+    def joint_index(self, joint) -> int:
+        if isinstance(joint, (int, np.integer)):
+            if not 0 <= joint < self.nb:
+                raise ValueError(f"joint: index {joint} out of range 0…{self.nb - 1}")
+            return int(joint)
+        try:
+            return self.joint_names.index(joint)
+        except ValueError:
+            raise ValueError(f"joint: no joint named {joint!r}; joints are {list(self.joint_names)}") from None
+
+    def frame(self, name) -> Frame:
+        for f in self.frames:
+            if f.name == name:
+                return f
+        raise ValueError(f"frame: no frame named {name!r}")
+
+    # ---- symbolic ------------------------------------------------------------------------------
+    def _require_numeric(self):
+        if self._symbolic:
+            raise ValueError("model has symbolic parameters; call model.subs({symbol: value, ...}) "
+                             "for numeric algorithms")
+
+    def subs(self, values: dict) -> "Model":
+        """Numeric model from a symbolic one by substituting parameter values."""
+        def num(a):
+            a = np.asarray(a)
+            if a.dtype != object:
+                return a
+            out = np.empty(a.shape)
+            for idx, e in np.ndenumerate(a):
+                v = e.subs(values) if hasattr(e, "subs") else e
+                try:
+                    out[idx] = float(v)
+                except TypeError:
+                    raise ValueError(f"subs: parameter(s) {sorted(map(str, v.free_symbols))} have no value") from None
+            return out
+        kw = {k: num(getattr(self, k)) for k in ("jaxis", "jpitch", "tree_rotation", "tree_translation",
+                                                 "mass", "com", "inertia_com", "gravity")}
+        return replace(self, **kw)
+
+    def with_gravity(self, gravity) -> "Model":
+        """A copy with another gravity vector."""
+        return replace(self, gravity=np.asarray(gravity, dtype=float))
+
+    def __repr__(self):
+        return (f"Model({self.name!r}, nb={self.nb}, nq={self.nq}, nv={self.nv}"
+                f"{', symbolic' if self._symbolic else ''})")
+
+
+def _spatial_inertia(m, c, Ic):
+    """mcI: 6×6 spatial inertia about the body origin from mass, CoM and inertia about the CoM."""
+    C = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]], dtype=float)
+    top = np.asarray(Ic, float) + m * C @ C.T
+    return np.block([[top, m * C], [m * C.T, m * np.eye(3)]])
+
+
+def _validate_tree(parent, jtype):
+    for i, p in enumerate(parent):
+        if not -1 <= p < i:
+            raise ValueError(f"parent: body {i} has parent {p}; expected −1 (base) or an earlier body "
+                             f"0…{i - 1} (bodies are numbered parents-first; a later parent would form a "
+                             f"cycle or point forward)")
+    valid = {int(t) for t in JointType}
+    for i, t in enumerate(jtype):
+        if int(t) not in valid:
+            raise ValueError(f"jtype: body {i} has unknown joint type code {t}; expected one of "
+                             f"{ {t.name: int(t) for t in JointType} }")
+
+
+def _validate_numbers(m: Model):
+    for k in ("jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com", "inertia_com", "gravity"):
+        if not np.all(np.isfinite(getattr(m, k))):
+            raise ValueError(f"{k}: contains NaN or inf")
+    for i in range(m.nb):
+        name = m.body_names[i] if m.body_names else i
+        if not m.mass[i] >= 0:
+            raise ValueError(f"mass: body {name!r} has mass {m.mass[i]}; expected ≥ 0")
+        Ic = m.inertia_com[i]
+        if not np.allclose(Ic, Ic.T, atol=1e-9 * max(1.0, np.abs(Ic).max())):
+            raise ValueError(f"inertia: body {name!r} has a non-symmetric inertia matrix")
+        ev = np.linalg.eigvalsh(Ic)
+        if ev.min() < -1e-12 * max(1.0, ev.max()):
+            raise ValueError(f"inertia: body {name!r} inertia is not positive semi-definite (eigenvalues {ev})")
+        R = m.tree_rotation[i]
+        if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+            raise ValueError(f"tree_rotation: body {name!r} rotation is not a proper orthonormal matrix")
+        if JointType(m.jtype[i]) in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.HELICAL):
+            if abs(np.linalg.norm(m.jaxis[i]) - 1) > 1e-9:
+                raise ValueError(f"jaxis: body {name!r} joint axis must be a unit vector")
