@@ -1,0 +1,122 @@
+"""Lagrange's equations from the kinetic and potential energy, with C from Christoffel symbols.
+
+As in DP_EOM.m (OpenDE report, appendix D.1) and the Lagrange form of the slides::
+
+    K = ½ q̇ᵀ M(q) q̇ = Σ_i ½ (m_i v_ciᵀ v_ci + ω_iᵀ I_i ω_i),     V = −Σ_i m_i gᵀ r_ci
+    M = ∂²K/∂q̇²                                  (D_q in DP_EOM)
+    c_ijk = ½ (∂M_kj/∂q_i + ∂M_ki/∂q_j − ∂M_ij/∂q_k)       (c_q{ii,jj,kk})
+    C_kj  = Σ_i c_ijk q̇_i                         (C_q)
+    g     = ∂V/∂q                                 (g_q)
+    M q̈ + C q̇ + g = Sᵀ τ
+
+The result is an :class:`EquationsOfMotion` with ``b = C q̇``; ``extra`` holds ``"C"`` (the
+matrix), ``"christoffel"`` (nested list c[i][j][k] = c_ijk), ``"kinetic_energy"`` and
+``"potential_energy"``.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from .eom import EquationsOfMotion
+
+__all__ = ["lagrange_from_energies", "derive_lagrange", "christoffel_C"]
+
+
+def christoffel_C(M: sp.Matrix, q, dq):
+    """Coriolis matrix C(q, q̇) and Christoffel symbols c[i][j][k] of the first kind of M(q)."""
+    q, dq = list(q), list(dq)
+    n = len(q)
+    dM = [M.diff(qi) for qi in q]
+    c = [[[(dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2 for k in range(n)] for j in range(n)]
+         for i in range(n)]
+    C = sp.zeros(n, n)
+    for k in range(n):
+        for j in range(n):
+            C[k, j] = sp.Add(*[c[i][j][k] * dq[i] for i in range(n)])
+    return C, c
+
+
+def lagrange_from_energies(T, V, q, dq, params=(), tau=None, S=None, simplify=False) -> EquationsOfMotion:
+    """Equations of motion from kinetic energy T(q, q̇) and potential energy V(q).
+
+    T must be a quadratic form in q̇ (scleronomic): M = ∂²T/∂q̇² may not contain q̇.
+    Every symbol in T and V must be a coordinate, a rate or one of ``params``.
+    """
+    q = sp.Matrix(list(q))
+    dq = sp.Matrix(list(dq))
+    n = len(q)
+    if len(dq) != n:
+        raise ValueError(f"q has {n} entries but dq has {len(dq)}")
+    T = sp.sympify(T)
+    V = sp.sympify(V)
+    params = tuple(sp.sympify(p) for p in params)
+    allowed = set(q) | set(dq) | set(params)
+    for what, ex, ok in (("kinetic energy T", T, allowed), ("potential energy V", V, set(q) | set(params))):
+        bad = ex.free_symbols - ok
+        if bad:
+            raise ValueError(f"{what}: contains symbol(s) {', '.join(sorted(map(str, bad)))} that are "
+                             "neither coordinates nor parameters")
+    if tau is None:
+        tau = sp.zeros(0, 1)
+        S = sp.zeros(0, n) if S is None else sp.Matrix(S)
+    else:
+        tau = sp.Matrix(list(tau))
+        S = sp.eye(n) if S is None and len(tau) == n else sp.Matrix(S) if S is not None else None
+        if S is None:
+            raise ValueError(f"tau has {len(tau)} entries, q has {n}: give the selection matrix S")
+    if S.shape != (len(tau), n):
+        raise ValueError(f"S has shape {S.shape}, expected ({len(tau)}, {n})")
+    M = sp.hessian(T, list(dq)) if n else sp.zeros(0, 0)
+    if set().union(*[sp.sympify(e).free_symbols for e in M]) & set(dq) if n else False:
+        raise ValueError("kinetic energy T is not a quadratic form in dq (M = ∂²T/∂dq² depends on dq)")
+    rest = sp.expand(T - (dq.T * M * dq)[0] / 2) if n else T
+    if rest != 0 and sp.simplify(rest) != 0:
+        raise ValueError("kinetic energy T has terms that are not quadratic in dq")
+    if simplify:
+        fn = sp.simplify if simplify is True else simplify
+        M = M.applyfunc(fn)
+    C, c = christoffel_C(M, q, dq)
+    g = sp.Matrix([V.diff(qi) for qi in q]) if n else sp.zeros(0, 1)
+    b = C * dq
+    if simplify:
+        C = C.applyfunc(fn)
+        b = b.applyfunc(fn)
+        g = g.applyfunc(fn)
+    return EquationsOfMotion(q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params,
+                             extra={"C": C, "christoffel": c, "kinetic_energy": T, "potential_energy": V})
+
+
+def derive_lagrange(model, q=None, dq=None, tau=None, simplify=False) -> EquationsOfMotion:
+    """Lagrange equations of a Model (revolute/prismatic/helical/fixed joints; S = I).
+
+    Kinetic energy from CoM velocities and body-frame angular velocities (joint axes),
+    potential energy from gravity, then :func:`lagrange_from_energies`. Reads only the Model
+    fields listed in :func:`multibody.symbolic.tmt.tree_kinematics`.
+    """
+    from .tmt import _sym, _symmat, tree_kinematics
+
+    kin = tree_kinematics(model, q)
+    q = kin["q"]
+    nq = kin["nq"]
+    dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else sp.Matrix(list(dq))
+    if len(dq) != nq:
+        raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
+    tau = sp.Matrix(sp.symbols(f"tau0:{nq}")) if tau is None else sp.Matrix(list(tau))
+    if len(tau) != nq:
+        raise ValueError(f"tau has {len(tau)} entries, the model has nq = {nq}")
+    grav = _symmat(model.gravity, (3,))
+    K = sp.S.Zero
+    V = sp.S.Zero
+    for i in range(len(kin["R"])):
+        m = _sym(model.mass[i])
+        I = _symmat(model.inertia_com[i], (3, 3))
+        rc = kin["r_com"][i]
+        v = (rc.jacobian(q) * dq) if nq else sp.zeros(3, 1)
+        w = kin["T_omega"][i] * dq
+        K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
+        V += -m * (grav.T * rc)[0]
+    K = sp.expand(K)
+    eom = lagrange_from_energies(K, V, q, dq, params=kin["params"], tau=tau, simplify=simplify)
+    eom.kinematics.update({"A_IB": kin["R"], "I_r_O": kin["p"], "I_r_CoG": kin["r_com"],
+                           "B_Jr": kin["T_omega"]})
+    return eom
