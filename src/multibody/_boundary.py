@@ -26,6 +26,8 @@ def as_batch(name: str, x, tail: tuple[int, ...], dims_hint: str = ""):
 
 def batch_shape(*shapes):
     """Common batch shape of several arguments (NumPy broadcasting); readable error if none."""
+    if all(s == shapes[0] for s in shapes):
+        return shapes[0]
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
@@ -46,23 +48,37 @@ def states(model, **args):
     """Validate named state arguments against a model; returns (dict of (N, …) arrays, batch shape).
 
     Recognised names: q (nq), qd/qdd/tau (nv), f_ext (nb, 6).  ``None`` values are skipped.
+    The single-state case (1-D float arrays of the right length) takes a short path: it is what
+    controllers call thousands of times a second.
     """
-    model._require_numeric()
-    tails = {"q": (model.nq,), "qd": (model.nv,), "qdd": (model.nv,), "tau": (model.nv,),
-             "f_ext": (model.nb, 6)}
-    out, batches = {}, []
+    if model._symbolic:
+        model._require_numeric()
+    tails = model._tails
+    out, batches, common = {}, [], ()
     for name, x in args.items():
         if x is None:
             continue
-        a, b = as_batch(name, x, tails[name])
+        tail = tails[name]
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == tail and x.flags.c_contiguous:
+            out[name] = (x.reshape((1,) + tail), ())
+            continue
+        a, b = as_batch(name, x, tail)
         out[name] = (a, b)
-        batches.append(b)
-    common = batch_shape(*batches) if batches else ()
-    return {k: flat_broadcast(k, a, b, common) for k, (a, b) in out.items()}, common
+        if b:
+            batches.append(b)
+    if batches:
+        common = batch_shape(*batches)
+        return {k: flat_broadcast(k, a, b, common) for k, (a, b) in out.items()}, common
+    return {k: a for k, (a, _) in out.items()}, ()
 
 
 def batch_size(common) -> int:
-    return int(np.prod(common)) if common else 1
+    if not common:
+        return 1
+    n = 1
+    for d in common:
+        n *= d
+    return n
 
 
 _STATUS = {
@@ -83,5 +99,5 @@ def raise_for(status: int):
 
 
 def no_fext(model):
-    """Placeholder for 'no external forces' (kernels test its length)."""
-    return np.zeros((1, model.nb, 6))
+    """Placeholder for 'no external forces' (the kernels' use_fext flag is False with it)."""
+    return model._no_fext

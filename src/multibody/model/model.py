@@ -102,6 +102,7 @@ class Model:
     def __post_init__(self):
         nb = len(self.parent)
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
+        put("nb", nb)
         put("parent", _readonly(np.asarray(self.parent, dtype=np.int64)))
         put("jtype", _readonly(np.asarray(self.jtype, dtype=np.int64)))
         symbolic = any(np.asarray(getattr(self, k)).dtype == object for k in
@@ -132,6 +133,10 @@ class Model:
         put("q_start", _readonly(np.concatenate([[0], np.cumsum(nq_j)[:-1]]).astype(np.int64)))
         put("v_start", _readonly(np.concatenate([[0], np.cumsum(nv_j)[:-1]]).astype(np.int64)))
         nv = int(nv_j.sum())
+        put("nq", int(nq_j.sum()))
+        put("nv", nv)
+        put("_tails", {"q": (self.nq,), "qd": (nv,), "qdd": (nv,), "tau": (nv,), "f_ext": (nb, 6)})
+        put("_no_fext", _readonly(np.zeros((1, nb, 6))))
         for k, default in (("q_lower", -np.inf), ("q_upper", np.inf)):
             a = getattr(self, k)
             put(k, _readonly(np.full(int(nq_j.sum()), default) if a is None else np.asarray(a, float)))
@@ -140,20 +145,10 @@ class Model:
             a = getattr(self, k)
             put(k, _readonly(np.full(nv, default) if a is None else np.asarray(a, float)))
 
-    # ---- sizes -------------------------------------------------------------------------------
+    # ---- sizes (plain ints, set once: the boundary reads them on every call) -----------------
     @property
-    def nb(self) -> int:
-        return len(self.parent)
-
-    @property
-    def nq(self) -> int:
-        return int(self.nq_joint.sum())
-
-    @property
-    def nv(self) -> int:
-        return int(self.nv_joint.sum())
-
-    NB = nb  # spatial_v2 spelling
+    def NB(self) -> int:  # spatial_v2 spelling
+        return self.nb
 
     @property
     def is_symbolic(self) -> bool:

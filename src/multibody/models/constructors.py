@@ -159,3 +159,18 @@ def floatbase(model: Model) -> Model:
         from dataclasses import replace
         b.add_geometry(replace(g, body=g.body + 5))
     return b.build()
+
+
+def double_pendulum() -> Model:
+    """The OpenDE report's double pendulum (§5, appendix D): two 1 kg boxes of 1 × 0.1 × 0.1 m.
+
+    Joints rotate about x; at q = 0 both links lie horizontally along +y, so the angles are
+    measured from the horizontal as in DP_EOM (D₁₁ = 1001/600 + cos θ₂, g₁ = 2943/200 cos θ₁ + …).
+    The report's initial state is q0 = [π/4, −π/4].
+    """
+    b = ModelBuilder("double_pendulum", gravity=(0.0, 0.0, -9.81))
+    Ic = np.diag([1.0 + 0.01, 0.01 + 0.01, 1.0 + 0.01]) / 12  # box 0.1 (x) × 1 (y) × 0.1 (z), 1 kg
+    b.add_body("link1", None, "Rx", mass=1.0, com=[0, 0.5, 0], inertia=Ic, joint_name="th1")
+    b.add_body("link2", "link1", "Rx", mass=1.0, com=[0, 0.5, 0], inertia=Ic,
+               joint_translation=[0, 1.0, 0], joint_name="th2")
+    return b.build()
