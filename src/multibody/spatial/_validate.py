@@ -6,6 +6,8 @@ the error messages have one form: ``"<function>: <argument> must ..., got shape 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["as_real", "shape_error", "check_last", "check_last2"]
@@ -13,7 +15,12 @@ __all__ = ["as_real", "shape_error", "check_last", "check_last2"]
 
 def as_real(x, fn: str, name: str) -> np.ndarray:
     """Return ``x`` as a float64 array; raise ValueError for non-numeric, complex, NaN or inf."""
-    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+    tx = type(x)
+    if tx is float or tx is int:
+        if not math.isfinite(x):
+            raise ValueError(f"{fn}: {name} contains NaN or inf")
+        return np.float64(x)
+    if tx is np.ndarray and x.dtype == np.float64:
         a = x
     else:
         if np.iscomplexobj(x):
@@ -24,7 +31,7 @@ def as_real(x, fn: str, name: str) -> np.ndarray:
             raise ValueError(
                 f"{fn}: {name} must be a real numeric array, got {type(x).__name__} ({exc})"
             ) from None
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{fn}: {name} contains NaN or inf")
     return a
 

@@ -19,6 +19,8 @@ argument whose last two dimensions are ``(3, 3)`` is a matrix; use the explicit 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._validate import as_real, check_last, check_last2, shape_error
@@ -108,6 +110,9 @@ def hat(v) -> np.ndarray:
 
 
 def _hat(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 1:  # fast path for the common single-vector call
+        x, y, z = a.tolist()
+        return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
     S = np.zeros(a.shape[:-1] + (3, 3))
     x, y, z = a[..., 0], a[..., 1], a[..., 2]
     S[..., 0, 1] = -z
@@ -367,6 +372,8 @@ def rqd(a, b) -> np.ndarray:
 
 
 def _rqd(q: np.ndarray, w: np.ndarray, frame: str) -> np.ndarray:
+    if q.ndim == 1 and w.ndim == 1:  # fast path for the common single-quaternion call
+        return _rqd1(q.tolist(), w.tolist(), frame)
     batch = np.broadcast_shapes(q.shape[:-1], w.shape[:-1])
     q = np.broadcast_to(q, batch + (4,))
     w = np.broadcast_to(w, batch + (3,))
@@ -395,3 +402,17 @@ def quat_derivative(q, w, frame: str = "B") -> np.ndarray:
     if frame not in ("A", "B"):
         raise ValueError(f"quat_derivative: frame must be 'A' or 'B', got {frame!r}")
     return _rqd(Q, W, frame)
+
+
+def _rqd1(q, w, frame: str) -> np.ndarray:
+    q0, q1, q2, q3 = q
+    w1, w2, w3 = w
+    k = KSTAB * math.sqrt(w1 * w1 + w2 * w2 + w3 * w3) * (
+        1.0 - math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3))
+    sgn = 1.0 if frame == "B" else -1.0
+    return 0.5 * np.array([
+        q0 * k - q1 * w1 - q2 * w2 - q3 * w3,
+        q1 * k + q0 * w1 + sgn * (q2 * w3 - q3 * w2),
+        q2 * k + q0 * w2 + sgn * (q3 * w1 - q1 * w3),
+        q3 * k + q0 * w3 + sgn * (q1 * w2 - q2 * w1),
+    ])

@@ -56,6 +56,14 @@ def crm(v) -> np.ndarray:
 
 
 def _crm(a: np.ndarray, fn: str) -> np.ndarray:
+    if a.ndim == 1 and a.shape[0] == 6:  # fast path for the common single-vector call
+        wx, wy, wz, vx, vy, vz = a.tolist()
+        return np.array([[0.0, -wz, wy, 0.0, 0.0, 0.0],
+                         [wz, 0.0, -wx, 0.0, 0.0, 0.0],
+                         [-wy, wx, 0.0, 0.0, 0.0, 0.0],
+                         [0.0, -vz, vy, 0.0, -wz, wy],
+                         [vz, 0.0, -vx, wz, 0.0, -wx],
+                         [-vy, vx, 0.0, -wy, wx, 0.0]])
     if a.ndim >= 1 and a.shape[-1] == 6:
         X = np.zeros(a.shape[:-1] + (6, 6))
         W = _hat(a[..., :3])
