@@ -320,3 +320,18 @@ def test_property_expand_lambda_is_a_valid_tree_consistent_with_bodies(nf, seed)
             while b != -1:
                 assert nf[b] == 0
                 b = parent[b]
+
+
+def test_pattern_error_reports_batch_element():
+    lam = np.array([-1, 0, 0, 1])
+    Hs = np.stack([random_factors(lam, RNG)[2] for _ in range(3)])
+    Hs[2, 3, 2] = Hs[2, 2, 3] = 0.25
+    with pytest.raises(ValueError, match=r"H\[\.\.\., 3, 2\] = 0\.25 .* \(batch element \(2,\)\)"):
+        ltl(Hs, lam)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    res = doctest.testmod(sps)
+    assert res.failed == 0 and res.attempted > 10

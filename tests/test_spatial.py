@@ -611,3 +611,14 @@ def test_property_plux_inverse_and_xtov(v, r, m):
     np.testing.assert_allclose(X @ w, w, atol=1e-9)
     E2, r2 = plux(X)
     np.testing.assert_allclose(r2, r, atol=1e-9)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import multibody.spatial.rotations as rot
+    import multibody.spatial.vectors as vec
+
+    for mod in (rot, vec):
+        res = doctest.testmod(mod)
+        assert res.failed == 0 and res.attempted > 10

@@ -295,13 +295,14 @@ def _check_pattern(A, mask, fn, name, tol, lower_only):
     if not outside.any():
         return
     scale = max(1.0, float(np.max(np.abs(A)))) if A.size else 1.0
-    vals = np.abs(A[..., outside])
-    if vals.size and vals.max() > tol * scale:
-        k = np.unravel_index(np.argmax(vals), vals.shape)[-1]
-        i, j = (int(v) for v in np.argwhere(outside)[k])
+    vals = A[..., outside]  # (..., K) entries that must vanish
+    if vals.size and np.abs(vals).max() > tol * scale:
+        at = np.unravel_index(np.argmax(np.abs(vals)), vals.shape)
+        i, j = (int(v) for v in np.argwhere(outside)[at[-1]])
         what = "is above the diagonal" if j > i else f"{j} is not an ancestor of {i} in lam"
-        raise ValueError(f"{fn}: {name}[..., {i}, {j}] = {A[..., i, j].ravel()[0]:.3g} is outside "
-                         f"the branch-induced sparsity pattern ({what})")
+        where = f" (batch element {at[:-1]})" if len(at) > 1 else ""
+        raise ValueError(f"{fn}: {name}[..., {i}, {j}] = {vals[at]:.3g} is outside the "
+                         f"branch-induced sparsity pattern ({what}){where}")
 
 
 def _check_symmetric(A, fn, name, tol):

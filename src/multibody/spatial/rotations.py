@@ -394,6 +394,9 @@ def quat_derivative(q, w, frame: str = "B") -> np.ndarray:
 
     Pythonic form of :func:`rqd`: ``quat_derivative(q, wB) == rqd(q, wB)`` and
     ``quat_derivative(q, wA, frame="A") == rqd(wA, q)``.
+
+    >>> quat_derivative([1, 0, 0, 0], [2, 0, 0])
+    array([0., 1., 0., 0.])
     """
     Q = as_real(q, "quat_derivative", "q")
     W = as_real(w, "quat_derivative", "w")

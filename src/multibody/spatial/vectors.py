@@ -154,6 +154,10 @@ def inertia_parameters(rbi):
     Inverse of :func:`rigid_body_inertia`; same as ``mcI(rbi)``. ``rbi`` of shape ``(..., 6, 6)``
     returns ``(m (...), c (..., 3), I (..., 3, 3))``; ``(..., 3, 3)`` (planar) returns
     ``(m (...), c (..., 2), I (...))``. The mass must be nonzero.
+
+    >>> m, c, I = inertia_parameters(rigid_body_inertia(2.0, [0.5, -1.0], 0.3))
+    >>> m, c, round(I, 12)
+    (2.0, array([ 0.5, -1. ]), 0.3)
     """
     return _rbi_to_mcI(rbi, "inertia_parameters")
 
@@ -345,7 +349,11 @@ plucker = plux
 def plucker_to_homogeneous(X) -> np.ndarray:
     """4×4 homogeneous coordinate transform ``T = [[E, -E·r], [0, 1]]`` of Plücker ``X``; batched.
 
-    ``T @ [p; 1]`` gives the B coordinates of a point with A coordinates ``p``.
+    ``T @ [p; 1]`` gives the B coordinates of a point with A coordinates ``p``; same as
+    ``pluho(X)`` for a 6×6 argument.
+
+    >>> plucker_to_homogeneous(xlt([1, 2, 3]))[:3, 3]
+    array([-1., -2., -3.])
     """
     a = as_real(X, "plucker_to_homogeneous", "X")
     check_last2(a, 6, 6, "plucker_to_homogeneous", "X")
@@ -363,7 +371,14 @@ def _plux_to_ho(X: np.ndarray) -> np.ndarray:
 
 
 def homogeneous_to_plucker(T) -> np.ndarray:
-    """Plücker transform of the 4×4 homogeneous coordinate transform ``T``; batched."""
+    """Plücker transform of the 4×4 homogeneous coordinate transform ``T``; batched.
+
+    Inverse of :func:`plucker_to_homogeneous`; same as ``pluho(T)`` for a 4×4 argument.
+
+    >>> T = np.eye(4); T[:3, 3] = [-1, -2, -3]
+    >>> np.allclose(homogeneous_to_plucker(T), xlt([1, 2, 3]))
+    True
+    """
     a = as_real(T, "homogeneous_to_plucker", "T")
     check_last2(a, 4, 4, "homogeneous_to_plucker", "T")
     return _ho_to_plux(a)
