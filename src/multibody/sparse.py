@@ -300,7 +300,7 @@ def _check_pattern(A, mask, fn, name, tol, lower_only):
         at = np.unravel_index(np.argmax(np.abs(vals)), vals.shape)
         i, j = (int(v) for v in np.argwhere(outside)[at[-1]])
         what = "is above the diagonal" if j > i else f"{j} is not an ancestor of {i} in lam"
-        where = f" (batch element {at[:-1]})" if len(at) > 1 else ""
+        where = f" (batch element {tuple(int(k) for k in at[:-1])})" if len(at) > 1 else ""
         raise ValueError(f"{fn}: {name}[..., {i}, {j}] = {vals[at]:.3g} is outside the "
                          f"branch-induced sparsity pattern ({what}){where}")
 
