@@ -335,3 +335,20 @@ def test_docstring_examples_run():
 
     res = doctest.testmod(sps)
     assert res.failed == 0 and res.attempted > 10
+
+
+def test_kernel_contract_used_by_compiled_callers():
+    # dynamics.fd_sparse calls these kernels from njit code with (B, n, n) / (B, n) arrays
+    from multibody.sparse import _ltdl_kernel, _solve_ltdl_kernel
+
+    lam = np.array([-1, 0, 1, 0])
+    _, _, H = random_factors(lam, RNG)
+    L = np.empty((1, 4, 4))
+    d = np.empty((1, 4))
+    info = np.empty(1, dtype=np.int64)
+    _ltdl_kernel(H[None].copy(), lam, L, d, info)
+    assert info[0] == -1
+    rhs = RNG.normal(size=(3, 4))
+    x = np.empty((3, 4))
+    _solve_ltdl_kernel(L, d, lam, rhs, x)  # one factorisation broadcast over 3 right-hand sides
+    np.testing.assert_allclose(x, np.linalg.solve(H, rhs.T).T, atol=1e-9)

@@ -16,6 +16,11 @@ Every numeric function accepts a leading batch dimension — ``H`` of shape ``(.
 arguments (shapes, finiteness, symmetry, the sparsity pattern, ``lam``) and raise ``ValueError``
 naming the bad argument; pass ``check=False`` in a hot loop whose inputs are already known good.
 
+The compiled kernels ``_ltdl_kernel(H, lam, L, d, info)`` and
+``_solve_ltdl_kernel(L, d, lam, rhs, x)`` (3-D ``(B, n, n)`` / 2-D ``(B, n)`` arrays, a batch of
+1 broadcasts) are called from other compiled code (``dynamics.fd_sparse``); keep their
+signatures.
+
 The seed names ``expandLambda, LTDL, LTL, mpyH, mpyL, mpyLt, mpyLi, mpyLit`` are aliases of the
 snake_case functions (with the 0-based ``lam`` convention above).
 """
