@@ -101,3 +101,23 @@ def raise_for(status: int):
 def no_fext(model):
     """Placeholder for 'no external forces' (the kernels' use_fext flag is False with it)."""
     return model._no_fext
+
+
+def run(serial, parallel, n: int, *args):
+    """Run a batch kernel: large batches on all threads (chunks of states), small ones serially."""
+    if n >= P.PARALLEL_MIN_BATCH:
+        import numba
+        threads = numba.get_num_threads()
+        if threads > 1:
+            raise_for(parallel(*args, min(n, 4 * threads)))
+            return
+    raise_for(serial(*args))
+
+
+_F64 = np.dtype(np.float64)
+_ND = np.ndarray
+
+
+def is_vec(x, n: int) -> bool:
+    """True for a plain 1-D float64 array of length n: the single-state fast path's condition."""
+    return type(x) is _ND and x.dtype is _F64 and x.shape == (n,)

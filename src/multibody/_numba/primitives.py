@@ -72,42 +72,47 @@ def axis_angle_to_rot(a0, a1, a2, th, R):
 
 
 @njit(cache=True)
-def joint_pose(jtype, tf_row, q, qs, R, p):
-    """jcalc: pose (R, p) of the body frame in its joint (predecessor) frame at configuration q."""
-    a0 = tf_row[F_AXIS]
-    a1 = tf_row[F_AXIS + 1]
-    a2 = tf_row[F_AXIS + 2]
-    p[0] = 0.0
-    p[1] = 0.0
-    p[2] = 0.0
+def joint_pose(jtype, tf, i, q, qs):
+    """jcalc: pose of body i in its joint frame at q, as 12 scalars (R_JB row-major, then p_JB).
+
+    Scalars rather than arrays so the hot loops allocate nothing."""
+    a0 = tf[i, F_AXIS]
+    a1 = tf[i, F_AXIS + 1]
+    a2 = tf[i, F_AXIS + 2]
     if jtype == REVOLUTE or jtype == HELICAL:
-        axis_angle_to_rot(a0, a1, a2, q[qs], R)
-        if jtype == HELICAL:
-            d = tf_row[F_PITCH] * q[qs]
-            p[0] = a0 * d
-            p[1] = a1 * d
-            p[2] = a2 * d
-        return
-    if jtype == SPHERICAL:
-        quat_to_rot(q[qs], q[qs + 1], q[qs + 2], q[qs + 3], R)
-        return
-    if jtype == FREE:
-        quat_to_rot(q[qs + 3], q[qs + 4], q[qs + 5], q[qs + 6], R)
-        p[0] = q[qs]
-        p[1] = q[qs + 1]
-        p[2] = q[qs + 2]
-        return
-    for r in range(3):
-        for c in range(3):
-            R[r, c] = 1.0 if r == c else 0.0
+        th = q[qs]
+        c = np.cos(th)
+        s = np.sin(th)
+        t = 1.0 - c
+        d = tf[i, F_PITCH] * th if jtype == HELICAL else 0.0
+        return (c + a0 * a0 * t, a0 * a1 * t - a2 * s, a0 * a2 * t + a1 * s,
+                a1 * a0 * t + a2 * s, c + a1 * a1 * t, a1 * a2 * t - a0 * s,
+                a2 * a0 * t - a1 * s, a2 * a1 * t + a0 * s, c + a2 * a2 * t, a0 * d, a1 * d, a2 * d)
     if jtype == PRISMATIC:
-        p[0] = a0 * q[qs]
-        p[1] = a1 * q[qs]
-        p[2] = a2 * q[qs]
-    elif jtype == PLANAR:
-        axis_angle_to_rot(0.0, 0.0, 1.0, q[qs + 2], R)
-        p[0] = q[qs]
-        p[1] = q[qs + 1]
+        x = q[qs]
+        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, a0 * x, a1 * x, a2 * x)
+    if jtype == SPHERICAL or jtype == FREE:
+        o = qs + 3 if jtype == FREE else qs
+        w = q[o]
+        x = q[o + 1]
+        y = q[o + 2]
+        z = q[o + 3]
+        n = np.sqrt(w * w + x * x + y * y + z * z)
+        w /= n
+        x /= n
+        y /= n
+        z /= n
+        px = q[qs] if jtype == FREE else 0.0
+        py = q[qs + 1] if jtype == FREE else 0.0
+        pz = q[qs + 2] if jtype == FREE else 0.0
+        return (1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y), px, py, pz)
+    if jtype == PLANAR:
+        c = np.cos(q[qs + 2])
+        s = np.sin(q[qs + 2])
+        return (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0, q[qs], q[qs + 1], 0.0)
+    return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
 
 @njit(cache=True)
@@ -128,19 +133,16 @@ def check_configuration(ti, q):
 @njit(cache=True)
 def tree_poses(ti, tf, q, R, p):
     """Xup for every body as poses: (R[i], p[i]) of body i in its parent's frame."""
-    RJ = np.empty((3, 3))
-    pJ = np.empty(3)
     for i in range(ti.shape[0]):
-        joint_pose(ti[i, JTYPE], tf[i], q, ti[i, QS], RJ, pJ)
+        j = joint_pose(ti[i, JTYPE], tf, i, q, ti[i, QS])
         for r in range(3):
-            acc = tf[i, F_TREE_P + r]
-            for c in range(3):
-                acc += tf[i, F_TREE_R + 3 * r + c] * pJ[c]
-                s = 0.0
-                for k in range(3):
-                    s += tf[i, F_TREE_R + 3 * r + k] * RJ[k, c]
-                R[i, r, c] = s
-            p[i, r] = acc
+            t0 = tf[i, F_TREE_R + 3 * r]
+            t1 = tf[i, F_TREE_R + 3 * r + 1]
+            t2 = tf[i, F_TREE_R + 3 * r + 2]
+            R[i, r, 0] = t0 * j[0] + t1 * j[3] + t2 * j[6]
+            R[i, r, 1] = t0 * j[1] + t1 * j[4] + t2 * j[7]
+            R[i, r, 2] = t0 * j[2] + t1 * j[5] + t2 * j[8]
+            p[i, r] = tf[i, F_TREE_P + r] + t0 * j[9] + t1 * j[10] + t2 * j[11]
 
 
 @njit(cache=True)
@@ -265,7 +267,12 @@ def plux_matrix(R, p, X):
 @njit(cache=True)
 def congruence_add(X, A, out):
     """out += Xᵀ A X (inertia of a child expressed in its parent)."""
-    tmp = np.zeros((6, 6))
+    congruence_add_ws(X, A, out, np.empty((6, 6)))
+
+
+@njit(cache=True)
+def congruence_add_ws(X, A, out, tmp):
+    """congruence_add with caller-owned 6×6 scratch."""
     for r in range(6):
         for c in range(6):
             s = 0.0
@@ -278,3 +285,79 @@ def congruence_add(X, A, out):
             for k in range(6):
                 s += X[k, r] * tmp[k, c]
             out[r, c] += s
+
+
+# Batches at least this large run on all threads (Numba prange over chunks of states); smaller
+# ones, and single states, stay on the calling thread, where thread start-up would dominate.
+PARALLEL_MIN_BATCH = 256
+
+
+# ---- Row-indexed forms: spatial vectors are rows of (n, 6) arrays, transforms rows of R/p. ------
+# Passing (array, row) instead of a view keeps Numba from creating and reference-counting a view
+# object per call, which costs more than the arithmetic in these small loops.
+
+@njit(cache=True)
+def xm(R, p, i, m, j, out, k):
+    """out[k] = Xup_i m[j]  (motion from parent to child i coordinates)."""
+    w0, w1, w2 = m[j, 0], m[j, 1], m[j, 2]
+    l0 = m[j, 3] + w1 * p[i, 2] - w2 * p[i, 1]
+    l1 = m[j, 4] + w2 * p[i, 0] - w0 * p[i, 2]
+    l2 = m[j, 5] + w0 * p[i, 1] - w1 * p[i, 0]
+    for r in range(3):
+        out[k, r] = R[i, 0, r] * w0 + R[i, 1, r] * w1 + R[i, 2, r] * w2
+        out[k, 3 + r] = R[i, 0, r] * l0 + R[i, 1, r] * l1 + R[i, 2, r] * l2
+
+
+@njit(cache=True)
+def xtf_add(R, p, i, f, j, out, k):
+    """out[k] += Xup_iᵀ f[j]  (force from child i to parent coordinates)."""
+    f0, f1, f2, f3, f4, f5 = f[j, 0], f[j, 1], f[j, 2], f[j, 3], f[j, 4], f[j, 5]
+    g0 = R[i, 0, 0] * f3 + R[i, 0, 1] * f4 + R[i, 0, 2] * f5
+    g1 = R[i, 1, 0] * f3 + R[i, 1, 1] * f4 + R[i, 1, 2] * f5
+    g2 = R[i, 2, 0] * f3 + R[i, 2, 1] * f4 + R[i, 2, 2] * f5
+    out[k, 0] += R[i, 0, 0] * f0 + R[i, 0, 1] * f1 + R[i, 0, 2] * f2 + p[i, 1] * g2 - p[i, 2] * g1
+    out[k, 1] += R[i, 1, 0] * f0 + R[i, 1, 1] * f1 + R[i, 1, 2] * f2 + p[i, 2] * g0 - p[i, 0] * g2
+    out[k, 2] += R[i, 2, 0] * f0 + R[i, 2, 1] * f1 + R[i, 2, 2] * f2 + p[i, 0] * g1 - p[i, 1] * g0
+    out[k, 3] += g0
+    out[k, 4] += g1
+    out[k, 5] += g2
+
+
+@njit(cache=True)
+def crm_add(v, i, m, j, out, k):
+    """out[k] += v[i] ×m m[j]."""
+    out[k, 0] += v[i, 1] * m[j, 2] - v[i, 2] * m[j, 1]
+    out[k, 1] += v[i, 2] * m[j, 0] - v[i, 0] * m[j, 2]
+    out[k, 2] += v[i, 0] * m[j, 1] - v[i, 1] * m[j, 0]
+    out[k, 3] += v[i, 1] * m[j, 5] - v[i, 2] * m[j, 4] + v[i, 4] * m[j, 2] - v[i, 5] * m[j, 1]
+    out[k, 4] += v[i, 2] * m[j, 3] - v[i, 0] * m[j, 5] + v[i, 5] * m[j, 0] - v[i, 3] * m[j, 2]
+    out[k, 5] += v[i, 0] * m[j, 4] - v[i, 1] * m[j, 3] + v[i, 3] * m[j, 1] - v[i, 4] * m[j, 0]
+
+
+@njit(cache=True)
+def crf_add(v, i, f, j, out, k):
+    """out[k] += v[i] ×* f[j]."""
+    out[k, 0] += v[i, 1] * f[j, 2] - v[i, 2] * f[j, 1] + v[i, 4] * f[j, 5] - v[i, 5] * f[j, 4]
+    out[k, 1] += v[i, 2] * f[j, 0] - v[i, 0] * f[j, 2] + v[i, 5] * f[j, 3] - v[i, 3] * f[j, 5]
+    out[k, 2] += v[i, 0] * f[j, 1] - v[i, 1] * f[j, 0] + v[i, 3] * f[j, 4] - v[i, 4] * f[j, 3]
+    out[k, 3] += v[i, 1] * f[j, 5] - v[i, 2] * f[j, 4]
+    out[k, 4] += v[i, 2] * f[j, 3] - v[i, 0] * f[j, 5]
+    out[k, 5] += v[i, 0] * f[j, 4] - v[i, 1] * f[j, 3]
+
+
+@njit(cache=True)
+def inertia_mul(tf, i, v, j, out, k):
+    """out[k] = I_i v[j] with body i's spatial inertia from the float table."""
+    for r in range(6):
+        s = 0.0
+        for c in range(6):
+            s += tf[i, F_INERTIA + 6 * r + c] * v[j, c]
+        out[k, r] = s
+
+
+@njit(cache=True)
+def first_error(status):
+    for c in range(status.size):
+        if status[c] != OK:
+            return status[c]
+    return OK

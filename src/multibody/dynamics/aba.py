@@ -5,15 +5,22 @@ import numpy as np
 from numba import njit
 
 from .. import _boundary as B
+from numba import prange
+
 from .._numba.primitives import (BAD_FEXT, BAD_QD, BAD_TAU, F_INERTIA, OK, PARENT, SINGULAR, VS, NVJ,
-                                 all_finite, check_configuration, congruence_add, cross_force,
-                                 cross_motion, force_to_child, force_to_parent_add, inertia_times,
-                                 motion_to_child, plux_matrix, tree_poses, world_poses)
+                                 all_finite, check_configuration, congruence_add_ws, crf_add, crm_add,
+                                 first_error, force_to_child, inertia_mul, plux_matrix, tree_poses,
+                                 world_poses, xm, xtf_add)
 
 
 @njit(cache=True)
 def invert_spd(D, n, Dinv):
     """Inverse of the small SPD block D[:n,:n] by Gauss-Jordan; False if (numerically) singular."""
+    if n == 1:
+        if not D[0, 0] > 0.0:
+            return False
+        Dinv[0, 0] = 1.0 / D[0, 0]
+        return True
     A = np.empty((n, 2 * n))
     scale = 0.0
     for r in range(n):
@@ -57,15 +64,16 @@ def articulated_pass(ti, tf, S, tau, fd, R, p, v, c, IA, pA, U, Dinv, u, X):
     """
     nb = ti.shape[0]
     Ia = np.empty((6, 6))
-    pa = np.empty(6)
+    pa = np.empty((1, 6))
     D = np.empty((6, 6))
-    tmp = np.empty(6)
+    tmp = np.empty((6, 6))
     for i in range(nb - 1, -1, -1):
         vs = ti[i, VS]
         nj = ti[i, NVJ]
         par = ti[i, PARENT]
         Ia[:, :] = IA[i]
-        pa[:] = pA[i]
+        for r in range(6):
+            pa[0, r] = pA[i, r]
         if fd[i] and nj > 0:
             for a in range(nj):  # U = IA S, D = Sᵀ U, u = τ − Sᵀ pA
                 k = vs + a
@@ -96,18 +104,16 @@ def articulated_pass(ti, tf, S, tau, fd, R, p, v, c, IA, pA, U, Dinv, u, X):
                             for cc in range(6):
                                 Ia[r, cc] -= ur * U[vs + b, cc]
                         for r in range(6):
-                            pa[r] += U[vs + a, r] * dab * u[vs + b]
+                            pa[0, r] += U[vs + a, r] * dab * u[vs + b]
         if par >= 0:
             for r in range(6):
                 s = 0.0
                 for cc in range(6):
                     s += Ia[r, cc] * c[i, cc]
-                tmp[r] = s
-            for r in range(6):
-                pa[r] += tmp[r]
+                pa[0, r] += s
             plux_matrix(R[i], p[i], X)
-            congruence_add(X, Ia, IA[par])
-            force_to_parent_add(R[i], p[i], pa, pA[par])
+            congruence_add_ws(X, Ia, IA[par], tmp)
+            xtf_add(R, p, i, pa, 0, pA, par)
     return True
 
 
@@ -115,52 +121,53 @@ def articulated_pass(ti, tf, S, tau, fd, R, p, v, c, IA, pA, U, Dinv, u, X):
 def velocity_pass(ti, tf, S, a_grav, q, qd, fext, use_fext, R, p, R0, p0, v, c, IA, pA):
     """Pass 1 of ABA: velocities, velocity-product accelerations c, and rigid-body bias forces."""
     nb = ti.shape[0]
-    vJ = np.empty(6)
-    tmp = np.empty(6)
-    tmp2 = np.empty(6)
+    w = np.empty((2, 6))  # rows: vJ, scratch
     tree_poses(ti, tf, q, R, p)
     if use_fext:
         world_poses(ti, R, p, R0, p0)
     for i in range(nb):
         par = ti[i, PARENT]
-        vJ[:] = 0.0
+        for r in range(6):
+            w[0, r] = 0.0
+            c[i, r] = 0.0
+            pA[i, r] = 0.0
         for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
             for r in range(6):
-                vJ[r] += S[k, r] * qd[k]
+                w[0, r] += S[k, r] * qd[k]
         if par < 0:
-            v[i] = vJ
-            c[i] = 0.0
-        else:
-            motion_to_child(R[i], p[i], v[par], tmp)
             for r in range(6):
-                v[i, r] = tmp[r] + vJ[r]
-            cross_motion(v[i], vJ, c[i])
+                v[i, r] = w[0, r]
+        else:
+            xm(R, p, i, v, par, v, i)
+            for r in range(6):
+                v[i, r] += w[0, r]
+            crm_add(v, i, w, 0, c, i)
         for r in range(6):
             for cc in range(6):
                 IA[i, r, cc] = tf[i, F_INERTIA + 6 * r + cc]
-        inertia_times(tf[i], v[i], tmp)
-        cross_force(v[i], tmp, pA[i])
+        inertia_mul(tf, i, v, i, w, 1)
+        crf_add(v, i, w, 1, pA, i)
         if use_fext:
-            force_to_child(R0[i], p0[i], fext[i], tmp2)
+            force_to_child(R0[i], p0[i], fext[i], w[1])
             for r in range(6):
-                pA[i, r] -= tmp2[r]
+                pA[i, r] -= w[1, r]
 
 
 @njit(cache=True)
 def acceleration_pass(ti, S, a_grav, R, p, c, U, Dinv, u, a, qdd):
     """Pass 3 of ABA: accelerations, root to leaves."""
     nb = ti.shape[0]
-    tmp = np.empty(6)
+    g = np.empty((1, 6))
+    for r in range(6):
+        g[0, r] = -a_grav[r]
     for i in range(nb):
         par = ti[i, PARENT]
         vs = ti[i, VS]
         nj = ti[i, NVJ]
         if par < 0:
-            for r in range(6):
-                tmp[r] = -a_grav[r]
-            motion_to_child(R[i], p[i], tmp, a[i])
+            xm(R, p, i, g, 0, a, i)
         else:
-            motion_to_child(R[i], p[i], a[par], a[i])
+            xm(R, p, i, a, par, a, i)
         for r in range(6):
             a[i, r] += c[i, r]
         for x in range(nj):  # q̈ = D⁻¹ (u − Uᵀ a)
@@ -177,7 +184,7 @@ def acceleration_pass(ti, S, a_grav, R, p, c, U, Dinv, u, a, qdd):
 
 
 @njit(cache=True)
-def aba_batch(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD):
+def aba_range(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD, lo, hi):
     nb = ti.shape[0]
     nv = S.shape[0]
     R = np.empty((nb, 3, 3))
@@ -194,7 +201,7 @@ def aba_batch(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD):
     u = np.empty(nv)
     X = np.empty((6, 6))
     fd = np.ones(nb, dtype=np.bool_)
-    for n in range(QDD.shape[0]):
+    for n in range(lo, hi):
         q = Q[min(n, Q.shape[0] - 1)]
         qd = QD[min(n, QD.shape[0] - 1)]
         tau = TAU[min(n, TAU.shape[0] - 1)]
@@ -215,6 +222,21 @@ def aba_batch(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD):
     return OK
 
 
+@njit(cache=True)
+def aba_batch(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD):
+    return aba_range(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD, 0, QDD.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def aba_batch_parallel(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD, nchunk):
+    N = QDD.shape[0]
+    status = np.zeros(nchunk, dtype=np.int64)
+    for c in prange(nchunk):
+        status[c] = aba_range(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD,
+                              c * N // nchunk, (c + 1) * N // nchunk)
+    return first_error(status)
+
+
 def aba(model, q, qd, tau, f_ext=None):
     """Forward dynamics q̈ = FD(q, q̇, τ, f_ext) by the articulated-body algorithm (spatial_v2 ``FDab``).
 
@@ -224,12 +246,17 @@ def aba(model, q, qd, tau, f_ext=None):
     >>> m = mb.models.planar(2)
     >>> qdd = mb.aba(m, np.zeros(2), np.zeros(2), np.zeros(2))   # falls under gravity
     """
+    if f_ext is None and B.is_vec(q, model.nq) and B.is_vec(qd, model.nv) and B.is_vec(tau, model.nv):
+        out = np.empty((1, model.nv))  # single state: same kernel, no broadcasting work
+        B.raise_for(aba_batch(*model._packed, q[None], qd[None], tau[None], model._no_fext, False, out))
+        return out[0]
     args, batch = B.states(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
     ti, tf, S, a_grav = model._packed
-    qdd = np.empty((B.batch_size(batch), model.nv))
+    N = B.batch_size(batch)
+    qdd = np.empty((N, model.nv))
     fe = args.get("f_ext")
-    B.raise_for(aba_batch(ti, tf, S, a_grav, args["q"], args["qd"], args["tau"],
-                          B.no_fext(model) if fe is None else fe, fe is not None, qdd))
+    B.run(aba_batch, aba_batch_parallel, N, ti, tf, S, a_grav, args["q"], args["qd"], args["tau"],
+          B.no_fext(model) if fe is None else fe, fe is not None, qdd)
     return qdd.reshape(batch + (model.nv,))
 
 
