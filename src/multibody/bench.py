@@ -1,0 +1,255 @@
+"""``multibody bench``: per-call latency and batch throughput of rnea/crba/aba against Pinocchio.
+
+One run measures, on the same machine and in the same process:
+
+* **latency** of one call with one state (1-D arrays), ours vs Pinocchio's Python binding;
+* **throughput** on a batch of states: ours is one call with ``(N, n)`` arrays (the loop runs in
+  compiled code), Pinocchio's is a Python loop over the states that stores each result;
+* a **breakdown** of our single-call latency: the Python boundary (argument validation, batch
+  reshaping — ``multibody._boundary.states``), the compiled kernel's own time per state (from a
+  256-state batch, which amortises the dispatch and stays in cache), and the rest (Numba dispatch: type matching and unboxing of the arguments, output
+  allocation, result reshape).
+
+Timings are timeit-style best-of-N (the minimum is the least disturbed measurement) of the
+process's CPU time by default (``time.process_time``: robust when other jobs share the machine;
+``--wall`` uses ``time.perf_counter``).  Ratios are Pinocchio time ÷ our time, so > 1 means we are
+faster.  Run ``python -m multibody.bench --help``.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import sys
+import time
+import timeit
+
+import numpy as np
+
+import multibody as mb
+from multibody import _boundary as B
+from multibody.model.joints import JointType
+
+ALGORITHMS = ("rnea", "crba", "aba")
+
+
+# --------------------------------------------------------------------------- models
+def bench_models():
+    """The two benchmark models: a 6-dof chain and a 30-body branched tree (spatial_v2 autoTree)."""
+    return [("6-dof chain  auto_tree(6, skew=π/4)", mb.models.auto_tree(6, skew=math.pi / 4)),
+            ("30-body tree auto_tree(30, bf=2, skew=π/4, taper=0.95)",
+             mb.models.auto_tree(30, bf=2, skew=math.pi / 4, taper=0.95))]
+
+
+# --------------------------------------------------------------------------- Pinocchio twin
+def _dfs_order(model):
+    children = [[] for _ in range(model.nb)]
+    roots = []
+    for i in range(model.nb):
+        (roots if model.parent[i] < 0 else children[model.parent[i]]).append(i)
+    order, stack = [], roots[::-1]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(children[i][::-1])
+    return order
+
+
+def pinocchio_twin(model):
+    """(pin.Model, dof permutation) for a model of 1-dof joints, or None if Pinocchio is missing.
+
+    Pinocchio needs every subtree's dofs contiguous, so joints are added depth-first; ``perm``
+    maps our dof order to Pinocchio's (x_pin = x[perm])."""
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return None
+    kinds = {JointType.REVOLUTE: pin.JointModelRevoluteUnaligned,
+             JointType.PRISMATIC: pin.JointModelPrismaticUnaligned}
+    pm = pin.Model()
+    pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
+    ids = [0] * model.nb
+    order = _dfs_order(model)
+    for i in order:
+        jt = JointType(int(model.jtype[i]))
+        if jt not in kinds:
+            raise ValueError(f"model: the benchmark twin handles revolute/prismatic joints, not {jt.name}")
+        parent = 0 if model.parent[i] < 0 else ids[model.parent[i]]
+        jid = pm.addJoint(parent, kinds[jt](np.asarray(model.jaxis[i], float)),
+                          pin.SE3(np.asarray(model.tree_rotation[i]), np.asarray(model.tree_translation[i])),
+                          model.joint_names[i])
+        pm.appendBodyToJoint(jid, pin.Inertia(float(model.mass[i]), np.asarray(model.com[i]),
+                                              np.asarray(model.inertia_com[i])), pin.SE3.Identity())
+        ids[i] = jid
+    perm = np.array([model.v_start[i] for i in order], dtype=int)
+    return pm, perm
+
+
+# --------------------------------------------------------------------------- timing
+CLOCK = time.process_time
+
+
+def best_per_call(fn, repeat=5, target=0.05):
+    """Best-of-``repeat`` seconds per call of ``fn()``, with the loop count sized to ~``target`` s."""
+    number = 1
+    while True:
+        t = timeit.timeit(fn, number=number, timer=CLOCK)
+        if t >= target / 4 or number >= 1 << 20:
+            break
+        number *= 4
+    number = max(1, int(number * target / max(t, 1e-9)))
+    return min(timeit.repeat(fn, number=number, repeat=repeat, timer=CLOCK)) / number
+
+
+def best_once(fn, repeat=3):
+    """Best-of-``repeat`` seconds of one ``fn()`` (for the batch runs)."""
+    return min(timeit.repeat(fn, number=1, repeat=repeat, timer=CLOCK))
+
+
+def _ours(model, name, q, qd, qdd):
+    if name == "rnea":
+        return lambda: mb.rnea(model, q, qd, qdd)
+    if name == "crba":
+        return lambda: mb.crba(model, q)
+    return lambda: mb.aba(model, q, qd, qdd)
+
+
+def _boundary_only(model, name, q, qd, qdd):
+    """The Python boundary of one call: validation and reshaping of the arguments."""
+    if name == "rnea":
+        return lambda: B.states(model, q=q, qd=qd, qdd=qdd, f_ext=None)
+    if name == "crba":
+        return lambda: B.states(model, q=q)
+    return lambda: B.states(model, q=q, qd=qd, tau=qdd, f_ext=None)
+
+
+def _pin_single(pin, pm, data, name, q, v, a):
+    if name == "rnea":
+        return lambda: pin.rnea(pm, data, q, v, a)
+    if name == "crba":
+        return lambda: pin.crba(pm, data, q)
+    return lambda: pin.aba(pm, data, q, v, a)
+
+
+def _pin_loop(pin, pm, data, name, Q, V, A, out):
+    """A plain Python loop over states that keeps every result (what a user would write)."""
+    if name == "rnea":
+        def run():
+            for k in range(Q.shape[0]):
+                out[k] = pin.rnea(pm, data, Q[k], V[k], A[k])
+    elif name == "crba":
+        def run():
+            for k in range(Q.shape[0]):
+                out[k] = pin.crba(pm, data, Q[k])  # upper triangle filled (compared as such)
+    else:
+        def run():
+            for k in range(Q.shape[0]):
+                out[k] = pin.aba(pm, data, Q[k], V[k], A[k])
+    return run
+
+
+def _fmt_t(s):
+    if s < 1e-3:
+        return f"{s * 1e6:8.2f} µs"
+    if s < 1:
+        return f"{s * 1e3:8.2f} ms"
+    return f"{s:8.2f} s "
+
+
+# --------------------------------------------------------------------------- main
+def run(batch=10_000, repeat=5, target=0.05, seed=0, wall=False, out=sys.stdout):
+    """Run the benchmark; returns a list of result dicts (also printed)."""
+    global CLOCK
+    CLOCK = time.perf_counter if wall else time.process_time
+    try:
+        import pinocchio as pin
+        pin_version = pin.__version__
+    except ImportError:
+        pin, pin_version = None, None
+    import numba
+    p = lambda *a: print(*a, file=out, flush=True)  # noqa: E731
+    p(f"multibody bench — Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}, "
+      f"Pinocchio {pin_version or 'not installed'}; {platform.machine()} {platform.processor() or ''}".rstrip())
+    p(f"clock: {'wall (perf_counter)' if wall else 'process CPU time (process_time)'}; latency: best of {repeat} × (calls filling ~{target * 1e3:.0f} ms), one state, 1-D arrays; "
+      f"batch: {batch} states, best of 3; ratio = Pinocchio time / our time (> 1: we are faster)")
+    rng = np.random.default_rng(seed)
+    results = []
+    for label, model in bench_models():
+        n = model.nv
+        Q = rng.uniform(-np.pi, np.pi, (batch, n))
+        QD = rng.normal(size=(batch, n))
+        QDD = rng.normal(size=(batch, n))
+        q, qd, qdd = Q[0].copy(), QD[0].copy(), QDD[0].copy()
+        t0 = time.perf_counter()
+        for name in ALGORITHMS:  # compile (or load from the on-disk cache) before timing
+            _ours(model, name, q, qd, qdd)()
+            _ours(model, name, Q[:2], QD[:2], QDD[:2])()
+        warm = time.perf_counter() - t0
+        twin = pinocchio_twin(model) if pin is not None else None
+        p(f"\n{label}: nb={model.nb}, nv={n}  (kernels ready in {warm:.2f} s)")
+        p(f"  {'':5} {'latency ours':>14} {'Pinocchio':>12} {'ratio':>7}   "
+          f"{'batch ours':>12} {'Pin. loop':>12} {'ratio':>7}   "
+          f"{'ours: boundary + dispatch + kernel':>36}   {'max |Δ| vs Pin.':>15}")
+        for name in ALGORITHMS:
+            r = dict(model=label, algorithm=name, nv=n)
+            r["ours_single"] = best_per_call(_ours(model, name, q, qd, qdd), repeat, target)
+            r["boundary"] = best_per_call(_boundary_only(model, name, q, qd, qdd), repeat, target)
+            r["ours_batch"] = best_once(_ours(model, name, Q, QD, QDD))
+            m = min(batch, 256)  # kernel time per state from a cache-resident batch (dispatch amortised)
+            r["kernel"] = best_per_call(_ours(model, name, Q[:m], QD[:m], QDD[:m]), repeat, target) / m
+            r["dispatch"] = max(r["ours_single"] - r["boundary"] - r["kernel"], 0.0)
+            line = f"  {name:5} {_fmt_t(r['ours_single']):>14}"
+            if twin is not None:
+                pm, perm = twin
+                data = pm.createData()
+                Qp, Vp, Ap = (np.ascontiguousarray(X[:, perm]) for X in (Q, QD, QDD))
+                shape = (batch, n, n) if name == "crba" else (batch, n)
+                res = np.empty(shape)
+                r["pin_single"] = best_per_call(_pin_single(pin, pm, data, name, Qp[0], Vp[0], Ap[0]),
+                                                repeat, target)
+                r["pin_batch"] = best_once(_pin_loop(pin, pm, data, name, Qp, Vp, Ap, res))
+                ours = np.asarray(_ours(model, name, Q, QD, QDD)())
+                if name == "crba":
+                    ours, res = np.triu(ours[:, perm][:, :, perm]), np.triu(res)
+                else:
+                    ours = ours[:, perm]
+                r["max_diff"] = float(np.max(np.abs(ours - res)))
+                r["latency_ratio"] = r["pin_single"] / r["ours_single"]
+                r["batch_ratio"] = r["pin_batch"] / r["ours_batch"]
+                line += (f" {_fmt_t(r['pin_single']):>12} {r['latency_ratio']:6.2f}×   "
+                         f"{_fmt_t(r['ours_batch']):>12} {_fmt_t(r['pin_batch']):>12} {r['batch_ratio']:6.1f}×")
+            else:
+                line += f" {'—':>12} {'—':>7}   {_fmt_t(r['ours_batch']):>12} {'—':>12} {'—':>7}"
+            line += (f"   {_fmt_t(r['boundary']).strip():>10} + {_fmt_t(r['dispatch']).strip():>9} + "
+                     f"{_fmt_t(r['kernel']).strip():>9}")
+            if "max_diff" in r:
+                line += f"   {r['max_diff']:15.1e}"
+            p(line)
+            results.append(r)
+    if pin is not None:
+        lat = [r["latency_ratio"] for r in results]
+        bat = [r["batch_ratio"] for r in results]
+        p(f"\nGoals: single call no slower than Pinocchio (ratio ≥ 1): "
+          f"{sum(x >= 1 for x in lat)}/{len(lat)} met (ratios {min(lat):.2f}…{max(lat):.2f}); "
+          f"batch ≥ 5× a Python loop over Pinocchio: {sum(x >= 5 for x in bat)}/{len(bat)} met "
+          f"(ratios {min(bat):.1f}…{max(bat):.1f})")
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="multibody bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch", type=int, default=10_000, help="states in the batch run (default 10000)")
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many latency runs (default 5)")
+    parser.add_argument("--target", type=float, default=0.05,
+                        help="seconds of calls per latency run (default 0.05)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--wall", action="store_true", help="time with the wall clock instead of CPU time")
+    a = parser.parse_args(argv)
+    if a.batch < 1 or a.repeat < 1 or not a.target > 0:
+        parser.error("--batch and --repeat must be ≥ 1 and --target > 0")
+    run(batch=a.batch, repeat=a.repeat, target=a.target, seed=a.seed, wall=a.wall)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
