@@ -15,7 +15,13 @@ matrix), ``"christoffel"`` (nested list c[i][j][k] = c_ijk), ``"kinetic_energy"`
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy as sp
+
+try:
+    import symengine as se
+except ImportError:  # pragma: no cover - symengine is a declared dependency
+    se = None
 
 from .eom import EquationsOfMotion
 
@@ -26,14 +32,55 @@ def christoffel_C(M: sp.Matrix, q, dq):
     """Coriolis matrix C(q, q̇) and Christoffel symbols c[i][j][k] of the first kind of M(q)."""
     q, dq = list(q), list(dq)
     n = len(q)
-    dM = [M.diff(qi) for qi in q]
-    c = [[[(dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2 for k in range(n)] for j in range(n)]
+    if se is not None:
+        Ms = se.Matrix(sp.Matrix(M).tolist())
+        dM = [Ms.diff(se.sympify(qi)) for qi in q]
+        from .tmt import _restore_symbols
+
+        back = _restore_symbols(sp.Matrix(M), sp.Matrix(q))
+        conv = (lambda e: sp.sympify(e).xreplace(back)) if back else sp.sympify
+    else:
+        dM = [M.diff(qi) for qi in q]
+        conv = lambda e: e  # noqa: E731
+    c = [[[conv((dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2) for k in range(n)] for j in range(n)]
          for i in range(n)]
     C = sp.zeros(n, n)
     for k in range(n):
         for j in range(n):
             C[k, j] = sp.Add(*[c[i][j][k] * dq[i] for i in range(n)])
     return C, c
+
+
+def _hessian(T, x) -> sp.Matrix:
+    x = list(x)
+    n = len(x)
+    if se is None:
+        return sp.hessian(T, x)
+    from .tmt import _restore_symbols
+
+    back = _restore_symbols(T, sp.Matrix(x))
+    Ts = se.sympify(T)
+    first = [Ts.diff(se.sympify(xi)) for xi in x]
+    H = sp.zeros(n, n)
+    for i in range(n):
+        for j in range(i, n):
+            H[i, j] = H[j, i] = sp.sympify(first[i].diff(se.sympify(x[j])))
+    return H.xreplace(back) if back else H
+
+
+def _is_quadratic_form(T, M, q, dq, params, trials: int = 3) -> bool:
+    """Numerically: T(q, q̇) = ½ q̇ᵀ M(q) q̇ at random points (exact checks are too slow for big T)."""
+    syms = list(q) + list(dq) + list(params)
+    rest = T - (sp.Matrix(dq).T * M * sp.Matrix(dq))[0] / 2
+    f = sp.lambdify(syms, rest, modules="numpy")
+    rng = np.random.default_rng(0)
+    for _ in range(trials):
+        x = rng.uniform(0.2, 1.3, len(syms))
+        val = complex(f(*x))
+        scale = 1.0 + abs(complex(sp.lambdify(syms, T, modules="numpy")(*x)))
+        if not np.isfinite(val) or abs(val) > 1e-9 * scale:
+            return False
+    return True
 
 
 def lagrange_from_energies(T, V, q, dq, params=(), tau=None, S=None, simplify=False) -> EquationsOfMotion:
@@ -66,17 +113,18 @@ def lagrange_from_energies(T, V, q, dq, params=(), tau=None, S=None, simplify=Fa
             raise ValueError(f"tau has {len(tau)} entries, q has {n}: give the selection matrix S")
     if S.shape != (len(tau), n):
         raise ValueError(f"S has shape {S.shape}, expected ({len(tau)}, {n})")
-    M = sp.hessian(T, list(dq)) if n else sp.zeros(0, 0)
-    if set().union(*[sp.sympify(e).free_symbols for e in M]) & set(dq) if n else False:
+    M = _hessian(T, list(dq)) if n else sp.zeros(0, 0)
+    if n and set().union(*[sp.sympify(e).free_symbols for e in M]) & set(dq):
         raise ValueError("kinetic energy T is not a quadratic form in dq (M = ∂²T/∂dq² depends on dq)")
-    rest = sp.expand(T - (dq.T * M * dq)[0] / 2) if n else T
-    if rest != 0 and sp.simplify(rest) != 0:
-        raise ValueError("kinetic energy T has terms that are not quadratic in dq")
+    if n and not _is_quadratic_form(T, M, q, dq, params):
+        raise ValueError("kinetic energy T has terms that are not quadratic in dq (linear or constant terms)")
     if simplify:
         fn = sp.simplify if simplify is True else simplify
         M = M.applyfunc(fn)
     C, c = christoffel_C(M, q, dq)
-    g = sp.Matrix([V.diff(qi) for qi in q]) if n else sp.zeros(0, 1)
+    from .tmt import jacobian
+
+    g = jacobian(sp.Matrix([V]), q).T if n else sp.zeros(0, 1)
     b = C * dq
     if simplify:
         C = C.applyfunc(fn)
@@ -86,24 +134,27 @@ def lagrange_from_energies(T, V, q, dq, params=(), tau=None, S=None, simplify=Fa
                              extra={"C": C, "christoffel": c, "kinetic_energy": T, "potential_energy": V})
 
 
-def derive_lagrange(model, q=None, dq=None, tau=None, simplify=False) -> EquationsOfMotion:
+def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simplify=False,
+                    progress=None) -> EquationsOfMotion:
     """Lagrange equations of a Model (revolute/prismatic/helical/fixed joints; S = I).
 
     Kinetic energy from CoM velocities and body-frame angular velocities (joint axes),
     potential energy from gravity, then :func:`lagrange_from_energies`. Reads only the Model
-    fields listed in :func:`multibody.symbolic.tmt.tree_kinematics`.
+    fields listed in :func:`multibody.symbolic.tmt.tree_kinematics`. Every joint is actuated
+    (S = I) unless ``S`` or ``actuated`` (dof indices) is given; ``progress(message)`` is called
+    at each stage.
     """
-    from .tmt import _sym, _symmat, tree_kinematics
+    from .tmt import _model_actuation, _sym, _symmat, jacobian, tree_kinematics
 
+    say = progress or (lambda msg: None)
+    say("Lagrange: kinematics of the tree")
     kin = tree_kinematics(model, q)
     q = kin["q"]
     nq = kin["nq"]
     dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else sp.Matrix(list(dq))
     if len(dq) != nq:
         raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
-    tau = sp.Matrix(sp.symbols(f"tau0:{nq}")) if tau is None else sp.Matrix(list(tau))
-    if len(tau) != nq:
-        raise ValueError(f"tau has {len(tau)} entries, the model has nq = {nq}")
+    tau, S = _model_actuation(nq, tau, S, actuated)
     grav = _symmat(model.gravity, (3,))
     K = sp.S.Zero
     V = sp.S.Zero
@@ -111,12 +162,14 @@ def derive_lagrange(model, q=None, dq=None, tau=None, simplify=False) -> Equatio
         m = _sym(model.mass[i])
         I = _symmat(model.inertia_com[i], (3, 3))
         rc = kin["r_com"][i]
-        v = (rc.jacobian(q) * dq) if nq else sp.zeros(3, 1)
+        v = (jacobian(rc, q) * dq) if nq else sp.zeros(3, 1)
         w = kin["T_omega"][i] * dq
         K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
         V += -m * (grav.T * rc)[0]
-    K = sp.expand(K)
-    eom = lagrange_from_energies(K, V, q, dq, params=kin["params"], tau=tau, simplify=simplify)
+    say("Lagrange: M = ∂²K/∂q̇², Christoffel symbols, g = ∂V/∂q")
+    eom = lagrange_from_energies(K, V, q, dq, params=kin["params"], tau=tau, S=S, simplify=simplify)
+    eom.extra["method"] = "lagrange"
+    say("Lagrange: done")
     eom.kinematics.update({"A_IB": kin["R"], "I_r_O": kin["p"], "I_r_CoG": kin["r_com"],
                            "B_Jr": kin["T_omega"]})
     return eom

@@ -69,6 +69,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy as sp
 
+try:  # SymEngine differentiates and multiplies ~100× faster than SymPy; results come back as SymPy
+    import symengine as se
+except ImportError:  # pragma: no cover - symengine is a declared dependency
+    se = None
+
 from .eom import EquationsOfMotion
 
 __all__ = [
@@ -120,6 +125,34 @@ def _col(x, what: str) -> sp.Matrix:
         else:
             raise ValueError(f"{what}: expected a vector, got shape {m.shape}")
     return m
+
+
+def _restore_symbols(*inputs):
+    """SymEngine drops SymPy assumptions (real=True …): map plain symbols back to the originals."""
+    back = {}
+    for m in inputs:
+        for s in _symbols_of(m):
+            plain = sp.Symbol(s.name)
+            if plain != s:
+                back[plain] = s
+    return back
+
+
+def _from_se(Mse, back) -> sp.Matrix:
+    out = sp.Matrix(Mse.nrows(), Mse.ncols(), [sp.sympify(e) for e in Mse])
+    return out.xreplace(back) if back else out
+
+
+def jacobian(v, x) -> sp.Matrix:
+    """∂v/∂x for a column v and symbols x (SymEngine when available), as a SymPy matrix."""
+    v = sp.Matrix(v)
+    x = list(x)
+    if not x or v.shape[0] == 0:
+        return sp.zeros(v.shape[0], len(x))
+    if se is None:
+        return v.jacobian(x)
+    J = se.Matrix(v.tolist()).jacobian(se.Matrix(x))
+    return _from_se(J, _restore_symbols(v, sp.Matrix(x)))
 
 
 def _symbols_of(expr) -> set:
@@ -446,7 +479,7 @@ class TMTSystem:
 
     # -- derivation ----------------------------------------------------------------------------
     def _jac(self, v: sp.Matrix) -> sp.Matrix:
-        return v.jacobian(self.q) if len(self.q) else sp.zeros(v.shape[0], 0)
+        return jacobian(v, self.q)
 
     def equations(self) -> EquationsOfMotion:
         """Derive M, b, g and the constraint/impact terms (eqs. 3–9); cached."""
@@ -495,7 +528,7 @@ class TMTSystem:
         Tdq = T * dq
         D = self._jac(Tdq)                                  # eq. (3)
         Dqd = D * dq
-        Mbar = (T.T * Mdiag * T)                            # eq. (4), (6)
+        Mbar = T.T * Mdiag * T                              # eq. (4), (6)
         b_conv = T.T * (Mdiag * Dqd + f_gyro)
         g_grav = -(T.T * f_g)
 
@@ -912,21 +945,52 @@ def tree_kinematics(model, q=None):
             "params": tuple(sorted(params, key=str)), "names": names, "nq": nq}
 
 
-def derive_tmt(model, q=None, dq=None, tau=None, simplify=False, **kw) -> EquationsOfMotion:
-    """TMT equations of motion of a Model (eqs. 3–4; all joints actuated, S = I).
+def _model_actuation(nq, tau, S, actuated):
+    """tau symbols and S (m×nq) for a Model: all joints actuated unless ``actuated``/``S`` say otherwise."""
+    if actuated is not None and S is None:
+        idx = [int(i) for i in actuated]
+        for i in idx:
+            if not 0 <= i < nq:
+                raise ValueError(f"actuated: dof {i} does not exist (nq = {nq})")
+        S = sp.zeros(len(idx), nq)
+        for r, i in enumerate(idx):
+            S[r, i] = 1
+    m = nq if S is None else sp.Matrix(S).shape[0]
+    tau = sp.Matrix(sp.symbols(f"tau0:{m}")) if tau is None else sp.Matrix(list(tau))
+    if S is None:
+        if len(tau) != nq:
+            raise ValueError(f"tau has {len(tau)} entries, the model has nq = {nq}: give S or actuated=")
+        S = sp.eye(nq)
+    S = sp.Matrix(S)
+    if S.shape != (len(tau), nq):
+        raise ValueError(f"S has shape {S.shape}, expected ({len(tau)}, {nq})")
+    return tau, S
+
+
+def derive_tmt(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simplify=False,
+               progress=None, **kw) -> EquationsOfMotion:
+    """TMT equations of motion of a Model (eqs. 3–4).
 
     Reads only ``parent, jtype, jaxis, jpitch, tree_rotation, tree_translation, mass, com,
     inertia_com, gravity, nq, body_names``. ``q``/``dq``/``tau`` default to symbols q0…, dq0…,
-    tau0…. Returns the EquationsOfMotion of :meth:`TMTSystem.equations`; the TMTSystem itself is
-    ``eom.extra["system"]``.
+    tau0…; every joint is actuated (S = I) unless ``S`` or ``actuated`` (dof indices) is given.
+    ``progress(message)`` is called at each stage. Returns the EquationsOfMotion of
+    :meth:`TMTSystem.equations`; the TMTSystem itself is ``eom.extra["system"]``.
     """
-    sysm = tmt_system_from_model(model, q=q, dq=dq, tau=tau, simplify=simplify, **kw)
+    say = progress or (lambda msg: None)
+    say("TMT: kinematics of the tree")
+    sysm = tmt_system_from_model(model, q=q, dq=dq, tau=tau, S=S, actuated=actuated,
+                                 simplify=simplify, **kw)
+    say(f"TMT: T, D and TᵀMT for {len(sysm.bodies)} bodies, n = {len(sysm.q)}")
     eom = sysm.equations()
     eom.extra["system"] = sysm
+    eom.extra["method"] = "tmt"
+    say("TMT: done")
     return eom
 
 
-def tmt_system_from_model(model, q=None, dq=None, tau=None, simplify=False, **kw) -> TMTSystem:
+def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=None,
+                          simplify=False, **kw) -> TMTSystem:
     """The :class:`TMTSystem` (3-D bodies) of a Model; see :func:`derive_tmt`."""
     kin = tree_kinematics(model, q)
     q = kin["q"]
@@ -934,13 +998,11 @@ def tmt_system_from_model(model, q=None, dq=None, tau=None, simplify=False, **kw
     dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else sp.Matrix(list(dq))
     if len(dq) != nq:
         raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
-    tau = sp.Matrix(sp.symbols(f"tau0:{nq}")) if tau is None else sp.Matrix(list(tau))
-    if len(tau) != nq:
-        raise ValueError(f"tau has {len(tau)} entries, the model has nq = {nq}")
+    tau, S = _model_actuation(nq, tau, S, actuated)
     bodies = []
     for i in range(len(kin["R"])):
         bodies.append(TMTBody(mass=_sym(model.mass[i]), inertia=_symmat(model.inertia_com[i], (3, 3)),
                               position=kin["r_com"][i], orientation=kin["R"][i], name=kin["names"][i],
                               T_omega=kin["T_omega"][i]))
     return TMTSystem(q, dq, bodies, params=kin["params"], gravity=_symmat(model.gravity, (3,)),
-                     tau=tau, simplify=simplify, name=getattr(model, "name", ""), **kw)
+                     tau=tau, S=S, simplify=simplify, name=getattr(model, "name", ""), **kw)
