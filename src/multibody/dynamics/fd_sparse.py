@@ -8,18 +8,21 @@ array λ of the velocity variables is ``model.dof_parent`` (``expandLambda``, ta
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .. import _boundary as B
-from .._numba.primitives import BAD_FEXT, BAD_QD, BAD_TAU, OK, SINGULAR, all_finite, check_configuration
+from .._numba.primitives import (BAD_FEXT, BAD_QD, BAD_TAU, OK, SINGULAR, all_finite, check_configuration,
+                                 first_error)
 from ..sparse import _ltdl_kernel, _solve_ltdl_kernel
 from .crba import crba_one
 from .rnea import rnea_one
 
 
 @njit(cache=True)
-def fd_sparse_batch(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD):
-    """One compiled loop over states: CRBA → RNEA(q, q̇, 0) → LTDL → sparse back/forward solves."""
+def fd_sparse_range(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD, lo, hi):
+    """States lo…hi−1, one compiled loop: CRBA → RNEA(q, q̇, 0) → LTDL → sparse back/forward solves.
+
+    Arguments with leading size 1 are shared by all states."""
     nb = ti.shape[0]
     nv = S.shape[0]
     R = np.empty((nb, 3, 3))
@@ -38,7 +41,7 @@ def fd_sparse_batch(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD):
     C = np.empty(nv)
     rhs = np.empty((1, nv))
     zero = np.zeros(nv)
-    for n in range(QDD.shape[0]):
+    for n in range(lo, hi):
         q = Q[min(n, Q.shape[0] - 1)]
         qd = QD[min(n, QD.shape[0] - 1)]
         tau = TAU[min(n, TAU.shape[0] - 1)]
@@ -63,6 +66,21 @@ def fd_sparse_batch(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD):
     return OK
 
 
+@njit(cache=True)
+def fd_sparse_batch(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD):
+    return fd_sparse_range(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD, 0, QDD.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def fd_sparse_batch_parallel(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD, nchunk):
+    N = QDD.shape[0]
+    status = np.zeros(nchunk, dtype=np.int64)
+    for c in prange(nchunk):
+        status[c] = fd_sparse_range(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD,
+                                    c * N // nchunk, (c + 1) * N // nchunk)
+    return first_error(status)
+
+
 def fd_sparse(model, q, qd, tau, f_ext=None):
     """Forward dynamics by CRBA + sparse ``Lᵀ D L`` factorisation (RBDA §6.5; spatial_v2 ``FDcrb``
     with ``LTDL``/``mpyLi``/``mpyLit``).
@@ -83,12 +101,12 @@ def fd_sparse(model, q, qd, tau, f_ext=None):
     """
     args, batch = B.states(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
     ti, tf, S, a_grav = model._packed
-    lam = np.ascontiguousarray(model.dof_parent, dtype=np.int64)
+    lam = model.dof_parent
     N = B.batch_size(batch)
     qdd = np.empty((N, S.shape[0]))
     fe = args.get("f_ext")
-    B.raise_for(fd_sparse_batch(ti, tf, S, a_grav, lam, args["q"], args["qd"], args["tau"],
-                                B.no_fext(model) if fe is None else fe, fe is not None, qdd))
+    B.run(fd_sparse_batch, fd_sparse_batch_parallel, N, ti, tf, S, a_grav, lam, args["q"], args["qd"],
+          args["tau"], B.no_fext(model) if fe is None else fe, fe is not None, qdd)
     return qdd.reshape(batch + (S.shape[0],))
 
 
