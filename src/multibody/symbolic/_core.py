@@ -1,0 +1,397 @@
+"""Shared machinery of the symbolic derivations: SymEngine 3-vector algebra and rotation chains.
+
+Derivations run on SymEngine expressions held in plain Python lists (3-vectors ``[x, y, z]``,
+3×3 matrices as lists of rows), which is several times faster than SymPy for building the large,
+unexpanded expressions of M, b, g; results are converted back to SymPy at the end.
+
+Rotations are kept as *chains of factors* — elementary rotations ``("x"|"y"|"z", angle)`` and
+general 3×3 matrices — so that consecutive rotations about the same axis merge into one angle
+(R_z(q1)·R_z(q2) = R_z(q1+q2)). This keeps planar chains as compact as the slides' ``C123``
+form, and gives the relative angular velocity of a chain exactly, with no trigonometric
+simplification.
+"""
+from __future__ import annotations
+
+import itertools
+
+import symengine as se
+import sympy as sp
+
+ZERO = se.Integer(0)
+ONE = se.Integer(1)
+
+# ---------------------------------------------------------------------------------------------
+# conversion
+# ---------------------------------------------------------------------------------------------
+
+
+class _Sym(se.Symbol):
+    """A SymEngine symbol that converts back to the very SymPy symbol it came from
+    (SymEngine keeps no assumptions such as ``real=True``)."""
+
+    def __init__(self, name, orig):
+        super().__init__(name)
+        self.orig = orig
+
+    def _sympy_(self):
+        return self.orig
+
+
+_SYMS: dict = {}
+
+
+def se_symbol(sym: sp.Symbol):
+    """The SymEngine twin of a SymPy symbol (converts back to ``sym`` itself)."""
+    t = _SYMS.get(sym)
+    if t is None:
+        t = _SYMS[sym] = _Sym(sym.name, sym)
+    return t
+
+
+def to_se(x):
+    """SymPy (or number) → SymEngine; symbols keep their SymPy identity on the way back."""
+    if isinstance(x, se.Basic):
+        return x
+    if isinstance(x, sp.Symbol):
+        return se_symbol(x)
+    e = se.sympify(x)
+    if isinstance(x, sp.Basic) and x.free_symbols:
+        e = e.subs({se.Symbol(s.name): se_symbol(s) for s in x.free_symbols})
+    return e
+
+
+def to_sp(x):
+    """SymEngine → SymPy (number stays a SymPy number)."""
+    if isinstance(x, se.Basic):
+        return x._sympy_()
+    return sp.sympify(x)
+
+
+class Converter:
+    """SymEngine → SymPy that gives back the caller's own symbols.
+
+    SymEngine keeps no assumptions, so ``Symbol('q1', real=True)`` comes back as a plain
+    ``Symbol('q1')``; the converter replaces such symbols by the originals.
+    """
+
+    def __init__(self, symbols=()):
+        self.back = {sp.Symbol(s.name): s for s in symbols if sp.Symbol(s.name) != s}
+
+    def __call__(self, x):
+        e = to_sp(x)
+        if self.back and not e.is_number and any(s in self.back for s in e.free_symbols):
+            e = e.xreplace(self.back)
+        return e
+
+    def matrix(self, rows) -> sp.Matrix:
+        if rows and isinstance(rows[0], (list, tuple)):
+            return sp.Matrix([[self(e) for e in r] for r in rows])
+        return sp.Matrix([self(e) for e in rows])
+
+
+def sp_matrix(rows, conv: Converter | None = None) -> sp.Matrix:
+    """List of rows (or list of scalars = column) of SymEngine expressions → sympy.Matrix."""
+    if conv is not None:
+        return conv.matrix(rows)
+    if rows and isinstance(rows[0], (list, tuple)):
+        return sp.Matrix([[to_sp(e) for e in r] for r in rows])
+    return sp.Matrix([to_sp(e) for e in rows])
+
+
+def vec3(v, what="vector"):
+    """Any 3-vector-like input → list of 3 SymEngine expressions."""
+    if isinstance(v, (sp.MatrixBase, se.DenseMatrix)):
+        items = list(v)
+    else:
+        items = list(v)
+    if len(items) != 3:
+        raise ValueError(f"{what}: expected 3 entries, got {len(items)}")
+    return [to_se(e) for e in items]
+
+
+def mat3(A, what="matrix"):
+    """Any 3×3-like input → list of 3 rows of SymEngine expressions."""
+    if isinstance(A, (sp.MatrixBase, se.DenseMatrix)):
+        if (A.rows, A.cols) != (3, 3):
+            raise ValueError(f"{what}: expected a 3×3 matrix, got {A.rows}×{A.cols}")
+        return [[to_se(A[i, j]) for j in range(3)] for i in range(3)]
+    rows = [list(r) for r in A]
+    if len(rows) != 3 or any(len(r) != 3 for r in rows):
+        raise ValueError(f"{what}: expected a 3×3 matrix")
+    return [[to_se(e) for e in r] for r in rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3-vector algebra on lists
+# ---------------------------------------------------------------------------------------------
+
+
+def add(a, b):
+    return [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+
+
+def sub(a, b):
+    return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+
+
+def scale(s, a):
+    return [s * a[0], s * a[1], s * a[2]]
+
+
+def dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def mv(A, v):
+    """A·v."""
+    return [A[0][0] * v[0] + A[0][1] * v[1] + A[0][2] * v[2],
+            A[1][0] * v[0] + A[1][1] * v[1] + A[1][2] * v[2],
+            A[2][0] * v[0] + A[2][1] * v[1] + A[2][2] * v[2]]
+
+
+def mtv(A, v):
+    """Aᵀ·v."""
+    return [A[0][0] * v[0] + A[1][0] * v[1] + A[2][0] * v[2],
+            A[0][1] * v[0] + A[1][1] * v[1] + A[2][1] * v[2],
+            A[0][2] * v[0] + A[1][2] * v[1] + A[2][2] * v[2]]
+
+
+def mm(A, B):
+    return [[A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j] for j in range(3)]
+            for i in range(3)]
+
+
+def transpose(A):
+    return [[A[j][i] for j in range(3)] for i in range(3)]
+
+
+def eye3():
+    return [[ONE if i == j else ZERO for j in range(3)] for i in range(3)]
+
+
+def is_zero_vec(v):
+    return all(e == 0 for e in v)
+
+
+def is_identity(A):
+    return all(A[i][j] == (1 if i == j else 0) for i in range(3) for j in range(3))
+
+
+def skew_mat(v):
+    return [[ZERO, -v[2], v[1]], [v[2], ZERO, -v[0]], [-v[1], v[0], ZERO]]
+
+
+def unskew_mat(S):
+    return [S[2][1], S[0][2], S[1][0]]
+
+
+def time_derivative(expr, q, dq):
+    """Σ_k ∂expr/∂q_k · q̇_k for a SymEngine expression."""
+    out = ZERO
+    for qk, dqk in zip(q, dq):
+        d = expr.diff(qk)
+        if d != 0:
+            out = out + d * dqk
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# trigonometric canonical form (small local expressions only)
+# ---------------------------------------------------------------------------------------------
+
+
+def trig_canonical(e):
+    """Canonical polynomial form in sin/cos of single angles: expand_trig, expand, sin² → 1 − cos².
+
+    Zero exactly when the input is a polynomial trigonometric identity in independent angles.
+    Meant for small local expressions (a joint's rotation matrix); returns SymPy.
+    """
+    e = sp.expand(sp.expand_trig(sp.sympify(e)))
+
+    def is_sin_pow(x):
+        return x.is_Pow and isinstance(x.base, sp.sin) and x.exp.is_Integer and x.exp >= 2
+
+    def repl(x):
+        k = int(x.exp)
+        return (1 - sp.cos(x.base.args[0]) ** 2) ** (k // 2) * x.base ** (k % 2)
+
+    for _ in range(3):
+        new = sp.expand(e.replace(is_sin_pow, repl))
+        if new == e:
+            break
+        e = new
+    return e
+
+
+# ---------------------------------------------------------------------------------------------
+# rotation chains
+# ---------------------------------------------------------------------------------------------
+
+AXES = {"x": (ONE, ZERO, ZERO), "y": (ZERO, ONE, ZERO), "z": (ZERO, ZERO, ONE)}
+
+
+def elementary(axis: str, a):
+    """Elementary rotation matrix (list of rows) about x/y/z by angle ``a`` (SymEngine)."""
+    c, s = se.cos(a), se.sin(a)
+    if axis == "x":
+        return [[ONE, ZERO, ZERO], [ZERO, c, -s], [ZERO, s, c]]
+    if axis == "y":
+        return [[c, ZERO, s], [ZERO, ONE, ZERO], [-s, ZERO, c]]
+    return [[c, -s, ZERO], [s, c, ZERO], [ZERO, ZERO, ONE]]
+
+
+class Factor:
+    """One factor of a rotation chain: elementary (axis, angle) or a general matrix."""
+
+    __slots__ = ("axis", "angle", "matrix", "_key")
+
+    def __init__(self, axis=None, angle=None, matrix=None):
+        self.axis = axis
+        self.angle = angle
+        self.matrix = matrix if matrix is not None else elementary(axis, angle)
+        if axis is not None:
+            self._key = (axis, angle)
+        else:
+            self._key = ("M",) + tuple(e for r in self.matrix for e in r)
+
+    def key(self):
+        return self._key
+
+
+def product(factors):
+    out = None
+    for f in factors:
+        out = f.matrix if out is None else mm(out, f.matrix)
+    return out if out is not None else eye3()
+
+
+def merge(chain_a, chain_b):
+    """Concatenate two chains, merging neighbouring rotations about the same axis."""
+    out = list(chain_a)
+    for f in chain_b:
+        if out and f.axis is not None and out[-1].axis == f.axis:
+            ang = out[-1].angle + f.angle
+            out.pop()
+            if ang != 0:
+                out.append(Factor(f.axis, ang))
+        elif f.axis is None and is_identity(f.matrix):
+            continue
+        else:
+            out.append(f)
+    return out
+
+
+class ChainCache:
+    """Materialises chains with shared prefixes (so A_IB = A_IP·A_PB shares A_IP's entries)."""
+
+    def __init__(self):
+        self._memo = {(): eye3()}
+
+    def matrix(self, chain):
+        key = tuple(f.key() for f in chain)
+        if key in self._memo:
+            return self._memo[key]
+        prev = self.matrix(chain[:-1])
+        out = chain[-1].matrix if not chain[:-1] else mm(prev, chain[-1].matrix)
+        self._memo[key] = out
+        return out
+
+
+def _matches(A, factors) -> bool:
+    P = product(factors)
+    return all(se.expand(A[i][j] - P[i][j]) == 0 for i in range(3) for j in range(3))
+
+
+def factor_rotation(A, coords) -> list[Factor]:
+    """Write the 3×3 SymEngine matrix ``A`` as a chain of factors.
+
+    Constant matrices (free of the coordinates) become one general factor (none if identity);
+    products of up to three elementary rotations whose angles appear in ``A`` are recognised;
+    anything else stays one general factor.
+    """
+    coords = set(coords)
+    free = set().union(*(e.free_symbols for r in A for e in r))
+    if not (free & coords):
+        return [] if is_identity(A) else [Factor(matrix=A)]
+    args = []
+    for r in A:
+        for e in r:
+            for fn in e.atoms(se.sin, se.cos):
+                a = fn.args[0]
+                if a not in args:
+                    args.append(a)
+    if 1 <= len(args) <= 3:
+        for perm in itertools.permutations(args):
+            for axes in itertools.product("xyz", repeat=len(perm)):
+                if any(axes[k] == axes[k + 1] for k in range(len(axes) - 1)):
+                    continue
+                fs = [Factor(ax, a) for ax, a in zip(axes, perm)]
+                if _matches(A, fs):
+                    return fs
+    return [Factor(matrix=A)]
+
+
+def chain_local_omega(chain, q, dq, n):
+    """Relative angular velocity of a chain F_1⋯F_k, in the chain's *last* frame (body frame B).
+
+    Jacobian as 3×n lists: ω = Σ_j (F_{j+1}⋯F_k)ᵀ ω_j, with ω_j = axis_j · ∂angle_j/∂q for an
+    elementary factor (the same in its first and last frame) and ω_j = unskew(F_jᵀ ∂F_j/∂q)
+    (in F_j's last frame, put into trigonometric canonical form) for a general one.
+    """
+    J = [[ZERO] * n for _ in range(3)]
+    suffix = None  # F_{j+1}⋯F_k
+    for f in reversed(chain):
+        cols = []
+        if f.axis is not None:
+            ax = list(AXES[f.axis])
+            for k in range(n):
+                d = f.angle.diff(q[k])
+                if d != 0:
+                    cols.append((k, [a * d for a in ax]))
+        else:
+            F = f.matrix
+            for k in range(n):
+                dF = [[F[i][j].diff(q[k]) for j in range(3)] for i in range(3)]
+                if all(e == 0 for row in dF for e in row):
+                    continue
+                W = mm(transpose(F), dF)  # F^T dF/dq_k: body-fixed angular velocity per q̇_k
+                cols.append((k, [to_se(trig_canonical(to_sp(x))) for x in unskew_mat(W)]))
+        for k, w in cols:
+            if suffix is not None:
+                w = mtv(suffix, w)
+            for r in range(3):
+                J[r][k] = J[r][k] + w[r]
+        suffix = f.matrix if suffix is None else mm(f.matrix, suffix)
+    return J
+
+
+def matvec_cols(A, J, n):
+    """A (3×3) times a 3×n Jacobian."""
+    return [[A[r][0] * J[0][k] + A[r][1] * J[1][k] + A[r][2] * J[2][k] for k in range(n)]
+            for r in range(3)]
+
+
+def jac_times(J, v, n):
+    """3×n Jacobian times n-vector."""
+    return [sum((J[r][k] * v[k] for k in range(n) if J[r][k] != 0), ZERO) for r in range(3)]
+
+
+def jacT_times(J, f, n):
+    """(3×n)ᵀ times 3-vector → n-list."""
+    return [J[0][k] * f[0] + J[1][k] * f[1] + J[2][k] * f[2] for k in range(n)]
+
+
+def cross_cols(a, J, n):
+    """a × (each column of J)."""
+    return [[a[1] * J[2][k] - a[2] * J[1][k] for k in range(n)],
+            [a[2] * J[0][k] - a[0] * J[2][k] for k in range(n)],
+            [a[0] * J[1][k] - a[1] * J[0][k] for k in range(n)]]
+
+
+def jac_of_vec(v, q):
+    """∂v/∂q (3×n) of a 3-vector of SymEngine expressions."""
+    return [[e.diff(qk) for qk in q] for e in v]

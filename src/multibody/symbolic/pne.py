@@ -1,0 +1,514 @@
+"""proNEu in Python: projected Newton-Euler equations of a kinematic tree (proNEu manual, ch. 1-2).
+
+Describe the robot as the MATLAB tool does — a list of :class:`Body` (``m``, ``B_Th``,
+``B_r_COG``, ``P_r_PO``, ``A_PB``, ``parent``) and force elements :class:`RotForce` ('rot') and
+:class:`LinForce` ('lin') — then
+
+    eom = compute_pne(bodies, force_elements, q, dq, tau, I_a_grav, params=params)
+
+gives ``M q̈ + b + g = Sᵀ τ`` (manual eqs. 1.24-1.26) and the per-body global kinematics
+(``eom.kinematics["A_IB"][i]``, ``I_r_O``, ``I_dr_O``, ``I_r_CoG``, ``I_dr_CoG``, ``I_J_O``,
+``I_J_CoG``, ``I_Jr``, ``I_Omega``, ``B_Omega``, ``I_dJ_O_dq`` …).
+
+Implementation: the global kinematics are built recursively from the parent (A_IB = A_IP·A_PB,
+I_J_O = I_J_O,P − ĩ_d·I_Jr,P + A_IP·∂P_r_PO/∂q, …) and the Jacobian time derivatives enter only
+as the bias accelerations J̇·q̇, also recursively — the same quantities ``computePNE`` forms with
+``jacobian`` and ``dMATdt``, without their cost. All arithmetic runs in SymEngine; the result is
+converted to SymPy.
+
+Parents and force-element bodies are given as a body name, a 0-based index into ``bodies``, or
+``None`` / ``-1`` / ``"I"`` for the inertial frame (proNEu's ``0``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import symengine as se
+import sympy as sp
+
+from . import _core as C
+from .eom import EquationsOfMotion
+
+__all__ = ["Body", "RotForce", "LinForce", "compute_pne", "INERTIAL"]
+
+INERTIAL = None
+_INERTIAL_NAMES = {"I", "inertial", "world", "base"}
+
+
+@dataclass
+class Body:
+    """A rigid body of the kinematic tree (proNEu ``body(i)`` struct).
+
+    name     : str
+    m        : mass (``body(i).param.m``)
+    B_Th     : 3×3 inertia about the CoG in body coordinates (``param.B_Th``)
+    B_r_COG  : CoG in body coordinates (``param.B_r_COG``)
+    P_r_PO   : body-frame origin in parent coordinates (``cs.P_r_PO``), may depend on q
+    A_PB     : rotation B → parent coordinates (``cs.A_PB``), a 3×3 matrix of expressions of q,
+               or a sequence of factors ``("x"|"y"|"z", angle)`` / 3×3 matrices whose product it is
+    parent   : parent body (name, 0-based index, or None/-1/"I" for the inertial frame)
+    """
+
+    name: str
+    m: Any
+    B_Th: Any
+    B_r_COG: Any
+    P_r_PO: Any
+    A_PB: Any
+    parent: Any = None
+
+
+@dataclass
+class RotForce:
+    """Torque element ('rot'): torque ``B_T`` (body-B coordinates) acts on ``body_B``, −``B_T`` on ``body_P``."""
+
+    body_P: Any
+    body_B: Any
+    B_T: Any
+    name: str | None = None
+    type: str = "rot"
+
+
+@dataclass
+class LinForce:
+    """Force element ('lin'): force ``B_F`` (body-B coordinates) acts on ``body_B`` at ``B_r_A``
+    (point of action, B coordinates) and −``B_F`` on ``body_P`` at ``P_r_R`` (point of reaction,
+    P coordinates)."""
+
+    body_P: Any
+    body_B: Any
+    P_r_R: Any
+    B_r_A: Any
+    B_F: Any
+    name: str | None = None
+    type: str = "lin"
+
+
+# ---------------------------------------------------------------------------------------------
+# validation helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_symbols(seq, what) -> list[sp.Symbol]:
+    if isinstance(seq, sp.MatrixBase):
+        seq = list(seq)
+    out = [sp.sympify(s) for s in seq]
+    for s in out:
+        if not isinstance(s, sp.Symbol):
+            raise ValueError(f"{what}: entries must be SymPy symbols, got {s!r}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: repeated symbols")
+    return out
+
+
+def _free_symbols_sp(obj) -> set:
+    if isinstance(obj, sp.Basic):
+        return set(obj.free_symbols)
+    if isinstance(obj, se.Basic):
+        return {C.to_sp(s) for s in obj.free_symbols}
+    if isinstance(obj, (sp.MatrixBase, se.DenseMatrix)):
+        return set().union(*(_free_symbols_sp(e) for e in obj)) if len(obj) else set()
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return set().union(*(_free_symbols_sp(e) for e in obj)) if len(obj) else set()
+    if isinstance(obj, (int, float, np.number)):
+        return set()
+    return set(sp.sympify(obj).free_symbols)
+
+
+def _resolve_ref(ref, names, what, upto=None):
+    """Body reference → index (−1 = inertial). ``upto``: must be < upto (tree order)."""
+    if ref is None or (isinstance(ref, str) and ref in _INERTIAL_NAMES and ref not in names):
+        return -1
+    if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
+        idx = int(ref)
+        if idx == -1:
+            return -1
+        if not 0 <= idx < len(names):
+            raise ValueError(f"{what}: body index {idx} does not exist "
+                             f"(there are {len(names)} bodies, 0…{len(names) - 1}; −1/None = inertial)")
+    elif isinstance(ref, str):
+        if ref not in names:
+            raise ValueError(f"{what}: no body named {ref!r} (known: {', '.join(names)})")
+        idx = names.index(ref)
+    else:
+        raise ValueError(f"{what}: body reference must be a name, an index or None, got {ref!r}")
+    if upto is not None and idx >= upto:
+        raise ValueError(f"{what}: parent {names[idx]!r} must come before the body in the list")
+    return idx
+
+
+def _check_rotation(A_sp: sp.Matrix, where: str):
+    from .utils import is_orthonormal
+
+    if not is_orthonormal(A_sp):
+        raise ValueError(f"{where}: A_PB is not orthonormal (A_PBᵀ·A_PB ≠ I, or det ≠ +1)")
+
+
+# ---------------------------------------------------------------------------------------------
+# compute_pne
+# ---------------------------------------------------------------------------------------------
+
+
+def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gravity=(0, 0, -9.81),
+                params=None, *, simplify: bool | float = False, kinematics: bool | str = True,
+                check_rotations: bool = True,
+                progress: Callable[[str], None] | None = None) -> EquationsOfMotion:
+    """proNEu ``computePNE``: M, b, g, S of ``M q̈ + b + g = Sᵀ τ`` by projected Newton-Euler.
+
+    Parameters
+    ----------
+    bodies, force_elements : kinematic tree (:class:`Body`) and :class:`RotForce`/:class:`LinForce`
+    q, dq, tau : generalized coordinates, velocities, actuator symbols
+    gravity    : I_a_grav, gravity acceleration in the inertial frame (may hold parameters)
+    params     : the model parameters; when given, any other symbol in the input is an error
+                 (naming the body/element and the symbol). When ``None`` every symbol that is
+                 not in q, dq, tau counts as a parameter.
+    simplify   : False, True (60 s) or seconds for :meth:`EquationsOfMotion.simplify`
+    kinematics : True: global kinematics of every body in ``eom.kinematics``; "full": also the
+                 Jacobian time derivatives I_dJ_O, I_dJ_CoG, I_dJr and dA_IB; False: none
+    progress   : optional callback ``progress(message)``
+
+    Returns an :class:`EquationsOfMotion`; ``extra["f_passive"]`` holds force-element terms that
+    do not depend on τ (moved nowhere: ``M q̈ + b + g = Sᵀτ + f_passive``), if there are any.
+    """
+    t0 = time.perf_counter()
+    say = progress or (lambda msg: None)
+    q = _as_symbols(q, "q")
+    dq = _as_symbols(dq, "dq")
+    tau = _as_symbols(tau, "tau")
+    if len(q) != len(dq):
+        raise ValueError(f"q has {len(q)} coordinates but dq has {len(dq)} velocities")
+    overlap = (set(q) & set(dq)) | (set(q) & set(tau)) | (set(dq) & set(tau))
+    if overlap:
+        raise ValueError(f"q, dq and tau must be distinct symbols; shared: "
+                         f"{', '.join(sorted(s.name for s in overlap))}")
+    n = len(q)
+    bodies = list(bodies)
+    force_elements = list(force_elements)
+    if not bodies:
+        raise ValueError("compute_pne: no bodies")
+    names = []
+    for i, b in enumerate(bodies):
+        if not isinstance(b, Body):
+            raise ValueError(f"bodies[{i}]: expected a Body, got {type(b).__name__}")
+        if b.name in names:
+            raise ValueError(f"body {b.name!r}: name used twice")
+        names.append(str(b.name))
+    gravity_sp = sp.Matrix(list(gravity)) if not isinstance(gravity, sp.MatrixBase) else gravity
+    if len(gravity_sp) != 3:
+        raise ValueError(f"gravity: expected 3 entries, got {len(gravity_sp)}")
+
+    qs, dqs, taus = set(q), set(dq), set(tau)
+    if params is None:
+        found = set()
+        for b in bodies:
+            for attr in ("m", "B_Th", "B_r_COG", "P_r_PO", "A_PB"):
+                found |= _free_symbols_sp(_factor_input(getattr(b, attr)))
+        for fe in force_elements:
+            for attr in ("B_T", "P_r_R", "B_r_A", "B_F"):
+                if hasattr(fe, attr):
+                    found |= _free_symbols_sp(getattr(fe, attr))
+        found |= _free_symbols_sp(gravity_sp)
+        params_t = tuple(sorted(found - qs - dqs - taus, key=lambda s: s.name))
+        strict = False
+    else:
+        params_t = tuple(_as_symbols(params, "params"))
+        strict = True
+    pset = set(params_t)
+
+    def check_syms(obj, where, allowed_extra=()):
+        syms = _free_symbols_sp(obj)
+        bad_rate = syms & dqs
+        if bad_rate:
+            raise ValueError(f"{where}: contains velocity symbol(s) "
+                             f"{', '.join(sorted(s.name for s in bad_rate))}; only q and parameters are allowed")
+        bad_tau = (syms & taus) - set(allowed_extra)
+        if bad_tau:
+            raise ValueError(f"{where}: contains actuator symbol(s) "
+                             f"{', '.join(sorted(s.name for s in bad_tau))}; τ belongs in force elements")
+        if strict:
+            unknown = syms - qs - pset - set(allowed_extra)
+            if unknown:
+                raise ValueError(f"{where}: unknown symbol(s) {', '.join(sorted(s.name for s in unknown))} "
+                                 f"(neither a coordinate nor a declared parameter)")
+
+    # ---- read and validate the bodies ------------------------------------------------------
+    parents, data = [], []
+    for i, b in enumerate(bodies):
+        where = f"body {b.name!r}"
+        parents.append(_resolve_ref(b.parent, names, where, upto=i))
+        m = C.to_se(b.m)
+        try:
+            Th = C.mat3(b.B_Th, f"{where}: B_Th")
+            rc = C.vec3(b.B_r_COG, f"{where}: B_r_COG")
+            p = C.vec3(b.P_r_PO, f"{where}: P_r_PO")
+        except (TypeError, sp.SympifyError) as exc:
+            raise ValueError(f"{where}: {exc}") from exc
+        if any(Th[r][c] - Th[c][r] != 0 for r in range(3) for c in range(r)):
+            raise ValueError(f"{where}: B_Th is not symmetric")
+        factors = _factors(b.A_PB, q, where)
+        A = C.product(factors)
+        for obj, part in ((b.m, "m"), (b.B_Th, "B_Th"), (b.B_r_COG, "B_r_COG"),
+                          (b.P_r_PO, "P_r_PO"), (_factor_input(b.A_PB), "A_PB")):
+            check_syms(obj, f"{where}: {part}")
+        for e in (m, *[x for r in Th for x in r]):
+            if _free_symbols_sp(e) & qs:
+                raise ValueError(f"{where}: mass/inertia must not depend on the coordinates")
+        if check_rotations and any(f.axis is None for f in factors):
+            _check_rotation(C.sp_matrix(A), where)  # elementary factors are rotations by construction
+        data.append((m, Th, rc, p, factors))
+    check_syms(gravity_sp, "gravity")
+    grav = C.vec3(gravity_sp, "gravity")
+
+    # ---- force elements ---------------------------------------------------------------------
+    felems = []
+    for k, fe in enumerate(force_elements):
+        label = fe.name or f"force element {k} ({getattr(fe, 'type', '?')})"
+        kind = getattr(fe, "type", None)
+        if kind not in ("rot", "lin"):
+            raise ValueError(f"{label}: type must be 'rot' or 'lin', got {kind!r}")
+        iB = _resolve_ref(fe.body_B, names, f"{label}: body_B")
+        iP = _resolve_ref(fe.body_P, names, f"{label}: body_P")
+        if iB == -1:
+            raise ValueError(f"{label}: body_B (body of action) cannot be the inertial frame")
+        if iB == iP:
+            raise ValueError(f"{label}: body_P and body_B are the same body")
+        if kind == "rot":
+            check_syms(fe.B_T, f"{label}: B_T", allowed_extra=tau)
+            felems.append(("rot", iP, iB, C.vec3(fe.B_T, f"{label}: B_T")))
+        else:
+            for attr in ("P_r_R", "B_r_A"):
+                check_syms(getattr(fe, attr), f"{label}: {attr}")
+            check_syms(fe.B_F, f"{label}: B_F", allowed_extra=tau)
+            felems.append(("lin", iP, iB, C.vec3(fe.P_r_R, f"{label}: P_r_R"),
+                           C.vec3(fe.B_r_A, f"{label}: B_r_A"), C.vec3(fe.B_F, f"{label}: B_F")))
+    say(f"input checked ({len(bodies)} bodies, {len(felems)} force elements, n = {n})")
+
+    # ---- recursive kinematics (body coordinates) and projected Newton-Euler sums ------------
+    # Every quantity of body B is kept in B coordinates: B_Jr = A_PBᵀ(P_Jr) + B_Jr,loc, ...;
+    # the projections (1.24)-(1.26) do not depend on the frame the Jacobians are written in, and
+    # body coordinates need only the local rotations A_PB, which keeps the expressions short.
+    qe = [C.to_se(s) for s in q]
+    dqe = [C.to_se(s) for s in dq]
+    Z3n = lambda: [[C.ZERO] * n for _ in range(3)]  # noqa: E731
+    K = []  # per body: dict of SymEngine quantities (body coordinates)
+    Mm = [[C.ZERO] * n for _ in range(n)]
+    bv = [C.ZERO] * n
+    gv = [C.ZERO] * n
+    zero3 = [C.ZERO, C.ZERO, C.ZERO]
+    root = {"J": Z3n(), "Jr": Z3n(), "Om": zero3, "dOm_b": zero3, "a_b": zero3, "grav": grav}
+
+    def bias(Jac):
+        """(d/dt Jac)·q̇ with q̈ = 0, for a 3×n Jacobian of SymEngine expressions."""
+        return [sum((C.time_derivative(Jac[r][k], qe, dqe) * dqe[k] for k in range(n)
+                     if Jac[r][k] != 0 and not Jac[r][k].is_number), C.ZERO) for r in range(3)]
+
+    def mtv_cols(A, J):
+        return [[A[0][r] * J[0][k] + A[1][r] * J[1][k] + A[2][r] * J[2][k] for k in range(n)]
+                for r in range(3)]
+
+    for i, (m, Th, rc, p, factors) in enumerate(data):
+        P = root if parents[i] < 0 else K[parents[i]]
+        A = C.product(factors)                                   # A_PB
+        # rotation: B_Jr = A_PBᵀ P_Jr + B_Jr,loc ; B_Ω ; bias of B_Ω̇
+        Jloc = C.chain_local_omega(factors, qe, dqe, n)
+        Jr = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(mtv_cols(A, P["Jr"]), Jloc)]
+        w_rel = C.jac_times(Jloc, dqe, n)
+        Om_P = C.mtv(A, P["Om"])
+        Om = C.add(Om_P, w_rel)
+        dOm_b = C.add(C.add(C.mtv(A, P["dOm_b"]), C.cross(Om_P, w_rel)), bias(Jloc))
+        # origin: B_J_O = A_PBᵀ(P_J − p̃ P_Jr + ∂p/∂q) ; bias acceleration
+        Jp = C.jac_of_vec(p, qe)
+        pJr = C.cross_cols(p, P["Jr"], n)
+        J_O = mtv_cols(A, [[P["J"][r][k] - pJr[r][k] + Jp[r][k] for k in range(n)] for r in range(3)])
+        p_dot = C.jac_times(Jp, dqe, n)
+        a_P = C.add(P["a_b"], C.cross(P["dOm_b"], p))
+        a_P = C.add(a_P, C.cross(P["Om"], C.cross(P["Om"], p)))
+        a_P = C.add(a_P, C.scale(2, C.cross(P["Om"], p_dot)))
+        a_P = C.add(a_P, bias(Jp))
+        a_O_b = C.mtv(A, a_P)
+        grav_B = C.mtv(A, P["grav"])
+        # centre of gravity
+        Jc = C.jac_of_vec(rc, qe)
+        cJr = C.cross_cols(rc, Jr, n)
+        J_S = [[J_O[r][k] - cJr[r][k] + Jc[r][k] for k in range(n)] for r in range(3)]
+        a_S_b = C.add(a_O_b, C.cross(dOm_b, rc))
+        a_S_b = C.add(a_S_b, C.cross(Om, C.cross(Om, rc)))
+        a_S_b = C.add(a_S_b, C.scale(2, C.cross(Om, C.jac_times(Jc, dqe, n))))
+        a_S_b = C.add(a_S_b, bias(Jc))
+        K.append({"factors": factors, "A_PB": A, "p": p, "rc": rc, "J": J_O, "Jr": Jr,
+                  "Om": Om, "dOm_b": dOm_b, "a_b": a_O_b, "J_S": J_S, "a_S_b": a_S_b,
+                  "grav": grav_B})
+
+        # projected Newton-Euler contributions (1.24)-(1.26), in body coordinates
+        if m != 0:
+            cols = [k for k in range(n) if any(J_S[r][k] != 0 for r in range(3))]
+            for ia, a in enumerate(cols):
+                ja = [J_S[0][a], J_S[1][a], J_S[2][a]]
+                for b_ in cols[ia:]:
+                    Mm[a][b_] = Mm[a][b_] + m * C.dot(ja, [J_S[0][b_], J_S[1][b_], J_S[2][b_]])
+                bv[a] = bv[a] + m * C.dot(ja, a_S_b)
+                gv[a] = gv[a] - m * C.dot(ja, grav_B)
+        if any(x != 0 for row in Th for x in row):
+            ThJ = [[Th[r][0] * Jr[0][k] + Th[r][1] * Jr[1][k] + Th[r][2] * Jr[2][k]
+                    for k in range(n)] for r in range(3)]
+            rot_b = C.add(C.mv(Th, dOm_b), C.cross(Om, C.mv(Th, Om)))
+            cols = [k for k in range(n) if any(Jr[r][k] != 0 for r in range(3))]
+            for ia, a in enumerate(cols):
+                for b_ in cols[ia:]:
+                    Mm[a][b_] = Mm[a][b_] + (Jr[0][a] * ThJ[0][b_] + Jr[1][a] * ThJ[1][b_]
+                                             + Jr[2][a] * ThJ[2][b_])
+                bv[a] = bv[a] + C.dot([Jr[0][a], Jr[1][a], Jr[2][a]], rot_b)
+        say(f"body {i + 1}/{len(bodies)} {names[i]!r} done")
+
+    # ---- generalized forces of the force elements ----------------------------------------------
+    fv = [C.ZERO] * n
+    cache = C.ChainCache()
+    chains = []
+    for i in range(len(K)):
+        chains.append(C.merge(chains[parents[i]] if parents[i] >= 0 else [], K[i]["factors"]))
+
+    def rel_rot(iP, iB):
+        """A_PB between any two bodies (P may be −1 = inertial)."""
+        R, j = K[iB]["A_PB"], parents[iB]
+        while j != iP and j >= 0:
+            R = C.mm(K[j]["A_PB"], R)
+            j = parents[j]
+        if j == iP:
+            return R
+        return C.mm(C.transpose(cache.matrix(chains[iP])), cache.matrix(chains[iB]))
+
+    def point_jac(ib, B_r):
+        Kb = K[ib]
+        rJr = C.cross_cols(B_r, Kb["Jr"], n)
+        Jr_ = C.jac_of_vec(B_r, qe)
+        return [[Kb["J"][r][k] - rJr[r][k] + Jr_[r][k] for k in range(n)] for r in range(3)]
+
+    for fe in felems:
+        if fe[0] == "rot":
+            _, iP, iB, B_T = fe
+            contrib = C.jacT_times(K[iB]["Jr"], B_T, n)
+            if iP >= 0:
+                T_P = C.mv(rel_rot(iP, iB), B_T)
+                contrib = [c - x for c, x in zip(contrib, C.jacT_times(K[iP]["Jr"], T_P, n))]
+        else:
+            _, iP, iB, P_r_R, B_r_A, B_F = fe
+            contrib = C.jacT_times(point_jac(iB, B_r_A), B_F, n)
+            if iP >= 0:
+                F_P = C.mv(rel_rot(iP, iB), B_F)
+                contrib = [c - x for c, x in zip(contrib, C.jacT_times(point_jac(iP, P_r_R), F_P, n))]
+        fv = [a + b_ for a, b_ in zip(fv, contrib)]
+    taue = [C.to_se(t) for t in tau]
+    S_rows = [[fv[k].diff(t) for k in range(n)] for t in taue]
+    passive = [se.expand(fv[k] - sum((S_rows[j][k] * taue[j] for j in range(len(tau))), C.ZERO))
+               for k in range(n)]
+    for j, t in enumerate(tau):
+        if all(S_rows[j][k] == 0 for k in range(n)):
+            raise ValueError(f"actuator {t} appears in no force element")
+    for row in S_rows:
+        for k in range(n):
+            if _free_symbols_sp(row[k]) & taus:
+                raise ValueError("force elements must be linear in the actuator symbols τ")
+    say("assembling result")
+
+    # ---- SymPy result ---------------------------------------------------------------------------
+    for a in range(n):
+        for b_ in range(a):
+            Mm[a][b_] = Mm[b_][a]
+    conv = C.Converter(list(q) + list(dq) + list(tau) + list(params_t))
+    Msp = C.sp_matrix(Mm, conv)
+    extra = {"method": "pne", "body_names": list(names), "parents": list(parents)}
+    if any(x != 0 for x in passive):
+        extra["f_passive"] = C.sp_matrix(passive, conv)
+    S = C.sp_matrix(S_rows, conv) if tau else sp.zeros(0, n)
+    kin = (_kinematics_output(K, parents, chains, cache, names, qe, dqe, n, kinematics, conv)
+           if kinematics else {})
+    eom = EquationsOfMotion(q=sp.Matrix(q), dq=sp.Matrix(dq), M=Msp, b=C.sp_matrix(bv, conv),
+                            g=C.sp_matrix(gv, conv), S=S, tau=sp.Matrix(tau), params=params_t,
+                            kinematics=kin, extra=extra)
+    eom.extra["seconds"] = time.perf_counter() - t0
+    if simplify:
+        limit = 60.0 if simplify is True else float(simplify)
+        say(f"simplifying (at most {limit:g} s)")
+        eom = eom.simplify(time_limit=limit, progress=progress)
+    return eom
+
+
+def _is_factor_list(A) -> bool:
+    return isinstance(A, (list, tuple)) and len(A) > 0 and all(
+        (isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str))
+        or isinstance(f, (sp.MatrixBase, se.DenseMatrix)) for f in A)
+
+
+def _factor_input(A):
+    """What an A_PB holds, for symbol checks: the matrix, or the angles/matrices of a factor list."""
+    if _is_factor_list(A):
+        return [f[1] if isinstance(f, tuple) else f for f in A]
+    return A
+
+
+def _factors(A, q, where) -> list:
+    """A_PB (matrix or factor list) → chain of C.Factor."""
+    qe = [C.to_se(s) for s in q]
+    if _is_factor_list(A):
+        out = []
+        for f in A:
+            if isinstance(f, tuple):
+                ax, ang = f
+                if ax not in ("x", "y", "z"):
+                    raise ValueError(f"{where}: A_PB factor axis must be 'x', 'y' or 'z', got {ax!r}")
+                out = C.merge(out, [C.Factor(ax, C.to_se(ang))])
+            else:
+                Mf = C.mat3(f, f"{where}: A_PB factor")
+                from .utils import is_orthonormal
+
+                if not is_orthonormal(C.sp_matrix(Mf)):
+                    raise ValueError(f"{where}: A_PB factor is not orthonormal (Aᵀ·A ≠ I)")
+                out = C.merge(out, C.factor_rotation(Mf, qe))
+        return out
+    try:
+        Am = C.mat3(A, f"{where}: A_PB")
+    except (TypeError, sp.SympifyError) as exc:
+        raise ValueError(f"{where}: A_PB: {exc}") from exc
+    return C.factor_rotation(Am, qe)
+
+
+def _kinematics_output(K, parents, chains, cache, names, qe, dqe, n, level, conv):
+    """Global (inertial-frame) kinematics of every body from the body-frame recursion."""
+    keys = ("A_IB", "I_r_O", "I_dr_O", "I_r_CoG", "I_dr_CoG", "I_J_O", "I_J_CoG", "I_Jr",
+            "I_Omega", "I_dJ_O_dq", "I_dJ_CoG_dq", "I_dJr_dq", "B_Omega", "B_J_O", "B_Jr")
+    out = {k: [] for k in keys}
+    out["names"] = list(names)
+    if level == "full":
+        for k in ("dA_IB", "I_dJ_O", "I_dJ_CoG", "I_dJr"):
+            out[k] = []
+    I_r = []
+    for i, Kb in enumerate(K):
+        A_IB = cache.matrix(chains[i])
+        A_IP = cache.matrix(chains[parents[i]]) if parents[i] >= 0 else C.eye3()
+        r_O = C.mv(A_IP, Kb["p"]) if parents[i] < 0 else C.add(I_r[parents[i]], C.mv(A_IP, Kb["p"]))
+        I_r.append(r_O)
+        cols = lambda J: C.matvec_cols(A_IB, J, n)  # noqa: E731
+        I_J, I_JS, I_Jr = cols(Kb["J"]), cols(Kb["J_S"]), cols(Kb["Jr"])
+        vals = {
+            "A_IB": A_IB, "I_r_O": r_O,
+            "I_dr_O": C.mv(A_IB, C.jac_times(Kb["J"], dqe, n)),
+            "I_r_CoG": C.add(r_O, C.mv(A_IB, Kb["rc"])),
+            "I_dr_CoG": C.mv(A_IB, C.jac_times(Kb["J_S"], dqe, n)),
+            "I_J_O": I_J, "I_J_CoG": I_JS, "I_Jr": I_Jr, "I_Omega": C.mv(A_IB, Kb["Om"]),
+            "I_dJ_O_dq": C.mv(A_IB, Kb["a_b"]), "I_dJ_CoG_dq": C.mv(A_IB, Kb["a_S_b"]),
+            "I_dJr_dq": C.mv(A_IB, Kb["dOm_b"]),
+            "B_Omega": Kb["Om"], "B_J_O": Kb["J"], "B_Jr": Kb["Jr"],
+        }
+        for k in keys:
+            out[k].append(C.sp_matrix(vals[k], conv))
+        if level == "full":
+            td = lambda M_: [[C.time_derivative(x, qe, dqe) for x in row] for row in M_]  # noqa: E731
+            out["dA_IB"].append(C.sp_matrix(td(A_IB), conv))
+            out["I_dJ_O"].append(C.sp_matrix(td(I_J), conv))
+            out["I_dJ_CoG"].append(C.sp_matrix(td(I_JS), conv))
+            out["I_dJr"].append(C.sp_matrix(td(I_Jr), conv))
+    return out

@@ -1,0 +1,213 @@
+"""Symbolic recursive Newton-Euler (RNEA) and composite-rigid-body (CRBA) algorithms.
+
+The lecture slides' recursion, in each body's own coordinates, on SymEngine 3-vectors:
+
+outward (i = root → leaves), with E = A_PB, p = P_r_PO, Z the joint axis (body coordinates):
+    ω_i  = Eᵀω_p + Z q̇_i                                           (revolute, helical)
+    ω̇_i  = Eᵀω̇_p + (Eᵀω_p) × Z q̇_i + Z q̈_i
+    v̇_i  = Eᵀ(v̇_p + ω̇_p × p + ω_p × (ω_p × p)) + 2(Eᵀω_p) × Z ḋ_i + Z d̈_i   (prismatic, helical)
+    v̇_Ci = v̇_i + ω̇_i × c_i + ω_i × (ω_i × c_i)
+    F_i = m_i v̇_Ci,   N_i = Θ_Ci ω̇_i + ω_i × Θ_Ci ω_i
+inward (i = leaves → root):
+    f_i = F_i + Σ_children E_c f_c
+    n_i = N_i + c_i × F_i + Σ_children (E_c n_c + p_c × E_c f_c)
+    τ_i = n_iᵀZ (revolute),  f_iᵀZ (prismatic),  n_iᵀZ + h f_iᵀZ (helical, pitch h)
+gravity: v̇_0 = −g (the base accelerates upwards).
+
+M comes from CRBA with composite inertias (mass, first moment h = m c, rotational inertia about
+the body origin), b = RNEA(q, q̇, 0) without gravity, g = RNEA(q, 0, 0) with gravity.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import _core as C
+
+REV, PRI, HEL, FIX = "R", "P", "H", "F"
+
+
+@dataclass
+class SymBody:
+    """One body of a symbolic tree (SymEngine entries; built by ``derive`` from a Model)."""
+
+    name: str
+    parent: int          # −1 = fixed base
+    kind: str            # "R", "P", "H" or "F"
+    dof: int             # index of its coordinate in q (−1 for fixed joints)
+    axis: list           # Z, unit axis in joint = body coordinates
+    pitch: object        # h (helical)
+    A_PJ: list           # 3×3 rows
+    t_PJ: list           # joint-frame origin in parent coordinates
+    mass: object
+    com: list
+    inertia_com: list    # 3×3 rows about the CoM, body coordinates
+
+
+def axis_rotation(axis, angle):
+    """Rotation by ``angle`` about unit ``axis`` (Rodrigues); exact elementary matrices for x/y/z."""
+    for name, e in C.AXES.items():
+        if all(a == b for a, b in zip(axis, e)):
+            return C.elementary(name, angle)
+    c, s = C.se.cos(angle), C.se.sin(angle)
+    x, y, z = axis
+    t = 1 - c
+    return [[c + x * x * t, x * y * t - z * s, x * z * t + y * s],
+            [y * x * t + z * s, c + y * y * t, y * z * t - x * s],
+            [z * x * t - y * s, z * y * t + x * s, c + z * z * t]]
+
+
+def joint_transform(body: SymBody, q):
+    """(A_PB, P_r_PO) of a body for coordinate values ``q`` (list of SymEngine symbols)."""
+    A, t = body.A_PJ, body.t_PJ
+    if body.kind == FIX:
+        return A, t
+    qi = q[body.dof]
+    if body.kind in (REV, HEL):
+        R = axis_rotation(body.axis, qi)
+        A = R if C.is_identity(A) else C.mm(A, R)
+    if body.kind in (PRI, HEL):
+        d = qi if body.kind == PRI else body.pitch * qi
+        t = C.add(t, C.scale(d, C.mv(body.A_PJ, body.axis)))
+    return A, t
+
+
+def rnea(bodies: list[SymBody], q, dq, ddq, gravity, transforms=None):
+    """Generalized forces τ (list over dofs, length n = len(q)) by the recursion above.
+
+    ``dq``/``ddq`` may be ``None`` (zero); ``gravity`` a 3-vector or ``None`` (zero).
+    """
+    n = len(q)
+    nb = len(bodies)
+    if transforms is None:
+        transforms = [joint_transform(b, q) for b in bodies]
+    z3 = [C.ZERO, C.ZERO, C.ZERO]
+    w, dw, a = [None] * nb, [None] * nb, [None] * nb
+    F, N = [None] * nb, [None] * nb
+    a0 = z3 if gravity is None else C.scale(-1, list(gravity))
+    for i, bd in enumerate(bodies):
+        E, p = transforms[i]
+        if bd.parent < 0:
+            wp, dwp, ap = z3, z3, a0
+        else:
+            wp, dwp, ap = w[bd.parent], dw[bd.parent], a[bd.parent]
+        lin = ap
+        if not C.is_zero_vec(dwp):
+            lin = C.add(lin, C.cross(dwp, p))
+        if not C.is_zero_vec(wp):
+            lin = C.add(lin, C.cross(wp, C.cross(wp, p)))
+        ai = C.mtv(E, lin)
+        wP = C.mtv(E, wp)
+        dwi = C.mtv(E, dwp)
+        wi = wP
+        qd = dq[bd.dof] if (dq is not None and bd.dof >= 0) else C.ZERO
+        qdd = ddq[bd.dof] if (ddq is not None and bd.dof >= 0) else C.ZERO
+        Z = bd.axis
+        if bd.kind in (REV, HEL):
+            wi = C.add(wP, C.scale(qd, Z))
+            dwi = C.add(C.add(dwi, C.cross(wP, C.scale(qd, Z))), C.scale(qdd, Z))
+        if bd.kind in (PRI, HEL):
+            h = C.ONE if bd.kind == PRI else bd.pitch
+            ai = C.add(C.add(ai, C.scale(2 * h * qd, C.cross(wP, Z))), C.scale(h * qdd, Z))
+        w[i], dw[i], a[i] = wi, dwi, ai
+        c, m, Th = bd.com, bd.mass, bd.inertia_com
+        aC = C.add(C.add(ai, C.cross(dwi, c)), C.cross(wi, C.cross(wi, c)))
+        F[i] = C.scale(m, aC)
+        N[i] = C.add(C.mv(Th, dwi), C.cross(wi, C.mv(Th, wi)))
+    f = [list(x) for x in F]
+    nn = [C.add(N[i], C.cross(bodies[i].com, F[i])) for i in range(nb)]
+    tau = [C.ZERO] * n
+    for i in range(nb - 1, -1, -1):
+        bd = bodies[i]
+        if bd.dof >= 0:
+            Z = bd.axis
+            if bd.kind == REV:
+                tau[bd.dof] = C.dot(nn[i], Z)
+            elif bd.kind == PRI:
+                tau[bd.dof] = C.dot(f[i], Z)
+            else:
+                tau[bd.dof] = C.dot(nn[i], Z) + bd.pitch * C.dot(f[i], Z)
+        if bd.parent >= 0:
+            E, p = transforms[i]
+            Ef = C.mv(E, f[i])
+            f[bd.parent] = C.add(f[bd.parent], Ef)
+            nn[bd.parent] = C.add(nn[bd.parent], C.add(C.mv(E, nn[i]), C.cross(p, Ef)))
+    return tau
+
+
+def crba(bodies: list[SymBody], q, transforms=None):
+    """Joint-space mass matrix (n×n lists) by composite rigid bodies (RBDA table 6.2, 3-vector form)."""
+    n = len(q)
+    nb = len(bodies)
+    if transforms is None:
+        transforms = [joint_transform(b, q) for b in bodies]
+    mc, hc, Ic = [], [], []
+    for bd in bodies:
+        m, c, Th = bd.mass, bd.com, bd.inertia_com
+        cc = C.dot(c, c)
+        IO = [[Th[r][k] + m * ((cc if r == k else C.ZERO) - c[r] * c[k]) for k in range(3)]
+              for r in range(3)]
+        mc.append(m)
+        hc.append(C.scale(m, c))
+        Ic.append(IO)
+    for i in range(nb - 1, -1, -1):
+        p_i = bodies[i].parent
+        if p_i < 0:
+            continue
+        E, r = transforms[i]
+        h1 = C.mv(E, hc[i])
+        I1 = C.mm(C.mm(E, Ic[i]), C.transpose(E))
+        m = mc[i]
+        # I_about_parent = I1 − r̃h̃ − h̃r̃ − m r̃r̃  (h, r in parent coordinates)
+        rh = C.dot(r, h1)
+        rr = C.dot(r, r)
+        for a_ in range(3):
+            for b_ in range(3):
+                d = (rh if a_ == b_ else C.ZERO) * 2 - r[a_] * h1[b_] - h1[a_] * r[b_]
+                d2 = m * ((rr if a_ == b_ else C.ZERO) - r[a_] * r[b_])
+                Ic[p_i][a_][b_] = Ic[p_i][a_][b_] + I1[a_][b_] + d + d2
+        hc[p_i] = C.add(hc[p_i], C.add(h1, C.scale(m, r)))
+        mc[p_i] = mc[p_i] + m
+    M = [[C.ZERO] * n for _ in range(n)]
+    z3 = [C.ZERO, C.ZERO, C.ZERO]
+
+    def motion(bd):
+        Z = bd.axis
+        if bd.kind == REV:
+            return Z, z3
+        if bd.kind == PRI:
+            return z3, Z
+        return Z, C.scale(bd.pitch, Z)
+
+    for i, bd in enumerate(bodies):
+        if bd.dof < 0:
+            continue
+        sw, sv = motion(bd)
+        # F = Ic s : n = I sw + h × sv, f = m sv − h × sw
+        nF = C.add(C.mv(Ic[i], sw), C.cross(hc[i], sv))
+        fF = C.sub(C.scale(mc[i], sv), C.cross(hc[i], sw))
+        M[bd.dof][bd.dof] = C.dot(sw, nF) + C.dot(sv, fF)
+        j = i
+        while bodies[j].parent >= 0:
+            E, r = transforms[j]
+            fF = C.mv(E, fF)
+            nF = C.add(C.mv(E, nF), C.cross(r, fF))
+            j = bodies[j].parent
+            bj = bodies[j]
+            if bj.dof >= 0:
+                swj, svj = motion(bj)
+                M[bd.dof][bj.dof] = M[bj.dof][bd.dof] = C.dot(swj, nF) + C.dot(svj, fF)
+    return M
+
+
+def derive_rnea(bodies: list[SymBody], q, dq, gravity, progress: Callable[[str], None] | None = None):
+    """(M, b, g) as SymEngine lists: CRBA, RNEA(q, q̇, 0) without gravity, RNEA(q, 0, 0)."""
+    say = progress or (lambda msg: None)
+    transforms = [joint_transform(b, q) for b in bodies]
+    say("CRBA: mass matrix")
+    M = crba(bodies, q, transforms)
+    say("RNEA: Coriolis and centrifugal terms b = RNEA(q, q̇, 0), no gravity")
+    b = rnea(bodies, q, dq, None, None, transforms)
+    say("RNEA: gravity terms g = RNEA(q, 0, 0)")
+    g = rnea(bodies, q, None, None, gravity, transforms)
+    return M, b, g

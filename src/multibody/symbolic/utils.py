@@ -1,0 +1,163 @@
+"""proNEu utilities (utils/ of the MATLAB tool), in SymPy.
+
+* ``euler_to_rot_A_IB(a, b, c)`` = R_x(a)·R_y(b)·R_z(c)  (x-y-z convention, rotates B coordinates into I)
+* ``euler_to_rot_A_BI(a, b, c)`` = A_IBᵀ
+* ``dMATdt(M, q, dq)``           full time derivative Σ_k ∂M/∂q_k · q̇_k
+* ``skew(v)``, ``unskew(S)``     3-vector ↔ skew-symmetric matrix (ṽ w = v × w)
+* ``check_orthonormal(A, ...)``  is Aᵀ A = I (symbolically, else numerically at random values)?
+
+Every function also accepts symengine matrices/expressions and then answers in symengine.
+"""
+from __future__ import annotations
+
+import random
+
+import sympy as sp
+
+__all__ = ["rot_x", "rot_y", "rot_z", "euler_to_rot_A_IB", "euler_to_rot_A_BI", "dMATdt",
+           "skew", "unskew", "is_orthonormal", "check_orthonormal"]
+
+
+def _backend(*objs):
+    """sympy, or symengine when any argument is a symengine object."""
+    for o in objs:
+        mod = type(o).__module__ or ""
+        if mod.startswith("symengine"):
+            import symengine as se
+
+            return se
+    return sp
+
+
+def rot_x(a):
+    """Elementary rotation about x (A_IB of a frame B turned by ``a`` about x)."""
+    m = _backend(a)
+    c, s = m.cos(a), m.sin(a)
+    return m.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def rot_y(a):
+    """Elementary rotation about y."""
+    m = _backend(a)
+    c, s = m.cos(a), m.sin(a)
+    return m.Matrix([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def rot_z(a):
+    """Elementary rotation about z."""
+    m = _backend(a)
+    c, s = m.cos(a), m.sin(a)
+    return m.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def euler_to_rot_A_IB(alpha, beta, gamma):
+    """proNEu ``eulerToRotMat_A_IB``: A_IB = R_x(α)·R_y(β)·R_z(γ) (x-y-z convention).
+
+    Rotates coordinates of a vector in the body frame B into the inertial frame I:
+    ``I_r = A_IB · B_r``. Zero angles give exact identity factors (no sin(0) terms).
+    """
+    m = _backend(alpha, beta, gamma)
+    alpha, beta, gamma = (m.sympify(x) for x in (alpha, beta, gamma))
+    out = m.eye(3)
+    for ang, rot in ((alpha, rot_x), (beta, rot_y), (gamma, rot_z)):
+        if ang != 0:
+            out = out * rot(ang)
+    return out
+
+
+def euler_to_rot_A_BI(alpha, beta, gamma):
+    """proNEu ``eulerToRotMat_A_BI`` = (R_x(α)R_y(β)R_z(γ))ᵀ: rotates I coordinates into B."""
+    return euler_to_rot_A_IB(alpha, beta, gamma).T
+
+
+def dMATdt(M, q, dq):
+    """Full time derivative of a matrix (or vector) of expressions of q: Σ_k ∂M/∂q_k · q̇_k.
+
+    proNEu ``dMATdt``. ``q`` and ``dq`` are sequences of equal length.
+    """
+    q, dq = list(q), list(dq)
+    if len(q) != len(dq):
+        raise ValueError(f"dMATdt: q has {len(q)} entries, dq has {len(dq)}")
+    m = _backend(M, *q)
+    M = m.Matrix(M)
+    out = m.zeros(M.rows, M.cols)
+    for qk, dqk in zip(q, dq):
+        out += M.diff(qk) * dqk
+    return out
+
+
+def skew(v):
+    """Skew-symmetric matrix ṽ with ṽ·w = v × w (proNEu ``skew``)."""
+    m = _backend(v)
+    x, y, z = list(v)
+    return m.Matrix([[0, -z, y], [z, 0, -x], [-y, x, 0]])
+
+
+def unskew(S):
+    """Vector of a skew-symmetric matrix (proNEu ``unskew``): [S32, S13, S21]."""
+    m = _backend(S)
+    S = m.Matrix(S)
+    if (S.rows, S.cols) != (3, 3):
+        raise ValueError(f"unskew: expected a 3×3 matrix, got {S.rows}×{S.cols}")
+    return m.Matrix([S[2, 1], S[0, 2], S[1, 0]])
+
+
+def is_orthonormal(A, symbols=None, *, samples: int = 3, tol: float = 1e-9,
+                   seed: int = 0, proper: bool = True) -> bool:
+    """True if Aᵀ A = I (and, with ``proper``, det A = +1: a rotation, not a reflection).
+
+    First tries exact arithmetic (Aᵀ A − I in a canonical sin/cos polynomial form, exact for
+    products of rotations in independent angles); if that does not give zero, evaluates Aᵀ A − I
+    at ``samples`` random values of its free symbols (uniform in [-2, 2]) and accepts it when
+    every entry is below ``tol``. The determinant is checked at one random point.
+    """
+    A = sp.Matrix(A) if _backend(A) is sp else sp.Matrix(A.tolist())
+    if (A.rows, A.cols) != (3, 3):
+        return False
+    D = A.T * A - sp.eye(3)
+    free = sorted(D.free_symbols | A.free_symbols, key=lambda s: s.name)
+    rng = random.Random(seed)
+    fA = sp.lambdify(free, A.tolist(), modules="math")
+
+    def sample():
+        return [rng.uniform(-2.0, 2.0) for _ in free]
+
+    if proper:
+        import numpy as np
+
+        for _ in range(samples):
+            try:
+                det = float(np.linalg.det(np.array(fA(*sample()), dtype=float)))
+            except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+                continue
+            if det < 0:
+                return False
+            break
+    if not D.free_symbols:
+        return all(abs(complex(sp.N(e))) < tol for e in D)
+    from ._core import trig_canonical
+
+    if all(trig_canonical(e) == 0 for e in D):
+        return True
+    f = sp.lambdify(free, D.tolist(), modules="math")
+    for _ in range(samples):
+        try:
+            num = f(*sample())
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        if any(abs(complex(x)) > tol for row in num for x in row):
+            return False
+    return True
+
+
+def check_orthonormal(A, name: str = "A") -> None:
+    """Raise ``ValueError`` naming ``name`` unless A is a 3×3 orthonormal matrix."""
+    try:
+        shape = (A.rows, A.cols)
+    except AttributeError:
+        A = sp.Matrix(A)
+        shape = (A.rows, A.cols)
+    if shape != (3, 3):
+        raise ValueError(f"{name}: rotation matrix must be 3×3, got {shape[0]}×{shape[1]}")
+    if not is_orthonormal(A):
+        raise ValueError(f"{name}: not a rotation matrix (Aᵀ A ≠ I or det A ≠ +1)")
