@@ -1,0 +1,688 @@
+"""Singularity-free floating base: spatial_v2 ``FDfb``, ``IDfb``, ``fbkin``, ``fbanim``.
+
+A model made by :func:`multibody.models.floatbase` (or following its convention) emulates a
+6-DoF joint between the fixed base and the floating base (body 6 of spatial_v2, index 5 here) by
+three prismatic joints on x, y, z and three revolute joints on x, y, z, with five massless
+bodies in between.  That chain is singular when the angle of joint 5 is ±π/2.  ``fd_fb`` and
+``id_fb`` ignore the chain and take the floating base's state from a 13-vector instead:
+
+    xfb = [qn (4); r (3); vfb (6)]
+
+``qn`` is the unit quaternion ``[w, x, y, z]`` of the floating base's orientation relative to
+the fixed base (``rq(qn)`` is the fixed → floating-base coordinate transform), ``r`` the
+position of its origin in fixed-base coordinates, and ``vfb`` its spatial velocity ``[ω; v_O]``
+in fixed-base coordinates (``v_O`` is the velocity of the body-fixed point at the fixed origin).
+``q, qd, qdd, tau`` cover the real joints only (bodies 6 … nb−1; index k of these vectors
+belongs to velocity variable 6 + k of the model).  External forces ``f_ext`` (…, nb, 6) are in
+fixed-base coordinates; the first five rows (the massless chain) are ignored, as in the seed.
+
+Every function takes leading batch dimensions; the dynamics run in compiled (Numba) kernels,
+the kinematics are vectorised NumPy.
+
+Calling forms of :func:`fbkin` (argument counting and the length of the first argument, as in
+spatial_v2; Python has no ``nargout``, so the inverse direction always returns what the inputs
+determine):
+
+=============================  ==========================================
+``fbkin(q)``  (q: 6)           → ``p`` (7) = [qn; r]
+``fbkin(q, qd)``               → ``x`` (13) = [qn; r; v]
+``fbkin(q, qd, qdd)``          → ``(x, xd)``
+``fbkin(p)``  (p: 7)           → ``q`` (6)
+``fbkin(x)``  (x: 13)          → ``(q, qd)``
+``fbkin(x, xd)``               → ``(q, qd, qdd)``
+=============================  ==========================================
+
+``fbkin_forward`` and ``fbkin_inverse`` are the same calculations with explicit names.  When
+``q`` is an output, q[3] and q[5] (spatial_v2's q(4), q(6)) lie in ±π and q[4] (q(5)) in ±π/2.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+from numba import njit
+
+from .. import _boundary as B
+from .._numba.primitives import (BAD_FEXT, BAD_QD, BAD_QDD, BAD_TAU, F_INERTIA, OK, PARENT, SINGULAR, VS, NVJ,
+                                 ZERO_QUAT, all_finite, check_configuration, congruence_add, cross_force,
+                                 cross_motion, force_to_child, force_to_parent_add, inertia_times,
+                                 motion_to_child, motion_to_parent, plux_matrix, quat_to_rot,
+                                 tree_poses)
+from ..model.joints import JointType
+from ..spatial.rotations import KSTAB, matrix_to_quat, quat_derivative, quat_to_matrix
+from .aba import invert_spd
+
+FB = 5  # index of the floating base (spatial_v2's body 6)
+BAD_Q_FB = 101  # kernel status: xfb not finite
+
+__all__ = ["fd_fb", "id_fb", "FDfb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
+           "check_floatbase_model"]
+
+
+# --------------------------------------------------------------------------- model convention
+_CHECKED = weakref.WeakKeyDictionary()  # models already found to follow the convention
+
+
+def check_floatbase_model(model):
+    """Raise ValueError unless ``model`` follows floatbase's convention (see module docstring)."""
+    if model in _CHECKED:
+        return
+    _check_floatbase_model(model)
+    _CHECKED[model] = True
+
+
+def _check_floatbase_model(model):
+    model._require_numeric()
+    if model.planar:
+        raise ValueError("model: FDfb/IDfb work only with spatial models, not planar ones")
+    if model.nb < 6:
+        raise ValueError(f"model: a floatbase model has at least 6 bodies, got {model.nb}")
+    expect = [(JointType.PRISMATIC, 0), (JointType.PRISMATIC, 1), (JointType.PRISMATIC, 2),
+              (JointType.REVOLUTE, 0), (JointType.REVOLUTE, 1), (JointType.REVOLUTE, 2)]
+    for k, (jt, ax) in enumerate(expect):
+        name = model.body_names[k]
+        if model.parent[k] != k - 1:
+            raise ValueError(f"model: body {k} ({name!r}) must hang from body {k - 1} (floatbase chain)")
+        if model.jtype[k] != jt or not np.allclose(model.jaxis[k], np.eye(3)[ax]):
+            raise ValueError(f"model: joint {k} must be {jt.name} about {'xyz'[ax]} (floatbase chain: "
+                             "Px Py Pz Rx Ry Rz)")
+        if not (np.allclose(model.tree_rotation[k], np.eye(3)) and np.allclose(model.tree_translation[k], 0)):
+            raise ValueError(f"model: joint {k} must have an identity tree transform (floatbase chain)")
+        if k < FB and model.mass[k] != 0:
+            raise ValueError(f"model: body {k} ({name!r}) of the floatbase chain must be massless")
+    for i in range(FB + 1, model.nb):
+        if model.parent[i] < FB:
+            raise ValueError(f"model: body {i} ({model.body_names[i]!r}) hangs from the emulation chain; "
+                             "every real body must descend from the floating base (body 5)")
+
+
+# --------------------------------------------------------------------------- compiled kernels
+@njit(cache=True)
+def _base_pose(x, R6, p6):
+    """Pose of the floating base in the fixed base from xfb: R6 rotates base coords into fixed."""
+    quat_to_rot(x[0], x[1], x[2], x[3], R6)
+    p6[0] = x[4]
+    p6[1] = x[5]
+    p6[2] = x[6]
+
+
+@njit(cache=True)
+def _xdfb(x, R6, p6, a6, a_grav, xd):
+    """xdfb = [rqd(ω, qn); Vpt(vfb, r); X6⁻¹ a6 + a_grav]."""
+    w0, w1, w2 = x[7], x[8], x[9]
+    q0, q1, q2, q3 = x[0], x[1], x[2], x[3]
+    k = KSTAB * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) * (1.0 - np.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3))
+    # rqd(wA, q) = ½ (0, wA) ⊗ q + stabilisation (ω in fixed-base coordinates)
+    xd[0] = 0.5 * (q0 * k - q1 * w0 - q2 * w1 - q3 * w2)
+    xd[1] = 0.5 * (q1 * k + q0 * w0 - (q2 * w2 - q3 * w1))
+    xd[2] = 0.5 * (q2 * k + q0 * w1 - (q3 * w0 - q1 * w2))
+    xd[3] = 0.5 * (q3 * k + q0 * w2 - (q1 * w1 - q2 * w0))
+    # Vpt: velocity of the base origin r = v_O + ω × r
+    xd[4] = x[10] + w1 * x[6] - w2 * x[5]
+    xd[5] = x[11] + w2 * x[4] - w0 * x[6]
+    xd[6] = x[12] + w0 * x[5] - w1 * x[4]
+    afb = np.empty(6)
+    motion_to_parent(R6, p6, a6, afb)
+    for r in range(6):
+        xd[7 + r] = afb[r] + a_grav[r]
+
+
+@njit(cache=True)
+def _check_state(ti, x, q):
+    if not all_finite(x):
+        return BAD_Q_FB
+    if x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3] < 1e-24:
+        return ZERO_QUAT
+    return check_configuration(ti, q)
+
+
+@njit(cache=True)
+def fdfb_one(ti, tf, S, a_grav, x, q, qd, tau, fext, use_fext, xd, qdd,
+             R, p, R0, p0, v, c, IA, pA, U, Dinv, u, a, X):
+    """FDfb (spatial_v2): ABA over the real bodies with the floating base as a 6-DoF root."""
+    nb = ti.shape[0]
+    vJ = np.empty(6)
+    tmp = np.empty(6)
+    Ia = np.empty((6, 6))
+    pa = np.empty(6)
+    D = np.empty((6, 6))
+    tree_poses(ti, tf, q, R, p)                      # Xup{i} = XJ Xtree{i}, i ≥ 7 (1-based)
+    _base_pose(x, R[FB], p[FB])                      # Xup{6} = plux(rq(qn), r)
+    R0[FB] = R[FB]
+    p0[FB] = p[FB]
+    motion_to_child(R[FB], p[FB], x[7:13], v[FB])    # v{6} = Xup{6} vfb
+    for r in range(6):
+        for cc in range(6):
+            IA[FB, r, cc] = tf[FB, F_INERTIA + 6 * r + cc]  # IA{6} = I{6}
+    inertia_times(tf[FB], v[FB], tmp)
+    cross_force(v[FB], tmp, pA[FB])                  # pA{6} = v{6} ×* I{6} v{6}
+    for i in range(FB + 1, nb):
+        par = ti[i, PARENT]
+        vJ[:] = 0.0
+        for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
+            for r in range(6):
+                vJ[r] += S[k, r] * qd[k]
+        motion_to_child(R[i], p[i], v[par], tmp)
+        for r in range(6):
+            v[i, r] = tmp[r] + vJ[r]                 # v{i} = Xup{i} v{λ(i)} + vJ
+        cross_motion(v[i], vJ, c[i])                 # c{i} = v{i} ×m vJ
+        for r in range(6):
+            for cc in range(6):
+                IA[i, r, cc] = tf[i, F_INERTIA + 6 * r + cc]
+        inertia_times(tf[i], v[i], tmp)
+        cross_force(v[i], tmp, pA[i])                # pA{i} = v{i} ×* I{i} v{i}
+    if use_fext:                                     # pA{i} −= X0{i}* f_ext{i}, i ≥ 6
+        for i in range(FB, nb):
+            par = ti[i, PARENT]
+            if i > FB:
+                for r in range(3):
+                    acc = p0[par, r]
+                    for cc in range(3):
+                        acc += R0[par, r, cc] * p[i, cc]
+                        s = 0.0
+                        for k in range(3):
+                            s += R0[par, r, k] * R[i, k, cc]
+                        R0[i, r, cc] = s
+                    p0[i, r] = acc
+            force_to_child(R0[i], p0[i], fext[i], tmp)
+            for r in range(6):
+                pA[i, r] -= tmp[r]
+    for i in range(nb - 1, FB, -1):                  # articulated inertias, leaves to the base
+        vs = ti[i, VS]
+        nj = ti[i, NVJ]
+        par = ti[i, PARENT]
+        Ia[:, :] = IA[i]
+        pa[:] = pA[i]
+        if nj > 0:
+            for e in range(nj):                      # U = IA S, d = Sᵀ U, u = τ − Sᵀ pA
+                k = vs + e
+                for r in range(6):
+                    s = 0.0
+                    for cc in range(6):
+                        s += IA[i, r, cc] * S[k, cc]
+                    U[k, r] = s
+                s = 0.0
+                for r in range(6):
+                    s += S[k, r] * pA[i, r]
+                u[k] = tau[k] - s
+            for e in range(nj):
+                for f in range(nj):
+                    s = 0.0
+                    for r in range(6):
+                        s += S[vs + e, r] * U[vs + f, r]
+                    D[e, f] = s
+            if not invert_spd(D, nj, Dinv[i]):
+                return SINGULAR
+            for e in range(nj):                      # Ia = IA − U d⁻¹ Uᵀ ; pa = pA + Ia c + U d⁻¹ u
+                for f in range(nj):
+                    d = Dinv[i, e, f]
+                    for r in range(6):
+                        ur = U[vs + e, r] * d
+                        for cc in range(6):
+                            Ia[r, cc] -= ur * U[vs + f, cc]
+                    for r in range(6):
+                        pa[r] += U[vs + e, r] * d * u[vs + f]
+        for r in range(6):
+            s = 0.0
+            for cc in range(6):
+                s += Ia[r, cc] * c[i, cc]
+            pa[r] += s
+        plux_matrix(R[i], p[i], X)
+        congruence_add(X, Ia, IA[par])               # IA{λ} += Xupᵀ Ia Xup
+        force_to_parent_add(R[i], p[i], pa, pA[par])  # pA{λ} += Xupᵀ pa
+    if not invert_spd(IA[FB], 6, D):                 # a{6} = −IA{6} \ pA{6}
+        return SINGULAR
+    for r in range(6):
+        s = 0.0
+        for cc in range(6):
+            s -= D[r, cc] * pA[FB, cc]
+        a[FB, r] = s
+    for i in range(FB + 1, nb):                      # accelerations, base to leaves
+        par = ti[i, PARENT]
+        vs = ti[i, VS]
+        nj = ti[i, NVJ]
+        motion_to_child(R[i], p[i], a[par], a[i])
+        for r in range(6):
+            a[i, r] += c[i, r]
+        for e in range(nj):                          # q̈ = d⁻¹ (u − Uᵀ a)
+            s = 0.0
+            for f in range(nj):
+                w = u[vs + f]
+                for r in range(6):
+                    w -= U[vs + f, r] * a[i, r]
+                s += Dinv[i, e, f] * w
+            qdd[vs + e] = s
+        for e in range(nj):
+            for r in range(6):
+                a[i, r] += S[vs + e, r] * qdd[vs + e]
+    _xdfb(x, R[FB], p[FB], a[FB], a_grav, xd)
+    return OK
+
+
+@njit(cache=True)
+def idfb_one(ti, tf, S, a_grav, x, q, qd, qdd, fext, use_fext, xd, tau, R, p, R0, p0, v, a, IC, pC, X):
+    """IDfb (RBDA table 9.6): composite inertias give the base acceleration, then the joint forces."""
+    nb = ti.shape[0]
+    vJ = np.empty(6)
+    tmp = np.empty(6)
+    tmp2 = np.empty(6)
+    Dinv = np.empty((6, 6))
+    tree_poses(ti, tf, q, R, p)
+    _base_pose(x, R[FB], p[FB])
+    R0[FB] = R[FB]
+    p0[FB] = p[FB]
+    motion_to_child(R[FB], p[FB], x[7:13], v[FB])    # v{6} = Xup{6} vfb
+    a[FB, :] = 0.0                                   # a{6} = 0 (its true value is found below)
+    for i in range(FB, nb):
+        par = ti[i, PARENT]
+        if i > FB:
+            vJ[:] = 0.0
+            for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
+                for r in range(6):
+                    vJ[r] += S[k, r] * qd[k]
+            motion_to_child(R[i], p[i], v[par], tmp)
+            for r in range(6):
+                v[i, r] = tmp[r] + vJ[r]
+            motion_to_child(R[i], p[i], a[par], a[i])   # a{i} = Xup a{λ} + S q̈ + v ×m vJ
+            cross_motion(v[i], vJ, tmp)
+            for r in range(6):
+                a[i, r] += tmp[r]
+            for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
+                for r in range(6):
+                    a[i, r] += S[k, r] * qdd[k]
+        for r in range(6):
+            for cc in range(6):
+                IC[i, r, cc] = tf[i, F_INERTIA + 6 * r + cc]   # IC{i} = I{i}
+        inertia_times(tf[i], a[i], pC[i])             # pC{i} = I a + v ×* I v
+        inertia_times(tf[i], v[i], tmp)
+        cross_force(v[i], tmp, tmp2)
+        for r in range(6):
+            pC[i, r] += tmp2[r]
+        if use_fext:
+            if i > FB:
+                for r in range(3):
+                    acc = p0[par, r]
+                    for cc in range(3):
+                        acc += R0[par, r, cc] * p[i, cc]
+                        s = 0.0
+                        for k in range(3):
+                            s += R0[par, r, k] * R[i, k, cc]
+                        R0[i, r, cc] = s
+                    p0[i, r] = acc
+            force_to_child(R0[i], p0[i], fext[i], tmp)
+            for r in range(6):
+                pC[i, r] -= tmp[r]
+    for i in range(nb - 1, FB, -1):                  # IC{λ} += Xupᵀ IC Xup ; pC{λ} += Xupᵀ pC
+        par = ti[i, PARENT]
+        plux_matrix(R[i], p[i], X)
+        congruence_add(X, IC[i], IC[par])
+        force_to_parent_add(R[i], p[i], pC[i], pC[par])
+    if not invert_spd(IC[FB], 6, Dinv):              # a{6} = −IC{6} \ pC{6}
+        return SINGULAR
+    for r in range(6):
+        s = 0.0
+        for cc in range(6):
+            s -= Dinv[r, cc] * pC[FB, cc]
+        a[FB, r] = s
+    for i in range(FB + 1, nb):                      # a{i} = Xup a{λ} ; τ = Sᵀ (pC + IC a)
+        par = ti[i, PARENT]
+        motion_to_child(R[i], p[i], a[par], a[i])
+        for r in range(6):
+            s = pC[i, r]
+            for cc in range(6):
+                s += IC[i, r, cc] * a[i, cc]
+            tmp[r] = s
+        for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
+            s = 0.0
+            for r in range(6):
+                s += S[k, r] * tmp[r]
+            tau[k] = s
+    _xdfb(x, R[FB], p[FB], a[FB], a_grav, xd)
+    return OK
+
+
+@njit(cache=True)
+def fdfb_batch(ti, tf, S, a_grav, XFB, Q, QD, TAU, FEXT, use_fext, XD, QDD):
+    nb = ti.shape[0]
+    nv = S.shape[0]
+    nq = Q.shape[1] + 6
+    R = np.empty((nb, 3, 3))
+    p = np.empty((nb, 3))
+    R0 = np.empty((nb, 3, 3))
+    p0 = np.empty((nb, 3))
+    v = np.zeros((nb, 6))
+    c = np.zeros((nb, 6))
+    a = np.zeros((nb, 6))
+    IA = np.zeros((nb, 6, 6))
+    pA = np.zeros((nb, 6))
+    U = np.zeros((nv, 6))
+    Dinv = np.zeros((nb, 6, 6))
+    u = np.zeros(nv)
+    X = np.empty((6, 6))
+    q = np.zeros(nq)     # full-model vectors: the six emulation variables stay 0 (unused)
+    qd = np.zeros(nv)
+    tau = np.zeros(nv)
+    qdd = np.zeros(nv)
+    for n in range(XD.shape[0]):
+        x = XFB[min(n, XFB.shape[0] - 1)]
+        q[6:] = Q[min(n, Q.shape[0] - 1)]
+        qd[6:] = QD[min(n, QD.shape[0] - 1)]
+        tau[6:] = TAU[min(n, TAU.shape[0] - 1)]
+        fe = FEXT[min(n, FEXT.shape[0] - 1)]
+        st = _check_state(ti, x, q)
+        if st != OK:
+            return st
+        if not all_finite(qd):
+            return BAD_QD
+        if not all_finite(tau):
+            return BAD_TAU
+        if use_fext and not all_finite(fe):
+            return BAD_FEXT
+        st = fdfb_one(ti, tf, S, a_grav, x, q, qd, tau, fe, use_fext, XD[n], qdd,
+                      R, p, R0, p0, v, c, IA, pA, U, Dinv, u, a, X)
+        if st != OK:
+            return st
+        QDD[n] = qdd[6:]
+    return OK
+
+
+@njit(cache=True)
+def idfb_batch(ti, tf, S, a_grav, XFB, Q, QD, QDD, FEXT, use_fext, XD, TAU):
+    nb = ti.shape[0]
+    nv = S.shape[0]
+    nq = Q.shape[1] + 6
+    R = np.empty((nb, 3, 3))
+    p = np.empty((nb, 3))
+    R0 = np.empty((nb, 3, 3))
+    p0 = np.empty((nb, 3))
+    v = np.zeros((nb, 6))
+    a = np.zeros((nb, 6))
+    IC = np.zeros((nb, 6, 6))
+    pC = np.zeros((nb, 6))
+    X = np.empty((6, 6))
+    q = np.zeros(nq)
+    qd = np.zeros(nv)
+    qdd = np.zeros(nv)
+    tau = np.zeros(nv)
+    for n in range(XD.shape[0]):
+        x = XFB[min(n, XFB.shape[0] - 1)]
+        q[6:] = Q[min(n, Q.shape[0] - 1)]
+        qd[6:] = QD[min(n, QD.shape[0] - 1)]
+        qdd[6:] = QDD[min(n, QDD.shape[0] - 1)]
+        fe = FEXT[min(n, FEXT.shape[0] - 1)]
+        st = _check_state(ti, x, q)
+        if st != OK:
+            return st
+        if not all_finite(qd):
+            return BAD_QD
+        if not all_finite(qdd):
+            return BAD_QDD
+        if use_fext and not all_finite(fe):
+            return BAD_FEXT
+        st = idfb_one(ti, tf, S, a_grav, x, q, qd, qdd, fe, use_fext, XD[n], tau, R, p, R0, p0, v, a, IC, pC, X)
+        if st != OK:
+            return st
+        TAU[n] = tau[6:]
+    return OK
+
+
+# --------------------------------------------------------------------------- public dynamics
+def _fb_args(model, **named):
+    """Validate xfb and the real-joint arrays; returns ((N, …) arrays in the order given, batch)."""
+    check_floatbase_model(model)
+    model._require_numeric()
+    tails = {"xfb": (13,), "q": (model.nq - 6,), "qd": (model.nv - 6,), "qdd": (model.nv - 6,),
+             "tau": (model.nv - 6,), "f_ext": (model.nb, 6)}
+    hints = {"xfb": " = [qn(4); r(3); vfb(6)]", "q": f" (real joints: model.nq − 6 = {model.nq - 6})",
+             "f_ext": ""}
+    got = {}
+    for name, x in named.items():
+        if x is None and name != "f_ext":
+            if name == "xfb" or model.nv > 6:
+                raise ValueError(f"{name}: required (it may be omitted only when the model has no real "
+                                 "joints, model.nb == 6)")
+            x = np.zeros(tails[name])
+        if x is not None:
+            got[name] = B.as_batch(name, x, tails[name], hints.get(name, f" (real joints: model.nv − 6 = "
+                                                                         f"{model.nv - 6})"))
+    common = B.batch_shape(*(b for _, b in got.values()))
+    return {k: B.flat_broadcast(k, a, b, common) for k, (a, b) in got.items()}, common
+
+
+def _raise(st):
+    if st == BAD_Q_FB:
+        raise ValueError("xfb: contains NaN or inf")
+    if st == ZERO_QUAT:
+        raise ValueError("xfb/q: a quaternion has zero norm; expected a non-zero quaternion")
+    B.raise_for(st)
+
+
+def fd_fb(model, xfb, q=None, qd=None, tau=None, f_ext=None):
+    """spatial_v2 ``FDfb``: floating-base forward dynamics without the emulation's singularity.
+
+    ``xfb`` (…, 13) = [qn; r; vfb] (see the module docstring); ``q`` (…, nq − 6), ``qd`` and
+    ``tau`` (…, nv − 6) belong to the real joints (they may be omitted when ``model.nb == 6``,
+    a lone floating body, as in the seed).  Returns ``(xdfb, qdd)``: the time derivative
+    of ``xfb`` (``[rqd(ω, qn); Vpt(vfb, r); afb]``, ``afb`` the floating base's spatial
+    acceleration in fixed-base coordinates, gravity included) and the real joints' accelerations.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> from multibody.dynamics.floating import fd_fb
+    >>> m = mb.models.floatbase(mb.models.auto_tree(3))
+    >>> x = np.r_[1, 0, 0, 0, 0, 0, 0, np.zeros(6)]
+    >>> xd, qdd = fd_fb(m, x, np.zeros(2), np.zeros(2), np.zeros(2))
+    >>> np.allclose(xd[7:], [0, 0, 0, 0, 0, -9.81])      # it falls freely
+    True
+    """
+    a, common = _fb_args(model, xfb=xfb, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    ti, tf, S, a_grav = model._packed
+    N = B.batch_size(common)
+    F = a.get("f_ext")
+    xd = np.empty((N, 13))
+    qdd = np.empty((N, model.nv - 6))
+    _raise(fdfb_batch(ti, tf, S, a_grav, a["xfb"], a["q"], a["qd"], a["tau"], F if F is not None else B.no_fext(model),
+                      F is not None, xd, qdd))
+    return xd.reshape(common + (13,)), qdd.reshape(common + (model.nv - 6,))
+
+
+def id_fb(model, xfb, q=None, qd=None, qdd=None, f_ext=None):
+    """spatial_v2 ``IDfb`` (RBDA table 9.6): joint forces and base acceleration for given q̈.
+
+    A hybrid problem: the real joints' accelerations ``qdd`` are given, the floating base's is
+    not.  Returns ``(xdfb, tau)`` with ``xdfb`` as in :func:`fd_fb`.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> from multibody.dynamics.floating import id_fb
+    >>> m = mb.models.floatbase(mb.models.auto_tree(3))
+    >>> x = np.r_[1, 0, 0, 0, 0, 0, 0, np.zeros(6)]
+    >>> xd, tau = id_fb(m, x, np.zeros(2), np.zeros(2), np.zeros(2))
+    >>> np.allclose(tau, 0)                            # in free fall no torque holds the pose
+    True
+    """
+    a, common = _fb_args(model, xfb=xfb, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+    ti, tf, S, a_grav = model._packed
+    N = B.batch_size(common)
+    F = a.get("f_ext")
+    xd = np.empty((N, 13))
+    tau = np.empty((N, model.nv - 6))
+    _raise(idfb_batch(ti, tf, S, a_grav, a["xfb"], a["q"], a["qd"], a["qdd"], F if F is not None else B.no_fext(model),
+                      F is not None, xd, tau))
+    return xd.reshape(common + (13,)), tau.reshape(common + (model.nv - 6,))
+
+
+FDfb = fd_fb
+IDfb = id_fb
+
+
+# --------------------------------------------------------------------------- fbkin
+def _S(c4, s4, c5, s5):
+    """ω = S(q) [q̇4 q̇5 q̇6]: columns e_x, Rx(q4) e_y, Rx(q4) Ry(q5) e_z (fixed-base coordinates)."""
+    z, o = np.zeros_like(c4), np.ones_like(c4)
+    return np.stack([np.stack([o, z, s5], -1), np.stack([z, c4, -s4 * c5], -1),
+                     np.stack([z, s4, c4 * c5], -1)], -2)
+
+
+def _Sdot(c4, s4, c5, s5, qd4, qd5):
+    z = np.zeros_like(c4)
+    c4d, s4d, c5d, s5d = -s4 * qd4, c4 * qd4, -s5 * qd5, c5 * qd5
+    return np.stack([np.stack([z, z, s5d], -1), np.stack([z, c4d, -s4d * c5 - s4 * c5d], -1),
+                     np.stack([z, s4d, c4d * c5 + c4 * c5d], -1)], -2)
+
+
+def _E(q4, q5, q6):
+    """Fixed → floating-base coordinate transform rz(q6) ry(q5) rx(q4) (spatial_v2 fbkin)."""
+    c4, s4, c5, s5, c6, s6 = np.cos(q4), np.sin(q4), np.cos(q5), np.sin(q5), np.cos(q6), np.sin(q6)
+    return np.stack([np.stack([c5 * c6, c4 * s6 + s4 * s5 * c6, s4 * s6 - c4 * s5 * c6], -1),
+                     np.stack([-c5 * s6, c4 * c6 - s4 * s5 * s6, s4 * c6 + c4 * s5 * s6], -1),
+                     np.stack([s5, -s4 * c5, c4 * c5], -1)], -2)
+
+
+def _mv(M, v):
+    return np.einsum("...ij,...j->...i", M, v)
+
+
+def _arr(name, x, n):
+    a, batch = B.as_batch(name, x, (n,))
+    return a.reshape(batch + (n,))
+
+
+def fbkin_forward(q, qd=None, qdd=None):
+    """Joint variables of the six emulation joints → ``p`` (7), ``x`` (13) or ``(x, xd)``."""
+    q = _arr("q", q, 6)
+    q4, q5, q6 = q[..., 3], q[..., 4], q[..., 5]
+    qn = matrix_to_quat(_E(q4, q5, q6))
+    r = q[..., :3]
+    if qd is None:
+        if qdd is not None:
+            raise ValueError("fbkin: qdd given without qd")
+        return np.concatenate([qn, r], -1)
+    qd = _arr("qd", qd, 6)
+    c4, s4, c5, s5 = np.cos(q4), np.sin(q4), np.cos(q5), np.sin(q5)
+    S = _S(c4, s4, c5, s5)
+    omega = _mv(S, qd[..., 3:])
+    rd = qd[..., :3]
+    batch = np.broadcast_shapes(qn.shape[:-1], omega.shape[:-1])
+    bc = lambda a: np.broadcast_to(a, batch + a.shape[-1:])  # noqa: E731
+    v = np.concatenate([omega, rd + np.cross(r, omega)], -1)       # [ω; ṙ + r × ω] at the fixed origin
+    x = np.concatenate([bc(qn), bc(r), bc(v)], -1)
+    if qdd is None:
+        return x
+    qdd = _arr("qdd", qdd, 6)
+    omegad = _mv(S, qdd[..., 3:]) + _mv(_Sdot(c4, s4, c5, s5, qd[..., 3], qd[..., 4]), qd[..., 3:])
+    rdd = qdd[..., :3]
+    a = np.concatenate([omegad, rdd + np.cross(rd, omega) + np.cross(r, omegad)], -1)
+    batch = np.broadcast_shapes(batch, a.shape[:-1])
+    bc = lambda z: np.broadcast_to(z, batch + z.shape[-1:])  # noqa: E731
+    xd = np.concatenate([bc(quat_derivative(qn, omega, frame="A")), bc(rd), bc(a)], -1)
+    return np.broadcast_to(x, batch + (13,)).copy(), xd
+
+
+def fbkin_inverse(x, xd=None):
+    """``p`` (7) → ``q``; ``x`` (13) → ``(q, qd)``; ``(x, xd)`` → ``(q, qd, qdd)``.
+
+    q[3], q[5] ∈ [−π, π], q[4] ∈ [−π/2, π/2].  Velocities and accelerations are undefined at the
+    singularity q[4] = ±π/2 (the positions are still right).
+    """
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("fbkin: x must be an array of numbers") from None
+    if x.ndim < 1 or x.shape[-1] not in (7, 13):
+        raise ValueError(f"fbkin: x must have 7 ([qn; r]) or 13 ([qn; r; v]) elements, got shape {x.shape}")
+    E = quat_to_matrix(x[..., :4])
+    r = x[..., 4:7]
+    q5 = np.arctan2(E[..., 2, 0], np.hypot(E[..., 0, 0], E[..., 1, 0]))
+    q6 = np.arctan2(-E[..., 1, 0], E[..., 0, 0])
+    # q4 from what remains: rx(q4) = ry(q5)ᵀ rz(q6)ᵀ E — exact even where q6 is ill-defined
+    c5, s5, c6, s6 = np.cos(q5), np.sin(q5), np.cos(q6), np.sin(q6)
+    # second row of ry(q5)ᵀ rz(q6)ᵀ is rz(q6)ᵀ's second row = [s6, c6, 0]; rx(q4)[1] = [0, c4, s4]
+    row1 = s6[..., None] * E[..., 0, :] + c6[..., None] * E[..., 1, :]
+    q4 = np.arctan2(row1[..., 2], row1[..., 1])
+    q = np.concatenate([r, np.stack([q4, q5, q6], -1)], -1)
+    if x.shape[-1] == 7:
+        if xd is not None:
+            raise ValueError("fbkin: xd needs the 13-element x")
+        return q
+    c4, s4 = np.cos(q4), np.sin(q4)
+    S = _S(c4, s4, c5, s5)
+    omega = x[..., 7:10]
+    rd = x[..., 10:13] - np.cross(r, omega)
+    qd = np.concatenate([rd, np.linalg.solve(S, omega[..., None])[..., 0]], -1)
+    if xd is None:
+        return q, qd
+    xd = _arr("xd", xd, 13)
+    omegad = xd[..., 7:10]
+    rdd = xd[..., 10:13] - np.cross(rd, omega) - np.cross(r, omegad)
+    Sd = _Sdot(c4, s4, c5, s5, qd[..., 3], qd[..., 4])
+    rhs = omegad - _mv(Sd, qd[..., 3:])
+    qdd = np.concatenate([rdd, np.linalg.solve(S, rhs[..., None])[..., 0]], -1)
+    return q, qd, qdd
+
+
+def fbkin(*args):
+    """spatial_v2 ``fbkin``: between the six emulation joints' variables and xfb (see module doc).
+
+    Direction from the length of the first argument (6 → forward; 7 or 13 → inverse), the
+    calculation from the number of arguments.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from multibody.dynamics.floating import fbkin
+    >>> q = np.array([1.0, 2.0, 3.0, 0.3, -0.4, 2.5])
+    >>> np.allclose(fbkin(fbkin(q)), q)
+    True
+    """
+    if not 1 <= len(args) <= 3:
+        raise ValueError(f"fbkin: expected 1 to 3 arguments, got {len(args)}")
+    n = np.shape(args[0])[-1] if np.ndim(args[0]) else 0
+    if n == 6:
+        return fbkin_forward(*args)
+    if n in (7, 13):
+        if len(args) > 2:
+            raise ValueError("fbkin: the inverse direction takes x (and xd), not three arguments")
+        return fbkin_inverse(*args)
+    raise ValueError(f"fbkin: first argument must have 6 (q), 7 (p) or 13 (x) elements, got shape "
+                     f"{np.shape(args[0])}")
+
+
+# --------------------------------------------------------------------------- fbanim
+def fbanim(X, Qr=None):
+    """spatial_v2 ``fbanim``: wrap-free joint angles of the floating base for animation.
+
+    ``X`` holds N samples of ``x`` (13) or ``p`` (7) — as rows, shape (N, 13|7) (this package's
+    convention), or as columns like the seed, shape (13|7, N) or (13|7, 1, N).  Each sample goes
+    through :func:`fbkin`; then jumps of 2π in q[3] and q[5] between neighbouring samples are
+    removed and the correction carried forward (spatial_v2's q(4), q(6)).  ``Qr`` (N, M) — or
+    (M, N) / (M, 1, N) with column samples — is appended.  Returns (N, 6 [+ M]), or the seed's
+    (6 [+ M], N) for column input.
+    """
+    A = np.asarray(X, dtype=float)
+    columns = False
+    if A.ndim == 3 and A.shape[1] == 1 and A.shape[0] in (7, 13):
+        A, columns = A[:, 0, :].T, True
+    elif A.ndim == 2 and A.shape[1] not in (7, 13) and A.shape[0] in (7, 13):
+        A, columns = A.T, True
+    if A.ndim != 2 or A.shape[1] not in (7, 13):
+        raise ValueError(f"fbanim: X must be (N, 13), (N, 7), (13, N), (7, N), (13, 1, N) or (7, 1, N); "
+                         f"got {np.shape(X)}")
+    Q = fbkin_inverse(A[:, :7])
+    Q[:, 3] = np.unwrap(Q[:, 3])
+    Q[:, 5] = np.unwrap(Q[:, 5])
+    if Qr is not None:
+        R = np.asarray(Qr, dtype=float)
+        if columns:
+            if R.ndim == 3 and R.shape[1] == 1:
+                R = R[:, 0, :]
+            R = R.T
+        if R.ndim == 1:
+            R = R[:, None]
+        if R.ndim != 2 or R.shape[0] != A.shape[0]:
+            raise ValueError(f"fbanim: Qr must have one row of joint data per sample ({A.shape[0]}), "
+                             f"got shape {np.shape(Qr)}")
+        Q = np.concatenate([Q, R], axis=1)
+    return Q.T if columns else Q
