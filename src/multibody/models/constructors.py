@@ -132,7 +132,11 @@ def floatbase(model: Model) -> Model:
     Body 1 of ``model`` becomes body 6 (index 5) of the result; five massless bodies precede it.
     The chain is singular when the angle of joint 5 is ±π/2 (use a FREE joint, or ``fd_fb``,
     to avoid it).  Warns, as the seed does, if Xtree{1} is not the identity (its offset is lost).
+    Frames, geometry, mimic records and the real joints' limits move with their bodies.  The result
+    follows the convention that :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
     """
+    if model.planar:
+        raise ValueError("model: floatbase requires a spatial model (spatial_v2: it must use spatial arithmetic)")
     roots = [i for i in range(model.nb) if model.parent[i] < 0]
     if len(roots) != 1 or roots[0] != 0:
         raise ValueError("model: floatbase requires exactly one body (body 0) connected to the base")
@@ -148,11 +152,18 @@ def floatbase(model: Model) -> Model:
     b.add_body(model.body_names[0], 4, "Rz", mass=model.mass[0], com=model.com[0],
                inertia=model.inertia_com[0], joint_name="fb_Rz", allow_massless=True)
     for i in range(1, model.nb):
+        qs, vs, one = model.q_start[i], model.v_start[i], model.nq_joint[i] == 1 and model.nv_joint[i] == 1
         b.add_body(model.body_names[i], int(model.parent[i]) + 5, JointType(model.jtype[i]),
                    axis=model.jaxis[i], pitch=model.jpitch[i], mass=model.mass[i], com=model.com[i],
                    inertia=model.inertia_com[i], joint_rotation=model.tree_rotation[i],
                    joint_translation=model.tree_translation[i], joint_name=model.joint_names[i],
-                   allow_massless=True)
+                   allow_massless=True,
+                   q_lower=model.q_lower[qs] if one else None, q_upper=model.q_upper[qs] if one else None,
+                   velocity_limit=model.velocity_limit[vs] if one else None,
+                   effort_limit=model.effort_limit[vs] if one else None,
+                   damping=model.damping[vs] if one else None, friction=model.friction[vs] if one else None)
+    for mm in model.mimics:  # joint numbers move by 5 (the seed warns about gamma_q for this reason)
+        b.add_mimic(mm.joint + 5, mm.mimicked + 5, mm.multiplier, mm.offset)
     for f in model.frames:
         b.add_frame(f.name, f.body + 5, f.rotation, f.translation)
     for g in model.geometries:
