@@ -21,7 +21,8 @@ def as_batch(name: str, x, tail: tuple[int, ...], dims_hint: str = ""):
     if a.ndim < k or a.shape[a.ndim - k:] != tail:
         raise ValueError(f"{name}: expected shape (..., {', '.join(map(str, tail))}){dims_hint}, got {a.shape}")
     batch = a.shape[:a.ndim - k]
-    return np.ascontiguousarray(a.reshape((-1,) + tail)), batch
+    # explicit leading size: reshape((-1, 0)) is ambiguous for zero-size tails (nq = 0)
+    return np.ascontiguousarray(a.reshape((int(np.prod(batch)),) + tail)), batch
 
 
 def batch_shape(*shapes):
