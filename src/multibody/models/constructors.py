@@ -164,11 +164,11 @@ def floatbase(model: Model) -> Model:
                    damping=model.damping[vs] if one else None, friction=model.friction[vs] if one else None)
     for mm in model.mimics:  # joint numbers move by 5 (the seed warns about gamma_q for this reason)
         b.add_mimic(mm.joint + 5, mm.mimicked + 5, mm.multiplier, mm.offset)
-    for f in model.frames:
-        b.add_frame(f.name, f.body + 5, f.rotation, f.translation)
+    for f in model.frames:  # a frame on the fixed base (body −1) stays there
+        b.add_frame(f.name, f.body + 5 if f.body >= 0 else None, f.rotation, f.translation)
     for g in model.geometries:
         from dataclasses import replace
-        b.add_geometry(replace(g, body=g.body + 5))
+        b.add_geometry(replace(g, body=g.body + 5 if g.body >= 0 else -1))
     return b.build()
 
 
