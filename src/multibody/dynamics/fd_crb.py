@@ -19,7 +19,7 @@ def cholesky_solve(H, b, x):
         s = H[j, j]
         for k in range(j):
             s -= L[j, k] * L[j, k]
-        if s <= 1e-300:
+        if not (s > 0.0 and s > 1e-13 * H[j, j]):  # pivot lost to round-off: H is singular
             return False
         L[j, j] = np.sqrt(s)
         for i in range(j + 1, n):

@@ -60,6 +60,9 @@ def fd_sparse_range(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD, lo,
         _ltdl_kernel(H, lam, L, d, info)                                        # H = Lᵀ D L (6.3)
         if info[0] >= 0:
             return SINGULAR
+        for k in range(nv):  # a pivot that is round-off of its diagonal: H singular, not just ill-scaled
+            if not d[0, k] > 1e-13 * H[0, k, k]:
+                return SINGULAR
         for k in range(nv):
             rhs[0, k] = tau[k] - C[k]
         _solve_ltdl_kernel(L, d, lam, rhs, QDD[n:n + 1])                        # L⁻¹ D⁻¹ L⁻ᵀ
