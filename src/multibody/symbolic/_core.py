@@ -16,6 +16,8 @@ import itertools
 
 import symengine as se
 import sympy as sp
+from sympy.core.add import _addsort
+from sympy.core.mul import _mulsort
 
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
@@ -68,25 +70,65 @@ def to_sp(x):
 
 
 class Converter:
-    """SymEngine → SymPy that gives back the caller's own symbols.
+    """SymEngine → SymPy, fast, giving back the caller's own symbols.
 
-    SymEngine keeps no assumptions, so ``Symbol('q1', real=True)`` comes back as a plain
-    ``Symbol('q1')``; the converter replaces such symbols by the originals.
+    Walks the SymEngine DAG once (memoised, so shared subexpressions are converted once) and
+    builds SymPy nodes from already-canonical arguments without re-evaluating them (arguments
+    are put in SymPy's canonical order, so results compare equal to evaluated SymPy). SymEngine
+    keeps no assumptions: a plain symbol ``q1`` comes back as the caller's ``Symbol('q1', real=True)``.
     """
 
     def __init__(self, symbols=()):
-        self.back = {sp.Symbol(s.name): s for s in symbols if sp.Symbol(s.name) != s}
+        self.back = {s.name: s for s in symbols}
+        self.memo = {}
 
     def __call__(self, x):
-        e = to_sp(x)
-        if self.back and not e.is_number and any(s in self.back for s in e.free_symbols):
-            e = e.xreplace(self.back)
-        return e
+        if not isinstance(x, se.Basic):
+            return sp.sympify(x)
+        return self._conv(x)
+
+    def _conv(self, e):
+        r = self.memo.get(e)
+        if r is not None:
+            return r
+        if isinstance(e, se.Symbol):
+            r = e._sympy_()
+            if isinstance(r, sp.Symbol):
+                r = self.back.get(r.name, r)
+        elif isinstance(e, se.Number):
+            r = e._sympy_()
+        elif isinstance(e, se.Add):
+            args = [self._conv(a) for a in e.args]
+            _addsort(args)
+            r = sp.Add._from_args(args)
+        elif isinstance(e, se.Mul):
+            args = [self._conv(a) for a in e.args]
+            _mulsort(args)
+            r = sp.Mul._from_args(args)
+        elif isinstance(e, se.Pow):
+            b, ex = e.args
+            r = sp.Pow(self._conv(b), self._conv(ex), evaluate=False)
+        else:
+            fn = _SP_FUNCS.get(type(e).__name__)
+            if fn is not None:
+                r = fn(*[self._conv(a) for a in e.args], evaluate=False)
+            else:  # anything else: SymPy's own conversion, then our symbols
+                r = e._sympy_()
+                if r.free_symbols:
+                    r = r.xreplace({s: self.back[s.name] for s in r.free_symbols
+                                    if s.name in self.back})
+        self.memo[e] = r
+        return r
 
     def matrix(self, rows) -> sp.Matrix:
         if rows and isinstance(rows[0], (list, tuple)):
             return sp.Matrix([[self(e) for e in r] for r in rows])
         return sp.Matrix([self(e) for e in rows])
+
+
+_SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": sp.log,
+             "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "atan2": sp.atan2,
+             "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "Abs": sp.Abs, "sign": sp.sign}
 
 
 def sp_matrix(rows, conv: Converter | None = None) -> sp.Matrix:

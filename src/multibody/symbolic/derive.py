@@ -213,6 +213,7 @@ def derive(model, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=N
         bodies, fe = model_to_pne(model, qs, dqs, taus, actuated)
         grav = sp.Matrix([sp.sympify(x) for x in np.asarray(model.gravity, dtype=object)])
         options.setdefault("kinematics", True)
+        options.setdefault("check_rotations", False)  # the Model's rotations are checked by Model
         eom = compute_pne(bodies, fe, qs, dqs, taus, grav, params=params, simplify=simplify,
                           progress=say, **options)
         eom.extra["method"] = "pne"
@@ -267,6 +268,7 @@ def _derive_rnea(model, q, dq, tau, S, params, say, simplify):
                             g=C.sp_matrix(g, conv), S=S, tau=tau, params=params,
                             extra={"method": "rnea", "body_names": [bd.name for bd in bodies],
                                    "seconds": time.perf_counter() - t0})
+    eom._se_exprs = {"M": [x for row in M for x in row], "b": list(b), "g": list(g)}
     if simplify:
         eom = eom.simplify(time_limit=60.0 if simplify is True else float(simplify), progress=say)
     return eom

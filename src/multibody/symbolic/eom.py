@@ -74,8 +74,8 @@ def register_method(name: str):
 class NumericEOM:
     """NumPy functions of a derived model with its parameters fixed.
 
-    ``M(q)`` → (n, n), ``b(q, dq)`` → (n,), ``g(q)`` → (n,), ``f(tau)`` → (n,) (= Sᵀτ, may
-    depend on q: ``f(tau, q)``), ``qdd(q, dq, tau)`` solves ``M q̈ = f − b − g``.
+    ``M(q)`` → (n, n), ``b(q, dq)`` → (n,), ``g(q)`` → (n,), ``f(tau, q)`` → (n,) (= Sᵀτ),
+    ``qdd(q, dq, tau)`` solves ``M q̈ = f − b − g``.
     """
 
     n: int
@@ -83,28 +83,30 @@ class NumericEOM:
     _b: Callable
     _g: Callable
     _f: Callable
+    pvals: np.ndarray
+
+    def _x(self, *parts):
+        return np.concatenate([np.asarray(p, dtype=float).ravel() for p in parts] + [self.pvals])
 
     def M(self, q):
-        return np.asarray(self._M(np.asarray(q, dtype=float)), dtype=float).reshape(self.n, self.n)
+        return np.asarray(self._M(self._x(q)), dtype=float).reshape(self.n, self.n)
 
     def b(self, q, dq):
-        x = np.concatenate([np.asarray(q, float).ravel(), np.asarray(dq, float).ravel()])
-        return np.asarray(self._b(x), dtype=float).reshape(self.n)
+        return np.asarray(self._b(self._x(q, dq)), dtype=float).reshape(self.n)
 
     def g(self, q):
-        return np.asarray(self._g(np.asarray(q, dtype=float)), dtype=float).reshape(self.n)
+        return np.asarray(self._g(self._x(q)), dtype=float).reshape(self.n)
 
     def f(self, tau, q=None):
-        qv = np.zeros(self.n) if q is None else np.asarray(q, float).ravel()
-        x = np.concatenate([qv, np.asarray(tau, float).ravel()])
-        return np.asarray(self._f(x), dtype=float).reshape(self.n)
+        qv = np.zeros(self.n) if q is None else q
+        return np.asarray(self._f(self._x(qv, tau)), dtype=float).reshape(self.n)
 
     def qdd(self, q, dq, tau):
         return np.linalg.solve(self.M(q), self.f(tau, q) - self.b(q, dq) - self.g(q))
 
 
-def _lambdify(args, exprs: sp.Matrix):
-    """Fast numeric callback of a sympy matrix (symengine Lambdify with CSE; sympy fallback)."""
+def _lambdify(args, exprs):
+    """Fast numeric callback of a list of expressions (SymEngine Lambdify with CSE; SymPy fallback)."""
     flat = list(exprs)
     try:
         import symengine as se
@@ -113,7 +115,7 @@ def _lambdify(args, exprs: sp.Matrix):
                         cse=True, backend="lambda")
         return lambda x: np.asarray(f(np.asarray(x, dtype=float)))
     except Exception:  # pragma: no cover - symengine missing or unsupported function
-        f = sp.lambdify([list(args)], flat, modules="numpy", cse=True)
+        f = sp.lambdify([list(args)], [sp.sympify(e) for e in flat], modules="numpy", cse=True)
         return lambda x: np.asarray(f(np.asarray(x, dtype=float)), dtype=float)
 
 
@@ -510,18 +512,42 @@ class EquationsOfMotion:
         """NumPy functions ``M(q)``, ``b(q, dq)``, ``g(q)``, ``f(tau, q)`` with parameters fixed.
 
         ``values`` maps parameter symbols (or their names) to numbers; every symbol other than
-        q, dq, tau must get a value, else ``ValueError`` names the missing ones.
+        q, dq, tau must get a value, else ``ValueError`` names the missing ones. Uses the
+        SymEngine expressions a derivation left behind (``_se_exprs``) when there are any, which
+        avoids converting large expressions back from SymPy.
         """
         vals = self._resolve(values or {})
-        M, b, g, f = (x.xreplace(vals) for x in (self.M, self.b, self.g, self.f))
-        allowed = set(self.q) | set(self.dq) | set(self.tau)
-        missing = set().union(*(x.free_symbols for x in (M, b, g, f))) - allowed
+        q, dq, tau = list(self.q), list(self.dq), list(self.tau)
+        allowed = set(q) | set(dq) | set(tau)
+        f = self.f
+        cache = getattr(self, "_se_exprs", None)
+        if cache is not None:
+            by_name = {s.name: s for s in list(self.params) + q + dq + tau}
+            names = set()
+            for key in ("M", "b", "g"):
+                for e in cache[key]:
+                    names |= {str(x) for x in e.free_symbols}
+            unknown = names - set(by_name)
+            if unknown:  # pragma: no cover - derivations declare every parameter
+                cache = None
+        if cache is not None:
+            present = ({by_name[nm] for nm in names} | f.free_symbols) - allowed
+        else:
+            present = set().union(*(x.free_symbols for x in (self.M, self.b, self.g, f))) - allowed
+        missing = present - set(vals)
         if missing:
             raise ValueError("to_numeric: no value given for "
                              + ", ".join(sorted(s.name for s in missing)))
-        q, dq, tau = list(self.q), list(self.dq), list(self.tau)
-        return NumericEOM(n=self.n, _M=_lambdify(q, M), _b=_lambdify(q + dq, b),
-                          _g=_lambdify(q, g), _f=_lambdify(q + tau, f))
+        pars = sorted(present, key=lambda s: s.name)
+        try:
+            pvals = np.array([float(vals[s]) for s in pars], dtype=float)
+        except TypeError as exc:
+            raise ValueError(f"to_numeric: parameter values must be numbers ({exc})") from exc
+        M, b, g = ((cache["M"], cache["b"], cache["g"]) if cache is not None
+                   else (list(self.M), list(self.b), list(self.g)))
+        return NumericEOM(n=self.n, _M=_lambdify(q + pars, M), _b=_lambdify(q + dq + pars, b),
+                          _g=_lambdify(q + pars, g), _f=_lambdify(q + tau + pars, list(f)),
+                          pvals=pvals)
 
     # ---- save / load --------------------------------------------------------------------
 

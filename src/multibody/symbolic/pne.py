@@ -154,6 +154,7 @@ def _check_rotation(A_sp: sp.Matrix, where: str):
 
 def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gravity=(0, 0, -9.81),
                 params=None, *, simplify: bool | float = False, kinematics: bool | str = True,
+                frame: str = "auto",
                 check_rotations: bool = True,
                 progress: Callable[[str], None] | None = None) -> EquationsOfMotion:
     """proNEu ``computePNE``: M, b, g, S of ``M q̈ + b + g = Sᵀ τ`` by projected Newton-Euler.
@@ -169,6 +170,10 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
     simplify   : False, True (60 s) or seconds for :meth:`EquationsOfMotion.simplify`
     kinematics : True: global kinematics of every body in ``eom.kinematics``; "full": also the
                  Jacobian time derivatives I_dJ_O, I_dJ_CoG, I_dJr and dA_IB; False: none
+    frame      : where the recursion runs: "body" (each body's own coordinates; only the local
+                 A_PB enter, best for spatial trees), "inertial" (additive recursion in I with
+                 merged rotation chains A_IB, best for planar mechanisms, where R_z(q1)R_z(q2) =
+                 R_z(q1+q2)), or "auto" (inertial when every chain merges into one rotation)
     progress   : optional callback ``progress(message)``
 
     Returns an :class:`EquationsOfMotion`; ``extra["f_passive"]`` holds force-element terms that
@@ -249,7 +254,7 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
             raise ValueError(f"{where}: {exc}") from exc
         if any(Th[r][c] - Th[c][r] != 0 for r in range(3) for c in range(r)):
             raise ValueError(f"{where}: B_Th is not symmetric")
-        factors = _factors(b.A_PB, q, where)
+        factors = _factors(b.A_PB, q, where, check_rotations)
         A = C.product(factors)
         for obj, part in ((b.m, "m"), (b.B_Th, "B_Th"), (b.B_r_COG, "B_r_COG"),
                           (b.P_r_PO, "P_r_PO"), (_factor_input(b.A_PB), "A_PB")):
@@ -310,38 +315,80 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
         return [[A[0][r] * J[0][k] + A[1][r] * J[1][k] + A[2][r] * J[2][k] for k in range(n)]
                 for r in range(3)]
 
+    chains = []
+    for i, (_, _, _, _, factors) in enumerate(data):
+        chains.append(C.merge(chains[parents[i]] if parents[i] >= 0 else [], factors))
+    if frame == "auto":
+        # additive inertial-frame recursion stays short when every body's rotation chain merges
+        # into at most one elementary rotation (planar mechanisms); otherwise body coordinates
+        frame = "inertial" if max(len(c) for c in chains) <= 1 else "body"
+    if frame not in ("body", "inertial"):
+        raise ValueError(f"frame must be 'auto', 'body' or 'inertial', got {frame!r}")
+    cache = C.ChainCache()
     for i, (m, Th, rc, p, factors) in enumerate(data):
         P = root if parents[i] < 0 else K[parents[i]]
         A = C.product(factors)                                   # A_PB
-        # rotation: B_Jr = A_PBᵀ P_Jr + B_Jr,loc ; B_Ω ; bias of B_Ω̇
-        Jloc = C.chain_local_omega(factors, qe, dqe, n)
-        Jr = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(mtv_cols(A, P["Jr"]), Jloc)]
-        w_rel = C.jac_times(Jloc, dqe, n)
-        Om_P = C.mtv(A, P["Om"])
-        Om = C.add(Om_P, w_rel)
-        dOm_b = C.add(C.add(C.mtv(A, P["dOm_b"]), C.cross(Om_P, w_rel)), bias(Jloc))
-        # origin: B_J_O = A_PBᵀ(P_J − p̃ P_Jr + ∂p/∂q) ; bias acceleration
+        Jloc = C.chain_local_omega(factors, qe, dqe, n)          # B coordinates
         Jp = C.jac_of_vec(p, qe)
-        pJr = C.cross_cols(p, P["Jr"], n)
-        J_O = mtv_cols(A, [[P["J"][r][k] - pJr[r][k] + Jp[r][k] for k in range(n)] for r in range(3)])
-        p_dot = C.jac_times(Jp, dqe, n)
-        a_P = C.add(P["a_b"], C.cross(P["dOm_b"], p))
-        a_P = C.add(a_P, C.cross(P["Om"], C.cross(P["Om"], p)))
-        a_P = C.add(a_P, C.scale(2, C.cross(P["Om"], p_dot)))
-        a_P = C.add(a_P, bias(Jp))
-        a_O_b = C.mtv(A, a_P)
-        grav_B = C.mtv(A, P["grav"])
-        # centre of gravity
         Jc = C.jac_of_vec(rc, qe)
-        cJr = C.cross_cols(rc, Jr, n)
-        J_S = [[J_O[r][k] - cJr[r][k] + Jc[r][k] for k in range(n)] for r in range(3)]
-        a_S_b = C.add(a_O_b, C.cross(dOm_b, rc))
-        a_S_b = C.add(a_S_b, C.cross(Om, C.cross(Om, rc)))
-        a_S_b = C.add(a_S_b, C.scale(2, C.cross(Om, C.jac_times(Jc, dqe, n))))
-        a_S_b = C.add(a_S_b, bias(Jc))
-        K.append({"factors": factors, "A_PB": A, "p": p, "rc": rc, "J": J_O, "Jr": Jr,
-                  "Om": Om, "dOm_b": dOm_b, "a_b": a_O_b, "J_S": J_S, "a_S_b": a_S_b,
-                  "grav": grav_B})
+        p_dot = C.jac_times(Jp, dqe, n)
+        if frame == "inertial":
+            A_IB = cache.matrix(chains[i])
+            A_IP = cache.matrix(chains[parents[i]]) if parents[i] >= 0 else C.eye3()
+            JlocI = C.matvec_cols(A_IB, Jloc, n)
+            Jr = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(P["Jr"], JlocI)]
+            w_rel = C.jac_times(JlocI, dqe, n)
+            Om = C.add(P["Om"], w_rel)
+            dOm_b = C.add(C.add(P["dOm_b"], C.cross(P["Om"], w_rel)), C.mv(A_IB, bias(Jloc)))
+            d = C.mv(A_IP, p)
+            dJr = C.cross_cols(d, P["Jr"], n)
+            AJp = C.matvec_cols(A_IP, Jp, n)
+            J_O = [[P["J"][r][k] - dJr[r][k] + AJp[r][k] for k in range(n)] for r in range(3)]
+            a_O_b = C.add(P["a_b"], C.cross(P["dOm_b"], d))
+            a_O_b = C.add(a_O_b, C.cross(P["Om"], C.cross(P["Om"], d)))
+            a_O_b = C.add(a_O_b, C.scale(2, C.cross(P["Om"], C.mv(A_IP, p_dot))))
+            a_O_b = C.add(a_O_b, C.mv(A_IP, bias(Jp)))
+            e = C.mv(A_IB, rc)
+            eJr = C.cross_cols(e, Jr, n)
+            AJc = C.matvec_cols(A_IB, Jc, n)
+            J_S = [[J_O[r][k] - eJr[r][k] + AJc[r][k] for k in range(n)] for r in range(3)]
+            a_S_b = C.add(a_O_b, C.cross(dOm_b, e))
+            a_S_b = C.add(a_S_b, C.cross(Om, C.cross(Om, e)))
+            a_S_b = C.add(a_S_b, C.scale(2, C.cross(Om, C.mv(A_IB, C.jac_times(Jc, dqe, n)))))
+            a_S_b = C.add(a_S_b, C.mv(A_IB, bias(Jc)))
+            grav_B = grav
+            K.append({"factors": factors, "A_PB": A, "A_IB": A_IB, "p": p, "rc": rc, "J": J_O,
+                      "Jr": Jr, "Om": Om, "dOm_b": dOm_b, "a_b": a_O_b, "J_S": J_S,
+                      "a_S_b": a_S_b, "grav": grav})
+            # rotational terms need body coordinates
+            Jr_B = mtv_cols(A_IB, Jr) if any(x != 0 for row in Th for x in row) else None
+            Om_B, dOm_B = (C.mtv(A_IB, Om), C.mtv(A_IB, dOm_b)) if Jr_B is not None else (None, None)
+        else:
+            Jr = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(mtv_cols(A, P["Jr"]), Jloc)]
+            w_rel = C.jac_times(Jloc, dqe, n)
+            Om_P = C.mtv(A, P["Om"])
+            Om = C.add(Om_P, w_rel)
+            dOm_b = C.add(C.add(C.mtv(A, P["dOm_b"]), C.cross(Om_P, w_rel)), bias(Jloc))
+            # origin: B_J_O = A_PBᵀ(P_J − p̃ P_Jr + ∂p/∂q) ; bias acceleration
+            pJr = C.cross_cols(p, P["Jr"], n)
+            J_O = mtv_cols(A, [[P["J"][r][k] - pJr[r][k] + Jp[r][k] for k in range(n)] for r in range(3)])
+            a_P = C.add(P["a_b"], C.cross(P["dOm_b"], p))
+            a_P = C.add(a_P, C.cross(P["Om"], C.cross(P["Om"], p)))
+            a_P = C.add(a_P, C.scale(2, C.cross(P["Om"], p_dot)))
+            a_P = C.add(a_P, bias(Jp))
+            a_O_b = C.mtv(A, a_P)
+            grav_B = C.mtv(A, P["grav"])
+            # centre of gravity
+            cJr = C.cross_cols(rc, Jr, n)
+            J_S = [[J_O[r][k] - cJr[r][k] + Jc[r][k] for k in range(n)] for r in range(3)]
+            a_S_b = C.add(a_O_b, C.cross(dOm_b, rc))
+            a_S_b = C.add(a_S_b, C.cross(Om, C.cross(Om, rc)))
+            a_S_b = C.add(a_S_b, C.scale(2, C.cross(Om, C.jac_times(Jc, dqe, n))))
+            a_S_b = C.add(a_S_b, bias(Jc))
+            K.append({"factors": factors, "A_PB": A, "p": p, "rc": rc, "J": J_O, "Jr": Jr,
+                      "Om": Om, "dOm_b": dOm_b, "a_b": a_O_b, "J_S": J_S, "a_S_b": a_S_b,
+                      "grav": grav_B, "A_IB": None})
+            Jr_B, Om_B, dOm_B = Jr, Om, dOm_b
 
         # projected Newton-Euler contributions (1.24)-(1.26), in body coordinates
         if m != 0:
@@ -352,24 +399,21 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
                     Mm[a][b_] = Mm[a][b_] + m * C.dot(ja, [J_S[0][b_], J_S[1][b_], J_S[2][b_]])
                 bv[a] = bv[a] + m * C.dot(ja, a_S_b)
                 gv[a] = gv[a] - m * C.dot(ja, grav_B)
-        if any(x != 0 for row in Th for x in row):
-            ThJ = [[Th[r][0] * Jr[0][k] + Th[r][1] * Jr[1][k] + Th[r][2] * Jr[2][k]
+        if Jr_B is not None and any(x != 0 for row in Th for x in row):
+            ThJ = [[Th[r][0] * Jr_B[0][k] + Th[r][1] * Jr_B[1][k] + Th[r][2] * Jr_B[2][k]
                     for k in range(n)] for r in range(3)]
-            rot_b = C.add(C.mv(Th, dOm_b), C.cross(Om, C.mv(Th, Om)))
-            cols = [k for k in range(n) if any(Jr[r][k] != 0 for r in range(3))]
+            rot_b = C.add(C.mv(Th, dOm_B), C.cross(Om_B, C.mv(Th, Om_B)))
+            cols = [k for k in range(n) if any(Jr_B[r][k] != 0 for r in range(3))]
             for ia, a in enumerate(cols):
                 for b_ in cols[ia:]:
-                    Mm[a][b_] = Mm[a][b_] + (Jr[0][a] * ThJ[0][b_] + Jr[1][a] * ThJ[1][b_]
-                                             + Jr[2][a] * ThJ[2][b_])
-                bv[a] = bv[a] + C.dot([Jr[0][a], Jr[1][a], Jr[2][a]], rot_b)
+                    Mm[a][b_] = Mm[a][b_] + (Jr_B[0][a] * ThJ[0][b_] + Jr_B[1][a] * ThJ[1][b_]
+                                             + Jr_B[2][a] * ThJ[2][b_])
+                bv[a] = bv[a] + C.dot([Jr_B[0][a], Jr_B[1][a], Jr_B[2][a]], rot_b)
         say(f"body {i + 1}/{len(bodies)} {names[i]!r} done")
 
     # ---- generalized forces of the force elements ----------------------------------------------
+    # (vectors go into the working frame of each body: its own frame, or I for frame="inertial")
     fv = [C.ZERO] * n
-    cache = C.ChainCache()
-    chains = []
-    for i in range(len(K)):
-        chains.append(C.merge(chains[parents[i]] if parents[i] >= 0 else [], K[i]["factors"]))
 
     def rel_rot(iP, iB):
         """A_PB between any two bodies (P may be −1 = inertial)."""
@@ -381,25 +425,37 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
             return R
         return C.mm(C.transpose(cache.matrix(chains[iP])), cache.matrix(chains[iB]))
 
+    inertial = frame == "inertial"
+
+    def work(ib, v):
+        """Vector in body-ib coordinates → body ib's working frame."""
+        return C.mv(K[ib]["A_IB"], v) if inertial else v
+
+    def to_P(iP, iB, v):
+        """Vector in body-iB coordinates → body iP's working frame."""
+        return C.mv(K[iB]["A_IB"], v) if inertial else C.mv(rel_rot(iP, iB), v)
+
     def point_jac(ib, B_r):
         Kb = K[ib]
-        rJr = C.cross_cols(B_r, Kb["Jr"], n)
+        rw = work(ib, B_r)
+        rJr = C.cross_cols(rw, Kb["Jr"], n)
         Jr_ = C.jac_of_vec(B_r, qe)
+        if inertial:
+            Jr_ = C.matvec_cols(Kb["A_IB"], Jr_, n)
         return [[Kb["J"][r][k] - rJr[r][k] + Jr_[r][k] for k in range(n)] for r in range(3)]
 
     for fe in felems:
         if fe[0] == "rot":
             _, iP, iB, B_T = fe
-            contrib = C.jacT_times(K[iB]["Jr"], B_T, n)
+            contrib = C.jacT_times(K[iB]["Jr"], work(iB, B_T), n)
             if iP >= 0:
-                T_P = C.mv(rel_rot(iP, iB), B_T)
-                contrib = [c - x for c, x in zip(contrib, C.jacT_times(K[iP]["Jr"], T_P, n))]
+                contrib = [c - x for c, x in zip(contrib, C.jacT_times(K[iP]["Jr"], to_P(iP, iB, B_T), n))]
         else:
             _, iP, iB, P_r_R, B_r_A, B_F = fe
-            contrib = C.jacT_times(point_jac(iB, B_r_A), B_F, n)
+            contrib = C.jacT_times(point_jac(iB, B_r_A), work(iB, B_F), n)
             if iP >= 0:
-                F_P = C.mv(rel_rot(iP, iB), B_F)
-                contrib = [c - x for c, x in zip(contrib, C.jacT_times(point_jac(iP, P_r_R), F_P, n))]
+                contrib = [c - x for c, x in
+                           zip(contrib, C.jacT_times(point_jac(iP, P_r_R), to_P(iP, iB, B_F), n))]
         fv = [a + b_ for a, b_ in zip(fv, contrib)]
     taue = [C.to_se(t) for t in tau]
     S_rows = [[fv[k].diff(t) for k in range(n)] for t in taue]
@@ -420,16 +476,17 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
             Mm[a][b_] = Mm[b_][a]
     conv = C.Converter(list(q) + list(dq) + list(tau) + list(params_t))
     Msp = C.sp_matrix(Mm, conv)
-    extra = {"method": "pne", "body_names": list(names), "parents": list(parents)}
+    extra = {"method": "pne", "frame": frame, "body_names": list(names), "parents": list(parents)}
     if any(x != 0 for x in passive):
         extra["f_passive"] = C.sp_matrix(passive, conv)
     S = C.sp_matrix(S_rows, conv) if tau else sp.zeros(0, n)
-    kin = (_kinematics_output(K, parents, chains, cache, names, qe, dqe, n, kinematics, conv)
+    kin = (_kinematics_output(K, parents, chains, cache, names, qe, dqe, n, kinematics, conv, inertial)
            if kinematics else {})
     eom = EquationsOfMotion(q=sp.Matrix(q), dq=sp.Matrix(dq), M=Msp, b=C.sp_matrix(bv, conv),
                             g=C.sp_matrix(gv, conv), S=S, tau=sp.Matrix(tau), params=params_t,
                             kinematics=kin, extra=extra)
     eom.extra["seconds"] = time.perf_counter() - t0
+    eom._se_exprs = {"M": [x for row in Mm for x in row], "b": list(bv), "g": list(gv)}
     if simplify:
         limit = 60.0 if simplify is True else float(simplify)
         say(f"simplifying (at most {limit:g} s)")
@@ -450,7 +507,7 @@ def _factor_input(A):
     return A
 
 
-def _factors(A, q, where) -> list:
+def _factors(A, q, where, check=True) -> list:
     """A_PB (matrix or factor list) → chain of C.Factor."""
     qe = [C.to_se(s) for s in q]
     if _is_factor_list(A):
@@ -465,7 +522,7 @@ def _factors(A, q, where) -> list:
                 Mf = C.mat3(f, f"{where}: A_PB factor")
                 from .utils import is_orthonormal
 
-                if not is_orthonormal(C.sp_matrix(Mf)):
+                if check and not is_orthonormal(C.sp_matrix(Mf)):
                     raise ValueError(f"{where}: A_PB factor is not orthonormal (Aᵀ·A ≠ I)")
                 out = C.merge(out, C.factor_rotation(Mf, qe))
         return out
@@ -476,7 +533,7 @@ def _factors(A, q, where) -> list:
     return C.factor_rotation(Am, qe)
 
 
-def _kinematics_output(K, parents, chains, cache, names, qe, dqe, n, level, conv):
+def _kinematics_output(K, parents, chains, cache, names, qe, dqe, n, level, conv, inertial=False):
     """Global (inertial-frame) kinematics of every body from the body-frame recursion."""
     keys = ("A_IB", "I_r_O", "I_dr_O", "I_r_CoG", "I_dr_CoG", "I_J_O", "I_J_CoG", "I_Jr",
             "I_Omega", "I_dJ_O_dq", "I_dJ_CoG_dq", "I_dJr_dq", "B_Omega", "B_J_O", "B_Jr")
@@ -491,17 +548,27 @@ def _kinematics_output(K, parents, chains, cache, names, qe, dqe, n, level, conv
         A_IP = cache.matrix(chains[parents[i]]) if parents[i] >= 0 else C.eye3()
         r_O = C.mv(A_IP, Kb["p"]) if parents[i] < 0 else C.add(I_r[parents[i]], C.mv(A_IP, Kb["p"]))
         I_r.append(r_O)
-        cols = lambda J: C.matvec_cols(A_IB, J, n)  # noqa: E731
+        if inertial:  # working frame is I: body-frame values by A_IBᵀ
+            cols = lambda J: J  # noqa: E731
+            vec = lambda v: v  # noqa: E731
+            bcols = lambda J: [[A_IB[0][r] * J[0][k] + A_IB[1][r] * J[1][k] + A_IB[2][r] * J[2][k]  # noqa: E731
+                                for k in range(n)] for r in range(3)]
+            bvec = lambda v: C.mtv(A_IB, v)  # noqa: E731
+        else:
+            cols = lambda J: C.matvec_cols(A_IB, J, n)  # noqa: E731
+            vec = lambda v: C.mv(A_IB, v)  # noqa: E731
+            bcols = lambda J: J  # noqa: E731
+            bvec = lambda v: v  # noqa: E731
         I_J, I_JS, I_Jr = cols(Kb["J"]), cols(Kb["J_S"]), cols(Kb["Jr"])
         vals = {
             "A_IB": A_IB, "I_r_O": r_O,
-            "I_dr_O": C.mv(A_IB, C.jac_times(Kb["J"], dqe, n)),
+            "I_dr_O": vec(C.jac_times(Kb["J"], dqe, n)),
             "I_r_CoG": C.add(r_O, C.mv(A_IB, Kb["rc"])),
-            "I_dr_CoG": C.mv(A_IB, C.jac_times(Kb["J_S"], dqe, n)),
-            "I_J_O": I_J, "I_J_CoG": I_JS, "I_Jr": I_Jr, "I_Omega": C.mv(A_IB, Kb["Om"]),
-            "I_dJ_O_dq": C.mv(A_IB, Kb["a_b"]), "I_dJ_CoG_dq": C.mv(A_IB, Kb["a_S_b"]),
-            "I_dJr_dq": C.mv(A_IB, Kb["dOm_b"]),
-            "B_Omega": Kb["Om"], "B_J_O": Kb["J"], "B_Jr": Kb["Jr"],
+            "I_dr_CoG": vec(C.jac_times(Kb["J_S"], dqe, n)),
+            "I_J_O": I_J, "I_J_CoG": I_JS, "I_Jr": I_Jr, "I_Omega": vec(Kb["Om"]),
+            "I_dJ_O_dq": vec(Kb["a_b"]), "I_dJ_CoG_dq": vec(Kb["a_S_b"]),
+            "I_dJr_dq": vec(Kb["dOm_b"]),
+            "B_Omega": bvec(Kb["Om"]), "B_J_O": bcols(Kb["J"]), "B_Jr": bcols(Kb["Jr"]),
         }
         for k in keys:
             out[k].append(C.sp_matrix(vals[k], conv))
