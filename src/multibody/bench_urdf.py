@@ -1,0 +1,174 @@
+"""Benchmark against Pinocchio on real robots: ``python -m multibody.bench_urdf``.
+
+The same URDF files (from the ``example-robot-data`` package) are loaded by ``load_urdf`` and by
+``pinocchio.buildModelFromUrdf``; then, in one run, for RNEA, CRBA and ABA:
+
+* per-call latency on a single state (ours: one call with 1-D arrays; Pinocchio: one call),
+* throughput on 10 000 states (ours: one batched call; Pinocchio: a Python loop of calls),
+
+with the ratio Pinocchio/ours (> 1: we are faster).  Fixed base: UR5, Panda; floating base
+(free-flyer root): solo12, ANYmal (B), Talos (reduced).  Batched calls run on
+``numba.get_num_threads()`` threads (``--threads`` sets it); the Pinocchio loop is one thread.
+Pinocchio's CRBA fills only the upper triangle; ours returns the full symmetric matrix.
+
+Options: ``--states N`` (batch size, default 10 000), ``--calls N`` (per-call loop length,
+default 2 000), ``--repeat N`` (best of N, default 3), ``--robots-dir DIR``, ``--threads N``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import sysconfig
+import time
+
+import numpy as np
+
+ROBOTS = [  # (label, path under example-robot-data/robots, floating)
+    ("UR5", "ur_description/urdf/ur5_robot.urdf", False),
+    ("Panda", "panda_description/urdf/panda.urdf", False),
+    ("solo12", "solo_description/robots/solo12.urdf", True),
+    ("ANYmal", "anymal_b_simple_description/robots/anymal.urdf", True),
+    ("Talos", "talos_data/robots/talos_reduced.urdf", True),
+]
+
+
+def robots_dir(given=None):
+    """example-robot-data's robots folder: --robots-dir, $EXAMPLE_ROBOT_DATA_DIR, or the cmeel prefix."""
+    cands = [given, os.environ.get("EXAMPLE_ROBOT_DATA_DIR")]
+    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path}:
+        if base:
+            cands.append(os.path.join(base, "cmeel.prefix", "share", "example-robot-data", "robots"))
+    for c in cands:
+        if c and os.path.isdir(c):
+            return c
+    raise SystemExit("bench_urdf: example-robot-data not found; install it (pip install example-robot-data) "
+                     "or pass --robots-dir")
+
+
+def _best(fn, repeat):
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _pin_state_map(model, pm):
+    """Index maps from our q/v to Pinocchio's (joints matched by name; continuous = [cos, sin])."""
+    from .model.joints import JointType
+    direct, unbounded, free, vp = [], [], [], np.empty(model.nv, dtype=int)
+    for i in range(model.nb):
+        jm = pm.joints[pm.getJointId(model.joint_names[i])]
+        qs, vs = model.q_start[i], model.v_start[i]
+        if model.jtype[i] == JointType.FREE:
+            free.append((qs, jm.idx_q))
+            vp[vs:vs + 3] = jm.idx_v + np.arange(3, 6)
+            vp[vs + 3:vs + 6] = jm.idx_v + np.arange(3)
+        else:
+            (unbounded if jm.nq == 2 else direct).append((qs, jm.idx_q))
+            vp[vs] = jm.idx_v
+
+    def q_map(Q):
+        out = np.zeros(Q.shape[:-1] + (pm.nq,))
+        for a, b in direct:
+            out[..., b] = Q[..., a]
+        for a, b in unbounded:
+            out[..., b], out[..., b + 1] = np.cos(Q[..., a]), np.sin(Q[..., a])
+        for a, b in free:
+            out[..., b:b + 3] = Q[..., a:a + 3]
+            out[..., b + 3:b + 6] = Q[..., a + 4:a + 7]
+            out[..., b + 6] = Q[..., a + 3]
+        return out
+
+    def v_map(V):
+        out = np.empty(V.shape[:-1] + (pm.nv,))
+        out[..., vp] = V
+        return out
+    return q_map, v_map
+
+
+def run(states=10_000, calls=2_000, repeat=3, rdir=None, out=print):
+    import pinocchio as pin
+
+    from .dynamics.aba import aba
+    from .dynamics.crba import crba
+    from .dynamics.rnea import rnea
+    from .model.joints import JointType
+    from .model.urdf import load_urdf
+
+    import numba
+    rdir = robots_dir(rdir)
+    share = os.path.dirname(os.path.dirname(rdir))
+    rng = np.random.default_rng(0)
+    out(f"multibody vs Pinocchio {pin.__version__} — same URDFs (example-robot-data), {states} states per batch, "
+        f"best of {repeat}; batched calls on {numba.get_num_threads()} thread(s), Pinocchio loop on 1")
+    out(f"{'robot':8s} {'nq':>3s} {'algo':5s} | {'ours µs':>8s} {'pin µs':>8s} {'pin/ours':>8s} | "
+        f"{'ours batch ms':>13s} {'pin loop ms':>11s} {'pin/ours':>8s} | {'ours kst/s':>10s} {'pin kst/s':>9s}")
+    rows = []
+    for label, rel, floating in ROBOTS:
+        path = os.path.join(rdir, rel)
+        model = load_urdf(path, floating=floating, package_dirs=[share], check_meshes=False)
+        pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+        pd = pm.createData()
+        q_map, v_map = _pin_state_map(model, pm)
+        Q = rng.uniform(-np.pi, np.pi, (states, model.nq))
+        for i in range(model.nb):
+            if model.jtype[i] == JointType.FREE:
+                s = model.q_start[i]
+                Q[:, s:s + 3] = rng.normal(size=(states, 3))
+                quat = rng.normal(size=(states, 4))
+                Q[:, s + 3:s + 7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+        V, A = rng.normal(size=(states, model.nv)), rng.normal(size=(states, model.nv))
+        T = rnea(model, Q, V, A)
+        Qp, Vp, Ap, Tp = (np.ascontiguousarray(x) for x in (q_map(Q), v_map(V), v_map(A), v_map(T)))
+        algos = {
+            "rnea": (lambda k: rnea(model, Q[k], V[k], A[k]), lambda: rnea(model, Q, V, A),
+                     lambda k: pin.rnea(pm, pd, Qp[k], Vp[k], Ap[k])),
+            "crba": (lambda k: crba(model, Q[k]), lambda: crba(model, Q),
+                     lambda k: pin.crba(pm, pd, Qp[k])),
+            "aba": (lambda k: aba(model, Q[k], V[k], T[k]), lambda: aba(model, Q, V, T),
+                    lambda k: pin.aba(pm, pd, Qp[k], Vp[k], Tp[k])),
+        }
+        # agreement on a few states, so the timings compare the same computation
+        assert np.allclose(v_map(rnea(model, Q[:5], V[:5], A[:5])),
+                           [pin.rnea(pm, pd, Qp[k], Vp[k], Ap[k]) for k in range(5)], rtol=1e-8, atol=1e-8)
+        for name, (one, batch, pone) in algos.items():
+            one(0), batch(), pone(0)  # warm-up (Numba compiles on first use)
+            n = min(calls, states)
+            t_one = _best(lambda: [one(k) for k in range(n)], repeat) / n
+            t_pone = _best(lambda: [pone(k) for k in range(n)], repeat) / n
+            t_batch = _best(batch, repeat)
+            t_ploop = _best(lambda: [pone(k) for k in range(states)], max(1, repeat - 1))
+            rows.append((label, model.nq, name, t_one, t_pone, t_batch, t_ploop))
+            out(f"{label:8s} {model.nq:3d} {name:5s} | {t_one * 1e6:8.2f} {t_pone * 1e6:8.2f} {t_pone / t_one:8.2f} | "
+                f"{t_batch * 1e3:13.2f} {t_ploop * 1e3:11.2f} {t_ploop / t_batch:8.2f} | "
+                f"{states / t_batch / 1e3:10.0f} {states / t_ploop / 1e3:9.0f}")
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m multibody.bench_urdf", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--states", type=int, default=10_000)
+    ap.add_argument("--calls", type=int, default=2_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--robots-dir", default=None)
+    ap.add_argument("--threads", type=int, default=None)
+    a = ap.parse_args(argv)
+    if a.states < 1 or a.calls < 1 or a.repeat < 1:
+        ap.error("--states, --calls and --repeat must be positive")
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        raise SystemExit("bench_urdf: Pinocchio is not installed (pip install pin)") from None
+    if a.threads:
+        import numba
+        numba.set_num_threads(a.threads)
+    t = time.perf_counter()
+    run(a.states, a.calls, a.repeat, a.robots_dir)
+    print(f"total {time.perf_counter() - t:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
