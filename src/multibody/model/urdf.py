@@ -10,7 +10,12 @@ no "billion laughs"), ``no_network=True`` (no external DTD or entity fetches), `
 and ``huge_tree=False`` (libxml2's limits on depth and text size stay on).  Documents with a
 ``<!DOCTYPE`` are refused outright, and the input size is checked against ``max_bytes`` before
 parsing.  The URDF semantics (which attributes are required, defaults) follow urdfdom, the
-reference parser used by ROS and Pinocchio.
+reference parser used by ROS and Pinocchio, with two differences: inertias that are not positive
+semi-definite are refused (urdfdom accepts them), and a single-valued element given twice (two
+``<origin>`` in a joint, two ``<inertial>`` in a link …) is refused instead of silently taking the
+first.  Unknown elements (``<gazebo>``, ``<transmission>``, ``<calibration>`` …) are ignored.
+Inertias that violate the triangle inequality are accepted, as urdfdom and Pinocchio do (several
+shipped robots have them).
 
 Mapping onto :class:`~multibody.model.model.Model`
 ---------------------------------------------------
@@ -69,8 +74,10 @@ _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 def _where(el) -> str:
     if el is None:
         return "document"
-    tag = el.tag if isinstance(el.tag, str) else "?"
+    tag = el.tag[:40] if isinstance(el.tag, str) else "?"
     name = el.get("name")
+    if name is not None and len(name) > 80:
+        name = name[:80] + "…"
     s = f"<{tag}" + (f" name={name!r}" if name is not None else "") + ">"
     if el.sourceline is not None:
         s += f" (line {el.sourceline})"
