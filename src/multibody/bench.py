@@ -5,10 +5,11 @@ One run measures, on the same machine and in the same process:
 * **latency** of one call with one state (1-D arrays), ours vs Pinocchio's Python binding;
 * **throughput** on a batch of states: ours is one call with ``(N, n)`` arrays (the loop runs in
   compiled code), Pinocchio's is a Python loop over the states that stores each result;
-* a **breakdown** of our single-call latency: the Python boundary (argument validation, batch
-  reshaping — ``multibody._boundary.states``), the compiled kernel's own time per state (from a
-  256-state batch, which amortises the dispatch and stays in cache), and the rest (Numba dispatch: type matching and unboxing of the arguments, output
-  allocation, result reshape).
+* a **breakdown** of our single-call latency: *boundary* = the public call minus a direct call of
+  its compiled kernel with prepared arguments (validation, output allocation, reshape); *dispatch*
+  = that direct call minus the kernel's own time per state (Numba type matching and unboxing of
+  the arguments, and the kernel's fixed per-call work); *kernel* = time per state in a 256-state
+  batch on one thread (dispatch amortised, data in cache).
 
 Timings are timeit-style best-of-N (the minimum is the least disturbed measurement) of the
 process's CPU time by default (``time.process_time``: robust when other jobs share the machine;
@@ -27,7 +28,6 @@ import timeit
 import numpy as np
 
 import multibody as mb
-from multibody import _boundary as B
 from multibody.model.joints import JointType
 
 ALGORITHMS = ("rnea", "crba", "aba")
@@ -101,9 +101,23 @@ def best_per_call(fn, repeat=5, target=0.05):
     return min(timeit.repeat(fn, number=number, repeat=repeat, timer=CLOCK)) / number
 
 
-def best_once(fn, repeat=3):
+def best_once(fn, repeat=3, clock=None):
     """Best-of-``repeat`` seconds of one ``fn()`` (for the batch runs)."""
-    return min(timeit.repeat(fn, number=1, repeat=repeat, timer=CLOCK))
+    return min(timeit.repeat(fn, number=1, repeat=repeat, timer=clock or CLOCK))
+
+
+def serial(fn):
+    """``fn`` run with Numba limited to one thread (the per-core comparison)."""
+    import numba
+
+    def run():
+        n = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return fn()
+        finally:
+            numba.set_num_threads(n)
+    return run
 
 
 def _ours(model, name, q, qd, qdd):
@@ -114,13 +128,27 @@ def _ours(model, name, q, qd, qdd):
     return lambda: mb.aba(model, q, qd, qdd)
 
 
-def _boundary_only(model, name, q, qd, qdd):
-    """The Python boundary of one call: validation and reshaping of the arguments."""
-    if name == "rnea":
-        return lambda: B.states(model, q=q, qd=qd, qdd=qdd, f_ext=None)
-    if name == "crba":
-        return lambda: B.states(model, q=q)
-    return lambda: B.states(model, q=q, qd=qd, tau=qdd, f_ext=None)
+def _kernel_call(model, name, q, qd, qdd):
+    """The compiled kernel called directly with prepared arguments (no Python boundary), as the
+    public function calls it for one state; None if the kernels' internals are not as expected."""
+    try:
+        import importlib  # the package exports functions named like these modules
+        _aba, _crba, _rnea = (importlib.import_module(f"multibody.dynamics.{k}") for k in ALGORITHMS[::-1])
+        packed = model._packed
+        if name == "rnea":
+            out = np.empty(model.nv)
+            fn = lambda: _rnea.rnea_single(*packed, q, qd, qdd, out)  # noqa: E731
+        elif name == "crba":
+            out = np.empty((model.nv, model.nv))
+            fn = lambda: _crba.crba_single(*packed, q, out)  # noqa: E731
+        else:
+            out = np.empty((1, model.nv))
+            q1, qd1, tau1 = q[None], qd[None], qdd[None]
+            fn = lambda: _aba.aba_batch(*packed, q1, qd1, tau1, model._no_fext, False, out)  # noqa: E731
+        fn()
+        return fn
+    except (AttributeError, TypeError, ImportError):
+        return None
 
 
 def _pin_single(pin, pm, data, name, q, v, a):
@@ -170,8 +198,11 @@ def run(batch=10_000, repeat=5, target=0.05, seed=0, wall=False, out=sys.stdout)
     p = lambda *a: print(*a, file=out, flush=True)  # noqa: E731
     p(f"multibody bench — Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}, "
       f"Pinocchio {pin_version or 'not installed'}; {platform.machine()} {platform.processor() or ''}".rstrip())
-    p(f"clock: {'wall (perf_counter)' if wall else 'process CPU time (process_time)'}; latency: best of {repeat} × (calls filling ~{target * 1e3:.0f} ms), one state, 1-D arrays; "
-      f"batch: {batch} states, best of 3; ratio = Pinocchio time / our time (> 1: we are faster)")
+    threads = numba.get_num_threads()
+    p(f"latency: {'wall' if wall else 'CPU'} time, best of {repeat} × (calls filling ~{target * 1e3:.0f} ms), "
+      f"one state as 1-D arrays.  batch: {batch} states, best of 3 — ours in one call (1 thread: "
+      f"{'wall' if wall else 'CPU'} time; {threads} threads: wall time), Pinocchio in a Python loop.")
+    p("ratio = Pinocchio time / our time (> 1: we are faster)")
     rng = np.random.default_rng(seed)
     results = []
     for label, model in bench_models():
@@ -184,55 +215,70 @@ def run(batch=10_000, repeat=5, target=0.05, seed=0, wall=False, out=sys.stdout)
         for name in ALGORITHMS:  # compile (or load from the on-disk cache) before timing
             _ours(model, name, q, qd, qdd)()
             _ours(model, name, Q[:2], QD[:2], QDD[:2])()
+            _ours(model, name, Q[:512], QD[:512], QDD[:512])()
         warm = time.perf_counter() - t0
         twin = pinocchio_twin(model) if pin is not None else None
         p(f"\n{label}: nb={model.nb}, nv={n}  (kernels ready in {warm:.2f} s)")
-        p(f"  {'':5} {'latency ours':>14} {'Pinocchio':>12} {'ratio':>7}   "
-          f"{'batch ours':>12} {'Pin. loop':>12} {'ratio':>7}   "
-          f"{'ours: boundary + dispatch + kernel':>36}   {'max |Δ| vs Pin.':>15}")
+        p(f"  {'':5} │ {'latency: ours':>13} {'Pinocchio':>11} {'ratio':>6} │ {'batch: ours 1 thr':>17} "
+          f"{'Pin. loop':>11} {'ratio':>6} │ {f'ours {threads} thr':>11} {'Pin. loop':>11} {'ratio':>6} │ "
+          f"{'our latency = boundary + dispatch + kernel':>42} │ {'max |Δ|':>7}")
         for name in ALGORITHMS:
-            r = dict(model=label, algorithm=name, nv=n)
+            r = dict(model=label, algorithm=name, nv=n, threads=threads)
+            ours_fn = _ours(model, name, Q, QD, QDD)
             r["ours_single"] = best_per_call(_ours(model, name, q, qd, qdd), repeat, target)
-            r["boundary"] = best_per_call(_boundary_only(model, name, q, qd, qdd), repeat, target)
-            r["ours_batch"] = best_once(_ours(model, name, Q, QD, QDD))
             m = min(batch, 256)  # kernel time per state from a cache-resident batch (dispatch amortised)
-            r["kernel"] = best_per_call(_ours(model, name, Q[:m], QD[:m], QDD[:m]), repeat, target) / m
-            r["dispatch"] = max(r["ours_single"] - r["boundary"] - r["kernel"], 0.0)
-            line = f"  {name:5} {_fmt_t(r['ours_single']):>14}"
+            r["kernel"] = best_per_call(serial(_ours(model, name, Q[:m], QD[:m], QDD[:m])), repeat, target) / m
+            direct = _kernel_call(model, name, q, qd, qdd)
+            if direct is not None:
+                r["direct"] = best_per_call(direct, repeat, target)
+                r["boundary"] = max(r["ours_single"] - r["direct"], 0.0)
+                r["dispatch"] = max(r["direct"] - r["kernel"], 0.0)
+            r["ours_batch_1"] = best_once(serial(ours_fn))
+            r["ours_batch_par"] = best_once(ours_fn, clock=time.perf_counter)
+            cells = [f"  {name:5} │ {_fmt_t(r['ours_single']):>13}"]
             if twin is not None:
                 pm, perm = twin
                 data = pm.createData()
                 Qp, Vp, Ap = (np.ascontiguousarray(X[:, perm]) for X in (Q, QD, QDD))
-                shape = (batch, n, n) if name == "crba" else (batch, n)
-                res = np.empty(shape)
+                res = np.empty((batch, n, n) if name == "crba" else (batch, n))
+                loop = _pin_loop(pin, pm, data, name, Qp, Vp, Ap, res)
                 r["pin_single"] = best_per_call(_pin_single(pin, pm, data, name, Qp[0], Vp[0], Ap[0]),
                                                 repeat, target)
-                r["pin_batch"] = best_once(_pin_loop(pin, pm, data, name, Qp, Vp, Ap, res))
-                ours = np.asarray(_ours(model, name, Q, QD, QDD)())
-                if name == "crba":
+                r["pin_batch"] = best_once(loop)
+                r["pin_batch_wall"] = best_once(loop, clock=time.perf_counter)
+                ours = np.asarray(ours_fn())
+                if name == "crba":  # Pinocchio fills the upper triangle
                     ours, res = np.triu(ours[:, perm][:, :, perm]), np.triu(res)
                 else:
                     ours = ours[:, perm]
                 r["max_diff"] = float(np.max(np.abs(ours - res)))
                 r["latency_ratio"] = r["pin_single"] / r["ours_single"]
-                r["batch_ratio"] = r["pin_batch"] / r["ours_batch"]
-                line += (f" {_fmt_t(r['pin_single']):>12} {r['latency_ratio']:6.2f}×   "
-                         f"{_fmt_t(r['ours_batch']):>12} {_fmt_t(r['pin_batch']):>12} {r['batch_ratio']:6.1f}×")
+                r["batch_ratio"] = r["pin_batch"] / r["ours_batch_1"]
+                r["batch_ratio_par"] = r["pin_batch_wall"] / r["ours_batch_par"]
+                cells += [f"{_fmt_t(r['pin_single']):>11} {r['latency_ratio']:5.2f}× │ "
+                          f"{_fmt_t(r['ours_batch_1']):>17} {_fmt_t(r['pin_batch']):>11} {r['batch_ratio']:5.1f}× │ "
+                          f"{_fmt_t(r['ours_batch_par']):>11} {_fmt_t(r['pin_batch_wall']):>11} "
+                          f"{r['batch_ratio_par']:5.1f}× │"]
             else:
-                line += f" {'—':>12} {'—':>7}   {_fmt_t(r['ours_batch']):>12} {'—':>12} {'—':>7}"
-            line += (f"   {_fmt_t(r['boundary']).strip():>10} + {_fmt_t(r['dispatch']).strip():>9} + "
-                     f"{_fmt_t(r['kernel']).strip():>9}")
+                cells += [f"{'—':>11} {'—':>6} │ {_fmt_t(r['ours_batch_1']):>17} {'—':>11} {'—':>6} │ "
+                          f"{_fmt_t(r['ours_batch_par']):>11} {'—':>11} {'—':>6} │"]
+            if "direct" in r:
+                cells.append(f"{_fmt_t(r['boundary']).strip():>12} + {_fmt_t(r['dispatch']).strip():>11} + "
+                             f"{_fmt_t(r['kernel']).strip():>11} │")
+            else:
+                cells.append(f"{'n/a':>12} + {'n/a':>11} + {_fmt_t(r['kernel']).strip():>11} │")
             if "max_diff" in r:
-                line += f"   {r['max_diff']:15.1e}"
-            p(line)
+                cells.append(f"{r['max_diff']:7.0e}")
+            p(" ".join(cells))
             results.append(r)
     if pin is not None:
         lat = [r["latency_ratio"] for r in results]
         bat = [r["batch_ratio"] for r in results]
-        p(f"\nGoals: single call no slower than Pinocchio (ratio ≥ 1): "
-          f"{sum(x >= 1 for x in lat)}/{len(lat)} met (ratios {min(lat):.2f}…{max(lat):.2f}); "
-          f"batch ≥ 5× a Python loop over Pinocchio: {sum(x >= 5 for x in bat)}/{len(bat)} met "
-          f"(ratios {min(bat):.1f}…{max(bat):.1f})")
+        par = [r["batch_ratio_par"] for r in results]
+        p(f"\nGoals: single call no slower than Pinocchio's (ratio ≥ 1): {sum(x >= 1 for x in lat)}/{len(lat)} "
+          f"(ratios {min(lat):.2f}…{max(lat):.2f}).  Batch ≥ 5× a Python loop over Pinocchio: "
+          f"1 thread {sum(x >= 5 for x in bat)}/{len(bat)} (ratios {min(bat):.1f}…{max(bat):.1f}), "
+          f"{threads} threads {sum(x >= 5 for x in par)}/{len(par)} (ratios {min(par):.1f}…{max(par):.1f}).")
     return results
 
 
