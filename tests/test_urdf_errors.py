@@ -222,6 +222,19 @@ def test_planar_joint_uses_the_axis_as_plane_normal_and_matches_pinocchio():
     assert np.allclose(rnea(oz, q, v, a), pin.rnea(pz, pz.createData(), qp, v, a), rtol=1e-10, atol=1e-10)
 
 
+def test_robot_without_movable_joints():
+    doc = """<robot name="rigid"><link name="a"><inertial><mass value="2"/>
+      <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+      <joint name="w" type="fixed"><parent link="a"/><child link="b"/><origin xyz="0 0 1"/></joint>
+      <link name="b"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+    </robot>"""
+    m = load(doc)  # welded to the fixed base: no bodies, only base frames
+    assert m.nb == 0 and m.nq == 0 and {f.name: f.body for f in m.frames} == {"a": -1, "b": -1, "w": -1}
+    assert rnea(m, np.zeros(0), np.zeros(0), np.zeros(0)).shape == (0,)
+    mf = load(doc, floating=True)  # one free body carrying both links
+    assert mf.nb == 1 and np.isclose(mf.mass[0], 3) and np.allclose(mf.com[0], [0, 0, 1 / 3])
+
+
 def test_floating_joint_in_the_file():
     doc = """<robot name="f"><link name="world"/>
       <joint name="fj" type="floating"><parent link="world"/><child link="b"/><origin xyz="1 2 3"/></joint>

@@ -30,7 +30,8 @@ Mapping onto :class:`~multibody.model.model.Model`
 * Bodies are numbered depth-first from the root (parents first), children in document order.
 * With ``floating=False`` the root link is the fixed base: it and every link welded to it become
   frames of the base (``Frame.body == -1``) and their mass is ignored (Pinocchio puts it on the
-  "universe", outside every algorithm).  With ``floating=True`` the root link is body 0, attached
+  "universe", outside every algorithm).  A fixed-base robot without movable joints gives a model
+  with no bodies (nq = nv = 0) whose links are all base frames.  With ``floating=True`` the root link is body 0, attached
   by a FREE joint named ``root_joint`` (Pinocchio's name).
 * Every link and every joint becomes a :class:`Frame` named after it (a joint's frame coincides
   with its child link's frame, as in URDF); link frames come first in ``model.frames``, then joint
@@ -523,9 +524,6 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
         raise _err(L.el, f"link is not reachable from the root {root_link.name!r}: the joints through "
                          f"{', '.join(repr(n) for n in lost[:6])} form a cycle")
 
-    if not bodies:
-        raise _err(root, "no movable joints: the whole robot is welded to the fixed base "
-                         "(load it with floating=True to get a free-floating rigid body)")
     nqj = {JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.FREE: 7, JointType.PLANAR: 3}
     nvj = {JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.FREE: 6, JointType.PLANAR: 3}
     q_lo, q_hi, vmax, emax, damp, fric = [], [], [], [], [], []
@@ -571,14 +569,18 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
                 bodies[body_of_joint[target]]["jtype"] not in (JointType.REVOLUTE, JointType.PRISMATIC):
             raise _err(mel, "mimic joints must both be revolute, continuous or prismatic")
         mimics.append(Mimic(body_of_joint[J.name], body_of_joint[target], mult, off))
+    nb = len(bodies)  # 0 when a fixed-base robot has no movable joint: everything is a base frame
     try:
         return Model(
-            parent=[B["parent"] for B in bodies], jtype=[int(B["jtype"]) for B in bodies],
-            jaxis=[B["axis"] if B["jtype"] in (JointType.REVOLUTE, JointType.PRISMATIC) else (0.0, 0.0, 1.0)
-                   for B in bodies],
-            jpitch=np.zeros(len(bodies)), tree_rotation=[B["R"] for B in bodies],
-            tree_translation=[B["t"] for B in bodies], mass=[B["m"] for B in bodies],
-            com=[B["c"] for B in bodies], inertia_com=[B["I"] for B in bodies],
+            parent=np.array([B["parent"] for B in bodies], dtype=np.int64),
+            jtype=np.array([int(B["jtype"]) for B in bodies], dtype=np.int64),
+            jaxis=np.array([B["axis"] if B["jtype"] in (JointType.REVOLUTE, JointType.PRISMATIC)
+                            else (0.0, 0.0, 1.0) for B in bodies]).reshape(nb, 3),
+            jpitch=np.zeros(nb), tree_rotation=np.array([B["R"] for B in bodies]).reshape(nb, 3, 3),
+            tree_translation=np.array([B["t"] for B in bodies]).reshape(nb, 3),
+            mass=np.array([B["m"] for B in bodies], dtype=float),
+            com=np.array([B["c"] for B in bodies]).reshape(nb, 3),
+            inertia_com=np.array([B["I"] for B in bodies]).reshape(nb, 3, 3),
             gravity=np.asarray(gravity, dtype=float), body_names=tuple(B["name"] for B in bodies),
             joint_names=tuple(B["jname"] for B in bodies), name=robot_name, frames=tuple(frame_list),
             geometries=tuple(geoms), mimics=tuple(mimics), q_lower=q_lo, q_upper=q_hi,
