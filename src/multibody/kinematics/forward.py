@@ -154,5 +154,9 @@ def frame_pose(model, q, frame):
     """World pose (R, p) of a named frame."""
     f = model.frame(frame)
     s = body_states(model, q)
+    if f.body < 0:  # fixed in the base: index −1 must not pick the last body
+        batch = s.p.shape[:-2]
+        return (np.broadcast_to(f.rotation, batch + (3, 3)).copy(),
+                np.broadcast_to(f.translation, batch + (3,)).copy())
     Rb, pb = s.R[..., f.body, :, :], s.p[..., f.body, :]
     return Rb @ f.rotation, pb + Rb @ f.translation
