@@ -11,14 +11,14 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
 from multibody.dynamics.aba import aba
 from multibody.dynamics.crba import crba
 from multibody.dynamics.rnea import rnea
-from multibody.kinematics.forward import forward_kinematics
+from multibody.kinematics.forward import forward_kinematics, frame_pose
 from multibody.model.joints import JointType
 from multibody.model.urdf import URDFError, URDFWarning, load_urdf, rpy_to_rot
 
@@ -124,6 +124,13 @@ def test_valid_document_loads_with_everything_kept(pkg):
     sphere = next(g for g in m.geometries if g.kind == "sphere")
     assert np.allclose(sphere.translation, [0, 0, -0.3])  # the foot's geometry moved onto the shank
     assert np.allclose(m.tree_rotation[0], rpy_to_rot(0.1, 0.2, 0.3))
+    # frame poses, including frames on the fixed base (body −1)
+    q = np.array([[0.3, -0.7, 0.1, 0.05], [0.0, 0.0, 0.0, 0.0]])
+    R, p = frame_pose(m, q, "base")
+    assert R.shape == (2, 3, 3) and np.allclose(R, np.eye(3)) and np.allclose(p, 0)
+    Rb, pb = forward_kinematics(m, q)
+    R, p = frame_pose(m, q, "foot")
+    assert np.allclose(R, Rb[:, 1] @ rpy_to_rot(0, 0, 1.0)) and np.allclose(p, pb[:, 1] + Rb[:, 1] @ [0, 0, -0.3])
 
 
 def test_fixed_child_merged_with_parallel_axis_theorem():
@@ -495,10 +502,12 @@ def test_fuzz_mutated_documents(ops):
         with _quiet():
             m = load(doc)
     except URDFError as e:
+        event("refused with URDFError")
         assert str(e).strip(), "URDFError without a message"
         assert len(str(e)) < 2000
     else:
         # whatever loads is a usable model
+        event("loaded")
         q = m.neutral()
         tau = rnea(m, q, np.zeros(m.nv), np.zeros(m.nv))
         assert tau.shape == (m.nv,) and np.all(np.isfinite(tau))
