@@ -31,13 +31,13 @@ Mapping onto :class:`~multibody.model.model.Model`
 * With ``floating=False`` the root link is the fixed base: it and every link welded to it become
   frames of the base (``Frame.body == -1``) and their mass is ignored (Pinocchio puts it on the
   "universe", outside every algorithm).  A fixed-base robot without movable joints gives a model
-  with no bodies (nq = nv = 0) whose links are all base frames.  With ``floating=True`` the root link is body 0, attached
-  by a FREE joint named ``root_joint`` (Pinocchio's name).
+  with no bodies (nq = nv = 0) whose links are all base frames.  With ``floating=True`` the root
+  link is body 0, attached by a FREE joint named ``root_joint`` (Pinocchio's name).
 * Every link and every joint becomes a :class:`Frame` named after it (a joint's frame coincides
   with its child link's frame, as in URDF); link frames come first in ``model.frames``, then joint
-  frames, so where a link and a joint share a name ``model.frame(name)`` is the link's.  Limits (``q_lower``/``q_upper`` for revolute and
-  prismatic joints, ``velocity_limit``, ``effort_limit``), ``damping`` and ``friction`` are kept;
-  ``<mimic>`` becomes a :class:`Mimic` record (the mimicking joint stays a coordinate of the
+  frames, so where a link and a joint share a name ``model.frame(name)`` is the link's.
+  Limits (``q_lower``/``q_upper`` for revolute and prismatic joints, ``velocity_limit``,
+  ``effort_limit``), ``damping`` and ``friction`` are kept; ``<mimic>`` becomes a :class:`Mimic` record (the mimicking joint stays a coordinate of the
   model, as in Pinocchio's default); visuals and collisions become :class:`Geometry` (box,
   cylinder, sphere, capsule, mesh), mesh paths resolved through ``package_dirs``.
 """
