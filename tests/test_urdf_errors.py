@@ -494,13 +494,13 @@ def mutate(ops):
 @pytest.mark.slow
 @settings(max_examples=10_000, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
-@given(st.lists(mutation, min_size=1, max_size=4))
-def test_fuzz_mutated_documents(ops):
+@given(st.lists(mutation, min_size=1, max_size=4), st.booleans())
+def test_fuzz_mutated_documents(ops, floating):
     doc = mutate(ops)
     t = time.perf_counter()
     try:
         with _quiet():
-            m = load(doc)
+            m = load(doc, floating=floating)
     except URDFError as e:
         event("refused with URDFError")
         assert str(e).strip(), "URDFError without a message"

@@ -191,11 +191,34 @@ class Errors(dict):
         self[key] = max(self.get(key, 0.0), float(e))
 
 
+def check_model_data(model, pm, cm):
+    """Masses, CoMs, inertias (after merging fixed links), limits, damping, friction against Pinocchio."""
+    BIG = 1e300  # Pinocchio writes "unlimited" as ±DBL_MAX
+    for i in range(model.nb):
+        jid = pm.getJointId(model.joint_names[i])
+        Y = pm.inertias[jid]
+        assert np.isclose(model.mass[i], Y.mass, rtol=1e-12, atol=1e-15), model.body_names[i]
+        if Y.mass > 0:
+            assert np.allclose(model.com[i], Y.lever, rtol=1e-10, atol=1e-12), model.body_names[i]
+        assert np.allclose(model.inertia_com[i], Y.inertia, rtol=1e-9, atol=1e-12 * max(1.0, Y.mass)), \
+            model.body_names[i]
+    for a, b in cm.rev_direct:  # position limits of revolute / prismatic joints
+        for ours, ref in ((model.q_lower[a], pm.lowerPositionLimit[b]), (model.q_upper[a], pm.upperPositionLimit[b])):
+            assert ours == ref if np.isfinite(ours) else abs(ref) >= BIG, (model.name, a, ours, ref)
+    vp = cm.vp
+    for ours, ref in ((model.velocity_limit, pm.velocityLimit[vp]), (model.effort_limit, pm.effortLimit[vp])):
+        for o, r in zip(ours, ref):
+            # no <limit> element: ours ∞, Pinocchio DBL_MAX (free flyer) or 0 (continuous joints)
+            assert o == r if np.isfinite(o) else (r >= BIG or r == 0), (model.name, o, r)
+    assert np.array_equal(model.damping, pm.damping[vp]) and np.array_equal(model.friction, pm.friction[vp])
+
+
 def compare(path, floating, n_states=N_STATES, seed=0):
     """Max relative error of each quantity (dict) for one robot in one mode."""
     model, pm = load_both(path, floating)
     pd = pm.createData()
     cm = ConventionMap(model, pm)
+    check_model_data(model, pm, cm)
     rng = np.random.default_rng(seed)
     Q, V, A, T = random_states(model, rng, n_states)
     Qp, Vp, Ap, Tp = cm.q(Q), cm.v(V), cm.v(A), cm.v(T)
