@@ -169,7 +169,7 @@ def test_tmt_agrees_with_crba_rnea_on_random_auto_trees():
     from multibody.models import auto_tree
 
     rng = _rng(5)
-    for nb, bf, skew, taper in [(5, 1.5, 0.4, 0.9), (7, 2, 0.3, 0.8), (6, 1, -1.2, 0.95)]:
+    for nb, bf, skew, taper in [(5, 1.5, 0.4, 0.9), (7, 2, 0.3, 0.8), (5, 1, -1.2, 0.95)]:
         model = auto_tree(nb, bf, skew, taper)
         f = _fns(derive_tmt(model))
         for _ in range(3):
@@ -406,7 +406,6 @@ def test_flapping_flyer_without_input_constraint_uses_u():
     np.testing.assert_allclose(a1[3], a1[4], atol=1e-12)
 
 
-@pytest.mark.slow
 def test_clemens_joint_constraints_and_energy():
     s = clemens_joint()
     e = s.equations()

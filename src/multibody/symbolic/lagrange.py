@@ -71,14 +71,19 @@ def _hessian(T, x) -> sp.Matrix:
 def _is_quadratic_form(T, M, q, dq, params, trials: int = 3) -> bool:
     """Numerically: T(q, q̇) = ½ q̇ᵀ M(q) q̇ at random points (exact checks are too slow for big T)."""
     syms = list(q) + list(dq) + list(params)
-    rest = T - (sp.Matrix(dq).T * M * sp.Matrix(dq))[0] / 2
-    f = sp.lambdify(syms, rest, modules="numpy")
+    if se is not None:
+        dqs = se.Matrix([se.sympify(v) for v in dq])
+        rest = se.sympify(T) - (dqs.T * se.Matrix(sp.Matrix(M).tolist()) * dqs)[0] / 2
+        f = se.Lambdify([se.sympify(v) for v in syms], [rest, se.sympify(T)], real=False)
+        ev = lambda x: np.asarray(f(x)).reshape(-1)  # noqa: E731
+    else:  # pragma: no cover
+        rest = T - (sp.Matrix(dq).T * M * sp.Matrix(dq))[0] / 2
+        g = sp.lambdify(syms, [rest, T], modules="numpy")
+        ev = lambda x: np.asarray(g(*x), dtype=complex)  # noqa: E731
     rng = np.random.default_rng(0)
     for _ in range(trials):
-        x = rng.uniform(0.2, 1.3, len(syms))
-        val = complex(f(*x))
-        scale = 1.0 + abs(complex(sp.lambdify(syms, T, modules="numpy")(*x)))
-        if not np.isfinite(val) or abs(val) > 1e-9 * scale:
+        val, tot = ev(rng.uniform(0.2, 1.3, len(syms)))
+        if not np.isfinite(val) or abs(val) > 1e-9 * (1.0 + abs(tot)):
             return False
     return True
 

@@ -143,6 +143,21 @@ def _from_se(Mse, back) -> sp.Matrix:
     return out.xreplace(back) if back else out
 
 
+def matmul(*ms) -> sp.Matrix:
+    """Product of SymPy matrices, computed in SymEngine when available, returned as SymPy."""
+    ms = [sp.Matrix(m) for m in ms]
+    shape = (ms[0].shape[0], ms[-1].shape[1])
+    if se is None or 0 in shape or any(0 in m.shape for m in ms):
+        out = ms[0]
+        for m in ms[1:]:
+            out = out * m
+        return out if 0 not in shape else sp.zeros(*shape)
+    out = se.Matrix(ms[0].tolist())
+    for m in ms[1:]:
+        out = out * se.Matrix(m.tolist())
+    return _from_se(out, _restore_symbols(*ms))
+
+
 def jacobian(v, x) -> sp.Matrix:
     """∂v/∂x for a column v and symbols x (SymEngine when available), as a SymPy matrix."""
     v = sp.Matrix(v)
@@ -515,8 +530,8 @@ class TMTSystem:
                 rows_T += [Jr, To]
                 mass_blocks.append(sp.diag(m, m, m, I))
                 f_g_rows.append(sp.Matrix.vstack(m * self.gravity, sp.zeros(3, 1)))
-                w = To * dq
-                gyro_rows.append(sp.Matrix.vstack(sp.zeros(3, 1), w.cross(I * w)))
+                w = matmul(To, dq)
+                gyro_rows.append(sp.Matrix.vstack(sp.zeros(3, 1), matmul(skew(w), I, w)))
                 x_rows.append(r)
                 kin["I_r_CoG"].append(r)
                 kin["A_IB"].append(R)
@@ -525,12 +540,12 @@ class TMTSystem:
         Mdiag = sp.diag(*mass_blocks)
         f_g = sp.Matrix.vstack(*f_g_rows)
         f_gyro = sp.Matrix.vstack(*gyro_rows)
-        Tdq = T * dq
+        Tdq = matmul(T, dq)
         D = self._jac(Tdq)                                  # eq. (3)
-        Dqd = D * dq
-        Mbar = T.T * Mdiag * T                              # eq. (4), (6)
-        b_conv = T.T * (Mdiag * Dqd + f_gyro)
-        g_grav = -(T.T * f_g)
+        Dqd = matmul(D, dq)
+        Mbar = matmul(T.T, Mdiag, T)                        # eq. (4), (6)
+        b_conv = matmul(T.T, matmul(Mdiag, Dqd) + f_gyro)
+        g_grav = -matmul(T.T, f_g)
 
         # springs (f_k), dampers (f_v), general forces (f_c/nc), eq. (4)
         f_k = sp.zeros(n, 1)
@@ -560,7 +575,7 @@ class TMTSystem:
             f_ef += self._jac(_col(f.point, "")).T * _col(f.force, "")
         b = b_conv - f_v - f_ef
         g = g_grav - f_k
-        Tkin = ((dq.T * Mbar * dq)[0]) / 2
+        Tkin = matmul(dq.T, Mbar, dq)[0] / 2
 
         simp = self.simplify
         if simp:
@@ -636,17 +651,32 @@ class TMTSystem:
     def _param_values(self, values) -> list[float]:
         vals = dict(self.values)
         if values:
-            vals.update({sp.sympify(k) if isinstance(k, str) else k: v for k, v in values.items()})
+            vals.update({sp.Symbol(k) if isinstance(k, str) else k: v for k, v in values.items()})
         missing = [p for p in self.params if p not in vals]
         if missing:
             raise ValueError(f"no numeric value for parameter(s) {', '.join(map(str, missing))}")
         return [float(vals[p]) for p in self.params]
 
     def _fn(self, key: str, build: Callable[[], sp.Matrix]):
+        """Compiled numeric function f(q, dq, tau, t, params) → array (SymEngine Lambdify)."""
         if key not in self._numeric:
             t = self.time if self.time is not None else sp.Symbol("_t_unused")
-            args = [list(self.q), list(self.dq), list(self.tau), t, list(self.params)]
-            self._numeric[key] = sp.lambdify(args, build(), modules="numpy", cse=True)
+            args = list(self.q) + list(self.dq) + list(self.tau) + [t] + list(self.params)
+            expr = build()
+            if se is not None:
+                f = se.Lambdify([se.sympify(a) for a in args], se.Matrix(expr.tolist()) if expr.shape[0] and expr.shape[1] else se.Matrix([[0]]), cse=True)
+                empty = 0 in expr.shape
+
+                def fn(q, dq, tau, tt, p, _f=f, _empty=empty, _shape=expr.shape):
+                    if _empty:
+                        return np.zeros(_shape)
+                    return np.asarray(_f(np.concatenate([q, dq, tau, [tt], p])), dtype=float).reshape(_shape)
+            else:  # pragma: no cover
+                f = sp.lambdify(args, expr, modules="numpy", cse=True)
+
+                def fn(q, dq, tau, tt, p, _f=f):
+                    return _f(*q, *dq, *tau, tt, *p)
+            self._numeric[key] = fn
         return self._numeric[key]
 
     def _state(self, q, dq, tau):
@@ -902,10 +932,20 @@ def tree_kinematics(model, q=None):
             raise ValueError(f"q has {len(q)} entries, the model has nq = {nq}")
     R, p, rc, Tw = [], [], [], []
     chain_rel: list[list] = []  # per body: list of (coordinate index, axis, R_j^T R_i)
+    # products in SymEngine when available (much faster), converted to SymPy once at the end
+    if se is not None:
+        M_ = lambda m: se.Matrix(sp.Matrix(m).tolist())  # noqa: E731
+        ex = lambda m: m  # noqa: E731
+        back = _restore_symbols(q)
+        out = lambda m: _from_se(m, back)  # noqa: E731
+    else:  # pragma: no cover
+        M_ = sp.Matrix  # noqa: E731
+        ex = lambda m: m.applyfunc(sp.expand)  # noqa: E731
+        out = lambda m: m  # noqa: E731
     for i in range(nb):
         a = _symmat(model.jaxis[i], (3,))
-        A_PJ = _symmat(model.tree_rotation[i], (3, 3))
-        r_PJ = _symmat(model.tree_translation[i], (3,))
+        A_PJ = M_(_symmat(model.tree_rotation[i], (3, 3)))
+        r_PJ = M_(_symmat(model.tree_translation[i], (3,)))
         qi = q[qindex[i]] if qindex[i] >= 0 else 0
         if jtype[i] == _REVOLUTE:
             RJ, tJ = _axis_rotation(a, qi), sp.zeros(3, 1)
@@ -915,6 +955,7 @@ def tree_kinematics(model, q=None):
             RJ, tJ = _axis_rotation(a, qi), a * (_sym(model.jpitch[i]) * qi)
         else:
             RJ, tJ = sp.eye(3), sp.zeros(3, 1)
+        RJ, tJ, a_ = M_(RJ), M_(tJ), M_(a)
         Xi = A_PJ * RJ                      # rotation parent body → body i
         if parent[i] < 0:
             Ri, pi = Xi, r_PJ + A_PJ * tJ
@@ -923,19 +964,25 @@ def tree_kinematics(model, q=None):
             Rp, pp = R[parent[i]], p[parent[i]]
             Ri = Rp * Xi
             pi = pp + Rp * (r_PJ + A_PJ * tJ)
-            rel = [(j, aj, Rji * Xi) for (j, aj, Rji) in chain_rel[parent[i]]]
+            rel = [(j, aj, ex(Rji * Xi)) for (j, aj, Rji) in chain_rel[parent[i]]]
         if jtype[i] in (_REVOLUTE, _HELICAL):
-            rel = rel + [(qindex[i], a, sp.eye(3))]
+            rel = rel + [(qindex[i], a_, M_(sp.eye(3)))]
         chain_rel.append(rel)
-        Ri = Ri.applyfunc(sp.expand)
-        R.append(Ri)
-        p.append(pi.applyfunc(sp.expand))
-        c = _symmat(model.com[i], (3,))
-        rc.append((pi + Ri * c).applyfunc(sp.expand))
-        T = sp.zeros(3, nq)
+        R.append(ex(Ri))
+        p.append(ex(pi))
+        c = M_(_symmat(model.com[i], (3,)))
+        rc.append(ex(pi + R[-1] * c))
+        cols = {}
         for (j, aj, Rji) in rel:
-            T[:, j] += Rji.T * aj
-        Tw.append(T.applyfunc(sp.expand))
+            v = Rji.T * aj
+            cols[j] = v if j not in cols else cols[j] + v
+        T = sp.zeros(3, nq)
+        for j, v in cols.items():
+            T[:, j] = out(ex(v)) if se is not None else ex(v)
+        Tw.append(T)
+    R = [out(m) for m in R]
+    p = [out(m) for m in p]
+    rc = [out(m) for m in rc]
     params = set()
     for arr in (model.mass, model.com, model.inertia_com, model.gravity, model.jaxis, model.jpitch,
                 model.tree_rotation, model.tree_translation):
