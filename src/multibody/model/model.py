@@ -130,8 +130,8 @@ class Model:
         nv_j = np.array([NV[JointType(t)] for t in self.jtype], dtype=np.int64)
         put("nq_joint", _readonly(nq_j))
         put("nv_joint", _readonly(nv_j))
-        put("q_start", _readonly(np.concatenate([[0], np.cumsum(nq_j)[:-1]]).astype(np.int64)))
-        put("v_start", _readonly(np.concatenate([[0], np.cumsum(nv_j)[:-1]]).astype(np.int64)))
+        put("q_start", _readonly(np.cumsum(nq_j) - nq_j))  # first q index of each joint
+        put("v_start", _readonly(np.cumsum(nv_j) - nv_j))
         nv = int(nv_j.sum())
         put("nq", int(nq_j.sum()))
         put("nv", nv)
