@@ -99,15 +99,23 @@ class Converter:
             r = e._sympy_()
         elif isinstance(e, se.Add):
             args = [self._conv(a) for a in e.args]
-            _addsort(args)
-            r = sp.Add._from_args(args)
+            if any(a.is_Add for a in args):
+                r = sp.Add(*args)  # a distributed coefficient produced a nested sum: evaluate
+            else:
+                _addsort(args)
+                r = sp.Add._from_args(args)
         elif isinstance(e, se.Mul):
             args = [self._conv(a) for a in e.args]
-            _mulsort(args)
-            r = sp.Mul._from_args(args)
+            if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
+                    or any(a.is_Mul for a in args):
+                r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
+            else:
+                _mulsort(args)
+                r = sp.Mul._from_args(args)
         elif isinstance(e, se.Pow):
             b, ex = e.args
-            r = sp.Pow(self._conv(b), self._conv(ex), evaluate=False)
+            b, ex = self._conv(b), self._conv(ex)
+            r = sp.Pow(b, ex) if b.is_Mul else sp.Pow(b, ex, evaluate=False)
         else:
             fn = _SP_FUNCS.get(type(e).__name__)
             if fn is not None:

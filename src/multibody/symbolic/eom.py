@@ -149,10 +149,11 @@ def simplify_with_time_limit(exprs, *, time_limit: float = 60.0, per_entry: floa
                              method: str | Callable = "simplify", progress=None):
     """Simplify a list of expressions; stops after ``time_limit`` seconds in all.
 
-    The simplifier runs in a separate process that is terminated when an entry takes longer than
-    ``per_entry`` seconds (default: the whole remaining budget) or the total budget is used up;
-    entries not simplified in time are returned unchanged, so this always terminates. A result is
-    kept only if it has no more operations than the input. Returns ``(list, n_simplified)``.
+    The simplifier runs in a child process that gets one entry at a time and is terminated when
+    an entry takes longer than ``per_entry`` seconds (default: the whole remaining budget) or the
+    total budget is used up; entries not simplified in time are returned unchanged, so this
+    always terminates. A result is kept only if it has no more operations than the input.
+    Returns ``(list, n_simplified)``.
     """
     exprs = list(exprs)
     out = list(exprs)
@@ -163,39 +164,48 @@ def simplify_with_time_limit(exprs, *, time_limit: float = 60.0, per_entry: floa
     deadline = time.monotonic() + float(time_limit)
     done = 0
     pos = 0
-    while pos < len(todo) and time.monotonic() < deadline:
-        inbox, outbox = ctx.Queue(), ctx.Queue()
-        proc = ctx.Process(target=_simplify_worker, args=(method, inbox, outbox), daemon=True)
-        proc.start()
-        try:
-            for k in todo[pos:]:
-                inbox.put((k, exprs[k]))
-            inbox.put(None)
-            while pos < len(todo):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                wait = remaining if per_entry is None else min(remaining, per_entry)
-                try:
-                    k, res = outbox.get(timeout=wait)
-                except _queue.Empty:
-                    pos += 1  # this entry ran out of time; skip it, restart the worker
-                    break
-                if sp.count_ops(res) <= sp.count_ops(exprs[k]):
-                    out[k] = res
-                done += 1
-                pos += 1
-                if progress is not None:
-                    progress(f"simplified {pos}/{len(todo)} entries")
-            else:
-                break
-        finally:
+    proc = inbox = outbox = None
+
+    def stop():
+        if proc is not None:
             if proc.is_alive():
                 proc.terminate()
             proc.join(timeout=5)
             if proc.is_alive():  # pragma: no cover
                 proc.kill()
                 proc.join()
+        for qu in (inbox, outbox):
+            if qu is not None:
+                qu.cancel_join_thread()
+                qu.close()
+
+    try:
+        while pos < len(todo) and time.monotonic() < deadline:
+            if proc is None:
+                inbox, outbox = ctx.Queue(), ctx.Queue()
+                proc = ctx.Process(target=_simplify_worker, args=(method, inbox, outbox), daemon=True)
+                proc.start()
+            k = todo[pos]
+            inbox.put((k, exprs[k]))
+            remaining = deadline - time.monotonic()
+            wait = remaining if per_entry is None else min(remaining, per_entry)
+            try:
+                _, res = outbox.get(timeout=max(wait, 0.01))
+            except _queue.Empty:
+                stop()  # this entry ran out of time: kill the worker, keep the entry as it was
+                proc = inbox = outbox = None
+                pos += 1
+                continue
+            if sp.count_ops(res) <= sp.count_ops(exprs[k]):
+                out[k] = res
+            done += 1
+            pos += 1
+            if progress is not None:
+                progress(f"simplified {pos}/{len(todo)} entries")
+        if proc is not None:
+            inbox.put(None)
+    finally:
+        stop()
     return out, done
 
 

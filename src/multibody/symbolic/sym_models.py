@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-__all__ = ["symbolic_model", "n_link_pendulum_on_cart", "spatial_chain", "starleth_model"]
+__all__ = ["symbolic_model", "n_link_pendulum_on_cart", "spatial_chain", "starleth_model",
+           "ra3link_model", "ra3link_prismatic_model"]
 
 _JT = {"fixed": 0, "revolute": 1, "prismatic": 2, "helical": 3}
 _AX = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1)}
@@ -108,3 +109,38 @@ def starleth_model():
             dict(name=f"{leg}_Foot", parent=f"{leg}_KFE", joint="fixed", translation=(0, 0, lS)),
         ]
     return symbolic_model(bodies, gravity=(0, 0, -g), name="StarlETH")
+
+
+def _link_syms(k):
+    return sp.symbols(f"l{k} s{k} m{k} Th{k}_xx Th{k}_yy Th{k}_zz", real=True)
+
+
+def ra3link_model():
+    """proNEu's RA3Link (manual 3.1) as a Model: revolute z, x, y; same parameter symbols as
+    :func:`multibody.models.pronue.ra3link`, gravity −g·z."""
+    l1, s1, m1, *T1 = _link_syms(1)
+    l2, s2, m2, *T2 = _link_syms(2)
+    l3, s3, m3, *T3 = _link_syms(3)
+    g = sp.Symbol("g", real=True)
+    return symbolic_model([
+        dict(name="link1", axis="z", mass=m1, com=(0, 0, s1), inertia=sp.diag(*T1)),
+        dict(name="link2", parent="link1", axis="x", translation=(0, 0, l1), mass=m2, com=(0, 0, s2),
+             inertia=sp.diag(*T2)),
+        dict(name="link3", parent="link2", axis="y", translation=(0, 0, l2), mass=m3, com=(0, 0, s3),
+             inertia=sp.diag(*T3)),
+    ], gravity=(0, 0, -g), name="RA3Link")
+
+
+def ra3link_prismatic_model():
+    """proNEu's RA3LinkPrismatic (manual 3.2) as a Model: revolute z, revolute y, prismatic x."""
+    l1, s1, m1, *T1 = _link_syms(1)
+    l2, s2, m2, *T2 = _link_syms(2)
+    l3, s3, m3, *T3 = _link_syms(3)
+    g = sp.Symbol("g", real=True)
+    return symbolic_model([
+        dict(name="link1", axis="z", mass=m1, com=(0, 0, s1), inertia=sp.diag(*T1)),
+        dict(name="link2", parent="link1", axis="y", translation=(0, 0, l1), mass=m2, com=(s2, 0, 0),
+             inertia=sp.diag(*T2)),
+        dict(name="link3", parent="link2", joint="prismatic", axis="x", translation=(l2, 0, 0),
+             mass=m3, com=(s3, 0, 0), inertia=sp.diag(*T3)),
+    ], gravity=(0, 0, -g), name="RA3LinkPrismatic")
