@@ -354,6 +354,10 @@ def test_missing_mesh_files(tmp_path):
     with pytest.raises(URDFError, match=r"<mesh> \(line \d+\): mesh file '.*none.stl' does not exist"):
         load_urdf(doc)
     assert load_urdf(doc, check_meshes=False).nb == 4
+    doc = VALID.replace("package://testpkg/meshes/rail.stl", "m" * 5000 + ".stl")
+    with pytest.raises(URDFError, match=r"<mesh> \(line \d+\): mesh .* (cannot be looked up|does not exist)"):
+        load_urdf(doc)
+    assert load_urdf(doc, check_meshes=False).nb == 4
 
 
 def test_huge_files_are_refused_before_parsing(tmp_path):
@@ -367,6 +371,13 @@ def test_huge_files_are_refused_before_parsing(tmp_path):
         load_urdf(VALID + " " * 2000, max_bytes=2000)
     with pytest.raises(URDFError, match="no such URDF file"):
         load_urdf(tmp_path / "missing.urdf")
+    # found by the fuzzer: text that is not XML is taken for a path; it must not raise OSError
+    with pytest.raises(URDFError, match="cannot read the URDF file|no such URDF file"):
+        load_urdf("x" * 5000)
+    with pytest.raises(URDFError, match="cannot read the URDF file"):
+        load_urdf("bad\0name.urdf")
+    with pytest.raises(URDFError, match="malformed XML"):
+        load_urdf("> <robot name='r'><link name='a'/></robot>")
 
 
 def test_entity_expansion_is_never_performed():
@@ -420,6 +431,9 @@ mutation = st.one_of(
                             lambda v: " ".join(map(repr, v))))),
     st.tuples(st.just("set_existing"), st.integers(0, 10_000), st.integers(0, 100),
               st.one_of(st.sampled_from(BAD_VALUES), st.text(max_size=12))),
+    st.tuples(st.just("set_existing"), st.integers(0, 10_000), st.integers(0, 100),
+              st.tuples(st.sampled_from(["x", "1", "/", "package://", " ", "9" * 400]), st.integers(1, 20_000))
+              .map(lambda t: (t[0] * t[1])[:40_000])),
     st.tuples(st.just("remove_elem"), st.integers(0, 10_000)),
     st.tuples(st.just("add_elem"), st.integers(0, 10_000), st.sampled_from(TAGS), st.sampled_from(ATTRS),
               st.sampled_from(BAD_VALUES)),

@@ -289,6 +289,16 @@ def _read_joint(el, links):
 
 def _resolve_mesh(filename, el, base_dir, package_dirs, check):
     """Absolute path of a mesh reference (package://, file://, relative or absolute)."""
+    try:
+        return _resolve_mesh_path(filename, el, base_dir, package_dirs, check)
+    except (OSError, ValueError) as e:  # a name too long for the file system, NUL bytes, …
+        if check:
+            raise _err(el, f"mesh {filename[:200]!r} cannot be looked up ({type(e).__name__}: "
+                           f"{str(e)[:120]})") from None
+        return filename
+
+
+def _resolve_mesh_path(filename, el, base_dir, package_dirs, check):
     if filename.startswith("package://"):
         rest = filename[len("package://"):].lstrip("/")
         pkg, _, sub = rest.partition("/")
@@ -360,16 +370,21 @@ def _read_source(source, max_bytes):
     """(bytes, base directory, label) from a path or an XML string."""
     if isinstance(source, bytes):
         data, base, label = source, os.getcwd(), "<string>"
-    elif isinstance(source, str) and source.lstrip().startswith("<"):
-        data, base, label = source.encode("utf-8"), os.getcwd(), "<string>"
+    elif isinstance(source, str) and "<" in source:  # XML text (no sensible path contains '<')
+        data, base, label = source.encode("utf-8", errors="replace"), os.getcwd(), "<string>"
     elif isinstance(source, (str, os.PathLike)):
         p = Path(source)
-        if not p.is_file():
-            raise URDFError(f"{str(p)[:300]}: no such URDF file")
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise URDFError(f"{p}: file of {size} bytes exceeds the limit of {max_bytes} bytes (max_bytes)")
-        data, base, label = p.read_bytes(), str(p.parent.resolve()), str(p)
+        try:
+            if not p.is_file():
+                raise URDFError(f"{str(p)[:300]}: no such URDF file")
+            size = p.stat().st_size
+            if size > max_bytes:
+                raise URDFError(f"{str(p)[:300]}: file of {size} bytes exceeds the limit of {max_bytes} bytes "
+                                "(max_bytes)")
+            data, base, label = p.read_bytes(), str(p.parent.resolve()), str(p)
+        except (OSError, ValueError) as e:  # name too long, embedded NUL, permission, …
+            raise URDFError(f"{str(p)[:300]}: cannot read the URDF file ({type(e).__name__}: "
+                            f"{str(e)[:200]})") from None
     else:
         raise URDFError(f"expected a path or an XML string, got {type(source).__name__}")
     if len(data) > max_bytes:
