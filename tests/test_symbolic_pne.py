@@ -59,7 +59,7 @@ def compare_with_pinocchio(system, model, trials=4, tol=1e-10):
     eom = system.derive()
     values = {s: v for s, v in system.param_values.items()}
     num = eom.to_numeric(values)
-    nmodel = model.subs({sp.Symbol(s.name, real=True): v for s, v in values.items()})
+    nmodel = model.subs({sp.Symbol(s.name): v for s, v in values.items()})
     pm = pin_model(nmodel)
     n = eom.n
     for _ in range(trials):
@@ -160,7 +160,7 @@ def test_starleth_feet_positions_against_pinocchio():
     eom = sysm.derive()
     vals = sysm.param_values
     names = eom.kinematics["names"]
-    nmodel = starleth_model().subs({sp.Symbol(s.name, real=True): v for s, v in vals.items()})
+    nmodel = starleth_model().subs({sp.Symbol(s.name): v for s, v in vals.items()})
     pm = pin_model(nmodel)
     data = pm.createData()
     q = RNG.uniform(-1, 1, 18)

@@ -59,6 +59,9 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     ``(q, dq, tau, S, params)`` with sympy column matrices and S (m×n) the selection matrix.
     """
     n = int(model.nv)
+    for i, jt in enumerate(np.asarray(model.jtype)):
+        if int(jt) in (_FREE, _SPHERICAL, _PLANAR):
+            symbolic_bodies(model)  # raises the error that names the body and the fix
     if int(model.nq) != n:
         raise ValueError(f"model has nq = {model.nq} ≠ nv = {n}: quaternion joints cannot be "
                          "derived symbolically; use an Euler-angle floating base")

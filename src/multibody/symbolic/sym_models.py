@@ -54,9 +54,9 @@ def n_link_pendulum_on_cart(n: int):
     """Cart (prismatic x, mass m0) carrying an n-link planar pendulum with point masses m1…mn at
     distances l0…l(n−1) along each link's y axis, gravity −g·y: SymPy's
     ``n_link_pendulum_on_cart`` mechanism, in relative joint angles."""
-    m = sp.symbols(f"m0:{n + 1}", real=True)
-    l = sp.symbols(f"l0:{n}", real=True)
-    g = sp.Symbol("g", real=True)
+    m = sp.symbols(f"m0:{n + 1}")
+    l = sp.symbols(f"l0:{n}")
+    g = sp.Symbol("g")
     bodies = [dict(name="cart", joint="prismatic", axis="x", mass=m[0])]
     for i in range(n):
         bodies.append(dict(name=f"link{i + 1}", parent=i, joint="revolute", axis="z",
@@ -68,13 +68,13 @@ def n_link_pendulum_on_cart(n: int):
 def spatial_chain(n: int):
     """n-link 3-D chain: revolute joints about z, x, y, z, … at (0, 0, l_{i−1}); link i has mass
     m_i, CoM (0, 0, s_i) and diagonal inertia (Ixx_i, Iyy_i, Izz_i); gravity −g·z."""
-    g = sp.Symbol("g", real=True)
+    g = sp.Symbol("g")
     bodies = []
     for i in range(n):
-        m, s, ln, Ixx, Iyy, Izz = sp.symbols(f"m{i} s{i} l{i} Ixx{i} Iyy{i} Izz{i}", real=True)
+        m, s, ln, Ixx, Iyy, Izz = sp.symbols(f"m{i} s{i} l{i} Ixx{i} Iyy{i} Izz{i}")
         bodies.append(dict(name=f"link{i}", parent=i - 1 if i else None, joint="revolute",
                            axis="zxy"[i % 3],
-                           translation=(0, 0, sp.Symbol(f"l{i - 1}", real=True)) if i else (0, 0, 0),
+                           translation=(0, 0, sp.Symbol(f"l{i - 1}")) if i else (0, 0, 0),
                            mass=m, com=(0, 0, s), inertia=sp.diag(Ixx, Iyy, Izz)))
     return symbolic_model(bodies, gravity=(0, 0, -g), name=f"chain3d_{n}")
 
@@ -84,7 +84,7 @@ def starleth_model():
     prismatic x, y, z and revolute x, y, z joints (Euler x-y-z) through massless bodies, so
     q = [qX, qY, qZ, qAL, qBE, qGA, legs LF, RF, LH, RH × (HAA, HFE, KFE)] as in the manual.
     Parameter symbols are those of :func:`multibody.models.pronue.starleth`."""
-    S = lambda s: sp.Symbol(s, real=True)  # noqa: E731
+    S = lambda s: sp.Symbol(s)  # noqa: E731
     mB, sB, mH, sH, mT, sT, mS, sS = (S(x) for x in "mB sB mH sH mT sT mS sS".split())
     ThB = sp.diag(S("ThB_xx"), S("ThB_yy"), S("ThB_zz"))
     ThH = sp.diag(S("ThH_xx"), S("ThH_yy"), S("ThH_zz"))
@@ -112,7 +112,7 @@ def starleth_model():
 
 
 def _link_syms(k):
-    return sp.symbols(f"l{k} s{k} m{k} Th{k}_xx Th{k}_yy Th{k}_zz", real=True)
+    return sp.symbols(f"l{k} s{k} m{k} Th{k}_xx Th{k}_yy Th{k}_zz")
 
 
 def ra3link_model():
@@ -121,7 +121,7 @@ def ra3link_model():
     l1, s1, m1, *T1 = _link_syms(1)
     l2, s2, m2, *T2 = _link_syms(2)
     l3, s3, m3, *T3 = _link_syms(3)
-    g = sp.Symbol("g", real=True)
+    g = sp.Symbol("g")
     return symbolic_model([
         dict(name="link1", axis="z", mass=m1, com=(0, 0, s1), inertia=sp.diag(*T1)),
         dict(name="link2", parent="link1", axis="x", translation=(0, 0, l1), mass=m2, com=(0, 0, s2),
@@ -136,7 +136,7 @@ def ra3link_prismatic_model():
     l1, s1, m1, *T1 = _link_syms(1)
     l2, s2, m2, *T2 = _link_syms(2)
     l3, s3, m3, *T3 = _link_syms(3)
-    g = sp.Symbol("g", real=True)
+    g = sp.Symbol("g")
     return symbolic_model([
         dict(name="link1", axis="z", mass=m1, com=(0, 0, s1), inertia=sp.diag(*T1)),
         dict(name="link2", parent="link1", axis="y", translation=(0, 0, l1), mass=m2, com=(s2, 0, 0),
