@@ -597,3 +597,32 @@ def test_joint_chain_bad_steps():
         joint_chain([("x", a), ("w", 1)], [a])
     with pytest.raises(ValueError, match="step 0: translation needs 3 entries"):
         joint_chain([("t", [1, 2])], [a])
+
+
+# ==============================================================================================
+# integration: derive() dispatcher, save/load
+# ==============================================================================================
+def test_derive_dispatcher_and_save_load(tmp_path):
+    from multibody.models import auto_tree
+    from multibody.symbolic.derive import derive
+    from multibody.symbolic.eom import EquationsOfMotion
+
+    model = auto_tree(3, 2, 0.5, 0.9)
+    ref = _fns(derive(model, method="rnea"))
+    rng = _rng(11)
+    q, dq = rng.uniform(-2, 2, 3), rng.normal(size=3)
+    for method in ("tmt", "lagrange"):
+        msgs = []
+        e = derive(model, method=method, progress=msgs.append)
+        assert e.extra["method"] == method and msgs
+        for u, w in zip(_fns(e)(q, dq), ref(q, dq)):
+            np.testing.assert_allclose(u, w, atol=1e-10, rtol=0)
+        path = tmp_path / f"{method}.json"
+        e.save(path)
+        back = EquationsOfMotion.load(path)
+        assert back.M == e.M and back.b == e.b and back.g == e.g
+    # the saved TMT terms come back too
+    e = double_pendulum_report().equations()
+    e.save(tmp_path / "dp.json")
+    back = EquationsOfMotion.load(tmp_path / "dp.json")
+    assert back.extra["T"] == e.extra["T"] and back.extra["impact_map"]["A"] == e.extra["impact_map"]["A"]

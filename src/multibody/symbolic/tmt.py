@@ -92,6 +92,8 @@ __all__ = [
     "vee",
     "tree_kinematics",
     "joint_chain",
+    "tmt_system_from_model",
+    "jacobian",
 ]
 
 
@@ -1022,7 +1024,8 @@ def derive_tmt(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simpl
     inertia_com, gravity, nq, body_names``. ``q``/``dq``/``tau`` default to symbols q0…, dq0…,
     tau0…; every joint is actuated (S = I) unless ``S`` or ``actuated`` (dof indices) is given.
     ``progress(message)`` is called at each stage. Returns the EquationsOfMotion of
-    :meth:`TMTSystem.equations`; the TMTSystem itself is ``eom.extra["system"]``.
+    :meth:`TMTSystem.equations` (saveable: ``extra`` holds only SymPy objects); use
+    :func:`tmt_system_from_model` for the TMTSystem and its numeric helpers.
     """
     say = progress or (lambda msg: None)
     say("TMT: kinematics of the tree")
@@ -1030,7 +1033,6 @@ def derive_tmt(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simpl
                                  simplify=simplify, **kw)
     say(f"TMT: T, D and TᵀMT for {len(sysm.bodies)} bodies, n = {len(sysm.q)}")
     eom = sysm.equations()
-    eom.extra["system"] = sysm
     eom.extra["method"] = "tmt"
     say("TMT: done")
     return eom
