@@ -248,8 +248,6 @@ def test_springs_dampers_point_forces():
 
 def test_point_force_is_virtual_work():
     s = _planar_n_link(3)
-    tip_angle = sum(s.q)
-    a0 = s.q[0]
     ls = s.params[:3]
     tip = sp.Matrix([sum(ls[i] * sp.cos(sum(s.q[: i + 1])) for i in range(3)),
                      sum(ls[i] * sp.sin(sum(s.q[: i + 1])) for i in range(3))])
@@ -267,7 +265,6 @@ def test_point_force_is_virtual_work():
         q0 = np.array([0.3, -0.4, 0.9])
         dr = (np.array(ftip(q0 + dqv, p), float) - np.array(ftip(q0 - dqv, p), float)).ravel() / (2 * h)
         assert fq[i] == pytest.approx(float(np.array([2.0, -1.0]) @ dr), abs=1e-7)
-    assert tip_angle is not None and a0 in s.q
 
 
 # ==============================================================================================

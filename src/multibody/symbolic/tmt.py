@@ -63,8 +63,8 @@ Result convention (shared with proNEu, :class:`EquationsOfMotion`)::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 import sympy as sp
@@ -598,11 +598,11 @@ class TMTSystem:
         else:
             c = sp.zeros(0, 1)
         Tcn = self._jac(c) if c.shape[0] else sp.zeros(0, n)
-        Dcn = self._jac(Tcn * dq) if c.shape[0] else sp.zeros(0, n)
-        gamma = Dcn * dq
+        Dcn = self._jac(matmul(Tcn, dq)) if c.shape[0] else sp.zeros(0, n)
+        gamma = matmul(Dcn, dq)
         if self.time is not None and c.shape[0]:
             ct = c.diff(self.time)
-            gamma = gamma + 2 * self._jac(ct) * dq + ct.diff(self.time)
+            gamma = gamma + 2 * matmul(self._jac(ct), dq) + ct.diff(self.time)
         nc = c.shape[0]
         extra.update({"constraint": c, "constraint_jacobian": Tcn, "constraint_D": Dcn,
                       "constraint_convective": gamma})
@@ -621,7 +621,7 @@ class TMTSystem:
                 Dm = sp.Matrix(cc.directions)
                 Jp = Dm * Jp
             Trho_rows.append(Jp)
-            Drho_rows.append(self._jac(Jp * dq))
+            Drho_rows.append(self._jac(matmul(Jp, dq)))
             points.append(p)
         if Trho_rows:
             Trho = sp.Matrix.vstack(*Trho_rows)
