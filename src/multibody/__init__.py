@@ -6,9 +6,10 @@
 >>> H.shape
 (5, 5)
 """
+from . import _numba  # noqa: F401  (configures the compile cache before any kernel is defined)
 from . import models
-from .dynamics import (FDab, FDcrb, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
-                       forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
+from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
+                       fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
 from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
                          forward_kinematics, frame_pose, jdot_qd, point_acceleration, point_jacobian,
                          point_position, point_velocity, rotation_jacobian)
@@ -21,7 +22,7 @@ __all__ = [
     "Model", "ModelBuilder", "JointType", "Frame", "Geometry", "Mimic", "models",
     "integrate", "difference",
     "rnea", "ID", "inverse_dynamics", "crba", "hand_c", "HandC", "aba", "FDab", "forward_dynamics",
-    "fd_crb", "FDcrb", "hybrid_dynamics", "HD", "energy", "EnerMo", "Energy",
+    "fd_crb", "FDcrb", "fd_sparse", "FDsparse", "hybrid_dynamics", "HD", "energy", "EnerMo", "Energy",
     "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",
