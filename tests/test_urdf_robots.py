@@ -60,6 +60,7 @@ def robots_dir():
 ROBOTS = robots_dir()
 SHARE = os.path.dirname(os.path.dirname(ROBOTS))  # package://example-robot-data/robots/... resolves here
 URDFS = sorted(glob.glob(os.path.join(ROBOTS, "**", "*.urdf"), recursive=True))
+pytestmark = pytest.mark.skipif(not URDFS, reason="example-robot-data is not installed (pip install example-robot-data)")
 
 
 def rel(path):
