@@ -534,6 +534,7 @@ class _quiet:
         self._w = warnings.catch_warnings()
         self._w.__enter__()
         warnings.simplefilter("ignore", URDFWarning)
+        warnings.simplefilter("error", RuntimeWarning)  # overflow or invalid arithmetic is a bug too
 
     def __exit__(self, *a):
         return self._w.__exit__(*a)

@@ -254,10 +254,11 @@ def _read_joint(el, links):
         a = _child(el, "axis")
         if a is not None:
             ax = _numbers(a, "xyz", 3, required=True)
-            n = float(np.linalg.norm(ax))
-            if not n > 1e-12 or not math.isfinite(n):
+            big = float(np.abs(ax).max())
+            if big == 0.0:
                 raise _err(a, "joint axis is zero")
-            J.axis = ax / n
+            ax = ax / big  # scale first: the norm of (1e300, 1e300, 0) must not overflow
+            J.axis = ax / np.linalg.norm(ax)
     lo, hi, vel, eff = None, None, None, None
     lim = _child(el, "limit")
     if lim is None and J.type in ("revolute", "prismatic"):
