@@ -24,6 +24,7 @@ from multibody.symbolic.tmt import (
     derive_tmt,
     joint_chain,
     newton_restitution,
+    tree_kinematics,
 )
 
 # --- OpenDE report, appendix D.2 (xD_DP.m): the matrices DP_EOM.m saved ---------------------
@@ -178,6 +179,38 @@ def test_tmt_agrees_with_crba_rnea_on_random_auto_trees():
             np.testing.assert_allclose(M, crba(model, q), atol=1e-10, rtol=0)
             np.testing.assert_allclose(g, rnea(model, q, 0 * dq, 0 * dq), atol=1e-10, rtol=0)
             np.testing.assert_allclose(b + g, rnea(model, q, dq, 0 * dq), atol=1e-10, rtol=0)
+
+
+@pytest.mark.slow
+def test_same_axis_rotations_merge_correctly_across_joint_types():
+    """Rz–Rz–Px–Rz (merged into one angle sum), a skewed Ry, a helical and a fixed body."""
+    from multibody.dynamics import crba, rnea
+    from multibody.model.builder import ModelBuilder
+
+    b = ModelBuilder("merge")
+    I = np.diag([0.02, 0.03, 0.04])
+    b.add_body("a", -1, "Rz", mass=1.0, com=[0.4, 0.1, 0], inertia=I)
+    b.add_body("b", 0, "Rz", mass=0.8, com=[0.3, 0, 0.1], inertia=I, joint_translation=[0.9, 0, 0])
+    b.add_body("c", 1, "Px", mass=0.6, com=[0.1, 0.2, 0], inertia=I, joint_translation=[0.7, 0, 0])
+    b.add_body("d", 2, "Rz", mass=0.5, com=[0.2, 0, 0], inertia=I, joint_translation=[0.1, 0.2, 0])
+    b.add_body("e", 3, "Ry", mass=0.4, com=[0.1, 0.1, 0.1], inertia=I, joint_translation=[0.5, 0, 0],
+               joint_rotation=[[1, 0, 0], [0, np.cos(0.6), -np.sin(0.6)], [0, np.sin(0.6), np.cos(0.6)]])
+    b.add_body("f", 4, "helical", axis=[0, 0, 1], pitch=0.2, mass=0.3, com=[0, 0.1, 0.2], inertia=I,
+               joint_translation=[0.3, 0, 0])
+    b.add_body("g", 5, "fixed", mass=0.2, com=[0.1, 0, 0], inertia=I, joint_translation=[0.2, 0.1, 0])
+    model = b.build()
+    kin = tree_kinematics(model)
+    q = kin["q"]
+    # body d's rotation is one angle sum, as in DP_EOM's cos(th1 + th2)
+    assert kin["R"][3][0, 0] == sp.cos(q[0] + q[1] + q[3])
+    rng = _rng(12)
+    for f in (derive_tmt, derive_lagrange):
+        fn = _fns(f(model))
+        for _ in range(3):
+            qq, dq = rng.uniform(-2, 2, model.nq), rng.normal(size=model.nq)
+            M, bb, g = fn(qq, dq)
+            np.testing.assert_allclose(M, crba(model, qq), atol=1e-10, rtol=0)
+            np.testing.assert_allclose(bb + g, rnea(model, qq, dq, 0 * dq), atol=1e-10, rtol=0)
 
 
 def test_free_3d_body_gyroscopic_term_equals_lagrange():

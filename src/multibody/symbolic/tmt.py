@@ -933,58 +933,80 @@ def tree_kinematics(model, q=None):
         if len(q) != nq:
             raise ValueError(f"q has {len(q)} entries, the model has nq = {nq}")
     R, p, rc, Tw = [], [], [], []
-    chain_rel: list[list] = []  # per body: list of (coordinate index, axis, R_j^T R_i)
-    # products in SymEngine when available (much faster), converted to SymPy once at the end
+    # Rotations are kept as factor lists [("C", A) | ("A", axis, angle)]; consecutive rotations
+    # about the same axis merge (Rz(q1)·Rz(q2) = Rz(q1 + q2)), so planar chains give the compact
+    # cos(q1 + q2) form of DP_EOM instead of nested products. Products run in SymEngine when
+    # available and are converted to SymPy once per result.
     if se is not None:
         M_ = lambda m: se.Matrix(sp.Matrix(m).tolist())  # noqa: E731
-        ex = lambda m: m  # noqa: E731
         back = _restore_symbols(q)
         out = lambda m: _from_se(m, back)  # noqa: E731
     else:  # pragma: no cover
         M_ = sp.Matrix  # noqa: E731
-        ex = lambda m: m.applyfunc(sp.expand)  # noqa: E731
         out = lambda m: m  # noqa: E731
+    I3 = sp.eye(3)
+
+    def merge(factors, new):
+        f = list(factors)
+        for fac in new:
+            if fac[0] == "A" and f and f[-1][0] == "A" and f[-1][1] == fac[1]:
+                f[-1] = ("A", fac[1], f[-1][2] + fac[2])
+            else:
+                f.append(fac)
+        return f
+
+    cache: dict = {}
+
+    def evaluate(factors):
+        key = tuple((fac[0], fac[1], fac[2]) if fac[0] == "A" else ("C", tuple(fac[1])) for fac in factors)
+        if key not in cache:
+            m = M_(I3)
+            for fac in factors:
+                m = m * M_(_axis_rotation(sp.Matrix(fac[1]), fac[2]) if fac[0] == "A" else fac[1])
+            cache[key] = m
+        return cache[key]
+
+    Rf: list[list] = []          # per body: factors of R_i
+    chain_rel: list[list] = []   # per body: (coordinate index, axis, factors of R_jᵀ R_i)
+    pse = []
     for i in range(nb):
         a = _symmat(model.jaxis[i], (3,))
-        A_PJ = M_(_symmat(model.tree_rotation[i], (3, 3)))
+        A_PJ = _symmat(model.tree_rotation[i], (3, 3))
         r_PJ = M_(_symmat(model.tree_translation[i], (3,)))
         qi = q[qindex[i]] if qindex[i] >= 0 else 0
-        if jtype[i] == _REVOLUTE:
-            RJ, tJ = _axis_rotation(a, qi), sp.zeros(3, 1)
-        elif jtype[i] == _PRISMATIC:
-            RJ, tJ = sp.eye(3), a * qi
+        if jtype[i] == _PRISMATIC:
+            tJ = a * qi
         elif jtype[i] == _HELICAL:
-            RJ, tJ = _axis_rotation(a, qi), a * (_sym(model.jpitch[i]) * qi)
+            tJ = a * (_sym(model.jpitch[i]) * qi)
         else:
-            RJ, tJ = sp.eye(3), sp.zeros(3, 1)
-        RJ, tJ, a_ = M_(RJ), M_(tJ), M_(a)
-        Xi = A_PJ * RJ                      # rotation parent body → body i
+            tJ = sp.zeros(3, 1)
+        X = [] if A_PJ == I3 else [("C", A_PJ)]
+        if jtype[i] in (_REVOLUTE, _HELICAL):
+            X = X + [("A", tuple(a), qi)]
+        t_in_parent = r_PJ + M_(A_PJ) * M_(tJ)
         if parent[i] < 0:
-            Ri, pi = Xi, r_PJ + A_PJ * tJ
+            Rf.append(merge([], X))
+            pse.append(t_in_parent)
             rel = []
         else:
-            Rp, pp = R[parent[i]], p[parent[i]]
-            Ri = Rp * Xi
-            pi = pp + Rp * (r_PJ + A_PJ * tJ)
-            rel = [(j, aj, ex(Rji * Xi)) for (j, aj, Rji) in chain_rel[parent[i]]]
+            Rf.append(merge(Rf[parent[i]], X))
+            pse.append(pse[parent[i]] + evaluate(Rf[parent[i]]) * t_in_parent)
+            rel = [(j, aj, merge(F, X)) for (j, aj, F) in chain_rel[parent[i]]]
         if jtype[i] in (_REVOLUTE, _HELICAL):
-            rel = rel + [(qindex[i], a_, M_(sp.eye(3)))]
+            rel = rel + [(qindex[i], a, [])]
         chain_rel.append(rel)
-        R.append(ex(Ri))
-        p.append(ex(pi))
-        c = M_(_symmat(model.com[i], (3,)))
-        rc.append(ex(pi + R[-1] * c))
+        Ri = evaluate(Rf[i])
+        R.append(out(Ri))
+        p.append(out(pse[i]))
+        rc.append(out(pse[i] + Ri * M_(_symmat(model.com[i], (3,)))))
         cols = {}
-        for (j, aj, Rji) in rel:
-            v = Rji.T * aj
+        for (j, aj, F) in rel:
+            v = evaluate(F).T * M_(aj)
             cols[j] = v if j not in cols else cols[j] + v
         T = sp.zeros(3, nq)
         for j, v in cols.items():
-            T[:, j] = out(ex(v)) if se is not None else ex(v)
+            T[:, j] = out(v)
         Tw.append(T)
-    R = [out(m) for m in R]
-    p = [out(m) for m in p]
-    rc = [out(m) for m in rc]
     params = set()
     for arr in (model.mass, model.com, model.inertia_com, model.gravity, model.jaxis, model.jpitch,
                 model.tree_rotation, model.tree_translation):
