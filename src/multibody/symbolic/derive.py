@@ -197,7 +197,8 @@ def derive(model, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=N
     actuated : dof indices that carry an actuator (default: all); S selects them
     simplify : False, True (60 s) or a time limit in seconds for ``EquationsOfMotion.simplify``
     progress : callback ``progress(message)``; ``verbose=True`` prints the messages
-    options  : passed on to the method (e.g. ``kinematics=False`` for "pne")
+    options  : passed on to the method (e.g. ``kinematics=False`` for "pne"; ``frame="body"|
+               "inertial"|"auto"`` for "rnea" and "pne")
     """
     say = progress
     if say is None and verbose:
@@ -209,7 +210,7 @@ def derive(model, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=N
     qs, dqs, taus, S, params = model_symbols(model, q, dq, tau, actuated)
     key = str(method).lower()
     if key == "rnea":
-        return _derive_rnea(model, qs, dqs, taus, S, params, say, simplify)
+        return _derive_rnea(model, qs, dqs, taus, S, params, say, simplify, options.pop("frame", "auto"))
     if key == "pne":
         from .pne import compute_pne
 
@@ -255,7 +256,7 @@ def derive(model, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=N
     return eom
 
 
-def _derive_rnea(model, q, dq, tau, S, params, say, simplify):
+def _derive_rnea(model, q, dq, tau, S, params, say, simplify, frame="auto"):
     t0 = time.perf_counter()
     bodies = symbolic_bodies(model)
     if say:
@@ -263,13 +264,13 @@ def _derive_rnea(model, q, dq, tau, S, params, say, simplify):
     qe = [C.to_se(s) for s in q]
     dqe = [C.to_se(s) for s in dq]
     grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
-    M, b, g = derive_rnea(bodies, qe, dqe, grav, progress=say)
+    M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
     if say:
         say("converting to SymPy")
     conv = C.Converter(list(q) + list(dq) + list(tau) + list(params))
     eom = EquationsOfMotion(q=q, dq=dq, M=C.sp_matrix(M, conv), b=C.sp_matrix(b, conv),
                             g=C.sp_matrix(g, conv), S=S, tau=tau, params=params,
-                            extra={"method": "rnea", "body_names": [bd.name for bd in bodies],
+                            extra={"method": "rnea", "frame": frame, "body_names": [bd.name for bd in bodies],
                                    "seconds": time.perf_counter() - t0})
     eom._se_exprs = {"M": [x for row in M for x in row], "b": list(b), "g": list(g)}
     if simplify:

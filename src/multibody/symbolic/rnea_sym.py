@@ -200,14 +200,54 @@ def crba(bodies: list[SymBody], q, transforms=None):
     return M
 
 
-def derive_rnea(bodies: list[SymBody], q, dq, gravity, progress: Callable[[str], None] | None = None):
-    """(M, b, g) as SymEngine lists: CRBA, RNEA(q, q̇, 0) without gravity, RNEA(q, 0, 0)."""
+def derive_rnea(bodies: list[SymBody], q, dq, gravity, progress: Callable[[str], None] | None = None,
+                frame: str = "auto"):
+    """(M, b, g, frame) as SymEngine lists: CRBA, RNEA(q, q̇, 0) without gravity, RNEA(q, 0, 0);
+    ``frame``: "body" (each body's coordinates), "inertial" or "auto" (see :func:`inertial_view`)."""
     say = progress or (lambda msg: None)
-    transforms = [joint_transform(b, q) for b in bodies]
+    bodies, transforms, frame = inertial_view(bodies, q, frame)
+    say(f"recursion in {frame} coordinates")
     say("CRBA: mass matrix")
     M = crba(bodies, q, transforms)
     say("RNEA: Coriolis and centrifugal terms b = RNEA(q, q̇, 0), no gravity")
     b = rnea(bodies, q, dq, None, None, transforms)
     say("RNEA: gravity terms g = RNEA(q, 0, 0)")
     g = rnea(bodies, q, None, None, gravity, transforms)
-    return M, b, g
+    return M, b, g, frame
+
+
+def inertial_view(bodies: list[SymBody], q, frame: str = "auto"):
+    """Bodies and transforms for running :func:`rnea`/:func:`crba` in inertial coordinates.
+
+    Every body's axis, CoM and inertia are rotated into I with A_IB built from *merged* rotation
+    chains (R_z(q1)·R_z(q2) = R_z(q1+q2)), and each joint transform becomes (1, A_IP·P_r_PO).
+    The recursions then only add, instead of rotating the parent's quantities at every level:
+    for planar mechanisms this keeps the expressions linear in the number of bodies, where the
+    body-frame recursion doubles them at every level. ``frame="auto"`` uses it when every
+    body's chain merges into one rotation; returns ``(bodies, transforms, frame_used)``.
+    """
+    chains, locs = [], []
+    for bd in bodies:
+        fac = [] if C.is_identity(bd.A_PJ) else [C.Factor(matrix=bd.A_PJ)]
+        if bd.kind in (REV, HEL):
+            ax = next((a for a, e in C.AXES.items() if all(x == y for x, y in zip(bd.axis, e))), None)
+            fac = C.merge(fac, [C.Factor(ax, q[bd.dof])] if ax is not None
+                          else [C.Factor(matrix=axis_rotation(bd.axis, q[bd.dof]))])
+        chains.append(C.merge(chains[bd.parent] if bd.parent >= 0 else [], fac))
+        locs.append(joint_transform(bd, q))
+    if frame == "auto":
+        frame = "inertial" if max((len(c) for c in chains), default=0) <= 1 else "body"
+    if frame == "body":
+        return bodies, locs, "body"
+    if frame != "inertial":
+        raise ValueError(f"frame must be 'auto', 'body' or 'inertial', got {frame!r}")
+    cache = C.ChainCache()
+    out, transforms = [], []
+    for i, bd in enumerate(bodies):
+        A = cache.matrix(chains[i])
+        A_IP = cache.matrix(chains[bd.parent]) if bd.parent >= 0 else C.eye3()
+        Th = C.mm(C.mm(A, bd.inertia_com), C.transpose(A))
+        out.append(SymBody(bd.name, bd.parent, bd.kind, bd.dof, C.mv(A, bd.axis), bd.pitch,
+                           C.eye3(), C.mv(A_IP, bd.t_PJ), bd.mass, C.mv(A, bd.com), Th))
+        transforms.append((C.eye3(), C.mv(A_IP, locs[i][1])))
+    return out, transforms, "inertial"

@@ -1,0 +1,185 @@
+"""Benchmark: symbolic derivation time against SymPy's own mechanics, from one run.
+
+    python -m multibody.symbolic.bench            # n = 2, 4, …, 12; 3-D chain n = 2…5; StarlETH
+    python -m multibody.symbolic.bench --full     # n = 2, 4, …, 18; 3-D chain n = 2…6
+
+1. n-link pendulum on a cart: ``derive(model, "rnea")`` and ``derive(model, "pne")`` (mass matrix,
+   Coriolis/centrifugal and gravity terms, as SymPy matrices) against
+   ``sympy.physics.mechanics.models.n_link_pendulum_on_cart`` (KanesMethod, mass matrix and
+   forcing);
+2. a 3-D chain of rigid bodies (axes z, x, y, …) against ``LagrangesMethod``;
+3. StarlETH (18 DoF): total time for M, b, g.
+
+Every row is checked: the two results agree numerically at a random state (Kane's absolute
+angles are mapped to our relative ones). SymPy's cache is cleared before every timing; each
+tool derives a small case first so import and first-call costs are not counted.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+import sympy as sp
+
+from .derive import derive, model_symbols
+from .sym_models import n_link_pendulum_on_cart, spatial_chain, starleth_model
+
+
+def _clear():
+    from sympy.core.cache import clear_cache
+
+    clear_cache()
+
+
+def _timed(fn):
+    _clear()
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def _kane(n):
+    from sympy.physics.mechanics.models import n_link_pendulum_on_cart as kane_model
+
+    km = kane_model(n=n, cart_force=False, joint_torques=False)
+    return km, km.mass_matrix_full, km.forcing_full
+
+
+def _check_pendulum(n, km, eom, model, rng):
+    from sympy.physics.mechanics import dynamicsymbols
+
+    params = model_symbols(model)[4]
+    vals = {s: float(v) for s, v in zip(params, rng.uniform(0.5, 2.0, len(params)))}
+    num = eom.to_numeric(vals)
+    q, dq = rng.normal(size=n + 1), rng.normal(size=n + 1)
+    T = np.zeros((n + 1, n + 1))
+    T[0, 0] = 1
+    T[1:, 1:] = np.tril(np.ones((n, n)))
+    sub = {**vals, **dict(zip(dynamicsymbols(f"q:{n + 1}"), T @ q)),
+           **dict(zip(dynamicsymbols(f"u:{n + 1}"), T @ dq))}
+    f = sp.lambdify(list(sub), [km.mass_matrix, km.forcing], modules="numpy")
+    Mk, Fk = (np.asarray(x, dtype=float) for x in f(*sub.values()))
+    ok = np.allclose(T.T @ Mk @ T, num.M(q), atol=1e-8) and \
+        np.allclose(-(T.T @ Fk.ravel()), num.b(q, dq) + num.g(q), atol=1e-8)
+    return ok
+
+
+def _lagrange_chain(n):
+    import sympy.physics.mechanics as me
+
+    q = me.dynamicsymbols(f"q0:{n}")
+    g = sp.Symbol("g")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    prev_frame, prev_joint = N, O
+    bodies = []
+    for i in range(n):
+        axis = (prev_frame.z, prev_frame.x, prev_frame.y)[i % 3]
+        B = prev_frame.orientnew(f"B{i}", "Axis", [q[i], axis])
+        if i == 0:
+            J = O
+        else:
+            J = prev_joint.locatenew(f"J{i}", sp.Symbol(f"l{i - 1}") * prev_frame.z)
+            J.v2pt_theory(prev_joint, N, prev_frame)
+        Cp = J.locatenew(f"C{i}", sp.Symbol(f"s{i}") * B.z)
+        Cp.v2pt_theory(J, N, B)
+        m = sp.Symbol(f"m{i}")
+        inertia = me.inertia(B, sp.Symbol(f"Ixx{i}"), sp.Symbol(f"Iyy{i}"), sp.Symbol(f"Izz{i}"))
+        body = me.RigidBody(f"b{i}", Cp, B, m, (inertia, Cp))
+        body.potential_energy = m * g * Cp.pos_from(O).dot(N.z)
+        bodies.append(body)
+        prev_frame, prev_joint = B, J
+    L = me.Lagrangian(N, *bodies)
+    lm = me.LagrangesMethod(L, q)
+    lm.form_lagranges_equations()
+    return lm, lm.mass_matrix, lm.forcing
+
+
+def _check_chain(n, lm, eom, model, rng):
+    import sympy.physics.mechanics as me
+
+    params = model_symbols(model)[4]
+    vals = {s: float(v) for s, v in zip(params, rng.uniform(0.3, 1.5, len(params)))}
+    num = eom.to_numeric(vals)
+    q, dq = rng.normal(size=n), rng.normal(size=n)
+    qs = me.dynamicsymbols(f"q0:{n}")
+    t = me.dynamicsymbols._t
+    dqs = [x.diff(t) for x in qs]
+    plain = {sp.Symbol(s.name): v for s, v in vals.items()}
+    args = list(dqs) + list(qs) + list(plain)
+    f = sp.lambdify(args, [lm.mass_matrix, lm.forcing], modules="numpy")
+    Ml, Fl = (np.asarray(x, dtype=float) for x in f(*dq, *q, *plain.values()))
+    return np.allclose(Ml, num.M(q), atol=1e-8) and \
+        np.allclose(-Fl.ravel(), num.b(q, dq) + num.g(q), atol=1e-8)
+
+
+def _row(cells, widths):
+    return "  ".join(str(c).rjust(w) for c, w in zip(cells, widths))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m multibody.symbolic.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--full", action="store_true", help="pendula n = 2…18, 3-D chains n = 2…6")
+    ap.add_argument("--no-check", action="store_true", help="skip the numeric agreement checks")
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    pend_n = list(range(2, 19, 2)) if args.full else [2, 4, 6, 8, 10, 12]
+    chain_n = list(range(2, 7)) if args.full else [2, 3, 4, 5]
+    results = {"pendulum": [], "chain": []}
+
+    # warm-up (imports, first calls) for both tools
+    derive(n_link_pendulum_on_cart(1), "rnea")
+    derive(n_link_pendulum_on_cart(1), "pne")
+    _kane(1)
+    _lagrange_chain(1)
+
+    print("n-link pendulum on a cart — SymPy KanesMethod (mass_matrix_full, forcing_full) "
+          "vs multibody derive (M, b, g)")
+    w = (4, 12, 12, 12, 10, 6)
+    print(_row(("n", "Kane [s]", "rnea [s]", "pne [s]", "ratio", "check"), w))
+    for n in pend_n:
+        model = n_link_pendulum_on_cart(n)
+        t_k, (km, _, _) = _timed(lambda: _kane(n))
+        t_r, e_r = _timed(lambda: derive(model, "rnea"))
+        t_p, e_p = _timed(lambda: derive(model, "pne", kinematics=False))
+        best = min(t_r, t_p)
+        ok = "-" if args.no_check else ("ok" if _check_pendulum(n, km, e_p if t_p <= t_r else e_r,
+                                                                 model, rng) else "FAIL")
+        results["pendulum"].append((n, t_k, t_r, t_p, t_k / best, ok))
+        print(_row((n, f"{t_k:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_k / best:.1f}x", ok), w), flush=True)
+
+    print("\n3-D chain (joint axes z, x, y, …; rigid bodies) — SymPy LagrangesMethod vs multibody derive")
+    print(_row(("n", "Lagrange [s]", "rnea [s]", "pne [s]", "ratio", "check"), w))
+    for n in chain_n:
+        model = spatial_chain(n)
+        t_l, (lm, _, _) = _timed(lambda: _lagrange_chain(n))
+        t_r, e_r = _timed(lambda: derive(model, "rnea"))
+        t_p, e_p = _timed(lambda: derive(model, "pne", kinematics=False))
+        best = min(t_r, t_p)
+        ok = "-" if args.no_check else ("ok" if _check_chain(n, lm, e_r, model, rng) else "FAIL")
+        results["chain"].append((n, t_l, t_r, t_p, t_l / best, ok))
+        print(_row((n, f"{t_l:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_l / best:.1f}x", ok), w), flush=True)
+
+    print("\nStarlETH (18 DoF, Euler x-y-z floating base): total time for M, b, g")
+    from ..models.pronue import starleth
+
+    sysm = starleth()
+    t_s1, _ = _timed(lambda: derive(starleth_model(), "rnea"))
+    t_s2, _ = _timed(lambda: derive(starleth_model(), "pne", kinematics=False))
+    t_s3, _ = _timed(lambda: sysm.derive())
+    print(f"  derive(starleth_model(), 'rnea')                 {t_s1:8.3f} s")
+    print(f"  derive(starleth_model(), 'pne')                  {t_s2:8.3f} s")
+    print(f"  compute_pne(manual body list, with kinematics)   {t_s3:8.3f} s   (goal < 30 s)")
+    ratios = [r[4] for r in results["pendulum"]]
+    print(f"\npendulum ratio SymPy/multibody: min {min(ratios):.1f}x, max {max(ratios):.1f}x "
+          f"(goal ≥ 20x)")
+    fails = [r for rows in results.values() for r in rows if r[5] == "FAIL"]
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
