@@ -36,12 +36,33 @@ def check_against_numeric(eom, model, values=None, trials=3, tol=1e-10):
 
 
 @pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("nb,bf,skew", [(3, 1, 0.0), (4, 2, 0.5), (5, 1.5, 0.3)])
+@pytest.mark.parametrize("nb,bf,skew", [(3, 1, 0.0), (4, 2, 0.5),
+                                        pytest.param(5, 1.5, 0.3, marks=pytest.mark.slow)])
 def test_methods_match_numeric_crba_rnea_on_auto_trees(method, nb, bf, skew):
     model = mb.models.auto_tree(nb, bf=bf, skew=skew)
     eom = derive(model, method)
     assert eom.n == model.nv
     check_against_numeric(eom, model)
+
+
+@pytest.mark.parametrize("method", ["rnea", "pne"])
+@pytest.mark.parametrize("frame", ["body", "inertial"])
+def test_recursion_frames_match_numeric(method, frame):
+    for model in (mb.models.auto_tree(5, bf=2, skew=0.4), mb.models.planar(4)):
+        eom = derive(model, method, frame=frame)
+        assert eom.extra["frame"] == frame
+        check_against_numeric(eom, model, trials=2)
+
+
+def test_auto_frame_is_inertial_for_planar_chains_and_keeps_them_short():
+    model = n_link_pendulum_on_cart(8)
+    for method in ("rnea", "pne"):
+        eom = derive(model, method)
+        assert eom.extra["frame"] == "inertial"
+        # angles merge: the last link's terms use cos(q1 + … + q8), not products of 8 cosines
+        terms = sp.expand(eom.M[8, 1]).as_ordered_terms()
+        assert max(sum(1 for f in sp.Mul.make_args(t) if f.atoms(sp.sin, sp.cos)) for t in terms) <= 2
+        assert sp.count_ops(eom.M[8, 1]) < 400
 
 
 def test_methods_agree_with_each_other_on_symbolic_model():
