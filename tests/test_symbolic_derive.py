@@ -97,6 +97,7 @@ def _starleth_values(model):
     return {sp.Symbol(s.name): float(v) for s, v in vals.items()}
 
 
+@pytest.mark.slow
 def test_starleth_model_rnea_and_pne_against_numeric():
     model = starleth_model()
     values = _starleth_values(model)

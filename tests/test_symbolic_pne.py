@@ -215,6 +215,7 @@ def test_slides_ma23_mass_matrix_coefficients():
 # global kinematics
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_ra3link_kinematics_match_definitions():
     sysm = ra3link()
     eom = sysm.derive(kinematics="full")
@@ -286,6 +287,7 @@ def test_eom_printing_subs_counts():
     assert "S2" in text and "where" in text
 
 
+@pytest.mark.slow
 def test_simplify_terminates_and_keeps_values():
     sysm = ra3link()
     eom = sysm.derive(kinematics=False)
