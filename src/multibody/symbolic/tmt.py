@@ -507,15 +507,13 @@ class TMTSystem:
         kin: dict[str, list] = {"I_r_CoG": [], "A_IB": [], "angle": [], "B_omega": []}
         for i, b in enumerate(self.bodies):
             r = _col(b.position, "")
-            Jr = self._jac(r)
             m = sp.sympify(b.mass)
             if self.planar:
                 th = sp.sympify(b.orientation)
-                Jth = self._jac(sp.Matrix([th]))
-                rows_T += [Jr, Jth]
+                rows_T += [r, sp.Matrix([th])]          # differentiated below: T = ∂x/∂q
                 mass_blocks.append(sp.diag(m, m, sp.sympify(b.inertia)))
                 f_g_rows.append(sp.Matrix([m * self.gravity[0], m * self.gravity[1], 0]))
-                gyro_rows.append(sp.zeros(3, 1))
+                gyro_rows.append(None)
                 x_rows += [r, sp.Matrix([th])]
                 kin["I_r_CoG"].append(r)
                 kin["angle"].append(th)
@@ -529,26 +527,21 @@ class TMTSystem:
                     To = sp.Matrix.hstack(*cols) if cols else sp.zeros(3, 0)
                     To = To.applyfunc(_tidy)
                 I = sp.Matrix(b.inertia)
-                rows_T += [Jr, To]
+                rows_T += [r, To]
                 mass_blocks.append(sp.diag(m, m, m, I))
                 f_g_rows.append(sp.Matrix.vstack(m * self.gravity, sp.zeros(3, 1)))
-                w = matmul(To, dq)
-                gyro_rows.append(sp.Matrix.vstack(sp.zeros(3, 1), matmul(skew(w), I, w)))
+                gyro_rows.append((To, I))
                 x_rows.append(r)
                 kin["I_r_CoG"].append(r)
                 kin["A_IB"].append(R)
-                kin["B_omega"].append(w)
-        T = sp.Matrix.vstack(*rows_T)
         Mdiag = sp.diag(*mass_blocks)
         f_g = sp.Matrix.vstack(*f_g_rows)
-        f_gyro = sp.Matrix.vstack(*gyro_rows)
-        Tdq = matmul(T, dq)
-        D = self._jac(Tdq)                                  # eq. (3)
-        Dqd = matmul(D, dq)
-        Mbar = matmul(T.T, Mdiag, T)                        # eq. (4), (6)
-        b_conv = matmul(T.T, matmul(Mdiag, Dqd) + f_gyro)
-        g_grav = -matmul(T.T, f_g)
-
+        # T = ∂x/∂q (positions differentiated, angular rows given), D = ∂(T q̇)/∂q (eq. 3),
+        # M̄ = TᵀMT and the convective/gyroscopic force: computed in SymEngine when available
+        # and converted to SymPy once, with one memo for the shared subexpressions.
+        parts = _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq, self.planar)
+        T, D, Dqd, Mbar, b_conv, g_grav, omegas = parts
+        kin["B_omega"] = omegas
         # springs (f_k), dampers (f_v), general forces (f_c/nc), eq. (4)
         f_k = sp.zeros(n, 1)
         V = -sum(((sp.sympify(b.mass) * (self.gravity.T * _col(b.position, ""))[0]) for b in self.bodies), sp.S.Zero)
@@ -764,6 +757,79 @@ class TMTSystem:
         B = np.vstack([M, np.zeros((nc, n)), Ev @ Trho])
         x = _solve(A, B @ dq)
         return x[:n], x[n:n + nc], x[n + nc:]
+
+
+def _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq, planar):
+    """T, D, D q̇, TᵀMT, Tᵀ(M D q̇ + f_gyro), −Tᵀ f_g and the body angular velocities.
+
+    ``rows_T`` alternates per body: position (differentiated here) and, for 3-D bodies, the given
+    angular velocity Jacobian T_ω (planar: the angle, differentiated here).
+    """
+    n = len(q)
+    if se is None:  # pragma: no cover - SymPy fallback
+        blocks = []
+        for k, blk in enumerate(rows_T):
+            blocks.append(blk if (not planar and k % 2 == 1) else blk.jacobian(q))
+        T = sp.Matrix.vstack(*blocks)
+        gy, om = [], []
+        for item in gyro_rows:
+            if item is None:
+                gy.append(sp.zeros(3, 1))
+            else:
+                To, I = item
+                w = To * dq
+                om.append(w)
+                gy.append(sp.Matrix.vstack(sp.zeros(3, 1), w.cross(I * w)))
+        f_gyro = sp.Matrix.vstack(*gy)
+        Tdq = T * dq
+        D = Tdq.jacobian(q)
+        Dqd = D * dq
+        return T, D, Dqd, T.T * Mdiag * T, T.T * (Mdiag * Dqd + f_gyro), -(T.T * f_g), om
+    syms = set(q) | set(dq)
+    for blk in rows_T:
+        syms |= _symbols_of(blk)
+    syms |= _symbols_of(Mdiag) | _symbols_of(f_g)
+    S = lambda m: se.Matrix(sp.Matrix(m).tolist()) if m.shape[0] * m.shape[1] else se.zeros(*m.shape)  # noqa: E731
+    qs = [se.Symbol(v.name) for v in q]
+    dqs = se.Matrix([se.Symbol(v.name) for v in dq])
+    rows = []
+    for k, blk in enumerate(rows_T):
+        B = S(blk)
+        if planar or k % 2 == 0:
+            B = B.jacobian(se.Matrix(qs))
+        rows += [[B[r_, c] for c in range(n)] for r_ in range(B.nrows())]
+    T = se.Matrix(rows)
+    gy, om = [], []
+    for item in gyro_rows:
+        if item is None:
+            gy += [0, 0, 0]
+        else:
+            To, I = S(item[0]), S(item[1])
+            w = To * dqs
+            om.append(w)
+            Iw = I * w
+            gy += [0, 0, 0, w[1] * Iw[2] - w[2] * Iw[1], w[2] * Iw[0] - w[0] * Iw[2], w[0] * Iw[1] - w[1] * Iw[0]]
+    f_gyro = se.Matrix(gy)
+    Md = S(Mdiag)
+    Tdq = T * dqs
+    D = Tdq.jacobian(se.Matrix(qs))
+    Dqd = D * dqs
+    Mbar = T.T * Md * T
+    b_conv = T.T * (Md * Dqd + f_gyro)
+    g_grav = -(T.T * S(f_g))
+    conv = _converter(syms)
+    out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
+    return (out(T), out(D), out(Dqd), out(Mbar), out(b_conv), out(g_grav), [out(w) for w in om])
+
+
+def _converter(symbols):
+    """SymEngine → SymPy converter giving back the caller's symbols (memoised when possible)."""
+    try:
+        from ._core import Converter
+        return Converter(symbols)
+    except ImportError:  # pragma: no cover
+        back = {sp.Symbol(s_.name): s_ for s_ in symbols}
+        return lambda e: sp.sympify(e).xreplace(back)
 
 
 def _solve(A: np.ndarray, r: np.ndarray) -> np.ndarray:
