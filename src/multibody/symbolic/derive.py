@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import sympy as sp
