@@ -97,7 +97,6 @@ def test_lagrange_agrees_with_tmt_on_planar_n_link(n):
             np.testing.assert_allclose(a, b, atol=1e-10, rtol=0)
 
 
-@pytest.mark.slow
 def test_lagrange_agrees_with_crba_rnea_on_random_auto_trees():
     from multibody.dynamics import crba, rnea
     from multibody.models import auto_tree

@@ -164,7 +164,6 @@ def test_tmt_equals_lagrange_and_kernels_on_3d_chain():
         np.testing.assert_allclose(bt + gt, rnea(model, q, dq, 0 * dq), atol=1e-10, rtol=0)
 
 
-@pytest.mark.slow
 def test_tmt_agrees_with_crba_rnea_on_random_auto_trees():
     from multibody.dynamics import crba, rnea
     from multibody.models import auto_tree
@@ -181,7 +180,6 @@ def test_tmt_agrees_with_crba_rnea_on_random_auto_trees():
             np.testing.assert_allclose(b + g, rnea(model, q, dq, 0 * dq), atol=1e-10, rtol=0)
 
 
-@pytest.mark.slow
 def test_same_axis_rotations_merge_correctly_across_joint_types():
     """Rz–Rz–Px–Rz (merged into one angle sum), a skewed Ry, a helical and a fixed body."""
     from multibody.dynamics import crba, rnea

@@ -108,6 +108,11 @@ def lagrange_from_energies(T, V, q, dq, params=(), tau=None, S=None, simplify=Fa
         if bad:
             raise ValueError(f"{what}: contains symbol(s) {', '.join(sorted(map(str, bad)))} that are "
                              "neither coordinates nor parameters")
+    tau, S = _actuation(tau, S, n)
+    return _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=T, V_sympy=V)
+
+
+def _actuation(tau, S, n):
     if tau is None:
         tau = sp.zeros(0, 1)
         S = sp.zeros(0, n) if S is None else sp.Matrix(S)
@@ -118,25 +123,62 @@ def lagrange_from_energies(T, V, q, dq, params=(), tau=None, S=None, simplify=Fa
             raise ValueError(f"tau has {len(tau)} entries, q has {n}: give the selection matrix S")
     if S.shape != (len(tau), n):
         raise ValueError(f"S has shape {S.shape}, expected ({len(tau)}, {n})")
-    M = _hessian(T, list(dq)) if n else sp.zeros(0, 0)
-    if n and set().union(*[sp.sympify(e).free_symbols for e in M]) & set(dq):
+    return tau, S
+
+
+def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None) -> EquationsOfMotion:
+    """M = ∂²T/∂q̇², Christoffel C, g = ∂V/∂q; T and V may be SymPy or SymEngine expressions.
+
+    With SymEngine the derivatives run there and everything converts back to SymPy once, through
+    one memo (the entries of M, C and g share most subexpressions).
+    """
+    n = len(q)
+    if se is None or n == 0:  # pragma: no cover - SymPy fallback
+        T = sp.sympify(T) if T_sympy is None else T_sympy
+        V = sp.sympify(V) if V_sympy is None else V_sympy
+        M = sp.hessian(T, list(dq)) if n else sp.zeros(0, 0)
+        Mse = None
+    else:
+        qs = [se.Symbol(v.name) for v in q]
+        dqs = [se.Symbol(v.name) for v in dq]
+        Ts, Vs = se.sympify(T), se.sympify(V)
+        first = [Ts.diff(v) for v in dqs]
+        upper = [[first[i].diff(dqs[j]) if j >= i else None for j in range(n)] for i in range(n)]
+        Mse = se.Matrix([[upper[i][j] if j >= i else upper[j][i] for j in range(n)] for i in range(n)])
+        dM = [Mse.diff(v) for v in qs]
+        c_se = [[[(dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2 for k in range(n)] for j in range(n)]
+                for i in range(n)]
+        C_se = se.Matrix([[sum((c_se[i][j][k] * dqs[i] for i in range(n)), se.Integer(0)) for j in range(n)]
+                          for k in range(n)])
+        g_se = se.Matrix([Vs.diff(v) for v in qs])
+        b_se = C_se * se.Matrix(dqs)
+        from .tmt import _converter
+
+        conv = _converter(set(q) | set(dq) | set(params))
+        out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
+        M = out(Mse)
+    if set().union(*[sp.sympify(e).free_symbols for e in M]) & set(dq):
         raise ValueError("kinetic energy T is not a quadratic form in dq (M = ∂²T/∂dq² depends on dq)")
-    if n and not _is_quadratic_form(T, M, q, dq, params):
+    T_sp = T_sympy if T_sympy is not None else (conv(Ts) if Mse is not None else T)
+    V_sp = V_sympy if V_sympy is not None else (conv(Vs) if Mse is not None else V)
+    if not _is_quadratic_form(T_sp, M, q, dq, params):
         raise ValueError("kinetic energy T has terms that are not quadratic in dq (linear or constant terms)")
     if simplify:
         fn = sp.simplify if simplify is True else simplify
         M = M.applyfunc(fn)
-    C, c = christoffel_C(M, q, dq)
-    from .tmt import jacobian
-
-    g = jacobian(sp.Matrix([V]), q).T if n else sp.zeros(0, 1)
-    b = C * dq
-    if simplify:
-        C = C.applyfunc(fn)
-        b = b.applyfunc(fn)
-        g = g.applyfunc(fn)
+        C, c = christoffel_C(M, q, dq)
+        g = sp.Matrix([V_sp.diff(v) for v in q])
+        C, g = C.applyfunc(fn), g.applyfunc(fn)
+        b = (C * dq).applyfunc(fn)
+    elif Mse is None:  # pragma: no cover
+        C, c = christoffel_C(M, q, dq)
+        g = sp.Matrix([V_sp.diff(v) for v in q])
+        b = C * dq
+    else:
+        C, g, b = out(C_se), out(g_se), out(b_se)
+        c = [[[conv(c_se[i][j][k]) for k in range(n)] for j in range(n)] for i in range(n)]
     return EquationsOfMotion(q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params,
-                             extra={"C": C, "christoffel": c, "kinetic_energy": T, "potential_energy": V})
+                             extra={"C": C, "christoffel": c, "kinetic_energy": T_sp, "potential_energy": V_sp})
 
 
 def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simplify=False,
@@ -144,12 +186,13 @@ def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, 
     """Lagrange equations of a Model (revolute/prismatic/helical/fixed joints; S = I).
 
     Kinetic energy from CoM velocities and body-frame angular velocities (joint axes),
-    potential energy from gravity, then :func:`lagrange_from_energies`. Reads only the Model
+    K = Σ ½ (m v_cᵀ v_c + ω_Bᵀ I ω_B), potential energy V = −Σ m gᵀ r_c, then M = ∂²K/∂q̇²,
+    Christoffel C and g = ∂V/∂q as in :func:`lagrange_from_energies`. Reads only the Model
     fields listed in :func:`multibody.symbolic.tmt.tree_kinematics`. Every joint is actuated
     (S = I) unless ``S`` or ``actuated`` (dof indices) is given; ``progress(message)`` is called
     at each stage.
     """
-    from .tmt import _model_actuation, _sym, _symmat, jacobian, tree_kinematics
+    from .tmt import _model_actuation, _sym, _symmat, tree_kinematics
 
     say = progress or (lambda msg: None)
     say("Lagrange: kinematics of the tree")
@@ -161,18 +204,33 @@ def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, 
         raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
     tau, S = _model_actuation(nq, tau, S, actuated)
     grav = _symmat(model.gravity, (3,))
-    K = sp.S.Zero
-    V = sp.S.Zero
-    for i in range(len(kin["R"])):
-        m = _sym(model.mass[i])
-        I = _symmat(model.inertia_com[i], (3, 3))
-        rc = kin["r_com"][i]
-        v = (jacobian(rc, q) * dq) if nq else sp.zeros(3, 1)
-        w = kin["T_omega"][i] * dq
-        K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
-        V += -m * (grav.T * rc)[0]
+    say("Lagrange: kinetic and potential energy")
+    if se is not None and nq:
+        E = lambda m: se.Matrix(sp.Matrix(m).tolist())  # noqa: E731
+        qs = se.Matrix([se.Symbol(v.name) for v in q])
+        dqs = se.Matrix([se.Symbol(v.name) for v in dq])
+        K, V = se.Integer(0), se.Integer(0)
+        g_se = E(grav)
+        for i in range(len(kin["R"])):
+            m = se.sympify(_sym(model.mass[i]))
+            I = E(_symmat(model.inertia_com[i], (3, 3)))
+            rc = E(kin["r_com"][i])
+            v = rc.jacobian(qs) * dqs
+            w = E(kin["T_omega"][i]) * dqs
+            K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
+            V += -m * (g_se.T * rc)[0]
+    else:  # pragma: no cover
+        K, V = sp.S.Zero, sp.S.Zero
+        for i in range(len(kin["R"])):
+            m = _sym(model.mass[i])
+            I = _symmat(model.inertia_com[i], (3, 3))
+            rc = kin["r_com"][i]
+            v = rc.jacobian(q) * dq
+            w = kin["T_omega"][i] * dq
+            K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
+            V += -m * (grav.T * rc)[0]
     say("Lagrange: M = ∂²K/∂q̇², Christoffel symbols, g = ∂V/∂q")
-    eom = lagrange_from_energies(K, V, q, dq, params=kin["params"], tau=tau, S=S, simplify=simplify)
+    eom = _lagrange(K, V, q, dq, kin["params"], tau, S, simplify)
     eom.extra["method"] = "lagrange"
     say("Lagrange: done")
     eom.kinematics.update({"A_IB": kin["R"], "I_r_O": kin["p"], "I_r_CoG": kin["r_com"],
