@@ -155,6 +155,20 @@ def test_starleth_against_pinocchio():
     assert Js.shape == (12, 18)
 
 
+@pytest.mark.slow
+def test_starleth_physical_identities_hold_exactly():
+    """Translational block of M is the total mass, the vertical gravity term the total weight."""
+    eom = starleth().derive(kinematics=False)
+    mB, mH, mT, mS, g = sp.symbols("mB mH mT mS g", real=True)
+    total = mB + 4 * (mH + mT + mS)
+    canon = _core.trig_canonical
+    assert canon(eom.M[0, 0] - total) == 0
+    assert canon(eom.M[2, 2] - total) == 0
+    assert canon(eom.M[0, 1]) == 0
+    assert canon(eom.g[2] - g * total) == 0
+    assert canon(eom.g[0]) == 0 and canon(eom.g[1]) == 0
+
+
 def test_starleth_feet_positions_against_pinocchio():
     sysm = starleth()
     eom = sysm.derive()
@@ -297,6 +311,9 @@ def test_simplify_terminates_and_keeps_values():
     q, dq = RNG.normal(size=3), RNG.normal(size=3)
     assert np.allclose(a.M(q), b.M(q)) and np.allclose(a.b(q, dq), b.b(q, dq))
     assert sum(simp.count_ops().values()) <= sum(eom.count_ops().values())
+    canon = eom.simplify(time_limit=15, method="canonical")
+    assert canon.extra["simplified"]["done"] > 0
+    assert np.allclose(canon.to_numeric(sysm.param_values).M(q), a.M(q))
     # a budget far too small: returns in time with entries left as they were
     quick = starleth().derive(kinematics=False).simplify(time_limit=1.0)
     assert quick.extra["simplified"]["seconds"] < 15

@@ -124,6 +124,12 @@ def _lambdify(args, exprs):
 # --------------------------------------------------------------------------------------------
 
 
+def _canonical(e):
+    from ._core import trig_canonical
+
+    return trig_canonical(e)
+
+
 def _simplify_worker(method, inbox, outbox):  # runs in a child process
     funcs = {
         "simplify": sp.simplify,
@@ -131,6 +137,7 @@ def _simplify_worker(method, inbox, outbox):  # runs in a child process
         "fu": sp.fu,
         "expand_trig": lambda e: sp.trigsimp(sp.expand(e)),
         "cancel": sp.cancel,
+        "canonical": _canonical,
     }
     fn = funcs[method] if isinstance(method, str) else method
     while True:
@@ -445,7 +452,8 @@ class EquationsOfMotion:
         """Simplified copy of M, b, g, S; terminates after about ``time_limit`` seconds.
 
         Entries are simplified one after another in a child process (``method``: "simplify",
-        "trigsimp", "fu", "expand_trig", "cancel" or a callable); entries not done in time
+        "trigsimp", "fu", "expand_trig", "cancel", "canonical" (expanded polynomial in sin/cos of
+        single angles with sin² → 1 − cos²: exact zero test, often shorter) or a callable); entries not done in time
         stay as they were. ``extra['simplified']`` reports how many entries were processed.
         """
         mats = {"M": self.M, "b": self.b, "g": self.g, "S": self.S}
