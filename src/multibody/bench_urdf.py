@@ -13,7 +13,7 @@ best-of-N of the process CPU time (``time.process_time``), robust when other job
 machine; ``--wall`` measures wall-clock time instead.  Pinocchio's CRBA fills only the upper
 triangle; ours returns the full symmetric matrix.  A short agreement check runs before timing.
 
-Options: ``--states N`` (default 10 000), ``--calls N`` (latency loop length, default 2 000),
+Options: ``--states N`` (default 10 000), ``--calls N`` (latency loop length, default 1 000),
 ``--repeat N`` (best of N, default 3), ``--robots-dir DIR``, ``--threads N``, ``--wall``.
 """
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _pin_state_map(model, pm):
     return q_map, v_map
 
 
-def run(states=10_000, calls=2_000, repeat=3, rdir=None, out=print, clock=time.process_time):
+def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time):
     import pinocchio as pin
 
     from .dynamics.aba import aba
@@ -160,7 +160,7 @@ def run(states=10_000, calls=2_000, repeat=3, rdir=None, out=print, clock=time.p
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m multibody.bench_urdf", description=__doc__.split("\n\n")[0])
     ap.add_argument("--states", type=int, default=10_000)
-    ap.add_argument("--calls", type=int, default=2_000)
+    ap.add_argument("--calls", type=int, default=1_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--robots-dir", default=None)
     ap.add_argument("--threads", type=int, default=None)
