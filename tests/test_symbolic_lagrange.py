@@ -97,12 +97,13 @@ def test_lagrange_agrees_with_tmt_on_planar_n_link(n):
             np.testing.assert_allclose(a, b, atol=1e-10, rtol=0)
 
 
+@pytest.mark.slow
 def test_lagrange_agrees_with_crba_rnea_on_random_auto_trees():
     from multibody.dynamics import crba, rnea
     from multibody.models import auto_tree
 
     rng = np.random.default_rng(7)
-    for nb, bf, skew, taper in [(4, 1, 0.7, 0.9), (5, 2, -0.4, 0.8), (6, 1.5, 1.1, 0.95)]:
+    for nb, bf, skew, taper in [(4, 1, 0.7, 0.9), (5, 2, -0.4, 0.8), (6, 1.5, 1.1, 0.95), (10, 2, 0.4, 0.9)]:
         model = auto_tree(nb, bf, skew, taper)
         f = _numeric(derive_lagrange(model))
         for _ in range(3):
