@@ -13,13 +13,17 @@ from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba
 from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
                          forward_kinematics, frame_pose, jdot_qd, point_acceleration, point_jacobian,
                          point_position, point_velocity, rotation_jacobian)
+from .dynamics.floating import FDfb, IDfb, fbanim, fbkin, fbkin_forward, fbkin_inverse, fd_fb, id_fb
 from .model.builder import ModelBuilder
 from .model.configuration import difference, integrate
 from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
+from .model.urdf import URDFError, URDFWarning, load_urdf
 
 __all__ = [
     "Model", "ModelBuilder", "JointType", "Frame", "Geometry", "Mimic", "models",
+    "load_urdf", "URDFError", "URDFWarning",
+    "fd_fb", "FDfb", "id_fb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
     "integrate", "difference",
     "rnea", "ID", "inverse_dynamics", "crba", "hand_c", "HandC", "aba", "FDab", "forward_dynamics",
     "fd_crb", "FDcrb", "fd_sparse", "FDsparse", "hybrid_dynamics", "HD", "energy", "EnerMo", "Energy",

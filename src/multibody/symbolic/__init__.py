@@ -1,0 +1,21 @@
+"""Symbolic equations of motion M q̈ + b + g = Sᵀτ: proNEu, TMT, Lagrange and symbolic RNEA/CRBA.
+
+>>> import multibody as mb
+>>> from multibody.symbolic import derive
+>>> eom = derive(mb.models.double_pendulum())
+>>> eom.M.shape
+(2, 2)
+"""
+from .derive import derive
+from .eom import EquationsOfMotion, register_method
+from .lagrange import christoffel_C, derive_lagrange, lagrange_from_energies
+from .pne import Body, LinForce, RotForce, compute_pne
+from .tmt import (Constraint, Contact, LinearDamper, LinearSpring, PointForce, RotationalDamper, RotationalSpring,
+                  TMTBody, TMTSystem, derive_tmt, tmt_system_from_model)
+from .utils import dMATdt, euler_to_rot_A_BI, euler_to_rot_A_IB, is_orthonormal, skew, unskew
+
+__all__ = ["derive", "EquationsOfMotion", "register_method", "compute_pne", "Body", "RotForce", "LinForce",
+           "TMTSystem", "TMTBody", "PointForce", "LinearSpring", "RotationalSpring", "LinearDamper",
+           "RotationalDamper", "Constraint", "Contact", "derive_tmt", "tmt_system_from_model",
+           "derive_lagrange", "lagrange_from_energies", "christoffel_C",
+           "euler_to_rot_A_IB", "euler_to_rot_A_BI", "dMATdt", "skew", "unskew", "is_orthonormal"]
