@@ -51,23 +51,6 @@ def christoffel_C(M: sp.Matrix, q, dq):
     return C, c
 
 
-def _hessian(T, x) -> sp.Matrix:
-    x = list(x)
-    n = len(x)
-    if se is None:
-        return sp.hessian(T, x)
-    from .tmt import _restore_symbols
-
-    back = _restore_symbols(T, sp.Matrix(x))
-    Ts = se.sympify(T)
-    first = [Ts.diff(se.sympify(xi)) for xi in x]
-    H = sp.zeros(n, n)
-    for i in range(n):
-        for j in range(i, n):
-            H[i, j] = H[j, i] = sp.sympify(first[i].diff(se.sympify(x[j])))
-    return H.xreplace(back) if back else H
-
-
 def _is_quadratic_form(T, M, q, dq, params, trials: int = 3) -> bool:
     """Numerically: T(q, q̇) = ½ q̇ᵀ M(q) q̇ at random points (exact checks are too slow for big T)."""
     syms = list(q) + list(dq) + list(params)
