@@ -227,3 +227,14 @@ def test_bad_input():
         derive(ra3link_model(), q=sp.symbols("a b", real=True))
     with pytest.raises(ValueError, match="actuated"):
         derive(ra3link_model(), actuated=[0, 5])
+
+
+@pytest.mark.parametrize("method", ["rnea", "pne", "tmt", "lagrange"])
+def test_every_method_honours_actuated(method):
+    import multibody as mb
+    from multibody.symbolic import derive
+
+    eom = derive(mb.models.auto_tree(3, skew=0.3), method, actuated=[0, 2])
+    assert eom.S.shape == (2, 3)
+    assert [str(t) for t in eom.tau] == ["tau0", "tau2"]
+    assert eom.S[0, 0] == 1 and eom.S[1, 2] == 1 and eom.S[0, 1] == 0

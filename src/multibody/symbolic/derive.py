@@ -247,6 +247,7 @@ def derive(model, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=N
         takes_progress = True
     if takes_progress:
         options["progress"] = say
+    options.setdefault("S", S)  # the actuator selection built from ``actuated`` above
     eom = func(model, qs, dqs, taus, **options)
     if not isinstance(eom, EquationsOfMotion):
         raise TypeError(f"derive(method={method!r}) returned {type(eom).__name__}, "
