@@ -72,14 +72,19 @@ class URDFWarning(UserWarning):
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
+def _q(name) -> str:
+    """A name quoted for an error message, cut to 80 characters (hostile files have huge names)."""
+    if isinstance(name, str) and len(name) > 80:
+        name = name[:80] + "…"
+    return repr(name)
+
+
 def _where(el) -> str:
     if el is None:
         return "document"
     tag = el.tag[:40] if isinstance(el.tag, str) else "?"
     name = el.get("name")
-    if name is not None and len(name) > 80:
-        name = name[:80] + "…"
-    s = f"<{tag}" + (f" name={name!r}" if name is not None else "") + ">"
+    s = f"<{tag}" + (f" name={_q(name)}" if name is not None else "") + ">"
     if el.sourceline is not None:
         s += f" (line {el.sourceline})"
     return s
@@ -247,7 +252,7 @@ def _read_joint(el, links):
             raise _err(c, f"{side} link {ln[:80]!r} is not defined")
         setattr(J, side, ln)
     if J.parent == J.child:
-        raise _err(el, f"link {J.parent!r} is its own parent")
+        raise _err(el, f"link {_q(J.parent)} is its own parent")
     J.R, J.t = _origin(el)
     J.axis = np.array([1.0, 0.0, 0.0])
     if J.type in ("revolute", "continuous", "prismatic", "planar"):
@@ -463,17 +468,17 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
     for el in link_els:
         L = _read_link(el)
         if L.name in links:
-            raise _err(el, f"duplicate link name {L.name!r} (first defined on line {links[L.name].el.sourceline})")
+            raise _err(el, f"duplicate link name {_q(L.name)} (first defined on line {links[L.name].el.sourceline})")
         links[L.name] = L
     joints: dict[str, _Joint] = {}
     for el in joint_els:
         J = _read_joint(el, links)
         if J.name in joints:
-            raise _err(el, f"duplicate joint name {J.name!r} (first defined on line {joints[J.name].el.sourceline})")
+            raise _err(el, f"duplicate joint name {_q(J.name)} (first defined on line {joints[J.name].el.sourceline})")
         C = links[J.child]
         if C.parent_joint is not None:
-            raise _err(el, f"link {J.child!r} has two parents: joint {C.parent_joint.name!r} "
-                           f"(line {C.parent_joint.el.sourceline}) and joint {J.name!r}")
+            raise _err(el, f"link {_q(J.child)} has two parents: joint {_q(C.parent_joint.name)} "
+                           f"(line {C.parent_joint.el.sourceline}) and joint {_q(J.name)}")
         C.parent_joint = J
         links[J.parent].child_joints.append(J)
         joints[J.name] = J
@@ -482,7 +487,7 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
     if not roots:
         raise _err(root, "no root link: every link has a parent, so the joints form a cycle")
     if len(roots) > 1:
-        names = ", ".join(f"{L.name!r} (line {L.el.sourceline})" for L in roots[:6])
+        names = ", ".join(f"{_q(L.name)} (line {L.el.sourceline})" for L in roots[:6])
         raise _err(root, f"{len(roots)} root links (links without a parent joint): {names}"
                          f"{' …' if len(roots) > 6 else ''}; a URDF must be one tree")
     root_link = roots[0]
@@ -537,7 +542,7 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
     if len(attach) != len(links):
         lost = [n for n in links if n not in attach]
         L = links[lost[0]]
-        raise _err(L.el, f"link is not reachable from the root {root_link.name!r}: the joints through "
+        raise _err(L.el, f"link is not reachable from the root {_q(root_link.name)}: the joints through "
                          f"{', '.join(repr(n) for n in lost[:6])} form a cycle")
 
     nqj = {JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.FREE: 7, JointType.PLANAR: 3}

@@ -243,11 +243,13 @@ def derive(model, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=N
     try:
         sig = inspect.signature(func).parameters
         takes_progress = "progress" in sig or any(p.kind == p.VAR_KEYWORD for p in sig.values())
+        takes_S = "S" in sig
     except (TypeError, ValueError):  # pragma: no cover - builtins
-        takes_progress = True
+        takes_progress, takes_S = True, False
     if takes_progress:
         options["progress"] = say
-    options.setdefault("S", S)  # the actuator selection built from ``actuated`` above
+    if takes_S:
+        options.setdefault("S", S)  # the actuator selection built from ``actuated`` above
     eom = func(model, qs, dqs, taus, **options)
     if not isinstance(eom, EquationsOfMotion):
         raise TypeError(f"derive(method={method!r}) returned {type(eom).__name__}, "
