@@ -61,7 +61,7 @@ def test_expand_lambda_zero_dof_joint_passes_through():
 
 
 def test_expand_lambda_matches_pinocchio_parents_from_row():
-    pin = pytest.importorskip("pinocchio")
+    import pinocchio as pin
     model = pin.buildSampleModelHumanoidRandom()
     data = model.createData()
     parent = [model.parents[i] - 1 for i in range(1, model.njoints)]
@@ -117,7 +117,7 @@ def test_chain_and_star_extremes():
 
 
 def test_factorise_pinocchio_joint_space_inertia():
-    pin = pytest.importorskip("pinocchio")
+    import pinocchio as pin
     model = pin.buildSampleModelHumanoidRandom()
     data = model.createData()
     q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))

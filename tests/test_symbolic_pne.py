@@ -14,7 +14,7 @@ from multibody.symbolic.sym_models import ra3link_model, ra3link_prismatic_model
 from multibody.symbolic.utils import (check_orthonormal, dMATdt, euler_to_rot_A_BI, euler_to_rot_A_IB,
                                       is_orthonormal, rot_x, rot_y, rot_z, skew, unskew)
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin
 RNG = np.random.default_rng(20240601)
 
 

@@ -197,7 +197,7 @@ def _fmt(v):
 
 
 def test_planar_joint_uses_the_axis_as_plane_normal_and_matches_pinocchio():
-    pin = pytest.importorskip("pinocchio")
+    import pinocchio as pin
     n = np.array([1.0, 0, 0])
     com, t = np.array([0.1, -0.2, 0.05]), np.array([0.3, 0.1, -0.2])
     ours = load(PLANAR.format(rpy="0 0 0", axis=_fmt(n), com=_fmt(com), irpy="0 0 0", t=_fmt(t), trpy="0 0 0"))
