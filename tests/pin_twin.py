@@ -44,7 +44,7 @@ def to_pinocchio(model):
         elif jt == JointType.PLANAR:
             jm = pin.JointModelPlanar()
         else:
-            raise NotImplementedError("fixed joints are merged by the URDF loader, not twinned here")
+            raise ValueError("pin_twin: fixed joints have no Pinocchio twin here (the URDF test compares fixed joints)")
         parent = 0 if model.parent[i] < 0 else ids[model.parent[i]]
         placement = pin.SE3(model.tree_rotation[i], model.tree_translation[i])
         jid = pm.addJoint(parent, jm, placement, model.joint_names[i])

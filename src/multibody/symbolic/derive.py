@@ -223,18 +223,9 @@ def derive(model, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=N
         eom.extra["method"] = "pne"
         return eom
     func = DERIVATION_METHODS.get(key)
-    if func is None and key in _EXTERNAL:
+    if func is None and key in _EXTERNAL:  # TMT and Lagrange live in their own modules (SymPy-heavy)
         modname, fname = _EXTERNAL[key]
-        try:
-            mod = importlib.import_module(modname)
-        except ImportError as exc:
-            raise NotImplementedError(
-                f"derive(method={method!r}) needs {modname}.{fname}, which is not available "
-                f"({exc}); use method='rnea' or 'pne'") from exc
-        func = DERIVATION_METHODS.get(key) or getattr(mod, fname, None)
-        if func is None:
-            raise NotImplementedError(f"derive(method={method!r}): {modname} has no {fname} "
-                                      "and registers no such method; use method='rnea' or 'pne'")
+        func = getattr(importlib.import_module(modname), fname)
     if func is None:
         known = sorted({"rnea", "pne", *_EXTERNAL, *DERIVATION_METHODS})
         raise ValueError(f"derive: unknown method {method!r}; choose one of {', '.join(known)}")
