@@ -366,3 +366,15 @@ def first_error(status):
         if status[c] != OK:
             return status[c]
     return OK
+
+
+@njit(cache=True)
+def check_rates(qd, x, bad_x, fext, use_fext):
+    """Status of one state's velocity, its acceleration-or-force input x (code bad_x), and f_ext."""
+    if not all_finite(qd):
+        return BAD_QD
+    if not all_finite(x):
+        return bad_x
+    if use_fext and not all_finite(fext):
+        return BAD_FEXT
+    return OK

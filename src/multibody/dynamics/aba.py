@@ -7,8 +7,8 @@ from numba import njit
 from .. import _boundary as B
 from numba import prange
 
-from .._numba.primitives import (BAD_FEXT, BAD_QD, BAD_TAU, F_INERTIA, OK, PARENT, SINGULAR, VS, NVJ,
-                                 all_finite, check_configuration, congruence_add_ws, crf_add, crm_add,
+from .._numba.primitives import (check_rates, BAD_TAU, F_INERTIA, OK, PARENT, SINGULAR, VS, NVJ,
+                                 check_configuration, congruence_add_ws, crf_add, crm_add,
                                  first_error, force_to_child, inertia_mul, plux_matrix, tree_poses,
                                  world_poses, xm, xtf_add)
 
@@ -209,12 +209,9 @@ def aba_range(ti, tf, S, a_grav, Q, QD, TAU, FEXT, use_fext, QDD, lo, hi):
         st = check_configuration(ti, q)
         if st != OK:
             return st
-        if not all_finite(qd):
-            return BAD_QD
-        if not all_finite(tau):
-            return BAD_TAU
-        if use_fext and not all_finite(fe):
-            return BAD_FEXT
+        st = check_rates(qd, tau, BAD_TAU, fe, use_fext)
+        if st != OK:
+            return st
         velocity_pass(ti, tf, S, a_grav, q, qd, fe, use_fext, R, p, R0, p0, v, c, IA, pA)
         if not articulated_pass(ti, tf, S, tau, fd, R, p, v, c, IA, pA, U, Dinv, u, X):
             return SINGULAR

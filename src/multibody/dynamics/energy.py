@@ -8,7 +8,7 @@ from numba import njit
 
 from .. import _boundary as B
 from .._numba.primitives import (BAD_QD, F_INERTIA, OK, PARENT, VS, NVJ, all_finite, check_configuration,
-                                 congruence_add, cross_motion, force_to_parent_add, inertia_times,
+                                 congruence_add, force_to_parent_add, inertia_times,
                                  motion_to_child, plux_matrix, tree_poses)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _boundary as B
-from .._numba.primitives import (BAD_FEXT, BAD_QD, BAD_TAU, OK, SINGULAR, all_finite, check_configuration,
+from .._numba.primitives import (check_rates, BAD_TAU, OK, SINGULAR, check_configuration,
                                  first_error)
 from ..sparse import _ltdl_kernel, _solve_ltdl_kernel
 from .crba import crba_one
@@ -49,12 +49,9 @@ def fd_sparse_range(ti, tf, S, a_grav, lam, Q, QD, TAU, FEXT, use_fext, QDD, lo,
         st = check_configuration(ti, q)
         if st != OK:
             return st
-        if not all_finite(qd):
-            return BAD_QD
-        if not all_finite(tau):
-            return BAD_TAU
-        if use_fext and not all_finite(fe):
-            return BAD_FEXT
+        st = check_rates(qd, tau, BAD_TAU, fe, use_fext)
+        if st != OK:
+            return st
         crba_one(ti, tf, S, q, H[0], R, p, Ic, X)                               # H  (table 6.2)
         rnea_one(ti, tf, S, a_grav, q, qd, zero, fe, use_fext, C, R, p, R0, p0, v, a, f)  # C
         _ltdl_kernel(H, lam, L, d, info)                                        # H = Lᵀ D L (6.3)

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from .. import _boundary as B
-from .._numba.primitives import (BAD_FEXT, BAD_QD, BAD_QDD, BAD_TAU, F_INERTIA, OK, PARENT, SINGULAR, VS, NVJ,
+from .._numba.primitives import (check_rates, BAD_QDD, BAD_TAU, F_INERTIA, OK, PARENT, SINGULAR, VS, NVJ,
                                  ZERO_QUAT, all_finite, check_configuration, congruence_add, cross_force,
                                  cross_motion, force_to_child, force_to_parent_add, inertia_times,
                                  motion_to_child, motion_to_parent, plux_matrix, quat_to_rot,
@@ -372,12 +372,9 @@ def fdfb_batch(ti, tf, S, a_grav, XFB, Q, QD, TAU, FEXT, use_fext, XD, QDD):
         st = _check_state(ti, x, q)
         if st != OK:
             return st
-        if not all_finite(qd):
-            return BAD_QD
-        if not all_finite(tau):
-            return BAD_TAU
-        if use_fext and not all_finite(fe):
-            return BAD_FEXT
+        st = check_rates(qd, tau, BAD_TAU, fe, use_fext)
+        if st != OK:
+            return st
         st = fdfb_one(ti, tf, S, a_grav, x, q, qd, tau, fe, use_fext, XD[n], qdd,
                       R, p, R0, p0, v, c, IA, pA, U, Dinv, u, a, X)
         if st != OK:
@@ -413,12 +410,9 @@ def idfb_batch(ti, tf, S, a_grav, XFB, Q, QD, QDD, FEXT, use_fext, XD, TAU):
         st = _check_state(ti, x, q)
         if st != OK:
             return st
-        if not all_finite(qd):
-            return BAD_QD
-        if not all_finite(qdd):
-            return BAD_QDD
-        if use_fext and not all_finite(fe):
-            return BAD_FEXT
+        st = check_rates(qd, qdd, BAD_QDD, fe, use_fext)
+        if st != OK:
+            return st
         st = idfb_one(ti, tf, S, a_grav, x, q, qd, qdd, fe, use_fext, XD[n], tau, R, p, R0, p0, v, a, IC, pC, X)
         if st != OK:
             return st

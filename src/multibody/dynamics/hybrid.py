@@ -6,7 +6,7 @@ from numba import njit
 
 from .. import _boundary as B
 from .._numba.primitives import (BAD_QD, BAD_QDD, BAD_TAU, BAD_FEXT, OK, SINGULAR, PARENT, VS, NVJ,
-                                 all_finite, check_configuration, inertia_times, motion_to_child)
+                                 all_finite, check_configuration, motion_to_child)
 from .aba import articulated_pass, velocity_pass
 
 

@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _boundary as B
-from .._numba.primitives import (BAD_FEXT, BAD_QD, BAD_QDD, OK, PARENT, VS, NVJ, all_finite,
+from .._numba.primitives import (check_rates, BAD_QD, BAD_QDD, OK, PARENT, VS, NVJ, all_finite,
                                  check_configuration, crf_add, crm_add, first_error, force_to_child,
                                  inertia_mul, tree_poses, world_poses, xm, xtf_add)
 
@@ -83,12 +83,9 @@ def rnea_range(ti, tf, S, a_grav, Q, QD, QDD, FEXT, use_fext, TAU, lo, hi):
         st = check_configuration(ti, q)
         if st != OK:
             return st
-        if not all_finite(qd):
-            return BAD_QD
-        if not all_finite(qdd):
-            return BAD_QDD
-        if use_fext and not all_finite(fe):
-            return BAD_FEXT
+        st = check_rates(qd, qdd, BAD_QDD, fe, use_fext)
+        if st != OK:
+            return st
         rnea_one(ti, tf, S, a_grav, q, qd, qdd, fe, use_fext, TAU[n], R, p, R0, p0, v, a, f)
     return OK
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .joints import JointType, parse_joint
+from .joints import parse_joint
 from .model import Frame, Geometry, Mimic, Model
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from .. import _boundary as B
-from .._numba.primitives import BAD_Q, BAD_QD, FREE, JTYPE, OK, PLANAR, QS, SPHERICAL, VS, NVJ, \
+from .._numba.primitives import BAD_QD, FREE, JTYPE, OK, PLANAR, QS, SPHERICAL, VS, NVJ, \
     all_finite, check_configuration
 
 

@@ -125,7 +125,7 @@ def starleth() -> PneSystem:
     """
     base = _syms("qX qY qZ qAL qBE qGA")
     qX, qY, qZ, qAL, qBE, qGA = base
-    joints, rates, torques = [], [], []
+    joints, torques = [], []
     for leg, _, _ in _LEGS:
         for j in ("HAA", "HFE", "KFE"):
             joints.append(sp.Symbol(f"q{leg}_{j}", real=True))
