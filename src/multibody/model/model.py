@@ -97,6 +97,7 @@ class Model:
     effort_limit: np.ndarray | None = None
     damping: np.ndarray | None = None
     friction: np.ndarray | None = None
+    armature: np.ndarray | None = None   # (nv,) rotor inertia added to each dof's diagonal of M (MJCF armature)
     planar: bool = False
 
     def __post_init__(self):
@@ -141,9 +142,14 @@ class Model:
             a = getattr(self, k)
             put(k, _readonly(np.full(int(nq_j.sum()), default) if a is None else np.asarray(a, float)))
         for k, default in (("velocity_limit", np.inf), ("effort_limit", np.inf), ("damping", 0.0),
-                           ("friction", 0.0)):
+                           ("friction", 0.0), ("armature", 0.0)):
             a = getattr(self, k)
-            put(k, _readonly(np.full(nv, default) if a is None else np.asarray(a, float)))
+            a = np.full(nv, default) if a is None else np.asarray(a, float)
+            if a.shape != (nv,):
+                raise ValueError(f"{k}: expected shape ({nv},) (one value per velocity variable), got {a.shape}")
+            put(k, _readonly(a))
+        if not np.all(np.isfinite(self.armature)) or np.any(self.armature < 0):
+            raise ValueError(f"armature: expected finite values ≥ 0, got {self.armature}")
 
     # ---- sizes (plain ints, set once: the boundary reads them on every call) -----------------
     @property
