@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from multibody.dynamics.aba import aba
-from multibody.dynamics.crba import crba
-from multibody.dynamics.rnea import rnea
+from multibody.dynamics import aba
+from multibody.dynamics import crba
+from multibody.dynamics import rnea
 from multibody.kinematics.forward import forward_kinematics, frame_pose
 from multibody.model.joints import JointType
 from multibody.model.urdf import URDFError, URDFWarning, load_urdf, rpy_to_rot

@@ -18,7 +18,7 @@ naming the bad argument; pass ``check=False`` in a hot loop whose inputs are alr
 
 The compiled kernels ``_ltdl_kernel(H, lam, L, d, info)`` and
 ``_solve_ltdl_kernel(L, d, lam, rhs, x)`` (3-D ``(B, n, n)`` / 2-D ``(B, n)`` arrays, a batch of
-1 broadcasts) are called from other compiled code (``dynamics.fd_sparse``); keep their
+1 broadcasts) are called from other compiled code (formerly ``dynamics.fd_sparse``; that now runs in the C core); keep their
 signatures.
 
 The seed names ``expandLambda, LTDL, LTL, mpyH, mpyL, mpyLt, mpyLi, mpyLit`` are aliases of the

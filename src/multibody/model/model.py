@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from .._numba import primitives as P
 from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration
 
 
@@ -187,8 +186,15 @@ class Model:
     @cached_property
     def dof_parent(self) -> np.ndarray:
         """Expanded parent array over velocity variables (RBDA table 6.4, expandLambda)."""
-        from ..sparse import expand_lambda
-        return _readonly(expand_lambda(self.parent, self.nv_joint))
+        lam = np.empty(self.nv, dtype=np.int64)
+        last = np.full(self.nb, -1, dtype=np.int64)  # last variable of body i or its nearest ancestor
+        for i in range(self.nb):
+            par, vs, nj = int(self.parent[i]), int(self.v_start[i]), int(self.nv_joint[i])
+            prev = -1 if par < 0 else last[par]
+            for j in range(nj):
+                lam[vs + j] = prev if j == 0 else vs + j - 1
+            last[i] = vs + nj - 1 if nj > 0 else prev
+        return _readonly(lam)
 
     def neutral(self) -> np.ndarray:
         """The zero configuration (identity quaternions), shape (nq,)."""
@@ -196,8 +202,22 @@ class Model:
         return np.concatenate(parts) if parts else np.zeros(0)
 
     @cached_property
+    def _c(self):
+        """The constant C model (multibody/core/model.h), built once and owned by this Model."""
+        self._require_numeric()
+        from ..core import CModel
+        I = self.I  # noqa: E741  (the book's name)
+        inertia10 = np.column_stack([I[:, 5, 5], I[:, 2, 4], I[:, 0, 5], I[:, 1, 3], I[:, 0, 0], I[:, 0, 1],
+                                     I[:, 0, 2], I[:, 1, 1], I[:, 1, 2], I[:, 2, 2]]) if self.nb else np.zeros((0, 10))
+        a_grav = np.concatenate([np.zeros(3), self.gravity]).astype(float)
+        return CModel(self.parent, self.jtype, self.q_start, self.nq_joint, self.v_start, self.nv_joint,
+                      self.tree_rotation, self.tree_translation, self.jaxis, self.jpitch, inertia10,
+                      np.ascontiguousarray(self.S, dtype=float), self.armature, self.dof_parent, a_grav)
+
+    @cached_property
     def _packed(self):
-        """(int table, float table, S, spatial gravity) — what the compiled kernels read."""
+        """(int table, float table, S, spatial gravity): what the remaining Numba kernels read."""
+        from .._numba import primitives as P
         self._require_numeric()
         ti = np.zeros((self.nb, P.N_INT), dtype=np.int64)
         ti[:, P.PARENT] = self.parent
