@@ -186,7 +186,7 @@ static void mcI_matrix(const double *J, double *M) { mb_inertia_to_matrix(J, M);
 /* ------------------------------------------------------------------------------------------ */
 /* Jobs: the arrays of one call, and a per-state function that checks and computes state n.    */
 
-enum { MAX_IN = 6, MAX_OUT = 3 };
+enum { MAX_IN = 6, MAX_OUT = 4 };
 
 typedef struct job {
     const double *in[MAX_IN];   /* inputs; state n reads in[k] + n * step[k] (step 0: shared)  */
@@ -195,6 +195,9 @@ typedef struct job {
     Py_ssize_t ostep[MAX_OUT];
     const unsigned char *fd;    /* hybrid dynamics: forward-dynamics flag per joint             */
     int use_fext;               /* f_ext given (in[F_EXT_SLOT] valid)                           */
+    int body, frame;            /* Jacobians: body index, frame code                            */
+    const double *point;        /* Jacobians: point in body coordinates (3)                      */
+    double dt;                  /* integrate: time step                                         */
 } job;
 
 typedef int (*state_fn)(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
@@ -369,6 +372,55 @@ static int idfb_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     return floating_state(m, d, j, n, 0);
 }
 
+/* body_states: in = q, qd?, qdd?; out = R0, p0, V?, A? */
+static int body_states_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = j->in[1] ? IN(j, 1, n) : NULL;
+    const double *qdd = qd && j->in[2] ? IN(j, 2, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK && qd && !all_finite(qd, m->nv))
+        st = MB_BAD_QD;
+    if (st == MB_OK && qdd && !all_finite(qdd, m->nv))
+        st = MB_BAD_QDD;
+    if (st == MB_OK)
+        mb_body_states(m, d, q, qd, qdd, OUT(j, 0, n), OUT(j, 1, n), qd ? OUT(j, 2, n) : NULL,
+                       qdd ? OUT(j, 3, n) : NULL);
+    return st;
+}
+
+/* jacobian: in = q; out = J (6 × nv) */
+static int jacobian_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n);
+    const int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        mb_jacobian(m, d, q, j->body, j->point, j->frame, OUT(j, 0, n));
+    return st;
+}
+
+/* com_jacobian: in = q; out = Σ m_i J_i(c_i) (3 × nv) */
+static int com_jacobian_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n);
+    const int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        mb_com_jacobian(m, d, q, OUT(j, 0, n));
+    return st;
+}
+
+/* integrate: in = q, v; out = q ⊕ v·dt */
+static int integrate_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    (void)d;
+    const double *q = IN(j, 0, n), *v = IN(j, 1, n);
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK && !all_finite(v, m->nv))
+        st = MB_BAD_QD;
+    if (st == MB_OK)
+        mb_integrate(m, q, v, j->dt, OUT(j, 0, n));
+    return st;
+}
+
 /* energy: in = q, qd; out = KE (1), htot (6), Itot (36) */
 static int energy_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
 {
@@ -531,6 +583,18 @@ static PyArrayObject *new_output(int batch, Py_ssize_t N, int nd, npy_intp t0, n
         dims[k++] = t0;
     if (nd >= 2)
         dims[k++] = t1;
+    return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+}
+
+/* New output array with up to three trailing dimensions. */
+static PyArrayObject *new_output_dims(int batch, Py_ssize_t N, int nd, const npy_intp *tail)
+{
+    npy_intp dims[4];
+    int k = 0;
+    if (batch)
+        dims[k++] = N;
+    for (int t = 0; t < nd; t++)
+        dims[k++] = tail[t];
     return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
 }
 
@@ -777,6 +841,155 @@ static PyObject *py_idfb(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return floating_entry(args, nargs, "idfb", idfb_state);
 }
 
+/* body_states(cmodel, q, qd|None, qdd|None) -> (R0, p0, V|None, A|None) */
+static PyObject *py_body_states(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 4, "body_states"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    PyObject *qdd_arg = args[2] == Py_None ? Py_None : args[3];
+    arg_spec specs[3] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}, {qdd_arg, 1, m->nv, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 3, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    const npy_intp tR[3] = {m->nb, 3, 3}, tp[2] = {m->nb, 3}, tv[2] = {m->nb, 6};
+    PyArrayObject *R0 = new_output_dims(batch, N, 3, tR), *p0 = new_output_dims(batch, N, 2, tp);
+    PyArrayObject *V = j.in[1] ? new_output_dims(batch, N, 2, tv) : NULL;
+    PyArrayObject *A = j.in[2] ? new_output_dims(batch, N, 2, tv) : NULL;
+    if (!R0 || !p0 || (j.in[1] && !V) || (j.in[2] && !A)) {
+        Py_XDECREF(R0), Py_XDECREF(p0), Py_XDECREF(V), Py_XDECREF(A);
+        return NULL;
+    }
+    bind_output(&j, 0, R0, 9 * (Py_ssize_t)m->nb);
+    bind_output(&j, 1, p0, 3 * (Py_ssize_t)m->nb);
+    if (V)
+        bind_output(&j, 2, V, 6 * (Py_ssize_t)m->nb);
+    if (A)
+        bind_output(&j, 3, A, 6 * (Py_ssize_t)m->nb);
+    const int st = execute(cm, body_states_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(R0), Py_DECREF(p0), Py_XDECREF(V), Py_XDECREF(A);
+        return raise_status(st);
+    }
+    return Py_BuildValue("(NNNN)", R0, p0, V ? (PyObject *)V : Py_NewRef(Py_None),
+                         A ? (PyObject *)A : Py_NewRef(Py_None));
+}
+
+/* jacobian(cmodel, q, body, point (3,) float64, frame 0|1|2) -> J (…, 6, nv) */
+static PyObject *py_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "jacobian"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    const long body = PyLong_AsLong(args[2]), frame = PyLong_AsLong(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (body < 0 || body >= m->nb || frame < 0 || frame > 2) {
+        PyErr_Format(PyExc_ValueError, "jacobian: body %ld or frame %ld out of range", body, frame);
+        return NULL;
+    }
+    npy_intp three;
+    if (!layout_ok(args[3], 0, 1, 3, 0, &three)) {
+        PyErr_SetString(PyExc_ValueError, "point: expected a float64 array of shape (3,)");
+        return NULL;
+    }
+    arg_spec specs[1] = {{args[1], 1, m->nq, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 1, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.body = (int)body, j.frame = (int)frame, j.point = PyArray_DATA((PyArrayObject *)args[3]);
+    PyArrayObject *J = new_output(batch, N, 2, 6, m->nv);
+    if (!J)
+        return NULL;
+    bind_output(&j, 0, J, 6 * (Py_ssize_t)m->nv);
+    const int st = execute(cm, jacobian_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(J);
+        return raise_status(st);
+    }
+    return (PyObject *)J;
+}
+
+/* com_jacobian(cmodel, q) -> Σ m_i J_i(c_i) (…, 3, nv) */
+static PyObject *py_com_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 2, "com_jacobian"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    arg_spec specs[1] = {{args[1], 1, m->nq, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 1, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    PyArrayObject *J = new_output(batch, N, 2, 3, m->nv);
+    if (!J)
+        return NULL;
+    bind_output(&j, 0, J, 3 * (Py_ssize_t)m->nv);
+    const int st = execute(cm, com_jacobian_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(J);
+        return raise_status(st);
+    }
+    return (PyObject *)J;
+}
+
+/* integrate(cmodel, q, v, dt) -> q ⊕ v·dt */
+static PyObject *py_integrate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 4, "integrate"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    const double dt = PyFloat_AsDouble(args[3]);
+    if (dt == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!isfinite(dt)) {
+        PyErr_SetString(PyExc_ValueError, "dt: expected a finite number");
+        return NULL;
+    }
+    arg_spec specs[2] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 2, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.dt = dt;
+    PyArrayObject *out = new_output(batch, N, 1, m->nq, 0);
+    if (!out)
+        return NULL;
+    bind_output(&j, 0, out, m->nq);
+    const int st = execute(cm, integrate_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(out);
+        return raise_status(st);
+    }
+    return (PyObject *)out;
+}
+
 /* energy(cmodel, q, qd) -> (KE, htot, Itot) */
 static PyObject *py_energy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -859,6 +1072,14 @@ static PyMethodDef methods[] = {
     {"idfb", (PyCFunction)(void (*)(void))py_idfb, METH_FASTCALL,
      "idfb(cmodel, xfb, q, qd, qdd, f_ext) -> (xd, tau) or None (real joints only)"},
     {"energy", (PyCFunction)(void (*)(void))py_energy, METH_FASTCALL, "energy(cmodel, q, qd) -> (KE, htot, Itot) or None"},
+    {"body_states", (PyCFunction)(void (*)(void))py_body_states, METH_FASTCALL,
+     "body_states(cmodel, q, qd, qdd) -> (R0, p0, V, A) or None (qd/qdd may be None)"},
+    {"jacobian", (PyCFunction)(void (*)(void))py_jacobian, METH_FASTCALL,
+     "jacobian(cmodel, q, body, point, frame) -> J or None"},
+    {"com_jacobian", (PyCFunction)(void (*)(void))py_com_jacobian, METH_FASTCALL,
+     "com_jacobian(cmodel, q) -> sum of m_i J_i(c_i) or None"},
+    {"integrate", (PyCFunction)(void (*)(void))py_integrate, METH_FASTCALL,
+     "integrate(cmodel, q, v, dt) -> q (+) v dt or None"},
     {"set_num_threads", py_set_num_threads, METH_O, "Threads used by large batches (≥ 1)."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},

@@ -55,6 +55,14 @@ int mb_fdfb(const mb_model *m, mb_data *d, const double *x, const double *q, con
 int mb_idfb(const mb_model *m, mb_data *d, const double *x, const double *q, const double *qd, const double *qdd,
             const double *fext, double *xd, double *tau);
 
+/* kinematics.c — body states, Jacobians, CoM Jacobian, integrate */
+void mb_body_states(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                    double *R0, double *p0, double *V, double *A);
+void mb_jacobian(const mb_model *m, mb_data *d, const double *q, int body, const double *point, int frame,
+                 double *J);
+void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc);
+void mb_integrate(const mb_model *m, const double *q, const double *v, double dt, double *out);
+
 /* energy.c — EnerMo */
 void mb_energy(const mb_model *m, mb_data *d, const double *q, const double *qd, double *KE,
                double *htot, double *Itot);
