@@ -93,29 +93,3 @@ def raise_for(status: int):
     """Turn a kernel status code into a ValueError."""
     if status != OK:
         raise ValueError(_core.status_message(int(status)))
-
-
-def no_fext(model):
-    """Placeholder for 'no external forces' (the kernels' use_fext flag is False with it)."""
-    return model._no_fext
-
-
-def run(serial, parallel, n: int, *args):
-    """Run a Numba batch kernel: large batches on all threads (chunks of states), small ones serially."""
-    if n >= _core.PARALLEL_MIN_BATCH:
-        threads = _core.get_num_threads()
-        if threads > 1:
-            import numba
-            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-            raise_for(parallel(*args, min(n, 4 * threads)))
-            return
-    raise_for(serial(*args))
-
-
-_F64 = np.dtype(np.float64)
-_ND = np.ndarray
-
-
-def is_vec(x, n: int) -> bool:
-    """True for a plain 1-D float64 array of length n: the single-state fast path's condition."""
-    return type(x) is _ND and x.dtype is _F64 and x.shape == (n,)

@@ -32,6 +32,8 @@ def set_num_threads(n: int) -> None:
     """
     if isinstance(n, bool) or not isinstance(n, int) and not hasattr(n, "__index__"):
         raise TypeError(f"n: expected an integer number of threads, got {type(n).__name__}")
+    if int(n) < 1:
+        raise ValueError(f"n: expected a number of threads ≥ 1, got {int(n)}")
     _core.set_num_threads(int(n))
 
 

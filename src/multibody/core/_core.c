@@ -47,6 +47,7 @@ static void cmodel_free_arrays(mb_model *m)
     free(m->parent), free(m->jtype), free(m->q_start), free(m->nq_joint), free(m->v_start);
     free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
     free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
+    free(m->axis_kind), free(m->dof_unit);
     memset(m, 0, sizeof *m);
 }
 
@@ -145,8 +146,29 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     memcpy(m->a_grav, g, sizeof m->a_grav);
     free(g);
     m->inertia6 = malloc(sizeof(double) * 36 * (nb ? nb : 1));
-    for (int i = 0; i < m->nb; i++)
+    m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
+    m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
+    if (!m->inertia6 || !m->axis_kind || !m->dof_unit) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (int i = 0; i < m->nb; i++) {
         mcI_matrix(m->inertia + MB_NI * i, m->inertia6 + 36 * i);
+        const double *a = m->axis + 3 * i;
+        m->axis_kind[i] = -1;
+        if (m->jtype[i] == MB_REVOLUTE || m->jtype[i] == MB_PRISMATIC)
+            for (int k = 0; k < 3; k++)
+                if (a[k] == 1.0 && a[(k + 1) % 3] == 0.0 && a[(k + 2) % 3] == 0.0)
+                    m->axis_kind[i] = k;
+    }
+    for (int k = 0; k < m->nv; k++) {  /* is column k of S a unit vector e_s? */
+        const double *S = m->S + 6 * k;
+        int s = -1, nonzero = 0;
+        for (int r = 0; r < 6; r++)
+            if (S[r] != 0.0)
+                nonzero++, s = S[r] == 1.0 ? r : -2;
+        m->dof_unit[k] = nonzero == 1 && s >= 0 ? s : -1;
+    }
     self->single = mb_data_new(m);
     if (!self->single) {
         PyErr_NoMemory();
@@ -1025,6 +1047,192 @@ static PyObject *py_energy(PyObject *self, PyObject *const *args, Py_ssize_t nar
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Sparse kernels of multibody.sparse: fill caller-given outputs, batches of (B or 1, n, n)      */
+
+/* o must be a C-contiguous aligned array of `type` with ndim dims; dims[k] ≥ 0 must match, −1
+ * accepts any size (returned in dims).  Writable when `out`. */
+static PyArrayObject *strict_array(PyObject *o, const char *name, int type, int ndim, npy_intp *dims, int out)
+{
+    if (!PyArray_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a NumPy array", name);
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    if (PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) ||
+        (out && !PyArray_ISWRITEABLE(a))) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a %s%s C-contiguous %d-D array", name, out ? "writable " : "",
+                     type == NPY_DOUBLE ? "float64" : "int64", ndim);
+        return NULL;
+    }
+    for (int k = 0; k < ndim; k++) {
+        if (dims[k] >= 0 && PyArray_DIM(a, k) != dims[k]) {
+            PyErr_Format(PyExc_ValueError, "%s: dimension %d is %zd, expected %zd", name, k,
+                         (Py_ssize_t)PyArray_DIM(a, k), (Py_ssize_t)dims[k]);
+            return NULL;
+        }
+        dims[k] = PyArray_DIM(a, k);
+    }
+    return a;
+}
+
+/* lam as C ints, checked: −1 ≤ lam[i] < i.  Caller frees. */
+static int *lam_ints(PyObject *o, npy_intp n)
+{
+    npy_intp dims[1] = {n};
+    PyArrayObject *a = strict_array(o, "lam", NPY_INT64, 1, dims, 0);
+    if (!a)
+        return NULL;
+    const npy_int64 *x = PyArray_DATA(a);
+    int *lam = malloc(sizeof(int) * (n ? n : 1));
+    if (!lam)
+        return (int *)PyErr_NoMemory();
+    for (npy_intp i = 0; i < n; i++) {
+        if (x[i] < -1 || x[i] >= i) {
+            free(lam);
+            PyErr_Format(PyExc_ValueError, "lam: must satisfy -1 <= lam[i] < i, got lam[%zd] = %lld", (Py_ssize_t)i,
+                         (long long)x[i]);
+            return NULL;
+        }
+        lam[i] = (int)x[i];
+    }
+    return lam;
+}
+
+/* Leading size of a batched input: 1 or B. */
+static int lead_ok(PyArrayObject *a, npy_intp B, const char *name)
+{
+    const npy_intp b = PyArray_DIM(a, 0);
+    if (b != 1 && b != B) {
+        PyErr_Format(PyExc_ValueError, "%s: batch size %zd, expected 1 or %zd", name, (Py_ssize_t)b, (Py_ssize_t)B);
+        return 0;
+    }
+    return 1;
+}
+
+/* ltdl_kernel(H (B,n,n), lam, L (B,n,n), d (B,n), info (B,)) */
+static PyObject *py_ltdl_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "ltdl_kernel"))
+        return NULL;
+    npy_intp dh[3] = {-1, -1, -1};
+    PyArrayObject *H = strict_array(args[0], "H", NPY_DOUBLE, 3, dh, 0);
+    if (!H || dh[1] != dh[2])
+        return H ? PyErr_Format(PyExc_ValueError, "H: expected (B, n, n)") : NULL;
+    const npy_intp B = dh[0], n = dh[1];
+    npy_intp dl[3] = {B, n, n}, dd[2] = {B, n}, di[1] = {B};
+    PyArrayObject *L = strict_array(args[2], "L", NPY_DOUBLE, 3, dl, 1), *d = L ? strict_array(args[3], "d", NPY_DOUBLE, 2, dd, 1) : NULL;
+    PyArrayObject *info = d ? strict_array(args[4], "info", NPY_INT64, 1, di, 1) : NULL;
+    if (!info)
+        return NULL;
+    int *lam = lam_ints(args[1], n);
+    if (!lam)
+        return NULL;
+    double *A = malloc(sizeof(double) * (n > 0 ? n * n : 1));
+    if (!A) {
+        free(lam);
+        return PyErr_NoMemory();
+    }
+    for (npy_intp b = 0; b < B; b++)
+        ((npy_int64 *)PyArray_DATA(info))[b] =
+            mb_ltdl_factors((int)n, lam, (double *)PyArray_DATA(H) + b * n * n, A,
+                            (double *)PyArray_DATA(L) + b * n * n, (double *)PyArray_DATA(d) + b * n);
+    free(A), free(lam);
+    Py_RETURN_NONE;
+}
+
+/* ltl_kernel(H (B,n,n), lam, L (B,n,n), info (B,)) */
+static PyObject *py_ltl_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 4, "ltl_kernel"))
+        return NULL;
+    npy_intp dh[3] = {-1, -1, -1};
+    PyArrayObject *H = strict_array(args[0], "H", NPY_DOUBLE, 3, dh, 0);
+    if (!H || dh[1] != dh[2])
+        return H ? PyErr_Format(PyExc_ValueError, "H: expected (B, n, n)") : NULL;
+    const npy_intp B = dh[0], n = dh[1];
+    npy_intp dl[3] = {B, n, n}, di[1] = {B};
+    PyArrayObject *L = strict_array(args[2], "L", NPY_DOUBLE, 3, dl, 1);
+    PyArrayObject *info = L ? strict_array(args[3], "info", NPY_INT64, 1, di, 1) : NULL;
+    if (!info)
+        return NULL;
+    int *lam = lam_ints(args[1], n);
+    if (!lam)
+        return NULL;
+    double *A = malloc(sizeof(double) * (n > 0 ? n * n : 1));
+    if (!A) {
+        free(lam);
+        return PyErr_NoMemory();
+    }
+    for (npy_intp b = 0; b < B; b++)
+        ((npy_int64 *)PyArray_DATA(info))[b] =
+            mb_ltl_factor((int)n, lam, (double *)PyArray_DATA(H) + b * n * n, A, (double *)PyArray_DATA(L) + b * n * n);
+    free(A), free(lam);
+    Py_RETURN_NONE;
+}
+
+/* mpy_kernel(op, M (BM,n,n), lam, x (Bx,n), y (B,n)); op: 0 H, 1 L, 2 Lᵀ, 3 L⁻¹, 4 L⁻ᵀ */
+static PyObject *py_mpy_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "mpy_kernel"))
+        return NULL;
+    const long op = PyLong_AsLong(args[0]);
+    if (op == -1 && PyErr_Occurred())
+        return NULL;
+    if (op < 0 || op > 4)
+        return PyErr_Format(PyExc_ValueError, "op: expected 0..4, got %ld", op);
+    npy_intp dy[2] = {-1, -1};
+    PyArrayObject *y = strict_array(args[4], "y", NPY_DOUBLE, 2, dy, 1);
+    if (!y)
+        return NULL;
+    const npy_intp B = dy[0], n = dy[1];
+    npy_intp dm[3] = {-1, n, n}, dx[2] = {-1, n};
+    PyArrayObject *M = strict_array(args[1], "M", NPY_DOUBLE, 3, dm, 0);
+    PyArrayObject *x = M ? strict_array(args[3], "x", NPY_DOUBLE, 2, dx, 0) : NULL;
+    if (!x || !lead_ok(M, B, "M") || !lead_ok(x, B, "x"))
+        return NULL;
+    int *lam = lam_ints(args[2], n);
+    if (!lam)
+        return NULL;
+    const npy_intp sm = dm[0] == 1 ? 0 : n * n, sx = dx[0] == 1 ? 0 : n;
+    for (npy_intp b = 0; b < B; b++)
+        mb_sparse_mpy((int)op, (int)n, lam, (double *)PyArray_DATA(M) + b * sm, (double *)PyArray_DATA(x) + b * sx,
+                      (double *)PyArray_DATA(y) + b * n);
+    free(lam);
+    Py_RETURN_NONE;
+}
+
+/* solve_ltdl_kernel(L (BL,n,n), d (Bd,n), lam, rhs (Br,n), x (B,n)) */
+static PyObject *py_solve_ltdl_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "solve_ltdl_kernel"))
+        return NULL;
+    npy_intp dx[2] = {-1, -1};
+    PyArrayObject *x = strict_array(args[4], "x", NPY_DOUBLE, 2, dx, 1);
+    if (!x)
+        return NULL;
+    const npy_intp B = dx[0], n = dx[1];
+    npy_intp dl[3] = {-1, n, n}, dd[2] = {-1, n}, dr[2] = {-1, n};
+    PyArrayObject *L = strict_array(args[0], "L", NPY_DOUBLE, 3, dl, 0);
+    PyArrayObject *d = L ? strict_array(args[1], "d", NPY_DOUBLE, 2, dd, 0) : NULL;
+    PyArrayObject *r = d ? strict_array(args[3], "rhs", NPY_DOUBLE, 2, dr, 0) : NULL;
+    if (!r || !lead_ok(L, B, "L") || !lead_ok(d, B, "d") || !lead_ok(r, B, "rhs"))
+        return NULL;
+    int *lam = lam_ints(args[2], n);
+    if (!lam)
+        return NULL;
+    const npy_intp sl = dl[0] == 1 ? 0 : n * n, sd = dd[0] == 1 ? 0 : n, sr = dr[0] == 1 ? 0 : n;
+    for (npy_intp b = 0; b < B; b++)
+        mb_solve_ltdl((int)n, lam, (double *)PyArray_DATA(L) + b * sl, (double *)PyArray_DATA(d) + b * sd,
+                      (double *)PyArray_DATA(r) + b * sr, (double *)PyArray_DATA(x) + b * n);
+    free(lam);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Threads and module                                                                            */
 
 static PyObject *py_set_num_threads(PyObject *self, PyObject *arg)
@@ -1034,7 +1242,7 @@ static PyObject *py_set_num_threads(PyObject *self, PyObject *arg)
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 1) {
-        PyErr_Format(PyExc_ValueError, "n: expected a number of threads ≥ 1, got %ld", n);
+        PyErr_Format(PyExc_ValueError, "n: expected a number of threads >= 1, got %ld", n);
         return NULL;
     }
     num_threads = n > 256 ? 256 : (int)n;
@@ -1080,6 +1288,14 @@ static PyMethodDef methods[] = {
      "com_jacobian(cmodel, q) -> sum of m_i J_i(c_i) or None"},
     {"integrate", (PyCFunction)(void (*)(void))py_integrate, METH_FASTCALL,
      "integrate(cmodel, q, v, dt) -> q (+) v dt or None"},
+    {"ltdl_kernel", (PyCFunction)(void (*)(void))py_ltdl_kernel, METH_FASTCALL,
+     "ltdl_kernel(H, lam, L, d, info): LTDL of each H[b] into L, d; info[b] = failing pivot or -1"},
+    {"ltl_kernel", (PyCFunction)(void (*)(void))py_ltl_kernel, METH_FASTCALL,
+     "ltl_kernel(H, lam, L, info): LTL of each H[b] into L; info[b] = failing pivot or -1"},
+    {"mpy_kernel", (PyCFunction)(void (*)(void))py_mpy_kernel, METH_FASTCALL,
+     "mpy_kernel(op, M, lam, x, y): y[b] = op(M[b]) x[b], op 0 H, 1 L, 2 L^T, 3 L^-1, 4 L^-T"},
+    {"solve_ltdl_kernel", (PyCFunction)(void (*)(void))py_solve_ltdl_kernel, METH_FASTCALL,
+     "solve_ltdl_kernel(L, d, lam, rhs, x): x[b] = L^-1 D^-1 L^-T rhs[b]"},
     {"set_num_threads", py_set_num_threads, METH_O, "Threads used by large batches (≥ 1)."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},

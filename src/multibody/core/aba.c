@@ -106,18 +106,52 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
 
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
- * articulated inertia on.  Returns MB_SINGULAR if a D block cannot be inverted. */
+ * articulated inertia on.  IA_i becomes Ia in place (pass 3 needs only U, D⁻¹ and u there).
+ * Returns MB_SINGULAR if a D block cannot be inverted. */
 int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, const unsigned char *fd,
                             int first)
 {
-    double Ia[36], pa[6], D[36];
+    double pa[6], D[36];
     for (int i = m->nb - 1; i >= first; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *IA = d->IA + 36 * i, *pA = d->pA + 6 * i, *c = d->c + 6 * i;
-        double *Dinv = d->Dinv + 36 * i;
-        memcpy(Ia, IA, sizeof Ia);
+        double *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i;
+        const double *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
-        if ((!fd || fd[i]) && nj > 0) {
+        if ((!fd || fd[i]) && nj == 1) {  /* the common case: one dof */
+            const int s = m->dof_unit[vs];
+            const double *S = m->S + 6 * vs;
+            double *U = d->U + 6 * vs, Dk, uk;
+            if (s >= 0) {  /* S = e_s: U = column s of IA (= row s, IA is symmetric) */
+                for (int r = 0; r < 6; r++)
+                    U[r] = IA[6 * s + r];
+                Dk = U[s];
+                uk = tau[vs] - pA[s];
+            } else {
+                Dk = 0.0, uk = tau[vs];
+                for (int r = 0; r < 6; r++) {
+                    const double *row = IA + 6 * r;
+                    U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
+                           row[5] * S[5];
+                    uk -= S[r] * pA[r];
+                }
+                for (int r = 0; r < 6; r++)
+                    Dk += S[r] * U[r];
+            }
+            Dk += m->armature[vs];
+            if (!(Dk > 0.0))
+                return MB_SINGULAR;
+            Dinv[0] = 1.0 / Dk;
+            d->u[vs] = uk;
+            if (par < 0)
+                continue;
+            const double ud = uk * Dinv[0];
+            for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
+                const double ur = U[r] * Dinv[0];
+                for (int cc = 0; cc < 6; cc++)
+                    IA[6 * r + cc] -= ur * U[cc];
+                pa[r] += U[r] * ud;
+            }
+        } else if ((!fd || fd[i]) && nj > 1) {
             for (int e = 0; e < nj; e++) {  /* U = IA S,  u = τ − Sᵀ pA */
                 const int k = vs + e;
                 const double *S = m->S + 6 * k;
@@ -148,7 +182,7 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
                     for (int r = 0; r < 6; r++) {
                         const double ur = Ue[r] * dd;
                         for (int cc = 0; cc < 6; cc++)
-                            Ia[6 * r + cc] -= ur * Ug[cc];
+                            IA[6 * r + cc] -= ur * Ug[cc];
                         pa[r] += ur * d->u[vs + g];
                     }
                 }
@@ -156,10 +190,10 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
         if (par < 0)
             continue;
         for (int r = 0; r < 6; r++) {  /* pa += Ia c */
-            const double *row = Ia + 6 * r;
+            const double *row = IA + 6 * r;
             pa[r] += row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3] * c[3] + row[4] * c[4] + row[5] * c[5];
         }
-        mb_sym6_to_parent_add(d->R + 9 * i, d->p + 3 * i, Ia, d->IA + 36 * par);
+        mb_sym6_to_parent_add(d->R + 9 * i, d->p + 3 * i, IA, d->IA + 36 * par);
         mb_force_to_parent_add(d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
     }
     return MB_OK;

@@ -86,6 +86,26 @@ void mb_tree_poses(const mb_model *m, const double *q, double *R, double *p)
         double Rj[9], pj[3];
         const double *T = m->tree_R + 9 * i, *t = m->tree_p + 3 * i;
         double *Ri = R + 9 * i, *pi = p + 3 * i;
+        const int k = m->axis_kind[i];
+        if (k >= 0) {  /* about the coordinate axis e_k: columns a, b of T turn, column k stays */
+            const double qi = q[m->q_start[i]];
+            for (int r = 0; r < 9; r++)
+                Ri[r] = T[r];
+            pi[0] = t[0], pi[1] = t[1], pi[2] = t[2];
+            if (m->jtype[i] == MB_REVOLUTE) {
+                const int a = (k + 1) % 3, b = (k + 2) % 3;
+                const double c = cos(qi), s = sin(qi);
+                for (int r = 0; r < 3; r++) {
+                    const double ta = T[3 * r + a], tb = T[3 * r + b];
+                    Ri[3 * r + a] = c * ta + s * tb;
+                    Ri[3 * r + b] = c * tb - s * ta;
+                }
+            } else {
+                for (int r = 0; r < 3; r++)
+                    pi[r] += T[3 * r + k] * qi;
+            }
+            continue;
+        }
         mb_jcalc(m, i, q, Rj, pj);
         for (int r = 0; r < 3; r++) {
             const double t0 = T[3 * r], t1 = T[3 * r + 1], t2 = T[3 * r + 2];

@@ -56,6 +56,12 @@ typedef struct mb_model {
     double *armature;     /* (nv) rotor inertia added to the diagonal of H (kg·m² or kg), ≥ 0 */
     int *dof_parent;      /* (nv) expanded parent array λ (RBDA table 6.4), −1 = none          */
 
+    int *axis_kind;       /* (nb) k = 0, 1, 2 when joint i is revolute or prismatic about the
+                                      coordinate axis e_k exactly (jcalc then composes with an
+                                      elementary rotation), −1 otherwise                      */
+    int *dof_unit;        /* (nv) s when column k of S is the unit vector e_s (s = 0…5), so
+                                      products with S are picks (ABA's U = IA S), −1 otherwise  */
+
     double a_grav[6];     /* spatial gravity [0,0,0, gx,gy,gz] in base coordinates, m/s²      */
     int max_nvj;          /* largest nv_joint (size of the D blocks of ABA)                   */
 } mb_model;

@@ -136,7 +136,6 @@ class Model:
         put("nq", int(nq_j.sum()))
         put("nv", nv)
         put("_tails", {"q": (self.nq,), "qd": (nv,), "qdd": (nv,), "tau": (nv,), "f_ext": (nb, 6)})
-        put("_no_fext", _readonly(np.zeros((1, nb, 6))))
         for k, default in (("q_lower", -np.inf), ("q_upper", np.inf)):
             a = getattr(self, k)
             put(k, _readonly(np.full(int(nq_j.sum()), default) if a is None else np.asarray(a, float)))
@@ -213,27 +212,6 @@ class Model:
         return CModel(self.parent, self.jtype, self.q_start, self.nq_joint, self.v_start, self.nv_joint,
                       self.tree_rotation, self.tree_translation, self.jaxis, self.jpitch, inertia10,
                       np.ascontiguousarray(self.S, dtype=float), self.armature, self.dof_parent, a_grav)
-
-    @cached_property
-    def _packed(self):
-        """(int table, float table, S, spatial gravity): what the remaining Numba kernels read."""
-        from .._numba import primitives as P
-        self._require_numeric()
-        ti = np.zeros((self.nb, P.N_INT), dtype=np.int64)
-        ti[:, P.PARENT] = self.parent
-        ti[:, P.JTYPE] = self.jtype
-        ti[:, P.QS] = self.q_start
-        ti[:, P.NQJ] = self.nq_joint
-        ti[:, P.VS] = self.v_start
-        ti[:, P.NVJ] = self.nv_joint
-        tf = np.zeros((self.nb, P.N_FLOAT))
-        tf[:, P.F_TREE_R:P.F_TREE_R + 9] = self.tree_rotation.reshape(self.nb, 9)
-        tf[:, P.F_TREE_P:P.F_TREE_P + 3] = self.tree_translation
-        tf[:, P.F_AXIS:P.F_AXIS + 3] = self.jaxis
-        tf[:, P.F_PITCH] = self.jpitch
-        tf[:, P.F_INERTIA:P.F_INERTIA + 36] = self.I.reshape(self.nb, 36)
-        a_grav = np.concatenate([np.zeros(3), self.gravity]).astype(float)
-        return ti, tf, np.ascontiguousarray(self.S, dtype=float), a_grav
 
     # ---- names -------------------------------------------------------------------------------
     def body_index(self, body) -> int:
