@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import _boundary as B
 from ..core import _core
+from ..core._core import crba as _c_crba  # one global lookup on the fast path
 
 
 def crba(model, q):
@@ -20,10 +21,10 @@ def crba(model, q):
     >>> bool(np.allclose(H, H.T))
     True
     """
-    c = model._c
-    H = _core.crba(c, q)
+    H = _c_crba(model._c, q)
     if H is not None:
         return H
+    c = model._c
     args, batch = B.states(model, q=q)
     return _core.crba(c, args["q"]).reshape(batch + (model.nv, model.nv))
 

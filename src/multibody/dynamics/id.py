@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _boundary as B
 from ..core import _core
+from ..core._core import rnea as _c_rnea  # one global lookup on the fast path
 
 
 def rnea(model, q, qd, qdd, f_ext=None):
@@ -26,10 +27,10 @@ def rnea(model, q, qd, qdd, f_ext=None):
     >>> tau.shape
     (2,)
     """
-    c = model._c
-    tau = _core.rnea(c, q, qd, qdd, f_ext)
+    tau = _c_rnea(model._c, q, qd, qdd, f_ext)
     if tau is not None:
         return tau
+    c = model._c
     args, batch = B.states(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     tau = _core.rnea(c, args["q"], args["qd"], args["qdd"], args.get("f_ext"))
     return tau.reshape(batch + (model.nv,))

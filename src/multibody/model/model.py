@@ -148,6 +148,14 @@ class Model:
             put(k, _readonly(a))
         if not np.all(np.isfinite(self.armature)) or np.any(self.armature < 0):
             raise ValueError(f"armature: expected finite values ≥ 0, got {self.armature}")
+        if not symbolic:
+            put("_c", self._build_c())
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: a symbolic model has no C model
+        if name == "_c":
+            self._require_numeric()
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- sizes (plain ints, set once: the boundary reads them on every call) -----------------
     @property
@@ -200,10 +208,11 @@ class Model:
         parts = [neutral_configuration(JointType(t)) for t in self.jtype]
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    @cached_property
-    def _c(self):
-        """The constant C model (multibody/core/model.h), built once and owned by this Model."""
-        self._require_numeric()
+    def _build_c(self):
+        """The constant C model (multibody/core/model.h), built once and owned by this Model.
+
+        A plain instance attribute ``_c`` (set in ``__post_init__`` for numeric models), so the
+        single-state fast path reads it at the cost of a dict lookup."""
         from ..core import CModel
         I = self.I  # noqa: E741  (the book's name)
         inertia10 = np.column_stack([I[:, 5, 5], I[:, 2, 4], I[:, 0, 5], I[:, 1, 3], I[:, 0, 0], I[:, 0, 1],
