@@ -3,7 +3,8 @@
 The same URDF files (from the ``example-robot-data`` package) are loaded by ``load_urdf`` and by
 ``pinocchio.buildModelFromUrdf``; then, in one run, for RNEA, CRBA and ABA:
 
-* **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding);
+* **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed
+  over a loop through ``--calls`` states whose rows were sliced beforehand (the same loop for both);
 * **throughput** on 10 000 states: ours is *one* batched call, Pinocchio a Python loop of calls —
   ours on one thread (same CPU budget as the loop) and on all threads (wall clock);
 * **start-up**: a new process from ``import`` to its first ``rnea`` result on UR5 (the URDF loaded
@@ -140,11 +141,21 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
         # agreement on a few states, so the timings compare the same computation
         assert np.allclose(v_map(rnea(model, Q[:5], V[:5], A[:5])),
                            [pin.rnea(pm, pd, Qp[k], Vp[k], Ap[k]) for k in range(5)], rtol=1e-8, atol=1e-8)
+        n = min(calls, states)
+        ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))  # 1-D rows, sliced before timing
+        pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
+        latency = {  # the calls alone: a loop over prepared states, the same loop for both
+            "rnea": (lambda: [rnea(model, q, v, a) for q, v, a, _ in ours_rows],
+                     lambda: [pin.rnea(pm, pd, q, v, a) for q, v, a, _ in pin_rows]),
+            "crba": (lambda: [crba(model, q) for q, _, _, _ in ours_rows],
+                     lambda: [pin.crba(pm, pd, q) for q, _, _, _ in pin_rows]),
+            "aba": (lambda: [aba(model, q, v, t) for q, v, _, t in ours_rows],
+                    lambda: [pin.aba(pm, pd, q, v, t) for q, v, _, t in pin_rows]),
+        }
         for name, (one, batch, pone) in algos.items():
             one(0), batch(), pone(0)  # warm-up
-            n = min(calls, states)
-            t_one = _best(lambda: [one(k) for k in range(n)], repeat, clock) / n
-            t_pone = _best(lambda: [pone(k) for k in range(n)], repeat, clock) / n
+            t_one = _best(latency[name][0], repeat, clock) / n
+            t_pone = _best(latency[name][1], repeat, clock) / n
             mb.set_num_threads(1)
             t_b1 = _best(batch, repeat, clock)
             mb.set_num_threads(threads)
