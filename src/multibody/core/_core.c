@@ -70,6 +70,11 @@ static int copy_ints(PyObject *o, const char *name, Py_ssize_t count, int **out)
         return -1;
     }
     *out = malloc(sizeof(int) * (count ? count : 1));
+    if (!*out) {
+        Py_DECREF(a);
+        PyErr_NoMemory();
+        return -1;
+    }
     const npy_int64 *x = PyArray_DATA(a);
     for (Py_ssize_t k = 0; k < count; k++)
         (*out)[k] = (int)x[k];
@@ -88,6 +93,11 @@ static int copy_doubles(PyObject *o, const char *name, Py_ssize_t count, double 
         return -1;
     }
     *out = malloc(sizeof(double) * (count ? count : 1));
+    if (!*out) {
+        Py_DECREF(a);
+        PyErr_NoMemory();
+        return -1;
+    }
     memcpy(*out, PyArray_DATA(a), sizeof(double) * count);
     Py_DECREF(a);
     return 0;
