@@ -165,13 +165,21 @@ def crba(model, q):
     if B.is_vec(q, model.nq):
         H = np.empty((model.nv, model.nv))
         B.raise_for(crba_single(*model._packed, q, H))
-        return H
+        return _add_armature(model, H)
     args, batch = B.states(model, q=q)
     ti, tf, S, _ = model._packed
     N = B.batch_size(batch)
     H = np.empty((N, model.nv, model.nv))
     B.run(crba_batch, crba_batch_parallel, N, ti, tf, S, args["q"], H)
-    return H.reshape(batch + (model.nv, model.nv))
+    return _add_armature(model, H).reshape(batch + (model.nv, model.nv))
+
+
+def _add_armature(model, H):
+    """H += diag(armature): rotor inertia of each dof (MuJoCo's dof_armature)."""
+    if model.armature.any():  # interim, until the compiled core adds it
+        d = np.arange(model.nv)
+        H[..., d, d] += model.armature
+    return H
 
 
 def hand_c(model, q, qd, f_ext=None):
@@ -188,6 +196,7 @@ def hand_c(model, q, qd, f_ext=None):
     H = np.empty((N, model.nv, model.nv))
     C = np.empty((N, model.nv))
     B.run(crba_batch, crba_batch_parallel, N, ti, tf, S, args["q"], H)
+    _add_armature(model, H)
     fe = args.get("f_ext")
     B.run(rnea_batch, rnea_batch_parallel, N, ti, tf, S, a_grav, args["q"], args["qd"],
           np.zeros((1, model.nv)), B.no_fext(model) if fe is None else fe, fe is not None, C)

@@ -142,6 +142,8 @@ def rnea(model, q, qd, qdd, f_ext=None):
     if f_ext is None and B.is_vec(q, model.nq) and B.is_vec(qd, model.nv) and B.is_vec(qdd, model.nv):
         tau = np.empty(model.nv)
         B.raise_for(rnea_single(*model._packed, q, qd, qdd, tau))
+        if model.armature.any():  # rotor inertia: τ += armature·q̈ (interim, until the compiled core adds it)
+            tau += model.armature * qdd
         return tau
     args, batch = B.states(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     ti, tf, S, a_grav = model._packed
@@ -150,6 +152,8 @@ def rnea(model, q, qd, qdd, f_ext=None):
     fe = args.get("f_ext")
     B.run(rnea_batch, rnea_batch_parallel, N, ti, tf, S, a_grav, args["q"], args["qd"], args["qdd"],
           B.no_fext(model) if fe is None else fe, fe is not None, tau)
+    if model.armature.any():  # rotor inertia: τ += armature·q̈
+        tau += model.armature * args["qdd"]
     return tau.reshape(batch + (model.nv,))
 
 
