@@ -19,7 +19,8 @@ compiled mjModel is read into a :class:`~multibody.model.model.Model`:
   ``damping`` (``dof_damping``, zero when the damper flag is disabled), ``friction``
   (``dof_frictionloss``); joint ranges become ``q_lower``/``q_upper`` (hinge, slide), actuator force
   ranges ``effort_limit``.  Gravity is ``opt.gravity`` (zero when the gravity flag is disabled).
-* Sites become :class:`Frame` s; geoms of type box, sphere, capsule, cylinder and mesh become
+* Sites become :class:`Frame` s, named as in MuJoCo, or ``site:NAME`` where a body has the same
+  name (MuJoCo keeps a namespace per kind; frames share one); geoms of type box, sphere, capsule, cylinder and mesh become
   :class:`Geometry` (sizes converted to full lengths: box edges, cylinder/capsule length; a
   mesh's pose and scale are those of the mesh *file*, undoing MuJoCo's re-centring).  Every geom
   in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
@@ -36,6 +37,7 @@ names the element and its line) wrapped in an :class:`MJCFError`.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -113,6 +115,11 @@ def _compile(source, assets):
         raise MJCFError(f"expected a path or an XML string, got {type(source).__name__}")
     if len(text) > MAX_BYTES:
         raise MJCFError(f"{label}: document exceeds the limit of {MAX_BYTES} bytes")
+    root = re.search(r"<\s*([^\s?!/>][^\s/>]*)", re.sub(r"<!--.*?-->|<\?.*?\?>|<!DOCTYPE[^>]*>", "", text, flags=re.S))
+    if root is None or root.group(1) != "mujoco":
+        found = f"<{root.group(1)[:40]}>" if root else "no element"
+        hint = " (a URDF: use load_urdf)" if root and root.group(1) == "robot" else ""
+        raise MJCFError(f"{label}: the root element must be <mujoco>, found {found}{hint}")
     if assets is not None and not (isinstance(assets, dict) and all(
             isinstance(k, str) and isinstance(v, bytes) for k, v in assets.items())):
         raise MJCFError("assets: expected a dict {file name: bytes}")
@@ -163,7 +170,7 @@ def _refuse_what_a_tree_cannot_express(mj, label, text):
     for j in range(mj.njnt):
         a = mj.dof_armature[mj.jnt_dofadr[j]]
         if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and a != 0:
-            problems.append(f"<freejoint> {name(mujoco.mjtObj.mjOBJ_JOINT, j)!r}: armature={a} (MuJoCo adds it in "
+            problems.append(f"free <joint> {name(mujoco.mjtObj.mjOBJ_JOINT, j)!r}: armature={a} (MuJoCo adds it in "
                             "world-aligned translation coordinates; a per-dof armature in body coordinates "
                             "cannot express that)")
     if problems:
@@ -252,9 +259,11 @@ def from_mjmodel(mj, *, label: str = "mjModel", _text=None) -> Model:
             B["m"], B["c"], B["I"] = _combine(B["m"], B["c"], B["I"], float(mj.body_mass[b]),
                                               A @ mj.body_ipos[b] + r, Rin @ np.diag(mj.body_inertia[b]) @ Rin.T)
 
-    for s in range(mj.nsite):
+    taken = set(body_name)
+    for s in range(mj.nsite):  # MuJoCo names sites apart from bodies; our frames share one namespace
         k, A, r = attach[int(mj.site_bodyid[s])]
-        frames.append(Frame(mujoco.mj_id2name(mj, obj.mjOBJ_SITE, s) or f"site{s}", k,
+        sname = mujoco.mj_id2name(mj, obj.mjOBJ_SITE, s) or f"site{s}"
+        frames.append(Frame(f"site:{sname}" if sname in taken else sname, k,
                             A @ _rotation(mj.site_quat[s]), A @ mj.site_pos[s] + r))
     geometries = _geometries(mj, attach, label)
 
