@@ -332,8 +332,10 @@ def test_from_string_with_assets_and_from_path_agree(tmp_path):
     path = tmp_path / "zoo.xml"
     path.write_text(ZOO)
     a, b = load_mjcf(ZOO), load_mjcf(path)
-    q = a.neutral()
-    assert np.array_equal(crba(a, q), crba(b, q))
+    c = mb.model.mjcf.from_mjmodel(mujoco.MjModel.from_xml_string(ZOO))  # an mjModel already compiled
+    q, _, _ = random_state(a, np.random.default_rng(2), np.zeros(a.nq) + a.neutral())
+    assert np.array_equal(crba(a, q), crba(b, q)) and np.array_equal(crba(a, q), crba(c, q))
+    assert a.body_names == b.body_names == c.body_names and len(a.frames) == len(c.frames)
     box = b'<mujoco><worldbody><body name="b"><joint type="slide"/><geom size=".1" mass="2"/></body></worldbody>' \
           b'</mujoco>'
     m = load_mjcf('<mujoco><include file="inc.xml"/></mujoco>', assets={"inc.xml": box})

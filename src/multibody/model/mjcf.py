@@ -92,15 +92,15 @@ def _combine(m1, c1, I1, m2, c2, I2):
 
 
 def _compile(source, assets):
-    """(mjModel, label, XML text or None) from a path, an XML string or bytes."""
+    """(mjModel, label, XML text, directory relative file names start from)."""
     mujoco = _mujoco()
     if isinstance(source, bytes):
         source = source.decode("utf-8", errors="replace")
     if isinstance(source, str) and "<" in source:  # XML text (no sensible path contains '<')
-        label, text, path = "<string>", source, None
+        label, text, path, base_dir = "<string>", source, None, Path.cwd()
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        label = str(path)[:300]
+        label, base_dir = str(path)[:300], path.resolve().parent
         try:
             if not path.is_file():
                 raise MJCFError(f"{label}: no such MJCF file")
@@ -131,7 +131,7 @@ def _compile(source, assets):
     except (ValueError, TypeError) as e:  # the compiler's message names the element and its line
         msg = " ".join(str(e).split())
         raise MJCFError(f"{label}: MuJoCo's compiler refused the model: {msg[:1500]}") from None
-    return mj, label, text
+    return mj, label, text, base_dir
 
 
 def _section_lines(text, section, count):
@@ -205,14 +205,22 @@ def load_mjcf(source, *, assets: dict | None = None) -> Model:
     >>> m.nq, m.body_names, m.joint_names, m.armature.tolist()
     (1, ('arm',), ('shoulder',), [0.1])
     """
-    mj, label, text = _compile(source, assets)
-    return from_mjmodel(mj, label=label, _text=text)
+    mj, label, text, base_dir = _compile(source, assets)
+    return _build(mj, label, text, base_dir)
 
 
-def from_mjmodel(mj, *, label: str = "mjModel", _text=None) -> Model:
-    """Read a compiled ``mujoco.MjModel`` into a :class:`Model` (see the module notes)."""
+def from_mjmodel(mj, *, base_dir=None) -> Model:
+    """Read a compiled ``mujoco.MjModel`` into a :class:`Model` (see the module notes).
+
+    ``base_dir``: the directory that the model's relative mesh paths start from (default: the
+    current directory).
+    """
+    return _build(mj, "mjModel", None, Path.cwd() if base_dir is None else Path(base_dir))
+
+
+def _build(mj, label, text, base_dir) -> Model:
     mujoco = _mujoco()
-    _refuse_what_a_tree_cannot_express(mj, label, _text)
+    _refuse_what_a_tree_cannot_express(mj, label, text)
     _warn_what_is_not_kept(mj, label)
     obj = mujoco.mjtObj
     HINGE, SLIDE, BALL, FREE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE),
@@ -265,7 +273,7 @@ def from_mjmodel(mj, *, label: str = "mjModel", _text=None) -> Model:
         sname = mujoco.mj_id2name(mj, obj.mjOBJ_SITE, s) or f"site{s}"
         frames.append(Frame(f"site:{sname}" if sname in taken else sname, k,
                             A @ _rotation(mj.site_quat[s]), A @ mj.site_pos[s] + r))
-    geometries = _geometries(mj, attach, label)
+    geometries = _geometries(mj, attach, base_dir)
 
     # per-dof and per-coordinate arrays, in our order (= MuJoCo's, free joints' v reordered)
     nb = len(bodies)
@@ -310,12 +318,11 @@ def from_mjmodel(mj, *, label: str = "mjModel", _text=None) -> Model:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 
 
-def _geometries(mj, attach, label):
+def _geometries(mj, attach, base):
     """Drawable geoms as Geometry records (box/sphere/capsule/cylinder/mesh), in body coordinates."""
     mujoco = _mujoco()
     G = mujoco.mjtGeom
     paths = bytes(mj.paths)
-    base = Path(label).parent if label not in ("<string>", "mjModel") else Path.cwd()
     default_rgba = np.array([0.5, 0.5, 0.5, 1.0], dtype=np.float32)
     out = []
     for g in range(mj.ngeom):
