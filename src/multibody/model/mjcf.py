@@ -184,10 +184,10 @@ def _warn_what_is_not_kept(mj, label):
                for j in np.flatnonzero(mj.jnt_stiffness)]
     if springs and not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING:
         warnings.warn(f"{label}: joint springs (stiffness) are not kept in the Model: joints "
-                      f"{springs[:6]}{' …' if len(springs) > 6 else ''}", MJCFWarning, stacklevel=3)
+                      f"{springs[:6]}{' …' if len(springs) > 6 else ''}", MJCFWarning, stacklevel=4)
     if mj.opt.density > 0 or mj.opt.viscosity > 0:
         warnings.warn(f"{label}: fluid forces (<option density={mj.opt.density} viscosity={mj.opt.viscosity}>) "
-                      "are not kept in the Model", MJCFWarning, stacklevel=3)
+                      "are not kept in the Model", MJCFWarning, stacklevel=4)
 
 
 def load_mjcf(source, *, assets: dict | None = None) -> Model:
