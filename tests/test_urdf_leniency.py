@@ -83,6 +83,9 @@ def test_undeclared_namespace_prefix_loads_with_a_warning():
     with pytest.warns(URDFWarning, match=rf"line {line_of(doc, 'drake:')}.*Namespace prefix drake.*ignored"):
         m = load_urdf(doc)
     same_dynamics(m, loads_quietly(PLAIN))
+    # an undeclared prefix does not excuse real malformation: that error is the one reported
+    with pytest.raises(URDFError, match=r"malformed XML \(line \d+\): Opening and ending tag mismatch"):
+        load_urdf(doc.replace("</robot>", "<b></robot>"))
 
 
 def test_default_xmlns_on_robot_is_accepted():

@@ -481,10 +481,14 @@ def _parse_xml(data, label):
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as e:
-        undeclared = [x for x in e.error_log if x.type_name == "NS_ERR_UNDEFINED_NAMESPACE"]
-        if not undeclared or len(undeclared) != len(e.error_log):
-            line = f" (line {e.lineno})" if getattr(e, "lineno", None) else ""
-            raise URDFError(f"{label}: malformed XML{line}: {e.msg}") from None
+        # this parse's errors only (the exception's log also holds earlier documents'), warnings aside
+        log = [x for x in parser.error_log if x.level >= etree.ErrorLevels.ERROR]
+        undeclared = [x for x in log if x.type_name == "NS_ERR_UNDEFINED_NAMESPACE"]
+        if not undeclared or len(undeclared) != len(log):
+            worst = next((x for x in log if x.type_name != "NS_ERR_UNDEFINED_NAMESPACE"), None)
+            lineno, msg = (worst.line, worst.message.strip()) if worst is not None else (e.lineno, e.msg)
+            line = f" (line {lineno})" if lineno else ""
+            raise URDFError(f"{label}: malformed XML{line}: {msg}") from None
         # Only undeclared prefixes (``<drake:joint>`` without ``xmlns:drake``): TinyXML, which urdfdom
         # and Drake use, has no namespaces and reads such files, so re-read them keeping the
         # prefixed names; _drop_foreign then removes them like any other foreign element.
