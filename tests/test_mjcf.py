@@ -75,6 +75,14 @@ def to_mujoco(model, q, qd, qdd):
     return qvel, qacc, P
 
 
+def full_inertia(mj, d, out):
+    """mj_fullM: (m, d, dst) since MuJoCo 4; (m, dst, qM) before."""
+    try:
+        mujoco.mj_fullM(mj, d, out)
+    except TypeError:
+        mujoco.mj_fullM(mj, out, d.qM)
+
+
 def rel_err(a, b):
     return np.abs(a - b).max(initial=0) / max(np.abs(b).max(initial=0), 1e-300)
 
@@ -96,7 +104,7 @@ def compare_with_mujoco(model, mj, n_states=20, seed=0, check_frames=True):
         qvel, qacc, P = to_mujoco(model, q, qd, qdd)
         d.qpos[:], d.qvel[:], d.qacc[:] = q, qvel, qacc
         mujoco.mj_inverse(mj, d)
-        mujoco.mj_fullM(mj, d, Mmj)
+        full_inertia(mj, d, Mmj)
         eM = max(eM, rel_err(crba(model, q), P.T @ Mmj @ P))
         tau = rnea(model, q, qd, qdd)
         eT = max(eT, rel_err(tau, P.T @ d.qfrc_inverse))
