@@ -362,6 +362,8 @@ def test_builder_armature_enters_m_and_inverse_dynamics():
     q, qd, qdd = np.array([0.3, 0.2]), np.array([1.0, -1.0]), np.array([0.5, 2.0])
     assert np.allclose(crba(m, q) - crba(plain, q), np.diag([0.5, 0]), rtol=0, atol=1e-15)
     assert np.allclose(rnea(m, q, qd, qdd) - rnea(plain, q, qd, qdd), [0.25, 0], rtol=0, atol=1e-14)
+    H, C = mb.hand_c(m, q, qd)  # H q̈ + C = τ holds with the armature in both
+    assert np.allclose(H, crba(m, q), rtol=0, atol=1e-15) and np.allclose(H @ qdd + C, rnea(m, q, qd, qdd))
     with pytest.raises(ValueError, match="armature: body 'bad'"):
         two_links(None).add_body("bad", parent="tip", armature=-1.0)
     with pytest.raises(ValueError, match="armature: body 'bad'"):
