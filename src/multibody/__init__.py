@@ -20,11 +20,12 @@ from .model.configuration import difference, integrate
 from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
+from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
 
 __all__ = [
     "set_num_threads", "get_num_threads",
     "Model", "ModelBuilder", "JointType", "Frame", "Geometry", "Mimic", "models",
-    "load_urdf", "URDFError", "URDFWarning",
+    "load_urdf", "URDFError", "URDFWarning", "load_mjcf", "MJCFError", "MJCFWarning",
     "fd_fb", "FDfb", "id_fb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
     "integrate", "difference",
     "rnea", "ID", "inverse_dynamics", "crba", "hand_c", "HandC", "aba", "FDab", "forward_dynamics",
