@@ -213,7 +213,8 @@ class _Tree:
 
 
 def _read_input(bodies, force_elements, q, dq, tau, gravity, params, check_rotations) -> _Tree:
-    """Manual 2.1 (kinematic tree) and 2.2 (force elements): check everything, name what is wrong."""
+    """The input of computePNE checked, everything wrong named: symbols, the kinematic tree (manual
+    2.1), the force elements (2.2), gravity; with the merged rotation chains A_IB of the bodies."""
     q = _as_symbols(q, "q")
     dq = _as_symbols(dq, "dq")
     tau = _as_symbols(tau, "tau")
@@ -238,41 +239,23 @@ def _read_input(bodies, force_elements, q, dq, tau, gravity, params, check_rotat
     if len(gravity_sp) != 3:
         raise ValueError(f"gravity: expected 3 entries, got {len(gravity_sp)}")
 
-    qs, dqs, taus = set(q), set(dq), set(tau)
-    if params is None:
-        found = set()
-        for b in bodies:
-            for attr in ("m", "B_Th", "B_r_COG", "P_r_PO", "A_PB"):
-                found |= C.free_symbols(_factor_input(getattr(b, attr)))
-        for fe in force_elements:
-            for attr in ("B_T", "P_r_R", "B_r_A", "B_F"):
-                if hasattr(fe, attr):
-                    found |= C.free_symbols(getattr(fe, attr))
-        found |= C.free_symbols(gravity_sp)
-        params_t = tuple(sorted(found - qs - dqs - taus, key=lambda s: s.name))
-        strict = False
-    else:
-        params_t = tuple(_as_symbols(params, "params"))
-        strict = True
-    pset = set(params_t)
+    params_t, strict = _parameters(bodies, force_elements, gravity_sp, q, dq, tau, params)
+    check_syms = _SymbolCheck(q, dq, tau, params_t, strict)
+    parents, data = _read_bodies(bodies, names, q, check_syms, check_rotations)     # manual 2.1
+    check_syms(gravity_sp, "gravity")
+    grav = C.vec3(gravity_sp, "gravity")
+    felems = _read_force_elements(force_elements, names, tau, check_syms)        # manual 2.2
+    qe = [C.to_se(s) for s in q]
+    dqe = [C.to_se(s) for s in dq]
+    chains = []
+    for i, (_, _, _, _, factors) in enumerate(data):
+        chains.append(C.merge(chains[parents[i]] if parents[i] >= 0 else [], factors))
+    return _Tree(q, dq, tau, qe, dqe, params_t, names, parents, data, chains, felems, grav)
 
-    def check_syms(obj, where, allowed_extra=()):
-        syms = C.free_symbols(obj)
-        bad_rate = syms & dqs
-        if bad_rate:
-            raise ValueError(f"{where}: contains velocity symbol(s) "
-                             f"{', '.join(sorted(s.name for s in bad_rate))}; only q and parameters are allowed")
-        bad_tau = (syms & taus) - set(allowed_extra)
-        if bad_tau:
-            raise ValueError(f"{where}: contains actuator symbol(s) "
-                             f"{', '.join(sorted(s.name for s in bad_tau))}; τ belongs in force elements")
-        if strict:
-            unknown = syms - qs - pset - set(allowed_extra)
-            if unknown:
-                raise ValueError(f"{where}: unknown symbol(s) {', '.join(sorted(s.name for s in unknown))} "
-                                 f"(neither a coordinate nor a declared parameter)")
 
-    # ---- read and validate the bodies ------------------------------------------------------
+def _read_bodies(bodies, names, q, check_syms, check_rotations):
+    """Manual 2.1, the kinematic tree: parents, mass properties, P_r_PO and A_PB of every body."""
+    qs = set(q)
     parents, data = [], []
     for i, b in enumerate(bodies):
         where = f"body {b.name!r}"
@@ -297,10 +280,11 @@ def _read_input(bodies, force_elements, q, dq, tau, gravity, params, check_rotat
         if check_rotations and any(f.axis is None for f in factors):
             check_orthonormal(C.sp_matrix(A), where, what="A_PB")  # elementary factors are rotations
         data.append((m, Th, rc, p, factors))
-    check_syms(gravity_sp, "gravity")
-    grav = C.vec3(gravity_sp, "gravity")
+    return parents, data
 
-    # ---- force elements ---------------------------------------------------------------------
+
+def _read_force_elements(force_elements, names, tau, check_syms) -> list:
+    """Manual 2.2, the force elements: 'rot' torques and 'lin' forces between two bodies."""
     felems = []
     for k, fe in enumerate(force_elements):
         label = fe.name or f"force element {k} ({getattr(fe, 'type', '?')})"
@@ -322,13 +306,47 @@ def _read_input(bodies, force_elements, q, dq, tau, gravity, params, check_rotat
             check_syms(fe.B_F, f"{label}: B_F", allowed_extra=tau)
             felems.append(("lin", iP, iB, C.vec3(fe.P_r_R, f"{label}: P_r_R"),
                            C.vec3(fe.B_r_A, f"{label}: B_r_A"), C.vec3(fe.B_F, f"{label}: B_F")))
+    return felems
 
-    qe = [C.to_se(s) for s in q]
-    dqe = [C.to_se(s) for s in dq]
-    chains = []
-    for i, (_, _, _, _, factors) in enumerate(data):
-        chains.append(C.merge(chains[parents[i]] if parents[i] >= 0 else [], factors))
-    return _Tree(q, dq, tau, qe, dqe, params_t, names, parents, data, chains, felems, grav)
+
+def _parameters(bodies, force_elements, gravity_sp, q, dq, tau, params):
+    """The declared parameters (strict checking), or every other symbol found in the input."""
+    if params is not None:
+        return tuple(_as_symbols(params, "params")), True
+    found = set()
+    for b in bodies:
+        for attr in ("m", "B_Th", "B_r_COG", "P_r_PO", "A_PB"):
+            found |= C.free_symbols(_factor_input(getattr(b, attr)))
+    for fe in force_elements:
+        for attr in ("B_T", "P_r_R", "B_r_A", "B_F"):
+            if hasattr(fe, attr):
+                found |= C.free_symbols(getattr(fe, attr))
+    found |= C.free_symbols(gravity_sp)
+    return tuple(sorted(found - set(q) - set(dq) - set(tau), key=lambda s: s.name)), False
+
+
+class _SymbolCheck:
+    """``check(obj, where, allowed_extra=())``: no rates anywhere, τ only where allowed, and (strict)
+    nothing but coordinates and declared parameters."""
+
+    def __init__(self, q, dq, tau, params, strict):
+        self.qs, self.dqs, self.taus, self.pset, self.strict = set(q), set(dq), set(tau), set(params), strict
+
+    def __call__(self, obj, where, allowed_extra=()):
+        syms = C.free_symbols(obj)
+        bad_rate = syms & self.dqs
+        if bad_rate:
+            raise ValueError(f"{where}: contains velocity symbol(s) "
+                             f"{', '.join(sorted(s.name for s in bad_rate))}; only q and parameters are allowed")
+        bad_tau = (syms & self.taus) - set(allowed_extra)
+        if bad_tau:
+            raise ValueError(f"{where}: contains actuator symbol(s) "
+                             f"{', '.join(sorted(s.name for s in bad_tau))}; τ belongs in force elements")
+        if self.strict:
+            unknown = syms - self.qs - self.pset - set(allowed_extra)
+            if unknown:
+                raise ValueError(f"{where}: unknown symbol(s) {', '.join(sorted(s.name for s in unknown))} "
+                                 f"(neither a coordinate nor a declared parameter)")
 
 
 def _choose_frame(chains, frame: str) -> str:
