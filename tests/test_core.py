@@ -187,9 +187,6 @@ def test_symbolic_models_have_no_c_model():
 
 # --------------------------------------------------------------------------- module hygiene
 # Known and owned elsewhere (symbolic package): remove from this list when renamed.
-SHADOWING_TO_FIX = {"multibody.symbolic.derive"}
-
-
 def test_no_function_shadows_its_module():
     """``multibody.dynamics.rnea`` must not be both a module and a function: every attribute of a
     package named like one of its submodules is that module."""
@@ -201,6 +198,6 @@ def test_no_function_shadows_its_module():
         parent = importlib.import_module(parent_name)
         importlib.import_module(info.name)
         attr = getattr(parent, child, None)
-        if attr is not None and not isinstance(attr, types.ModuleType) and info.name not in SHADOWING_TO_FIX:
+        if attr is not None and not isinstance(attr, types.ModuleType):
             bad.append(f"{parent_name}.{child} is a {type(attr).__name__}, not the module")
     assert not bad, bad

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.dynamics.crba import crba
-from multibody.dynamics.rnea import rnea
+from multibody.dynamics import crba
+from multibody.dynamics import rnea
 from multibody.kinematics.forward import frame_pose
 from multibody.model.joints import JointType
 from multibody.model.mjcf import MJCFError, MJCFWarning, load_mjcf

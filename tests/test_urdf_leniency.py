@@ -13,9 +13,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from multibody.dynamics.aba import aba
-from multibody.dynamics.crba import crba
-from multibody.dynamics.rnea import rnea
+from multibody.dynamics import aba
+from multibody.dynamics import crba
+from multibody.dynamics import rnea
 from multibody.model.urdf import URDFError, URDFWarning, load_urdf
 
 INERTIA = '<inertia ixx="{a}" ixy="0" ixz="0" iyy="{b}" iyz="0" izz="{c}"/>'

@@ -1,0 +1,190 @@
+"""Model constructors of spatial_v2 (seed 001): autoTree, planar, floatbase and the Simulink
+tutorial mechanisms vee, singlebody, scissor.
+
+These are numeric models (their parameters are structural, or the mechanisms float freely on
+quaternion joints, which symbolic derivation does not take)."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..model.builder import ModelBuilder
+from ..model.joints import JointType
+from ..model.model import Model
+
+
+def _rot_x(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def auto_tree(nb: int, bf: float = 1, skew: float = 0, taper: float = 1) -> Model:
+    """spatial_v2 ``autoTree``: a breadth-first kinematic tree of revolute joints.
+
+    Body i is a thin-walled cylinder of length taper^i and mass taper^(3i) (0-based i) along its
+    x axis; joint i is on its z axis; a child's joint axis sits at (l_parent, 0, 0), rotated by
+    ``skew`` about x.  ``bf`` is the branching factor (the base always has one child).
+
+    Example
+    -------
+    >>> import multibody as mb
+    >>> mb.models.auto_tree(7, bf=2).parent.tolist()
+    [-1, 0, 0, 1, 1, 2, 2]
+    """
+    if not isinstance(nb, (int, np.integer)) or nb < 1:
+        raise ValueError(f"nb: expected an integer ≥ 1, got {nb!r}")
+    if not (np.isfinite(bf) and bf >= 1):
+        raise ValueError(f"bf: expected a branching factor ≥ 1, got {bf!r}")
+    if not (np.isfinite(taper) and taper > 0) or not np.isfinite(skew):
+        raise ValueError("taper must be > 0 and skew finite")
+    b = ModelBuilder(f"auto_tree({nb}, bf={bf}, skew={skew}, taper={taper})")
+    lengths = []
+    for i in range(1, nb + 1):  # seed's 1-based loop, kept so the parent formula reads as in autoTree.m
+        parent = math.floor((i - 2 + math.ceil(bf)) / bf)  # 0 = base
+        length, mass = taper ** (i - 1), taper ** (3 * (i - 1))
+        lengths.append(length)
+        Icm = mass * length ** 2 * np.diag([0.0025, 1.015 / 12, 1.015 / 12])
+        if parent == 0:
+            R, t = np.eye(3), np.zeros(3)
+        else:
+            R, t = _rot_x(skew), np.array([lengths[parent - 1], 0.0, 0.0])
+        b.add_body(f"B{i}", parent - 1, "Rz", mass=mass, com=[0.5 * length, 0, 0], inertia=Icm,
+                   joint_rotation=R, joint_translation=t, joint_name=f"J{i}")
+    return b.build()
+
+
+def planar(n: int) -> Model:
+    """spatial_v2 ``planar``: n unit rods (unit mass, inertia 1/12 about the CoM) on revolute joints.
+
+    The planar model is embedded in the x–y plane of a spatial model (joint code ``'r'`` = Rz);
+    gravity is −9.81 along y as in spatial_v2's planar default.
+
+    Example
+    -------
+    >>> import multibody as mb
+    >>> mb.models.planar(3).nv
+    3
+    """
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n: expected an integer ≥ 1, got {n!r}")
+    b = ModelBuilder(f"planar({n})", gravity=(0.0, -9.81, 0.0))
+    for i in range(n):
+        b.add_body(f"link{i + 1}", i - 1 if i else None, "r", mass=1.0, com=[0.5, 0, 0],
+                   inertia=np.diag([0.0, 1 / 12, 1 / 12]),
+                   joint_translation=[1.0 if i else 0.0, 0, 0], joint_name=f"joint{i + 1}")
+    m = b.build()
+    from dataclasses import replace
+    return replace(m, planar=True)
+
+
+def _rod(length, mass, radius_ratio=0.02):
+    """Inertia about the CoM of a thin solid cylinder along x."""
+    r = radius_ratio * length
+    return mass * np.diag([r * r / 2, length ** 2 / 12 + r * r / 4, length ** 2 / 12 + r * r / 4])
+
+
+def vee(L2: float = 1.0) -> Model:
+    """spatial_v2 ``vee`` (Simulink example 3): two rods joined by a revolute joint at 45°, free-floating.
+
+    Rod 1 (mass and length 1) lies on the base x axis, rod 2 (mass and length L2) on the y axis,
+    the joint axis is (1, 1, 0)/√2; zero gravity.  The floating base is a free joint (quaternion),
+    so the model has no emulation singularity.  Rods are thin cylinders of radius 2 % of length.
+    """
+    if not L2 > 0:
+        raise ValueError(f"L2: expected a positive length, got {L2!r}")
+    b = ModelBuilder("vee", gravity=(0, 0, 0))
+    b.add_body("rod1", None, "free", mass=1.0, com=[0.5, 0, 0], inertia=_rod(1.0, 1.0))
+    # rod 2 lies on y: its body frame is rotated +90° about z so that the rod is on its own x axis
+    Rz90 = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    axis_in_joint = Rz90.T @ (np.array([1.0, 1.0, 0.0]) / math.sqrt(2))
+    b.add_body("rod2", "rod1", "revolute", axis=axis_in_joint, mass=L2, com=[0.5 * L2, 0, 0],
+               inertia=_rod(L2, L2), joint_rotation=Rz90)
+    return b.build()
+
+
+def singlebody(mass: float = 1.0, size=(3.0, 2.0, 1.0)) -> Model:
+    """spatial_v2 ``singlebody`` (Simulink example 4): a free-floating box, zero gravity.
+
+    Default: the seed's 3×2×1 m box of 1 kg; one vertex is at the body origin, the opposite one
+    at ``size``.
+
+    >>> import multibody as mb
+    >>> mb.models.singlebody().nv
+    6
+    """
+    a, bb, c = (float(x) for x in size)
+    if not (mass > 0 and a > 0 and bb > 0 and c > 0):
+        raise ValueError(f"singlebody: mass and size must be positive, got mass={mass!r}, size={size!r}")
+    b = ModelBuilder("singlebody", gravity=(0, 0, 0))
+    b.add_body("box", None, "free", mass=float(mass), com=[a / 2, bb / 2, c / 2],
+               inertia=float(mass) * np.diag([bb * bb + c * c, a * a + c * c, a * a + bb * bb]) / 12)
+    return b.build()
+
+
+def scissor(mass: float = 1.0, length: float = 1.0, width: float = 0.1, thickness: float = 0.02) -> Model:
+    """spatial_v2 ``scissor`` (Simulink example 5): two identical strips joined at their middles.
+
+    The joint lies on the y axis, the strips' long axes are parallel to z, the system's centre of
+    mass is at the origin; zero gravity.  Default strips: 1 m × 0.1 m × 0.02 m, 1 kg, side by side
+    along y (``length`` along z, ``width`` along x, ``thickness`` along y).
+
+    >>> import multibody as mb
+    >>> mb.models.scissor().nv
+    7
+    """
+    lx, ly, lz, m = float(width), float(thickness), float(length), float(mass)
+    if not (m > 0 and lx > 0 and ly > 0 and lz > 0):
+        raise ValueError("scissor: mass, length, width and thickness must be positive")
+    b = ModelBuilder("scissor", gravity=(0, 0, 0))
+    Ic = m * np.diag([ly * ly + lz * lz, lx * lx + lz * lz, lx * lx + ly * ly]) / 12
+    b.add_body("strip1", None, "free", mass=m, com=[0, -ly / 2, 0], inertia=Ic)
+    b.add_body("strip2", "strip1", "Ry", mass=m, com=[0, ly / 2, 0], inertia=Ic)
+    return b.build()
+
+
+def floatbase(model: Model) -> Model:
+    """spatial_v2 ``floatbase``: replace joint 1 by three prismatic and three revolute joints.
+
+    Body 1 of ``model`` becomes body 6 (index 5) of the result; five massless bodies precede it.
+    The chain is singular when the angle of joint 5 is ±π/2 (use a FREE joint, or ``fd_fb``,
+    to avoid it).  Warns, as the seed does, if Xtree{1} is not the identity (its offset is lost).
+    Frames, geometry, mimic records and the real joints' limits move with their bodies.  The result
+    follows the convention that :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
+    """
+    if model.planar:
+        raise ValueError("model: floatbase requires a spatial model (spatial_v2: it must use spatial arithmetic)")
+    roots = [i for i in range(model.nb) if model.parent[i] < 0]
+    if len(roots) != 1 or roots[0] != 0:
+        raise ValueError("model: floatbase requires exactly one body (body 0) connected to the base")
+    if model.jtype[0] == JointType.FREE:
+        raise ValueError("model: body 0 already has a free joint")
+    if not (np.allclose(model.tree_rotation[0], np.eye(3)) and np.allclose(model.tree_translation[0], 0)):
+        warnings.warn("floatbase: Xtree of joint 1 is not the identity; its offset is lost", stacklevel=2)
+    b = ModelBuilder(f"floatbase({model.name})", gravity=model.gravity)
+    codes = ["Px", "Py", "Pz", "Rx", "Ry", "Rz"]
+    for k in range(5):
+        b.add_body(f"fb{k + 1}", k - 1 if k else None, codes[k], mass=0.0, allow_massless=True,
+                   joint_name=f"fb_{codes[k]}")
+    b.add_body(model.body_names[0], 4, "Rz", mass=model.mass[0], com=model.com[0],
+               inertia=model.inertia_com[0], joint_name="fb_Rz", allow_massless=True)
+    for i in range(1, model.nb):
+        qs, vs, one = model.q_start[i], model.v_start[i], model.nq_joint[i] == 1 and model.nv_joint[i] == 1
+        b.add_body(model.body_names[i], int(model.parent[i]) + 5, JointType(model.jtype[i]),
+                   axis=model.jaxis[i], pitch=model.jpitch[i], mass=model.mass[i], com=model.com[i],
+                   inertia=model.inertia_com[i], joint_rotation=model.tree_rotation[i],
+                   joint_translation=model.tree_translation[i], joint_name=model.joint_names[i],
+                   allow_massless=True,
+                   q_lower=model.q_lower[qs] if one else None, q_upper=model.q_upper[qs] if one else None,
+                   velocity_limit=model.velocity_limit[vs] if one else None,
+                   effort_limit=model.effort_limit[vs] if one else None,
+                   damping=model.damping[vs] if one else None, friction=model.friction[vs] if one else None)
+    for mm in model.mimics:  # joint numbers move by 5 (the seed warns about gamma_q for this reason)
+        b.add_mimic(mm.joint + 5, mm.mimicked + 5, mm.multiplier, mm.offset)
+    for f in model.frames:  # a frame on the fixed base (body −1) stays there
+        b.add_frame(f.name, f.body + 5 if f.body >= 0 else None, f.rotation, f.translation)
+    for g in model.geometries:
+        from dataclasses import replace
+        b.add_geometry(replace(g, body=g.body + 5 if g.body >= 0 else -1))
+    return b.build()
