@@ -149,7 +149,9 @@ class LastStep:
     index; contacts: ``contact_position``, ``contact_normal`` (from geom 2 into geom 1),
     ``contact_depth``, ``contact_ids`` (geom 1, geom 2, body 1, body 2) and ``contact_force`` (the
     force on body 1, world axes); ``residual`` the natural-map complementarity residual
-    max|λ − proj_[lo,hi](λ − w)|; ``solver`` 'dantzig' or 'pgs' (after a fallback: ``fallback`` > 0).
+    max|λ − proj_[lo,hi](λ − w)|; ``solver`` 'dantzig' or 'pgs' (after a fallback: ``fallback`` > 0);
+    ``tree`` True when the equality-only rows of a joint tree were solved by the linear-time block
+    factorization (Baraff 1996) instead of dense pivoting.
     """
     J: np.ndarray
     lam: np.ndarray
@@ -172,6 +174,7 @@ class LastStep:
     pivots: int
     iterations: int
     step: int
+    tree: bool
 
     @property
     def n_contacts(self):

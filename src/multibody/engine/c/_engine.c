@@ -135,6 +135,7 @@ static PyObject *contacts_dict(EngineWorld *W, PyObject *d)
 static PyObject *Sim_last_step(SimObject *self, PyObject *unused)
 {
     EngineWorld *W = &self->W;
+    if (W->residual < 0) W->residual = W->m ? world_residual(W) : 0.0;
     npy_intp m = W->m, dJ[3] = {m, 2, 6}, d1[1] = {m}, d2[2] = {m, 2}, dc[2] = {W->nc, 3};
     PyObject *d = PyDict_New();
     if (!d) return NULL;
@@ -167,6 +168,7 @@ static PyObject *Sim_last_step(SimObject *self, PyObject *unused)
     v = PyLong_FromLong(W->pivots); PyDict_SetItemString(d, "pivots", v); Py_XDECREF(v);
     v = PyLong_FromLong(W->iterations); PyDict_SetItemString(d, "iterations", v); Py_XDECREF(v);
     v = PyLong_FromLong(W->steps); PyDict_SetItemString(d, "step", v); Py_XDECREF(v);
+    v = PyBool_FromLong(W->used_tree); PyDict_SetItemString(d, "tree", v); Py_XDECREF(v);
     return d;
 }
 

@@ -199,14 +199,19 @@ typedef struct {
     const int64_t *jint; const double *jdat;
     const int64_t *gint; const double *gdat;
     const double *wpar;
-    double *R, *invIw, *Iw, *fext, *save; /* nb*9, nb*9, nb*9, nb*6, nb*BS_SIZE */
+    double *R, *invIw, *Iw, *fext, *afree, *save; /* nb*9, nb*9, nb*9, nb*6, nb*BS_SIZE */
     double *jlast, *jturns;               /* nj*2: last wrapped joint angle, whole turns added */
     int64_t *pairs; int npairs;           /* sorted body pairs joined by a joint (no contact) */
     GeomPose *gp; double *planes; int *order, norder;
     Contact *contacts; int nc, cap_c;
     Row *rows; int m, cap_rows;
-    double *lambda, *b, *lo, *hi, *mu, *cfmh, *A, *iMJ, *Ad, *fc, *work, *w;
+    double *lambda, *b, *lo, *hi, *mu, *cfmh, *A, *iMJ, *Ad, *fc, *work, *w, *flo, *fhi;
     int *findex, *iwork; int cap_m, cap_A;
+    /* tree.c: block-sparse factorization for joint trees (equality rows only) */
+    int tree_ok, tree_m;
+    int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
+    double *tdiag, *nbr_block, *tvec;
+    int used_tree;
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     double residual;
@@ -217,6 +222,7 @@ int world_init(EngineWorld *W);
 void world_free(EngineWorld *W);
 int world_step(EngineWorld *W, double h);   /* 0 ok, 1 exploded (message), -1 out of memory */
 void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update);
+double world_residual(EngineWorld *W);
 int world_collide_only(EngineWorld *W);      /* broad + narrow phase; returns the number of contacts or -1 */
 
 /* joints.c */
@@ -226,5 +232,9 @@ typedef struct {
     double J1[2][6], J2[2][6];            /* rows with J v = rate */
 } AxisInfo;
 void joint_axes(const EngineWorld *W, int j, AxisInfo *ax);
-int joint_rows(const EngineWorld *W, int j, double h, const double *pos_unwrapped, Row *rows);
+int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
 #define MAX_JOINT_ROWS 10
+int joint_base_rows(int type);
+int tree_init(EngineWorld *W);
+void tree_free(EngineWorld *W);
+int tree_solve(EngineWorld *W);

@@ -114,7 +114,7 @@ static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, con
     return ndirs;
 }
 
-int joint_rows(const EngineWorld *W, int j, double h, const double *pos_unwrapped, Row *rows)
+int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *axp, const double *pos_unwrapped, Row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -184,7 +184,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const double *pos_unwrappe
         r->rhs = -k * (dot3(a1w, a2w) - jd[JD_DOT0]);
     }
     /* motors and stops on each axis */
-    AxisInfo ax; joint_axes(W, j, &ax);
+    const AxisInfo ax = *axp;
     for (int a = 0; a < ax.naxes; a++) {
         const double *pa = jd + JD_AXES + JA_SIZE * a;
         double pos = pos_unwrapped ? pos_unwrapped[a] : ax.pos[a], rate = ax.rate[a];

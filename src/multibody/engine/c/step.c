@@ -32,6 +32,7 @@ int world_init(EngineWorld *W)
     W->invIw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->Iw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->fext = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->afree = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->fc = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->save = calloc((size_t)nb * BS_SIZE + 1, sizeof(double));
     W->jlast = calloc((size_t)nj * 2 + 1, sizeof(double));
@@ -40,7 +41,7 @@ int world_init(EngineWorld *W)
     W->gp = calloc((size_t)ng + 1, sizeof(GeomPose));
     W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
     W->order = calloc((size_t)ng + 1, sizeof(int));
-    if (!W->R || !W->invIw || !W->Iw || !W->fext || !W->fc || !W->save || !W->jlast || !W->jturns ||
+    if (!W->R || !W->invIw || !W->Iw || !W->fext || !W->afree || !W->fc || !W->save || !W->jlast || !W->jturns ||
         !W->pairs || !W->gp || !W->planes || !W->order) return -1;
     W->npairs = 0;
     for (int j = 0; j < nj; j++) {
@@ -55,15 +56,16 @@ int world_init(EngineWorld *W)
     /* joint angles start unwrapped at their attach-time values */
     for (int b = 0; b < nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     world_joint_coords(W, NULL, NULL, 1);
-    return 0;
+    return tree_init(W);
 }
 
 void world_free(EngineWorld *W)
 {
-    void *ps[] = {W->R, W->invIw, W->Iw, W->fext, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
+    void *ps[] = {W->R, W->invIw, W->Iw, W->fext, W->afree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
-                  W->iMJ, W->Ad, W->work, W->w, W->findex, W->iwork};
+                  W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
+    tree_free(W);
     memset(W, 0, sizeof *W);
 }
 
@@ -81,7 +83,7 @@ static int reserve_m(EngineWorld *W, int m, int dense)
 {
     if (m > W->cap_m) {
         int cap = m * 2 + 16;
-        double **ds[] = {&W->lambda, &W->b, &W->lo, &W->hi, &W->mu, &W->cfmh, &W->Ad, &W->w};
+        double **ds[] = {&W->lambda, &W->b, &W->lo, &W->hi, &W->mu, &W->cfmh, &W->Ad, &W->w, &W->flo, &W->fhi};
         for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) { double *p = grow(*ds[i], (size_t)cap * sizeof(double)); if (!p) return -1; *ds[i] = p; }
         double *p = grow(W->iMJ, (size_t)cap * 12 * sizeof(double)); if (!p) return -1; W->iMJ = p;
         int *f = grow(W->findex, (size_t)cap * sizeof(int)); if (!f) return -1; W->findex = f;
@@ -106,6 +108,8 @@ static int add_contacts(EngineWorld *W, int n)
     W->contacts = c; W->cap_c = cap;
     return 0;
 }
+
+static void apply_minv(const EngineWorld *W, int b, const double *J, double *out);
 
 /* ---- collision detection ------------------------------------------------------------------------ */
 static void geom_poses(EngineWorld *W)
@@ -376,14 +380,42 @@ static int dantzig(EngineWorld *W)
         }
         A[(size_t)i * m + i] += W->cfmh[i];
     }
+    /* First solve: ODE's approximation (friction bounds from the normal forces reached while
+     * pivoting).  Then fixed-point passes with the bounds from the previous normal forces until
+     * they settle, which is the true pyramid (and, with bounds along the previous friction
+     * direction, the cone). */
     for (int i = 0; i < m; i++) { W->findex[i] = W->rows[i].findex; W->mu[i] = W->rows[i].mu; }
     int err = lcp_dantzig(m, A, W->b, W->lo, W->hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots);
-    if (!err) for (int i = 0; i < m; i++) { W->lo[i] = W->work[i]; W->hi[i] = W->work[m + i]; }
-    return err;
+    if (err) return err;
+    int has_friction = 0;
+    for (int i = 0; i < m; i++) if (W->rows[i].findex >= 0) { has_friction = 1; W->findex[i] = -1; }
+    double *lo = W->flo, *hi = W->fhi;
+    for (int pass = 0; has_friction && pass < 20; pass++) {
+        double change = 0, scale = 0;
+        for (int i = 0; i < m; i++) {
+            const Row *r = W->rows + i;
+            lo[i] = r->lo; hi[i] = r->hi;
+            if (r->findex < 0) continue;
+            double bound = r->mu * fabs(W->lambda[r->findex]);
+            if (r->cone_pair >= 0) {
+                double f = hypot(W->lambda[i], W->lambda[r->cone_pair]), share = f > 1e-12 ? fabs(W->lambda[i]) / f : 0.7071067811865476;
+                if (share < 0.05) share = 0.05;
+                bound *= share;
+            }
+            lo[i] = -bound; hi[i] = bound;
+            double old = W->work[m + i];                      /* the bound used last */
+            change = fmax(change, fabs(bound - old)); scale = fmax(scale, bound);
+        }
+        if (pass > 0 && change <= 1e-10 * (1 + scale)) break;
+        err = lcp_dantzig(m, A, W->b, lo, hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots);
+        if (err) return err;
+    }
+    for (int i = 0; i < m; i++) { W->lo[i] = W->work[i]; W->hi[i] = W->work[m + i]; }
+    return 0;
 }
 
 /* natural-map residual  max |lambda - proj(lambda - w)|  with w = A lambda - b */
-static double residual(EngineWorld *W)
+double world_residual(EngineWorld *W)
 {
     int m = W->m;
     double *fc = W->fc, worst = 0;
@@ -441,6 +473,7 @@ int world_step(EngineWorld *W, double h)
         for (int k = 0; k < 3; k++) f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k];
         mv3(W->Iw + 9 * b, s + BS_OMEGA, Iw); cross3(s + BS_OMEGA, Iw, gyro);
         for (int k = 0; k < 3; k++) f[3 + k] = ld[BL_TORQUE + k] - gyro[k];
+        apply_minv(W, b, f, W->afree + 6 * (size_t)b);
     }
     /* 2. collision detection */
     W->nc = 0;
@@ -450,17 +483,17 @@ int world_step(EngineWorld *W, double h)
     int m = 0;
     if (reserve_rows(W, W->nj * MAX_JOINT_ROWS)) return -1;
     for (int j = 0; j < W->nj; j++) {
-        double p[2]; AxisInfo ax; joint_axes(W, j, &ax);
-        for (int a = 0; a < 2; a++) {          /* unwrap against the last step */
-            double pa = a < ax.naxes ? ax.pos[a] : 0, turns = W->jturns[2 * j + a];
+        AxisInfo ax; joint_axes(W, j, &ax);
+        for (int a = 0; a < ax.naxes; a++) {    /* unwrap against the last step */
+            double pa = ax.pos[a], turns = W->jturns[2 * j + a];
             if ((int)W->jint[(size_t)j * JI_SIZE] != J_SLIDER) {
                 double diff = pa - W->jlast[2 * j + a];
                 if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
             }
-            p[a] = pa + 2 * M_PI * turns;
+            W->jlast[2 * j + a] = pa; W->jturns[2 * j + a] = turns;
+            upos[a] = pa + 2 * M_PI * turns;
         }
-        upos[0] = p[0]; upos[1] = p[1];
-        m += joint_rows(W, j, h, upos, W->rows + m);
+        m += joint_rows(W, j, h, &ax, upos, W->rows + m);
     }
     m = contact_rows(W, h, m);
     if (m < 0) return -1;
@@ -473,14 +506,12 @@ int world_step(EngineWorld *W, double h)
         memset(iMJ, 0, 12 * sizeof(double));
         if (r->b1 >= 0) {
             apply_minv(W, r->b1, r->J1, iMJ);
-            const double *st = W->state + (size_t)r->b1 * BS_SIZE, *f = W->fext + 6 * (size_t)r->b1;
-            double a[6]; apply_minv(W, r->b1, f, a);
+            const double *st = W->state + (size_t)r->b1 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b1;
             for (int k = 0; k < 6; k++) { s -= r->J1[k] * (st[BS_VEL + k] / h + a[k]); jm += r->J1[k] * iMJ[k]; }
         }
         if (r->b2 >= 0) {
             apply_minv(W, r->b2, r->J2, iMJ + 6);
-            const double *st = W->state + (size_t)r->b2 * BS_SIZE, *f = W->fext + 6 * (size_t)r->b2;
-            double a[6]; apply_minv(W, r->b2, f, a);
+            const double *st = W->state + (size_t)r->b2 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b2;
             for (int k = 0; k < 6; k++) { s -= r->J2[k] * (st[BS_VEL + k] / h + a[k]); jm += r->J2[k] * iMJ[6 + k]; }
         }
         W->b[i] = s; W->cfmh[i] = r->cfm / h; W->lo[i] = r->lo; W->hi[i] = r->hi;
@@ -488,7 +519,14 @@ int world_step(EngineWorld *W, double h)
     }
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->solver_used = (int)wp[WP_SOLVER];
-    if (m && W->solver_used == SOLVER_DANTZIG) {
+    W->used_tree = 0;
+    if (m && W->solver_used == SOLVER_DANTZIG && W->tree_ok && W->nc == 0 && m == W->tree_m) {
+        int all_equal = 1;                                  /* only the joints' base rows, no bounds */
+        for (int i = 0; i < m && all_equal; i++) if (!isinf(W->rows[i].lo) || !isinf(W->rows[i].hi)) all_equal = 0;
+        for (int j = 0; j < W->nj && all_equal; j++) if (W->rows[W->tstart[j]].source != j) all_equal = 0;
+        if (all_equal && tree_solve(W) == 0) W->used_tree = 1;
+    }
+    if (m && W->solver_used == SOLVER_DANTZIG && !W->used_tree) {
         int err = dantzig(W);
         if (err < 0) return -1;
         if (err) { W->fallback = err; W->solver_used = SOLVER_PGS; }
@@ -504,7 +542,7 @@ int world_step(EngineWorld *W, double h)
         }
     }
     if (m && W->solver_used == SOLVER_PGS) quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR]);
-    W->residual = m ? residual(W) : 0.0;
+    W->residual = -1;                                      /* computed when asked for */
     /* 5. semi-implicit Euler */
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;
@@ -541,8 +579,6 @@ int world_step(EngineWorld *W, double h)
             return 1;
         }
     }
-    for (int b = 0; b < nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + 9 * (size_t)b);
-    world_joint_coords(W, NULL, NULL, 1);
     memset(W->load, 0, sizeof(double) * BL_SIZE * (size_t)nb);
     return 0;
 }
