@@ -395,7 +395,8 @@ class World:
     normal force, report §3.3 approximation 2), 'force' (μ a force limit in N, approximation 1)
     or 'cone'; ``bounce_vel`` the least approach speed that bounces; ``contact_erp``,
     ``contact_cfm`` the soft-contact parameters (default: erp, cfm; see :func:`contact_params`);
-    ``surface_layer`` the depth allowed without correction (stops jitter); ``max_correcting_vel``;
+    ``surface_layer`` the depth allowed without correction (stops jitter; joint stops hold from
+    this far before their limit, in rad or m); ``max_correcting_vel``;
     ``max_speed`` the bound beyond which a step fails with :class:`SimulationError`;
     ``contacts`` False to skip collision detection.
     """
@@ -412,6 +413,7 @@ class World:
         self.contact_cfm = cfm if contact_cfm is None else contact_cfm
         self.surface_layer, self.max_correcting_vel, self.max_speed = surface_layer, max_correcting_vel, max_speed
         self.contacts = contacts
+        self._wpar[C.WP_TREE] = 1.0
         self._state = np.zeros((0, C.BS_SIZE))
         self._load = np.zeros((0, C.BL_SIZE))
         self._bprop = np.zeros((0, C.BP_SIZE))
@@ -493,6 +495,16 @@ class World:
         if value not in _FRICTION:
             raise ValueError(f"friction: expected one of {sorted(_FRICTION)}, got {value!r}")
         self._wpar[C.WP_FRICTION] = _FRICTION[value]
+
+    @property
+    def factor_trees(self):
+        """Solve joint trees with only equality rows by the linear-time block factorization (default
+        True); False sends them through dense pivoting (same λ, to compare)."""
+        return bool(self._wpar[C.WP_TREE])
+
+    @factor_trees.setter
+    def factor_trees(self, value):
+        self._wpar[C.WP_TREE] = 1.0 if value else 0.0
 
     @property
     def contacts(self):

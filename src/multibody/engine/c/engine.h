@@ -91,6 +91,7 @@ enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
 #define WP_MAX_SPEED 15
 #define WP_CONTACTS 16       /* 0: no collision detection                                          */
 #define WP_BROADPHASE 17     /* 0 sweep and prune, 1 all pairs (for tests of the broad phase)      */
+#define WP_TREE 18           /* 1: joint trees without bounded rows use the linear-time factorization */
 #define WP_SIZE 24
 
 enum { FRICTION_FORCE = 0, FRICTION_PYRAMID = 1, FRICTION_CONE = 2 };

@@ -194,18 +194,21 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *axp, const
             memcpy(r->J1, ax.J1[a], sizeof r->J1); memcpy(r->J2, ax.J2[a], sizeof r->J2);
             r->rhs = pa[JA_MOTOR_VEL]; r->lo = -fmax; r->hi = fmax;
         }
-        if (lo <= hi && (pos <= lo || pos >= hi)) {
+        /* a stop holds from `layer` before its limit on (as contacts do), so a joint resting on it
+         * keeps its row with rhs 0 instead of leaving and re-entering every step */
+        double layer = W->wpar[WP_SURFACE_LAYER];
+        if (lo <= hi && (pos <= lo + layer || pos >= hi - layer)) {
             double serp = isfinite(pa[JA_STOP_ERP]) ? pa[JA_STOP_ERP] : erp;
             double scfm = isfinite(pa[JA_STOP_CFM]) ? pa[JA_STOP_CFM] : cfm;
             Row *r = row_init(rows + m++, b1, b2, j, scfm);
             memcpy(r->J1, ax.J1[a], sizeof r->J1); memcpy(r->J2, ax.J2[a], sizeof r->J2);
             double bounce = pa[JA_BOUNCE];
-            if (pos <= lo) {                                 /* push up: lambda >= 0 */
-                r->rhs = serp / h * (lo - pos); r->lo = 0; r->hi = INFINITY;
+            if (pos <= lo + layer) {                         /* push up: lambda >= 0 */
+                r->rhs = pos < lo ? serp / h * (lo - pos) : 0.0; r->lo = 0; r->hi = INFINITY;
                 if (bounce > 0 && rate < 0 && -bounce * rate > r->rhs) r->rhs = -bounce * rate;
                 if (lo == hi) { r->lo = -INFINITY; }         /* locked axis */
             } else {
-                r->rhs = serp / h * (hi - pos); r->lo = -INFINITY; r->hi = 0;
+                r->rhs = pos > hi ? serp / h * (hi - pos) : 0.0; r->lo = -INFINITY; r->hi = 0;
                 if (bounce > 0 && rate > 0 && -bounce * rate < r->rhs) r->rhs = -bounce * rate;
             }
         }

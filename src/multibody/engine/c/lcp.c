@@ -23,8 +23,8 @@ static int solve_cc(int n, const double *A, const int *C, int m, const double *r
         for (int c = 0; c <= a; c++) {
             double s = A[(size_t)C[a] * n + C[c]];
             for (int k = 0; k < c; k++) s -= L[a * m + k] * L[c * m + k];
-            if (a == c) {
-                if (!(s > 1e-300)) return 1;            /* not positive definite: pivoting failed */
+            if (a == c) {                               /* not (numerically) positive definite: */
+                if (!(s > 1e-11 * fabs(A[(size_t)C[a] * n + C[a]]) + 1e-300)) return 1;   /* pivoting failed */
                 L[a * m + a] = sqrt(s);
             } else {
                 L[a * m + c] = s / L[c * m + c];

@@ -276,13 +276,23 @@ static int contact_rows(EngineWorld *W, double h, int first)
         }
         double depth = C->depth - wp[WP_SURFACE_LAYER], rhs = 0;
         if (depth > 0) { rhs = wp[WP_CONTACT_ERP] / h * depth; if (rhs > wp[WP_MAX_CORRECTING_VEL]) rhs = wp[WP_MAX_CORRECTING_VEL]; }
-        if (bounce > 0 && -vn > wp[WP_BOUNCE_VEL] && -bounce * vn > rhs) rhs = -bounce * vn;
+        double u1[3], u2[3], u[3];                       /* relative velocity after a free step */
+        point_velocity(W, C->b1, r1, h, u1); point_velocity(W, C->b2, r2, h, u2); sub3(u1, u2, u);
+        if (bounce > 0 && -vn > wp[WP_BOUNCE_VEL]) {
+            /* Restitution at the surface, not at the depth where the step found the contact:
+             * with the free normal acceleration a_n < 0 the approach speed at the surface is
+             * sqrt(vn^2 + 2 a_n d); leaving it at bounce times that and climbing back through d
+             * gives u^2 = e^2 vn^2 - 2 a_n d (1 - e^2).  (e = 1: ODE's -e vn exactly.) */
+            double an = (dot3(u, n) - vn) / h, d = C->depth > 0 ? C->depth : 0, out2 = bounce * bounce * vn * vn;
+            if (an < 0) out2 -= 2 * an * d * (1 - bounce * bounce);
+            double out = sqrt(out2);
+            if (out > rhs) rhs = out;
+        }
         r->rhs = rhs; r->cfm = wp[WP_CONTACT_CFM]; r->lo = 0; r->hi = INFINITY;
         int normal_row = m++;
         if (!(mu > 0)) continue;
         /* friction directions: the first along the slip the free step would make */
-        double u1[3], u2[3], u[3], t1[3], t2[3];
-        point_velocity(W, C->b1, r1, h, u1); point_velocity(W, C->b2, r2, h, u2); sub3(u1, u2, u);
+        double t1[3], t2[3];
         double un = dot3(u, n);
         for (int k = 0; k < 3; k++) t1[k] = u[k] - un * n[k];
         if (norm3(t1) > 1e-9) { normalize3(t1); cross3(n, t1, t2); } else plane_space(n, t1, t2);
@@ -335,23 +345,41 @@ static void quick_step(EngineWorld *W, int iters, double sor)
     for (int it = 0; it < iters; it++) {
         for (int i = 0; i < m; i++) {
             const Row *r = W->rows + i;
+            if (r->cone_pair > i) continue;                      /* a cone pair is solved at its second row */
+            if (r->cone_pair >= 0) {
+                /* both friction rows of the contact at once: Newton step on the 2 x 2 block of A,
+                 * then projection onto the disk of radius mu lambda_n */
+                int j = r->cone_pair;
+                const Row *q = W->rows + j;
+                const double *Mi = W->iMJ + 12 * (size_t)i, *Mj = W->iMJ + 12 * (size_t)j;
+                double aij = 0;
+                if (r->b1 >= 0) for (int k = 0; k < 6; k++) aij += r->J1[k] * Mj[k];
+                if (r->b2 >= 0) for (int k = 0; k < 6; k++) aij += r->J2[k] * Mj[6 + k];
+                double aii = 1.0 / W->Ad[i], ajj = 1.0 / W->Ad[j];
+                double ri = W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc);
+                double rj = W->b[j] - W->cfmh[j] * x[j] - row_dot_fc(W, q, fc);
+                double det = aii * ajj - aij * aij, di, dj;
+                if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
+                else { di = ri / aii; dj = rj / ajj; }
+                double ni = x[i] + sor * di, nj = x[j] + sor * dj;
+                double rad = r->mu * fabs(x[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
+                if (t > rad) {
+                    /* sliding: maximum dissipation puts the force against the slip, which is
+                     * along the residual (ri, rj) at the current forces, at the cone's edge */
+                    if (rn > 1e-12) { ni = rad * ri / rn; nj = rad * rj / rn; }
+                    else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
+                }
+                fc_add(W, r, Mi, ni - x[i], fc); fc_add(W, q, Mj, nj - x[j], fc);
+                x[i] = ni; x[j] = nj;
+                continue;
+            }
             double lo = r->lo, hi = r->hi;
-            if (r->findex >= 0 && r->cone_pair < 0) { hi = r->mu * fabs(x[r->findex]); lo = -hi; }
+            if (r->findex >= 0) { hi = r->mu * fabs(x[r->findex]); lo = -hi; }
             double delta = sor * W->Ad[i] * (W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc));
             double nx = x[i] + delta;
             if (nx < lo) nx = lo; else if (nx > hi) nx = hi;
             fc_add(W, r, W->iMJ + 12 * (size_t)i, nx - x[i], fc);
             x[i] = nx;
-            if (r->cone_pair >= 0 && r->cone_pair < i) {          /* second friction row: project */
-                int j = r->cone_pair;
-                double rad = r->mu * fabs(x[r->findex]), t = sqrt(x[i] * x[i] + x[j] * x[j]);
-                if (t > rad) {
-                    double s = t > 0 ? rad / t : 0;
-                    fc_add(W, W->rows + j, W->iMJ + 12 * (size_t)j, (s - 1) * x[j], fc);
-                    fc_add(W, r, W->iMJ + 12 * (size_t)i, (s - 1) * x[i], fc);
-                    x[j] *= s; x[i] *= s;
-                }
-            }
         }
     }
     W->iterations = iters;
@@ -520,7 +548,7 @@ int world_step(EngineWorld *W, double h)
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->solver_used = (int)wp[WP_SOLVER];
     W->used_tree = 0;
-    if (m && W->solver_used == SOLVER_DANTZIG && W->tree_ok && W->nc == 0 && m == W->tree_m) {
+    if (m && W->solver_used == SOLVER_DANTZIG && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m) {
         int all_equal = 1;                                  /* only the joints' base rows, no bounds */
         for (int i = 0; i < m && all_equal; i++) if (!isinf(W->rows[i].lo) || !isinf(W->rows[i].hi)) all_equal = 0;
         for (int j = 0; j < W->nj && all_equal; j++) if (W->rows[W->tstart[j]].source != j) all_equal = 0;

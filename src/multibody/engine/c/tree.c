@@ -163,7 +163,7 @@ int tree_solve(EngineWorld *W)
             for (int c = 0; c <= a; c++) {
                 double s = L[a * mj + c];
                 for (int q = 0; q < c; q++) s -= L[a * mj + q] * L[c * mj + q];
-                if (a == c) { if (!(s > 1e-300)) return 1; L[a * mj + a] = sqrt(s); }
+                if (a == c) { if (!(s > 1e-11 * fabs(L[a * mj + a]) + 1e-300)) return 1; L[a * mj + a] = sqrt(s); }
                 else L[a * mj + c] = s / L[c * mj + c];
             }
         }
