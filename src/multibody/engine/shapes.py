@@ -160,7 +160,7 @@ class Plane(Shape):
         n = np.asarray(self.normal, dtype=float)
         if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-12:
             raise ValueError(f"Plane.normal: expected a finite non-zero 3-vector, got {self.normal!r}")
-        object.__setattr__(self, "normal", tuple(n / np.linalg.norm(n)))
+        object.__setattr__(self, "normal", tuple(float(x) for x in n / np.linalg.norm(n)))
         d = float(self.offset)
         if not math.isfinite(d):
             raise ValueError(f"Plane.offset: expected a finite number, got {self.offset!r}")

@@ -406,8 +406,13 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
     n = sphere_box(e1, b->size[0], a, out, n, max);
     /* sphere_box normals point from the box into the sphere: from a into b */
     for (int i = n0; i < n; i++) scale3(out[i].normal, -1, out[i].normal);
-    if (n > n0) return n;
-    return mpr(a, b, out, n, max);
+    /* the segment may cut deeper than its ends (across an edge): add the portal's point then */
+    double deepest = 0;
+    for (int i = n0; i < n; i++) if (out[i].depth > deepest) deepest = out[i].depth;
+    Contact extra[1];
+    if (mpr(a, b, extra, 0, 1) && (n == n0 || extra[0].depth > deepest * (1 + 1e-6) + 1e-9))
+        n = emit(out, n, max, extra[0].pos, extra[0].normal, extra[0].depth);
+    return n;
 }
 
 int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,

@@ -156,6 +156,8 @@ static int joined(const EngineWorld *W, int a, int b)
 
 static int narrow(EngineWorld *W, int ga, int gb)
 {
+    /* geom 1 is the lower index, unless it is a plane: contacts with planes carry its normal */
+    if (W->gp[ga].type == G_PLANE || (W->gp[gb].type != G_PLANE && ga > gb)) { int t = ga; ga = gb; gb = t; }
     const GeomPose *A = W->gp + ga, *B = W->gp + gb;
     if (A->body == B->body) return 0;
     if (A->body < 0 && B->body < 0) return 0;
