@@ -71,6 +71,45 @@ def pile_mjcf():
             f'<geom type="plane" size="10 10 0.1"/>{bodies}</worldbody></mujoco>')
 
 
+def narrow_phase_cost(kind, pairs=400, repeat=20):
+    """µs per touching pair: the engine's C collision pass over `pairs` separated pairs, and coal
+    called from Python on the same pairs (what a Python binding would cost per pair per step)."""
+    import coal
+    from multibody.engine.world import quat_to_matrix
+    other = (E.Box(0.4, 0.4, 0.2), coal.Box(0.4, 0.4, 0.2)) if kind == "box" else (E.Cylinder(0.15, 0.3), coal.Cylinder(0.15, 0.3))
+    world = E.World(gravity=(0, 0, 0))
+    poses = []
+    q = np.array([0.97, 0.1, 0.2, 0.05])
+    q /= np.linalg.norm(q)
+    for i in range(pairs):
+        x, y = (i % 20) * 2.0, (i // 20) * 2.0
+        world.add_body(E.Box(0.4, 0.4, 0.2), mass=1.0, position=(x, y, 0))
+        world.add_body(other[0], mass=1.0, position=(x, y, 0.24), quaternion=q)
+        poses.append(((x, y, 0), (x, y, 0.24)))
+    world.collide()
+    t0 = time.process_time()
+    for _ in range(repeat):
+        n = len(world.collide()["contact_depth"])
+    engine_us = (time.process_time() - t0) / repeat / pairs * 1e6
+    req = coal.CollisionRequest()
+    req.enable_contact, req.num_max_contacts = True, 8
+    a, b = coal.Box(0.4, 0.4, 0.2), other[1]
+    tfs = []
+    for pa, pb in poses:
+        ta, tb = coal.Transform3s(), coal.Transform3s()
+        ta.setTranslation(np.array(pa, float))
+        tb.setTranslation(np.array(pb, float))
+        tb.setRotation(quat_to_matrix(q))
+        tfs.append((ta, tb))
+    t0 = time.process_time()
+    for _ in range(repeat):
+        for ta, tb in tfs:
+            res = coal.CollisionResult()
+            coal.collide(a, ta, b, tb, req, res)
+    coal_us = (time.process_time() - t0) / repeat / pairs * 1e6
+    return engine_us, coal_us, n / pairs
+
+
 def time_engine(make, steps):
     world = make()
     t0 = time.process_time()
@@ -110,6 +149,10 @@ def main(argv=None):
         rows.append((name, eng, mj, last))
         print(f"{name:22s} engine {eng:10.0f} steps/s   MuJoCo {mj:10.0f} steps/s   engine/MuJoCo = {eng / mj:5.2f}"
               f"   ({last.solver}{', tree' if last.tree else ''}, {last.n_contacts} contacts in the last step)")
+    for kind in ("box", "cylinder"):
+        eng_us, coal_us, per = narrow_phase_cost(kind)
+        print(f"box-{kind:8s} narrow phase: engine C {eng_us:6.2f} µs/pair ({per:.0f} points)   coal via Python "
+              f"{coal_us:6.2f} µs/pair   coal/engine = {coal_us / eng_us:5.1f}")
     return 0
 
 
