@@ -6,7 +6,15 @@
  * separating-axis test and face clipping, box/capsule/cylinder on a plane, capsule-capsule) and
  * for every pair with a sphere; Minkowski portal refinement (MPR, Snethen's XenoCollide) on the
  * support functions for the remaining convex pairs (box-cylinder, capsule-cylinder,
- * cylinder-cylinder, and box-capsule when no capsule end touches), one point per call.
+ * cylinder-cylinder, and box-capsule when a capsule's segment cuts deeper than its ends), one
+ * point per call.
+ *
+ * Why not coal or python-fcl: both are installed and serve these pairs, but only through Python,
+ * once per pair per step.  Measured (python -m multibody.bench.engine, same pairs): coal called
+ * from Python costs 3.5 us per box-box pair and 6.1 us per box-cylinder pair (python-fcl ~10 us),
+ * this file 0.4 and 0.6 us including the broad phase, with no Python in the step at all.  The
+ * tests check every pair against coal on shallow contacts (depth within 0.5 mm, closed forms to
+ * rounding).
  */
 #include "engine.h"
 
