@@ -340,3 +340,16 @@ def test_last_step_is_consistent():
     Wd = {b.index: (b.mass, b.rotation @ b.inertia @ b.rotation.T) for b in world.bodies}
     assert np.abs(s.w).max() < 1e-9
     assert s.residual < 1e-9
+
+
+def test_joint_turns_survive_adding_bodies():
+    world = E.World(gravity=(0, 0, 0), contacts=False)
+    wheel = world.add_body(E.Cylinder(0.2, 0.05), mass=1.0, angular_velocity=(0, 0, 10.0))
+    hinge = world.add_hinge(wheel, None, anchor=(0, 0, 0), axis=(0, 0, 1))
+    world.run(1000)                                      # 10 rad: more than a turn and a half
+    before = hinge.angle
+    assert before == pytest.approx(10.0, rel=1e-4)
+    world.add_body(E.Sphere(0.1), mass=1.0, position=(3, 0, 0))   # rebuilds the C world
+    assert hinge.angle == pytest.approx(before, abs=1e-12)
+    world.run(100)
+    assert hinge.angle == pytest.approx(11.0, rel=1e-4)

@@ -425,8 +425,9 @@ class World:
         self.joints: list[Joint] = []
         self.geoms: list[Geom] = []
         self._sim = None
+        self._sim_nj = 0
+        self._saved_angles = None
         self._coords = None
-        self._coords_key = None
         self.time = 0.0
         self._model_map = None
 
@@ -516,6 +517,8 @@ class World:
 
     # ---- building ----------------------------------------------------------------------------
     def _changed(self):
+        if self._sim is not None and self._sim_nj:
+            self._saved_angles = self._sim.joint_coords()[0]    # unwrapped, to keep whole turns
         self._sim = None
 
     def _body(self, body, what, allow_world=False):
@@ -696,6 +699,14 @@ class World:
                 raise ValueError(f"body {self.bodies[int(np.argmax(bad))].name!r}: the state has NaN or infinite values")
             self._sim = C.Sim(self._state, self._load, self._bprop, self._jint, self._jdat, self._gint, self._gdat,
                               self._wpar)
+            self._sim_nj = len(self.joints)
+            if self._saved_angles is not None:               # a rebuild keeps the joints' whole turns
+                saved = self._saved_angles
+                turns = np.zeros((len(self.joints), 2))
+                now = self._sim.joint_coords()[0][:len(saved)]
+                turns[:len(saved)] = np.round((saved - now) / (2 * np.pi))
+                self._sim.set_turns(turns)
+                self._saved_angles = None
         return self._sim
 
     def _check_state(self):

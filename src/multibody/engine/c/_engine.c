@@ -112,6 +112,19 @@ static PyObject *Sim_joint_coords(SimObject *self, PyObject *unused)
     return Py_BuildValue("(NN)", p, r);
 }
 
+static PyObject *Sim_set_turns(SimObject *self, PyObject *arg)
+{   /* whole turns already made by each joint axis (kept across a rebuild of the Sim) */
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_DOUBLE, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!a) return NULL;
+    if (PyArray_DIM(a, 0) != self->W.nj || PyArray_DIM(a, 1) != 2) {
+        Py_DECREF(a); PyErr_SetString(PyExc_ValueError, "turns: expected shape (nj, 2)"); return NULL; }
+    const double *t = PyArray_DATA(a);
+    for (int i = 0; i < 2 * self->W.nj; i++) if (!isfinite(t[i])) { Py_DECREF(a); PyErr_SetString(PyExc_ValueError, "turns: expected finite numbers"); return NULL; }
+    memcpy(self->W.jturns, t, sizeof(double) * 2 * (size_t)self->W.nj);
+    Py_DECREF(a);
+    Py_RETURN_NONE;
+}
+
 static PyObject *new_array(int nd, npy_intp *dims) { return PyArray_ZEROS(nd, dims, NPY_DOUBLE, 0); }
 #define D(o) ((double *)PyArray_DATA((PyArrayObject *)(o)))
 #define I64(o) ((int64_t *)PyArray_DATA((PyArrayObject *)(o)))
@@ -187,6 +200,7 @@ static PyMethodDef Sim_methods[] = {
     {"joint_coords", (PyCFunction)Sim_joint_coords, METH_NOARGS, "(positions, rates), each (nj, 2)"},
     {"last_step", (PyCFunction)Sim_last_step, METH_NOARGS, "rows, multipliers and contacts of the last step"},
     {"collide", (PyCFunction)Sim_collide, METH_NOARGS, "collision detection alone: the contacts"},
+    {"set_turns", (PyCFunction)Sim_set_turns, METH_O, "set_turns(turns (nj, 2)): whole turns of each joint axis"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject SimType = {
