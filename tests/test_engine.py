@@ -353,3 +353,19 @@ def test_joint_turns_survive_adding_bodies():
     assert hinge.angle == pytest.approx(before, abs=1e-12)
     world.run(100)
     assert hinge.angle == pytest.approx(11.0, rel=1e-4)
+
+
+def test_pile_of_boxes_settles_with_the_warm_started_quick_step():
+    rng = np.random.default_rng(1)
+    world = E.World(solver="pgs", iterations=20)
+    world.add_geom(E.Plane((0, 0, 1), 0.0))
+    for i in range(27):
+        layer, k = divmod(i, 9)
+        q = rng.normal(size=4) * [1, 0.15, 0.15, 0.15] + [3, 0, 0, 0]
+        world.add_body(E.Box(0.2, 0.2, 0.2), mass=1.0, quaternion=q / np.linalg.norm(q), mu=0.8,
+                       position=((k % 3 - 1) * 0.3, (k // 3 - 1) * 0.3, 0.15 + 0.3 * layer))
+    world.run(3000)
+    assert max(np.linalg.norm(b.velocity) for b in world.bodies) < 1e-3
+    assert min(b.position[2] for b in world.bodies) > 0.099
+    last = world.last_step
+    assert last.n_contacts >= 4 * 9 and last.residual < 1e-4

@@ -213,6 +213,9 @@ typedef struct {
     int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
     double *tdiag, *nbr_block, *tvec;
     int used_tree;
+    /* warm start of the quick step: last step's contacts and joint multipliers */
+    Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
+    double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     double residual;

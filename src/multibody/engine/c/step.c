@@ -65,6 +65,7 @@ void world_free(EngineWorld *W)
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
+    free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count);
     tree_free(W);
     memset(W, 0, sizeof *W);
 }
@@ -336,6 +337,100 @@ static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double
     if (r->b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b2 + k] += s * iMJ[6 + k];
 }
 
+/* ---- warm start: the last step's forces as the quick step's first guess ------------------- */
+static const EngineWorld *sort_world;
+static int cmp_prev(const void *a, const void *b)
+{
+    int64_t x = sort_world->wkey[*(const int *)a], y = sort_world->wkey[*(const int *)b];
+    return (x > y) - (x < y);
+}
+
+static void warm_start(EngineWorld *W, double *x)
+{
+    int m = W->m;
+    for (int i = 0; i < m; i++) x[i] = 0;
+    /* joints: same joint, same number of rows -> same multipliers */
+    for (int i = 0, j = -1, start = 0; i <= m; i++) {
+        int src = i < m ? W->rows[i].source : -1;
+        if (i == m || src != j) {
+            if (j >= 0 && j < W->njlam && W->jrow_count[j] == i - start)
+                for (int k = 0; k < i - start; k++) x[start + k] = W->jlam[W->jrow_start[j] + k];
+            j = src; start = i;
+        }
+        if (src < 0) break;
+    }
+    /* contacts: the nearest contact of the same geometry pair last step, within 5 mm */
+    if (!W->nwprev) return;
+    int ng1 = W->ng + 1;
+    for (int i = 0; i < m; i++) {
+        const Row *r = W->rows + i;
+        if (r->source >= 0 || r->findex >= 0 || (i > 0 && W->rows[i - 1].source == r->source && r->lo != 0)) continue;
+        if (r->lo != 0) continue;                               /* the normal row of a contact */
+        const Contact *c = W->contacts + (-(r->source + 1));
+        int64_t key = (int64_t)c->g1 * ng1 + c->g2;
+        int lo = 0, hi = W->nwprev;
+        while (lo < hi) { int mid = (lo + hi) / 2; if (W->wkey[W->wperm[mid]] < key) lo = mid + 1; else hi = mid; }
+        int best = -1; double bd = 25e-6;
+        for (int k = lo; k < W->nwprev && W->wkey[W->wperm[k]] == key; k++) {
+            const Contact *p = W->wprev + W->wperm[k];
+            double d[3]; sub3(p->pos, c->pos, d);
+            double dd = dot3(d, d);
+            if (dd < bd) { bd = dd; best = W->wperm[k]; }
+        }
+        if (best < 0) continue;
+        const double *f = W->wforce + 3 * (size_t)best;
+        double fn = dot3(f, r->J1);
+        x[i] = fn > 0 ? fn : 0;
+        for (int k = i + 1; k < m && k <= i + 2; k++)           /* its friction rows: the force's components */
+            if (W->rows[k].findex == i) x[k] = dot3(f, W->rows[k].J1);
+    }
+}
+
+/* Keep this step's contacts and forces, and the joints' multipliers, for the next warm start. */
+static int remember(EngineWorld *W)
+{
+    if (W->nc > W->cap_wprev) {
+        int cap = W->nc * 2 + 16;
+        Contact *c = grow(W->wprev, (size_t)cap * sizeof(Contact)); if (!c) return -1; W->wprev = c;
+        double *f = grow(W->wforce, (size_t)cap * 3 * sizeof(double)); if (!f) return -1; W->wforce = f;
+        int64_t *k = grow(W->wkey, (size_t)cap * sizeof(int64_t)); if (!k) return -1; W->wkey = k;
+        int *pm = grow(W->wperm, (size_t)cap * sizeof(int)); if (!pm) return -1; W->wperm = pm;
+        W->cap_wprev = cap;
+    }
+    memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
+    memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
+    int ng1 = W->ng + 1;
+    for (int i = 0; i < W->m; i++) {
+        const Row *r = W->rows + i;
+        if (r->source >= 0) continue;
+        int c = -(r->source + 1);
+        for (int k = 0; k < 3; k++) W->wforce[3 * c + k] += W->lambda[i] * r->J1[k];
+    }
+    for (int c = 0; c < W->nc; c++) { W->wkey[c] = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2; W->wperm[c] = c; }
+    sort_world = W;
+    qsort(W->wperm, (size_t)W->nc, sizeof(int), cmp_prev);
+    W->nwprev = W->nc;
+    if (!W->jrow_start) {
+        W->jrow_start = calloc((size_t)W->nj + 1, sizeof(int)); W->jrow_count = calloc((size_t)W->nj + 1, sizeof(int));
+        if (!W->jrow_start || !W->jrow_count) return -1;
+    }
+    int nj_rows = 0;
+    while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
+    if (nj_rows > W->cap_jlam) {
+        double *l = grow(W->jlam, (size_t)(nj_rows * 2 + 16) * sizeof(double)); if (!l) return -1;
+        W->jlam = l; W->cap_jlam = nj_rows * 2 + 16;
+    }
+    for (int j = 0; j < W->nj; j++) W->jrow_count[j] = 0;
+    for (int i = 0; i < nj_rows; i++) {
+        int j = W->rows[i].source;
+        if (W->jrow_count[j] == 0) W->jrow_start[j] = i;
+        W->jrow_count[j]++;
+        W->jlam[i] = W->lambda[i];
+    }
+    W->njlam = W->nj;
+    return 0;
+}
+
 /* Projected Gauss-Seidel on the bodies' velocity changes (ODE's quick step), the cone by
  * projecting each contact's two friction forces onto the disk of radius mu lambda_n. */
 static void quick_step(EngineWorld *W, int iters, double sor)
@@ -343,7 +438,8 @@ static void quick_step(EngineWorld *W, int iters, double sor)
     int m = W->m;
     double *fc = W->fc, *x = W->lambda;
     memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
-    for (int i = 0; i < m; i++) x[i] = 0;
+    warm_start(W, x);
+    for (int i = 0; i < m; i++) if (x[i] != 0) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, x[i], fc);
     for (int it = 0; it < iters; it++) {
         for (int i = 0; i < m; i++) {
             const Row *r = W->rows + i;
@@ -573,6 +669,7 @@ int world_step(EngineWorld *W, double h)
     }
     if (m && W->solver_used == SOLVER_PGS) quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR]);
     W->residual = -1;                                      /* computed when asked for */
+    if (remember(W)) return -1;
     /* 5. semi-implicit Euler */
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;
