@@ -159,21 +159,25 @@ int tree_solve(EngineWorld *W)
     for (int i = 0; i < nj; i++) {
         int j = W->torder[i], mj = W->trows[j];
         double *L = W->tdiag + 36 * (size_t)j;
+        double inv[6];                                  /* reciprocals of L's diagonal */
         for (int a = 0; a < mj; a++) {
             for (int c = 0; c <= a; c++) {
                 double s = L[a * mj + c];
                 for (int q = 0; q < c; q++) s -= L[a * mj + q] * L[c * mj + q];
-                if (a == c) { if (!(s > 1e-11 * fabs(L[a * mj + a]) + 1e-300)) return 1; L[a * mj + a] = sqrt(s); }
-                else L[a * mj + c] = s / L[c * mj + c];
+                if (a == c) { if (!(s > 1e-11 * fabs(L[a * mj + a]) + 1e-300)) return 1; L[a * mj + a] = sqrt(s); inv[a] = 1.0 / L[a * mj + a]; }
+                else L[a * mj + c] = s * inv[c];
             }
         }
         for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
             int k = W->nbr_list[e], mk = W->trows[k];
-            double *B = W->nbr_block + 36 * (size_t)e;
-            for (int r = 0; r < mk; r++) for (int c = 0; c < mj; c++) {
-                double s = B[r * mj + c];
-                for (int q = 0; q < c; q++) s -= B[r * mj + q] * L[c * mj + q];
-                B[r * mj + c] = s / L[c * mj + c];
+            double *restrict B = W->nbr_block + 36 * (size_t)e;
+            for (int r = 0; r < mk; r++) {
+                double *restrict Br = B + r * mj;
+                for (int c = 0; c < mj; c++) {
+                    double s = Br[c];
+                    for (int q = 0; q < c; q++) s -= Br[q] * L[c * mj + q];
+                    Br[c] = s * inv[c];
+                }
             }
         }
         for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
