@@ -338,10 +338,10 @@ static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double
 }
 
 /* ---- warm start: the last step's forces as the quick step's first guess ------------------- */
-static const EngineWorld *sort_world;
-static int cmp_prev(const void *a, const void *b)
+typedef struct { int64_t key; int index; } KeyIndex;
+static int cmp_key_index(const void *a, const void *b)
 {
-    int64_t x = sort_world->wkey[*(const int *)a], y = sort_world->wkey[*(const int *)b];
+    int64_t x = ((const KeyIndex *)a)->key, y = ((const KeyIndex *)b)->key;
     return (x > y) - (x < y);
 }
 
@@ -369,9 +369,9 @@ static void warm_start(EngineWorld *W, double *x)
         const Contact *c = W->contacts + (-(r->source + 1));
         int64_t key = (int64_t)c->g1 * ng1 + c->g2;
         int lo = 0, hi = W->nwprev;
-        while (lo < hi) { int mid = (lo + hi) / 2; if (W->wkey[W->wperm[mid]] < key) lo = mid + 1; else hi = mid; }
+        while (lo < hi) { int mid = (lo + hi) / 2; if (W->wkey[mid] < key) lo = mid + 1; else hi = mid; }
         int best = -1; double bd = 25e-6;
-        for (int k = lo; k < W->nwprev && W->wkey[W->wperm[k]] == key; k++) {
+        for (int k = lo; k < W->nwprev && W->wkey[k] == key; k++) {
             const Contact *p = W->wprev + W->wperm[k];
             double d[3]; sub3(p->pos, c->pos, d);
             double dd = dot3(d, d);
@@ -397,8 +397,10 @@ static int remember(EngineWorld *W)
         int *pm = grow(W->wperm, (size_t)cap * sizeof(int)); if (!pm) return -1; W->wperm = pm;
         W->cap_wprev = cap;
     }
-    memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
-    memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
+    if (W->nc) {
+        memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
+        memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
+    }
     int ng1 = W->ng + 1;
     for (int i = 0; i < W->m; i++) {
         const Row *r = W->rows + i;
@@ -406,9 +408,14 @@ static int remember(EngineWorld *W)
         int c = -(r->source + 1);
         for (int k = 0; k < 3; k++) W->wforce[3 * c + k] += W->lambda[i] * r->J1[k];
     }
-    for (int c = 0; c < W->nc; c++) { W->wkey[c] = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2; W->wperm[c] = c; }
-    sort_world = W;
-    qsort(W->wperm, (size_t)W->nc, sizeof(int), cmp_prev);
+    if (W->nc) {                                          /* contacts sorted by geometry pair */
+        KeyIndex *ki = malloc(sizeof(KeyIndex) * (size_t)W->nc);
+        if (!ki) return -1;
+        for (int c = 0; c < W->nc; c++) { ki[c].key = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2; ki[c].index = c; }
+        qsort(ki, (size_t)W->nc, sizeof(KeyIndex), cmp_key_index);
+        for (int c = 0; c < W->nc; c++) { W->wkey[c] = ki[c].key; W->wperm[c] = ki[c].index; }
+        free(ki);
+    }
     W->nwprev = W->nc;
     if (!W->jrow_start) {
         W->jrow_start = calloc((size_t)W->nj + 1, sizeof(int)); W->jrow_count = calloc((size_t)W->nj + 1, sizeof(int));
