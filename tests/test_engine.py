@@ -296,8 +296,7 @@ def test_from_model_dynamics_agree_with_aba():
 
     def f(t, x):
         q, qd = x[:model.nq], x[model.nq:]
-        return np.r_[mb.integrate(model, q, qd, 1.0) - q if False else _qdot(model, q, qd),
-                     mb.aba(model, q, qd, np.zeros(model.nv))]
+        return np.r_[_qdot(model, q, qd), mb.aba(model, q, qd, np.zeros(model.nv))]
     sol = solve_ivp(f, (0, T), np.r_[q0, qd0], rtol=1e-10, atol=1e-10)
     q_ref = sol.y[:model.nq, -1]
     qd_ref = sol.y[model.nq:, -1]
@@ -336,9 +335,9 @@ def test_last_step_is_consistent():
     s = world.last_step
     m = len(s.lam)
     assert s.J.shape == (m, 2, 6) and s.row_bodies.shape == (m, 2) and m == 15
-    # w = A λ − b vanishes for equality rows, and A λ = J W Jᵀ λ recomputed here
-    Wd = {b.index: (b.mass, b.rotation @ b.inertia @ b.rotation.T) for b in world.bodies}
+    # w = A λ − b vanishes for equality rows; every row's bodies are the chain's neighbours
     assert np.abs(s.w).max() < 1e-9
+    assert set(map(tuple, s.row_bodies)) == {(0, -1), (1, 0), (2, 1)}
     assert s.residual < 1e-9
 
 

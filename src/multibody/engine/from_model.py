@@ -17,7 +17,7 @@ import numpy as np
 from ..kinematics.forward import body_states
 from ..model.joints import JointType
 from .shapes import Box, Capsule, Cylinder, Sphere
-from .world import matrix_to_quat, quat_to_matrix
+from .world import matrix_to_quat
 
 _SHAPES = {"box": lambda s: Box(*s), "sphere": lambda s: Sphere(s[0]), "cylinder": lambda s: Cylinder(s[0], s[1]),
            "capsule": lambda s: Capsule(s[0], s[1])}
@@ -136,4 +136,4 @@ def build_world(cls, model, q, qd=None, **world_kw):
     return world
 
 
-__all__ = ["build_world", "ModelMap", "quat_to_matrix"]
+__all__ = ["build_world", "ModelMap"]

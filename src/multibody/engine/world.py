@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _engine as C
-from .shapes import Box, Capsule, Cylinder, Plane, Shape, Sphere
+from .shapes import Plane, Shape
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params"]
 
