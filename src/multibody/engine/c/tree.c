@@ -104,7 +104,7 @@ int tree_init(EngineWorld *W)
     W->nbr_start[nj] = total;
     W->tdiag = malloc(sizeof(double) * 36 * (size_t)nj);
     W->nbr_block = malloc(sizeof(double) * 36 * (size_t)(total + 1));
-    W->tvec = malloc(sizeof(double) * (size_t)(m + 1));
+    W->tvec = malloc(sizeof(double) * (size_t)(m + 6 * nj + 1));
     if (!W->tdiag || !W->nbr_block || !W->tvec) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
@@ -159,7 +159,7 @@ int tree_solve(EngineWorld *W)
     for (int i = 0; i < nj; i++) {
         int j = W->torder[i], mj = W->trows[j];
         double *L = W->tdiag + 36 * (size_t)j;
-        double inv[6];                                  /* reciprocals of L's diagonal */
+        double *inv = W->tvec + W->tree_m + 6 * (size_t)j;   /* reciprocals of L's diagonal */
         for (int a = 0; a < mj; a++) {
             for (int c = 0; c <= a; c++) {
                 double s = L[a * mj + c];
@@ -204,7 +204,8 @@ int tree_solve(EngineWorld *W)
         int j = W->torder[i], mj = W->trows[j];
         const double *L = W->tdiag + 36 * (size_t)j;
         double *yj = y + W->tstart[j];
-        for (int a = 0; a < mj; a++) { double s = yj[a]; for (int q = 0; q < a; q++) s -= L[a * mj + q] * yj[q]; yj[a] = s / L[a * mj + a]; }
+        const double *inv = W->tvec + W->tree_m + 6 * (size_t)j;
+        for (int a = 0; a < mj; a++) { double s = yj[a]; for (int q = 0; q < a; q++) s -= L[a * mj + q] * yj[q]; yj[a] = s * inv[a]; }
         for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
             int k = W->nbr_list[e], mk = W->trows[k];
             const double *B = W->nbr_block + 36 * (size_t)e;
@@ -222,7 +223,8 @@ int tree_solve(EngineWorld *W)
             const double *B = W->nbr_block + 36 * (size_t)e, *xk = y + W->tstart[k];
             for (int q = 0; q < mj; q++) { double s = 0; for (int r = 0; r < mk; r++) s += B[r * mj + q] * xk[r]; xj[q] -= s; }
         }
-        for (int a = mj - 1; a >= 0; a--) { double s = xj[a]; for (int q = a + 1; q < mj; q++) s -= L[q * mj + a] * xj[q]; xj[a] = s / L[a * mj + a]; }
+        const double *inv = W->tvec + W->tree_m + 6 * (size_t)j;
+        for (int a = mj - 1; a >= 0; a--) { double s = xj[a]; for (int q = a + 1; q < mj; q++) s -= L[q * mj + a] * xj[q]; xj[a] = s * inv[a]; }
     }
     memcpy(W->lambda, y, sizeof(double) * (size_t)W->tree_m);
     for (int i = 0; i < W->tree_m; i++) if (!isfinite(W->lambda[i])) return 3;
