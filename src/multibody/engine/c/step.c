@@ -445,6 +445,7 @@ static void quick_step(EngineWorld *W, int iters, double sor)
     int m = W->m;
     double *fc = W->fc, *x = W->lambda;
     memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
+    for (int i = 0; i < m; i++) W->Ad[i] = 1.0 / (W->Ad[i] + W->cfmh[i]);
     warm_start(W, x);
     for (int i = 0; i < m; i++) if (x[i] != 0) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, x[i], fc);
     for (int it = 0; it < iters; it++) {
@@ -633,22 +634,23 @@ int world_step(EngineWorld *W, double h)
     W->m = m;
     if (reserve_m(W, m, 0)) return -1;
     /* 4. the LCP */
+    const double ih = 1.0 / h;
     for (int i = 0; i < m; i++) {
         Row *r = W->rows + i;
-        double *iMJ = W->iMJ + 12 * (size_t)i, s = r->rhs / h, jm = 0;
+        double *iMJ = W->iMJ + 12 * (size_t)i, s = r->rhs * ih, jm = 0;
         memset(iMJ, 0, 12 * sizeof(double));
         if (r->b1 >= 0) {
             apply_minv(W, r->b1, r->J1, iMJ);
             const double *st = W->state + (size_t)r->b1 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b1;
-            for (int k = 0; k < 6; k++) { s -= r->J1[k] * (st[BS_VEL + k] / h + a[k]); jm += r->J1[k] * iMJ[k]; }
+            for (int k = 0; k < 6; k++) { s -= r->J1[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J1[k] * iMJ[k]; }
         }
         if (r->b2 >= 0) {
             apply_minv(W, r->b2, r->J2, iMJ + 6);
             const double *st = W->state + (size_t)r->b2 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b2;
-            for (int k = 0; k < 6; k++) { s -= r->J2[k] * (st[BS_VEL + k] / h + a[k]); jm += r->J2[k] * iMJ[6 + k]; }
+            for (int k = 0; k < 6; k++) { s -= r->J2[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J2[k] * iMJ[6 + k]; }
         }
-        W->b[i] = s; W->cfmh[i] = r->cfm / h; W->lo[i] = r->lo; W->hi[i] = r->hi;
-        W->Ad[i] = 1.0 / (jm + W->cfmh[i]);
+        W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
+        W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
     }
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->solver_used = (int)wp[WP_SOLVER];
@@ -676,7 +678,8 @@ int world_step(EngineWorld *W, double h)
     }
     if (m && W->solver_used == SOLVER_PGS) quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR]);
     W->residual = -1;                                      /* computed when asked for */
-    if (remember(W)) return -1;
+    if (W->solver_used == SOLVER_PGS) { if (remember(W)) return -1; }
+    else { W->nwprev = 0; W->njlam = 0; }                  /* warm starts follow quick steps only */
     /* 5. semi-implicit Euler */
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;
