@@ -368,3 +368,39 @@ def test_pile_of_boxes_settles_with_the_warm_started_quick_step():
     assert min(b.position[2] for b in world.bodies) > 0.099
     last = world.last_step
     assert last.n_contacts >= 4 * 9 and last.residual < 1e-4
+
+
+def _rot(axis, angle):
+    a = np.asarray(axis, float) / np.linalg.norm(axis)
+    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
+
+
+@pytest.mark.parametrize("kind", ["universal", "hinge2"])
+def test_two_axis_joint_angles_read_back_exactly(kind):
+    world = E.World(contacts=False)
+    cross = world.add_body(E.Box(0.1, 0.1, 0.1), mass=1.0)
+    yoke = world.add_body(E.Box(0.1, 0.1, 0.1), mass=1.0, position=(0, 0, -0.3))
+    a1, a2 = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
+    j = world.add_joint(kind, yoke, cross, anchor=(0, 0, 0), axis=a1, axis2=a2)
+    for th1, th2 in [(0.3, -0.7), (-1.2, 0.4), (2.5, -2.9)]:
+        # body 1 relative to body 2 (at rest): Rot(axis 2, θ2) · Rot(axis 1, θ1)
+        R = _rot(a2, th2) @ _rot(a1, th1)
+        yoke.quaternion = matrix_to_quat(R)
+        yoke.position = R @ [0, 0, -0.3]
+        world._coords = None
+        assert (j.angle, j.angle2) == pytest.approx((th1, th2), abs=1e-12)
+
+
+def test_hinge2_suspension_sags_by_weight_over_stiffness():
+    k, c, h = 5e3, 50.0, 1e-3
+    world = E.World(dt=h, contacts=False)
+    wheel = world.add_body(E.Cylinder(0.1, 0.05), mass=2.0, quaternion=matrix_to_quat(_rot([1, 0, 0], math.pi / 2)))
+    chassis = world.add_body(E.Box(0.2, 0.2, 0.1), mass=1.0, position=(0, 0, 0.3))
+    world.add_fixed(chassis, None)
+    # hinge2: body 1 = chassis side (steering axis z, the suspension), body 2 = wheel (axle y)
+    j = world.add_hinge2(chassis, wheel, anchor=(0, 0, 0), axis=(0, 0, 1), axis2=(0, 1, 0))
+    j.set_suspension(*E.contact_params(k, c, h))
+    world.run(3000)
+    assert -wheel.position[2] == pytest.approx(2.0 * 9.81 / k, rel=1e-3)     # 3.9 mm
+    assert abs(wheel.position[0]) < 1e-9 and abs(wheel.position[1]) < 1e-9  # only along the axis
