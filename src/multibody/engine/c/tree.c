@@ -3,7 +3,7 @@
  * A = J W J^T + CFM/h is block-sparse, one block per joint, and joints couple only through a
  * shared body.  If the joints form a forest over the bodies (the static world couples nothing),
  * eliminating each body's joints after those of its subtree makes no fill-in, so a block
- * Cholesky factorization on that order costs O(joints).  Otherwise the step uses dense pivoting.
+ * LDL^T factorization on that order costs O(joints).  Otherwise the step uses dense pivoting.
  */
 #include <stdlib.h>
 #include "engine.h"
@@ -81,6 +81,7 @@ int tree_init(EngineWorld *W)
     if (nord != nj) goto done;
     int m = 0;
     for (int j = 0; j < nj; j++) { W->trows[j] = joint_base_rows((int)W->jint[(size_t)j * JI_SIZE]); W->tstart[j] = m; m += W->trows[j]; }
+    for (int j = 0; j < nj; j++) if (W->trows[j] < 3 || W->trows[j] > 6) goto done;   /* the kernels' sizes */
     for (int i = 0; i < nj; i++) W->tpos[W->torder[i]] = i;
     /* later neighbours of each joint: joints sharing a body, eliminated after it */
     int total = 0;
@@ -115,23 +116,51 @@ fail:
     return -1;
 }
 
-/* A block between rows of joints j and k: sum over their shared bodies of J_a W J_c^T.  All rows
- * of a joint act on the same two bodies, so which sides meet is decided once per block. */
-static void block(const EngineWorld *W, int j, int k, double *out)
+/* The kernels below take the joint's row count n as a compile-time constant (one copy per joint
+ * type's 3, 4, 5 or 6 rows, chosen by dispatch()), so their inner loops unroll; only the lower
+ * triangle of each diagonal block is formed, factored and read. */
+#define KERNEL static inline __attribute__((always_inline))
+#define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
+        case 5: call(5); break; default: call(6); } } while (0)
+
+static inline double dot6(const double *a, const double *b)
 {
-    int mj = W->trows[j], mk = W->trows[k];
-    const Row *rj = W->rows + W->tstart[j], *rk = W->rows + W->tstart[k];
-    int bj[2] = {rj->b1, rj->b2}, bk[2] = {rk->b1, rk->b2};
-    memset(out, 0, sizeof(double) * (size_t)(mj * mk));
-    for (int sj = 0; sj < 2; sj++) for (int sk = 0; sk < 2; sk++) {
-        if (bj[sj] < 0 || bj[sj] != bk[sk]) continue;
-        for (int a = 0; a < mj; a++) {
-            const double *Ja = sj ? rj[a].J2 : rj[a].J1;
-            for (int c = 0; c < mk; c++) {
-                const double *iMJ = W->iMJ + 12 * (size_t)(W->tstart[k] + c) + 6 * sk;
-                out[a * mk + c] += Ja[0] * iMJ[0] + Ja[1] * iMJ[1] + Ja[2] * iMJ[2] + Ja[3] * iMJ[3] + Ja[4] * iMJ[4] + Ja[5] * iMJ[5];
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* Joint j's diagonal block A_jj = sum over its bodies of J W J^T (+ CFM/h), lower triangle, and
+ * the blocks A_kj (m_k x n) with its later neighbours k: all rows of a joint act on the same two
+ * bodies, so which sides meet is decided once per block. */
+KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
+{
+    const Row *rj = W->rows + W->tstart[j];
+    const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
+    double *D = W->tdiag + 36 * (size_t)j;
+    int b1 = rj->b1, b2 = rj->b2;
+    for (int a = 0; a < n; a++) for (int c = 0; c <= a; c++) {
+        double s = a == c ? cfmh[a] : 0.0;
+        if (b1 >= 0) s += dot6(rj[a].J1, Mj + 12 * c);
+        if (b2 >= 0) s += dot6(rj[a].J2, Mj + 12 * c + 6);
+        D[a * n + c] = s;
+    }
+    for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
+        int k = W->nbr_list[e], mk = W->trows[k];
+        const Row *rk = W->rows + W->tstart[k];
+        double *B = W->nbr_block + 36 * (size_t)e;
+        int first = 1;
+        for (int sk = 0; sk < 2; sk++) for (int sj = 0; sj < 2; sj++) {
+            int bk = sk ? rk->b2 : rk->b1, bj = sj ? b2 : b1;
+            if (bk < 0 || bk != bj) continue;
+            for (int r = 0; r < mk; r++) {
+                const double *Jr = sk ? rk[r].J2 : rk[r].J1;
+                for (int c = 0; c < n; c++) {
+                    double v = dot6(Jr, Mj + 12 * c + 6 * sj);
+                    B[r * n + c] = first ? v : B[r * n + c] + v;
+                }
             }
+            first = 0;
         }
+        if (first) memset(B, 0, sizeof(double) * (size_t)(mk * n));
     }
 }
 
@@ -141,92 +170,134 @@ static double *lower_block(EngineWorld *W, int j, int k)
     return NULL;
 }
 
-int tree_solve(EngineWorld *W)
+/* Eliminate joint j as A = L D L^T with unit lower L (no square roots on the chain of pivots):
+ * A_jj = L_jj D_j L_jj^T, then for its later neighbours B_k = A_kj L_jj^-T, A_kl -= B_k D_j^-1 B_l^T,
+ * and L_kj = B_k D_j^-1 is stored.  0, or nonzero for a pivot that is not positive or a fill-in
+ * (not a tree after all). */
+KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 {
-    int nj = W->nj;
-    /* assemble */
-    for (int j = 0; j < nj; j++) {
-        double *D = W->tdiag + 36 * (size_t)j, tmp[36];
-        block(W, j, j, D);
-        for (int a = 0; a < W->trows[j]; a++) D[a * W->trows[j] + a] += W->cfmh[W->tstart[j] + a];
-        for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-            int k = W->nbr_list[e];
-            block(W, k, j, tmp);
-            memcpy(W->nbr_block + 36 * (size_t)e, tmp, sizeof(double) * (size_t)(W->trows[k] * W->trows[j]));
+    double *L = W->tdiag + 36 * (size_t)j;
+    double *inv = W->tvec + W->tree_m + 6 * (size_t)j;   /* D_j^-1 */
+    for (int a = 0; a < n; a++) {
+        double t[6];                                      /* L[a][q] d[q] */
+        for (int c = 0; c < a; c++) {
+            double s = L[a * n + c];
+            for (int q = 0; q < c; q++) s -= t[q] * L[c * n + q];
+            t[c] = s;
+            L[a * n + c] = s * inv[c];
+        }
+        double s = L[a * n + a];
+        for (int q = 0; q < a; q++) s -= t[q] * L[a * n + q];
+        if (!(s > 1e-11 * fabs(L[a * n + a]) + 1e-300)) return 1;
+        inv[a] = 1.0 / s; L[a * n + a] = 1.0;
+    }
+    int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
+    for (int e = e0; e < e1; e++) {                       /* B_k = A_kj L_jj^-T */
+        int mk = W->trows[W->nbr_list[e]];
+        double *restrict B = W->nbr_block + 36 * (size_t)e;
+        for (int r = 0; r < mk; r++) {
+            double *restrict Br = B + r * n;
+            for (int c = 1; c < n; c++) {
+                double s = Br[c];
+                for (int q = 0; q < c; q++) s -= Br[q] * L[c * n + q];
+                Br[c] = s;
+            }
         }
     }
-    /* factor in elimination order: D_j = L_jj L_jj^T, L_kj = A_kj L_jj^-T, A_kl -= L_kj L_lj^T */
-    for (int i = 0; i < nj; i++) {
-        int j = W->torder[i], mj = W->trows[j];
-        double *L = W->tdiag + 36 * (size_t)j;
-        double *inv = W->tvec + W->tree_m + 6 * (size_t)j;   /* reciprocals of L's diagonal */
-        for (int a = 0; a < mj; a++) {
-            for (int c = 0; c <= a; c++) {
-                double s = L[a * mj + c];
-                for (int q = 0; q < c; q++) s -= L[a * mj + q] * L[c * mj + q];
-                if (a == c) { if (!(s > 1e-11 * fabs(L[a * mj + a]) + 1e-300)) return 1; L[a * mj + a] = sqrt(s); inv[a] = 1.0 / L[a * mj + a]; }
-                else L[a * mj + c] = s * inv[c];
-            }
-        }
-        for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-            int k = W->nbr_list[e], mk = W->trows[k];
-            double *restrict B = W->nbr_block + 36 * (size_t)e;
-            for (int r = 0; r < mk; r++) {
-                double *restrict Br = B + r * mj;
-                for (int c = 0; c < mj; c++) {
-                    double s = Br[c];
-                    for (int q = 0; q < c; q++) s -= Br[q] * L[c * mj + q];
-                    Br[c] = s * inv[c];
+    for (int e = e0; e < e1; e++) {
+        int k = W->nbr_list[e], mk = W->trows[k];
+        const double *Bk = W->nbr_block + 36 * (size_t)e;
+        for (int f = e0; f < e1; f++) {
+            int l = W->nbr_list[f], ml = W->trows[l];
+            if (W->tpos[l] < W->tpos[k]) continue;
+            const double *Bl = W->nbr_block + 36 * (size_t)f;
+            if (l == k) {                                   /* diagonal block: lower triangle */
+                double *T = W->tdiag + 36 * (size_t)k;
+                for (int r = 0; r < mk; r++) {
+                    double Bi[6];
+                    for (int q = 0; q < n; q++) Bi[q] = Bk[r * n + q] * inv[q];
+                    for (int c = 0; c <= r; c++) {
+                        double s = 0;
+                        for (int q = 0; q < n; q++) s += Bi[q] * Bk[c * n + q];
+                        T[r * mk + c] -= s;
+                    }
                 }
+                continue;
             }
-        }
-        for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-            int k = W->nbr_list[e], mk = W->trows[k];
-            const double *Bk = W->nbr_block + 36 * (size_t)e;
-            for (int f = W->nbr_start[j]; f < W->nbr_start[j + 1]; f++) {
-                int l = W->nbr_list[f], ml = W->trows[l];
-                if (W->tpos[l] < W->tpos[k]) continue;
-                const double *Bl = W->nbr_block + 36 * (size_t)f;
-                double *T = l == k ? W->tdiag + 36 * (size_t)k : lower_block(W, k, l);
-                if (!T) return 2;                               /* would fill in: not a tree after all */
-                for (int r = 0; r < ml; r++) for (int c = 0; c < mk; c++) {   /* T (ml x mk) -= Bl Bk^T */
+            double *T = lower_block(W, k, l);
+            if (!T) return 2;
+            for (int r = 0; r < ml; r++) {                  /* T (ml x mk) -= Bl D^-1 Bk^T */
+                double Bi[6];
+                for (int q = 0; q < n; q++) Bi[q] = Bl[r * n + q] * inv[q];
+                for (int c = 0; c < mk; c++) {
                     double s = 0;
-                    for (int q = 0; q < mj; q++) s += Bl[r * mj + q] * Bk[c * mj + q];
+                    for (int q = 0; q < n; q++) s += Bi[q] * Bk[c * n + q];
                     T[r * mk + c] -= s;
                 }
             }
         }
     }
-    /* forward: y_j = L_jj^-1 (b_j - ...), pushing L_kj y_j into later blocks */
-    double *y = W->tvec;
-    memcpy(y, W->b, sizeof(double) * (size_t)W->tree_m);
+    for (int e = e0; e < e1; e++) {                       /* L_kj = B_k D_j^-1 */
+        int mk = W->trows[W->nbr_list[e]];
+        double *B = W->nbr_block + 36 * (size_t)e;
+        for (int r = 0; r < mk; r++) for (int q = 0; q < n; q++) B[r * n + q] *= inv[q];
+    }
+    return 0;
+}
+
+/* forward: y_j = L_jj^-1 (b_j - ...), pushing L_kj y_j into later blocks; then y_j <- D_j^-1 y_j */
+KERNEL void forward_joint(EngineWorld *W, int j, const int n)
+{
+    const double *L = W->tdiag + 36 * (size_t)j, *inv = W->tvec + W->tree_m + 6 * (size_t)j;
+    double *y = W->tvec, *yj = y + W->tstart[j];
+    for (int a = 1; a < n; a++) { double s = yj[a]; for (int q = 0; q < a; q++) s -= L[a * n + q] * yj[q]; yj[a] = s; }
+    for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
+        int k = W->nbr_list[e], mk = W->trows[k];
+        const double *B = W->nbr_block + 36 * (size_t)e;
+        double *yk = y + W->tstart[k];
+        for (int r = 0; r < mk; r++) { double s = 0; for (int q = 0; q < n; q++) s += B[r * n + q] * yj[q]; yk[r] -= s; }
+    }
+    for (int a = 0; a < n; a++) yj[a] *= inv[a];
+}
+
+/* backward: x_j = L_jj^-T (y_j - sum_k L_kj^T x_k) */
+KERNEL void backward_joint(EngineWorld *W, int j, const int n)
+{
+    const double *L = W->tdiag + 36 * (size_t)j;
+    double *y = W->tvec, *xj = y + W->tstart[j];
+    for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
+        int k = W->nbr_list[e], mk = W->trows[k];
+        const double *B = W->nbr_block + 36 * (size_t)e, *xk = y + W->tstart[k];
+        for (int r = 0; r < mk; r++) for (int q = 0; q < n; q++) xj[q] -= B[r * n + q] * xk[r];
+    }
+    for (int a = n - 2; a >= 0; a--) { double s = xj[a]; for (int q = a + 1; q < n; q++) s -= L[q * n + a] * xj[q]; xj[a] = s; }
+}
+
+int tree_solve(EngineWorld *W)
+{
+    int nj = W->nj, err = 0;
+    for (int j = 0; j < nj; j++) {
+#define ASSEMBLE(n) assemble_joint(W, j, n)
+        dispatch(W->trows[j], ASSEMBLE);
+    }
+    for (int i = 0; i < nj && !err; i++) {
+        int j = W->torder[i];
+#define ELIMINATE(n) err = eliminate_joint(W, j, n)
+        dispatch(W->trows[j], ELIMINATE);
+    }
+    if (err) return err;
+    memcpy(W->tvec, W->b, sizeof(double) * (size_t)W->tree_m);
     for (int i = 0; i < nj; i++) {
-        int j = W->torder[i], mj = W->trows[j];
-        const double *L = W->tdiag + 36 * (size_t)j;
-        double *yj = y + W->tstart[j];
-        const double *inv = W->tvec + W->tree_m + 6 * (size_t)j;
-        for (int a = 0; a < mj; a++) { double s = yj[a]; for (int q = 0; q < a; q++) s -= L[a * mj + q] * yj[q]; yj[a] = s * inv[a]; }
-        for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-            int k = W->nbr_list[e], mk = W->trows[k];
-            const double *B = W->nbr_block + 36 * (size_t)e;
-            double *yk = y + W->tstart[k];
-            for (int r = 0; r < mk; r++) { double s = 0; for (int q = 0; q < mj; q++) s += B[r * mj + q] * yj[q]; yk[r] -= s; }
-        }
+        int j = W->torder[i];
+#define FORWARD(n) forward_joint(W, j, n)
+        dispatch(W->trows[j], FORWARD);
     }
-    /* backward: x_j = L_jj^-T (y_j - sum_k L_kj^T x_k) */
     for (int i = nj - 1; i >= 0; i--) {
-        int j = W->torder[i], mj = W->trows[j];
-        const double *L = W->tdiag + 36 * (size_t)j;
-        double *xj = y + W->tstart[j];
-        for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-            int k = W->nbr_list[e], mk = W->trows[k];
-            const double *B = W->nbr_block + 36 * (size_t)e, *xk = y + W->tstart[k];
-            for (int q = 0; q < mj; q++) { double s = 0; for (int r = 0; r < mk; r++) s += B[r * mj + q] * xk[r]; xj[q] -= s; }
-        }
-        const double *inv = W->tvec + W->tree_m + 6 * (size_t)j;
-        for (int a = mj - 1; a >= 0; a--) { double s = xj[a]; for (int q = a + 1; q < mj; q++) s -= L[q * mj + a] * xj[q]; xj[a] = s * inv[a]; }
+        int j = W->torder[i];
+#define BACKWARD(n) backward_joint(W, j, n)
+        dispatch(W->trows[j], BACKWARD);
     }
-    memcpy(W->lambda, y, sizeof(double) * (size_t)W->tree_m);
+    memcpy(W->lambda, W->tvec, sizeof(double) * (size_t)W->tree_m);
     for (int i = 0; i < W->tree_m; i++) if (!isfinite(W->lambda[i])) return 3;
     return 0;
 }
