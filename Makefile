@@ -5,12 +5,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-CORE_SRC := $(wildcard src/multibody/core/*.c src/multibody/core/*.h) setup.py
+CORE_SRC := $(wildcard src/multibody/core/*.c src/multibody/core/*.h src/multibody/engine/c/*.c src/multibody/engine/c/*.h) setup.py
 CORE     := src/multibody/core/.built
 
 # Numeric tests and the URDF fuzz, run under AddressSanitizer + UndefinedBehaviorSanitizer.
 ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_bad_input.py \
-              tests/test_floating.py tests/test_kinematics.py tests/test_sparse.py tests/test_urdf_errors.py
+              tests/test_floating.py tests/test_kinematics.py tests/test_sparse.py tests/test_urdf_errors.py \
+              tests/test_engine.py tests/test_engine_bad_input.py tests/test_engine_collision.py
 
 .PHONY: demo test test-fast test-asan bench core clean
 
@@ -22,7 +23,7 @@ $(STAMP): pyproject.toml setup.py
 
 # the C core, built in place (portable flags; MULTIBODY_NATIVE=1 for -march=native)
 $(CORE): $(STAMP) $(CORE_SRC)
-	rm -f src/multibody/core/_core*.so
+	rm -f src/multibody/core/_core*.so src/multibody/engine/_engine*.so
 	$(PY) setup.py -q build_ext --inplace --force
 	touch $(CORE)
 
@@ -40,12 +41,12 @@ test-fast: $(CORE)
 # Sanitized build: libasan must be loaded before the interpreter; CPython's own allocations are
 # not leak-checked (detect_leaks=0).  Afterwards the portable build is restored.
 test-asan: $(STAMP)
-	rm -f $(CORE) src/multibody/core/_core*.so
+	rm -f $(CORE) src/multibody/core/_core*.so src/multibody/engine/_engine*.so
 	MULTIBODY_SANITIZE=1 $(PY) setup.py -q build_ext --inplace --force
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  $(PY) -m pytest -q -p no:cacheprovider $(ASAN_TESTS)
-	rm -f src/multibody/core/_core*.so
+	rm -f src/multibody/core/_core*.so src/multibody/engine/_engine*.so
 	$(MAKE) core
 
 bench: $(CORE)
@@ -53,4 +54,4 @@ bench: $(CORE)
 	$(PY) -m multibody.bench.urdf
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info src/multibody/core/_core*.so $(CORE)
+	rm -rf $(VENV) build src/*.egg-info src/multibody/core/_core*.so src/multibody/engine/_engine*.so $(CORE)

@@ -30,15 +30,17 @@ def c_flags():
     return compile_args, link_args + ["-lm"]
 
 
-def c_extension(name, sources):
+def c_extension(name, sources, include_dirs=()):
     """One extension module with the shared flags and NumPy's headers."""
     compile_args, link_args = c_flags()
-    return Extension(name, sources=sorted(sources), include_dirs=[numpy.get_include()],
+    return Extension(name, sources=sorted(sources), include_dirs=[numpy.get_include(), *include_dirs],
                      extra_compile_args=compile_args, extra_link_args=link_args)
 
 
 EXTENSIONS = [
     c_extension("multibody.core._core", glob("src/multibody/core/*.c")),
+    c_extension("multibody.engine._engine", glob("src/multibody/engine/c/*.c"),
+                include_dirs=["src/multibody/engine/c"]),
 ]
 
 setup(ext_modules=EXTENSIONS)
