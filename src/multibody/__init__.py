@@ -8,6 +8,7 @@
 """
 from . import _numba  # noqa: F401  (configures the compile cache before any kernel is defined)
 from . import models
+from . import view
 from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
                        fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
 from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
@@ -21,7 +22,7 @@ from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
 
 __all__ = [
-    "Model", "ModelBuilder", "JointType", "Frame", "Geometry", "Mimic", "models",
+    "Model", "ModelBuilder", "view", "JointType", "Frame", "Geometry", "Mimic", "models",
     "load_urdf", "URDFError", "URDFWarning",
     "fd_fb", "FDfb", "id_fb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
     "integrate", "difference",
