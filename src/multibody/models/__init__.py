@@ -5,8 +5,10 @@ flyer and Clemens joint; the OpenDE report's double pendulum in TMT form) load S
 imported on first use.
 """
 from .constructors import auto_tree, double_pendulum, floatbase, planar, scissor, singlebody, vee
+from .gfx_example import gfx_example  # noqa: E402  (the function shadows its module's name)
 
 autoTree = auto_tree  # spatial_v2 spelling
+gfxExample = gfx_example
 
 _LAZY = {
     "ra3link": "pronue", "ra3link_prismatic": "pronue", "starleth": "pronue", "support_jacobian": "pronue",
@@ -24,5 +26,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["auto_tree", "autoTree", "double_pendulum", "planar", "vee", "singlebody", "scissor", "floatbase",
+__all__ = ["auto_tree", "autoTree", "gfx_example", "gfxExample", "double_pendulum", "planar", "vee", "singlebody", "scissor", "floatbase",
            *_LAZY]
