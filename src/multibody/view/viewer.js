@@ -229,7 +229,13 @@
   }
 
   // ---------- the scene: one drawable per drawing instruction ------------------------------------
-  const meshes = DATA.meshes.map((m) => soup(f32(m.positions), u32(m.indices)));
+  function meshPositions(m) {  // 16-bit positions across the mesh's bounding box
+    const u = new Uint16Array(bytes(m.positions)), P = new Float32Array(u.length);
+    for (let k = 0; k < u.length; k++) P[k] = m.lo[k % 3] + u[k] / 65535 * m.span[k % 3];
+    return P;
+  }
+  const meshes = DATA.meshes.map((m) => soup(meshPositions(m),
+    m.index_bytes === 4 ? u32(m.indices) : new Uint16Array(bytes(m.indices))));
   const drawables = [];   // {body, local (4×4), vbo, nbo, count, color, lines}
   function addSurface(body, local, g, color) {
     if (!g.pos.length) return;
@@ -288,7 +294,7 @@
     const d = norm(cam.direction || [1, -1.6, 0.9]);
     view.yaw = Math.atan2(dot(d, ref2), dot(d, ref1));
     view.pitch = Math.asin(Math.max(-1, Math.min(1, dot(d, camUp))));
-    view.dist = 3.4 * SC.radius / (cam.zoom || 1);
+    view.dist = 3.0 * SC.radius / (cam.zoom || 1);
     view.target = (cam.locus || SC.center).slice();
     view.pan = [0, 0, 0];
   }
