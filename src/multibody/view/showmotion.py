@@ -419,6 +419,8 @@ def load_animation(path) -> Animation:
     except UnicodeDecodeError:
         raise ValueError(f"animation {path!r}: not a text file") from None
     m = _DATA_RE.search(text)
+    if m and not text.rstrip().endswith("</html>"):
+        raise ValueError(f"animation {path!r}: truncated (the page does not end with </html>)")
     if not m:
         raise ValueError(f"animation {path!r}: no showmotion data found (not a page written by "
                          "multibody.view.showmotion, or truncated)")
