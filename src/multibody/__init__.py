@@ -20,6 +20,7 @@ from .model.configuration import difference, integrate
 from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
+from .simulate import Event, EventRecord, PD, SimulationError, SimulationWarning, Trajectory, simulate
 
 __all__ = [
     "Model", "ModelBuilder", "view", "JointType", "Frame", "Geometry", "Mimic", "models",
@@ -31,4 +32,5 @@ __all__ = [
     "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",
+    "simulate", "Trajectory", "Event", "EventRecord", "PD", "SimulationError", "SimulationWarning",
 ]
