@@ -98,7 +98,6 @@ def test_animate_writes_a_page_and_a_gif(tmp_path, capsys):
 
 
 def test_trajectory_files_that_do_not_load_or_fit(tmp_path, capsys):
-    pytest.importorskip("multibody.simulate", reason="Trajectory files come with multibody.simulate")
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"PK\x03\x04 truncated")
     assert run("plot", bad, "--out", tmp_path / "plots") == 1
@@ -109,7 +108,6 @@ def test_trajectory_files_that_do_not_load_or_fit(tmp_path, capsys):
 
 
 def test_simulate_plot_animate_pipeline(tmp_path, capsys):
-    pytest.importorskip("multibody.simulate", reason="simulate comes with multibody.simulate")
     traj = tmp_path / "dp.npz"
     assert run("simulate", "double_pendulum", "--t-final", "1", "--dt", "1e-3", "--out", traj, "--quiet") == 0
     out = capsys.readouterr().out

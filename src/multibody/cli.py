@@ -123,17 +123,38 @@ def _initial_state(model, q0, qd0):
     return q, qd
 
 
-def _load_trajectory(path):
-    try:
-        from multibody.simulate import Trajectory
-    except ImportError:
-        raise CLIError("reading trajectories needs multibody.simulate, which this build lacks") from None
+def _load_trajectory(path, model=None):
+    """A Trajectory from a .npz file; with ``model``, one computed for another model is refused."""
+    from multibody.simulate import Trajectory
     if not os.path.isfile(path):
         raise CLIError(f"trajectory file {path!r} does not exist")
     try:
-        return Trajectory.load(path)
+        traj = Trajectory.load(path)
+    except ValueError as e:
+        raise CLIError(f"cannot read trajectory {path!r}: {str(e)[:200]}") from None
     except Exception as e:  # numpy/zipfile raise many types for damaged files
         raise CLIError(f"cannot read trajectory {path!r}: {type(e).__name__}: {str(e)[:160]}") from None
+    if model is not None:
+        from multibody.simulate import model_fingerprint
+        if traj.model_fingerprint and traj.model_fingerprint != model_fingerprint(model):
+            raise CLIError(f"trajectory {path!r} does not fit model {model.name!r}: it was computed for "
+                           f"{traj.model_name!r} (q has {np.asarray(traj.q).shape[1]} columns, the model nq = "
+                           f"{model.nq})")
+        if np.asarray(traj.q).shape[1] != model.nq:
+            raise CLIError(f"trajectory {path!r} does not fit model {model.name!r}: q has "
+                           f"{np.asarray(traj.q).shape[1]} columns, the model nq = {model.nq}")
+    return traj
+
+
+def _model_of(traj):
+    """The built-in model a trajectory was computed for, when its name and fingerprint say so."""
+    from multibody.simulate import model_fingerprint
+    name = traj.model_name
+    if name in _builtin_models():
+        model = load_model(name)
+        if model_fingerprint(model) == traj.model_fingerprint:
+            return model
+    return None
 
 
 def _out_dir(path):
@@ -208,8 +229,6 @@ def cmd_derive(args):
 
 def cmd_simulate(args):
     import multibody as mb
-    if not hasattr(mb, "simulate"):
-        raise CLIError("simulate: multibody.simulate is not available in this build")
     model = load_model(args.model)
     q0, qd0 = _initial_state(model, args.q0, args.qd0)
     if not (args.t_final > 0 and args.dt > 0):
@@ -227,6 +246,8 @@ def cmd_simulate(args):
     except ValueError as e:
         raise CLIError(f"simulate: {e}") from None
     wall = time.perf_counter() - t0
+    if getattr(traj, "status", "finished") == "non_finite":
+        print(f"warning: {traj.message}", file=sys.stderr)
     traj.save(out)
     E = np.asarray(traj.total_energy)
     print(f"simulated {model.name} for {args.t_final:g} s (dt = {args.dt:g}, {args.integrator}) in {wall:.2f} s: "
@@ -256,11 +277,10 @@ def _write_plots(traj, model, folder, prefix=""):
 
 
 def cmd_plot(args):
-    traj = _load_trajectory(args.trajectory)
     model = load_model(args.model) if args.model else None
-    if model is not None and np.asarray(traj.q).shape[1] != model.nq:
-        raise CLIError(f"trajectory {args.trajectory!r} does not fit model {model.name!r}: q has "
-                       f"{np.asarray(traj.q).shape[1]} columns, the model nq = {model.nq}")
+    traj = _load_trajectory(args.trajectory, model)
+    if model is None:
+        model = _model_of(traj)
     folder = _out_dir(args.out)
     try:
         for p in _write_plots(traj, model, folder):
@@ -273,10 +293,7 @@ def cmd_plot(args):
 def cmd_animate(args):
     from .view import export_video, showmotion
     model = load_model(args.model)
-    traj = _load_trajectory(args.trajectory) if args.trajectory else None
-    if traj is not None and np.asarray(traj.q).shape[1] != model.nq:
-        raise CLIError(f"trajectory {args.trajectory!r} does not fit model {model.name!r}: q has "
-                       f"{np.asarray(traj.q).shape[1]} columns, the model nq = {model.nq}")
+    traj = _load_trajectory(args.trajectory, model) if args.trajectory else None
     try:
         if args.out.lower().endswith((".mp4", ".gif")):
             path = export_video(model, traj, out=args.out, fps=args.fps, title=args.title, progress=not args.quiet)
@@ -356,20 +373,16 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
                   f"q̈) returns τ to {np.abs(mb.rnea(model, q0, qd, qdd_ab)).max():.1e}")
         # simulate, plot, animate
         tf = min(t_final, 2.0) if quick else t_final
-        if hasattr(mb, "simulate"):
-            t0 = time.perf_counter()
-            traj = mb.simulate(model, q0, qd0, tf, dt=1e-3, integrator="rk4", progress=False)
-            E = np.asarray(traj.total_energy)
-            print(f"\nsimulated {tf:g} s with RK4, dt = 1 ms ({len(traj.t)} samples) in "
-                  f"{time.perf_counter() - t0:.2f} s; energy drift max |E(t) − E(0)| = "
-                  f"{np.abs(E - E[0]).max():.3e} J of E(0) = {E[0]:.6g} J")
-            path = os.path.join(folder, f"{name}_trajectory.npz")
-            traj.save(path)
-            written.append(os.path.abspath(path))
-            written += _write_plots(traj, model, folder, prefix=f"{name}_")
-        else:
-            traj = None
-            print("\n(simulation not available in this build: the animation shows the default motion)")
+        t0 = time.perf_counter()
+        traj = mb.simulate(model, q0, qd0, tf, dt=1e-3, integrator="rk4", progress=False)
+        E = np.asarray(traj.total_energy)
+        print(f"\nsimulated {tf:g} s with RK4, dt = 1 ms ({len(traj.t)} samples) in "
+              f"{time.perf_counter() - t0:.2f} s; energy drift max |E(t) − E(0)| = "
+              f"{np.abs(E - E[0]).max():.3e} J of E(0) = {E[0]:.6g} J")
+        path = os.path.join(folder, f"{name}_trajectory.npz")
+        traj.save(path)
+        written.append(os.path.abspath(path))
+        written += _write_plots(traj, model, folder, prefix=f"{name}_")
         written.append(showmotion(model, traj, out=os.path.join(folder, f"{name}.html"),
                                   title=f"{model.name} — multibody demo", author="multibody demo",
                                   description=f"{model.name} from q0 = {np.round(q0, 4).tolist()}, RK4, dt = 1 ms"))
@@ -415,7 +428,7 @@ def build_parser():
     p.add_argument("model", metavar="MODEL")
     p.add_argument("--t-final", type=float, default=5.0, help="seconds to simulate (default 5)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3)")
-    p.add_argument("--integrator", default="rk4", help="rk4 (default), euler, semi_implicit_euler, or an adaptive one")
+    p.add_argument("--integrator", default="rk4", help="rk4 (default), euler, semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
     p.add_argument("--q0", help="initial q, comma-separated (default: the model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
