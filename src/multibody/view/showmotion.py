@@ -91,7 +91,7 @@ def default_motion(model: Model, samples_per_second: int = 30):
     -------
     >>> import multibody as mb
     >>> t, q = default_motion(mb.models.planar(2), samples_per_second=4)
-    >>> t[-1], q[2].tolist(), q[6].tolist()
+    >>> float(t[-1]), q[2].tolist(), q[6].tolist()
     (2.0, [1.0, 0.0], [0.0, 1.0])
     """
     from ..model.configuration import integrate
@@ -326,7 +326,7 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
     >>> path = showmotion(mb.models.double_pendulum(), out=os.path.join(tempfile.mkdtemp(), "dp.html"),
     ...                   title="double pendulum", author="me")
     >>> anim = load_animation(path)
-    >>> anim.title, anim.default, anim.t[-1], anim.q.shape
+    >>> anim.title, anim.default, float(anim.t[-1]), anim.q.shape
     ('double pendulum', True, 2.0, (61, 2))
     """
     if isinstance(model, Animation):
