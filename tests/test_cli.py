@@ -107,6 +107,7 @@ def test_trajectory_files_that_do_not_load_or_fit(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_simulate_plot_animate_pipeline(tmp_path, capsys):
     traj = tmp_path / "dp.npz"
     assert run("simulate", "double_pendulum", "--t-final", "1", "--dt", "1e-3", "--out", traj, "--quiet") == 0
@@ -148,6 +149,7 @@ def test_bench_forwards_its_own_options(capsys):
     assert "--batch" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_debug_shows_the_traceback():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "src"),
                                                        os.environ.get("PYTHONPATH", "")]))

@@ -22,6 +22,7 @@ def test_docstring_examples(name):
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
 
 
+@pytest.mark.slow
 def test_demo_reproduces_the_reports_double_pendulum(tmp_path):
     folder = tmp_path / "out"
     out = subprocess.run([sys.executable, "-m", "multibody", "demo", "--out", str(folder)], capture_output=True,

@@ -32,6 +32,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shuti
 # Chromium is a test dependency (.ci/run installs Debian's package): without it this file fails, never skips.
 assert CHROMIUM, "headless Chromium not found: apt-get install -y chromium (see .ci/run)"
 
+# each test drives a real browser (SwiftShader WebGL): tens of seconds on a loaded machine
+pytestmark = pytest.mark.slow
+
 ARTIFACTS = os.environ.get("MULTIBODY_ARTIFACTS") or os.path.join(os.path.dirname(__file__), "artifacts")
 
 
