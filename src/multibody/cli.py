@@ -39,22 +39,13 @@ class CLIError(Exception):
 
 # ---- models by name ------------------------------------------------------------------------------
 
-def _ra3link_model():
-    """proNEu RA3Link (manual §3.1) as a numeric Model with the manual's default values (paramDef):
-    l = 1, s = 0.5, m = 1, Θ = diag(1, 1, 1) for every link, g = 9.81; joints about z, x, y."""
-    import multibody as mb
-    b = mb.ModelBuilder("ra3link", gravity=(0.0, 0.0, -9.81))
-    for k, (code, parent) in enumerate((("Rz", None), ("Rx", "link1"), ("Ry", "link2"))):
-        b.add_body(f"link{k + 1}", parent, code, mass=1.0, com=[0, 0, 0.5], inertia=np.eye(3),
-                   joint_translation=[0, 0, 1.0 if k else 0.0], joint_name=f"q{k + 1}")
-    return b.build()
-
-
 def _builtin_models():
+    """name → (constructor of a Model or Mechanism, one line of description)."""
     import multibody as mb
     M = mb.models
     return {
         "double_pendulum": (lambda: M.double_pendulum(), "the OpenDE report's double pendulum (default)"),
+        "single_pendulum": (lambda: M.single_pendulum(), "the OpenDE report's (colliding) single pendulum"),
         "planar": (lambda n=2: M.planar(n), "spatial_v2 planar(n): n unit rods (planar:N, default 2)"),
         "auto_tree": (lambda n=7: M.auto_tree(n, bf=2, skew=np.pi / 4, taper=0.95),
                       "spatial_v2 autoTree(n, 2, π/4, 0.95) (auto_tree:N, default 7)"),
@@ -63,15 +54,17 @@ def _builtin_models():
         "scissor": (lambda: M.scissor(), "spatial_v2 scissor: two strips joined at their middles"),
         "gfx_example": (lambda: M.gfx_example(), "spatial_v2 gfxExample: every drawing instruction"),
         "gfx_example_tracking": (lambda: M.gfx_example(tracking=True), "gfxExample with the tracking camera"),
-        "ra3link": (_ra3link_model, "proNEu RA3Link arm with the manual's default values"),
+        "ra3link": (lambda: M.ra3link(), "proNEu RA3Link arm (manual §3.1)"),
+        "ra3link_prismatic": (lambda: M.ra3link_prismatic(), "proNEu RA3LinkPrismatic arm (manual §3.2)"),
+        "starleth": (lambda: M.starleth(), "proNEu StarlETH quadruped, Euler-angle base (manual §3.3)"),
+        "biped_upper_body": (lambda: M.biped_upper_body(), "TMT paper's passive biped with upper body (tree part)"),
+        "flapping_flyer": (lambda: M.flapping_flyer(), "TMT paper's flapping flyer (tree part)"),
+        "clemens_joint": (lambda: M.clemens_joint(), "TMT paper's Clemens joint, 3-RSR (tree part)"),
     }
 
 
-_PNE_SYSTEMS = {"ra3link": "ra3link", "ra3link_prismatic": "ra3link_prismatic", "starleth": "starleth"}
-
-
-def load_model(spec: str):
-    """A Model from a built-in name (optionally ``name:N``) or a URDF path."""
+def load_source(spec: str):
+    """A Model or Mechanism from a built-in name (optionally ``name:N``) or a URDF path."""
     import multibody as mb
     if spec.lower().endswith((".urdf", ".xml")) or os.path.sep in spec or os.path.exists(spec):
         if not os.path.isfile(spec):
@@ -83,7 +76,7 @@ def load_model(spec: str):
     name, _, arg = spec.partition(":")
     models = _builtin_models()
     if name not in models:
-        close = difflib.get_close_matches(name, list(models) + list(_PNE_SYSTEMS), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name, list(models), n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise CLIError(f"unknown model {name!r}{hint} (choose from {', '.join(sorted(models))}, "
                        f"or give a URDF file)", EXIT_USAGE)
@@ -102,6 +95,12 @@ def load_model(spec: str):
     return make()
 
 
+def load_model(spec: str):
+    """The tree Model of a built-in name or URDF path (a Mechanism's tree part)."""
+    source = load_source(spec)
+    return getattr(source, "model", source)
+
+
 def _floats(text, n, what):
     try:
         v = np.array([float(x) for x in text.replace(",", " ").split()], dtype=float)
@@ -113,13 +112,21 @@ def _floats(text, n, what):
 
 
 def _initial_state(model, q0, qd0):
-    if q0 is None:
-        q = np.array([np.pi / 4, -np.pi / 4]) if model.name == "double_pendulum" else model.neutral()
-        if model.name == "ra3link":
-            q = np.full(3, np.pi / 4)   # the manual's qDef
-    else:
+    """--q0/--qd0, else the seed's initial state for a built-in model, else the neutral configuration."""
+    import multibody as mb
+    info = mb.models.seed_info(model)
+    if q0 is not None:
         q = _floats(q0, model.nq, "--q0")
-    qd = np.zeros(model.nv) if qd0 is None else _floats(qd0, model.nv, "--qd0")
+    elif info is not None and info.q0 is not None and len(info.q0) == model.nq:
+        q = np.array(info.q0, dtype=float)
+    else:
+        q = model.neutral()
+    if qd0 is not None:
+        qd = _floats(qd0, model.nv, "--qd0")
+    elif info is not None and info.dq0 is not None and len(info.dq0) == model.nv:
+        qd = np.array(info.dq0, dtype=float)
+    else:
+        qd = np.zeros(model.nv)
     return q, qd
 
 
@@ -176,7 +183,6 @@ def cmd_info(args):
     if args.list:
         for name, (_, doc) in sorted(_builtin_models().items()):
             print(f"  {name:<22} {doc}")
-        print("  (symbolic proNEu systems for `derive`: " + ", ".join(sorted(_PNE_SYSTEMS)) + ")")
         return 0
     if not args.model:
         raise CLIError("info: give a MODEL (or --list)", EXIT_USAGE)
@@ -200,16 +206,23 @@ def cmd_info(args):
     return 0
 
 
-def _derive_eom(spec, method, say):
+def _symbolic_source(spec):
+    """What ``derive`` reads for a model name: a built-in seed model with its parameters as symbols
+    (the seed's names), a Mechanism as it is, anything else numeric."""
     import multibody as mb
     name = spec.partition(":")[0]
-    if name in _PNE_SYSTEMS and (name != "ra3link" or method in (None, "pne")):
-        system = getattr(mb.models, _PNE_SYSTEMS[name])()
-        return system.derive(progress=say), system.name
-    from multibody.symbolic.derive import derive
-    model = load_model(spec)
+    if name in ("ra3link", "ra3link_prismatic", "starleth", "double_pendulum", "single_pendulum"):
+        return getattr(mb.models, name)(symbolic=True)
+    return load_source(spec)
+
+
+def _derive_eom(spec, method, say):
+    from multibody.symbolic import derive
+    source = _symbolic_source(spec)
+    if method is None:
+        method = "tmt" if hasattr(source, "model") else "rnea"   # a Mechanism needs TMT
     try:
-        return derive(model, method or "rnea", progress=say), model.name
+        return derive(source, method, progress=say), getattr(source, "name", spec)
     except ValueError as e:
         raise CLIError(f"derive: {e}") from None
 
@@ -222,7 +235,7 @@ def cmd_derive(args):
     if args.latex:
         print(eom.latex())
     else:
-        print(f"# {name}: M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ   (method {eom.extra.get('method', args.method or 'rnea')})")
+        print(f"# {name}: M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ   (method {eom.extra.get('method', args.method)})")
         print(eom)
     return 0
 
@@ -306,9 +319,24 @@ def cmd_animate(args):
     return 0
 
 
+def _bench_main():
+    """``main`` of the kernel benchmark (multibody/bench.py, or the bench package when it has one)."""
+    import importlib.util
+    bench = importlib.import_module("multibody.bench")
+    if hasattr(bench, "main"):
+        return bench.main
+    # a bench/ package (symbolic benchmarks) shadows the module bench.py: load the file itself
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench.py")
+    if not os.path.isfile(path):
+        raise CLIError("bench: no kernel benchmark found in this build")
+    spec = importlib.util.spec_from_file_location("multibody._bench_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
 def cmd_bench(args, rest):
-    from multibody.bench import main as bench_main
-    return bench_main(rest) or 0
+    return _bench_main()(rest) or 0
 
 
 # ---- demo: the main job -------------------------------------------------------------------------------
@@ -340,24 +368,19 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
             print(f"  {model.body_names[i]:<10} <- {parent:<10} joint {model.joint_names[i]} "
                   f"({mb.JointType(model.jtype[i]).name.lower()}, axis {model.jaxis[i]}), m = {model.mass[i]:g} kg")
         q0, qd0 = _initial_state(model, None, None)
-        # equations of motion, symbolically, checked against the compiled kernels
-        if name in _PNE_SYSTEMS:
-            eom, _ = _derive_eom(name, "pne", None)
-            print("\nproNEu (projected Newton-Euler) equations of motion, manual §3.1:")
-        elif model.nb <= 3 and all(t in (1, 2, 3) for t in model.jtype):
-            from multibody.symbolic.derive import derive
-            eom = derive(model)
-            print("\nSymbolic equations of motion (symbolic CRBA + RNEA):")
-        else:
-            eom = None
-        if eom is not None:
+        # equations of motion, symbolically (the seed's parameters as symbols), checked against CRBA
+        method = "pne" if name.startswith("ra3link") else "rnea"
+        if model.nb <= 3 and all(t in (1, 2, 3) for t in model.jtype):
+            source = _symbolic_source(name)
+            from multibody.symbolic import derive
+            eom = derive(source, method)
+            print("\nproNEu (projected Newton-Euler) equations of motion, manual §3.1:" if method == "pne" else
+                  "\nSymbolic equations of motion (symbolic CRBA + RNEA):")
             print("M(q) =", eom.M)
             b = str(eom.b.T)
             print("b(q, q̇) =", b if len(b) < 800 else f"({len(b)} characters; `multibody derive {name}` prints it)")
             print("g(q) =", eom.g.T)
-            values = {s: v for s, v in zip(eom.q, q0)}
-            if name in _PNE_SYSTEMS:
-                values.update(getattr(mb.models, _PNE_SYSTEMS[name])().param_values)
+            values = {**mb.models.parameters(source), **dict(zip(list(eom.q), q0))}
             Mq = np.array(eom.M.subs(values).evalf(), dtype=float)
             H = mb.crba(model, q0)
             print(f"  symbolic M agrees with CRBA at q0 = {q0} to {np.abs(Mq - H).max():.1e}")
@@ -419,9 +442,9 @@ def build_parser():
     p.add_argument("--list", action="store_true", help="list the built-in models")
 
     p = sub.add_parser("derive", help="symbolic equations of motion")
-    p.add_argument("model", metavar="MODEL", help="a built-in model, a URDF file, or a proNEu system "
-                                                  f"({', '.join(sorted(_PNE_SYSTEMS))})")
-    p.add_argument("--method", default=None, help="rnea (default), pne, tmt, lagrange")
+    p.add_argument("model", metavar="MODEL", help="a built-in model (seed models keep their parameters as "
+                                                  "symbols) or a URDF file")
+    p.add_argument("--method", default=None, help="rnea (default; tmt for the TMT mechanisms), pne, tmt, lagrange")
     p.add_argument("--latex", action="store_true", help="print LaTeX")
 
     p = sub.add_parser("simulate", help="integrate the motion and save the trajectory (.npz)")

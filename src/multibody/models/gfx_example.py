@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..model.model import Model
-from .constructors import planar
+from .spatial_v2 import planar
 
 __all__ = ["gfx_example", "TRIANGLE_TIP"]
 
