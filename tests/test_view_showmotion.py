@@ -164,3 +164,25 @@ def test_export_video(tmp_path, suffix):
         assert data[4:8] == b"ftyp" and len(data) > 2000
     with pytest.raises(ValueError, match=r"\.mp4 or \.gif"):
         export_video(model, out=tmp_path / "p.avi")
+
+
+def test_every_built_in_model_draws(tmp_path):
+    from multibody.cli import _builtin_models, load_model
+    from multibody.view.appearance import appearance_of
+    for name in _builtin_models():
+        model = load_model(name)
+        shapes = appearance_of(model)
+        assert shapes, name
+        anim = load_animation(showmotion(model, out=tmp_path / f"{name}.html"))
+        assert len(anim.model.geometries) == len([g for g in shapes if g.kind != "mesh"]), name
+
+
+def test_report_pendulum_boxes_have_the_models_inertia():
+    model = mb.models.double_pendulum()
+    boxes = [g for g in model.geometries if g.kind == "box"]
+    assert len(boxes) == 2
+    for g in boxes:
+        a, b, c = g.size
+        m = model.mass[g.body]
+        assert np.allclose(m / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b]), model.inertia_com[g.body])
+        assert np.allclose(g.translation, model.com[g.body])
