@@ -2,7 +2,6 @@
 temporary folder (so the files a tutorial writes land there)."""
 import os
 import re
-import runpy  # noqa: F401  (documentation: the blocks run like a script)
 
 import pytest
 
