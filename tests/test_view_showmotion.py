@@ -186,3 +186,16 @@ def test_report_pendulum_boxes_have_the_models_inertia():
         m = model.mass[g.body]
         assert np.allclose(m / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b]), model.inertia_com[g.body])
         assert np.allclose(g.translation, model.com[g.body])
+
+
+def test_mechanisms_draw_their_tree_and_symbolic_models_are_refused(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    flyer = mb.models.flapping_flyer()
+    anim = load_animation(showmotion(flyer, out=tmp_path / "flyer.html"))
+    assert anim.model.nq == flyer.model.nq
+    assert mb.view.plot_bodies(flyer).name == "3d"
+    with pytest.raises(ValueError, match="symbolic"):
+        showmotion(mb.models.double_pendulum(symbolic=True), out=tmp_path / "s.html")
+    with pytest.raises(ValueError, match="symbolic"):
+        mb.view.plot_bodies(mb.models.double_pendulum(symbolic=True))

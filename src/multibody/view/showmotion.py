@@ -337,6 +337,8 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
         title = anim.meta.get("title") if title is None else title
         author = anim.meta.get("author") if author is None else author
         description = anim.meta.get("description") if description is None else description
+    if isinstance(getattr(model, "model", None), Model):      # a Mechanism: draw its tree
+        model = model.model
     if not isinstance(model, Model):
         raise TypeError(f"model: expected a multibody.Model, got {type(model).__name__}")
     if model.is_symbolic:
