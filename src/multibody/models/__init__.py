@@ -37,7 +37,7 @@ from .opende import double_pendulum, single_pendulum
 from .pronue import ra3link, ra3link_prismatic, starleth, support_jacobian
 from .spatial_v2 import auto_tree, floatbase, planar, scissor, singlebody, vee
 from .tmt_paper import biped_upper_body, clemens_joint, flapping_flyer
-from .gfx_example import gfx_example  # noqa: E402  (the function shadows its module's name)
+from .gfx import gfx_example
 
 autoTree = auto_tree  # spatial_v2 spelling
 gfxExample = gfx_example
