@@ -9,6 +9,7 @@
 
 from . import models
 from .core import get_num_threads, set_num_threads
+from . import view
 from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
                        fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
 from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
@@ -21,10 +22,13 @@ from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
 from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
+from .simulate import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
+                       Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
+                       simulate_batch)
 
 __all__ = [
     "set_num_threads", "get_num_threads",
-    "Model", "ModelBuilder", "JointType", "Frame", "Geometry", "Mimic", "models",
+    "Model", "ModelBuilder", "view", "JointType", "Frame", "Geometry", "Mimic", "models",
     "load_urdf", "URDFError", "URDFWarning", "load_mjcf", "MJCFError", "MJCFWarning",
     "fd_fb", "FDfb", "id_fb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
     "integrate", "difference",
@@ -33,4 +37,6 @@ __all__ = [
     "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",
+    "simulate", "simulate_batch", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
+    "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
 ]

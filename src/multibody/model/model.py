@@ -34,8 +34,9 @@ class Frame:
 class Geometry:
     """A visual or collision shape fixed in a body (kept for viewers and contact)."""
     body: int
-    kind: str                    # "box" | "cylinder" | "sphere" | "capsule" | "mesh"
-    size: tuple = ()             # box: (sx, sy, sz); cylinder/capsule: (radius, length); sphere: (radius,)
+    kind: str                    # "box" | "cylinder" | "sphere" | "capsule" | "mesh" | "line" | "solid" | "tiles"
+    size: tuple = ()             # box: (sx, sy, sz); cylinder/capsule: (radius, length); sphere: (radius,);
+    #                              line: (width in pixels,); tiles: (half-width x, half-width y, tile edge)
     rotation: Any = None         # A_BG (3×3)
     translation: Any = None      # B_r_BG
     mesh: str | None = None      # resolved mesh file path
@@ -43,6 +44,8 @@ class Geometry:
     role: str = "visual"         # "visual" | "collision"
     rgba: tuple | None = None
     name: str | None = None
+    vertices: Any = None         # line: (n, 3) polyline; solid: (n, 3) vertices (geometry coordinates)
+    faces: Any = None            # solid: polygons as tuples of vertex indices (spatial_v2 vertex/face solids)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ class Model:
     friction: np.ndarray | None = None
     armature: np.ndarray | None = None   # (nv,) rotor inertia added to each dof's diagonal of M (MJCF armature)
     planar: bool = False
+    camera: Any = None   # how a viewer looks at the model (multibody.view.Camera; spatial_v2 model.camera)
 
     def __post_init__(self):
         nb = len(self.parent)
