@@ -95,3 +95,21 @@ def test_walker_bad_input():
     walker.max_stride_time = 0.5      # far shorter than a step (≈ 3.8)
     with pytest.raises(ValueError, match="no heel strike"):
         walker.stride(*walker.state([0.15, -0.3, -0.15, 0.01]))
+
+
+def test_seed_biped_with_upper_body_has_an_unstable_periodic_gait():
+    """The paper's biped with its upper body (defaults, slope 0.004) has a period-one gait, and it is
+    unstable, as the paper's figure caption says ("The cycle is unstable"): the upper body is an
+    unactuated inverted pendulum on the hip.  The guess (4 digits) was found by balancing the upper
+    body over one stride with the legs on their own gait (bisection on its initial angle and rate)."""
+    model, walker = tmt_biped()
+    guess = [0.1532, -0.3064, -0.1459, -0.1562, 0.0073, 0.2839]
+    orbit = mb.find_periodic_orbit(walker, guess, fd_step=1e-7)
+    assert orbit.residual < 1e-10
+    mult = np.sort(np.abs(orbit.multipliers))[::-1]
+    assert mult[0] > 100                      # the upper body's divergence over one stride
+    assert abs(mult[1] - 0.624) < 0.01 and abs(mult[2] - 0.624) < 0.01   # the legs' gait, as without it
+    assert not orbit.stable
+    s = walker.stride(*walker.state(orbit.x))
+    gravity_work = total_mass(model) * np.sin(0.004) * s.step_length
+    assert abs(s.impact_loss - gravity_work) < 1e-8 * gravity_work
