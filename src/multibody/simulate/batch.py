@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dynamics.aba import aba
-from ..dynamics.energy import energy
+from ..dynamics import aba
+from ..dynamics import energy
 from .controllers import PD
 from .core import _check_model, _positive, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics.crba import crba
+from ..dynamics import crba
 from .events import Event
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics.aba import aba
-from ..dynamics.crba import crba
-from ..dynamics.rnea import rnea
+from ..dynamics import aba
+from ..dynamics import crba
+from ..dynamics import rnea
 from ..model.configuration import integrate
 
 

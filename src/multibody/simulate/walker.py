@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dynamics.hybrid import hybrid_dynamics
+from ..dynamics import hybrid_dynamics
 from ..kinematics.forward import point_position, point_velocity
 from ..kinematics.jacobians import point_jacobian
 from ..model.builder import ModelBuilder
@@ -132,7 +132,7 @@ class Walker:
 
     def energy(self, q, qd):
         """Kinetic + gravitational + stored (``potential``) energy."""
-        from ..dynamics.energy import energy
+        from ..dynamics import energy
         e = energy(self.model, q, qd)
         return float(e.KE + e.PE) + (float(self.potential(q)) if self.potential is not None else 0.0)
 
@@ -183,7 +183,7 @@ class Walker:
         E0 = self.energy(q, qd)
         E_minus = self.energy(q_minus, qd_minus)
         # gravity work over the stride: −ΔPE of the continuous phase (the strike does not move q)
-        from ..dynamics.energy import energy as _en
+        from ..dynamics import energy as _en
         w_grav = float(_en(self.model, q, np.zeros_like(qd)).PE - _en(self.model, q_minus, np.zeros_like(qd)).PE)
         swing, stance = self.feet(q_minus)
         # after the swap, re-express the state with the stance foot at the origin
