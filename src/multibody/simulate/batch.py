@@ -17,6 +17,7 @@ import numpy as np
 
 from ..dynamics import aba
 from ..dynamics import energy
+from . import rollout
 from .controllers import PD
 from .core import _check_model, _positive, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
@@ -212,6 +213,10 @@ def _run_chunk(task):
     """One executor task: a chunk of initial states, vectorised or one simulate() per state."""
     kind, model, Q0, QD0, t_final, kwargs, params = task
     if kind == "vectorised":
+        plan = rollout.compiled_plan(model, kwargs["integrator"], kwargs["controller"], kwargs["f_ext"])
+        if plan is not None and rollout.USE_COMPILED:  # every run in C, on all threads
+            return rollout.batch_compiled(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
+                                          kwargs["record_every"])
         return run_vectorised(model, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
                               kwargs["controller"], kwargs["f_ext"], kwargs["record_every"])
     runs = []
