@@ -18,7 +18,7 @@ import numpy as np
 from ..dynamics import aba
 from ..dynamics import energy
 from . import rollout
-from .controllers import PD
+from .controllers import PD, TorqueTable
 from .core import _check_model, _positive, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import Trajectory, model_fingerprint
@@ -102,7 +102,7 @@ class _BatchSystem:
     def __init__(self, model, controller, f_ext):
         self.model = model
         self.nq, self.nv = model.nq, model.nv
-        if isinstance(controller, PD):
+        if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
         self.controller = controller
         self.f_ext = f_ext

@@ -25,7 +25,7 @@ from ..dynamics import aba
 from ..dynamics import energy
 from ..model.model import Model
 from . import rollout
-from .controllers import PD
+from .controllers import PD, TorqueTable
 from .events import Event, EventMonitor, check_events
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -98,7 +98,7 @@ class System:
         self.model = model
         nv, nb = model.nv, model.nb
         self.controller = controller
-        if isinstance(controller, PD):
+        if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
         elif controller is not None and not callable(controller):
             raise TypeError(f"controller: expected None, an mb.PD or a callable (t, q, qd) -> tau, "

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..core import _core
-from .controllers import PD
+from .controllers import PD, TorqueTable
 
 #: False sends every run through the Python loop (the tests compare the two paths).
 USE_COMPILED = True
@@ -62,6 +62,16 @@ def compiled_plan(model, integrator, controller, f_ext, events=(), constraints=N
     elif type(controller) is PD:
         ctrl = _pd_tables(model, controller)
         if ctrl is None:
+            return None
+        period = controller.period or 0.0
+    elif type(controller) is TorqueTable:
+        controller.bind(model)
+        M, nv = len(controller.times), model.nv
+        zero = np.zeros(nv)
+        ctrl = (zero, zero.copy(), np.ascontiguousarray(controller.times),
+                np.ascontiguousarray(np.broadcast_to(model.neutral(), (M, model.nq))), np.zeros((M, nv)),
+                np.ascontiguousarray(controller.tau))
+        if model.nq != model.nv or not all(int(j) in (0, 1, 2, 3) for j in model.jtype):
             return None
         period = controller.period or 0.0
     else:
