@@ -7,6 +7,7 @@ import pytest
 import sympy as sp
 
 import multibody as mb
+from multibody.simulate.trajectory import model_fingerprint
 from multibody.simulate.walker import tmt_biped
 
 
@@ -39,21 +40,18 @@ def test_rk4_on_quaternions_is_fourth_order():
 
 # ---- impacts ---------------------------------------------------------------------------------------
 def test_impact_map_matches_the_tmt_papers_symbolic_eq9():
-    """Heel strike of the TMT biped: our impact_map on the Model vs TMTSystem.impact (eq. 9)."""
+    """Heel strike of the TMT biped: our impact_map on the Model vs the symbolic TMT eq. 9."""
     model, walker = tmt_biped()
-    system = mb.models.biped_upper_body()
-    vals = {str(k): v for k, v in system.values.items()}
-    assert vals["gamma"] == 0.004 and vals["m_b"] == 1000.0
+    mech = mb.models.biped_upper_body()
+    assert model_fingerprint(model) == model_fingerprint(mech.model)
+    system = mech.tmt_system()
     rng = np.random.default_rng(3)
     for _ in range(3):
-        q123 = np.array([0.2, -0.4, -0.1]) + 0.05 * rng.normal(size=3)
-        u123 = rng.normal(size=3)
-        q = np.concatenate([[0.3, 0.0], q123])
-        qd = np.concatenate([[0.0, 0.0], u123])
+        q = np.concatenate([[0.3, 0.0], np.array([0.2, -0.4, -0.1]) + 0.05 * rng.normal(size=3)])
+        qd = np.concatenate([[0.0, 0.0], rng.normal(size=3)])
         ours = mb.impact_map(model, q, qd, walker.contact_jacobian(q), restitution=0.0)
-        theirs, _, _ = system.impact(q=np.concatenate([q123, [0.3, 0.0]]),
-                                     dq_minus=np.concatenate([u123, [0.0, 0.0]]), E=0.0, active_constraints=[])
-        assert np.allclose(ours, np.concatenate([theirs[3:], theirs[:3]]), atol=1e-10)
+        theirs, _, _ = system.impact(q=q, dq_minus=qd, E=0.0, active_constraints=[])
+        assert np.allclose(ours, theirs, atol=1e-10)
         # plastic, no slip: the striking foot stops
         assert np.allclose(walker.contact_jacobian(q) @ ours, 0.0, atol=1e-12)
 
@@ -78,9 +76,7 @@ def test_impact_map_restitution_and_momentum():
 
 
 def test_joint_wall_is_the_reports_colliding_pendulum():
-    b = mb.ModelBuilder("colliding_pendulum", gravity=(0, 0, -9.81))
-    b.add_body("link", None, "Rx", mass=1.0, com=[0, 0.5, 0], inertia=np.diag([1.01, 0.02, 1.01]) / 12)
-    model = b.build()
+    model = mb.models.single_pendulum()
     wall = mb.joint_wall(model, 0, -np.pi / 2, side="lower", restitution=1.0)
     manual = mb.Event(lambda t, q, qd: q[0] + np.pi / 2, direction=-1, reset=lambda t, q, qd: (q, -qd))
     a = mb.simulate(model, [0.0], [0.0], 1.2, events=[wall], integrator="dop853")

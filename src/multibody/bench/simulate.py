@@ -1,174 +1,191 @@
 """``python -m multibody.bench.simulate``: the OpenDE report's double pendulum, ours against MuJoCo.
 
-One run prints, measured in the same process on the same machine:
+One run measures, on the same machine and in the same process:
 
-1. **single run** — the report's double pendulum (section 5.6: q0 = [π/4, −π/4], at rest) for
-   10 s at 1 ms: ``mb.simulate`` with the compiled loop (core/rollout.c) for RK4, explicit and
-   semi-implicit Euler, the Python loop for reference, and MuJoCo's RK4 and Euler (MuJoCo's
-   "Euler" is semi-implicit) through ``mujoco.rollout`` on a twin model with the same masses,
-   inertias and hinge joints.  Wall time (best of ``--repeat``) and the relative energy drift
-   max|E − E0| / max(|E0|, max KE) (``Trajectory.energy_drift``), energies of both computed by
-   ``mb.energy`` from the recorded states, so the measure is the same;
-2. **batch** — ``--batch`` initial states near the report's (seeded random), one
-   ``mb.simulate_batch`` call against one ``mujoco.rollout`` call over the same states (both
-   on all CPUs, every step recorded), ``--batch-seconds`` of simulated time each.
+1. **single trajectory** — the report's double pendulum (two 1 kg boxes 1 × 0.1 × 0.1 m, hinges,
+   q0 = [π/4, −π/4], section 5.1) for 10 s at 1 ms: our RK4, Euler and semi-implicit Euler
+   (``mb.simulate``) against MuJoCo's RK4 and Euler (the same masses, inertias and hinge joints,
+   ``mujoco.rollout``): time and energy drift (max |E(t) − E(0)| / |E(0)|, E from ``mb.energy``
+   for both, so the measure is the same);
+2. **batch** — N simulations from perturbed initial states in one ``mb.simulate_batch`` call
+   against one ``mujoco.rollout`` call over the same N states (one thread, and one thread per core);
+3. **table 5.2 redone** — the report's cases 3 (ode45, i.e. RK45), 4 (Euler, 10 000 steps) and
+   5 (OpenDE, Euler 10 000 steps) next to ours and MuJoCo's, with the report's 2010 times.
 
-Ratios are MuJoCo time ÷ our time (> 1: we are faster).  The twin's accelerations at q0 are
-checked against ``mb.aba`` first (printed), so both integrate the same equations.
+Times are best-of-``--repeat`` of the process's CPU time (``time.process_time``; robust when other
+jobs share the machine) for single-threaded work, and wall time for the batch (it uses threads).
+Ratios are MuJoCo time ÷ our time: > 1 means we are faster.  Today a single trajectory loops over
+steps in Python (one compiled ABA call per stage), so MuJoCo's compiled loop wins there; the
+batch advances all states with one batched call per stage.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import platform
+import sys
 import time
 
 import numpy as np
 
 import multibody as mb
-from multibody.model.joints import JointType
-from multibody.simulate import rollout as _rollout
+
+Q0 = np.array([np.pi / 4, -np.pi / 4])
+
+MJCF = """
+<mujoco model="double_pendulum">
+  <option timestep="{dt}" integrator="{integrator}" gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="link1">
+      <joint name="th1" type="hinge" axis="1 0 0"/>
+      <inertial pos="0 0.5 0" mass="1" diaginertia="{ixx} {iyy} {izz}"/>
+      <body name="link2" pos="0 1 0">
+        <joint name="th2" type="hinge" axis="1 0 0"/>
+        <inertial pos="0 0.5 0" mass="1" diaginertia="{ixx} {iyy} {izz}"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
 
 
-def _f(values):
-    """Numbers for an MJCF attribute, written exactly (repr of Python floats)."""
-    return " ".join(repr(float(v)) for v in np.ravel(values))
-
-
-def mujoco_twin(model):
-    """MJCF of a model of revolute joints: same tree poses, masses, CoMs, inertias, gravity."""
+def mujoco_model(model, dt, integrator):
+    """The same double pendulum in MJCF: masses, CoMs and inertias copied from our Model."""
     import mujoco
-    from scipy.spatial.transform import Rotation
-
-    bodies = {}
-    for i in range(model.nb):
-        if int(model.jtype[i]) != int(JointType.REVOLUTE):
-            raise ValueError("mujoco_twin: revolute joints only")
-        x, y, z, w = Rotation.from_matrix(np.asarray(model.tree_rotation[i], float)).as_quat()
-        p = np.asarray(model.tree_translation[i], float)
-        c = np.asarray(model.com[i], float)
-        I = np.asarray(model.inertia_com[i], float)
-        a = np.asarray(model.jaxis[i], float)
-        bodies[i] = (f'<body name="b{i}" pos="{_f(p)}" quat="{_f([w, x, y, z])}">'
-                     f'<joint name="j{i}" type="hinge" axis="{_f(a)}"/>'
-                     f'<inertial pos="{_f(c)}" mass="{_f([model.mass[i]])}" '
-                     f'fullinertia="{_f([I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])}"/>')
-
-    def nest(i):
-        kids = [k for k in range(model.nb) if int(model.parent[k]) == i]
-        return bodies[i] + "".join(nest(k) for k in kids) + "</body>"
-
-    g = np.asarray(model.gravity, float)
-    roots = "".join(nest(i) for i in range(model.nb) if int(model.parent[i]) < 0)
-    xml = (f'<mujoco><option timestep="0.001" gravity="{_f(g)}" integrator="RK4">'
-           f'<flag contact="disable" constraint="disable"/></option>'
-           f'<worldbody>{roots}</worldbody></mujoco>')
-    return mujoco.MjModel.from_xml_string(xml)
+    I = np.diag(model.inertia_com[0])
+    assert np.allclose(model.inertia_com[0], np.diag(I)) and np.allclose(model.inertia_com[1], model.inertia_com[0])
+    xml = MJCF.format(dt=dt, integrator=integrator, ixx=repr(float(I[0])), iyy=repr(float(I[1])), izz=repr(float(I[2])))
+    m = mujoco.MjModel.from_xml_string(xml)
+    m.dof_damping[:] = 0.0
+    m.dof_armature[:] = 0.0
+    return m
 
 
-def _best(fn, repeat):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
-def _drift(model, q, qd):
-    e = mb.energy(model, q, qd)
-    E, KE = np.asarray(e.KE + e.PE, float), np.asarray(e.KE, float)
-    scale = max(abs(E[0]), float(np.max(KE)), 1e-300)
-    return float(np.max(np.abs(E - E[0])) / scale)
-
-
-def _mujoco_states(mj, data, Q0, QD0):
+def mujoco_rollout(mjm, q0s, qd0s, nstep, nthread=1):
+    """States (N, nstep, nq + nv) from one mujoco.rollout call; the initial states prepended."""
     import mujoco
+    from mujoco import rollout
+    datas = [mujoco.MjData(mjm) for _ in range(nthread)]
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    states = np.empty((len(Q0), mujoco.mj_stateSize(mj, spec)))
-    for n in range(len(Q0)):
-        mujoco.mj_resetData(mj, data)
-        data.qpos[:], data.qvel[:] = Q0[n], QD0[n]
-        mujoco.mj_getState(mj, data, states[n], spec)
-    return states
+    n = mujoco.mj_stateSize(mjm, spec)
+    init = np.empty((len(q0s), n))
+    d = datas[0]
+    for i, (q, v) in enumerate(zip(q0s, qd0s)):
+        mujoco.mj_resetData(mjm, d)
+        d.qpos[:], d.qvel[:] = q, v
+        mujoco.mj_getState(mjm, d, init[i], spec)
+    t = time.perf_counter()
+    c = time.process_time()
+    state, _ = rollout.rollout(mjm, datas if nthread > 1 else datas[0], init, nstep=nstep)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    nq, nv = mjm.nq, mjm.nv
+    qv = state[:, :, 1:1 + nq + nv]   # FULLPHYSICS: time, qpos, qvel, …
+    return np.concatenate([np.concatenate([q0s, qd0s], axis=1)[:, None], qv], axis=1), wall, cpu
 
 
-def _split_mujoco(mj, state):
-    """(qpos, qvel) of rollout output (…, nstate) for mjSTATE_FULLPHYSICS: [time, qpos, qvel, …]."""
-    nq, nv = mj.nq, mj.nv
-    return state[..., 1:1 + nq], state[..., 1 + nq:1 + nq + nv]
+def drift(model, q, qd):
+    e = mb.energy(model, q, qd)
+    E = e.KE + e.PE
+    return float(np.max(np.abs(E - E[..., :1])) / np.max(np.abs(E[..., 0])))
 
 
-def main(argv=None):
+def best(fn, repeat):
+    """(best CPU time, best wall time, last result) over ``repeat`` runs."""
+    cpu, wall, out = np.inf, np.inf, None
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
+    return cpu, wall, out
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m multibody.bench.simulate", description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=10.0, help="simulated time of the single run (10)")
-    ap.add_argument("--dt", type=float, default=1e-3, help="step (1e-3)")
-    ap.add_argument("--batch", type=int, default=1000, help="initial states in the batch (1000)")
-    ap.add_argument("--batch-seconds", type=float, default=1.0, help="simulated time of each batch run (1)")
-    ap.add_argument("--repeat", type=int, default=3, help="best of this many timings (3)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="simulated time of the single run (10 s)")
+    ap.add_argument("--dt", type=float, default=1e-3, help="fixed step (1 ms)")
+    ap.add_argument("--batch", type=int, default=1000, help="number of simulations in the batch (1000)")
+    ap.add_argument("--batch-seconds", type=float, default=1.0, help="simulated time of each batch run (1 s)")
+    ap.add_argument("--repeat", type=int, default=3, help="best of this many runs (3)")
     args = ap.parse_args(argv)
     import mujoco
-    from mujoco import rollout as mj_rollout
 
     model = mb.models.double_pendulum()
-    q0, qd0 = np.array([np.pi / 4, -np.pi / 4]), np.zeros(2)
-    mj = mujoco_twin(model)
-    data = mujoco.MjData(mj)
-    data.qpos[:], data.qvel[:] = q0, qd0
-    mujoco.mj_forward(mj, data)
-    twin_err = float(np.max(np.abs(data.qacc - mb.aba(model, q0, qd0, np.zeros(2)))))
-    T, dt = args.seconds, args.dt
+    dt, T = args.dt, args.seconds
     nstep = int(round(T / dt))
-    mj.opt.timestep = dt
-    print(f"multibody {mb.__version__ if hasattr(mb, '__version__') else ''} vs MuJoCo {mujoco.__version__}; "
-          f"{os.cpu_count()} CPUs; twin check |qacc_mujoco − mb.aba| at q0 = {twin_err:.1e}")
-    print(f"\n1. double pendulum (OpenDE report §5.6), {T:g} s at dt = {dt:g} ({nstep} steps), "
-          f"wall time best of {args.repeat}")
-    rows = []
-    for name, integ in (("ours rk4 (C)", "rk4"), ("ours euler (C)", "euler"),
-                        ("ours semi_implicit (C)", "semi_implicit")):
-        t, tr = _best(lambda: mb.simulate(model, q0, qd0, T, dt=dt, integrator=integ), args.repeat)
-        rows.append((name, t, tr.energy_drift))
-    _rollout.USE_COMPILED = False
-    try:
-        t, tr = _best(lambda: mb.simulate(model, q0, qd0, T, dt=dt, integrator="rk4"), 1)
-        rows.append(("ours rk4 (Python loop)", t, tr.energy_drift))
-    finally:
-        _rollout.USE_COMPILED = True
-    state0 = _mujoco_states(mj, data, q0[None], qd0[None])
-    for name, code in (("mujoco rk4", mujoco.mjtIntegrator.mjINT_RK4),
-                       ("mujoco euler (semi-implicit)", mujoco.mjtIntegrator.mjINT_EULER)):
-        mj.opt.integrator = code
-        t, (st, _) = _best(lambda: mj_rollout.rollout(mj, data, state0, nstep=nstep), args.repeat)
-        qp, qv = _split_mujoco(mj, st[0])
-        rows.append((name, t, _drift(model, np.vstack([q0, qp]), np.vstack([qd0, qv]))))
-    ref = dict((r[0], r[1]) for r in rows)
-    for name, t, drift in rows:
-        print(f"   {name:30s} {t * 1e3:9.2f} ms   energy drift {drift:9.2e}")
-    print(f"   ratio mujoco rk4 / ours rk4 (C)        = {ref['mujoco rk4'] / ref['ours rk4 (C)']:.1f}×")
-    print(f"   ratio mujoco euler / ours semi_impl (C) = "
-          f"{ref['mujoco euler (semi-implicit)'] / ref['ours semi_implicit (C)']:.1f}×")
+    print(f"multibody.bench.simulate — {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"Python {sys.version.split()[0]}, MuJoCo {mujoco.__version__}")
+    print(f"double pendulum of the OpenDE report, q0 = [π/4, −π/4], {T:g} s at dt = {dt:g} s ({nstep} steps)")
 
-    N, TB = args.batch, args.batch_seconds
-    nb_step = int(round(TB / dt))
+    # the two models agree: same accelerations at a random state
+    import mujoco as mj
+    mjm = mujoco_model(model, dt, "RK4")
+    d = mj.MjData(mjm)
     rng = np.random.default_rng(0)
-    Q0 = q0 + rng.uniform(-0.2, 0.2, size=(N, 2))
-    QD0 = rng.uniform(-0.5, 0.5, size=(N, 2))
-    threads = os.cpu_count() or 1
-    print(f"\n2. batch: {N} initial states, {TB:g} s each at dt = {dt:g} ({nb_step} steps, every step "
-          f"recorded), {threads} threads each")
-    t_ours, bt = _best(lambda: mb.simulate_batch(model, Q0, QD0, TB, dt=dt, integrator="rk4"), args.repeat)
-    d_ours = max(_drift(model, bt.q[n], bt.qd[n]) for n in range(N))
-    mj.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
-    datas = [mujoco.MjData(mj) for _ in range(threads)]
-    states = _mujoco_states(mj, data, Q0, QD0)
-    t_mj, (st, _) = _best(lambda: mj_rollout.rollout(mj, datas, states, nstep=nb_step), args.repeat)
-    qp, qv = _split_mujoco(mj, st)
-    d_mj = max(_drift(model, np.vstack([Q0[n], qp[n]]), np.vstack([QD0[n], qv[n]])) for n in range(N))
-    print(f"   ours simulate_batch rk4 (C)    {t_ours * 1e3:9.2f} ms   max energy drift {d_ours:9.2e}")
-    print(f"   mujoco rollout rk4             {t_mj * 1e3:9.2f} ms   max energy drift {d_mj:9.2e}")
-    print(f"   ratio mujoco / ours            = {t_mj / t_ours:.1f}×")
+    q, v = rng.normal(size=2), rng.normal(size=2)
+    d.qpos[:], d.qvel[:] = q, v
+    mj.mj_forward(mjm, d)
+    print(f"  check: |q̈_MuJoCo − q̈_ABA| = {np.abs(d.qacc - mb.aba(model, q, v, np.zeros(2))).max():.1e} "
+          f"at a random state")
+
+    # warm-up (compiled kernels loaded, first-call costs out of the timings)
+    mb.simulate(model, Q0, [0, 0], 0.01)
+    mb.simulate_batch(model, np.tile(Q0, (4, 1)), np.zeros((4, 2)), 0.01)
+
+    print("\n1. single trajectory (CPU time, best of %d)" % args.repeat)
+    print(f"  {'method':34s} {'time [s]':>10s} {'drift':>10s} {'MuJoCo/ours':>12s}")
+    rows = {}
+    for integ in ("rk4", "euler", "semi_implicit"):
+        cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator=integ), args.repeat)
+        rows[integ] = (cpu, drift(model, tr.q, tr.qd))
+    for integ, name in (("RK4", "rk4"), ("Euler", "euler")):
+        m = mujoco_model(model, dt, integ)
+        cpu, wall, out = best(lambda: mujoco_rollout(m, Q0[None], np.zeros((1, 2)), nstep), args.repeat)
+        states = out[0]
+        rows["mujoco_" + name] = (out[2], drift(model, states[0, :, :2], states[0, :, 2:]))
+    for key, label in (("rk4", "multibody RK4"), ("mujoco_rk4", "MuJoCo RK4 (rollout)"),
+                       ("euler", "multibody explicit Euler"), ("mujoco_euler", "MuJoCo Euler (semi-implicit)"),
+                       ("semi_implicit", "multibody semi-implicit Euler")):
+        ref = rows.get("mujoco_" + key)
+        ratio = f"{ref[0] / rows[key][0]:12.2f}" if ref else ""
+        print(f"  {label:34s} {rows[key][0]:10.4f} {rows[key][1]:10.2e} {ratio}")
+    print("  (MuJoCo's 'Euler' is semi-implicit in velocity; compare it with ours of the same kind)")
+
+    print(f"\n2. batch: {args.batch} simulations × {args.batch_seconds:g} s at {dt:g} s, RK4 (wall time)")
+    N = args.batch
+    Q0s = Q0 + 0.1 * rng.normal(size=(N, 2))
+    QD0s = np.zeros((N, 2))
+    nb = int(round(args.batch_seconds / dt))
+    t = time.perf_counter()
+    batch = mb.simulate_batch(model, Q0s, QD0s, args.batch_seconds, dt=dt, record_every=1)
+    ours = time.perf_counter() - t
+    our_drift = max(drift(model, batch.q[i], batch.qd[i]) for i in range(0, N, max(1, N // 50)))
+    m = mujoco_model(model, dt, "RK4")
+    results = []
+    for nthread in sorted({1, os.cpu_count() or 1}):
+        states, wall, cpu = mujoco_rollout(m, Q0s, QD0s, nb, nthread=nthread)
+        results.append((nthread, wall, states))
+    diff = np.abs(results[0][2][:, -1, :2] - batch.q[:, -1]).max()
+    print(f"  multibody simulate_batch (one call)       {ours:10.3f} s   drift ≤ {our_drift:.1e}")
+    for nthread, wall, states in results:
+        dmj = max(drift(model, states[i, :, :2], states[i, :, 2:]) for i in range(0, N, max(1, N // 50)))
+        print(f"  MuJoCo rollout, {nthread:2d} thread(s)              {wall:10.3f} s   drift ≤ {dmj:.1e}"
+              f"   MuJoCo/ours {wall / ours:6.2f}")
+    print(f"  final states agree to {diff:.1e} rad (same RK4, same model)")
+
+    print("\n3. the report's table 5.2 redone (10 s; report times on 2010 hardware)")
+    print(f"  {'case':4s} {'solver':28s} {'report [s]':>10s} {'ours [s]':>9s} {'MuJoCo [s]':>10s}  drift (ours)")
+    cpu45, _, tr45 = best(lambda: mb.simulate(model, Q0, [0, 0], 10.0, dt=0.02, integrator="rk45",
+                                              rtol=1e-3, atol=1e-6), args.repeat)
+    cpu45t, _, tr45t = best(lambda: mb.simulate(model, Q0, [0, 0], 10.0, dt=0.02, integrator="rk45"), 1)
+    cpue, _, tre = best(lambda: mb.simulate(model, Q0, [0, 0], 10.0, dt=1e-3, integrator="euler"), args.repeat)
+    me = mujoco_model(model, 1e-3, "Euler")
+    mje = best(lambda: mujoco_rollout(me, Q0[None], np.zeros((1, 2)), 10000), args.repeat)[2][2]
+    print(f"  3    RK45 (ode45 tolerances)      {0.35:10.2f} {cpu45:9.4f} {'':>10s}  {drift(model, tr45.q, tr45.qd):.1e}")
+    print(f"  3'   RK45 (rtol 1e-9, atol 1e-12) {'':>10s} {cpu45t:9.4f} {'':>10s}  {drift(model, tr45t.q, tr45t.qd):.1e}")
+    print(f"  4    Euler, 10 000 steps          {1.13:10.2f} {cpue:9.4f} {'':>10s}  {drift(model, tre.q, tre.qd):.1e}")
+    print(f"  5    OpenDE Euler, 10 000 steps   {0.29:10.2f} {'':>9s} {mje:10.4f}  (MuJoCo semi-implicit Euler)")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -33,7 +33,7 @@ def linearize(model, q, qd, tau=None, f_ext=None, *, step=1e-3):
     >>> A, B = mb.linearize(b.build(), [0.0], [0.0])
     >>> I_hinge = 0.1 + 2.0 * 0.5 ** 2
     >>> bool(np.isclose(A[1, 0], -2.0 * 9.81 * 0.5 / I_hinge)), bool(np.isclose(B[1, 0], 1 / I_hinge))
-    True True
+    (True, True)
     """
     nv = model.nv
     q = np.array(q, dtype=float)

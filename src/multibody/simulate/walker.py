@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dynamics import hybrid_dynamics
-from ..kinematics.forward import point_position, point_velocity
-from ..kinematics.jacobians import point_jacobian
+from ..kinematics import point_position, point_velocity
+from ..kinematics import point_jacobian
 from ..model.builder import ModelBuilder
 from .core import simulate
 from .events import Event
@@ -238,7 +238,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
     >>> import numpy as np, multibody as mb
     >>> A = np.array([[0.5, 0.1], [0.0, -0.3]])
     >>> orbit = mb.find_periodic_orbit(lambda x: A @ (x - 1) + 1, [0.0, 0.0])
-    >>> orbit.x.round(12).tolist(), sorted(orbit.multipliers.real.round(12).tolist())
+    >>> orbit.x.round(6).tolist(), sorted(orbit.multipliers.real.round(6).tolist())
     ([1.0, 1.0], [-0.3, 0.5])
     """
     P = stride_map.stride_map if isinstance(stride_map, Walker) else stride_map
@@ -285,44 +285,51 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
 
 
 # ---- the TMT paper's passive biped with upper body -------------------------------------------------
-def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0, gamma=0.004, inertia=1e-6,
+def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0, gamma=0.004, I_0=1e-6,
               upper_body=True):
-    """The TMT paper's 3-link passive biped with upper body (table 1), as a ``(Model, Walker)`` pair.
+    """The TMT paper's 3-link passive biped with upper body (table 1) as a ``(Model, Walker)`` pair.
 
-    Keyword parameters are the paper's (non-dimensional) values: upper-body mass ``m_u``, hip
-    mass ``m_b``, foot masses ``m_f``, leg length ``l_f``, upper-body length ``l_u``, hip spring
-    ``k_h`` (between the legs), gravity ``g``, rotational inertia ``inertia`` of each point mass;
-    the slope ``gamma`` is not given in the paper (0.004, as in ``mb.models.biped_upper_body``).
-    ``upper_body=False`` drops the upper body (the "simplest walker" of Garcia et al. 1998).
+    The model is ``mb.models.biped_upper_body(...).model`` (keyword parameters: the paper's
+    non-dimensional values — upper-body mass ``m_u``, hip mass ``m_b``, foot masses ``m_f``, leg
+    length ``l_f``, upper-body length ``l_u``, hip spring ``k_h``, gravity ``g``, point-mass
+    inertia ``I_0``; the slope ``gamma`` is this project's choice, the paper gives none).
+    ``upper_body=False`` builds the same biped without the upper body (the "simplest walking
+    model" of Garcia et al. 1998 when k_h = 0).
 
-    Coordinates (as ``mb.models.biped_upper_body`` with the stance foot first):
-    ``q = [xs, ys, q1, q2, q3]`` — stance-foot position (x down the slope, y along its normal),
-    stance-leg angle from the normal (hip at foot + l_f·[−sin q1, cos q1]), swing leg relative to
-    the stance leg, upper body relative to the stance leg (CoM at hip + l_u·[−sin, cos]).
+    Coordinates ``q = [xs, ys, q1, q2, q3]``: stance-foot position (x down the slope, y along its
+    normal), stance-leg angle from the normal (hip at foot + l_f·[−sin q1, cos q1]), swing leg and
+    upper body relative to the stance leg.  The walker pins xs, ys during a step, applies the
+    hip spring τ₂ = −k_h q2, strikes with the swing foot and swaps the legs.
+
+    >>> from multibody.simulate.walker import tmt_biped
+    >>> model, walker = tmt_biped()
+    >>> [str(n) for n in model.joint_names if n != "hip_fixed"]
+    ['xs', 'ys', 'q1', 'q2', 'q3']
     """
     for name, v in dict(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, g=g).items():
         if not (np.isfinite(v) and v > 0):
             raise ValueError(f"{name}: expected a positive number, got {v!r}")
-    for name, v in dict(l_u=l_u, k_h=k_h, gamma=gamma, inertia=inertia).items():
+    for name, v in dict(l_u=l_u, k_h=k_h, gamma=gamma, I_0=I_0).items():
         if not np.isfinite(v):
             raise ValueError(f"{name}: expected a finite number, got {v!r}")
-    b = ModelBuilder("tmt_biped" if upper_body else "simplest_walker",
-                     gravity=(g * np.sin(gamma), -g * np.cos(gamma), 0.0))
-    I0 = inertia * np.eye(3)
-    b.add_body("foot_x", None, "Px", mass=0.0, allow_massless=True, joint_name="xs")
-    b.add_body("foot_y", "foot_x", "Py", mass=0.0, allow_massless=True, joint_name="ys")
-    # stance leg: stance foot (m_f) at its origin, hip (m_b) at its far end
-    m_leg = m_f + m_b
-    c = m_b * l_f / m_leg
-    Ipt = m_f * c ** 2 + m_b * (l_f - c) ** 2
-    b.add_body("stance_leg", "foot_y", "Rz", mass=m_leg, com=[0.0, c, 0.0],
-               inertia=np.diag([Ipt, 0.0, Ipt]) + 2 * I0, joint_name="q1")
-    b.add_body("swing_leg", "stance_leg", "Rz", mass=m_f, com=[0.0, -l_f, 0.0], inertia=I0,
-               joint_translation=[0.0, l_f, 0.0], joint_name="q2")
     if upper_body:
-        b.add_body("upper_body", "stance_leg", "Rz", mass=m_u, com=[0.0, l_u, 0.0], inertia=I0,
-                   joint_translation=[0.0, l_f, 0.0], joint_name="q3")
-    model = b.build()
+        from ..models import biped_upper_body
+        model = biped_upper_body(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, l_u=l_u, k_h=k_h, g=g, gamma=gamma,
+                                 I_0=I_0).model
+    else:
+        b = ModelBuilder("simplest_walker", gravity=(g * np.sin(gamma), -g * np.cos(gamma), 0.0))
+        I0 = I_0 * np.eye(3)
+        b.add_body("foot_x", None, "Px", mass=0.0, allow_massless=True, joint_name="xs")
+        b.add_body("foot_y", "foot_x", "Py", mass=0.0, allow_massless=True, joint_name="ys")
+        # stance leg: stance foot (m_f) at its origin, hip (m_b) at its far end, each with inertia I_0
+        m_leg = m_f + m_b
+        c = m_b * l_f / m_leg
+        Ipt = m_f * c ** 2 + m_b * (l_f - c) ** 2
+        b.add_body("stance_leg", "foot_y", "Rz", mass=m_leg, com=[0.0, c, 0.0],
+                   inertia=np.diag([Ipt, 0.0, Ipt]) + 2 * I0, joint_name="q1")
+        b.add_body("swing_leg", "stance_leg", "Rz", mass=m_f, com=[0.0, -l_f, 0.0], inertia=I0,
+                   joint_translation=[0.0, l_f, 0.0], joint_name="q2")
+        model = b.build()
     hip_v = 3   # velocity index of q2
 
     def swap(model, q, qd):
