@@ -29,7 +29,7 @@ def both(*args, **kw):
 def assert_same(a, b, tol=1e-12):
     assert a.status == b.status and len(a) == len(b)
     np.testing.assert_array_equal(a.t, b.t)
-    for k in ("q", "qd", "qdd", "tau", "total_energy"):
+    for k in ("q", "qd", "qdd", "tau", "kinetic_energy", "potential_energy", "total_energy"):
         x, y = getattr(a, k), getattr(b, k)
         assert x.shape == y.shape, k
         np.testing.assert_array_equal(np.isnan(x), np.isnan(y))
@@ -128,8 +128,10 @@ def test_batch_equals_single_runs(integrator):
     for i in range(5):
         one = mb.simulate(m, Q0[i], QD0[i], 0.5, integrator=integrator, controller=pd, record_every=4)
         np.testing.assert_array_equal(batch.t, one.t)
-        for k in ("q", "qd", "qdd", "tau"):
+        for k in ("q", "qd", "qdd", "tau", "kinetic_energy", "potential_energy"):
             np.testing.assert_array_equal(getattr(batch[i], k), getattr(one, k))
+        e = mb.energy(m, one.q, one.qd)
+        np.testing.assert_allclose(one.total_energy, e.KE + e.PE, rtol=0, atol=1e-12)
     # a quaternion model, batch vs single
     s = mb.models.singlebody()
     Q0 = np.tile(s.neutral(), (3, 1))
@@ -173,7 +175,7 @@ def test_entry_point_checks_its_arguments():
     Z = np.zeros((1, 2))
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, None, None,
-            T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4))]
+            T, Q, Q.copy(), Q.copy(), Q.copy(), T.copy(), T.copy(), np.zeros((1, 4))]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     for k, bad, word in ((1, 7, "integrator"), (5, -1.0, "dt"), (6, 0, "record_every"),
@@ -183,7 +185,7 @@ def test_entry_point_checks_its_arguments():
         bad_args[k] = bad
         with pytest.raises(ValueError, match=word):
             _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="23 arguments"):
+    with pytest.raises(TypeError, match="25 arguments"):
         _core.rollout(*args[:5])
 
 

@@ -89,49 +89,47 @@ def capacity(t_final, dt, record_every):
 
 
 def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last):
-    """Run N initial states; returns (T, Q, QD, QDD, TAU, info) with info[n] = (count, code, t0, t1)."""
+    """Run N initial states; returns (T, Q, QD, QDD, TAU, KE, PE, info), info[n] = (count, code, t0, t1).
+
+    Rows past a run's count are NaN (batches: a run that stopped early), or unset for one run."""
     N = Q0.shape[0]
     R = capacity(t_final, dt, record_every)
     nq, nv = model.nq, model.nv
-    T = np.full((N, R), np.nan)
-    Q = np.full((N, R, nq), np.nan)
-    QD = np.full((N, R, nv), np.nan)
-    QDD = np.full((N, R, nv), np.nan)
-    TAU = np.full((N, R, nv), np.nan)
+    new = (lambda shape: np.empty(shape)) if N == 1 else (lambda shape: np.full(shape, np.nan))
+    T, KE, PE = new((N, R)), new((N, R)), new((N, R))
+    Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
     info = np.zeros((N, 4))
     ctrl = plan["ctrl"] or (None,) * 6
     _core.rollout(model._c, INTEGRATOR_CODES[integrator], np.ascontiguousarray(Q0, dtype=float),
                   np.ascontiguousarray(QD0, dtype=float), float(t_final), float(dt), int(record_every),
-                  int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], T, Q, QD, QDD, TAU, info)
+                  int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], T, Q, QD, QDD, TAU,
+                  KE, PE, info)
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])
         msg = _core.status_message(int(info[n, 1]))
         where = f" at t = {info[n, 2]!r}"
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))
-    return T, Q, QD, QDD, TAU, info
+    return T, Q, QD, QDD, TAU, KE, PE, info
 
 
 def simulate_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
     """``mb.simulate``'s fixed-step run in C; the same Trajectory (and warning) as ``_run_fixed``."""
     import warnings
 
-    from ..dynamics import energy
     from .core import SimulationWarning, _non_finite_message
     from .trajectory import Trajectory, model_fingerprint
 
-    T, Q, QD, QDD, TAU, info = run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
-                                            record_every, keep_last=True)
+    T, Q, QD, QDD, TAU, KE, PE, info = run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
+                                                    record_every, keep_last=True)
     n = int(info[0, 0])
     t, q, qd = T[0, :n].copy(), Q[0, :n].copy(), QD[0, :n].copy()
     status, message = "finished", ""
     if info[0, 1] < 0:
         status, message = "non_finite", _non_finite_message(float(info[0, 2]), float(info[0, 3]))
         warnings.warn(f"simulate: {message}", SimulationWarning, stacklevel=3)
-    e = energy(model, q, qd)
     return Trajectory(t=t, q=q, qd=qd, qdd=QDD[0, :n].copy(), tau=TAU[0, :n].copy(),
-                      kinetic_energy=np.asarray(e.KE, float).reshape(n),
-                      potential_energy=np.asarray(e.PE, float).reshape(n), events=[], constraint_residual=None,
+                      kinetic_energy=KE[0, :n].copy(), potential_energy=PE[0, :n].copy(), events=[], constraint_residual=None,
                       contact_forces=None, contact_state=None, status=status, message=message,
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
                       quaternion_starts=space.quaternion_starts)
@@ -139,7 +137,6 @@ def simulate_compiled(model, space, q0, qd0, t_final, dt, integrator, record_eve
 
 def batch_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every):
     """``mb.simulate_batch``'s vectorised case in C: every run is ``simulate``'s compiled run."""
-    from ..dynamics import energy
     from .batch import BatchTrajectory
     from .integrators import StateSpace
     from .trajectory import model_fingerprint
@@ -152,19 +149,14 @@ def batch_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every):
             raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(norms < 1e-12))}, {s}:{s + 4}] is zero; "
                              f"expected a unit quaternion")
         Q0[:, s:s + 4] /= norms[:, None]
-    T, Q, QD, QDD, TAU, info = run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every,
-                                            keep_last=False)
+    T, Q, QD, QDD, TAU, KE, PE, info = run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every,
+                                                    keep_last=False)
     counts = info[:, 0].astype(int)
     R = int(counts.max())
     full = int(np.flatnonzero(counts == R)[0])
     t = T[full, :R].copy()
     q, qd, qdd, tau = Q[:, :R], QD[:, :R], QDD[:, :R], TAU[:, :R]
-    finite = np.all(np.isfinite(q), axis=-1) & np.all(np.isfinite(qd), axis=-1)
-    ke = np.full(finite.shape, np.nan)
-    pe = np.full(finite.shape, np.nan)
-    if finite.any():
-        e = energy(model, q[finite], qd[finite])
-        ke[finite], pe[finite] = e.KE, e.PE
+    ke, pe = KE[:, :R], PE[:, :R]
     dead = info[:, 1] < 0
     status = ["non_finite" if d else "finished" for d in dead]
     messages = [f"the state became non-finite in the step from t = {float(info[i, 2])!r}; the run keeps its "
