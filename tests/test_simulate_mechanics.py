@@ -109,7 +109,7 @@ def test_batch_equals_single_runs_and_executors():
 
 
 def test_batch_on_a_local_dask_cluster():
-    distributed = pytest.importorskip("distributed")
+    import distributed
     model = mb.models.double_pendulum()
     Q0 = np.pi / 4 + 0.05 * np.arange(6)[:, None] * [1.0, -1.0]
     QD0 = np.zeros((6, 2))

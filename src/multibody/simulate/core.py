@@ -152,13 +152,13 @@ class System:
         except ValueError:
             raise
         except Exception as e:
-            raise ValueError(f"controller: raised {type(e).__name__}: {e} (at t = {t!r})") from e
+            raise ValueError(f"controller: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.nv,):
-            raise ValueError(f"controller: returned shape {tau.shape} at t = {t!r}; expected ({self.nv},) "
+            raise ValueError(f"controller: returned shape {tau.shape} at t = {float(t)!r}; expected ({self.nv},) "
                              f"(one joint force per velocity variable)")
         if not np.all(np.isfinite(tau)):
-            raise ValueError(f"controller: returned NaN or inf at t = {t!r}: {tau}")
+            raise ValueError(f"controller: returned NaN or inf at t = {float(t)!r}: {tau}")
         return tau
 
     def sample(self, t, q, v):
@@ -171,13 +171,13 @@ class System:
         try:
             f = self.f_ext_fn(t, q.copy(), v.copy())
         except Exception as e:
-            raise ValueError(f"f_ext: the force function raised {type(e).__name__}: {e} (at t = {t!r})") from e
+            raise ValueError(f"f_ext: the force function raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
         f = np.asarray(f, dtype=float)
         if f.shape != (self.model.nb, 6):
-            raise ValueError(f"f_ext: the force function returned shape {f.shape} at t = {t!r}; expected "
+            raise ValueError(f"f_ext: the force function returned shape {f.shape} at t = {float(t)!r}; expected "
                              f"({self.model.nb}, 6)")
         if not np.all(np.isfinite(f)):
-            raise ValueError(f"f_ext: the force function returned NaN or inf at t = {t!r}")
+            raise ValueError(f"f_ext: the force function returned NaN or inf at t = {float(t)!r}")
         return f if self.f_ext_const is None else f + self.f_ext_const
 
     def accelerations(self, t, q, v, z, tau=None):
@@ -386,8 +386,8 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
 
 
 def _non_finite_message(t0, t1):
-    return (f"the state became non-finite between t = {t0!r} and t = {t1!r}; the trajectory ends at the "
-            f"last finite state (t = {t0!r})")
+    return (f"the state became non-finite between t = {float(t0)!r} and t = {float(t1)!r}; the trajectory ends at the "
+            f"last finite state (t = {float(t0)!r})")
 
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress):
@@ -449,7 +449,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                 y = _fire(monitor, i, te, ye, space, system, rec, fired)
                 t = last_recorded_t = te
                 if monitor.events[i].terminal:
-                    status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {te!r}"
+                    status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
                     break
                 continue
             monitor.g = g_new
@@ -520,7 +520,7 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
                 break
             if solver.status == "failed":
                 traj = build_trajectory(model, space, system, rec, fired, "failed", str(msg), integrator)
-                raise SimulationError(f"integrator {integrator!r}: step failed at t = {solver.t!r}: {msg}", traj)
+                raise SimulationError(f"integrator {integrator!r}: step failed at t = {float(solver.t)!r}: {msg}", traj)
             t_old, t_new = solver.t_old, solver.t
             y_new = space.normalise(np.array(solver.y, dtype=float))
             if not np.all(np.isfinite(y_new)):
@@ -542,7 +542,7 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
                     y = _fire(monitor, i, te, ye, space, system, rec, fired)
                     t = te
                     if monitor.events[i].terminal:
-                        status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {te!r}"
+                        status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
                     restart = True
                     break
                 monitor.g = g_new

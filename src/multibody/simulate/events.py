@@ -60,13 +60,13 @@ class Event:
         try:
             g = self.guard(t, q, qd)
         except Exception as e:  # the user's function: name it in the error
-            raise ValueError(f"event {self.name!r}: guard raised {type(e).__name__}: {e} (at t = {t!r})") from e
+            raise ValueError(f"event {self.name!r}: guard raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
         try:
             g = float(np.asarray(g, dtype=float).reshape(()))
         except (TypeError, ValueError):
             raise ValueError(f"event {self.name!r}: guard must return one number, got {g!r}") from None
         if not math.isfinite(g):
-            raise ValueError(f"event {self.name!r}: guard returned {g} at t = {t!r}; expected a finite number")
+            raise ValueError(f"event {self.name!r}: guard returned {g} at t = {float(t)!r}; expected a finite number")
         return g
 
     def crosses(self, g0: float, g1: float) -> bool:
@@ -82,7 +82,7 @@ class Event:
         try:
             out = self.reset(t, q.copy(), qd.copy())
         except Exception as e:
-            raise ValueError(f"event {self.name!r}: reset raised {type(e).__name__}: {e} (at t = {t!r})") from e
+            raise ValueError(f"event {self.name!r}: reset raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
         try:
             q1, qd1 = out
             q1 = np.array(q1, dtype=float).reshape(-1)
@@ -93,7 +93,7 @@ class Event:
             raise ValueError(f"event {self.name!r}: reset returned q of shape {q1.shape} and qd of shape "
                              f"{qd1.shape}; expected ({nq},) and ({nv},)")
         if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(qd1))):
-            raise ValueError(f"event {self.name!r}: reset returned NaN or inf at t = {t!r}")
+            raise ValueError(f"event {self.name!r}: reset returned NaN or inf at t = {float(t)!r}")
         return q1, qd1
 
 
@@ -190,8 +190,8 @@ class EventMonitor:
                 if tm is None:
                     if t1 - self.fired_at[i] > 1e-9 * max(1.0, abs(t1)) and g1 * side < 0.0:
                         raise ValueError(
-                            f"event {ev.name!r} fires forever: after its reset at t = {self.fired_at[i]!r} the "
-                            f"state does not leave the guard (g = {g1:.3g} at t = {t1!r}); the reset must "
+                            f"event {ev.name!r} fires forever: after its reset at t = {float(self.fired_at[i])!r} the "
+                            f"state does not leave the guard (g = {g1:.3g} at t = {float(t1)!r}); the reset must "
                             f"move the state off the guard (e.g. reverse the approach velocity), or the "
                             f"motion is Zeno (bounces of ever shorter flight)")
                     continue
@@ -235,5 +235,5 @@ class EventMonitor:
             del h[0]
         if len(h) == ZENO_COUNT and h[-1] - h[0] <= ZENO_WINDOW * max(1.0, abs(t)):
             raise ValueError(f"event {ev.name!r} fires forever: {ZENO_COUNT} times within {h[-1] - h[0]:.3g} s "
-                             f"at t = {t!r} (its reset leaves the state on the guard, or the motion is "
+                             f"at t = {float(t)!r} (its reset leaves the state on the guard, or the motion is "
                              f"Zeno); change the reset or make the event terminal")
