@@ -24,7 +24,7 @@ from .model.urdf import URDFError, URDFWarning, load_urdf
 from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
 from .simulate import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
                        Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
-                       simulate_batch)
+                       simulate_batch, TorqueTable)
 
 __all__ = [
     "set_num_threads", "get_num_threads",
@@ -37,6 +37,6 @@ __all__ = [
     "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",
-    "simulate", "simulate_batch", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
+    "simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
     "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
 ]

@@ -14,9 +14,9 @@ One run measures, on the same machine and in the same process:
 
 Times are best-of-``--repeat`` of the process's CPU time (``time.process_time``; robust when other
 jobs share the machine) for single-threaded work, and wall time for the batch (it uses threads).
-Ratios are MuJoCo time ÷ our time: > 1 means we are faster.  Today a single trajectory loops over
-steps in Python (one compiled ABA call per stage), so MuJoCo's compiled loop wins there; the
-batch advances all states with one batched call per stage.
+Ratios are MuJoCo time ÷ our time: > 1 means we are faster.  Our fixed-step runs here take the
+compiled loop (core/rollout.c: the whole run in C, batches split across threads with the GIL
+released); the Python loop (one compiled ABA call per stage) is timed alongside for reference.
 """
 from __future__ import annotations
 
@@ -150,15 +150,23 @@ def main(argv=None) -> int:
     for integ in ("rk4", "euler", "semi_implicit"):
         cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator=integ), args.repeat)
         rows[integ] = (cpu, drift(model, tr.q, tr.qd))
+    from multibody.simulate import rollout as _rollout
+    _rollout.USE_COMPILED = False   # the same run through the Python loop, for reference
+    try:
+        cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator="rk4"), 1)
+        rows["rk4_python"] = (cpu, drift(model, tr.q, tr.qd))
+    finally:
+        _rollout.USE_COMPILED = True
     for integ, name in (("RK4", "rk4"), ("Euler", "euler")):
         m = mujoco_model(model, dt, integ)
         cpu, wall, out = best(lambda: mujoco_rollout(m, Q0[None], np.zeros((1, 2)), nstep), args.repeat)
         states = out[0]
         rows["mujoco_" + name] = (out[2], drift(model, states[0, :, :2], states[0, :, 2:]))
-    for key, label in (("rk4", "multibody RK4"), ("mujoco_rk4", "MuJoCo RK4 (rollout)"),
+    for key, label in (("rk4", "multibody RK4 (compiled loop)"), ("rk4_python", "multibody RK4 (Python loop)"),
+                       ("mujoco_rk4", "MuJoCo RK4 (rollout)"),
                        ("euler", "multibody explicit Euler"), ("mujoco_euler", "MuJoCo Euler (semi-implicit)"),
                        ("semi_implicit", "multibody semi-implicit Euler")):
-        ref = rows.get("mujoco_" + key)
+        ref = rows.get("mujoco_" + key.replace("_python", ""))
         ratio = f"{ref[0] / rows[key][0]:12.2f}" if ref else ""
         print(f"  {label:34s} {rows[key][0]:10.4f} {rows[key][1]:10.2e} {ratio}")
     print("  (MuJoCo's 'Euler' is semi-implicit in velocity; compare it with ours of the same kind)")
@@ -168,9 +176,16 @@ def main(argv=None) -> int:
     Q0s = Q0 + 0.1 * rng.normal(size=(N, 2))
     QD0s = np.zeros((N, 2))
     nb = int(round(args.batch_seconds / dt))
-    t, c = time.perf_counter(), time.process_time()
-    batch = mb.simulate_batch(model, Q0s, QD0s, args.batch_seconds, dt=dt, record_every=1)
-    ours, ours_cpu = time.perf_counter() - t, time.process_time() - c
+    from multibody.core import _core
+    threads = _core.get_num_threads()
+    ours_by_threads = {}
+    for nthread in sorted({1, threads}):
+        _core.set_num_threads(nthread)
+        t, c = time.perf_counter(), time.process_time()
+        batch = mb.simulate_batch(model, Q0s, QD0s, args.batch_seconds, dt=dt, record_every=1)
+        ours_by_threads[nthread] = (time.perf_counter() - t, time.process_time() - c)
+    _core.set_num_threads(threads)
+    ours = ours_by_threads[threads][0]
     our_drift = max(drift(model, batch.q[i], batch.qd[i]) for i in range(0, N, max(1, N // 50)))
     m = mujoco_model(model, dt, "RK4")
     results = []
@@ -178,9 +193,11 @@ def main(argv=None) -> int:
         states, wall, cpu = mujoco_rollout(m, Q0s, QD0s, nb, nthread=nthread)
         results.append((nthread, wall, states))
     diff = np.abs(results[0][2][:, -1, :2] - batch.q[:, -1]).max()
-    print(f"  multibody simulate_batch (one call)       {ours:10.3f} s   drift ≤ {our_drift:.1e}   "
-          f"(CPU {ours_cpu:.3f} s, {mb_threads()} kernel threads)")
+    for nthread, (wall, cpu) in ours_by_threads.items():
+        print(f"  multibody simulate_batch, {nthread:2d} thread(s)   {wall:10.3f} s   drift ≤ {our_drift:.1e}   "
+              f"(CPU {cpu:.3f} s)")
     for nthread, wall, states in results:
+        ours = ours_by_threads.get(nthread, (ours,))[0]
         dmj = max(drift(model, states[i, :, :2], states[i, :, 2:]) for i in range(0, N, max(1, N // 50)))
         print(f"  MuJoCo rollout, {nthread:2d} thread(s)              {wall:10.3f} s   drift ≤ {dmj:.1e}"
               f"   MuJoCo/ours {wall / ours:6.2f}")

@@ -72,4 +72,41 @@ void mb_integrate(const mb_model *m, const double *q, const double *v, double dt
 void mb_energy(const mb_model *m, mb_data *d, const double *q, const double *qd, double *KE,
                double *htot, double *Itot);
 
+/* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
+enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
+enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };
+
+typedef struct mb_control {
+    int kind;               /* MB_CONTROL_NONE (τ = 0) or MB_CONTROL_PD (needs nq = nv, 1-dof joints)    */
+    const double *kp, *kd;  /* (nv) gains                                                                */
+    int n_times;            /* rows of the reference tables (≥ 1; 1 = constant references)               */
+    const double *times;    /* (n_times) increasing sample times of the tables, s                        */
+    const double *q_ref;    /* (n_times × nq) position reference                                         */
+    const double *qd_ref;   /* (n_times × nv) velocity reference                                         */
+    const double *tau_ff;   /* (n_times × nv) feed-forward τ (kp = kd = 0: a torque table)               */
+    double period;          /* > 0: zero-order hold sampled at 0, T, 2T, …;  0: continuous               */
+} mb_control;
+
+typedef struct mb_rollout {
+    int integrator;         /* MB_EULER, MB_SEMI_IMPLICIT, MB_RK4                                        */
+    double t_final, dt;     /* run [0, t_final] on the grid k·dt (last step ends at t_final)             */
+    long record_every;      /* keep every k-th grid sample (and the final one)                           */
+    long capacity;          /* rows of the output arrays                                                 */
+    int keep_last;          /* a non-finite run also records its last finite state when off the grid     */
+    mb_control control;
+    const double *fext;     /* (nb × 6) constant spatial forces in base coordinates, or NULL             */
+    const double *damping;  /* (nv) joint damping (τ − damping ⊙ q̇ drives ABA), or NULL                  */
+} mb_rollout;
+
+typedef struct mb_rollout_out {
+    double *t, *q, *qd, *qdd, *tau;  /* (capacity), (capacity × nq), (capacity × nv) ×3          */
+    double *ke, *pe;                  /* (capacity) kinetic and potential energy (EnerMo), J      */
+    long count;                       /* samples written                                          */
+    int non_finite;                   /* 1: stopped in the step [t_from, t_to] at a non-finite state */
+    double t_from, t_to;              /* the failing step (also set for an error status)          */
+} mb_rollout_out;
+
+int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q0, const double *qd0,
+               mb_rollout_out *o);
+
 #endif

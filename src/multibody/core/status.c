@@ -13,6 +13,7 @@ static const char *const MESSAGES[MB_N_STATUS] = {
     [MB_BAD_XFB] = "xfb: contains NaN or inf",
     [MB_ZERO_QUAT_FB] = "xfb/q: a quaternion has zero norm; expected a non-zero quaternion",
     [MB_NO_MEMORY] = "out of memory for a worker thread's workspace",
+    [MB_BAD_CONTROL] = "controller: returned NaN or inf",
 };
 
 const char *mb_status_message(int status)

@@ -15,7 +15,8 @@ enum mb_status {
     MB_BAD_XFB = 8,      /* floating-base state xfb contains NaN or inf              */
     MB_ZERO_QUAT_FB = 9, /* floating-base quaternion has zero norm                   */
     MB_NO_MEMORY = 10,   /* a worker could not allocate its workspace                */
-    MB_N_STATUS = 11
+    MB_BAD_CONTROL = 11, /* a built-in controller's τ is NaN or inf (rollout.c)    */
+    MB_N_STATUS = 12
 };
 
 /* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK. */

@@ -155,6 +155,19 @@ class Model:
         if not symbolic:
             put("_c", self._build_c())
 
+    def __getstate__(self):
+        # the C model holds C memory and is not picklable: send a flag, rebuild it on arrival
+        state = dict(self.__dict__)
+        state["_c"] = state.get("_c") is not None
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        rebuild = state.pop("_c", False)
+        self.__dict__.update(state)
+        if rebuild:
+            self.__dict__["_c"] = self._build_c()
+
     def __getattr__(self, name):
         # only reached when normal lookup fails: a symbolic model has no C model
         if name == "_c":

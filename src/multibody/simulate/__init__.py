@@ -14,7 +14,7 @@ Protocols for the ``constraints`` and ``contact`` arguments of :func:`simulate`:
   ``Trajectory.contact_forces``.
 """
 from .batch import BatchTrajectory, simulate_batch
-from .controllers import PD
+from .controllers import PD, TorqueTable
 from .core import SimulationError, SimulationWarning, simulate
 from .events import Event
 from .impact import impact_map, joint_wall
@@ -23,5 +23,5 @@ from .walker import PeriodicOrbit, Stride, Walker, find_periodic_orbit, tmt_bipe
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 
 __all__ = ["linearize", "Walker", "Stride", "PeriodicOrbit", "find_periodic_orbit", "tmt_biped",
-           "simulate", "simulate_batch", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "EventRecord", "Event", "PD", "SimulationError", "SimulationWarning",
+           "simulate", "simulate_batch", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "EventRecord", "Event", "PD", "TorqueTable", "SimulationError", "SimulationWarning",
            "model_fingerprint"]

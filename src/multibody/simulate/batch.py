@@ -17,7 +17,8 @@ import numpy as np
 
 from ..dynamics import aba
 from ..dynamics import energy
-from .controllers import PD
+from . import rollout
+from .controllers import PD, TorqueTable
 from .core import _check_model, _positive, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import Trajectory, model_fingerprint
@@ -101,7 +102,7 @@ class _BatchSystem:
     def __init__(self, model, controller, f_ext):
         self.model = model
         self.nq, self.nv = model.nq, model.nv
-        if isinstance(controller, PD):
+        if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
         self.controller = controller
         self.f_ext = f_ext
@@ -212,6 +213,10 @@ def _run_chunk(task):
     """One executor task: a chunk of initial states, vectorised or one simulate() per state."""
     kind, model, Q0, QD0, t_final, kwargs, params = task
     if kind == "vectorised":
+        plan = rollout.compiled_plan(model, kwargs["integrator"], kwargs["controller"], kwargs["f_ext"])
+        if plan is not None and rollout.USE_COMPILED:  # every run in C, on all threads
+            return rollout.batch_compiled(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
+                                          kwargs["record_every"])
         return run_vectorised(model, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
                               kwargs["controller"], kwargs["f_ext"], kwargs["record_every"])
     runs = []

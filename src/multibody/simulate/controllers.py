@@ -104,3 +104,46 @@ class PD:
     def __repr__(self):
         kind = "continuous" if self.period is None else f"sampled every {self.period:g} s"
         return f"PD(kp={self.kp!r}, kd={self.kd!r}, {kind})"
+
+
+class TorqueTable:
+    """Open-loop joint forces from a time table: τ(t) linear between rows, held beyond the ends.
+
+    ``times`` (M,) increasing, ``tau`` (M, nv); ``period``: None (continuous) or the sampling period
+    of a zero-order hold, as for :class:`PD`.  Runs in the compiled loop of ``mb.simulate``.
+
+    >>> import numpy as np, multibody as mb
+    >>> table = mb.TorqueTable([0.0, 1.0], [[0.0, 0.0], [2.0, -1.0]])
+    >>> table.bind(mb.models.planar(2))(0.25, None, None).tolist()
+    [0.5, -0.25]
+    """
+
+    def __init__(self, times, tau, *, period=None):
+        tt = np.asarray(times, dtype=float)
+        if tt.ndim != 1 or len(tt) < 1 or not np.all(np.isfinite(tt)) or np.any(np.diff(tt) <= 0):
+            raise ValueError("times: expected an increasing 1-D array of finite sample times")
+        tau = np.asarray(tau, dtype=float)
+        if tau.ndim != 2 or tau.shape[0] != len(tt):
+            raise ValueError(f"tau: expected a table of shape ({len(tt)}, nv) (one row per time), got {tau.shape}")
+        if not np.all(np.isfinite(tau)):
+            raise ValueError("tau: contains NaN or inf")
+        if period is not None and not (np.isfinite(period) and period > 0):
+            raise ValueError(f"period: expected a positive sampling period or None, got {period!r}")
+        self.times, self.tau = tt, tau
+        self.period = None if period is None else float(period)
+        self._model = None
+
+    def bind(self, model) -> "TorqueTable":
+        """Check the table's width against a model (the simulator calls this once)."""
+        if self.tau.shape[1] != model.nv:
+            raise ValueError(f"tau: the table has {self.tau.shape[1]} columns, expected {model.nv} (one per "
+                             f"velocity variable)")
+        self._model = model
+        return self
+
+    def __call__(self, t, q, qd):
+        return np.array([np.interp(t, self.times, self.tau[:, j]) for j in range(self.tau.shape[1])])
+
+    def __repr__(self):
+        kind = "continuous" if self.period is None else f"sampled every {self.period:g} s"
+        return f"TorqueTable({len(self.times)} rows, {kind})"

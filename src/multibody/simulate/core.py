@@ -24,7 +24,8 @@ import numpy as np
 from ..dynamics import aba
 from ..dynamics import energy
 from ..model.model import Model
-from .controllers import PD
+from . import rollout
+from .controllers import PD, TorqueTable
 from .events import Event, EventMonitor, check_events
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -97,7 +98,7 @@ class System:
         self.model = model
         nv, nb = model.nv, model.nb
         self.controller = controller
-        if isinstance(controller, PD):
+        if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
         elif controller is not None and not callable(controller):
             raise TypeError(f"controller: expected None, an mb.PD or a callable (t, q, qd) -> tau, "
@@ -340,6 +341,11 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     y0 = np.concatenate((q, qd, z))
+    if integrator in FIXED_STEP and rollout.USE_COMPILED:  # the whole run in C when it qualifies
+        plan = rollout.compiled_plan(model, integrator, controller, system.f_ext_const if f_ext is not None
+                                     else None, events, constraints, contact, progress)
+        if plan is not None and not callable(f_ext):
+            return rollout.simulate_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
     run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
     return run(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol, atol,
                progress)
