@@ -38,6 +38,6 @@ def __getattr__(name):  # the compiler and tracer modules load on first use
         from . import trace
         return getattr(trace, name)
     if name in ("derivatives", "Derivatives"):
-        from . import derivatives as d
-        return getattr(d, name)
+        from . import derivs
+        return getattr(derivs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,22 +24,50 @@ __all__ = ["to_c", "c_function", "reference_state", "reference_values", "CFiles"
 MAIN_RTOL = 1e-12
 
 
+#: straight-line code longer than this many temporaries is split into separate functions: one
+#: huge basic block makes the compiler's register allocation superlinear (minutes for Talos' ABA)
+CHUNK = 200
+
+_NOINLINE = ("#if defined(__GNUC__)\n#define CG_NOINLINE __attribute__((noinline))\n#else\n"
+             "#define CG_NOINLINE\n#endif\n")
+
+
 def c_function(spec: CodeSpec, *, static: bool = False, func_name: str | None = None) -> str:
-    """Text of ``void <name>_eval(const double *in…, double *out…)`` (CSE applied)."""
+    """Text of ``void <name>_eval(const double *in…, double *out…)`` (CSE applied).
+
+    Up to :data:`CHUNK` temporaries are ``const double`` locals; longer code keeps them in a
+    workspace array ``cg_w`` on the stack, computed by ``CG_NOINLINE`` part functions of
+    :data:`CHUNK` temporaries each.
+    """
     spec.cse()
     names = {}
     for nm, syms in spec.inputs:
         for k, s in enumerate(syms):
             names[s] = f"{nm}[{k}]"
-    for t, _ in spec.temporaries:
-        names[t] = str(t)
+    temps = spec.temporaries
+    chunked = len(temps) > CHUNK
+    for k, (t, _) in enumerate(temps):
+        names[t] = f"cg_w[{k}]" if chunked else str(t)
     pr = Printer(names, "c")
     fname = func_name or f"{spec.name}_eval"
-    params = [f"const double *restrict {nm}" for nm in spec.input_names()]
-    params += [f"double *restrict {nm}" for nm in spec.output_names()]
-    lines = [f"{'static ' if static else ''}void {fname}({', '.join(params)})", "{"]
+    in_params = [f"const double *restrict {nm}" for nm in spec.input_names()]
+    params = in_params + [f"double *restrict {nm}" for nm in spec.output_names()]
+    lines = []
+    if chunked:
+        lines.append(_NOINLINE)
+        nparts = (len(temps) + CHUNK - 1) // CHUNK
+        for part in range(nparts):
+            lines.append(f"static CG_NOINLINE void {fname}_part{part}({', '.join(in_params + ['double *restrict cg_w'])})")
+            lines.append("{")
+            for nm in spec.input_names():
+                lines.append(f"    (void){nm};")
+            for k in range(part * CHUNK, min((part + 1) * CHUNK, len(temps))):
+                lines.append(f"    cg_w[{k}] = {pr(temps[k][1])};")
+            lines.append("}")
+            lines.append("")
+    lines += [f"{'static ' if static else ''}void {fname}({', '.join(params)})", "{"]
     used_inputs = set()
-    for _, e in spec.temporaries:
+    for _, e in temps:
         used_inputs |= {str(s) for s in e.free_symbols}
     for _, _, ex in spec.reduced:
         for e in ex:
@@ -51,9 +79,14 @@ def c_function(spec: CodeSpec, *, static: bool = False, func_name: str | None = 
     lines.append("    /* outputs start at zero: only non-zero entries are written below */")
     for nm, (r, c), _ in spec.reduced:
         lines.append(f"    for (cg_k = 0; cg_k < {r * c}; ++cg_k) {nm}[cg_k] = 0.0;")
-    lines.append(f"    /* {len(spec.temporaries)} common subexpressions */")
-    for t, e in spec.temporaries:
-        lines.append(f"    const double {t} = {pr(e)};")
+    lines.append(f"    /* {len(temps)} common subexpressions */")
+    if chunked:
+        lines.append(f"    double cg_w[{len(temps)}];")
+        for part in range(nparts):
+            lines.append(f"    {fname}_part{part}({', '.join(spec.input_names() + ['cg_w'])});")
+    else:
+        for t, e in temps:
+            lines.append(f"    const double {t} = {pr(e)};")
     for nm, (r, c), ex in spec.reduced:
         lines.append(f"    /* {nm}: {r}x{c}, row-major */")
         for k, e in enumerate(ex):
