@@ -35,6 +35,10 @@ def as_spec(source, *, values: dict | None = None, name: str = "eom", method: st
 
         label = model_name(source)
         eom = derive(source, **({"method": method} if method else {}))
+    elif callable(getattr(source, "equations", None)) and hasattr(source, "values"):  # TMTSystem
+        label = model_name(source)
+        defaults = dict(source.values or {})
+        eom = source.equations()
     elif callable(getattr(source, "derive", None)):
         label = model_name(source)
         defaults = dict(getattr(source, "param_values", {}) or {})
