@@ -46,8 +46,9 @@ def c_function(spec: CodeSpec, *, static: bool = False, func_name: str | None = 
             names[s] = f"{nm}[{k}]"
     temps = spec.temporaries
     chunked = len(temps) > CHUNK
+    tnames = spec.temp_names()
     for k, (t, _) in enumerate(temps):
-        names[t] = f"cg_w[{k}]" if chunked else str(t)
+        names[t] = f"cg_w[{k}]" if chunked else tnames[t]
     pr = Printer(names, "c")
     fname = func_name or f"{spec.name}_eval"
     in_params = [f"const double *restrict {nm}" for nm in spec.input_names()]
@@ -86,7 +87,7 @@ def c_function(spec: CodeSpec, *, static: bool = False, func_name: str | None = 
             lines.append(f"    {fname}_part{part}({', '.join(spec.input_names() + ['cg_w'])});")
     else:
         for t, e in temps:
-            lines.append(f"    const double {t} = {pr(e)};")
+            lines.append(f"    const double {names[t]} = {pr(e)};")
     for nm, (r, c), ex in spec.reduced:
         lines.append(f"    /* {nm}: {r}x{c}, row-major */")
         for k, e in enumerate(ex):

@@ -110,6 +110,7 @@ class CodeSpec:
     info: dict = field(default_factory=dict)
     temporaries: list | None = None                 # [(se.Symbol, se.Basic)] after cse()
     reduced: list | None = None                     # [(name, shape, [se.Basic])] after cse()
+    tape: list | None = None                        # [(se.Symbol, se.Basic)] intermediate definitions
 
     # ---- helpers -------------------------------------------------------------------------
     def input_names(self):
@@ -125,33 +126,39 @@ class CodeSpec:
         return {nm: shp for nm, shp, _ in self.outputs}[name]
 
     def cse(self) -> "CodeSpec":
-        """Run common-subexpression elimination over all outputs at once (idempotent)."""
+        """Run common-subexpression elimination over all outputs at once (idempotent).
+
+        With a ``tape`` (intermediate definitions recorded while tracing an algorithm) the
+        definitions' right-hand sides go through the same elimination and everything is put in
+        dependency order.
+        """
         if self.temporaries is not None:
             return self
-        flat = [e for _, _, ex in self.outputs for e in ex]
+        tape = self.tape or []
+        flat = [e for _, e in tape] + [e for _, _, ex in self.outputs for e in ex]
         nonzero = [k for k, e in enumerate(flat) if e != 0]
         repl, red = se.cse([flat[k] for k in nonzero]) if nonzero else ([], [])
-        # rename the temporaries to our reserved prefix, in order of definition
-        rename = {}
-        temps = []
-        for s, e in repl:
-            e = e.xreplace(rename) if rename else e
-            if isinstance(e, (se.Symbol, se.Number)):  # an alias of another temporary: no new name
-                rename[s] = e
-                continue
-            t = se.Symbol(f"{TEMP_PREFIX}{len(temps)}")
-            rename[s] = t
-            temps.append((t, e))
-        red = [r.xreplace(rename) if rename else r for r in red]
         full = [se.Integer(0)] * len(flat)
         for k, r in zip(nonzero, red):
             full[k] = r
+        defs = list(repl) + [(sym, full[k]) for k, (sym, _) in enumerate(tape)]
+        if tape:
+            defs = _dependency_order(defs, first=len(repl))
+        # temporaries keep their symbols; printers name them cg_t0, cg_t1, … in this order
+        # (one xreplace per expression with a growing map would cost O(n²) conversions)
+        temps = defs
+        red = full[len(tape):]
         out, pos = [], 0
         for nm, shp, ex in self.outputs:
-            out.append((nm, shp, full[pos:pos + len(ex)]))
+            out.append((nm, shp, red[pos:pos + len(ex)]))
             pos += len(ex)
         self.temporaries, self.reduced = temps, out
         return self
+
+    def temp_names(self) -> dict:
+        """{temporary symbol: its name in generated code} (``cg_t0``, ``cg_t1``, …)."""
+        self.cse()
+        return {t: f"{TEMP_PREFIX}{k}" for k, (t, _) in enumerate(self.temporaries)}
 
     def count_ops(self, cse: bool = True) -> int:
         """Operations of the code (after CSE: temporaries plus reduced outputs)."""
@@ -205,7 +212,7 @@ class CodeSpec:
                 raise ValueError(f"output {nm!r}: {len(ex)} entries for shape {shp}")
             for e in ex:
                 free |= set(e.free_symbols)
-        missing = free - set(declared)
+        missing = free - set(declared) - {sym for sym, _ in (self.tape or [])}
         if missing:
             raise ValueError("expressions contain symbols that are not inputs: "
                              + ", ".join(sorted(str(s) for s in missing))
@@ -216,6 +223,35 @@ class CodeSpec:
             if np.shape(v) != (self.input_size(nm),):
                 raise ValueError(f"defaults[{nm!r}]: expected {self.input_size(nm)} values, got shape {np.shape(v)}")
         return self
+
+
+def _dependency_order(defs, first: int = 0):
+    """Definitions [(symbol, expression)] ordered so each comes after those it uses.
+
+    Definitions from ``first`` on (the tape, in trace order) drive the order; each pulls in the
+    earlier definitions it needs depth-first, which keeps a value close to its first use.
+    """
+    index = {sym: k for k, (sym, _) in enumerate(defs)}
+    deps = [[index[s] for s in e.free_symbols if s in index] for _, e in defs]
+    done = [False] * len(defs)
+    order = []
+    for root in list(range(first, len(defs))) + list(range(first)):
+        if done[root]:
+            continue
+        stack = [(root, 0)]
+        while stack:
+            k, pos = stack.pop()
+            if done[k]:
+                continue
+            while pos < len(deps[k]) and done[deps[k][pos]]:
+                pos += 1
+            if pos < len(deps[k]):
+                stack.append((k, pos + 1))
+                stack.append((deps[k][pos], 0))
+            else:
+                done[k] = True
+                order.append(defs[k])
+    return order
 
 
 def _flat_matrix(m):

@@ -35,6 +35,40 @@ def _c(x):
     return se.RealDouble(x)
 
 
+# ---- the tape: every intermediate quantity of the algorithm becomes one named definition ------
+class Tape:
+    """Records ``w_k = expression`` definitions while tracing (identical ones only once).
+
+    Binding the algorithm's intermediate vectors to symbols keeps each expression as small as one
+    step of the book's recursion, so CSE and the compiler see straight-line code, not one huge
+    expression tree. Numbers and symbols are not bound: structural zeros stay exact zeros.
+    """
+
+    def __init__(self):
+        self.defs = []
+        self.memo = {}
+
+    def bind(self, x):
+        if isinstance(x, list):
+            return [self.bind(e) for e in x]
+        if isinstance(x, (int, float)) or isinstance(x, (se.Number, se.Symbol)):
+            return x
+        got = self.memo.get(x)
+        if got is None:
+            got = se.Symbol(f"w_{len(self.defs)}")
+            self.defs.append((got, x))
+            self.memo[x] = got
+        return got
+
+
+_TAPE = [None]
+
+
+def B(x):
+    """Bind ``x`` (a scalar or nested lists) on the current tape."""
+    return _TAPE[0].bind(x) if _TAPE[0] is not None else x
+
+
 # ---- 3-vectors and 3×3 matrices (lists) ----------------------------------------------------
 def cross(a, b):
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
@@ -148,8 +182,8 @@ def joint_pose(model, i, q):
         RJ = [[c, -s, 0], [s, c, 0], [0, 0, one]]
         pJ = [q[qs], q[qs + 1], 0]
     T = [[_c(x) for x in row] for row in model.tree_rotation[i]]
-    R = mm(T, RJ)
-    p = add([_c(x) for x in model.tree_translation[i]], mv(T, pJ))
+    R = B(mm(T, B(RJ)))
+    p = B(add([_c(x) for x in model.tree_translation[i]], mv(T, pJ)))
     S = [[_c(x) for x in row] for row in model.S[model.v_start[i]:model.v_start[i] + model.nv_joint[i]]]
     return R, p, S
 
@@ -196,12 +230,12 @@ def trace_rnea(model, q, qd, qdd):
         par = int(model.parent[i])
         if par < 0:
             v[i] = vJ
-            a[i] = add(motion_to_child(R, p, a_grav), aJ)
+            a[i] = B(add(motion_to_child(R, p, a_grav), aJ))
         else:
-            v[i] = add(motion_to_child(R, p, v[par]), vJ)
-            a[i] = add(add(motion_to_child(R, p, a[par]), aJ), crm(v[i], vJ))
+            v[i] = B(add(motion_to_child(R, p, v[par]), vJ))
+            a[i] = B(add(add(motion_to_child(R, p, a[par]), aJ), crm(v[i], vJ)))
         I = inertia_matrix(model, i)
-        f[i] = add(mat6_vec(I, a[i]), crf(v[i], mat6_vec(I, v[i])))
+        f[i] = B(add(mat6_vec(I, a[i]), crf(v[i], B(mat6_vec(I, v[i])))))
     tau = [se.Integer(0)] * nv
     for i in range(nb - 1, -1, -1):
         R, p, S = poses[i]
@@ -210,7 +244,7 @@ def trace_rnea(model, q, qd, qdd):
             tau[vs + k] = _sdot(S[k], f[i])
         par = int(model.parent[i])
         if par >= 0:
-            f[par] = add(f[par], force_to_parent(R, p, f[i]))
+            f[par] = B(add(f[par], force_to_parent(R, p, f[i])))
     return tau
 
 
@@ -222,20 +256,20 @@ def trace_crba(model, q):
     for i in range(nb - 1, -1, -1):
         par = int(model.parent[i])
         if par >= 0:
-            X = plux(poses[i][0], poses[i][1])
-            Ic[par] = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(Ic[par], congruence(X, Ic[i]))]
+            X = B(plux(poses[i][0], poses[i][1]))
+            Ic[par] = B([[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(Ic[par], congruence(X, Ic[i]))])
     H = [[se.Integer(0)] * nv for _ in range(nv)]
     for i in range(nb):
         R, p, S = poses[i]
         vs = int(model.v_start[i])
         for k in range(len(S)):
-            F = mat6_vec(Ic[i], S[k])
+            F = B(mat6_vec(Ic[i], S[k]))
             for kk in range(len(S)):
                 H[vs + k][vs + kk] = _sdot(S[kk], F)
             j = i
             while int(model.parent[j]) >= 0:
                 Rj, pj, _ = poses[j]
-                F = force_to_parent(Rj, pj, F)
+                F = B(force_to_parent(Rj, pj, F))
                 j = int(model.parent[j])
                 _, _, Sj = poses[j]
                 vj = int(model.v_start[j])
@@ -260,35 +294,35 @@ def trace_aba(model, q, qd, tau):
             v[i] = vJ
             c[i] = [se.Integer(0)] * 6
         else:
-            v[i] = add(motion_to_child(R, p, v[par]), vJ)
-            c[i] = crm(v[i], vJ)
+            v[i] = B(add(motion_to_child(R, p, v[par]), vJ))
+            c[i] = B(crm(v[i], vJ))
         IA[i] = inertia_matrix(model, i)
-        pA[i] = crf(v[i], mat6_vec(IA[i], v[i]))
+        pA[i] = B(crf(v[i], B(mat6_vec(IA[i], v[i]))))
     U, Dsolve_u, Dsolve_Ut = [None] * nb, [None] * nb, [None] * nb
     for i in range(nb - 1, -1, -1):                            # pass 2: articulated inertias
         R, p, S = poses[i]
         k = len(S)
         vs = int(model.v_start[i])
         par = int(model.parent[i])
-        Ui = [mat6_vec(IA[i], S[j]) for j in range(k)]        # rows: U = IA S
-        D = [[_sdot(S[r], Ui[cc]) for cc in range(k)] for r in range(k)]
-        u = [tau[vs + j] - _sdot(S[j], pA[i]) for j in range(k)]
+        Ui = B([mat6_vec(IA[i], S[j]) for j in range(k)])     # rows: U = IA S
+        D = B([[_sdot(S[r], Ui[cc]) for cc in range(k)] for r in range(k)])
+        u = B([tau[vs + j] - _sdot(S[j], pA[i]) for j in range(k)])
         U[i] = Ui
         if k:
-            Dsolve_u[i] = [row[0] for row in _solve_small(D, [[x] for x in u])]
+            Dsolve_u[i] = B([row[0] for row in _solve_small(D, [[x] for x in u])])
         if par >= 0:
             if k:
-                Dsolve_Ut[i] = _solve_small(D, Ui)               # D⁻¹ Uᵀ (k × 6)
-                Ia = [[IA[i][r][cc] - sum((Ui[j][r] * Dsolve_Ut[i][j][cc] for j in range(k)), se.Integer(0))
-                       for cc in range(6)] for r in range(6)]
-                pa = add(add(pA[i], mat6_vec(Ia, c[i])),
-                         [sum((Ui[j][r] * Dsolve_u[i][j] for j in range(k)), se.Integer(0)) for r in range(6)])
+                Dsolve_Ut[i] = B(_solve_small(D, Ui))            # D⁻¹ Uᵀ (k × 6)
+                Ia = B([[IA[i][r][cc] - sum((Ui[j][r] * Dsolve_Ut[i][j][cc] for j in range(k)), se.Integer(0))
+                         for cc in range(6)] for r in range(6)])
+                pa = B(add(add(pA[i], mat6_vec(Ia, c[i])),
+                           [sum((Ui[j][r] * Dsolve_u[i][j] for j in range(k)), se.Integer(0)) for r in range(6)]))
             else:
                 Ia = IA[i]
-                pa = add(pA[i], mat6_vec(Ia, c[i]))
-            X = plux(R, p)
-            IA[par] = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(IA[par], congruence(X, Ia))]
-            pA[par] = add(pA[par], force_to_parent(R, p, pa))
+                pa = B(add(pA[i], mat6_vec(Ia, c[i])))
+            X = B(plux(R, p))
+            IA[par] = B([[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(IA[par], congruence(X, Ia))])
+            pA[par] = B(add(pA[par], force_to_parent(R, p, pa)))
     qdd = [se.Integer(0)] * nv
     a = [None] * nb
     for i in range(nb):                                        # pass 3: accelerations
@@ -297,13 +331,13 @@ def trace_aba(model, q, qd, tau):
         vs = int(model.v_start[i])
         par = int(model.parent[i])
         ap = motion_to_child(R, p, a_grav if par < 0 else a[par])
-        ai = add(ap, c[i])
+        ai = B(add(ap, c[i]))
         if k:
             if Dsolve_Ut[i] is None:
                 Dsolve_Ut[i] = _solve_small([[_sdot(S[r], U[i][cc]) for cc in range(k)] for r in range(k)], U[i])
             for j in range(k):
-                qdd[vs + j] = Dsolve_u[i][j] - sum((Dsolve_Ut[i][j][r] * ai[r] for r in range(6)), se.Integer(0))
-            ai = add(ai, [sum((S[j][r] * qdd[vs + j] for j in range(k)), se.Integer(0)) for r in range(6)])
+                qdd[vs + j] = B(Dsolve_u[i][j] - sum((Dsolve_Ut[i][j][r] * ai[r] for r in range(6)), se.Integer(0)))
+            ai = B(add(ai, [sum((S[j][r] * qdd[vs + j] for j in range(k)), se.Integer(0)) for r in range(6)]))
         a[i] = ai
     return qdd
 
@@ -325,6 +359,19 @@ def trace_algorithm(model, algorithm: str, *, name: str | None = None) -> CodeSp
     qd = [se.Symbol(f"qd_{k}") for k in range(model.nv)]
     x = [se.Symbol(f"x_{k}") for k in range(model.nv)]
     nv = model.nv
+    tape = Tape()
+    _TAPE[0] = tape
+    try:
+        out, ins = _trace(model, alg, q, qd, x, nv)
+    finally:
+        _TAPE[0] = None
+    out = [(nm, shp, [se.sympify(e) for e in ex]) for nm, shp, ex in out]
+    spec = CodeSpec(name or alg, ins, out, {}, {"model": getattr(model, "name", "model"), "algorithm": alg})
+    spec.tape = tape.defs
+    return spec.validate()
+
+
+def _trace(model, alg, q, qd, x, nv):
     if alg == "rnea":
         out = [("tau", (nv, 1), trace_rnea(model, q, qd, x))]
         ins = [("q", q), ("qd", qd), ("qdd", x)]
@@ -335,9 +382,7 @@ def trace_algorithm(model, algorithm: str, *, name: str | None = None) -> CodeSp
     else:
         out = [("qdd", (nv, 1), trace_aba(model, q, qd, x))]
         ins = [("q", q), ("qd", qd), ("tau", x)]
-    out = [(nm, shp, [se.sympify(e) for e in ex]) for nm, shp, ex in out]
-    spec = CodeSpec(name or alg, ins, out, {}, {"model": getattr(model, "name", "model"), "algorithm": alg})
-    return spec.validate()
+    return out, ins
 
 
 def compile_algorithm(model, algorithm: str, *, cache_dir=None, progress=None):
