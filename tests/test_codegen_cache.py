@@ -135,7 +135,7 @@ def test_no_c_compiler_says_so_and_points_to_numpy(monkeypatch):
 # ---- C source --------------------------------------------------------------------------------
 @needs_cc
 def test_c_source_zeroes_outputs_uses_const_temporaries_and_caller_names(tmp_path):
-    files = codegen.to_c(mb.models.ra3link(), tmp_path, prefix="arm",
+    files = codegen.to_c(mb.models.ra3link(symbolic=True), tmp_path, prefix="arm",
                          arrays={"M": "MpNE", "b": "bpNE", "g": "gpNE", "f": "fpNE", "q": "x"})
     c = open(files["c"]).read()
     assert "for (cg_k = 0; cg_k < 9; ++cg_k) MpNE[cg_k] = 0.0;" in c
@@ -195,7 +195,7 @@ def test_bad_prefix_and_foreign_symbols_are_named(tmp_path):
     with pytest.raises(TypeError, match="expected EquationsOfMotion"):
         codegen.to_numpy(42)
     with pytest.raises(ValueError, match="no default value for parameter"):
-        codegen.to_numpy(mb.models.ra3link().derive(), values={"l1": 1.0})
+        codegen.to_numpy(mb.symbolic.derive(mb.models.ra3link(symbolic=True)), values={"l1": 1.0})
 
 
 @needs_cc

@@ -10,15 +10,27 @@ def model_name(obj) -> str:
     return str(getattr(obj, "name", None) or type(obj).__name__)
 
 
+def _seed_values(obj) -> dict:
+    """{symbol: value} a built-in model carries (``multibody.models.parameters``), else {}."""
+    try:
+        from ..models import parameters
+
+        return dict(parameters(obj))
+    except (ImportError, ValueError, TypeError, AttributeError):
+        return dict(getattr(obj, "values", None) or getattr(obj, "param_values", None) or {})
+
+
 def as_spec(source, *, values: dict | None = None, name: str = "eom", method: str | None = None) -> CodeSpec:
     """A :class:`CodeSpec` for ``source``:
 
     * :class:`CodeSpec` — used as it is (``values`` must be None);
     * :class:`~multibody.symbolic.EquationsOfMotion` — M, b, g, f with inputs q, dq, tau, param;
-    * a ``multibody.Model`` — ``derive(model)`` first (numeric models give code without
-      parameters; symbolic ones keep their parameter symbols as ``param``);
-    * a proNEu system (``mb.models.starleth()`` …, anything with ``derive()`` and
-      ``param_values``) — derived with its own method, defaults = its ``param_values`` (paramDef).
+    * anything ``multibody.symbolic.derive`` accepts — a ``Model`` (numeric models give code
+      without parameters; ``symbolic=True`` seed models keep their parameters as the ``param``
+      input, defaults = the seed's values, proNEu's ``paramDef``), a ``Mechanism`` (derived with
+      the TMT method: constraints and force elements included), a ``TMTSystem``, a ``PneSystem``.
+
+    ``method`` picks the derivation method (default: "rnea" for models, "tmt" for mechanisms).
     """
     from ..symbolic.eom import EquationsOfMotion
 
@@ -26,28 +38,29 @@ def as_spec(source, *, values: dict | None = None, name: str = "eom", method: st
         if values is not None:
             raise TypeError("values: a CodeSpec carries its own defaults")
         return source.validate()
+    if isinstance(source, (int, float, str, bytes, type(None))):
+        raise TypeError("expected EquationsOfMotion, a multibody Model or Mechanism, a proNEu/TMT system or a "
+                        f"CodeSpec; got {type(source).__name__}")
     label = None
     defaults = {}
     if isinstance(source, EquationsOfMotion):
         eom = source
-    elif hasattr(source, "jtype") and hasattr(source, "parent"):
+    else:
         from ..symbolic import derive
 
         label = model_name(source)
-        eom = derive(source, **({"method": method} if method else {}))
-    elif callable(getattr(source, "equations", None)) and hasattr(source, "values"):  # TMTSystem
-        label = model_name(source)
-        defaults = dict(source.values or {})
-        eom = source.equations()
-    elif callable(getattr(source, "derive", None)):
-        label = model_name(source)
-        defaults = dict(getattr(source, "param_values", {}) or {})
-        eom = source.derive()
-        if not isinstance(eom, EquationsOfMotion):
-            raise TypeError(f"{label}.derive() returned {type(eom).__name__}, not EquationsOfMotion")
-    else:
-        raise TypeError("expected EquationsOfMotion, a multibody Model, a proNEu system or a CodeSpec; got "
-                        f"{type(source).__name__}")
+        defaults = _seed_values(source)
+        chosen = method
+        if chosen is None:  # "rnea" where it applies (fastest), else the first method that accepts it
+            from ..symbolic.derivation import DERIVATION_METHODS
+
+            fits = [k for k, e in DERIVATION_METHODS.items() if isinstance(source, e.accepts)]
+            chosen = "rnea" if "rnea" in fits else (fits[0] if fits else None)
+        try:
+            eom = derive(source, **({"method": chosen} if chosen else {}))
+        except TypeError as exc:
+            raise TypeError("expected EquationsOfMotion, a multibody Model or Mechanism, a proNEu/TMT system or a "
+                            f"CodeSpec; got {type(source).__name__} ({exc})") from None
     defaults.update(values or {})
     spec = eom_spec(eom, name=name, values=defaults or None)
     spec.info["model"] = label or eom.extra.get("model", "") or name

@@ -212,7 +212,7 @@ def to_c(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *, va
     from .api import as_spec
     from .cache import atomic_write
 
-    spec = as_spec(source, values=values, name=prefix).renamed(arrays)
+    spec = as_spec(source, values=values, name=prefix).renamed(arrays, name=prefix)
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     guard = f"{prefix.upper()}_H"

@@ -50,6 +50,7 @@ def derivative_spec(base: CodeSpec, name: str | None = None) -> CodeSpec:
                      ("dID_dq", (n, n), dID_dq), ("dID_ddq", (n, n), dID_ddq), ("df_dq", (n, n), df_dq)],
                     dict(base.defaults), dict(base.info))
     spec.info["zero_default"] = ["tau", "ddq"]
+    spec.info["matrices"] = ["M", "St", "dID_dq", "dID_ddq", "df_dq"]
     if m == 0:
         spec.outputs = [o for o in spec.outputs if o[0] != "St"]
     return spec.validate()

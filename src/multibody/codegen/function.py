@@ -22,7 +22,7 @@ class GeneratedFunction:
         self.spec = spec
         self.input_names = spec.input_names()
         self.sizes = [len(s) for _, s in spec.inputs]
-        self.output_shapes = {nm: (shp if shp[1] != 1 else (shp[0],)) for nm, shp, _ in spec.outputs}
+        self.output_shapes = {nm: ((shp[0],) if spec.is_vector(nm) else shp) for nm, shp, _ in spec.outputs}
         self.defaults = {k: np.ascontiguousarray(v, dtype=float) for k, v in spec.defaults.items()}
         self.zero_default = set(spec.info.get("zero_default", ()))
         alias = {}

@@ -43,12 +43,13 @@ def numpy_source(spec: CodeSpec) -> str:
         body.append(f"{names[t]} = {pr(e)}")
     ret = []
     for nm, (r, c), ex in spec.reduced:
-        shape = f"({r}, {c})" if c != 1 else f"({r},)"
+        vector = spec.is_vector(nm)
+        shape = f"({r},)" if vector else f"({r}, {c})"
         body.append(f"{nm} = np.zeros(batch + {shape})")
         for k, e in enumerate(ex):
             if e == 0:
                 continue  # outputs start zeroed (the seed's warning: zero entries are not written)
-            idx = f"..., {k // c}, {k % c}" if c != 1 else f"..., {k}"
+            idx = f"..., {k}" if vector else f"..., {k // c}, {k % c}"
             body.append(f"{nm}[{idx}] = {pr(e)}")
         ret.append(f"{nm!r}: {nm}")
     body.append("return {" + ", ".join(ret) + "}")
@@ -96,5 +97,5 @@ def to_numpy(source, values: dict | None = None, *, name: str = "eom", arrays: d
     """
     from .api import as_spec
 
-    spec = as_spec(source, values=values, name=name).renamed(arrays)
+    spec = as_spec(source, values=values, name=name).renamed(arrays, name=name)
     return NumpyFunction(spec)

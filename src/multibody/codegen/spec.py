@@ -122,6 +122,11 @@ class CodeSpec:
     def input_size(self, name):
         return len(dict(self.inputs)[name])
 
+    def is_vector(self, name) -> bool:
+        """True if output ``name`` is returned as a vector (one column, not declared a matrix)."""
+        shp = self.output_shape(name)
+        return shp[1] == 1 and name not in self.info.get("matrices", ())
+
     def output_shape(self, name):
         return {nm: shp for nm, shp, _ in self.outputs}[name]
 
@@ -167,21 +172,28 @@ class CodeSpec:
         self.cse()
         return count_ops([e for _, e in self.temporaries] + [e for _, _, ex in self.reduced for e in ex])
 
-    def renamed(self, arrays: dict | None) -> "CodeSpec":
-        """Copy with inputs/outputs renamed by ``arrays`` ({default name: new name}); validated."""
-        if not arrays:
+    def renamed(self, arrays: dict | None, name: str | None = None) -> "CodeSpec":
+        """Copy with inputs/outputs renamed by ``arrays`` ({default name: new name}) and the
+        function called ``name``; validated."""
+        if not arrays and (name is None or name == self.name):
             return self
+        arrays = dict(arrays or {})
         known = set(self.input_names()) | set(self.output_names())
         unknown = set(arrays) - known
         if unknown:
             raise ValueError(f"arrays: no input or output named {', '.join(sorted(map(str, unknown)))}; "
                              f"known names are {', '.join(self.input_names() + self.output_names())}")
         ren = lambda nm: arrays.get(nm, nm)  # noqa: E731
-        new = CodeSpec(self.name, [(ren(n), s) for n, s in self.inputs],
+        info = dict(self.info)
+        for key in ("matrices", "zero_default"):
+            if key in info:
+                info[key] = [ren(nm) for nm in info[key]]
+        new = CodeSpec(name or self.name, [(ren(n), s) for n, s in self.inputs],
                        [(ren(n), shp, ex) for n, shp, ex in self.outputs],
-                       {ren(k): v for k, v in self.defaults.items()}, dict(self.info),
+                       {ren(k): v for k, v in self.defaults.items()}, info,
                        self.temporaries,
-                       None if self.reduced is None else [(ren(n), shp, ex) for n, shp, ex in self.reduced])
+                       None if self.reduced is None else [(ren(n), shp, ex) for n, shp, ex in self.reduced],
+                       self.tape)
         new.validate()
         return new
 
@@ -357,7 +369,7 @@ def eom_spec(eom, *, name: str = "eom", values: dict | None = None, outputs=("M"
     spec = CodeSpec(name, [("q", [_to_se(s) for s in eom.q]), ("dq", [_to_se(s) for s in eom.dq]),
                            ("tau", [_to_se(s) for s in eom.tau]), ("param", param)],
                     [(k, shp, ex) for k, (shp, ex) in mats.items()], {},
-                    {"n": n, "param_names": [str(p) for p in param]})
+                    {"n": n, "param_names": [str(p) for p in param], "matrices": ["M"]})
     vals = dict(eom.extra.get("param_values", {}) or {})
     vals.update(values or {})
     vals = {str(k): v for k, v in vals.items()}
