@@ -403,6 +403,6 @@ def compile_algorithm(model, algorithm: str, *, cache_dir=None, progress=None):
     from .compiled import compile as _compile
 
     say = progress or (lambda msg: None)
-    say(f"tracing {algorithm} over {getattr(model, 'name', 'model')} ({model.nb} bodies)")
+    say(f"tracing {algorithm} over {getattr(model, 'name', 'model')}")
     spec = trace_algorithm(model, algorithm)
     return _compile(spec, cache_dir=cache_dir, progress=progress)
