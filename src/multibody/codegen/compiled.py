@@ -84,10 +84,11 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t j = out ? i - CG_NIN : i;
         const char *name = out ? cg_out_names[j] : cg_in_names[j];
         PyObject *obj = out ? args[1 + 2 * CG_NIN + j] : args[1 + 2 * j];
-        if (PyObject_GetBuffer(obj, &views[i], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (out ? PyBUF_WRITABLE : 0)) < 0)
+        if (PyObject_GetBuffer(obj, &views[i], PyBUF_STRIDES | PyBUF_FORMAT | (out ? PyBUF_WRITABLE : 0)) < 0)
             goto fail;
         ++got;
-        if (views[i].itemsize != 8 || views[i].format == NULL || strcmp(views[i].format, "d") != 0) {{
+        if (views[i].itemsize != 8 || views[i].format == NULL || strcmp(views[i].format, "d") != 0
+                || !PyBuffer_IsContiguous(&views[i], 'C')) {{
             PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous float64 array", name);
             goto fail;
         }}
@@ -185,8 +186,41 @@ class CompiledFunction(GeneratedFunction):
         self._run = module.run
         self.path, self.key, self.built, self.build_seconds = path, key, built, seconds
         self._out = [(nm, self.output_shapes[nm]) for nm in spec.output_names()]
+        self._out_names = [nm for nm, _ in self._out]
+        self._out_shapes = [shp for _, shp in self._out]
+        self._filled = [self.defaults.get(nm, np.zeros(size) if (nm in self.zero_default or size == 0) else None)
+                        for nm, size in zip(self.input_names, self.sizes)]
+
+    def _fast(self, args):
+        """One state given as positional 1-D arrays (defaults for missing ones): no NumPy helpers
+        on the way; the C entry checks dtype, contiguity, sizes and finiteness. None when the
+        call needs the general path (other types, batches, keywords, non-contiguous arrays)."""
+        call = [1]
+        filled = self._filled
+        sizes = self.sizes
+        nargs = len(args)
+        for k in range(len(sizes)):
+            x = args[k] if k < nargs else None
+            if x is None:
+                x = filled[k]
+                if x is None:
+                    return None
+            elif type(x) is not np.ndarray or x.shape != (sizes[k],):
+                return None
+            call.append(x)
+            call.append(sizes[k])
+        outs = [np.empty(shp) for shp in self._out_shapes]
+        try:
+            self._run(*call, *outs)
+        except (BufferError, TypeError):   # wrong dtype or not contiguous: let NumPy convert
+            return None
+        return dict(zip(self._out_names, outs))
 
     def __call__(self, *args, **kwargs) -> dict:
+        if not kwargs and len(args) <= len(self.sizes):
+            out = self._fast(args)
+            if out is not None:
+                return out
         arrays, batch = self._resolve(args, kwargs, check_finite=False)  # C checks finiteness
         n = 1
         for d in batch:
