@@ -252,3 +252,12 @@ def test_cli_writes_c_numpy_and_compiled(tmp_path, capsys):
 def test_cli_bad_model_is_a_clear_error(tmp_path, capsys):
     assert run_cli(["codegen", "no_such_model", "--out", str(tmp_path), "--no-progress"]) == 2
     assert "no_such_model" in capsys.readouterr().err
+
+
+def test_import_multibody_does_not_load_sympy_and_codegen_is_lazy():
+    script = ("import sys, multibody as mb; a = 'sympy' in sys.modules or 'symengine' in sys.modules; "
+              "f = mb.codegen.to_numpy; print(a, 'symengine' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=SRC))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "True"]

@@ -31,3 +31,11 @@ __all__ = [
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",
 ]
+
+
+def __getattr__(name):  # multibody.codegen loads SymPy/SymEngine: imported on first use
+    if name == "codegen":
+        import importlib
+
+        return importlib.import_module(".codegen", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
