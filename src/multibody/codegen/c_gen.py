@@ -119,6 +119,8 @@ def reference_values(spec: CodeSpec, state: dict) -> dict:
     """Outputs at ``state`` by SymEngine substitution of the original (un-CSE'd) expressions."""
     syms = [s for _, ss in spec.inputs for s in ss]
     vals = np.concatenate([np.asarray(state[nm], float) for nm in spec.input_names()]) if syms else np.zeros(0)
+    if spec.tape:
+        return _tape_reference(spec, dict(zip(syms, vals)))
     out = {}
     for nm, (r, c), ex in spec.outputs:
         if not ex:
@@ -128,6 +130,23 @@ def reference_values(spec: CodeSpec, state: dict) -> dict:
         v = np.asarray(f(vals), dtype=float).ravel() if f is not None else np.array([float(e) for e in ex])
         out[nm] = v.reshape(r, c)
     return out
+
+
+def _evaluate(e, known: dict) -> float:
+    free = list(e.free_symbols)
+    if not free:
+        return float(e)
+    f = se.Lambdify(free, [e], backend="lambda", cse=False)
+    return float(np.asarray(f(np.array([known[s] for s in free], dtype=float))).ravel()[0])
+
+
+def _tape_reference(spec: CodeSpec, known: dict) -> dict:
+    """Outputs of a traced spec: its recorded definitions evaluated one by one by SymEngine."""
+    known = dict(known)
+    for sym, e in spec.tape:
+        known[sym] = _evaluate(e, known)
+    return {nm: np.array([_evaluate(e, known) for e in ex], dtype=float).reshape(r, c)
+            for nm, (r, c), ex in spec.outputs}
 
 
 def _c_array(values) -> str:

@@ -1,7 +1,7 @@
 """Derivatives of the equations of motion: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ and ∂(M q̈ + b + g)/∂(q, q̇).
 
 Inverse dynamics ID(q, q̇, q̈) = M(q) q̈ + b(q, q̇) + g(q) is differentiated symbolically (SymEngine),
-with q̈ as an extra input; forward dynamics q̈ = M⁻¹(Sᵀτ − b − g) then follows without a symbolic
+with q̈ as an extra input, by the chain rule through the common-subexpression-eliminated program; forward dynamics q̈ = M⁻¹(Sᵀτ − b − g) then follows without a symbolic
 inverse (Carpentier & Mansard's identity, differentiating M q̈ + b + g = f at the solution):
 
     ∂q̈/∂q = M⁻¹ (∂f/∂q − ∂ID/∂q |_{q̈ = FD}),   ∂q̈/∂q̇ = −M⁻¹ ∂b/∂q̇,   ∂q̈/∂τ = M⁻¹ Sᵀ
@@ -19,15 +19,64 @@ from .spec import CodeSpec, _to_se
 __all__ = ["derivatives", "Derivatives", "derivative_spec"]
 
 
+class _Chain:
+    """Forward-mode chain rule over a straight-line program (the CSE'd equations of motion).
+
+    For every temporary t = e(inputs, earlier temporaries) and every variable x it depends on,
+    dt/dx = Σ_s ∂e/∂s · ds/dx over the symbols s of e — one small symbolic derivative per
+    temporary instead of differentiating the expanded equations (StarlETH: seconds, not minutes).
+    Each derivative is recorded as a definition ``d_k`` (structural zeros are never created).
+    """
+
+    def __init__(self, variables):
+        self.var_index = {x: j for j, x in enumerate(variables)}
+        self.deriv = {}                  # symbol -> {variable index: derivative symbol or number}
+        self.defs = []
+
+    def _partials(self, e):
+        out = {}
+        for s in e.free_symbols:
+            if s in self.var_index:
+                out.setdefault(self.var_index[s], []).append((se.diff(e, s), 1))
+            for j, ds in self.deriv.get(s, {}).items():
+                out.setdefault(j, []).append((se.diff(e, s), ds))
+        return {j: sum((p * d for p, d in terms), se.Integer(0)) for j, terms in out.items()}
+
+    def define(self, sym, e):
+        """Record t = e: derivatives of t become definitions."""
+        self.defs.append((sym, e))
+        d = {}
+        for j, expr in self._partials(e).items():
+            if expr == 0:
+                continue
+            if isinstance(expr, (se.Number, se.Symbol)):
+                d[j] = expr
+            else:
+                ds = se.Symbol(f"d_{len(self.defs)}")
+                self.defs.append((ds, expr))
+                d[j] = ds
+        if d:
+            self.deriv[sym] = d
+
+    def gradient(self, e, n_vars):
+        """[de/dx_j for j] as expressions of the recorded symbols."""
+        p = self._partials(e)
+        return [p.get(j, se.Integer(0)) for j in range(n_vars)]
+
+
 def derivative_spec(base: CodeSpec, name: str | None = None) -> CodeSpec:
-    """Spec with inputs q, dq, ddq, tau, param and outputs M, h = b + g, f, Sᵀ, ∂ID/∂q, ∂ID/∂q̇, ∂f/∂q."""
+    """Spec with inputs q, dq, ddq, tau, param and outputs M, h = b + g, f, Sᵀ, ∂ID/∂q, ∂ID/∂q̇, ∂f/∂q.
+
+    ID = M q̈ + b + g; the derivatives come from the chain rule over the CSE'd program of M, b,
+    g, f (:class:`_Chain`), so they cost about as much to generate as the equations themselves.
+    """
     ins = dict(base.inputs)
     outs = {nm: ex for nm, _, ex in base.outputs}
     for need in ("M", "b", "g", "f"):
         if need not in outs:
             raise ValueError(f"derivatives: the spec has no output {need!r} (needs M, b, g, f)")
     q, dq, tau = ins["q"], ins["dq"], ins["tau"]
-    n = len(q)
+    n, m = len(q), len(tau)
     taken = {str(s) for ss in ins.values() for s in ss}
     ddq = []
     for k in range(n):
@@ -35,20 +84,28 @@ def derivative_spec(base: CodeSpec, name: str | None = None) -> CodeSpec:
         while nm in taken:
             nm = "_" + nm
         ddq.append(se.Symbol(nm))
-    M = outs["M"]
-    h = [outs["b"][i] + outs["g"][i] for i in range(n)]
-    ID = [sum((M[i * n + j] * ddq[j] for j in range(n)), se.Integer(0)) + h[i] for i in range(n)]
-    f = outs["f"]
-    m = len(tau)
-    St = [se.diff(f[i], tau[j]) if m else 0 for i in range(n) for j in range(m)]
-    dID_dq = [se.diff(ID[i], q[j]) for i in range(n) for j in range(n)]
-    dID_ddq = [se.diff(outs["b"][i], dq[j]) for i in range(n) for j in range(n)]
-    df_dq = [se.diff(f[i], q[j]) for i in range(n) for j in range(n)]
+    base.cse()
+    reduced = {nm: ex for nm, _, ex in base.reduced}
+    chain = _Chain(list(q) + list(dq) + list(tau))
+    for t, e in base.temporaries:
+        chain.define(t, e)
+    M, b, g, f = reduced["M"], reduced["b"], reduced["g"], reduced["f"]
+    h = [b[i] + g[i] for i in range(n)]
+    dID_dq, dID_ddq, df_dq, St = [], [], [], []
+    for i in range(n):
+        ID_i = sum((M[i * n + j] * ddq[j] for j in range(n)), se.Integer(0)) + h[i]
+        grad = chain.gradient(ID_i, 2 * n + m)
+        dID_dq += grad[:n]
+        dID_ddq += chain.gradient(b[i], 2 * n + m)[n:2 * n]
+        gf = chain.gradient(f[i], 2 * n + m)
+        df_dq += gf[:n]
+        St += gf[2 * n:]
     spec = CodeSpec(name or f"{base.name}_derivatives",
                     [("q", q), ("dq", dq), ("ddq", ddq), ("tau", tau), ("param", ins.get("param", []))],
-                    [("M", (n, n), M), ("h", (n, 1), h), ("f", (n, 1), list(f)), ("St", (n, max(m, 0)), St),
+                    [("M", (n, n), list(M)), ("h", (n, 1), h), ("f", (n, 1), list(f)), ("St", (n, m), St),
                      ("dID_dq", (n, n), dID_dq), ("dID_ddq", (n, n), dID_ddq), ("df_dq", (n, n), df_dq)],
                     dict(base.defaults), dict(base.info))
+    spec.tape = chain.defs
     spec.info["zero_default"] = ["tau", "ddq"]
     spec.info["matrices"] = ["M", "St", "dID_dq", "dID_ddq", "df_dq"]
     if m == 0:
