@@ -53,6 +53,8 @@ def module_source(spec: CodeSpec, modname: str) -> str:
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
 {kernel}
 #define CG_NIN {nin}
@@ -61,6 +63,9 @@ static const char *cg_in_names[CG_NIN + 1] = {{{quoted(spec.input_names())}}};
 static const Py_ssize_t cg_in_sizes[CG_NIN + 1] = {{{', '.join(map(str, in_sizes)) or '0'}}};
 static const char *cg_out_names[CG_NOUT + 1] = {{{quoted(spec.output_names())}}};
 static const Py_ssize_t cg_out_sizes[CG_NOUT + 1] = {{{', '.join(map(str, out_sizes)) or '0'}}};
+static const int cg_out_ndim[CG_NOUT + 1] = {{{', '.join('1' if spec.is_vector(nm) else '2' for nm in spec.output_names()) or '0'}}};
+static const npy_intp cg_out_rows[CG_NOUT + 1] = {{{', '.join(str(r) for _, (r, c), _ in spec.outputs) or '0'}}};
+static const npy_intp cg_out_cols[CG_NOUT + 1] = {{{', '.join(str(c) for _, (r, c), _ in spec.outputs) or '0'}}};
 
 static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {{
@@ -128,12 +133,62 @@ fail:
     return NULL;
 }}
 
+/* one(in0, in1, ...): one state; returns a dict of new arrays, or NotImplemented when an input is
+ * not a C-contiguous float64 array of exactly its size (the caller then converts and uses run). */
+static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{{
+    const double *cg_in[CG_NIN + 1];
+    double *cg_out[CG_NOUT + 1];
+    PyObject *outs[CG_NOUT + 1];
+    PyObject *dict;
+    Py_ssize_t i, k, j;
+    (void)self;
+    if (nargs != CG_NIN) Py_RETURN_NOTIMPLEMENTED;
+    for (i = 0; i < CG_NIN; ++i) {{
+        PyArrayObject *a = (PyArrayObject *)args[i];
+        if (!PyArray_CheckExact(args[i]) || PyArray_TYPE(a) != NPY_DOUBLE || PyArray_NDIM(a) != 1
+                || PyArray_DIM(a, 0) != cg_in_sizes[i] || !PyArray_IS_C_CONTIGUOUS(a))
+            Py_RETURN_NOTIMPLEMENTED;
+        cg_in[i] = (const double *)PyArray_DATA(a);
+        for (k = 0; k < cg_in_sizes[i]; ++k) {{
+            if (!isfinite(cg_in[i][k])) {{
+                PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", cg_in_names[i], k);
+                return NULL;
+            }}
+        }}
+    }}
+    for (j = 0; j < CG_NOUT; ++j) {{
+        npy_intp dims[2] = {{cg_out_rows[j], cg_out_cols[j]}};
+        outs[j] = PyArray_SimpleNew(cg_out_ndim[j], dims, NPY_DOUBLE);
+        if (outs[j] == NULL) {{
+            for (k = 0; k < j; ++k) Py_DECREF(outs[k]);
+            return NULL;
+        }}
+        cg_out[j] = (double *)PyArray_DATA((PyArrayObject *)outs[j]);
+    }}
+    cg_eval({', '.join([f"cg_in[{i}]" for i in range(nin)] + [f"cg_out[{j}]" for j in range(nout)])});
+    dict = PyDict_New();
+    for (j = 0; j < CG_NOUT; ++j) {{
+        if (dict != NULL && PyDict_SetItemString(dict, cg_out_names[j], outs[j]) < 0) {{
+            Py_DECREF(dict);
+            dict = NULL;
+        }}
+        Py_DECREF(outs[j]);
+    }}
+    return dict;
+}}
+
 static PyMethodDef cg_methods[] = {{
     {{"run", (PyCFunction)(void (*)(void))cg_run, METH_FASTCALL, "run(n, in0, stride0, ..., out0, ...)"}},
+    {{"one", (PyCFunction)(void (*)(void))cg_one, METH_FASTCALL, "one(in0, in1, ...) -> dict"}},
     {{NULL, NULL, 0, NULL}}
 }};
 static struct PyModuleDef cg_module = {{PyModuleDef_HEAD_INIT, "{modname}", NULL, -1, cg_methods}};
-PyMODINIT_FUNC PyInit_{modname}(void) {{ return PyModule_Create(&cg_module); }}
+PyMODINIT_FUNC PyInit_{modname}(void)
+{{
+    import_array();
+    return PyModule_Create(&cg_module);
+}}
 """
 
 
@@ -157,7 +212,7 @@ def _build(src: str, modname: str, folder: str, cc: list[str], flags: tuple) -> 
         with open(c_path, "w", encoding="utf-8") as fh:
             fh.write(src)
         so_tmp = os.path.join(work, f"{modname}{K.ext_suffix()}")
-        cmd = cc + list(flags) + [f"-I{K.python_include()}", c_path, "-o", so_tmp, "-lm"]
+        cmd = cc + list(flags) + [f"-I{K.python_include()}", f"-I{np.get_include()}", c_path, "-o", so_tmp, "-lm"]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as exc:
@@ -184,42 +239,28 @@ class CompiledFunction(GeneratedFunction):
     def __init__(self, spec, module, path, key, built, seconds):
         super().__init__(spec)
         self._run = module.run
+        self._one = module.one
+        self._nin = len(self.sizes)
         self.path, self.key, self.built, self.build_seconds = path, key, built, seconds
         self._out = [(nm, self.output_shapes[nm]) for nm in spec.output_names()]
         self._out_names = [nm for nm, _ in self._out]
         self._out_shapes = [shp for _, shp in self._out]
         self._filled = [self.defaults.get(nm, np.zeros(size) if (nm in self.zero_default or size == 0) else None)
                         for nm, size in zip(self.input_names, self.sizes)]
-
-    def _fast(self, args):
-        """One state given as positional 1-D arrays (defaults for missing ones): no NumPy helpers
-        on the way; the C entry checks dtype, contiguity, sizes and finiteness. None when the
-        call needs the general path (other types, batches, keywords, non-contiguous arrays)."""
-        call = [1]
-        filled = self._filled
-        sizes = self.sizes
-        nargs = len(args)
-        for k in range(len(sizes)):
-            x = args[k] if k < nargs else None
-            if x is None:
-                x = filled[k]
-                if x is None:
-                    return None
-            elif type(x) is not np.ndarray or x.shape != (sizes[k],):
-                return None
-            call.append(x)
-            call.append(sizes[k])
-        outs = [np.empty(shp) for shp in self._out_shapes]
-        try:
-            self._run(*call, *outs)
-        except (BufferError, TypeError):   # wrong dtype or not contiguous: let NumPy convert
-            return None
-        return dict(zip(self._out_names, outs))
+        # default values of the trailing inputs, for calls that leave them out (None: some are required)
+        self._tails = [tuple(self._filled[k:]) if all(x is not None for x in self._filled[k:]) else None
+                       for k in range(self._nin + 1)]
 
     def __call__(self, *args, **kwargs) -> dict:
-        if not kwargs and len(args) <= len(self.sizes):
-            out = self._fast(args)
-            if out is not None:
+        if not kwargs:                          # one state as float64 arrays: all in C
+            nargs = len(args)
+            if nargs == self._nin:
+                out = self._one(*args)
+            elif nargs < self._nin and self._tails[nargs] is not None:
+                out = self._one(*args, *self._tails[nargs])
+            else:
+                out = NotImplemented
+            if out is not NotImplemented:
                 return out
         arrays, batch = self._resolve(args, kwargs, check_finite=False)  # C checks finiteness
         n = 1
@@ -266,7 +307,8 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     say("common-subexpression elimination")
     spec.cse()
     probe = module_source(spec, "mbcg_MODNAME")
-    key = hashlib.sha256(json.dumps([probe, K.compiler_id(cc), list(flags), K.ext_suffix(), multibody_version()])
+    key = hashlib.sha256(json.dumps([probe, K.compiler_id(cc), list(flags), K.ext_suffix(), multibody_version(),
+                                     np.__version__])
                          .encode()).hexdigest()
     modname = f"mbcg_{key[:24]}"
     if key in _LOADED:
