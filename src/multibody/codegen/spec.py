@@ -75,15 +75,11 @@ def count_ops(exprs) -> int:
             return 0
         t = type(e).__name__
         inner = sum(ops(a) for a in args)
-        if t == "Add":
+        if t in ("Add", "Mul"):          # k terms or factors: k − 1 operations (−x counts one)
             n = len(args) - 1
-        elif t == "Mul":
-            n = len(args) - 1
-            if args[0] == -1:  # -x is one negation, already counted as a product
-                pass
         elif t == "Pow":
             ex = args[1]
-            if ex.is_Integer if hasattr(ex, "is_Integer") else False:
+            if isinstance(ex, se.Integer):  # x**k: k − 1 products, one division if k < 0
                 k = abs(int(ex))
                 n = max(k - 1, 0) + (1 if int(ex) < 0 else 0)
             else:
