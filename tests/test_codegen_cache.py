@@ -261,3 +261,32 @@ def test_import_multibody_does_not_load_sympy_and_codegen_is_lazy():
                          env=dict(os.environ, PYTHONPATH=SRC))
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["False", "True"]
+
+
+@needs_cc
+def test_batch_loop_releases_the_gil():
+    import threading
+    import time
+
+    f = codegen.compile(mb.models.ra3link(symbolic=True))
+    Q = np.random.default_rng(0).uniform(-1, 1, (400_000, 3))
+    f(Q[:10], Q[:10])
+    done = threading.Event()
+    ticks = []
+
+    def count():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.0005)
+
+    worker = threading.Thread(target=count)
+    t0 = time.perf_counter()
+    worker.start()
+    f(Q, Q)                                   # long C loop in this thread
+    t1 = time.perf_counter()
+    done.set()
+    worker.join()
+    during = [t for t in ticks if t0 + 0.02 < t < t1 - 0.02]
+    assert t1 - t0 > 0.1, "batch too short to tell"
+    # with the GIL held the other thread could not run at all during the loop
+    assert len(during) >= 10, (t1 - t0, len(during))
