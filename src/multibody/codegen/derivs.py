@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import symengine as se
 
-from .spec import CodeSpec, _to_se
+from .spec import CodeSpec
 
 __all__ = ["derivatives", "Derivatives", "derivative_spec"]
 
