@@ -5,7 +5,6 @@ function that takes one state ``(n,)`` or a batch ``(..., n)`` (NumPy broadcasti
 """
 from __future__ import annotations
 
-
 from .function import GeneratedFunction
 from .printer import Printer
 from .spec import CodeSpec
