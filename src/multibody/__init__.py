@@ -40,3 +40,11 @@ __all__ = [
     "simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
     "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
 ]
+
+
+def __getattr__(name):  # multibody.codegen loads SymPy/SymEngine: imported on first use
+    if name == "codegen":
+        import importlib
+
+        return importlib.import_module(".codegen", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,160 @@
+"""``multibody codegen MODEL --lang numpy|c|compiled --out DIR`` (hook for ``multibody.cli``).
+
+MODEL is a built-in model (``starleth``, ``ra3link``, ``double_pendulum``, ``planar:3``,
+``auto_tree:5``, ``biped_upper_body`` …, arguments after a colon), a saved
+``EquationsOfMotion`` file (``.json``, from ``eom.save``) or a URDF file (traced algorithm, see
+``--algorithm``). A progress bar (tqdm, on stderr) follows the stages.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+__all__ = ["add_parser", "run", "resolve_model"]
+
+LANGS = ("numpy", "c", "compiled")
+
+
+def add_parser(subparsers):
+    """Register the ``codegen`` subcommand on an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "codegen", help="generate NumPy, C or compiled code of a model's equations of motion",
+        description="Generate code of M, b, g, f = Sᵀτ (or of a traced algorithm for a URDF robot).")
+    p.add_argument("model", metavar="MODEL",
+                   help="built-in model name (e.g. starleth, ra3link, double_pendulum, planar:3, auto_tree:5), "
+                        "an EquationsOfMotion .json file, or a .urdf file")
+    p.add_argument("--lang", choices=LANGS, default="c", help="numpy: a .py module; c: .c/.h and main.c; "
+                   "compiled: a cached CPython extension (copied into --out)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    p.add_argument("--prefix", default="eom", help="file and function prefix (default: eom)")
+    p.add_argument("--algorithm", choices=("rnea", "crba", "aba"), default=None,
+                   help="trace this numeric algorithm over the model instead of using symbolic equations "
+                        "(the default for URDF files: aba)")
+    p.add_argument("--floating", action="store_true", help="URDF: add a free-floating base")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+    return p
+
+
+def resolve_model(text: str):
+    """The object a MODEL argument names (a Model, a proNEu/TMT system or EquationsOfMotion)."""
+    if os.path.isfile(text):
+        if text.lower().endswith(".urdf"):
+            return ("urdf", text)
+        from ..symbolic.eom import EquationsOfMotion
+
+        return EquationsOfMotion.load(text)
+    from .. import models
+
+    name, _, arg = text.partition(":")
+    ctor = getattr(models, name, None) if not name.startswith("_") else None
+    if ctor is None or not callable(ctor) or isinstance(ctor, type):
+        known = sorted(n for n in getattr(models, "__all__", []) if not n[0].isupper())
+        raise ValueError(f"MODEL: {text!r} is neither a file nor a built-in model; built-in models: "
+                         f"{', '.join(known)}")
+    args = []
+    for a in filter(None, arg.split(",")):
+        try:
+            args.append(int(a))
+        except ValueError:
+            try:
+                args.append(float(a))
+            except ValueError:
+                raise ValueError(f"MODEL: argument {a!r} of {name} is not a number") from None
+    obj = ctor(*args)
+    if isinstance(obj, tuple) and obj and hasattr(obj[0], "jtype"):  # (model, (q, dq, params, values))
+        model, extra = obj
+        from ..symbolic import derive
+
+        eom = derive(model)
+        eom.extra.setdefault("model", getattr(model, "name", name))
+        values = extra[3] if len(extra) > 3 else None
+        return (eom, values)
+    return obj
+
+
+class _Progress:
+    def __init__(self, total, enabled):
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, file=sys.stderr, bar_format="{desc:<48}{bar}| {elapsed}",
+                                leave=True)
+            except ImportError:  # pragma: no cover - tqdm is a dependency
+                self.bar = None
+
+    def __call__(self, msg):
+        if self.bar is not None:
+            self.bar.set_description_str(msg[:48])
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.n = self.bar.total
+            self.bar.refresh()
+            self.bar.close()
+
+
+def run(args) -> int:
+    """Execute ``multibody codegen`` for parsed ``args``; returns the exit status."""
+    from . import api, c_gen, cache, numpy_gen
+
+    say = _Progress(total=5, enabled=not getattr(args, "no_progress", False))
+    t0 = time.perf_counter()
+    try:
+        say(f"loading {args.model}")
+        obj = resolve_model(args.model)
+        values = None
+        if isinstance(obj, tuple) and obj and obj[0] == "urdf":
+            from ..model.urdf import load_urdf
+
+            obj = load_urdf(obj[1], floating=args.floating)
+            algorithm = args.algorithm or "aba"
+        else:
+            algorithm = args.algorithm
+            if isinstance(obj, tuple):
+                obj, values = obj
+        if algorithm:
+            from .trace import trace_algorithm
+
+            say(f"tracing {algorithm}")
+            spec = trace_algorithm(obj, algorithm, name=args.prefix)
+        else:
+            say("deriving the equations of motion")
+            spec = api.as_spec(obj, values=values, name=args.prefix)
+        say("common-subexpression elimination")
+        spec.cse()
+        os.makedirs(args.out, exist_ok=True)
+        say(f"writing {args.lang}")
+        if args.lang == "numpy":
+            fn = numpy_gen.NumpyFunction(spec)
+            path = os.path.join(args.out, f"{args.prefix}.py")
+            cache.atomic_write(path, fn.source.encode())
+            written = [path]
+        elif args.lang == "c":
+            files = c_gen.to_c(spec, args.out, prefix=args.prefix)
+            written = list(files.values())
+        else:
+            from .compiled import compile as _compile
+
+            fn = _compile(spec)
+            dest = os.path.join(args.out, f"{args.prefix}{cache.ext_suffix()}")
+            with open(fn.path, "rb") as fh:
+                cache.atomic_write(dest, fh.read())
+            written = [dest, f"(cached at {fn.path}; module function run(n, in0, stride0, …, out0, …))"]
+        say.close()
+    except (ValueError, TypeError, cache.CompilerNotFoundError, RuntimeError, OSError) as exc:
+        say.close()
+        print(f"multibody codegen: error: {exc}", file=sys.stderr)
+        return 2
+    ops = spec.count_ops()
+    print(f"{spec.info.get('model', args.model)}: {', '.join(spec.output_names())} — {len(spec.temporaries)} "
+          f"temporaries, {ops} operations after CSE, {time.perf_counter() - t0:.2f} s")
+    for w in written:
+        print(f"  {w}")
+    if args.lang == "c":
+        print(f"build and self-check: cd {args.out} && gcc *.c -o {args.prefix} -lm && ./{args.prefix}")
+    return 0

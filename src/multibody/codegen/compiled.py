@@ -1,0 +1,353 @@
+"""``compile``: a CPython extension built with the system C compiler, cached on disk (proNEu
+``emlc``: "mex-functions are executed much faster … for systems with a lot of degrees of freedom").
+
+The module wraps the same C function ``to_c`` writes. One call evaluates N states: the inputs
+are checked (sizes, finiteness) in C, then the loop runs with the GIL released. Inputs without a
+batch dimension (the parameters, usually) are shared by all states through a zero stride.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+from . import cache as K
+from .c_gen import c_function
+from .function import GeneratedFunction
+from .spec import CodeSpec
+
+__all__ = ["compile", "CompiledFunction", "module_source", "multibody_version"]
+
+_LOADED: dict = {}   # cache key -> extension module (per process)
+
+
+def multibody_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("multibody")
+    except Exception:  # not installed (run from a source tree)
+        return "0+source"
+
+
+def module_source(spec: CodeSpec, modname: str) -> str:
+    """C source of the extension module ``modname`` around ``<spec.name>_eval``."""
+    nin, nout = len(spec.inputs), len(spec.outputs)
+    in_sizes = [len(s) for _, s in spec.inputs]
+    out_sizes = [r * c for _, (r, c), _ in spec.outputs]
+    kernel = c_function(spec, static=True, func_name="cg_eval")
+    call_args = [f"cg_in[{i}] + k * cg_stride[{i}]" for i in range(nin)]
+    call_args += [f"cg_out[{j}] + k * {out_sizes[j]}" for j in range(nout)]
+    quoted = lambda names: ", ".join(f'"{n}"' for n in names)  # noqa: E731
+    return f"""/* multibody.codegen compiled module {modname}: {', '.join(spec.output_names())} of
+ * {spec.info.get('model', spec.name)}. run(n, in0, stride0, …, out0, …) evaluates n states. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+{kernel}
+#define CG_NIN {nin}
+#define CG_NOUT {nout}
+static const char *cg_in_names[CG_NIN + 1] = {{{quoted(spec.input_names())}}};
+static const Py_ssize_t cg_in_sizes[CG_NIN + 1] = {{{', '.join(map(str, in_sizes)) or '0'}}};
+static const char *cg_out_names[CG_NOUT + 1] = {{{quoted(spec.output_names())}}};
+static const Py_ssize_t cg_out_sizes[CG_NOUT + 1] = {{{', '.join(map(str, out_sizes)) or '0'}}};
+static const int cg_out_ndim[CG_NOUT + 1] = {{{', '.join('1' if spec.is_vector(nm) else '2' for nm in spec.output_names()) or '0'}}};
+static const npy_intp cg_out_rows[CG_NOUT + 1] = {{{', '.join(str(r) for _, (r, c), _ in spec.outputs) or '0'}}};
+static const npy_intp cg_out_cols[CG_NOUT + 1] = {{{', '.join(str(c) for _, (r, c), _ in spec.outputs) or '0'}}};
+
+static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{{
+    Py_buffer views[CG_NIN + CG_NOUT];
+    const double *cg_in[CG_NIN + 1];
+    double *cg_out[CG_NOUT + 1];
+    Py_ssize_t cg_stride[CG_NIN + 1];
+    Py_ssize_t n, k, i, got = 0, need;
+    (void)self;
+    if (nargs != 1 + 2 * CG_NIN + CG_NOUT) {{
+        PyErr_Format(PyExc_TypeError, "run: expected %d arguments, got %zd", 1 + 2 * CG_NIN + CG_NOUT, nargs);
+        return NULL;
+    }}
+    n = PyLong_AsSsize_t(args[0]);
+    if (n < 0) {{
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "run: number of states must be >= 0");
+        return NULL;
+    }}
+    for (i = 0; i < CG_NIN + CG_NOUT; ++i) {{
+        int out = i >= CG_NIN;
+        Py_ssize_t j = out ? i - CG_NIN : i;
+        const char *name = out ? cg_out_names[j] : cg_in_names[j];
+        PyObject *obj = out ? args[1 + 2 * CG_NIN + j] : args[1 + 2 * j];
+        if (PyObject_GetBuffer(obj, &views[i], PyBUF_STRIDES | PyBUF_FORMAT | (out ? PyBUF_WRITABLE : 0)) < 0)
+            goto fail;
+        ++got;
+        if (views[i].itemsize != 8 || views[i].format == NULL || strcmp(views[i].format, "d") != 0
+                || !PyBuffer_IsContiguous(&views[i], 'C')) {{
+            PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous float64 array", name);
+            goto fail;
+        }}
+        if (out) {{
+            need = n * cg_out_sizes[j];
+            cg_out[j] = (double *)views[i].buf;
+        }} else {{
+            cg_stride[j] = PyLong_AsSsize_t(args[2 + 2 * j]);
+            if (cg_stride[j] < 0) {{
+                if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: negative stride", name);
+                goto fail;
+            }}
+            need = n > 0 ? (n - 1) * cg_stride[j] + cg_in_sizes[j] : 0;
+            cg_in[j] = (const double *)views[i].buf;
+        }}
+        if (views[i].len / 8 < need) {{
+            PyErr_Format(PyExc_ValueError, "%s: expected at least %zd values, got %zd", name, need, views[i].len / 8);
+            goto fail;
+        }}
+        if (!out) {{
+            for (k = 0; k < need; ++k) {{
+                if (!isfinite(cg_in[j][k])) {{
+                    PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", name, k);
+                    goto fail;
+                }}
+            }}
+        }}
+    }}
+    Py_BEGIN_ALLOW_THREADS
+    for (k = 0; k < n; ++k)
+        cg_eval({', '.join(call_args)});
+    Py_END_ALLOW_THREADS
+    for (i = 0; i < got; ++i) PyBuffer_Release(&views[i]);
+    Py_RETURN_NONE;
+fail:
+    for (i = 0; i < got; ++i) PyBuffer_Release(&views[i]);
+    return NULL;
+}}
+
+/* one(in0, in1, ...): one state; returns a dict of new arrays, or NotImplemented when an input is
+ * not a C-contiguous float64 array of exactly its size (the caller then converts and uses run). */
+static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{{
+    const double *cg_in[CG_NIN + 1];
+    double *cg_out[CG_NOUT + 1];
+    PyObject *outs[CG_NOUT + 1];
+    PyObject *dict;
+    Py_ssize_t i, k, j;
+    (void)self;
+    if (nargs != CG_NIN) Py_RETURN_NOTIMPLEMENTED;
+    for (i = 0; i < CG_NIN; ++i) {{
+        PyArrayObject *a = (PyArrayObject *)args[i];
+        if (!PyArray_CheckExact(args[i]) || PyArray_TYPE(a) != NPY_DOUBLE || PyArray_NDIM(a) != 1
+                || PyArray_DIM(a, 0) != cg_in_sizes[i] || !PyArray_IS_C_CONTIGUOUS(a))
+            Py_RETURN_NOTIMPLEMENTED;
+        cg_in[i] = (const double *)PyArray_DATA(a);
+        for (k = 0; k < cg_in_sizes[i]; ++k) {{
+            if (!isfinite(cg_in[i][k])) {{
+                PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", cg_in_names[i], k);
+                return NULL;
+            }}
+        }}
+    }}
+    for (j = 0; j < CG_NOUT; ++j) {{
+        npy_intp dims[2] = {{cg_out_rows[j], cg_out_cols[j]}};
+        outs[j] = PyArray_SimpleNew(cg_out_ndim[j], dims, NPY_DOUBLE);
+        if (outs[j] == NULL) {{
+            for (k = 0; k < j; ++k) Py_DECREF(outs[k]);
+            return NULL;
+        }}
+        cg_out[j] = (double *)PyArray_DATA((PyArrayObject *)outs[j]);
+    }}
+    cg_eval({', '.join([f"cg_in[{i}]" for i in range(nin)] + [f"cg_out[{j}]" for j in range(nout)])});
+    dict = PyDict_New();
+    for (j = 0; j < CG_NOUT; ++j) {{
+        if (dict != NULL && PyDict_SetItemString(dict, cg_out_names[j], outs[j]) < 0) {{
+            Py_DECREF(dict);
+            dict = NULL;
+        }}
+        Py_DECREF(outs[j]);
+    }}
+    return dict;
+}}
+
+static PyMethodDef cg_methods[] = {{
+    {{"run", (PyCFunction)(void (*)(void))cg_run, METH_FASTCALL, "run(n, in0, stride0, ..., out0, ...)"}},
+    {{"one", (PyCFunction)(void (*)(void))cg_one, METH_FASTCALL, "one(in0, in1, ...) -> dict"}},
+    {{NULL, NULL, 0, NULL}}
+}};
+static struct PyModuleDef cg_module = {{PyModuleDef_HEAD_INIT, "{modname}", NULL, -1, cg_methods}};
+PyMODINIT_FUNC PyInit_{modname}(void)
+{{
+    import_array();
+    return PyModule_Create(&cg_module);
+}}
+"""
+
+
+def _load(modname: str, path: str):
+    loader = importlib.machinery.ExtensionFileLoader(modname, path)
+    spec = importlib.util.spec_from_file_location(modname, path, loader=loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def _build(src: str, modname: str, folder: str, cc: list[str], flags: tuple) -> tuple[str, str]:
+    """Compile into a private temporary folder, then move the library into place atomically.
+
+    Returns (file name, sha256). The final name carries the checksum, so concurrent builders
+    never overwrite a library another process may be loading.
+    """
+    work = tempfile.mkdtemp(prefix=f".build-{modname}-", dir=folder)
+    try:
+        c_path = os.path.join(work, f"{modname}.c")
+        with open(c_path, "w", encoding="utf-8") as fh:
+            fh.write(src)
+        so_tmp = os.path.join(work, f"{modname}{K.ext_suffix()}")
+        cmd = cc + list(flags) + [f"-I{K.python_include()}", f"-I{np.get_include()}", c_path, "-o", so_tmp, "-lm"]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as exc:
+            raise K.CompilerNotFoundError(f"could not run the C compiler {cc[0]!r} ({exc}); "
+                                          "use multibody.codegen.to_numpy(...), which needs no compiler") from exc
+        if res.returncode != 0:
+            raise RuntimeError(f"C compiler failed ({' '.join(cmd[:3])} …):\n{res.stderr[-3000:]}")
+        digest = K.sha256_file(so_tmp)
+        final = f"{modname}-{digest[:16]}{K.ext_suffix()}"
+        os.replace(so_tmp, os.path.join(folder, final))
+        K.atomic_write(os.path.join(folder, f"{modname}.c"), src.encode())
+        return final, digest
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class CompiledFunction(GeneratedFunction):
+    """A compiled module: ``f(q, qd, tau=None, params=None)`` → dict of arrays, N states per call.
+
+    Attributes: ``path`` (the shared library), ``key`` (cache key), ``built`` (True if this call
+    compiled it, False if it came from the cache).
+    """
+
+    def __init__(self, spec, module, path, key, built, seconds):
+        super().__init__(spec)
+        self._run = module.run
+        self._one = module.one
+        self._nin = len(self.sizes)
+        self.path, self.key, self.built, self.build_seconds = path, key, built, seconds
+        self._out = [(nm, self.output_shapes[nm]) for nm in spec.output_names()]
+        self._out_names = [nm for nm, _ in self._out]
+        self._out_shapes = [shp for _, shp in self._out]
+        self._filled = [self.defaults.get(nm, np.zeros(size) if (nm in self.zero_default or size == 0) else None)
+                        for nm, size in zip(self.input_names, self.sizes)]
+        # default values of the trailing inputs, for calls that leave them out (None: some are required)
+        self._tails = [tuple(self._filled[k:]) if all(x is not None for x in self._filled[k:]) else None
+                       for k in range(self._nin + 1)]
+
+    def __call__(self, *args, **kwargs) -> dict:
+        if not kwargs:                          # one state as float64 arrays: all in C
+            nargs = len(args)
+            if nargs == self._nin:
+                out = self._one(*args)
+            elif nargs < self._nin and self._tails[nargs] is not None:
+                out = self._one(*args, *self._tails[nargs])
+            else:
+                out = NotImplemented
+            if out is not NotImplemented:
+                return out
+        arrays, batch = self._resolve(args, kwargs, check_finite=False)  # C checks finiteness
+        n = 1
+        for d in batch:
+            n *= d
+        call = [n]
+        for x, size in zip(arrays, self.sizes):
+            if x.shape[:-1] == batch:
+                call += [np.ascontiguousarray(x), size]
+            elif x.ndim == 1:
+                call += [x, 0]                   # shared by every state
+            else:
+                call += [np.ascontiguousarray(np.broadcast_to(x, batch + (size,))), size]
+        outs = {nm: np.empty(batch + shp) for nm, shp in self._out}
+        call += list(outs.values())
+        self._run(*call)
+        return outs
+
+
+def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=None, flags=None,
+            progress=None) -> CompiledFunction:  # noqa: A001 - the issue's name
+    """Compile equations of motion (or a :class:`CodeSpec`) with the system C compiler; cached.
+
+    The cache key is a SHA-256 of the generated module source (the expressions), the compiler's
+    path and version, the flags, the Python extension suffix and the multibody version; a new
+    process finds the library and loads it without compiling. ``cache_dir`` overrides the folder
+    (see :func:`multibody.codegen.cache.cache_dir`). Raises :class:`CompilerNotFoundError` (which
+    points to :func:`to_numpy`) when there is no C compiler.
+
+    >>> import numpy as np, multibody as mb
+    >>> from multibody import codegen
+    >>> f = codegen.compile(mb.models.double_pendulum())
+    >>> out = f(np.zeros((1000, 2)), np.zeros(2))      # 1000 states in one call
+    >>> out["M"].shape, out["g"].shape
+    ((1000, 2, 2), (1000, 2))
+    """
+    from .api import as_spec
+
+    t0 = time.perf_counter()
+    say = progress or (lambda msg: None)
+    spec = as_spec(source, values=values, name=name)
+    cc = K.find_compiler()
+    flags = tuple(K.CFLAGS if flags is None else flags)
+    say("common-subexpression elimination")
+    spec.cse()
+    probe = module_source(spec, "mbcg_MODNAME")
+    key = hashlib.sha256(json.dumps([probe, K.compiler_id(cc), list(flags), K.ext_suffix(), multibody_version(),
+                                     np.__version__])
+                         .encode()).hexdigest()
+    modname = f"mbcg_{key[:24]}"
+    if key in _LOADED:
+        mod, path = _LOADED[key]
+        return CompiledFunction(spec, mod, path, key, False, time.perf_counter() - t0)
+    folder = K.cache_dir(cache_dir)
+    rec_path = os.path.join(folder, f"{modname}.json")
+    rec = K.read_record(rec_path)
+    if rec is not None and rec.get("key") == key:
+        path = os.path.join(folder, str(rec.get("file", "")))
+        if os.path.isfile(path) and K.sha256_file(path) == rec.get("sha256"):
+            mod = _load(modname, path)
+            _LOADED[key] = (mod, path)
+            return CompiledFunction(spec, mod, path, key, False, time.perf_counter() - t0)
+        warnings.warn(f"codegen cache entry {rec_path} is corrupted or incomplete (checksum mismatch); rebuilding",
+                      RuntimeWarning, stacklevel=2)
+    say(f"compiling {len(spec.temporaries)} temporaries with {os.path.basename(cc[0])}")
+    src = probe.replace("mbcg_MODNAME", modname)
+    final, digest = _build(src, modname, folder, cc, flags)
+    K.atomic_write(rec_path, json.dumps({"key": key, "file": final, "sha256": digest, "compiler": K.compiler_id(cc),
+                                         "flags": list(flags), "multibody": multibody_version(),
+                                         "created": time.time()}).encode())
+    path = os.path.join(folder, final)
+    mod = _load(modname, path)
+    _LOADED[key] = (mod, path)
+    say("done")
+    return CompiledFunction(spec, mod, path, key, True, time.perf_counter() - t0)
+
+
+def clear_cache(cache_dir=None) -> int:
+    """Delete every compiled module in the cache folder; returns how many files were removed."""
+    folder = K.cache_dir(cache_dir)
+    removed = 0
+    for fn in os.listdir(folder):
+        if fn.startswith("mbcg_"):
+            try:
+                os.unlink(os.path.join(folder, fn))
+                removed += 1
+            except OSError:
+                pass
+    _LOADED.clear()
+    return removed
