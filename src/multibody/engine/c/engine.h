@@ -234,6 +234,7 @@ typedef struct {
     int naxes;
     double pos[2], rate[2];               /* wrapped angle (or slider displacement) and rate */
     double J1[2][6], J2[2][6];            /* rows with J v = rate */
+    double d[4];                          /* body 1's rotation relative to body 2 since attach time */
 } AxisInfo;
 void joint_axes(const EngineWorld *W, int j, AxisInfo *ax);
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
