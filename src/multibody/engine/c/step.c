@@ -32,7 +32,7 @@ int world_init(EngineWorld *W)
     W->invIw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->Iw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->fext = calloc((size_t)nb * 6 + 1, sizeof(double));
-    W->afree = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->vfree = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->fc = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->save = calloc((size_t)nb * BS_SIZE + 1, sizeof(double));
     W->jlast = calloc((size_t)nj * 2 + 1, sizeof(double));
@@ -41,7 +41,7 @@ int world_init(EngineWorld *W)
     W->gp = calloc((size_t)ng + 1, sizeof(GeomPose));
     W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
     W->order = calloc((size_t)ng + 1, sizeof(int));
-    if (!W->R || !W->invIw || !W->Iw || !W->fext || !W->afree || !W->fc || !W->save || !W->jlast || !W->jturns ||
+    if (!W->R || !W->invIw || !W->Iw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
         !W->pairs || !W->gp || !W->planes || !W->order) return -1;
     W->npairs = 0;
     for (int j = 0; j < nj; j++) {
@@ -61,7 +61,7 @@ int world_init(EngineWorld *W)
 
 void world_free(EngineWorld *W)
 {
-    void *ps[] = {W->R, W->invIw, W->Iw, W->fext, W->afree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
+    void *ps[] = {W->R, W->invIw, W->Iw, W->fext, W->vfree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
@@ -580,6 +580,7 @@ int world_step(EngineWorld *W, double h)
 {
     const double *wp = W->wpar;
     int nb = W->nb;
+    const double ih = 1.0 / h;
     /* 1. inertias and applied forces */
     for (int b = 0; b < nb; b++) {
         double *s = W->state + (size_t)b * BS_SIZE, *R = W->R + 9 * (size_t)b;
@@ -607,7 +608,9 @@ int world_step(EngineWorld *W, double h)
         for (int k = 0; k < 3; k++) f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k];
         mv3(W->Iw + 9 * b, s + BS_OMEGA, Iw); cross3(s + BS_OMEGA, Iw, gyro);
         for (int k = 0; k < 3; k++) f[3 + k] = ld[BL_TORQUE + k] - gyro[k];
-        apply_minv(W, b, f, W->afree + 6 * (size_t)b);
+        double *vf = W->vfree + 6 * (size_t)b;               /* v/h + W f: the free step's velocity over h */
+        apply_minv(W, b, f, vf);
+        for (int k = 0; k < 6; k++) vf[k] += s[BS_VEL + k] * ih;
     }
     /* 2. collision detection */
     W->nc = 0;
@@ -634,21 +637,19 @@ int world_step(EngineWorld *W, double h)
     W->m = m;
     if (reserve_m(W, m, 0)) return -1;
     /* 4. the LCP */
-    const double ih = 1.0 / h;
     for (int i = 0; i < m; i++) {
         Row *r = W->rows + i;
         double *iMJ = W->iMJ + 12 * (size_t)i, s = r->rhs * ih, jm = 0;
-        memset(iMJ, 0, 12 * sizeof(double));
         if (r->b1 >= 0) {
             apply_minv(W, r->b1, r->J1, iMJ);
-            const double *st = W->state + (size_t)r->b1 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b1;
-            for (int k = 0; k < 6; k++) { s -= r->J1[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J1[k] * iMJ[k]; }
-        }
+            const double *vf = W->vfree + 6 * (size_t)r->b1;
+            for (int k = 0; k < 6; k++) { s -= r->J1[k] * vf[k]; jm += r->J1[k] * iMJ[k]; }
+        } else memset(iMJ, 0, 6 * sizeof(double));
         if (r->b2 >= 0) {
             apply_minv(W, r->b2, r->J2, iMJ + 6);
-            const double *st = W->state + (size_t)r->b2 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b2;
-            for (int k = 0; k < 6; k++) { s -= r->J2[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J2[k] * iMJ[6 + k]; }
-        }
+            const double *vf = W->vfree + 6 * (size_t)r->b2;
+            for (int k = 0; k < 6; k++) { s -= r->J2[k] * vf[k]; jm += r->J2[k] * iMJ[6 + k]; }
+        } else memset(iMJ + 6, 0, 6 * sizeof(double));
         W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
         W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
     }
