@@ -200,7 +200,7 @@ typedef struct {
     const int64_t *jint; const double *jdat;
     const int64_t *gint; const double *gdat;
     const double *wpar;
-    double *R, *invIw, *Iw, *fext, *vfree, *save; /* nb*9, nb*9, nb*9, nb*6, nb*BS_SIZE */
+    double *R, *invIw, *fext, *vfree, *save; /* nb*9, nb*9, nb*6, nb*6, nb*BS_SIZE */
     double *jlast, *jturns;               /* nj*2: last wrapped joint angle, whole turns added */
     int64_t *pairs; int npairs;           /* sorted body pairs joined by a joint (no contact) */
     GeomPose *gp; double *planes; int *order, norder;
