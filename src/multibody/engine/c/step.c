@@ -629,17 +629,18 @@ int world_step(EngineWorld *W, double h)
     /* 4. the LCP */
     for (int i = 0; i < m; i++) {
         Row *r = W->rows + i;
-        double *iMJ = W->iMJ + 12 * (size_t)i, s = r->rhs * ih, jm = 0;
+        double M[12] = {0}, s = r->rhs * ih, jm = 0;         /* W J^T, formed locally and stored once */
         if (r->b1 >= 0) {
-            apply_minv(W, r->b1, r->J1, iMJ);
+            apply_minv(W, r->b1, r->J1, M);
             const double *vf = W->vfree + 6 * (size_t)r->b1;
-            for (int k = 0; k < 6; k++) { s -= r->J1[k] * vf[k]; jm += r->J1[k] * iMJ[k]; }
-        } else memset(iMJ, 0, 6 * sizeof(double));
+            for (int k = 0; k < 6; k++) { s -= r->J1[k] * vf[k]; jm += r->J1[k] * M[k]; }
+        }
         if (r->b2 >= 0) {
-            apply_minv(W, r->b2, r->J2, iMJ + 6);
+            apply_minv(W, r->b2, r->J2, M + 6);
             const double *vf = W->vfree + 6 * (size_t)r->b2;
-            for (int k = 0; k < 6; k++) { s -= r->J2[k] * vf[k]; jm += r->J2[k] * iMJ[6 + k]; }
-        } else memset(iMJ + 6, 0, 6 * sizeof(double));
+            for (int k = 0; k < 6; k++) { s -= r->J2[k] * vf[k]; jm += r->J2[k] * M[6 + k]; }
+        }
+        memcpy(W->iMJ + 12 * (size_t)i, M, sizeof M);
         W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
         W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
     }
