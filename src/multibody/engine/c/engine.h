@@ -210,7 +210,7 @@ typedef struct {
     int *findex, *iwork; int cap_m, cap_A;
     /* tree.c: block-sparse factorization for joint trees (equality rows only) */
     int tree_ok, tree_m;
-    int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
+    int *tmask, *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
     double *tdiag, *nbr_block, *tvec;
     int used_tree;
     /* warm start of the quick step: last step's contacts and joint multipliers */

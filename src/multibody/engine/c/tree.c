@@ -14,11 +14,29 @@ int joint_base_rows(int type)
     return type >= 0 && type <= J_HINGE2 ? rows[type] : 0;
 }
 
+/* Base rows that constrain rotation only (zero linear parts on both bodies), as joints.c writes
+ * them: the hinge's two axis rows, the slider's and the fixed joint's orientation rows, the
+ * universal's and hinge2's angle row.  Their products in the blocks need only the angular half;
+ * tree_solve checks the rows before it relies on this. */
+static int joint_angular_rows(int type)
+{
+    static const int mask[] = {0x00, 0x18, 0x07, 0x38, 0x08, 0x08};   /* ball hinge slider fixed universal hinge2 */
+    return type >= 0 && type <= J_HINGE2 ? mask[type] : 0;
+}
+
+static int angular_rows_hold(const Row *r, int n, int mask)
+{
+    for (int a = 0; a < n; a++)
+        if ((mask >> a) & 1)
+            for (int k = 0; k < 3; k++) if (r[a].J1[k] != 0.0 || r[a].J2[k] != 0.0) return 0;
+    return 1;
+}
+
 static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up[a]; } return a; }
 
 void tree_free(EngineWorld *W)
 {
-    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->tvec};
+    void *ps[] = {W->tmask, W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->tvec};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -31,10 +49,11 @@ int tree_init(EngineWorld *W)
     int *adj_start = calloc((size_t)nb + 2, sizeof(int)), *adj = malloc(sizeof(int) * (size_t)(2 * nj + 1));
     int *seen = calloc((size_t)nb + 1, sizeof(int)), *stack = malloc(sizeof(int) * (size_t)(nb + 1));
     int *post = malloc(sizeof(int) * (size_t)(nb + 1)), *parent_joint = malloc(sizeof(int) * (size_t)(nb + 1));
+    W->tmask = malloc(sizeof(int) * (size_t)nj);
     W->torder = malloc(sizeof(int) * (size_t)nj); W->tpos = malloc(sizeof(int) * (size_t)nj);
     W->trows = malloc(sizeof(int) * (size_t)nj); W->tstart = malloc(sizeof(int) * (size_t)nj);
     W->nbr_start = calloc((size_t)nj + 1, sizeof(int));
-    if (!up || !deg || !adj_start || !adj || !seen || !stack || !post || !parent_joint || !W->torder || !W->tpos ||
+    if (!up || !deg || !adj_start || !adj || !seen || !stack || !post || !parent_joint || !W->tmask || !W->torder || !W->tpos ||
         !W->trows || !W->tstart || !W->nbr_start) goto fail;
     int forest = 1;
     for (int b = 0; b < nb; b++) up[b] = b;
@@ -132,21 +151,24 @@ static inline double dot6(const double *a, const double *b)
  * the blocks A_kj (m_k x n) with its later neighbours k: all rows of a joint act on the same two
  * bodies, so which sides meet is decided once per block.  Blocks are formed in local arrays and
  * stored once, so the compiler need not assume the stores alias the rows it reads. */
-KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
+static inline double dot3a(const double *a, const double *b) { return a[3] * b[3] + a[4] * b[4] + a[5] * b[5]; }
+
+KERNEL void assemble_joint(EngineWorld *W, int j, const int n, const int mask)
 {
     const Row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
     double D[36];
     int b1 = rj->b1, b2 = rj->b2;
     for (int a = 0; a < n; a++) for (int c = 0; c <= a; c++) {
+        int ang = ((mask >> a) | (mask >> c)) & 1;
         double s = a == c ? cfmh[a] : 0.0;
-        if (b1 >= 0) s += dot6(rj[a].J1, Mj + 12 * c);
-        if (b2 >= 0) s += dot6(rj[a].J2, Mj + 12 * c + 6);
+        if (b1 >= 0) s += ang ? dot3a(rj[a].J1, Mj + 12 * c) : dot6(rj[a].J1, Mj + 12 * c);
+        if (b2 >= 0) s += ang ? dot3a(rj[a].J2, Mj + 12 * c + 6) : dot6(rj[a].J2, Mj + 12 * c + 6);
         D[a * n + c] = s;
     }
     memcpy(W->tdiag + 36 * (size_t)j, D, sizeof(double) * (size_t)(n * n));
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        int k = W->nbr_list[e], mk = W->trows[k];
+        int k = W->nbr_list[e], mk = W->trows[k], mask_k = W->tmask[k];
         const Row *rk = W->rows + W->tstart[k];
         double B[36];
         for (int i = 0; i < mk * n; i++) B[i] = 0.0;
@@ -155,7 +177,9 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
             if (bk < 0 || bk != bj) continue;
             for (int r = 0; r < mk; r++) {
                 const double *Jr = sk ? rk[r].J2 : rk[r].J1;
-                for (int c = 0; c < n; c++) B[r * n + c] += dot6(Jr, Mj + 12 * c + 6 * sj);
+                if ((mask_k >> r) & 1) for (int c = 0; c < n; c++) B[r * n + c] += dot3a(Jr, Mj + 12 * c + 6 * sj);
+                else for (int c = 0; c < n; c++)
+                    B[r * n + c] += (mask >> c) & 1 ? dot3a(Jr, Mj + 12 * c + 6 * sj) : dot6(Jr, Mj + 12 * c + 6 * sj);
             }
         }
         memcpy(W->nbr_block + 36 * (size_t)e, B, sizeof(double) * (size_t)(mk * n));
@@ -267,9 +291,20 @@ KERNEL void backward_joint(EngineWorld *W, int j, const int n)
 int tree_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
+    for (int j = 0; j < nj; j++) {                       /* which rows are rotation-only, this step */
+        int mask = joint_angular_rows((int)W->jint[(size_t)j * JI_SIZE]);
+        W->tmask[j] = angular_rows_hold(W->rows + W->tstart[j], W->trows[j], mask) ? mask : 0;
+    }
     for (int j = 0; j < nj; j++) {
-#define ASSEMBLE(n) assemble_joint(W, j, n)
-        dispatch(W->trows[j], ASSEMBLE);
+        switch (W->tmask[j]) {                            /* one kernel per joint type's row pattern */
+        case 0x18: assemble_joint(W, j, 5, 0x18); break;  /* hinge */
+        case 0x07: assemble_joint(W, j, 5, 0x07); break;  /* slider */
+        case 0x38: assemble_joint(W, j, 6, 0x38); break;  /* fixed */
+        case 0x08: assemble_joint(W, j, 4, 0x08); break;  /* universal, hinge2 */
+        default:
+#define ASSEMBLE(n) assemble_joint(W, j, n, 0)
+            dispatch(W->trows[j], ASSEMBLE);
+        }
     }
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
