@@ -200,7 +200,7 @@ typedef struct {
     const int64_t *jint; const double *jdat;
     const int64_t *gint; const double *gdat;
     const double *wpar;
-    double *R, *invIw, *Iw, *fext, *afree, *save; /* nb*9, nb*9, nb*9, nb*6, nb*BS_SIZE */
+    double *R, *invIw, *fext, *vfree, *save; /* nb*9, nb*9, nb*6, nb*6, nb*BS_SIZE */
     double *jlast, *jturns;               /* nj*2: last wrapped joint angle, whole turns added */
     int64_t *pairs; int npairs;           /* sorted body pairs joined by a joint (no contact) */
     GeomPose *gp; double *planes; int *order, norder;
@@ -210,7 +210,7 @@ typedef struct {
     int *findex, *iwork; int cap_m, cap_A;
     /* tree.c: block-sparse factorization for joint trees (equality rows only) */
     int tree_ok, tree_m;
-    int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
+    int *tmask, *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
     double *tdiag, *nbr_block, *tvec;
     int used_tree;
     /* warm start of the quick step: last step's contacts and joint multipliers */
@@ -234,6 +234,7 @@ typedef struct {
     int naxes;
     double pos[2], rate[2];               /* wrapped angle (or slider displacement) and rate */
     double J1[2][6], J2[2][6];            /* rows with J v = rate */
+    double d[4];                          /* body 1's rotation relative to body 2 since attach time */
 } AxisInfo;
 void joint_axes(const EngineWorld *W, int j, AxisInfo *ax);
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);

@@ -16,19 +16,15 @@
  */
 #include "engine.h"
 
-typedef struct { double R[9], p[3], v[3], w[3], q[4]; } BodyFrame;
+/* A body's pose and velocity read in place (the static world: identity and zeros). */
+typedef struct { const double *R, *p, *v, *w, *q; } BodyFrame;
+static const double IDENTITY_R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, ZERO3[3] = {0, 0, 0}, IDENTITY_Q[4] = {1, 0, 0, 0};
 
 static void frame_of(const EngineWorld *W, int b, BodyFrame *f)
 {
-    if (b < 0) {
-        memset(f, 0, sizeof *f);
-        f->R[0] = f->R[4] = f->R[8] = 1; f->q[0] = 1;
-        return;
-    }
+    if (b < 0) { f->R = IDENTITY_R; f->p = f->v = f->w = ZERO3; f->q = IDENTITY_Q; return; }
     const double *s = W->state + (size_t)b * BS_SIZE;
-    memcpy(f->R, W->R + (size_t)b * 9, sizeof f->R);
-    copy3(s + BS_POS, f->p); copy3(s + BS_VEL, f->v); copy3(s + BS_OMEGA, f->w);
-    memcpy(f->q, s + BS_QUAT, sizeof f->q);
+    f->R = W->R + (size_t)b * 9; f->p = s + BS_POS; f->v = s + BS_VEL; f->w = s + BS_OMEGA; f->q = s + BS_QUAT;
 }
 
 /* Rotation of body 1 relative to body 2 since attach time, in body-2 axes: conj(q2) q1 conj(qrel0). */
@@ -53,8 +49,9 @@ void joint_axes(const EngineWorld *W, int j, AxisInfo *ax)
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
     int type = (int)ji[JI_TYPE];
     BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, (int)ji[JI_B2], &f2);
-    memset(ax, 0, sizeof *ax);
-    double d[4]; relative_rotation(&f1, &f2, jd + JD_QREL, d);
+    ax->naxes = 0;
+    memset(ax->J1, 0, sizeof ax->J1); memset(ax->J2, 0, sizeof ax->J2);
+    double *d = ax->d; relative_rotation(&f1, &f2, jd + JD_QREL, d);
     if (type == J_HINGE) {
         double u[3]; mv3(f1.R, jd + JD_AXIS1, u);
         ax->naxes = 1;
@@ -114,7 +111,7 @@ static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, con
     return ndirs;
 }
 
-int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *axp, const double *pos_unwrapped, Row *rows)
+int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -123,7 +120,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *axp, const
     double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
     double k = erp / h;
     BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
-    double d[4]; relative_rotation(&f1, &f2, jd + JD_QREL, d);
+    const double *d = ax->d;                                 /* relative rotation, from joint_axes */
     static const double I3[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
 
     /* anchors in world: a1 = p1 + R1 anchor1, a2 = p2 + R2 anchor2; e = a2 - a1 */
@@ -184,14 +181,13 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *axp, const
         r->rhs = -k * (dot3(a1w, a2w) - jd[JD_DOT0]);
     }
     /* motors and stops on each axis */
-    const AxisInfo ax = *axp;
-    for (int a = 0; a < ax.naxes; a++) {
+    for (int a = 0; a < ax->naxes; a++) {
         const double *pa = jd + JD_AXES + JA_SIZE * a;
-        double pos = pos_unwrapped ? pos_unwrapped[a] : ax.pos[a], rate = ax.rate[a];
+        double pos = pos_unwrapped ? pos_unwrapped[a] : ax->pos[a], rate = ax->rate[a];
         double fmax = pa[JA_MOTOR_FMAX], lo = pa[JA_LO], hi = pa[JA_HI];
         if (fmax > 0) {
             Row *r = row_init(rows + m++, b1, b2, j, cfm);
-            memcpy(r->J1, ax.J1[a], sizeof r->J1); memcpy(r->J2, ax.J2[a], sizeof r->J2);
+            memcpy(r->J1, ax->J1[a], sizeof r->J1); memcpy(r->J2, ax->J2[a], sizeof r->J2);
             r->rhs = pa[JA_MOTOR_VEL]; r->lo = -fmax; r->hi = fmax;
         }
         /* a stop holds from `layer` before its limit on (as contacts do), so a joint resting on it
@@ -201,7 +197,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *axp, const
             double serp = isfinite(pa[JA_STOP_ERP]) ? pa[JA_STOP_ERP] : erp;
             double scfm = isfinite(pa[JA_STOP_CFM]) ? pa[JA_STOP_CFM] : cfm;
             Row *r = row_init(rows + m++, b1, b2, j, scfm);
-            memcpy(r->J1, ax.J1[a], sizeof r->J1); memcpy(r->J2, ax.J2[a], sizeof r->J2);
+            memcpy(r->J1, ax->J1[a], sizeof r->J1); memcpy(r->J2, ax->J2[a], sizeof r->J2);
             double bounce = pa[JA_BOUNCE];
             if (pos <= lo + layer) {                         /* push up: lambda >= 0 */
                 r->rhs = pos < lo ? serp / h * (lo - pos) : 0.0; r->lo = 0; r->hi = INFINITY;

@@ -30,9 +30,8 @@ int world_init(EngineWorld *W)
     int nb = W->nb, nj = W->nj, ng = W->ng;
     W->R = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->invIw = calloc((size_t)nb * 9 + 1, sizeof(double));
-    W->Iw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->fext = calloc((size_t)nb * 6 + 1, sizeof(double));
-    W->afree = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->vfree = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->fc = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->save = calloc((size_t)nb * BS_SIZE + 1, sizeof(double));
     W->jlast = calloc((size_t)nj * 2 + 1, sizeof(double));
@@ -41,7 +40,7 @@ int world_init(EngineWorld *W)
     W->gp = calloc((size_t)ng + 1, sizeof(GeomPose));
     W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
     W->order = calloc((size_t)ng + 1, sizeof(int));
-    if (!W->R || !W->invIw || !W->Iw || !W->fext || !W->afree || !W->fc || !W->save || !W->jlast || !W->jturns ||
+    if (!W->R || !W->invIw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
         !W->pairs || !W->gp || !W->planes || !W->order) return -1;
     W->npairs = 0;
     for (int j = 0; j < nj; j++) {
@@ -61,7 +60,7 @@ int world_init(EngineWorld *W)
 
 void world_free(EngineWorld *W)
 {
-    void *ps[] = {W->R, W->invIw, W->Iw, W->fext, W->afree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
+    void *ps[] = {W->R, W->invIw, W->fext, W->vfree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
@@ -580,34 +579,28 @@ int world_step(EngineWorld *W, double h)
 {
     const double *wp = W->wpar;
     int nb = W->nb;
+    const double ih = 1.0 / h;
     /* 1. inertias and applied forces */
     for (int b = 0; b < nb; b++) {
         double *s = W->state + (size_t)b * BS_SIZE, *R = W->R + 9 * (size_t)b;
         const double *bp = W->bprop + (size_t)b * BP_SIZE, *ld = W->load + (size_t)b * BL_SIZE;
-        double qn = sqrt(s[3] * s[3] + s[4] * s[4] + s[5] * s[5] + s[6] * s[6]);
-        for (int k = 0; k < 4; k++) s[BS_QUAT + k] /= qn;
+        double iqn = 1.0 / sqrt(s[3] * s[3] + s[4] * s[4] + s[5] * s[5] + s[6] * s[6]);
+        for (int k = 0; k < 4; k++) s[BS_QUAT + k] *= iqn;
         quat_to_R(s + BS_QUAT, R);
-        double T[9];
-        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) {
-            double a = 0, ai = 0;
-            for (int k = 0; k < 3; k++) { a += R[3 * r + k] * bp[BP_I + 3 * k + c]; ai += R[3 * r + k] * bp[BP_INVI + 3 * k + c]; }
-            T[3 * r + c] = a; W->invIw[9 * b + 3 * r + c] = ai;
-        }
-        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) {   /* (R I) R^T */
-            double a = 0, ai = 0;
-            for (int k = 0; k < 3; k++) { a += T[3 * r + k] * R[3 * c + k]; }
-            W->Iw[9 * b + 3 * r + c] = a; (void)ai;
-        }
-        double Ti[9]; memcpy(Ti, W->invIw + 9 * b, sizeof Ti);
-        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) {
-            double a = 0; for (int k = 0; k < 3; k++) a += Ti[3 * r + k] * R[3 * c + k];
-            W->invIw[9 * b + 3 * r + c] = a;
-        }
-        double *f = W->fext + 6 * (size_t)b, Iw[3], gyro[3];
+        /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50); the gyroscopic torque -w x I w with
+         * I w = R (I_body (R^T w)), so the world inertia itself is never formed */
+        double T[9], *Iinv = W->invIw + 9 * (size_t)b;
+        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
+            T[3 * r + c] = R[3 * r] * bp[BP_INVI + c] + R[3 * r + 1] * bp[BP_INVI + 3 + c] + R[3 * r + 2] * bp[BP_INVI + 6 + c];
+        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
+            Iinv[3 * r + c] = T[3 * r] * R[3 * c] + T[3 * r + 1] * R[3 * c + 1] + T[3 * r + 2] * R[3 * c + 2];
+        double *f = W->fext + 6 * (size_t)b, wb[3], Iwb[3], Iw[3], gyro[3];
         for (int k = 0; k < 3; k++) f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k];
-        mv3(W->Iw + 9 * b, s + BS_OMEGA, Iw); cross3(s + BS_OMEGA, Iw, gyro);
+        mtv3(R, s + BS_OMEGA, wb); mv3(bp + BP_I, wb, Iwb); mv3(R, Iwb, Iw); cross3(s + BS_OMEGA, Iw, gyro);
         for (int k = 0; k < 3; k++) f[3 + k] = ld[BL_TORQUE + k] - gyro[k];
-        apply_minv(W, b, f, W->afree + 6 * (size_t)b);
+        double *vf = W->vfree + 6 * (size_t)b;               /* v/h + W f: the free step's velocity over h */
+        apply_minv(W, b, f, vf);
+        for (int k = 0; k < 6; k++) vf[k] += s[BS_VEL + k] * ih;
     }
     /* 2. collision detection */
     W->nc = 0;
@@ -634,21 +627,20 @@ int world_step(EngineWorld *W, double h)
     W->m = m;
     if (reserve_m(W, m, 0)) return -1;
     /* 4. the LCP */
-    const double ih = 1.0 / h;
     for (int i = 0; i < m; i++) {
         Row *r = W->rows + i;
-        double *iMJ = W->iMJ + 12 * (size_t)i, s = r->rhs * ih, jm = 0;
-        memset(iMJ, 0, 12 * sizeof(double));
+        double M[12] = {0}, s = r->rhs * ih, jm = 0;         /* W J^T, formed locally and stored once */
         if (r->b1 >= 0) {
-            apply_minv(W, r->b1, r->J1, iMJ);
-            const double *st = W->state + (size_t)r->b1 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b1;
-            for (int k = 0; k < 6; k++) { s -= r->J1[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J1[k] * iMJ[k]; }
+            apply_minv(W, r->b1, r->J1, M);
+            const double *vf = W->vfree + 6 * (size_t)r->b1;
+            for (int k = 0; k < 6; k++) { s -= r->J1[k] * vf[k]; jm += r->J1[k] * M[k]; }
         }
         if (r->b2 >= 0) {
-            apply_minv(W, r->b2, r->J2, iMJ + 6);
-            const double *st = W->state + (size_t)r->b2 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b2;
-            for (int k = 0; k < 6; k++) { s -= r->J2[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J2[k] * iMJ[6 + k]; }
+            apply_minv(W, r->b2, r->J2, M + 6);
+            const double *vf = W->vfree + 6 * (size_t)r->b2;
+            for (int k = 0; k < 6; k++) { s -= r->J2[k] * vf[k]; jm += r->J2[k] * M[6 + k]; }
         }
+        memcpy(W->iMJ + 12 * (size_t)i, M, sizeof M);
         W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
         W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
     }
@@ -700,8 +692,8 @@ int world_step(EngineWorld *W, double h)
         quat_mul(wq, s + BS_QUAT, dq);
         double qn = 0;
         for (int k = 0; k < 4; k++) { s[BS_QUAT + k] += 0.5 * h * dq[k]; qn += s[BS_QUAT + k] * s[BS_QUAT + k]; }
-        qn = sqrt(qn);
-        for (int k = 0; k < 4; k++) s[BS_QUAT + k] /= qn;
+        qn = 1.0 / sqrt(qn);
+        for (int k = 0; k < 4; k++) s[BS_QUAT + k] *= qn;
         /* 6. explosion check */
         int finite = 1;
         for (int k = 0; k < BS_SIZE; k++) if (!isfinite(s[k])) finite = 0;

@@ -14,11 +14,29 @@ int joint_base_rows(int type)
     return type >= 0 && type <= J_HINGE2 ? rows[type] : 0;
 }
 
+/* Base rows that constrain rotation only (zero linear parts on both bodies), as joints.c writes
+ * them: the hinge's two axis rows, the slider's and the fixed joint's orientation rows, the
+ * universal's and hinge2's angle row.  Their products in the blocks need only the angular half;
+ * tree_solve checks the rows before it relies on this. */
+static int joint_angular_rows(int type)
+{
+    static const int mask[] = {0x00, 0x18, 0x07, 0x38, 0x08, 0x08};   /* ball hinge slider fixed universal hinge2 */
+    return type >= 0 && type <= J_HINGE2 ? mask[type] : 0;
+}
+
+static int angular_rows_hold(const Row *r, int n, int mask)
+{
+    for (int a = 0; a < n; a++)
+        if ((mask >> a) & 1)
+            for (int k = 0; k < 3; k++) if (r[a].J1[k] != 0.0 || r[a].J2[k] != 0.0) return 0;
+    return 1;
+}
+
 static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up[a]; } return a; }
 
 void tree_free(EngineWorld *W)
 {
-    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->tvec};
+    void *ps[] = {W->tmask, W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->tvec};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -31,10 +49,11 @@ int tree_init(EngineWorld *W)
     int *adj_start = calloc((size_t)nb + 2, sizeof(int)), *adj = malloc(sizeof(int) * (size_t)(2 * nj + 1));
     int *seen = calloc((size_t)nb + 1, sizeof(int)), *stack = malloc(sizeof(int) * (size_t)(nb + 1));
     int *post = malloc(sizeof(int) * (size_t)(nb + 1)), *parent_joint = malloc(sizeof(int) * (size_t)(nb + 1));
+    W->tmask = malloc(sizeof(int) * (size_t)nj);
     W->torder = malloc(sizeof(int) * (size_t)nj); W->tpos = malloc(sizeof(int) * (size_t)nj);
     W->trows = malloc(sizeof(int) * (size_t)nj); W->tstart = malloc(sizeof(int) * (size_t)nj);
     W->nbr_start = calloc((size_t)nj + 1, sizeof(int));
-    if (!up || !deg || !adj_start || !adj || !seen || !stack || !post || !parent_joint || !W->torder || !W->tpos ||
+    if (!up || !deg || !adj_start || !adj || !seen || !stack || !post || !parent_joint || !W->tmask || !W->torder || !W->tpos ||
         !W->trows || !W->tstart || !W->nbr_start) goto fail;
     int forest = 1;
     for (int b = 0; b < nb; b++) up[b] = b;
@@ -130,37 +149,40 @@ static inline double dot6(const double *a, const double *b)
 
 /* Joint j's diagonal block A_jj = sum over its bodies of J W J^T (+ CFM/h), lower triangle, and
  * the blocks A_kj (m_k x n) with its later neighbours k: all rows of a joint act on the same two
- * bodies, so which sides meet is decided once per block. */
-KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
+ * bodies, so which sides meet is decided once per block.  Blocks are formed in local arrays and
+ * stored once, so the compiler need not assume the stores alias the rows it reads. */
+static inline double dot3a(const double *a, const double *b) { return a[3] * b[3] + a[4] * b[4] + a[5] * b[5]; }
+
+KERNEL void assemble_joint(EngineWorld *W, int j, const int n, const int mask)
 {
     const Row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
-    double *D = W->tdiag + 36 * (size_t)j;
+    double D[36];
     int b1 = rj->b1, b2 = rj->b2;
     for (int a = 0; a < n; a++) for (int c = 0; c <= a; c++) {
+        int ang = ((mask >> a) | (mask >> c)) & 1;
         double s = a == c ? cfmh[a] : 0.0;
-        if (b1 >= 0) s += dot6(rj[a].J1, Mj + 12 * c);
-        if (b2 >= 0) s += dot6(rj[a].J2, Mj + 12 * c + 6);
+        if (b1 >= 0) s += ang ? dot3a(rj[a].J1, Mj + 12 * c) : dot6(rj[a].J1, Mj + 12 * c);
+        if (b2 >= 0) s += ang ? dot3a(rj[a].J2, Mj + 12 * c + 6) : dot6(rj[a].J2, Mj + 12 * c + 6);
         D[a * n + c] = s;
     }
+    memcpy(W->tdiag + 36 * (size_t)j, D, sizeof(double) * (size_t)(n * n));
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        int k = W->nbr_list[e], mk = W->trows[k];
+        int k = W->nbr_list[e], mk = W->trows[k], mask_k = W->tmask[k];
         const Row *rk = W->rows + W->tstart[k];
-        double *B = W->nbr_block + 36 * (size_t)e;
-        int first = 1;
+        double B[36];
+        for (int i = 0; i < mk * n; i++) B[i] = 0.0;
         for (int sk = 0; sk < 2; sk++) for (int sj = 0; sj < 2; sj++) {
             int bk = sk ? rk->b2 : rk->b1, bj = sj ? b2 : b1;
             if (bk < 0 || bk != bj) continue;
             for (int r = 0; r < mk; r++) {
                 const double *Jr = sk ? rk[r].J2 : rk[r].J1;
-                for (int c = 0; c < n; c++) {
-                    double v = dot6(Jr, Mj + 12 * c + 6 * sj);
-                    B[r * n + c] = first ? v : B[r * n + c] + v;
-                }
+                if ((mask_k >> r) & 1) for (int c = 0; c < n; c++) B[r * n + c] += dot3a(Jr, Mj + 12 * c + 6 * sj);
+                else for (int c = 0; c < n; c++)
+                    B[r * n + c] += (mask >> c) & 1 ? dot3a(Jr, Mj + 12 * c + 6 * sj) : dot6(Jr, Mj + 12 * c + 6 * sj);
             }
-            first = 0;
         }
-        if (first) memset(B, 0, sizeof(double) * (size_t)(mk * n));
+        memcpy(W->nbr_block + 36 * (size_t)e, B, sizeof(double) * (size_t)(mk * n));
     }
 }
 
@@ -173,11 +195,11 @@ static double *lower_block(EngineWorld *W, int j, int k)
 /* Eliminate joint j as A = L D L^T with unit lower L (no square roots on the chain of pivots):
  * A_jj = L_jj D_j L_jj^T, then for its later neighbours B_k = A_kj L_jj^-T, A_kl -= B_k D_j^-1 B_l^T,
  * and L_kj = B_k D_j^-1 is stored.  0, or nonzero for a pivot that is not positive or a fill-in
- * (not a tree after all). */
+ * (not a tree after all).  The factor lives in local arrays while it is formed. */
 KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 {
-    double *L = W->tdiag + 36 * (size_t)j;
-    double *inv = W->tvec + W->tree_m + 6 * (size_t)j;   /* D_j^-1 */
+    double L[36], inv[6];                                 /* L_jj (unit lower) and D_j^-1 */
+    memcpy(L, W->tdiag + 36 * (size_t)j, sizeof(double) * (size_t)(n * n));
     for (int a = 0; a < n; a++) {
         double t[6];                                      /* L[a][q] d[q] */
         for (int c = 0; c < a; c++) {
@@ -191,45 +213,36 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
         if (!(s > 1e-11 * fabs(L[a * n + a]) + 1e-300)) return 1;
         inv[a] = 1.0 / s; L[a * n + a] = 1.0;
     }
+    memcpy(W->tdiag + 36 * (size_t)j, L, sizeof(double) * (size_t)(n * n));
+    memcpy(W->tvec + W->tree_m + 6 * (size_t)j, inv, sizeof(double) * (size_t)n);
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
     for (int e = e0; e < e1; e++) {                       /* B_k = A_kj L_jj^-T */
         int mk = W->trows[W->nbr_list[e]];
-        double *restrict B = W->nbr_block + 36 * (size_t)e;
-        for (int r = 0; r < mk; r++) {
-            double *restrict Br = B + r * n;
+        double B[36];
+        memcpy(B, W->nbr_block + 36 * (size_t)e, sizeof(double) * (size_t)(mk * n));
+        for (int r = 0; r < mk; r++)
             for (int c = 1; c < n; c++) {
-                double s = Br[c];
-                for (int q = 0; q < c; q++) s -= Br[q] * L[c * n + q];
-                Br[c] = s;
+                double s = B[r * n + c];
+                for (int q = 0; q < c; q++) s -= B[r * n + q] * L[c * n + q];
+                B[r * n + c] = s;
             }
-        }
+        memcpy(W->nbr_block + 36 * (size_t)e, B, sizeof(double) * (size_t)(mk * n));
     }
     for (int e = e0; e < e1; e++) {
         int k = W->nbr_list[e], mk = W->trows[k];
-        const double *Bk = W->nbr_block + 36 * (size_t)e;
+        double Bk[36];
+        memcpy(Bk, W->nbr_block + 36 * (size_t)e, sizeof(double) * (size_t)(mk * n));
         for (int f = e0; f < e1; f++) {
             int l = W->nbr_list[f], ml = W->trows[l];
             if (W->tpos[l] < W->tpos[k]) continue;
-            const double *Bl = W->nbr_block + 36 * (size_t)f;
-            if (l == k) {                                   /* diagonal block: lower triangle */
-                double *T = W->tdiag + 36 * (size_t)k;
-                for (int r = 0; r < mk; r++) {
-                    double Bi[6];
-                    for (int q = 0; q < n; q++) Bi[q] = Bk[r * n + q] * inv[q];
-                    for (int c = 0; c <= r; c++) {
-                        double s = 0;
-                        for (int q = 0; q < n; q++) s += Bi[q] * Bk[c * n + q];
-                        T[r * mk + c] -= s;
-                    }
-                }
-                continue;
-            }
-            double *T = lower_block(W, k, l);
+            double *T = l == k ? W->tdiag + 36 * (size_t)k : lower_block(W, k, l);
             if (!T) return 2;
-            for (int r = 0; r < ml; r++) {                  /* T (ml x mk) -= Bl D^-1 Bk^T */
+            double Bl[36];
+            memcpy(Bl, W->nbr_block + 36 * (size_t)f, sizeof(double) * (size_t)(ml * n));
+            for (int r = 0; r < ml; r++) {                  /* T (ml x mk) -= Bl D^-1 Bk^T, lower triangle if l = k */
                 double Bi[6];
                 for (int q = 0; q < n; q++) Bi[q] = Bl[r * n + q] * inv[q];
-                for (int c = 0; c < mk; c++) {
+                for (int c = 0; c < (l == k ? r + 1 : mk); c++) {
                     double s = 0;
                     for (int q = 0; q < n; q++) s += Bi[q] * Bk[c * n + q];
                     T[r * mk + c] -= s;
@@ -249,36 +262,49 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 KERNEL void forward_joint(EngineWorld *W, int j, const int n)
 {
     const double *L = W->tdiag + 36 * (size_t)j, *inv = W->tvec + W->tree_m + 6 * (size_t)j;
-    double *y = W->tvec, *yj = y + W->tstart[j];
-    for (int a = 1; a < n; a++) { double s = yj[a]; for (int q = 0; q < a; q++) s -= L[a * n + q] * yj[q]; yj[a] = s; }
+    double *yj = W->tvec + W->tstart[j], x[6];
+    for (int a = 0; a < n; a++) { double s = yj[a]; for (int q = 0; q < a; q++) s -= L[a * n + q] * x[q]; x[a] = s; }
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         int k = W->nbr_list[e], mk = W->trows[k];
         const double *B = W->nbr_block + 36 * (size_t)e;
-        double *yk = y + W->tstart[k];
-        for (int r = 0; r < mk; r++) { double s = 0; for (int q = 0; q < n; q++) s += B[r * n + q] * yj[q]; yk[r] -= s; }
+        double *yk = W->tvec + W->tstart[k];
+        for (int r = 0; r < mk; r++) { double s = 0; for (int q = 0; q < n; q++) s += B[r * n + q] * x[q]; yk[r] -= s; }
     }
-    for (int a = 0; a < n; a++) yj[a] *= inv[a];
+    for (int a = 0; a < n; a++) yj[a] = x[a] * inv[a];
 }
 
 /* backward: x_j = L_jj^-T (y_j - sum_k L_kj^T x_k) */
 KERNEL void backward_joint(EngineWorld *W, int j, const int n)
 {
     const double *L = W->tdiag + 36 * (size_t)j;
-    double *y = W->tvec, *xj = y + W->tstart[j];
+    double *xj = W->tvec + W->tstart[j], x[6];
+    for (int q = 0; q < n; q++) x[q] = xj[q];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         int k = W->nbr_list[e], mk = W->trows[k];
-        const double *B = W->nbr_block + 36 * (size_t)e, *xk = y + W->tstart[k];
-        for (int r = 0; r < mk; r++) for (int q = 0; q < n; q++) xj[q] -= B[r * n + q] * xk[r];
+        const double *B = W->nbr_block + 36 * (size_t)e, *xk = W->tvec + W->tstart[k];
+        for (int r = 0; r < mk; r++) for (int q = 0; q < n; q++) x[q] -= B[r * n + q] * xk[r];
     }
-    for (int a = n - 2; a >= 0; a--) { double s = xj[a]; for (int q = a + 1; q < n; q++) s -= L[q * n + a] * xj[q]; xj[a] = s; }
+    for (int a = n - 2; a >= 0; a--) for (int q = a + 1; q < n; q++) x[a] -= L[q * n + a] * x[q];
+    for (int q = 0; q < n; q++) xj[q] = x[q];
 }
 
 int tree_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
+    for (int j = 0; j < nj; j++) {                       /* which rows are rotation-only, this step */
+        int mask = joint_angular_rows((int)W->jint[(size_t)j * JI_SIZE]);
+        W->tmask[j] = angular_rows_hold(W->rows + W->tstart[j], W->trows[j], mask) ? mask : 0;
+    }
     for (int j = 0; j < nj; j++) {
-#define ASSEMBLE(n) assemble_joint(W, j, n)
-        dispatch(W->trows[j], ASSEMBLE);
+        switch (W->tmask[j]) {                            /* one kernel per joint type's row pattern */
+        case 0x18: assemble_joint(W, j, 5, 0x18); break;  /* hinge */
+        case 0x07: assemble_joint(W, j, 5, 0x07); break;  /* slider */
+        case 0x38: assemble_joint(W, j, 6, 0x38); break;  /* fixed */
+        case 0x08: assemble_joint(W, j, 4, 0x08); break;  /* universal, hinge2 */
+        default:
+#define ASSEMBLE(n) assemble_joint(W, j, n, 0)
+            dispatch(W->trows[j], ASSEMBLE);
+        }
     }
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
