@@ -347,11 +347,11 @@ def trace_algorithm(model, algorithm: str, *, name: str | None = None) -> CodeSp
 
     Inputs and outputs: rnea (q, qd, qdd) → tau; crba (q) → M; aba (q, qd, tau) → qdd.
     """
+    if not (hasattr(model, "jtype") and hasattr(model, "parent")):
+        raise TypeError(f"model: expected a multibody Model, got {type(model).__name__}")
     if np.any(np.asarray(model.armature) != 0):
         raise ValueError("model: traced code does not include joint armature yet; use mb.rnea/mb.crba/mb.aba "
                          "(which do) for a model with non-zero armature")
-    if not (hasattr(model, "jtype") and hasattr(model, "parent")):
-        raise TypeError(f"model: expected a multibody Model, got {type(model).__name__}")
     if getattr(model, "is_symbolic", False):
         raise ValueError("model: compile_algorithm needs a numeric model (substitute parameter values with "
                          "model.subs({...}) first)")
