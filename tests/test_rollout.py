@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.simulate import rollout
+from multibody.simulation import rollout
 
 INTEGRATORS = ["euler", "semi_implicit", "rk4"]
 

@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 
 import multibody as mb
-from multibody.simulate.trajectory import model_fingerprint
-from multibody.simulate.walker import tmt_biped
+from multibody.simulation.trajectory import model_fingerprint
+from multibody.simulation.walker import tmt_biped
 
 
 # ---- zero gravity: momentum, energy, unit quaternions (spatial_v2 examples 3–5) ------------------

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.simulate.walker import tmt_biped
+from multibody.simulation.walker import tmt_biped
 
 
 def total_mass(model):

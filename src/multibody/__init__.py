@@ -22,7 +22,7 @@ from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
 from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
-from .simulate import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
+from .simulation import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
                        Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
                        simulate_batch, TorqueTable)
 

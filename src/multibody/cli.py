@@ -132,7 +132,7 @@ def _initial_state(model, q0, qd0):
 
 def _load_trajectory(path, model=None):
     """A Trajectory from a .npz file; with ``model``, one computed for another model is refused."""
-    from multibody.simulate import Trajectory
+    from multibody.simulation import Trajectory
     if not os.path.isfile(path):
         raise CLIError(f"trajectory file {path!r} does not exist")
     try:
@@ -142,7 +142,7 @@ def _load_trajectory(path, model=None):
     except Exception as e:  # numpy/zipfile raise many types for damaged files
         raise CLIError(f"cannot read trajectory {path!r}: {type(e).__name__}: {str(e)[:160]}") from None
     if model is not None:
-        from multibody.simulate import model_fingerprint
+        from multibody.simulation import model_fingerprint
         if traj.model_fingerprint and traj.model_fingerprint != model_fingerprint(model):
             raise CLIError(f"trajectory {path!r} does not fit model {model.name!r}: it was computed for "
                            f"{traj.model_name!r} (q has {np.asarray(traj.q).shape[1]} columns, the model nq = "
@@ -155,7 +155,7 @@ def _load_trajectory(path, model=None):
 
 def _model_of(traj):
     """The built-in model a trajectory was computed for, when its name and fingerprint say so."""
-    from multibody.simulate import model_fingerprint
+    from multibody.simulation import model_fingerprint
     name = traj.model_name
     if name in _builtin_models():
         model = load_model(name)

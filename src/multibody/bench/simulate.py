@@ -150,7 +150,7 @@ def main(argv=None) -> int:
     for integ in ("rk4", "euler", "semi_implicit"):
         cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator=integ), args.repeat)
         rows[integ] = (cpu, drift(model, tr.q, tr.qd))
-    from multibody.simulate import rollout as _rollout
+    from multibody.simulation import rollout as _rollout
     _rollout.USE_COMPILED = False   # the same run through the Python loop, for reference
     try:
         cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator="rk4"), 1)

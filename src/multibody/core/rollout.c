@@ -1,6 +1,6 @@
 /* rollout.c — a whole fixed-step simulation run in C (mb.simulate's compiled loop).
  *
- * The equations are those of multibody.simulate: q̇ = v (on the configuration manifold),
+ * The equations are those of multibody.simulation: q̇ = v (on the configuration manifold),
  * v̇ = q̈ = FDab(q, v, τ − damping ⊙ v, f_ext) (RBDA table 7.1, spatial_v2 FDab: mb_aba) with τ
  * from a built-in controller.  The steppers, on y = [q, v] and the tangent K = [v, q̈]:
  *
@@ -12,12 +12,12 @@
  *                  on vector spaces and keeps order 4 on SO(3)/SE(3).
  *
  * q ⊕ v·h is mb_integrate (kinematics.c): exact exponential maps, so quaternion norms stay 1.
- * The controllers (multibody.simulate.controllers.PD, also as a torque table with kp = kd = 0):
+ * The controllers (multibody.simulation.controllers.PD, also as a torque table with kp = kd = 0):
  *   τ(t, q, v) = kp ⊙ (q_ref(t) − q) + kd ⊙ (q̇_ref(t) − v) + τ_ff(t),
  * the references linear in t between the rows of a time table, held beyond its ends (the same
  * arithmetic as numpy.interp), either continuous (every stage) or sampled with a zero-order hold
  * at t = 0, T, 2T, … (spatial_v2's Simulink example 2).  The step grid, the splitting of steps at
- * sample instants, what is recorded and when a run stops are those of simulate/core.py's
+ * sample instants, what is recorded and when a run stops are those of simulation/core.py's
  * _run_fixed, operation for operation, so the compiled and the Python loops agree to rounding.
  *
  * A run whose state (or q̈) turns non-finite stops at the last finite state and reports the

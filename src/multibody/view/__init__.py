@@ -15,7 +15,7 @@ from .appearance import Camera, default_appearance
 from .bodies import plot_bodies
 from .export import export_video
 from .plots import compare, plot_energy, plot_paths, plot_phase, plot_states
-from .showmotion import Animation, default_motion, load_animation, showmotion
+from .animation import Animation, default_motion, load_animation, showmotion
 
 __all__ = ["plot_bodies", "plot_states", "plot_phase", "plot_energy", "plot_paths", "compare", "showmotion",
            "load_animation", "Animation", "default_motion", "export_video", "Camera", "default_appearance",

@@ -44,7 +44,7 @@ def export_video(model: Model, trajectory=None, out="anim.mp4", fps: int = 25, s
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from .bodies import plot_bodies
-    from .showmotion import _motion
+    from .animation import _motion
 
     ext = os.path.splitext(os.fspath(out))[1].lower()
     if ext not in (".mp4", ".gif"):

@@ -301,7 +301,7 @@ def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0,
     upper body relative to the stance leg.  The walker pins xs, ys during a step, applies the
     hip spring τ₂ = −k_h q2, strikes with the swing foot and swaps the legs.
 
-    >>> from multibody.simulate.walker import tmt_biped
+    >>> from multibody.simulation.walker import tmt_biped
     >>> model, walker = tmt_biped()
     >>> [str(n) for n in model.joint_names if n != "hip_fixed"]
     ['xs', 'ys', 'q1', 'q2', 'q3']

@@ -18,7 +18,7 @@ from .controllers import PD, TorqueTable
 from .core import SimulationError, SimulationWarning, simulate
 from .events import Event
 from .impact import impact_map, joint_wall
-from .linearize import linearize
+from .linearization import linearize
 from .walker import PeriodicOrbit, Stride, Walker, find_periodic_orbit, tmt_biped
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 

@@ -307,7 +307,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     f_ext : None, spatial forces (nb, 6) in base coordinates (as ``mb.aba``), or a callable
         ``(t, q, qd) -> (nb, 6)``.
     events : ``mb.Event`` or a sequence of them (guards located in time, resets applied).
-    constraints, contact : objects of the constraint / contact protocols (``multibody.simulate``
+    constraints, contact : objects of the constraint / contact protocols (``multibody.simulation``
         docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
