@@ -99,6 +99,9 @@ class Model:
     friction: np.ndarray | None = None
     armature: np.ndarray | None = None   # (nv,) rotor inertia added to each dof's diagonal of M (MJCF armature)
     planar: bool = False
+    # spatial_v2 model.gamma_q: None or a callable gamma_q(model, q, qd) -> (qn, qdn, G, gs) describing
+    # constraints q = γ(y) among the joint variables (gears, loops); read by multibody.fd_gq (FDgq).
+    gamma_q: Any = None
 
     def __post_init__(self):
         nb = len(self.parent)

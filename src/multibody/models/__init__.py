@@ -5,6 +5,8 @@ flyer and Clemens joint; the OpenDE report's double pendulum in TMT form) load S
 imported on first use.
 """
 from .constructors import auto_tree, double_pendulum, floatbase, planar, scissor, singlebody, vee
+from .double_elbow import double_elbow
+from .rolling_disc import rolling_disc
 
 autoTree = auto_tree  # spatial_v2 spelling
 
@@ -25,4 +27,5 @@ def __getattr__(name):
 
 
 __all__ = ["auto_tree", "autoTree", "double_pendulum", "planar", "vee", "singlebody", "scissor", "floatbase",
+           "double_elbow", "rolling_disc",
            *_LAZY]
