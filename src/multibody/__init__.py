@@ -19,6 +19,7 @@ from .model.configuration import difference, integrate
 from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
+from .simulate import Event, EventRecord, PD, SimulationError, SimulationWarning, Trajectory, simulate
 from .simulate.constraints import (AxisConstraint, ConstraintError, ConstraintSet, FDgq, FunctionConstraint,
                                    GammaQ, JointCoupling, PointConstraint, fd_gq, revolute_closure)
 from .simulate.contact import GroundContact, contact_parameters, gc_pos_vel, gcontact, gcPosVel
@@ -33,6 +34,7 @@ __all__ = [
     "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",
+    "simulate", "Trajectory", "Event", "EventRecord", "PD", "SimulationError", "SimulationWarning",
     "fd_gq", "FDgq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
     "FunctionConstraint", "ConstraintError", "revolute_closure",
     "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact",

@@ -1,0 +1,22 @@
+"""Simulation: integrators, events and impacts, trajectories, batches, linearisation, periodic gaits.
+
+The right-hand side is forward dynamics (``mb.aba``, spatial_v2 ``FDab``) or a ``constraints``
+object's constrained accelerations; see :func:`simulate`.
+
+Protocols for the ``constraints`` and ``contact`` arguments of :func:`simulate`:
+
+* ``constraints``: ``accelerations(model, q, qd, tau, f_ext) -> (qdd (nv,), lam (nc,))`` (with its
+  own stabilisation) and ``residual(model, q, qd) -> (c (nc,), cdot (nc,))``, recorded per sample
+  in ``Trajectory.constraint_residual`` (N, 2, nc).
+* ``contact``: ``n_states``, ``initial_state(model, q, qd) -> z0`` and
+  ``forces(model, q, qd, z) -> (f_ext (nb, 6), zdot (n_states,), info)``; the forces are added
+  to the user's ``f_ext``, ``z`` is integrated with the state, ``info["force"]`` is recorded in
+  ``Trajectory.contact_forces``.
+"""
+from .controllers import PD
+from .core import SimulationError, SimulationWarning, simulate
+from .events import Event
+from .trajectory import EventRecord, Trajectory, model_fingerprint
+
+__all__ = ["simulate", "Trajectory", "EventRecord", "Event", "PD", "SimulationError", "SimulationWarning",
+           "model_fingerprint"]

@@ -1,0 +1,239 @@
+"""Events (guard and reset) and their location in time.
+
+An :class:`Event` is a guard function ``g(t, q, qd)``; it fires where g crosses zero in its
+``direction`` (−1: from positive to negative or zero, +1: from negative to positive or zero, 0:
+either).  A run stops at the crossing, located by a bracketing root finder on the integrator's own
+solution inside the step (fixed step: the step re-taken with a shorter length; adaptive: the
+solver's dense output), applies ``reset(t, q, qd) -> (q, qd)`` and continues — or ends, if the
+event is ``terminal``.  This is the MATLAB ``odeset('Events', …)`` pattern of the OpenDE report's
+appendix D.5 (``collision_detection``), with the reset made part of the event.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+#: crossing times are located to this width of the bracket (seconds)
+EVENT_TIME_TOL = 1e-12
+#: an event that fires this many times in a row within ZENO_WINDOW seconds "fires forever"
+ZENO_COUNT = 50
+ZENO_WINDOW = 1e-9
+
+
+@dataclass(frozen=True)
+class Event:
+    """A guard ``g(t, q, qd) -> float`` with an optional reset ``(t, q, qd) -> (q, qd)``.
+
+    ``direction``: −1 fires when g goes from > 0 to ≤ 0, +1 from < 0 to ≥ 0, 0 either way.
+    ``terminal``: stop the run after the event (and its reset).  ``name`` labels the record.
+
+    Example — the OpenDE report's colliding pendulum (appendix D.5), wall at θ = −π/2:
+
+    >>> import numpy as np, multibody as mb
+    >>> wall = mb.Event(lambda t, q, qd: q[0] + np.pi / 2, direction=-1,
+    ...                 reset=lambda t, q, qd: (q, -qd), name="wall")
+    >>> wall.name
+    'wall'
+    """
+    guard: Callable
+    direction: int = 0
+    terminal: bool = False
+    reset: Callable | None = None
+    name: str | None = None
+
+    def __post_init__(self):
+        if not callable(self.guard):
+            raise TypeError(f"guard: expected a callable g(t, q, qd) -> float, got {type(self.guard).__name__}")
+        if self.reset is not None and not callable(self.reset):
+            raise TypeError(f"reset: expected a callable (t, q, qd) -> (q, qd) or None, "
+                            f"got {type(self.reset).__name__}")
+        if self.direction not in (-1, 0, 1):
+            raise ValueError(f"direction: expected -1, 0 or +1, got {self.direction!r}")
+        if self.name is None:
+            object.__setattr__(self, "name", getattr(self.guard, "__name__", "event"))
+
+    def value(self, t, q, qd) -> float:
+        """The guard's value, checked: a raising guard or a non-finite/non-scalar value is an error."""
+        try:
+            g = self.guard(t, q, qd)
+        except Exception as e:  # the user's function: name it in the error
+            raise ValueError(f"event {self.name!r}: guard raised {type(e).__name__}: {e} (at t = {t!r})") from e
+        try:
+            g = float(np.asarray(g, dtype=float).reshape(()))
+        except (TypeError, ValueError):
+            raise ValueError(f"event {self.name!r}: guard must return one number, got {g!r}") from None
+        if not math.isfinite(g):
+            raise ValueError(f"event {self.name!r}: guard returned {g} at t = {t!r}; expected a finite number")
+        return g
+
+    def crosses(self, g0: float, g1: float) -> bool:
+        """Does the guard cross zero in this event's direction between values g0 and g1?"""
+        down = g0 > 0.0 and g1 <= 0.0
+        up = g0 < 0.0 and g1 >= 0.0
+        return down if self.direction < 0 else up if self.direction > 0 else (down or up)
+
+    def apply_reset(self, t, q, qd, nq, nv):
+        """The reset map, checked: shapes (nq,), (nv,) and finite values."""
+        if self.reset is None:
+            return q, qd
+        try:
+            out = self.reset(t, q.copy(), qd.copy())
+        except Exception as e:
+            raise ValueError(f"event {self.name!r}: reset raised {type(e).__name__}: {e} (at t = {t!r})") from e
+        try:
+            q1, qd1 = out
+            q1 = np.array(q1, dtype=float).reshape(-1)
+            qd1 = np.array(qd1, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ValueError(f"event {self.name!r}: reset must return (q, qd), got {type(out).__name__}") from None
+        if q1.shape != (nq,) or qd1.shape != (nv,):
+            raise ValueError(f"event {self.name!r}: reset returned q of shape {q1.shape} and qd of shape "
+                             f"{qd1.shape}; expected ({nq},) and ({nv},)")
+        if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(qd1))):
+            raise ValueError(f"event {self.name!r}: reset returned NaN or inf at t = {t!r}")
+        return q1, qd1
+
+
+def check_events(events) -> tuple:
+    """A tuple of :class:`Event` from one event or a sequence of them."""
+    if events is None:
+        return ()
+    if isinstance(events, Event):
+        return (events,)
+    try:
+        events = tuple(events)
+    except TypeError:
+        raise TypeError(f"events: expected an Event or a sequence of Events, got {type(events).__name__}") from None
+    for i, e in enumerate(events):
+        if not isinstance(e, Event):
+            raise TypeError(f"events[{i}]: expected an mb.Event, got {type(e).__name__}")
+    return events
+
+
+def locate_crossing(g_of_t: Callable[[float], float], t0: float, t1: float, g0: float, g1: float,
+                    tol: float = EVENT_TIME_TOL) -> float:
+    """Time in (t0, t1] where a guard crosses zero, given values g0, g1 of opposite sign (or g1 = 0).
+
+    Illinois (modified regula falsi) on the bracket, with bisection when it stalls; returns the
+    bracket's far end ``b``: the guard has already crossed there, so a continuation from ``b``
+    does not find the same crossing again.
+    """
+    a, b, fa, fb = t0, t1, g0, g1
+    side, width = 0, b - a
+    for it in range(400):
+        if b - a <= tol:
+            break
+        if it % 3 == 0:
+            width = b - a
+        if it % 3 == 2 and b - a > 0.5 * width:  # not halved in two steps: bisect
+            m = 0.5 * (a + b)
+        else:
+            m = (a * fb - b * fa) / (fb - fa) if fb != fa else 0.5 * (a + b)
+            if not a < m < b:
+                m = 0.5 * (a + b)
+        fm = g_of_t(m)
+        if fm * fa > 0.0:        # same side as the start: the crossing is in [m, b]
+            a, fa = m, fm
+            if side < 0:
+                fb *= 0.5        # Illinois: the stale end's value is halved
+            side = -1
+        else:                    # crossed (or exactly zero) at m: the crossing is in [a, m]
+            b, fb = m, fm
+            if side > 0:
+                fa *= 0.5
+            side = 1
+    return b
+
+
+class EventMonitor:
+    """Watches a run's guards step by step and finds the earliest crossing in each step.
+
+    After an event with a reset fires, the state sits on its guard (g ≈ 0).  The event is then
+    *unarmed* until its guard is seen on the side it came from (positive for direction −1, negative
+    for +1); a return to the wall within one step (a short bounce) is found by sampling the step
+    on a dyadic grid for a point on that side.  If the state never leaves the guard, the reset
+    cannot separate it from the wall and the event "fires forever": a ``ValueError`` says so.  An
+    event that fires ZENO_COUNT times within ZENO_WINDOW seconds (Zeno motion) is the same error.
+    """
+
+    SEARCH_DEPTH = 8   # a return within 1/256 of a step is treated as sticking to the guard
+
+    def __init__(self, events, t, q, qd):
+        self.events = events
+        self.g = [ev.value(t, q, qd) for ev in events]
+        self.armed = [True] * len(events)
+        self.side = [0.0] * len(events)      # sign the guard must show to re-arm
+        self.fired_at = [-math.inf] * len(events)
+        self.history: dict[int, list[float]] = {}
+
+    def values(self, t, q, qd):
+        return [ev.value(t, q, qd) for ev in self.events]
+
+    def earliest(self, t0, t1, g_new, g_at):
+        """(t_cross, index) of the earliest crossing in (t0, t1], or None; ``g_at(i, t)`` evaluates a guard."""
+        best, rearm = None, []
+        for i, ev in enumerate(self.events):
+            g0, g1 = self.g[i], g_new[i]
+            if self.armed[i]:
+                if not ev.crosses(g0, g1):
+                    continue
+                tc = locate_crossing(lambda tt, i=i: g_at(i, tt), t0, t1, g0, g1)
+            else:
+                side = self.side[i]
+                if g1 * side > 0.0:      # left the guard by the end of the step: armed again
+                    rearm.append(i)
+                    continue
+                tm, gm = self._search(i, t0, t1, g_at, want_side=side)
+                if tm is None:
+                    if t1 - self.fired_at[i] > 1e-9 * max(1.0, abs(t1)) and g1 * side < 0.0:
+                        raise ValueError(
+                            f"event {ev.name!r} fires forever: after its reset at t = {self.fired_at[i]!r} the "
+                            f"state does not leave the guard (g = {g1:.3g} at t = {t1!r}); the reset must "
+                            f"move the state off the guard (e.g. reverse the approach velocity), or the "
+                            f"motion is Zeno (bounces of ever shorter flight)")
+                    continue
+                rearm.append(i)
+                if not ev.crosses(gm, g1):
+                    continue
+                tc = locate_crossing(lambda tt, i=i: g_at(i, tt), tm, t1, gm, g1)
+            if best is None or tc < best[0]:
+                best = (tc, i)
+        if best is None:   # the step stands: events that left their guard are armed again
+            for i in rearm:
+                self.armed[i] = True
+        else:
+            self.armed[best[1]] = True
+        return best
+
+    def _search(self, i, t0, t1, g_at, want_side):
+        """First point of a dyadic grid on (t0, t1) where guard i has the sign ``want_side``."""
+        if want_side == 0.0:
+            return None, None
+        for depth in range(1, self.SEARCH_DEPTH + 1):
+            n = 2 ** depth
+            for k in range(1, n, 2):
+                tt = t0 + (t1 - t0) * k / n
+                g = g_at(i, tt)
+                if g * want_side > 0.0:
+                    return tt, g
+        return None, None
+
+    def fired(self, i, t, g_before, has_reset):
+        """Bookkeeping after event i fired at t (its pre-crossing guard value g_before)."""
+        ev = self.events[i]
+        if has_reset:
+            self.armed[i] = False
+            self.side[i] = (1.0 if ev.direction < 0 else -1.0 if ev.direction > 0
+                            else (1.0 if g_before > 0 else -1.0))
+            self.fired_at[i] = t
+        h = self.history.setdefault(i, [])
+        h.append(t)
+        if len(h) > ZENO_COUNT:
+            del h[0]
+        if len(h) == ZENO_COUNT and h[-1] - h[0] <= ZENO_WINDOW * max(1.0, abs(t)):
+            raise ValueError(f"event {ev.name!r} fires forever: {ZENO_COUNT} times within {h[-1] - h[0]:.3g} s "
+                             f"at t = {t!r} (its reset leaves the state on the guard, or the motion is "
+                             f"Zeno); change the reset or make the event terminal")

@@ -1,0 +1,283 @@
+"""Trajectory: what a simulation run leaves behind — samples, energies, events — and its file form.
+
+A :class:`Trajectory` holds time samples ``t`` (N,) and the state and its derivatives at each
+sample: ``q`` (N, nq), ``qd`` (N, nv), ``qdd`` (N, nv), ``tau`` (N, nv, the controller's joint
+forces), the energies (N,), the events that fired (:class:`EventRecord`), constraint residuals
+(N, 2, nc) and contact forces where a run had them.  At an event the trajectory holds two samples
+at the same time: the state just before the reset and the state just after it, so plots show the
+jump and ``t`` is non-decreasing.
+
+Files are ``.npz`` written atomically (temporary file in the same folder, then ``os.replace``); a
+reload is bit-exact, and a file written for another model is refused (a fingerprint of the model's
+arrays is stored with the data).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FORMAT = "multibody.Trajectory/1"
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One event that fired: time, name, and the state just before and just after its reset."""
+    t: float
+    name: str
+    q_before: np.ndarray
+    qd_before: np.ndarray
+    q_after: np.ndarray
+    qd_after: np.ndarray
+
+    def __repr__(self):
+        return f"EventRecord(t={self.t!r}, name={self.name!r})"
+
+
+def model_fingerprint(model) -> str:
+    """SHA-256 of the arrays that define a model's dynamics (structure, geometry, inertia, gravity).
+
+    Two models with the same fingerprint give the same equations of motion; names are included so
+    that a file cannot be silently attached to a renamed mechanism.
+
+    >>> import multibody as mb
+    >>> model_fingerprint(mb.models.planar(2)) == model_fingerprint(mb.models.planar(2))
+    True
+    >>> model_fingerprint(mb.models.planar(2)) == model_fingerprint(mb.models.planar(3))
+    False
+    """
+    h = hashlib.sha256()
+    for k in ("parent", "jtype", "jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com",
+              "inertia_com", "gravity", "damping", "armature"):
+        a = np.ascontiguousarray(np.asarray(getattr(model, k), dtype=np.int64 if k in ("parent", "jtype")
+                                            else np.float64))
+        h.update(k.encode())
+        h.update(str(a.shape).encode())
+        h.update(a.tobytes())
+    h.update("\x00".join(model.body_names + model.joint_names).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class Trajectory:
+    """Samples of a simulation run (see the module docstring for shapes).
+
+    ``status`` is ``"finished"`` (reached t_final), ``"terminated"`` (a terminal event fired) or
+    ``"non_finite"`` (the state blew up; the samples end at the last finite state and
+    ``message`` says at what time).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> traj = mb.simulate(mb.models.planar(2), [0.3, 0.0], [0.0, 0.0], 0.5, dt=1e-3)
+    >>> traj.q.shape, traj.status
+    ((501, 2), 'finished')
+    >>> bool(abs(traj.total_energy[-1] - traj.total_energy[0]) < 1e-9)
+    True
+    >>> traj[0.1:0.2].t[[0, -1]].round(12).tolist()
+    [0.1, 0.2]
+    """
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    kinetic_energy: np.ndarray
+    potential_energy: np.ndarray
+    events: list = field(default_factory=list)
+    constraint_residual: np.ndarray | None = None
+    contact_forces: np.ndarray | None = None
+    contact_state: np.ndarray | None = None
+    status: str = "finished"
+    message: str = ""
+    integrator: str = ""
+    model_fingerprint: str = ""
+    model_name: str = ""
+    quaternion_starts: tuple = ()    # first q index of each unit quaternion (spherical and free joints)
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        """Kinetic plus gravitational potential energy (N,)."""
+        return self.kinetic_energy + self.potential_energy
+
+    @property
+    def energy_drift(self) -> float:
+        """Largest |E(t) − E(0)| relative to max(|E(0)|, peak kinetic energy) over the run.
+
+        The second term keeps the measure meaningful when the potential's zero makes E(0) ≈ 0
+        (the OpenDE report's colliding pendulum starts with E = 0).
+        """
+        E = self.total_energy
+        if not len(E):
+            return 0.0
+        scale = max(abs(E[0]), float(np.max(self.kinetic_energy)), 1e-300)
+        return float(np.max(np.abs(E - E[0])) / scale)
+
+    def __len__(self):
+        return len(self.t)
+
+    # ---- slicing and resampling --------------------------------------------------------------
+    _PER_SAMPLE = ("t", "q", "qd", "qdd", "tau", "kinetic_energy", "potential_energy",
+                   "constraint_residual", "contact_forces", "contact_state")
+
+    def _take(self, idx) -> "Trajectory":
+        kw = {k: (None if getattr(self, k) is None else getattr(self, k)[idx]) for k in self._PER_SAMPLE}
+        t = kw["t"]
+        lo, hi = (t[0], t[-1]) if len(t) else (np.inf, -np.inf)
+        ev = [e for e in self.events if lo <= e.t <= hi]
+        return Trajectory(**kw, events=ev, status=self.status, message=self.message,
+                          integrator=self.integrator, model_fingerprint=self.model_fingerprint,
+                          model_name=self.model_name, quaternion_starts=self.quaternion_starts)
+
+    def __getitem__(self, key) -> "Trajectory":
+        """``traj[i]``, ``traj[i:j]`` index samples; ``traj[t0:t1]`` with floats selects t0 ≤ t ≤ t1."""
+        if isinstance(key, slice) and any(isinstance(x, float) for x in (key.start, key.stop)):
+            if key.step is not None:
+                raise ValueError("time slice: a step is not supported; use resample(t) for a new grid")
+            lo = -np.inf if key.start is None else float(key.start)
+            hi = np.inf if key.stop is None else float(key.stop)
+            eps = 1e-12 * max(1.0, abs(lo), abs(hi))
+            return self._take(np.flatnonzero((self.t >= lo - eps) & (self.t <= hi + eps)))
+        if isinstance(key, (int, np.integer)):
+            key = slice(key, key + 1 if key != -1 else None)
+        return self._take(key)
+
+    def resample(self, t) -> "Trajectory":
+        """Samples at the times ``t`` (within [t[0], t[-1]]).
+
+        Between samples ``q`` is the quintic Hermite curve through (q, q̇, q̈) and ``q̇`` the cubic
+        one through (q̇, q̈) (models whose q and q̇ have the same size); models with quaternion joints are
+        interpolated linearly and their quaternions renormalised.  At an event time the state
+        after the reset is returned.  Energies are interpolated linearly (they are diagnostics).
+        """
+        t_new = np.asarray(t, dtype=float)
+        if t_new.ndim != 1 or not np.all(np.isfinite(t_new)):
+            raise ValueError("t: expected a 1-D array of finite times")
+        if len(self.t) == 0:
+            raise ValueError("resample: the trajectory has no samples")
+        if np.any(t_new < self.t[0] - 1e-12) or np.any(t_new > self.t[-1] + 1e-12):
+            raise ValueError(f"t: times must lie within [{self.t[0]}, {self.t[-1]}]")
+        T = self.t
+        # right-continuous: at an event time, the sample after the reset is the left end
+        k = np.clip(np.searchsorted(T, t_new, side="right") - 1, 0, max(len(T) - 2, 0))
+        if len(T) == 1:
+            return self._take(np.zeros(len(t_new), dtype=int))
+        h = T[k + 1] - T[k]
+        s = np.where(h > 0, (t_new - T[k]) / np.where(h > 0, h, 1.0), 0.0)[:, None]
+        hh = h[:, None]
+
+        def hermite(y, dy):
+            y0, y1, d0, d1 = y[k], y[k + 1], dy[k] * hh, dy[k + 1] * hh
+            s2, s3 = s * s, s * s * s
+            return ((2 * s3 - 3 * s2 + 1) * y0 + (s3 - 2 * s2 + s) * d0 + (-2 * s3 + 3 * s2) * y1
+                    + (s3 - s2) * d1)
+
+        def quintic(y, dy, ddy):
+            y0, y1, d0, d1 = y[k], y[k + 1], dy[k] * hh, dy[k + 1] * hh
+            a0, a1 = ddy[k] * hh * hh, ddy[k + 1] * hh * hh
+            s2, s3 = s * s, s * s * s
+            s4, s5 = s3 * s, s3 * s2
+            return ((1 - 10 * s3 + 15 * s4 - 6 * s5) * y0 + (s - 6 * s3 + 8 * s4 - 3 * s5) * d0
+                    + 0.5 * (s2 - 3 * s3 + 3 * s4 - s5) * a0 + (10 * s3 - 15 * s4 + 6 * s5) * y1
+                    + (-4 * s3 + 7 * s4 - 3 * s5) * d1 + 0.5 * (s3 - 2 * s4 + s5) * a1)
+
+        vector_model = self.q.shape[1] == self.qd.shape[1]
+        if vector_model and np.all(np.isfinite(self.qdd)):
+            q = quintic(self.q, self.qd, self.qdd)
+            qd = hermite(self.qd, self.qdd)
+        else:
+            q = (1 - s) * self.q[k] + s * self.q[k + 1]
+            qd = (1 - s) * self.qd[k] + s * self.qd[k + 1]
+        out = {"t": t_new, "q": q, "qd": qd,
+               "qdd": (1 - s) * self.qdd[k] + s * self.qdd[k + 1],
+               "tau": (1 - s) * self.tau[k] + s * self.tau[k + 1],
+               "kinetic_energy": (1 - s[:, 0]) * self.kinetic_energy[k] + s[:, 0] * self.kinetic_energy[k + 1],
+               "potential_energy": (1 - s[:, 0]) * self.potential_energy[k]
+               + s[:, 0] * self.potential_energy[k + 1]}
+        for name in ("constraint_residual", "contact_forces", "contact_state"):
+            a = getattr(self, name)
+            if a is None:
+                out[name] = None
+            else:
+                ss = s.reshape((-1,) + (1,) * (a.ndim - 1))
+                out[name] = (1 - ss) * a[k] + ss * a[k + 1]
+        traj = Trajectory(**out, events=[e for e in self.events if t_new.min() <= e.t <= t_new.max()],
+                          status=self.status, message=self.message, integrator=self.integrator,
+                          model_fingerprint=self.model_fingerprint, model_name=self.model_name,
+                          quaternion_starts=self.quaternion_starts)
+        for s0 in self.quaternion_starts:
+            blk = traj.q[:, s0:s0 + 4]
+            traj.q[:, s0:s0 + 4] = blk / np.linalg.norm(blk, axis=1, keepdims=True)
+        return traj
+
+    # ---- files -------------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the trajectory to ``path`` (.npz), atomically: a crash leaves the old file intact."""
+        path = os.fspath(path)
+        if not path.endswith(".npz"):
+            raise ValueError(f"path: expected a file name ending in .npz, got {path!r}")
+        data = {k: getattr(self, k) for k in self._PER_SAMPLE if getattr(self, k) is not None}
+        for k, a in data.items():
+            if np.asarray(a).dtype.kind not in "fiub":
+                raise ValueError(f"{k}: expected a numeric array to save, got dtype {np.asarray(a).dtype}")
+        data["format"] = np.array(FORMAT)
+        data["meta"] = np.array([self.status, self.message, self.integrator, self.model_fingerprint,
+                                 self.model_name])
+        data["quaternion_starts"] = np.array(self.quaternion_starts, dtype=np.int64)
+        data["event_t"] = np.array([e.t for e in self.events], dtype=float)
+        data["event_name"] = np.array([e.name for e in self.events], dtype=str)
+        nq, nv = self.q.shape[1], self.qd.shape[1]
+        data["event_q"] = np.array([np.concatenate([e.q_before, e.q_after]) for e in self.events]).reshape(-1, 2 * nq)
+        data["event_qd"] = np.array([np.concatenate([e.qd_before, e.qd_after])
+                                     for e in self.events]).reshape(-1, 2 * nv)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".traj-", suffix=".npz", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, **data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path, model=None) -> "Trajectory":
+        """Read a file written by :meth:`save`.  With ``model``, a file for another model is refused.
+
+        Raises ``ValueError`` for a missing, truncated or foreign file.
+        """
+        path = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if "format" not in z.files or str(z["format"]) != FORMAT:
+                    raise ValueError(f"path: {path!r} is not a multibody trajectory file (no {FORMAT!r} tag)")
+                d = {k: z[k] for k in z.files}
+        except FileNotFoundError:
+            raise ValueError(f"path: no file {path!r}") from None
+        except (zipfile.BadZipFile, EOFError, OSError, KeyError) as e:
+            raise ValueError(f"path: {path!r} is truncated or not a trajectory file ({type(e).__name__}: {e})") \
+                from None
+        status, message, integrator, fingerprint, model_name = (str(x) for x in d["meta"])
+        if model is not None and model_fingerprint(model) != fingerprint:
+            raise ValueError(f"model: the trajectory in {path!r} was computed for another model "
+                             f"({model_name!r}, fingerprint {fingerprint[:12]}…); this model is "
+                             f"{model.name!r} ({model_fingerprint(model)[:12]}…)")
+        nq, nv = d["q"].shape[1], d["qd"].shape[1]
+        events = [EventRecord(float(t), str(n), eq[:nq], eqd[:nv], eq[nq:], eqd[nv:])
+                  for t, n, eq, eqd in zip(d["event_t"], d["event_name"], d["event_q"], d["event_qd"])]
+        kw = {k: d.get(k) for k in cls._PER_SAMPLE}
+        return cls(**kw, events=events, status=status, message=message, integrator=integrator,
+                   model_fingerprint=fingerprint, model_name=model_name,
+                   quaternion_starts=tuple(int(i) for i in d["quaternion_starts"]))
+
+    def __repr__(self):
+        span = f"t = {self.t[0]:g}…{self.t[-1]:g}" if len(self.t) else "empty"
+        return (f"Trajectory({self.model_name!r}, {len(self.t)} samples, {span}, {len(self.events)} events, "
+                f"{self.status})")
