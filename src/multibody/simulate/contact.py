@@ -430,3 +430,26 @@ class GroundContact:
                       f_ext, zdot, F, pos, sticking)
         info = {"force": F, "position": pos, "in_contact": F[:, self.nd - 1] > 0, "sticking": sticking}
         return f_ext, zdot, info
+
+    def forces_fb(self, model, xfb, q=None, qd=None, z=None):
+        """:meth:`forces` for a floatbase model driven by ``fd_fb`` (state ``xfb``, real joints q, q̇).
+
+        Positions and velocities come from :func:`gc_pos_vel_fb` (singularity-free), the law from
+        :func:`gcontact`; returns (f_ext (nb, 6), zdot, info) like :meth:`forces`.
+        """
+        if self.nd != 3:
+            raise ValueError("model: FDfb works only with spatial models")
+        pv = gc_pos_vel_fb(model, xfb, q, qd, points=(self.bodies, self.points))
+        pos, vel = pv[:3].T, pv[3:].T
+        if self.mu == 0:
+            F = np.zeros((self.np, 3))
+            F[:, 2] = gcontact(self.K, self.D, 0.0, pos[:, 2], vel[:, 2])
+            zdot, sticking = np.zeros(0), np.zeros(self.np, dtype=bool)
+        else:
+            z = np.zeros(self.n_states) if z is None else np.asarray(z, dtype=float)
+            if z.shape != (self.n_states,):
+                raise ValueError(f"z: expected {self.n_states} contact states, got shape {z.shape}")
+            f, ud, fcone = gcontact(self.K, self.D, self.mu, pos.T, vel.T, z.reshape(self.np, 2).T)
+            F, zdot, sticking = f.T.copy(), ud.T.reshape(-1), (fcone <= 1) & (f[2] > 0)
+        info = {"force": F, "position": pos, "in_contact": F[:, 2] > 0, "sticking": sticking}
+        return point_forces_to_f_ext(model, self.bodies, pos, F), zdot, info
