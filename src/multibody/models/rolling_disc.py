@@ -51,6 +51,6 @@ def rolling_disc(npt: int = 12, radius: float = 0.05, thickness: float = 0.01, m
             k += 1
     model = b.build()
     if floating == "floatbase":
-        from .constructors import floatbase
+        from . import floatbase
         model = floatbase(model)
     return model

@@ -77,7 +77,7 @@ def four_bar(crank: float = 1.0, coupler: float = 2.0, rocker: float = 2.0, grou
 # =============================================================================================
 def _fixed_to_floatbase(model):
     """The floatbase model (spatial_v2 layout, for ``fd_fb``) of a model whose body 0 has a free joint."""
-    from ..models.constructors import floatbase
+    from ..models import floatbase
     if model.jtype[0] != JointType.FREE:
         raise ValueError("model: body 0 must have a free joint")
     jtype = model.jtype.copy()
