@@ -6,7 +6,7 @@ import sympy as sp
 
 import multibody as mb
 from multibody.symbolic import eom as eom_mod
-from multibody.symbolic.derive import derive, model_symbols
+from multibody.symbolic import derive, model_symbols
 from multibody.symbolic.sym_models import (n_link_pendulum_on_cart, ra3link_model, spatial_chain,
                                            starleth_model, symbolic_model)
 
@@ -91,10 +91,7 @@ def test_rnea_and_pne_are_symbolically_equal_on_ra3link():
 
 
 def _starleth_values(model):
-    from multibody.models.pronue import starleth
-
-    vals = starleth().param_values
-    return {sp.Symbol(s.name): float(v) for s, v in vals.items()}
+    return mb.models.parameters(model)
 
 
 @pytest.mark.slow
@@ -108,14 +105,14 @@ def test_starleth_model_rnea_and_pne_against_numeric():
 
 
 def test_starleth_manual_body_list_equals_model_derivation():
-    from multibody.models.pronue import starleth
+    from pronue_lists import starleth_list
 
-    sysm = starleth()
+    sysm = starleth_list()
     a = sysm.derive(kinematics=False)
     model = starleth_model()
     b = derive(model, "rnea", q=sysm.q, dq=sysm.dq)
     vals = sysm.param_values
-    na, nb_ = a.to_numeric(vals), b.to_numeric({sp.Symbol(s.name): v for s, v in vals.items()})
+    na, nb_ = a.to_numeric(vals), b.to_numeric(vals)
     q, dq = RNG.uniform(-1, 1, 18), RNG.normal(size=18)
     assert np.allclose(na.M(q), nb_.M(q), atol=1e-10)
     assert np.allclose(na.b(q, dq), nb_.b(q, dq), atol=1e-10)
@@ -197,7 +194,7 @@ def test_registered_method_is_dispatched():
     calls = []
 
     @eom_mod.register_method("test_dummy")
-    def dummy(model, q, dq, tau, progress=None, **kw):
+    def dummy(model, q, dq, tau, *, S, progress=None, **kw):
         calls.append(kw)
         return derive(model, "rnea", q=q, dq=dq)
 

@@ -3,12 +3,19 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from multibody.models.tmt_models import double_pendulum_report_model
+import multibody as mb
 from multibody.symbolic.lagrange import christoffel_C, derive_lagrange, lagrange_from_energies
+from multibody.symbolic import model_symbols
 from multibody.symbolic.tmt import derive_tmt
 
+
+def double_pendulum_report_model():
+    model = mb.models.double_pendulum(symbolic=True)
+    q, dq, _, _, params = model_symbols(model)
+    return model, (tuple(q), tuple(dq), params, mb.models.parameters(model))
+
 # --- OpenDE report, appendix D.2 (xD_DP.m): the matrices DP_EOM.m saved ---------------------
-th1, th2, Dth1, Dth2 = sp.symbols("th1 th2 Dth1 Dth2")
+th1, th2, Dth1, Dth2 = sp.symbols("th1 th2 Dth1 Dth2", real=True)
 D_q = sp.Matrix([[sp.Rational(1001, 600) + sp.cos(th2), sp.cos(th2) / 2 + sp.Rational(401, 1200)],
                  [sp.cos(th2) / 2 + sp.Rational(401, 1200), sp.Rational(401, 1200)]])
 C_q = sp.Matrix([[-sp.sin(th2) * Dth2 / 2, -sp.sin(th2) * Dth1 / 2 - sp.sin(th2) * Dth2 / 2],
@@ -40,7 +47,7 @@ def test_double_pendulum_matches_DP_EOM_exactly(dp_lagrange):
 
 def test_double_pendulum_symbolic_parameters(dp_lagrange):
     eom, values = dp_lagrange
-    m1, m2, l1, l2, h1, h2, w1, w2, d1, d2, g = sp.symbols("m1 m2 l1 l2 h1 h2 w1 w2 d1 d2 g")
+    m1, m2, l1, l2, h1, h2, w1, w2, d1, d2, g = sp.symbols("m1 m2 l1 l2 h1 h2 w1 w2 d1 d2 g", real=True)
     assert set(eom.params) == {m1, m2, l1, l2, h1, h2, w1, w2, d1, d2, g}
     # M22 = m2 l2²/4 + m2 (h2² + w2²)/12 (link about its hinge, z inertia of the box)
     assert sp.simplify(eom.M[1, 1] - (m2 * l2**2 / 4 + m2 * (h2**2 + w2**2) / 12)) == 0

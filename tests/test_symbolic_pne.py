@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from multibody.models.pronue import ra3link, ra3link_prismatic, starleth, support_jacobian
+from multibody.models.pronue import support_jacobian
 from multibody.symbolic import _core
 from multibody.symbolic.eom import EquationsOfMotion, abbreviate
 from multibody.symbolic.pne import Body, LinForce, RotForce, compute_pne
@@ -15,6 +15,7 @@ from multibody.symbolic.utils import (check_orthonormal, dMATdt, euler_to_rot_A_
                                       is_orthonormal, rot_x, rot_y, rot_z, skew, unskew)
 
 import pinocchio as pin
+from pronue_lists import ra3link_list as ra3link, ra3link_prismatic_list as ra3link_prismatic, starleth_list as starleth
 RNG = np.random.default_rng(20240601)
 
 
@@ -59,7 +60,7 @@ def compare_with_pinocchio(system, model, trials=4, tol=1e-10):
     eom = system.derive()
     values = {s: v for s, v in system.param_values.items()}
     num = eom.to_numeric(values)
-    nmodel = model.subs({sp.Symbol(s.name): v for s, v in values.items()})
+    nmodel = model.subs(values)  # the list and the model share their parameter symbols
     pm = pin_model(nmodel)
     n = eom.n
     for _ in range(trials):
@@ -174,7 +175,7 @@ def test_starleth_feet_positions_against_pinocchio():
     eom = sysm.derive()
     vals = sysm.param_values
     names = eom.kinematics["names"]
-    nmodel = starleth_model().subs({sp.Symbol(s.name): v for s, v in vals.items()})
+    nmodel = starleth_model().subs(vals)
     pm = pin_model(nmodel)
     data = pm.createData()
     q = RNG.uniform(-1, 1, 18)

@@ -66,7 +66,7 @@ def demo(model_name: str = "double_pendulum") -> int:
     print(f"\nBatch: ABA on {n} states in one call: {dt * 1e3:.1f} ms ({dt / n * 1e6:.2f} µs/state, compiled loop)")
 
     try:
-        from multibody.symbolic.derive import derive
+        from multibody.symbolic import derive
     except ImportError:
         return 0
     if model.nb <= 3 and all(t in (1, 2, 3) for t in model.jtype):

@@ -1,181 +1,170 @@
-"""The proNEu manual's example systems, as proNEu body lists (manual section 3).
+"""The proNEu manual's example systems (seed 000, section 3) as ``Model`` s.
 
 * :func:`ra3link`           — 3-link robot arm, revolute joints about z, x, y (section 3.1)
-* :func:`ra3link_prismatic` — 3-link arm, revolute z, y and a prismatic joint along x (section 3.2)
-* :func:`starleth`          — free-floating quadruped StarlETH, 18 DoF, Euler x-y-z base (section 3.3)
+* :func:`ra3link_prismatic` — 3-link arm, revolute z, revolute y and a prismatic joint along x (3.2)
+* :func:`starleth`          — free-floating quadruped StarlETH, 18 DoF, Euler x-y-z base (3.3)
 
-Each returns a :class:`PneSystem` (bodies, force elements, q, dq, tau, params, gravity and the
-manual's default values); ``system.derive()`` runs :func:`multibody.symbolic.pne.compute_pne`.
-Parameter symbols are named as in the manual (``Th1_xx`` for ``Th1.xx``).
+Parameters carry the manual's names (``Th1_xx`` for ``Th1.xx``, ``b2hx`` …) and its ``paramDef``
+values; coordinates, rates and torques are named as in the manual (``q1``, ``Dq1``, ``T1``;
+``qLF_HAA``, ``TLF_HAA`` …) and ``derive`` uses those names. The proNEu body list of any of these
+models is ``multibody.symbolic.pne_system(model)``: the same symbols, derived from the model.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from ..model.model import Model
+from ._seed import Parameters, attach
+from ._tree import build_tree
 
-import sympy as sp
-
-from ..symbolic.pne import Body, LinForce, RotForce, compute_pne
-from ..symbolic.utils import euler_to_rot_A_IB
-
-__all__ = ["PneSystem", "ra3link", "ra3link_prismatic", "starleth"]
+__all__ = ["ra3link", "ra3link_prismatic", "starleth", "support_jacobian"]
 
 
-@dataclass
-class PneSystem:
-    """A proNEu input set: everything ``computePNE`` takes, plus default values."""
-
-    name: str
-    bodies: list
-    force_elements: list
-    q: sp.Matrix
-    dq: sp.Matrix
-    tau: sp.Matrix
-    params: tuple
-    gravity: sp.Matrix
-    param_values: dict = field(default_factory=dict)   # paramDef
-    q_default: dict = field(default_factory=dict)      # qDef
-    info: dict[str, Any] = field(default_factory=dict)
-
-    def derive(self, **kwargs):
-        """``compute_pne`` of this system (keyword arguments are passed on)."""
-        return compute_pne(self.bodies, self.force_elements, self.q, self.dq, self.tau,
-                           self.gravity, params=self.params, **kwargs)
-
-    def __iter__(self):
-        """Unpack as ``bodies, force_elements, q, dq, tau, params``."""
-        return iter((self.bodies, self.force_elements, self.q, self.dq, self.tau, self.params))
+def _link_values(kw):
+    return {f"{p}{k}{s}": kw[f"{p}{k}{s}"] for k in (1, 2, 3)
+            for p, s in (("l", ""), ("s", ""), ("m", ""), ("Th", "_xx"), ("Th", "_yy"), ("Th", "_zz"))}
 
 
-def _syms(names):
-    return sp.symbols(names, real=True)
+def _link(P, k):
+    return (P[f"l{k}"], P[f"s{k}"], P[f"m{k}"], P.diag(P[f"Th{k}_xx"], P[f"Th{k}_yy"], P[f"Th{k}_zz"]))
 
 
-def _link_params(k):
-    l, s, m, xx, yy, zz = _syms(f"l{k} s{k} m{k} Th{k}_xx Th{k}_yy Th{k}_zz")
-    return l, s, m, sp.diag(xx, yy, zz), (l, s, m, xx, yy, zz)
+def ra3link(symbolic=False, *, l1=1.0, s1=0.5, m1=1.0, Th1_xx=1.0, Th1_yy=1.0, Th1_zz=1.0,
+            l2=1.0, s2=0.5, m2=1.0, Th2_xx=1.0, Th2_yy=1.0, Th2_zz=1.0,
+            l3=1.0, s3=0.5, m3=1.0, Th3_xx=1.0, Th3_yy=1.0, Th3_zz=1.0, g=9.81) -> Model:
+    """RA3Link: 3-link robot arm with revolute joints about z, x and y (proNEu manual 3.1).
+
+    Link k: length ``lk`` [m] (its joint sits at (0, 0, l_{k−1}) on the previous link), CoM at
+    (0, 0, ``sk``), mass ``mk`` [kg], principal inertia ``Thk_xx/yy/zz`` [kg m²] about the CoM;
+    gravity ``g`` [m/s²] along −z. Defaults: the manual's paramDef ``[1 0.5 1 1 1 1]`` per link
+    and 9.81; qDef = π/4 for every joint. Coordinates q1, q2, q3; torques T1, T2, T3.
+
+    >>> import multibody as mb
+    >>> model = mb.models.ra3link()
+    >>> model.nv, [mb.JointType(t).name for t in model.jtype]
+    (3, ['REVOLUTE', 'REVOLUTE', 'REVOLUTE'])
+    >>> mb.models.ra3link(symbolic=True).mass[0]
+    m1
+    """
+    P = Parameters("ra3link", symbolic, {**_link_values(locals()), "g": g})
+    l1, s1, m1, Th1 = _link(P, 1)
+    l2, s2, m2, Th2 = _link(P, 2)
+    _, s3, m3, Th3 = _link(P, 3)
+    model = build_tree("RA3Link", [
+        dict(name="link1", joint="Rz", mass=m1, com=(0, 0, s1), inertia=Th1, joint_name="q1"),
+        dict(name="link2", parent="link1", joint="Rx", translation=(0, 0, l1), mass=m2, com=(0, 0, s2),
+             inertia=Th2, joint_name="q2"),
+        dict(name="link3", parent="link2", joint="Ry", translation=(0, 0, l2), mass=m3, com=(0, 0, s3),
+             inertia=Th3, joint_name="q3"),
+    ], gravity=(0, 0, -P["g"]))
+    pi4 = P.pi / 4
+    return attach(model, P.info("RA3Link", ("q1", "q2", "q3"), actuators=("T1", "T2", "T3"),
+                                actuated=(0, 1, 2), q0=(pi4, pi4, pi4), dq0=(0, 0, 0)))
 
 
-def ra3link() -> PneSystem:
-    """RA3Link: 3-link robot arm with revolute joints about z, x and y (manual section 3.1)."""
-    q1, q2, q3 = _syms("q1 q2 q3")
-    Dq1, Dq2, Dq3 = _syms("Dq1 Dq2 Dq3")
-    T1, T2, T3 = _syms("T1 T2 T3")
-    l1, s1, m1, Th1, p1 = _link_params(1)
-    l2, s2, m2, Th2, p2 = _link_params(2)
-    l3, s3, m3, Th3, p3 = _link_params(3)
-    g = sp.Symbol("g", real=True)
-    params = p1 + p2 + p3 + (g,)
-    bodies = [
-        Body("link1", m1, Th1, sp.Matrix([0, 0, s1]), sp.Matrix([0, 0, 0]),
-             euler_to_rot_A_IB(0, 0, q1), parent=None),
-        Body("link2", m2, Th2, sp.Matrix([0, 0, s2]), sp.Matrix([0, 0, l1]),
-             euler_to_rot_A_IB(q2, 0, 0), parent="link1"),
-        Body("link3", m3, Th3, sp.Matrix([0, 0, s3]), sp.Matrix([0, 0, l2]),
-             euler_to_rot_A_IB(0, q3, 0), parent="link2"),
-    ]
-    ftel = [RotForce(None, "link1", sp.Matrix([0, 0, T1])),
-            RotForce("link1", "link2", sp.Matrix([T2, 0, 0])),
-            RotForce("link2", "link3", sp.Matrix([0, T3, 0]))]
-    values = dict(zip(params, [1, 0.5, 1, 1, 1, 1] * 3 + [9.81]))
-    return PneSystem("RA3Link", bodies, ftel, sp.Matrix([q1, q2, q3]), sp.Matrix([Dq1, Dq2, Dq3]),
-                     sp.Matrix([T1, T2, T3]), params, sp.Matrix([0, 0, -g]), values,
-                     {q1: sp.pi / 4, q2: sp.pi / 4, q3: sp.pi / 4})
+def ra3link_prismatic(symbolic=False, *, l1=1.0, s1=0.5, m1=1.0, Th1_xx=1.0, Th1_yy=1.0, Th1_zz=1.0,
+                      l2=1.0, s2=0.5, m2=1.0, Th2_xx=1.0, Th2_yy=1.0, Th2_zz=1.0,
+                      l3=1.0, s3=0.5, m3=1.0, Th3_xx=1.0, Th3_yy=1.0, Th3_zz=1.0, g=9.81) -> Model:
+    """RA3LinkPrismatic: revolute z, revolute y, prismatic x (proNEu manual 3.2).
 
+    Link 1 turns about z (CoM (0, 0, s1)); link 2 about y at (0, 0, l1) (CoM (s2, 0, 0)); link 3
+    slides along x, its joint frame at (l2, 0, 0) (CoM (s3, 0, 0)). Parameters as in
+    :func:`ra3link`; coordinates q1, q2, x; actuators T1, T2, F1; qDef = [π/4, π/4, 0.2].
 
-def ra3link_prismatic() -> PneSystem:
-    """RA3LinkPrismatic: revolute z, revolute y, prismatic x (manual section 3.2)."""
-    q1, q2, x = _syms("q1 q2 x")
-    Dq1, Dq2, Dx = _syms("Dq1 Dq2 Dx")
-    T1, T2, F1 = _syms("T1 T2 F1")
-    l1, s1, m1, Th1, p1 = _link_params(1)
-    l2, s2, m2, Th2, p2 = _link_params(2)
-    l3, s3, m3, Th3, p3 = _link_params(3)
-    g = sp.Symbol("g", real=True)
-    params = p1 + p2 + p3 + (g,)
-    bodies = [
-        Body("link1", m1, Th1, sp.Matrix([0, 0, s1]), sp.Matrix([0, 0, 0]),
-             euler_to_rot_A_IB(0, 0, q1), parent=None),
-        Body("link2", m2, Th2, sp.Matrix([s2, 0, 0]), sp.Matrix([0, 0, l1]),
-             euler_to_rot_A_IB(0, q2, 0), parent="link1"),
-        Body("link3", m3, Th3, sp.Matrix([s3, 0, 0]), sp.Matrix([l2 + x, 0, 0]),
-             euler_to_rot_A_IB(0, 0, 0), parent="link2"),
-    ]
-    ftel = [RotForce(None, "link1", sp.Matrix([0, 0, T1])),
-            RotForce("link1", "link2", sp.Matrix([0, T2, 0])),
-            LinForce("link2", "link3", P_r_R=sp.Matrix([0, 0, 0]), B_r_A=sp.Matrix([0, 0, 0]),
-                     B_F=sp.Matrix([F1, 0, 0]))]
-    values = dict(zip(params, [1, 0.5, 1, 1, 1, 1] * 3 + [9.81]))
-    return PneSystem("RA3LinkPrismatic", bodies, ftel, sp.Matrix([q1, q2, x]),
-                     sp.Matrix([Dq1, Dq2, Dx]), sp.Matrix([T1, T2, F1]), params,
-                     sp.Matrix([0, 0, -g]), values, {q1: sp.pi / 4, q2: sp.pi / 4, x: sp.Rational(1, 5)})
+    >>> import multibody as mb
+    >>> [mb.JointType(t).name for t in mb.models.ra3link_prismatic().jtype]
+    ['REVOLUTE', 'REVOLUTE', 'PRISMATIC']
+    """
+    P = Parameters("ra3link_prismatic", symbolic, {**_link_values(locals()), "g": g})
+    l1, s1, m1, Th1 = _link(P, 1)
+    l2, s2, m2, Th2 = _link(P, 2)
+    _, s3, m3, Th3 = _link(P, 3)
+    model = build_tree("RA3LinkPrismatic", [
+        dict(name="link1", joint="Rz", mass=m1, com=(0, 0, s1), inertia=Th1, joint_name="q1"),
+        dict(name="link2", parent="link1", joint="Ry", translation=(0, 0, l1), mass=m2, com=(s2, 0, 0),
+             inertia=Th2, joint_name="q2"),
+        dict(name="link3", parent="link2", joint="Px", translation=(l2, 0, 0), mass=m3, com=(s3, 0, 0),
+             inertia=Th3, joint_name="x"),
+    ], gravity=(0, 0, -P["g"]))
+    pi4 = P.pi / 4
+    return attach(model, P.info("RA3LinkPrismatic", ("q1", "q2", "x"), actuators=("T1", "T2", "F1"),
+                                actuated=(0, 1, 2), q0=(pi4, pi4, 0.2), dq0=(0, 0, 0)))
 
 
 _LEGS = (("LF", 1, 1), ("RF", 1, -1), ("LH", -1, 1), ("RH", -1, -1))
 
 
-def starleth() -> PneSystem:
-    """StarlETH: free-floating quadruped, 18 DoF (manual section 3.3).
+def starleth(symbolic=False, *, mB=16.0, ThB_xx=0.3, ThB_yy=0.4, ThB_zz=0.4, sB=0.0,
+             mH=1.5, ThH_xx=0.004, ThH_yy=0.004, ThH_zz=0.003, sH=0.03,
+             mT=1.8, ThT_xx=0.02, ThT_yy=0.02, ThT_zz=0.003, sT=-0.1,
+             mS=0.4, ThS_xx=0.005, ThS_yy=0.005, ThS_zz=0.0005, sS=-0.1,
+             b2hx=0.2, b2hy=0.1, lH=0.05, lT=-0.2, lS=-0.2, g=9.81) -> Model:
+    """StarlETH: free-floating quadruped, 18 DoF (proNEu manual 3.3).
 
-    q = [qX, qY, qZ, qAL, qBE, qGA, then per leg LF, RF, LH, RH: q*_HAA, q*_HFE, q*_KFE]. The
-    main body sits at (qX, qY, qZ) with A_IB = eulerToRotMat_A_IB(qAL, qBE, qGA); each leg has
-    HAA about x at (±b2hx, ±b2hy, 0), HFE about y at (0, 0, lH), KFE about y at (0, 0, lT) and a
-    massless foot body at (0, 0, lS) for the contact Jacobians (``info["feet"]``). Twelve joint
-    torques act between neighbouring bodies; the six base coordinates are not actuated.
+    The main body (mass ``mB``, inertia ``ThB_*``, CoM (0, 0, ``sB``)) sits at (qX, qY, qZ) with
+    A_IB = eulerToRotMat_A_IB(qAL, qBE, qGA): three prismatic and three revolute joints (x, y, z)
+    through five massless bodies. Each leg LF, RF, LH, RH has HAA about x at (±b2hx, ±b2hy, 0),
+    HFE about y at (0, 0, lH), KFE about y at (0, 0, lT), and a massless foot body fixed at
+    (0, 0, lS) for the contact Jacobians; hip, thigh and shank have mass ``mH``, ``mT``, ``mS``,
+    inertia ``Th{H,T,S}_*`` and CoM (0, 0, ``s{H,T,S}``). Gravity ``g`` along −z.
+
+    q = [qX, qY, qZ, qAL, qBE, qGA, then per leg qLF_HAA, qLF_HFE, qLF_KFE, …]; twelve torques
+    TLF_HAA … act on the leg joints, the six base coordinates are not actuated. The manual's
+    paramDef block is not legible in the seed copy: the defaults are illustrative values of a
+    robot of StarlETH's size (lengths in m, masses in kg).
+
+    >>> import multibody as mb
+    >>> model = mb.models.starleth()
+    >>> model.nv, mb.models.seed_info(model).coordinates[6]
+    (18, 'qLF_HAA')
     """
-    base = _syms("qX qY qZ qAL qBE qGA")
-    qX, qY, qZ, qAL, qBE, qGA = base
-    joints, torques = [], []
-    for leg, _, _ in _LEGS:
-        for j in ("HAA", "HFE", "KFE"):
-            joints.append(sp.Symbol(f"q{leg}_{j}", real=True))
-            torques.append(sp.Symbol(f"T{leg}_{j}", real=True))
-    q = list(base) + joints
-    dq = [sp.Symbol(f"D{s.name}", real=True) for s in q]
-    mB, sB, mH, sH, mT, sT, mS, sS = _syms("mB sB mH sH mT sT mS sS")
-    ThB = _syms("ThB_xx ThB_yy ThB_zz")
-    ThH = _syms("ThH_xx ThH_yy ThH_zz")
-    ThT = _syms("ThT_xx ThT_yy ThT_zz")
-    ThS = _syms("ThS_xx ThS_yy ThS_zz")
-    b2hx, b2hy, lH, lT, lS, g = _syms("b2hx b2hy lH lT lS g")
-    params = (mB, *ThB, sB, mH, *ThH, sH, mT, *ThT, sT, mS, *ThS, sS, b2hx, b2hy, lH, lT, lS, g)
-    Z3 = sp.zeros(3, 3)
-    bodies = [Body("main_body", mB, sp.diag(*ThB), sp.Matrix([0, 0, sB]), sp.Matrix([qX, qY, qZ]),
-                   euler_to_rot_A_IB(qAL, qBE, qGA), parent=None)]
-    ftel = []
-    feet = []
-    for k, (leg, sx, sy) in enumerate(_LEGS):
-        qHAA, qHFE, qKFE = joints[3 * k: 3 * k + 3]
-        tHAA, tHFE, tKFE = torques[3 * k: 3 * k + 3]
-        hip, thigh, shank, foot = (f"{leg}_HAA", f"{leg}_HFE", f"{leg}_KFE", f"{leg}_Foot")
+    values = {k: v for k, v in locals().items() if k != "symbolic"}
+    P = Parameters("starleth", symbolic, values)
+    ThB = P.diag(*P.take("ThB_xx", "ThB_yy", "ThB_zz"))
+    ThH = P.diag(*P.take("ThH_xx", "ThH_yy", "ThH_zz"))
+    ThT = P.diag(*P.take("ThT_xx", "ThT_yy", "ThT_zz"))
+    ThS = P.diag(*P.take("ThS_xx", "ThS_yy", "ThS_zz"))
+    b2hx, b2hy, lH, lT, lS = P.take("b2hx", "b2hy", "lH", "lT", "lS")
+    base = ("qX", "qY", "qZ", "qAL", "qBE", "qGA")
+    bodies = [dict(name="base_x", joint="Px", joint_name="qX"),
+              dict(name="base_y", parent="base_x", joint="Py", joint_name="qY"),
+              dict(name="base_z", parent="base_y", joint="Pz", joint_name="qZ"),
+              dict(name="base_al", parent="base_z", joint="Rx", joint_name="qAL"),
+              dict(name="base_be", parent="base_al", joint="Ry", joint_name="qBE"),
+              dict(name="main_body", parent="base_be", joint="Rz", joint_name="qGA",
+                   mass=P["mB"], com=(0, 0, P["sB"]), inertia=ThB)]
+    joints, torques, feet = [], [], []
+    for leg, sx, sy in _LEGS:
+        names = [f"q{leg}_{j}" for j in ("HAA", "HFE", "KFE")]
+        joints += names
+        torques += [f"T{leg}_{j}" for j in ("HAA", "HFE", "KFE")]
         bodies += [
-            Body(hip, mH, sp.diag(*ThH), sp.Matrix([0, 0, sH]), sp.Matrix([sx * b2hx, sy * b2hy, 0]),
-                 euler_to_rot_A_IB(qHAA, 0, 0), parent="main_body"),
-            Body(thigh, mT, sp.diag(*ThT), sp.Matrix([0, 0, sT]), sp.Matrix([0, 0, lH]),
-                 euler_to_rot_A_IB(0, qHFE, 0), parent=hip),
-            Body(shank, mS, sp.diag(*ThS), sp.Matrix([0, 0, sS]), sp.Matrix([0, 0, lT]),
-                 euler_to_rot_A_IB(0, qKFE, 0), parent=thigh),
-            Body(foot, 0, Z3, sp.Matrix([0, 0, 0]), sp.Matrix([0, 0, lS]),
-                 euler_to_rot_A_IB(0, 0, 0), parent=shank),
+            dict(name=f"{leg}_HAA", parent="main_body", joint="Rx", translation=(sx * b2hx, sy * b2hy, 0),
+                 mass=P["mH"], com=(0, 0, P["sH"]), inertia=ThH, joint_name=names[0]),
+            dict(name=f"{leg}_HFE", parent=f"{leg}_HAA", joint="Ry", translation=(0, 0, lH),
+                 mass=P["mT"], com=(0, 0, P["sT"]), inertia=ThT, joint_name=names[1]),
+            dict(name=f"{leg}_KFE", parent=f"{leg}_HFE", joint="Ry", translation=(0, 0, lT),
+                 mass=P["mS"], com=(0, 0, P["sS"]), inertia=ThS, joint_name=names[2]),
+            dict(name=f"{leg}_Foot", parent=f"{leg}_KFE", joint="fixed", translation=(0, 0, lS),
+                 joint_name=f"{leg}_foot_fixed"),
         ]
-        feet.append(foot)
-        ftel += [RotForce("main_body", hip, sp.Matrix([tHAA, 0, 0])),
-                 RotForce(hip, thigh, sp.Matrix([0, tHFE, 0])),
-                 RotForce(thigh, shank, sp.Matrix([0, tKFE, 0]))]
-    # illustrative values (the manual's paramDef block is not legible in the seed copy)
-    values = dict(zip(params, [
-        16.0, 0.3, 0.4, 0.4, 0.0,          # main body: mB, ThB_xx/yy/zz, sB
-        1.5, 0.004, 0.004, 0.003, 0.03,    # hip: mH, ThH, sH
-        1.8, 0.02, 0.02, 0.003, -0.1,      # thigh: mT, ThT, sT
-        0.4, 0.005, 0.005, 0.0005, -0.1,   # shank: mS, ThS, sS
-        0.2, 0.1, 0.05, -0.2, -0.2,        # b2hx, b2hy, lH, lT, lS
-        9.81]))
-    return PneSystem("StarlETH", bodies, ftel, sp.Matrix(q), sp.Matrix(dq), sp.Matrix(torques),
-                     params, sp.Matrix([0, 0, -g]), values, {s: 0 for s in q},
-                     {"feet": feet, "base": list(base)})
+        feet.append(f"{leg}_Foot")
+    model = build_tree("StarlETH", bodies, gravity=(0, 0, -P["g"]))
+    q = base + tuple(joints)
+    return attach(model, P.info("StarlETH", q, actuators=torques, actuated=tuple(range(6, 18)),
+                                q0=(0.0,) * 18, dq0=(0.0,) * 18, notes={"feet": tuple(feet), "base": base}))
 
 
-def support_jacobian(eom, feet=("LF_Foot", "RF_Foot", "LH_Foot", "RH_Foot")) -> sp.Matrix:
-    """Stacked foot-point Jacobians I_J_O of a derived StarlETH (the manual's ``Js``)."""
-    names = eom.kinematics["names"]
-    return sp.Matrix.vstack(*[eom.kinematics["I_J_O"][names.index(f)] for f in feet])
+def support_jacobian(eom, feet=("LF_Foot", "RF_Foot", "LH_Foot", "RH_Foot")):
+    """Stacked foot-point Jacobians I_J_O of a derived StarlETH (the manual's ``Js``).
+
+    ``eom`` must carry per-body kinematics (``derive(model, "pne")``).
+    """
+    import sympy as sp
+
+    kin = eom.kinematics
+    if "I_J_O" not in kin:
+        raise ValueError("support_jacobian: these equations have no body kinematics; derive with method='pne'")
+    names = kin["names"]
+    missing = [f for f in feet if f not in names]
+    if missing:
+        raise ValueError(f"support_jacobian: no body named {missing}; bodies are {names}")
+    return sp.Matrix.vstack(*[kin["I_J_O"][names.index(f)] for f in feet])

@@ -2,19 +2,21 @@
 
 >>> import multibody as mb
 >>> from multibody.symbolic import derive
->>> eom = derive(mb.models.double_pendulum())
->>> eom.M.shape
-(2, 2)
+>>> eom = derive(mb.models.double_pendulum(symbolic=True))
+>>> eom.M.shape, [str(s) for s in eom.q]
+((2, 2), ['th1', 'th2'])
 """
-from .derive import derive
+from .derivation import derive, model_symbols
 from .eom import EquationsOfMotion, register_method
 from .lagrange import christoffel_C, derive_lagrange, lagrange_from_energies
 from .pne import Body, LinForce, RotForce, compute_pne
+from .pne_input import PneSystem, pne_system
 from .tmt import (Constraint, Contact, LinearDamper, LinearSpring, PointForce, RotationalDamper, RotationalSpring,
                   TMTBody, TMTSystem, derive_tmt, tmt_system_from_model)
 from .utils import dMATdt, euler_to_rot_A_BI, euler_to_rot_A_IB, is_orthonormal, skew, unskew
 
-__all__ = ["derive", "EquationsOfMotion", "register_method", "compute_pne", "Body", "RotForce", "LinForce",
+__all__ = ["derive", "model_symbols", "EquationsOfMotion", "register_method",
+           "compute_pne", "Body", "RotForce", "LinForce", "PneSystem", "pne_system",
            "TMTSystem", "TMTBody", "PointForce", "LinearSpring", "RotationalSpring", "LinearDamper",
            "RotationalDamper", "Constraint", "Contact", "derive_tmt", "tmt_system_from_model",
            "derive_lagrange", "lagrange_from_energies", "christoffel_C",

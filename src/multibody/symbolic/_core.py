@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 import symengine as se
 import sympy as sp
 from sympy.core.add import _addsort
@@ -137,6 +139,28 @@ class Converter:
 _SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": sp.log,
              "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "atan2": sp.atan2,
              "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "Abs": sp.Abs, "sign": sp.sign}
+
+
+def free_symbols(obj) -> set:
+    """SymPy free symbols of anything the derivations handle: SymPy or SymEngine expressions and
+    matrices, nested lists/tuples, NumPy object arrays, plain numbers (none)."""
+    if isinstance(obj, sp.Basic):
+        return set(obj.free_symbols)
+    if isinstance(obj, sp.MatrixBase):
+        return set(obj.free_symbols)
+    if isinstance(obj, se.Basic):
+        return {to_sp(s) for s in obj.free_symbols}
+    if isinstance(obj, se.DenseMatrix):
+        return set().union(*(free_symbols(e) for e in obj)) if len(obj) else set()
+    if isinstance(obj, np.ndarray):
+        if obj.dtype != object:
+            return set()
+        return set().union(*(free_symbols(e) for e in obj.ravel())) if obj.size else set()
+    if isinstance(obj, (list, tuple)):
+        return set().union(*(free_symbols(e) for e in obj)) if obj else set()
+    if isinstance(obj, (int, float, complex, np.number)) or obj is None:
+        return set()
+    return set(sp.sympify(obj).free_symbols)
 
 
 def sp_matrix(rows, conv: Converter | None = None) -> sp.Matrix:

@@ -14,7 +14,7 @@ Besides the fields, an ``EquationsOfMotion`` can
 * save/load itself atomically (``eom.save(path)``, ``EquationsOfMotion.load(path)``).
 
 Derivation methods register themselves in :data:`DERIVATION_METHODS` (see :func:`register_method`);
-``multibody.symbolic.derive.derive(model, method=...)`` dispatches on that table.
+``multibody.symbolic.derive(source, method=...)`` dispatches on that table.
 """
 from __future__ import annotations
 
@@ -36,30 +36,54 @@ __all__ = [
     "EquationsOfMotion",
     "NumericEOM",
     "DERIVATION_METHODS",
+    "DerivationMethod",
     "register_method",
     "abbreviate",
     "simplify_with_time_limit",
 ]
 
 # --------------------------------------------------------------------------------------------
-# Registry of derivation methods (shared with tmt.py / lagrange.py)
+# Registry of derivation methods (rnea_sym.py, pne.py, tmt/, lagrange.py register themselves)
 # --------------------------------------------------------------------------------------------
 
-#: name -> callable(model, q, dq, tau, *, progress=None, **options) -> EquationsOfMotion
-#: ``q``, ``dq``, ``tau`` are sympy column matrices chosen by ``derive``; ``progress`` is an
-#: optional callback ``progress(message: str)``.
-DERIVATION_METHODS: dict[str, Callable[..., "EquationsOfMotion"]] = {}
 
+@dataclass(frozen=True)
+class DerivationMethod:
+    """One entry of :data:`DERIVATION_METHODS`.
 
-def register_method(name: str):
-    """Decorator: make ``func`` available as ``derive(model, method=name)``.
-
-    The function is called as ``func(model, q, dq, tau, progress=callback, **options)`` and
-    must return an :class:`EquationsOfMotion`.
+    ``function(source, q, dq, tau, *, S, progress, **options)`` returns an
+    :class:`EquationsOfMotion`; ``source`` is an instance of one of ``accepts`` and ``q``, ``dq``,
+    ``tau``, ``S`` are the symbols and selection matrix ``derive`` chose for it.
     """
 
+    name: str
+    function: Callable[..., "EquationsOfMotion"]
+    accepts: tuple
+    summary: str = ""
+
+
+#: method name → :class:`DerivationMethod`; ``derive(source, method=name)`` dispatches on it.
+DERIVATION_METHODS: dict[str, DerivationMethod] = {}
+
+
+def register_method(name: str, *, accepts: tuple | None = None, summary: str = ""):
+    """Decorator: make ``func`` available as ``derive(source, method=name)``.
+
+    ``accepts`` lists the input types the method derives from (default: ``multibody.Model``).
+    The function is called as ``func(source, q, dq, tau, S=S, progress=callback, **options)``
+    and must return an :class:`EquationsOfMotion`.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"register_method: name must be a non-empty string, got {name!r}")
+
     def deco(func):
-        DERIVATION_METHODS[name] = func
+        types = accepts
+        if types is None:
+            from ..model.model import Model
+
+            types = (Model,)
+        DERIVATION_METHODS[name.lower()] = DerivationMethod(name.lower(), func, tuple(types),
+                                                            summary or (func.__doc__ or "").strip().split("\n")[0])
         return func
 
     return deco

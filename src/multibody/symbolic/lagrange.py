@@ -23,7 +23,7 @@ try:
 except ImportError:  # pragma: no cover - symengine is a declared dependency
     se = None
 
-from .eom import EquationsOfMotion
+from .eom import EquationsOfMotion, register_method
 
 __all__ = ["lagrange_from_energies", "derive_lagrange", "christoffel_C"]
 
@@ -164,6 +164,7 @@ def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None)
                              extra={"C": C, "christoffel": c, "kinetic_energy": T_sp, "potential_energy": V_sp})
 
 
+@register_method("lagrange", summary="Lagrange: energies, Christoffel symbols (DP_EOM)")
 def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simplify=False,
                     progress=None) -> EquationsOfMotion:
     """Lagrange equations of a Model (revolute/prismatic/helical/fixed joints; S = I).

@@ -22,26 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from . import _core as C
+from .eom import EquationsOfMotion, register_method
+from .tree import FIX, HEL, PRI, REV, SymBody
 
-REV, PRI, HEL, FIX = "R", "P", "H", "F"
-
-
-@dataclass
-class SymBody:
-    """One body of a symbolic tree (SymEngine entries; built by ``derive`` from a Model)."""
-
-    name: str
-    parent: int          # −1 = fixed base
-    kind: str            # "R", "P", "H" or "F"
-    dof: int             # index of its coordinate in q (−1 for fixed joints)
-    axis: list           # Z, unit axis in joint = body coordinates
-    pitch: object        # h (helical)
-    A_PJ: list           # 3×3 rows
-    t_PJ: list           # joint-frame origin in parent coordinates
-    mass: object
-    com: list
-    inertia_com: list    # 3×3 rows about the CoM, body coordinates
+__all__ = ["rnea", "crba", "derive_rnea", "rnea_equations", "joint_transform", "axis_rotation", "inertial_view"]
 
 
 def axis_rotation(axis, angle):
@@ -251,3 +238,32 @@ def inertial_view(bodies: list[SymBody], q, frame: str = "auto"):
                            C.eye3(), C.mv(A_IP, bd.t_PJ), bd.mass, C.mv(A, bd.com), Th))
         transforms.append((C.eye3(), C.mv(A_IP, locs[i][1])))
     return out, transforms, "inertial"
+
+
+@register_method("rnea", summary="symbolic CRBA + recursive Newton-Euler (fastest)")
+def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto") -> EquationsOfMotion:
+    """``derive(model, "rnea")``: M by CRBA, b = RNEA(q, q̇, 0) without gravity, g = RNEA(q, 0, 0).
+
+    ``frame``: "body", "inertial" or "auto" (see :func:`inertial_view`).
+    """
+    import time
+
+    from .tree import model_parameters, symbolic_bodies
+
+    t0 = time.perf_counter()
+    say = progress or (lambda msg: None)
+    bodies = symbolic_bodies(model)
+    params = model_parameters(model)
+    say(f"{len(bodies)} bodies, n = {q.rows}")
+    qe = [C.to_se(s) for s in q]
+    dqe = [C.to_se(s) for s in dq]
+    grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
+    M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
+    say("converting to SymPy")
+    conv = C.Converter(list(q) + list(dq) + list(tau) + list(params))
+    eom = EquationsOfMotion(q=q, dq=dq, M=C.sp_matrix(M, conv), b=C.sp_matrix(b, conv),
+                            g=C.sp_matrix(g, conv), S=S, tau=tau, params=params,
+                            extra={"method": "rnea", "frame": frame, "body_names": [bd.name for bd in bodies],
+                                   "seconds": time.perf_counter() - t0})
+    eom._se_exprs = {"M": [x for row in M for x in row], "b": list(b), "g": list(g)}
+    return eom

@@ -74,7 +74,7 @@ try:  # SymEngine differentiates and multiplies ~100× faster than SymPy; result
 except ImportError:  # pragma: no cover - symengine is a declared dependency
     se = None
 
-from .eom import EquationsOfMotion
+from .eom import EquationsOfMotion, register_method
 
 __all__ = [
     "TMTBody",
@@ -645,8 +645,11 @@ class TMTSystem:
     # -- numerics ------------------------------------------------------------------------------
     def _param_values(self, values) -> list[float]:
         vals = dict(self.values)
-        if values:
-            vals.update({sp.Symbol(k) if isinstance(k, str) else k: v for k, v in values.items()})
+        by_name = {p.name: p for p in self.params}
+        for k, v in (values or {}).items():
+            if isinstance(k, str) and k not in by_name:
+                raise ValueError(f"values: {k!r} is not one of the parameters ({', '.join(sorted(by_name))})")
+            vals[by_name[k] if isinstance(k, str) else k] = v
         missing = [p for p in self.params if p not in vals]
         if missing:
             raise ValueError(f"no numeric value for parameter(s) {', '.join(map(str, missing))}")
@@ -1005,7 +1008,9 @@ def tree_kinematics(model, q=None):
     # available and are converted to SymPy once per result.
     if se is not None:
         M_ = lambda m: se.Matrix(sp.Matrix(m).tolist())  # noqa: E731
-        back = _restore_symbols(q)
+        from .tree import model_parameters
+
+        back = _restore_symbols(q, sp.Matrix(list(model_parameters(model)) or [0]))
         out = lambda m: _from_se(m, back)  # noqa: E731
     else:  # pragma: no cover
         M_ = sp.Matrix  # noqa: E731
@@ -1127,8 +1132,13 @@ def derive_tmt(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simpl
 
 
 def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=None,
-                          simplify=False, **kw) -> TMTSystem:
-    """The :class:`TMTSystem` (3-D bodies) of a Model; see :func:`derive_tmt`."""
+                          simplify=False, extra_params=(), **kw) -> TMTSystem:
+    """The :class:`TMTSystem` (3-D bodies) of a Model; see :func:`derive_tmt`.
+
+    Bodies with zero mass and zero inertia are left out (they move nothing). ``extra_params``
+    are parameter symbols of the elements in ``kw`` (forces, springs, dampers, constraints,
+    contacts) that are not in the model's arrays.
+    """
     kin = tree_kinematics(model, q)
     q = kin["q"]
     nq = kin["nq"]
@@ -1138,8 +1148,41 @@ def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=
     tau, S = _model_actuation(nq, tau, S, actuated)
     bodies = []
     for i in range(len(kin["R"])):
-        bodies.append(TMTBody(mass=_sym(model.mass[i]), inertia=_symmat(model.inertia_com[i], (3, 3)),
-                              position=kin["r_com"][i], orientation=kin["R"][i], name=kin["names"][i],
-                              T_omega=kin["T_omega"][i]))
-    return TMTSystem(q, dq, bodies, params=kin["params"], gravity=_symmat(model.gravity, (3,)),
-                     tau=tau, S=S, simplify=simplify, name=getattr(model, "name", ""), **kw)
+        m, I = _sym(model.mass[i]), _symmat(model.inertia_com[i], (3, 3))
+        if m == 0 and I == sp.zeros(3, 3):
+            continue
+        bodies.append(TMTBody(mass=m, inertia=I, position=kin["r_com"][i], orientation=kin["R"][i],
+                              name=kin["names"][i], T_omega=kin["T_omega"][i]))
+    params = tuple(dict.fromkeys(list(kin["params"]) + [sp.sympify(p) for p in extra_params]))
+    kw.setdefault("name", getattr(model, "name", ""))
+    return TMTSystem(q, dq, bodies, params=params, gravity=_symmat(model.gravity, (3,)),
+                     tau=tau, S=S, simplify=simplify, **kw)
+
+
+def _tmt_sources():
+    from ..model.model import Model
+    from ..models.mechanism import Mechanism
+
+    return (Model, Mechanism, TMTSystem)
+
+
+@register_method("tmt", accepts=_tmt_sources(), summary="TMT method: linear vector form of Lagrange (IRIS 2015)")
+def tmt_equations(source, q, dq, tau, *, S, progress=None, **options) -> EquationsOfMotion:
+    """``derive(source, "tmt")`` for a Model, a :class:`~multibody.models.Mechanism` (tree plus
+    constraints, springs, dampers, forces, contacts) or a :class:`TMTSystem`."""
+    from ..model.model import Model
+    from ..models.mechanism import Mechanism
+
+    say = progress or (lambda msg: None)
+    say("TMT: kinematics of the tree")
+    if isinstance(source, Model):
+        system = tmt_system_from_model(source, q=q, dq=dq, tau=tau, S=S, **options)
+    elif isinstance(source, Mechanism):
+        system = source.tmt_system(**options)
+    else:
+        system = source
+    say(f"TMT: T, D and TᵀMT for {len(system.bodies)} bodies, n = {len(system.q)}")
+    eom = system.equations()
+    eom.extra["method"] = "tmt"
+    say("TMT: done")
+    return eom

@@ -1,4 +1,8 @@
-"""Model constructors of spatial_v2: autoTree, planar, vee, singlebody, scissor, floatbase."""
+"""Model constructors of spatial_v2 (seed 001): autoTree, planar, floatbase and the Simulink
+tutorial mechanisms vee, singlebody, scissor.
+
+These are numeric models (their parameters are structural, or the mechanisms float freely on
+quaternion joints, which symbolic derivation does not take)."""
 from __future__ import annotations
 
 import math
@@ -100,29 +104,43 @@ def vee(L2: float = 1.0) -> Model:
     return b.build()
 
 
-def singlebody() -> Model:
-    """spatial_v2 ``singlebody`` (Simulink example 4): a free-floating 3×2×1 box of unit mass, zero gravity.
+def singlebody(mass: float = 1.0, size=(3.0, 2.0, 1.0)) -> Model:
+    """spatial_v2 ``singlebody`` (Simulink example 4): a free-floating box, zero gravity.
 
-    One vertex is at the body origin, the opposite one at (3, 2, 1).
+    Default: the seed's 3×2×1 m box of 1 kg; one vertex is at the body origin, the opposite one
+    at ``size``.
+
+    >>> import multibody as mb
+    >>> mb.models.singlebody().nv
+    6
     """
+    a, bb, c = (float(x) for x in size)
+    if not (mass > 0 and a > 0 and bb > 0 and c > 0):
+        raise ValueError(f"singlebody: mass and size must be positive, got mass={mass!r}, size={size!r}")
     b = ModelBuilder("singlebody", gravity=(0, 0, 0))
-    a, bb, c = 3.0, 2.0, 1.0
-    b.add_body("box", None, "free", mass=1.0, com=[a / 2, bb / 2, c / 2],
-               inertia=np.diag([bb * bb + c * c, a * a + c * c, a * a + bb * bb]) / 12)
+    b.add_body("box", None, "free", mass=float(mass), com=[a / 2, bb / 2, c / 2],
+               inertia=float(mass) * np.diag([bb * bb + c * c, a * a + c * c, a * a + bb * bb]) / 12)
     return b.build()
 
 
-def scissor() -> Model:
+def scissor(mass: float = 1.0, length: float = 1.0, width: float = 0.1, thickness: float = 0.02) -> Model:
     """spatial_v2 ``scissor`` (Simulink example 5): two identical strips joined at their middles.
 
     The joint lies on the y axis, the strips' long axes are parallel to z, the system's centre of
-    mass is at the origin; zero gravity.  Strips: 1 m × 0.1 m × 0.02 m, 1 kg, side by side along y.
+    mass is at the origin; zero gravity.  Default strips: 1 m × 0.1 m × 0.02 m, 1 kg, side by side
+    along y (``length`` along z, ``width`` along x, ``thickness`` along y).
+
+    >>> import multibody as mb
+    >>> mb.models.scissor().nv
+    7
     """
+    lx, ly, lz, m = float(width), float(thickness), float(length), float(mass)
+    if not (m > 0 and lx > 0 and ly > 0 and lz > 0):
+        raise ValueError("scissor: mass, length, width and thickness must be positive")
     b = ModelBuilder("scissor", gravity=(0, 0, 0))
-    lx, ly, lz, t = 0.1, 0.02, 1.0, 0.02
-    Ic = np.diag([ly * ly + lz * lz, lx * lx + lz * lz, lx * lx + ly * ly]) / 12
-    b.add_body("strip1", None, "free", mass=1.0, com=[0, -t / 2, 0], inertia=Ic)
-    b.add_body("strip2", "strip1", "Ry", mass=1.0, com=[0, t / 2, 0], inertia=Ic)
+    Ic = m * np.diag([ly * ly + lz * lz, lx * lx + lz * lz, lx * lx + ly * ly]) / 12
+    b.add_body("strip1", None, "free", mass=m, com=[0, -ly / 2, 0], inertia=Ic)
+    b.add_body("strip2", "strip1", "Ry", mass=m, com=[0, ly / 2, 0], inertia=Ic)
     return b.build()
 
 
@@ -169,19 +187,4 @@ def floatbase(model: Model) -> Model:
     for g in model.geometries:
         from dataclasses import replace
         b.add_geometry(replace(g, body=g.body + 5 if g.body >= 0 else -1))
-    return b.build()
-
-
-def double_pendulum() -> Model:
-    """The OpenDE report's double pendulum (§5, appendix D): two 1 kg boxes of 1 × 0.1 × 0.1 m.
-
-    Joints rotate about x; at q = 0 both links lie horizontally along +y, so the angles are
-    measured from the horizontal as in DP_EOM (D₁₁ = 1001/600 + cos θ₂, g₁ = 2943/200 cos θ₁ + …).
-    The report's initial state is q0 = [π/4, −π/4].
-    """
-    b = ModelBuilder("double_pendulum", gravity=(0.0, 0.0, -9.81))
-    Ic = np.diag([1.0 + 0.01, 0.01 + 0.01, 1.0 + 0.01]) / 12  # box 0.1 (x) × 1 (y) × 0.1 (z), 1 kg
-    b.add_body("link1", None, "Rx", mass=1.0, com=[0, 0.5, 0], inertia=Ic, joint_name="th1")
-    b.add_body("link2", "link1", "Rx", mass=1.0, com=[0, 0.5, 0], inertia=Ic,
-               joint_translation=[0, 1.0, 0], joint_name="th2")
     return b.build()

@@ -1,7 +1,7 @@
 """Benchmark: symbolic derivation time against SymPy's own mechanics, from one run.
 
-    python -m multibody.symbolic.bench            # n = 2, 4, …, 12; 3-D chain n = 2…4; StarlETH
-    python -m multibody.symbolic.bench --full     # n = 2, 4, …, 18; 3-D chain n = 2…5
+    python -m multibody.bench.symbolic            # n = 2, 4, …, 12; 3-D chain n = 2…4; StarlETH
+    python -m multibody.bench.symbolic --full     # n = 2, 4, …, 18; 3-D chain n = 2…5
 
 1. n-link pendulum on a cart: ``derive(model, "rnea")`` and ``derive(model, "pne")`` (mass matrix,
    Coriolis/centrifugal and gravity terms, as SymPy matrices) against
@@ -23,8 +23,9 @@ import time
 import numpy as np
 import sympy as sp
 
-from .derive import derive, model_symbols
-from .sym_models import n_link_pendulum_on_cart, spatial_chain, starleth_model
+from multibody.models import starleth
+from multibody.symbolic import derive, model_symbols
+from multibody.symbolic.sym_models import n_link_pendulum_on_cart, spatial_chain
 
 
 def _clear():
@@ -121,7 +122,7 @@ def _row(cells, widths):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m multibody.symbolic.bench", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m multibody.bench.symbolic", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--full", action="store_true", help="pendula n = 2…18, 3-D chains n = 2…5")
     ap.add_argument("--no-check", action="store_true", help="skip the numeric agreement checks")
@@ -165,15 +166,14 @@ def main(argv=None) -> int:
         print(_row((n, f"{t_l:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_l / best:.1f}x", ok), w), flush=True)
 
     print("\nStarlETH (18 DoF, Euler x-y-z floating base): total time for M, b, g")
-    from ..models.pronue import starleth
+    from multibody.symbolic import pne_system
 
-    sysm = starleth()
-    t_s1, _ = _timed(lambda: derive(starleth_model(), "rnea"))
-    t_s2, _ = _timed(lambda: derive(starleth_model(), "pne", kinematics=False))
-    t_s3, _ = _timed(lambda: sysm.derive())
-    print(f"  derive(starleth_model(), 'rnea')                 {t_s1:8.3f} s")
-    print(f"  derive(starleth_model(), 'pne')                  {t_s2:8.3f} s")
-    print(f"  compute_pne(manual body list, with kinematics)   {t_s3:8.3f} s   (goal < 30 s)")
+    t_s1, _ = _timed(lambda: derive(starleth(symbolic=True), "rnea"))
+    t_s2, _ = _timed(lambda: derive(starleth(symbolic=True), "pne", kinematics=False))
+    t_s3, _ = _timed(lambda: pne_system(starleth(symbolic=True)).derive())
+    print(f"  derive(starleth(symbolic=True), 'rnea')          {t_s1:8.3f} s")
+    print(f"  derive(starleth(symbolic=True), 'pne')           {t_s2:8.3f} s")
+    print(f"  compute_pne(body list, with kinematics)          {t_s3:8.3f} s   (goal < 30 s)")
     ratios = [r[4] for r in results["pendulum"]]
     print(f"\npendulum ratio SymPy/multibody: min {min(ratios):.1f}x, max {max(ratios):.1f}x "
           f"(goal ≥ 20x)")

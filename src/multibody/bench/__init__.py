@@ -1,0 +1,1 @@
+"""Benchmark commands against peers (not imported by the library)."""

@@ -1,0 +1,167 @@
+"""``derive(source, method=...)``: symbolic equations of motion from any description the package has.
+
+What ``derive`` takes, and which methods derive from it:
+
+==========================================================  ==================================
+source                                                      methods
+==========================================================  ==================================
+``multibody.Model`` (numeric or with SymPy entries)         "rnea", "pne", "tmt", "lagrange"
+``multibody.models.Mechanism`` (tree + constraints, forces)  "tmt"
+``multibody.symbolic.TMTSystem``                            "tmt"
+``multibody.symbolic.PneSystem``, a list of proNEu ``Body``  "pne"
+==========================================================  ==================================
+
+Methods
+-------
+``"rnea"`` (default)  symbolic CRBA + recursive Newton-Euler (slides), :mod:`.rnea_sym`
+``"pne"``             projected Newton-Euler (proNEu ``computePNE``), :mod:`.pne`
+``"tmt"``             TMT method, :mod:`.tmt`
+``"lagrange"``        Lagrange (energies, Christoffel symbols), :mod:`.lagrange`
+any name registered with :func:`multibody.symbolic.register_method`
+
+Each method registers itself in :data:`multibody.symbolic.eom.DERIVATION_METHODS` with the input
+types it accepts; ``derive`` chooses the symbols (the seed's names for built-in models, see
+:func:`~multibody.symbolic.tree.model_symbols`) and calls it. Revolute, prismatic, helical and
+fixed joints are derived symbolically; for a floating base use Euler angles (three prismatic and
+three revolute joints through massless bodies, as ``multibody.models.starleth`` does).
+"""
+from __future__ import annotations
+
+import time
+from functools import singledispatch
+from typing import Callable
+
+import sympy as sp
+
+from ..model.model import Model
+from ..models.mechanism import Mechanism
+from . import rnea_sym as _rnea_sym  # noqa: F401  (registers "rnea"; the order is the table's)
+from . import pne_input as _pne_input  # noqa: F401  (registers "pne")
+from . import tmt as _tmt  # noqa: F401  (registers "tmt")
+from . import lagrange as _lagrange  # noqa: F401  (registers "lagrange")
+from .eom import DERIVATION_METHODS, EquationsOfMotion
+from .pne_input import PneSystem
+from .tmt import TMTSystem
+from .tree import model_symbols
+
+__all__ = ["derive", "model_symbols"]
+
+
+def _accepted() -> str:
+    """'Model (rnea, pne, tmt, lagrange), …' from the registry."""
+    by_type: dict[str, list[str]] = {}
+    for name, entry in DERIVATION_METHODS.items():
+        for t in entry.accepts:
+            label = "a list of proNEu Body" if t is list else t.__name__
+            by_type.setdefault(label, []).append(name)
+    return "; ".join(f"{t} ({', '.join(ms)})" for t, ms in by_type.items())
+
+
+def _describe(source) -> str:
+    name = getattr(source, "name", None)
+    return type(source).__name__ + (f" {name!r}" if isinstance(name, str) and name else "")
+
+
+# --- the symbols of each kind of source -------------------------------------------------------
+@singledispatch
+def _symbols(source, q, dq, tau, actuated):
+    raise TypeError(f"derive: cannot derive equations of motion from {_describe(source)}; "
+                    f"derive accepts {_accepted()}")
+
+
+@_symbols.register
+def _(source: Model, q, dq, tau, actuated):
+    return model_symbols(source, q, dq, tau, actuated)[:4]
+
+
+def _own_symbols(source, q, dq, tau, actuated, S):
+    """Systems that carry their own symbols (their expressions are written in them)."""
+    given = [k for k, v in (("q", q), ("dq", dq), ("tau", tau), ("actuated", actuated)) if v is not None]
+    if given:
+        raise ValueError(f"derive: {_describe(source)} carries its own symbols; {', '.join(given)} cannot be "
+                         "given (build it with the symbols you want)")
+    col = lambda v: sp.Matrix(list(v)) if len(v) else sp.zeros(0, 1)  # noqa: E731
+    n = len(source.q)
+    S = sp.Matrix(S) if S is not None and len(source.tau) else (sp.eye(n) if len(source.tau) == n
+                                                                 else sp.zeros(len(source.tau), n))
+    return col(source.q), col(source.dq), col(source.tau), S
+
+
+@_symbols.register
+def _(source: Mechanism, q, dq, tau, actuated):
+    return _own_symbols(source, q, dq, tau, actuated, source.S)
+
+
+@_symbols.register
+def _(source: TMTSystem, q, dq, tau, actuated):
+    return _own_symbols(source, q, dq, tau, actuated, source.S)
+
+
+@_symbols.register
+def _(source: PneSystem, q, dq, tau, actuated):
+    return _own_symbols(source, q, dq, tau, actuated, None)
+
+
+@_symbols.register
+def _(source: list, q, dq, tau, actuated):
+    if q is None or dq is None:
+        raise ValueError("derive: a proNEu body list needs its coordinate symbols: give q= and dq=")
+    if actuated is not None:
+        raise ValueError("derive: for a proNEu body list the actuators are the τ in its force elements; "
+                         "give tau= instead of actuated=")
+    tau = [] if tau is None else list(tau)
+    return sp.Matrix(list(q)), sp.Matrix(list(dq)), sp.Matrix(tau) if tau else sp.zeros(0, 1), None
+
+
+def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=None,
+           simplify: bool | float = False, progress: Callable[[str], None] | None = None,
+           verbose: bool = False, **options) -> EquationsOfMotion:
+    """Symbolic ``M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ`` of ``source``.
+
+    Parameters
+    ----------
+    source   : a ``multibody.Model`` (numeric or symbolic), a ``multibody.models.Mechanism``, a
+               ``TMTSystem``, a ``PneSystem`` or a list of proNEu ``Body`` (see the module docstring)
+    method   : "rnea" (default, fastest), "pne", "tmt", "lagrange" or a registered name
+    q, dq, tau : symbols to use for a model (default: the seed's names for built-in models, else
+               ``q0…``, ``dq0…``, ``tau0…``); required ``q``, ``dq`` for a body list
+    actuated : dof indices of a model that carry an actuator (default: the seed's, else all)
+    simplify : False, True (60 s) or a time limit in seconds for ``EquationsOfMotion.simplify``
+    progress : callback ``progress(message)``; ``verbose=True`` prints the messages
+    options  : passed on to the method (``frame="body"|"inertial"|"auto"`` for "rnea" and "pne";
+               ``kinematics=`` for "pne"; ``force_elements=``, ``gravity=`` with a body list)
+
+    >>> import multibody as mb
+    >>> eom = derive(mb.models.starleth())
+    >>> eom.M.shape, [str(t) for t in eom.tau[:3]]
+    ((18, 18), ['TLF_HAA', 'TLF_HFE', 'TLF_KFE'])
+    """
+    key = str(method).lower()
+    entry = DERIVATION_METHODS.get(key)
+    if entry is None:
+        raise ValueError(f"derive: unknown method {method!r}; choose one of {', '.join(sorted(DERIVATION_METHODS))}")
+    if not any(isinstance(source, e.accepts) for e in DERIVATION_METHODS.values()):
+        _symbols(source, q, dq, tau, actuated)  # raises: nothing derives from it
+    if not isinstance(source, entry.accepts):
+        hint = ""
+        if isinstance(source, Mechanism):
+            hint = (f"; its constraints and force elements need method 'tmt' — derive(mechanism.model, "
+                    f"{key!r}) derives the tree alone")
+        accepted = ", ".join("a list of proNEu Body" if t is list else t.__name__ for t in entry.accepts)
+        raise TypeError(f"derive: method {key!r} derives from {accepted}; got {_describe(source)}{hint}. "
+                        f"derive accepts {_accepted()}")
+    say = progress
+    if say is None and verbose:
+        t_start = time.perf_counter()
+
+        def say(msg):
+            print(f"[derive {key} {time.perf_counter() - t_start:7.2f} s] {msg}", flush=True)
+
+    qs, dqs, taus, S = _symbols(source, q, dq, tau, actuated)
+    eom = entry.function(source, qs, dqs, taus, S=S, progress=say, **options)
+    if not isinstance(eom, EquationsOfMotion):
+        raise TypeError(f"derive(method={method!r}) returned {type(eom).__name__}, not an EquationsOfMotion")
+    eom.extra.setdefault("method", key)
+    if simplify:
+        eom = eom.simplify(time_limit=60.0 if simplify is True else float(simplify), progress=say)
+    return eom

@@ -1,0 +1,147 @@
+"""A ``Model`` as the symbolic methods read it: bodies, parameters and the symbols of q, q̇, τ.
+
+Every symbolic method (RNEA/CRBA, proNEu, TMT, Lagrange) reads a model through this module only:
+:func:`symbolic_bodies` checks the tree once (joint types it can derive, parents before children)
+and gives per-body records in SymEngine; :func:`model_parameters` lists the symbols in the
+model's arrays; :func:`model_symbols` chooses the coordinate, rate and actuator symbols — the
+seed's names for the built-in models (``multibody.models.seed_info``), ``q0…``, ``dq0…``,
+``tau0…`` otherwise.
+
+The model's arrays may hold SymPy expressions (a *symbolic* model); only ``parent``, ``jtype``,
+``jaxis``, ``jpitch``, ``tree_rotation`` (A_PJ), ``tree_translation`` (P_r_PJ), ``mass``, ``com``,
+``inertia_com``, ``gravity``, ``nq``, ``nv``, ``v_start`` and ``body_names`` are read.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from dataclasses import dataclass
+
+from ..model.joints import JointType
+from . import _core as C
+
+__all__ = ["SymBody", "symbolic_bodies", "model_parameters", "model_symbols", "REV", "PRI", "HEL", "FIX"]
+
+REV, PRI, HEL, FIX = "R", "P", "H", "F"
+_KIND = {JointType.FIXED: FIX, JointType.REVOLUTE: REV, JointType.PRISMATIC: PRI, JointType.HELICAL: HEL}
+
+
+@dataclass
+class SymBody:
+    """One body of a symbolic tree (SymEngine entries), as :func:`symbolic_bodies` reads it."""
+
+    name: str
+    parent: int          # −1 = fixed base
+    kind: str            # REV, PRI, HEL or FIX
+    dof: int             # index of its coordinate in q (−1 for fixed joints)
+    axis: list           # Z, unit axis in joint = body coordinates
+    pitch: object        # h (helical)
+    A_PJ: list           # 3×3 rows
+    t_PJ: list           # joint-frame origin in parent coordinates
+    mass: object
+    com: list
+    inertia_com: list    # 3×3 rows about the CoM, body coordinates
+
+_ARRAYS = ("jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com", "inertia_com", "gravity")
+
+
+def _body_name(model, i) -> str:
+    names = getattr(model, "body_names", None)
+    return names[i] if names is not None and len(names) > i else f"body{i}"
+
+
+def model_parameters(model) -> tuple:
+    """The symbols in the model's arrays, sorted by name."""
+    params = set()
+    for name in _ARRAYS:
+        params |= C.free_symbols(np.asarray(getattr(model, name), dtype=object))
+    return tuple(sorted(params, key=lambda s: s.name))
+
+
+def symbolic_bodies(model) -> list[SymBody]:
+    """The model's bodies as :class:`SymBody` records (SymEngine entries), validated.
+
+    Revolute, prismatic, helical and fixed joints are derived symbolically; free and spherical
+    joints (quaternion coordinates) and planar joints are refused with a message naming the body
+    and what to build instead.
+    """
+    parent = np.asarray(model.parent)
+    jtype = np.asarray(model.jtype)
+    v_start = np.asarray(model.v_start)
+    out = []
+    for i in range(len(parent)):
+        nm = _body_name(model, i)
+        try:
+            jt = JointType(int(jtype[i]))
+        except ValueError:
+            raise ValueError(f"body {nm!r}: unknown joint type code {int(jtype[i])}") from None
+        if jt in (JointType.FREE, JointType.SPHERICAL):
+            raise ValueError(
+                f"body {nm!r}: {jt.name.lower()} joints (quaternion coordinates) are not supported "
+                "symbolically; build the floating base from three prismatic and three revolute joints "
+                "(Euler angles x-y-z) through massless bodies, as the proNEu StarlETH example does "
+                "(multibody.models.starleth, or multibody.models.floatbase)")
+        if jt == JointType.PLANAR:
+            raise ValueError(f"body {nm!r}: planar joints are not supported symbolically; use two "
+                             "prismatic joints and a revolute joint")
+        p = int(parent[i])
+        if not -1 <= p < i:
+            raise ValueError(f"body {nm!r}: parent {p} must be −1 or an earlier body")
+        row = lambda k: np.asarray(getattr(model, k)[i], dtype=object).tolist()  # noqa: E731
+        out.append(SymBody(
+            name=nm, parent=p, kind=_KIND[jt], dof=int(v_start[i]) if jt != JointType.FIXED else -1,
+            axis=C.vec3(row("jaxis"), f"body {nm!r}: jaxis"), pitch=C.to_se(model.jpitch[i]),
+            A_PJ=C.mat3(row("tree_rotation"), f"body {nm!r}: tree_rotation"),
+            t_PJ=C.vec3(row("tree_translation"), f"body {nm!r}: tree_translation"),
+            mass=C.to_se(model.mass[i]),
+            com=C.vec3(row("com"), f"body {nm!r}: com"),
+            inertia_com=C.mat3(row("inertia_com"), f"body {nm!r}: inertia_com")))
+    return out
+
+
+def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
+    """Coordinate, rate and actuator symbols for ``model``, and its parameter symbols.
+
+    Defaults: the seed's names for a built-in model (``q1``, ``Dq1``, ``T1`` … for RA3Link),
+    else ``q0…``, ``dq0…``, ``tau0…``; all real. ``actuated`` (dof indices; default: the seed's
+    actuated dofs, else all) selects the dofs that get an actuator. Returns
+    ``(q, dq, tau, S, params)`` with SymPy column matrices and S (m×n) the selection matrix.
+    """
+    from ..models._seed import seed_info
+
+    symbolic_bodies(model)  # refuses quaternion/planar joints, naming the body
+    n = int(model.nv)
+    if int(model.nq) != n:  # pragma: no cover - symbolic_bodies refuses every joint with nq ≠ nv
+        raise ValueError(f"model has nq = {model.nq} ≠ nv = {n}")
+    info = seed_info(model)
+    names_q = info.coordinates if info else tuple(f"q{k}" for k in range(n))
+    names_dq = info.rates if info else tuple(f"dq{k}" for k in range(n))
+    q = sp.Matrix([sp.Symbol(s, real=True) for s in names_q]) if q is None else sp.Matrix(list(q))
+    dq = sp.Matrix([sp.Symbol(s, real=True) for s in names_dq]) if dq is None else sp.Matrix(list(dq))
+    if q.rows != n or dq.rows != n:
+        raise ValueError(f"model has {n} coordinates; got {q.rows} symbols in q and {dq.rows} in dq")
+    if actuated is None:
+        idx = list(info.actuated) if info and info.actuators else list(range(n))
+    else:
+        idx = [int(k) for k in actuated]
+    if any(not 0 <= k < n for k in idx) or len(set(idx)) != len(idx):
+        raise ValueError(f"actuated: dof indices must be distinct and in 0…{n - 1}, got {idx}")
+    seed_tau = dict(zip(info.actuated, info.actuators)) if info else {}
+    if tau is None:
+        tau = [sp.Symbol(seed_tau.get(k, f"tau{k}"), real=True) for k in idx]
+    tau = sp.Matrix(list(tau)) if len(tau) else sp.zeros(0, 1)
+    if tau.rows != len(idx):
+        raise ValueError(f"{len(idx)} actuated dofs but {tau.rows} symbols in tau")
+    S = sp.zeros(len(idx), n)
+    for r, k in enumerate(idx):
+        S[r, k] = 1
+    fixed = set(q) | set(dq) | set(tau)
+    if len(fixed) != 2 * n + tau.rows:
+        raise ValueError("q, dq and tau must be distinct symbols")
+    params = model_parameters(model)
+    clash = set(params) & fixed
+    if clash:
+        raise ValueError("model parameters clash with coordinate/actuator symbols: "
+                         + ", ".join(sorted(s.name for s in clash)))
+    return q, dq, tau, S, params
