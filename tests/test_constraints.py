@@ -153,6 +153,12 @@ def test_time_dependent_function_constraint_has_the_rheonomic_terms():
     terms = con.evaluate(model, np.array([0.2, 0.1]), np.array([0.5, 0.0]), t=0.7)
     assert terms.cdot[0] == pytest.approx(0.5 - np.cos(0.7), abs=1e-8)
     assert terms.bias[0] == pytest.approx(np.sin(0.7), abs=1e-5)
+    with pytest.raises(ValueError, match="time-dependent"):        # no silent t = 0 inside mb.simulate
+        con.accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2))
+    qdd, _ = con.accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2), t=0.7)
+    t = con.evaluate(model, np.zeros(2), np.zeros(2), t=0.7)
+    np.testing.assert_allclose(t.J @ qdd + t.bias, -2 / DEFAULT_BAUMGARTE_TIME * t.cdot
+                               - t.c / DEFAULT_BAUMGARTE_TIME ** 2, atol=1e-6)
 
 
 def test_pinned_arm_at_rest_multipliers_carry_gravity():

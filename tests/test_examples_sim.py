@@ -8,6 +8,7 @@ import pytest
 ex = importlib.import_module("multibody.simulate.examples")
 
 
+@pytest.mark.slow
 def test_example1_pd_settles_where_the_spring_balances_gravity():
     r = ex.example1_pd_planar2r()
     assert r.facts["gravity_balance"] < 1e-6        # kp (q_ref − q_ss) = g(q_ss)

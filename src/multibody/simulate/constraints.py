@@ -41,8 +41,11 @@ Two ways to describe constraints on a kinematic tree (RBDA §3.2), both here:
 
 Both objects follow the simulate contract::
 
-    accelerations(model, q, qd, tau, f_ext=None, t=0.0) -> (qdd (nv,), lam (nc,))
-    residual(model, q, qd, t=0.0) -> (c (nc,), cdot (nc,))
+    accelerations(model, q, qd, tau, f_ext=None, t=None) -> (qdd (nv,), lam (nc,))
+    residual(model, q, qd, t=None) -> (c (nc,), cdot (nc,))
+
+``mb.simulate`` passes no time; a set holding a time-dependent :class:`FunctionConstraint`
+then raises instead of silently evaluating it at t = 0 (give ``t`` when calling it yourself).
 
 Example
 -------
@@ -60,7 +63,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 from numba import njit
@@ -417,10 +420,10 @@ class Constraint:
     def row_names(self, n):
         return [f"{self.name}[{k}]" for k in range(n)]
 
-    def accelerations(self, model, q, qd, tau, f_ext=None, t=0.0):
+    def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
         return ConstraintSet(self).accelerations(model, q, qd, tau, f_ext, t)
 
-    def residual(self, model, q, qd, t=0.0):
+    def residual(self, model, q, qd, t=None):
         return ConstraintSet(self).residual(model, q, qd, t)
 
 
@@ -757,12 +760,22 @@ class ConstraintSet:
         return ConstraintTerms(np.concatenate([p.c for p in parts]), np.concatenate([p.cdot for p in parts]),
                                np.concatenate([p.J for p in parts]), np.concatenate([p.bias for p in parts]))
 
-    def residual(self, model, q, qd, t=0.0):
+    def _time(self, t):
+        if t is None:
+            if any(getattr(c, "time_dependent", False) for c in self.constraints):
+                raise ValueError("t: a time-dependent constraint needs the time; call accelerations/residual with "
+                                 "t=... (mb.simulate passes no time to constraints: integrate such systems with "
+                                 "their own right-hand side, or turn the time dependence into a controller)")
+            return 0.0
+        return float(t)
+
+    def residual(self, model, q, qd, t=None):
         q, qd = _state(model, q, qd)
-        terms = self.evaluate(model, q, qd, t)
+        terms = self.evaluate(model, q, qd, self._time(t))
         return terms.c, terms.cdot
 
-    def accelerations(self, model, q, qd, tau, f_ext=None, t=0.0):
+    def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
+        t = self._time(t)
         q, qd = _state(model, q, qd)
         tau = _vector("tau", tau, model.nv)
         H, C = _Workspace.of(model).hand_c(model, q, qd, _f_ext(model, f_ext))
