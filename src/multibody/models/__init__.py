@@ -45,7 +45,7 @@ autoTree = auto_tree  # spatial_v2 spelling
 __all__ = ["auto_tree", "autoTree", "planar", "vee", "singlebody", "scissor", "floatbase",
            "ra3link", "ra3link_prismatic", "starleth", "support_jacobian",
            "double_pendulum", "single_pendulum", "biped_upper_body", "flapping_flyer", "clemens_joint",
-           "Mechanism", "SeedInfo", "seed_info", "parameters", "double_elbow", "rolling_disc"]
+           "Mechanism", "SeedInfo", "seed_info", "parameters"]
 
 
 def _double_pendulum_report_symbols():
