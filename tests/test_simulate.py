@@ -39,9 +39,7 @@ def seed_reference():
 
 def single_pendulum():
     """The colliding pendulum's link (SinglePendulum.m: D_q = 401/1200, g_q = 981/200 cos θ)."""
-    b = mb.ModelBuilder("colliding_pendulum", gravity=(0, 0, -9.81))
-    b.add_body("link", None, "Rx", mass=1.0, com=[0, 0.5, 0], inertia=np.diag([1.01, 0.02, 1.01]) / 12)
-    return b.build()
+    return mb.models.single_pendulum()
 
 
 # quarter swing from the horizontal to the wall at θ = −π/2: T/4 = √(I/(m g d)) K(sin²(π/4))
@@ -147,7 +145,7 @@ def test_save_load_bit_exact_and_refuses_another_model(tmp_path, dp):
         assert np.array_equal(getattr(traj, k), getattr(back, k)), k
     assert [(e.t, e.name) for e in back.events] == [(e.t, e.name) for e in traj.events]
     assert np.array_equal(back.events[0].qd_after, traj.events[0].qd_after)
-    assert back.status == traj.status and back.model_name == "colliding_pendulum"
+    assert back.status == traj.status and back.model_name == "single_pendulum"
     with pytest.raises(ValueError, match="another model"):
         mb.Trajectory.load(path, model=dp)
     assert [p.name for p in tmp_path.iterdir()] == ["run.npz"]   # no temporary file left

@@ -19,7 +19,9 @@ from .model.configuration import difference, integrate
 from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
-from .simulate import Event, EventRecord, PD, SimulationError, SimulationWarning, Trajectory, simulate
+from .simulate import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
+                       Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
+                       simulate_batch)
 from .simulate.constraints import (AxisConstraint, ConstraintError, ConstraintSet, FDgq, FunctionConstraint,
                                    GammaQ, JointCoupling, PointConstraint, fd_gq, revolute_closure)
 from .simulate.contact import GroundContact, contact_parameters, gc_pos_vel, gcontact, gcPosVel
@@ -34,7 +36,8 @@ __all__ = [
     "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",
-    "simulate", "Trajectory", "Event", "EventRecord", "PD", "SimulationError", "SimulationWarning",
+    "simulate", "simulate_batch", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
+    "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
     "fd_gq", "FDgq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
     "FunctionConstraint", "ConstraintError", "revolute_closure",
     "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact",

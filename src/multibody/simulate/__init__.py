@@ -13,10 +13,15 @@ Protocols for the ``constraints`` and ``contact`` arguments of :func:`simulate`:
   to the user's ``f_ext``, ``z`` is integrated with the state, ``info["force"]`` is recorded in
   ``Trajectory.contact_forces``.
 """
+from .batch import BatchTrajectory, simulate_batch
 from .controllers import PD
 from .core import SimulationError, SimulationWarning, simulate
 from .events import Event
+from .impact import impact_map, joint_wall
+from .linearize import linearize
+from .walker import PeriodicOrbit, Stride, Walker, find_periodic_orbit, tmt_biped
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 
-__all__ = ["simulate", "Trajectory", "EventRecord", "Event", "PD", "SimulationError", "SimulationWarning",
+__all__ = ["linearize", "Walker", "Stride", "PeriodicOrbit", "find_periodic_orbit", "tmt_biped",
+           "simulate", "simulate_batch", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "EventRecord", "Event", "PD", "SimulationError", "SimulationWarning",
            "model_fingerprint"]

@@ -30,10 +30,10 @@ class PD:
     the sampling period of a zero-order hold.  The position error uses ``mb.difference`` for
     quaternion joints (an error in velocity coordinates).
 
-    Example — spatial_v2 Simulink example 1 (PD-controlled planar 2R):
+    Example — spatial_v2 Simulink example 1 (PD-controlled planar 2R, no gravity):
 
     >>> import numpy as np, multibody as mb
-    >>> model = mb.models.planar(2)
+    >>> model = mb.models.planar(2).with_gravity([0.0, 0.0, 0.0])
     >>> pd = mb.PD(kp=100.0, kd=20.0, q_ref=[0.5, -0.5])
     >>> traj = mb.simulate(model, [0.0, 0.0], [0.0, 0.0], 3.0, controller=pd)
     >>> bool(np.allclose(traj.q[-1], [0.5, -0.5], atol=0.05))

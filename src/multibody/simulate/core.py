@@ -21,8 +21,8 @@ import warnings
 
 import numpy as np
 
-from ..dynamics.aba import aba
-from ..dynamics.energy import energy
+from ..dynamics import aba
+from ..dynamics import energy
 from ..model.model import Model
 from .controllers import PD
 from .events import Event, EventMonitor, check_events

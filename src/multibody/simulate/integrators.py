@@ -50,19 +50,19 @@ class StateSpace:
         return y[:nq], y[nq:nq + nv], y[nq + nv:]
 
     def advance(self, y, K, h):
-        """y ⊕ h·K: q moves on the manifold with velocity K[:nv], the rest adds."""
+        """y ⊕ h·K: q moves on the manifold with velocity K[:nv], the rest adds (y may be a batch (N, n))."""
         if self.vector:
             return y + h * K
         nq, nv = self.nq, self.nv
         out = np.empty_like(y)
-        out[:nq] = integrate(self.model, y[:nq], K[:nv], h)
-        out[nq:] = y[nq:] + h * K[nv:]
+        out[..., :nq] = integrate(self.model, y[..., :nq], K[..., :nv], h)
+        out[..., nq:] = y[..., nq:] + h * K[..., nv:]
         return out
 
     def normalise(self, y):
         """Unit quaternions in y (used after adaptive steps, which move q in coordinates)."""
         for s in self.quaternion_starts:
-            y[s:s + 4] /= np.linalg.norm(y[s:s + 4])
+            y[..., s:s + 4] /= np.linalg.norm(y[..., s:s + 4], axis=-1, keepdims=True)
         return y
 
     def coordinate_rate(self, q, v):
@@ -106,9 +106,9 @@ def step_euler(space, f, t, y, h):
 def step_semi_implicit(space, f, t, y, h):
     k1, info = f(t, y)
     nq, nv = space.nq, space.nv
-    v1 = y[nq:nq + nv] + h * k1[nv:2 * nv]
+    v1 = y[..., nq:nq + nv] + h * k1[..., nv:2 * nv]
     K = k1.copy()
-    K[:nv] = v1  # position update with the new velocity
+    K[..., :nv] = v1  # position update with the new velocity
     return space.advance(y, K, h), (k1, info)
 
 

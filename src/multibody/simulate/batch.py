@@ -1,0 +1,327 @@
+"""``mb.simulate_batch``: many simulations of one model at once, here or on a cluster.
+
+Fixed-step runs without events, constraints or contact advance all N states together: each
+integrator stage is one batched ``mb.aba`` call over the N states (the kernel loops over them in
+compiled code, on all threads for large N).  Anything else (adaptive integrators, events, per-run
+``params``) runs ``mb.simulate`` once per initial state.  Given ``executor`` — any
+``concurrent.futures.Executor`` or a ``dask.distributed.Client`` — the states are cut into chunks
+and each chunk is submitted as one task, so a sweep scales out to a cluster; results come back in
+order and are bit-identical to a local run.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dynamics import aba
+from ..dynamics import energy
+from .controllers import PD
+from .core import _check_model, _positive, simulate
+from .integrators import FIXED_STEP, STEPPERS, StateSpace
+from .trajectory import Trajectory, model_fingerprint
+
+
+@dataclass
+class BatchTrajectory:
+    """N runs on a common time grid: ``t`` (T,), ``q`` (N, T, nq), ``qd``/``qdd``/``tau`` (N, T, nv),
+    energies (N, T), ``status`` (N,) and ``messages``.  ``batch[i]`` is run i as a :class:`Trajectory`.
+
+    A run that blew up keeps its samples up to its last finite state; later samples are NaN and its
+    ``status`` is ``"non_finite"`` (message with the time).  Batches of runs with events, whose
+    sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.
+    """
+    t: np.ndarray | None
+    q: np.ndarray | None
+    qd: np.ndarray | None
+    qdd: np.ndarray | None
+    tau: np.ndarray | None
+    kinetic_energy: np.ndarray | None
+    potential_energy: np.ndarray | None
+    status: list
+    messages: list
+    integrator: str = ""
+    model_name: str = ""
+    model_fingerprint: str = ""
+    quaternion_starts: tuple = ()
+    runs: list | None = field(default=None, repr=False)
+
+    @property
+    def total_energy(self):
+        return self.kinetic_energy + self.potential_energy
+
+    def __len__(self):
+        return len(self.status)
+
+    def __getitem__(self, i) -> Trajectory:
+        if not isinstance(i, (int, np.integer)):
+            raise TypeError("batch index: expected an integer run number")
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"run {i} out of range 0…{len(self) - 1}")
+        if self.runs is not None:
+            return self.runs[i]
+        keep = np.all(np.isfinite(self.q[i]), axis=-1)
+        return Trajectory(t=self.t[keep], q=self.q[i][keep], qd=self.qd[i][keep], qdd=self.qdd[i][keep],
+                          tau=self.tau[i][keep], kinetic_energy=self.kinetic_energy[i][keep],
+                          potential_energy=self.potential_energy[i][keep], status=self.status[i],
+                          message=self.messages[i], integrator=self.integrator,
+                          model_fingerprint=self.model_fingerprint, model_name=self.model_name,
+                          quaternion_starts=self.quaternion_starts)
+
+    @classmethod
+    def from_runs(cls, runs: list) -> "BatchTrajectory":
+        same = all(len(r.t) == len(runs[0].t) and np.array_equal(r.t, runs[0].t) for r in runs)
+        first = runs[0]
+        meta = dict(status=[r.status for r in runs], messages=[r.message for r in runs],
+                    integrator=first.integrator, model_name=first.model_name,
+                    model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)
+        if same and len({(r.q.shape[1], r.qd.shape[1]) for r in runs}) == 1:
+            st = lambda k: np.stack([getattr(r, k) for r in runs])  # noqa: E731
+            return cls(t=first.t, q=st("q"), qd=st("qd"), qdd=st("qdd"), tau=st("tau"),
+                       kinetic_energy=st("kinetic_energy"), potential_energy=st("potential_energy"),
+                       runs=runs, **meta)
+        return cls(t=None, q=None, qd=None, qdd=None, tau=None, kinetic_energy=None, potential_energy=None,
+                   runs=runs, **meta)
+
+
+def _batch_states(name, X, n):
+    a = np.array(X, dtype=float)
+    if a.ndim != 2 or a.shape[1] != n:
+        raise ValueError(f"{name}: expected shape (N, {n}) (one row per simulation), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        bad = int(np.flatnonzero(~np.all(np.isfinite(a), axis=1))[0])
+        raise ValueError(f"{name}: row {bad} contains NaN or inf")
+    return a
+
+
+class _BatchSystem:
+    """Vectorised right-hand side for N states: one batched ABA call per stage."""
+
+    def __init__(self, model, controller, f_ext):
+        self.model = model
+        self.nq, self.nv = model.nq, model.nv
+        if isinstance(controller, PD):
+            controller.bind(model)
+        self.controller = controller
+        self.f_ext = f_ext
+        self.damping = np.asarray(model.damping) if np.any(model.damping != 0) else None
+
+    def control(self, t, Q, V):
+        N = Q.shape[0]
+        if self.controller is None:
+            return np.zeros((N, self.nv))
+        tau = np.asarray(self.controller(t, Q, V), dtype=float)
+        if tau.shape == (self.nv,):
+            tau = np.broadcast_to(tau, (N, self.nv))
+        if tau.shape != (N, self.nv):
+            raise ValueError(f"controller: in a batch it is called with (t, Q (N, nq), QD (N, nv)) and must "
+                             f"return (N, nv) = ({N}, {self.nv}); got shape {tau.shape}")
+        if not np.all(np.isfinite(tau)):
+            raise ValueError(f"controller: returned NaN or inf at t = {t!r}")
+        return tau
+
+    def deriv(self, t, Y):
+        nq, nv = self.nq, self.nv
+        Q, V = Y[:, :nq], Y[:, nq:nq + nv]
+        tau = self.control(t, Q, V)
+        tau_all = tau if self.damping is None else tau - self.damping * V
+        A = aba(self.model, Q, V, tau_all, self.f_ext)
+        return np.concatenate((V, A), axis=1), (A, tau, None)
+
+
+def run_vectorised(model, Q0, QD0, t_final, dt, integrator, controller, f_ext, record_every):
+    """Fixed-step integration of N states together; returns a BatchTrajectory."""
+    space = StateSpace(model)
+    system = _BatchSystem(model, controller, f_ext)
+    step = STEPPERS[integrator]
+    N = Q0.shape[0]
+    Q0 = Q0.copy()
+    for s in space.quaternion_starts:
+        Q0[:, s:s + 4] /= np.linalg.norm(Q0[:, s:s + 4], axis=1, keepdims=True)
+    Y = np.concatenate((Q0, QD0), axis=1)
+    alive = np.ones(N, dtype=bool)
+    blown = np.full(N, np.nan)
+    n_steps = max(0, math.ceil(t_final / dt - 1e-9))
+    grid = [k * dt for k in range(n_steps)] + [t_final]
+    keep = [k for k in range(len(grid)) if k % record_every == 0 or k == len(grid) - 1]
+    T = np.array([grid[k] for k in keep])
+    rec = np.full((len(keep), N, space.n), np.nan)
+    acc = np.full((len(keep), N, space.nv), np.nan)
+    taus = np.full((len(keep), N, space.nv), np.nan)
+    r = 0
+    if keep[0] == 0:
+        rec[0] = Y
+        r = 1
+    for k in range(1, len(grid)):
+        t0, t1 = grid[k - 1], grid[k]
+        h = t1 - t0
+        idx = np.flatnonzero(alive)
+        if len(idx) == 0:
+            break
+        Ya = Y[idx]
+        try:
+            Y1, (k1, info) = step(space, system.deriv, t0, Ya, h)
+        except ValueError:
+            if np.all(np.isfinite(Ya)):
+                raise
+            Y1, info = np.full_like(Ya, np.nan), None
+        if r and keep[r - 1] == k - 1 and info is not None:
+            acc[r - 1, idx], taus[r - 1, idx] = info[0], info[1]
+        ok = np.all(np.isfinite(Y1), axis=1)
+        if not np.all(ok):   # runs that blew up in this step stop at their last finite state
+            dead = idx[~ok]
+            alive[dead] = False
+            blown[dead] = t0
+            Y1 = Y1[ok]
+            idx = idx[ok]
+        Y[idx] = Y1
+        if r < len(keep) and keep[r] == k:
+            rec[r, idx] = Y[idx]
+            r += 1
+    # accelerations of samples that no step started from (the final one, thinned grids)
+    missing = np.argwhere(np.isnan(acc[:, :, 0]) & np.isfinite(rec[:, :, 0]))
+    if len(missing):
+        Ym = rec[missing[:, 0], missing[:, 1]]
+        if system.controller is None:   # one batched call for all of them
+            _, (A, _tau, _) = system.deriv(float("nan"), Ym)
+            acc[missing[:, 0], missing[:, 1]] = A
+            taus[missing[:, 0], missing[:, 1]] = 0.0
+        else:
+            for (ri, ni), y in zip(missing, Ym):
+                _, (a, tu, _) = system.deriv(T[ri], y[None])
+                acc[ri, ni], taus[ri, ni] = a[0], tu[0]
+    q = rec[:, :, :space.nq].transpose(1, 0, 2)
+    qd = rec[:, :, space.nq:].transpose(1, 0, 2)
+    finite = np.all(np.isfinite(q), axis=-1) & np.all(np.isfinite(qd), axis=-1)
+    ke = np.full(finite.shape, np.nan)
+    pe = np.full(finite.shape, np.nan)
+    if finite.any():
+        e = energy(model, q[finite], qd[finite])
+        ke[finite], pe[finite] = e.KE, e.PE
+    status = ["finished" if alive[i] else "non_finite" for i in range(N)]
+    messages = ["" if alive[i] else f"the state became non-finite in the step from t = {blown[i]!r}; the run "
+                f"keeps its samples up to then" for i in range(N)]
+    return BatchTrajectory(t=T, q=q, qd=qd, qdd=acc.transpose(1, 0, 2), tau=taus.transpose(1, 0, 2),
+                           kinetic_energy=ke, potential_energy=pe, status=status, messages=messages,
+                           integrator=integrator, model_name=model.name,
+                           model_fingerprint=model_fingerprint(model), quaternion_starts=space.quaternion_starts)
+
+
+def _run_chunk(task):
+    """One executor task: a chunk of initial states, vectorised or one simulate() per state."""
+    kind, model, Q0, QD0, t_final, kwargs, params = task
+    if kind == "vectorised":
+        return run_vectorised(model, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
+                              kwargs["controller"], kwargs["f_ext"], kwargs["record_every"])
+    runs = []
+    for i in range(Q0.shape[0]):
+        kw = dict(kwargs)
+        m = model
+        if params is not None:
+            extra = dict(params[i])
+            m = extra.pop("model", model)
+            kw.update(extra)
+        runs.append(simulate(m, Q0[i], QD0[i], t_final, **kw))
+    return runs
+
+
+def _concat(parts):
+    first = parts[0]
+    cat = lambda k, ax: np.concatenate([getattr(p, k) for p in parts], axis=ax)  # noqa: E731
+    return BatchTrajectory(t=first.t, q=cat("q", 0), qd=cat("qd", 0), qdd=cat("qdd", 0), tau=cat("tau", 0),
+                           kinetic_energy=cat("kinetic_energy", 0), potential_energy=cat("potential_energy", 0),
+                           status=sum((p.status for p in parts), []), messages=sum((p.messages for p in parts), []),
+                           integrator=first.integrator, model_name=first.model_name,
+                           model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)
+
+
+def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None,
+                   events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
+    """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
+
+    Parameters are those of :func:`simulate`, plus:
+
+    params : None or N dicts of per-run keyword arguments for ``simulate`` (a dict may hold
+        ``"model"`` to run a variant of the model: a parameter sweep).
+    executor : None (run here), a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``;
+        the runs are split into ``chunks`` tasks (default: 4 per worker, at most N).
+
+    In the vectorised case (fixed step, no events/constraints/contact/params) a Python controller
+    is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)``; a built-in
+    ``mb.PD`` works unchanged.  Returns a :class:`BatchTrajectory`.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> model = mb.models.double_pendulum()
+    >>> Q0 = np.pi / 4 + 0.01 * np.arange(8)[:, None] * [1.0, -1.0]
+    >>> batch = mb.simulate_batch(model, Q0, np.zeros((8, 2)), 0.5)
+    >>> batch.q.shape
+    (8, 501, 2)
+    >>> one = mb.simulate(model, Q0[3], [0.0, 0.0], 0.5)
+    >>> bool(np.array_equal(batch[3].q, one.q))
+    True
+    """
+    _check_model(model)
+    Q0 = _batch_states("Q0", Q0, model.nq)
+    QD0 = _batch_states("QD0", QD0, model.nv)
+    if Q0.shape[0] != QD0.shape[0]:
+        raise ValueError(f"QD0: expected {Q0.shape[0]} rows like Q0, got {QD0.shape[0]}")
+    N = Q0.shape[0]
+    if N == 0:
+        raise ValueError("Q0: expected at least one initial state")
+    t_final = _positive("t_final", t_final, allow_zero=True)
+    dt = _positive("dt", dt)
+    if params is not None:
+        params = list(params)
+        if len(params) != N or not all(isinstance(p, dict) for p in params):
+            raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
+    vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
+                  and not kwargs.get("contact") and not callable(f_ext))
+    unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress"}
+    if unknown:
+        raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")
+    if vectorised:
+        if not isinstance(record_every, (int, np.integer)) or record_every < 1:
+            raise ValueError(f"record_every: expected an integer ≥ 1, got {record_every!r}")
+        if f_ext is not None:
+            f_ext = np.array(f_ext, dtype=float)
+            if f_ext.shape != (model.nb, 6) or not np.all(np.isfinite(f_ext)):
+                raise ValueError(f"f_ext: expected finite spatial forces of shape ({model.nb}, 6)")
+        run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext,
+                      record_every=int(record_every))
+        kind = "vectorised"
+    else:
+        run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,
+                      record_every=record_every, **kwargs)
+        kind = "per_run"
+    if executor is None:
+        out = _run_chunk((kind, model, Q0, QD0, t_final, run_kw, params))
+        return out if kind == "vectorised" else BatchTrajectory.from_runs(out)
+    if not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor: expected a concurrent.futures.Executor or a dask.distributed.Client, got "
+                        f"{type(executor).__name__}")
+    if chunks is None:
+        workers = _worker_count(executor)
+        chunks = min(N, 4 * workers)
+    if not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise ValueError(f"chunks: expected an integer ≥ 1, got {chunks!r}")
+    bounds = np.linspace(0, N, min(int(chunks), N) + 1).astype(int)
+    futures = [executor.submit(_run_chunk, (kind, model, Q0[a:b], QD0[a:b], t_final, run_kw,
+                                            None if params is None else params[a:b]))
+               for a, b in zip(bounds[:-1], bounds[1:])]
+    parts = [f.result() for f in futures]
+    if kind == "vectorised":
+        return _concat(parts)
+    return BatchTrajectory.from_runs([r for p in parts for r in p])
+
+
+def _worker_count(executor) -> int:
+    info = getattr(executor, "scheduler_info", None)
+    if callable(info):   # dask.distributed.Client
+        try:
+            return max(1, sum(w.get("nthreads", 1) for w in info()["workers"].values()))
+        except Exception:  # noqa: BLE001  (an unreachable scheduler: fall back to one chunk per state group)
+            return 1
+    return max(1, int(getattr(executor, "_max_workers", 1) or 1))

@@ -1,0 +1,149 @@
+"""Impacts as velocity maps: the TMT paper's eq. (9), and a joint-limit wall built on it.
+
+At an impact the configuration q does not change and the velocities jump.  Integrating the
+equations of motion over the vanishing impact time leaves only the impulses (TMT eqs. 7–9):
+
+    ⎡ M     −T_cnᵀ  −T_ρᵀ ⎤ ⎡ q̇*  ⎤   ⎡ M      ⎤
+    ⎢ T_cn   0       0    ⎥ ⎢ ρ_λ ⎥ = ⎢ 0      ⎥ q̇
+    ⎣ T_ρ    0       0    ⎦ ⎣ ρ   ⎦   ⎣ E T_ρ  ⎦
+
+M is the joint-space inertia (``mb.crba``), T_ρ the contact Jacobian (rows: contact velocity
+directions), T_cn the Jacobian of constraints that stay closed during the impact, ρ the contact
+impulse and ρ_λ the constraint impulses.  Newton's law (eq. 8) T_ρ q̇* = E T_ρ q̇ sets the
+post-impact contact velocity; with restitution coefficients e this module uses E = −diag(e), so
+e = 1 reverses the contact velocity (elastic, the OpenDE report's ``bounce = 1.0``) and e = 0
+stops it (plastic, the TMT walker's heel strike).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dynamics import crba
+from .events import Event
+
+
+def _matrix(name, J, nv):
+    try:
+        a = np.array(J, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a matrix with {nv} columns") from None
+    if a.ndim == 1:
+        a = a[None]
+    if a.ndim != 2 or a.shape[1] != nv:
+        raise ValueError(f"{name}: expected shape (k, {nv}) (one row per contact direction), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or inf")
+    return a
+
+
+def impact_map(model, q, qd, contact_jacobian, restitution=0.0, *, constraint_jacobian=None, E=None,
+               return_impulses=False):
+    """Post-impact joint velocities q̇* by the TMT paper's eq. (9).
+
+    Parameters
+    ----------
+    contact_jacobian : (k, nv) T_ρ, the contact point's velocity rows (e.g. ``mb.point_jacobian``
+        rows along the contact normal and tangent), or a callable ``(model, q) -> (k, nv)``.
+    restitution : e ≥ 0 per row (a number or k numbers): T_ρ q̇* = −diag(e) T_ρ q̇.
+    constraint_jacobian : (nc, nv) T_cn of constraints that stay closed through the impact.
+    E : the paper's (k, k) matrix of eq. (8) instead of ``restitution`` (T_ρ q̇* = E T_ρ q̇).
+    return_impulses : also return (ρ, ρ_λ).
+
+    Example — a pendulum hitting a wall with bounce 1.0 (joint-space contact row):
+
+    >>> import numpy as np, multibody as mb
+    >>> model = mb.models.double_pendulum()
+    >>> q, qd = np.array([-1.0, 0.3]), np.array([-2.0, 0.5])
+    >>> qd_plus = mb.impact_map(model, q, qd, [[1.0, 0.0]], restitution=1.0)
+    >>> bool(np.isclose(qd_plus[0], 2.0))           # the hinge's rate is reversed …
+    True
+    >>> M = mb.crba(model, q)                       # … and the kinetic energy kept
+    >>> bool(np.isclose(qd_plus @ M @ qd_plus, qd @ M @ qd))
+    True
+    """
+    nv = model.nv
+    q = np.asarray(q, dtype=float)
+    qd = np.array(qd, dtype=float)
+    if qd.shape != (nv,) or not np.all(np.isfinite(qd)):
+        raise ValueError(f"qd: expected {nv} finite numbers, got {qd!r}")
+    if callable(contact_jacobian):
+        contact_jacobian = contact_jacobian(model, q)
+    T_rho = _matrix("contact_jacobian", contact_jacobian, nv)
+    k = T_rho.shape[0]
+    if E is not None:
+        if restitution not in (0, 0.0):
+            raise ValueError("restitution: give either restitution or E, not both")
+        Em = np.array(E, dtype=float)
+        if Em.ndim == 0:
+            Em = Em * np.eye(k)
+        if Em.shape != (k, k) or not np.all(np.isfinite(Em)):
+            raise ValueError(f"E: expected a finite {k}×{k} matrix, got shape {Em.shape}")
+    else:
+        e = np.array(restitution, dtype=float)
+        if e.ndim == 0:
+            e = np.full(k, float(e))
+        if e.shape != (k,) or not np.all(np.isfinite(e)) or np.any(e < 0):
+            raise ValueError(f"restitution: expected a number ≥ 0 or {k} numbers ≥ 0 (one per contact row), "
+                             f"got {restitution!r}")
+        Em = -np.diag(e)
+    T_cn = np.zeros((0, nv)) if constraint_jacobian is None else _matrix("constraint_jacobian",
+                                                                         constraint_jacobian, nv)
+    nc = T_cn.shape[0]
+    M = crba(model, q)
+    A = np.block([[M, -T_cn.T, -T_rho.T],
+                  [T_cn, np.zeros((nc, nc)), np.zeros((nc, k))],
+                  [T_rho, np.zeros((k, nc)), np.zeros((k, k))]])
+    b = np.concatenate([M @ qd, np.zeros(nc), Em @ (T_rho @ qd)])
+    try:
+        x = np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        raise ValueError("contact_jacobian: the contact and constraint rows are linearly dependent (or the "
+                         "model has a massless direction); the impact has no unique solution") from None
+    if not np.all(np.isfinite(x)) or np.linalg.cond(A) > 1e14:
+        raise ValueError("contact_jacobian: the impact equations (9) are singular: contact/constraint rows "
+                         "linearly dependent or a massless direction")
+    qd_plus = x[:nv]
+    if return_impulses:
+        return qd_plus, x[nv + nc:], x[nv:nv + nc]
+    return qd_plus
+
+
+def joint_wall(model, joint, position, side="lower", restitution=1.0, name=None) -> Event:
+    """An :class:`Event` for a rigid stop on one joint (revolute or prismatic, 1 dof).
+
+    Fires when the joint reaches ``position`` from inside (``side="lower"``: moving down past it;
+    ``"upper"``: moving up past it) and applies :func:`impact_map` with the joint's own row as the
+    contact Jacobian, so coupled joints receive their share of the impulse.
+
+    Example — the OpenDE report's colliding pendulum wall (appendix D.5):
+
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.double_pendulum()
+    >>> wall = mb.joint_wall(m, "th1", -np.pi / 2, side="lower", restitution=1.0)
+    >>> wall.direction, wall.name
+    (-1, 'th1 lower wall')
+    """
+    j = model.joint_index(joint)
+    if model.nv_joint[j] != 1 or model.nq_joint[j] != 1:
+        raise ValueError(f"joint: {model.joint_names[j]!r} has {model.nv_joint[j]} degrees of freedom; "
+                         f"a joint wall needs a 1-dof joint")
+    if side not in ("lower", "upper"):
+        raise ValueError(f"side: expected 'lower' or 'upper', got {side!r}")
+    pos = float(position)
+    if not np.isfinite(pos):
+        raise ValueError(f"position: expected a finite number, got {position!r}")
+    e = float(restitution)
+    if not (np.isfinite(e) and e >= 0):
+        raise ValueError(f"restitution: expected a number ≥ 0, got {restitution!r}")
+    qi, vi = int(model.q_start[j]), int(model.v_start[j])
+    row = np.zeros((1, model.nv))
+    row[0, vi] = 1.0
+    sign = 1.0 if side == "lower" else -1.0
+
+    def guard(t, q, qd):
+        return sign * (q[qi] - pos)
+
+    def reset(t, q, qd):
+        return q, impact_map(model, q, qd, row, restitution=e)
+
+    return Event(guard, direction=-1, reset=reset, name=name or f"{model.joint_names[j]} {side} wall")

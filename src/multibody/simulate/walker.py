@@ -1,0 +1,356 @@
+"""Passive walkers: stance phases, heel strike (TMT eq. 9), leg swap, the stride map and its fixed point.
+
+A planar biped walks as a hybrid system (the TMT paper's passive biped with upper body, seed 002):
+
+* **stance phase** — the stance foot is pinned: the joints that place it (``stance_joints``) are
+  held at zero acceleration and the rest move by forward dynamics (spatial_v2 ``HD``, hybrid
+  dynamics), with an optional passive controller (e.g. the paper's hip spring k_h);
+* **heel strike** — when the swing foot reaches the ground ahead of the stance foot, the
+  velocities jump by :func:`multibody.impact_map` (eq. 9) with the swing foot's Jacobian as the
+  contact Jacobian; the trailing foot is released (no constraint row), the impact is plastic and
+  without slip by default (E = 0);
+* **swap** — the legs exchange roles: a model-specific relabelling ``swap(model, q, qd)``.
+
+The **stride map** P takes the state just after a heel strike (foot at the origin) to the state
+just after the next one.  :func:`find_periodic_orbit` solves P(x) = x by Newton's method and
+returns the Floquet multipliers: the eigenvalues of ∂P/∂x at the fixed point (a gait is stable
+when all lie inside the unit circle; one is ≈ 0 because every image lies on the heel-strike
+surface).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dynamics import hybrid_dynamics
+from ..kinematics import point_position, point_velocity
+from ..kinematics import point_jacobian
+from ..model.builder import ModelBuilder
+from .core import simulate
+from .events import Event
+from .impact import impact_map
+
+
+class PinnedJoints:
+    """Constraint object (``simulate``'s protocol): some joints held still, the rest free (``HD``).
+
+    ``position`` is where the held coordinates are kept (for the recorded residual).
+    """
+
+    def __init__(self, model, joints, position=None):
+        idx = [model.joint_index(j) for j in joints]
+        for j in idx:
+            if model.nv_joint[j] != 1:
+                raise ValueError(f"stance_joints: joint {model.joint_names[j]!r} has {model.nv_joint[j]} dofs; "
+                                 f"expected 1-dof joints")
+        self.joints = idx
+        self.fd = np.ones(model.nb, dtype=bool)
+        self.fd[idx] = False
+        self.q_index = np.array([model.q_start[j] for j in idx], dtype=int)
+        self.v_index = np.array([model.v_start[j] for j in idx], dtype=int)
+        self.free_v = np.setdiff1d(np.arange(model.nv), self.v_index)
+        self.free_q = np.setdiff1d(np.arange(model.nq), self.q_index)
+        self.position = np.zeros(len(idx)) if position is None else np.asarray(position, float)
+
+    def accelerations(self, model, q, qd, tau, f_ext):
+        qdd, tau_out = hybrid_dynamics(model, self.fd, q, qd, np.zeros(model.nv), tau, f_ext)
+        return qdd, tau_out[self.v_index] - tau[self.v_index]
+
+    def residual(self, model, q, qd):
+        return q[self.q_index] - self.position, qd[self.v_index]
+
+
+@dataclass
+class Stride:
+    """One step of a walker: times, states before/after heel strike, energies, step length."""
+    duration: float
+    q_minus: np.ndarray
+    qd_minus: np.ndarray
+    q_plus: np.ndarray
+    qd_plus: np.ndarray
+    energy_before_impact: float
+    energy_after_impact: float
+    energy_start: float
+    step_length: float
+    gravity_work: float
+    trajectory: object = field(repr=False, default=None)
+
+    @property
+    def impact_loss(self) -> float:
+        """Mechanical energy lost at heel strike (kinetic + potential + spring)."""
+        return self.energy_before_impact - self.energy_after_impact
+
+
+class Walker:
+    """A planar biped as a hybrid system: pinned-foot stance phases, heel strike, leg swap.
+
+    Parameters
+    ----------
+    model : the biped, rooted at the stance foot through ``stance_joints`` (e.g. prismatic x and y)
+    swing_foot, stance_foot : ``(body, point)`` of each foot (point in body coordinates)
+    swap : ``swap(model, q, qd) -> (q, qd)``: relabel after heel strike (new stance = old swing)
+    controller : passive joint forces during stance (e.g. a hip spring), ``(t, q, qd) -> tau``
+    potential : extra stored energy ``potential(q)`` (e.g. ½ k_h q_hip²) for the energy balance
+    normal, forward : ground normal and walking direction in base coordinates
+    restitution : of the heel strike, per contact row [normal, forward] (default plastic, no slip)
+    min_step : heel strike counts only with the swing foot this far ahead (ignores foot scuffing)
+    """
+
+    def __init__(self, model, swing_foot, stance_foot, swap, stance_joints, *, controller=None,
+                 potential=None, normal=(0.0, 1.0, 0.0), forward=(1.0, 0.0, 0.0), restitution=0.0,
+                 min_step=0.05, integrator="dop853", rtol=1e-11, atol=1e-12, max_stride_time=50.0):
+        self.model = model
+        self.swing_body, self.swing_point = model.body_index(swing_foot[0]), np.asarray(swing_foot[1], float)
+        self.stance_body, self.stance_point = model.body_index(stance_foot[0]), np.asarray(stance_foot[1], float)
+        if not callable(swap):
+            raise TypeError("swap: expected a callable swap(model, q, qd) -> (q, qd)")
+        self.swap = swap
+        self.pin = PinnedJoints(model, stance_joints)
+        self.controller = controller
+        self.potential = potential
+        self.normal = np.asarray(normal, float) / np.linalg.norm(normal)
+        self.forward = np.asarray(forward, float) / np.linalg.norm(forward)
+        self.restitution = restitution
+        self.min_step = float(min_step)
+        self.integrator, self.rtol, self.atol = integrator, rtol, atol
+        self.max_stride_time = float(max_stride_time)
+        self.n_free = len(self.pin.free_q)
+
+    # ---- geometry and energy ---------------------------------------------------------------
+    def feet(self, q):
+        """World positions (swing, stance) of the two feet."""
+        return (point_position(self.model, q, self.swing_body, self.swing_point),
+                point_position(self.model, q, self.stance_body, self.stance_point))
+
+    def heel_height(self, t, q, qd):
+        """Guard: swing-foot height above the ground, raised by the distance still missing to
+        ``min_step`` ahead (continuous; a foot scuffing while it passes the stance foot is ignored)."""
+        swing, stance = self.feet(q)
+        d = swing - stance
+        return float(d @ self.normal + max(0.0, self.min_step - d @ self.forward))
+
+    def energy(self, q, qd):
+        """Kinetic + gravitational + stored (``potential``) energy."""
+        from ..dynamics import energy
+        e = energy(self.model, q, qd)
+        return float(e.KE + e.PE) + (float(self.potential(q)) if self.potential is not None else 0.0)
+
+    def contact_jacobian(self, q):
+        """Rows of T_ρ: the swing foot's velocity along the ground normal and the walking direction."""
+        J = point_jacobian(self.model, q, self.swing_body, self.swing_point)
+        return np.stack([self.normal @ J, self.forward @ J])
+
+    def heel_strike(self, q, qd):
+        """Impact (TMT eq. 9, trailing foot released) then leg swap: the post-strike state."""
+        qd_plus = impact_map(self.model, q, qd, self.contact_jacobian(q), restitution=self.restitution)
+        q2, qd2 = self.swap(self.model, np.array(q, float), qd_plus)
+        q2, qd2 = np.asarray(q2, float), np.asarray(qd2, float)
+        qd2 = qd2.copy()
+        qd2[self.pin.v_index] = 0.0   # the new stance foot is at rest (it is, to round-off)
+        return q2, qd2
+
+    # ---- section coordinates -----------------------------------------------------------------
+    def state(self, x):
+        """Full (q, qd) with the stance foot at the origin from section coordinates x = [q_free, qd_free]."""
+        x = np.asarray(x, float)
+        if x.shape != (2 * self.n_free,) or not np.all(np.isfinite(x)):
+            raise ValueError(f"x: expected {2 * self.n_free} finite numbers [q_free, qd_free], got {x!r}")
+        q = np.zeros(self.model.nq)
+        qd = np.zeros(self.model.nv)
+        q[self.pin.free_q] = x[:self.n_free]
+        qd[self.pin.free_v] = x[self.n_free:]
+        return q, qd
+
+    def section(self, q, qd):
+        return np.concatenate([np.asarray(q)[self.pin.free_q], np.asarray(qd)[self.pin.free_v]])
+
+    # ---- strides -------------------------------------------------------------------------------
+    def stride(self, q, qd, keep_trajectory=False) -> Stride:
+        """Simulate from a post-strike state to (and through) the next heel strike."""
+        q = np.asarray(q, float)
+        self.pin.position = q[self.pin.q_index].copy()
+        strike = Event(self.heel_height, direction=-1, terminal=True, name="heel strike")
+        traj = simulate(self.model, q, qd, self.max_stride_time, dt=self.max_stride_time / 20,
+                        integrator=self.integrator, rtol=self.rtol, atol=self.atol, controller=self.controller,
+                        constraints=self.pin, events=[strike])
+        if traj.status != "terminated":
+            raise ValueError(f"walker: no heel strike within {self.max_stride_time} s from this state "
+                             f"(the walker fell or stood still: {traj.status}, {traj.message})")
+        ev = traj.events[-1]
+        q_minus, qd_minus = ev.q_before, ev.qd_before
+        q_plus, qd_plus = self.heel_strike(q_minus, qd_minus)
+        E0 = self.energy(q, qd)
+        E_minus = self.energy(q_minus, qd_minus)
+        # gravity work over the stride: −ΔPE of the continuous phase (the strike does not move q)
+        from ..dynamics import energy as _en
+        w_grav = float(_en(self.model, q, np.zeros_like(qd)).PE - _en(self.model, q_minus, np.zeros_like(qd)).PE)
+        swing, stance = self.feet(q_minus)
+        # after the swap, re-express the state with the stance foot at the origin
+        E_plus = self.energy(q_plus, qd_plus)
+        return Stride(duration=ev.t, q_minus=q_minus, qd_minus=qd_minus, q_plus=q_plus, qd_plus=qd_plus,
+                      energy_before_impact=E_minus, energy_after_impact=E_plus, energy_start=E0,
+                      step_length=float((swing - stance) @ self.forward), gravity_work=w_grav,
+                      trajectory=traj if keep_trajectory else None)
+
+    def stride_map(self, x) -> np.ndarray:
+        """Poincaré map P: section coordinates just after a heel strike → just after the next one."""
+        q, qd = self.state(x)
+        s = self.stride(q, qd)
+        return self.section(s.q_plus, s.qd_plus)
+
+    def walk(self, x, n_strides, keep_trajectory=False) -> list:
+        """n strides from section state x; each starts with the stance foot moved back to the origin."""
+        out = []
+        for _ in range(int(n_strides)):
+            q, qd = self.state(x)
+            s = self.stride(q, qd, keep_trajectory)
+            out.append(s)
+            x = self.section(s.q_plus, s.qd_plus)
+        return out
+
+
+@dataclass
+class PeriodicOrbit:
+    """Result of :func:`find_periodic_orbit`: fixed point, Floquet multipliers, convergence record."""
+    x: np.ndarray
+    multipliers: np.ndarray
+    jacobian: np.ndarray
+    residual: float
+    iterations: int
+    converged: bool
+
+    @property
+    def stable(self) -> bool:
+        """All multipliers strictly inside the unit circle."""
+        return bool(np.all(np.abs(self.multipliers) < 1.0))
+
+
+def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6) -> PeriodicOrbit:
+    """Fixed point x* = P(x*) of a stride (Poincaré) map by Newton's method, and its multipliers.
+
+    ``stride_map``: a callable x -> P(x) or a :class:`Walker` (its ``stride_map``).  The Jacobian
+    ∂P/∂x is taken by central differences (step ``fd_step`` per coordinate); Newton solves
+    (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
+
+    Example — a linear map with a known fixed point:
+
+    >>> import numpy as np, multibody as mb
+    >>> A = np.array([[0.5, 0.1], [0.0, -0.3]])
+    >>> orbit = mb.find_periodic_orbit(lambda x: A @ (x - 1) + 1, [0.0, 0.0])
+    >>> orbit.x.round(6).tolist(), sorted(orbit.multipliers.real.round(6).tolist())
+    ([1.0, 1.0], [-0.3, 0.5])
+    """
+    P = stride_map.stride_map if isinstance(stride_map, Walker) else stride_map
+    if not callable(P):
+        raise TypeError("stride_map: expected a callable x -> P(x) or an mb Walker")
+    x = np.array(x0, dtype=float)
+    if x.ndim != 1 or not np.all(np.isfinite(x)):
+        raise ValueError(f"x0: expected a 1-D array of finite numbers, got {x0!r}")
+    n = len(x)
+
+    def call(xx):
+        y = np.asarray(P(xx), dtype=float)
+        if y.shape != (n,) or not np.all(np.isfinite(y)):
+            raise ValueError(f"stride_map: returned {y!r} for x = {xx!r}; expected {n} finite numbers")
+        return y
+
+    def jacobian(xx):
+        J = np.empty((n, n))
+        for k in range(n):
+            dx = np.zeros(n)
+            dx[k] = fd_step
+            J[:, k] = (call(xx + dx) - call(xx - dx)) / (2 * fd_step)
+        return J
+
+    Px = call(x)
+    res = float(np.max(np.abs(Px - x)))
+    it = 0
+    while res > tol and it < max_iter:
+        J = jacobian(x)
+        try:
+            dx = np.linalg.solve(J - np.eye(n), x - Px)
+        except np.linalg.LinAlgError:
+            raise ValueError("find_periodic_orbit: ∂P/∂x − I is singular (a multiplier equals 1)") from None
+        x = x + dx
+        Px = call(x)
+        res = float(np.max(np.abs(Px - x)))
+        it += 1
+    if res > tol:
+        raise ValueError(f"find_periodic_orbit: no convergence in {max_iter} Newton steps (|P(x) − x| = {res:.3g}); "
+                         f"start closer to the gait")
+    J = jacobian(x)
+    return PeriodicOrbit(x=x, multipliers=np.linalg.eigvals(J), jacobian=J, residual=res, iterations=it,
+                         converged=True)
+
+
+# ---- the TMT paper's passive biped with upper body -------------------------------------------------
+def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0, gamma=0.004, I_0=1e-6,
+              upper_body=True):
+    """The TMT paper's 3-link passive biped with upper body (table 1) as a ``(Model, Walker)`` pair.
+
+    The model is ``mb.models.biped_upper_body(...).model`` (keyword parameters: the paper's
+    non-dimensional values — upper-body mass ``m_u``, hip mass ``m_b``, foot masses ``m_f``, leg
+    length ``l_f``, upper-body length ``l_u``, hip spring ``k_h``, gravity ``g``, point-mass
+    inertia ``I_0``; the slope ``gamma`` is this project's choice, the paper gives none).
+    ``upper_body=False`` builds the same biped without the upper body (the "simplest walking
+    model" of Garcia et al. 1998 when k_h = 0).
+
+    Coordinates ``q = [xs, ys, q1, q2, q3]``: stance-foot position (x down the slope, y along its
+    normal), stance-leg angle from the normal (hip at foot + l_f·[−sin q1, cos q1]), swing leg and
+    upper body relative to the stance leg.  The walker pins xs, ys during a step, applies the
+    hip spring τ₂ = −k_h q2, strikes with the swing foot and swaps the legs.
+
+    >>> from multibody.simulate.walker import tmt_biped
+    >>> model, walker = tmt_biped()
+    >>> [str(n) for n in model.joint_names if n != "hip_fixed"]
+    ['xs', 'ys', 'q1', 'q2', 'q3']
+    """
+    for name, v in dict(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, g=g).items():
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name}: expected a positive number, got {v!r}")
+    for name, v in dict(l_u=l_u, k_h=k_h, gamma=gamma, I_0=I_0).items():
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite number, got {v!r}")
+    if upper_body:
+        from ..models import biped_upper_body
+        model = biped_upper_body(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, l_u=l_u, k_h=k_h, g=g, gamma=gamma,
+                                 I_0=I_0).model
+    else:
+        b = ModelBuilder("simplest_walker", gravity=(g * np.sin(gamma), -g * np.cos(gamma), 0.0))
+        I0 = I_0 * np.eye(3)
+        b.add_body("foot_x", None, "Px", mass=0.0, allow_massless=True, joint_name="xs")
+        b.add_body("foot_y", "foot_x", "Py", mass=0.0, allow_massless=True, joint_name="ys")
+        # stance leg: stance foot (m_f) at its origin, hip (m_b) at its far end, each with inertia I_0
+        m_leg = m_f + m_b
+        c = m_b * l_f / m_leg
+        Ipt = m_f * c ** 2 + m_b * (l_f - c) ** 2
+        b.add_body("stance_leg", "foot_y", "Rz", mass=m_leg, com=[0.0, c, 0.0],
+                   inertia=np.diag([Ipt, 0.0, Ipt]) + 2 * I0, joint_name="q1")
+        b.add_body("swing_leg", "stance_leg", "Rz", mass=m_f, com=[0.0, -l_f, 0.0], inertia=I0,
+                   joint_translation=[0.0, l_f, 0.0], joint_name="q2")
+        model = b.build()
+    hip_v = 3   # velocity index of q2
+
+    def swap(model, q, qd):
+        """New stance leg = old swing leg: foot position, angles and rates relabelled."""
+        foot = point_position(model, q, "swing_leg", [0.0, -l_f, 0.0])
+        vfoot = point_velocity(model, q, qd, "swing_leg", [0.0, -l_f, 0.0])
+        q2, qd2 = q.copy(), qd.copy()
+        q2[0], q2[1] = foot[0], foot[1]
+        qd2[0], qd2[1] = vfoot[0], vfoot[1]
+        q2[2], q2[3] = q[2] + q[3], -q[3]
+        qd2[2], qd2[3] = qd[2] + qd[3], -qd[3]
+        if upper_body:   # the upper body keeps its absolute angle q1 + q3
+            q2[4], qd2[4] = q[4] - q[3], qd[4] - qd[3]
+        return q2, qd2
+
+    def hip_spring(t, q, qd):
+        tau = np.zeros(model.nv)
+        tau[hip_v] = -k_h * q[hip_v]
+        return tau
+
+    walker = Walker(model, swing_foot=("swing_leg", [0.0, -l_f, 0.0]), stance_foot=("stance_leg", [0.0, 0.0, 0.0]),
+                    swap=swap, stance_joints=["xs", "ys"], controller=hip_spring if k_h else None,
+                    potential=(lambda q: 0.5 * k_h * q[hip_v] ** 2) if k_h else None)
+    return model, walker

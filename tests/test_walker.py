@@ -1,0 +1,97 @@
+"""The TMT paper's passive biped (seed 002, table 1): heel strike by eq. 9, leg swap, periodic gaits."""
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.simulate.walker import tmt_biped
+
+
+def total_mass(model):
+    return float(model.mass.sum())
+
+
+@pytest.fixture(scope="module")
+def simplest():
+    """Legs only, no hip spring, slope 0.009: the 'simplest walking model' (Garcia et al. 1998)."""
+    model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
+    orbit = mb.find_periodic_orbit(walker, [0.2, -0.4, -0.2, 0.02])
+    return model, walker, orbit
+
+
+def test_periodic_gait_found_from_a_nearby_guess(simplest):
+    model, walker, orbit = simplest
+    assert orbit.converged and orbit.residual < 1e-10
+    q1, q2, u1, u2 = orbit.x
+    assert np.isclose(q2, -2 * q1, atol=1e-9)        # both feet on the slope after heel strike
+    # Garcia et al. (1998), β = m_f/m_b → 0, γ = 0.009: θ* = 0.2003, θ̇* = −0.1998 (here β = 0.001)
+    assert abs(q1 - 0.2003) < 1e-3 and abs(u1 + 0.1998) < 1e-3
+    assert orbit.stable and np.max(np.abs(orbit.multipliers)) < 0.7
+    assert np.min(np.abs(orbit.multipliers)) < 1e-6   # images lie on the heel-strike surface
+
+
+def test_fifty_strides_stay_on_the_gait_and_perturbations_decay(simplest):
+    model, walker, orbit = simplest
+    strides = walker.walk(orbit.x, 50)
+    xs = np.array([walker.section(s.q_plus, s.qd_plus) for s in strides])
+    assert np.max(np.abs(xs - orbit.x)) < 1e-8
+    assert np.std([s.duration for s in strides]) < 1e-8
+    # a perturbed start returns to the gait at the rate of the multipliers
+    x = orbit.x + 1e-4 * np.array([2.0, -4.0, 1.0, 1.0])
+    far = walker.walk(x, 12)
+    d = [np.max(np.abs(walker.section(s.q_plus, s.qd_plus) - orbit.x)) for s in far]
+    rate = np.max(np.abs(orbit.multipliers))
+    assert d[-1] < 10 * rate ** 11 * d[0] and d[-1] < 1e-2 * d[0]
+
+
+def test_energy_lost_at_heel_strike_is_the_work_of_gravity(simplest):
+    model, walker, orbit = simplest
+    s = walker.stride(*walker.state(orbit.x))
+    assert abs(s.energy_before_impact - s.energy_start) < 1e-9        # conservative stance phase
+    gravity_work = total_mass(model) * 1.0 * np.sin(0.009) * s.step_length
+    assert s.impact_loss > 0
+    assert abs(s.impact_loss - gravity_work) < 1e-8 * gravity_work
+    # the striking foot stops (plastic, no slip) and the trailing foot leaves the ground
+    assert np.allclose(walker.contact_jacobian(s.q_minus) @ mb.impact_map(
+        model, s.q_minus, s.qd_minus, walker.contact_jacobian(s.q_minus)), 0.0, atol=1e-12)
+
+
+def test_seed_legs_with_hip_spring_walk_stably():
+    """The paper's legs, hip mass and hip spring k_h = 0.0035 (upper body removed), slope 0.004."""
+    model, walker = tmt_biped(upper_body=False)
+    orbit = mb.find_periodic_orbit(walker, [0.15, -0.3, -0.15, 0.01])
+    assert orbit.stable
+    s = walker.stride(*walker.state(orbit.x))
+    # energy balance with the spring's stored energy ½ k_h q2² (same at both ends of the stance)
+    assert abs(s.energy_before_impact - s.energy_start) < 1e-9
+    assert abs(s.impact_loss - total_mass(model) * np.sin(0.004) * s.step_length) < 1e-8 * s.impact_loss
+
+
+def test_seed_biped_with_upper_body_from_the_papers_initial_state():
+    """The paper's initial state [q1, q2, q3, u1, u2, u3] = [0.2, −0.4, −0.1, −0.2, 0.3, 0.1]."""
+    model, walker = tmt_biped()
+    x0 = [0.2, -0.4, -0.1, -0.2, 0.3, 0.1]
+    q0, qd0 = walker.state(x0)
+    assert np.isclose(walker.feet(q0)[0][1], 0.0, atol=1e-12)      # both feet on the slope
+    s = walker.stride(q0, qd0, keep_trajectory=True)
+    assert s.trajectory.events[-1].name == "heel strike"
+    assert abs(s.energy_before_impact - s.energy_start) < 1e-8      # stance conserves energy (spring incl.)
+    assert s.impact_loss > 0
+    # the constraint held the stance foot: position and velocity residuals stay zero
+    assert np.max(np.abs(s.trajectory.constraint_residual)) < 1e-12
+    # the unactuated upper body is an inverted pendulum on the hip: it falls (the paper: "unstable")
+    assert abs(s.q_plus[4] + s.q_plus[2]) > 1.0
+
+
+def test_walker_bad_input():
+    model, walker = tmt_biped(upper_body=False)
+    with pytest.raises(ValueError, match="x"):
+        walker.state([0.1, 0.2])
+    with pytest.raises(TypeError, match="swap"):
+        mb.Walker(model, ("swing_leg", [0, -1, 0]), ("stance_leg", [0, 0, 0]), swap=None, stance_joints=["xs", "ys"])
+    with pytest.raises(ValueError, match="m_b"):
+        tmt_biped(m_b=-1.0)
+    with pytest.raises(ValueError, match="no convergence"):
+        mb.find_periodic_orbit(lambda x: 2 * x + 1 + np.sin(40 * x), [0.3], max_iter=3)
+    walker.max_stride_time = 0.5      # far shorter than a step (≈ 3.8)
+    with pytest.raises(ValueError, match="no heel strike"):
+        walker.stride(*walker.state([0.15, -0.3, -0.15, 0.01]))
