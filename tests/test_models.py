@@ -117,7 +117,7 @@ def test_symbolic_seed_models_substitute_their_parameters(name):
     eom = derive(tree_sym, "rnea")
     _check_numeric(eom.to_numeric(values), tree_num, trials=2)
     # substitution leaves no parameter behind (the symbols are the model's own)
-    assert not (eom.M.subs(values).free_symbols - set(eom.q))
+    assert not (eom.subs(values).M.free_symbols - set(eom.q))
 
 
 def test_subs_example_of_the_issue():

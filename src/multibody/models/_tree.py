@@ -67,17 +67,10 @@ def build_tree(name: str, bodies, gravity=(0.0, 0.0, -9.81)) -> Model:
     return _symbolic_tree(name, bodies, gravity)
 
 
-def _exact(x):
-    """SymPy value of an entry; integral floats become Integers (1.0 → 1)."""
-    import sympy as sp
-
-    if isinstance(x, (float, np.floating)) and float(x).is_integer():
-        return sp.Integer(int(x))
-    return sp.sympify(x)
-
-
 def _symbolic_tree(name, bodies, gravity) -> Model:
     import sympy as sp
+
+    from ..symbolic.tree import sympy_entry as _exact
 
     nb = len(bodies)
     obj = lambda shape: np.empty(shape, dtype=object)  # noqa: E731

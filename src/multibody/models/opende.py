@@ -18,7 +18,7 @@ from ._tree import build_tree
 __all__ = ["double_pendulum", "single_pendulum"]
 
 
-def _box_link(P, k, m, h, w, d):
+def _box_link(P, m, h, w, d):
     """Inertia about the CoM of a box link lying along y: h along y, w along z (in the plane of
     motion), d along x (the hinge axis) — DP_EOM's I_zz = m(h² + w²)/12 is the x entry here."""
     twelfth = P.number("1/12")
@@ -44,9 +44,9 @@ def double_pendulum(symbolic=False, *, m1=1.0, m2=1.0, l1=1.0, l2=1.0, h1=1.0, h
     m1, m2, l1, l2 = P.take("m1", "m2", "l1", "l2")
     model = build_tree("double_pendulum", [
         dict(name="link1", joint="Rx", mass=m1, com=(0, l1 / 2, 0),
-             inertia=_box_link(P, 1, m1, P["h1"], P["w1"], P["d1"]), joint_name="th1"),
+             inertia=_box_link(P, m1, P["h1"], P["w1"], P["d1"]), joint_name="th1"),
         dict(name="link2", parent="link1", joint="Rx", translation=(0, l1, 0), mass=m2, com=(0, l2 / 2, 0),
-             inertia=_box_link(P, 2, m2, P["h2"], P["w2"], P["d2"]), joint_name="th2"),
+             inertia=_box_link(P, m2, P["h2"], P["w2"], P["d2"]), joint_name="th2"),
     ], gravity=(0, 0, -P["g"]))
     pi4 = P.pi / 4
     return attach(model, P.info("double_pendulum", ("th1", "th2"), actuators=("T1", "T2"), actuated=(0, 1),
@@ -69,7 +69,7 @@ def single_pendulum(symbolic=False, *, m=1.0, l=1.0, h=1.0, w=0.1, d=0.1, g=9.81
     P = Parameters("single_pendulum", symbolic, {k: v for k, v in locals().items() if k != "symbolic"})
     model = build_tree("single_pendulum", [
         dict(name="link1", joint="Rx", mass=P["m"], com=(0, P["l"] / 2, 0),
-             inertia=_box_link(P, 1, P["m"], P["h"], P["w"], P["d"]), joint_name="th1"),
+             inertia=_box_link(P, P["m"], P["h"], P["w"], P["d"]), joint_name="th1"),
     ], gravity=(0, 0, -P["g"]))
     return attach(model, P.info("single_pendulum", ("th1",), actuators=("T1",), actuated=(0,),
                                 q0=(0.0,), dq0=(0.0,), notes={"wall_angle": -math.pi / 2}))

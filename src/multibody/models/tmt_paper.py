@@ -23,7 +23,7 @@ from .mechanism import Mechanism
 __all__ = ["biped_upper_body", "flapping_flyer", "clemens_joint"]
 
 
-def _symbols(names):
+def _real_symbols(names):
     import sympy as sp
 
     return tuple(sp.Symbol(n, real=True) for n in names)
@@ -33,7 +33,7 @@ def _mechanism(P, model, q_names, dq_names, q0, dq0, **elements):
     """Mechanism of ``model`` with coordinate symbols named ``q_names``; ``elements(mech)`` builds the rest."""
     import sympy as sp
 
-    mech = Mechanism(model, _symbols(q_names), _symbols(dq_names), name=model.name)
+    mech = Mechanism(model, _real_symbols(q_names), _real_symbols(dq_names), name=model.name)
     build = elements.pop("build", None)
     extra = build(mech) if build else {}
     values = {s: P.values[n] for n, s in P.symbols.items() if isinstance(s, sp.Symbol)}
@@ -223,7 +223,7 @@ def clemens_joint(symbolic=False, *, m_p=1.0, I_p=0.001, m_l=0.0, I_l=0.0, l=1.0
     link_inertia = P.diag(I_l, I_l, I_l)
     tree, q_iter = [], iter(_CLEMENS_Q)
 
-    def leg(i, parent_joint_end=None):
+    def leg(i):
         a = angles[i]
         base = f"leg{i + 1}"
         tree.extend([

@@ -163,6 +163,33 @@ def free_symbols(obj) -> set:
     return set(sp.sympify(obj).free_symbols)
 
 
+def _se_matrix(m: sp.MatrixBase):
+    return se.Matrix(m.tolist())
+
+
+def matmul(*ms) -> sp.Matrix:
+    """Product of SymPy matrices, computed in SymEngine, returned as SymPy with the inputs' symbols."""
+    ms = [sp.Matrix(m) for m in ms]
+    shape = (ms[0].shape[0], ms[-1].shape[1])
+    if 0 in shape or any(0 in m.shape for m in ms):
+        return sp.zeros(*shape)
+    out = _se_matrix(ms[0])
+    for m in ms[1:]:
+        out = out * _se_matrix(m)
+    conv = Converter(free_symbols(ms))
+    return sp.Matrix(out.nrows(), out.ncols(), [conv(e) for e in out])
+
+
+def jacobian(v, x) -> sp.Matrix:
+    """∂v/∂x of a SymPy column ``v`` by the symbols ``x``, computed in SymEngine, returned as SymPy."""
+    v, x = sp.Matrix(v), list(x)
+    if not x or v.shape[0] == 0:
+        return sp.zeros(v.shape[0], len(x))
+    J = _se_matrix(v).jacobian(se.Matrix([to_se(s) for s in x]))
+    conv = Converter(free_symbols(v) | set(x))
+    return sp.Matrix(J.nrows(), J.ncols(), [conv(e) for e in J])
+
+
 def sp_matrix(rows, conv: Converter | None = None) -> sp.Matrix:
     """List of rows (or list of scalars = column) of SymEngine expressions → sympy.Matrix."""
     if conv is not None:
@@ -255,14 +282,6 @@ def is_identity(A):
     return all(A[i][j] == (1 if i == j else 0) for i in range(3) for j in range(3))
 
 
-def skew_mat(v):
-    return [[ZERO, -v[2], v[1]], [v[2], ZERO, -v[0]], [-v[1], v[0], ZERO]]
-
-
-def unskew_mat(S):
-    return [S[2][1], S[0][2], S[1][0]]
-
-
 def time_derivative(expr, q, dq):
     """Σ_k ∂expr/∂q_k · q̇_k for a SymEngine expression."""
     out = ZERO
@@ -310,12 +329,34 @@ AXES = {"x": (ONE, ZERO, ZERO), "y": (ZERO, ONE, ZERO), "z": (ZERO, ZERO, ONE)}
 
 def elementary(axis: str, a):
     """Elementary rotation matrix (list of rows) about x/y/z by angle ``a`` (SymEngine)."""
-    c, s = se.cos(a), se.sin(a)
-    if axis == "x":
-        return [[ONE, ZERO, ZERO], [ZERO, c, -s], [ZERO, s, c]]
-    if axis == "y":
-        return [[c, ZERO, s], [ZERO, ONE, ZERO], [-s, ZERO, c]]
-    return [[c, -s, ZERO], [s, c, ZERO], [ZERO, ZERO, ONE]]
+    from .utils import rot_x, rot_y, rot_z
+
+    R = {"x": rot_x, "y": rot_y, "z": rot_z}[axis](to_se(a))
+    return [[R[i, j] for j in range(3)] for i in range(3)]
+
+
+def axis_letter(axis):
+    """"x", "y" or "z" when ``axis`` (3 SymEngine entries) is that coordinate axis, else None."""
+    return next((name for name, e in AXES.items() if all(a == b for a, b in zip(axis, e))), None)
+
+
+def axis_rotation(axis, angle):
+    """Rotation by ``angle`` about unit ``axis`` (Rodrigues); exact elementary matrices for x/y/z."""
+    letter = axis_letter(axis)
+    if letter is not None:
+        return elementary(letter, angle)
+    c, s = se.cos(angle), se.sin(angle)
+    x, y, z = axis
+    t = 1 - c
+    return [[c + x * x * t, x * y * t - z * s, x * z * t + y * s],
+            [y * x * t + z * s, c + y * y * t, y * z * t - x * s],
+            [z * x * t - y * s, z * y * t + x * s, c + z * z * t]]
+
+
+def joint_factor(axis, angle) -> "Factor":
+    """The rotation of a revolute/helical joint as one chain factor (elementary when it can be)."""
+    letter = axis_letter(axis)
+    return Factor(letter, angle) if letter is not None else Factor(matrix=axis_rotation(axis, angle))
 
 
 class Factor:
@@ -409,7 +450,7 @@ def factor_rotation(A, coords) -> list[Factor]:
     return [Factor(matrix=A)]
 
 
-def chain_local_omega(chain, q, dq, n):
+def chain_local_omega(chain, q, n):
     """Relative angular velocity of a chain F_1⋯F_k, in the chain's *last* frame (body frame B).
 
     Jacobian as 3×n lists: ω = Σ_j (F_{j+1}⋯F_k)ᵀ ω_j, with ω_j = axis_j · ∂angle_j/∂q for an
@@ -433,7 +474,9 @@ def chain_local_omega(chain, q, dq, n):
                 if all(e == 0 for row in dF for e in row):
                     continue
                 W = mm(transpose(F), dF)  # F^T dF/dq_k: body-fixed angular velocity per q̇_k
-                cols.append((k, [to_se(trig_canonical(to_sp(x))) for x in unskew_mat(W)]))
+                from .utils import unskew
+
+                cols.append((k, [to_se(trig_canonical(to_sp(x))) for x in unskew(se.Matrix(W))]))
         for k, w in cols:
             if suffix is not None:
                 w = mtv(suffix, w)

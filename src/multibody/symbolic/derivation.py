@@ -81,9 +81,6 @@ def _own_symbols(source, q, dq, tau, actuated, S):
         raise ValueError(f"derive: {_describe(source)} carries its own symbols; {', '.join(given)} cannot be "
                          "given (build it with the symbols you want)")
     col = lambda v: sp.Matrix(list(v)) if len(v) else sp.zeros(0, 1)  # noqa: E731
-    n = len(source.q)
-    S = sp.Matrix(S) if S is not None and len(source.tau) else (sp.eye(n) if len(source.tau) == n
-                                                                 else sp.zeros(len(source.tau), n))
     return col(source.q), col(source.dq), col(source.tau), S
 
 
@@ -99,7 +96,7 @@ def _(source: TMTSystem, q, dq, tau, actuated):
 
 @_symbols.register
 def _(source: PneSystem, q, dq, tau, actuated):
-    return _own_symbols(source, q, dq, tau, actuated, None)
+    return _own_symbols(source, q, dq, tau, actuated, None)  # compute_pne finds S from the force elements
 
 
 @_symbols.register

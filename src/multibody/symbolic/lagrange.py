@@ -18,11 +18,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-try:
-    import symengine as se
-except ImportError:  # pragma: no cover - symengine is a declared dependency
-    se = None
+import symengine as se
 
+from ._core import Converter, free_symbols
 from .eom import EquationsOfMotion, register_method
 
 __all__ = ["lagrange_from_energies", "derive_lagrange", "christoffel_C"]
@@ -32,16 +30,9 @@ def christoffel_C(M: sp.Matrix, q, dq):
     """Coriolis matrix C(q, q̇) and Christoffel symbols c[i][j][k] of the first kind of M(q)."""
     q, dq = list(q), list(dq)
     n = len(q)
-    if se is not None:
-        Ms = se.Matrix(sp.Matrix(M).tolist())
-        dM = [Ms.diff(se.sympify(qi)) for qi in q]
-        from .tmt import _restore_symbols
-
-        back = _restore_symbols(sp.Matrix(M), sp.Matrix(q))
-        conv = (lambda e: sp.sympify(e).xreplace(back)) if back else sp.sympify
-    else:
-        dM = [M.diff(qi) for qi in q]
-        conv = lambda e: e  # noqa: E731
+    Ms = se.Matrix(sp.Matrix(M).tolist())
+    dM = [Ms.diff(se.sympify(qi)) for qi in q]
+    conv = Converter(free_symbols(sp.Matrix(M)) | set(q))
     c = [[[conv((dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2) for k in range(n)] for j in range(n)]
          for i in range(n)]
     C = sp.zeros(n, n)
@@ -54,15 +45,10 @@ def christoffel_C(M: sp.Matrix, q, dq):
 def _is_quadratic_form(T, M, q, dq, params, trials: int = 3) -> bool:
     """Numerically: T(q, q̇) = ½ q̇ᵀ M(q) q̇ at random points (exact checks are too slow for big T)."""
     syms = list(q) + list(dq) + list(params)
-    if se is not None:
-        dqs = se.Matrix([se.sympify(v) for v in dq])
-        rest = se.sympify(T) - (dqs.T * se.Matrix(sp.Matrix(M).tolist()) * dqs)[0] / 2
-        f = se.Lambdify([se.sympify(v) for v in syms], [rest, se.sympify(T)], real=False)
-        ev = lambda x: np.asarray(f(x)).reshape(-1)  # noqa: E731
-    else:  # pragma: no cover
-        rest = T - (sp.Matrix(dq).T * M * sp.Matrix(dq))[0] / 2
-        g = sp.lambdify(syms, [rest, T], modules="numpy")
-        ev = lambda x: np.asarray(g(*x), dtype=complex)  # noqa: E731
+    dqs = se.Matrix([se.sympify(v) for v in dq])
+    rest = se.sympify(T) - (dqs.T * se.Matrix(sp.Matrix(M).tolist()) * dqs)[0] / 2
+    f = se.Lambdify([se.sympify(v) for v in syms], [rest, se.sympify(T)], real=False)
+    ev = lambda x: np.asarray(f(x)).reshape(-1)  # noqa: E731
     rng = np.random.default_rng(0)
     for _ in range(trials):
         val, tot = ev(rng.uniform(0.2, 1.3, len(syms)))
@@ -116,34 +102,28 @@ def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None)
     one memo (the entries of M, C and g share most subexpressions).
     """
     n = len(q)
-    if se is None or n == 0:  # pragma: no cover - SymPy fallback
-        T = sp.sympify(T) if T_sympy is None else T_sympy
-        V = sp.sympify(V) if V_sympy is None else V_sympy
-        M = sp.hessian(T, list(dq)) if n else sp.zeros(0, 0)
-        Mse = None
-    else:
-        qs = [se.Symbol(v.name) for v in q]
-        dqs = [se.Symbol(v.name) for v in dq]
-        Ts, Vs = se.sympify(T), se.sympify(V)
-        first = [Ts.diff(v) for v in dqs]
-        upper = [[first[i].diff(dqs[j]) if j >= i else None for j in range(n)] for i in range(n)]
-        Mse = se.Matrix([[upper[i][j] if j >= i else upper[j][i] for j in range(n)] for i in range(n)])
-        dM = [Mse.diff(v) for v in qs]
-        c_se = [[[(dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2 for k in range(n)] for j in range(n)]
-                for i in range(n)]
-        C_se = se.Matrix([[sum((c_se[i][j][k] * dqs[i] for i in range(n)), se.Integer(0)) for j in range(n)]
-                          for k in range(n)])
-        g_se = se.Matrix([Vs.diff(v) for v in qs])
-        b_se = C_se * se.Matrix(dqs)
-        from .tmt import _converter
-
-        conv = _converter(set(q) | set(dq) | set(params))
-        out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
-        M = out(Mse)
+    if n == 0:
+        raise ValueError("Lagrange: no coordinates (q is empty)")
+    qs = [se.Symbol(v.name) for v in q]
+    dqs = [se.Symbol(v.name) for v in dq]
+    Ts, Vs = se.sympify(T), se.sympify(V)
+    first = [Ts.diff(v) for v in dqs]
+    upper = [[first[i].diff(dqs[j]) if j >= i else None for j in range(n)] for i in range(n)]
+    Mse = se.Matrix([[upper[i][j] if j >= i else upper[j][i] for j in range(n)] for i in range(n)])
+    dM = [Mse.diff(v) for v in qs]
+    c_se = [[[(dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2 for k in range(n)] for j in range(n)]
+            for i in range(n)]
+    C_se = se.Matrix([[sum((c_se[i][j][k] * dqs[i] for i in range(n)), se.Integer(0)) for j in range(n)]
+                      for k in range(n)])
+    g_se = se.Matrix([Vs.diff(v) for v in qs])
+    b_se = C_se * se.Matrix(dqs)
+    conv = Converter(set(q) | set(dq) | set(params))
+    out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
+    M = out(Mse)
     if set().union(*[sp.sympify(e).free_symbols for e in M]) & set(dq):
         raise ValueError("kinetic energy T is not a quadratic form in dq (M = ∂²T/∂dq² depends on dq)")
-    T_sp = T_sympy if T_sympy is not None else (conv(Ts) if Mse is not None else T)
-    V_sp = V_sympy if V_sympy is not None else (conv(Vs) if Mse is not None else V)
+    T_sp = T_sympy if T_sympy is not None else conv(Ts)
+    V_sp = V_sympy if V_sympy is not None else conv(Vs)
     if not _is_quadratic_form(T_sp, M, q, dq, params):
         raise ValueError("kinetic energy T has terms that are not quadratic in dq (linear or constant terms)")
     if simplify:
@@ -153,10 +133,6 @@ def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None)
         g = sp.Matrix([V_sp.diff(v) for v in q])
         C, g = C.applyfunc(fn), g.applyfunc(fn)
         b = (C * dq).applyfunc(fn)
-    elif Mse is None:  # pragma: no cover
-        C, c = christoffel_C(M, q, dq)
-        g = sp.Matrix([V_sp.diff(v) for v in q])
-        b = C * dq
     else:
         C, g, b = out(C_se), out(g_se), out(b_se)
         c = [[[conv(c_se[i][j][k]) for k in range(n)] for j in range(n)] for i in range(n)]
@@ -176,7 +152,8 @@ def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, 
     (S = I) unless ``S`` or ``actuated`` (dof indices) is given; ``progress(message)`` is called
     at each stage.
     """
-    from .tmt import _model_actuation, _sym, _symmat, tree_kinematics
+    from .tmt.from_model import _model_actuation, tree_kinematics
+    from .tree import sympy_array, sympy_entry
 
     say = progress or (lambda msg: None)
     say("Lagrange: kinematics of the tree")
@@ -187,32 +164,23 @@ def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, 
     if len(dq) != nq:
         raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
     tau, S = _model_actuation(nq, tau, S, actuated)
-    grav = _symmat(model.gravity, (3,))
+    grav = sympy_array(model.gravity, (3,))
     say("Lagrange: kinetic and potential energy")
-    if se is not None and nq:
-        E = lambda m: se.Matrix(sp.Matrix(m).tolist())  # noqa: E731
-        qs = se.Matrix([se.Symbol(v.name) for v in q])
-        dqs = se.Matrix([se.Symbol(v.name) for v in dq])
-        K, V = se.Integer(0), se.Integer(0)
-        g_se = E(grav)
-        for i in range(len(kin["R"])):
-            m = se.sympify(_sym(model.mass[i]))
-            I = E(_symmat(model.inertia_com[i], (3, 3)))
-            rc = E(kin["r_com"][i])
-            v = rc.jacobian(qs) * dqs
-            w = E(kin["T_omega"][i]) * dqs
-            K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
-            V += -m * (g_se.T * rc)[0]
-    else:  # pragma: no cover
-        K, V = sp.S.Zero, sp.S.Zero
-        for i in range(len(kin["R"])):
-            m = _sym(model.mass[i])
-            I = _symmat(model.inertia_com[i], (3, 3))
-            rc = kin["r_com"][i]
-            v = rc.jacobian(q) * dq
-            w = kin["T_omega"][i] * dq
-            K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
-            V += -m * (grav.T * rc)[0]
+    if nq == 0:
+        raise ValueError(f"model {getattr(model, 'name', '')!r} has no degrees of freedom")
+    E = lambda m: se.Matrix(sp.Matrix(m).tolist())  # noqa: E731
+    qs = se.Matrix([se.Symbol(v.name) for v in q])
+    dqs = se.Matrix([se.Symbol(v.name) for v in dq])
+    K, V = se.Integer(0), se.Integer(0)
+    g_se = E(grav)
+    for i in range(len(kin["R"])):
+        m = se.sympify(sympy_entry(model.mass[i]))
+        I = E(sympy_array(model.inertia_com[i], (3, 3)))
+        rc = E(kin["r_com"][i])
+        v = rc.jacobian(qs) * dqs
+        w = E(kin["T_omega"][i]) * dqs
+        K += (m * (v.T * v)[0] + (w.T * I * w)[0]) / 2
+        V += -m * (g_se.T * rc)[0]
     say("Lagrange: M = ∂²K/∂q̇², Christoffel symbols, g = ∂V/∂q")
     eom = _lagrange(K, V, q, dq, kin["params"], tau, S, simplify)
     eom.extra["method"] = "lagrange"

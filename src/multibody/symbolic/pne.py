@@ -31,6 +31,7 @@ import sympy as sp
 
 from . import _core as C
 from .eom import EquationsOfMotion
+from .utils import check_orthonormal
 
 __all__ = ["Body", "RotForce", "LinForce", "compute_pne", "INERTIAL"]
 
@@ -104,20 +105,6 @@ def _as_symbols(seq, what) -> list[sp.Symbol]:
     return out
 
 
-def _free_symbols_sp(obj) -> set:
-    if isinstance(obj, sp.Basic):
-        return set(obj.free_symbols)
-    if isinstance(obj, se.Basic):
-        return {C.to_sp(s) for s in obj.free_symbols}
-    if isinstance(obj, (sp.MatrixBase, se.DenseMatrix)):
-        return set().union(*(_free_symbols_sp(e) for e in obj)) if len(obj) else set()
-    if isinstance(obj, (list, tuple, np.ndarray)):
-        return set().union(*(_free_symbols_sp(e) for e in obj)) if len(obj) else set()
-    if isinstance(obj, (int, float, np.number)):
-        return set()
-    return set(sp.sympify(obj).free_symbols)
-
-
 def _resolve_ref(ref, names, what, upto=None):
     """Body reference → index (−1 = inertial). ``upto``: must be < upto (tree order)."""
     if ref is None or (isinstance(ref, str) and ref in _INERTIAL_NAMES and ref not in names):
@@ -138,13 +125,6 @@ def _resolve_ref(ref, names, what, upto=None):
     if upto is not None and idx >= upto:
         raise ValueError(f"{what}: parent {names[idx]!r} must come before the body in the list")
     return idx
-
-
-def _check_rotation(A_sp: sp.Matrix, where: str):
-    from .utils import is_orthonormal
-
-    if not is_orthonormal(A_sp):
-        raise ValueError(f"{where}: A_PB is not orthonormal (A_PBᵀ·A_PB ≠ I, or det ≠ +1)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,6 +161,60 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
     """
     t0 = time.perf_counter()
     say = progress or (lambda msg: None)
+    tree = _read_input(bodies, force_elements, q, dq, tau, gravity, params, check_rotations)   # 2.1, 2.2
+    say(f"input checked ({len(tree.names)} bodies, {len(tree.felems)} force elements, n = {tree.n})")
+    frame = _choose_frame(tree.chains, frame)
+    cache = C.ChainCache()
+    K = _global_kinematics(tree, frame, cache, say)                                           # 1.1
+    M, b, g = _projected_newton_euler(tree, K)                                                 # (1.24)–(1.26)
+    f = _force_element_forces(tree, K, frame, cache)                                           # 2.2
+    S_rows, passive = _actuator_selection(tree, f)
+    say("assembling result")
+    n = tree.n
+    conv = C.Converter(tree.q + tree.dq + tree.tau + list(tree.params))
+    extra = {"method": "pne", "frame": frame, "body_names": list(tree.names), "parents": list(tree.parents)}
+    if any(x != 0 for x in passive):
+        extra["f_passive"] = C.sp_matrix(passive, conv)
+    S = C.sp_matrix(S_rows, conv) if tree.tau else sp.zeros(0, n)
+    kin = (_kinematics_output(K, tree.parents, tree.chains, cache, tree.names, tree.qe, tree.dqe, n, kinematics,
+                              conv, frame == "inertial") if kinematics else {})
+    eom = EquationsOfMotion(q=sp.Matrix(tree.q), dq=sp.Matrix(tree.dq), M=C.sp_matrix(M, conv),
+                            b=C.sp_matrix(b, conv), g=C.sp_matrix(g, conv), S=S, tau=sp.Matrix(tree.tau),
+                            params=tree.params, kinematics=kin, extra=extra)
+    eom.extra["seconds"] = time.perf_counter() - t0
+    eom._se_exprs = {"M": [x for row in M for x in row], "b": list(b), "g": list(g)}
+    if simplify:
+        limit = 60.0 if simplify is True else float(simplify)
+        say(f"simplifying (at most {limit:g} s)")
+        eom = eom.simplify(time_limit=limit, progress=progress)
+    return eom
+
+
+@dataclass
+class _Tree:
+    """The checked input of :func:`compute_pne` in SymEngine (manual 2.1 and 2.2)."""
+
+    q: list
+    dq: list
+    tau: list
+    qe: list
+    dqe: list
+    params: tuple
+    names: list
+    parents: list
+    data: list          # per body (m, B_Th, B_r_COG, P_r_PO, rotation factors of A_PB)
+    chains: list        # per body: rotation factors of A_IB (merged)
+    felems: list        # ("rot", iP, iB, B_T) | ("lin", iP, iB, P_r_R, B_r_A, B_F)
+    grav: list
+
+    @property
+    def n(self) -> int:
+        return len(self.q)
+
+
+def _read_input(bodies, force_elements, q, dq, tau, gravity, params, check_rotations) -> _Tree:
+    """The input of computePNE checked, everything wrong named: symbols, the kinematic tree (manual
+    2.1), the force elements (2.2), gravity; with the merged rotation chains A_IB of the bodies."""
     q = _as_symbols(q, "q")
     dq = _as_symbols(dq, "dq")
     tau = _as_symbols(tau, "tau")
@@ -190,7 +224,6 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
     if overlap:
         raise ValueError(f"q, dq and tau must be distinct symbols; shared: "
                          f"{', '.join(sorted(s.name for s in overlap))}")
-    n = len(q)
     bodies = list(bodies)
     force_elements = list(force_elements)
     if not bodies:
@@ -206,41 +239,23 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
     if len(gravity_sp) != 3:
         raise ValueError(f"gravity: expected 3 entries, got {len(gravity_sp)}")
 
-    qs, dqs, taus = set(q), set(dq), set(tau)
-    if params is None:
-        found = set()
-        for b in bodies:
-            for attr in ("m", "B_Th", "B_r_COG", "P_r_PO", "A_PB"):
-                found |= _free_symbols_sp(_factor_input(getattr(b, attr)))
-        for fe in force_elements:
-            for attr in ("B_T", "P_r_R", "B_r_A", "B_F"):
-                if hasattr(fe, attr):
-                    found |= _free_symbols_sp(getattr(fe, attr))
-        found |= _free_symbols_sp(gravity_sp)
-        params_t = tuple(sorted(found - qs - dqs - taus, key=lambda s: s.name))
-        strict = False
-    else:
-        params_t = tuple(_as_symbols(params, "params"))
-        strict = True
-    pset = set(params_t)
+    params_t, strict = _parameters(bodies, force_elements, gravity_sp, q, dq, tau, params)
+    check_syms = _SymbolCheck(q, dq, tau, params_t, strict)
+    parents, data = _read_bodies(bodies, names, q, check_syms, check_rotations)     # manual 2.1
+    check_syms(gravity_sp, "gravity")
+    grav = C.vec3(gravity_sp, "gravity")
+    felems = _read_force_elements(force_elements, names, tau, check_syms)        # manual 2.2
+    qe = [C.to_se(s) for s in q]
+    dqe = [C.to_se(s) for s in dq]
+    chains = []
+    for i, (_, _, _, _, factors) in enumerate(data):
+        chains.append(C.merge(chains[parents[i]] if parents[i] >= 0 else [], factors))
+    return _Tree(q, dq, tau, qe, dqe, params_t, names, parents, data, chains, felems, grav)
 
-    def check_syms(obj, where, allowed_extra=()):
-        syms = _free_symbols_sp(obj)
-        bad_rate = syms & dqs
-        if bad_rate:
-            raise ValueError(f"{where}: contains velocity symbol(s) "
-                             f"{', '.join(sorted(s.name for s in bad_rate))}; only q and parameters are allowed")
-        bad_tau = (syms & taus) - set(allowed_extra)
-        if bad_tau:
-            raise ValueError(f"{where}: contains actuator symbol(s) "
-                             f"{', '.join(sorted(s.name for s in bad_tau))}; τ belongs in force elements")
-        if strict:
-            unknown = syms - qs - pset - set(allowed_extra)
-            if unknown:
-                raise ValueError(f"{where}: unknown symbol(s) {', '.join(sorted(s.name for s in unknown))} "
-                                 f"(neither a coordinate nor a declared parameter)")
 
-    # ---- read and validate the bodies ------------------------------------------------------
+def _read_bodies(bodies, names, q, check_syms, check_rotations):
+    """Manual 2.1, the kinematic tree: parents, mass properties, P_r_PO and A_PB of every body."""
+    qs = set(q)
     parents, data = [], []
     for i, b in enumerate(bodies):
         where = f"body {b.name!r}"
@@ -260,15 +275,16 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
                           (b.P_r_PO, "P_r_PO"), (_factor_input(b.A_PB), "A_PB")):
             check_syms(obj, f"{where}: {part}")
         for e in (m, *[x for r in Th for x in r]):
-            if _free_symbols_sp(e) & qs:
+            if C.free_symbols(e) & qs:
                 raise ValueError(f"{where}: mass/inertia must not depend on the coordinates")
         if check_rotations and any(f.axis is None for f in factors):
-            _check_rotation(C.sp_matrix(A), where)  # elementary factors are rotations by construction
+            check_orthonormal(C.sp_matrix(A), where, what="A_PB")  # elementary factors are rotations
         data.append((m, Th, rc, p, factors))
-    check_syms(gravity_sp, "gravity")
-    grav = C.vec3(gravity_sp, "gravity")
+    return parents, data
 
-    # ---- force elements ---------------------------------------------------------------------
+
+def _read_force_elements(force_elements, names, tau, check_syms) -> list:
+    """Manual 2.2, the force elements: 'rot' torques and 'lin' forces between two bodies."""
     felems = []
     for k, fe in enumerate(force_elements):
         label = fe.name or f"force element {k} ({getattr(fe, 'type', '?')})"
@@ -290,19 +306,69 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
             check_syms(fe.B_F, f"{label}: B_F", allowed_extra=tau)
             felems.append(("lin", iP, iB, C.vec3(fe.P_r_R, f"{label}: P_r_R"),
                            C.vec3(fe.B_r_A, f"{label}: B_r_A"), C.vec3(fe.B_F, f"{label}: B_F")))
-    say(f"input checked ({len(bodies)} bodies, {len(felems)} force elements, n = {n})")
+    return felems
 
-    # ---- recursive kinematics (body coordinates) and projected Newton-Euler sums ------------
+
+def _parameters(bodies, force_elements, gravity_sp, q, dq, tau, params):
+    """The declared parameters (strict checking), or every other symbol found in the input."""
+    if params is not None:
+        return tuple(_as_symbols(params, "params")), True
+    found = set()
+    for b in bodies:
+        for attr in ("m", "B_Th", "B_r_COG", "P_r_PO", "A_PB"):
+            found |= C.free_symbols(_factor_input(getattr(b, attr)))
+    for fe in force_elements:
+        for attr in ("B_T", "P_r_R", "B_r_A", "B_F"):
+            if hasattr(fe, attr):
+                found |= C.free_symbols(getattr(fe, attr))
+    found |= C.free_symbols(gravity_sp)
+    return tuple(sorted(found - set(q) - set(dq) - set(tau), key=lambda s: s.name)), False
+
+
+class _SymbolCheck:
+    """``check(obj, where, allowed_extra=())``: no rates anywhere, τ only where allowed, and (strict)
+    nothing but coordinates and declared parameters."""
+
+    def __init__(self, q, dq, tau, params, strict):
+        self.qs, self.dqs, self.taus, self.pset, self.strict = set(q), set(dq), set(tau), set(params), strict
+
+    def __call__(self, obj, where, allowed_extra=()):
+        syms = C.free_symbols(obj)
+        bad_rate = syms & self.dqs
+        if bad_rate:
+            raise ValueError(f"{where}: contains velocity symbol(s) "
+                             f"{', '.join(sorted(s.name for s in bad_rate))}; only q and parameters are allowed")
+        bad_tau = (syms & self.taus) - set(allowed_extra)
+        if bad_tau:
+            raise ValueError(f"{where}: contains actuator symbol(s) "
+                             f"{', '.join(sorted(s.name for s in bad_tau))}; τ belongs in force elements")
+        if self.strict:
+            unknown = syms - self.qs - self.pset - set(allowed_extra)
+            if unknown:
+                raise ValueError(f"{where}: unknown symbol(s) {', '.join(sorted(s.name for s in unknown))} "
+                                 f"(neither a coordinate nor a declared parameter)")
+
+
+def _choose_frame(chains, frame: str) -> str:
+    """Additive inertial-frame recursion stays short when every body's rotation chain merges into at
+    most one elementary rotation (planar mechanisms); otherwise body coordinates."""
+    if frame == "auto":
+        frame = "inertial" if max(len(c) for c in chains) <= 1 else "body"
+    if frame not in ("body", "inertial"):
+        raise ValueError(f"frame must be 'auto', 'body' or 'inertial', got {frame!r}")
+    return frame
+
+
+def _global_kinematics(tree: _Tree, frame: str, cache, say) -> list[dict]:
+    """Manual 1.1: per body, recursively from its parent, the Jacobians of the origin and the CoG,
+    the rotational Jacobian J_R, Ω, and the bias accelerations J̇ q̇ (q̈ = 0), in the working frame
+    (each body's own coordinates, or I); the rotational terms also in body coordinates."""
     # Every quantity of body B is kept in B coordinates: B_Jr = A_PBᵀ(P_Jr) + B_Jr,loc, ...;
     # the projections (1.24)-(1.26) do not depend on the frame the Jacobians are written in, and
     # body coordinates need only the local rotations A_PB, which keeps the expressions short.
-    qe = [C.to_se(s) for s in q]
-    dqe = [C.to_se(s) for s in dq]
+    qe, dqe, n, parents, grav = tree.qe, tree.dqe, tree.n, tree.parents, tree.grav
     Z3n = lambda: [[C.ZERO] * n for _ in range(3)]  # noqa: E731
     K = []  # per body: dict of SymEngine quantities (body coordinates)
-    Mm = [[C.ZERO] * n for _ in range(n)]
-    bv = [C.ZERO] * n
-    gv = [C.ZERO] * n
     zero3 = [C.ZERO, C.ZERO, C.ZERO]
     root = {"J": Z3n(), "Jr": Z3n(), "Om": zero3, "dOm_b": zero3, "a_b": zero3, "grav": grav}
 
@@ -315,26 +381,16 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
         return [[A[0][r] * J[0][k] + A[1][r] * J[1][k] + A[2][r] * J[2][k] for k in range(n)]
                 for r in range(3)]
 
-    chains = []
-    for i, (_, _, _, _, factors) in enumerate(data):
-        chains.append(C.merge(chains[parents[i]] if parents[i] >= 0 else [], factors))
-    if frame == "auto":
-        # additive inertial-frame recursion stays short when every body's rotation chain merges
-        # into at most one elementary rotation (planar mechanisms); otherwise body coordinates
-        frame = "inertial" if max(len(c) for c in chains) <= 1 else "body"
-    if frame not in ("body", "inertial"):
-        raise ValueError(f"frame must be 'auto', 'body' or 'inertial', got {frame!r}")
-    cache = C.ChainCache()
-    for i, (m, Th, rc, p, factors) in enumerate(data):
+    for i, (m, Th, rc, p, factors) in enumerate(tree.data):
         P = root if parents[i] < 0 else K[parents[i]]
         A = C.product(factors)                                   # A_PB
-        Jloc = C.chain_local_omega(factors, qe, dqe, n)          # B coordinates
+        Jloc = C.chain_local_omega(factors, qe, n)          # B coordinates
         Jp = C.jac_of_vec(p, qe)
         Jc = C.jac_of_vec(rc, qe)
         p_dot = C.jac_times(Jp, dqe, n)
         if frame == "inertial":
-            A_IB = cache.matrix(chains[i])
-            A_IP = cache.matrix(chains[parents[i]]) if parents[i] >= 0 else C.eye3()
+            A_IB = cache.matrix(tree.chains[i])
+            A_IP = cache.matrix(tree.chains[parents[i]]) if parents[i] >= 0 else C.eye3()
             JlocI = C.matvec_cols(A_IB, Jloc, n)
             Jr = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(P["Jr"], JlocI)]
             w_rel = C.jac_times(JlocI, dqe, n)
@@ -389,7 +445,21 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
                       "Om": Om, "dOm_b": dOm_b, "a_b": a_O_b, "J_S": J_S, "a_S_b": a_S_b,
                       "grav": grav_B, "A_IB": None})
             Jr_B, Om_B, dOm_B = Jr, Om, dOm_b
+        K[-1].update({"m": m, "Th": Th, "Jr_B": Jr_B, "Om_B": Om_B, "dOm_B": dOm_B})
+        say(f"body {i + 1}/{len(tree.data)} {tree.names[i]!r} done")
+    return K
 
+
+def _projected_newton_euler(tree: _Tree, K: list[dict]):
+    """Eqs. (1.24)–(1.26): M = Σ J_Sᵀ m J_S + J_Rᵀ Θ J_R, b = Σ J_Sᵀ m J̇_S q̇ + J_Rᵀ(Θ J̇_R q̇ + Ω × Θ Ω),
+    g = −Σ J_Sᵀ F_g; upper triangle summed, mirrored at the end."""
+    n = tree.n
+    Mm = [[C.ZERO] * n for _ in range(n)]
+    bv = [C.ZERO] * n
+    gv = [C.ZERO] * n
+    for Kb in K:
+        m, Th, J_S, a_S_b, grav_B = Kb["m"], Kb["Th"], Kb["J_S"], Kb["a_S_b"], Kb["grav"]
+        Jr_B, Om_B, dOm_B = Kb["Jr_B"], Kb["Om_B"], Kb["dOm_B"]
         # projected Newton-Euler contributions (1.24)-(1.26), in body coordinates
         if m != 0:
             cols = [k for k in range(n) if any(J_S[r][k] != 0 for r in range(3))]
@@ -409,10 +479,19 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
                     Mm[a][b_] = Mm[a][b_] + (Jr_B[0][a] * ThJ[0][b_] + Jr_B[1][a] * ThJ[1][b_]
                                              + Jr_B[2][a] * ThJ[2][b_])
                 bv[a] = bv[a] + C.dot([Jr_B[0][a], Jr_B[1][a], Jr_B[2][a]], rot_b)
-        say(f"body {i + 1}/{len(bodies)} {names[i]!r} done")
+    for a in range(n):
+        for b_ in range(a):
+            Mm[a][b_] = Mm[b_][a]
+    return Mm, bv, gv
 
-    # ---- generalized forces of the force elements ----------------------------------------------
-    # (vectors go into the working frame of each body: its own frame, or I for frame="inertial")
+
+def _force_element_forces(tree: _Tree, K: list[dict], frame: str, cache) -> list:
+    """Manual 2.2: generalized forces of the force elements — a 'rot' torque B_T acts on body B
+    and −B_T on body P (J_Rᵀ projections), a 'lin' force B_F acts on B at B_r_A and −B_F on P at
+    P_r_R (point-Jacobian projections)."""
+    # vectors go into the working frame of each body: its own frame, or I for frame="inertial"
+    n, parents, qe = tree.n, tree.parents, tree.qe
+    chains, inertial = tree.chains, frame == "inertial"
     fv = [C.ZERO] * n
 
     def rel_rot(iP, iB):
@@ -424,8 +503,6 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
         if j == iP:
             return R
         return C.mm(C.transpose(cache.matrix(chains[iP])), cache.matrix(chains[iB]))
-
-    inertial = frame == "inertial"
 
     def work(ib, v):
         """Vector in body-ib coordinates → body ib's working frame."""
@@ -444,7 +521,7 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
             Jr_ = C.matvec_cols(Kb["A_IB"], Jr_, n)
         return [[Kb["J"][r][k] - rJr[r][k] + Jr_[r][k] for k in range(n)] for r in range(3)]
 
-    for fe in felems:
+    for fe in tree.felems:
         if fe[0] == "rot":
             _, iP, iB, B_T = fe
             contrib = C.jacT_times(K[iB]["Jr"], work(iB, B_T), n)
@@ -457,6 +534,12 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
                 contrib = [c - x for c, x in
                            zip(contrib, C.jacT_times(point_jac(iP, P_r_R), to_P(iP, iB, B_F), n))]
         fv = [a + b_ for a, b_ in zip(fv, contrib)]
+    return fv
+
+
+def _actuator_selection(tree: _Tree, fv: list):
+    """S from f = Sᵀτ (∂f/∂τ; f must be linear in τ), and the part of f without τ (passive)."""
+    n, tau, taus = tree.n, tree.tau, set(tree.tau)
     taue = [C.to_se(t) for t in tau]
     S_rows = [[fv[k].diff(t) for k in range(n)] for t in taue]
     passive = [se.expand(fv[k] - sum((S_rows[j][k] * taue[j] for j in range(len(tau))), C.ZERO))
@@ -466,32 +549,9 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
             raise ValueError(f"actuator {t} appears in no force element")
     for row in S_rows:
         for k in range(n):
-            if _free_symbols_sp(row[k]) & taus:
+            if C.free_symbols(row[k]) & taus:
                 raise ValueError("force elements must be linear in the actuator symbols τ")
-    say("assembling result")
-
-    # ---- SymPy result ---------------------------------------------------------------------------
-    for a in range(n):
-        for b_ in range(a):
-            Mm[a][b_] = Mm[b_][a]
-    conv = C.Converter(list(q) + list(dq) + list(tau) + list(params_t))
-    Msp = C.sp_matrix(Mm, conv)
-    extra = {"method": "pne", "frame": frame, "body_names": list(names), "parents": list(parents)}
-    if any(x != 0 for x in passive):
-        extra["f_passive"] = C.sp_matrix(passive, conv)
-    S = C.sp_matrix(S_rows, conv) if tau else sp.zeros(0, n)
-    kin = (_kinematics_output(K, parents, chains, cache, names, qe, dqe, n, kinematics, conv, inertial)
-           if kinematics else {})
-    eom = EquationsOfMotion(q=sp.Matrix(q), dq=sp.Matrix(dq), M=Msp, b=C.sp_matrix(bv, conv),
-                            g=C.sp_matrix(gv, conv), S=S, tau=sp.Matrix(tau), params=params_t,
-                            kinematics=kin, extra=extra)
-    eom.extra["seconds"] = time.perf_counter() - t0
-    eom._se_exprs = {"M": [x for row in Mm for x in row], "b": list(bv), "g": list(gv)}
-    if simplify:
-        limit = 60.0 if simplify is True else float(simplify)
-        say(f"simplifying (at most {limit:g} s)")
-        eom = eom.simplify(time_limit=limit, progress=progress)
-    return eom
+    return S_rows, passive
 
 
 def _is_factor_list(A) -> bool:
@@ -520,10 +580,8 @@ def _factors(A, q, where, check=True) -> list:
                 out = C.merge(out, [C.Factor(ax, C.to_se(ang))])
             else:
                 Mf = C.mat3(f, f"{where}: A_PB factor")
-                from .utils import is_orthonormal
-
-                if check and not is_orthonormal(C.sp_matrix(Mf)):
-                    raise ValueError(f"{where}: A_PB factor is not orthonormal (Aᵀ·A ≠ I)")
+                if check:
+                    check_orthonormal(C.sp_matrix(Mf), where, what="A_PB factor")
                 out = C.merge(out, C.factor_rotation(Mf, qe))
         return out
     try:

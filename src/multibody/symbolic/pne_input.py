@@ -20,8 +20,8 @@ from ..model.model import Model
 from . import _core as C
 from .eom import EquationsOfMotion, register_method
 from .pne import Body, LinForce, RotForce, compute_pne
-from .rnea_sym import axis_rotation, joint_transform
-from .tree import HEL, REV, model_parameters, model_symbols, symbolic_bodies
+from .rnea_sym import joint_transform
+from .tree import HEL, REV, joint_factors, model_parameters, model_symbols, symbolic_bodies
 
 __all__ = ["PneSystem", "pne_system", "pne_equations"]
 
@@ -89,12 +89,9 @@ def pne_system(model, q=None, dq=None, tau=None, actuated=None) -> PneSystem:
     folded = {}  # index of a folded body → (its parent's name, P_r_PO, rotation factors)
     body_list, force_elements = [], []
     for i, bd in enumerate(bodies):
-        factors = [] if C.is_identity(bd.A_PJ) else [_spm(bd.A_PJ)]
-        _, P_r_PO = joint_transform(bd, qe)
-        P_r_PO = _spv(P_r_PO)
-        if bd.kind in (REV, HEL):
-            letter = next((ax for ax, e in C.AXES.items() if all(a == b for a, b in zip(bd.axis, e))), None)
-            factors.append((letter, q[bd.dof]) if letter else _spm(axis_rotation(bd.axis, qe[bd.dof])))
+        # A_PB as proNEu writes it: a product of elementary rotations ("x", q1) and matrices
+        factors = [(f.axis, _sp(f.angle)) if f.axis else _spm(f.matrix) for f in joint_factors(bd, qe)]
+        P_r_PO = _spv(joint_transform(bd, qe)[1])
         parent = None if bd.parent < 0 else bodies[bd.parent].name
         P_r_R = _spv(bd.t_PJ)  # where a prismatic actuator's reaction acts on the parent
         if bd.parent in folded:  # continue the folded chain: P_r_PO and A_PB relative to its parent

@@ -19,29 +19,15 @@ the body origin), b = RNEA(q, q̇, 0) without gravity, g = RNEA(q, 0, 0) with gr
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from . import _core as C
 from .eom import EquationsOfMotion, register_method
-from .tree import FIX, HEL, PRI, REV, SymBody
+from .tree import FIX, HEL, PRI, REV, SymBody, rotation_chains
 
-__all__ = ["rnea", "crba", "derive_rnea", "rnea_equations", "joint_transform", "axis_rotation", "inertial_view"]
-
-
-def axis_rotation(axis, angle):
-    """Rotation by ``angle`` about unit ``axis`` (Rodrigues); exact elementary matrices for x/y/z."""
-    for name, e in C.AXES.items():
-        if all(a == b for a, b in zip(axis, e)):
-            return C.elementary(name, angle)
-    c, s = C.se.cos(angle), C.se.sin(angle)
-    x, y, z = axis
-    t = 1 - c
-    return [[c + x * x * t, x * y * t - z * s, x * z * t + y * s],
-            [y * x * t + z * s, c + y * y * t, y * z * t - x * s],
-            [z * x * t - y * s, z * y * t + x * s, c + z * z * t]]
+__all__ = ["rnea", "crba", "derive_rnea", "rnea_equations", "joint_transform", "inertial_view"]
 
 
 def joint_transform(body: SymBody, q):
@@ -51,7 +37,7 @@ def joint_transform(body: SymBody, q):
         return A, t
     qi = q[body.dof]
     if body.kind in (REV, HEL):
-        R = axis_rotation(body.axis, qi)
+        R = C.axis_rotation(body.axis, qi)
         A = R if C.is_identity(A) else C.mm(A, R)
     if body.kind in (PRI, HEL):
         d = qi if body.kind == PRI else body.pitch * qi
@@ -213,15 +199,8 @@ def inertial_view(bodies: list[SymBody], q, frame: str = "auto"):
     body-frame recursion doubles them at every level. ``frame="auto"`` uses it when every
     body's chain merges into one rotation; returns ``(bodies, transforms, frame_used)``.
     """
-    chains, locs = [], []
-    for bd in bodies:
-        fac = [] if C.is_identity(bd.A_PJ) else [C.Factor(matrix=bd.A_PJ)]
-        if bd.kind in (REV, HEL):
-            ax = next((a for a, e in C.AXES.items() if all(x == y for x, y in zip(bd.axis, e))), None)
-            fac = C.merge(fac, [C.Factor(ax, q[bd.dof])] if ax is not None
-                          else [C.Factor(matrix=axis_rotation(bd.axis, q[bd.dof]))])
-        chains.append(C.merge(chains[bd.parent] if bd.parent >= 0 else [], fac))
-        locs.append(joint_transform(bd, q))
+    chains = rotation_chains(bodies, q)
+    locs = [joint_transform(bd, q) for bd in bodies]
     if frame == "auto":
         frame = "inertial" if max((len(c) for c in chains), default=0) <= 1 else "body"
     if frame == "body":

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from ..model.joints import JointType
 from . import _core as C
 
-__all__ = ["SymBody", "symbolic_bodies", "model_parameters", "model_symbols", "REV", "PRI", "HEL", "FIX"]
+__all__ = ["SymBody", "symbolic_bodies", "sympy_entry", "sympy_array", "rotation_chains", "model_parameters", "model_symbols",
+           "REV", "PRI", "HEL", "FIX"]
 
 REV, PRI, HEL, FIX = "R", "P", "H", "F"
 _KIND = {JointType.FIXED: FIX, JointType.REVOLUTE: REV, JointType.PRISMATIC: PRI, JointType.HELICAL: HEL}
@@ -51,6 +52,24 @@ def _body_name(model, i) -> str:
     return names[i] if names is not None and len(names) > i else f"body{i}"
 
 
+def sympy_entry(x):
+    """A model array entry as SymPy; integral floats of a numeric model become exact integers
+    (1.0 → 1, 0.0 → 0), so unit axes are recognised as coordinate axes and zeros vanish."""
+    if isinstance(x, (float, np.floating)) and float(x).is_integer():
+        return sp.Integer(int(x))
+    return sp.sympify(x)
+
+
+def sympy_array(a, shape=None) -> sp.Matrix:
+    """A model array (vector or 3×3) as a SymPy matrix of :func:`sympy_entry` values."""
+    arr = np.asarray(a, dtype=object)
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"expected shape {shape}, got {arr.shape}")
+    if arr.ndim == 1:
+        return sp.Matrix([sympy_entry(v) for v in arr])
+    return sp.Matrix(arr.shape[0], arr.shape[1], [sympy_entry(v) for v in arr.reshape(-1)])
+
+
 def model_parameters(model) -> tuple:
     """The symbols in the model's arrays, sorted by name."""
     params = set()
@@ -71,33 +90,52 @@ def symbolic_bodies(model) -> list[SymBody]:
     v_start = np.asarray(model.v_start)
     out = []
     for i in range(len(parent)):
-        nm = _body_name(model, i)
+        nm = f"body {i} ({_body_name(model, i)!r})"
         try:
             jt = JointType(int(jtype[i]))
         except ValueError:
-            raise ValueError(f"body {nm!r}: unknown joint type code {int(jtype[i])}") from None
+            raise ValueError(f"{nm}: unknown joint type code {int(jtype[i])}") from None
         if jt in (JointType.FREE, JointType.SPHERICAL):
             raise ValueError(
-                f"body {nm!r}: {jt.name.lower()} joints (quaternion coordinates) are not supported "
+                f"{nm}: joint type {jt.name} — {jt.name.lower()} joints (quaternion coordinates) are not supported "
                 "symbolically; build the floating base from three prismatic and three revolute joints "
                 "(Euler angles x-y-z) through massless bodies, as the proNEu StarlETH example does "
                 "(multibody.models.starleth, or multibody.models.floatbase)")
         if jt == JointType.PLANAR:
-            raise ValueError(f"body {nm!r}: planar joints are not supported symbolically; use two "
+            raise ValueError(f"{nm}: planar joints are not supported symbolically; use two "
                              "prismatic joints and a revolute joint")
         p = int(parent[i])
         if not -1 <= p < i:
-            raise ValueError(f"body {nm!r}: parent {p} must be −1 or an earlier body")
-        row = lambda k: np.asarray(getattr(model, k)[i], dtype=object).tolist()  # noqa: E731
+            raise ValueError(f"{nm}: parent {p} must be −1 or an earlier body")
+        row = lambda k: sympy_array(getattr(model, k)[i]).tolist()  # noqa: E731
         out.append(SymBody(
-            name=nm, parent=p, kind=_KIND[jt], dof=int(v_start[i]) if jt != JointType.FIXED else -1,
-            axis=C.vec3(row("jaxis"), f"body {nm!r}: jaxis"), pitch=C.to_se(model.jpitch[i]),
-            A_PJ=C.mat3(row("tree_rotation"), f"body {nm!r}: tree_rotation"),
-            t_PJ=C.vec3(row("tree_translation"), f"body {nm!r}: tree_translation"),
-            mass=C.to_se(model.mass[i]),
-            com=C.vec3(row("com"), f"body {nm!r}: com"),
-            inertia_com=C.mat3(row("inertia_com"), f"body {nm!r}: inertia_com")))
+            name=_body_name(model, i), parent=p, kind=_KIND[jt], dof=int(v_start[i]) if jt != JointType.FIXED else -1,
+            axis=C.vec3(sympy_array(model.jaxis[i]), f"{nm}: jaxis"),
+            pitch=C.to_se(sympy_entry(model.jpitch[i])),
+            A_PJ=C.mat3(row("tree_rotation"), f"{nm}: tree_rotation"),
+            t_PJ=C.vec3(sympy_array(model.tree_translation[i]), f"{nm}: tree_translation"),
+            mass=C.to_se(sympy_entry(model.mass[i])),
+            com=C.vec3(sympy_array(model.com[i]), f"{nm}: com"),
+            inertia_com=C.mat3(row("inertia_com"), f"{nm}: inertia_com")))
     return out
+
+
+def joint_factors(bd: SymBody, q) -> list:
+    """Rotation factors of a body's joint: A_PJ (if not the identity), then the joint's rotation
+    about its axis by its coordinate (revolute, helical) — A_PB = A_PJ · R(axis, q)."""
+    factors = [] if C.is_identity(bd.A_PJ) else [C.Factor(matrix=bd.A_PJ)]
+    if bd.kind in (REV, HEL):
+        factors = C.merge(factors, [C.joint_factor(bd.axis, q[bd.dof])])
+    return factors
+
+
+def rotation_chains(bodies: list[SymBody], q) -> list[list]:
+    """Per body, the chain of rotation factors of A_IB from the base, with neighbouring rotations
+    about the same axis merged (R_z(q1)·R_z(q2) = R_z(q1 + q2)); ``q`` are SymEngine symbols."""
+    chains = []
+    for bd in bodies:
+        chains.append(C.merge(chains[bd.parent] if bd.parent >= 0 else [], joint_factors(bd, q)))
+    return chains
 
 
 def model_symbols(model, q=None, dq=None, tau=None, actuated=None):

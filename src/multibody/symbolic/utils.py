@@ -20,11 +20,10 @@ __all__ = ["rot_x", "rot_y", "rot_z", "euler_to_rot_A_IB", "euler_to_rot_A_BI", 
 
 def _backend(*objs):
     """sympy, or symengine when any argument is a symengine object."""
-    for o in objs:
-        mod = type(o).__module__ or ""
-        if mod.startswith("symengine"):
-            import symengine as se
+    import symengine as se
 
+    for o in objs:
+        if isinstance(o, (se.Basic, se.DenseMatrix)):
             return se
     return sp
 
@@ -102,12 +101,13 @@ def unskew(S):
     return m.Matrix([S[2, 1], S[0, 2], S[1, 0]])
 
 
-def is_orthonormal(A, symbols=None, *, samples: int = 3, tol: float = 1e-9,
-                   seed: int = 0, proper: bool = True) -> bool:
+def is_orthonormal(A, *, samples: int = 3, tol: float = 1e-9, seed: int = 0, proper: bool = True,
+                   exact: bool = True) -> bool:
     """True if Aᵀ A = I (and, with ``proper``, det A = +1: a rotation, not a reflection).
 
-    First tries exact arithmetic (Aᵀ A − I in a canonical sin/cos polynomial form, exact for
-    products of rotations in independent angles); if that does not give zero, evaluates Aᵀ A − I
+    With ``exact``, first tries exact arithmetic (Aᵀ A − I in a canonical sin/cos polynomial form,
+    exact for products of rotations in independent angles); if that does not give zero (or
+    ``exact=False``, for long chains where that form is expensive), evaluates Aᵀ A − I
     at ``samples`` random values of its free symbols (uniform in [-2, 2]) and accepts it when
     every entry is below ``tol``. The determinant is checked at one random point.
     """
@@ -137,7 +137,7 @@ def is_orthonormal(A, symbols=None, *, samples: int = 3, tol: float = 1e-9,
         return all(abs(complex(sp.N(e))) < tol for e in D)
     from ._core import trig_canonical
 
-    if all(trig_canonical(e) == 0 for e in D):
+    if exact and all(trig_canonical(e) == 0 for e in D):
         return True
     f = sp.lambdify(free, D.tolist(), modules="math")
     for _ in range(samples):
@@ -150,14 +150,15 @@ def is_orthonormal(A, symbols=None, *, samples: int = 3, tol: float = 1e-9,
     return True
 
 
-def check_orthonormal(A, name: str = "A") -> None:
-    """Raise ``ValueError`` naming ``name`` unless A is a 3×3 orthonormal matrix."""
+def check_orthonormal(A, name: str = "A", *, what: str | None = None, exact: bool = True) -> None:
+    """Raise ``ValueError`` naming ``name`` (and ``what``) unless A is a 3×3 rotation matrix."""
     try:
         shape = (A.rows, A.cols)
     except AttributeError:
         A = sp.Matrix(A)
         shape = (A.rows, A.cols)
+    label = f"{name}: {what} is" if what else f"{name}:"
     if shape != (3, 3):
-        raise ValueError(f"{name}: rotation matrix must be 3×3, got {shape[0]}×{shape[1]}")
-    if not is_orthonormal(A):
-        raise ValueError(f"{name}: not a rotation matrix (Aᵀ A ≠ I or det A ≠ +1)")
+        raise ValueError(f"{label} a rotation matrix must be 3×3, got {shape[0]}×{shape[1]}")
+    if not is_orthonormal(A, exact=exact):
+        raise ValueError(f"{label} not a rotation matrix (not orthonormal: Aᵀ A ≠ I, or det A ≠ +1)")
