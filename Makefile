@@ -1,29 +1,57 @@
 # `make demo` and `make test` work on a fresh machine with only python3, pip and gcc:
-# they create .venv and install the package with its test dependencies first.
+# they create .venv, install the package with its test dependencies (which compiles the C core,
+# src/multibody/core/*.c), and rebuild the core in place whenever a C file or header changed.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+CORE_SRC := $(wildcard src/multibody/core/*.c src/multibody/core/*.h src/multibody/engine/c/*.c src/multibody/engine/c/*.h) setup.py
+CORE     := src/multibody/core/.built
 
-.PHONY: demo test test-fast bench clean
+# Numeric tests and the URDF fuzz, run under AddressSanitizer + UndefinedBehaviorSanitizer.
+ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_bad_input.py \
+              tests/test_floating.py tests/test_kinematics.py tests/test_sparse.py tests/test_urdf_errors.py \
+              tests/test_engine.py tests/test_engine_bad_input.py tests/test_engine_collision.py
 
-$(STAMP): pyproject.toml
+.PHONY: demo test test-fast test-asan bench core clean
+
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# the C core, built in place (portable flags; MULTIBODY_NATIVE=1 for -march=native)
+$(CORE): $(STAMP) $(CORE_SRC)
+	rm -f src/multibody/core/_core*.so src/multibody/engine/_engine*.so
+	$(PY) setup.py -q build_ext --inplace --force
+	touch $(CORE)
+
+core: $(CORE)
+
+demo: $(CORE)
 	$(PY) -m multibody demo
 
-test: $(STAMP)
+test: $(CORE)
 	$(PY) -m pytest -q -n 2
 
-test-fast: $(STAMP)
+test-fast: $(CORE)
 	$(PY) -m pytest -q -n 2 -m "not slow"
 
-bench: $(STAMP)
+# Sanitized build: libasan must be loaded before the interpreter; CPython's own allocations are
+# not leak-checked (detect_leaks=0).  Afterwards the portable build is restored.
+test-asan: $(STAMP)
+	rm -f $(CORE) src/multibody/core/_core*.so src/multibody/engine/_engine*.so
+	MULTIBODY_SANITIZE=1 $(PY) setup.py -q build_ext --inplace --force
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(PY) -m pytest -q -p no:cacheprovider $(ASAN_TESTS)
+	rm -f src/multibody/core/_core*.so src/multibody/engine/_engine*.so
+	$(MAKE) core
+
+bench: $(CORE)
 	$(PY) -m multibody bench
+	$(PY) -m multibody.bench.urdf
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf $(VENV) build src/*.egg-info src/multibody/core/_core*.so src/multibody/engine/_engine*.so $(CORE)

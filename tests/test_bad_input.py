@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.dynamics.fd_sparse import fd_sparse
+from multibody.dynamics import fd_sparse
 
 
 @pytest.fixture(scope="module")

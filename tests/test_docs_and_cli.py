@@ -1,6 +1,7 @@
 """The public API's docstring examples run, and the README's demo command does its job."""
 import doctest
 import importlib
+import os
 import pkgutil
 import re
 import subprocess
@@ -21,10 +22,17 @@ def test_docstring_examples(name):
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
 
 
-def test_demo_reproduces_the_reports_double_pendulum():
-    out = subprocess.run([sys.executable, "-m", "multibody", "demo"], capture_output=True, text=True,
-                         timeout=600)
+@pytest.mark.slow
+def test_demo_reproduces_the_reports_double_pendulum(tmp_path):
+    folder = tmp_path / "out"
+    out = subprocess.run([sys.executable, "-m", "multibody", "demo", "--out", str(folder)], capture_output=True,
+                         text=True, timeout=600)
     assert out.returncode == 0, out.stderr
+    # it writes an animation per model into the folder and says where
+    for name in ("double_pendulum.html", "ra3link.html"):
+        assert (folder / name).is_file() and str(folder / name) in out.stdout
+    m = re.search(r"symbolic M agrees with CRBA at q0 = .* to ([0-9.e+-]+)", out.stdout)
+    assert m and float(m.group(1)) < 1e-12
     m = re.search(r"\|H − D_q\| = ([0-9.e+-]+), \|g − g_q\| = ([0-9.e+-]+)", out.stdout)
     assert m, out.stdout
     assert float(m.group(1)) < 1e-12 and float(m.group(2)) < 1e-12
@@ -33,6 +41,7 @@ def test_demo_reproduces_the_reports_double_pendulum():
 
 
 def test_demo_rejects_unknown_model():
-    out = subprocess.run([sys.executable, "-m", "multibody", "demo", "--model", "nope"], capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run([sys.executable, "-m", "multibody", "demo", "--model", "nope", "--out", "never-made"],
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 2 and "unknown model 'nope'" in out.stderr
+    assert not os.path.exists("never-made")

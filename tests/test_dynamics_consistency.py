@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.dynamics.fd_sparse import fd_sparse
+from multibody.dynamics import fd_sparse
 from multibody.model.joints import JointType
 from multibody.sparse import ancestor_mask, ltdl, ltl
 from multibody.spatial import crf, crm, mcI, plnr, rq

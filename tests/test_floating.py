@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from multibody.dynamics.aba import aba
-from multibody.dynamics.crba import crba
-from multibody.dynamics.energy import energy
+from multibody.dynamics import aba
+from multibody.dynamics import crba
+from multibody.dynamics import energy
 from multibody.dynamics.floating import (check_floatbase_model, fbanim, fbkin, fbkin_forward, fbkin_inverse,
                                          fd_fb, id_fb)
-from multibody.dynamics.hybrid import hybrid_dynamics
-from multibody.dynamics.rnea import rnea
+from multibody.dynamics import hybrid_dynamics
+from multibody.dynamics import rnea
 from multibody.model.builder import ModelBuilder
 from multibody.model.joints import JointType
 from multibody.models.constructors import auto_tree, floatbase, singlebody

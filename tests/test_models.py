@@ -30,12 +30,15 @@ CATALOG = {
     "biped_upper_body": mb.models.biped_upper_body,
     "flapping_flyer": mb.models.flapping_flyer,
     "clemens_joint": mb.models.clemens_joint,
+    "gfx_example": mb.models.gfx_example,
+    "double_elbow": mb.models.double_elbow,
+    "rolling_disc": lambda: mb.models.rolling_disc(4),
 }
-QUATERNION = {"vee", "singlebody", "scissor"}          # free joints: no symbolic coordinates
+QUATERNION = {"vee", "singlebody", "scissor", "rolling_disc"}          # free joints: no symbolic coordinates
 MECHANISMS = {"biped_upper_body", "flapping_flyer", "clemens_joint"}
 SEEDS = ("ra3link", "ra3link_prismatic", "starleth", "double_pendulum", "single_pendulum") + tuple(sorted(MECHANISMS))
 SLOW = {("starleth", "tmt"), ("starleth", "lagrange")}
-NOT_CONSTRUCTORS = {"autoTree", "support_jacobian", "Mechanism", "SeedInfo", "seed_info", "parameters"}
+NOT_CONSTRUCTORS = {"autoTree", "gfxExample", "support_jacobian", "Mechanism", "SeedInfo", "seed_info", "parameters"}
 
 
 def test_catalog_covers_every_constructor():

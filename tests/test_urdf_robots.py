@@ -25,10 +25,10 @@ import pytest
 
 import pinocchio as pin
 
-from multibody.dynamics.aba import aba  # noqa: E402
-from multibody.dynamics.crba import crba  # noqa: E402
-from multibody.dynamics.energy import energy  # noqa: E402
-from multibody.dynamics.rnea import rnea  # noqa: E402
+from multibody.dynamics import aba  # noqa: E402
+from multibody.dynamics import crba  # noqa: E402
+from multibody.dynamics import energy  # noqa: E402
+from multibody.dynamics import rnea  # noqa: E402
 from multibody.kinematics.forward import forward_kinematics  # noqa: E402
 from multibody.kinematics.jacobians import body_jacobian, center_of_mass  # noqa: E402
 from multibody.model.joints import JointType  # noqa: E402

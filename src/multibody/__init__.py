@@ -6,8 +6,10 @@
 >>> H.shape
 (5, 5)
 """
-from . import _numba  # noqa: F401  (configures the compile cache before any kernel is defined)
+
 from . import models
+from .core import get_num_threads, set_num_threads
+from . import view
 from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
                        fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
 from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
@@ -19,6 +21,7 @@ from .model.configuration import difference, integrate
 from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
+from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
 from .simulate import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
                        Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
                        simulate_batch)
@@ -27,8 +30,9 @@ from .simulate.constraints import (AxisConstraint, ConstraintError, ConstraintSe
 from .simulate.contact import GroundContact, contact_parameters, gc_pos_vel, gcontact, gcPosVel
 
 __all__ = [
-    "Model", "ModelBuilder", "JointType", "Frame", "Geometry", "Mimic", "models",
-    "load_urdf", "URDFError", "URDFWarning",
+    "set_num_threads", "get_num_threads",
+    "Model", "ModelBuilder", "view", "JointType", "Frame", "Geometry", "Mimic", "models",
+    "load_urdf", "URDFError", "URDFWarning", "load_mjcf", "MJCFError", "MJCFWarning",
     "fd_fb", "FDfb", "id_fb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
     "integrate", "difference",
     "rnea", "ID", "inverse_dynamics", "crba", "hand_c", "HandC", "aba", "FDab", "forward_dynamics",

@@ -3,12 +3,19 @@
 Every public numeric function accepts a leading batch dimension ``(..., n)``.  Arguments are
 reshaped to ``(N, n)`` (N = 1 for a single state); an argument given once is broadcast by the
 kernel (leading size 1), so nothing is copied per state in Python.
+
+The C core's entry points take plain 1-D float64 arrays directly (the single-state fast path);
+they return ``None`` for anything else, and the Python face then calls :func:`states` here and
+calls again with ``(N, n)`` arrays.  Per-state checks (NaN/inf, zero quaternions) happen in C;
+:func:`raise_for` turns a status code into the error of the one status table (core/status.h).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ._numba import primitives as P
+from .core import _core
+
+OK = 0
 
 
 def as_batch(name: str, x, tail: tuple[int, ...], dims_hint: str = ""):
@@ -82,43 +89,7 @@ def batch_size(common) -> int:
     return n
 
 
-_STATUS = {
-    P.BAD_Q: "q: contains NaN or inf",
-    P.BAD_QD: "qd: contains NaN or inf",
-    P.BAD_QDD: "qdd: contains NaN or inf",
-    P.BAD_TAU: "tau: contains NaN or inf",
-    P.BAD_FEXT: "f_ext: contains NaN or inf",
-    P.ZERO_QUAT: "q: a quaternion (spherical or free joint) has zero norm; expected a non-zero quaternion",
-    P.SINGULAR: "model: singular joint-space inertia (a massless body or chain with no inertia)",
-}
-
-
 def raise_for(status: int):
     """Turn a kernel status code into a ValueError."""
-    if status != P.OK:
-        raise ValueError(_STATUS.get(int(status), f"kernel failed with status {status}"))
-
-
-def no_fext(model):
-    """Placeholder for 'no external forces' (the kernels' use_fext flag is False with it)."""
-    return model._no_fext
-
-
-def run(serial, parallel, n: int, *args):
-    """Run a batch kernel: large batches on all threads (chunks of states), small ones serially."""
-    if n >= P.PARALLEL_MIN_BATCH:
-        import numba
-        threads = numba.get_num_threads()
-        if threads > 1:
-            raise_for(parallel(*args, min(n, 4 * threads)))
-            return
-    raise_for(serial(*args))
-
-
-_F64 = np.dtype(np.float64)
-_ND = np.ndarray
-
-
-def is_vec(x, n: int) -> bool:
-    """True for a plain 1-D float64 array of length n: the single-state fast path's condition."""
-    return type(x) is _ND and x.dtype is _F64 and x.shape == (n,)
+    if status != OK:
+        raise ValueError(_core.status_message(int(status)))

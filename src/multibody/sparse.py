@@ -12,14 +12,13 @@ parent array with per-joint freedom counts into this per-variable array.
 
 Every numeric function accepts a leading batch dimension — ``H`` of shape ``(..., n, n)``, vectors
 ``(..., n)`` — broadcast between arguments, and loops over the batch inside compiled code
-(Numba ``@njit(cache=True)`` kernels over flat arrays). The public functions check their
+(C kernels in ``multibody/core/sparse.c``). The public functions check their
 arguments (shapes, finiteness, symmetry, the sparsity pattern, ``lam``) and raise ``ValueError``
 naming the bad argument; pass ``check=False`` in a hot loop whose inputs are already known good.
 
-The compiled kernels ``_ltdl_kernel(H, lam, L, d, info)`` and
-``_solve_ltdl_kernel(L, d, lam, rhs, x)`` (3-D ``(B, n, n)`` / 2-D ``(B, n)`` arrays, a batch of
-1 broadcasts) are called from other compiled code (``dynamics.fd_sparse``); keep their
-signatures.
+The kernels ``_ltdl_kernel(H, lam, L, d, info)`` and ``_solve_ltdl_kernel(L, d, lam, rhs, x)``
+(3-D ``(B, n, n)`` / 2-D ``(B, n)`` float64 arrays, int64 ``lam``, a batch of 1 broadcasts) fill
+the outputs they are given; ``fd_sparse`` uses the same C functions inside the core.
 
 The seed names ``expandLambda, LTDL, LTL, mpyH, mpyL, mpyLt, mpyLi, mpyLit`` are aliases of the
 snake_case functions (with the 0-based ``lam`` convention above).
@@ -28,7 +27,8 @@ snake_case functions (with the 0-based ``lam`` convention above).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .core import _core
 
 __all__ = [
     "expand_lambda", "ltdl", "ltl", "mpy_h", "mpy_l", "mpy_lt", "mpy_li", "mpy_lit",
@@ -40,17 +40,12 @@ __all__ = [
 TOL = 1e-10
 
 
-# =========================================================================== compiled kernels
-@njit(cache=True)
+# =========================================================================== kernels (core/sparse.c)
 def _expand_lambda_kernel(parent, nf):
-    nb = parent.shape[0]
-    n = 0
-    for i in range(nb):
-        n += nf[i]
-    new = np.empty(n, dtype=np.int64)
-    last = np.empty(nb, dtype=np.int64)  # last variable of body i, or of its nearest ancestor
+    new = np.empty(int(np.sum(nf)), dtype=np.int64)
+    last = np.empty(parent.shape[0], dtype=np.int64)  # last variable of body i, or of its nearest ancestor
     start = 0
-    for i in range(nb):
+    for i in range(parent.shape[0]):
         p = parent[i]
         prev = -1 if p < 0 else last[p]
         for j in range(nf[i]):
@@ -60,12 +55,10 @@ def _expand_lambda_kernel(parent, nf):
     return new
 
 
-@njit(cache=True)
 def _ancestor_mask_kernel(lam):
     n = lam.shape[0]
-    mask = np.zeros((n, n), dtype=np.bool_)
+    mask = np.eye(n, dtype=bool)
     for i in range(n):
-        mask[i, i] = True
         j = lam[i]
         while j >= 0:
             mask[i, j] = True
@@ -73,170 +66,45 @@ def _ancestor_mask_kernel(lam):
     return mask
 
 
-@njit(cache=True)
 def _ltdl_kernel(H, lam, L, d, info):
     """RBDA table 6.3 (LTDL) on each H[b]; info[b] = failing pivot index or -1."""
-    nbatch, n = H.shape[0], H.shape[1]
-    A = np.empty((n, n))
-    for b in range(nbatch):
-        A[:, :] = H[b]
-        info[b] = -1
-        for k in range(n - 1, -1, -1):
-            if not A[k, k] > 0.0:
-                info[b] = k
-                break
-            i = lam[k]
-            while i >= 0:
-                a = A[k, i] / A[k, k]
-                j = i
-                while j >= 0:
-                    A[i, j] -= a * A[k, j]
-                    j = lam[j]
-                A[k, i] = a
-                i = lam[i]
-        for i in range(n):
-            for j in range(n):
-                L[b, i, j] = 0.0
-            L[b, i, i] = 1.0
-            d[b, i] = A[i, i]
-            j = lam[i]
-            while j >= 0:
-                L[b, i, j] = A[i, j]
-                j = lam[j]
+    _core.ltdl_kernel(np.ascontiguousarray(H, dtype=np.float64), np.ascontiguousarray(lam, dtype=np.int64), L, d, info)
 
 
-@njit(cache=True)
 def _ltl_kernel(H, lam, L, info):
     """RBDA table 6.3 (LTL) on each H[b]; info[b] = failing pivot index or -1."""
-    nbatch, n = H.shape[0], H.shape[1]
-    A = np.empty((n, n))
-    for b in range(nbatch):
-        A[:, :] = H[b]
-        info[b] = -1
-        for k in range(n - 1, -1, -1):
-            if not A[k, k] > 0.0:
-                info[b] = k
-                break
-            A[k, k] = np.sqrt(A[k, k])
-            i = lam[k]
-            while i >= 0:
-                A[k, i] /= A[k, k]
-                i = lam[i]
-            i = lam[k]
-            while i >= 0:
-                j = i
-                while j >= 0:
-                    A[i, j] -= A[k, i] * A[k, j]
-                    j = lam[j]
-                i = lam[i]
-        for i in range(n):
-            for j in range(n):
-                L[b, i, j] = 0.0
-            L[b, i, i] = A[i, i]
-            j = lam[i]
-            while j >= 0:
-                L[b, i, j] = A[i, j]
-                j = lam[j]
+    _core.ltl_kernel(np.ascontiguousarray(H, dtype=np.float64), np.ascontiguousarray(lam, dtype=np.int64), L, info)
 
 
-@njit(cache=True)
+def _mpy(op, M, lam, x, y):
+    _core.mpy_kernel(op, np.ascontiguousarray(M, dtype=np.float64), np.ascontiguousarray(lam, dtype=np.int64),
+                     np.ascontiguousarray(x, dtype=np.float64), y)
+
+
 def _mpy_h_kernel(H, lam, x, y):
-    nbatch, n = y.shape[0], y.shape[1]
-    for b in range(nbatch):
-        M = H[b if H.shape[0] > 1 else 0]
-        xb = x[b if x.shape[0] > 1 else 0]
-        for i in range(n):
-            y[b, i] = M[i, i] * xb[i]
-        for i in range(n - 1, -1, -1):
-            j = lam[i]
-            while j >= 0:
-                y[b, i] += M[i, j] * xb[j]
-                y[b, j] += M[i, j] * xb[i]
-                j = lam[j]
+    _mpy(0, H, lam, x, y)
 
 
-@njit(cache=True)
 def _mpy_l_kernel(L, lam, x, y):
-    nbatch, n = y.shape[0], y.shape[1]
-    for b in range(nbatch):
-        M = L[b if L.shape[0] > 1 else 0]
-        xb = x[b if x.shape[0] > 1 else 0]
-        for i in range(n):
-            s = M[i, i] * xb[i]
-            j = lam[i]
-            while j >= 0:
-                s += M[i, j] * xb[j]
-                j = lam[j]
-            y[b, i] = s
+    _mpy(1, L, lam, x, y)
 
 
-@njit(cache=True)
 def _mpy_lt_kernel(L, lam, x, y):
-    nbatch, n = y.shape[0], y.shape[1]
-    for b in range(nbatch):
-        M = L[b if L.shape[0] > 1 else 0]
-        xb = x[b if x.shape[0] > 1 else 0]
-        for i in range(n):
-            y[b, i] = M[i, i] * xb[i]
-        for i in range(n - 1, -1, -1):
-            j = lam[i]
-            while j >= 0:
-                y[b, j] += M[i, j] * xb[i]
-                j = lam[j]
+    _mpy(2, L, lam, x, y)
 
 
-@njit(cache=True)
-def _forward(M, lam, y):
-    """In place: y <- inv(L) y (L lower triangular with branch-induced sparsity)."""
-    n = y.shape[0]
-    for i in range(n):
-        s = y[i]
-        j = lam[i]
-        while j >= 0:
-            s -= M[i, j] * y[j]
-            j = lam[j]
-        y[i] = s / M[i, i]
-
-
-@njit(cache=True)
-def _backward(M, lam, y):
-    """In place: y <- inv(Lᵀ) y."""
-    n = y.shape[0]
-    for i in range(n - 1, -1, -1):
-        y[i] /= M[i, i]
-        j = lam[i]
-        while j >= 0:
-            y[j] -= M[i, j] * y[i]
-            j = lam[j]
-
-
-@njit(cache=True)
 def _mpy_li_kernel(L, lam, x, y):
-    nbatch = y.shape[0]
-    for b in range(nbatch):
-        y[b] = x[b if x.shape[0] > 1 else 0]
-        _forward(L[b if L.shape[0] > 1 else 0], lam, y[b])
+    _mpy(3, L, lam, x, y)
 
 
-@njit(cache=True)
 def _mpy_lit_kernel(L, lam, x, y):
-    nbatch = y.shape[0]
-    for b in range(nbatch):
-        y[b] = x[b if x.shape[0] > 1 else 0]
-        _backward(L[b if L.shape[0] > 1 else 0], lam, y[b])
+    _mpy(4, L, lam, x, y)
 
 
-@njit(cache=True)
 def _solve_ltdl_kernel(L, d, lam, rhs, x):
-    nbatch, n = x.shape[0], x.shape[1]
-    for b in range(nbatch):
-        M = L[b if L.shape[0] > 1 else 0]
-        db = d[b if d.shape[0] > 1 else 0]
-        x[b] = rhs[b if rhs.shape[0] > 1 else 0]
-        _backward(M, lam, x[b])  # Lᵀ w = rhs
-        for i in range(n):
-            x[b, i] /= db[i]  # D z = w
-        _forward(M, lam, x[b])  # L x = z
+    """x[b] = L⁻¹ D⁻¹ L⁻ᵀ rhs[b] (inputs with leading size 1 are shared)."""
+    _core.solve_ltdl_kernel(np.ascontiguousarray(L, dtype=np.float64), np.ascontiguousarray(d, dtype=np.float64),
+                            np.ascontiguousarray(lam, dtype=np.int64), np.ascontiguousarray(rhs, dtype=np.float64), x)
 
 
 # =========================================================================== argument checking

@@ -16,7 +16,7 @@ in fixed-base coordinates (``v_O`` is the velocity of the body-fixed point at th
 belongs to velocity variable 6 + k of the model).  External forces ``f_ext`` (…, nb, 6) are in
 fixed-base coordinates; the first five rows (the massless chain) are ignored, as in the seed.
 
-Every function takes leading batch dimensions; the dynamics run in compiled (Numba) kernels,
+Every function takes leading batch dimensions; the dynamics run in the C core (``core/floating.c``),
 the kinematics are vectorised NumPy.
 
 Calling forms of :func:`fbkin` (argument counting and the length of the first argument, as in
@@ -40,20 +40,13 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from numba import njit
 
 from .. import _boundary as B
-from .._numba.primitives import (check_rates, BAD_QDD, BAD_TAU, F_INERTIA, OK, PARENT, SINGULAR, VS, NVJ,
-                                 ZERO_QUAT, all_finite, check_configuration, congruence_add, cross_force,
-                                 cross_motion, force_to_child, force_to_parent_add, inertia_times,
-                                 motion_to_child, motion_to_parent, plux_matrix, quat_to_rot,
-                                 tree_poses)
+from ..core import _core
 from ..model.joints import JointType
-from ..spatial.rotations import KSTAB, matrix_to_quat, quat_derivative, quat_to_matrix
-from .aba import invert_spd
+from ..spatial.rotations import matrix_to_quat, quat_derivative, quat_to_matrix
 
 FB = 5  # index of the floating base (spatial_v2's body 6)
-BAD_Q_FB = 101  # kernel status: xfb not finite
 
 __all__ = ["fd_fb", "id_fb", "FDfb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
            "check_floatbase_model"]
@@ -96,330 +89,6 @@ def _check_floatbase_model(model):
                              "every real body must descend from the floating base (body 5)")
 
 
-# --------------------------------------------------------------------------- compiled kernels
-@njit(cache=True)
-def _base_pose(x, R6, p6):
-    """Pose of the floating base in the fixed base from xfb: R6 rotates base coords into fixed."""
-    quat_to_rot(x[0], x[1], x[2], x[3], R6)
-    p6[0] = x[4]
-    p6[1] = x[5]
-    p6[2] = x[6]
-
-
-@njit(cache=True)
-def _xdfb(x, R6, p6, a6, a_grav, xd):
-    """xdfb = [rqd(ω, qn); Vpt(vfb, r); X6⁻¹ a6 + a_grav]."""
-    w0, w1, w2 = x[7], x[8], x[9]
-    q0, q1, q2, q3 = x[0], x[1], x[2], x[3]
-    k = KSTAB * np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) * (1.0 - np.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3))
-    # rqd(wA, q) = ½ (0, wA) ⊗ q + stabilisation (ω in fixed-base coordinates)
-    xd[0] = 0.5 * (q0 * k - q1 * w0 - q2 * w1 - q3 * w2)
-    xd[1] = 0.5 * (q1 * k + q0 * w0 - (q2 * w2 - q3 * w1))
-    xd[2] = 0.5 * (q2 * k + q0 * w1 - (q3 * w0 - q1 * w2))
-    xd[3] = 0.5 * (q3 * k + q0 * w2 - (q1 * w1 - q2 * w0))
-    # Vpt: velocity of the base origin r = v_O + ω × r
-    xd[4] = x[10] + w1 * x[6] - w2 * x[5]
-    xd[5] = x[11] + w2 * x[4] - w0 * x[6]
-    xd[6] = x[12] + w0 * x[5] - w1 * x[4]
-    afb = np.empty(6)
-    motion_to_parent(R6, p6, a6, afb)
-    for r in range(6):
-        xd[7 + r] = afb[r] + a_grav[r]
-
-
-@njit(cache=True)
-def _check_state(ti, x, q):
-    if not all_finite(x):
-        return BAD_Q_FB
-    if x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3] < 1e-24:
-        return ZERO_QUAT
-    return check_configuration(ti, q)
-
-
-@njit(cache=True)
-def fdfb_one(ti, tf, S, a_grav, x, q, qd, tau, fext, use_fext, xd, qdd,
-             R, p, R0, p0, v, c, IA, pA, U, Dinv, u, a, X):
-    """FDfb (spatial_v2): ABA over the real bodies with the floating base as a 6-DoF root."""
-    nb = ti.shape[0]
-    vJ = np.empty(6)
-    tmp = np.empty(6)
-    Ia = np.empty((6, 6))
-    pa = np.empty(6)
-    D = np.empty((6, 6))
-    tree_poses(ti, tf, q, R, p)                      # Xup{i} = XJ Xtree{i}, i ≥ 7 (1-based)
-    _base_pose(x, R[FB], p[FB])                      # Xup{6} = plux(rq(qn), r)
-    R0[FB] = R[FB]
-    p0[FB] = p[FB]
-    motion_to_child(R[FB], p[FB], x[7:13], v[FB])    # v{6} = Xup{6} vfb
-    for r in range(6):
-        for cc in range(6):
-            IA[FB, r, cc] = tf[FB, F_INERTIA + 6 * r + cc]  # IA{6} = I{6}
-    inertia_times(tf[FB], v[FB], tmp)
-    cross_force(v[FB], tmp, pA[FB])                  # pA{6} = v{6} ×* I{6} v{6}
-    for i in range(FB + 1, nb):
-        par = ti[i, PARENT]
-        vJ[:] = 0.0
-        for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
-            for r in range(6):
-                vJ[r] += S[k, r] * qd[k]
-        motion_to_child(R[i], p[i], v[par], tmp)
-        for r in range(6):
-            v[i, r] = tmp[r] + vJ[r]                 # v{i} = Xup{i} v{λ(i)} + vJ
-        cross_motion(v[i], vJ, c[i])                 # c{i} = v{i} ×m vJ
-        for r in range(6):
-            for cc in range(6):
-                IA[i, r, cc] = tf[i, F_INERTIA + 6 * r + cc]
-        inertia_times(tf[i], v[i], tmp)
-        cross_force(v[i], tmp, pA[i])                # pA{i} = v{i} ×* I{i} v{i}
-    if use_fext:                                     # pA{i} −= X0{i}* f_ext{i}, i ≥ 6
-        for i in range(FB, nb):
-            par = ti[i, PARENT]
-            if i > FB:
-                for r in range(3):
-                    acc = p0[par, r]
-                    for cc in range(3):
-                        acc += R0[par, r, cc] * p[i, cc]
-                        s = 0.0
-                        for k in range(3):
-                            s += R0[par, r, k] * R[i, k, cc]
-                        R0[i, r, cc] = s
-                    p0[i, r] = acc
-            force_to_child(R0[i], p0[i], fext[i], tmp)
-            for r in range(6):
-                pA[i, r] -= tmp[r]
-    for i in range(nb - 1, FB, -1):                  # articulated inertias, leaves to the base
-        vs = ti[i, VS]
-        nj = ti[i, NVJ]
-        par = ti[i, PARENT]
-        Ia[:, :] = IA[i]
-        pa[:] = pA[i]
-        if nj > 0:
-            for e in range(nj):                      # U = IA S, d = Sᵀ U, u = τ − Sᵀ pA
-                k = vs + e
-                for r in range(6):
-                    s = 0.0
-                    for cc in range(6):
-                        s += IA[i, r, cc] * S[k, cc]
-                    U[k, r] = s
-                s = 0.0
-                for r in range(6):
-                    s += S[k, r] * pA[i, r]
-                u[k] = tau[k] - s
-            for e in range(nj):
-                for f in range(nj):
-                    s = 0.0
-                    for r in range(6):
-                        s += S[vs + e, r] * U[vs + f, r]
-                    D[e, f] = s
-            if not invert_spd(D, nj, Dinv[i]):
-                return SINGULAR
-            for e in range(nj):                      # Ia = IA − U d⁻¹ Uᵀ ; pa = pA + Ia c + U d⁻¹ u
-                for f in range(nj):
-                    d = Dinv[i, e, f]
-                    for r in range(6):
-                        ur = U[vs + e, r] * d
-                        for cc in range(6):
-                            Ia[r, cc] -= ur * U[vs + f, cc]
-                    for r in range(6):
-                        pa[r] += U[vs + e, r] * d * u[vs + f]
-        for r in range(6):
-            s = 0.0
-            for cc in range(6):
-                s += Ia[r, cc] * c[i, cc]
-            pa[r] += s
-        plux_matrix(R[i], p[i], X)
-        congruence_add(X, Ia, IA[par])               # IA{λ} += Xupᵀ Ia Xup
-        force_to_parent_add(R[i], p[i], pa, pA[par])  # pA{λ} += Xupᵀ pa
-    if not invert_spd(IA[FB], 6, D):                 # a{6} = −IA{6} \ pA{6}
-        return SINGULAR
-    for r in range(6):
-        s = 0.0
-        for cc in range(6):
-            s -= D[r, cc] * pA[FB, cc]
-        a[FB, r] = s
-    for i in range(FB + 1, nb):                      # accelerations, base to leaves
-        par = ti[i, PARENT]
-        vs = ti[i, VS]
-        nj = ti[i, NVJ]
-        motion_to_child(R[i], p[i], a[par], a[i])
-        for r in range(6):
-            a[i, r] += c[i, r]
-        for e in range(nj):                          # q̈ = d⁻¹ (u − Uᵀ a)
-            s = 0.0
-            for f in range(nj):
-                w = u[vs + f]
-                for r in range(6):
-                    w -= U[vs + f, r] * a[i, r]
-                s += Dinv[i, e, f] * w
-            qdd[vs + e] = s
-        for e in range(nj):
-            for r in range(6):
-                a[i, r] += S[vs + e, r] * qdd[vs + e]
-    _xdfb(x, R[FB], p[FB], a[FB], a_grav, xd)
-    return OK
-
-
-@njit(cache=True)
-def idfb_one(ti, tf, S, a_grav, x, q, qd, qdd, fext, use_fext, xd, tau, R, p, R0, p0, v, a, IC, pC, X):
-    """IDfb (RBDA table 9.6): composite inertias give the base acceleration, then the joint forces."""
-    nb = ti.shape[0]
-    vJ = np.empty(6)
-    tmp = np.empty(6)
-    tmp2 = np.empty(6)
-    Dinv = np.empty((6, 6))
-    tree_poses(ti, tf, q, R, p)
-    _base_pose(x, R[FB], p[FB])
-    R0[FB] = R[FB]
-    p0[FB] = p[FB]
-    motion_to_child(R[FB], p[FB], x[7:13], v[FB])    # v{6} = Xup{6} vfb
-    a[FB, :] = 0.0                                   # a{6} = 0 (its true value is found below)
-    for i in range(FB, nb):
-        par = ti[i, PARENT]
-        if i > FB:
-            vJ[:] = 0.0
-            for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
-                for r in range(6):
-                    vJ[r] += S[k, r] * qd[k]
-            motion_to_child(R[i], p[i], v[par], tmp)
-            for r in range(6):
-                v[i, r] = tmp[r] + vJ[r]
-            motion_to_child(R[i], p[i], a[par], a[i])   # a{i} = Xup a{λ} + S q̈ + v ×m vJ
-            cross_motion(v[i], vJ, tmp)
-            for r in range(6):
-                a[i, r] += tmp[r]
-            for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
-                for r in range(6):
-                    a[i, r] += S[k, r] * qdd[k]
-        for r in range(6):
-            for cc in range(6):
-                IC[i, r, cc] = tf[i, F_INERTIA + 6 * r + cc]   # IC{i} = I{i}
-        inertia_times(tf[i], a[i], pC[i])             # pC{i} = I a + v ×* I v
-        inertia_times(tf[i], v[i], tmp)
-        cross_force(v[i], tmp, tmp2)
-        for r in range(6):
-            pC[i, r] += tmp2[r]
-        if use_fext:
-            if i > FB:
-                for r in range(3):
-                    acc = p0[par, r]
-                    for cc in range(3):
-                        acc += R0[par, r, cc] * p[i, cc]
-                        s = 0.0
-                        for k in range(3):
-                            s += R0[par, r, k] * R[i, k, cc]
-                        R0[i, r, cc] = s
-                    p0[i, r] = acc
-            force_to_child(R0[i], p0[i], fext[i], tmp)
-            for r in range(6):
-                pC[i, r] -= tmp[r]
-    for i in range(nb - 1, FB, -1):                  # IC{λ} += Xupᵀ IC Xup ; pC{λ} += Xupᵀ pC
-        par = ti[i, PARENT]
-        plux_matrix(R[i], p[i], X)
-        congruence_add(X, IC[i], IC[par])
-        force_to_parent_add(R[i], p[i], pC[i], pC[par])
-    if not invert_spd(IC[FB], 6, Dinv):              # a{6} = −IC{6} \ pC{6}
-        return SINGULAR
-    for r in range(6):
-        s = 0.0
-        for cc in range(6):
-            s -= Dinv[r, cc] * pC[FB, cc]
-        a[FB, r] = s
-    for i in range(FB + 1, nb):                      # a{i} = Xup a{λ} ; τ = Sᵀ (pC + IC a)
-        par = ti[i, PARENT]
-        motion_to_child(R[i], p[i], a[par], a[i])
-        for r in range(6):
-            s = pC[i, r]
-            for cc in range(6):
-                s += IC[i, r, cc] * a[i, cc]
-            tmp[r] = s
-        for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
-            s = 0.0
-            for r in range(6):
-                s += S[k, r] * tmp[r]
-            tau[k] = s
-    _xdfb(x, R[FB], p[FB], a[FB], a_grav, xd)
-    return OK
-
-
-@njit(cache=True)
-def fdfb_batch(ti, tf, S, a_grav, XFB, Q, QD, TAU, FEXT, use_fext, XD, QDD):
-    nb = ti.shape[0]
-    nv = S.shape[0]
-    nq = Q.shape[1] + 6
-    R = np.empty((nb, 3, 3))
-    p = np.empty((nb, 3))
-    R0 = np.empty((nb, 3, 3))
-    p0 = np.empty((nb, 3))
-    v = np.zeros((nb, 6))
-    c = np.zeros((nb, 6))
-    a = np.zeros((nb, 6))
-    IA = np.zeros((nb, 6, 6))
-    pA = np.zeros((nb, 6))
-    U = np.zeros((nv, 6))
-    Dinv = np.zeros((nb, 6, 6))
-    u = np.zeros(nv)
-    X = np.empty((6, 6))
-    q = np.zeros(nq)     # full-model vectors: the six emulation variables stay 0 (unused)
-    qd = np.zeros(nv)
-    tau = np.zeros(nv)
-    qdd = np.zeros(nv)
-    for n in range(XD.shape[0]):
-        x = XFB[min(n, XFB.shape[0] - 1)]
-        q[6:] = Q[min(n, Q.shape[0] - 1)]
-        qd[6:] = QD[min(n, QD.shape[0] - 1)]
-        tau[6:] = TAU[min(n, TAU.shape[0] - 1)]
-        fe = FEXT[min(n, FEXT.shape[0] - 1)]
-        st = _check_state(ti, x, q)
-        if st != OK:
-            return st
-        st = check_rates(qd, tau, BAD_TAU, fe, use_fext)
-        if st != OK:
-            return st
-        st = fdfb_one(ti, tf, S, a_grav, x, q, qd, tau, fe, use_fext, XD[n], qdd,
-                      R, p, R0, p0, v, c, IA, pA, U, Dinv, u, a, X)
-        if st != OK:
-            return st
-        QDD[n] = qdd[6:]
-    return OK
-
-
-@njit(cache=True)
-def idfb_batch(ti, tf, S, a_grav, XFB, Q, QD, QDD, FEXT, use_fext, XD, TAU):
-    nb = ti.shape[0]
-    nv = S.shape[0]
-    nq = Q.shape[1] + 6
-    R = np.empty((nb, 3, 3))
-    p = np.empty((nb, 3))
-    R0 = np.empty((nb, 3, 3))
-    p0 = np.empty((nb, 3))
-    v = np.zeros((nb, 6))
-    a = np.zeros((nb, 6))
-    IC = np.zeros((nb, 6, 6))
-    pC = np.zeros((nb, 6))
-    X = np.empty((6, 6))
-    q = np.zeros(nq)
-    qd = np.zeros(nv)
-    qdd = np.zeros(nv)
-    tau = np.zeros(nv)
-    for n in range(XD.shape[0]):
-        x = XFB[min(n, XFB.shape[0] - 1)]
-        q[6:] = Q[min(n, Q.shape[0] - 1)]
-        qd[6:] = QD[min(n, QD.shape[0] - 1)]
-        qdd[6:] = QDD[min(n, QDD.shape[0] - 1)]
-        fe = FEXT[min(n, FEXT.shape[0] - 1)]
-        st = _check_state(ti, x, q)
-        if st != OK:
-            return st
-        st = check_rates(qd, qdd, BAD_QDD, fe, use_fext)
-        if st != OK:
-            return st
-        st = idfb_one(ti, tf, S, a_grav, x, q, qd, qdd, fe, use_fext, XD[n], tau, R, p, R0, p0, v, a, IC, pC, X)
-        if st != OK:
-            return st
-        TAU[n] = tau[6:]
-    return OK
-
-
 # --------------------------------------------------------------------------- public dynamics
 def _fb_args(model, **named):
     """Validate xfb and the real-joint arrays; returns ((N, …) arrays in the order given, batch)."""
@@ -443,14 +112,6 @@ def _fb_args(model, **named):
     return {k: B.flat_broadcast(k, a, b, common) for k, (a, b) in got.items()}, common
 
 
-def _raise(st):
-    if st == BAD_Q_FB:
-        raise ValueError("xfb: contains NaN or inf")
-    if st == ZERO_QUAT:
-        raise ValueError("xfb/q: a quaternion has zero norm; expected a non-zero quaternion")
-    B.raise_for(st)
-
-
 def fd_fb(model, xfb, q=None, qd=None, tau=None, f_ext=None):
     """spatial_v2 ``FDfb``: floating-base forward dynamics without the emulation's singularity.
 
@@ -471,13 +132,7 @@ def fd_fb(model, xfb, q=None, qd=None, tau=None, f_ext=None):
     True
     """
     a, common = _fb_args(model, xfb=xfb, q=q, qd=qd, tau=tau, f_ext=f_ext)
-    ti, tf, S, a_grav = model._packed
-    N = B.batch_size(common)
-    F = a.get("f_ext")
-    xd = np.empty((N, 13))
-    qdd = np.empty((N, model.nv - 6))
-    _raise(fdfb_batch(ti, tf, S, a_grav, a["xfb"], a["q"], a["qd"], a["tau"], F if F is not None else B.no_fext(model),
-                      F is not None, xd, qdd))
+    xd, qdd = _core.fdfb(model._c, a["xfb"], a["q"], a["qd"], a["tau"], a.get("f_ext"))
     return xd.reshape(common + (13,)), qdd.reshape(common + (model.nv - 6,))
 
 
@@ -498,13 +153,7 @@ def id_fb(model, xfb, q=None, qd=None, qdd=None, f_ext=None):
     True
     """
     a, common = _fb_args(model, xfb=xfb, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
-    ti, tf, S, a_grav = model._packed
-    N = B.batch_size(common)
-    F = a.get("f_ext")
-    xd = np.empty((N, 13))
-    tau = np.empty((N, model.nv - 6))
-    _raise(idfb_batch(ti, tf, S, a_grav, a["xfb"], a["q"], a["qd"], a["qdd"], F if F is not None else B.no_fext(model),
-                      F is not None, xd, tau))
+    xd, tau = _core.idfb(model._c, a["xfb"], a["q"], a["qd"], a["qdd"], a.get("f_ext"))
     return xd.reshape(common + (13,)), tau.reshape(common + (model.nv - 6,))
 
 

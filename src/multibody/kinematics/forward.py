@@ -9,11 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from .. import _boundary as B
-from .._numba.primitives import (BAD_QD, BAD_QDD, OK, PARENT, VS, NVJ, all_finite, check_configuration,
-                                 cross_motion, motion_to_child, tree_poses, world_poses)
+from ..core import _core
 
 
 @dataclass(frozen=True)
@@ -29,72 +27,29 @@ class BodyStates:
     a: np.ndarray | None = None
 
 
-@njit(cache=True)
-def kinematics_batch(ti, tf, S, Q, QD, QDD, order, R0, P0, V, A):
-    """order 0: poses; 1: + velocities; 2: + accelerations (no gravity)."""
-    nb = ti.shape[0]
-    R = np.empty((nb, 3, 3))
-    p = np.empty((nb, 3))
-    vJ = np.empty(6)
-    tmp = np.empty(6)
-    for n in range(R0.shape[0]):
-        q = Q[min(n, Q.shape[0] - 1)]
-        st = check_configuration(ti, q)
-        if st != OK:
-            return st
-        tree_poses(ti, tf, q, R, p)
-        world_poses(ti, R, p, R0[n], P0[n])
-        if order == 0:
-            continue
-        qd = QD[min(n, QD.shape[0] - 1)]
-        qdd = QDD[min(n, QDD.shape[0] - 1)]
-        if not all_finite(qd):
-            return BAD_QD
-        if order > 1 and not all_finite(qdd):
-            return BAD_QDD
-        v = V[n]
-        a = A[n]
-        for i in range(nb):
-            par = ti[i, PARENT]
-            vJ[:] = 0.0
-            for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
-                for r in range(6):
-                    vJ[r] += S[k, r] * qd[k]
-            if par < 0:
-                v[i] = vJ
-                a[i] = 0.0
-            else:
-                motion_to_child(R[i], p[i], v[par], tmp)
-                for r in range(6):
-                    v[i, r] = tmp[r] + vJ[r]
-                if order > 1:
-                    motion_to_child(R[i], p[i], a[par], a[i])
-                    cross_motion(v[i], vJ, tmp)
-                    for r in range(6):
-                        a[i, r] += tmp[r]
-            if order > 1:
-                for k in range(ti[i, VS], ti[i, VS] + ti[i, NVJ]):
-                    for r in range(6):
-                        a[i, r] += S[k, r] * qdd[k]
-    return OK
-
-
 def body_states(model, q, qd=None, qdd=None) -> BodyStates:
-    """Poses of all bodies; with ``qd`` also velocities; with ``qdd`` also accelerations."""
-    order = 0 if qd is None else (1 if qdd is None else 2)
-    args, batch = B.states(model, q=q, qd=qd, qdd=qdd)
-    ti, tf, S, _ = model._packed
-    N = B.batch_size(batch)
-    R0 = np.empty((N, model.nb, 3, 3))
-    P0 = np.empty((N, model.nb, 3))
-    V = np.empty((N if order else 0, model.nb, 6))
-    A = np.zeros((N if order > 1 else 0, model.nb, 6)) if order > 1 else np.empty((N if order else 0, model.nb, 6))
-    dummy = np.zeros((1, model.nv))
-    B.raise_for(kinematics_batch(ti, tf, S, args["q"], args.get("qd", dummy), args.get("qdd", dummy),
-                                 order, R0, P0, V, A))
-    shp = lambda x, tail: x.reshape(batch + tail)  # noqa: E731
-    return BodyStates(R=shp(R0, (model.nb, 3, 3)), p=shp(P0, (model.nb, 3)),
-                      v=shp(V, (model.nb, 6)) if order else None, a=shp(A, (model.nb, 6)) if order > 1 else None)
+    """Poses of all bodies; with ``qd`` also velocities; with ``qdd`` also accelerations.
+
+    The recursion is ``core/kinematics.c`` (``mb_body_states``).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> s = mb.body_states(mb.models.planar(2), [0.0, 0.0], [1.0, 0.0])
+    >>> s.v[1].tolist()            # body 2 turns with body 1: [ω; v] in its own coordinates
+    [0.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    """
+    if qd is None:
+        qdd = None
+    c = model._c
+    out = _core.body_states(c, q, qd, qdd)
+    if out is None:
+        args, batch = B.states(model, q=q, qd=qd, qdd=qdd)
+        out = _core.body_states(c, args["q"], args.get("qd"), args.get("qdd"))
+        shp = lambda x, tail: None if x is None else x.reshape(batch + tail)  # noqa: E731
+        out = (shp(out[0], (model.nb, 3, 3)), shp(out[1], (model.nb, 3)), shp(out[2], (model.nb, 6)),
+               shp(out[3], (model.nb, 6)))
+    return BodyStates(R=out[0], p=out[1], v=out[2], a=out[3])
 
 
 def forward_kinematics(model, q):

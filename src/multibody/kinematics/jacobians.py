@@ -2,67 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .. import _boundary as B
-from .._numba.primitives import OK, PARENT, VS, NVJ, check_configuration, tree_poses, world_poses
+from ..core import _core
 from .forward import _point, body_states
 
 FRAMES = ("world_aligned", "local", "world")
-
-
-@njit(cache=True)
-def jacobian_batch(ti, tf, S, Q, body, point, frame, J):
-    """Columns [ω; v_P] of the body's ancestors' dofs; P = point (body coordinates).
-
-    frame 0: world-aligned (ω and v_P in world coordinates); 1: local (body coordinates);
-    2: world/spatial (v at the world origin, like Pinocchio's WORLD).
-    """
-    nb = ti.shape[0]
-    R = np.empty((nb, 3, 3))
-    p = np.empty((nb, 3))
-    R0 = np.empty((nb, 3, 3))
-    p0 = np.empty((nb, 3))
-    P = np.empty(3)
-    w = np.empty(3)
-    u = np.empty(3)
-    for n in range(J.shape[0]):
-        q = Q[min(n, Q.shape[0] - 1)]
-        st = check_configuration(ti, q)
-        if st != OK:
-            return st
-        tree_poses(ti, tf, q, R, p)
-        world_poses(ti, R, p, R0, p0)
-        Jn = J[n]
-        Jn[:, :] = 0.0
-        for r in range(3):
-            if frame == 2:
-                P[r] = 0.0
-            else:
-                P[r] = p0[body, r] + R0[body, r, 0] * point[0] + R0[body, r, 1] * point[1] \
-                    + R0[body, r, 2] * point[2]
-        j = body
-        while j >= 0:
-            for k in range(ti[j, VS], ti[j, VS] + ti[j, NVJ]):
-                for r in range(3):
-                    w[r] = R0[j, r, 0] * S[k, 0] + R0[j, r, 1] * S[k, 1] + R0[j, r, 2] * S[k, 2]
-                    u[r] = R0[j, r, 0] * S[k, 3] + R0[j, r, 1] * S[k, 4] + R0[j, r, 2] * S[k, 5]
-                d0 = P[0] - p0[j, 0]
-                d1 = P[1] - p0[j, 1]
-                d2 = P[2] - p0[j, 2]
-                u[0] += w[1] * d2 - w[2] * d1
-                u[1] += w[2] * d0 - w[0] * d2
-                u[2] += w[0] * d1 - w[1] * d0
-                if frame == 1:  # rotate into body coordinates
-                    for r in range(3):
-                        Jn[r, k] = R0[body, 0, r] * w[0] + R0[body, 1, r] * w[1] + R0[body, 2, r] * w[2]
-                        Jn[3 + r, k] = R0[body, 0, r] * u[0] + R0[body, 1, r] * u[1] + R0[body, 2, r] * u[2]
-                else:
-                    for r in range(3):
-                        Jn[r, k] = w[r]
-                        Jn[3 + r, k] = u[r]
-            j = ti[j, PARENT]
-    return OK
 
 
 def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
@@ -85,11 +30,12 @@ def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
     if i < 0:
         raise ValueError("body: the fixed base has no Jacobian")
     r = _point("point", point)
+    c, code = model._c, FRAMES.index(frame)
+    J = _core.jacobian(c, q, i, r, code)
+    if J is not None:
+        return J
     args, batch = B.states(model, q=q)
-    ti, tf, S, _ = model._packed
-    J = np.empty((B.batch_size(batch), 6, model.nv))
-    B.raise_for(jacobian_batch(ti, tf, S, args["q"], i, r, FRAMES.index(frame), J))
-    return J.reshape(batch + (6, model.nv))
+    return _core.jacobian(c, args["q"], i, r, code).reshape(batch + (6, model.nv))
 
 
 def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
@@ -133,18 +79,13 @@ def center_of_mass(model, q):
 
 
 def com_jacobian(model, q):
-    """Jacobian (…, 3, nv) of the centre of mass: Σ m_i J_i(c_i) / M."""
-    args, batch = B.states(model, q=q)
-    ti, tf, S, _ = model._packed
-    N = B.batch_size(batch)
-    Jc = np.zeros((N, 3, model.nv))
-    Jb = np.empty((N, 6, model.nv))
-    for i in range(model.nb):  # over bodies, not states: each call loops the batch in compiled code
-        if model.mass[i] == 0:
-            continue
-        B.raise_for(jacobian_batch(ti, tf, S, args["q"], i, np.ascontiguousarray(model.com[i]), 0, Jb))
-        Jc += model.mass[i] * Jb[:, 3:, :]
-    return (Jc / model.mass.sum()).reshape(batch + (3, model.nv))
+    """Jacobian (…, 3, nv) of the centre of mass: Σ m_i J_i(c_i) / M (``core/kinematics.c``)."""
+    c = model._c
+    Jc = _core.com_jacobian(c, q)
+    if Jc is None:
+        args, batch = B.states(model, q=q)
+        Jc = _core.com_jacobian(c, args["q"]).reshape(batch + (3, model.nv))
+    return Jc / model.mass.sum()
 
 
 def com_velocity(model, q, qd):

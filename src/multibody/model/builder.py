@@ -69,11 +69,13 @@ class ModelBuilder:
                  mass: float = 1.0, com=(0.0, 0.0, 0.0), inertia=None,
                  joint_rotation=None, joint_translation=(0.0, 0.0, 0.0), joint_name: str | None = None,
                  q_lower=None, q_upper=None, velocity_limit=None, effort_limit=None,
-                 damping=None, friction=None, allow_massless: bool = False) -> int:
+                 damping=None, friction=None, armature=None, allow_massless: bool = False) -> int:
         """Add a body hanging from ``parent`` (name, index or None for the base) through a joint.
 
         ``joint_rotation``/``joint_translation`` place the joint frame in the parent (A_PJ, P_r_PJ);
-        ``com`` and ``inertia`` (about the CoM) are in body coordinates. Returns the body index.
+        ``com`` and ``inertia`` (about the CoM) are in body coordinates.  ``armature`` is the rotor
+        inertia of the joint's dofs (one value for all, or one per dof), added to the diagonal of
+        the joint-space inertia as MuJoCo's ``armature``.  Returns the body index.
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
@@ -101,7 +103,14 @@ class ModelBuilder:
         if s[0] + s[1] < s[2] * (1 - 1e-6) - 1e-12:
             raise ValueError(f"inertia: body {name!r} violates the triangle inequality "
                              f"(principal moments {s}); no rigid body has this inertia")
-        self._bodies.append(dict(name=name, parent=p, jtype=jtype, axis=ax, pitch=float(pitch), mass=m,
+        from .joints import NV
+        arm = np.zeros(NV[jtype]) if armature is None else np.asarray(armature, dtype=float)
+        if arm.ndim == 0:
+            arm = np.full(NV[jtype], float(arm))
+        if arm.shape != (NV[jtype],) or not np.all(np.isfinite(arm)) or np.any(arm < 0):
+            raise ValueError(f"armature: body {name!r} expects one finite value ≥ 0, or {NV[jtype]} (one per "
+                             f"dof of its {jtype.name} joint), got {armature!r}")
+        self._bodies.append(dict(name=name, parent=p, jtype=jtype, axis=ax, pitch=float(pitch), mass=m, armature=arm,
                                  com=c, inertia=Ic, R=_rotation(f"joint_rotation of {name!r}", joint_rotation),
                                  t=_vec3(f"joint_translation of {name!r}", joint_translation),
                                  joint_name=joint_name or name + "_joint",
@@ -149,4 +158,5 @@ class ModelBuilder:
             mass=[b["mass"] for b in B], com=[b["com"] for b in B], inertia_com=[b["inertia"] for b in B],
             gravity=self.gravity, body_names=tuple(b["name"] for b in B), joint_names=tuple(joint_names),
             name=self.name, frames=tuple(self._frames), geometries=tuple(self._geoms), mimics=tuple(mimics),
-            q_lower=q_lo, q_upper=q_hi, velocity_limit=vmax, effort_limit=emax, damping=damp, friction=fric)
+            q_lower=q_lo, q_upper=q_hi, velocity_limit=vmax, effort_limit=emax, damping=damp, friction=fric,
+            armature=np.concatenate([b["armature"] for b in B]))

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from .._numba import primitives as P
 from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration
 
 
@@ -35,8 +34,9 @@ class Frame:
 class Geometry:
     """A visual or collision shape fixed in a body (kept for viewers and contact)."""
     body: int
-    kind: str                    # "box" | "cylinder" | "sphere" | "capsule" | "mesh"
-    size: tuple = ()             # box: (sx, sy, sz); cylinder/capsule: (radius, length); sphere: (radius,)
+    kind: str                    # "box" | "cylinder" | "sphere" | "capsule" | "mesh" | "line" | "solid" | "tiles"
+    size: tuple = ()             # box: (sx, sy, sz); cylinder/capsule: (radius, length); sphere: (radius,);
+    #                              line: (width in pixels,); tiles: (half-width x, half-width y, tile edge)
     rotation: Any = None         # A_BG (3×3)
     translation: Any = None      # B_r_BG
     mesh: str | None = None      # resolved mesh file path
@@ -44,6 +44,8 @@ class Geometry:
     role: str = "visual"         # "visual" | "collision"
     rgba: tuple | None = None
     name: str | None = None
+    vertices: Any = None         # line: (n, 3) polyline; solid: (n, 3) vertices (geometry coordinates)
+    faces: Any = None            # solid: polygons as tuples of vertex indices (spatial_v2 vertex/face solids)
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ class Model:
     friction: np.ndarray | None = None
     armature: np.ndarray | None = None   # (nv,) rotor inertia added to each dof's diagonal of M (MJCF armature)
     planar: bool = False
+    camera: Any = None   # how a viewer looks at the model (multibody.view.Camera; spatial_v2 model.camera)
     # spatial_v2 model.gamma_q: None or a callable gamma_q(model, q, qd) -> (qn, qdn, G, gs) describing
     # constraints q = γ(y) among the joint variables (gears, loops); read by multibody.fd_gq (FDgq).
     gamma_q: Any = None
@@ -140,7 +143,6 @@ class Model:
         put("nq", int(nq_j.sum()))
         put("nv", nv)
         put("_tails", {"q": (self.nq,), "qd": (nv,), "qdd": (nv,), "tau": (nv,), "f_ext": (nb, 6)})
-        put("_no_fext", _readonly(np.zeros((1, nb, 6))))
         for k, default in (("q_lower", -np.inf), ("q_upper", np.inf)):
             a = getattr(self, k)
             put(k, _readonly(np.full(int(nq_j.sum()), default) if a is None else np.asarray(a, float)))
@@ -153,6 +155,14 @@ class Model:
             put(k, _readonly(a))
         if not np.all(np.isfinite(self.armature)) or np.any(self.armature < 0):
             raise ValueError(f"armature: expected finite values ≥ 0, got {self.armature}")
+        if not symbolic:
+            put("_c", self._build_c())
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: a symbolic model has no C model
+        if name == "_c":
+            self._require_numeric()
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- sizes (plain ints, set once: the boundary reads them on every call) -----------------
     @property
@@ -190,33 +200,34 @@ class Model:
     @cached_property
     def dof_parent(self) -> np.ndarray:
         """Expanded parent array over velocity variables (RBDA table 6.4, expandLambda)."""
-        from ..sparse import expand_lambda
-        return _readonly(expand_lambda(self.parent, self.nv_joint))
+        lam = np.empty(self.nv, dtype=np.int64)
+        last = np.full(self.nb, -1, dtype=np.int64)  # last variable of body i or its nearest ancestor
+        for i in range(self.nb):
+            par, vs, nj = int(self.parent[i]), int(self.v_start[i]), int(self.nv_joint[i])
+            prev = -1 if par < 0 else last[par]
+            for j in range(nj):
+                lam[vs + j] = prev if j == 0 else vs + j - 1
+            last[i] = vs + nj - 1 if nj > 0 else prev
+        return _readonly(lam)
 
     def neutral(self) -> np.ndarray:
         """The zero configuration (identity quaternions), shape (nq,)."""
         parts = [neutral_configuration(JointType(t)) for t in self.jtype]
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    @cached_property
-    def _packed(self):
-        """(int table, float table, S, spatial gravity) — what the compiled kernels read."""
-        self._require_numeric()
-        ti = np.zeros((self.nb, P.N_INT), dtype=np.int64)
-        ti[:, P.PARENT] = self.parent
-        ti[:, P.JTYPE] = self.jtype
-        ti[:, P.QS] = self.q_start
-        ti[:, P.NQJ] = self.nq_joint
-        ti[:, P.VS] = self.v_start
-        ti[:, P.NVJ] = self.nv_joint
-        tf = np.zeros((self.nb, P.N_FLOAT))
-        tf[:, P.F_TREE_R:P.F_TREE_R + 9] = self.tree_rotation.reshape(self.nb, 9)
-        tf[:, P.F_TREE_P:P.F_TREE_P + 3] = self.tree_translation
-        tf[:, P.F_AXIS:P.F_AXIS + 3] = self.jaxis
-        tf[:, P.F_PITCH] = self.jpitch
-        tf[:, P.F_INERTIA:P.F_INERTIA + 36] = self.I.reshape(self.nb, 36)
+    def _build_c(self):
+        """The constant C model (multibody/core/model.h), built once and owned by this Model.
+
+        A plain instance attribute ``_c`` (set in ``__post_init__`` for numeric models), so the
+        single-state fast path reads it at the cost of a dict lookup."""
+        from ..core import CModel
+        I = self.I  # noqa: E741  (the book's name)
+        inertia10 = np.column_stack([I[:, 5, 5], I[:, 2, 4], I[:, 0, 5], I[:, 1, 3], I[:, 0, 0], I[:, 0, 1],
+                                     I[:, 0, 2], I[:, 1, 1], I[:, 1, 2], I[:, 2, 2]]) if self.nb else np.zeros((0, 10))
         a_grav = np.concatenate([np.zeros(3), self.gravity]).astype(float)
-        return ti, tf, np.ascontiguousarray(self.S, dtype=float), a_grav
+        return CModel(self.parent, self.jtype, self.q_start, self.nq_joint, self.v_start, self.nv_joint,
+                      self.tree_rotation, self.tree_translation, self.jaxis, self.jpitch, inertia10,
+                      np.ascontiguousarray(self.S, dtype=float), self.armature, self.dof_parent, a_grav)
 
     # ---- names -------------------------------------------------------------------------------
     def body_index(self, body) -> int:

@@ -10,12 +10,30 @@ no "billion laughs"), ``no_network=True`` (no external DTD or entity fetches), `
 and ``huge_tree=False`` (libxml2's limits on depth and text size stay on).  Documents with a
 ``<!DOCTYPE`` are refused outright, and the input size is checked against ``max_bytes`` before
 parsing.  The URDF semantics (which attributes are required, defaults) follow urdfdom, the
-reference parser used by ROS and Pinocchio, with two differences: inertias that are not positive
-semi-definite are refused (urdfdom accepts them), and a single-valued element given twice (two
-``<origin>`` in a joint, two ``<inertial>`` in a link …) is refused instead of silently taking the
-first.  Unknown elements (``<gazebo>``, ``<transmission>``, ``<calibration>`` …) are ignored.
-Inertias that violate the triangle inequality are accepted, as urdfdom and Pinocchio do (several
-shipped robots have them).
+reference parser used by ROS and Pinocchio.
+
+Lenient where the peers agree, strict where they don't
+------------------------------------------------------
+Where urdfdom or Drake give a document a reading, it loads, with a :class:`URDFWarning` that names
+the oddity, its element and line; where the content is ambiguous or physically invalid it is
+refused with a :class:`URDFError` naming element and line.
+
+* Elements and attributes of other XML namespaces (``drake:…``, ``gazebo:…``, ``xacro:…``) are
+  ignored everywhere, inside ``<geometry>`` too; a default ``xmlns`` on ``<robot>`` is accepted.  A
+  prefix used without its ``xmlns:`` declaration (TinyXML, under urdfdom and Drake, does not care)
+  loads with a warning.  Unknown un-namespaced elements (``<gazebo>``, ``<transmission>``,
+  ``<calibration>`` …) are ignored, as in urdfdom.
+* A joint whose parent is ``world`` with no ``world`` link declared hangs from an empty root link
+  ``world`` — the fixed base (Drake's reading; urdfdom refuses) — with a warning.
+* ``revolute``/``prismatic`` joints without ``<limit>`` load unbounded (Drake's reading) with a warning.
+* A second ``<inertial>`` in a link or a second ``<origin>`` in any element is ignored with a warning:
+  urdfdom and Drake both take the first.  A second copy of another single-valued element
+  (``<parent>``, ``<child>``, ``<axis>``, ``<limit>``, ``<mass>``, ``<inertia>``, ``<geometry>`` …) is refused.
+* A link with zero mass keeps its rotational inertia, as Pinocchio does.
+* ``package://NAME/…`` resolves through a folder named NAME in a package dir, or a package dir (or one
+  of its sub-folders) whose ``package.xml`` declares ``<name>NAME</name>``.
+* Refused, unlike urdfdom: inertias that are not positive semi-definite.  Inertias that violate
+  the triangle inequality are accepted, as urdfdom and Pinocchio do (several shipped robots have them).
 
 Mapping onto :class:`~multibody.model.model.Model`
 ---------------------------------------------------
@@ -128,10 +146,24 @@ def _children(el, tag):
     return [c for c in el if isinstance(c.tag, str) and c.tag == tag]
 
 
+# Single-valued elements.  A second <inertial> or <origin> is ignored with a warning: urdfdom and
+# Drake both read the first (TinyXML ``FirstChildElement``), so every peer computes the same dynamics.
+# A second copy of any other single-valued element stays an error: it rewires the kinematics
+# (parent, child, axis) or its limits, and is far likelier an editing slip than an intent.
+_FIRST_WINS = ("inertial", "origin")
+_SINGLE = ("mass", "inertia", "axis", "parent", "child", "limit", "dynamics", "mimic", "geometry")
+
+
+def _warn(el, msg):
+    warnings.warn(f"{_where(el)}: {msg}", URDFWarning, stacklevel=3)
+
+
 def _child(el, tag, required=False):
     cs = _children(el, tag)
-    if len(cs) > 1 and tag in ("origin", "mass", "inertia", "axis", "parent", "child", "limit",
-                                "dynamics", "mimic", "geometry", "inertial"):
+    if len(cs) > 1 and tag in _FIRST_WINS:
+        _warn(cs[1], f"second <{tag}> in {_where(el)} ignored; the first (line {cs[0].sourceline}) is "
+                     "used, as urdfdom and Drake do")
+    elif len(cs) > 1 and tag in _SINGLE:
         raise _err(cs[1], f"element <{tag}> given more than once in {_where(el)}")
     if not cs:
         if required:
@@ -266,8 +298,9 @@ def _read_joint(el, links):
             J.axis = ax / np.linalg.norm(ax)
     lo, hi, vel, eff = None, None, None, None
     lim = _child(el, "limit")
-    if lim is None and J.type in ("revolute", "prismatic"):
-        raise _err(el, f"a {J.type} joint needs a <limit> element")
+    if lim is None and J.type in ("revolute", "prismatic"):  # urdfdom refuses; Drake reads it unbounded
+        _warn(el, f"{J.type} joint without <limit>: loaded with unbounded position, velocity and "
+                  "effort limits (as Drake does)")
     if lim is not None:  # urdfdom: effort and velocity required, lower/upper default 0
         vel, eff = _number(lim, "velocity", required=True), _number(lim, "effort", required=True)
         if J.type in ("revolute", "prismatic"):
@@ -297,6 +330,8 @@ def _resolve_mesh(filename, el, base_dir, package_dirs, check):
     """Absolute path of a mesh reference (package://, file://, relative or absolute)."""
     try:
         return _resolve_mesh_path(filename, el, base_dir, package_dirs, check)
+    except URDFError:  # already names the element: pass it on as it is (URDFError is a ValueError)
+        raise
     except (OSError, ValueError) as e:  # a name too long for the file system, NUL bytes, …
         if check:
             raise _err(el, f"mesh {filename[:200]!r} cannot be looked up ({type(e).__name__}: "
@@ -315,6 +350,10 @@ def _resolve_mesh_path(filename, el, base_dir, package_dirs, check):
         for c in cands:
             if c.is_file():
                 return str(c.resolve())
+        for d in _packages_named(pkg, package_dirs):  # folder name ≠ package name: ask package.xml
+            c = d / sub
+            if c.is_file():
+                return str(c.resolve())
         if check:
             raise _err(el, f"mesh {filename[:200]!r} not found in package_dirs "
                            f"{[str(d) for d in package_dirs][:8]}")
@@ -325,6 +364,41 @@ def _resolve_mesh_path(filename, el, base_dir, package_dirs, check):
     if check and not path.is_file():
         raise _err(el, f"mesh file {str(path)[:200]!r} does not exist")
     return str(path)
+
+
+def _package_name(folder: Path):
+    """The ``<name>`` declared in ``folder/package.xml`` (ROS REP 149), or None."""
+    f = folder / "package.xml"
+    try:
+        if not f.is_file() or f.stat().st_size > 1_000_000:
+            return None
+        data = f.read_bytes()
+    except (OSError, ValueError):
+        return None
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        return None
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except (etree.LxmlError, ValueError):
+        return None
+    if root is None or root.tag != "package":
+        return None
+    name = root.find("name")
+    return name.text.strip() if name is not None and name.text else None
+
+
+def _packages_named(pkg, package_dirs):
+    """Folders whose package.xml declares ``<name>pkg</name>``: each package dir and its children."""
+    for d in package_dirs:
+        d = Path(d)
+        try:
+            folders = [d] + sorted(c for c in d.iterdir() if c.is_dir())
+        except (OSError, ValueError):
+            continue
+        for c in folders:
+            if _package_name(c) == pkg:
+                yield c
 
 
 def _read_geometries(L, role, materials, base_dir, package_dirs, check):
@@ -407,13 +481,61 @@ def _parse_xml(data, label):
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as e:
-        line = f" (line {e.lineno})" if getattr(e, "lineno", None) else ""
-        raise URDFError(f"{label}: malformed XML{line}: {e.msg}") from None
+        # this parse's errors only (the exception's log also holds earlier documents'), warnings aside
+        log = [x for x in parser.error_log if x.level >= etree.ErrorLevels.ERROR]
+        undeclared = [x for x in log if x.type_name == "NS_ERR_UNDEFINED_NAMESPACE"]
+        if not undeclared or len(undeclared) != len(log):
+            worst = next((x for x in log if x.type_name != "NS_ERR_UNDEFINED_NAMESPACE"), None)
+            lineno, msg = (worst.line, worst.message.strip()) if worst is not None else (e.lineno, e.msg)
+            line = f" (line {lineno})" if lineno else ""
+            raise URDFError(f"{label}: malformed XML{line}: {msg}") from None
+        # Only undeclared prefixes (``<drake:joint>`` without ``xmlns:drake``): TinyXML, which urdfdom
+        # and Drake use, has no namespaces and reads such files, so re-read them keeping the
+        # prefixed names; _drop_foreign then removes them like any other foreign element.
+        warnings.warn(f"{label}: namespace prefix used without a declaration (line {undeclared[0].line}: "
+                      f"{undeclared[0].message[:120]}); its elements and attributes are ignored",
+                      URDFWarning, stacklevel=3)
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False,
+                                 dtd_validation=False, remove_comments=True, remove_pis=True, recover=True)
+        root = etree.fromstring(data, parser)
     except (ValueError, etree.LxmlError) as e:
         raise URDFError(f"{label}: malformed XML: {e}") from None
     if root is None:
         raise URDFError(f"{label}: empty document")
+    _drop_foreign(root)
     return root
+
+
+def _namespace(name: str):
+    """Namespace of an lxml tag or attribute name ('{uri}local'), or the undeclared 'prefix:'."""
+    if name.startswith("{"):
+        return name[1:name.find("}")]
+    return name.partition(":")[0] + ":" if ":" in name else None
+
+
+def _drop_foreign(root):
+    """Keep only URDF: elements and attributes of other XML namespaces go, inside <geometry> too.
+
+    URDF has no namespace of its own; a default ``xmlns`` on <robot> puts every unprefixed element
+    in that namespace, and those are URDF.  Anything else (``drake:…``, ``gazebo:…``, ``xacro:…``)
+    is an extension of another tool: urdfdom and Drake skip what they do not know, and so do we.
+    """
+    urdf_ns = _namespace(root.tag) if isinstance(root.tag, str) else None
+    foreign = []
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        if _namespace(el.tag) != urdf_ns:
+            foreign.append(el)
+            continue
+        if urdf_ns is not None:
+            el.tag = el.tag[el.tag.find("}") + 1:]
+        for k in [k for k in el.attrib if _namespace(k) is not None]:
+            del el.attrib[k]
+    for el in foreign:
+        parent = el.getparent()
+        if parent is not None:
+            parent.remove(el)
 
 
 def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes: bool = True,
@@ -470,6 +592,12 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
         if L.name in links:
             raise _err(el, f"duplicate link name {_q(L.name)} (first defined on line {links[L.name].el.sourceline})")
         links[L.name] = L
+    if "world" not in links and any(p.get("link") == "world" for el in joint_els for p in _children(el, "parent")):
+        # Drake (and Gazebo) read an undeclared parent "world" as the world body; urdfdom refuses.
+        first = next(p for el in joint_els for p in _children(el, "parent") if p.get("link") == "world")
+        _warn(first, "parent link 'world' is not declared; it is taken as the fixed world (an empty "
+                     "root link), as Drake does")
+        links["world"] = _Link(etree.Element("link", name="world"), "world")
     joints: dict[str, _Joint] = {}
     for el in joint_els:
         J = _read_joint(el, links)
@@ -557,8 +685,8 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
         emax += [math.inf if eff is None else eff] * nv
         damp += [0.0 if d is None else d] * nv
         fric += [0.0 if f is None else f] * nv
-        if B["m"] == 0:  # parallel-axis bookkeeping can leave round-off on a massless body
-            B["I"] = np.zeros((3, 3))
+        # A massless body keeps its rotational inertia, as Pinocchio does (a rotor, or an inertia
+        # whose mass was put elsewhere): zeroing it would change the dynamics silently.
         B["I"] = 0.5 * (B["I"] + B["I"].T)
     # links first, then joints: a name shared by a link and a joint (allowed by URDF) gives two
     # frames, and model.frame(name) finds the link's

@@ -48,9 +48,28 @@ def double_pendulum(symbolic=False, *, m1=1.0, m2=1.0, l1=1.0, l2=1.0, h1=1.0, h
         dict(name="link2", parent="link1", joint="Rx", translation=(0, l1, 0), mass=m2, com=(0, l2 / 2, 0),
              inertia=_box_link(P, m2, P["h2"], P["w2"], P["d2"]), joint_name="th2"),
     ], gravity=(0, 0, -P["g"]))
+    model = _draw_boxes(model, [(l1, P["h1"], P["w1"], P["d1"]), (l2, P["h2"], P["w2"], P["d2"])])
     pi4 = P.pi / 4
     return attach(model, P.info("double_pendulum", ("th1", "th2"), actuators=("T1", "T2"), actuated=(0, 1),
                                 q0=(pi4, -pi4), dq0=(0, 0)))
+
+
+def _draw_boxes(model, links):
+    """Drawing instructions: each link the report's box (d along x, h along y, w along z) around its
+    CoM, and a cylinder on each hinge; none for a symbolic model."""
+    if model.is_symbolic:
+        return model
+    from dataclasses import replace
+
+    from ..view import appearance as look
+    shapes = []
+    for k, link in enumerate(links):
+        l, h, w, d = (float(x) for x in link)
+        shapes.append(look.box(k, (-d / 2, l / 2 - h / 2, -w / 2), (d / 2, l / 2 + h / 2, w / 2),
+                               (0.55, 0.62, 0.78), name=f"link{k + 1}"))
+        shapes.append(look.cylinder(k, (-0.8 * d, 0, 0), (0.8 * d, 0, 0), 0.4 * w, (0.85, 0.55, 0.15),
+                                    name=f"hinge{k + 1}"))
+    return replace(model, geometries=tuple(shapes))
 
 
 def single_pendulum(symbolic=False, *, m=1.0, l=1.0, h=1.0, w=0.1, d=0.1, g=9.81) -> Model:
@@ -71,5 +90,6 @@ def single_pendulum(symbolic=False, *, m=1.0, l=1.0, h=1.0, w=0.1, d=0.1, g=9.81
         dict(name="link1", joint="Rx", mass=P["m"], com=(0, P["l"] / 2, 0),
              inertia=_box_link(P, P["m"], P["h"], P["w"], P["d"]), joint_name="th1"),
     ], gravity=(0, 0, -P["g"]))
+    model = _draw_boxes(model, [(P["l"], P["h"], P["w"], P["d"])])
     return attach(model, P.info("single_pendulum", ("th1",), actuators=("T1",), actuated=(0,),
                                 q0=(0.0,), dq0=(0.0,), notes={"wall_angle": -math.pi / 2}))

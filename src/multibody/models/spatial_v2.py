@@ -52,6 +52,7 @@ def auto_tree(nb: int, bf: float = 1, skew: float = 0, taper: float = 1) -> Mode
             R, t = _rot_x(skew), np.array([lengths[parent - 1], 0.0, 0.0])
         b.add_body(f"B{i}", parent - 1, "Rz", mass=mass, com=[0.5 * length, 0, 0], inertia=Icm,
                    joint_rotation=R, joint_translation=t, joint_name=f"J{i}")
+        _draw_rod(b, i - 1, length, length / 20, joint_axis=(0, 0, 1))   # autoTree's drawing instructions
     return b.build()
 
 
@@ -74,9 +75,23 @@ def planar(n: int) -> Model:
         b.add_body(f"link{i + 1}", i - 1 if i else None, "r", mass=1.0, com=[0.5, 0, 0],
                    inertia=np.diag([0.0, 1 / 12, 1 / 12]),
                    joint_translation=[1.0 if i else 0.0, 0, 0], joint_name=f"joint{i + 1}")
+        _draw_rod(b, i, 1.0, 0.04, joint_axis=(0, 0, 1), box=True)        # planar's drawing instructions
     m = b.build()
     from dataclasses import replace
     return replace(m, planar=True)
+
+
+def _draw_rod(builder, body, length, radius, joint_axis=None, box=False):
+    """Drawing instructions of a link on its body's x axis from 0 to ``length`` (and its joint)."""
+    from ..view import appearance as look
+    link = (0.55, 0.62, 0.78)
+    if box:
+        builder.add_geometry(look.box(body, (0, -radius, -radius), (length, radius, radius), link))
+    else:
+        builder.add_geometry(look.cylinder(body, (0, 0, 0), (length, 0, 0), radius, link))
+    if joint_axis is not None:
+        a = np.asarray(joint_axis, float) / np.linalg.norm(joint_axis)
+        builder.add_geometry(look.cylinder(body, -2.2 * radius * a, 2.2 * radius * a, 1.6 * radius, (0.85, 0.55, 0.15)))
 
 
 def _rod(length, mass, radius_ratio=0.02):
@@ -101,6 +116,8 @@ def vee(L2: float = 1.0) -> Model:
     axis_in_joint = Rz90.T @ (np.array([1.0, 1.0, 0.0]) / math.sqrt(2))
     b.add_body("rod2", "rod1", "revolute", axis=axis_in_joint, mass=L2, com=[0.5 * L2, 0, 0],
                inertia=_rod(L2, L2), joint_rotation=Rz90)
+    _draw_rod(b, 0, 1.0, 0.03)
+    _draw_rod(b, 1, L2, 0.03, joint_axis=axis_in_joint)
     return b.build()
 
 
@@ -120,6 +137,8 @@ def singlebody(mass: float = 1.0, size=(3.0, 2.0, 1.0)) -> Model:
     b = ModelBuilder("singlebody", gravity=(0, 0, 0))
     b.add_body("box", None, "free", mass=float(mass), com=[a / 2, bb / 2, c / 2],
                inertia=float(mass) * np.diag([bb * bb + c * c, a * a + c * c, a * a + bb * bb]) / 12)
+    from ..view import appearance as look
+    b.add_geometry(look.box(0, (0, 0, 0), (a, bb, c), (0.55, 0.62, 0.78), name="box"))
     return b.build()
 
 
@@ -141,6 +160,11 @@ def scissor(mass: float = 1.0, length: float = 1.0, width: float = 0.1, thicknes
     Ic = m * np.diag([ly * ly + lz * lz, lx * lx + lz * lz, lx * lx + ly * ly]) / 12
     b.add_body("strip1", None, "free", mass=m, com=[0, -ly / 2, 0], inertia=Ic)
     b.add_body("strip2", "strip1", "Ry", mass=m, com=[0, ly / 2, 0], inertia=Ic)
+    from ..view import appearance as look
+    for k, sign, colour in ((0, -1, (0.8, 0.3, 0.25)), (1, 1, (0.3, 0.45, 0.8))):
+        b.add_geometry(look.box(k, (-lx / 2, sign * ly if sign > 0 else -ly, -lz / 2),
+                                (lx / 2, 0.0 if sign < 0 else ly, lz / 2), colour, name=f"strip{k + 1}"))
+    b.add_geometry(look.cylinder(1, (0, -1.5 * ly, 0), (0, 1.5 * ly, 0), 0.3 * lx, (0.85, 0.55, 0.15), name="pivot"))
     return b.build()
 
 

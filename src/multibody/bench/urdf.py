@@ -1,11 +1,14 @@
-"""Benchmark against Pinocchio on real robots: ``python -m multibody.bench_urdf``.
+"""Benchmark against Pinocchio on real robots: ``python -m multibody.bench.urdf``.
 
 The same URDF files (from the ``example-robot-data`` package) are loaded by ``load_urdf`` and by
 ``pinocchio.buildModelFromUrdf``; then, in one run, for RNEA, CRBA and ABA:
 
-* **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding);
+* **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed
+  over a loop through ``--calls`` states whose rows were sliced beforehand (the same loop for both);
 * **throughput** on 10 000 states: ours is *one* batched call, Pinocchio a Python loop of calls —
-  ours on one thread (same CPU budget as the loop) and on all Numba threads (wall clock).
+  ours on one thread (same CPU budget as the loop) and on all threads (wall clock);
+* **start-up**: a new process from ``import`` to its first ``rnea`` result on UR5 (the URDF loaded
+  by each library), best of 3 wall-clock runs, ours vs Pinocchio's.
 
 Ratios are Pinocchio ÷ ours (> 1: we are faster).  Robots: fixed-base UR5 and Panda; floating
 (free-flyer root) solo12, ANYmal (B) and Talos (reduced, 32 joints).  Single-thread timings are
@@ -14,7 +17,8 @@ machine; ``--wall`` measures wall-clock time instead.  Pinocchio's CRBA fills on
 triangle; ours returns the full symmetric matrix.  A short agreement check runs before timing.
 
 Options: ``--states N`` (default 10 000), ``--calls N`` (latency loop length, default 1 000),
-``--repeat N`` (best of N, default 3), ``--robots-dir DIR``, ``--threads N``, ``--wall``.
+``--repeat N`` (best of N, default 3), ``--robots-dir DIR``, ``--threads N``, ``--wall``,
+``--no-startup``.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ def robots_dir(given=None):
     for c in cands:
         if c and os.path.isdir(c):
             return c
-    raise SystemExit("bench_urdf: example-robot-data not found; install it (pip install example-robot-data) "
+    raise SystemExit("bench.urdf: example-robot-data not found; install it (pip install example-robot-data) "
                      "or pass --robots-dir")
 
 
@@ -59,7 +63,7 @@ def _best(fn, repeat, clock):
 
 def _pin_state_map(model, pm):
     """Index maps from our q/v to Pinocchio's (joints matched by name; continuous = [cos, sin])."""
-    from .model.joints import JointType
+    from multibody.model.joints import JointType
     direct, unbounded, free, vp = [], [], [], np.empty(model.nv, dtype=int)
     for i in range(model.nb):
         jm = pm.joints[pm.getJointId(model.joint_names[i])]
@@ -94,17 +98,15 @@ def _pin_state_map(model, pm):
 def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time):
     import pinocchio as pin
 
-    from .dynamics.aba import aba
-    from .dynamics.crba import crba
-    from .dynamics.rnea import rnea
-    from .model.joints import JointType
-    from .model.urdf import load_urdf
+    import multibody as mb
+    from multibody import aba, crba, rnea
+    from multibody.model.joints import JointType
+    from multibody.model.urdf import load_urdf
 
-    import numba
     rdir = robots_dir(rdir)
     share = os.path.dirname(os.path.dirname(rdir))
     rng = np.random.default_rng(0)
-    threads = numba.get_num_threads()
+    threads = mb.get_num_threads()
     out(f"multibody vs Pinocchio {pin.__version__}: same URDFs (example-robot-data), {states} states per batch, "
         f"best of {repeat}, {'wall' if clock is time.perf_counter else 'CPU'} time (last column: wall, "
         f"{threads} threads)")
@@ -139,14 +141,24 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
         # agreement on a few states, so the timings compare the same computation
         assert np.allclose(v_map(rnea(model, Q[:5], V[:5], A[:5])),
                            [pin.rnea(pm, pd, Qp[k], Vp[k], Ap[k]) for k in range(5)], rtol=1e-8, atol=1e-8)
+        n = min(calls, states)
+        ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))  # 1-D rows, sliced before timing
+        pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
+        latency = {  # the calls alone: a loop over prepared states, the same loop for both
+            "rnea": (lambda: [rnea(model, q, v, a) for q, v, a, _ in ours_rows],
+                     lambda: [pin.rnea(pm, pd, q, v, a) for q, v, a, _ in pin_rows]),
+            "crba": (lambda: [crba(model, q) for q, _, _, _ in ours_rows],
+                     lambda: [pin.crba(pm, pd, q) for q, _, _, _ in pin_rows]),
+            "aba": (lambda: [aba(model, q, v, t) for q, v, _, t in ours_rows],
+                    lambda: [pin.aba(pm, pd, q, v, t) for q, v, _, t in pin_rows]),
+        }
         for name, (one, batch, pone) in algos.items():
-            one(0), batch(), pone(0)  # warm-up (Numba compiles on first use)
-            n = min(calls, states)
-            t_one = _best(lambda: [one(k) for k in range(n)], repeat, clock) / n
-            t_pone = _best(lambda: [pone(k) for k in range(n)], repeat, clock) / n
-            numba.set_num_threads(1)
+            one(0), batch(), pone(0)  # warm-up
+            t_one = _best(latency[name][0], repeat, clock) / n
+            t_pone = _best(latency[name][1], repeat, clock) / n
+            mb.set_num_threads(1)
             t_b1 = _best(batch, repeat, clock)
-            numba.set_num_threads(threads)
+            mb.set_num_threads(threads)
             t_bn = _best(batch, repeat, time.perf_counter)
             t_ploop = _best(lambda: [pone(k) for k in range(states)], max(1, repeat - 1), clock)
             rows.append(dict(robot=label, nq=model.nq, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,
@@ -154,28 +166,71 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
             out(f"{label:7s} {model.nq:3d} {name:5s}| {t_one * 1e6:7.2f} {t_pone * 1e6:7.2f} {t_pone / t_one:6.2f} | "
                 f"{t_b1 * 1e3:8.1f} {t_ploop * 1e3:8.1f} {t_ploop / t_b1:6.2f} | {t_bn * 1e3:8.1f} "
                 f"{t_ploop / t_bn:6.2f}")
+    out("Goals: single call ≥ 2× Pinocchio (median; every row ≥ 1.5×): median "
+        f"{np.median([r['pin_us'] / r['ours_us'] for r in rows]):.2f}×, "
+        f"{sum(r['pin_us'] / r['ours_us'] >= 1.5 for r in rows)}/{len(rows)} rows ≥ 1.5×; "
+        f"10 000 states on 1 thread ≥ 2.5× the Pinocchio loop: "
+        f"{sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 2.5 for r in rows)}/{len(rows)} rows")
     return rows
 
 
+_STARTUP = {
+    "multibody": ("import time; t = time.perf_counter(); import numpy as np; import multibody as mb; "
+                  "m = mb.load_urdf({path!r}, check_meshes=False); "
+                  "mb.rnea(m, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)"),
+    "pinocchio": ("import time; t = time.perf_counter(); import numpy as np; import pinocchio as pin; "
+                  "m = pin.buildModelFromUrdf({path!r}); d = m.createData(); "
+                  "pin.rnea(m, d, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)"),
+}
+
+
+def startup(rdir=None, repeat=3, out=print):
+    """Best-of-``repeat`` wall time of a new process to its first rnea result (UR5), ours vs Pinocchio.
+
+    Two numbers per library: the whole process (interpreter start included) and, inside it, from
+    the first ``import`` to the result."""
+    import subprocess
+    path = os.path.join(robots_dir(rdir), ROBOTS[0][1])
+    res = {}
+    for lib, code in _STARTUP.items():
+        whole, inner = np.inf, np.inf
+        for _ in range(repeat):
+            t = time.perf_counter()
+            p = subprocess.run([sys.executable, "-c", code.format(path=path)], capture_output=True, text=True)
+            whole = min(whole, time.perf_counter() - t)
+            if p.returncode != 0:
+                raise SystemExit(f"bench.urdf: start-up run of {lib} failed:\n{p.stderr}")
+            inner = min(inner, float(p.stdout.split()[-1]))
+        res[lib] = (whole, inner)
+    (mw, mi), (pw, pi) = res["multibody"], res["pinocchio"]
+    out(f"start-up to the first rnea (UR5, best of {repeat}, wall): whole process ours {mw:.3f} s, "
+        f"Pinocchio {pw:.3f} s (ratio p/ours {pw / mw:.2f}); import → result ours {mi:.3f} s, "
+        f"Pinocchio {pi:.3f} s (ratio {pi / mi:.2f})")
+    return res
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m multibody.bench_urdf", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m multibody.bench.urdf", description=__doc__.split("\n\n")[0])
     ap.add_argument("--states", type=int, default=10_000)
     ap.add_argument("--calls", type=int, default=1_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--robots-dir", default=None)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--wall", action="store_true", help="wall-clock instead of CPU time")
+    ap.add_argument("--no-startup", action="store_true", help="skip the new-process start-up measurement")
     a = ap.parse_args(argv)
     if a.states < 1 or a.calls < 1 or a.repeat < 1:
         ap.error("--states, --calls and --repeat must be positive")
     try:
         import pinocchio  # noqa: F401
     except ImportError:
-        raise SystemExit("bench_urdf: Pinocchio is not installed (pip install pin)") from None
+        raise SystemExit("bench.urdf: Pinocchio is not installed (pip install pin)") from None
     if a.threads:
-        import numba
-        numba.set_num_threads(a.threads)
+        import multibody as mb
+        mb.set_num_threads(a.threads)
     t = time.perf_counter()
+    if not a.no_startup:
+        startup(a.robots_dir)
     run(a.states, a.calls, a.repeat, a.robots_dir, clock=time.perf_counter if a.wall else time.process_time)
     print(f"total {time.perf_counter() - t:.1f} s")
 

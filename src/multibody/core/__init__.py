@@ -1,0 +1,47 @@
+"""The compiled C core (``_core``, built when the package is installed; see setup.py).
+
+``model.h``/``data.h`` document every field of the constant C model and of the per-thread
+workspace; one ``.c`` file per algorithm (rnea, crba, aba, fd_crb, hybrid, energy), one
+``jcalc.c``, one status table (``status.h``); ``_core.c`` holds the CPython entry points.
+
+>>> import multibody as mb
+>>> n = mb.get_num_threads()
+>>> mb.set_num_threads(1); mb.get_num_threads()
+1
+>>> mb.set_num_threads(n)
+"""
+from __future__ import annotations
+
+try:
+    from . import _core
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError("multibody.core._core is not built: install the package (pip install .) or run "
+                      "`python setup.py build_ext --inplace` in a checkout") from exc
+
+CModel = _core.CModel
+
+
+def set_num_threads(n: int) -> None:
+    """Number of threads a large batch (≥ 256 states) is split across (default: all cores).
+
+    Example
+    -------
+    >>> import multibody as mb
+    >>> mb.set_num_threads(2); mb.get_num_threads()
+    2
+    """
+    if isinstance(n, bool) or not isinstance(n, int) and not hasattr(n, "__index__"):
+        raise TypeError(f"n: expected an integer number of threads, got {type(n).__name__}")
+    if int(n) < 1:
+        raise ValueError(f"n: expected a number of threads ≥ 1, got {int(n)}")
+    _core.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    """Number of threads large batches use (see :func:`set_num_threads`)."""
+    return _core.get_num_threads()
+
+
+def status_message(code: int) -> str:
+    """The message of a kernel status code (the one table in ``status.h``)."""
+    return _core.status_message(int(code))

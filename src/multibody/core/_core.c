@@ -1,0 +1,1337 @@
+/* _core.c — CPython entry points of the C core (module multibody.core._core).
+ *
+ * This is the boundary between Python and the kernels:
+ *   - CModel: the constant C model (model.h) built once from a Python Model's arrays, with one
+ *     workspace (data.h) for single-state calls, which run with the GIL held;
+ *   - one METH_FASTCALL function per algorithm.  Each takes the CModel and NumPy arrays in one of
+ *     two layouts and returns None when the arrays are in neither (the Python face then converts
+ *     them, with its readable shape errors, and calls again):
+ *       single:  1-D float64 C-contiguous arrays of exactly (nq,) / (nv,), f_ext (nb, 6)
+ *                → result for one state, no batch dimension;
+ *       batch:   2-D (N or 1, n) arrays (f_ext (N or 1, nb, 6)), leading size 1 = shared by all
+ *                states → result (N, …), computed with the GIL released, split across threads
+ *                when N ≥ PARALLEL_MIN_BATCH;
+ *   - per-state checks (finite numbers, non-zero quaternions) in C, before each state's kernel,
+ *     and the one place that turns a status code (status.h) into a ValueError.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+
+/* Batches at least this large run on all threads; smaller ones stay on the calling thread, where
+ * starting threads would cost more than it saves. */
+#define PARALLEL_MIN_BATCH 256
+
+static int num_threads = 1;
+
+/* ------------------------------------------------------------------------------------------ */
+/* CModel                                                                                       */
+
+typedef struct {
+    PyObject_HEAD
+    mb_model m;
+    mb_data *single;  /* workspace of the single-state calls (GIL held) */
+} CModel;
+
+static void cmodel_free_arrays(mb_model *m)
+{
+    free(m->parent), free(m->jtype), free(m->q_start), free(m->nq_joint), free(m->v_start);
+    free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
+    free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
+    free(m->axis_kind), free(m->dof_unit);
+    memset(m, 0, sizeof *m);
+}
+
+static void CModel_dealloc(CModel *self)
+{
+    mb_data_free(self->single);
+    cmodel_free_arrays(&self->m);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Copy a Python array argument of exactly `count` numbers into a new C array. */
+static int copy_ints(PyObject *o, const char *name, Py_ssize_t count, int **out)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_INT64, 0, 0, NPY_ARRAY_CARRAY_RO);
+    if (!a)
+        return -1;
+    if (PyArray_SIZE(a) != count) {
+        PyErr_Format(PyExc_ValueError, "CModel: %s has %zd entries, expected %zd", name, PyArray_SIZE(a), count);
+        Py_DECREF(a);
+        return -1;
+    }
+    *out = malloc(sizeof(int) * (count ? count : 1));
+    if (!*out) {
+        Py_DECREF(a);
+        PyErr_NoMemory();
+        return -1;
+    }
+    const npy_int64 *x = PyArray_DATA(a);
+    for (Py_ssize_t k = 0; k < count; k++)
+        (*out)[k] = (int)x[k];
+    Py_DECREF(a);
+    return 0;
+}
+
+static int copy_doubles(PyObject *o, const char *name, Py_ssize_t count, double **out)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_DOUBLE, 0, 0, NPY_ARRAY_CARRAY_RO);
+    if (!a)
+        return -1;
+    if (PyArray_SIZE(a) != count) {
+        PyErr_Format(PyExc_ValueError, "CModel: %s has %zd entries, expected %zd", name, PyArray_SIZE(a), count);
+        Py_DECREF(a);
+        return -1;
+    }
+    *out = malloc(sizeof(double) * (count ? count : 1));
+    if (!*out) {
+        Py_DECREF(a);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(*out, PyArray_DATA(a), sizeof(double) * count);
+    Py_DECREF(a);
+    return 0;
+}
+
+static void mcI_matrix(const double *J, double *M);
+
+/* CModel(parent, jtype, q_start, nq_joint, v_start, nv_joint, tree_rotation, tree_translation,
+ *        jaxis, jpitch, inertia10, S, armature, dof_parent, a_grav) */
+static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    PyObject *o[15];
+    if (kw && PyDict_Size(kw)) {
+        PyErr_SetString(PyExc_TypeError, "CModel takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, "CModel", 15, 15, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                           &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14]))
+        return NULL;
+    CModel *self = (CModel *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    mb_model *m = &self->m;
+    PyArrayObject *par = (PyArrayObject *)PyArray_FROMANY(o[0], NPY_INT64, 1, 1, NPY_ARRAY_CARRAY_RO);
+    if (!par)
+        goto fail;
+    m->nb = (int)PyArray_DIM(par, 0);
+    Py_DECREF(par);
+    const Py_ssize_t nb = m->nb;
+    if (copy_ints(o[0], "parent", nb, &m->parent) || copy_ints(o[1], "jtype", nb, &m->jtype) ||
+        copy_ints(o[2], "q_start", nb, &m->q_start) || copy_ints(o[3], "nq_joint", nb, &m->nq_joint) ||
+        copy_ints(o[4], "v_start", nb, &m->v_start) || copy_ints(o[5], "nv_joint", nb, &m->nv_joint))
+        goto fail;
+    m->nq = m->nv = m->max_nvj = 0;
+    for (int i = 0; i < m->nb; i++) {
+        if (m->parent[i] < -1 || m->parent[i] >= i || m->jtype[i] < MB_FIXED || m->jtype[i] > MB_PLANAR ||
+            m->q_start[i] != m->nq || m->v_start[i] != m->nv || m->nv_joint[i] > 6 || m->nv_joint[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "CModel: inconsistent tree tables at body %d", i);
+            goto fail;
+        }
+        m->nq += m->nq_joint[i];
+        m->nv += m->nv_joint[i];
+        if (m->nv_joint[i] > m->max_nvj)
+            m->max_nvj = m->nv_joint[i];
+    }
+    const Py_ssize_t nv = m->nv;
+    if (copy_doubles(o[6], "tree_rotation", 9 * nb, &m->tree_R) ||
+        copy_doubles(o[7], "tree_translation", 3 * nb, &m->tree_p) || copy_doubles(o[8], "jaxis", 3 * nb, &m->axis) ||
+        copy_doubles(o[9], "jpitch", nb, &m->pitch) || copy_doubles(o[10], "inertia", MB_NI * nb, &m->inertia) ||
+        copy_doubles(o[11], "S", 6 * nv, &m->S) || copy_doubles(o[12], "armature", nv, &m->armature) ||
+        copy_ints(o[13], "dof_parent", nv, &m->dof_parent))
+        goto fail;
+    double *g = NULL;
+    if (copy_doubles(o[14], "a_grav", 6, &g))
+        goto fail;
+    memcpy(m->a_grav, g, sizeof m->a_grav);
+    free(g);
+    m->inertia6 = malloc(sizeof(double) * 36 * (nb ? nb : 1));
+    m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
+    m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
+    if (!m->inertia6 || !m->axis_kind || !m->dof_unit) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (int i = 0; i < m->nb; i++) {
+        mcI_matrix(m->inertia + MB_NI * i, m->inertia6 + 36 * i);
+        const double *a = m->axis + 3 * i;
+        m->axis_kind[i] = -1;
+        if (m->jtype[i] == MB_REVOLUTE || m->jtype[i] == MB_PRISMATIC)
+            for (int k = 0; k < 3; k++)
+                if (a[k] == 1.0 && a[(k + 1) % 3] == 0.0 && a[(k + 2) % 3] == 0.0)
+                    m->axis_kind[i] = k;
+    }
+    for (int k = 0; k < m->nv; k++) {  /* is column k of S a unit vector e_s? */
+        const double *S = m->S + 6 * k;
+        int s = -1, nonzero = 0;
+        for (int r = 0; r < 6; r++)
+            if (S[r] != 0.0)
+                nonzero++, s = S[r] == 1.0 ? r : -2;
+        m->dof_unit[k] = nonzero == 1 && s >= 0 ? s : -1;
+    }
+    self->single = mb_data_new(m);
+    if (!self->single) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static PyObject *CModel_get_sizes(CModel *self, void *closure)
+{
+    (void)closure;
+    return Py_BuildValue("(iii)", self->m.nb, self->m.nq, self->m.nv);
+}
+
+static PyGetSetDef CModel_getset[] = {
+    {"sizes", (getter)CModel_get_sizes, NULL, "(nb, nq, nv)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject CModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "multibody.core._core.CModel",
+    .tp_basicsize = sizeof(CModel),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Constant C model (model.h) built from a multibody.Model's arrays; owned by that Model.",
+    .tp_new = CModel_new,
+    .tp_dealloc = (destructor)CModel_dealloc,
+    .tp_getset = CModel_getset,
+};
+
+#include "spatial.h"
+static void mcI_matrix(const double *J, double *M) { mb_inertia_to_matrix(J, M); }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Jobs: the arrays of one call, and a per-state function that checks and computes state n.    */
+
+enum { MAX_IN = 6, MAX_OUT = 4 };
+
+typedef struct job {
+    const double *in[MAX_IN];   /* inputs; state n reads in[k] + n * step[k] (step 0: shared)  */
+    Py_ssize_t step[MAX_IN];
+    double *out[MAX_OUT];       /* outputs; state n writes out[k] + n * ostep[k]                */
+    Py_ssize_t ostep[MAX_OUT];
+    const unsigned char *fd;    /* hybrid dynamics: forward-dynamics flag per joint             */
+    int use_fext;               /* f_ext given (in[F_EXT_SLOT] valid)                           */
+    int body, frame;            /* Jacobians: body index, frame code                            */
+    const double *point;        /* Jacobians: point in body coordinates (3)                      */
+    double dt;                  /* integrate: time step                                         */
+} job;
+
+typedef int (*state_fn)(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
+
+#define IN(j, k, n) ((j)->in[k] + (n) * (j)->step[k])
+#define OUT(j, k, n) ((j)->out[k] + (n) * (j)->ostep[k])
+
+static int all_finite(const double *x, Py_ssize_t n)
+{
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (!isfinite(x[k]))
+            return 0;
+    return 1;
+}
+
+/* The rate inputs of one state: q̇ (code MB_BAD_QD), x (code bad_x), f_ext. */
+static int check_rates(const mb_model *m, const double *qd, const double *x, int bad_x, const double *fext)
+{
+    if (!all_finite(qd, m->nv))
+        return MB_BAD_QD;
+    if (x && !all_finite(x, m->nv))
+        return bad_x;
+    if (fext && !all_finite(fext, 6 * (Py_ssize_t)m->nb))
+        return MB_BAD_FEXT;
+    return MB_OK;
+}
+
+/* rnea: in = q, qd, qdd, f_ext; out = tau */
+static int rnea_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *qdd = IN(j, 2, n);
+    const double *fe = j->use_fext ? IN(j, 3, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        st = check_rates(m, qd, qdd, MB_BAD_QDD, fe);
+    if (st == MB_OK)
+        mb_rnea(m, d, q, qd, qdd, fe, OUT(j, 0, n));
+    return st;
+}
+
+/* crba: in = q; out = H */
+static int crba_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n);
+    const int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        mb_crba(m, d, q, OUT(j, 0, n));
+    return st;
+}
+
+/* hand_c: in = q, qd, f_ext; out = H, C */
+static int hand_c_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = IN(j, 1, n);
+    const double *fe = j->use_fext ? IN(j, 2, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        st = check_rates(m, qd, NULL, 0, fe);
+    if (st != MB_OK)
+        return st;
+    double *zero = d->tmp;
+    for (int k = 0; k < m->nv; k++)
+        zero[k] = 0.0;
+    mb_crba(m, d, q, OUT(j, 0, n));
+    mb_rnea(m, d, q, qd, zero, fe, OUT(j, 1, n));
+    return MB_OK;
+}
+
+/* aba: in = q, qd, tau, f_ext; out = qdd */
+static int aba_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *tau = IN(j, 2, n);
+    const double *fe = j->use_fext ? IN(j, 3, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        st = check_rates(m, qd, tau, MB_BAD_TAU, fe);
+    if (st == MB_OK)
+        st = mb_aba(m, d, q, qd, tau, fe, OUT(j, 0, n));
+    return st;
+}
+
+/* fd_crb: in = q, qd, tau, f_ext; out = qdd (checks in the order of the former CRBA, RNEA, solve) */
+static int fd_crb_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *tau = IN(j, 2, n);
+    const double *fe = j->use_fext ? IN(j, 3, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        st = check_rates(m, qd, NULL, 0, fe);
+    if (st == MB_OK && !all_finite(tau, m->nv))
+        st = MB_BAD_TAU;
+    if (st == MB_OK)
+        st = mb_fd_crb(m, d, q, qd, tau, fe, OUT(j, 0, n));
+    return st;
+}
+
+/* fd_sparse: in = q, qd, tau, f_ext; out = qdd */
+static int fd_sparse_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *tau = IN(j, 2, n);
+    const double *fe = j->use_fext ? IN(j, 3, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        st = check_rates(m, qd, tau, MB_BAD_TAU, fe);
+    if (st == MB_OK)
+        st = mb_fd_sparse(m, d, q, qd, tau, fe, OUT(j, 0, n));
+    return st;
+}
+
+/* hybrid: in = q, qd, qdd, tau, f_ext; out = qdd, tau (given values read where they are used) */
+static int hybrid_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *qdd_in = IN(j, 2, n), *tau_in = IN(j, 3, n);
+    const double *fe = j->use_fext ? IN(j, 4, n) : NULL;
+    double *qdd = OUT(j, 0, n), *tau = OUT(j, 1, n);
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        st = check_rates(m, qd, NULL, 0, fe);
+    if (st != MB_OK)
+        return st;
+    for (int i = 0; i < m->nb; i++)
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
+            if (j->fd[i]) {
+                if (!isfinite(tau_in[k]))
+                    return MB_BAD_TAU;
+                tau[k] = tau_in[k];
+            } else {
+                if (!isfinite(qdd_in[k]))
+                    return MB_BAD_QDD;
+                qdd[k] = qdd_in[k];
+            }
+        }
+    return mb_hybrid(m, d, j->fd, q, qd, qdd, tau, fe);
+}
+
+/* Floating base: in = xfb, q, qd, tau-or-qdd (real joints only), f_ext; out = xd, qdd-or-tau.
+ * The full-model vectors (emulation entries 0) are assembled in the workspace. */
+static int floating_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n, int forward)
+{
+    enum { NE = 6 };  /* emulated joint variables: Px Py Pz Rx Ry Rz */
+    const int nq = m->nq, nv = m->nv;
+    const double *x = IN(j, 0, n), *fe = j->use_fext ? IN(j, 4, n) : NULL;
+    double *q = d->tmp, *qd = q + nq, *in = qd + nv, *out = in + nv;
+    memset(d->tmp, 0, sizeof(double) * (nq + 3 * nv));
+    memcpy(q + NE, IN(j, 1, n), sizeof(double) * (nq - NE));
+    memcpy(qd + NE, IN(j, 2, n), sizeof(double) * (nv - NE));
+    memcpy(in + NE, IN(j, 3, n), sizeof(double) * (nv - NE));
+    if (!all_finite(x, 13))
+        return MB_BAD_XFB;
+    if (x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3] < 1e-24)
+        return MB_ZERO_QUAT_FB;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_ZERO_QUAT)
+        return MB_ZERO_QUAT_FB;
+    if (st == MB_OK)
+        st = check_rates(m, qd, in, forward ? MB_BAD_TAU : MB_BAD_QDD, fe);
+    if (st == MB_OK)
+        st = forward ? mb_fdfb(m, d, x, q, qd, in, fe, OUT(j, 0, n), out)
+                     : mb_idfb(m, d, x, q, qd, in, fe, OUT(j, 0, n), out);
+    if (st == MB_OK)
+        memcpy(OUT(j, 1, n), out + NE, sizeof(double) * (nv - NE));
+    return st;
+}
+
+static int fdfb_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return floating_state(m, d, j, n, 1);
+}
+
+static int idfb_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return floating_state(m, d, j, n, 0);
+}
+
+/* body_states: in = q, qd?, qdd?; out = R0, p0, V?, A? */
+static int body_states_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = j->in[1] ? IN(j, 1, n) : NULL;
+    const double *qdd = qd && j->in[2] ? IN(j, 2, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK && qd && !all_finite(qd, m->nv))
+        st = MB_BAD_QD;
+    if (st == MB_OK && qdd && !all_finite(qdd, m->nv))
+        st = MB_BAD_QDD;
+    if (st == MB_OK)
+        mb_body_states(m, d, q, qd, qdd, OUT(j, 0, n), OUT(j, 1, n), qd ? OUT(j, 2, n) : NULL,
+                       qdd ? OUT(j, 3, n) : NULL);
+    return st;
+}
+
+/* jacobian: in = q; out = J (6 × nv) */
+static int jacobian_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n);
+    const int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        mb_jacobian(m, d, q, j->body, j->point, j->frame, OUT(j, 0, n));
+    return st;
+}
+
+/* com_jacobian: in = q; out = Σ m_i J_i(c_i) (3 × nv) */
+static int com_jacobian_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n);
+    const int st = mb_check_configuration(m, q);
+    if (st == MB_OK)
+        mb_com_jacobian(m, d, q, OUT(j, 0, n));
+    return st;
+}
+
+/* integrate: in = q, v; out = q ⊕ v·dt */
+static int integrate_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    (void)d;
+    const double *q = IN(j, 0, n), *v = IN(j, 1, n);
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK && !all_finite(v, m->nv))
+        st = MB_BAD_QD;
+    if (st == MB_OK)
+        mb_integrate(m, q, v, j->dt, OUT(j, 0, n));
+    return st;
+}
+
+/* energy: in = q, qd; out = KE (1), htot (6), Itot (36) */
+static int energy_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    const double *q = IN(j, 0, n), *qd = IN(j, 1, n);
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK && !all_finite(qd, m->nv))
+        st = MB_BAD_QD;
+    if (st == MB_OK)
+        mb_energy(m, d, q, qd, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Batches: a range of states per thread, each thread with its own workspace.                   */
+
+typedef struct {
+    const mb_model *m;
+    state_fn fn;
+    const job *j;
+    Py_ssize_t lo, hi;
+    Py_ssize_t bad;   /* index of the first failing state, or hi */
+    int status;
+} chunk;
+
+static void *run_chunk(void *arg)
+{
+    chunk *c = arg;
+    c->status = MB_OK;
+    c->bad = c->hi;
+    mb_data *d = mb_data_new(c->m);
+    if (!d) {
+        c->status = MB_NO_MEMORY;
+        c->bad = c->lo;
+        return NULL;
+    }
+    for (Py_ssize_t n = c->lo; n < c->hi; n++) {
+        const int st = c->fn(c->m, d, c->j, n);
+        if (st != MB_OK) {
+            c->status = st;
+            c->bad = n;
+            break;
+        }
+    }
+    mb_data_free(d);
+    return NULL;
+}
+
+/* Run states 0…N−1; returns the status of the first failing state (lowest index) or MB_OK.
+ * Called without the GIL. */
+static int run_batch(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N)
+{
+    enum { MAX_THREADS = 256 };
+    int T = num_threads;
+    if (N < PARALLEL_MIN_BATCH || T < 2)
+        T = 1;
+    if (T > MAX_THREADS)
+        T = MAX_THREADS;
+    if (T > N)
+        T = (int)(N > 0 ? N : 1);
+    chunk c[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int t = 0; t < T; t++)
+        c[t] = (chunk){m, fn, j, N * t / T, N * (t + 1) / T, 0, MB_OK};
+    for (int t = 1; t < T; t++)
+        started[t] = pthread_create(&tid[t], NULL, run_chunk, &c[t]) == 0;
+    run_chunk(&c[0]);
+    for (int t = 1; t < T; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            run_chunk(&c[t]);  /* no thread to be had: do its share here */
+    }
+    for (int t = 0; t < T; t++)
+        if (c[t].status != MB_OK)
+            return c[t].status;
+    return MB_OK;
+}
+
+/* The one place where a status code becomes a Python error. */
+static PyObject *raise_status(int status)
+{
+    if (status == MB_NO_MEMORY)
+        return PyErr_NoMemory();
+    PyErr_SetString(PyExc_ValueError, mb_status_message(status));
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Argument layouts                                                                              */
+
+/* Is o a float64, aligned C-contiguous array with `extra` leading dimensions (0 single, 1 batch)
+ * and the trailing shape (t0[, t1])?  Sets *lead to the leading size (1 for single). */
+static int layout_ok(PyObject *o, int extra, int tail_nd, npy_intp t0, npy_intp t1, npy_intp *lead)
+{
+    if (!PyArray_Check(o))
+        return 0;
+    PyArrayObject *a = (PyArrayObject *)o;
+    if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) ||
+        PyArray_NDIM(a) != extra + tail_nd)
+        return 0;
+    const npy_intp *s = PyArray_DIMS(a);
+    if (s[extra] != t0 || (tail_nd == 2 && s[extra + 1] != t1))
+        return 0;
+    *lead = extra ? s[0] : 1;
+    return 1;
+}
+
+typedef struct {
+    PyObject *obj;
+    int tail_nd;
+    npy_intp t0, t1;
+} arg_spec;
+
+/* Fill a job's inputs from specs (obj NULL or None = absent, pointer left NULL).  Returns 1 and
+ * the batch size N (0 in single mode), 0 for "not this layout" (caller returns None), -1 on error. */
+static int bind_inputs(arg_spec *specs, int count, job *j, Py_ssize_t *N, int *batch)
+{
+    if (!PyArray_Check(specs[0].obj))
+        return 0;
+    const int extra = PyArray_NDIM((PyArrayObject *)specs[0].obj) - specs[0].tail_nd;
+    if (extra != 0 && extra != 1)
+        return 0;
+    npy_intp lead[MAX_IN], n = 1;
+    for (int k = 0; k < count; k++) {
+        if (!specs[k].obj || specs[k].obj == Py_None) {
+            j->in[k] = NULL;
+            lead[k] = 1;
+            continue;
+        }
+        if (!layout_ok(specs[k].obj, extra, specs[k].tail_nd, specs[k].t0, specs[k].t1, &lead[k]))
+            return 0;
+        if (lead[k] != 1) {
+            if (n != 1 && lead[k] != n) {
+                PyErr_SetString(PyExc_ValueError, "batch dimensions do not match");
+                return -1;
+            }
+            n = lead[k];
+        }
+    }
+    for (int k = 0; k < count; k++) {
+        if (!specs[k].obj || specs[k].obj == Py_None)
+            continue;
+        j->in[k] = PyArray_DATA((PyArrayObject *)specs[k].obj);
+        j->step[k] = lead[k] == 1 ? 0 : specs[k].t0 * (specs[k].tail_nd == 2 ? specs[k].t1 : 1);
+    }
+    *batch = extra;
+    *N = extra ? n : 1;
+    return 1;
+}
+
+/* New output array: (N, t0[, t1]) in batch mode, (t0[, t1]) single (t0 = 0: scalar per state). */
+static PyArrayObject *new_output(int batch, Py_ssize_t N, int nd, npy_intp t0, npy_intp t1)
+{
+    npy_intp dims[3];
+    int k = 0;
+    if (batch)
+        dims[k++] = N;
+    if (nd >= 1)
+        dims[k++] = t0;
+    if (nd >= 2)
+        dims[k++] = t1;
+    return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+}
+
+/* New output array with up to three trailing dimensions. */
+static PyArrayObject *new_output_dims(int batch, Py_ssize_t N, int nd, const npy_intp *tail)
+{
+    npy_intp dims[4];
+    int k = 0;
+    if (batch)
+        dims[k++] = N;
+    for (int t = 0; t < nd; t++)
+        dims[k++] = tail[t];
+    return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+}
+
+static void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state)
+{
+    j->out[k] = PyArray_DATA(a);
+    j->ostep[k] = per_state;
+}
+
+/* Run a job: single states on the model's own workspace with the GIL, batches without it. */
+static int execute(CModel *cm, state_fn fn, const job *j, int batch, Py_ssize_t N)
+{
+    int st;
+    if (!batch)
+        return fn(&cm->m, cm->single, j, 0);
+    Py_BEGIN_ALLOW_THREADS
+    st = run_batch(&cm->m, fn, j, N);
+    Py_END_ALLOW_THREADS
+    return st;
+}
+
+static CModel *get_model(PyObject *o)
+{
+    if (!PyObject_TypeCheck(o, &CModelType)) {
+        PyErr_SetString(PyExc_TypeError, "expected a CModel (Model._c) as first argument");
+        return NULL;
+    }
+    return (CModel *)o;
+}
+
+static int nargs_ok(Py_ssize_t nargs, Py_ssize_t want, const char *fn)
+{
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", fn, want, nargs);
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Entry points                                                                                  */
+
+/* Shared body of the algorithms with one vector result: rnea, aba, fd_crb. */
+static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn)
+{
+    if (!nargs_ok(nargs, 5, name))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    arg_spec specs[4] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}, {args[3], 1, m->nv, 0},
+                         {args[4], 2, m->nb, 6}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 4, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.use_fext = j.in[3] != NULL;
+    PyArrayObject *out = new_output(batch, N, 1, m->nv, 0);
+    if (!out)
+        return NULL;
+    bind_output(&j, 0, out, m->nv);
+    const int st = execute(cm, fn, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(out);
+        return raise_status(st);
+    }
+    return (PyObject *)out;
+}
+
+static PyObject *py_rnea(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return one_vector_result(args, nargs, "rnea", rnea_state);
+}
+
+static PyObject *py_aba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return one_vector_result(args, nargs, "aba", aba_state);
+}
+
+static PyObject *py_fd_crb(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return one_vector_result(args, nargs, "fd_crb", fd_crb_state);
+}
+
+static PyObject *py_fd_sparse(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return one_vector_result(args, nargs, "fd_sparse", fd_sparse_state);
+}
+
+static PyObject *py_crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 2, "crba"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    arg_spec specs[1] = {{args[1], 1, m->nq, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 1, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    PyArrayObject *H = new_output(batch, N, 2, m->nv, m->nv);
+    if (!H)
+        return NULL;
+    bind_output(&j, 0, H, (Py_ssize_t)m->nv * m->nv);
+    const int st = execute(cm, crba_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(H);
+        return raise_status(st);
+    }
+    return (PyObject *)H;
+}
+
+static PyObject *py_hand_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 4, "hand_c"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    arg_spec specs[3] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}, {args[3], 2, m->nb, 6}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 3, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.use_fext = j.in[2] != NULL;
+    PyArrayObject *H = new_output(batch, N, 2, m->nv, m->nv), *C = new_output(batch, N, 1, m->nv, 0);
+    if (!H || !C) {
+        Py_XDECREF(H), Py_XDECREF(C);
+        return NULL;
+    }
+    bind_output(&j, 0, H, (Py_ssize_t)m->nv * m->nv);
+    bind_output(&j, 1, C, m->nv);
+    const int st = execute(cm, hand_c_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(H), Py_DECREF(C);
+        return raise_status(st);
+    }
+    return Py_BuildValue("(NN)", H, C);
+}
+
+/* hybrid(cmodel, fd (nb bytes), q, qd, qdd, tau, f_ext) -> (qdd, tau) */
+static PyObject *py_hybrid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 7, "hybrid"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    PyArrayObject *fd = (PyArrayObject *)args[1];
+    if (!PyArray_Check(args[1]) || PyArray_TYPE(fd) != NPY_BOOL || PyArray_NDIM(fd) != 1 ||
+        PyArray_DIM(fd, 0) != m->nb || !PyArray_IS_C_CONTIGUOUS(fd)) {
+        PyErr_Format(PyExc_ValueError, "fd: expected %d booleans (one per joint)", m->nb);
+        return NULL;
+    }
+    arg_spec specs[5] = {{args[2], 1, m->nq, 0}, {args[3], 1, m->nv, 0}, {args[4], 1, m->nv, 0},
+                         {args[5], 1, m->nv, 0}, {args[6], 2, m->nb, 6}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 5, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.use_fext = j.in[4] != NULL;
+    j.fd = PyArray_DATA(fd);
+    PyArrayObject *qdd = new_output(batch, N, 1, m->nv, 0), *tau = new_output(batch, N, 1, m->nv, 0);
+    if (!qdd || !tau) {
+        Py_XDECREF(qdd), Py_XDECREF(tau);
+        return NULL;
+    }
+    bind_output(&j, 0, qdd, m->nv);
+    bind_output(&j, 1, tau, m->nv);
+    const int st = execute(cm, hybrid_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(qdd), Py_DECREF(tau);
+        return raise_status(st);
+    }
+    return Py_BuildValue("(NN)", qdd, tau);
+}
+
+/* fdfb/idfb(cmodel, xfb, q, qd, tau-or-qdd, f_ext) -> (xd, qdd-or-tau); real joints only */
+static PyObject *floating_entry(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn)
+{
+    if (!nargs_ok(nargs, 6, name))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    if (m->nb < 6 || m->nq < 6 || m->nv < 6) {
+        PyErr_SetString(PyExc_ValueError, "model: not a floatbase model");
+        return NULL;
+    }
+    arg_spec specs[5] = {{args[1], 1, 13, 0}, {args[2], 1, m->nq - 6, 0}, {args[3], 1, m->nv - 6, 0},
+                         {args[4], 1, m->nv - 6, 0}, {args[5], 2, m->nb, 6}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 5, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.use_fext = j.in[4] != NULL;
+    PyArrayObject *xd = new_output(batch, N, 1, 13, 0), *out = new_output(batch, N, 1, m->nv - 6, 0);
+    if (!xd || !out) {
+        Py_XDECREF(xd), Py_XDECREF(out);
+        return NULL;
+    }
+    bind_output(&j, 0, xd, 13);
+    bind_output(&j, 1, out, m->nv - 6);
+    const int st = execute(cm, fn, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(xd), Py_DECREF(out);
+        return raise_status(st);
+    }
+    return Py_BuildValue("(NN)", xd, out);
+}
+
+static PyObject *py_fdfb(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return floating_entry(args, nargs, "fdfb", fdfb_state);
+}
+
+static PyObject *py_idfb(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return floating_entry(args, nargs, "idfb", idfb_state);
+}
+
+/* body_states(cmodel, q, qd|None, qdd|None) -> (R0, p0, V|None, A|None) */
+static PyObject *py_body_states(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 4, "body_states"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    PyObject *qdd_arg = args[2] == Py_None ? Py_None : args[3];
+    arg_spec specs[3] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}, {qdd_arg, 1, m->nv, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 3, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    const npy_intp tR[3] = {m->nb, 3, 3}, tp[2] = {m->nb, 3}, tv[2] = {m->nb, 6};
+    PyArrayObject *R0 = new_output_dims(batch, N, 3, tR), *p0 = new_output_dims(batch, N, 2, tp);
+    PyArrayObject *V = j.in[1] ? new_output_dims(batch, N, 2, tv) : NULL;
+    PyArrayObject *A = j.in[2] ? new_output_dims(batch, N, 2, tv) : NULL;
+    if (!R0 || !p0 || (j.in[1] && !V) || (j.in[2] && !A)) {
+        Py_XDECREF(R0), Py_XDECREF(p0), Py_XDECREF(V), Py_XDECREF(A);
+        return NULL;
+    }
+    bind_output(&j, 0, R0, 9 * (Py_ssize_t)m->nb);
+    bind_output(&j, 1, p0, 3 * (Py_ssize_t)m->nb);
+    if (V)
+        bind_output(&j, 2, V, 6 * (Py_ssize_t)m->nb);
+    if (A)
+        bind_output(&j, 3, A, 6 * (Py_ssize_t)m->nb);
+    const int st = execute(cm, body_states_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(R0), Py_DECREF(p0), Py_XDECREF(V), Py_XDECREF(A);
+        return raise_status(st);
+    }
+    return Py_BuildValue("(NNNN)", R0, p0, V ? (PyObject *)V : Py_NewRef(Py_None),
+                         A ? (PyObject *)A : Py_NewRef(Py_None));
+}
+
+/* jacobian(cmodel, q, body, point (3,) float64, frame 0|1|2) -> J (…, 6, nv) */
+static PyObject *py_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "jacobian"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    const long body = PyLong_AsLong(args[2]), frame = PyLong_AsLong(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (body < 0 || body >= m->nb || frame < 0 || frame > 2) {
+        PyErr_Format(PyExc_ValueError, "jacobian: body %ld or frame %ld out of range", body, frame);
+        return NULL;
+    }
+    npy_intp three;
+    if (!layout_ok(args[3], 0, 1, 3, 0, &three)) {
+        PyErr_SetString(PyExc_ValueError, "point: expected a float64 array of shape (3,)");
+        return NULL;
+    }
+    arg_spec specs[1] = {{args[1], 1, m->nq, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 1, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.body = (int)body, j.frame = (int)frame, j.point = PyArray_DATA((PyArrayObject *)args[3]);
+    PyArrayObject *J = new_output(batch, N, 2, 6, m->nv);
+    if (!J)
+        return NULL;
+    bind_output(&j, 0, J, 6 * (Py_ssize_t)m->nv);
+    const int st = execute(cm, jacobian_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(J);
+        return raise_status(st);
+    }
+    return (PyObject *)J;
+}
+
+/* com_jacobian(cmodel, q) -> Σ m_i J_i(c_i) (…, 3, nv) */
+static PyObject *py_com_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 2, "com_jacobian"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    arg_spec specs[1] = {{args[1], 1, m->nq, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 1, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    PyArrayObject *J = new_output(batch, N, 2, 3, m->nv);
+    if (!J)
+        return NULL;
+    bind_output(&j, 0, J, 3 * (Py_ssize_t)m->nv);
+    const int st = execute(cm, com_jacobian_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(J);
+        return raise_status(st);
+    }
+    return (PyObject *)J;
+}
+
+/* integrate(cmodel, q, v, dt) -> q ⊕ v·dt */
+static PyObject *py_integrate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 4, "integrate"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    const double dt = PyFloat_AsDouble(args[3]);
+    if (dt == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!isfinite(dt)) {
+        PyErr_SetString(PyExc_ValueError, "dt: expected a finite number");
+        return NULL;
+    }
+    arg_spec specs[2] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 2, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.dt = dt;
+    PyArrayObject *out = new_output(batch, N, 1, m->nq, 0);
+    if (!out)
+        return NULL;
+    bind_output(&j, 0, out, m->nq);
+    const int st = execute(cm, integrate_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(out);
+        return raise_status(st);
+    }
+    return (PyObject *)out;
+}
+
+/* energy(cmodel, q, qd) -> (KE, htot, Itot) */
+static PyObject *py_energy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 3, "energy"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    arg_spec specs[2] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}};
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, 2, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    PyArrayObject *KE = new_output(batch, N, 0, 0, 0), *h = new_output(batch, N, 1, 6, 0),
+                  *Itot = new_output(batch, N, 2, 6, 6);
+    if (!KE || !h || !Itot) {
+        Py_XDECREF(KE), Py_XDECREF(h), Py_XDECREF(Itot);
+        return NULL;
+    }
+    bind_output(&j, 0, KE, 1);
+    bind_output(&j, 1, h, 6);
+    bind_output(&j, 2, Itot, 36);
+    const int st = execute(cm, energy_state, &j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(KE), Py_DECREF(h), Py_DECREF(Itot);
+        return raise_status(st);
+    }
+    return Py_BuildValue("(NNN)", KE, h, Itot);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sparse kernels of multibody.sparse: fill caller-given outputs, batches of (B or 1, n, n)      */
+
+/* o must be a C-contiguous aligned array of `type` with ndim dims; dims[k] ≥ 0 must match, −1
+ * accepts any size (returned in dims).  Writable when `out`. */
+static PyArrayObject *strict_array(PyObject *o, const char *name, int type, int ndim, npy_intp *dims, int out)
+{
+    if (!PyArray_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a NumPy array", name);
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    if (PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) ||
+        (out && !PyArray_ISWRITEABLE(a))) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a %s%s C-contiguous %d-D array", name, out ? "writable " : "",
+                     type == NPY_DOUBLE ? "float64" : "int64", ndim);
+        return NULL;
+    }
+    for (int k = 0; k < ndim; k++) {
+        if (dims[k] >= 0 && PyArray_DIM(a, k) != dims[k]) {
+            PyErr_Format(PyExc_ValueError, "%s: dimension %d is %zd, expected %zd", name, k,
+                         (Py_ssize_t)PyArray_DIM(a, k), (Py_ssize_t)dims[k]);
+            return NULL;
+        }
+        dims[k] = PyArray_DIM(a, k);
+    }
+    return a;
+}
+
+/* lam as C ints, checked: −1 ≤ lam[i] < i.  Caller frees. */
+static int *lam_ints(PyObject *o, npy_intp n)
+{
+    npy_intp dims[1] = {n};
+    PyArrayObject *a = strict_array(o, "lam", NPY_INT64, 1, dims, 0);
+    if (!a)
+        return NULL;
+    const npy_int64 *x = PyArray_DATA(a);
+    int *lam = malloc(sizeof(int) * (n ? n : 1));
+    if (!lam)
+        return (int *)PyErr_NoMemory();
+    for (npy_intp i = 0; i < n; i++) {
+        if (x[i] < -1 || x[i] >= i) {
+            free(lam);
+            PyErr_Format(PyExc_ValueError, "lam: must satisfy -1 <= lam[i] < i, got lam[%zd] = %lld", (Py_ssize_t)i,
+                         (long long)x[i]);
+            return NULL;
+        }
+        lam[i] = (int)x[i];
+    }
+    return lam;
+}
+
+/* Leading size of a batched input: 1 or B. */
+static int lead_ok(PyArrayObject *a, npy_intp B, const char *name)
+{
+    const npy_intp b = PyArray_DIM(a, 0);
+    if (b != 1 && b != B) {
+        PyErr_Format(PyExc_ValueError, "%s: batch size %zd, expected 1 or %zd", name, (Py_ssize_t)b, (Py_ssize_t)B);
+        return 0;
+    }
+    return 1;
+}
+
+/* ltdl_kernel(H (B,n,n), lam, L (B,n,n), d (B,n), info (B,)) */
+static PyObject *py_ltdl_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "ltdl_kernel"))
+        return NULL;
+    npy_intp dh[3] = {-1, -1, -1};
+    PyArrayObject *H = strict_array(args[0], "H", NPY_DOUBLE, 3, dh, 0);
+    if (!H || dh[1] != dh[2])
+        return H ? PyErr_Format(PyExc_ValueError, "H: expected (B, n, n)") : NULL;
+    const npy_intp B = dh[0], n = dh[1];
+    npy_intp dl[3] = {B, n, n}, dd[2] = {B, n}, di[1] = {B};
+    PyArrayObject *L = strict_array(args[2], "L", NPY_DOUBLE, 3, dl, 1), *d = L ? strict_array(args[3], "d", NPY_DOUBLE, 2, dd, 1) : NULL;
+    PyArrayObject *info = d ? strict_array(args[4], "info", NPY_INT64, 1, di, 1) : NULL;
+    if (!info)
+        return NULL;
+    int *lam = lam_ints(args[1], n);
+    if (!lam)
+        return NULL;
+    double *A = malloc(sizeof(double) * (n > 0 ? n * n : 1));
+    if (!A) {
+        free(lam);
+        return PyErr_NoMemory();
+    }
+    for (npy_intp b = 0; b < B; b++)
+        ((npy_int64 *)PyArray_DATA(info))[b] =
+            mb_ltdl_factors((int)n, lam, (double *)PyArray_DATA(H) + b * n * n, A,
+                            (double *)PyArray_DATA(L) + b * n * n, (double *)PyArray_DATA(d) + b * n);
+    free(A), free(lam);
+    Py_RETURN_NONE;
+}
+
+/* ltl_kernel(H (B,n,n), lam, L (B,n,n), info (B,)) */
+static PyObject *py_ltl_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 4, "ltl_kernel"))
+        return NULL;
+    npy_intp dh[3] = {-1, -1, -1};
+    PyArrayObject *H = strict_array(args[0], "H", NPY_DOUBLE, 3, dh, 0);
+    if (!H || dh[1] != dh[2])
+        return H ? PyErr_Format(PyExc_ValueError, "H: expected (B, n, n)") : NULL;
+    const npy_intp B = dh[0], n = dh[1];
+    npy_intp dl[3] = {B, n, n}, di[1] = {B};
+    PyArrayObject *L = strict_array(args[2], "L", NPY_DOUBLE, 3, dl, 1);
+    PyArrayObject *info = L ? strict_array(args[3], "info", NPY_INT64, 1, di, 1) : NULL;
+    if (!info)
+        return NULL;
+    int *lam = lam_ints(args[1], n);
+    if (!lam)
+        return NULL;
+    double *A = malloc(sizeof(double) * (n > 0 ? n * n : 1));
+    if (!A) {
+        free(lam);
+        return PyErr_NoMemory();
+    }
+    for (npy_intp b = 0; b < B; b++)
+        ((npy_int64 *)PyArray_DATA(info))[b] =
+            mb_ltl_factor((int)n, lam, (double *)PyArray_DATA(H) + b * n * n, A, (double *)PyArray_DATA(L) + b * n * n);
+    free(A), free(lam);
+    Py_RETURN_NONE;
+}
+
+/* mpy_kernel(op, M (BM,n,n), lam, x (Bx,n), y (B,n)); op: 0 H, 1 L, 2 Lᵀ, 3 L⁻¹, 4 L⁻ᵀ */
+static PyObject *py_mpy_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "mpy_kernel"))
+        return NULL;
+    const long op = PyLong_AsLong(args[0]);
+    if (op == -1 && PyErr_Occurred())
+        return NULL;
+    if (op < 0 || op > 4)
+        return PyErr_Format(PyExc_ValueError, "op: expected 0..4, got %ld", op);
+    npy_intp dy[2] = {-1, -1};
+    PyArrayObject *y = strict_array(args[4], "y", NPY_DOUBLE, 2, dy, 1);
+    if (!y)
+        return NULL;
+    const npy_intp B = dy[0], n = dy[1];
+    npy_intp dm[3] = {-1, n, n}, dx[2] = {-1, n};
+    PyArrayObject *M = strict_array(args[1], "M", NPY_DOUBLE, 3, dm, 0);
+    PyArrayObject *x = M ? strict_array(args[3], "x", NPY_DOUBLE, 2, dx, 0) : NULL;
+    if (!x || !lead_ok(M, B, "M") || !lead_ok(x, B, "x"))
+        return NULL;
+    int *lam = lam_ints(args[2], n);
+    if (!lam)
+        return NULL;
+    const npy_intp sm = dm[0] == 1 ? 0 : n * n, sx = dx[0] == 1 ? 0 : n;
+    for (npy_intp b = 0; b < B; b++)
+        mb_sparse_mpy((int)op, (int)n, lam, (double *)PyArray_DATA(M) + b * sm, (double *)PyArray_DATA(x) + b * sx,
+                      (double *)PyArray_DATA(y) + b * n);
+    free(lam);
+    Py_RETURN_NONE;
+}
+
+/* solve_ltdl_kernel(L (BL,n,n), d (Bd,n), lam, rhs (Br,n), x (B,n)) */
+static PyObject *py_solve_ltdl_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "solve_ltdl_kernel"))
+        return NULL;
+    npy_intp dx[2] = {-1, -1};
+    PyArrayObject *x = strict_array(args[4], "x", NPY_DOUBLE, 2, dx, 1);
+    if (!x)
+        return NULL;
+    const npy_intp B = dx[0], n = dx[1];
+    npy_intp dl[3] = {-1, n, n}, dd[2] = {-1, n}, dr[2] = {-1, n};
+    PyArrayObject *L = strict_array(args[0], "L", NPY_DOUBLE, 3, dl, 0);
+    PyArrayObject *d = L ? strict_array(args[1], "d", NPY_DOUBLE, 2, dd, 0) : NULL;
+    PyArrayObject *r = d ? strict_array(args[3], "rhs", NPY_DOUBLE, 2, dr, 0) : NULL;
+    if (!r || !lead_ok(L, B, "L") || !lead_ok(d, B, "d") || !lead_ok(r, B, "rhs"))
+        return NULL;
+    int *lam = lam_ints(args[2], n);
+    if (!lam)
+        return NULL;
+    const npy_intp sl = dl[0] == 1 ? 0 : n * n, sd = dd[0] == 1 ? 0 : n, sr = dr[0] == 1 ? 0 : n;
+    for (npy_intp b = 0; b < B; b++)
+        mb_solve_ltdl((int)n, lam, (double *)PyArray_DATA(L) + b * sl, (double *)PyArray_DATA(d) + b * sd,
+                      (double *)PyArray_DATA(r) + b * sr, (double *)PyArray_DATA(x) + b * n);
+    free(lam);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Threads and module                                                                            */
+
+static PyObject *py_set_num_threads(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1) {
+        PyErr_Format(PyExc_ValueError, "n: expected a number of threads >= 1, got %ld", n);
+        return NULL;
+    }
+    num_threads = n > 256 ? 256 : (int)n;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_get_num_threads(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyLong_FromLong(num_threads);
+}
+
+static PyObject *py_status_message(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const long s = PyLong_AsLong(arg);
+    if (s == -1 && PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromString(mb_status_message((int)s));
+}
+
+static PyMethodDef methods[] = {
+    {"rnea", (PyCFunction)(void (*)(void))py_rnea, METH_FASTCALL,
+     "rnea(cmodel, q, qd, qdd, f_ext) -> tau, or None if the arrays need converting"},
+    {"crba", (PyCFunction)(void (*)(void))py_crba, METH_FASTCALL, "crba(cmodel, q) -> H or None"},
+    {"hand_c", (PyCFunction)(void (*)(void))py_hand_c, METH_FASTCALL, "hand_c(cmodel, q, qd, f_ext) -> (H, C) or None"},
+    {"aba", (PyCFunction)(void (*)(void))py_aba, METH_FASTCALL, "aba(cmodel, q, qd, tau, f_ext) -> qdd or None"},
+    {"fd_crb", (PyCFunction)(void (*)(void))py_fd_crb, METH_FASTCALL, "fd_crb(cmodel, q, qd, tau, f_ext) -> qdd or None"},
+    {"fd_sparse", (PyCFunction)(void (*)(void))py_fd_sparse, METH_FASTCALL,
+     "fd_sparse(cmodel, q, qd, tau, f_ext) -> qdd or None"},
+    {"hybrid", (PyCFunction)(void (*)(void))py_hybrid, METH_FASTCALL,
+     "hybrid(cmodel, fd, q, qd, qdd, tau, f_ext) -> (qdd, tau) or None"},
+    {"fdfb", (PyCFunction)(void (*)(void))py_fdfb, METH_FASTCALL,
+     "fdfb(cmodel, xfb, q, qd, tau, f_ext) -> (xd, qdd) or None (real joints only)"},
+    {"idfb", (PyCFunction)(void (*)(void))py_idfb, METH_FASTCALL,
+     "idfb(cmodel, xfb, q, qd, qdd, f_ext) -> (xd, tau) or None (real joints only)"},
+    {"energy", (PyCFunction)(void (*)(void))py_energy, METH_FASTCALL, "energy(cmodel, q, qd) -> (KE, htot, Itot) or None"},
+    {"body_states", (PyCFunction)(void (*)(void))py_body_states, METH_FASTCALL,
+     "body_states(cmodel, q, qd, qdd) -> (R0, p0, V, A) or None (qd/qdd may be None)"},
+    {"jacobian", (PyCFunction)(void (*)(void))py_jacobian, METH_FASTCALL,
+     "jacobian(cmodel, q, body, point, frame) -> J or None"},
+    {"com_jacobian", (PyCFunction)(void (*)(void))py_com_jacobian, METH_FASTCALL,
+     "com_jacobian(cmodel, q) -> sum of m_i J_i(c_i) or None"},
+    {"integrate", (PyCFunction)(void (*)(void))py_integrate, METH_FASTCALL,
+     "integrate(cmodel, q, v, dt) -> q (+) v dt or None"},
+    {"ltdl_kernel", (PyCFunction)(void (*)(void))py_ltdl_kernel, METH_FASTCALL,
+     "ltdl_kernel(H, lam, L, d, info): LTDL of each H[b] into L, d; info[b] = failing pivot or -1"},
+    {"ltl_kernel", (PyCFunction)(void (*)(void))py_ltl_kernel, METH_FASTCALL,
+     "ltl_kernel(H, lam, L, info): LTL of each H[b] into L; info[b] = failing pivot or -1"},
+    {"mpy_kernel", (PyCFunction)(void (*)(void))py_mpy_kernel, METH_FASTCALL,
+     "mpy_kernel(op, M, lam, x, y): y[b] = op(M[b]) x[b], op 0 H, 1 L, 2 L^T, 3 L^-1, 4 L^-T"},
+    {"solve_ltdl_kernel", (PyCFunction)(void (*)(void))py_solve_ltdl_kernel, METH_FASTCALL,
+     "solve_ltdl_kernel(L, d, lam, rhs, x): x[b] = L^-1 D^-1 L^-T rhs[b]"},
+    {"set_num_threads", py_set_num_threads, METH_O, "Threads used by large batches (≥ 1)."},
+    {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
+    {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_core", "The C core of multibody: CModel and the algorithms' entry points.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    import_array();
+    if (PyType_Ready(&CModelType) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (!mod)
+        return NULL;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    num_threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (int)cpus;
+    Py_INCREF(&CModelType);
+    if (PyModule_AddObject(mod, "CModel", (PyObject *)&CModelType) < 0 ||
+        PyModule_AddIntConstant(mod, "PARALLEL_MIN_BATCH", PARALLEL_MIN_BATCH) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

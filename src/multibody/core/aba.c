@@ -1,0 +1,265 @@
+/* aba.c — forward dynamics by the articulated-body algorithm (RBDA table 7.1; spatial_v2 FDab).
+ *
+ *   pass 1, i = 0 … nb−1:     Xup_i, vJ = S_i q̇_i, v_i = Xup_i v_λ(i) + vJ, c_i = v_i ×m vJ,
+ *                             IA_i = I_i, pA_i = v_i ×* I_i v_i − X*_0i f_ext,i
+ *   pass 2, i = nb−1 … 0:     U_i = IA_i S_i, D_i = S_iᵀ U_i + armature_i, u_i = τ_i − S_iᵀ pA_i
+ *                             Ia = IA_i − U_i D_i⁻¹ U_iᵀ,  pa = pA_i + Ia c_i + U_i D_i⁻¹ u_i
+ *                             IA_λ(i) += Xup_iᵀ Ia Xup_i,  pA_λ(i) += Xup_iᵀ pa
+ *   pass 3, i = 0 … nb−1:     a_i = Xup_i a_λ(i) + c_i  (a_base = −a_grav)
+ *                             q̈_i = D_i⁻¹ (u_i − U_iᵀ a_i),  a_i += S_i q̈_i
+ *
+ * The three passes are separate functions because hybrid dynamics (hybrid.c, HD) and the
+ * floating base (floating.c, FDfb) run the same passes: a joint with fd[i] = 0 is an
+ * inverse-dynamics joint whose q̈ is known (folded into c_i), and `first` lets FDfb start the
+ * recursion below its floating base.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core.h"
+#include "spatial.h"
+
+/* Inverse of the small SPD block D (n×n, row-major, n ≤ 6) by Gauss-Jordan with partial pivoting;
+ * 0 if D is (numerically) singular. */
+int mb_invert_small(const double *D, int n, double *Dinv)
+{
+    if (n == 1) {
+        if (!(D[0] > 0.0))
+            return 0;
+        Dinv[0] = 1.0 / D[0];
+        return 1;
+    }
+    double A[6][12], scale = 0.0;
+    for (int r = 0; r < n; r++) {
+        scale = fmax(scale, fabs(D[n * r + r]));
+        for (int c = 0; c < n; c++) {
+            A[r][c] = D[n * r + c];
+            A[r][n + c] = r == c ? 1.0 : 0.0;
+        }
+    }
+    if (scale == 0.0)
+        return 0;
+    for (int c = 0; c < n; c++) {
+        int piv = c;
+        for (int r = c + 1; r < n; r++)
+            if (fabs(A[r][c]) > fabs(A[piv][c]))
+                piv = r;
+        if (!(fabs(A[piv][c]) > 1e-14 * scale))
+            return 0;
+        if (piv != c)
+            for (int k = 0; k < 2 * n; k++) {
+                const double t = A[c][k];
+                A[c][k] = A[piv][k];
+                A[piv][k] = t;
+            }
+        const double dd = A[c][c];
+        for (int k = 0; k < 2 * n; k++)
+            A[c][k] /= dd;
+        for (int r = 0; r < n; r++)
+            if (r != c && A[r][c] != 0.0) {
+                const double e = A[r][c];
+                for (int k = 0; k < 2 * n; k++)
+                    A[r][k] -= e * A[c][k];
+            }
+    }
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++)
+            Dinv[n * r + c] = A[r][n + c];
+    return 1;
+}
+
+/* Pass 1 for bodies first … nb−1 (poses already in d->R, d->p; a body whose parent is < 0 starts
+ * from rest).  External forces, if any, are subtracted by mb_aba_external_forces. */
+void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const double *qd,
+                          const double *fext, int first)
+{
+    (void)q;
+    double vJ[6], Iv[6], fx[6];
+    for (int i = first; i < m->nb; i++) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        double *v = d->v + 6 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
+        memset(vJ, 0, sizeof vJ);
+        for (int k = vs; k < vs + nj; k++)
+            for (int r = 0; r < 6; r++)
+                vJ[r] += m->S[6 * k + r] * qd[k];
+        memset(c, 0, 6 * sizeof(double));
+        if (par < 0) {
+            for (int r = 0; r < 6; r++)
+                v[r] = vJ[r];
+        } else {
+            mb_motion_to_child(d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
+            for (int r = 0; r < 6; r++)
+                v[r] += vJ[r];
+            mb_crm_add(v, vJ, c);
+        }
+        memcpy(d->IA + 36 * i, m->inertia6 + 36 * i, 36 * sizeof(double));
+        mb_inertia_mul(m->inertia + MB_NI * i, v, Iv);
+        memset(pA, 0, 6 * sizeof(double));
+        mb_crf_add(v, Iv, pA);
+        if (fext) {  /* world poses in d->R0, d->p0 */
+            mb_force_to_child(d->R0 + 9 * i, d->p0 + 3 * i, fext + 6 * i, fx);
+            for (int r = 0; r < 6; r++)
+                pA[r] -= fx[r];
+        }
+    }
+}
+
+/* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
+ * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
+ * articulated inertia on.  IA_i becomes Ia in place (pass 3 needs only U, D⁻¹ and u there).
+ * Returns MB_SINGULAR if a D block cannot be inverted. */
+int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, const unsigned char *fd,
+                            int first)
+{
+    double pa[6], D[36];
+    for (int i = m->nb - 1; i >= first; i--) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        double *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i;
+        const double *pA = d->pA + 6 * i, *c = d->c + 6 * i;
+        memcpy(pa, pA, sizeof pa);
+        if ((!fd || fd[i]) && nj == 1) {  /* the common case: one dof */
+            const int s = m->dof_unit[vs];
+            const double *S = m->S + 6 * vs;
+            double *U = d->U + 6 * vs, Dk, uk;
+            if (s >= 0) {  /* S = e_s: U = column s of IA (= row s, IA is symmetric) */
+                for (int r = 0; r < 6; r++)
+                    U[r] = IA[6 * s + r];
+                Dk = U[s];
+                uk = tau[vs] - pA[s];
+            } else {
+                Dk = 0.0, uk = tau[vs];
+                for (int r = 0; r < 6; r++) {
+                    const double *row = IA + 6 * r;
+                    U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
+                           row[5] * S[5];
+                    uk -= S[r] * pA[r];
+                }
+                for (int r = 0; r < 6; r++)
+                    Dk += S[r] * U[r];
+            }
+            Dk += m->armature[vs];
+            if (!(Dk > 0.0))
+                return MB_SINGULAR;
+            Dinv[0] = 1.0 / Dk;
+            d->u[vs] = uk;
+            if (par < 0)
+                continue;
+            const double ud = uk * Dinv[0];
+            for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
+                const double ur = U[r] * Dinv[0];
+                for (int cc = 0; cc < 6; cc++)
+                    IA[6 * r + cc] -= ur * U[cc];
+                pa[r] += U[r] * ud;
+            }
+        } else if ((!fd || fd[i]) && nj > 1) {
+            for (int e = 0; e < nj; e++) {  /* U = IA S,  u = τ − Sᵀ pA */
+                const int k = vs + e;
+                const double *S = m->S + 6 * k;
+                double *U = d->U + 6 * k, s = 0.0;
+                for (int r = 0; r < 6; r++) {
+                    const double *row = IA + 6 * r;
+                    U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
+                           row[5] * S[5];
+                    s += S[r] * pA[r];
+                }
+                d->u[k] = tau[k] - s;
+            }
+            for (int e = 0; e < nj; e++)  /* D = Sᵀ U + armature */
+                for (int g = 0; g < nj; g++) {
+                    double s = e == g ? m->armature[vs + e] : 0.0;
+                    for (int r = 0; r < 6; r++)
+                        s += m->S[6 * (vs + e) + r] * d->U[6 * (vs + g) + r];
+                    D[nj * e + g] = s;
+                }
+            if (!mb_invert_small(D, nj, Dinv))
+                return MB_SINGULAR;
+            if (par < 0)
+                continue;
+            for (int e = 0; e < nj; e++)  /* Ia = IA − U D⁻¹ Uᵀ,  pa = pA + U D⁻¹ u */
+                for (int g = 0; g < nj; g++) {
+                    const double dd = Dinv[nj * e + g];
+                    const double *Ue = d->U + 6 * (vs + e), *Ug = d->U + 6 * (vs + g);
+                    for (int r = 0; r < 6; r++) {
+                        const double ur = Ue[r] * dd;
+                        for (int cc = 0; cc < 6; cc++)
+                            IA[6 * r + cc] -= ur * Ug[cc];
+                        pa[r] += ur * d->u[vs + g];
+                    }
+                }
+        }
+        if (par < 0)
+            continue;
+        for (int r = 0; r < 6; r++) {  /* pa += Ia c */
+            const double *row = IA + 6 * r;
+            pa[r] += row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3] * c[3] + row[4] * c[4] + row[5] * c[5];
+        }
+        mb_sym6_to_parent_add(d->R + 9 * i, d->p + 3 * i, IA, d->IA + 36 * par);
+        mb_force_to_parent_add(d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
+    }
+    return MB_OK;
+}
+
+/* Pass 3 for bodies first … nb−1: accelerations root to leaves.  a_root is the acceleration of
+ * the base the roots hang from (−a_grav; FDfb passes none: its bodies' parents are set).  At
+ * inverse-dynamics joints (fd[i] == 0) it writes τ_i = S_iᵀ (IA_i a_i + pA_i) + armature q̈_i. */
+void mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root, const unsigned char *fd,
+                              double *qdd, double *tau_id, int first)
+{
+    for (int i = first; i < m->nb; i++) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        double *a = d->a + 6 * i;
+        const double *c = d->c + 6 * i;
+        mb_motion_to_child(d->R + 9 * i, d->p + 3 * i, par < 0 ? a_root : d->a + 6 * par, a);
+        for (int r = 0; r < 6; r++)
+            a[r] += c[r];
+        if (!fd || fd[i]) {
+            const double *Dinv = d->Dinv + 36 * i;
+            double w[6];
+            for (int g = 0; g < nj; g++) {  /* w = u − Uᵀ a */
+                const double *U = d->U + 6 * (vs + g);
+                w[g] = d->u[vs + g] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] + U[4] * a[4] +
+                                       U[5] * a[5]);
+            }
+            for (int e = 0; e < nj; e++) {  /* q̈ = D⁻¹ w */
+                double s = 0.0;
+                for (int g = 0; g < nj; g++)
+                    s += Dinv[nj * e + g] * w[g];
+                qdd[vs + e] = s;
+            }
+            for (int e = 0; e < nj; e++)
+                for (int r = 0; r < 6; r++)
+                    a[r] += m->S[6 * (vs + e) + r] * qdd[vs + e];
+        } else {  /* τ = Sᵀ (IA a + pA) + armature q̈ */
+            const double *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
+            double F[6];
+            for (int r = 0; r < 6; r++) {
+                const double *row = IA + 6 * r;
+                F[r] = pA[r] + row[0] * a[0] + row[1] * a[1] + row[2] * a[2] + row[3] * a[3] + row[4] * a[4] +
+                       row[5] * a[5];
+            }
+            for (int k = vs; k < vs + nj; k++) {
+                double s = m->armature[k] * qdd[k];
+                for (int r = 0; r < 6; r++)
+                    s += m->S[6 * k + r] * F[r];
+                tau_id[k] = s;
+            }
+        }
+    }
+}
+
+int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+           const double *fext, double *qdd)
+{
+    double minus_grav[6];
+    for (int r = 0; r < 6; r++)
+        minus_grav[r] = -m->a_grav[r];
+    mb_tree_poses(m, q, d->R, d->p);
+    if (fext)
+        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    mb_aba_velocity_pass(m, d, q, qd, fext, 0);
+    const int st = mb_aba_articulated_pass(m, d, tau, NULL, 0);
+    if (st != MB_OK)
+        return st;
+    mb_aba_acceleration_pass(m, d, minus_grav, NULL, qdd, NULL, 0);
+    return MB_OK;
+}

@@ -1,0 +1,75 @@
+/* core.h — the algorithms of the C core, one file each.  All take the constant model (model.h)
+ * and a workspace (data.h); none allocates, none checks its inputs (the entry points in _core.c
+ * do: finite numbers, non-zero quaternions, shapes), none touches Python. */
+#ifndef MULTIBODY_CORE_H
+#define MULTIBODY_CORE_H
+
+#include "data.h"
+#include "model.h"
+#include "status.h"
+
+/* jcalc.c */
+int mb_check_configuration(const mb_model *m, const double *q);
+void mb_jcalc(const mb_model *m, int i, const double *q, double *R, double *p);
+void mb_tree_poses(const mb_model *m, const double *q, double *R, double *p);
+void mb_world_poses(const mb_model *m, const double *R, const double *p, double *R0, double *p0);
+void mb_world_poses_from(const mb_model *m, const double *R, const double *p, double *R0, double *p0, int first);
+void mb_quat_to_rot(double w, double x, double y, double z, double *R);
+
+/* rnea.c — ID */
+void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+             const double *fext, double *tau);
+
+/* crba.c — CRBA / HandC */
+void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H);
+
+/* aba.c — FDab, its passes shared with HD (hybrid.c) and FDfb (floating.c) */
+int mb_invert_small(const double *D, int n, double *Dinv);
+void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const double *qd,
+                          const double *fext, int first);
+int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, const unsigned char *fd,
+                            int first);
+void mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root, const unsigned char *fd,
+                              double *qdd, double *tau_id, int first);
+int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+           const double *fext, double *qdd);
+
+/* fd_crb.c — FDcrb */
+int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double *x);
+int mb_fd_crb(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+              const double *fext, double *qdd);
+
+/* hybrid.c — HD */
+int mb_hybrid(const mb_model *m, mb_data *d, const unsigned char *fd, const double *q, const double *qd,
+              double *qdd, double *tau, const double *fext);
+
+/* sparse.c — LTDL, its solves, fd_sparse */
+int mb_ltdl(int n, const int *lam, double *A);
+void mb_ltdl_solve(int n, const int *lam, const double *A, double *x);
+enum { MB_MPY_H = 0, MB_MPY_L = 1, MB_MPY_LT = 2, MB_MPY_LI = 3, MB_MPY_LIT = 4 };
+int mb_ltdl_factors(int n, const int *lam, const double *H, double *A, double *L, double *d);
+int mb_ltl_factor(int n, const int *lam, const double *H, double *A, double *L);
+void mb_sparse_mpy(int op, int n, const int *lam, const double *M, const double *x, double *y);
+void mb_solve_ltdl(int n, const int *lam, const double *L, const double *d, const double *b, double *x);
+int mb_fd_sparse(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+                 const double *fext, double *qdd);
+
+/* floating.c — FDfb, IDfb (q, qd, tau, qdd are full-model vectors; body 5 is the floating base) */
+int mb_fdfb(const mb_model *m, mb_data *d, const double *x, const double *q, const double *qd, const double *tau,
+            const double *fext, double *xd, double *qdd);
+int mb_idfb(const mb_model *m, mb_data *d, const double *x, const double *q, const double *qd, const double *qdd,
+            const double *fext, double *xd, double *tau);
+
+/* kinematics.c — body states, Jacobians, CoM Jacobian, integrate */
+void mb_body_states(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                    double *R0, double *p0, double *V, double *A);
+void mb_jacobian(const mb_model *m, mb_data *d, const double *q, int body, const double *point, int frame,
+                 double *J);
+void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc);
+void mb_integrate(const mb_model *m, const double *q, const double *v, double dt, double *out);
+
+/* energy.c — EnerMo */
+void mb_energy(const mb_model *m, mb_data *d, const double *q, const double *qd, double *KE,
+               double *htot, double *Itot);
+
+#endif

@@ -1,0 +1,72 @@
+/* model.h — the constant C model (like MuJoCo's mjModel, Pinocchio's Model).
+ *
+ * Built once from the Python `multibody.Model` (see _core.c: CModel) and owned by it; never
+ * written after construction, so any number of threads may read it at once.  Bodies are
+ * numbered 0…nb-1 parents first; parent −1 is the fixed base.  Body i hangs from its parent
+ * through joint i.  Spatial vectors are [angular; linear] (Featherstone, spatial_v2).  SI units.
+ *
+ * A pose (R, p) of a child frame C in a parent frame P means: R (3×3, row-major) rotates
+ * C-coordinates into P-coordinates and p is C's origin in P-coordinates.  The spatial_v2 motion
+ * transform P → C is then X = plux(Rᵀ, p); spatial.h applies X, X⁻¹, Xᵀ without 6×6 matrices.
+ */
+#ifndef MULTIBODY_MODEL_H
+#define MULTIBODY_MODEL_H
+
+/* Joint type codes: the same numbers as multibody.model.joints.JointType. */
+enum mb_joint_type {
+    MB_FIXED = 0,      /* nq 0, nv 0 */
+    MB_REVOLUTE = 1,   /* nq 1, nv 1: angle about axis;             S = [a; 0]          */
+    MB_PRISMATIC = 2,  /* nq 1, nv 1: slide along axis;             S = [0; a]          */
+    MB_HELICAL = 3,    /* nq 1, nv 1: angle, slide pitch·angle;     S = [a; pitch·a]    */
+    MB_SPHERICAL = 4,  /* nq 4 quaternion [w,x,y,z], nv 3: ω in body coordinates        */
+    MB_FREE = 5,       /* nq 7 [x,y,z (in parent), w,qx,qy,qz], nv 6: [ω; v] body coordinates */
+    MB_PLANAR = 6      /* nq 3 [x, y, θ] in the joint frame's x-y plane, nv 3: [vx, vy, ω] body */
+};
+
+/* Rigid-body inertia in "10-parameter" form about a frame's origin, in that frame's coordinates
+ * (RBDA §2.13): [m, h0, h1, h2, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] with h = m·c (first moment of mass,
+ * kg·m) and Ī the rotational inertia about the origin (kg·m², not about the CoM).  The 6×6
+ * spatial inertia is [Ī, h×; (h×)ᵀ, m·1]. */
+enum { MB_I_M = 0, MB_I_H = 1, MB_I_BAR = 4, MB_NI = 10 };
+
+typedef struct mb_model {
+    int nb;               /* number of bodies (= joints)                                   */
+    int nq;               /* length of q (configuration)                                   */
+    int nv;               /* length of qd, qdd, tau (velocity variables)                   */
+
+    /* per body (nb) */
+    int *parent;          /* (nb) parent body index, −1 = fixed base; parent[i] < i            */
+    int *jtype;           /* (nb) enum mb_joint_type of joint i                               */
+    int *q_start;         /* (nb) first index of joint i in q                                 */
+    int *nq_joint;        /* (nb) number of q entries of joint i                              */
+    int *v_start;         /* (nb) first index of joint i in qd/qdd/tau                        */
+    int *nv_joint;        /* (nb) number of velocity variables of joint i                     */
+    double *tree_R;       /* (nb × 9) A_PJ: rotates joint-frame coordinates into the parent's,
+                                      row-major; the joint frame J is fixed in the parent     */
+    double *tree_p;       /* (nb × 3) P_r_PJ: joint frame origin in parent coordinates, m      */
+    double *axis;         /* (nb × 3) unit joint axis in joint-frame (= body) coordinates       */
+    double *pitch;        /* (nb) helical pitch, m/rad (0 for other joints)                   */
+    double *inertia;      /* (nb × 10) body inertia about the body origin, body coordinates,
+                                      10-parameter form above (kg, kg·m, kg·m²)               */
+    double *inertia6;     /* (nb × 36) the same as a 6×6 spatial inertia (mcI), row-major      */
+
+    /* per velocity variable (nv) */
+    double *S;            /* (nv × 6) column k of the motion subspace, body coordinates; the
+                                      columns of joint i are rows v_start[i] … +nv_joint[i]−1 */
+    double *armature;     /* (nv) rotor inertia added to the diagonal of H (kg·m² or kg), ≥ 0 */
+    int *dof_parent;      /* (nv) expanded parent array λ (RBDA table 6.4), −1 = none          */
+
+    int *axis_kind;       /* (nb) k = 0, 1, 2 when joint i is revolute or prismatic about the
+                                      coordinate axis e_k exactly (jcalc then composes with an
+                                      elementary rotation), −1 otherwise                      */
+    int *dof_unit;        /* (nv) s when column k of S is the unit vector e_s (s = 0…5), so
+                                      products with S are picks (ABA's U = IA S), −1 otherwise  */
+
+    double a_grav[6];     /* spatial gravity [0,0,0, gx,gy,gz] in base coordinates, m/s²      */
+    int max_nvj;          /* largest nv_joint (size of the D blocks of ABA)                   */
+} mb_model;
+
+/* Number of doubles a workspace needs for this model (data.h). */
+long mb_data_size(const mb_model *m);
+
+#endif

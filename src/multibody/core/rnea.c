@@ -1,0 +1,71 @@
+/* rnea.c — inverse dynamics by the recursive Newton-Euler algorithm
+ * (RBDA table 5.1; spatial_v2 ID).
+ *
+ *   forward, i = 0 … nb−1:   Xup_i = XJ(q_i) Xtree_i                 (jcalc)
+ *                            vJ = S_i q̇_i
+ *                            v_i = Xup_i v_λ(i) + vJ
+ *                            a_i = Xup_i a_λ(i) + S_i q̈_i + v_i ×m vJ   (a_base = −a_grav)
+ *                            f_i = I_i a_i + v_i ×* I_i v_i − X*_0i f_ext,i
+ *   backward, i = nb−1 … 0:  τ_i = S_iᵀ f_i + armature_i q̈_i
+ *                            f_λ(i) += Xup_iᵀ f_i
+ */
+#include <string.h>
+
+#include "core.h"
+#include "spatial.h"
+
+void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+             const double *fext, double *tau)
+{
+    double minus_grav[6], vJ[6], Iv[6], fx[6];
+    for (int r = 0; r < 6; r++)
+        minus_grav[r] = -m->a_grav[r];
+    mb_tree_poses(m, q, d->R, d->p);
+    if (fext)
+        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+
+    for (int i = 0; i < m->nb; i++) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const double *R = d->R + 9 * i, *p = d->p + 3 * i, *Ib = m->inertia + MB_NI * i;
+        double *v = d->v + 6 * i, *a = d->a + 6 * i, *f = d->f + 6 * i;
+        memset(vJ, 0, sizeof vJ);
+        for (int k = vs; k < vs + nj; k++)
+            for (int r = 0; r < 6; r++)
+                vJ[r] += m->S[6 * k + r] * qd[k];
+        if (par < 0) {
+            for (int r = 0; r < 6; r++)
+                v[r] = vJ[r];
+            mb_motion_to_child(R, p, minus_grav, a);   /* v_base = 0: no v ×m vJ term */
+        } else {
+            mb_motion_to_child(R, p, d->v + 6 * par, v);
+            for (int r = 0; r < 6; r++)
+                v[r] += vJ[r];
+            mb_motion_to_child(R, p, d->a + 6 * par, a);
+            mb_crm_add(v, vJ, a);
+        }
+        for (int k = vs; k < vs + nj; k++)
+            for (int r = 0; r < 6; r++)
+                a[r] += m->S[6 * k + r] * qdd[k];
+        mb_inertia_mul(Ib, a, f);
+        mb_inertia_mul(Ib, v, Iv);
+        mb_crf_add(v, Iv, f);
+        if (fext) {
+            mb_force_to_child(d->R0 + 9 * i, d->p0 + 3 * i, fext + 6 * i, fx);
+            for (int r = 0; r < 6; r++)
+                f[r] -= fx[r];
+        }
+    }
+
+    for (int i = m->nb - 1; i >= 0; i--) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const double *f = d->f + 6 * i;
+        for (int k = vs; k < vs + nj; k++) {
+            double s = m->armature[k] * qdd[k];
+            for (int r = 0; r < 6; r++)
+                s += m->S[6 * k + r] * f[r];
+            tau[k] = s;
+        }
+        if (par >= 0)
+            mb_force_to_parent_add(d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
+    }
+}

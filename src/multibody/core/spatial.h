@@ -1,0 +1,214 @@
+/* spatial.h — spatial algebra on plain arrays (RBDA ch. 2; spatial_v2 crm, crf, plux, mcI).
+ *
+ * Spatial vectors are double[6] = [angular; linear].  A transform is kept as a pose (R, p):
+ * R (row-major 3×3) rotates child coordinates into parent coordinates, p is the child origin in
+ * parent coordinates, and the motion transform parent → child is X = plux(Rᵀ, p).  Functions
+ * apply X, X⁻¹, Xᵀ, X* directly (≈ 30 flops instead of 108 for a 6×6 product).  Everything is
+ * static inline: the algorithms' inner loops must not pay for calls.  No output may alias an
+ * input unless the comment says so.
+ */
+#ifndef MULTIBODY_SPATIAL_H
+#define MULTIBODY_SPATIAL_H
+
+#include "model.h"
+
+/* out = X m: ω' = Rᵀ ω, v' = Rᵀ (v + ω × p)  (motion, parent → child) */
+static inline void mb_motion_to_child(const double *R, const double *p, const double *m, double *out)
+{
+    const double w0 = m[0], w1 = m[1], w2 = m[2];
+    const double l0 = m[3] + w1 * p[2] - w2 * p[1];
+    const double l1 = m[4] + w2 * p[0] - w0 * p[2];
+    const double l2 = m[5] + w0 * p[1] - w1 * p[0];
+    out[0] = R[0] * w0 + R[3] * w1 + R[6] * w2;
+    out[1] = R[1] * w0 + R[4] * w1 + R[7] * w2;
+    out[2] = R[2] * w0 + R[5] * w1 + R[8] * w2;
+    out[3] = R[0] * l0 + R[3] * l1 + R[6] * l2;
+    out[4] = R[1] * l0 + R[4] * l1 + R[7] * l2;
+    out[5] = R[2] * l0 + R[5] * l1 + R[8] * l2;
+}
+
+/* out = X⁻¹ m: ω = R ω', v = R v' + p × ω  (motion, child → parent) */
+static inline void mb_motion_to_parent(const double *R, const double *p, const double *m, double *out)
+{
+    const double w0 = R[0] * m[0] + R[1] * m[1] + R[2] * m[2];
+    const double w1 = R[3] * m[0] + R[4] * m[1] + R[5] * m[2];
+    const double w2 = R[6] * m[0] + R[7] * m[1] + R[8] * m[2];
+    out[3] = R[0] * m[3] + R[1] * m[4] + R[2] * m[5] + p[1] * w2 - p[2] * w1;
+    out[4] = R[3] * m[3] + R[4] * m[4] + R[5] * m[5] + p[2] * w0 - p[0] * w2;
+    out[5] = R[6] * m[3] + R[7] * m[4] + R[8] * m[5] + p[0] * w1 - p[1] * w0;
+    out[0] = w0;
+    out[1] = w1;
+    out[2] = w2;
+}
+
+/* out += Xᵀ f: a child-coordinate force in parent coordinates, f = R f', n = R n' + p × f */
+static inline void mb_force_to_parent_add(const double *R, const double *p, const double *f, double *out)
+{
+    const double g0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5];
+    const double g1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5];
+    const double g2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5];
+    out[0] += R[0] * f[0] + R[1] * f[1] + R[2] * f[2] + p[1] * g2 - p[2] * g1;
+    out[1] += R[3] * f[0] + R[4] * f[1] + R[5] * f[2] + p[2] * g0 - p[0] * g2;
+    out[2] += R[6] * f[0] + R[7] * f[1] + R[8] * f[2] + p[0] * g1 - p[1] * g0;
+    out[3] += g0;
+    out[4] += g1;
+    out[5] += g2;
+}
+
+/* out = X* f: a parent-coordinate force in child coordinates, f' = Rᵀ f, n' = Rᵀ (n − p × f) */
+static inline void mb_force_to_child(const double *R, const double *p, const double *f, double *out)
+{
+    const double n0 = f[0] - (p[1] * f[5] - p[2] * f[4]);
+    const double n1 = f[1] - (p[2] * f[3] - p[0] * f[5]);
+    const double n2 = f[2] - (p[0] * f[4] - p[1] * f[3]);
+    out[0] = R[0] * n0 + R[3] * n1 + R[6] * n2;
+    out[1] = R[1] * n0 + R[4] * n1 + R[7] * n2;
+    out[2] = R[2] * n0 + R[5] * n1 + R[8] * n2;
+    out[3] = R[0] * f[3] + R[3] * f[4] + R[6] * f[5];
+    out[4] = R[1] * f[3] + R[4] * f[4] + R[7] * f[5];
+    out[5] = R[2] * f[3] + R[5] * f[4] + R[8] * f[5];
+}
+
+/* out += v ×m m   (spatial_v2 crm(v) * m) */
+static inline void mb_crm_add(const double *v, const double *m, double *out)
+{
+    out[0] += v[1] * m[2] - v[2] * m[1];
+    out[1] += v[2] * m[0] - v[0] * m[2];
+    out[2] += v[0] * m[1] - v[1] * m[0];
+    out[3] += v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1];
+    out[4] += v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2];
+    out[5] += v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0];
+}
+
+/* out += v ×* f   (spatial_v2 crf(v) * f) */
+static inline void mb_crf_add(const double *v, const double *f, double *out)
+{
+    out[0] += v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4];
+    out[1] += v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5];
+    out[2] += v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3];
+    out[3] += v[1] * f[5] - v[2] * f[4];
+    out[4] += v[2] * f[3] - v[0] * f[5];
+    out[5] += v[0] * f[4] - v[1] * f[3];
+}
+
+/* out = I v for a 10-parameter rigid-body inertia: [Ī ω + h × v; m v − h × ω]  (RBDA eq. 2.63) */
+static inline void mb_inertia_mul(const double *J, const double *v, double *out)
+{
+    const double m = J[0], h0 = J[1], h1 = J[2], h2 = J[3];
+    const double w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];
+    out[0] = J[4] * w0 + J[5] * w1 + J[6] * w2 + h1 * l2 - h2 * l1;
+    out[1] = J[5] * w0 + J[7] * w1 + J[8] * w2 + h2 * l0 - h0 * l2;
+    out[2] = J[6] * w0 + J[8] * w1 + J[9] * w2 + h0 * l1 - h1 * l0;
+    out[3] = m * l0 - (h1 * w2 - h2 * w1);
+    out[4] = m * l1 - (h2 * w0 - h0 * w2);
+    out[5] = m * l2 - (h0 * w1 - h1 * w0);
+}
+
+/* out += Xᵀ I X for 10-parameter inertias: a child's rigid-body inertia in its parent (RBDA §2.18).
+ * With y = R h:  h' = y + m p,  Ī' = R Ī Rᵀ + m(|p|² 1 − p pᵀ) + 2(p·y) 1 − (y pᵀ + p yᵀ). */
+static inline void mb_inertia_to_parent_add(const double *R, const double *p, const double *J, double *out)
+{
+    const double m = J[0];
+    const double y[3] = {R[0] * J[1] + R[1] * J[2] + R[2] * J[3],
+                         R[3] * J[1] + R[4] * J[2] + R[5] * J[3],
+                         R[6] * J[1] + R[7] * J[2] + R[8] * J[3]};
+    const double Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};
+    const double d = m * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * y[0] + p[1] * y[1] + p[2] * y[2]);
+    int col = 4;
+    for (int r = 0; r < 3; r++) {
+        double t[3];  /* row r of R Ī */
+        for (int k = 0; k < 3; k++)
+            t[k] = R[3 * r] * Ib[0][k] + R[3 * r + 1] * Ib[1][k] + R[3 * r + 2] * Ib[2][k];
+        for (int c = r; c < 3; c++) {
+            double e = t[0] * R[3 * c] + t[1] * R[3 * c + 1] + t[2] * R[3 * c + 2];
+            e += -m * p[r] * p[c] - (y[r] * p[c] + p[r] * y[c]);
+            if (r == c)
+                e += d;
+            out[col++] += e;
+        }
+    }
+    out[0] += m;
+    out[1] += y[0] + m * p[0];
+    out[2] += y[1] + m * p[1];
+    out[3] += y[2] + m * p[2];
+}
+
+/* 6×6 spatial inertia (row-major) of a 10-parameter inertia (spatial_v2 mcI layout). */
+static inline void mb_inertia_to_matrix(const double *J, double *M)
+{
+    const double m = J[0], h0 = J[1], h1 = J[2], h2 = J[3];
+    const double B[6][6] = {
+        {J[4], J[5], J[6], 0.0, -h2, h1},
+        {J[5], J[7], J[8], h2, 0.0, -h0},
+        {J[6], J[8], J[9], -h1, h0, 0.0},
+        {0.0, h2, -h1, m, 0.0, 0.0},
+        {-h2, 0.0, h0, 0.0, m, 0.0},
+        {h1, -h0, 0.0, 0.0, 0.0, m}};
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 6; c++)
+            M[6 * r + c] = B[r][c];
+}
+
+/* out += Xᵀ A X for a symmetric 6×6 A given in child coordinates (articulated inertias, ABA).
+ * X = plux(Rᵀ, p) = diag(Rᵀ, Rᵀ)·T with T = [1 0; −p× 1].  First M = diag(R,R) A diag(Rᵀ,Rᵀ)
+ * block by block, then Tᵀ M T = [M11 − M12 P + P M21 − P M22 P, M12 + P M22; M21 − M22 P, M22]
+ * with P = p×: products with P are cross products, so this costs ~⅓ of two dense 6×6 products. */
+static inline void mb_sym6_to_parent_add(const double *R, const double *p, const double *A, double *out)
+{
+    double M11[3][3], M12[3][3], M22[3][3];  /* rotated blocks; M21 = M12ᵀ */
+    double T1[3][3], T2[3][3], T3[3][3];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            double s1 = 0, s2 = 0, s3 = 0;  /* rows of R times blocks of A */
+            for (int k = 0; k < 3; k++) {
+                s1 += R[3 * r + k] * A[6 * k + c];
+                s2 += R[3 * r + k] * A[6 * k + 3 + c];
+                s3 += R[3 * r + k] * A[6 * (3 + k) + 3 + c];
+            }
+            T1[r][c] = s1;
+            T2[r][c] = s2;
+            T3[r][c] = s3;
+        }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            double s1 = 0, s2 = 0, s3 = 0;
+            for (int k = 0; k < 3; k++) {
+                s1 += T1[r][k] * R[3 * c + k];
+                s2 += T2[r][k] * R[3 * c + k];
+                s3 += T3[r][k] * R[3 * c + k];
+            }
+            M11[r][c] = s1;
+            M12[r][c] = s2;
+            M22[r][c] = s3;
+        }
+    /* N = M22 P (column j of P is e_j × … ; (M P)[r][c] = Σ_k M[r][k] P[k][c]) with
+     * P = [[0,−p2,p1],[p2,0,−p0],[−p1,p0,0]] */
+    double MP22[3][3], MP12[3][3];
+    for (int r = 0; r < 3; r++) {
+        MP22[r][0] = M22[r][1] * p[2] - M22[r][2] * p[1];
+        MP22[r][1] = M22[r][2] * p[0] - M22[r][0] * p[2];
+        MP22[r][2] = M22[r][0] * p[1] - M22[r][1] * p[0];
+        MP12[r][0] = M12[r][1] * p[2] - M12[r][2] * p[1];
+        MP12[r][1] = M12[r][2] * p[0] - M12[r][0] * p[2];
+        MP12[r][2] = M12[r][0] * p[1] - M12[r][1] * p[0];
+    }
+    /* lower-left block L21 = M21 − M22 P; upper-right = L21ᵀ */
+    double L21[3][3];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            L21[r][c] = M12[c][r] - MP22[r][c];
+    /* upper-left: M11 − M12 P + P M21 − P M22 P = M11 − MP12 − MP12ᵀ + Pᵀ... use
+     * P (M21 − M22 P) = P L21, and −M12 P = −MP12:  U11 = M11 − MP12 + P L21 */
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            /* (P L21)[r][c] = Σ_k P[r][k] L21[k][c] = (p × L21[:,c])[r] */
+            const double x0 = L21[0][c], x1 = L21[1][c], x2 = L21[2][c];
+            const double pl = r == 0 ? p[1] * x2 - p[2] * x1 : r == 1 ? p[2] * x0 - p[0] * x2 : p[0] * x1 - p[1] * x0;
+            out[6 * r + c] += M11[r][c] - MP12[r][c] + pl;
+            out[6 * (3 + r) + c] += L21[r][c];
+            out[6 * c + 3 + r] += L21[r][c];
+            out[6 * (3 + r) + 3 + c] += M22[r][c];
+        }
+}
+
+#endif

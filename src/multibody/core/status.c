@@ -1,0 +1,23 @@
+/* status.c — messages of the status codes (status.h): the same words the Python boundary used. */
+#include "status.h"
+
+static const char *const MESSAGES[MB_N_STATUS] = {
+    [MB_OK] = 0,
+    [MB_BAD_Q] = "q: contains NaN or inf",
+    [MB_BAD_QD] = "qd: contains NaN or inf",
+    [MB_BAD_QDD] = "qdd: contains NaN or inf",
+    [MB_BAD_TAU] = "tau: contains NaN or inf",
+    [MB_BAD_FEXT] = "f_ext: contains NaN or inf",
+    [MB_ZERO_QUAT] = "q: a quaternion (spherical or free joint) has zero norm; expected a non-zero quaternion",
+    [MB_SINGULAR] = "model: singular joint-space inertia (a massless body or chain with no inertia)",
+    [MB_BAD_XFB] = "xfb: contains NaN or inf",
+    [MB_ZERO_QUAT_FB] = "xfb/q: a quaternion has zero norm; expected a non-zero quaternion",
+    [MB_NO_MEMORY] = "out of memory for a worker thread's workspace",
+};
+
+const char *mb_status_message(int status)
+{
+    if (status <= 0 || status >= MB_N_STATUS)
+        return "kernel failed with an unknown status";
+    return MESSAGES[status];
+}

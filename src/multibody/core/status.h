@@ -1,0 +1,24 @@
+/* status.h — the one table of status codes the kernels return instead of raising.
+ * _core.c turns a code into a Python ValueError with mb_status_message (status.c). */
+#ifndef MULTIBODY_STATUS_H
+#define MULTIBODY_STATUS_H
+
+enum mb_status {
+    MB_OK = 0,
+    MB_BAD_Q = 1,        /* q contains NaN or inf                                    */
+    MB_BAD_QD = 2,       /* qd contains NaN or inf                                   */
+    MB_BAD_QDD = 3,      /* qdd contains NaN or inf                                  */
+    MB_BAD_TAU = 4,      /* tau contains NaN or inf                                  */
+    MB_BAD_FEXT = 5,     /* f_ext contains NaN or inf                                */
+    MB_ZERO_QUAT = 6,    /* a quaternion of q has (numerically) zero norm            */
+    MB_SINGULAR = 7,     /* joint-space or articulated inertia block is singular     */
+    MB_BAD_XFB = 8,      /* floating-base state xfb contains NaN or inf              */
+    MB_ZERO_QUAT_FB = 9, /* floating-base quaternion has zero norm                   */
+    MB_NO_MEMORY = 10,   /* a worker could not allocate its workspace                */
+    MB_N_STATUS = 11
+};
+
+/* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK. */
+const char *mb_status_message(int status);
+
+#endif

@@ -1,0 +1,32 @@
+"""Forward dynamics by the articulated-body algorithm (RBDA table 7.1; spatial_v2 ``FDab``).
+
+The algorithm is ``core/aba.c`` (its three passes also serve HD and FDfb); this is its Python face.
+"""
+from __future__ import annotations
+
+from .. import _boundary as B
+from ..core import _core
+from ..core._core import aba as _c_aba  # one global lookup on the fast path
+
+
+def aba(model, q, qd, tau, f_ext=None):
+    """Forward dynamics q̈ = FD(q, q̇, τ, f_ext) by the articulated-body algorithm (spatial_v2 ``FDab``).
+
+    The model's armature adds to each joint's D block (D_i = S_iᵀ U_i + armature).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(2)
+    >>> qdd = mb.aba(m, np.zeros(2), np.zeros(2), np.zeros(2))   # falls under gravity
+    """
+    qdd = _c_aba(model._c, q, qd, tau, f_ext)
+    if qdd is not None:
+        return qdd
+    c = model._c
+    args, batch = B.states(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    return _core.aba(c, args["q"], args["qd"], args["tau"], args.get("f_ext")).reshape(batch + (model.nv,))
+
+
+FDab = aba
+forward_dynamics = aba

@@ -1,0 +1,29 @@
+"""Forward dynamics by the composite-rigid-body algorithm (spatial_v2 ``FDcrb``): solve H q̈ = τ − C.
+
+The algorithm is ``core/fd_crb.c``; this is its Python face.
+"""
+from __future__ import annotations
+
+from .. import _boundary as B
+from ..core import _core
+
+
+def fd_crb(model, q, qd, tau, f_ext=None):
+    """spatial_v2 ``FDcrb``: q̈ from H (CRBA) and C (RNEA) by a dense Cholesky solve.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(2)
+    >>> bool(np.allclose(mb.fd_crb(m, [0.1, 0.2], [0, 1], [0, 0]), mb.aba(m, [0.1, 0.2], [0, 1], [0, 0])))
+    True
+    """
+    c = model._c
+    qdd = _core.fd_crb(c, q, qd, tau, f_ext)
+    if qdd is not None:
+        return qdd
+    args, batch = B.states(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    return _core.fd_crb(c, args["q"], args["qd"], args["tau"], args.get("f_ext")).reshape(batch + (model.nv,))
+
+
+FDcrb = fd_crb

@@ -1,0 +1,40 @@
+"""Inverse dynamics by the recursive Newton-Euler algorithm (RBDA table 5.1; spatial_v2 ``ID``).
+
+The algorithm is ``core/rnea.c``; this is its Python face: signature, docstring, argument
+conversion for anything that is not a plain 1-D float64 state.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _boundary as B
+from ..core import _core
+from ..core._core import rnea as _c_rnea  # one global lookup on the fast path
+
+
+def rnea(model, q, qd, qdd, f_ext=None):
+    """Inverse dynamics τ = ID(q, q̇, q̈, f_ext) by recursive Newton-Euler (spatial_v2 ``ID``).
+
+    ``f_ext`` (…, nb, 6) are spatial forces on the bodies in base coordinates, [moment; force].
+    Every argument may carry leading batch dimensions.  The model's armature adds
+    ``armature * qdd`` to τ.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(2)
+    >>> tau = mb.rnea(m, np.zeros(2), np.zeros(2), np.zeros(2))   # holds the arm against gravity
+    >>> tau.shape
+    (2,)
+    """
+    tau = _c_rnea(model._c, q, qd, qdd, f_ext)
+    if tau is not None:
+        return tau
+    c = model._c
+    args, batch = B.states(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+    tau = _core.rnea(c, args["q"], args["qd"], args["qdd"], args.get("f_ext"))
+    return tau.reshape(batch + (model.nv,))
+
+
+ID = rnea
+inverse_dynamics = rnea

@@ -1,0 +1,243 @@
+/* CPython entry points of the engine: the Sim object wraps an EngineWorld whose arrays are owned
+ * by Python (multibody.engine.World keeps them and rebuilds the Sim when bodies, joints or
+ * geometries are added).  Shapes and dtypes are checked here; a step releases the GIL. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include "engine.h"
+
+static PyObject *SimulationError;
+
+typedef struct {
+    PyObject_HEAD
+    EngineWorld W;
+    PyArrayObject *arrays[8];
+    int ready;
+} SimObject;
+
+static int take(PyObject *o, const char *name, int typenum, npy_intp cols, npy_intp rows, PyArrayObject **out, int writeable)
+{
+    if (!PyArray_Check(o)) { PyErr_Format(PyExc_TypeError, "%s: expected a NumPy array", name); return -1; }
+    PyArrayObject *a = (PyArrayObject *)o;
+    if (PyArray_TYPE(a) != typenum || !PyArray_IS_C_CONTIGUOUS(a) || (writeable && !PyArray_ISWRITEABLE(a))) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a C-contiguous %s%s array", name,
+                     typenum == NPY_DOUBLE ? "float64" : "int64", writeable ? " writeable" : "");
+        return -1;
+    }
+    npy_intp expect_rows = rows;
+    if (cols == 0) {                                          /* 1-D of length rows */
+        if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != expect_rows) {
+            PyErr_Format(PyExc_ValueError, "%s: expected shape (%zd,)", name, (Py_ssize_t)expect_rows); return -1; }
+    } else if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 1) != cols || (rows >= 0 && PyArray_DIM(a, 0) != rows)) {
+        PyErr_Format(PyExc_ValueError, "%s: expected shape (n, %zd)", name, (Py_ssize_t)cols); return -1;
+    }
+    Py_INCREF(a); *out = a;
+    return 0;
+}
+
+static void Sim_dealloc(SimObject *self)
+{
+    if (self->ready) world_free(&self->W);
+    for (int i = 0; i < 8; i++) Py_XDECREF(self->arrays[i]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Sim_init(SimObject *self, PyObject *args, PyObject *kw)
+{
+    PyObject *o[8];
+    static char *names[] = {"state", "load", "bprop", "jint", "jdat", "gint", "gdat", "wpar", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOO", names, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7])) return -1;
+    if (self->ready) { world_free(&self->W); self->ready = 0; }
+    for (int i = 0; i < 8; i++) Py_CLEAR(self->arrays[i]);
+    PyArrayObject **A = self->arrays;
+    if (take(o[0], "state", NPY_DOUBLE, BS_SIZE, -1, &A[0], 1)) return -1;
+    npy_intp nb = PyArray_DIM(A[0], 0);
+    if (take(o[1], "load", NPY_DOUBLE, BL_SIZE, nb, &A[1], 1) || take(o[2], "bprop", NPY_DOUBLE, BP_SIZE, nb, &A[2], 0) ||
+        take(o[3], "jint", NPY_INT64, JI_SIZE, -1, &A[3], 0)) return -1;
+    npy_intp nj = PyArray_DIM(A[3], 0);
+    if (take(o[4], "jdat", NPY_DOUBLE, JD_SIZE, nj, &A[4], 0) || take(o[5], "gint", NPY_INT64, GI_SIZE, -1, &A[5], 0)) return -1;
+    npy_intp ng = PyArray_DIM(A[5], 0);
+    if (take(o[6], "gdat", NPY_DOUBLE, GD_SIZE, ng, &A[6], 0) || take(o[7], "wpar", NPY_DOUBLE, 0, WP_SIZE, &A[7], 0)) return -1;
+    EngineWorld *W = &self->W;
+    memset(W, 0, sizeof *W);
+    W->nb = (int)nb; W->nj = (int)nj; W->ng = (int)ng;
+    W->state = PyArray_DATA(A[0]); W->load = PyArray_DATA(A[1]); W->bprop = PyArray_DATA(A[2]);
+    W->jint = PyArray_DATA(A[3]); W->jdat = PyArray_DATA(A[4]); W->gint = PyArray_DATA(A[5]);
+    W->gdat = PyArray_DATA(A[6]); W->wpar = PyArray_DATA(A[7]);
+    for (npy_intp j = 0; j < nj; j++) {
+        int64_t t = W->jint[j * JI_SIZE], b1 = W->jint[j * JI_SIZE + 1], b2 = W->jint[j * JI_SIZE + 2];
+        if (t < 0 || t > J_HINGE2 || b1 < 0 || b1 >= nb || b2 < -1 || b2 >= nb) {
+            PyErr_Format(PyExc_ValueError, "jint: joint %zd has an invalid type or body index", (Py_ssize_t)j); return -1; }
+    }
+    for (npy_intp g = 0; g < ng; g++) {
+        int64_t t = W->gint[g * GI_SIZE], b = W->gint[g * GI_SIZE + 1];
+        if (t < 0 || t > G_PLANE || b < -1 || b >= nb || (t == G_PLANE && b != -1)) {
+            PyErr_Format(PyExc_ValueError, "gint: geometry %zd has an invalid type or body index", (Py_ssize_t)g); return -1; }
+    }
+    if (world_init(W)) { world_free(W); PyErr_NoMemory(); return -1; }
+    self->ready = 1;
+    return 0;
+}
+
+static PyObject *Sim_step(SimObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) { PyErr_SetString(PyExc_TypeError, "step(dt, n=1)"); return NULL; }
+    double h = PyFloat_AsDouble(args[0]);
+    if (h == -1.0 && PyErr_Occurred()) return NULL;
+    long n = nargs > 1 ? PyLong_AsLong(args[1]) : 1;
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (!(h > 0) || !isfinite(h)) { PyErr_Format(PyExc_ValueError, "dt: expected a finite time step > 0, got %g", h); return NULL; }
+    if (n < 0) { PyErr_SetString(PyExc_ValueError, "n: expected a number of steps >= 0"); return NULL; }
+    int err = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (long i = 0; i < n && !err; i++) err = world_step(&self->W, h);
+    Py_END_ALLOW_THREADS
+    if (err < 0) return PyErr_NoMemory();
+    if (err > 0) {
+        PyObject *v = Py_BuildValue("(sil)", self->W.message, self->W.bad_body, self->W.steps + 1);
+        PyErr_SetObject(SimulationError, v); Py_XDECREF(v);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Sim_joint_coords(SimObject *self, PyObject *unused)
+{
+    npy_intp dims[2] = {self->W.nj, 2};
+    PyObject *p = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0), *r = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
+    if (!p || !r) { Py_XDECREF(p); Py_XDECREF(r); return NULL; }
+    for (int b = 0; b < self->W.nb; b++) quat_to_R(self->W.state + (size_t)b * BS_SIZE + BS_QUAT, self->W.R + 9 * (size_t)b);
+    world_joint_coords(&self->W, PyArray_DATA((PyArrayObject *)p), PyArray_DATA((PyArrayObject *)r), 0);
+    return Py_BuildValue("(NN)", p, r);
+}
+
+static PyObject *Sim_set_turns(SimObject *self, PyObject *arg)
+{   /* whole turns already made by each joint axis (kept across a rebuild of the Sim) */
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_DOUBLE, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!a) return NULL;
+    if (PyArray_DIM(a, 0) != self->W.nj || PyArray_DIM(a, 1) != 2) {
+        Py_DECREF(a); PyErr_SetString(PyExc_ValueError, "turns: expected shape (nj, 2)"); return NULL; }
+    const double *t = PyArray_DATA(a);
+    for (int i = 0; i < 2 * self->W.nj; i++) if (!isfinite(t[i])) { Py_DECREF(a); PyErr_SetString(PyExc_ValueError, "turns: expected finite numbers"); return NULL; }
+    memcpy(self->W.jturns, t, sizeof(double) * 2 * (size_t)self->W.nj);
+    Py_DECREF(a);
+    Py_RETURN_NONE;
+}
+
+static PyObject *new_array(int nd, npy_intp *dims) { return PyArray_ZEROS(nd, dims, NPY_DOUBLE, 0); }
+#define D(o) ((double *)PyArray_DATA((PyArrayObject *)(o)))
+#define I64(o) ((int64_t *)PyArray_DATA((PyArrayObject *)(o)))
+
+static PyObject *contacts_dict(EngineWorld *W, PyObject *d)
+{
+    npy_intp nc = W->nc, d3[2] = {nc, 3}, d1[1] = {nc}, d4[2] = {nc, 4};
+    PyObject *pos = new_array(2, d3), *nrm = new_array(2, d3), *depth = new_array(1, d1), *ids = PyArray_ZEROS(2, d4, NPY_INT64, 0);
+    if (!pos || !nrm || !depth || !ids) { Py_XDECREF(pos); Py_XDECREF(nrm); Py_XDECREF(depth); Py_XDECREF(ids); return NULL; }
+    for (npy_intp c = 0; c < nc; c++) {
+        const Contact *C = W->contacts + c;
+        copy3(C->pos, D(pos) + 3 * c); copy3(C->normal, D(nrm) + 3 * c); D(depth)[c] = C->depth;
+        int64_t *id = I64(ids) + 4 * c; id[0] = C->g1; id[1] = C->g2; id[2] = C->b1; id[3] = C->b2;
+    }
+    PyDict_SetItemString(d, "contact_position", pos); PyDict_SetItemString(d, "contact_normal", nrm);
+    PyDict_SetItemString(d, "contact_depth", depth); PyDict_SetItemString(d, "contact_ids", ids);
+    Py_DECREF(pos); Py_DECREF(nrm); Py_DECREF(depth); Py_DECREF(ids);
+    return d;
+}
+
+static PyObject *Sim_last_step(SimObject *self, PyObject *unused)
+{
+    EngineWorld *W = &self->W;
+    if (W->residual < 0) W->residual = W->m ? world_residual(W) : 0.0;
+    npy_intp m = W->m, dJ[3] = {m, 2, 6}, d1[1] = {m}, d2[2] = {m, 2}, dc[2] = {W->nc, 3};
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    PyObject *J = new_array(3, dJ), *lam = new_array(1, d1), *rhs = new_array(1, d1), *lo = new_array(1, d1),
+             *hi = new_array(1, d1), *cfm = new_array(1, d1), *b = new_array(1, d1), *w = new_array(1, d1),
+             *bodies = PyArray_ZEROS(2, d2, NPY_INT64, 0), *src = PyArray_ZEROS(1, d1, NPY_INT64, 0),
+             *cf = new_array(2, dc);
+    PyObject *all[] = {J, lam, rhs, lo, hi, cfm, b, w, bodies, src, cf};
+    for (int i = 0; i < 11; i++) if (!all[i]) { for (int k = 0; k < 11; k++) Py_XDECREF(all[k]); Py_DECREF(d); return NULL; }
+    for (npy_intp i = 0; i < m; i++) {
+        const Row *r = W->rows + i;
+        memcpy(D(J) + 12 * i, r->J1, 6 * sizeof(double)); memcpy(D(J) + 12 * i + 6, r->J2, 6 * sizeof(double));
+        D(lam)[i] = W->lambda[i]; D(rhs)[i] = r->rhs; D(cfm)[i] = r->cfm; D(b)[i] = W->b[i]; D(w)[i] = W->w[i];
+        double l = W->lo[i], hh = W->hi[i];
+        if (r->findex >= 0 && (W->solver_used == SOLVER_PGS || r->cone_pair >= 0)) { hh = r->mu * fabs(W->lambda[r->findex]); l = -hh; }
+        D(lo)[i] = l; D(hi)[i] = hh;
+        I64(bodies)[2 * i] = r->b1; I64(bodies)[2 * i + 1] = r->b2; I64(src)[i] = r->source;
+        if (r->source < 0) {                                  /* force of the contact on body 1 */
+            int c = -(r->source + 1);
+            for (int k = 0; k < 3; k++) D(cf)[3 * c + k] += W->lambda[i] * r->J1[k];
+        }
+    }
+    const char *keys[] = {"J", "lambda", "rhs", "lo", "hi", "cfm", "b", "w", "row_bodies", "row_source", "contact_force"};
+    for (int i = 0; i < 11; i++) { PyDict_SetItemString(d, keys[i], all[i]); Py_DECREF(all[i]); }
+    if (!contacts_dict(W, d)) { Py_DECREF(d); return NULL; }
+    PyObject *v;
+    v = PyFloat_FromDouble(W->residual); PyDict_SetItemString(d, "residual", v); Py_XDECREF(v);
+    v = PyUnicode_FromString(W->solver_used == SOLVER_DANTZIG ? "dantzig" : "pgs"); PyDict_SetItemString(d, "solver", v); Py_XDECREF(v);
+    v = PyLong_FromLong(W->fallback); PyDict_SetItemString(d, "fallback", v); Py_XDECREF(v);
+    v = PyLong_FromLong(W->pivots); PyDict_SetItemString(d, "pivots", v); Py_XDECREF(v);
+    v = PyLong_FromLong(W->iterations); PyDict_SetItemString(d, "iterations", v); Py_XDECREF(v);
+    v = PyLong_FromLong(W->steps); PyDict_SetItemString(d, "step", v); Py_XDECREF(v);
+    v = PyBool_FromLong(W->used_tree); PyDict_SetItemString(d, "tree", v); Py_XDECREF(v);
+    return d;
+}
+
+static PyObject *Sim_collide(SimObject *self, PyObject *unused)
+{
+    int n = world_collide_only(&self->W);
+    if (n < 0) return PyErr_NoMemory();
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    if (!contacts_dict(&self->W, d)) { Py_DECREF(d); return NULL; }
+    return d;
+}
+
+static PyMethodDef Sim_methods[] = {
+    {"step", (PyCFunction)(void (*)(void))Sim_step, METH_FASTCALL, "step(dt, n=1): advance n steps of dt seconds"},
+    {"joint_coords", (PyCFunction)Sim_joint_coords, METH_NOARGS, "(positions, rates), each (nj, 2)"},
+    {"last_step", (PyCFunction)Sim_last_step, METH_NOARGS, "rows, multipliers and contacts of the last step"},
+    {"collide", (PyCFunction)Sim_collide, METH_NOARGS, "collision detection alone: the contacts"},
+    {"set_turns", (PyCFunction)Sim_set_turns, METH_O, "set_turns(turns (nj, 2)): whole turns of each joint axis"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject SimType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "multibody.engine._engine.Sim",
+    .tp_basicsize = sizeof(SimObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Sim(state, load, bprop, jint, jdat, gint, gdat, wpar): the C world over Python-owned arrays",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Sim_init,
+    .tp_dealloc = (destructor)Sim_dealloc,
+    .tp_methods = Sim_methods,
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_engine", "The engine's step in C.", -1, NULL};
+
+PyMODINIT_FUNC PyInit__engine(void)
+{
+    import_array();
+    if (PyType_Ready(&SimType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m) return NULL;
+    Py_INCREF(&SimType); PyModule_AddObject(m, "Sim", (PyObject *)&SimType);
+    SimulationError = PyErr_NewException("multibody.engine.SimulationError", PyExc_RuntimeError, NULL);
+    Py_INCREF(SimulationError); PyModule_AddObject(m, "SimulationError", SimulationError);
+#define C(name) PyModule_AddIntConstant(m, #name, name)
+    C(BS_POS); C(BS_QUAT); C(BS_VEL); C(BS_OMEGA); C(BS_SIZE); C(BL_FORCE); C(BL_TORQUE); C(BL_SIZE);
+    C(BP_MASS); C(BP_INVMASS); C(BP_I); C(BP_INVI); C(BP_SIZE);
+    C(J_BALL); C(J_HINGE); C(J_SLIDER); C(J_FIXED); C(J_UNIVERSAL); C(J_HINGE2); C(JI_SIZE);
+    C(JD_ANCHOR1); C(JD_ANCHOR2); C(JD_AXIS1); C(JD_AXIS1_B2); C(JD_AXIS2); C(JD_QREL); C(JD_DOT0); C(JD_OFFSET);
+    C(JD_AXES); C(JA_MOTOR_VEL); C(JA_MOTOR_FMAX); C(JA_LO); C(JA_HI); C(JA_BOUNCE); C(JA_STOP_ERP); C(JA_STOP_CFM);
+    C(JA_SIZE); C(JD_ERP); C(JD_CFM); C(JD_SUSP_ERP); C(JD_SUSP_CFM); C(JD_SIZE);
+    C(G_SPHERE); C(G_BOX); C(G_CAPSULE); C(G_CYLINDER); C(G_PLANE); C(GI_SIZE);
+    C(GD_POS); C(GD_QUAT); C(GD_SIZE3); C(GD_MU); C(GD_BOUNCE); C(GD_PLANE_D); C(GD_SIZE);
+    C(WP_GRAVITY); C(WP_ERP); C(WP_CFM); C(WP_DT); C(WP_SOLVER); C(WP_ITERATIONS); C(WP_SOR); C(WP_FRICTION);
+    C(WP_BOUNCE_VEL); C(WP_CONTACT_ERP); C(WP_CONTACT_CFM); C(WP_SURFACE_LAYER); C(WP_MAX_CORRECTING_VEL);
+    C(WP_MAX_SPEED); C(WP_CONTACTS); C(WP_BROADPHASE); C(WP_TREE); C(WP_SIZE);
+#undef C
+    return m;
+}

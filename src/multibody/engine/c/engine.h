@@ -1,0 +1,244 @@
+/* The maximal-coordinate engine (OpenDE style, the OpenDE report ch. 3, 5 and 6): shared layout.
+ *
+ * Every array is owned by Python (NumPy, C-contiguous float64/int64) and read here through
+ * pointers kept by the Sim object (_engine.c); the field offsets below are the only place the
+ * layout is written down.  Python reads them back from the module constants (BS_POS, JD_AXIS1 …).
+ */
+#ifndef MB_ENGINE_H
+#define MB_ENGINE_H
+
+#include <math.h>
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+#include <stdint.h>
+#include <string.h>
+
+/* ---- body state (nb x BS_SIZE): centre of mass, scalar-first quaternion, velocities (world) -- */
+#define BS_POS 0
+#define BS_QUAT 3
+#define BS_VEL 7
+#define BS_OMEGA 10
+#define BS_SIZE 13
+/* ---- body load (nb x 6): applied force and torque (world), cleared after every step --------- */
+#define BL_FORCE 0
+#define BL_TORQUE 3
+#define BL_SIZE 6
+/* ---- body properties (nb x BP_SIZE): mass, inertia about the CoM in body axes, inverses ------ */
+#define BP_MASS 0
+#define BP_INVMASS 1
+#define BP_I 2
+#define BP_INVI 11
+#define BP_SIZE 20
+
+/* ---- joints: jint (nj x 3) = type, body1, body2 (-1 = the static world) --------------------- */
+enum { J_BALL = 0, J_HINGE = 1, J_SLIDER = 2, J_FIXED = 3, J_UNIVERSAL = 4, J_HINGE2 = 5 };
+#define JI_TYPE 0
+#define JI_B1 1
+#define JI_B2 2
+#define JI_SIZE 3
+/* jdat (nj x JD_SIZE) */
+#define JD_ANCHOR1 0    /* anchor in body1 axes (world if body1 = -1)                             */
+#define JD_ANCHOR2 3    /* anchor in body2 axes (world if body2 = -1)                             */
+#define JD_AXIS1 6      /* axis 1 in body1 axes                                                   */
+#define JD_AXIS1_B2 9   /* axis 1 in body2 axes at attach time (hinge alignment, slider axis)    */
+#define JD_AXIS2 12     /* axis 2 in body2 axes (universal, hinge2)                               */
+#define JD_QREL 15      /* reference relative orientation conj(q2) q1 at attach time              */
+#define JD_DOT0 19      /* axis1 . axis2 at attach time (universal, hinge2)                       */
+#define JD_OFFSET 20    /* slider: p1 - p2 at attach time in body2 axes (world if body2 = -1)     */
+#define JD_AXES 24      /* per joint axis k (0, 1): JD_AXES + JA_SIZE k + field                   */
+#define JA_MOTOR_VEL 0
+#define JA_MOTOR_FMAX 1
+#define JA_LO 2
+#define JA_HI 3
+#define JA_BOUNCE 4
+#define JA_STOP_ERP 5
+#define JA_STOP_CFM 6
+#define JA_SIZE 8
+#define JD_ERP 40       /* NaN: the world's                                                       */
+#define JD_CFM 41
+#define JD_SUSP_ERP 42  /* hinge2 suspension along axis 1                                         */
+#define JD_SUSP_CFM 43
+#define JD_SIZE 48
+
+/* ---- geometries: gint (ng x 2) = type, body (-1 = static, placed in world) ------------------ */
+enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
+#define GI_TYPE 0
+#define GI_BODY 1
+#define GI_SIZE 2
+#define GD_POS 0        /* offset from the body's CoM in body axes (world pose if static)          */
+#define GD_QUAT 3
+#define GD_SIZE3 7      /* box: lx ly lz; sphere: r; capsule, cylinder: r, length (along z); plane: normal */
+#define GD_MU 10
+#define GD_BOUNCE 11
+#define GD_PLANE_D 12   /* plane n . x = d                                                          */
+#define GD_SIZE 16
+
+/* ---- world parameters (WP_SIZE) ---------------------------------------------------------------- */
+#define WP_GRAVITY 0
+#define WP_ERP 3
+#define WP_CFM 4
+#define WP_DT 5
+#define WP_SOLVER 6          /* 0 Dantzig pivoting, 1 projected Gauss-Seidel quick step           */
+#define WP_ITERATIONS 7
+#define WP_SOR 8
+#define WP_FRICTION 9        /* 0 mu is a force limit, 1 pyramid (mu ratio), 2 cone                */
+#define WP_BOUNCE_VEL 10
+#define WP_CONTACT_ERP 11
+#define WP_CONTACT_CFM 12
+#define WP_SURFACE_LAYER 13
+#define WP_MAX_CORRECTING_VEL 14
+#define WP_MAX_SPEED 15
+#define WP_CONTACTS 16       /* 0: no collision detection                                          */
+#define WP_BROADPHASE 17     /* 0 sweep and prune, 1 all pairs (for tests of the broad phase)      */
+#define WP_TREE 18           /* 1: joint trees without bounded rows use the linear-time factorization */
+#define WP_SIZE 24
+
+enum { FRICTION_FORCE = 0, FRICTION_PYRAMID = 1, FRICTION_CONE = 2 };
+enum { SOLVER_DANTZIG = 0, SOLVER_PGS = 1 };
+
+/* A contact point from the narrow phase: normal points from geom 2 into geom 1. */
+typedef struct {
+    int g1, g2, b1, b2;
+    double pos[3], normal[3], depth;
+} Contact;
+
+/* One constraint row: J v = rhs - cfm lambda, lo <= lambda <= hi (findex: friction row bound by
+ * mu |lambda[findex]|).  J has a 6-vector [linear; angular] per body. */
+typedef struct {
+    int b1, b2;
+    double J1[6], J2[6];
+    double rhs, cfm, lo, hi, mu;
+    int findex;      /* -1 or the normal row this friction row is bounded by                     */
+    int source;      /* joint index, or -(1 + contact index)                                      */
+    int cone_pair;   /* for the cone: index of the other friction row of the same contact, or -1 */
+} Row;
+
+/* ---- small vector helpers -------------------------------------------------------------------- */
+static inline double dot3(const double *a, const double *b) { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2]; }
+static inline void cross3(const double *a, const double *b, double *c) {
+    double x = a[1]*b[2] - a[2]*b[1], y = a[2]*b[0] - a[0]*b[2], z = a[0]*b[1] - a[1]*b[0];
+    c[0] = x; c[1] = y; c[2] = z;
+}
+static inline void sub3(const double *a, const double *b, double *c) { c[0] = a[0]-b[0]; c[1] = a[1]-b[1]; c[2] = a[2]-b[2]; }
+static inline void add3(const double *a, const double *b, double *c) { c[0] = a[0]+b[0]; c[1] = a[1]+b[1]; c[2] = a[2]+b[2]; }
+static inline void scale3(const double *a, double s, double *c) { c[0] = a[0]*s; c[1] = a[1]*s; c[2] = a[2]*s; }
+static inline void copy3(const double *a, double *c) { c[0] = a[0]; c[1] = a[1]; c[2] = a[2]; }
+static inline double norm3(const double *a) { return sqrt(dot3(a, a)); }
+static inline int normalize3(double *a) {
+    double n = norm3(a);
+    if (!(n > 1e-300)) return 0;
+    a[0] /= n; a[1] /= n; a[2] /= n;
+    return 1;
+}
+/* c = R a (R row-major 3x3) and c = R^T a */
+static inline void mv3(const double *R, const double *a, double *c) {
+    double x = R[0]*a[0] + R[1]*a[1] + R[2]*a[2], y = R[3]*a[0] + R[4]*a[1] + R[5]*a[2],
+           z = R[6]*a[0] + R[7]*a[1] + R[8]*a[2];
+    c[0] = x; c[1] = y; c[2] = z;
+}
+static inline void mtv3(const double *R, const double *a, double *c) {
+    double x = R[0]*a[0] + R[3]*a[1] + R[6]*a[2], y = R[1]*a[0] + R[4]*a[1] + R[7]*a[2],
+           z = R[2]*a[0] + R[5]*a[1] + R[8]*a[2];
+    c[0] = x; c[1] = y; c[2] = z;
+}
+/* Two unit vectors p, q completing the unit n to a right-handed basis (ODE's dPlaneSpace). */
+static inline void plane_space(const double *n, double *p, double *q) {
+    if (fabs(n[2]) > 0.7071067811865476) {
+        double a = n[1]*n[1] + n[2]*n[2], k = 1.0 / sqrt(a);
+        p[0] = 0; p[1] = -n[2]*k; p[2] = n[1]*k;
+        q[0] = a*k; q[1] = -n[0]*p[2]; q[2] = n[0]*p[1];
+    } else {
+        double a = n[0]*n[0] + n[1]*n[1], k = 1.0 / sqrt(a);
+        p[0] = -n[1]*k; p[1] = n[0]*k; p[2] = 0;
+        q[0] = -n[2]*p[1]; q[1] = n[2]*p[0]; q[2] = a*k;
+    }
+}
+/* Quaternions are scalar-first [w, x, y, z]. */
+static inline void quat_to_R(const double *q, double *R) {
+    double w = q[0], x = q[1], y = q[2], z = q[3];
+    R[0] = 1 - 2*(y*y + z*z); R[1] = 2*(x*y - w*z);     R[2] = 2*(x*z + w*y);
+    R[3] = 2*(x*y + w*z);     R[4] = 1 - 2*(x*x + z*z); R[5] = 2*(y*z - w*x);
+    R[6] = 2*(x*z - w*y);     R[7] = 2*(y*z + w*x);     R[8] = 1 - 2*(x*x + y*y);
+}
+static inline void quat_mul(const double *a, const double *b, double *c) {
+    double w = a[0]*b[0] - a[1]*b[1] - a[2]*b[2] - a[3]*b[3];
+    double x = a[0]*b[1] + a[1]*b[0] + a[2]*b[3] - a[3]*b[2];
+    double y = a[0]*b[2] - a[1]*b[3] + a[2]*b[0] + a[3]*b[1];
+    double z = a[0]*b[3] + a[1]*b[2] - a[2]*b[1] + a[3]*b[0];
+    c[0] = w; c[1] = x; c[2] = y; c[3] = z;
+}
+static inline void quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -a[1]; c[2] = -a[2]; c[3] = -a[3]; }
+
+/* ---- collision (collide.c) -------------------------------------------------------------------- */
+typedef struct {
+    int type, body;
+    double R[9], p[3];      /* world pose, updated every step */
+    const double *size;
+    double lo[3], hi[3];    /* axis-aligned bounding box */
+} GeomPose;
+
+/* Narrow phase for one pair: writes up to max contacts, returns the count. */
+int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
+                 Contact *out, int max);
+
+/* ---- LCP (lcp.c) ------------------------------------------------------------------------------ */
+/* A (n x n, row-major) lambda = b + w, boxed complementarity; returns 0 on success, nonzero on a
+ * pivoting failure (the caller falls back to the iterative solver).  work: >= 4 n^2 + 12 n doubles,
+ * iwork: >= 2 n ints. */
+int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
+                const int *findex, const double *mu, int friction_mode, double *x,
+                double *work, int *iwork, int *pivots);
+
+#endif
+
+/* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
+typedef struct {
+    int nb, nj, ng;
+    double *state, *load;                 /* nb x BS_SIZE, nb x BL_SIZE */
+    const double *bprop;                  /* nb x BP_SIZE */
+    const int64_t *jint; const double *jdat;
+    const int64_t *gint; const double *gdat;
+    const double *wpar;
+    double *R, *invIw, *Iw, *fext, *afree, *save; /* nb*9, nb*9, nb*9, nb*6, nb*BS_SIZE */
+    double *jlast, *jturns;               /* nj*2: last wrapped joint angle, whole turns added */
+    int64_t *pairs; int npairs;           /* sorted body pairs joined by a joint (no contact) */
+    GeomPose *gp; double *planes; int *order, norder;
+    Contact *contacts; int nc, cap_c;
+    Row *rows; int m, cap_rows;
+    double *lambda, *b, *lo, *hi, *mu, *cfmh, *A, *iMJ, *Ad, *fc, *work, *w, *flo, *fhi;
+    int *findex, *iwork; int cap_m, cap_A;
+    /* tree.c: block-sparse factorization for joint trees (equality rows only) */
+    int tree_ok, tree_m;
+    int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
+    double *tdiag, *nbr_block, *tvec;
+    int used_tree;
+    /* warm start of the quick step: last step's contacts and joint multipliers */
+    Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
+    double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
+    long steps;
+    int solver_used, fallback, pivots, iterations, bad_body;
+    double residual;
+    char message[256];
+} EngineWorld;
+
+int world_init(EngineWorld *W);
+void world_free(EngineWorld *W);
+int world_step(EngineWorld *W, double h);   /* 0 ok, 1 exploded (message), -1 out of memory */
+void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update);
+double world_residual(EngineWorld *W);
+int world_collide_only(EngineWorld *W);      /* broad + narrow phase; returns the number of contacts or -1 */
+
+/* joints.c */
+typedef struct {
+    int naxes;
+    double pos[2], rate[2];               /* wrapped angle (or slider displacement) and rate */
+    double J1[2][6], J2[2][6];            /* rows with J v = rate */
+} AxisInfo;
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax);
+int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
+#define MAX_JOINT_ROWS 10
+int joint_base_rows(int type);
+int tree_init(EngineWorld *W);
+void tree_free(EngineWorld *W);
+int tree_solve(EngineWorld *W);

@@ -1,0 +1,217 @@
+/* Joints as constraints (OpenDE report §5.3: J, c and the feedback term of eq. 5.38).
+ *
+ * Each joint writes rows  J v = rhs - CFM lambda  with J = [J1 | J2], one 6-vector
+ * [linear; angular] per body, and rhs = (ERP/h) times the position error, which is the report's
+ * feedback term -k_s C written for a velocity step (§3.4: ERP and CFM).  Body 1 moves relative to
+ * body 2 (body 2 = -1 is the static world); angles and rates are those of body 1 relative to
+ * body 2 about the joint axes, zero at attach time.
+ *
+ *   ball       3 rows  anchor points coincide
+ *   hinge      5 rows  ball + the hinge axes of both bodies stay aligned
+ *   slider     5 rows  orientations locked + body 1 stays on the axis line fixed in body 2
+ *   fixed      6 rows  ball at body 1's centre of mass + orientations locked
+ *   universal  4 rows  ball + axis 1 (in body 1) keeps its angle to axis 2 (in body 2)
+ *   hinge2     4 rows  universal rows, the anchor row along axis 1 softened as a suspension
+ * plus, per axis, a motor row (target rate, force limit) and a stop row when a limit is reached.
+ */
+#include "engine.h"
+
+typedef struct { double R[9], p[3], v[3], w[3], q[4]; } BodyFrame;
+
+static void frame_of(const EngineWorld *W, int b, BodyFrame *f)
+{
+    if (b < 0) {
+        memset(f, 0, sizeof *f);
+        f->R[0] = f->R[4] = f->R[8] = 1; f->q[0] = 1;
+        return;
+    }
+    const double *s = W->state + (size_t)b * BS_SIZE;
+    memcpy(f->R, W->R + (size_t)b * 9, sizeof f->R);
+    copy3(s + BS_POS, f->p); copy3(s + BS_VEL, f->v); copy3(s + BS_OMEGA, f->w);
+    memcpy(f->q, s + BS_QUAT, sizeof f->q);
+}
+
+/* Rotation of body 1 relative to body 2 since attach time, in body-2 axes: conj(q2) q1 conj(qrel0). */
+static void relative_rotation(const BodyFrame *f1, const BodyFrame *f2, const double *qrel0, double *d)
+{
+    double c2[4], qr[4], c0[4];
+    quat_conj(f2->q, c2); quat_mul(c2, f1->q, qr); quat_conj(qrel0, c0); quat_mul(qr, c0, d);
+    if (d[0] < 0) { d[0] = -d[0]; d[1] = -d[1]; d[2] = -d[2]; d[3] = -d[3]; }
+}
+
+static double signed_angle(const double *from, const double *to, const double *axis)
+{   /* angle rotating `from` into `to` about `axis`, both projected onto the plane normal to it */
+    double a[3], b[3], c[3];
+    for (int k = 0; k < 3; k++) { a[k] = from[k] - dot3(from, axis) * axis[k]; b[k] = to[k] - dot3(to, axis) * axis[k]; }
+    cross3(a, b, c);
+    return atan2(dot3(axis, c), dot3(a, b));
+}
+
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax)
+{
+    const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
+    const double *jd = W->jdat + (size_t)j * JD_SIZE;
+    int type = (int)ji[JI_TYPE];
+    BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, (int)ji[JI_B2], &f2);
+    memset(ax, 0, sizeof *ax);
+    double d[4]; relative_rotation(&f1, &f2, jd + JD_QREL, d);
+    if (type == J_HINGE) {
+        double u[3]; mv3(f1.R, jd + JD_AXIS1, u);
+        ax->naxes = 1;
+        ax->pos[0] = 2 * atan2(dot3(d + 1, jd + JD_AXIS1_B2), d[0]);
+        double wr[3]; sub3(f1.w, f2.w, wr); ax->rate[0] = dot3(wr, u);
+        copy3(u, ax->J1[0] + 3); scale3(u, -1, ax->J2[0] + 3);
+    } else if (type == J_SLIDER) {
+        double u[3], dd[3], o[3], e[3], t[3], dxu[3];
+        mv3(f2.R, jd + JD_AXIS1_B2, u);
+        sub3(f1.p, f2.p, dd); mv3(f2.R, jd + JD_OFFSET, o); sub3(dd, o, e);
+        ax->naxes = 1;
+        ax->pos[0] = dot3(e, u);
+        cross3(f2.w, dd, t);
+        ax->rate[0] = dot3(f1.v, u) - dot3(f2.v, u) - dot3(t, u);
+        cross3(dd, u, dxu);
+        copy3(u, ax->J1[0]); scale3(u, -1, ax->J2[0]); scale3(dxu, -1, ax->J2[0] + 3);
+    } else if (type == J_UNIVERSAL || type == J_HINGE2) {
+        /* body 1 in body 2: Rot(a2, th2) Rot(a1ref, th1), a1ref = axis 1 at attach time in body-2 axes */
+        double Rd[9], Rq0[9], a1r[3], b[3], c[3], a1w[3], a2w[3];
+        const double *a2 = jd + JD_AXIS2;
+        quat_to_R(d, Rd); quat_to_R(jd + JD_QREL, Rq0); mv3(Rq0, jd + JD_AXIS1, a1r);
+        mv3(Rd, a1r, b); mtv3(Rd, a2, c);
+        ax->naxes = 2;
+        ax->pos[1] = signed_angle(a1r, b, a2);
+        ax->pos[0] = -signed_angle(a2, c, a1r);
+        mv3(f1.R, jd + JD_AXIS1, a1w); mv3(f2.R, a2, a2w);
+        double g = dot3(a1w, a2w), den = 1 - g * g;
+        if (den < 1e-12) den = 1e-12;
+        double r1[3], r2[3], wr[3];
+        for (int k = 0; k < 3; k++) { r1[k] = (a1w[k] - g * a2w[k]) / den; r2[k] = (a2w[k] - g * a1w[k]) / den; }
+        sub3(f1.w, f2.w, wr);
+        ax->rate[0] = dot3(r1, wr); ax->rate[1] = dot3(r2, wr);
+        copy3(r1, ax->J1[0] + 3); scale3(r1, -1, ax->J2[0] + 3);
+        copy3(r2, ax->J1[1] + 3); scale3(r2, -1, ax->J2[1] + 3);
+    }
+}
+
+static Row *row_init(Row *r, int b1, int b2, int src, double cfm)
+{
+    memset(r, 0, sizeof *r);
+    r->b1 = b1; r->b2 = b2; r->source = src; r->cfm = cfm;
+    r->lo = -INFINITY; r->hi = INFINITY; r->findex = -1; r->cone_pair = -1;
+    return r;
+}
+
+/* three (or fewer) rows making the anchor points coincide along the given unit directions */
+static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, const double *r2, const double *e,
+                       const double (*dirs)[3], int ndirs, double k, double cfm)
+{
+    for (int i = 0; i < ndirs; i++) {
+        Row *r = row_init(rows + i, b1, b2, src, cfm);
+        const double *d = dirs[i];
+        copy3(d, r->J1); cross3(r1, d, r->J1 + 3);
+        scale3(d, -1, r->J2); cross3(r2, d, r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
+        r->rhs = k * dot3(e, d);
+    }
+    return ndirs;
+}
+
+int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *axp, const double *pos_unwrapped, Row *rows)
+{
+    const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
+    const double *jd = W->jdat + (size_t)j * JD_SIZE;
+    int type = (int)ji[JI_TYPE], b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2], m = 0;
+    double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
+    double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
+    double k = erp / h;
+    BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
+    double d[4]; relative_rotation(&f1, &f2, jd + JD_QREL, d);
+    static const double I3[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+
+    /* anchors in world: a1 = p1 + R1 anchor1, a2 = p2 + R2 anchor2; e = a2 - a1 */
+    double r1[3], r2[3], a1[3], a2[3], e[3];
+    mv3(f1.R, jd + JD_ANCHOR1, r1); add3(f1.p, r1, a1);
+    if (b2 >= 0) { mv3(f2.R, jd + JD_ANCHOR2, r2); add3(f2.p, r2, a2); } else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2.p, r2); }
+    sub3(a2, a1, e);
+
+    if (type == J_BALL || type == J_HINGE || type == J_UNIVERSAL || type == J_FIXED) {
+        m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, I3, 3, k, cfm);
+    } else if (type == J_HINGE2) {                           /* suspension along axis 1 */
+        double dirs[3][3]; mv3(f1.R, jd + JD_AXIS1, dirs[0]); plane_space(dirs[0], dirs[1], dirs[2]);
+        double se = isfinite(jd[JD_SUSP_ERP]) ? jd[JD_SUSP_ERP] : erp;
+        double sc = isfinite(jd[JD_SUSP_CFM]) ? jd[JD_SUSP_CFM] : cfm;
+        m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, (const double (*)[3])dirs, 1, se / h, sc);
+        m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, (const double (*)[3])(dirs + 1), 2, k, cfm);
+    }
+    if (type == J_HINGE) {                                   /* axis of body 1 along axis of body 2 */
+        double u1[3], u2[3], p[3], q[3], c[3];
+        mv3(f1.R, jd + JD_AXIS1, u1); mv3(f2.R, jd + JD_AXIS1_B2, u2);
+        plane_space(u1, p, q); cross3(u1, u2, c);
+        const double *pq[2] = {p, q};
+        for (int i = 0; i < 2; i++) {
+            Row *r = row_init(rows + m++, b1, b2, j, cfm);
+            copy3(pq[i], r->J1 + 3); scale3(pq[i], -1, r->J2 + 3);
+            r->rhs = k * dot3(c, pq[i]);
+        }
+    }
+    if (type == J_SLIDER || type == J_FIXED) {               /* orientations locked */
+        double th[3], thw[3], s = sqrt(d[1] * d[1] + d[2] * d[2] + d[3] * d[3]);
+        double ang = 2 * atan2(s, d[0]), f = s > 1e-12 ? ang / s : 2.0;
+        for (int i = 0; i < 3; i++) th[i] = f * d[1 + i];
+        mv3(f2.R, th, thw);
+        for (int i = 0; i < 3; i++) {
+            Row *r = row_init(rows + m++, b1, b2, j, cfm);
+            r->J1[3 + i] = 1; r->J2[3 + i] = -1;
+            r->rhs = -k * thw[i];
+        }
+    }
+    if (type == J_SLIDER) {                                  /* body 1 stays on the line */
+        double u[3], dd[3], o[3], ee[3], p[3], q[3];
+        mv3(f2.R, jd + JD_AXIS1_B2, u);
+        sub3(f1.p, f2.p, dd); mv3(f2.R, jd + JD_OFFSET, o); sub3(dd, o, ee);
+        plane_space(u, p, q);
+        const double *pq[2] = {p, q};
+        for (int i = 0; i < 2; i++) {
+            Row *r = row_init(rows + m++, b1, b2, j, cfm);
+            copy3(pq[i], r->J1); scale3(pq[i], -1, r->J2);
+            cross3(dd, pq[i], r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
+            r->rhs = -k * dot3(ee, pq[i]);
+        }
+    }
+    if (type == J_UNIVERSAL || type == J_HINGE2) {           /* the axes keep their angle */
+        double a1w[3], a2w[3], c[3];
+        mv3(f1.R, jd + JD_AXIS1, a1w); mv3(f2.R, jd + JD_AXIS2, a2w); cross3(a1w, a2w, c);
+        Row *r = row_init(rows + m++, b1, b2, j, cfm);
+        copy3(c, r->J1 + 3); scale3(c, -1, r->J2 + 3);
+        r->rhs = -k * (dot3(a1w, a2w) - jd[JD_DOT0]);
+    }
+    /* motors and stops on each axis */
+    const AxisInfo ax = *axp;
+    for (int a = 0; a < ax.naxes; a++) {
+        const double *pa = jd + JD_AXES + JA_SIZE * a;
+        double pos = pos_unwrapped ? pos_unwrapped[a] : ax.pos[a], rate = ax.rate[a];
+        double fmax = pa[JA_MOTOR_FMAX], lo = pa[JA_LO], hi = pa[JA_HI];
+        if (fmax > 0) {
+            Row *r = row_init(rows + m++, b1, b2, j, cfm);
+            memcpy(r->J1, ax.J1[a], sizeof r->J1); memcpy(r->J2, ax.J2[a], sizeof r->J2);
+            r->rhs = pa[JA_MOTOR_VEL]; r->lo = -fmax; r->hi = fmax;
+        }
+        /* a stop holds from `layer` before its limit on (as contacts do), so a joint resting on it
+         * keeps its row with rhs 0 instead of leaving and re-entering every step */
+        double layer = W->wpar[WP_SURFACE_LAYER];
+        if (lo <= hi && (pos <= lo + layer || pos >= hi - layer)) {
+            double serp = isfinite(pa[JA_STOP_ERP]) ? pa[JA_STOP_ERP] : erp;
+            double scfm = isfinite(pa[JA_STOP_CFM]) ? pa[JA_STOP_CFM] : cfm;
+            Row *r = row_init(rows + m++, b1, b2, j, scfm);
+            memcpy(r->J1, ax.J1[a], sizeof r->J1); memcpy(r->J2, ax.J2[a], sizeof r->J2);
+            double bounce = pa[JA_BOUNCE];
+            if (pos <= lo + layer) {                         /* push up: lambda >= 0 */
+                r->rhs = pos < lo ? serp / h * (lo - pos) : 0.0; r->lo = 0; r->hi = INFINITY;
+                if (bounce > 0 && rate < 0 && -bounce * rate > r->rhs) r->rhs = -bounce * rate;
+                if (lo == hi) { r->lo = -INFINITY; }         /* locked axis */
+            } else {
+                r->rhs = pos > hi ? serp / h * (hi - pos) : 0.0; r->lo = -INFINITY; r->hi = 0;
+                if (bounce > 0 && rate > 0 && -bounce * rate < r->rhs) r->rhs = -bounce * rate;
+            }
+        }
+    }
+    return m;
+}

@@ -1,0 +1,146 @@
+/* Boxed LCP by Dantzig-style principal pivoting (OpenDE's "big matrix" step, report §3.4 and
+ * Baraff 1994, "Fast contact force computation for nonpenetrating rigid bodies").
+ *
+ * Find x and w with  A x = b + w,  lo <= x <= hi  and for every row
+ *     x = lo  ->  w >= 0,     x = hi  ->  w <= 0,     lo < x < hi  ->  w = 0.
+ * A = J M^-1 J^T + CFM/h is symmetric positive definite when CFM > 0.  Rows are driven one at a
+ * time into complementarity while all rows already driven stay complementary: the set C holds
+ * rows with w = 0 (x free between its bounds), the set N rows held at a bound.  Rows without
+ * bounds go first (one solve), then bounded rows, then friction rows whose bounds are
+ * mu |x[findex]| with the normal force reached so far (the report's §3.3 approximation 2).
+ *
+ * Never crashes: a singular A_CC, a step without limit or too many pivots return nonzero and the
+ * caller falls back to the projected Gauss-Seidel quick step.
+ */
+#include "engine.h"
+
+enum { UNSEEN = 0, IN_C = 1, AT_LO = 2, AT_HI = 3 };
+
+/* Solve A_CC y = r for the rows listed in C (m of them) by a fresh Cholesky factorization. */
+static int solve_cc(int n, const double *A, const int *C, int m, const double *r, double *y, double *L)
+{
+    for (int a = 0; a < m; a++) {
+        for (int c = 0; c <= a; c++) {
+            double s = A[(size_t)C[a] * n + C[c]];
+            for (int k = 0; k < c; k++) s -= L[a * m + k] * L[c * m + k];
+            if (a == c) {                               /* not (numerically) positive definite: */
+                if (!(s > 1e-11 * fabs(A[(size_t)C[a] * n + C[a]]) + 1e-300)) return 1;   /* pivoting failed */
+                L[a * m + a] = sqrt(s);
+            } else {
+                L[a * m + c] = s / L[c * m + c];
+            }
+        }
+    }
+    for (int a = 0; a < m; a++) {                          /* L z = r */
+        double s = r[a];
+        for (int k = 0; k < a; k++) s -= L[a * m + k] * y[k];
+        y[a] = s / L[a * m + a];
+    }
+    for (int a = m - 1; a >= 0; a--) {                     /* L^T y = z */
+        double s = y[a];
+        for (int k = a + 1; k < m; k++) s -= L[k * m + a] * y[k];
+        y[a] = s / L[a * m + a];
+    }
+    return 0;
+}
+
+static double row_w(int n, const double *A, const double *b, const double *x, int i)
+{
+    double s = -b[i];
+    const double *Ai = A + (size_t)i * n;
+    for (int j = 0; j < n; j++) s += Ai[j] * x[j];
+    return s;
+}
+
+/* Drive row i into complementarity (the inner loop of Dantzig's method). */
+static int drive(int n, const double *A, const double *b, const double *lo, const double *hi, double *x,
+                 double *w, int *state, int *C, int *nC, int i, double *dx, double *dw, double *r, double *y,
+                 double *L, int *pivots)
+{
+    w[i] = row_w(n, A, b, x, i);
+    if (lo[i] == hi[i]) { x[i] = lo[i]; state[i] = AT_LO; return 0; }
+    if (x[i] <= lo[i] && w[i] >= 0) { x[i] = lo[i]; state[i] = AT_LO; return 0; }
+    if (x[i] >= hi[i] && w[i] <= 0) { x[i] = hi[i]; state[i] = AT_HI; return 0; }
+    if (w[i] == 0) { state[i] = IN_C; C[(*nC)++] = i; return 0; }
+    double s = w[i] < 0 ? 1.0 : -1.0;                    /* raising x_i lowers w_i (A_ii > 0) */
+    for (int iter = 0; iter < 8 * n + 32; iter++) {
+        (*pivots)++;
+        int m = *nC;
+        /* direction: dx_i = s, dx_C = -A_CC^-1 A_Ci s keeps w_C = 0 */
+        for (int a = 0; a < m; a++) r[a] = -A[(size_t)C[a] * n + i] * s;
+        if (m && solve_cc(n, A, C, m, r, y, L)) return 1;
+        for (int j = 0; j < n; j++) dx[j] = 0;
+        for (int a = 0; a < m; a++) dx[C[a]] = y[a];
+        dx[i] = s;
+        /* the largest step before something changes state */
+        double t = INFINITY; int which = -1, kind = 0;
+        for (int j = 0; j < n; j++) {
+            if (state[j] == AT_LO || state[j] == AT_HI || j == i) {
+                const double *Aj = A + (size_t)j * n;
+                double d = Aj[i] * s;
+                for (int a = 0; a < m; a++) d += Aj[C[a]] * y[a];
+                dw[j] = d;
+            }
+        }
+        if (dw[i] * s > 0) { double ti = -w[i] / dw[i]; if (ti < t) { t = ti < 0 ? 0 : ti; which = i; kind = 0; } }
+        if (s > 0 && isfinite(hi[i])) { double ti = hi[i] - x[i]; if (ti < t) { t = ti < 0 ? 0 : ti; which = i; kind = 1; } }
+        if (s < 0 && isfinite(lo[i])) { double ti = x[i] - lo[i]; if (ti < t) { t = ti < 0 ? 0 : ti; which = i; kind = 1; } }
+        for (int a = 0; a < m; a++) {
+            int j = C[a]; double d = dx[j], tj;
+            if (d > 0 && isfinite(hi[j])) { tj = (hi[j] - x[j]) / d; if (tj < t) { t = tj < 0 ? 0 : tj; which = j; kind = 2; } }
+            if (d < 0 && isfinite(lo[j])) { tj = (lo[j] - x[j]) / d; if (tj < t) { t = tj < 0 ? 0 : tj; which = j; kind = 2; } }
+        }
+        for (int j = 0; j < n; j++) {
+            if (j == i) continue;
+            if (state[j] == AT_LO && dw[j] < 0) { double tj = -w[j] / dw[j]; if (tj < t) { t = tj < 0 ? 0 : tj; which = j; kind = 3; } }
+            if (state[j] == AT_HI && dw[j] > 0) { double tj = -w[j] / dw[j]; if (tj < t) { t = tj < 0 ? 0 : tj; which = j; kind = 3; } }
+        }
+        if (which < 0 || !isfinite(t)) return 2;          /* unbounded ray: no solution this way */
+        for (int a = 0; a < m; a++) x[C[a]] += t * dx[C[a]];
+        x[i] += t * s;
+        for (int j = 0; j < n; j++) if (state[j] == AT_LO || state[j] == AT_HI || j == i) w[j] += t * dw[j];
+        if (kind == 0) { w[i] = 0; state[i] = IN_C; C[(*nC)++] = i; return 0; }
+        if (kind == 1) { x[i] = s > 0 ? hi[i] : lo[i]; state[i] = s > 0 ? AT_HI : AT_LO; return 0; }
+        if (kind == 2) {                                    /* a clamped row reaches its bound */
+            int a = 0; while (C[a] != which) a++;
+            C[a] = C[--(*nC)];
+            x[which] = dx[which] > 0 ? hi[which] : lo[which];
+            state[which] = dx[which] > 0 ? AT_HI : AT_LO;
+            w[which] = 0;
+        } else {                                            /* a bounded row becomes free */
+            w[which] = 0; state[which] = IN_C; C[(*nC)++] = which;
+        }
+    }
+    return 3;                                               /* cycling: give up, fall back */
+}
+
+int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
+                const int *findex, const double *mu, int friction_mode, double *x,
+                double *work, int *iwork, int *pivots)
+{
+    (void)friction_mode;
+    double *lo = work, *hi = lo + n, *w = hi + n, *dx = w + n, *dw = dx + n, *r = dw + n, *y = r + n;
+    double *L = y + n;                                       /* n x n */
+    int *state = iwork, *C = state + n, nC = 0;
+    *pivots = 0;
+    for (int i = 0; i < n; i++) { lo[i] = lo_in[i]; hi[i] = hi_in[i]; x[i] = 0; w[i] = 0; state[i] = UNSEEN; }
+    /* 1. rows without bounds: all clamped at once, x_C = A_CC^-1 b_C */
+    for (int i = 0; i < n; i++) if (findex[i] < 0 && isinf(lo[i]) && isinf(hi[i]) && lo[i] < 0 && hi[i] > 0) C[nC++] = i;
+    if (nC) {
+        for (int a = 0; a < nC; a++) r[a] = b[C[a]];
+        if (solve_cc(n, A, C, nC, r, y, L)) return 1;
+        for (int a = 0; a < nC; a++) { x[C[a]] = y[a]; state[C[a]] = IN_C; }
+    }
+    /* 2. bounded rows, 3. friction rows with bounds from the normal force found so far */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            if (state[i] != UNSEEN) continue;
+            if ((pass == 0) != (findex[i] < 0)) continue;
+            if (findex[i] >= 0) { double f = mu[i] * fabs(x[findex[i]]); lo[i] = -f; hi[i] = f; }
+            int err = drive(n, A, b, lo, hi, x, w, state, C, &nC, i, dx, dw, r, y, L, pivots);
+            if (err) return err;
+        }
+    }
+    for (int i = 0; i < n; i++) if (!isfinite(x[i])) return 4;
+    return 0;
+}

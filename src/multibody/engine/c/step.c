@@ -1,0 +1,721 @@
+/* One step of the world, as OpenDE's dWorldStep does it (report §5.2-5.4, ch. 6):
+ *
+ *   1. world inertias I = R I_body R^T (eq. 5.50), applied forces with gravity and the
+ *      gyroscopic torque -w x I w (the force accumulator of §5.2.3);
+ *   2. collision detection: sweep-and-prune broad phase, narrow phase per pair (collide.c);
+ *   3. constraint rows of joints (joints.c) and contacts (bounce, friction, soft ERP/CFM);
+ *   4. the LCP  (J W J^T + CFM/h) lambda = rhs/h - J (v/h + W f)  (eqs. 3.5, 5.34, 5.38), by
+ *      Dantzig pivoting (lcp.c) with the quick step as fallback, or the quick step alone;
+ *   5. semi-implicit Euler: v += h W (f + J^T lambda), then x += h v and q += h/2 [0, w] q
+ *      with the quaternion normalised (§5.4);
+ *   6. a state that is not finite or moves faster than max_speed stops the step, restored,
+ *      with a message naming the body and the step.
+ */
+#include <stdlib.h>
+#include <stdio.h>
+#include "engine.h"
+
+#define MAX_PER_PAIR 8
+
+static void *grow(void *p, size_t n) { return realloc(p, n ? n : 1); }
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int world_init(EngineWorld *W)
+{
+    int nb = W->nb, nj = W->nj, ng = W->ng;
+    W->R = calloc((size_t)nb * 9 + 1, sizeof(double));
+    W->invIw = calloc((size_t)nb * 9 + 1, sizeof(double));
+    W->Iw = calloc((size_t)nb * 9 + 1, sizeof(double));
+    W->fext = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->afree = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->fc = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->save = calloc((size_t)nb * BS_SIZE + 1, sizeof(double));
+    W->jlast = calloc((size_t)nj * 2 + 1, sizeof(double));
+    W->jturns = calloc((size_t)nj * 2 + 1, sizeof(double));
+    W->pairs = calloc((size_t)nj + 1, sizeof(int64_t));
+    W->gp = calloc((size_t)ng + 1, sizeof(GeomPose));
+    W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
+    W->order = calloc((size_t)ng + 1, sizeof(int));
+    if (!W->R || !W->invIw || !W->Iw || !W->fext || !W->afree || !W->fc || !W->save || !W->jlast || !W->jturns ||
+        !W->pairs || !W->gp || !W->planes || !W->order) return -1;
+    W->npairs = 0;
+    for (int j = 0; j < nj; j++) {
+        int64_t a = W->jint[(size_t)j * JI_SIZE + JI_B1], b = W->jint[(size_t)j * JI_SIZE + JI_B2];
+        if (a < 0 || b < 0) continue;
+        int64_t lo = a < b ? a : b, hi = a < b ? b : a;
+        W->pairs[W->npairs++] = lo * (int64_t)(nb + 1) + hi;
+    }
+    qsort(W->pairs, (size_t)W->npairs, sizeof(int64_t), cmp_i64);
+    W->norder = 0;
+    for (int g = 0; g < ng; g++) if (W->gint[(size_t)g * GI_SIZE + GI_TYPE] != G_PLANE) W->order[W->norder++] = g;
+    /* joint angles start unwrapped at their attach-time values */
+    for (int b = 0; b < nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
+    world_joint_coords(W, NULL, NULL, 1);
+    return tree_init(W);
+}
+
+void world_free(EngineWorld *W)
+{
+    void *ps[] = {W->R, W->invIw, W->Iw, W->fext, W->afree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
+                  W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
+                  W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
+    free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count);
+    tree_free(W);
+    memset(W, 0, sizeof *W);
+}
+
+static int reserve_rows(EngineWorld *W, int m)
+{
+    if (m <= W->cap_rows) return 0;
+    int cap = m * 2 + 16;
+    Row *r = grow(W->rows, (size_t)cap * sizeof(Row));
+    if (!r) return -1;
+    W->rows = r; W->cap_rows = cap;
+    return 0;
+}
+
+static int reserve_m(EngineWorld *W, int m, int dense)
+{
+    if (m > W->cap_m) {
+        int cap = m * 2 + 16;
+        double **ds[] = {&W->lambda, &W->b, &W->lo, &W->hi, &W->mu, &W->cfmh, &W->Ad, &W->w, &W->flo, &W->fhi};
+        for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) { double *p = grow(*ds[i], (size_t)cap * sizeof(double)); if (!p) return -1; *ds[i] = p; }
+        double *p = grow(W->iMJ, (size_t)cap * 12 * sizeof(double)); if (!p) return -1; W->iMJ = p;
+        int *f = grow(W->findex, (size_t)cap * sizeof(int)); if (!f) return -1; W->findex = f;
+        int *iw = grow(W->iwork, (size_t)cap * 2 * sizeof(int)); if (!iw) return -1; W->iwork = iw;
+        W->cap_m = cap;
+    }
+    if (dense && (size_t)m * m > (size_t)W->cap_A) {
+        size_t cap = (size_t)m * m;
+        double *A = grow(W->A, cap * sizeof(double)); if (!A) return -1;
+        double *wk = grow(W->work, (cap + 8 * (size_t)m + 8) * sizeof(double)); if (!wk) return -1;
+        W->A = A; W->work = wk; W->cap_A = (int)cap;
+    }
+    return 0;
+}
+
+static int add_contacts(EngineWorld *W, int n)
+{
+    if (W->nc + n <= W->cap_c) return 0;
+    int cap = (W->nc + n) * 2 + 16;
+    Contact *c = grow(W->contacts, (size_t)cap * sizeof(Contact));
+    if (!c) return -1;
+    W->contacts = c; W->cap_c = cap;
+    return 0;
+}
+
+static void apply_minv(const EngineWorld *W, int b, const double *J, double *out);
+
+/* ---- collision detection ------------------------------------------------------------------------ */
+static void geom_poses(EngineWorld *W)
+{
+    for (int g = 0; g < W->ng; g++) {
+        GeomPose *G = W->gp + g;
+        const double *gd = W->gdat + (size_t)g * GD_SIZE;
+        G->type = (int)W->gint[(size_t)g * GI_SIZE + GI_TYPE];
+        G->body = (int)W->gint[(size_t)g * GI_SIZE + GI_BODY];
+        G->size = gd + GD_SIZE3;
+        if (G->type == G_PLANE) {
+            copy3(gd + GD_SIZE3, W->planes + 4 * g); W->planes[4 * g + 3] = gd[GD_PLANE_D];
+            continue;
+        }
+        double Rl[9]; quat_to_R(gd + GD_QUAT, Rl);
+        if (G->body >= 0) {
+            const double *Rb = W->R + (size_t)G->body * 9, *pb = W->state + (size_t)G->body * BS_SIZE + BS_POS;
+            for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
+                G->R[3 * r + c] = Rb[3 * r] * Rl[c] + Rb[3 * r + 1] * Rl[3 + c] + Rb[3 * r + 2] * Rl[6 + c];
+            mv3(Rb, gd + GD_POS, G->p); add3(G->p, pb, G->p);
+        } else {
+            memcpy(G->R, Rl, sizeof Rl); copy3(gd + GD_POS, G->p);
+        }
+        double e[3];
+        for (int k = 0; k < 3; k++) {
+            const double *Rk = G->R + 3 * k;
+            switch (G->type) {
+            case G_SPHERE: e[k] = G->size[0]; break;
+            case G_BOX: e[k] = 0.5 * (fabs(Rk[0]) * G->size[0] + fabs(Rk[1]) * G->size[1] + fabs(Rk[2]) * G->size[2]); break;
+            case G_CAPSULE: e[k] = 0.5 * fabs(Rk[2]) * G->size[1] + G->size[0]; break;
+            default: { double s = 1 - Rk[2] * Rk[2]; e[k] = 0.5 * fabs(Rk[2]) * G->size[1] + G->size[0] * sqrt(s > 0 ? s : 0); }
+            }
+            G->lo[k] = G->p[k] - e[k]; G->hi[k] = G->p[k] + e[k];
+        }
+    }
+}
+
+static int joined(const EngineWorld *W, int a, int b)
+{
+    if (a < 0 || b < 0 || !W->npairs) return 0;
+    int64_t lo = a < b ? a : b, hi = a < b ? b : a, key = lo * (int64_t)(W->nb + 1) + hi;
+    return bsearch(&key, W->pairs, (size_t)W->npairs, sizeof(int64_t), cmp_i64) != NULL;
+}
+
+static int narrow(EngineWorld *W, int ga, int gb)
+{
+    /* geom 1 is the lower index, unless it is a plane: contacts with planes carry its normal */
+    if (W->gp[ga].type == G_PLANE || (W->gp[gb].type != G_PLANE && ga > gb)) { int t = ga; ga = gb; gb = t; }
+    const GeomPose *A = W->gp + ga, *B = W->gp + gb;
+    if (A->body == B->body) return 0;
+    if (A->body < 0 && B->body < 0) return 0;
+    if (joined(W, A->body, B->body)) return 0;                /* dAreConnectedExcluding, report §6.2 */
+    if (add_contacts(W, MAX_PER_PAIR)) return -1;
+    Contact *c = W->contacts + W->nc;
+    int n = collide_pair(A, B, W->planes + 4 * ga, W->planes + 4 * gb, c, MAX_PER_PAIR);
+    for (int i = 0; i < n; i++) { c[i].g1 = ga; c[i].g2 = gb; c[i].b1 = A->body; c[i].b2 = B->body; }
+    W->nc += n;
+    return 0;
+}
+
+/* Sweep and prune along x: the order is kept between steps, so insertion sort is near linear. */
+static int broad_phase(EngineWorld *W)
+{
+    int *o = W->order, n = W->norder;
+    const GeomPose *G = W->gp;
+    if (W->wpar[WP_BROADPHASE] != 0) {                        /* all pairs, to test the sweep against */
+        for (int i = 0; i < n; i++) for (int j = i + 1; j < n; j++) {
+            int a = o[i], b = o[j], hit = 1;
+            for (int k = 0; k < 3; k++) if (G[a].hi[k] < G[b].lo[k] || G[b].hi[k] < G[a].lo[k]) hit = 0;
+            if (hit && narrow(W, a, b)) return -1;
+        }
+    } else {
+        for (int i = 1; i < n; i++) {
+            int g = o[i], j = i - 1;
+            while (j >= 0 && G[o[j]].lo[0] > G[g].lo[0]) { o[j + 1] = o[j]; j--; }
+            o[j + 1] = g;
+        }
+        for (int i = 0; i < n; i++) {
+            int a = o[i];
+            for (int j = i + 1; j < n && G[o[j]].lo[0] <= G[a].hi[0]; j++) {
+                int b = o[j];
+                if (G[a].hi[1] < G[b].lo[1] || G[b].hi[1] < G[a].lo[1] ||
+                    G[a].hi[2] < G[b].lo[2] || G[b].hi[2] < G[a].lo[2]) continue;
+                if (narrow(W, a, b)) return -1;
+            }
+        }
+    }
+    for (int p = 0; p < W->ng; p++) {                          /* planes against every box in reach */
+        if (G[p].type != G_PLANE) continue;
+        const double *pn = W->planes + 4 * p;
+        for (int i = 0; i < n; i++) {
+            int a = o[i];
+            if (G[a].body < 0) continue;
+            double low = 0;
+            for (int k = 0; k < 3; k++) low += pn[k] * (pn[k] >= 0 ? G[a].lo[k] : G[a].hi[k]);
+            if (low > pn[3]) continue;
+            if (narrow(W, a, p)) return -1;
+        }
+    }
+    return 0;
+}
+
+int world_collide_only(EngineWorld *W)
+{
+    for (int b = 0; b < W->nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
+    W->nc = 0;
+    geom_poses(W);
+    return broad_phase(W) ? -1 : W->nc;
+}
+
+/* ---- joint coordinates, unwrapped across +-pi -------------------------------------------------- */
+void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update)
+{
+    for (int j = 0; j < W->nj; j++) {
+        AxisInfo ax; joint_axes(W, j, &ax);
+        int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
+        for (int a = 0; a < 2; a++) {
+            double p = a < ax.naxes ? ax.pos[a] : 0.0, turns = W->jturns[2 * j + a];
+            if (type != J_SLIDER && a < ax.naxes) {
+                double diff = p - W->jlast[2 * j + a];
+                if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
+            }
+            if (update) { W->jlast[2 * j + a] = p; W->jturns[2 * j + a] = turns; }
+            if (pos) pos[2 * j + a] = p + 2 * M_PI * turns;
+            if (rate) rate[2 * j + a] = a < ax.naxes ? ax.rate[a] : 0.0;
+        }
+    }
+}
+
+/* ---- contact rows ---------------------------------------------------------------------------- */
+static double combine_mu(double a, double b) { return isinf(a) ? b : (isinf(b) ? a : sqrt(a * b)); }
+
+static void point_velocity(const EngineWorld *W, int b, const double *r, double h, double *u)
+{   /* velocity of the body point at lever r after a free step (no constraint forces) */
+    if (b < 0) { u[0] = u[1] = u[2] = 0; return; }
+    const double *s = W->state + (size_t)b * BS_SIZE, *f = W->fext + 6 * (size_t)b;
+    double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS], al[3], w[3], wr[3];
+    mv3(W->invIw + 9 * (size_t)b, f + 3, al);
+    for (int k = 0; k < 3; k++) { u[k] = s[BS_VEL + k] + h * im * f[k]; w[k] = s[BS_OMEGA + k] + h * al[k]; }
+    cross3(w, r, wr); add3(u, wr, u);
+}
+
+static int contact_rows(EngineWorld *W, double h, int first)
+{
+    const double *wp = W->wpar;
+    int mode = (int)wp[WP_FRICTION], m = first;
+    for (int c = 0; c < W->nc; c++) {
+        Contact *C = W->contacts + c;
+        const double *g1 = W->gdat + (size_t)C->g1 * GD_SIZE, *g2 = W->gdat + (size_t)C->g2 * GD_SIZE;
+        double mu = combine_mu(g1[GD_MU], g2[GD_MU]);
+        double bounce = g1[GD_BOUNCE] > g2[GD_BOUNCE] ? g1[GD_BOUNCE] : g2[GD_BOUNCE];
+        if (reserve_rows(W, m + 3)) return -1;
+        double r1[3] = {0, 0, 0}, r2[3] = {0, 0, 0}, *n = C->normal;
+        if (C->b1 >= 0) sub3(C->pos, W->state + (size_t)C->b1 * BS_SIZE + BS_POS, r1);
+        if (C->b2 >= 0) sub3(C->pos, W->state + (size_t)C->b2 * BS_SIZE + BS_POS, r2);
+        Row *r = W->rows + m;
+        memset(r, 0, sizeof *r);
+        r->b1 = C->b1; r->b2 = C->b2; r->source = -(1 + c); r->findex = -1; r->cone_pair = -1;
+        copy3(n, r->J1); cross3(r1, n, r->J1 + 3);
+        scale3(n, -1, r->J2); cross3(r2, n, r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
+        /* rhs: push out what lies deeper than the surface layer, or bounce */
+        double vn = 0;
+        for (int k = 0; k < 6; k++) {
+            if (C->b1 >= 0) vn += r->J1[k] * W->state[(size_t)C->b1 * BS_SIZE + BS_VEL + k];
+            if (C->b2 >= 0) vn += r->J2[k] * W->state[(size_t)C->b2 * BS_SIZE + BS_VEL + k];
+        }
+        double depth = C->depth - wp[WP_SURFACE_LAYER], rhs = 0;
+        if (depth > 0) { rhs = wp[WP_CONTACT_ERP] / h * depth; if (rhs > wp[WP_MAX_CORRECTING_VEL]) rhs = wp[WP_MAX_CORRECTING_VEL]; }
+        double u1[3], u2[3], u[3];                       /* relative velocity after a free step */
+        point_velocity(W, C->b1, r1, h, u1); point_velocity(W, C->b2, r2, h, u2); sub3(u1, u2, u);
+        if (bounce > 0 && -vn > wp[WP_BOUNCE_VEL]) {
+            /* Restitution at the surface, not at the depth where the step found the contact:
+             * with the free normal acceleration a_n < 0 the approach speed at the surface is
+             * sqrt(vn^2 + 2 a_n d); leaving it at bounce times that and climbing back through d
+             * gives u^2 = e^2 vn^2 - 2 a_n d (1 - e^2).  (e = 1: ODE's -e vn exactly.) */
+            double an = (dot3(u, n) - vn) / h, d = C->depth > 0 ? C->depth : 0, out2 = bounce * bounce * vn * vn;
+            if (an < 0) out2 -= 2 * an * d * (1 - bounce * bounce);
+            double out = sqrt(out2);
+            if (out > rhs) rhs = out;
+        }
+        r->rhs = rhs; r->cfm = wp[WP_CONTACT_CFM]; r->lo = 0; r->hi = INFINITY;
+        int normal_row = m++;
+        if (!(mu > 0)) continue;
+        /* friction directions: the first along the slip the free step would make */
+        double t1[3], t2[3];
+        double un = dot3(u, n);
+        for (int k = 0; k < 3; k++) t1[k] = u[k] - un * n[k];
+        if (norm3(t1) > 1e-9) { normalize3(t1); cross3(n, t1, t2); } else plane_space(n, t1, t2);
+        const double *ts[2] = {t1, t2};
+        for (int i = 0; i < 2; i++) {
+            Row *f = W->rows + m;
+            memset(f, 0, sizeof *f);
+            f->b1 = C->b1; f->b2 = C->b2; f->source = -(1 + c); f->cone_pair = -1;
+            copy3(ts[i], f->J1); cross3(r1, ts[i], f->J1 + 3);
+            scale3(ts[i], -1, f->J2); cross3(r2, ts[i], f->J2 + 3); scale3(f->J2 + 3, -1, f->J2 + 3);
+            f->cfm = wp[WP_CFM]; f->rhs = 0;
+            if (mode == FRICTION_FORCE || isinf(mu)) { f->findex = -1; f->lo = -mu; f->hi = mu; }
+            else { f->findex = normal_row; f->mu = mu; f->lo = -INFINITY; f->hi = INFINITY; }
+            if (mode == FRICTION_CONE && !isinf(mu)) f->cone_pair = i == 0 ? m + 1 : m - 1;
+            m++;
+        }
+    }
+    return m;
+}
+
+/* ---- solvers -------------------------------------------------------------------------------------- */
+static void apply_minv(const EngineWorld *W, int b, const double *J, double *out)
+{   /* out = W J^T for one body: [J_lin / m; I^-1 J_ang] */
+    double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
+    for (int k = 0; k < 3; k++) out[k] = im * J[k];
+    mv3(W->invIw + 9 * (size_t)b, J + 3, out + 3);
+}
+
+static double row_dot_fc(const EngineWorld *W, const Row *r, const double *fc)
+{
+    double s = 0;
+    if (r->b1 >= 0) for (int k = 0; k < 6; k++) s += r->J1[k] * fc[6 * r->b1 + k];
+    if (r->b2 >= 0) for (int k = 0; k < 6; k++) s += r->J2[k] * fc[6 * r->b2 + k];
+    return s;
+}
+static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double s, double *fc)
+{
+    if (r->b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b1 + k] += s * iMJ[k];
+    if (r->b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b2 + k] += s * iMJ[6 + k];
+}
+
+/* ---- warm start: the last step's forces as the quick step's first guess ------------------- */
+typedef struct { int64_t key; int index; } KeyIndex;
+static int cmp_key_index(const void *a, const void *b)
+{
+    int64_t x = ((const KeyIndex *)a)->key, y = ((const KeyIndex *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static void warm_start(EngineWorld *W, double *x)
+{
+    int m = W->m;
+    for (int i = 0; i < m; i++) x[i] = 0;
+    /* joints: same joint, same number of rows -> same multipliers */
+    for (int i = 0, j = -1, start = 0; i <= m; i++) {
+        int src = i < m ? W->rows[i].source : -1;
+        if (i == m || src != j) {
+            if (j >= 0 && j < W->njlam && W->jrow_count[j] == i - start)
+                for (int k = 0; k < i - start; k++) x[start + k] = W->jlam[W->jrow_start[j] + k];
+            j = src; start = i;
+        }
+        if (src < 0) break;
+    }
+    /* contacts: the nearest contact of the same geometry pair last step, within 5 mm */
+    if (!W->nwprev) return;
+    int ng1 = W->ng + 1;
+    for (int i = 0; i < m; i++) {
+        const Row *r = W->rows + i;
+        if (r->source >= 0 || r->findex >= 0 || (i > 0 && W->rows[i - 1].source == r->source && r->lo != 0)) continue;
+        if (r->lo != 0) continue;                               /* the normal row of a contact */
+        const Contact *c = W->contacts + (-(r->source + 1));
+        int64_t key = (int64_t)c->g1 * ng1 + c->g2;
+        int lo = 0, hi = W->nwprev;
+        while (lo < hi) { int mid = (lo + hi) / 2; if (W->wkey[mid] < key) lo = mid + 1; else hi = mid; }
+        int best = -1; double bd = 25e-6;
+        for (int k = lo; k < W->nwprev && W->wkey[k] == key; k++) {
+            const Contact *p = W->wprev + W->wperm[k];
+            double d[3]; sub3(p->pos, c->pos, d);
+            double dd = dot3(d, d);
+            if (dd < bd) { bd = dd; best = W->wperm[k]; }
+        }
+        if (best < 0) continue;
+        const double *f = W->wforce + 3 * (size_t)best;
+        double fn = dot3(f, r->J1);
+        x[i] = fn > 0 ? fn : 0;
+        for (int k = i + 1; k < m && k <= i + 2; k++)           /* its friction rows: the force's components */
+            if (W->rows[k].findex == i) x[k] = dot3(f, W->rows[k].J1);
+    }
+}
+
+/* Keep this step's contacts and forces, and the joints' multipliers, for the next warm start. */
+static int remember(EngineWorld *W)
+{
+    if (W->nc > W->cap_wprev) {
+        int cap = W->nc * 2 + 16;
+        Contact *c = grow(W->wprev, (size_t)cap * sizeof(Contact)); if (!c) return -1; W->wprev = c;
+        double *f = grow(W->wforce, (size_t)cap * 3 * sizeof(double)); if (!f) return -1; W->wforce = f;
+        int64_t *k = grow(W->wkey, (size_t)cap * sizeof(int64_t)); if (!k) return -1; W->wkey = k;
+        int *pm = grow(W->wperm, (size_t)cap * sizeof(int)); if (!pm) return -1; W->wperm = pm;
+        W->cap_wprev = cap;
+    }
+    if (W->nc) {
+        memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
+        memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
+    }
+    int ng1 = W->ng + 1;
+    for (int i = 0; i < W->m; i++) {
+        const Row *r = W->rows + i;
+        if (r->source >= 0) continue;
+        int c = -(r->source + 1);
+        for (int k = 0; k < 3; k++) W->wforce[3 * c + k] += W->lambda[i] * r->J1[k];
+    }
+    if (W->nc) {                                          /* contacts sorted by geometry pair */
+        KeyIndex *ki = malloc(sizeof(KeyIndex) * (size_t)W->nc);
+        if (!ki) return -1;
+        for (int c = 0; c < W->nc; c++) { ki[c].key = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2; ki[c].index = c; }
+        qsort(ki, (size_t)W->nc, sizeof(KeyIndex), cmp_key_index);
+        for (int c = 0; c < W->nc; c++) { W->wkey[c] = ki[c].key; W->wperm[c] = ki[c].index; }
+        free(ki);
+    }
+    W->nwprev = W->nc;
+    if (!W->jrow_start) {
+        W->jrow_start = calloc((size_t)W->nj + 1, sizeof(int)); W->jrow_count = calloc((size_t)W->nj + 1, sizeof(int));
+        if (!W->jrow_start || !W->jrow_count) return -1;
+    }
+    int nj_rows = 0;
+    while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
+    if (nj_rows > W->cap_jlam) {
+        double *l = grow(W->jlam, (size_t)(nj_rows * 2 + 16) * sizeof(double)); if (!l) return -1;
+        W->jlam = l; W->cap_jlam = nj_rows * 2 + 16;
+    }
+    for (int j = 0; j < W->nj; j++) W->jrow_count[j] = 0;
+    for (int i = 0; i < nj_rows; i++) {
+        int j = W->rows[i].source;
+        if (W->jrow_count[j] == 0) W->jrow_start[j] = i;
+        W->jrow_count[j]++;
+        W->jlam[i] = W->lambda[i];
+    }
+    W->njlam = W->nj;
+    return 0;
+}
+
+/* Projected Gauss-Seidel on the bodies' velocity changes (ODE's quick step), the cone by
+ * projecting each contact's two friction forces onto the disk of radius mu lambda_n. */
+static void quick_step(EngineWorld *W, int iters, double sor)
+{
+    int m = W->m;
+    double *fc = W->fc, *x = W->lambda;
+    memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
+    for (int i = 0; i < m; i++) W->Ad[i] = 1.0 / (W->Ad[i] + W->cfmh[i]);
+    warm_start(W, x);
+    for (int i = 0; i < m; i++) if (x[i] != 0) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, x[i], fc);
+    for (int it = 0; it < iters; it++) {
+        for (int i = 0; i < m; i++) {
+            const Row *r = W->rows + i;
+            if (r->cone_pair > i) continue;                      /* a cone pair is solved at its second row */
+            if (r->cone_pair >= 0) {
+                /* both friction rows of the contact at once: Newton step on the 2 x 2 block of A,
+                 * then projection onto the disk of radius mu lambda_n */
+                int j = r->cone_pair;
+                const Row *q = W->rows + j;
+                const double *Mi = W->iMJ + 12 * (size_t)i, *Mj = W->iMJ + 12 * (size_t)j;
+                double aij = 0;
+                if (r->b1 >= 0) for (int k = 0; k < 6; k++) aij += r->J1[k] * Mj[k];
+                if (r->b2 >= 0) for (int k = 0; k < 6; k++) aij += r->J2[k] * Mj[6 + k];
+                double aii = 1.0 / W->Ad[i], ajj = 1.0 / W->Ad[j];
+                double ri = W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc);
+                double rj = W->b[j] - W->cfmh[j] * x[j] - row_dot_fc(W, q, fc);
+                double det = aii * ajj - aij * aij, di, dj;
+                if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
+                else { di = ri / aii; dj = rj / ajj; }
+                double ni = x[i] + sor * di, nj = x[j] + sor * dj;
+                double rad = r->mu * fabs(x[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
+                if (t > rad) {
+                    /* sliding: maximum dissipation puts the force against the slip, which is
+                     * along the residual (ri, rj) at the current forces, at the cone's edge */
+                    if (rn > 1e-12) { ni = rad * ri / rn; nj = rad * rj / rn; }
+                    else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
+                }
+                fc_add(W, r, Mi, ni - x[i], fc); fc_add(W, q, Mj, nj - x[j], fc);
+                x[i] = ni; x[j] = nj;
+                continue;
+            }
+            double lo = r->lo, hi = r->hi;
+            if (r->findex >= 0) { hi = r->mu * fabs(x[r->findex]); lo = -hi; }
+            double delta = sor * W->Ad[i] * (W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc));
+            double nx = x[i] + delta;
+            if (nx < lo) nx = lo; else if (nx > hi) nx = hi;
+            fc_add(W, r, W->iMJ + 12 * (size_t)i, nx - x[i], fc);
+            x[i] = nx;
+        }
+    }
+    W->iterations = iters;
+}
+
+static int dantzig(EngineWorld *W)
+{
+    int m = W->m;
+    if (reserve_m(W, m, 1)) return -1;
+    double *A = W->A;
+    for (int i = 0; i < m; i++) {
+        const Row *ri = W->rows + i;
+        for (int j = 0; j <= i; j++) {
+            const Row *rj = W->rows + j;
+            const double *iMJ = W->iMJ + 12 * (size_t)j;
+            double s = 0;
+            if (ri->b1 >= 0) {
+                if (ri->b1 == rj->b1) for (int k = 0; k < 6; k++) s += ri->J1[k] * iMJ[k];
+                if (ri->b1 == rj->b2) for (int k = 0; k < 6; k++) s += ri->J1[k] * iMJ[6 + k];
+            }
+            if (ri->b2 >= 0) {
+                if (ri->b2 == rj->b1) for (int k = 0; k < 6; k++) s += ri->J2[k] * iMJ[k];
+                if (ri->b2 == rj->b2) for (int k = 0; k < 6; k++) s += ri->J2[k] * iMJ[6 + k];
+            }
+            A[(size_t)i * m + j] = A[(size_t)j * m + i] = s;
+        }
+        A[(size_t)i * m + i] += W->cfmh[i];
+    }
+    /* First solve: ODE's approximation (friction bounds from the normal forces reached while
+     * pivoting).  Then fixed-point passes with the bounds from the previous normal forces until
+     * they settle, which is the true pyramid (and, with bounds along the previous friction
+     * direction, the cone). */
+    for (int i = 0; i < m; i++) { W->findex[i] = W->rows[i].findex; W->mu[i] = W->rows[i].mu; }
+    int err = lcp_dantzig(m, A, W->b, W->lo, W->hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots);
+    if (err) return err;
+    int has_friction = 0;
+    for (int i = 0; i < m; i++) if (W->rows[i].findex >= 0) { has_friction = 1; W->findex[i] = -1; }
+    double *lo = W->flo, *hi = W->fhi;
+    for (int pass = 0; has_friction && pass < 20; pass++) {
+        double change = 0, scale = 0;
+        for (int i = 0; i < m; i++) {
+            const Row *r = W->rows + i;
+            lo[i] = r->lo; hi[i] = r->hi;
+            if (r->findex < 0) continue;
+            double bound = r->mu * fabs(W->lambda[r->findex]);
+            if (r->cone_pair >= 0) {
+                double f = hypot(W->lambda[i], W->lambda[r->cone_pair]), share = f > 1e-12 ? fabs(W->lambda[i]) / f : 0.7071067811865476;
+                if (share < 0.05) share = 0.05;
+                bound *= share;
+            }
+            lo[i] = -bound; hi[i] = bound;
+            double old = W->work[m + i];                      /* the bound used last */
+            change = fmax(change, fabs(bound - old)); scale = fmax(scale, bound);
+        }
+        if (pass > 0 && change <= 1e-10 * (1 + scale)) break;
+        err = lcp_dantzig(m, A, W->b, lo, hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots);
+        if (err) return err;
+    }
+    for (int i = 0; i < m; i++) { W->lo[i] = W->work[i]; W->hi[i] = W->work[m + i]; }
+    return 0;
+}
+
+/* natural-map residual  max |lambda - proj(lambda - w)|  with w = A lambda - b */
+double world_residual(EngineWorld *W)
+{
+    int m = W->m;
+    double *fc = W->fc, worst = 0;
+    memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
+    for (int i = 0; i < m; i++) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, W->lambda[i], fc);
+    for (int i = 0; i < m; i++) W->w[i] = row_dot_fc(W, W->rows + i, fc) + W->cfmh[i] * W->lambda[i] - W->b[i];
+    for (int i = 0; i < m; i++) {
+        const Row *r = W->rows + i;
+        double x = W->lambda[i], y = x - W->w[i], e;
+        if (r->cone_pair >= 0) {
+            if (r->cone_pair < i) continue;
+            int j = r->cone_pair;
+            double rad = r->mu * fabs(W->lambda[r->findex]), yj = W->lambda[j] - W->w[j], t = sqrt(y * y + yj * yj);
+            if (t > rad) { y *= rad / t; yj *= rad / t; }
+            e = fabs(x - y); if (fabs(W->lambda[j] - yj) > e) e = fabs(W->lambda[j] - yj);
+        } else {
+            double lo = r->lo, hi = r->hi;
+            if (r->findex >= 0 && W->solver_used == SOLVER_PGS) { hi = r->mu * fabs(W->lambda[r->findex]); lo = -hi; }
+            if (y < lo) y = lo; else if (y > hi) y = hi;
+            e = fabs(x - y);
+        }
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
+int world_step(EngineWorld *W, double h)
+{
+    const double *wp = W->wpar;
+    int nb = W->nb;
+    /* 1. inertias and applied forces */
+    for (int b = 0; b < nb; b++) {
+        double *s = W->state + (size_t)b * BS_SIZE, *R = W->R + 9 * (size_t)b;
+        const double *bp = W->bprop + (size_t)b * BP_SIZE, *ld = W->load + (size_t)b * BL_SIZE;
+        double qn = sqrt(s[3] * s[3] + s[4] * s[4] + s[5] * s[5] + s[6] * s[6]);
+        for (int k = 0; k < 4; k++) s[BS_QUAT + k] /= qn;
+        quat_to_R(s + BS_QUAT, R);
+        double T[9];
+        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) {
+            double a = 0, ai = 0;
+            for (int k = 0; k < 3; k++) { a += R[3 * r + k] * bp[BP_I + 3 * k + c]; ai += R[3 * r + k] * bp[BP_INVI + 3 * k + c]; }
+            T[3 * r + c] = a; W->invIw[9 * b + 3 * r + c] = ai;
+        }
+        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) {   /* (R I) R^T */
+            double a = 0, ai = 0;
+            for (int k = 0; k < 3; k++) { a += T[3 * r + k] * R[3 * c + k]; }
+            W->Iw[9 * b + 3 * r + c] = a; (void)ai;
+        }
+        double Ti[9]; memcpy(Ti, W->invIw + 9 * b, sizeof Ti);
+        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) {
+            double a = 0; for (int k = 0; k < 3; k++) a += Ti[3 * r + k] * R[3 * c + k];
+            W->invIw[9 * b + 3 * r + c] = a;
+        }
+        double *f = W->fext + 6 * (size_t)b, Iw[3], gyro[3];
+        for (int k = 0; k < 3; k++) f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k];
+        mv3(W->Iw + 9 * b, s + BS_OMEGA, Iw); cross3(s + BS_OMEGA, Iw, gyro);
+        for (int k = 0; k < 3; k++) f[3 + k] = ld[BL_TORQUE + k] - gyro[k];
+        apply_minv(W, b, f, W->afree + 6 * (size_t)b);
+    }
+    /* 2. collision detection */
+    W->nc = 0;
+    if (wp[WP_CONTACTS] != 0) { geom_poses(W); if (broad_phase(W)) return -1; }
+    /* 3. rows: joints, then contacts */
+    double upos[2];
+    int m = 0;
+    if (reserve_rows(W, W->nj * MAX_JOINT_ROWS)) return -1;
+    for (int j = 0; j < W->nj; j++) {
+        AxisInfo ax; joint_axes(W, j, &ax);
+        for (int a = 0; a < ax.naxes; a++) {    /* unwrap against the last step */
+            double pa = ax.pos[a], turns = W->jturns[2 * j + a];
+            if ((int)W->jint[(size_t)j * JI_SIZE] != J_SLIDER) {
+                double diff = pa - W->jlast[2 * j + a];
+                if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
+            }
+            W->jlast[2 * j + a] = pa; W->jturns[2 * j + a] = turns;
+            upos[a] = pa + 2 * M_PI * turns;
+        }
+        m += joint_rows(W, j, h, &ax, upos, W->rows + m);
+    }
+    m = contact_rows(W, h, m);
+    if (m < 0) return -1;
+    W->m = m;
+    if (reserve_m(W, m, 0)) return -1;
+    /* 4. the LCP */
+    const double ih = 1.0 / h;
+    for (int i = 0; i < m; i++) {
+        Row *r = W->rows + i;
+        double *iMJ = W->iMJ + 12 * (size_t)i, s = r->rhs * ih, jm = 0;
+        memset(iMJ, 0, 12 * sizeof(double));
+        if (r->b1 >= 0) {
+            apply_minv(W, r->b1, r->J1, iMJ);
+            const double *st = W->state + (size_t)r->b1 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b1;
+            for (int k = 0; k < 6; k++) { s -= r->J1[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J1[k] * iMJ[k]; }
+        }
+        if (r->b2 >= 0) {
+            apply_minv(W, r->b2, r->J2, iMJ + 6);
+            const double *st = W->state + (size_t)r->b2 * BS_SIZE, *a = W->afree + 6 * (size_t)r->b2;
+            for (int k = 0; k < 6; k++) { s -= r->J2[k] * (st[BS_VEL + k] * ih + a[k]); jm += r->J2[k] * iMJ[6 + k]; }
+        }
+        W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
+        W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
+    }
+    W->fallback = 0; W->pivots = 0; W->iterations = 0;
+    W->solver_used = (int)wp[WP_SOLVER];
+    W->used_tree = 0;
+    if (m && W->solver_used == SOLVER_DANTZIG && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m) {
+        int all_equal = 1;                                  /* only the joints' base rows, no bounds */
+        for (int i = 0; i < m && all_equal; i++) if (!isinf(W->rows[i].lo) || !isinf(W->rows[i].hi)) all_equal = 0;
+        for (int j = 0; j < W->nj && all_equal; j++) if (W->rows[W->tstart[j]].source != j) all_equal = 0;
+        if (all_equal && tree_solve(W) == 0) W->used_tree = 1;
+    }
+    if (m && W->solver_used == SOLVER_DANTZIG && !W->used_tree) {
+        int err = dantzig(W);
+        if (err < 0) return -1;
+        if (err) { W->fallback = err; W->solver_used = SOLVER_PGS; }
+        else if ((int)wp[WP_FRICTION] == FRICTION_CONE) {  /* pyramid result brought into the cone */
+            for (int i = 0; i < m; i++) {
+                const Row *r = W->rows + i;
+                if (r->cone_pair > i) {
+                    int j = r->cone_pair;
+                    double rad = r->mu * fabs(W->lambda[r->findex]), t = hypot(W->lambda[i], W->lambda[j]);
+                    if (t > rad && t > 0) { W->lambda[i] *= rad / t; W->lambda[j] *= rad / t; }
+                }
+            }
+        }
+    }
+    if (m && W->solver_used == SOLVER_PGS) quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR]);
+    W->residual = -1;                                      /* computed when asked for */
+    if (W->solver_used == SOLVER_PGS) { if (remember(W)) return -1; }
+    else { W->nwprev = 0; W->njlam = 0; }                  /* warm starts follow quick steps only */
+    /* 5. semi-implicit Euler */
+    memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
+    double *fc = W->fc;
+    memset(fc, 0, sizeof(double) * 6 * (size_t)nb);
+    for (int i = 0; i < m; i++) {
+        const Row *r = W->rows + i; double l = W->lambda[i];
+        if (r->b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b1 + k] += l * r->J1[k];
+        if (r->b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b2 + k] += l * r->J2[k];
+    }
+    W->steps++;
+    for (int b = 0; b < nb; b++) {
+        double *s = W->state + (size_t)b * BS_SIZE, f[6], a[6];
+        for (int k = 0; k < 6; k++) f[k] = W->fext[6 * b + k] + fc[6 * b + k];
+        apply_minv(W, b, f, a);
+        for (int k = 0; k < 6; k++) s[BS_VEL + k] += h * a[k];
+        for (int k = 0; k < 3; k++) s[BS_POS + k] += h * s[BS_VEL + k];
+        double wq[4] = {0, s[BS_OMEGA], s[BS_OMEGA + 1], s[BS_OMEGA + 2]}, dq[4];
+        quat_mul(wq, s + BS_QUAT, dq);
+        double qn = 0;
+        for (int k = 0; k < 4; k++) { s[BS_QUAT + k] += 0.5 * h * dq[k]; qn += s[BS_QUAT + k] * s[BS_QUAT + k]; }
+        qn = sqrt(qn);
+        for (int k = 0; k < 4; k++) s[BS_QUAT + k] /= qn;
+        /* 6. explosion check */
+        int finite = 1;
+        for (int k = 0; k < BS_SIZE; k++) if (!isfinite(s[k])) finite = 0;
+        double sp = norm3(s + BS_VEL), wsp = norm3(s + BS_OMEGA);
+        if (!finite || sp > wp[WP_MAX_SPEED] || wsp > wp[WP_MAX_SPEED]) {
+            memcpy(W->state, W->save, sizeof(double) * BS_SIZE * (size_t)nb);
+            W->steps--;
+            W->bad_body = b;
+            if (!finite) snprintf(W->message, sizeof W->message, "the state is not finite");
+            else snprintf(W->message, sizeof W->message, "speed %.3g m/s or angular speed %.3g rad/s beyond max_speed %.3g",
+                          sp, wsp, wp[WP_MAX_SPEED]);
+            return 1;
+        }
+    }
+    memset(W->load, 0, sizeof(double) * BL_SIZE * (size_t)nb);
+    return 0;
+}

@@ -1,0 +1,174 @@
+"""Collision primitives of the engine (OpenDE report §3.2, §6.2: box, sphere, capped cylinder,
+cylinder, plane) and their mass properties (ODE's ``dMassSetBoxTotal`` and friends).
+
+Capsules and cylinders have their axis along the shape's local z; a plane is ``normal · x = offset``
+and is always static.
+
+>>> from multibody.engine import Box
+>>> m, inertia = Box(1.0, 0.1, 0.1).mass_properties(mass=1.0)
+>>> round(float(inertia[0, 0]), 6), round(float(inertia[1, 1]), 6)
+(0.001667, 0.084167)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape"]
+
+
+def _positive(name, value):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a number, got {value!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: expected a finite size > 0, got {value!r}")
+    return v
+
+
+class Shape:
+    """Base of the primitives: ``volume`` and ``unit_inertia`` (inertia per kg about the centre)."""
+    code: int = -1
+
+    def mass_properties(self, mass=None, density=None):
+        """(mass, 3×3 inertia about the centre) from exactly one of ``mass`` [kg] or ``density`` [kg/m³]."""
+        if (mass is None) == (density is None):
+            raise ValueError("mass, density: give exactly one of them for a shape")
+        if density is not None:
+            d = float(density)
+            if not (math.isfinite(d) and d > 0):
+                raise ValueError(f"density: expected a finite value > 0, got {density!r}")
+            mass = d * self.volume
+        m = float(mass)
+        if not (math.isfinite(m) and m > 0):
+            raise ValueError(f"mass: expected a finite value > 0, got {mass!r}")
+        return m, m * self.unit_inertia()
+
+
+@dataclass(frozen=True)
+class Box(Shape):
+    """Box with side lengths ``lx, ly, lz`` [m] (``dCreateBox``)."""
+    lx: float
+    ly: float
+    lz: float
+    code = 1
+
+    def __post_init__(self):
+        for k in ("lx", "ly", "lz"):
+            object.__setattr__(self, k, _positive(f"Box.{k}", getattr(self, k)))
+
+    @property
+    def volume(self):
+        return self.lx * self.ly * self.lz
+
+    @property
+    def size(self):
+        return (self.lx, self.ly, self.lz)
+
+    def unit_inertia(self):
+        x, y, z = self.lx ** 2, self.ly ** 2, self.lz ** 2
+        return np.diag([y + z, x + z, x + y]) / 12.0
+
+
+@dataclass(frozen=True)
+class Sphere(Shape):
+    """Sphere of ``radius`` [m]."""
+    radius: float
+    code = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("Sphere.radius", self.radius))
+
+    @property
+    def volume(self):
+        return 4.0 / 3.0 * math.pi * self.radius ** 3
+
+    @property
+    def size(self):
+        return (self.radius, 0.0, 0.0)
+
+    def unit_inertia(self):
+        return np.eye(3) * 0.4 * self.radius ** 2
+
+
+@dataclass(frozen=True)
+class Capsule(Shape):
+    """Capped cylinder: a cylinder of ``radius`` and ``length`` (along z) with hemispherical ends."""
+    radius: float
+    length: float
+    code = 2
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("Capsule.radius", self.radius))
+        object.__setattr__(self, "length", _positive("Capsule.length", self.length))
+
+    @property
+    def volume(self):
+        r, L = self.radius, self.length
+        return math.pi * r * r * L + 4.0 / 3.0 * math.pi * r ** 3
+
+    @property
+    def size(self):
+        return (self.radius, self.length, 0.0)
+
+    def unit_inertia(self):
+        # cylinder plus two hemispheres (dMassSetCapsule), divided by the total mass
+        r, L = self.radius, self.length
+        mc, ms = math.pi * r * r * L, 4.0 / 3.0 * math.pi * r ** 3
+        m = mc + ms
+        izz = mc * r * r / 2 + ms * 0.4 * r * r
+        ixx = mc * (r * r / 4 + L * L / 12) + ms * (0.4 * r * r + 3.0 / 8.0 * r * L + L * L / 4)
+        return np.diag([ixx, ixx, izz]) / m
+
+
+@dataclass(frozen=True)
+class Cylinder(Shape):
+    """Flat-ended cylinder of ``radius`` and ``length`` along z."""
+    radius: float
+    length: float
+    code = 3
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _positive("Cylinder.radius", self.radius))
+        object.__setattr__(self, "length", _positive("Cylinder.length", self.length))
+
+    @property
+    def volume(self):
+        return math.pi * self.radius ** 2 * self.length
+
+    @property
+    def size(self):
+        return (self.radius, self.length, 0.0)
+
+    def unit_inertia(self):
+        r, L = self.radius, self.length
+        ixx = r * r / 4 + L * L / 12
+        return np.diag([ixx, ixx, r * r / 2])
+
+
+@dataclass(frozen=True)
+class Plane(Shape):
+    """Static half-space boundary ``normal · x = offset`` (``dCreatePlane``); the normal is normalised."""
+    normal: tuple = (0.0, 0.0, 1.0)
+    offset: float = 0.0
+    code = 4
+
+    def __post_init__(self):
+        n = np.asarray(self.normal, dtype=float)
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-12:
+            raise ValueError(f"Plane.normal: expected a finite non-zero 3-vector, got {self.normal!r}")
+        object.__setattr__(self, "normal", tuple(float(x) for x in n / np.linalg.norm(n)))
+        d = float(self.offset)
+        if not math.isfinite(d):
+            raise ValueError(f"Plane.offset: expected a finite number, got {self.offset!r}")
+        object.__setattr__(self, "offset", d)
+
+    @property
+    def size(self):
+        return self.normal
+
+    def mass_properties(self, mass=None, density=None):
+        raise ValueError("Plane: a plane is static and has no mass; add it with World.add_geom(Plane(...))")

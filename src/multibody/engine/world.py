@@ -1,0 +1,812 @@
+"""The maximal-coordinate world (OpenDE report ch. 3, 5, 6): rigid bodies in Cartesian coordinates
+with quaternions, joints as constraints with Lagrange multipliers, ERP/CFM error feedback,
+contacts with bounce and friction, and a semi-implicit Euler step in C.
+
+>>> import numpy as np
+>>> from multibody import engine
+>>> world = engine.World(gravity=(0, 0, -9.81), dt=1e-3)
+>>> link = world.add_body(engine.Box(1.0, 0.1, 0.1), mass=1.0, position=(0.5, 0, 0))
+>>> hinge = world.add_hinge(link, None, anchor=(0, 0, 0), axis=(0, -1, 0))
+>>> for _ in range(100):
+...     world.step()
+>>> bool(hinge.angle < 0), world.last_step.solver        # falls: negative angle about -y
+(True, 'dantzig')
+>>> float(np.linalg.norm(world.joint_error(hinge))) < 1e-4   # ERP keeps the anchors together
+True
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _engine as C
+from .shapes import Plane, Shape
+
+__all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params"]
+
+_SOLVERS = {"dantzig": 0, "pgs": 1, "quickstep": 1}
+_FRICTION = {"force": 0, "pyramid": 1, "cone": 2}
+_JOINTS = {"ball": C.J_BALL, "hinge": C.J_HINGE, "slider": C.J_SLIDER, "fixed": C.J_FIXED,
+           "universal": C.J_UNIVERSAL, "hinge2": C.J_HINGE2}
+
+
+class SimulationError(RuntimeError):
+    """The state became non-finite or too fast; ``body`` and ``step`` name where (the state is the
+    one before the failing step)."""
+
+    def __init__(self, message, body=None, step=None):
+        super().__init__(message)
+        self.body, self.step = body, step
+
+
+def contact_params(stiffness, damping, dt):
+    """ERP and CFM of a spring ``stiffness`` [N/m] with ``damping`` [N·s/m] at step ``dt``
+    (report eqs. 3.6-3.7): ERP = h k / (h k + c), CFM = 1 / (h k + c).
+
+    >>> contact_params(1e5, 1e3, 1e-3)
+    (0.09090909090909091, 0.0009090909090909091)
+    """
+    k, c, h = (float(x) for x in (stiffness, damping, dt))
+    if not (math.isfinite(k) and k >= 0):
+        raise ValueError(f"stiffness: expected a finite value ≥ 0 N/m, got {stiffness!r}")
+    if not (math.isfinite(c) and c >= 0):
+        raise ValueError(f"damping: expected a finite value ≥ 0 N·s/m, got {damping!r}")
+    if not (math.isfinite(h) and h > 0):
+        raise ValueError(f"dt: expected a finite time step > 0, got {dt!r}")
+    if h * k + c <= 0:
+        raise ValueError("stiffness, damping: at least one must be positive")
+    return h * k / (h * k + c), 1.0 / (h * k + c)
+
+
+def _vec(name, value, n=3):
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected {n} numbers, got {value!r}") from None
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected {n} numbers, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected finite numbers, got {a.tolist()} (NaN or infinite)")
+    return a
+
+
+def _unit(name, value):
+    a = _vec(name, value)
+    n = np.linalg.norm(a)
+    if n < 1e-12:
+        raise ValueError(f"{name}: expected a non-zero vector")
+    return a / n
+
+
+def _quat(name, value):
+    q = _vec(name, value, 4)
+    n = np.linalg.norm(q)
+    if n < 1e-12:
+        raise ValueError(f"{name}: expected a non-zero quaternion [w, x, y, z]")
+    return q / n
+
+
+def quat_to_matrix(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def matrix_to_quat(R):
+    """Scalar-first unit quaternion of a rotation matrix (Shepperd's method)."""
+    R = np.asarray(R, dtype=float)
+    t = np.trace(R)
+    if t > 0:
+        s = 2.0 * math.sqrt(1.0 + t)
+        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
+    else:
+        i = int(np.argmax(np.diag(R)))
+        j, k = (i + 1) % 3, (i + 2) % 3
+        s = 2.0 * math.sqrt(max(1.0 + R[i, i] - R[j, j] - R[k, k], 1e-300))
+        q = [0.0] * 4
+        q[0] = (R[k, j] - R[j, k]) / s
+        q[1 + i] = 0.25 * s
+        q[1 + j] = (R[j, i] + R[i, j]) / s
+        q[1 + k] = (R[k, i] + R[i, k]) / s
+    q = np.array(q)
+    return q / np.linalg.norm(q) * (1 if q[0] >= 0 else -1)
+
+
+def quat_mul(a, b):
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _inertia(name, value):
+    I = np.asarray(value, dtype=float)
+    if I.shape == (3,):
+        I = np.diag(I)
+    if I.shape != (3, 3):
+        raise ValueError(f"{name}: expected 3 principal moments or a 3×3 matrix, got shape {I.shape}")
+    if not np.all(np.isfinite(I)):
+        raise ValueError(f"{name}: expected finite numbers")
+    if not np.allclose(I, I.T, rtol=1e-10, atol=1e-14 * max(1.0, np.abs(I).max())):
+        raise ValueError(f"{name}: expected a symmetric matrix")
+    ev = np.linalg.eigvalsh(I)
+    if ev[0] <= 0 or ev[0] + ev[1] < ev[2] * (1 - 1e-9):
+        raise ValueError(f"{name}: degenerate inertia, principal moments {ev.tolist()} must be > 0 and satisfy "
+                         "the triangle inequality I1 + I2 ≥ I3")
+    return I
+
+
+@dataclass
+class LastStep:
+    """What the last step solved (report eq. 5.34 with the feedback of 5.38 and CFM of 3.5).
+
+    ``J`` (m, 2, 6): each row's Jacobian, [linear; angular] for body 1 and body 2 (``row_bodies``,
+    −1 = world); ``lam`` (m,) the multipliers λ (forces, N or N·m); ``rhs`` the velocity targets;
+    ``lo``/``hi`` the bounds used; ``w`` = Aλ − b; ``row_source`` the joint index, or −1 − contact
+    index; contacts: ``contact_position``, ``contact_normal`` (from geom 2 into geom 1),
+    ``contact_depth``, ``contact_ids`` (geom 1, geom 2, body 1, body 2) and ``contact_force`` (the
+    force on body 1, world axes); ``residual`` the natural-map complementarity residual
+    max|λ − proj_[lo,hi](λ − w)|; ``solver`` 'dantzig' or 'pgs' (after a fallback: ``fallback`` > 0);
+    ``tree`` True when the equality-only rows of a joint tree were solved by the linear-time block
+    factorization (Baraff 1996) instead of dense pivoting.
+    """
+    J: np.ndarray
+    lam: np.ndarray
+    rhs: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    cfm: np.ndarray
+    b: np.ndarray
+    w: np.ndarray
+    row_bodies: np.ndarray
+    row_source: np.ndarray
+    contact_position: np.ndarray
+    contact_normal: np.ndarray
+    contact_depth: np.ndarray
+    contact_ids: np.ndarray
+    contact_force: np.ndarray
+    residual: float
+    solver: str
+    fallback: int
+    pivots: int
+    iterations: int
+    step: int
+    tree: bool
+
+    @property
+    def n_contacts(self):
+        return len(self.contact_depth)
+
+
+class Body:
+    """Handle of a rigid body; state is read from and written to the world's arrays."""
+
+    def __init__(self, world, index, name):
+        self._world, self.index, self.name = world, index, name
+
+    def _s(self):
+        return self._world._state[self.index]
+
+    @property
+    def position(self):
+        """Centre of mass in world coordinates [m]."""
+        return self._s()[C.BS_POS:C.BS_POS + 3].copy()
+
+    @position.setter
+    def position(self, value):
+        self._s()[C.BS_POS:C.BS_POS + 3] = _vec(f"body {self.name!r} position", value)
+
+    @property
+    def quaternion(self):
+        """Orientation, scalar-first unit quaternion [w, x, y, z]."""
+        return self._s()[C.BS_QUAT:C.BS_QUAT + 4].copy()
+
+    @quaternion.setter
+    def quaternion(self, value):
+        self._s()[C.BS_QUAT:C.BS_QUAT + 4] = _quat(f"body {self.name!r} quaternion", value)
+
+    @property
+    def rotation(self):
+        """A_IB, body axes into world axes."""
+        return quat_to_matrix(self.quaternion)
+
+    @property
+    def velocity(self):
+        """Velocity of the centre of mass, world axes [m/s]."""
+        return self._s()[C.BS_VEL:C.BS_VEL + 3].copy()
+
+    @velocity.setter
+    def velocity(self, value):
+        self._s()[C.BS_VEL:C.BS_VEL + 3] = _vec(f"body {self.name!r} velocity", value)
+
+    @property
+    def angular_velocity(self):
+        """ω in world axes [rad/s]."""
+        return self._s()[C.BS_OMEGA:C.BS_OMEGA + 3].copy()
+
+    @angular_velocity.setter
+    def angular_velocity(self, value):
+        self._s()[C.BS_OMEGA:C.BS_OMEGA + 3] = _vec(f"body {self.name!r} angular_velocity", value)
+
+    @property
+    def mass(self):
+        return float(self._world._bprop[self.index, C.BP_MASS])
+
+    @property
+    def inertia(self):
+        """Inertia about the centre of mass in body axes [kg·m²]."""
+        return self._world._bprop[self.index, C.BP_I:C.BP_I + 9].reshape(3, 3).copy()
+
+    def point(self, local):
+        """World position of a point given in body axes relative to the centre of mass."""
+        return self.position + self.rotation @ _vec("local", local)
+
+    def add_force(self, force, at=None):
+        """Apply a force [N] (world axes) for the next step, at the centre of mass or at world point ``at``."""
+        f = _vec("force", force)
+        load = self._world._load[self.index]
+        load[C.BL_FORCE:C.BL_FORCE + 3] += f
+        if at is not None:
+            load[C.BL_TORQUE:C.BL_TORQUE + 3] += np.cross(_vec("at", at) - self.position, f)
+
+    def add_torque(self, torque):
+        """Apply a torque [N·m] (world axes) for the next step."""
+        self._world._load[self.index, C.BL_TORQUE:C.BL_TORQUE + 3] += _vec("torque", torque)
+
+    def energy(self, gravity):
+        v, w, I = self.velocity, self.angular_velocity, self.rotation @ self.inertia @ self.rotation.T
+        return 0.5 * self.mass * v @ v + 0.5 * w @ I @ w - self.mass * np.asarray(gravity) @ self.position
+
+    def __repr__(self):
+        return f"Body({self.name!r}, index={self.index})"
+
+
+class Geom:
+    """Handle of a collision geometry (its surface parameters ``mu`` and ``bounce`` are settable)."""
+
+    def __init__(self, world, index, shape, body):
+        self._world, self.index, self.shape, self.body = world, index, shape, body
+
+    @property
+    def mu(self):
+        return float(self._world._gdat[self.index, C.GD_MU])
+
+    @mu.setter
+    def mu(self, value):
+        self._world._gdat[self.index, C.GD_MU] = _nonneg("mu", value, allow_inf=True)
+
+    @property
+    def bounce(self):
+        return float(self._world._gdat[self.index, C.GD_BOUNCE])
+
+    @bounce.setter
+    def bounce(self, value):
+        self._world._gdat[self.index, C.GD_BOUNCE] = _bounce(value)
+
+    def __repr__(self):
+        return f"Geom({self.shape!r}, body={self.body.name if self.body else None!r})"
+
+
+def _nonneg(name, value, allow_inf=False):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a number, got {value!r}") from None
+    if math.isnan(v) or v < 0 or (math.isinf(v) and not allow_inf):
+        raise ValueError(f"{name}: expected a value ≥ 0{'' if allow_inf else ' and finite'}, got {value!r}")
+    return v
+
+
+def _bounce(value):
+    v = _nonneg("bounce", value)
+    if v > 1:
+        raise ValueError(f"bounce: expected a restitution between 0 and 1, got {value!r}")
+    return v
+
+
+class Joint:
+    """Handle of a joint: angle/rate read-back (body 1 relative to body 2), motors and stops.
+
+    Axis 0 is the hinge/slider axis (universal, hinge2: axis 1); axis 1 is axis 2 of a universal
+    or hinge2 joint.
+    """
+
+    def __init__(self, world, index, kind, body1, body2, name):
+        self._world, self.index, self.kind, self.body1, self.body2, self.name = world, index, kind, body1, body2, name
+
+    @property
+    def naxes(self):
+        return {"hinge": 1, "slider": 1, "universal": 2, "hinge2": 2}.get(self.kind, 0)
+
+    def _axis(self, axis):
+        if axis not in range(self.naxes):
+            raise ValueError(f"axis: joint {self.name!r} ({self.kind}) has axes {list(range(self.naxes))}, got {axis!r}")
+        return C.JD_AXES + C.JA_SIZE * axis
+
+    @property
+    def angle(self):
+        """Angle [rad] (slider: displacement [m]) of axis 0, zero at attach time, unwrapped."""
+        return float(self._world._joint_coords()[0][self.index, 0])
+
+    @property
+    def rate(self):
+        return float(self._world._joint_coords()[1][self.index, 0])
+
+    @property
+    def angle2(self):
+        return float(self._world._joint_coords()[0][self.index, 1])
+
+    @property
+    def rate2(self):
+        return float(self._world._joint_coords()[1][self.index, 1])
+
+    def set_motor(self, velocity, max_force, axis=0):
+        """Drive the axis at ``velocity`` (rad/s or m/s) with at most ``max_force`` (N·m or N); 0 turns it off."""
+        o = self._axis(axis)
+        v = _vec("velocity", [velocity], 1)[0]
+        self._world._jdat[self.index, o + C.JA_MOTOR_VEL] = v
+        self._world._jdat[self.index, o + C.JA_MOTOR_FMAX] = _nonneg("max_force", max_force)
+
+    def set_limits(self, lo=-np.inf, hi=np.inf, bounce=0.0, erp=None, cfm=None, axis=0):
+        """Stops at ``lo`` ≤ angle ≤ ``hi`` with restitution ``bounce`` (and optional stop ERP/CFM)."""
+        o = self._axis(axis)
+        lo, hi = float(lo), float(hi)
+        if math.isnan(lo) or math.isnan(hi) or lo > hi:
+            raise ValueError(f"lo, hi: expected lo ≤ hi, got {lo}, {hi}")
+        d = self._world._jdat[self.index]
+        d[o + C.JA_LO], d[o + C.JA_HI], d[o + C.JA_BOUNCE] = lo, hi, _bounce(bounce)
+        d[o + C.JA_STOP_ERP] = np.nan if erp is None else _erp(erp)
+        d[o + C.JA_STOP_CFM] = np.nan if cfm is None else _nonneg("cfm", cfm)
+
+    def set_params(self, erp=None, cfm=None):
+        """This joint's own ERP and CFM (None: the world's)."""
+        self._world._jdat[self.index, C.JD_ERP] = np.nan if erp is None else _erp(erp)
+        self._world._jdat[self.index, C.JD_CFM] = np.nan if cfm is None else _nonneg("cfm", cfm)
+
+    def set_suspension(self, erp, cfm):
+        """hinge2: soft anchor along axis 1 (use :func:`contact_params` for stiffness and damping)."""
+        if self.kind != "hinge2":
+            raise ValueError(f"set_suspension: joint {self.name!r} is a {self.kind}, not a hinge2")
+        self._world._jdat[self.index, C.JD_SUSP_ERP] = _erp(erp)
+        self._world._jdat[self.index, C.JD_SUSP_CFM] = _nonneg("cfm", cfm)
+
+    def __repr__(self):
+        b2 = self.body2.name if self.body2 is not None else "world"
+        return f"Joint({self.name!r}, {self.kind}, {self.body1.name!r} – {b2!r})"
+
+
+def _erp(value):
+    v = _nonneg("erp", value)
+    if v > 1:
+        raise ValueError(f"erp: expected a value between 0 and 1, got {value!r}")
+    return v
+
+
+class World:
+    """A world of rigid bodies, joints and collision geometries (``dWorldCreate``).
+
+    Parameters: ``gravity`` [m/s²]; ``erp``, ``cfm`` the global error reduction and constraint
+    force mixing (report §3.4); ``dt`` the default step; keywords: ``solver`` 'dantzig'
+    (pivoting; falls back to the quick step if pivoting fails) or 'pgs' (projected Gauss-Seidel
+    quick step, ``iterations``, ``sor``); ``friction`` 'pyramid' (μ a ratio, bounds from the
+    normal force, report §3.3 approximation 2), 'force' (μ a force limit in N, approximation 1)
+    or 'cone'; ``bounce_vel`` the least approach speed that bounces; ``contact_erp``,
+    ``contact_cfm`` the soft-contact parameters (default: erp, cfm; see :func:`contact_params`);
+    ``surface_layer`` the depth allowed without correction (stops jitter; joint stops hold from
+    this far before their limit, in rad or m); ``max_correcting_vel``;
+    ``max_speed`` the bound beyond which a step fails with :class:`SimulationError`;
+    ``contacts`` False to skip collision detection.
+    """
+
+    def __init__(self, gravity=(0.0, 0.0, -9.81), erp=0.2, cfm=1e-10, dt=1e-3, *, solver="dantzig",
+                 iterations=50, sor=1.0, friction="pyramid", bounce_vel=0.01, contact_erp=None, contact_cfm=None,
+                 surface_layer=1e-4, max_correcting_vel=np.inf, max_speed=1e4, contacts=True):
+        self._wpar = np.zeros(C.WP_SIZE)
+        self.gravity = gravity
+        self.erp, self.cfm, self.dt = erp, cfm, dt
+        self.solver, self.iterations, self.sor, self.friction = solver, iterations, sor, friction
+        self.bounce_vel = bounce_vel
+        self.contact_erp = erp if contact_erp is None else contact_erp
+        self.contact_cfm = cfm if contact_cfm is None else contact_cfm
+        self.surface_layer, self.max_correcting_vel, self.max_speed = surface_layer, max_correcting_vel, max_speed
+        self.contacts = contacts
+        self._wpar[C.WP_TREE] = 1.0
+        self._state = np.zeros((0, C.BS_SIZE))
+        self._load = np.zeros((0, C.BL_SIZE))
+        self._bprop = np.zeros((0, C.BP_SIZE))
+        self._jint = np.zeros((0, C.JI_SIZE), dtype=np.int64)
+        self._jdat = np.zeros((0, C.JD_SIZE))
+        self._gint = np.zeros((0, C.GI_SIZE), dtype=np.int64)
+        self._gdat = np.zeros((0, C.GD_SIZE))
+        self.bodies: list[Body] = []
+        self.joints: list[Joint] = []
+        self.geoms: list[Geom] = []
+        self._sim = None
+        self._sim_nj = 0
+        self._saved_angles = None
+        self._coords = None
+        self.time = 0.0
+        self._model_map = None
+
+    # ---- parameters (validated, stored in the array the C step reads) -------------------------
+    def _param(k, check):  # noqa: N805  (property factory)
+        def get(self):
+            return float(self._wpar[k])
+
+        def set_(self, value):
+            self._wpar[k] = check(value)
+        return property(get, set_)
+
+    erp = _param(C.WP_ERP, _erp)
+    cfm = _param(C.WP_CFM, lambda v: _nonneg("cfm", v))
+    contact_erp = _param(C.WP_CONTACT_ERP, _erp)
+    contact_cfm = _param(C.WP_CONTACT_CFM, lambda v: _nonneg("contact_cfm", v))
+    bounce_vel = _param(C.WP_BOUNCE_VEL, lambda v: _nonneg("bounce_vel", v))
+    surface_layer = _param(C.WP_SURFACE_LAYER, lambda v: _nonneg("surface_layer", v))
+    max_correcting_vel = _param(C.WP_MAX_CORRECTING_VEL, lambda v: _nonneg("max_correcting_vel", v, allow_inf=True))
+    sor = _param(C.WP_SOR, lambda v: _positive_num("sor", v))
+    max_speed = _param(C.WP_MAX_SPEED, lambda v: _positive_num("max_speed", v, allow_inf=True))
+    del _param
+
+    @property
+    def dt(self):
+        return float(self._wpar[C.WP_DT])
+
+    @dt.setter
+    def dt(self, value):
+        self._wpar[C.WP_DT] = _dt(value)
+
+    @property
+    def gravity(self):
+        return self._wpar[C.WP_GRAVITY:C.WP_GRAVITY + 3].copy()
+
+    @gravity.setter
+    def gravity(self, value):
+        self._wpar[C.WP_GRAVITY:C.WP_GRAVITY + 3] = _vec("gravity", value)
+
+    @property
+    def solver(self):
+        return "dantzig" if self._wpar[C.WP_SOLVER] == 0 else "pgs"
+
+    @solver.setter
+    def solver(self, value):
+        if value not in _SOLVERS:
+            raise ValueError(f"solver: expected one of {sorted(_SOLVERS)}, got {value!r}")
+        self._wpar[C.WP_SOLVER] = _SOLVERS[value]
+
+    @property
+    def iterations(self):
+        return int(self._wpar[C.WP_ITERATIONS])
+
+    @iterations.setter
+    def iterations(self, value):
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"iterations: expected an integer ≥ 1, got {value!r}")
+        self._wpar[C.WP_ITERATIONS] = int(value)
+
+    @property
+    def friction(self):
+        return {v: k for k, v in _FRICTION.items()}[int(self._wpar[C.WP_FRICTION])]
+
+    @friction.setter
+    def friction(self, value):
+        if value not in _FRICTION:
+            raise ValueError(f"friction: expected one of {sorted(_FRICTION)}, got {value!r}")
+        self._wpar[C.WP_FRICTION] = _FRICTION[value]
+
+    @property
+    def factor_trees(self):
+        """Solve joint trees with only equality rows by the linear-time block factorization (default
+        True); False sends them through dense pivoting (same λ, to compare)."""
+        return bool(self._wpar[C.WP_TREE])
+
+    @factor_trees.setter
+    def factor_trees(self, value):
+        self._wpar[C.WP_TREE] = 1.0 if value else 0.0
+
+    @property
+    def contacts(self):
+        return bool(self._wpar[C.WP_CONTACTS])
+
+    @contacts.setter
+    def contacts(self, value):
+        self._wpar[C.WP_CONTACTS] = 1.0 if value else 0.0
+
+    # ---- building ----------------------------------------------------------------------------
+    def _changed(self):
+        if self._sim is not None and self._sim_nj:
+            self._saved_angles = self._sim.joint_coords()[0]    # unwrapped, to keep whole turns
+        self._sim = None
+
+    def _body(self, body, what, allow_world=False):
+        if body is None and allow_world:
+            return None
+        if isinstance(body, Body) and body._world is self:
+            return body
+        if isinstance(body, str):
+            for b in self.bodies:
+                if b.name == body:
+                    return b
+            raise ValueError(f"{what}: no body named {body!r}")
+        if isinstance(body, (int, np.integer)) and 0 <= body < len(self.bodies):
+            return self.bodies[body]
+        raise ValueError(f"{what}: expected a Body of this world, its name or index{' or None (world)' if allow_world else ''}, "
+                         f"got {body!r}")
+
+    def add_body(self, shape=None, *, mass=None, density=None, inertia=None, position=(0, 0, 0),
+                 quaternion=(1, 0, 0, 0), velocity=(0, 0, 0), angular_velocity=(0, 0, 0), name=None,
+                 mu=1.0, bounce=0.0):
+        """Add a body: a ``shape`` (Box, Sphere, Capsule, Cylinder) with ``mass`` or ``density``,
+        or bare mass properties ``mass`` and ``inertia`` (about the centre of mass, body axes).
+        The shape is centred on the centre of mass and also collides (surface ``mu``, ``bounce``)."""
+        name = f"body{len(self.bodies)}" if name is None else str(name)
+        if any(b.name == name for b in self.bodies):
+            raise ValueError(f"name: a body named {name!r} exists already")
+        if shape is not None:
+            if not isinstance(shape, Shape) or isinstance(shape, Plane):
+                raise TypeError(f"shape: expected Box, Sphere, Capsule or Cylinder, got {shape!r}")
+            if inertia is not None:
+                raise ValueError("inertia: the shape gives the inertia; pass mass or density only")
+            m, I = shape.mass_properties(mass=mass, density=density)
+        else:
+            if density is not None:
+                raise ValueError("density: needs a shape")
+            if mass is None or inertia is None:
+                raise ValueError("mass, inertia: a body without a shape needs both")
+            m = _positive_num(f"body {name!r} mass", mass)
+            I = _inertia(f"body {name!r} inertia", inertia)
+        I = _inertia(f"body {name!r} inertia", I)
+        row = np.zeros(C.BS_SIZE)
+        row[C.BS_POS:C.BS_POS + 3] = _vec(f"body {name!r} position", position)
+        row[C.BS_QUAT:C.BS_QUAT + 4] = _quat(f"body {name!r} quaternion", quaternion)
+        row[C.BS_VEL:C.BS_VEL + 3] = _vec(f"body {name!r} velocity", velocity)
+        row[C.BS_OMEGA:C.BS_OMEGA + 3] = _vec(f"body {name!r} angular_velocity", angular_velocity)
+        prop = np.zeros(C.BP_SIZE)
+        prop[C.BP_MASS], prop[C.BP_INVMASS] = m, 1.0 / m
+        prop[C.BP_I:C.BP_I + 9] = I.ravel()
+        prop[C.BP_INVI:C.BP_INVI + 9] = np.linalg.inv(I).ravel()
+        self._state = np.vstack([self._state, row])
+        self._load = np.vstack([self._load, np.zeros(C.BL_SIZE)])
+        self._bprop = np.vstack([self._bprop, prop])
+        body = Body(self, len(self.bodies), name)
+        self.bodies.append(body)
+        self._changed()
+        if shape is not None:
+            self.add_geom(shape, body, mu=mu, bounce=bounce)
+        return body
+
+    def add_geom(self, shape, body=None, *, position=(0, 0, 0), quaternion=(1, 0, 0, 0), mu=1.0, bounce=0.0):
+        """Add a collision geometry fixed to ``body`` (pose relative to its centre of mass, body
+        axes) or static in the world (``body=None``, pose in world).  Planes are always static."""
+        if not isinstance(shape, Shape):
+            raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder or Plane, got {shape!r}")
+        b = self._body(body, "body", allow_world=True)
+        if isinstance(shape, Plane) and b is not None:
+            raise ValueError("body: a Plane is static; add it with body=None")
+        gi = np.array([[shape.code, -1 if b is None else b.index]], dtype=np.int64)
+        gd = np.zeros((1, C.GD_SIZE))
+        gd[0, C.GD_POS:C.GD_POS + 3] = _vec("position", position)
+        gd[0, C.GD_QUAT:C.GD_QUAT + 4] = _quat("quaternion", quaternion)
+        gd[0, C.GD_SIZE3:C.GD_SIZE3 + 3] = shape.size
+        gd[0, C.GD_MU] = _nonneg("mu", mu, allow_inf=True)
+        gd[0, C.GD_BOUNCE] = _bounce(bounce)
+        if isinstance(shape, Plane):
+            gd[0, C.GD_PLANE_D] = shape.offset
+        self._gint = np.vstack([self._gint, gi])
+        self._gdat = np.vstack([self._gdat, gd])
+        g = Geom(self, len(self.geoms), shape, b)
+        self.geoms.append(g)
+        self._changed()
+        return g
+
+    def add_joint(self, kind, body1, body2=None, *, anchor=None, axis=None, axis2=None, name=None):
+        """Join ``body1`` to ``body2`` (None: the static world) with anchor and axes in world
+        coordinates at the bodies' current poses (``dJointCreate*``, ``dJointAttach``,
+        ``dJointSet*Anchor/Axis``).  kind: ball, hinge, slider, fixed, universal, hinge2."""
+        if kind not in _JOINTS:
+            raise ValueError(f"kind: expected one of {sorted(_JOINTS)}, got {kind!r}")
+        name = f"joint{len(self.joints)}" if name is None else str(name)
+        if any(j.name == name for j in self.joints):
+            raise ValueError(f"name: a joint named {name!r} exists already")
+        b1 = self._body(body1, "body1")
+        b2 = self._body(body2, "body2", allow_world=True)
+        if b2 is b1:
+            raise ValueError(f"body2: joint {name!r} would attach body {b1.name!r} to itself")
+        for j in self.joints:
+            if {j.body1.index, -1 if j.body2 is None else j.body2.index} == {b1.index, -1 if b2 is None else b2.index}:
+                other = "the world" if b2 is None else repr(b2.name)
+                raise ValueError(f"body1, body2: joint {j.name!r} already joins {b1.name!r} and {other}; "
+                                 "a second joint on the same pair over-constrains it")
+        R1, p1 = b1.rotation, b1.position
+        R2, p2 = (np.eye(3), np.zeros(3)) if b2 is None else (b2.rotation, b2.position)
+        q1 = b1.quaternion
+        q2 = np.array([1.0, 0, 0, 0]) if b2 is None else b2.quaternion
+        d = np.zeros(C.JD_SIZE)
+        d[C.JD_ERP] = d[C.JD_CFM] = d[C.JD_SUSP_ERP] = d[C.JD_SUSP_CFM] = np.nan
+        for a in range(2):
+            o = C.JD_AXES + C.JA_SIZE * a
+            d[o + C.JA_LO], d[o + C.JA_HI] = -np.inf, np.inf
+            d[o + C.JA_STOP_ERP] = d[o + C.JA_STOP_CFM] = np.nan
+        d[C.JD_QREL:C.JD_QREL + 4] = quat_mul(q2 * [1, -1, -1, -1], q1)
+        needs_anchor = kind in ("ball", "hinge", "universal", "hinge2")
+        needs_axis = kind in ("hinge", "slider", "universal", "hinge2")
+        if needs_anchor:
+            if anchor is None:
+                raise ValueError(f"anchor: a {kind} joint needs an anchor point (world coordinates)")
+            a = _vec("anchor", anchor)
+        elif anchor is not None:
+            raise ValueError(f"anchor: a {kind} joint takes no anchor")
+        else:
+            a = p1                                   # fixed: body 1's centre; slider: unused
+        if needs_axis:
+            if axis is None:
+                raise ValueError(f"axis: a {kind} joint needs an axis (world coordinates)")
+            u = _unit("axis", axis)
+        elif axis is not None:
+            raise ValueError(f"axis: a {kind} joint takes no axis")
+        if kind in ("universal", "hinge2"):
+            if axis2 is None:
+                raise ValueError(f"axis2: a {kind} joint needs a second axis")
+            u2 = _unit("axis2", axis2)
+            if abs(u @ u2) > 1 - 1e-6:
+                raise ValueError("axis, axis2: the two axes of a universal/hinge2 joint must not be parallel")
+            d[C.JD_AXIS2:C.JD_AXIS2 + 3] = R2.T @ u2
+            d[C.JD_DOT0] = u @ u2
+        elif axis2 is not None:
+            raise ValueError(f"axis2: a {kind} joint has one axis")
+        d[C.JD_ANCHOR1:C.JD_ANCHOR1 + 3] = R1.T @ (a - p1)
+        d[C.JD_ANCHOR2:C.JD_ANCHOR2 + 3] = R2.T @ (a - p2) if b2 is not None else a
+        if needs_axis:
+            d[C.JD_AXIS1:C.JD_AXIS1 + 3] = R1.T @ u
+            d[C.JD_AXIS1_B2:C.JD_AXIS1_B2 + 3] = R2.T @ u
+        d[C.JD_OFFSET:C.JD_OFFSET + 3] = R2.T @ (p1 - p2)
+        self._jint = np.vstack([self._jint, np.array([[_JOINTS[kind], b1.index, -1 if b2 is None else b2.index]],
+                                                     dtype=np.int64)])
+        self._jdat = np.vstack([self._jdat, d])
+        j = Joint(self, len(self.joints), kind, b1, b2, name)
+        self.joints.append(j)
+        self._changed()
+        return j
+
+    def add_ball(self, body1, body2=None, anchor=None, **kw):
+        return self.add_joint("ball", body1, body2, anchor=anchor, **kw)
+
+    def add_hinge(self, body1, body2=None, anchor=None, axis=None, **kw):
+        return self.add_joint("hinge", body1, body2, anchor=anchor, axis=axis, **kw)
+
+    def add_slider(self, body1, body2=None, axis=None, **kw):
+        return self.add_joint("slider", body1, body2, axis=axis, **kw)
+
+    def add_fixed(self, body1, body2=None, **kw):
+        return self.add_joint("fixed", body1, body2, **kw)
+
+    def add_universal(self, body1, body2=None, anchor=None, axis=None, axis2=None, **kw):
+        return self.add_joint("universal", body1, body2, anchor=anchor, axis=axis, axis2=axis2, **kw)
+
+    def add_hinge2(self, body1, body2=None, anchor=None, axis=None, axis2=None, **kw):
+        return self.add_joint("hinge2", body1, body2, anchor=anchor, axis=axis, axis2=axis2, **kw)
+
+    # ---- stepping ------------------------------------------------------------------------------
+    def _ensure(self):
+        if self._sim is None:
+            if not self.bodies:
+                raise ValueError("World: add a body before stepping")
+            bad = ~np.isfinite(self._state).all(axis=1)
+            if bad.any():
+                raise ValueError(f"body {self.bodies[int(np.argmax(bad))].name!r}: the state has NaN or infinite values")
+            self._sim = C.Sim(self._state, self._load, self._bprop, self._jint, self._jdat, self._gint, self._gdat,
+                              self._wpar)
+            self._sim_nj = len(self.joints)
+            if self._saved_angles is not None:               # a rebuild keeps the joints' whole turns
+                saved = self._saved_angles
+                turns = np.zeros((len(self.joints), 2))
+                now = self._sim.joint_coords()[0][:len(saved)]
+                turns[:len(saved)] = np.round((saved - now) / (2 * np.pi))
+                self._sim.set_turns(turns)
+                self._saved_angles = None
+        return self._sim
+
+    def _check_state(self):
+        if not np.isfinite(self._state).all():
+            i = int(np.argmax(~np.isfinite(self._state).all(axis=1)))
+            raise ValueError(f"body {self.bodies[i].name!r}: the state has NaN or infinite values")
+
+    def step(self, dt=None):
+        """Advance one step of ``dt`` (default ``world.dt``) seconds (``dWorldStep``)."""
+        self.run(1, dt)
+
+    def run(self, n, dt=None):
+        """Advance ``n`` steps in one call into C."""
+        h = self.dt if dt is None else _dt(dt)
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"n: expected a number of steps ≥ 0, got {n!r}")
+        sim = self._ensure()
+        self._check_state()
+        self._coords = None
+        try:
+            sim.step(h, int(n))
+        except C.SimulationError as e:
+            msg, body, step = e.args
+            self._last = None
+            raise SimulationError(f"simulation stopped at step {step}: body {self.bodies[body].name!r}: {msg} "
+                                  "(state kept from before that step)", self.bodies[body], step) from None
+        finally:
+            self._coords = None
+        self.time += n * h
+
+    @property
+    def last_step(self):
+        """:class:`LastStep` of the most recent step (Jacobian, λ, contact forces, residual)."""
+        if self._sim is None:
+            raise ValueError("last_step: no step has been taken since the world was built or changed")
+        return LastStep(**{("lam" if k == "lambda" else k): v for k, v in self._sim.last_step().items()})
+
+    def collide(self):
+        """Run collision detection alone at the current poses: dict of contact arrays."""
+        return self._ensure().collide()
+
+    def _joint_coords(self):
+        if self._coords is None:
+            self._coords = self._ensure().joint_coords()
+        return self._coords
+
+    def joint_error(self, joint):
+        """World distance between the joint's two anchor points (ball, hinge, universal, hinge2) [m]."""
+        j = joint if isinstance(joint, Joint) else self.joints[joint]
+        d = self._jdat[j.index]
+        a1 = j.body1.point(d[C.JD_ANCHOR1:C.JD_ANCHOR1 + 3])
+        a2 = d[C.JD_ANCHOR2:C.JD_ANCHOR2 + 3] if j.body2 is None else j.body2.point(d[C.JD_ANCHOR2:C.JD_ANCHOR2 + 3])
+        return a2 - a1
+
+    def energy(self):
+        """Kinetic plus potential energy of all bodies [J]."""
+        return float(sum(b.energy(self.gravity) for b in self.bodies))
+
+    # ---- generalized coordinates ---------------------------------------------------------------
+    @classmethod
+    def from_model(cls, model, q, qd=None, **world_kw):
+        """Bodies and joints of a tree :class:`~multibody.Model` at ``q``, ``qd`` (default zero).
+
+        Revolute → hinge, prismatic → slider, spherical → ball, fixed → fixed, free → no joint.
+        ``joint_positions()``/``joint_velocities()`` map the state back, so one mechanism runs
+        both ways (the report's ch. 5 comparison)."""
+        from .from_model import build_world
+        return build_world(cls, model, q, qd, **world_kw)
+
+    def joint_positions(self):
+        """q of the Model this world was made from (:meth:`from_model`)."""
+        if self._model_map is None:
+            raise ValueError("joint_positions: this world was not made by World.from_model")
+        return self._model_map.positions(self)
+
+    def joint_velocities(self):
+        """q̇ of the Model this world was made from (:meth:`from_model`)."""
+        if self._model_map is None:
+            raise ValueError("joint_velocities: this world was not made by World.from_model")
+        return self._model_map.velocities(self)
+
+    def __repr__(self):
+        return f"World({len(self.bodies)} bodies, {len(self.joints)} joints, {len(self.geoms)} geoms, t={self.time:g})"
+
+
+def _positive_num(name, value, allow_inf=False):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a number, got {value!r}") from None
+    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
+        raise ValueError(f"{name}: expected a finite value > 0, got {value!r}")
+    return v
+
+
+def _dt(value):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"dt: expected a number, got {value!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"dt: expected a finite time step > 0, got {value!r}")
+    return v

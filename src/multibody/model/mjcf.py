@@ -1,0 +1,362 @@
+"""MJCF import: ``load_mjcf(path_or_string) -> Model``, built on MuJoCo's own compiler.
+
+The file is compiled by ``mujoco.MjModel.from_xml_path`` / ``from_xml_string`` — includes, defaults
+classes, ``fromto``, inertia from geoms, angle units, ``ref`` all resolved by MuJoCo — and the
+compiled mjModel is read into a :class:`~multibody.model.model.Model`:
+
+* Bodies, in MuJoCo's order (parents first).  A body with several joints becomes a chain of
+  massless intermediate bodies, one per joint (named ``body/joint``), the last carrying the body's
+  name and mass; a body without joints is welded to its parent (mass, centre of mass and inertia
+  combined by the parallel-axis theorem, as for URDF fixed joints) and kept as a :class:`Frame`.
+  Bodies welded to the world (static bodies, mocap bodies) are frames of the fixed base.
+* Joints: hinge → REVOLUTE, slide → PRISMATIC, ball → SPHERICAL (q = [w x y z], q̇ = ω in body
+  coordinates, as MuJoCo), free → FREE.  Our body frame sits on the joint anchor (``jnt_pos``), so
+  the body's centre of mass, frames and geometry are shifted by it.  MuJoCo rotates a hinge by
+  ``qpos − qpos0`` (``ref``); that offset is folded into the tree transform, so **q is MuJoCo's
+  qpos** for every joint.  Velocities are MuJoCo's qvel except for free joints: MuJoCo's free qvel
+  is [v (world), ω (body)], ours is [ω; v] with v the body origin's velocity in body coordinates.
+* Per dof: ``armature`` (``dof_armature``; it enters M and inverse dynamics as in MuJoCo),
+  ``damping`` (``dof_damping``, zero when the damper flag is disabled), ``friction``
+  (``dof_frictionloss``); joint ranges become ``q_lower``/``q_upper`` (hinge, slide), actuator force
+  ranges ``effort_limit``.  Gravity is ``opt.gravity`` (zero when the gravity flag is disabled).
+* Sites become :class:`Frame` s, named as in MuJoCo, or ``site:NAME`` where a body has the same
+  name (MuJoCo keeps a namespace per kind; frames share one); geoms of type box, sphere, capsule, cylinder and mesh become
+  :class:`Geometry` (sizes converted to full lengths: box edges, cylinder/capsule length; a
+  mesh's pose and scale are those of the mesh *file*, undoing MuJoCo's re-centring).  Every geom
+  in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
+  collision.  Planes, height fields, ellipsoids and SDFs are not kept.
+
+Refused with :class:`MJCFError` naming them (a tree ``Model`` cannot express them): equality
+constraints, tendons, flexes, gravity compensation, armature on a free joint (MuJoCo adds it in
+world-aligned translation coordinates).  Not kept, with an :class:`MJCFWarning` naming them
+because the passive forces of a simulation would differ: joint springs (``stiffness``) and
+fluid forces (``density``/``viscosity``).  Actuators, contacts, sensors, cameras and lights are
+run-time or rendering matters and are ignored.  Malformed files: MuJoCo's compiler message (which
+names the element and its line) wrapped in an :class:`MJCFError`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .joints import JointType
+from .model import Frame, Geometry, Model
+
+__all__ = ["MJCFError", "MJCFWarning", "load_mjcf", "from_mjmodel"]
+
+MAX_BYTES = 32 * 1024 * 1024
+
+
+class MJCFError(ValueError):
+    """An MJCF document that cannot be turned into a model; the message names the element."""
+
+
+class MJCFWarning(UserWarning):
+    """Something in an MJCF model that the Model does not keep (springs, fluid forces)."""
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError:  # pragma: no cover - mujoco is a dependency
+        raise MJCFError("load_mjcf needs the 'mujoco' package (pip install mujoco)") from None
+    return mujoco
+
+
+def _rotation(quat) -> np.ndarray:
+    """Rotation matrix of a unit quaternion [w, x, y, z] (MuJoCo's order, and ours)."""
+    w, x, y, z = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _axis_rotation(axis, angle) -> np.ndarray:
+    """Rodrigues: rotation by ``angle`` about the unit vector ``axis``."""
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+def _combine(m1, c1, I1, m2, c2, I2):
+    """Sum of two rigid bodies' inertia (same coordinates): mass, CoM and inertia about the CoM."""
+    m = m1 + m2
+    if m == 0:
+        return 0.0, np.zeros(3), I1 + I2
+    c = (m1 * c1 + m2 * c2) / m
+    d = c1 - c2
+    return m, c, I1 + I2 + m1 * m2 / m * ((d @ d) * np.eye(3) - np.outer(d, d))
+
+
+def _compile(source, assets):
+    """(mjModel, label, XML text, directory relative file names start from)."""
+    mujoco = _mujoco()
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", errors="replace")
+    if isinstance(source, str) and "<" in source:  # XML text (no sensible path contains '<')
+        label, text, path, base_dir = "<string>", source, None, Path.cwd()
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        label, base_dir = str(path)[:300], path.resolve().parent
+        try:
+            if not path.is_file():
+                raise MJCFError(f"{label}: no such MJCF file")
+            if path.stat().st_size > MAX_BYTES:
+                raise MJCFError(f"{label}: file exceeds the limit of {MAX_BYTES} bytes")
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except (OSError, ValueError) as e:
+            if isinstance(e, MJCFError):
+                raise
+            raise MJCFError(f"{label}: cannot read the MJCF file ({type(e).__name__}: {str(e)[:200]})") from None
+    else:
+        raise MJCFError(f"expected a path or an XML string, got {type(source).__name__}")
+    if len(text) > MAX_BYTES:
+        raise MJCFError(f"{label}: document exceeds the limit of {MAX_BYTES} bytes")
+    root = re.search(r"<\s*([^\s?!/>][^\s/>]*)", re.sub(r"<!--.*?-->|<\?.*?\?>|<!DOCTYPE[^>]*>", "", text, flags=re.S))
+    if root is None or root.group(1) != "mujoco":
+        found = f"<{root.group(1)[:40]}>" if root else "no element"
+        hint = " (a URDF: use load_urdf)" if root and root.group(1) == "robot" else ""
+        raise MJCFError(f"{label}: the root element must be <mujoco>, found {found}{hint}")
+    if assets is not None and not (isinstance(assets, dict) and all(
+            isinstance(k, str) and isinstance(v, bytes) for k, v in assets.items())):
+        raise MJCFError("assets: expected a dict {file name: bytes}")
+    try:
+        if path is not None:
+            mj = mujoco.MjModel.from_xml_path(str(path), assets)
+        else:
+            mj = mujoco.MjModel.from_xml_string(text, assets)
+    except (ValueError, TypeError) as e:  # the compiler's message names the element and its line
+        msg = " ".join(str(e).split())
+        raise MJCFError(f"{label}: MuJoCo's compiler refused the model: {msg[:1500]}") from None
+    return mj, label, text, base_dir
+
+
+def _section_lines(text, section, count):
+    """Source lines of the children of top-level <section> elements, in document order, when the
+    main file holds exactly ``count`` of them (compiled order = document order); else Nones."""
+    if text is None:
+        return [None] * count
+    from lxml import etree
+    try:
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+                                 remove_comments=True)
+        root = etree.fromstring(text.encode("utf-8", errors="replace"), parser)
+    except (etree.LxmlError, ValueError):
+        return [None] * count
+    lines = [c.sourceline for s in root if s.tag == section for c in s if isinstance(c.tag, str)]
+    return lines if len(lines) == count else [None] * count
+
+
+def _refuse_what_a_tree_cannot_express(mj, label, text):
+    mujoco = _mujoco()
+    problems = []
+    name = lambda obj, i: mujoco.mj_id2name(mj, obj, i) or f"#{i}"  # noqa: E731
+    for i, line in enumerate(_section_lines(text, "equality", mj.neq)):
+        kind = mujoco.mjtEq(mj.eq_type[i]).name.removeprefix("mjEQ_").lower()
+        where = f" (line {line})" if line else ""
+        problems.append(f"<equality><{kind}> {name(mujoco.mjtObj.mjOBJ_EQUALITY, i)!r}{where}: an equality "
+                        "constraint closes a loop or couples joints")
+    for i, line in enumerate(_section_lines(text, "tendon", mj.ntendon)):
+        where = f" (line {line})" if line else ""
+        problems.append(f"<tendon> {name(mujoco.mjtObj.mjOBJ_TENDON, i)!r}{where}: tendons couple joints")
+    if mj.nflex:
+        problems.append(f"{mj.nflex} flex object(s): deformable bodies")
+    for b in np.flatnonzero(mj.body_gravcomp):
+        problems.append(f"<body> {name(mujoco.mjtObj.mjOBJ_BODY, b)!r}: gravcomp={mj.body_gravcomp[b]} "
+                        "(gravity compensation)")
+    for j in range(mj.njnt):
+        a = mj.dof_armature[mj.jnt_dofadr[j]]
+        if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and a != 0:
+            problems.append(f"free <joint> {name(mujoco.mjtObj.mjOBJ_JOINT, j)!r}: armature={a} (MuJoCo adds it in "
+                            "world-aligned translation coordinates; a per-dof armature in body coordinates "
+                            "cannot express that)")
+    if problems:
+        more = f" … and {len(problems) - 8} more" if len(problems) > 8 else ""
+        raise MJCFError(f"{label}: not expressible as a kinematic tree Model: " + "; ".join(problems[:8]) + more)
+
+
+def _warn_what_is_not_kept(mj, label):
+    mujoco = _mujoco()
+    springs = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j) or f"#{j}"
+               for j in np.flatnonzero(mj.jnt_stiffness)]
+    if springs and not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING:
+        warnings.warn(f"{label}: joint springs (stiffness) are not kept in the Model: joints "
+                      f"{springs[:6]}{' …' if len(springs) > 6 else ''}", MJCFWarning, stacklevel=4)
+    if mj.opt.density > 0 or mj.opt.viscosity > 0:
+        warnings.warn(f"{label}: fluid forces (<option density={mj.opt.density} viscosity={mj.opt.viscosity}>) "
+                      "are not kept in the Model", MJCFWarning, stacklevel=4)
+
+
+def load_mjcf(source, *, assets: dict | None = None) -> Model:
+    """Build a :class:`Model` from an MJCF file path or XML string, compiled by MuJoCo.
+
+    ``assets`` maps file names to bytes for a model given as a string (MuJoCo's ``assets``).
+
+    Example
+    -------
+    >>> import multibody as mb
+    >>> m = mb.load_mjcf('''<mujoco><worldbody><body name="arm">
+    ...   <joint name="shoulder" type="hinge" axis="0 1 0" armature="0.1"/>
+    ...   <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05" mass="1"/>
+    ... </body></worldbody></mujoco>''')
+    >>> m.nq, m.body_names, m.joint_names, m.armature.tolist()
+    (1, ('arm',), ('shoulder',), [0.1])
+    """
+    mj, label, text, base_dir = _compile(source, assets)
+    return _build(mj, label, text, base_dir)
+
+
+def from_mjmodel(mj, *, base_dir=None) -> Model:
+    """Read a compiled ``mujoco.MjModel`` into a :class:`Model` (see the module notes).
+
+    ``base_dir``: the directory that the model's relative mesh paths start from (default: the
+    current directory).
+    """
+    return _build(mj, "mjModel", None, Path.cwd() if base_dir is None else Path(base_dir))
+
+
+def _build(mj, label, text, base_dir) -> Model:
+    mujoco = _mujoco()
+    _refuse_what_a_tree_cannot_express(mj, label, text)
+    _warn_what_is_not_kept(mj, label)
+    obj = mujoco.mjtObj
+    HINGE, SLIDE, BALL, FREE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE),
+                                int(mujoco.mjtJoint.mjJNT_BALL), int(mujoco.mjtJoint.mjJNT_FREE))
+    jtype_of = {HINGE: JointType.REVOLUTE, SLIDE: JointType.PRISMATIC, BALL: JointType.SPHERICAL,
+                FREE: JointType.FREE}
+    body_name = [mujoco.mj_id2name(mj, obj.mjOBJ_BODY, b) or ("world" if b == 0 else f"body{b}")
+                 for b in range(mj.nbody)]
+
+    # attach[b] = (our body k, A, r): MuJoCo body b's frame in our body k's coordinates
+    # (x_ours = A x_mj + r); k = −1 is the fixed base.
+    attach = {0: (-1, np.eye(3), np.zeros(3))}
+    bodies: list[dict] = []
+    frames: list[Frame] = [Frame(body_name[0], -1, np.eye(3), np.zeros(3))]
+    for b in range(1, mj.nbody):
+        k, A, r = attach[int(mj.body_parentid[b])]
+        A, r = A @ _rotation(mj.body_quat[b]), A @ mj.body_pos[b] + r  # body frame at qpos0
+        joints = range(mj.body_jntadr[b], mj.body_jntadr[b] + mj.body_jntnum[b])
+        for n, j in enumerate(joints):
+            jt = int(mj.jnt_type[j])
+            jname = mujoco.mj_id2name(mj, obj.mjOBJ_JOINT, j) or f"{body_name[b]}_joint{n}"
+            last = n == len(joints) - 1
+            if jt == FREE:  # MuJoCo: only on top-level bodies, qpos = world pose of the body frame
+                R_J, t_J, anchor = np.eye(3), np.zeros(3), np.zeros(3)
+            else:
+                anchor, axis = np.array(mj.jnt_pos[j], float), np.array(mj.jnt_axis[j], float)
+                q0 = mj.qpos0[mj.jnt_qposadr[j]]
+                # MuJoCo moves the body by qpos − qpos0 about the anchor; fold −qpos0 into the
+                # joint frame so that our q is MuJoCo's qpos.
+                fold_R = _axis_rotation(axis, -q0) if jt == HINGE else np.eye(3)
+                fold_t = -axis * q0 if jt == SLIDE else np.zeros(3)
+                R_J, t_J = A @ fold_R, A @ (anchor + fold_t) + r
+            bodies.append(dict(name=body_name[b] if last else f"{body_name[b]}/{jname}", jname=jname,
+                               parent=k, jtype=jtype_of[jt], jnt=j, R=R_J, t=t_J,
+                               axis=np.array(mj.jnt_axis[j], float) if jt in (HINGE, SLIDE) else np.zeros(3),
+                               m=0.0, c=np.zeros(3), I=np.zeros((3, 3))))
+            # our body frame sits on the anchor, oriented as MuJoCo's body frame
+            k, A, r = len(bodies) - 1, np.eye(3), -anchor
+        attach[b] = (k, A, r)
+        frames.append(Frame(body_name[b], k, A, r))
+        if k >= 0:  # mass welded to the fixed base takes no part in the dynamics
+            Rin = A @ _rotation(mj.body_iquat[b])
+            B = bodies[k]
+            B["m"], B["c"], B["I"] = _combine(B["m"], B["c"], B["I"], float(mj.body_mass[b]),
+                                              A @ mj.body_ipos[b] + r, Rin @ np.diag(mj.body_inertia[b]) @ Rin.T)
+
+    taken = set(body_name)
+    for s in range(mj.nsite):  # MuJoCo names sites apart from bodies; our frames share one namespace
+        k, A, r = attach[int(mj.site_bodyid[s])]
+        sname = mujoco.mj_id2name(mj, obj.mjOBJ_SITE, s) or f"site{s}"
+        frames.append(Frame(f"site:{sname}" if sname in taken else sname, k,
+                            A @ _rotation(mj.site_quat[s]), A @ mj.site_pos[s] + r))
+    geometries = _geometries(mj, attach, base_dir)
+
+    # per-dof and per-coordinate arrays, in our order (= MuJoCo's, free joints' v reordered)
+    nb = len(bodies)
+    q_lo, q_hi, arm, damp, fric, eff = [], [], [], [], [], []
+    damper_on = not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_DAMPER
+    for B in bodies:
+        j = B["jnt"]
+        jt = int(mj.jnt_type[j])
+        dofs = np.arange(mj.jnt_dofadr[j], mj.jnt_dofadr[j] + (6 if jt == FREE else 3 if jt == BALL else 1))
+        if jt == FREE:
+            dofs = dofs[[3, 4, 5, 0, 1, 2]]  # MuJoCo [v; ω] → ours [ω; v]
+        nq = {FREE: 7, BALL: 4}.get(jt, 1)
+        limited = jt in (HINGE, SLIDE) and mj.jnt_limited[j]
+        q_lo += [mj.jnt_range[j, 0] if limited else -np.inf] * nq
+        q_hi += [mj.jnt_range[j, 1] if limited else np.inf] * nq
+        arm += mj.dof_armature[dofs].tolist()
+        damp += (mj.dof_damping[dofs] if damper_on else 0 * dofs).tolist()
+        fric += mj.dof_frictionloss[dofs].tolist()
+        e = max(abs(mj.jnt_actfrcrange[j, 0]), abs(mj.jnt_actfrcrange[j, 1])) if mj.jnt_actfrclimited[j] else np.inf
+        eff += [e] * len(dofs)
+        B["I"] = 0.5 * (B["I"] + B["I"].T)
+    gravity = np.zeros(3) if mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(mj.opt.gravity)
+    model_name = bytes(mj.names).split(b"\0", 1)[0].decode("utf-8", errors="replace") or "mjcf"
+    names = [B["name"] for B in bodies]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise MJCFError(f"{label}: two bodies named {dup!r} (a body/joint chain name collides with a body name)")
+    try:
+        return Model(
+            parent=np.array([B["parent"] for B in bodies], dtype=np.int64),
+            jtype=np.array([int(B["jtype"]) for B in bodies], dtype=np.int64),
+            jaxis=np.array([B["axis"] if B["jtype"] in (JointType.REVOLUTE, JointType.PRISMATIC) else (0, 0, 1.0)
+                            for B in bodies], dtype=float).reshape(nb, 3),
+            jpitch=np.zeros(nb), tree_rotation=np.array([B["R"] for B in bodies]).reshape(nb, 3, 3),
+            tree_translation=np.array([B["t"] for B in bodies]).reshape(nb, 3),
+            mass=np.array([B["m"] for B in bodies], dtype=float), com=np.array([B["c"] for B in bodies]).reshape(nb, 3),
+            inertia_com=np.array([B["I"] for B in bodies]).reshape(nb, 3, 3), gravity=gravity,
+            body_names=tuple(names), joint_names=tuple(B["jname"] for B in bodies), name=model_name,
+            frames=tuple(frames), geometries=geometries, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
+            damping=damp, friction=fric, armature=arm)
+    except ValueError as e:
+        raise MJCFError(f"{label}: cannot build the model: {e}") from None
+
+
+def _geometries(mj, attach, base):
+    """Drawable geoms as Geometry records (box/sphere/capsule/cylinder/mesh), in body coordinates."""
+    mujoco = _mujoco()
+    G = mujoco.mjtGeom
+    paths = bytes(mj.paths)
+    default_rgba = np.array([0.5, 0.5, 0.5, 1.0], dtype=np.float32)
+    out = []
+    for g in range(mj.ngeom):
+        gt, s = int(mj.geom_type[g]), mj.geom_size[g]
+        k, A, r = attach[int(mj.geom_bodyid[g])]
+        R, t = A @ _rotation(mj.geom_quat[g]), A @ mj.geom_pos[g] + r
+        mesh, scale = None, (1.0, 1.0, 1.0)
+        if gt == G.mjGEOM_BOX:
+            kind, size = "box", tuple(2.0 * s)
+        elif gt == G.mjGEOM_SPHERE:
+            kind, size = "sphere", (float(s[0]),)
+        elif gt == G.mjGEOM_CAPSULE:
+            kind, size = "capsule", (float(s[0]), 2.0 * float(s[1]))
+        elif gt == G.mjGEOM_CYLINDER:
+            kind, size = "cylinder", (float(s[0]), 2.0 * float(s[1]))
+        elif gt == G.mjGEOM_MESH:
+            kind, size = "mesh", ()
+            i = mj.geom_dataid[g]
+            if mj.mesh_pathadr[i] >= 0:
+                rel = paths[mj.mesh_pathadr[i]:].split(b"\0", 1)[0].decode("utf-8", errors="replace")
+                mesh = str(rel if os.path.isabs(rel) else base / rel)
+            # MuJoCo stores v = Rmᵀ(s v_file − pm); the file's frame sits at (Rmᵀ, −Rmᵀ pm) in the geom
+            Rm = _rotation(mj.mesh_quat[i])
+            R, t = R @ Rm.T, t - R @ Rm.T @ mj.mesh_pos[i]
+            scale = tuple(float(x) for x in mj.mesh_scale[i])
+        else:  # plane, height field, ellipsoid, SDF: not drawable as our Geometry kinds
+            continue
+        matid = mj.geom_matid[g]
+        rgba = mj.mat_rgba[matid] if matid >= 0 and np.array_equal(mj.geom_rgba[g], default_rgba) else mj.geom_rgba[g]
+        rgba = tuple(round(float(x), 6) for x in rgba)
+        name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"
+        roles = (["visual"] if mj.geom_group[g] < 3 else []) + \
+                (["collision"] if mj.geom_contype[g] or mj.geom_conaffinity[g] else [])
+        for role in roles:
+            out.append(Geometry(body=k, kind=kind, size=size, rotation=R, translation=t, mesh=mesh, scale=scale,
+                                role=role, rgba=rgba, name=name))
+    return tuple(out)

@@ -1,0 +1,22 @@
+"""Look at a model and its motion: tree view, plots, the browser player, videos.
+
+* :func:`plot_bodies` — the kinematic tree at one configuration (proNEu ``plotBodies``)
+* :func:`plot_states`, :func:`plot_phase`, :func:`plot_energy`, :func:`plot_paths`, :func:`compare`
+  — the OpenDE report's figures from a ``Trajectory``
+* :func:`showmotion` / :func:`load_animation` — one self-contained HTML page that plays the motion
+  (spatial_v2 ``showmotion``)
+* :func:`export_video` — MP4 or GIF frames drawn with matplotlib
+* :mod:`multibody.view.appearance` — drawing instructions, :class:`Camera`, ``default_appearance``
+
+matplotlib is imported only when a plot is drawn.
+"""
+from . import appearance
+from .appearance import Camera, default_appearance
+from .bodies import plot_bodies
+from .export import export_video
+from .plots import compare, plot_energy, plot_paths, plot_phase, plot_states
+from .showmotion import Animation, default_motion, load_animation, showmotion
+
+__all__ = ["plot_bodies", "plot_states", "plot_phase", "plot_energy", "plot_paths", "compare", "showmotion",
+           "load_animation", "Animation", "default_motion", "export_video", "Camera", "default_appearance",
+           "appearance"]

@@ -1,0 +1,134 @@
+"""``plot_bodies``: the kinematic tree at one configuration in a matplotlib 3-D view (proNEu ``plotBodies``).
+
+proNEu's ``plotBodies(body, param, paramDef, q, qDef)`` draws the global kinematic tree so a user
+can check a configuration at a glance: each body frame's axes in red, green and blue and, since
+version 1.1, a world frame.  Here the same picture comes from a :class:`multibody.Model` and q,
+with links between joint origins, centre-of-mass markers and the model's geometry.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.model import Model
+from .appearance import appearance_of, characteristic_length, triangles
+
+__all__ = ["plot_bodies", "FRAME_COLOURS"]
+
+FRAME_COLOURS = ("red", "green", "blue")   # x, y, z axes, as in proNEu's plotBodies
+
+
+def _check_q(model, q):
+    q = np.asarray(q, dtype=float)
+    if q.shape != (model.nq,):
+        raise ValueError(f"q: expected shape ({model.nq},) for model {model.name!r}, got {q.shape}")
+    if not np.all(np.isfinite(q)):
+        raise ValueError("q: contains NaN or inf")
+    return q
+
+
+def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bool = True,
+                frames: bool = True, com: bool = True, frame_length: float | None = None,
+                max_mesh_faces: int = 4000):
+    """Draw ``model`` at configuration ``q`` (default: neutral) and return the 3-D Axes.
+
+    * a world frame (longer axes, at the origin) and each body's frame, x/y/z in red/green/blue;
+    * links (black lines) from each body's origin to the origins of its children's joints;
+    * centre-of-mass markers (magenta dots) for bodies with mass;
+    * the model's geometry (boxes, cylinders, spheres, capsules, meshes, solids), or
+      :func:`multibody.view.appearance.default_appearance` when the model has none;
+    * with ``names=True``, each body's name at its origin.
+
+    Artists carry ``gid`` labels (``"world-frame-x"``, ``"frame-3-z"``, ``"link-2"``, ``"com"``,
+    ``"geometry"``) so that a script can find them.  Meshes with more than ``max_mesh_faces``
+    triangles are thinned for matplotlib (the browser viewer draws them whole).
+
+    Example
+    -------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import numpy as np, multibody as mb
+    >>> ax = mb.view.plot_bodies(mb.models.double_pendulum(), [np.pi / 4, -np.pi / 4])
+    >>> sorted({l.get_gid() for l in ax.lines if l.get_gid().startswith("world")})
+    ['world-frame-x', 'world-frame-y', 'world-frame-z']
+    """
+    import matplotlib.pyplot as plt
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    from ..kinematics import forward_kinematics
+
+    if isinstance(getattr(model, "model", None), Model):      # a Mechanism: draw its tree
+        model = model.model
+    if not isinstance(model, Model):
+        raise TypeError(f"model: expected a multibody.Model, got {type(model).__name__}")
+    if model.is_symbolic:
+        raise ValueError("model has symbolic parameters; call model.subs({...}) first")
+    q = model.neutral() if q is None else _check_q(model, q)
+    if ax is None:
+        fig = plt.figure(figsize=(6.4, 6.0))
+        ax = fig.add_subplot(projection="3d")
+    elif getattr(ax, "name", "") != "3d":
+        raise ValueError("ax: expected a 3-D Axes (fig.add_subplot(projection='3d'))")
+    L = characteristic_length(model)
+    flen = 0.3 * L if frame_length is None else float(frame_length)
+    if model.nb:
+        R, p = forward_kinematics(model, q)
+    else:
+        R, p = np.zeros((0, 3, 3)), np.zeros((0, 3))
+    points = [np.zeros(3)]
+
+    def axes_at(origin, rot, length, prefix, lw):
+        for k, colour in enumerate(FRAME_COLOURS):
+            end = origin + length * rot[:, k]
+            ax.plot(*np.column_stack([origin, end]), color=colour, lw=lw, gid=f"{prefix}-{'xyz'[k]}")
+
+    axes_at(np.zeros(3), np.eye(3), 1.6 * flen, "world-frame", 2.5)
+    ax.text(0, 0, -0.15 * flen, "world", fontsize=8, color="0.3")
+    for i in range(model.nb):
+        par = model.parent[i]
+        Rp, pp = (np.eye(3), np.zeros(3)) if par < 0 else (R[par], p[par])
+        joint_origin = pp + Rp @ model.tree_translation[i]
+        ax.plot(*np.column_stack([pp, joint_origin, p[i]]), color="black", lw=1.8, gid=f"link-{i}")
+        points += [joint_origin, p[i]]
+        if frames:
+            axes_at(p[i], R[i], flen, f"frame-{i}", 1.5)
+        if names:
+            ax.text(*p[i], f" {model.body_names[i]}", fontsize=8)
+    if com and model.nb:
+        heavy = np.flatnonzero(model.mass > 0)
+        if heavy.size:
+            c = p[heavy] + np.einsum("nij,nj->ni", R[heavy], model.com[heavy])
+            ax.scatter(*c.T, color="magenta", s=25, depthshade=False, gid="com")
+            points += list(c)
+    if geometry:
+        polys, colours = [], []
+        for g in appearance_of(model):
+            tri = triangles(g)
+            if tri is None:                  # a polyline
+                V = np.asarray(g.vertices, float)
+                Rb, pb = (np.eye(3), np.zeros(3)) if g.body < 0 else (R[g.body], p[g.body])
+                W = V @ Rb.T + pb
+                ax.plot(*W.T, color=(g.rgba or (0.2, 0.2, 0.2, 1))[:3], lw=1.0, gid="geometry-line")
+                continue
+            V, F = tri
+            if g.kind == "mesh" and len(F) > max_mesh_faces:
+                F = F[:: int(np.ceil(len(F) / max_mesh_faces))]
+            Rb, pb = (np.eye(3), np.zeros(3)) if g.body < 0 else (R[g.body], p[g.body])
+            W = V @ Rb.T + pb
+            polys.extend(W[F])
+            rgba = g.rgba or (0.72, 0.72, 0.76, 1.0)
+            colours.extend([(rgba[0], rgba[1], rgba[2], 0.35 * rgba[3])] * len(F))
+            points += [W.min(axis=0), W.max(axis=0)]
+        if polys:
+            coll = Poly3DCollection(polys, facecolors=colours, edgecolors="none", gid="geometry")
+            ax.add_collection3d(coll)
+    P = np.array(points)
+    centre = (P.max(axis=0) + P.min(axis=0)) / 2
+    half = max(0.55 * (P.max(axis=0) - P.min(axis=0)).max(), 0.5 * flen)
+    ax.set_xlim(centre[0] - half, centre[0] + half)
+    ax.set_ylim(centre[1] - half, centre[1] + half)
+    ax.set_zlim(centre[2] - half, centre[2] + half)
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_zlabel("z [m]")
+    ax.set_title(model.name)
+    return ax

@@ -1,0 +1,203 @@
+"""The C core: armature in every algorithm, threads, the boundary on odd arrays, module hygiene.
+
+Armature is checked by the algorithms against each other (RBDA's identities, now with a rotor
+inertia on every dof): CRBA = CRBA without armature + diag(armature); CRBA's columns = RNEA(q, 0,
+e_k) − RNEA(q, 0, 0); ABA, FDcrb, fd_sparse and HD invert RNEA; FDfb inverts IDfb; EnerMo's KE =
+½ q̇ᵀ H q̇.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import types
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.core import _core
+
+RNG = np.random.default_rng(7)
+
+
+def _state(model, rng=RNG):
+    q = rng.uniform(-1, 1, model.nq)
+    for i in range(model.nb):  # unit quaternions where there are any
+        jt, s = model.jtype[i], model.q_start[i]
+        if jt in (mb.JointType.SPHERICAL, mb.JointType.FREE):
+            o = s + (3 if jt == mb.JointType.FREE else 0)
+            quat = rng.normal(size=4)
+            q[o:o + 4] = quat / np.linalg.norm(quat)
+    return q, rng.normal(size=model.nv), rng.normal(size=model.nv)
+
+
+def _with_armature(model, rng=RNG):
+    return replace(model, armature=rng.uniform(0.05, 0.5, model.nv))
+
+
+MODELS = {
+    "tree": lambda: mb.models.auto_tree(7, bf=2, skew=0.4),
+    "vee (free joint)": lambda: mb.models.vee(),
+    "planar chain": lambda: mb.models.planar(4),
+}
+
+
+@pytest.fixture(params=sorted(MODELS))
+def arm_model(request):
+    return _with_armature(MODELS[request.param]())
+
+
+def test_armature_adds_to_the_diagonal_of_H(arm_model):
+    q, _, _ = _state(arm_model)
+    bare = replace(arm_model, armature=None)
+    np.testing.assert_allclose(mb.crba(arm_model, q), mb.crba(bare, q) + np.diag(arm_model.armature),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_crba_columns_are_rnea_differences_with_armature(arm_model):
+    q, _, _ = _state(arm_model)
+    z = np.zeros(arm_model.nv)
+    H = mb.crba(arm_model, q)
+    g = mb.rnea(arm_model, q, z, z)
+    cols = mb.rnea(arm_model, np.tile(q, (arm_model.nv, 1)), np.zeros((arm_model.nv, arm_model.nv)),
+                   np.eye(arm_model.nv)) - g
+    np.testing.assert_allclose(cols.T, H, rtol=1e-10, atol=1e-10)
+
+
+def test_forward_dynamics_invert_rnea_with_armature(arm_model):
+    q, qd, qdd = _state(arm_model)
+    fe = RNG.normal(size=(arm_model.nb, 6))
+    tau = mb.rnea(arm_model, q, qd, qdd, fe)
+    for fd in (mb.aba, mb.fd_crb, mb.fd_sparse):
+        np.testing.assert_allclose(fd(arm_model, q, qd, tau, fe), qdd, rtol=1e-9, atol=1e-9)
+    H, C = mb.hand_c(arm_model, q, qd, fe)
+    np.testing.assert_allclose(H @ qdd + C, tau, rtol=1e-10, atol=1e-10)
+    flags = np.arange(arm_model.nb) % 2 == 0
+    qdd_out, tau_out = mb.hybrid_dynamics(arm_model, flags, q, qd, np.where(True, qdd, 0), tau, fe)
+    np.testing.assert_allclose(qdd_out, qdd, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(tau_out, tau, rtol=1e-9, atol=1e-9)
+
+
+def test_kinetic_energy_includes_the_rotors(arm_model):
+    q, qd, _ = _state(arm_model)
+    H = mb.crba(arm_model, q)
+    np.testing.assert_allclose(mb.energy(arm_model, q, qd).KE, 0.5 * qd @ H @ qd, rtol=1e-12)
+
+
+def test_floating_base_with_armature_fdfb_inverts_idfb():
+    model = _with_armature(mb.models.floatbase(mb.models.auto_tree(4, bf=2, skew=0.3)))
+    model = replace(model, armature=np.r_[np.zeros(6), model.armature[6:]])
+    n = model.nv - 6
+    x = np.r_[RNG.normal(size=4), RNG.normal(size=3), RNG.normal(size=6)]
+    x[:4] /= np.linalg.norm(x[:4])
+    q, qd, qdd = RNG.normal(size=model.nq - 6), RNG.normal(size=n), RNG.normal(size=n)
+    xd, tau = mb.id_fb(model, x, q, qd, qdd)
+    xd2, qdd2 = mb.fd_fb(model, x, q, qd, tau)
+    np.testing.assert_allclose(qdd2, qdd, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(xd2, xd, rtol=1e-9, atol=1e-9)
+    bare = replace(model, armature=None)
+    _, tau0 = mb.id_fb(bare, x, q, qd, qdd)
+    assert not np.allclose(tau, tau0)  # the armature matters
+
+
+# --------------------------------------------------------------------------- threads
+def test_threads_give_the_same_batch_results():
+    model = mb.models.auto_tree(9, bf=2, skew=0.2)
+    N = 1000  # above the parallel threshold
+    Q, QD, QDD = RNG.normal(size=(N, 9)), RNG.normal(size=(N, 9)), RNG.normal(size=(N, 9))
+    n0 = mb.get_num_threads()
+    try:
+        mb.set_num_threads(1)
+        one = mb.rnea(model, Q, QD, QDD), mb.aba(model, Q, QD, QDD), mb.crba(model, Q)
+        mb.set_num_threads(3)
+        assert mb.get_num_threads() == 3
+        three = mb.rnea(model, Q, QD, QDD), mb.aba(model, Q, QD, QDD), mb.crba(model, Q)
+    finally:
+        mb.set_num_threads(n0)
+    for a, b in zip(one, three):
+        np.testing.assert_array_equal(a, b)
+    for k in (0, 500, 999):
+        np.testing.assert_allclose(one[0][k], mb.rnea(model, Q[k], QD[k], QDD[k]), rtol=0, atol=0)
+
+
+def test_set_num_threads_refuses_nonsense():
+    with pytest.raises(ValueError, match="n: expected a number of threads ≥ 1"):
+        mb.set_num_threads(0)
+    with pytest.raises(TypeError, match="n: expected an integer"):
+        mb.set_num_threads(1.5)
+
+
+def test_bad_state_found_in_a_parallel_batch_is_the_first_one():
+    model = mb.models.auto_tree(4)
+    Q = np.zeros((2000, 4))
+    QD = np.zeros((2000, 4))
+    Q[1500, 0] = np.nan
+    QD[100, 1] = np.inf  # earlier state, other argument
+    with pytest.raises(ValueError, match="^qd: contains NaN or inf"):
+        mb.rnea(model, Q, QD, np.zeros(4))
+
+
+# --------------------------------------------------------------------------- the boundary
+def test_integer_float32_noncontiguous_and_readonly_inputs_are_converted():
+    model = mb.models.auto_tree(5, skew=0.3)
+    q, qd, qdd = _state(model)
+    ref = mb.rnea(model, q, qd, qdd)
+    ro = q.copy()
+    ro.setflags(write=False)
+    strided = np.zeros((5, 2))
+    strided[:, 0] = q
+    for qq in (q.astype(np.float32), ro, strided[:, 0], list(q)):
+        np.testing.assert_allclose(mb.rnea(model, qq, qd, qdd), ref, rtol=1e-6, atol=1e-6)
+    assert mb.rnea(model, np.zeros(5, dtype=int), qd, qdd).shape == (5,)
+
+
+def test_zero_size_and_mismatched_batches():
+    model = mb.models.auto_tree(3)
+    assert mb.rnea(model, np.zeros((0, 3)), np.zeros(3), np.zeros(3)).shape == (0, 3)
+    assert mb.crba(model, np.zeros((2, 0, 3))).shape == (2, 0, 3, 3)
+    with pytest.raises(ValueError, match="batch dimensions do not match"):
+        mb.aba(model, np.zeros((4, 3)), np.zeros((3, 3)), np.zeros(3))
+
+
+def test_the_c_entry_points_refuse_what_could_write_out_of_bounds():
+    model = mb.models.auto_tree(3)
+    c = model._c
+    with pytest.raises(TypeError, match="expected a CModel"):
+        _core.rnea(object(), np.zeros(3), np.zeros(3), np.zeros(3), None)
+    with pytest.raises(ValueError, match="batch dimensions do not match"):
+        _core.rnea(c, np.zeros((2, 3)), np.zeros((3, 3)), np.zeros((1, 3)), None)
+    assert _core.rnea(c, np.zeros(4), np.zeros(3), np.zeros(3), None) is None  # not its layout: Python converts
+    L, d, info = np.empty((1, 3, 3)), np.empty((1, 3)), np.empty(1, dtype=np.int64)
+    with pytest.raises(ValueError, match="lam: must satisfy"):
+        _core.ltdl_kernel(np.eye(3)[None], np.array([-1, 5, 0]), L, d, info)
+    with pytest.raises(ValueError, match="d: dimension 1 is 2, expected 3"):
+        _core.ltdl_kernel(np.eye(3)[None], np.array([-1, 0, 1]), L, np.empty((1, 2)), info)
+    with pytest.raises(ValueError, match="hybrid|fd: expected 3 booleans"):
+        _core.hybrid(c, np.ones(2, bool), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), None)
+
+
+def test_symbolic_models_have_no_c_model():
+    import sympy as sp
+    m = mb.models.planar(2)
+    sym = replace(m, mass=np.array([sp.Symbol("m1"), 1.0], dtype=object))
+    with pytest.raises(ValueError, match="model has symbolic parameters"):
+        mb.rnea(sym, np.zeros(2), np.zeros(2), np.zeros(2))
+
+
+# --------------------------------------------------------------------------- module hygiene
+# Known and owned elsewhere (symbolic package): remove from this list when renamed.
+def test_no_function_shadows_its_module():
+    """``multibody.dynamics.rnea`` must not be both a module and a function: every attribute of a
+    package named like one of its submodules is that module."""
+    bad = []
+    for info in pkgutil.walk_packages(mb.__path__, "multibody."):
+        if info.name.startswith("multibody.bench") or info.name.endswith("__main__"):
+            continue
+        parent_name, _, child = info.name.rpartition(".")
+        parent = importlib.import_module(parent_name)
+        importlib.import_module(info.name)
+        attr = getattr(parent, child, None)
+        if attr is not None and not isinstance(attr, types.ModuleType):
+            bad.append(f"{parent_name}.{child} is a {type(attr).__name__}, not the module")
+    assert not bad, bad

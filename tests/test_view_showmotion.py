@@ -1,0 +1,201 @@
+"""showmotion files: size, contents read back, default animation, bad input, atomic writes, videos."""
+import os
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.view import default_motion, export_video, load_animation, showmotion
+from multibody.view.appearance import default_appearance, load_mesh
+
+
+def test_thirty_body_robot_ten_seconds_at_1khz_is_under_5_mb(tmp_path):
+    model = mb.models.auto_tree(30, bf=2, skew=0.5)
+    t = np.arange(10_001) * 1e-3
+    rng = np.random.default_rng(0)
+    q = np.cumsum(rng.normal(scale=1e-2, size=(len(t), model.nq)), axis=0)
+    path = showmotion(model, (t, q), out=tmp_path / "big.html")
+    size = os.path.getsize(path)
+    assert size < 5e6, size
+    anim = load_animation(path)
+    assert np.array_equal(anim.t, t)
+    assert np.array_equal(anim.q, q.astype(np.float32).astype(float))   # stored as float32
+    print(f"30 bodies, 10 001 samples: {size / 1e6:.2f} MB")
+
+
+def test_default_animation_ramps_each_joint_in_turn():
+    model = mb.models.planar(3)
+    t, q = default_motion(model, samples_per_second=10)
+    assert t[-1] == 3.0 and len(t) == 31
+    for k in range(3):
+        i = int(np.flatnonzero(np.isclose(t, k + 0.5))[0])
+        assert q[i].tolist() == [1.0 if j == k else 0.0 for j in range(3)]
+    # quaternions stay unit when multi-DoF joints are ramped
+    fb = mb.models.vee()
+    t, q = default_motion(fb)
+    assert t[-1] == fb.nv
+    assert np.allclose(np.linalg.norm(q[:, 3:7], axis=1), 1.0)
+
+
+def test_page_round_trip_model_geometry_camera_and_metadata(tmp_path):
+    model = mb.models.gfx_example(tracking=True)
+    path = showmotion(model, out=tmp_path / "gfx.html", title="gfx <b>", author="A. Author",
+                      description="all </script> instructions")
+    text = open(path, encoding="utf-8").read()
+    assert "<script src" not in text and "http://" not in text and "https://" not in text   # plays offline
+    assert "<title>gfx &lt;b&gt;</title>" in text
+    anim = load_animation(path)
+    assert anim.title == "gfx <b>" and anim.author == "A. Author" and anim.description == "all </script> instructions"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", anim.date)
+    m = anim.model
+    for k in ("parent", "jtype", "jaxis", "tree_rotation", "tree_translation", "mass", "com", "inertia_com", "gravity"):
+        assert np.array_equal(getattr(m, k), getattr(model, k)), k
+    assert [g.kind for g in m.geometries] == [g.kind for g in model.geometries]
+    assert m.camera.body == 1 and m.camera.track_point == (1.35, 0.0, 0.0)
+    # re-export with new metadata (spatial_v2's showmotion('about', meta))
+    again = load_animation(showmotion(anim, out=tmp_path / "again.html", title="renamed"))
+    assert again.title == "renamed" and again.author == "A. Author"
+    assert np.array_equal(again.q, anim.q)
+
+
+def test_trajectory_forms_and_plots_stored(tmp_path):
+    model = mb.models.double_pendulum()
+    t = np.linspace(0, 1, 50)
+    q = np.column_stack([np.sin(t), np.cos(t)])
+    qd = np.column_stack([np.cos(t), -np.sin(t)])
+    a = load_animation(showmotion(model, (t, q.T), out=tmp_path / "a.html"))           # spatial_v2 nq × n
+    assert np.allclose(a.q, q, atol=1e-6) and set(a.plots) == {"states"}
+    b = load_animation(showmotion(model, SimpleNamespace(t=t, q=q, qd=qd), out=tmp_path / "b.html"))
+    e = mb.energy(model, q, qd)
+    assert set(b.plots) == {"energy", "states", "velocities"}
+    assert np.allclose(b.plots["energy"]["kinetic"], e.KE, rtol=1e-6)
+    assert np.allclose(b.plots["energy"]["total"], np.asarray(e.KE) + np.asarray(e.PE), rtol=1e-6)
+
+
+def test_bad_input_gives_clear_errors_and_no_file(tmp_path):
+    model = mb.models.double_pendulum()
+    out = tmp_path / "x.html"
+    with pytest.raises(ValueError, match=r"does not fit the model: q has shape \(5, 3\)"):
+        showmotion(model, (np.arange(5.0), np.zeros((5, 3))), out=out)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        showmotion(model, (np.array([0.0, 1.0, 0.5]), np.zeros((3, 2))), out=out)
+    with pytest.raises(ValueError, match="NaN"):
+        showmotion(model, (np.arange(3.0), np.full((3, 2), np.nan)), out=out)
+    with pytest.raises(ValueError, match="does not exist"):
+        showmotion(model, out=tmp_path / "missing" / "x.html")
+    with pytest.raises(ValueError, match="is a folder"):
+        showmotion(model, out=tmp_path)
+    with pytest.raises(TypeError, match="trajectory"):
+        showmotion(model, "traj.npz", out=out)
+    with pytest.raises(TypeError, match="multibody.Model"):
+        showmotion("double_pendulum", out=out)
+    assert os.listdir(tmp_path) == []           # nothing half-written, no temporary left
+
+
+def test_load_animation_rejects_other_and_truncated_files(tmp_path):
+    good = showmotion(mb.models.planar(2), out=tmp_path / "p.html")
+    data = open(good, "rb").read()
+    cut = tmp_path / "cut.html"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="truncated"):
+        load_animation(cut)
+    cut.write_bytes(data[: len(data) // 20])
+    with pytest.raises(ValueError, match="no showmotion data"):
+        load_animation(cut)
+    other = tmp_path / "o.html"
+    other.write_text("<html>hello</html>")
+    with pytest.raises(ValueError, match="no showmotion data"):
+        load_animation(other)
+    damaged = tmp_path / "d.html"
+    damaged.write_bytes(data.replace(b'"motion":{"t":"', b'"motion":{"t":"!!'))
+    with pytest.raises(ValueError, match="damaged"):
+        load_animation(damaged)
+    with pytest.raises(ValueError, match="cannot read"):
+        load_animation(tmp_path / "nope.html")
+
+
+def test_viewer_joint_codes_match_the_kernels():
+    from importlib import resources
+    js = resources.files("multibody.view").joinpath("viewer.js").read_text()
+    m = re.search(r"const FIXED = (\d), REVOLUTE = (\d), PRISMATIC = (\d), HELICAL = (\d), SPHERICAL = (\d), "
+                  r"FREE = (\d), PLANAR = (\d);", js)
+    names = ["FIXED", "REVOLUTE", "PRISMATIC", "HELICAL", "SPHERICAL", "FREE", "PLANAR"]
+    assert [int(x) for x in m.groups()] == [int(mb.JointType[n]) for n in names]
+
+
+def test_urdf_meshes_are_embedded_to_16_bit_precision(tmp_path):
+    from test_urdf_robots import ROBOTS
+    model = mb.load_urdf(os.path.join(ROBOTS, "ur_description", "urdf", "ur5_robot.urdf"))
+    anim = load_animation(showmotion(model, out=tmp_path / "ur5.html"))
+    visual = [g for g in model.geometries if g.role == "visual"]
+    back = anim.model.geometries
+    assert len(back) == len(visual) and all(g.kind == "solid" for g in back)
+    V, F = load_mesh(visual[1].mesh, visual[1].scale)
+    span = V.max(axis=0) - V.min(axis=0)
+    assert np.abs(back[1].vertices - V).max() <= span.max() / 65535
+    assert np.array_equal(np.array(back[1].faces), F)
+
+
+def test_default_appearance_boxes_match_the_inertia():
+    model = mb.models.auto_tree(3, taper=0.8)
+    for g in default_appearance(model):
+        if g.kind == "box" and g.body >= 0:
+            a, b, c = g.size
+            m = model.mass[g.body]
+            R = np.asarray(g.rotation)
+            I_box = m / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+            thin = min(g.size) == pytest.approx(0.6 * 0.05 * 1.0)   # rods get the minimum thickness
+            if not thin:
+                assert np.allclose(R @ I_box @ R.T, model.inertia_com[g.body], rtol=1e-9)
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".mp4"])
+def test_export_video(tmp_path, suffix):
+    model = mb.models.planar(2)
+    path = export_video(model, out=tmp_path / f"p{suffix}", fps=5, size=(200, 150))
+    data = open(path, "rb").read()
+    if suffix == ".gif":
+        from PIL import Image
+        im = Image.open(path)
+        assert data[:6] == b"GIF89a" and im.n_frames == 11        # 2 s at 5 fps, both ends
+    else:
+        assert data[4:8] == b"ftyp" and len(data) > 2000
+    with pytest.raises(ValueError, match=r"\.mp4 or \.gif"):
+        export_video(model, out=tmp_path / "p.avi")
+
+
+def test_every_built_in_model_draws(tmp_path):
+    from multibody.cli import _builtin_models, load_model
+    from multibody.view.appearance import appearance_of
+    for name in _builtin_models():
+        model = load_model(name)
+        shapes = appearance_of(model)
+        assert shapes, name
+        anim = load_animation(showmotion(model, out=tmp_path / f"{name}.html"))
+        assert len(anim.model.geometries) == len([g for g in shapes if g.kind != "mesh"]), name
+
+
+def test_report_pendulum_boxes_have_the_models_inertia():
+    model = mb.models.double_pendulum()
+    boxes = [g for g in model.geometries if g.kind == "box"]
+    assert len(boxes) == 2
+    for g in boxes:
+        a, b, c = g.size
+        m = model.mass[g.body]
+        assert np.allclose(m / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b]), model.inertia_com[g.body])
+        assert np.allclose(g.translation, model.com[g.body])
+
+
+def test_mechanisms_draw_their_tree_and_symbolic_models_are_refused(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    flyer = mb.models.flapping_flyer()
+    anim = load_animation(showmotion(flyer, out=tmp_path / "flyer.html"))
+    assert anim.model.nq == flyer.model.nq
+    assert mb.view.plot_bodies(flyer).name == "3d"
+    with pytest.raises(ValueError, match="symbolic"):
+        showmotion(mb.models.double_pendulum(symbolic=True), out=tmp_path / "s.html")
+    with pytest.raises(ValueError, match="symbolic"):
+        mb.view.plot_bodies(mb.models.double_pendulum(symbolic=True))
