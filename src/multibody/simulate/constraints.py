@@ -66,13 +66,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from numba import njit
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from .. import _boundary as B
-from ..dynamics.crba import crba_batch
-from ..dynamics.rnea import rnea_batch
-from ..kinematics.forward import kinematics_batch
-from ..kinematics.jacobians import jacobian_batch
+from ..dynamics.handc import hand_c
+from ..kinematics.forward import body_states
+from ..kinematics.jacobians import body_jacobian
 from ..model.configuration import difference, integrate
 
 __all__ = [
@@ -449,17 +447,12 @@ def _point3(name, p):
 
 
 class _Workspace:
-    """Buffers and direct kernel calls for one model (the public functions' checks cost more than
-    the arithmetic on small mechanisms, and constraints are evaluated at every integrator stage)."""
+    """The public kinematics/dynamics calls at one state, for one model (cached per model so the
+    q̈ = 0 vector is not rebuilt at every integrator stage)."""
 
     def __init__(self, model):
-        nb, nv = model.nb, model.nv
-        self.packed = model._packed
-        self.R0, self.P0 = np.empty((1, nb, 3, 3)), np.empty((1, nb, 3))
-        self.V, self.A = np.empty((1, nb, 6)), np.empty((1, nb, 6))
-        self.J = np.empty((1, 6, nv))
-        self.H, self.C = np.empty((1, nv, nv)), np.empty((1, nv))
-        self.zero = np.zeros((1, nv))
+        self.model = model
+        self.zero = np.zeros(model.nv)
 
     @staticmethod
     def of(model):
@@ -470,25 +463,20 @@ class _Workspace:
         return ws
 
     def kinematics(self, q, qd):
-        ti, tf, S, _ = self.packed
-        B.raise_for(kinematics_batch(ti, tf, S, q[None], qd[None], self.zero, 2, self.R0, self.P0, self.V, self.A))
-        return self.R0[0], self.P0[0], self.V[0], self.A[0]
+        """World poses (R = A_IB, p), body-coordinate velocities [ω; v] and q̈ = 0 accelerations."""
+        s = body_states(self.model, q, qd, self.zero)
+        return s.R, s.p, s.v, s.a
 
     def jacobian(self, q, body, point):
-        ti, tf, S, _ = self.packed
-        B.raise_for(jacobian_batch(ti, tf, S, q[None], body, point, 0, self.J))
-        return self.J[0].copy()
+        """6×nv Jacobian of ``body`` at ``point`` (body coordinates), vectors in world coordinates."""
+        return body_jacobian(self.model, q, body, point, frame="world_aligned")
 
     def hand_c(self, model, q, qd, f_ext):
-        ti, tf, S, a_grav = self.packed
-        B.raise_for(crba_batch(ti, tf, S, q[None], self.H))
-        fe = model._no_fext if f_ext is None else f_ext[None]
-        B.raise_for(rnea_batch(ti, tf, S, a_grav, q[None], qd[None], self.zero, fe, f_ext is not None, self.C))
-        return self.H[0].copy(), self.C[0].copy()
+        return hand_c(model, q, qd, f_ext)
 
 
 class _Kinematics:
-    """Poses, velocities and q̈ = 0 accelerations of all bodies at one state (one kernel call)."""
+    """Poses, velocities and q̈ = 0 accelerations of all bodies at one state (one ``body_states`` call)."""
 
     def __init__(self, model, q, qd):
         self.ws = _Workspace.of(model)
@@ -785,87 +773,46 @@ class ConstraintSet:
                                  row_names=self._row_names)
 
 
-@njit(cache=True)
-def _cholesky_in_place(A, n, rel_tol):
-    """Lower Cholesky factor of A[:n,:n] in place; False if a pivot falls below rel_tol·A_jj."""
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= A[j, k] * A[j, k]
-        if not (s > 0.0 and s > rel_tol * A[j, j]):
-            return False
-        A[j, j] = np.sqrt(s)
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= A[i, k] * A[j, k]
-            A[i, j] = s / A[j, j]
-    return True
+def _cholesky(A, rel_tol):
+    """Lower Cholesky factor of A, or None if a pivot falls below rel_tol·A_jj.
+
+    LAPACK only refuses pivots ≤ 0; the relative test also catches the tiny positive pivots that
+    rounding leaves in a matrix that is singular in exact arithmetic (L_jj² is the pivot).
+    """
+    try:
+        L, _ = cho_factor(A, lower=True, check_finite=False)
+    except LinAlgError:
+        return None
+    pivots = np.diag(L) ** 2
+    if not np.all(pivots > rel_tol * np.diag(A)):
+        return None
+    return L
 
 
-@njit(cache=True)
-def _cholesky_solve_in_place(L, x):
-    n = x.shape[0]
-    for i in range(n):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
-
-
-@njit(cache=True)
-def _kkt_solve(H, d, J, rhs, rank_tol, qdd, lam):
-    """Range-space solution of TMT eq. (6); status 0 ok, 1 H not SPD, 2 J H⁻¹Jᵀ singular."""
-    nv, m = H.shape[0], J.shape[0]
-    L = H.copy()
-    if not _cholesky_in_place(L, nv, 1e-13):
-        return 1
-    HiJt = np.empty((nv, m))                       # H⁻¹ Jᵀ
-    col = np.empty(nv)
-    for k in range(m):
-        for i in range(nv):
-            col[i] = J[k, i]
-        _cholesky_solve_in_place(L, col)
-        for i in range(nv):
-            HiJt[i, k] = col[i]
-    for i in range(nv):
-        qdd[i] = d[i]
-    _cholesky_solve_in_place(L, qdd)               # q̈₀ = H⁻¹ d
-    A = np.empty((m, m))
-    for r in range(m):
-        for c in range(m):
-            s = 0.0
-            for i in range(nv):
-                s += J[r, i] * HiJt[i, c]
-            A[r, c] = s
-        s = rhs[r]
-        for i in range(nv):
-            s -= J[r, i] * qdd[i]
-        lam[r] = s                                  # rhs − J q̈₀
-    amax = 0.0
-    for r in range(m):
-        amax = max(amax, A[r, r])
-    if amax == 0.0 or not _cholesky_in_place(A, m, rank_tol):
-        return 2
-    _cholesky_solve_in_place(A, lam)
-    for i in range(nv):
-        s = 0.0
-        for k in range(m):
-            s += HiJt[i, k] * lam[k]
-        qdd[i] += s
-    return 0
+def _kkt_solve(H, d, J, rhs, rank_tol):
+    """Range-space solution of TMT eq. (6): (status, q̈, λ); status 0 ok, 1 H not SPD, 2 J H⁻¹Jᵀ singular."""
+    L = _cholesky(H, 1e-13)
+    if L is None:
+        return 1, None, None
+    X = cho_solve((L, True), np.column_stack([d, J.T]), check_finite=False)
+    qdd0, HiJt = X[:, 0], X[:, 1:]                 # q̈₀ = H⁻¹ d, H⁻¹ Jᵀ
+    A = J @ HiJt
+    if J.shape[0] == 0:
+        return 0, qdd0, np.zeros(0)
+    if np.max(np.diag(A)) == 0.0:
+        return 2, None, None
+    LA = _cholesky(A, rank_tol)
+    if LA is None:
+        return 2, None, None
+    lam = cho_solve((LA, True), rhs - J @ qdd0, check_finite=False)
+    return 0, qdd0 + HiJt @ lam, lam
 
 
 def solve_constrained(H, d, J, rhs, redundant="error", rank_tol=1e-10, row_names=None):
     """Solve TMT eq. (6): [H −Jᵀ; J 0][q̈; λ] = [d; rhs] by the range-space (Schur) method.
 
-    q̈₀ = H⁻¹d, A = J H⁻¹ Jᵀ, λ = A⁻¹(rhs − J q̈₀), q̈ = q̈₀ + H⁻¹Jᵀλ (compiled, Cholesky
-    factorisations of H and A).  Raises :class:`ConstraintError` naming the dependent rows if A
+    q̈₀ = H⁻¹d, A = J H⁻¹ Jᵀ, λ = A⁻¹(rhs − J q̈₀), q̈ = q̈₀ + H⁻¹Jᵀλ (LAPACK Cholesky
+    factorisations of H and A, scipy.linalg.cho_factor).  Raises :class:`ConstraintError` naming the dependent rows if A
     is singular (a Cholesky pivot below ``rank_tol`` of its diagonal entry) unless
     ``redundant="least_squares"``, which takes the minimum-norm multipliers instead.
     """
@@ -873,8 +820,7 @@ def solve_constrained(H, d, J, rhs, redundant="error", rank_tol=1e-10, row_names
     J = np.ascontiguousarray(J, dtype=float)
     d = np.ascontiguousarray(d, dtype=float)
     rhs = np.ascontiguousarray(rhs, dtype=float)
-    qdd, lam = np.empty(H.shape[0]), np.empty(J.shape[0])
-    st = _kkt_solve(H, d, J, rhs, rank_tol, qdd, lam)
+    st, qdd, lam = _kkt_solve(H, d, J, rhs, rank_tol)
     if st == 0:
         return qdd, lam
     if st == 1:

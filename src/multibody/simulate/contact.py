@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..kinematics.forward import body_states
 
@@ -311,61 +310,43 @@ def _lift(a2):
     return np.concatenate([a2, np.zeros((a2.shape[0], 1))], axis=1)
 
 
-@njit(cache=True)
-def _contact_step(R, p, v, bodies, pts, nd, K, D, mu, z, f_ext, zdot, F, pos, sticking):
-    """Per point: world position/velocity (gcPosVel), gcontact's law, and Fpt into f_ext rows.
+def _contact_step(R, p, v, bodies, pts, nd, K, D, mu, z):
+    """All points at once: world position/velocity (gcPosVel), gcontact's law, Fpt into f_ext rows.
 
-    The same law as :func:`gcontact`, one point at a time in compiled code (simulate calls it
-    at every stage of every step).  nd = 3 (z up) or 2 (planar: y up).
+    The same law as :func:`gcontact`, on the body states of one forward-kinematics call (simulate
+    calls it at every stage of every step).  nd = 3 (z up) or 2 (planar: y up).  Returns
+    (f_ext (nb, 6), zdot, F (np, 3), pos (np, 3), sticking (np,)).
     """
-    f_ext[:, :] = 0.0
-    nt = nd - 1
-    vel = np.empty(3)
-    ft = np.empty(2)
-    for n in range(bodies.shape[0]):
-        b = bodies[n]
-        w0, w1, w2 = v[b, 0], v[b, 1], v[b, 2]
-        r0, r1, r2 = pts[n, 0], pts[n, 1], pts[n, 2]
-        vb0 = v[b, 3] + w1 * r2 - w2 * r1          # body-coordinate velocity of the point
-        vb1 = v[b, 4] + w2 * r0 - w0 * r2
-        vb2 = v[b, 5] + w0 * r1 - w1 * r0
-        for i in range(3):
-            pos[n, i] = p[b, i] + R[b, i, 0] * r0 + R[b, i, 1] * r1 + R[b, i, 2] * r2
-            vel[i] = R[b, i, 0] * vb0 + R[b, i, 1] * vb1 + R[b, i, 2] * vb2
-        zn, zdn = pos[n, nd - 1], vel[nd - 1]
-        zr = np.sqrt(max(0.0, -zn))
-        fn = zr * (-K * zn - D * zdn)
-        for i in range(3):
-            F[n, i] = 0.0
-        sticking[n] = False
-        if mu == 0.0:
-            if fn > 0.0:
-                F[n, nd - 1] = fn
-        elif fn <= 0.0:                             # out of contact: the ground relaxes
-            for k in range(nt):
-                zdot[n * nt + k] = -K / D * z[n * nt + k]
-        else:
-            mag2 = 0.0
-            for k in range(nt):                     # sticking law first
-                ft[k] = -zr * K * z[n * nt + k] - zr * D * vel[k]
-                zdot[n * nt + k] = vel[k]
-                mag2 += ft[k] * ft[k]
-            fcone = np.sqrt(mag2) / (mu * fn)
-            if fcone > 1.0:                         # sliding: back onto the friction cone
-                for k in range(nt):
-                    ft[k] /= fcone
-                    zdot[n * nt + k] = -(ft[k] + zr * K * z[n * nt + k]) / (zr * D)
-            else:
-                sticking[n] = True
-            for k in range(nt):
-                F[n, k] = ft[k]
-            F[n, nd - 1] = fn
-        # Fpt: [p × f; f] about the base origin, summed per body
-        f_ext[b, 0] += pos[n, 1] * F[n, 2] - pos[n, 2] * F[n, 1]
-        f_ext[b, 1] += pos[n, 2] * F[n, 0] - pos[n, 0] * F[n, 2]
-        f_ext[b, 2] += pos[n, 0] * F[n, 1] - pos[n, 1] * F[n, 0]
-        for i in range(3):
-            f_ext[b, 3 + i] += F[n, i]
+    npt, nt = bodies.shape[0], nd - 1
+    pos, vel = _world_points(R, p, v, bodies, pts)
+    zn, zdn = pos[:, nd - 1], vel[:, nd - 1]
+    zr = np.sqrt(np.maximum(0.0, -zn))
+    fn = zr * (-K * zn - D * zdn)
+    F = np.zeros((npt, 3))
+    sticking = np.zeros(npt, dtype=bool)
+    c = fn > 0.0
+    if mu == 0.0:
+        F[c, nd - 1] = fn[c]
+        zdot = np.zeros(0)
+    else:
+        u = z.reshape(npt, nt)
+        ud = (-K / D) * u                          # out of contact: the ground relaxes
+        zrc, uc, vc = zr[c, None], u[c], vel[c, :nt]
+        ft = -zrc * K * uc - zrc * D * vc          # sticking law first: the ground moves with the point
+        udc = vc.copy()
+        fcone = np.sqrt(np.sum(ft * ft, axis=1)) / (mu * fn[c])
+        s = fcone > 1.0                            # sliding: back onto the friction cone
+        ft[s] /= fcone[s, None]
+        udc[s] = -(ft[s] + zrc[s] * K * uc[s]) / (zrc[s] * D)
+        ud[c] = udc
+        F[c, :nt] = ft
+        F[c, nd - 1] = fn[c]
+        sticking[c] = ~s
+        zdot = ud.reshape(-1)
+    # Fpt: [p × f; f] about the base origin, summed per body
+    f_ext = np.zeros((R.shape[0], 6))
+    np.add.at(f_ext, bodies, np.concatenate([np.cross(pos, F), F], axis=1))
+    return f_ext, zdot, F, pos, sticking
 
 
 class GroundContact:
@@ -391,21 +372,13 @@ class GroundContact:
         self._nb = model.nb
 
     def _kinematics(self, model, q, qd):
-        """Body poses and velocities by the forward-kinematics kernel, into buffers kept here."""
-        from .. import _boundary as B
-        from ..kinematics.forward import kinematics_batch
+        """Body poses (R = A_IB, p) and body-coordinate velocities [ω; v] at one state."""
         q = np.asarray(q, dtype=float)
         qd = np.asarray(qd, dtype=float)
         if q.shape != (model.nq,) or qd.shape != (model.nv,):
             raise ValueError(f"q, qd: expected shapes ({model.nq},), ({model.nv},), got {q.shape}, {qd.shape}")
-        if not hasattr(self, "_buf"):
-            nb = model.nb
-            self._buf = (np.empty((1, nb, 3, 3)), np.empty((1, nb, 3)), np.empty((1, nb, 6)),
-                         np.empty((1, nb, 6)), np.zeros((1, model.nv)))
-        R0, P0, V, A, dummy = self._buf
-        ti, tf, S, _ = model._packed
-        B.raise_for(kinematics_batch(ti, tf, S, q[None], qd[None], dummy, 1, R0, P0, V, A))
-        return R0[0], P0[0], V[0]
+        s = body_states(model, q, qd)
+        return s.R, s.p, s.v
 
     def initial_state(self, model, q, qd):
         """Undeformed ground: u = 0."""
@@ -421,13 +394,8 @@ class GroundContact:
             if z.shape != (self.n_states,):
                 raise ValueError(f"z: expected {self.n_states} contact states, got shape {z.shape}")
         R0, P0, V = self._kinematics(model, q, qd)
-        f_ext = np.empty((model.nb, 6))
-        zdot = np.zeros(self.n_states)
-        F = np.empty((self.np, 3))
-        pos = np.empty((self.np, 3))
-        sticking = np.empty(self.np, dtype=np.bool_)
-        _contact_step(R0, P0, V, self.bodies, self.points, self.nd, self.K, self.D, self.mu, z,
-                      f_ext, zdot, F, pos, sticking)
+        f_ext, zdot, F, pos, sticking = _contact_step(R0, P0, V, self.bodies, self.points, self.nd,
+                                                      self.K, self.D, self.mu, z)
         info = {"force": F, "position": pos, "in_contact": F[:, self.nd - 1] > 0, "sticking": sticking}
         return f_ext, zdot, info
 
