@@ -31,8 +31,10 @@ CATALOG = {
     "flapping_flyer": mb.models.flapping_flyer,
     "clemens_joint": mb.models.clemens_joint,
     "gfx_example": mb.models.gfx_example,
+    "double_elbow": mb.models.double_elbow,
+    "rolling_disc": lambda: mb.models.rolling_disc(4),
 }
-QUATERNION = {"vee", "singlebody", "scissor"}          # free joints: no symbolic coordinates
+QUATERNION = {"vee", "singlebody", "scissor", "rolling_disc"}          # free joints: no symbolic coordinates
 MECHANISMS = {"biped_upper_body", "flapping_flyer", "clemens_joint"}
 SEEDS = ("ra3link", "ra3link_prismatic", "starleth", "double_pendulum", "single_pendulum") + tuple(sorted(MECHANISMS))
 SLOW = {("starleth", "tmt"), ("starleth", "lagrange")}

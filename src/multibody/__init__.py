@@ -25,6 +25,9 @@ from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
 from .simulation import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
                        Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
                        simulate_batch, TorqueTable)
+from .simulation.constraints import (AxisConstraint, ConstraintError, ConstraintSet, FDgq, FunctionConstraint,
+                                   GammaQ, JointCoupling, PointConstraint, fd_gq, revolute_closure)
+from .simulation.contact import GroundContact, contact_parameters, gc_pos_vel, gcontact, gcPosVel
 
 __all__ = [
     "set_num_threads", "get_num_threads",
@@ -39,6 +42,9 @@ __all__ = [
     "center_of_mass", "com_jacobian", "com_velocity",
     "simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
     "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
+    "fd_gq", "FDgq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
+    "FunctionConstraint", "ConstraintError", "revolute_closure",
+    "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact",
 ]
 
 

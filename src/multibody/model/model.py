@@ -102,6 +102,9 @@ class Model:
     armature: np.ndarray | None = None   # (nv,) rotor inertia added to each dof's diagonal of M (MJCF armature)
     planar: bool = False
     camera: Any = None   # how a viewer looks at the model (multibody.view.Camera; spatial_v2 model.camera)
+    # spatial_v2 model.gamma_q: None or a callable gamma_q(model, q, qd) -> (qn, qdn, G, gs) describing
+    # constraints q = γ(y) among the joint variables (gears, loops); read by multibody.fd_gq (FDgq).
+    gamma_q: Any = None
 
     def __post_init__(self):
         nb = len(self.parent)

@@ -38,6 +38,8 @@ from .pronue import ra3link, ra3link_prismatic, starleth, support_jacobian
 from .spatial_v2 import auto_tree, floatbase, planar, scissor, singlebody, vee
 from .tmt_paper import biped_upper_body, clemens_joint, flapping_flyer
 from .gfx import gfx_example
+from .elbow import double_elbow
+from .disc import rolling_disc
 
 autoTree = auto_tree  # spatial_v2 spelling
 gfxExample = gfx_example
@@ -45,6 +47,7 @@ gfxExample = gfx_example
 __all__ = ["auto_tree", "autoTree", "gfx_example", "gfxExample", "planar", "vee", "singlebody", "scissor", "floatbase",
            "ra3link", "ra3link_prismatic", "starleth", "support_jacobian",
            "double_pendulum", "single_pendulum", "biped_upper_body", "flapping_flyer", "clemens_joint",
+           "double_elbow", "rolling_disc",
            "Mechanism", "SeedInfo", "seed_info", "parameters"]
 
 

@@ -1,0 +1,845 @@
+"""Constrained forward dynamics: spatial_v2 ``FDgq`` and loop closures with Lagrange multipliers.
+
+Two ways to describe constraints on a kinematic tree (RBDA §3.2), both here:
+
+1. **Explicit, q = γ(y)** — spatial_v2's ``FDgq`` with a ``gamma_q`` function on the model
+   (``Model.gamma_q``).  ``gamma_q(model, qo, qdo) -> (qn, qdn, G, gs)`` returns corrected
+   positions and velocities that satisfy the constraints, ``G = ∂γ/∂y`` and ``gs = g + gstab``
+   with ``q̈ = G ÿ + g``.  ``fd_gq`` then solves RBDA eq. 3.20::
+
+       q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs
+
+   The stabilisation term pulls the integrated state onto the constraint manifold with the
+   critically damped error dynamics of time constant ``Tstab``::
+
+       gstab = 2/Tstab (qdn − qdo) + 1/Tstab² (qn − qo)          (default Tstab = 0.1 s)
+
+   Builders: :func:`gamma_q_linear` (gears, 1:1 couplings: q = G y + q₀),
+   :func:`gamma_q_mimic` (a model's URDF ``<mimic>`` joints) and :func:`gamma_q_partitioned`
+   (any c(q) = 0 by coordinate partitioning: y = chosen independent coordinates, the others
+   solved by Newton iteration — spatial_v2's recipe for kinematic loops).
+
+2. **Implicit, c(t, q) = 0** — Lagrange multipliers, the TMT paper's augmented system (eq. 6)::
+
+       [ H   −Jᵀ ] [ q̈ ]   [ τ − C                              ]
+       [ J    0  ] [ λ  ] = [ −J̇q̇ − 2α ċ − β² c   (Baumgarte)   ]
+
+   (TMT writes M = TᵀMT, T_cn = J, d = τ − C, and D_cn q̇ = J̇q̇; the paper's right-hand side
+   drops the minus sign of c̈ = J q̈ + J̇q̇ = 0.)  ``Jᵀλ`` is the generalised constraint force.
+   Baumgarte stabilisation (Baumgarte 1972) turns c̈ = 0 into the critically damped
+   ``c̈ + 2α ċ + β² c = 0``; the default is α = β = 1/T with T = ``DEFAULT_BAUMGARTE_TIME``
+   = 0.02 s — fast enough that a 10 s RK4 run at 1 ms keeps |c| below 1e-6, slow enough
+   (|λ·dt| ≤ 0.05 at dt = 1 ms) not to make the ODE stiff.
+
+   Constraint rows: :class:`PointConstraint` (two points coincide — a spherical loop joint),
+   :class:`AxisConstraint` (an axis of one body stays perpendicular to chosen directions of
+   another — with a point constraint, a revolute loop joint: :func:`revolute_closure`),
+   :class:`JointCoupling` (q_a = r q_b + offset, a gear) and :class:`FunctionConstraint`
+   (any c(q) or c(t, q) with or without its Jacobian).  :class:`ConstraintSet` stacks them
+   and is what ``mb.simulate(..., constraints=...)`` calls; a single constraint works on its own
+   with the default gains.  :class:`GammaQ` does the same for ``FDgq``.
+
+Both objects follow the simulate contract::
+
+    accelerations(model, q, qd, tau, f_ext=None, t=None) -> (qdd (nv,), lam (nc,))
+    residual(model, q, qd, t=None) -> (c (nc,), cdot (nc,))
+
+``mb.simulate`` passes no time; a set holding a time-dependent :class:`FunctionConstraint`
+then raises instead of silently evaluating it at t = 0 (give ``t`` when calling it yourself).
+
+Example
+-------
+>>> import numpy as np, multibody as mb
+>>> from multibody.simulation.constraints import PointConstraint
+>>> model = mb.models.planar(2)                 # tip of link 2 pinned to the point (1, 1, 0)
+>>> pin = PointConstraint("link2", [1, 0, 0], None, [1, 1, 0], axes="xy")
+>>> q = np.array([np.pi / 2, -np.pi / 2])
+>>> qdd, lam = pin.accelerations(model, q, np.zeros(2), np.zeros(2))
+>>> c, cdot = pin.residual(model, q, np.zeros(2))
+>>> bool(np.allclose(c, 0) and np.allclose(pin.evaluate(model, q, np.zeros(2)).J @ qdd, 0))
+True
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from ..dynamics.handc import hand_c
+from ..kinematics.forward import body_states
+from ..kinematics.jacobians import body_jacobian
+from ..model.configuration import difference, integrate
+
+__all__ = [
+    "DEFAULT_TSTAB", "DEFAULT_BAUMGARTE_TIME", "ConstraintError",
+    "fd_gq", "FDgq", "gamma_q_linear", "gamma_q_mimic", "gamma_q_partitioned", "gamma_stabilization", "GammaQ",
+    "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "FunctionConstraint",
+    "ConstraintSet", "revolute_closure", "solve_constrained",
+]
+
+DEFAULT_TSTAB = 0.1            # s, FDgq stabilisation time constant (gammaq.html's Tstab)
+DEFAULT_BAUMGARTE_TIME = 0.02  # s, Baumgarte time constant: α = β = 1/T
+
+
+class ConstraintError(ValueError):
+    """A constraint problem cannot be solved (singular Jacobian, Gᵀ H G not positive definite …)."""
+
+
+# =============================================================================================
+# helpers
+# =============================================================================================
+def _positive_time(name, T):
+    try:
+        T = float(T)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a positive time constant in seconds, got {T!r}") from None
+    if not (math.isfinite(T) and T > 0):
+        raise ValueError(f"{name}: expected a positive finite time constant in seconds, got {T!r}")
+    return T
+
+
+def _state(model, q, qd):
+    model._require_numeric()
+    q = _vector("q", q, model.nq)
+    qd = _vector("qd", qd, model.nv)
+    return q, qd
+
+
+def _vector(name, x, n):
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected {n} numbers") from None
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or inf")
+    return a
+
+
+def _f_ext(model, f_ext):
+    if f_ext is None:
+        return None
+    a = np.asarray(f_ext, dtype=float)
+    if a.shape != (model.nb, 6):
+        raise ValueError(f"f_ext: expected shape ({model.nb}, 6) (spatial forces in base coordinates), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("f_ext: contains NaN or inf")
+    return a
+
+
+def _spd_solve(A, B, what):
+    """A⁻¹ B for a symmetric positive definite A; ConstraintError naming ``what`` otherwise."""
+    try:
+        np.linalg.cholesky(A)          # a cheap definiteness test for the small matrices here
+        return np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        raise ConstraintError(f"{what} is not positive definite") from None
+
+
+def _cross(a, b):
+    """a × b for 3-vectors (np.cross costs microseconds of argument handling per call)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+# =============================================================================================
+# 1. FDgq: explicit constraints q = γ(y)
+# =============================================================================================
+def gamma_stabilization(qo, qdo, qn, qdn, Tstab=DEFAULT_TSTAB, model=None):
+    """gstab = 2/Tstab (qdn − qdo) + 1/Tstab² (qn − qo): drives the state onto the constraints.
+
+    With quaternion joints (nq ≠ nv) pass ``model``: qn − qo is then taken in the tangent space
+    (``mb.difference(model, qo, qn)``).
+    """
+    T = _positive_time("Tstab", Tstab)
+    dq = np.asarray(qn, float) - np.asarray(qo, float) if model is None or model.nq == model.nv \
+        else difference(model, qo, qn)
+    return 2.0 / T * (np.asarray(qdn, float) - np.asarray(qdo, float)) + dq / (T * T)
+
+
+def gamma_q_linear(G, q0=None, Tstab=DEFAULT_TSTAB):
+    """A ``gamma_q`` for linear constraints q = G y + q₀ (gears, pulleys, 1:1 couplings).
+
+    ``G`` is (n, ny) with independent columns; y = G⁺(qo − q₀) projects the given position onto
+    the constraint set (least squares, the pseudo-inverse γ* of gammaq.html); qdn = G G⁺ qdo;
+    g = 0 (G is constant), so gs = gstab.  For joints with one variable each (nq = nv).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> gq = gamma_q_linear([[1, 0], [0, 1], [0, 1]])          # q3 = q2 (spatial_v2 doubleElbow)
+    >>> qn, qdn, G, gs = gq(None, np.array([0.1, 0.2, 0.4]), np.zeros(3))
+    >>> qn.round(6).tolist()
+    [0.1, 0.3, 0.3]
+    """
+    G = np.asarray(G, dtype=float)
+    if G.ndim != 2 or G.shape[1] > G.shape[0] or G.shape[1] == 0:
+        raise ValueError(f"G: expected an (n, ny) matrix with 0 < ny ≤ n, got shape {G.shape}")
+    if not np.all(np.isfinite(G)):
+        raise ValueError("G: contains NaN or inf")
+    if np.linalg.matrix_rank(G) < G.shape[1]:
+        raise ValueError(f"G: columns are linearly dependent (rank {np.linalg.matrix_rank(G)} < {G.shape[1]}); "
+                         "y would not be independent")
+    n = G.shape[0]
+    q0 = np.zeros(n) if q0 is None else _vector("q0", q0, n)
+    T = _positive_time("Tstab", Tstab)
+    Gp = np.linalg.pinv(G)
+    P = G @ Gp
+
+    def gamma_q(model, qo, qdo):
+        qo = _vector("q", qo, n)
+        qdo = _vector("qd", qdo, n)
+        qn = G @ (Gp @ (qo - q0)) + q0
+        qdn = P @ qdo
+        return qn, qdn, G, gamma_stabilization(qo, qdo, qn, qdn, T)
+
+    gamma_q.G, gamma_q.q0, gamma_q.Tstab = G, q0, T
+    return gamma_q
+
+
+def gamma_q_mimic(model, Tstab=DEFAULT_TSTAB):
+    """A ``gamma_q`` from the model's mimic records (URDF ``<mimic>``): q_j = r q_m + offset.
+
+    Every mimicking joint and its mimicked joint must have one variable (revolute, prismatic,
+    helical) and the model only such joints.  The independent variables y are the joints that
+    mimic nothing.
+    """
+    if not model.mimics:
+        raise ValueError("model: has no mimic joints; nothing to constrain")
+    if model.nq != model.nv or any(int(n) != 1 for n in model.nq_joint if n):
+        raise ValueError("model: gamma_q_mimic needs joints with one variable each (no free/spherical/planar)")
+    var = {j: int(model.q_start[j]) for j in range(model.nb) if model.nq_joint[j] == 1}
+    dependent = {}
+    for mm in model.mimics:
+        if mm.joint not in var or mm.mimicked not in var:
+            raise ValueError(f"mimic: joint {mm.joint} or {mm.mimicked} has no single variable")
+        dependent[var[mm.joint]] = (var[mm.mimicked], mm.multiplier, mm.offset)
+    indep = [k for k in range(model.nq) if k not in dependent]
+    col = {k: c for c, k in enumerate(indep)}
+    G = np.zeros((model.nq, len(indep)))
+    q0 = np.zeros(model.nq)
+    for k in indep:
+        G[k, col[k]] = 1.0
+    for k, (m, r, off) in dependent.items():
+        if m in dependent:
+            raise ValueError(f"mimic: variable {k} mimics variable {m}, which itself mimics another joint")
+        G[k, col[m]] = r
+        q0[k] = off
+    return gamma_q_linear(G, q0, Tstab)
+
+
+def gamma_q_partitioned(constraint, independent, Tstab=DEFAULT_TSTAB, tol=1e-12, max_iter=50):
+    """A ``gamma_q`` for any c(q) = 0 by coordinate partitioning (RBDA §3.2, §8.3; gammaq.html).
+
+    ``constraint`` is a :class:`Constraint` (point, axis, function … or a ConstraintSet);
+    ``independent`` lists the velocity indices chosen as y (one per degree of freedom).  Given
+    qo, the dependent coordinates z are found by Newton iteration on c(y, z) = 0 from their
+    given values (so the branch of the loop is kept), and::
+
+        G = [I; −J_z⁻¹ J_y] (rows reordered),   g = −J_z⁻¹ J̇q̇ on the z rows, 0 on the y rows.
+
+    For joints with one variable each (nq = nv); the constraint must be scleronomic.
+    """
+    if not isinstance(constraint, Constraint):
+        raise TypeError(f"constraint: expected a Constraint, got {type(constraint).__name__}")
+    T = _positive_time("Tstab", Tstab)
+    ind = [int(i) for i in independent]
+
+    def gamma_q(model, qo, qdo):
+        qo, qdo = _state(model, qo, qdo)
+        if model.nq != model.nv:
+            raise ValueError("gamma_q_partitioned: needs joints with one variable each (nq = nv)")
+        n = model.nv
+        if len(set(ind)) != len(ind) or any(not 0 <= i < n for i in ind):
+            raise ValueError(f"independent: expected distinct indices in 0…{n - 1}, got {ind}")
+        dep = [k for k in range(n) if k not in ind]
+        q = qo.copy()
+        for _ in range(max_iter):
+            terms = constraint.evaluate(model, q, np.zeros(n))
+            if terms.c.shape[0] != len(dep):
+                raise ValueError(f"independent: {len(ind)} independent variables leave {len(dep)} dependent ones, "
+                                 f"but the constraint has {terms.c.shape[0]} rows")
+            if np.max(np.abs(terms.c), initial=0.0) < tol:
+                break
+            Jz = terms.J[:, dep]
+            try:
+                q[dep] -= np.linalg.solve(Jz, terms.c)
+            except np.linalg.LinAlgError:
+                raise ConstraintError(f"gamma_q: ∂c/∂z is singular at q = {q}; the dependent variables "
+                                      f"{dep} cannot be solved for here (choose other independent ones)") from None
+        else:
+            raise ConstraintError(f"gamma_q: Newton iteration for the dependent variables did not converge "
+                                  f"(|c| = {np.max(np.abs(terms.c)):.3g}); the state is too far from the constraints")
+        Jy, Jz = terms.J[:, ind], terms.J[:, dep]
+        Gz = -np.linalg.solve(Jz, Jy)
+        G = np.zeros((n, len(ind)))
+        G[ind, np.arange(len(ind))] = 1.0
+        G[dep] = Gz
+        qdn = G @ qdo[ind]
+        bias = constraint.evaluate(model, q, qdn).bias
+        g = np.zeros(n)
+        g[dep] = -np.linalg.solve(Jz, bias)
+        return q, qdn, G, g + gamma_stabilization(qo, qdo, q, qdn, T)
+
+    gamma_q.Tstab = T
+    return gamma_q
+
+
+def _call_gamma_q(model, gq, q, qd):
+    if not callable(gq):
+        raise TypeError(f"model.gamma_q: expected a callable gamma_q(model, q, qd) -> (qn, qdn, G, gs), "
+                        f"got {type(gq).__name__}")
+    out = gq(model, q, qd)
+    if not isinstance(out, tuple) or len(out) != 4:
+        raise ValueError("model.gamma_q: must return the tuple (qn, qdn, G, gs)")
+    qn, qdn, G, gs = (np.asarray(a, dtype=float) for a in out)
+    if qn.shape != (model.nq,):
+        raise ValueError(f"model.gamma_q: qn must have shape ({model.nq},), got {qn.shape}")
+    if qdn.shape != (model.nv,) or gs.shape != (model.nv,):
+        raise ValueError(f"model.gamma_q: qdn and gs must have shape ({model.nv},), got {qdn.shape}, {gs.shape}")
+    if G.ndim != 2 or G.shape[0] != model.nv or G.shape[1] > model.nv:
+        raise ValueError(f"model.gamma_q: G must have shape ({model.nv}, ny) with ny ≤ {model.nv}, got {G.shape}")
+    for name, a in (("qn", qn), ("qdn", qdn), ("G", G), ("gs", gs)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"model.gamma_q: returned {name} with NaN or inf")
+    return qn, qdn, G, gs
+
+
+def fd_gq(model, q, qd, tau, f_ext=None):
+    """spatial_v2 ``FDgq``: forward dynamics of a constrained tree via CRBA and ``model.gamma_q``.
+
+    ``q``, ``qd`` need not satisfy the constraints exactly; ``gamma_q`` corrects them and the
+    returned q̈ contains its stabilisation term (module docstring).  ``f_ext`` (nb, 6): spatial
+    forces in base coordinates.  A leading batch dimension loops in Python (``gamma_q`` is a
+    Python function).
+
+        q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs            (RBDA eq. 3.20)
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> model = mb.models.double_elbow()
+    >>> qdd = mb.fd_gq(model, [0.3, 0.2, 0.2], [0.0, 1.0, 1.0], np.zeros(3))
+    >>> bool(np.isclose(qdd[1], qdd[2]))                   # the 1:1 gearing holds in q̈
+    True
+    """
+    q_a, tau_a = np.asarray(q, dtype=float), np.asarray(tau, dtype=float)
+    if q_a.ndim > 1:  # batch: one state at a time
+        qd_a = np.asarray(qd, dtype=float)
+        batch = np.broadcast_shapes(q_a.shape[:-1], qd_a.shape[:-1], tau_a.shape[:-1])
+        Q = np.broadcast_to(q_a, batch + (model.nq,)).reshape(-1, model.nq)
+        QD = np.broadcast_to(qd_a, batch + (model.nv,)).reshape(-1, model.nv)
+        TAU = np.broadcast_to(tau_a, batch + (model.nv,)).reshape(-1, model.nv)
+        F = None if f_ext is None else np.broadcast_to(f_ext, batch + (model.nb, 6)).reshape(-1, model.nb, 6)
+        out = np.array([fd_gq(model, Q[k], QD[k], TAU[k], None if F is None else F[k]) for k in range(len(Q))])
+        return out.reshape(batch + (model.nv,))
+    qdd, _ = _fd_gq_with_force(model, model.gamma_q, q, qd, tau, f_ext)
+    return qdd
+
+
+def _fd_gq_with_force(model, gq, q, qd, tau, f_ext):
+    if gq is None:
+        raise ValueError("model.gamma_q: FDgq needs a constraint function; build the model with "
+                         "dataclasses.replace(model, gamma_q=...) (see gamma_q_linear, gamma_q_partitioned)")
+    q, qd = _state(model, q, qd)
+    tau = _vector("tau", tau, model.nv)
+    f_ext = _f_ext(model, f_ext)
+    qn, qdn, G, gs = _call_gamma_q(model, gq, q, qd)
+    H, C = _Workspace.of(model).hand_c(model, qn, qdn, f_ext)
+    A = G.T @ H @ G
+    ydd = _spd_solve(A, G.T @ (tau - C - H @ gs), f"FDgq: Gᵀ H G ({A.shape[0]}×{A.shape[0]})")
+    qdd = G @ ydd + gs
+    return qdd, H @ qdd + C - tau   # τc = H q̈ + C − τ: the generalised constraint force (Gᵀτc = 0)
+
+
+FDgq = fd_gq
+
+
+class GammaQ:
+    """FDgq as a simulate constraint object: ``mb.simulate(model, ..., constraints=GammaQ())``.
+
+    Uses ``gamma_q`` if given, else ``model.gamma_q``.  ``accelerations`` returns (q̈, τc) with
+    τc (nv,) the generalised constraint force H q̈ + C − τ; ``residual`` returns
+    (qo ⊖ qn, qdo − qdn), both (nv,): how far the state is from the constraint set.
+    """
+
+    n_states = 0
+
+    def __init__(self, gamma_q: Callable | None = None):
+        if gamma_q is not None and not callable(gamma_q):
+            raise TypeError(f"gamma_q: expected a callable, got {type(gamma_q).__name__}")
+        self.gamma_q = gamma_q
+
+    def _gq(self, model):
+        return self.gamma_q if self.gamma_q is not None else model.gamma_q
+
+    def accelerations(self, model, q, qd, tau, f_ext=None, t=0.0):
+        return _fd_gq_with_force(model, self._gq(model), q, qd, tau, f_ext)
+
+    def residual(self, model, q, qd, t=0.0):
+        q, qd = _state(model, q, qd)
+        gq = self._gq(model)
+        if gq is None:
+            raise ValueError("model.gamma_q: no constraint function on the model and none given")
+        qn, qdn, _, _ = _call_gamma_q(model, gq, q, qd)
+        dq = q - qn if model.nq == model.nv else difference(model, qn, q)
+        return dq, qd - qdn
+
+
+# =============================================================================================
+# 2. Implicit constraints c(t, q) = 0 with Lagrange multipliers (TMT eq. 6)
+# =============================================================================================
+@dataclass(frozen=True)
+class ConstraintTerms:
+    """c (n,), ċ = J q̇ + ∂c/∂t (n,), J = ∂c/∂q in velocity coordinates (n, nv), and the bias
+    c̈ − J q̈ (n,) (= J̇q̇ for scleronomic constraints)."""
+    c: np.ndarray
+    cdot: np.ndarray
+    J: np.ndarray
+    bias: np.ndarray
+
+
+class Constraint:
+    """Base class: m rows of c(t, q) = 0.  Subclasses implement ``evaluate``.
+
+    A constraint used on its own in ``mb.simulate`` is solved with the default Baumgarte gains;
+    wrap it (or several) in :class:`ConstraintSet` to choose the gains.
+    """
+
+    name: str = "constraint"
+    n_states = 0
+
+    def evaluate(self, model, q, qd, t=0.0) -> ConstraintTerms:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def row_names(self, n):
+        return [f"{self.name}[{k}]" for k in range(n)]
+
+    def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
+        return ConstraintSet(self).accelerations(model, q, qd, tau, f_ext, t)
+
+    def residual(self, model, q, qd, t=None):
+        return ConstraintSet(self).residual(model, q, qd, t)
+
+
+def _axes(axes):
+    if axes is None:
+        return [0, 1, 2]
+    if isinstance(axes, str):
+        bad = set(axes) - set("xyz")
+        if bad or not axes:
+            raise ValueError(f"axes: expected letters from 'xyz', got {axes!r}")
+        return ["xyz".index(a) for a in axes]
+    out = [int(a) for a in axes]
+    if not out or any(a not in (0, 1, 2) for a in out) or len(set(out)) != len(out):
+        raise ValueError(f"axes: expected distinct world axes among 0, 1, 2, got {axes!r}")
+    return out
+
+
+def _point3(name, p):
+    a = np.asarray(p, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected 3 finite coordinates, got {p!r}")
+    return a
+
+
+class _Workspace:
+    """The public kinematics/dynamics calls at one state, for one model (cached per model so the
+    q̈ = 0 vector is not rebuilt at every integrator stage)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.zero = np.zeros(model.nv)
+
+    @staticmethod
+    def of(model):
+        ws = model.__dict__.get("_simc_workspace")
+        if ws is None:
+            ws = _Workspace(model)
+            object.__setattr__(model, "_simc_workspace", ws)   # per-model cache (Model is frozen)
+        return ws
+
+    def kinematics(self, q, qd):
+        """World poses (R = A_IB, p), body-coordinate velocities [ω; v] and q̈ = 0 accelerations."""
+        s = body_states(self.model, q, qd, self.zero)
+        return s.R, s.p, s.v, s.a
+
+    def jacobian(self, q, body, point):
+        """6×nv Jacobian of ``body`` at ``point`` (body coordinates), vectors in world coordinates."""
+        return body_jacobian(self.model, q, body, point, frame="world_aligned")
+
+    def hand_c(self, model, q, qd, f_ext):
+        return hand_c(model, q, qd, f_ext)
+
+
+class _Kinematics:
+    """Poses, velocities and q̈ = 0 accelerations of all bodies at one state (one ``body_states`` call)."""
+
+    def __init__(self, model, q, qd):
+        self.ws = _Workspace.of(model)
+        self.model, self.q = model, q
+        self.R, self.p, self.v, self.a = self.ws.kinematics(q, qd)
+
+    def point(self, body, r):
+        """World position, velocity and q̈ = 0 acceleration of a point r fixed in ``body``."""
+        if body < 0:
+            return r, np.zeros(3), np.zeros(3)
+        R, w, v, al, a = self.R[body], self.v[body, :3], self.v[body, 3:], self.a[body, :3], self.a[body, 3:]
+        vp = v + _cross(w, r)
+        acc = a + _cross(al, r) + _cross(w, vp)
+        return self.p[body] + R @ r, R @ vp, R @ acc
+
+    def omega(self, body):
+        """World angular velocity and q̈ = 0 angular acceleration of ``body``."""
+        if body < 0:
+            return np.zeros(3), np.zeros(3)
+        return self.R[body] @ self.v[body, :3], self.R[body] @ self.a[body, :3]
+
+    def rotation(self, body):
+        return np.eye(3) if body < 0 else self.R[body]
+
+    def jacobian(self, body, r):
+        if body < 0:
+            return np.zeros((6, self.model.nv))
+        return self.ws.jacobian(self.q, body, np.ascontiguousarray(r, dtype=float))
+
+
+class PointConstraint(Constraint):
+    """Point ``point_a`` of ``body_a`` coincides with point ``point_b`` of ``body_b`` (a spherical
+    loop joint).  ``body_b=None`` is the fixed base (``point_b`` in world coordinates).
+
+    c = p_a − p_b in world coordinates, rows restricted to ``axes`` (e.g. ``"xy"`` for a planar
+    loop, whose z row would be identically zero and make J singular).
+    """
+
+    def __init__(self, body_a, point_a, body_b=None, point_b=(0.0, 0.0, 0.0), axes=None, name=None):
+        self.body_a, self.body_b = body_a, body_b
+        self.point_a, self.point_b = _point3("point_a", point_a), _point3("point_b", point_b)
+        self.axes = _axes(axes)
+        self.name = name or f"point({body_a}, {body_b})"
+
+    def evaluate(self, model, q, qd, t=0.0, kin=None):
+        kin = kin or _Kinematics(model, q, qd)
+        a = model.body_index(self.body_a)
+        b = -1 if self.body_b is None else model.body_index(self.body_b)
+        pa, va, aa = kin.point(a, self.point_a)
+        pb, vb, ab = kin.point(b, self.point_b)
+        J = kin.jacobian(a, self.point_a)[3:] - kin.jacobian(b, self.point_b)[3:]
+        ax = self.axes
+        return ConstraintTerms((pa - pb)[ax], (va - vb)[ax], J[ax], (aa - ab)[ax])
+
+
+class AxisConstraint(Constraint):
+    """Unit axis ``axis_a`` of ``body_a`` stays perpendicular to each direction in
+    ``directions_b`` fixed in ``body_b`` (None: the base): c_k = (R_a u)·(R_b w_k) = 0.
+
+    With two directions perpendicular to ``axis_b`` this keeps the axes parallel (2 rows); with a
+    :class:`PointConstraint` at a point of that axis it closes a loop with a revolute joint
+    (:func:`revolute_closure`).  Rows: ċ = (u × w)·(ω_a − ω_b); the bias adds
+    (u̇ × w + u × ẇ)·(ω_a − ω_b) with u̇ = ω_a × u, ẇ = ω_b × w.
+    """
+
+    def __init__(self, body_a, axis_a, body_b=None, directions_b=((1.0, 0.0, 0.0),), name=None):
+        self.body_a, self.body_b = body_a, body_b
+        u = _point3("axis_a", axis_a)
+        if np.linalg.norm(u) < 1e-12:
+            raise ValueError("axis_a: must be a non-zero vector")
+        self.axis_a = u / np.linalg.norm(u)
+        W = np.atleast_2d(np.asarray(directions_b, dtype=float))
+        if W.ndim != 2 or W.shape[1] != 3 or not np.all(np.isfinite(W)) or np.any(np.linalg.norm(W, axis=1) < 1e-12):
+            raise ValueError(f"directions_b: expected non-zero 3-vectors, got {directions_b!r}")
+        self.directions_b = W / np.linalg.norm(W, axis=1, keepdims=True)
+        self.name = name or f"axis({body_a}, {body_b})"
+
+    def evaluate(self, model, q, qd, t=0.0, kin=None):
+        kin = kin or _Kinematics(model, q, qd)
+        a = model.body_index(self.body_a)
+        b = -1 if self.body_b is None else model.body_index(self.body_b)
+        u = kin.rotation(a) @ self.axis_a
+        wa, ala = kin.omega(a)
+        wb, alb = kin.omega(b)
+        Jw = kin.jacobian(a, np.zeros(3))[:3] - kin.jacobian(b, np.zeros(3))[:3]
+        rel, rel_acc = wa - wb, ala - alb
+        ud = _cross(wa, u)
+        rows = []
+        for w0 in self.directions_b:
+            w = kin.rotation(b) @ w0
+            n = _cross(u, w)
+            wd = _cross(wb, w)
+            rows.append((u @ w, n @ rel, n @ Jw, (_cross(ud, w) + _cross(u, wd)) @ rel + n @ rel_acc))
+        c, cd, J, bias = zip(*rows)
+        return ConstraintTerms(np.array(c), np.array(cd), np.array(J), np.array(bias))
+
+
+def revolute_closure(body_a, point_a, axis_a, body_b, point_b, axis_b, name=None):
+    """A loop closed by a revolute joint: points coincide and axes stay parallel (5 rows).
+
+    ``axis_b`` is the joint axis in ``body_b``; two directions perpendicular to it are chosen
+    for the :class:`AxisConstraint`.
+    """
+    ab = _point3("axis_b", axis_b)
+    ab = ab / np.linalg.norm(ab)
+    e = np.eye(3)[int(np.argmin(np.abs(ab)))]
+    d1 = _cross(ab, e)
+    d1 /= np.linalg.norm(d1)
+    d2 = _cross(ab, d1)
+    nm = name or f"revolute({body_a}, {body_b})"
+    return ConstraintSet(PointConstraint(body_a, point_a, body_b, point_b, name=nm + ".point"),
+                         AxisConstraint(body_a, axis_a, body_b, (d1, d2), name=nm + ".axis"))
+
+
+class JointCoupling(Constraint):
+    """Gear between two one-variable joints: q_a = ratio · q_b + offset (c = q_a − r q_b − offset)."""
+
+    def __init__(self, joint_a, joint_b, ratio=1.0, offset=0.0, name=None):
+        self.joint_a, self.joint_b = joint_a, joint_b
+        self.ratio, self.offset = float(ratio), float(offset)
+        if not (math.isfinite(self.ratio) and math.isfinite(self.offset)):
+            raise ValueError(f"ratio/offset: expected finite numbers, got {ratio!r}, {offset!r}")
+        self.name = name or f"coupling({joint_a}, {joint_b})"
+
+    def _vars(self, model):
+        out = []
+        for j in (self.joint_a, self.joint_b):
+            i = model.joint_index(j)
+            if model.nq_joint[i] != 1 or model.nv_joint[i] != 1:
+                raise ValueError(f"joint: {model.joint_names[i]!r} has {model.nq_joint[i]} position variables; "
+                                 "a coupling needs one-variable joints")
+            out.append((int(model.q_start[i]), int(model.v_start[i])))
+        return out
+
+    def evaluate(self, model, q, qd, t=0.0, kin=None):
+        (qa, va), (qb, vb) = self._vars(model)
+        J = np.zeros((1, model.nv))
+        J[0, va] += 1.0
+        J[0, vb] -= self.ratio
+        return ConstraintTerms(np.array([q[qa] - self.ratio * q[qb] - self.offset]), J @ qd, J, np.zeros(1))
+
+
+class FunctionConstraint(Constraint):
+    """Any c(q) = 0 (or c(t, q) = 0 with ``time_dependent=True``) given as a function.
+
+    ``jacobian(q)`` (or ``jacobian(t, q)``) returns ∂c/∂q in velocity coordinates (n, nv);
+    without it the Jacobian is taken by central differences in the tangent space (q ⊕ h e_k).
+    ``bias(q, qd)`` (or ``bias(t, q, qd)``) returns c̈ − J q̈; without it, it is the second
+    difference of c along the constant-velocity path s ↦ c(t + s, q ⊕ s q̇).  Time derivatives
+    ∂c/∂t for ċ are central differences too.  Differences use steps ``h`` (position) — errors are
+    O(h²) and ~1e-9 at the default h = 1e-5 for functions of order one.
+    """
+
+    def __init__(self, c: Callable, jacobian: Callable | None = None, bias: Callable | None = None,
+                 time_dependent: bool = False, name: str | None = None, h: float = 1e-5):
+        if not callable(c):
+            raise TypeError(f"c: expected a callable, got {type(c).__name__}")
+        for nm, f in (("jacobian", jacobian), ("bias", bias)):
+            if f is not None and not callable(f):
+                raise TypeError(f"{nm}: expected a callable or None, got {type(f).__name__}")
+        self.c, self.jac, self.bias_fn, self.time_dependent = c, jacobian, bias, bool(time_dependent)
+        self.h = _positive_time("h", h)
+        self.name = name or getattr(c, "__name__", "function")
+
+    def _c(self, model, t, q):
+        out = np.atleast_1d(np.asarray(self.c(t, q) if self.time_dependent else self.c(q), dtype=float))
+        if out.ndim != 1 or not np.all(np.isfinite(out)):
+            raise ValueError(f"{self.name}: c must return a finite 1-D array, got {out!r}")
+        return out
+
+    def _move(self, model, q, v, s):
+        return q + s * v if model.nq == model.nv else integrate(model, q, v, s)
+
+    def _J(self, model, t, q, n):
+        if self.jac is not None:
+            J = np.asarray(self.jac(t, q) if self.time_dependent else self.jac(q), dtype=float)
+            if J.shape != (n, model.nv):
+                raise ValueError(f"{self.name}: jacobian must return shape ({n}, {model.nv}), got {J.shape}")
+            if not np.all(np.isfinite(J)):
+                raise ValueError(f"{self.name}: jacobian returned NaN or inf")
+            return J
+        h = self.h
+        J = np.empty((n, model.nv))
+        for k in range(model.nv):
+            e = np.zeros(model.nv)
+            e[k] = 1.0
+            J[:, k] = (self._c(model, t, self._move(model, q, e, h)) - self._c(model, t, self._move(model, q, e, -h))) / (2 * h)
+        return J
+
+    def evaluate(self, model, q, qd, t=0.0, kin=None):
+        c = self._c(model, t, q)
+        n = c.shape[0]
+        J = self._J(model, t, q, n)
+        h = self.h
+        ct = 0.0
+        if self.time_dependent:
+            ct = (self._c(model, t + h, q) - self._c(model, t - h, q)) / (2 * h)
+        cdot = J @ qd + ct
+        if self.bias_fn is not None:
+            b = np.asarray(self.bias_fn(t, q, qd) if self.time_dependent else self.bias_fn(q, qd), dtype=float)
+            if b.shape != (n,) or not np.all(np.isfinite(b)):
+                raise ValueError(f"{self.name}: bias must return {n} finite numbers, got {b!r}")
+        else:
+            dt = h if self.time_dependent else 0.0
+            if self.jac is not None and not self.time_dependent:
+                # d/ds [J(q ⊕ s q̇) q̇] at s = 0: one difference instead of two
+                b = (self._J(model, t, self._move(model, q, qd, h), n) @ qd
+                     - self._J(model, t, self._move(model, q, qd, -h), n) @ qd) / (2 * h)
+            else:
+                b = (self._c(model, t + dt, self._move(model, q, qd, h)) - 2 * c
+                     + self._c(model, t - dt, self._move(model, q, qd, -h))) / (h * h)
+        return ConstraintTerms(c, cdot, J, b)
+
+
+class ConstraintSet:
+    """Several constraints solved together by Lagrange multipliers with Baumgarte stabilisation.
+
+    ``time_constant`` T sets α = β = 1/T (critically damped c̈ + 2αċ + β²c = 0); ``alpha`` and
+    ``beta`` (1/s) override it; ``alpha = beta = 0`` switches stabilisation off.  ``redundant``:
+    ``"error"`` (default) raises :class:`ConstraintError` naming the dependent rows when J loses
+    rank; ``"least_squares"`` solves with the pseudo-inverse (the minimum-norm multipliers), for
+    mechanisms whose closures are redundant by design.
+
+    This object is what ``mb.simulate(..., constraints=...)`` calls::
+
+        accelerations(model, q, qd, tau, f_ext=None, t=0.0) -> (q̈, λ)      # TMT eq. (6)
+        residual(model, q, qd, t=0.0) -> (c, ċ)
+    """
+
+    n_states = 0
+
+    def __init__(self, *constraints, time_constant=DEFAULT_BAUMGARTE_TIME, alpha=None, beta=None,
+                 redundant="error", rank_tol=1e-10):
+        flat = []
+        for c in constraints:
+            if isinstance(c, ConstraintSet):
+                flat.extend(c.constraints)
+            elif isinstance(c, Constraint):
+                flat.append(c)
+            elif isinstance(c, (list, tuple)):
+                flat.extend(ConstraintSet(*c).constraints)
+            else:
+                raise TypeError(f"constraints: expected Constraint objects, got {type(c).__name__}")
+        if not flat:
+            raise ValueError("constraints: need at least one constraint")
+        self.constraints = tuple(flat)
+        T = _positive_time("time_constant", time_constant)
+        self.alpha = 1.0 / T if alpha is None else float(alpha)
+        self.beta = 1.0 / T if beta is None else float(beta)
+        for nm, g in (("alpha", self.alpha), ("beta", self.beta)):
+            if not (math.isfinite(g) and g >= 0):
+                raise ValueError(f"{nm}: expected a finite Baumgarte gain ≥ 0 (1/s), got {g!r}")
+        if redundant not in ("error", "least_squares"):
+            raise ValueError(f"redundant: expected 'error' or 'least_squares', got {redundant!r}")
+        self.redundant, self.rank_tol = redundant, float(rank_tol)
+
+    def evaluate(self, model, q, qd, t=0.0) -> ConstraintTerms:
+        kin = None
+        parts, names = [], []
+        for c in self.constraints:
+            if isinstance(c, (PointConstraint, AxisConstraint)):
+                kin = kin or _Kinematics(model, q, qd)
+                terms = c.evaluate(model, q, qd, t, kin=kin)
+            else:
+                terms = c.evaluate(model, q, qd, t)
+            parts.append(terms)
+            names += c.row_names(terms.c.shape[0])
+        self._row_names = names
+        return ConstraintTerms(np.concatenate([p.c for p in parts]), np.concatenate([p.cdot for p in parts]),
+                               np.concatenate([p.J for p in parts]), np.concatenate([p.bias for p in parts]))
+
+    def _time(self, t):
+        if t is None:
+            if any(getattr(c, "time_dependent", False) for c in self.constraints):
+                raise ValueError("t: a time-dependent constraint needs the time; call accelerations/residual with "
+                                 "t=... (mb.simulate passes no time to constraints: integrate such systems with "
+                                 "their own right-hand side, or turn the time dependence into a controller)")
+            return 0.0
+        return float(t)
+
+    def residual(self, model, q, qd, t=None):
+        q, qd = _state(model, q, qd)
+        terms = self.evaluate(model, q, qd, self._time(t))
+        return terms.c, terms.cdot
+
+    def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
+        t = self._time(t)
+        q, qd = _state(model, q, qd)
+        tau = _vector("tau", tau, model.nv)
+        H, C = _Workspace.of(model).hand_c(model, q, qd, _f_ext(model, f_ext))
+        terms = self.evaluate(model, q, qd, t)
+        rhs = -terms.bias - 2.0 * self.alpha * terms.cdot - self.beta ** 2 * terms.c
+        return solve_constrained(H, tau - C, terms.J, rhs, redundant=self.redundant, rank_tol=self.rank_tol,
+                                 row_names=self._row_names)
+
+
+def _cholesky(A, rel_tol):
+    """Lower Cholesky factor of A, or None if a pivot falls below rel_tol·A_jj.
+
+    LAPACK only refuses pivots ≤ 0; the relative test also catches the tiny positive pivots that
+    rounding leaves in a matrix that is singular in exact arithmetic (L_jj² is the pivot).
+    """
+    try:
+        L, _ = cho_factor(A, lower=True, check_finite=False)
+    except LinAlgError:
+        return None
+    pivots = np.diag(L) ** 2
+    if not np.all(pivots > rel_tol * np.diag(A)):
+        return None
+    return L
+
+
+def _kkt_solve(H, d, J, rhs, rank_tol):
+    """Range-space solution of TMT eq. (6): (status, q̈, λ); status 0 ok, 1 H not SPD, 2 J H⁻¹Jᵀ singular."""
+    L = _cholesky(H, 1e-13)
+    if L is None:
+        return 1, None, None
+    X = cho_solve((L, True), np.column_stack([d, J.T]), check_finite=False)
+    qdd0, HiJt = X[:, 0], X[:, 1:]                 # q̈₀ = H⁻¹ d, H⁻¹ Jᵀ
+    A = J @ HiJt
+    if J.shape[0] == 0:
+        return 0, qdd0, np.zeros(0)
+    if np.max(np.diag(A)) == 0.0:
+        return 2, None, None
+    LA = _cholesky(A, rank_tol)
+    if LA is None:
+        return 2, None, None
+    lam = cho_solve((LA, True), rhs - J @ qdd0, check_finite=False)
+    return 0, qdd0 + HiJt @ lam, lam
+
+
+def solve_constrained(H, d, J, rhs, redundant="error", rank_tol=1e-10, row_names=None):
+    """Solve TMT eq. (6): [H −Jᵀ; J 0][q̈; λ] = [d; rhs] by the range-space (Schur) method.
+
+    q̈₀ = H⁻¹d, A = J H⁻¹ Jᵀ, λ = A⁻¹(rhs − J q̈₀), q̈ = q̈₀ + H⁻¹Jᵀλ (LAPACK Cholesky
+    factorisations of H and A, scipy.linalg.cho_factor).  Raises :class:`ConstraintError` naming the dependent rows if A
+    is singular (a Cholesky pivot below ``rank_tol`` of its diagonal entry) unless
+    ``redundant="least_squares"``, which takes the minimum-norm multipliers instead.
+    """
+    H = np.ascontiguousarray(H, dtype=float)
+    J = np.ascontiguousarray(J, dtype=float)
+    d = np.ascontiguousarray(d, dtype=float)
+    rhs = np.ascontiguousarray(rhs, dtype=float)
+    st, qdd, lam = _kkt_solve(H, d, J, rhs, rank_tol)
+    if st == 0:
+        return qdd, lam
+    if st == 1:
+        raise ConstraintError("the joint-space inertia matrix H is not positive definite (a massless chain?)")
+    X = np.linalg.solve(H, np.column_stack([d, J.T]))
+    qdd0, HiJt = X[:, 0], X[:, 1:]
+    A = J @ HiJt
+    A = 0.5 * (A + A.T)
+    w, V = np.linalg.eigh(A)
+    small = w < max(rank_tol, 1e-12) * max(w[-1], np.finfo(float).tiny)
+    if redundant == "error":
+        null = V[:, small] if np.any(small) else V[:, :1]
+        involved = np.flatnonzero(np.max(np.abs(null), axis=1) > 1e-6)
+        names = [row_names[i] if row_names else str(i) for i in involved]
+        raise ConstraintError(
+            f"constraint Jacobian is singular: rank {int(np.sum(~small))} < {A.shape[0]} rows; "
+            f"rows {names} are linearly dependent (a redundant closure, or a singular posture). "
+            "Drop the redundant rows (e.g. PointConstraint(axes='xy') for a planar loop) or pass "
+            "redundant='least_squares'")
+    inv = np.where(small, 0.0, 1.0 / np.where(small, 1.0, w))
+    lam = V @ (inv * (V.T @ (rhs - J @ qdd0)))
+    return qdd0 + HiJt @ lam, lam

@@ -1,0 +1,434 @@
+"""Compliant ground contact: spatial_v2's ``gcPosVel``, ``gcontact`` and ``gcFD`` (Simulink ground-contact model).
+
+The ground is the plane z = 0 with z up (planar models: the x axis, y up).  A set of np
+**contact points** is fixed in the bodies; each is a (body, point) pair.  On a model they are
+stored as frames whose names start with ``"gc"`` (``Model.frames``: ``add_frame("gc0", body,
+translation=point)``), the seed's ``model.gc.body`` / ``model.gc.point``; frames move with their
+bodies through ``floatbase``.  :func:`contact_points` reads them back; every function here also
+takes explicit ``points``.
+
+The force law (``gcontact``) is the nonlinear spring–damper of Azad & Featherstone (ACRA 2010)
+applied to points.  With depth d = −z and z̊ the normal velocity::
+
+    f_n = √d (K d − D ż)            (clipped at 0: the ground only pushes)
+
+and friction from a tangential ground deformation u (a state, 1 or 2 per point)::
+
+    sticking:  f_t = −√d (K u + D u̇),   u̇ = ṗ_t (the ground moves with the point)
+    sliding:   |f_t| would exceed μ f_n → f_t scaled to μ f_n, u̇ from the same law
+    no contact: f = 0, u̇ = −(K/D) u (the ground relaxes)
+
+``fcone = |f_t| / (μ f_n)``: a point is in contact when f_n > 0 and sticking when fcone ≤ 1.
+Units: K in N/m^1.5 and D in N·s/m^1.5 (the √d factor makes the law nonlinear);
+:func:`contact_parameters` picks them from physical quantities — the weight a point carries,
+the static penetration depth and a damping ratio.
+
+:class:`GroundContact` is the object ``mb.simulate(..., contact=...)`` calls::
+
+    n_states; initial_state(model, q, qd) -> z0; forces(model, q, qd, z) -> (f_ext, zdot, info)
+
+Example
+-------
+>>> import numpy as np, multibody as mb
+>>> f = mb.gcontact(1e5, 1e3, 0, np.array([-1e-3, 0.01]), np.array([0.0, 0.0]))   # frictionless
+>>> f.round(6).tolist()                                           # 1e5 · (1e-3)^1.5, and no contact
+[3.162278, 0.0]
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..kinematics.forward import body_states
+
+__all__ = ["GC_PREFIX", "contact_points", "gc_pos_vel", "gcPosVel", "gc_pos_vel_fb", "gcontact",
+           "contact_parameters", "point_forces_to_f_ext", "gc_fd", "gcFD", "GroundContact"]
+
+GC_PREFIX = "gc"   # frames named gc0, gc1, … (any name starting with "gc") are ground-contact points
+
+
+# ------------------------------------------------------------------------------------ points
+def contact_points(model):
+    """(bodies (np,), points (np, 3)) of the model's ground-contact frames (names starting ``gc``).
+
+    The frame's translation is the point in body coordinates (spatial_v2 ``model.gc.point``).
+    """
+    fr = [f for f in model.frames if f.name.startswith(GC_PREFIX)]
+    if not fr:
+        raise ValueError(f"model: has no ground-contact points (frames named {GC_PREFIX!r}…); "
+                         "add them with ModelBuilder.add_frame('gc0', body, translation=point) or pass points=")
+    return np.array([f.body for f in fr], dtype=np.int64), np.array([f.translation for f in fr], dtype=float)
+
+
+def _resolve_points(model, points):
+    if points is None:
+        return contact_points(model)
+    if isinstance(points, tuple) and len(points) == 2 and np.ndim(points[1]) == 2:
+        bodies, pts = points
+        bodies = [model.body_index(b) for b in np.atleast_1d(bodies)]
+    else:
+        try:
+            bodies = [model.body_index(b) for b, _ in points]
+            pts = [p for _, p in points]
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"points: expected (body, point) pairs or (bodies, points (np, 3)); {e}") from None
+    pts = np.asarray(pts, dtype=float)
+    if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] != len(bodies) or len(bodies) == 0:
+        raise ValueError(f"points: expected np ≥ 1 points of 3 coordinates, one body each; got {pts.shape} "
+                         f"for {len(bodies)} bodies")
+    if not np.all(np.isfinite(pts)):
+        raise ValueError("points: contains NaN or inf")
+    if any(b < 0 for b in bodies):
+        raise ValueError("points: a contact point must be fixed in a body, not in the fixed base")
+    return np.asarray(bodies, dtype=np.int64), pts
+
+
+def _nd(model):
+    return 2 if model.planar else 3
+
+
+def _cross_rows(a, b):
+    """Row-wise a × b for (n, 3) arrays (np.cross spends microseconds on argument handling)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+def _world_points(R, p, v, bodies, pts):
+    """World positions and velocities of points from body poses and body-coordinate velocities."""
+    Rb = R[bodies]                                             # (np, 3, 3)
+    w, vo = v[bodies, :3], v[bodies, 3:]
+    pos = p[bodies] + np.einsum("nij,nj->ni", Rb, pts)
+    vel = np.einsum("nij,nj->ni", Rb, vo + _cross_rows(w, pts))
+    return pos, vel
+
+
+def gc_pos_vel(model, q, qd, points=None):
+    """spatial_v2 ``gcPosVel``: positions and linear velocities of the ground-contact points.
+
+    Returns ``posvel`` (2·nd, np) in base coordinates: the top nd rows are positions, the bottom
+    nd rows velocities (nd = 3, or 2 for planar models: x and y).  ``points`` defaults to the
+    model's ``gc`` frames (see :func:`contact_points`).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.rolling_disc(8)
+    >>> q = m.neutral(); q[2] = 0.5                                  # disc centre 0.5 m up
+    >>> pv = mb.gc_pos_vel(m, q, np.zeros(6))
+    >>> pv.shape, bool(np.allclose(pv[3:], 0))
+    ((6, 16), True)
+    """
+    model._require_numeric()
+    bodies, pts = _resolve_points(model, points)
+    s = body_states(model, q, qd)
+    if s.p.ndim != 2:
+        raise ValueError("q, qd: gc_pos_vel takes one state (1-D q and qd)")
+    pos, vel = _world_points(s.R, s.p, s.v, bodies, pts)
+    nd = _nd(model)
+    return np.concatenate([pos[:, :nd].T, vel[:, :nd].T])
+
+
+gcPosVel = gc_pos_vel
+
+
+def gc_pos_vel_fb(model, xfb, q=None, qd=None, points=None):
+    """``gcPosVel(model, xfb, q, qd)`` for a floatbase model driven by ``fd_fb``.
+
+    ``xfb`` = [qn; r; vfb] (13) as in :func:`multibody.fd_fb`; ``q``, ``qd`` the real joints
+    (omit both when the floating base is the only body).  The chain's emulated coordinates are
+    not used for velocities, so this is singularity-free like FDfb itself.
+    """
+    from ..dynamics.floating import check_floatbase_model, fbkin_inverse
+    check_floatbase_model(model)
+    x = np.asarray(xfb, dtype=float)
+    if x.shape != (13,) or not np.all(np.isfinite(x)):
+        raise ValueError(f"xfb: expected 13 finite numbers [qn; r; vfb], got shape {x.shape}")
+    nreal = model.nv - 6
+    q = np.zeros(nreal) if q is None else np.asarray(q, dtype=float)
+    qd = np.zeros(nreal) if qd is None else np.asarray(qd, dtype=float)
+    if q.shape != (model.nq - 6,) or qd.shape != (nreal,):
+        raise ValueError(f"q, qd: expected shapes ({model.nq - 6},), ({nreal},) for the real joints")
+    bodies, pts = _resolve_points(model, points)
+    q6 = fbkin_inverse(x[:7])                      # chain angles for the pose only
+    s = body_states(model, np.concatenate([q6, q]), np.concatenate([np.zeros(6), qd]))
+    pos, vel_rel = _world_points(s.R, s.p, s.v, bodies, pts)   # base held still: relative velocities
+    w, vO = x[7:10], x[10:13]                       # vfb in fixed coordinates
+    vel = vel_rel + vO + np.cross(w, pos)
+    return np.concatenate([pos.T, vel.T])
+
+
+# ------------------------------------------------------------------------------------ forces
+def _pos_scalar(name, v, allow_zero=False):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {v!r}") from None
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name}: expected a finite number {'≥' if allow_zero else '>'} 0, got {v!r}")
+    return v
+
+
+def gcontact(K, D, mu, p, pd, u=None):
+    """spatial_v2 ``gcontact``: ground-reaction forces on points against a compliant ground.
+
+    With friction (``mu > 0``): ``p``, ``pd`` are (nd, np) positions and velocities (nd = 2 or 3,
+    the last row normal), ``u`` the (nd−1, np) tangential deformations; returns
+    ``(f (nd, np), ud (nd−1, np), fcone (np,))``.  Frictionless (``mu == 0``): ``p``, ``pd`` are
+    the normal components only, shape (np,) or (1, np); returns ``f`` of the same shape.
+    K, D > 0 (D ≥ 0 frictionless) in N/m^1.5 and N·s/m^1.5; see the module docstring.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> p = np.array([[0.0], [0.0], [-1e-3]]); pd = np.array([[0.1], [0.0], [0.0]])
+    >>> f, ud, fcone = mb.gcontact(1e5, 1e3, 0.5, p, pd, np.zeros((2, 1)))
+    >>> bool(fcone[0] > 1 and np.isclose(np.hypot(*f[:2, 0]), 0.5 * f[2, 0]))   # sliding: on the cone
+    True
+    """
+    K = _pos_scalar("K", K)
+    mu = _pos_scalar("mu", mu, allow_zero=True)
+    D = _pos_scalar("D", D, allow_zero=(mu == 0))
+    p = np.asarray(p, dtype=float)
+    pd = np.asarray(pd, dtype=float)
+    if p.shape != pd.shape:
+        raise ValueError(f"p, pd: shapes differ: {p.shape} and {pd.shape}")
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(pd))):
+        raise ValueError("p, pd: contain NaN or inf")
+    if mu == 0:
+        if not (p.ndim == 1 or (p.ndim == 2 and p.shape[0] == 1)):
+            raise ValueError(f"p: the frictionless call takes normal components (np,) or (1, np), got {p.shape}")
+        z, zd = p, pd
+        depth = np.maximum(0.0, -z)
+        return np.maximum(0.0, np.sqrt(depth) * (K * depth - D * zd))
+    if p.ndim != 2 or p.shape[0] not in (2, 3):
+        raise ValueError(f"p: expected shape (nd, np) with nd = 2 or 3, got {p.shape}")
+    nd, npt = p.shape
+    u = np.zeros((nd - 1, npt)) if u is None else np.asarray(u, dtype=float)
+    if u.shape != (nd - 1, npt):
+        raise ValueError(f"u: expected shape ({nd - 1}, {npt}) (tangential deformations), got {u.shape}")
+    if not np.all(np.isfinite(u)):
+        raise ValueError("u: contains NaN or inf")
+    z, zd = p[-1], pd[-1]
+    zr = np.sqrt(np.maximum(0.0, -z))
+    fn = zr * (-K * z - D * zd)
+    # (1) values for points out of contact
+    f = np.zeros((nd, npt))
+    ud = (-K / D) * u
+    fcone = np.full(npt, 2.0)                      # any value > 1: not sticking
+    c = fn > 0
+    if np.any(c):
+        # (2a) sticking: the ground deforms with the point
+        fnc = fn[c]
+        udc = pd[:-1, c].copy()
+        Kc, Dc = K * zr[c], D * zr[c]
+        fK = Kc * u[:, c]
+        ftc = -fK - Dc * udc
+        # (2b) sliding: scale the tangential force back onto the friction cone
+        fconec = np.sqrt(np.sum(ftc ** 2, axis=0)) / (mu * fnc)
+        s = fconec > 1
+        if np.any(s):
+            fts = ftc[:, s] / fconec[s]
+            ftc[:, s] = fts
+            udc[:, s] = -(fts + fK[:, s]) / Dc[s]
+        # (2c)
+        f[:-1, c] = ftc
+        f[-1, c] = fnc
+        ud[:, c] = udc
+        fcone[c] = np.minimum(2.0, fconec)
+    return f, ud, fcone
+
+
+def contact_parameters(mass, depth, damping_ratio=1.0, gravity=9.81, n_points=1):
+    """(K, D) of :func:`gcontact` from physical quantities.
+
+    ``mass`` (kg) resting on ``n_points`` points sinks ``depth`` (m) at equilibrium:
+    K d^1.5 = m g / n.  Linearised about that depth the contact is a spring k = 1.5 K √d and a
+    damper c = D √d on the mass m/n; ``damping_ratio`` ζ sets c = 2ζ√(k m/n).
+
+    Example
+    -------
+    >>> K, D = contact_parameters(1.0, 1e-3)
+    >>> round(K * 1e-3 ** 1.5, 6)                        # carries 1 kg at 1 mm
+    9.81
+    """
+    m = _pos_scalar("mass", mass)
+    d = _pos_scalar("depth", depth)
+    z = _pos_scalar("damping_ratio", damping_ratio, allow_zero=True)
+    g = _pos_scalar("gravity", gravity)
+    n = int(n_points)
+    if n < 1:
+        raise ValueError(f"n_points: expected an integer ≥ 1, got {n_points!r}")
+    K = m * g / n / d ** 1.5
+    k = 1.5 * K * math.sqrt(d)
+    D = 2.0 * z * math.sqrt(k * m / n) / math.sqrt(d)
+    return K, D
+
+
+def point_forces_to_f_ext(model, bodies, pos, forces):
+    """Spatial forces (nb, 6) in base coordinates from linear forces at world points.
+
+    Row b sums [p × f; f] over the points on body b (spatial_v2 ``Fpt`` then summation).
+    """
+    fs = np.concatenate([np.cross(pos, forces), forces], axis=1)
+    f_ext = np.zeros((model.nb, 6))
+    np.add.at(f_ext, bodies, fs)
+    return f_ext
+
+
+def gc_fd(model, fd, *args, gc_forces=None, points=None):
+    """spatial_v2 ``gcFD``: call a forward-dynamics function with ground-contact forces as f_ext.
+
+    ``fd`` is ``mb.aba``, ``mb.fd_crb``, ``mb.fd_gq`` (args ``q, qd, tau``) or ``mb.fd_fb``
+    (args ``xfb, q, qd, tau``); ``gc_forces`` (np, nd) are the point forces of :func:`gcontact`
+    (transposed: one row per point).  For ``fd_fb`` the result is the concatenation of xdfb and
+    q̈, as in the seed.
+    """
+    from ..dynamics.floating import fd_fb
+    bodies, pts = _resolve_points(model, points)
+    f_ext = None
+    if gc_forces is not None:
+        F = np.asarray(gc_forces, dtype=float)
+        nd = _nd(model)
+        if F.shape != (len(bodies), nd):
+            raise ValueError(f"gc_forces: expected shape ({len(bodies)}, {nd}), got {F.shape}")
+        if fd is fd_fb:
+            pv = gc_pos_vel_fb(model, *args[:3], points=(bodies, pts)) if len(args) >= 3 else \
+                gc_pos_vel_fb(model, args[0], points=(bodies, pts))
+        else:
+            pv = gc_pos_vel(model, args[0], args[1], points=(bodies, pts))
+        pos = _lift(pv[:nd].T)
+        f_ext = point_forces_to_f_ext(model, bodies, pos, _lift(F))
+    out = fd(model, *args, f_ext=f_ext)
+    if fd is fd_fb:
+        xd, qdd = out
+        return np.concatenate([xd, qdd])
+    return out
+
+
+gcFD = gc_fd
+
+
+def _lift(a2):
+    """(n, 2) planar vectors → (n, 3) with z = 0; (n, 3) unchanged."""
+    if a2.shape[1] == 3:
+        return a2
+    return np.concatenate([a2, np.zeros((a2.shape[0], 1))], axis=1)
+
+
+def _contact_step(R, p, v, bodies, pts, nd, K, D, mu, z):
+    """All points at once: world position/velocity (gcPosVel), gcontact's law, Fpt into f_ext rows.
+
+    The same law as :func:`gcontact`, on the body states of one forward-kinematics call (simulate
+    calls it at every stage of every step).  nd = 3 (z up) or 2 (planar: y up).  Returns
+    (f_ext (nb, 6), zdot, F (np, 3), pos (np, 3), sticking (np,)).
+    """
+    npt, nt = bodies.shape[0], nd - 1
+    pos, vel = _world_points(R, p, v, bodies, pts)
+    zn, zdn = pos[:, nd - 1], vel[:, nd - 1]
+    zr = np.sqrt(np.maximum(0.0, -zn))
+    fn = zr * (-K * zn - D * zdn)
+    F = np.zeros((npt, 3))
+    sticking = np.zeros(npt, dtype=bool)
+    c = fn > 0.0
+    if mu == 0.0:
+        F[c, nd - 1] = fn[c]
+        zdot = np.zeros(0)
+    else:
+        u = z.reshape(npt, nt)
+        ud = (-K / D) * u                          # out of contact: the ground relaxes
+        zrc, uc, vc = zr[c, None], u[c], vel[c, :nt]
+        ft = -zrc * K * uc - zrc * D * vc          # sticking law first: the ground moves with the point
+        udc = vc.copy()
+        fcone = np.sqrt(np.sum(ft * ft, axis=1)) / (mu * fn[c])
+        s = fcone > 1.0                            # sliding: back onto the friction cone
+        ft[s] /= fcone[s, None]
+        udc[s] = -(ft[s] + zrc[s] * K * uc[s]) / (zrc[s] * D)
+        ud[c] = udc
+        F[c, :nt] = ft
+        F[c, nd - 1] = fn[c]
+        sticking[c] = ~s
+        zdot = ud.reshape(-1)
+    # Fpt: [p × f; f] about the base origin, summed per body
+    f_ext = np.zeros((R.shape[0], 6))
+    fs = np.empty((npt, 6))
+    fs[:, :3], fs[:, 3:] = _cross_rows(pos, F), F
+    np.add.at(f_ext, bodies, fs)
+    return f_ext, zdot, F, pos, sticking
+
+
+class GroundContact:
+    """Compliant ground contact for ``mb.simulate(..., contact=GroundContact(model, K, D, mu))``.
+
+    ``points`` defaults to the model's ``gc`` frames.  ``mu = 0`` is the frictionless variant
+    (no states); otherwise the tangential deformations u ((nd−1)·np states, point by point) are
+    integrated with the state.  ``K``, ``D`` as in :func:`gcontact` (see
+    :func:`contact_parameters`).  ``forces`` returns ``info`` with ``"force"`` (np, 3) ground
+    reactions in world coordinates, ``"position"`` (np, 3), ``"in_contact"`` and ``"sticking"``
+    (np,) booleans.
+    """
+
+    def __init__(self, model, K, D, mu=0.0, points=None):
+        model._require_numeric()
+        self.K = _pos_scalar("K", K)
+        self.mu = _pos_scalar("mu", mu, allow_zero=True)
+        self.D = _pos_scalar("D", D, allow_zero=(self.mu == 0))
+        self.bodies, self.points = _resolve_points(model, points)
+        self.nd = _nd(model)
+        self.np = len(self.bodies)
+        self.n_states = (self.nd - 1) * self.np if self.mu > 0 else 0
+        self._nb = model.nb
+
+    def _kinematics(self, model, q, qd):
+        """Body poses (R = A_IB, p) and body-coordinate velocities [ω; v] at one state."""
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        if q.shape != (model.nq,) or qd.shape != (model.nv,):
+            raise ValueError(f"q, qd: expected shapes ({model.nq},), ({model.nv},), got {q.shape}, {qd.shape}")
+        s = body_states(model, q, qd)
+        return s.R, s.p, s.v
+
+    def initial_state(self, model, q, qd):
+        """Undeformed ground: u = 0."""
+        return np.zeros(self.n_states)
+
+    def forces(self, model, q, qd, z=None):
+        if model.nb != self._nb:
+            raise ValueError("model: not the model this GroundContact was built for")
+        if z is None:
+            z = np.zeros(self.n_states)
+        else:
+            z = np.asarray(z, dtype=float)
+            if z.shape != (self.n_states,):
+                raise ValueError(f"z: expected {self.n_states} contact states, got shape {z.shape}")
+        R0, P0, V = self._kinematics(model, q, qd)
+        f_ext, zdot, F, pos, sticking = _contact_step(R0, P0, V, self.bodies, self.points, self.nd,
+                                                      self.K, self.D, self.mu, z)
+        info = {"force": F, "position": pos, "in_contact": F[:, self.nd - 1] > 0, "sticking": sticking}
+        return f_ext, zdot, info
+
+    def forces_fb(self, model, xfb, q=None, qd=None, z=None):
+        """:meth:`forces` for a floatbase model driven by ``fd_fb`` (state ``xfb``, real joints q, q̇).
+
+        Positions and velocities come from :func:`gc_pos_vel_fb` (singularity-free), the law from
+        :func:`gcontact`; returns (f_ext (nb, 6), zdot, info) like :meth:`forces`.
+        """
+        if self.nd != 3:
+            raise ValueError("model: FDfb works only with spatial models")
+        pv = gc_pos_vel_fb(model, xfb, q, qd, points=(self.bodies, self.points))
+        pos, vel = pv[:3].T, pv[3:].T
+        if self.mu == 0:
+            F = np.zeros((self.np, 3))
+            F[:, 2] = gcontact(self.K, self.D, 0.0, pos[:, 2], vel[:, 2])
+            zdot, sticking = np.zeros(0), np.zeros(self.np, dtype=bool)
+        else:
+            z = np.zeros(self.n_states) if z is None else np.asarray(z, dtype=float)
+            if z.shape != (self.n_states,):
+                raise ValueError(f"z: expected {self.n_states} contact states, got shape {z.shape}")
+            f, ud, fcone = gcontact(self.K, self.D, self.mu, pos.T, vel.T, z.reshape(self.np, 2).T)
+            F, zdot, sticking = f.T.copy(), ud.T.reshape(-1), (fcone <= 1) & (f[2] > 0)
+        info = {"force": F, "position": pos, "in_contact": F[:, 2] > 0, "sticking": sticking}
+        return point_forces_to_f_ext(model, self.bodies, pos, F), zdot, info

@@ -1,0 +1,313 @@
+"""Constrained dynamics: FDgq (gamma_q) and Lagrange multipliers with Baumgarte stabilisation.
+
+Cross-checks: FDgq against the Lagrange-multiplier solution of the same constraint and against
+ABA when nothing is constrained; analytic Jacobians against finite differences; two independent
+formulations of a four-bar linkage against each other; the stabilisation's error dynamics
+against its closed-form solution.
+"""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import multibody as mb
+from multibody.simulation.constraints import (DEFAULT_BAUMGARTE_TIME, AxisConstraint, ConstraintError, ConstraintSet,
+                                            FunctionConstraint, GammaQ, JointCoupling, PointConstraint,
+                                            gamma_q_linear, gamma_q_mimic, gamma_q_partitioned, revolute_closure,
+                                            solve_constrained)
+from multibody.simulation.examples import four_bar
+
+RNG = np.random.default_rng(7)
+
+
+def integrate_ode(model, acc, q0, qd0, t_final, rtol=1e-10, atol=1e-12, t_eval=None):
+    """q̈ = acc(t, q, q̇) for models with nq = nv, by SciPy's DOP853 (a reference integrator)."""
+    n = model.nv
+
+    def rhs(t, y):
+        return np.concatenate([y[n:], acc(t, y[:n], y[n:])])
+
+    sol = solve_ivp(rhs, (0.0, t_final), np.concatenate([q0, qd0]), method="DOP853", rtol=rtol, atol=atol,
+                    t_eval=t_eval)
+    assert sol.success, sol.message
+    return sol.t, sol.y[:n].T, sol.y[n:].T
+
+
+# ------------------------------------------------------------------------------------ FDgq
+def test_fd_gq_matches_lagrange_coupling_on_the_double_elbow():
+    model = mb.models.double_elbow()
+    coupling = JointCoupling("elbow2", "elbow1", ratio=1.0)
+    for _ in range(5):
+        y, yd, tau = RNG.normal(size=2), RNG.normal(size=2), RNG.normal(size=3)
+        q, qd = np.array([y[0], y[1], y[1]]), np.array([yd[0], yd[1], yd[1]])
+        qdd_gq = mb.fd_gq(model, q, qd, tau)
+        qdd_l, lam = coupling.accelerations(model, q, qd, tau)
+        np.testing.assert_allclose(qdd_gq, qdd_l, rtol=1e-10, atol=1e-10)
+        assert qdd_gq[1] == pytest.approx(qdd_gq[2], abs=1e-12)   # 1:1 gearing in the accelerations
+        # the constraint force is −Jᵀλ... and it does no work on consistent velocities
+        H, C = mb.hand_c(model, q, qd)
+        tau_c = H @ qdd_gq + C - tau
+        np.testing.assert_allclose(tau_c, coupling.evaluate(model, q, qd).J.T @ lam, atol=1e-10)
+        assert abs(qd @ tau_c) < 1e-10
+
+
+def test_fd_gq_with_identity_gamma_is_aba():
+    model = replace(mb.models.planar(3), gamma_q=gamma_q_linear(np.eye(3)))
+    q, qd, tau = RNG.normal(size=3), RNG.normal(size=3), RNG.normal(size=3)
+    f_ext = RNG.normal(size=(3, 6))
+    np.testing.assert_allclose(mb.fd_gq(model, q, qd, tau, f_ext), mb.aba(model, q, qd, tau, f_ext), atol=1e-10)
+    # batch dimension
+    Q = RNG.normal(size=(4, 3))
+    np.testing.assert_allclose(mb.fd_gq(model, Q, qd, tau), mb.aba(model, Q, qd, tau), atol=1e-10)
+
+
+def test_fd_gq_stabilisation_follows_its_critically_damped_law():
+    """q3 − q2 obeys ë + 2/T ė + e/T² = 0 exactly: e(t) = e0 (1 + t/T) e^{−t/T}."""
+    T = 0.1
+    model = mb.models.double_elbow(Tstab=T)
+    e0 = 0.01
+    q0 = np.array([0.3, 0.2, 0.2 + e0])
+    t_eval = np.linspace(0, 1.0, 11)
+    t, Q, QD = integrate_ode(model, lambda t, q, qd: mb.fd_gq(model, q, qd, np.zeros(3)), q0, np.zeros(3), 1.0,
+                             t_eval=t_eval)
+    e = Q[:, 2] - Q[:, 1]
+    np.testing.assert_allclose(e, e0 * (1 + t / T) * np.exp(-t / T), atol=1e-8)
+
+
+def test_double_elbow_gearing_held_for_ten_seconds():
+    """Example 6's constraint under PD control of the independent variables (shoulder, elbow)."""
+    model = mb.models.double_elbow()
+    y_ref = np.array([0.8, -0.6])
+    G = model.gamma_q.G
+
+    def acc(t, q, qd):
+        y, yd = np.linalg.pinv(G) @ q, np.linalg.pinv(G) @ qd
+        tau = G @ (80.0 * (y_ref - y) - 15.0 * yd)     # torques on the independent variables
+        return mb.fd_gq(model, q, qd, tau)
+
+    t, Q, QD = integrate_ode(model, acc, np.zeros(3), np.zeros(3), 10.0, t_eval=np.linspace(0, 10, 201))
+    assert np.max(np.abs(Q[:, 1] - Q[:, 2])) < 1e-6
+    assert np.max(np.abs(QD[:, 1] - QD[:, 2])) < 1e-6
+
+
+def test_gamma_q_mimic_builds_the_gearing_from_model_mimics():
+    b = mb.ModelBuilder("geared", gravity=(0, -9.81, 0))
+    b.add_body("a", None, "Rz", mass=1.0, com=[0.5, 0, 0], inertia=np.diag([0, 0.1, 0.1]))
+    b.add_body("b", "a", "Rz", mass=1.0, com=[0.5, 0, 0], inertia=np.diag([0, 0.1, 0.1]),
+               joint_translation=[1, 0, 0])
+    b.add_mimic(1, 0, multiplier=-2.0, offset=0.1)
+    model = b.build()
+    gq = gamma_q_mimic(model)
+    qn, qdn, G, gs = gq(model, np.array([0.3, -0.5]), np.array([1.0, -2.0]))
+    assert qn[1] == pytest.approx(-2.0 * qn[0] + 0.1)
+    assert qdn[1] == pytest.approx(-2.0 * qdn[0])
+    coupling = JointCoupling(1, 0, ratio=-2.0, offset=0.1)
+    q, qd, tau = qn, qdn, np.array([0.4, -0.2])
+    np.testing.assert_allclose(mb.fd_gq(replace(model, gamma_q=gq), q, qd, tau),
+                               coupling.accelerations(model, q, qd, tau)[0], atol=1e-10)
+
+
+# ---------------------------------------------------------------------- Lagrange multipliers
+def _fd_jacobian(f, q, h=1e-6):
+    return np.column_stack([(f(q + h * e) - f(q - h * e)) / (2 * h) for e in np.eye(len(q))])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PointConstraint(2, [0.3, 0.1, -0.2], 0, [0.5, 0.0, 0.1]),
+    lambda: PointConstraint(3, [0.3, 0.1, -0.2], None, [0.5, 0.0, 0.1], axes="xz"),
+    lambda: AxisConstraint(3, [0, 0, 1], 1, [[1, 0, 0], [0, 1, 0]]),
+    lambda: AxisConstraint(2, [1, 1, 0], None, [[0, 0, 1]]),
+])
+def test_constraint_jacobian_and_bias_match_finite_differences(make):
+    model = mb.models.auto_tree(4, skew=0.7)
+    con = make()
+    q, qd = RNG.normal(size=4), RNG.normal(size=4)
+    terms = con.evaluate(model, q, qd)
+    np.testing.assert_allclose(terms.J, _fd_jacobian(lambda x: con.evaluate(model, x, qd).c, q), atol=1e-7)
+    np.testing.assert_allclose(terms.cdot, terms.J @ qd, atol=1e-12)
+    # bias = d/ds (J(q + s q̇) q̇): the c̈ of the constant-velocity path
+    h = 1e-5
+    bias_fd = (con.evaluate(model, q + h * qd, qd).J @ qd - con.evaluate(model, q - h * qd, qd).J @ qd) / (2 * h)
+    np.testing.assert_allclose(terms.bias, bias_fd, atol=1e-6)
+
+
+def test_function_constraint_reproduces_the_point_constraint():
+    model = mb.models.auto_tree(4, skew=0.4)
+    point = PointConstraint(3, [0.2, 0.0, 0.1], None, [1.0, 0.5, 0.0])
+    fun = FunctionConstraint(lambda q: mb.point_position(model, q, 3, [0.2, 0.0, 0.1]) - [1.0, 0.5, 0.0])
+    with_jac = FunctionConstraint(fun.c, jacobian=lambda q: mb.point_jacobian(model, q, 3, [0.2, 0.0, 0.1]))
+    q, qd = RNG.normal(size=4), RNG.normal(size=4)
+    ref = point.evaluate(model, q, qd)
+    for con in (fun, with_jac):
+        t = con.evaluate(model, q, qd)
+        np.testing.assert_allclose(t.c, ref.c, atol=1e-12)
+        np.testing.assert_allclose(t.J, ref.J, atol=1e-8)
+        np.testing.assert_allclose(t.bias, ref.bias, atol=2e-4 if con is fun else 1e-7)
+
+
+def test_time_dependent_function_constraint_has_the_rheonomic_terms():
+    """c(t, q) = q0 − sin t: ċ = q̇0 − cos t and the bias (c̈ − J q̈) = sin t."""
+    model = mb.models.planar(2)
+    con = FunctionConstraint(lambda t, q: np.array([q[0] - np.sin(t)]), time_dependent=True)
+    terms = con.evaluate(model, np.array([0.2, 0.1]), np.array([0.5, 0.0]), t=0.7)
+    assert terms.cdot[0] == pytest.approx(0.5 - np.cos(0.7), abs=1e-8)
+    assert terms.bias[0] == pytest.approx(np.sin(0.7), abs=1e-5)
+    with pytest.raises(ValueError, match="time-dependent"):        # no silent t = 0 inside mb.simulate
+        con.accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2))
+    qdd, _ = con.accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2), t=0.7)
+    t = con.evaluate(model, np.zeros(2), np.zeros(2), t=0.7)
+    np.testing.assert_allclose(t.J @ qdd + t.bias, -2 / DEFAULT_BAUMGARTE_TIME * t.cdot
+                               - t.c / DEFAULT_BAUMGARTE_TIME ** 2, atol=1e-6)
+
+
+def test_pinned_arm_at_rest_multipliers_carry_gravity():
+    """Tip pinned: q̈ = 0 and Jᵀλ equals the gravity torques C(q, 0)."""
+    model = mb.models.planar(2)
+    pin = PointConstraint("link2", [1, 0, 0], None, [1, 1, 0], axes="xy")
+    q = np.array([np.pi / 2, -np.pi / 2])
+    qdd, lam = pin.accelerations(model, q, np.zeros(2), np.zeros(2))
+    np.testing.assert_allclose(qdd, 0, atol=1e-12)
+    _, C = mb.hand_c(model, q, np.zeros(2))
+    np.testing.assert_allclose(pin.evaluate(model, q, np.zeros(2)).J.T @ lam, C, atol=1e-12)
+    assert lam[1] == pytest.approx(9.81 / 2)    # half of link 2's weight hangs on the pin
+
+
+def test_baumgarte_error_dynamics_are_critically_damped():
+    """Start 1 cm off the constraint: c(t) = c0 (1 + t/T) e^{−t/T} with T the time constant."""
+    model, closure = four_bar()
+    T = 0.05
+    cs = ConstraintSet(closure, time_constant=T)
+    q0, qd0 = four_bar_initial_state(model, closure)
+    q0 = q0 + np.array([0.0, 0.0, 0.01])
+    c0 = cs.residual(model, q0, np.zeros(3))[0]
+    t_eval = np.linspace(0, 0.3, 7)
+    t, Q, QD = integrate_ode(model, lambda t, q, qd: cs.accelerations(model, q, qd, np.zeros(3))[0],
+                             q0, np.zeros(3), 0.3, t_eval=t_eval)
+    c = np.array([cs.residual(model, q, qd)[0] for q, qd in zip(Q, QD)])
+    np.testing.assert_allclose(c, c0 * ((1 + t / T) * np.exp(-t / T))[:, None], atol=1e-7)
+
+
+def four_bar_initial_state(model, closure, crank_angle=np.pi / 2, crank_rate=2.0):
+    gq = gamma_q_partitioned(closure, [0])
+    q, qd, _, _ = gq(model, np.array([crank_angle, -1.0, -1.8]), np.array([crank_rate, 0.0, 0.0]))
+    return q, qd
+
+
+@pytest.mark.slow
+def test_four_bar_lagrange_and_fdgq_agree_and_hold_the_loop_for_ten_seconds():
+    model, closure = four_bar()
+    q0, qd0 = four_bar_initial_state(model, closure)
+    cs = ConstraintSet(closure)
+    assert cs.alpha == cs.beta == 1 / DEFAULT_BAUMGARTE_TIME
+    t_eval = np.linspace(0, 10, 101)
+    _, QL, QDL = integrate_ode(model, lambda t, q, qd: cs.accelerations(model, q, qd, np.zeros(3))[0], q0, qd0, 10.0,
+                               rtol=1e-9, atol=1e-11, t_eval=t_eval)
+    viol = [np.max(np.abs(np.concatenate(cs.residual(model, q, qd)))) for q, qd in zip(QL, QDL)]
+    assert max(viol) <= 1e-6
+    E = mb.energy(model, QL, QDL)
+    Etot = E.KE + E.PE
+    assert np.max(np.abs(Etot - Etot[0])) / abs(Etot[0]) < 1e-7       # passive: energy conserved
+    mg = replace(model, gamma_q=gamma_q_partitioned(closure, [0]))
+    _, QG, _ = integrate_ode(model, lambda t, q, qd: mb.fd_gq(mg, q, qd, np.zeros(3)), q0, qd0, 10.0,
+                             rtol=1e-9, atol=1e-11, t_eval=t_eval)
+    np.testing.assert_allclose(QL, QG, atol=1e-5)                       # two formulations, one motion
+
+
+def test_revolute_closure_of_a_spatial_loop_keeps_the_axes_parallel():
+    """A 3-D four-bar closed by a revolute joint: 5 rows, J full rank, q̈ keeps c̈ = 0."""
+    model = mb.models.auto_tree(4, skew=0.0)         # planar chain about z
+    closure = revolute_closure(3, [1.0, 0, 0], [0, 0, 1], None, [1.5, 0.5, 0], [0, 0, 1])
+    terms = closure.evaluate(model, np.zeros(4), np.zeros(4))
+    assert terms.J.shape == (5, 4)
+    with pytest.raises(ConstraintError, match="singular"):   # a planar loop: z rows are redundant
+        closure.accelerations(model, RNG.normal(size=4), np.zeros(4), np.zeros(4))
+    lsq = ConstraintSet(closure, redundant="least_squares")
+    q, qd = RNG.normal(size=4), RNG.normal(size=4)
+    qdd, _ = lsq.accelerations(model, q, qd, np.zeros(4))
+    t = lsq.evaluate(model, q, qd)
+    np.testing.assert_allclose(t.J @ qdd + t.bias, -2 * lsq.alpha * t.cdot - lsq.beta ** 2 * t.c, atol=1e-7)
+
+
+def test_gammaq_object_reports_residuals():
+    model = mb.models.double_elbow()
+    obj = GammaQ()
+    c, cd = obj.residual(model, np.array([0.0, 0.1, 0.3]), np.array([0.0, 1.0, 0.0]))
+    np.testing.assert_allclose(c, [0, -0.1, 0.1], atol=1e-12)
+    np.testing.assert_allclose(cd, [0, 0.5, -0.5], atol=1e-12)
+    qdd, tau_c = obj.accelerations(model, np.zeros(3), np.zeros(3), np.zeros(3))
+    assert tau_c.shape == (3,) and abs(tau_c[1] + tau_c[2]) < 1e-10    # equal and opposite at the gears
+
+
+# ------------------------------------------------------------------------------- bad input
+def test_bad_gains_and_shapes_are_named():
+    model, closure = four_bar()
+    for kw in ({"time_constant": np.nan}, {"time_constant": 0.0}, {"alpha": np.nan}, {"beta": -1.0}):
+        name = next(iter(kw))
+        with pytest.raises(ValueError, match=name):
+            ConstraintSet(closure, **kw)
+    with pytest.raises(ValueError, match="redundant"):
+        ConstraintSet(closure, redundant="maybe")
+    with pytest.raises(TypeError, match="Constraint"):
+        ConstraintSet("not a constraint")
+    cs = ConstraintSet(closure)
+    with pytest.raises(ValueError, match="q: expected shape"):
+        cs.accelerations(model, np.zeros(2), np.zeros(3), np.zeros(3))
+    with pytest.raises(ValueError, match="qd: contains NaN"):
+        cs.accelerations(model, np.zeros(3), np.array([0, np.nan, 0]), np.zeros(3))
+    with pytest.raises(ValueError, match="tau"):
+        cs.accelerations(model, np.zeros(3), np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match="f_ext"):
+        cs.accelerations(model, np.zeros(3), np.zeros(3), np.zeros(3), f_ext=np.zeros((2, 6)))
+    with pytest.raises(ValueError, match="axes"):
+        PointConstraint(0, [0, 0, 0], axes="xw")
+    with pytest.raises(ValueError, match="point_a"):
+        PointConstraint(0, [0, 0])
+    with pytest.raises(ValueError, match="body"):
+        PointConstraint("nope", [0, 0, 0]).evaluate(model, np.zeros(3), np.zeros(3))
+    with pytest.raises(ValueError, match="Tstab"):
+        gamma_q_linear(np.eye(2), Tstab=np.nan)
+    with pytest.raises(ValueError, match="G: columns"):
+        gamma_q_linear([[1, 1], [1, 1]])
+
+
+def test_singular_constraint_jacobian_names_the_rows():
+    model, _ = four_bar()
+    closure3 = PointConstraint("rocker", [2.0, 0, 0], None, [2.5, 0, 0], name="closure")   # z row ≡ 0
+    with pytest.raises(ConstraintError, match=r"closure\[2\]"):
+        closure3.accelerations(model, np.array([1.0, -1.0, -1.0]), np.zeros(3), np.zeros(3))
+
+
+def test_fd_gq_bad_gamma_q_is_reported():
+    model = mb.models.planar(2)
+    with pytest.raises(ValueError, match="gamma_q"):
+        mb.fd_gq(model, np.zeros(2), np.zeros(2), np.zeros(2))
+    bad_shape = replace(model, gamma_q=lambda m, q, qd: (q, qd, np.eye(3), np.zeros(2)))
+    with pytest.raises(ValueError, match="G must have shape"):
+        mb.fd_gq(bad_shape, np.zeros(2), np.zeros(2), np.zeros(2))
+    nan = replace(model, gamma_q=lambda m, q, qd: (q, qd, np.eye(2), np.full(2, np.nan)))
+    with pytest.raises(ValueError, match="gs with NaN"):
+        mb.fd_gq(nan, np.zeros(2), np.zeros(2), np.zeros(2))
+    not_tuple = replace(model, gamma_q=lambda m, q, qd: q)
+    with pytest.raises(ValueError, match="tuple"):
+        mb.fd_gq(not_tuple, np.zeros(2), np.zeros(2), np.zeros(2))
+    zero_G = replace(model, gamma_q=lambda m, q, qd: (q, qd, np.zeros((2, 1)), np.zeros(2)))
+    with pytest.raises(ConstraintError, match="Gᵀ H G"):
+        mb.fd_gq(zero_G, np.zeros(2), np.zeros(2), np.zeros(2))
+
+
+def test_partitioned_gamma_q_fails_clearly_far_from_the_loop():
+    model, closure = four_bar()
+    gq = gamma_q_partitioned(closure, [0])
+    with pytest.raises(ConstraintError, match="did not converge|singular"):
+        gq(model, np.array([0.0, 0.0, 0.0]), np.zeros(3))    # links stretched out: no assembly there
+    with pytest.raises(ValueError, match="independent"):
+        gamma_q_partitioned(closure, [0, 1])(model, np.zeros(3), np.zeros(3))
+
+
+def test_solve_constrained_least_squares_for_duplicated_rows():
+    H = np.diag([2.0, 3.0])
+    J = np.array([[1.0, 0.0], [1.0, 0.0]])
+    qdd, lam = solve_constrained(H, np.array([1.0, 1.0]), J, np.zeros(2), redundant="least_squares")
+    np.testing.assert_allclose(qdd, [0.0, 1 / 3], atol=1e-12)
+    np.testing.assert_allclose(lam, [-0.5, -0.5], atol=1e-12)
