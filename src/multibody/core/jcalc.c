@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "core.h"
+#include "spatial.h"
 
 /* Rotation of a quaternion [w, x, y, z] (normalised here): rotates body into parent coordinates. */
 void mb_quat_to_rot(double w, double x, double y, double z, double *R)
@@ -125,18 +126,10 @@ void mb_world_poses_from(const mb_model *m, const double *R, const double *p, do
         const int par = m->parent[i];
         const double *Ri = R + 9 * i, *pi = p + 3 * i;
         double *Ro = R0 + 9 * i, *po = p0 + 3 * i;
-        if (par < first) {
-            for (int k = 0; k < 9; k++)
-                Ro[k] = Ri[k];
-            po[0] = pi[0], po[1] = pi[1], po[2] = pi[2];
-            continue;
-        }
-        const double *Rp = R0 + 9 * par, *pp = p0 + 3 * par;
-        for (int r = 0; r < 3; r++) {
-            po[r] = pp[r] + Rp[3 * r] * pi[0] + Rp[3 * r + 1] * pi[1] + Rp[3 * r + 2] * pi[2];
-            for (int c = 0; c < 3; c++)
-                Ro[3 * r + c] = Rp[3 * r] * Ri[c] + Rp[3 * r + 1] * Ri[3 + c] + Rp[3 * r + 2] * Ri[6 + c];
-        }
+        if (par < first)
+            mb_pose_copy(Ri, pi, Ro, po);
+        else
+            mb_pose_compose(R0 + 9 * par, p0 + 3 * par, Ri, pi, Ro, po);
     }
 }
 

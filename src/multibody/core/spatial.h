@@ -149,66 +149,39 @@ static inline void mb_inertia_to_matrix(const double *J, double *M)
             M[6 * r + c] = B[r][c];
 }
 
-/* out += Xᵀ A X for a symmetric 6×6 A given in child coordinates (articulated inertias, ABA).
- * X = plux(Rᵀ, p) = diag(Rᵀ, Rᵀ)·T with T = [1 0; −p× 1].  First M = diag(R,R) A diag(Rᵀ,Rᵀ)
- * block by block, then Tᵀ M T = [M11 − M12 P + P M21 − P M22 P, M12 + P M22; M21 − M22 P, M22]
- * with P = p×: products with P are cross products, so this costs ~⅓ of two dense 6×6 products. */
-static inline void mb_sym6_to_parent_add(const double *R, const double *p, const double *A, double *out)
+/* out = M x for a 6×6 row-major M (articulated inertias, ABA). */
+static inline void mb_mat6_mul(const double *M, const double *x, double *out)
 {
-    double M11[3][3], M12[3][3], M22[3][3];  /* rotated blocks; M21 = M12ᵀ */
-    double T1[3][3], T2[3][3], T3[3][3];
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-            double s1 = 0, s2 = 0, s3 = 0;  /* rows of R times blocks of A */
-            for (int k = 0; k < 3; k++) {
-                s1 += R[3 * r + k] * A[6 * k + c];
-                s2 += R[3 * r + k] * A[6 * k + 3 + c];
-                s3 += R[3 * r + k] * A[6 * (3 + k) + 3 + c];
-            }
-            T1[r][c] = s1;
-            T2[r][c] = s2;
-            T3[r][c] = s3;
-        }
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-            double s1 = 0, s2 = 0, s3 = 0;
-            for (int k = 0; k < 3; k++) {
-                s1 += T1[r][k] * R[3 * c + k];
-                s2 += T2[r][k] * R[3 * c + k];
-                s3 += T3[r][k] * R[3 * c + k];
-            }
-            M11[r][c] = s1;
-            M12[r][c] = s2;
-            M22[r][c] = s3;
-        }
-    /* N = M22 P (column j of P is e_j × … ; (M P)[r][c] = Σ_k M[r][k] P[k][c]) with
-     * P = [[0,−p2,p1],[p2,0,−p0],[−p1,p0,0]] */
-    double MP22[3][3], MP12[3][3];
-    for (int r = 0; r < 3; r++) {
-        MP22[r][0] = M22[r][1] * p[2] - M22[r][2] * p[1];
-        MP22[r][1] = M22[r][2] * p[0] - M22[r][0] * p[2];
-        MP22[r][2] = M22[r][0] * p[1] - M22[r][1] * p[0];
-        MP12[r][0] = M12[r][1] * p[2] - M12[r][2] * p[1];
-        MP12[r][1] = M12[r][2] * p[0] - M12[r][0] * p[2];
-        MP12[r][2] = M12[r][0] * p[1] - M12[r][1] * p[0];
+    for (int r = 0; r < 6; r++) {
+        const double *row = M + 6 * r;
+        out[r] = row[0] * x[0] + row[1] * x[1] + row[2] * x[2] + row[3] * x[3] + row[4] * x[4] + row[5] * x[5];
     }
-    /* lower-left block L21 = M21 − M22 P; upper-right = L21ᵀ */
-    double L21[3][3];
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
-            L21[r][c] = M12[c][r] - MP22[r][c];
-    /* upper-left: M11 − M12 P + P M21 − P M22 P = M11 − MP12 − MP12ᵀ + Pᵀ... use
-     * P (M21 − M22 P) = P L21, and −M12 P = −MP12:  U11 = M11 − MP12 + P L21 */
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-            /* (P L21)[r][c] = Σ_k P[r][k] L21[k][c] = (p × L21[:,c])[r] */
-            const double x0 = L21[0][c], x1 = L21[1][c], x2 = L21[2][c];
-            const double pl = r == 0 ? p[1] * x2 - p[2] * x1 : r == 1 ? p[2] * x0 - p[0] * x2 : p[0] * x1 - p[1] * x0;
-            out[6 * r + c] += M11[r][c] - MP12[r][c] + pl;
-            out[6 * (3 + r) + c] += L21[r][c];
-            out[6 * c + 3 + r] += L21[r][c];
-            out[6 * (3 + r) + 3 + c] += M22[r][c];
-        }
+}
+
+static inline double mb_dot6(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+static inline void mb_pose_copy(const double *R, const double *p, double *Ro, double *po)
+{
+    for (int k = 0; k < 9; k++)
+        Ro[k] = R[k];
+    po[0] = p[0], po[1] = p[1], po[2] = p[2];
+}
+
+/* (Ro, po) = (Rp, pp) ∘ (R, p): the pose of a child C in frame A from C in P and P in A,
+ * Ro = Rp R, po = pp + Rp p. */
+static inline void mb_pose_compose(const double *Rp, const double *pp, const double *R, const double *p,
+                                   double *Ro, double *po)
+{
+    for (int r = 0; r < 3; r++) {
+        const double a0 = Rp[3 * r], a1 = Rp[3 * r + 1], a2 = Rp[3 * r + 2];
+        po[r] = pp[r] + a0 * p[0] + a1 * p[1] + a2 * p[2];
+        Ro[3 * r] = a0 * R[0] + a1 * R[3] + a2 * R[6];
+        Ro[3 * r + 1] = a0 * R[1] + a1 * R[4] + a2 * R[7];
+        Ro[3 * r + 2] = a0 * R[2] + a1 * R[5] + a2 * R[8];
+    }
 }
 
 #endif
