@@ -1460,6 +1460,18 @@ static PyObject *py_get_num_threads(PyObject *self, PyObject *unused)
     return PyLong_FromLong(num_threads);
 }
 
+/* sincos(x) -> (sin x, cos x) by mb_sincos (jcalc.c), for the tests that hold it to libm. */
+static PyObject *py_sincos(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const double x = PyFloat_AsDouble(arg);
+    if (x == -1.0 && PyErr_Occurred())
+        return NULL;
+    double s, c;
+    mb_sincos(x, &s, &c);
+    return Py_BuildValue("(dd)", s, c);
+}
+
 static PyObject *py_status_message(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -1507,6 +1519,7 @@ static PyMethodDef methods[] = {
      "solve_ltdl_kernel(L, d, lam, rhs, x): x[b] = L^-1 D^-1 L^-T rhs[b]"},
     {"set_num_threads", py_set_num_threads, METH_O, "Threads used by large batches (≥ 1)."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
+    {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},
     {NULL, NULL, 0, NULL},
 };

@@ -14,6 +14,7 @@ void mb_jcalc(const mb_model *m, int i, const double *q, double *R, double *p);
 void mb_tree_poses(const mb_model *m, const double *q, double *R, double *p);
 void mb_world_poses(const mb_model *m, const double *R, const double *p, double *R0, double *p0);
 void mb_world_poses_from(const mb_model *m, const double *R, const double *p, double *R0, double *p0, int first);
+void mb_sincos(double x, double *s, double *c);
 void mb_quat_to_rot(double w, double x, double y, double z, double *R);
 
 /* rnea.c — ID */
