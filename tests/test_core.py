@@ -223,3 +223,34 @@ def test_joint_sincos_matches_libm_to_a_few_ulp():
     assert worst_abs <= 4.5e-16
     assert worst_ulp <= 3
     assert _core.sincos(float("nan"))[0] != _core.sincos(float("nan"))[0]  # NaN stays NaN (libm path)
+
+
+def test_public_entries_are_c_callables_that_behave_like_the_python_functions():
+    """mb.rnea/crba/aba go straight into C (core/_core.c: fast_function) yet keep the Python
+    function's name, signature, docstring, keywords, errors and pickling."""
+    import inspect
+    import pickle
+
+    m = mb.models.planar(3)
+    rng = np.random.default_rng(3)
+    q, qd, tau = rng.normal(size=(3, 3))
+    assert inspect.signature(mb.aba) == inspect.signature(mb.aba.__wrapped__)
+    assert str(inspect.signature(mb.rnea)) == "(model, q, qd, qdd, f_ext=None)"
+    assert mb.crba.__name__ == "crba" and "composite" in mb.crba.__doc__.lower()
+    assert pickle.loads(pickle.dumps(mb.aba)) is mb.aba
+    ref = mb.aba.__wrapped__(m, q, qd, tau)
+    assert np.array_equal(mb.aba(m, q, qd, tau), ref)
+    assert np.array_equal(mb.aba(m, q, qd, tau=tau, f_ext=None), ref)
+    assert np.array_equal(mb.aba(model=m, q=q, qd=qd, tau=tau), ref)
+    assert np.array_equal(mb.aba(m, list(q), qd, tau), ref)            # converted by the Python face
+    assert np.array_equal(mb.rnea(m, q, qd, mb.aba(m, q, qd, tau)), mb.rnea.__wrapped__(m, q, qd, ref))
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'tau'"):
+        mb.aba(m, q, qd)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'torque'"):
+        mb.aba(m, q, qd, torque=tau)
+    with pytest.raises(TypeError, match="multiple values for argument 'q'"):
+        mb.aba(m, q, qd, tau, q=q)
+    with pytest.raises(ValueError, match=r"q: expected shape \(\.\.\., 3\)"):
+        mb.crba(m, np.zeros(4))
+    with pytest.raises(ValueError, match="fallback must take"):
+        _core.fast_function(_core.crba, lambda *a: None)

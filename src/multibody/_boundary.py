@@ -11,6 +11,8 @@ calls again with ``(N, n)`` arrays.  Per-state checks (NaN/inf, zero quaternions
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .core import _core
@@ -93,3 +95,17 @@ def raise_for(status: int):
     """Turn a kernel status code into a ValueError."""
     if status != OK:
         raise ValueError(_core.status_message(int(status)))
+
+
+def fast_entry(kernel, python_face):
+    """The public function: ``python_face``'s name, signature and docstring, called through
+    ``_core.fast_function`` — the C kernel straight on ``model._c`` when the arguments are plain
+    single states (no Python frame, ~100 ns less per call), ``python_face`` for everything else.
+
+    >>> import numpy as np, multibody as mb
+    >>> mb.rnea.__name__, mb.rnea.__module__
+    ('rnea', 'multibody.dynamics.id')
+    """
+    entry = _core.fast_function(kernel, python_face)
+    functools.update_wrapper(entry, python_face)
+    return entry

@@ -28,5 +28,7 @@ def aba(model, q, qd, tau, f_ext=None):
     return _core.aba(c, args["q"], args["qd"], args["tau"], args.get("f_ext")).reshape(batch + (model.nv,))
 
 
+aba = B.fast_entry(_c_aba, aba)  # called from C: no Python frame on the fast path
+
 FDab = aba
 forward_dynamics = aba

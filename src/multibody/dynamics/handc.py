@@ -29,6 +29,9 @@ def crba(model, q):
     return _core.crba(c, args["q"]).reshape(batch + (model.nv, model.nv))
 
 
+crba = B.fast_entry(_c_crba, crba)  # called from C: no Python frame on the fast path
+
+
 def hand_c(model, q, qd, f_ext=None):
     """spatial_v2 ``HandC``: H (CRBA) and C = ID(q, q̇, 0, f_ext) (RNEA), so that H q̈ + C = τ.
 

@@ -36,5 +36,7 @@ def rnea(model, q, qd, qdd, f_ext=None):
     return tau.reshape(batch + (model.nv,))
 
 
+rnea = B.fast_entry(_c_rnea, rnea)  # called from C: no Python frame on the fast path
+
 ID = rnea
 inverse_dynamics = rnea
