@@ -4,7 +4,7 @@
  *   Ic_i = I_i;  for i = nb−1 … 0:  Ic_λ(i) += Ic_i            (composite inertia of subtree i)
  *   for each body i, each dof k of joint i:
  *       F = Ic_i S_k
- *       H_jk = H_kj = S_jᵀ F   for the dofs j of joint i and of every ancestor of i
+ *       H_kj = S_jᵀ F   for j = k and every ancestor dof of k (the lower triangle; H_jk = H_kj)
  *   H_kk += armature_k
  *
  * H_jk = S_jᵀ Ic_i S_k does not depend on the coordinates it is evaluated in, so, as Pinocchio
@@ -21,35 +21,45 @@
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H)
 {
     const int nb = m->nb, nv = m->nv;
-    double *Ic = d->Ic, *Sw = d->U;  /* composite inertias and motion subspaces, base coordinates */
+    double *Ic = d->Ic, *ST = d->U;  /* composite inertias; S in base coordinates, transposed (6 × nv) */
     mb_tree_poses(m, q, d->R, d->p);
     mb_world_poses(m, d->R, d->p, d->R0, d->p0);
     memset(Ic, 0, sizeof(double) * MB_NI * nb);
     for (int i = 0; i < nb; i++) {
         const double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
         mb_inertia_to_parent_add(R0, p0, m->inertia + MB_NI * i, Ic + MB_NI * i);  /* I_i in base coords */
-        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
-            mb_motion_to_parent(R0, p0, m->S + 6 * k, Sw + 6 * k);                  /* S_k in base coords */
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
+            double s[6];
+            mb_subspace_to_base(m, k, R0, p0, s);                                   /* S_k in base coords */
+            for (int r = 0; r < 6; r++)
+                ST[nv * r + k] = s[r];
+        }
     }
     for (int i = nb - 1; i >= 0; i--)  /* composite inertias, leaves to root */
         if (m->parent[i] >= 0)
             for (int r = 0; r < MB_NI; r++)
                 Ic[MB_NI * m->parent[i] + r] += Ic[MB_NI * i + r];
 
+    /* Row k of the lower triangle: H_kj = S_jᵀ F for j = k and its ancestors, taken run by run of
+     * consecutive dofs (dof_run_start) so the inner loop is a plain, vectorisable sweep over j. */
     memset(H, 0, sizeof(double) * nv * nv);
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
+            const double s[6] = {ST[k], ST[nv + k], ST[2 * nv + k], ST[3 * nv + k], ST[4 * nv + k], ST[5 * nv + k]};
             double F[6];
-            mb_inertia_mul(Ic + MB_NI * i, Sw + 6 * k, F);  /* F = Ic_i S_k */
-            for (int j = i; j >= 0; j = m->parent[j])      /* joint i and its ancestors */
-                for (int k2 = m->v_start[j]; k2 < m->v_start[j] + m->nv_joint[j]; k2++) {
-                    const double *S2 = Sw + 6 * k2;
-                    const double s = S2[0] * F[0] + S2[1] * F[1] + S2[2] * F[2] + S2[3] * F[3] + S2[4] * F[4] +
-                                     S2[5] * F[5];
-                    H[nv * k2 + k] = s;
-                    H[nv * k + k2] = s;
-                }
+            mb_inertia_mul(Ic + MB_NI * i, s, F);  /* F = Ic_i S_k */
+            double *row = H + (long)nv * k;
+            for (int j = k; j >= 0;) {
+                const int lo = m->dof_run_start[j];
+                for (int t = lo; t <= j; t++)
+                    row[t] = F[0] * ST[t] + F[1] * ST[nv + t] + F[2] * ST[2 * nv + t] + F[3] * ST[3 * nv + t] +
+                             F[4] * ST[4 * nv + t] + F[5] * ST[5 * nv + t];
+                j = m->dof_parent[lo];
+            }
         }
-    for (int k = 0; k < nv; k++)
-        H[nv * k + k] += m->armature[k];
+    for (int k = 0; k < nv; k++) {  /* the upper triangle, and the rotors on the diagonal */
+        for (int t = 0; t < k; t++)
+            H[(long)nv * t + k] = H[(long)nv * k + t];
+        H[(long)nv * k + k] += m->armature[k];
+    }
 }

@@ -87,7 +87,8 @@ int mb_fdfb(const mb_model *m, mb_data *d, const double *x, const double *q, con
         return MB_SINGULAR;
     if (!base_acceleration(d->IA + 36 * FB, pA6, d->a + 6 * FB))           /* a_FB = −IA⁻¹ pA */
         return MB_SINGULAR;
-    mb_aba_acceleration_pass(m, d, NULL, NULL, qdd, NULL, FB + 1);           /* pass 3 */
+    if (mb_aba_acceleration_pass(m, d, NULL, NULL, qdd, NULL, FB + 1) != MB_OK)  /* pass 3 */
+        return MB_SINGULAR;
     xdfb(m, x, d->a + 6 * FB, xd);
     return MB_OK;
 }

@@ -24,6 +24,5 @@ int mb_hybrid(const mb_model *m, mb_data *d, const unsigned char *fd, const doub
     const int st = mb_aba_articulated_pass(m, d, tau, fd, 0);
     if (st != MB_OK)
         return st;
-    mb_aba_acceleration_pass(m, d, minus_grav, fd, qdd, tau, 0);
-    return MB_OK;
+    return mb_aba_acceleration_pass(m, d, minus_grav, fd, qdd, tau, 0);
 }

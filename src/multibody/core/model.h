@@ -62,6 +62,10 @@ typedef struct mb_model {
     int *dof_unit;        /* (nv) s when column k of S is the unit vector e_s (s = 0…5), so
                                       products with S are picks (ABA's U = IA S), −1 otherwise  */
 
+    int *dof_run_start;   /* (nv) first j of the unbroken run j, j+1, …, k of ancestors ending at
+                                      dof k (λ(t) = t − 1 inside it): CRBA's H row k is filled run
+                                      by run, λ(dof_run_start[k]) continuing to the next run       */
+
     double a_grav[6];     /* spatial gravity [0,0,0, gx,gy,gz] in base coordinates, m/s²      */
     int max_nvj;          /* largest nv_joint (size of the D blocks of ABA)                   */
 } mb_model;

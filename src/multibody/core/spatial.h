@@ -184,4 +184,21 @@ static inline void mb_pose_compose(const double *Rp, const double *pp, const dou
     }
 }
 
+/* S_k in base coordinates, X_0i⁻¹ S_k: for a unit column e_s (most revolute and prismatic joints)
+ * that is a column of R0 and, for rotations, its moment p0 × (R0 e_s). */
+static inline void mb_subspace_to_base(const mb_model *m, int k, const double *R0, const double *p0, double *Sw)
+{
+    const int s = m->dof_unit[k];
+    if (s < 0) {
+        mb_motion_to_parent(R0, p0, m->S + 6 * k, Sw);
+    } else if (s < 3) {
+        const double e0 = R0[s], e1 = R0[3 + s], e2 = R0[6 + s];
+        Sw[0] = e0, Sw[1] = e1, Sw[2] = e2;
+        Sw[3] = p0[1] * e2 - p0[2] * e1, Sw[4] = p0[2] * e0 - p0[0] * e2, Sw[5] = p0[0] * e1 - p0[1] * e0;
+    } else {
+        Sw[0] = Sw[1] = Sw[2] = 0.0;
+        Sw[3] = R0[s - 3], Sw[4] = R0[s], Sw[5] = R0[s + 3];
+    }
+}
+
 #endif
