@@ -254,3 +254,19 @@ def test_public_entries_are_c_callables_that_behave_like_the_python_functions():
         mb.crba(m, np.zeros(4))
     with pytest.raises(ValueError, match="fallback must take"):
         _core.fast_function(_core.crba, lambda *a: None)
+
+
+def test_import_is_quick_and_loads_simulation_view_and_models_on_first_use():
+    """`import multibody` must not pull SciPy, the viewer or the seed models (start-up to the first
+    rnea is a benchmark goal); each name still resolves on first use, and dir() lists it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, multibody as mb; heavy = [m for m in ('scipy', 'multibody.simulation', 'multibody.view', "
+            "'multibody.models', 'sympy') if m in sys.modules]; print(heavy); "
+            "print(mb.simulate.__module__, mb.fd_gq.__name__, mb.models.planar.__name__, 'view' in dir(mb))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "multibody.simulation.core fd_gq planar True"
+    with pytest.raises(AttributeError, match="no attribute 'simulat'"):
+        mb.simulat

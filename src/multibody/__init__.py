@@ -7,9 +7,7 @@
 (5, 5)
 """
 
-from . import models
 from .core import get_num_threads, set_num_threads
-from . import view
 from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
                        fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
 from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
@@ -22,13 +20,6 @@ from .model.joints import JointType
 from .model.model import Frame, Geometry, Mimic, Model
 from .model.urdf import URDFError, URDFWarning, load_urdf
 from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
-from .simulation import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit, SimulationError, SimulationWarning,
-                       Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
-                       simulate_batch, TorqueTable)
-from .simulation.constraints import (AxisConstraint, ConstraintError, ConstraintSet, FDgq, FunctionConstraint,
-                                   GammaQ, JointCoupling, PointConstraint, fd_gq, revolute_closure)
-from .simulation.contact import GroundContact, contact_parameters, gc_pos_vel, gcontact, gcPosVel
-
 __all__ = [
     "set_num_threads", "get_num_threads",
     "Model", "ModelBuilder", "view", "JointType", "Frame", "Geometry", "Mimic", "models",
@@ -48,9 +39,33 @@ __all__ = [
 ]
 
 
-def __getattr__(name):  # multibody.codegen loads SymPy/SymEngine: imported on first use
-    if name == "codegen":
-        import importlib
+# Imported on first use, so that `import multibody` stays quick (start-up to the first rnea is a
+# benchmark goal): the seed models, the viewer, code generation (SymPy/SymEngine) and simulation
+# (SciPy).  name -> the module that defines it (None: the subpackage itself).
+_LAZY = {
+    "models": None, "view": None, "codegen": None, "simulation": None,
+    **dict.fromkeys(["BatchTrajectory", "Event", "EventRecord", "PD", "PeriodicOrbit", "SimulationError",
+                     "SimulationWarning", "Trajectory", "Walker", "find_periodic_orbit", "impact_map", "joint_wall",
+                     "linearize", "simulate", "simulate_batch", "TorqueTable"], ".simulation"),
+    **dict.fromkeys(["AxisConstraint", "ConstraintError", "ConstraintSet", "FDgq", "FunctionConstraint", "GammaQ",
+                     "JointCoupling", "PointConstraint", "fd_gq", "revolute_closure"], ".simulation.constraints"),
+    **dict.fromkeys(["GroundContact", "contact_parameters", "gc_pos_vel", "gcontact", "gcPosVel"],
+                    ".simulation.contact"),
+}
 
-        return importlib.import_module(".codegen", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name):
+    import importlib
+
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    where = _LAZY[name]
+    value = importlib.import_module("." + name if where is None else where, __name__)
+    if where is not None:
+        value = getattr(value, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
