@@ -41,20 +41,24 @@ void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H)
                 Ic[MB_NI * m->parent[i] + r] += Ic[MB_NI * i + r];
 
     /* Row k of the lower triangle: H_kj = S_jᵀ F for j = k and its ancestors, taken run by run of
-     * consecutive dofs (dof_run_start) so the inner loop is a plain, vectorisable sweep over j. */
-    memset(H, 0, sizeof(double) * nv * nv);
+     * consecutive dofs (dof_run_start) so the inner loop is a plain sweep over j; the entries
+     * between runs are zero.  Every entry is written once (no memset: the output is fresh memory,
+     * and for big batches writing it is a large share of the time). */
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
             const double s[6] = {ST[k], ST[nv + k], ST[2 * nv + k], ST[3 * nv + k], ST[4 * nv + k], ST[5 * nv + k]};
             double F[6];
             mb_inertia_mul(Ic + MB_NI * i, s, F);  /* F = Ic_i S_k */
             double *row = H + (long)nv * k;
-            for (int j = k; j >= 0;) {
+            int j = k;
+            while (j >= 0) {
                 const int lo = m->dof_run_start[j];
                 for (int t = lo; t <= j; t++)
                     row[t] = F[0] * ST[t] + F[1] * ST[nv + t] + F[2] * ST[2 * nv + t] + F[3] * ST[3 * nv + t] +
                              F[4] * ST[4 * nv + t] + F[5] * ST[5 * nv + t];
                 j = m->dof_parent[lo];
+                for (int t = j + 1; t < lo; t++)
+                    row[t] = 0.0;
             }
         }
     for (int k = 0; k < nv; k++) {  /* the upper triangle, and the rotors on the diagonal */
