@@ -270,3 +270,61 @@ def test_import_is_quick_and_loads_simulation_view_and_models_on_first_use():
     assert out[1] == "multibody.simulation.core fd_gq planar True"
     with pytest.raises(AttributeError, match="no attribute 'simulat'"):
         mb.simulat
+
+
+def _random_planar_tree(rng, normal, n=7):
+    """A branched tree in the plane ⊥ e_normal: revolute joints about e_normal, prismatic ones in
+    the plane, fixed joints, joint frames turned about e_normal and offset along it, bodies with
+    out-of-plane CoM offsets and products of inertia, gravity with a component along the normal."""
+    k = normal
+    a, b = (k + 1) % 3, (k + 2) % 3
+    g = rng.normal(size=3)
+    builder = mb.ModelBuilder("planar_tree", gravity=tuple(g))
+    for i in range(n):
+        phi = rng.uniform(-np.pi, np.pi)
+        rot = np.eye(3)
+        rot[a, a] = rot[b, b] = np.cos(phi)
+        rot[b, a], rot[a, b] = np.sin(phi), -np.sin(phi)
+        kind = ["revolute", "revolute", "prismatic", "fixed"][i % 4] if i else "revolute"
+        axis = np.eye(3)[k] if kind == "revolute" else None
+        if kind == "prismatic":
+            axis = np.zeros(3)
+            axis[a], axis[b] = np.cos(phi / 3), np.sin(phi / 3)
+        R, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        inertia = R @ np.diag(rng.uniform(1.0, 1.8, 3)) @ R.T  # a real body's, turned off the axes
+        builder.add_body(f"b{i}", parent=None if i == 0 else f"b{rng.integers(0, i)}", joint=kind, axis=axis,
+                         mass=rng.uniform(0.5, 2), com=rng.normal(size=3) * 0.3, inertia=inertia,
+                         joint_rotation=rot, joint_translation=rng.normal(size=3),
+                         armature=0.1 if kind == "revolute" and i % 3 == 0 else None)
+    return builder.build()
+
+
+@pytest.mark.parametrize("normal", [0, 1, 2])
+def test_planar_trees_run_fdab_in_planar_vectors_with_the_same_result(normal):
+    """core/planar.c: a planar tree's FDab in 3-vectors equals the 6-D ABA (forced with a zero
+    f_ext) and CRBA/RNEA's solution to rounding, out-of-plane offsets and inertia included."""
+    rng = np.random.default_rng(normal)
+    m = _random_planar_tree(rng, normal)
+    assert m._c.planar
+    for _ in range(5):
+        q, qd, tau = rng.normal(size=(3, m.nq))
+        qdd = mb.aba(m, q, qd, tau)
+        six_d = mb.aba(m, q, qd, tau, f_ext=np.zeros((m.nb, 6)))
+        direct = np.linalg.solve(mb.crba(m, q), tau - mb.rnea(m, q, qd, np.zeros(m.nv)))
+        assert np.abs(qdd - six_d).max() <= 1e-12 * (1 + np.abs(six_d).max())
+        assert np.abs(qdd - direct).max() <= 1e-10 * (1 + np.abs(direct).max())
+    Q, QD, TAU = rng.normal(size=(3, 50, m.nq))  # batches take the same path
+    assert np.allclose(mb.aba(m, Q, QD, TAU), mb.aba(m, Q, QD, TAU, f_ext=np.zeros((m.nb, 6))), rtol=1e-12, atol=1e-12)
+
+
+def test_only_planar_trees_take_the_planar_path():
+    assert mb.models.double_pendulum()._c.planar
+    assert not mb.models.floatbase(mb.models.auto_tree(3))._c.planar  # a free joint is not planar
+    builder = mb.ModelBuilder("tilted")
+    builder.add_body("a", joint="revolute", axis=[0, 0, 1], inertia=np.eye(3))
+    builder.add_body("b", parent="a", joint="revolute", axis=[0, 1, 0], inertia=np.eye(3))  # out of the plane
+    assert not builder.build()._c.planar
+    builder = mb.ModelBuilder("slide_out")
+    builder.add_body("a", joint="revolute", axis=[0, 0, 1], inertia=np.eye(3))
+    builder.add_body("b", parent="a", joint="prismatic", axis=[0, 0.6, 0.8], inertia=np.eye(3))
+    assert not builder.build()._c.planar

@@ -49,7 +49,7 @@ static void cmodel_free_arrays(mb_model *m)
     free(m->parent), free(m->jtype), free(m->q_start), free(m->nq_joint), free(m->v_start);
     free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
     free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
-    free(m->axis_kind), free(m->dof_unit), free(m->dof_run_start);
+    free(m->axis_kind), free(m->dof_unit), free(m->dof_run_start), free(m->plnr);
     memset(m, 0, sizeof *m);
 }
 
@@ -183,6 +183,10 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         m->dof_unit[k] = nonzero == 1 && s >= 0 ? s : -1;
         m->dof_run_start[k] = k > 0 && m->dof_parent[k] == k - 1 ? m->dof_run_start[k - 1] : k;
     }
+    if (!mb_planar_setup(m)) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     self->single = mb_data_new(m);
     if (!self->single) {
         PyErr_NoMemory();
@@ -194,6 +198,12 @@ fail:
     return NULL;
 }
 
+static PyObject *CModel_get_planar(CModel *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->m.planar);
+}
+
 static PyObject *CModel_get_sizes(CModel *self, void *closure)
 {
     (void)closure;
@@ -202,6 +212,7 @@ static PyObject *CModel_get_sizes(CModel *self, void *closure)
 
 static PyGetSetDef CModel_getset[] = {
     {"sizes", (getter)CModel_get_sizes, NULL, "(nb, nq, nv)", NULL},
+    {"planar", (getter)CModel_get_planar, NULL, "True if FDab runs in planar vectors (planar.c)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

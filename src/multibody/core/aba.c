@@ -268,6 +268,8 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdd)
 {
+    if (m->planar && !fext)  /* the same algorithm in planar vectors (planar.c) */
+        return mb_aba_planar(m, d, q, qd, tau, qdd);
     double minus_grav[6];
     for (int r = 0; r < 6; r++)
         minus_grav[r] = -m->a_grav[r];

@@ -34,6 +34,11 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdd);
 
+/* planar.c — FDab in planar vectors for planar trees */
+int mb_planar_setup(mb_model *m);
+int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+                  double *qdd);
+
 /* fd_crb.c — FDcrb */
 int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double *x);
 int mb_fd_crb(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "core.h"
+#include "trig.h"
 #include "spatial.h"
 
 /* Rotation of a quaternion [w, x, y, z] (normalised here): rotates body into parent coordinates. */
@@ -20,42 +21,9 @@ void mb_quat_to_rot(double w, double x, double y, double z, double *R)
     R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
 }
 
-/* sin x and cos x together, for joint angles.  glibc's sincos spends ~45 cycles per call — a
- * quarter of RNEA on a humanoid — on a reduction built for any argument.  Joint angles are small,
- * so: x = k·π/2 + r with |r| ≤ π/4 by Cody–Waite reduction (π/2 split into three parts, the first
- * two with 33 significant bits, so k·part is exact for |k| < 2²⁰), then the Taylor series of sin r
- * and cos r, which on |r| ≤ π/4 reach double precision by degree 17 and 18 (the next terms are
- * < 1e-19), evaluated by Estrin's scheme (short dependency chains) with no library call: k is
- * rounded by adding 1.5·2⁵².  Within a few ulp of libm (tests/test_core.py checks); arguments
- * beyond 10⁶ rad (and non-finite ones) go to libm. */
-static inline void sincos_joint(double x, double *s, double *c)
-{
-    if (!(fabs(x) <= 1e6)) {
-        *s = sin(x), *c = cos(x);
-        return;
-    }
-    const double PIO2_1 = 1.5707963267341256, PIO2_2 = 6.077100506303966e-11, PIO2_3 = 2.0222662487959506e-21;
-    const double ROUND = 6755399441055744.0;  /* 1.5·2⁵²: x + ROUND − ROUND rounds x to an integer */
-    const double k = (x * 0.6366197723675814 + ROUND) - ROUND;  /* nearest multiple of π/2 (× 2/π) */
-    const double r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
-    const double z = r * r, z2 = z * z, z4 = z2 * z2;
-    const double sa = -1.0 / 6 + z * (1.0 / 120), sb = -1.0 / 5040 + z * (1.0 / 362880);
-    const double sc = -1.0 / 39916800 + z * (1.0 / 6227020800), sd = -1.0 / 1307674368000 + z * (1.0 / 355687428096000);
-    const double ca = -1.0 / 2 + z * (1.0 / 24), cb = -1.0 / 720 + z * (1.0 / 40320);
-    const double cc = -1.0 / 3628800 + z * (1.0 / 479001600), cd = -1.0 / 87178291200 + z * (1.0 / 20922789888000);
-    const double sr = r + (r * z) * ((sa + z2 * sb) + z4 * (sc + z2 * sd));
-    const double cr = 1.0 + z * ((ca + z2 * cb) + z4 * ((cc + z2 * cd) + z4 * (-1.0 / 6402373705728000)));
-    switch ((long)k & 3) {
-    case 0: *s = sr, *c = cr; return;
-    case 1: *s = cr, *c = -sr; return;
-    case 2: *s = -sr, *c = -cr; return;
-    default: *s = -cr, *c = sr; return;
-    }
-}
-
 void mb_sincos(double x, double *s, double *c)
 {
-    sincos_joint(x, s, c);
+    mb_sincos_joint(x, s, c);
 }
 
 /* Status of a configuration: non-finite entries, or quaternions too small to normalise. */
@@ -86,7 +54,7 @@ void mb_jcalc(const mb_model *m, int i, const double *q, double *R, double *p)
     case MB_HELICAL: {  /* Rodrigues: rotation by θ about the unit axis a */
         const double th = qi[0];
         double c, s;
-        sincos_joint(th, &s, &c);
+        mb_sincos_joint(th, &s, &c);
         const double t = 1.0 - c;
         R[0] = c + a[0] * a[0] * t, R[1] = a[0] * a[1] * t - a[2] * s, R[2] = a[0] * a[2] * t + a[1] * s;
         R[3] = a[1] * a[0] * t + a[2] * s, R[4] = c + a[1] * a[1] * t, R[5] = a[1] * a[2] * t - a[0] * s;
@@ -110,7 +78,7 @@ void mb_jcalc(const mb_model *m, int i, const double *q, double *R, double *p)
         return;
     case MB_PLANAR: {
         double c, s;
-        sincos_joint(qi[2], &s, &c);
+        mb_sincos_joint(qi[2], &s, &c);
         R[0] = c, R[1] = -s, R[2] = 0, R[3] = s, R[4] = c, R[5] = 0, R[6] = 0, R[7] = 0, R[8] = 1;
         p[0] = qi[0], p[1] = qi[1];
         return;
@@ -138,7 +106,7 @@ void mb_tree_poses(const mb_model *m, const double *q, double *R, double *p)
             if (m->jtype[i] == MB_REVOLUTE) {
                 const int a = (k + 1) % 3, b = (k + 2) % 3;
                 double c, s;
-                sincos_joint(qi, &s, &c);
+                mb_sincos_joint(qi, &s, &c);
                 for (int r = 0; r < 3; r++) {
                     const double ta = T[3 * r + a], tb = T[3 * r + b];
                     Ri[3 * r + a] = c * ta + s * tb;

@@ -66,6 +66,15 @@ typedef struct mb_model {
                                       dof k (λ(t) = t − 1 inside it): CRBA's H row k is filled run
                                       by run, λ(dof_run_start[k]) continuing to the next run       */
 
+    /* planar trees (planar.c): every joint frame turned about one coordinate axis e_k only,
+     * revolute joints about e_k, prismatic ones in the plane ⊥ e_k.  FDab then runs in planar
+     * vectors [ω; v_a; v_b] with a = k+1, b = k+2 (mod 3).                                          */
+    int planar;           /* 1 if the tree is planar (tables below filled), else 0                 */
+    double *plnr;         /* (nb × 8) cos, sin of the tree rotation's angle about e_k; tree
+                                      translation (a, b); Ī_kk, h_a, h_b, m of the body inertia     */
+    double *plnr_S;       /* (nv × 3) planar motion subspace columns (inside plnr's allocation)   */
+    double plnr_grav[3];  /* planar gravity [0, g_a, g_b]                                         */
+
     double a_grav[6];     /* spatial gravity [0,0,0, gx,gy,gz] in base coordinates, m/s²      */
     int max_nvj;          /* largest nv_joint (size of the D blocks of ABA)                   */
 } mb_model;

@@ -1,0 +1,196 @@
+/* planar.c — the articulated-body algorithm for planar trees in planar vectors
+ * (RBDA table 7.1 with the 3-D "planar" spatial arithmetic of RBDA §2.16; spatial_v2 FDab on models
+ * built with plnr/Xpln joints).
+ *
+ * A tree moves in a plane when every joint frame is turned from its parent's about one coordinate
+ * axis e_k only, its revolute joints turn about e_k and its prismatic joints slide in the plane
+ * ⊥ e_k.  Then every body's velocity is [ω; v_a; v_b] (ω about e_k, v in the plane spanned by
+ * e_a, e_b with a = k+1, b = k+2 mod 3), and the joint forces depend only on the in-plane parts
+ * of everything: the 3-vectors of RBDA §2.16 replace the 6-vectors, 3×3 matrices the 6×6 ones,
+ * and FDab costs about a fifth — which is what makes small planar systems (pendulums, walkers,
+ * the seeds' examples) fast to simulate.  Out-of-plane offsets, products of inertia and gravity
+ * only load the joints' constraint reactions, never their motion, so they are dropped exactly:
+ * the result equals mb_aba's to rounding (tests/test_core.py compares them).
+ *
+ * Planar vectors:  motion [ω; v_a; v_b], force [n; f_a; f_b].  A body's pose in its parent is an
+ * angle θ and an origin p = (p_a, p_b); the motion transform parent → child is
+ *     X = [1 0; Rᵀ (−p_b, p_a)ᵀ  Rᵀ],  R = [c −s; s c],
+ * the rigid-body inertia about the body origin is [Ī_kk  −h_b  h_a; −h_b  m  0; h_a  0  m]
+ * (h = m·c the first moment of mass), and
+ *     v ×m m = [0; v_b m_ω − ω m_b; ω m_a − v_a m_ω],   v ×* f = [v_a f_b − v_b f_a; −ω f_b; ω f_a].
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "trig.h"
+
+enum { PB_COS = 0, PB_SIN, PB_TA, PB_TB, PB_IKK, PB_HA, PB_HB, PB_M, PB_N };
+
+static int near(double x, double y)
+{
+    return fabs(x - y) <= 1e-14;
+}
+
+/* Decide whether the model is planar and, if so, fill its planar tables (model.h: planar …).
+ * Returns 0 only when out of memory. */
+int mb_planar_setup(mb_model *m)
+{
+    m->planar = 0;
+    if (m->nb == 0)
+        return 1;
+    int k = -1;  /* the common normal e_k: the first revolute axis, else that of the tree rotations */
+    for (int i = 0; i < m->nb && k < 0; i++)
+        if (m->jtype[i] == MB_REVOLUTE)
+            k = m->axis_kind[i];
+    if (k < 0)
+        return 1;
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    for (int i = 0; i < m->nb; i++) {
+        const double *T = m->tree_R + 9 * i, *ax = m->axis + 3 * i;
+        const int jt = m->jtype[i];
+        if (!(near(T[4 * k], 1.0) && near(T[3 * k + a], 0.0) && near(T[3 * k + b], 0.0) &&
+              near(T[3 * a + k], 0.0) && near(T[3 * b + k], 0.0)))
+            return 1;  /* the joint frame is tilted out of the plane */
+        if (!((jt == MB_REVOLUTE && m->axis_kind[i] == k) || (jt == MB_PRISMATIC && near(ax[k], 0.0)) ||
+              jt == MB_FIXED))
+            return 1;
+    }
+    m->plnr = malloc(sizeof(double) * (PB_N * m->nb + 3 * (m->nv ? m->nv : 1)));
+    if (!m->plnr)
+        return 0;
+    m->plnr_S = m->plnr + PB_N * m->nb;
+    const int kk = k == 0 ? 4 : k == 1 ? 7 : 9;  /* Ī_kk in the 10-parameter inertia */
+    for (int i = 0; i < m->nb; i++) {
+        const double *T = m->tree_R + 9 * i, *t = m->tree_p + 3 * i, *J = m->inertia + MB_NI * i;
+        double *P = m->plnr + PB_N * i;
+        P[PB_COS] = T[4 * a], P[PB_SIN] = T[3 * b + a];  /* the tree rotation's angle about e_k */
+        P[PB_TA] = t[a], P[PB_TB] = t[b];
+        P[PB_IKK] = J[kk], P[PB_HA] = J[MB_I_H + a], P[PB_HB] = J[MB_I_H + b], P[PB_M] = J[MB_I_M];
+        for (int v = m->v_start[i]; v < m->v_start[i] + m->nv_joint[i]; v++) {
+            double *S = m->plnr_S + 3 * v;
+            if (m->jtype[i] == MB_REVOLUTE)
+                S[0] = 1.0, S[1] = 0.0, S[2] = 0.0;
+            else
+                S[0] = 0.0, S[1] = m->axis[3 * i + a], S[2] = m->axis[3 * i + b];
+        }
+    }
+    m->plnr_grav[0] = 0.0, m->plnr_grav[1] = m->a_grav[3 + a], m->plnr_grav[2] = m->a_grav[3 + b];
+    m->planar = 1;
+    return 1;
+}
+
+static inline double dot3(const double *x, const double *y)
+{
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+}
+
+/* out = X m (motion, parent → child) */
+static inline void motion_to_child(const double *X, const double *m, double *out)
+{
+    out[0] = m[0];
+    out[1] = X[3] * m[0] + X[4] * m[1] + X[5] * m[2];
+    out[2] = X[6] * m[0] + X[7] * m[1] + X[8] * m[2];
+}
+
+/* FDab for a planar model (m->planar), no external forces; the workspace's 6-D arrays hold the
+ * planar quantities in their first entries (d->R: X_i as 3×3, d->IA: 3×3 articulated inertias). */
+int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+                  double *qdd)
+{
+    const int nb = m->nb;
+    for (int i = 0; i < nb; i++) {  /* pass 1: X_i, v_i, c_i, IA_i = I_i, pA_i = v ×* I v */
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const double *P = m->plnr + PB_N * i, *S = m->plnr_S + 3 * vs;
+        double *X = d->R + 9 * i, *v = d->v + 6 * i, *c = d->c + 6 * i, *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
+        double cs = P[PB_COS], sn = P[PB_SIN], pa = P[PB_TA], pb = P[PB_TB];
+        if (m->jtype[i] == MB_REVOLUTE) {  /* turn by q: θ = θ_tree + q */
+            double cq, sq;
+            mb_sincos_joint(q[m->q_start[i]], &sq, &cq);
+            const double c2 = cs * cq - sn * sq, s2 = sn * cq + cs * sq;
+            cs = c2, sn = s2;
+        } else if (m->jtype[i] == MB_PRISMATIC) {  /* slide by q along the axis (joint frame) */
+            const double x = q[m->q_start[i]];
+            pa += (P[PB_COS] * S[1] - P[PB_SIN] * S[2]) * x;
+            pb += (P[PB_SIN] * S[1] + P[PB_COS] * S[2]) * x;
+        }
+        X[0] = 1.0, X[1] = 0.0, X[2] = 0.0;  /* X = [1 0; Rᵀ(−p_b, p_a)ᵀ Rᵀ] */
+        X[3] = -cs * pb + sn * pa, X[4] = cs, X[5] = sn;
+        X[6] = sn * pb + cs * pa, X[7] = -sn, X[8] = cs;
+        double vJ[3] = {0.0, 0.0, 0.0};
+        if (nj == 1)
+            vJ[0] = S[0] * qd[vs], vJ[1] = S[1] * qd[vs], vJ[2] = S[2] * qd[vs];
+        if (par < 0) {
+            v[0] = vJ[0], v[1] = vJ[1], v[2] = vJ[2];
+            c[0] = c[1] = c[2] = 0.0;
+        } else {
+            motion_to_child(X, d->v + 6 * par, v);
+            v[0] += vJ[0], v[1] += vJ[1], v[2] += vJ[2];
+            c[0] = 0.0, c[1] = v[2] * vJ[0] - v[0] * vJ[2], c[2] = v[0] * vJ[1] - v[1] * vJ[0];
+        }
+        const double Ikk = P[PB_IKK], ha = P[PB_HA], hb = P[PB_HB], mass = P[PB_M];
+        IA[0] = Ikk, IA[1] = -hb, IA[2] = ha;
+        IA[3] = -hb, IA[4] = mass, IA[5] = 0.0;
+        IA[6] = ha, IA[7] = 0.0, IA[8] = mass;
+        const double Iv[3] = {Ikk * v[0] - hb * v[1] + ha * v[2], -hb * v[0] + mass * v[1], ha * v[0] + mass * v[2]};
+        pA[0] = v[1] * Iv[2] - v[2] * Iv[1], pA[1] = -v[0] * Iv[2], pA[2] = v[0] * Iv[1];
+    }
+    for (int i = nb - 1; i >= 0; i--) {  /* pass 2: U, D, u; IA_λ += Xᵀ Ia X, pA_λ += Xᵀ pa */
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const double *X = d->R + 9 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
+        double *IA = d->IA + 36 * i, Ia[9], pa[3];
+        memcpy(Ia, IA, sizeof Ia);
+        pa[0] = pA[0], pa[1] = pA[1], pa[2] = pA[2];
+        if (nj == 1) {
+            const double *S = m->plnr_S + 3 * vs;
+            double *U = d->U + 6 * vs;
+            for (int r = 0; r < 3; r++)
+                U[r] = dot3(IA + 3 * r, S);
+            const double D = dot3(S, U) + m->armature[vs];
+            if (!(D > 0.0))
+                return MB_SINGULAR;
+            const double Dinv = 1.0 / D;
+            d->Dinv[36 * i] = Dinv;
+            d->u[vs] = tau[vs] - dot3(S, pA);
+            if (par < 0)
+                continue;
+            const double ud = d->u[vs] * Dinv;
+            for (int r = 0; r < 3; r++) {
+                const double ur = U[r] * Dinv;
+                for (int cc = 0; cc < 3; cc++)
+                    Ia[3 * r + cc] -= ur * U[cc];
+                pa[r] += U[r] * ud;
+            }
+        }
+        if (par < 0)
+            continue;
+        for (int r = 0; r < 3; r++)  /* pa += Ia c */
+            pa[r] += dot3(Ia + 3 * r, c);
+        double M[9];  /* Ia X, then Xᵀ (Ia X) */
+        for (int r = 0; r < 3; r++)
+            for (int cc = 0; cc < 3; cc++)
+                M[3 * r + cc] = Ia[3 * r] * X[cc] + Ia[3 * r + 1] * X[3 + cc] + Ia[3 * r + 2] * X[6 + cc];
+        double *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
+        for (int r = 0; r < 3; r++) {
+            for (int cc = 0; cc < 3; cc++)
+                IAp[3 * r + cc] += X[r] * M[cc] + X[3 + r] * M[3 + cc] + X[6 + r] * M[6 + cc];
+            pAp[r] += X[r] * pa[0] + X[3 + r] * pa[1] + X[6 + r] * pa[2];
+        }
+    }
+    const double a_base[3] = {-m->plnr_grav[0], -m->plnr_grav[1], -m->plnr_grav[2]};
+    for (int i = 0; i < nb; i++) {  /* pass 3: a = X a_λ + c;  q̈ = (u − Uᵀ a)/D;  a += S q̈ */
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const double *c = d->c + 6 * i;
+        double *a = d->a + 6 * i;
+        motion_to_child(d->R + 9 * i, par < 0 ? a_base : d->a + 6 * par, a);
+        a[0] += c[0], a[1] += c[1], a[2] += c[2];
+        if (nj == 1) {
+            const double *S = m->plnr_S + 3 * vs;
+            const double x = (d->u[vs] - dot3(d->U + 6 * vs, a)) * d->Dinv[36 * i];
+            qdd[vs] = x;
+            a[0] += S[0] * x, a[1] += S[1] * x, a[2] += S[2] * x;
+        }
+    }
+    return MB_OK;
+}

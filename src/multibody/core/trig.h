@@ -1,0 +1,40 @@
+/* trig.h — sine and cosine of joint angles, inlined into jcalc.c and planar.c. */
+#ifndef MULTIBODY_TRIG_H
+#define MULTIBODY_TRIG_H
+
+#include <math.h>
+
+/* sin x and cos x together, for joint angles.  glibc's sincos spends ~45 cycles per call — a
+ * quarter of RNEA on a humanoid — on a reduction built for any argument.  Joint angles are small,
+ * so: x = k·π/2 + r with |r| ≤ π/4 by Cody–Waite reduction (π/2 split into three parts, the first
+ * two with 33 significant bits, so k·part is exact for |k| < 2²⁰), then the Taylor series of sin r
+ * and cos r, which on |r| ≤ π/4 reach double precision by degree 17 and 18 (the next terms are
+ * < 1e-19), evaluated by Estrin's scheme (short dependency chains) with no library call: k is
+ * rounded by adding 1.5·2⁵².  Within a few ulp of libm (tests/test_core.py checks); arguments
+ * beyond 10⁶ rad (and non-finite ones) go to libm. */
+static inline void mb_sincos_joint(double x, double *s, double *c)
+{
+    if (!(fabs(x) <= 1e6)) {
+        *s = sin(x), *c = cos(x);
+        return;
+    }
+    const double PIO2_1 = 1.5707963267341256, PIO2_2 = 6.077100506303966e-11, PIO2_3 = 2.0222662487959506e-21;
+    const double ROUND = 6755399441055744.0;  /* 1.5·2⁵²: x + ROUND − ROUND rounds x to an integer */
+    const double k = (x * 0.6366197723675814 + ROUND) - ROUND;  /* nearest multiple of π/2 (× 2/π) */
+    const double r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
+    const double z = r * r, z2 = z * z, z4 = z2 * z2;
+    const double sa = -1.0 / 6 + z * (1.0 / 120), sb = -1.0 / 5040 + z * (1.0 / 362880);
+    const double sc = -1.0 / 39916800 + z * (1.0 / 6227020800), sd = -1.0 / 1307674368000 + z * (1.0 / 355687428096000);
+    const double ca = -1.0 / 2 + z * (1.0 / 24), cb = -1.0 / 720 + z * (1.0 / 40320);
+    const double cc = -1.0 / 3628800 + z * (1.0 / 479001600), cd = -1.0 / 87178291200 + z * (1.0 / 20922789888000);
+    const double sr = r + (r * z) * ((sa + z2 * sb) + z4 * (sc + z2 * sd));
+    const double cr = 1.0 + z * ((ca + z2 * cb) + z4 * ((cc + z2 * cd) + z4 * (-1.0 / 6402373705728000)));
+    switch ((long)k & 3) {
+    case 0: *s = sr, *c = cr; return;
+    case 1: *s = cr, *c = -sr; return;
+    case 2: *s = -sr, *c = -cr; return;
+    default: *s = -cr, *c = sr; return;
+    }
+}
+
+#endif
