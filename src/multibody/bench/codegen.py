@@ -28,56 +28,12 @@ import warnings
 
 import numpy as np
 
+from .pin_twin import pinocchio_twin
+
 
 def _best(fn, number, repeat=5):
     """Best time per call over ``repeat`` runs of ``number`` calls (seconds)."""
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
-
-
-def _dfs(model):
-    children = [[] for _ in range(model.nb)]
-    roots = []
-    for i in range(model.nb):
-        (roots if model.parent[i] < 0 else children[model.parent[i]]).append(i)
-    order, stack = [], roots[::-1]
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        stack.extend(children[i][::-1])
-    return order
-
-
-def pinocchio_twin(model):
-    """Pinocchio model with the same joints, placements and inertias; v_pin = v[perm].
-
-    Revolute/prismatic joints only; bodies on fixed joints must be massless leaves (dropped)."""
-    import pinocchio as pin
-
-    from multibody.model.joints import JointType
-
-    pm = pin.Model()
-    pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
-    ids, perm = {}, []
-    for i in _dfs(model):
-        jt = JointType(model.jtype[i])
-        if jt == JointType.FIXED:
-            if model.mass[i] != 0 or any(model.parent[j] == i for j in range(model.nb)):
-                raise ValueError(f"pinocchio_twin: body {model.body_names[i]!r} on a fixed joint has mass or children")
-            continue
-        if jt == JointType.REVOLUTE:
-            jm = pin.JointModelRevoluteUnaligned(model.jaxis[i])
-        elif jt == JointType.PRISMATIC:
-            jm = pin.JointModelPrismaticUnaligned(model.jaxis[i])
-        else:
-            raise ValueError(f"pinocchio_twin: joint type {jt.name} not supported here")
-        parent = 0 if model.parent[i] < 0 else ids[model.parent[i]]
-        jid = pm.addJoint(parent, jm, pin.SE3(model.tree_rotation[i], model.tree_translation[i]),
-                          model.joint_names[i])
-        pm.appendBodyToJoint(jid, pin.Inertia(model.mass[i], model.com[i], model.inertia_com[i]),
-                             pin.SE3.Identity())
-        ids[i] = jid
-        perm.append(int(model.v_start[i]))
-    return pm, np.array(perm)
 
 
 def bench_starleth(n_batch: int):

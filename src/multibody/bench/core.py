@@ -28,7 +28,7 @@ import timeit
 import numpy as np
 
 import multibody as mb
-from multibody.model.joints import JointType
+from multibody.bench.pin_twin import pinocchio_twin
 
 ALGORITHMS = ("rnea", "crba", "aba")
 
@@ -39,50 +39,6 @@ def bench_models():
     return [("6-dof chain  auto_tree(6, skew=π/4)", mb.models.auto_tree(6, skew=math.pi / 4)),
             ("30-body tree auto_tree(30, bf=2, skew=π/4, taper=0.95)",
              mb.models.auto_tree(30, bf=2, skew=math.pi / 4, taper=0.95))]
-
-
-# --------------------------------------------------------------------------- Pinocchio twin
-def _dfs_order(model):
-    children = [[] for _ in range(model.nb)]
-    roots = []
-    for i in range(model.nb):
-        (roots if model.parent[i] < 0 else children[model.parent[i]]).append(i)
-    order, stack = [], roots[::-1]
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        stack.extend(children[i][::-1])
-    return order
-
-
-def pinocchio_twin(model):
-    """(pin.Model, dof permutation) for a model of 1-dof joints, or None if Pinocchio is missing.
-
-    Pinocchio needs every subtree's dofs contiguous, so joints are added depth-first; ``perm``
-    maps our dof order to Pinocchio's (x_pin = x[perm])."""
-    try:
-        import pinocchio as pin
-    except ImportError:
-        return None
-    kinds = {JointType.REVOLUTE: pin.JointModelRevoluteUnaligned,
-             JointType.PRISMATIC: pin.JointModelPrismaticUnaligned}
-    pm = pin.Model()
-    pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
-    ids = [0] * model.nb
-    order = _dfs_order(model)
-    for i in order:
-        jt = JointType(int(model.jtype[i]))
-        if jt not in kinds:
-            raise ValueError(f"model: the benchmark twin handles revolute/prismatic joints, not {jt.name}")
-        parent = 0 if model.parent[i] < 0 else ids[model.parent[i]]
-        jid = pm.addJoint(parent, kinds[jt](np.asarray(model.jaxis[i], float)),
-                          pin.SE3(np.asarray(model.tree_rotation[i]), np.asarray(model.tree_translation[i])),
-                          model.joint_names[i])
-        pm.appendBodyToJoint(jid, pin.Inertia(float(model.mass[i]), np.asarray(model.com[i]),
-                                              np.asarray(model.inertia_com[i])), pin.SE3.Identity())
-        ids[i] = jid
-    perm = np.array([model.v_start[i] for i in order], dtype=int)
-    return pm, perm
 
 
 # --------------------------------------------------------------------------- timing

@@ -1,13 +1,15 @@
-"""Build the Pinocchio twin of a multibody Model with Pinocchio's own API, and convert states.
+"""The Pinocchio twin of a multibody Model, built with Pinocchio's own API, and state conversion.
 
-Used only by tests: Pinocchio is the peer we check against. Conventions converted here, never in
-the core: free-flyer q = [x y z qx qy qz qw], v = [v; ω]; spherical q = [qx qy qz qw];
-planar q = [x y cosθ sinθ].
+Pinocchio is the peer the tests and benchmarks check against (an optional dependency, imported
+here on use).  Conventions are converted here, never in the core: free-flyer q = [x y z qx qy qz
+qw], v = [v; ω]; spherical q = [qx qy qz qw]; planar q = [x y cosθ sinθ].  Bodies on fixed joints
+have no Pinocchio joint: they may only be massless leaves (frames), which are left out.
 """
-import numpy as np
-import pinocchio as pin
+from __future__ import annotations
 
-from multibody.model.joints import JointType
+import numpy as np
+
+from ..model.joints import JointType
 
 
 def dfs_order(model):
@@ -25,6 +27,9 @@ def dfs_order(model):
 
 
 def to_pinocchio(model):
+    """pin.Model with the same joints (depth-first, see :func:`dfs_order`), placements and inertias."""
+    import pinocchio as pin
+
     pm = pin.Model()
     pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
     ids = [None] * model.nb
@@ -43,8 +48,11 @@ def to_pinocchio(model):
             jm = pin.JointModelFreeFlyer()
         elif jt == JointType.PLANAR:
             jm = pin.JointModelPlanar()
+        elif model.mass[i] == 0 and not any(model.parent[j] == i for j in range(model.nb)):
+            continue  # a massless leaf on a fixed joint: a frame, nothing to simulate
         else:
-            raise ValueError("pin_twin: fixed joints have no Pinocchio twin here (the URDF test compares fixed joints)")
+            raise ValueError(f"pin_twin: body {model.body_names[i]!r} on a {jt.name} joint has mass or children; "
+                             "only massless leaves may hang on fixed joints here")
         parent = 0 if model.parent[i] < 0 else ids[model.parent[i]]
         placement = pin.SE3(model.tree_rotation[i], model.tree_translation[i])
         jid = pm.addJoint(parent, jm, placement, model.joint_names[i])
@@ -54,6 +62,7 @@ def to_pinocchio(model):
 
 
 def q_to_pin(model, q):
+    """Our configuration in Pinocchio's joint order and conventions."""
     out = []
     for i in dfs_order(model):
         jt, s = JointType(model.jtype[i]), model.q_start[i]
@@ -81,6 +90,7 @@ def v_perm(model):
 
 
 def random_state(model, rng):
+    """(q, q̇, q̈) with angles in [−π, π], unit quaternions and normal rates."""
     q = []
     for i in range(model.nb):
         jt = JointType(model.jtype[i])
@@ -91,3 +101,12 @@ def random_state(model, rng):
         else:
             q += list(rng.uniform(-np.pi, np.pi, size=model.nq_joint[i]))
     return np.array(q), rng.normal(size=model.nv), rng.normal(size=model.nv)
+
+
+def pinocchio_twin(model):
+    """(pin.Model, perm) with v_pin = v[perm], or None when Pinocchio is not installed."""
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        return None
+    return to_pinocchio(model), v_perm(model)
