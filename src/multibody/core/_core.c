@@ -713,12 +713,33 @@ static int nargs_ok(Py_ssize_t nargs, Py_ssize_t want, const char *fn)
 /* ------------------------------------------------------------------------------------------ */
 /* Entry points                                                                                  */
 
+/* The model of an entry point called with `want` arguments, the CModel first; NULL with the error set. */
+static CModel *entry_model(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *name)
+{
+    return nargs_ok(nargs, want, name) ? get_model(args[0]) : NULL;
+}
+
+/* The tail of every entry point with one array result (…, t0[, t1]): make it, run fn over the
+ * states bound in j, and turn a failing status into its error. */
+static PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int nd, npy_intp t0,
+                                     npy_intp t1)
+{
+    PyArrayObject *out = new_output(batch, N, nd, t0, t1);
+    if (!out)
+        return NULL;
+    bind_output(j, 0, out, nd == 1 ? t0 : t0 * t1);
+    const int st = execute(cm, fn, j, batch, N);
+    if (st != MB_OK) {
+        Py_DECREF(out);
+        return raise_status(st);
+    }
+    return (PyObject *)out;
+}
+
 /* Shared body of the algorithms with one vector result: rnea, aba, fd_crb. */
 static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn)
 {
-    if (!nargs_ok(nargs, 5, name))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 5, name);
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -731,16 +752,7 @@ static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, cons
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[3] != NULL;
-    PyArrayObject *out = new_output(batch, N, 1, m->nv, 0);
-    if (!out)
-        return NULL;
-    bind_output(&j, 0, out, m->nv);
-    const int st = execute(cm, fn, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(out);
-        return raise_status(st);
-    }
-    return (PyObject *)out;
+    return run_into_new_output(cm, fn, &j, batch, N, 1, m->nv, 0);
 }
 
 static PyObject *py_rnea(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -770,9 +782,7 @@ static PyObject *py_fd_sparse(PyObject *self, PyObject *const *args, Py_ssize_t 
 static PyObject *py_crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 2, "crba"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 2, "crba");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -783,24 +793,13 @@ static PyObject *py_crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     const int ok = bind_inputs(specs, 1, &j, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
-    PyArrayObject *H = new_output(batch, N, 2, m->nv, m->nv);
-    if (!H)
-        return NULL;
-    bind_output(&j, 0, H, (Py_ssize_t)m->nv * m->nv);
-    const int st = execute(cm, crba_state, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(H);
-        return raise_status(st);
-    }
-    return (PyObject *)H;
+    return run_into_new_output(cm, crba_state, &j, batch, N, 2, m->nv, m->nv);
 }
 
 static PyObject *py_hand_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 4, "hand_c"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 4, "hand_c");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -831,9 +830,7 @@ static PyObject *py_hand_c(PyObject *self, PyObject *const *args, Py_ssize_t nar
 static PyObject *py_hybrid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 7, "hybrid"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 7, "hybrid");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -871,9 +868,7 @@ static PyObject *py_hybrid(PyObject *self, PyObject *const *args, Py_ssize_t nar
 /* fdfb/idfb(cmodel, xfb, q, qd, tau-or-qdd, f_ext) -> (xd, qdd-or-tau); real joints only */
 static PyObject *floating_entry(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn)
 {
-    if (!nargs_ok(nargs, 6, name))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 6, name);
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -921,9 +916,7 @@ static PyObject *py_idfb(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 static PyObject *py_body_states(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 4, "body_states"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 4, "body_states");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -962,9 +955,7 @@ static PyObject *py_body_states(PyObject *self, PyObject *const *args, Py_ssize_
 static PyObject *py_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 5, "jacobian"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 5, "jacobian");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -988,25 +979,14 @@ static PyObject *py_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.body = (int)body, j.frame = (int)frame, j.point = PyArray_DATA((PyArrayObject *)args[3]);
-    PyArrayObject *J = new_output(batch, N, 2, 6, m->nv);
-    if (!J)
-        return NULL;
-    bind_output(&j, 0, J, 6 * (Py_ssize_t)m->nv);
-    const int st = execute(cm, jacobian_state, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(J);
-        return raise_status(st);
-    }
-    return (PyObject *)J;
+    return run_into_new_output(cm, jacobian_state, &j, batch, N, 2, 6, m->nv);
 }
 
 /* com_jacobian(cmodel, q) -> Σ m_i J_i(c_i) (…, 3, nv) */
 static PyObject *py_com_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 2, "com_jacobian"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 2, "com_jacobian");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -1017,25 +997,14 @@ static PyObject *py_com_jacobian(PyObject *self, PyObject *const *args, Py_ssize
     const int ok = bind_inputs(specs, 1, &j, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
-    PyArrayObject *J = new_output(batch, N, 2, 3, m->nv);
-    if (!J)
-        return NULL;
-    bind_output(&j, 0, J, 3 * (Py_ssize_t)m->nv);
-    const int st = execute(cm, com_jacobian_state, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(J);
-        return raise_status(st);
-    }
-    return (PyObject *)J;
+    return run_into_new_output(cm, com_jacobian_state, &j, batch, N, 2, 3, m->nv);
 }
 
 /* integrate(cmodel, q, v, dt) -> q ⊕ v·dt */
 static PyObject *py_integrate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 4, "integrate"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 4, "integrate");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -1054,25 +1023,14 @@ static PyObject *py_integrate(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.dt = dt;
-    PyArrayObject *out = new_output(batch, N, 1, m->nq, 0);
-    if (!out)
-        return NULL;
-    bind_output(&j, 0, out, m->nq);
-    const int st = execute(cm, integrate_state, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(out);
-        return raise_status(st);
-    }
-    return (PyObject *)out;
+    return run_into_new_output(cm, integrate_state, &j, batch, N, 1, m->nq, 0);
 }
 
 /* energy(cmodel, q, qd) -> (KE, htot, Itot) */
 static PyObject *py_energy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 3, "energy"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 3, "energy");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -1336,9 +1294,7 @@ static int finite_array(PyArrayObject *a, const char *name)
 static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 25, "rollout"))
-        return NULL;
-    CModel *cm = get_model(args[0]);
+    CModel *cm = entry_model(args, nargs, 25, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
