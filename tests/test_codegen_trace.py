@@ -91,6 +91,22 @@ def test_traced_aba_matches_core_on_talos():
     check_all_algorithms(model, n=3, tol=1e-10, algorithms=("aba",))
 
 
+def test_traced_algorithms_carry_joint_armature():
+    """Rotor inertia (MuJoCo's armature) on revolute, prismatic and ball joints: τ gains
+    armature·q̈, H its diagonal, ABA's D blocks their diagonal — as in the core."""
+    b = mb.ModelBuilder("rotors")
+    b.add_body("base", joint="revolute", axis=[0, 0, 1], inertia=[0.2, 0.3, 0.4], armature=0.7)
+    b.add_body("slider", parent="base", joint="prismatic", axis=[1, 0, 0], joint_translation=(0.3, 0, 0),
+               inertia=[0.1, 0.1, 0.1], armature=0.25)
+    b.add_body("ball", parent="slider", joint="spherical", joint_translation=(0, 0.2, 0.1), com=(0, 0, 0.3),
+               inertia=[0.05, 0.06, 0.07], armature=[0.1, 0.2, 0.3])
+    b.add_body("tip", parent="ball", joint="revolute", axis=[0, 1, 0], joint_translation=(0, 0, 0.4),
+               inertia=[0.02, 0.03, 0.04], armature=0.05)
+    model = b.build()
+    assert np.count_nonzero(model.armature) == model.nv
+    check_all_algorithms(model, tol=1e-11)
+
+
 def test_bad_algorithm_and_model_are_named():
     with pytest.raises(ValueError, match="algorithm: expected one of rnea, crba, aba, got 'fd'"):
         codegen.compile_algorithm(mb.models.planar(2), "fd")

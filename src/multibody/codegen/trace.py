@@ -240,8 +240,8 @@ def trace_rnea(model, q, qd, qdd):
     for i in range(nb - 1, -1, -1):
         R, p, S = poses[i]
         vs = int(model.v_start[i])
-        for k in range(len(S)):
-            tau[vs + k] = _sdot(S[k], f[i])
+        for k in range(len(S)):  # the rotor's torque armature·q̈ acts on the joint alone
+            tau[vs + k] = _sdot(S[k], f[i]) + _c(model.armature[vs + k]) * qdd[vs + k]
         par = int(model.parent[i])
         if par >= 0:
             f[par] = B(add(f[par], force_to_parent(R, p, f[i])))
@@ -266,6 +266,7 @@ def trace_crba(model, q):
             F = B(mat6_vec(Ic[i], S[k]))
             for kk in range(len(S)):
                 H[vs + k][vs + kk] = _sdot(S[kk], F)
+            H[vs + k][vs + k] += _c(model.armature[vs + k])
             j = i
             while int(model.parent[j]) >= 0:
                 Rj, pj, _ = poses[j]
@@ -298,14 +299,16 @@ def trace_aba(model, q, qd, tau):
             c[i] = B(crm(v[i], vJ))
         IA[i] = inertia_matrix(model, i)
         pA[i] = B(crf(v[i], B(mat6_vec(IA[i], v[i]))))
-    U, Dsolve_u, Dsolve_Ut = [None] * nb, [None] * nb, [None] * nb
+    U, Dblk, Dsolve_u, Dsolve_Ut = [None] * nb, [None] * nb, [None] * nb, [None] * nb
     for i in range(nb - 1, -1, -1):                            # pass 2: articulated inertias
         R, p, S = poses[i]
         k = len(S)
         vs = int(model.v_start[i])
         par = int(model.parent[i])
         Ui = B([mat6_vec(IA[i], S[j]) for j in range(k)])     # rows: U = IA S
-        D = B([[_sdot(S[r], Ui[cc]) for cc in range(k)] for r in range(k)])
+        D = B([[_sdot(S[r], Ui[cc]) + (_c(model.armature[vs + r]) if r == cc else 0) for cc in range(k)]
+               for r in range(k)])                             # D = Sᵀ U + armature
+        Dblk[i] = D
         u = B([tau[vs + j] - _sdot(S[j], pA[i]) for j in range(k)])
         U[i] = Ui
         if k:
@@ -334,7 +337,7 @@ def trace_aba(model, q, qd, tau):
         ai = B(add(ap, c[i]))
         if k:
             if Dsolve_Ut[i] is None:
-                Dsolve_Ut[i] = _solve_small([[_sdot(S[r], U[i][cc]) for cc in range(k)] for r in range(k)], U[i])
+                Dsolve_Ut[i] = _solve_small(Dblk[i], U[i])
             for j in range(k):
                 qdd[vs + j] = B(Dsolve_u[i][j] - sum((Dsolve_Ut[i][j][r] * ai[r] for r in range(6)), se.Integer(0)))
             ai = B(add(ai, [sum((S[j][r] * qdd[vs + j] for j in range(k)), se.Integer(0)) for r in range(6)]))
@@ -349,9 +352,6 @@ def trace_algorithm(model, algorithm: str, *, name: str | None = None) -> CodeSp
     """
     if not (hasattr(model, "jtype") and hasattr(model, "parent")):
         raise TypeError(f"model: expected a multibody Model, got {type(model).__name__}")
-    if np.any(np.asarray(model.armature) != 0):
-        raise ValueError("model: traced code does not include joint armature yet; use mb.rnea/mb.crba/mb.aba "
-                         "(which do) for a model with non-zero armature")
     if getattr(model, "is_symbolic", False):
         raise ValueError("model: compile_algorithm needs a numeric model (substitute parameter values with "
                          "model.subs({...}) first)")
