@@ -233,7 +233,6 @@ typedef struct job {
     double dt;                  /* integrate: time step                                         */
     const mb_rollout *rollout;  /* rollout: the run's settings; out[0..3] = T, Q, QD, QDD         */
     double *tau_out, *info;     /* rollout: TAU (N, R, nv), info (N, 4)                          */
-    double *ke_out, *pe_out;    /* rollout: KE, PE (N, R)                                        */
 } job;
 
 typedef int (*state_fn)(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
@@ -478,7 +477,7 @@ static int rollout_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
     double *info = j->info + 4 * n;
     const Py_ssize_t R = r->capacity;
     mb_rollout_out o = {OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
-                        j->ke_out + n * R, j->pe_out + n * R, 0, 0, 0.0, 0.0};
+                        0, 0, 0.0, 0.0};
     int st = mb_check_configuration(m, q0);
     if (st == MB_OK && !all_finite(qd0, m->nv))
         st = MB_BAD_QD;
@@ -1314,15 +1313,14 @@ static int finite_array(PyArrayObject *a, const char *name)
 /* rollout(cmodel, integrator, Q0 (N,nq), QD0 (N,nv), t_final, dt, record_every, keep_last,
  *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv),
  *         f_ext (nb,6) | None, damping (nv) | None,
- *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), KE (N,R), PE (N,R),
- *         info (N,4)) -> None
+ *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), info (N,4)) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], > 0 a status code (status.h).
  * Runs with the GIL released, on all threads when N ≥ 2.  kp None: no controller (τ = 0). */
 static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!nargs_ok(nargs, 25, "rollout"))
+    if (!nargs_ok(nargs, 23, "rollout"))
         return NULL;
     CModel *cm = get_model(args[0]);
     if (!cm)
@@ -1407,9 +1405,7 @@ static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyArrayObject *QD = Q ? strict_array(args[19], "QD", NPY_DOUBLE, 3, dV, 1) : NULL;
     PyArrayObject *QDD = QD ? strict_array(args[20], "QDD", NPY_DOUBLE, 3, dV, 1) : NULL;
     PyArrayObject *TAU = QDD ? strict_array(args[21], "TAU", NPY_DOUBLE, 3, dV, 1) : NULL;
-    PyArrayObject *KE = TAU ? strict_array(args[22], "KE", NPY_DOUBLE, 2, dT, 1) : NULL;
-    PyArrayObject *PE = KE ? strict_array(args[23], "PE", NPY_DOUBLE, 2, dT, 1) : NULL;
-    PyArrayObject *info = PE ? strict_array(args[24], "info", NPY_DOUBLE, 2, dI, 1) : NULL;
+    PyArrayObject *info = TAU ? strict_array(args[22], "info", NPY_DOUBLE, 2, dI, 1) : NULL;
     if (!info)
         return NULL;
     if (R < 1) {
@@ -1426,7 +1422,6 @@ static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t na
     bind_output(&j, 3, QDD, R * m->nv);
     j.tau_out = PyArray_DATA(TAU);
     j.info = PyArray_DATA(info);
-    j.ke_out = PyArray_DATA(KE), j.pe_out = PyArray_DATA(PE);
     j.rollout = &r;
     int st;
     Py_BEGIN_ALLOW_THREADS
@@ -1495,7 +1490,7 @@ static PyMethodDef methods[] = {
      "integrate(cmodel, q, v, dt) -> q (+) v dt or None"},
     {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_FASTCALL,
      "rollout(cmodel, integrator, Q0, QD0, t_final, dt, record_every, keep_last, period, kp, kd, times, q_ref, "
-     "qd_ref, tau_ff, f_ext, damping, T, Q, QD, QDD, TAU, KE, PE, info): whole fixed-step runs into the "
+     "qd_ref, tau_ff, f_ext, damping, T, Q, QD, QDD, TAU, info): whole fixed-step runs into the "
      "given arrays"},
     {"ltdl_kernel", (PyCFunction)(void (*)(void))py_ltdl_kernel, METH_FASTCALL,
      "ltdl_kernel(H, lam, L, d, info): LTDL of each H[b] into L, d; info[b] = failing pivot or -1"},

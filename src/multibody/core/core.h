@@ -99,7 +99,7 @@ typedef struct mb_rollout {
 
 typedef struct mb_rollout_out {
     double *t, *q, *qd, *qdd, *tau;  /* (capacity), (capacity × nq), (capacity × nv) ×3          */
-    double *ke, *pe;                  /* (capacity) kinetic and potential energy (EnerMo), J      */
+                                      /* (no energies: Trajectory computes them on first access)  */
     long count;                       /* samples written                                          */
     int non_finite;                   /* 1: stopped in the step [t_from, t_to] at a non-finite state */
     double t_from, t_to;              /* the failing step (also set for an error status)          */

@@ -22,7 +22,6 @@ import warnings
 import numpy as np
 
 from ..dynamics import aba
-from ..dynamics import energy
 from ..model.model import Model
 from . import rollout
 from .controllers import PD, TorqueTable
@@ -266,11 +265,6 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
     for i in range(n):
         if rec.derived[i] is not None:
             qdd[i], tau[i], infos[i] = rec.derived[i][0], rec.derived[i][1], rec.derived[i][2]
-    if n:
-        e = energy(model, Q, V)
-        ke, pe = np.asarray(e.KE, float).reshape(n), np.asarray(e.PE, float).reshape(n)
-    else:
-        ke = pe = np.zeros(0)
     residual = None
     if system.constraints is not None and n:
         rows = []
@@ -283,7 +277,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
         shape = next(np.shape(inf["force"]) for inf in infos if inf is not None and "force" in inf)
         forces = np.array([np.asarray(inf["force"], float) if inf is not None and "force" in inf
                            else np.full(shape, np.nan) for inf in infos])
-    return Trajectory(t=T, q=Q.copy(), qd=V.copy(), qdd=qdd, tau=tau, kinetic_energy=ke, potential_energy=pe,
+    return Trajectory(t=T, q=Q.copy(), qd=V.copy(), qdd=qdd, tau=tau, model=model,  # energies: lazy
                       events=events_fired, constraint_residual=residual, contact_forces=forces,
                       contact_state=Z.copy() if system.nz else None, status=status, message=message,
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
