@@ -26,7 +26,7 @@ from .simulation import (BatchTrajectory, Event, EventRecord, PD, PeriodicOrbit,
                        Trajectory, Walker, find_periodic_orbit, impact_map, joint_wall, linearize, simulate,
                        simulate_batch, TorqueTable)
 from .simulation.constraints import (AxisConstraint, ConstraintError, ConstraintSet, FDgq, FunctionConstraint,
-                                   GammaQ, JointCoupling, PointConstraint, fd_gq, revolute_closure)
+                                   GammaQ, JointCoupling, JointPath, PointConstraint, fd_gq, revolute_closure)
 from .simulation.contact import GroundContact, contact_parameters, gc_pos_vel, gcontact, gcPosVel
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
     "simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
     "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
     "fd_gq", "FDgq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
-    "FunctionConstraint", "ConstraintError", "revolute_closure",
+    "FunctionConstraint", "JointPath", "ConstraintError", "revolute_closure",
     "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact",
 ]
 

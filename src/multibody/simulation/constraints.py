@@ -34,8 +34,13 @@ Two ways to describe constraints on a kinematic tree (RBDA §3.2), both here:
    Constraint rows: :class:`PointConstraint` (two points coincide — a spherical loop joint),
    :class:`AxisConstraint` (an axis of one body stays perpendicular to chosen directions of
    another — with a point constraint, a revolute loop joint: :func:`revolute_closure`),
-   :class:`JointCoupling` (q_a = r q_b + offset, a gear) and :class:`FunctionConstraint`
-   (any c(q) or c(t, q) with or without its Jacobian).  :class:`ConstraintSet` stacks them
+   :class:`JointCoupling` (q_a = r q_b + offset, a gear), :class:`JointPath` (q_j = φ(t), a
+   joint driven along a prescribed motion — the TMT flyer's flapping input) and
+   :class:`FunctionConstraint` (any c(q) or c(t, q) with or without its Jacobian).
+
+   Time-dependent (rheonomic) constraints c(t, q) = 0 enter the same system through their
+   time derivatives: ċ = J q̇ + ∂c/∂t, and the bias c̈ − J q̈ = J̇q̇ + 2 (∂J/∂t) q̇ + ∂²c/∂t²,
+   so Baumgarte's c̈ + 2αċ + β²c = 0 holds for them as for fixed ones.  :class:`ConstraintSet` stacks them
    and is what ``mb.simulate(..., constraints=...)`` calls; a single constraint works on its own
    with the default gains.  :class:`GammaQ` does the same for ``FDgq``.
 
@@ -44,8 +49,8 @@ Both objects follow the simulate contract::
     accelerations(model, q, qd, tau, f_ext=None, t=None) -> (qdd (nv,), lam (nc,))
     residual(model, q, qd, t=None) -> (c (nc,), cdot (nc,))
 
-``mb.simulate`` passes no time; a set holding a time-dependent :class:`FunctionConstraint`
-then raises instead of silently evaluating it at t = 0 (give ``t`` when calling it yourself).
+``mb.simulate`` passes the time ``t`` of every stage.  Called without ``t``, a set holding a
+time-dependent constraint raises instead of silently evaluating it at t = 0.
 
 Example
 -------
@@ -76,7 +81,8 @@ from ..model.configuration import difference, integrate
 __all__ = [
     "DEFAULT_TSTAB", "DEFAULT_BAUMGARTE_TIME", "ConstraintError",
     "fd_gq", "FDgq", "gamma_q_linear", "gamma_q_mimic", "gamma_q_partitioned", "gamma_stabilization", "GammaQ",
-    "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "FunctionConstraint",
+    "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
+    "FunctionConstraint",
     "ConstraintSet", "revolute_closure", "solve_constrained",
 ]
 
@@ -619,25 +625,93 @@ class JointCoupling(Constraint):
         return ConstraintTerms(np.array([q[qa] - self.ratio * q[qb] - self.offset]), J @ qd, J, np.zeros(1))
 
 
+class JointPath(Constraint):
+    """A one-variable joint driven along a prescribed motion: c(t, q) = q_j − φ(t) = 0.
+
+    A rheonomic constraint (TMT paper, flapping flyer: "flapping input (q = …) implemented as a
+    constraint"); its multiplier is the joint force that produces the motion.  ``velocity`` φ̇(t)
+    and ``acceleration`` φ̈(t) are used where given, else central differences of φ with step
+    ``h`` (errors O(h²)).  Rows: ċ = q̇_j − φ̇(t), bias c̈ − J q̈ = −φ̈(t).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> drive = JointPath(0, np.sin, velocity=np.cos, acceleration=lambda t: -np.sin(t))
+    >>> model = mb.models.planar(2)
+    >>> traj = mb.simulate(model, [0.0, 0.0], [1.0, 0.0], 1.0, constraints=drive)
+    >>> bool(np.max(np.abs(traj.q[:, 0] - np.sin(traj.t))) < 1e-9)
+    True
+    """
+
+    time_dependent = True
+
+    def __init__(self, joint, path: Callable, velocity: Callable | None = None,
+                 acceleration: Callable | None = None, name: str | None = None, h: float = 1e-4):
+        for nm, f in (("path", path), ("velocity", velocity), ("acceleration", acceleration)):
+            if f is not None and not callable(f):
+                raise TypeError(f"{nm}: expected a callable of t, got {type(f).__name__}")
+        if path is None:
+            raise TypeError("path: expected a callable φ(t), got None")
+        self.joint, self.path, self.velocity, self.acceleration = joint, path, velocity, acceleration
+        self.h = _positive_time("h", h)
+        self.name = name or f"path({joint})"
+
+    def _value(self, f, nm, t):
+        try:
+            v = float(f(t))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{self.name}: {nm}(t) must return one number, at t = {t!r}: {e}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{self.name}: {nm}(t) returned {v!r} at t = {t!r}")
+        return v
+
+    def motion(self, t):
+        """(φ, φ̇, φ̈) at time t."""
+        p = lambda tt: self._value(self.path, "path", tt)  # noqa: E731
+        h = self.h
+        phi = p(t)
+        phid = self._value(self.velocity, "velocity", t) if self.velocity else (p(t + h) - p(t - h)) / (2 * h)
+        phidd = (self._value(self.acceleration, "acceleration", t) if self.acceleration
+                 else (p(t + h) - 2 * phi + p(t - h)) / (h * h))
+        return phi, phid, phidd
+
+    def evaluate(self, model, q, qd, t=0.0, kin=None):
+        i = model.joint_index(self.joint)
+        if model.nq_joint[i] != 1 or model.nv_joint[i] != 1:
+            raise ValueError(f"joint: {model.joint_names[i]!r} has {model.nq_joint[i]} position variables; "
+                             "a JointPath needs a one-variable joint")
+        kq, kv = int(model.q_start[i]), int(model.v_start[i])
+        phi, phid, phidd = self.motion(float(t))
+        J = np.zeros((1, model.nv))
+        J[0, kv] = 1.0
+        return ConstraintTerms(np.array([q[kq] - phi]), np.array([qd[kv] - phid]), J, np.array([-phidd]))
+
+
 class FunctionConstraint(Constraint):
     """Any c(q) = 0 (or c(t, q) = 0 with ``time_dependent=True``) given as a function.
 
     ``jacobian(q)`` (or ``jacobian(t, q)``) returns ∂c/∂q in velocity coordinates (n, nv);
     without it the Jacobian is taken by central differences in the tangent space (q ⊕ h e_k).
     ``bias(q, qd)`` (or ``bias(t, q, qd)``) returns c̈ − J q̈; without it, it is the second
-    difference of c along the constant-velocity path s ↦ c(t + s, q ⊕ s q̇).  Time derivatives
-    ∂c/∂t for ċ are central differences too.  Differences use steps ``h`` (position) — errors are
-    O(h²) and ~1e-9 at the default h = 1e-5 for functions of order one.
+    difference of c along the constant-velocity path s ↦ c(t + s, q ⊕ s q̇), which holds the
+    rheonomic terms 2 (∂J/∂t) q̇ + ∂²c/∂t² too.  ``dc_dt(t, q)`` returns ∂c/∂t for ċ = J q̇ + ∂c/∂t;
+    without it, a central difference in t.  Differences use steps ``h`` — errors are O(h²) and
+    ~1e-9 at the default h = 1e-5 for functions of order one (the second difference of the bias
+    also carries ~1e-6 of rounding, which Baumgarte stabilisation absorbs).
     """
 
     def __init__(self, c: Callable, jacobian: Callable | None = None, bias: Callable | None = None,
-                 time_dependent: bool = False, name: str | None = None, h: float = 1e-5):
+                 time_dependent: bool = False, name: str | None = None, h: float = 1e-5,
+                 dc_dt: Callable | None = None):
         if not callable(c):
             raise TypeError(f"c: expected a callable, got {type(c).__name__}")
-        for nm, f in (("jacobian", jacobian), ("bias", bias)):
+        for nm, f in (("jacobian", jacobian), ("bias", bias), ("dc_dt", dc_dt)):
             if f is not None and not callable(f):
                 raise TypeError(f"{nm}: expected a callable or None, got {type(f).__name__}")
+        if dc_dt is not None and not time_dependent:
+            raise ValueError("dc_dt: given for a constraint that is not time_dependent (pass time_dependent=True)")
         self.c, self.jac, self.bias_fn, self.time_dependent = c, jacobian, bias, bool(time_dependent)
+        self.dc_dt = dc_dt
         self.h = _positive_time("h", h)
         self.name = name or getattr(c, "__name__", "function")
 
@@ -672,7 +746,11 @@ class FunctionConstraint(Constraint):
         J = self._J(model, t, q, n)
         h = self.h
         ct = 0.0
-        if self.time_dependent:
+        if self.dc_dt is not None:
+            ct = np.atleast_1d(np.asarray(self.dc_dt(t, q), dtype=float))
+            if ct.shape != (n,) or not np.all(np.isfinite(ct)):
+                raise ValueError(f"{self.name}: dc_dt must return {n} finite numbers, got {ct!r}")
+        elif self.time_dependent:
             ct = (self._c(model, t + h, q) - self._c(model, t - h, q)) / (2 * h)
         cdot = J @ qd + ct
         if self.bias_fn is not None:
@@ -752,8 +830,7 @@ class ConstraintSet:
         if t is None:
             if any(getattr(c, "time_dependent", False) for c in self.constraints):
                 raise ValueError("t: a time-dependent constraint needs the time; call accelerations/residual with "
-                                 "t=... (mb.simulate passes no time to constraints: integrate such systems with "
-                                 "their own right-hand side, or turn the time dependence into a controller)")
+                                 "t=... (mb.simulate passes it)")
             return 0.0
         return float(t)
 
