@@ -71,6 +71,18 @@ void mb_integrate(const mb_model *m, const double *q, const double *v, double dt
 void mb_energy(const mb_model *m, mb_data *d, const double *q, const double *qd, double *KE,
                double *htot, double *Itot);
 
+/* contact.c — compliant ground contact (spatial_v2 gcPosVel, gcontact, Fpt) for all points */
+typedef struct mb_ground_contact_spec {
+    int npt, nd;                /* points; 3 (z up) or 2 (planar: y up)                              */
+    const long long *bodies;    /* (npt) body of each point                                           */
+    const double *points;       /* (npt × 3) points in body coordinates, m                            */
+    double K, D, mu;            /* N/m^1.5, N·s/m^1.5, friction coefficient (0: frictionless)          */
+} mb_ground_contact_spec;
+
+void mb_ground_contact(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *z,
+                       const mb_ground_contact_spec *g, double *fext, double *zdot, double *F, double *pos,
+                       unsigned char *in_contact, unsigned char *sticking);
+
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
 enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };
