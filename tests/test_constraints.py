@@ -388,3 +388,40 @@ def test_analytic_dc_dt_equals_the_difference_and_old_protocol_objects_still_run
 
     traj = mb.simulate(model, [0.2, 0.2], [0.0, 0.0], 0.5, constraints=OldStyle())
     assert np.max(np.abs(traj.q[:, 0] - traj.q[:, 1])) < 1e-9
+
+
+# ---- the C kernels behind the constrained solves (core/kkt.c) -------------------------------------
+def test_kkt_kernel_equals_the_augmented_system_and_reports_singular_cases():
+    from multibody.core import _core
+    for n, m in ((3, 1), (6, 2), (13, 10)):
+        B = RNG.normal(size=(n, n))
+        H = B @ B.T + n * np.eye(n)
+        J, d, r = RNG.normal(size=(m, n)), RNG.normal(size=n), RNG.normal(size=m)
+        st, qdd, lam = _core.kkt_solve(H, d, J, r, 1e-13, 1e-10)
+        K = np.block([[H, -J.T], [J, np.zeros((m, m))]])       # TMT eq. (6)
+        x = np.linalg.solve(K, np.concatenate([d, r]))
+        assert st == 0
+        np.testing.assert_allclose(qdd, x[:n], rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(lam, x[n:], rtol=1e-10, atol=1e-10)
+    st, qdd, lam = _core.kkt_solve(H, d, np.zeros((0, n)), np.zeros(0), 1e-13, 1e-10)
+    assert st == 0 and lam.shape == (0,)
+    np.testing.assert_allclose(qdd, np.linalg.solve(H, d), rtol=1e-10)
+    assert _core.kkt_solve(-H, d, J, r, 1e-13, 1e-10)[0] == 1           # H not positive definite
+    assert _core.kkt_solve(H, d, np.vstack([J, J[:1]]), np.r_[r, 0.0], 1e-13, 1e-10)[0] == 2   # dependent rows
+    with pytest.raises(ValueError, match="J"):
+        _core.kkt_solve(H, d, np.zeros((2, n + 1)), np.zeros(2), 1e-13, 1e-10)
+
+
+def test_fdgq_kernel_equals_rbda_3_20():
+    from multibody.core import _core
+    n, ny = 5, 3
+    B = RNG.normal(size=(n, n))
+    H = B @ B.T + np.eye(n)
+    C, tau, gs = RNG.normal(size=n), RNG.normal(size=n), RNG.normal(size=n)
+    G = RNG.normal(size=(n, ny))
+    qdd, tauc = _core.fdgq_solve(H, C, tau, G, gs)
+    ydd = np.linalg.solve(G.T @ H @ G, G.T @ (tau - C - H @ gs))
+    np.testing.assert_allclose(qdd, G @ ydd + gs, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tauc, H @ qdd + C - tau, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(G.T @ tauc, 0, atol=1e-10)                   # the constraint force does no work
+    assert _core.fdgq_solve(H, C, tau, np.c_[G[:, :2], G[:, :1]], gs) is None   # GᵀHG singular

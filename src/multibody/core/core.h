@@ -83,6 +83,15 @@ void mb_ground_contact(const mb_model *m, mb_data *d, const double *q, const dou
                        const mb_ground_contact_spec *g, double *fext, double *zdot, double *F, double *pos,
                        unsigned char *in_contact, unsigned char *sticking);
 
+/* kkt.c — TMT eq. (6) by the range-space method, and the SPD solves of FDgq */
+enum { MB_KKT_OK = 0, MB_KKT_H_NOT_SPD = 1, MB_KKT_A_SINGULAR = 2, MB_KKT_NO_MEMORY = 3 };
+int mb_cholesky_factor(int n, const double *A, double *L, double rel_tol);
+void mb_cholesky_apply_inverse(int n, const double *L, double *x);
+int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
+                 double rank_tol, double *qdd, double *lam);
+int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double *tau, const double *G,
+                  const double *gs, double *qdd, double *tauc);
+
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
 enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };

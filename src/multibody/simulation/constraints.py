@@ -71,8 +71,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from ..core import _core
 from ..dynamics.handc import hand_c
 from ..kinematics.forward import body_states
 from ..kinematics.jacobians import body_jacobian
@@ -107,6 +107,14 @@ def _positive_time(name, T):
     return T
 
 
+def _finite(a) -> bool:
+    """All entries finite.  One dot product (the cheapest reduction NumPy offers) decides; only
+    when it is not finite (a NaN or inf — or an overflow of huge finite entries) are the entries
+    tested one by one."""
+    r = a.ravel()
+    return math.isfinite(r.dot(r)) or bool(np.isfinite(a).all())
+
+
 def _state(model, q, qd):
     model._require_numeric()
     q = _vector("q", q, model.nq)
@@ -121,7 +129,7 @@ def _vector(name, x, n):
         raise ValueError(f"{name}: expected {n} numbers") from None
     if a.shape != (n,):
         raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not _finite(a):
         raise ValueError(f"{name}: contains NaN or inf")
     return a
 
@@ -132,18 +140,9 @@ def _f_ext(model, f_ext):
     a = np.asarray(f_ext, dtype=float)
     if a.shape != (model.nb, 6):
         raise ValueError(f"f_ext: expected shape ({model.nb}, 6) (spatial forces in base coordinates), got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not _finite(a):
         raise ValueError("f_ext: contains NaN or inf")
     return a
-
-
-def _spd_solve(A, B, what):
-    """A⁻¹ B for a symmetric positive definite A; ConstraintError naming ``what`` otherwise."""
-    try:
-        np.linalg.cholesky(A)          # a cheap definiteness test for the small matrices here
-        return np.linalg.solve(A, B)
-    except np.linalg.LinAlgError:
-        raise ConstraintError(f"{what} is not positive definite") from None
 
 
 def _cross(a, b):
@@ -184,7 +183,7 @@ def gamma_q_linear(G, q0=None, Tstab=DEFAULT_TSTAB):
     G = np.asarray(G, dtype=float)
     if G.ndim != 2 or G.shape[1] > G.shape[0] or G.shape[1] == 0:
         raise ValueError(f"G: expected an (n, ny) matrix with 0 < ny ≤ n, got shape {G.shape}")
-    if not np.all(np.isfinite(G)):
+    if not _finite(G):
         raise ValueError("G: contains NaN or inf")
     if np.linalg.matrix_rank(G) < G.shape[1]:
         raise ValueError(f"G: columns are linearly dependent (rank {np.linalg.matrix_rank(G)} < {G.shape[1]}); "
@@ -309,7 +308,7 @@ def _call_gamma_q(model, gq, q, qd):
     if G.ndim != 2 or G.shape[0] != model.nv or G.shape[1] > model.nv:
         raise ValueError(f"model.gamma_q: G must have shape ({model.nv}, ny) with ny ≤ {model.nv}, got {G.shape}")
     for name, a in (("qn", qn), ("qdn", qdn), ("G", G), ("gs", gs)):
-        if not np.all(np.isfinite(a)):
+        if not _finite(a):
             raise ValueError(f"model.gamma_q: returned {name} with NaN or inf")
     return qn, qdn, G, gs
 
@@ -355,10 +354,13 @@ def _fd_gq_with_force(model, gq, q, qd, tau, f_ext):
     f_ext = _f_ext(model, f_ext)
     qn, qdn, G, gs = _call_gamma_q(model, gq, q, qd)
     H, C = _Workspace.of(model).hand_c(model, qn, qdn, f_ext)
-    A = G.T @ H @ G
-    ydd = _spd_solve(A, G.T @ (tau - C - H @ gs), f"FDgq: Gᵀ H G ({A.shape[0]}×{A.shape[0]})")
-    qdd = G @ ydd + gs
-    return qdd, H @ qdd + C - tau   # τc = H q̈ + C − τ: the generalised constraint force (Gᵀτc = 0)
+    # q̈ = G (GᵀHG)⁻¹ Gᵀ(τ − C − H gs) + gs and τc = H q̈ + C − τ (the generalised constraint
+    # force, Gᵀτc = 0) in one call of the C core (core/kkt.c)
+    out = _core.fdgq_solve(H, C, tau, G, gs)
+    if out is None:
+        ny = G.shape[1]
+        raise ConstraintError(f"FDgq: Gᵀ H G ({ny}×{ny}) is not positive definite")
+    return out
 
 
 FDgq = fd_gq
@@ -424,11 +426,18 @@ class Constraint:
     def row_names(self, n):
         return [f"{self.name}[{k}]" for k in range(n)]
 
+    def _as_set(self):
+        """This constraint alone in a set with the default gains (built once, then reused)."""
+        cs = self.__dict__.get("_default_set")
+        if cs is None:
+            cs = self.__dict__["_default_set"] = ConstraintSet(self)
+        return cs
+
     def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
-        return ConstraintSet(self).accelerations(model, q, qd, tau, f_ext, t)
+        return self._as_set().accelerations(model, q, qd, tau, f_ext, t)
 
     def residual(self, model, q, qd, t=None):
-        return ConstraintSet(self).residual(model, q, qd, t)
+        return self._as_set().residual(model, q, qd, t)
 
 
 def _axes(axes):
@@ -447,7 +456,7 @@ def _axes(axes):
 
 def _point3(name, p):
     a = np.asarray(p, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
+    if a.shape != (3,) or not _finite(a):
         raise ValueError(f"{name}: expected 3 finite coordinates, got {p!r}")
     return a
 
@@ -532,9 +541,11 @@ class PointConstraint(Constraint):
         a = model.body_index(self.body_a)
         b = -1 if self.body_b is None else model.body_index(self.body_b)
         pa, va, aa = kin.point(a, self.point_a)
+        ax = self.axes
+        if b < 0:  # pinned to the base: p_b fixed, no Jacobian of its own
+            return ConstraintTerms((pa - self.point_b)[ax], va[ax], kin.jacobian(a, self.point_a)[3:][ax], aa[ax])
         pb, vb, ab = kin.point(b, self.point_b)
         J = kin.jacobian(a, self.point_a)[3:] - kin.jacobian(b, self.point_b)[3:]
-        ax = self.axes
         return ConstraintTerms((pa - pb)[ax], (va - vb)[ax], J[ax], (aa - ab)[ax])
 
 
@@ -555,7 +566,7 @@ class AxisConstraint(Constraint):
             raise ValueError("axis_a: must be a non-zero vector")
         self.axis_a = u / np.linalg.norm(u)
         W = np.atleast_2d(np.asarray(directions_b, dtype=float))
-        if W.ndim != 2 or W.shape[1] != 3 or not np.all(np.isfinite(W)) or np.any(np.linalg.norm(W, axis=1) < 1e-12):
+        if W.ndim != 2 or W.shape[1] != 3 or not _finite(W) or np.any(np.linalg.norm(W, axis=1) < 1e-12):
             raise ValueError(f"directions_b: expected non-zero 3-vectors, got {directions_b!r}")
         self.directions_b = W / np.linalg.norm(W, axis=1, keepdims=True)
         self.name = name or f"axis({body_a}, {body_b})"
@@ -717,7 +728,7 @@ class FunctionConstraint(Constraint):
 
     def _c(self, model, t, q):
         out = np.atleast_1d(np.asarray(self.c(t, q) if self.time_dependent else self.c(q), dtype=float))
-        if out.ndim != 1 or not np.all(np.isfinite(out)):
+        if out.ndim != 1 or not _finite(out):
             raise ValueError(f"{self.name}: c must return a finite 1-D array, got {out!r}")
         return out
 
@@ -729,7 +740,7 @@ class FunctionConstraint(Constraint):
             J = np.asarray(self.jac(t, q) if self.time_dependent else self.jac(q), dtype=float)
             if J.shape != (n, model.nv):
                 raise ValueError(f"{self.name}: jacobian must return shape ({n}, {model.nv}), got {J.shape}")
-            if not np.all(np.isfinite(J)):
+            if not _finite(J):
                 raise ValueError(f"{self.name}: jacobian returned NaN or inf")
             return J
         h = self.h
@@ -748,14 +759,14 @@ class FunctionConstraint(Constraint):
         ct = 0.0
         if self.dc_dt is not None:
             ct = np.atleast_1d(np.asarray(self.dc_dt(t, q), dtype=float))
-            if ct.shape != (n,) or not np.all(np.isfinite(ct)):
+            if ct.shape != (n,) or not _finite(ct):
                 raise ValueError(f"{self.name}: dc_dt must return {n} finite numbers, got {ct!r}")
         elif self.time_dependent:
             ct = (self._c(model, t + h, q) - self._c(model, t - h, q)) / (2 * h)
         cdot = J @ qd + ct
         if self.bias_fn is not None:
             b = np.asarray(self.bias_fn(t, q, qd) if self.time_dependent else self.bias_fn(q, qd), dtype=float)
-            if b.shape != (n,) or not np.all(np.isfinite(b)):
+            if b.shape != (n,) or not _finite(b):
                 raise ValueError(f"{self.name}: bias must return {n} finite numbers, got {b!r}")
         else:
             dt = h if self.time_dependent else 0.0
@@ -810,19 +821,23 @@ class ConstraintSet:
         if redundant not in ("error", "least_squares"):
             raise ValueError(f"redundant: expected 'error' or 'least_squares', got {redundant!r}")
         self.redundant, self.rank_tol = redundant, float(rank_tol)
+        self._rows, self._row_names = None, []
 
     def evaluate(self, model, q, qd, t=0.0) -> ConstraintTerms:
         kin = None
-        parts, names = [], []
+        parts = []
         for c in self.constraints:
             if isinstance(c, (PointConstraint, AxisConstraint)):
                 kin = kin or _Kinematics(model, q, qd)
-                terms = c.evaluate(model, q, qd, t, kin=kin)
+                parts.append(c.evaluate(model, q, qd, t, kin=kin))
             else:
-                terms = c.evaluate(model, q, qd, t)
-            parts.append(terms)
-            names += c.row_names(terms.c.shape[0])
-        self._row_names = names
+                parts.append(c.evaluate(model, q, qd, t))
+        rows = tuple(p.c.shape[0] for p in parts)
+        if rows != self._rows:  # the names of the rows, for error messages (rebuilt when counts change)
+            self._rows = rows
+            self._row_names = [nm for c, n in zip(self.constraints, rows) for nm in c.row_names(n)]
+        if len(parts) == 1:
+            return parts[0]
         return ConstraintTerms(np.concatenate([p.c for p in parts]), np.concatenate([p.cdot for p in parts]),
                                np.concatenate([p.J for p in parts]), np.concatenate([p.bias for p in parts]))
 
@@ -850,56 +865,25 @@ class ConstraintSet:
                                  row_names=self._row_names)
 
 
-def _cholesky(A, rel_tol):
-    """Lower Cholesky factor of A, or None if a pivot falls below rel_tol·A_jj.
-
-    LAPACK only refuses pivots ≤ 0; the relative test also catches the tiny positive pivots that
-    rounding leaves in a matrix that is singular in exact arithmetic (L_jj² is the pivot).
-    """
-    try:
-        L, _ = cho_factor(A, lower=True, check_finite=False)
-    except LinAlgError:
-        return None
-    pivots = np.diag(L) ** 2
-    if not np.all(pivots > rel_tol * np.diag(A)):
-        return None
-    return L
-
-
 def _kkt_solve(H, d, J, rhs, rank_tol):
-    """Range-space solution of TMT eq. (6): (status, q̈, λ); status 0 ok, 1 H not SPD, 2 J H⁻¹Jᵀ singular."""
-    L = _cholesky(H, 1e-13)
-    if L is None:
-        return 1, None, None
-    X = cho_solve((L, True), np.column_stack([d, J.T]), check_finite=False)
-    qdd0, HiJt = X[:, 0], X[:, 1:]                 # q̈₀ = H⁻¹ d, H⁻¹ Jᵀ
-    A = J @ HiJt
-    if J.shape[0] == 0:
-        return 0, qdd0, np.zeros(0)
-    if np.max(np.diag(A)) == 0.0:
-        return 2, None, None
-    LA = _cholesky(A, rank_tol)
-    if LA is None:
-        return 2, None, None
-    lam = cho_solve((LA, True), rhs - J @ qdd0, check_finite=False)
-    return 0, qdd0 + HiJt @ lam, lam
+    """Range-space solution of TMT eq. (6) in the C core (``core/kkt.c``): (status, q̈, λ);
+    status 0 ok, 1 H not SPD (a Cholesky pivot below 1e-13 of its diagonal entry), 2 J H⁻¹Jᵀ
+    singular (a pivot below ``rank_tol`` of its diagonal entry)."""
+    return _core.kkt_solve(H, d, J, rhs, 1e-13, rank_tol)
 
 
 def solve_constrained(H, d, J, rhs, redundant="error", rank_tol=1e-10, row_names=None):
     """Solve TMT eq. (6): [H −Jᵀ; J 0][q̈; λ] = [d; rhs] by the range-space (Schur) method.
 
-    q̈₀ = H⁻¹d, A = J H⁻¹ Jᵀ, λ = A⁻¹(rhs − J q̈₀), q̈ = q̈₀ + H⁻¹Jᵀλ (LAPACK Cholesky
-    factorisations of H and A, scipy.linalg.cho_factor).  Raises :class:`ConstraintError` naming the dependent rows if A
+    q̈₀ = H⁻¹d, A = J H⁻¹ Jᵀ, λ = A⁻¹(rhs − J q̈₀), q̈ = q̈₀ + H⁻¹Jᵀλ (Cholesky
+    factorisations of H and A in the C core, ``core/kkt.c``).  Raises :class:`ConstraintError` naming the dependent rows if A
     is singular (a Cholesky pivot below ``rank_tol`` of its diagonal entry) unless
     ``redundant="least_squares"``, which takes the minimum-norm multipliers instead.
     """
-    H = np.ascontiguousarray(H, dtype=float)
-    J = np.ascontiguousarray(J, dtype=float)
-    d = np.ascontiguousarray(d, dtype=float)
-    rhs = np.ascontiguousarray(rhs, dtype=float)
     st, qdd, lam = _kkt_solve(H, d, J, rhs, rank_tol)
     if st == 0:
         return qdd, lam
+    H, J, d, rhs = (np.asarray(a, dtype=float) for a in (H, J, d, rhs))
     if st == 1:
         raise ConstraintError("the joint-space inertia matrix H is not positive definite (a massless chain?)")
     X = np.linalg.solve(H, np.column_stack([d, J.T]))
