@@ -187,6 +187,7 @@ def test_energies_are_lazy_equal_the_per_sample_formula_and_survive_files(tmp_pa
     bare = mb.Trajectory(t=traj.t, q=traj.q, qd=traj.qd, qdd=traj.qdd, tau=traj.tau)
     with pytest.raises(ValueError, match="no model"):
         bare.total_energy
+    assert getattr(bare, "kinetic_energy", None) is None      # plotting code's "not available"
     assert "energy drift" not in repr(bare)
     # batches are lazy too, and agree with single runs bit for bit
     batch = mb.simulate_batch(dp, np.array([[np.pi / 4, -np.pi / 4], [0.1, 0.2]]), np.zeros((2, 2)), 0.5)
@@ -341,3 +342,11 @@ def test_failing_adaptive_step_is_an_error(dp):
 def test_progress_bar_runs(dp, capsys):
     traj = mb.simulate(dp, Q0, [0, 0], 0.2, progress=True)
     assert traj.status == "finished" and "simulate" in capsys.readouterr().err
+
+
+def test_benchmark_part_4_prints_the_right_hand_side_costs(capsys):
+    from multibody.bench.simulate import right_hand_sides
+    right_hand_sides(1)
+    out = capsys.readouterr().out
+    for what in ("GroundContact.forces", "mb.fd_gq", "four-bar", "TMT flyer"):
+        assert what in out

@@ -19,7 +19,7 @@ from . import rollout
 from .controllers import PD, TorqueTable
 from .core import _check_model, _positive, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
-from .trajectory import _NO_ENERGY, Trajectory, energies_of, model_fingerprint
+from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 
 class BatchTrajectory:
@@ -51,7 +51,7 @@ class BatchTrajectory:
                 self._ke = np.stack([r.kinetic_energy for r in self.runs])
                 self._pe = np.stack([r.potential_energy for r in self.runs])
             elif self.model is None:
-                raise ValueError(_NO_ENERGY)
+                raise EnergyUnavailable(_NO_ENERGY)
             else:
                 self._ke, self._pe = energies_of(self.model, self.q, self.qd)
         return self._ke, self._pe

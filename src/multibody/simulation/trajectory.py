@@ -93,6 +93,13 @@ def energies_of(model, q, qd):
     return ke.reshape(lead), pe.reshape(lead)
 
 
+class EnergyUnavailable(AttributeError, ValueError):
+    """A trajectory with neither stored energies nor a model to compute them from.
+
+    A ``ValueError`` (bad input) that is also an ``AttributeError``, so ``getattr(traj,
+    "total_energy", None)`` reads "not available" as plotting code expects."""
+
+
 _NO_ENERGY = ("energies: this trajectory holds no stored energies and no model to compute them from; "
               "load it with Trajectory.load(path, model) or pass model= to Trajectory(...)")
 
@@ -145,7 +152,7 @@ class Trajectory:
     def _energies(self):
         if self._ke is None:
             if self.model is None:
-                raise ValueError(_NO_ENERGY)
+                raise EnergyUnavailable(_NO_ENERGY)
             self._ke, self._pe = energies_of(self.model, self.q, self.qd)
         return self._ke, self._pe
 
