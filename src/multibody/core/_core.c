@@ -1543,9 +1543,12 @@ static PyArrayObject *double_array(PyObject *o, const char *name, int ndim, npy_
     for (int k = 0; ok && k < ndim; k++)
         ok = want[k] < 0 || PyArray_DIM(a, k) == want[k];
     if (!ok) {
-        PyErr_Format(PyExc_ValueError, "%s: expected a %d-D array of shape (%zd%s%zd), got %d-D", name, ndim,
-                     (Py_ssize_t)d0, ndim == 2 ? ", " : "", ndim == 2 ? (Py_ssize_t)d1 : (Py_ssize_t)0,
-                     PyArray_NDIM(a));
+        if (ndim == 1)
+            PyErr_Format(PyExc_ValueError, "%s: expected shape (%zd,), got a %d-D array of size %zd", name,
+                         (Py_ssize_t)d0, PyArray_NDIM(a), (Py_ssize_t)PyArray_SIZE(a));
+        else
+            PyErr_Format(PyExc_ValueError, "%s: expected a 2-D array with %zd rows and %zd columns (-1: any), got a "
+                         "%d-D array", name, (Py_ssize_t)d0, (Py_ssize_t)d1, PyArray_NDIM(a));
         Py_DECREF(a);
         return NULL;
     }
