@@ -311,3 +311,117 @@ def test_solve_constrained_least_squares_for_duplicated_rows():
     qdd, lam = solve_constrained(H, np.array([1.0, 1.0]), J, np.zeros(2), redundant="least_squares")
     np.testing.assert_allclose(qdd, [0.0, 1 / 3], atol=1e-12)
     np.testing.assert_allclose(lam, [-0.5, -0.5], atol=1e-12)
+
+
+# ---- time-dependent constraints c(t, q) = 0 inside mb.simulate ---------------------------------
+def _planar_tip(q, lengths=(1.0, 1.0, 1.0)):
+    """Tip of mb.models.planar(3) in the x-y plane (links along x, hinges about z)."""
+    a = np.cumsum(q)
+    return np.array([sum(l * np.cos(x) for l, x in zip(lengths, a)), sum(l * np.sin(x) for l, x in zip(lengths, a))])
+
+
+def test_simulate_passes_time_and_a_moving_point_constraint_holds_with_baumgarte():
+    """The tip of a 3-link arm follows a circle p(t) (c(t, q) = tip(q) − p(t), everything by finite
+    differences): mb.simulate gives the constraint the time of every stage; |c| ≤ 1e-6 over 5 s."""
+    model = mb.models.planar(3)
+    centre, radius, w = np.array([1.5, 0.5]), 0.4, 2.0
+    ref = lambda t: centre + radius * np.array([np.cos(w * t), np.sin(w * t)])  # noqa: E731
+    con = FunctionConstraint(lambda t, q: _planar_tip(q) - ref(t), time_dependent=True, name="moving_tip")
+    # a consistent start: the tip on the circle at t = 0, moving with it (solve by Newton, then the velocity)
+    q0 = np.array([0.3, 0.4, 0.5])
+    for _ in range(30):
+        terms = con.evaluate(model, q0, np.zeros(3), t=0.0)
+        q0 = q0 - np.linalg.pinv(terms.J) @ terms.c
+    terms = con.evaluate(model, q0, np.zeros(3), t=0.0)
+    qd0 = np.linalg.pinv(terms.J) @ (-terms.cdot)          # ċ = J q̇ + ∂c/∂t = 0 (cdot holds ∂c/∂t at q̇ = 0)
+    traj = mb.simulate(model, q0, qd0, 5.0, dt=2e-3, constraints=ConstraintSet(con))
+    assert traj.status == "finished"
+    c, cdot = traj.constraint_residual[:, 0], traj.constraint_residual[:, 1]
+    assert np.max(np.abs(c)) <= 1e-6 and np.max(np.abs(cdot)) <= 1e-5
+    tips = np.array([_planar_tip(q) for q in traj.q])
+    np.testing.assert_allclose(tips, np.array([ref(t) for t in traj.t]), atol=1e-6)
+    assert np.ptp(tips[:, 0]) > 0.7                          # it really went round
+
+
+def test_joint_path_multiplier_is_the_inverse_dynamics_torque():
+    """A pendulum driven along φ(t): q tracks φ, and Jᵀλ = H φ̈ + C (the torque that makes the motion)."""
+    model = mb.models.planar(2)
+    phi = lambda t: 0.3 * np.sin(1.5 * t)                     # noqa: E731
+    drive = mb.JointPath(0, phi, velocity=lambda t: 0.45 * np.cos(1.5 * t),
+                         acceleration=lambda t: -0.675 * np.sin(1.5 * t))
+    traj = mb.simulate(model, [0.0, 0.2], [0.45, 0.0], 4.0, constraints=drive, integrator="rk45")
+    assert np.max(np.abs(traj.q[:, 0] - phi(traj.t))) <= 1e-6
+    for k in (10, 1500, len(traj.t) - 1):
+        q, qd, t = traj.q[k], traj.qd[k], traj.t[k]
+        qdd, lam = drive.accelerations(model, q, qd, np.zeros(2), t=t)
+        tau_id = mb.rnea(model, q, qd, qdd)
+        np.testing.assert_allclose(np.array([1.0, 0.0]) * lam[0], tau_id, atol=1e-9)
+    # finite differences of φ give the same terms
+    fd = mb.JointPath(0, phi)
+    a, b = fd.evaluate(model, traj.q[7], traj.qd[7], t=0.7), drive.evaluate(model, traj.q[7], traj.qd[7], t=0.7)
+    assert abs(a.cdot[0] - b.cdot[0]) < 1e-8 and abs(a.bias[0] - b.bias[0]) < 1e-6
+    with pytest.raises(ValueError, match="one-variable"):
+        mb.JointPath(0, phi).evaluate(mb.models.singlebody(), np.r_[0, 0, 0, 1.0, 0, 0, 0], np.zeros(6))
+    with pytest.raises(ValueError, match="path"):
+        mb.JointPath(0, lambda t: np.nan).evaluate(model, np.zeros(2), np.zeros(2), t=0.0)
+
+
+def test_analytic_dc_dt_equals_the_difference_and_old_protocol_objects_still_run():
+    model = mb.models.planar(2)
+    c = lambda t, q: np.array([q[0] + q[1] - np.sin(t)])   # noqa: E731
+    fd = FunctionConstraint(c, time_dependent=True)
+    an = FunctionConstraint(c, time_dependent=True, dc_dt=lambda t, q: np.array([-np.cos(t)]))
+    q, qd = np.array([0.1, 0.2]), np.array([0.3, -0.1])
+    assert abs(fd.evaluate(model, q, qd, t=0.4).cdot[0] - an.evaluate(model, q, qd, t=0.4).cdot[0]) < 1e-9
+    with pytest.raises(ValueError, match="time_dependent"):
+        FunctionConstraint(lambda q: q[:1], dc_dt=lambda t, q: np.zeros(1))
+
+    class OldStyle:            # the two-argument protocol of before: no t anywhere
+        n_states = 0
+        inner = JointCoupling(1, 0, ratio=1.0)
+
+        def accelerations(self, model, q, qd, tau, f_ext=None):
+            return self.inner.accelerations(model, q, qd, tau, f_ext)
+
+        def residual(self, model, q, qd):
+            return self.inner.residual(model, q, qd)
+
+    traj = mb.simulate(model, [0.2, 0.2], [0.0, 0.0], 0.5, constraints=OldStyle())
+    assert np.max(np.abs(traj.q[:, 0] - traj.q[:, 1])) < 1e-9
+
+
+# ---- the C kernels behind the constrained solves (core/kkt.c) -------------------------------------
+def test_kkt_kernel_equals_the_augmented_system_and_reports_singular_cases():
+    from multibody.core import _core
+    for n, m in ((3, 1), (6, 2), (13, 10)):
+        B = RNG.normal(size=(n, n))
+        H = B @ B.T + n * np.eye(n)
+        J, d, r = RNG.normal(size=(m, n)), RNG.normal(size=n), RNG.normal(size=m)
+        st, qdd, lam = _core.kkt_solve(H, d, J, r, 1e-13, 1e-10)
+        K = np.block([[H, -J.T], [J, np.zeros((m, m))]])       # TMT eq. (6)
+        x = np.linalg.solve(K, np.concatenate([d, r]))
+        assert st == 0
+        np.testing.assert_allclose(qdd, x[:n], rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(lam, x[n:], rtol=1e-10, atol=1e-10)
+    st, qdd, lam = _core.kkt_solve(H, d, np.zeros((0, n)), np.zeros(0), 1e-13, 1e-10)
+    assert st == 0 and lam.shape == (0,)
+    np.testing.assert_allclose(qdd, np.linalg.solve(H, d), rtol=1e-10)
+    assert _core.kkt_solve(-H, d, J, r, 1e-13, 1e-10)[0] == 1           # H not positive definite
+    assert _core.kkt_solve(H, d, np.vstack([J, J[:1]]), np.r_[r, 0.0], 1e-13, 1e-10)[0] == 2   # dependent rows
+    with pytest.raises(ValueError, match="J"):
+        _core.kkt_solve(H, d, np.zeros((2, n + 1)), np.zeros(2), 1e-13, 1e-10)
+
+
+def test_fdgq_kernel_equals_rbda_3_20():
+    from multibody.core import _core
+    n, ny = 5, 3
+    B = RNG.normal(size=(n, n))
+    H = B @ B.T + np.eye(n)
+    C, tau, gs = RNG.normal(size=n), RNG.normal(size=n), RNG.normal(size=n)
+    G = RNG.normal(size=(n, ny))
+    qdd, tauc = _core.fdgq_solve(H, C, tau, G, gs)
+    ydd = np.linalg.solve(G.T @ H @ G, G.T @ (tau - C - H @ gs))
+    np.testing.assert_allclose(qdd, G @ ydd + gs, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tauc, H @ qdd + C - tau, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(G.T @ tauc, 0, atol=1e-10)                   # the constraint force does no work
+    assert _core.fdgq_solve(H, C, tau, np.c_[G[:, :2], G[:, :1]], gs) is None   # GᵀHG singular

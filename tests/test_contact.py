@@ -98,6 +98,33 @@ def test_compiled_contact_kernel_agrees_with_the_numpy_functions():
     np.testing.assert_allclose(info0["force"][:, :2], 0)
 
 
+def test_compiled_contact_kernel_on_a_planar_model_y_up():
+    """Planar models: the ground is y = 0, friction along x; the C kernel equals gcontact (nd = 2)."""
+    model = mb.models.planar(2)
+    pts = [("link1", [0.5, 0.0, 0.0]), ("link2", [1.0, 0.0, 0.0]), ("link2", [0.3, 0.0, 0.0])]
+    contact = GroundContact(model, K, D, MU, points=pts)
+    assert contact.nd == 2 and contact.n_states == 3
+    touched = 0
+    for _ in range(20):
+        q, qd = RNG.normal(size=2), 0.05 * RNG.normal(size=2)
+        pv = mb.gc_pos_vel(model, q, qd, points=pts)             # (4, 3): x, y rows; then velocities
+        z = 1e-4 * RNG.normal(size=3)
+        f_ext, zdot, info = contact.forces(model, q, qd, z)
+        f, ud, fcone = gcontact(K, D, MU, pv[:2], pv[2:], z.reshape(3, 1).T)
+        np.testing.assert_allclose(info["force"][:, :2], f.T, rtol=1e-13, atol=1e-12)
+        np.testing.assert_array_equal(info["force"][:, 2], 0.0)
+        np.testing.assert_allclose(zdot, ud.ravel(), rtol=1e-13, atol=1e-12)
+        np.testing.assert_array_equal(info["in_contact"], f[1] > 0)
+        np.testing.assert_array_equal(info["sticking"], (fcone <= 1) & (f[1] > 0))
+        bodies = contact.bodies
+        pos3 = np.c_[pv[:2].T, np.zeros(3)]
+        np.testing.assert_allclose(info["position"], pos3, atol=1e-14)
+        np.testing.assert_allclose(f_ext, point_forces_to_f_ext(model, bodies, pos3, np.c_[f.T, np.zeros(3)]),
+                                   rtol=1e-13, atol=1e-12)
+        touched += info["in_contact"].sum()
+    assert touched > 0
+
+
 def test_contact_force_resultant_is_applied_where_the_points_are():
     """f_ext from one point force: a free body's momentum rate equals the force and its moment."""
     model = mb.models.singlebody()
@@ -183,8 +210,17 @@ def test_bad_input_is_named():
     c = GroundContact(model, K, D, MU)
     with pytest.raises(ValueError, match="z: expected 16"):
         c.forces(model, model.neutral(), np.zeros(6), np.zeros(3))
-    with pytest.raises(ValueError, match="q, qd"):
+    with pytest.raises(ValueError, match="q: expected 7"):
         c.forces(model, np.zeros(3), np.zeros(6), np.zeros(16))
+    with pytest.raises(ValueError, match="qd: expected 6"):
+        c.forces(model, model.neutral(), np.zeros((2, 3)), np.zeros(16))
+    for bad, name in (((np.full(7, np.nan), np.zeros(6), np.zeros(16)), "q"),
+                      ((model.neutral(), np.r_[np.inf, np.zeros(5)], np.zeros(16)), "qd"),
+                      ((model.neutral(), np.zeros(6), np.r_[np.nan, np.zeros(15)]), "z")):
+        with pytest.raises(ValueError, match=f"^{name}: contains NaN"):
+            c.forces(model, *bad)
+    with pytest.raises(ValueError, match="not the model"):
+        c.forces(mb.models.planar(2), np.zeros(2), np.zeros(2), np.zeros(16))
     with pytest.raises(ValueError, match="mass"):
         mb.contact_parameters(-1.0, 1e-3)
     with pytest.raises(ValueError, match="npt"):

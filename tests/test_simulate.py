@@ -151,6 +151,67 @@ def test_save_load_bit_exact_and_refuses_another_model(tmp_path, dp):
     assert [p.name for p in tmp_path.iterdir()] == ["run.npz"]   # no temporary file left
 
 
+def test_energies_are_lazy_equal_the_per_sample_formula_and_survive_files(tmp_path, dp):
+    """Runs record no energies; the first access computes them (one batched mb.energy call)."""
+    for compiled in (True, False):
+        from multibody.simulation import rollout
+        old, rollout.USE_COMPILED = rollout.USE_COMPILED, compiled
+        try:
+            traj = mb.simulate(dp, [np.pi / 4, -np.pi / 4], [0.0, 0.0], 0.5, integrator="rk4")
+        finally:
+            rollout.USE_COMPILED = old
+        assert traj._ke is None and traj._pe is None           # nothing computed while stepping
+        assert "energy drift" in repr(traj)                    # drift still reported by default
+        ke, pe = traj.kinetic_energy, traj.potential_energy
+        # the formula the C loop used per sample: KE = ½ q̇ᵀ H q̇, PE = −m c·g (EnerMo)
+        for i in (0, 137, len(traj.t) - 1):
+            H = mb.crba(dp, traj.q[i])
+            assert abs(ke[i] - 0.5 * traj.qd[i] @ H @ traj.qd[i]) <= 1e-12 * max(1.0, ke[i])
+            e = mb.energy(dp, traj.q[i], traj.qd[i])
+            assert abs(pe[i] + float(e.mass) * float(e.cm @ dp.gravity)) <= 1e-13
+        sliced = traj[0.1:0.2]                                 # slices of a cached run keep the cache
+        assert np.array_equal(sliced.kinetic_energy, ke[100:201])
+    lazy = mb.simulate(dp, [np.pi / 4, -np.pi / 4], [0.0, 0.0], 0.5)
+    part = lazy[0.1:0.2]                                       # a lazy slice computes its own rows
+    assert part._ke is None and np.array_equal(part.kinetic_energy, traj.kinetic_energy[100:201])
+    r_lazy = lazy.resample([0.05, 0.1234, 0.4])                # only the rows it reads, same numbers
+    r_full = traj.resample([0.05, 0.1234, 0.4])
+    assert np.array_equal(r_lazy.kinetic_energy, r_full.kinetic_energy)
+    # saved with the file (computed on save), reloaded bit-exact without the model
+    path = tmp_path / "lazy.npz"
+    lazy2 = mb.simulate(dp, [np.pi / 4, -np.pi / 4], [0.0, 0.0], 0.5)
+    lazy2.save(path)
+    back = mb.Trajectory.load(path)
+    assert back.model is None and np.array_equal(back.total_energy, traj.total_energy)
+    # no energies and no model: a clear error, not a crash
+    bare = mb.Trajectory(t=traj.t, q=traj.q, qd=traj.qd, qdd=traj.qdd, tau=traj.tau)
+    with pytest.raises(ValueError, match="no model"):
+        bare.total_energy
+    assert getattr(bare, "kinetic_energy", None) is None      # plotting code's "not available"
+    assert "energy drift" not in repr(bare)
+    # batches are lazy too, and agree with single runs bit for bit
+    batch = mb.simulate_batch(dp, np.array([[np.pi / 4, -np.pi / 4], [0.1, 0.2]]), np.zeros((2, 2)), 0.5)
+    assert batch._ke is None
+    assert np.array_equal(batch.total_energy[0], traj.total_energy)
+
+
+def test_file_with_stored_energies_from_before_lazy_energies_loads(tmp_path):
+    """A file of the previous writer (energies as arrays, same tag) loads with its energies as stored."""
+    traj = mb.simulate(single_pendulum(), [0.3], [0.0], 0.1)
+    path = tmp_path / "old.npz"
+    traj.save(path)
+    with np.load(path) as z:
+        d = {k: z[k] for k in z.files}
+    d["kinetic_energy"] = d["kinetic_energy"] + 1.0            # stored values win over recomputation
+    np.savez(path, **d)
+    back = mb.Trajectory.load(path, model=single_pendulum())
+    assert np.array_equal(back.kinetic_energy, traj.kinetic_energy + 1.0)
+    del d["potential_energy"]
+    np.savez(path, **d)
+    with pytest.raises(ValueError, match="energies"):
+        mb.Trajectory.load(path)
+
+
 def test_truncated_file_is_refused_and_failed_save_keeps_old_file(tmp_path, monkeypatch):
     traj = mb.simulate(single_pendulum(), [0.0], [0.0], 0.2)
     path = tmp_path / "run.npz"
@@ -281,3 +342,11 @@ def test_failing_adaptive_step_is_an_error(dp):
 def test_progress_bar_runs(dp, capsys):
     traj = mb.simulate(dp, Q0, [0, 0], 0.2, progress=True)
     assert traj.status == "finished" and "simulate" in capsys.readouterr().err
+
+
+def test_benchmark_part_4_prints_the_right_hand_side_costs(capsys):
+    from multibody.bench.simulate import right_hand_sides
+    right_hand_sides(1)
+    out = capsys.readouterr().out
+    for what in ("GroundContact.forces", "mb.fd_gq", "four-bar", "TMT flyer"):
+        assert what in out

@@ -34,7 +34,7 @@ __all__ = [
     "simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
     "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
     "fd_gq", "FDgq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
-    "FunctionConstraint", "ConstraintError", "revolute_closure",
+    "FunctionConstraint", "JointPath", "ConstraintError", "revolute_closure",
     "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact",
 ]
 
@@ -48,7 +48,7 @@ _LAZY = {
                      "SimulationWarning", "Trajectory", "Walker", "find_periodic_orbit", "impact_map", "joint_wall",
                      "linearize", "simulate", "simulate_batch", "TorqueTable"], ".simulation"),
     **dict.fromkeys(["AxisConstraint", "ConstraintError", "ConstraintSet", "FDgq", "FunctionConstraint", "GammaQ",
-                     "JointCoupling", "PointConstraint", "fd_gq", "revolute_closure"], ".simulation.constraints"),
+                     "JointCoupling", "JointPath", "PointConstraint", "fd_gq", "revolute_closure"], ".simulation.constraints"),
     **dict.fromkeys(["GroundContact", "contact_parameters", "gc_pos_vel", "gcontact", "gcPosVel"],
                     ".simulation.contact"),
 }

@@ -10,7 +10,10 @@ One run measures, on the same machine and in the same process:
 2. **batch** — N simulations from perturbed initial states in one ``mb.simulate_batch`` call
    against one ``mujoco.rollout`` call over the same N states (one thread, and one thread per core);
 3. **table 5.2 redone** — the report's cases 3 (ode45, i.e. RK45), 4 (Euler, 10 000 steps) and
-   5 (OpenDE, Euler 10 000 steps) next to ours and MuJoCo's, with the report's 2010 times.
+   5 (OpenDE, Euler 10 000 steps) next to ours and MuJoCo's, with the report's 2010 times;
+4. **right-hand sides run from Python** — the per-call cost of ``GroundContact.forces`` (C kernel
+   core/contact.c), ``mb.fd_gq`` and ``ConstraintSet.accelerations`` (C solves core/kkt.c), as
+   multiples of one ``mb.aba`` call on the same model.
 
 Times are best-of-``--repeat`` of the process's CPU time (``time.process_time``; robust when other
 jobs share the machine) for single-threaded work, and wall time for the batch (it uses threads).
@@ -215,7 +218,49 @@ def main(argv=None) -> int:
     print(f"  3'   RK45 (rtol 1e-9, atol 1e-12) {'':>10s} {cpu45t:9.4f} {'':>10s}  {drift(model, tr45t.q, tr45t.qd):.1e}")
     print(f"  4    Euler, 10 000 steps          {1.13:10.2f} {cpue:9.4f} {'':>10s}  {drift(model, tre.q, tre.qd):.1e}")
     print(f"  5    OpenDE Euler, 10 000 steps   {0.29:10.2f} {'':>9s} {mje:10.4f}  (MuJoCo semi-implicit Euler)")
+    right_hand_sides(args.repeat)
     return 0
+
+
+def right_hand_sides(repeat):
+    """Part 4: per-call cost of the right-hand sides that run from Python (contact, constraints)."""
+    import timeit
+
+    from multibody.simulation.constraints import ConstraintSet, gamma_q_partitioned
+    from multibody.simulation.contact import GroundContact
+    from multibody.simulation.examples import flyer_constraints, four_bar
+
+    def per_call(fn, n=2000):
+        return min(timeit.repeat(fn, number=n, repeat=max(repeat, 3))) / n
+
+    print("\n4. right-hand sides run from Python, per call (best of %d × 2000 calls)" % max(repeat, 3))
+    disc = mb.models.rolling_disc(8)
+    K, D = mb.contact_parameters(1.0, 1e-3, n_points=2)
+    contact = GroundContact(disc, K, D, mu=0.5)
+    q = mb.integrate(disc, disc.neutral(), np.array([0.3, 0.1, 0, 0, 0, 0]))
+    q[2] = 0.0
+    q[2] = -mb.gc_pos_vel(disc, q, np.zeros(6))[2].min() - 1e-3      # the lowest point 1 mm deep
+    qd, z = np.full(6, 0.01), np.full(contact.n_states, 1e-4)
+    t_aba = per_call(lambda: mb.aba(disc, q, qd, np.zeros(6)))
+    t = per_call(lambda: contact.forces(disc, q, qd, z))
+    print(f"  GroundContact.forces, rolling disc, 16 points     {t * 1e6:7.1f} µs   ({t / t_aba:5.1f} × mb.aba {t_aba * 1e6:.2f} µs)")
+    elbow = mb.models.double_elbow()
+    qe, qde, tz = np.array([0.3, 0.2, 0.2]), np.array([0.0, 1.0, 1.0]), np.zeros(3)
+    t_aba = per_call(lambda: mb.aba(elbow, qe, qde, tz))
+    t = per_call(lambda: mb.fd_gq(elbow, qe, qde, tz))
+    print(f"  mb.fd_gq, double elbow (spatial_v2 FDgq)          {t * 1e6:7.1f} µs   ({t / t_aba:5.1f} × mb.aba {t_aba * 1e6:.2f} µs)")
+    bar, closure = four_bar()
+    q0, qd0, _, _ = gamma_q_partitioned(closure, [0])(bar, np.array([np.pi / 2, -1.0, -1.8]), np.array([2.0, 0, 0]))
+    cs = ConstraintSet(closure)
+    t_aba = per_call(lambda: mb.aba(bar, q0, qd0, tz))
+    t = per_call(lambda: cs.accelerations(bar, q0, qd0, tz))
+    print(f"  ConstraintSet.accelerations, four-bar (TMT eq. 6) {t * 1e6:7.1f} µs   ({t / t_aba:5.1f} × mb.aba {t_aba * 1e6:.2f} µs)")
+    flyer = mb.models.flapping_flyer().model
+    cf = flyer_constraints()
+    qf, qdf, t5 = np.array([0.3, 0.0, -0.2, -0.5, -0.5]), np.array([0.1, 0.0, 0.1, 0.0, 0.0]), np.zeros(5)
+    t_aba = per_call(lambda: mb.aba(flyer, qf, qdf, t5))
+    t = per_call(lambda: cf.accelerations(flyer, qf, qdf, t5, t=0.3))
+    print(f"  ConstraintSet.accelerations, TMT flyer, c(t, q)   {t * 1e6:7.1f} µs   ({t / t_aba:5.1f} × mb.aba {t_aba * 1e6:.2f} µs)")
 
 
 if __name__ == "__main__":

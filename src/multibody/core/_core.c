@@ -247,7 +247,6 @@ typedef struct job {
     double dt;                  /* integrate: time step                                         */
     const mb_rollout *rollout;  /* rollout: the run's settings; out[0..3] = T, Q, QD, QDD         */
     double *tau_out, *info;     /* rollout: TAU (N, R, nv), info (N, 4)                          */
-    double *ke_out, *pe_out;    /* rollout: KE, PE (N, R)                                        */
 } job;
 
 typedef int (*state_fn)(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
@@ -492,7 +491,7 @@ static int rollout_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
     double *info = j->info + 4 * n;
     const Py_ssize_t R = r->capacity;
     mb_rollout_out o = {OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
-                        j->ke_out + n * R, j->pe_out + n * R, 0, 0, 0.0, 0.0};
+                        0, 0, 0.0, 0.0};
     int st = mb_check_configuration(m, q0);
     if (st == MB_OK && !all_finite(qd0, m->nv))
         st = MB_BAD_QD;
@@ -1286,15 +1285,14 @@ static int finite_array(PyArrayObject *a, const char *name)
 /* rollout(cmodel, integrator, Q0 (N,nq), QD0 (N,nv), t_final, dt, record_every, keep_last,
  *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv),
  *         f_ext (nb,6) | None, damping (nv) | None,
- *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), KE (N,R), PE (N,R),
- *         info (N,4)) -> None
+ *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), info (N,4)) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], > 0 a status code (status.h).
  * Runs with the GIL released, on all threads when N ≥ 2.  kp None: no controller (τ = 0). */
 static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    CModel *cm = entry_model(args, nargs, 25, "rollout");
+    CModel *cm = entry_model(args, nargs, 23, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -1377,9 +1375,7 @@ static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyArrayObject *QD = Q ? strict_array(args[19], "QD", NPY_DOUBLE, 3, dV, 1) : NULL;
     PyArrayObject *QDD = QD ? strict_array(args[20], "QDD", NPY_DOUBLE, 3, dV, 1) : NULL;
     PyArrayObject *TAU = QDD ? strict_array(args[21], "TAU", NPY_DOUBLE, 3, dV, 1) : NULL;
-    PyArrayObject *KE = TAU ? strict_array(args[22], "KE", NPY_DOUBLE, 2, dT, 1) : NULL;
-    PyArrayObject *PE = KE ? strict_array(args[23], "PE", NPY_DOUBLE, 2, dT, 1) : NULL;
-    PyArrayObject *info = PE ? strict_array(args[24], "info", NPY_DOUBLE, 2, dI, 1) : NULL;
+    PyArrayObject *info = TAU ? strict_array(args[22], "info", NPY_DOUBLE, 2, dI, 1) : NULL;
     if (!info)
         return NULL;
     if (R < 1) {
@@ -1396,7 +1392,6 @@ static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t na
     bind_output(&j, 3, QDD, R * m->nv);
     j.tau_out = PyArray_DATA(TAU);
     j.info = PyArray_DATA(info);
-    j.ke_out = PyArray_DATA(KE), j.pe_out = PyArray_DATA(PE);
     j.rollout = &r;
     int st;
     Py_BEGIN_ALLOW_THREADS
@@ -1405,6 +1400,220 @@ static PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t na
     if (st != MB_OK)
         return raise_status(st);
     Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* ground_contact: the compliant contact law of one state (contact.c)                            */
+
+/* A float64 vector of length n from any array-like (new reference), or NULL with a named error. */
+static PyArrayObject *double_vector(PyObject *o, const char *name, npy_intp n)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!a) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd numbers", name, (Py_ssize_t)n);
+        return NULL;
+    }
+    if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != n) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd numbers (shape (%zd,)), got a %d-D array of size %zd", name,
+                     (Py_ssize_t)n, (Py_ssize_t)n, PyArray_NDIM(a), (Py_ssize_t)PyArray_SIZE(a));
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* ground_contact(cmodel, q (nq), qd (nv), z (ns), bodies (np,) int64, points (np, 3), nd, K, D, mu)
+ *   -> (f_ext (nb, 6), zdot (ns,), F (np, 3), pos (np, 3), in_contact (np,) bool, sticking (np,) bool)
+ * ns = (nd − 1)·np tangential deformations when mu > 0, else 0.  Single state, GIL held. */
+static PyObject *py_ground_contact(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 10, "ground_contact"))
+        return NULL;
+    CModel *cm = get_model(args[0]);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    long nd;
+    double K, D, mu;
+    if (!get_long(args[6], "nd", 2, 3, &nd) || !get_double(args[7], "K", 0.0, 0, &K) ||
+        !get_double(args[9], "mu", 0.0, 1, &mu) || !get_double(args[8], "D", 0.0, mu == 0.0, &D))
+        return NULL;
+    npy_intp db[1] = {-1};
+    PyArrayObject *bodies = strict_array(args[4], "bodies", NPY_INT64, 1, db, 0);
+    if (!bodies)
+        return NULL;
+    const npy_intp np_ = db[0];
+    npy_intp dp[2] = {np_, 3};
+    PyArrayObject *points = strict_array(args[5], "points", NPY_DOUBLE, 2, dp, 0);
+    if (!points || !finite_array(points, "points"))
+        return NULL;
+    const npy_int64 *bd = PyArray_DATA(bodies);
+    for (npy_intp k = 0; k < np_; k++)
+        if (bd[k] < 0 || bd[k] >= m->nb) {
+            PyErr_Format(PyExc_ValueError, "bodies: point %zd is on body %lld; expected 0..%d", (Py_ssize_t)k,
+                         (long long)bd[k], m->nb - 1);
+            return NULL;
+        }
+    const npy_intp ns = mu > 0.0 ? (nd - 1) * np_ : 0;
+    PyArrayObject *q = double_vector(args[1], "q", m->nq);
+    PyArrayObject *qd = q ? double_vector(args[2], "qd", m->nv) : NULL;
+    PyArrayObject *z = qd ? double_vector(args[3], "z", ns) : NULL;
+    PyObject *out[6] = {NULL};
+    int st = MB_OK;
+    if (!z)
+        goto done;
+    st = mb_check_configuration(m, PyArray_DATA(q));
+    if (st == MB_OK && !all_finite(PyArray_DATA(qd), m->nv))
+        st = MB_BAD_QD;
+    if (st != MB_OK) {
+        raise_status(st);
+        goto done;
+    }
+    if (!all_finite(PyArray_DATA(z), ns)) {
+        PyErr_SetString(PyExc_ValueError, "z: contains NaN or inf");
+        goto done;
+    }
+    npy_intp df[2] = {m->nb, 6}, dz[1] = {ns}, dF[2] = {np_, 3}, dc[1] = {np_};
+    out[0] = PyArray_SimpleNew(2, df, NPY_DOUBLE), out[1] = PyArray_SimpleNew(1, dz, NPY_DOUBLE);
+    out[2] = PyArray_SimpleNew(2, dF, NPY_DOUBLE), out[3] = PyArray_SimpleNew(2, dF, NPY_DOUBLE);
+    out[4] = PyArray_SimpleNew(1, dc, NPY_BOOL), out[5] = PyArray_SimpleNew(1, dc, NPY_BOOL);
+    for (int k = 0; k < 6; k++)
+        if (!out[k])
+            goto done;
+    const mb_ground_contact_spec g = {(int)np_, (int)nd, (const long long *)bd, PyArray_DATA(points), K, D, mu};
+    mb_ground_contact(m, cm->single, PyArray_DATA(q), PyArray_DATA(qd), PyArray_DATA(z), &g,
+                      PyArray_DATA((PyArrayObject *)out[0]), PyArray_DATA((PyArrayObject *)out[1]),
+                      PyArray_DATA((PyArrayObject *)out[2]), PyArray_DATA((PyArrayObject *)out[3]),
+                      PyArray_DATA((PyArrayObject *)out[4]), PyArray_DATA((PyArrayObject *)out[5]));
+    Py_DECREF(q), Py_DECREF(qd), Py_DECREF(z);
+    return Py_BuildValue("(NNNNNN)", out[0], out[1], out[2], out[3], out[4], out[5]);
+done:
+    Py_XDECREF(q), Py_XDECREF(qd), Py_XDECREF(z);
+    for (int k = 0; k < 6; k++)
+        Py_XDECREF(out[k]);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* kkt_solve, fdgq_solve: the small dense solves of constrained dynamics (kkt.c)                 */
+
+/* A float64 C-contiguous array of ndim dims (−1: any) from any array-like (new reference). */
+static PyArrayObject *double_array(PyObject *o, const char *name, int ndim, npy_intp d0, npy_intp d1)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+    if (!a) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: expected an array of numbers", name);
+        return NULL;
+    }
+    const npy_intp want[2] = {d0, d1};
+    int ok = PyArray_NDIM(a) == ndim;
+    for (int k = 0; ok && k < ndim; k++)
+        ok = want[k] < 0 || PyArray_DIM(a, k) == want[k];
+    if (!ok) {
+        if (ndim == 1)
+            PyErr_Format(PyExc_ValueError, "%s: expected shape (%zd,), got a %d-D array of size %zd", name,
+                         (Py_ssize_t)d0, PyArray_NDIM(a), (Py_ssize_t)PyArray_SIZE(a));
+        else
+            PyErr_Format(PyExc_ValueError, "%s: expected a 2-D array with %zd rows and %zd columns (-1: any), got a "
+                         "%d-D array", name, (Py_ssize_t)d0, (Py_ssize_t)d1, PyArray_NDIM(a));
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* kkt_solve(H (n,n), d (n), J (m,n), rhs (m), h_tol, rank_tol) -> (status, qdd (n), lam (m))
+ * status 0 solved, 1 H not positive definite, 2 J H⁻¹Jᵀ singular (qdd, lam then meaningless). */
+static PyObject *py_kkt_solve(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 6, "kkt_solve"))
+        return NULL;
+    double h_tol, rank_tol;
+    if (!get_double(args[4], "h_tol", 0.0, 1, &h_tol) || !get_double(args[5], "rank_tol", 0.0, 1, &rank_tol))
+        return NULL;
+    PyArrayObject *H = double_array(args[0], "H", 2, -1, -1);
+    if (!H)
+        return NULL;
+    const npy_intp n = PyArray_DIM(H, 0);
+    PyArrayObject *d = NULL, *J = NULL, *r = NULL, *qdd = NULL, *lam = NULL;
+    if (PyArray_DIM(H, 1) != n || n < 1 || n > 100000) {
+        PyErr_SetString(PyExc_ValueError, "H: expected a non-empty square matrix");
+        goto fail;
+    }
+    d = double_array(args[1], "d", 1, n, 0);
+    J = d ? double_array(args[2], "J", 2, -1, n) : NULL;
+    if (!J)
+        goto fail;
+    const npy_intp m = PyArray_DIM(J, 0);
+    r = double_array(args[3], "rhs", 1, m, 0);
+    if (!r)
+        goto fail;
+    npy_intp dn[1] = {n}, dm[1] = {m};
+    qdd = (PyArrayObject *)PyArray_SimpleNew(1, dn, NPY_DOUBLE);
+    lam = qdd ? (PyArrayObject *)PyArray_ZEROS(1, dm, NPY_DOUBLE, 0) : NULL;
+    if (!lam)
+        goto fail;
+    const int st = mb_kkt_solve((int)n, (int)m, PyArray_DATA(H), PyArray_DATA(d), PyArray_DATA(J), PyArray_DATA(r),
+                                h_tol, rank_tol, PyArray_DATA(qdd), PyArray_DATA(lam));
+    Py_DECREF(H), Py_DECREF(d), Py_DECREF(J), Py_DECREF(r);
+    if (st == MB_KKT_NO_MEMORY) {
+        Py_DECREF(qdd), Py_DECREF(lam);
+        return PyErr_NoMemory();
+    }
+    return Py_BuildValue("(iNN)", st, qdd, lam);
+fail:
+    Py_XDECREF(H), Py_XDECREF(d), Py_XDECREF(J), Py_XDECREF(r), Py_XDECREF(qdd), Py_XDECREF(lam);
+    return NULL;
+}
+
+/* fdgq_solve(H (n,n), C (n), tau (n), G (n,ny), gs (n)) -> (qdd (n), tauc (n)), or None if Gᵀ H G
+ * is not positive definite: FDgq's q̈ = G (GᵀHG)⁻¹ Gᵀ(τ − C − H gs) + gs and τc = H q̈ + C − τ. */
+static PyObject *py_fdgq_solve(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 5, "fdgq_solve"))
+        return NULL;
+    PyArrayObject *a[5] = {NULL};
+    PyObject *res = NULL;
+    a[0] = double_array(args[0], "H", 2, -1, -1);
+    if (!a[0])
+        return NULL;
+    const npy_intp n = PyArray_DIM(a[0], 0);
+    if (PyArray_DIM(a[0], 1) != n || n < 1 || n > 100000) {
+        PyErr_SetString(PyExc_ValueError, "H: expected a non-empty square matrix");
+        goto done;
+    }
+    if (!(a[1] = double_array(args[1], "C", 1, n, 0)) || !(a[2] = double_array(args[2], "tau", 1, n, 0)) ||
+        !(a[3] = double_array(args[3], "G", 2, n, -1)) || !(a[4] = double_array(args[4], "gs", 1, n, 0)))
+        goto done;
+    const npy_intp ny = PyArray_DIM(a[3], 1);
+    if (ny < 1 || ny > n) {
+        PyErr_SetString(PyExc_ValueError, "G: expected 1 <= ny <= n columns");
+        goto done;
+    }
+    npy_intp dn[1] = {n};
+    PyArrayObject *qdd = (PyArrayObject *)PyArray_SimpleNew(1, dn, NPY_DOUBLE);
+    PyArrayObject *tauc = qdd ? (PyArrayObject *)PyArray_SimpleNew(1, dn, NPY_DOUBLE) : NULL;
+    if (!tauc) {
+        Py_XDECREF(qdd);
+        goto done;
+    }
+    const int ok = mb_fdgq_solve((int)n, (int)ny, PyArray_DATA(a[0]), PyArray_DATA(a[1]), PyArray_DATA(a[2]),
+                                 PyArray_DATA(a[3]), PyArray_DATA(a[4]), PyArray_DATA(qdd), PyArray_DATA(tauc));
+    if (ok == 1)
+        res = Py_BuildValue("(NN)", qdd, tauc);
+    else {
+        Py_DECREF(qdd), Py_DECREF(tauc);
+        res = ok < 0 ? PyErr_NoMemory() : Py_NewRef(Py_None);
+    }
+done:
+    for (int k = 0; k < 5; k++)
+        Py_XDECREF(a[k]);
+    return res;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1651,9 +1860,16 @@ static PyMethodDef methods[] = {
      "com_jacobian(cmodel, q) -> sum of m_i J_i(c_i) or None"},
     {"integrate", (PyCFunction)(void (*)(void))py_integrate, METH_FASTCALL,
      "integrate(cmodel, q, v, dt) -> q (+) v dt or None"},
+    {"ground_contact", (PyCFunction)(void (*)(void))py_ground_contact, METH_FASTCALL,
+     "ground_contact(cmodel, q, qd, z, bodies, points, nd, K, D, mu) -> (f_ext, zdot, F, pos, in_contact, "
+     "sticking): spatial_v2 gcPosVel + gcontact + Fpt for all contact points of one state"},
+    {"kkt_solve", (PyCFunction)(void (*)(void))py_kkt_solve, METH_FASTCALL,
+     "kkt_solve(H, d, J, rhs, h_tol, rank_tol) -> (status, qdd, lam): TMT eq. (6) by the range-space method"},
+    {"fdgq_solve", (PyCFunction)(void (*)(void))py_fdgq_solve, METH_FASTCALL,
+     "fdgq_solve(H, C, tau, G, gs) -> (qdd, tauc) or None: FDgq's reduced solve (RBDA eq. 3.20)"},
     {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_FASTCALL,
      "rollout(cmodel, integrator, Q0, QD0, t_final, dt, record_every, keep_last, period, kp, kd, times, q_ref, "
-     "qd_ref, tau_ff, f_ext, damping, T, Q, QD, QDD, TAU, KE, PE, info): whole fixed-step runs into the "
+     "qd_ref, tau_ff, f_ext, damping, T, Q, QD, QDD, TAU, info): whole fixed-step runs into the "
      "given arrays"},
     {"ltdl_kernel", (PyCFunction)(void (*)(void))py_ltdl_kernel, METH_FASTCALL,
      "ltdl_kernel(H, lam, L, d, info): LTDL of each H[b] into L, d; info[b] = failing pivot or -1"},

@@ -77,6 +77,27 @@ void mb_integrate(const mb_model *m, const double *q, const double *v, double dt
 void mb_energy(const mb_model *m, mb_data *d, const double *q, const double *qd, double *KE,
                double *htot, double *Itot);
 
+/* contact.c — compliant ground contact (spatial_v2 gcPosVel, gcontact, Fpt) for all points */
+typedef struct mb_ground_contact_spec {
+    int npt, nd;                /* points; 3 (z up) or 2 (planar: y up)                              */
+    const long long *bodies;    /* (npt) body of each point                                           */
+    const double *points;       /* (npt × 3) points in body coordinates, m                            */
+    double K, D, mu;            /* N/m^1.5, N·s/m^1.5, friction coefficient (0: frictionless)          */
+} mb_ground_contact_spec;
+
+void mb_ground_contact(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *z,
+                       const mb_ground_contact_spec *g, double *fext, double *zdot, double *F, double *pos,
+                       unsigned char *in_contact, unsigned char *sticking);
+
+/* kkt.c — TMT eq. (6) by the range-space method, and the SPD solves of FDgq */
+enum { MB_KKT_OK = 0, MB_KKT_H_NOT_SPD = 1, MB_KKT_A_SINGULAR = 2, MB_KKT_NO_MEMORY = 3 };
+int mb_cholesky_factor(int n, const double *A, double *L, double rel_tol);
+void mb_cholesky_apply_inverse(int n, const double *L, double *x);
+int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
+                 double rank_tol, double *qdd, double *lam);
+int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double *tau, const double *G,
+                  const double *gs, double *qdd, double *tauc);
+
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
 enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };
@@ -105,7 +126,7 @@ typedef struct mb_rollout {
 
 typedef struct mb_rollout_out {
     double *t, *q, *qd, *qdd, *tau;  /* (capacity), (capacity × nq), (capacity × nv) ×3          */
-    double *ke, *pe;                  /* (capacity) kinetic and potential energy (EnerMo), J      */
+                                      /* (no energies: Trajectory computes them on first access)  */
     long count;                       /* samples written                                          */
     int non_finite;                   /* 1: stopped in the step [t_from, t_to] at a non-finite state */
     double t_from, t_to;              /* the failing step (also set for an error status)          */

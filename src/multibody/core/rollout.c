@@ -191,20 +191,16 @@ static int step(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w
     return finite_all(w->y1, n) ? MB_OK : STAGE_NON_FINITE;
 }
 
-/* Keep sample `row` = (t, y); its q̈ and τ are filled later (the next step's first stage). */
-static void record(const mb_model *m, mb_data *d, mb_rollout_out *o, double t, const double *y)
+/* Keep sample `row` = (t, y); its q̈ and τ are filled later (the next step's first stage).
+ * Energies are not computed here: a Trajectory computes them from q, q̇ on first access, in one
+ * batched EnerMo call (MuJoCo's rollout computes none either; they cost ~20 % of an RK4 step). */
+static void record(const mb_model *m, mb_rollout_out *o, double t, const double *y)
 {
     const long row = o->count++;
     const int nq = m->nq, nv = m->nv;
     o->t[row] = t;
     memcpy(o->q + row * nq, y, sizeof(double) * nq);
     memcpy(o->qd + row * nv, y + nq, sizeof(double) * nv);
-    /* energies as mb.energy: KE from EnerMo, PE = −(first moment of mass) · gravity */
-    double htot[6], Itot[36];
-    mb_energy(m, d, y, y + nq, o->ke + row, htot, Itot);
-    const double mass = Itot[35], safe = mass > 0.0 ? mass : 1.0;
-    const double cm[3] = {Itot[2 * 6 + 4] / safe, Itot[0 * 6 + 5] / safe, Itot[1 * 6 + 3] / safe};
-    o->pe[row] = -mass * (cm[0] * m->a_grav[3] + cm[1] * m->a_grav[4] + cm[2] * m->a_grav[5]);
 }
 
 static void record_derived(const mb_model *m, mb_rollout_out *o, long row, const double *K, const double *tau)
@@ -244,7 +240,7 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
     long n_sample = 0;
     int pending = 1;  /* the last sample's q̈, τ wait for the step that starts from it */
     int st = MB_OK;
-    record(m, d, o, t, w.y);
+    record(m, o, t, w.y);
     while (t < t_final) {
         double next_sample = INFINITY;
         if (sampled) {
@@ -278,13 +274,13 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         memcpy(w.y, w.y1, sizeof(double) * n);
         const int on_grid = fabs(t - (double)k_next * dt) <= eps;
         if ((t >= t_final || (on_grid && k_next % r->record_every == 0)) && o->count < r->capacity) {
-            record(m, d, o, t, w.y);
+            record(m, o, t, w.y);
             last_recorded_t = t;
             pending = 1;
         }
     }
     if (st == MB_OK && o->non_finite && r->keep_last && last_recorded_t != t && o->count < r->capacity) {
-        record(m, d, o, t, w.y);
+        record(m, o, t, w.y);
         pending = 1;
     }
     if (st == MB_OK && pending && o->t[o->count - 1] == t) {  /* the final sample: one more evaluation */

@@ -5,9 +5,11 @@ object's constrained accelerations; see :func:`simulate`.
 
 Protocols for the ``constraints`` and ``contact`` arguments of :func:`simulate`:
 
-* ``constraints``: ``accelerations(model, q, qd, tau, f_ext) -> (qdd (nv,), lam (nc,))`` (with its
-  own stabilisation) and ``residual(model, q, qd) -> (c (nc,), cdot (nc,))``, recorded per sample
-  in ``Trajectory.constraint_residual`` (N, 2, nc).
+* ``constraints``: ``accelerations(model, q, qd, tau, f_ext, t=t) -> (qdd (nv,), lam (nc,))`` (with
+  its own stabilisation) and ``residual(model, q, qd, t=t) -> (c (nc,), cdot (nc,))``, recorded per
+  sample in ``Trajectory.constraint_residual`` (N, 2, nc).  The time is passed when both methods
+  accept a keyword ``t`` (time-dependent constraints c(t, q) = 0); objects without it are called
+  without the time.
 * ``contact``: ``n_states``, ``initial_state(model, q, qd) -> z0`` and
   ``forces(model, q, qd, z) -> (f_ext (nb, 6), zdot (n_states,), info)``; the forces are added
   to the user's ``f_ext``, ``z`` is integrated with the state, ``info["force"]`` is recorded in

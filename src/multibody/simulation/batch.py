@@ -11,49 +11,73 @@ order and are bit-identical to a local run.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..dynamics import aba
-from ..dynamics import energy
 from . import rollout
 from .controllers import PD, TorqueTable
 from .core import _check_model, _positive, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
-from .trajectory import Trajectory, model_fingerprint
+from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 
-@dataclass
 class BatchTrajectory:
     """N runs on a common time grid: ``t`` (T,), ``q`` (N, T, nq), ``qd``/``qdd``/``tau`` (N, T, nv),
     energies (N, T), ``status`` (N,) and ``messages``.  ``batch[i]`` is run i as a :class:`Trajectory`.
 
     A run that blew up keeps its samples up to its last finite state; later samples are NaN and its
     ``status`` is ``"non_finite"`` (message with the time).  Batches of runs with events, whose
-    sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.
+    sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.  As in a
+    :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first access (one
+    batched ``mb.energy`` call over every finite sample) and cached.
     """
-    t: np.ndarray | None
-    q: np.ndarray | None
-    qd: np.ndarray | None
-    qdd: np.ndarray | None
-    tau: np.ndarray | None
-    kinetic_energy: np.ndarray | None
-    potential_energy: np.ndarray | None
-    status: list
-    messages: list
-    integrator: str = ""
-    model_name: str = ""
-    model_fingerprint: str = ""
-    quaternion_starts: tuple = ()
-    runs: list | None = field(default=None, repr=False)
+
+    def __init__(self, t, q, qd, qdd, tau, kinetic_energy=None, potential_energy=None, status=(), messages=(),
+                 integrator="", model_name="", model_fingerprint="", quaternion_starts=(), runs=None, model=None):
+        self.t, self.q, self.qd, self.qdd, self.tau = t, q, qd, qdd, tau
+        self._ke, self._pe = kinetic_energy, potential_energy
+        self.status, self.messages = list(status), list(messages)
+        self.integrator, self.model_name, self.model_fingerprint = integrator, model_name, model_fingerprint
+        self.quaternion_starts = quaternion_starts
+        self.runs = runs
+        self.model = model
+
+    def _energies(self):
+        if self._ke is None:
+            if self.q is None:
+                return None, None
+            if self.runs is not None:  # runs may differ in their model (params sweeps): each its own
+                self._ke = np.stack([r.kinetic_energy for r in self.runs])
+                self._pe = np.stack([r.potential_energy for r in self.runs])
+            elif self.model is None:
+                raise EnergyUnavailable(_NO_ENERGY)
+            else:
+                self._ke, self._pe = energies_of(self.model, self.q, self.qd)
+        return self._ke, self._pe
+
+    @property
+    def kinetic_energy(self):
+        """Kinetic energy (N, T), computed on first access (NaN after a run stopped)."""
+        return self._energies()[0]
+
+    @property
+    def potential_energy(self):
+        """Gravitational potential energy (N, T), computed on first access."""
+        return self._energies()[1]
 
     @property
     def total_energy(self):
-        return self.kinetic_energy + self.potential_energy
+        ke, pe = self._energies()
+        return None if ke is None else ke + pe
 
     def __len__(self):
         return len(self.status)
+
+    def __repr__(self):
+        shape = "runs of differing sample times" if self.q is None else f"{self.q.shape[1]} samples each"
+        return (f"BatchTrajectory({self.model_name!r}, {len(self)} runs, {shape}, "
+                f"{sum(s != 'finished' for s in self.status)} not finished)")
 
     def __getitem__(self, i) -> Trajectory:
         if not isinstance(i, (int, np.integer)):
@@ -63,12 +87,13 @@ class BatchTrajectory:
         if self.runs is not None:
             return self.runs[i]
         keep = np.all(np.isfinite(self.q[i]), axis=-1)
+        cached = self._ke is not None
         return Trajectory(t=self.t[keep], q=self.q[i][keep], qd=self.qd[i][keep], qdd=self.qdd[i][keep],
-                          tau=self.tau[i][keep], kinetic_energy=self.kinetic_energy[i][keep],
-                          potential_energy=self.potential_energy[i][keep], status=self.status[i],
+                          tau=self.tau[i][keep], kinetic_energy=self._ke[i][keep] if cached else None,
+                          potential_energy=self._pe[i][keep] if cached else None, status=self.status[i],
                           message=self.messages[i], integrator=self.integrator,
                           model_fingerprint=self.model_fingerprint, model_name=self.model_name,
-                          quaternion_starts=self.quaternion_starts)
+                          quaternion_starts=self.quaternion_starts, model=self.model)
 
     @classmethod
     def from_runs(cls, runs: list) -> "BatchTrajectory":
@@ -79,11 +104,8 @@ class BatchTrajectory:
                     model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)
         if same and len({(r.q.shape[1], r.qd.shape[1]) for r in runs}) == 1:
             st = lambda k: np.stack([getattr(r, k) for r in runs])  # noqa: E731
-            return cls(t=first.t, q=st("q"), qd=st("qd"), qdd=st("qdd"), tau=st("tau"),
-                       kinetic_energy=st("kinetic_energy"), potential_energy=st("potential_energy"),
-                       runs=runs, **meta)
-        return cls(t=None, q=None, qd=None, qdd=None, tau=None, kinetic_energy=None, potential_energy=None,
-                   runs=runs, **meta)
+            return cls(t=first.t, q=st("q"), qd=st("qd"), qdd=st("qdd"), tau=st("tau"), runs=runs, **meta)
+        return cls(t=None, q=None, qd=None, qdd=None, tau=None, runs=runs, **meta)
 
 
 def _batch_states(name, X, n):
@@ -194,17 +216,11 @@ def run_vectorised(model, Q0, QD0, t_final, dt, integrator, controller, f_ext, r
                 acc[ri, ni], taus[ri, ni] = a[0], tu[0]
     q = rec[:, :, :space.nq].transpose(1, 0, 2)
     qd = rec[:, :, space.nq:].transpose(1, 0, 2)
-    finite = np.all(np.isfinite(q), axis=-1) & np.all(np.isfinite(qd), axis=-1)
-    ke = np.full(finite.shape, np.nan)
-    pe = np.full(finite.shape, np.nan)
-    if finite.any():
-        e = energy(model, q[finite], qd[finite])
-        ke[finite], pe[finite] = e.KE, e.PE
     status = ["finished" if alive[i] else "non_finite" for i in range(N)]
     messages = ["" if alive[i] else f"the state became non-finite in the step from t = {blown[i]!r}; the run "
                 f"keeps its samples up to then" for i in range(N)]
     return BatchTrajectory(t=T, q=q, qd=qd, qdd=acc.transpose(1, 0, 2), tau=taus.transpose(1, 0, 2),
-                           kinetic_energy=ke, potential_energy=pe, status=status, messages=messages,
+                           model=model, status=status, messages=messages,
                            integrator=integrator, model_name=model.name,
                            model_fingerprint=model_fingerprint(model), quaternion_starts=space.quaternion_starts)
 
@@ -234,8 +250,10 @@ def _run_chunk(task):
 def _concat(parts):
     first = parts[0]
     cat = lambda k, ax: np.concatenate([getattr(p, k) for p in parts], axis=ax)  # noqa: E731
+    cached = all(p._ke is not None for p in parts)
     return BatchTrajectory(t=first.t, q=cat("q", 0), qd=cat("qd", 0), qdd=cat("qdd", 0), tau=cat("tau", 0),
-                           kinetic_energy=cat("kinetic_energy", 0), potential_energy=cat("potential_energy", 0),
+                           kinetic_energy=cat("_ke", 0) if cached else None,
+                           potential_energy=cat("_pe", 0) if cached else None, model=first.model,
                            status=sum((p.status for p in parts), []), messages=sum((p.messages for p in parts), []),
                            integrator=first.integrator, model_name=first.model_name,
                            model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)

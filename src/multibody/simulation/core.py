@@ -22,7 +22,6 @@ import warnings
 import numpy as np
 
 from ..dynamics import aba
-from ..dynamics import energy
 from ..model.model import Model
 from . import rollout
 from .controllers import PD, TorqueTable
@@ -88,6 +87,16 @@ def check_initial_state(model, space, q0, qd0):
 
 
 # ---- the right-hand side ----------------------------------------------------------------------
+def _takes_time(method) -> bool:
+    """True if ``method`` accepts a keyword argument ``t`` (the time-aware constraint protocol)."""
+    import inspect
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return "t" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 class System:
     """State derivative of y = [q, v, z]: controller, forces, contact, constraints or ABA.
 
@@ -120,8 +129,12 @@ class System:
             for attr in ("accelerations", "residual"):
                 if not callable(getattr(constraints, attr, None)):
                     raise TypeError(f"constraints: expected an object with .accelerations(model, q, qd, tau, "
-                                    f"f_ext) and .residual(model, q, qd); it has no {attr!r}")
+                                    f"f_ext, t=...) and .residual(model, q, qd, t=...); it has no {attr!r}")
         self.constraints = constraints
+        # c(t, q) = 0 needs the time: objects whose methods take ``t`` get it; older two-argument
+        # protocols (no ``t``) keep working unchanged
+        self.constraints_take_time = constraints is not None and all(
+            _takes_time(getattr(constraints, attr)) for attr in ("accelerations", "residual"))
         self.nz = 0
         if contact is not None:
             for attr in ("initial_state", "forces"):
@@ -199,7 +212,10 @@ class System:
             fe = fc if fe is None else fe + fc
         tau_all = tau if self.damping is None else tau - self.damping * v
         if self.constraints is not None:
-            qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe)
+            if self.constraints_take_time:
+                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe, t=t)
+            else:
+                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe)
             qdd = np.asarray(qdd, dtype=float)
         else:
             qdd = aba(model, q, v, tau_all, fe)
@@ -266,16 +282,12 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
     for i in range(n):
         if rec.derived[i] is not None:
             qdd[i], tau[i], infos[i] = rec.derived[i][0], rec.derived[i][1], rec.derived[i][2]
-    if n:
-        e = energy(model, Q, V)
-        ke, pe = np.asarray(e.KE, float).reshape(n), np.asarray(e.PE, float).reshape(n)
-    else:
-        ke = pe = np.zeros(0)
     residual = None
     if system.constraints is not None and n:
         rows = []
         for i in range(n):
-            c, cd = system.constraints.residual(model, Q[i], V[i])
+            c, cd = (system.constraints.residual(model, Q[i], V[i], t=T[i]) if system.constraints_take_time
+                     else system.constraints.residual(model, Q[i], V[i]))
             rows.append(np.stack([np.asarray(c, float).reshape(-1), np.asarray(cd, float).reshape(-1)]))
         residual = np.array(rows)
     forces = None
@@ -283,7 +295,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
         shape = next(np.shape(inf["force"]) for inf in infos if inf is not None and "force" in inf)
         forces = np.array([np.asarray(inf["force"], float) if inf is not None and "force" in inf
                            else np.full(shape, np.nan) for inf in infos])
-    return Trajectory(t=T, q=Q.copy(), qd=V.copy(), qdd=qdd, tau=tau, kinetic_energy=ke, potential_energy=pe,
+    return Trajectory(t=T, q=Q.copy(), qd=V.copy(), qdd=qdd, tau=tau, model=model,  # energies: lazy
                       events=events_fired, constraint_residual=residual, contact_forces=forces,
                       contact_state=Z.copy() if system.nz else None, status=status, message=message,
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,

@@ -14,12 +14,13 @@ import numpy as np
 
 from ..model.builder import ModelBuilder
 from ..model.joints import JointType
-from .constraints import AxisConstraint, ConstraintSet, GammaQ, JointCoupling, PointConstraint
+from .constraints import (DEFAULT_BAUMGARTE_TIME, AxisConstraint, ConstraintSet, GammaQ, JointCoupling, JointPath,
+                          PointConstraint)
 from .contact import GroundContact, contact_parameters
 
 __all__ = ["ExampleResult", "four_bar", "free_to_xfb", "simulate_fb", "example1_pd_planar2r",
            "example2_sampled_pd_planar2r", "example3_vee", "example4_singlebody", "example5_scissor",
-           "example6_double_elbow", "example7_rolling_disc", "dropped_box", "flyer_aero_forces",
+           "example6_double_elbow", "example7_rolling_disc", "dropped_box", "flyer_aero_forces", "flyer_constraints",
            "flapping_flyer", "clemens_closures", "clemens_joint_tracking",
            "clemens_joint_dynamics", "run_all"]
 
@@ -430,22 +431,43 @@ FLYER_PAPER = dict(m_b=1.0, m_w=0.1, l_w=20.0, w=10.0, g=1.0, alpha_e=np.radians
                    c_dm=1.0, c_lm=2.0, I_0=1e-6, phi_u=np.radians(5), phi_d=np.radians(-30), omega_f=0.5)
 
 
-def flapping_flyer(t_final=12.0, kp=400.0, kd=80.0, dt=2e-3, **paper):
+def flyer_constraints(phi_u=FLYER_PAPER["phi_u"], phi_d=FLYER_PAPER["phi_d"], omega_f=FLYER_PAPER["omega_f"],
+                      time_constant=DEFAULT_BAUMGARTE_TIME):
+    """The TMT flyer's two constraints, as the paper implements them ("Synchronized flapping
+    (q₁ = q₂ = q) and flapping input (q = …) are implemented as constraints"):
+
+    * ``synchronized_flapping``: φ₁ − φ₂ = 0 (:class:`JointCoupling`),
+    * ``flapping_input``: φ₁ − φ(t) = 0 with φ(t) = (φ_u − φ_d)/2 sin(ωt − π/2) + (φ_u + φ_d)/2
+      (:class:`JointPath`, φ̇ and φ̈ analytic),
+
+    stacked in a :class:`ConstraintSet` (Baumgarte gains 1/``time_constant``).  The multipliers
+    are the hinge torques that make the wings flap.
+    """
+    amp, mid = (phi_u - phi_d) / 2, (phi_u + phi_d) / 2
+    drive = JointPath("phi1", lambda t: amp * np.sin(omega_f * t - np.pi / 2) + mid,
+                      velocity=lambda t: amp * omega_f * np.cos(omega_f * t - np.pi / 2),
+                      acceleration=lambda t: -amp * omega_f ** 2 * np.sin(omega_f * t - np.pi / 2),
+                      name="flapping_input")
+    sync = JointCoupling("phi1", "phi2", name="synchronized_flapping")
+    return ConstraintSet(sync, drive, time_constant=time_constant)
+
+
+def flapping_flyer(t_final=12.0, dt=2e-3, **paper):
     """The TMT paper's flapping flyer: aerodynamics as a force callback, synchronised flapping as a constraint.
 
-    Model: ``mb.models.flapping_flyer().model`` (paper values).  The wings' synchronisation
-    φ₁ = φ₂ is a :class:`~multibody.simulation.constraints.JointCoupling` solved with Lagrange
-    multipliers; the flapping input φ(t) = (φ_u − φ_d)/2 sin(ωt − π/2) + (φ_u + φ_d)/2 is imposed
-    by a PD on the common hinge input u (τ = Sᵀu, S = [0 0 0 1 1]) — ``mb.simulate`` gives
-    constraints no time argument, so the paper's second, time-dependent constraint becomes a
-    tracking controller here.  Facts: the synchronisation holds (``sync_error``), the motion is
-    symmetric — no sideways drift (``lateral_drift``) — and the energy balance closes: the change
-    of total energy equals the work of the hinge input and of the aerodynamic forces
-    (``energy_balance``, relative), which checks that the force callback acts where it should;
-    the wings' drag keeps the fall well below free fall (``fall_fraction``).
-    ``paper``: the TMT paper's parameters (``FLYER_PAPER``, passed to ``mb.models.flapping_flyer``).
+    Model: ``mb.models.flapping_flyer().model`` (paper values).  As in the paper, both the wings'
+    synchronisation φ₁ = φ₂ and the flapping input φ₁ = φ(t) are constraints
+    (:func:`flyer_constraints`: a :class:`JointCoupling` and a time-dependent :class:`JointPath`),
+    solved with Lagrange multipliers (TMT eq. 6) and Baumgarte stabilisation — ``mb.simulate``
+    passes each stage's time to them.  Facts: the constraints hold (``constraint_violation``:
+    max |c| of both rows), the hinge torques the multipliers produce are equal on both wings
+    (``torque_asymmetry``, relative — mirror symmetry), the motion has no sideways drift
+    (``lateral_drift``), the energy balance closes: the change of total energy equals the work
+    of the constraint forces (the flapping drive) and of the aerodynamic forces
+    (``energy_balance``, relative), and the wings' drag keeps the fall well below free fall
+    (``fall_fraction``).  ``paper``: the TMT paper's parameters (``FLYER_PAPER``).
     """
-    from .. import models
+    from .. import body_states, hand_c, models
     from . import simulate
     unknown = set(paper) - set(FLYER_PAPER)
     if unknown:
@@ -455,35 +477,34 @@ def flapping_flyer(t_final=12.0, kp=400.0, kd=80.0, dt=2e-3, **paper):
     model = mech.model
     aero = dict(rho=vals["rho"], c_d0=vals["c_d0"], c_dm=vals["c_dm"], c_lm=vals["c_lm"], alpha_e=vals["alpha_e"],
                 l_w=vals["l_w"], w=vals["w"])
-    phi_u, phi_d, om = vals["phi_u"], vals["phi_d"], vals["omega_f"]
-    S = np.array([0, 0, 0, 1.0, 1.0])
-
-    def controller(t, q, qd):
-        ref = (phi_u - phi_d) / 2 * np.sin(om * t - np.pi / 2) + (phi_u + phi_d) / 2
-        dref = (phi_u - phi_d) / 2 * om * np.cos(om * t - np.pi / 2)
-        return S * (kp * (ref - q[3]) + kd * (dref - qd[3]))
 
     def f_ext(t, q, qd):
         return flyer_aero_forces(model, q, qd, **aero)
 
-    sync = JointCoupling("phi1", "phi2", name="synchronized_flapping")
+    constraints = flyer_constraints(vals["phi_u"], vals["phi_d"], vals["omega_f"])
     q0, dq0 = np.array(mech.q0, float), np.array(mech.dq0, float)
-    traj = simulate(model, q0, dq0, t_final, dt=dt, controller=controller, f_ext=f_ext, constraints=sync,
-                    record_every=5)
-    # power of the input and of the aerodynamic forces along the run
-    P_in = np.einsum("ni,ni->n", traj.tau, traj.qd)
-    P_aero = np.empty(len(traj.t))
-    from .. import body_states
-    for k, (q, qd) in enumerate(zip(traj.q, traj.qd)):
+    dq0[3:5] = constraints.constraints[1].motion(0.0)[1]     # the wings start with the drive's rate
+    traj = simulate(model, q0, dq0, t_final, dt=dt, f_ext=f_ext, constraints=constraints, record_every=5)
+    # generalised constraint force Q_c = Jᵀλ = H q̈ + C(q, q̇, f_aero) (the hinge torques), and the
+    # power of the constraint and aerodynamic forces along the run
+    n = len(traj.t)
+    Qc, P_aero = np.empty((n, model.nv)), np.empty(n)
+    for k, (q, qd, qdd) in enumerate(zip(traj.q, traj.qd, traj.qdd)):
         f = f_ext(0.0, q, qd)
+        H, C = hand_c(model, q, qd, f)
+        Qc[k] = H @ qdd + C
         s = body_states(model, q, qd)
         v_world = np.einsum("bij,bj->bi", s.R, s.v[:, 3:]) - np.cross(np.einsum("bij,bj->bi", s.R, s.v[:, :3]), s.p)
         P_aero[k] = sum(f[b, :3] @ (s.R[b] @ s.v[b, :3]) + f[b, 3:] @ v_world[b] for b in range(model.nb))
-    work = np.concatenate([[0.0], np.cumsum(0.5 * (P_in[1:] + P_in[:-1] + P_aero[1:] + P_aero[:-1]) * np.diff(traj.t))])
+    P_c = np.einsum("ni,ni->n", Qc, traj.qd)
+    work = np.concatenate([[0.0], np.cumsum(0.5 * (P_c[1:] + P_c[:-1] + P_aero[1:] + P_aero[:-1]) * np.diff(traj.t))])
     E = traj.total_energy
     scale = max(np.max(np.abs(work)), np.max(np.abs(E - E[0])), 1e-12)
     return ExampleResult("flapping_flyer", traj, {
+        "constraint_violation": float(np.max(np.abs(traj.constraint_residual[:, 0]))),
         "sync_error": float(np.max(np.abs(traj.q[:, 3] - traj.q[:, 4]))),
+        "torque_asymmetry": float(np.max(np.abs(Qc[:, 3] - Qc[:, 4])) / max(np.max(np.abs(Qc[:, 3])), 1e-300)),
+        "hinge_torque_peak": float(np.max(np.abs(Qc[:, 3]))),
         "lateral_drift": float(np.max(np.abs(traj.q[:, 1]))),
         "energy_balance": float(np.max(np.abs((E - E[0]) - work)) / scale),
         # drag holds the fall far below free fall ½ g t²

@@ -89,28 +89,28 @@ def capacity(t_final, dt, record_every):
 
 
 def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last):
-    """Run N initial states; returns (T, Q, QD, QDD, TAU, KE, PE, info), info[n] = (count, code, t0, t1).
+    """Run N initial states; returns (T, Q, QD, QDD, TAU, info), info[n] = (count, code, t0, t1).
 
     Rows past a run's count are NaN (batches: a run that stopped early), or unset for one run."""
     N = Q0.shape[0]
     R = capacity(t_final, dt, record_every)
     nq, nv = model.nq, model.nv
     new = (lambda shape: np.empty(shape)) if N == 1 else (lambda shape: np.full(shape, np.nan))
-    T, KE, PE = new((N, R)), new((N, R)), new((N, R))
+    T = new((N, R))
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
     info = np.zeros((N, 4))
     ctrl = plan["ctrl"] or (None,) * 6
     _core.rollout(model._c, INTEGRATOR_CODES[integrator], np.ascontiguousarray(Q0, dtype=float),
                   np.ascontiguousarray(QD0, dtype=float), float(t_final), float(dt), int(record_every),
                   int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], T, Q, QD, QDD, TAU,
-                  KE, PE, info)
+                  info)
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])
         msg = _core.status_message(int(info[n, 1]))
         where = f" at t = {info[n, 2]!r}"
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))
-    return T, Q, QD, QDD, TAU, KE, PE, info
+    return T, Q, QD, QDD, TAU, info
 
 
 def simulate_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
@@ -120,8 +120,8 @@ def simulate_compiled(model, space, q0, qd0, t_final, dt, integrator, record_eve
     from .core import SimulationWarning, _non_finite_message
     from .trajectory import Trajectory, model_fingerprint
 
-    T, Q, QD, QDD, TAU, KE, PE, info = run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
-                                                    record_every, keep_last=True)
+    T, Q, QD, QDD, TAU, info = run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
+                                            record_every, keep_last=True)
     n = int(info[0, 0])
     t, q, qd = T[0, :n].copy(), Q[0, :n].copy(), QD[0, :n].copy()
     status, message = "finished", ""
@@ -129,7 +129,7 @@ def simulate_compiled(model, space, q0, qd0, t_final, dt, integrator, record_eve
         status, message = "non_finite", _non_finite_message(float(info[0, 2]), float(info[0, 3]))
         warnings.warn(f"simulate: {message}", SimulationWarning, stacklevel=3)
     return Trajectory(t=t, q=q, qd=qd, qdd=QDD[0, :n].copy(), tau=TAU[0, :n].copy(),
-                      kinetic_energy=KE[0, :n].copy(), potential_energy=PE[0, :n].copy(), events=[], constraint_residual=None,
+                      model=model, events=[], constraint_residual=None,
                       contact_forces=None, contact_state=None, status=status, message=message,
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
                       quaternion_starts=space.quaternion_starts)
@@ -149,18 +149,17 @@ def batch_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every):
             raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(norms < 1e-12))}, {s}:{s + 4}] is zero; "
                              f"expected a unit quaternion")
         Q0[:, s:s + 4] /= norms[:, None]
-    T, Q, QD, QDD, TAU, KE, PE, info = run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every,
-                                                    keep_last=False)
+    T, Q, QD, QDD, TAU, info = run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every,
+                                            keep_last=False)
     counts = info[:, 0].astype(int)
     R = int(counts.max())
     full = int(np.flatnonzero(counts == R)[0])
     t = T[full, :R].copy()
     q, qd, qdd, tau = Q[:, :R], QD[:, :R], QDD[:, :R], TAU[:, :R]
-    ke, pe = KE[:, :R], PE[:, :R]
     dead = info[:, 1] < 0
     status = ["non_finite" if d else "finished" for d in dead]
     messages = [f"the state became non-finite in the step from t = {float(info[i, 2])!r}; the run keeps its "
                 f"samples up to then" if dead[i] else "" for i in range(len(dead))]
-    return BatchTrajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic_energy=ke, potential_energy=pe,
+    return BatchTrajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, model=model,  # energies: lazy
                            status=status, messages=messages, integrator=integrator, model_name=model.name,
                            model_fingerprint=model_fingerprint(model), quaternion_starts=space.quaternion_starts)

@@ -3,7 +3,13 @@
 A :class:`Trajectory` holds time samples ``t`` (N,) and the state and its derivatives at each
 sample: ``q`` (N, nq), ``qd`` (N, nv), ``qdd`` (N, nv), ``tau`` (N, nv, the controller's joint
 forces), the energies (N,), the events that fired (:class:`EventRecord`), constraint residuals
-(N, 2, nc) and contact forces where a run had them.  At an event the trajectory holds two samples
+(N, 2, nc) and contact forces where a run had them.
+
+The energies are not computed while a run steps (MuJoCo's rollout, our benchmark's reference,
+computes none; per sample they cost about a fifth of an RK4 step): a Trajectory keeps its model
+and computes kinetic and potential energy on first access, from the recorded q, q̇, in one
+batched ``mb.energy`` call (spatial_v2 ``EnerMo`` in the C core, GIL released), then caches
+them.  ``repr`` reports the energy drift, so drift is still reported by default.  At an event the trajectory holds two samples
 at the same time: the state just before the reset and the state just after it, so plots show the
 jump and ``t`` is non-decreasing.
 
@@ -17,7 +23,7 @@ import hashlib
 import os
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -62,13 +68,49 @@ def model_fingerprint(model) -> str:
     return h.hexdigest()
 
 
-@dataclass
+def energies_of(model, q, qd):
+    """(KE, PE) of states ``q`` (..., nq), ``qd`` (..., nv) in one batched ``mb.energy`` call.
+
+    Rows with a non-finite entry (a batch run that stopped early) get NaN.
+
+    >>> import numpy as np, multibody as mb
+    >>> ke, pe = energies_of(mb.models.planar(2), np.zeros((3, 2)), np.ones((3, 2)))
+    >>> ke.shape, bool(np.all(ke > 0))
+    ((3,), True)
+    """
+    from ..dynamics import energy
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    lead = q.shape[:-1]
+    Q, V = q.reshape(-1, q.shape[-1]), qd.reshape(-1, qd.shape[-1])
+    ke, pe = np.full(len(Q), np.nan), np.full(len(Q), np.nan)
+    finite = np.all(np.isfinite(Q), axis=1) & np.all(np.isfinite(V), axis=1)
+    if finite.all() and len(Q):
+        e = energy(model, np.ascontiguousarray(Q), np.ascontiguousarray(V))
+        ke[:], pe[:] = e.KE, e.PE
+    elif finite.any():
+        e = energy(model, np.ascontiguousarray(Q[finite]), np.ascontiguousarray(V[finite]))
+        ke[finite], pe[finite] = e.KE, e.PE
+    return ke.reshape(lead), pe.reshape(lead)
+
+
+class EnergyUnavailable(AttributeError, ValueError):
+    """A trajectory with neither stored energies nor a model to compute them from.
+
+    A ``ValueError`` (bad input) that is also an ``AttributeError``, so ``getattr(traj,
+    "total_energy", None)`` reads "not available" as plotting code expects."""
+
+
+_NO_ENERGY = ("energies: this trajectory holds no stored energies and no model to compute them from; "
+              "load it with Trajectory.load(path, model) or pass model= to Trajectory(...)")
+
+
 class Trajectory:
     """Samples of a simulation run (see the module docstring for shapes).
 
     ``status`` is ``"finished"`` (reached t_final), ``"terminated"`` (a terminal event fired) or
     ``"non_finite"`` (the state blew up; the samples end at the last finite state and
-    ``message`` says at what time).
+    ``message`` says at what time).  ``kinetic_energy`` and ``potential_energy`` may be given
+    (a loaded file) or left None: with ``model`` they are computed on first access and cached.
 
     Example
     -------
@@ -80,29 +122,63 @@ class Trajectory:
     True
     >>> traj[0.1:0.2].t[[0, -1]].round(12).tolist()
     [0.1, 0.2]
+    >>> "energy drift" in repr(traj)
+    True
     """
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    tau: np.ndarray
-    kinetic_energy: np.ndarray
-    potential_energy: np.ndarray
-    events: list = field(default_factory=list)
-    constraint_residual: np.ndarray | None = None
-    contact_forces: np.ndarray | None = None
-    contact_state: np.ndarray | None = None
-    status: str = "finished"
-    message: str = ""
-    integrator: str = ""
-    model_fingerprint: str = ""
-    model_name: str = ""
-    quaternion_starts: tuple = ()    # first q index of each unit quaternion (spherical and free joints)
+
+    def __init__(self, t, q, qd, qdd, tau, kinetic_energy=None, potential_energy=None, events=None,
+                 constraint_residual=None, contact_forces=None, contact_state=None, status="finished",
+                 message="", integrator="", model_fingerprint="", model_name="", quaternion_starts=(),
+                 model=None):
+        self.t, self.q, self.qd, self.qdd, self.tau = t, q, qd, qdd, tau
+        if (kinetic_energy is None) != (potential_energy is None):
+            raise ValueError("kinetic_energy, potential_energy: give both or neither")
+        self._ke, self._pe = kinetic_energy, potential_energy
+        self.events = [] if events is None else events
+        self.constraint_residual = constraint_residual
+        self.contact_forces = contact_forces
+        self.contact_state = contact_state
+        self.status, self.message, self.integrator = status, message, integrator
+        self.model_fingerprint, self.model_name = model_fingerprint, model_name
+        self.quaternion_starts = quaternion_starts  # first q index of each unit quaternion
+        self.model = model
+
+    # ---- energies (lazy) ---------------------------------------------------------------------
+    @property
+    def energies_known(self) -> bool:
+        """True when the energies are stored or can be computed (a model is attached)."""
+        return self._ke is not None or self.model is not None
+
+    def _energies(self):
+        if self._ke is None:
+            if self.model is None:
+                raise EnergyUnavailable(_NO_ENERGY)
+            self._ke, self._pe = energies_of(self.model, self.q, self.qd)
+        return self._ke, self._pe
+
+    @property
+    def kinetic_energy(self) -> np.ndarray:
+        """Kinetic energy (N,) (spatial_v2 ``EnerMo``), computed on first access."""
+        return self._energies()[0]
+
+    @kinetic_energy.setter
+    def kinetic_energy(self, value):
+        self._ke = value
+
+    @property
+    def potential_energy(self) -> np.ndarray:
+        """Gravitational potential energy (N,) (spatial_v2 ``EnerMo``), computed on first access."""
+        return self._energies()[1]
+
+    @potential_energy.setter
+    def potential_energy(self, value):
+        self._pe = value
 
     @property
     def total_energy(self) -> np.ndarray:
         """Kinetic plus gravitational potential energy (N,)."""
-        return self.kinetic_energy + self.potential_energy
+        ke, pe = self._energies()
+        return ke + pe
 
     @property
     def energy_drift(self) -> float:
@@ -123,15 +199,19 @@ class Trajectory:
     # ---- slicing and resampling --------------------------------------------------------------
     _PER_SAMPLE = ("t", "q", "qd", "qdd", "tau", "kinetic_energy", "potential_energy",
                    "constraint_residual", "contact_forces", "contact_state")
+    _STORED = {"kinetic_energy": "_ke", "potential_energy": "_pe"}  # per-sample arrays kept lazily
+
+    def _stored(self, k):
+        return getattr(self, self._STORED.get(k, k))
 
     def _take(self, idx) -> "Trajectory":
-        kw = {k: (None if getattr(self, k) is None else getattr(self, k)[idx]) for k in self._PER_SAMPLE}
+        kw = {k: (None if self._stored(k) is None else self._stored(k)[idx]) for k in self._PER_SAMPLE}
         t = kw["t"]
         lo, hi = (t[0], t[-1]) if len(t) else (np.inf, -np.inf)
         ev = [e for e in self.events if lo <= e.t <= hi]
         return Trajectory(**kw, events=ev, status=self.status, message=self.message,
                           integrator=self.integrator, model_fingerprint=self.model_fingerprint,
-                          model_name=self.model_name, quaternion_starts=self.quaternion_starts)
+                          model_name=self.model_name, quaternion_starts=self.quaternion_starts, model=self.model)
 
     def __getitem__(self, key) -> "Trajectory":
         """``traj[i]``, ``traj[i:j]`` index samples; ``traj[t0:t1]`` with floats selects t0 ≤ t ≤ t1."""
@@ -195,9 +275,17 @@ class Trajectory:
         out = {"t": t_new, "q": q, "qd": qd,
                "qdd": (1 - s) * self.qdd[k] + s * self.qdd[k + 1],
                "tau": (1 - s) * self.tau[k] + s * self.tau[k + 1],
-               "kinetic_energy": (1 - s[:, 0]) * self.kinetic_energy[k] + s[:, 0] * self.kinetic_energy[k + 1],
-               "potential_energy": (1 - s[:, 0]) * self.potential_energy[k]
-               + s[:, 0] * self.potential_energy[k + 1]}
+               "kinetic_energy": None, "potential_energy": None}
+        if self.energies_known:
+            if self._ke is not None:
+                ke0, ke1, pe0, pe1 = self._ke[k], self._ke[k + 1], self._pe[k], self._pe[k + 1]
+            else:  # only the rows the interpolation reads (the same numbers as the whole run's)
+                rows, back = np.unique(np.concatenate([k, k + 1]), return_inverse=True)
+                ke_r, pe_r = energies_of(self.model, self.q[rows], self.qd[rows])
+                ke0, ke1 = ke_r[back[:len(k)]], ke_r[back[len(k):]]
+                pe0, pe1 = pe_r[back[:len(k)]], pe_r[back[len(k):]]
+            out["kinetic_energy"] = (1 - s[:, 0]) * ke0 + s[:, 0] * ke1
+            out["potential_energy"] = (1 - s[:, 0]) * pe0 + s[:, 0] * pe1
         for name in ("constraint_residual", "contact_forces", "contact_state"):
             a = getattr(self, name)
             if a is None:
@@ -208,7 +296,7 @@ class Trajectory:
         traj = Trajectory(**out, events=[e for e in self.events if t_new.min() <= e.t <= t_new.max()],
                           status=self.status, message=self.message, integrator=self.integrator,
                           model_fingerprint=self.model_fingerprint, model_name=self.model_name,
-                          quaternion_starts=self.quaternion_starts)
+                          quaternion_starts=self.quaternion_starts, model=self.model)
         for s0 in self.quaternion_starts:
             blk = traj.q[:, s0:s0 + 4]
             traj.q[:, s0:s0 + 4] = blk / np.linalg.norm(blk, axis=1, keepdims=True)
@@ -220,7 +308,9 @@ class Trajectory:
         path = os.fspath(path)
         if not path.endswith(".npz"):
             raise ValueError(f"path: expected a file name ending in .npz, got {path!r}")
-        data = {k: getattr(self, k) for k in self._PER_SAMPLE if getattr(self, k) is not None}
+        if self.model is not None:
+            self._energies()  # stored with the samples, so the file reloads without the model
+        data = {k: self._stored(k) for k in self._PER_SAMPLE if self._stored(k) is not None}
         for k, a in data.items():
             if np.asarray(a).dtype.kind not in "fiub":
                 raise ValueError(f"{k}: expected a numeric array to save, got dtype {np.asarray(a).dtype}")
@@ -273,11 +363,16 @@ class Trajectory:
         events = [EventRecord(float(t), str(n), eq[:nq], eqd[:nv], eq[nq:], eqd[nv:])
                   for t, n, eq, eqd in zip(d["event_t"], d["event_name"], d["event_q"], d["event_qd"])]
         kw = {k: d.get(k) for k in cls._PER_SAMPLE}
+        if (kw["kinetic_energy"] is None) != (kw["potential_energy"] is None):
+            raise ValueError(f"path: {path!r} holds one of the two energies but not the other")
         return cls(**kw, events=events, status=status, message=message, integrator=integrator,
                    model_fingerprint=fingerprint, model_name=model_name,
-                   quaternion_starts=tuple(int(i) for i in d["quaternion_starts"]))
+                   quaternion_starts=tuple(int(i) for i in d["quaternion_starts"]), model=model)
 
     def __repr__(self):
         span = f"t = {self.t[0]:g}…{self.t[-1]:g}" if len(self.t) else "empty"
+        drift = ""
+        if self.energies_known and len(self.t):
+            drift = f", energy drift {self.energy_drift:.3g}"
         return (f"Trajectory({self.model_name!r}, {len(self.t)} samples, {span}, {len(self.events)} events, "
-                f"{self.status})")
+                f"{self.status}{drift})")
