@@ -153,6 +153,11 @@ def main(argv=None) -> int:
     for integ in ("rk4", "euler", "semi_implicit"):
         cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator=integ), args.repeat)
         rows[integ] = (cpu, drift(model, tr.q, tr.qd))
+    # the double pendulum is planar, so FDab runs in planar vectors (core/planar.c); a zero f_ext
+    # keeps the same run on the 6-D spatial ABA, to show what a non-planar model of this size costs
+    cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator="rk4",
+                                             f_ext=np.zeros((model.nb, 6))), args.repeat)
+    rows["rk4_spatial"] = (cpu, drift(model, tr.q, tr.qd))
     from multibody.simulation import rollout as _rollout
     _rollout.USE_COMPILED = False   # the same run through the Python loop, for reference
     try:
@@ -165,11 +170,12 @@ def main(argv=None) -> int:
         cpu, wall, out = best(lambda: mujoco_rollout(m, Q0[None], np.zeros((1, 2)), nstep), args.repeat)
         states = out[0]
         rows["mujoco_" + name] = (out[2], drift(model, states[0, :, :2], states[0, :, 2:]))
-    for key, label in (("rk4", "multibody RK4 (compiled loop)"), ("rk4_python", "multibody RK4 (Python loop)"),
+    for key, label in (("rk4", "multibody RK4 (compiled loop)"), ("rk4_spatial", "  the same on the 6-D ABA"),
+                       ("rk4_python", "multibody RK4 (Python loop)"),
                        ("mujoco_rk4", "MuJoCo RK4 (rollout)"),
                        ("euler", "multibody explicit Euler"), ("mujoco_euler", "MuJoCo Euler (semi-implicit)"),
                        ("semi_implicit", "multibody semi-implicit Euler")):
-        ref = rows.get("mujoco_" + key.replace("_python", ""))
+        ref = rows.get("mujoco_" + key.replace("_python", "").replace("_spatial", ""))
         ratio = f"{ref[0] / rows[key][0]:12.2f}" if ref else ""
         print(f"  {label:34s} {rows[key][0]:10.4f} {rows[key][1]:10.2e} {ratio}")
     print("  (MuJoCo's 'Euler' is semi-implicit in velocity; compare it with ours of the same kind)")
