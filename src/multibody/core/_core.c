@@ -49,7 +49,7 @@ static void cmodel_free_arrays(mb_model *m)
     free(m->parent), free(m->jtype), free(m->q_start), free(m->nq_joint), free(m->v_start);
     free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
     free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
-    free(m->axis_kind), free(m->dof_unit), free(m->dof_run_start), free(m->plnr);
+    free(m->axis_kind), free(m->dof_unit), free(m->plnr);
     memset(m, 0, sizeof *m);
 }
 
@@ -160,8 +160,7 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     m->inertia6 = malloc(sizeof(double) * 36 * (nb ? nb : 1));
     m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
     m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
-    m->dof_run_start = malloc(sizeof(int) * (nv ? nv : 1));
-    if (!m->inertia6 || !m->axis_kind || !m->dof_unit || !m->dof_run_start) {
+    if (!m->inertia6 || !m->axis_kind || !m->dof_unit) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -181,7 +180,6 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             if (S[r] != 0.0)
                 nonzero++, s = S[r] == 1.0 ? r : -2;
         m->dof_unit[k] = nonzero == 1 && s >= 0 ? s : -1;
-        m->dof_run_start[k] = k > 0 && m->dof_parent[k] == k - 1 ? m->dof_run_start[k - 1] : k;
     }
     if (!mb_planar_setup(m)) {
         PyErr_NoMemory();

@@ -1,18 +1,17 @@
 /* aba.c — forward dynamics by the articulated-body algorithm (RBDA table 7.1; spatial_v2 FDab).
  *
- *   pass 1, i = 0 … nb−1:     X_0i, S_i, vJ = S_i q̇_i, v_i = v_λ(i) + vJ, c_i = v_i ×m vJ,
- *                             IA_i = I_i, pA_i = v_i ×* I_i v_i − f_ext,i
+ *   pass 1, i = 0 … nb−1:     Xup_i, vJ = S_i q̇_i, v_i = Xup_i v_λ(i) + vJ, c_i = v_i ×m vJ,
+ *                             IA_i = I_i, pA_i = v_i ×* I_i v_i − X*_0i f_ext,i
  *   pass 2, i = nb−1 … 0:     U_i = IA_i S_i, D_i = S_iᵀ U_i + armature_i, u_i = τ_i − S_iᵀ pA_i
  *                             Ia = IA_i − U_i D_i⁻¹ U_iᵀ,  pa = pA_i + Ia c_i + U_i D_i⁻¹ u_i
- *                             IA_λ(i) += Ia,  pA_λ(i) += pa
- *   pass 3, i = 0 … nb−1:     a_i = a_λ(i) + c_i  (a_base = −a_grav)
+ *                             IA_λ(i) += Xup_iᵀ Ia Xup_i,  pA_λ(i) += Xup_iᵀ pa
+ *   pass 3, i = 0 … nb−1:     a_i = Xup_i a_λ(i) + c_i  (a_base = −a_grav)
  *                             q̈_i = D_i⁻¹ (u_i − U_iᵀ a_i),  a_i += S_i q̈_i
  *
- * Every spatial quantity is in base coordinates, as in Pinocchio's ABA: the book's recursion in
- * body coordinates carries each articulated inertia to its parent by the congruence Xupᵀ Ia Xup
- * (the costliest step), whereas in one common frame IA_λ(i) += Ia is an addition.  The price is
- * carrying I_i and S_i to the base once per body (X_0i), and with it S_i stops being a unit
- * vector; the base-frame bias term is still c_i = v_i ×m vJ because Ṡ_i = v_i ×m S_i there.
+ * Everything is in body coordinates, as in the book.  The base-coordinate variant (Pinocchio's:
+ * IA_λ += Ia without a congruence) is faster but loses digits where small distal bodies sit far
+ * from the base origin — iCub's fingers: a backward error of 1e-9 instead of 7e-12 against
+ * Pinocchio (tests/test_urdf_robots.py) — so it is not used.
  *
  * The three passes are separate functions because hybrid dynamics (hybrid.c, HD) and the
  * floating base (floating.c, FDfb) run the same passes: a joint with fd[i] = 0 is an
@@ -74,140 +73,148 @@ int mb_invert_small(const double *D, int n, double *Dinv)
     return 1;
 }
 
-/* A free joint at the root (parent: the fixed base) with no rotor inertia can exert any spatial
- * force, so its 6×6 D block need not be formed: with τ the body-coordinate force it transmits,
- * IA a_i + pA_i = X_0iᵀ* τ gives a_i by one 6×6 SPD solve and q̈_i = X_0i (a_i − a_base).  This
- * replaces U = IA S, D = Sᵀ U and D⁻¹ (~1000 flops) by ~250 on every floating-base robot. */
+/* A free joint at the root (parent: the fixed base) with no rotor inertia has S = 1 in body
+ * coordinates and can exert any spatial force, so its D block is IA itself: pass 3 solves
+ * IA a = τ − pA by one 6×6 Cholesky and q̈ = a − Xup a_base, skipping U, D⁻¹ and the products. */
 static int is_free_root(const mb_model *m, int i, const unsigned char *fd)
 {
     if (m->jtype[i] != MB_FREE || m->parent[i] >= 0 || (fd && !fd[i]))
         return 0;
-    for (int k = m->v_start[i]; k < m->v_start[i] + 6; k++)
-        if (m->armature[k] != 0.0)
+    for (int e = 0; e < 6; e++)
+        if (m->armature[m->v_start[i] + e] != 0.0 || m->dof_unit[m->v_start[i] + e] != e)
             return 0;
     return 1;
 }
 
-/* Pass 1 for bodies first … nb−1.  Parent-relative poses are in d->R, d->p; a body whose parent
- * is < 0 hangs from the base at rest, any other parent (≥ 0) must have its base pose (d->R0, d->p0)
- * and velocity (d->v) set — by this pass, or by the caller for FDfb's floating base.  External
- * forces f_ext (base coordinates, like everything here) enter pA directly. */
-void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *qd, const double *fext, int first)
+/* Pass 1 for bodies first … nb−1 (poses already in d->R, d->p; a body whose parent is < 0 starts
+ * from rest).  External forces, if any, are subtracted by mb_aba_external_forces. */
+void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const double *qd,
+                          const double *fext, int first)
 {
-    double I0[MB_NI], Iv[6];
+    (void)q;
+    double vJ[6], Iv[6], fx[6];
     for (int i = first; i < m->nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
         double *v = d->v + 6 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
-        if (par < 0)
-            mb_pose_copy(d->R + 9 * i, d->p + 3 * i, R0, p0);
-        else
-            mb_pose_compose(d->R0 + 9 * par, d->p0 + 3 * par, d->R + 9 * i, d->p + 3 * i, R0, p0);
-        double vJ[6] = {0, 0, 0, 0, 0, 0};
-        for (int k = vs; k < vs + nj; k++) {  /* vJ = S q̇ */
-            double *S = d->Sw + 6 * k;
-            mb_subspace_to_base(m, k, R0, p0, S);
+        memset(vJ, 0, sizeof vJ);
+        for (int k = vs; k < vs + nj; k++)
             for (int r = 0; r < 6; r++)
-                vJ[r] += S[r] * qd[k];
-        }
+                vJ[r] += m->S[6 * k + r] * qd[k];
+        memset(c, 0, 6 * sizeof(double));
         if (par < 0) {
             for (int r = 0; r < 6; r++)
-                v[r] = vJ[r], c[r] = 0.0;
+                v[r] = vJ[r];
         } else {
-            const double *vp = d->v + 6 * par;
+            mb_motion_to_child(d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
             for (int r = 0; r < 6; r++)
-                v[r] = vp[r] + vJ[r], c[r] = 0.0;
+                v[r] += vJ[r];
             mb_crm_add(v, vJ, c);
         }
-        for (int r = 0; r < MB_NI; r++)
-            I0[r] = 0.0;
-        mb_inertia_to_parent_add(R0, p0, m->inertia + MB_NI * i, I0);  /* I_i in base coordinates */
-        mb_inertia_to_matrix(I0, d->IA + 36 * i);
-        mb_inertia_mul(I0, v, Iv);
-        for (int r = 0; r < 6; r++)
-            pA[r] = fext ? -fext[6 * i + r] : 0.0;
+        memcpy(d->IA + 36 * i, m->inertia6 + 36 * i, 36 * sizeof(double));
+        mb_inertia_mul(m->inertia + MB_NI * i, v, Iv);
+        memset(pA, 0, 6 * sizeof(double));
         mb_crf_add(v, Iv, pA);
+        if (fext) {  /* world poses in d->R0, d->p0 */
+            mb_force_to_child(d->R0 + 9 * i, d->p0 + 3 * i, fext + 6 * i, fx);
+            for (int r = 0; r < 6; r++)
+                pA[r] -= fx[r];
+        }
     }
 }
 
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
- * articulated inertia on.  Pass 3 needs U, D⁻¹ and u of forward joints and IA of the others, so
- * Ia is never stored: it goes straight into the parent.  Returns MB_SINGULAR if a D block cannot
- * be inverted. */
+ * articulated inertia on.  IA_i becomes Ia in place (pass 3 needs only U, D⁻¹ and u there).
+ * Returns MB_SINGULAR if a D block cannot be inverted. */
 int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, const unsigned char *fd,
                             int first)
 {
-    double pa[6], D[36], Ia[36];
+    double pa[6], D[36];
     for (int i = m->nb - 1; i >= first; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *IA = d->IA + 36 * i, *pA = d->pA + 6 * i, *c = d->c + 6 * i;
-        double *Dinv = d->Dinv + 36 * i;
-        if (is_free_root(m, i, fd)) {  /* pass 3 solves it; keep τ for it */
-            memcpy(d->u + vs, tau + vs, 6 * sizeof(double));
+        double *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i;
+        const double *pA = d->pA + 6 * i, *c = d->c + 6 * i;
+        memcpy(pa, pA, sizeof pa);
+        if (is_free_root(m, i, fd))  /* pass 3 solves it */
             continue;
-        }
-        const int forward = (!fd || fd[i]) && nj > 0;  /* (a fixed joint passes everything on) */
-        if (forward) {
-            for (int e = 0; e < nj; e++) {  /* U = IA S,  u = τ − Sᵀ pA */
-                const int k = vs + e;
-                const double *S = d->Sw + 6 * k;
-                mb_mat6_mul(IA, S, d->U + 6 * k);
-                d->u[k] = tau[k] - mb_dot6(S, pA);
+        if ((!fd || fd[i]) && nj == 1) {  /* the common case: one dof */
+            const int s = m->dof_unit[vs];
+            const double *S = m->S + 6 * vs;
+            double *U = d->U + 6 * vs, Dk, uk;
+            if (s >= 0) {  /* S = e_s: U = column s of IA (= row s, IA is symmetric) */
+                for (int r = 0; r < 6; r++)
+                    U[r] = IA[6 * s + r];
+                Dk = U[s];
+                uk = tau[vs] - pA[s];
+            } else {
+                Dk = 0.0, uk = tau[vs];
+                for (int r = 0; r < 6; r++) {
+                    const double *row = IA + 6 * r;
+                    U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
+                           row[5] * S[5];
+                    uk -= S[r] * pA[r];
+                }
+                for (int r = 0; r < 6; r++)
+                    Dk += S[r] * U[r];
             }
-        }
-        if (forward && nj == 1) {  /* the common case: D is a number */
-            const double *U = d->U + 6 * vs;
-            const double Dk = mb_dot6(d->Sw + 6 * vs, U) + m->armature[vs];
+            Dk += m->armature[vs];
             if (!(Dk > 0.0))
                 return MB_SINGULAR;
             Dinv[0] = 1.0 / Dk;
+            d->u[vs] = uk;
             if (par < 0)
                 continue;
-            /* IA_λ += IA − U Uᵀ/D;  pA_λ += pA + Ia c + U u/D = pA + IA c + U (u − Uᵀc)/D */
-            double *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
-            const double coef = (d->u[vs] - mb_dot6(U, c)) * Dinv[0];
-            for (int r = 0; r < 6; r++) {
-                const double *row = IA + 6 * r, ur = U[r] * Dinv[0];
-                double *prow = IAp + 6 * r;
-                pAp[r] += pA[r] + mb_dot6(row, c) + U[r] * coef;
+            const double ud = uk * Dinv[0];
+            for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
+                const double ur = U[r] * Dinv[0];
                 for (int cc = 0; cc < 6; cc++)
-                    prow[cc] += row[cc] - ur * U[cc];
+                    IA[6 * r + cc] -= ur * U[cc];
+                pa[r] += U[r] * ud;
             }
-            continue;
-        }
-        memcpy(Ia, IA, sizeof Ia);
-        memcpy(pa, pA, sizeof pa);
-        if (forward) {
+        } else if ((!fd || fd[i]) && nj > 1) {
+            for (int e = 0; e < nj; e++) {  /* U = IA S,  u = τ − Sᵀ pA */
+                const int k = vs + e;
+                const double *S = m->S + 6 * k;
+                double *U = d->U + 6 * k, s = 0.0;
+                for (int r = 0; r < 6; r++) {
+                    const double *row = IA + 6 * r;
+                    U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
+                           row[5] * S[5];
+                    s += S[r] * pA[r];
+                }
+                d->u[k] = tau[k] - s;
+            }
             for (int e = 0; e < nj; e++)  /* D = Sᵀ U + armature */
-                for (int g = 0; g < nj; g++)
-                    D[nj * e + g] = mb_dot6(d->Sw + 6 * (vs + e), d->U + 6 * (vs + g)) +
-                                    (e == g ? m->armature[vs + e] : 0.0);
+                for (int g = 0; g < nj; g++) {
+                    double s = e == g ? m->armature[vs + e] : 0.0;
+                    for (int r = 0; r < 6; r++)
+                        s += m->S[6 * (vs + e) + r] * d->U[6 * (vs + g) + r];
+                    D[nj * e + g] = s;
+                }
             if (!mb_invert_small(D, nj, Dinv))
                 return MB_SINGULAR;
             if (par < 0)
                 continue;
             for (int e = 0; e < nj; e++)  /* Ia = IA − U D⁻¹ Uᵀ,  pa = pA + U D⁻¹ u */
                 for (int g = 0; g < nj; g++) {
-                    const double dd = Dinv[nj * e + g], ug = d->u[vs + g];
+                    const double dd = Dinv[nj * e + g];
                     const double *Ue = d->U + 6 * (vs + e), *Ug = d->U + 6 * (vs + g);
                     for (int r = 0; r < 6; r++) {
                         const double ur = Ue[r] * dd;
                         for (int cc = 0; cc < 6; cc++)
-                            Ia[6 * r + cc] -= ur * Ug[cc];
-                        pa[r] += ur * ug;
+                            IA[6 * r + cc] -= ur * Ug[cc];
+                        pa[r] += ur * d->u[vs + g];
                     }
                 }
         }
         if (par < 0)
             continue;
-        double *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
-        for (int r = 0; r < 6; r++) {  /* IA_λ += Ia,  pA_λ += pa + Ia c */
-            const double *row = Ia + 6 * r;
-            pAp[r] += pa[r] + mb_dot6(row, c);
-            for (int cc = 0; cc < 6; cc++)
-                IAp[6 * r + cc] += row[cc];
+        for (int r = 0; r < 6; r++) {  /* pa += Ia c */
+            const double *row = IA + 6 * r;
+            pa[r] += row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3] * c[3] + row[4] * c[4] + row[5] * c[5];
         }
+        mb_sym6_to_parent_add(d->R + 9 * i, d->p + 3 * i, IA, d->IA + 36 * par);
+        mb_force_to_parent_add(d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
     }
     return MB_OK;
 }
@@ -215,34 +222,35 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
 /* Pass 3 for bodies first … nb−1: accelerations root to leaves.  a_root is the acceleration of
  * the base the roots hang from (−a_grav; FDfb passes none: its bodies' parents are set).  At
  * inverse-dynamics joints (fd[i] == 0) it writes τ_i = S_iᵀ (IA_i a_i + pA_i) + armature q̈_i.
- * Returns MB_SINGULAR if a free root's articulated inertia is not positive definite. */
+ * τ is read at a free root (see is_free_root); MB_SINGULAR if its IA is not positive definite. */
 int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root, const unsigned char *fd,
-                             double *qdd, double *tau_id, int first)
+                             double *qdd, double *tau_id, int first, const double *tau)
 {
     for (int i = first; i < m->nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         double *a = d->a + 6 * i;
-        const double *c = d->c + 6 * i, *ap = par < 0 ? a_root : d->a + 6 * par;
-        if (is_free_root(m, i, fd)) {  /* IA a = X_0iᵀ* τ − pA;  q̈ = X_0i (a − a_base) */
-            const double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
-            double rhs[6] = {0, 0, 0, 0, 0, 0}, L[36], rel[6];
-            mb_force_to_parent_add(R0, p0, d->u + vs, rhs);
+        const double *c = d->c + 6 * i;
+        mb_motion_to_child(d->R + 9 * i, d->p + 3 * i, par < 0 ? a_root : d->a + 6 * par, a);
+        if (is_free_root(m, i, fd)) {  /* IA a_i = τ − pA;  q̈ = a_i − Xup a_base */
+            double rhs[6], L[36], a_i[6];
             for (int r = 0; r < 6; r++)
-                rhs[r] -= d->pA[6 * i + r];
-            if (!mb_cholesky_solve(6, d->IA + 36 * i, L, rhs, a))
+                rhs[r] = tau[vs + r] - d->pA[6 * i + r];
+            if (!mb_cholesky_solve(6, d->IA + 36 * i, L, rhs, a_i))
                 return MB_SINGULAR;
             for (int r = 0; r < 6; r++)
-                rel[r] = a[r] - ap[r];
-            mb_motion_to_child(R0, p0, rel, qdd + vs);
+                qdd[vs + r] = a_i[r] - a[r], a[r] = a_i[r];
             continue;
         }
         for (int r = 0; r < 6; r++)
-            a[r] = ap[r] + c[r];
+            a[r] += c[r];
         if (!fd || fd[i]) {
             const double *Dinv = d->Dinv + 36 * i;
             double w[6];
-            for (int g = 0; g < nj; g++)  /* w = u − Uᵀ a */
-                w[g] = d->u[vs + g] - mb_dot6(d->U + 6 * (vs + g), a);
+            for (int g = 0; g < nj; g++) {  /* w = u − Uᵀ a */
+                const double *U = d->U + 6 * (vs + g);
+                w[g] = d->u[vs + g] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] + U[4] * a[4] +
+                                       U[5] * a[5]);
+            }
             for (int e = 0; e < nj; e++) {  /* q̈ = D⁻¹ w */
                 double s = 0.0;
                 for (int g = 0; g < nj; g++)
@@ -251,15 +259,21 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
             }
             for (int e = 0; e < nj; e++)
                 for (int r = 0; r < 6; r++)
-                    a[r] += d->Sw[6 * (vs + e) + r] * qdd[vs + e];
+                    a[r] += m->S[6 * (vs + e) + r] * qdd[vs + e];
         } else {  /* τ = Sᵀ (IA a + pA) + armature q̈ */
             const double *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
             double F[6];
-            mb_mat6_mul(IA, a, F);
-            for (int r = 0; r < 6; r++)
-                F[r] += pA[r];
-            for (int k = vs; k < vs + nj; k++)
-                tau_id[k] = m->armature[k] * qdd[k] + mb_dot6(d->Sw + 6 * k, F);
+            for (int r = 0; r < 6; r++) {
+                const double *row = IA + 6 * r;
+                F[r] = pA[r] + row[0] * a[0] + row[1] * a[1] + row[2] * a[2] + row[3] * a[3] + row[4] * a[4] +
+                       row[5] * a[5];
+            }
+            for (int k = vs; k < vs + nj; k++) {
+                double s = m->armature[k] * qdd[k];
+                for (int r = 0; r < 6; r++)
+                    s += m->S[6 * k + r] * F[r];
+                tau_id[k] = s;
+            }
         }
     }
     return MB_OK;
@@ -274,9 +288,11 @@ int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, con
     for (int r = 0; r < 6; r++)
         minus_grav[r] = -m->a_grav[r];
     mb_tree_poses(m, q, d->R, d->p);
-    mb_aba_velocity_pass(m, d, qd, fext, 0);
+    if (fext)
+        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    mb_aba_velocity_pass(m, d, q, qd, fext, 0);
     const int st = mb_aba_articulated_pass(m, d, tau, NULL, 0);
     if (st != MB_OK)
         return st;
-    return mb_aba_acceleration_pass(m, d, minus_grav, NULL, qdd, NULL, 0);
+    return mb_aba_acceleration_pass(m, d, minus_grav, NULL, qdd, NULL, 0, tau);
 }

@@ -26,11 +26,12 @@ void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H);
 
 /* aba.c — FDab, its passes shared with HD (hybrid.c) and FDfb (floating.c) */
 int mb_invert_small(const double *D, int n, double *Dinv);
-void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *qd, const double *fext, int first);
+void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const double *qd,
+                          const double *fext, int first);
 int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, const unsigned char *fd,
                             int first);
 int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root, const unsigned char *fd,
-                             double *qdd, double *tau_id, int first);
+                             double *qdd, double *tau_id, int first, const double *tau);
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdd);
 

@@ -18,50 +18,40 @@
 #include "core.h"
 #include "spatial.h"
 
+/* S_kᵀ F: a pick when column k of S is a unit vector */
+static inline double sdot(const mb_model *m, int k, const double *F)
+{
+    const int s = m->dof_unit[k];
+    return s >= 0 ? F[s] : mb_dot6(m->S + 6 * k, F);
+}
+
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H)
 {
     const int nb = m->nb, nv = m->nv;
-    double *Ic = d->Ic, *ST = d->U;  /* composite inertias; S in base coordinates, transposed (6 × nv) */
+    double *Ic = d->Ic;
     mb_tree_poses(m, q, d->R, d->p);
-    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    memset(Ic, 0, sizeof(double) * MB_NI * nb);
-    for (int i = 0; i < nb; i++) {
-        const double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
-        mb_inertia_to_parent_add(R0, p0, m->inertia + MB_NI * i, Ic + MB_NI * i);  /* I_i in base coords */
-        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
-            double s[6];
-            mb_subspace_to_base(m, k, R0, p0, s);                                   /* S_k in base coords */
-            for (int r = 0; r < 6; r++)
-                ST[nv * r + k] = s[r];
-        }
-    }
-    for (int i = nb - 1; i >= 0; i--)  /* composite inertias, leaves to root */
+    memcpy(Ic, m->inertia, sizeof(double) * MB_NI * nb);
+    for (int i = nb - 1; i >= 0; i--)
         if (m->parent[i] >= 0)
-            for (int r = 0; r < MB_NI; r++)
-                Ic[MB_NI * m->parent[i] + r] += Ic[MB_NI * i + r];
-
-    /* Row k of the lower triangle: H_kj = S_jᵀ F for j = k and its ancestors, taken run by run of
-     * consecutive dofs (dof_run_start) so the inner loop is a plain sweep over j; the entries
-     * between runs are zero.  Every entry is written once (no memset: the output is fresh memory,
-     * and for big batches writing it is a large share of the time). */
+            mb_inertia_to_parent_add(d->R + 9 * i, d->p + 3 * i, Ic + MB_NI * i, Ic + MB_NI * m->parent[i]);
+    memset(H, 0, sizeof(double) * nv * nv);
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
-            const double s[6] = {ST[k], ST[nv + k], ST[2 * nv + k], ST[3 * nv + k], ST[4 * nv + k], ST[5 * nv + k]};
-            double F[6];
-            mb_inertia_mul(Ic + MB_NI * i, s, F);  /* F = Ic_i S_k */
+            double F[6], G[6];
+            mb_inertia_mul(Ic + MB_NI * i, m->S + 6 * k, F);
             double *row = H + (long)nv * k;
-            int j = k;
-            while (j >= 0) {
-                const int lo = m->dof_run_start[j];
-                for (int t = lo; t <= j; t++)
-                    row[t] = F[0] * ST[t] + F[1] * ST[nv + t] + F[2] * ST[2 * nv + t] + F[3] * ST[3 * nv + t] +
-                             F[4] * ST[4 * nv + t] + F[5] * ST[5 * nv + t];
-                j = m->dof_parent[lo];
-                for (int t = j + 1; t < lo; t++)
-                    row[t] = 0.0;
+            for (int k2 = m->v_start[i]; k2 <= k; k2++)
+                row[k2] = sdot(m, k2, F);
+            for (int j = i; m->parent[j] >= 0;) {
+                memset(G, 0, sizeof G);
+                mb_force_to_parent_add(d->R + 9 * j, d->p + 3 * j, F, G);
+                memcpy(F, G, sizeof F);
+                j = m->parent[j];
+                for (int k2 = m->v_start[j]; k2 < m->v_start[j] + m->nv_joint[j]; k2++)
+                    row[k2] = sdot(m, k2, F);
             }
         }
-    for (int k = 0; k < nv; k++) {  /* the upper triangle, and the rotors on the diagonal */
+    for (int k = 0; k < nv; k++) {
         for (int t = 0; t < k; t++)
             H[(long)nv * t + k] = H[(long)nv * k + t];
         H[(long)nv * k + k] += m->armature[k];

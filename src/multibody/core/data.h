@@ -15,17 +15,14 @@ typedef struct mb_data {
     double *p;      /* (nb × 3) origin of body i in parent coordinates, m                         */
     double *R0;     /* (nb × 9) rotation of body i in the base (world) frame                      */
     double *p0;     /* (nb × 3) origin of body i in base coordinates, m                           */
-    double *v;      /* (nb × 6) spatial velocity of body i [rad/s; m/s]: body coordinates (RNEA),
-                       base coordinates (ABA, HD, FDfb)                                        */
-    double *a;      /* (nb × 6) spatial acceleration of body i (gravity folded in: a_0 = −a_grav);
-                       coordinates as for v                                                   */
+    double *v;      /* (nb × 6) spatial velocity of body i, body coordinates [rad/s; m/s]          */
+    double *a;      /* (nb × 6) spatial acceleration of body i (gravity folded in: a_0 = −a_grav)  */
     double *f;      /* (nb × 6) net spatial force of body i (RNEA), body coordinates [N·m; N]     */
-    double *c;      /* (nb × 6) velocity-product acceleration c_i = v_i ×m vJ_i (ABA), base coords */
-    double *IA;     /* (nb × 36) articulated-body inertia of body i, base coordinates (ABA)      */
-    double *pA;     /* (nb × 6) articulated bias force of body i, base coordinates (ABA)         */
+    double *c;      /* (nb × 6) velocity-product acceleration c_i = v_i ×m vJ_i (ABA)           */
+    double *IA;     /* (nb × 36) articulated-body inertia of body i, body coordinates (ABA)      */
+    double *pA;     /* (nb × 6) articulated bias force of body i (ABA)                            */
     double *Dinv;   /* (nb × 36) inverse of D_i = S_iᵀ U_i (+ armature), nv_joint × nv_joint used  */
-    double *U;      /* (nv × 6) U = IA S per velocity variable, base coordinates (ABA)            */
-    double *Sw;     /* (nv × 6) motion subspace columns in base coordinates, S_k at q (ABA, CRBA)  */
+    double *U;      /* (nv × 6) U = IA S per velocity variable (ABA)                              */
     double *u;      /* (nv) u = τ − Sᵀ pA (ABA)                                                  */
     double *Ic;     /* (nb × 10) composite rigid-body inertia of the subtree at i (CRBA)          */
     double *H;      /* (nv × nv) joint-space inertia scratch (fd_crb, fd_sparse)                  */

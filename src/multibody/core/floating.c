@@ -6,9 +6,8 @@
  * frame, origin position, spatial velocity in fixed coordinates).  q, qd, tau, qdd are full-model
  * vectors whose six emulation entries are ignored.  xd = [rqd(ω, qn); Vpt(vfb, r); afb].
  *
- *   FDfb: ABA's passes (aba.c, base coordinates) over bodies FB+1 … nb−1 with body FB as a free
- *         6-DoF root: a_FB = −IA_FB⁻¹ pA_FB, then pass 3 from FB+1.  In base coordinates v_FB is
- *         vfb itself, and gravity enters as afb = a_FB + a_grav.
+ *   FDfb: ABA's passes (aba.c) over bodies FB+1 … nb−1 with body FB as a free 6-DoF root:
+ *         a_FB = −IA_FB⁻¹ pA_FB, then pass 3 from FB+1.  Gravity enters as afb += a_grav.
  *   IDfb: RNEA's forward pass with a_FB = 0, composite inertias IC (10-parameter form) and
  *         forces pC to FB, a_FB = −IC_FB⁻¹ pC_FB, then τ_i = S_iᵀ (pC_i + IC_i a_i).
  */
@@ -31,9 +30,8 @@ static void base_state(const mb_model *m, mb_data *d, const double *x, const dou
         mb_world_poses_from(m, d->R, d->p, d->R0, d->p0, FB);
 }
 
-/* xd = [rqd(ω, qn) with norm stabilisation; r' = v_O + ω × r; a_FB + a_grav], with a_FB the
- * floating base's acceleration in base coordinates. */
-static void xdfb(const mb_model *m, const double *x, const double *afb, double *xd)
+/* xd = [rqd(ω, qn) with norm stabilisation; r' = v_O + ω × r; X_FB⁻¹ a_FB + a_grav]. */
+static void xdfb(const mb_model *m, const double *x, const double *R6, const double *p6, const double *a6, double *xd)
 {
     const double w0 = x[7], w1 = x[8], w2 = x[9], q0 = x[0], q1 = x[1], q2 = x[2], q3 = x[3];
     const double KSTAB = 0.1;  /* spatial_v2 rqd's stabilisation gain (multibody.spatial.rotations.KSTAB) */
@@ -45,6 +43,8 @@ static void xdfb(const mb_model *m, const double *x, const double *afb, double *
     xd[4] = x[10] + w1 * x[6] - w2 * x[5];
     xd[5] = x[11] + w2 * x[4] - w0 * x[6];
     xd[6] = x[12] + w0 * x[5] - w1 * x[4];
+    double afb[6];
+    mb_motion_to_parent(R6, p6, a6, afb);
     for (int r = 0; r < 6; r++)
         xd[7 + r] = afb[r] + m->a_grav[r];
 }
@@ -67,29 +67,27 @@ static int base_acceleration(const double *M, const double *b, double *a)
 int mb_fdfb(const mb_model *m, mb_data *d, const double *x, const double *q, const double *qd, const double *tau,
             const double *fext, double *xd, double *qdd)
 {
-    double Iv[6], I0[MB_NI];
-    mb_tree_poses(m, q, d->R, d->p);
-    mb_quat_to_rot(x[0], x[1], x[2], x[3], d->R0 + 9 * FB);  /* the base pose of FB: plux(rq(qn), r) */
-    memcpy(d->p0 + 3 * FB, x + 4, 3 * sizeof(double));
+    double Iv[6], fx[6];
+    base_state(m, d, x, q, fext);
     double *v6 = d->v + 6 * FB, *pA6 = d->pA + 6 * FB;
-    memcpy(v6, x + 7, 6 * sizeof(double));                                  /* v_FB = vfb */
-    memset(I0, 0, sizeof I0);
-    mb_inertia_to_parent_add(d->R0 + 9 * FB, d->p0 + 3 * FB, m->inertia + MB_NI * FB, I0);
-    mb_inertia_to_matrix(I0, d->IA + 36 * FB);                              /* IA_FB = I_FB */
-    mb_inertia_mul(I0, v6, Iv);
+    memcpy(d->IA + 36 * FB, m->inertia6 + 36 * FB, 36 * sizeof(double));  /* IA_FB = I_FB */
+    memset(d->c + 6 * FB, 0, 6 * sizeof(double));
+    mb_inertia_mul(m->inertia + MB_NI * FB, v6, Iv);
     memset(pA6, 0, 6 * sizeof(double));
-    mb_crf_add(v6, Iv, pA6);                                               /* pA_FB = v ×* I v − f_ext */
-    if (fext)
+    mb_crf_add(v6, Iv, pA6);                                               /* pA_FB = v ×* I v */
+    if (fext) {
+        mb_force_to_child(d->R0 + 9 * FB, d->p0 + 3 * FB, fext + 6 * FB, fx);
         for (int r = 0; r < 6; r++)
-            pA6[r] -= fext[6 * FB + r];
-    mb_aba_velocity_pass(m, d, qd, fext, FB + 1);                           /* pass 1 */
+            pA6[r] -= fx[r];
+    }
+    mb_aba_velocity_pass(m, d, q, qd, fext, FB + 1);                        /* pass 1 */
     if (mb_aba_articulated_pass(m, d, tau, NULL, FB + 1) != MB_OK)           /* pass 2 */
         return MB_SINGULAR;
     if (!base_acceleration(d->IA + 36 * FB, pA6, d->a + 6 * FB))           /* a_FB = −IA⁻¹ pA */
         return MB_SINGULAR;
-    if (mb_aba_acceleration_pass(m, d, NULL, NULL, qdd, NULL, FB + 1) != MB_OK)  /* pass 3 */
+    if (mb_aba_acceleration_pass(m, d, NULL, NULL, qdd, NULL, FB + 1, tau) != MB_OK)  /* pass 3 */
         return MB_SINGULAR;
-    xdfb(m, x, d->a + 6 * FB, xd);
+    xdfb(m, x, d->R + 9 * FB, d->p + 3 * FB, d->a + 6 * FB, xd);
     return MB_OK;
 }
 
@@ -148,8 +146,6 @@ int mb_idfb(const mb_model *m, mb_data *d, const double *x, const double *q, con
             tau[k] = s;
         }
     }
-    double afb[6];
-    mb_motion_to_parent(d->R + 9 * FB, d->p + 3 * FB, d->a + 6 * FB, afb);
-    xdfb(m, x, afb, xd);
+    xdfb(m, x, d->R + 9 * FB, d->p + 3 * FB, d->a + 6 * FB, xd);
     return MB_OK;
 }

@@ -15,14 +15,16 @@ int mb_hybrid(const mb_model *m, mb_data *d, const unsigned char *fd, const doub
     for (int r = 0; r < 6; r++)
         minus_grav[r] = -m->a_grav[r];
     mb_tree_poses(m, q, d->R, d->p);
-    mb_aba_velocity_pass(m, d, qd, fext, 0);
+    if (fext)
+        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    mb_aba_velocity_pass(m, d, q, qd, fext, 0);
     for (int i = 0; i < m->nb; i++)  /* c_i += S_i q̈_i at inverse-dynamics joints */
         if (!fd[i])
             for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
                 for (int r = 0; r < 6; r++)
-                    d->c[6 * i + r] += d->Sw[6 * k + r] * qdd[k];
+                    d->c[6 * i + r] += m->S[6 * k + r] * qdd[k];
     const int st = mb_aba_articulated_pass(m, d, tau, fd, 0);
     if (st != MB_OK)
         return st;
-    return mb_aba_acceleration_pass(m, d, minus_grav, fd, qdd, tau, 0);
+    return mb_aba_acceleration_pass(m, d, minus_grav, fd, qdd, tau, 0, tau);
 }

@@ -8,7 +8,7 @@
 long mb_data_size(const mb_model *m)
 {
     const long nb = m->nb, nv = m->nv;
-    return nb * (9 + 3 + 9 + 3 + 6 + 6 + 6 + 6 + 36 + 6 + 36 + MB_NI) + nv * (6 + 6 + 1) + 2 * nv * nv + 4 * nv + m->nq + 64;
+    return nb * (9 + 3 + 9 + 3 + 6 + 6 + 6 + 6 + 36 + 6 + 36 + MB_NI) + nv * (6 + 1) + 2 * nv * nv + 4 * nv + m->nq + 64;
 }
 
 mb_data *mb_data_new(const mb_model *m)
@@ -37,7 +37,6 @@ mb_data *mb_data_new(const mb_model *m)
     TAKE(Dinv, 36 * nb);
     TAKE(Ic, MB_NI * nb);
     TAKE(U, 6 * nv);
-    TAKE(Sw, 6 * nv);
     TAKE(u, nv);
     TAKE(H, nv * nv);
     TAKE(L, nv * nv);

@@ -62,10 +62,6 @@ typedef struct mb_model {
     int *dof_unit;        /* (nv) s when column k of S is the unit vector e_s (s = 0…5), so
                                       products with S are picks (ABA's U = IA S), −1 otherwise  */
 
-    int *dof_run_start;   /* (nv) first j of the unbroken run j, j+1, …, k of ancestors ending at
-                                      dof k (λ(t) = t − 1 inside it): CRBA's H row k is filled run
-                                      by run, λ(dof_run_start[k]) continuing to the next run       */
-
     /* planar trees (planar.c): every joint frame turned about one coordinate axis e_k only,
      * revolute joints about e_k, prismatic ones in the plane ⊥ e_k.  FDab then runs in planar
      * vectors [ω; v_a; v_b] with a = k+1, b = k+2 (mod 3).                                          */
