@@ -41,7 +41,6 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
                   double *qdd);
 
 /* fd_crb.c — FDcrb */
-int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double *x);
 int mb_fd_crb(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
               const double *fext, double *qdd);
 
@@ -94,6 +93,7 @@ void mb_ground_contact(const mb_model *m, mb_data *d, const double *q, const dou
 enum { MB_KKT_OK = 0, MB_KKT_H_NOT_SPD = 1, MB_KKT_A_SINGULAR = 2, MB_KKT_NO_MEMORY = 3 };
 int mb_cholesky_factor(int n, const double *A, double *L, double rel_tol);
 void mb_cholesky_apply_inverse(int n, const double *L, double *x);
+int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double *x);
 int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
                  double rank_tol, double *qdd, double *lam);
 int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double *tau, const double *G,

@@ -58,6 +58,17 @@ void mb_cholesky_apply_inverse(int n, const double *L, double *x)
     }
 }
 
+/* x = H⁻¹ b for SPD H (n×n) with L as scratch; 0 if a pivot is lost to round-off (H singular). */
+int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double *x)
+{
+    if (!mb_cholesky_factor(n, H, L, 1e-13))
+        return 0;
+    if (x != b)
+        memcpy(x, b, sizeof(double) * n);
+    mb_cholesky_apply_inverse(n, L, x);
+    return 1;
+}
+
 int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
                  double rank_tol, double *qdd, double *lam)
 {
