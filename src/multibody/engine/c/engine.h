@@ -211,7 +211,7 @@ typedef struct {
     /* tree.c: block-sparse factorization for joint trees (equality rows only) */
     int tree_ok, tree_m;
     int *tmask, *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
-    double *tdiag, *nbr_block, *tvec;
+    double *tdiag, *nbr_block, *nbr_L, *tvec;   /* 6 x 6 padded blocks, 6 per joint in tvec */
     int used_tree;
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
