@@ -131,6 +131,13 @@ static inline int normalize3(double *a) {
     a[0] /= n; a[1] /= n; a[2] /= n;
     return 1;
 }
+/* Zeroing six doubles by hand: GCC's generic tuning turns a zeroing loop or memset of a small
+ * fixed size into `rep stos`, whose start-up costs more than the stores. */
+static inline void zero6(double *x) { x[0] = 0; x[1] = 0; x[2] = 0; x[3] = 0; x[4] = 0; x[5] = 0; }
+static inline double dot6(const double *a, const double *b)
+{   /* pairwise, so the six products do not wait on one another */
+    return (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5]);
+}
 /* c = R a (R row-major 3x3) and c = R^T a */
 static inline void mv3(const double *R, const double *a, double *c) {
     double x = R[0]*a[0] + R[1]*a[1] + R[2]*a[2], y = R[3]*a[0] + R[4]*a[1] + R[5]*a[2],

@@ -109,7 +109,6 @@ static int add_contacts(EngineWorld *W, int n)
     return 0;
 }
 
-static void apply_minv(const EngineWorld *W, int b, const double *J, double *out);
 
 /* ---- collision detection ------------------------------------------------------------------------ */
 static void geom_poses(EngineWorld *W)
@@ -316,7 +315,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
 }
 
 /* ---- solvers -------------------------------------------------------------------------------------- */
-static void apply_minv(const EngineWorld *W, int b, const double *J, double *out)
+static inline void apply_minv(const EngineWorld *W, int b, const double *J, double *out)
 {   /* out = W J^T for one body: [J_lin / m; I^-1 J_ang] */
     double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
     for (int k = 0; k < 3; k++) out[k] = im * J[k];
@@ -628,19 +627,17 @@ int world_step(EngineWorld *W, double h)
     if (reserve_m(W, m, 0)) return -1;
     /* 4. the LCP */
     for (int i = 0; i < m; i++) {
-        Row *r = W->rows + i;
-        double M[12] = {0}, s = r->rhs * ih, jm = 0;         /* W J^T, formed locally and stored once */
+        const Row *r = W->rows + i;
+        double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
+        double s = r->rhs * ih, jm = 0;
         if (r->b1 >= 0) {
             apply_minv(W, r->b1, r->J1, M);
-            const double *vf = W->vfree + 6 * (size_t)r->b1;
-            for (int k = 0; k < 6; k++) { s -= r->J1[k] * vf[k]; jm += r->J1[k] * M[k]; }
-        }
+            s -= dot6(r->J1, W->vfree + 6 * (size_t)r->b1); jm += dot6(r->J1, M);
+        } else zero6(M);
         if (r->b2 >= 0) {
             apply_minv(W, r->b2, r->J2, M + 6);
-            const double *vf = W->vfree + 6 * (size_t)r->b2;
-            for (int k = 0; k < 6; k++) { s -= r->J2[k] * vf[k]; jm += r->J2[k] * M[6 + k]; }
-        }
-        memcpy(W->iMJ + 12 * (size_t)i, M, sizeof M);
+            s -= dot6(r->J2, W->vfree + 6 * (size_t)r->b2); jm += dot6(r->J2, M + 6);
+        } else zero6(M + 6);
         W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
         W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
     }
@@ -676,10 +673,19 @@ int world_step(EngineWorld *W, double h)
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;
     memset(fc, 0, sizeof(double) * 6 * (size_t)nb);
-    for (int i = 0; i < m; i++) {
-        const Row *r = W->rows + i; double l = W->lambda[i];
-        if (r->b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b1 + k] += l * r->J1[k];
-        if (r->b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b2 + k] += l * r->J2[k];
+    for (int i = 0; i < m;) {
+        /* J^T lambda summed in registers over each run of rows on the same two bodies (a joint's
+         * rows, a contact's), then added once: no chain of stores and reloads on one body */
+        const Row *r = W->rows + i;
+        int b1 = r->b1, b2 = r->b2;
+        double f1[6], f2[6];
+        zero6(f1); zero6(f2);
+        for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
+            const Row *q = W->rows + i; double l = W->lambda[i];
+            for (int k = 0; k < 6; k++) { f1[k] += l * q->J1[k]; f2[k] += l * q->J2[k]; }
+        }
+        if (b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * b1 + k] += f1[k];
+        if (b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * b2 + k] += f2[k];
     }
     W->steps++;
     for (int b = 0; b < nb; b++) {
