@@ -265,7 +265,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
         if (C->b1 >= 0) sub3(C->pos, W->state + (size_t)C->b1 * BS_SIZE + BS_POS, r1);
         if (C->b2 >= 0) sub3(C->pos, W->state + (size_t)C->b2 * BS_SIZE + BS_POS, r2);
         Row *r = W->rows + m;
-        memset(r, 0, sizeof *r);
+        r->rhs = r->cfm = r->lo = r->hi = r->mu = 0.0;     /* no memset: see zero6 */
         r->b1 = C->b1; r->b2 = C->b2; r->source = -(1 + c); r->findex = -1; r->cone_pair = -1;
         copy3(n, r->J1); cross3(r1, n, r->J1 + 3);
         scale3(n, -1, r->J2); cross3(r2, n, r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
@@ -300,7 +300,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
         const double *ts[2] = {t1, t2};
         for (int i = 0; i < 2; i++) {
             Row *f = W->rows + m;
-            memset(f, 0, sizeof *f);
+            f->rhs = f->cfm = f->lo = f->hi = f->mu = 0.0;
             f->b1 = C->b1; f->b2 = C->b2; f->source = -(1 + c); f->cone_pair = -1;
             copy3(ts[i], f->J1); cross3(r1, ts[i], f->J1 + 3);
             scale3(ts[i], -1, f->J2); cross3(r2, ts[i], f->J2 + 3); scale3(f->J2 + 3, -1, f->J2 + 3);
