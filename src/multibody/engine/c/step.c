@@ -443,7 +443,14 @@ static void quick_step(EngineWorld *W, int iters, double sor)
     int m = W->m;
     double *fc = W->fc, *x = W->lambda;
     memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
-    for (int i = 0; i < m; i++) W->Ad[i] = 1.0 / (W->Ad[i] + W->cfmh[i]);
+    for (int i = 0; i < m; i++) {                        /* 1 / (J W J^T + CFM/h) on the diagonal */
+        const Row *r = W->rows + i;
+        const double *M = W->iMJ + 12 * (size_t)i;
+        double jm = W->cfmh[i];
+        if (r->b1 >= 0) jm += dot6(r->J1, M);
+        if (r->b2 >= 0) jm += dot6(r->J2, M + 6);
+        W->Ad[i] = 1.0 / jm;
+    }
     warm_start(W, x);
     for (int i = 0; i < m; i++) if (x[i] != 0) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, x[i], fc);
     for (int it = 0; it < iters; it++) {
@@ -629,17 +636,16 @@ int world_step(EngineWorld *W, double h)
     for (int i = 0; i < m; i++) {
         const Row *r = W->rows + i;
         double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
-        double s = r->rhs * ih, jm = 0;
+        double s = r->rhs * ih;
         if (r->b1 >= 0) {
             apply_minv(W, r->b1, r->J1, M);
-            s -= dot6(r->J1, W->vfree + 6 * (size_t)r->b1); jm += dot6(r->J1, M);
+            s -= dot6(r->J1, W->vfree + 6 * (size_t)r->b1);
         } else zero6(M);
         if (r->b2 >= 0) {
             apply_minv(W, r->b2, r->J2, M + 6);
-            s -= dot6(r->J2, W->vfree + 6 * (size_t)r->b2); jm += dot6(r->J2, M + 6);
+            s -= dot6(r->J2, W->vfree + 6 * (size_t)r->b2);
         } else zero6(M + 6);
         W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
-        W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
     }
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->solver_used = (int)wp[WP_SOLVER];
