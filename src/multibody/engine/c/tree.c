@@ -218,12 +218,20 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
     double *restrict Dj = W->tdiag + 36 * (size_t)j;
     for (int i = 0; i < n; i++) for (int q = 0; q <= i; q++) A[i * S + q] = A[q * S + i] = Dj[i * S + q];   /* lower triangle */
     for (int p = 0; p < n; p++) diag[p] = A[p * S + p];
-    for (int p = 0; p < n; p++) {                         /* sweep: A becomes -A^-1 on the n x n part */
+    /* sweep: A becomes -A^-1 on the n x n part.  Unrolled whole, so A's entries live in registers
+     * (stored and reloaded at other widths they would stall store-to-load forwarding) */
+#pragma GCC unroll 6
+    for (int p = 0; p < n; p++) {
         double d = A[p * S + p];
         if (!(d > 1e-11 * fabs(diag[p]) + 1e-300)) return 1;
         double id = 1.0 / d, c[6], r[6];
+#pragma GCC unroll 6
         for (int i = 0; i < n; i++) { r[i] = A[p * S + i]; c[i] = r[i] * id; }
-        for (int i = 0; i < n; i++) for (int q = 0; q < n; q++) A[i * S + q] -= c[i] * r[q];
+#pragma GCC unroll 6
+        for (int i = 0; i < n; i++)
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) A[i * S + q] -= c[i] * r[q];
+#pragma GCC unroll 6
         for (int i = 0; i < n; i++) { A[i * S + p] = c[i]; A[p * S + i] = c[i]; }
         A[p * S + p] = -id;
     }
