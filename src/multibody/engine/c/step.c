@@ -652,7 +652,7 @@ int world_step(EngineWorld *W, double h)
     W->used_tree = 0;
     if (m && W->solver_used == SOLVER_DANTZIG && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m) {
         int all_equal = 1;                                  /* only the joints' base rows, no bounds */
-        for (int i = 0; i < m && all_equal; i++) if (!isinf(W->rows[i].lo) || !isinf(W->rows[i].hi)) all_equal = 0;
+        for (int i = 0; i < m && all_equal; i++) if (W->rows[i].lo != -INFINITY || W->rows[i].hi != INFINITY) all_equal = 0;
         for (int j = 0; j < W->nj && all_equal; j++) if (W->rows[W->tstart[j]].source != j) all_equal = 0;
         if (all_equal && tree_solve(W) == 0) W->used_tree = 1;
     }
