@@ -242,8 +242,10 @@ typedef struct {
     double pos[2], rate[2];               /* wrapped angle (or slider displacement) and rate */
     double J1[2][6], J2[2][6];            /* rows with J v = rate */
     double d[4];                          /* body 1's rotation relative to body 2 since attach time */
+    double half[2];                       /* hinge: cos and sin of half its angle (cos >= 0)    */
 } AxisInfo;
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax);
+/* angles = 0: a hinge's pos is left NaN (its half-angle vector is enough to count turns) */
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int angles);
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
 #define MAX_JOINT_ROWS 10
 int joint_base_rows(int type);

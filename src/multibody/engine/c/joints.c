@@ -43,7 +43,7 @@ static double signed_angle(const double *from, const double *to, const double *a
     return atan2(dot3(axis, c), dot3(a, b));
 }
 
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax)
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int angles)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -55,7 +55,8 @@ void joint_axes(const EngineWorld *W, int j, AxisInfo *ax)
     if (type == J_HINGE) {
         double u[3]; mv3(f1.R, jd + JD_AXIS1, u);
         ax->naxes = 1;
-        ax->pos[0] = 2 * atan2(dot3(d + 1, jd + JD_AXIS1_B2), d[0]);
+        ax->half[0] = d[0]; ax->half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
+        ax->pos[0] = angles ? 2 * atan2(ax->half[1], ax->half[0]) : NAN;
         double wr[3]; sub3(f1.w, f2.w, wr); ax->rate[0] = dot3(wr, u);
         copy3(u, ax->J1[0] + 3); scale3(u, -1, ax->J2[0] + 3);
     } else if (type == J_SLIDER) {

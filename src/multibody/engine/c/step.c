@@ -220,18 +220,37 @@ int world_collide_only(EngineWorld *W)
 }
 
 /* ---- joint coordinates, unwrapped across +-pi -------------------------------------------------- */
+/* Whole turns of axis a of joint j at this reading, the reading remembered when `update`.
+ * A hinge is tracked by its half-angle vector h = (cos, sin of half its angle; cos >= 0), kept
+ * in jlast: its angle 2 atan2(h) wrapped past +-pi exactly when the half angle moved by more
+ * than pi/2, i.e. when h and the last h are more than a right angle apart, so the step never
+ * needs the angle itself (an atan2 per hinge and step) unless a stop asks for it. */
+static double next_turns(EngineWorld *W, int j, int a, int type, const AxisInfo *ax, int update)
+{
+    double turns = W->jturns[2 * j + a], *last = W->jlast + 2 * j;
+    if (type == J_HINGE) {
+        double c = ax->half[0], sn = ax->half[1];
+        if (c * last[0] + sn * last[1] < 0) turns += sn * last[0] - c * last[1] > 0 ? -1 : 1;
+        if (update) { last[0] = c; last[1] = sn; }
+    } else {
+        if (type != J_SLIDER) {
+            double diff = ax->pos[a] - last[a];
+            if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
+        }
+        if (update) last[a] = ax->pos[a];
+    }
+    if (update) W->jturns[2 * j + a] = turns;
+    return turns;
+}
+
 void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update)
 {
     for (int j = 0; j < W->nj; j++) {
-        AxisInfo ax; joint_axes(W, j, &ax);
+        AxisInfo ax; joint_axes(W, j, &ax, pos != NULL);
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         for (int a = 0; a < 2; a++) {
-            double p = a < ax.naxes ? ax.pos[a] : 0.0, turns = W->jturns[2 * j + a];
-            if (type != J_SLIDER && a < ax.naxes) {
-                double diff = p - W->jlast[2 * j + a];
-                if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
-            }
-            if (update) { W->jlast[2 * j + a] = p; W->jturns[2 * j + a] = turns; }
+            double p = 0.0, turns = W->jturns[2 * j + a];
+            if (a < ax.naxes) { turns = next_turns(W, j, a, type, &ax, update); p = ax.pos[a]; }
             if (pos) pos[2 * j + a] = p + 2 * M_PI * turns;
             if (rate) rate[2 * j + a] = a < ax.naxes ? ax.rate[a] : 0.0;
         }
@@ -616,16 +635,16 @@ int world_step(EngineWorld *W, double h)
     int m = 0;
     if (reserve_rows(W, W->nj * MAX_JOINT_ROWS)) return -1;
     for (int j = 0; j < W->nj; j++) {
-        AxisInfo ax; joint_axes(W, j, &ax);
-        for (int a = 0; a < ax.naxes; a++) {    /* unwrap against the last step */
-            double pa = ax.pos[a], turns = W->jturns[2 * j + a];
-            if ((int)W->jint[(size_t)j * JI_SIZE] != J_SLIDER) {
-                double diff = pa - W->jlast[2 * j + a];
-                if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
-            }
-            W->jlast[2 * j + a] = pa; W->jturns[2 * j + a] = turns;
-            upos[a] = pa + 2 * M_PI * turns;
+        int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
+        const double *ja = W->jdat + (size_t)j * JD_SIZE + JD_AXES;
+        int stops = 0;                                    /* a finite stop on some axis needs the angle */
+        for (int a = 0; a < 2; a++) {
+            double lo = ja[JA_SIZE * a + JA_LO], hi = ja[JA_SIZE * a + JA_HI];
+            if (lo <= hi && (lo > -INFINITY || hi < INFINITY)) stops = 1;
         }
+        AxisInfo ax; joint_axes(W, j, &ax, stops);
+        for (int a = 0; a < ax.naxes; a++)       /* unwrap against the last step */
+            upos[a] = ax.pos[a] + 2 * M_PI * next_turns(W, j, a, type, &ax, 1);
         m += joint_rows(W, j, h, &ax, upos, W->rows + m);
     }
     m = contact_rows(W, h, m);
