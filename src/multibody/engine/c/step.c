@@ -343,10 +343,9 @@ static inline void apply_minv(const EngineWorld *W, int b, const double *J, doub
 
 static double row_dot_fc(const EngineWorld *W, const Row *r, const double *fc)
 {
-    double s = 0;
-    if (r->b1 >= 0) for (int k = 0; k < 6; k++) s += r->J1[k] * fc[6 * r->b1 + k];
-    if (r->b2 >= 0) for (int k = 0; k < 6; k++) s += r->J2[k] * fc[6 * r->b2 + k];
-    return s;
+    /* pairwise sums (dot6): the quick step runs row after row on this, so its latency counts */
+    double s1 = r->b1 >= 0 ? dot6(r->J1, fc + 6 * r->b1) : 0.0, s2 = r->b2 >= 0 ? dot6(r->J2, fc + 6 * r->b2) : 0.0;
+    return s1 + s2;
 }
 static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double s, double *fc)
 {
