@@ -382,6 +382,23 @@ def test_joint_turns_survive_adding_bodies():
     assert hinge.angle == pytest.approx(11.0, rel=1e-4)
 
 
+@pytest.mark.parametrize("spin", [-25.0, 25.0])
+def test_hinge_turns_are_counted_both_ways_every_step(spin):
+    # the step counts a hinge's turns from its half-angle vector (no angle computed); read back
+    # after every step, the angle moves by spin * dt each step (no jump of 2 pi at +-pi) through
+    # four turns either way
+    world = E.World(gravity=(0, 0, 0), contacts=False)
+    wheel = world.add_body(E.Cylinder(0.2, 0.05), mass=1.0, angular_velocity=(0, 0, spin))
+    hinge = world.add_hinge(wheel, None, anchor=(0, 0, 0), axis=(0, 0, 1))
+    angles = []
+    for _ in range(1000):
+        world.step()
+        angles.append(hinge.angle)
+    steps = np.diff(np.concatenate([[0.0], angles]))
+    assert np.abs(steps - spin * 1e-3).max() < 1e-4 * abs(spin) * 1e-3
+    assert angles[-1] == pytest.approx(spin, rel=1e-4)
+
+
 def test_pile_of_boxes_settles_with_the_warm_started_quick_step():
     rng = np.random.default_rng(1)
     world = E.World(solver="pgs", iterations=20)

@@ -14,6 +14,9 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
   in maximal and in generalized coordinates (the report's ch. 5 comparison; tests/test_engine.py).
 * Collision: sweep-and-prune broad phase and a C narrow phase for every primitive pair
   (``c/collide.c`` says why not coal or python-fcl: 8-9× cheaper per pair and no Python per step).
+  No meshes yet: coal serves convex meshes only through Python (≈3 µs a pair, and the step runs in
+  C without the GIL) or a C++ build against its headers, and gives one contact point for a convex
+  mesh on a plane or box, too few for a mesh box to rest like the primitive one.
 
 >>> from multibody import engine
 >>> world = engine.World()

@@ -131,6 +131,13 @@ static inline int normalize3(double *a) {
     a[0] /= n; a[1] /= n; a[2] /= n;
     return 1;
 }
+/* Zeroing six doubles by hand: GCC's generic tuning turns a zeroing loop or memset of a small
+ * fixed size into `rep stos`, whose start-up costs more than the stores. */
+static inline void zero6(double *x) { x[0] = 0; x[1] = 0; x[2] = 0; x[3] = 0; x[4] = 0; x[5] = 0; }
+static inline double dot6(const double *a, const double *b)
+{   /* pairwise, so the six products do not wait on one another */
+    return (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5]);
+}
 /* c = R a (R row-major 3x3) and c = R^T a */
 static inline void mv3(const double *R, const double *a, double *c) {
     double x = R[0]*a[0] + R[1]*a[1] + R[2]*a[2], y = R[3]*a[0] + R[4]*a[1] + R[5]*a[2],
@@ -211,7 +218,7 @@ typedef struct {
     /* tree.c: block-sparse factorization for joint trees (equality rows only) */
     int tree_ok, tree_m;
     int *tmask, *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
-    double *tdiag, *nbr_block, *tvec;
+    double *tdiag, *nbr_block, *nbr_L, *tvec;   /* 6 x 6 padded blocks, 6 per joint in tvec */
     int used_tree;
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
@@ -235,8 +242,10 @@ typedef struct {
     double pos[2], rate[2];               /* wrapped angle (or slider displacement) and rate */
     double J1[2][6], J2[2][6];            /* rows with J v = rate */
     double d[4];                          /* body 1's rotation relative to body 2 since attach time */
+    double half[2];                       /* hinge: cos and sin of half its angle (cos >= 0)    */
 } AxisInfo;
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax);
+/* angles = 0: a hinge's pos is left NaN (its half-angle vector is enough to count turns) */
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int angles);
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
 #define MAX_JOINT_ROWS 10
 int joint_base_rows(int type);

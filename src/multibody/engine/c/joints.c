@@ -43,19 +43,20 @@ static double signed_angle(const double *from, const double *to, const double *a
     return atan2(dot3(axis, c), dot3(a, b));
 }
 
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax)
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int angles)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
     int type = (int)ji[JI_TYPE];
     BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, (int)ji[JI_B2], &f2);
     ax->naxes = 0;
-    memset(ax->J1, 0, sizeof ax->J1); memset(ax->J2, 0, sizeof ax->J2);
+    for (int a = 0; a < 2; a++) { zero6(ax->J1[a]); zero6(ax->J2[a]); }
     double *d = ax->d; relative_rotation(&f1, &f2, jd + JD_QREL, d);
     if (type == J_HINGE) {
         double u[3]; mv3(f1.R, jd + JD_AXIS1, u);
         ax->naxes = 1;
-        ax->pos[0] = 2 * atan2(dot3(d + 1, jd + JD_AXIS1_B2), d[0]);
+        ax->half[0] = d[0]; ax->half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
+        ax->pos[0] = angles ? 2 * atan2(ax->half[1], ax->half[0]) : NAN;
         double wr[3]; sub3(f1.w, f2.w, wr); ax->rate[0] = dot3(wr, u);
         copy3(u, ax->J1[0] + 3); scale3(u, -1, ax->J2[0] + 3);
     } else if (type == J_SLIDER) {
@@ -91,8 +92,9 @@ void joint_axes(const EngineWorld *W, int j, AxisInfo *ax)
 
 static Row *row_init(Row *r, int b1, int b2, int src, double cfm)
 {
-    memset(r, 0, sizeof *r);
-    r->b1 = b1; r->b2 = b2; r->source = src; r->cfm = cfm;
+    /* field by field: a memset of the whole row compiles to a slow string instruction */
+    zero6(r->J1); zero6(r->J2);
+    r->b1 = b1; r->b2 = b2; r->source = src; r->cfm = cfm; r->rhs = 0.0; r->mu = 0.0;
     r->lo = -INFINITY; r->hi = INFINITY; r->findex = -1; r->cone_pair = -1;
     return r;
 }

@@ -109,7 +109,6 @@ static int add_contacts(EngineWorld *W, int n)
     return 0;
 }
 
-static void apply_minv(const EngineWorld *W, int b, const double *J, double *out);
 
 /* ---- collision detection ------------------------------------------------------------------------ */
 static void geom_poses(EngineWorld *W)
@@ -221,18 +220,37 @@ int world_collide_only(EngineWorld *W)
 }
 
 /* ---- joint coordinates, unwrapped across +-pi -------------------------------------------------- */
+/* Whole turns of axis a of joint j at this reading, the reading remembered when `update`.
+ * A hinge is tracked by its half-angle vector h = (cos, sin of half its angle; cos >= 0), kept
+ * in jlast: its angle 2 atan2(h) wrapped past +-pi exactly when the half angle moved by more
+ * than pi/2, i.e. when h and the last h are more than a right angle apart, so the step never
+ * needs the angle itself (an atan2 per hinge and step) unless a stop asks for it. */
+static double next_turns(EngineWorld *W, int j, int a, int type, const AxisInfo *ax, int update)
+{
+    double turns = W->jturns[2 * j + a], *last = W->jlast + 2 * j;
+    if (type == J_HINGE) {
+        double c = ax->half[0], sn = ax->half[1];
+        if (c * last[0] + sn * last[1] < 0) turns += sn * last[0] - c * last[1] > 0 ? -1 : 1;
+        if (update) { last[0] = c; last[1] = sn; }
+    } else {
+        if (type != J_SLIDER) {
+            double diff = ax->pos[a] - last[a];
+            if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
+        }
+        if (update) last[a] = ax->pos[a];
+    }
+    if (update) W->jturns[2 * j + a] = turns;
+    return turns;
+}
+
 void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update)
 {
     for (int j = 0; j < W->nj; j++) {
-        AxisInfo ax; joint_axes(W, j, &ax);
+        AxisInfo ax; joint_axes(W, j, &ax, pos != NULL);
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         for (int a = 0; a < 2; a++) {
-            double p = a < ax.naxes ? ax.pos[a] : 0.0, turns = W->jturns[2 * j + a];
-            if (type != J_SLIDER && a < ax.naxes) {
-                double diff = p - W->jlast[2 * j + a];
-                if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
-            }
-            if (update) { W->jlast[2 * j + a] = p; W->jturns[2 * j + a] = turns; }
+            double p = 0.0, turns = W->jturns[2 * j + a];
+            if (a < ax.naxes) { turns = next_turns(W, j, a, type, &ax, update); p = ax.pos[a]; }
             if (pos) pos[2 * j + a] = p + 2 * M_PI * turns;
             if (rate) rate[2 * j + a] = a < ax.naxes ? ax.rate[a] : 0.0;
         }
@@ -266,7 +284,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
         if (C->b1 >= 0) sub3(C->pos, W->state + (size_t)C->b1 * BS_SIZE + BS_POS, r1);
         if (C->b2 >= 0) sub3(C->pos, W->state + (size_t)C->b2 * BS_SIZE + BS_POS, r2);
         Row *r = W->rows + m;
-        memset(r, 0, sizeof *r);
+        r->rhs = r->cfm = r->lo = r->hi = r->mu = 0.0;     /* no memset: see zero6 */
         r->b1 = C->b1; r->b2 = C->b2; r->source = -(1 + c); r->findex = -1; r->cone_pair = -1;
         copy3(n, r->J1); cross3(r1, n, r->J1 + 3);
         scale3(n, -1, r->J2); cross3(r2, n, r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
@@ -301,7 +319,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
         const double *ts[2] = {t1, t2};
         for (int i = 0; i < 2; i++) {
             Row *f = W->rows + m;
-            memset(f, 0, sizeof *f);
+            f->rhs = f->cfm = f->lo = f->hi = f->mu = 0.0;
             f->b1 = C->b1; f->b2 = C->b2; f->source = -(1 + c); f->cone_pair = -1;
             copy3(ts[i], f->J1); cross3(r1, ts[i], f->J1 + 3);
             scale3(ts[i], -1, f->J2); cross3(r2, ts[i], f->J2 + 3); scale3(f->J2 + 3, -1, f->J2 + 3);
@@ -316,7 +334,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
 }
 
 /* ---- solvers -------------------------------------------------------------------------------------- */
-static void apply_minv(const EngineWorld *W, int b, const double *J, double *out)
+static inline void apply_minv(const EngineWorld *W, int b, const double *J, double *out)
 {   /* out = W J^T for one body: [J_lin / m; I^-1 J_ang] */
     double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
     for (int k = 0; k < 3; k++) out[k] = im * J[k];
@@ -325,10 +343,9 @@ static void apply_minv(const EngineWorld *W, int b, const double *J, double *out
 
 static double row_dot_fc(const EngineWorld *W, const Row *r, const double *fc)
 {
-    double s = 0;
-    if (r->b1 >= 0) for (int k = 0; k < 6; k++) s += r->J1[k] * fc[6 * r->b1 + k];
-    if (r->b2 >= 0) for (int k = 0; k < 6; k++) s += r->J2[k] * fc[6 * r->b2 + k];
-    return s;
+    /* pairwise sums (dot6): the quick step runs row after row on this, so its latency counts */
+    double s1 = r->b1 >= 0 ? dot6(r->J1, fc + 6 * r->b1) : 0.0, s2 = r->b2 >= 0 ? dot6(r->J2, fc + 6 * r->b2) : 0.0;
+    return s1 + s2;
 }
 static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double s, double *fc)
 {
@@ -444,7 +461,14 @@ static void quick_step(EngineWorld *W, int iters, double sor)
     int m = W->m;
     double *fc = W->fc, *x = W->lambda;
     memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
-    for (int i = 0; i < m; i++) W->Ad[i] = 1.0 / (W->Ad[i] + W->cfmh[i]);
+    for (int i = 0; i < m; i++) {                        /* 1 / (J W J^T + CFM/h) on the diagonal */
+        const Row *r = W->rows + i;
+        const double *M = W->iMJ + 12 * (size_t)i;
+        double jm = W->cfmh[i];
+        if (r->b1 >= 0) jm += dot6(r->J1, M);
+        if (r->b2 >= 0) jm += dot6(r->J2, M + 6);
+        W->Ad[i] = 1.0 / jm;
+    }
     warm_start(W, x);
     for (int i = 0; i < m; i++) if (x[i] != 0) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, x[i], fc);
     for (int it = 0; it < iters; it++) {
@@ -610,16 +634,16 @@ int world_step(EngineWorld *W, double h)
     int m = 0;
     if (reserve_rows(W, W->nj * MAX_JOINT_ROWS)) return -1;
     for (int j = 0; j < W->nj; j++) {
-        AxisInfo ax; joint_axes(W, j, &ax);
-        for (int a = 0; a < ax.naxes; a++) {    /* unwrap against the last step */
-            double pa = ax.pos[a], turns = W->jturns[2 * j + a];
-            if ((int)W->jint[(size_t)j * JI_SIZE] != J_SLIDER) {
-                double diff = pa - W->jlast[2 * j + a];
-                if (diff > M_PI) turns -= 1; else if (diff < -M_PI) turns += 1;
-            }
-            W->jlast[2 * j + a] = pa; W->jturns[2 * j + a] = turns;
-            upos[a] = pa + 2 * M_PI * turns;
+        int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
+        const double *ja = W->jdat + (size_t)j * JD_SIZE + JD_AXES;
+        int stops = 0;                                    /* a finite stop on some axis needs the angle */
+        for (int a = 0; a < 2; a++) {
+            double lo = ja[JA_SIZE * a + JA_LO], hi = ja[JA_SIZE * a + JA_HI];
+            if (lo <= hi && (lo > -INFINITY || hi < INFINITY)) stops = 1;
         }
+        AxisInfo ax; joint_axes(W, j, &ax, stops);
+        for (int a = 0; a < ax.naxes; a++)       /* unwrap against the last step */
+            upos[a] = ax.pos[a] + 2 * M_PI * next_turns(W, j, a, type, &ax, 1);
         m += joint_rows(W, j, h, &ax, upos, W->rows + m);
     }
     m = contact_rows(W, h, m);
@@ -628,28 +652,25 @@ int world_step(EngineWorld *W, double h)
     if (reserve_m(W, m, 0)) return -1;
     /* 4. the LCP */
     for (int i = 0; i < m; i++) {
-        Row *r = W->rows + i;
-        double M[12] = {0}, s = r->rhs * ih, jm = 0;         /* W J^T, formed locally and stored once */
+        const Row *r = W->rows + i;
+        double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
+        double s = r->rhs * ih;
         if (r->b1 >= 0) {
             apply_minv(W, r->b1, r->J1, M);
-            const double *vf = W->vfree + 6 * (size_t)r->b1;
-            for (int k = 0; k < 6; k++) { s -= r->J1[k] * vf[k]; jm += r->J1[k] * M[k]; }
-        }
+            s -= dot6(r->J1, W->vfree + 6 * (size_t)r->b1);
+        } else zero6(M);
         if (r->b2 >= 0) {
             apply_minv(W, r->b2, r->J2, M + 6);
-            const double *vf = W->vfree + 6 * (size_t)r->b2;
-            for (int k = 0; k < 6; k++) { s -= r->J2[k] * vf[k]; jm += r->J2[k] * M[6 + k]; }
-        }
-        memcpy(W->iMJ + 12 * (size_t)i, M, sizeof M);
+            s -= dot6(r->J2, W->vfree + 6 * (size_t)r->b2);
+        } else zero6(M + 6);
         W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
-        W->Ad[i] = jm;                                    /* J W J^T diagonal; inverted by the quick step */
     }
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->solver_used = (int)wp[WP_SOLVER];
     W->used_tree = 0;
     if (m && W->solver_used == SOLVER_DANTZIG && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m) {
         int all_equal = 1;                                  /* only the joints' base rows, no bounds */
-        for (int i = 0; i < m && all_equal; i++) if (!isinf(W->rows[i].lo) || !isinf(W->rows[i].hi)) all_equal = 0;
+        for (int i = 0; i < m && all_equal; i++) if (W->rows[i].lo != -INFINITY || W->rows[i].hi != INFINITY) all_equal = 0;
         for (int j = 0; j < W->nj && all_equal; j++) if (W->rows[W->tstart[j]].source != j) all_equal = 0;
         if (all_equal && tree_solve(W) == 0) W->used_tree = 1;
     }
@@ -676,10 +697,19 @@ int world_step(EngineWorld *W, double h)
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;
     memset(fc, 0, sizeof(double) * 6 * (size_t)nb);
-    for (int i = 0; i < m; i++) {
-        const Row *r = W->rows + i; double l = W->lambda[i];
-        if (r->b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b1 + k] += l * r->J1[k];
-        if (r->b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b2 + k] += l * r->J2[k];
+    for (int i = 0; i < m;) {
+        /* J^T lambda summed in registers over each run of rows on the same two bodies (a joint's
+         * rows, a contact's), then added once: no chain of stores and reloads on one body */
+        const Row *r = W->rows + i;
+        int b1 = r->b1, b2 = r->b2;
+        double f1[6], f2[6];
+        zero6(f1); zero6(f2);
+        for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
+            const Row *q = W->rows + i; double l = W->lambda[i];
+            for (int k = 0; k < 6; k++) { f1[k] += l * q->J1[k]; f2[k] += l * q->J2[k]; }
+        }
+        if (b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * b1 + k] += f1[k];
+        if (b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * b2 + k] += f2[k];
     }
     W->steps++;
     for (int b = 0; b < nb; b++) {

@@ -36,7 +36,7 @@ static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up
 
 void tree_free(EngineWorld *W)
 {
-    void *ps[] = {W->tmask, W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->tvec};
+    void *ps[] = {W->tmask, W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -124,8 +124,9 @@ int tree_init(EngineWorld *W)
     W->nbr_start[nj] = total;
     W->tdiag = malloc(sizeof(double) * 36 * (size_t)nj);
     W->nbr_block = malloc(sizeof(double) * 36 * (size_t)(total + 1));
-    W->tvec = malloc(sizeof(double) * (size_t)(m + 6 * nj + 1));
-    if (!W->tdiag || !W->nbr_block || !W->tvec) goto fail;
+    W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));   /* pads stay zero */
+    W->tvec = malloc(sizeof(double) * (size_t)(6 * nj + 1));
+    if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
     free(up); free(deg); free(adj_start); free(adj); free(seen); free(stack); free(post); free(parent_joint);
@@ -135,156 +136,153 @@ fail:
     return -1;
 }
 
-/* The kernels below take the joint's row count n as a compile-time constant (one copy per joint
- * type's 3, 4, 5 or 6 rows, chosen by dispatch()), so their inner loops unroll; only the lower
- * triangle of each diagonal block is formed, factored and read. */
+/* Every block is stored padded to 6 x 6 (a joint's rows n = 3..6; pad rows and columns are zero,
+ * the diagonal blocks' pads identity) so the products below have fixed strides, and each kernel
+ * takes the joint's own row count n as a compile-time constant (one copy per 3, 4, 5 or 6 rows,
+ * chosen by dispatch()): the loops unroll and their sums are independent of one another, which is
+ * what keeps them fast (a chain of scalar pivots waits on itself). */
 #define KERNEL static inline __attribute__((always_inline))
+#define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
 
-static inline double dot6(const double *a, const double *b)
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-
-/* Joint j's diagonal block A_jj = sum over its bodies of J W J^T (+ CFM/h), lower triangle, and
- * the blocks A_kj (m_k x n) with its later neighbours k: all rows of a joint act on the same two
- * bodies, so which sides meet is decided once per block.  Blocks are formed in local arrays and
- * stored once, so the compiler need not assume the stores alias the rows it reads. */
 static inline double dot3a(const double *a, const double *b) { return a[3] * b[3] + a[4] * b[4] + a[5] * b[5]; }
 
+/* Joint j's diagonal block A_jj = sum over its bodies of J W J^T (+ CFM/h) and the blocks A_kj
+ * (m_k x n) with its later neighbours k: all rows of a joint act on the same two bodies, so which
+ * sides meet is decided once per block.  Blocks are formed in local arrays and stored once, so the
+ * compiler need not assume the stores alias the rows it reads. */
 KERNEL void assemble_joint(EngineWorld *W, int j, const int n, const int mask)
 {
     const Row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
-    double D[36];
+    double *restrict D = W->tdiag + 36 * (size_t)j;
     int b1 = rj->b1, b2 = rj->b2;
     for (int a = 0; a < n; a++) for (int c = 0; c <= a; c++) {
         int ang = ((mask >> a) | (mask >> c)) & 1;
         double s = a == c ? cfmh[a] : 0.0;
         if (b1 >= 0) s += ang ? dot3a(rj[a].J1, Mj + 12 * c) : dot6(rj[a].J1, Mj + 12 * c);
         if (b2 >= 0) s += ang ? dot3a(rj[a].J2, Mj + 12 * c + 6) : dot6(rj[a].J2, Mj + 12 * c + 6);
-        D[a * n + c] = s;
+        D[a * S + c] = D[c * S + a] = s;
     }
-    memcpy(W->tdiag + 36 * (size_t)j, D, sizeof(double) * (size_t)(n * n));
+    for (int a = n; a < S; a++) for (int c = 0; c < S; c++) D[a * S + c] = D[c * S + a] = a == c;
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         int k = W->nbr_list[e], mk = W->trows[k], mask_k = W->tmask[k];
         const Row *rk = W->rows + W->tstart[k];
-        double B[36];
-        for (int i = 0; i < mk * n; i++) B[i] = 0.0;
-        for (int sk = 0; sk < 2; sk++) for (int sj = 0; sj < 2; sj++) {
-            int bk = sk ? rk->b2 : rk->b1, bj = sj ? b2 : b1;
-            if (bk < 0 || bk != bj) continue;
-            for (int r = 0; r < mk; r++) {
-                const double *Jr = sk ? rk[r].J2 : rk[r].J1;
-                if ((mask_k >> r) & 1) for (int c = 0; c < n; c++) B[r * n + c] += dot3a(Jr, Mj + 12 * c + 6 * sj);
-                else for (int c = 0; c < n; c++)
-                    B[r * n + c] += (mask >> c) & 1 ? dot3a(Jr, Mj + 12 * c + 6 * sj) : dot6(Jr, Mj + 12 * c + 6 * sj);
+        double *restrict B = W->nbr_block + 36 * (size_t)e;
+        /* in a forest two joints share exactly one body: the sides sk of k and sj of j */
+        int sk = rk->b1 >= 0 && (rk->b1 == b1 || rk->b1 == b2) ? 0 : 1, bk = sk ? rk->b2 : rk->b1;
+        int sj = bk == b1 ? 0 : 1;
+        for (int r = 0; r < S; r++) for (int c = 0; c < S; c++) {
+            double s = 0.0;
+            if (r < mk && c < n) {
+                const double *Jr = sk ? rk[r].J2 : rk[r].J1, *Mc = Mj + 12 * c + 6 * sj;
+                s = ((mask_k >> r) | (mask >> c)) & 1 ? dot3a(Jr, Mc) : dot6(Jr, Mc);
             }
+            B[r * S + c] = s;
         }
-        memcpy(W->nbr_block + 36 * (size_t)e, B, sizeof(double) * (size_t)(mk * n));
     }
 }
 
 static double *lower_block(EngineWorld *W, int j, int k)
-{   /* stored block L(k, j) (m_k x m_j) for a later neighbour k of j */
+{   /* stored block A(k, j) (m_k x m_j) for a later neighbour k of j */
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) if (W->nbr_list[e] == k) return W->nbr_block + 36 * (size_t)e;
     return NULL;
 }
 
-/* Eliminate joint j as A = L D L^T with unit lower L (no square roots on the chain of pivots):
- * A_jj = L_jj D_j L_jj^T, then for its later neighbours B_k = A_kj L_jj^-T, A_kl -= B_k D_j^-1 B_l^T,
- * and L_kj = B_k D_j^-1 is stored.  0, or nonzero for a pivot that is not positive or a fill-in
- * (not a tree after all).  The factor lives in local arrays while it is formed. */
+/* For a later neighbour k (m rows) of joint j (n rows): L_kj = A_kj D_j^-1 from the swept
+ * -D_j^-1 in A, and A_kk -= L_kj A_kj^T on its lower triangle. */
+KERNEL void neighbour_factor(const double *restrict B, const double *restrict A, double *restrict L,
+                             double *restrict T, const int n, const int m)
+{
+    for (int r = 0; r < m; r++) for (int q = 0; q < n; q++) {
+        double s = 0;
+        for (int t = 0; t < n; t++) s += B[r * S + t] * A[t * S + q];
+        L[r * S + q] = -s;
+    }
+    for (int r = 0; r < m; r++) for (int c = 0; c <= r; c++) {
+        double s = 0;
+        for (int q = 0; q < n; q++) s += L[r * S + q] * B[c * S + q];
+        T[r * S + c] -= s;
+    }
+}
+
+/* Eliminate joint j as A = L D L^T with L block unit lower and D block diagonal (Baraff's
+ * block elimination): D_j^-1 = A_jj^-1 by sweeping its n pivots (Gauss-Jordan, each sweep a
+ * rank-one update of independent entries), then for its later neighbours L_kj = A_kj D_j^-1 and
+ * A_lk -= L_lj A_kj^T.  0, or nonzero for a pivot that is not positive or a fill-in (not a tree
+ * after all).  D_j^-1 replaces A_jj; L_kj goes to nbr_L beside A_kj. */
 KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 {
-    double L[36], inv[6];                                 /* L_jj (unit lower) and D_j^-1 */
-    memcpy(L, W->tdiag + 36 * (size_t)j, sizeof(double) * (size_t)(n * n));
-    for (int a = 0; a < n; a++) {
-        double t[6];                                      /* L[a][q] d[q] */
-        for (int c = 0; c < a; c++) {
-            double s = L[a * n + c];
-            for (int q = 0; q < c; q++) s -= t[q] * L[c * n + q];
-            t[c] = s;
-            L[a * n + c] = s * inv[c];
-        }
-        double s = L[a * n + a];
-        for (int q = 0; q < a; q++) s -= t[q] * L[a * n + q];
-        if (!(s > 1e-11 * fabs(L[a * n + a]) + 1e-300)) return 1;
-        inv[a] = 1.0 / s; L[a * n + a] = 1.0;
+    double A[36], diag[6];
+    double *restrict Dj = W->tdiag + 36 * (size_t)j;
+    for (int i = 0; i < n; i++) for (int q = 0; q <= i; q++) A[i * S + q] = A[q * S + i] = Dj[i * S + q];   /* lower triangle */
+    for (int p = 0; p < n; p++) diag[p] = A[p * S + p];
+    /* sweep: A becomes -A^-1 on the n x n part.  Unrolled whole, so A's entries live in registers
+     * (stored and reloaded at other widths they would stall store-to-load forwarding) */
+#pragma GCC unroll 6
+    for (int p = 0; p < n; p++) {
+        double d = A[p * S + p];
+        if (!(d > 1e-11 * fabs(diag[p]) + 1e-300)) return 1;
+        double id = 1.0 / d, c[6], r[6];
+#pragma GCC unroll 6
+        for (int i = 0; i < n; i++) { r[i] = A[p * S + i]; c[i] = r[i] * id; }
+#pragma GCC unroll 6
+        for (int i = 0; i < n; i++)
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) A[i * S + q] -= c[i] * r[q];
+#pragma GCC unroll 6
+        for (int i = 0; i < n; i++) { A[i * S + p] = c[i]; A[p * S + i] = c[i]; }
+        A[p * S + p] = -id;
     }
-    memcpy(W->tdiag + 36 * (size_t)j, L, sizeof(double) * (size_t)(n * n));
-    memcpy(W->tvec + W->tree_m + 6 * (size_t)j, inv, sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++) for (int q = 0; q < n; q++) Dj[i * S + q] = -A[i * S + q];
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
-    for (int e = e0; e < e1; e++) {                       /* B_k = A_kj L_jj^-T */
-        int mk = W->trows[W->nbr_list[e]];
-        double B[36];
-        memcpy(B, W->nbr_block + 36 * (size_t)e, sizeof(double) * (size_t)(mk * n));
-        for (int r = 0; r < mk; r++)
-            for (int c = 1; c < n; c++) {
-                double s = B[r * n + c];
-                for (int q = 0; q < c; q++) s -= B[r * n + q] * L[c * n + q];
-                B[r * n + c] = s;
-            }
-        memcpy(W->nbr_block + 36 * (size_t)e, B, sizeof(double) * (size_t)(mk * n));
-    }
     for (int e = e0; e < e1; e++) {
+        int mk = W->trows[W->nbr_list[e]];
+#define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, A, W->nbr_L + 36 * (size_t)e, \
+                                      W->tdiag + 36 * (size_t)W->nbr_list[e], n, m)
+        dispatch(mk, NEIGHBOUR);
+    }
+    for (int e = e0; e < e1; e++) {                       /* A_lk -= L_lj A_kj^T for later neighbours k < l */
         int k = W->nbr_list[e], mk = W->trows[k];
-        double Bk[36];
-        memcpy(Bk, W->nbr_block + 36 * (size_t)e, sizeof(double) * (size_t)(mk * n));
+        const double *restrict Bk = W->nbr_block + 36 * (size_t)e;
         for (int f = e0; f < e1; f++) {
             int l = W->nbr_list[f], ml = W->trows[l];
-            if (W->tpos[l] < W->tpos[k]) continue;
-            double *T = l == k ? W->tdiag + 36 * (size_t)k : lower_block(W, k, l);
+            if (W->tpos[l] <= W->tpos[k]) continue;
+            double *restrict T = lower_block(W, k, l);
             if (!T) return 2;
-            double Bl[36];
-            memcpy(Bl, W->nbr_block + 36 * (size_t)f, sizeof(double) * (size_t)(ml * n));
-            for (int r = 0; r < ml; r++) {                  /* T (ml x mk) -= Bl D^-1 Bk^T, lower triangle if l = k */
-                double Bi[6];
-                for (int q = 0; q < n; q++) Bi[q] = Bl[r * n + q] * inv[q];
-                for (int c = 0; c < (l == k ? r + 1 : mk); c++) {
-                    double s = 0;
-                    for (int q = 0; q < n; q++) s += Bi[q] * Bk[c * n + q];
-                    T[r * mk + c] -= s;
-                }
+            const double *restrict Ll = W->nbr_L + 36 * (size_t)f;
+            for (int r = 0; r < ml; r++) for (int c = 0; c < mk; c++) {
+                double s = 0;
+                for (int q = 0; q < n; q++) s += Ll[r * S + q] * Bk[c * S + q];
+                T[r * S + c] -= s;
             }
         }
-    }
-    for (int e = e0; e < e1; e++) {                       /* L_kj = B_k D_j^-1 */
-        int mk = W->trows[W->nbr_list[e]];
-        double *B = W->nbr_block + 36 * (size_t)e;
-        for (int r = 0; r < mk; r++) for (int q = 0; q < n; q++) B[r * n + q] *= inv[q];
     }
     return 0;
 }
 
-/* forward: y_j = L_jj^-1 (b_j - ...), pushing L_kj y_j into later blocks; then y_j <- D_j^-1 y_j */
+/* forward: y_k -= L_kj y_j for the later neighbours k of j */
 KERNEL void forward_joint(EngineWorld *W, int j, const int n)
 {
-    const double *L = W->tdiag + 36 * (size_t)j, *inv = W->tvec + W->tree_m + 6 * (size_t)j;
-    double *yj = W->tvec + W->tstart[j], x[6];
-    for (int a = 0; a < n; a++) { double s = yj[a]; for (int q = 0; q < a; q++) s -= L[a * n + q] * x[q]; x[a] = s; }
+    const double *yj = W->tvec + S * (size_t)j;
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        int k = W->nbr_list[e], mk = W->trows[k];
-        const double *B = W->nbr_block + 36 * (size_t)e;
-        double *yk = W->tvec + W->tstart[k];
-        for (int r = 0; r < mk; r++) { double s = 0; for (int q = 0; q < n; q++) s += B[r * n + q] * x[q]; yk[r] -= s; }
+        const double *L = W->nbr_L + 36 * (size_t)e;
+        double *yk = W->tvec + S * (size_t)W->nbr_list[e];
+        for (int r = 0; r < S; r++) { double s = 0; for (int q = 0; q < n; q++) s += L[r * S + q] * yj[q]; yk[r] -= s; }
     }
-    for (int a = 0; a < n; a++) yj[a] = x[a] * inv[a];
 }
 
-/* backward: x_j = L_jj^-T (y_j - sum_k L_kj^T x_k) */
+/* backward: x_j = D_j^-1 y_j - sum_k L_kj^T x_k */
 KERNEL void backward_joint(EngineWorld *W, int j, const int n)
 {
-    const double *L = W->tdiag + 36 * (size_t)j;
-    double *xj = W->tvec + W->tstart[j], x[6];
-    for (int q = 0; q < n; q++) x[q] = xj[q];
+    const double *Dj = W->tdiag + 36 * (size_t)j;
+    double *xj = W->tvec + S * (size_t)j, x[6];
+    for (int a = 0; a < n; a++) { double s = 0; for (int q = 0; q < n; q++) s += Dj[a * S + q] * xj[q]; x[a] = s; }
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        int k = W->nbr_list[e], mk = W->trows[k];
-        const double *B = W->nbr_block + 36 * (size_t)e, *xk = W->tvec + W->tstart[k];
-        for (int r = 0; r < mk; r++) for (int q = 0; q < n; q++) x[q] -= B[r * n + q] * xk[r];
+        const double *L = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
+        for (int r = 0; r < S; r++) for (int q = 0; q < n; q++) x[q] -= L[r * S + q] * xk[r];
     }
-    for (int a = n - 2; a >= 0; a--) for (int q = a + 1; q < n; q++) x[a] -= L[q * n + a] * x[q];
     for (int q = 0; q < n; q++) xj[q] = x[q];
 }
 
@@ -312,7 +310,11 @@ int tree_solve(EngineWorld *W)
         dispatch(W->trows[j], ELIMINATE);
     }
     if (err) return err;
-    memcpy(W->tvec, W->b, sizeof(double) * (size_t)W->tree_m);
+    for (int j = 0; j < nj; j++) {
+        double *y = W->tvec + S * (size_t)j;
+        const double *b = W->b + W->tstart[j];
+        for (int a = 0; a < S; a++) y[a] = a < W->trows[j] ? b[a] : 0.0;
+    }
     for (int i = 0; i < nj; i++) {
         int j = W->torder[i];
 #define FORWARD(n) forward_joint(W, j, n)
@@ -323,7 +325,13 @@ int tree_solve(EngineWorld *W)
 #define BACKWARD(n) backward_joint(W, j, n)
         dispatch(W->trows[j], BACKWARD);
     }
-    memcpy(W->lambda, W->tvec, sizeof(double) * (size_t)W->tree_m);
-    for (int i = 0; i < W->tree_m; i++) if (!isfinite(W->lambda[i])) return 3;
+    for (int j = 0; j < nj; j++) {
+        const double *x = W->tvec + S * (size_t)j;
+        double *l = W->lambda + W->tstart[j];
+        for (int a = 0; a < W->trows[j]; a++) {
+            if (!isfinite(x[a])) return 3;
+            l[a] = x[a];
+        }
+    }
     return 0;
 }
