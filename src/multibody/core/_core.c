@@ -49,7 +49,7 @@ static void cmodel_free_arrays(mb_model *m)
     free(m->parent), free(m->jtype), free(m->q_start), free(m->nq_joint), free(m->v_start);
     free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
     free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
-    free(m->axis_kind), free(m->dof_unit), free(m->plnr);
+    free(m->axis_kind), free(m->pose_kind), free(m->dof_unit), free(m->plnr);
     memset(m, 0, sizeof *m);
 }
 
@@ -159,8 +159,9 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     free(g);
     m->inertia6 = malloc(sizeof(double) * 36 * (nb ? nb : 1));
     m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
+    m->pose_kind = malloc(sizeof(int) * (nb ? nb : 1));
     m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
-    if (!m->inertia6 || !m->axis_kind || !m->dof_unit) {
+    if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -172,6 +173,10 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             for (int k = 0; k < 3; k++)
                 if (a[k] == 1.0 && a[(k + 1) % 3] == 0.0 && a[(k + 2) % 3] == 0.0)
                     m->axis_kind[i] = k;
+        int tree_identity = 1;
+        for (int r = 0; r < 9; r++)
+            tree_identity &= m->tree_R[9 * i + r] == (r % 4 == 0 ? 1.0 : 0.0);
+        m->pose_kind[i] = tree_identity && m->jtype[i] == MB_REVOLUTE ? m->axis_kind[i] : -1;
     }
     for (int k = 0; k < m->nv; k++) {  /* is column k of S a unit vector e_s? */
         const double *S = m->S + 6 * k;

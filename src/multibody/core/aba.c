@@ -213,7 +213,13 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
             const double *row = IA + 6 * r;
             pa[r] += row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3] * c[3] + row[4] * c[4] + row[5] * c[5];
         }
-        mb_sym6_to_parent_add(d->R + 9 * i, d->p + 3 * i, IA, d->IA + 36 * par);
+        const double *R = d->R + 9 * i, *p = d->p + 3 * i;  /* IA_λ += Xupᵀ Ia Xup */
+        switch (m->pose_kind[i]) {  /* a turn about a coordinate axis: c = R_aa, s = R_ba */
+        case 0: mb_sym6_turn_x_add(R[4], R[7], p, IA, d->IA + 36 * par); break;
+        case 1: mb_sym6_turn_y_add(R[8], R[2], p, IA, d->IA + 36 * par); break;
+        case 2: mb_sym6_turn_z_add(R[0], R[3], p, IA, d->IA + 36 * par); break;
+        default: mb_sym6_to_parent_add(R, p, IA, d->IA + 36 * par);
+        }
         mb_force_to_parent_add(d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
     }
     return MB_OK;

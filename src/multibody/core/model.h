@@ -59,6 +59,8 @@ typedef struct mb_model {
     int *axis_kind;       /* (nb) k = 0, 1, 2 when joint i is revolute or prismatic about the
                                       coordinate axis e_k exactly (jcalc then composes with an
                                       elementary rotation), −1 otherwise                      */
+    int *pose_kind;       /* (nb) k = 0, 1, 2 when Xup_i is a turn about e_k only (a revolute joint
+                                      about e_k with no tree rotation), −1 otherwise            */
     int *dof_unit;        /* (nv) s when column k of S is the unit vector e_s (s = 0…5), so
                                       products with S are picks (ABA's U = IA S), −1 otherwise  */
 

@@ -153,34 +153,10 @@ static inline void mb_inertia_to_matrix(const double *J, double *M)
  * X = plux(Rᵀ, p) = diag(Rᵀ, Rᵀ)·T with T = [1 0; −p× 1].  First M = diag(R,R) A diag(Rᵀ,Rᵀ)
  * block by block, then Tᵀ M T = [M11 − M12 P + P M21 − P M22 P, M12 + P M22; M21 − M22 P, M22]
  * with P = p×: products with P are cross products, so this costs ~⅓ of two dense 6×6 products. */
-static inline void mb_sym6_to_parent_add(const double *R, const double *p, const double *A, double *out)
+/* out += Tᵀ M T: the shift stage of mb_sym6_to_parent_add for rotated blocks M11, M12, M22. */
+static inline void mb_sym6_shift_add(const double *p, double M11[3][3], double M12[3][3], double M22[3][3],
+                                     double *out)
 {
-    double M11[3][3], M12[3][3], M22[3][3];  /* rotated blocks; M21 = M12ᵀ */
-    double T1[3][3], T2[3][3], T3[3][3];
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-            double s1 = 0, s2 = 0, s3 = 0;  /* rows of R times blocks of A */
-            for (int k = 0; k < 3; k++) {
-                s1 += R[3 * r + k] * A[6 * k + c];
-                s2 += R[3 * r + k] * A[6 * k + 3 + c];
-                s3 += R[3 * r + k] * A[6 * (3 + k) + 3 + c];
-            }
-            T1[r][c] = s1;
-            T2[r][c] = s2;
-            T3[r][c] = s3;
-        }
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-            double s1 = 0, s2 = 0, s3 = 0;
-            for (int k = 0; k < 3; k++) {
-                s1 += T1[r][k] * R[3 * c + k];
-                s2 += T2[r][k] * R[3 * c + k];
-                s3 += T3[r][k] * R[3 * c + k];
-            }
-            M11[r][c] = s1;
-            M12[r][c] = s2;
-            M22[r][c] = s3;
-        }
     /* N = M22 P (column j of P is e_j × … ; (M P)[r][c] = Σ_k M[r][k] P[k][c]) with
      * P = [[0,−p2,p1],[p2,0,−p0],[−p1,p0,0]] */
     double MP22[3][3], MP12[3][3];
@@ -210,6 +186,69 @@ static inline void mb_sym6_to_parent_add(const double *R, const double *p, const
             out[6 * (3 + r) + 3 + c] += M22[r][c];
         }
 }
+
+
+static inline void mb_sym6_to_parent_add(const double *R, const double *p, const double *A, double *out)
+{
+    double M11[3][3], M12[3][3], M22[3][3];  /* rotated blocks; M21 = M12ᵀ */
+    double T1[3][3], T2[3][3], T3[3][3];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            double s1 = 0, s2 = 0, s3 = 0;  /* rows of R times blocks of A */
+            for (int k = 0; k < 3; k++) {
+                s1 += R[3 * r + k] * A[6 * k + c];
+                s2 += R[3 * r + k] * A[6 * k + 3 + c];
+                s3 += R[3 * r + k] * A[6 * (3 + k) + 3 + c];
+            }
+            T1[r][c] = s1;
+            T2[r][c] = s2;
+            T3[r][c] = s3;
+        }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            double s1 = 0, s2 = 0, s3 = 0;
+            for (int k = 0; k < 3; k++) {
+                s1 += T1[r][k] * R[3 * c + k];
+                s2 += T2[r][k] * R[3 * c + k];
+                s3 += T3[r][k] * R[3 * c + k];
+            }
+            M11[r][c] = s1;
+            M12[r][c] = s2;
+            M22[r][c] = s3;
+        }
+    mb_sym6_shift_add(p, M11, M12, M22, out);
+}
+
+/* out += Xᵀ A X as mb_sym6_to_parent_add, for Xup = a turn by θ (cos c, sin s) about the
+ * coordinate axis e_K with no tree rotation (model.h: pose_kind): the rotation stage then only
+ * mixes rows and columns A = K+1, B = K+2 (mod 3) of each 3×3 block.  One copy per axis (K is a
+ * compile-time constant, so the indices fold and the loops unroll). */
+#define MB_SYM6_TURN_ADD(NAME, K)                                                                       \
+    static inline void NAME(double c, double s, const double *p, const double *A, double *out)           \
+    {                                                                                                   \
+        enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
+        double M[3][3][3]; /* rotated blocks 11, 12, 22 */                                              \
+        for (int blk = 0; blk < 3; blk++) {                                                             \
+            const int r0 = blk == 2 ? 3 : 0, c0 = blk == 0 ? 0 : 3;                                      \
+            double C[3][3];                                                                             \
+            for (int q = 0; q < 3; q++) {                                                               \
+                const double xa = A[6 * (r0 + KA) + c0 + q], xb = A[6 * (r0 + KB) + c0 + q];              \
+                C[K][q] = A[6 * (r0 + K) + c0 + q];                                                     \
+                C[KA][q] = c * xa - s * xb;                                                             \
+                C[KB][q] = s * xa + c * xb;                                                             \
+            }                                                                                           \
+            for (int r = 0; r < 3; r++) {                                                               \
+                M[blk][r][K] = C[r][K];                                                                 \
+                M[blk][r][KA] = c * C[r][KA] - s * C[r][KB];                                            \
+                M[blk][r][KB] = s * C[r][KA] + c * C[r][KB];                                            \
+            }                                                                                           \
+        }                                                                                               \
+        mb_sym6_shift_add(p, M[0], M[1], M[2], out);                                                    \
+    }
+
+MB_SYM6_TURN_ADD(mb_sym6_turn_x_add, 0)
+MB_SYM6_TURN_ADD(mb_sym6_turn_y_add, 1)
+MB_SYM6_TURN_ADD(mb_sym6_turn_z_add, 2)
 
 static inline double mb_dot6(const double *a, const double *b)
 {
