@@ -33,7 +33,8 @@ void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H)
     memcpy(Ic, m->inertia, sizeof(double) * MB_NI * nb);
     for (int i = nb - 1; i >= 0; i--)
         if (m->parent[i] >= 0)
-            mb_inertia_to_parent_add(d->R + 9 * i, d->p + 3 * i, Ic + MB_NI * i, Ic + MB_NI * m->parent[i]);
+            mb_inertia_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, Ic + MB_NI * i,
+                                          Ic + MB_NI * m->parent[i]);
     memset(H, 0, sizeof(double) * nv * nv);
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {

@@ -41,7 +41,7 @@ void mb_energy(const mb_model *m, mb_data *d, const double *q, const double *qd,
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i];
         const double *R = d->R + 9 * i, *p = d->p + 3 * i;
-        mb_inertia_to_parent_add(R, p, Ic + MB_NI * i, par >= 0 ? Ic + MB_NI * par : Ibase);
+        mb_inertia_to_parent_add_kind(m->pose_kind[i], R, p, Ic + MB_NI * i, par >= 0 ? Ic + MB_NI * par : Ibase);
         mb_force_to_parent_add(R, p, hc + 6 * i, par >= 0 ? hc + 6 * par : htot);
     }
     mb_inertia_to_matrix(Ibase, Itot);

@@ -106,31 +106,77 @@ static inline void mb_inertia_mul(const double *J, const double *v, double *out)
 
 /* out += Xᵀ I X for 10-parameter inertias: a child's rigid-body inertia in its parent (RBDA §2.18).
  * With y = R h:  h' = y + m p,  Ī' = R Ī Rᵀ + m(|p|² 1 − p pᵀ) + 2(p·y) 1 − (y pᵀ + p yᵀ). */
-static inline void mb_inertia_to_parent_add(const double *R, const double *p, const double *J, double *out)
+/* out += the 10-parameter inertia with first moment y = R h and rotational inertia RIR = R Ī Rᵀ
+ * (both already turned into parent axes), moved to the parent origin by p. */
+static inline void mb_inertia_shift_add(const double *p, double m, const double y[3], double RIR[3][3], double *out)
 {
-    const double m = J[0];
-    const double y[3] = {R[0] * J[1] + R[1] * J[2] + R[2] * J[3],
-                         R[3] * J[1] + R[4] * J[2] + R[5] * J[3],
-                         R[6] * J[1] + R[7] * J[2] + R[8] * J[3]};
-    const double Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};
     const double d = m * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * y[0] + p[1] * y[1] + p[2] * y[2]);
     int col = 4;
-    for (int r = 0; r < 3; r++) {
-        double t[3];  /* row r of R Ī */
-        for (int k = 0; k < 3; k++)
-            t[k] = R[3 * r] * Ib[0][k] + R[3 * r + 1] * Ib[1][k] + R[3 * r + 2] * Ib[2][k];
+    for (int r = 0; r < 3; r++)
         for (int c = r; c < 3; c++) {
-            double e = t[0] * R[3 * c] + t[1] * R[3 * c + 1] + t[2] * R[3 * c + 2];
-            e += -m * p[r] * p[c] - (y[r] * p[c] + p[r] * y[c]);
+            double e = RIR[r][c] - m * p[r] * p[c] - (y[r] * p[c] + p[r] * y[c]);
             if (r == c)
                 e += d;
             out[col++] += e;
         }
-    }
     out[0] += m;
     out[1] += y[0] + m * p[0];
     out[2] += y[1] + m * p[1];
     out[3] += y[2] + m * p[2];
+}
+
+static inline void mb_inertia_to_parent_add(const double *R, const double *p, const double *J, double *out)
+{
+    const double y[3] = {R[0] * J[1] + R[1] * J[2] + R[2] * J[3],
+                         R[3] * J[1] + R[4] * J[2] + R[5] * J[3],
+                         R[6] * J[1] + R[7] * J[2] + R[8] * J[3]};
+    const double Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};
+    double RIR[3][3];
+    for (int r = 0; r < 3; r++) {
+        double t[3];  /* row r of R Ī */
+        for (int k = 0; k < 3; k++)
+            t[k] = R[3 * r] * Ib[0][k] + R[3 * r + 1] * Ib[1][k] + R[3 * r + 2] * Ib[2][k];
+        for (int c = r; c < 3; c++)
+            RIR[r][c] = t[0] * R[3 * c] + t[1] * R[3 * c + 1] + t[2] * R[3 * c + 2];
+    }
+    mb_inertia_shift_add(p, J[0], y, RIR, out);
+}
+
+/* The same for R a turn by θ (cos c, sin s) about the coordinate axis e_K (model.h: pose_kind):
+ * only components A = K+1, B = K+2 (mod 3) mix.  One copy per axis, K a compile-time constant. */
+#define MB_INERTIA_TURN_ADD(NAME, K)                                                                    \
+    static inline void NAME(double c, double s, const double *p, const double *J, double *out)           \
+    {                                                                                                   \
+        enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
+        const double Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};           \
+        double y[3], C[3][3], RIR[3][3];                                                                \
+        y[K] = J[1 + (K)], y[KA] = c * J[1 + KA] - s * J[1 + KB], y[KB] = s * J[1 + KA] + c * J[1 + KB];  \
+        for (int q = 0; q < 3; q++) {                                                                   \
+            C[K][q] = Ib[K][q];                                                                         \
+            C[KA][q] = c * Ib[KA][q] - s * Ib[KB][q];                                                   \
+            C[KB][q] = s * Ib[KA][q] + c * Ib[KB][q];                                                   \
+        }                                                                                               \
+        for (int r = 0; r < 3; r++) {                                                                   \
+            RIR[r][K] = C[r][K];                                                                        \
+            RIR[r][KA] = c * C[r][KA] - s * C[r][KB];                                                   \
+            RIR[r][KB] = s * C[r][KA] + c * C[r][KB];                                                   \
+        }                                                                                               \
+        mb_inertia_shift_add(p, J[0], y, RIR, out);                                                     \
+    }
+MB_INERTIA_TURN_ADD(mb_inertia_turn_x_add, 0)
+MB_INERTIA_TURN_ADD(mb_inertia_turn_y_add, 1)
+MB_INERTIA_TURN_ADD(mb_inertia_turn_z_add, 2)
+
+/* out += Xupᵀ I Xup for body i's pose (R, p) in its parent, by pose_kind (see above). */
+static inline void mb_inertia_to_parent_add_kind(int kind, const double *R, const double *p, const double *J,
+                                                 double *out)
+{
+    switch (kind) {  /* a turn about a coordinate axis: c = R_aa, s = R_ba */
+    case 0: mb_inertia_turn_x_add(R[4], R[7], p, J, out); break;
+    case 1: mb_inertia_turn_y_add(R[8], R[2], p, J, out); break;
+    case 2: mb_inertia_turn_z_add(R[0], R[3], p, J, out); break;
+    default: mb_inertia_to_parent_add(R, p, J, out);
+    }
 }
 
 /* 6×6 spatial inertia (row-major) of a 10-parameter inertia (spatial_v2 mcI layout). */
