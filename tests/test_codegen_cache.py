@@ -269,8 +269,14 @@ def test_batch_loop_releases_the_gil():
     import time
 
     f = codegen.compile(mb.models.ra3link(symbolic=True))
-    Q = np.random.default_rng(0).uniform(-1, 1, (400_000, 3))
-    f(Q[:10], Q[:10])
+    n = 400_000
+    while True:  # a batch long enough to tell on this machine (≥ 0.2 s), however fast it is
+        Q = np.random.default_rng(0).uniform(-1, 1, (n, 3))
+        t = time.perf_counter()
+        f(Q, Q)
+        if time.perf_counter() - t >= 0.2 or n >= 6_400_000:
+            break
+        n *= 4
     done = threading.Event()
     ticks = []
 

@@ -19,6 +19,8 @@ import sysconfig
 import tempfile
 import warnings
 
+from .._io import write_bytes
+
 __all__ = ["CompilerNotFoundError", "find_compiler", "cache_dir", "atomic_write", "sha256_file",
            "CFLAGS", "compiler_id"]
 
@@ -98,21 +100,9 @@ def cache_dir(path=None) -> str:
 
 
 def atomic_write(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``data`` to ``path`` atomically (multibody._io), creating its folder first."""
+    os.makedirs(os.path.dirname(os.path.abspath(os.fspath(path))), exist_ok=True)
+    write_bytes(path, data, name="path")
 
 
 def sha256_file(path) -> str:

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 
 import numpy as np
+
+from .._io import atomic_path
 
 FORMAT = "multibody.Trajectory/1"
 
@@ -324,18 +325,10 @@ class Trajectory:
         data["event_q"] = np.array([np.concatenate([e.q_before, e.q_after]) for e in self.events]).reshape(-1, 2 * nq)
         data["event_qd"] = np.array([np.concatenate([e.qd_before, e.qd_after])
                                      for e in self.events]).reshape(-1, 2 * nv)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".traj-", suffix=".npz", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_path(path, name="path") as tmp, open(tmp, "wb") as f:
+            np.savez(f, **data)
+            f.flush()
+            os.fsync(f.fileno())
 
     @classmethod
     def load(cls, path, model=None) -> "Trajectory":

@@ -24,13 +24,14 @@ import multiprocessing as _mp
 import os
 import queue as _queue
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
 import sympy as sp
+
+from .._io import write_bytes
 
 __all__ = [
     "EquationsOfMotion",
@@ -604,19 +605,7 @@ class EquationsOfMotion:
         body = json.dumps(payload, separators=(",", ":"))
         doc = json.dumps({"format": _FORMAT, "version": _VERSION,
                           "sha256": hashlib.sha256(body.encode()).hexdigest(), "payload": body})
-        path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".eom-", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(doc)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_bytes(path, doc.encode("utf-8"), name="path")
 
     @classmethod
     def load(cls, path) -> "EquationsOfMotion":

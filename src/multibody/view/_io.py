@@ -1,48 +1,9 @@
-"""Atomic file writing: an output is complete or absent, never half-written."""
+"""Figures written atomically (multibody._io: complete or absent, never half-written)."""
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 
-
-def check_writable(path) -> str:
-    """The absolute path, after checking that its folder exists and can be written (one-line error)."""
-    path = os.path.abspath(os.fspath(path))
-    folder = os.path.dirname(path)
-    if os.path.isdir(path):
-        raise ValueError(f"out: {path!r} is a folder; expected a file name")
-    if not os.path.isdir(folder):
-        raise ValueError(f"out: folder {folder!r} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"out: folder {folder!r} is not writable")
-    return path
-
-
-@contextlib.contextmanager
-def atomic_path(path, suffix=None):
-    """Yield a temporary path next to ``path``; move it onto ``path`` only if the block succeeds."""
-    path = check_writable(path)
-    folder, base = os.path.split(path)
-    suffix = suffix if suffix is not None else os.path.splitext(base)[1]
-    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".part" + suffix, dir=folder)
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def write_bytes(path, data: bytes) -> str:
-    """Write ``data`` to ``path`` atomically; returns the absolute path."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    return os.path.abspath(os.fspath(path))
+from .._io import atomic_path, check_writable, write_bytes  # noqa: F401  (the view's writers use these)
 
 
 def save_figure(fig, path, **kwargs) -> str:
