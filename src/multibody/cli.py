@@ -247,7 +247,7 @@ def cmd_simulate(args):
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
     out = os.path.abspath(args.out)
-    from .view._io import check_writable
+    from ._io import check_writable
     try:
         check_writable(out)
     except ValueError as e:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .._io import atomic_path, check_writable, write_bytes  # noqa: F401  (the view's writers use these)
+from .._io import atomic_path
 
 
 def save_figure(fig, path, **kwargs) -> str:

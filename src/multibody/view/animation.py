@@ -30,7 +30,7 @@ from importlib import resources
 import numpy as np
 
 from ..model.model import Geometry, Model
-from ._io import write_bytes
+from .._io import write_bytes
 from .appearance import Camera, appearance_of, characteristic_length, load_mesh
 
 __all__ = ["showmotion", "load_animation", "Animation", "default_motion"]

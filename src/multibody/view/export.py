@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from ..model.model import Model
-from ._io import atomic_path
+from .._io import atomic_path
 
 __all__ = ["export_video"]
 
