@@ -105,7 +105,7 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
             for (int r = 0; r < 6; r++)
                 v[r] = vJ[r];
         } else {
-            mb_motion_to_child(d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
+            mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
             for (int r = 0; r < 6; r++)
                 v[r] += vJ[r];
             mb_crm_add(v, vJ, c);
@@ -220,7 +220,7 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
         case 2: mb_sym6_turn_z_add(R[0], R[3], p, IA, d->IA + 36 * par); break;
         default: mb_sym6_to_parent_add(R, p, IA, d->IA + 36 * par);
         }
-        mb_force_to_parent_add(d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
+        mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
     }
     return MB_OK;
 }
@@ -236,7 +236,7 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         double *a = d->a + 6 * i;
         const double *c = d->c + 6 * i;
-        mb_motion_to_child(d->R + 9 * i, d->p + 3 * i, par < 0 ? a_root : d->a + 6 * par, a);
+        mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, par < 0 ? a_root : d->a + 6 * par, a);
         if (is_free_root(m, i, fd)) {  /* IA a_i = τ − pA;  q̈ = a_i − Xup a_base */
             double rhs[6], L[36], a_i[6];
             for (int r = 0; r < 6; r++)

@@ -35,12 +35,12 @@ void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, c
         if (par < 0) {
             for (int r = 0; r < 6; r++)
                 v[r] = vJ[r];
-            mb_motion_to_child(R, p, minus_grav, a);   /* v_base = 0: no v ×m vJ term */
+            mb_motion_to_child_kind(m->pose_kind[i], R, p, minus_grav, a);   /* v_base = 0: no v ×m vJ term */
         } else {
-            mb_motion_to_child(R, p, d->v + 6 * par, v);
+            mb_motion_to_child_kind(m->pose_kind[i], R, p, d->v + 6 * par, v);
             for (int r = 0; r < 6; r++)
                 v[r] += vJ[r];
-            mb_motion_to_child(R, p, d->a + 6 * par, a);
+            mb_motion_to_child_kind(m->pose_kind[i], R, p, d->a + 6 * par, a);
             mb_crm_add(v, vJ, a);
         }
         for (int k = vs; k < vs + nj; k++)
@@ -66,6 +66,6 @@ void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, c
             tau[k] = s;
         }
         if (par >= 0)
-            mb_force_to_parent_add(d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
+            mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
     }
 }

@@ -69,6 +69,56 @@ static inline void mb_force_to_child(const double *R, const double *p, const dou
     out[5] = R[2] * f[3] + R[5] * f[4] + R[8] * f[5];
 }
 
+/* X m and Xᵀ f for Xup = a turn by θ (cos c, sin s) about the coordinate axis e_K with no tree
+ * rotation (model.h: pose_kind): Rᵀ only mixes components A = K+1, B = K+2 (mod 3).  One copy
+ * per axis (K a compile-time constant), chosen by the *_kind dispatchers below. */
+#define MB_TURN_TRANSFORMS(SUFFIX, K)                                                                   \
+    static inline void mb_motion_to_child_##SUFFIX(double c, double s, const double *p, const double *m,  \
+                                                   double *out)                                         \
+    {                                                                                                   \
+        enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
+        const double l[3] = {m[3] + m[1] * p[2] - m[2] * p[1], m[4] + m[2] * p[0] - m[0] * p[2],        \
+                             m[5] + m[0] * p[1] - m[1] * p[0]};                                         \
+        out[K] = m[K], out[KA] = c * m[KA] + s * m[KB], out[KB] = c * m[KB] - s * m[KA];                \
+        out[3 + (K)] = l[K], out[3 + KA] = c * l[KA] + s * l[KB], out[3 + KB] = c * l[KB] - s * l[KA];  \
+    }                                                                                                   \
+    static inline void mb_force_to_parent_add_##SUFFIX(double c, double s, const double *p, const double *f, \
+                                                       double *out)                                     \
+    {                                                                                                   \
+        enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
+        double g[3], n[3];                                                                              \
+        g[K] = f[3 + (K)], g[KA] = c * f[3 + KA] - s * f[3 + KB], g[KB] = s * f[3 + KA] + c * f[3 + KB];  \
+        n[K] = f[K], n[KA] = c * f[KA] - s * f[KB], n[KB] = s * f[KA] + c * f[KB];                        \
+        out[0] += n[0] + p[1] * g[2] - p[2] * g[1];                                                     \
+        out[1] += n[1] + p[2] * g[0] - p[0] * g[2];                                                     \
+        out[2] += n[2] + p[0] * g[1] - p[1] * g[0];                                                     \
+        out[3] += g[0], out[4] += g[1], out[5] += g[2];                                                 \
+    }
+MB_TURN_TRANSFORMS(x, 0)
+MB_TURN_TRANSFORMS(y, 1)
+MB_TURN_TRANSFORMS(z, 2)
+
+/* mb_motion_to_child / mb_force_to_parent_add for body pose (R, p) of pose_kind `kind`. */
+static inline void mb_motion_to_child_kind(int kind, const double *R, const double *p, const double *m, double *out)
+{
+    switch (kind) {  /* c = R_aa, s = R_ba */
+    case 0: mb_motion_to_child_x(R[4], R[7], p, m, out); break;
+    case 1: mb_motion_to_child_y(R[8], R[2], p, m, out); break;
+    case 2: mb_motion_to_child_z(R[0], R[3], p, m, out); break;
+    default: mb_motion_to_child(R, p, m, out);
+    }
+}
+
+static inline void mb_force_to_parent_add_kind(int kind, const double *R, const double *p, const double *f, double *out)
+{
+    switch (kind) {
+    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;
+    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
+    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
+    default: mb_force_to_parent_add(R, p, f, out);
+    }
+}
+
 /* out += v ×m m   (spatial_v2 crm(v) * m) */
 static inline void mb_crm_add(const double *v, const double *m, double *out)
 {
