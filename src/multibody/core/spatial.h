@@ -248,8 +248,8 @@ static inline void mb_inertia_to_matrix(const double *J, double *M)
 /* out += Xᵀ A X for a symmetric 6×6 A given in child coordinates (articulated inertias, ABA).
  * X = plux(Rᵀ, p) = diag(Rᵀ, Rᵀ)·T with T = [1 0; −p× 1].  First M = diag(R,R) A diag(Rᵀ,Rᵀ)
  * block by block, then Tᵀ M T = [M11 − M12 P + P M21 − P M22 P, M12 + P M22; M21 − M22 P, M22]
- * with P = p×: products with P are cross products, so this costs ~⅓ of two dense 6×6 products. */
-/* out += Tᵀ M T: the shift stage of mb_sym6_to_parent_add for rotated blocks M11, M12, M22. */
+ * with P = p×: products with P are cross products, so this costs ~⅓ of two dense 6×6 products.
+ * mb_sym6_shift_add is the second stage (out += Tᵀ M T), shared with the per-axis turns below. */
 static inline void mb_sym6_shift_add(const double *p, double M11[3][3], double M12[3][3], double M22[3][3],
                                      double *out)
 {
@@ -282,7 +282,6 @@ static inline void mb_sym6_shift_add(const double *p, double M11[3][3], double M
             out[6 * (3 + r) + 3 + c] += M22[r][c];
         }
 }
-
 
 static inline void mb_sym6_to_parent_add(const double *R, const double *p, const double *A, double *out)
 {
