@@ -238,6 +238,10 @@ static void mcI_matrix(const double *J, double *M) { mb_inertia_to_matrix(J, M);
 
 enum { MAX_IN = 6, MAX_OUT = 4 };
 
+/* A forward-dynamics algorithm: (m, d, q, qd, tau, f_ext, qdd) -> status (core.h). */
+typedef int (*forward_fn)(const mb_model *, mb_data *, const double *, const double *, const double *,
+                          const double *, double *);
+
 typedef struct job {
     const double *in[MAX_IN];   /* inputs; state n reads in[k] + n * step[k] (step 0: shared)  */
     Py_ssize_t step[MAX_IN];
@@ -248,6 +252,7 @@ typedef struct job {
     int body, frame;            /* Jacobians: body index, frame code                            */
     const double *point;        /* Jacobians: point in body coordinates (3)                      */
     double dt;                  /* integrate: time step                                         */
+    forward_fn forward;         /* forward_state: mb_aba, mb_fd_crb or mb_fd_sparse               */
     const mb_rollout *rollout;  /* rollout: the run's settings; out[0..3] = T, Q, QD, QDD         */
     double *tau_out, *info;     /* rollout: TAU (N, R, nv), info (N, 4)                          */
 } job;
@@ -318,8 +323,8 @@ static int hand_c_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t 
     return MB_OK;
 }
 
-/* aba: in = q, qd, tau, f_ext; out = qdd */
-static int aba_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+/* aba, fd_crb, fd_sparse: in = q, qd, tau, f_ext; out = qdd by the job's forward-dynamics algorithm */
+static int forward_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
 {
     const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *tau = IN(j, 2, n);
     const double *fe = j->use_fext ? IN(j, 3, n) : NULL;
@@ -327,35 +332,7 @@ static int aba_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     if (st == MB_OK)
         st = check_rates(m, qd, tau, MB_BAD_TAU, fe);
     if (st == MB_OK)
-        st = mb_aba(m, d, q, qd, tau, fe, OUT(j, 0, n));
-    return st;
-}
-
-/* fd_crb: in = q, qd, tau, f_ext; out = qdd (checks in the order of the former CRBA, RNEA, solve) */
-static int fd_crb_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
-{
-    const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *tau = IN(j, 2, n);
-    const double *fe = j->use_fext ? IN(j, 3, n) : NULL;
-    int st = mb_check_configuration(m, q);
-    if (st == MB_OK)
-        st = check_rates(m, qd, NULL, 0, fe);
-    if (st == MB_OK && !all_finite(tau, m->nv))
-        st = MB_BAD_TAU;
-    if (st == MB_OK)
-        st = mb_fd_crb(m, d, q, qd, tau, fe, OUT(j, 0, n));
-    return st;
-}
-
-/* fd_sparse: in = q, qd, tau, f_ext; out = qdd */
-static int fd_sparse_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
-{
-    const double *q = IN(j, 0, n), *qd = IN(j, 1, n), *tau = IN(j, 2, n);
-    const double *fe = j->use_fext ? IN(j, 3, n) : NULL;
-    int st = mb_check_configuration(m, q);
-    if (st == MB_OK)
-        st = check_rates(m, qd, tau, MB_BAD_TAU, fe);
-    if (st == MB_OK)
-        st = mb_fd_sparse(m, d, q, qd, tau, fe, OUT(j, 0, n));
+        st = j->forward(m, d, q, qd, tau, fe, OUT(j, 0, n));
     return st;
 }
 
@@ -738,8 +715,9 @@ static PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch,
     return (PyObject *)out;
 }
 
-/* Shared body of the algorithms with one vector result: rnea, aba, fd_crb. */
-static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn)
+/* Shared body of the algorithms with one vector result: rnea, and aba, fd_crb, fd_sparse (forward). */
+static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn,
+                                   forward_fn forward)
 {
     CModel *cm = entry_model(args, nargs, 5, name);
     if (!cm)
@@ -754,31 +732,32 @@ static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, cons
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[3] != NULL;
+    j.forward = forward;
     return run_into_new_output(cm, fn, &j, batch, N, 1, m->nv, 0);
 }
 
 static PyObject *py_rnea(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    return one_vector_result(args, nargs, "rnea", rnea_state);
+    return one_vector_result(args, nargs, "rnea", rnea_state, NULL);
 }
 
 static PyObject *py_aba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    return one_vector_result(args, nargs, "aba", aba_state);
+    return one_vector_result(args, nargs, "aba", forward_state, mb_aba);
 }
 
 static PyObject *py_fd_crb(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    return one_vector_result(args, nargs, "fd_crb", fd_crb_state);
+    return one_vector_result(args, nargs, "fd_crb", forward_state, mb_fd_crb);
 }
 
 static PyObject *py_fd_sparse(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    return one_vector_result(args, nargs, "fd_sparse", fd_sparse_state);
+    return one_vector_result(args, nargs, "fd_sparse", forward_state, mb_fd_sparse);
 }
 
 static PyObject *py_crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
