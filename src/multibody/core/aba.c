@@ -285,18 +285,26 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
     return MB_OK;
 }
 
+/* What ABA and HD (hybrid.c) do first: the poses (base-frame ones too when f_ext is given), pass 1
+ * from the root, and the base's acceleration −a_grav into a_base. */
+void mb_aba_start(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *fext,
+                  double *a_base)
+{
+    for (int r = 0; r < 6; r++)
+        a_base[r] = -m->a_grav[r];
+    mb_tree_poses(m, q, d->R, d->p);
+    if (fext)
+        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    mb_aba_velocity_pass(m, d, q, qd, fext, 0);
+}
+
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdd)
 {
     if (m->planar && !fext)  /* the same algorithm in planar vectors (planar.c) */
         return mb_aba_planar(m, d, q, qd, tau, qdd);
     double minus_grav[6];
-    for (int r = 0; r < 6; r++)
-        minus_grav[r] = -m->a_grav[r];
-    mb_tree_poses(m, q, d->R, d->p);
-    if (fext)
-        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    mb_aba_velocity_pass(m, d, q, qd, fext, 0);
+    mb_aba_start(m, d, q, qd, fext, minus_grav);
     const int st = mb_aba_articulated_pass(m, d, tau, NULL, 0);
     if (st != MB_OK)
         return st;

@@ -32,6 +32,8 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
                             int first);
 int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root, const unsigned char *fd,
                              double *qdd, double *tau_id, int first, const double *tau);
+void mb_aba_start(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *fext,
+                  double *a_base);
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdd);
 

@@ -12,12 +12,7 @@ int mb_hybrid(const mb_model *m, mb_data *d, const unsigned char *fd, const doub
               double *qdd, double *tau, const double *fext)
 {
     double minus_grav[6];
-    for (int r = 0; r < 6; r++)
-        minus_grav[r] = -m->a_grav[r];
-    mb_tree_poses(m, q, d->R, d->p);
-    if (fext)
-        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    mb_aba_velocity_pass(m, d, q, qd, fext, 0);
+    mb_aba_start(m, d, q, qd, fext, minus_grav);
     for (int i = 0; i < m->nb; i++)  /* c_i += S_i q̈_i at inverse-dynamics joints */
         if (!fd[i])
             for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)

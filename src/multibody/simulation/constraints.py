@@ -420,8 +420,9 @@ class Constraint:
     name: str = "constraint"
     n_states = 0
 
-    def evaluate(self, model, q, qd, t=0.0) -> ConstraintTerms:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def evaluate(self, model, q, qd, t=0.0) -> ConstraintTerms:
+        raise TypeError(f"{type(self).__name__}: a Constraint subclass must implement "
+                        "evaluate(model, q, qd, t) -> ConstraintTerms")
 
     def row_names(self, n):
         return [f"{self.name}[{k}]" for k in range(n)]
