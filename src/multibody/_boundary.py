@@ -97,6 +97,13 @@ def raise_for(status: int):
         raise ValueError(_core.status_message(int(status)))
 
 
+def call_batched(kernel, model, out_tail, **arrays):
+    """``kernel(model._c, …)`` on ``arrays`` validated and batched by :func:`states`: the path of
+    every input a C entry point does not take as it is.  The result gets the batch shape back."""
+    args, batch = states(model, **arrays)
+    return kernel(model._c, *(args.get(name) for name in arrays)).reshape(batch + out_tail)
+
+
 def fast_entry(kernel, python_face):
     """The public function: ``python_face``'s name, signature and docstring, called through
     ``_core.fast_function`` — the C kernel straight on ``model._c`` when the arguments are plain

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from .. import _boundary as B
 from ..core import _core
-from ..core._core import aba as _c_aba  # one global lookup on the fast path
 
 
 def aba(model, q, qd, tau, f_ext=None):
@@ -20,15 +19,10 @@ def aba(model, q, qd, tau, f_ext=None):
     >>> m = mb.models.planar(2)
     >>> qdd = mb.aba(m, np.zeros(2), np.zeros(2), np.zeros(2))   # falls under gravity
     """
-    qdd = _c_aba(model._c, q, qd, tau, f_ext)
-    if qdd is not None:
-        return qdd
-    c = model._c
-    args, batch = B.states(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
-    return _core.aba(c, args["q"], args["qd"], args["tau"], args.get("f_ext")).reshape(batch + (model.nv,))
+    return B.call_batched(_core.aba, model, (model.nv,), q=q, qd=qd, tau=tau, f_ext=f_ext)
 
 
-aba = B.fast_entry(_c_aba, aba)  # called from C: no Python frame on the fast path
+aba = B.fast_entry(_core.aba, aba)  # called from C: no Python frame on the fast path
 
 FDab = aba
 forward_dynamics = aba

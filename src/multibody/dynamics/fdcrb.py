@@ -18,12 +18,10 @@ def fd_crb(model, q, qd, tau, f_ext=None):
     >>> bool(np.allclose(mb.fd_crb(m, [0.1, 0.2], [0, 1], [0, 0]), mb.aba(m, [0.1, 0.2], [0, 1], [0, 0])))
     True
     """
-    c = model._c
-    qdd = _core.fd_crb(c, q, qd, tau, f_ext)
-    if qdd is not None:
-        return qdd
-    args, batch = B.states(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
-    return _core.fd_crb(c, args["q"], args["qd"], args["tau"], args.get("f_ext")).reshape(batch + (model.nv,))
+    return B.call_batched(_core.fd_crb, model, (model.nv,), q=q, qd=qd, tau=tau, f_ext=f_ext)
+
+
+fd_crb = B.fast_entry(_core.fd_crb, fd_crb)  # called from C: no Python frame on the fast path
 
 
 FDcrb = fd_crb

@@ -29,12 +29,10 @@ def fd_sparse(model, q, qd, tau, f_ext=None):
     >>> bool(np.allclose(mb.fd_sparse(m, q, qd, tau), mb.aba(m, q, qd, tau)))
     True
     """
-    c = model._c
-    qdd = _core.fd_sparse(c, q, qd, tau, f_ext)
-    if qdd is not None:
-        return qdd
-    args, batch = B.states(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
-    return _core.fd_sparse(c, args["q"], args["qd"], args["tau"], args.get("f_ext")).reshape(batch + (model.nv,))
+    return B.call_batched(_core.fd_sparse, model, (model.nv,), q=q, qd=qd, tau=tau, f_ext=f_ext)
+
+
+fd_sparse = B.fast_entry(_core.fd_sparse, fd_sparse)  # called from C: no Python frame on the fast path
 
 
 FDsparse = fd_sparse

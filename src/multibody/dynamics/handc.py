@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from .. import _boundary as B
 from ..core import _core
-from ..core._core import crba as _c_crba  # one global lookup on the fast path
 
 
 def crba(model, q):
@@ -21,15 +20,10 @@ def crba(model, q):
     >>> bool(np.allclose(H, H.T))
     True
     """
-    H = _c_crba(model._c, q)
-    if H is not None:
-        return H
-    c = model._c
-    args, batch = B.states(model, q=q)
-    return _core.crba(c, args["q"]).reshape(batch + (model.nv, model.nv))
+    return B.call_batched(_core.crba, model, (model.nv, model.nv), q=q)
 
 
-crba = B.fast_entry(_c_crba, crba)  # called from C: no Python frame on the fast path
+crba = B.fast_entry(_core.crba, crba)  # called from C: no Python frame on the fast path
 
 
 def hand_c(model, q, qd, f_ext=None):

@@ -5,11 +5,8 @@ conversion for anything that is not a plain 1-D float64 state.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _boundary as B
 from ..core import _core
-from ..core._core import rnea as _c_rnea  # one global lookup on the fast path
 
 
 def rnea(model, q, qd, qdd, f_ext=None):
@@ -27,16 +24,10 @@ def rnea(model, q, qd, qdd, f_ext=None):
     >>> tau.shape
     (2,)
     """
-    tau = _c_rnea(model._c, q, qd, qdd, f_ext)
-    if tau is not None:
-        return tau
-    c = model._c
-    args, batch = B.states(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
-    tau = _core.rnea(c, args["q"], args["qd"], args["qdd"], args.get("f_ext"))
-    return tau.reshape(batch + (model.nv,))
+    return B.call_batched(_core.rnea, model, (model.nv,), q=q, qd=qd, qdd=qdd, f_ext=f_ext)
 
 
-rnea = B.fast_entry(_c_rnea, rnea)  # called from C: no Python frame on the fast path
+rnea = B.fast_entry(_core.rnea, rnea)  # called from C: no Python frame on the fast path
 
 ID = rnea
 inverse_dynamics = rnea
