@@ -60,23 +60,33 @@ static void CModel_dealloc(CModel *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Copy a Python array argument of exactly `count` numbers into a new C array. */
-static int copy_ints(PyObject *o, const char *name, Py_ssize_t count, int **out)
+/* A Python array argument of exactly `count` numbers as a C-contiguous array of `type`, and a new
+ * C buffer of `size`-byte elements for it; NULL with the error set (naming the argument). */
+static PyArrayObject *sized_array(PyObject *o, const char *name, Py_ssize_t count, int type, size_t size, void **buf)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_INT64, 0, 0, NPY_ARRAY_CARRAY_RO);
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, type, 0, 0, NPY_ARRAY_CARRAY_RO);
     if (!a)
-        return -1;
+        return NULL;
     if (PyArray_SIZE(a) != count) {
         PyErr_Format(PyExc_ValueError, "CModel: %s has %zd entries, expected %zd", name, PyArray_SIZE(a), count);
         Py_DECREF(a);
-        return -1;
+        return NULL;
     }
-    *out = malloc(sizeof(int) * (count ? count : 1));
-    if (!*out) {
+    *buf = malloc(size * (count ? count : 1));
+    if (!*buf) {
         Py_DECREF(a);
         PyErr_NoMemory();
-        return -1;
+        return NULL;
     }
+    return a;
+}
+
+/* Copy a Python array argument of exactly `count` numbers into a new C array. */
+static int copy_ints(PyObject *o, const char *name, Py_ssize_t count, int **out)
+{
+    PyArrayObject *a = sized_array(o, name, count, NPY_INT64, sizeof(int), (void **)out);
+    if (!a)
+        return -1;
     const npy_int64 *x = PyArray_DATA(a);
     for (Py_ssize_t k = 0; k < count; k++)
         (*out)[k] = (int)x[k];
@@ -86,20 +96,9 @@ static int copy_ints(PyObject *o, const char *name, Py_ssize_t count, int **out)
 
 static int copy_doubles(PyObject *o, const char *name, Py_ssize_t count, double **out)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_DOUBLE, 0, 0, NPY_ARRAY_CARRAY_RO);
+    PyArrayObject *a = sized_array(o, name, count, NPY_DOUBLE, sizeof(double), (void **)out);
     if (!a)
         return -1;
-    if (PyArray_SIZE(a) != count) {
-        PyErr_Format(PyExc_ValueError, "CModel: %s has %zd entries, expected %zd", name, PyArray_SIZE(a), count);
-        Py_DECREF(a);
-        return -1;
-    }
-    *out = malloc(sizeof(double) * (count ? count : 1));
-    if (!*out) {
-        Py_DECREF(a);
-        PyErr_NoMemory();
-        return -1;
-    }
     memcpy(*out, PyArray_DATA(a), sizeof(double) * count);
     Py_DECREF(a);
     return 0;
