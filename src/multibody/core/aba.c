@@ -110,7 +110,7 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
                 v[r] += vJ[r];
             mb_crm_add(v, vJ, c);
         }
-        memcpy(d->IA + 36 * i, m->inertia6 + 36 * i, 36 * sizeof(double));
+        mb_copy36(m->inertia6 + 36 * i, d->IA + 36 * i);
         mb_inertia_mul(m->inertia + MB_NI * i, v, Iv);
         memset(pA, 0, 6 * sizeof(double));
         mb_crf_add(v, Iv, pA);
@@ -122,17 +122,44 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
     }
 }
 
+/* Pass 2's hand-over from a revolute joint about e_K with no tree rotation and no rotor inertia
+ * (model.h: pose_kind K, S = e_K): U = IA e_K and D = U_K, so Ia = IA − U Uᵀ/D has row and
+ * column K zero in exact arithmetic — they are set to zero rather than left as rounding residue.
+ * With K a compile-time constant those zeros fold through Ia c and the congruence Xupᵀ Ia Xup,
+ * which skip about a third of their products.  One copy per axis. */
+#define ABA_REVOLUTE_HANDOVER(NAME, K, TURN_ADD)                                                         \
+    static inline void NAME(const double *IA, const double *U, double dinv, const double *c, double *pa,    \
+                            double cs, double sn, const double *p, double *IA_parent)                     \
+    {                                                                                                   \
+        double Ia[36];                                                                                  \
+        for (int r = 0; r < 6; r++) {                                                                   \
+            const double ur = U[r] * dinv;                                                              \
+            for (int cc = 0; cc < 6; cc++)                                                              \
+                Ia[6 * r + cc] = r == (K) || cc == (K) ? 0.0 : IA[6 * r + cc] - ur * U[cc];             \
+        }                                                                                               \
+        for (int r = 0; r < 6; r++) /* pa += Ia c */                                                    \
+            pa[r] += Ia[6 * r] * c[0] + Ia[6 * r + 1] * c[1] + Ia[6 * r + 2] * c[2] + Ia[6 * r + 3] * c[3] + \
+                     Ia[6 * r + 4] * c[4] + Ia[6 * r + 5] * c[5];                                        \
+        TURN_ADD(cs, sn, p, Ia, IA_parent);                                                             \
+    }
+ABA_REVOLUTE_HANDOVER(handover_revolute_x, 0, mb_sym6_turn_x_add)
+ABA_REVOLUTE_HANDOVER(handover_revolute_y, 1, mb_sym6_turn_y_add)
+ABA_REVOLUTE_HANDOVER(handover_revolute_z, 2, mb_sym6_turn_z_add)
+
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
- * articulated inertia on.  IA_i becomes Ia in place (pass 3 needs only U, D⁻¹ and u there).
+ * articulated inertia on.  Ia is built in a local array (pass 3 needs only U, D⁻¹ and u of a
+ * forward joint, and the untouched IA_i of an inverse-dynamics one); written through d->IA, the
+ * compiler must assume it aliases U and reloads U after every store.
  * Returns MB_SINGULAR if a D block cannot be inverted. */
 int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, const unsigned char *fd,
                             int first)
 {
-    double pa[6], D[36];
+    double pa[6], D[36], Ia_local[36];
     for (int i = m->nb - 1; i >= first; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        double *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i;
+        const double *IA = d->IA + 36 * i, *Ia = IA;
+        double *Dinv = d->Dinv + 36 * i;
         const double *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
         if (is_free_root(m, i, fd))  /* pass 3 solves it */
@@ -140,7 +167,7 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
         if ((!fd || fd[i]) && nj == 1) {  /* the common case: one dof */
             const int s = m->dof_unit[vs];
             const double *S = m->S + 6 * vs;
-            double *U = d->U + 6 * vs, Dk, uk;
+            double U[6], Dk, uk;
             if (s >= 0) {  /* S = e_s: U = column s of IA (= row s, IA is symmetric) */
                 for (int r = 0; r < 6; r++)
                     U[r] = IA[6 * s + r];
@@ -160,17 +187,33 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
             Dk += m->armature[vs];
             if (!(Dk > 0.0))
                 return MB_SINGULAR;
-            Dinv[0] = 1.0 / Dk;
+            const double dinv = 1.0 / Dk;
+            Dinv[0] = dinv;
             d->u[vs] = uk;
+            memcpy(d->U + 6 * vs, U, sizeof U);
             if (par < 0)
                 continue;
-            const double ud = uk * Dinv[0];
+            const double ud = uk * dinv;
+            const int kind = m->pose_kind[i];
+            if (kind >= 0 && kind == s && m->armature[vs] == 0.0) {  /* a revolute joint about e_K (kind = K) */
+                for (int r = 0; r < 6; r++)
+                    pa[r] += U[r] * ud;
+                const double *R = d->R + 9 * i, *p = d->p + 3 * i;
+                switch (kind) {  /* c = R_aa, s = R_ba, as below */
+                case 0: handover_revolute_x(IA, U, dinv, c, pa, R[4], R[7], p, d->IA + 36 * par); break;
+                case 1: handover_revolute_y(IA, U, dinv, c, pa, R[8], R[2], p, d->IA + 36 * par); break;
+                default: handover_revolute_z(IA, U, dinv, c, pa, R[0], R[3], p, d->IA + 36 * par);
+                }
+                mb_force_to_parent_add_kind(kind, R, p, pa, d->pA + 6 * par);
+                continue;
+            }
             for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
-                const double ur = U[r] * Dinv[0];
+                const double ur = U[r] * dinv;
                 for (int cc = 0; cc < 6; cc++)
-                    IA[6 * r + cc] -= ur * U[cc];
+                    Ia_local[6 * r + cc] = IA[6 * r + cc] - ur * U[cc];
                 pa[r] += U[r] * ud;
             }
+            Ia = Ia_local;
         } else if ((!fd || fd[i]) && nj > 1) {
             for (int e = 0; e < nj; e++) {  /* U = IA S,  u = τ − Sᵀ pA */
                 const int k = vs + e;
@@ -195,6 +238,7 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
                 return MB_SINGULAR;
             if (par < 0)
                 continue;
+            mb_copy36(IA, Ia_local);
             for (int e = 0; e < nj; e++)  /* Ia = IA − U D⁻¹ Uᵀ,  pa = pA + U D⁻¹ u */
                 for (int g = 0; g < nj; g++) {
                     const double dd = Dinv[nj * e + g];
@@ -202,23 +246,24 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
                     for (int r = 0; r < 6; r++) {
                         const double ur = Ue[r] * dd;
                         for (int cc = 0; cc < 6; cc++)
-                            IA[6 * r + cc] -= ur * Ug[cc];
+                            Ia_local[6 * r + cc] -= ur * Ug[cc];
                         pa[r] += ur * d->u[vs + g];
                     }
                 }
+            Ia = Ia_local;
         }
         if (par < 0)
             continue;
         for (int r = 0; r < 6; r++) {  /* pa += Ia c */
-            const double *row = IA + 6 * r;
+            const double *row = Ia + 6 * r;
             pa[r] += row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3] * c[3] + row[4] * c[4] + row[5] * c[5];
         }
         const double *R = d->R + 9 * i, *p = d->p + 3 * i;  /* IA_λ += Xupᵀ Ia Xup */
         switch (m->pose_kind[i]) {  /* a turn about a coordinate axis: c = R_aa, s = R_ba */
-        case 0: mb_sym6_turn_x_add(R[4], R[7], p, IA, d->IA + 36 * par); break;
-        case 1: mb_sym6_turn_y_add(R[8], R[2], p, IA, d->IA + 36 * par); break;
-        case 2: mb_sym6_turn_z_add(R[0], R[3], p, IA, d->IA + 36 * par); break;
-        default: mb_sym6_to_parent_add(R, p, IA, d->IA + 36 * par);
+        case 0: mb_sym6_turn_x_add(R[4], R[7], p, Ia, d->IA + 36 * par); break;
+        case 1: mb_sym6_turn_y_add(R[8], R[2], p, Ia, d->IA + 36 * par); break;
+        case 2: mb_sym6_turn_z_add(R[0], R[3], p, Ia, d->IA + 36 * par); break;
+        default: mb_sym6_to_parent_add(R, p, Ia, d->IA + 36 * par);
         }
         mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
     }
@@ -249,7 +294,15 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
         }
         for (int r = 0; r < 6; r++)
             a[r] += c[r];
-        if (!fd || fd[i]) {
+        if ((!fd || fd[i]) && nj == 1) {  /* one dof: q̈ = (u − Uᵀa) / D, no arrays (a 16-byte reload of
+                                             * w[] written as two 8-byte halves stalls store forwarding) */
+            const double *U = d->U + 6 * vs, *S = m->S + 6 * vs;
+            const double qa = d->Dinv[36 * i] * (d->u[vs] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] +
+                                                            U[4] * a[4] + U[5] * a[5]));
+            qdd[vs] = qa;
+            for (int r = 0; r < 6; r++)
+                a[r] += S[r] * qa;
+        } else if (!fd || fd[i]) {
             const double *Dinv = d->Dinv + 36 * i;
             double w[6];
             for (int g = 0; g < nj; g++) {  /* w = u − Uᵀ a */

@@ -70,7 +70,7 @@ int mb_fdfb(const mb_model *m, mb_data *d, const double *x, const double *q, con
     double Iv[6], fx[6];
     base_state(m, d, x, q, fext);
     double *v6 = d->v + 6 * FB, *pA6 = d->pA + 6 * FB;
-    memcpy(d->IA + 36 * FB, m->inertia6 + 36 * FB, 36 * sizeof(double));  /* IA_FB = I_FB */
+    mb_copy36(m->inertia6 + 36 * FB, d->IA + 36 * FB);                    /* IA_FB = I_FB */
     memset(d->c + 6 * FB, 0, 6 * sizeof(double));
     mb_inertia_mul(m->inertia + MB_NI * FB, v6, Iv);
     memset(pA6, 0, 6 * sizeof(double));
