@@ -122,14 +122,16 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
     }
 }
 
-/* Pass 2's hand-over from a revolute joint about e_K with no tree rotation and no rotor inertia
- * (model.h: pose_kind K, S = e_K): U = IA e_K and D = U_K, so Ia = IA − U Uᵀ/D has row and
- * column K zero in exact arithmetic — they are set to zero rather than left as rounding residue.
- * With K a compile-time constant those zeros fold through Ia c and the congruence Xupᵀ Ia Xup,
- * which skip about a third of their products.  One copy per axis. */
-#define ABA_REVOLUTE_HANDOVER(NAME, K, TURN_ADD)                                                         \
+/* Pass 2's hand-over from a one-dof joint with S = e_K (a revolute or prismatic joint along a
+ * coordinate axis of its frame; model.h: dof_unit) and no rotor inertia: U = IA e_K and D = U_K,
+ * so Ia = IA − U Uᵀ/D has row and column K zero in exact arithmetic — they are set to zero rather
+ * than left as rounding residue.  With K a compile-time constant those zeros fold through Ia c and
+ * the congruence Xupᵀ Ia Xup, which skip about a third of their products.  One copy per K and
+ * congruence: the general one, and for K < 3 the turn about e_K with no tree rotation
+ * (model.h: pose_kind), whose cos and sin are R_aa and R_ba. */
+#define ABA_UNIT_HANDOVER(NAME, K, CONGRUENCE_ADD)                                                      \
     static inline void NAME(const double *IA, const double *U, double dinv, const double *c, double *pa,    \
-                            double cs, double sn, const double *p, double *IA_parent)                     \
+                            const double *R, const double *p, double *IA_parent)                          \
     {                                                                                                   \
         double Ia[36];                                                                                  \
         for (int r = 0; r < 6; r++) {                                                                   \
@@ -140,11 +142,18 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
         for (int r = 0; r < 6; r++) /* pa += Ia c */                                                    \
             pa[r] += Ia[6 * r] * c[0] + Ia[6 * r + 1] * c[1] + Ia[6 * r + 2] * c[2] + Ia[6 * r + 3] * c[3] + \
                      Ia[6 * r + 4] * c[4] + Ia[6 * r + 5] * c[5];                                        \
-        TURN_ADD(cs, sn, p, Ia, IA_parent);                                                             \
+        CONGRUENCE_ADD;                                                                                 \
     }
-ABA_REVOLUTE_HANDOVER(handover_revolute_x, 0, mb_sym6_turn_x_add)
-ABA_REVOLUTE_HANDOVER(handover_revolute_y, 1, mb_sym6_turn_y_add)
-ABA_REVOLUTE_HANDOVER(handover_revolute_z, 2, mb_sym6_turn_z_add)
+ABA_UNIT_HANDOVER(handover_turn_x, 0, mb_sym6_turn_x_add(R[4], R[7], p, Ia, IA_parent))
+ABA_UNIT_HANDOVER(handover_turn_y, 1, mb_sym6_turn_y_add(R[8], R[2], p, Ia, IA_parent))
+ABA_UNIT_HANDOVER(handover_turn_z, 2, mb_sym6_turn_z_add(R[0], R[3], p, Ia, IA_parent))
+#define ABA_UNIT_HANDOVER_GENERAL(K) ABA_UNIT_HANDOVER(handover_unit_##K, K, mb_sym6_to_parent_add(R, p, Ia, IA_parent))
+ABA_UNIT_HANDOVER_GENERAL(0)
+ABA_UNIT_HANDOVER_GENERAL(1)
+ABA_UNIT_HANDOVER_GENERAL(2)
+ABA_UNIT_HANDOVER_GENERAL(3)
+ABA_UNIT_HANDOVER_GENERAL(4)
+ABA_UNIT_HANDOVER_GENERAL(5)
 
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
@@ -194,17 +203,23 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
             if (par < 0)
                 continue;
             const double ud = uk * dinv;
-            const int kind = m->pose_kind[i];
-            if (kind >= 0 && kind == s && m->armature[vs] == 0.0) {  /* a revolute joint about e_K (kind = K) */
+            if (s >= 0 && m->armature[vs] == 0.0) {  /* S = e_s: Ia's row and column s are zero */
                 for (int r = 0; r < 6; r++)
                     pa[r] += U[r] * ud;
                 const double *R = d->R + 9 * i, *p = d->p + 3 * i;
-                switch (kind) {  /* c = R_aa, s = R_ba, as below */
-                case 0: handover_revolute_x(IA, U, dinv, c, pa, R[4], R[7], p, d->IA + 36 * par); break;
-                case 1: handover_revolute_y(IA, U, dinv, c, pa, R[8], R[2], p, d->IA + 36 * par); break;
-                default: handover_revolute_z(IA, U, dinv, c, pa, R[0], R[3], p, d->IA + 36 * par);
+                double *IA_parent = d->IA + 36 * par;
+                switch (m->pose_kind[i] == s ? s : 3 + s) {
+                case 0: handover_turn_x(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                case 1: handover_turn_y(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                case 2: handover_turn_z(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                case 3: handover_unit_0(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                case 4: handover_unit_1(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                case 5: handover_unit_2(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                case 6: handover_unit_3(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                case 7: handover_unit_4(IA, U, dinv, c, pa, R, p, IA_parent); break;
+                default: handover_unit_5(IA, U, dinv, c, pa, R, p, IA_parent);
                 }
-                mb_force_to_parent_add_kind(kind, R, p, pa, d->pA + 6 * par);
+                mb_force_to_parent_add_kind(m->pose_kind[i], R, p, pa, d->pA + 6 * par);
                 continue;
             }
             for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
