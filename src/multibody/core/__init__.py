@@ -45,3 +45,22 @@ def get_num_threads() -> int:
 def status_message(code: int) -> str:
     """The message of a kernel status code (the one table in ``status.h``)."""
     return _core.status_message(int(code))
+
+
+def release_output_memory() -> None:
+    """Free the memory block the core keeps for the next large batch result.
+
+    A batch result of 1 MB or more is allocated through a NumPy memory handler that, when the
+    result is freed, keeps its block (one block, up to 1 GB) for the next result of the same size:
+    a loop over batches then reuses warm memory instead of mapping, zeroing and unmapping fresh
+    pages on every call.  Call this to hand that block back to the system.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(3)
+    >>> H = mb.crba(m, np.zeros((50_000, m.nq)))   # 3.6 MB: from the reusing handler
+    >>> del H                                      # its block is kept...
+    >>> mb.core.release_output_memory()            # ...until now
+    """
+    _core.release_output_memory()

@@ -295,6 +295,7 @@ static int rnea_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
 }
 
 /* crba: in = q; out = H */
+/* crba: in = q; out = H */
 static int crba_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
 {
     const double *q = IN(j, 0, n);
@@ -626,6 +627,100 @@ static int bind_inputs(arg_spec *specs, int count, job *j, Py_ssize_t *N, int *b
     return 1;
 }
 
+/* ---- Reused memory for large outputs --------------------------------------------------------
+ * A batch writes its result into new memory.  Above glibc's mmap threshold (32 MB at most) every
+ * such allocation maps fresh pages, which the kernel zeroes on first touch and unmaps on free: a
+ * sixth of a 10 000-state Talos CRBA (115 MB), every call.  Outputs of REUSE_MIN_BYTES or more are
+ * therefore allocated through a NumPy memory handler (NEP 49, the mechanism NumPy provides for
+ * caching allocators) that keeps the last such block freed and hands it to the next output of the
+ * same size — the pattern of a loop over batches.  At most one block of at most REUSE_MAX_BYTES
+ * is held; release_output_memory() frees it.  The handler is set only around our own
+ * allocations, so NumPy's other arrays are untouched. */
+enum { REUSE_MIN_BYTES = 1 << 20 };
+#define REUSE_MAX_BYTES ((size_t)1 << 30)
+
+static struct {
+    void *block;
+    size_t size;
+    pthread_mutex_t lock;  /* NumPy frees arrays wherever their last reference goes */
+} reuse = {NULL, 0, PTHREAD_MUTEX_INITIALIZER};
+
+static void *reuse_malloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    void *p = NULL;
+    pthread_mutex_lock(&reuse.lock);
+    if (reuse.block && reuse.size == size) {
+        p = reuse.block;
+        reuse.block = NULL;
+    }
+    pthread_mutex_unlock(&reuse.lock);
+    return p ? p : malloc(size ? size : 1);
+}
+
+static void *reuse_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    return calloc(nelem ? nelem : 1, elsize ? elsize : 1);
+}
+
+static void *reuse_realloc(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    return realloc(ptr, size ? size : 1);
+}
+
+static void reuse_free(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    if (size < REUSE_MIN_BYTES || size > REUSE_MAX_BYTES) {
+        free(ptr);
+        return;
+    }
+    pthread_mutex_lock(&reuse.lock);
+    void *old = reuse.block;
+    reuse.block = ptr, reuse.size = size;
+    pthread_mutex_unlock(&reuse.lock);
+    free(old);
+}
+
+static PyDataMem_Handler reuse_handler = {
+    "multibody_reuse_large_outputs", 1, {NULL, reuse_malloc, reuse_calloc, reuse_realloc, reuse_free}};
+static PyObject *reuse_capsule;  /* the handler as NumPy takes it, made at import */
+
+static PyObject *py_release_output_memory(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    pthread_mutex_lock(&reuse.lock);
+    void *old = reuse.block;
+    reuse.block = NULL, reuse.size = 0;
+    pthread_mutex_unlock(&reuse.lock);
+    free(old);
+    Py_RETURN_NONE;
+}
+
+/* A new float64 output array of shape dims[0..k); large ones through the reuse handler. */
+static PyArrayObject *new_array(int k, npy_intp *dims)
+{
+    size_t bytes = sizeof(double);
+    for (int t = 0; t < k; t++)
+        bytes *= (size_t)dims[t];
+    if (bytes < REUSE_MIN_BYTES)
+        return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+    PyObject *previous = PyDataMem_SetHandler(reuse_capsule);
+    if (!previous)
+        return NULL;
+    PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+    PyObject *ours = PyDataMem_SetHandler(previous);
+    Py_DECREF(previous);
+    if (!ours) {
+        Py_XDECREF(a);
+        return NULL;
+    }
+    Py_DECREF(ours);
+    return a;
+}
+
 /* New output array: (N, t0[, t1]) in batch mode, (t0[, t1]) single (t0 = 0: scalar per state). */
 static PyArrayObject *new_output(int batch, Py_ssize_t N, int nd, npy_intp t0, npy_intp t1)
 {
@@ -637,7 +732,7 @@ static PyArrayObject *new_output(int batch, Py_ssize_t N, int nd, npy_intp t0, n
         dims[k++] = t0;
     if (nd >= 2)
         dims[k++] = t1;
-    return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+    return new_array(k, dims);
 }
 
 /* New output array with up to three trailing dimensions. */
@@ -649,7 +744,7 @@ static PyArrayObject *new_output_dims(int batch, Py_ssize_t N, int nd, const npy
         dims[k++] = N;
     for (int t = 0; t < nd; t++)
         dims[k++] = tail[t];
-    return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+    return new_array(k, dims);
 }
 
 static void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state)
@@ -1864,6 +1959,8 @@ static PyMethodDef methods[] = {
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
     {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},
+    {"release_output_memory", py_release_output_memory, METH_NOARGS,
+     "Free the block kept for the next large output (see new_array in _core.c)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1878,7 +1975,8 @@ PyMODINIT_FUNC PyInit__core(void)
     if (PyType_Ready(&CModelType) < 0 || PyType_Ready(&FastFunctionType) < 0)
         return NULL;
     attr_c = PyUnicode_InternFromString("_c");
-    if (!attr_c)
+    reuse_capsule = PyCapsule_New(&reuse_handler, "mem_handler", NULL);
+    if (!attr_c || !reuse_capsule)
         return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (!mod)

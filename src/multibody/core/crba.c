@@ -40,15 +40,13 @@ void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H)
     memset(H, 0, sizeof(double) * nv * nv);
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
-            double F[6], G[6];
+            double F[6];
             mb_inertia_mul(Ic + MB_NI * i, m->S + 6 * k, F);  /* F = Ic_i S_k */
             double *row = H + (long)nv * k;                    /* row k, left of the diagonal */
             for (int k2 = m->v_start[i]; k2 <= k; k2++)
                 row[k2] = subspace_dot(m, k2, F);
             for (int j = i; m->parent[j] >= 0;) {  /* F = Xup_jᵀ F, one joint nearer the root */
-                memset(G, 0, sizeof G);
-                mb_force_to_parent_add(d->R + 9 * j, d->p + 3 * j, F, G);
-                memcpy(F, G, sizeof F);
+                mb_force_to_parent(d->R + 9 * j, d->p + 3 * j, F, F);
                 j = m->parent[j];
                 for (int k2 = m->v_start[j]; k2 < m->v_start[j] + m->nv_joint[j]; k2++)
                     row[k2] = subspace_dot(m, k2, F);

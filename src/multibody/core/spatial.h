@@ -55,6 +55,18 @@ static inline void mb_force_to_parent_add(const double *R, const double *p, cons
     out[5] += g2;
 }
 
+/* out = Xᵀ f (out may be f): mb_force_to_parent_add into a zero vector, without its reads of out */
+static inline void mb_force_to_parent(const double *R, const double *p, const double *f, double *out)
+{
+    const double g0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5];
+    const double g1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5];
+    const double g2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5];
+    const double n0 = R[0] * f[0] + R[1] * f[1] + R[2] * f[2] + p[1] * g2 - p[2] * g1;
+    const double n1 = R[3] * f[0] + R[4] * f[1] + R[5] * f[2] + p[2] * g0 - p[0] * g2;
+    const double n2 = R[6] * f[0] + R[7] * f[1] + R[8] * f[2] + p[0] * g1 - p[1] * g0;
+    out[0] = n0, out[1] = n1, out[2] = n2, out[3] = g0, out[4] = g1, out[5] = g2;
+}
+
 /* out = X* f: a parent-coordinate force in child coordinates, f' = Rᵀ f, n' = Rᵀ (n − p × f) */
 static inline void mb_force_to_child(const double *R, const double *p, const double *f, double *out)
 {

@@ -1,0 +1,79 @@
+"""The core's reuse of large batch outputs (_core.c: new_array, a NEP 49 memory handler): results
+stay independent and correct when their memory comes back, and nothing else is affected."""
+import gc
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.core import _core
+
+try:  # NumPy ≥ 2
+    from numpy._core.multiarray import get_handler_name
+except ImportError:  # pragma: no cover - NumPy 1.x
+    from numpy.core.multiarray import get_handler_name
+
+
+@pytest.fixture
+def model():
+    return mb.models.planar(6)
+
+
+def _states(model, n, seed):
+    return np.random.default_rng(seed).normal(size=(n, model.nq))
+
+
+def test_reused_block_gives_independent_correct_results(model):
+    Q1, Q2 = _states(model, 20_000, 1), _states(model, 20_000, 2)   # 20 000 · 36 · 8 B = 5.8 MB each
+    H1 = mb.crba(model, Q1)
+    assert H1.nbytes >= 1 << 20
+    keep = H1.copy()
+    H2 = mb.crba(model, Q2)              # H1 alive: H2 cannot share its memory
+    assert not np.shares_memory(H1, H2)
+    np.testing.assert_array_equal(H1, keep)
+    address = H2.__array_interface__["data"][0]
+    del H2
+    gc.collect()
+    H3 = mb.crba(model, Q1)              # same size: the freed block is handed back
+    assert H3.__array_interface__["data"][0] == address
+    np.testing.assert_array_equal(H3, keep)
+    for k in (0, 7_777, 19_999):         # and every state is the single call's
+        np.testing.assert_array_equal(H3[k], mb.crba(model, Q1[k]))
+
+
+def test_reused_arrays_behave_like_numpy_arrays(model):
+    Q = _states(model, 30_000, 3)
+    H = mb.crba(model, Q)
+    assert H.flags.owndata and H.flags.writeable and H.flags.c_contiguous
+    H.resize((15_000, model.nv, model.nv), refcheck=False)   # NumPy reallocates through the handler
+    np.testing.assert_array_equal(H[-1], mb.crba(model, Q[14_999]))
+    H.resize((40_000, model.nv, model.nv), refcheck=False)
+    assert H.shape == (40_000, model.nv, model.nv) and not H[15_000:].any()  # grown part zero-filled
+    del H
+    mb.core.release_output_memory()
+    mb.core.release_output_memory()      # nothing held: a no-op
+
+
+def test_small_and_single_results_do_not_use_the_handler(model):
+    Q = _states(model, 10, 4)
+    small = mb.crba(model, Q)
+    assert small.nbytes < 1 << 20
+    assert get_handler_name(small) == get_handler_name(np.empty(3))
+    big = mb.crba(model, _states(model, 20_000, 5))
+    assert get_handler_name(big) == "multibody_reuse_large_outputs"
+    assert get_handler_name(np.empty(10_000_000)) != "multibody_reuse_large_outputs"  # NumPy's own arrays
+
+
+def test_outputs_of_other_sizes_and_threads(model):
+    threads = mb.get_num_threads()
+    mb.set_num_threads(2)
+    try:
+        for n in (20_000, 25_000, 20_000, 25_000):
+            Q = _states(model, n, n)
+            A = mb.aba(model, Q, np.zeros((n, model.nv)), np.zeros((n, model.nv)))
+            np.testing.assert_allclose(A[n // 2], mb.aba(model, Q[n // 2], np.zeros(model.nv), np.zeros(model.nv)),
+                                       rtol=0, atol=0)
+            del A
+    finally:
+        mb.set_num_threads(threads)
+    assert _core.release_output_memory() is None
