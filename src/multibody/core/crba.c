@@ -13,7 +13,9 @@
  * along a coordinate axis of its frame (model.h: dof_unit) makes S_jᵀ F a pick, and a free
  * joint's S is the identity: its six entries are F itself.  Inertias stay in 10-parameter form
  * (RBDA §2.18), so Xupᵀ Ic Xup costs ~90 flops, fewer for a turn about a coordinate axis
- * (spatial.h: mb_inertia_to_parent_add_kind).  H's lower triangle is filled and mirrored.
+ * (spatial.h: mb_inertia_to_parent_add_kind).  Each entry below the diagonal is written
+ * to its mirror image above it at once (only the structurally non-zero ones: a branched tree's H
+ * is mostly zeros, which the memset provides).
  */
 #include <string.h>
 
@@ -44,17 +46,14 @@ void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H)
             mb_inertia_mul(Ic + MB_NI * i, m->S + 6 * k, F);  /* F = Ic_i S_k */
             double *row = H + (long)nv * k;                    /* row k, left of the diagonal */
             for (int k2 = m->v_start[i]; k2 <= k; k2++)
-                row[k2] = subspace_dot(m, k2, F);
+                row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);
             for (int j = i; m->parent[j] >= 0;) {  /* F = Xup_jᵀ F, one joint nearer the root */
                 mb_force_to_parent(d->R + 9 * j, d->p + 3 * j, F, F);
                 j = m->parent[j];
                 for (int k2 = m->v_start[j]; k2 < m->v_start[j] + m->nv_joint[j]; k2++)
-                    row[k2] = subspace_dot(m, k2, F);
+                    row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);
             }
         }
-    for (int k = 0; k < nv; k++) {  /* the upper triangle, and the rotors on the diagonal */
-        for (int t = 0; t < k; t++)
-            H[(long)nv * t + k] = H[(long)nv * k + t];
+    for (int k = 0; k < nv; k++)  /* the rotors on the diagonal */
         H[(long)nv * k + k] += m->armature[k];
-    }
 }
