@@ -252,6 +252,7 @@ typedef struct job {
     const double *point;        /* Jacobians: point in body coordinates (3)                      */
     double dt;                  /* integrate: time step                                         */
     forward_fn forward;         /* forward_state: mb_aba, mb_fd_crb or mb_fd_sparse               */
+    const struct mb_lanes_impl *lanes; /* aba batch: groups of states through aba_lanes.c, or NULL */
     const mb_rollout *rollout;  /* rollout: the run's settings; out[0..3] = T, Q, QD, QDD         */
     double *tau_out, *info;     /* rollout: TAU (N, R, nv), info (N, 4)                          */
 } job;
@@ -495,25 +496,55 @@ typedef struct {
     int status;
 } chunk;
 
+/* ABA on states n … n+W−1 at once (aba_lanes.c) when every one of them passes forward_state's
+ * checks and the lanes succeed; 0 leaves the group to forward_state, state by state, which then
+ * reports the first failure as a single call would. */
+/* the lanes batched ABA uses: AVX2's when the CPU has it (module init); NULL: none (use_lanes) */
+static const mb_lanes_impl *lanes_active = &mb_lanes_baseline;
+
+static int aba_lanes_group(const mb_lanes_impl *impl, const mb_model *m, void *dl, const job *j, Py_ssize_t n,
+                           int W)
+{
+    const double *q[8], *qd[8], *tau[8];
+    double *qdd[8];
+    for (int l = 0; l < W; l++) {
+        q[l] = IN(j, 0, n + l), qd[l] = IN(j, 1, n + l), tau[l] = IN(j, 2, n + l), qdd[l] = OUT(j, 0, n + l);
+        if (mb_check_configuration(m, q[l]) != MB_OK || check_rates(m, qd[l], tau[l], MB_BAD_TAU, NULL) != MB_OK)
+            return 0;
+    }
+    return impl->aba_group(m, dl, q, qd, tau, qdd) == MB_OK;
+}
+
 static void *run_chunk(void *arg)
 {
     chunk *c = arg;
     c->status = MB_OK;
     c->bad = c->hi;
     mb_data *d = mb_data_new(c->m);
-    if (!d) {
+    const mb_lanes_impl *impl = c->j->lanes;
+    void *dl = d && impl ? impl->data_new(c->m) : NULL;
+    if (!d || (impl && !dl)) {
+        mb_data_free(d);
         c->status = MB_NO_MEMORY;
         c->bad = c->lo;
         return NULL;
     }
-    for (Py_ssize_t n = c->lo; n < c->hi; n++) {
+    const int W = dl ? impl->width : 1;
+    for (Py_ssize_t n = c->lo; n < c->hi;) {
+        if (dl && n + W <= c->hi && aba_lanes_group(impl, c->m, dl, c->j, n, W)) {
+            n += W;
+            continue;
+        }
         const int st = c->fn(c->m, d, c->j, n);
         if (st != MB_OK) {
             c->status = st;
             c->bad = n;
             break;
         }
+        n++;
     }
+    if (dl)
+        impl->data_free(dl);
     mb_data_free(d);
     return NULL;
 }
@@ -688,6 +719,27 @@ static PyDataMem_Handler reuse_handler = {
     "multibody_reuse_large_outputs", 1, {NULL, reuse_malloc, reuse_calloc, reuse_realloc, reuse_free}};
 static PyObject *reuse_capsule;  /* the handler as NumPy takes it, made at import */
 
+/* use_lanes(name): "baseline" or "avx2" (where built and supported) for batched ABA's lane groups,
+ * "none" for one state at a time; returns the lanes per group.  Tests run every implementation. */
+static PyObject *py_use_lanes(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!name)
+        return PyErr_Format(PyExc_TypeError, "use_lanes: expected a name, got %R", arg);
+    const mb_lanes_impl *chosen = NULL;
+    if (strcmp(name, "baseline") == 0)
+        chosen = &mb_lanes_baseline;
+#ifdef MB_HAVE_LANES_AVX2
+    else if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2"))
+        chosen = &mb_lanes_avx2;
+#endif
+    else if (strcmp(name, "none") != 0)
+        return PyErr_Format(PyExc_ValueError, "use_lanes: %R is not built or not supported by this CPU", arg);
+    lanes_active = chosen;
+    return PyLong_FromLong(chosen ? chosen->width : 1);
+}
+
 static PyObject *py_release_output_memory(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
@@ -827,6 +879,7 @@ static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, cons
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[3] != NULL;
     j.forward = forward;
+    j.lanes = batch && forward == mb_aba && !j.use_fext && mb_lanes_supported(m) ? lanes_active : NULL;
     return run_into_new_output(cm, fn, &j, batch, N, 1, m->nv, 0);
 }
 
@@ -1959,6 +2012,8 @@ static PyMethodDef methods[] = {
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
     {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},
+    {"use_lanes", py_use_lanes, METH_O,
+     "use_lanes(name): 'baseline', 'avx2' or 'none' for batched ABA; returns the states per group."},
     {"release_output_memory", py_release_output_memory, METH_NOARGS,
      "Free the block kept for the next large output (see new_array in _core.c)."},
     {NULL, NULL, 0, NULL},
@@ -1981,6 +2036,11 @@ PyMODINIT_FUNC PyInit__core(void)
     PyObject *mod = PyModule_Create(&module);
     if (!mod)
         return NULL;
+#ifdef MB_HAVE_LANES_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        lanes_active = &mb_lanes_avx2;
+#endif
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     num_threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (int)cpus;
     Py_INCREF(&CModelType);

@@ -22,8 +22,19 @@
 #include <string.h>
 
 #include "core.h"
+#include "poses.h"
 #include "spatial.h"
 
+/* aba_lanes.c compiles this file again with MB_LANE_BUILD (lanes.h: `real` a vector of states);
+ * its exported functions then carry the suffix _lanes. */
+#ifdef MB_LANE_BUILD
+#define MB_NAME(name) name##_lanes
+#else
+#define MB_NAME(name) name
+#define MB_LANES_STATIC
+#endif
+
+#ifndef MB_LANE_BUILD
 /* Inverse of the small SPD block D (n×n, row-major, n ≤ 6) by Gauss-Jordan with partial pivoting;
  * 0 if D is (numerically) singular. */
 int mb_invert_small(const double *D, int n, double *Dinv)
@@ -72,6 +83,7 @@ int mb_invert_small(const double *D, int n, double *Dinv)
             Dinv[n * r + c] = A[r][n + c];
     return 1;
 }
+#endif
 
 /* A free joint at the root (parent: the fixed base) with no rotor inertia has S = 1 in body
  * coordinates and can exert any spatial force, so its D block is IA itself: pass 3 solves
@@ -86,21 +98,55 @@ static int is_free_root(const mb_model *m, int i, const unsigned char *fd)
     return 1;
 }
 
+#ifndef MB_LANE_BUILD
+int mb_lanes_supported(const mb_model *m)
+{
+    if (m->planar)
+        return 0;
+    for (int i = 0; i < m->nb; i++)
+        if (m->nv_joint[i] > 1 && !is_free_root(m, i, NULL))
+            return 0;
+    return 1;
+}
+#endif
+
+/* IA a = rhs for a free root's 6×6 block IA by kkt.c's Cholesky; lane by lane in the lanes build. */
+static int free_root_solve(const real *IA, const real *rhs, real *a)
+{
+#ifndef MB_LANE_BUILD
+    double L[36];
+    return mb_cholesky_solve(6, IA, L, rhs, a);
+#else
+    for (int l = 0; l < MB_LANES; l++) {
+        double A[36], L[36], b[6], x[6];
+        for (int k = 0; k < 36; k++)
+            A[k] = IA[k][l];
+        for (int k = 0; k < 6; k++)
+            b[k] = rhs[k][l];
+        if (!mb_cholesky_solve(6, A, L, b, x))
+            return 0;
+        for (int k = 0; k < 6; k++)
+            a[k][l] = x[k];
+    }
+    return 1;
+#endif
+}
+
 /* Pass 1 for bodies first … nb−1 (poses already in d->R, d->p; a body whose parent is < 0 starts
  * from rest).  External forces, if any, are subtracted by mb_aba_external_forces. */
-void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const double *qd,
-                          const double *fext, int first)
+MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d, const real *q, const real *qd,
+                                   const double *fext, int first)
 {
-    (void)q;
-    double vJ[6], Iv[6], fx[6];
+    (void)q, (void)fext;
+    real vJ[6], Iv[6];
     for (int i = first; i < m->nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        double *v = d->v + 6 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
+        real *v = d->v + 6 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
         memset(vJ, 0, sizeof vJ);
         for (int k = vs; k < vs + nj; k++)
             for (int r = 0; r < 6; r++)
                 vJ[r] += m->S[6 * k + r] * qd[k];
-        memset(c, 0, 6 * sizeof(double));
+        memset(c, 0, 6 * sizeof(real));
         if (par < 0) {
             for (int r = 0; r < 6; r++)
                 v[r] = vJ[r];
@@ -112,13 +158,16 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
         }
         mb_copy36(m->inertia6 + 36 * i, d->IA + 36 * i);
         mb_inertia_mul(m->inertia + MB_NI * i, v, Iv);
-        memset(pA, 0, 6 * sizeof(double));
+        memset(pA, 0, 6 * sizeof(real));
         mb_crf_add(v, Iv, pA);
+#ifndef MB_LANE_BUILD
         if (fext) {  /* world poses in d->R0, d->p0 */
+            double fx[6];
             mb_force_to_child(d->R0 + 9 * i, d->p0 + 3 * i, fext + 6 * i, fx);
             for (int r = 0; r < 6; r++)
                 pA[r] -= fx[r];
         }
+#endif
     }
 }
 
@@ -130,14 +179,14 @@ void mb_aba_velocity_pass(const mb_model *m, mb_data *d, const double *q, const 
  * congruence: the general one, and for K < 3 the turn about e_K with no tree rotation
  * (model.h: pose_kind), whose cos and sin are R_aa and R_ba. */
 #define ABA_UNIT_HANDOVER(NAME, K, CONGRUENCE_ADD)                                                      \
-    static inline void NAME(const double *IA, const double *U, double dinv, const double *c, double *pa,    \
-                            const double *R, const double *p, double *IA_parent)                          \
+    static inline void NAME(const real *IA, const real *U, real dinv, const real *c, real *pa,    \
+                            const real *R, const real *p, real *IA_parent)                          \
     {                                                                                                   \
-        double Ia[36];                                                                                  \
+        real Ia[36];                                                                                  \
         for (int r = 0; r < 6; r++) {                                                                   \
-            const double ur = U[r] * dinv;                                                              \
+            const real ur = U[r] * dinv;                                                              \
             for (int cc = 0; cc < 6; cc++)                                                              \
-                Ia[6 * r + cc] = r == (K) || cc == (K) ? 0.0 : IA[6 * r + cc] - ur * U[cc];             \
+                Ia[6 * r + cc] = r == (K) || cc == (K) ? MB_SPLAT(0.0) : IA[6 * r + cc] - ur * U[cc];             \
         }                                                                                               \
         for (int r = 0; r < 6; r++) /* pa += Ia c */                                                    \
             pa[r] += Ia[6 * r] * c[0] + Ia[6 * r + 1] * c[1] + Ia[6 * r + 2] * c[2] + Ia[6 * r + 3] * c[3] + \
@@ -161,31 +210,31 @@ ABA_UNIT_HANDOVER_GENERAL(5)
  * forward joint, and the untouched IA_i of an inverse-dynamics one); written through d->IA, the
  * compiler must assume it aliases U and reloads U after every store.
  * Returns MB_SINGULAR if a D block cannot be inverted. */
-int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, const unsigned char *fd,
+MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data *d, const real *tau, const unsigned char *fd,
                             int first)
 {
-    double pa[6], D[36], Ia_local[36];
+    real pa[6], Ia_local[36];
     for (int i = m->nb - 1; i >= first; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *IA = d->IA + 36 * i, *Ia = IA;
-        double *Dinv = d->Dinv + 36 * i;
-        const double *pA = d->pA + 6 * i, *c = d->c + 6 * i;
+        const real *IA = d->IA + 36 * i, *Ia = IA;
+        real *Dinv = d->Dinv + 36 * i;
+        const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
         if (is_free_root(m, i, fd))  /* pass 3 solves it */
             continue;
         if ((!fd || fd[i]) && nj == 1) {  /* the common case: one dof */
             const int s = m->dof_unit[vs];
             const double *S = m->S + 6 * vs;
-            double U[6], Dk, uk;
+            real U[6], Dk, uk;
             if (s >= 0) {  /* S = e_s: U = column s of IA (= row s, IA is symmetric) */
                 for (int r = 0; r < 6; r++)
                     U[r] = IA[6 * s + r];
                 Dk = U[s];
                 uk = tau[vs] - pA[s];
             } else {
-                Dk = 0.0, uk = tau[vs];
+                Dk = MB_SPLAT(0.0), uk = tau[vs];
                 for (int r = 0; r < 6; r++) {
-                    const double *row = IA + 6 * r;
+                    const real *row = IA + 6 * r;
                     U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
                            row[5] * S[5];
                     uk -= S[r] * pA[r];
@@ -194,20 +243,20 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
                     Dk += S[r] * U[r];
             }
             Dk += m->armature[vs];
-            if (!(Dk > 0.0))
+            if (!mb_all(Dk > 0.0))
                 return MB_SINGULAR;
-            const double dinv = 1.0 / Dk;
+            const real dinv = 1.0 / Dk;
             Dinv[0] = dinv;
             d->u[vs] = uk;
             memcpy(d->U + 6 * vs, U, sizeof U);
             if (par < 0)
                 continue;
-            const double ud = uk * dinv;
+            const real ud = uk * dinv;
             if (s >= 0 && m->armature[vs] == 0.0) {  /* S = e_s: Ia's row and column s are zero */
                 for (int r = 0; r < 6; r++)
                     pa[r] += U[r] * ud;
-                const double *R = d->R + 9 * i, *p = d->p + 3 * i;
-                double *IA_parent = d->IA + 36 * par;
+                const real *R = d->R + 9 * i, *p = d->p + 3 * i;
+                real *IA_parent = d->IA + 36 * par;
                 switch (m->pose_kind[i] == s ? s : 3 + s) {
                 case 0: handover_turn_x(IA, U, dinv, c, pa, R, p, IA_parent); break;
                 case 1: handover_turn_y(IA, U, dinv, c, pa, R, p, IA_parent); break;
@@ -223,28 +272,31 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
                 continue;
             }
             for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
-                const double ur = U[r] * dinv;
+                const real ur = U[r] * dinv;
                 for (int cc = 0; cc < 6; cc++)
                     Ia_local[6 * r + cc] = IA[6 * r + cc] - ur * U[cc];
                 pa[r] += U[r] * ud;
             }
             Ia = Ia_local;
-        } else if ((!fd || fd[i]) && nj > 1) {
+        }
+#ifndef MB_LANE_BUILD  /* the lanes run only trees of one-dof joints under a free root (aba_lanes.c) */
+        else if ((!fd || fd[i]) && nj > 1) {
             for (int e = 0; e < nj; e++) {  /* U = IA S,  u = τ − Sᵀ pA */
                 const int k = vs + e;
                 const double *S = m->S + 6 * k;
-                double *U = d->U + 6 * k, s = 0.0;
+                real *U = d->U + 6 * k, s = MB_SPLAT(0.0);
                 for (int r = 0; r < 6; r++) {
-                    const double *row = IA + 6 * r;
+                    const real *row = IA + 6 * r;
                     U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
                            row[5] * S[5];
                     s += S[r] * pA[r];
                 }
                 d->u[k] = tau[k] - s;
             }
+            real D[36];
             for (int e = 0; e < nj; e++)  /* D = Sᵀ U + armature */
                 for (int g = 0; g < nj; g++) {
-                    double s = e == g ? m->armature[vs + e] : 0.0;
+                    real s = MB_SPLAT(e == g ? m->armature[vs + e] : 0.0);
                     for (int r = 0; r < 6; r++)
                         s += m->S[6 * (vs + e) + r] * d->U[6 * (vs + g) + r];
                     D[nj * e + g] = s;
@@ -256,10 +308,10 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
             mb_copy36(IA, Ia_local);
             for (int e = 0; e < nj; e++)  /* Ia = IA − U D⁻¹ Uᵀ,  pa = pA + U D⁻¹ u */
                 for (int g = 0; g < nj; g++) {
-                    const double dd = Dinv[nj * e + g];
-                    const double *Ue = d->U + 6 * (vs + e), *Ug = d->U + 6 * (vs + g);
+                    const real dd = Dinv[nj * e + g];
+                    const real *Ue = d->U + 6 * (vs + e), *Ug = d->U + 6 * (vs + g);
                     for (int r = 0; r < 6; r++) {
-                        const double ur = Ue[r] * dd;
+                        const real ur = Ue[r] * dd;
                         for (int cc = 0; cc < 6; cc++)
                             Ia_local[6 * r + cc] -= ur * Ug[cc];
                         pa[r] += ur * d->u[vs + g];
@@ -267,13 +319,14 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
                 }
             Ia = Ia_local;
         }
+#endif
         if (par < 0)
             continue;
         for (int r = 0; r < 6; r++) {  /* pa += Ia c */
-            const double *row = Ia + 6 * r;
+            const real *row = Ia + 6 * r;
             pa[r] += row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3] * c[3] + row[4] * c[4] + row[5] * c[5];
         }
-        const double *R = d->R + 9 * i, *p = d->p + 3 * i;  /* IA_λ += Xupᵀ Ia Xup */
+        const real *R = d->R + 9 * i, *p = d->p + 3 * i;  /* IA_λ += Xupᵀ Ia Xup */
         switch (m->pose_kind[i]) {  /* a turn about a coordinate axis: c = R_aa, s = R_ba */
         case 0: mb_sym6_turn_x_add(R[4], R[7], p, Ia, d->IA + 36 * par); break;
         case 1: mb_sym6_turn_y_add(R[8], R[2], p, Ia, d->IA + 36 * par); break;
@@ -289,19 +342,19 @@ int mb_aba_articulated_pass(const mb_model *m, mb_data *d, const double *tau, co
  * the base the roots hang from (−a_grav; FDfb passes none: its bodies' parents are set).  At
  * inverse-dynamics joints (fd[i] == 0) it writes τ_i = S_iᵀ (IA_i a_i + pA_i) + armature q̈_i.
  * τ is read at a free root (see is_free_root); MB_SINGULAR if its IA is not positive definite. */
-int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root, const unsigned char *fd,
-                             double *qdd, double *tau_id, int first, const double *tau)
+MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data *d, const real *a_root, const unsigned char *fd,
+                             real *qdd, real *tau_id, int first, const real *tau)
 {
     for (int i = first; i < m->nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        double *a = d->a + 6 * i;
-        const double *c = d->c + 6 * i;
+        real *a = d->a + 6 * i;
+        const real *c = d->c + 6 * i;
         mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, par < 0 ? a_root : d->a + 6 * par, a);
         if (is_free_root(m, i, fd)) {  /* IA a_i = τ − pA;  q̈ = a_i − Xup a_base */
-            double rhs[6], L[36], a_i[6];
+            real rhs[6], a_i[6];
             for (int r = 0; r < 6; r++)
                 rhs[r] = tau[vs + r] - d->pA[6 * i + r];
-            if (!mb_cholesky_solve(6, d->IA + 36 * i, L, rhs, a_i))
+            if (!free_root_solve(d->IA + 36 * i, rhs, a_i))
                 return MB_SINGULAR;
             for (int r = 0; r < 6; r++)
                 qdd[vs + r] = a_i[r] - a[r], a[r] = a_i[r];
@@ -311,22 +364,23 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
             a[r] += c[r];
         if ((!fd || fd[i]) && nj == 1) {  /* one dof: q̈ = (u − Uᵀa) / D, no arrays (a 16-byte reload of
                                              * w[] written as two 8-byte halves stalls store forwarding) */
-            const double *U = d->U + 6 * vs, *S = m->S + 6 * vs;
-            const double qa = d->Dinv[36 * i] * (d->u[vs] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] +
+            const real *U = d->U + 6 * vs;
+            const double *S = m->S + 6 * vs;
+            const real qa = d->Dinv[36 * i] * (d->u[vs] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] +
                                                             U[4] * a[4] + U[5] * a[5]));
             qdd[vs] = qa;
             for (int r = 0; r < 6; r++)
                 a[r] += S[r] * qa;
         } else if (!fd || fd[i]) {
-            const double *Dinv = d->Dinv + 36 * i;
-            double w[6];
+            const real *Dinv = d->Dinv + 36 * i;
+            real w[6];
             for (int g = 0; g < nj; g++) {  /* w = u − Uᵀ a */
-                const double *U = d->U + 6 * (vs + g);
+                const real *U = d->U + 6 * (vs + g);
                 w[g] = d->u[vs + g] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] + U[4] * a[4] +
                                        U[5] * a[5]);
             }
             for (int e = 0; e < nj; e++) {  /* q̈ = D⁻¹ w */
-                double s = 0.0;
+                real s = MB_SPLAT(0.0);
                 for (int g = 0; g < nj; g++)
                     s += Dinv[nj * e + g] * w[g];
                 qdd[vs + e] = s;
@@ -335,15 +389,15 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
                 for (int r = 0; r < 6; r++)
                     a[r] += m->S[6 * (vs + e) + r] * qdd[vs + e];
         } else {  /* τ = Sᵀ (IA a + pA) + armature q̈ */
-            const double *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
-            double F[6];
+            const real *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
+            real F[6];
             for (int r = 0; r < 6; r++) {
-                const double *row = IA + 6 * r;
+                const real *row = IA + 6 * r;
                 F[r] = pA[r] + row[0] * a[0] + row[1] * a[1] + row[2] * a[2] + row[3] * a[3] + row[4] * a[4] +
                        row[5] * a[5];
             }
             for (int k = vs; k < vs + nj; k++) {
-                double s = m->armature[k] * qdd[k];
+                real s = m->armature[k] * qdd[k];
                 for (int r = 0; r < 6; r++)
                     s += m->S[6 * k + r] * F[r];
                 tau_id[k] = s;
@@ -355,26 +409,30 @@ int mb_aba_acceleration_pass(const mb_model *m, mb_data *d, const double *a_root
 
 /* What ABA and HD (hybrid.c) do first: the poses (base-frame ones too when f_ext is given), pass 1
  * from the root, and the base's acceleration −a_grav into a_base. */
-void mb_aba_start(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *fext,
-                  double *a_base)
+MB_LANES_STATIC void MB_NAME(mb_aba_start)(const mb_model *m, mb_data *d, const real *q, const real *qd, const double *fext,
+                           real *a_base)
 {
     for (int r = 0; r < 6; r++)
-        a_base[r] = -m->a_grav[r];
-    mb_tree_poses(m, q, d->R, d->p);
+        a_base[r] = MB_SPLAT(-m->a_grav[r]);
+    mb_tree_poses_inline(m, q, d->R, d->p);
+#ifndef MB_LANE_BUILD
     if (fext)
         mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    mb_aba_velocity_pass(m, d, q, qd, fext, 0);
+#endif
+    MB_NAME(mb_aba_velocity_pass)(m, d, q, qd, fext, 0);
 }
 
-int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
-           const double *fext, double *qdd)
+MB_LANES_STATIC int MB_NAME(mb_aba)(const mb_model *m, mb_data *d, const real *q, const real *qd, const real *tau,
+                    const double *fext, real *qdd)
 {
+#ifndef MB_LANE_BUILD
     if (m->planar && !fext)  /* the same algorithm in planar vectors (planar.c) */
         return mb_aba_planar(m, d, q, qd, tau, qdd);
-    double minus_grav[6];
-    mb_aba_start(m, d, q, qd, fext, minus_grav);
-    const int st = mb_aba_articulated_pass(m, d, tau, NULL, 0);
+#endif
+    real minus_grav[6];
+    MB_NAME(mb_aba_start)(m, d, q, qd, fext, minus_grav);
+    const int st = MB_NAME(mb_aba_articulated_pass)(m, d, tau, NULL, 0);
     if (st != MB_OK)
         return st;
-    return mb_aba_acceleration_pass(m, d, minus_grav, NULL, qdd, NULL, 0, tau);
+    return MB_NAME(mb_aba_acceleration_pass)(m, d, minus_grav, NULL, qdd, NULL, 0, tau);
 }

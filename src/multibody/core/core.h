@@ -8,6 +8,7 @@
 #include "model.h"
 #include "status.h"
 
+#ifndef MB_LANE_BUILD  /* aba_lanes.c sees only kkt.c's solves and its own functions below */
 /* jcalc.c */
 int mb_check_configuration(const mb_model *m, const double *q);
 void mb_jcalc(const mb_model *m, int i, const double *q, double *R, double *p);
@@ -91,6 +92,8 @@ void mb_ground_contact(const mb_model *m, mb_data *d, const double *q, const dou
                        const mb_ground_contact_spec *g, double *fext, double *zdot, double *F, double *pos,
                        unsigned char *in_contact, unsigned char *sticking);
 
+#endif
+
 /* kkt.c — TMT eq. (6) by the range-space method, and the SPD solves of FDgq */
 enum { MB_KKT_OK = 0, MB_KKT_H_NOT_SPD = 1, MB_KKT_A_SINGULAR = 2, MB_KKT_NO_MEMORY = 3 };
 int mb_cholesky_factor(int n, const double *A, double *L, double rel_tol);
@@ -101,6 +104,7 @@ int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J
 int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double *tau, const double *G,
                   const double *gs, double *qdd, double *tauc);
 
+#ifndef MB_LANE_BUILD
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
 enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };
@@ -137,5 +141,26 @@ typedef struct mb_rollout_out {
 
 int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q0, const double *qd0,
                mb_rollout_out *o);
+#endif
+
+/* aba_lanes.c — FDab on several states at once (SIMD over states, lanes.h), for trees whose
+ * joints have at most one dof, under an optional free root without rotor inertia, and no f_ext
+ * (mb_lanes_supported).  aba_group reads state l's q, q̇, τ from q[l], qd[l], tau[l], l < width,
+ * and writes its q̈ to qdd[l]; every lane's result is mb_aba's bit for bit.  A status other than
+ * MB_OK means some lane failed: run those states one by one to know which.  One implementation
+ * per build of aba_lanes.c: the baseline vectors, and AVX2 on x86-64. */
+typedef struct mb_lanes_impl {
+    int width;
+    void *(*data_new)(const mb_model *m);  /* the workspace in lanes; NULL if out of memory */
+    void (*data_free)(void *d);
+    int (*aba_group)(const mb_model *m, void *d, const double *const *q, const double *const *qd,
+                     const double *const *tau, double *const *qdd);
+} mb_lanes_impl;
+int mb_lanes_supported(const mb_model *m);
+extern const mb_lanes_impl mb_lanes_baseline;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
+#define MB_HAVE_LANES_AVX2 1
+extern const mb_lanes_impl mb_lanes_avx2;
+#endif
 
 #endif

@@ -1,28 +1,36 @@
 /* model.c — workspace allocation (data.h). The model itself is filled by _core.c from the Python
  * Model's arrays. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "data.h"
 
-/* Doubles per workspace, in the order mb_data_new hands them out. */
-long mb_data_size(const mb_model *m)
+#ifndef MB_LANES_STATIC  /* aba_lanes.c includes this file with its workspace private to it */
+#define MB_LANES_STATIC
+#endif
+
+/* Numbers (`real`s) per workspace, in the order mb_data_new hands them out. */
+MB_LANES_STATIC long mb_data_size(const mb_model *m)
 {
     const long nb = m->nb, nv = m->nv;
     return nb * (9 + 3 + 9 + 3 + 6 + 6 + 6 + 6 + 36 + 6 + 36 + MB_NI) + nv * (6 + 1) + 2 * nv * nv + 4 * nv + m->nq + 64;
 }
 
-mb_data *mb_data_new(const mb_model *m)
+MB_LANES_STATIC mb_data *mb_data_new(const mb_model *m)
 {
     mb_data *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
-    d->block = calloc((size_t)mb_data_size(m), sizeof(double));
-    if (!d->block) {
+    /* aligned for the vectors of the lanes build; C11 wants a multiple of the alignment */
+    const size_t bytes = ((size_t)mb_data_size(m) * sizeof(real) + 63) / 64 * 64;
+    void *block = aligned_alloc(64, bytes);
+    if (!block) {
         free(d);
         return NULL;
     }
+    d->block = memset(block, 0, bytes);
     const long nb = m->nb, nv = m->nv;
-    double *x = d->block;
+    real *x = d->block;
 #define TAKE(field, count) (d->field = x, x += (count))
     TAKE(R, 9 * nb);
     TAKE(p, 3 * nb);
@@ -45,7 +53,7 @@ mb_data *mb_data_new(const mb_model *m)
     return d;
 }
 
-void mb_data_free(mb_data *d)
+MB_LANES_STATIC void mb_data_free(mb_data *d)
 {
     if (d) {
         free(d->block);

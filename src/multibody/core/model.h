@@ -78,6 +78,8 @@ typedef struct mb_model {
 } mb_model;
 
 /* Number of doubles a workspace needs for this model (data.h). */
+#ifndef MB_LANE_BUILD  /* aba_lanes.c has its own, private */
 long mb_data_size(const mb_model *m);
+#endif
 
 #endif

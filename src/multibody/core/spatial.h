@@ -1,6 +1,6 @@
 /* spatial.h — spatial algebra on plain arrays (RBDA ch. 2; spatial_v2 crm, crf, plux, mcI).
  *
- * Spatial vectors are double[6] = [angular; linear].  A transform is kept as a pose (R, p):
+ * Spatial vectors are real[6] = [angular; linear].  A transform is kept as a pose (R, p):
  * R (row-major 3×3) rotates child coordinates into parent coordinates, p is the child origin in
  * parent coordinates, and the motion transform parent → child is X = plux(Rᵀ, p).  Functions
  * apply X, X⁻¹, Xᵀ, X* directly (≈ 30 flops instead of 108 for a 6×6 product).  Everything is
@@ -10,15 +10,16 @@
 #ifndef MULTIBODY_SPATIAL_H
 #define MULTIBODY_SPATIAL_H
 
+#include "lanes.h"
 #include "model.h"
 
 /* out = X m: ω' = Rᵀ ω, v' = Rᵀ (v + ω × p)  (motion, parent → child) */
-static inline void mb_motion_to_child(const double *R, const double *p, const double *m, double *out)
+static inline void mb_motion_to_child(const real *R, const real *p, const real *m, real *out)
 {
-    const double w0 = m[0], w1 = m[1], w2 = m[2];
-    const double l0 = m[3] + w1 * p[2] - w2 * p[1];
-    const double l1 = m[4] + w2 * p[0] - w0 * p[2];
-    const double l2 = m[5] + w0 * p[1] - w1 * p[0];
+    const real w0 = m[0], w1 = m[1], w2 = m[2];
+    const real l0 = m[3] + w1 * p[2] - w2 * p[1];
+    const real l1 = m[4] + w2 * p[0] - w0 * p[2];
+    const real l2 = m[5] + w0 * p[1] - w1 * p[0];
     out[0] = R[0] * w0 + R[3] * w1 + R[6] * w2;
     out[1] = R[1] * w0 + R[4] * w1 + R[7] * w2;
     out[2] = R[2] * w0 + R[5] * w1 + R[8] * w2;
@@ -28,11 +29,11 @@ static inline void mb_motion_to_child(const double *R, const double *p, const do
 }
 
 /* out = X⁻¹ m: ω = R ω', v = R v' + p × ω  (motion, child → parent) */
-static inline void mb_motion_to_parent(const double *R, const double *p, const double *m, double *out)
+static inline void mb_motion_to_parent(const real *R, const real *p, const real *m, real *out)
 {
-    const double w0 = R[0] * m[0] + R[1] * m[1] + R[2] * m[2];
-    const double w1 = R[3] * m[0] + R[4] * m[1] + R[5] * m[2];
-    const double w2 = R[6] * m[0] + R[7] * m[1] + R[8] * m[2];
+    const real w0 = R[0] * m[0] + R[1] * m[1] + R[2] * m[2];
+    const real w1 = R[3] * m[0] + R[4] * m[1] + R[5] * m[2];
+    const real w2 = R[6] * m[0] + R[7] * m[1] + R[8] * m[2];
     out[3] = R[0] * m[3] + R[1] * m[4] + R[2] * m[5] + p[1] * w2 - p[2] * w1;
     out[4] = R[3] * m[3] + R[4] * m[4] + R[5] * m[5] + p[2] * w0 - p[0] * w2;
     out[5] = R[6] * m[3] + R[7] * m[4] + R[8] * m[5] + p[0] * w1 - p[1] * w0;
@@ -42,11 +43,11 @@ static inline void mb_motion_to_parent(const double *R, const double *p, const d
 }
 
 /* out += Xᵀ f: a child-coordinate force in parent coordinates, f = R f', n = R n' + p × f */
-static inline void mb_force_to_parent_add(const double *R, const double *p, const double *f, double *out)
+static inline void mb_force_to_parent_add(const real *R, const real *p, const real *f, real *out)
 {
-    const double g0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5];
-    const double g1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5];
-    const double g2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5];
+    const real g0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5];
+    const real g1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5];
+    const real g2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5];
     out[0] += R[0] * f[0] + R[1] * f[1] + R[2] * f[2] + p[1] * g2 - p[2] * g1;
     out[1] += R[3] * f[0] + R[4] * f[1] + R[5] * f[2] + p[2] * g0 - p[0] * g2;
     out[2] += R[6] * f[0] + R[7] * f[1] + R[8] * f[2] + p[0] * g1 - p[1] * g0;
@@ -56,23 +57,23 @@ static inline void mb_force_to_parent_add(const double *R, const double *p, cons
 }
 
 /* out = Xᵀ f (out may be f): mb_force_to_parent_add into a zero vector, without its reads of out */
-static inline void mb_force_to_parent(const double *R, const double *p, const double *f, double *out)
+static inline void mb_force_to_parent(const real *R, const real *p, const real *f, real *out)
 {
-    const double g0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5];
-    const double g1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5];
-    const double g2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5];
-    const double n0 = R[0] * f[0] + R[1] * f[1] + R[2] * f[2] + p[1] * g2 - p[2] * g1;
-    const double n1 = R[3] * f[0] + R[4] * f[1] + R[5] * f[2] + p[2] * g0 - p[0] * g2;
-    const double n2 = R[6] * f[0] + R[7] * f[1] + R[8] * f[2] + p[0] * g1 - p[1] * g0;
+    const real g0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5];
+    const real g1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5];
+    const real g2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5];
+    const real n0 = R[0] * f[0] + R[1] * f[1] + R[2] * f[2] + p[1] * g2 - p[2] * g1;
+    const real n1 = R[3] * f[0] + R[4] * f[1] + R[5] * f[2] + p[2] * g0 - p[0] * g2;
+    const real n2 = R[6] * f[0] + R[7] * f[1] + R[8] * f[2] + p[0] * g1 - p[1] * g0;
     out[0] = n0, out[1] = n1, out[2] = n2, out[3] = g0, out[4] = g1, out[5] = g2;
 }
 
 /* out = X* f: a parent-coordinate force in child coordinates, f' = Rᵀ f, n' = Rᵀ (n − p × f) */
-static inline void mb_force_to_child(const double *R, const double *p, const double *f, double *out)
+static inline void mb_force_to_child(const real *R, const real *p, const real *f, real *out)
 {
-    const double n0 = f[0] - (p[1] * f[5] - p[2] * f[4]);
-    const double n1 = f[1] - (p[2] * f[3] - p[0] * f[5]);
-    const double n2 = f[2] - (p[0] * f[4] - p[1] * f[3]);
+    const real n0 = f[0] - (p[1] * f[5] - p[2] * f[4]);
+    const real n1 = f[1] - (p[2] * f[3] - p[0] * f[5]);
+    const real n2 = f[2] - (p[0] * f[4] - p[1] * f[3]);
     out[0] = R[0] * n0 + R[3] * n1 + R[6] * n2;
     out[1] = R[1] * n0 + R[4] * n1 + R[7] * n2;
     out[2] = R[2] * n0 + R[5] * n1 + R[8] * n2;
@@ -85,20 +86,20 @@ static inline void mb_force_to_child(const double *R, const double *p, const dou
  * rotation (model.h: pose_kind): Rᵀ only mixes components A = K+1, B = K+2 (mod 3).  One copy
  * per axis (K a compile-time constant), chosen by the *_kind dispatchers below. */
 #define MB_TURN_TRANSFORMS(SUFFIX, K)                                                                   \
-    static inline void mb_motion_to_child_##SUFFIX(double c, double s, const double *p, const double *m,  \
-                                                   double *out)                                         \
+    static inline void mb_motion_to_child_##SUFFIX(real c, real s, const real *p, const real *m,  \
+                                                   real *out)                                         \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        const double l[3] = {m[3] + m[1] * p[2] - m[2] * p[1], m[4] + m[2] * p[0] - m[0] * p[2],        \
+        const real l[3] = {m[3] + m[1] * p[2] - m[2] * p[1], m[4] + m[2] * p[0] - m[0] * p[2],        \
                              m[5] + m[0] * p[1] - m[1] * p[0]};                                         \
         out[K] = m[K], out[KA] = c * m[KA] + s * m[KB], out[KB] = c * m[KB] - s * m[KA];                \
         out[3 + (K)] = l[K], out[3 + KA] = c * l[KA] + s * l[KB], out[3 + KB] = c * l[KB] - s * l[KA];  \
     }                                                                                                   \
-    static inline void mb_force_to_parent_add_##SUFFIX(double c, double s, const double *p, const double *f, \
-                                                       double *out)                                     \
+    static inline void mb_force_to_parent_add_##SUFFIX(real c, real s, const real *p, const real *f, \
+                                                       real *out)                                     \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        double g[3], n[3];                                                                              \
+        real g[3], n[3];                                                                              \
         g[K] = f[3 + (K)], g[KA] = c * f[3 + KA] - s * f[3 + KB], g[KB] = s * f[3 + KA] + c * f[3 + KB];  \
         n[K] = f[K], n[KA] = c * f[KA] - s * f[KB], n[KB] = s * f[KA] + c * f[KB];                        \
         out[0] += n[0] + p[1] * g[2] - p[2] * g[1];                                                     \
@@ -111,7 +112,7 @@ MB_TURN_TRANSFORMS(y, 1)
 MB_TURN_TRANSFORMS(z, 2)
 
 /* mb_motion_to_child / mb_force_to_parent_add for body pose (R, p) of pose_kind `kind`. */
-static inline void mb_motion_to_child_kind(int kind, const double *R, const double *p, const double *m, double *out)
+static inline void mb_motion_to_child_kind(int kind, const real *R, const real *p, const real *m, real *out)
 {
     switch (kind) {  /* c = R_aa, s = R_ba */
     case 0: mb_motion_to_child_x(R[4], R[7], p, m, out); break;
@@ -121,7 +122,7 @@ static inline void mb_motion_to_child_kind(int kind, const double *R, const doub
     }
 }
 
-static inline void mb_force_to_parent_add_kind(int kind, const double *R, const double *p, const double *f, double *out)
+static inline void mb_force_to_parent_add_kind(int kind, const real *R, const real *p, const real *f, real *out)
 {
     switch (kind) {
     case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;
@@ -132,7 +133,7 @@ static inline void mb_force_to_parent_add_kind(int kind, const double *R, const 
 }
 
 /* out += v ×m m   (spatial_v2 crm(v) * m) */
-static inline void mb_crm_add(const double *v, const double *m, double *out)
+static inline void mb_crm_add(const real *v, const real *m, real *out)
 {
     out[0] += v[1] * m[2] - v[2] * m[1];
     out[1] += v[2] * m[0] - v[0] * m[2];
@@ -143,7 +144,7 @@ static inline void mb_crm_add(const double *v, const double *m, double *out)
 }
 
 /* out += v ×* f   (spatial_v2 crf(v) * f) */
-static inline void mb_crf_add(const double *v, const double *f, double *out)
+static inline void mb_crf_add(const real *v, const real *f, real *out)
 {
     out[0] += v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4];
     out[1] += v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5];
@@ -154,10 +155,10 @@ static inline void mb_crf_add(const double *v, const double *f, double *out)
 }
 
 /* out = I v for a 10-parameter rigid-body inertia: [Ī ω + h × v; m v − h × ω]  (RBDA eq. 2.63) */
-static inline void mb_inertia_mul(const double *J, const double *v, double *out)
+static inline void mb_inertia_mul(const double *J, const real *v, real *out)
 {
     const double m = J[0], h0 = J[1], h1 = J[2], h2 = J[3];
-    const double w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];
+    const real w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];
     out[0] = J[4] * w0 + J[5] * w1 + J[6] * w2 + h1 * l2 - h2 * l1;
     out[1] = J[5] * w0 + J[7] * w1 + J[8] * w2 + h2 * l0 - h0 * l2;
     out[2] = J[6] * w0 + J[8] * w1 + J[9] * w2 + h0 * l1 - h1 * l0;
@@ -170,13 +171,13 @@ static inline void mb_inertia_mul(const double *J, const double *v, double *out)
  * With y = R h:  h' = y + m p,  Ī' = R Ī Rᵀ + m(|p|² 1 − p pᵀ) + 2(p·y) 1 − (y pᵀ + p yᵀ). */
 /* out += the 10-parameter inertia with first moment y = R h and rotational inertia RIR = R Ī Rᵀ
  * (both already turned into parent axes), moved to the parent origin by p. */
-static inline void mb_inertia_shift_add(const double *p, double m, const double y[3], double RIR[3][3], double *out)
+static inline void mb_inertia_shift_add(const real *p, real m, const real y[3], real RIR[3][3], real *out)
 {
-    const double d = m * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * y[0] + p[1] * y[1] + p[2] * y[2]);
+    const real d = m * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 2.0 * (p[0] * y[0] + p[1] * y[1] + p[2] * y[2]);
     int col = 4;
     for (int r = 0; r < 3; r++)
         for (int c = r; c < 3; c++) {
-            double e = RIR[r][c] - m * p[r] * p[c] - (y[r] * p[c] + p[r] * y[c]);
+            real e = RIR[r][c] - m * p[r] * p[c] - (y[r] * p[c] + p[r] * y[c]);
             if (r == c)
                 e += d;
             out[col++] += e;
@@ -187,15 +188,15 @@ static inline void mb_inertia_shift_add(const double *p, double m, const double 
     out[3] += y[2] + m * p[2];
 }
 
-static inline void mb_inertia_to_parent_add(const double *R, const double *p, const double *J, double *out)
+static inline void mb_inertia_to_parent_add(const real *R, const real *p, const real *J, real *out)
 {
-    const double y[3] = {R[0] * J[1] + R[1] * J[2] + R[2] * J[3],
+    const real y[3] = {R[0] * J[1] + R[1] * J[2] + R[2] * J[3],
                          R[3] * J[1] + R[4] * J[2] + R[5] * J[3],
                          R[6] * J[1] + R[7] * J[2] + R[8] * J[3]};
-    const double Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};
-    double RIR[3][3];
+    const real Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};
+    real RIR[3][3];
     for (int r = 0; r < 3; r++) {
-        double t[3];  /* row r of R Ī */
+        real t[3];  /* row r of R Ī */
         for (int k = 0; k < 3; k++)
             t[k] = R[3 * r] * Ib[0][k] + R[3 * r + 1] * Ib[1][k] + R[3 * r + 2] * Ib[2][k];
         for (int c = r; c < 3; c++)
@@ -207,11 +208,11 @@ static inline void mb_inertia_to_parent_add(const double *R, const double *p, co
 /* The same for R a turn by θ (cos c, sin s) about the coordinate axis e_K (model.h: pose_kind):
  * only components A = K+1, B = K+2 (mod 3) mix.  One copy per axis, K a compile-time constant. */
 #define MB_INERTIA_TURN_ADD(NAME, K)                                                                    \
-    static inline void NAME(double c, double s, const double *p, const double *J, double *out)           \
+    static inline void NAME(real c, real s, const real *p, const real *J, real *out)           \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        const double Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};           \
-        double y[3], C[3][3], RIR[3][3];                                                                \
+        const real Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};           \
+        real y[3], C[3][3], RIR[3][3];                                                                \
         y[K] = J[1 + (K)], y[KA] = c * J[1 + KA] - s * J[1 + KB], y[KB] = s * J[1 + KA] + c * J[1 + KB];  \
         for (int q = 0; q < 3; q++) {                                                                   \
             C[K][q] = Ib[K][q];                                                                         \
@@ -230,8 +231,8 @@ MB_INERTIA_TURN_ADD(mb_inertia_turn_y_add, 1)
 MB_INERTIA_TURN_ADD(mb_inertia_turn_z_add, 2)
 
 /* out += Xupᵀ I Xup for body i's pose (R, p) in its parent, by pose_kind (see above). */
-static inline void mb_inertia_to_parent_add_kind(int kind, const double *R, const double *p, const double *J,
-                                                 double *out)
+static inline void mb_inertia_to_parent_add_kind(int kind, const real *R, const real *p, const real *J,
+                                                 real *out)
 {
     switch (kind) {  /* a turn about a coordinate axis: c = R_aa, s = R_ba */
     case 0: mb_inertia_turn_x_add(R[4], R[7], p, J, out); break;
@@ -262,12 +263,12 @@ static inline void mb_inertia_to_matrix(const double *J, double *M)
  * block by block, then Tᵀ M T = [M11 − M12 P + P M21 − P M22 P, M12 + P M22; M21 − M22 P, M22]
  * with P = p×: products with P are cross products, so this costs ~⅓ of two dense 6×6 products.
  * mb_sym6_shift_add is the second stage (out += Tᵀ M T), shared with the per-axis turns below. */
-static inline void mb_sym6_shift_add(const double *p, double M11[3][3], double M12[3][3], double M22[3][3],
-                                     double *out)
+static inline void mb_sym6_shift_add(const real *p, real M11[3][3], real M12[3][3], real M22[3][3],
+                                     real *out)
 {
     /* N = M22 P (column j of P is e_j × … ; (M P)[r][c] = Σ_k M[r][k] P[k][c]) with
      * P = [[0,−p2,p1],[p2,0,−p0],[−p1,p0,0]] */
-    double MP22[3][3], MP12[3][3];
+    real MP22[3][3], MP12[3][3];
     for (int r = 0; r < 3; r++) {
         MP22[r][0] = M22[r][1] * p[2] - M22[r][2] * p[1];
         MP22[r][1] = M22[r][2] * p[0] - M22[r][0] * p[2];
@@ -277,7 +278,7 @@ static inline void mb_sym6_shift_add(const double *p, double M11[3][3], double M
         MP12[r][2] = M12[r][0] * p[1] - M12[r][1] * p[0];
     }
     /* lower-left block L21 = M21 − M22 P; upper-right = L21ᵀ */
-    double L21[3][3];
+    real L21[3][3];
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++)
             L21[r][c] = M12[c][r] - MP22[r][c];
@@ -286,8 +287,8 @@ static inline void mb_sym6_shift_add(const double *p, double M11[3][3], double M
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
             /* (P L21)[r][c] = Σ_k P[r][k] L21[k][c] = (p × L21[:,c])[r] */
-            const double x0 = L21[0][c], x1 = L21[1][c], x2 = L21[2][c];
-            const double pl = r == 0 ? p[1] * x2 - p[2] * x1 : r == 1 ? p[2] * x0 - p[0] * x2 : p[0] * x1 - p[1] * x0;
+            const real x0 = L21[0][c], x1 = L21[1][c], x2 = L21[2][c];
+            const real pl = r == 0 ? p[1] * x2 - p[2] * x1 : r == 1 ? p[2] * x0 - p[0] * x2 : p[0] * x1 - p[1] * x0;
             out[6 * r + c] += M11[r][c] - MP12[r][c] + pl;
             out[6 * (3 + r) + c] += L21[r][c];
             out[6 * c + 3 + r] += L21[r][c];
@@ -295,13 +296,13 @@ static inline void mb_sym6_shift_add(const double *p, double M11[3][3], double M
         }
 }
 
-static inline void mb_sym6_to_parent_add(const double *R, const double *p, const double *A, double *out)
+static inline void mb_sym6_to_parent_add(const real *R, const real *p, const real *A, real *out)
 {
-    double M11[3][3], M12[3][3], M22[3][3];  /* rotated blocks; M21 = M12ᵀ */
-    double T1[3][3], T2[3][3], T3[3][3];
+    real M11[3][3], M12[3][3], M22[3][3];  /* rotated blocks; M21 = M12ᵀ */
+    real T1[3][3], T2[3][3], T3[3][3];
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
-            double s1 = 0, s2 = 0, s3 = 0;  /* rows of R times blocks of A */
+            real s1 = {0}, s2 = {0}, s3 = {0};  /* rows of R times blocks of A */
             for (int k = 0; k < 3; k++) {
                 s1 += R[3 * r + k] * A[6 * k + c];
                 s2 += R[3 * r + k] * A[6 * k + 3 + c];
@@ -313,7 +314,7 @@ static inline void mb_sym6_to_parent_add(const double *R, const double *p, const
         }
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
-            double s1 = 0, s2 = 0, s3 = 0;
+            real s1 = {0}, s2 = {0}, s3 = {0};
             for (int k = 0; k < 3; k++) {
                 s1 += T1[r][k] * R[3 * c + k];
                 s2 += T2[r][k] * R[3 * c + k];
@@ -331,15 +332,15 @@ static inline void mb_sym6_to_parent_add(const double *R, const double *p, const
  * mixes rows and columns A = K+1, B = K+2 (mod 3) of each 3×3 block.  One copy per axis (K is a
  * compile-time constant, so the indices fold and the loops unroll). */
 #define MB_SYM6_TURN_ADD(NAME, K)                                                                       \
-    static inline void NAME(double c, double s, const double *p, const double *A, double *out)           \
+    static inline void NAME(real c, real s, const real *p, const real *A, real *out)           \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        double M[3][3][3]; /* rotated blocks 11, 12, 22 */                                              \
+        real M[3][3][3]; /* rotated blocks 11, 12, 22 */                                              \
         for (int blk = 0; blk < 3; blk++) {                                                             \
             const int r0 = blk == 2 ? 3 : 0, c0 = blk == 0 ? 0 : 3;                                      \
-            double C[3][3];                                                                             \
+            real C[3][3];                                                                             \
             for (int q = 0; q < 3; q++) {                                                               \
-                const double xa = A[6 * (r0 + KA) + c0 + q], xb = A[6 * (r0 + KB) + c0 + q];              \
+                const real xa = A[6 * (r0 + KA) + c0 + q], xb = A[6 * (r0 + KB) + c0 + q];              \
                 C[K][q] = A[6 * (r0 + K) + c0 + q];                                                     \
                 C[KA][q] = c * xa - s * xb;                                                             \
                 C[KB][q] = s * xa + c * xb;                                                             \
@@ -359,20 +360,20 @@ MB_SYM6_TURN_ADD(mb_sym6_turn_z_add, 2)
 
 /* out = A for a 6×6 matrix, row by row: GCC's generic tuning turns memcpy of a fixed 288 bytes
  * into `rep movsq`, whose start-up costs more than the copy (measured: a seventh of ABA's pass 1). */
-static inline void mb_copy36(const double *A, double *out)
+static inline void mb_copy36(const double *A, real *out)
 {
     for (int r = 0; r < 36; r += 6) {
-        out[r] = A[r], out[r + 1] = A[r + 1], out[r + 2] = A[r + 2];
-        out[r + 3] = A[r + 3], out[r + 4] = A[r + 4], out[r + 5] = A[r + 5];
+        out[r] = MB_SPLAT(A[r]), out[r + 1] = MB_SPLAT(A[r + 1]), out[r + 2] = MB_SPLAT(A[r + 2]);
+        out[r + 3] = MB_SPLAT(A[r + 3]), out[r + 4] = MB_SPLAT(A[r + 4]), out[r + 5] = MB_SPLAT(A[r + 5]);
     }
 }
 
-static inline double mb_dot6(const double *a, const double *b)
+static inline real mb_dot6(const real *a, const real *b)
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
-static inline void mb_pose_copy(const double *R, const double *p, double *Ro, double *po)
+static inline void mb_pose_copy(const real *R, const real *p, real *Ro, real *po)
 {
     for (int k = 0; k < 9; k++)
         Ro[k] = R[k];
@@ -381,11 +382,11 @@ static inline void mb_pose_copy(const double *R, const double *p, double *Ro, do
 
 /* (Ro, po) = (Rp, pp) ∘ (R, p): the pose of a child C in frame A from C in P and P in A,
  * Ro = Rp R, po = pp + Rp p. */
-static inline void mb_pose_compose(const double *Rp, const double *pp, const double *R, const double *p,
-                                   double *Ro, double *po)
+static inline void mb_pose_compose(const real *Rp, const real *pp, const real *R, const real *p,
+                                   real *Ro, real *po)
 {
     for (int r = 0; r < 3; r++) {
-        const double a0 = Rp[3 * r], a1 = Rp[3 * r + 1], a2 = Rp[3 * r + 2];
+        const real a0 = Rp[3 * r], a1 = Rp[3 * r + 1], a2 = Rp[3 * r + 2];
         po[r] = pp[r] + a0 * p[0] + a1 * p[1] + a2 * p[2];
         Ro[3 * r] = a0 * R[0] + a1 * R[3] + a2 * R[6];
         Ro[3 * r + 1] = a0 * R[1] + a1 * R[4] + a2 * R[7];

@@ -1,10 +1,13 @@
-/* trig.h — sine and cosine of joint angles, inlined into jcalc.c and planar.c. */
+/* trig.h — sine and cosine of joint angles, inlined into jcalc.c, poses.h and planar.c. */
 #ifndef MULTIBODY_TRIG_H
 #define MULTIBODY_TRIG_H
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "lanes.h"
 
 /* sin x and cos x together, for joint angles.  glibc's sincos spends ~45 cycles per call — a
  * quarter of RNEA on a humanoid — on a reduction built for any argument.  Joint angles are small,
@@ -13,26 +16,34 @@
  * and cos r, which on |r| ≤ π/4 reach double precision by degree 17 and 18 (the next terms are
  * < 1e-19), evaluated by Estrin's scheme (short dependency chains) with no library call: k is
  * rounded by adding 1.5·2⁵².  Within a few ulp of libm (tests/test_core.py checks); arguments
- * beyond 10⁶ rad (and non-finite ones) go to libm. */
+ * beyond 10⁶ rad (and non-finite ones) go to libm.  The quadrant k mod 4 maps (sin r, cos r) to
+ * (s, c) = (sr, cr), (cr, −sr), (−sr, −cr), (−cr, sr) by bit masks: a switch mispredicts when
+ * angles jump between quadrants (random batches), ~15 cycles each. */
+static inline void mb_sincos_reduced(real x, real *sr_out, real *cr_out, real *k_out)
+{
+    const double PIO2_1 = 1.5707963267341256, PIO2_2 = 6.077100506303966e-11, PIO2_3 = 2.0222662487959506e-21;
+    const double ROUND = 6755399441055744.0;  /* 1.5·2⁵²: x + ROUND − ROUND rounds x to an integer */
+    const real k = (x * 0.6366197723675814 + ROUND) - ROUND;  /* nearest multiple of π/2 (× 2/π) */
+    const real r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
+    const real z = r * r, z2 = z * z, z4 = z2 * z2;
+    const real sa = -1.0 / 6 + z * (1.0 / 120), sb = -1.0 / 5040 + z * (1.0 / 362880);
+    const real sc = -1.0 / 39916800 + z * (1.0 / 6227020800), sd = -1.0 / 1307674368000 + z * (1.0 / 355687428096000);
+    const real ca = -1.0 / 2 + z * (1.0 / 24), cb = -1.0 / 720 + z * (1.0 / 40320);
+    const real cc = -1.0 / 3628800 + z * (1.0 / 479001600), cd = -1.0 / 87178291200 + z * (1.0 / 20922789888000);
+    *sr_out = r + (r * z) * ((sa + z2 * sb) + z4 * (sc + z2 * sd));
+    *cr_out = 1.0 + z * ((ca + z2 * cb) + z4 * ((cc + z2 * cd) + z4 * (-1.0 / 6402373705728000)));
+    *k_out = k;
+}
+
+#ifndef MB_LANE_BUILD
 static inline void mb_sincos_joint(double x, double *s, double *c)
 {
     if (!(fabs(x) <= 1e6)) {
         *s = sin(x), *c = cos(x);
         return;
     }
-    const double PIO2_1 = 1.5707963267341256, PIO2_2 = 6.077100506303966e-11, PIO2_3 = 2.0222662487959506e-21;
-    const double ROUND = 6755399441055744.0;  /* 1.5·2⁵²: x + ROUND − ROUND rounds x to an integer */
-    const double k = (x * 0.6366197723675814 + ROUND) - ROUND;  /* nearest multiple of π/2 (× 2/π) */
-    const double r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
-    const double z = r * r, z2 = z * z, z4 = z2 * z2;
-    const double sa = -1.0 / 6 + z * (1.0 / 120), sb = -1.0 / 5040 + z * (1.0 / 362880);
-    const double sc = -1.0 / 39916800 + z * (1.0 / 6227020800), sd = -1.0 / 1307674368000 + z * (1.0 / 355687428096000);
-    const double ca = -1.0 / 2 + z * (1.0 / 24), cb = -1.0 / 720 + z * (1.0 / 40320);
-    const double cc = -1.0 / 3628800 + z * (1.0 / 479001600), cd = -1.0 / 87178291200 + z * (1.0 / 20922789888000);
-    const double sr = r + (r * z) * ((sa + z2 * sb) + z4 * (sc + z2 * sd));
-    const double cr = 1.0 + z * ((ca + z2 * cb) + z4 * ((cc + z2 * cd) + z4 * (-1.0 / 6402373705728000)));
-    /* quadrant k mod 4 → (s, c) = (sr, cr), (cr, −sr), (−sr, −cr), (−cr, sr), chosen by bit masks:
-     * a switch mispredicts on angles that jump between quadrants (random batches), ~15 cycles each */
+    double sr, cr, k;
+    mb_sincos_reduced(x, &sr, &cr, &k);
     const uint64_t quadrant = (uint64_t)(long)k & 3, swap = -(quadrant & 1), sign = (uint64_t)1 << 63;
     uint64_t bs, bc;
     memcpy(&bs, &sr, sizeof bs);
@@ -43,5 +54,33 @@ static inline void mb_sincos_joint(double x, double *s, double *c)
     memcpy(s, &out_s, sizeof out_s);
     memcpy(c, &out_c, sizeof out_c);
 }
+#else
+/* The same for a vector of angles: the masks lane by lane, libm for the lanes out of range. */
+static inline void mb_sincos_joint(real x, real *s, real *c)
+{
+    real sr, cr, k;
+    mb_sincos_reduced(x, &sr, &cr, &k);
+    const real_mask in_range = (x <= 1e6) & (x >= -1e6);  /* false for NaN */
+    const real_mask quadrant = __builtin_convertvector(mb_all(in_range) ? k : (real){0}, real_mask) & 3;
+    const real_mask swap = -(quadrant & 1), sign = (real_mask){0} + LLONG_MIN;  /* the sign bit */
+    const real_mask bs = (real_mask)sr, bc = (real_mask)cr;
+    real_mask out_s = (bs & ~swap) | (bc & swap), out_c = (bc & ~swap) | (bs & swap);
+    out_s ^= (quadrant >> 1) * sign;
+    out_c ^= (((quadrant + 1) >> 1) & 1) * sign;
+    *s = (real)out_s, *c = (real)out_c;
+    if (mb_all(in_range))
+        return;
+    for (int l = 0; l < MB_LANES; l++) {
+        if (!in_range[l]) {
+            const double xl = x[l];
+            (*s)[l] = sin(xl), (*c)[l] = cos(xl);
+        } else {  /* the quadrant was not taken above: the scalar rule for this lane */
+            const uint64_t q = (uint64_t)(long)k[l] & 3;
+            const double sl = q & 1 ? cr[l] : sr[l], cl = q & 1 ? sr[l] : cr[l];
+            (*s)[l] = q >> 1 ? -sl : sl, (*c)[l] = ((q + 1) >> 1) & 1 ? -cl : cl;
+        }
+    }
+}
+#endif
 
 #endif

@@ -1,0 +1,53 @@
+/* lanes.h — the number type of the kernels: SIMD over states.
+ *
+ * The kernels that include this header are written in `real`.  In every translation unit it is
+ * double, except in aba_lanes.c, which defines MB_LANE_BUILD and compiles aba.c, the joint poses
+ * and the workspace again with `real` a vector of MB_LANES doubles (GCC/Clang vector extensions:
+ * SSE2 or NEON by default, AVX with MULTIBODY_NATIVE=1): lane l carries state l of a group of
+ * MB_LANES states, so one instruction advances them all.  Arithmetic on vectors is lane-wise IEEE
+ * arithmetic in the same order as the scalar source, so every lane's result is the scalar
+ * kernel's, bit for bit (tests/test_core.py checks).  What differs between the two builds is
+ * spelled with the helpers below: a constant broadcast to every lane, "every lane satisfies", and
+ * square roots.
+ */
+#ifndef MULTIBODY_LANES_H
+#define MULTIBODY_LANES_H
+
+#include <math.h>
+
+#ifdef MB_LANE_BUILD
+#if defined(__AVX__)
+#define MB_LANES 4
+typedef double real __attribute__((vector_size(32), aligned(32)));
+typedef long long real_mask __attribute__((vector_size(32), aligned(32)));
+#define MB_SPLAT(x) ((real){(x), (x), (x), (x)})
+#else
+#define MB_LANES 2
+typedef double real __attribute__((vector_size(16), aligned(16)));
+typedef long long real_mask __attribute__((vector_size(16), aligned(16)));
+#define MB_SPLAT(x) ((real){(x), (x)})
+#endif
+/* every lane of a comparison's result is true */
+static inline int mb_all(real_mask t)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        if (!t[l])
+            return 0;
+    return 1;
+}
+static inline real mb_sqrt(real x)
+{
+    real r = x;
+    for (int l = 0; l < MB_LANES; l++)
+        r[l] = sqrt(x[l]);
+    return r;
+}
+#else
+#define MB_LANES 1
+typedef double real;
+#define MB_SPLAT(x) (x)
+#define mb_all(t) (t)
+#define mb_sqrt(x) sqrt(x)
+#endif
+
+#endif

@@ -1,0 +1,136 @@
+"""SIMD over states (core/aba_lanes.c, lanes.h): batched ABA runs groups of states in the lanes of
+vector registers.  Every lane must give mb_aba's result for that state bit for bit, through
+every implementation this CPU has, and a failing state inside a group must be reported exactly
+as a single call reports it."""
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.core import _core
+
+from test_dynamics_consistency import _inertia, _rot, _unit, mixed
+
+
+def _implementations():
+    names = ["baseline"]
+    try:
+        _core.use_lanes("avx2")
+        names.append("avx2")
+    except ValueError:
+        pass
+    return names
+
+
+IMPLEMENTATIONS = _implementations()
+
+
+@pytest.fixture(params=IMPLEMENTATIONS + ["none"])
+def lanes(request):
+    width = _core.use_lanes(request.param)
+    yield width
+    _core.use_lanes(IMPLEMENTATIONS[-1])   # what import chose: AVX2 where the CPU has it
+
+
+def lane_model(seed, floating=True):
+    """One-dof joints of every kind the lanes run — revolute and prismatic about coordinate and
+    random axes, helical, fixed — with and without tree rotations and rotor inertia, under a free
+    root (or none)."""
+    rng = np.random.default_rng(seed)
+    b = mb.ModelBuilder("lanes", gravity=(0.0, -3.0, -9.81))
+    names = []
+    if floating:
+        b.add_body("root", None, "free", mass=2.0, com=rng.normal(scale=0.1, size=3), inertia=_inertia(rng, 2.0))
+        names.append("root")
+    kinds = ["Rx", "Ry", "Rz", "revolute", "Px", "prismatic", "helical", "fixed", "Rz", "Ry"]
+    for k in range(12):
+        kind = kinds[k % len(kinds)]
+        parent = names[rng.integers(len(names))] if names else None
+        kw = {}
+        if kind in ("revolute", "prismatic", "helical"):
+            kw["axis"] = _unit(rng)
+        if kind == "helical":
+            kw["pitch"] = 0.07
+        if kind != "fixed" and k % 4 == 1:
+            kw["armature"] = 0.05
+        m = rng.uniform(0.3, 1.5)
+        b.add_body(f"b{k}", parent, kind, mass=m, com=rng.normal(scale=0.2, size=3), inertia=_inertia(rng, m),
+                   joint_rotation=_rot(rng) if k % 3 else None, joint_translation=rng.normal(scale=0.3, size=3), **kw)
+        names.append(f"b{k}")
+    return b.build()
+
+
+def states(model, n, seed):
+    rng = np.random.default_rng(seed)
+    Q = rng.uniform(-4, 4, (n, model.nq))
+    for i in range(model.nb):
+        if model.jtype[i] == mb.JointType.FREE:
+            s = model.q_start[i]
+            quat = rng.normal(size=(n, 4))
+            Q[:, s + 3:s + 7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    return Q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
+
+
+def singles(model, Q, QD, TAU):
+    return np.array([mb.aba(model, q, qd, tau) for q, qd, tau in zip(Q, QD, TAU)])
+
+
+@pytest.mark.parametrize("seed,floating", [(0, True), (1, False), (2, True)])
+@pytest.mark.parametrize("n", [1, 3, 4, 7, 61])
+def test_every_lane_is_the_single_call_bit_for_bit(lanes, seed, floating, n):
+    m = lane_model(seed, floating)
+    Q, QD, TAU = states(m, n, seed + n)
+    Q[n // 2, m.q_start[-1]] = 3e7   # one angle beyond the fast sin/cos: libm in its lane
+    np.testing.assert_array_equal(mb.aba(m, Q, QD, TAU), singles(m, Q, QD, TAU))
+
+
+def test_shared_rows_and_threads(lanes):
+    m = lane_model(3)
+    Q, QD, TAU = states(m, 700, 3)   # ≥ PARALLEL_MIN_BATCH: split across threads, each with its lanes
+    threads = mb.get_num_threads()
+    mb.set_num_threads(2)
+    try:
+        np.testing.assert_array_equal(mb.aba(m, Q, QD, TAU), singles(m, Q, QD, TAU))
+        shared = mb.aba(m, Q[:1], QD, TAU[:1])   # q and τ shared by every state
+        np.testing.assert_array_equal(shared, singles(m, np.repeat(Q[:1], 700, 0), QD, np.repeat(TAU[:1], 700, 0)))
+    finally:
+        mb.set_num_threads(threads)
+
+
+def test_models_the_lanes_do_not_run_are_computed_state_by_state(lanes):
+    for m in (mixed(True, True), mb.models.planar(4)):   # spherical and planar joints; a planar tree
+        Q, QD, TAU = states(m, 9, 5)
+        for i in range(m.nb):
+            if m.jtype[i] == mb.JointType.SPHERICAL:
+                s = m.q_start[i]
+                Q[:, s:s + 4] /= np.linalg.norm(Q[:, s:s + 4], axis=1, keepdims=True)
+        np.testing.assert_array_equal(mb.aba(m, Q, QD, TAU), singles(m, Q, QD, TAU))
+    m = lane_model(4)
+    Q, QD, TAU = states(m, 9, 6)
+    F = np.random.default_rng(7).normal(size=(9, m.nb, 6))   # f_ext: one state at a time
+    np.testing.assert_array_equal(mb.aba(m, Q, QD, TAU, F),
+                                  np.array([mb.aba(m, *x) for x in zip(Q, QD, TAU, F)]))
+
+
+@pytest.mark.parametrize("bad", ["qd", "tau", "quaternion"])
+def test_a_bad_state_inside_a_group_is_reported_as_a_single_call_reports_it(lanes, bad):
+    m = lane_model(0)
+    Q, QD, TAU = states(m, 10, 8)
+    k = 5
+    if bad == "qd":
+        QD[k, 2] = np.nan
+    elif bad == "tau":
+        TAU[k, 0] = np.inf
+    else:
+        Q[k, 3:7] = 0.0
+    with pytest.raises(ValueError) as single:
+        mb.aba(m, Q[k], QD[k], TAU[k])
+    with pytest.raises(ValueError) as batch:
+        mb.aba(m, Q, QD, TAU)
+    assert str(batch.value) == str(single.value)
+
+
+def test_use_lanes_refuses_unknown_names():
+    with pytest.raises(ValueError, match="not built or not supported"):
+        _core.use_lanes("avx512-please")
+    with pytest.raises(TypeError):
+        _core.use_lanes(4)
