@@ -1,7 +1,7 @@
-"""SIMD over states (core/aba_lanes.c, lanes.h): batched ABA runs groups of states in the lanes of
-vector registers.  Every lane must give mb_aba's result for that state bit for bit, through
-every implementation this CPU has, and a failing state inside a group must be reported exactly
-as a single call reports it."""
+"""SIMD over states (core/aba_lanes.c, lanes.h): batched ABA, RNEA and CRBA run groups of states in
+the lanes of vector registers.  Every lane must give the single call's result for that state bit for
+bit, through every implementation this CPU has, and a failing state inside a group must be
+reported exactly as a single call reports it."""
 import numpy as np
 import pytest
 
@@ -70,17 +70,50 @@ def states(model, n, seed):
     return Q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
 
 
-def singles(model, Q, QD, TAU):
-    return np.array([mb.aba(model, q, qd, tau) for q, qd, tau in zip(Q, QD, TAU)])
+ALGORITHMS = {"aba": mb.aba, "rnea": mb.rnea}   # (q, q̇, τ) → q̈ and (q, q̇, q̈) → τ
 
 
+def singles(model, Q, QD, X, algo="aba"):
+    return np.array([ALGORITHMS[algo](model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
+
+
+@pytest.mark.parametrize("algo", ALGORITHMS)
 @pytest.mark.parametrize("seed,floating", [(0, True), (1, False), (2, True)])
 @pytest.mark.parametrize("n", [1, 3, 4, 7, 61])
-def test_every_lane_is_the_single_call_bit_for_bit(lanes, seed, floating, n):
+def test_every_lane_is_the_single_call_bit_for_bit(lanes, algo, seed, floating, n):
     m = lane_model(seed, floating)
-    Q, QD, TAU = states(m, n, seed + n)
+    Q, QD, X = states(m, n, seed + n)
     Q[n // 2, m.q_start[-1]] = 3e7   # one angle beyond the fast sin/cos: libm in its lane
-    np.testing.assert_array_equal(mb.aba(m, Q, QD, TAU), singles(m, Q, QD, TAU))
+    np.testing.assert_array_equal(ALGORITHMS[algo](m, Q, QD, X), singles(m, Q, QD, X, algo))
+
+
+@pytest.mark.parametrize("n", [1, 5, 33])
+def test_crba_lanes_bit_for_bit(lanes, n):
+    for m in (lane_model(5), lane_model(6, floating=False), mixed(True, True)):
+        Q = states(m, n, n)[0]
+        for i in range(m.nb):
+            if m.jtype[i] == mb.JointType.SPHERICAL:
+                s = m.q_start[i]
+                Q[:, s:s + 4] /= np.linalg.norm(Q[:, s:s + 4], axis=1, keepdims=True)
+        np.testing.assert_array_equal(mb.crba(m, Q), np.array([mb.crba(m, q) for q in Q]))
+    m = lane_model(5)
+    Q = states(m, 8, 1)[0]
+    Q[6, 3:7] = 0.0   # a zero quaternion in the second group
+    with pytest.raises(ValueError) as single:
+        mb.crba(m, Q[6])
+    with pytest.raises(ValueError) as batch:
+        mb.crba(m, Q)
+    assert str(batch.value) == str(single.value)
+
+
+def test_rnea_lanes_take_every_joint_type(lanes):
+    m = mixed(True, True)   # free, spherical, helical, planar, fixed: RNEA needs no D blocks
+    Q, QD, QDD = states(m, 11, 9)
+    for i in range(m.nb):
+        if m.jtype[i] == mb.JointType.SPHERICAL:
+            s = m.q_start[i]
+            Q[:, s:s + 4] /= np.linalg.norm(Q[:, s:s + 4], axis=1, keepdims=True)
+    np.testing.assert_array_equal(mb.rnea(m, Q, QD, QDD), singles(m, Q, QD, QDD, "rnea"))
 
 
 def test_shared_rows_and_threads(lanes):
@@ -90,6 +123,7 @@ def test_shared_rows_and_threads(lanes):
     mb.set_num_threads(2)
     try:
         np.testing.assert_array_equal(mb.aba(m, Q, QD, TAU), singles(m, Q, QD, TAU))
+        np.testing.assert_array_equal(mb.rnea(m, Q, QD, TAU), singles(m, Q, QD, TAU, "rnea"))
         shared = mb.aba(m, Q[:1], QD, TAU[:1])   # q and τ shared by every state
         np.testing.assert_array_equal(shared, singles(m, np.repeat(Q[:1], 700, 0), QD, np.repeat(TAU[:1], 700, 0)))
     finally:
@@ -107,25 +141,27 @@ def test_models_the_lanes_do_not_run_are_computed_state_by_state(lanes):
     m = lane_model(4)
     Q, QD, TAU = states(m, 9, 6)
     F = np.random.default_rng(7).normal(size=(9, m.nb, 6))   # f_ext: one state at a time
-    np.testing.assert_array_equal(mb.aba(m, Q, QD, TAU, F),
-                                  np.array([mb.aba(m, *x) for x in zip(Q, QD, TAU, F)]))
+    for f in ALGORITHMS.values():
+        np.testing.assert_array_equal(f(m, Q, QD, TAU, F), np.array([f(m, *x) for x in zip(Q, QD, TAU, F)]))
 
 
-@pytest.mark.parametrize("bad", ["qd", "tau", "quaternion"])
-def test_a_bad_state_inside_a_group_is_reported_as_a_single_call_reports_it(lanes, bad):
+@pytest.mark.parametrize("algo", ALGORITHMS)
+@pytest.mark.parametrize("bad", ["qd", "x", "quaternion"])
+def test_a_bad_state_inside_a_group_is_reported_as_a_single_call_reports_it(lanes, algo, bad):
     m = lane_model(0)
-    Q, QD, TAU = states(m, 10, 8)
+    Q, QD, X = states(m, 10, 8)
     k = 5
     if bad == "qd":
         QD[k, 2] = np.nan
-    elif bad == "tau":
-        TAU[k, 0] = np.inf
+    elif bad == "x":
+        X[k, 0] = np.inf
     else:
         Q[k, 3:7] = 0.0
+    f = ALGORITHMS[algo]
     with pytest.raises(ValueError) as single:
-        mb.aba(m, Q[k], QD[k], TAU[k])
+        f(m, Q[k], QD[k], X[k])
     with pytest.raises(ValueError) as batch:
-        mb.aba(m, Q, QD, TAU)
+        f(m, Q, QD, X)
     assert str(batch.value) == str(single.value)
 
 

@@ -252,7 +252,10 @@ typedef struct job {
     const double *point;        /* Jacobians: point in body coordinates (3)                      */
     double dt;                  /* integrate: time step                                         */
     forward_fn forward;         /* forward_state: mb_aba, mb_fd_crb or mb_fd_sparse               */
-    const struct mb_lanes_impl *lanes; /* aba batch: groups of states through aba_lanes.c, or NULL */
+    const struct mb_lanes_impl *lanes; /* aba, rnea, crba batches: groups of states in lanes, or NULL */
+    int (*lanes_group)(const mb_model *, void *, const double *const *, const double *const *,
+                       const double *const *, double *const *);  /* lanes->aba_group, … */
+    int lanes_bad_x;            /* status of a non-finite third input (τ or q̈); 0: q only (CRBA) */
     const mb_rollout *rollout;  /* rollout: the run's settings; out[0..3] = T, Q, QD, QDD         */
     double *tau_out, *info;     /* rollout: TAU (N, R, nv), info (N, 4)                          */
 } job;
@@ -295,7 +298,6 @@ static int rnea_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     return st;
 }
 
-/* crba: in = q; out = H */
 /* crba: in = q; out = H */
 static int crba_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
 {
@@ -496,23 +498,26 @@ typedef struct {
     int status;
 } chunk;
 
-/* ABA on states n … n+W−1 at once (aba_lanes.c) when every one of them passes forward_state's
- * checks and the lanes succeed; 0 leaves the group to forward_state, state by state, which then
- * reports the first failure as a single call would. */
-/* the lanes batched ABA uses: AVX2's when the CPU has it (module init); NULL: none (use_lanes) */
+/* The lanes batched ABA, RNEA and CRBA use: AVX2's when the CPU has it (module init); NULL: none
+ * (use_lanes). */
 static const mb_lanes_impl *lanes_active = &mb_lanes_baseline;
 
-static int aba_lanes_group(const mb_lanes_impl *impl, const mb_model *m, void *dl, const job *j, Py_ssize_t n,
-                           int W)
+/* States n … n+W−1 at once through the job's lane kernel (aba_lanes.c: ABA or RNEA, inputs q, q̇
+ * and x = τ or q̈; CRBA, q only) when every one of them passes the checks of its state function and the lanes
+ * succeed; 0 leaves the group to the state function, state by state, which then reports the first
+ * failure as a single call would. */
+static int lanes_group(const job *j, const mb_model *m, void *dl, Py_ssize_t n, int W)
 {
-    const double *q[8], *qd[8], *tau[8];
-    double *qdd[8];
+    const double *q[8], *qd[8], *x[8];
+    double *out[8];
     for (int l = 0; l < W; l++) {
-        q[l] = IN(j, 0, n + l), qd[l] = IN(j, 1, n + l), tau[l] = IN(j, 2, n + l), qdd[l] = OUT(j, 0, n + l);
-        if (mb_check_configuration(m, q[l]) != MB_OK || check_rates(m, qd[l], tau[l], MB_BAD_TAU, NULL) != MB_OK)
+        q[l] = IN(j, 0, n + l), out[l] = OUT(j, 0, n + l);
+        qd[l] = j->lanes_bad_x ? IN(j, 1, n + l) : NULL, x[l] = j->lanes_bad_x ? IN(j, 2, n + l) : NULL;
+        if (mb_check_configuration(m, q[l]) != MB_OK ||
+            (j->lanes_bad_x && check_rates(m, qd[l], x[l], j->lanes_bad_x, NULL) != MB_OK))
             return 0;
     }
-    return impl->aba_group(m, dl, q, qd, tau, qdd) == MB_OK;
+    return j->lanes_group(m, dl, q, qd, x, out) == MB_OK;
 }
 
 static void *run_chunk(void *arg)
@@ -531,7 +536,7 @@ static void *run_chunk(void *arg)
     }
     const int W = dl ? impl->width : 1;
     for (Py_ssize_t n = c->lo; n < c->hi;) {
-        if (dl && n + W <= c->hi && aba_lanes_group(impl, c->m, dl, c->j, n, W)) {
+        if (dl && n + W <= c->hi && lanes_group(c->j, c->m, dl, n, W)) {
             n += W;
             continue;
         }
@@ -719,7 +724,7 @@ static PyDataMem_Handler reuse_handler = {
     "multibody_reuse_large_outputs", 1, {NULL, reuse_malloc, reuse_calloc, reuse_realloc, reuse_free}};
 static PyObject *reuse_capsule;  /* the handler as NumPy takes it, made at import */
 
-/* use_lanes(name): "baseline" or "avx2" (where built and supported) for batched ABA's lane groups,
+/* use_lanes(name): "baseline" or "avx2" (where built and supported) for the lane groups of batched ABA, RNEA and CRBA,
  * "none" for one state at a time; returns the lanes per group.  Tests run every implementation. */
 static PyObject *py_use_lanes(PyObject *self, PyObject *arg)
 {
@@ -879,7 +884,12 @@ static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, cons
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[3] != NULL;
     j.forward = forward;
-    j.lanes = batch && forward == mb_aba && !j.use_fext && mb_lanes_supported(m) ? lanes_active : NULL;
+    if (batch && !j.use_fext && lanes_active) {  /* groups of states in vector lanes (run_chunk) */
+        if (!forward)
+            j.lanes = lanes_active, j.lanes_group = lanes_active->rnea_group, j.lanes_bad_x = MB_BAD_QDD;
+        else if (forward == mb_aba && mb_lanes_supported(m))
+            j.lanes = lanes_active, j.lanes_group = lanes_active->aba_group, j.lanes_bad_x = MB_BAD_TAU;
+    }
     return run_into_new_output(cm, fn, &j, batch, N, 1, m->nv, 0);
 }
 
@@ -921,6 +931,8 @@ static PyObject *py_crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     const int ok = bind_inputs(specs, 1, &j, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
+    if (batch && lanes_active)  /* groups of states in vector lanes (run_chunk) */
+        j.lanes = lanes_active, j.lanes_group = lanes_active->crba_group, j.lanes_bad_x = 0;
     return run_into_new_output(cm, crba_state, &j, batch, N, 2, m->nv, m->nv);
 }
 
@@ -2013,7 +2025,7 @@ static PyMethodDef methods[] = {
     {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},
     {"use_lanes", py_use_lanes, METH_O,
-     "use_lanes(name): 'baseline', 'avx2' or 'none' for batched ABA; returns the states per group."},
+     "use_lanes(name): 'baseline', 'avx2' or 'none' for batched ABA, RNEA and CRBA; returns the states per group."},
     {"release_output_memory", py_release_output_memory, METH_NOARGS,
      "Free the block kept for the next large output (see new_array in _core.c)."},
     {NULL, NULL, 0, NULL},

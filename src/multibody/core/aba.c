@@ -25,15 +25,6 @@
 #include "poses.h"
 #include "spatial.h"
 
-/* aba_lanes.c compiles this file again with MB_LANE_BUILD (lanes.h: `real` a vector of states);
- * its exported functions then carry the suffix _lanes. */
-#ifdef MB_LANE_BUILD
-#define MB_NAME(name) name##_lanes
-#else
-#define MB_NAME(name) name
-#define MB_LANES_STATIC
-#endif
-
 #ifndef MB_LANE_BUILD
 /* Inverse of the small SPD block D (n×n, row-major, n ≤ 6) by Gauss-Jordan with partial pivoting;
  * 0 if D is (numerically) singular. */

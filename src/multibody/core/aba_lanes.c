@@ -1,20 +1,20 @@
-/* aba_lanes.c — FDab (RBDA table 7.1; spatial_v2 FDab) on MB_LANES states at once: SIMD over
- * states.
+/* aba_lanes.c — FDab, ID and CRBA (RBDA tables 7.1, 5.1, 6.2; spatial_v2 FDab, ID, HandC) on
+ * MB_LANES states at once: SIMD over states.
  *
  * A batch of forward dynamics runs the same operations on every state, only on other numbers;
  * a vector register holds the same quantity of MB_LANES states, so one instruction advances them
- * all.  This file is not a second ABA: it compiles aba.c, the joint poses (poses.h) and the
- * workspace (model.c) once more with `real` a vector of doubles (lanes.h), and adds the gather of
- * a group of states into lanes and the scatter of their q̈.  Vector arithmetic is lane-wise IEEE
- * arithmetic in the scalar source's order (no contraction into FMA unless the whole build uses
- * it), so every lane's q̈ is mb_aba's bit for bit.
+ * all.  This file is not a second ABA, RNEA or CRBA: it compiles aba.c, rnea.c, crba.c, the joint poses
+ * (poses.h) and the workspace (model.c) once more with `real` a vector of doubles (lanes.h), and
+ * adds the gather of a group of states into lanes and the scatter of their results.  Vector
+ * arithmetic is lane-wise IEEE arithmetic in the scalar source's order (no contraction into FMA
+ * unless the whole build uses it), so every lane's result is the scalar function's bit for bit.
  *
  * It is built twice: as itself (the architecture's baseline vectors: SSE2 or NEON, 2 lanes;
  * MULTIBODY_NATIVE=1: AVX, 4 lanes) and by aba_lanes_avx2.c for x86-64 CPUs with AVX2 (4 lanes),
  * which _core.c picks at import when the CPU has it.  Each build exports one mb_lanes_impl.
  *
- * What the lanes leave out, the batch driver (_core.c) runs one state at a time: f_ext, planar
- * trees (planar.c has its own FDab) and joints of more than one dof other than a free root
+ * What the lanes leave out, the batch driver (_core.c) runs one state at a time: f_ext, and for
+ * FDab planar trees (planar.c has its own) and joints of more than one dof other than a free root
  * without rotor inertia (mb_lanes_supported, aba.c).
  */
 #ifndef MB_LANES_IMPL
@@ -25,10 +25,11 @@
 #define mb_data_new lanes_data_new
 #define mb_data_free lanes_data_free
 #define mb_data_size lanes_data_size
-#define MB_LANES_STATIC static /* model.c's and aba.c's functions: private to each build */
 
 #include "model.c"
 #include "aba.c"
+#include "crba.c"
+#include "rnea.c"
 
 static void *data_new(const mb_model *m)
 {
@@ -40,23 +41,68 @@ static void data_free(void *d)
     lanes_data_free(d);
 }
 
-static int aba_group(const mb_model *m, void *workspace, const double *const *q, const double *const *qd,
-                     const double *const *tau, double *const *qdd)
+/* A group of states through a kernel in lanes: gather state l's inputs into lane l of the
+ * workspace's vectors, run, scatter lane l's result (n_out numbers) to out[l]. */
+typedef int (*lanes_kernel)(const mb_model *m, mb_data_lanes *d, const real *q, const real *qd, const real *x,
+                            real *out);
+
+static int run_group(const mb_model *m, mb_data_lanes *d, const double *const *q, const double *const *qd,
+                     const double *const *x, double *const *out, lanes_kernel kernel)
 {
-    mb_data_lanes *d = workspace;
-    real *ql = d->tmp, *qdl = ql + m->nq, *taul = qdl + m->nv, *qddl = taul + m->nv;  /* 3 nv + nq ≤ tmp */
+    real *ql = d->tmp, *qdl = ql + m->nq, *xl = qdl + m->nv, *outl = xl + m->nv;  /* 3 nv + nq ≤ tmp */
     for (int l = 0; l < MB_LANES; l++) {
         for (int k = 0; k < m->nq; k++)
             ql[k][l] = q[l][k];
         for (int k = 0; k < m->nv; k++)
-            qdl[k][l] = qd[l][k], taul[k][l] = tau[l][k];
+            qdl[k][l] = qd[l][k], xl[k][l] = x[l][k];
     }
-    const int st = MB_NAME(mb_aba)(m, d, ql, qdl, taul, NULL, qddl);
+    const int st = kernel(m, d, ql, qdl, xl, outl);
     if (st == MB_OK)
         for (int l = 0; l < MB_LANES; l++)
             for (int k = 0; k < m->nv; k++)
-                qdd[l][k] = qddl[k][l];
+                out[l][k] = outl[k][l];
     return st;
 }
 
-const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group};
+static int aba_kernel(const mb_model *m, mb_data_lanes *d, const real *q, const real *qd, const real *tau, real *qdd)
+{
+    return mb_aba_lanes(m, d, q, qd, tau, NULL, qdd);
+}
+
+static int rnea_kernel(const mb_model *m, mb_data_lanes *d, const real *q, const real *qd, const real *qdd, real *tau)
+{
+    mb_rnea_lanes(m, d, q, qd, qdd, NULL, tau);
+    return MB_OK;
+}
+
+static int aba_group(const mb_model *m, void *d, const double *const *q, const double *const *qd,
+                     const double *const *tau, double *const *qdd)
+{
+    return run_group(m, d, q, qd, tau, qdd, aba_kernel);
+}
+
+static int rnea_group(const mb_model *m, void *d, const double *const *q, const double *const *qd,
+                      const double *const *qdd, double *const *tau)
+{
+    return run_group(m, d, q, qd, qdd, tau, rnea_kernel);
+}
+
+/* CRBA reads only q; H is built in the workspace's H and scattered row by row. */
+static int crba_group(const mb_model *m, void *workspace, const double *const *q, const double *const *qd,
+                      const double *const *x, double *const *H)
+{
+    (void)qd, (void)x;
+    mb_data_lanes *d = workspace;
+    real *ql = d->tmp;
+    const long nn = (long)m->nv * m->nv;
+    for (int l = 0; l < MB_LANES; l++)
+        for (int k = 0; k < m->nq; k++)
+            ql[k][l] = q[l][k];
+    mb_crba_lanes(m, d, ql, d->H);
+    for (int l = 0; l < MB_LANES; l++)
+        for (long k = 0; k < nn; k++)
+            H[l][k] = d->H[k][l];
+    return MB_OK;
+}
+
+const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group, rnea_group, crba_group};

@@ -143,9 +143,9 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
                mb_rollout_out *o);
 #endif
 
-/* aba_lanes.c — FDab on several states at once (SIMD over states, lanes.h), for trees whose
- * joints have at most one dof, under an optional free root without rotor inertia, and no f_ext
- * (mb_lanes_supported).  aba_group reads state l's q, q̇, τ from q[l], qd[l], tau[l], l < width,
+/* aba_lanes.c — FDab, ID and CRBA on several states at once (SIMD over states, lanes.h); FDab for trees
+ * whose joints have at most one dof, under an optional free root without rotor inertia, and no
+ * f_ext (mb_lanes_supported).  aba_group reads state l's q, q̇, τ from q[l], qd[l], tau[l], l < width,
  * and writes its q̈ to qdd[l]; every lane's result is mb_aba's bit for bit.  A status other than
  * MB_OK means some lane failed: run those states one by one to know which.  One implementation
  * per build of aba_lanes.c: the baseline vectors, and AVX2 on x86-64. */
@@ -155,6 +155,10 @@ typedef struct mb_lanes_impl {
     void (*data_free)(void *d);
     int (*aba_group)(const mb_model *m, void *d, const double *const *q, const double *const *qd,
                      const double *const *tau, double *const *qdd);
+    int (*rnea_group)(const mb_model *m, void *d, const double *const *q, const double *const *qd,
+                      const double *const *qdd, double *const *tau);  /* any tree, no f_ext */
+    int (*crba_group)(const mb_model *m, void *d, const double *const *q, const double *const *unused1,
+                      const double *const *unused2, double *const *H);  /* any tree */
 } mb_lanes_impl;
 int mb_lanes_supported(const mb_model *m);
 extern const mb_lanes_impl mb_lanes_baseline;

@@ -20,31 +20,34 @@
 #include <string.h>
 
 #include "core.h"
+#include "poses.h"
 #include "spatial.h"
 
 /* S_kᵀ F: a pick when column k of S is a unit vector. */
-static inline double subspace_dot(const mb_model *m, int k, const double *F)
+static inline real subspace_dot(const mb_model *m, int k, const real *F)
 {
     const int s = m->dof_unit[k];
-    return s >= 0 ? F[s] : mb_dot6(m->S + 6 * k, F);
+    const double *S = m->S + 6 * k;
+    return s >= 0 ? F[s] : S[0] * F[0] + S[1] * F[1] + S[2] * F[2] + S[3] * F[3] + S[4] * F[4] + S[5] * F[5];
 }
 
-void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H)
+MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real *q, real *H)
 {
     const int nb = m->nb, nv = m->nv;
-    double *Ic = d->Ic;
-    mb_tree_poses(m, q, d->R, d->p);
-    memcpy(Ic, m->inertia, sizeof(double) * MB_NI * nb);
+    real *Ic = d->Ic;
+    mb_tree_poses_inline(m, q, d->R, d->p);
+    for (int k = 0; k < MB_NI * nb; k++)
+        Ic[k] = MB_SPLAT(m->inertia[k]);
     for (int i = nb - 1; i >= 0; i--)  /* composite inertias, leaves to root */
         if (m->parent[i] >= 0)
             mb_inertia_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, Ic + MB_NI * i,
                                           Ic + MB_NI * m->parent[i]);
-    memset(H, 0, sizeof(double) * nv * nv);
+    memset(H, 0, sizeof(real) * nv * nv);
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
-            double F[6];
-            mb_inertia_mul(Ic + MB_NI * i, m->S + 6 * k, F);  /* F = Ic_i S_k */
-            double *row = H + (long)nv * k;                    /* row k, left of the diagonal */
+            real F[6];
+            mb_composite_mul(Ic + MB_NI * i, m->S + 6 * k, F);  /* F = Ic_i S_k */
+            real *row = H + (long)nv * k;                    /* row k, left of the diagonal */
             for (int k2 = m->v_start[i]; k2 <= k; k2++)
                 row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);
             for (int j = i; m->parent[j] >= 0;) {  /* F = Xup_jᵀ F, one joint nearer the root */

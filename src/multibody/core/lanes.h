@@ -50,4 +50,14 @@ typedef double real;
 #define mb_sqrt(x) sqrt(x)
 #endif
 
+/* The lanes build compiles whole algorithm files again: their functions are private to it and
+ * carry the suffix _lanes, the scalar build's are exported under their own names. */
+#ifdef MB_LANE_BUILD
+#define MB_NAME(name) name##_lanes
+#define MB_LANES_STATIC static
+#else
+#define MB_NAME(name) name
+#define MB_LANES_STATIC
+#endif
+
 #endif

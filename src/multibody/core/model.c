@@ -5,10 +5,6 @@
 
 #include "data.h"
 
-#ifndef MB_LANES_STATIC  /* aba_lanes.c includes this file with its workspace private to it */
-#define MB_LANES_STATIC
-#endif
-
 /* Numbers (`real`s) per workspace, in the order mb_data_new hands them out. */
 MB_LANES_STATIC long mb_data_size(const mb_model *m)
 {

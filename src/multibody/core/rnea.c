@@ -12,22 +12,28 @@
 #include <string.h>
 
 #include "core.h"
+#include "poses.h"
 #include "spatial.h"
 
-void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
-             const double *fext, double *tau)
+MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real *q, const real *qd, const real *qdd,
+                                       const double *fext, real *tau)
 {
-    double minus_grav[6], vJ[6], Iv[6], fx[6];
+    real minus_grav[6], vJ[6], Iv[6];
     for (int r = 0; r < 6; r++)
-        minus_grav[r] = -m->a_grav[r];
-    mb_tree_poses(m, q, d->R, d->p);
+        minus_grav[r] = MB_SPLAT(-m->a_grav[r]);
+    mb_tree_poses_inline(m, q, d->R, d->p);
+#ifndef MB_LANE_BUILD
     if (fext)
         mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+#else
+    (void)fext;
+#endif
 
     for (int i = 0; i < m->nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *R = d->R + 9 * i, *p = d->p + 3 * i, *Ib = m->inertia + MB_NI * i;
-        double *v = d->v + 6 * i, *a = d->a + 6 * i, *f = d->f + 6 * i;
+        const real *R = d->R + 9 * i, *p = d->p + 3 * i;
+        const double *Ib = m->inertia + MB_NI * i;
+        real *v = d->v + 6 * i, *a = d->a + 6 * i, *f = d->f + 6 * i;
         memset(vJ, 0, sizeof vJ);
         for (int k = vs; k < vs + nj; k++)
             for (int r = 0; r < 6; r++)
@@ -49,18 +55,21 @@ void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, c
         mb_inertia_mul(Ib, a, f);
         mb_inertia_mul(Ib, v, Iv);
         mb_crf_add(v, Iv, f);
+#ifndef MB_LANE_BUILD
         if (fext) {
+            double fx[6];
             mb_force_to_child(d->R0 + 9 * i, d->p0 + 3 * i, fext + 6 * i, fx);
             for (int r = 0; r < 6; r++)
                 f[r] -= fx[r];
         }
+#endif
     }
 
     for (int i = m->nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *f = d->f + 6 * i;
+        const real *f = d->f + 6 * i;
         for (int k = vs; k < vs + nj; k++) {
-            double s = m->armature[k] * qdd[k];
+            real s = m->armature[k] * qdd[k];
             for (int r = 0; r < 6; r++)
                 s += m->S[6 * k + r] * f[r];
             tau[k] = s;

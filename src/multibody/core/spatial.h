@@ -154,18 +154,28 @@ static inline void mb_crf_add(const real *v, const real *f, real *out)
     out[5] += v[0] * f[4] - v[1] * f[3];
 }
 
-/* out = I v for a 10-parameter rigid-body inertia: [Ī ω + h × v; m v − h × ω]  (RBDA eq. 2.63) */
-static inline void mb_inertia_mul(const double *J, const real *v, real *out)
-{
-    const double m = J[0], h0 = J[1], h1 = J[2], h2 = J[3];
-    const real w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];
-    out[0] = J[4] * w0 + J[5] * w1 + J[6] * w2 + h1 * l2 - h2 * l1;
-    out[1] = J[5] * w0 + J[7] * w1 + J[8] * w2 + h2 * l0 - h0 * l2;
-    out[2] = J[6] * w0 + J[8] * w1 + J[9] * w2 + h0 * l1 - h1 * l0;
-    out[3] = m * l0 - (h1 * w2 - h2 * w1);
-    out[4] = m * l1 - (h2 * w0 - h0 * w2);
-    out[5] = m * l2 - (h0 * w1 - h1 * w0);
-}
+/* out = I v for a 10-parameter rigid-body inertia: [Ī ω + h × v; m v − h × ω]  (RBDA eq. 2.63).
+ * Two spellings of the same product for the lanes build: mb_inertia_mul for a body's inertia
+ * (model, double) times a motion in lanes, mb_composite_mul for a composite inertia in lanes
+ * (CRBA's Ic) times a motion-subspace column (model, double); both are this one in the scalar build. */
+#define MB_INERTIA_MUL(NAME, J_TYPE, V_TYPE)                                                            \
+    static inline void NAME(const J_TYPE *J, const V_TYPE *v, real *out)                                \
+    {                                                                                                   \
+        const J_TYPE m = J[0], h0 = J[1], h1 = J[2], h2 = J[3];                                         \
+        const V_TYPE w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];                  \
+        out[0] = J[4] * w0 + J[5] * w1 + J[6] * w2 + h1 * l2 - h2 * l1;                                 \
+        out[1] = J[5] * w0 + J[7] * w1 + J[8] * w2 + h2 * l0 - h0 * l2;                                 \
+        out[2] = J[6] * w0 + J[8] * w1 + J[9] * w2 + h0 * l1 - h1 * l0;                                 \
+        out[3] = m * l0 - (h1 * w2 - h2 * w1);                                                          \
+        out[4] = m * l1 - (h2 * w0 - h0 * w2);                                                          \
+        out[5] = m * l2 - (h0 * w1 - h1 * w0);                                                          \
+    }
+MB_INERTIA_MUL(mb_inertia_mul, double, real)
+#ifdef MB_LANE_BUILD
+MB_INERTIA_MUL(mb_composite_mul, real, double)
+#else
+#define mb_composite_mul mb_inertia_mul
+#endif
 
 /* out += Xᵀ I X for 10-parameter inertias: a child's rigid-body inertia in its parent (RBDA §2.18).
  * With y = R h:  h' = y + m p,  Ī' = R Ī Rᵀ + m(|p|² 1 − p pᵀ) + 2(p·y) 1 − (y pᵀ + p yᵀ). */
