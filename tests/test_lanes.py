@@ -14,7 +14,7 @@ from test_dynamics_consistency import _inertia, _rot, _unit, mixed
 def _implementations():
     names = ["baseline"]
     try:
-        _core.use_lanes("avx2")
+        _core.use_lanes(_core.use_lanes("avx2"))   # try, then put back what import chose
         names.append("avx2")
     except ValueError:
         pass
@@ -26,9 +26,16 @@ IMPLEMENTATIONS = _implementations()
 
 @pytest.fixture(params=IMPLEMENTATIONS + ["none"])
 def lanes(request):
-    width = _core.use_lanes(request.param)
-    yield width
-    _core.use_lanes(IMPLEMENTATIONS[-1])   # what import chose: AVX2 where the CPU has it
+    before = _core.use_lanes(request.param)
+    yield request.param
+    _core.use_lanes(before)
+
+
+def test_import_picks_the_widest_lanes_this_cpu_runs():
+    chosen = _core.use_lanes("none")
+    _core.use_lanes(chosen)
+    assert chosen == IMPLEMENTATIONS[-1]
+    assert _core.LANES == 4 if chosen == "avx2" else _core.LANES in (2, 4)   # 4: a build with AVX
 
 
 def lane_model(seed, floating=True):

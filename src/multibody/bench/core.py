@@ -9,7 +9,8 @@ One run measures, on the same machine and in the same process:
   the C entry point (``multibody.core._core``) with the same arrays (the Python face: one function
   call and an attribute lookup); *entry* = that direct call minus the kernel's own time per state
   (argument checks, output allocation); *kernel* = time per state in a 256-state batch on one
-  thread (entry cost amortised, data in cache).
+  thread (entry cost amortised, data in cache), one state at a time as a single call runs it
+  (batches otherwise run several states per vector instruction: SIMD over states, core/lanes.h).
 
 Timings are timeit-style best-of-N (the minimum is the least disturbed measurement) of the
 process's CPU time by default (``time.process_time``: robust when other jobs share the machine;
@@ -28,6 +29,7 @@ import timeit
 import numpy as np
 
 import multibody as mb
+from multibody.core import _core
 from multibody.bench.pin_twin import pinocchio_twin
 
 ALGORITHMS = ("rnea", "crba", "aba")
@@ -84,7 +86,6 @@ def _ours(model, name, q, qd, qdd):
 
 def _kernel_call(model, name, q, qd, qdd):
     """The C entry point called directly with the same arrays (no Python face)."""
-    from multibody.core import _core
     c = model._c
     if name == "rnea":
         return lambda: _core.rnea(c, q, qd, qdd, None)
@@ -142,7 +143,8 @@ def run(batch=10_000, repeat=5, target=0.05, seed=0, wall=False, out=sys.stdout)
     threads = mb.get_num_threads()
     p(f"latency: {'wall' if wall else 'CPU'} time, best of {repeat} × (calls filling ~{target * 1e3:.0f} ms), "
       f"one state as 1-D arrays.  batch: {batch} states, best of 3 — ours in one call (1 thread: "
-      f"{'wall' if wall else 'CPU'} time; {threads} threads: wall time), Pinocchio in a Python loop.")
+      f"{'wall' if wall else 'CPU'} time; {threads} threads: wall time; {_core.LANES} states per vector "
+      f"instruction), Pinocchio in a Python loop.")
     p("ratio = Pinocchio time / our time (> 1: we are faster)")
     rng = np.random.default_rng(seed)
     results = []
@@ -167,8 +169,12 @@ def run(batch=10_000, repeat=5, target=0.05, seed=0, wall=False, out=sys.stdout)
             r = dict(model=label, algorithm=name, nv=n, threads=threads)
             ours_fn = _ours(model, name, Q, QD, QDD)
             r["ours_single"] = best_per_call(_ours(model, name, q, qd, qdd), repeat, target)
-            m = min(batch, 256)  # kernel time per state from a cache-resident batch (entry cost amortised)
-            r["kernel"] = best_per_call(serial(_ours(model, name, Q[:m], QD[:m], QDD[:m])), repeat, target) / m
+            m = min(batch, 256)  # kernel time per state from a cache-resident batch (entry cost amortised),
+            lanes = _core.use_lanes("none")  # one state at a time, as a single call runs it
+            try:
+                r["kernel"] = best_per_call(serial(_ours(model, name, Q[:m], QD[:m], QDD[:m])), repeat, target) / m
+            finally:
+                _core.use_lanes(lanes)
             direct = _kernel_call(model, name, q, qd, qdd)
             if direct is not None:
                 r["direct"] = best_per_call(direct, repeat, target)

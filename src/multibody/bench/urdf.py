@@ -100,6 +100,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
 
     import multibody as mb
     from multibody import aba, crba, rnea
+    from multibody.core import _core
     from multibody.model.joints import JointType
     from multibody.model.urdf import load_urdf
 
@@ -109,7 +110,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
     threads = mb.get_num_threads()
     out(f"multibody vs Pinocchio {pin.__version__}: same URDFs (example-robot-data), {states} states per batch, "
         f"best of {repeat}, {'wall' if clock is time.perf_counter else 'CPU'} time (last column: wall, "
-        f"{threads} threads)")
+        f"{threads} threads; batches run {_core.LANES} states per vector instruction)")
     out(f"{'':15s}| {'latency per call (µs)':^22s} | {states} states, 1 thread (ms) | all threads (ms)")
     out(f"{'robot':7s} {'nq':>3s} {'algo':5s}| {'ours':>7s} {'pin':>7s} {'p/ours':>6s} | {'ours':>8s} "
         f"{'pin loop':>8s} {'p/ours':>6s} | {'ours':>8s} {'p/ours':>6s}")

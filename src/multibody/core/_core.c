@@ -724,8 +724,20 @@ static PyDataMem_Handler reuse_handler = {
     "multibody_reuse_large_outputs", 1, {NULL, reuse_malloc, reuse_calloc, reuse_realloc, reuse_free}};
 static PyObject *reuse_capsule;  /* the handler as NumPy takes it, made at import */
 
-/* use_lanes(name): "baseline" or "avx2" (where built and supported) for the lane groups of batched ABA, RNEA and CRBA,
- * "none" for one state at a time; returns the lanes per group.  Tests run every implementation. */
+/* use_lanes(name): "baseline" or "avx2" (where built and supported) for the lane groups of batched
+ * ABA, RNEA and CRBA, "none" for one state at a time; returns the name in use before.  Tests run
+ * every implementation; the benchmark times the one-state kernel. */
+static const char *lanes_name(const mb_lanes_impl *impl)
+{
+    if (!impl)
+        return "none";
+#ifdef MB_HAVE_LANES_AVX2
+    if (impl == &mb_lanes_avx2)
+        return "avx2";
+#endif
+    return "baseline";
+}
+
 static PyObject *py_use_lanes(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -741,8 +753,9 @@ static PyObject *py_use_lanes(PyObject *self, PyObject *arg)
 #endif
     else if (strcmp(name, "none") != 0)
         return PyErr_Format(PyExc_ValueError, "use_lanes: %R is not built or not supported by this CPU", arg);
+    const char *before = lanes_name(lanes_active);
     lanes_active = chosen;
-    return PyLong_FromLong(chosen ? chosen->width : 1);
+    return PyUnicode_FromString(before);
 }
 
 static PyObject *py_release_output_memory(PyObject *self, PyObject *unused)
@@ -2025,7 +2038,7 @@ static PyMethodDef methods[] = {
     {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},
     {"use_lanes", py_use_lanes, METH_O,
-     "use_lanes(name): 'baseline', 'avx2' or 'none' for batched ABA, RNEA and CRBA; returns the states per group."},
+     "use_lanes(name): 'baseline', 'avx2' or 'none' for batched ABA, RNEA and CRBA; returns the name used before."},
     {"release_output_memory", py_release_output_memory, METH_NOARGS,
      "Free the block kept for the next large output (see new_array in _core.c)."},
     {NULL, NULL, 0, NULL},
@@ -2059,7 +2072,8 @@ PyMODINIT_FUNC PyInit__core(void)
     Py_INCREF(&FastFunctionType);
     if (PyModule_AddObject(mod, "CModel", (PyObject *)&CModelType) < 0 ||
         PyModule_AddObject(mod, "fast_function", (PyObject *)&FastFunctionType) < 0 ||
-        PyModule_AddIntConstant(mod, "PARALLEL_MIN_BATCH", PARALLEL_MIN_BATCH) < 0) {
+        PyModule_AddIntConstant(mod, "PARALLEL_MIN_BATCH", PARALLEL_MIN_BATCH) < 0 ||
+        PyModule_AddIntConstant(mod, "LANES", lanes_active->width) < 0) {
         Py_DECREF(mod);
         return NULL;
     }
