@@ -14,29 +14,11 @@ int joint_base_rows(int type)
     return type >= 0 && type <= J_HINGE2 ? rows[type] : 0;
 }
 
-/* Base rows that constrain rotation only (zero linear parts on both bodies), as joints.c writes
- * them: the hinge's two axis rows, the slider's and the fixed joint's orientation rows, the
- * universal's and hinge2's angle row.  Their products in the blocks need only the angular half;
- * tree_solve checks the rows before it relies on this. */
-static int joint_angular_rows(int type)
-{
-    static const int mask[] = {0x00, 0x18, 0x07, 0x38, 0x08, 0x08};   /* ball hinge slider fixed universal hinge2 */
-    return type >= 0 && type <= J_HINGE2 ? mask[type] : 0;
-}
-
-static int angular_rows_hold(const Row *r, int n, int mask)
-{
-    for (int a = 0; a < n; a++)
-        if ((mask >> a) & 1)
-            for (int k = 0; k < 3; k++) if (r[a].J1[k] != 0.0 || r[a].J2[k] != 0.0) return 0;
-    return 1;
-}
-
 static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up[a]; } return a; }
 
 void tree_free(EngineWorld *W)
 {
-    void *ps[] = {W->tmask, W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec};
+    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -47,13 +29,11 @@ int tree_init(EngineWorld *W)
     if (nj == 0) return 0;
     int *up = malloc(sizeof(int) * (size_t)(nb + 1)), *deg = calloc((size_t)nb + 1, sizeof(int));
     int *adj_start = calloc((size_t)nb + 2, sizeof(int)), *adj = malloc(sizeof(int) * (size_t)(2 * nj + 1));
-    int *seen = calloc((size_t)nb + 1, sizeof(int)), *stack = malloc(sizeof(int) * (size_t)(nb + 1));
-    int *post = malloc(sizeof(int) * (size_t)(nb + 1)), *parent_joint = malloc(sizeof(int) * (size_t)(nb + 1));
-    W->tmask = malloc(sizeof(int) * (size_t)nj);
+    int *cnt = calloc((size_t)nb + 1, sizeof(int)), *gone = calloc((size_t)nj + 1, sizeof(int));
     W->torder = malloc(sizeof(int) * (size_t)nj); W->tpos = malloc(sizeof(int) * (size_t)nj);
     W->trows = malloc(sizeof(int) * (size_t)nj); W->tstart = malloc(sizeof(int) * (size_t)nj);
     W->nbr_start = calloc((size_t)nj + 1, sizeof(int));
-    if (!up || !deg || !adj_start || !adj || !seen || !stack || !post || !parent_joint || !W->tmask || !W->torder || !W->tpos ||
+    if (!up || !deg || !adj_start || !adj || !cnt || !gone || !W->torder || !W->tpos ||
         !W->trows || !W->tstart || !W->nbr_start) goto fail;
     int forest = 1;
     for (int b = 0; b < nb; b++) up[b] = b;
@@ -70,32 +50,26 @@ int tree_init(EngineWorld *W)
         int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
         adj[deg[b1]++] = j; if (b2 >= 0) adj[deg[b2]++] = j;
     }
-    /* post-order of bodies, component by component (roots first those with world joints) */
-    int npost = 0;
-    for (int pass = 0; pass < 2; pass++) for (int root = 0; root < nb; root++) {
-        if (seen[root]) continue;
-        int has_world = 0;
-        for (int a = adj_start[root]; a < adj_start[root + 1]; a++) if (W->jint[(size_t)adj[a] * JI_SIZE + JI_B2] < 0) has_world = 1;
-        if (pass == 0 && !has_world) continue;
-        int top = 0; stack[top++] = root; seen[root] = 1; parent_joint[root] = -1;
-        int start = npost;
-        while (top) {                       /* preorder, reversed below into a post-order */
-            int b = stack[--top]; post[npost++] = b;
-            for (int a = adj_start[b]; a < adj_start[b + 1]; a++) {
-                int j = adj[a];
-                int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
-                int o = b1 == b ? b2 : b1;
-                if (o < 0 || seen[o]) continue;
-                seen[o] = 1; parent_joint[o] = j; stack[top++] = o;
-            }
-        }
-        for (int i = start, k = npost - 1; i < k; i++, k--) { int t = post[i]; post[i] = post[k]; post[k] = t; }
-    }
+    /* Elimination order by rounds of leaf stripping: a joint whose remaining neighbours all share
+     * one body (a world joint, or one whose other body has no other joint left) goes without
+     * fill-in, and stays eligible while others go.  Each round takes every joint eligible at its
+     * start, so independent branches (the two ends of a chain) alternate in the order and their
+     * eliminations, each a chain of dependent pivots, overlap in the processor. */
     int nord = 0;
-    for (int i = 0; i < npost; i++) {       /* children before parents: each body's world joints, then its parent joint */
-        int b = post[i];
-        for (int a = adj_start[b]; a < adj_start[b + 1]; a++) if (W->jint[(size_t)adj[a] * JI_SIZE + JI_B2] < 0) W->torder[nord++] = adj[a];
-        if (parent_joint[b] >= 0) W->torder[nord++] = parent_joint[b];
+    for (int b = 0; b < nb; b++) cnt[b] = adj_start[b + 1] - adj_start[b];
+    while (nord < nj) {
+        int start = nord;
+        for (int j = 0; j < nj; j++) {
+            if (gone[j]) continue;
+            int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+            if (b2 < 0 || cnt[b1] == 1 || cnt[b2] == 1) { W->torder[nord++] = j; gone[j] = 1; }
+        }
+        if (nord == start) break;                   /* none eligible: not a forest after all */
+        for (int i = start; i < nord; i++) {
+            int j = W->torder[i], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+            cnt[W->jint[(size_t)j * JI_SIZE + JI_B1]]--;
+            if (b2 >= 0) cnt[b2]--;
+        }
     }
     if (nord != nj) goto done;
     int m = 0;
@@ -129,10 +103,10 @@ int tree_init(EngineWorld *W)
     if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
-    free(up); free(deg); free(adj_start); free(adj); free(seen); free(stack); free(post); free(parent_joint);
+    free(up); free(deg); free(adj_start); free(adj); free(cnt); free(gone);
     return 0;
 fail:
-    free(up); free(deg); free(adj_start); free(adj); free(seen); free(stack); free(post); free(parent_joint);
+    free(up); free(deg); free(adj_start); free(adj); free(cnt); free(gone);
     return -1;
 }
 
@@ -146,41 +120,55 @@ fail:
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
 
-static inline double dot3a(const double *a, const double *b) { return a[3] * b[3] + a[4] * b[4] + a[5] * b[5]; }
+/* A_kj = J_k W J_j^T on the body they share (side sk of joint k, side sj of joint j): m x n dot
+ * products over the whole 6-vectors, two at a time.  One copy per (n, m), from block_kernels. */
+KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *restrict B, const int n, const int m)
+{
+#pragma GCC unroll 6
+    for (int r = 0; r < m; r++) {
+        const double *Jr = sk ? rk[r].J2 : rk[r].J1;
+#pragma GCC unroll 3
+        for (int c = 0; c + 1 < n; c += 2) {
+            v2d d = dot6x2(Jr, Mj + 12 * c, Mj + 12 * c + 12);
+            B[r * S + c] = d[0]; B[r * S + c + 1] = d[1];
+        }
+        if (n & 1) B[r * S + n - 1] = dot6(Jr, Mj + 12 * (n - 1));
+    }
+}
+typedef void (*BlockKernel)(const Row *, int, const double *, double *);
+#define BLOCK(n, m) static void block_##n##_##m(const Row *rk, int sk, const double *Mj, double *B) \
+    { neighbour_block(rk, sk, Mj, B, n, m); }
+#define BLOCKS(n) BLOCK(n, 3) BLOCK(n, 4) BLOCK(n, 5) BLOCK(n, 6)
+BLOCKS(3) BLOCKS(4) BLOCKS(5) BLOCKS(6)
+#define BLOCK_ROW(n) {block_##n##_3, block_##n##_4, block_##n##_5, block_##n##_6}
+static const BlockKernel block_kernels[4][4] = {BLOCK_ROW(3), BLOCK_ROW(4), BLOCK_ROW(5), BLOCK_ROW(6)};
 
-/* Joint j's diagonal block A_jj = sum over its bodies of J W J^T (+ CFM/h) and the blocks A_kj
- * (m_k x n) with its later neighbours k: all rows of a joint act on the same two bodies, so which
- * sides meet is decided once per block.  Blocks are formed in local arrays and stored once, so the
- * compiler need not assume the stores alias the rows it reads. */
-KERNEL void assemble_joint(EngineWorld *W, int j, const int n, const int mask)
+/* Joint j's diagonal block A_jj = J W J^T (+ CFM/h), lower triangle, and the blocks A_kj (m_k x n)
+ * with its later neighbours k.  A row's J1, J2 against a column of W J^T (zero on the side of the
+ * static world) is one 12-vector dot product, so neither side needs a test. */
+KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
 {
     const Row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
     double *restrict D = W->tdiag + 36 * (size_t)j;
     int b1 = rj->b1, b2 = rj->b2;
-    for (int a = 0; a < n; a++) for (int c = 0; c <= a; c++) {
-        int ang = ((mask >> a) | (mask >> c)) & 1;
-        double s = a == c ? cfmh[a] : 0.0;
-        if (b1 >= 0) s += ang ? dot3a(rj[a].J1, Mj + 12 * c) : dot6(rj[a].J1, Mj + 12 * c);
-        if (b2 >= 0) s += ang ? dot3a(rj[a].J2, Mj + 12 * c + 6) : dot6(rj[a].J2, Mj + 12 * c + 6);
-        D[a * S + c] = D[c * S + a] = s;
+#pragma GCC unroll 6
+    for (int a = 0; a < n; a++) {
+#pragma GCC unroll 3
+        for (int c = 0; c + 1 <= a; c += 2) {
+            v2d d = dot12_pair(rj[a].J1, rj[a].J2, Mj + 12 * c, Mj + 12 * c + 12);
+            D[a * S + c] = d[0]; D[a * S + c + 1] = d[1];
+        }
+        if (!(a & 1)) D[a * S + a] = dot12_one(rj[a].J1, rj[a].J2, Mj + 12 * a);
+        D[a * S + a] += cfmh[a];
     }
-    for (int a = n; a < S; a++) for (int c = 0; c < S; c++) D[a * S + c] = D[c * S + a] = a == c;
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        int k = W->nbr_list[e], mk = W->trows[k], mask_k = W->tmask[k];
+        int k = W->nbr_list[e];
         const Row *rk = W->rows + W->tstart[k];
-        double *restrict B = W->nbr_block + 36 * (size_t)e;
         /* in a forest two joints share exactly one body: the sides sk of k and sj of j */
         int sk = rk->b1 >= 0 && (rk->b1 == b1 || rk->b1 == b2) ? 0 : 1, bk = sk ? rk->b2 : rk->b1;
         int sj = bk == b1 ? 0 : 1;
-        for (int r = 0; r < S; r++) for (int c = 0; c < S; c++) {
-            double s = 0.0;
-            if (r < mk && c < n) {
-                const double *Jr = sk ? rk[r].J2 : rk[r].J1, *Mc = Mj + 12 * c + 6 * sj;
-                s = ((mask_k >> r) | (mask >> c)) & 1 ? dot3a(Jr, Mc) : dot6(Jr, Mc);
-            }
-            B[r * S + c] = s;
-        }
+        block_kernels[n - 3][W->trows[k] - 3](rk, sk, Mj + 6 * sj, W->nbr_block + 36 * (size_t)e);
     }
 }
 
@@ -190,71 +178,83 @@ static double *lower_block(EngineWorld *W, int j, int k)
     return NULL;
 }
 
-/* For a later neighbour k (m rows) of joint j (n rows): L_kj = A_kj D_j^-1 from the swept
- * -D_j^-1 in A, and A_kk -= L_kj A_kj^T on its lower triangle. */
-KERNEL void neighbour_factor(const double *restrict B, const double *restrict A, double *restrict L,
-                             double *restrict T, const int n, const int m)
+/* For a later neighbour k (m rows) of joint j (n rows), with A_jj = L D L^T already factored
+ * (L unit lower in the strict lower triangle of F, 1/D in id): W = A_kj L^-T by forward
+ * substitution on each row (rows independent), V = W D^-1, and A_kk -= V W^T on its lower
+ * triangle.  W replaces A_kj; V goes to Vout. */
+KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
+                             double *restrict Vout, double *restrict T, const int n, const int m)
 {
-    for (int r = 0; r < m; r++) for (int q = 0; q < n; q++) {
-        double s = 0;
-        for (int t = 0; t < n; t++) s += B[r * S + t] * A[t * S + q];
-        L[r * S + q] = -s;
-    }
-    for (int r = 0; r < m; r++) for (int c = 0; c <= r; c++) {
-        double s = 0;
-        for (int q = 0; q < n; q++) s += L[r * S + q] * B[c * S + q];
-        T[r * S + c] -= s;
-    }
+    double w[6][6], v[6][6];
+#pragma GCC unroll 6
+    for (int r = 0; r < m; r++)
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            double s = B[r * S + q];
+#pragma GCC unroll 6
+            for (int t = 0; t < q; t++) s -= F[q * S + t] * w[r][t];
+            w[r][q] = s; v[r][q] = s * id[q];
+        }
+#pragma GCC unroll 6
+    for (int r = 0; r < m; r++)
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) { B[r * S + q] = w[r][q]; Vout[r * S + q] = v[r][q]; }
+#pragma GCC unroll 6
+    for (int r = 0; r < m; r++)
+#pragma GCC unroll 6
+        for (int c = 0; c <= r; c++) {
+            double s = 0;
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) s += v[r][q] * w[c][q];
+            T[r * S + c] -= s;
+        }
 }
 
-/* Eliminate joint j as A = L D L^T with L block unit lower and D block diagonal (Baraff's
- * block elimination): D_j^-1 = A_jj^-1 by sweeping its n pivots (Gauss-Jordan, each sweep a
- * rank-one update of independent entries), then for its later neighbours L_kj = A_kj D_j^-1 and
- * A_lk -= L_lj A_kj^T.  0, or nonzero for a pivot that is not positive or a fill-in (not a tree
- * after all).  D_j^-1 replaces A_jj; L_kj goes to nbr_L beside A_kj. */
+/* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
+ * right-looking pivots (each a rank-one update of independent entries: the pivots are the
+ * Gauss-Jordan sweep's, at a sixth of its work), then for its later neighbours the factor
+ * L_kj = A_kj A_jj^-1 = V_k L^-1 (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for a
+ * pivot that is not positive or a fill-in (not a tree after all).  L (strict lower) and 1/D (the
+ * diagonal) replace A_jj; W_k replaces A_kj, V_k goes to nbr_L. */
 KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 {
-    double A[36], diag[6];
+    double A[36], id[6];
     double *restrict Dj = W->tdiag + 36 * (size_t)j;
-    for (int i = 0; i < n; i++) for (int q = 0; q <= i; q++) A[i * S + q] = A[q * S + i] = Dj[i * S + q];   /* lower triangle */
-    for (int p = 0; p < n; p++) diag[p] = A[p * S + p];
-    /* sweep: A becomes -A^-1 on the n x n part.  Unrolled whole, so A's entries live in registers
-     * (stored and reloaded at other widths they would stall store-to-load forwarding) */
+    for (int i = 0; i < n; i++) for (int q = 0; q <= i; q++) A[i * S + q] = Dj[i * S + q];   /* lower triangle */
+    /* unrolled whole, so A's entries live in registers */
 #pragma GCC unroll 6
     for (int p = 0; p < n; p++) {
         double d = A[p * S + p];
-        if (!(d > 1e-11 * fabs(diag[p]) + 1e-300)) return 1;
-        double id = 1.0 / d, c[6], r[6];
+        if (!(d > 1e-11 * fabs(Dj[p * S + p]) + 1e-300)) return 1;
+        double c[6];
+        id[p] = 1.0 / d;
 #pragma GCC unroll 6
-        for (int i = 0; i < n; i++) { r[i] = A[p * S + i]; c[i] = r[i] * id; }
+        for (int i = p + 1; i < n; i++) { c[i] = A[i * S + p]; A[i * S + p] = c[i] * id[p]; }
 #pragma GCC unroll 6
-        for (int i = 0; i < n; i++)
+        for (int i = p + 1; i < n; i++)
 #pragma GCC unroll 6
-            for (int q = 0; q < n; q++) A[i * S + q] -= c[i] * r[q];
-#pragma GCC unroll 6
-        for (int i = 0; i < n; i++) { A[i * S + p] = c[i]; A[p * S + i] = c[i]; }
-        A[p * S + p] = -id;
+            for (int q = p + 1; q <= i; q++) A[i * S + q] -= A[i * S + p] * c[q];
     }
-    for (int i = 0; i < n; i++) for (int q = 0; q < n; q++) Dj[i * S + q] = -A[i * S + q];
+    for (int i = 0; i < n; i++) { for (int q = 0; q < i; q++) Dj[i * S + q] = A[i * S + q]; Dj[i * S + i] = id[i]; }
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
     for (int e = e0; e < e1; e++) {
         int mk = W->trows[W->nbr_list[e]];
-#define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, A, W->nbr_L + 36 * (size_t)e, \
+#define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, A, id, W->nbr_L + 36 * (size_t)e, \
                                       W->tdiag + 36 * (size_t)W->nbr_list[e], n, m)
         dispatch(mk, NEIGHBOUR);
     }
-    for (int e = e0; e < e1; e++) {                       /* A_lk -= L_lj A_kj^T for later neighbours k < l */
+    for (int e = e0; e < e1; e++) {                       /* A_lk -= V_l W_k^T for later neighbours k < l */
         int k = W->nbr_list[e], mk = W->trows[k];
-        const double *restrict Bk = W->nbr_block + 36 * (size_t)e;
+        const double *restrict Wk = W->nbr_block + 36 * (size_t)e;
         for (int f = e0; f < e1; f++) {
             int l = W->nbr_list[f], ml = W->trows[l];
             if (W->tpos[l] <= W->tpos[k]) continue;
             double *restrict T = lower_block(W, k, l);
             if (!T) return 2;
-            const double *restrict Ll = W->nbr_L + 36 * (size_t)f;
+            const double *restrict Vl = W->nbr_L + 36 * (size_t)f;
             for (int r = 0; r < ml; r++) for (int c = 0; c < mk; c++) {
                 double s = 0;
-                for (int q = 0; q < n; q++) s += Ll[r * S + q] * Bk[c * S + q];
+                for (int q = 0; q < n; q++) s += Vl[r * S + q] * Wk[c * S + q];
                 T[r * S + c] -= s;
             }
         }
@@ -262,47 +262,52 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
     return 0;
 }
 
-/* forward: y_k -= L_kj y_j for the later neighbours k of j */
+/* forward: z_j = L_j^-1 y_j, then y_k -= V_k z_j (= L_kj y_j) for the later neighbours k of j */
 KERNEL void forward_joint(EngineWorld *W, int j, const int n)
 {
-    const double *yj = W->tvec + S * (size_t)j;
+    const double *F = W->tdiag + 36 * (size_t)j;
+    double *yj = W->tvec + S * (size_t)j, z[6];
+#pragma GCC unroll 6
+    for (int q = 0; q < n; q++) {
+        double s = yj[q];
+#pragma GCC unroll 6
+        for (int t = 0; t < q; t++) s -= F[q * S + t] * z[t];
+        z[q] = s;
+    }
+    for (int q = 0; q < n; q++) yj[q] = z[q];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        const double *L = W->nbr_L + 36 * (size_t)e;
+        const double *V = W->nbr_L + 36 * (size_t)e;
         double *yk = W->tvec + S * (size_t)W->nbr_list[e];
-        for (int r = 0; r < S; r++) { double s = 0; for (int q = 0; q < n; q++) s += L[r * S + q] * yj[q]; yk[r] -= s; }
+        for (int r = 0; r < S; r++) { double s = 0; for (int q = 0; q < n; q++) s += V[r * S + q] * z[q]; yk[r] -= s; }
     }
 }
 
-/* backward: x_j = D_j^-1 y_j - sum_k L_kj^T x_k */
+/* backward: x_j = A_jj^-1 y_j - sum_k L_kj^T x_k = L^-T (D^-1 z_j - sum_k V_k^T x_k) */
 KERNEL void backward_joint(EngineWorld *W, int j, const int n)
 {
-    const double *Dj = W->tdiag + 36 * (size_t)j;
-    double *xj = W->tvec + S * (size_t)j, x[6];
-    for (int a = 0; a < n; a++) { double s = 0; for (int q = 0; q < n; q++) s += Dj[a * S + q] * xj[q]; x[a] = s; }
+    const double *F = W->tdiag + 36 * (size_t)j;
+    double *xj = W->tvec + S * (size_t)j, t[6];
+    for (int a = 0; a < n; a++) t[a] = F[a * S + a] * xj[a];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        const double *L = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
-        for (int r = 0; r < S; r++) for (int q = 0; q < n; q++) x[q] -= L[r * S + q] * xk[r];
+        const double *V = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
+        for (int r = 0; r < S; r++) for (int q = 0; q < n; q++) t[q] -= V[r * S + q] * xk[r];
     }
-    for (int q = 0; q < n; q++) xj[q] = x[q];
+#pragma GCC unroll 6
+    for (int q = n - 1; q >= 0; q--) {
+        double s = t[q];
+#pragma GCC unroll 6
+        for (int i = q + 1; i < n; i++) s -= F[i * S + q] * t[i];
+        t[q] = s;
+    }
+    for (int q = 0; q < n; q++) xj[q] = t[q];
 }
 
 int tree_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
-    for (int j = 0; j < nj; j++) {                       /* which rows are rotation-only, this step */
-        int mask = joint_angular_rows((int)W->jint[(size_t)j * JI_SIZE]);
-        W->tmask[j] = angular_rows_hold(W->rows + W->tstart[j], W->trows[j], mask) ? mask : 0;
-    }
     for (int j = 0; j < nj; j++) {
-        switch (W->tmask[j]) {                            /* one kernel per joint type's row pattern */
-        case 0x18: assemble_joint(W, j, 5, 0x18); break;  /* hinge */
-        case 0x07: assemble_joint(W, j, 5, 0x07); break;  /* slider */
-        case 0x38: assemble_joint(W, j, 6, 0x38); break;  /* fixed */
-        case 0x08: assemble_joint(W, j, 4, 0x08); break;  /* universal, hinge2 */
-        default:
-#define ASSEMBLE(n) assemble_joint(W, j, n, 0)
-            dispatch(W->trows[j], ASSEMBLE);
-        }
+#define ASSEMBLE(n) assemble_joint(W, j, n)
+        dispatch(W->trows[j], ASSEMBLE);
     }
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
