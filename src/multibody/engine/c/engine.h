@@ -150,15 +150,15 @@ static inline v2d dot6x2(const double *a, const double *b, const double *c)
     v2d a0 = ld2(a), a1 = ld2(a + 2), a2 = ld2(a + 4);
     return hsum2(a0 * ld2(b) + a1 * ld2(b + 2) + a2 * ld2(b + 4), a0 * ld2(c) + a1 * ld2(c + 2) + a2 * ld2(c + 4));
 }
-/* [a1 a2] . [b] and [a1 a2] . [c] for 12-vectors given as two halves a1, a2 (a row's two bodies) */
-static inline v2d dot12_pair(const double *a1, const double *a2, const double *b, const double *c)
+/* g . [a1 a2] and g . [b1 b2] for a 12-vector g and two rows given as halves */
+static inline v2d dot12_two(const double *g, const double *a1, const double *a2, const double *b1, const double *b2)
 {
-    v2d pb = ld2(a1) * ld2(b), pc = ld2(a1) * ld2(c), qb = ld2(a2) * ld2(b + 6), qc = ld2(a2) * ld2(c + 6);
+    v2d g0 = ld2(g), pa = g0 * ld2(a1), pb = g0 * ld2(b1), g6 = ld2(g + 6), qa = g6 * ld2(a2), qb = g6 * ld2(b2);
     for (int i = 2; i < 6; i += 2) {
-        v2d x = ld2(a1 + i), y = ld2(a2 + i);
-        pb += x * ld2(b + i); pc += x * ld2(c + i); qb += y * ld2(b + 6 + i); qc += y * ld2(c + 6 + i);
+        v2d x = ld2(g + i), y = ld2(g + 6 + i);
+        pa += x * ld2(a1 + i); pb += x * ld2(b1 + i); qa += y * ld2(a2 + i); qb += y * ld2(b2 + i);
     }
-    return hsum2(pb + qb, pc + qc);
+    return hsum2(pa + qa, pb + qb);
 }
 static inline double dot12_one(const double *a1, const double *a2, const double *b)
 {
@@ -177,6 +177,13 @@ static inline void mtv3(const double *R, const double *a, double *c) {
     double x = R[0]*a[0] + R[3]*a[1] + R[6]*a[2], y = R[1]*a[0] + R[4]*a[1] + R[7]*a[2],
            z = R[2]*a[0] + R[5]*a[1] + R[8]*a[2];
     c[0] = x; c[1] = y; c[2] = z;
+}
+/* c = S a for an exactly symmetric S (row-major 3x3): its rows are its columns, so the first two
+ * entries are one pair of lanes, S[0:2] a0 + S[3:5] a1 + S[6:8] a2, with the sums in mv3's order */
+static inline void smv3(const double *S, const double *a, double *c) {
+    v2d c01 = ld2(S) * a[0] + ld2(S + 3) * a[1] + ld2(S + 6) * a[2];
+    double z = S[2]*a[0] + S[5]*a[1] + S[8]*a[2];
+    memcpy(c, &c01, sizeof c01); c[2] = z;
 }
 /* Two unit vectors p, q completing the unit n to a right-handed basis (ODE's dPlaneSpace). */
 static inline void plane_space(const double *n, double *p, double *q) {

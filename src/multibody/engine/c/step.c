@@ -265,7 +265,7 @@ static void point_velocity(const EngineWorld *W, int b, const double *r, double 
     if (b < 0) { u[0] = u[1] = u[2] = 0; return; }
     const double *s = W->state + (size_t)b * BS_SIZE, *f = W->fext + 6 * (size_t)b;
     double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS], al[3], w[3], wr[3];
-    mv3(W->invIw + 9 * (size_t)b, f + 3, al);
+    smv3(W->invIw + 9 * (size_t)b, f + 3, al);
     for (int k = 0; k < 3; k++) { u[k] = s[BS_VEL + k] + h * im * f[k]; w[k] = s[BS_OMEGA + k] + h * al[k]; }
     cross3(w, r, wr); add3(u, wr, u);
 }
@@ -338,7 +338,7 @@ static inline void apply_minv(const EngineWorld *W, int b, const double *J, doub
 {   /* out = W J^T for one body: [J_lin / m; I^-1 J_ang] */
     double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
     for (int k = 0; k < 3; k++) out[k] = im * J[k];
-    mv3(W->invIw + 9 * (size_t)b, J + 3, out + 3);
+    smv3(W->invIw + 9 * (size_t)b, J + 3, out + 3);
 }
 
 static double row_dot_fc(const EngineWorld *W, const Row *r, const double *fc)
@@ -616,8 +616,8 @@ int world_step(EngineWorld *W, double h)
         double T[9], *Iinv = W->invIw + 9 * (size_t)b;
         for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
             T[3 * r + c] = R[3 * r] * bp[BP_INVI + c] + R[3 * r + 1] * bp[BP_INVI + 3 + c] + R[3 * r + 2] * bp[BP_INVI + 6 + c];
-        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
-            Iinv[3 * r + c] = T[3 * r] * R[3 * c] + T[3 * r + 1] * R[3 * c + 1] + T[3 * r + 2] * R[3 * c + 2];
+        for (int r = 0; r < 3; r++) for (int c = 0; c <= r; c++)   /* exactly symmetric (smv3 relies on it) */
+            Iinv[3 * r + c] = Iinv[3 * c + r] = T[3 * r] * R[3 * c] + T[3 * r + 1] * R[3 * c + 1] + T[3 * r + 2] * R[3 * c + 2];
         double *f = W->fext + 6 * (size_t)b, wb[3], Iwb[3], Iw[3], gyro[3];
         for (int k = 0; k < 3; k++) f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k];
         mtv3(R, s + BS_OMEGA, wb); mv3(bp + BP_I, wb, Iwb); mv3(R, Iwb, Iw); cross3(s + BS_OMEGA, Iw, gyro);
@@ -650,27 +650,37 @@ int world_step(EngineWorld *W, double h)
     if (m < 0) return -1;
     W->m = m;
     if (reserve_m(W, m, 0)) return -1;
-    /* 4. the LCP */
-    for (int i = 0; i < m; i++) {
-        const Row *r = W->rows + i;
-        double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
-        double s = r->rhs * ih;
-        if (r->b1 >= 0) {
-            apply_minv(W, r->b1, r->J1, M);
-            s -= dot6(r->J1, W->vfree + 6 * (size_t)r->b1);
-        } else zero6(M);
-        if (r->b2 >= 0) {
-            apply_minv(W, r->b2, r->J2, M + 6);
-            s -= dot6(r->J2, W->vfree + 6 * (size_t)r->b2);
-        } else zero6(M + 6);
-        W->b[i] = s; W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
+    /* 4. the LCP.  Rows come in runs on the same two bodies (a joint's, a contact's): each run
+     * reads its bodies' inverse mass, inverse world inertia and free velocity once, into locals
+     * the stores to iMJ cannot alias. */
+    int bounded = 0;                                       /* some row has a bound (tree: none may) */
+    for (int i = 0; i < m;) {
+        const int b1 = W->rows[i].b1, b2 = W->rows[i].b2;
+        double im1 = 0, im2 = 0, I1[9], I2[9], vf[12];
+        for (int k = 0; k < 12; k++) vf[k] = 0.0;
+        if (b1 >= 0) {
+            im1 = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS];
+            memcpy(I1, W->invIw + 9 * (size_t)b1, sizeof I1); memcpy(vf, W->vfree + 6 * (size_t)b1, 6 * sizeof(double));
+        }
+        if (b2 >= 0) {
+            im2 = W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS];
+            memcpy(I2, W->invIw + 9 * (size_t)b2, sizeof I2); memcpy(vf + 6, W->vfree + 6 * (size_t)b2, 6 * sizeof(double));
+        }
+        for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
+            const Row *r = W->rows + i;
+            double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
+            if (b1 >= 0) { for (int k = 0; k < 3; k++) M[k] = im1 * r->J1[k]; smv3(I1, r->J1 + 3, M + 3); } else zero6(M);
+            if (b2 >= 0) { for (int k = 0; k < 3; k++) M[6 + k] = im2 * r->J2[k]; smv3(I2, r->J2 + 3, M + 9); } else zero6(M + 6);
+            W->b[i] = r->rhs * ih - dot12_one(r->J1, r->J2, vf);   /* vf is zero on the static world's side */
+            W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
+            bounded |= r->lo != -INFINITY || r->hi != INFINITY;
+        }
     }
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->solver_used = (int)wp[WP_SOLVER];
     W->used_tree = 0;
     if (m && W->solver_used == SOLVER_DANTZIG && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m) {
-        int all_equal = 1;                                  /* only the joints' base rows, no bounds */
-        for (int i = 0; i < m && all_equal; i++) if (W->rows[i].lo != -INFINITY || W->rows[i].hi != INFINITY) all_equal = 0;
+        int all_equal = !bounded;                           /* only the joints' base rows, no bounds */
         for (int j = 0; j < W->nj && all_equal; j++) if (W->rows[W->tstart[j]].source != j) all_equal = 0;
         if (all_equal && tree_solve(W) == 0) W->used_tree = 1;
     }

@@ -96,9 +96,9 @@ int tree_init(EngineWorld *W)
         if (!pass) { W->nbr_list = malloc(sizeof(int) * (size_t)(total + 1)); if (!W->nbr_list) goto fail; }
     }
     W->nbr_start[nj] = total;
-    W->tdiag = malloc(sizeof(double) * 36 * (size_t)nj);
-    W->nbr_block = malloc(sizeof(double) * 36 * (size_t)(total + 1));
-    W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));   /* pads stay zero */
+    W->tdiag = calloc(36 * (size_t)nj, sizeof(double));             /* pads stay zero */
+    W->nbr_block = calloc(36 * (size_t)(total + 1), sizeof(double));
+    W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));
     W->tvec = malloc(sizeof(double) * (size_t)(6 * nj + 1));
     if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec) goto fail;
     W->tree_m = m; W->tree_ok = 1;
@@ -110,29 +110,34 @@ fail:
     return -1;
 }
 
-/* Every block is stored padded to 6 x 6 (a joint's rows n = 3..6; pad rows and columns are zero,
- * the diagonal blocks' pads identity) so the products below have fixed strides, and each kernel
- * takes the joint's own row count n as a compile-time constant (one copy per 3, 4, 5 or 6 rows,
- * chosen by dispatch()): the loops unroll and their sums are independent of one another, which is
- * what keeps them fast (a chain of scalar pivots waits on itself). */
+/* Storage.  Every block is padded to 6 x 6 (a joint's rows n = 3..6), and each kernel takes the
+ * joint's row count n as a compile-time constant (one copy per 3, 4, 5 or 6 rows, chosen by
+ * dispatch()), so the loops unroll whole.  Blocks are kept so that the inner loops run along
+ * rows of memory two lanes at a time (v2d):
+ *   tdiag[j]      A_jj as its upper triangle U[c][r] = A_jj[r][c], r >= c; after elimination
+ *                 F[p][p] = 1/d_p and F[p][i] = L[i][p] (i > p), from A_jj = L D L^T;
+ *   nbr_block[e]  for joint j and its later neighbour k, A_kj transposed: B[q][r] = A_kj[r][q]
+ *                 (q over j's rows, r over k's); after elimination W = A_kj L^-T, transposed;
+ *   nbr_L[e]      V = W D^-1 transposed, so the block factor L_kj = A_kj A_jj^-1 = V L^-1.
+ * Pads are zero and stay zero (zero blocks in, zeros out), so pairs may run over them. */
 #define KERNEL static inline __attribute__((always_inline))
 #define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
+static inline void st2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
 
-/* A_kj = J_k W J_j^T on the body they share (side sk of joint k, side sj of joint j): m x n dot
- * products over the whole 6-vectors, two at a time.  One copy per (n, m), from block_kernels. */
+/* A_kj = J_k W J_j^T on the body they share (side sk of joint k, side sj of joint j), stored
+ * transposed: for each of j's columns W J_j^T, the dot products with two of k's rows at once.
+ * One copy per (n, m), from block_kernels. */
 KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *restrict B, const int n, const int m)
 {
 #pragma GCC unroll 6
-    for (int r = 0; r < m; r++) {
-        const double *Jr = sk ? rk[r].J2 : rk[r].J1;
+    for (int q = 0; q < n; q++) {
+        const double *G = Mj + 12 * q;
 #pragma GCC unroll 3
-        for (int c = 0; c + 1 < n; c += 2) {
-            v2d d = dot6x2(Jr, Mj + 12 * c, Mj + 12 * c + 12);
-            B[r * S + c] = d[0]; B[r * S + c + 1] = d[1];
-        }
-        if (n & 1) B[r * S + n - 1] = dot6(Jr, Mj + 12 * (n - 1));
+        for (int r = 0; r + 1 < m; r += 2)
+            st2(B + q * S + r, dot6x2(G, sk ? rk[r].J2 : rk[r].J1, sk ? rk[r + 1].J2 : rk[r + 1].J1));
+        if (m & 1) B[q * S + m - 1] = dot6(G, sk ? rk[m - 1].J2 : rk[m - 1].J1);
     }
 }
 typedef void (*BlockKernel)(const Row *, int, const double *, double *);
@@ -143,24 +148,22 @@ BLOCKS(3) BLOCKS(4) BLOCKS(5) BLOCKS(6)
 #define BLOCK_ROW(n) {block_##n##_3, block_##n##_4, block_##n##_5, block_##n##_6}
 static const BlockKernel block_kernels[4][4] = {BLOCK_ROW(3), BLOCK_ROW(4), BLOCK_ROW(5), BLOCK_ROW(6)};
 
-/* Joint j's diagonal block A_jj = J W J^T (+ CFM/h), lower triangle, and the blocks A_kj (m_k x n)
- * with its later neighbours k.  A row's J1, J2 against a column of W J^T (zero on the side of the
- * static world) is one 12-vector dot product, so neither side needs a test. */
+/* Joint j's diagonal block A_jj = J W J^T (+ CFM/h) as its upper triangle, and the blocks A_kj
+ * with its later neighbours k.  A column of W J^T (zero on the side of the static world) against
+ * a row's J1, J2 is one 12-vector dot product, so neither side needs a test. */
 KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
 {
     const Row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
-    double *restrict D = W->tdiag + 36 * (size_t)j;
+    double *restrict U = W->tdiag + 36 * (size_t)j;
     int b1 = rj->b1, b2 = rj->b2;
 #pragma GCC unroll 6
-    for (int a = 0; a < n; a++) {
+    for (int c = 0; c < n; c++) {
+        const double *G = Mj + 12 * c;
 #pragma GCC unroll 3
-        for (int c = 0; c + 1 <= a; c += 2) {
-            v2d d = dot12_pair(rj[a].J1, rj[a].J2, Mj + 12 * c, Mj + 12 * c + 12);
-            D[a * S + c] = d[0]; D[a * S + c + 1] = d[1];
-        }
-        if (!(a & 1)) D[a * S + a] = dot12_one(rj[a].J1, rj[a].J2, Mj + 12 * a);
-        D[a * S + a] += cfmh[a];
+        for (int r = c; r + 1 < n; r += 2) st2(U + c * S + r, dot12_two(G, rj[r].J1, rj[r].J2, rj[r + 1].J1, rj[r + 1].J2));
+        if ((n - c) & 1) U[c * S + n - 1] = dot12_one(rj[n - 1].J1, rj[n - 1].J2, G);
+        U[c * S + c] += cfmh[c];
     }
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         int k = W->nbr_list[e];
@@ -173,73 +176,70 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
 }
 
 static double *lower_block(EngineWorld *W, int j, int k)
-{   /* stored block A(k, j) (m_k x m_j) for a later neighbour k of j */
+{   /* stored block A(k, j), transposed, for a later neighbour k of j */
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) if (W->nbr_list[e] == k) return W->nbr_block + 36 * (size_t)e;
     return NULL;
 }
 
-/* For a later neighbour k (m rows) of joint j (n rows), with A_jj = L D L^T already factored
- * (L unit lower in the strict lower triangle of F, 1/D in id): W = A_kj L^-T by forward
- * substitution on each row (rows independent), V = W D^-1, and A_kk -= V W^T on its lower
- * triangle.  W replaces A_kj; V goes to Vout. */
+/* For a later neighbour k (m rows) of joint j (n rows), with A_jj = L D L^T factored in F (see
+ * Storage) and 1/D in id: W = A_kj L^-T by forward substitution (two of k's rows at a time),
+ * V = W D^-1, and A_kk -= V W^T on its upper triangle (a pair may also write the unused entry
+ * just left of the diagonal).  W replaces A_kj in B; V goes to Vt. */
 KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
-                             double *restrict Vout, double *restrict T, const int n, const int m)
+                             double *restrict Vt, double *restrict Uk, const int n, const int m)
 {
-    double w[6][6], v[6][6];
+    enum { P = 3 };                                   /* pairs of rows of k: 6 / 2 */
+    const int np = (m + 1) / 2;
+    v2d w[6][P], v[6][P];
 #pragma GCC unroll 6
-    for (int r = 0; r < m; r++)
+    for (int q = 0; q < n; q++)
+#pragma GCC unroll 3
+        for (int p = 0; p < np; p++) {
+            v2d s = ld2(B + q * S + 2 * p);
 #pragma GCC unroll 6
-        for (int q = 0; q < n; q++) {
-            double s = B[r * S + q];
-#pragma GCC unroll 6
-            for (int t = 0; t < q; t++) s -= F[q * S + t] * w[r][t];
-            w[r][q] = s; v[r][q] = s * id[q];
+            for (int t = 0; t < q; t++) s -= F[t * S + q] * w[t][p];
+            w[q][p] = s; v[q][p] = s * id[q];
+            st2(B + q * S + 2 * p, s); st2(Vt + q * S + 2 * p, v[q][p]);
         }
 #pragma GCC unroll 6
-    for (int r = 0; r < m; r++)
+    for (int c = 0; c < m; c++)
+#pragma GCC unroll 3
+        for (int p = c / 2; p < np; p++) {
+            v2d s = v[0][p] * w[0][c / 2][c & 1];
 #pragma GCC unroll 6
-        for (int q = 0; q < n; q++) { B[r * S + q] = w[r][q]; Vout[r * S + q] = v[r][q]; }
-#pragma GCC unroll 6
-    for (int r = 0; r < m; r++)
-#pragma GCC unroll 6
-        for (int c = 0; c <= r; c++) {
-            double s = 0;
-#pragma GCC unroll 6
-            for (int q = 0; q < n; q++) s += v[r][q] * w[c][q];
-            T[r * S + c] -= s;
+            for (int q = 1; q < n; q++) s += v[q][p] * w[q][c / 2][c & 1];
+            st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - s);
         }
 }
 
 /* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
- * right-looking pivots (each a rank-one update of independent entries: the pivots are the
- * Gauss-Jordan sweep's, at a sixth of its work), then for its later neighbours the factor
- * L_kj = A_kj A_jj^-1 = V_k L^-1 (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for a
- * pivot that is not positive or a fill-in (not a tree after all).  L (strict lower) and 1/D (the
- * diagonal) replace A_jj; W_k replaces A_kj, V_k goes to nbr_L. */
+ * right-looking pivots, each a rank-one update of the trailing rows, then for its later
+ * neighbours W, V and A_kk -= V W^T (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for
+ * a pivot that is not positive or a fill-in (not a tree after all). */
 KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 {
-    double A[36], id[6];
-    double *restrict Dj = W->tdiag + 36 * (size_t)j;
-    for (int i = 0; i < n; i++) for (int q = 0; q <= i; q++) A[i * S + q] = Dj[i * S + q];   /* lower triangle */
-    /* unrolled whole, so A's entries live in registers */
+    double U[36], id[6];
+    double *restrict F = W->tdiag + 36 * (size_t)j;
+    for (int c = 0; c < n; c++) for (int r = c; r < n; r++) U[c * S + r] = F[c * S + r];
+    /* unrolled whole, so U's entries live in registers */
 #pragma GCC unroll 6
     for (int p = 0; p < n; p++) {
-        double d = A[p * S + p];
-        if (!(d > 1e-11 * fabs(Dj[p * S + p]) + 1e-300)) return 1;
+        double d = U[p * S + p];
+        if (!(d > 1e-11 * fabs(F[p * S + p]) + 1e-300)) return 1;
         double c[6];
         id[p] = 1.0 / d;
 #pragma GCC unroll 6
-        for (int i = p + 1; i < n; i++) { c[i] = A[i * S + p]; A[i * S + p] = c[i] * id[p]; }
+        for (int i = p + 1; i < n; i++) { c[i] = U[p * S + i]; U[p * S + i] = c[i] * id[p]; }   /* L[i][p] */
 #pragma GCC unroll 6
-        for (int i = p + 1; i < n; i++)
+        for (int q = p + 1; q < n; q++)
 #pragma GCC unroll 6
-            for (int q = p + 1; q <= i; q++) A[i * S + q] -= A[i * S + p] * c[q];
+            for (int i = q; i < n; i++) U[q * S + i] -= c[q] * U[p * S + i];
     }
-    for (int i = 0; i < n; i++) { for (int q = 0; q < i; q++) Dj[i * S + q] = A[i * S + q]; Dj[i * S + i] = id[i]; }
+    for (int p = 0; p < n; p++) { F[p * S + p] = id[p]; for (int i = p + 1; i < n; i++) F[p * S + i] = U[p * S + i]; }
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
     for (int e = e0; e < e1; e++) {
         int mk = W->trows[W->nbr_list[e]];
-#define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, A, id, W->nbr_L + 36 * (size_t)e, \
+#define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, U, id, W->nbr_L + 36 * (size_t)e, \
                                       W->tdiag + 36 * (size_t)W->nbr_list[e], n, m)
         dispatch(mk, NEIGHBOUR);
     }
@@ -249,36 +249,41 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
         for (int f = e0; f < e1; f++) {
             int l = W->nbr_list[f], ml = W->trows[l];
             if (W->tpos[l] <= W->tpos[k]) continue;
-            double *restrict T = lower_block(W, k, l);
+            double *restrict T = lower_block(W, k, l);    /* A_lk transposed: T[c][r], c over k's rows */
             if (!T) return 2;
             const double *restrict Vl = W->nbr_L + 36 * (size_t)f;
-            for (int r = 0; r < ml; r++) for (int c = 0; c < mk; c++) {
+            for (int c = 0; c < mk; c++) for (int r = 0; r < ml; r++) {
                 double s = 0;
-                for (int q = 0; q < n; q++) s += Vl[r * S + q] * Wk[c * S + q];
-                T[r * S + c] -= s;
+                for (int q = 0; q < n; q++) s += Vl[q * S + r] * Wk[q * S + c];
+                T[c * S + r] -= s;
             }
         }
     }
     return 0;
 }
 
-/* forward: z_j = L_j^-1 y_j, then y_k -= V_k z_j (= L_kj y_j) for the later neighbours k of j */
+/* forward: z_j = L^-1 y_j (column by column), then y_k -= V_k z_j (= L_kj y_j) for the later
+ * neighbours k of j, two of k's rows at a time */
 KERNEL void forward_joint(EngineWorld *W, int j, const int n)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *yj = W->tvec + S * (size_t)j, z[6];
+    for (int q = 0; q < n; q++) z[q] = yj[q];
 #pragma GCC unroll 6
-    for (int q = 0; q < n; q++) {
-        double s = yj[q];
+    for (int t = 0; t < n; t++)
 #pragma GCC unroll 6
-        for (int t = 0; t < q; t++) s -= F[q * S + t] * z[t];
-        z[q] = s;
-    }
+        for (int i = t + 1; i < n; i++) z[i] -= F[t * S + i] * z[t];
     for (int q = 0; q < n; q++) yj[q] = z[q];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        const double *V = W->nbr_L + 36 * (size_t)e;
+        const double *Vt = W->nbr_L + 36 * (size_t)e;
         double *yk = W->tvec + S * (size_t)W->nbr_list[e];
-        for (int r = 0; r < S; r++) { double s = 0; for (int q = 0; q < n; q++) s += V[r * S + q] * z[q]; yk[r] -= s; }
+#pragma GCC unroll 3
+        for (int p = 0; p < S; p += 2) {
+            v2d s = ld2(Vt + p) * z[0];
+#pragma GCC unroll 6
+            for (int q = 1; q < n; q++) s += ld2(Vt + q * S + p) * z[q];
+            st2(yk + p, ld2(yk + p) - s);
+        }
     }
 }
 
@@ -289,14 +294,19 @@ KERNEL void backward_joint(EngineWorld *W, int j, const int n)
     double *xj = W->tvec + S * (size_t)j, t[6];
     for (int a = 0; a < n; a++) t[a] = F[a * S + a] * xj[a];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        const double *V = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
-        for (int r = 0; r < S; r++) for (int q = 0; q < n; q++) t[q] -= V[r * S + q] * xk[r];
+        const double *Vt = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
+        v2d x01 = ld2(xk), x23 = ld2(xk + 2), x45 = ld2(xk + 4);
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            v2d s = ld2(Vt + q * S) * x01 + ld2(Vt + q * S + 2) * x23 + ld2(Vt + q * S + 4) * x45;
+            t[q] -= s[0] + s[1];
+        }
     }
 #pragma GCC unroll 6
     for (int q = n - 1; q >= 0; q--) {
         double s = t[q];
 #pragma GCC unroll 6
-        for (int i = q + 1; i < n; i++) s -= F[i * S + q] * t[i];
+        for (int i = q + 1; i < n; i++) s -= F[q * S + i] * t[i];
         t[q] = s;
     }
     for (int q = 0; q < n; q++) xj[q] = t[q];
