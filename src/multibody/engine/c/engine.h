@@ -143,6 +143,7 @@ static inline double dot6(const double *a, const double *b)
  * one horizontal sum for both, they cost about half the instructions of scalar sums. */
 typedef double v2d __attribute__((vector_size(16)));
 static inline v2d ld2(const double *p) { v2d v; memcpy(&v, p, sizeof v); return v; }
+static inline void st2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
 static inline v2d hsum2(v2d p, v2d q) { v2d lo = {p[0], q[0]}, hi = {p[1], q[1]}; return lo + hi; }
 /* (a.b, a.c) for 6-vectors */
 static inline v2d dot6x2(const double *a, const double *b, const double *c)

@@ -604,27 +604,45 @@ int world_step(EngineWorld *W, double h)
     const double *wp = W->wpar;
     int nb = W->nb;
     const double ih = 1.0 / h;
-    /* 1. inertias and applied forces */
+    /* 1. inertias and applied forces; each body's numbers in locals, which the stores into
+     * the world's arrays cannot alias */
     for (int b = 0; b < nb; b++) {
-        double *s = W->state + (size_t)b * BS_SIZE, *R = W->R + 9 * (size_t)b;
+        double *s = W->state + (size_t)b * BS_SIZE, R[9], q[4], w[3];
         const double *bp = W->bprop + (size_t)b * BP_SIZE, *ld = W->load + (size_t)b * BL_SIZE;
         double iqn = 1.0 / sqrt(s[3] * s[3] + s[4] * s[4] + s[5] * s[5] + s[6] * s[6]);
-        for (int k = 0; k < 4; k++) s[BS_QUAT + k] *= iqn;
-        quat_to_R(s + BS_QUAT, R);
-        /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50); the gyroscopic torque -w x I w with
-         * I w = R (I_body (R^T w)), so the world inertia itself is never formed */
-        double T[9], *Iinv = W->invIw + 9 * (size_t)b;
-        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
-            T[3 * r + c] = R[3 * r] * bp[BP_INVI + c] + R[3 * r + 1] * bp[BP_INVI + 3 + c] + R[3 * r + 2] * bp[BP_INVI + 6 + c];
-        for (int r = 0; r < 3; r++) for (int c = 0; c <= r; c++)   /* exactly symmetric (smv3 relies on it) */
+        for (int k = 0; k < 4; k++) s[BS_QUAT + k] = q[k] = s[BS_QUAT + k] * iqn;
+        copy3(s + BS_OMEGA, w);
+        quat_to_R(q, R);
+        memcpy(W->R + 9 * (size_t)b, R, sizeof R);
+        /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50), exactly symmetric (smv3 relies on it);
+         * the gyroscopic torque -w x I w with I w = R (I_body (R^T w)), so the world inertia
+         * itself is never formed.  Bodies whose inertia is diagonal in body axes (every
+         * primitive shape) skip the zero products, which changes no bit. */
+        double T[9], Iinv[9], wb[3], Iwb[3], Iw[3], gyro[3];
+        const double *Ib = bp + BP_INVI;
+        if (Ib[1] == 0 && Ib[2] == 0 && Ib[3] == 0 && Ib[5] == 0 && Ib[6] == 0 && Ib[7] == 0 &&
+            bp[BP_I + 1] == 0 && bp[BP_I + 2] == 0 && bp[BP_I + 3] == 0 && bp[BP_I + 5] == 0 && bp[BP_I + 6] == 0 &&
+            bp[BP_I + 7] == 0) {
+            for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) T[3 * r + c] = R[3 * r + c] * Ib[4 * c];
+            mtv3(R, w, wb);
+            for (int k = 0; k < 3; k++) Iwb[k] = bp[BP_I + 4 * k] * wb[k];
+        } else {
+            for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
+                T[3 * r + c] = R[3 * r] * Ib[c] + R[3 * r + 1] * Ib[3 + c] + R[3 * r + 2] * Ib[6 + c];
+            mtv3(R, w, wb); mv3(bp + BP_I, wb, Iwb);
+        }
+        for (int r = 0; r < 3; r++) for (int c = 0; c <= r; c++)
             Iinv[3 * r + c] = Iinv[3 * c + r] = T[3 * r] * R[3 * c] + T[3 * r + 1] * R[3 * c + 1] + T[3 * r + 2] * R[3 * c + 2];
-        double *f = W->fext + 6 * (size_t)b, wb[3], Iwb[3], Iw[3], gyro[3];
-        for (int k = 0; k < 3; k++) f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k];
-        mtv3(R, s + BS_OMEGA, wb); mv3(bp + BP_I, wb, Iwb); mv3(R, Iwb, Iw); cross3(s + BS_OMEGA, Iw, gyro);
-        for (int k = 0; k < 3; k++) f[3 + k] = ld[BL_TORQUE + k] - gyro[k];
-        double *vf = W->vfree + 6 * (size_t)b;               /* v/h + W f: the free step's velocity over h */
-        apply_minv(W, b, f, vf);
+        memcpy(W->invIw + 9 * (size_t)b, Iinv, sizeof Iinv);
+        mv3(R, Iwb, Iw); cross3(w, Iw, gyro);
+        double f[6], vf[6], im = bp[BP_INVMASS];
+        for (int k = 0; k < 3; k++) { f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k]; f[3 + k] = ld[BL_TORQUE + k] - gyro[k]; }
+        memcpy(W->fext + 6 * (size_t)b, f, sizeof f);
+        /* v/h + W f: the free step's velocity over h */
+        for (int k = 0; k < 3; k++) vf[k] = im * f[k];
+        smv3(Iinv, f + 3, vf + 3);
         for (int k = 0; k < 6; k++) vf[k] += s[BS_VEL + k] * ih;
+        memcpy(W->vfree + 6 * (size_t)b, vf, sizeof vf);
     }
     /* 2. collision detection */
     W->nc = 0;
@@ -708,43 +726,47 @@ int world_step(EngineWorld *W, double h)
     double *fc = W->fc;
     memset(fc, 0, sizeof(double) * 6 * (size_t)nb);
     for (int i = 0; i < m;) {
-        /* J^T lambda summed in registers over each run of rows on the same two bodies (a joint's
-         * rows, a contact's), then added once: no chain of stores and reloads on one body */
+        /* J^T lambda summed in registers (two lanes) over each run of rows on the same two bodies
+         * (a joint's rows, a contact's), then added once: no chain of stores and reloads */
         const Row *r = W->rows + i;
         int b1 = r->b1, b2 = r->b2;
-        double f1[6], f2[6];
-        zero6(f1); zero6(f2);
+        v2d f1[3] = {{0, 0}, {0, 0}, {0, 0}}, f2[3] = {{0, 0}, {0, 0}, {0, 0}};
         for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
             const Row *q = W->rows + i; double l = W->lambda[i];
-            for (int k = 0; k < 6; k++) { f1[k] += l * q->J1[k]; f2[k] += l * q->J2[k]; }
+            for (int k = 0; k < 3; k++) { f1[k] += l * ld2(q->J1 + 2 * k); f2[k] += l * ld2(q->J2 + 2 * k); }
         }
-        if (b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * b1 + k] += f1[k];
-        if (b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * b2 + k] += f2[k];
+        if (b1 >= 0) for (int k = 0; k < 3; k++) st2(fc + 6 * b1 + 2 * k, ld2(fc + 6 * b1 + 2 * k) + f1[k]);
+        if (b2 >= 0) for (int k = 0; k < 3; k++) st2(fc + 6 * b2 + 2 * k, ld2(fc + 6 * b2 + 2 * k) + f2[k]);
     }
     W->steps++;
+    const double vmax = wp[WP_MAX_SPEED];
     for (int b = 0; b < nb; b++) {
-        double *s = W->state + (size_t)b * BS_SIZE, f[6], a[6];
+        double st[BS_SIZE], f[6], a[6];
+        memcpy(st, W->state + (size_t)b * BS_SIZE, sizeof st);
         for (int k = 0; k < 6; k++) f[k] = W->fext[6 * b + k] + fc[6 * b + k];
         apply_minv(W, b, f, a);
-        for (int k = 0; k < 6; k++) s[BS_VEL + k] += h * a[k];
-        for (int k = 0; k < 3; k++) s[BS_POS + k] += h * s[BS_VEL + k];
-        double wq[4] = {0, s[BS_OMEGA], s[BS_OMEGA + 1], s[BS_OMEGA + 2]}, dq[4];
-        quat_mul(wq, s + BS_QUAT, dq);
+        for (int k = 0; k < 6; k++) st[BS_VEL + k] += h * a[k];
+        for (int k = 0; k < 3; k++) st[BS_POS + k] += h * st[BS_VEL + k];
+        double wq[4] = {0, st[BS_OMEGA], st[BS_OMEGA + 1], st[BS_OMEGA + 2]}, dq[4];
+        quat_mul(wq, st + BS_QUAT, dq);
         double qn = 0;
-        for (int k = 0; k < 4; k++) { s[BS_QUAT + k] += 0.5 * h * dq[k]; qn += s[BS_QUAT + k] * s[BS_QUAT + k]; }
+        for (int k = 0; k < 4; k++) { st[BS_QUAT + k] += 0.5 * h * dq[k]; qn += st[BS_QUAT + k] * st[BS_QUAT + k]; }
         qn = 1.0 / sqrt(qn);
-        for (int k = 0; k < 4; k++) s[BS_QUAT + k] *= qn;
-        /* 6. explosion check */
-        int finite = 1;
-        for (int k = 0; k < BS_SIZE; k++) if (!isfinite(s[k])) finite = 0;
-        double sp = norm3(s + BS_VEL), wsp = norm3(s + BS_OMEGA);
-        if (!finite || sp > wp[WP_MAX_SPEED] || wsp > wp[WP_MAX_SPEED]) {
+        for (int k = 0; k < 4; k++) st[BS_QUAT + k] *= qn;
+        memcpy(W->state + (size_t)b * BS_SIZE, st, sizeof st);
+        /* 6. explosion check: x - x is 0 for every finite x and NaN otherwise, so one sum tells;
+         * speeds are compared squared */
+        v2d z = {st[BS_SIZE - 1] - st[BS_SIZE - 1], 0};
+        for (int k = 0; k + 1 < BS_SIZE; k += 2) z += ld2(st + k) - ld2(st + k);
+        int finite = z[0] + z[1] == 0;
+        double sp2 = dot3(st + BS_VEL, st + BS_VEL), wsp2 = dot3(st + BS_OMEGA, st + BS_OMEGA);
+        if (!finite || sp2 > vmax * vmax || wsp2 > vmax * vmax) {
             memcpy(W->state, W->save, sizeof(double) * BS_SIZE * (size_t)nb);
             W->steps--;
             W->bad_body = b;
             if (!finite) snprintf(W->message, sizeof W->message, "the state is not finite");
             else snprintf(W->message, sizeof W->message, "speed %.3g m/s or angular speed %.3g rad/s beyond max_speed %.3g",
-                          sp, wsp, wp[WP_MAX_SPEED]);
+                          sqrt(sp2), sqrt(wsp2), vmax);
             return 1;
         }
     }

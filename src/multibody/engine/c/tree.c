@@ -124,7 +124,6 @@ fail:
 #define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
-static inline void st2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
 
 /* A_kj = J_k W J_j^T on the body they share (side sk of joint k, side sj of joint j), stored
  * transposed: for each of j's columns W J_j^T, the dot products with two of k's rows at once.
@@ -218,16 +217,17 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
  * a pivot that is not positive or a fill-in (not a tree after all). */
 KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 {
-    double U[36], id[6];
-    double *restrict F = W->tdiag + 36 * (size_t)j;
-    for (int c = 0; c < n; c++) for (int r = c; r < n; r++) U[c * S + r] = F[c * S + r];
-    /* unrolled whole, so U's entries live in registers */
+    double *restrict U = W->tdiag + 36 * (size_t)j, d0[6], id[6];
+    /* in place, unrolled whole: the trailing rows stay in registers between pivots */
+#pragma GCC unroll 6
+    for (int p = 0; p < n; p++) d0[p] = U[p * S + p];
 #pragma GCC unroll 6
     for (int p = 0; p < n; p++) {
         double d = U[p * S + p];
-        if (!(d > 1e-11 * fabs(F[p * S + p]) + 1e-300)) return 1;
+        if (!(d > 1e-11 * fabs(d0[p]) + 1e-300)) return 1;
         double c[6];
         id[p] = 1.0 / d;
+        U[p * S + p] = id[p];
 #pragma GCC unroll 6
         for (int i = p + 1; i < n; i++) { c[i] = U[p * S + i]; U[p * S + i] = c[i] * id[p]; }   /* L[i][p] */
 #pragma GCC unroll 6
@@ -235,7 +235,6 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 #pragma GCC unroll 6
             for (int i = q; i < n; i++) U[q * S + i] -= c[q] * U[p * S + i];
     }
-    for (int p = 0; p < n; p++) { F[p * S + p] = id[p]; for (int i = p + 1; i < n; i++) F[p * S + i] = U[p * S + i]; }
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
     for (int e = e0; e < e1; e++) {
         int mk = W->trows[W->nbr_list[e]];
