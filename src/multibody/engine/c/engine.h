@@ -281,8 +281,10 @@ typedef struct {
     double d[4];                          /* body 1's rotation relative to body 2 since attach time */
     double half[2];                       /* hinge: cos and sin of half its angle (cos >= 0)    */
 } AxisInfo;
-/* angles = 0: a hinge's pos is left NaN (its half-angle vector is enough to count turns) */
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int angles);
+/* what: AX_ANGLES for a hinge's pos (else NaN: its half-angle vector is enough to count turns),
+ * AX_RATES for a hinge's rate and rate rows (else NaN and unset) */
+enum { AX_ANGLES = 1, AX_RATES = 2 };
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what);
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
 #define MAX_JOINT_ROWS 10
 int joint_base_rows(int type);

@@ -246,7 +246,7 @@ static double next_turns(EngineWorld *W, int j, int a, int type, const AxisInfo 
 void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update)
 {
     for (int j = 0; j < W->nj; j++) {
-        AxisInfo ax; joint_axes(W, j, &ax, pos != NULL);
+        AxisInfo ax; joint_axes(W, j, &ax, (pos != NULL ? AX_ANGLES : 0) | AX_RATES);
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         for (int a = 0; a < 2; a++) {
             double p = 0.0, turns = W->jturns[2 * j + a];
@@ -654,12 +654,13 @@ int world_step(EngineWorld *W, double h)
     for (int j = 0; j < W->nj; j++) {
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         const double *ja = W->jdat + (size_t)j * JD_SIZE + JD_AXES;
-        int stops = 0;                                    /* a finite stop on some axis needs the angle */
-        for (int a = 0; a < 2; a++) {
+        int stops = 0, motors = 0;                        /* a finite stop on some axis needs the angle, */
+        for (int a = 0; a < 2; a++) {                     /* stops and motors the rate rows */
             double lo = ja[JA_SIZE * a + JA_LO], hi = ja[JA_SIZE * a + JA_HI];
             if (lo <= hi && (lo > -INFINITY || hi < INFINITY)) stops = 1;
+            if (ja[JA_SIZE * a + JA_MOTOR_FMAX] > 0) motors = 1;
         }
-        AxisInfo ax; joint_axes(W, j, &ax, stops);
+        AxisInfo ax; joint_axes(W, j, &ax, (stops ? AX_ANGLES : 0) | (stops || motors ? AX_RATES : 0));
         for (int a = 0; a < ax.naxes; a++)       /* unwrap against the last step */
             upos[a] = ax.pos[a] + 2 * M_PI * next_turns(W, j, a, type, &ax, 1);
         m += joint_rows(W, j, h, &ax, upos, W->rows + m);
