@@ -99,7 +99,7 @@ int tree_init(EngineWorld *W)
     W->tdiag = calloc(36 * (size_t)nj, sizeof(double));             /* pads stay zero */
     W->nbr_block = calloc(36 * (size_t)(total + 1), sizeof(double));
     W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));
-    W->tvec = malloc(sizeof(double) * (size_t)(6 * nj + 1));
+    W->tvec = calloc(6 * (size_t)nj + 1, sizeof(double));   /* pads stay zero */
     if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
@@ -136,7 +136,15 @@ KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *res
 #pragma GCC unroll 3
         for (int r = 0; r + 1 < m; r += 2)
             st2(B + q * S + r, dot6x2(G, sk ? rk[r].J2 : rk[r].J1, sk ? rk[r + 1].J2 : rk[r + 1].J1));
-        if (m & 1) B[q * S + m - 1] = dot6(G, sk ? rk[m - 1].J2 : rk[m - 1].J1);
+    }
+    if (m & 1) {                                      /* k's last row, against two of j's columns at once */
+        const double *Jr = sk ? rk[m - 1].J2 : rk[m - 1].J1;
+#pragma GCC unroll 3
+        for (int q = 0; q + 1 < n; q += 2) {
+            v2d d = dot6x2(Jr, Mj + 12 * q, Mj + 12 * q + 12);
+            B[q * S + m - 1] = d[0]; B[(q + 1) * S + m - 1] = d[1];
+        }
+        if (n & 1) B[(n - 1) * S + m - 1] = dot6(Jr, Mj + 12 * (n - 1));
     }
 }
 typedef void (*BlockKernel)(const Row *, int, const double *, double *);
@@ -164,6 +172,9 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
         if ((n - c) & 1) U[c * S + n - 1] = dot12_one(rj[n - 1].J1, rj[n - 1].J2, G);
         U[c * S + c] += cfmh[c];
     }
+    double *y = W->tvec + S * (size_t)j;                  /* right-hand side (the pads stay zero) */
+#pragma GCC unroll 6
+    for (int a = 0; a < n; a++) y[a] = W->b[W->tstart[j] + a];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         int k = W->nbr_list[e];
         const Row *rk = W->rows + W->tstart[k];
@@ -286,8 +297,9 @@ KERNEL void forward_joint(EngineWorld *W, int j, const int n)
     }
 }
 
-/* backward: x_j = A_jj^-1 y_j - sum_k L_kj^T x_k = L^-T (D^-1 z_j - sum_k V_k^T x_k) */
-KERNEL void backward_joint(EngineWorld *W, int j, const int n)
+/* backward: x_j = A_jj^-1 y_j - sum_k L_kj^T x_k = L^-T (D^-1 z_j - sum_k V_k^T x_k), also the
+ * joint's multipliers; x - x summed into *nonfinite stays 0 while every x is finite */
+KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *xj = W->tvec + S * (size_t)j, t[6];
@@ -308,7 +320,10 @@ KERNEL void backward_joint(EngineWorld *W, int j, const int n)
         for (int i = q + 1; i < n; i++) s -= F[q * S + i] * t[i];
         t[q] = s;
     }
-    for (int q = 0; q < n; q++) xj[q] = t[q];
+    double *l = W->lambda + W->tstart[j], chk = 0;
+#pragma GCC unroll 6
+    for (int q = 0; q < n; q++) { xj[q] = l[q] = t[q]; chk += t[q] - t[q]; }
+    *nonfinite += chk;
 }
 
 int tree_solve(EngineWorld *W)
@@ -324,28 +339,16 @@ int tree_solve(EngineWorld *W)
         dispatch(W->trows[j], ELIMINATE);
     }
     if (err) return err;
-    for (int j = 0; j < nj; j++) {
-        double *y = W->tvec + S * (size_t)j;
-        const double *b = W->b + W->tstart[j];
-        for (int a = 0; a < S; a++) y[a] = a < W->trows[j] ? b[a] : 0.0;
-    }
     for (int i = 0; i < nj; i++) {
         int j = W->torder[i];
 #define FORWARD(n) forward_joint(W, j, n)
         dispatch(W->trows[j], FORWARD);
     }
+    double nonfinite = 0;
     for (int i = nj - 1; i >= 0; i--) {
         int j = W->torder[i];
-#define BACKWARD(n) backward_joint(W, j, n)
+#define BACKWARD(n) backward_joint(W, j, &nonfinite, n)
         dispatch(W->trows[j], BACKWARD);
     }
-    for (int j = 0; j < nj; j++) {
-        const double *x = W->tvec + S * (size_t)j;
-        double *l = W->lambda + W->tstart[j];
-        for (int a = 0; a < W->trows[j]; a++) {
-            if (!isfinite(x[a])) return 3;
-            l[a] = x[a];
-        }
-    }
-    return 0;
+    return nonfinite == 0 ? 0 : 3;
 }
