@@ -240,7 +240,8 @@ int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, co
 typedef struct {
     int nb, nj, ng;
     double *state, *load;                 /* nb x BS_SIZE, nb x BL_SIZE */
-    const double *bprop;                  /* nb x BP_SIZE */
+    const double *bprop;                  /* nb x BP_SIZE, fixed while the Sim lives */
+    int *bdiag;                           /* per body: inertia diagonal in body axes */
     const int64_t *jint; const double *jdat;
     const int64_t *gint; const double *gdat;
     const double *wpar;

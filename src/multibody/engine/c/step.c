@@ -40,7 +40,8 @@ int world_init(EngineWorld *W)
     W->gp = calloc((size_t)ng + 1, sizeof(GeomPose));
     W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
     W->order = calloc((size_t)ng + 1, sizeof(int));
-    if (!W->R || !W->invIw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
+    W->bdiag = calloc((size_t)nb + 1, sizeof(int));
+    if (!W->bdiag || !W->invIw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
         !W->pairs || !W->gp || !W->planes || !W->order) return -1;
     W->npairs = 0;
     for (int j = 0; j < nj; j++) {
@@ -50,6 +51,11 @@ int world_init(EngineWorld *W)
         W->pairs[W->npairs++] = lo * (int64_t)(nb + 1) + hi;
     }
     qsort(W->pairs, (size_t)W->npairs, sizeof(int64_t), cmp_i64);
+    for (int b = 0; b < nb; b++) {                 /* body inertia (and inverse) diagonal in body axes */
+        const double *I = W->bprop + (size_t)b * BP_SIZE + BP_I, *Ii = W->bprop + (size_t)b * BP_SIZE + BP_INVI;
+        W->bdiag[b] = 1;
+        for (int k = 0; k < 9; k++) if (k % 4 && (I[k] != 0 || Ii[k] != 0)) W->bdiag[b] = 0;
+    }
     W->norder = 0;
     for (int g = 0; g < ng; g++) if (W->gint[(size_t)g * GI_SIZE + GI_TYPE] != G_PLANE) W->order[W->norder++] = g;
     /* joint angles start unwrapped at their attach-time values */
@@ -60,7 +66,7 @@ int world_init(EngineWorld *W)
 
 void world_free(EngineWorld *W)
 {
-    void *ps[] = {W->R, W->invIw, W->fext, W->vfree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
+    void *ps[] = {W->bdiag, W->R, W->invIw, W->fext, W->vfree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
@@ -541,7 +547,10 @@ static int dantzig(EngineWorld *W)
      * pivoting).  Then fixed-point passes with the bounds from the previous normal forces until
      * they settle, which is the true pyramid (and, with bounds along the previous friction
      * direction, the cone). */
-    for (int i = 0; i < m; i++) { W->findex[i] = W->rows[i].findex; W->mu[i] = W->rows[i].mu; }
+    for (int i = 0; i < m; i++) {
+        const Row *r = W->rows + i;
+        W->findex[i] = r->findex; W->mu[i] = r->mu; W->lo[i] = r->lo; W->hi[i] = r->hi;
+    }
     int err = lcp_dantzig(m, A, W->b, W->lo, W->hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots);
     if (err) return err;
     int has_friction = 0;
@@ -617,12 +626,10 @@ int world_step(EngineWorld *W, double h)
         /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50), exactly symmetric (smv3 relies on it);
          * the gyroscopic torque -w x I w with I w = R (I_body (R^T w)), so the world inertia
          * itself is never formed.  Bodies whose inertia is diagonal in body axes (every
-         * primitive shape) skip the zero products, which changes no bit. */
+         * primitive shape; bdiag, from world_init) skip the zero products, which changes no bit. */
         double T[9], Iinv[9], wb[3], Iwb[3], Iw[3], gyro[3];
         const double *Ib = bp + BP_INVI;
-        if (Ib[1] == 0 && Ib[2] == 0 && Ib[3] == 0 && Ib[5] == 0 && Ib[6] == 0 && Ib[7] == 0 &&
-            bp[BP_I + 1] == 0 && bp[BP_I + 2] == 0 && bp[BP_I + 3] == 0 && bp[BP_I + 5] == 0 && bp[BP_I + 6] == 0 &&
-            bp[BP_I + 7] == 0) {
+        if (W->bdiag[b]) {
             for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) T[3 * r + c] = R[3 * r + c] * Ib[4 * c];
             mtv3(R, w, wb);
             for (int k = 0; k < 3; k++) Iwb[k] = bp[BP_I + 4 * k] * wb[k];
@@ -691,7 +698,7 @@ int world_step(EngineWorld *W, double h)
             if (b1 >= 0) { for (int k = 0; k < 3; k++) M[k] = im1 * r->J1[k]; smv3(I1, r->J1 + 3, M + 3); } else zero6(M);
             if (b2 >= 0) { for (int k = 0; k < 3; k++) M[6 + k] = im2 * r->J2[k]; smv3(I2, r->J2 + 3, M + 9); } else zero6(M + 6);
             W->b[i] = r->rhs * ih - dot12_one(r->J1, r->J2, vf);   /* vf is zero on the static world's side */
-            W->cfmh[i] = r->cfm * ih; W->lo[i] = r->lo; W->hi[i] = r->hi;
+            W->cfmh[i] = r->cfm * ih;
             bounded |= r->lo != -INFINITY || r->hi != INFINITY;
         }
     }
