@@ -198,28 +198,33 @@ static double *lower_block(EngineWorld *W, int j, int k)
 KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
                              double *restrict Vt, double *restrict Uk, const int n, const int m)
 {
-    enum { P = 3 };                                   /* pairs of rows of k: 6 / 2 */
     const int np = (m + 1) / 2;
-    v2d w[6][P], v[6][P];
-#pragma GCC unroll 6
-    for (int q = 0; q < n; q++)
+    /* one pair of k's rows at a time: its n entries of W and V stay in registers */
 #pragma GCC unroll 3
-        for (int p = 0; p < np; p++) {
+    for (int p = 0; p < np; p++) {
+        v2d w[6];
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
             v2d s = ld2(B + q * S + 2 * p);
 #pragma GCC unroll 6
-            for (int t = 0; t < q; t++) s -= F[t * S + q] * w[t][p];
-            w[q][p] = s; v[q][p] = s * id[q];
-            st2(B + q * S + 2 * p, s); st2(Vt + q * S + 2 * p, v[q][p]);
+            for (int t = 0; t < q; t++) s -= F[t * S + q] * w[t];
+            w[q] = s;
+            st2(B + q * S + 2 * p, s); st2(Vt + q * S + 2 * p, s * id[q]);
         }
+    }
+    /* A_kk -= V W^T, row c of the upper triangle: W[c][q] broadcast against V's pairs */
 #pragma GCC unroll 6
-    for (int c = 0; c < m; c++)
+    for (int c = 0; c < m; c++) {
+        v2d acc[3] = {{0, 0}, {0, 0}, {0, 0}};
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            double wc = B[q * S + c];
 #pragma GCC unroll 3
-        for (int p = c / 2; p < np; p++) {
-            v2d s = v[0][p] * w[0][c / 2][c & 1];
-#pragma GCC unroll 6
-            for (int q = 1; q < n; q++) s += v[q][p] * w[q][c / 2][c & 1];
-            st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - s);
+            for (int p = c / 2; p < np; p++) acc[p] += wc * ld2(Vt + q * S + 2 * p);
         }
+#pragma GCC unroll 3
+        for (int p = c / 2; p < np; p++) st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - acc[p]);
+    }
 }
 
 /* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
