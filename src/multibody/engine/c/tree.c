@@ -2,8 +2,9 @@
  * multipliers"): when every row is an equality (no contacts, motors or active stops) the matrix
  * A = J W J^T + CFM/h is block-sparse, one block per joint, and joints couple only through a
  * shared body.  If the joints form a forest over the bodies (the static world couples nothing),
- * eliminating each body's joints after those of its subtree makes no fill-in, so a block
- * LDL^T factorization on that order costs O(joints).  Otherwise the step uses dense pivoting.
+ * eliminating joints from the leaves inward (each one when its remaining neighbours all share
+ * one body) makes no fill-in, so a block LDL^T factorization on that order costs O(joints).
+ * Otherwise the step uses dense pivoting.
  */
 #include <stdlib.h>
 #include "engine.h"
@@ -53,8 +54,7 @@ int tree_init(EngineWorld *W)
     /* Elimination order by rounds of leaf stripping: a joint whose remaining neighbours all share
      * one body (a world joint, or one whose other body has no other joint left) goes without
      * fill-in, and stays eligible while others go.  Each round takes every joint eligible at its
-     * start, so independent branches (the two ends of a chain) alternate in the order and their
-     * eliminations, each a chain of dependent pivots, overlap in the processor. */
+     * start (a chain is eliminated from both ends toward the middle). */
     int nord = 0;
     for (int b = 0; b < nb; b++) cnt[b] = adj_start[b + 1] - adj_start[b];
     while (nord < nj) {
