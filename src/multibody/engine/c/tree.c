@@ -130,12 +130,11 @@ fail:
  * One copy per (n, m), from block_kernels. */
 KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *restrict B, const int n, const int m)
 {
-#pragma GCC unroll 6
-    for (int q = 0; q < n; q++) {
-        const double *G = Mj + 12 * q;
 #pragma GCC unroll 3
-        for (int r = 0; r + 1 < m; r += 2)
-            st2(B + q * S + r, dot6x2(G, sk ? rk[r].J2 : rk[r].J1, sk ? rk[r + 1].J2 : rk[r + 1].J1));
+    for (int r = 0; r + 1 < m; r += 2) {             /* a pair of k's rows held, j's columns streamed */
+        const double *Ja = sk ? rk[r].J2 : rk[r].J1, *Jb = sk ? rk[r + 1].J2 : rk[r + 1].J1;
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) st2(B + q * S + r, dot6x2(Mj + 12 * q, Ja, Jb));
     }
     if (m & 1) {                                      /* k's last row, against two of j's columns at once */
         const double *Jr = sk ? rk[m - 1].J2 : rk[m - 1].J1;
