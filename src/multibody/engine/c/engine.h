@@ -287,6 +287,7 @@ typedef struct {
 enum { AX_ANGLES = 1, AX_RATES = 2 };
 void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what);
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
+int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows);
 #define MAX_JOINT_ROWS 10
 int joint_base_rows(int type);
 int tree_init(EngineWorld *W);

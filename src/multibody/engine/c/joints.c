@@ -136,6 +136,50 @@ static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, con
     return ndirs;
 }
 
+/* anchors in world: a1 = p1 + R1 anchor1, a2 = p2 + R2 anchor2; the levers r1, r2 from the
+ * centres of mass and the error e = a2 - a1 */
+static void anchor_levers(const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b2, double *r1, double *r2, double *e)
+{
+    double a1[3], a2[3];
+    mv3(f1->R, jd + JD_ANCHOR1, r1); add3(f1->p, r1, a1);
+    if (b2 >= 0) { mv3(f2->R, jd + JD_ANCHOR2, r2); add3(f2->p, r2, a2); } else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2->p, r2); }
+    sub3(a2, a1, e);
+}
+
+/* the hinge's two rows keeping the axis of body 1 along the axis of body 2 */
+static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b1, int b2, int j,
+                           double k, double cfm)
+{
+    double u1[3], u2[3], p[3], q[3], c[3];
+    mv3(f1->R, jd + JD_AXIS1, u1); mv3(f2->R, jd + JD_AXIS1_B2, u2);
+    plane_space(u1, p, q); cross3(u1, u2, c);
+    const double *pq[2] = {p, q};
+    for (int i = 0; i < 2; i++) {
+        Row *r = row_init(rows + i, b1, b2, j, cfm);
+        copy3(pq[i], r->J1 + 3); scale3(pq[i], -1, r->J2 + 3);
+        r->rhs = k * dot3(c, pq[i]);
+    }
+    return 2;
+}
+
+/* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
+ * turn count, as joint_axes gives it) and its five rows (as joint_rows writes them). */
+int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
+{
+    const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
+    const double *jd = W->jdat + (size_t)j * JD_SIZE;
+    int b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2];
+    double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
+    double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
+    double k = erp / h, d[4], r1[3], r2[3], e[3];
+    BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
+    relative_rotation(&f1, &f2, jd + JD_QREL, d);
+    half[0] = d[0]; half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
+    anchor_levers(&f1, &f2, jd, b2, r1, r2, e);
+    anchor_rows_xyz(rows, b1, b2, j, r1, r2, e, k, cfm);
+    return 3 + hinge_axis_rows(rows + 3, &f1, &f2, jd, b1, b2, j, k, cfm);
+}
+
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
@@ -147,11 +191,8 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
     BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
     const double *d = ax->d;                                 /* relative rotation, from joint_axes */
 
-    /* anchors in world: a1 = p1 + R1 anchor1, a2 = p2 + R2 anchor2; e = a2 - a1 */
-    double r1[3], r2[3], a1[3], a2[3], e[3];
-    mv3(f1.R, jd + JD_ANCHOR1, r1); add3(f1.p, r1, a1);
-    if (b2 >= 0) { mv3(f2.R, jd + JD_ANCHOR2, r2); add3(f2.p, r2, a2); } else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2.p, r2); }
-    sub3(a2, a1, e);
+    double r1[3], r2[3], e[3];
+    anchor_levers(&f1, &f2, jd, b2, r1, r2, e);
 
     if (type == J_BALL || type == J_HINGE || type == J_UNIVERSAL || type == J_FIXED) {
         m += anchor_rows_xyz(rows + m, b1, b2, j, r1, r2, e, k, cfm);
@@ -162,17 +203,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
         m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, (const double (*)[3])dirs, 1, se / h, sc);
         m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, (const double (*)[3])(dirs + 1), 2, k, cfm);
     }
-    if (type == J_HINGE) {                                   /* axis of body 1 along axis of body 2 */
-        double u1[3], u2[3], p[3], q[3], c[3];
-        mv3(f1.R, jd + JD_AXIS1, u1); mv3(f2.R, jd + JD_AXIS1_B2, u2);
-        plane_space(u1, p, q); cross3(u1, u2, c);
-        const double *pq[2] = {p, q};
-        for (int i = 0; i < 2; i++) {
-            Row *r = row_init(rows + m++, b1, b2, j, cfm);
-            copy3(pq[i], r->J1 + 3); scale3(pq[i], -1, r->J2 + 3);
-            r->rhs = k * dot3(c, pq[i]);
-        }
-    }
+    if (type == J_HINGE) m += hinge_axis_rows(rows + m, &f1, &f2, jd, b1, b2, j, k, cfm);
     if (type == J_SLIDER || type == J_FIXED) {               /* orientations locked */
         double th[3], thw[3], s = sqrt(d[1] * d[1] + d[2] * d[2] + d[3] * d[3]);
         double ang = 2 * atan2(s, d[0]), f = s > 1e-12 ? ang / s : 2.0;

@@ -667,7 +667,14 @@ int world_step(EngineWorld *W, double h)
             if (lo <= hi && (lo > -INFINITY || hi < INFINITY)) stops = 1;
             if (ja[JA_SIZE * a + JA_MOTOR_FMAX] > 0) motors = 1;
         }
-        AxisInfo ax; joint_axes(W, j, &ax, (stops ? AX_ANGLES : 0) | (stops || motors ? AX_RATES : 0));
+        AxisInfo ax;
+        if (type == J_HINGE && !stops && !motors) {      /* the common case in one pass */
+            ax.naxes = 1;
+            m += hinge_rows(W, j, h, ax.half, W->rows + m);
+            next_turns(W, j, 0, type, &ax, 1);
+            continue;
+        }
+        joint_axes(W, j, &ax, (stops ? AX_ANGLES : 0) | (stops || motors ? AX_RATES : 0));
         for (int a = 0; a < ax.naxes; a++)       /* unwrap against the last step */
             upos[a] = ax.pos[a] + 2 * M_PI * next_turns(W, j, a, type, &ax, 1);
         m += joint_rows(W, j, h, &ax, upos, W->rows + m);
