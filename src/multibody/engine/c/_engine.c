@@ -162,7 +162,8 @@ static PyObject *Sim_last_step(SimObject *self, PyObject *unused)
         const Row *r = W->rows + i;
         memcpy(D(J) + 12 * i, r->J1, 6 * sizeof(double)); memcpy(D(J) + 12 * i + 6, r->J2, 6 * sizeof(double));
         D(lam)[i] = W->lambda[i]; D(rhs)[i] = r->rhs; D(cfm)[i] = r->cfm; D(b)[i] = W->b[i]; D(w)[i] = W->w[i];
-        double l = W->lo[i], hh = W->hi[i];
+        double l = r->lo, hh = r->hi;                         /* the bounds the solver used */
+        if (W->solver_used == SOLVER_DANTZIG && !W->used_tree) { l = W->lo[i]; hh = W->hi[i]; }
         if (r->findex >= 0 && (W->solver_used == SOLVER_PGS || r->cone_pair >= 0)) { hh = r->mu * fabs(W->lambda[r->findex]); l = -hh; }
         D(lo)[i] = l; D(hi)[i] = hh;
         I64(bodies)[2 * i] = r->b1; I64(bodies)[2 * i + 1] = r->b2; I64(src)[i] = r->source;

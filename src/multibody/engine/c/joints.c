@@ -43,22 +43,27 @@ static double signed_angle(const double *from, const double *to, const double *a
     return atan2(dot3(axis, c), dot3(a, b));
 }
 
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int angles)
+void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
-    int type = (int)ji[JI_TYPE];
+    int type = (int)ji[JI_TYPE], angles = what & AX_ANGLES;
+    /* a hinge's rate and rate rows are left out unless asked for (a step needs them for motors
+     * and stops only); the other types are cheap enough to fill always */
+    int rates = (what & AX_RATES) || type != J_HINGE;
     BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, (int)ji[JI_B2], &f2);
     ax->naxes = 0;
-    for (int a = 0; a < 2; a++) { zero6(ax->J1[a]); zero6(ax->J2[a]); }
+    if (rates) for (int a = 0; a < 2; a++) { zero6(ax->J1[a]); zero6(ax->J2[a]); }
     double *d = ax->d; relative_rotation(&f1, &f2, jd + JD_QREL, d);
     if (type == J_HINGE) {
-        double u[3]; mv3(f1.R, jd + JD_AXIS1, u);
         ax->naxes = 1;
         ax->half[0] = d[0]; ax->half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
         ax->pos[0] = angles ? 2 * atan2(ax->half[1], ax->half[0]) : NAN;
-        double wr[3]; sub3(f1.w, f2.w, wr); ax->rate[0] = dot3(wr, u);
-        copy3(u, ax->J1[0] + 3); scale3(u, -1, ax->J2[0] + 3);
+        if (rates) {
+            double u[3], wr[3]; mv3(f1.R, jd + JD_AXIS1, u);
+            sub3(f1.w, f2.w, wr); ax->rate[0] = dot3(wr, u);
+            copy3(u, ax->J1[0] + 3); scale3(u, -1, ax->J2[0] + 3);
+        } else ax->rate[0] = NAN;
     } else if (type == J_SLIDER) {
         double u[3], dd[3], o[3], e[3], t[3], dxu[3];
         mv3(f2.R, jd + JD_AXIS1_B2, u);
@@ -99,6 +104,24 @@ static Row *row_init(Row *r, int b1, int b2, int src, double cfm)
     return r;
 }
 
+/* the three rows making the anchor points coincide along the world axes: with d a unit axis the
+ * products of anchor_rows are picks and sign flips (r x e_x = (0, r_z, -r_y) ...), written out */
+static int anchor_rows_xyz(Row *rows, int b1, int b2, int src, const double *r1, const double *r2, const double *e,
+                           double k, double cfm)
+{
+    for (int i = 0; i < 3; i++) {
+        Row *r = rows + i;
+        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;         /* r x e_i: +r[i2] at i1, -r[i1] at i2 */
+        r->b1 = b1; r->b2 = b2; r->source = src; r->cfm = cfm; r->mu = 0.0;
+        r->lo = -INFINITY; r->hi = INFINITY; r->findex = -1; r->cone_pair = -1;
+        zero6(r->J1); zero6(r->J2);
+        r->J1[i] = 1; r->J1[3 + i1] = r1[i2]; r->J1[3 + i2] = -r1[i1];
+        r->J2[i] = -1; r->J2[3 + i1] = -r2[i2]; r->J2[3 + i2] = r2[i1];
+        r->rhs = k * e[i];
+    }
+    return 3;
+}
+
 /* three (or fewer) rows making the anchor points coincide along the given unit directions */
 static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, const double *r2, const double *e,
                        const double (*dirs)[3], int ndirs, double k, double cfm)
@@ -113,6 +136,50 @@ static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, con
     return ndirs;
 }
 
+/* anchors in world: a1 = p1 + R1 anchor1, a2 = p2 + R2 anchor2; the levers r1, r2 from the
+ * centres of mass and the error e = a2 - a1 */
+static void anchor_levers(const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b2, double *r1, double *r2, double *e)
+{
+    double a1[3], a2[3];
+    mv3(f1->R, jd + JD_ANCHOR1, r1); add3(f1->p, r1, a1);
+    if (b2 >= 0) { mv3(f2->R, jd + JD_ANCHOR2, r2); add3(f2->p, r2, a2); } else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2->p, r2); }
+    sub3(a2, a1, e);
+}
+
+/* the hinge's two rows keeping the axis of body 1 along the axis of body 2 */
+static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b1, int b2, int j,
+                           double k, double cfm)
+{
+    double u1[3], u2[3], p[3], q[3], c[3];
+    mv3(f1->R, jd + JD_AXIS1, u1); mv3(f2->R, jd + JD_AXIS1_B2, u2);
+    plane_space(u1, p, q); cross3(u1, u2, c);
+    const double *pq[2] = {p, q};
+    for (int i = 0; i < 2; i++) {
+        Row *r = row_init(rows + i, b1, b2, j, cfm);
+        copy3(pq[i], r->J1 + 3); scale3(pq[i], -1, r->J2 + 3);
+        r->rhs = k * dot3(c, pq[i]);
+    }
+    return 2;
+}
+
+/* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
+ * turn count, as joint_axes gives it) and its five rows (as joint_rows writes them). */
+int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
+{
+    const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
+    const double *jd = W->jdat + (size_t)j * JD_SIZE;
+    int b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2];
+    double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
+    double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
+    double k = erp / h, d[4], r1[3], r2[3], e[3];
+    BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
+    relative_rotation(&f1, &f2, jd + JD_QREL, d);
+    half[0] = d[0]; half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
+    anchor_levers(&f1, &f2, jd, b2, r1, r2, e);
+    anchor_rows_xyz(rows, b1, b2, j, r1, r2, e, k, cfm);
+    return 3 + hinge_axis_rows(rows + 3, &f1, &f2, jd, b1, b2, j, k, cfm);
+}
+
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
@@ -123,16 +190,12 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
     double k = erp / h;
     BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
     const double *d = ax->d;                                 /* relative rotation, from joint_axes */
-    static const double I3[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
 
-    /* anchors in world: a1 = p1 + R1 anchor1, a2 = p2 + R2 anchor2; e = a2 - a1 */
-    double r1[3], r2[3], a1[3], a2[3], e[3];
-    mv3(f1.R, jd + JD_ANCHOR1, r1); add3(f1.p, r1, a1);
-    if (b2 >= 0) { mv3(f2.R, jd + JD_ANCHOR2, r2); add3(f2.p, r2, a2); } else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2.p, r2); }
-    sub3(a2, a1, e);
+    double r1[3], r2[3], e[3];
+    anchor_levers(&f1, &f2, jd, b2, r1, r2, e);
 
     if (type == J_BALL || type == J_HINGE || type == J_UNIVERSAL || type == J_FIXED) {
-        m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, I3, 3, k, cfm);
+        m += anchor_rows_xyz(rows + m, b1, b2, j, r1, r2, e, k, cfm);
     } else if (type == J_HINGE2) {                           /* suspension along axis 1 */
         double dirs[3][3]; mv3(f1.R, jd + JD_AXIS1, dirs[0]); plane_space(dirs[0], dirs[1], dirs[2]);
         double se = isfinite(jd[JD_SUSP_ERP]) ? jd[JD_SUSP_ERP] : erp;
@@ -140,17 +203,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
         m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, (const double (*)[3])dirs, 1, se / h, sc);
         m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, (const double (*)[3])(dirs + 1), 2, k, cfm);
     }
-    if (type == J_HINGE) {                                   /* axis of body 1 along axis of body 2 */
-        double u1[3], u2[3], p[3], q[3], c[3];
-        mv3(f1.R, jd + JD_AXIS1, u1); mv3(f2.R, jd + JD_AXIS1_B2, u2);
-        plane_space(u1, p, q); cross3(u1, u2, c);
-        const double *pq[2] = {p, q};
-        for (int i = 0; i < 2; i++) {
-            Row *r = row_init(rows + m++, b1, b2, j, cfm);
-            copy3(pq[i], r->J1 + 3); scale3(pq[i], -1, r->J2 + 3);
-            r->rhs = k * dot3(c, pq[i]);
-        }
-    }
+    if (type == J_HINGE) m += hinge_axis_rows(rows + m, &f1, &f2, jd, b1, b2, j, k, cfm);
     if (type == J_SLIDER || type == J_FIXED) {               /* orientations locked */
         double th[3], thw[3], s = sqrt(d[1] * d[1] + d[2] * d[2] + d[3] * d[3]);
         double ang = 2 * atan2(s, d[0]), f = s > 1e-12 ? ang / s : 2.0;

@@ -2,8 +2,9 @@
  * multipliers"): when every row is an equality (no contacts, motors or active stops) the matrix
  * A = J W J^T + CFM/h is block-sparse, one block per joint, and joints couple only through a
  * shared body.  If the joints form a forest over the bodies (the static world couples nothing),
- * eliminating each body's joints after those of its subtree makes no fill-in, so a block
- * LDL^T factorization on that order costs O(joints).  Otherwise the step uses dense pivoting.
+ * eliminating joints from the leaves inward (each one when its remaining neighbours all share
+ * one body) makes no fill-in, so a block LDL^T factorization on that order costs O(joints).
+ * Otherwise the step uses dense pivoting.
  */
 #include <stdlib.h>
 #include "engine.h"
@@ -14,29 +15,11 @@ int joint_base_rows(int type)
     return type >= 0 && type <= J_HINGE2 ? rows[type] : 0;
 }
 
-/* Base rows that constrain rotation only (zero linear parts on both bodies), as joints.c writes
- * them: the hinge's two axis rows, the slider's and the fixed joint's orientation rows, the
- * universal's and hinge2's angle row.  Their products in the blocks need only the angular half;
- * tree_solve checks the rows before it relies on this. */
-static int joint_angular_rows(int type)
-{
-    static const int mask[] = {0x00, 0x18, 0x07, 0x38, 0x08, 0x08};   /* ball hinge slider fixed universal hinge2 */
-    return type >= 0 && type <= J_HINGE2 ? mask[type] : 0;
-}
-
-static int angular_rows_hold(const Row *r, int n, int mask)
-{
-    for (int a = 0; a < n; a++)
-        if ((mask >> a) & 1)
-            for (int k = 0; k < 3; k++) if (r[a].J1[k] != 0.0 || r[a].J2[k] != 0.0) return 0;
-    return 1;
-}
-
 static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up[a]; } return a; }
 
 void tree_free(EngineWorld *W)
 {
-    void *ps[] = {W->tmask, W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec};
+    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -47,13 +30,11 @@ int tree_init(EngineWorld *W)
     if (nj == 0) return 0;
     int *up = malloc(sizeof(int) * (size_t)(nb + 1)), *deg = calloc((size_t)nb + 1, sizeof(int));
     int *adj_start = calloc((size_t)nb + 2, sizeof(int)), *adj = malloc(sizeof(int) * (size_t)(2 * nj + 1));
-    int *seen = calloc((size_t)nb + 1, sizeof(int)), *stack = malloc(sizeof(int) * (size_t)(nb + 1));
-    int *post = malloc(sizeof(int) * (size_t)(nb + 1)), *parent_joint = malloc(sizeof(int) * (size_t)(nb + 1));
-    W->tmask = malloc(sizeof(int) * (size_t)nj);
+    int *cnt = calloc((size_t)nb + 1, sizeof(int)), *gone = calloc((size_t)nj + 1, sizeof(int));
     W->torder = malloc(sizeof(int) * (size_t)nj); W->tpos = malloc(sizeof(int) * (size_t)nj);
     W->trows = malloc(sizeof(int) * (size_t)nj); W->tstart = malloc(sizeof(int) * (size_t)nj);
     W->nbr_start = calloc((size_t)nj + 1, sizeof(int));
-    if (!up || !deg || !adj_start || !adj || !seen || !stack || !post || !parent_joint || !W->tmask || !W->torder || !W->tpos ||
+    if (!up || !deg || !adj_start || !adj || !cnt || !gone || !W->torder || !W->tpos ||
         !W->trows || !W->tstart || !W->nbr_start) goto fail;
     int forest = 1;
     for (int b = 0; b < nb; b++) up[b] = b;
@@ -70,32 +51,25 @@ int tree_init(EngineWorld *W)
         int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
         adj[deg[b1]++] = j; if (b2 >= 0) adj[deg[b2]++] = j;
     }
-    /* post-order of bodies, component by component (roots first those with world joints) */
-    int npost = 0;
-    for (int pass = 0; pass < 2; pass++) for (int root = 0; root < nb; root++) {
-        if (seen[root]) continue;
-        int has_world = 0;
-        for (int a = adj_start[root]; a < adj_start[root + 1]; a++) if (W->jint[(size_t)adj[a] * JI_SIZE + JI_B2] < 0) has_world = 1;
-        if (pass == 0 && !has_world) continue;
-        int top = 0; stack[top++] = root; seen[root] = 1; parent_joint[root] = -1;
-        int start = npost;
-        while (top) {                       /* preorder, reversed below into a post-order */
-            int b = stack[--top]; post[npost++] = b;
-            for (int a = adj_start[b]; a < adj_start[b + 1]; a++) {
-                int j = adj[a];
-                int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
-                int o = b1 == b ? b2 : b1;
-                if (o < 0 || seen[o]) continue;
-                seen[o] = 1; parent_joint[o] = j; stack[top++] = o;
-            }
-        }
-        for (int i = start, k = npost - 1; i < k; i++, k--) { int t = post[i]; post[i] = post[k]; post[k] = t; }
-    }
+    /* Elimination order by rounds of leaf stripping: a joint whose remaining neighbours all share
+     * one body (a world joint, or one whose other body has no other joint left) goes without
+     * fill-in, and stays eligible while others go.  Each round takes every joint eligible at its
+     * start (a chain is eliminated from both ends toward the middle). */
     int nord = 0;
-    for (int i = 0; i < npost; i++) {       /* children before parents: each body's world joints, then its parent joint */
-        int b = post[i];
-        for (int a = adj_start[b]; a < adj_start[b + 1]; a++) if (W->jint[(size_t)adj[a] * JI_SIZE + JI_B2] < 0) W->torder[nord++] = adj[a];
-        if (parent_joint[b] >= 0) W->torder[nord++] = parent_joint[b];
+    for (int b = 0; b < nb; b++) cnt[b] = adj_start[b + 1] - adj_start[b];
+    while (nord < nj) {
+        int start = nord;
+        for (int j = 0; j < nj; j++) {
+            if (gone[j]) continue;
+            int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+            if (b2 < 0 || cnt[b1] == 1 || cnt[b2] == 1) { W->torder[nord++] = j; gone[j] = 1; }
+        }
+        if (nord == start) break;                   /* none eligible: not a forest after all */
+        for (int i = start; i < nord; i++) {
+            int j = W->torder[i], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+            cnt[W->jint[(size_t)j * JI_SIZE + JI_B1]]--;
+            if (b2 >= 0) cnt[b2]--;
+        }
     }
     if (nord != nj) goto done;
     int m = 0;
@@ -122,187 +96,246 @@ int tree_init(EngineWorld *W)
         if (!pass) { W->nbr_list = malloc(sizeof(int) * (size_t)(total + 1)); if (!W->nbr_list) goto fail; }
     }
     W->nbr_start[nj] = total;
-    W->tdiag = malloc(sizeof(double) * 36 * (size_t)nj);
-    W->nbr_block = malloc(sizeof(double) * 36 * (size_t)(total + 1));
-    W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));   /* pads stay zero */
-    W->tvec = malloc(sizeof(double) * (size_t)(6 * nj + 1));
+    W->tdiag = calloc(36 * (size_t)nj, sizeof(double));             /* pads stay zero */
+    W->nbr_block = calloc(36 * (size_t)(total + 1), sizeof(double));
+    W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));
+    W->tvec = calloc(6 * (size_t)nj + 1, sizeof(double));   /* pads stay zero */
     if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
-    free(up); free(deg); free(adj_start); free(adj); free(seen); free(stack); free(post); free(parent_joint);
+    free(up); free(deg); free(adj_start); free(adj); free(cnt); free(gone);
     return 0;
 fail:
-    free(up); free(deg); free(adj_start); free(adj); free(seen); free(stack); free(post); free(parent_joint);
+    free(up); free(deg); free(adj_start); free(adj); free(cnt); free(gone);
     return -1;
 }
 
-/* Every block is stored padded to 6 x 6 (a joint's rows n = 3..6; pad rows and columns are zero,
- * the diagonal blocks' pads identity) so the products below have fixed strides, and each kernel
- * takes the joint's own row count n as a compile-time constant (one copy per 3, 4, 5 or 6 rows,
- * chosen by dispatch()): the loops unroll and their sums are independent of one another, which is
- * what keeps them fast (a chain of scalar pivots waits on itself). */
+/* Storage.  Every block is padded to 6 x 6 (a joint's rows n = 3..6), and each kernel takes the
+ * joint's row count n as a compile-time constant (one copy per 3, 4, 5 or 6 rows, chosen by
+ * dispatch()), so the loops unroll whole.  Blocks are kept so that the inner loops run along
+ * rows of memory two lanes at a time (v2d):
+ *   tdiag[j]      A_jj as its upper triangle U[c][r] = A_jj[r][c], r >= c; after elimination
+ *                 F[p][p] = 1/d_p and F[p][i] = L[i][p] (i > p), from A_jj = L D L^T;
+ *   nbr_block[e]  for joint j and its later neighbour k, A_kj transposed: B[q][r] = A_kj[r][q]
+ *                 (q over j's rows, r over k's); after elimination W = A_kj L^-T, transposed;
+ *   nbr_L[e]      V = W D^-1 transposed, so the block factor L_kj = A_kj A_jj^-1 = V L^-1.
+ * Pads are zero and stay zero (zero blocks in, zeros out), so pairs may run over them. */
 #define KERNEL static inline __attribute__((always_inline))
 #define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
 
-static inline double dot3a(const double *a, const double *b) { return a[3] * b[3] + a[4] * b[4] + a[5] * b[5]; }
+/* A_kj = J_k W J_j^T on the body they share (side sk of joint k, side sj of joint j), stored
+ * transposed: for each of j's columns W J_j^T, the dot products with two of k's rows at once.
+ * One copy per (n, m), from block_kernels. */
+KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *restrict B, const int n, const int m)
+{
+#pragma GCC unroll 3
+    for (int r = 0; r + 1 < m; r += 2) {             /* a pair of k's rows held, j's columns streamed */
+        const double *Ja = sk ? rk[r].J2 : rk[r].J1, *Jb = sk ? rk[r + 1].J2 : rk[r + 1].J1;
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) st2(B + q * S + r, dot6x2(Mj + 12 * q, Ja, Jb));
+    }
+    if (m & 1) {                                      /* k's last row, against two of j's columns at once */
+        const double *Jr = sk ? rk[m - 1].J2 : rk[m - 1].J1;
+#pragma GCC unroll 3
+        for (int q = 0; q + 1 < n; q += 2) {
+            v2d d = dot6x2(Jr, Mj + 12 * q, Mj + 12 * q + 12);
+            B[q * S + m - 1] = d[0]; B[(q + 1) * S + m - 1] = d[1];
+        }
+        if (n & 1) B[(n - 1) * S + m - 1] = dot6(Jr, Mj + 12 * (n - 1));
+    }
+}
+typedef void (*BlockKernel)(const Row *, int, const double *, double *);
+#define BLOCK(n, m) static void block_##n##_##m(const Row *rk, int sk, const double *Mj, double *B) \
+    { neighbour_block(rk, sk, Mj, B, n, m); }
+#define BLOCKS(n) BLOCK(n, 3) BLOCK(n, 4) BLOCK(n, 5) BLOCK(n, 6)
+BLOCKS(3) BLOCKS(4) BLOCKS(5) BLOCKS(6)
+#define BLOCK_ROW(n) {block_##n##_3, block_##n##_4, block_##n##_5, block_##n##_6}
+static const BlockKernel block_kernels[4][4] = {BLOCK_ROW(3), BLOCK_ROW(4), BLOCK_ROW(5), BLOCK_ROW(6)};
 
-/* Joint j's diagonal block A_jj = sum over its bodies of J W J^T (+ CFM/h) and the blocks A_kj
- * (m_k x n) with its later neighbours k: all rows of a joint act on the same two bodies, so which
- * sides meet is decided once per block.  Blocks are formed in local arrays and stored once, so the
- * compiler need not assume the stores alias the rows it reads. */
-KERNEL void assemble_joint(EngineWorld *W, int j, const int n, const int mask)
+/* Joint j's diagonal block A_jj = J W J^T (+ CFM/h) as its upper triangle, and the blocks A_kj
+ * with its later neighbours k.  A column of W J^T (zero on the side of the static world) against
+ * a row's J1, J2 is one 12-vector dot product, so neither side needs a test. */
+KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
 {
     const Row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
-    double *restrict D = W->tdiag + 36 * (size_t)j;
+    double *restrict U = W->tdiag + 36 * (size_t)j;
     int b1 = rj->b1, b2 = rj->b2;
-    for (int a = 0; a < n; a++) for (int c = 0; c <= a; c++) {
-        int ang = ((mask >> a) | (mask >> c)) & 1;
-        double s = a == c ? cfmh[a] : 0.0;
-        if (b1 >= 0) s += ang ? dot3a(rj[a].J1, Mj + 12 * c) : dot6(rj[a].J1, Mj + 12 * c);
-        if (b2 >= 0) s += ang ? dot3a(rj[a].J2, Mj + 12 * c + 6) : dot6(rj[a].J2, Mj + 12 * c + 6);
-        D[a * S + c] = D[c * S + a] = s;
+#pragma GCC unroll 6
+    for (int c = 0; c < n; c++) {
+        const double *G = Mj + 12 * c;
+#pragma GCC unroll 3
+        for (int r = c; r + 1 < n; r += 2) st2(U + c * S + r, dot12_two(G, rj[r].J1, rj[r].J2, rj[r + 1].J1, rj[r + 1].J2));
+        if ((n - c) & 1) U[c * S + n - 1] = dot12_one(rj[n - 1].J1, rj[n - 1].J2, G);
+        U[c * S + c] += cfmh[c];
     }
-    for (int a = n; a < S; a++) for (int c = 0; c < S; c++) D[a * S + c] = D[c * S + a] = a == c;
+    double *y = W->tvec + S * (size_t)j;                  /* right-hand side (the pads stay zero) */
+#pragma GCC unroll 6
+    for (int a = 0; a < n; a++) y[a] = W->b[W->tstart[j] + a];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        int k = W->nbr_list[e], mk = W->trows[k], mask_k = W->tmask[k];
+        int k = W->nbr_list[e];
         const Row *rk = W->rows + W->tstart[k];
-        double *restrict B = W->nbr_block + 36 * (size_t)e;
         /* in a forest two joints share exactly one body: the sides sk of k and sj of j */
         int sk = rk->b1 >= 0 && (rk->b1 == b1 || rk->b1 == b2) ? 0 : 1, bk = sk ? rk->b2 : rk->b1;
         int sj = bk == b1 ? 0 : 1;
-        for (int r = 0; r < S; r++) for (int c = 0; c < S; c++) {
-            double s = 0.0;
-            if (r < mk && c < n) {
-                const double *Jr = sk ? rk[r].J2 : rk[r].J1, *Mc = Mj + 12 * c + 6 * sj;
-                s = ((mask_k >> r) | (mask >> c)) & 1 ? dot3a(Jr, Mc) : dot6(Jr, Mc);
-            }
-            B[r * S + c] = s;
-        }
+        block_kernels[n - 3][W->trows[k] - 3](rk, sk, Mj + 6 * sj, W->nbr_block + 36 * (size_t)e);
     }
 }
 
 static double *lower_block(EngineWorld *W, int j, int k)
-{   /* stored block A(k, j) (m_k x m_j) for a later neighbour k of j */
+{   /* stored block A(k, j), transposed, for a later neighbour k of j */
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) if (W->nbr_list[e] == k) return W->nbr_block + 36 * (size_t)e;
     return NULL;
 }
 
-/* For a later neighbour k (m rows) of joint j (n rows): L_kj = A_kj D_j^-1 from the swept
- * -D_j^-1 in A, and A_kk -= L_kj A_kj^T on its lower triangle. */
-KERNEL void neighbour_factor(const double *restrict B, const double *restrict A, double *restrict L,
-                             double *restrict T, const int n, const int m)
+/* For a later neighbour k (m rows) of joint j (n rows), with A_jj = L D L^T factored in F (see
+ * Storage) and 1/D in id: W = A_kj L^-T by forward substitution (two of k's rows at a time),
+ * V = W D^-1, and A_kk -= V W^T on its upper triangle (a pair may also write the unused entry
+ * just left of the diagonal).  W replaces A_kj in B; V goes to Vt. */
+KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
+                             double *restrict Vt, double *restrict Uk, const int n, const int m)
 {
-    for (int r = 0; r < m; r++) for (int q = 0; q < n; q++) {
-        double s = 0;
-        for (int t = 0; t < n; t++) s += B[r * S + t] * A[t * S + q];
-        L[r * S + q] = -s;
+    const int np = (m + 1) / 2;
+    /* one pair of k's rows at a time: its n entries of W and V stay in registers */
+#pragma GCC unroll 3
+    for (int p = 0; p < np; p++) {
+        v2d w[6];
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            v2d s = ld2(B + q * S + 2 * p);
+#pragma GCC unroll 6
+            for (int t = 0; t < q; t++) s -= F[t * S + q] * w[t];
+            w[q] = s;
+            st2(B + q * S + 2 * p, s); st2(Vt + q * S + 2 * p, s * id[q]);
+        }
     }
-    for (int r = 0; r < m; r++) for (int c = 0; c <= r; c++) {
-        double s = 0;
-        for (int q = 0; q < n; q++) s += L[r * S + q] * B[c * S + q];
-        T[r * S + c] -= s;
+    /* A_kk -= V W^T, row c of the upper triangle: W[c][q] broadcast against V's pairs */
+#pragma GCC unroll 6
+    for (int c = 0; c < m; c++) {
+        v2d acc[3] = {{0, 0}, {0, 0}, {0, 0}};
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            double wc = B[q * S + c];
+#pragma GCC unroll 3
+            for (int p = c / 2; p < np; p++) acc[p] += wc * ld2(Vt + q * S + 2 * p);
+        }
+#pragma GCC unroll 3
+        for (int p = c / 2; p < np; p++) st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - acc[p]);
     }
 }
 
-/* Eliminate joint j as A = L D L^T with L block unit lower and D block diagonal (Baraff's
- * block elimination): D_j^-1 = A_jj^-1 by sweeping its n pivots (Gauss-Jordan, each sweep a
- * rank-one update of independent entries), then for its later neighbours L_kj = A_kj D_j^-1 and
- * A_lk -= L_lj A_kj^T.  0, or nonzero for a pivot that is not positive or a fill-in (not a tree
- * after all).  D_j^-1 replaces A_jj; L_kj goes to nbr_L beside A_kj. */
+/* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
+ * right-looking pivots, each a rank-one update of the trailing rows, then for its later
+ * neighbours W, V and A_kk -= V W^T (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for
+ * a pivot that is not positive or a fill-in (not a tree after all). */
 KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
 {
-    double A[36], diag[6];
-    double *restrict Dj = W->tdiag + 36 * (size_t)j;
-    for (int i = 0; i < n; i++) for (int q = 0; q <= i; q++) A[i * S + q] = A[q * S + i] = Dj[i * S + q];   /* lower triangle */
-    for (int p = 0; p < n; p++) diag[p] = A[p * S + p];
-    /* sweep: A becomes -A^-1 on the n x n part.  Unrolled whole, so A's entries live in registers
-     * (stored and reloaded at other widths they would stall store-to-load forwarding) */
+    double *restrict U = W->tdiag + 36 * (size_t)j, d0[6], id[6];
+    /* in place, unrolled whole: the trailing rows stay in registers between pivots */
+#pragma GCC unroll 6
+    for (int p = 0; p < n; p++) d0[p] = U[p * S + p];
 #pragma GCC unroll 6
     for (int p = 0; p < n; p++) {
-        double d = A[p * S + p];
-        if (!(d > 1e-11 * fabs(diag[p]) + 1e-300)) return 1;
-        double id = 1.0 / d, c[6], r[6];
+        double d = U[p * S + p];
+        if (!(d > 1e-11 * fabs(d0[p]) + 1e-300)) return 1;
+        double c[6];
+        id[p] = 1.0 / d;
+        U[p * S + p] = id[p];
 #pragma GCC unroll 6
-        for (int i = 0; i < n; i++) { r[i] = A[p * S + i]; c[i] = r[i] * id; }
+        for (int i = p + 1; i < n; i++) { c[i] = U[p * S + i]; U[p * S + i] = c[i] * id[p]; }   /* L[i][p] */
 #pragma GCC unroll 6
-        for (int i = 0; i < n; i++)
+        for (int q = p + 1; q < n; q++)
 #pragma GCC unroll 6
-            for (int q = 0; q < n; q++) A[i * S + q] -= c[i] * r[q];
-#pragma GCC unroll 6
-        for (int i = 0; i < n; i++) { A[i * S + p] = c[i]; A[p * S + i] = c[i]; }
-        A[p * S + p] = -id;
+            for (int i = q; i < n; i++) U[q * S + i] -= c[q] * U[p * S + i];
     }
-    for (int i = 0; i < n; i++) for (int q = 0; q < n; q++) Dj[i * S + q] = -A[i * S + q];
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
     for (int e = e0; e < e1; e++) {
         int mk = W->trows[W->nbr_list[e]];
-#define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, A, W->nbr_L + 36 * (size_t)e, \
+#define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, U, id, W->nbr_L + 36 * (size_t)e, \
                                       W->tdiag + 36 * (size_t)W->nbr_list[e], n, m)
         dispatch(mk, NEIGHBOUR);
     }
-    for (int e = e0; e < e1; e++) {                       /* A_lk -= L_lj A_kj^T for later neighbours k < l */
+    for (int e = e0; e < e1; e++) {                       /* A_lk -= V_l W_k^T for later neighbours k < l */
         int k = W->nbr_list[e], mk = W->trows[k];
-        const double *restrict Bk = W->nbr_block + 36 * (size_t)e;
+        const double *restrict Wk = W->nbr_block + 36 * (size_t)e;
         for (int f = e0; f < e1; f++) {
             int l = W->nbr_list[f], ml = W->trows[l];
             if (W->tpos[l] <= W->tpos[k]) continue;
-            double *restrict T = lower_block(W, k, l);
+            double *restrict T = lower_block(W, k, l);    /* A_lk transposed: T[c][r], c over k's rows */
             if (!T) return 2;
-            const double *restrict Ll = W->nbr_L + 36 * (size_t)f;
-            for (int r = 0; r < ml; r++) for (int c = 0; c < mk; c++) {
+            const double *restrict Vl = W->nbr_L + 36 * (size_t)f;
+            for (int c = 0; c < mk; c++) for (int r = 0; r < ml; r++) {
                 double s = 0;
-                for (int q = 0; q < n; q++) s += Ll[r * S + q] * Bk[c * S + q];
-                T[r * S + c] -= s;
+                for (int q = 0; q < n; q++) s += Vl[q * S + r] * Wk[q * S + c];
+                T[c * S + r] -= s;
             }
         }
     }
     return 0;
 }
 
-/* forward: y_k -= L_kj y_j for the later neighbours k of j */
+/* forward: z_j = L^-1 y_j (column by column), then y_k -= V_k z_j (= L_kj y_j) for the later
+ * neighbours k of j, two of k's rows at a time */
 KERNEL void forward_joint(EngineWorld *W, int j, const int n)
 {
-    const double *yj = W->tvec + S * (size_t)j;
+    const double *F = W->tdiag + 36 * (size_t)j;
+    double *yj = W->tvec + S * (size_t)j, z[6];
+    for (int q = 0; q < n; q++) z[q] = yj[q];
+#pragma GCC unroll 6
+    for (int t = 0; t < n; t++)
+#pragma GCC unroll 6
+        for (int i = t + 1; i < n; i++) z[i] -= F[t * S + i] * z[t];
+    for (int q = 0; q < n; q++) yj[q] = z[q];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        const double *L = W->nbr_L + 36 * (size_t)e;
+        const double *Vt = W->nbr_L + 36 * (size_t)e;
         double *yk = W->tvec + S * (size_t)W->nbr_list[e];
-        for (int r = 0; r < S; r++) { double s = 0; for (int q = 0; q < n; q++) s += L[r * S + q] * yj[q]; yk[r] -= s; }
+#pragma GCC unroll 3
+        for (int p = 0; p < S; p += 2) {
+            v2d s = ld2(Vt + p) * z[0];
+#pragma GCC unroll 6
+            for (int q = 1; q < n; q++) s += ld2(Vt + q * S + p) * z[q];
+            st2(yk + p, ld2(yk + p) - s);
+        }
     }
 }
 
-/* backward: x_j = D_j^-1 y_j - sum_k L_kj^T x_k */
-KERNEL void backward_joint(EngineWorld *W, int j, const int n)
+/* backward: x_j = A_jj^-1 y_j - sum_k L_kj^T x_k = L^-T (D^-1 z_j - sum_k V_k^T x_k), also the
+ * joint's multipliers; x - x summed into *nonfinite stays 0 while every x is finite */
+KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n)
 {
-    const double *Dj = W->tdiag + 36 * (size_t)j;
-    double *xj = W->tvec + S * (size_t)j, x[6];
-    for (int a = 0; a < n; a++) { double s = 0; for (int q = 0; q < n; q++) s += Dj[a * S + q] * xj[q]; x[a] = s; }
+    const double *F = W->tdiag + 36 * (size_t)j;
+    double *xj = W->tvec + S * (size_t)j, t[6];
+    for (int a = 0; a < n; a++) t[a] = F[a * S + a] * xj[a];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
-        const double *L = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
-        for (int r = 0; r < S; r++) for (int q = 0; q < n; q++) x[q] -= L[r * S + q] * xk[r];
+        const double *Vt = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
+        v2d x01 = ld2(xk), x23 = ld2(xk + 2), x45 = ld2(xk + 4);
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            v2d s = ld2(Vt + q * S) * x01 + ld2(Vt + q * S + 2) * x23 + ld2(Vt + q * S + 4) * x45;
+            t[q] -= s[0] + s[1];
+        }
     }
-    for (int q = 0; q < n; q++) xj[q] = x[q];
+#pragma GCC unroll 6
+    for (int q = n - 1; q >= 0; q--) {
+        double s = t[q];
+#pragma GCC unroll 6
+        for (int i = q + 1; i < n; i++) s -= F[q * S + i] * t[i];
+        t[q] = s;
+    }
+    double *l = W->lambda + W->tstart[j], chk = 0;
+#pragma GCC unroll 6
+    for (int q = 0; q < n; q++) { xj[q] = l[q] = t[q]; chk += t[q] - t[q]; }
+    *nonfinite += chk;
 }
 
 int tree_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
-    for (int j = 0; j < nj; j++) {                       /* which rows are rotation-only, this step */
-        int mask = joint_angular_rows((int)W->jint[(size_t)j * JI_SIZE]);
-        W->tmask[j] = angular_rows_hold(W->rows + W->tstart[j], W->trows[j], mask) ? mask : 0;
-    }
     for (int j = 0; j < nj; j++) {
-        switch (W->tmask[j]) {                            /* one kernel per joint type's row pattern */
-        case 0x18: assemble_joint(W, j, 5, 0x18); break;  /* hinge */
-        case 0x07: assemble_joint(W, j, 5, 0x07); break;  /* slider */
-        case 0x38: assemble_joint(W, j, 6, 0x38); break;  /* fixed */
-        case 0x08: assemble_joint(W, j, 4, 0x08); break;  /* universal, hinge2 */
-        default:
-#define ASSEMBLE(n) assemble_joint(W, j, n, 0)
-            dispatch(W->trows[j], ASSEMBLE);
-        }
+#define ASSEMBLE(n) assemble_joint(W, j, n)
+        dispatch(W->trows[j], ASSEMBLE);
     }
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
@@ -310,28 +343,16 @@ int tree_solve(EngineWorld *W)
         dispatch(W->trows[j], ELIMINATE);
     }
     if (err) return err;
-    for (int j = 0; j < nj; j++) {
-        double *y = W->tvec + S * (size_t)j;
-        const double *b = W->b + W->tstart[j];
-        for (int a = 0; a < S; a++) y[a] = a < W->trows[j] ? b[a] : 0.0;
-    }
     for (int i = 0; i < nj; i++) {
         int j = W->torder[i];
 #define FORWARD(n) forward_joint(W, j, n)
         dispatch(W->trows[j], FORWARD);
     }
+    double nonfinite = 0;
     for (int i = nj - 1; i >= 0; i--) {
         int j = W->torder[i];
-#define BACKWARD(n) backward_joint(W, j, n)
+#define BACKWARD(n) backward_joint(W, j, &nonfinite, n)
         dispatch(W->trows[j], BACKWARD);
     }
-    for (int j = 0; j < nj; j++) {
-        const double *x = W->tvec + S * (size_t)j;
-        double *l = W->lambda + W->tstart[j];
-        for (int a = 0; a < W->trows[j]; a++) {
-            if (!isfinite(x[a])) return 3;
-            l[a] = x[a];
-        }
-    }
-    return 0;
+    return nonfinite == 0 ? 0 : 3;
 }
