@@ -234,8 +234,6 @@ int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, co
                 const int *findex, const double *mu, int friction_mode, double *x,
                 double *work, int *iwork, int *pivots);
 
-#endif
-
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
 typedef struct {
     int nb, nj, ng;
@@ -293,3 +291,5 @@ int joint_base_rows(int type);
 int tree_init(EngineWorld *W);
 void tree_free(EngineWorld *W);
 int tree_solve(EngineWorld *W);
+
+#endif
