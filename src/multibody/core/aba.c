@@ -125,8 +125,8 @@ static int free_root_solve(const real *IA, const real *rhs, real *a)
 
 /* Pass 1 for bodies first … nb−1 (poses already in d->R, d->p; a body whose parent is < 0 starts
  * from rest).  External forces, if any, are subtracted by mb_aba_external_forces. */
-MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d, const real *q, const real *qd,
-                                   const double *fext, int first)
+MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d, const real *q,
+                                                   const real *qd, const double *fext, int first)
 {
     (void)q, (void)fext;
     real vJ[6], Iv[6];
@@ -170,18 +170,18 @@ MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d
  * congruence: the general one, and for K < 3 the turn about e_K with no tree rotation
  * (model.h: pose_kind), whose cos and sin are R_aa and R_ba. */
 #define ABA_UNIT_HANDOVER(NAME, K, CONGRUENCE_ADD)                                                      \
-    static inline void NAME(const real *IA, const real *U, real dinv, const real *c, real *pa,    \
-                            const real *R, const real *p, real *IA_parent)                          \
+    static inline void NAME(const real *IA, const real *U, real dinv, const real *c, real *pa,          \
+                            const real *R, const real *p, real *IA_parent)                              \
     {                                                                                                   \
-        real Ia[36];                                                                                  \
+        real Ia[36];                                                                                    \
         for (int r = 0; r < 6; r++) {                                                                   \
-            const real ur = U[r] * dinv;                                                              \
+            const real ur = U[r] * dinv;                                                                \
             for (int cc = 0; cc < 6; cc++)                                                              \
-                Ia[6 * r + cc] = r == (K) || cc == (K) ? MB_SPLAT(0.0) : IA[6 * r + cc] - ur * U[cc];             \
+                Ia[6 * r + cc] = r == (K) || cc == (K) ? MB_SPLAT(0.0) : IA[6 * r + cc] - ur * U[cc];   \
         }                                                                                               \
         for (int r = 0; r < 6; r++) /* pa += Ia c */                                                    \
             pa[r] += Ia[6 * r] * c[0] + Ia[6 * r + 1] * c[1] + Ia[6 * r + 2] * c[2] + Ia[6 * r + 3] * c[3] + \
-                     Ia[6 * r + 4] * c[4] + Ia[6 * r + 5] * c[5];                                        \
+                     Ia[6 * r + 4] * c[4] + Ia[6 * r + 5] * c[5];                                       \
         CONGRUENCE_ADD;                                                                                 \
     }
 ABA_UNIT_HANDOVER(handover_turn_x, 0, mb_sym6_turn_x_add(R[4], R[7], p, Ia, IA_parent))
@@ -201,8 +201,8 @@ ABA_UNIT_HANDOVER_GENERAL(5)
  * forward joint, and the untouched IA_i of an inverse-dynamics one); written through d->IA, the
  * compiler must assume it aliases U and reloads U after every store.
  * Returns MB_SINGULAR if a D block cannot be inverted. */
-MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data *d, const real *tau, const unsigned char *fd,
-                            int first)
+MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data *d, const real *tau,
+                                                     const unsigned char *fd, int first)
 {
     real pa[6], Ia_local[36];
     for (int i = m->nb - 1; i >= first; i--) {
@@ -333,8 +333,9 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
  * the base the roots hang from (−a_grav; FDfb passes none: its bodies' parents are set).  At
  * inverse-dynamics joints (fd[i] == 0) it writes τ_i = S_iᵀ (IA_i a_i + pA_i) + armature q̈_i.
  * τ is read at a free root (see is_free_root); MB_SINGULAR if its IA is not positive definite. */
-MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data *d, const real *a_root, const unsigned char *fd,
-                             real *qdd, real *tau_id, int first, const real *tau)
+MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data *d, const real *a_root,
+                                                      const unsigned char *fd, real *qdd, real *tau_id, int first,
+                                                      const real *tau)
 {
     for (int i = first; i < m->nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
@@ -400,8 +401,8 @@ MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data
 
 /* What ABA and HD (hybrid.c) do first: the poses (base-frame ones too when f_ext is given), pass 1
  * from the root, and the base's acceleration −a_grav into a_base. */
-MB_LANES_STATIC void MB_NAME(mb_aba_start)(const mb_model *m, mb_data *d, const real *q, const real *qd, const double *fext,
-                           real *a_base)
+MB_LANES_STATIC void MB_NAME(mb_aba_start)(const mb_model *m, mb_data *d, const real *q, const real *qd,
+                                           const double *fext, real *a_base)
 {
     for (int r = 0; r < 6; r++)
         a_base[r] = MB_SPLAT(-m->a_grav[r]);
@@ -413,8 +414,8 @@ MB_LANES_STATIC void MB_NAME(mb_aba_start)(const mb_model *m, mb_data *d, const 
     MB_NAME(mb_aba_velocity_pass)(m, d, q, qd, fext, 0);
 }
 
-MB_LANES_STATIC int MB_NAME(mb_aba)(const mb_model *m, mb_data *d, const real *q, const real *qd, const real *tau,
-                    const double *fext, real *qdd)
+MB_LANES_STATIC int MB_NAME(mb_aba)(const mb_model *m, mb_data *d, const real *q, const real *qd,
+                                    const real *tau, const double *fext, real *qdd)
 {
 #ifndef MB_LANE_BUILD
     if (m->planar && !fext)  /* the same algorithm in planar vectors (planar.c) */

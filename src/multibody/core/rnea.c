@@ -15,8 +15,8 @@
 #include "poses.h"
 #include "spatial.h"
 
-MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real *q, const real *qd, const real *qdd,
-                                       const double *fext, real *tau)
+MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real *q, const real *qd,
+                                      const real *qdd, const double *fext, real *tau)
 {
     real minus_grav[6], vJ[6], Iv[6];
     for (int r = 0; r < 6; r++)

@@ -86,22 +86,22 @@ static inline void mb_force_to_child(const real *R, const real *p, const real *f
  * rotation (model.h: pose_kind): Rᵀ only mixes components A = K+1, B = K+2 (mod 3).  One copy
  * per axis (K a compile-time constant), chosen by the *_kind dispatchers below. */
 #define MB_TURN_TRANSFORMS(SUFFIX, K)                                                                   \
-    static inline void mb_motion_to_child_##SUFFIX(real c, real s, const real *p, const real *m,  \
-                                                   real *out)                                         \
+    static inline void mb_motion_to_child_##SUFFIX(real c, real s, const real *p, const real *m,        \
+                                                   real *out)                                           \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        const real l[3] = {m[3] + m[1] * p[2] - m[2] * p[1], m[4] + m[2] * p[0] - m[0] * p[2],        \
+        const real l[3] = {m[3] + m[1] * p[2] - m[2] * p[1], m[4] + m[2] * p[0] - m[0] * p[2],          \
                              m[5] + m[0] * p[1] - m[1] * p[0]};                                         \
         out[K] = m[K], out[KA] = c * m[KA] + s * m[KB], out[KB] = c * m[KB] - s * m[KA];                \
         out[3 + (K)] = l[K], out[3 + KA] = c * l[KA] + s * l[KB], out[3 + KB] = c * l[KB] - s * l[KA];  \
     }                                                                                                   \
-    static inline void mb_force_to_parent_add_##SUFFIX(real c, real s, const real *p, const real *f, \
-                                                       real *out)                                     \
+    static inline void mb_force_to_parent_add_##SUFFIX(real c, real s, const real *p, const real *f,    \
+                                                       real *out)                                       \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        real g[3], n[3];                                                                              \
-        g[K] = f[3 + (K)], g[KA] = c * f[3 + KA] - s * f[3 + KB], g[KB] = s * f[3 + KA] + c * f[3 + KB];  \
-        n[K] = f[K], n[KA] = c * f[KA] - s * f[KB], n[KB] = s * f[KA] + c * f[KB];                        \
+        real g[3], n[3];                                                                                \
+        g[K] = f[3 + (K)], g[KA] = c * f[3 + KA] - s * f[3 + KB], g[KB] = s * f[3 + KA] + c * f[3 + KB]; \
+        n[K] = f[K], n[KA] = c * f[KA] - s * f[KB], n[KB] = s * f[KA] + c * f[KB];                      \
         out[0] += n[0] + p[1] * g[2] - p[2] * g[1];                                                     \
         out[1] += n[1] + p[2] * g[0] - p[0] * g[2];                                                     \
         out[2] += n[2] + p[0] * g[1] - p[1] * g[0];                                                     \
@@ -218,12 +218,12 @@ static inline void mb_inertia_to_parent_add(const real *R, const real *p, const 
 /* The same for R a turn by θ (cos c, sin s) about the coordinate axis e_K (model.h: pose_kind):
  * only components A = K+1, B = K+2 (mod 3) mix.  One copy per axis, K a compile-time constant. */
 #define MB_INERTIA_TURN_ADD(NAME, K)                                                                    \
-    static inline void NAME(real c, real s, const real *p, const real *J, real *out)           \
+    static inline void NAME(real c, real s, const real *p, const real *J, real *out)                    \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        const real Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};           \
-        real y[3], C[3][3], RIR[3][3];                                                                \
-        y[K] = J[1 + (K)], y[KA] = c * J[1 + KA] - s * J[1 + KB], y[KB] = s * J[1 + KA] + c * J[1 + KB];  \
+        const real Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};             \
+        real y[3], C[3][3], RIR[3][3];                                                                  \
+        y[K] = J[1 + (K)], y[KA] = c * J[1 + KA] - s * J[1 + KB], y[KB] = s * J[1 + KA] + c * J[1 + KB]; \
         for (int q = 0; q < 3; q++) {                                                                   \
             C[K][q] = Ib[K][q];                                                                         \
             C[KA][q] = c * Ib[KA][q] - s * Ib[KB][q];                                                   \
@@ -342,13 +342,13 @@ static inline void mb_sym6_to_parent_add(const real *R, const real *p, const rea
  * mixes rows and columns A = K+1, B = K+2 (mod 3) of each 3×3 block.  One copy per axis (K is a
  * compile-time constant, so the indices fold and the loops unroll). */
 #define MB_SYM6_TURN_ADD(NAME, K)                                                                       \
-    static inline void NAME(real c, real s, const real *p, const real *A, real *out)           \
+    static inline void NAME(real c, real s, const real *p, const real *A, real *out)                    \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        real M[3][3][3]; /* rotated blocks 11, 12, 22 */                                              \
+        real M[3][3][3]; /* rotated blocks 11, 12, 22 */                                                \
         for (int blk = 0; blk < 3; blk++) {                                                             \
-            const int r0 = blk == 2 ? 3 : 0, c0 = blk == 0 ? 0 : 3;                                      \
-            real C[3][3];                                                                             \
+            const int r0 = blk == 2 ? 3 : 0, c0 = blk == 0 ? 0 : 3;                                     \
+            real C[3][3];                                                                               \
             for (int q = 0; q < 3; q++) {                                                               \
                 const real xa = A[6 * (r0 + KA) + c0 + q], xb = A[6 * (r0 + KB) + c0 + q];              \
                 C[K][q] = A[6 * (r0 + K) + c0 + q];                                                     \
