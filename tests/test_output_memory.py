@@ -64,6 +64,15 @@ def test_small_and_single_results_do_not_use_the_handler(model):
     assert get_handler_name(np.empty(10_000_000)) != "multibody_reuse_large_outputs"  # NumPy's own arrays
 
 
+def test_a_kept_block_serves_only_an_output_of_its_own_size(model):
+    A = mb.crba(model, _states(model, 20_000, 6))
+    kept = A.__array_interface__["data"][0]
+    del A
+    B = mb.crba(model, _states(model, 30_000, 7))   # larger: a new block (the kept one is freed)
+    assert B.__array_interface__["data"][0] != kept
+    np.testing.assert_array_equal(B[0], mb.crba(model, _states(model, 30_000, 7)[0]))
+
+
 def test_outputs_of_other_sizes_and_threads(model):
     threads = mb.get_num_threads()
     mb.set_num_threads(2)

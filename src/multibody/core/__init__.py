@@ -53,9 +53,10 @@ def release_output_memory() -> None:
     """Free the memory block the core keeps for the next large batch result.
 
     A batch result of 1 MB or more is allocated through a NumPy memory handler that, when the
-    result is freed, keeps its block (one block, up to 1 GB) for the next result of the same size:
-    a loop over batches then reuses warm memory instead of mapping, zeroing and unmapping fresh
-    pages on every call.  Call this to hand that block back to the system.
+    result is freed, keeps its block (one block, up to 256 MB) for the next result of the same
+    size: a loop over batches then reuses warm memory instead of mapping, zeroing and unmapping
+    fresh pages on every call.  The next large result of another size frees the block; call this
+    to hand it back to the system at once.
 
     Example
     -------

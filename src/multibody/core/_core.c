@@ -502,10 +502,10 @@ typedef struct {
  * (use_lanes). */
 static const mb_lanes_impl *lanes_active = &mb_lanes_baseline;
 
-/* States n … n+W−1 at once through the job's lane kernel (aba_lanes.c: ABA or RNEA, inputs q, q̇
- * and x = τ or q̈; CRBA, q only) when every one of them passes the checks of its state function and the lanes
- * succeed; 0 leaves the group to the state function, state by state, which then reports the first
- * failure as a single call would. */
+/* States n … n+W−1 (W ≤ 8) at once through the job's lane kernel (aba_lanes.c: ABA or RNEA with
+ * inputs q, q̇ and x = τ or q̈; CRBA with q only) when every one of them passes the checks of its
+ * state function and the lanes succeed; 0 leaves the group to the state function, state by state,
+ * which then reports the first failure as a single call would. */
 static int lanes_group(const job *j, const mb_model *m, void *dl, Py_ssize_t n, int W)
 {
     const double *q[8], *qd[8], *x[8];
@@ -670,10 +670,10 @@ static int bind_inputs(arg_spec *specs, int count, job *j, Py_ssize_t *N, int *b
  * therefore allocated through a NumPy memory handler (NEP 49, the mechanism NumPy provides for
  * caching allocators) that keeps the last such block freed and hands it to the next output of the
  * same size — the pattern of a loop over batches.  At most one block of at most REUSE_MAX_BYTES
- * is held; release_output_memory() frees it.  The handler is set only around our own
+ * is held, and only until the next large output (release_output_memory() frees it at once).  The handler is set only around our own
  * allocations, so NumPy's other arrays are untouched. */
 enum { REUSE_MIN_BYTES = 1 << 20 };
-#define REUSE_MAX_BYTES ((size_t)1 << 30)
+#define REUSE_MAX_BYTES ((size_t)256 << 20)
 
 static struct {
     void *block;
@@ -684,13 +684,13 @@ static struct {
 static void *reuse_malloc(void *ctx, size_t size)
 {
     (void)ctx;
-    void *p = NULL;
+    void *p, *stale;
     pthread_mutex_lock(&reuse.lock);
-    if (reuse.block && reuse.size == size) {
-        p = reuse.block;
-        reuse.block = NULL;
-    }
+    p = reuse.block && reuse.size == size ? reuse.block : NULL;
+    stale = p ? NULL : reuse.block;  /* another size: not the loop this block waits for, so let it go */
+    reuse.block = NULL;
     pthread_mutex_unlock(&reuse.lock);
+    free(stale);
     return p ? p : malloc(size ? size : 1);
 }
 
