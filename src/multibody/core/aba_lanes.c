@@ -41,8 +41,22 @@ static void data_free(void *d)
     lanes_data_free(d);
 }
 
-/* A group of states through a kernel in lanes: gather state l's inputs into lane l of the
- * workspace's vectors, run, scatter lane l's result (n_out numbers) to out[l]. */
+/* Lane l of dst[k] = src[l][k] for k < n (a group of states into lanes), and back. */
+static void gather(const double *const *src, int n, real *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (int k = 0; k < n; k++)
+            dst[k][l] = src[l][k];
+}
+
+static void scatter(const real *src, long n, double *const *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (long k = 0; k < n; k++)
+            dst[l][k] = src[k][l];
+}
+
+/* A group of states through a kernel (q, q̇, x) → out of nv numbers, all in lanes. */
 typedef int (*lanes_kernel)(const mb_model *m, mb_data_lanes *d, const real *q, const real *qd, const real *x,
                             real *out);
 
@@ -50,17 +64,12 @@ static int run_group(const mb_model *m, mb_data_lanes *d, const double *const *q
                      const double *const *x, double *const *out, lanes_kernel kernel)
 {
     real *ql = d->tmp, *qdl = ql + m->nq, *xl = qdl + m->nv, *outl = xl + m->nv;  /* 3 nv + nq ≤ tmp */
-    for (int l = 0; l < MB_LANES; l++) {
-        for (int k = 0; k < m->nq; k++)
-            ql[k][l] = q[l][k];
-        for (int k = 0; k < m->nv; k++)
-            qdl[k][l] = qd[l][k], xl[k][l] = x[l][k];
-    }
+    gather(q, m->nq, ql);
+    gather(qd, m->nv, qdl);
+    gather(x, m->nv, xl);
     const int st = kernel(m, d, ql, qdl, xl, outl);
     if (st == MB_OK)
-        for (int l = 0; l < MB_LANES; l++)
-            for (int k = 0; k < m->nv; k++)
-                out[l][k] = outl[k][l];
+        scatter(outl, m->nv, out);
     return st;
 }
 
@@ -87,21 +96,15 @@ static int rnea_group(const mb_model *m, void *d, const double *const *q, const 
     return run_group(m, d, q, qd, qdd, tau, rnea_kernel);
 }
 
-/* CRBA reads only q; H is built in the workspace's H and scattered row by row. */
+/* CRBA reads only q; H is built in the workspace's H and scattered from there. */
 static int crba_group(const mb_model *m, void *workspace, const double *const *q, const double *const *qd,
                       const double *const *x, double *const *H)
 {
     (void)qd, (void)x;
     mb_data_lanes *d = workspace;
-    real *ql = d->tmp;
-    const long nn = (long)m->nv * m->nv;
-    for (int l = 0; l < MB_LANES; l++)
-        for (int k = 0; k < m->nq; k++)
-            ql[k][l] = q[l][k];
-    mb_crba_lanes(m, d, ql, d->H);
-    for (int l = 0; l < MB_LANES; l++)
-        for (long k = 0; k < nn; k++)
-            H[l][k] = d->H[k][l];
+    gather(q, m->nq, d->tmp);
+    mb_crba_lanes(m, d, d->tmp, d->H);
+    scatter(d->H, (long)m->nv * m->nv, H);
     return MB_OK;
 }
 

@@ -27,7 +27,7 @@ typedef struct mb_data {
     real *U;       /* (nv × 6) U = IA S per velocity variable (ABA)                              */
     real *u;       /* (nv) u = τ − Sᵀ pA (ABA)                                                  */
     real *Ic;      /* (nb × 10) composite rigid-body inertia of the subtree at i (CRBA)          */
-    real *H;       /* (nv × nv) joint-space inertia scratch (fd_crb, fd_sparse)                  */
+    real *H;       /* (nv × nv) joint-space inertia scratch (fd_crb, fd_sparse; CRBA in lanes)   */
     real *L;       /* (nv × nv) factor scratch (fd_crb, fd_sparse)                               */
     real *tmp;     /* (4 nv + nq + 64) vectors: C, rhs, full q …                                        */
     real *block;   /* the single allocation all of the above point into                         */

@@ -1,12 +1,12 @@
 /* lanes.h — the number type of the kernels: SIMD over states.
  *
  * The kernels that include this header are written in `real`.  In every translation unit it is
- * double, except in aba_lanes.c, which defines MB_LANE_BUILD and compiles aba.c, the joint poses
- * and the workspace again with `real` a vector of MB_LANES doubles (GCC/Clang vector extensions:
+ * double, except in aba_lanes.c, which defines MB_LANE_BUILD and compiles aba.c, rnea.c, crba.c,
+ * the joint poses and the workspace again with `real` a vector of MB_LANES doubles (GCC/Clang vector extensions:
  * SSE2 or NEON by default, AVX with MULTIBODY_NATIVE=1): lane l carries state l of a group of
  * MB_LANES states, so one instruction advances them all.  Arithmetic on vectors is lane-wise IEEE
  * arithmetic in the same order as the scalar source, so every lane's result is the scalar
- * kernel's, bit for bit (tests/test_core.py checks).  What differs between the two builds is
+ * kernel's, bit for bit (tests/test_lanes.py checks).  What differs between the two builds is
  * spelled with the helpers below: a constant broadcast to every lane, "every lane satisfies", and
  * square roots.
  */

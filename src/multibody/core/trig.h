@@ -55,31 +55,24 @@ static inline void mb_sincos_joint(double x, double *s, double *c)
     memcpy(c, &out_c, sizeof out_c);
 }
 #else
-/* The same for a vector of angles: the masks lane by lane, libm for the lanes out of range. */
+/* The same for a vector of angles: the masks lane by lane; a lane out of range is reduced as 0
+ * (its k would not convert to an integer) and then takes libm's values. */
 static inline void mb_sincos_joint(real x, real *s, real *c)
 {
-    real sr, cr, k;
-    mb_sincos_reduced(x, &sr, &cr, &k);
     const real_mask in_range = (x <= 1e6) & (x >= -1e6);  /* false for NaN */
-    const real_mask quadrant = __builtin_convertvector(mb_all(in_range) ? k : (real){0}, real_mask) & 3;
+    real sr, cr, k;
+    mb_sincos_reduced((real)((real_mask)x & in_range), &sr, &cr, &k);
+    const real_mask quadrant = __builtin_convertvector(k, real_mask) & 3;
     const real_mask swap = -(quadrant & 1), sign = (real_mask){0} + LLONG_MIN;  /* the sign bit */
     const real_mask bs = (real_mask)sr, bc = (real_mask)cr;
     real_mask out_s = (bs & ~swap) | (bc & swap), out_c = (bc & ~swap) | (bs & swap);
     out_s ^= (quadrant >> 1) * sign;
     out_c ^= (((quadrant + 1) >> 1) & 1) * sign;
     *s = (real)out_s, *c = (real)out_c;
-    if (mb_all(in_range))
-        return;
-    for (int l = 0; l < MB_LANES; l++) {
-        if (!in_range[l]) {
-            const double xl = x[l];
-            (*s)[l] = sin(xl), (*c)[l] = cos(xl);
-        } else {  /* the quadrant was not taken above: the scalar rule for this lane */
-            const uint64_t q = (uint64_t)(long)k[l] & 3;
-            const double sl = q & 1 ? cr[l] : sr[l], cl = q & 1 ? sr[l] : cr[l];
-            (*s)[l] = q >> 1 ? -sl : sl, (*c)[l] = ((q + 1) >> 1) & 1 ? -cl : cl;
-        }
-    }
+    if (!mb_all(in_range))
+        for (int l = 0; l < MB_LANES; l++)
+            if (!in_range[l])
+                (*s)[l] = sin(x[l]), (*c)[l] = cos(x[l]);
 }
 #endif
 
