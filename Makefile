@@ -15,7 +15,7 @@ ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_b
               tests/test_rollout.py tests/test_contact.py tests/test_constraints.py tests/test_output_memory.py \
               tests/test_lanes.py
 
-.PHONY: demo test test-fast test-asan bench core clean
+.PHONY: demo test test-fast test-asan bench core clean system-deps
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,12 @@ core: $(CORE)
 demo: $(CORE)
 	$(PY) -m multibody demo
 
-test: $(CORE)
+# Debian packages some tests drive (Chromium): installed when root or passwordless sudo allows,
+# otherwise one line says which tests will be skipped (under CI=true they fail instead)
+system-deps:
+	@bash tools/system-deps
+
+test: $(CORE) system-deps
 	$(PY) -m pytest -q -n 2
 
 test-fast: $(CORE)

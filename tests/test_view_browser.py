@@ -28,9 +28,10 @@ import pytest
 import multibody as mb
 from multibody.view import showmotion
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-# Chromium is a test dependency (.ci/run installs Debian's package): without it this file fails, never skips.
-assert CHROMIUM, "headless Chromium not found: apt-get install -y chromium (see .ci/run)"
+from system_deps import require_program
+
+# Debian's chromium (tools/system-deps installs it for `make test`): skipped visibly without it, failed under CI
+CHROMIUM = require_program(["chromium", "chromium-browser", "google-chrome"], "chromium", "showmotion browser tests")
 
 # each test drives a real browser (SwiftShader WebGL): tens of seconds on a loaded machine
 pytestmark = pytest.mark.slow

@@ -1,0 +1,31 @@
+"""Programs from Debian that some tests drive (``tools/system-deps`` installs them for ``make test``).
+
+Without the program a test module is skipped with one visible line that says how to enable it —
+except under CI (``CI=true``), where CI installs everything and a missing program is a failure.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def under_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_program(names, package: str, what: str) -> str:
+    """The path of the first of ``names`` on PATH; otherwise skip the calling module (fail under CI).
+
+    Call at module level: ``CHROMIUM = require_program(["chromium"], "chromium", "the browser tests")``.
+    """
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    message = (f"{what}: {names[0]} not found; `make test` installs Debian's {package} when run as root "
+               f"or with passwordless sudo, or: sudo apt-get install {package}")
+    if under_ci():
+        pytest.fail(f"{message} (CI=true: a missing test dependency is a failure)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
