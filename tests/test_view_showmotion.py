@@ -167,9 +167,10 @@ def test_export_video(tmp_path, suffix):
 
 
 def test_every_built_in_model_draws(tmp_path):
-    from multibody.cli import _builtin_models, load_model
+    from multibody.cli import load_model
+    from multibody.models.catalogue import catalogue
     from multibody.view.appearance import appearance_of
-    for name in _builtin_models():
+    for name in catalogue():
         model = load_model(name)
         shapes = appearance_of(model)
         assert shapes, name

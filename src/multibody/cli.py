@@ -18,9 +18,9 @@ after a colon (``planar:3``, ``auto_tree:15``).  Errors print one line and exit 
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
+import re
 import sys
 import time
 
@@ -39,60 +39,50 @@ class CLIError(Exception):
 
 # ---- models by name ------------------------------------------------------------------------------
 
-def _builtin_models():
-    """name → (constructor of a Model or Mechanism, one line of description)."""
-    import multibody as mb
-    M = mb.models
-    return {
-        "double_pendulum": (lambda: M.double_pendulum(), "the OpenDE report's double pendulum (default)"),
-        "single_pendulum": (lambda: M.single_pendulum(), "the OpenDE report's (colliding) single pendulum"),
-        "planar": (lambda n=2: M.planar(n), "spatial_v2 planar(n): n unit rods (planar:N, default 2)"),
-        "auto_tree": (lambda n=7: M.auto_tree(n, bf=2, skew=np.pi / 4, taper=0.95),
-                      "spatial_v2 autoTree(n, 2, π/4, 0.95) (auto_tree:N, default 7)"),
-        "vee": (lambda: M.vee(), "spatial_v2 vee: two rods at 45°, free-floating"),
-        "singlebody": (lambda: M.singlebody(), "spatial_v2 singlebody: a free-floating box"),
-        "scissor": (lambda: M.scissor(), "spatial_v2 scissor: two strips joined at their middles"),
-        "gfx_example": (lambda: M.gfx_example(), "spatial_v2 gfxExample: every drawing instruction"),
-        "gfx_example_tracking": (lambda: M.gfx_example(tracking=True), "gfxExample with the tracking camera"),
-        "ra3link": (lambda: M.ra3link(), "proNEu RA3Link arm (manual §3.1)"),
-        "ra3link_prismatic": (lambda: M.ra3link_prismatic(), "proNEu RA3LinkPrismatic arm (manual §3.2)"),
-        "starleth": (lambda: M.starleth(), "proNEu StarlETH quadruped, Euler-angle base (manual §3.3)"),
-        "biped_upper_body": (lambda: M.biped_upper_body(), "TMT paper's passive biped with upper body (tree part)"),
-        "flapping_flyer": (lambda: M.flapping_flyer(), "TMT paper's flapping flyer (tree part)"),
-        "clemens_joint": (lambda: M.clemens_joint(), "TMT paper's Clemens joint, 3-RSR (tree part)"),
-    }
+def _robot_file_kind(path):
+    """'urdf' or 'mjcf' by the file's root element (an .xml file may be either)."""
+    from lxml import etree
+    try:
+        for _, element in etree.iterparse(path, events=("start",), resolve_entities=False, no_network=True,
+                                          huge_tree=False):
+            tag = etree.QName(element).localname
+            break
+    except (etree.XMLSyntaxError, OSError) as e:
+        raise CLIError(f"cannot read model file {path!r}: {e}") from None
+    if tag not in ("robot", "mujoco"):
+        raise CLIError(f"model file {path!r}: expected a URDF <robot> or an MJCF <mujoco> document, got <{tag}>",
+                       EXIT_USAGE)
+    return "urdf" if tag == "robot" else "mjcf"
+
+
+def is_model_file(spec: str) -> bool:
+    return spec.lower().endswith((".urdf", ".xml", ".mjcf")) or os.path.sep in spec or os.path.isfile(spec)
 
 
 def load_source(spec: str):
-    """A Model or Mechanism from a built-in name (optionally ``name:N``) or a URDF path."""
+    """A Model or Mechanism from a built-in name (``name`` or ``name:N``, the table in
+    :mod:`multibody.models.catalogue`) or a URDF/MJCF file."""
     import multibody as mb
-    if spec.lower().endswith((".urdf", ".xml")) or os.path.sep in spec or os.path.exists(spec):
+    from .models.catalogue import UnknownModel, build
+    if is_model_file(spec):
         if not os.path.isfile(spec):
             raise CLIError(f"model file {spec!r} does not exist", EXIT_USAGE)
+        kind = _robot_file_kind(spec)
         try:
-            return mb.load_urdf(spec)
-        except mb.URDFError as e:
+            return mb.load_urdf(spec) if kind == "urdf" else mb.load_mjcf(spec)
+        except (mb.URDFError, mb.MJCFError) as e:
             raise CLIError(f"cannot load {spec!r}: {e}") from None
-    name, _, arg = spec.partition(":")
-    models = _builtin_models()
-    if name not in models:
-        close = difflib.get_close_matches(name, list(models), n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise CLIError(f"unknown model {name!r}{hint} (choose from {', '.join(sorted(models))}, "
-                       f"or give a URDF file)", EXIT_USAGE)
-    make = models[name][0]
-    if arg:
-        try:
-            n = int(arg)
-        except ValueError:
-            raise CLIError(f"model {spec!r}: the size after ':' must be an integer", EXIT_USAGE) from None
-        try:
-            return make(n)
-        except TypeError:
-            raise CLIError(f"model {name!r} takes no size", EXIT_USAGE) from None
-        except ValueError as e:
-            raise CLIError(f"model {spec!r}: {e}", EXIT_USAGE) from None
-    return make()
+    try:
+        return build(spec)
+    except UnknownModel as e:
+        raise CLIError(str(e), EXIT_USAGE) from None
+
+
+def output_stem(spec: str) -> str:
+    """A file-name stem for a MODEL argument: a robot file's own stem, ``planar_3`` for ``planar:3``."""
+    if is_model_file(spec):
+        return os.path.splitext(os.path.basename(spec))[0] or "model"
+    return spec.replace(":", "_")
 
 
 def load_model(spec: str):
@@ -156,12 +146,21 @@ def _load_trajectory(path, model=None):
 def _model_of(traj):
     """The built-in model a trajectory was computed for, when its name and fingerprint say so."""
     from multibody.simulation import model_fingerprint
+
+    from .models.catalogue import catalogue
     name = traj.model_name
-    if name in _builtin_models():
+    if name in catalogue():
         model = load_model(name)
         if model_fingerprint(model) == traj.model_fingerprint:
             return model
     return None
+
+
+def _checked_extension(path, allowed, what):
+    """``path`` when it ends with one of ``allowed``; a usage error otherwise (never HTML in a .pdf)."""
+    if not path.lower().endswith(allowed):
+        raise CLIError(f"--out: expected {what} ({', '.join(allowed)}), got {path!r}", EXIT_USAGE)
+    return path
 
 
 def _out_dir(path):
@@ -181,8 +180,9 @@ def _out_dir(path):
 
 def cmd_info(args):
     if args.list:
-        for name, (_, doc) in sorted(_builtin_models().items()):
-            print(f"  {name:<22} {doc}")
+        from .models.catalogue import catalogue
+        for name, entry in sorted(catalogue().items()):
+            print(f"  {name:<22} {entry.about}")
         return 0
     if not args.model:
         raise CLIError("info: give a MODEL (or --list)", EXIT_USAGE)
@@ -190,12 +190,14 @@ def cmd_info(args):
     model = load_model(args.model)
     print(f"{model.name}: {model.nb} bodies, nq = {model.nq}, nv = {model.nv}, total mass "
           f"{float(model.mass.sum()):g} kg, gravity {model.gravity.tolist()}")
-    print(f"  {'body':<18} {'parent':<18} {'joint':<18} {'type':<10} {'axis':<18} mass [kg]")
+    rows = [("body", "parent", "joint", "type", "axis", "mass [kg]")]
     for i in range(model.nb):
-        parent = model.body_names[model.parent[i]] if model.parent[i] >= 0 else "(base)"
-        axis = np.array2string(model.jaxis[i], precision=3, suppress_small=True)
-        print(f"  {model.body_names[i]:<18.18} {parent:<18.18} {model.joint_names[i]:<18.18} "
-              f"{mb.JointType(model.jtype[i]).name.lower():<10} {axis:<18} {model.mass[i]:g}")
+        rows.append((model.body_names[i], model.body_names[model.parent[i]] if model.parent[i] >= 0 else "(base)",
+                     model.joint_names[i], mb.JointType(model.jtype[i]).name.lower(),
+                     np.array2string(model.jaxis[i], precision=3, suppress_small=True), f"{model.mass[i]:g}"))
+    widths = [max(len(r[c]) for r in rows) for c in range(5)]   # whole names: never cut
+    for r in rows:
+        print("  " + " ".join(f"{cell:<{w}}" for cell, w in zip(r, widths)) + " " + r[5])
     kinds = {}
     for g in model.geometries:
         kinds[g.kind] = kinds.get(g.kind, 0) + 1
@@ -224,7 +226,7 @@ def _derive_eom(spec, method, say):
     try:
         return derive(source, method, progress=say), getattr(source, "name", spec)
     except ValueError as e:
-        raise CLIError(f"derive: {e}") from None
+        raise CLIError(str(e)) from None
 
 
 def cmd_derive(args):
@@ -246,7 +248,7 @@ def cmd_simulate(args):
     q0, qd0 = _initial_state(model, args.q0, args.qd0)
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
-    out = os.path.abspath(args.out)
+    out = os.path.abspath(_checked_extension(args.out, (".npz",), "a trajectory file"))
     from ._io import check_writable
     try:
         check_writable(out)
@@ -257,7 +259,7 @@ def cmd_simulate(args):
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
                            progress=not args.quiet)
     except ValueError as e:
-        raise CLIError(f"simulate: {e}") from None
+        raise CLIError(str(e)) from None
     wall = time.perf_counter() - t0
     if getattr(traj, "status", "finished") == "non_finite":
         print(f"warning: {traj.message}", file=sys.stderr)
@@ -299,7 +301,7 @@ def cmd_plot(args):
         for p in _write_plots(traj, model, folder):
             print(p)
     except ValueError as e:
-        raise CLIError(f"plot: {e}") from None
+        raise CLIError(str(e)) from None
     return 0
 
 
@@ -307,6 +309,7 @@ def cmd_animate(args):
     from .view import export_video, showmotion
     model = load_model(args.model)
     traj = _load_trajectory(args.trajectory, model) if args.trajectory else None
+    _checked_extension(args.out, (".html", ".htm", ".mp4", ".gif"), "an animation page or a video")
     try:
         if args.out.lower().endswith((".mp4", ".gif")):
             path = export_video(model, traj, out=args.out, fps=args.fps, title=args.title, progress=not args.quiet)
@@ -314,7 +317,7 @@ def cmd_animate(args):
             path = showmotion(model, traj, out=args.out, title=args.title, author=args.author,
                               description=args.description)
     except ValueError as e:
-        raise CLIError(f"animate: {e}") from None
+        raise CLIError(str(e)) from None
     print(f"{path} ({os.path.getsize(path) / 1e6:.2f} MB)")
     return 0
 
@@ -347,6 +350,7 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
     folder = _out_dir(out)
     written = []
     for name, model in zip(models, loaded):
+        stem = output_stem(name)        # files in `folder` named by the model, never by a path
         print(f"\n=== {model.name}: {model.nb} bodies, nq = {model.nq} ===")
         for i in range(model.nb):
             parent = model.body_names[model.parent[i]] if model.parent[i] >= 0 else "(base)"
@@ -365,7 +369,8 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
             b = str(eom.b.T)
             print("b(q, q̇) =", b if len(b) < 800 else f"({len(b)} characters; `multibody derive {name}` prints it)")
             print("g(q) =", eom.g.T)
-            values = {**mb.models.parameters(source), **dict(zip(list(eom.q), q0))}
+            seed_values = mb.models.parameters(source) if mb.models.seed_info(source) is not None else {}
+            values = {**seed_values, **dict(zip(list(eom.q), q0))}
             Mq = np.array(eom.M.subs(values).evalf(), dtype=float)
             H = mb.crba(model, q0)
             print(f"  symbolic M agrees with CRBA at q0 = {q0} to {np.abs(Mq - H).max():.1e}")
@@ -387,21 +392,53 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
         print(f"\nsimulated {tf:g} s with RK4, dt = 1 ms ({len(traj.t)} samples) in "
               f"{time.perf_counter() - t0:.2f} s; energy drift max |E(t) − E(0)| = "
               f"{np.abs(E - E[0]).max():.3e} J of E(0) = {E[0]:.6g} J")
-        path = os.path.join(folder, f"{name}_trajectory.npz")
+        path = os.path.join(folder, f"{stem}_trajectory.npz")
         traj.save(path)
         written.append(os.path.abspath(path))
-        written += _write_plots(traj, model, folder, prefix=f"{name}_")
-        written.append(showmotion(model, traj, out=os.path.join(folder, f"{name}.html"),
+        written += _write_plots(traj, model, folder, prefix=f"{stem}_")
+        written.append(showmotion(model, traj, out=os.path.join(folder, f"{stem}.html"),
                                   title=f"{model.name} — multibody demo", author="multibody demo",
                                   description=f"{model.name} from q0 = {np.round(q0, 4).tolist()}, RK4, dt = 1 ms"))
     print("\nwritten:")
     for p in written:
         print(f"  {p}")
-    print(f"open {os.path.join(folder, models[0] + '.html')} in a browser to play the animation")
+    print(f"open {os.path.join(folder, output_stem(models[0]) + '.html')} in a browser to play the animation")
     return 0
 
 
 # ---- parser ----------------------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, ``multibody <cmd>: error: <message>``, exit status 2
+    (subcommands' parsers are of this class too)."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+_NEGATIVE_NUMBERS = re.compile(r"^-\.?\d")
+
+
+def _join_negative_values(argv):
+    """``--q0 -0.5,0.3`` → ``--q0=-0.5,0.3``: argparse would read ``-0.5,0.3`` as an option."""
+    out = []
+    for token in argv:
+        if out and _NEGATIVE_NUMBERS.match(token) and out[-1].startswith("--") and "=" not in out[-1]:
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
+def _fail(command, error, code):
+    """Print ``error`` as the one line ``multibody <command>: error: <message>``; returns ``code``."""
+    message = str(error)
+    while message.startswith(f"{command}: "):    # errors of the library often name the command already
+        message = message[len(command) + 2:]
+    print(f"multibody {command}: error: {message}", file=sys.stderr)
+    return code
+
 
 def _hooks():
     """Subcommands contributed by other packages: a module with add_parser(subparsers) and run(args)."""
@@ -417,7 +454,7 @@ def _hooks():
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="multibody", description=__doc__.split("\n\n")[0],
+    parser = _Parser(prog="multibody", description=__doc__.split("\n\n")[0],
                                      epilog="MODEL: a built-in name (multibody info --list) or a URDF file.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -429,7 +466,8 @@ def build_parser():
     p = sub.add_parser("derive", help="symbolic equations of motion")
     p.add_argument("model", metavar="MODEL", help="a built-in model (seed models keep their parameters as "
                                                   "symbols) or a URDF file")
-    p.add_argument("--method", default=None, help="rnea (default; tmt for the TMT mechanisms), pne, tmt, lagrange")
+    p.add_argument("--method", default=None, choices=("rnea", "pne", "tmt", "lagrange"),
+                   help="rnea (default; tmt for the TMT mechanisms), pne, tmt, lagrange")
     p.add_argument("--latex", action="store_true", help="print LaTeX")
 
     p = sub.add_parser("simulate", help="integrate the motion and save the trajectory (.npz)")
@@ -437,7 +475,8 @@ def build_parser():
     p.add_argument("--t-final", type=float, default=5.0, help="seconds to simulate (default 5)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3)")
     p.add_argument("--integrator", default="rk4", help="rk4 (default), euler, semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
-    p.add_argument("--q0", help="initial q, comma-separated (default: the model's own, else neutral)")
+    p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
+                                "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -477,7 +516,7 @@ def build_parser():
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _join_negative_values(list(sys.argv[1:] if argv is None else argv))
     parser, hooks = build_parser()
     debug = "--debug" in argv
     if debug:
@@ -488,37 +527,38 @@ def main(argv=None) -> int:
     else:
         args, rest = parser.parse_args(argv), []
     try:
-        if args.command == "info":
-            return cmd_info(args)
-        if args.command == "derive":
-            return cmd_derive(args)
-        if args.command == "simulate":
-            return cmd_simulate(args)
-        if args.command == "plot":
-            return cmd_plot(args)
-        if args.command == "animate":
-            return cmd_animate(args)
-        if args.command == "bench":
-            return cmd_bench(args, rest)
-        if args.command == "demo":
-            return demo(args.model, args.out, args.t_final, args.quick)
-        if args.command in hooks:
-            return hooks[args.command].run(args) or 0
-        parser.error(f"unknown command {args.command!r}")
+        status = _dispatch(parser, hooks, args, rest)
+        sys.stdout.flush()     # a closed pipe shows here, inside the handlers below
+        return status
     except CLIError as e:
         if debug:
             raise
-        print(f"multibody {args.command}: error: {e}", file=sys.stderr)
-        return e.code
-    except (ValueError, TypeError, OSError, ImportError) as e:
+        return _fail(args.command, e, e.code)
+    except BrokenPipeError:
+        # the reader went away (`multibody derive … | head`): stop quietly, as a program killed by SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
+    except (ValueError, TypeError, OSError, ImportError, RuntimeError) as e:
         if debug:
             raise
-        print(f"multibody {args.command}: error: {type(e).__name__}: {e}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args.command, e, EXIT_ERROR)
     except KeyboardInterrupt:
         print(f"multibody {args.command}: interrupted", file=sys.stderr)
         return 130
-    return EXIT_USAGE
+
+
+def _dispatch(parser, hooks, args, rest) -> int:
+    commands = {"info": cmd_info, "derive": cmd_derive, "simulate": cmd_simulate, "plot": cmd_plot,
+                "animate": cmd_animate}
+    if args.command in commands:
+        return commands[args.command](args)
+    if args.command == "bench":
+        return cmd_bench(args, rest)
+    if args.command == "demo":
+        return demo(args.model, args.out, args.t_final, args.quick)
+    if args.command in hooks:
+        return hooks[args.command].run(args) or 0
+    parser.error(f"unknown command {args.command!r}")
 
 
 if __name__ == "__main__":

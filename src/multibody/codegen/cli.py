@@ -45,30 +45,15 @@ def resolve_model(text: str):
         from ..symbolic.eom import EquationsOfMotion
 
         return EquationsOfMotion.load(text)
-    from .. import models
+    from ..models.catalogue import build
 
-    name, _, arg = text.partition(":")
-    ctor = getattr(models, name, None) if not name.startswith("_") else None
-    if ctor is None or not callable(ctor) or isinstance(ctor, type):
-        known = sorted(n for n in getattr(models, "__all__", []) if not n[0].isupper())
-        raise ValueError(f"MODEL: {text!r} is neither a file nor a built-in model; built-in models: "
-                         f"{', '.join(known)}")
-    args = []
-    for a in filter(None, arg.split(",")):
-        try:
-            args.append(int(a))
-        except ValueError:
-            try:
-                args.append(float(a))
-            except ValueError:
-                raise ValueError(f"MODEL: argument {a!r} of {name} is not a number") from None
-    obj = ctor(*args)
+    obj = build(text)     # the command line's one table of built-in models (UnknownModel otherwise)
     if isinstance(obj, tuple) and obj and hasattr(obj[0], "jtype"):  # (model, (q, dq, params, values))
         model, extra = obj
         from ..symbolic import derive
 
         eom = derive(model)
-        eom.extra.setdefault("model", getattr(model, "name", name))
+        eom.extra.setdefault("model", getattr(model, "name", text))
         values = extra[3] if len(extra) > 3 else None
         return (eom, values)
     return obj
@@ -96,10 +81,13 @@ class _Progress:
             self.bar.n = self.bar.total
             self.bar.refresh()
             self.bar.close()
+            self.bar = None
 
 
 def run(args) -> int:
     """Execute ``multibody codegen`` for parsed ``args``; returns the exit status."""
+    from ..cli import EXIT_ERROR, EXIT_USAGE, CLIError
+    from ..models.catalogue import UnknownModel
     from . import api, c_gen, cache, numpy_gen
 
     say = _Progress(total=5, enabled=not getattr(args, "no_progress", False))
@@ -145,11 +133,12 @@ def run(args) -> int:
             with open(fn.path, "rb") as fh:
                 cache.atomic_write(dest, fh.read())
             written = [dest, f"(cached at {fn.path}; module function run(n, in0, stride0, …, out0, …))"]
-        say.close()
+    except UnknownModel as exc:
+        raise CLIError(str(exc), EXIT_USAGE) from None
     except (ValueError, TypeError, cache.CompilerNotFoundError, RuntimeError, OSError) as exc:
+        raise CLIError(str(exc), EXIT_ERROR) from None
+    finally:
         say.close()
-        print(f"multibody codegen: error: {exc}", file=sys.stderr)
-        return 2
     ops = spec.count_ops()
     print(f"{spec.info.get('model', args.model)}: {', '.join(spec.output_names())} — {len(spec.temporaries)} "
           f"temporaries, {ops} operations after CSE, {time.perf_counter() - t0:.2f} s")

@@ -1,0 +1,79 @@
+"""The one table of built-in models that every command-line subcommand reads.
+
+A MODEL argument is a name from this table, optionally with a size after a colon (``planar:3``,
+``auto_tree:15``) for the constructors that take one.
+
+>>> from multibody.models.catalogue import build, catalogue
+>>> build("planar:3").nv, "rolling_disc" in catalogue()
+(3, True)
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A built-in model: ``make()`` (or ``make(n)`` when ``sized``) and one line of description."""
+    make: Callable
+    about: str
+    sized: bool = False
+
+
+def catalogue() -> dict[str, Entry]:
+    """name → :class:`Entry` for every built-in model (a Model, or a Mechanism for the TMT systems)."""
+    from . import (auto_tree, biped_upper_body, clemens_joint, double_elbow, double_pendulum, flapping_flyer,
+                   gfx_example, planar, ra3link, ra3link_prismatic, rolling_disc, scissor, single_pendulum,
+                   singlebody, starleth, vee)
+    return {
+        "double_pendulum": Entry(double_pendulum, "the OpenDE report's double pendulum (default)"),
+        "single_pendulum": Entry(single_pendulum, "the OpenDE report's (colliding) single pendulum"),
+        "planar": Entry(lambda n=2: planar(n), "spatial_v2 planar(n): n unit rods (planar:N, default 2)", True),
+        "auto_tree": Entry(lambda n=7: auto_tree(n, bf=2, skew=np.pi / 4, taper=0.95),
+                           "spatial_v2 autoTree(n, 2, π/4, 0.95) (auto_tree:N, default 7)", True),
+        "vee": Entry(vee, "spatial_v2 vee: two rods at 45°, free-floating"),
+        "singlebody": Entry(singlebody, "spatial_v2 singlebody: a free-floating box"),
+        "scissor": Entry(scissor, "spatial_v2 scissor: two strips joined at their middles"),
+        "double_elbow": Entry(double_elbow, "spatial_v2 double-elbow planar arm (two joints with equal angles)"),
+        "rolling_disc": Entry(rolling_disc, "spatial_v2 rolling disc: a free-floating polyhedral prism"),
+        "gfx_example": Entry(gfx_example, "spatial_v2 gfxExample: every drawing instruction"),
+        "gfx_example_tracking": Entry(lambda: gfx_example(tracking=True), "gfxExample with the tracking camera"),
+        "ra3link": Entry(ra3link, "proNEu RA3Link arm (manual §3.1)"),
+        "ra3link_prismatic": Entry(ra3link_prismatic, "proNEu RA3LinkPrismatic arm (manual §3.2)"),
+        "starleth": Entry(starleth, "proNEu StarlETH quadruped, Euler-angle base (manual §3.3)"),
+        "biped_upper_body": Entry(biped_upper_body, "TMT paper's passive biped with upper body"),
+        "flapping_flyer": Entry(flapping_flyer, "TMT paper's flapping flyer"),
+        "clemens_joint": Entry(clemens_joint, "TMT paper's Clemens joint, 3-RSR"),
+    }
+
+
+class UnknownModel(ValueError):
+    """A MODEL argument that names no built-in model (or gives a size to one that takes none)."""
+
+
+def build(spec: str):
+    """The built-in model ``spec`` names: ``"name"`` or ``"name:N"``; :class:`UnknownModel` otherwise."""
+    name, colon, size = spec.partition(":")
+    table = catalogue()
+    if name not in table:
+        close = difflib.get_close_matches(name, list(table), n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownModel(f"unknown model {name!r}{hint} (built-in models: {', '.join(sorted(table))}; "
+                           f"or give a URDF or MJCF file)")
+    entry = table[name]
+    if not colon:
+        return entry.make()
+    if not entry.sized:
+        raise UnknownModel(f"model {name!r} takes no size (':{size}')")
+    try:
+        n = int(size)
+    except ValueError:
+        raise UnknownModel(f"model {spec!r}: the size after ':' must be an integer") from None
+    try:
+        return entry.make(n)
+    except ValueError as e:
+        raise UnknownModel(f"model {spec!r}: {e}") from None

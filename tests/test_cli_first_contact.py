@@ -1,0 +1,133 @@
+"""The command line as a new user first meets it: one table of models for every subcommand,
+negative numbers, checked output names, whole names in `info`, a closed pipe, one-line errors with
+exit status 2 for usage and 1 for failure, and `demo` on any model writing only into --out."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from multibody import cli
+from multibody.models.catalogue import catalogue
+from multibody.simulation import Trajectory
+
+SRC = os.path.join(os.path.dirname(__file__), "..", "src")
+
+
+def run(*argv):
+    """The exit status of `multibody argv…` (argparse's usage errors exit through SystemExit)."""
+    try:
+        return cli.main([str(a) for a in argv])
+    except SystemExit as e:
+        return e.code
+
+
+def run_process(*argv, **kw):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "multibody", *map(str, argv)], env=env, timeout=300, **kw)
+
+
+TWO_LINK_URDF = """<robot name="two_link">
+  <link name="base"/>
+  <link name="upper_arm_with_a_long_name"><inertial><mass value="1"/><origin xyz="0 0 -0.5"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="fore_arm"><inertial><mass value="1"/><origin xyz="0 0 -0.5"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="robot_finger_joint_number_1" type="revolute"><parent link="base"/>
+    <child link="upper_arm_with_a_long_name"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+  <joint name="robot_finger_joint_number_2" type="revolute"><parent link="upper_arm_with_a_long_name"/>
+    <child link="fore_arm"/><origin xyz="0 0 -1"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+</robot>
+"""
+
+
+@pytest.fixture
+def urdf(tmp_path):
+    path = tmp_path / "robots" / "two_link.urdf"
+    path.parent.mkdir()
+    path.write_text(TWO_LINK_URDF)
+    return path
+
+
+def test_negative_numbers_are_values(tmp_path):
+    out = tmp_path / "t.npz"
+    assert run("simulate", "double_pendulum", "--q0", "-0.5,0.3", "--qd0", "-.25,-1e-1", "--t-final", "0.01",
+               "--quiet", "--out", out) == 0
+    traj = Trajectory.load(out)
+    np.testing.assert_array_equal(traj.q[0], [-0.5, 0.3])
+    np.testing.assert_array_equal(traj.qd[0], [-0.25, -0.1])
+
+
+@pytest.mark.parametrize("argv", [("animate", "double_pendulum", "--out", "{tmp}/anim.pdf"),
+                                  ("simulate", "double_pendulum", "--t-final", "0.01", "--out", "{tmp}/t.txt")])
+def test_output_names_are_checked_before_anything_is_written(tmp_path, capsys, argv):
+    assert run(*(a.format(tmp=tmp_path) for a in argv)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out: expected" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_info_prints_whole_names(urdf, capsys):
+    assert run("info", urdf) == 0
+    out = capsys.readouterr().out
+    for name in ("robot_finger_joint_number_1", "robot_finger_joint_number_2", "upper_arm_with_a_long_name"):
+        assert name in out
+
+
+def test_a_closed_pipe_ends_quietly():
+    """`multibody derive starleth | head -1`: the reader leaves early; no BrokenPipeError, no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "multibody", "derive", "starleth"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])))
+    assert proc.stdout.readline().startswith(b"# StarlETH")
+    proc.stdout.close()          # as `head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err
+
+
+def test_one_model_table_for_every_subcommand(tmp_path, capsys):
+    assert run("info", "--list") == 0
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert listed == set(catalogue())
+    assert {"double_elbow", "rolling_disc"} <= listed
+    assert run("codegen", "nosuch", "--out", tmp_path, "--no-progress") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("multibody codegen: error: unknown model 'nosuch'")
+    for name in catalogue():
+        assert name in err
+    for helper in ("parameters", "seed_info", "support_jacobian"):
+        assert helper not in err
+    for name in ("double_elbow", "rolling_disc"):
+        assert run("info", name) == 0
+    assert run("codegen", "double_elbow", "--lang", "numpy", "--out", tmp_path, "--no-progress") == 0
+    assert (tmp_path / "eom.py").exists()
+
+
+def test_errors_are_one_line_with_usage_2_and_failure_1(tmp_path, capsys):
+    assert run("derive", "double_pendulum", "--method", "nosuch") == 2      # a usage error
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("multibody derive: error: ")
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip file")
+    assert run("plot", bad, "--out", tmp_path / "figs") == 1               # a failure
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("multibody plot: error: ")
+    assert "plot: plot:" not in err and "ValueError:" not in err
+    assert run("codegen", "planar:2", "--lang", "numpy", "--out", bad, "--no-progress") == 1  # --out is a file
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("multibody codegen: error: ")
+
+
+@pytest.mark.slow
+def test_demo_runs_on_any_model_and_writes_only_into_out(tmp_path, urdf):
+    for spec, stem in (("planar:3", "planar_3"), ("gfx_example", "gfx_example"), (urdf, "two_link")):
+        out = tmp_path / stem
+        result = run_process("demo", "--model", spec, "--out", out, "--quick", capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-2000:]
+        written = sorted(os.listdir(out))
+        assert f"{stem}_trajectory.npz" in written and f"{stem}.html" in written, written
+    assert sorted(os.listdir(urdf.parent)) == ["two_link.urdf"]    # nothing next to the robot file
