@@ -1,10 +1,12 @@
 # `make demo` and `make test` work on a fresh machine with only python3, pip and gcc:
-# they create .venv, install the package with its test dependencies (which compiles the C core,
-# src/multibody/core/*.c), and rebuild the core in place whenever a C file or header changed.
+# they create .venv, install the package (which compiles the C core, src/multibody/core/*.c) —
+# `make test` adds the test dependencies (Pinocchio, MuJoCo's dm_control, …), which the demo does
+# not need — and rebuild the core in place whenever a C file or header changed.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 CORE_SRC := $(wildcard src/multibody/core/*.c src/multibody/core/*.h src/multibody/engine/c/*.c src/multibody/engine/c/*.h) setup.py
 CORE     := src/multibody/core/.built
 
@@ -20,8 +22,12 @@ ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_b
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e .
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(TEST_STAMP)
 
 # the C core, built in place (portable flags; MULTIBODY_NATIVE=1 for -march=native)
 $(CORE): $(STAMP) $(CORE_SRC)
@@ -39,15 +45,15 @@ demo: $(CORE)
 system-deps:
 	@bash tools/system-deps
 
-test: $(CORE) system-deps
+test: $(CORE) $(TEST_STAMP) system-deps
 	$(PY) -m pytest -q -n 2
 
-test-fast: $(CORE)
+test-fast: $(CORE) $(TEST_STAMP)
 	$(PY) -m pytest -q -n 2 -m "not slow"
 
 # Sanitized build: libasan must be loaded before the interpreter; CPython's own allocations are
 # not leak-checked (detect_leaks=0).  Afterwards the portable build is restored.
-test-asan: $(STAMP)
+test-asan: $(TEST_STAMP)
 	rm -f $(CORE) src/multibody/core/_core*.so src/multibody/engine/_engine*.so
 	MULTIBODY_SANITIZE=1 $(PY) setup.py -q build_ext --inplace --force
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
@@ -56,7 +62,7 @@ test-asan: $(STAMP)
 	rm -f src/multibody/core/_core*.so src/multibody/engine/_engine*.so
 	$(MAKE) core
 
-bench: $(CORE)
+bench: $(CORE) $(TEST_STAMP)
 	$(PY) -m multibody bench
 	$(PY) -m multibody.bench.urdf
 

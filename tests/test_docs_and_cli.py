@@ -31,6 +31,10 @@ def test_demo_reproduces_the_reports_double_pendulum(tmp_path):
     # it writes an animation per model into the folder and says where
     for name in ("double_pendulum.html", "ra3link.html"):
         assert (folder / name).is_file() and str(folder / name) in out.stdout
+    # the equations in the report's DP_EOM shape (simplified), not as expanded products of sines
+    assert "M[0,1] = m2*(h2**2 + 6*l1*l2*cos(th2) + 3*l2**2 + w2**2)/12" in out.stdout
+    assert "b[1] = Dth1**2*l1*l2*m2*sin(th2)/2" in out.stdout
+    assert "sin(th1)*sin(th1 + th2)" not in out.stdout
     m = re.search(r"symbolic M agrees with CRBA at q0 = .* to ([0-9.e+-]+)", out.stdout)
     assert m and float(m.group(1)) < 1e-12
     m = re.search(r"\|H − D_q\| = ([0-9.e+-]+), \|g − g_q\| = ([0-9.e+-]+)", out.stdout)

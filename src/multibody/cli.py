@@ -340,6 +340,25 @@ def _check_double_pendulum(mb, model, q):
     return H, np.abs(H - D).max(), np.abs(g - gq).max()
 
 
+def _print_equations(eom, name):
+    """M, b and g entry by entry (M's upper triangle: it is symmetric); long entries are referred to
+    `multibody derive`."""
+    def show(label, expr):
+        text = str(expr)
+        print(f"  {label} = {text if len(text) < 400 else f'({len(text)} characters; `multibody derive {name}`)'}")
+    n = eom.M.shape[0]
+    print("M(q), symmetric:")
+    for i in range(n):
+        for j in range(i, n):
+            show(f"M[{i},{j}]", eom.M[i, j])
+    print("b(q, q̇):")
+    for i in range(n):
+        show(f"b[{i}]", eom.b[i])
+    print("g(q):")
+    for i in range(n):
+        show(f"g[{i}]", eom.g[i])
+
+
 def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float = 10.0, quick: bool = False) -> int:
     """The main job: derive and print the EoM, simulate, write plots and an animation, report the drift."""
     import multibody as mb
@@ -362,13 +381,11 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
         if model.nb <= 3 and all(t in (1, 2, 3) for t in model.jtype):
             source = _symbolic_source(name)
             from multibody.symbolic import derive
-            eom = derive(source, method)
+            # simplified (time-limited) to the seed's own shape, e.g. the report's DP_EOM: l1*l2*m2*cos(th2)
+            eom = derive(source, method).simplify(time_limit=30)
             print("\nproNEu (projected Newton-Euler) equations of motion, manual §3.1:" if method == "pne" else
-                  "\nSymbolic equations of motion (symbolic CRBA + RNEA):")
-            print("M(q) =", eom.M)
-            b = str(eom.b.T)
-            print("b(q, q̇) =", b if len(b) < 800 else f"({len(b)} characters; `multibody derive {name}` prints it)")
-            print("g(q) =", eom.g.T)
+                  "\nSymbolic equations of motion (symbolic CRBA + RNEA), simplified:")
+            _print_equations(eom, name)
             seed_values = mb.models.parameters(source) if mb.models.seed_info(source) is not None else {}
             values = {**seed_values, **dict(zip(list(eom.q), q0))}
             Mq = np.array(eom.M.subs(values).evalf(), dtype=float)
