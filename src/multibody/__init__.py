@@ -35,7 +35,7 @@ __all__ = [
     "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
     "fd_gq", "FDgq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
     "FunctionConstraint", "JointPath", "ConstraintError", "revolute_closure",
-    "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact",
+    "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact", "gc_fd", "gcFD",
 ]
 
 
@@ -49,7 +49,7 @@ _LAZY = {
                      "linearize", "simulate", "simulate_batch", "TorqueTable"], ".simulation"),
     **dict.fromkeys(["AxisConstraint", "ConstraintError", "ConstraintSet", "FDgq", "FunctionConstraint", "GammaQ",
                      "JointCoupling", "JointPath", "PointConstraint", "fd_gq", "revolute_closure"], ".simulation.constraints"),
-    **dict.fromkeys(["GroundContact", "contact_parameters", "gc_pos_vel", "gcontact", "gcPosVel"],
+    **dict.fromkeys(["GroundContact", "contact_parameters", "gc_fd", "gcFD", "gc_pos_vel", "gcontact", "gcPosVel"],
                     ".simulation.contact"),
 }
 

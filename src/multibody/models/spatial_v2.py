@@ -60,7 +60,9 @@ def planar(n: int) -> Model:
     """spatial_v2 ``planar``: n unit rods (unit mass, inertia 1/12 about the CoM) on revolute joints.
 
     The planar model is embedded in the x–y plane of a spatial model (joint code ``'r'`` = Rz);
-    gravity is −9.81 along y as in spatial_v2's planar default.
+    gravity is −9.81 along y.  That is our choice, not the seed's: spatial_v2's ``get_gravity``
+    takes the planar gravity from the first two components of its spatial default [0, 0, −9.81],
+    so a planar model without a ``gravity`` field falls with zero gravity there.
 
     Example
     -------
@@ -174,7 +176,9 @@ def floatbase(model: Model) -> Model:
     Body 1 of ``model`` becomes body 6 (index 5) of the result; five massless bodies precede it.
     The chain is singular when the angle of joint 5 is ±π/2 (use a FREE joint, or ``fd_fb``,
     to avoid it).  Warns, as the seed does, if Xtree{1} is not the identity (its offset is lost).
-    Frames, geometry, mimic records and the real joints' limits move with their bodies.  The result
+    Frames, geometry, mimic records and the real joints' limits move with their bodies.  A
+    ``gamma_q`` constraint function is dropped with a warning (the seed warns too): it reads the
+    joint variables by number, and floating the base renumbers them.  The result
     follows the convention that :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
     """
     if model.planar:
@@ -186,6 +190,10 @@ def floatbase(model: Model) -> Model:
         raise ValueError("model: body 0 already has a free joint")
     if not (np.allclose(model.tree_rotation[0], np.eye(3)) and np.allclose(model.tree_translation[0], 0)):
         warnings.warn("floatbase: Xtree of joint 1 is not the identity; its offset is lost", stacklevel=2)
+    if model.gamma_q is not None:
+        warnings.warn("floatbase: model.gamma_q is dropped: floating the base renumbers the joints (joint i "
+                      "becomes joint i + 5), so the constraint function would read the wrong variables; attach "
+                      "one written for the new numbering to the result", stacklevel=2)
     b = ModelBuilder(f"floatbase({model.name})", gravity=model.gravity)
     codes = ["Px", "Py", "Pz", "Rx", "Ry", "Rz"]
     for k in range(5):
