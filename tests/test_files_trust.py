@@ -265,3 +265,92 @@ def test_saved_files_respect_the_umask(tmp_path, umask, mode):
         os.umask(old)
     for p in paths:
         assert stat.S_IMODE(os.stat(p).st_mode) == mode, (p, oct(os.stat(p).st_mode))
+
+
+# ---- MJCF: what a document asks MuJoCo to allocate is checked before MuJoCo sees it ---------------
+@pytest.fixture
+def no_mujoco_compile(monkeypatch):
+    """MuJoCo's compiler must not be reached: the pre-check refuses first."""
+    import mujoco
+
+    def reached(*a, **k):
+        raise AssertionError("MuJoCo's compiler was called")
+    monkeypatch.setattr(mujoco.MjModel, "from_xml_string", staticmethod(reached))
+    monkeypatch.setattr(mujoco.MjModel, "from_xml_path", staticmethod(reached))
+
+
+HFIELD_BOMB = ('<mujoco><asset><hfield name="h" nrow="65536" ncol="65537" size="1 1 1 1"/></asset>'
+               '<worldbody><geom type="hfield" hfield="h"/></worldbody></mujoco>')
+
+
+def _png_header(w, h):
+    import struct
+    import zlib
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr
+            + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)))
+
+
+@pytest.mark.parametrize("case", ["hfield nrow x ncol", "hfield binary file", "texture builtin", "texture PNG",
+                                  "nested replicate", "size nkey", "mesh file size", "include FIFO",
+                                  "hfield file in assets"])
+def test_mjcf_sizes_are_refused_before_mujoco_compiles(tmp_path, no_mujoco_compile, case):
+    from multibody.model.mjcf import MJCFError
+    assets = None
+    doc = {
+        "hfield nrow x ncol": HFIELD_BOMB,
+        "hfield binary file": '<mujoco><asset><hfield name="h" file="bomb.hf" size="1 1 1 1"/></asset></mujoco>',
+        "hfield file in assets": '<mujoco><asset><hfield name="h" file="a.hf" size="1 1 1 1"/></asset></mujoco>',
+        "texture builtin": '<mujoco><asset><texture name="t" type="2d" builtin="checker" width="100000" '
+                           'height="100000"/></asset></mujoco>',
+        "texture PNG": '<mujoco><compiler texturedir="tex"/><asset><texture name="t" type="2d" file="big.png"/>'
+                       '</asset></mujoco>',
+        "nested replicate": '<mujoco><worldbody><replicate count="1000"><replicate count="1000">'
+                            '<body><geom size="1"/></body></replicate></replicate></worldbody></mujoco>',
+        "size nkey": '<mujoco><size nkey="100000000"/></mujoco>',
+        "mesh file size": '<mujoco><compiler meshdir="meshes"/><asset><mesh name="m" file="huge.stl"/></asset>'
+                          '</mujoco>',
+        "include FIFO": '<mujoco><include file="pipe.xml"/></mujoco>',
+    }[case]
+    expect = {"hfield nrow x ncol": r"<hfield name='h'> \(line 1\): nrow × ncol = 65536 × 65537",
+              "hfield binary file": r"file 'bomb.hf': rows × columns = 65536 × 65537",
+              "hfield file in assets": r"file 'a.hf': rows × columns = 70000 × 70000",
+              "texture builtin": "10000000000 pixels", "texture PNG": "file 'big.png': width × height",
+              "nested replicate": "1000000 copies", "size nkey": "nkey=100000000",
+              "mesh file size": "huge.stl' has 268435457 bytes", "include FIFO": "pipe.xml' is not a regular file"}[case]
+    (tmp_path / "bomb.hf").write_bytes(np.array([65536, 65537], "<i4").tobytes())
+    (tmp_path / "tex").mkdir()
+    (tmp_path / "tex" / "big.png").write_bytes(_png_header(100_000, 100_000))
+    (tmp_path / "meshes").mkdir()
+    with open(tmp_path / "meshes" / "huge.stl", "wb") as f:
+        f.truncate((256 << 20) + 1)                 # mjcf_sizes.MAX_ASSET_BYTES + 1, sparse: no disk used
+    os.mkfifo(tmp_path / "pipe.xml")
+    if case == "hfield file in assets":
+        assets = {"a.hf": np.array([70000, 70000], "<i4").tobytes()}
+    path = tmp_path / "model.xml"
+    path.write_text(doc)
+    source = doc if assets else path
+    with pytest.raises(MJCFError, match=expect) as err:
+        mb.load_mjcf(source, assets=assets)
+    assert (str(path) if source is path else "<string>") in str(err.value)
+    assert len(HFIELD_BOMB) < 250
+
+
+def test_mujoco_compiler_failures_become_mjcf_errors(monkeypatch):
+    import mujoco
+
+    from multibody.model.mjcf import MJCFError
+
+    def unknown(*a, **k):
+        raise RuntimeError("unknown exception")
+    monkeypatch.setattr(mujoco.MjModel, "from_xml_string", staticmethod(unknown))
+    with pytest.raises(MJCFError, match=r"<string>: MuJoCo's compiler refused the model \(RuntimeError\): "
+                                        "unknown exception"):
+        mb.load_mjcf('<mujoco><worldbody><body><joint/><geom size="0.1"/></body></worldbody></mujoco>')
+
+
+def test_a_small_height_field_still_loads():
+    m = mb.load_mjcf('<mujoco><asset><hfield name="h" nrow="64" ncol="64" size="1 1 1 1"/></asset>'
+                     '<worldbody><geom type="hfield" hfield="h"/><body name="b"><joint name="j"/>'
+                     '<geom size="0.1" mass="1"/></body></worldbody></mujoco>')
+    assert m.body_names == ("b",) and m.nq == 1
