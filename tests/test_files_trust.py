@@ -317,7 +317,8 @@ def test_mjcf_sizes_are_refused_before_mujoco_compiles(tmp_path, no_mujoco_compi
               "hfield file in assets": r"file 'a.hf': rows × columns = 70000 × 70000",
               "texture builtin": "10000000000 pixels", "texture PNG": "file 'big.png': width × height",
               "nested replicate": "1000000 copies", "size nkey": "nkey=100000000",
-              "mesh file size": "huge.stl' has 268435457 bytes", "include FIFO": "pipe.xml' is not a regular file"}[case]
+              "mesh file size": "huge.stl' has 268435457 bytes",
+              "include FIFO": "pipe.xml' is not a regular file"}[case]
     (tmp_path / "bomb.hf").write_bytes(np.array([65536, 65537], "<i4").tobytes())
     (tmp_path / "tex").mkdir()
     (tmp_path / "tex" / "big.png").write_bytes(_png_header(100_000, 100_000))

@@ -222,7 +222,8 @@ def read_npz(path, *, max_bytes=MAX_NPZ_BYTES, name="path") -> dict:
         try:
             zf = zipfile.ZipFile(f)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-            raise ValueError(f"{name}: {path!r} is truncated or not a .npz file (not a complete zip archive: {e})") from None
+            raise ValueError(f"{name}: {path!r} is truncated or not a .npz file "
+                             f"(not a complete zip archive: {e})") from None
         with zf:
             infos = zf.infolist()
             total, plan, seen = 0, [], set()

@@ -200,6 +200,7 @@ def check_declared_sizes(text: str, label: str, base_dir, assets, error) -> None
     ...                      '</asset></mujoco>', "<string>", ".", None, ValueError)
     Traceback (most recent call last):
     ...
-    ValueError: <string>: <hfield name='h'> (line 1): nrow × ncol = 65536 × 65537 = 4295032832 height samples, more than the limit of 16777216
+    ValueError: <string>: <hfield name='h'> (line 1): nrow × ncol = 65536 × 65537 = 4295032832 height samples,
+    more than the limit of 16777216
     """
     _Reader(label, os.fspath(base_dir), assets, error).document(text.encode("utf-8", errors="replace"), 0)

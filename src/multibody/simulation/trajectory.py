@@ -155,8 +155,9 @@ def check_file_members(d: dict, path, model=None) -> None:
     for k, a, width in (("q", q, nq), ("qd", qd, nv), ("qdd", member("qdd", 2), nv),
                         ("tau", member("tau", 2), nv)):
         if a.shape != (n, width):
+            size, like = ("nq", "q") if k == "q" else ("nv", "qd")
             raise ValueError(f"{where}: {k!r} has shape {a.shape}; expected ({n}, {width}) "
-                             f"({n} samples as 't', {'nq' if k == 'q' else 'nv'} = {width} as {'q' if k == 'q' else 'qd'})")
+                             f"({n} samples as 't', {size} = {width} as {like!r})")
     for k, a in (("q", q), ("qd", qd)):
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{where}: {k!r} holds non-finite values")
