@@ -6,6 +6,11 @@ a shared library named after its own checksum plus a small JSON record pointing 
 written under temporary names and renamed into place (``os.replace`` is atomic), so two processes
 building the same entry never see each other's half-written files, and a record only ever points
 at a complete library. A library whose checksum does not match its record is never loaded.
+
+A cached library runs in the process that loads it, so the cache is trusted only when no one
+else can write it: the folder must be owned by the user and not writable by group or others
+(:func:`folder_problem`; otherwise a private folder is used, with a warning), and a record may
+only name a file inside the folder (:func:`entry_path`; otherwise it is ignored and rebuilt).
 """
 from __future__ import annotations
 
@@ -14,15 +19,16 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sysconfig
 import tempfile
 import warnings
 
-from .._io import write_bytes
+from .._io import open_regular, write_bytes
 
-__all__ = ["CompilerNotFoundError", "find_compiler", "cache_dir", "atomic_write", "sha256_file",
-           "CFLAGS", "compiler_id"]
+__all__ = ["CompilerNotFoundError", "find_compiler", "cache_dir", "folder_problem", "entry_path", "atomic_write",
+           "sha256_file", "CFLAGS", "compiler_id"]
 
 #: flags for compiled modules (one set, like the compiled core's)
 CFLAGS = ("-O2", "-fPIC", "-shared", "-fno-math-errno")
@@ -68,19 +74,86 @@ def compiler_id(cmd: list[str]) -> str:
 
 def _writable(path: str) -> bool:
     try:
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)   # a new cache folder is private
         fd, probe = tempfile.mkstemp(prefix=".probe-", dir=path)
         os.close(fd)
         os.unlink(probe)
         return True
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         return False
+
+
+def folder_problem(path) -> str | None:
+    """Why the cache folder ``path`` cannot be trusted, or None when it can.
+
+    A library in the cache is loaded into the process, so the folder must be one only this user
+    can write: owned by the current user and not writable by group or others (a sticky bit does
+    not help: another user could still create an entry before us).
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp(); folder_problem(d) is None
+    True
+    >>> os.chmod(d, 0o777); folder_problem(d)
+    'writable by its group and by other users (mode 0o777)'
+    """
+    if not hasattr(os, "getuid"):  # no POSIX owners: nothing to check
+        return None
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return f"not usable ({e.strerror or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a folder"
+    uid = os.getuid()
+    if st.st_uid != uid:
+        return f"owned by another user (uid {st.st_uid}; this process runs as uid {uid})"
+    writers = [w for bit, w in ((stat.S_IWGRP, "its group"), (stat.S_IWOTH, "other users")) if st.st_mode & bit]
+    if writers:
+        return f"writable by {' and by '.join(writers)} (mode {oct(stat.S_IMODE(st.st_mode))})"
+    return None
+
+
+_PRIVATE: list = []   # this process's fresh private folder, made once when needed
+
+
+def _private_fallback() -> str:
+    """``<tmp>/multibody-codegen-<uid>`` when it is ours alone (created if missing), else a fresh
+    private folder made with ``mkdtemp`` for this process."""
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    shared = os.path.join(tempfile.gettempdir(), f"multibody-codegen-{uid}")
+    try:
+        os.mkdir(shared, 0o700)
+    except OSError:
+        pass
+    try:
+        plain_folder = stat.S_ISDIR(os.lstat(shared).st_mode)   # not a link planted by someone else
+    except OSError:
+        plain_folder = False
+    if plain_folder and folder_problem(shared) is None and _writable(shared):
+        return shared
+    if not _PRIVATE:
+        _PRIVATE.append(tempfile.mkdtemp(prefix="multibody-codegen-", dir=tempfile.gettempdir()))
+    return _PRIVATE[0]
 
 
 def cache_dir(path=None) -> str:
     """The cache folder: ``path``, else ``$MULTIBODY_CACHE_DIR/codegen``, else the user cache
-    (``$XDG_CACHE_HOME`` or ``~/.cache``) ``/multibody/codegen``. An unwritable folder is replaced
-    by one under the system temporary directory, with a warning."""
+    (``$XDG_CACHE_HOME`` or ``~/.cache``) ``/multibody/codegen``.
+
+    A folder that is not writable, or that another user could write (see :func:`folder_problem`),
+    is replaced, with a warning, by ``<tmp>/multibody-codegen-<uid>`` if that one is this user's
+    alone, else by a fresh private folder for this process.
+
+    >>> import os, tempfile, warnings
+    >>> d = tempfile.mkdtemp(); cache_dir(d) == d
+    True
+    >>> os.chmod(d, 0o777)
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     other = cache_dir(d)
+    >>> other != d, "writable by" in str(w[0].message)
+    (True, True)
+    """
     if path is None:
         root = os.environ.get("MULTIBODY_CACHE_DIR")
         if root:
@@ -90,13 +163,35 @@ def cache_dir(path=None) -> str:
             path = os.path.join(base, "multibody", "codegen")
     path = os.fspath(path)
     if _writable(path):
-        return path
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    fallback = os.path.join(tempfile.gettempdir(), f"multibody-codegen-{uid}")
-    warnings.warn(f"codegen cache folder {path!r} is not writable; using {fallback!r} instead",
+        problem = folder_problem(path)
+        if problem is None:
+            return path
+        why = (f"is {problem}: a library planted there would run in this process "
+               f"(fix with chmod go-w or chown)")
+    else:
+        why = "is not writable"
+    fallback = _private_fallback()
+    warnings.warn(f"codegen cache folder {path!r} {why}; using {fallback!r} instead",
                   RuntimeWarning, stacklevel=3)
-    os.makedirs(fallback, exist_ok=True)
     return fallback
+
+
+def entry_path(folder, name) -> str | None:
+    """The real path of the library a cache record names, if ``name`` is a plain file name that
+    resolves inside ``folder``; None otherwise (a record naming ``../x.so``, an absolute path or a
+    link leading out of the folder is never followed).
+
+    >>> entry_path("/cache", "mbcg_1.so"), entry_path("/cache", "../x.so"), entry_path("/cache", "/x.so")
+    ('/cache/mbcg_1.so', None, None)
+    """
+    if not isinstance(name, str) or not name or name in (".", "..") or os.path.basename(name) != name \
+            or (os.altsep and os.altsep in name) or "\x00" in name:
+        return None
+    root = os.path.realpath(folder)
+    real = os.path.realpath(os.path.join(root, name))
+    if real == root or os.path.commonpath([root, real]) != root:
+        return None
+    return real
 
 
 def atomic_write(path, data: bytes) -> None:
@@ -107,7 +202,7 @@ def atomic_write(path, data: bytes) -> None:
 
 def sha256_file(path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -115,7 +210,7 @@ def sha256_file(path) -> str:
 
 def read_record(path) -> dict | None:
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path, "record", "r") as fh:
             rec = json.load(fh)
         return rec if isinstance(rec, dict) else None
     except (OSError, ValueError):

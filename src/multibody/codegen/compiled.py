@@ -318,13 +318,17 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     rec_path = os.path.join(folder, f"{modname}.json")
     rec = K.read_record(rec_path)
     if rec is not None and rec.get("key") == key:
-        path = os.path.join(folder, str(rec.get("file", "")))
-        if os.path.isfile(path) and K.sha256_file(path) == rec.get("sha256"):
+        path = K.entry_path(folder, rec.get("file"))   # only a file inside the cache folder
+        if path is None:
+            warnings.warn(f"codegen cache entry {rec_path} names {str(rec.get('file'))[:200]!r}, not a file in the "
+                          "cache folder; ignoring it and rebuilding", RuntimeWarning, stacklevel=2)
+        elif os.path.isfile(path) and K.sha256_file(path) == rec.get("sha256"):
             mod = _load(modname, path)
             _LOADED[key] = (mod, path)
             return CompiledFunction(spec, mod, path, key, False, time.perf_counter() - t0)
-        warnings.warn(f"codegen cache entry {rec_path} is corrupted or incomplete (checksum mismatch); rebuilding",
-                      RuntimeWarning, stacklevel=2)
+        else:
+            warnings.warn(f"codegen cache entry {rec_path} is corrupted or incomplete (checksum mismatch); "
+                          "rebuilding", RuntimeWarning, stacklevel=2)
     say(f"compiling {len(spec.temporaries)} temporaries with {os.path.basename(cc[0])}")
     src = probe.replace("mbcg_MODNAME", modname)
     final, digest = _build(src, modname, folder, cc, flags)

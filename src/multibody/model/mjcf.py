@@ -32,7 +32,10 @@ world-aligned translation coordinates).  Not kept, with an :class:`MJCFWarning` 
 because the passive forces of a simulation would differ: joint springs (``stiffness``) and
 fluid forces (``density``/``viscosity``).  Actuators, contacts, sensors, cameras and lights are
 run-time or rendering matters and are ignored.  Malformed files: MuJoCo's compiler message (which
-names the element and its line) wrapped in an :class:`MJCFError`.
+names the element and its line) wrapped in an :class:`MJCFError`; so is any other failure of the
+compiler.  Before MuJoCo sees a document, the sizes it declares (height fields, textures,
+replication, included and asset files) are checked against limits (``mjcf_sizes``), because
+MuJoCo's compiler allocates them and can crash the process.
 """
 from __future__ import annotations
 
@@ -43,7 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import open_regular
 from .joints import JointType
+from .mjcf_sizes import check_declared_sizes
 from .model import Frame, Geometry, Model
 
 __all__ = ["MJCFError", "MJCFWarning", "load_mjcf", "from_mjmodel"]
@@ -106,7 +111,8 @@ def _compile(source, assets):
                 raise MJCFError(f"{label}: no such MJCF file")
             if path.stat().st_size > MAX_BYTES:
                 raise MJCFError(f"{label}: file exceeds the limit of {MAX_BYTES} bytes")
-            text = path.read_text(encoding="utf-8", errors="replace")
+            with open_regular(path, "source") as fh:   # not a FIFO swapped in after is_file()
+                text = fh.read(MAX_BYTES + 1).decode("utf-8", errors="replace")
         except (OSError, ValueError) as e:
             if isinstance(e, MJCFError):
                 raise
@@ -123,14 +129,16 @@ def _compile(source, assets):
     if assets is not None and not (isinstance(assets, dict) and all(
             isinstance(k, str) and isinstance(v, bytes) for k, v in assets.items())):
         raise MJCFError("assets: expected a dict {file name: bytes}")
+    check_declared_sizes(text, label, base_dir, assets, MJCFError)   # MuJoCo allocates what is declared
     try:
         if path is not None:
             mj = mujoco.MjModel.from_xml_path(str(path), assets)
         else:
             mj = mujoco.MjModel.from_xml_string(text, assets)
-    except (ValueError, TypeError) as e:  # the compiler's message names the element and its line
-        msg = " ".join(str(e).split())
-        raise MJCFError(f"{label}: MuJoCo's compiler refused the model: {msg[:1500]}") from None
+    except Exception as e:  # noqa: BLE001 - the compiler's message (element, line), or its "unknown exception"
+        msg = " ".join(str(e).split()) or type(e).__name__
+        kind = "" if isinstance(e, (ValueError, TypeError)) else f" ({type(e).__name__})"
+        raise MJCFError(f"{label}: MuJoCo's compiler refused the model{kind}: {msg[:1500]}") from None
     return mj, label, text, base_dir
 
 

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._io import atomic_path
+from .._io import MAX_NPZ_BYTES, atomic_path, read_npz
 
 FORMAT = "multibody.Trajectory/1"
 
@@ -92,6 +91,117 @@ def energies_of(model, q, qd):
         e = energy(model, np.ascontiguousarray(Q[finite]), np.ascontiguousarray(V[finite]))
         ke[finite], pe[finite] = e.KE, e.PE
     return ke.reshape(lead), pe.reshape(lead)
+
+
+STATUSES = ("finished", "terminated", "non_finite")
+_REAL, _REAL_OR_BOOL = "fiu", "fiub"
+
+
+def check_file_members(d: dict, path, model=None) -> None:
+    """Check the arrays read from a trajectory file, member by member; ``ValueError`` naming the
+    file and the first fault.  With ``model``, the file must have been written for it (same
+    fingerprint, sizes and quaternions).
+
+    Required: ``t`` (N,) finite and non-decreasing; ``q`` (N, nq), ``qd``, ``qdd``, ``tau``
+    (N, nv), real, with q and q̇ finite (a run that blew up ends at its last finite state; the
+    accelerations and forces of that state may be NaN); ``meta`` (5 texts: status, message,
+    integrator, fingerprint, model name); ``quaternion_starts``: increasing, non-overlapping
+    4-blocks inside q (with ``model``: the model's); the events ``event_t`` (E,) finite, non-decreasing and within
+    the samples' span, ``event_name`` (E,) texts, ``event_q`` (E, 2 nq), ``event_qd`` (E, 2 nv)
+    finite.  Optional: both energies (N,) or neither, ``constraint_residual`` (N, 2, nc),
+    ``contact_forces`` (N, …), ``contact_state`` (N, nz).
+    """
+    where = f"path: {path!r}"
+
+    def member(k, ndim, kinds=_REAL, required=True):
+        if k not in d:
+            if required:
+                raise ValueError(f"{where} has no {k!r} array (not a complete trajectory file)")
+            return None
+        a = d[k]
+        if a.dtype.kind not in kinds:
+            raise ValueError(f"{where}: {k!r} has dtype {a.dtype}; expected "
+                             + ("text" if kinds == "U" else "real numbers"))
+        if ndim is not None and a.ndim != ndim:
+            raise ValueError(f"{where}: {k!r} has shape {a.shape}; expected {ndim} dimension(s)")
+        return a
+
+    known = {"format", "meta", "quaternion_starts", "event_t", "event_name", "event_q", "event_qd",
+             *Trajectory._PER_SAMPLE}
+    extra = sorted(set(d) - known)
+    if extra:
+        raise ValueError(f"{where} holds unknown arrays {extra} (not written by Trajectory.save)")
+    meta = member("meta", 1, "U")
+    if meta.shape != (5,):
+        raise ValueError(f"{where}: 'meta' has shape {meta.shape}; expected (5,) (status, message, integrator, "
+                         "fingerprint, model name)")
+    if str(meta[0]) not in STATUSES:
+        raise ValueError(f"{where}: status {str(meta[0])[:40]!r} is not one of {STATUSES}")
+    fingerprint, model_name = str(meta[3]), str(meta[4])
+    if model is not None and model_fingerprint(model) != fingerprint:
+        raise ValueError(f"model: the trajectory in {path!r} was computed for another model "
+                         f"({model_name[:80]!r}, fingerprint {fingerprint[:12]}…); this model is "
+                         f"{model.name!r} ({model_fingerprint(model)[:12]}…)")
+    t = member("t", 1)
+    n = len(t)
+    if not np.all(np.isfinite(t)):
+        raise ValueError(f"{where}: 't' holds non-finite times")
+    if n > 1 and np.any(np.diff(t) < 0):
+        k = int(np.flatnonzero(np.diff(t) < 0)[0])
+        raise ValueError(f"{where}: 't' decreases at sample {k + 1} ({t[k]!r} → {t[k + 1]!r}); "
+                         "expected non-decreasing times")
+    q, qd = member("q", 2), member("qd", 2)
+    nq, nv = q.shape[1], qd.shape[1]
+    for k, a, width in (("q", q, nq), ("qd", qd, nv), ("qdd", member("qdd", 2), nv),
+                        ("tau", member("tau", 2), nv)):
+        if a.shape != (n, width):
+            size, like = ("nq", "q") if k == "q" else ("nv", "qd")
+            raise ValueError(f"{where}: {k!r} has shape {a.shape}; expected ({n}, {width}) "
+                             f"({n} samples as 't', {size} = {width} as {like!r})")
+    for k, a in (("q", q), ("qd", qd)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{where}: {k!r} holds non-finite values")
+    if nq < nv:
+        raise ValueError(f"{where}: 'q' has {nq} columns, fewer than 'qd' ({nv})")
+    ke, pe = member("kinetic_energy", 1, required=False), member("potential_energy", 1, required=False)
+    if (ke is None) != (pe is None):
+        raise ValueError(f"{where} holds one of the two energies but not the other")
+    for k, a in (("kinetic_energy", ke), ("potential_energy", pe)):
+        if a is not None and a.shape != (n,):
+            raise ValueError(f"{where}: {k!r} has shape {a.shape}; expected ({n},)")
+    for k, ndim, kinds in (("constraint_residual", 3, _REAL), ("contact_forces", None, _REAL),
+                           ("contact_state", 2, _REAL_OR_BOOL)):
+        a = member(k, ndim, kinds, required=False)
+        if a is not None and (a.ndim < 1 or a.shape[0] != n):
+            raise ValueError(f"{where}: {k!r} has shape {a.shape}; expected {n} rows (one per sample)")
+        if k == "constraint_residual" and a is not None and a.shape[1] != 2:
+            raise ValueError(f"{where}: 'constraint_residual' has shape {a.shape}; expected ({n}, 2, nc)")
+    qs = member("quaternion_starts", 1, "iu")
+    if len(qs) and (qs.min() < 0 or qs.max() + 4 > nq or np.any(np.diff(qs) < 4)
+                    or len(qs) > nq - nv):
+        raise ValueError(f"{where}: 'quaternion_starts' {qs.tolist()[:8]} are not increasing, non-overlapping "
+                         f"4-blocks inside q (nq = {nq}, nv = {nv})")
+    if model is not None:
+        from .integrators import StateSpace
+        if (nq, nv) != (model.nq, model.nv):
+            raise ValueError(f"model: the trajectory in {path!r} has nq = {nq}, nv = {nv}; model "
+                             f"{model.name!r} has nq = {model.nq}, nv = {model.nv}")
+        expected = StateSpace(model).quaternion_starts
+        if tuple(int(i) for i in qs) != tuple(expected):
+            raise ValueError(f"{where}: 'quaternion_starts' {qs.tolist()[:8]} differ from model "
+                             f"{model.name!r}'s {list(expected)[:8]}")
+    et, en = member("event_t", 1), member("event_name", 1, "U")
+    eq, eqd = member("event_q", 2), member("event_qd", 2)
+    m = len(et)
+    if en.shape != (m,) or eq.shape != (m, 2 * nq) or eqd.shape != (m, 2 * nv):
+        raise ValueError(f"{where}: the event arrays are inconsistent: event_t {et.shape}, event_name "
+                         f"{en.shape}, event_q {eq.shape}, event_qd {eqd.shape}; expected ({m},), ({m},), "
+                         f"({m}, {2 * nq}), ({m}, {2 * nv})")
+    if not (np.all(np.isfinite(et)) and np.all(np.isfinite(eq)) and np.all(np.isfinite(eqd))):
+        raise ValueError(f"{where}: the event arrays hold non-finite values")
+    if m and (n == 0 or np.any(np.diff(et) < 0) or et[0] < t[0] or et[-1] > t[-1]):
+        raise ValueError(f"{where}: event times {et.tolist()[:4]} are not non-decreasing within the samples' "
+                         f"span [{t[0] if n else 'no samples'}, {t[-1] if n else ''}]")
 
 
 class EnergyUnavailable(AttributeError, ValueError):
@@ -331,33 +441,40 @@ class Trajectory:
             os.fsync(f.fileno())
 
     @classmethod
-    def load(cls, path, model=None) -> "Trajectory":
+    def load(cls, path, model=None, *, max_bytes=MAX_NPZ_BYTES) -> "Trajectory":
         """Read a file written by :meth:`save`.  With ``model``, a file for another model is refused.
 
-        Raises ``ValueError`` for a missing, truncated or foreign file.
+        Everything is checked before a Trajectory is built (see :func:`check_file_members`): a
+        missing, truncated, foreign or inconsistent file, a FIFO or other non-regular file, and a
+        file that would expand to more than ``max_bytes`` (default 1 GiB) raise one ``ValueError``
+        naming the file and what is wrong.
+
+        >>> import os, tempfile, multibody as mb
+        >>> m = mb.models.planar(2)
+        >>> p = os.path.join(tempfile.mkdtemp(), "run.npz")
+        >>> mb.simulate(m, [0.3, 0.0], [0.0, 0.0], 0.1, dt=1e-2).save(p)
+        >>> Trajectory.load(p, m).q.shape
+        (11, 2)
+        >>> Trajectory.load(p, mb.models.planar(3))
+        Traceback (most recent call last):
+        ...
+        ValueError: model: the trajectory in '...run.npz' was computed for another model ...
         """
         path = os.fspath(path)
         try:
-            with np.load(path, allow_pickle=False) as z:
-                if "format" not in z.files or str(z["format"]) != FORMAT:
-                    raise ValueError(f"path: {path!r} is not a multibody trajectory file (no {FORMAT!r} tag)")
-                d = {k: z[k] for k in z.files}
+            d = read_npz(path, max_bytes=max_bytes, name="path")
         except FileNotFoundError:
             raise ValueError(f"path: no file {path!r}") from None
-        except (zipfile.BadZipFile, EOFError, OSError, KeyError) as e:
-            raise ValueError(f"path: {path!r} is truncated or not a trajectory file ({type(e).__name__}: {e})") \
-                from None
+        except OSError as e:
+            raise ValueError(f"path: cannot read {path!r} ({e.strerror or e})") from None
+        if "format" not in d or d["format"].shape != () or d["format"].dtype.kind != "U" or str(d["format"]) != FORMAT:
+            raise ValueError(f"path: {path!r} is not a multibody trajectory file (no {FORMAT!r} tag)")
+        check_file_members(d, path, model)
         status, message, integrator, fingerprint, model_name = (str(x) for x in d["meta"])
-        if model is not None and model_fingerprint(model) != fingerprint:
-            raise ValueError(f"model: the trajectory in {path!r} was computed for another model "
-                             f"({model_name!r}, fingerprint {fingerprint[:12]}…); this model is "
-                             f"{model.name!r} ({model_fingerprint(model)[:12]}…)")
         nq, nv = d["q"].shape[1], d["qd"].shape[1]
         events = [EventRecord(float(t), str(n), eq[:nq], eqd[:nv], eq[nq:], eqd[nv:])
                   for t, n, eq, eqd in zip(d["event_t"], d["event_name"], d["event_q"], d["event_qd"])]
         kw = {k: d.get(k) for k in cls._PER_SAMPLE}
-        if (kw["kinetic_energy"] is None) != (kw["potential_energy"] is None):
-            raise ValueError(f"path: {path!r} holds one of the two energies but not the other")
         return cls(**kw, events=events, status=status, message=message, integrator=integrator,
                    model_fingerprint=fingerprint, model_name=model_name,
                    quaternion_starts=tuple(int(i) for i in d["quaternion_starts"]), model=model)

@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 import sympy as sp
 
-from .._io import write_bytes
+from .._io import open_regular, write_bytes
 
 __all__ = [
     "EquationsOfMotion",
@@ -612,7 +612,7 @@ class EquationsOfMotion:
         """Read a file written by :meth:`save`; ``ValueError`` if it is corrupt or foreign."""
         path = os.fspath(path)
         try:
-            with open(path, encoding="utf-8") as fh:
+            with open_regular(path, "path", "r") as fh:   # a FIFO would block forever
                 doc = json.load(fh)
             if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
                 raise ValueError("not an EquationsOfMotion file")

@@ -30,7 +30,7 @@ from importlib import resources
 import numpy as np
 
 from ..model.model import Geometry, Model
-from .._io import write_bytes
+from .._io import NotRegularFile, open_regular, write_bytes
 from .appearance import Camera, appearance_of, characteristic_length, load_mesh
 
 __all__ = ["showmotion", "load_animation", "Animation", "default_motion"]
@@ -414,12 +414,14 @@ def load_animation(path) -> Animation:
     """
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "path") as f:   # a FIFO would block forever
             text = f.read().decode("utf-8")
     except OSError as e:
         raise ValueError(f"animation {path!r}: cannot read it ({e.strerror or e})") from None
     except UnicodeDecodeError:
         raise ValueError(f"animation {path!r}: not a text file") from None
+    except NotRegularFile as e:
+        raise ValueError(f"animation {path!r}: {e.kind}, not a regular file") from None
     m = _DATA_RE.search(text)
     if m and not text.rstrip().endswith("</html>"):
         raise ValueError(f"animation {path!r}: truncated (the page does not end with </html>)")
