@@ -126,14 +126,21 @@ def test_plot_energy_total_and_drift():
 def test_plot_paths_follow_the_centre_of_mass_and_points():
     model, run = pendulum_run()
     fig = plot_paths(run, model, points=[("link2", [0, 1, 0])])
-    ax3 = fig.axes[0]
+    ax2d = fig.axes[0]          # the pendulum swings in the y–z plane: drawn in 2-D, true to scale
+    assert ax2d.name == "rectilinear" and (ax2d.get_xlabel(), ax2d.get_ylabel()) == ("y [m]", "z [m]")
     com = mb.center_of_mass(model, run.q)
-    x, y, z = ax3.lines[0].get_data_3d()
-    assert np.allclose(np.column_stack([x, y, z]), com)
+    assert np.allclose(np.column_stack(ax2d.lines[0].get_data()), com[:, 1:])
     tip = mb.point_position(model, run.q, 1, [0, 1, 0])
-    x, y, z = ax3.lines[1].get_data_3d()
-    assert np.allclose(np.column_stack([x, y, z]), tip)
-    assert len(fig.axes[1].lines) == 6
+    assert np.allclose(np.column_stack(ax2d.lines[1].get_data()), tip[:, 1:])
+    assert len(fig.axes[1].lines) == 4          # y and z of both curves against time
+    assert fig._suptitle.get_text() == f"{model.name}: paths"
+    # a motion in 3-D keeps the 3-D axes
+    arm = mb.models.ra3link()
+    t = np.linspace(0, 1, 30)
+    spatial = SimpleNamespace(t=t, q=np.column_stack([t, 0.5 * t, -t]))
+    fig3 = plot_paths(spatial, arm)
+    x, y, z = fig3.axes[0].lines[0].get_data_3d()
+    assert np.allclose(np.column_stack([x, y, z]), mb.center_of_mass(arm, spatial.q))
     with pytest.raises(ValueError, match="nq = 2"):
         plot_paths(SimpleNamespace(t=run.t, q=run.q[:, :1]), model)
 
@@ -160,3 +167,22 @@ def test_plots_reject_what_is_not_a_trajectory():
         plot_states(object())
     with pytest.raises(ValueError, match=r"trajectory.q: expected shape \(3, n\)"):
         plot_states(SimpleNamespace(t=np.arange(3.0), q=np.zeros((4, 2))))
+
+
+def test_many_joints_get_a_grid_and_legends_beside_the_curves():
+    """Twelve joints: phase portraits in a grid (not a 12-panel strip), legends outside the axes,
+    titles that name the model."""
+    model = mb.models.auto_tree(12)
+    t = np.linspace(0, 1, 40)
+    run = SimpleNamespace(t=t, q=np.outer(t, np.ones(12)), qd=np.ones((40, 12)))
+    fig = plot_phase(run, model)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 12
+    width, height = fig.get_size_inches()
+    assert width / height < 2          # 3 rows of 4, not one row of 12
+    states = plot_states(run, model)
+    for ax in states.axes:
+        legend = ax.get_legend()
+        box = legend.get_window_extent(states.canvas.get_renderer())
+        assert box.x0 >= ax.get_window_extent().x1 - 1      # right of the curves, not over them
+    assert states._suptitle.get_text().startswith(model.name)

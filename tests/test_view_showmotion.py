@@ -138,17 +138,29 @@ def test_urdf_meshes_are_embedded_to_16_bit_precision(tmp_path):
     assert np.array_equal(np.array(back[1].faces), F)
 
 
-def test_default_appearance_boxes_match_the_inertia():
-    model = mb.models.auto_tree(3, taper=0.8)
-    for g in default_appearance(model):
-        if g.kind == "box" and g.body >= 0:
-            a, b, c = g.size
-            m = model.mass[g.body]
-            R = np.asarray(g.rotation)
-            I_box = m / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
-            thin = min(g.size) == pytest.approx(0.6 * 0.05 * 1.0)   # rods get the minimum thickness
-            if not thin:
-                assert np.allclose(R @ I_box @ R.T, model.inertia_com[g.body], rtol=1e-9)
+def test_default_appearance_draws_links_between_joints_and_a_small_centre_of_mass():
+    """Links from each joint to its children's joints (a last link to twice its CoM), a sphere at
+    each CoM, and nothing larger than the arm: proNEu's RA3Link (Θ = 1 kg m² on 1 kg bodies) was
+    drawn as 2.4 m inertia boxes on 1 m links."""
+    for model in (mb.models.ra3link(), mb.models.auto_tree(5, taper=0.8)):
+        shapes = default_appearance(model)
+        L = 1.0 if model.name == "RA3Link" else max(np.linalg.norm(model.tree_translation, axis=1))
+        assert not [g for g in shapes if g.kind == "box"]
+        for i in range(model.nb):
+            mine = [g for g in shapes if g.body == i]
+            com = [g for g in mine if g.kind == "sphere" and g.name.startswith("centre of mass")]
+            assert len(com) == 1 and np.allclose(com[0].translation, model.com[i])
+            links = [g for g in mine if g.kind == "capsule"]
+            children = [c for c in range(model.nb) if model.parent[c] == i]
+            want = [model.tree_translation[c] for c in children] or [2 * model.com[i]]
+            # a capsule is stored by its midpoint, its axis (rotation's third column) and its length
+            segments = [(np.asarray(g.translation) - np.asarray(g.rotation)[:, 2] * g.size[1] / 2,
+                         np.asarray(g.translation) + np.asarray(g.rotation)[:, 2] * g.size[1] / 2) for g in links]
+            for w in want:
+                assert any(np.allclose(a, 0, atol=1e-12) and np.allclose(b, w, atol=1e-12) for a, b in segments), \
+                    (model.name, i)
+            for g in mine:
+                assert max(g.size) <= 1.2 * L, (model.name, g.name, g.size)
 
 
 @pytest.mark.parametrize("suffix", [".gif", ".mp4"])

@@ -20,8 +20,8 @@ arguments spatial_v2's instructions take (two corners of a box, the two end poin
 A :class:`Camera` is fixed or tracks a point of a body (gfxExample's tracking camera).
 
 A model without drawing instructions still draws: :func:`default_appearance` puts a cylinder on
-every joint axis, a rod between consecutive joint origins and a box with the body's principal
-moments of inertia at each centre of mass.
+every joint axis, a link between consecutive joint origins and a small sphere at each centre of
+mass.
 
 Example
 -------
@@ -29,7 +29,7 @@ Example
 >>> from multibody.view import appearance
 >>> shapes = appearance.default_appearance(mb.models.double_pendulum())
 >>> sorted({g.kind for g in shapes})
-['box', 'capsule', 'cylinder']
+['capsule', 'cylinder', 'sphere']
 """
 from __future__ import annotations
 
@@ -195,34 +195,26 @@ def characteristic_length(model: Model) -> float:
     return L if L > 1e-9 else 1.0
 
 
-def _inertia_box(mass, inertia):
-    """Edge lengths and axes of the uniform box with this mass and rotational inertia about its CoM."""
-    ev, axes = np.linalg.eigh(np.asarray(inertia, float))
-    total = ev.sum()
-    # a box of edges (a, b, c): I_x = m (b² + c²) / 12, so a² = 6 (I_y + I_z − I_x) / m
-    sq = np.clip(6.0 * (total - 2 * ev) / mass, 0.0, None)
-    edges = np.sqrt(sq)
-    if np.linalg.det(axes) < 0:
-        axes[:, 2] *= -1
-    return edges, axes
-
-
 def default_appearance(model: Model, colour=None) -> tuple[Geometry, ...]:
     """Drawing instructions for a model that carries none.
 
     * a cylinder on each revolute/helical joint axis, a bar along each prismatic axis, a ball on
       each spherical joint, at the joint origin;
-    * a rod (capsule) from each body's origin to the origin of each child joint, so a chain reads
-      as links between joint origins;
-    * a box at each centre of mass with the body's principal axes and the edge lengths of the
-      uniform box of equal mass and rotational inertia (a minimum thickness keeps rods visible).
+    * a link (capsule) from each body's origin to the origin of each child joint, so a chain reads
+      as links between joint origins; a body without children gets one to twice its centre of
+      mass (where a uniform link ends);
+    * a small sphere at each centre of mass.
+
+    Boxes of the body's inertia are not drawn: seed models give inertias of point-like or
+    illustrative bodies (proNEu's RA3Link has Θ = 1 kg m² on 1 kg, a 2.4 m box on a 1 m link),
+    which would hide the arm and its frames.
 
     Example
     -------
     >>> import multibody as mb
     >>> g = default_appearance(mb.models.planar(2))
-    >>> [x.kind for x in g if x.body == 0]
-    ['cylinder', 'capsule', 'box']
+    >>> [x.kind for x in g if x.body == 0], [x.kind for x in g if x.body == 1]
+    (['cylinder', 'capsule', 'sphere'], ['cylinder', 'capsule', 'sphere'])
     """
     L = characteristic_length(model)
     r = 0.05 * L
@@ -241,16 +233,16 @@ def default_appearance(model: Model, colour=None) -> tuple[Geometry, ...]:
         elif jt == JointType.SPHERICAL:
             out.append(sphere(i, np.zeros(3), 0.8 * r, joint_colour, name=f"joint {i}"))
         children = [c for c in range(model.nb) if model.parent[c] == i]
-        for c in children:
-            end = np.asarray(model.tree_translation[c], float)
+        ends = [np.asarray(model.tree_translation[c], float) for c in children]
+        if not children:       # a last link: as far beyond the joint as twice its centre of mass
+            ends = [2 * np.asarray(model.com[i], float)]
+        for k, end in enumerate(ends):
             if np.linalg.norm(end) > 0.2 * r:
-                out.append(capsule(i, np.zeros(3), end, 0.3 * r, link_colour, name=f"link {i}-{c}"))
+                name = f"link {i}-{children[k]}" if children else f"link {i}"
+                out.append(capsule(i, np.zeros(3), end, 0.3 * r, link_colour, name=name))
         if model.mass[i] > 0:
-            edges, axes = _inertia_box(model.mass[i], model.inertia_com[i])
-            edges = np.maximum(edges, 0.6 * r)
-            out.append(Geometry(body=i, kind="box", size=tuple(edges), rotation=axes,
-                                translation=np.asarray(model.com[i], float), rgba=body_colour,
-                                name=f"body {model.body_names[i]}"))
+            out.append(sphere(i, np.asarray(model.com[i], float), 0.6 * r, body_colour,
+                              name=f"centre of mass {model.body_names[i]}"))
     # links from the base to each root joint that is away from the origin
     for c in range(model.nb):
         if model.parent[c] < 0 and np.linalg.norm(model.tree_translation[c]) > 0.2 * r:

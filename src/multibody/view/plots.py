@@ -43,6 +43,30 @@ def _names(model, n, prefix):
     return [f"{prefix}{k + 1}" for k in range(n)]
 
 
+def _title(title, what, model, trajectory):
+    """``title``, else ``what`` of the model (or of the trajectory's model name)."""
+    if title:
+        return title
+    name = getattr(model, "name", None) or getattr(trajectory, "model_name", None)
+    return f"{name}: {what}" if name else what
+
+
+def _legend_outside(ax, n_entries):
+    """A legend right of the axes (never over the curves), in columns when there are many entries."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0,
+              ncol=1 + (n_entries - 1) // 12)
+
+
+def _plane_of(model, P):
+    """For a planar model (or any motion that stays in one coordinate plane) the two moving axes
+    (indices into x, y, z); None for motion in 3-D."""
+    span = np.ptp(P.reshape(-1, 3), axis=0) if P.size else np.zeros(3)
+    if getattr(model, "planar", False) or (span.max(initial=0) > 0 and np.sort(span)[0] < 1e-9 * span.max()):
+        fixed = int(np.argmin(span))
+        return [k for k in range(3) if k != fixed]
+    return None
+
+
 def _energies(trajectory, model):
     """(KE, PE, total) from the trajectory, or computed with ``mb.energy`` from q, qd and the model."""
     ke = getattr(trajectory, "kinetic_energy", None)
@@ -77,15 +101,17 @@ def plot_states(trajectory, model=None, title=None):
     import matplotlib.pyplot as plt
     t, q, qd = _arrays(trajectory)
     panels = [("q", q, "position [rad or m]")] + ([("q̇", qd, "velocity [rad/s or m/s]")] if qd is not None else [])
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(7, 2.8 * len(panels)), squeeze=False)
+    width = 7 + 1.6 * (1 + (q.shape[1] - 1) // 12)          # room for the legend beside the curves
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(width, 2.8 * len(panels)), squeeze=False)
     for ax, (sym, data, label) in zip(axes[:, 0], panels):
-        for k, nm in enumerate(_names(model, data.shape[1], sym)):
+        names = _names(model, data.shape[1], sym)
+        for k, nm in enumerate(names):
             ax.plot(t, data[:, k], label=nm)
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="upper right", fontsize=8)
+        _legend_outside(ax, len(names))
     axes[-1, 0].set_xlabel("t [s]")
-    fig.suptitle(title or "states")
+    fig.suptitle(_title(title, "joint positions and velocities", model, trajectory))
     fig.tight_layout()
     return fig
 
@@ -110,8 +136,12 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
                          "one velocity per coordinate (no quaternions)")
     dofs = range(q.shape[1]) if dofs is None else list(dofs)
     names = _names(model, q.shape[1], "")
-    fig, axes = plt.subplots(1, len(dofs), figsize=(3.6 * len(dofs), 3.4), squeeze=False)
-    for ax, k in zip(axes[0], dofs):
+    cols = min(len(dofs), 4)                    # a grid, never a strip of many panels in one row
+    rows = -(-len(dofs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False)
+    for ax in axes.ravel()[len(dofs):]:
+        ax.set_visible(False)
+    for ax, k in zip(axes.ravel(), dofs):
         if not 0 <= k < q.shape[1]:
             raise ValueError(f"dofs: index {k} out of range 0…{q.shape[1] - 1}")
         ax.plot(q[:, k], qd[:, k], lw=1.0)
@@ -120,7 +150,7 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
         ax.set_xlabel(f"q{nm}")
         ax.set_ylabel(f"q̇{nm}")
         ax.grid(True, alpha=0.3)
-    fig.suptitle(title or "phase portraits")
+    fig.suptitle(_title(title, "phase portraits", model, trajectory))
     fig.tight_layout()
     return fig
 
@@ -160,7 +190,7 @@ def plot_energy(trajectory, model=None, title=None):
     a2.set_xlabel("t [s]")
     a2.set_title(f"max |drift| = {np.abs(drift).max():.3e} J", fontsize=9)
     a2.grid(True, alpha=0.3)
-    fig.suptitle(title or "energy")
+    fig.suptitle(_title(title, "energy", model, trajectory))
     fig.tight_layout()
     return fig
 
@@ -196,23 +226,33 @@ def plot_paths(trajectory, model, points=None, title=None):
         i = model.body_index(body)
         label = f"{model.body_names[i]} ({', '.join(f'{x:g}' for x in np.asarray(pt, float))})"
         curves.append((label, np.asarray(point_position(model, q, i, pt), float)))
-    fig = plt.figure(figsize=(10, 4.2))
-    ax3 = fig.add_subplot(1, 2, 1, projection="3d")
+    plane = _plane_of(model, np.stack([P for _, P in curves]))
+    axis_names = [c for k, c in enumerate("xyz") if plane is None or k in plane]
+    fig = plt.figure(figsize=(11, 4.2))
+    if plane is None:
+        ax3 = fig.add_subplot(1, 2, 1, projection="3d")
+        for label, P in curves:
+            ax3.plot(*P.T, label=label)
+        ax3.set_zlabel("z [m]")
+    else:                                       # planar motion: the plane itself, true to scale
+        ax3 = fig.add_subplot(1, 2, 1)
+        for label, P in curves:
+            ax3.plot(P[:, plane[0]], P[:, plane[1]], label=label)
+        ax3.set_aspect("equal", adjustable="datalim")
+        ax3.grid(True, alpha=0.3)
+    ax3.set_xlabel(f"{axis_names[0]} [m]")
+    ax3.set_ylabel(f"{axis_names[1]} [m]")
+    ax3.legend(fontsize=8)
     ax2 = fig.add_subplot(1, 2, 2)
     for label, P in curves:
-        ax3.plot(*P.T, label=label)
-    for label, P in curves:
         for k, c in enumerate("xyz"):
-            ax2.plot(t, P[:, k], label=f"{label} {c}", ls=("-", "--", ":")[k])
-    ax3.set_xlabel("x [m]")
-    ax3.set_ylabel("y [m]")
-    ax3.set_zlabel("z [m]")
-    ax3.legend(fontsize=8)
+            if c in axis_names:
+                ax2.plot(t, P[:, k], label=f"{label} {c}", ls=("-", "--", ":")[k])
     ax2.set_xlabel("t [s]")
     ax2.set_ylabel("position [m]")
     ax2.grid(True, alpha=0.3)
-    ax2.legend(fontsize=7, ncol=len(curves))
-    fig.suptitle(title or "paths")
+    _legend_outside(ax2, len(ax2.lines))
+    fig.suptitle(_title(title, "paths", model, trajectory))
     fig.tight_layout()
     return fig
 
