@@ -418,11 +418,13 @@ class World:
     step has at most ``exact_rows`` rows (default 24), or at most 4 ``exact_rows`` when all rows
     are equalities (joints without stops or motors: one factorization, no pivot), and a joint
     tree of equality rows exactly at any size (linear time); the quick step beyond.  Measured with
-    ``python -m multibody.bench.engine --solvers``: on box piles pivoting costs 3× the quick step
-    at 12 rows, 7× at 24 and 100× at 48 (a 20-box pile, 240 rows, took 2.8 s a step); on dense
-    chains one factorization is cheaper than the quick step up to about 75 rows.  So the OpenDE
-    report's scenes (pendulums, box on a slope, the 10-link chain) are solved exactly, and a pile
-    of boxes runs at the quick step's speed.  Every pivoting solve, asked for or chosen, stops
+    ``python -m multibody.bench.engine --solvers`` (one core): on settled box piles a pivoting
+    step takes 0.07 ms at 12 rows, 0.6 ms at 24, 2.1 ms at 36 and 6 ms at 48 (5×, 28×, 68×, 130×
+    the quick step; a 20-box pile, 240 rows, took 2.8 s a step), so 24 rows keeps a pivoting step
+    under 1 ms, real time at the default ``dt``; on dense chains one factorization costs 0.8× to
+    1.8× the quick step up to 100 rows.  So the OpenDE report's scenes (pendulums, box on a
+    slope, the 10-link chain) are solved exactly, and a pile of boxes runs at the quick step's
+    speed.  Every pivoting solve, asked for or chosen, stops
     after ``max_pivots`` pivots (default 2000, about 80 passes over 24 rows) and the quick step
     solves that step instead, so no step can stall.  ``last_step.solver`` and ``last_step.why``
     say which solver ran and why.
