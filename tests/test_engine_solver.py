@@ -66,7 +66,7 @@ def steps(world, n):
 
 def test_auto_is_the_default_and_the_threshold_is_the_measured_one():
     world = E.World()
-    assert world.solver == "auto" and world.exact_rows == EXACT_ROWS == 24
+    assert world.solver == "auto" and world.exact_rows == EXACT_ROWS == 48
     assert world.max_pivots > 0
 
 
@@ -124,12 +124,12 @@ def test_report_scenes_keep_the_exact_solve_bit_for_bit(make, n):
         assert any("rows <= exact_rows" in w for w in whys)            # the wall was hit
 
 
-def test_equality_rows_pivot_up_to_four_times_exact_rows_and_trees_at_any_size():
+def test_equality_rows_pivot_up_to_twice_exact_rows_and_trees_at_any_size():
     dense = list(steps(chain(10, factor_trees=False), 3))[-1]           # 50 rows, one factorization
     assert dense.solver == "dantzig" and not dense.tree and "equality rows only" in dense.why
     assert dense.pivots == 0
     big = list(steps(chain(30, factor_trees=False), 3))[-1]             # 150 rows > 96
-    assert big.solver == "pgs" and "equality rows only but rows > 4 exact_rows" in big.why
+    assert big.solver == "pgs" and "equality rows only but rows > 2 exact_rows" in big.why
     tree = list(steps(chain(30), 3))[-1]
     assert tree.solver == "dantzig" and tree.tree and "tree" in tree.why
 

@@ -385,7 +385,7 @@ class Joint:
         return f"Joint({self.name!r}, {self.kind}, {self.body1.name!r} – {b2!r})"
 
 
-EXACT_ROWS = 24
+EXACT_ROWS = 48
 MAX_PIVOTS = 2000
 
 
@@ -412,22 +412,22 @@ class World:
     ``max_speed`` the bound beyond which a step fails with :class:`SimulationError`;
     ``contacts`` False to skip collision detection.
 
-    Which solver: pivoting is exact but refactors the active rows at every pivot, and with
-    friction takes up to 21 passes, so its cost grows like m⁴ in the m constraint rows; the quick
-    step's grows like m.  ``solver='auto'`` therefore chooses per step: the exact solve while the
-    step has at most ``exact_rows`` rows (default 24), or at most 4 ``exact_rows`` when all rows
-    are equalities (joints without stops or motors: one factorization, no pivot), and a joint
-    tree of equality rows exactly at any size (linear time); the quick step beyond.  Measured with
-    ``python -m multibody.bench.engine --solvers`` (one core): on settled box piles a pivoting
-    step takes 0.07 ms at 12 rows, 0.6 ms at 24, 2.1 ms at 36 and 6 ms at 48 (5×, 28×, 68×, 130×
-    the quick step; a 20-box pile, 240 rows, took 2.8 s a step), so 24 rows keeps a pivoting step
+    Which solver: pivoting is exact but refactors the active rows at every pivot, about one pivot
+    per bounded row and friction pass, so its cost grows like m⁴ in the m constraint rows; the
+    quick step's grows like m.  ``solver='auto'`` therefore chooses per step: the exact solve
+    while the step has at most ``exact_rows`` rows (default 48), or at most 2 ``exact_rows`` when
+    all rows are equalities (joints without stops or motors: one factorization, no pivot), and a
+    joint tree of equality rows exactly at any size (linear time); the quick step beyond.
+    Measured with ``python -m multibody.bench.engine --solvers`` (one core): on settled box piles
+    a pivoting step takes 0.02 ms at 12 rows, 0.07 ms at 24, 0.19 ms at 36, 0.54 ms at 48 and
+    2.5 ms at 69 (1.8×, 3.8×, 7×, 15×, 38× the quick step), so 48 rows keeps a pivoting step
     under 1 ms, real time at the default ``dt``; on dense chains one factorization costs 0.8× to
-    1.8× the quick step up to 100 rows.  So the OpenDE report's scenes (pendulums, box on a
-    slope, the 10-link chain) are solved exactly, and a pile of boxes runs at the quick step's
-    speed.  Every pivoting solve, asked for or chosen, stops after ``max_pivots`` pivots in a
-    step (default 2000; a 24-row pile step takes about 620 over its 21 friction passes) and the
-    quick step solves that step instead, so no step pivots without end (pivoting asked for on a
-    large system stays slow: each pivot costs up to m³/6).  ``last_step.solver`` and
+    1.8× the quick step up to 100 rows (1.2 ms at 200).  So the OpenDE report's scenes
+    (pendulums, box on a slope, the 10-link chain) are solved exactly, and a pile of boxes runs at
+    the quick step's speed.  Every pivoting solve, asked for or chosen, stops after
+    ``max_pivots`` pivots in a step (default 2000; a 48-row step takes about 110) and the quick
+    step solves that step instead, so no step pivots without end (pivoting asked for on a large
+    system stays slow: each pivot costs up to m³/6).  ``last_step.solver`` and
     ``last_step.why`` say which solver ran and why.
 
     >>> from multibody.engine import Box, Plane

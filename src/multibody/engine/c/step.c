@@ -546,7 +546,10 @@ static int dantzig(EngineWorld *W)
     /* First solve: ODE's approximation (friction bounds from the normal forces reached while
      * pivoting).  Then fixed-point passes with the bounds from the previous normal forces until
      * they settle, which is the true pyramid (and, with bounds along the previous friction
-     * direction, the cone). */
+     * direction, the cone).  Settled means a change of 1e-8 relative (about sqrt(eps)): the
+     * normal forces of a box's four coplanar contacts are fixed only by CFM (A's normal block has
+     * a condition near 1e8), so a pass moves them by that much whatever the bounds; a tighter
+     * test (1e-10) ran every step to the 20 passes, 10 times the pivots. */
     for (int i = 0; i < m; i++) {
         const Row *r = W->rows + i;
         W->findex[i] = r->findex; W->mu[i] = r->mu; W->lo[i] = r->lo; W->hi[i] = r->hi;
@@ -573,7 +576,7 @@ static int dantzig(EngineWorld *W)
             double old = W->work[m + i];                      /* the bound used last */
             change = fmax(change, fabs(bound - old)); scale = fmax(scale, bound);
         }
-        if (pass > 0 && change <= 1e-10 * (1 + scale)) break;
+        if (pass > 0 && change <= 1e-8 * (1 + scale)) break;
         err = lcp_dantzig(m, A, W->b, lo, hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots, budget);
         if (err) return err;
     }
@@ -614,8 +617,8 @@ static const char WHY_ASKED_DANTZIG[] = "dantzig: asked for (solver='dantzig')";
 static const char WHY_ASKED_PGS[] = "pgs: asked for (solver='pgs')";
 static const char WHY_SMALL[] = "dantzig: auto, rows <= exact_rows";
 static const char WHY_LARGE[] = "pgs: auto, rows > exact_rows";
-static const char WHY_SMALL_EQ[] = "dantzig: auto, equality rows only and rows <= 4 exact_rows";
-static const char WHY_LARGE_EQ[] = "pgs: auto, equality rows only but rows > 4 exact_rows";
+static const char WHY_SMALL_EQ[] = "dantzig: auto, equality rows only and rows <= 2 exact_rows";
+static const char WHY_LARGE_EQ[] = "pgs: auto, equality rows only but rows > 2 exact_rows";
 static const char WHY_TREE[] = "dantzig: joint tree with equality rows only, linear-time factorization";
 static const char WHY_NOTHING[] = "no constraint rows";
 static const char *const why_fallback[] = {
@@ -628,20 +631,21 @@ static const char *const why_fallback[] = {
 };
 
 /* solver='auto' pivots while the rows are few and quick-steps a large system.  Pivoting refactors
- * A_CC at every pivot, about one pivot per bounded row and pass and up to 21 friction passes, so
- * with contacts its cost grows like m^4 where the quick step's grows like m: on the box piles of
- * `python -m multibody.bench.engine --solvers` a pivoting step takes 0.07 ms at 12 rows, 0.6 ms
- * at 24 and 2.1 ms at 36 (5x, 28x, 68x the quick step), hence exact_rows = 24: under 1 ms, real
- * time at dt = 1 ms.  Rows that are all equalities (joints without stops or motors) cost one
- * factorization and no pivot, m^3/6: on dense chains 0.8x to 1.8x the quick step up to 100 rows,
- * so they pivot up to 4 exact_rows.  A joint tree's equality rows are solved exactly in linear
- * time at any size. */
+ * A_CC at every pivot, about one pivot per bounded row and friction pass, so with contacts its
+ * cost grows like m^4 where the quick step's grows like m: on the box piles of
+ * `python -m multibody.bench.engine --solvers` a pivoting step takes 0.02 ms at 12 rows, 0.07 ms
+ * at 24, 0.19 ms at 36, 0.54 ms at 48 and 2.5 ms at 69 (1.8x, 3.8x, 7x, 15x, 38x the quick
+ * step), hence exact_rows = 48: under 1 ms, real time at dt = 1 ms.  Rows that are all
+ * equalities (joints without stops or motors) cost one factorization and no pivot, m^3/6: on
+ * dense chains 0.2 ms at 100 rows and 1.2 ms at 200 (0.8x to 1.8x the quick step up to 100), so
+ * they pivot up to 2 exact_rows.  A joint tree's equality rows are solved exactly in linear time
+ * at any size. */
 static void choose_solver(EngineWorld *W, int tree, int bounded)
 {
     int asked = (int)W->wpar[WP_SOLVER];
     if (W->m == 0) { W->solver_used = asked == SOLVER_PGS ? SOLVER_PGS : SOLVER_DANTZIG; W->why = WHY_NOTHING; return; }
     if (asked != SOLVER_AUTO) { W->solver_used = asked; W->why = asked == SOLVER_PGS ? WHY_ASKED_PGS : WHY_ASKED_DANTZIG; return; }
-    double most = W->wpar[WP_EXACT_ROWS] * (bounded ? 1 : 4);
+    double most = W->wpar[WP_EXACT_ROWS] * (bounded ? 1 : 2);
     int small = W->m <= most || tree;
     W->solver_used = small ? SOLVER_DANTZIG : SOLVER_PGS;
     W->why = tree ? WHY_TREE : bounded ? (small ? WHY_SMALL : WHY_LARGE) : (small ? WHY_SMALL_EQ : WHY_LARGE_EQ);
