@@ -9,7 +9,7 @@ falling pile of 100 boxes onto a plane, with the engine's defaults (``solver='au
 ``solver='pgs'`` asked for (MuJoCo's default solver).  Both run their loops in C (the engine's
 ``World.run``, MuJoCo's ``rollout``); every timing is the best of ``--repeat`` runs of this
 process's CPU time (``time.process_time``: the machine's load does not count), engine and MuJoCo
-interleaved.
+and the scenes interleaved.
 
 ``--solvers`` instead times one step of exact pivoting against one quick step as the rows grow,
 on piles of k settled boxes and on chains whose joint rows go to dense pivoting: the measurement
@@ -186,19 +186,18 @@ def main(argv=None):
         for name, m, d, q, piv in solver_crossover():
             print(f"{name:20s} {m:5d} {d:16.3f} {q:12.3f} {d / q:7.1f} {piv:12.0f}")
         return 0
-    rows = []
-    for name, make, xml in (("10-link hinge chain", chain_world, chain_mjcf()),
-                            ("pile of 100 boxes", pile_world, pile_mjcf()),
-                            ("pile, solver='pgs'", partial(pile_world, solver="pgs"), pile_mjcf())):
-        eng, mj = 0.0, 0.0
-        for _ in range(args.repeat):
+    scenes = (("10-link hinge chain", chain_world, chain_mjcf()),
+              ("pile of 100 boxes", pile_world, pile_mjcf()),
+              ("pile, solver='pgs'", partial(pile_world, solver="pgs"), pile_mjcf()))
+    eng, mj, last = [0.0] * len(scenes), [0.0] * len(scenes), [None] * len(scenes)
+    for _ in range(args.repeat):                 # the scenes interleaved too: the defaults against 'pgs'
+        for k, (name, make, xml) in enumerate(scenes):
             rate, world = time_engine(make, args.steps)
-            eng = max(eng, rate)
-            mj = max(mj, time_mujoco(xml, args.steps))
-        last = world.last_step
-        rows.append((name, eng, mj, last))
-        print(f"{name:22s} engine {eng:10.0f} steps/s   MuJoCo {mj:10.0f} steps/s   engine/MuJoCo = {eng / mj:5.2f}"
-              f"   ({last.solver}{', tree' if last.tree else ''}, {last.n_contacts} contacts in the last step)")
+            eng[k], last[k] = max(eng[k], rate), world.last_step
+            mj[k] = max(mj[k], time_mujoco(xml, args.steps))
+    for (name, _, _), e, m, ls in zip(scenes, eng, mj, last):
+        print(f"{name:22s} engine {e:10.0f} steps/s   MuJoCo {m:10.0f} steps/s   engine/MuJoCo = {e / m:5.2f}"
+              f"   ({ls.solver}{', tree' if ls.tree else ''}, {ls.n_contacts} contacts in the last step)")
     for kind in ("box", "cylinder"):
         eng_us, coal_us, per = narrow_phase_cost(kind)
         print(f"box-{kind:8s} narrow phase: engine C {eng_us:6.2f} µs/pair ({per:.0f} points)   coal via Python "
