@@ -1,19 +1,25 @@
 """Benchmark: steps per second of the engine against MuJoCo on the same scenes, one run.
 
-    python -m multibody.bench.engine [--steps N] [--repeat R]
+    python -m multibody.bench.engine [--steps N] [--repeat R] [--solvers]
     (before the bench package exists: PYTHONPATH=src python src/multibody/bench/engine.py)
 
 Scenes: a 10-link chain of hinged boxes swinging from horizontal (no contacts; the engine solves
 the joint rows by its linear-time tree factorization, MuJoCo in reduced coordinates), and a
-falling pile of 100 boxes onto a plane (the engine's quick step, MuJoCo's default solver).
-Both run their loops in C (the engine's ``World.run``, MuJoCo's ``rollout``); every timing is
-the best of ``--repeat`` runs of this process's CPU time (``time.process_time``: the machine's
-load does not count), engine and MuJoCo interleaved.
+falling pile of 100 boxes onto a plane, with the engine's defaults (``solver='auto'``) and with
+``solver='pgs'`` asked for (MuJoCo's default solver).  Both run their loops in C (the engine's
+``World.run``, MuJoCo's ``rollout``); every timing is the best of ``--repeat`` runs of this
+process's CPU time (``time.process_time``: the machine's load does not count), engine and MuJoCo
+and the scenes interleaved.
+
+``--solvers`` instead times one step of exact pivoting against one quick step as the rows grow,
+on piles of k settled boxes and on chains whose joint rows go to dense pivoting: the measurement
+behind ``World.exact_rows``.
 """
 from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 
@@ -55,10 +61,10 @@ def pile_poses(seed=0):
     return poses
 
 
-def pile_world(iterations=20):
-    world = E.World(dt=DT, solver="pgs", iterations=iterations)
+def pile_world(iterations=20, solver="auto", n=PILE_N):
+    world = E.World(dt=DT, solver=solver, iterations=iterations)
     world.add_geom(E.Plane((0, 0, 1), 0.0))
-    for p, q in pile_poses():
+    for p, q in pile_poses()[:n]:
         world.add_body(E.Box(PILE_SIDE, PILE_SIDE, PILE_SIDE), mass=1.0, position=p, quaternion=q, mu=0.8)
     return world
 
@@ -110,6 +116,42 @@ def narrow_phase_cost(kind, pairs=400, repeat=20):
     return engine_us, coal_us, n / pairs
 
 
+def dense_chain_world(n, solver):
+    """A chain of n hinged boxes whose rows the tree factorization may not take: dense pivoting."""
+    world = E.World(dt=DT, contacts=False, solver=solver)
+    world.factor_trees = False
+    prev = None
+    for i in range(n):
+        body = world.add_body(E.Box(CHAIN_L, 0.05, 0.05), mass=1.0, position=(CHAIN_L * (i + 0.5), 0, 0))
+        world.add_hinge(body, prev, anchor=(CHAIN_L * i, 0, 0), axis=(0, 1, 0))
+        prev = body
+    return world
+
+
+def solver_crossover(steps=20, piles=(1, 2, 3, 4, 6, 8), chains=(5, 10, 15, 20, 30, 40)):
+    """Rows of (scene, rows, ms per dantzig step, ms per pgs step, dantzig pivots per step): each
+    scene is brought to its state by the quick step (piles settle for 1.5 s, chains swing 0.1 s),
+    then both solvers step from that same state."""
+    out = []
+    scenes = [(f"pile of {k} boxes", lambda solver, k=k: pile_world(50, solver, k), 1500) for k in piles]
+    scenes += [(f"chain of {n} links", lambda solver, n=n: dense_chain_world(n, solver), 100) for n in chains]
+    for name, make, settle in scenes:
+        start = make("pgs")
+        start.run(settle)
+        ms, pivots, rows = {}, 0, 0
+        for solver in ("dantzig", "pgs"):
+            world = make(solver)
+            world._state[:] = start._state
+            t0 = time.process_time()
+            for _ in range(steps):
+                world.step()
+                pivots += world.last_step.pivots if solver == "dantzig" else 0
+            ms[solver] = (time.process_time() - t0) / steps * 1e3
+            rows = len(world.last_step.lam)
+        out.append((name, rows, ms["dantzig"], ms["pgs"], pivots / steps))
+    return out
+
+
 def time_engine(make, steps):
     world = make()
     t0 = time.process_time()
@@ -134,21 +176,28 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m multibody.bench.engine", description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=5000, help="steps per timed run (default 5000)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per scene, best kept (default 3)")
+    ap.add_argument("--solvers", action="store_true",
+                    help="time exact pivoting against the quick step as the rows grow (behind World.exact_rows)")
     args = ap.parse_args(argv)
     if args.steps < 1 or args.repeat < 1:
         ap.error("--steps and --repeat must be ≥ 1")
-    rows = []
-    for name, make, xml in (("10-link hinge chain", chain_world, chain_mjcf()),
-                            ("pile of 100 boxes", pile_world, pile_mjcf())):
-        eng, mj = 0.0, 0.0
-        for _ in range(args.repeat):
+    if args.solvers:
+        print(f"{'scene':20s} {'rows':>5s} {'dantzig ms/step':>16s} {'pgs ms/step':>12s} {'ratio':>7s} {'pivots/step':>12s}")
+        for name, m, d, q, piv in solver_crossover():
+            print(f"{name:20s} {m:5d} {d:16.3f} {q:12.3f} {d / q:7.1f} {piv:12.0f}")
+        return 0
+    scenes = (("10-link hinge chain", chain_world, chain_mjcf()),
+              ("pile of 100 boxes", pile_world, pile_mjcf()),
+              ("pile, solver='pgs'", partial(pile_world, solver="pgs"), pile_mjcf()))
+    eng, mj, last = [0.0] * len(scenes), [0.0] * len(scenes), [None] * len(scenes)
+    for _ in range(args.repeat):                 # the scenes interleaved too: the defaults against 'pgs'
+        for k, (name, make, xml) in enumerate(scenes):
             rate, world = time_engine(make, args.steps)
-            eng = max(eng, rate)
-            mj = max(mj, time_mujoco(xml, args.steps))
-        last = world.last_step
-        rows.append((name, eng, mj, last))
-        print(f"{name:22s} engine {eng:10.0f} steps/s   MuJoCo {mj:10.0f} steps/s   engine/MuJoCo = {eng / mj:5.2f}"
-              f"   ({last.solver}{', tree' if last.tree else ''}, {last.n_contacts} contacts in the last step)")
+            eng[k], last[k] = max(eng[k], rate), world.last_step
+            mj[k] = max(mj[k], time_mujoco(xml, args.steps))
+    for (name, _, _), e, m, ls in zip(scenes, eng, mj, last):
+        print(f"{name:22s} engine {e:10.0f} steps/s   MuJoCo {m:10.0f} steps/s   engine/MuJoCo = {e / m:5.2f}"
+              f"   ({ls.solver}{', tree' if ls.tree else ''}, {ls.n_contacts} contacts in the last step)")
     for kind in ("box", "cylinder"):
         eng_us, coal_us, per = narrow_phase_cost(kind)
         print(f"box-{kind:8s} narrow phase: engine C {eng_us:6.2f} µs/pair ({per:.0f} points)   coal via Python "

@@ -4,7 +4,7 @@ Bodies are Cartesian (centre of mass, quaternion, velocities); joints are constr
 with Lagrange multipliers (JWJᵀλ, report ch. 5.3) with ERP/CFM error feedback (§3.4); contacts
 bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody.engine._engine``).
 
-* ``World(gravity, erp, cfm, dt, solver='dantzig'|'pgs', friction='pyramid'|'cone'|'force', …)``;
+* ``World(gravity, erp, cfm, dt, solver='auto'|'dantzig'|'pgs', friction='pyramid'|'cone'|'force', …)``;
   ``add_body`` (a Box/Sphere/Capsule/Cylinder with mass or density, or bare mass and inertia),
   ``add_geom`` (also static geometry and ``Plane``), ``add_hinge/ball/slider/fixed/universal/hinge2``
   with anchors and axes in world coordinates; ``Joint.angle/rate``, ``set_motor``, ``set_limits``;

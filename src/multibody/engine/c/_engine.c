@@ -179,6 +179,7 @@ static PyObject *Sim_last_step(SimObject *self, PyObject *unused)
     v = PyFloat_FromDouble(W->residual); PyDict_SetItemString(d, "residual", v); Py_XDECREF(v);
     v = PyUnicode_FromString(W->solver_used == SOLVER_DANTZIG ? "dantzig" : "pgs"); PyDict_SetItemString(d, "solver", v); Py_XDECREF(v);
     v = PyLong_FromLong(W->fallback); PyDict_SetItemString(d, "fallback", v); Py_XDECREF(v);
+    v = PyUnicode_FromString(W->why ? W->why : ""); PyDict_SetItemString(d, "why", v); Py_XDECREF(v);
     v = PyLong_FromLong(W->pivots); PyDict_SetItemString(d, "pivots", v); Py_XDECREF(v);
     v = PyLong_FromLong(W->iterations); PyDict_SetItemString(d, "iterations", v); Py_XDECREF(v);
     v = PyLong_FromLong(W->steps); PyDict_SetItemString(d, "step", v); Py_XDECREF(v);
@@ -238,7 +239,7 @@ PyMODINIT_FUNC PyInit__engine(void)
     C(GD_POS); C(GD_QUAT); C(GD_SIZE3); C(GD_MU); C(GD_BOUNCE); C(GD_PLANE_D); C(GD_SIZE);
     C(WP_GRAVITY); C(WP_ERP); C(WP_CFM); C(WP_DT); C(WP_SOLVER); C(WP_ITERATIONS); C(WP_SOR); C(WP_FRICTION);
     C(WP_BOUNCE_VEL); C(WP_CONTACT_ERP); C(WP_CONTACT_CFM); C(WP_SURFACE_LAYER); C(WP_MAX_CORRECTING_VEL);
-    C(WP_MAX_SPEED); C(WP_CONTACTS); C(WP_BROADPHASE); C(WP_TREE); C(WP_SIZE);
+    C(WP_MAX_SPEED); C(WP_CONTACTS); C(WP_BROADPHASE); C(WP_TREE); C(WP_EXACT_ROWS); C(WP_MAX_PIVOTS); C(WP_SIZE);
 #undef C
     return m;
 }

@@ -79,7 +79,7 @@ enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
 #define WP_ERP 3
 #define WP_CFM 4
 #define WP_DT 5
-#define WP_SOLVER 6          /* 0 Dantzig pivoting, 1 projected Gauss-Seidel quick step           */
+#define WP_SOLVER 6          /* 0 Dantzig pivoting, 1 projected Gauss-Seidel quick step, 2 auto   */
 #define WP_ITERATIONS 7
 #define WP_SOR 8
 #define WP_FRICTION 9        /* 0 mu is a force limit, 1 pyramid (mu ratio), 2 cone                */
@@ -92,10 +92,12 @@ enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
 #define WP_CONTACTS 16       /* 0: no collision detection                                          */
 #define WP_BROADPHASE 17     /* 0 sweep and prune, 1 all pairs (for tests of the broad phase)      */
 #define WP_TREE 18           /* 1: joint trees without bounded rows use the linear-time factorization */
+#define WP_EXACT_ROWS 19     /* auto: steps with at most this many rows pivot, larger ones quick-step */
+#define WP_MAX_PIVOTS 20     /* pivots one step may spend (all friction passes) before the quick step */
 #define WP_SIZE 24
 
 enum { FRICTION_FORCE = 0, FRICTION_PYRAMID = 1, FRICTION_CONE = 2 };
-enum { SOLVER_DANTZIG = 0, SOLVER_PGS = 1 };
+enum { SOLVER_DANTZIG = 0, SOLVER_PGS = 1, SOLVER_AUTO = 2 };
 
 /* A contact point from the narrow phase: normal points from geom 2 into geom 1. */
 typedef struct {
@@ -229,10 +231,11 @@ int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, co
 /* ---- LCP (lcp.c) ------------------------------------------------------------------------------ */
 /* A (n x n, row-major) lambda = b + w, boxed complementarity; returns 0 on success, nonzero on a
  * pivoting failure (the caller falls back to the iterative solver).  work: >= 4 n^2 + 12 n doubles,
- * iwork: >= 2 n ints. */
+ * iwork: >= 2 n ints.  *pivots is added to; past max_pivots the solve stops with 5. */
+enum { LCP_SINGULAR = 1, LCP_UNBOUNDED = 2, LCP_CYCLING = 3, LCP_NOT_FINITE = 4, LCP_PIVOT_LIMIT = 5 };
 int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
                 const int *findex, const double *mu, int friction_mode, double *x,
-                double *work, int *iwork, int *pivots);
+                double *work, int *iwork, int *pivots, int max_pivots);
 
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
 typedef struct {
@@ -261,6 +264,7 @@ typedef struct {
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
+    const char *why;                      /* which solver ran this step and why (a static string) */
     double residual;
     char message[256];
 } EngineWorld;

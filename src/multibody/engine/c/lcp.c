@@ -9,8 +9,10 @@
  * bounds go first (one solve), then bounded rows, then friction rows whose bounds are
  * mu |x[findex]| with the normal force reached so far (the report's §3.3 approximation 2).
  *
- * Never crashes: a singular A_CC, a step without limit or too many pivots return nonzero and the
- * caller falls back to the projected Gauss-Seidel quick step.
+ * Never crashes and never stalls: a singular A_CC (1), a step without limit (2), a row that will
+ * not settle (3, cycling), a result that is not finite (4) or a total past the caller's pivot
+ * budget (5) return that code and the caller falls back to the projected Gauss-Seidel quick step.
+ * Each pivot refactors A_CC afresh (|C|^3 / 6 flops), so the budget bounds the work of a step.
  */
 #include "engine.h"
 
@@ -55,7 +57,7 @@ static double row_w(int n, const double *A, const double *b, const double *x, in
 /* Drive row i into complementarity (the inner loop of Dantzig's method). */
 static int drive(int n, const double *A, const double *b, const double *lo, const double *hi, double *x,
                  double *w, int *state, int *C, int *nC, int i, double *dx, double *dw, double *r, double *y,
-                 double *L, int *pivots)
+                 double *L, int *pivots, int max_pivots)
 {
     w[i] = row_w(n, A, b, x, i);
     if (lo[i] == hi[i]) { x[i] = lo[i]; state[i] = AT_LO; return 0; }
@@ -64,11 +66,12 @@ static int drive(int n, const double *A, const double *b, const double *lo, cons
     if (w[i] == 0) { state[i] = IN_C; C[(*nC)++] = i; return 0; }
     double s = w[i] < 0 ? 1.0 : -1.0;                    /* raising x_i lowers w_i (A_ii > 0) */
     for (int iter = 0; iter < 8 * n + 32; iter++) {
+        if (*pivots >= max_pivots) return LCP_PIVOT_LIMIT;
         (*pivots)++;
         int m = *nC;
         /* direction: dx_i = s, dx_C = -A_CC^-1 A_Ci s keeps w_C = 0 */
         for (int a = 0; a < m; a++) r[a] = -A[(size_t)C[a] * n + i] * s;
-        if (m && solve_cc(n, A, C, m, r, y, L)) return 1;
+        if (m && solve_cc(n, A, C, m, r, y, L)) return LCP_SINGULAR;
         for (int j = 0; j < n; j++) dx[j] = 0;
         for (int a = 0; a < m; a++) dx[C[a]] = y[a];
         dx[i] = s;
@@ -95,7 +98,7 @@ static int drive(int n, const double *A, const double *b, const double *lo, cons
             if (state[j] == AT_LO && dw[j] < 0) { double tj = -w[j] / dw[j]; if (tj < t) { t = tj < 0 ? 0 : tj; which = j; kind = 3; } }
             if (state[j] == AT_HI && dw[j] > 0) { double tj = -w[j] / dw[j]; if (tj < t) { t = tj < 0 ? 0 : tj; which = j; kind = 3; } }
         }
-        if (which < 0 || !isfinite(t)) return 2;          /* unbounded ray: no solution this way */
+        if (which < 0 || !isfinite(t)) return LCP_UNBOUNDED;         /* unbounded ray: no solution this way */
         for (int a = 0; a < m; a++) x[C[a]] += t * dx[C[a]];
         x[i] += t * s;
         for (int j = 0; j < n; j++) if (state[j] == AT_LO || state[j] == AT_HI || j == i) w[j] += t * dw[j];
@@ -111,24 +114,23 @@ static int drive(int n, const double *A, const double *b, const double *lo, cons
             w[which] = 0; state[which] = IN_C; C[(*nC)++] = which;
         }
     }
-    return 3;                                               /* cycling: give up, fall back */
+    return LCP_CYCLING;                                              /* cycling: give up, fall back */
 }
 
 int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
                 const int *findex, const double *mu, int friction_mode, double *x,
-                double *work, int *iwork, int *pivots)
+                double *work, int *iwork, int *pivots, int max_pivots)
 {
     (void)friction_mode;
     double *lo = work, *hi = lo + n, *w = hi + n, *dx = w + n, *dw = dx + n, *r = dw + n, *y = r + n;
     double *L = y + n;                                       /* n x n */
     int *state = iwork, *C = state + n, nC = 0;
-    *pivots = 0;
     for (int i = 0; i < n; i++) { lo[i] = lo_in[i]; hi[i] = hi_in[i]; x[i] = 0; w[i] = 0; state[i] = UNSEEN; }
     /* 1. rows without bounds: all clamped at once, x_C = A_CC^-1 b_C */
     for (int i = 0; i < n; i++) if (findex[i] < 0 && isinf(lo[i]) && isinf(hi[i]) && lo[i] < 0 && hi[i] > 0) C[nC++] = i;
     if (nC) {
         for (int a = 0; a < nC; a++) r[a] = b[C[a]];
-        if (solve_cc(n, A, C, nC, r, y, L)) return 1;
+        if (solve_cc(n, A, C, nC, r, y, L)) return LCP_SINGULAR;
         for (int a = 0; a < nC; a++) { x[C[a]] = y[a]; state[C[a]] = IN_C; }
     }
     /* 2. bounded rows, 3. friction rows with bounds from the normal force found so far */
@@ -137,10 +139,10 @@ int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, co
             if (state[i] != UNSEEN) continue;
             if ((pass == 0) != (findex[i] < 0)) continue;
             if (findex[i] >= 0) { double f = mu[i] * fabs(x[findex[i]]); lo[i] = -f; hi[i] = f; }
-            int err = drive(n, A, b, lo, hi, x, w, state, C, &nC, i, dx, dw, r, y, L, pivots);
+            int err = drive(n, A, b, lo, hi, x, w, state, C, &nC, i, dx, dw, r, y, L, pivots, max_pivots);
             if (err) return err;
         }
     }
-    for (int i = 0; i < n; i++) if (!isfinite(x[i])) return 4;
+    for (int i = 0; i < n; i++) if (!isfinite(x[i])) return LCP_NOT_FINITE;
     return 0;
 }

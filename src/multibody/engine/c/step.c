@@ -546,12 +546,16 @@ static int dantzig(EngineWorld *W)
     /* First solve: ODE's approximation (friction bounds from the normal forces reached while
      * pivoting).  Then fixed-point passes with the bounds from the previous normal forces until
      * they settle, which is the true pyramid (and, with bounds along the previous friction
-     * direction, the cone). */
+     * direction, the cone).  Settled means a change of 1e-8 relative (about sqrt(eps)): the
+     * normal forces of a box's four coplanar contacts are fixed only by CFM (A's normal block has
+     * a condition near 1e8), so a pass moves them by that much whatever the bounds; a tighter
+     * test (1e-10) ran every step to the 20 passes, 10 times the pivots. */
     for (int i = 0; i < m; i++) {
         const Row *r = W->rows + i;
         W->findex[i] = r->findex; W->mu[i] = r->mu; W->lo[i] = r->lo; W->hi[i] = r->hi;
     }
-    int err = lcp_dantzig(m, A, W->b, W->lo, W->hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots);
+    int budget = (int)W->wpar[WP_MAX_PIVOTS];             /* pivots for the step, all passes together */
+    int err = lcp_dantzig(m, A, W->b, W->lo, W->hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots, budget);
     if (err) return err;
     int has_friction = 0;
     for (int i = 0; i < m; i++) if (W->rows[i].findex >= 0) { has_friction = 1; W->findex[i] = -1; }
@@ -572,8 +576,8 @@ static int dantzig(EngineWorld *W)
             double old = W->work[m + i];                      /* the bound used last */
             change = fmax(change, fabs(bound - old)); scale = fmax(scale, bound);
         }
-        if (pass > 0 && change <= 1e-10 * (1 + scale)) break;
-        err = lcp_dantzig(m, A, W->b, lo, hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots);
+        if (pass > 0 && change <= 1e-8 * (1 + scale)) break;
+        err = lcp_dantzig(m, A, W->b, lo, hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots, budget);
         if (err) return err;
     }
     for (int i = 0; i < m; i++) { W->lo[i] = W->work[i]; W->hi[i] = W->work[m + i]; }
@@ -606,6 +610,45 @@ double world_residual(EngineWorld *W)
         if (e > worst) worst = e;
     }
     return worst;
+}
+
+/* ---- which solver: the exact one while it is cheap, the quick step beyond -------------------------- */
+static const char WHY_ASKED_DANTZIG[] = "dantzig: asked for (solver='dantzig')";
+static const char WHY_ASKED_PGS[] = "pgs: asked for (solver='pgs')";
+static const char WHY_SMALL[] = "dantzig: auto, rows <= exact_rows";
+static const char WHY_LARGE[] = "pgs: auto, rows > exact_rows";
+static const char WHY_SMALL_EQ[] = "dantzig: auto, equality rows only and rows <= 2 exact_rows";
+static const char WHY_LARGE_EQ[] = "pgs: auto, equality rows only but rows > 2 exact_rows";
+static const char WHY_TREE[] = "dantzig: joint tree with equality rows only, linear-time factorization";
+static const char WHY_NOTHING[] = "no constraint rows";
+static const char *const why_fallback[] = {
+    "pgs: pivoting failed",
+    "pgs: pivoting failed, A_CC singular",
+    "pgs: pivoting failed, a pivot step without limit",
+    "pgs: pivoting failed, a row cycling",
+    "pgs: pivoting failed, a result not finite",
+    "pgs: pivoting stopped at max_pivots",
+};
+
+/* solver='auto' pivots while the rows are few and quick-steps a large system.  Pivoting refactors
+ * A_CC at every pivot, about one pivot per bounded row and friction pass, so with contacts its
+ * cost grows like m^4 where the quick step's grows like m: on the box piles of
+ * `python -m multibody.bench.engine --solvers` a pivoting step takes 0.02 ms at 12 rows, 0.07 ms
+ * at 24, 0.19 ms at 36, 0.54 ms at 48 and 2.5 ms at 69 (1.8x, 3.8x, 7x, 15x, 38x the quick
+ * step), hence exact_rows = 48: under 1 ms, real time at dt = 1 ms.  Rows that are all
+ * equalities (joints without stops or motors) cost one factorization and no pivot, m^3/6: on
+ * dense chains 0.2 ms at 100 rows and 1.2 ms at 200 (0.8x to 1.8x the quick step up to 100), so
+ * they pivot up to 2 exact_rows.  A joint tree's equality rows are solved exactly in linear time
+ * at any size. */
+static void choose_solver(EngineWorld *W, int tree, int bounded)
+{
+    int asked = (int)W->wpar[WP_SOLVER];
+    if (W->m == 0) { W->solver_used = asked == SOLVER_PGS ? SOLVER_PGS : SOLVER_DANTZIG; W->why = WHY_NOTHING; return; }
+    if (asked != SOLVER_AUTO) { W->solver_used = asked; W->why = asked == SOLVER_PGS ? WHY_ASKED_PGS : WHY_ASKED_DANTZIG; return; }
+    double most = W->wpar[WP_EXACT_ROWS] * (bounded ? 1 : 2);
+    int small = W->m <= most || tree;
+    W->solver_used = small ? SOLVER_DANTZIG : SOLVER_PGS;
+    W->why = tree ? WHY_TREE : bounded ? (small ? WHY_SMALL : WHY_LARGE) : (small ? WHY_SMALL_EQ : WHY_LARGE_EQ);
 }
 
 int world_step(EngineWorld *W, double h)
@@ -710,17 +753,19 @@ int world_step(EngineWorld *W, double h)
         }
     }
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
-    W->solver_used = (int)wp[WP_SOLVER];
     W->used_tree = 0;
-    if (m && W->solver_used == SOLVER_DANTZIG && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m) {
-        int all_equal = !bounded;                           /* only the joints' base rows, no bounds */
-        for (int j = 0; j < W->nj && all_equal; j++) if (W->rows[W->tstart[j]].source != j) all_equal = 0;
-        if (all_equal && tree_solve(W) == 0) W->used_tree = 1;
+    int tree = 0;                                          /* a joint tree's base rows only, no bounds */
+    if (m && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m && !bounded) {
+        tree = 1;
+        for (int j = 0; j < W->nj && tree; j++) if (W->rows[W->tstart[j]].source != j) tree = 0;
     }
+    choose_solver(W, tree, bounded);
+    if (tree && tree_solve(W) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+    else if (tree && W->solver_used == SOLVER_DANTZIG && (int)wp[WP_SOLVER] == SOLVER_AUTO) W->why = WHY_SMALL_EQ;
     if (m && W->solver_used == SOLVER_DANTZIG && !W->used_tree) {
         int err = dantzig(W);
         if (err < 0) return -1;
-        if (err) { W->fallback = err; W->solver_used = SOLVER_PGS; }
+        if (err) { W->fallback = err; W->solver_used = SOLVER_PGS; W->why = why_fallback[err < 6 ? err : 0]; }
         else if ((int)wp[WP_FRICTION] == FRICTION_CONE) {  /* pyramid result brought into the cone */
             for (int i = 0; i < m; i++) {
                 const Row *r = W->rows + i;
@@ -734,8 +779,9 @@ int world_step(EngineWorld *W, double h)
     }
     if (m && W->solver_used == SOLVER_PGS) quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR]);
     W->residual = -1;                                      /* computed when asked for */
-    if (W->solver_used == SOLVER_PGS) { if (remember(W)) return -1; }
-    else { W->nwprev = 0; W->njlam = 0; }                  /* warm starts follow quick steps only */
+    /* warm starts follow quick steps, and under 'auto' also the pivoting steps a quick step may follow */
+    if (W->solver_used == SOLVER_PGS || ((int)wp[WP_SOLVER] == SOLVER_AUTO && !W->used_tree)) { if (remember(W)) return -1; }
+    else { W->nwprev = 0; W->njlam = 0; }
     /* 5. semi-implicit Euler */
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;

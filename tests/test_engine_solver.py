@@ -1,0 +1,161 @@
+"""The engine's default solver, 'auto': exact pivoting for small steps, the quick step for large
+ones, and a pivot budget so that no step stalls (issue 20, item 1).
+
+Work is read from ``last_step`` (pivots, quick-step sweeps), never from the clock.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody import engine as E
+from multibody.engine.world import EXACT_ROWS, matrix_to_quat
+
+
+def resting_pile(n=20, **kw):
+    """n boxes of 0.2 m resting on the floor in a grid, four contacts each from the first step."""
+    world = E.World(**kw)
+    world.add_geom(E.Plane((0, 0, 1), 0.0))
+    for i in range(n):
+        x, y = (i % 5) * 0.3, (i // 5) * 0.3
+        world.add_body(E.Box(0.2, 0.2, 0.2), mass=1.0, position=(x, y, 0.0999), mu=0.8)
+    return world
+
+
+def box_on_slope(degrees=20.0, mu=0.5, **kw):
+    a = math.radians(degrees)
+    n = np.array([-math.sin(a), 0, math.cos(a)])
+    world = E.World(**kw)
+    world.add_geom(E.Plane(n, 0.0), mu=mu)
+    R = np.array([[math.cos(a), 0, -math.sin(a)], [0, 1, 0], [math.sin(a), 0, math.cos(a)]])
+    world.add_body(E.Box(0.2, 0.2, 0.2), mass=1.0, position=n * 0.1, quaternion=matrix_to_quat(R), mu=mu)
+    return world
+
+
+def colliding_pendulum(**kw):
+    """The report's appendix C.5 scene (multibody.engine.report.colliding_pendulum)."""
+    world = E.World(gravity=(0, 0, -9.8), bounce_vel=0.0, **kw)
+    link = world.add_body(E.Box(1.0, 0.1, 0.1), mass=1.0, position=(1.5, 0, 3), bounce=1.0)
+    world.add_hinge(link, None, anchor=(1, 0, 3), axis=(0, 1, 0))
+    world.add_geom(E.Box(1.8, 2.0, 5.5), None, bounce=1.0)
+    return world
+
+
+def double_pendulum(**kw):
+    return E.World.from_model(mb.models.double_pendulum(), np.array([math.pi / 4, -math.pi / 4]), **kw)
+
+
+def chain(n=10, factor_trees=True, **kw):
+    world = E.World(contacts=False, **kw)
+    world.factor_trees = factor_trees
+    prev = None
+    for i in range(n):
+        body = world.add_body(E.Box(0.3, 0.05, 0.05), mass=1.0, position=(0.3 * (i + 0.5), 0, 0))
+        world.add_hinge(body, prev, anchor=(0.3 * i, 0, 0), axis=(0, 1, 0))
+        prev = body
+    return world
+
+
+def steps(world, n):
+    """Step n times, yielding last_step after each."""
+    for _ in range(n):
+        world.step()
+        yield world.last_step
+
+
+def test_auto_is_the_default_and_the_threshold_is_the_measured_one():
+    world = E.World()
+    assert world.solver == "auto" and world.exact_rows == EXACT_ROWS == 48
+    assert world.max_pivots > 0
+
+
+def test_a_small_scene_pivots_exactly_and_a_large_pile_takes_the_quick_step():
+    small = box_on_slope()
+    last = list(steps(small, 5))[-1]
+    assert len(last.lam) == 12 and last.solver == "dantzig" and last.fallback == 0
+    assert last.pivots > 0 and last.iterations == 0 and "auto" in last.why and "<= exact_rows" in last.why
+    pile = resting_pile(20)
+    last = list(steps(pile, 5))[-1]
+    assert last.n_contacts == 80 and len(last.lam) == 240
+    assert last.solver == "pgs" and last.fallback == 0 and "rows > exact_rows" in last.why
+    assert last.pivots == 0 and last.iterations == pile.iterations
+
+
+def test_twenty_box_pile_with_defaults_does_bounded_work_every_step():
+    # the old default pivoted 240 rows here: thousands of pivots, each refactoring A_CC (2.8 s a step)
+    world = resting_pile(20)
+    for last in steps(world, 200):
+        assert last.pivots <= world.max_pivots and last.iterations <= world.iterations
+        if len(last.lam) > world.exact_rows:
+            assert last.solver == "pgs" and last.pivots == 0
+    z = np.array([b.position[2] for b in world.bodies])
+    assert np.all(np.abs(z - 0.1) < 2e-3)                           # and the pile rests
+
+
+def test_asked_for_pivoting_stops_at_max_pivots_and_the_quick_step_takes_over():
+    world = resting_pile(20, solver="dantzig", max_pivots=100)
+    world.step()
+    last = world.last_step
+    assert last.fallback == 5 and last.pivots == 100 and last.solver == "pgs" and "max_pivots" in last.why
+    assert last.iterations == world.iterations and np.all(np.isfinite(last.lam))
+    # the same budget on a box alone: a step of 12 rows pivots about 15 times per friction pass
+    small = box_on_slope(solver="dantzig", max_pivots=3)
+    small.step()
+    assert small.last_step.fallback == 5 and small.last_step.pivots == 3
+    roomy = box_on_slope(solver="dantzig")
+    roomy.step()
+    assert roomy.last_step.fallback == 0 and 3 < roomy.last_step.pivots <= roomy.max_pivots
+
+
+@pytest.mark.parametrize("make, n", [(box_on_slope, 700), (colliding_pendulum, 600), (double_pendulum, 1000),
+                                     (chain, 500)], ids=["box on slope", "colliding pendulum", "double pendulum",
+                                                         "10-link chain"])
+def test_report_scenes_keep_the_exact_solve_bit_for_bit(make, n):
+    auto, exact = make(), make(solver="dantzig")
+    whys = set()
+    for a, e in zip(steps(auto, n), steps(exact, n)):
+        assert a.solver == e.solver == "dantzig" and a.fallback == 0
+        whys.add(a.why)
+        np.testing.assert_array_equal(a.lam, e.lam)
+    np.testing.assert_array_equal(auto._state, exact._state)
+    assert any("auto" in w or "tree" in w or "no constraint rows" in w for w in whys)
+    if make is colliding_pendulum:
+        assert any("rows <= exact_rows" in w for w in whys)            # the wall was hit
+
+
+def test_equality_rows_pivot_up_to_twice_exact_rows_and_trees_at_any_size():
+    dense = list(steps(chain(10, factor_trees=False), 3))[-1]           # 50 rows, one factorization
+    assert dense.solver == "dantzig" and not dense.tree and "equality rows only" in dense.why
+    assert dense.pivots == 0
+    big = list(steps(chain(30, factor_trees=False), 3))[-1]             # 150 rows > 96
+    assert big.solver == "pgs" and "equality rows only but rows > 2 exact_rows" in big.why
+    tree = list(steps(chain(30), 3))[-1]
+    assert tree.solver == "dantzig" and tree.tree and "tree" in tree.why
+
+
+def test_exact_rows_moves_the_threshold():
+    world = box_on_slope(exact_rows=11)
+    last = list(steps(world, 5))[-1]
+    assert len(last.lam) == 12 and last.solver == "pgs"
+    world.exact_rows = 12
+    assert list(steps(world, 1))[-1].solver == "dantzig"
+
+
+def test_switching_between_solvers_keeps_a_resting_pair_still():
+    # 24 rows: the quick step (exact_rows 16), then pivoting (24), then the quick step again, which
+    # starts from the pivoting step's forces (the warm start follows both under 'auto')
+    world = resting_pile(2, exact_rows=16)
+    for limit, solver in ((16, "pgs"), (24, "dantzig"), (16, "pgs")):
+        world.exact_rows = limit
+        assert {last.solver for last in steps(world, 150)} == {solver}
+        assert all(np.linalg.norm(b.velocity) < 1e-3 for b in world.bodies)
+        assert all(abs(b.position[2] - 0.1) < 1e-3 for b in world.bodies)
+
+
+@pytest.mark.parametrize("kw, match", [({"exact_rows": -1}, "exact_rows"), ({"exact_rows": 2.5}, "exact_rows"),
+                                       ({"exact_rows": True}, "exact_rows"), ({"max_pivots": 0}, "max_pivots"),
+                                       ({"max_pivots": 2**31}, "max_pivots"), ({"solver": "lemke"}, "auto")])
+def test_bad_solver_settings_name_the_argument(kw, match):
+    with pytest.raises(ValueError, match=match):
+        E.World(**kw)
