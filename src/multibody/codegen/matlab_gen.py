@@ -1,0 +1,198 @@
+"""``to_matlab``: MATLAB function files of M, b, g, f (proNEu ``matlabFunction``, `000_…` §3.4.1).
+
+proNEu writes one function file per part of the equations of motion::
+
+    matlabFunction(sys.MpNE, 'file', 'matlabFunc/Mfunc', 'vars', [sys.q; sys.param]);
+    matlabFunction(sys.bpNE, 'file', 'matlabFunc/bfunc', 'vars', [sys.q; sys.dq; sys.param]);
+    matlabFunction(sys.gpNE, 'file', 'matlabFunc/gfunc', 'vars', [sys.q; sys.param]);
+
+Here ``<prefix>_Mfunc.m``, ``<prefix>_bfunc.m``, ``<prefix>_gfunc.m`` and ``<prefix>_ffunc.m``
+(``Mfunc.m`` … with ``prefix=""``) take the same arguments as column vectors — ``M =
+eom_Mfunc(q, param)``, ``b = eom_bfunc(q, dq, param)``, ``g = eom_gfunc(q, param)``, ``f =
+eom_ffunc(q, tau, param)`` — and ``<prefix>_paramDef.m`` returns the model's parameter values
+(proNEu's ``paramDef``). Each file is its own common-subexpression elimination (the shared
+:class:`CodeSpec` machinery and printer, MATLAB dialect: 1-based indexing, ``.^``, ``%``
+comments); outputs start as zeros, as ``ccode``/``matlabFunction`` omit zero entries. The files
+run unchanged in GNU Octave. Any other :class:`CodeSpec` gets one file per output taking all of
+the spec's inputs.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .printer import Printer
+from .spec import CodeSpec
+
+__all__ = ["to_matlab", "matlab_function", "MatlabFiles", "MATLAB_RESERVED"]
+
+#: MATLAB and Octave keywords and the functions the generated code calls: no array may be named so
+MATLAB_RESERVED = frozenset("""
+break case catch classdef continue else elseif end for function global if otherwise parfor persistent
+return spmd switch try while do until unwind_protect unwind_protect_cleanup end_try_catch endfor endif
+endwhile endfunction endswitch end_unwind_protect methods properties events enumeration
+abs zeros sin cos tan asin acos atan atan2 sinh cosh tanh exp log sqrt pi eps i j inf nan
+""".split())
+
+#: MATLAB's longest name (``namelengthmax``)
+NAME_MAX = 63
+
+# proNEu's argument lists (``'vars'``) by output of an equations-of-motion spec
+_PRONEU_ARGS = {"M": ("q", "param"), "b": ("q", "dq", "param"), "g": ("q", "param"), "f": ("q", "tau", "param")}
+_EOM_INPUTS = ["q", "dq", "tau", "param"]
+
+
+def _check_matlab_name(name: str, what: str) -> None:
+    if name.lower() in MATLAB_RESERVED:
+        raise ValueError(f"{what} {name!r} is a MATLAB keyword or a function the generated code calls; "
+                         "choose another name")
+    if len(name) > NAME_MAX:
+        raise ValueError(f"{what} {name!r} is longer than MATLAB's {NAME_MAX} characters")
+
+
+def _signatures(spec: CodeSpec) -> dict:
+    """{output: [input names]}: proNEu's argument lists for equations of motion, else every input.
+
+    An output that uses an input its proNEu list lacks (a configuration-dependent S in f) gets it
+    too, in the spec's order.
+    """
+    names = spec.input_names()
+    eom = spec.info.get("n") is not None and names == _EOM_INPUTS
+    groups = {s: nm for nm, syms in spec.inputs for s in syms}
+    out = {}
+    for nm, _, ex in spec.outputs:
+        if not (eom and nm in _PRONEU_ARGS):
+            out[nm] = list(names)
+            continue
+        used = {groups[s] for e in ex for s in e.free_symbols if s in groups}
+        out[nm] = [g for g in names if g in _PRONEU_ARGS[nm] or g in used]
+    return out
+
+
+def _needed(temporaries, outputs):
+    """The temporaries the outputs depend on, in order (the rest is dead code for this file)."""
+    need = set()
+    for e in outputs:
+        need |= set(e.free_symbols)
+    keep = []
+    for sym, e in reversed(temporaries):
+        if sym in need:
+            keep.append((sym, e))
+            need |= set(e.free_symbols)
+    return keep[::-1]
+
+
+def matlab_function(spec: CodeSpec, output: str, args, func_name: str, labels: dict | None = None) -> str:
+    """Text of ``function <output> = <func_name>(<args>)`` computing one output of ``spec``.
+
+    ``args`` are input names of ``spec``; ``labels`` ({input name: symbol names}) document the
+    entries of each argument in the help text.
+    """
+    shape = spec.output_shape(output)
+    ex = next(e for nm, _, e in spec.outputs if nm == output)
+    groups = {nm: syms for nm, syms in spec.inputs}
+    sub = CodeSpec(func_name, [(a, groups[a]) for a in args], [(output, shape, ex)], {}, {},
+                   tape=list(spec.tape) if spec.tape else None)
+    sub.cse()
+    temps = _needed(sub.temporaries, sub.reduced[0][2])
+    names = {}
+    for nm, syms in sub.inputs:
+        for k, s in enumerate(syms):
+            names[s] = f"{nm}({k + 1})"
+    tnames = sub.temp_names()
+    names.update(tnames)
+    pr = Printer(names, "matlab")
+    r, c = shape
+    lines = [f"function {output} = {func_name}({', '.join(args)})",
+             f"%{func_name.upper()}  {output} ({r}x{c}) of {spec.info.get('model', spec.name)}, "
+             "generated by multibody.codegen.to_matlab.",
+             f"%   {output} = {func_name}({', '.join(args)})"]
+    for a in args:
+        syms = groups[a]
+        entries = (labels or {}).get(a) or [str(s) for s in syms]
+        lines.append(f"%   {a} ({len(syms)}x1): {', '.join(entries) if entries else '(empty)'}")
+    lines.append(f"%   {len(temps)} common subexpressions; entries not written are zero.")
+    lines.append(f"{output} = zeros({r}, {c});")
+    for t, e in temps:
+        lines.append(f"{tnames[t]} = {pr(e)};")
+    for k, e in enumerate(sub.reduced[0][2]):
+        if e != 0:
+            index = f"{k + 1}" if c == 1 else f"{k // c + 1}, {k % c + 1}"
+            lines.append(f"{output}({index}) = {pr(e)};")
+    lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+def _values_function(func_name: str, group: str, syms, values) -> str:
+    lines = [f"function {group} = {func_name}()",
+             f"%{func_name.upper()}  default values of {group} (proNEu's {group}Def), generated by "
+             "multibody.codegen.to_matlab.",
+             f"{group} = zeros({len(syms)}, 1);"]
+    for k, (s, v) in enumerate(zip(syms, np.asarray(values, dtype=float))):
+        lines.append(f"{group}({k + 1}) = {float(v)!r};  % {s}")
+    lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+class MatlabFiles(dict):
+    """{output or ``"<input>Def"``: path} of the written ``.m`` files; ``functions`` maps the same
+    keys to the function names and ``args`` each output to its argument list."""
+
+    functions: dict
+    args: dict
+
+
+def to_matlab(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *,
+              values: dict | None = None) -> MatlabFiles:
+    """Write proNEu-style MATLAB function files ``<prefix>_Mfunc.m`` … into ``out_dir``.
+
+    ``source`` is anything :func:`multibody.codegen.as_spec` accepts (a model, equations of
+    motion, a ``CodeSpec``); ``prefix=""`` gives proNEu's own names ``Mfunc.m``, ``bfunc.m``,
+    ``gfunc.m``; ``arrays`` renames the arrays ({"M": "MpNE", "q": "x", ...}). The inputs with
+    default values (the seed's parameters) also get ``<prefix>_<input>Def.m``.
+
+    >>> import os, tempfile, multibody as mb
+    >>> from multibody import codegen
+    >>> d = tempfile.mkdtemp()
+    >>> files = codegen.to_matlab(mb.models.ra3link(symbolic=True), d)
+    >>> sorted(os.path.basename(p) for p in files.values())
+    ['eom_Mfunc.m', 'eom_bfunc.m', 'eom_ffunc.m', 'eom_gfunc.m', 'eom_paramDef.m']
+    >>> open(files["M"]).readline().strip()
+    'function M = eom_Mfunc(q, param)'
+    """
+    from .api import as_spec
+    from .cache import atomic_write
+
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix: expected a string, got {type(prefix).__name__}")
+    spec = as_spec(source, values=values, name=prefix or "eom")
+    signatures = _signatures(spec)
+    spec = spec.renamed(arrays, name=prefix or "eom")
+    rename = dict(arrays or {})
+    signatures = {rename.get(o, o): [rename.get(a, a) for a in args] for o, args in signatures.items()}
+    for nm in spec.input_names() + spec.output_names():
+        _check_matlab_name(nm, "array name")
+    stem = f"{prefix}_" if prefix else ""
+    labels = {nm: [str(s) for s in syms] for nm, syms in spec.inputs}
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    files = MatlabFiles()
+    files.functions, files.args = {}, {}
+    jobs = []
+    for nm in spec.output_names():
+        fname = f"{stem}{nm}func"
+        _check_matlab_name(fname, "function name (prefix + output)")
+        jobs.append((nm, fname, matlab_function(spec, nm, signatures[nm], fname, labels)))
+        files.args[nm] = signatures[nm]
+    for nm, syms in spec.inputs:
+        if nm in spec.defaults and len(syms):
+            fname = f"{stem}{nm}Def"
+            _check_matlab_name(fname, "function name (prefix + input)")
+            jobs.append((f"{nm}Def", fname, _values_function(fname, nm, syms, spec.defaults[nm])))
+    for key, fname, text in jobs:
+        path = os.path.join(out_dir, f"{fname}.m")
+        atomic_write(path, text.encode())
+        files[key] = path
+        files.functions[key] = fname
+    return files
