@@ -32,7 +32,7 @@ MATLAB_RESERVED = frozenset("""
 break case catch classdef continue else elseif end for function global if otherwise parfor persistent
 return spmd switch try while do until unwind_protect unwind_protect_cleanup end_try_catch endfor endif
 endwhile endfunction endswitch end_unwind_protect methods properties events enumeration
-abs zeros sin cos tan asin acos atan atan2 sinh cosh tanh exp log sqrt pi eps i j inf nan
+abs zeros sin cos tan asin acos atan atan2 sinh cosh tanh exp log sqrt
 """.split())
 
 #: MATLAB's longest name (``namelengthmax``)
@@ -44,7 +44,7 @@ _EOM_INPUTS = ["q", "dq", "tau", "param"]
 
 
 def _check_matlab_name(name: str, what: str) -> None:
-    if name.lower() in MATLAB_RESERVED:
+    if name in MATLAB_RESERVED:
         raise ValueError(f"{what} {name!r} is a MATLAB keyword or a function the generated code calls; "
                          "choose another name")
     if len(name) > NAME_MAX:
