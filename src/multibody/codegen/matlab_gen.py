@@ -175,8 +175,6 @@ def to_matlab(source, out_dir, prefix: str = "eom", arrays: dict | None = None, 
         _check_matlab_name(nm, "array name")
     stem = f"{prefix}_" if prefix else ""
     labels = {nm: [str(s) for s in syms] for nm, syms in spec.inputs}
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
     files = MatlabFiles()
     files.functions, files.args = {}, {}
     jobs = []
@@ -190,6 +188,8 @@ def to_matlab(source, out_dir, prefix: str = "eom", arrays: dict | None = None, 
             fname = f"{stem}{nm}Def"
             _check_matlab_name(fname, "function name (prefix + input)")
             jobs.append((f"{nm}Def", fname, _values_function(fname, nm, syms, spec.defaults[nm])))
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)   # only now: a refused name leaves nothing behind
     for key, fname, text in jobs:
         path = os.path.join(out_dir, f"{fname}.m")
         atomic_write(path, text.encode())
