@@ -36,7 +36,7 @@ from ._seed import SeedInfo, parameters, seed_info
 from .mechanism import Mechanism
 from .opende import double_pendulum, single_pendulum
 from .pronue import ra3link, ra3link_prismatic, starleth, support_jacobian
-from .ma23 import ma23
+from .lecture_slides import ma23
 from .spatial_v2 import auto_tree, floatbase, planar, scissor, singlebody, vee
 from .tmt_paper import biped_upper_body, clemens_joint, flapping_flyer
 from .gfx import gfx_example

@@ -1,4 +1,4 @@
-"""The MA 23 manipulator of the lecture slides' "COEFFICIENTS DYNAMIQUES DU MA 23" (seed 004).
+"""The lecture slides' (seed 004) MA 23 manipulator, from "COEFFICIENTS DYNAMIQUES DU MA 23".
 
 The slides give the MA 23's mass-matrix coefficients in Khalil's notation (``SS2`` = sin²q2,
 ``CC(2+3)`` = cos²(q2+q3), ``SC4`` = sin q4 cos q4) with parameters ``M_i`` (masses), ``I_xi``,
