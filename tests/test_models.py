@@ -25,6 +25,7 @@ CATALOG = {
     "ra3link": mb.models.ra3link,
     "ra3link_prismatic": mb.models.ra3link_prismatic,
     "starleth": mb.models.starleth,
+    "ma23": mb.models.ma23,
     "double_pendulum": mb.models.double_pendulum,
     "single_pendulum": mb.models.single_pendulum,
     "biped_upper_body": mb.models.biped_upper_body,
@@ -36,7 +37,7 @@ CATALOG = {
 }
 QUATERNION = {"vee", "singlebody", "scissor", "rolling_disc"}          # free joints: no symbolic coordinates
 MECHANISMS = {"biped_upper_body", "flapping_flyer", "clemens_joint"}
-SEEDS = ("ra3link", "ra3link_prismatic", "starleth", "double_pendulum", "single_pendulum") + tuple(sorted(MECHANISMS))
+SEEDS = ("ra3link", "ra3link_prismatic", "starleth", "ma23", "double_pendulum", "single_pendulum") + tuple(sorted(MECHANISMS))
 SLOW = {("starleth", "tmt"), ("starleth", "lagrange")}
 NOT_CONSTRUCTORS = {"autoTree", "gfxExample", "support_jacobian", "Mechanism", "SeedInfo", "seed_info", "parameters"}
 

@@ -8,6 +8,8 @@ feeds every backend:
 
 * :func:`to_numpy`  — Python/NumPy source text and an in-memory function (one state or a batch);
 * :func:`to_c`      — ``<prefix>.c``, ``<prefix>.h`` and a self-checking ``main.c``;
+* :func:`to_matlab` — proNEu-style MATLAB/Octave function files ``<prefix>_Mfunc.m``, ``_bfunc``,
+  ``_gfunc``, ``_ffunc`` and ``_paramDef``;
 * :func:`compile`   — a CPython extension built with the system C compiler, cached on disk by a
   hash of the expressions, compiler, flags and multibody version; N states per call, GIL released;
 * :func:`compile_algorithm` — RNEA, CRBA or ABA of one fixed model traced into straight-line C;
@@ -22,11 +24,12 @@ True
 """
 from .api import as_spec
 from .c_gen import to_c
+from .matlab_gen import to_matlab
 from .cache import CompilerNotFoundError
 from .numpy_gen import NumpyFunction, to_numpy
 from .spec import CodeSpec, count_ops, eom_spec, make_spec
 
-__all__ = ["to_numpy", "to_c", "compile", "compile_algorithm", "derivatives", "make_spec", "eom_spec",
+__all__ = ["to_numpy", "to_c", "to_matlab", "compile", "compile_algorithm", "derivatives", "make_spec", "eom_spec",
            "as_spec", "CodeSpec", "count_ops", "CompilerNotFoundError", "NumpyFunction"]
 
 

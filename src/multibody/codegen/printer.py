@@ -1,9 +1,9 @@
-"""Print SymEngine expressions as C or NumPy text (one printer, two dialects).
+"""Print SymEngine expressions as C, NumPy or MATLAB text (one printer, three dialects).
 
 Numbers are printed with ``repr(float)`` (shortest text that reads back to the same double), so
 generated code and the Python reference agree to the last bit of every constant. Small integer
 powers become products (``x*x``), ``x**(1/2)`` becomes ``sqrt(x)``; any function the target has
-no name for raises ``ValueError`` naming it.
+no name for raises ``ValueError`` naming it. MATLAB's other power is ``x.^y`` (no ``pow``).
 """
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import math
 
 import symengine as se
 
-__all__ = ["Printer", "C_FUNCS", "NUMPY_FUNCS"]
+__all__ = ["Printer", "C_FUNCS", "NUMPY_FUNCS", "MATLAB_FUNCS"]
 
 C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
            "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp", "log": "log", "Abs": "fabs",
            "atan2": "atan2", "sqrt": "sqrt"}
 NUMPY_FUNCS = {k: "np." + {"Abs": "abs", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
                            "atan2": "arctan2"}.get(k, v) for k, v in C_FUNCS.items()}
+MATLAB_FUNCS = {**C_FUNCS, "Abs": "abs"}
+_DIALECT_FUNCS = {"c": C_FUNCS, "numpy": NUMPY_FUNCS, "matlab": MATLAB_FUNCS}
 _NAMED_CONSTANTS = {"Pi": math.pi, "Exp1": math.e}
 
 
@@ -36,11 +38,11 @@ class Printer:
     """Expression → source text. ``names`` maps symbols to the text that reads them."""
 
     def __init__(self, names: dict, dialect: str = "c"):
-        if dialect not in ("c", "numpy"):
-            raise ValueError(f"dialect: expected 'c' or 'numpy', got {dialect!r}")
+        if dialect not in _DIALECT_FUNCS:
+            raise ValueError(f"dialect: expected 'c', 'numpy' or 'matlab', got {dialect!r}")
         self.names = names
         self.dialect = dialect
-        self.funcs = C_FUNCS if dialect == "c" else NUMPY_FUNCS
+        self.funcs = _DIALECT_FUNCS[dialect]
         self.sqrt = self.funcs["sqrt"]
 
     def num(self, x: float) -> str:
@@ -143,5 +145,8 @@ class Printer:
                 return f"{self.sqrt}({self.expr(base)})"
             if x == -0.5:
                 return f"(1.0/{self.sqrt}({self.expr(base)}))"
+        if self.dialect == "matlab":
+            s = f"{b}.^{self.expr(ex, 2)}"
+            return f"({s})" if prec > 1 else s
         powf = "pow" if self.dialect == "c" else "np.power"
         return f"{powf}({self.expr(base)}, {self.expr(ex)})"

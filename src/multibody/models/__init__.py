@@ -10,6 +10,7 @@ constructor                seed                                        returns
 ``ra3link``,               proNEu manual 3.1, 3.2                      Model
 ``ra3link_prismatic``
 ``starleth``               proNEu manual 3.3                           Model
+``ma23``                   lecture slides, MA 23 coefficient table     Model
 ``double_pendulum``,       OpenDE report 5.1, D.1 / 6, D.5             Model
 ``single_pendulum``
 ``biped_upper_body``,      TMT paper, table 1                          Mechanism (tree Model +
@@ -35,6 +36,7 @@ from ._seed import SeedInfo, parameters, seed_info
 from .mechanism import Mechanism
 from .opende import double_pendulum, single_pendulum
 from .pronue import ra3link, ra3link_prismatic, starleth, support_jacobian
+from .lecture_slides import ma23
 from .spatial_v2 import auto_tree, floatbase, planar, scissor, singlebody, vee
 from .tmt_paper import biped_upper_body, clemens_joint, flapping_flyer
 from .gfx import gfx_example
@@ -45,7 +47,7 @@ autoTree = auto_tree  # spatial_v2 spelling
 gfxExample = gfx_example
 
 __all__ = ["auto_tree", "autoTree", "gfx_example", "gfxExample", "planar", "vee", "singlebody", "scissor", "floatbase",
-           "ra3link", "ra3link_prismatic", "starleth", "support_jacobian",
+           "ra3link", "ra3link_prismatic", "starleth", "support_jacobian", "ma23",
            "double_pendulum", "single_pendulum", "biped_upper_body", "flapping_flyer", "clemens_joint",
            "double_elbow", "rolling_disc",
            "Mechanism", "SeedInfo", "seed_info", "parameters"]

@@ -27,7 +27,7 @@ class Entry:
 def catalogue() -> dict[str, Entry]:
     """name → :class:`Entry` for every built-in model (a Model, or a Mechanism for the TMT systems)."""
     from . import (auto_tree, biped_upper_body, clemens_joint, double_elbow, double_pendulum, flapping_flyer,
-                   gfx_example, planar, ra3link, ra3link_prismatic, rolling_disc, scissor, single_pendulum,
+                   gfx_example, ma23, planar, ra3link, ra3link_prismatic, rolling_disc, scissor, single_pendulum,
                    singlebody, starleth, vee)
     return {
         "double_pendulum": Entry(double_pendulum, "the OpenDE report's double pendulum (default)"),
@@ -45,6 +45,7 @@ def catalogue() -> dict[str, Entry]:
         "ra3link": Entry(ra3link, "proNEu RA3Link arm (manual §3.1)"),
         "ra3link_prismatic": Entry(ra3link_prismatic, "proNEu RA3LinkPrismatic arm (manual §3.2)"),
         "starleth": Entry(starleth, "proNEu StarlETH quadruped, Euler-angle base (manual §3.3)"),
+        "ma23": Entry(ma23, "the lecture slides' MA 23 arm (6 revolute joints, coefficient table)"),
         "biped_upper_body": Entry(biped_upper_body, "TMT paper's passive biped with upper body"),
         "flapping_flyer": Entry(flapping_flyer, "TMT paper's flapping flyer"),
         "clemens_joint": Entry(clemens_joint, "TMT paper's Clemens joint, 3-RSR"),
