@@ -448,7 +448,7 @@ def _join_negative_values(argv):
     return out
 
 
-def _fail(command, error, code):
+def fail(command, error, code):
     """Print ``error`` as the one line ``multibody <command>: error: <message>``; returns ``code``."""
     message = str(error)
     while message.startswith(f"{command}: "):    # errors of the library often name the command already
@@ -550,7 +550,7 @@ def main(argv=None) -> int:
     except CLIError as e:
         if debug:
             raise
-        return _fail(args.command, e, e.code)
+        return fail(args.command, e, e.code)
     except BrokenPipeError:
         # the reader went away (`multibody derive … | head`): stop quietly, as a program killed by SIGPIPE would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -558,7 +558,7 @@ def main(argv=None) -> int:
     except (ValueError, TypeError, OSError, ImportError, RuntimeError) as e:
         if debug:
             raise
-        return _fail(args.command, e, EXIT_ERROR)
+        return fail(args.command, e, EXIT_ERROR)
     except KeyboardInterrupt:
         print(f"multibody {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -87,7 +87,8 @@ class _Progress:
 
 def run(args) -> int:
     """Execute ``multibody codegen`` for parsed ``args``; returns the exit status."""
-    from ..cli import EXIT_ERROR, EXIT_USAGE, CLIError
+    from ..cli import EXIT_ERROR, EXIT_USAGE
+    from ..cli import fail
     from ..models.catalogue import UnknownModel
     from . import api, c_gen, cache, matlab_gen, numpy_gen
 
@@ -137,10 +138,10 @@ def run(args) -> int:
             with open(fn.path, "rb") as fh:
                 cache.atomic_write(dest, fh.read())
             written = [dest, f"(cached at {fn.path}; module function run(n, in0, stride0, …, out0, …))"]
-    except UnknownModel as exc:
-        raise CLIError(str(exc), EXIT_USAGE) from None
+    except UnknownModel as exc:      # the one error line and exit statuses of `multibody`
+        return fail("codegen", exc, EXIT_USAGE)
     except (ValueError, TypeError, cache.CompilerNotFoundError, RuntimeError, OSError) as exc:
-        raise CLIError(str(exc), EXIT_ERROR) from None
+        return fail("codegen", exc, EXIT_ERROR)
     finally:
         say.close()
     ops = spec.count_ops()
