@@ -7,65 +7,73 @@
 (5, 5)
 """
 
-from .core import get_num_threads, set_num_threads
-from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
-                       fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
-from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
-                         forward_kinematics, frame_pose, jdot_qd, point_acceleration, point_jacobian,
-                         point_position, point_velocity, rotation_jacobian)
-from .dynamics.floating import FDfb, IDfb, fbanim, fbkin, fbkin_forward, fbkin_inverse, fd_fb, id_fb
-from .model.builder import ModelBuilder
-from .model.configuration import difference, integrate
-from .model.joints import JointType
-from .model.model import Frame, Geometry, Mimic, Model
-from .model.urdf import URDFError, URDFWarning, load_urdf
-from .model.mjcf import MJCFError, MJCFWarning, load_mjcf
-__all__ = [
-    "set_num_threads", "get_num_threads",
-    "Model", "ModelBuilder", "view", "JointType", "Frame", "Geometry", "Mimic", "models",
-    "load_urdf", "URDFError", "URDFWarning", "load_mjcf", "MJCFError", "MJCFWarning",
-    "fd_fb", "FDfb", "id_fb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
-    "integrate", "difference",
-    "rnea", "ID", "inverse_dynamics", "crba", "hand_c", "HandC", "aba", "FDab", "forward_dynamics",
-    "fd_crb", "FDcrb", "fd_sparse", "FDsparse", "hybrid_dynamics", "HD", "energy", "EnerMo", "Energy",
-    "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
-    "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
-    "center_of_mass", "com_jacobian", "com_velocity",
-    "simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall", "Trajectory", "Event",
-    "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit", "EventRecord", "PD", "SimulationError", "SimulationWarning",
-    "fd_gq", "FDgq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
-    "FunctionConstraint", "JointPath", "ConstraintError", "revolute_closure",
-    "gc_pos_vel", "gcPosVel", "gcontact", "contact_parameters", "GroundContact", "gc_fd", "gcFD",
-]
+import importlib as _importlib
+import warnings as _warnings
 
-
-# Imported on first use, so that `import multibody` stays quick (start-up to the first rnea is a
-# benchmark goal): the seed models, the viewer, code generation (SymPy/SymEngine) and simulation
-# (SciPy).  name -> the module that defines it (None: the subpackage itself).
-_LAZY = {
-    "models": None, "view": None, "codegen": None, "simulation": None,
-    **dict.fromkeys(["BatchTrajectory", "Event", "EventRecord", "PD", "PeriodicOrbit", "SimulationError",
-                     "SimulationWarning", "Trajectory", "Walker", "find_periodic_orbit", "impact_map", "joint_wall",
-                     "linearize", "simulate", "simulate_batch", "TorqueTable"], ".simulation"),
-    **dict.fromkeys(["AxisConstraint", "ConstraintError", "ConstraintSet", "FDgq", "FunctionConstraint", "GammaQ",
-                     "JointCoupling", "JointPath", "PointConstraint", "fd_gq", "revolute_closure"], ".simulation.constraints"),
-    **dict.fromkeys(["GroundContact", "contact_parameters", "gc_fd", "gcFD", "gc_pos_vel", "gcontact", "gcPosVel"],
+# The public namespace: one snake_case name per function (and the result and model types), each
+# name → the module that defines it.  This one table makes __all__ and drives the imports: the
+# "eager" modules load with the package (the compiled core's faces: a few ms); the others —
+# models, viewer, codegen (SymPy), simulation (SciPy) — on first use, so that `import multibody`
+# stays quick (start-up to the first rnea is a benchmark goal).
+_PUBLIC = {
+    **dict.fromkeys(["set_num_threads", "get_num_threads"], ".core"),
+    **dict.fromkeys(["rnea", "crba", "hand_c", "aba", "fd_crb", "fd_sparse", "hybrid_dynamics", "energy",
+                     "Energy"], ".dynamics"),
+    **dict.fromkeys(["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim"], ".dynamics.floating"),
+    **dict.fromkeys(["BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position",
+                     "point_velocity", "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian",
+                     "jdot_qd", "center_of_mass", "com_jacobian", "com_velocity"], ".kinematics"),
+    "ModelBuilder": ".model.builder",
+    **dict.fromkeys(["integrate", "difference"], ".model.configuration"),
+    "JointType": ".model.joints",
+    **dict.fromkeys(["Model", "Frame", "Geometry", "Mimic"], ".model.model"),
+    **dict.fromkeys(["load_urdf", "URDFError", "URDFWarning"], ".model.urdf"),
+    **dict.fromkeys(["load_mjcf", "MJCFError", "MJCFWarning"], ".model.mjcf"),
+    **dict.fromkeys(["simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall",
+                     "Trajectory", "Event", "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit",
+                     "EventRecord", "PD", "SimulationError", "SimulationWarning"], ".simulation"),
+    **dict.fromkeys(["fd_gq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
+                     "FunctionConstraint", "JointPath", "ConstraintError", "revolute_closure"],
+                    ".simulation.constraints"),
+    **dict.fromkeys(["gc_pos_vel", "gcontact", "contact_parameters", "GroundContact", "gc_fd"],
                     ".simulation.contact"),
 }
+_EAGER = (".core", ".dynamics", ".dynamics.floating", ".kinematics", ".model.builder", ".model.configuration",
+          ".model.joints", ".model.model", ".model.urdf", ".model.mjcf")
+# subpackages and modules reachable as attributes (mb.sparse, mb.view, …), imported on first use
+_SUBMODULES = ("codegen", "dynamics", "engine", "kinematics", "models", "simulation", "sparse", "spatial",
+               "spatial_v2", "symbolic", "view")
+# the previous release's second spellings: they still work, with a DeprecationWarning naming the
+# one name (the seeds' spellings all live in multibody.spatial_v2)
+_DEPRECATED = {"ID": "rnea", "inverse_dynamics": "rnea", "HandC": "hand_c", "FDab": "aba",
+               "forward_dynamics": "aba", "FDcrb": "fd_crb", "FDsparse": "fd_sparse", "HD": "hybrid_dynamics",
+               "EnerMo": "energy", "FDfb": "fd_fb", "IDfb": "id_fb", "FDgq": "fd_gq", "gcPosVel": "gc_pos_vel",
+               "gcFD": "gc_fd"}
+
+__all__ = sorted(_PUBLIC) + list(_SUBMODULES)
+
+for _name, _where in _PUBLIC.items():
+    if _where in _EAGER:
+        globals()[_name] = getattr(_importlib.import_module(_where, __name__), _name)
+del _name, _where
 
 
 def __getattr__(name):
-    import importlib
-
-    if name not in _LAZY:
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        _warnings.warn(f"multibody.{name} is deprecated and will be removed in the next release: use "
+                       f"multibody.{new} (the seed's spelling stays in multibody.spatial_v2)",
+                       DeprecationWarning, stacklevel=2)
+        return globals()[new] if new in globals() else __getattr__(new)
+    if name in _SUBMODULES:
+        value = _importlib.import_module("." + name, __name__)
+    elif name in _PUBLIC:
+        value = getattr(_importlib.import_module(_PUBLIC[name], __name__), name)
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    where = _LAZY[name]
-    value = importlib.import_module("." + name if where is None else where, __name__)
-    if where is not None:
-        value = getattr(value, name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(__all__))

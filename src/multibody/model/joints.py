@@ -94,3 +94,37 @@ def neutral_configuration(jtype: JointType) -> np.ndarray:
     if jtype == JointType.FREE:
         return np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
     return np.zeros(NQ[jtype])
+
+
+def jcalc(code: str, q: float, pitch: float = 0.0):
+    """spatial_v2 ``jcalc``: the joint transform ``X_J`` and motion subspace ``S`` of a one-dof joint.
+
+    ``code`` is a seed joint code: ``'Rx'``, ``'Ry'``, ``'Rz'``, ``'Px'``, ``'Py'``, ``'Pz'``, ``'H'``
+    (a screw about z advancing ``pitch`` per radian; the seed reads it from ``jtyp.pars.pitch``), or
+    the planar ``'r'``, ``'px'``, ``'py'`` (3×3 planar transforms, S of length 3).  ``X_J`` maps
+    predecessor coordinates to successor coordinates, as the seed's.
+
+    >>> import numpy as np
+    >>> X, S = jcalc("Rz", 0.3)
+    >>> bool(np.allclose(X[:3, :3], [[np.cos(0.3), np.sin(0.3), 0], [-np.sin(0.3), np.cos(0.3), 0], [0, 0, 1]]))
+    True
+    >>> S.tolist()
+    [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    """
+    from ..spatial import plnr, rotx, roty, rotz, xlt
+    q = float(q)
+    if not np.isfinite(q):
+        raise ValueError(f"q: expected a finite number, got {q!r}")
+    spatial = {"Rx": (lambda: rotx(q), 0), "Ry": (lambda: roty(q), 1), "Rz": (lambda: rotz(q), 2),
+               "Px": (lambda: xlt([q, 0, 0]), 3), "Py": (lambda: xlt([0, q, 0]), 4),
+               "Pz": (lambda: xlt([0, 0, q]), 5)}
+    planar = {"r": (lambda: plnr(q, [0, 0]), 0), "px": (lambda: plnr(0, [q, 0]), 1),
+              "py": (lambda: plnr(0, [0, q]), 2)}
+    if code == "H":
+        return rotz(q) @ xlt([0, 0, q * pitch]), np.array([0, 0, 1, 0, 0, float(pitch)])
+    if code in spatial or code in planar:
+        make, k = spatial.get(code) or planar[code]
+        S = np.zeros(6 if code in spatial else 3)
+        S[k] = 1.0
+        return np.asarray(make(), float), S
+    raise ValueError(f"code: unknown jcalc joint code {code!r}; expected one of Rx, Ry, Rz, Px, Py, Pz, H, r, px, py")
