@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import SimulationError
 from . import _engine as C
 from .shapes import Plane, Shape
 
@@ -30,15 +31,6 @@ _SOLVERS = {"dantzig": 0, "pgs": 1, "quickstep": 1}
 _FRICTION = {"force": 0, "pyramid": 1, "cone": 2}
 _JOINTS = {"ball": C.J_BALL, "hinge": C.J_HINGE, "slider": C.J_SLIDER, "fixed": C.J_FIXED,
            "universal": C.J_UNIVERSAL, "hinge2": C.J_HINGE2}
-
-
-class SimulationError(RuntimeError):
-    """The state became non-finite or too fast; ``body`` and ``step`` name where (the state is the
-    one before the failing step)."""
-
-    def __init__(self, message, body=None, step=None):
-        super().__init__(message)
-        self.body, self.step = body, step
 
 
 def contact_params(stiffness, damping, dt):
@@ -732,7 +724,7 @@ class World:
             msg, body, step = e.args
             self._last = None
             raise SimulationError(f"simulation stopped at step {step}: body {self.bodies[body].name!r}: {msg} "
-                                  "(state kept from before that step)", self.bodies[body], step) from None
+                                  "(state kept from before that step)", body=self.bodies[body], step=step) from None
         finally:
             self._coords = None
         self.time += n * h

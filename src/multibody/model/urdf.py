@@ -70,6 +70,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
+from ..errors import URDFError, URDFWarning
 from .joints import JointType
 from .model import Frame, Geometry, Mimic, Model
 
@@ -77,14 +78,6 @@ MAX_BYTES = 32 * 1024 * 1024  # default size limit of a URDF document
 MAX_LINKS = 100_000           # default limit on links + joints
 
 __all__ = ["URDFError", "URDFWarning", "load_urdf", "MAX_BYTES"]
-
-
-class URDFError(ValueError):
-    """A URDF document that cannot be turned into a model; the message names the element and line."""
-
-
-class URDFWarning(UserWarning):
-    """Something in a URDF was ignored (e.g. a <mimic> naming a joint that does not exist)."""
 
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")

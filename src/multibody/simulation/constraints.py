@@ -73,6 +73,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import _core
+from ..errors import ConstraintError
 from ..dynamics.handc import hand_c
 from ..kinematics.forward import body_states
 from ..kinematics.jacobians import body_jacobian
@@ -88,10 +89,6 @@ __all__ = [
 
 DEFAULT_TSTAB = 0.1            # s, FDgq stabilisation time constant (gammaq.html's Tstab)
 DEFAULT_BAUMGARTE_TIME = 0.02  # s, Baumgarte time constant: α = β = 1/T
-
-
-class ConstraintError(ValueError):
-    """A constraint problem cannot be solved (singular Jacobian, Gᵀ H G not positive definite …)."""
 
 
 # =============================================================================================

@@ -22,24 +22,13 @@ import warnings
 import numpy as np
 
 from ..dynamics import aba
+from ..errors import SimulationError, SimulationWarning
 from ..model.model import Model
 from . import rollout
 from .controllers import PD, TorqueTable
 from .events import Event, EventMonitor, check_events
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import EventRecord, Trajectory, model_fingerprint
-
-
-class SimulationError(RuntimeError):
-    """A run that could not go on (e.g. an adaptive step failed); ``.trajectory`` holds what it had."""
-
-    def __init__(self, message, trajectory=None):
-        super().__init__(message)
-        self.trajectory = trajectory
-
-
-class SimulationWarning(RuntimeWarning):
-    """A run ended early because its state became non-finite (the trajectory keeps what it had)."""
 
 
 class _NonFinite(Exception):
