@@ -15,10 +15,10 @@ Which class a fault raises (the rule :mod:`multibody._checks` implements for eve
 
 Every message starts with the argument's name and says what was expected.
 
->>> import multibody as mb
->>> mb.errors.SimulationError is mb.simulation.SimulationError is mb.engine.SimulationError
+>>> from multibody import engine, errors, simulation
+>>> errors.SimulationError is simulation.SimulationError is engine.SimulationError
 True
->>> issubclass(mb.errors.URDFError, ValueError)
+>>> issubclass(errors.URDFError, ValueError)
 True
 """
 from __future__ import annotations
