@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .inertia import check_inertia
 from .joints import parse_joint
 from .model import Frame, Geometry, Mimic, Model
 
@@ -94,15 +95,7 @@ class ModelBuilder:
             Ic = np.diag(Ic)
         if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
             raise ValueError(f"inertia: body {name!r} expects a finite 3×3 matrix (or 3 principal moments)")
-        if not np.allclose(Ic, Ic.T, atol=1e-12 + 1e-9 * np.abs(Ic).max()):
-            raise ValueError(f"inertia: body {name!r} has a non-symmetric inertia matrix")
-        ev = np.linalg.eigvalsh(Ic)
-        if ev.min() < -1e-12 * max(1.0, ev.max()):
-            raise ValueError(f"inertia: body {name!r} inertia is not positive definite (eigenvalues {ev})")
-        s = np.sort(ev)
-        if s[0] + s[1] < s[2] * (1 - 1e-6) - 1e-12:
-            raise ValueError(f"inertia: body {name!r} violates the triangle inequality "
-                             f"(principal moments {s}); no rigid body has this inertia")
+        check_inertia(Ic, f"body {name!r}")
         from .joints import NV
         arm = np.zeros(NV[jtype]) if armature is None else np.asarray(armature, dtype=float)
         if arm.ndim == 0:

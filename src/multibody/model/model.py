@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .inertia import inertia_fault
 from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration
 
 
@@ -105,6 +106,9 @@ class Model:
     # spatial_v2 model.gamma_q: None or a callable gamma_q(model, q, qd) -> (qn, qdn, G, gs) describing
     # constraints q = γ(y) among the joint variables (gears, loops); read by multibody.fd_gq (FDgq).
     gamma_q: Any = None
+    # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
+    # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
+    _inertia_as_written: bool = field(default=False, repr=False)
 
     def __post_init__(self):
         nb = len(self.parent)
@@ -334,9 +338,10 @@ def _validate_numbers(m: Model):
         Ic = m.inertia_com[i]
         if not np.allclose(Ic, Ic.T, atol=1e-9 * max(1.0, np.abs(Ic).max())):
             raise ValueError(f"inertia: body {name!r} has a non-symmetric inertia matrix")
-        ev = np.linalg.eigvalsh(Ic)
-        if ev.min() < -1e-12 * max(1.0, ev.max()):
-            raise ValueError(f"inertia: body {name!r} inertia is not positive semi-definite (eigenvalues {ev})")
+        if not m._inertia_as_written:  # a file's impossible inertia was reported (warned) by its reader
+            fault = inertia_fault(Ic, triangle=False)
+            if fault:
+                raise ValueError(f"inertia: body {name!r} {fault}")
         R = m.tree_rotation[i]
         if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
             raise ValueError(f"tree_rotation: body {name!r} rotation is not a proper orthonormal matrix")
