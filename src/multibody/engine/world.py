@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks
 from ..errors import SimulationError
+from ..spatial.rotations import unit_quaternion
 from . import _engine as C
 from .shapes import Plane, Shape
 
@@ -53,15 +55,7 @@ def contact_params(stiffness, damping, dt):
 
 
 def _vec(name, value, n=3):
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected {n} numbers, got {value!r}") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected {n} numbers, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected finite numbers, got {a.tolist()} (NaN or infinite)")
-    return a
+    return _checks.vector(name, value, n)
 
 
 def _unit(name, value):
@@ -74,10 +68,9 @@ def _unit(name, value):
 
 def _quat(name, value):
     q = _vec(name, value, 4)
-    n = np.linalg.norm(q)
-    if n < 1e-12:
+    if not np.any(q):
         raise ValueError(f"{name}: expected a non-zero quaternion [w, x, y, z]")
-    return q / n
+    return unit_quaternion(q)
 
 
 def quat_to_matrix(q):

@@ -157,8 +157,21 @@ class Model:
             if a.shape != (nv,):
                 raise ValueError(f"{k}: expected shape ({nv},) (one value per velocity variable), got {a.shape}")
             put(k, _readonly(a))
-        if not np.all(np.isfinite(self.armature)) or np.any(self.armature < 0):
-            raise ValueError(f"armature: expected finite values ≥ 0, got {self.armature}")
+        for k in ("armature", "damping", "friction"):
+            a = getattr(self, k)
+            if not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise ValueError(f"{k}: expected finite values ≥ 0, got {a}")
+        for k in ("velocity_limit", "effort_limit"):
+            if not np.all(getattr(self, k) >= 0):  # NaN fails too; inf means no limit
+                raise ValueError(f"{k}: expected values ≥ 0 (inf: no limit), got {getattr(self, k)}")
+        if self.q_lower.shape != (self.nq,) or self.q_upper.shape != (self.nq,):
+            raise ValueError(f"q_lower, q_upper: expected shape ({self.nq},) each, got {self.q_lower.shape}, "
+                             f"{self.q_upper.shape}")
+        bad = np.flatnonzero(~(self.q_lower <= self.q_upper))  # NaN fails too
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"q_lower, q_upper: position variable {i} has q_lower {self.q_lower[i]} > "
+                             f"q_upper {self.q_upper[i]} (or NaN)")
         if not symbolic:
             put("_c", self._build_c())
 

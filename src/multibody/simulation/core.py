@@ -24,6 +24,7 @@ import numpy as np
 from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
 from ..model.model import Model
+from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .controllers import PD, TorqueTable
 from .events import Event, EventMonitor, check_events
@@ -68,10 +69,9 @@ def check_initial_state(model, space, q0, qd0):
     q = _state_vector("q0", q0, model.nq)
     qd = _state_vector("qd0", qd0, model.nv)
     for s in space.quaternion_starts:
-        n = np.linalg.norm(q[s:s + 4])
-        if n < 1e-12:
+        if not np.any(q[s:s + 4]):
             raise ValueError(f"q0: the quaternion at q0[{s}:{s + 4}] is zero; expected a unit quaternion")
-        q[s:s + 4] /= n
+        q[s:s + 4] = unit_quaternion(q[s:s + 4])
     return q, qd
 
 
