@@ -79,14 +79,15 @@ def integer(name: str, x, *, lo: int | None = None, hi: int | None = None) -> in
     return v
 
 
-def array(name: str, x, shape: tuple | None, *, finite: bool = True, what: str = "") -> np.ndarray:
-    """``x`` as a new float64 array of ``shape`` (``None`` entries match any size; ``shape=None`` any shape).
+def array(name: str, x, shape: tuple | None, *, finite: bool = True, what: str = "", copy: bool = True) -> np.ndarray:
+    """``x`` as a new float64 array of ``shape`` (``None`` entries match any size; ``shape=None`` any
+    shape; ``copy=False`` returns a float64 ndarray itself, for callers that only read it).
 
     TypeError for things that are not real numbers (None, strings, complex, objects); ValueError
     for a wrong shape, ragged nesting, or NaN/inf when ``finite``."""
     expected = what or "an array of real numbers"
     if type(x) is np.ndarray and x.dtype == np.float64:
-        a = x.copy()
+        a = x.copy() if copy else x
     else:
         try:
             raw = np.asarray(x)
@@ -98,19 +99,19 @@ def array(name: str, x, shape: tuple | None, *, finite: bool = True, what: str =
             raise TypeError(f"{name}: expected {expected}, got {_got(x)}")
         a = raw.astype(np.float64)
     if shape is not None and (a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape))):
-        raise ValueError(f"{name}: expected {what + ' of ' if what else ''}shape {_shape(shape)}, got {a.shape}")
-    if finite and not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected {what + ', ' if what else ''}shape {_shape(shape)}, got {a.shape}")
+    if finite and not _all_finite(a):
         raise ValueError(f"{name}: contains NaN or inf")
     return a
 
 
-def vector(name: str, x, n: int | None = None, *, finite: bool = True) -> np.ndarray:
+def vector(name: str, x, n: int | None = None, *, finite: bool = True, copy: bool = True) -> np.ndarray:
     """``x`` as a new 1-D float64 array of length ``n`` (any length if None); see :func:`array`.
 
     >>> vector("axis", [0, 0, 1], 3)
     array([0., 0., 1.])
     """
-    return array(name, x, (n,), finite=finite, what=f"{n} numbers" if n is not None else "a 1-D array of numbers")
+    return array(name, x, (n,), finite=finite, copy=copy)
 
 
 def one_of(name: str, x, choices):
@@ -159,6 +160,13 @@ def function(name: str, f, *, optional: bool = False, signature: str = "") -> ob
         raise TypeError(f"{name}: expected a callable{' ' + signature if signature else ''}"
                         f"{' or None' if optional else ''}, got {_got(f)}")
     return f
+
+
+def _all_finite(a) -> bool:
+    """One dot product (NumPy's cheapest reduction) decides; only when it is not finite (a NaN or
+    inf, or huge finite entries overflowing) are the entries tested one by one."""
+    r = a.ravel()
+    return math.isfinite(r.dot(r)) or bool(np.isfinite(r).all())
 
 
 _PLURAL = {"body": "bodies"}

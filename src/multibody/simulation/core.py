@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from .. import _checks
 from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
 from ..model.model import Model
@@ -44,25 +45,11 @@ def _check_model(model):
 
 
 def _state_vector(name, x, n):
-    try:
-        a = np.array(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {n} numbers") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or inf")
-    return a
+    return _checks.vector(name, x, n)
 
 
 def _positive(name, x, allow_zero=False):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {x!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name}: expected a finite number {'≥' if allow_zero else '>'} 0, got {x!r}")
-    return v
+    return _checks.number(name, x, nonneg=allow_zero, positive=not allow_zero)
 
 
 def check_initial_state(model, space, q0, qd0):
@@ -324,13 +311,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     (1001, True)
     """
     _check_model(model)
-    if not isinstance(integrator, str) or (integrator not in FIXED_STEP and integrator not in ADAPTIVE):
-        raise ValueError(f"integrator: unknown integrator {integrator!r}; expected one of "
-                         f"{list(FIXED_STEP) + list(ADAPTIVE)}")
+    _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
     dt = _positive("dt", dt)
-    if not isinstance(record_every, (int, np.integer)) or record_every < 1:
-        raise ValueError(f"record_every: expected an integer ≥ 1, got {record_every!r}")
+    record_every = _checks.integer("record_every", record_every, lo=1)
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
     events = check_events(events)
     system = System(model, controller, f_ext, constraints, contact)
