@@ -31,7 +31,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["number", "integer", "vector", "array", "one_of", "name_index", "function"]
+__all__ = ["number", "integer", "vector", "array", "one_of", "name_index", "function", "all_finite"]
 
 
 def _got(x) -> str:
@@ -100,7 +100,7 @@ def array(name: str, x, shape: tuple | None, *, finite: bool = True, what: str =
         a = raw.astype(np.float64)
     if shape is not None and (a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape))):
         raise ValueError(f"{name}: expected {what + ', ' if what else ''}shape {_shape(shape)}, got {a.shape}")
-    if finite and not _all_finite(a):
+    if finite and not all_finite(a):
         raise ValueError(f"{name}: contains NaN or inf")
     return a
 
@@ -162,8 +162,8 @@ def function(name: str, f, *, optional: bool = False, signature: str = "") -> ob
     return f
 
 
-def _all_finite(a) -> bool:
-    """One dot product (NumPy's cheapest reduction) decides; only when it is not finite (a NaN or
+def all_finite(a) -> bool:
+    """Every entry of the float array ``a`` is finite.  One dot product (NumPy's cheapest reduction) decides; only when it is not finite (a NaN or
     inf, or huge finite entries overflowing) are the entries tested one by one."""
     r = a.ravel()
     return math.isfinite(r.dot(r)) or bool(np.isfinite(r).all())

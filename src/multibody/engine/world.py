@@ -276,20 +276,11 @@ class Geom:
 
 
 def _nonneg(name, value, allow_inf=False):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a number, got {value!r}") from None
-    if math.isnan(v) or v < 0 or (math.isinf(v) and not allow_inf):
-        raise ValueError(f"{name}: expected a value ≥ 0{'' if allow_inf else ' and finite'}, got {value!r}")
-    return v
+    return _checks.number(name, value, nonneg=True, allow_inf=allow_inf)
 
 
 def _bounce(value):
-    v = _nonneg("bounce", value)
-    if v > 1:
-        raise ValueError(f"bounce: expected a restitution between 0 and 1, got {value!r}")
-    return v
+    return _checks.number("bounce (a restitution)", value, lo=0, hi=1)
 
 
 class Joint:
@@ -364,10 +355,7 @@ class Joint:
 
 
 def _erp(value):
-    v = _nonneg("erp", value)
-    if v > 1:
-        raise ValueError(f"erp: expected a value between 0 and 1, got {value!r}")
-    return v
+    return _checks.number("erp", value, lo=0, hi=1)
 
 
 class World:
@@ -778,20 +766,8 @@ class World:
 
 
 def _positive_num(name, value, allow_inf=False):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a number, got {value!r}") from None
-    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
-        raise ValueError(f"{name}: expected a finite value > 0, got {value!r}")
-    return v
+    return _checks.number(name, value, positive=True, allow_inf=allow_inf)
 
 
 def _dt(value):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"dt: expected a number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"dt: expected a finite time step > 0, got {value!r}")
-    return v
+    return _checks.number("dt", value, positive=True)

@@ -40,6 +40,7 @@ import math
 
 import numpy as np
 
+from .. import _checks
 from ..core import _core
 from ..kinematics.forward import body_states
 
@@ -164,13 +165,7 @@ def gc_pos_vel_fb(model, xfb, q=None, qd=None, points=None):
 
 # ------------------------------------------------------------------------------------ forces
 def _pos_scalar(name, v, allow_zero=False):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {v!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name}: expected a finite number {'≥' if allow_zero else '>'} 0, got {v!r}")
-    return v
+    return _checks.number(name, v, nonneg=allow_zero, positive=not allow_zero)
 
 
 def gcontact(K, D, mu, p, pd, u=None):
@@ -260,9 +255,7 @@ def contact_parameters(mass, depth, damping_ratio=1.0, gravity=9.81, n_points=1)
     d = _pos_scalar("depth", depth)
     z = _pos_scalar("damping_ratio", damping_ratio, allow_zero=True)
     g = _pos_scalar("gravity", gravity)
-    n = int(n_points)
-    if n < 1:
-        raise ValueError(f"n_points: expected an integer ≥ 1, got {n_points!r}")
+    n = _checks.integer("n_points", n_points, lo=1)
     K = m * g / n / d ** 1.5
     k = 1.5 * K * math.sqrt(d)
     D = 2.0 * z * math.sqrt(k * m / n) / math.sqrt(d)
