@@ -146,9 +146,9 @@ def name_index(name: str, x, names, *, kind: str = "body", allow_base: bool = Fa
                              f"{list(names)}") from None
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Integral, np.integer)):
         raise TypeError(f"{name}: expected a {kind} name or index, got {_got(x)}")
-    lo = -1 if allow_base else 0
-    if not lo <= x < len(names):
-        raise ValueError(f"{name}: index {int(x)} out of range {lo}…{len(names) - 1}")
+    if not (-1 if allow_base else 0) <= x < len(names):
+        raise ValueError(f"{name}: index {int(x)} out of range 0…{len(names) - 1}"
+                         + (" (or −1, the base)" if allow_base else ""))
     return int(x)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _checks
 from .inertia import inertia_fault
 from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration
 
@@ -261,31 +262,23 @@ class Model:
 
     # ---- names -------------------------------------------------------------------------------
     def body_index(self, body) -> int:
-        """Index of a body given by index or name."""
-        if isinstance(body, (int, np.integer)):
-            if not -1 <= body < self.nb:
-                raise ValueError(f"body: index {body} out of range 0…{self.nb - 1}")
-            return int(body)
-        try:
-            return self.body_names.index(body)
-        except ValueError:
-            raise ValueError(f"body: no body named {body!r}; bodies are {list(self.body_names)}") from None
+        """Index of a body given by index (−1: the fixed base) or name.
+
+        An unknown name or an index out of range is a ``ValueError``; anything but an int or a
+        str a ``TypeError`` (multibody._checks)."""
+        return _checks.name_index("body", body, self.body_names, kind="body", allow_base=True)
 
     def joint_index(self, joint) -> int:
-        if isinstance(joint, (int, np.integer)):
-            if not 0 <= joint < self.nb:
-                raise ValueError(f"joint: index {joint} out of range 0…{self.nb - 1}")
-            return int(joint)
-        try:
-            return self.joint_names.index(joint)
-        except ValueError:
-            raise ValueError(f"joint: no joint named {joint!r}; joints are {list(self.joint_names)}") from None
+        """Index of a joint given by index or name (the joint of body i has index i)."""
+        return _checks.name_index("joint", joint, self.joint_names, kind="joint")
 
     def frame(self, name) -> Frame:
+        if not isinstance(name, str):
+            raise TypeError(f"frame: expected a frame name, got {type(name).__name__}")
         for f in self.frames:
             if f.name == name:
                 return f
-        raise ValueError(f"frame: no frame named {name!r}")
+        raise ValueError(f"frame: no frame named {name!r}; frames are {[f.name for f in self.frames][:20]}")
 
     # ---- symbolic ------------------------------------------------------------------------------
     def _require_numeric(self):

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks
 from ..model.joints import JointType
 from ..model.model import Geometry, Model
 
@@ -91,10 +92,7 @@ def _rgba(colour):
 
 
 def _vec(name, v):
-    a = np.asarray(v, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected 3 finite numbers, got {v!r}")
-    return a
+    return _checks.vector(name, v, 3)
 
 
 def rotation_z_to(direction) -> np.ndarray:
