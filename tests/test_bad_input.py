@@ -285,9 +285,9 @@ def test_unknown_body_joint_and_frame_names(arm):
         arm.joint_index("J9")
     with pytest.raises(ValueError, match=r"^frame: no frame named 'tcp'"):
         mb.frame_pose(arm, q, "tcp")
-    with pytest.raises(ValueError, match=r"^point: expected 3 finite coordinates"):
+    with pytest.raises(ValueError, match=r"^point: contains NaN or inf"):
         mb.point_position(arm, q, "B2", point=[0, np.nan, 0])
-    with pytest.raises(ValueError, match=r"^frame: expected one of \('world_aligned', 'local', 'world'\)"):
+    with pytest.raises(ValueError, match=r"^frame: expected one of \['world_aligned', 'local', 'world'\]"):
         mb.body_jacobian(arm, q, "B2", frame="base")
 
 

@@ -31,7 +31,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["number", "integer", "vector", "array", "one_of", "name_index", "function", "all_finite"]
+__all__ = ["number", "integer", "vector", "array", "one_of", "name_index", "model", "function", "all_finite"]
 
 
 def _got(x) -> str:
@@ -115,13 +115,22 @@ def vector(name: str, x, n: int | None = None, *, finite: bool = True, copy: boo
 
 
 def one_of(name: str, x, choices):
-    """``x`` if it is one of ``choices`` (ValueError naming them otherwise; TypeError if unhashable)."""
+    """``x`` if it is one of ``choices``: ValueError naming them otherwise — TypeError when ``x`` is
+    not of the choices' kind (a list where names are expected).
+
+    >>> one_of("side", "upper", ("lower", "upper"))
+    'upper'
+    """
+    kinds = {type(c) for c in choices}
+    listed = sorted(map(str, choices)) if isinstance(choices, (set, frozenset, dict)) else list(choices)
     try:
         ok = x in choices
-    except TypeError:
-        raise TypeError(f"{name}: expected one of {sorted(map(str, choices))}, got {_got(x)}") from None
+    except TypeError:  # unhashable, and the choices a set or dict
+        ok = None
+    if ok is None or (not ok and len(kinds) == 1 and not isinstance(x, kinds.pop())):
+        raise TypeError(f"{name}: expected one of {listed}, got {_got(x)}") from None
     if not ok:
-        raise ValueError(f"{name}: expected one of {sorted(map(str, choices))}, got {x!r}")
+        raise ValueError(f"{name}: expected one of {listed}, got {x!r}")
     return x
 
 
@@ -150,6 +159,20 @@ def name_index(name: str, x, names, *, kind: str = "body", allow_base: bool = Fa
         raise ValueError(f"{name}: index {int(x)} out of range 0…{len(names) - 1}"
                          + (" (or −1, the base)" if allow_base else ""))
     return int(x)
+
+
+_MODEL = []  # multibody.model.model.Model, imported on first use (model.py imports this module)
+
+
+def model(x, name: str = "model"):
+    """``x`` if it is a numeric ``multibody.Model`` (TypeError otherwise; ValueError if symbolic)."""
+    if not _MODEL:
+        from .model.model import Model
+        _MODEL.append(Model)
+    if not isinstance(x, _MODEL[0]):
+        raise TypeError(f"{name}: expected a multibody.Model, got {type(x).__name__}")
+    x._require_numeric()
+    return x
 
 
 def function(name: str, f, *, optional: bool = False, signature: str = "") -> object:

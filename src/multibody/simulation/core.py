@@ -24,7 +24,6 @@ import numpy as np
 from .. import _checks
 from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
-from ..model.model import Model
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .controllers import PD, TorqueTable
@@ -39,9 +38,7 @@ class _NonFinite(Exception):
 
 # ---- argument checks --------------------------------------------------------------------------
 def _check_model(model):
-    if not isinstance(model, Model):
-        raise TypeError(f"model: expected an mb.Model, got {type(model).__name__}")
-    model._require_numeric()
+    _checks.model(model)
 
 
 def _state_vector(name, x, n):

@@ -53,10 +53,7 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
 
     if isinstance(getattr(model, "model", None), Model):      # a Mechanism: draw its tree
         model = model.model
-    if not isinstance(model, Model):
-        raise TypeError(f"model: expected a multibody.Model, got {type(model).__name__}")
-    if model.is_symbolic:
-        raise ValueError("model has symbolic parameters; call model.subs({...}) first")
+    _checks.model(model)
     q = model.neutral() if q is None else _check_q(model, q)
     if ax is None:
         fig = plt.figure(figsize=(6.4, 6.0))
