@@ -694,8 +694,7 @@ class World:
     def run(self, n, dt=None):
         """Advance ``n`` steps in one call into C."""
         h = self.dt if dt is None else _dt(dt)
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"n: expected a number of steps ≥ 0, got {n!r}")
+        n = _checks.integer("n", n, lo=0)
         sim = self._ensure()
         self._check_state()
         self._coords = None

@@ -71,16 +71,16 @@ def _resolve_points(model, points):
         bodies = [model.body_index(b) for b in np.atleast_1d(bodies)]
     else:
         try:
-            bodies = [model.body_index(b) for b, _ in points]
-            pts = [p for _, p in points]
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"points: expected (body, point) pairs or (bodies, points (np, 3)); {e}") from None
-    pts = np.asarray(pts, dtype=float)
+            pairs = [(b, p) for b, p in points]
+        except (TypeError, ValueError):
+            raise TypeError(f"points: expected (body, point) pairs or (bodies, points (np, 3)), got "
+                            f"{type(points).__name__}") from None
+        bodies = [model.body_index(b) for b, _ in pairs]
+        pts = [p for _, p in pairs]
+    pts = _checks.array("points", pts, None)
     if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] != len(bodies) or len(bodies) == 0:
         raise ValueError(f"points: expected np ≥ 1 points of 3 coordinates, one body each; got {pts.shape} "
                          f"for {len(bodies)} bodies")
-    if not np.all(np.isfinite(pts)):
-        raise ValueError("points: contains NaN or inf")
     if any(b < 0 for b in bodies):
         raise ValueError("points: a contact point must be fixed in a body, not in the fixed base")
     return np.asarray(bodies, dtype=np.int64), pts
