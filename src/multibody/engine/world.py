@@ -700,7 +700,7 @@ class World:
         self._coords = None
         try:
             sim.step(h, int(n))
-        except C.SimulationError as e:
+        except C.SimulationError as e:  # the C step's private signal; users get errors.SimulationError
             msg, body, step = e.args
             self._last = None
             raise SimulationError(f"simulation stopped at step {step}: body {self.bodies[body].name!r}: {msg} "
