@@ -247,7 +247,7 @@ def test_inertia_must_be_symmetric_positive_definite_and_physical():
         b.add_body("a", None, "Rz", inertia=[1.0, 1.0, 3.0])
     with pytest.raises(ValueError, match=r"^inertia: body 'a' expects a finite 3×3 matrix"):
         b.add_body("a", None, "Rz", inertia=np.ones((2, 2)))
-    with pytest.raises(ValueError, match=r"^inertia: body 'body1' inertia is not positive semi-definite"):
+    with pytest.raises(ValueError, match=r"^inertia: body 'body1' inertia is not positive definite"):
         mb.Model(**_model_kwargs(inertia_com=[np.eye(3), -np.eye(3), np.eye(3)]))
 
 
@@ -285,9 +285,9 @@ def test_unknown_body_joint_and_frame_names(arm):
         arm.joint_index("J9")
     with pytest.raises(ValueError, match=r"^frame: no frame named 'tcp'"):
         mb.frame_pose(arm, q, "tcp")
-    with pytest.raises(ValueError, match=r"^point: expected 3 finite coordinates"):
+    with pytest.raises(ValueError, match=r"^point: contains NaN or inf"):
         mb.point_position(arm, q, "B2", point=[0, np.nan, 0])
-    with pytest.raises(ValueError, match=r"^frame: expected one of \('world_aligned', 'local', 'world'\)"):
+    with pytest.raises(ValueError, match=r"^frame: expected one of \['world_aligned', 'local', 'world'\]"):
         mb.body_jacobian(arm, q, "B2", frame="base")
 
 

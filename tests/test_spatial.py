@@ -525,8 +525,6 @@ def test_Fpt_resultant_and_power():
         (lambda: crf(np.zeros((2, 5))), r"crf: v must have length 6"),
         (lambda: crm([1, np.nan, 0]), r"crm: v contains NaN or inf"),
         (lambda: rx(np.inf), r"rx: theta contains NaN or inf"),
-        (lambda: rx("a"), r"rx: theta must be a real numeric array"),
-        (lambda: rx(1j), r"rx: theta must be real"),
         (lambda: xlt([1, 2]), r"xlt: r must have shape \(\.\.\., 3\), got shape \(2,\)"),
         (lambda: skew([1, 2]), r"skew: x must be a 3-vector"),
         (lambda: rv(np.zeros(4)), r"rv: x must be"),
@@ -622,3 +620,18 @@ def test_docstring_examples_run():
     for mod in (rot, vec):
         res = doctest.testmod(mod)
         assert res.failed == 0 and res.attempted > 10
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: rx("a"), r"rx: theta must be a real numeric array, got str"),
+        (lambda: rx(1j), r"rx: theta must be real, got a complex array"),
+        (lambda: rx(None), r"rx: theta must be a real numeric array, got NoneType"),
+        (lambda: xlt([1, None, 2]), r"xlt: r must be a real numeric array, got list"),
+    ],
+)
+def test_wrong_kind_of_input_raises_type_error_naming_argument(call, match):
+    """multibody._checks' rule: what is not real numbers is a TypeError (NaN, shapes: ValueError)."""
+    with pytest.raises(TypeError, match=match):
+        call()

@@ -26,15 +26,9 @@ import time
 
 import numpy as np
 
+from .errors import CLIError
+
 EXIT_ERROR, EXIT_USAGE = 1, 2
-
-
-class CLIError(Exception):
-    """A user-facing error: printed as one line, exit status ``code``."""
-
-    def __init__(self, message, code=EXIT_ERROR):
-        super().__init__(message)
-        self.code = code
 
 
 # ---- models by name ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ void mb_world_poses(const mb_model *m, const double *R, const double *p, double 
 void mb_world_poses_from(const mb_model *m, const double *R, const double *p, double *R0, double *p0, int first);
 void mb_sincos(double x, double *s, double *c);
 void mb_quat_to_rot(double w, double x, double y, double z, double *R);
+void mb_quat_normalise(const double *q, double *out);
 
 /* rnea.c — ID */
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,

@@ -23,7 +23,16 @@ void mb_sincos(double x, double *s, double *c)
     mb_sincos_joint(x, s, c);
 }
 
-/* Status of a configuration: non-finite entries, or quaternions too small to normalise. */
+/* q[0..3] / |q| for a quaternion that is not zero, however large or small its entries. */
+void mb_quat_normalise(const double *q, double *out)
+{
+    double w = q[0], x = q[1], y = q[2], z = q[3];
+    const double n = sqrt(mb_quat_norm2(&w, &x, &y, &z));
+    out[0] = w / n, out[1] = x / n, out[2] = y / n, out[3] = z / n;
+}
+
+/* Status of a configuration: non-finite entries, or a zero quaternion (any other one normalises:
+ * poses.h rescales huge and tiny ones). */
 int mb_check_configuration(const mb_model *m, const double *q)
 {
     for (int k = 0; k < m->nq; k++)
@@ -33,7 +42,7 @@ int mb_check_configuration(const mb_model *m, const double *q)
         const int jt = m->jtype[i];
         if (jt == MB_SPHERICAL || jt == MB_FREE) {
             const double *e = q + m->q_start[i] + (jt == MB_FREE ? 3 : 0);
-            if (e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3] < 1e-24)
+            if (e[0] == 0 && e[1] == 0 && e[2] == 0 && e[3] == 0)
                 return MB_ZERO_QUAT;
         }
     }

@@ -140,8 +140,8 @@ static void integrate_quat(const double *q, const double *w, double *out)
 {
     const double th = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
     const double k = th < 1e-6 ? 0.5 - th * th / 48.0 : sin(th / 2) / th;
-    const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    const double qn[4] = {q[0] / n, q[1] / n, q[2] / n, q[3] / n};
+    double qn[4];
+    mb_quat_normalise(q, qn);
     const double e[4] = {cos(th / 2), k * w[0], k * w[1], k * w[2]};
     quat_mul(qn, e, out);
 }

@@ -9,10 +9,39 @@
 #include "model.h"
 #include "trig.h"
 
+#ifdef MB_LANE_BUILD
+#define MB_LANE(v, l) ((v)[l])
+#else
+#define MB_LANE(v, l) (v)
+#endif
+
+/* Scale [w, x, y, z] by the power of two that brings its largest entry into [0.5, 1).  The factor
+ * is exact, so the normalised quaternion is unchanged, and its squared norm no longer overflows
+ * (entries ~1e200) or underflows (entries ~1e-200). */
+static inline void mb_quat_rescale(double *w, double *x, double *y, double *z)
+{
+    int e;
+    (void)frexp(fmax(fmax(fabs(*w), fabs(*x)), fmax(fabs(*y), fabs(*z))), &e);
+    *w = ldexp(*w, -e), *x = ldexp(*x, -e), *y = ldexp(*y, -e), *z = ldexp(*z, -e);
+}
+
+/* Squared norm of a quaternion, rescaled first (lane by lane) where it leaves [2^-900, 2^900]:
+ * ordinary quaternions take the plain sum of squares, bit for bit as before. */
+static inline real mb_quat_norm2(real *w, real *x, real *y, real *z)
+{
+    real n2 = *w * *w + *x * *x + *y * *y + *z * *z;
+    if (!mb_all((n2 > MB_SPLAT(0x1p-900)) & (n2 < MB_SPLAT(0x1p900)))) {
+        for (int l = 0; l < MB_LANES; l++)
+            mb_quat_rescale(&MB_LANE(*w, l), &MB_LANE(*x, l), &MB_LANE(*y, l), &MB_LANE(*z, l));
+        n2 = *w * *w + *x * *x + *y * *y + *z * *z;
+    }
+    return n2;
+}
+
 /* Rotation of a quaternion [w, x, y, z] (normalised here): rotates body into parent coordinates. */
 static inline void mb_quat_to_rot_inline(real w, real x, real y, real z, real *R)
 {
-    const real n = mb_sqrt(w * w + x * x + y * y + z * z);
+    const real n = mb_sqrt(mb_quat_norm2(&w, &x, &y, &z));
     w /= n, x /= n, y /= n, z /= n;
     R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
     R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);

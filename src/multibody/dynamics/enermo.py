@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -45,6 +46,7 @@ def energy(model, q, qd) -> Energy:
     >>> float(e.mass)
     2.0
     """
+    _checks.model(model)
     c = model._c
     out = _core.energy(c, q, qd)
     if out is None:

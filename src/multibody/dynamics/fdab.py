@@ -5,6 +5,7 @@ The algorithm is ``core/aba.c`` (its three passes also serve HD and FDfb); this 
 from __future__ import annotations
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -19,6 +20,7 @@ def aba(model, q, qd, tau, f_ext=None):
     >>> m = mb.models.planar(2)
     >>> qdd = mb.aba(m, np.zeros(2), np.zeros(2), np.zeros(2))   # falls under gravity
     """
+    _checks.model(model)
     return B.call_batched(_core.aba, model, (model.nv,), q=q, qd=qd, tau=tau, f_ext=f_ext)
 
 

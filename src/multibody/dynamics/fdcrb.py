@@ -5,6 +5,7 @@ The algorithm is ``core/fd_crb.c``; this is its Python face.
 from __future__ import annotations
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -18,6 +19,7 @@ def fd_crb(model, q, qd, tau, f_ext=None):
     >>> bool(np.allclose(mb.fd_crb(m, [0.1, 0.2], [0, 1], [0, 0]), mb.aba(m, [0.1, 0.2], [0, 1], [0, 0])))
     True
     """
+    _checks.model(model)
     return B.call_batched(_core.fd_crb, model, (model.nv,), q=q, qd=qd, tau=tau, f_ext=f_ext)
 
 

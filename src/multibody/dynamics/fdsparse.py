@@ -9,6 +9,7 @@ variables is ``model.dof_parent`` (``expandLambda``, table 6.4).  The algorithm 
 from __future__ import annotations
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -29,6 +30,7 @@ def fd_sparse(model, q, qd, tau, f_ext=None):
     >>> bool(np.allclose(mb.fd_sparse(m, q, qd, tau), mb.aba(m, q, qd, tau)))
     True
     """
+    _checks.model(model)
     return B.call_batched(_core.fd_sparse, model, (model.nv,), q=q, qd=qd, tau=tau, f_ext=f_ext)
 
 

@@ -42,6 +42,7 @@ import weakref
 import numpy as np
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 from ..model.joints import JointType
 from ..spatial.rotations import matrix_to_quat, quat_derivative, quat_to_matrix
@@ -131,6 +132,7 @@ def fd_fb(model, xfb, q=None, qd=None, tau=None, f_ext=None):
     >>> np.allclose(xd[7:], [0, 0, 0, 0, 0, -9.81])      # it falls freely
     True
     """
+    _checks.model(model)
     a, common = _fb_args(model, xfb=xfb, q=q, qd=qd, tau=tau, f_ext=f_ext)
     xd, qdd = _core.fdfb(model._c, a["xfb"], a["q"], a["qd"], a["tau"], a.get("f_ext"))
     return xd.reshape(common + (13,)), qdd.reshape(common + (model.nv - 6,))
@@ -152,6 +154,7 @@ def id_fb(model, xfb, q=None, qd=None, qdd=None, f_ext=None):
     >>> np.allclose(tau, 0)                            # in free fall no torque holds the pose
     True
     """
+    _checks.model(model)
     a, common = _fb_args(model, xfb=xfb, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     xd, tau = _core.idfb(model._c, a["xfb"], a["q"], a["qd"], a["qdd"], a.get("f_ext"))
     return xd.reshape(common + (13,)), tau.reshape(common + (model.nv - 6,))

@@ -5,6 +5,7 @@ The algorithm is ``core/crba.c`` (C from ``core/rnea.c``); this is its Python fa
 from __future__ import annotations
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -20,6 +21,7 @@ def crba(model, q):
     >>> bool(np.allclose(H, H.T))
     True
     """
+    _checks.model(model)
     return B.call_batched(_core.crba, model, (model.nv, model.nv), q=q)
 
 
@@ -34,6 +36,7 @@ def hand_c(model, q, qd, f_ext=None):
     >>> import numpy as np, multibody as mb
     >>> H, C = mb.hand_c(mb.models.planar(2), np.zeros(2), np.ones(2))
     """
+    _checks.model(model)
     c = model._c
     out = _core.hand_c(c, q, qd, f_ext)
     if out is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -24,6 +25,7 @@ def hybrid_dynamics(model, fd, q, qd, qdd, tau, f_ext=None):
     >>> qdd, tau = mb.hybrid_dynamics(m, [True, False, True], np.zeros(3), np.zeros(3),
     ...                               np.zeros(3), np.zeros(3))
     """
+    _checks.model(model)
     fd_arr = np.asarray(fd)
     if fd_arr.shape != (model.nb,) or fd_arr.dtype.kind not in "bi":
         raise ValueError(f"fd: expected {model.nb} booleans (one per joint), got shape {fd_arr.shape}")

@@ -6,6 +6,7 @@ conversion for anything that is not a plain 1-D float64 state.
 from __future__ import annotations
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -24,6 +25,7 @@ def rnea(model, q, qd, qdd, f_ext=None):
     >>> tau.shape
     (2,)
     """
+    _checks.model(model)
     return B.call_batched(_core.rnea, model, (model.nv,), q=q, qd=qd, qdd=qdd, f_ext=f_ext)
 
 

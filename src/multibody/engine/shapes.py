@@ -16,17 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks
+
 __all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape"]
 
 
 def _positive(name, value):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: expected a finite size > 0, got {value!r}")
-    return v
+    return _checks.number(name, value, positive=True)
 
 
 class Shape:

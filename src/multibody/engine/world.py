@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks
+from ..errors import SimulationError
+from ..spatial.rotations import unit_quaternion
 from . import _engine as C
 from .shapes import Plane, Shape
 
@@ -30,15 +33,6 @@ _SOLVERS = {"dantzig": 0, "pgs": 1, "quickstep": 1, "auto": 2}
 _FRICTION = {"force": 0, "pyramid": 1, "cone": 2}
 _JOINTS = {"ball": C.J_BALL, "hinge": C.J_HINGE, "slider": C.J_SLIDER, "fixed": C.J_FIXED,
            "universal": C.J_UNIVERSAL, "hinge2": C.J_HINGE2}
-
-
-class SimulationError(RuntimeError):
-    """The state became non-finite or too fast; ``body`` and ``step`` name where (the state is the
-    one before the failing step)."""
-
-    def __init__(self, message, body=None, step=None):
-        super().__init__(message)
-        self.body, self.step = body, step
 
 
 def contact_params(stiffness, damping, dt):
@@ -61,15 +55,7 @@ def contact_params(stiffness, damping, dt):
 
 
 def _vec(name, value, n=3):
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected {n} numbers, got {value!r}") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected {n} numbers, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected finite numbers, got {a.tolist()} (NaN or infinite)")
-    return a
+    return _checks.vector(name, value, n)
 
 
 def _unit(name, value):
@@ -82,10 +68,9 @@ def _unit(name, value):
 
 def _quat(name, value):
     q = _vec(name, value, 4)
-    n = np.linalg.norm(q)
-    if n < 1e-12:
+    if not np.any(q):
         raise ValueError(f"{name}: expected a non-zero quaternion [w, x, y, z]")
-    return q / n
+    return unit_quaternion(q)
 
 
 def quat_to_matrix(q):
@@ -298,20 +283,11 @@ class Geom:
 
 
 def _nonneg(name, value, allow_inf=False):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a number, got {value!r}") from None
-    if math.isnan(v) or v < 0 or (math.isinf(v) and not allow_inf):
-        raise ValueError(f"{name}: expected a value ≥ 0{'' if allow_inf else ' and finite'}, got {value!r}")
-    return v
+    return _checks.number(name, value, nonneg=True, allow_inf=allow_inf)
 
 
 def _bounce(value):
-    v = _nonneg("bounce", value)
-    if v > 1:
-        raise ValueError(f"bounce: expected a restitution between 0 and 1, got {value!r}")
-    return v
+    return _checks.number("bounce (a restitution)", value, lo=0, hi=1)
 
 
 class Joint:
@@ -390,10 +366,7 @@ MAX_PIVOTS = 2000
 
 
 def _erp(value):
-    v = _nonneg("erp", value)
-    if v > 1:
-        raise ValueError(f"erp: expected a value between 0 and 1, got {value!r}")
-    return v
+    return _checks.number("erp", value, lo=0, hi=1)
 
 
 class World:
@@ -786,18 +759,17 @@ class World:
     def run(self, n, dt=None):
         """Advance ``n`` steps in one call into C."""
         h = self.dt if dt is None else _dt(dt)
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"n: expected a number of steps ≥ 0, got {n!r}")
+        n = _checks.integer("n", n, lo=0)
         sim = self._ensure()
         self._check_state()
         self._coords = None
         try:
             sim.step(h, int(n))
-        except C.SimulationError as e:
+        except C.SimulationError as e:  # the C step's private signal; users get errors.SimulationError
             msg, body, step = e.args
             self._last = None
             raise SimulationError(f"simulation stopped at step {step}: body {self.bodies[body].name!r}: {msg} "
-                                  "(state kept from before that step)", self.bodies[body], step) from None
+                                  "(state kept from before that step)", body=self.bodies[body], step=step) from None
         finally:
             self._coords = None
         self.time += n * h
@@ -858,20 +830,8 @@ class World:
 
 
 def _positive_num(name, value, allow_inf=False):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a number, got {value!r}") from None
-    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
-        raise ValueError(f"{name}: expected a finite value > 0, got {value!r}")
-    return v
+    return _checks.number(name, value, positive=True, allow_inf=allow_inf)
 
 
 def _dt(value):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"dt: expected a number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"dt: expected a finite time step > 0, got {value!r}")
-    return v
+    return _checks.number("dt", value, positive=True)

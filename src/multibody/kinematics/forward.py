@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 
 
@@ -39,6 +40,7 @@ def body_states(model, q, qd=None, qdd=None) -> BodyStates:
     >>> s.v[1].tolist()            # body 2 turns with body 1: [ω; v] in its own coordinates
     [0.0, 0.0, 1.0, 0.0, 1.0, 0.0]
     """
+    _checks.model(model)
     if qd is None:
         qdd = None
     c = model._c
@@ -67,14 +69,12 @@ def forward_kinematics(model, q):
 
 
 def _point(name, point):
-    a = np.asarray(point, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected 3 finite coordinates in body coordinates, got {point!r}")
-    return a
+    return _checks.array(name, point, (3,), what="3 coordinates in body coordinates")
 
 
 def point_position(model, q, body, point=(0.0, 0.0, 0.0)):
     """World position of a point fixed in ``body`` (given in body coordinates)."""
+    _checks.model(model)
     i = model.body_index(body)
     r = _point("point", point)
     s = body_states(model, q)
@@ -83,6 +83,7 @@ def point_position(model, q, body, point=(0.0, 0.0, 0.0)):
 
 def point_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0)):
     """World linear velocity of a point fixed in ``body``: R (v + ω × r)."""
+    _checks.model(model)
     i = model.body_index(body)
     r = _point("point", point)
     s = body_states(model, q, qd)
@@ -95,6 +96,7 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
 
     With ``qdd = 0`` this is J̇·q̇ of the point Jacobian.
     """
+    _checks.model(model)
     i = model.body_index(body)
     r = _point("point", point)
     s = body_states(model, q, qd, qdd)
@@ -107,6 +109,7 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
 
 def frame_pose(model, q, frame):
     """World pose (R, p) of a named frame."""
+    _checks.model(model)
     f = model.frame(frame)
     s = body_states(model, q)
     if f.body < 0:  # fixed in the base: index −1 must not pick the last body

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core
 from .forward import _point, body_states
 
@@ -24,8 +25,8 @@ def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
     >>> J[3:5].round(6).tolist()   # tip velocity in the plane
     [[0.0, 0.0], [2.0, 1.0]]
     """
-    if frame not in FRAMES:
-        raise ValueError(f"frame: expected one of {FRAMES}, got {frame!r}")
+    _checks.model(model)
+    _checks.one_of("frame", frame, FRAMES)
     i = model.body_index(body)
     if i < 0:
         raise ValueError("body: the fixed base has no Jacobian")
@@ -40,6 +41,7 @@ def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
 
 def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
     """Translational Jacobian (…, 3, nv) of a point fixed in ``body`` (proNEu I_J_P)."""
+    _checks.model(model)
     if frame == "world":
         raise ValueError("frame: a point Jacobian is 'world_aligned' or 'local'")
     return body_jacobian(model, q, body, point, frame)[..., 3:, :]
@@ -47,6 +49,7 @@ def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned")
 
 def rotation_jacobian(model, q, body, frame="world_aligned"):
     """Rotational Jacobian (…, 3, nv) of ``body`` (proNEu I_Jr)."""
+    _checks.model(model)
     return body_jacobian(model, q, body, (0.0, 0.0, 0.0), frame)[..., :3, :]
 
 
@@ -55,8 +58,8 @@ def jdot_qd(model, q, qd, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
 
     ``frame`` as in :func:`body_jacobian` ('world_aligned' or 'local').
     """
-    if frame not in FRAMES[:2]:
-        raise ValueError("frame: J̇·q̇ is given 'world_aligned' or 'local'")
+    _checks.model(model)
+    _checks.one_of("frame", frame, FRAMES[:2])
     i = model.body_index(body)
     r = _point("point", point)
     s = body_states(model, q, qd, np.zeros(model.nv))
@@ -73,6 +76,7 @@ def jdot_qd(model, q, qd, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
 
 def center_of_mass(model, q):
     """Centre of mass of the whole tree in world coordinates (…, 3)."""
+    _checks.model(model)
     s = body_states(model, q)
     x = s.p + np.einsum("...bij,bj->...bi", s.R, model.com)
     return np.einsum("b,...bi->...i", model.mass, x) / model.mass.sum()
@@ -80,6 +84,7 @@ def center_of_mass(model, q):
 
 def com_jacobian(model, q):
     """Jacobian (…, 3, nv) of the centre of mass: Σ m_i J_i(c_i) / M (``core/kinematics.c``)."""
+    _checks.model(model)
     c = model._c
     Jc = _core.com_jacobian(c, q)
     if Jc is None:
@@ -90,6 +95,7 @@ def com_jacobian(model, q):
 
 def com_velocity(model, q, qd):
     """Velocity of the centre of mass (…, 3)."""
+    _checks.model(model)
     s = body_states(model, q, qd)
     vc = s.v[..., 3:] + np.cross(s.v[..., :3], np.broadcast_to(model.com, s.v.shape[:-1] + (3,)))
     vw = np.einsum("...bij,...bj->...bi", s.R, vc)

@@ -1,28 +1,76 @@
 """ModelBuilder: the human side of Model — bodies by name, readable errors."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .. import _checks
+from .inertia import check_inertia
 from .joints import parse_joint
 from .model import Frame, Geometry, Mimic, Model
 
 
 def _vec3(name, v):
-    a = np.asarray(v, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected 3 finite numbers, got {v!r}")
-    return a
+    return _checks.array(name, v, (3,), what="3 finite numbers")
 
 
 def _rotation(name, R):
     if R is None:
         return np.eye(3)
-    a = np.asarray(R, dtype=float)
-    if a.shape != (3, 3) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected a finite 3×3 rotation matrix, got shape {a.shape}")
+    a = _checks.array(name, R, (3, 3), what="a finite 3×3 rotation matrix")
     if not np.allclose(a @ a.T, np.eye(3), atol=1e-8) or np.linalg.det(a) < 0:
         raise ValueError(f"{name}: not a proper rotation matrix (RRᵀ ≠ I or det < 0)")
     return a
+
+
+def _name(what, name):
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: expected a non-empty string, got {type(name).__name__}")
+    if not name:
+        raise ValueError(f"{what}: expected a non-empty string, got ''")
+    return name
+
+
+def _limits(body, q_lower, q_upper, velocity_limit, effort_limit, damping, friction):
+    """The joint's limits and losses, each None (none) or one number; refused when meaningless."""
+    def opt(what, v, **rule):
+        return None if v is None else _checks.number(f"{what} of {body!r}", v, **rule)
+    lo, hi = opt("q_lower", q_lower, allow_inf=True), opt("q_upper", q_upper, allow_inf=True)
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"q_lower, q_upper: body {body!r} has q_lower {lo!r} > q_upper {hi!r}")
+    return (lo, hi, opt("velocity_limit", velocity_limit, nonneg=True, allow_inf=True),
+            opt("effort_limit", effort_limit, nonneg=True, allow_inf=True),
+            opt("damping", damping, nonneg=True), opt("friction", friction, nonneg=True))
+
+
+def _mimics(given, joint_names, nv_joint):
+    """Mimic records from (joint, mimicked, multiplier, offset): names resolved, one-variable
+    joints only, each joint mimicking at most one other, and no cycle (a joint geared to itself
+    through others has no consistent position)."""
+    out, leader = [], {}
+    for j, mj, mult, off in given:
+        ji = _checks.name_index("mimic joint", j, joint_names, kind="joint")
+        mi = _checks.name_index("mimic mimicked", mj, joint_names, kind="joint")
+        for k in (ji, mi):
+            if nv_joint[k] != 1:
+                raise ValueError(f"mimic: joint {joint_names[k]!r} has {nv_joint[k]} velocity variables; "
+                                 f"a mimic gears two one-variable joints")
+        if ji == mi:
+            raise ValueError(f"mimic: joint {joint_names[ji]!r} cannot mimic itself")
+        if ji in leader:
+            raise ValueError(f"mimic: joint {joint_names[ji]!r} already mimics {joint_names[leader[ji]]!r}")
+        leader[ji] = mi
+        out.append(Mimic(ji, mi, mult, off))
+    for start in leader:
+        seen, k = [start], leader[start]
+        while k in leader and k not in seen:
+            seen.append(k)
+            k = leader[k]
+        if k == start:
+            raise ValueError("mimic: joints " + " → ".join(repr(joint_names[i]) for i in seen + [start]) +
+                             " mimic each other in a cycle")
+    return out
 
 
 class ModelBuilder:
@@ -77,32 +125,29 @@ class ModelBuilder:
         inertia of the joint's dofs (one value for all, or one per dof), added to the diagonal of
         the joint-space inertia as MuJoCo's ``armature``.  Returns the body index.
         """
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        _name("name", name)
         if name in self.body_names:
             raise ValueError(f"name: a body named {name!r} already exists")
+        joint_name = name + "_joint" if joint_name is None else _name("joint_name", joint_name)
+        if joint_name in (b["joint_name"] for b in self._bodies):
+            raise ValueError(f"joint_name: body {name!r}: a joint named {joint_name!r} already exists")
         p = self._parent_index(parent, name)
         jtype, ax = parse_joint(joint, axis)
-        if not np.isfinite(pitch):
-            raise ValueError(f"pitch: body {name!r} has non-finite pitch")
-        m = float(mass)
-        if not np.isfinite(m) or m < 0 or (m == 0 and not allow_massless):
+        pitch = _checks.number(f"pitch of {name!r}", pitch)
+        try:
+            m = _checks.number("mass", mass, nonneg=True)
+        except ValueError:
+            m = math.nan
+        if not m > 0 and not (m == 0 and allow_massless):
             raise ValueError(f"mass: body {name!r} has mass {mass}; expected a positive number")
+        limits = _limits(name, q_lower, q_upper, velocity_limit, effort_limit, damping, friction)
         c = _vec3(f"com of {name!r}", com)
-        Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        Ic = np.zeros((3, 3)) if inertia is None else _checks.array("inertia", inertia, None, finite=False)
         if Ic.shape == (3,):
             Ic = np.diag(Ic)
         if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
             raise ValueError(f"inertia: body {name!r} expects a finite 3×3 matrix (or 3 principal moments)")
-        if not np.allclose(Ic, Ic.T, atol=1e-12 + 1e-9 * np.abs(Ic).max()):
-            raise ValueError(f"inertia: body {name!r} has a non-symmetric inertia matrix")
-        ev = np.linalg.eigvalsh(Ic)
-        if ev.min() < -1e-12 * max(1.0, ev.max()):
-            raise ValueError(f"inertia: body {name!r} inertia is not positive definite (eigenvalues {ev})")
-        s = np.sort(ev)
-        if s[0] + s[1] < s[2] * (1 - 1e-6) - 1e-12:
-            raise ValueError(f"inertia: body {name!r} violates the triangle inequality "
-                             f"(principal moments {s}); no rigid body has this inertia")
+        check_inertia(Ic, f"body {name!r}")
         from .joints import NV
         arm = np.zeros(NV[jtype]) if armature is None else np.asarray(armature, dtype=float)
         if arm.ndim == 0:
@@ -113,12 +158,14 @@ class ModelBuilder:
         self._bodies.append(dict(name=name, parent=p, jtype=jtype, axis=ax, pitch=float(pitch), mass=m, armature=arm,
                                  com=c, inertia=Ic, R=_rotation(f"joint_rotation of {name!r}", joint_rotation),
                                  t=_vec3(f"joint_translation of {name!r}", joint_translation),
-                                 joint_name=joint_name or name + "_joint",
-                                 limits=(q_lower, q_upper, velocity_limit, effort_limit, damping, friction)))
+                                 joint_name=joint_name, limits=limits))
         return len(self._bodies) - 1
 
     def add_frame(self, name: str, body, rotation=None, translation=(0.0, 0.0, 0.0)) -> None:
         """A named frame fixed in ``body`` at (A_BF, B_r_BF)."""
+        _name("name", name)
+        if name in (f.name for f in self._frames):
+            raise ValueError(f"name: a frame named {name!r} already exists")
         i = self._parent_index(body, name)
         self._frames.append(Frame(name, i, _rotation(f"rotation of frame {name!r}", rotation),
                                   _vec3(f"translation of frame {name!r}", translation)))
@@ -127,7 +174,15 @@ class ModelBuilder:
         self._geoms.append(geometry)
 
     def add_mimic(self, joint, mimicked, multiplier=1.0, offset=0.0) -> None:
-        self._mimics.append((joint, mimicked, float(multiplier), float(offset)))
+        """Gear ``joint`` to ``mimicked`` (names or indices): q[joint] = multiplier · q[mimicked] + offset.
+
+        The joints are looked up when the model is built (they may be added later); both must have
+        one variable, a joint mimics at most one other, and mimics may not form a cycle."""
+        for what, j in (("joint", joint), ("mimicked", mimicked)):
+            if isinstance(j, (bool, np.bool_)) or not isinstance(j, (str, int, np.integer)):
+                raise TypeError(f"{what}: expected a joint name or index, got {type(j).__name__}")
+        self._mimics.append((joint, mimicked, _checks.number("multiplier", multiplier),
+                             _checks.number("offset", offset)))
 
     def build(self) -> Model:
         """Freeze into an immutable :class:`Model`."""
@@ -146,11 +201,7 @@ class ModelBuilder:
             damp += [0.0 if d is None else d] * nv
             fric += [0.0 if f is None else f] * nv
         joint_names = [b["joint_name"] for b in B]
-        mimics = []
-        for j, mj, mult, off in self._mimics:
-            ji = joint_names.index(j) if isinstance(j, str) else int(j)
-            mi = joint_names.index(mj) if isinstance(mj, str) else int(mj)
-            mimics.append(Mimic(ji, mi, mult, off))
+        mimics = _mimics(self._mimics, joint_names, [NV[b["jtype"]] for b in B])
         return Model(
             parent=[b["parent"] for b in B], jtype=[int(b["jtype"]) for b in B],
             jaxis=[b["axis"] for b in B], jpitch=[b["pitch"] for b in B],

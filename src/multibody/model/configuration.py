@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _boundary as B
+from .. import _checks
 from ..core import _core  # the exponential maps are in core/kinematics.c (mb_integrate)
 from .joints import JointType
 
@@ -24,10 +25,9 @@ def integrate(model, q, v, dt=1.0):
     >>> np.round(q1[3:], 12).tolist()
     [0.0, 0.0, 0.0, 1.0]
     """
+    _checks.model(model)
     args, batch = B.states(model, q=q, qd=v)
-    dt = float(dt)
-    if not np.isfinite(dt):
-        raise ValueError("dt: expected a finite number")
+    dt = _checks.number("dt", dt)
     return _core.integrate(model._c, args["q"], args["qd"], dt).reshape(batch + (model.nq,))
 
 
@@ -36,6 +36,7 @@ def difference(model, q0, q1):
 
     Solved by Newton iteration on the exact integrator, so it is its inverse by construction.
     """
+    _checks.model(model)
     a0, b0 = B.as_batch("q0", q0, (model.nq,))
     a1, b1 = B.as_batch("q1", q1, (model.nq,))
     batch = B.batch_shape(b0, b1)

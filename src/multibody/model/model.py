@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import _checks
+from .inertia import inertia_fault
 from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration
 
 
@@ -105,6 +107,9 @@ class Model:
     # spatial_v2 model.gamma_q: None or a callable gamma_q(model, q, qd) -> (qn, qdn, G, gs) describing
     # constraints q = γ(y) among the joint variables (gears, loops); read by multibody.fd_gq (FDgq).
     gamma_q: Any = None
+    # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
+    # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
+    _inertia_as_written: bool = field(default=False, repr=False)
 
     def __post_init__(self):
         nb = len(self.parent)
@@ -153,8 +158,21 @@ class Model:
             if a.shape != (nv,):
                 raise ValueError(f"{k}: expected shape ({nv},) (one value per velocity variable), got {a.shape}")
             put(k, _readonly(a))
-        if not np.all(np.isfinite(self.armature)) or np.any(self.armature < 0):
-            raise ValueError(f"armature: expected finite values ≥ 0, got {self.armature}")
+        for k in ("armature", "damping", "friction"):
+            a = getattr(self, k)
+            if not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise ValueError(f"{k}: expected finite values ≥ 0, got {a}")
+        for k in ("velocity_limit", "effort_limit"):
+            if not np.all(getattr(self, k) >= 0):  # NaN fails too; inf means no limit
+                raise ValueError(f"{k}: expected values ≥ 0 (inf: no limit), got {getattr(self, k)}")
+        if self.q_lower.shape != (self.nq,) or self.q_upper.shape != (self.nq,):
+            raise ValueError(f"q_lower, q_upper: expected shape ({self.nq},) each, got {self.q_lower.shape}, "
+                             f"{self.q_upper.shape}")
+        bad = np.flatnonzero(~(self.q_lower <= self.q_upper))  # NaN fails too
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"q_lower, q_upper: position variable {i} has q_lower {self.q_lower[i]} > "
+                             f"q_upper {self.q_upper[i]} (or NaN)")
         if not symbolic:
             put("_c", self._build_c())
 
@@ -244,31 +262,23 @@ class Model:
 
     # ---- names -------------------------------------------------------------------------------
     def body_index(self, body) -> int:
-        """Index of a body given by index or name."""
-        if isinstance(body, (int, np.integer)):
-            if not -1 <= body < self.nb:
-                raise ValueError(f"body: index {body} out of range 0…{self.nb - 1}")
-            return int(body)
-        try:
-            return self.body_names.index(body)
-        except ValueError:
-            raise ValueError(f"body: no body named {body!r}; bodies are {list(self.body_names)}") from None
+        """Index of a body given by index (−1: the fixed base) or name.
+
+        An unknown name or an index out of range is a ``ValueError``; anything but an int or a
+        str a ``TypeError`` (multibody._checks)."""
+        return _checks.name_index("body", body, self.body_names, kind="body", allow_base=True)
 
     def joint_index(self, joint) -> int:
-        if isinstance(joint, (int, np.integer)):
-            if not 0 <= joint < self.nb:
-                raise ValueError(f"joint: index {joint} out of range 0…{self.nb - 1}")
-            return int(joint)
-        try:
-            return self.joint_names.index(joint)
-        except ValueError:
-            raise ValueError(f"joint: no joint named {joint!r}; joints are {list(self.joint_names)}") from None
+        """Index of a joint given by index or name (the joint of body i has index i)."""
+        return _checks.name_index("joint", joint, self.joint_names, kind="joint")
 
     def frame(self, name) -> Frame:
+        if not isinstance(name, str):
+            raise TypeError(f"frame: expected a frame name, got {type(name).__name__}")
         for f in self.frames:
             if f.name == name:
                 return f
-        raise ValueError(f"frame: no frame named {name!r}")
+        raise ValueError(f"frame: no frame named {name!r}; frames are {[f.name for f in self.frames][:20]}")
 
     # ---- symbolic ------------------------------------------------------------------------------
     def _require_numeric(self):
@@ -334,9 +344,10 @@ def _validate_numbers(m: Model):
         Ic = m.inertia_com[i]
         if not np.allclose(Ic, Ic.T, atol=1e-9 * max(1.0, np.abs(Ic).max())):
             raise ValueError(f"inertia: body {name!r} has a non-symmetric inertia matrix")
-        ev = np.linalg.eigvalsh(Ic)
-        if ev.min() < -1e-12 * max(1.0, ev.max()):
-            raise ValueError(f"inertia: body {name!r} inertia is not positive semi-definite (eigenvalues {ev})")
+        if not m._inertia_as_written:  # a file's impossible inertia was reported (warned) by its reader
+            fault = inertia_fault(Ic, triangle=False)
+            if fault:
+                raise ValueError(f"inertia: body {name!r} {fault}")
         R = m.tree_rotation[i]
         if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
             raise ValueError(f"tree_rotation: body {name!r} rotation is not a proper orthonormal matrix")

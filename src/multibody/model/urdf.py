@@ -32,8 +32,10 @@ refused with a :class:`URDFError` naming element and line.
 * A link with zero mass keeps its rotational inertia, as Pinocchio does.
 * ``package://NAME/…`` resolves through a folder named NAME in a package dir, or a package dir (or one
   of its sub-folders) whose ``package.xml`` declares ``<name>NAME</name>``.
-* Refused, unlike urdfdom: inertias that are not positive semi-definite.  Inertias that violate
-  the triangle inequality are accepted, as urdfdom and Pinocchio do (several shipped robots have them).
+* Inertias that no rigid body has — not positive semi-definite, or principal moments violating the
+  triangle inequality — load as written with a :class:`URDFWarning` naming the link, as urdfdom and
+  Pinocchio accept them (several shipped robots have them); ``ModelBuilder`` refuses the same inertia
+  (one check, :mod:`multibody.model.inertia`).
 
 Mapping onto :class:`~multibody.model.model.Model`
 ---------------------------------------------------
@@ -70,6 +72,8 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
+from ..errors import URDFError, URDFWarning
+from .inertia import check_inertia
 from .joints import JointType
 from .model import Frame, Geometry, Mimic, Model
 
@@ -77,14 +81,6 @@ MAX_BYTES = 32 * 1024 * 1024  # default size limit of a URDF document
 MAX_LINKS = 100_000           # default limit on links + joints
 
 __all__ = ["URDFError", "URDFWarning", "load_urdf", "MAX_BYTES"]
-
-
-class URDFError(ValueError):
-    """A URDF document that cannot be turned into a model; the message names the element and line."""
-
-
-class URDFWarning(UserWarning):
-    """Something in a URDF was ignored (e.g. a <mimic> naming a joint that does not exist)."""
 
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
@@ -256,10 +252,8 @@ def _read_link(el):
         Ii = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]],
                        [vals["ixy"], vals["iyy"], vals["iyz"]],
                        [vals["ixz"], vals["iyz"], vals["izz"]]])
-        ev = np.linalg.eigvalsh(Ii)
-        tol = 1e-12 * max(1.0, float(np.abs(ev).max()))
-        if ev.min() < -tol:
-            raise _err(iel, f"inertia matrix is not positive definite (eigenvalues {np.round(ev, 12).tolist()})")
+        check_inertia(Ii, f"link {_q(name)}" + (f" (line {iel.sourceline})" if iel.sourceline else ""),
+                      warning=URDFWarning, stacklevel=3)
         L.mass, L.com, L.inertia = m, t, R @ Ii @ R.T
     return L
 
@@ -732,7 +726,7 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
             inertia_com=np.array([B["I"] for B in bodies]).reshape(nb, 3, 3),
             gravity=np.asarray(gravity, dtype=float), body_names=tuple(B["name"] for B in bodies),
             joint_names=tuple(B["jname"] for B in bodies), name=robot_name, frames=tuple(frame_list),
-            geometries=tuple(geoms), mimics=tuple(mimics), q_lower=q_lo, q_upper=q_hi,
+            geometries=tuple(geoms), mimics=tuple(mimics), q_lower=q_lo, q_upper=q_hi, _inertia_as_written=True,
             velocity_limit=vmax, effort_limit=emax, damping=damp, friction=fric)
     except ValueError as e:
         raise _err(root, f"cannot build the model: {e}") from None

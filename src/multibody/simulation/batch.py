@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .. import _checks
 from ..dynamics import aba
 from . import rollout
 from .controllers import PD, TorqueTable
@@ -109,7 +110,7 @@ class BatchTrajectory:
 
 
 def _batch_states(name, X, n):
-    a = np.array(X, dtype=float)
+    a = _checks.array(name, X, None, finite=False)
     if a.ndim != 2 or a.shape[1] != n:
         raise ValueError(f"{name}: expected shape (N, {n}) (one row per simulation), got {a.shape}")
     if not np.all(np.isfinite(a)):
@@ -306,8 +307,7 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     if unknown:
         raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")
     if vectorised:
-        if not isinstance(record_every, (int, np.integer)) or record_every < 1:
-            raise ValueError(f"record_every: expected an integer ≥ 1, got {record_every!r}")
+        record_every = _checks.integer("record_every", record_every, lo=1)
         if f_ext is not None:
             f_ext = np.array(f_ext, dtype=float)
             if f_ext.shape != (model.nb, 6) or not np.all(np.isfinite(f_ext)):
@@ -328,8 +328,7 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     if chunks is None:
         workers = _worker_count(executor)
         chunks = min(N, 4 * workers)
-    if not isinstance(chunks, (int, np.integer)) or chunks < 1:
-        raise ValueError(f"chunks: expected an integer ≥ 1, got {chunks!r}")
+    chunks = _checks.integer("chunks", chunks, lo=1)
     bounds = np.linspace(0, N, min(int(chunks), N) + 1).astype(int)
     futures = [executor.submit(_run_chunk, (kind, model, Q0[a:b], QD0[a:b], t_final, run_kw,
                                             None if params is None else params[a:b]))

@@ -72,7 +72,9 @@ from typing import Callable
 
 import numpy as np
 
+from .. import _checks
 from ..core import _core
+from ..errors import ConstraintError
 from ..dynamics.handc import hand_c
 from ..kinematics.forward import body_states
 from ..kinematics.jacobians import body_jacobian
@@ -90,21 +92,11 @@ DEFAULT_TSTAB = 0.1            # s, FDgq stabilisation time constant (gammaq.htm
 DEFAULT_BAUMGARTE_TIME = 0.02  # s, Baumgarte time constant: α = β = 1/T
 
 
-class ConstraintError(ValueError):
-    """A constraint problem cannot be solved (singular Jacobian, Gᵀ H G not positive definite …)."""
-
-
 # =============================================================================================
 # helpers
 # =============================================================================================
 def _positive_time(name, T):
-    try:
-        T = float(T)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a positive time constant in seconds, got {T!r}") from None
-    if not (math.isfinite(T) and T > 0):
-        raise ValueError(f"{name}: expected a positive finite time constant in seconds, got {T!r}")
-    return T
+    return _checks.number(f"{name} (a time constant in seconds)", T, positive=True)
 
 
 def _finite(a) -> bool:
@@ -123,26 +115,13 @@ def _state(model, q, qd):
 
 
 def _vector(name, x, n):
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {n} numbers") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
-    if not _finite(a):
-        raise ValueError(f"{name}: contains NaN or inf")
-    return a
+    return _checks.vector(name, x, n, copy=False)
 
 
 def _f_ext(model, f_ext):
     if f_ext is None:
         return None
-    a = np.asarray(f_ext, dtype=float)
-    if a.shape != (model.nb, 6):
-        raise ValueError(f"f_ext: expected shape ({model.nb}, 6) (spatial forces in base coordinates), got {a.shape}")
-    if not _finite(a):
-        raise ValueError("f_ext: contains NaN or inf")
-    return a
+    return _checks.array("f_ext", f_ext, (model.nb, 6), copy=False, what="spatial forces in base coordinates")
 
 
 def _cross(a, b):
@@ -456,10 +435,7 @@ def _axes(axes):
 
 
 def _point3(name, p):
-    a = np.asarray(p, dtype=float)
-    if a.shape != (3,) or not _finite(a):
-        raise ValueError(f"{name}: expected 3 finite coordinates, got {p!r}")
-    return a
+    return _checks.vector(name, p, 3, copy=False)
 
 
 class _Workspace:
@@ -614,9 +590,7 @@ class JointCoupling(Constraint):
 
     def __init__(self, joint_a, joint_b, ratio=1.0, offset=0.0, name=None):
         self.joint_a, self.joint_b = joint_a, joint_b
-        self.ratio, self.offset = float(ratio), float(offset)
-        if not (math.isfinite(self.ratio) and math.isfinite(self.offset)):
-            raise ValueError(f"ratio/offset: expected finite numbers, got {ratio!r}, {offset!r}")
+        self.ratio, self.offset = _checks.number("ratio", ratio), _checks.number("offset", offset)
         self.name = name or f"coupling({joint_a}, {joint_b})"
 
     def _vars(self, model):
@@ -814,13 +788,9 @@ class ConstraintSet:
             raise ValueError("constraints: need at least one constraint")
         self.constraints = tuple(flat)
         T = _positive_time("time_constant", time_constant)
-        self.alpha = 1.0 / T if alpha is None else float(alpha)
-        self.beta = 1.0 / T if beta is None else float(beta)
-        for nm, g in (("alpha", self.alpha), ("beta", self.beta)):
-            if not (math.isfinite(g) and g >= 0):
-                raise ValueError(f"{nm}: expected a finite Baumgarte gain ≥ 0 (1/s), got {g!r}")
-        if redundant not in ("error", "least_squares"):
-            raise ValueError(f"redundant: expected 'error' or 'least_squares', got {redundant!r}")
+        self.alpha = 1.0 / T if alpha is None else _checks.number("alpha (a Baumgarte gain, 1/s)", alpha, nonneg=True)
+        self.beta = 1.0 / T if beta is None else _checks.number("beta (a Baumgarte gain, 1/s)", beta, nonneg=True)
+        _checks.one_of("redundant", redundant, ("error", "least_squares"))
         self.redundant, self.rank_tol = redundant, float(rank_tol)
         self._rows, self._row_names = None, []
 

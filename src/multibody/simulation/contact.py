@@ -40,6 +40,7 @@ import math
 
 import numpy as np
 
+from .. import _checks
 from ..core import _core
 from ..kinematics.forward import body_states
 
@@ -70,16 +71,16 @@ def _resolve_points(model, points):
         bodies = [model.body_index(b) for b in np.atleast_1d(bodies)]
     else:
         try:
-            bodies = [model.body_index(b) for b, _ in points]
-            pts = [p for _, p in points]
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"points: expected (body, point) pairs or (bodies, points (np, 3)); {e}") from None
-    pts = np.asarray(pts, dtype=float)
+            pairs = [(b, p) for b, p in points]
+        except (TypeError, ValueError):
+            raise TypeError(f"points: expected (body, point) pairs or (bodies, points (np, 3)), got "
+                            f"{type(points).__name__}") from None
+        bodies = [model.body_index(b) for b, _ in pairs]
+        pts = [p for _, p in pairs]
+    pts = _checks.array("points", pts, None)
     if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] != len(bodies) or len(bodies) == 0:
         raise ValueError(f"points: expected np ≥ 1 points of 3 coordinates, one body each; got {pts.shape} "
                          f"for {len(bodies)} bodies")
-    if not np.all(np.isfinite(pts)):
-        raise ValueError("points: contains NaN or inf")
     if any(b < 0 for b in bodies):
         raise ValueError("points: a contact point must be fixed in a body, not in the fixed base")
     return np.asarray(bodies, dtype=np.int64), pts
@@ -164,13 +165,7 @@ def gc_pos_vel_fb(model, xfb, q=None, qd=None, points=None):
 
 # ------------------------------------------------------------------------------------ forces
 def _pos_scalar(name, v, allow_zero=False):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {v!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name}: expected a finite number {'≥' if allow_zero else '>'} 0, got {v!r}")
-    return v
+    return _checks.number(name, v, nonneg=allow_zero, positive=not allow_zero)
 
 
 def gcontact(K, D, mu, p, pd, u=None):
@@ -260,9 +255,7 @@ def contact_parameters(mass, depth, damping_ratio=1.0, gravity=9.81, n_points=1)
     d = _pos_scalar("depth", depth)
     z = _pos_scalar("damping_ratio", damping_ratio, allow_zero=True)
     g = _pos_scalar("gravity", gravity)
-    n = int(n_points)
-    if n < 1:
-        raise ValueError(f"n_points: expected an integer ≥ 1, got {n_points!r}")
+    n = _checks.integer("n_points", n_points, lo=1)
     K = m * g / n / d ** 1.5
     k = 1.5 * K * math.sqrt(d)
     D = 2.0 * z * math.sqrt(k * m / n) / math.sqrt(d)

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks
+
 
 def _gain(name, x, nv):
-    a = np.asarray(x, dtype=float)
+    a = _checks.array(name, x, None)
     if a.ndim == 0:
         a = np.full(nv, float(a))
     if a.shape != (nv,):
         raise ValueError(f"{name}: expected a number or {nv} numbers (one per velocity variable), got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or inf")
     return a
+
+
+def _period(period):
+    return None if period is None else _checks.number("period (a sampling period in seconds, or None)", period,
+                                                       positive=True)
 
 
 class PD:
@@ -43,9 +48,7 @@ class PD:
     def __init__(self, kp, kd, q_ref=None, qd_ref=None, *, times=None, period=None, tau_ff=None):
         self.kp, self.kd = kp, kd
         self.q_ref, self.qd_ref, self.times, self.tau_ff = q_ref, qd_ref, times, tau_ff
-        if period is not None and not (np.isfinite(period) and period > 0):
-            raise ValueError(f"period: expected a positive sampling period or None, got {period!r}")
-        self.period = None if period is None else float(period)
+        self.period = _period(period)
         self._model = None
         if times is not None:
             tt = np.asarray(times, dtype=float)
@@ -119,18 +122,12 @@ class TorqueTable:
     """
 
     def __init__(self, times, tau, *, period=None):
-        tt = np.asarray(times, dtype=float)
-        if tt.ndim != 1 or len(tt) < 1 or not np.all(np.isfinite(tt)) or np.any(np.diff(tt) <= 0):
+        tt = _checks.array("times", times, None)
+        if tt.ndim != 1 or len(tt) < 1 or np.any(np.diff(tt) <= 0):
             raise ValueError("times: expected an increasing 1-D array of finite sample times")
-        tau = np.asarray(tau, dtype=float)
-        if tau.ndim != 2 or tau.shape[0] != len(tt):
-            raise ValueError(f"tau: expected a table of shape ({len(tt)}, nv) (one row per time), got {tau.shape}")
-        if not np.all(np.isfinite(tau)):
-            raise ValueError("tau: contains NaN or inf")
-        if period is not None and not (np.isfinite(period) and period > 0):
-            raise ValueError(f"period: expected a positive sampling period or None, got {period!r}")
+        tau = _checks.array("tau", tau, (len(tt), None), what="a table with one row per time")
         self.times, self.tau = tt, tau
-        self.period = None if period is None else float(period)
+        self.period = _period(period)
         self._model = None
 
     def bind(self, model) -> "TorqueTable":

@@ -21,25 +21,15 @@ import warnings
 
 import numpy as np
 
+from .. import _checks
 from ..dynamics import aba
-from ..model.model import Model
+from ..errors import SimulationError, SimulationWarning
+from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .controllers import PD, TorqueTable
 from .events import Event, EventMonitor, check_events
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import EventRecord, Trajectory, model_fingerprint
-
-
-class SimulationError(RuntimeError):
-    """A run that could not go on (e.g. an adaptive step failed); ``.trajectory`` holds what it had."""
-
-    def __init__(self, message, trajectory=None):
-        super().__init__(message)
-        self.trajectory = trajectory
-
-
-class SimulationWarning(RuntimeWarning):
-    """A run ended early because its state became non-finite (the trajectory keeps what it had)."""
 
 
 class _NonFinite(Exception):
@@ -48,41 +38,24 @@ class _NonFinite(Exception):
 
 # ---- argument checks --------------------------------------------------------------------------
 def _check_model(model):
-    if not isinstance(model, Model):
-        raise TypeError(f"model: expected an mb.Model, got {type(model).__name__}")
-    model._require_numeric()
+    _checks.model(model)
 
 
 def _state_vector(name, x, n):
-    try:
-        a = np.array(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {n} numbers") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or inf")
-    return a
+    return _checks.vector(name, x, n)
 
 
 def _positive(name, x, allow_zero=False):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {x!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name}: expected a finite number {'≥' if allow_zero else '>'} 0, got {x!r}")
-    return v
+    return _checks.number(name, x, nonneg=allow_zero, positive=not allow_zero)
 
 
 def check_initial_state(model, space, q0, qd0):
     q = _state_vector("q0", q0, model.nq)
     qd = _state_vector("qd0", qd0, model.nv)
     for s in space.quaternion_starts:
-        n = np.linalg.norm(q[s:s + 4])
-        if n < 1e-12:
+        if not np.any(q[s:s + 4]):
             raise ValueError(f"q0: the quaternion at q0[{s}:{s + 4}] is zero; expected a unit quaternion")
-        q[s:s + 4] /= n
+        q[s:s + 4] = unit_quaternion(q[s:s + 4])
     return q, qd
 
 
@@ -335,13 +308,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     (1001, True)
     """
     _check_model(model)
-    if not isinstance(integrator, str) or (integrator not in FIXED_STEP and integrator not in ADAPTIVE):
-        raise ValueError(f"integrator: unknown integrator {integrator!r}; expected one of "
-                         f"{list(FIXED_STEP) + list(ADAPTIVE)}")
+    _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
     dt = _positive("dt", dt)
-    if not isinstance(record_every, (int, np.integer)) or record_every < 1:
-        raise ValueError(f"record_every: expected an integer ≥ 1, got {record_every!r}")
+    record_every = _checks.integer("record_every", record_every, lo=1)
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
     events = check_events(events)
     system = System(model, controller, f_ext, constraints, contact)

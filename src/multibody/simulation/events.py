@@ -16,6 +16,8 @@ from typing import Callable
 
 import numpy as np
 
+from .. import _checks
+
 #: crossing times are located to this width of the bracket (seconds)
 EVENT_TIME_TOL = 1e-12
 #: an event that fires this many times in a row within ZENO_WINDOW seconds "fires forever"
@@ -45,13 +47,9 @@ class Event:
     name: str | None = None
 
     def __post_init__(self):
-        if not callable(self.guard):
-            raise TypeError(f"guard: expected a callable g(t, q, qd) -> float, got {type(self.guard).__name__}")
-        if self.reset is not None and not callable(self.reset):
-            raise TypeError(f"reset: expected a callable (t, q, qd) -> (q, qd) or None, "
-                            f"got {type(self.reset).__name__}")
-        if self.direction not in (-1, 0, 1):
-            raise ValueError(f"direction: expected -1, 0 or +1, got {self.direction!r}")
+        _checks.function("guard", self.guard, signature="g(t, q, qd) -> float")
+        _checks.function("reset", self.reset, optional=True, signature="(t, q, qd) -> (q, qd)")
+        _checks.one_of("direction", self.direction, (-1, 0, 1))
         if self.name is None:
             object.__setattr__(self, "name", getattr(self.guard, "__name__", "event"))
 

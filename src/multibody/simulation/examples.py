@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .. import _checks
 from ..model.builder import ModelBuilder
 from ..model.joints import JointType
 from .constraints import (DEFAULT_BAUMGARTE_TIME, AxisConstraint, ConstraintSet, GammaQ, JointCoupling, JointPath,
@@ -57,10 +58,8 @@ def four_bar(crank: float = 1.0, coupler: float = 2.0, rocker: float = 2.0, grou
     """
     lengths = dict(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density)
     for name, v in lengths.items():
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"{name}: expected a positive number, got {v!r}")
-    if not np.isfinite(gravity):
-        raise ValueError(f"gravity: expected a finite number, got {gravity!r}")
+        _checks.number(name, v, positive=True)
+    _checks.number("gravity", gravity)
     b = ModelBuilder("four_bar", gravity=(0.0, -float(gravity), 0.0))
 
     def rod(L):

@@ -18,21 +18,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks
 from ..dynamics import crba
 from .events import Event
 
 
 def _matrix(name, J, nv):
-    try:
-        a = np.array(J, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a matrix with {nv} columns") from None
+    a = _checks.array(name, J, None)
     if a.ndim == 1:
         a = a[None]
     if a.ndim != 2 or a.shape[1] != nv:
         raise ValueError(f"{name}: expected shape (k, {nv}) (one row per contact direction), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: contains NaN or inf")
     return a
 
 
@@ -63,9 +59,7 @@ def impact_map(model, q, qd, contact_jacobian, restitution=0.0, *, constraint_ja
     """
     nv = model.nv
     q = np.asarray(q, dtype=float)
-    qd = np.array(qd, dtype=float)
-    if qd.shape != (nv,) or not np.all(np.isfinite(qd)):
-        raise ValueError(f"qd: expected {nv} finite numbers, got {qd!r}")
+    qd = _checks.vector("qd", qd, nv)
     if callable(contact_jacobian):
         contact_jacobian = contact_jacobian(model, q)
     T_rho = _matrix("contact_jacobian", contact_jacobian, nv)
@@ -127,14 +121,9 @@ def joint_wall(model, joint, position, side="lower", restitution=1.0, name=None)
     if model.nv_joint[j] != 1 or model.nq_joint[j] != 1:
         raise ValueError(f"joint: {model.joint_names[j]!r} has {model.nv_joint[j]} degrees of freedom; "
                          f"a joint wall needs a 1-dof joint")
-    if side not in ("lower", "upper"):
-        raise ValueError(f"side: expected 'lower' or 'upper', got {side!r}")
-    pos = float(position)
-    if not np.isfinite(pos):
-        raise ValueError(f"position: expected a finite number, got {position!r}")
-    e = float(restitution)
-    if not (np.isfinite(e) and e >= 0):
-        raise ValueError(f"restitution: expected a number ≥ 0, got {restitution!r}")
+    _checks.one_of("side", side, ("lower", "upper"))
+    pos = _checks.number("position", position)
+    e = _checks.number("restitution", restitution, nonneg=True)
     qi, vi = int(model.q_start[j]), int(model.v_start[j])
     row = np.zeros((1, model.nv))
     row[0, vi] = 1.0

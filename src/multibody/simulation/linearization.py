@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks
 from ..dynamics import aba
 from ..dynamics import crba
 from ..dynamics import rnea
@@ -36,17 +37,10 @@ def linearize(model, q, qd, tau=None, f_ext=None, *, step=1e-3):
     (True, True)
     """
     nv = model.nv
-    q = np.array(q, dtype=float)
-    qd = np.array(qd, dtype=float)
-    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"q: expected {model.nq} finite numbers, got {q!r}")
-    if qd.shape != (nv,) or not np.all(np.isfinite(qd)):
-        raise ValueError(f"qd: expected {nv} finite numbers, got {qd!r}")
-    tau = np.zeros(nv) if tau is None else np.array(tau, dtype=float)
-    if tau.shape != (nv,) or not np.all(np.isfinite(tau)):
-        raise ValueError(f"tau: expected {nv} finite numbers, got {tau!r}")
-    if not (np.isfinite(step) and step > 0):
-        raise ValueError(f"step: expected a positive finite number, got {step!r}")
+    q = _checks.vector("q", q, model.nq)
+    qd = _checks.vector("qd", qd, nv)
+    tau = np.zeros(nv) if tau is None else _checks.vector("tau", tau, nv)
+    step = _checks.number("step", step, positive=True)
     qdd0 = aba(model, q, qd, tau, f_ext)
     M = crba(model, q)
     Minv = np.linalg.inv(M)

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..core import _core
+from ..spatial.rotations import unit_quaternion
 from .controllers import PD, TorqueTable
 
 #: False sends every run through the Python loop (the tests compare the two paths).
@@ -144,11 +145,11 @@ def batch_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every):
     space = StateSpace(model)
     Q0 = np.array(Q0, dtype=float)
     for s in space.quaternion_starts:
-        norms = np.linalg.norm(Q0[:, s:s + 4], axis=1)
-        if np.any(norms < 1e-12):
-            raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(norms < 1e-12))}, {s}:{s + 4}] is zero; "
+        zero = ~np.any(Q0[:, s:s + 4], axis=1)
+        if np.any(zero):
+            raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(zero))}, {s}:{s + 4}] is zero; "
                              f"expected a unit quaternion")
-        Q0[:, s:s + 4] /= norms[:, None]
+        Q0[:, s:s + 4] = unit_quaternion(Q0[:, s:s + 4])
     T, Q, QD, QDD, TAU, info = run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every,
                                             keep_last=False)
     counts = info[:, 0].astype(int)

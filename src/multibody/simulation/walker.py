@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _checks
 from ..dynamics import hybrid_dynamics
 from ..kinematics import point_position, point_velocity
 from ..kinematics import point_jacobian
@@ -307,11 +308,9 @@ def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0,
     ['xs', 'ys', 'q1', 'q2', 'q3']
     """
     for name, v in dict(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, g=g).items():
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"{name}: expected a positive number, got {v!r}")
+        _checks.number(name, v, positive=True)
     for name, v in dict(l_u=l_u, k_h=k_h, gamma=gamma, I_0=I_0).items():
-        if not np.isfinite(v):
-            raise ValueError(f"{name}: expected a finite number, got {v!r}")
+        _checks.number(name, v)
     if upper_body:
         from ..models import biped_upper_body
         model = biped_upper_body(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, l_u=l_u, k_h=k_h, g=g, gamma=gamma,

@@ -1,7 +1,8 @@
 """Argument checking shared by the spatial-algebra functions.
 
 Every public function converts its inputs with :func:`as_real` and checks their shapes here, so
-the error messages have one form: ``"<function>: <argument> must ..., got shape (...)"``.
+the error messages have one form: ``"<function>: <argument> must ..., got shape (...)"``, and the
+exception class follows the one rule of :mod:`multibody._checks`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ __all__ = ["as_real", "shape_error", "check_last", "check_last2"]
 
 
 def as_real(x, fn: str, name: str) -> np.ndarray:
-    """Return ``x`` as a float64 array; raise ValueError for non-numeric, complex, NaN or inf."""
+    """Return ``x`` as a float64 array.
+
+    The rule of :mod:`multibody._checks`: TypeError for what is not real numbers (None, strings,
+    complex, objects); ValueError for NaN or inf (and, in the checks below, for shapes)."""
     tx = type(x)
     if tx is float or tx is int:
         if not math.isfinite(x):
@@ -23,14 +27,15 @@ def as_real(x, fn: str, name: str) -> np.ndarray:
     if tx is np.ndarray and x.dtype == np.float64:
         a = x
     else:
-        if np.iscomplexobj(x):
-            raise ValueError(f"{fn}: {name} must be real, got a complex array")
         try:
-            a = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{fn}: {name} must be a real numeric array, got {type(x).__name__} ({exc})"
-            ) from None
+            raw = np.asarray(x)
+        except ValueError:  # nested sequences of unequal lengths
+            raise ValueError(f"{fn}: {name} must be a real numeric array, got ragged nested sequences") from None
+        if raw.dtype.kind == "c":
+            raise TypeError(f"{fn}: {name} must be real, got a complex array")
+        if raw.dtype.kind not in "iuf":
+            raise TypeError(f"{fn}: {name} must be a real numeric array, got {type(x).__name__}")
+        a = raw.astype(np.float64, copy=False)
     if not np.isfinite(a).all():
         raise ValueError(f"{fn}: {name} contains NaN or inf")
     return a

@@ -269,11 +269,26 @@ def quat_to_matrix(q) -> np.ndarray:
     return _quat_to_matrix(a, "quat_to_matrix")
 
 
-def _quat_to_matrix(q: np.ndarray, fn: str) -> np.ndarray:
-    n = np.linalg.norm(q, axis=-1)
-    if np.any(n == 0):
+def unit_quaternion(q, fn: str = "q") -> np.ndarray:
+    """``q / |q|`` over the last axis, for any finite nonzero ``q`` — entries of 1e200 or 1e-200 too.
+
+    The entries are first scaled by the power of two that brings the largest into [0.5, 1): exact,
+    so ordinary quaternions give the same bits as ``q / |q|``, and the squared norm can neither
+    overflow nor underflow.  A zero quaternion raises ``ValueError`` naming ``fn``.
+
+    >>> unit_quaternion(1e200 * np.array([1.0, 1.0, 0.0, 0.0])) * np.sqrt(2)
+    array([1., 1., 0., 0.])
+    """
+    q = np.asarray(q, dtype=float)
+    top = np.max(np.abs(q), axis=-1, keepdims=True)
+    if np.any(top == 0):
         raise ValueError(f"{fn}: q must be a nonzero quaternion, got norm 0")
-    q = q / n[..., None]
+    q = np.ldexp(q, -np.frexp(top)[1])
+    return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
+
+
+def _quat_to_matrix(q: np.ndarray, fn: str) -> np.ndarray:
+    q = unit_quaternion(q, fn)
     q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     E = np.empty(q.shape[:-1] + (3, 3))
     E[..., 0, 0] = q0 * q0 + q1 * q1 - 0.5

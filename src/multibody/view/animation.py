@@ -29,6 +29,7 @@ from importlib import resources
 
 import numpy as np
 
+from .. import _checks
 from ..model.model import Geometry, Model
 from .._io import NotRegularFile, open_regular, write_bytes
 from .appearance import Camera, appearance_of, characteristic_length, load_mesh
@@ -339,10 +340,7 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
         description = anim.meta.get("description") if description is None else description
     if isinstance(getattr(model, "model", None), Model):      # a Mechanism: draw its tree
         model = model.model
-    if not isinstance(model, Model):
-        raise TypeError(f"model: expected a multibody.Model, got {type(model).__name__}")
-    if model.is_symbolic:
-        raise ValueError("model has symbolic parameters; call model.subs({...}) first")
+    _checks.model(model)
     camera = model.camera if camera is None else camera
     if camera is not None and not isinstance(camera, Camera):
         raise TypeError(f"camera: expected a multibody.view.Camera, got {type(camera).__name__}")

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks
 from ..model.joints import JointType
 from ..model.model import Geometry, Model
 
@@ -68,13 +69,10 @@ class Camera:
 
     def __post_init__(self):
         for k in ("direction", "up", "track_point") + (("locus",) if self.locus is not None else ()):
-            a = np.asarray(getattr(self, k), dtype=float)
-            if a.shape != (3,) or not np.all(np.isfinite(a)):
-                raise ValueError(f"Camera.{k}: expected 3 finite numbers, got {getattr(self, k)!r}")
+            _checks.vector(f"Camera.{k}", getattr(self, k), 3)
         if np.linalg.norm(self.direction) < 1e-12 or np.linalg.norm(self.up) < 1e-12:
             raise ValueError("Camera: direction and up must be non-zero vectors")
-        if not (np.isfinite(self.zoom) and self.zoom > 0):
-            raise ValueError(f"Camera.zoom: expected a positive number, got {self.zoom!r}")
+        _checks.number("Camera.zoom", self.zoom, positive=True)
 
 
 # ---- drawing instructions (spatial_v2 argument conventions) ----------------------------------------
@@ -91,10 +89,7 @@ def _rgba(colour):
 
 
 def _vec(name, v):
-    a = np.asarray(v, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: expected 3 finite numbers, got {v!r}")
-    return a
+    return _checks.vector(name, v, 3)
 
 
 def rotation_z_to(direction) -> np.ndarray:
@@ -120,8 +115,7 @@ def box(body, corner0, corner1, colour=None, name=None) -> Geometry:
 def cylinder(body, end0, end1, radius, colour=None, name=None, capsule=False) -> Geometry:
     """spatial_v2 ``'cyl'``: a cylinder of ``radius`` between two end points (body coordinates)."""
     a, b = _vec("end0", end0), _vec("end1", end1)
-    if not radius > 0:
-        raise ValueError(f"radius: expected a positive number, got {radius!r}")
+    radius = _checks.number("radius", radius, positive=True)
     return Geometry(body=body, kind="capsule" if capsule else "cylinder",
                     size=(float(radius), float(np.linalg.norm(b - a))), rotation=rotation_z_to(b - a),
                     translation=(a + b) / 2, rgba=_rgba(colour), name=name)
@@ -134,16 +128,15 @@ def capsule(body, end0, end1, radius, colour=None, name=None) -> Geometry:
 
 def sphere(body, centre, radius, colour=None, name=None) -> Geometry:
     """spatial_v2 ``'sphere'``: a sphere of ``radius`` at ``centre`` (body coordinates)."""
-    if not radius > 0:
-        raise ValueError(f"radius: expected a positive number, got {radius!r}")
+    radius = _checks.number("radius", radius, positive=True)
     return Geometry(body=body, kind="sphere", size=(float(radius),), rotation=np.eye(3),
                     translation=_vec("centre", centre), rgba=_rgba(colour), name=name)
 
 
 def line(body, points, colour=None, width=2.0, name=None) -> Geometry:
     """spatial_v2 ``'line'``: a polyline through ``points`` (n × 3, body coordinates)."""
-    p = np.asarray(points, dtype=float)
-    if p.ndim != 2 or p.shape[1] != 3 or len(p) < 2 or not np.all(np.isfinite(p)):
+    p = _checks.array("points", points, None)
+    if p.ndim != 2 or p.shape[1] != 3 or len(p) < 2:
         raise ValueError(f"points: expected an (n, 3) array of finite numbers with n ≥ 2, got shape {p.shape}")
     return Geometry(body=body, kind="line", size=(float(width),), rotation=np.eye(3), translation=np.zeros(3),
                     rgba=_rgba(colour), name=name, vertices=p)
@@ -153,8 +146,8 @@ def solid(body, vertices, faces, colour=None, name=None) -> Geometry:
     """spatial_v2 ``'vertices'`` + ``'faces'``/``'triangles'``: a polyhedron from vertices and polygons.
 
     Polygons list vertex indices counter-clockwise seen from outside (0-based)."""
-    v = np.asarray(vertices, dtype=float)
-    if v.ndim != 2 or v.shape[1] != 3 or not np.all(np.isfinite(v)):
+    v = _checks.array("vertices", vertices, (None, 3), what="an (n, 3) array of finite numbers")
+    if v.ndim != 2:
         raise ValueError(f"vertices: expected an (n, 3) array of finite numbers, got shape {v.shape}")
     polys = tuple(tuple(int(i) for i in f) for f in faces)
     for f in polys:
@@ -167,8 +160,10 @@ def solid(body, vertices, faces, colour=None, name=None) -> Geometry:
 def tiles(body=-1, centre=(0.0, 0.0, 0.0), half_size=(2.0, 2.0), tile=0.25, normal=(0.0, 0.0, 1.0),
           colour=(0.55, 0.55, 0.6, 1.0), name="floor") -> Geometry:
     """spatial_v2 ``'tiles'``: a chequered floor tile perpendicular to ``normal`` at ``centre``."""
-    if not (tile > 0 and half_size[0] > 0 and half_size[1] > 0):
-        raise ValueError("tiles: half_size and tile must be positive")
+    tile = _checks.number("tile", tile, positive=True)
+    half_size = _checks.vector("half_size", half_size, 2)
+    if not np.all(half_size > 0):
+        raise ValueError(f"half_size: expected 2 numbers > 0, got {half_size.tolist()}")
     return Geometry(body=body, kind="tiles", size=(float(half_size[0]), float(half_size[1]), float(tile)),
                     rotation=rotation_z_to(normal), translation=_vec("centre", centre), rgba=_rgba(colour),
                     name=name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _checks
 from ..model.model import Model
 from .appearance import appearance_of, characteristic_length, triangles
 
@@ -18,12 +19,7 @@ FRAME_COLOURS = ("red", "green", "blue")   # x, y, z axes, as in proNEu's plotBo
 
 
 def _check_q(model, q):
-    q = np.asarray(q, dtype=float)
-    if q.shape != (model.nq,):
-        raise ValueError(f"q: expected shape ({model.nq},) for model {model.name!r}, got {q.shape}")
-    if not np.all(np.isfinite(q)):
-        raise ValueError("q: contains NaN or inf")
-    return q
+    return _checks.vector("q", q, model.nq)
 
 
 def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bool = True,
@@ -57,10 +53,7 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
 
     if isinstance(getattr(model, "model", None), Model):      # a Mechanism: draw its tree
         model = model.model
-    if not isinstance(model, Model):
-        raise TypeError(f"model: expected a multibody.Model, got {type(model).__name__}")
-    if model.is_symbolic:
-        raise ValueError("model has symbolic parameters; call model.subs({...}) first")
+    _checks.model(model)
     q = model.neutral() if q is None else _check_q(model, q)
     if ax is None:
         fig = plt.figure(figsize=(6.4, 6.0))
