@@ -41,7 +41,7 @@ _PUBLIC = {
 _EAGER = (".core", ".dynamics", ".dynamics.floating", ".kinematics", ".model.builder", ".model.configuration",
           ".model.joints", ".model.model", ".model.urdf", ".model.mjcf")
 # subpackages and modules reachable as attributes (mb.sparse, mb.view, …), imported on first use
-_SUBMODULES = ("codegen", "dynamics", "engine", "kinematics", "models", "simulation", "sparse", "spatial",
+_SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "models", "simulation", "sparse", "spatial",
                "spatial_v2", "symbolic", "view")
 # the previous release's second spellings: they still work, with a DeprecationWarning naming the
 # one name (the seeds' spellings all live in multibody.spatial_v2)
