@@ -21,6 +21,7 @@ except ImportError as exc:  # pragma: no cover - only without a build
                       "`python setup.py build_ext --inplace` in a checkout") from exc
 
 CModel = _core.CModel
+ResultOverflowError = _core.ResultOverflowError  # a ValueError: finite inputs, inf/NaN result
 
 
 def set_num_threads(n: int) -> None:

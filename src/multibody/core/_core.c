@@ -83,6 +83,9 @@ static PyMethodDef methods[] = {
      "mpy_kernel(op, M, lam, x, y): y[b] = op(M[b]) x[b], op 0 H, 1 L, 2 L^T, 3 L^-1, 4 L^-T"},
     {"solve_ltdl_kernel", (PyCFunction)(void (*)(void))py_solve_ltdl_kernel, METH_FASTCALL,
      "solve_ltdl_kernel(L, d, lam, rhs, x): x[b] = L^-1 D^-1 L^-T rhs[b]"},
+    {"gate", (PyCFunction)(void (*)(void))py_gate, METH_FASTCALL,
+     "gate(name, x) -> x as a native, aligned, C-contiguous float64 array (gate.h: the rules every array "
+     "argument of the core passes); TypeError/ValueError naming `name`"},
     {"set_num_threads", py_set_num_threads, METH_O, "Threads used by large batches (≥ 1)."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
     {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},
@@ -106,7 +109,11 @@ PyMODINIT_FUNC PyInit__core(void)
         return NULL;
     attr_c = PyUnicode_InternFromString("_c");
     reuse_capsule = PyCapsule_New(&reuse_handler, "mem_handler", NULL);
-    if (!attr_c || !reuse_capsule)
+    ResultOverflowError = PyErr_NewExceptionWithDoc(
+        "multibody.core._core.ResultOverflowError",
+        "A result overflowed (inf or NaN) although every input was finite: the inputs are too large "
+        "(a simulation that blew up).  A ValueError.", PyExc_ValueError, NULL);
+    if (!attr_c || !reuse_capsule || !ResultOverflowError)
         return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (!mod)
@@ -122,6 +129,7 @@ PyMODINIT_FUNC PyInit__core(void)
     Py_INCREF(&FastFunctionType);
     if (PyModule_AddObject(mod, "CModel", (PyObject *)&CModelType) < 0 ||
         PyModule_AddObject(mod, "fast_function", (PyObject *)&FastFunctionType) < 0 ||
+        PyModule_AddObjectRef(mod, "ResultOverflowError", ResultOverflowError) < 0 ||
         PyModule_AddIntConstant(mod, "PARALLEL_MIN_BATCH", PARALLEL_MIN_BATCH) < 0 ||
         PyModule_AddIntConstant(mod, "LANES", lanes_active->width) < 0) {
         Py_DECREF(mod);

@@ -113,6 +113,8 @@ int run_batch(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N)
 /* The one place where a status code becomes a Python error. */
 PyObject *raise_status(int status)
 {
+    if (status == STATUS_PY_ERROR)
+        return NULL;
     if (status == MB_NO_MEMORY)
         return PyErr_NoMemory();
     PyErr_SetString(PyExc_ValueError, mb_status_message(status));
@@ -153,15 +155,21 @@ PyObject *py_use_lanes(PyObject *self, PyObject *arg)
     return PyUnicode_FromString(before);
 }
 
-/* Run a job: single states on the model's own workspace with the GIL, batches without it. */
+/* Run a job: single states on the model's own workspace with the GIL, batches without it; then
+ * check its outputs. */
 int execute(CModel *cm, state_fn fn, const job *j, int batch, Py_ssize_t N)
 {
     int st;
-    if (!batch)
-        return fn(&cm->m, cm->single, j, 0);
-    Py_BEGIN_ALLOW_THREADS
-    st = run_batch(&cm->m, fn, j, N);
-    Py_END_ALLOW_THREADS
+    if (!batch) {
+        st = fn(&cm->m, cm->single, j, 0);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        st = run_batch(&cm->m, fn, j, N);
+        Py_END_ALLOW_THREADS
+    }
+    /* finite inputs can still overflow (q̇ = 1e200 squares to inf): never hand back inf or NaN */
+    if (st == MB_OK && !outputs_finite(j, batch, N))
+        st = STATUS_PY_ERROR;
     return st;
 }
 

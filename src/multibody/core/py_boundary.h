@@ -1,7 +1,8 @@
 /* py_boundary.h — what the files of the CPython boundary (py_*.c, _core.c) share.
  *
  *   py_model.c       CModel: the constant C model and the single-state workspace
- *   py_gate.c        arguments: array layouts, shapes, scalar ranges (errors name the argument)
+ *   gate.h           the one array gate (also #included by the modules codegen.compile builds)
+ *   py_gate.c        arguments: the gate, shapes, batch layouts, scalar ranges (errors name them)
  *   py_states.c      per-state functions: check state n of a job, run its kernel
  *   py_batch.c       running a job: GIL, threads, SIMD lanes; status code → Python error
  *   py_output.c      output arrays (large ones reuse the last block freed)
@@ -31,6 +32,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "gate.h"
 
 /* Batches at least this large run on all threads; smaller ones stay on the calling thread, where
  * starting threads would cost more than it saves. */
@@ -56,6 +58,7 @@ typedef int (*forward_fn)(const mb_model *, mb_data *, const double *, const dou
                           const double *, double *);
 
 typedef struct job {
+    const char *name;           /* the entry point, for errors                                  */
     const double *in[MAX_IN];   /* inputs; state n reads in[k] + n * step[k] (step 0: shared)  */
     Py_ssize_t step[MAX_IN];
     double *out[MAX_OUT];       /* outputs; state n writes out[k] + n * ostep[k]                */
@@ -104,6 +107,8 @@ extern const mb_lanes_impl *lanes_active;
 int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, Py_ssize_t min_parallel);
 int run_batch(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N);
 int execute(CModel *cm, state_fn fn, const job *j, int batch, Py_ssize_t N);
+/* A status beyond status.h's table: the Python error is already set (execute's result check). */
+#define STATUS_PY_ERROR (-1)
 PyObject *raise_status(int status);
 PyObject *py_use_lanes(PyObject *self, PyObject *arg);
 PyObject *py_set_num_threads(PyObject *self, PyObject *arg);
@@ -111,24 +116,37 @@ PyObject *py_get_num_threads(PyObject *self, PyObject *unused);
 
 /* ---- py_gate.c ------------------------------------------------------------------------------- */
 
+/* The arrays an entry point got from the gate (new references), released together at its end. */
+enum { GATE_HOLD_MAX = 24 };
 typedef struct {
+    PyObject *o[GATE_HOLD_MAX];
+    int n;
+} gate_hold;
+
+/* One state input of a job: the argument, its name, its trailing shape (t0[, t1]). */
+typedef struct {
+    const char *name;
     PyObject *obj;
     int tail_nd;
     npy_intp t0, t1;
+    int optional;  /* None means "absent" (f_ext, body_states' rates); else None is a TypeError */
 } arg_spec;
 
-int layout_ok(PyObject *o, int extra, int tail_nd, npy_intp t0, npy_intp t1, npy_intp *lead);
-int bind_inputs(arg_spec *specs, int count, job *j, Py_ssize_t *N, int *batch);
+PyArrayObject *hold_gate(gate_hold *h, PyObject *o, const char *name, int type, int flags);
+void hold_release(gate_hold *h);
+int bind_inputs(const arg_spec *specs, int count, job *j, gate_hold *h, Py_ssize_t *N, int *batch);
+PyArrayObject *gated_array(gate_hold *h, PyObject *o, const char *name, int type, int ndim, npy_intp *dims, int flags);
+int *lam_ints(gate_hold *h, PyObject *o, npy_intp n);
+int lead_ok(PyArrayObject *a, npy_intp B, const char *name);
+/* ValueError subclass of results that overflowed from finite inputs (a simulation that blew up). */
+extern PyObject *ResultOverflowError;
+int outputs_finite(const job *j, int batch, Py_ssize_t N);
 int nargs_ok(Py_ssize_t nargs, Py_ssize_t want, const char *fn);
 CModel *entry_model(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *name);
-PyArrayObject *strict_array(PyObject *o, const char *name, int type, int ndim, npy_intp *dims, int out);
-int *lam_ints(PyObject *o, npy_intp n);
-int lead_ok(PyArrayObject *a, npy_intp B, const char *name);
 int get_long(PyObject *o, const char *name, long lo, long hi, long *out);
 int get_double(PyObject *o, const char *name, double lo, int allow_lo, double *out);
 int finite_array(PyArrayObject *a, const char *name);
-PyArrayObject *double_vector(PyObject *o, const char *name, npy_intp n);
-PyArrayObject *double_array(PyObject *o, const char *name, int ndim, npy_intp d0, npy_intp d1);
+PyObject *py_gate(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- py_output.c ----------------------------------------------------------------------------- */
 
@@ -144,6 +162,17 @@ void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state);
 
 PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int nd, npy_intp t0,
                               npy_intp t1);
+/* An entry point whose body impl(args, nargs, h) takes arrays through the gate into h. */
+#define GATED_ENTRY(name, impl)                                                                     \
+    PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs)                          \
+    {                                                                                                \
+        (void)self;                                                                                  \
+        gate_hold h;                                                                                 \
+        h.n = 0;                                                                                     \
+        PyObject *result = impl(args, nargs, &h);                                                    \
+        hold_release(&h);                                                                            \
+        return result;                                                                               \
+    }
 #define MB_ENTRY(name) PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 MB_ENTRY(py_rnea);
 MB_ENTRY(py_aba);

@@ -4,9 +4,8 @@
 /* ground_contact(cmodel, q (nq), qd (nv), z (ns), bodies (np,) int64, points (np, 3), nd, K, D, mu)
  *   -> (f_ext (nb, 6), zdot (ns,), F (np, 3), pos (np, 3), in_contact (np,) bool, sticking (np,) bool)
  * ns = (nd − 1)·np tangential deformations when mu > 0, else 0.  Single state, GIL held. */
-PyObject *py_ground_contact(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *ground_contact_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
     if (!nargs_ok(nargs, 10, "ground_contact"))
         return NULL;
     CModel *cm = get_model(args[0]);
@@ -19,12 +18,12 @@ PyObject *py_ground_contact(PyObject *self, PyObject *const *args, Py_ssize_t na
         !get_double(args[9], "mu", 0.0, 1, &mu) || !get_double(args[8], "D", 0.0, mu == 0.0, &D))
         return NULL;
     npy_intp db[1] = {-1};
-    PyArrayObject *bodies = strict_array(args[4], "bodies", NPY_INT64, 1, db, 0);
+    PyArrayObject *bodies = gated_array(held, args[4], "bodies", NPY_INT64, 1, db, 0);
     if (!bodies)
         return NULL;
     const npy_intp np_ = db[0];
     npy_intp dp[2] = {np_, 3};
-    PyArrayObject *points = strict_array(args[5], "points", NPY_DOUBLE, 2, dp, 0);
+    PyArrayObject *points = gated_array(held, args[5], "points", NPY_DOUBLE, 2, dp, 0);
     if (!points || !finite_array(points, "points"))
         return NULL;
     const npy_int64 *bd = PyArray_DATA(bodies);
@@ -35,9 +34,9 @@ PyObject *py_ground_contact(PyObject *self, PyObject *const *args, Py_ssize_t na
             return NULL;
         }
     const npy_intp ns = mu > 0.0 ? (nd - 1) * np_ : 0;
-    PyArrayObject *q = double_vector(args[1], "q", m->nq);
-    PyArrayObject *qd = q ? double_vector(args[2], "qd", m->nv) : NULL;
-    PyArrayObject *z = qd ? double_vector(args[3], "z", ns) : NULL;
+    PyArrayObject *q = gated_array(held, args[1], "q", NPY_DOUBLE, 1, (npy_intp[]){m->nq}, 0);
+    PyArrayObject *qd = q ? gated_array(held, args[2], "qd", NPY_DOUBLE, 1, (npy_intp[]){m->nv}, 0) : NULL;
+    PyArrayObject *z = qd ? gated_array(held, args[3], "z", NPY_DOUBLE, 1, (npy_intp[]){ns}, 0) : NULL;
     PyObject *out[6] = {NULL};
     int st = MB_OK;
     if (!z)
@@ -65,11 +64,12 @@ PyObject *py_ground_contact(PyObject *self, PyObject *const *args, Py_ssize_t na
                       PyArray_DATA((PyArrayObject *)out[0]), PyArray_DATA((PyArrayObject *)out[1]),
                       PyArray_DATA((PyArrayObject *)out[2]), PyArray_DATA((PyArrayObject *)out[3]),
                       PyArray_DATA((PyArrayObject *)out[4]), PyArray_DATA((PyArrayObject *)out[5]));
-    Py_DECREF(q), Py_DECREF(qd), Py_DECREF(z);
     return Py_BuildValue("(NNNNNN)", out[0], out[1], out[2], out[3], out[4], out[5]);
 done:
-    Py_XDECREF(q), Py_XDECREF(qd), Py_XDECREF(z);
     for (int k = 0; k < 6; k++)
         Py_XDECREF(out[k]);
     return NULL;
 }
+
+/* The public entry points: each runs its _entry with a hold for the arrays the gate makes. */
+GATED_ENTRY(py_ground_contact, ground_contact_entry)

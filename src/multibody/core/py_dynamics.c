@@ -21,19 +21,20 @@ PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch, Py_ssi
 }
 
 /* Shared body of the algorithms with one vector result: rnea, and aba, fd_crb, fd_sparse (forward). */
-static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn,
-                                   forward_fn forward)
+static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, gate_hold *held, const char *name,
+                                   state_fn fn, forward_fn forward)
 {
     CModel *cm = entry_model(args, nargs, 5, name);
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
-    arg_spec specs[4] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}, {args[3], 1, m->nv, 0},
-                         {args[4], 2, m->nb, 6}};
-    job j = {0};
+    const char *third = forward ? "tau" : "qdd";
+    const arg_spec specs[4] = {{"q", args[1], 1, m->nq, 0, 0}, {"qd", args[2], 1, m->nv, 0, 0},
+                               {third, args[3], 1, m->nv, 0, 0}, {"f_ext", args[4], 2, m->nb, 6, 1}};
+    job j = {.name = name};
     Py_ssize_t N;
     int batch;
-    const int ok = bind_inputs(specs, 4, &j, &N, &batch);
+    const int ok = bind_inputs(specs, 4, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[3] != NULL;
@@ -47,42 +48,37 @@ static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, cons
     return run_into_new_output(cm, fn, &j, batch, N, 1, m->nv, 0);
 }
 
-PyObject *py_rnea(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *rnea_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
-    return one_vector_result(args, nargs, "rnea", rnea_state, NULL);
+    return one_vector_result(args, nargs, held, "rnea", rnea_state, NULL);
 }
 
-PyObject *py_aba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *aba_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
-    return one_vector_result(args, nargs, "aba", forward_state, mb_aba);
+    return one_vector_result(args, nargs, held, "aba", forward_state, mb_aba);
 }
 
-PyObject *py_fd_crb(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *fd_crb_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
-    return one_vector_result(args, nargs, "fd_crb", forward_state, mb_fd_crb);
+    return one_vector_result(args, nargs, held, "fd_crb", forward_state, mb_fd_crb);
 }
 
-PyObject *py_fd_sparse(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *fd_sparse_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
-    return one_vector_result(args, nargs, "fd_sparse", forward_state, mb_fd_sparse);
+    return one_vector_result(args, nargs, held, "fd_sparse", forward_state, mb_fd_sparse);
 }
 
-PyObject *py_crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *crba_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
     CModel *cm = entry_model(args, nargs, 2, "crba");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
-    arg_spec specs[1] = {{args[1], 1, m->nq, 0}};
-    job j = {0};
+    const arg_spec specs[1] = {{"q", args[1], 1, m->nq, 0, 0}};
+    job j = {.name = "crba"};
     Py_ssize_t N;
     int batch;
-    const int ok = bind_inputs(specs, 1, &j, &N, &batch);
+    const int ok = bind_inputs(specs, 1, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     if (batch && lanes_active)  /* groups of states in vector lanes (run_chunk) */
@@ -90,18 +86,18 @@ PyObject *py_crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return run_into_new_output(cm, crba_state, &j, batch, N, 2, m->nv, m->nv);
 }
 
-PyObject *py_hand_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *hand_c_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
     CModel *cm = entry_model(args, nargs, 4, "hand_c");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
-    arg_spec specs[3] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}, {args[3], 2, m->nb, 6}};
-    job j = {0};
+    const arg_spec specs[3] = {{"q", args[1], 1, m->nq, 0, 0}, {"qd", args[2], 1, m->nv, 0, 0},
+                               {"f_ext", args[3], 2, m->nb, 6, 1}};
+    job j = {.name = "hand_c"};
     Py_ssize_t N;
     int batch;
-    const int ok = bind_inputs(specs, 3, &j, &N, &batch);
+    const int ok = bind_inputs(specs, 3, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[2] != NULL;
@@ -121,25 +117,26 @@ PyObject *py_hand_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* hybrid(cmodel, fd (nb bytes), q, qd, qdd, tau, f_ext) -> (qdd, tau) */
-PyObject *py_hybrid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *hybrid_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
     CModel *cm = entry_model(args, nargs, 7, "hybrid");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
-    PyArrayObject *fd = (PyArrayObject *)args[1];
-    if (!PyArray_Check(args[1]) || PyArray_TYPE(fd) != NPY_BOOL || PyArray_NDIM(fd) != 1 ||
-        PyArray_DIM(fd, 0) != m->nb || !PyArray_IS_C_CONTIGUOUS(fd)) {
+    PyArrayObject *fd = hold_gate(held, args[1], "fd", NPY_BOOL, 0);
+    if (!fd)
+        return NULL;
+    if (PyArray_NDIM(fd) != 1 || PyArray_DIM(fd, 0) != m->nb) {
         PyErr_Format(PyExc_ValueError, "fd: expected %d booleans (one per joint)", m->nb);
         return NULL;
     }
-    arg_spec specs[5] = {{args[2], 1, m->nq, 0}, {args[3], 1, m->nv, 0}, {args[4], 1, m->nv, 0},
-                         {args[5], 1, m->nv, 0}, {args[6], 2, m->nb, 6}};
-    job j = {0};
+    const arg_spec specs[5] = {{"q", args[2], 1, m->nq, 0, 0}, {"qd", args[3], 1, m->nv, 0, 0},
+                               {"qdd", args[4], 1, m->nv, 0, 0}, {"tau", args[5], 1, m->nv, 0, 0},
+                               {"f_ext", args[6], 2, m->nb, 6, 1}};
+    job j = {.name = "hybrid"};
     Py_ssize_t N;
     int batch;
-    const int ok = bind_inputs(specs, 5, &j, &N, &batch);
+    const int ok = bind_inputs(specs, 5, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[4] != NULL;
@@ -160,7 +157,8 @@ PyObject *py_hybrid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* fdfb/idfb(cmodel, xfb, q, qd, tau-or-qdd, f_ext) -> (xd, qdd-or-tau); real joints only */
-static PyObject *floating_entry(PyObject *const *args, Py_ssize_t nargs, const char *name, state_fn fn)
+static PyObject *floating_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held, const char *name,
+                                state_fn fn)
 {
     CModel *cm = entry_model(args, nargs, 6, name);
     if (!cm)
@@ -170,12 +168,15 @@ static PyObject *floating_entry(PyObject *const *args, Py_ssize_t nargs, const c
         PyErr_SetString(PyExc_ValueError, "model: not a floatbase model");
         return NULL;
     }
-    arg_spec specs[5] = {{args[1], 1, 13, 0}, {args[2], 1, m->nq - 6, 0}, {args[3], 1, m->nv - 6, 0},
-                         {args[4], 1, m->nv - 6, 0}, {args[5], 2, m->nb, 6}};
-    job j = {0};
+    const int forward = fn == fdfb_state;
+    const arg_spec specs[5] = {{"xfb", args[1], 1, 13, 0, 0}, {"q", args[2], 1, m->nq - 6, 0, 0},
+                               {"qd", args[3], 1, m->nv - 6, 0, 0},
+                               {forward ? "tau" : "qdd", args[4], 1, m->nv - 6, 0, 0},
+                               {"f_ext", args[5], 2, m->nb, 6, 1}};
+    job j = {.name = name};
     Py_ssize_t N;
     int batch;
-    const int ok = bind_inputs(specs, 5, &j, &N, &batch);
+    const int ok = bind_inputs(specs, 5, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[4] != NULL;
@@ -194,32 +195,30 @@ static PyObject *floating_entry(PyObject *const *args, Py_ssize_t nargs, const c
     return Py_BuildValue("(NN)", xd, out);
 }
 
-PyObject *py_fdfb(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *fdfb_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
-    return floating_entry(args, nargs, "fdfb", fdfb_state);
+    return floating_entry(args, nargs, held, "fdfb", fdfb_state);
 }
 
-PyObject *py_idfb(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *idfb_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
-    return floating_entry(args, nargs, "idfb", idfb_state);
+    return floating_entry(args, nargs, held, "idfb", idfb_state);
 }
 
 /* body_states(cmodel, q, qd|None, qdd|None) -> (R0, p0, V|None, A|None) */
-PyObject *py_body_states(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *body_states_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
     CModel *cm = entry_model(args, nargs, 4, "body_states");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
     PyObject *qdd_arg = args[2] == Py_None ? Py_None : args[3];
-    arg_spec specs[3] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}, {qdd_arg, 1, m->nv, 0}};
-    job j = {0};
+    const arg_spec specs[3] = {{"q", args[1], 1, m->nq, 0, 0}, {"qd", args[2], 1, m->nv, 0, 1},
+                               {"qdd", qdd_arg, 1, m->nv, 0, 1}};
+    job j = {.name = "body_states"};
     Py_ssize_t N;
     int batch;
-    const int ok = bind_inputs(specs, 3, &j, &N, &batch);
+    const int ok = bind_inputs(specs, 3, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     const npy_intp tR[3] = {m->nb, 3, 3}, tp[2] = {m->nb, 3}, tv[2] = {m->nb, 6};
@@ -246,18 +245,17 @@ PyObject *py_body_states(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 }
 
 /* energy(cmodel, q, qd) -> (KE, htot, Itot) */
-PyObject *py_energy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *energy_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
     CModel *cm = entry_model(args, nargs, 3, "energy");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
-    arg_spec specs[2] = {{args[1], 1, m->nq, 0}, {args[2], 1, m->nv, 0}};
-    job j = {0};
+    const arg_spec specs[2] = {{"q", args[1], 1, m->nq, 0, 0}, {"qd", args[2], 1, m->nv, 0, 0}};
+    job j = {.name = "energy"};
     Py_ssize_t N;
     int batch;
-    const int ok = bind_inputs(specs, 2, &j, &N, &batch);
+    const int ok = bind_inputs(specs, 2, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     PyArrayObject *KE = new_output(batch, N, 0, 0, 0), *h = new_output(batch, N, 1, 6, 0),
@@ -276,3 +274,16 @@ PyObject *py_energy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     return Py_BuildValue("(NNN)", KE, h, Itot);
 }
+
+/* The public entry points: each runs its _entry with a hold for the arrays the gate makes. */
+GATED_ENTRY(py_rnea, rnea_entry)
+GATED_ENTRY(py_aba, aba_entry)
+GATED_ENTRY(py_fd_crb, fd_crb_entry)
+GATED_ENTRY(py_fd_sparse, fd_sparse_entry)
+GATED_ENTRY(py_crba, crba_entry)
+GATED_ENTRY(py_hand_c, hand_c_entry)
+GATED_ENTRY(py_hybrid, hybrid_entry)
+GATED_ENTRY(py_fdfb, fdfb_entry)
+GATED_ENTRY(py_idfb, idfb_entry)
+GATED_ENTRY(py_body_states, body_states_entry)
+GATED_ENTRY(py_energy, energy_entry)

@@ -1,45 +1,57 @@
-/* py_gate.c — Arguments of the entry points: array layouts, shapes and scalar ranges, each error naming
- * the argument. */
+/* py_gate.c — the arguments of the entry points: every array through the gate (gate.h), then its
+ * shape; the batch layouts of the per-state jobs; scalar ranges.  Each error names the argument. */
 #include "py_boundary.h"
 
-/* ------------------------------------------------------------------------------------------ */
-/* Argument layouts                                                                              */
+PyObject *ResultOverflowError;  /* made at import (_core.c) */
 
-/* Is o a float64, aligned C-contiguous array with `extra` leading dimensions (0 single, 1 batch)
- * and the trailing shape (t0[, t1])?  Sets *lead to the leading size (1 for single). */
-int layout_ok(PyObject *o, int extra, int tail_nd, npy_intp t0, npy_intp t1, npy_intp *lead)
+PyArrayObject *hold_gate(gate_hold *h, PyObject *o, const char *name, int type, int flags)
 {
-    if (!PyArray_Check(o))
-        return 0;
-    PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) ||
-        PyArray_NDIM(a) != extra + tail_nd)
-        return 0;
-    const npy_intp *s = PyArray_DIMS(a);
-    if (s[extra] != t0 || (tail_nd == 2 && s[extra + 1] != t1))
-        return 0;
-    *lead = extra ? s[0] : 1;
-    return 1;
+    if (h->n == GATE_HOLD_MAX) {  /* a programming error: more arrays than an entry point declares */
+        PyErr_Format(PyExc_RuntimeError, "%s: too many array arguments", name);
+        return NULL;
+    }
+    PyArrayObject *a = mb_gate(o, name, type, flags);
+    if (a)
+        h->o[h->n++] = (PyObject *)a;
+    return a;
 }
 
-/* Fill a job's inputs from specs (obj NULL or None = absent, pointer left NULL).  Returns 1 and
- * the batch size N (0 in single mode), 0 for "not this layout" (caller returns None), -1 on error. */
-int bind_inputs(arg_spec *specs, int count, job *j, Py_ssize_t *N, int *batch)
+void hold_release(gate_hold *h)
 {
-    if (!PyArray_Check(specs[0].obj))
-        return 0;
-    const int extra = PyArray_NDIM((PyArrayObject *)specs[0].obj) - specs[0].tail_nd;
-    if (extra != 0 && extra != 1)
-        return 0;
+    while (h->n > 0)
+        Py_DECREF(h->o[--h->n]);
+}
+
+/* Fill a job's inputs from specs through the gate: optional arguments given as NULL or None stay
+ * absent (pointer NULL), a required one is a TypeError.  All inputs must have the trailing shape
+ * of their spec after 0 (single state) or 1 (batch) leading dimensions, the same number for all,
+ * and leading sizes 1 (shared) or N.  Returns 1 and N (1 in single mode), 0 for "not this layout"
+ * (the caller returns None and the Python face reshapes), -1 with the error set.  The converted
+ * arrays stay alive in h until hold_release. */
+int bind_inputs(const arg_spec *specs, int count, job *j, gate_hold *h, Py_ssize_t *N, int *batch)
+{
     npy_intp lead[MAX_IN], n = 1;
+    int extra = -1;
     for (int k = 0; k < count; k++) {
-        if (!specs[k].obj || specs[k].obj == Py_None) {
-            j->in[k] = NULL;
-            lead[k] = 1;
-            continue;
+        const arg_spec *s = &specs[k];
+        j->in[k] = NULL, j->step[k] = 0, lead[k] = 1;
+        if (!s->obj || s->obj == Py_None) {
+            if (s->optional)
+                continue;
+            PyErr_Format(PyExc_TypeError, "%s: expected an array of numbers, got None", s->name);
+            return -1;
         }
-        if (!layout_ok(specs[k].obj, extra, specs[k].tail_nd, specs[k].t0, specs[k].t1, &lead[k]))
+        PyArrayObject *a = hold_gate(h, s->obj, s->name, NPY_DOUBLE, 0);
+        if (!a)
+            return -1;
+        const int e = PyArray_NDIM(a) - s->tail_nd;
+        if (extra < 0)
+            extra = e;
+        const npy_intp *d = PyArray_DIMS(a);
+        if ((e != 0 && e != 1) || e != extra || d[e] != s->t0 || (s->tail_nd == 2 && d[e + 1] != s->t1))
             return 0;
+        lead[k] = e ? d[0] : 1;
+        j->in[k] = PyArray_DATA(a);
         if (lead[k] != 1) {
             if (n != 1 && lead[k] != n) {
                 PyErr_SetString(PyExc_ValueError, "batch dimensions do not match");
@@ -48,14 +60,10 @@ int bind_inputs(arg_spec *specs, int count, job *j, Py_ssize_t *N, int *batch)
             n = lead[k];
         }
     }
-    for (int k = 0; k < count; k++) {
-        if (!specs[k].obj || specs[k].obj == Py_None)
-            continue;
-        j->in[k] = PyArray_DATA((PyArrayObject *)specs[k].obj);
+    for (int k = 0; k < count; k++)
         j->step[k] = lead[k] == 1 ? 0 : specs[k].t0 * (specs[k].tail_nd == 2 ? specs[k].t1 : 1);
-    }
-    *batch = extra;
-    *N = extra ? n : 1;
+    *batch = extra > 0;
+    *N = extra > 0 ? n : 1;
     return 1;
 }
 
@@ -74,19 +82,21 @@ CModel *entry_model(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, co
     return nargs_ok(nargs, want, name) ? get_model(args[0]) : NULL;
 }
 
-/* o must be a C-contiguous aligned array of `type` with ndim dims; dims[k] ≥ 0 must match, −1
- * accepts any size (returned in dims).  Writable when `out`. */
-PyArrayObject *strict_array(PyObject *o, const char *name, int type, int ndim, npy_intp *dims, int out)
+/* An array argument of `type` with ndim dimensions, through the gate into h; dims[k] ≥ 0 must
+ * match, −1 accepts any size (returned in dims).  MB_GATE_WRITABLE: an output the caller gives,
+ * used in place. */
+PyArrayObject *gated_array(gate_hold *h, PyObject *o, const char *name, int type, int ndim, npy_intp *dims, int flags)
 {
-    if (!PyArray_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a NumPy array", name);
+    PyArrayObject *a = hold_gate(h, o, name, type, flags);
+    if (!a)
+        return NULL;
+    if (ndim == 1 && dims[0] >= 0 && (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != dims[0])) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd numbers (shape (%zd,)), got a %d-D array of size %zd", name,
+                     (Py_ssize_t)dims[0], (Py_ssize_t)dims[0], PyArray_NDIM(a), (Py_ssize_t)PyArray_SIZE(a));
         return NULL;
     }
-    PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_TYPE(a) != type || PyArray_NDIM(a) != ndim || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) ||
-        (out && !PyArray_ISWRITEABLE(a))) {
-        PyErr_Format(PyExc_ValueError, "%s: expected a %s%s C-contiguous %d-D array", name, out ? "writable " : "",
-                     type == NPY_DOUBLE ? "float64" : "int64", ndim);
+    if (PyArray_NDIM(a) != ndim) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a %d-D array, got %d-D", name, ndim, PyArray_NDIM(a));
         return NULL;
     }
     for (int k = 0; k < ndim; k++) {
@@ -101,10 +111,10 @@ PyArrayObject *strict_array(PyObject *o, const char *name, int type, int ndim, n
 }
 
 /* lam as C ints, checked: −1 ≤ lam[i] < i.  Caller frees. */
-int *lam_ints(PyObject *o, npy_intp n)
+int *lam_ints(gate_hold *h, PyObject *o, npy_intp n)
 {
     npy_intp dims[1] = {n};
-    PyArrayObject *a = strict_array(o, "lam", NPY_INT64, 1, dims, 0);
+    PyArrayObject *a = gated_array(h, o, "lam", NPY_INT64, 1, dims, 0);
     if (!a)
         return NULL;
     const npy_int64 *x = PyArray_DATA(a);
@@ -133,6 +143,39 @@ int lead_ok(PyArrayObject *a, npy_intp B, const char *name)
     }
     return 1;
 }
+
+/* Outputs of `name` that overflowed (inf or NaN from finite inputs, which the state functions
+ * checked): a ValueError that says so, naming the function, and the state in a batch. */
+int outputs_finite(const job *j, int batch, Py_ssize_t N)
+{
+    for (int k = 0; k < MAX_OUT; k++) {
+        if (!j->out[k] || mb_gate_finite(j->out[k], N * j->ostep[k]))
+            continue;
+        Py_ssize_t n = 0;
+        while (n < N - 1 && mb_gate_finite(OUT(j, k, n), j->ostep[k]))
+            n++;
+        if (batch)
+            PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs at state %zd; "
+                         "the inputs are too large", j->name, n);
+        else
+            PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs "
+                         "are too large", j->name);
+        return 0;
+    }
+    return 1;
+}
+
+/* gate(name, x) -> x as the kernels read it (the Python faces' conversion, _boundary.as_batch). */
+PyObject *py_gate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!nargs_ok(nargs, 2, "gate"))
+        return NULL;
+    const char *name = PyUnicode_AsUTF8(args[0]);
+    return name ? (PyObject *)mb_gate(args[1], name, NPY_DOUBLE, 0) : NULL;
+}
+
+/* ---- scalars --------------------------------------------------------------------------------- */
 
 int get_long(PyObject *o, const char *name, long lo, long hi, long *out)
 {
@@ -169,46 +212,3 @@ int finite_array(PyArrayObject *a, const char *name)
     return 1;
 }
 
-/* A float64 vector of length n from any array-like (new reference), or NULL with a named error. */
-PyArrayObject *double_vector(PyObject *o, const char *name, npy_intp n)
-{
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
-    if (!a) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd numbers", name, (Py_ssize_t)n);
-        return NULL;
-    }
-    if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != n) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd numbers (shape (%zd,)), got a %d-D array of size %zd", name,
-                     (Py_ssize_t)n, (Py_ssize_t)n, PyArray_NDIM(a), (Py_ssize_t)PyArray_SIZE(a));
-        Py_DECREF(a);
-        return NULL;
-    }
-    return a;
-}
-
-/* A float64 C-contiguous array of ndim dims (−1: any) from any array-like (new reference). */
-PyArrayObject *double_array(PyObject *o, const char *name, int ndim, npy_intp d0, npy_intp d1)
-{
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(o, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
-    if (!a) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "%s: expected an array of numbers", name);
-        return NULL;
-    }
-    const npy_intp want[2] = {d0, d1};
-    int ok = PyArray_NDIM(a) == ndim;
-    for (int k = 0; ok && k < ndim; k++)
-        ok = want[k] < 0 || PyArray_DIM(a, k) == want[k];
-    if (!ok) {
-        if (ndim == 1)
-            PyErr_Format(PyExc_ValueError, "%s: expected shape (%zd,), got a %d-D array of size %zd", name,
-                         (Py_ssize_t)d0, PyArray_NDIM(a), (Py_ssize_t)PyArray_SIZE(a));
-        else
-            PyErr_Format(PyExc_ValueError, "%s: expected a 2-D array with %zd rows and %zd columns (-1: any), got a "
-                         "%d-D array", name, (Py_ssize_t)d0, (Py_ssize_t)d1, PyArray_NDIM(a));
-        Py_DECREF(a);
-        return NULL;
-    }
-    return a;
-}

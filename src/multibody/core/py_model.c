@@ -23,7 +23,7 @@ static void CModel_dealloc(CModel *self)
  * C buffer of `size`-byte elements for it; NULL with the error set (naming the argument). */
 static PyArrayObject *sized_array(PyObject *o, const char *name, Py_ssize_t count, int type, size_t size, void **buf)
 {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, type, 0, 0, NPY_ARRAY_CARRAY_RO);
+    PyArrayObject *a = mb_gate(o, name, type, 0);
     if (!a)
         return NULL;
     if (PyArray_SIZE(a) != count) {
@@ -79,9 +79,14 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (!self)
         return NULL;
     mb_model *m = &self->m;
-    PyArrayObject *par = (PyArrayObject *)PyArray_FROMANY(o[0], NPY_INT64, 1, 1, NPY_ARRAY_CARRAY_RO);
+    PyArrayObject *par = mb_gate(o[0], "parent", NPY_INT64, 0);
     if (!par)
         goto fail;
+    if (PyArray_NDIM(par) != 1) {
+        PyErr_SetString(PyExc_ValueError, "CModel: parent must be 1-D");
+        Py_DECREF(par);
+        goto fail;
+    }
     m->nb = (int)PyArray_DIM(par, 0);
     Py_DECREF(par);
     const Py_ssize_t nb = m->nb;

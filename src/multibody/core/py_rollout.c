@@ -8,9 +8,8 @@
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], > 0 a status code (status.h).
  * Runs with the GIL released, on all threads when N ≥ 2.  kp None: no controller (τ = 0). */
-PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    (void)self;
     CModel *cm = entry_model(args, nargs, 23, "rollout");
     if (!cm)
         return NULL;
@@ -24,12 +23,12 @@ PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     r.integrator = (int)integrator, r.record_every = record_every, r.keep_last = (int)keep_last;
     npy_intp dq[2] = {-1, m->nq}, dv[2] = {-1, m->nv};
-    PyArrayObject *Q0 = strict_array(args[2], "Q0", NPY_DOUBLE, 2, dq, 0);
+    PyArrayObject *Q0 = gated_array(held, args[2], "Q0", NPY_DOUBLE, 2, dq, 0);
     if (!Q0)
         return NULL;
     const npy_intp N = dq[0];
     dv[0] = N;
-    PyArrayObject *QD0 = strict_array(args[3], "QD0", NPY_DOUBLE, 2, dv, 0);
+    PyArrayObject *QD0 = gated_array(held, args[3], "QD0", NPY_DOUBLE, 2, dv, 0);
     if (!QD0)
         return NULL;
     if (args[9] != Py_None) {
@@ -44,16 +43,16 @@ PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
         npy_intp dg[1] = {m->nv}, dt_[1] = {-1};
-        PyArrayObject *kp = strict_array(args[9], "kp", NPY_DOUBLE, 1, dg, 0);
-        PyArrayObject *kd = kp ? strict_array(args[10], "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
-        PyArrayObject *times = kd ? strict_array(args[11], "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
+        PyArrayObject *kp = gated_array(held, args[9], "kp", NPY_DOUBLE, 1, dg, 0);
+        PyArrayObject *kd = kp ? gated_array(held, args[10], "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
+        PyArrayObject *times = kd ? gated_array(held, args[11], "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
         if (!times)
             return NULL;
         const npy_intp M = dt_[0];
         npy_intp dr[2] = {M, m->nq}, dvr[2] = {M, m->nv}, dff[2] = {M, m->nv};
-        PyArrayObject *qr = strict_array(args[12], "q_ref", NPY_DOUBLE, 2, dr, 0);
-        PyArrayObject *qdr = qr ? strict_array(args[13], "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
-        PyArrayObject *ff = qdr ? strict_array(args[14], "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
+        PyArrayObject *qr = gated_array(held, args[12], "q_ref", NPY_DOUBLE, 2, dr, 0);
+        PyArrayObject *qdr = qr ? gated_array(held, args[13], "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
+        PyArrayObject *ff = qdr ? gated_array(held, args[14], "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
         if (!ff || !finite_array(kp, "kp") || !finite_array(kd, "kd") || !finite_array(times, "times") ||
             !finite_array(qr, "q_ref") || !finite_array(qdr, "qd_ref") || !finite_array(ff, "tau_ff"))
             return NULL;
@@ -72,29 +71,29 @@ PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (args[15] != Py_None) {
         npy_intp df[2] = {m->nb, 6};
-        PyArrayObject *fe = strict_array(args[15], "f_ext", NPY_DOUBLE, 2, df, 0);
+        PyArrayObject *fe = gated_array(held, args[15], "f_ext", NPY_DOUBLE, 2, df, 0);
         if (!fe || !finite_array(fe, "f_ext"))
             return NULL;
         r.fext = PyArray_DATA(fe);
     }
     if (args[16] != Py_None) {
         npy_intp dd[1] = {m->nv};
-        PyArrayObject *damp = strict_array(args[16], "damping", NPY_DOUBLE, 1, dd, 0);
+        PyArrayObject *damp = gated_array(held, args[16], "damping", NPY_DOUBLE, 1, dd, 0);
         if (!damp || !finite_array(damp, "damping"))
             return NULL;
         r.damping = PyArray_DATA(damp);
     }
     npy_intp dT[2] = {N, -1};
-    PyArrayObject *T = strict_array(args[17], "T", NPY_DOUBLE, 2, dT, 1);
+    PyArrayObject *T = gated_array(held, args[17], "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
     if (!T)
         return NULL;
     const npy_intp R = dT[1];
     npy_intp dQ[3] = {N, R, m->nq}, dV[3] = {N, R, m->nv}, dI[2] = {N, 4};
-    PyArrayObject *Q = strict_array(args[18], "Q", NPY_DOUBLE, 3, dQ, 1);
-    PyArrayObject *QD = Q ? strict_array(args[19], "QD", NPY_DOUBLE, 3, dV, 1) : NULL;
-    PyArrayObject *QDD = QD ? strict_array(args[20], "QDD", NPY_DOUBLE, 3, dV, 1) : NULL;
-    PyArrayObject *TAU = QDD ? strict_array(args[21], "TAU", NPY_DOUBLE, 3, dV, 1) : NULL;
-    PyArrayObject *info = TAU ? strict_array(args[22], "info", NPY_DOUBLE, 2, dI, 1) : NULL;
+    PyArrayObject *Q = gated_array(held, args[18], "Q", NPY_DOUBLE, 3, dQ, MB_GATE_WRITABLE);
+    PyArrayObject *QD = Q ? gated_array(held, args[19], "QD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *QDD = QD ? gated_array(held, args[20], "QDD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *TAU = QDD ? gated_array(held, args[21], "TAU", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *info = TAU ? gated_array(held, args[22], "info", NPY_DOUBLE, 2, dI, MB_GATE_WRITABLE) : NULL;
     if (!info)
         return NULL;
     if (R < 1) {
@@ -120,3 +119,6 @@ PyObject *py_rollout(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return raise_status(st);
     Py_RETURN_NONE;
 }
+
+/* The public entry points: each runs its _entry with a hold for the arrays the gate makes. */
+GATED_ENTRY(py_rollout, rollout_entry)

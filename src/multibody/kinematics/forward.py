@@ -44,7 +44,7 @@ def body_states(model, q, qd=None, qdd=None) -> BodyStates:
     c = model._c
     out = _core.body_states(c, q, qd, qdd)
     if out is None:
-        args, batch = B.states(model, q=q, qd=qd, qdd=qdd)
+        args, batch = B.states(model, optional=("qd", "qdd"), q=q, qd=qd, qdd=qdd)
         out = _core.body_states(c, args["q"], args.get("qd"), args.get("qdd"))
         shp = lambda x, tail: None if x is None else x.reshape(batch + tail)  # noqa: E731
         out = (shp(out[0], (model.nb, 3, 3)), shp(out[1], (model.nb, 3)), shp(out[2], (model.nb, 6)),
@@ -67,7 +67,7 @@ def forward_kinematics(model, q):
 
 
 def _point(name, point):
-    a = np.asarray(point, dtype=float)
+    a = B.as_array(name, point)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ValueError(f"{name}: expected 3 finite coordinates in body coordinates, got {point!r}")
     return a
