@@ -124,7 +124,7 @@ PyMODINIT_FUNC PyInit__core(void)
         lanes_active = &mb_lanes_avx2;
 #endif
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    num_threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (int)cpus;
+    set_threads(cpus > 256 ? 256 : (int)cpus);
     Py_INCREF(&CModelType);
     Py_INCREF(&FastFunctionType);
     if (PyModule_AddObject(mod, "CModel", (PyObject *)&CModelType) < 0 ||

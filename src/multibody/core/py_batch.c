@@ -3,7 +3,14 @@
  * SIMD lanes where the job has a lane kernel; the one place a status code becomes a Python error. */
 #include "py_boundary.h"
 
-int num_threads = 1;  /* set at import to the number of CPUs, and by set_num_threads */
+/* Threads of a large batch: set at import to the number of CPUs and by set_num_threads (GIL
+ * held), read by batches that run without the GIL, so atomic (no data race under TSan). */
+static atomic_int num_threads = 1;
+
+void set_threads(int n)
+{
+    atomic_store_explicit(&num_threads, n < 1 ? 1 : n > 256 ? 256 : n, memory_order_relaxed);
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Batches: a range of states per thread, each thread with its own workspace.                   */
@@ -78,7 +85,7 @@ static void *run_chunk(void *arg)
 int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, Py_ssize_t min_parallel)
 {
     enum { MAX_THREADS = 256 };
-    int T = num_threads;
+    int T = atomic_load_explicit(&num_threads, memory_order_relaxed);
     if (N < min_parallel || T < 2)
         T = 1;
     if (T > MAX_THREADS)
@@ -183,12 +190,12 @@ PyObject *py_set_num_threads(PyObject *self, PyObject *arg)
         PyErr_Format(PyExc_ValueError, "n: expected a number of threads >= 1, got %ld", n);
         return NULL;
     }
-    num_threads = n > 256 ? 256 : (int)n;
+    set_threads(n > 256 ? 256 : (int)n);
     Py_RETURN_NONE;
 }
 
 PyObject *py_get_num_threads(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return PyLong_FromLong(num_threads);
+    return PyLong_FromLong(atomic_load_explicit(&num_threads, memory_order_relaxed));
 }

@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ int rollout_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
 
 /* ---- py_batch.c ------------------------------------------------------------------------------ */
 
-extern int num_threads;
+void set_threads(int n);  /* threads of large batches, 1…256 */
 extern const mb_lanes_impl *lanes_active;
 int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, Py_ssize_t min_parallel);
 int run_batch(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N);
