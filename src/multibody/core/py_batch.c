@@ -174,7 +174,6 @@ int execute(CModel *cm, state_fn fn, const job *j, int batch, Py_ssize_t N)
         st = run_batch(&cm->m, fn, j, N);
         Py_END_ALLOW_THREADS
     }
-    /* finite inputs can still overflow (q̇ = 1e200 squares to inf): never hand back inf or NaN */
     if (st == MB_OK && !outputs_finite(j, batch, N))
         st = STATUS_PY_ERROR;
     return st;

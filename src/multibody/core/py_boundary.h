@@ -64,6 +64,7 @@ typedef struct job {
     Py_ssize_t step[MAX_IN];
     double *out[MAX_OUT];       /* outputs; state n writes out[k] + n * ostep[k]                */
     Py_ssize_t ostep[MAX_OUT];
+    int n_out;                  /* outputs bound (bind_output); out[k] NULL: not asked for     */
     const unsigned char *fd;    /* hybrid dynamics: forward-dynamics flag per joint             */
     int use_fext;               /* f_ext given (in[F_EXT_SLOT] valid)                           */
     int body, frame;            /* Jacobians: body index, frame code                            */
@@ -85,7 +86,14 @@ typedef int (*state_fn)(const mb_model *m, mb_data *d, const job *j, Py_ssize_t 
 
 /* ---- py_states.c ----------------------------------------------------------------------------- */
 
-int all_finite(const double *x, Py_ssize_t n);
+static inline int all_finite(const double *x, Py_ssize_t n)
+{
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (!isfinite(x[k]))
+            return 0;
+    return 1;
+}
+
 int check_rates(const mb_model *m, const double *qd, const double *x, int bad_x, const double *fext);
 int rnea_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
 int crba_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
@@ -141,7 +149,17 @@ int *lam_ints(gate_hold *h, PyObject *o, npy_intp n);
 int lead_ok(PyArrayObject *a, npy_intp B, const char *name);
 /* ValueError subclass of results that overflowed from finite inputs (a simulation that blew up). */
 extern PyObject *ResultOverflowError;
-int outputs_finite(const job *j, int batch, Py_ssize_t N);
+int outputs_overflowed(const job *j, int batch, Py_ssize_t N);
+
+/* 1 if every output of a job that ran N states is finite; else 0 with the error set.  Finite
+ * inputs can still overflow (q̇ = 1e200 squares to inf): no result hands back inf or NaN. */
+static inline int outputs_finite(const job *j, int batch, Py_ssize_t N)
+{
+    for (int k = 0; k < j->n_out; k++)
+        if (j->out[k] && !mb_gate_finite(j->out[k], N * j->ostep[k]))
+            return outputs_overflowed(j, batch, N);
+    return 1;
+}
 int nargs_ok(Py_ssize_t nargs, Py_ssize_t want, const char *fn);
 CModel *entry_model(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *name);
 int get_long(PyObject *o, const char *name, long lo, long hi, long *out);

@@ -30,18 +30,20 @@ void hold_release(gate_hold *h)
  * arrays stay alive in h until hold_release. */
 int bind_inputs(const arg_spec *specs, int count, job *j, gate_hold *h, Py_ssize_t *N, int *batch)
 {
-    npy_intp lead[MAX_IN], n = 1;
+    npy_intp n = 1;
     int extra = -1;
-    for (int k = 0; k < count; k++) {
+    for (int k = 0; k < count; k++) {  /* j->in[k], j->step[k] are 0 (a new job) */
         const arg_spec *s = &specs[k];
-        j->in[k] = NULL, j->step[k] = 0, lead[k] = 1;
         if (!s->obj || s->obj == Py_None) {
             if (s->optional)
                 continue;
             PyErr_Format(PyExc_TypeError, "%s: expected an array of numbers, got None", s->name);
             return -1;
         }
-        PyArrayObject *a = hold_gate(h, s->obj, s->name, NPY_DOUBLE, 0);
+        /* the single-call fast path: an argument the kernel reads as it is stays borrowed (the
+         * caller holds it for the whole call); only a converted copy is held */
+        PyArrayObject *a = mb_gate_ready(s->obj, NPY_DOUBLE, 0) ? (PyArrayObject *)s->obj
+                                                                : hold_gate(h, s->obj, s->name, NPY_DOUBLE, 0);
         if (!a)
             return -1;
         const int e = PyArray_NDIM(a) - s->tail_nd;
@@ -50,18 +52,17 @@ int bind_inputs(const arg_spec *specs, int count, job *j, gate_hold *h, Py_ssize
         const npy_intp *d = PyArray_DIMS(a);
         if ((e != 0 && e != 1) || e != extra || d[e] != s->t0 || (s->tail_nd == 2 && d[e + 1] != s->t1))
             return 0;
-        lead[k] = e ? d[0] : 1;
         j->in[k] = PyArray_DATA(a);
-        if (lead[k] != 1) {
-            if (n != 1 && lead[k] != n) {
+        const npy_intp lead = e ? d[0] : 1;
+        if (lead != 1) {  /* leading size 1: shared by all states (step 0) */
+            if (n != 1 && lead != n) {
                 PyErr_SetString(PyExc_ValueError, "batch dimensions do not match");
                 return -1;
             }
-            n = lead[k];
+            n = lead;
+            j->step[k] = s->t0 * (s->tail_nd == 2 ? s->t1 : 1);
         }
     }
-    for (int k = 0; k < count; k++)
-        j->step[k] = lead[k] == 1 ? 0 : specs[k].t0 * (specs[k].tail_nd == 2 ? specs[k].t1 : 1);
     *batch = extra > 0;
     *N = extra > 0 ? n : 1;
     return 1;
@@ -144,25 +145,25 @@ int lead_ok(PyArrayObject *a, npy_intp B, const char *name)
     return 1;
 }
 
-/* Outputs of `name` that overflowed (inf or NaN from finite inputs, which the state functions
- * checked): a ValueError that says so, naming the function, and the state in a batch. */
-int outputs_finite(const job *j, int batch, Py_ssize_t N)
+/* The error of an output that overflowed (outputs_finite in py_boundary.h found one): a
+ * ResultOverflowError naming the function, and the first such state of a batch. */
+int outputs_overflowed(const job *j, int batch, Py_ssize_t N)
 {
-    for (int k = 0; k < MAX_OUT; k++) {
-        if (!j->out[k] || mb_gate_finite(j->out[k], N * j->ostep[k]))
-            continue;
-        Py_ssize_t n = 0;
-        while (n < N - 1 && mb_gate_finite(OUT(j, k, n), j->ostep[k]))
-            n++;
-        if (batch)
-            PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs at state %zd; "
-                         "the inputs are too large", j->name, n);
-        else
-            PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs "
-                         "are too large", j->name);
-        return 0;
+    Py_ssize_t n = 0;
+    for (; n < N - 1; n++) {
+        int ok = 1;
+        for (int k = 0; k < j->n_out; k++)
+            ok &= !j->out[k] || mb_gate_finite(OUT(j, k, n), j->ostep[k]);
+        if (!ok)
+            break;
     }
-    return 1;
+    if (batch)
+        PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs at state %zd; "
+                     "the inputs are too large", j->name, n);
+    else
+        PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs "
+                     "are too large", j->name);
+    return 0;
 }
 
 /* gate(name, x) -> x as the kernels read it (the Python faces' conversion, _boundary.as_batch). */

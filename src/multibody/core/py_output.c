@@ -126,4 +126,6 @@ void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state)
 {
     j->out[k] = PyArray_DATA(a);
     j->ostep[k] = per_state;
+    if (j->n_out <= k)
+        j->n_out = k + 1;
 }

@@ -2,14 +2,6 @@
  * quaternions) and runs its kernel; a status code (status.h) says what failed. */
 #include "py_boundary.h"
 
-int all_finite(const double *x, Py_ssize_t n)
-{
-    for (Py_ssize_t k = 0; k < n; k++)
-        if (!isfinite(x[k]))
-            return 0;
-    return 1;
-}
-
 /* The rate inputs of one state: q̇ (code MB_BAD_QD), x (code bad_x), f_ext. */
 int check_rates(const mb_model *m, const double *qd, const double *x, int bad_x, const double *fext)
 {
