@@ -128,27 +128,28 @@ static inline PyArrayObject *mb_gate(PyObject *o, const char *name, int type, in
     return mb_gate_convert(o, name, type, flags);
 }
 
-/* 1 if every one of the n numbers is finite.  Sums them in vectors (four doubles, two sums: the
- * compiler's vectors on any x86-64 or ARM): a finite sum of finite numbers is the common case and
- * costs one add per number; inf or NaN anywhere makes the sum non-finite, and so may an overflow
- * of the sum itself, which the exact test below then tells apart.  A result check costs little
- * next to the kernel that wrote the result. */
-typedef double mb_gate_v4 __attribute__((vector_size(32)));
+/* 1 if every one of the n numbers is finite.  Sums them in eight vectors of two doubles (the
+ * baseline vector of x86-64 and ARM, so no spill; eight independent sums keep both adders
+ * busy): inf or NaN anywhere makes the sum non-finite; so may an overflow of the sum itself,
+ * which the exact test below then tells apart.  A result check costs little next to the kernel
+ * that wrote the result (a 39-joint CRBA: 1 521 numbers, about 0.1 µs). */
+typedef double mb_gate_v2 __attribute__((vector_size(16)));
 
 static inline int mb_gate_finite(const double *x, Py_ssize_t n)
 {
     double sum = 0.0;
     Py_ssize_t k = 0;
-    if (n >= 16) {
-        mb_gate_v4 s0 = {0.0, 0.0, 0.0, 0.0}, s1 = s0;
-        for (; k + 8 <= n; k += 8) {
-            mb_gate_v4 a, b;
-            memcpy(&a, x + k, sizeof a);
-            memcpy(&b, x + k + 4, sizeof b);
-            s0 += a, s1 += b;
-        }
-        s0 += s1;
-        sum = (s0[0] + s0[1]) + (s0[2] + s0[3]);
+    if (n >= 32) {
+        mb_gate_v2 s[8] = {{0.0, 0.0}};
+        for (; k + 16 <= n; k += 16)
+            for (int l = 0; l < 8; l++) {
+                mb_gate_v2 v;
+                memcpy(&v, x + k + 2 * l, sizeof v);
+                s[l] += v;
+            }
+        for (int l = 1; l < 8; l++)
+            s[0] += s[l];
+        sum = s[0][0] + s[0][1];
     }
     for (; k < n; k++)
         sum += x[k];

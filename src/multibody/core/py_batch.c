@@ -162,23 +162,6 @@ PyObject *py_use_lanes(PyObject *self, PyObject *arg)
     return PyUnicode_FromString(before);
 }
 
-/* Run a job: single states on the model's own workspace with the GIL, batches without it; then
- * check its outputs. */
-int execute(CModel *cm, state_fn fn, const job *j, int batch, Py_ssize_t N)
-{
-    int st;
-    if (!batch) {
-        st = fn(&cm->m, cm->single, j, 0);
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        st = run_batch(&cm->m, fn, j, N);
-        Py_END_ALLOW_THREADS
-    }
-    if (st == MB_OK && !outputs_finite(j, batch, N))
-        st = STATUS_PY_ERROR;
-    return st;
-}
-
 PyObject *py_set_num_threads(PyObject *self, PyObject *arg)
 {
     (void)self;

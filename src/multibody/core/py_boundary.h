@@ -115,7 +115,6 @@ void set_threads(int n);  /* threads of large batches, 1…256 */
 extern const mb_lanes_impl *lanes_active;
 int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, Py_ssize_t min_parallel);
 int run_batch(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N);
-int execute(CModel *cm, state_fn fn, const job *j, int batch, Py_ssize_t N);
 /* A status beyond status.h's table: the Python error is already set (execute's result check). */
 #define STATUS_PY_ERROR (-1)
 PyObject *raise_status(int status);
@@ -159,6 +158,23 @@ static inline int outputs_finite(const job *j, int batch, Py_ssize_t N)
         if (j->out[k] && !mb_gate_finite(j->out[k], N * j->ostep[k]))
             return outputs_overflowed(j, batch, N);
     return 1;
+}
+
+/* Run a job: single states on the model's own workspace with the GIL, batches without it; then
+ * check its outputs.  Inline, so that each entry point calls its state function directly. */
+static inline int execute(CModel *cm, state_fn fn, const job *j, int batch, Py_ssize_t N)
+{
+    int st;
+    if (!batch) {
+        st = fn(&cm->m, cm->single, j, 0);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        st = run_batch(&cm->m, fn, j, N);
+        Py_END_ALLOW_THREADS
+    }
+    if (st == MB_OK && !outputs_finite(j, batch, N))
+        st = STATUS_PY_ERROR;
+    return st;
 }
 int nargs_ok(Py_ssize_t nargs, Py_ssize_t want, const char *fn);
 CModel *entry_model(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *name);

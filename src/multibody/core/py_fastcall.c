@@ -24,6 +24,24 @@ typedef struct {
 
 PyObject *attr_c;  /* interned "_c" */
 
+/* model._c (new reference), or NULL.  Model keeps its C model as a plain instance attribute, so
+ * the instance dict answers first: the generic lookup would walk the class's MRO for a
+ * descriptor and then pass through Model.__getattr__'s hook (about 200 instructions a call).  A
+ * value there that is not a CModel is left to the caller's type check, which then falls back. */
+static PyObject *model_c(PyObject *model)
+{
+    if (Py_TYPE(model)->tp_dictoffset != 0) {
+        PyObject *d = PyObject_GenericGetDict(model, NULL);
+        PyObject *c = d ? PyDict_GetItemWithError(d, attr_c) : NULL;
+        Py_XDECREF(d);
+        if (c)
+            return Py_NewRef(c);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_GetAttr(model, attr_c);
+}
+
 static PyObject *fast_function_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     FastFunction *f = (FastFunction *)callable;
@@ -49,7 +67,7 @@ static PyObject *fast_function_call(PyObject *callable, PyObject *const *args, s
                 goto fallback;
             a[k] = Py_None;
         }
-    PyObject *c = PyObject_GetAttr(args[0], attr_c);
+    PyObject *c = model_c(args[0]);
     if (!c) {
         PyErr_Clear();
         goto fallback;
