@@ -3,16 +3,19 @@
  * This is the boundary between Python and the kernels (py_boundary.h lists its files):
  *   - CModel: the constant C model (model.h) built once from a Python Model's arrays, with one
  *     workspace (data.h) for single-state calls, which run with the GIL held;
- *   - one METH_FASTCALL function per algorithm.  Each takes the CModel and NumPy arrays in one of
- *     two layouts and returns None when the arrays are in neither (the Python face then converts
- *     them, with its readable shape errors, and calls again):
- *       single:  1-D float64 C-contiguous arrays of exactly (nq,) / (nv,), f_ext (nb, 6)
+ *   - one METH_FASTCALL function per algorithm.  Every array argument passes the one gate
+ *     (gate.h: None, complex, object and masked arrays refused; byte order, alignment, strides and
+ *     integer or bool dtypes converted); the arrays must then be in one of two layouts, else the
+ *     function returns None (the Python face reshapes them, with its readable shape errors, and
+ *     calls again):
+ *       single:  1-D arrays of exactly (nq,) / (nv,), f_ext (nb, 6)
  *                → result for one state, no batch dimension;
  *       batch:   2-D (N or 1, n) arrays (f_ext (N or 1, nb, 6)), leading size 1 = shared by all
  *                states → result (N, …), computed with the GIL released, split across threads
  *                when N ≥ PARALLEL_MIN_BATCH;
  *   - per-state checks (finite numbers, non-zero quaternions) in C, before each state's kernel,
- *     and the one place that turns a status code (status.h) into a ValueError.
+ *     and the one place that turns a status code (status.h) into a ValueError;
+ *   - a result that overflowed from finite inputs is a ResultOverflowError (a ValueError).
  */
 #define MB_CORE_IMPORTS_ARRAY  /* this file calls import_array(); the others share its table */
 #include "py_boundary.h"

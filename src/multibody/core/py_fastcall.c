@@ -6,7 +6,7 @@
  * A Python `def` wrapper costs ~100 ns per call — a sixth of a UR5 RNEA.  fast_function(kernel,
  * fallback) is a callable object (vectorcall) that takes the public arguments (model, q, …),
  * reads model._c and calls the C kernel (one of the METH_FASTCALL functions above) directly; when
- * the kernel answers None (the arrays need converting), model is not a numeric Model, or the call
+ * the kernel answers None (the arrays need reshaping), model is not a numeric Model, or the call
  * does not fit (wrong count, unknown keyword), it hands the original call to `fallback`, the
  * Python function that does everything (and raises the readable errors).  The parameters are
  * read from the fallback's code object; every optional one must default to None.  It carries a
