@@ -7,6 +7,11 @@ Flags (one helper for every extension):
                           -fsanitize=address,undefined -fno-omit-frame-pointer (make test-asan)
 
 Build in place for development: ``python setup.py build_ext --inplace``.
+
+The core's sources are every ``src/multibody/core/*.c`` (the kernels, the SIMD lanes, and the
+CPython boundary ``py_*.c`` + ``_core.c``, see ``py_boundary.h``).  Its headers ship with the
+package (pyproject's package-data ``*.h``): ``multibody.codegen.compile`` #includes ``gate.h``,
+the one array gate, from the installed package.
 """
 import os
 from glob import glob

@@ -265,34 +265,41 @@ def test_import_multibody_does_not_load_sympy_and_codegen_is_lazy():
 
 @needs_cc
 def test_batch_loop_releases_the_gil():
+    """While ``run`` loops over a batch in C, another Python thread runs: it sees the output half
+    written (first state done, last state not yet), which it can only see inside the call.  With
+    the GIL held through the loop it never could.  No clock: the batch grows, then the call is
+    repeated, until the other thread has seen it."""
     import threading
-    import time
 
     f = codegen.compile(mb.models.ra3link(symbolic=True))
-    n = 400_000
-    while True:  # a batch long enough to tell on this machine (≥ 0.2 s), however fast it is
+    seen = threading.Event()
+
+    def attempt(n):
         Q = np.random.default_rng(0).uniform(-1, 1, (n, 3))
-        t = time.perf_counter()
-        f(Q, Q)
-        if time.perf_counter() - t >= 0.2 or n >= 6_400_000:
+        args = [n]
+        for name, x, size in zip(f.input_names, f._filled, f.sizes):  # q, q̇ per state; the rest shared
+            args += [Q, size] if name in ("q", "dq") else [np.asarray(x, dtype=float), 0]
+        outs = [np.full((n,) + shp, np.nan) for shp in f._out_shapes]
+        first, last = outs[0].reshape(n, -1)[0], outs[0].reshape(n, -1)[-1]
+        stop = threading.Event()
+
+        def watch():                                  # runs whenever it holds the GIL
+            while not stop.is_set():
+                if not np.isnan(first).any() and np.isnan(last).all():
+                    seen.set()
+                    return
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        f._run(*args, *outs)                          # the C loop, in this thread
+        stop.set()
+        watcher.join()
+        assert not np.isnan(last).any()               # the call did finish every state
+
+    n = 1 << 12
+    for _ in range(60):
+        attempt(n)
+        if seen.is_set():
             break
-        n *= 4
-    done = threading.Event()
-    ticks = []
-
-    def count():
-        while not done.is_set():
-            ticks.append(time.perf_counter())
-            time.sleep(0.0005)
-
-    worker = threading.Thread(target=count)
-    t0 = time.perf_counter()
-    worker.start()
-    f(Q, Q)                                   # long C loop in this thread
-    t1 = time.perf_counter()
-    done.set()
-    worker.join()
-    during = [t for t in ticks if t0 + 0.02 < t < t1 - 0.02]
-    assert t1 - t0 > 0.1, "batch too short to tell"
-    # with the GIL held the other thread could not run at all during the loop
-    assert len(during) >= 10, (t1 - t0, len(during))
+        n = min(2 * n, 1 << 18)
+    assert seen.is_set(), "no other thread ran while the batch was inside C: the GIL was held"

@@ -4,9 +4,10 @@ Every public numeric function accepts a leading batch dimension ``(..., n)``.  A
 reshaped to ``(N, n)`` (N = 1 for a single state); an argument given once is broadcast by the
 kernel (leading size 1), so nothing is copied per state in Python.
 
-The C core's entry points take plain 1-D float64 arrays directly (the single-state fast path);
-they return ``None`` for anything else, and the Python face then calls :func:`states` here and
-calls again with ``(N, n)`` arrays.  Per-state checks (NaN/inf, zero quaternions) happen in C;
+Every array goes through the C core's one gate (core/gate.h; :func:`as_array` here): the C entry
+points take any array-like of one state ``(n,)`` or a batch ``(N or 1, n)`` directly; they return
+``None`` for other shapes, and the Python face then calls :func:`states` here and calls again
+with ``(N, n)`` arrays.  Per-state checks (NaN/inf, zero quaternions) happen in C;
 :func:`raise_for` turns a status code into the error of the one status table (core/status.h).
 """
 from __future__ import annotations
@@ -20,12 +21,22 @@ from .core import _core
 OK = 0
 
 
+def as_array(name: str, x) -> np.ndarray:
+    """``x`` as the kernels read it, by the C core's one array gate (core/gate.h): a native,
+    aligned, C-contiguous float64 array (``x`` itself when it already is one).  None, complex,
+    object, string and masked arrays are a TypeError naming ``name``; ragged nests a ValueError.
+
+    >>> import numpy as np
+    >>> as_array("q", np.arange(3, dtype=">f8")).dtype.isnative
+    True
+    """
+    return _core.gate(name, x)
+
+
 def as_batch(name: str, x, tail: tuple[int, ...], dims_hint: str = ""):
-    """Return (array of shape (N, *tail), batch_shape) or raise ValueError naming ``name``."""
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected an array of numbers with trailing shape {tail}") from None
+    """Return (array of shape (N, *tail), batch_shape); the gate's errors (:func:`as_array`), or a
+    ValueError naming ``name`` for a shape that does not end in ``tail``."""
+    a = as_array(name, x)
     k = len(tail)
     if a.ndim < k or a.shape[a.ndim - k:] != tail:
         raise ValueError(f"{name}: expected shape (..., {', '.join(map(str, tail))}){dims_hint}, got {a.shape}")
@@ -54,12 +65,14 @@ def flat_broadcast(name, a2d, batch, common):
     return np.ascontiguousarray(full.reshape((-1,) + a2d.shape[1:]))
 
 
-def states(model, **args):
+def states(model, optional=("f_ext",), **args):
     """Validate named state arguments against a model; returns (dict of (N, …) arrays, batch shape).
 
-    Recognised names: q (nq), qd/qdd/tau (nv), f_ext (nb, 6).  ``None`` values are skipped.
-    The single-state case (1-D float arrays of the right length) takes a short path: it is what
-    controllers call thousands of times a second.
+    Recognised names: q (nq), qd/qdd/tau (nv), f_ext (nb, 6).  ``None`` is "absent" for the names
+    in ``optional`` (skipped) and a TypeError for the others, as in the C entry points.  Every
+    array passes the C core's gate (:func:`as_array`).  The single-state case (1-D native float
+    arrays of the right length) takes a short path: it is what controllers call thousands of
+    times a second.
     """
     if model._symbolic:
         model._require_numeric()
@@ -67,9 +80,12 @@ def states(model, **args):
     out, batches, common = {}, [], ()
     for name, x in args.items():
         if x is None:
-            continue
+            if name in optional:
+                continue
+            raise TypeError(f"{name}: expected an array of numbers, got None")
         tail = tails[name]
-        if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == tail and x.flags.c_contiguous:
+        if (type(x) is np.ndarray and x.dtype == np.float64 and x.dtype.isnative and x.shape == tail
+                and x.flags.c_contiguous and x.flags.aligned):
             out[name] = (x.reshape((1,) + tail), ())
             continue
         a, b = as_batch(name, x, tail)

@@ -31,6 +31,8 @@ import operator
 
 import numpy as np
 
+from .core._core import gate as _gate
+
 __all__ = ["number", "integer", "vector", "array", "one_of", "name_index", "model", "function", "all_finite"]
 
 
@@ -83,21 +85,12 @@ def array(name: str, x, shape: tuple | None, *, finite: bool = True, what: str =
     """``x`` as a new float64 array of ``shape`` (``None`` entries match any size; ``shape=None`` any
     shape; ``copy=False`` returns a float64 ndarray itself, for callers that only read it).
 
-    TypeError for things that are not real numbers (None, strings, complex, objects); ValueError
-    for a wrong shape, ragged nesting, or NaN/inf when ``finite``."""
-    expected = what or "an array of real numbers"
-    if type(x) is np.ndarray and x.dtype == np.float64:
-        a = x.copy() if copy else x
-    else:
-        try:
-            raw = np.asarray(x)
-        except ValueError:  # NumPy refuses nested sequences of unequal lengths
-            raise ValueError(f"{name}: expected {expected}, got a ragged nesting of sequences") from None
-        if raw.dtype.kind == "c":
-            raise TypeError(f"{name}: expected real numbers, got a complex array")
-        if raw.dtype.kind not in "iuf":
-            raise TypeError(f"{name}: expected {expected}, got {_got(x)}")
-        a = raw.astype(np.float64)
+    Converted by the C core's one array gate, as every kernel argument is: TypeError for things
+    that are not real numbers (None, strings, complex, objects, masked arrays); ValueError for a
+    wrong shape, ragged nesting, or NaN/inf when ``finite``."""
+    a = _gate(name, x)        # the C core's one array gate (core/gate.h): the same rules as the kernels'
+    if copy and a is x:
+        a = a.copy()
     if shape is not None and (a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape))):
         raise ValueError(f"{name}: expected {what + ', ' if what else ''}shape {_shape(shape)}, got {a.shape}")
     if finite and not all_finite(a):

@@ -11,7 +11,9 @@ Which class a fault raises (the rule :mod:`multibody._checks` implements for eve
   ``ValueError``); something such a document says that the model keeps only with a correction,
   or ignores, is a :class:`URDFWarning` / :class:`MJCFWarning` (``UserWarning``);
 - a run that cannot go on raises :class:`SimulationError` (``RuntimeError``), one class for the
-  reduced-coordinate simulator and the engine alike.
+  reduced-coordinate simulator and the engine alike;
+- finite input whose result overflows (inf or NaN out of a kernel, e.g. q̇ = 1e200) raises
+  :class:`ResultOverflowError` (a ``ValueError``, defined by the C core) naming the function.
 
 Every message starts with the argument's name and says what was expected.
 
@@ -24,7 +26,10 @@ True
 from __future__ import annotations
 
 __all__ = ["SimulationError", "SimulationWarning", "URDFError", "URDFWarning", "MJCFError", "MJCFWarning",
-           "ConstraintError", "CompilerNotFoundError", "EnergyUnavailable", "CLIError", "InertiaWarning"]
+           "ConstraintError", "CompilerNotFoundError", "EnergyUnavailable", "CLIError", "InertiaWarning",
+           "ResultOverflowError"]
+
+from .core import ResultOverflowError  # noqa: E402  (the C core raises it; named here with the others)
 
 
 class SimulationError(RuntimeError):

@@ -109,12 +109,7 @@ def _solve_ltdl_kernel(L, d, lam, rhs, x):
 
 # =========================================================================== argument checking
 def _real(a, fn, name):
-    if np.iscomplexobj(a):
-        raise ValueError(f"{fn}: {name} must be real, got a complex array")
-    try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{fn}: {name} must be a real numeric array, got {type(a).__name__}") from None
+    arr = _core.gate(name, a)  # the C core's array gate: complex, object, masked, None are a TypeError
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{fn}: {name} contains NaN or inf")
     return arr

@@ -2,8 +2,11 @@
 ``emlc``: "mex-functions are executed much faster … for systems with a lot of degrees of freedom").
 
 The module wraps the same C function ``to_c`` writes. One call evaluates N states: the inputs
-are checked (sizes, finiteness) in C, then the loop runs with the GIL released. Inputs without a
-batch dimension (the parameters, usually) are shared by all states through a zero stride.
+pass the C core's one array gate (``multibody/core/gate.h``, #included with ``-I`` to the
+installed package: the same rules as ``mb.rnea``), sizes and finiteness are checked in C, the
+loop runs with the GIL released, and a result that overflowed raises ``ResultOverflowError``.
+Inputs without a batch dimension (the parameters, usually) are shared by all states through a
+zero stride.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from ..core._core import gate as _gate
 from . import cache as K
 from .c_gen import c_function
 from .function import GeneratedFunction
@@ -39,6 +43,19 @@ def multibody_version() -> str:
         return "0+source"
 
 
+def core_include() -> str:
+    """The folder of the C core's headers (``gate.h``: the array gate generated modules share)."""
+    from .. import core
+
+    return os.path.dirname(os.path.abspath(core.__file__))
+
+
+def gate_header() -> str:
+    """The text of ``gate.h``; part of the cache key, so a changed gate rebuilds the modules."""
+    with open(os.path.join(core_include(), "gate.h"), encoding="utf-8") as fh:
+        return fh.read()
+
+
 def module_source(spec: CodeSpec, modname: str) -> str:
     """C source of the extension module ``modname`` around ``<spec.name>_eval``."""
     nin, nout = len(spec.inputs), len(spec.outputs)
@@ -55,6 +72,7 @@ def module_source(spec: CodeSpec, modname: str) -> str:
 #include <math.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include "gate.h"
 
 {kernel}
 #define CG_NIN {nin}
@@ -67,13 +85,32 @@ static const int cg_out_ndim[CG_NOUT + 1] = {{{', '.join('1' if spec.is_vector(n
 static const npy_intp cg_out_rows[CG_NOUT + 1] = {{{', '.join(str(r) for _, (r, c), _ in spec.outputs) or '0'}}};
 static const npy_intp cg_out_cols[CG_NOUT + 1] = {{{', '.join(str(c) for _, (r, c), _ in spec.outputs) or '0'}}};
 
+/* Every array passes the C core's one gate (multibody/core/gate.h, on the include path): the same
+ * rules as the core's entry points (None, complex, object and masked arrays refused; byte order,
+ * alignment and strides converted; outputs used in place, never copied). */
+static PyObject *cg_overflow;  /* multibody.core.ResultOverflowError, or ValueError */
+
+static int cg_outputs_finite(double *const *cg_out, Py_ssize_t n)
+{{
+    Py_ssize_t j;
+    for (j = 0; j < CG_NOUT; ++j) {{
+        if (!mb_gate_finite(cg_out[j], n * cg_out_sizes[j])) {{
+            PyErr_Format(cg_overflow, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs are "
+                         "too large", cg_out_names[j]);
+            return 0;
+        }}
+    }}
+    return 1;
+}}
+
 static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {{
-    Py_buffer views[CG_NIN + CG_NOUT];
+    PyArrayObject *held[CG_NIN + CG_NOUT + 1];
     const double *cg_in[CG_NIN + 1];
     double *cg_out[CG_NOUT + 1];
     Py_ssize_t cg_stride[CG_NIN + 1];
     Py_ssize_t n, k, i, got = 0, need;
+    PyObject *result = NULL;
     (void)self;
     if (nargs != 1 + 2 * CG_NIN + CG_NOUT) {{
         PyErr_Format(PyExc_TypeError, "run: expected %d arguments, got %zd", 1 + 2 * CG_NIN + CG_NOUT, nargs);
@@ -89,35 +126,32 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t j = out ? i - CG_NIN : i;
         const char *name = out ? cg_out_names[j] : cg_in_names[j];
         PyObject *obj = out ? args[1 + 2 * CG_NIN + j] : args[1 + 2 * j];
-        if (PyObject_GetBuffer(obj, &views[i], PyBUF_STRIDES | PyBUF_FORMAT | (out ? PyBUF_WRITABLE : 0)) < 0)
-            goto fail;
-        ++got;
-        if (views[i].itemsize != 8 || views[i].format == NULL || strcmp(views[i].format, "d") != 0
-                || !PyBuffer_IsContiguous(&views[i], 'C')) {{
-            PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous float64 array", name);
-            goto fail;
-        }}
+        PyArrayObject *a = mb_gate(obj, name, NPY_DOUBLE, out ? MB_GATE_WRITABLE : 0);
+        if (a == NULL)
+            goto done;
+        held[got++] = a;
         if (out) {{
             need = n * cg_out_sizes[j];
-            cg_out[j] = (double *)views[i].buf;
+            cg_out[j] = (double *)PyArray_DATA(a);
         }} else {{
             cg_stride[j] = PyLong_AsSsize_t(args[2 + 2 * j]);
             if (cg_stride[j] < 0) {{
                 if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: negative stride", name);
-                goto fail;
+                goto done;
             }}
             need = n > 0 ? (n - 1) * cg_stride[j] + cg_in_sizes[j] : 0;
-            cg_in[j] = (const double *)views[i].buf;
+            cg_in[j] = (const double *)PyArray_DATA(a);
         }}
-        if (views[i].len / 8 < need) {{
-            PyErr_Format(PyExc_ValueError, "%s: expected at least %zd values, got %zd", name, need, views[i].len / 8);
-            goto fail;
+        if (PyArray_SIZE(a) < need) {{
+            PyErr_Format(PyExc_ValueError, "%s: expected at least %zd values, got %zd", name, need,
+                         (Py_ssize_t)PyArray_SIZE(a));
+            goto done;
         }}
         if (!out) {{
             for (k = 0; k < need; ++k) {{
                 if (!isfinite(cg_in[j][k])) {{
                     PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", name, k);
-                    goto fail;
+                    goto done;
                 }}
             }}
         }}
@@ -126,34 +160,43 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (k = 0; k < n; ++k)
         cg_eval({', '.join(call_args)});
     Py_END_ALLOW_THREADS
-    for (i = 0; i < got; ++i) PyBuffer_Release(&views[i]);
-    Py_RETURN_NONE;
-fail:
-    for (i = 0; i < got; ++i) PyBuffer_Release(&views[i]);
-    return NULL;
+    if (cg_outputs_finite(cg_out, n))
+        result = Py_NewRef(Py_None);
+done:
+    for (i = 0; i < got; ++i) Py_DECREF(held[i]);
+    return result;
 }}
 
 /* one(in0, in1, ...): one state; returns a dict of new arrays, or NotImplemented when an input is
- * not a C-contiguous float64 array of exactly its size (the caller then converts and uses run). */
+ * None (a default) or not of exactly its size (the caller then fills defaults, broadcasts and uses run). */
 static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {{
+    PyArrayObject *held[CG_NIN + 1];
     const double *cg_in[CG_NIN + 1];
     double *cg_out[CG_NOUT + 1];
     PyObject *outs[CG_NOUT + 1];
-    PyObject *dict;
-    Py_ssize_t i, k, j;
+    PyObject *dict = NULL;
+    Py_ssize_t i, k, j, got = 0;
     (void)self;
     if (nargs != CG_NIN) Py_RETURN_NOTIMPLEMENTED;
     for (i = 0; i < CG_NIN; ++i) {{
-        PyArrayObject *a = (PyArrayObject *)args[i];
-        if (!PyArray_CheckExact(args[i]) || PyArray_TYPE(a) != NPY_DOUBLE || PyArray_NDIM(a) != 1
-                || PyArray_DIM(a, 0) != cg_in_sizes[i] || !PyArray_IS_C_CONTIGUOUS(a))
-            Py_RETURN_NOTIMPLEMENTED;
+        if (args[i] == Py_None) {{
+            dict = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }}
+        PyArrayObject *a = mb_gate(args[i], cg_in_names[i], NPY_DOUBLE, 0);
+        if (a == NULL)
+            goto done;
+        held[got++] = a;
+        if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != cg_in_sizes[i]) {{
+            dict = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }}
         cg_in[i] = (const double *)PyArray_DATA(a);
         for (k = 0; k < cg_in_sizes[i]; ++k) {{
             if (!isfinite(cg_in[i][k])) {{
                 PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", cg_in_names[i], k);
-                return NULL;
+                goto done;
             }}
         }}
     }}
@@ -162,12 +205,13 @@ static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         outs[j] = PyArray_SimpleNew(cg_out_ndim[j], dims, NPY_DOUBLE);
         if (outs[j] == NULL) {{
             for (k = 0; k < j; ++k) Py_DECREF(outs[k]);
-            return NULL;
+            goto done;
         }}
         cg_out[j] = (double *)PyArray_DATA((PyArrayObject *)outs[j]);
     }}
     cg_eval({', '.join([f"cg_in[{i}]" for i in range(nin)] + [f"cg_out[{j}]" for j in range(nout)])});
-    dict = PyDict_New();
+    if (cg_outputs_finite(cg_out, 1))
+        dict = PyDict_New();
     for (j = 0; j < CG_NOUT; ++j) {{
         if (dict != NULL && PyDict_SetItemString(dict, cg_out_names[j], outs[j]) < 0) {{
             Py_DECREF(dict);
@@ -175,6 +219,8 @@ static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         }}
         Py_DECREF(outs[j]);
     }}
+done:
+    for (i = 0; i < got; ++i) Py_DECREF(held[i]);
     return dict;
 }}
 
@@ -186,7 +232,15 @@ static PyMethodDef cg_methods[] = {{
 static struct PyModuleDef cg_module = {{PyModuleDef_HEAD_INIT, "{modname}", NULL, -1, cg_methods}};
 PyMODINIT_FUNC PyInit_{modname}(void)
 {{
+    PyObject *core;
     import_array();
+    core = PyImport_ImportModule("multibody.core._core");
+    cg_overflow = core ? PyObject_GetAttrString(core, "ResultOverflowError") : NULL;
+    Py_XDECREF(core);
+    if (cg_overflow == NULL) {{
+        PyErr_Clear();
+        cg_overflow = Py_NewRef(PyExc_ValueError);
+    }}
     return PyModule_Create(&cg_module);
 }}
 """
@@ -212,7 +266,8 @@ def _build(src: str, modname: str, folder: str, cc: list[str], flags: tuple) -> 
         with open(c_path, "w", encoding="utf-8") as fh:
             fh.write(src)
         so_tmp = os.path.join(work, f"{modname}{K.ext_suffix()}")
-        cmd = cc + list(flags) + [f"-I{K.python_include()}", f"-I{np.get_include()}", c_path, "-o", so_tmp, "-lm"]
+        cmd = cc + list(flags) + [f"-I{K.python_include()}", f"-I{np.get_include()}", f"-I{core_include()}", c_path,
+                                  "-o", so_tmp, "-lm"]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as exc:
@@ -252,7 +307,7 @@ class CompiledFunction(GeneratedFunction):
                        for k in range(self._nin + 1)]
 
     def __call__(self, *args, **kwargs) -> dict:
-        if not kwargs:                          # one state as float64 arrays: all in C
+        if not kwargs:                          # one state: all in C (through the core's array gate)
             nargs = len(args)
             if nargs == self._nin:
                 out = self._one(*args)
@@ -262,6 +317,10 @@ class CompiledFunction(GeneratedFunction):
                 out = NotImplemented
             if out is not NotImplemented:
                 return out
+        # the same array gate as the C core (complex, object and masked arrays refused, byte order fixed)
+        names = self.input_names
+        args = tuple(x if x is None or k >= len(names) else _gate(names[k], x) for k, x in enumerate(args))
+        kwargs = {k: x if x is None else _gate(k, x) for k, x in kwargs.items()}
         arrays, batch = self._resolve(args, kwargs, check_finite=False)  # C checks finiteness
         n = 1
         for d in batch:
@@ -307,8 +366,8 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     say("common-subexpression elimination")
     spec.cse()
     probe = module_source(spec, "mbcg_MODNAME")
-    key = hashlib.sha256(json.dumps([probe, K.compiler_id(cc), list(flags), K.ext_suffix(), multibody_version(),
-                                     np.__version__])
+    key = hashlib.sha256(json.dumps([probe, gate_header(), K.compiler_id(cc), list(flags), K.ext_suffix(),
+                                     multibody_version(), np.__version__])
                          .encode()).hexdigest()
     modname = f"mbcg_{key[:24]}"
     if key in _LOADED:

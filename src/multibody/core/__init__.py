@@ -2,7 +2,7 @@
 
 ``model.h``/``data.h`` document every field of the constant C model and of the per-thread
 workspace; one ``.c`` file per algorithm (rnea, crba, aba, fd_crb, hybrid, energy), one
-``jcalc.c``, one status table (``status.h``); ``_core.c`` holds the CPython entry points.
+``jcalc.c``, one status table (``status.h``); the ``py_*.c`` files (listed in ``py_boundary.h``) and ``_core.c`` are the CPython boundary.
 ``lanes.h`` and ``aba_lanes.c`` compile rnea, crba and aba again over vectors of states (SIMD
 over states) for batches.
 
@@ -21,6 +21,7 @@ except ImportError as exc:  # pragma: no cover - only without a build
                       "`python setup.py build_ext --inplace` in a checkout") from exc
 
 CModel = _core.CModel
+ResultOverflowError = _core.ResultOverflowError  # a ValueError: finite inputs, inf/NaN result
 
 
 def set_num_threads(n: int) -> None:

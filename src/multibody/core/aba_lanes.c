@@ -13,7 +13,7 @@
  * MULTIBODY_NATIVE=1: AVX, 4 lanes) and by aba_lanes_avx2.c for x86-64 CPUs with AVX2 (4 lanes),
  * which _core.c picks at import when the CPU has it.  Each build exports one mb_lanes_impl.
  *
- * What the lanes leave out, the batch driver (_core.c) runs one state at a time: f_ext, and for
+ * What the lanes leave out, the batch driver (py_batch.c) runs one state at a time: f_ext, and for
  * FDab planar trees (planar.c has its own) and joints of more than one dof other than a free root
  * without rotor inertia (mb_lanes_supported, aba.c).
  */

@@ -13,7 +13,7 @@
  *   Fpt        f_ext[b] += [p × f; f]  (spatial force about the base origin, base coordinates)
  *
  * The same operations, in the same order, as multibody.simulation.contact's NumPy law, so the
- * two agree to rounding (tests/test_contact.py).  Inputs are checked by the caller (_core.c).
+ * two agree to rounding (tests/test_contact.py).  Inputs are checked by the caller (py_contact.c).
  */
 #include <math.h>
 #include <string.h>

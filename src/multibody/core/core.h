@@ -1,5 +1,5 @@
 /* core.h — the algorithms of the C core, one file each.  All take the constant model (model.h)
- * and a workspace (data.h); none allocates, none checks its inputs (the entry points in _core.c
+ * and a workspace (data.h); none allocates, none checks its inputs (the entry points in py_*.c
  * do: finite numbers, non-zero quaternions, shapes), none touches Python. */
 #ifndef MULTIBODY_CORE_H
 #define MULTIBODY_CORE_H

@@ -1,4 +1,4 @@
-/* model.c — workspace allocation (data.h). The model itself is filled by _core.c from the Python
+/* model.c — workspace allocation (data.h). The model itself is filled by py_model.c from the Python
  * Model's arrays. */
 #include <stdlib.h>
 #include <string.h>

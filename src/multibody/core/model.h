@@ -1,6 +1,6 @@
 /* model.h — the constant C model (like MuJoCo's mjModel, Pinocchio's Model).
  *
- * Built once from the Python `multibody.Model` (see _core.c: CModel) and owned by it; never
+ * Built once from the Python `multibody.Model` (see py_model.c: CModel) and owned by it; never
  * written after construction, so any number of threads may read it at once.  Bodies are
  * numbered 0…nb-1 parents first; parent −1 is the fixed base.  Body i hangs from its parent
  * through joint i.  Spatial vectors are [angular; linear] (Featherstone, spatial_v2).  SI units.

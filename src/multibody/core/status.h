@@ -1,5 +1,5 @@
 /* status.h — the one table of status codes the kernels return instead of raising.
- * _core.c turns a code into a Python ValueError with mb_status_message (status.c). */
+ * py_batch.c (raise_status) turns a code into a Python ValueError with mb_status_message (status.c). */
 #ifndef MULTIBODY_STATUS_H
 #define MULTIBODY_STATUS_H
 

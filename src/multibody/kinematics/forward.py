@@ -46,7 +46,7 @@ def body_states(model, q, qd=None, qdd=None) -> BodyStates:
     c = model._c
     out = _core.body_states(c, q, qd, qdd)
     if out is None:
-        args, batch = B.states(model, q=q, qd=qd, qdd=qdd)
+        args, batch = B.states(model, optional=("qd", "qdd"), q=q, qd=qd, qdd=qdd)
         out = _core.body_states(c, args["q"], args.get("qd"), args.get("qdd"))
         shp = lambda x, tail: None if x is None else x.reshape(batch + tail)  # noqa: E731
         out = (shp(out[0], (model.nb, 3, 3)), shp(out[1], (model.nb, 3)), shp(out[2], (model.nb, 6)),

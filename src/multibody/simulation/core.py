@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from .. import _checks
+from ..core import ResultOverflowError
 from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
 from ..spatial.rotations import unit_quaternion
@@ -191,7 +192,10 @@ class System:
                 qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe)
             qdd = np.asarray(qdd, dtype=float)
         else:
-            qdd = aba(model, q, v, tau_all, fe)
+            try:
+                qdd = aba(model, q, v, tau_all, fe)
+            except ResultOverflowError:
+                raise _NonFinite() from None
         if not np.all(np.isfinite(qdd)):
             raise _NonFinite()
         return qdd, tau, zdot, info
@@ -202,8 +206,8 @@ class System:
         if self.plain:  # the hot path: one compiled ABA call (a NaN here shows in the step's result)
             try:
                 a = aba(self.model, q, v, self.zero_tau)
-            except ValueError:
-                if not np.all(np.isfinite(y)):
+            except ValueError as exc:  # a huge finite state overflows in ABA: the run blew up too
+                if isinstance(exc, ResultOverflowError) or not np.all(np.isfinite(y)):
                     raise _NonFinite() from None
                 raise
             return np.concatenate((v, a)), (a, self.zero_tau, None)
@@ -243,9 +247,12 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
     infos = [None] * n
     missing = [i for i in range(n) if rec.derived[i] is None]
     if missing and system.plain:  # one batched kernel call for all of them
-        qdd[missing] = aba(model, Q[missing], V[missing], np.zeros((len(missing), nv)))
-        tau[missing] = 0.0
-        missing = []
+        try:
+            qdd[missing] = aba(model, Q[missing], V[missing], np.zeros((len(missing), nv)))
+            tau[missing] = 0.0
+            missing = []
+        except ResultOverflowError:  # a state on the way to blowing up: one at a time below
+            pass
     for i in missing:
         try:
             a, tu, _zd, info = system.accelerations(T[i], Q[i], V[i], Z[i], tau=rec.held[i])

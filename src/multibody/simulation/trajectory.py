@@ -78,18 +78,24 @@ def energies_of(model, q, qd):
     >>> ke.shape, bool(np.all(ke > 0))
     ((3,), True)
     """
+    from ..core import ResultOverflowError
     from ..dynamics import energy
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     lead = q.shape[:-1]
     Q, V = q.reshape(-1, q.shape[-1]), qd.reshape(-1, qd.shape[-1])
     ke, pe = np.full(len(Q), np.nan), np.full(len(Q), np.nan)
     finite = np.all(np.isfinite(Q), axis=1) & np.all(np.isfinite(V), axis=1)
-    if finite.all() and len(Q):
-        e = energy(model, np.ascontiguousarray(Q), np.ascontiguousarray(V))
-        ke[:], pe[:] = e.KE, e.PE
-    elif finite.any():
-        e = energy(model, np.ascontiguousarray(Q[finite]), np.ascontiguousarray(V[finite]))
-        ke[finite], pe[finite] = e.KE, e.PE
+    if finite.any():
+        try:
+            e = energy(model, np.ascontiguousarray(Q[finite]), np.ascontiguousarray(V[finite]))
+            ke[finite], pe[finite] = e.KE, e.PE
+        except ResultOverflowError:  # huge states of a run that blew up: NaN there, like non-finite ones
+            for i in np.flatnonzero(finite):
+                try:
+                    e = energy(model, Q[i], V[i])
+                    ke[i], pe[i] = e.KE, e.PE
+                except ResultOverflowError:
+                    pass
     return ke.reshape(lead), pe.reshape(lead)
 
 

@@ -1,10 +1,17 @@
 /* CPython entry points of the engine: the Sim object wraps an EngineWorld whose arrays are owned
  * by Python (multibody.engine.World keeps them and rebuilds the Sim when bodies, joints or
- * geometries are added).  Shapes and dtypes are checked here; a step releases the GIL. */
+ * geometries are added).  Shapes and dtypes are checked here; a step releases the GIL.
+ *
+ * Threads: a step runs without the GIL, so two threads may step one world at once, or read it
+ * while another steps (the workspace a step grows is freed under a reader's feet).  Each Sim has
+ * a mutex that every method holds while it touches W; steps from several threads run one after
+ * the other.  Rule against deadlock: nobody waits for the mutex while holding the GIL (sim_lock
+ * lets the GIL go while it waits), so holding the mutex while taking the GIL back is safe. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <pthread.h>
 #include "engine.h"
 
 static PyObject *SimulationError;
@@ -14,7 +21,30 @@ typedef struct {
     EngineWorld W;
     PyArrayObject *arrays[8];
     int ready;
+    pthread_mutex_t lock;  /* held by whoever reads or writes W (see the top of this file) */
 } SimObject;
+
+/* Take the world's lock from a thread that holds the GIL: wait for it without the GIL, so that
+ * a step in another thread (which needs the GIL back to return) can finish. */
+static void sim_lock(SimObject *self)
+{
+    if (pthread_mutex_trylock(&self->lock) == 0) return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->lock);
+    Py_END_ALLOW_THREADS
+}
+
+static void sim_unlock(SimObject *self) { pthread_mutex_unlock(&self->lock); }
+
+static PyObject *Sim_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    SimObject *self = (SimObject *)PyType_GenericNew(type, args, kw);
+    if (self && pthread_mutex_init(&self->lock, NULL) != 0) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
 
 static int take(PyObject *o, const char *name, int typenum, npy_intp cols, npy_intp rows, PyArrayObject **out, int writeable)
 {
@@ -38,12 +68,13 @@ static int take(PyObject *o, const char *name, int typenum, npy_intp cols, npy_i
 
 static void Sim_dealloc(SimObject *self)
 {
-    if (self->ready) world_free(&self->W);
+    if (self->ready) world_free(&self->W);   /* no method runs: each holds a reference */
     for (int i = 0; i < 8; i++) Py_XDECREF(self->arrays[i]);
+    pthread_mutex_destroy(&self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static int Sim_init(SimObject *self, PyObject *args, PyObject *kw)
+static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *o[8];
     static char *names[] = {"state", "load", "bprop", "jint", "jdat", "gint", "gdat", "wpar", NULL};
@@ -80,6 +111,14 @@ static int Sim_init(SimObject *self, PyObject *args, PyObject *kw)
     return 0;
 }
 
+static int Sim_init(SimObject *self, PyObject *args, PyObject *kw)
+{
+    sim_lock(self);
+    const int r = Sim_init_locked(self, args, kw);
+    sim_unlock(self);
+    return r;
+}
+
 static PyObject *Sim_step(SimObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 1 || nargs > 2) { PyErr_SetString(PyExc_TypeError, "step(dt, n=1)"); return NULL; }
@@ -91,18 +130,20 @@ static PyObject *Sim_step(SimObject *self, PyObject *const *args, Py_ssize_t nar
     if (n < 0) { PyErr_SetString(PyExc_ValueError, "n: expected a number of steps >= 0"); return NULL; }
     int err = 0;
     Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->lock);
     for (long i = 0; i < n && !err; i++) err = world_step(&self->W, h);
-    Py_END_ALLOW_THREADS
-    if (err < 0) return PyErr_NoMemory();
+    Py_END_ALLOW_THREADS                          /* the lock is still held: W's message is ours */
     if (err > 0) {
         PyObject *v = Py_BuildValue("(sil)", self->W.message, self->W.bad_body, self->W.steps + 1);
         PyErr_SetObject(SimulationError, v); Py_XDECREF(v);
-        return NULL;
     }
+    sim_unlock(self);
+    if (err < 0) return PyErr_NoMemory();
+    if (err > 0) return NULL;
     Py_RETURN_NONE;
 }
 
-static PyObject *Sim_joint_coords(SimObject *self, PyObject *unused)
+static PyObject *Sim_joint_coords_locked(SimObject *self, PyObject *unused)
 {
     npy_intp dims[2] = {self->W.nj, 2};
     PyObject *p = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0), *r = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
@@ -112,7 +153,7 @@ static PyObject *Sim_joint_coords(SimObject *self, PyObject *unused)
     return Py_BuildValue("(NN)", p, r);
 }
 
-static PyObject *Sim_set_turns(SimObject *self, PyObject *arg)
+static PyObject *Sim_set_turns_locked(SimObject *self, PyObject *arg)
 {   /* whole turns already made by each joint axis (kept across a rebuild of the Sim) */
     PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_DOUBLE, 2, 2, NPY_ARRAY_IN_ARRAY);
     if (!a) return NULL;
@@ -145,7 +186,7 @@ static PyObject *contacts_dict(EngineWorld *W, PyObject *d)
     return d;
 }
 
-static PyObject *Sim_last_step(SimObject *self, PyObject *unused)
+static PyObject *Sim_last_step_locked(SimObject *self, PyObject *unused)
 {
     EngineWorld *W = &self->W;
     if (W->residual < 0) W->residual = W->m ? world_residual(W) : 0.0;
@@ -187,7 +228,7 @@ static PyObject *Sim_last_step(SimObject *self, PyObject *unused)
     return d;
 }
 
-static PyObject *Sim_collide(SimObject *self, PyObject *unused)
+static PyObject *Sim_collide_locked(SimObject *self, PyObject *unused)
 {
     int n = world_collide_only(&self->W);
     if (n < 0) return PyErr_NoMemory();
@@ -196,6 +237,21 @@ static PyObject *Sim_collide(SimObject *self, PyObject *unused)
     if (!contacts_dict(&self->W, d)) { Py_DECREF(d); return NULL; }
     return d;
 }
+
+/* The methods that run with the GIL, each holding the world's lock while it reads or writes W. */
+#define LOCKED(name)                                                                        \
+    static PyObject *name(SimObject *self, PyObject *arg)                                   \
+    {                                                                                       \
+        sim_lock(self);                                                                     \
+        PyObject *r = name##_locked(self, arg);                                             \
+        sim_unlock(self);                                                                   \
+        return r;                                                                           \
+    }
+LOCKED(Sim_joint_coords)
+LOCKED(Sim_set_turns)
+LOCKED(Sim_last_step)
+LOCKED(Sim_collide)
+#undef LOCKED
 
 static PyMethodDef Sim_methods[] = {
     {"step", (PyCFunction)(void (*)(void))Sim_step, METH_FASTCALL, "step(dt, n=1): advance n steps of dt seconds"},
@@ -211,7 +267,7 @@ static PyTypeObject SimType = {
     .tp_basicsize = sizeof(SimObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Sim(state, load, bprop, jint, jdat, gint, gdat, wpar): the C world over Python-owned arrays",
-    .tp_new = PyType_GenericNew,
+    .tp_new = Sim_new,
     .tp_init = (initproc)Sim_init,
     .tp_dealloc = (destructor)Sim_dealloc,
     .tp_methods = Sim_methods,

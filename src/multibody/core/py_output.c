@@ -1,0 +1,131 @@
+/* py_output.c — Output arrays of the entry points, large ones through a NumPy memory handler that reuses
+ * the last block freed. */
+#include "py_boundary.h"
+
+/* ---- Reused memory for large outputs --------------------------------------------------------
+ * A batch writes its result into new memory.  Above glibc's mmap threshold (32 MB at most) every
+ * such allocation maps fresh pages, which the kernel zeroes on first touch and unmaps on free: a
+ * sixth of a 10 000-state Talos CRBA (115 MB), every call.  Outputs of REUSE_MIN_BYTES or more are
+ * therefore allocated through a NumPy memory handler (NEP 49, the mechanism NumPy provides for
+ * caching allocators) that keeps the last such block freed and hands it to the next output of the
+ * same size — the pattern of a loop over batches.  At most one block of at most REUSE_MAX_BYTES
+ * is held, and only until the next large output (release_output_memory() frees it at once).  The handler is set only around our own
+ * allocations, so NumPy's other arrays are untouched. */
+enum { REUSE_MIN_BYTES = 1 << 20 };
+#define REUSE_MAX_BYTES ((size_t)256 << 20)
+
+static struct {
+    void *block;
+    size_t size;
+    pthread_mutex_t lock;  /* NumPy frees arrays wherever their last reference goes */
+} reuse = {NULL, 0, PTHREAD_MUTEX_INITIALIZER};
+
+static void *reuse_malloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    void *p, *stale;
+    pthread_mutex_lock(&reuse.lock);
+    p = reuse.block && reuse.size == size ? reuse.block : NULL;
+    stale = p ? NULL : reuse.block;  /* another size: not the loop this block waits for, so let it go */
+    reuse.block = NULL;
+    pthread_mutex_unlock(&reuse.lock);
+    free(stale);
+    return p ? p : malloc(size ? size : 1);
+}
+
+static void *reuse_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    return calloc(nelem ? nelem : 1, elsize ? elsize : 1);
+}
+
+static void *reuse_realloc(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    return realloc(ptr, size ? size : 1);
+}
+
+static void reuse_free(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    if (size < REUSE_MIN_BYTES || size > REUSE_MAX_BYTES) {
+        free(ptr);
+        return;
+    }
+    pthread_mutex_lock(&reuse.lock);
+    void *old = reuse.block;
+    reuse.block = ptr, reuse.size = size;
+    pthread_mutex_unlock(&reuse.lock);
+    free(old);
+}
+
+PyDataMem_Handler reuse_handler = {
+    "multibody_reuse_large_outputs", 1, {NULL, reuse_malloc, reuse_calloc, reuse_realloc, reuse_free}};
+PyObject *reuse_capsule;  /* the handler as NumPy takes it, made at import */
+
+PyObject *py_release_output_memory(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    pthread_mutex_lock(&reuse.lock);
+    void *old = reuse.block;
+    reuse.block = NULL, reuse.size = 0;
+    pthread_mutex_unlock(&reuse.lock);
+    free(old);
+    Py_RETURN_NONE;
+}
+
+/* A new float64 output array of shape dims[0..k); large ones through the reuse handler. */
+PyArrayObject *new_array(int k, npy_intp *dims)
+{
+    size_t bytes = sizeof(double);
+    for (int t = 0; t < k; t++)
+        bytes *= (size_t)dims[t];
+    if (bytes < REUSE_MIN_BYTES)
+        return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+    PyObject *previous = PyDataMem_SetHandler(reuse_capsule);
+    if (!previous)
+        return NULL;
+    PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+    PyObject *ours = PyDataMem_SetHandler(previous);
+    Py_DECREF(previous);
+    if (!ours) {
+        Py_XDECREF(a);
+        return NULL;
+    }
+    Py_DECREF(ours);
+    return a;
+}
+
+/* New output array: (N, t0[, t1]) in batch mode, (t0[, t1]) single (t0 = 0: scalar per state). */
+PyArrayObject *new_output(int batch, Py_ssize_t N, int nd, npy_intp t0, npy_intp t1)
+{
+    npy_intp dims[3];
+    int k = 0;
+    if (batch)
+        dims[k++] = N;
+    if (nd >= 1)
+        dims[k++] = t0;
+    if (nd >= 2)
+        dims[k++] = t1;
+    return new_array(k, dims);
+}
+
+/* New output array with up to three trailing dimensions. */
+PyArrayObject *new_output_dims(int batch, Py_ssize_t N, int nd, const npy_intp *tail)
+{
+    npy_intp dims[4];
+    int k = 0;
+    if (batch)
+        dims[k++] = N;
+    for (int t = 0; t < nd; t++)
+        dims[k++] = tail[t];
+    return new_array(k, dims);
+}
+
+void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state)
+{
+    j->out[k] = PyArray_DATA(a);
+    j->ostep[k] = per_state;
+    if (j->n_out <= k)
+        j->n_out = k + 1;
+}
