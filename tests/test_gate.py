@@ -221,3 +221,23 @@ def test_generated_modules_use_the_same_gate():
             f(np.tile(bad, (2, 1)) if what != "masked" else np.ma.masked_array(np.tile(q, (2, 1))), qd)
     with pytest.raises(ResultOverflowError, match="overflowed"):
         f(q, np.full(2, 1e200))
+
+
+def test_overflow_inside_an_algorithm_is_not_called_a_singular_model():
+    """Finite but huge q (a slider 1e200 m out along a pendulum) overflows inside the
+    articulated-body and composite-inertia factorisations (inertias grow as the offset squared):
+    ResultOverflowError saying so, not "singular joint-space inertia (a massless body …)", which
+    would send the user looking for a modelling error."""
+    b = mb.ModelBuilder("slider")
+    b.add_body("arm", None, "revolute", axis=[0, 0, 1], mass=1.0, com=[0, 0.5, 0], inertia=[0.1, 0.01, 0.1])
+    b.add_body("slider", "arm", "prismatic", axis=[0, 1, 0], mass=2.0, inertia=[0.1, 0.2, 0.3])
+    model = b.build()
+    q = np.array([0.3, 1e200])
+    z = np.zeros(model.nv)
+    for fn in (mb.aba, mb.fd_crb, mb.dynamics.fd_sparse):
+        with pytest.raises(mb.errors.ResultOverflowError, match="overflowed"):
+            fn(model, q, z, z)
+    massless = mb.ModelBuilder("massless")
+    massless.add_body("a", None, "revolute", mass=0.0, allow_massless=True)
+    with pytest.raises(ValueError, match="singular joint-space inertia"):   # a real singular tree still says so
+        mb.aba(massless.build(), [0.0], [0.0], [0.0])

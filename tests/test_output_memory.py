@@ -66,11 +66,17 @@ def test_small_and_single_results_do_not_use_the_handler(model):
 
 def test_a_kept_block_serves_only_an_output_of_its_own_size(model):
     A = mb.crba(model, _states(model, 20_000, 6))
-    kept = A.__array_interface__["data"][0]
+    size_a = A.nbytes
     del A
-    B = mb.crba(model, _states(model, 30_000, 7))   # larger: a new block (the kept one is freed)
-    assert B.__array_interface__["data"][0] != kept
+    assert _core.kept_output_bytes() == size_a      # A's block waits for an output of its size
+    B = mb.crba(model, _states(model, 30_000, 7))   # larger: a new block, and A's is freed, not kept
+    assert _core.kept_output_bytes() == 0
     np.testing.assert_array_equal(B[0], mb.crba(model, _states(model, 30_000, 7)[0]))
+    size_b = B.nbytes
+    del B
+    assert _core.kept_output_bytes() == size_b
+    _core.release_output_memory()
+    assert _core.kept_output_bytes() == 0
 
 
 def test_outputs_of_other_sizes_and_threads(model):

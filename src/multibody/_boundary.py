@@ -68,7 +68,7 @@ def flat_broadcast(name, a2d, batch, common):
 def states(model, optional=("f_ext",), **args):
     """Validate named state arguments against a model; returns (dict of (N, …) arrays, batch shape).
 
-    Recognised names: q (nq), qd/qdd/tau (nv), f_ext (nb, 6).  ``None`` is "absent" for the names
+    Recognised names: q (nq), qd/v/qdd/tau (nv), f_ext (nb, 6).  ``None`` is "absent" for the names
     in ``optional`` (skipped) and a TypeError for the others, as in the C entry points.  Every
     array passes the C core's gate (:func:`as_array`).  The single-state case (1-D native float
     arrays of the right length) takes a short path: it is what controllers call thousands of

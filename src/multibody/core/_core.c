@@ -97,6 +97,8 @@ static PyMethodDef methods[] = {
      "use_lanes(name): 'baseline', 'avx2' or 'none' for batched ABA, RNEA and CRBA; returns the name used before."},
     {"release_output_memory", py_release_output_memory, METH_NOARGS,
      "Free the block kept for the next large output (see new_array in py_output.c)."},
+    {"kept_output_bytes", py_kept_output_bytes, METH_NOARGS,
+     "Size in bytes of the block kept for the next large output (0: none)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -102,6 +102,15 @@ int mb_lanes_supported(const mb_model *m)
 #endif
 
 /* IA a = rhs for a free root's 6×6 block IA by kkt.c's Cholesky; lane by lane in the lanes build. */
+/* Are all n entries finite (in every lane)?  Tells a singular block from one that overflowed. */
+static int finite_block(const real *a, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!mb_all(a[k] - a[k] == 0.0))
+            return 0;
+    return 1;
+}
+
 static int free_root_solve(const real *IA, const real *rhs, real *a)
 {
 #ifndef MB_LANE_BUILD
@@ -234,8 +243,8 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                     Dk += S[r] * U[r];
             }
             Dk += m->armature[vs];
-            if (!mb_all(Dk > 0.0))
-                return MB_SINGULAR;
+            if (!mb_all(Dk > 0.0))  /* a NaN pivot: finite inputs overflowed on the way, not a singular tree */
+                return mb_all(Dk - Dk == 0.0) ? MB_SINGULAR : MB_OVERFLOW;
             const real dinv = 1.0 / Dk;
             Dinv[0] = dinv;
             d->u[vs] = uk;
@@ -293,7 +302,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                     D[nj * e + g] = s;
                 }
             if (!mb_invert_small(D, nj, Dinv))
-                return MB_SINGULAR;
+                return mb_pivot_status(D, nj * nj);
             if (par < 0)
                 continue;
             mb_copy36(IA, Ia_local);
@@ -347,7 +356,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data
             for (int r = 0; r < 6; r++)
                 rhs[r] = tau[vs + r] - d->pA[6 * i + r];
             if (!free_root_solve(d->IA + 36 * i, rhs, a_i))
-                return MB_SINGULAR;
+                return finite_block(d->IA + 36 * i, 36) ? MB_SINGULAR : MB_OVERFLOW;
             for (int r = 0; r < 6; r++)
                 qdd[vs + r] = a_i[r] - a[r], a[r] = a_i[r];
             continue;

@@ -17,5 +17,5 @@ int mb_fd_crb(const mb_model *m, mb_data *d, const double *q, const double *qd, 
     mb_rnea(m, d, q, qd, zero, fext, C);
     for (int k = 0; k < nv; k++)
         rhs[k] = tau[k] - C[k];
-    return mb_cholesky_solve(nv, d->H, d->L, rhs, qdd) ? MB_OK : MB_SINGULAR;
+    return mb_cholesky_solve(nv, d->H, d->L, rhs, qdd) ? MB_OK : mb_pivot_status(d->H, nv * nv);
 }

@@ -81,12 +81,14 @@ int mb_fdfb(const mb_model *m, mb_data *d, const double *x, const double *q, con
             pA6[r] -= fx[r];
     }
     mb_aba_velocity_pass(m, d, q, qd, fext, FB + 1);                        /* pass 1 */
-    if (mb_aba_articulated_pass(m, d, tau, NULL, FB + 1) != MB_OK)           /* pass 2 */
-        return MB_SINGULAR;
+    int st = mb_aba_articulated_pass(m, d, tau, NULL, FB + 1);               /* pass 2 */
+    if (st != MB_OK)
+        return st;
     if (!base_acceleration(d->IA + 36 * FB, pA6, d->a + 6 * FB))           /* a_FB = −IA⁻¹ pA */
-        return MB_SINGULAR;
-    if (mb_aba_acceleration_pass(m, d, NULL, NULL, qdd, NULL, FB + 1, tau) != MB_OK)  /* pass 3 */
-        return MB_SINGULAR;
+        return mb_pivot_status(d->IA + 36 * FB, 36);
+    st = mb_aba_acceleration_pass(m, d, NULL, NULL, qdd, NULL, FB + 1, tau);  /* pass 3 */
+    if (st != MB_OK)
+        return st;
     xdfb(m, x, d->R + 9 * FB, d->p + 3 * FB, d->a + 6 * FB, xd);
     return MB_OK;
 }
@@ -133,7 +135,7 @@ int mb_idfb(const mb_model *m, mb_data *d, const double *x, const double *q, con
     double IC6[36];
     mb_inertia_to_matrix(IC + MB_NI * FB, IC6);
     if (!base_acceleration(IC6, pC + 6 * FB, d->a + 6 * FB))  /* a_FB = −IC_FB⁻¹ pC_FB */
-        return MB_SINGULAR;
+        return mb_pivot_status(IC6, 36);
     for (int i = FB + 1; i < m->nb; i++) {  /* a_i = Xup a_λ;  τ = Sᵀ (pC + IC a) + armature q̈ */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         double *a = d->a + 6 * i, F[6];

@@ -124,7 +124,7 @@ PyObject *raise_status(int status)
         return NULL;
     if (status == MB_NO_MEMORY)
         return PyErr_NoMemory();
-    PyErr_SetString(PyExc_ValueError, mb_status_message(status));
+    PyErr_SetString(status == MB_OVERFLOW ? ResultOverflowError : PyExc_ValueError, mb_status_message(status));
     return NULL;
 }
 

@@ -74,6 +74,17 @@ PyObject *py_release_output_memory(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* kept_output_bytes(): the size of the block kept for the next output (0: none) — what the tests
+ * read instead of comparing addresses, which the allocator may reuse by chance. */
+PyObject *py_kept_output_bytes(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    pthread_mutex_lock(&reuse.lock);
+    const size_t kept = reuse.block ? reuse.size : 0;
+    pthread_mutex_unlock(&reuse.lock);
+    return PyLong_FromSize_t(kept);
+}
+
 /* A new float64 output array of shape dims[0..k); large ones through the reuse handler. */
 PyArrayObject *new_array(int k, npy_intp *dims)
 {

@@ -53,10 +53,10 @@ int mb_fd_sparse(const mb_model *m, mb_data *d, const double *q, const double *q
     mb_rnea(m, d, q, qd, zero, fext, C);             /* C                        */
     memcpy(d->L, d->H, sizeof(double) * nv * nv);
     if (mb_ltdl(nv, m->dof_parent, d->L) >= 0)       /* H = Lᵀ D L (table 6.3)   */
-        return MB_SINGULAR;
+        return mb_pivot_status(d->H, nv * nv);
     for (int k = 0; k < nv; k++)  /* a pivot that is round-off of its diagonal: H singular */
         if (!(d->L[nv * k + k] > 1e-13 * d->H[nv * k + k]))
-            return MB_SINGULAR;
+            return mb_pivot_status(d->H, nv * nv);
     for (int k = 0; k < nv; k++)
         qdd[k] = tau[k] - C[k];
     mb_ltdl_solve(nv, m->dof_parent, d->L, qdd);     /* L⁻¹ D⁻¹ L⁻ᵀ (τ − C)      */

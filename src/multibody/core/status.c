@@ -14,7 +14,17 @@ static const char *const MESSAGES[MB_N_STATUS] = {
     [MB_ZERO_QUAT_FB] = "xfb/q: a quaternion has zero norm; expected a non-zero quaternion",
     [MB_NO_MEMORY] = "out of memory for a worker thread's workspace",
     [MB_BAD_CONTROL] = "controller: returned NaN or inf",
+    [MB_OVERFLOW] = "the result overflowed (inf or NaN) inside the algorithm from finite inputs; the inputs are "
+                    "too large for double precision",
 };
+
+int mb_pivot_status(const double *a, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!(a[k] - a[k] == 0.0))  /* inf − inf and NaN − NaN are NaN */
+            return MB_OVERFLOW;
+    return MB_SINGULAR;
+}
 
 const char *mb_status_message(int status)
 {

@@ -16,10 +16,15 @@ enum mb_status {
     MB_ZERO_QUAT_FB = 9, /* floating-base quaternion has zero norm                   */
     MB_NO_MEMORY = 10,   /* a worker could not allocate its workspace                */
     MB_BAD_CONTROL = 11, /* a built-in controller's τ is NaN or inf (rollout.c)    */
-    MB_N_STATUS = 12
+    MB_OVERFLOW = 12,    /* finite inputs overflowed inside an algorithm (inf/NaN)   */
+    MB_N_STATUS = 13
 };
 
 /* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK. */
 const char *mb_status_message(int status);
+
+/* A pivot or solve failed on the matrix a[0..n): MB_OVERFLOW when it holds inf or NaN (finite inputs
+ * too large for double precision overflowed on the way), MB_SINGULAR when it is finite. */
+int mb_pivot_status(const double *a, int n);
 
 #endif

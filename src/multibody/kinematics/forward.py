@@ -72,6 +72,14 @@ def _point(name, point):
     return _checks.array(name, point, (3,), what="3 coordinates in body coordinates")
 
 
+def _required(**arrays):
+    """body_states reads a None rate as "not given"; where a rate is required, None is a TypeError
+    naming it, as in every C entry point."""
+    for name, x in arrays.items():
+        if x is None:
+            raise TypeError(f"{name}: expected an array of numbers, got None")
+
+
 def point_position(model, q, body, point=(0.0, 0.0, 0.0)):
     """World position of a point fixed in ``body`` (given in body coordinates)."""
     _checks.model(model)
@@ -86,6 +94,7 @@ def point_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0)):
     _checks.model(model)
     i = model.body_index(body)
     r = _point("point", point)
+    _required(qd=qd)
     s = body_states(model, q, qd)
     w, v = s.v[..., i, :3], s.v[..., i, 3:]
     return np.einsum("...ij,...j->...i", s.R[..., i, :, :], v + np.cross(w, r))
@@ -99,6 +108,7 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
     _checks.model(model)
     i = model.body_index(body)
     r = _point("point", point)
+    _required(qd=qd, qdd=qdd)
     s = body_states(model, q, qd, qdd)
     w, v = s.v[..., i, :3], s.v[..., i, 3:]
     al, a = s.a[..., i, :3], s.a[..., i, 3:]

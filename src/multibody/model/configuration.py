@@ -26,9 +26,9 @@ def integrate(model, q, v, dt=1.0):
     [0.0, 0.0, 0.0, 1.0]
     """
     _checks.model(model)
-    args, batch = B.states(model, q=q, qd=v)
+    args, batch = B.states(model, q=q, v=v)
     dt = _checks.number("dt", dt)
-    return _core.integrate(model._c, args["q"], args["qd"], dt).reshape(batch + (model.nq,))
+    return _core.integrate(model._c, args["q"], args["v"], dt).reshape(batch + (model.nq,))
 
 
 def difference(model, q0, q1):

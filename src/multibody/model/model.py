@@ -147,7 +147,7 @@ class Model:
         nv = int(nv_j.sum())
         put("nq", int(nq_j.sum()))
         put("nv", nv)
-        put("_tails", {"q": (self.nq,), "qd": (nv,), "qdd": (nv,), "tau": (nv,), "f_ext": (nb, 6)})
+        put("_tails", {"q": (self.nq,), "qd": (nv,), "v": (nv,), "qdd": (nv,), "tau": (nv,), "f_ext": (nb, 6)})
         for k, default in (("q_lower", -np.inf), ("q_upper", np.inf)):
             a = getattr(self, k)
             put(k, _readonly(np.full(int(nq_j.sum()), default) if a is None else np.asarray(a, float)))
