@@ -131,3 +131,18 @@ def test_demo_runs_on_any_model_and_writes_only_into_out(tmp_path, urdf):
         written = sorted(os.listdir(out))
         assert f"{stem}_trajectory.npz" in written and f"{stem}.html" in written, written
     assert sorted(os.listdir(urdf.parent)) == ["two_link.urdf"]    # nothing next to the robot file
+
+
+def test_a_compiled_module_imports_under_its_prefix(tmp_path):
+    """`multibody codegen double_pendulum --lang compiled --prefix dp --out cg`, then `import dp` in
+    cg: the module's init function carries its name (the cached library's carries a hash)."""
+    assert run("codegen", "double_pendulum", "--lang", "compiled", "--prefix", "dp", "--out", tmp_path,
+               "--no-progress") == 0
+    script = ("import numpy as np, dp, multibody as mb; out = dp.one(np.array([0.3, -0.2]), np.zeros(2), np.zeros(2), "
+              "np.zeros(0)); print(np.abs(out['M'] - mb.crba(mb.models.double_pendulum(), [0.3, -0.2])).max())")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), SRC, os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert float(result.stdout) < 1e-12
+    assert run("codegen", "double_pendulum", "--lang", "compiled", "--prefix", "not-a-name", "--out", tmp_path,
+               "--no-progress") == 1

@@ -12,6 +12,7 @@ feeds every backend:
   ``_gfunc``, ``_ffunc`` and ``_paramDef``;
 * :func:`compile`   — a CPython extension built with the system C compiler, cached on disk by a
   hash of the expressions, compiler, flags and multibody version; N states per call, GIL released;
+  :func:`export` builds one importable under a name of your choice into a folder;
 * :func:`compile_algorithm` — RNEA, CRBA or ABA of one fixed model traced into straight-line C;
 * :func:`derivatives` — ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ and ∂(M q̈ + b + g)/∂(q, q̇).
 
@@ -34,7 +35,7 @@ __all__ = ["to_numpy", "to_c", "to_matlab", "compile", "compile_algorithm", "der
 
 
 def __getattr__(name):  # the compiler and tracer modules load on first use
-    if name in ("compile", "CompiledFunction", "clear_cache"):
+    if name in ("compile", "export", "CompiledFunction", "clear_cache"):
         from . import compiled
         return getattr(compiled, name)
     if name in ("compile_algorithm", "trace_algorithm"):

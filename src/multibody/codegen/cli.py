@@ -131,13 +131,11 @@ def run(args) -> int:
             mfiles = matlab_gen.to_matlab(spec, args.out, prefix=args.prefix)
             written = list(mfiles.values())
         else:
-            from .compiled import compile as _compile
+            from .compiled import export
 
-            fn = _compile(spec)
-            dest = os.path.join(args.out, f"{args.prefix}{cache.ext_suffix()}")
-            with open(fn.path, "rb") as fh:
-                cache.atomic_write(dest, fh.read())
-            written = [dest, f"(cached at {fn.path}; module function run(n, in0, stride0, …, out0, …))"]
+            dest = export(spec, args.out, args.prefix)   # importable as `import <prefix>` from --out
+            written = [dest, f"(import {args.prefix}: {args.prefix}.one(q, dq, …) or {args.prefix}.run(n, in0, "
+                             "stride0, …, out0, …))"]
     except UnknownModel as exc:      # the one error line and exit statuses of `multibody`
         return fail("codegen", exc, EXIT_USAGE)
     except (ValueError, TypeError, cache.CompilerNotFoundError, RuntimeError, OSError) as exc:

@@ -401,6 +401,39 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     return CompiledFunction(spec, mod, path, key, True, time.perf_counter() - t0)
 
 
+def export(source, out_dir, module_name: str = "eom", values: dict | None = None, *, flags=None) -> str:
+    """Compile a module importable as ``module_name`` from ``out_dir`` (``import eom`` there, then
+    ``eom.one(q, dq, …)`` or ``eom.run(n, in0, stride0, …, out0, …)``); returns the library's path.
+
+    :func:`compile`'s cached libraries are named, and their init functions too, by the hash of the
+    expressions, so a copy under another file name cannot be imported: this builds one for the name.
+
+    >>> import importlib, os, sys, tempfile, multibody as mb
+    >>> from multibody import codegen
+    >>> d = tempfile.mkdtemp()
+    >>> path = codegen.export(mb.models.double_pendulum(), d, "dp_eom")
+    >>> sys.path.insert(0, d); eom = importlib.import_module("dp_eom"); sys.path.remove(d)
+    >>> out = eom.one(np.array([0.3, -0.2]), np.zeros(2), np.zeros(2), np.zeros(0))   # q, dq, tau, param
+    >>> eom.__name__, bool(np.allclose(out["M"], mb.crba(mb.models.double_pendulum(), [0.3, -0.2])))
+    ('dp_eom', True)
+    """
+    from .api import as_spec
+
+    if not isinstance(module_name, str) or not module_name.isidentifier():
+        raise ValueError(f"module_name: expected a Python identifier (the name to import), got {module_name!r}")
+    spec = as_spec(source, values=values, name=module_name)
+    cc = K.find_compiler()
+    flags = tuple(K.CFLAGS if flags is None else flags)
+    spec.cse()
+    os.makedirs(out_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".export-", dir=out_dir) as work:
+        final, _ = _build(module_source(spec, module_name), module_name, work, cc, flags)
+        dest = os.path.join(out_dir, f"{module_name}{K.ext_suffix()}")
+        with open(os.path.join(work, final), "rb") as fh:
+            K.atomic_write(dest, fh.read())
+    return dest
+
+
 def clear_cache(cache_dir=None) -> int:
     """Delete every compiled module in the cache folder; returns how many files were removed."""
     folder = K.cache_dir(cache_dir)
