@@ -9,7 +9,8 @@
 
 from .core import get_num_threads, set_num_threads
 from .dynamics import (FDab, FDcrb, FDsparse, HD, ID, Energy, EnerMo, HandC, aba, crba, energy, fd_crb,
-                       fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea)
+                       fd_sparse, forward_dynamics, hand_c, hybrid_dynamics, inverse_dynamics, rnea,
+                       rnea_derivatives, aba_derivatives, minv)
 from .kinematics import (BodyStates, body_jacobian, body_states, center_of_mass, com_jacobian, com_velocity,
                          forward_kinematics, frame_pose, jdot_qd, point_acceleration, point_jacobian,
                          point_position, point_velocity, rotation_jacobian)
@@ -28,6 +29,7 @@ __all__ = [
     "integrate", "difference",
     "rnea", "ID", "inverse_dynamics", "crba", "hand_c", "HandC", "aba", "FDab", "forward_dynamics",
     "fd_crb", "FDcrb", "fd_sparse", "FDsparse", "hybrid_dynamics", "HD", "energy", "EnerMo", "Energy",
+    "rnea_derivatives", "aba_derivatives", "minv",
     "BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position", "point_velocity",
     "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian", "jdot_qd",
     "center_of_mass", "com_jacobian", "com_velocity",

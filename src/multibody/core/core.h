@@ -22,6 +22,18 @@ void mb_quat_to_rot(double w, double x, double y, double z, double *R);
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, double *tau);
 
+/* rnea_derivatives.c, minv.c, aba_derivatives.c — analytic derivatives (Carpentier & Mansard 2018).
+ * Each needs `scratch` of *_scratch(m) doubles besides the workspace; matrices are nv × nv row-major,
+ * entry (j, k) = ∂(row quantity)_j / ∂x_k, ∂/∂q in mb_integrate's tangent space; M may be NULL. */
+long mb_rnea_derivatives_scratch(const mb_model *m);
+void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
+                         const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M);
+long mb_minv_scratch(const mb_model *m);
+int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, double *Minv);
+long mb_aba_derivatives_scratch(const mb_model *m);
+int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
+                       const double *tau, const double *fext, double *dqdd_dq, double *dqdd_dqd, double *Minv);
+
 /* crba.c — CRBA / HandC */
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H);
 

@@ -1,0 +1,105 @@
+/* py_derivatives.c — Entry points of the analytic derivatives: rnea_derivatives, aba_derivatives, minv
+ * (rnea_derivatives.c, aba_derivatives.c, minv.c).  Same two layouts as the other entry points
+ * (_core.c): 1-D single states or (N or 1, n) batches; None when the arrays are in neither.
+ * Each state takes its scratch from the heap (the kernels allocate nothing; a batch's threads
+ * cannot share one). */
+#include "py_boundary.h"
+
+enum { D_RNEA = 0, D_ABA = 1, D_MINV = 2 };
+
+/* in = q, qd, x (q̈ or τ), f_ext; out = three nv × nv matrices (minv: in = q; out = M⁻¹) */
+static int derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n, int which)
+{
+    const double *q = IN(j, 0, n), *qd = which == D_MINV ? NULL : IN(j, 1, n);
+    const double *x = which == D_MINV ? NULL : IN(j, 2, n), *fe = j->use_fext ? IN(j, 3, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK && qd)
+        st = check_rates(m, qd, x, which == D_RNEA ? MB_BAD_QDD : MB_BAD_TAU, fe);
+    if (st != MB_OK)
+        return st;
+    const long size = which == D_RNEA ? mb_rnea_derivatives_scratch(m)
+                      : which == D_ABA ? mb_aba_derivatives_scratch(m) : mb_minv_scratch(m);
+    double *scratch = malloc(sizeof(double) * (size_t)size);
+    if (!scratch)
+        return MB_NO_MEMORY;
+    if (which == D_RNEA)
+        mb_rnea_derivatives(m, d, scratch, q, qd, x, fe, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));
+    else if (which == D_ABA)
+        st = mb_aba_derivatives(m, d, scratch, q, qd, x, fe, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));
+    else
+        st = mb_minv(m, d, scratch, q, OUT(j, 0, n));
+    free(scratch);
+    return st;
+}
+
+static int rnea_derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return derivatives_state(m, d, j, n, D_RNEA);
+}
+
+static int aba_derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return derivatives_state(m, d, j, n, D_ABA);
+}
+
+static int minv_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return derivatives_state(m, d, j, n, D_MINV);
+}
+
+/* (cmodel, q, qd, x, f_ext) -> three (…, nv, nv) matrices; (cmodel, q) -> one for minv */
+static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, const char *name, int which)
+{
+    const int n_in = which == D_MINV ? 1 : 4, n_out = which == D_MINV ? 1 : 3;
+    CModel *cm = entry_model(args, nargs, n_in + 1, name);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    arg_spec specs[4] = {{args[1], 1, m->nq, 0}, {NULL, 1, m->nv, 0}, {NULL, 1, m->nv, 0}, {NULL, 2, m->nb, 6}};
+    if (which != D_MINV)
+        specs[1].obj = args[2], specs[2].obj = args[3], specs[3].obj = args[4];
+    job j = {0};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, n_in, &j, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    if (which != D_MINV && (!j.in[1] || !j.in[2]))  /* q̇ and x are required: let the Python face say so */
+        return Py_NewRef(Py_None);
+    j.use_fext = which != D_MINV && j.in[3] != NULL;
+    PyArrayObject *out[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < n_out; k++) {
+        out[k] = new_output(batch, N, 2, m->nv, m->nv);
+        if (!out[k]) {
+            Py_XDECREF(out[0]), Py_XDECREF(out[1]);
+            return NULL;
+        }
+        bind_output(&j, k, out[k], (Py_ssize_t)m->nv * m->nv);
+    }
+    const int st = execute(cm, which == D_RNEA ? rnea_derivatives_state
+                               : which == D_ABA ? aba_derivatives_state : minv_state, &j, batch, N);
+    if (st != MB_OK) {
+        for (int k = 0; k < n_out; k++)
+            Py_DECREF(out[k]);
+        return raise_status(st);
+    }
+    return n_out == 1 ? (PyObject *)out[0] : Py_BuildValue("(NNN)", out[0], out[1], out[2]);
+}
+
+PyObject *py_rnea_derivatives(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return derivatives_entry(args, nargs, "rnea_derivatives", D_RNEA);
+}
+
+PyObject *py_aba_derivatives(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return derivatives_entry(args, nargs, "aba_derivatives", D_ABA);
+}
+
+PyObject *py_minv(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return derivatives_entry(args, nargs, "minv", D_MINV);
+}
