@@ -177,7 +177,7 @@ def test_derivatives_do_not_depend_on_the_quaternion_scale():
 
 
 # --------------------------------------------------------------------------- Pinocchio twins
-PIN_NAMES = ["mixed_floating", "every_joint_floating", "every_joint_fixed", "tree12", "floatbase_tree"]
+PIN_NAMES = ["mixed_floating", "tree12", "floatbase_tree"]  # the twin builder carries no armature (FD tests do)
 
 
 def pin_twin(model):
@@ -195,8 +195,6 @@ def upper_sym(M):
 @pytest.mark.parametrize("name", PIN_NAMES)
 def test_against_pinocchio_twin(name):
     model = model_named(name)
-    if np.any(model.armature):
-        pytest.skip("the twin builder carries no armature")
     pin, pm, data, P = pin_twin(model)
     for seed in (0, 1):
         q, qd, qdd, tau, _, _ = state(model, seed)
@@ -209,11 +207,6 @@ def test_against_pinocchio_twin(name):
         paq, pav, pMinv = pin.computeABADerivatives(pm, data, qp, qd[P], tau[P])
         assert rel(aq[ix], paq) < 1e-9 and rel(av[ix], pav) < 1e-9 and rel(Minv[ix], upper_sym(pMinv)) < 1e-10
         assert rel(mb.minv(model, q)[ix], upper_sym(pin.computeMinverse(pm, data, qp))) < 1e-10
-
-
-def test_twins_without_armature_exist():
-    """The Pinocchio twin test above must compare something."""
-    assert sum(not np.any(model_named(n).armature) for n in PIN_NAMES) >= 3
 
 
 ROBOTS = [("ur_description/urdf/ur5_robot.urdf", False), ("panda_description/urdf/panda.urdf", False),
@@ -357,3 +350,19 @@ def test_singular_inertia_is_refused():
         mb.aba_derivatives(model, [0.0], [0.0], [0.0])
     dq, dqd, M = mb.rnea_derivatives(model, [0.0], [0.0], [0.0])  # ID is defined: M = 0
     assert not M.any()
+
+
+# --------------------------------------------------------------------------- linearize
+@pytest.mark.parametrize("name", ["every_joint_floating", "planar4"])
+def test_linearize_is_exact_and_agrees_with_its_finite_differences(name):
+    model = model_named(name)
+    q, qd, _, tau, fe, _ = state(model, 8)
+    A, B = mb.linearize(model, q, qd, tau, fe)
+    Af, Bf = mb.linearize(model, q, qd, tau, fe, method="fd")
+    nv = model.nv
+    dq, dqd, Minv = mb.aba_derivatives(model, q, qd, tau, fe)
+    assert np.array_equal(A[nv:, :nv], dq) and np.array_equal(A[nv:, nv:], dqd) and np.array_equal(B[nv:], Minv)
+    assert np.array_equal(A[:nv], Af[:nv]) and not B[:nv].any()
+    assert rel(A, Af) < 1e-6 and rel(B, Bf) < 1e-10
+    with pytest.raises(ValueError, match="method: expected 'analytic' or 'fd'"):
+        mb.linearize(model, q, qd, tau, method="exact")
