@@ -15,6 +15,10 @@
  *       dAv_k  = u_k + v_i × J_k                 ∂a_i/∂q̇_k = dAv_k + J_k × v_i
  *       Y_i = world inertia,  f_i = Y_i a_i + v_i ×* Y_i v_i   (f_ext kept apart: it does not turn)
  *       B_i u = Y_i (u × v_i) + u ×* (Y_i v_i) + v_i ×* (Y_i u)    (what v's part adds to ∂f)
+ *         = [B11 u_ω; −2 h_f × u_ω]:  with Y = [Ī, c×; −c×, m], v = [ω; l], h = Y v = [h_n; h_f],
+ *         B's right column of blocks vanishes (Jacobi identity) and
+ *         B11 = ω×Ī − Ī ω× − (l× c× + c× l×) − h_n× = (A + Aᵀ − c lᵀ − l cᵀ + 2 (l·c) 1) − h_n×, A = ω×Ī,
+ *         so a subtree's Bc is 12 numbers: the symmetric part of B11, Σ h_n, Σ h_f.
  *   backward, sums over the subtree of i: Yc_i = Σ Y, Bc_i = Σ B, F_i = Σ f, Fx_i = Σ f_ext; then
  *       ∂f_subtree/∂q_k = J_k ×* F + Yc dAq_k + Bc u_k  (the J_k ×* F of an attached force cancels
  *       in J_jᵀ F for j below k; a world-fixed f_ext adds −J_j ×* Fx instead).  With τ_j = J_jᵀ(F − Fx):
@@ -32,48 +36,80 @@
 #include "core.h"
 #include "spatial.h"
 
-enum { COLS = 4 * 6, BODY = 6 + 6 + 6 + 6 + MB_NI + 36 };
+enum { COLS = 4 * 6, BODY = 6 + 6 + 6 + 6 + MB_NI + 12 };
+enum { B_SYM = 0, B_HN = 6, B_HF = 9, B_N = 12 };  /* B11's symmetric part (xx xy xz yy yz zz), Σ h_n, Σ h_f */
 
 long mb_rnea_derivatives_scratch(const mb_model *m)
 {
     return (long)COLS * m->nv + (long)BODY * m->nb + 1;
 }
 
-/* out = a × b (motion cross product) */
+/* out = a × b (motion cross product, spatial_v2 crm(a) b) */
 static inline void cross_m(const double *a, const double *b, double *out)
 {
-    memset(out, 0, 6 * sizeof(double));
-    mb_crm_add(a, b, out);
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+    out[3] = a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1];
+    out[4] = a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2];
+    out[5] = a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0];
 }
 
-/* B_i (6×6, row-major) for world inertia Y, velocity v, momentum h = Y v: column c is B e_c. */
+static inline void cross3_add(double s, const double *a, const double *b, double *out)
+{
+    out[0] += s * (a[1] * b[2] - a[2] * b[1]);
+    out[1] += s * (a[2] * b[0] - a[0] * b[2]);
+    out[2] += s * (a[0] * b[1] - a[1] * b[0]);
+}
+
+/* The 12 numbers of B_i (see the top) for world inertia Y, velocity v, momentum h = Y v. */
 static void coriolis_map(const double *Y, const double *v, const double *h, double *B)
 {
-    for (int c = 0; c < 6; c++) {
-        double e[6] = {0}, t[6], col[6], Ye[6];
-        e[c] = 1.0;
-        cross_m(e, v, t);
-        mb_inertia_mul(Y, t, col);
-        mb_crf_add(e, h, col);
-        mb_inertia_mul(Y, e, Ye);
-        mb_crf_add(v, Ye, col);
-        for (int r = 0; r < 6; r++)
-            B[6 * r + c] = col[r];
+    const double I[3][3] = {{Y[4], Y[5], Y[6]}, {Y[5], Y[7], Y[8]}, {Y[6], Y[8], Y[9]}};
+    const double *c = Y + 1, *w = v, *l = v + 3;
+    double A[3][3];  /* ω × Ī, column by column */
+    for (int k = 0; k < 3; k++) {
+        A[0][k] = w[1] * I[2][k] - w[2] * I[1][k];
+        A[1][k] = w[2] * I[0][k] - w[0] * I[2][k];
+        A[2][k] = w[0] * I[1][k] - w[1] * I[0][k];
     }
+    const double lc = 2.0 * (l[0] * c[0] + l[1] * c[1] + l[2] * c[2]);
+    int n = 0;
+    for (int r = 0; r < 3; r++)
+        for (int k = r; k < 3; k++)
+            B[B_SYM + n++] = A[r][k] + A[k][r] - c[r] * l[k] - l[r] * c[k] + (r == k ? lc : 0.0);
+    B[B_HN] = h[0], B[B_HN + 1] = h[1], B[B_HN + 2] = h[2];
+    B[B_HF] = h[3], B[B_HF + 1] = h[4], B[B_HF + 2] = h[5];
 }
 
-/* out = B x, out = Bᵀ x for a 6×6 row-major B */
-static inline void mat6_mul(const double *B, const double *x, double *out)
+/* out = Bsym x (3-vector) */
+static inline void sym3_mul(const double *S, const double *x, double *out)
 {
-    for (int r = 0; r < 6; r++)
-        out[r] = mb_dot6(B + 6 * r, x);
+    out[0] = S[0] * x[0] + S[1] * x[1] + S[2] * x[2];
+    out[1] = S[1] * x[0] + S[3] * x[1] + S[4] * x[2];
+    out[2] = S[2] * x[0] + S[4] * x[1] + S[5] * x[2];
 }
 
-static inline void mat6_tmul(const double *B, const double *x, double *out)
+/* out = Bc u (6-vector) */
+static inline void coriolis_mul(const double *B, const double *u, double *out)
 {
-    for (int c = 0; c < 6; c++)
-        out[c] = B[c] * x[0] + B[6 + c] * x[1] + B[12 + c] * x[2] + B[18 + c] * x[3] + B[24 + c] * x[4] +
-                 B[30 + c] * x[5];
+    sym3_mul(B + B_SYM, u, out);
+    cross3_add(-1.0, B + B_HN, u, out);
+    out[3] = out[4] = out[5] = 0.0;
+    cross3_add(-2.0, B + B_HF, u, out + 3);
+}
+
+/* out = angular part of Bcᵀ J (its linear part is 0) */
+static inline void coriolis_tmul(const double *B, const double *J, double *out)
+{
+    sym3_mul(B + B_SYM, J, out);
+    cross3_add(1.0, B + B_HN, J, out);
+    cross3_add(2.0, B + B_HF, J + 3, out);
+}
+
+static inline double dot3(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
@@ -89,13 +125,13 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
     memset(dtau_dqd, 0, sizeof(double) * nv * nv);
     if (M)
         memset(M, 0, sizeof(double) * nv * nv);
+    const double zero[6] = {0}, minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
+                                                 -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
 
     for (int i = 0; i < nb; i++) {  /* forward: world-frame kinematics and per-column motions */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
-        double zero[6] = {0}, minus_grav[6], vJ[6] = {0}, aJ[6] = {0}, h[6];
-        for (int r = 0; r < 6; r++)
-            minus_grav[r] = -m->a_grav[r];
+        double vJ[6] = {0}, aJ[6] = {0}, h[6];
         const double *vp = par < 0 ? zero : v + 6 * par, *ap = par < 0 ? minus_grav : a + 6 * par;
         double *vi = v + 6 * i, *ai = a + 6 * i, *Y = Yc + MB_NI * i;
         for (int k = vs; k < vs + nj; k++) {
@@ -122,19 +158,19 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
         mb_inertia_mul(Y, ai, F + 6 * i);
         mb_inertia_mul(Y, vi, h);
         mb_crf_add(vi, h, F + 6 * i);
-        coriolis_map(Y, vi, h, Bc + 36 * i);
+        coriolis_map(Y, vi, h, Bc + B_N * i);
         if (fext)
             memcpy(Fx + 6 * i, fext + 6 * i, 6 * sizeof(double));
     }
 
     for (int i = nb - 1; i >= 0; i--) {  /* backward: subtree sums, then the entries of joint i */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *Yi = Yc + MB_NI * i, *Bi = Bc + 36 * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
+        const double *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
         for (int j = vs; j < vs + nj; j++) {
             const double *Jj = J + 6 * j;
-            double r1[6], r2[6], r3[6] = {0}, psi_q[6], psi_v[6], t[6];
+            double r1[6], r2[3], r3[6] = {0}, psi_q[6], psi_v[6], t[6];
             mb_inertia_mul(Yi, Jj, r1);
-            mat6_tmul(Bi, Jj, r2);
+            coriolis_tmul(Bi, Jj, r2);
             if (fext) {  /* r3 = −J_j ×* Fx */
                 double c[6] = {0};
                 mb_crf_add(Jj, Fxi, c);
@@ -142,24 +178,21 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
                     r3[r] = -c[r];
             }
             /* ψ: the subtree's ∂f for column j, seen by the joints above */
-            memset(psi_q, 0, sizeof psi_q);
+            mb_inertia_mul(Yi, dAq + 6 * j, psi_q);
             mb_crf_add(Jj, Fi, psi_q);
-            mb_inertia_mul(Yi, dAq + 6 * j, t);
-            for (int r = 0; r < 6; r++)
-                psi_q[r] += t[r];
-            mat6_mul(Bi, U + 6 * j, t);
+            coriolis_mul(Bi, U + 6 * j, t);
             for (int r = 0; r < 6; r++)
                 psi_q[r] += t[r];
             mb_inertia_mul(Yi, dAv + 6 * j, psi_v);
-            mat6_mul(Bi, Jj, t);
+            coriolis_mul(Bi, Jj, t);
             for (int r = 0; r < 6; r++)
                 psi_v[r] += t[r];
             double *rq = dtau_dq + (long)nv * j, *rv = dtau_dqd + (long)nv * j;
             for (int b = i; b >= 0; b = m->parent[b])
                 for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++) {
                     const double *Jk = J + 6 * k;
-                    rq[k] = mb_dot6(r1, dAq + 6 * k) + mb_dot6(r2, U + 6 * k) + mb_dot6(r3, Jk);
-                    rv[k] = mb_dot6(r1, dAv + 6 * k) + mb_dot6(r2, Jk);
+                    rq[k] = mb_dot6(r1, dAq + 6 * k) + dot3(r2, U + 6 * k) + (fext ? mb_dot6(r3, Jk) : 0.0);
+                    rv[k] = mb_dot6(r1, dAv + 6 * k) + dot3(r2, Jk);
                     if (M)
                         M[(long)nv * j + k] = M[(long)nv * k + j] = mb_dot6(r1, Jk);
                     if (b != i) {
@@ -169,10 +202,10 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
                 }
         }
         if (par >= 0) {
-            double *Yp = Yc + MB_NI * par, *Bp = Bc + 36 * par;
+            double *Yp = Yc + MB_NI * par, *Bp = Bc + B_N * par;
             for (int r = 0; r < MB_NI; r++)
                 Yp[r] += Yi[r];
-            for (int r = 0; r < 36; r++)
+            for (int r = 0; r < B_N; r++)
                 Bp[r] += Bi[r];
             for (int r = 0; r < 6; r++)
                 F[6 * par + r] += Fi[r];
