@@ -18,21 +18,29 @@ long mb_aba_derivatives_scratch(const mb_model *m)
     return (a > b ? a : b) + 2L * m->nv * m->nv + m->nv;
 }
 
-/* out = −A B for n×n row-major matrices (out aliases neither) */
-static void minus_product(int n, const double *A, const double *B, double *out)
+/* out = −Minv T for n×n row-major matrices, Minv symmetric (out aliases neither).  Column c of T
+ * is zero but for the joints on c's path to the root and in c's subtree (rnea_derivatives.c), so
+ * row c of (Minv T)ᵀ = Σ_k T[k][c] Minv[k][:] sums only those rows; then one transpose. */
+static void minus_product(int n, const double *Minv, const double *T, double *out)
 {
-    for (int i = 0; i < n; i++) {
-        double *o = out + (long)n * i;
+    for (int c = 0; c < n; c++) {
+        double *o = out + (long)n * c;
         memset(o, 0, sizeof(double) * n);
         for (int k = 0; k < n; k++) {
-            const double x = A[(long)n * i + k];
+            const double x = T[(long)n * k + c];
             if (x == 0.0)
                 continue;
-            const double *b = B + (long)n * k;
-            for (int c = 0; c < n; c++)
-                o[c] -= x * b[c];
+            const double *b = Minv + (long)n * k;
+            for (int r = 0; r < n; r++)
+                o[r] -= x * b[r];
         }
     }
+    for (int r = 0; r < n; r++)
+        for (int c = r + 1; c < n; c++) {
+            const double t = out[(long)n * r + c];
+            out[(long)n * r + c] = out[(long)n * c + r];
+            out[(long)n * c + r] = t;
+        }
 }
 
 int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
