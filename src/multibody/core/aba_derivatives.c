@@ -1,10 +1,12 @@
 /* aba_derivatives.c — ∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ of forward dynamics
  * (Carpentier & Mansard, RSS 2018, §IV-C).
  *
- * Differentiating ID(q, q̇, FD(q, q̇, τ)) = τ gives ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD(q, q̇, τ):
- *   q̈ = ABA(q, q̇, τ, f_ext)                   (aba.c)
- *   ∂τ/∂q, ∂τ/∂q̇ at (q, q̇, q̈, f_ext)          (rnea_derivatives.c)
- *   M⁻¹(q)                                     (minv.c)
+ * Differentiating ID(q, q̇, FD(q, q̇, τ)) = τ gives ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD(q, q̇, τ).
+ * One set of world-frame quantities serves all of it:
+ *   RNEA's forward pass at q̈ = 0 (rnea_derivatives.c): poses, J, v, world inertias Y, f at q̈ = 0
+ *   M⁻¹(q) from J and Y                        (minv.c)
+ *   C = τ at q̈ = 0 (the bias), q̈ = M⁻¹ (τ − C)   (forward dynamics without a second tree pass)
+ *   the forward pass moved to q̈, then ∂τ/∂q, ∂τ/∂q̇ (rnea_derivatives.c)
  *   ∂q̈/∂q = −M⁻¹ ∂τ/∂q,   ∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇,   ∂q̈/∂τ = M⁻¹.
  * ∂/∂q is in the tangent space of mb.integrate (rnea_derivatives.c).
  */
@@ -14,8 +16,7 @@
 
 long mb_aba_derivatives_scratch(const mb_model *m)
 {
-    const long a = mb_rnea_derivatives_scratch(m), b = mb_minv_scratch(m);
-    return (a > b ? a : b) + 2L * m->nv * m->nv + m->nv;
+    return mb_rnea_derivatives_scratch(m) + mb_minv_world_scratch(m) + 2L * m->nv * m->nv + 2L * m->nv;
 }
 
 /* out = −Minv T for n×n row-major matrices, Minv symmetric (out aliases neither).  Column c of T
@@ -47,15 +48,24 @@ int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const dou
                        const double *tau, const double *fext, double *dqdd_dq, double *dqdd_dqd, double *Minv)
 {
     const int nv = m->nv;
-    double *dtau_dq = scratch, *dtau_dqd = dtau_dq + (long)nv * nv, *qdd = dtau_dqd + (long)nv * nv;
-    double *work = qdd + nv;
-    int st = mb_aba(m, d, q, qd, tau, fext, qdd);
+    const mb_rnead w = mb_rnead_layout(m, scratch);
+    double *dtau_dq = scratch + mb_rnea_derivatives_scratch(m), *dtau_dqd = dtau_dq + (long)nv * nv;
+    double *qdd = dtau_dqd + (long)nv * nv, *rhs = qdd + nv, *work = rhs + nv;
+    mb_rnead_forward(m, d, &w, q, qd, NULL, fext);
+    const int st = mb_minv_world(m, d, work, w.J, w.Yc, Minv);
     if (st != MB_OK)
         return st;
-    st = mb_minv(m, d, work, q, Minv);
-    if (st != MB_OK)
-        return st;
-    mb_rnea_derivatives(m, d, work, q, qd, qdd, fext, dtau_dq, dtau_dqd, NULL);
+    mb_rnead_bias(m, &w, fext, rhs);
+    for (int k = 0; k < nv; k++)
+        rhs[k] = tau[k] - rhs[k];
+    for (int r = 0; r < nv; r++) {
+        double s = 0.0;
+        for (int c = 0; c < nv; c++)
+            s += Minv[(long)nv * r + c] * rhs[c];
+        qdd[r] = s;
+    }
+    mb_rnead_add_qdd(m, &w, qdd);
+    mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, NULL);
     minus_product(nv, Minv, dtau_dq, dqdd_dq);
     minus_product(nv, Minv, dtau_dqd, dqdd_dqd);
     return MB_OK;

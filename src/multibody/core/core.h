@@ -30,6 +30,22 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
                          const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M);
 long mb_minv_scratch(const mb_model *m);
 int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, double *Minv);
+/* their pieces, shared by aba_derivatives.c: the world-frame RNEA passes on `scratch` … */
+typedef struct mb_rnead {
+    double *J, *U, *dAq, *dAv;          /* (nv × 6) J_k, u_k, ∂a/∂q_k's and ∂a/∂q̇_k's own parts   */
+    double *v, *a, *F, *Fx, *Yc, *Bc;   /* per body: v, a, f (then subtree sums), f_ext, Y, B        */
+    double *tmp;                        /* (nb × 6)                                                  */
+} mb_rnead;
+mb_rnead mb_rnead_layout(const mb_model *m, double *scratch);
+void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
+                      const double *qdd, const double *fext);
+void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, double *C);
+void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd);
+void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
+                       double *dtau_dqd, double *M);
+/* … and M⁻¹ from world motion subspaces J (nv × 6) and world inertias Y (nb × 10) */
+long mb_minv_world_scratch(const mb_model *m);
+int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y, double *Minv);
 long mb_aba_derivatives_scratch(const mb_model *m);
 int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
                        const double *tau, const double *fext, double *dqdd_dq, double *dqdd_dqd, double *Minv);

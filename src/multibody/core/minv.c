@@ -25,9 +25,14 @@
 #include "core.h"
 #include "spatial.h"
 
+long mb_minv_world_scratch(const mb_model *m)
+{
+    return 6L * m->nv * (m->nb + 1) + (m->nv + 3L * m->nb) / 2 + 2;
+}
+
 long mb_minv_scratch(const mb_model *m)
 {
-    return 6L * m->nv * (m->nb + 2) + (m->nv + 3L * m->nb) / 2 + 2;
+    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m);
 }
 
 /* cols: the columns in depth-first preorder of the bodies (children in index order); the subtree
@@ -55,21 +60,28 @@ static void subtree_columns(const mb_model *m, int *cols, int *first, int *count
 
 int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, double *Minv)
 {
-    const int nb = m->nb, nv = m->nv;
-    double *J = scratch, *F = J + 6L * nv, *P = F + 6L * nv;  /* P: per body, column c at 6c */
-    int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb;
-    subtree_columns(m, cols, first, count, count + nb);
+    double *J = scratch, *Y = J + 6L * m->nv;
     mb_tree_poses(m, q, d->R, d->p);
     mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    memset(Minv, 0, sizeof(double) * nv * nv);
-    memset(F, 0, sizeof(double) * 6 * nv);
-    for (int i = 0; i < nb; i++) {
-        double Y[MB_NI] = {0};
-        mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Y);
-        mb_inertia_to_matrix(Y, d->IA + 36 * i);
+    memset(Y, 0, sizeof(double) * MB_NI * m->nb);
+    for (int i = 0; i < m->nb; i++) {
+        mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Y + MB_NI * i);
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             mb_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, m->S + 6 * k, J + 6 * k);
     }
+    return mb_minv_world(m, d, Y + MB_NI * m->nb, J, Y, Minv);
+}
+
+int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y, double *Minv)
+{
+    const int nb = m->nb, nv = m->nv;
+    double *F = scratch, *P = F + 6L * nv;  /* P: per body, column c at 6c */
+    int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb;
+    subtree_columns(m, cols, first, count, count + nb);
+    memset(Minv, 0, sizeof(double) * nv * nv);
+    memset(F, 0, sizeof(double) * 6 * nv);
+    for (int i = 0; i < nb; i++)
+        mb_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
 
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];

@@ -36,12 +36,23 @@
 #include "core.h"
 #include "spatial.h"
 
-enum { COLS = 4 * 6, BODY = 6 + 6 + 6 + 6 + MB_NI + 12 };
+enum { COLS = 4 * 6, BODY = 6 + 6 + 6 + 6 + MB_NI + 12 + 6 };
 enum { B_SYM = 0, B_HN = 6, B_HF = 9, B_N = 12 };  /* B11's symmetric part (xx xy xz yy yz zz), Σ h_n, Σ h_f */
 
 long mb_rnea_derivatives_scratch(const mb_model *m)
 {
     return (long)COLS * m->nv + (long)BODY * m->nb + 1;
+}
+
+/* The pieces of scratch (core.h: mb_rnead). */
+mb_rnead mb_rnead_layout(const mb_model *m, double *scratch)
+{
+    mb_rnead w;
+    const int nb = m->nb, nv = m->nv;
+    w.J = scratch, w.U = w.J + 6 * nv, w.dAq = w.U + 6 * nv, w.dAv = w.dAq + 6 * nv;
+    w.v = w.dAv + 6 * nv, w.a = w.v + 6 * nb, w.F = w.a + 6 * nb, w.Fx = w.F + 6 * nb, w.Yc = w.Fx + 6 * nb;
+    w.Bc = w.Yc + MB_NI * nb, w.tmp = w.Bc + B_N * nb;
+    return w;
 }
 
 /* out = a × b (motion cross product, spatial_v2 crm(a) b) */
@@ -112,58 +123,117 @@ static inline double dot3(const double *a, const double *b)
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
-                         const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M)
+/* dAq_k = a_λ × J_k + v_λ × u_k for the columns of body i */
+static inline void column_accelerations(const mb_model *m, const mb_rnead *w, int i, const double *minus_grav)
 {
-    const int nb = m->nb, nv = m->nv;
-    double *J = scratch, *U = J + 6 * nv, *dAq = U + 6 * nv, *dAv = dAq + 6 * nv;
-    double *v = dAv + 6 * nv, *a = v + 6 * nb, *F = a + 6 * nb, *Fx = F + 6 * nb, *Yc = Fx + 6 * nb,
-           *Bc = Yc + MB_NI * nb;
+    static const double zero[6] = {0};
+    const int par = m->parent[i];
+    const double *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
+    for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
+        double *Aq = w->dAq + 6 * k;
+        cross_m(ap, w->J + 6 * k, Aq);
+        mb_crm_add(vp, w->U + 6 * k, Aq);
+    }
+}
+
+/* Forward pass (see the top) at q̈ (NULL: 0), with the world poses of q. */
+void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
+                      const double *qdd, const double *fext)
+{
+    const int nb = m->nb;
     mb_tree_poses(m, q, d->R, d->p);
     mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    memset(dtau_dq, 0, sizeof(double) * nv * nv);
-    memset(dtau_dqd, 0, sizeof(double) * nv * nv);
-    if (M)
-        memset(M, 0, sizeof(double) * nv * nv);
     const double zero[6] = {0}, minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
                                                  -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
-
-    for (int i = 0; i < nb; i++) {  /* forward: world-frame kinematics and per-column motions */
+    for (int i = 0; i < nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
         double vJ[6] = {0}, aJ[6] = {0}, h[6];
-        const double *vp = par < 0 ? zero : v + 6 * par, *ap = par < 0 ? minus_grav : a + 6 * par;
-        double *vi = v + 6 * i, *ai = a + 6 * i, *Y = Yc + MB_NI * i;
+        const double *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
+        double *vi = w->v + 6 * i, *ai = w->a + 6 * i, *Y = w->Yc + MB_NI * i, *Fi = w->F + 6 * i;
         for (int k = vs; k < vs + nj; k++) {
-            double *Jk = J + 6 * k;
+            double *Jk = w->J + 6 * k;
             mb_motion_to_parent(R0, p0, m->S + 6 * k, Jk);
             for (int r = 0; r < 6; r++)
-                vJ[r] += Jk[r] * qd[k], aJ[r] += Jk[r] * qdd[k];
+                vJ[r] += Jk[r] * qd[k];
+            if (qdd)
+                for (int r = 0; r < 6; r++)
+                    aJ[r] += Jk[r] * qdd[k];
         }
         for (int r = 0; r < 6; r++)
             vi[r] = vp[r] + vJ[r], ai[r] = ap[r] + aJ[r];
         mb_crm_add(vp, vJ, ai);
         for (int k = vs; k < vs + nj; k++) {
-            const double *Jk = J + 6 * k;
-            double *Uk = U + 6 * k, *Aq = dAq + 6 * k, *Av = dAv + 6 * k;
+            const double *Jk = w->J + 6 * k;
+            double *Uk = w->U + 6 * k, *Av = w->dAv + 6 * k;
             cross_m(vp, Jk, Uk);
-            cross_m(ap, Jk, Aq);
-            mb_crm_add(vp, Uk, Aq);
             cross_m(vi, Jk, Av);
             for (int r = 0; r < 6; r++)
                 Av[r] += Uk[r];
         }
+        column_accelerations(m, w, i, minus_grav);
         memset(Y, 0, sizeof(double) * MB_NI);
         mb_inertia_to_parent_add(R0, p0, m->inertia + MB_NI * i, Y);
-        mb_inertia_mul(Y, ai, F + 6 * i);
+        mb_inertia_mul(Y, ai, Fi);
         mb_inertia_mul(Y, vi, h);
-        mb_crf_add(vi, h, F + 6 * i);
-        coriolis_map(Y, vi, h, Bc + B_N * i);
+        mb_crf_add(vi, h, Fi);
+        coriolis_map(Y, vi, h, w->Bc + B_N * i);
         if (fext)
-            memcpy(Fx + 6 * i, fext + 6 * i, 6 * sizeof(double));
+            memcpy(w->Fx + 6 * i, fext + 6 * i, 6 * sizeof(double));
     }
+}
 
-    for (int i = nb - 1; i >= 0; i--) {  /* backward: subtree sums, then the entries of joint i */
+/* τ at the forward pass's q̈: C_k = J_kᵀ Σ_subtree (f − f_ext) (RNEA's backward pass, world frame). */
+void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, double *C)
+{
+    double *G = w->tmp;
+    for (int r = 0; r < 6 * m->nb; r++)
+        G[r] = w->F[r] - (fext ? w->Fx[r] : 0.0);
+    for (int i = m->nb - 1; i >= 0; i--) {
+        const double *Gi = G + 6 * i;
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
+            C[k] = mb_dot6(w->J + 6 * k, Gi);
+        if (m->parent[i] >= 0)
+            for (int r = 0; r < 6; r++)
+                G[6 * m->parent[i] + r] += Gi[r];
+    }
+}
+
+/* Move the forward pass from q̈ = 0 to q̈: a_i += Σ_{joints k ⪯ i} J_k q̈_k, f_i += Y_i (that), dAq anew. */
+void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd)
+{
+    const double minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
+                                  -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
+    double *da = w->tmp;
+    for (int i = 0; i < m->nb; i++) {
+        const int par = m->parent[i];
+        double *dai = da + 6 * i, t[6];
+        for (int r = 0; r < 6; r++)
+            dai[r] = par < 0 ? 0.0 : da[6 * par + r];
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
+            for (int r = 0; r < 6; r++)
+                dai[r] += w->J[6 * k + r] * qdd[k];
+        for (int r = 0; r < 6; r++)
+            w->a[6 * i + r] += dai[r];
+        mb_inertia_mul(w->Yc + MB_NI * i, dai, t);
+        for (int r = 0; r < 6; r++)
+            w->F[6 * i + r] += t[r];
+        column_accelerations(m, w, i, minus_grav);
+    }
+}
+
+/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL. */
+void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
+                       double *dtau_dqd, double *M)
+{
+    const int nb = m->nb, nv = m->nv;
+    const double *J = w->J, *U = w->U, *dAq = w->dAq, *dAv = w->dAv;
+    double *F = w->F, *Fx = w->Fx, *Yc = w->Yc, *Bc = w->Bc;
+    memset(dtau_dq, 0, sizeof(double) * nv * nv);
+    memset(dtau_dqd, 0, sizeof(double) * nv * nv);
+    if (M)
+        memset(M, 0, sizeof(double) * nv * nv);
+    for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const double *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
         for (int j = vs; j < vs + nj; j++) {
@@ -217,4 +287,12 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
     if (M)
         for (int k = 0; k < nv; k++)
             M[(long)nv * k + k] += m->armature[k];
+}
+
+void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
+                         const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M)
+{
+    const mb_rnead w = mb_rnead_layout(m, scratch);
+    mb_rnead_forward(m, d, &w, q, qd, qdd, fext);
+    mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, M);
 }
