@@ -101,7 +101,11 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
             for (int e2 = 0; e2 < nj; e2++)
                 row[vs + e2] = Dinv[nj * e + e2];
         }
-        for (int t = nj; t < ns; t++) {
+        if (nj == 1) {  /* most joints: scalar, and no small array to store and reload */
+            const double w = -Dinv[0];
+            for (int t = 1; t < ns; t++)
+                Minv[(long)nv * vs + sub[t]] = w * mb_dot6(J + 6 * vs, F + 6 * sub[t]);
+        } else for (int t = nj; t < ns; t++) {
             const int c = sub[t];
             double JF[6];
             for (int e2 = 0; e2 < nj; e2++)
@@ -144,9 +148,32 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const double *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * par;
         double *Pi = P + 6L * nv * i;
+        if (count[i] == nj) {  /* no dofs below: P_i has no reader */
+            if (par >= 0 && nj == 1)
+                for (int c = vs; c < nv; c++)
+                    Minv[(long)nv * vs + c] -= Dinv[0] * mb_dot6(d->U + 6 * vs, Pp + 6 * c);
+            else if (par >= 0)
+                for (int c = vs; c < nv; c++) {
+                    double Ux[6];
+                    for (int e = 0; e < nj; e++)
+                        Ux[e] = mb_dot6(d->U + 6 * (vs + e), Pp + 6 * c);
+                    for (int e = 0; e < nj; e++) {
+                        double s = 0.0;
+                        for (int e2 = 0; e2 < nj; e2++)
+                            s += Dinv[nj * e + e2] * Ux[e2];
+                        Minv[(long)nv * (vs + e) + c] -= s;
+                    }
+                }
+            continue;
+        }
         for (int c = vs; c < nv; c++) {
             double *pc = Pi + 6 * c;
-            if (par >= 0) {
+            if (par >= 0 && nj == 1) {
+                const double *x = Pp + 6 * c;
+                Minv[(long)nv * vs + c] -= Dinv[0] * mb_dot6(d->U + 6 * vs, x);
+                for (int r = 0; r < 6; r++)
+                    pc[r] = x[r];
+            } else if (par >= 0) {
                 const double *x = Pp + 6 * c;
                 double Ux[6];
                 for (int e = 0; e < nj; e++)
