@@ -16,31 +16,47 @@
 
 long mb_aba_derivatives_scratch(const mb_model *m)
 {
-    return mb_rnea_derivatives_scratch(m) + mb_minv_world_scratch(m) + 2L * m->nv * m->nv + 2L * m->nv;
+    return mb_rnea_derivatives_scratch(m) + mb_minv_world_scratch(m) + 2L * m->nv * m->nv + 2L * m->nv +
+           (m->nv + 3L * m->nb) / 2 + 2;
 }
 
-/* out = −Minv T for n×n row-major matrices, Minv symmetric (out aliases neither).  Column c of T
- * is zero but for the joints on c's path to the root and in c's subtree (rnea_derivatives.c), so
- * row c of (Minv T)ᵀ = Σ_k T[k][c] Minv[k][:] sums only those rows; then one transpose. */
-static void minus_product(int n, const double *Minv, const double *T, double *out)
+/* a1 −= x1 row, a2 −= x2 row */
+static inline void axpy2(long n, double x1, double x2, const double *restrict row, double *restrict a1,
+                         double *restrict a2)
 {
-    for (int c = 0; c < n; c++) {
-        double *o = out + (long)n * c;
-        memset(o, 0, sizeof(double) * n);
-        for (int k = 0; k < n; k++) {
-            const double x = T[(long)n * k + c];
-            if (x == 0.0)
-                continue;
-            const double *b = Minv + (long)n * k;
-            for (int r = 0; r < n; r++)
-                o[r] -= x * b[r];
-        }
+    for (long r = 0; r < n; r++) {
+        a1[r] -= x1 * row[r];
+        a2[r] -= x2 * row[r];
     }
-    for (int r = 0; r < n; r++)
-        for (int c = r + 1; c < n; c++) {
-            const double t = out[(long)n * r + c];
-            out[(long)n * r + c] = out[(long)n * c + r];
-            out[(long)n * c + r] = t;
+}
+
+/* o1 = −Minv T1, o2 = −Minv T2 for nv × nv row-major matrices, Minv symmetric.  Column c of
+ * ∂τ/∂q and ∂τ/∂q̇ is zero but for the joints on c's path to the root and in c's subtree
+ * (rnea_derivatives.c), so row c of (Minv T)ᵀ = Σ_k T[k][c] Minv[k][:] sums only those rows
+ * (named by the tree, not by testing for zeros); then one transpose each. */
+static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count,
+                           const double *Minv, const double *T1, const double *T2, double *o1, double *o2)
+{
+    const long n = m->nv;
+    for (int b = 0; b < m->nb; b++)
+        for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
+            double *a1 = o1 + n * c, *a2 = o2 + n * c;
+            memset(a1, 0, sizeof(double) * n);
+            memset(a2, 0, sizeof(double) * n);
+            for (int t = first[b]; t < first[b] + count[b]; t++) {
+                const int k = cols[t];
+                axpy2(n, T1[n * k + c], T2[n * k + c], Minv + n * k, a1, a2);
+            }
+            for (int p = m->parent[b]; p >= 0; p = m->parent[p])
+                for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
+                    axpy2(n, T1[n * k + c], T2[n * k + c], Minv + n * k, a1, a2);
+        }
+    for (long r = 0; r < n; r++)
+        for (long c = r + 1; c < n; c++) {
+            double t = o1[n * r + c];
+            o1[n * r + c] = o1[n * c + r], o1[n * c + r] = t;
+            t = o2[n * r + c];
+            o2[n * r + c] = o2[n * c + r], o2[n * c + r] = t;
         }
 }
 
@@ -51,6 +67,7 @@ int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const dou
     const mb_rnead w = mb_rnead_layout(m, scratch);
     double *dtau_dq = scratch + mb_rnea_derivatives_scratch(m), *dtau_dqd = dtau_dq + (long)nv * nv;
     double *qdd = dtau_dqd + (long)nv * nv, *rhs = qdd + nv, *work = rhs + nv;
+    int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + nv, *count = first + m->nb;
     mb_rnead_forward(m, d, &w, q, qd, NULL, fext);
     const int st = mb_minv_world(m, d, work, w.J, w.Yc, Minv);
     if (st != MB_OK)
@@ -66,7 +83,7 @@ int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const dou
     }
     mb_rnead_add_qdd(m, &w, qdd);
     mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, NULL);
-    minus_product(nv, Minv, dtau_dq, dqdd_dq);
-    minus_product(nv, Minv, dtau_dqd, dqdd_dqd);
+    mb_subtree_columns(m, cols, first, count, count + m->nb);
+    minus_products(m, cols, first, count, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd);
     return MB_OK;
 }

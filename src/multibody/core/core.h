@@ -45,6 +45,7 @@ void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext,
                        double *dtau_dqd, double *M);
 /* … and M⁻¹ from world motion subspaces J (nv × 6) and world inertias Y (nb × 10) */
 long mb_minv_world_scratch(const mb_model *m);
+void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot);
 int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y, double *Minv);
 long mb_aba_derivatives_scratch(const mb_model *m);
 int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,

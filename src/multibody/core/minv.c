@@ -37,7 +37,7 @@ long mb_minv_scratch(const mb_model *m)
 
 /* cols: the columns in depth-first preorder of the bodies (children in index order); the subtree
  * of body i owns cols[first[i] … first[i] + count[i]).  slot: nb ints of room. */
-static void subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot)
+void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot)
 {
     const int nb = m->nb;
     for (int i = 0; i < nb; i++)
@@ -77,7 +77,7 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
     const int nb = m->nb, nv = m->nv;
     double *F = scratch, *P = F + 6L * nv;  /* P: per body, column c at 6c */
     int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb;
-    subtree_columns(m, cols, first, count, count + nb);
+    mb_subtree_columns(m, cols, first, count, count + nb);
     memset(Minv, 0, sizeof(double) * nv * nv);
     memset(F, 0, sizeof(double) * 6 * nv);
     for (int i = 0; i < nb; i++)
