@@ -34,6 +34,9 @@ static inline void axpy2(long n, double x1, double x2, const double *restrict ro
  * ∂τ/∂q and ∂τ/∂q̇ is zero but for the joints on c's path to the root and in c's subtree
  * (rnea_derivatives.c), so row c of (Minv T)ᵀ = Σ_k T[k][c] Minv[k][:] sums only those rows
  * (named by the tree, not by testing for zeros); then one transpose each. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))  /* AVX2 + FMA where the CPU has them */
+#endif
 static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count,
                            const double *Minv, const double *T1, const double *T2, double *o1, double *o2)
 {
