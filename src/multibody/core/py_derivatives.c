@@ -1,9 +1,50 @@
 /* py_derivatives.c — Entry points of the analytic derivatives: rnea_derivatives, aba_derivatives, minv
  * (rnea_derivatives.c, aba_derivatives.c, minv.c).  Same two layouts as the other entry points
  * (_core.c): 1-D single states or (N or 1, n) batches; None when the arrays are in neither.
- * Each state takes its scratch from the heap (the kernels allocate nothing; a batch's threads
- * cannot share one). */
+ * The kernels allocate nothing: each thread keeps one scratch block for them (grown when a larger
+ * model needs more, freed when the thread ends), so a batch's threads never share one and a
+ * loop of single calls allocates once. */
 #include "py_boundary.h"
+
+typedef struct {
+    double *block;
+    size_t size;
+} scratch_cache;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *p)
+{
+    scratch_cache *c = p;
+    free(c->block);
+    free(c);
+}
+
+static void scratch_key_make(void)
+{
+    (void)pthread_key_create(&scratch_key, scratch_free);
+}
+
+/* This thread's scratch of at least n doubles, or NULL if out of memory. */
+static double *thread_scratch(size_t n)
+{
+    pthread_once(&scratch_once, scratch_key_make);
+    scratch_cache *c = pthread_getspecific(scratch_key);
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c || pthread_setspecific(scratch_key, c) != 0) {
+            free(c);
+            return NULL;
+        }
+    }
+    if (c->size < n) {
+        free(c->block);
+        c->block = malloc(sizeof(double) * n);
+        c->size = c->block ? n : 0;
+    }
+    return c->block;
+}
 
 enum { D_RNEA = 0, D_ABA = 1, D_MINV = 2 };
 
@@ -19,7 +60,7 @@ static int derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssi
         return st;
     const long size = which == D_RNEA ? mb_rnea_derivatives_scratch(m)
                       : which == D_ABA ? mb_aba_derivatives_scratch(m) : mb_minv_scratch(m);
-    double *scratch = malloc(sizeof(double) * (size_t)size);
+    double *scratch = thread_scratch((size_t)size);
     if (!scratch)
         return MB_NO_MEMORY;
     if (which == D_RNEA)
@@ -28,7 +69,6 @@ static int derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssi
         st = mb_aba_derivatives(m, d, scratch, q, qd, x, fe, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));
     else
         st = mb_minv(m, d, scratch, q, OUT(j, 0, n));
-    free(scratch);
     return st;
 }
 
