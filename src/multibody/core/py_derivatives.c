@@ -6,6 +6,27 @@
  * loop of single calls allocates once. */
 #include "py_boundary.h"
 
+#include <stdint.h>
+#include <sys/mman.h>
+
+/* A batch's outputs are nv² per state three times over (Talos, 10 000 states: 346 MB); first touch
+ * of fresh 4 KiB pages then costs more than the derivatives.  Transparent huge pages (where the
+ * kernel offers them on request) fault 2 MiB at a time. */
+static void ask_for_huge_pages(PyArrayObject *a)
+{
+#ifdef MADV_HUGEPAGE
+    const size_t bytes = (size_t)PyArray_NBYTES(a);
+    if (bytes < ((size_t)8 << 20))
+        return;
+    const uintptr_t lo = ((uintptr_t)PyArray_DATA(a) + 4095) & ~(uintptr_t)4095;
+    const uintptr_t hi = ((uintptr_t)PyArray_DATA(a) + bytes) & ~(uintptr_t)4095;
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);  /* advice only: failure changes nothing */
+#else
+    (void)a;
+#endif
+}
+
 typedef struct {
     double *block;
     size_t size;
@@ -115,6 +136,8 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, cons
             return NULL;
         }
         bind_output(&j, k, out[k], (Py_ssize_t)m->nv * m->nv);
+        if (batch)
+            ask_for_huge_pages(out[k]);
     }
     const int st = execute(cm, which == D_RNEA ? rnea_derivatives_state
                                : which == D_ABA ? aba_derivatives_state : minv_state, &j, batch, N);
