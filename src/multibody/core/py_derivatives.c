@@ -34,6 +34,7 @@ typedef struct {
 
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
 
 static void scratch_free(void *p)
 {
@@ -44,13 +45,15 @@ static void scratch_free(void *p)
 
 static void scratch_key_make(void)
 {
-    (void)pthread_key_create(&scratch_key, scratch_free);
+    scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 }
 
 /* This thread's scratch of at least n doubles, or NULL if out of memory. */
 static double *thread_scratch(size_t n)
 {
     pthread_once(&scratch_once, scratch_key_make);
+    if (!scratch_key_ok)
+        return NULL;
     scratch_cache *c = pthread_getspecific(scratch_key);
     if (!c) {
         c = calloc(1, sizeof *c);
