@@ -149,7 +149,17 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, cons
             Py_DECREF(out[k]);
         return raise_status(st);
     }
-    return n_out == 1 ? (PyObject *)out[0] : Py_BuildValue("(NNN)", out[0], out[1], out[2]);
+    if (n_out == 1)
+        return (PyObject *)out[0];
+    PyObject *t = PyTuple_New(3);
+    if (!t) {
+        for (int k = 0; k < 3; k++)
+            Py_DECREF(out[k]);
+        return NULL;
+    }
+    for (int k = 0; k < 3; k++)
+        PyTuple_SET_ITEM(t, k, (PyObject *)out[k]);  /* steals the reference */
+    return t;
 }
 
 PyObject *py_rnea_derivatives(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
