@@ -6,7 +6,7 @@ ANYmal and Talos), loaded by ``load_urdf`` and ``pinocchio.buildModelFromUrdf``.
 vs ``pin.computeABADerivatives``) and M⁻¹ (``mb.minv`` vs ``pin.computeMinverse``):
 
 * **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed over
-  a loop through ``--calls`` states sliced beforehand (the same loop for both);
+  a loop through ``--calls`` states sliced beforehand that drops each result (the same loop for both);
 * **throughput** on ``--states`` states on one thread: ours is *one* batched call, Pinocchio a
   Python loop of calls (the same CPU budget).
 
@@ -75,17 +75,23 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
             n = min(calls, states)
             ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))
             pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
+            def loop(fn, rows_):  # results dropped as they come, as a caller's loop would
+                def run_():
+                    for r in rows_:
+                        fn(*r)
+                return run_
+
             algos = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index)
-                "∂rnea": (lambda: [mb.rnea_derivatives(model, q, v, a) for q, v, a, _ in ours_rows],
-                          lambda: [pin.computeRNEADerivatives(pm, pd, q, v, a) for q, v, a, _ in pin_rows],
+                "∂rnea": (loop(lambda q, v, a, _: mb.rnea_derivatives(model, q, v, a), ours_rows),
+                          loop(lambda q, v, a, _: pin.computeRNEADerivatives(pm, pd, q, v, a), pin_rows),
                           lambda: mb.rnea_derivatives(model, Q, V, A),
                           lambda k: pin.computeRNEADerivatives(pm, pd, Qp[k], Vp[k], Ap[k])),
-                "∂aba": (lambda: [mb.aba_derivatives(model, q, v, t) for q, v, _, t in ours_rows],
-                         lambda: [pin.computeABADerivatives(pm, pd, q, v, t) for q, v, _, t in pin_rows],
+                "∂aba": (loop(lambda q, v, _, t: mb.aba_derivatives(model, q, v, t), ours_rows),
+                         loop(lambda q, v, _, t: pin.computeABADerivatives(pm, pd, q, v, t), pin_rows),
                          lambda: mb.aba_derivatives(model, Q, V, T),
                          lambda k: pin.computeABADerivatives(pm, pd, Qp[k], Vp[k], Tp[k])),
-                "minv": (lambda: [mb.minv(model, q) for q, _, _, _ in ours_rows],
-                         lambda: [pin.computeMinverse(pm, pd, q) for q, _, _, _ in pin_rows],
+                "minv": (loop(lambda q, *_: mb.minv(model, q), ours_rows),
+                         loop(lambda q, *_: pin.computeMinverse(pm, pd, q), pin_rows),
                          lambda: mb.minv(model, Q),
                          lambda k: pin.computeMinverse(pm, pd, Qp[k])),
             }
@@ -94,7 +100,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
                 t_one = _best(one, repeat, clock) / n
                 t_pone = _best(pone, repeat, clock) / n
                 t_b1 = _best(batch, repeat, clock)
-                t_ploop = _best(lambda: [pk(k) for k in range(states)], max(1, repeat - 1), clock)
+                t_ploop = _best(loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
                 rows.append(dict(robot=label, nv=model.nv, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,
                                  ours_batch1_ms=t_b1 * 1e3, pin_loop_ms=t_ploop * 1e3))
                 out(f"{label:7s} {model.nv:3d} {name:5s}| {t_one * 1e6:7.2f} {t_pone * 1e6:7.2f} "
