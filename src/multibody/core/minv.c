@@ -72,6 +72,7 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
     return mb_minv_world(m, d, Y + MB_NI * m->nb, J, Y, Minv);
 }
 
+MB_CLONES_AVX2
 int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y, double *Minv)
 {
     const int nb = m->nb, nv = m->nv;

@@ -223,6 +223,7 @@ void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd)
 }
 
 /* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL. */
+MB_CLONES_AVX2
 void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
                        double *dtau_dqd, double *M)
 {
