@@ -169,11 +169,13 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
         }
         for (int c = vs; c < nv; c++) {
             double *pc = Pi + 6 * c;
-            if (par >= 0 && nj == 1) {
-                const double *x = Pp + 6 * c;
-                Minv[(long)nv * vs + c] -= Dinv[0] * mb_dot6(d->U + 6 * vs, x);
+            if (par >= 0 && nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
+                const double *x = Pp + 6 * c, *Ji = J + 6 * vs;
+                const double y = Minv[(long)nv * vs + c] - Dinv[0] * mb_dot6(d->U + 6 * vs, x);
+                Minv[(long)nv * vs + c] = y;
                 for (int r = 0; r < 6; r++)
-                    pc[r] = x[r];
+                    pc[r] = x[r] + Ji[r] * y;
+                continue;
             } else if (par >= 0) {
                 const double *x = Pp + 6 * c;
                 double Ux[6];
