@@ -71,6 +71,11 @@ FUNCTIONS = {
     "com_jacobian": (lambda q: mb.com_jacobian(MODEL, q), {"q": (NQ,)}, set()),
     "com_velocity": (lambda q, qd: mb.com_velocity(MODEL, q, qd), {"q": (NQ,), "qd": (NV,)}, set()),
     "integrate": (lambda q, v: mb.integrate(MODEL, q, v, 0.01), {"q": (NQ,), "v": (NV,)}, set()),
+    "rnea_derivatives": (lambda q, qd, qdd, f_ext=None: mb.rnea_derivatives(MODEL, q, qd, qdd, f_ext),
+                         {"q": (NQ,), "qd": (NV,), "qdd": (NV,), "f_ext": (NB, 6)}, {"f_ext"}),
+    "aba_derivatives": (lambda q, qd, tau: mb.aba_derivatives(MODEL, q, qd, tau),
+                        {"q": (NQ,), "qd": (NV,), "tau": (NV,)}, set()),
+    "minv": (lambda q: mb.minv(MODEL, q), {"q": (NQ,)}, set()),
 }
 
 

@@ -18,7 +18,7 @@ import warnings as _warnings
 _PUBLIC = {
     **dict.fromkeys(["set_num_threads", "get_num_threads"], ".core"),
     **dict.fromkeys(["rnea", "crba", "hand_c", "aba", "fd_crb", "fd_sparse", "hybrid_dynamics", "energy",
-                     "Energy"], ".dynamics"),
+                     "Energy", "rnea_derivatives", "aba_derivatives", "minv"], ".dynamics"),
     **dict.fromkeys(["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim"], ".dynamics.floating"),
     **dict.fromkeys(["BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position",
                      "point_velocity", "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian",

@@ -89,6 +89,11 @@ static PyMethodDef methods[] = {
     {"gate", (PyCFunction)(void (*)(void))py_gate, METH_FASTCALL,
      "gate(name, x) -> x as a native, aligned, C-contiguous float64 array (gate.h: the rules every array "
      "argument of the core passes); TypeError/ValueError naming `name`"},
+    {"rnea_derivatives", (PyCFunction)(void (*)(void))py_rnea_derivatives, METH_FASTCALL,
+     "rnea_derivatives(cmodel, q, qd, qdd, f_ext) -> (dtau_dq, dtau_dqd, M) or None"},
+    {"aba_derivatives", (PyCFunction)(void (*)(void))py_aba_derivatives, METH_FASTCALL,
+     "aba_derivatives(cmodel, q, qd, tau, f_ext) -> (dqdd_dq, dqdd_dqd, Minv) or None"},
+    {"minv", (PyCFunction)(void (*)(void))py_minv, METH_FASTCALL, "minv(cmodel, q) -> Minv or None"},
     {"set_num_threads", py_set_num_threads, METH_O, "Threads used by large batches (≥ 1)."},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "Threads used by large batches."},
     {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},

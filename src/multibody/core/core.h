@@ -23,6 +23,41 @@ void mb_quat_normalise(const double *q, double *out);
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, double *tau);
 
+/* rnea_derivatives.c, minv.c, aba_derivatives.c — analytic derivatives (Carpentier & Mansard 2018).
+ * Each needs `scratch` of *_scratch(m) doubles besides the workspace; matrices are nv × nv row-major,
+ * entry (j, k) = ∂(row quantity)_j / ∂x_k, ∂/∂q in mb_integrate's tangent space; M may be NULL. */
+long mb_rnea_derivatives_scratch(const mb_model *m);
+void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
+                         const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M);
+long mb_minv_scratch(const mb_model *m);
+int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, double *Minv);
+/* x86-64: an AVX2 clone of a function beside the portable one, picked at load time by the CPU */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
+#define MB_CLONES_AVX2 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define MB_CLONES_AVX2
+#endif
+/* their pieces, shared by aba_derivatives.c: the world-frame RNEA passes on `scratch` … */
+typedef struct mb_rnead {
+    double *J, *U, *dAq, *dAv;          /* (nv × 6) J_k, u_k, ∂a/∂q_k's and ∂a/∂q̇_k's own parts   */
+    double *v, *a, *F, *Fx, *Yc, *Bc;   /* per body: v, a, f (then subtree sums), f_ext, Y, B        */
+    double *tmp;                        /* (nb × 6)                                                  */
+} mb_rnead;
+mb_rnead mb_rnead_layout(const mb_model *m, double *scratch);
+void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
+                      const double *qdd, const double *fext);
+void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, double *C);
+void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd);
+void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
+                       double *dtau_dqd, double *M);
+/* … and M⁻¹ from world motion subspaces J (nv × 6) and world inertias Y (nb × 10) */
+long mb_minv_world_scratch(const mb_model *m);
+void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot);
+int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y, double *Minv);
+long mb_aba_derivatives_scratch(const mb_model *m);
+int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
+                       const double *tau, const double *fext, double *dqdd_dq, double *dqdd_dqd, double *Minv);
+
 /* crba.c — CRBA / HandC */
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H);
 

@@ -232,6 +232,9 @@ MB_ENTRY(py_rollout);
 MB_ENTRY(py_ground_contact);
 MB_ENTRY(py_kkt_solve);
 MB_ENTRY(py_fdgq_solve);
+MB_ENTRY(py_rnea_derivatives);  /* py_derivatives.c */
+MB_ENTRY(py_aba_derivatives);
+MB_ENTRY(py_minv);
 
 /* ---- py_fastcall.c --------------------------------------------------------------------------- */
 

@@ -14,8 +14,8 @@ static const char *const MESSAGES[MB_N_STATUS] = {
     [MB_ZERO_QUAT_FB] = "xfb/q: a quaternion has zero norm; expected a non-zero quaternion",
     [MB_NO_MEMORY] = "out of memory for a worker thread's workspace",
     [MB_BAD_CONTROL] = "controller: returned NaN or inf",
-    [MB_OVERFLOW] = "the result overflowed (inf or NaN) inside the algorithm from finite inputs; the inputs are "
-                    "too large for double precision",
+    [MB_OVERFLOW] = "the inputs are finite but too large for double precision: the algorithm overflowed or lost "
+                    "every digit on the way (e.g. bodies 1e100 m from the origin)",
 };
 
 int mb_pivot_status(const double *a, int n)

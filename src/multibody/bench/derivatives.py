@@ -1,0 +1,141 @@
+"""Benchmark of the analytic derivatives against Pinocchio: ``python -m multibody.bench.derivatives``.
+
+The robots of ``bench.urdf`` (example-robot-data: fixed-base UR5 and Panda; free-flyer solo12,
+ANYmal and Talos), loaded by ``load_urdf`` and ``pinocchio.buildModelFromUrdf``.  In one run, for
+∂RNEA (``mb.rnea_derivatives`` vs ``pin.computeRNEADerivatives``), ∂ABA (``mb.aba_derivatives``
+vs ``pin.computeABADerivatives``) and M⁻¹ (``mb.minv`` vs ``pin.computeMinverse``):
+
+* **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed over
+  a loop through ``--calls`` states sliced beforehand that drops each result (the same loop for both);
+* **throughput** on ``--states`` states on one thread: ours is *one* batched call, Pinocchio a
+  Python loop of calls (the same CPU budget).
+
+Ratios are Pinocchio ÷ ours (> 1: we are faster).  Timings are best-of-``--repeat`` process CPU
+time (``--wall``: wall clock).  A short agreement check (tangent conventions mapped) runs before
+timing.  The goals (issue 21) are for the ∂RNEA and ∂ABA rows; M⁻¹ is shown for reference.
+
+Options: ``--states N`` (default 10 000), ``--calls N`` (default 1 000), ``--repeat N`` (default 3),
+``--robots-dir DIR``, ``--wall``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from .urdf import ROBOTS, _best, _pin_state_map, robots_dir
+
+
+def _states(model, n, rng):
+    from .pin_twin import random_state
+    rows = [random_state(model, rng) for _ in range(n)]
+    Q, V, A = (np.ascontiguousarray([r[k] for r in rows]) for k in range(3))
+    return Q, V, A, rng.normal(size=(n, model.nv))
+
+
+def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time):
+    import pinocchio as pin
+
+    import multibody as mb
+    from multibody.core import _core
+    from multibody.model.urdf import load_urdf
+
+    rdir = robots_dir(rdir)
+    share = os.path.dirname(os.path.dirname(rdir))
+    rng = np.random.default_rng(0)
+    threads = mb.get_num_threads()
+    out(f"multibody vs Pinocchio {pin.__version__} derivatives: same URDFs (example-robot-data), {states} states "
+        f"per batch on 1 thread, best of {repeat}, {'wall' if clock is time.perf_counter else 'CPU'} time")
+    out(f"{'':15s}| {'latency per call (µs)':^22s} | {states} states, 1 thread (ms)")
+    out(f"{'robot':7s} {'nv':>3s} {'algo':5s}| {'ours':>7s} {'pin':>7s} {'p/ours':>6s} | {'ours':>8s} "
+        f"{'pin loop':>8s} {'p/ours':>6s}")
+    rows = []
+    try:
+        mb.set_num_threads(1)
+        for label, rel, floating in ROBOTS:
+            path = os.path.join(rdir, rel)
+            model = load_urdf(path, floating=floating, package_dirs=[share], check_meshes=False)
+            pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+            pd = pm.createData()
+            q_map, v_map = _pin_state_map(model, pm)
+            vp = v_map(np.arange(model.nv, dtype=float)).astype(int)  # Pinocchio's dof j is our vp[j]
+            Q, V, A, T = _states(model, states, rng)
+            Qp, Vp, Ap, Tp = (np.ascontiguousarray(x) for x in (q_map(Q), v_map(V), v_map(A), v_map(T)))
+            # agreement on a few states, so the timings compare the same computation
+            ix = np.ix_(vp, vp)
+            for k in range(3):
+                ours = mb.rnea_derivatives(model, Q[k], V[k], A[k])[0][ix]
+                theirs = pin.computeRNEADerivatives(pm, pd, Qp[k], Vp[k], Ap[k])[0]
+                assert np.allclose(ours, theirs, rtol=1e-8, atol=1e-8), label
+                ours = mb.aba_derivatives(model, Q[k], V[k], T[k])[0][ix]
+                theirs = pin.computeABADerivatives(pm, pd, Qp[k], Vp[k], Tp[k])[0]
+                assert np.allclose(ours, theirs, rtol=1e-7, atol=1e-7), label
+            n = min(calls, states)
+            ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))
+            pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
+            def loop(fn, rows_):  # results dropped as they come, as a caller's loop would
+                def run_():
+                    for r in rows_:
+                        fn(*r)
+                return run_
+
+            algos = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index)
+                "∂rnea": (loop(lambda q, v, a, _: mb.rnea_derivatives(model, q, v, a), ours_rows),
+                          loop(lambda q, v, a, _: pin.computeRNEADerivatives(pm, pd, q, v, a), pin_rows),
+                          lambda: mb.rnea_derivatives(model, Q, V, A),
+                          lambda k: pin.computeRNEADerivatives(pm, pd, Qp[k], Vp[k], Ap[k])),
+                "∂aba": (loop(lambda q, v, _, t: mb.aba_derivatives(model, q, v, t), ours_rows),
+                         loop(lambda q, v, _, t: pin.computeABADerivatives(pm, pd, q, v, t), pin_rows),
+                         lambda: mb.aba_derivatives(model, Q, V, T),
+                         lambda k: pin.computeABADerivatives(pm, pd, Qp[k], Vp[k], Tp[k])),
+                "minv": (loop(lambda q, *_: mb.minv(model, q), ours_rows),
+                         loop(lambda q, *_: pin.computeMinverse(pm, pd, q), pin_rows),
+                         lambda: mb.minv(model, Q),
+                         lambda k: pin.computeMinverse(pm, pd, Qp[k])),
+            }
+            for name, (one, pone, batch, pk) in algos.items():
+                one(), pone(), batch()  # warm-up
+                t_one = _best(one, repeat, clock) / n
+                t_pone = _best(pone, repeat, clock) / n
+                t_b1 = _best(batch, repeat, clock)
+                t_ploop = _best(loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
+                rows.append(dict(robot=label, nv=model.nv, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,
+                                 ours_batch1_ms=t_b1 * 1e3, pin_loop_ms=t_ploop * 1e3))
+                out(f"{label:7s} {model.nv:3d} {name:5s}| {t_one * 1e6:7.2f} {t_pone * 1e6:7.2f} "
+                    f"{t_pone / t_one:6.2f} | {t_b1 * 1e3:8.1f} {t_ploop * 1e3:8.1f} {t_ploop / t_b1:6.2f}")
+            _core.release_output_memory()  # the next robot's outputs have other sizes
+    finally:
+        mb.set_num_threads(threads)
+    goal = [r for r in rows if r["algo"] != "minv"]
+    single = [r["pin_us"] / r["ours_us"] for r in goal]
+    out(f"Goals on the ∂rnea and ∂aba rows: single call ≥ 1.5× Pinocchio on every row: {sum(s >= 1.5 for s in single)}"
+        f"/{len(goal)} rows (lowest {min(single):.2f}×); median ≥ 2×: {np.median(single):.2f}×; "
+        f"{states} states on 1 thread ≥ 5× the Pinocchio loop: "
+        f"{sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 5 for r in goal)}/{len(goal)} rows "
+        f"(lowest {min(r['pin_loop_ms'] / r['ours_batch1_ms'] for r in goal):.2f}×)")
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m multibody.bench.derivatives", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--states", type=int, default=10_000)
+    ap.add_argument("--calls", type=int, default=1_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--robots-dir", default=None)
+    ap.add_argument("--wall", action="store_true", help="wall-clock instead of CPU time")
+    a = ap.parse_args(argv)
+    if a.states < 1 or a.calls < 1 or a.repeat < 1:
+        ap.error("--states, --calls and --repeat must be positive")
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        raise SystemExit("bench.derivatives: Pinocchio is not installed (pip install pin)") from None
+    t = time.perf_counter()
+    run(a.states, a.calls, a.repeat, a.robots_dir, clock=time.perf_counter if a.wall else time.process_time)
+    print(f"total {time.perf_counter() - t:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

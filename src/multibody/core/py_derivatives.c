@@ -1,0 +1,199 @@
+/* py_derivatives.c — Entry points of the analytic derivatives: rnea_derivatives, aba_derivatives, minv
+ * (rnea_derivatives.c, aba_derivatives.c, minv.c).  Same two layouts as the other entry points
+ * (_core.c): 1-D single states or (N or 1, n) batches; None when the arrays are in neither.
+ * The kernels allocate nothing: each thread keeps one scratch block for them (grown when a larger
+ * model needs more, freed when the thread ends), so a batch's threads never share one and a
+ * loop of single calls allocates once. */
+#include "py_boundary.h"
+
+#include <stdint.h>
+#include <sys/mman.h>
+
+/* A batch's outputs are nv² per state three times over (Talos, 10 000 states: 346 MB); first touch
+ * of fresh 4 KiB pages then costs more than the derivatives.  Transparent huge pages (where the
+ * kernel offers them on request) fault 2 MiB at a time. */
+static void ask_for_huge_pages(PyArrayObject *a)
+{
+#ifdef MADV_HUGEPAGE
+    const size_t bytes = (size_t)PyArray_NBYTES(a);
+    if (bytes < ((size_t)8 << 20))
+        return;
+    const uintptr_t lo = ((uintptr_t)PyArray_DATA(a) + 4095) & ~(uintptr_t)4095;
+    const uintptr_t hi = ((uintptr_t)PyArray_DATA(a) + bytes) & ~(uintptr_t)4095;
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);  /* advice only: failure changes nothing */
+#else
+    (void)a;
+#endif
+}
+
+typedef struct {
+    double *block;
+    size_t size;
+} scratch_cache;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+
+static void scratch_free(void *p)
+{
+    scratch_cache *c = p;
+    free(c->block);
+    free(c);
+}
+
+static void scratch_key_make(void)
+{
+    scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
+}
+
+/* This thread's scratch of at least n doubles, or NULL if out of memory. */
+static double *thread_scratch(size_t n)
+{
+    pthread_once(&scratch_once, scratch_key_make);
+    if (!scratch_key_ok)
+        return NULL;
+    scratch_cache *c = pthread_getspecific(scratch_key);
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c || pthread_setspecific(scratch_key, c) != 0) {
+            free(c);
+            return NULL;
+        }
+    }
+    if (c->size < n) {
+        free(c->block);
+        c->block = malloc(sizeof(double) * n);
+        c->size = c->block ? n : 0;
+    }
+    return c->block;
+}
+
+enum { D_RNEA = 0, D_ABA = 1, D_MINV = 2 };
+
+/* M⁻¹ and ∂FD run in world coordinates: with bodies far from the origin (1e100 m) their pivots lose
+ * every digit and look singular while M is not.  The body-frame ABA decides: singular there too, or
+ * MB_OVERFLOW (inputs too large for double precision) — never "a massless body" for a sound tree. */
+static int confirm_singular(const mb_model *m, mb_data *d, const double *q)
+{
+    double *zero = calloc(2 * (size_t)m->nv + 1, sizeof(double));
+    if (!zero)
+        return MB_NO_MEMORY;
+    const int st = mb_aba(m, d, q, zero, zero, NULL, zero + m->nv);
+    free(zero);
+    return st == MB_OK ? MB_OVERFLOW : st;
+}
+
+/* in = q, qd, x (q̈ or τ), f_ext; out = three nv × nv matrices (minv: in = q; out = M⁻¹) */
+static int derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n, int which)
+{
+    const double *q = IN(j, 0, n), *qd = which == D_MINV ? NULL : IN(j, 1, n);
+    const double *x = which == D_MINV ? NULL : IN(j, 2, n), *fe = j->use_fext ? IN(j, 3, n) : NULL;
+    int st = mb_check_configuration(m, q);
+    if (st == MB_OK && qd)
+        st = check_rates(m, qd, x, which == D_RNEA ? MB_BAD_QDD : MB_BAD_TAU, fe);
+    if (st != MB_OK)
+        return st;
+    const long size = which == D_RNEA ? mb_rnea_derivatives_scratch(m)
+                      : which == D_ABA ? mb_aba_derivatives_scratch(m) : mb_minv_scratch(m);
+    double *scratch = thread_scratch((size_t)size);
+    if (!scratch)
+        return MB_NO_MEMORY;
+    if (which == D_RNEA)
+        mb_rnea_derivatives(m, d, scratch, q, qd, x, fe, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));
+    else if (which == D_ABA)
+        st = mb_aba_derivatives(m, d, scratch, q, qd, x, fe, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));
+    else
+        st = mb_minv(m, d, scratch, q, OUT(j, 0, n));
+    if (st == MB_SINGULAR)
+        st = confirm_singular(m, d, q);
+    return st;
+}
+
+static int rnea_derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return derivatives_state(m, d, j, n, D_RNEA);
+}
+
+static int aba_derivatives_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return derivatives_state(m, d, j, n, D_ABA);
+}
+
+static int minv_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
+{
+    return derivatives_state(m, d, j, n, D_MINV);
+}
+
+/* (cmodel, q, qd, x, f_ext) -> three (…, nv, nv) matrices; (cmodel, q) -> one for minv.  Every
+ * array through the gate (py_gate.c): None for a required one is a TypeError naming it. */
+static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held, const char *name,
+                                   int which)
+{
+    const int n_in = which == D_MINV ? 1 : 4, n_out = which == D_MINV ? 1 : 3;
+    CModel *cm = entry_model(args, nargs, n_in + 1, name);
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    const char *third = which == D_RNEA ? "qdd" : "tau";
+    arg_spec specs[4] = {{"q", args[1], 1, m->nq, 0, 0}, {"qd", NULL, 1, m->nv, 0, 0},
+                         {third, NULL, 1, m->nv, 0, 0}, {"f_ext", NULL, 2, m->nb, 6, 1}};
+    if (which != D_MINV)
+        specs[1].obj = args[2], specs[2].obj = args[3], specs[3].obj = args[4];
+    job j = {.name = name};
+    Py_ssize_t N;
+    int batch;
+    const int ok = bind_inputs(specs, n_in, &j, held, &N, &batch);
+    if (ok <= 0)
+        return ok < 0 ? NULL : Py_NewRef(Py_None);
+    j.use_fext = which != D_MINV && j.in[3] != NULL;
+    PyArrayObject *out[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < n_out; k++) {
+        out[k] = new_output(batch, N, 2, m->nv, m->nv);
+        if (!out[k]) {
+            Py_XDECREF(out[0]), Py_XDECREF(out[1]);
+            return NULL;
+        }
+        bind_output(&j, k, out[k], (Py_ssize_t)m->nv * m->nv);
+        if (batch)
+            ask_for_huge_pages(out[k]);
+    }
+    const int st = execute(cm, which == D_RNEA ? rnea_derivatives_state
+                               : which == D_ABA ? aba_derivatives_state : minv_state, &j, batch, N);
+    if (st != MB_OK) {
+        for (int k = 0; k < n_out; k++)
+            Py_DECREF(out[k]);
+        return raise_status(st);
+    }
+    if (n_out == 1)
+        return (PyObject *)out[0];
+    PyObject *t = PyTuple_New(3);
+    if (!t) {
+        for (int k = 0; k < 3; k++)
+            Py_DECREF(out[k]);
+        return NULL;
+    }
+    for (int k = 0; k < 3; k++)
+        PyTuple_SET_ITEM(t, k, (PyObject *)out[k]);  /* steals the reference */
+    return t;
+}
+
+static PyObject *rnea_derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
+{
+    return derivatives_entry(args, nargs, held, "rnea_derivatives", D_RNEA);
+}
+
+static PyObject *aba_derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
+{
+    return derivatives_entry(args, nargs, held, "aba_derivatives", D_ABA);
+}
+
+static PyObject *minv_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
+{
+    return derivatives_entry(args, nargs, held, "minv", D_MINV);
+}
+
+GATED_ENTRY(py_rnea_derivatives, rnea_derivatives_entry)
+GATED_ENTRY(py_aba_derivatives, aba_derivatives_entry)
+GATED_ENTRY(py_minv, minv_entry)

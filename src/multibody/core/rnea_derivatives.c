@@ -1,0 +1,299 @@
+/* rnea_derivatives.c — ∂τ/∂q, ∂τ/∂q̇ and M of inverse dynamics, analytically
+ * (Carpentier & Mansard, "Analytical Derivatives of Rigid Body Dynamics Algorithms", RSS 2018:
+ * RNEA in the world frame, differentiated).
+ *
+ * Everything is in world (base) coordinates, where a joint's motion subspace J_k = X_0i⁻¹ S_k
+ * moves with the body and everything else (gravity, f_ext, a_base) stays put.  ∂/∂q_k is the
+ * tangent direction of mb.integrate: the body of joint k turns by exp(ε S_k) on the right (body
+ * frame), i.e. its whole subtree by exp(ε J_k) in the world, so J_j, Y_i (world inertias) and the
+ * part of v_i, a_i made by the joints k … i are carried along ("attached": ∂x = J_k × x).
+ *
+ *   forward, body i with parent λ, for each column k of joint i:
+ *       v_i = v_λ + Σ J_k q̇_k,   a_i = a_λ + Σ J_k q̈_k + v_λ × Σ J_k q̇_k      (a_base = −a_grav)
+ *       u_k    = v_λ × J_k                        ∂v_i/∂q_k = u_k + J_k × v_i (attached part)
+ *       dAq_k  = a_λ × J_k + v_λ × u_k           ∂a_i/∂q_k = dAq_k + u_k × v_i + J_k × a_i
+ *       dAv_k  = u_k + v_i × J_k                 ∂a_i/∂q̇_k = dAv_k + J_k × v_i
+ *       Y_i = world inertia,  f_i = Y_i a_i + v_i ×* Y_i v_i   (f_ext kept apart: it does not turn)
+ *       B_i u = Y_i (u × v_i) + u ×* (Y_i v_i) + v_i ×* (Y_i u)    (what v's part adds to ∂f)
+ *         = [B11 u_ω; −2 h_f × u_ω]:  with Y = [Ī, c×; −c×, m], v = [ω; l], h = Y v = [h_n; h_f],
+ *         B's right column of blocks vanishes (Jacobi identity) and
+ *         B11 = ω×Ī − Ī ω× − (l× c× + c× l×) − h_n× = (A + Aᵀ − c lᵀ − l cᵀ + 2 (l·c) 1) − h_n×, A = ω×Ī,
+ *         so a subtree's Bc is 12 numbers: the symmetric part of B11, Σ h_n, Σ h_f.
+ *   backward, sums over the subtree of i: Yc_i = Σ Y, Bc_i = Σ B, F_i = Σ f, Fx_i = Σ f_ext; then
+ *       ∂f_subtree/∂q_k = J_k ×* F + Yc dAq_k + Bc u_k  (the J_k ×* F of an attached force cancels
+ *       in J_jᵀ F for j below k; a world-fixed f_ext adds −J_j ×* Fx instead).  With τ_j = J_jᵀ(F − Fx):
+ *     j at or below k (k in joint i or above, j in joint i):
+ *       ∂τ_j/∂q_k = (Yc_i J_j)·dAq_k + (Bc_iᵀ J_j)·u_k − (J_j ×* Fx_i)·J_k
+ *       ∂τ_j/∂q̇_k = (Yc_i J_j)·dAv_k + (Bc_iᵀ J_j)·J_k,      M_jk = (Yc_i J_j)·J_k
+ *     j strictly above k (k in joint i):
+ *       ∂τ_j/∂q_k = J_j·(J_k ×* F_i + Yc_i dAq_k + Bc_i u_k)
+ *       ∂τ_j/∂q̇_k = J_j·(Yc_i dAv_k + Bc_i J_k)
+ * Joints on different branches do not see each other: those entries are 0.  Armature adds to M's
+ * diagonal only (∂τ/∂q, ∂τ/∂q̇ do not see it).  Cost O(nv · depth), like CRBA.
+ */
+#include <string.h>
+
+#include "core.h"
+#include "spatial.h"
+
+enum { COLS = 4 * 6, BODY = 6 + 6 + 6 + 6 + MB_NI + 12 + 6 };
+enum { B_SYM = 0, B_HN = 6, B_HF = 9, B_N = 12 };  /* B11's symmetric part (xx xy xz yy yz zz), Σ h_n, Σ h_f */
+
+long mb_rnea_derivatives_scratch(const mb_model *m)
+{
+    return (long)COLS * m->nv + (long)BODY * m->nb + 1;
+}
+
+/* The pieces of scratch (core.h: mb_rnead). */
+mb_rnead mb_rnead_layout(const mb_model *m, double *scratch)
+{
+    mb_rnead w;
+    const int nb = m->nb, nv = m->nv;
+    w.J = scratch, w.U = w.J + 6 * nv, w.dAq = w.U + 6 * nv, w.dAv = w.dAq + 6 * nv;
+    w.v = w.dAv + 6 * nv, w.a = w.v + 6 * nb, w.F = w.a + 6 * nb, w.Fx = w.F + 6 * nb, w.Yc = w.Fx + 6 * nb;
+    w.Bc = w.Yc + MB_NI * nb, w.tmp = w.Bc + B_N * nb;
+    return w;
+}
+
+/* out = a × b (motion cross product, spatial_v2 crm(a) b) */
+static inline void cross_m(const double *a, const double *b, double *out)
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+    out[3] = a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1];
+    out[4] = a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2];
+    out[5] = a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0];
+}
+
+static inline void cross3_add(double s, const double *a, const double *b, double *out)
+{
+    out[0] += s * (a[1] * b[2] - a[2] * b[1]);
+    out[1] += s * (a[2] * b[0] - a[0] * b[2]);
+    out[2] += s * (a[0] * b[1] - a[1] * b[0]);
+}
+
+/* The 12 numbers of B_i (see the top) for world inertia Y, velocity v, momentum h = Y v. */
+static void coriolis_map(const double *Y, const double *v, const double *h, double *B)
+{
+    const double I[3][3] = {{Y[4], Y[5], Y[6]}, {Y[5], Y[7], Y[8]}, {Y[6], Y[8], Y[9]}};
+    const double *c = Y + 1, *w = v, *l = v + 3;
+    double A[3][3];  /* ω × Ī, column by column */
+    for (int k = 0; k < 3; k++) {
+        A[0][k] = w[1] * I[2][k] - w[2] * I[1][k];
+        A[1][k] = w[2] * I[0][k] - w[0] * I[2][k];
+        A[2][k] = w[0] * I[1][k] - w[1] * I[0][k];
+    }
+    const double lc = 2.0 * (l[0] * c[0] + l[1] * c[1] + l[2] * c[2]);
+    int n = 0;
+    for (int r = 0; r < 3; r++)
+        for (int k = r; k < 3; k++)
+            B[B_SYM + n++] = A[r][k] + A[k][r] - c[r] * l[k] - l[r] * c[k] + (r == k ? lc : 0.0);
+    B[B_HN] = h[0], B[B_HN + 1] = h[1], B[B_HN + 2] = h[2];
+    B[B_HF] = h[3], B[B_HF + 1] = h[4], B[B_HF + 2] = h[5];
+}
+
+/* out = Bsym x (3-vector) */
+static inline void sym3_mul(const double *S, const double *x, double *out)
+{
+    out[0] = S[0] * x[0] + S[1] * x[1] + S[2] * x[2];
+    out[1] = S[1] * x[0] + S[3] * x[1] + S[4] * x[2];
+    out[2] = S[2] * x[0] + S[4] * x[1] + S[5] * x[2];
+}
+
+/* out = Bc u (6-vector) */
+static inline void coriolis_mul(const double *B, const double *u, double *out)
+{
+    sym3_mul(B + B_SYM, u, out);
+    cross3_add(-1.0, B + B_HN, u, out);
+    out[3] = out[4] = out[5] = 0.0;
+    cross3_add(-2.0, B + B_HF, u, out + 3);
+}
+
+/* out = angular part of Bcᵀ J (its linear part is 0) */
+static inline void coriolis_tmul(const double *B, const double *J, double *out)
+{
+    sym3_mul(B + B_SYM, J, out);
+    cross3_add(1.0, B + B_HN, J, out);
+    cross3_add(2.0, B + B_HF, J + 3, out);
+}
+
+static inline double dot3(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* dAq_k = a_λ × J_k + v_λ × u_k for the columns of body i */
+static inline void column_accelerations(const mb_model *m, const mb_rnead *w, int i, const double *minus_grav)
+{
+    static const double zero[6] = {0};
+    const int par = m->parent[i];
+    const double *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
+    for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
+        double *Aq = w->dAq + 6 * k;
+        cross_m(ap, w->J + 6 * k, Aq);
+        mb_crm_add(vp, w->U + 6 * k, Aq);
+    }
+}
+
+/* Forward pass (see the top) at q̈ (NULL: 0), with the world poses of q. */
+void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
+                      const double *qdd, const double *fext)
+{
+    const int nb = m->nb;
+    mb_tree_poses(m, q, d->R, d->p);
+    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    const double zero[6] = {0}, minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
+                                                 -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
+    for (int i = 0; i < nb; i++) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
+        double vJ[6] = {0}, aJ[6] = {0}, h[6];
+        const double *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
+        double *vi = w->v + 6 * i, *ai = w->a + 6 * i, *Y = w->Yc + MB_NI * i, *Fi = w->F + 6 * i;
+        for (int k = vs; k < vs + nj; k++) {
+            double *Jk = w->J + 6 * k;
+            mb_motion_to_parent(R0, p0, m->S + 6 * k, Jk);
+            for (int r = 0; r < 6; r++)
+                vJ[r] += Jk[r] * qd[k];
+            if (qdd)
+                for (int r = 0; r < 6; r++)
+                    aJ[r] += Jk[r] * qdd[k];
+        }
+        for (int r = 0; r < 6; r++)
+            vi[r] = vp[r] + vJ[r], ai[r] = ap[r] + aJ[r];
+        mb_crm_add(vp, vJ, ai);
+        for (int k = vs; k < vs + nj; k++) {
+            const double *Jk = w->J + 6 * k;
+            double *Uk = w->U + 6 * k, *Av = w->dAv + 6 * k;
+            cross_m(vp, Jk, Uk);
+            cross_m(vi, Jk, Av);
+            for (int r = 0; r < 6; r++)
+                Av[r] += Uk[r];
+        }
+        column_accelerations(m, w, i, minus_grav);
+        memset(Y, 0, sizeof(double) * MB_NI);
+        mb_inertia_to_parent_add(R0, p0, m->inertia + MB_NI * i, Y);
+        mb_inertia_mul(Y, ai, Fi);
+        mb_inertia_mul(Y, vi, h);
+        mb_crf_add(vi, h, Fi);
+        coriolis_map(Y, vi, h, w->Bc + B_N * i);
+        if (fext)
+            memcpy(w->Fx + 6 * i, fext + 6 * i, 6 * sizeof(double));
+    }
+}
+
+/* τ at the forward pass's q̈: C_k = J_kᵀ Σ_subtree (f − f_ext) (RNEA's backward pass, world frame). */
+void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, double *C)
+{
+    double *G = w->tmp;
+    for (int r = 0; r < 6 * m->nb; r++)
+        G[r] = w->F[r] - (fext ? w->Fx[r] : 0.0);
+    for (int i = m->nb - 1; i >= 0; i--) {
+        const double *Gi = G + 6 * i;
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
+            C[k] = mb_dot6(w->J + 6 * k, Gi);
+        if (m->parent[i] >= 0)
+            for (int r = 0; r < 6; r++)
+                G[6 * m->parent[i] + r] += Gi[r];
+    }
+}
+
+/* Move the forward pass from q̈ = 0 to q̈: a_i += Σ_{joints k ⪯ i} J_k q̈_k, f_i += Y_i (that), dAq anew. */
+void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd)
+{
+    const double minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
+                                  -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
+    double *da = w->tmp;
+    for (int i = 0; i < m->nb; i++) {
+        const int par = m->parent[i];
+        double *dai = da + 6 * i, t[6];
+        for (int r = 0; r < 6; r++)
+            dai[r] = par < 0 ? 0.0 : da[6 * par + r];
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
+            for (int r = 0; r < 6; r++)
+                dai[r] += w->J[6 * k + r] * qdd[k];
+        for (int r = 0; r < 6; r++)
+            w->a[6 * i + r] += dai[r];
+        mb_inertia_mul(w->Yc + MB_NI * i, dai, t);
+        for (int r = 0; r < 6; r++)
+            w->F[6 * i + r] += t[r];
+        column_accelerations(m, w, i, minus_grav);
+    }
+}
+
+/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL. */
+MB_CLONES_AVX2
+void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
+                       double *dtau_dqd, double *M)
+{
+    const int nb = m->nb, nv = m->nv;
+    const double *J = w->J, *U = w->U, *dAq = w->dAq, *dAv = w->dAv;
+    double *F = w->F, *Fx = w->Fx, *Yc = w->Yc, *Bc = w->Bc;
+    memset(dtau_dq, 0, sizeof(double) * nv * nv);
+    memset(dtau_dqd, 0, sizeof(double) * nv * nv);
+    if (M)
+        memset(M, 0, sizeof(double) * nv * nv);
+    for (int i = nb - 1; i >= 0; i--) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const double *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
+        for (int j = vs; j < vs + nj; j++) {
+            const double *Jj = J + 6 * j;
+            double r1[6], r2[3], r3[6] = {0}, psi_q[6], psi_v[6], t[6];
+            mb_inertia_mul(Yi, Jj, r1);
+            coriolis_tmul(Bi, Jj, r2);
+            if (fext) {  /* r3 = −J_j ×* Fx */
+                double c[6] = {0};
+                mb_crf_add(Jj, Fxi, c);
+                for (int r = 0; r < 6; r++)
+                    r3[r] = -c[r];
+            }
+            /* ψ: the subtree's ∂f for column j, seen by the joints above */
+            mb_inertia_mul(Yi, dAq + 6 * j, psi_q);
+            mb_crf_add(Jj, Fi, psi_q);
+            coriolis_mul(Bi, U + 6 * j, t);
+            for (int r = 0; r < 6; r++)
+                psi_q[r] += t[r];
+            mb_inertia_mul(Yi, dAv + 6 * j, psi_v);
+            coriolis_mul(Bi, Jj, t);
+            for (int r = 0; r < 6; r++)
+                psi_v[r] += t[r];
+            double *rq = dtau_dq + (long)nv * j, *rv = dtau_dqd + (long)nv * j;
+            for (int b = i; b >= 0; b = m->parent[b])
+                for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++) {
+                    const double *Jk = J + 6 * k;
+                    rq[k] = mb_dot6(r1, dAq + 6 * k) + dot3(r2, U + 6 * k) + (fext ? mb_dot6(r3, Jk) : 0.0);
+                    rv[k] = mb_dot6(r1, dAv + 6 * k) + dot3(r2, Jk);
+                    if (M)
+                        M[(long)nv * j + k] = M[(long)nv * k + j] = mb_dot6(r1, Jk);
+                    if (b != i) {
+                        dtau_dq[(long)nv * k + j] = mb_dot6(Jk, psi_q);
+                        dtau_dqd[(long)nv * k + j] = mb_dot6(Jk, psi_v);
+                    }
+                }
+        }
+        if (par >= 0) {
+            double *Yp = Yc + MB_NI * par, *Bp = Bc + B_N * par;
+            for (int r = 0; r < MB_NI; r++)
+                Yp[r] += Yi[r];
+            for (int r = 0; r < B_N; r++)
+                Bp[r] += Bi[r];
+            for (int r = 0; r < 6; r++)
+                F[6 * par + r] += Fi[r];
+            if (fext)
+                for (int r = 0; r < 6; r++)
+                    Fx[6 * par + r] += Fxi[r];
+        }
+    }
+    if (M)
+        for (int k = 0; k < nv; k++)
+            M[(long)nv * k + k] += m->armature[k];
+}
+
+void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
+                         const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M)
+{
+    const mb_rnead w = mb_rnead_layout(m, scratch);
+    mb_rnead_forward(m, d, &w, q, qd, qdd, fext);
+    mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, M);
+}

@@ -1,0 +1,370 @@
+"""Analytic derivatives (mb.rnea_derivatives, mb.aba_derivatives, mb.minv) against high-order central
+differences on trees with every joint type, armature and f_ext; the chain rule through mb.integrate;
+Pinocchio 4's computeRNEADerivatives / computeABADerivatives / computeMinverse on the same models
+(multibody/bench/pin_twin.py) and on the example-robot-data robots (slow); batches; bad input."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.bench.pin_twin import q_to_pin, random_state, to_pinocchio, v_perm
+from test_dynamics_consistency import _inertia, _rot, _unit, mixed
+
+# --------------------------------------------------------------------------- models
+
+
+def every_joint(floating=True, seed=11):
+    """Free (or spherical) root, spherical, helical, prismatic, revolute about random axes, planar,
+    a fixed bracket with children, elementary-axis joints — armature on every dof."""
+    rng = np.random.default_rng(seed)
+    b = mb.ModelBuilder("every_joint", gravity=(0.3, -0.2, -9.81))
+
+    def body(name, parent, joint, **kw):
+        m = rng.uniform(0.5, 2.0)
+        if joint != "fixed":
+            kw.setdefault("armature", rng.uniform(0.01, 0.3))
+        b.add_body(name, parent, joint, mass=m, com=rng.normal(scale=0.2, size=3), inertia=_inertia(rng, m),
+                   joint_rotation=_rot(rng) if parent is not None else None,
+                   joint_translation=rng.normal(scale=0.4, size=3) if parent is not None else (0, 0, 0), **kw)
+
+    body("root", None, "free" if floating else "spherical")
+    body("ball", "root", "spherical", armature=[0.05, 0.1, 0.15])
+    body("screw", "ball", "helical", axis=_unit(rng), pitch=0.13)
+    body("slider", "screw", "prismatic", axis=_unit(rng))
+    body("hinge", "slider", "revolute", axis=_unit(rng))
+    body("plate", "root", "planar", armature=[0.02, 0.03, 0.04])
+    body("flap", "plate", "Rx")
+    body("bracket", "ball", "fixed")
+    body("tip", "bracket", "Ry")
+    body("tip2", "bracket", "Pz")
+    return b.build()
+
+
+MODELS = {
+    "every_joint_floating": lambda: every_joint(True),
+    "every_joint_fixed": lambda: every_joint(False, seed=12),
+    "mixed_floating": lambda: mixed(True, False),
+    "planar4": lambda: mb.models.planar(4),
+    "tree12": lambda: mb.models.auto_tree(12, bf=3, skew=0.37, taper=0.8),
+    "floatbase_tree": lambda: mb.models.floatbase(mb.models.auto_tree(4, bf=2, skew=0.5)),
+}
+_cache = {}
+
+
+def model_named(name):
+    if name not in _cache:
+        _cache[name] = MODELS[name]()
+    return _cache[name]
+
+
+def state(model, seed):
+    rng = np.random.default_rng(seed)
+    q, qd, qdd = random_state(model, rng)
+    return q, qd, qdd, rng.normal(size=nv_shape(model)), rng.normal(size=(model.nb, 6)), rng
+
+
+def nv_shape(model):
+    return (model.nv,)
+
+
+def rel(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    return float(np.max(np.abs(a - b), initial=0.0) / max(1.0, float(np.max(np.abs(b), initial=0.0))))
+
+
+# --------------------------------------------------------------------------- differences
+def diff_q(model, f, q, h=2e-3):
+    """∂f/∂q in mb.integrate's tangent space, 6th-order central differences (error O(h⁶))."""
+    E = np.eye(model.nv)
+    cols = []
+    for k in range(model.nv):
+        g = {s: f(mb.integrate(model, q, s * h * E[k])) for s in (-3, -2, -1, 1, 2, 3)}
+        cols.append((45 * (g[1] - g[-1]) - 9 * (g[2] - g[-2]) + (g[3] - g[-3])) / (60 * h))
+    return np.array(cols).T
+
+
+def diff_v(model, f, x, h=1e-3):
+    E = np.eye(model.nv)
+    cols = []
+    for k in range(model.nv):
+        g = {s: f(x + s * h * E[k]) for s in (-2, -1, 1, 2)}
+        cols.append((8 * (g[1] - g[-1]) - (g[2] - g[-2])) / (12 * h))
+    return np.array(cols).T
+
+
+NAMES = list(MODELS)
+
+
+@pytest.mark.parametrize("with_fext", [False, True])
+@pytest.mark.parametrize("name", NAMES)
+def test_rnea_derivatives_match_high_order_differences(name, with_fext):
+    model = model_named(name)
+    for seed in (0, 1):
+        q, qd, qdd, _, fe, _ = state(model, seed)
+        fe = fe if with_fext else None
+        dq, dqd, M = mb.rnea_derivatives(model, q, qd, qdd, fe)
+        assert rel(dq, diff_q(model, lambda x: mb.rnea(model, x, qd, qdd, fe), q)) < 1e-8
+        assert rel(dqd, diff_v(model, lambda x: mb.rnea(model, q, x, qdd, fe), qd)) < 1e-9
+        assert rel(M, diff_v(model, lambda x: mb.rnea(model, q, qd, x, fe), qdd)) < 1e-9
+        assert rel(M, mb.crba(model, q)) < 1e-12  # armature included
+        assert np.abs(dq).max() > 1e-3 and np.abs(dqd).max() > 1e-3
+
+
+@pytest.mark.parametrize("with_fext", [False, True])
+@pytest.mark.parametrize("name", NAMES)
+def test_aba_derivatives_match_high_order_differences(name, with_fext):
+    model = model_named(name)
+    q, qd, _, tau, fe, _ = state(model, 2)
+    fe = fe if with_fext else None
+    dq, dqd, Minv = mb.aba_derivatives(model, q, qd, tau, fe)
+    # FD is ill-conditioned on the long tapered trees: differences carry ~1e-8 of its noise
+    assert rel(dq, diff_q(model, lambda x: mb.aba(model, x, qd, tau, fe), q)) < 1e-6
+    assert rel(dqd, diff_v(model, lambda x: mb.aba(model, q, x, tau, fe), qd)) < 1e-7
+    assert rel(Minv, diff_v(model, lambda x: mb.aba(model, q, qd, x, fe), tau)) < 1e-7
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_minv_is_the_inverse_of_crba(name):
+    model = model_named(name)
+    for seed in (0, 1, 2):
+        q = state(model, seed)[0]
+        Minv = mb.minv(model, q)
+        assert np.array_equal(Minv, Minv.T)
+        assert rel(Minv @ mb.crba(model, q), np.eye(model.nv)) < 1e-11
+        assert rel(Minv, mb.aba_derivatives(model, q, np.zeros(model.nv), np.zeros(model.nv))[2]) == 0.0
+
+
+def test_f_ext_is_fixed_in_the_base_and_matters():
+    """f_ext stays put in base coordinates while q moves (as in mb.rnea): a wrench on a floating body
+    changes ∂τ/∂q — by the turn of the joint axes under it — but not ∂τ/∂q̇ or M."""
+    model = model_named("every_joint_floating")
+    q, qd, qdd, _, fe, _ = state(model, 3)
+    a = mb.rnea_derivatives(model, q, qd, qdd)
+    b = mb.rnea_derivatives(model, q, qd, qdd, 10 * fe)
+    assert np.abs(a[0] - b[0]).max() > 1e-2
+    assert rel(a[1], b[1]) < 1e-12 and rel(a[2], b[2]) == 0.0
+
+
+@pytest.mark.parametrize("name", ["every_joint_floating", "every_joint_fixed"])
+def test_chain_rule_through_integrate(name):
+    """d/dε f(integrate(q, ε v)) = (∂f/∂q) v for a random tangent v (the documented convention)."""
+    model = model_named(name)
+    q, qd, qdd, tau, fe, rng = state(model, 4)
+    v = rng.normal(size=model.nv)
+    h = 1e-3
+    for f, D in ((lambda x: mb.rnea(model, x, qd, qdd, fe), mb.rnea_derivatives(model, q, qd, qdd, fe)[0]),
+                 (lambda x: mb.aba(model, x, qd, tau, fe), mb.aba_derivatives(model, q, qd, tau, fe)[0])):
+        g = {s: f(mb.integrate(model, q, s * h * v)) for s in (-2, -1, 1, 2)}
+        num = (8 * (g[1] - g[-1]) - (g[2] - g[-2])) / (12 * h)
+        assert rel(D @ v, num) < 1e-7
+
+
+def test_derivatives_do_not_depend_on_the_quaternion_scale():
+    """q's quaternions are normalised where they are used (as everywhere in the core)."""
+    model = model_named("every_joint_floating")
+    q, qd, qdd, tau, fe, _ = state(model, 5)
+    q2 = q.copy()
+    for i in range(model.nb):
+        if model.jtype[i] in (mb.JointType.SPHERICAL, mb.JointType.FREE):
+            s = model.q_start[i] + (3 if model.jtype[i] == mb.JointType.FREE else 0)
+            q2[s:s + 4] *= 2.5
+    for a, b in zip(mb.rnea_derivatives(model, q, qd, qdd, fe), mb.rnea_derivatives(model, q2, qd, qdd, fe)):
+        assert rel(a, b) < 1e-12
+
+
+# --------------------------------------------------------------------------- Pinocchio twins
+PIN_NAMES = ["mixed_floating", "tree12", "floatbase_tree"]  # the twin builder carries no armature (FD tests do)
+
+
+def pin_twin(model):
+    pin = pytest.importorskip("pinocchio")
+    pm = to_pinocchio(model)
+    return pin, pm, pm.createData(), v_perm(model)
+
+
+def upper_sym(M):
+    """Pinocchio fills only the upper triangle of M⁻¹ (and M)."""
+    M = np.asarray(M)
+    return np.triu(M) + np.triu(M, 1).T
+
+
+@pytest.mark.parametrize("name", PIN_NAMES)
+def test_against_pinocchio_twin(name):
+    model = model_named(name)
+    pin, pm, data, P = pin_twin(model)
+    for seed in (0, 1):
+        q, qd, qdd, tau, _, _ = state(model, seed)
+        qp = q_to_pin(model, q)
+        dq, dqd, M = mb.rnea_derivatives(model, q, qd, qdd)
+        pdq, pdv, pM = pin.computeRNEADerivatives(pm, data, qp, qd[P], qdd[P])
+        ix = np.ix_(P, P)
+        assert rel(dq[ix], pdq) < 1e-10 and rel(dqd[ix], pdv) < 1e-10 and rel(M[ix], upper_sym(pM)) < 1e-10
+        aq, av, Minv = mb.aba_derivatives(model, q, qd, tau)
+        paq, pav, pMinv = pin.computeABADerivatives(pm, data, qp, qd[P], tau[P])
+        assert rel(aq[ix], paq) < 1e-9 and rel(av[ix], pav) < 1e-9 and rel(Minv[ix], upper_sym(pMinv)) < 1e-10
+        assert rel(mb.minv(model, q)[ix], upper_sym(pin.computeMinverse(pm, data, qp))) < 1e-10
+
+
+ROBOTS = [("ur_description/urdf/ur5_robot.urdf", False), ("panda_description/urdf/panda.urdf", False),
+          ("solo_description/robots/solo12.urdf", True), ("anymal_b_simple_description/robots/anymal.urdf", True),
+          ("talos_data/robots/talos_reduced.urdf", True)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rel_path, floating", ROBOTS, ids=[r[0].split("/")[-1] for r in ROBOTS])
+def test_against_pinocchio_on_example_robot_data(rel_path, floating):
+    pin = pytest.importorskip("pinocchio")
+    from multibody.bench.urdf import _pin_state_map, robots_dir
+    try:
+        rdir = robots_dir()
+    except SystemExit:
+        pytest.skip("example-robot-data not installed")
+    path = os.path.join(rdir, rel_path)
+    model = mb.load_urdf(path, floating=floating, package_dirs=[os.path.dirname(os.path.dirname(rdir))],
+                         check_meshes=False)
+    pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+    data = pm.createData()
+    q_map, v_map = _pin_state_map(model, pm)
+    vp = v_map(np.arange(model.nv, dtype=float)).astype(int)  # pin index j holds our dof vp[j]
+    ix = np.ix_(vp, vp)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q, qd, qdd = random_state(model, rng)
+        tau = rng.normal(size=model.nv)
+        qp = q_map(q)
+        dq, dqd, M = mb.rnea_derivatives(model, q, qd, qdd)
+        pdq, pdv, pM = pin.computeRNEADerivatives(pm, data, qp, v_map(qd), v_map(qdd))
+        assert rel(dq[ix], pdq) < 1e-9 and rel(dqd[ix], pdv) < 1e-9 and rel(M[ix], upper_sym(pM)) < 1e-10
+        aq, av, Minv = mb.aba_derivatives(model, q, qd, tau)
+        paq, pav, pMinv = pin.computeABADerivatives(pm, data, qp, v_map(qd), v_map(tau))
+        assert rel(aq[ix], paq) < 1e-8 and rel(av[ix], pav) < 1e-8 and rel(Minv[ix], upper_sym(pMinv)) < 1e-9
+        assert rel(mb.minv(model, q)[ix], upper_sym(pin.computeMinverse(pm, data, qp))) < 1e-9
+
+
+# --------------------------------------------------------------------------- batches
+@pytest.mark.parametrize("n", [5, 300])  # one thread, and the threaded path
+def test_batch_equals_single(n):
+    model = model_named("every_joint_floating")
+    rng = np.random.default_rng(6)
+    rows = [random_state(model, rng) for _ in range(n)]
+    Q, QD, QDD = (np.array([r[k] for r in rows]) for k in range(3))
+    FE = rng.normal(size=(n, model.nb, 6))
+    outs = mb.rnea_derivatives(model, Q, QD, QDD, FE)
+    aouts = mb.aba_derivatives(model, Q, QD, QDD, FE)
+    Minv = mb.minv(model, Q)
+    assert all(o.shape == (n, model.nv, model.nv) for o in outs + aouts) and Minv.shape == outs[0].shape
+    for k in sorted({0, n // 2, n - 1}):
+        for a, b in zip(outs, mb.rnea_derivatives(model, Q[k], QD[k], QDD[k], FE[k])):
+            assert np.array_equal(a[k], b)
+        for a, b in zip(aouts, mb.aba_derivatives(model, Q[k], QD[k], QDD[k], FE[k])):
+            assert np.array_equal(a[k], b)
+        assert np.array_equal(Minv[k], mb.minv(model, Q[k]))
+
+
+def test_broadcast_and_leading_dimensions():
+    model = model_named("planar4")
+    q, qd, qdd, _, _, _ = state(model, 7)
+    Q = np.stack([q, q + 0.1, q - 0.2]).reshape(3, 1, model.nq)
+    out = mb.rnea_derivatives(model, Q, qd, [qdd, 2 * qdd])  # (3, 1) with (2,) → (3, 2)
+    assert out[0].shape == (3, 2, model.nv, model.nv)
+    single = mb.rnea_derivatives(model, Q[2, 0], qd, 2 * qdd)
+    for a, b in zip(out, single):
+        assert np.array_equal(a[2, 1], b)
+    assert mb.minv(model, [q.tolist()]).shape == (1, model.nv, model.nv)
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.fixture(scope="module")
+def floating():
+    return mb.models.vee()
+
+
+def _calls(model, q, qd, x, fe):
+    return {"rnea_derivatives": lambda: mb.rnea_derivatives(model, q, qd, x, fe),
+            "aba_derivatives": lambda: mb.aba_derivatives(model, q, qd, x, fe),
+            "minv": lambda: mb.minv(model, q)}
+
+
+FNS = ["rnea_derivatives", "aba_derivatives", "minv"]
+
+
+@pytest.mark.parametrize("fn", FNS)
+def test_wrong_shapes_name_the_argument(floating, fn):
+    q, z, fe = floating.neutral(), np.zeros(floating.nv), np.zeros((floating.nb, 6))
+    with pytest.raises(ValueError, match=r"q: expected shape \(\.\.\., 8\), got \(7,\)"):
+        _calls(floating, np.zeros(7), z, z, fe)[fn]()
+    if fn == "minv":
+        return
+    x = "qdd" if fn == "rnea_derivatives" else "tau"
+    with pytest.raises(ValueError, match=r"qd: expected shape \(\.\.\., 7\)"):
+        _calls(floating, q, np.zeros(6), z, fe)[fn]()
+    with pytest.raises(ValueError, match=rf"{x}: expected shape \(\.\.\., 7\)"):
+        _calls(floating, q, z, np.zeros(8), fe)[fn]()
+    with pytest.raises(ValueError, match=rf"f_ext: expected shape \(\.\.\., {floating.nb}, 6\)"):
+        _calls(floating, q, z, z, np.zeros(6))[fn]()
+    with pytest.raises(ValueError, match="batch dimensions do not match"):
+        _calls(floating, np.tile(q, (3, 1)), np.zeros((2, 7)), z, None)[fn]()
+    with pytest.raises(TypeError, match="qd: expected an array of numbers"):      # strings: the wrong kind
+        _calls(floating, q, ["a"] * 7, z, None)[fn]()
+    with pytest.raises(TypeError, match="qd: expected an array of numbers, got None"):
+        _calls(floating, q, None, z, None)[fn]()
+
+
+@pytest.mark.parametrize("fn", FNS)
+@pytest.mark.parametrize("which", ["q", "qd", "x", "fe"])
+def test_non_finite_inputs_are_refused_by_name(floating, fn, which):
+    if fn == "minv" and which != "q":
+        return
+    args = dict(q=floating.neutral(), qd=np.zeros(floating.nv), x=np.zeros(floating.nv),
+                fe=np.zeros((floating.nb, 6)))
+    args[which] = args[which].copy()
+    args[which].flat[2] = np.nan
+    name = {"x": "qdd" if fn == "rnea_derivatives" else "tau", "fe": "f_ext"}.get(which, which)
+    with pytest.raises(ValueError, match=rf"^{name}: contains NaN or inf"):
+        _calls(floating, **args)[fn]()
+    # the same in a batch, the bad state last
+    batch = {k: np.stack([v, v]) for k, v in args.items()}
+    for k, v in args.items():
+        batch[k][0] = np.nan_to_num(v)
+    with pytest.raises(ValueError, match=rf"^{name}: contains NaN or inf"):
+        _calls(floating, **batch)[fn]()
+
+
+@pytest.mark.parametrize("fn", FNS)
+def test_zero_quaternion_is_refused(floating, fn):
+    q = floating.neutral()
+    q[3:7] = 0.0
+    with pytest.raises(ValueError, match="quaternion"):
+        _calls(floating, q, np.zeros(floating.nv), np.zeros(floating.nv), None)[fn]()
+
+
+def test_singular_inertia_is_refused():
+    b = mb.ModelBuilder("massless")
+    b.add_body("a", None, "Rz", mass=0.0, inertia=[0.0, 0.0, 0.0], allow_massless=True)
+    model = b.build()
+    with pytest.raises(ValueError, match="singular"):
+        mb.minv(model, [0.0])
+    with pytest.raises(ValueError, match="singular"):
+        mb.aba_derivatives(model, [0.0], [0.0], [0.0])
+    dq, dqd, M = mb.rnea_derivatives(model, [0.0], [0.0], [0.0])  # ID is defined: M = 0
+    assert not M.any()
+
+
+# --------------------------------------------------------------------------- linearize
+@pytest.mark.parametrize("name", ["every_joint_floating", "planar4"])
+def test_linearize_is_exact_and_agrees_with_its_finite_differences(name):
+    model = model_named(name)
+    q, qd, _, tau, fe, _ = state(model, 8)
+    A, B = mb.linearize(model, q, qd, tau, fe)
+    Af, Bf = mb.linearize(model, q, qd, tau, fe, method="fd")
+    nv = model.nv
+    dq, dqd, Minv = mb.aba_derivatives(model, q, qd, tau, fe)
+    assert np.array_equal(A[nv:, :nv], dq) and np.array_equal(A[nv:, nv:], dqd) and np.array_equal(B[nv:], Minv)
+    assert np.array_equal(A[:nv], Af[:nv]) and not B[:nv].any()
+    assert rel(A, Af) < 1e-6 and rel(B, Bf) < 1e-10
+    with pytest.raises(ValueError, match=r"method: expected one of \['analytic', 'fd'\]"):
+        mb.linearize(model, q, qd, tau, method="exact")
