@@ -199,3 +199,25 @@ def test_free_and_spherical_joints_read_scaled_quaternions_in_c(s):
         X, X_ref = mb.forward_kinematics(m, q)[i], mb.forward_kinematics(m, q_ref)[i]
         np.testing.assert_allclose(X, X_ref, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(mb.integrate(m, q, np.zeros(m.nv)), q_ref, atol=1e-15)
+
+
+def test_builder_arguments_of_the_wrong_kind_are_type_errors():
+    b = mb.ModelBuilder()
+    with pytest.raises(TypeError, match=r"^joint: expected a joint name or code \(str\) or a JointType, got float"):
+        b.add_body("a", None, 1.0)
+    with pytest.raises(ValueError, match=r"^joint: unknown joint type 42"):
+        b.add_body("a", None, 42)
+    with pytest.raises(ValueError, match=r"^joint: unknown joint type 'hinge'"):
+        b.add_body("a", None, "hinge")
+    with pytest.raises(TypeError, match=r"^axis: expected an array of real numbers, got str"):
+        b.add_body("a", None, "revolute", axis="z")
+    with pytest.raises(ValueError, match=r"^axis: contains NaN or inf"):
+        b.add_body("a", None, "revolute", axis=[0, 0, np.nan])
+    with pytest.raises(TypeError, match=r"^armature: expected an array of real numbers, got str"):
+        b.add_body("a", None, "Rz", armature="0.1")
+    with pytest.raises(TypeError, match=r"^name: expected a non-empty string, got int"):
+        b.add_body(3, None, "Rz")
+    with pytest.raises(TypeError, match=r"^name: expected a non-empty string, got NoneType"):
+        mb.ModelBuilder(None)
+    with pytest.raises(TypeError, match=r"^mass: expected a real number, got str"):
+        b.add_body("a", None, "Rz", mass="1")
