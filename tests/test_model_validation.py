@@ -221,3 +221,20 @@ def test_builder_arguments_of_the_wrong_kind_are_type_errors():
         mb.ModelBuilder(None)
     with pytest.raises(TypeError, match=r"^mass: expected a real number, got str"):
         b.add_body("a", None, "Rz", mass="1")
+
+
+def test_quaternion_rate_of_huge_or_tiny_quaternions_is_finite_or_refused():
+    w = np.array([1.0, 2.0, 3.0])
+    q = np.array([1.0, 1.0, 0.0, 0.0])
+    # tiny: |q| ≈ 0, so the stabilisation gain is KSTAB·|w| and the rate is linear in q
+    k = mb.spatial.KSTAB * np.linalg.norm(w)
+    Omega = np.array([[k, -w[0], -w[1], -w[2]], [w[0], k, w[2], -w[1]],
+                      [w[1], -w[2], k, w[0]], [w[2], w[1], -w[0], k]]) / 2
+    for batch in (False, True):
+        qq, ww = (q[None], w[None]) if batch else (q, w)
+        np.testing.assert_allclose(mb.spatial.rqd(1e-200 * qq, ww).reshape(4) / 1e-200, Omega @ q, rtol=1e-14)
+        # |q| = 1.4e150: |q|·|w| stays in range, and the rate is finite (|q| was computed as inf before)
+        assert np.all(np.isfinite(mb.spatial.rqd(1e150 * qq, ww)))
+        # 1e200: the true rate (~1e400) is beyond double range: said so, not inf/NaN
+        with pytest.raises(ValueError, match=r"^rqd: the quaternion rate overflows"):
+            mb.spatial.rqd(1e200 * qq, ww)
