@@ -209,11 +209,11 @@ def test_builder_arguments_of_the_wrong_kind_are_type_errors():
         b.add_body("a", None, 42)
     with pytest.raises(ValueError, match=r"^joint: unknown joint type 'hinge'"):
         b.add_body("a", None, "hinge")
-    with pytest.raises(TypeError, match=r"^axis: expected an array of real numbers, got str"):
+    with pytest.raises(TypeError, match=r"^axis: expected an array of (real )?numbers, got"):
         b.add_body("a", None, "revolute", axis="z")
     with pytest.raises(ValueError, match=r"^axis: contains NaN or inf"):
         b.add_body("a", None, "revolute", axis=[0, 0, np.nan])
-    with pytest.raises(TypeError, match=r"^armature: expected an array of real numbers, got str"):
+    with pytest.raises(TypeError, match=r"^armature: expected an array of (real )?numbers, got"):
         b.add_body("a", None, "Rz", armature="0.1")
     with pytest.raises(TypeError, match=r"^name: expected a non-empty string, got int"):
         b.add_body(3, None, "Rz")
