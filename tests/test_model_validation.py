@@ -199,3 +199,42 @@ def test_free_and_spherical_joints_read_scaled_quaternions_in_c(s):
         X, X_ref = mb.forward_kinematics(m, q)[i], mb.forward_kinematics(m, q_ref)[i]
         np.testing.assert_allclose(X, X_ref, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(mb.integrate(m, q, np.zeros(m.nv)), q_ref, atol=1e-15)
+
+
+def test_builder_arguments_of_the_wrong_kind_are_type_errors():
+    b = mb.ModelBuilder()
+    with pytest.raises(TypeError, match=r"^joint: expected a joint name or code \(str\) or a JointType, got float"):
+        b.add_body("a", None, 1.0)
+    with pytest.raises(ValueError, match=r"^joint: unknown joint type 42"):
+        b.add_body("a", None, 42)
+    with pytest.raises(ValueError, match=r"^joint: unknown joint type 'hinge'"):
+        b.add_body("a", None, "hinge")
+    with pytest.raises(TypeError, match=r"^axis: expected an array of (real )?numbers, got"):
+        b.add_body("a", None, "revolute", axis="z")
+    with pytest.raises(ValueError, match=r"^axis: contains NaN or inf"):
+        b.add_body("a", None, "revolute", axis=[0, 0, np.nan])
+    with pytest.raises(TypeError, match=r"^armature: expected an array of (real )?numbers, got"):
+        b.add_body("a", None, "Rz", armature="0.1")
+    with pytest.raises(TypeError, match=r"^name: expected a non-empty string, got int"):
+        b.add_body(3, None, "Rz")
+    with pytest.raises(TypeError, match=r"^name: expected a non-empty string, got NoneType"):
+        mb.ModelBuilder(None)
+    with pytest.raises(TypeError, match=r"^mass: expected a real number, got str"):
+        b.add_body("a", None, "Rz", mass="1")
+
+
+def test_quaternion_rate_of_huge_or_tiny_quaternions_is_finite_or_refused():
+    w = np.array([1.0, 2.0, 3.0])
+    q = np.array([1.0, 1.0, 0.0, 0.0])
+    # tiny: |q| ≈ 0, so the stabilisation gain is KSTAB·|w| and the rate is linear in q
+    k = mb.spatial.KSTAB * np.linalg.norm(w)
+    Omega = np.array([[k, -w[0], -w[1], -w[2]], [w[0], k, w[2], -w[1]],
+                      [w[1], -w[2], k, w[0]], [w[2], w[1], -w[0], k]]) / 2
+    for batch in (False, True):
+        qq, ww = (q[None], w[None]) if batch else (q, w)
+        np.testing.assert_allclose(mb.spatial.rqd(1e-200 * qq, ww).reshape(4) / 1e-200, Omega @ q, rtol=1e-14)
+        # |q| = 1.4e150: |q|·|w| stays in range, and the rate is finite (|q| was computed as inf before)
+        assert np.all(np.isfinite(mb.spatial.rqd(1e150 * qq, ww)))
+        # 1e200: the true rate (~1e400) is beyond double range: said so, not inf/NaN
+        with pytest.raises(ValueError, match=r"^rqd: the quaternion rate overflows"):
+            mb.spatial.rqd(1e200 * qq, ww)

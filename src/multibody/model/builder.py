@@ -88,7 +88,7 @@ class ModelBuilder:
     """
 
     def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
-        self.name = name
+        self.name = _name("name", name)
         self.gravity = _vec3("gravity", gravity)
         self._bodies: list[dict] = []
         self._frames: list[Frame] = []
@@ -149,7 +149,7 @@ class ModelBuilder:
             raise ValueError(f"inertia: body {name!r} expects a finite 3×3 matrix (or 3 principal moments)")
         check_inertia(Ic, f"body {name!r}")
         from .joints import NV
-        arm = np.zeros(NV[jtype]) if armature is None else np.asarray(armature, dtype=float)
+        arm = np.zeros(NV[jtype]) if armature is None else _checks.array("armature", armature, None, finite=False)
         if arm.ndim == 0:
             arm = np.full(NV[jtype], float(arm))
         if arm.shape != (NV[jtype],) or not np.all(np.isfinite(arm)) or np.any(arm < 0):

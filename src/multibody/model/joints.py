@@ -10,6 +10,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from .. import _checks
+
 
 class JointType(IntEnum):
     FIXED = 0
@@ -48,7 +50,14 @@ def parse_joint(joint, axis=None) -> tuple[JointType, np.ndarray]:
     """Resolve a joint code or name (``'Rz'``, ``'revolute'``, ``JointType.FREE`` …) and its unit axis."""
     if isinstance(joint, JointType):
         jtype, default_axis = joint, None
-    elif isinstance(joint, str) and joint in JOINT_CODES:
+    elif isinstance(joint, (int, np.integer)) and not isinstance(joint, (bool, np.bool_)):
+        if int(joint) not in {int(t) for t in JointType}:
+            raise ValueError(f"joint: unknown joint type {joint!r}; expected one of {sorted(JOINT_CODES)} "
+                             f"or a JointType code {sorted(int(t) for t in JointType)}")
+        jtype, default_axis = JointType(int(joint)), None
+    elif not isinstance(joint, str):
+        raise TypeError(f"joint: expected a joint name or code (str) or a JointType, got {type(joint).__name__}")
+    elif joint in JOINT_CODES:
         jtype, default_axis = JOINT_CODES[joint]
     else:
         raise ValueError(f"joint: unknown joint type {joint!r}; expected one of {sorted(JOINT_CODES)}")
@@ -57,9 +66,7 @@ def parse_joint(joint, axis=None) -> tuple[JointType, np.ndarray]:
     elif default_axis is not None and joint not in ("H",):
         raise ValueError(f"joint: code {joint!r} fixes the axis to {default_axis}; use 'revolute'/'prismatic' "
                          f"with axis=... for another axis")
-    axis = np.asarray(axis, dtype=float)
-    if axis.shape != (3,) or not np.all(np.isfinite(axis)):
-        raise ValueError(f"axis: expected 3 finite numbers, got {axis!r}")
+    axis = _checks.vector("axis", axis, 3)
     n = np.linalg.norm(axis)
     if n < 1e-12:
         raise ValueError("axis: must be a non-zero vector")

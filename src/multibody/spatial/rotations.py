@@ -386,22 +386,39 @@ def rqd(a, b) -> np.ndarray:
     return _rqd(q, w, frame)
 
 
-def _rqd(q: np.ndarray, w: np.ndarray, frame: str) -> np.ndarray:
+def _norm(q: np.ndarray) -> np.ndarray:
+    """|q| over the last axis without overflow or underflow (scaled by the largest entry)."""
+    top = np.max(np.abs(q), axis=-1)
+    safe = np.where(top > 0, top, 1.0)
+    return top * np.sqrt(np.sum((q / safe[..., None]) ** 2, axis=-1))
+
+
+def _finite_rate(qd: np.ndarray, fn: str) -> np.ndarray:
+    """The quaternion rate, or ValueError when finite inputs give a rate beyond the double range
+    (|q| ~ 1e200 with the magnitude stabilisation): never a silent inf or NaN."""
+    if not np.isfinite(qd).all():
+        raise ValueError(f"{fn}: the quaternion rate overflows (|q| far from 1, e.g. 1e200); normalise q first")
+    return qd
+
+
+def _rqd(q: np.ndarray, w: np.ndarray, frame: str, fn: str = "rqd") -> np.ndarray:
     if q.ndim == 1 and w.ndim == 1:  # fast path for the common single-quaternion call
-        return _rqd1(q.tolist(), w.tolist(), frame)
+        return _finite_rate(_rqd1(q.tolist(), w.tolist(), frame), fn)
     batch = np.broadcast_shapes(q.shape[:-1], w.shape[:-1])
     q = np.broadcast_to(q, batch + (4,))
     w = np.broadcast_to(w, batch + (3,))
     q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     w1, w2, w3 = w[..., 0], w[..., 1], w[..., 2]
-    k = KSTAB * np.linalg.norm(w, axis=-1) * (1.0 - np.linalg.norm(q, axis=-1))
     sgn = 1.0 if frame == "B" else -1.0  # q ⊗ (0,w) vs (0,w) ⊗ q differ in the cross term
     qd = np.empty(q.shape)
-    qd[..., 0] = q0 * k - q1 * w1 - q2 * w2 - q3 * w3
-    qd[..., 1] = q1 * k + q0 * w1 + sgn * (q2 * w3 - q3 * w2)
-    qd[..., 2] = q2 * k + q0 * w2 + sgn * (q3 * w1 - q1 * w3)
-    qd[..., 3] = q3 * k + q0 * w3 + sgn * (q1 * w2 - q2 * w1)
-    return 0.5 * qd
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        k = KSTAB * np.linalg.norm(w, axis=-1) * (1.0 - _norm(q))
+        qd[..., 0] = q0 * k - q1 * w1 - q2 * w2 - q3 * w3
+        qd[..., 1] = q1 * k + q0 * w1 + sgn * (q2 * w3 - q3 * w2)
+        qd[..., 2] = q2 * k + q0 * w2 + sgn * (q3 * w1 - q1 * w3)
+        qd[..., 3] = q3 * k + q0 * w3 + sgn * (q1 * w2 - q2 * w1)
+        qd *= 0.5
+    return _finite_rate(qd, fn)
 
 
 def quat_derivative(q, w, frame: str = "B") -> np.ndarray:
@@ -419,14 +436,13 @@ def quat_derivative(q, w, frame: str = "B") -> np.ndarray:
     check_last(W, 3, "quat_derivative", "w")
     if frame not in ("A", "B"):
         raise ValueError(f"quat_derivative: frame must be 'A' or 'B', got {frame!r}")
-    return _rqd(Q, W, frame)
+    return _rqd(Q, W, frame, "quat_derivative")
 
 
 def _rqd1(q, w, frame: str) -> np.ndarray:
     q0, q1, q2, q3 = q
     w1, w2, w3 = w
-    k = KSTAB * math.sqrt(w1 * w1 + w2 * w2 + w3 * w3) * (
-        1.0 - math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3))
+    k = KSTAB * math.sqrt(w1 * w1 + w2 * w2 + w3 * w3) * (1.0 - math.hypot(q0, q1, q2, q3))
     sgn = 1.0 if frame == "B" else -1.0
     return 0.5 * np.array([
         q0 * k - q1 * w1 - q2 * w2 - q3 * w3,
