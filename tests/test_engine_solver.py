@@ -153,9 +153,12 @@ def test_switching_between_solvers_keeps_a_resting_pair_still():
         assert all(abs(b.position[2] - 0.1) < 1e-3 for b in world.bodies)
 
 
-@pytest.mark.parametrize("kw, match", [({"exact_rows": -1}, "exact_rows"), ({"exact_rows": 2.5}, "exact_rows"),
-                                       ({"exact_rows": True}, "exact_rows"), ({"max_pivots": 0}, "max_pivots"),
-                                       ({"max_pivots": 2**31}, "max_pivots"), ({"solver": "lemke"}, "auto")])
-def test_bad_solver_settings_name_the_argument(kw, match):
-    with pytest.raises(ValueError, match=match):
+@pytest.mark.parametrize("kw, error, match", [
+    ({"exact_rows": -1}, ValueError, "exact_rows"), ({"exact_rows": 2.5}, TypeError, "exact_rows"),
+    ({"exact_rows": True}, TypeError, "exact_rows"), ({"max_pivots": 0}, ValueError, "max_pivots"),
+    ({"max_pivots": 2**31}, ValueError, "max_pivots"), ({"iterations": 0}, ValueError, "iterations"),
+    ({"iterations": "20"}, TypeError, "iterations"), ({"solver": "lemke"}, ValueError, "auto")])
+def test_bad_solver_settings_name_the_argument(kw, error, match):
+    """A wrong value is a ValueError, a count of the wrong kind (2.5, True, '20') a TypeError (_checks' rule)."""
+    with pytest.raises(error, match=match):
         E.World(**kw)

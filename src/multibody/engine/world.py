@@ -497,9 +497,7 @@ class World:
 
     @iterations.setter
     def iterations(self, value):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"iterations: expected an integer ≥ 1, got {value!r}")
-        self._wpar[C.WP_ITERATIONS] = int(value)
+        self._wpar[C.WP_ITERATIONS] = _checks.integer("iterations", value, lo=1)
 
     @property
     def exact_rows(self):
@@ -509,9 +507,7 @@ class World:
 
     @exact_rows.setter
     def exact_rows(self, value):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"exact_rows: expected an integer ≥ 0 (constraint rows), got {value!r}")
-        self._wpar[C.WP_EXACT_ROWS] = int(value)
+        self._wpar[C.WP_EXACT_ROWS] = _checks.integer("exact_rows", value, lo=0)   # constraint rows
 
     @property
     def max_pivots(self):
@@ -521,9 +517,7 @@ class World:
 
     @max_pivots.setter
     def max_pivots(self, value):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= 2**31 - 1:
-            raise ValueError(f"max_pivots: expected an integer from 1 to 2**31 - 1, got {value!r}")
-        self._wpar[C.WP_MAX_PIVOTS] = int(value)
+        self._wpar[C.WP_MAX_PIVOTS] = _checks.integer("max_pivots", value, lo=1, hi=2**31 - 1)
 
     @property
     def friction(self):

@@ -397,7 +397,8 @@ def _finite_rate(qd: np.ndarray, fn: str) -> np.ndarray:
     """The quaternion rate, or ValueError when finite inputs give a rate beyond the double range
     (|q| ~ 1e200 with the magnitude stabilisation): never a silent inf or NaN."""
     if not np.isfinite(qd).all():
-        raise ValueError(f"{fn}: the quaternion rate overflows (|q| far from 1, e.g. 1e200); normalise q first")
+        from ..core import ResultOverflowError  # the one class for finite input whose result overflows
+        raise ResultOverflowError(f"{fn}: the quaternion rate overflows (|q| far from 1, e.g. 1e200); normalise q first")
     return qd
 
 
