@@ -376,7 +376,7 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
             source = _symbolic_source(name)
             from multibody.symbolic import derive
             # simplified (time-limited) to the seed's own shape, e.g. the report's DP_EOM: l1*l2*m2*cos(th2)
-            eom = derive(source, method).simplify(time_limit=30)
+            eom = derive(source, method).simplify(time_limit=8, per_entry=1.5)
             print("\nproNEu (projected Newton-Euler) equations of motion, manual §3.1:" if method == "pne" else
                   "\nSymbolic equations of motion (symbolic CRBA + RNEA), simplified:")
             _print_equations(eom, name)
