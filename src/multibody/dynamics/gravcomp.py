@@ -38,6 +38,6 @@ def gravity_compensation_forces(model, q):
     q = np.asarray(q, dtype=float)
     R, p = forward_kinematics(model, q)
     lift = (model.gravcomp * model.mass)[:, None] * -np.asarray(model.gravity)        # (nb, 3)
-    c = p + np.einsum("...ij,ij->...i", R, model.com)                                  # world CoMs
+    c = p + np.einsum("...ij,...j->...i", R, model.com)                                  # world CoMs
     f = np.broadcast_to(lift, c.shape)
     return np.concatenate([np.cross(c, f), f], axis=-1)

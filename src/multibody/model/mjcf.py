@@ -26,14 +26,32 @@ compiled mjModel is read into a :class:`~multibody.model.model.Model`:
   in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
   collision.  Planes, height fields, ellipsoids and SDFs are not kept.
 
-Refused with :class:`MJCFError` naming them (a tree ``Model`` cannot express them): equality
-constraints, tendons, flexes, gravity compensation, armature on a free joint (MuJoCo adds it in
-world-aligned translation coordinates).  Not kept, with an :class:`MJCFWarning` naming them
-because the passive forces of a simulation would differ: joint springs (``stiffness``) and
-fluid forces (``density``/``viscosity``).  Actuators, contacts, sensors, cameras and lights are
-run-time or rendering matters and are ignored.  Malformed files: MuJoCo's compiler message (which
-names the element and its line) wrapped in an :class:`MJCFError`; so is any other failure of the
-compiler.  Before MuJoCo sees a document, the sizes it declares (height fields, textures,
+Beyond the tree (``_Reading`` sorts them; each message is one line naming the element, its
+joints or bodies, and where it was written — file and line through ``<include>``):
+
+* ``gravcomp`` → ``Model.gravcomp`` (per body; :func:`multibody.gravity_compensation_forces`
+  turns it into the ``f_ext`` MuJoCo applies).  Bodies welded into one must agree on it.
+* Equalities → ``Model.constraints``: ``<joint>`` (MuJoCo's polynomial ``polycoef`` about qpos0)
+  a :class:`~multibody.simulation.constraints.JointCoupling`; ``<tendon>`` between fixed tendons a
+  :class:`~multibody.simulation.constraints.TendonCoupling`; ``<connect>`` a
+  :class:`~multibody.simulation.constraints.PointConstraint`; ``<weld>`` a
+  :class:`~multibody.simulation.constraints.WeldConstraint` (bodies or sites).  Kept as hard
+  constraints (MuJoCo's ``solref``/``solimp`` softness is not).  Inactive ones (``active="false"``,
+  or equalities disabled) are dropped with an :class:`MJCFWarning`.
+* Tendons with no limit, spring, damping, friction loss or armature and in no equality — those
+  that only drive an actuator, or nothing — leave M, C and g as they are: ignored, with one
+  :class:`MJCFWarning` naming them and the joints (bodies) they span.
+* What changes the motion and is not represented — limited, sprung, damped or frictional tendons,
+  equalities between spatial tendons, flexes — is refused with an :class:`MJCFError` naming each,
+  unless ``unsupported="warn"``, which loads the tree and warns once per element dropped.
+  Armature on a free joint (MuJoCo adds it in world-aligned translation coordinates) is always
+  refused.
+
+Not kept, with an :class:`MJCFWarning` naming them because the passive forces of a simulation
+would differ: joint springs (``stiffness``) and fluid forces (``density``/``viscosity``).
+Actuators, contacts, sensors, cameras and lights are run-time or rendering matters and are
+ignored.  Malformed files: MuJoCo's compiler message (which names the element and its line)
+wrapped in an :class:`MJCFError`; so is any other failure of the compiler.  Before MuJoCo sees a document, the sizes it declares (height fields, textures,
 replication, included and asset files) are checked against limits (``mjcf_sizes``), because
 MuJoCo's compiler allocates them and can crash the process.
 """
@@ -189,6 +207,7 @@ class _Reading:
         mujoco = self.mujoco = _mujoco()
         self.mj, self.label = mj, label
         self.refused, self.dropped, self.ignored_tendons = [], [], []
+        self.fatal = []        # refused whatever ``unsupported`` says (dropping them would change M)
         self.equalities = []   # (eq id, element label) to become constraints
         obj, flags = mujoco.mjtObj, mj.opt.disableflags
         D = mujoco.mjtDisableBit
@@ -257,7 +276,7 @@ class _Reading:
         for j in range(mj.njnt):
             arm = mj.dof_armature[mj.jnt_dofadr[j]]
             if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and arm != 0:
-                self.refused.append(f"free <joint> {self.joint(j)!r}: armature={arm} (MuJoCo adds it in "
+                self.fatal.append(f"free <joint> {self.joint(j)!r}: armature={arm} (MuJoCo adds it in "
                                     "world-aligned translation coordinates; a per-dof armature in body coordinates "
                                     "cannot express that)")
 
@@ -316,6 +335,8 @@ class _Reading:
 
     # ---- what to do about it -------------------------------------------------------------------
     def settle(self, unsupported, stacklevel):
+        if self.fatal:
+            raise MJCFError(f"{self.label}: not expressible as a Model:\n" + "\n".join(self.fatal))
         if self.refused and unsupported == "error":
             more = f"\n… and {len(self.refused) - 20} more" if len(self.refused) > 20 else ""
             raise MJCFError(f"{self.label}: not expressible as a Model (load_mjcf(..., unsupported='warn') loads "
@@ -511,8 +532,8 @@ def _gravcomp(bodies, reading, unsupported):
         if not parts:
             continue
         values = {g for _, g, _ in parts}
-        out[k] = sum(g * m for _, g, m in parts) / sum(m for _, _, m in parts)
-        if len(values) > 1:
+        out[k] = values.pop() if len(values) == 1 else sum(g * m for _, g, m in parts) / sum(m for _, _, m in parts)
+        if len(parts) > 1 and len({g for _, g, _ in parts}) > 1:
             line = (f"<body> {B['name']!r}: the bodies welded into it have different gravcomp "
                     f"({', '.join(f'{n!r}: {g:g}' for n, g, _ in parts)}); one value per body cannot express that")
             if unsupported == "error":
