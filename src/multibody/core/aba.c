@@ -235,7 +235,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             }
             Dk += m->armature[vs];
             if (!mb_all(Dk > 0.0))
-                return MB_SINGULAR;
+                return mb_singular_at(i);
             const real dinv = 1.0 / Dk;
             Dinv[0] = dinv;
             d->u[vs] = uk;
@@ -293,7 +293,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                     D[nj * e + g] = s;
                 }
             if (!mb_invert_small(D, nj, Dinv))
-                return MB_SINGULAR;
+                return mb_singular_at(i);
             if (par < 0)
                 continue;
             mb_copy36(IA, Ia_local);
@@ -347,7 +347,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data
             for (int r = 0; r < 6; r++)
                 rhs[r] = tau[vs + r] - d->pA[6 * i + r];
             if (!free_root_solve(d->IA + 36 * i, rhs, a_i))
-                return MB_SINGULAR;
+                return mb_singular_at(i);
             for (int r = 0; r < 6; r++)
                 qdd[vs + r] = a_i[r] - a[r], a[r] = a_i[r];
             continue;
