@@ -419,7 +419,7 @@ def test_example_robot_data_agrees_with_pinocchio():
     for k, v in ILL_CONDITIONED.items():
         print(f"  {k}: {v}")
     assert not failed, f"disagreements: {failed}"
-    assert len(passed) >= 60
+    assert len(passed) >= 67
     assert len(passed) + len(LEFT_OUT) + len(ILL_CONDITIONED) == len(URDFS)
 
 
