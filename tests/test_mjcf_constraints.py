@@ -353,3 +353,59 @@ def test_four_bar_loop_moves_as_in_mujoco():
     assert np.abs(ours[:, 0]).max() > 0.3
     assert np.abs(c).max() < 1e-7
     assert np.abs(ours - theirs).max() < 1e-5, np.abs(ours - theirs).max()
+
+
+def test_one_joint_equalities_and_couplings_of_two_tendons_are_mujocos():
+    xml = """<mujoco><compiler angle="radian"/><option><flag contact="disable"/></option><worldbody>
+      <body name="a"><joint name="a" axis="0 1 0" ref="0.1"/><geom size=".1" mass="1"/>
+        <body name="b" pos=".3 0 0"><joint name="b" type="slide" axis="1 0 0"/><geom size=".1" mass="1"/>
+          <body name="c" pos=".3 0 0"><joint name="c" axis="0 0 1"/><geom size=".1" mass="1"/>
+            <body name="e" pos=".3 0 0"><joint name="e" axis="1 0 0"/><geom size=".1" mass="1"/></body>
+          </body></body></body></worldbody>
+      <tendon><fixed name="t1"><joint joint="b" coef="2"/><joint joint="c" coef="-1"/></fixed>
+              <fixed name="t2"><joint joint="e" coef="0.5"/><joint joint="a" coef="1"/></fixed></tendon>
+      <equality><joint joint1="a" polycoef="0.3 0 0 0 0"/>
+                <tendon tendon1="t1" tendon2="t2" polycoef="0.1 0.5 0.2 0.05 0"/></equality></mujoco>"""
+    model, mj = load(xml), mujoco.MjModel.from_xml_string(xml)
+    hold, couple = model.constraints
+    assert hold.joint_b is None and hold.polynomial[0] == 0.3 and hold.reference[0] == pytest.approx(0.1)
+    assert couple.tendon_a == {1: 2.0, 2: -1.0} and couple.tendon_b == {3: 0.5, 0: 1.0}
+    d = mujoco.MjData(mj)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        q, qd = random_state(model, mj, rng, scale=1.0)
+        d.qpos[:], d.qvel[:] = q, qd
+        mujoco.mj_forward(mj, d)
+        terms = ConstraintSet(*model.constraints).evaluate(model, q, qd)
+        assert np.allclose(terms.c, d.efc_pos, rtol=0, atol=1e-12)
+        assert np.allclose(terms.J, d.efc_J.reshape(d.nefc, mj.nv), rtol=0, atol=1e-12)
+        h, qdd = 1e-6, rng.normal(size=model.nv)
+        cd = [ConstraintSet(*model.constraints).evaluate(model, q + s * h * qd, qd + s * h * qdd).cdot for s in (-1, 1)]
+        assert np.allclose((cd[1] - cd[0]) / (2 * h), terms.J @ qdd + terms.bias, rtol=0, atol=1e-6)
+        assert abs(terms.bias[1]) > 1e-3                       # the polynomial's curvature term is there
+
+
+def test_model_checks_its_new_fields():
+    model = load(ROBOT)
+    with pytest.raises(ValueError, match=r"gravcomp: expected 8 finite numbers \(one per body\)"):
+        mb.Model(**{**_fields(model), "gravcomp": [1.0] * 7})
+    with pytest.raises(ValueError, match="gravcomp: expected 8 finite numbers"):
+        mb.Model(**{**_fields(model), "gravcomp": [np.nan] * 8})
+    with pytest.raises(TypeError, match="constraints: expected a tuple of constraint objects, got list"):
+        mb.Model(**{**_fields(model), "constraints": list(model.constraints)})
+    with pytest.raises(TypeError, match=r"constraints\[1\]: expected a constraint object with accelerations\(\) and "
+                                        r"residual\(\) .* got str"):
+        mb.Model(**{**_fields(model), "constraints": (model.constraints[0], "weld")})
+    plain = mb.models.planar(2)
+    assert plain.gravcomp.tolist() == [0.0, 0.0] and plain.constraints == ()
+    import pickle
+    back = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(back.gravcomp, model.gravcomp) and len(back.constraints) == 4
+    q, qd = random_state(back, mujoco.MjModel.from_xml_string(ROBOT), np.random.default_rng(0))
+    assert np.array_equal(ConstraintSet(*back.constraints).evaluate(back, q, qd).c,
+                          ConstraintSet(*model.constraints).evaluate(model, q, qd).c)
+
+
+def _fields(model):
+    import dataclasses
+    return {f.name: getattr(model, f.name) for f in dataclasses.fields(model) if f.init}
