@@ -242,7 +242,7 @@ def test_weld_frames_and_site_equalities_are_mujocos():
         assert np.allclose(weld_rotation_error(model, model.constraints[5], q), d.efc_pos[17:20], rtol=0, atol=1e-12)
 
 
-def test_unnamed_equalities_name_their_joints_and_included_files_give_file_and_line():
+def test_unnamed_equalities_name_their_joints_and_included_files_give_file_and_line(tmp_path):
     inc = b"""<mujoco><equality>
       <tendon tendon1="rope"/>
     </equality></mujoco>"""
@@ -253,6 +253,10 @@ def test_unnamed_equalities_name_their_joints_and_included_files_give_file_and_l
     with pytest.raises(MJCFError, match=r"<equality><tendon> #4 \(tendons \['rope'\], more.xml line 2\): couples "
                                         r"spatial tendon\(s\) \['rope'\]"):
         load_mjcf(xml, assets={"more.xml": inc})
+    (tmp_path / "more.xml").write_bytes(inc)                 # the same through files
+    (tmp_path / "robot.xml").write_text(xml)
+    with pytest.raises(MJCFError, match=r"<equality><tendon> #4 \(tendons \['rope'\], more.xml line 2\)"):
+        load_mjcf(tmp_path / "robot.xml")
     xml = ROBOT.replace('<fixed name="grip">', '<fixed name="grip" limited="true" range="0 1">')
     with pytest.raises(MJCFError) as e:
         load_mjcf(xml)
