@@ -51,9 +51,10 @@ Not kept, with an :class:`MJCFWarning` naming them because the passive forces of
 would differ: joint springs (``stiffness``) and fluid forces (``density``/``viscosity``).
 Actuators, contacts, sensors, cameras and lights are run-time or rendering matters and are
 ignored.  Malformed files: MuJoCo's compiler message (which names the element and its line)
-wrapped in an :class:`MJCFError`; so is any other failure of the compiler.  Before MuJoCo sees a document, the sizes it declares (height fields, textures,
-replication, included and asset files) are checked against limits (``mjcf_sizes``), because
-MuJoCo's compiler allocates them and can crash the process.
+wrapped in an :class:`MJCFError`; so is any other failure of the compiler.  Before MuJoCo sees
+a document, the sizes it declares (height fields, textures, replication, included and asset
+files) are checked against limits (``mjcf_sizes``), because MuJoCo's compiler allocates them and
+can crash the process.
 """
 from __future__ import annotations
 
@@ -225,13 +226,15 @@ class _Reading:
                         in_equality.setdefault(int(t), i)
         actuated = {int(mj.actuator_trnid[a, 0]) for a in range(mj.nu)
                     if mj.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_TENDON}
+        none = np.zeros((mj.ntendon, 1))   # fields that older MuJoCo versions do not have
+        stiff_poly, damp_poly = (getattr(mj, k, none) for k in ("tendon_stiffnesspoly", "tendon_dampingpoly"))
         for t in range(mj.ntendon):
             effects = []
             if mj.tendon_limited[t] and not off(D.mjDSBL_LIMIT, D.mjDSBL_CONSTRAINT):
                 effects.append(f"limited (range {mj.tendon_range[t, 0]:g} … {mj.tendon_range[t, 1]:g})")
-            if not off(D.mjDSBL_SPRING) and (mj.tendon_stiffness[t] or np.any(getattr(mj, "tendon_stiffnesspoly", np.zeros((mj.ntendon, 1)))[t])):
+            if not off(D.mjDSBL_SPRING) and (mj.tendon_stiffness[t] or np.any(stiff_poly[t])):
                 effects.append(f"a spring (stiffness={mj.tendon_stiffness[t]:g})")
-            if not off(D.mjDSBL_DAMPER) and (mj.tendon_damping[t] or np.any(getattr(mj, "tendon_dampingpoly", np.zeros((mj.ntendon, 1)))[t])):
+            if not off(D.mjDSBL_DAMPER) and (mj.tendon_damping[t] or np.any(damp_poly[t])):
                 effects.append(f"damping={mj.tendon_damping[t]:g}")
             if mj.tendon_frictionloss[t] > 0 and not off(D.mjDSBL_FRICTIONLOSS, D.mjDSBL_CONSTRAINT):
                 effects.append(f"frictionloss={mj.tendon_frictionloss[t]:g}")
@@ -559,7 +562,8 @@ def _constraints(mj, reading, attach, bodies):
             j1, j2 = ids
             ref = (mj.qpos0[mj.jnt_qposadr[j1]], mj.qpos0[mj.jnt_qposadr[j2]] if j2 >= 0 else 0.0)
             for j in (j1, j2):
-                if j >= 0 and int(mj.jnt_type[j]) not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
+                if j >= 0 and int(mj.jnt_type[j]) not in (int(mujoco.mjtJoint.mjJNT_HINGE),
+                                                           int(mujoco.mjtJoint.mjJNT_SLIDE)):
                     raise MJCFError(f"{reading.label}: {what}: joint {reading.joint(j)!r} is not a hinge or slide")
             out.append(JointCoupling(body_of_joint[j1], body_of_joint[j2] if j2 >= 0 else None, name=name,
                                      polynomial=data[:5], reference=ref))
