@@ -413,3 +413,15 @@ def test_model_checks_its_new_fields():
 def _fields(model):
     import dataclasses
     return {f.name: getattr(model, f.name) for f in dataclasses.fields(model) if f.init}
+
+
+def test_flex_is_refused_by_name_and_dropped_on_request():
+    xml = """<mujoco><worldbody><body name="b"><joint name="h"/><geom size=".1" mass="1"/></body>
+      <flexcomp name="cloth" type="grid" count="3 3 1" spacing=".1 .1 .1" dim="2" radius="0.01" mass="0.1"/>
+      </worldbody></mujoco>"""
+    pattern = r"<flex> 'cloth': a deformable body \(9 vertices, bodies \['cloth_0', .*\]\) is not represented"
+    with pytest.raises(MJCFError, match=r"not expressible as a Model .*\n" + pattern):
+        load_mjcf(xml)
+    with pytest.warns(MJCFWarning, match="dropped: " + pattern):
+        model = load_mjcf(xml, unsupported="warn")
+    assert model.body_names[0] == "b" and model.nb > 1       # the tree: the hinge and the vertices' bodies
