@@ -344,15 +344,23 @@ def test_malformed_documents_name_element_and_line(name, doc, pattern, locate):
 
 def test_missing_mesh_files(tmp_path):
     with pytest.raises(URDFError, match=r"<mesh> \(line \d+\): mesh 'package://testpkg/meshes/rail.stl' not found"):
-        load_urdf(VALID, package_dirs=[tmp_path])
+        load_urdf(VALID, package_dirs=[tmp_path], check_meshes=True)
     doc = VALID.replace("package://testpkg/meshes/rail.stl", "meshes/none.stl")
     with pytest.raises(URDFError, match=r"<mesh> \(line \d+\): mesh file '.*none.stl' does not exist"):
-        load_urdf(doc)
+        load_urdf(doc, check_meshes=True)
     assert load_urdf(doc, check_meshes=False).nb == 4
+    with pytest.warns(URDFWarning, match=r"1 mesh file\(s\) not found; loaded without them .*: <mesh> \(line \d+\): "
+                                         r"mesh file '.*none.stl' does not exist"):
+        m = load_urdf(doc)                     # the default: warn, as Pinocchio loads without meshes
+    assert m.nb == 4 and any(g.mesh and g.mesh.endswith("none.stl") for g in m.geometries)
     doc = VALID.replace("package://testpkg/meshes/rail.stl", "m" * 5000 + ".stl")
     with pytest.raises(URDFError, match=r"<mesh> \(line \d+\): mesh .* (cannot be looked up|does not exist)"):
-        load_urdf(doc)
+        load_urdf(doc, check_meshes=True)
     assert load_urdf(doc, check_meshes=False).nb == 4
+    with pytest.warns(URDFWarning, match=r"mesh .* (cannot be looked up|does not exist)"):
+        assert load_urdf(doc).nb == 4
+    with pytest.raises(TypeError, match="check_meshes: expected True, False or 'warn', got 'yes'"):
+        load_urdf(doc, check_meshes="yes")
 
 
 def test_huge_files_are_refused_before_parsing(tmp_path):

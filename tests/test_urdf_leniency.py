@@ -147,7 +147,7 @@ def test_massless_link_keeps_its_inertia_and_matches_pinocchio():
 def test_missing_mesh_is_reported_once(tmp_path):
     doc = PLAIN.replace('<box size="0.4 0.05 0.05"/>', '<mesh filename="package://nopkg/meshes/x.stl"/>')
     with pytest.raises(URDFError) as ei:
-        load_urdf(doc, package_dirs=[tmp_path])
+        load_urdf(doc, package_dirs=[tmp_path], check_meshes=True)
     msg = str(ei.value)
     assert re.fullmatch(rf"<mesh> \(line {line_of(doc, '<mesh')}\): mesh 'package://nopkg/meshes/x.stl' not "
                         r"found in package_dirs \[.*\]", msg), msg
@@ -165,7 +165,7 @@ def test_package_uri_resolves_through_package_xml_name(tmp_path):
         m = loads_quietly(doc, package_dirs=dirs)
         assert m.geometries[0].mesh == str((folder / "meshes" / "l1.stl").resolve())
     with pytest.raises(URDFError, match="not found"):  # only the declared name resolves
-        load_urdf(doc.replace("arm_description", "arm_descr"), package_dirs=[tmp_path / "src"])
+        load_urdf(doc.replace("arm_description", "arm_descr"), package_dirs=[tmp_path / "src"], check_meshes=True)
 
 
 def test_repeated_inertial_and_origin_take_the_first_with_a_warning():
@@ -189,3 +189,22 @@ def test_repeated_inertial_and_origin_take_the_first_with_a_warning():
     with pytest.raises(URDFError, match=rf"<axis> \(line {ln}\): element <axis> given "
                                         "more than once"):
         load_urdf(doc)
+
+
+def test_massless_body_loads_and_only_forward_dynamics_refuses_it_naming_the_body():
+    """romeo's case: a link without <inertial> at the end of a chain.  The model loads (Pinocchio's
+    does too); M is singular, so what needs M⁻¹ refuses, saying which body; the rest is defined."""
+    doc = PLAIN.replace('''<inertial><origin xyz="0.15 0 0"/><mass value="0.7"/>
+    <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>''', "")
+    m = loads_quietly(doc)
+    assert m.body_names == ("l1", "l2") and m.mass[1] == 0
+    q, qd = np.array([0.3, -0.4]), np.array([0.5, 1.0])
+    assert np.linalg.matrix_rank(crba(m, q)) == 1 and np.all(np.isfinite(rnea(m, q, qd, qd)))
+    with pytest.raises(ValueError, match=r"^model: singular joint-space inertia: the articulated inertia at the "
+                                         r"joint of body 1 \(model.body_names\[1\]\) is singular"):
+        aba(m, q, qd, np.zeros(2))
+    with pytest.raises(ValueError, match=r"of body 1 "):                                 # batched, on workers
+        aba(m, np.tile(q, (64, 1)), np.tile(qd, (64, 1)), np.zeros((64, 2)))
+    from multibody.dynamics import fd_crb                                               # no body to name
+    with pytest.raises(ValueError, match=r"^model: singular joint-space inertia \(a massless body"):
+        fd_crb(m, q, qd, np.zeros(2))

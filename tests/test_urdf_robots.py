@@ -73,10 +73,18 @@ def rel(path):
 LEFT_OUT = {
     "ur_description/urdf/ur3.urdf":
         "empty <robot> without a name (no links); Pinocchio 4.1 (urdfdom) rejects it too",
-    "romeo_description/urdf/romeo_laas_small.urdf":
-        "mesh files named by absolute paths that are not shipped (/usr/Romeo/naoqi-sdk-…/TrunkYaw.mesh); "
-        "refused (Pinocchio's buildModelFromUrdf does not read meshes).  Its indefinite inertia at "
-        "line 331 alone would load with a warning",
+}
+# Loaded with a URDFWarning naming the mesh files that are not there (the dynamics do not need
+# them; Pinocchio's buildModelFromUrdf does not read them) and compared in full.
+MISSING_MESHES = {
+    "romeo_description/urdf/romeo_laas_small.urdf": "/usr/Romeo/naoqi-sdk-2.3.0.14-linux64/share/alrobotmodel/"
+                                                    "meshes/romeo/TrunkYaw.mesh",
+}
+# Loaded, compared in full; M is singular (massless links), so ABA is undefined on both sides: we
+# raise naming the body, Pinocchio returns NaN.  robot → the body our message names.
+MASSLESS = {
+    "romeo_description/urdf/romeo.urdf": "RThumb3Link",
+    "romeo_description/urdf/romeo_laas_small.urdf": "r_gripper",
 }
 # Loaded with a URDFWarning and compared in full: inertias that no rigid body has (model/inertia.py),
 # kept as written as Pinocchio keeps them.  link → the fault the warning names.
@@ -360,11 +368,33 @@ def test_left_out_robots_fail_as_stated():
     for name in LEFT_OUT:
         with pytest.raises(URDFError):
             load_urdf(os.path.join(ROBOTS, name), package_dirs=[SHARE])
-        if name != "ur_description/urdf/ur3.urdf":  # Pinocchio loads the others
+        with pytest.raises(ValueError):    # Pinocchio (urdfdom) refuses it too
             pin.buildModelFromUrdf(os.path.join(ROBOTS, name))
     for name in ("hector_description/robots/quadrotor_base.urdf", "iris_description/robots/iris_simple.urdf"):
         m = load_urdf(os.path.join(ROBOTS, name), package_dirs=[SHARE])
         assert m.nb == 0 and m.nq == 0 and all(f.body == -1 for f in m.frames)
+
+
+@pytest.mark.slow
+def test_missing_meshes_load_with_a_warning_naming_them():
+    for name, mesh in MISSING_MESHES.items():
+        with pytest.warns(URDFWarning, match=r"mesh file\(s\) not found; loaded without them .*<mesh> \(line \d+\): "
+                                             rf"mesh file '{mesh}' does not exist"):
+            load_urdf(os.path.join(ROBOTS, name), package_dirs=[SHARE])
+        with pytest.raises(URDFError, match="does not exist"):
+            load_urdf(os.path.join(ROBOTS, name), package_dirs=[SHARE], check_meshes=True)
+
+
+@pytest.mark.slow
+def test_massless_bodies_load_and_forward_dynamics_names_the_body():
+    for name, body in MASSLESS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", URDFWarning)
+            m = load_urdf(os.path.join(ROBOTS, name), package_dirs=[SHARE])
+        with pytest.raises(ValueError, match=r"singular joint-space inertia: .* body (\d+) ") as e:
+            aba(m, m.neutral(), np.zeros(m.nv), np.zeros(m.nv))
+        i = int(str(e.value).split("body ")[1].split()[0])
+        assert m.body_names[i] == body and m.mass[i] == 0
 
 
 @pytest.mark.slow
@@ -389,7 +419,7 @@ def test_example_robot_data_agrees_with_pinocchio():
     for k, v in ILL_CONDITIONED.items():
         print(f"  {k}: {v}")
     assert not failed, f"disagreements: {failed}"
-    assert len(passed) >= 60
+    assert len(passed) >= 67
     assert len(passed) + len(LEFT_OUT) + len(ILL_CONDITIONED) == len(URDFS)
 
 

@@ -19,6 +19,7 @@ _PUBLIC = {
     **dict.fromkeys(["set_num_threads", "get_num_threads"], ".core"),
     **dict.fromkeys(["rnea", "crba", "hand_c", "aba", "fd_crb", "fd_sparse", "hybrid_dynamics", "energy",
                      "Energy", "rnea_derivatives", "aba_derivatives", "minv"], ".dynamics"),
+    "gravity_compensation_forces": ".dynamics.gravcomp",
     **dict.fromkeys(["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim"], ".dynamics.floating"),
     **dict.fromkeys(["BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position",
                      "point_velocity", "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian",
@@ -33,7 +34,8 @@ _PUBLIC = {
                      "Trajectory", "Event", "linearize", "Walker", "PeriodicOrbit", "find_periodic_orbit",
                      "EventRecord", "PD", "SimulationError", "SimulationWarning"], ".simulation"),
     **dict.fromkeys(["fd_gq", "GammaQ", "ConstraintSet", "PointConstraint", "AxisConstraint", "JointCoupling",
-                     "FunctionConstraint", "JointPath", "ConstraintError", "revolute_closure"],
+                     "FunctionConstraint", "WeldConstraint", "TendonCoupling", "JointPath", "ConstraintError",
+                     "revolute_closure"],
                     ".simulation.constraints"),
     **dict.fromkeys(["gc_pos_vel", "gcontact", "contact_parameters", "GroundContact", "gc_fd"],
                     ".simulation.contact"),
@@ -41,8 +43,8 @@ _PUBLIC = {
 _EAGER = (".core", ".dynamics", ".dynamics.floating", ".kinematics", ".model.builder", ".model.configuration",
           ".model.joints", ".model.model", ".model.urdf", ".model.mjcf")
 # subpackages and modules reachable as attributes (mb.sparse, mb.view, …), imported on first use
-_SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "models", "simulation", "sparse", "spatial",
-               "spatial_v2", "symbolic", "view")
+_SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "mjcf", "models", "simulation", "sparse",
+               "spatial", "spatial_v2", "symbolic", "view")
 # the previous release's second spellings: they still work, with a DeprecationWarning naming the
 # one name (the seeds' spellings all live in multibody.spatial_v2)
 _DEPRECATED = {"ID": "rnea", "inverse_dynamics": "rnea", "HandC": "hand_c", "FDab": "aba",

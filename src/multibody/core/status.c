@@ -1,6 +1,9 @@
 /* status.c — messages of the status codes (status.h): the same words the Python boundary used. */
 #include "status.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
+
 static const char *const MESSAGES[MB_N_STATUS] = {
     [MB_OK] = 0,
     [MB_BAD_Q] = "q: contains NaN or inf",
@@ -26,9 +29,30 @@ int mb_pivot_status(const double *a, int n)
     return MB_SINGULAR;
 }
 
+/* The body of the last MB_SINGULAR a kernel located (−1: none).  Kernels run on worker threads and
+ * the message is built on the caller's: an atomic hand-over, cleared when read. */
+static _Atomic int singular_body = -1;
+
+int mb_singular_at(int body)
+{
+    atomic_store(&singular_body, body);
+    return MB_SINGULAR;
+}
+
 const char *mb_status_message(int status)
 {
     if (status <= 0 || status >= MB_N_STATUS)
         return "kernel failed with an unknown status";
+    if (status == MB_SINGULAR) {
+        const int body = atomic_exchange(&singular_body, -1);
+        if (body >= 0) {
+            static _Thread_local char message[320];
+            snprintf(message, sizeof message,
+                     "model: singular joint-space inertia: the articulated inertia at the joint of body %d "
+                     "(model.body_names[%d]) is singular; the body and all it carries have no inertia about "
+                     "the joint's motion (a massless body or chain), and forward dynamics needs M⁻¹", body, body);
+            return message;
+        }
+    }
     return MESSAGES[status];
 }

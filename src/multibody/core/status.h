@@ -20,11 +20,16 @@ enum mb_status {
     MB_N_STATUS = 13
 };
 
-/* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK. */
+/* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK.  For MB_SINGULAR it
+ * names the body that a kernel reported with mb_singular_at (then forgets it). */
 const char *mb_status_message(int status);
 
 /* A pivot or solve failed on the matrix a[0..n): MB_OVERFLOW when it holds inf or NaN (finite inputs
  * too large for double precision overflowed on the way), MB_SINGULAR when it is finite. */
 int mb_pivot_status(const double *a, int n);
+/* MB_SINGULAR, remembering that the articulated inertia of body i's joint is singular (ABA:
+ * D_i = S_iᵀ IA_i S_i + armature has no inverse — body i and all it carries have no inertia
+ * about the joint's motion), so that the message can say where. */
+int mb_singular_at(int body);
 
 #endif

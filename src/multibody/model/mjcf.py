@@ -26,16 +26,35 @@ compiled mjModel is read into a :class:`~multibody.model.model.Model`:
   in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
   collision.  Planes, height fields, ellipsoids and SDFs are not kept.
 
-Refused with :class:`MJCFError` naming them (a tree ``Model`` cannot express them): equality
-constraints, tendons, flexes, gravity compensation, armature on a free joint (MuJoCo adds it in
-world-aligned translation coordinates).  Not kept, with an :class:`MJCFWarning` naming them
-because the passive forces of a simulation would differ: joint springs (``stiffness``) and
-fluid forces (``density``/``viscosity``).  Actuators, contacts, sensors, cameras and lights are
-run-time or rendering matters and are ignored.  Malformed files: MuJoCo's compiler message (which
-names the element and its line) wrapped in an :class:`MJCFError`; so is any other failure of the
-compiler.  Before MuJoCo sees a document, the sizes it declares (height fields, textures,
-replication, included and asset files) are checked against limits (``mjcf_sizes``), because
-MuJoCo's compiler allocates them and can crash the process.
+Beyond the tree (``_Reading`` sorts them; each message is one line naming the element, its
+joints or bodies, and where it was written — file and line through ``<include>``):
+
+* ``gravcomp`` → ``Model.gravcomp`` (per body; :func:`multibody.gravity_compensation_forces`
+  turns it into the ``f_ext`` MuJoCo applies).  Bodies welded into one must agree on it.
+* Equalities → ``Model.constraints``: ``<joint>`` (MuJoCo's polynomial ``polycoef`` about qpos0)
+  a :class:`~multibody.simulation.constraints.JointCoupling`; ``<tendon>`` between fixed tendons a
+  :class:`~multibody.simulation.constraints.TendonCoupling`; ``<connect>`` a
+  :class:`~multibody.simulation.constraints.PointConstraint`; ``<weld>`` a
+  :class:`~multibody.simulation.constraints.WeldConstraint` (bodies or sites).  Kept as hard
+  constraints (MuJoCo's ``solref``/``solimp`` softness is not).  Inactive ones (``active="false"``,
+  or equalities disabled) are dropped with an :class:`MJCFWarning`.
+* Tendons with no limit, spring, damping, friction loss or armature and in no equality — those
+  that only drive an actuator, or nothing — leave M, C and g as they are: ignored, with one
+  :class:`MJCFWarning` naming them and the joints (bodies) they span.
+* What changes the motion and is not represented — limited, sprung, damped or frictional tendons,
+  equalities between spatial tendons, flexes — is refused with an :class:`MJCFError` naming each,
+  unless ``unsupported="warn"``, which loads the tree and warns once per element dropped.
+  Armature on a free joint (MuJoCo adds it in world-aligned translation coordinates) is always
+  refused.
+
+Not kept, with an :class:`MJCFWarning` naming them because the passive forces of a simulation
+would differ: joint springs (``stiffness``) and fluid forces (``density``/``viscosity``).
+Actuators, contacts, sensors, cameras and lights are run-time or rendering matters and are
+ignored.  Malformed files: MuJoCo's compiler message (which names the element and its line)
+wrapped in an :class:`MJCFError`; so is any other failure of the compiler.  Before MuJoCo sees
+a document, the sizes it declares (height fields, textures, replication, included and asset
+files) are checked against limits (``mjcf_sizes``), because MuJoCo's compiler allocates them and
+can crash the process.
 """
 from __future__ import annotations
 
@@ -142,48 +161,212 @@ def _compile(source, assets):
     return mj, label, text, base_dir
 
 
-def _section_lines(text, section, count):
-    """Source lines of the children of top-level <section> elements, in document order, when the
-    main file holds exactly ``count`` of them (compiled order = document order); else Nones."""
+def _section_lines(text, section, count, base_dir=None, assets=None):
+    """Where the children of top-level <section> elements were written, in document order — the
+    main file's and (one level at a time) those of files it includes at the top level — as
+    "line N" or "FILE line N", when exactly ``count`` of them are found (compiled order =
+    document order); else Nones."""
     if text is None:
         return [None] * count
     from lxml import etree
-    try:
-        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
-                                 remove_comments=True)
-        root = etree.fromstring(text.encode("utf-8", errors="replace"), parser)
-    except (etree.LxmlError, ValueError):
-        return [None] * count
-    lines = [c.sourceline for s in root if s.tag == section for c in s if isinstance(c.tag, str)]
-    return lines if len(lines) == count else [None] * count
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+                             remove_comments=True)
+    out = []
+
+    def walk(data, file, depth):
+        try:
+            root = etree.fromstring(data, parser)
+        except (etree.LxmlError, ValueError):
+            return False
+        for s in root:
+            if s.tag == "include" and s.get("file") and depth < 8:
+                name = s.get("file")
+                if assets and name in assets:
+                    sub = bytes(assets[name])
+                else:
+                    try:
+                        path = name if os.path.isabs(name) or base_dir is None else os.path.join(base_dir, name)
+                        with open_regular(path, "include") as fh:
+                            sub = fh.read(MAX_BYTES)
+                    except (OSError, ValueError):
+                        return False
+                if not walk(sub, name, depth + 1):
+                    return False
+            elif s.tag == section:
+                out.extend(f"{file + ' ' if file else ''}line {c.sourceline}" for c in s if isinstance(c.tag, str))
+        return True
+
+    ok = walk(text.encode("utf-8", errors="replace"), "", 0)
+    return out if ok and len(out) == count else [None] * count
 
 
-def _refuse_what_a_tree_cannot_express(mj, label, text):
-    mujoco = _mujoco()
-    problems = []
-    name = lambda obj, i: mujoco.mj_id2name(mj, obj, i) or f"#{i}"  # noqa: E731
-    for i, line in enumerate(_section_lines(text, "equality", mj.neq)):
-        kind = mujoco.mjtEq(mj.eq_type[i]).name.removeprefix("mjEQ_").lower()
-        where = f" (line {line})" if line else ""
-        problems.append(f"<equality><{kind}> {name(mujoco.mjtObj.mjOBJ_EQUALITY, i)!r}{where}: an equality "
-                        "constraint closes a loop or couples joints")
-    for i, line in enumerate(_section_lines(text, "tendon", mj.ntendon)):
-        where = f" (line {line})" if line else ""
-        problems.append(f"<tendon> {name(mujoco.mjtObj.mjOBJ_TENDON, i)!r}{where}: tendons couple joints")
-    if mj.nflex:
-        problems.append(f"{mj.nflex} flex object(s): deformable bodies")
-    for b in np.flatnonzero(mj.body_gravcomp):
-        problems.append(f"<body> {name(mujoco.mjtObj.mjOBJ_BODY, b)!r}: gravcomp={mj.body_gravcomp[b]} "
-                        "(gravity compensation)")
-    for j in range(mj.njnt):
-        a = mj.dof_armature[mj.jnt_dofadr[j]]
-        if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and a != 0:
-            problems.append(f"free <joint> {name(mujoco.mjtObj.mjOBJ_JOINT, j)!r}: armature={a} (MuJoCo adds it in "
-                            "world-aligned translation coordinates; a per-dof armature in body coordinates "
-                            "cannot express that)")
-    if problems:
-        more = f" … and {len(problems) - 8} more" if len(problems) > 8 else ""
-        raise MJCFError(f"{label}: not expressible as a kinematic tree Model: " + "; ".join(problems[:8]) + more)
+class _Reading:
+    """What the compiled mjModel holds beyond the tree, sorted (module notes): constraints to
+    build, tendons ignored, elements refused (or dropped with ``unsupported="warn"``)."""
+
+    def __init__(self, mj, label, text, base_dir, assets):
+        mujoco = self.mujoco = _mujoco()
+        self.mj, self.label = mj, label
+        self.refused, self.dropped, self.ignored_tendons = [], [], []
+        self.fatal = []        # refused whatever ``unsupported`` says (dropping them would change M)
+        self.equalities = []   # (eq id, element label) to become constraints
+        obj, flags = mujoco.mjtObj, mj.opt.disableflags
+        D = mujoco.mjtDisableBit
+        self.name = lambda o, i: mujoco.mj_id2name(mj, o, i)  # noqa: E731
+        off = lambda *bits: any(flags & b for b in bits)  # noqa: E731
+        eq_lines = _section_lines(text, "equality", mj.neq, base_dir, assets)
+        ten_lines = _section_lines(text, "tendon", mj.ntendon, base_dir, assets)
+
+        # tendons: what they do to the motion, and who uses them
+        in_equality = {}
+        for i in range(mj.neq):
+            if mj.eq_type[i] == mujoco.mjtEq.mjEQ_TENDON:
+                for t in (mj.eq_obj1id[i], mj.eq_obj2id[i]):
+                    if t >= 0:
+                        in_equality.setdefault(int(t), i)
+        actuated = {int(mj.actuator_trnid[a, 0]) for a in range(mj.nu)
+                    if mj.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_TENDON}
+        none = np.zeros((mj.ntendon, 1))   # fields that older MuJoCo versions do not have
+        stiff_poly, damp_poly = (getattr(mj, k, none) for k in ("tendon_stiffnesspoly", "tendon_dampingpoly"))
+        for t in range(mj.ntendon):
+            effects = []
+            if mj.tendon_limited[t] and not off(D.mjDSBL_LIMIT, D.mjDSBL_CONSTRAINT):
+                effects.append(f"limited (range {mj.tendon_range[t, 0]:g} … {mj.tendon_range[t, 1]:g})")
+            if not off(D.mjDSBL_SPRING) and (mj.tendon_stiffness[t] or np.any(stiff_poly[t])):
+                effects.append(f"a spring (stiffness={mj.tendon_stiffness[t]:g})")
+            if not off(D.mjDSBL_DAMPER) and (mj.tendon_damping[t] or np.any(damp_poly[t])):
+                effects.append(f"damping={mj.tendon_damping[t]:g}")
+            if mj.tendon_frictionloss[t] > 0 and not off(D.mjDSBL_FRICTIONLOSS, D.mjDSBL_CONSTRAINT):
+                effects.append(f"frictionloss={mj.tendon_frictionloss[t]:g}")
+            if getattr(mj, "tendon_armature", np.zeros(mj.ntendon))[t] > 0:
+                effects.append(f"armature={mj.tendon_armature[t]:g}")
+            what = self.tendon_label(t, ten_lines[t])
+            if effects:
+                self.refused.append(f"{what}: {' and '.join(effects)} — changes the motion and is not represented")
+            elif t not in in_equality:
+                use = "drives an actuator" if t in actuated else "unused"
+                self.ignored_tendons.append(f"{what} ({use})")
+
+        # equalities: joint and fixed-tendon couplings, connect and weld loop closures
+        E = _Ints(mujoco.mjtEq)
+        for i in range(mj.neq):
+            kind = mujoco.mjtEq(mj.eq_type[i]).name.removeprefix("mjEQ_").lower()
+            nm = self.name(obj.mjOBJ_EQUALITY, i)
+            where = f", {eq_lines[i]}" if eq_lines[i] else ""
+            what = f"<equality><{kind}> {repr(nm) if nm else '#' + str(i)} ({self.touches(i)}{where})"
+            t = int(mj.eq_type[i])
+            if off(D.mjDSBL_EQUALITY, D.mjDSBL_CONSTRAINT) or not mj.eq_active0[i]:
+                why = "inactive at the start" if not mj.eq_active0[i] else "equality constraints are disabled"
+                self.note_dropped(f"{what}: {why}; not kept")
+            elif t in (E.mjEQ_CONNECT, E.mjEQ_WELD, E.mjEQ_JOINT):
+                self.equalities.append((i, what))
+            elif t == E.mjEQ_TENDON:
+                spatial = [int(x) for x in (mj.eq_obj1id[i], mj.eq_obj2id[i]) if x >= 0 and not self.fixed_tendon(x)]
+                if spatial:
+                    self.refused.append(f"{what}: couples spatial tendon(s) "
+                                        f"{[self.name(obj.mjOBJ_TENDON, x) or '#' + str(x) for x in spatial]}, "
+                                        "whose lengths are not represented")
+                else:
+                    self.equalities.append((i, what))
+            else:
+                self.refused.append(f"{what}: a {kind} equality is not represented")
+        for f in range(mj.nflex):
+            nm = self.name(obj.mjOBJ_FLEX, f)
+            a, n = mj.flex_vertadr[f], mj.flex_vertnum[f]
+            bodies = sorted({self.body(b) for b in mj.flex_vertbodyid[a:a + n]})
+            self.refused.append(f"<flex> {repr(nm) if nm else '#' + str(f)}: a deformable body ({n} vertices, "
+                                f"bodies {_few(bodies)}) is not represented")
+        for j in range(mj.njnt):
+            arm = mj.dof_armature[mj.jnt_dofadr[j]]
+            if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and arm != 0:
+                self.fatal.append(f"free <joint> {self.joint(j)!r}: armature={arm} (MuJoCo adds it in "
+                                    "world-aligned translation coordinates; a per-dof armature in body coordinates "
+                                    "cannot express that)")
+
+    # ---- names -----------------------------------------------------------------------------------
+    def body(self, b):
+        return "world" if b == 0 else self.name(self.mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}"
+
+    def joint(self, j):
+        """The joint's name in our Model (MuJoCo's, or BODY_jointN as _build names it)."""
+        mj = self.mj
+        b = int(mj.jnt_bodyid[j])
+        return self.name(self.mujoco.mjtObj.mjOBJ_JOINT, j) or f"{self.body(b)}_joint{j - mj.body_jntadr[b]}"
+
+    def fixed_tendon(self, t):
+        mj, W = self.mj, _Ints(self.mujoco.mjtWrap)
+        a, n = mj.tendon_adr[t], mj.tendon_num[t]
+        return all(mj.wrap_type[w] == W.mjWRAP_JOINT for w in range(a, a + n))
+
+    def tendon_spans(self, t):
+        """'joints [...]' for a fixed tendon, 'bodies [...]' for a spatial one."""
+        mj, W = self.mj, _Ints(self.mujoco.mjtWrap)
+        a, n = mj.tendon_adr[t], mj.tendon_num[t]
+        if self.fixed_tendon(t):
+            return "joints " + _few([self.joint(mj.wrap_objid[w]) for w in range(a, a + n)])
+        bodies = []
+        for w in range(a, a + n):
+            o = mj.wrap_objid[w]
+            if mj.wrap_type[w] == W.mjWRAP_SITE:
+                bodies.append(self.body(mj.site_bodyid[o]))
+            elif mj.wrap_type[w] in (W.mjWRAP_SPHERE, W.mjWRAP_CYLINDER):
+                bodies.append(self.body(mj.geom_bodyid[o]))
+        return "bodies " + _few(list(dict.fromkeys(bodies)))
+
+    def tendon_label(self, t, line=None):
+        nm = self.name(self.mujoco.mjtObj.mjOBJ_TENDON, t)
+        kind = "fixed" if self.fixed_tendon(t) else "spatial"
+        return (f"<tendon><{kind}> {repr(nm) if nm else '#' + str(t)} ({self.tendon_spans(t)}"
+                f"{', ' + line if line else ''})")
+
+    def touches(self, i):
+        mj, E = self.mj, _Ints(self.mujoco.mjtEq)
+        ids = [int(x) for x in (mj.eq_obj1id[i], mj.eq_obj2id[i]) if x >= 0]
+        t = int(mj.eq_type[i])
+        if t == E.mjEQ_JOINT:
+            return "joints " + _few([self.joint(j) for j in ids])
+        if t == E.mjEQ_TENDON:
+            return "tendons " + _few([self.name(self.mujoco.mjtObj.mjOBJ_TENDON, x) or f"#{x}" for x in ids])
+        if t in (E.mjEQ_CONNECT, E.mjEQ_WELD):
+            if int(mj.eq_objtype[i]) == int(self.mujoco.mjtObj.mjOBJ_SITE):
+                return "sites " + _few([self.name(self.mujoco.mjtObj.mjOBJ_SITE, x) or f"#{x}" for x in ids])
+            return "bodies " + _few([self.body(b) for b in ids] + (["world"] if len(ids) == 1 else []))
+        return "flex" if t != getattr(E, "mjEQ_DISTANCE", -1) else "geoms"
+
+    def note_dropped(self, line):
+        self.dropped.append(line)
+
+    # ---- what to do about it -------------------------------------------------------------------
+    def settle(self, unsupported, stacklevel):
+        if self.fatal:
+            raise MJCFError(f"{self.label}: not expressible as a Model:\n" + "\n".join(self.fatal))
+        if self.refused and unsupported == "error":
+            more = f"\n… and {len(self.refused) - 20} more" if len(self.refused) > 20 else ""
+            raise MJCFError(f"{self.label}: not expressible as a Model (load_mjcf(..., unsupported='warn') loads "
+                            "the tree without them):\n" + "\n".join(self.refused[:20]) + more)
+        for line in self.refused:
+            warnings.warn(f"{self.label}: dropped: {line}", MJCFWarning, stacklevel=stacklevel)
+        for line in self.dropped:
+            warnings.warn(f"{self.label}: {line}", MJCFWarning, stacklevel=stacklevel)
+        if self.ignored_tendons:
+            warnings.warn(f"{self.label}: tendons that leave the dynamics unchanged (no limit, spring, damping, "
+                          f"friction or equality) are not kept: {'; '.join(self.ignored_tendons)}", MJCFWarning,
+                          stacklevel=stacklevel)
+
+
+class _Ints:
+    """An enum of the mujoco bindings with its members as plain ints (arrays hold ints)."""
+
+    def __init__(self, enum):
+        self._enum = enum
+
+    def __getattr__(self, name):
+        return int(getattr(self._enum, name))
+
+
+def _few(names, n=8):
+    names = [str(x) for x in names]
+    return "[" + ", ".join(repr(x) for x in names[:n]) + (", …" if len(names) > n else "") + "]"
 
 
 def _warn_what_is_not_kept(mj, label):
@@ -198,10 +381,14 @@ def _warn_what_is_not_kept(mj, label):
                       "are not kept in the Model", MJCFWarning, stacklevel=4)
 
 
-def load_mjcf(source, *, assets: dict | None = None) -> Model:
+def load_mjcf(source, *, assets: dict | None = None, unsupported: str = "error") -> Model:
     """Build a :class:`Model` from an MJCF file path or XML string, compiled by MuJoCo.
 
     ``assets`` maps file names to bytes for a model given as a string (MuJoCo's ``assets``).
+    ``unsupported``: ``"error"`` (default) refuses a model holding elements that change the
+    motion and are not represented (limited or sprung tendons, spatial-tendon equalities,
+    flexes), naming each; ``"warn"`` loads the tree without them, one :class:`MJCFWarning` per
+    element dropped.
 
     Example
     -------
@@ -213,22 +400,30 @@ def load_mjcf(source, *, assets: dict | None = None) -> Model:
     >>> m.nq, m.body_names, m.joint_names, m.armature.tolist()
     (1, ('arm',), ('shoulder',), [0.1])
     """
+    _unsupported(unsupported)
     mj, label, text, base_dir = _compile(source, assets)
-    return _build(mj, label, text, base_dir)
+    return _build(mj, label, text, base_dir, assets, unsupported)
 
 
-def from_mjmodel(mj, *, base_dir=None) -> Model:
+def from_mjmodel(mj, *, base_dir=None, unsupported: str = "error") -> Model:
     """Read a compiled ``mujoco.MjModel`` into a :class:`Model` (see the module notes).
 
     ``base_dir``: the directory that the model's relative mesh paths start from (default: the
-    current directory).
+    current directory).  ``unsupported``: as for :func:`load_mjcf`.
     """
-    return _build(mj, "mjModel", None, Path.cwd() if base_dir is None else Path(base_dir))
+    _unsupported(unsupported)
+    return _build(mj, "mjModel", None, Path.cwd() if base_dir is None else Path(base_dir), None, unsupported)
 
 
-def _build(mj, label, text, base_dir) -> Model:
+def _unsupported(value):
+    if value not in ("error", "warn"):
+        raise MJCFError(f"unsupported: expected 'error' or 'warn', got {value!r}")
+
+
+def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
     mujoco = _mujoco()
-    _refuse_what_a_tree_cannot_express(mj, label, text)
+    reading = _Reading(mj, label, text, base_dir, assets)
+    reading.settle(unsupported, stacklevel=4)
     _warn_what_is_not_kept(mj, label)
     obj = mujoco.mjtObj
     HINGE, SLIDE, BALL, FREE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE),
@@ -269,6 +464,9 @@ def _build(mj, label, text, base_dir) -> Model:
             k, A, r = len(bodies) - 1, np.eye(3), -anchor
         attach[b] = (k, A, r)
         frames.append(Frame(body_name[b], k, A, r))
+        if k >= 0 and mj.body_mass[b] > 0:
+            bodies[k].setdefault("gravcomp", []).append((body_name[b], float(mj.body_gravcomp[b]),
+                                                         float(mj.body_mass[b])))
         if k >= 0:  # mass welded to the fixed base takes no part in the dynamics
             Rin = A @ _rotation(mj.body_iquat[b])
             B = bodies[k]
@@ -309,6 +507,8 @@ def _build(mj, label, text, base_dir) -> Model:
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise MJCFError(f"{label}: two bodies named {dup!r} (a body/joint chain name collides with a body name)")
+    gravcomp = _gravcomp(bodies, reading, unsupported)
+    constraints = _constraints(mj, reading, attach, bodies)
     try:
         return Model(
             parent=np.array([B["parent"] for B in bodies], dtype=np.int64),
@@ -321,9 +521,90 @@ def _build(mj, label, text, base_dir) -> Model:
             inertia_com=np.array([B["I"] for B in bodies]).reshape(nb, 3, 3), gravity=gravity,
             body_names=tuple(names), joint_names=tuple(B["jname"] for B in bodies), name=model_name,
             frames=tuple(frames), geometries=geometries, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
-            damping=damp, friction=fric, armature=arm)
+            damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints)
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
+
+
+def _gravcomp(bodies, reading, unsupported):
+    """One gravcomp per body of ours; MuJoCo bodies welded into one must agree on it (else the
+    moment of the lift differs): refused, or with unsupported="warn" their mass-weighted mean."""
+    out = np.zeros(len(bodies))
+    for k, B in enumerate(bodies):
+        parts = B.get("gravcomp", [])
+        if not parts:
+            continue
+        values = {g for _, g, _ in parts}
+        out[k] = values.pop() if len(values) == 1 else sum(g * m for _, g, m in parts) / sum(m for _, _, m in parts)
+        if len(parts) > 1 and len({g for _, g, _ in parts}) > 1:
+            line = (f"<body> {B['name']!r}: the bodies welded into it have different gravcomp "
+                    f"({', '.join(f'{n!r}: {g:g}' for n, g, _ in parts)}); one value per body cannot express that")
+            if unsupported == "error":
+                raise MJCFError(f"{reading.label}: not expressible as a Model (load_mjcf(..., unsupported='warn') "
+                                f"uses their mass-weighted mean {out[k]:g}):\n{line}")
+            warnings.warn(f"{reading.label}: {line}; using their mass-weighted mean {out[k]:g}", MJCFWarning,
+                          stacklevel=4)
+    return out
+
+
+def _constraints(mj, reading, attach, bodies):
+    """The equalities kept (reading.equalities) as constraint objects on our bodies and joints."""
+    from ..simulation.constraints import JointCoupling, PointConstraint, TendonCoupling, WeldConstraint
+    mujoco = reading.mujoco
+    E, obj = _Ints(mujoco.mjtEq), mujoco.mjtObj
+    body_of_joint = {B["jnt"]: k for k, B in enumerate(bodies)}
+    out = []
+    for i, what in reading.equalities:
+        name = reading.name(obj.mjOBJ_EQUALITY, i) or f"equality #{i}"
+        t, data = int(mj.eq_type[i]), np.array(mj.eq_data[i], dtype=float)
+        ids = [int(mj.eq_obj1id[i]), int(mj.eq_obj2id[i])]
+        if t == E.mjEQ_JOINT:
+            j1, j2 = ids
+            ref = (mj.qpos0[mj.jnt_qposadr[j1]], mj.qpos0[mj.jnt_qposadr[j2]] if j2 >= 0 else 0.0)
+            for j in (j1, j2):
+                if j >= 0 and int(mj.jnt_type[j]) not in (int(mujoco.mjtJoint.mjJNT_HINGE),
+                                                           int(mujoco.mjtJoint.mjJNT_SLIDE)):
+                    raise MJCFError(f"{reading.label}: {what}: joint {reading.joint(j)!r} is not a hinge or slide")
+            out.append(JointCoupling(body_of_joint[j1], body_of_joint[j2] if j2 >= 0 else None, name=name,
+                                     polynomial=data[:5], reference=ref))
+        elif t == E.mjEQ_TENDON:
+            def lengths(tt):
+                a, n = mj.tendon_adr[tt], mj.tendon_num[tt]
+                coef = {}
+                for w in range(a, a + n):
+                    k = body_of_joint[int(mj.wrap_objid[w])]
+                    coef[k] = coef.get(k, 0.0) + float(mj.wrap_prm[w])
+                return coef
+            t1, t2 = ids
+            out.append(TendonCoupling(lengths(t1), lengths(t2) if t2 >= 0 else None, polynomial=data[:5],
+                                      reference=(mj.tendon_length0[t1], mj.tendon_length0[t2] if t2 >= 0 else 0.0),
+                                      name=name))
+        else:  # connect, weld: frames on two MuJoCo bodies (or sites) → points/frames on ours
+            if int(mj.eq_objtype[i]) == int(obj.mjOBJ_SITE):
+                b = [int(mj.site_bodyid[x]) for x in ids]
+                p = [mj.site_pos[x] for x in ids]
+                R = [_rotation(mj.site_quat[x]) for x in ids]
+            elif t == E.mjEQ_CONNECT:
+                b, p, R = [ids[0], max(ids[1], 0)], [data[0:3], data[3:6]], [np.eye(3), np.eye(3)]
+            else:   # weld: point data[3:6] of body1 on data[0:3] of body2, and R1·relpose = R2
+                b, p, R = [ids[0], max(ids[1], 0)], [data[3:6], data[0:3]], [_rotation(data[6:10]), np.eye(3)]
+            ends = []
+            for bb, pp, RR in zip(b, p, R):
+                k, A, r = attach[bb]
+                ends.append((bodies[k]["name"] if k >= 0 else None, A @ pp + r, A @ RR))
+            if ends[0][0] is None:
+                ends.reverse()
+            (ka, pa, Ra), (kb, pb, Rb) = ends
+            if ka is None or ka == kb:
+                reading.note_dropped(f"{what}: both ends are on one rigid body; nothing to constrain")
+                warnings.warn(f"{reading.label}: {what}: both ends are on one rigid body; not kept", MJCFWarning,
+                              stacklevel=4)
+                continue
+            if t == E.mjEQ_CONNECT:
+                out.append(PointConstraint(ka, pa, kb, pb, name=name))
+            else:
+                out.append(WeldConstraint(ka, pa, kb, pb, rotation_a=Ra, rotation_b=Rb, name=name))
+    return tuple(out)
 
 
 def _geometries(mj, attach, base):

@@ -107,6 +107,13 @@ class Model:
     # spatial_v2 model.gamma_q: None or a callable gamma_q(model, q, qd) -> (qn, qdn, G, gs) describing
     # constraints q = γ(y) among the joint variables (gears, loops); read by multibody.fd_gq (FDgq).
     gamma_q: Any = None
+    # (nb,) MuJoCo's gravity compensation per body: a force gravcomp_i · m_i · (−g) at the body's
+    # centre of mass (multibody.gravity_compensation_forces gives it as f_ext); zeros: none.
+    gravcomp: np.ndarray | None = None
+    # constraints on the tree read from a file (MJCF equalities: joint couplings, loop closures):
+    # objects of the simulation's constraint protocol — accelerations(model, q, qd, tau, f_ext, t)
+    # and residual(model, q, qd, t) — e.g. multibody.JointCoupling, PointConstraint, WeldConstraint.
+    constraints: tuple = ()
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -173,6 +180,17 @@ class Model:
             i = int(bad[0])
             raise ValueError(f"q_lower, q_upper: position variable {i} has q_lower {self.q_lower[i]} > "
                              f"q_upper {self.q_upper[i]} (or NaN)")
+        gc = np.zeros(nb) if self.gravcomp is None else np.asarray(self.gravcomp, dtype=float)
+        if gc.shape != (nb,) or not np.all(np.isfinite(gc)):
+            raise ValueError(f"gravcomp: expected {nb} finite numbers (one per body), got {self.gravcomp!r}"[:300])
+        put("gravcomp", _readonly(gc))
+        cons = self.constraints
+        if not isinstance(cons, tuple):
+            raise TypeError(f"constraints: expected a tuple of constraint objects, got {type(cons).__name__}")
+        for k, c in enumerate(cons):
+            if not (callable(getattr(c, "accelerations", None)) and callable(getattr(c, "residual", None))):
+                raise TypeError(f"constraints[{k}]: expected a constraint object with accelerations() and "
+                                f"residual() (e.g. multibody.JointCoupling), got {type(c).__name__}")
         if not symbolic:
             put("_c", self._build_c())
 

@@ -320,16 +320,28 @@ def _read_joint(el, links):
     return J
 
 
-def _resolve_mesh(filename, el, base_dir, package_dirs, check):
-    """Absolute path of a mesh reference (package://, file://, relative or absolute)."""
+def _resolve_mesh(filename, el, base_dir, package_dirs, check, missing=None):
+    """Absolute path of a mesh reference (package://, file://, relative or absolute).
+
+    A mesh that cannot be found raises when ``check`` is True; with ``check="warn"`` its message
+    goes to ``missing`` (the caller warns once, naming them all) and the reference is kept as
+    resolved as it can be — dynamics never read meshes."""
     try:
-        return _resolve_mesh_path(filename, el, base_dir, package_dirs, check)
-    except URDFError:  # already names the element: pass it on as it is (URDFError is a ValueError)
-        raise
+        return _resolve_mesh_path(filename, el, base_dir, package_dirs, bool(check))
+    except URDFError as e:  # already names the element: pass it on as it is (URDFError is a ValueError)
+        if check is True:
+            raise
+        missing.append(str(e))
     except (OSError, ValueError) as e:  # a name too long for the file system, NUL bytes, …
+        problem = _err(el, f"mesh {filename[:200]!r} cannot be looked up ({type(e).__name__}: {str(e)[:120]})")
+        if check is True:
+            raise problem from None
         if check:
-            raise _err(el, f"mesh {filename[:200]!r} cannot be looked up ({type(e).__name__}: "
-                           f"{str(e)[:120]})") from None
+            missing.append(str(problem))
+        return filename
+    try:
+        return _resolve_mesh_path(filename, el, base_dir, package_dirs, False)
+    except (OSError, ValueError):
         return filename
 
 
@@ -395,7 +407,7 @@ def _packages_named(pkg, package_dirs):
                 yield c
 
 
-def _read_geometries(L, role, materials, base_dir, package_dirs, check):
+def _read_geometries(L, role, materials, base_dir, package_dirs, check, missing):
     """(R, t, kind, size, mesh, scale, rgba, name, element) of a link's visuals or collisions."""
     out = []
     for g in _children(L.el, role):
@@ -421,7 +433,7 @@ def _read_geometries(L, role, materials, base_dir, package_dirs, check):
             if fn is None or not fn.strip():
                 raise _err(s, "missing attribute 'filename'")
             kind, size = "mesh", ()
-            mesh = _resolve_mesh(fn.strip(), s, base_dir, package_dirs, check)
+            mesh = _resolve_mesh(fn.strip(), s, base_dir, package_dirs, check, missing)
             if s.get("scale") is not None:
                 sc = s.get("scale").split()
                 scale = tuple(_numbers(s, "scale", 1, required=True)) * 3 if len(sc) == 1 else \
@@ -532,15 +544,17 @@ def _drop_foreign(root):
             parent.remove(el)
 
 
-def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes: bool = True,
+def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes: bool | str = "warn",
               max_bytes: int = MAX_BYTES, gravity=(0.0, 0.0, -9.81)) -> Model:
     """Build a :class:`Model` from a URDF file path or XML string.
 
     ``floating=True`` attaches the root link through a FREE joint (``root_joint``).
     ``package_dirs`` lists directories searched for ``package://pkg/…`` mesh references (a
     directory named ``pkg`` or one containing ``pkg``); when None, ``ROS_PACKAGE_PATH`` and the
-    ancestors of the file's directory are searched.  Mesh files that cannot be found raise
-    :class:`URDFError` unless ``check_meshes=False``.  Documents larger than ``max_bytes`` are
+    ancestors of the file's directory are searched.  Mesh files that cannot be found give one
+    :class:`URDFWarning` naming them all (``check_meshes="warn"``, the default: the dynamics do
+    not need them, and Pinocchio's model builder does not read them), raise :class:`URDFError`
+    with ``check_meshes=True``, and pass silently with ``check_meshes=False``.  Documents larger than ``max_bytes`` are
     refused before parsing.
 
     Example
@@ -554,6 +568,8 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
     >>> m.nq, m.body_names, m.joint_names
     (1, ('arm',), ('j',))
     """
+    if check_meshes not in (True, False, "warn") or not isinstance(check_meshes, (bool, str)):
+        raise TypeError(f"check_meshes: expected True, False or 'warn', got {check_meshes!r}"[:200])
     data, base_dir, label = _read_source(source, max_bytes)
     root = _parse_xml(data, label)
     if not isinstance(root.tag, str) or root.tag != "robot":
@@ -686,14 +702,18 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
     # frames, and model.frame(name) finds the link's
     frame_list = [Frame(name, body, A, r) for kind in ("link", "joint")
                   for k, name, body, A, r in frames if k == kind]
-    geoms = []
+    geoms, missing = [], []
     for L in order:
         b, A, r = attach[L.name]
         for role in ("visual", "collision"):
             for R, t, kind, size, mesh, scale, rgba, gname in _read_geometries(
-                    L, role, materials, base_dir, package_dirs, check_meshes):
+                    L, role, materials, base_dir, package_dirs, check_meshes, missing):
                 geoms.append(Geometry(body=b, kind=kind, size=size, rotation=A @ R, translation=A @ t + r,
                                       mesh=mesh, scale=scale, role=role, rgba=rgba, name=gname or L.name))
+    if missing:  # as Pinocchio's model builder: the dynamics do not need the meshes
+        more = f" … and {len(missing) - 8} more" if len(missing) > 8 else ""
+        warnings.warn(f"{label}: {len(missing)} mesh file(s) not found; loaded without them (the Geometry "
+                      f"keeps the reference): {'; '.join(missing[:8])}{more}", URDFWarning, stacklevel=2)
     body_of_joint = {B["jname"]: k for k, B in enumerate(bodies)}
     mimics = []
     for J in joints.values():

@@ -84,7 +84,7 @@ __all__ = [
     "DEFAULT_TSTAB", "DEFAULT_BAUMGARTE_TIME", "ConstraintError",
     "fd_gq", "FDgq", "gamma_q_linear", "gamma_q_mimic", "gamma_q_partitioned", "gamma_stabilization", "GammaQ",
     "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
-    "FunctionConstraint",
+    "FunctionConstraint", "WeldConstraint", "TendonCoupling",
     "ConstraintSet", "revolute_closure", "solve_constrained",
 ]
 
@@ -586,16 +586,47 @@ def revolute_closure(body_a, point_a, axis_a, body_b, point_b, axis_b, name=None
 
 
 class JointCoupling(Constraint):
-    """Gear between two one-variable joints: q_a = ratio · q_b + offset (c = q_a − r q_b − offset)."""
+    """Gear between two one-variable joints: q_a = ratio · q_b + offset (c = q_a − r q_b − offset).
 
-    def __init__(self, joint_a, joint_b, ratio=1.0, offset=0.0, name=None):
+    ``polynomial=(c₀, c₁, …)`` couples them by a polynomial instead — MuJoCo's joint equality
+    (``polycoef``): q_a − a₀ = Σ_k c_k (q_b − b₀)^k with ``reference=(a₀, b₀)`` (MuJoCo's qpos0);
+    ``joint_b=None`` then holds q_a at a₀ + c₀.  Rows: J = e_a − p′(x) e_b with x = q_b − b₀, and
+    the bias c̈ − J q̈ = −p″(x) q̇_b².
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> quad = JointCoupling(1, 0, polynomial=(0.0, 0.5, 2.0))        # q₁ = 0.5 q₀ + 2 q₀²
+    >>> t = quad.evaluate(mb.models.planar(2), np.array([0.1, 0.07]), np.array([1.0, 0.9]))
+    >>> np.round([t.c[0], t.J[0, 0], t.bias[0]], 12).tolist()
+    [0.0, -0.9, -4.0]
+    """
+
+    def __init__(self, joint_a, joint_b, ratio=1.0, offset=0.0, name=None, *, polynomial=None,
+                 reference=(0.0, 0.0)):
         self.joint_a, self.joint_b = joint_a, joint_b
         self.ratio, self.offset = _checks.number("ratio", ratio), _checks.number("offset", offset)
+        if polynomial is None:
+            if joint_b is None:
+                raise ValueError("joint_b: None holds joint_a at a constant and needs polynomial=(c0,)")
+            self.polynomial = (self.offset, self.ratio)
+        else:
+            if (self.ratio, self.offset) != (1.0, 0.0):
+                raise ValueError("ratio, offset: give either ratio/offset or polynomial, not both")
+            coef = np.atleast_1d(np.asarray(polynomial, dtype=float))
+            if coef.ndim != 1 or coef.size == 0 or not _finite(coef):
+                raise ValueError(f"polynomial: expected finite coefficients (c0, c1, …), got {polynomial!r}")
+            self.polynomial = tuple(float(c) for c in coef)
+        ref = _checks.vector("reference", reference, 2)
+        self.reference = (float(ref[0]), float(ref[1]))
         self.name = name or f"coupling({joint_a}, {joint_b})"
 
     def _vars(self, model):
         out = []
         for j in (self.joint_a, self.joint_b):
+            if j is None:
+                out.append(None)
+                continue
             i = model.joint_index(j)
             if model.nq_joint[i] != 1 or model.nv_joint[i] != 1:
                 raise ValueError(f"joint: {model.joint_names[i]!r} has {model.nq_joint[i]} position variables; "
@@ -604,11 +635,29 @@ class JointCoupling(Constraint):
         return out
 
     def evaluate(self, model, q, qd, t=0.0, kin=None):
-        (qa, va), (qb, vb) = self._vars(model)
+        (qa, va), b = self._vars(model)
         J = np.zeros((1, model.nv))
         J[0, va] += 1.0
-        J[0, vb] -= self.ratio
-        return ConstraintTerms(np.array([q[qa] - self.ratio * q[qb] - self.offset]), J @ qd, J, np.zeros(1))
+        c, bias = q[qa] - self.reference[0], 0.0
+        if b is not None:
+            qb, vb = b
+            p, dp, ddp = _polynomial(self.polynomial, q[qb] - self.reference[1])
+            c -= p
+            J[0, vb] -= dp
+            bias = -ddp * qd[vb] ** 2
+        else:
+            c -= self.polynomial[0]
+        return ConstraintTerms(np.array([c]), J @ qd, J, np.array([bias]))
+
+
+def _polynomial(coef, x):
+    """p(x), p′(x), p″(x) for p(x) = Σ_k coef[k] x^k (Horner)."""
+    p = dp = ddp = 0.0
+    for c in reversed(coef):
+        ddp = ddp * x + 2.0 * dp
+        dp = dp * x + p
+        p = p * x + c
+    return p, dp, ddp
 
 
 class JointPath(Constraint):
@@ -875,3 +924,114 @@ def solve_constrained(H, d, J, rhs, redundant="error", rank_tol=1e-10, row_names
     inv = np.where(small, 0.0, 1.0 / np.where(small, 1.0, w))
     lam = V @ (inv * (V.T @ (rhs - J @ qdd0)))
     return qdd0 + HiJt @ lam, lam
+
+
+class WeldConstraint(Constraint):
+    """Frame F_a fixed in ``body_a`` coincides with frame F_b fixed in ``body_b`` (None: the fixed
+    base, pose in world coordinates): a weld that closes a loop, 6 rows.
+
+    F_a sits at ``point_a`` with axes ``rotation_a`` (columns, body-a coordinates; default the
+    body's axes), F_b likewise.  Rows: p_a − p_b (3, world, as :class:`PointConstraint`) and
+    three :class:`AxisConstraint` rows (x_a·y_b, y_a·z_b, z_a·x_b) that vanish when the axes agree
+    and whose Jacobian there is the relative angular velocity — MuJoCo's ``<weld>`` as a hard
+    constraint.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> model = mb.models.planar(2)                          # link 2's tip welded where it is
+    >>> weld = WeldConstraint("link2", [1, 0, 0], None, [1, 1, 0])   # its axes along the world's
+    >>> c, cdot = weld.residual(model, np.array([np.pi / 2, -np.pi / 2]), np.zeros(2))
+    >>> bool(np.allclose(c, 0)), weld.residual(model, np.array([np.pi / 2, -1.0]), np.zeros(2))[0].shape
+    (True, (6,))
+    """
+
+    def __init__(self, body_a, point_a, body_b=None, point_b=(0.0, 0.0, 0.0), rotation_a=None, rotation_b=None,
+                 name=None):
+        self.body_a, self.body_b = body_a, body_b
+        self.name = name or f"weld({body_a}, {body_b})"
+        Ra, Rb = (np.eye(3) if R is None else _rotation3(nm, R) for nm, R in (("rotation_a", rotation_a),
+                                                                             ("rotation_b", rotation_b)))
+        self.rotation_a, self.rotation_b = Ra, Rb
+        self.point = PointConstraint(body_a, point_a, body_b, point_b, name=self.name + ".point")
+        self.axes = tuple(AxisConstraint(body_a, Ra[:, i], body_b, (Rb[:, (i + 1) % 3],), name=self.name + ".axis")
+                          for i in range(3))
+        self.point_a, self.point_b = self.point.point_a, self.point.point_b
+
+    def row_names(self, n):
+        return [f"{self.name}.{r}" for r in ("x", "y", "z", "rx", "ry", "rz")][:n]
+
+    def evaluate(self, model, q, qd, t=0.0, kin=None):
+        kin = kin or _Kinematics(model, q, qd)
+        parts = [self.point.evaluate(model, q, qd, t, kin=kin)] + [a.evaluate(model, q, qd, t, kin=kin)
+                                                                    for a in self.axes]
+        return ConstraintTerms(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("c", "cdot", "J", "bias")))
+
+
+def _rotation3(name, R):
+    R = _checks.array(name, R, (3, 3), what="a rotation matrix")
+    if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+        raise ValueError(f"{name}: expected a proper rotation matrix (orthonormal, det +1)")
+    return np.array(R, dtype=float)
+
+
+class TendonCoupling(Constraint):
+    """Lengths of two fixed tendons coupled by a polynomial — MuJoCo's tendon equality.
+
+    A fixed tendon's length is linear in the joint variables, L = Σ_j k_j q_j; ``tendon_a`` and
+    ``tendon_b`` map one-variable joints (index or name) to their coefficients k_j.  Then::
+
+        c = (L_a − a₀) − Σ_k c_k (L_b − b₀)^k        (``polynomial``, ``reference=(a₀, b₀)``)
+
+    and with ``tendon_b=None``, c = L_a − a₀ − c₀.  A linear polynomial (the common case, e.g.
+    dm_control's manipulator gripper coupling) makes c linear in q.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> sym = TendonCoupling({0: 1.0, 1: -1.0})              # q₀ − q₁ = 0 (c₀ = 0)
+    >>> t = sym.evaluate(mb.models.planar(2), np.array([0.3, 0.1]), np.zeros(2))
+    >>> t.c.round(12).tolist(), t.J.tolist()
+    ([0.2], [[1.0, -1.0]])
+    """
+
+    def __init__(self, tendon_a, tendon_b=None, polynomial=(0.0, 1.0), reference=(0.0, 0.0), name=None):
+        for nm, td in (("tendon_a", tendon_a), ("tendon_b", tendon_b)):
+            if td is not None and (not isinstance(td, dict) or not td):
+                raise TypeError(f"{nm}: expected a non-empty dict {{joint: coefficient}}, got {type(td).__name__}")
+        self.tendon_a = {j: _checks.number("tendon_a coefficient", k) for j, k in tendon_a.items()}
+        self.tendon_b = None if tendon_b is None else {j: _checks.number("tendon_b coefficient", k)
+                                                       for j, k in tendon_b.items()}
+        coef = np.atleast_1d(np.asarray(polynomial, dtype=float))
+        if coef.ndim != 1 or coef.size == 0 or not _finite(coef):
+            raise ValueError(f"polynomial: expected finite coefficients (c0, c1, …), got {polynomial!r}")
+        self.polynomial = tuple(float(c) for c in coef)
+        ref = _checks.vector("reference", reference, 2)
+        self.reference = (float(ref[0]), float(ref[1]))
+        self.name = name or "tendon coupling"
+
+    def _row(self, model, tendon, q):
+        """(L, ∂L/∂q in velocity coordinates)."""
+        row, L = np.zeros(model.nv), 0.0
+        for j, k in tendon.items():
+            i = model.joint_index(j)
+            if model.nq_joint[i] != 1 or model.nv_joint[i] != 1:
+                raise ValueError(f"{self.name}: joint {model.joint_names[i]!r} has {model.nq_joint[i]} position "
+                                 "variables; a fixed tendon spans one-variable joints")
+            L += k * q[model.q_start[i]]
+            row[model.v_start[i]] += k
+        return L, row
+
+    def evaluate(self, model, q, qd, t=0.0, kin=None):
+        La, J = self._row(model, self.tendon_a, q)
+        c, bias = La - self.reference[0], 0.0
+        if self.tendon_b is None:
+            c -= self.polynomial[0]
+        else:
+            Lb, Jb = self._row(model, self.tendon_b, q)
+            p, dp, ddp = _polynomial(self.polynomial, Lb - self.reference[1])
+            c -= p
+            J = J - dp * Jb
+            bias = -ddp * float(Jb @ qd) ** 2
+        J = J[None, :]
+        return ConstraintTerms(np.array([c]), J @ qd, J, np.array([bias]))

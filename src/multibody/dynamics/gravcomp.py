@@ -1,0 +1,43 @@
+"""Gravity compensation as external forces: MuJoCo's ``gravcomp`` (``Model.gravcomp``).
+
+MuJoCo lifts body i by the force gravcomp_i · m_i · (−g) applied at its centre of mass (a
+passive force; gravcomp = 1 cancels the body's weight, > 1 makes it buoyant).  ``rnea`` and
+``aba`` stay pure — M q̈ + C(q, q̇) = τ + Σ Jᵢᵀ fᵢ — so the compensation enters through their
+``f_ext`` argument: spatial forces [n; f] in base coordinates, n the moment about the base origin,
+
+    f_i = gravcomp_i m_i (−g),    n_i = c_i × f_i      (c_i: world position of body i's CoM).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _checks
+from ..kinematics.forward import forward_kinematics
+
+__all__ = ["gravity_compensation_forces"]
+
+
+def gravity_compensation_forces(model, q):
+    """f_ext (…, nb, 6) that applies ``model.gravcomp`` as MuJoCo does, at configuration(s) ``q``.
+
+    Pass it to ``aba``/``rnea``/``hand_c``/``simulate`` as ``f_ext``.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.load_mjcf('''<mujoco><worldbody><body name="arm" gravcomp="1">
+    ...   <joint type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
+    ... </body></worldbody></mujoco>''')
+    >>> q = np.array([0.3])
+    >>> qdd = mb.aba(m, q, np.zeros(1), np.zeros(1), f_ext=mb.gravity_compensation_forces(m, q))
+    >>> bool(abs(qdd[0]) < 1e-12)                                  # the arm floats
+    True
+    """
+    _checks.model(model)
+    model._require_numeric()
+    q = np.asarray(q, dtype=float)
+    R, p = forward_kinematics(model, q)
+    lift = (model.gravcomp * model.mass)[:, None] * -np.asarray(model.gravity)        # (nb, 3)
+    c = p + np.einsum("...ij,...j->...i", R, model.com)                                  # world CoMs
+    f = np.broadcast_to(lift, c.shape)
+    return np.concatenate([np.cross(c, f), f], axis=-1)
