@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import multibody as mb
 from multibody.dynamics import fd_sparse
 
-FUZZ = settings(max_examples=12, derandomize=True, deadline=None, database=None,
+FUZZ = settings(max_examples=4, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
@@ -62,7 +62,7 @@ FUNCTIONS = {
                         {"q": (NQ,), "qd": (NV,), "qdd": (NV,), "tau": (NV,)}, set()),
     "energy": (lambda q, qd: mb.energy(MODEL, q, qd), {"q": (NQ,), "qd": (NV,)}, set()),
     "body_states": (lambda q, qd, qdd: mb.body_states(MODEL, q, qd, qdd),
-                    {"q": (NQ,), "qd": (NV,), "qdd": (NV,)}, set()),
+                    {"q": (NQ,), "qd": (NV,), "qdd": (NV,)}, {"qd", "qdd"}),    # rates: None = poses only
     "forward_kinematics": (lambda q: mb.forward_kinematics(MODEL, q), {"q": (NQ,)}, set()),
     "point_velocity": (lambda q, qd: mb.point_velocity(MODEL, q, qd, "hinge", (0.1, 0.2, 0.3)),
                        {"q": (NQ,), "qd": (NV,)}, set()),
@@ -140,13 +140,24 @@ def _readonly(x):
 
 
 def _poke(x, value):
-    y = np.array(x, dtype=float)
-    y.flat[len(y.flat) // 2] = value
-    return y
+    """Every entry non-finite (hybrid dynamics reads only the τ/q̈ entries its fd flags select: NaN
+    in the others means "not given")."""
+    return np.full(np.shape(x), value)
 
 
 def clean(x):
     return None if x is None else np.array(x, dtype=np.float64)
+
+
+# every (function, argument) pair: each mutation is tried on each, with random valid values around it
+CALLS = [(fname, arg) for fname in sorted(FUNCTIONS) for arg in FUNCTIONS[fname][1]]
+
+
+def random_call(fname, seed):
+    """The function and a valid random value of each of its arguments."""
+    fn, tails, optional = FUNCTIONS[fname]
+    rng = np.random.default_rng(seed)
+    return fn, {k: state(rng, k, t) for k, t in tails.items()}, optional
 
 
 def check_finite(name, result):
@@ -154,14 +165,12 @@ def check_finite(name, result):
         assert np.all(np.isfinite(a)), f"{name}: returned non-finite numbers"
 
 
-@pytest.mark.parametrize("fname", sorted(FUNCTIONS))
+@pytest.mark.parametrize("mutation", sorted(SAME_NUMBERS))
+@pytest.mark.parametrize("fname, target", CALLS)
 @FUZZ
-@given(seed=st.integers(0, 2**32 - 1), mutation=st.sampled_from(sorted(SAME_NUMBERS)), data=st.data())
-def test_same_numbers_give_the_same_result(fname, seed, mutation, data):
-    fn, tails, _ = FUNCTIONS[fname]
-    rng = np.random.default_rng(seed)
-    args = {k: state(rng, k, t) for k, t in tails.items()}
-    target = data.draw(st.sampled_from(sorted(args)), label="argument")
+@given(seed=st.integers(0, 2**32 - 1))
+def test_same_numbers_give_the_same_result(fname, target, mutation, seed):
+    fn, args, _ = random_call(fname, seed)
     mutated = dict(args, **{target: SAME_NUMBERS[mutation](args[target])})
     expected = fn(**{k: clean(v) for k, v in mutated.items()})
     got = fn(**mutated)
@@ -172,18 +181,12 @@ def test_same_numbers_give_the_same_result(fname, seed, mutation, data):
     check_finite(fname, got)
 
 
-@pytest.mark.parametrize("fname", sorted(FUNCTIONS))
-@FUZZ
-@given(seed=st.integers(0, 2**32 - 1), mutation=st.sampled_from(sorted(REFUSED)), data=st.data())
-def test_bad_arrays_are_refused_by_name(fname, seed, mutation, data):
-    fn, tails, optional = FUNCTIONS[fname]
-    rng = np.random.default_rng(seed)
-    args = {k: state(rng, k, t) for k, t in tails.items()}
-    target = data.draw(st.sampled_from(sorted(args)), label="argument")
+@pytest.mark.parametrize("mutation", sorted(REFUSED))
+@pytest.mark.parametrize("fname, target", CALLS)
+def test_bad_arrays_are_refused_by_name(fname, target, mutation):
+    fn, args, optional = random_call(fname, 1)
     if mutation == "None" and target in optional:
         return  # None means "not given" for an optional argument
-    if mutation == "scalar" and tails[target] == (1,):
-        return
     make, error = REFUSED[mutation]
     mutated = dict(args, **{target: make(args[target])})
     with pytest.raises(error) as info:
@@ -191,15 +194,12 @@ def test_bad_arrays_are_refused_by_name(fname, seed, mutation, data):
     assert target in str(info.value), f"{fname}: the error for {target} ({mutation}) does not name it: {info.value}"
 
 
-@pytest.mark.parametrize("fname", sorted(FUNCTIONS))
+@pytest.mark.parametrize("fname, target", CALLS)
 @FUZZ
-@given(seed=st.integers(0, 2**32 - 1), exponent=st.integers(100, 300), data=st.data())
-def test_huge_values_give_finite_numbers_or_say_so(fname, seed, exponent, data):
+@given(seed=st.integers(0, 2**32 - 1), exponent=st.integers(100, 300))
+def test_huge_values_give_finite_numbers_or_say_so(fname, target, seed, exponent):
     """Finite input whose result overflows raises ValueError; no inf or NaN comes back."""
-    fn, tails, _ = FUNCTIONS[fname]
-    rng = np.random.default_rng(seed)
-    args = {k: state(rng, k, t) for k, t in tails.items()}
-    target = data.draw(st.sampled_from(sorted(args)), label="argument")
+    fn, args, _ = random_call(fname, seed)
     args[target] = args[target] * 10.0**exponent
     try:
         result = fn(**args)

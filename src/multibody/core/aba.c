@@ -301,8 +301,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                         s += m->S[6 * (vs + e) + r] * d->U[6 * (vs + g) + r];
                     D[nj * e + g] = s;
                 }
-            if (!mb_invert_small(D, nj, Dinv))
-            {
+            if (!mb_invert_small(D, nj, Dinv)) {
                 const int st = mb_pivot_status(D, nj * nj);
                 return st == MB_SINGULAR ? mb_singular_at(i) : st;
             }

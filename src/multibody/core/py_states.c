@@ -176,7 +176,7 @@ int integrate_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     const double *q = IN(j, 0, n), *v = IN(j, 1, n);
     int st = mb_check_configuration(m, q);
     if (st == MB_OK && !all_finite(v, m->nv))
-        st = MB_BAD_QD;
+        st = MB_BAD_V;
     if (st == MB_OK)
         mb_integrate(m, q, v, j->dt, OUT(j, 0, n));
     return st;

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _boundary as B
 from .. import _checks
 from ..core import _core
-from .forward import _point, body_states
+from .forward import _point, _required, body_states
 
 FRAMES = ("world_aligned", "local", "world")
 
@@ -62,6 +62,7 @@ def jdot_qd(model, q, qd, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
     _checks.one_of("frame", frame, FRAMES[:2])
     i = model.body_index(body)
     r = _point("point", point)
+    _required(qd=qd)
     s = body_states(model, q, qd, np.zeros(model.nv))
     w, v = s.v[..., i, :3], s.v[..., i, 3:]
     al, a = s.a[..., i, :3], s.a[..., i, 3:]
@@ -96,6 +97,7 @@ def com_jacobian(model, q):
 def com_velocity(model, q, qd):
     """Velocity of the centre of mass (…, 3)."""
     _checks.model(model)
+    _required(qd=qd)
     s = body_states(model, q, qd)
     vc = s.v[..., 3:] + np.cross(s.v[..., :3], np.broadcast_to(model.com, s.v.shape[:-1] + (3,)))
     vw = np.einsum("...bij,...bj->...bi", s.R, vc)
