@@ -110,7 +110,7 @@ def test_non_finite_run_stops_at_last_finite_state():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         a, b = both(m, [0.0, 0.0], [0.0, 0.0], 5.0, dt=1e-2, integrator="euler", controller=pd)
-    assert a.status == b.status == "non_finite"
+    assert a.status == b.status == "diverged"
     assert a.message == b.message and "non-finite" in a.message
     assert len([w for w in caught if issubclass(w.category, mb.SimulationWarning)]) == 2
     assert_same(a, b, tol=1e-12)
@@ -146,7 +146,7 @@ def test_batch_marks_the_run_that_blew_up():
     pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0])
     Q0 = np.array([[0.0, 0.0], [1.0, 0.0]])   # run 1 rests on the reference: τ = 0, no blow-up
     batch = mb.simulate_batch(m, Q0, np.zeros((2, 2)), 1.0, dt=1e-2, integrator="euler", controller=pd)
-    assert batch.status == ["non_finite", "finished"]
+    assert batch.status == ["diverged", "finished"]
     assert "non-finite" in batch.messages[0]
     assert np.isnan(batch.q[0, -1]).all() and np.isfinite(batch.q[1]).all()
 

@@ -197,6 +197,10 @@ def cmd_info(args):
         kinds[g.kind] = kinds.get(g.kind, 0) + 1
     print("  geometry: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or
                             "none (viewers draw the default appearance)"))
+    from .model.model import passive_terms
+    terms = passive_terms(model)
+    print("  joint terms (mb.simulate applies them): " + (", ".join(
+        f"{k} on {n} variables" + ("" if lo is None else f" ({lo:g}…{hi:g})") for k, n, lo, hi in terms) or "none"))
     if model.camera is not None:
         print(f"  camera: {model.camera}")
     return 0
@@ -251,12 +255,15 @@ def cmd_simulate(args):
     t0 = time.perf_counter()
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
-                           progress=not args.quiet)
-    except ValueError as e:
+                           progress=not args.quiet, on_divergence="raise")
+    except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
+        if e.trajectory is not None:
+            e.trajectory.save(out)
+        raise CLIError(f"{e} (dt = {args.dt:g} with {args.integrator}: try a smaller --dt or --integrator rk4)"
+                       + (f"; the samples up to then are in {out}" if e.trajectory is not None else "")) from None
+    except (ValueError, MemoryError) as e:
         raise CLIError(str(e)) from None
     wall = time.perf_counter() - t0
-    if getattr(traj, "status", "finished") == "non_finite":
-        print(f"warning: {traj.message}", file=sys.stderr)
     traj.save(out)
     E = np.asarray(traj.total_energy)
     print(f"simulated {model.name} for {args.t_final:g} s (dt = {args.dt:g}, {args.integrator}) in {wall:.2f} s: "

@@ -28,7 +28,7 @@ class BatchTrajectory:
     energies (N, T), ``status`` (N,) and ``messages``.  ``batch[i]`` is run i as a :class:`Trajectory`.
 
     A run that blew up keeps its samples up to its last finite state; later samples are NaN and its
-    ``status`` is ``"non_finite"`` (message with the time).  Batches of runs with events, whose
+    ``status`` is ``"diverged"`` (message with the time).  Batches of runs with events, whose
     sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.  As in a
     :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first access (one
     batched ``mb.energy`` call over every finite sample) and cached.
@@ -217,7 +217,7 @@ def run_vectorised(model, Q0, QD0, t_final, dt, integrator, controller, f_ext, r
                 acc[ri, ni], taus[ri, ni] = a[0], tu[0]
     q = rec[:, :, :space.nq].transpose(1, 0, 2)
     qd = rec[:, :, space.nq:].transpose(1, 0, 2)
-    status = ["finished" if alive[i] else "non_finite" for i in range(N)]
+    status = ["finished" if alive[i] else "diverged" for i in range(N)]
     messages = ["" if alive[i] else f"the state became non-finite in the step from t = {blown[i]!r}; the run "
                 f"keeps its samples up to then" for i in range(N)]
     return BatchTrajectory(t=T, q=q, qd=qd, qdd=acc.transpose(1, 0, 2), tau=taus.transpose(1, 0, 2),

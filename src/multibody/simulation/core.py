@@ -27,7 +27,9 @@ from ..errors import SimulationError, SimulationWarning
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .controllers import PD, TorqueTable
+from .constraints import Constraint, ConstraintSet
 from .events import Event, EventMonitor, check_events
+from .limits import FRICTION_VELOCITY, JointLimits, gravity_compensation, smoothed_friction
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 
@@ -76,7 +78,8 @@ class System:
     ``deriv(t, y) -> (K, (qdd, tau, contact_info))`` with K = [v, q̈, ż] the tangent derivative.
     """
 
-    def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None):
+    def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None, limits=None,
+                 friction_velocity=FRICTION_VELOCITY):
         self.model = model
         nv, nb = model.nv, model.nb
         self.controller = controller
@@ -117,10 +120,64 @@ class System:
             self.nz = int(getattr(contact, "n_states", 0))
         self.contact = contact
         self.damping = np.asarray(model.damping, float) if np.any(model.damping != 0) else None
+        self.friction = np.asarray(model.friction, float) if np.any(model.friction != 0) else None
+        self.friction_velocity = _positive("friction_velocity", friction_velocity)
+        gc = getattr(model, "gravcomp", None)
+        self.gravcomp = None if gc is None or not np.any(np.asarray(gc) != 0) else np.asarray(gc, float)
+        self.limits = limits if limits else None        # a JointLimits with at least one finite bound
+        self.soft = self.limits is not None and self.limits.mode == "soft"
+        self.last_z = np.zeros(self.nz)
         self.zero_tau = np.zeros(nv)
         self.nq, self.nv = model.nq, nv
         self.plain = (controller is None and f_ext is None and constraints is None and contact is None
-                      and self.damping is None)
+                      and self.damping is None and self.passive_free)
+        # the compiled loop applies damping but none of the other passive forces
+        self.compilable = self.passive_free
+
+    @property
+    def passive_free(self):
+        return self.friction is None and self.gravcomp is None and self.limits is None
+
+    def passive(self):
+        """What the run applies besides the controller and the user's forces (for the record)."""
+        out = []
+        if self.limits is not None:
+            out.append(f"limits {self.limits.mode}" + (f" (restitution {self.limits.restitution:g})"
+                                                       if self.limits.mode == "hard" else ""))
+        if self.damping is not None:
+            out.append("damping")
+        if self.friction is not None:
+            out.append(f"friction (tanh, v_s = {self.friction_velocity:g})")
+        if self.gravcomp is not None:
+            out.append("gravcomp")
+        return tuple(out)
+
+    # the constraints that stay closed through an impact, and the hard stops' forces
+    def closed_rows(self, t, q, v):
+        rows = []
+        if self.constraints is not None and isinstance(self.constraints, (Constraint, ConstraintSet)):
+            rows.append(self.constraints.evaluate(self.model, q, v, t).J)
+        if self.limits is not None and self.limits.resting:
+            rows.append(self.limits.rows())
+        return np.vstack(rows) if rows else None
+
+    def stop_forces(self, t, q, v):
+        """λ of the joints resting on hard stops (positive sense of each joint)."""
+        tau = self.control(t, q, v)
+        tau_all, fe, _zdot, _info = self._loads(t, q, v, self.last_z, tau)
+        return self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v))[1]
+
+    def _constraint_rows(self, t, q, v):
+        """(J, rhs) of the constraints, for a solve together with resting stops."""
+        if self.constraints is None:
+            return None
+        if not isinstance(self.constraints, (Constraint, ConstraintSet)):
+            raise ValueError(f"limits: a joint came to rest on its hard stop while constraints is a "
+                             f"{type(self.constraints).__name__}, which cannot be solved together with it; "
+                             f"use Constraint/ConstraintSet constraints or limits='soft'")
+        cs = self.constraints if isinstance(self.constraints, ConstraintSet) else self.constraints._as_set()
+        terms = cs.evaluate(self.model, q, v, t if self.constraints_take_time else 0.0)
+        return terms.J, -terms.bias - 2.0 * cs.alpha * terms.cdot - cs.beta ** 2 * terms.c
 
     # controller output, checked
     def control(self, t, q, v):
@@ -166,11 +223,9 @@ class System:
             raise ValueError(f"f_ext: the force function returned NaN or inf at t = {float(t)!r}")
         return f if self.f_ext_const is None else f + self.f_ext_const
 
-    def accelerations(self, t, q, v, z, tau=None):
-        """(q̈, τ_controller, ż, contact info) at a state; raises _NonFinite on a blown-up state."""
+    def _loads(self, t, q, v, z, tau):
+        """(τ + passive joint forces, f_ext with contact and gravity compensation, ż, contact info)."""
         model = self.model
-        if tau is None:
-            tau = self.control(t, q, v)
         fe = self.forces(t, q, v)
         zdot, info = np.zeros(0), None
         if self.contact is not None:
@@ -183,8 +238,27 @@ class System:
             if not (np.all(np.isfinite(fc)) and np.all(np.isfinite(zdot))):
                 raise _NonFinite()
             fe = fc if fe is None else fe + fc
+        if self.gravcomp is not None:
+            fg = gravity_compensation(model, self.gravcomp, q)
+            fe = fg if fe is None else fe + fg
         tau_all = tau if self.damping is None else tau - self.damping * v
-        if self.constraints is not None:
+        if self.friction is not None:
+            tau_all = tau_all + smoothed_friction(self.friction, v, self.friction_velocity)
+        if self.soft:
+            ts = self.limits.soft_forces(q, v)
+            if ts is not None:
+                tau_all = tau_all + ts
+        return tau_all, fe, zdot, info
+
+    def accelerations(self, t, q, v, z, tau=None):
+        """(q̈, τ_controller, ż, contact info) at a state; raises _NonFinite on a blown-up state."""
+        model = self.model
+        if tau is None:
+            tau = self.control(t, q, v)
+        tau_all, fe, zdot, info = self._loads(t, q, v, z, tau)
+        if self.limits is not None and self.limits.resting:
+            qdd = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v))[0]
+        elif self.constraints is not None:
             if self.constraints_take_time:
                 qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe, t=t)
             else:
@@ -209,7 +283,8 @@ class System:
             return np.concatenate((v, a)), (a, self.zero_tau, None)
         if not np.all(np.isfinite(y)):
             raise _NonFinite()
-        qdd, tau, zdot, info = self.accelerations(t, q, v, y[nq + nv:])
+        self.last_z = y[nq + nv:]
+        qdd, tau, zdot, info = self.accelerations(t, q, v, self.last_z)
         return np.concatenate((v, qdd, zdot)), (qdd, tau, info)
 
 
@@ -278,7 +353,8 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 # ---- the public function ----------------------------------------------------------------------
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
-             progress=False) -> Trajectory:
+             progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
+             on_divergence="warn") -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
@@ -293,12 +369,22 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         ``(t, q, qd) -> (nb, 6)``.
     events : ``mb.Event`` or a sequence of them (guards located in time, resets applied).
     constraints, contact : objects of the constraint / contact protocols (``multibody.simulation``
-        docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.
+        docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.  The
+        model's own constraints (``model.constraints``, e.g. from an MJCF ``<equality>``) are
+        solved together with them.
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
+    limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution
+        ``limit_restitution``, default 0), ``"soft"`` (a critically damped spring–damper stop) or
+        ``"off"``.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
+        and gravity compensation are always applied; see :mod:`multibody.simulation.limits`.
+        ``traj.passive`` lists what was applied.
+    on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
+        trajectory up to the last finite state).
 
-    A run whose state becomes non-finite stops, warns (:class:`SimulationWarning`) and returns the
-    samples up to the last finite state with ``status == "non_finite"`` and the time in ``message``.
+    A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
+    the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
+    A run whose record would not fit in the available memory is refused before it starts.
 
     Example — the OpenDE report's double pendulum (section 5.6), 1 s with RK4 at 1 ms:
 
@@ -314,23 +400,86 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     record_every = _checks.integer("record_every", record_every, lo=1)
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
     events = check_events(events)
-    system = System(model, controller, f_ext, constraints, contact)
+    _checks.one_of("on_divergence", on_divergence, ("warn", "raise"))
+    constraints = _with_model_constraints(model, constraints)
+    stops = JointLimits(model, limits, limit_restitution, dt)
+    system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
+    check_record_size(model, space, t_final, dt, record_every, integrator)
     z = np.zeros(0)
     if contact is not None:
         z = np.asarray(contact.initial_state(model, q, qd), dtype=float).reshape(-1)
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
+    system.last_z = z
+    if system.limits is not None and limits == "hard":
+        stops.check_start(q)
+        events = events + tuple(stops.events(system))
+        stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
-    if integrator in FIXED_STEP and rollout.USE_COMPILED:  # the whole run in C when it qualifies
+    traj = None
+    if integrator in FIXED_STEP and rollout.USE_COMPILED and system.compilable:  # the whole run in C
         plan = rollout.compiled_plan(model, integrator, controller, system.f_ext_const if f_ext is not None
                                      else None, events, constraints, contact, progress)
         if plan is not None and not callable(f_ext):
-            return rollout.simulate_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
-    run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
-    return run(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol, atol,
-               progress)
+            traj = rollout.simulate_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
+    if traj is None:
+        run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
+        traj = run(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol, atol,
+                   progress)
+    traj.passive = system.passive()
+    if traj.status == "diverged":
+        if on_divergence == "raise":
+            raise SimulationError(f"simulate: {traj.message}", traj)
+        warnings.warn(f"simulate: {traj.message}", SimulationWarning, stacklevel=2)
+    return traj
+
+
+def _with_model_constraints(model, constraints):
+    """The user's constraints joined with the model's own (``model.constraints``), solved as one set."""
+    own = tuple(getattr(model, "constraints", ()) or ())
+    if not own:
+        return constraints
+    if constraints is None:
+        return ConstraintSet(*own)
+    if isinstance(constraints, ConstraintSet):
+        return ConstraintSet(*own, *constraints.constraints, alpha=constraints.alpha, beta=constraints.beta,
+                             redundant=constraints.redundant, rank_tol=constraints.rank_tol)
+    if isinstance(constraints, Constraint):
+        return ConstraintSet(*own, constraints)
+    raise TypeError(f"constraints: the model carries constraints ({len(own)}: model.constraints) that must be "
+                    f"solved with yours; expected a Constraint or ConstraintSet, got "
+                    f"{type(constraints).__name__}")
+
+
+#: bytes of one recorded sample beyond its state numbers (time, accelerations, torques, energies)
+def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1):
+    """Refuse a run whose record would not fit in the available memory (before allocating it)."""
+    samples = math.floor(t_final / (dt * record_every) + 1e-9) + 2
+    per_sample = 8 * (1 + space.n + 3 * model.nv + 2)
+    need = samples * per_sample * runs * (2 if integrator in FIXED_STEP else 3)  # Python lists: ~2-3× the arrays
+    avail = _available_memory()
+    if avail is not None and need > avail:
+        raise MemoryError(f"t_final: the run would record {samples * runs:,} samples (about {need / 2**30:.1f} GiB) "
+                          f"but only {avail / 2**30:.1f} GiB of memory is available; pass record_every = "
+                          f"{math.ceil(need / (0.5 * avail))} or more, or simulate a shorter span (in pieces, "
+                          f"saving each with traj.save)")
+
+
+def _available_memory():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import os
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 class _Progress:
@@ -405,7 +554,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
             if not math.isfinite(y1.sum()):
                 raise _NonFinite()
         except _NonFinite:
-            status, message = "non_finite", _non_finite_message(t, t_next)
+            status, message = "diverged", _non_finite_message(t, t_next)
             break
         if rec.t[-1] == t and rec.derived[-1] is None:
             rec.derived[-1] = info
@@ -425,7 +574,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                     if not np.all(np.isfinite(ye)):
                         raise _NonFinite()
             except _NonFinite:
-                status, message = "non_finite", _non_finite_message(t, t_next)
+                status, message = "diverged", _non_finite_message(t, t_next)
                 break
             if hit is not None:
                 y = _fire(monitor, i, te, ye, space, system, rec, fired)
@@ -443,10 +592,8 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
         if progress:
             bar.update(t)
     bar.close()
-    if status == "non_finite":
-        if last_recorded_t != t:
-            rec.add(t, y, held=system.held_tau)
-        warnings.warn(f"simulate: {message}", SimulationWarning, stacklevel=3)
+    if status == "diverged" and last_recorded_t != t:
+        rec.add(t, y, held=system.held_tau)
     return build_trajectory(model, space, system, rec, fired, status, message, integrator)
 
 
@@ -491,14 +638,14 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
         try:
             solver = Solver(fun, t, y, t_bound, rtol=rtol, atol=atol)
         except _NonFinite:
-            status, message = "non_finite", _non_finite_message(t, t)
+            status, message = "diverged", _non_finite_message(t, t)
             break
         restart = False
         while solver.status == "running":
             try:
                 msg = solver.step()
             except _NonFinite:
-                status, message = "non_finite", _non_finite_message(t, solver.t)
+                status, message = "diverged", _non_finite_message(t, solver.t)
                 break
             if solver.status == "failed":
                 traj = build_trajectory(model, space, system, rec, fired, "failed", str(msg), integrator)
@@ -506,7 +653,7 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
             t_old, t_new = solver.t_old, solver.t
             y_new = space.normalise(np.array(solver.y, dtype=float))
             if not np.all(np.isfinite(y_new)):
-                status, message = "non_finite", _non_finite_message(t_old, t_new)
+                status, message = "diverged", _non_finite_message(t_old, t_new)
                 break
             sol = solver.dense_output()
             if monitor is not None:
@@ -544,8 +691,6 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
     bar.close()
     if status in ("finished", "terminated") and (not rec.t or rec.t[-1] != t):
         rec.add(t, y, held=system.held_tau)
-    if status == "non_finite":
-        if rec.t[-1] != t:
-            rec.add(t, y, held=system.held_tau)
-        warnings.warn(f"simulate: {message}", SimulationWarning, stacklevel=3)
+    if status == "diverged" and rec.t[-1] != t:
+        rec.add(t, y, held=system.held_tau)
     return build_trajectory(model, space, system, rec, fired, status, message, integrator)

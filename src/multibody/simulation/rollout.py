@@ -116,9 +116,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
 
 def simulate_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
     """``mb.simulate``'s fixed-step run in C; the same Trajectory (and warning) as ``_run_fixed``."""
-    import warnings
-
-    from .core import SimulationWarning, _non_finite_message
+    from .core import _non_finite_message
     from .trajectory import Trajectory, model_fingerprint
 
     T, Q, QD, QDD, TAU, info = run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
@@ -126,9 +124,8 @@ def simulate_compiled(model, space, q0, qd0, t_final, dt, integrator, record_eve
     n = int(info[0, 0])
     t, q, qd = T[0, :n].copy(), Q[0, :n].copy(), QD[0, :n].copy()
     status, message = "finished", ""
-    if info[0, 1] < 0:
-        status, message = "non_finite", _non_finite_message(float(info[0, 2]), float(info[0, 3]))
-        warnings.warn(f"simulate: {message}", SimulationWarning, stacklevel=3)
+    if info[0, 1] < 0:   # simulate warns (or raises) once
+        status, message = "diverged", _non_finite_message(float(info[0, 2]), float(info[0, 3]))
     return Trajectory(t=t, q=q, qd=qd, qdd=QDD[0, :n].copy(), tau=TAU[0, :n].copy(),
                       model=model, events=[], constraint_residual=None,
                       contact_forces=None, contact_state=None, status=status, message=message,
@@ -158,7 +155,7 @@ def batch_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every):
     t = T[full, :R].copy()
     q, qd, qdd, tau = Q[:, :R], QD[:, :R], QDD[:, :R], TAU[:, :R]
     dead = info[:, 1] < 0
-    status = ["non_finite" if d else "finished" for d in dead]
+    status = ["diverged" if d else "finished" for d in dead]
     messages = [f"the state became non-finite in the step from t = {float(info[i, 2])!r}; the run keeps its "
                 f"samples up to then" if dead[i] else "" for i in range(len(dead))]
     return BatchTrajectory(t=t, q=q, qd=qd, qdd=qdd, tau=tau, model=model,  # energies: lazy
