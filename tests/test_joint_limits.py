@@ -213,3 +213,15 @@ def test_a_record_beyond_the_available_memory_is_refused_before_the_run():
     m = mb.models.double_pendulum()
     with pytest.raises(MemoryError, match="record_every"):
         mb.simulate(m, [0.1, 0.0], [0.0, 0.0], 1e12)
+
+
+def test_a_batch_applies_the_limits_like_single_runs():
+    m = pendulum(q_lower=[BOTTOM - 0.3], friction=[0.05])
+    Q0 = np.array([[0.0], [-0.5]])
+    batch = mb.simulate_batch(m, Q0, np.zeros((2, 1)), 1.0, limit_restitution=0.5)
+    for i in range(2):
+        one = mb.simulate(m, Q0[i], [0.0], 1.0, limit_restitution=0.5)
+        assert np.array_equal(batch[i].q, one.q)
+        assert one.q.min() >= BOTTOM - 0.3 - 1e-11
+    free = mb.simulate_batch(m, Q0, np.zeros((2, 1)), 1.0, limits="off")
+    assert free.q.min() < BOTTOM - 0.4

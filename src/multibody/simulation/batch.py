@@ -19,6 +19,7 @@ from ..dynamics import aba
 from . import rollout
 from .controllers import PD, TorqueTable
 from .core import _check_model, _positive, simulate
+from .limits import JointLimits
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
@@ -260,6 +261,16 @@ def _concat(parts):
                            model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)
 
 
+def _passive_beyond_damping(model, limits):
+    """Does the model carry terms only ``simulate`` applies (limits, friction, gravcomp, constraints)?"""
+    if getattr(model, "constraints", ()) or np.any(model.friction != 0):
+        return True
+    gc = getattr(model, "gravcomp", None)
+    if gc is not None and np.any(np.asarray(gc) != 0):
+        return True
+    return limits != "off" and bool(JointLimits(model, limits))
+
+
 def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None,
                    events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
@@ -271,6 +282,9 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     executor : None (run here), a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``;
         the runs are split into ``chunks`` tasks (default: 4 per worker, at most N).
 
+    Models with position limits (unless ``limits="off"``), friction, gravity compensation or
+    constraints of their own run one ``mb.simulate`` per state, which applies them (``limits``,
+    ``limit_restitution``, ``friction_velocity`` are passed on).
     In the vectorised case (fixed step, no events/constraints/contact/params) a Python controller
     is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)``; a built-in
     ``mb.PD`` works unchanged.  Returns a :class:`BatchTrajectory`.
@@ -302,8 +316,10 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
         if len(params) != N or not all(isinstance(p, dict) for p in params):
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
     vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
-                  and not kwargs.get("contact") and not callable(f_ext))
-    unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress"}
+                  and not kwargs.get("contact") and not callable(f_ext)
+                  and not _passive_beyond_damping(model, kwargs.get("limits", "hard")))
+    unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress", "limits", "limit_restitution",
+                             "friction_velocity"}
     if unknown:
         raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")
     if vectorised:
