@@ -35,3 +35,11 @@ def test_no_import_circle_in_simulation():
 
 def test_rollout_imports_only_the_controllers():
     assert _imports(SIM / "rollout.py") <= {"controllers"}
+
+
+def test_fd_gq_lives_in_dynamics_and_keeps_its_old_address():
+    import multibody as mb
+    from multibody.dynamics.fdgq import fd_gq
+    from multibody.simulation.constraints import fd_gq as old
+    assert mb.fd_gq is fd_gq and old is fd_gq
+    assert mb.spatial_v2.FDgq is fd_gq
