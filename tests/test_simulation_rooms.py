@@ -43,3 +43,10 @@ def test_fd_gq_lives_in_dynamics_and_keeps_its_old_address():
     from multibody.simulation.constraints import fd_gq as old
     assert mb.fd_gq is fd_gq and old is fd_gq
     assert mb.spatial_v2.FDgq is fd_gq
+
+
+def test_mechanism_is_a_model_type_and_keeps_its_old_address():
+    from multibody.model.mechanism import Mechanism
+    from multibody.models import Mechanism as old
+    from multibody.models.mechanism import Mechanism as older
+    assert Mechanism is old is older and Mechanism.__module__ == "multibody.model.mechanism"
