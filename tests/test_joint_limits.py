@@ -225,3 +225,12 @@ def test_a_batch_applies_the_limits_like_single_runs():
         assert one.q.min() >= BOTTOM - 0.3 - 1e-11
     free = mb.simulate_batch(m, Q0, np.zeros((2, 1)), 1.0, limits="off")
     assert free.q.min() < BOTTOM - 0.4
+
+
+def test_adaptive_runs_rest_and_release_the_same_way():
+    m = pendulum(q_lower=[0.3])
+    G = gravity_torque(m, 0.3)
+    traj = mb.simulate(m, [0.4], [0.0], 1.5, integrator="rk45",
+                       controller=lambda t, q, qd: np.array([10.0 * max(0.0, t - 0.5)]))
+    assert [ev.name for ev in traj.events] == ["joint1 lower limit", "joint1 lower limit release"]
+    assert traj.events[1].t == pytest.approx(0.5 + G / 10.0, abs=1e-8)
