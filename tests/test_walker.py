@@ -113,3 +113,21 @@ def test_seed_biped_with_upper_body_has_an_unstable_periodic_gait():
     s = walker.stride(*walker.state(orbit.x))
     gravity_work = total_mass(model) * np.sin(0.004) * s.step_length
     assert abs(s.impact_loss - gravity_work) < 1e-8 * gravity_work
+
+
+def test_gait_keeps_every_sample_in_one_trajectory_across_strides(simplest):
+    model, walker, orbit = simplest
+    traj, strides = walker.gait(orbit.x, 4, dt=0.01)
+    durations = [s.duration for s in strides]
+    assert len(traj) >= sum(durations) / 0.01                     # every sample, not ~4 per stride
+    assert [ev.name for ev in traj.events] == [f"heel strike {k}" for k in range(1, 5)]
+    np.testing.assert_allclose([ev.t for ev in traj.events], np.cumsum(durations), rtol=0, atol=1e-12)
+    assert np.all(np.diff(traj.t) >= 0) and traj.t[-1] == pytest.approx(sum(durations))
+    # the stance foot advances by one step length per stride, down the slope (x)
+    starts = np.cumsum([len(s.trajectory) for s in strides])[:-1]   # first sample of strides 2, 3, 4
+    steps = [s.step_length for s in strides]
+    np.testing.assert_allclose(traj.q[starts, 0], np.cumsum(steps)[:-1], atol=1e-9)
+    assert steps[0] > 0.1
+    # within a stride the state is the stride's own (stance foot restarted at the origin), shifted
+    np.testing.assert_array_equal(traj.q[starts[0], 2:], strides[1].trajectory.q[0, 2:])
+    np.testing.assert_array_equal(traj.qd[starts[0]], strides[1].trajectory.qd[0])
