@@ -234,3 +234,9 @@ def test_adaptive_runs_rest_and_release_the_same_way():
                        controller=lambda t, q, qd: np.array([10.0 * max(0.0, t - 0.5)]))
     assert [ev.name for ev in traj.events] == ["joint1 lower limit", "joint1 lower limit release"]
     assert traj.events[1].t == pytest.approx(0.5 + G / 10.0, abs=1e-8)
+
+
+def test_a_batch_beyond_the_available_memory_is_refused_before_it_runs():
+    m = mb.models.double_pendulum()
+    with pytest.raises(MemoryError, match="record_every"):
+        mb.simulate_batch(m, np.zeros((1000, 2)), np.zeros((1000, 2)), 1e9)

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .core import simulate
+from .core import check_record_size, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
 from .limits import JointLimits
 from .system import System, _check_model, _positive
@@ -313,6 +313,8 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
                              "friction_velocity"}
     if unknown:
         raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")
+    check_record_size(model, StateSpace(model), t_final, dt,
+                      _checks.integer("record_every", record_every, lo=1), integrator, runs=N)
     if vectorised:
         record_every = _checks.integer("record_every", record_every, lo=1)
         if f_ext is not None:

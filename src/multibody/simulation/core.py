@@ -210,9 +210,11 @@ def _with_model_constraints(model, constraints):
                     f"{type(constraints).__name__}")
 
 
-#: bytes of one recorded sample beyond its state numbers (time, accelerations, torques, energies)
 def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1):
-    """Refuse a run whose record would not fit in the available memory (before allocating it)."""
+    """Refuse a run whose record would not fit in the available memory (before allocating it).
+
+    A sample holds t, the state, q̈, τ and the two energies (8 bytes each); the Python loops
+    keep lists while they run, about twice the final arrays (three times for adaptive runs)."""
     samples = math.floor(t_final / (dt * record_every) + 1e-9) + 2
     per_sample = 8 * (1 + space.n + 3 * model.nv + 2)
     need = samples * per_sample * runs * (2 if integrator in FIXED_STEP else 3)  # Python lists: ~2-3× the arrays
