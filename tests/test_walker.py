@@ -131,3 +131,19 @@ def test_gait_keeps_every_sample_in_one_trajectory_across_strides(simplest):
     # within a stride the state is the stride's own (stance foot restarted at the origin), shifted
     np.testing.assert_array_equal(traj.q[starts[0], 2:], strides[1].trajectory.q[0, 2:])
     np.testing.assert_array_equal(traj.qd[starts[0]], strides[1].trajectory.qd[0])
+
+
+def test_plot_gait_draws_the_papers_four_step_figure_for_the_biped_with_upper_body():
+    import matplotlib
+    matplotlib.use("Agg")
+    model, walker = tmt_biped()
+    orbit = mb.find_periodic_orbit(walker, [0.1532, -0.3064, -0.1459, -0.1562, 0.0073, 0.2839], fd_step=1e-7)
+    traj, strides = walker.gait(orbit.x, 4, dt=0.02)
+    fig = mb.view.plot_gait(traj, strides)
+    angles, rates = fig.axes[:2]
+    assert [ln.get_label() for ln in angles.lines[:3]] == ["q1", "q2", "q3"]
+    assert len(angles.lines) == 3 + 4 and len(rates.lines) == 3 + 4      # 3 variables, 4 heel strikes
+    np.testing.assert_allclose(angles.lines[0].get_xdata(), traj.t)
+    assert f"stride time {np.mean([s.duration for s in strides]):.4g}" in fig._suptitle.get_text()
+    with pytest.raises(ValueError, match="coordinates: 'hip'"):
+        mb.view.plot_gait(traj, coordinates=["hip"])
