@@ -240,3 +240,12 @@ def test_a_batch_beyond_the_available_memory_is_refused_before_it_runs():
     m = mb.models.double_pendulum()
     with pytest.raises(MemoryError, match="record_every"):
         mb.simulate_batch(m, np.zeros((1000, 2)), np.zeros((1000, 2)), 1e9)
+
+
+def test_cli_simulate_starts_a_robot_inside_its_limits_and_names_what_it_applied(tmp_path, capsys):
+    from test_urdf_robots import robots_dir
+    urdf = os.path.join(robots_dir(), "panda_description/urdf/panda.urdf")   # neutral q4 = 0 > upper −0.0698
+    code = cli.main(["simulate", urdf, "--t-final", "0.2", "--quiet", "--out", str(tmp_path / "p.npz")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "applied from the model: limits hard (restitution 0), damping" in out

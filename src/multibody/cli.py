@@ -103,8 +103,8 @@ def _initial_state(model, q0, qd0):
         q = _floats(q0, model.nq, "--q0")
     elif info is not None and info.q0 is not None and len(info.q0) == model.nq:
         q = np.array(info.q0, dtype=float)
-    else:
-        q = model.neutral()
+    else:   # inside the joint limits (simulate enforces them; the neutral q = 0 may lie outside)
+        q = np.clip(model.neutral(), model.q_lower, model.q_upper)
     if qd0 is not None:
         qd = _floats(qd0, model.nv, "--qd0")
     elif info is not None and info.dq0 is not None and len(info.dq0) == model.nv:
@@ -268,7 +268,8 @@ def cmd_simulate(args):
     E = np.asarray(traj.total_energy)
     print(f"simulated {model.name} for {args.t_final:g} s (dt = {args.dt:g}, {args.integrator}) in {wall:.2f} s: "
           f"{len(traj.t)} samples → {out}")
-    print(f"energy drift max |E(t) − E(0)| = {np.abs(E - E[0]).max():.3e} J (E(0) = {E[0]:.6g} J)")
+    print(f"energy drift max |E(t) − E(0)| = {np.abs(E - E[0]).max():.3e} J (E(0) = {E[0]:.6g} J)"
+          + (f"; applied from the model: {', '.join(traj.passive)} (they change the energy)" if traj.passive else ""))
     return 0
 
 
