@@ -147,3 +147,30 @@ def test_plot_gait_draws_the_papers_four_step_figure_for_the_biped_with_upper_bo
     assert f"stride time {np.mean([s.duration for s in strides]):.4g}" in fig._suptitle.get_text()
     with pytest.raises(ValueError, match="coordinates: 'hip'"):
         mb.view.plot_gait(traj, coordinates=["hip"])
+
+
+def _five_point_jacobian(P, x, h):
+    n = len(x)
+    J = np.empty((n, n))
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = h
+        J[:, k] = (-P(x + 2 * e) + 8 * P(x + e) - 8 * P(x - e) + P(x - 2 * e)) / (12 * h)
+    return J
+
+
+def test_variational_multipliers_match_a_high_precision_reference_to_1e_8(simplest):
+    """The default Jacobian of a Walker's stride map (variational equations + heel-strike saltation)
+    against fourth-order differences of the map integrated at rtol 1e-13 (itself consistent to 1e-8)."""
+    model, walker, orbit = simplest
+    _, fine = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
+    fine.rtol, fine.atol = 1e-13, 1e-14
+    ref = _five_point_jacobian(fine.stride_map, orbit.x, 2e-5)
+    assert np.max(np.abs(_five_point_jacobian(fine.stride_map, orbit.x, 5e-5) - ref)) < 2e-8
+    assert np.max(np.abs(orbit.jacobian - ref)) < 1e-8
+    np.testing.assert_allclose(np.sort(np.abs(orbit.multipliers))[-2:], np.sort(np.abs(np.linalg.eigvals(ref)))[-2:],
+                               rtol=0, atol=1e-8)
+    old = mb.find_periodic_orbit(walker, orbit.x, jacobian="differences")
+    assert np.max(np.abs(old.jacobian - ref)) > 1e-8          # what the difference quotient of P gives
+    with pytest.raises(ValueError, match="jacobian"):
+        mb.find_periodic_orbit(lambda x: 0.5 * x, [1.0], jacobian="variational")

@@ -279,12 +279,16 @@ class PeriodicOrbit:
         return bool(np.all(np.abs(self.multipliers) < 1.0))
 
 
-def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6) -> PeriodicOrbit:
+def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6, jacobian=None) -> PeriodicOrbit:
     """Fixed point x* = P(x*) of a stride (Poincaré) map by Newton's method, and its multipliers.
 
     ``stride_map``: a callable x -> P(x) or a :class:`Walker` (its ``stride_map``).  The Jacobian
-    ∂P/∂x is taken by central differences (step ``fd_step`` per coordinate); Newton solves
-    (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
+    ∂P/∂x: ``jacobian="variational"`` (the default for a Walker with vector joints) integrates the
+    variational equations with the stride and applies the heel strike's saltation
+    (:func:`multibody.simulation.sensitivity.stride_jacobian`), so the multipliers are exact to
+    the integration tolerance; ``"differences"`` (the default for a callable) takes central
+    differences of P with step ``fd_step`` per coordinate (good to about tolerance / fd_step).
+    Newton solves (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
 
     Example — a linear map with a known fixed point:
 
@@ -308,7 +312,18 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
             raise ValueError(f"stride_map: returned {y!r} for x = {xx!r}; expected {n} finite numbers")
         return y
 
-    def jacobian(xx):
+    walker = stride_map if isinstance(stride_map, Walker) else None
+    if jacobian is None:
+        jacobian = "variational" if walker is not None and walker.model.nq == walker.model.nv else "differences"
+    _checks.one_of("jacobian", jacobian, ("variational", "differences"))
+    if jacobian == "variational" and walker is None:
+        raise ValueError("jacobian: 'variational' needs a Walker (its stride map's dynamics); a callable stride "
+                         "map takes 'differences'")
+
+    def jacobian_at(xx):
+        if jacobian == "variational":
+            from .sensitivity import stride_jacobian
+            return stride_jacobian(walker, xx)[1]
         J = np.empty((n, n))
         for k in range(n):
             dx = np.zeros(n)
@@ -320,7 +335,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
     res = float(np.max(np.abs(Px - x)))
     it = 0
     while res > tol and it < max_iter:
-        J = jacobian(x)
+        J = jacobian_at(x)
         try:
             dx = np.linalg.solve(J - np.eye(n), x - Px)
         except np.linalg.LinAlgError:
@@ -332,7 +347,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
     if res > tol:
         raise ValueError(f"find_periodic_orbit: no convergence in {max_iter} Newton steps (|P(x) − x| = {res:.3g}); "
                          f"start closer to the gait")
-    J = jacobian(x)
+    J = jacobian_at(x)
     return PeriodicOrbit(x=x, multipliers=np.linalg.eigvals(J), jacobian=J, residual=res, iterations=it,
                          converged=True)
 
