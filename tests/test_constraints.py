@@ -16,7 +16,7 @@ from multibody.simulation.constraints import (DEFAULT_BAUMGARTE_TIME, AxisConstr
                                             FunctionConstraint, GammaQ, JointCoupling, PointConstraint,
                                             gamma_q_linear, gamma_q_mimic, gamma_q_partitioned, revolute_closure,
                                             solve_constrained)
-from multibody.simulation.examples import four_bar
+from multibody.simulation.closed_loops import four_bar
 
 RNG = np.random.default_rng(7)
 

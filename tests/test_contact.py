@@ -1,15 +1,16 @@
 """Compliant ground contact: gcontact's law case by case, the compiled kernel against the NumPy
 functions, gcPosVel against the kinematics, the floating-base (FDfb) path against the free joint."""
-import importlib
 
 import numpy as np
 import pytest
 
 import multibody as mb
+
+import example_scripts  # the examples/ folder's scripts
 from multibody.simulation.contact import (GroundContact, contact_points, gc_fd, gc_pos_vel_fb, gcontact,
                                         point_forces_to_f_ext)
 
-examples = importlib.import_module("multibody.simulation.examples")
+examples = example_scripts.namespace()
 RNG = np.random.default_rng(3)
 K, D, MU = 2e5, 3e3, 0.4
 

@@ -1,6 +1,5 @@
 """The TMT paper's flapping flyer and Clemens joint: numeric elements against the model helper's
 symbolic ones, then the runs and their physical facts."""
-import importlib
 
 import numpy as np
 import pytest
@@ -8,7 +7,9 @@ import sympy as sp
 
 import multibody as mb
 
-ex = importlib.import_module("multibody.simulation.examples")
+import example_scripts  # the examples/ folder's scripts
+
+ex = example_scripts.namespace()
 RNG = np.random.default_rng(11)
 
 

@@ -11,8 +11,14 @@ import pytest
 
 import multibody as mb
 from multibody.simulation import rollout
+from multibody.simulation.system import System
 
 INTEGRATORS = ["euler", "semi_implicit", "rk4"]
+
+
+def plan(m, integrator, controller, f_ext=None, events=()):
+    """The compiled plan of a run (None: the Python loop)."""
+    return System(m, controller, f_ext).plan(integrator, events)
 
 
 def both(*args, **kw):
@@ -40,11 +46,11 @@ def assert_same(a, b, tol=1e-12):
 def test_compiled_path_is_taken():
     """The plan says yes for built-in runs, no for Python callables/events (which keep the Python loop)."""
     m = mb.models.double_pendulum()
-    assert rollout.compiled_plan(m, "rk4", None, None) is not None
-    assert rollout.compiled_plan(m, "rk4", mb.PD(1.0, 1.0), None) is not None
-    assert rollout.compiled_plan(m, "rk4", lambda t, q, qd: np.zeros(2), None) is None
-    assert rollout.compiled_plan(m, "rk45", None, None) is None
-    assert rollout.compiled_plan(m, "rk4", None, None, events=(mb.Event(lambda t, q, qd: q[0]),)) is None
+    assert plan(m, "rk4", None, None) is not None
+    assert plan(m, "rk4", mb.PD(1.0, 1.0), None) is not None
+    assert plan(m, "rk4", lambda t, q, qd: np.zeros(2), None) is None
+    assert plan(m, "rk45", None, None) is None
+    assert plan(m, "rk4", None, None, events=(mb.Event(lambda t, q, qd: q[0]),)) is None
 
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
@@ -85,7 +91,7 @@ def test_pd_planar_2r_continuous_sampled_and_tables(integrator):
         mb.PD(kp=100.0, kd=20.0, q_ref=q_tab, times=times, period=0.01),
     ]
     for pd in controllers:
-        assert rollout.compiled_plan(m, integrator, pd, None) is not None
+        assert plan(m, integrator, pd, None) is not None
         a, b = both(m, [0.1, -0.2], [0.0, 0.3], 2.0, dt=1e-3, integrator=integrator, controller=pd,
                     record_every=3)
         assert_same(a, b)
@@ -110,7 +116,7 @@ def test_non_finite_run_stops_at_last_finite_state():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         a, b = both(m, [0.0, 0.0], [0.0, 0.0], 5.0, dt=1e-2, integrator="euler", controller=pd)
-    assert a.status == b.status == "non_finite"
+    assert a.status == b.status == "diverged"
     assert a.message == b.message and "non-finite" in a.message
     assert len([w for w in caught if issubclass(w.category, mb.SimulationWarning)]) == 2
     assert_same(a, b, tol=1e-12)
@@ -146,7 +152,7 @@ def test_batch_marks_the_run_that_blew_up():
     pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0])
     Q0 = np.array([[0.0, 0.0], [1.0, 0.0]])   # run 1 rests on the reference: τ = 0, no blow-up
     batch = mb.simulate_batch(m, Q0, np.zeros((2, 2)), 1.0, dt=1e-2, integrator="euler", controller=pd)
-    assert batch.status == ["non_finite", "finished"]
+    assert batch.status == ["diverged", "finished"]
     assert "non-finite" in batch.messages[0]
     assert np.isnan(batch.q[0, -1]).all() and np.isfinite(batch.q[1]).all()
 
@@ -196,7 +202,7 @@ def test_torque_table_matches_python_loop(integrator):
     times = [0.0, 0.3, 0.45, 0.8]
     tau = [[0.0, 0.0], [2.0, -1.0], [-1.0, 0.5], [0.3, 0.3]]
     for table in (mb.TorqueTable(times, tau), mb.TorqueTable(times, tau, period=0.021)):
-        assert rollout.compiled_plan(m, integrator, table, None) is not None
+        assert plan(m, integrator, table, None) is not None
         a, b = both(m, [0.2, 0.1], [0.0, 0.0], 1.0, integrator=integrator, controller=table)
         assert_same(a, b)
         if table.period is None:

@@ -113,3 +113,64 @@ def test_seed_biped_with_upper_body_has_an_unstable_periodic_gait():
     s = walker.stride(*walker.state(orbit.x))
     gravity_work = total_mass(model) * np.sin(0.004) * s.step_length
     assert abs(s.impact_loss - gravity_work) < 1e-8 * gravity_work
+
+
+def test_gait_keeps_every_sample_in_one_trajectory_across_strides(simplest):
+    model, walker, orbit = simplest
+    traj, strides = walker.gait(orbit.x, 4, dt=0.01)
+    durations = [s.duration for s in strides]
+    assert len(traj) >= sum(durations) / 0.01                     # every sample, not ~4 per stride
+    assert [ev.name for ev in traj.events] == [f"heel strike {k}" for k in range(1, 5)]
+    np.testing.assert_allclose([ev.t for ev in traj.events], np.cumsum(durations), rtol=0, atol=1e-12)
+    assert np.all(np.diff(traj.t) >= 0) and traj.t[-1] == pytest.approx(sum(durations))
+    # the stance foot advances by one step length per stride, down the slope (x)
+    starts = np.cumsum([len(s.trajectory) for s in strides])[:-1]   # first sample of strides 2, 3, 4
+    steps = [s.step_length for s in strides]
+    np.testing.assert_allclose(traj.q[starts, 0], np.cumsum(steps)[:-1], atol=1e-9)
+    assert steps[0] > 0.1
+    # within a stride the state is the stride's own (stance foot restarted at the origin), shifted
+    np.testing.assert_array_equal(traj.q[starts[0], 2:], strides[1].trajectory.q[0, 2:])
+    np.testing.assert_array_equal(traj.qd[starts[0]], strides[1].trajectory.qd[0])
+
+
+def test_plot_gait_draws_the_papers_four_step_figure_for_the_biped_with_upper_body():
+    import matplotlib
+    matplotlib.use("Agg")
+    model, walker = tmt_biped()
+    orbit = mb.find_periodic_orbit(walker, [0.1532, -0.3064, -0.1459, -0.1562, 0.0073, 0.2839], fd_step=1e-7)
+    traj, strides = walker.gait(orbit.x, 4, dt=0.02)
+    fig = mb.view.plot_gait(traj, strides)
+    angles, rates = fig.axes[:2]
+    assert [ln.get_label() for ln in angles.lines[:3]] == ["q1", "q2", "q3"]
+    assert len(angles.lines) == 3 + 4 and len(rates.lines) == 3 + 4      # 3 variables, 4 heel strikes
+    np.testing.assert_allclose(angles.lines[0].get_xdata(), traj.t)
+    assert f"stride time {np.mean([s.duration for s in strides]):.4g}" in fig._suptitle.get_text()
+    with pytest.raises(ValueError, match="coordinates: 'hip'"):
+        mb.view.plot_gait(traj, coordinates=["hip"])
+
+
+def _five_point_jacobian(P, x, h):
+    n = len(x)
+    J = np.empty((n, n))
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = h
+        J[:, k] = (-P(x + 2 * e) + 8 * P(x + e) - 8 * P(x - e) + P(x - 2 * e)) / (12 * h)
+    return J
+
+
+def test_variational_multipliers_match_a_high_precision_reference_to_1e_8(simplest):
+    """The default Jacobian of a Walker's stride map (variational equations + heel-strike saltation)
+    against fourth-order differences of the map integrated at rtol 1e-13 (itself consistent to 1e-8)."""
+    model, walker, orbit = simplest
+    _, fine = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
+    fine.rtol, fine.atol = 1e-13, 1e-14
+    ref = _five_point_jacobian(fine.stride_map, orbit.x, 2e-5)
+    assert np.max(np.abs(_five_point_jacobian(fine.stride_map, orbit.x, 5e-5) - ref)) < 2e-8
+    assert np.max(np.abs(orbit.jacobian - ref)) < 1e-8
+    np.testing.assert_allclose(np.sort(np.abs(orbit.multipliers))[-2:], np.sort(np.abs(np.linalg.eigvals(ref)))[-2:],
+                               rtol=0, atol=1e-8)
+    old = mb.find_periodic_orbit(walker, orbit.x, jacobian="differences")
+    assert np.max(np.abs(old.jacobian - ref)) > 1e-8          # what the difference quotient of P gives
+    with pytest.raises(ValueError, match="jacobian"):
+        mb.find_periodic_orbit(lambda x: 0.5 * x, [1.0], jacobian="variational")

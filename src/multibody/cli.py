@@ -103,8 +103,8 @@ def _initial_state(model, q0, qd0):
         q = _floats(q0, model.nq, "--q0")
     elif info is not None and info.q0 is not None and len(info.q0) == model.nq:
         q = np.array(info.q0, dtype=float)
-    else:
-        q = model.neutral()
+    else:   # inside the joint limits (simulate enforces them; the neutral q = 0 may lie outside)
+        q = np.clip(model.neutral(), model.q_lower, model.q_upper)
     if qd0 is not None:
         qd = _floats(qd0, model.nv, "--qd0")
     elif info is not None and info.dq0 is not None and len(info.dq0) == model.nv:
@@ -197,6 +197,10 @@ def cmd_info(args):
         kinds[g.kind] = kinds.get(g.kind, 0) + 1
     print("  geometry: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or
                             "none (viewers draw the default appearance)"))
+    from .model.model import passive_terms
+    terms = passive_terms(model)
+    print("  joint terms (mb.simulate applies them): " + (", ".join(
+        f"{k} on {n} variables" + ("" if lo is None else f" ({lo:g}…{hi:g})") for k, n, lo, hi in terms) or "none"))
     if model.camera is not None:
         print(f"  camera: {model.camera}")
     return 0
@@ -251,17 +255,21 @@ def cmd_simulate(args):
     t0 = time.perf_counter()
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
-                           progress=not args.quiet)
-    except ValueError as e:
+                           progress=not args.quiet, on_divergence="raise")
+    except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
+        if e.trajectory is not None:
+            e.trajectory.save(out)
+        raise CLIError(f"{e} (dt = {args.dt:g} with {args.integrator}: try a smaller --dt or --integrator rk4)"
+                       + (f"; the samples up to then are in {out}" if e.trajectory is not None else "")) from None
+    except (ValueError, MemoryError) as e:
         raise CLIError(str(e)) from None
     wall = time.perf_counter() - t0
-    if getattr(traj, "status", "finished") == "non_finite":
-        print(f"warning: {traj.message}", file=sys.stderr)
     traj.save(out)
     E = np.asarray(traj.total_energy)
     print(f"simulated {model.name} for {args.t_final:g} s (dt = {args.dt:g}, {args.integrator}) in {wall:.2f} s: "
           f"{len(traj.t)} samples → {out}")
-    print(f"energy drift max |E(t) − E(0)| = {np.abs(E - E[0]).max():.3e} J (E(0) = {E[0]:.6g} J)")
+    print(f"energy drift max |E(t) − E(0)| = {np.abs(E - E[0]).max():.3e} J (E(0) = {E[0]:.6g} J)"
+          + (f"; applied from the model: {', '.join(traj.passive)} (they change the energy)" if traj.passive else ""))
     return 0
 
 

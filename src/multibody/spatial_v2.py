@@ -22,7 +22,7 @@ _SEED_NAMES = {
     "FDfb": (".dynamics.floating", "fd_fb"), "IDfb": (".dynamics.floating", "id_fb"),
     "fbkin": (".dynamics.floating", "fbkin"), "fbanim": (".dynamics.floating", "fbanim"),
     "jcalc": (".model.joints", "jcalc"),
-    "FDgq": (".simulation.constraints", "fd_gq"),
+    "FDgq": (".dynamics.fdgq", "fd_gq"),
     # ground contact (Simulink examples)
     "gcFD": (".simulation.contact", "gc_fd"), "gcPosVel": (".simulation.contact", "gc_pos_vel"),
     "gcontact": (".simulation.contact", "gcontact"),

@@ -234,7 +234,7 @@ def right_hand_sides(repeat):
 
     from multibody.simulation.constraints import ConstraintSet, gamma_q_partitioned
     from multibody.simulation.contact import GroundContact
-    from multibody.simulation.examples import flyer_constraints, four_bar
+    from multibody.simulation.closed_loops import flyer_constraints, four_bar
 
     def per_call(fn, n=2000):
         return min(timeit.repeat(fn, number=n, repeat=max(repeat, 3))) / n

@@ -327,8 +327,30 @@ class Model:
         return replace(self, gravity=np.asarray(gravity, dtype=float))
 
     def __repr__(self):
+        passive = "".join(f", {k} {n}" for k, n, _lo, _hi in passive_terms(self))
         return (f"Model({self.name!r}, nb={self.nb}, nq={self.nq}, nv={self.nv}"
-                f"{', symbolic' if self._symbolic else ''})")
+                f"{', symbolic' if self._symbolic else ''}{passive})")
+
+
+def passive_terms(model):
+    """(what, how many, smallest, largest) of the joint terms ``mb.simulate`` applies from the model:
+    position limits (variables with a finite bound), damping, friction, armature (non-zero entries).
+
+    >>> import dataclasses, multibody as mb
+    >>> m = dataclasses.replace(mb.models.planar(2), damping=[0.1, 0.0], q_lower=[-1.0, -2.0])
+    >>> m
+    Model('planar(2)', nb=2, nq=2, nv=2, limits 2, damping 1)
+    """
+    out = []
+    bounded = np.isfinite(np.asarray(model.q_lower, float)) | np.isfinite(np.asarray(model.q_upper, float))
+    if bounded.any():
+        out.append(("limits", int(bounded.sum()), None, None))
+    for k in ("damping", "friction", "armature"):
+        a = np.asarray(getattr(model, k), float)
+        if np.any(a != 0):
+            nz = a[a != 0]
+            out.append((k, int(nz.size), float(nz.min()), float(nz.max())))
+    return out
 
 
 def _spatial_inertia(m, c, Ic):

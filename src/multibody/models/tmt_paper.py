@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from ._seed import Parameters, attach
 from ._tree import build_tree
-from .mechanism import Mechanism
+from ..model.mechanism import Mechanism
 
 __all__ = ["biped_upper_body", "flapping_flyer", "clemens_joint"]
 

@@ -15,11 +15,12 @@ import math
 import numpy as np
 
 from .. import _checks
-from ..dynamics import aba
+from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .controllers import PD, TorqueTable
-from .core import _check_model, _positive, simulate
+from .core import check_record_size, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
+from .limits import JointLimits
+from .system import System, _check_model, _positive
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 
@@ -28,7 +29,7 @@ class BatchTrajectory:
     energies (N, T), ``status`` (N,) and ``messages``.  ``batch[i]`` is run i as a :class:`Trajectory`.
 
     A run that blew up keeps its samples up to its last finite state; later samples are NaN and its
-    ``status`` is ``"non_finite"`` (message with the time).  Batches of runs with events, whose
+    ``status`` is ``"diverged"`` (message with the time).  Batches of runs with events, whose
     sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.  As in a
     :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first access (one
     batched ``mb.energy`` call over every finite sample) and cached.
@@ -119,45 +120,11 @@ def _batch_states(name, X, n):
     return a
 
 
-class _BatchSystem:
-    """Vectorised right-hand side for N states: one batched ABA call per stage."""
-
-    def __init__(self, model, controller, f_ext):
-        self.model = model
-        self.nq, self.nv = model.nq, model.nv
-        if isinstance(controller, (PD, TorqueTable)):
-            controller.bind(model)
-        self.controller = controller
-        self.f_ext = f_ext
-        self.damping = np.asarray(model.damping) if np.any(model.damping != 0) else None
-
-    def control(self, t, Q, V):
-        N = Q.shape[0]
-        if self.controller is None:
-            return np.zeros((N, self.nv))
-        tau = np.asarray(self.controller(t, Q, V), dtype=float)
-        if tau.shape == (self.nv,):
-            tau = np.broadcast_to(tau, (N, self.nv))
-        if tau.shape != (N, self.nv):
-            raise ValueError(f"controller: in a batch it is called with (t, Q (N, nq), QD (N, nv)) and must "
-                             f"return (N, nv) = ({N}, {self.nv}); got shape {tau.shape}")
-        if not np.all(np.isfinite(tau)):
-            raise ValueError(f"controller: returned NaN or inf at t = {t!r}")
-        return tau
-
-    def deriv(self, t, Y):
-        nq, nv = self.nq, self.nv
-        Q, V = Y[:, :nq], Y[:, nq:nq + nv]
-        tau = self.control(t, Q, V)
-        tau_all = tau if self.damping is None else tau - self.damping * V
-        A = aba(self.model, Q, V, tau_all, self.f_ext)
-        return np.concatenate((V, A), axis=1), (A, tau, None)
-
-
-def run_vectorised(model, Q0, QD0, t_final, dt, integrator, controller, f_ext, record_every):
-    """Fixed-step integration of N states together; returns a BatchTrajectory."""
+def run_vectorised(system, Q0, QD0, t_final, dt, integrator, record_every):
+    """Fixed-step integration of N states together (a Python batch controller); returns a BatchTrajectory."""
+    model = system.model
     space = StateSpace(model)
-    system = _BatchSystem(model, controller, f_ext)
+    deriv = system.deriv_batch
     step = STEPPERS[integrator]
     N = Q0.shape[0]
     Q0 = Q0.copy()
@@ -185,7 +152,7 @@ def run_vectorised(model, Q0, QD0, t_final, dt, integrator, controller, f_ext, r
             break
         Ya = Y[idx]
         try:
-            Y1, (k1, info) = step(space, system.deriv, t0, Ya, h)
+            Y1, (k1, info) = step(space, deriv, t0, Ya, h)
         except ValueError:
             if np.all(np.isfinite(Ya)):
                 raise
@@ -208,16 +175,16 @@ def run_vectorised(model, Q0, QD0, t_final, dt, integrator, controller, f_ext, r
     if len(missing):
         Ym = rec[missing[:, 0], missing[:, 1]]
         if system.controller is None:   # one batched call for all of them
-            _, (A, _tau, _) = system.deriv(float("nan"), Ym)
+            _, (A, _tau, _) = deriv(float("nan"), Ym)
             acc[missing[:, 0], missing[:, 1]] = A
             taus[missing[:, 0], missing[:, 1]] = 0.0
         else:
             for (ri, ni), y in zip(missing, Ym):
-                _, (a, tu, _) = system.deriv(T[ri], y[None])
+                _, (a, tu, _) = deriv(T[ri], y[None])
                 acc[ri, ni], taus[ri, ni] = a[0], tu[0]
     q = rec[:, :, :space.nq].transpose(1, 0, 2)
     qd = rec[:, :, space.nq:].transpose(1, 0, 2)
-    status = ["finished" if alive[i] else "non_finite" for i in range(N)]
+    status = ["finished" if alive[i] else "diverged" for i in range(N)]
     messages = ["" if alive[i] else f"the state became non-finite in the step from t = {blown[i]!r}; the run "
                 f"keeps its samples up to then" for i in range(N)]
     return BatchTrajectory(t=T, q=q, qd=qd, qdd=acc.transpose(1, 0, 2), tau=taus.transpose(1, 0, 2),
@@ -226,16 +193,41 @@ def run_vectorised(model, Q0, QD0, t_final, dt, integrator, controller, f_ext, r
                            model_fingerprint=model_fingerprint(model), quaternion_starts=space.quaternion_starts)
 
 
+def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_every):
+    """N fixed-step runs in ``core/rollout.c``: every run is ``simulate``'s compiled run."""
+    space = StateSpace(model)
+    Q0 = np.array(Q0, dtype=float)
+    for s in space.quaternion_starts:
+        zero = ~np.any(Q0[:, s:s + 4], axis=1)
+        if np.any(zero):
+            raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(zero))}, {s}:{s + 4}] is zero; "
+                             f"expected a unit quaternion")
+        Q0[:, s:s + 4] = unit_quaternion(Q0[:, s:s + 4])
+    T, Q, QD, QDD, TAU, info = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every,
+                                                    keep_last=False)
+    counts = info[:, 0].astype(int)
+    R = int(counts.max())
+    full = int(np.flatnonzero(counts == R)[0])
+    dead = info[:, 1] < 0
+    status = ["diverged" if d else "finished" for d in dead]
+    messages = [f"the state became non-finite in the step from t = {float(info[i, 2])!r}; the run keeps its "
+                f"samples up to then" if dead[i] else "" for i in range(len(dead))]
+    return BatchTrajectory(t=T[full, :R].copy(), q=Q[:, :R], qd=QD[:, :R], qdd=QDD[:, :R], tau=TAU[:, :R],
+                           model=model, status=status, messages=messages, integrator=integrator,  # energies: lazy
+                           model_name=model.name, model_fingerprint=model_fingerprint(model),
+                           quaternion_starts=space.quaternion_starts)
+
+
 def _run_chunk(task):
     """One executor task: a chunk of initial states, vectorised or one simulate() per state."""
     kind, model, Q0, QD0, t_final, kwargs, params = task
     if kind == "vectorised":
-        plan = rollout.compiled_plan(model, kwargs["integrator"], kwargs["controller"], kwargs["f_ext"])
-        if plan is not None and rollout.USE_COMPILED:  # every run in C, on all threads
-            return rollout.batch_compiled(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
-                                          kwargs["record_every"])
-        return run_vectorised(model, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
-                              kwargs["controller"], kwargs["f_ext"], kwargs["record_every"])
+        system = System(model, kwargs["controller"], kwargs["f_ext"])
+        plan = system.plan(kwargs["integrator"])
+        if plan is not None:  # every run in C, on all threads
+            return _run_compiled_batch(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
+                                       kwargs["record_every"])
+        return run_vectorised(system, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"], kwargs["record_every"])
     runs = []
     for i in range(Q0.shape[0]):
         kw = dict(kwargs)
@@ -260,6 +252,16 @@ def _concat(parts):
                            model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)
 
 
+def _passive_beyond_damping(model, limits):
+    """Does the model carry terms only ``simulate`` applies (limits, friction, gravcomp, constraints)?"""
+    if getattr(model, "constraints", ()) or np.any(model.friction != 0):
+        return True
+    gc = getattr(model, "gravcomp", None)
+    if gc is not None and np.any(np.asarray(gc) != 0):
+        return True
+    return limits != "off" and bool(JointLimits(model, limits))
+
+
 def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None,
                    events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
@@ -271,6 +273,9 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     executor : None (run here), a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``;
         the runs are split into ``chunks`` tasks (default: 4 per worker, at most N).
 
+    Models with position limits (unless ``limits="off"``), friction, gravity compensation or
+    constraints of their own run one ``mb.simulate`` per state, which applies them (``limits``,
+    ``limit_restitution``, ``friction_velocity`` are passed on).
     In the vectorised case (fixed step, no events/constraints/contact/params) a Python controller
     is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)``; a built-in
     ``mb.PD`` works unchanged.  Returns a :class:`BatchTrajectory`.
@@ -302,10 +307,14 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
         if len(params) != N or not all(isinstance(p, dict) for p in params):
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
     vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
-                  and not kwargs.get("contact") and not callable(f_ext))
-    unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress"}
+                  and not kwargs.get("contact") and not callable(f_ext)
+                  and not _passive_beyond_damping(model, kwargs.get("limits", "hard")))
+    unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress", "limits", "limit_restitution",
+                             "friction_velocity"}
     if unknown:
         raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")
+    check_record_size(model, StateSpace(model), t_final, dt,
+                      _checks.integer("record_every", record_every, lo=1), integrator, runs=N)
     if vectorised:
         record_every = _checks.integer("record_every", record_every, lo=1)
         if f_ext is not None:

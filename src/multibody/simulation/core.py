@@ -9,10 +9,11 @@ ends exactly at t_final).  Adaptive runs (``rk45``, ``dop853``, ``radau``, ``lso
 ``bdf``) use the solvers behind SciPy's ``solve_ivp`` step by step, with this module's event
 location on their dense output; samples are taken on the same grid k·dt·record_every.
 
-Current state of the implementation: a single trajectory loops over steps in Python, each stage
-one call of the compiled ABA kernel (about 4 calls per RK4 step); ``simulate_batch`` advances N
-trajectories at once, one batched kernel call per stage.  The steppers are written stage by stage
-so that the loop can move into the compiled core.
+One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
+its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
+forces, damping) run whole in ``core/rollout.c``, for one state or N (``simulate_batch``); the
+others (events, limits, Python callables, constraints, contact) step here in ``_run_fixed``, the
+loop rollout.c follows operation for operation (tests compare the two to 1e-12).
 """
 from __future__ import annotations
 
@@ -25,196 +26,13 @@ from .. import _checks
 from ..core import ResultOverflowError
 from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
-from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .controllers import PD, TorqueTable
-from .events import Event, EventMonitor, check_events
+from .constraints import Constraint, ConstraintSet
+from .events import EventMonitor, check_events
+from .limits import FRICTION_VELOCITY, JointLimits
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
+from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
-
-
-class _NonFinite(Exception):
-    pass
-
-
-# ---- argument checks --------------------------------------------------------------------------
-def _check_model(model):
-    _checks.model(model)
-
-
-def _state_vector(name, x, n):
-    return _checks.vector(name, x, n)
-
-
-def _positive(name, x, allow_zero=False):
-    return _checks.number(name, x, nonneg=allow_zero, positive=not allow_zero)
-
-
-def check_initial_state(model, space, q0, qd0):
-    q = _state_vector("q0", q0, model.nq)
-    qd = _state_vector("qd0", qd0, model.nv)
-    for s in space.quaternion_starts:
-        if not np.any(q[s:s + 4]):
-            raise ValueError(f"q0: the quaternion at q0[{s}:{s + 4}] is zero; expected a unit quaternion")
-        q[s:s + 4] = unit_quaternion(q[s:s + 4])
-    return q, qd
-
-
-# ---- the right-hand side ----------------------------------------------------------------------
-def _takes_time(method) -> bool:
-    """True if ``method`` accepts a keyword argument ``t`` (the time-aware constraint protocol)."""
-    import inspect
-    try:
-        params = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
-    return "t" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-class System:
-    """State derivative of y = [q, v, z]: controller, forces, contact, constraints or ABA.
-
-    ``deriv(t, y) -> (K, (qdd, tau, contact_info))`` with K = [v, q̈, ż] the tangent derivative.
-    """
-
-    def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None):
-        self.model = model
-        nv, nb = model.nv, model.nb
-        self.controller = controller
-        if isinstance(controller, (PD, TorqueTable)):
-            controller.bind(model)
-        elif controller is not None and not callable(controller):
-            raise TypeError(f"controller: expected None, an mb.PD or a callable (t, q, qd) -> tau, "
-                            f"got {type(controller).__name__}")
-        self.period = getattr(controller, "period", None)
-        self.held_tau = None
-        self.f_ext_const, self.f_ext_fn = None, None
-        if callable(f_ext):
-            self.f_ext_fn = f_ext
-        elif f_ext is not None:
-            a = np.array(f_ext, dtype=float)
-            if a.shape != (nb, 6):
-                raise ValueError(f"f_ext: expected an array of shape ({nb}, 6) (spatial forces in base "
-                                 f"coordinates) or a callable (t, q, qd) -> ({nb}, 6), got shape {a.shape}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError("f_ext: contains NaN or inf")
-            self.f_ext_const = a
-        if constraints is not None:
-            for attr in ("accelerations", "residual"):
-                if not callable(getattr(constraints, attr, None)):
-                    raise TypeError(f"constraints: expected an object with .accelerations(model, q, qd, tau, "
-                                    f"f_ext, t=...) and .residual(model, q, qd, t=...); it has no {attr!r}")
-        self.constraints = constraints
-        # c(t, q) = 0 needs the time: objects whose methods take ``t`` get it; older two-argument
-        # protocols (no ``t``) keep working unchanged
-        self.constraints_take_time = constraints is not None and all(
-            _takes_time(getattr(constraints, attr)) for attr in ("accelerations", "residual"))
-        self.nz = 0
-        if contact is not None:
-            for attr in ("initial_state", "forces"):
-                if not callable(getattr(contact, attr, None)):
-                    raise TypeError(f"contact: expected an object with .n_states, .initial_state(model, q, qd) "
-                                    f"and .forces(model, q, qd, z); it has no {attr!r}")
-            self.nz = int(getattr(contact, "n_states", 0))
-        self.contact = contact
-        self.damping = np.asarray(model.damping, float) if np.any(model.damping != 0) else None
-        self.zero_tau = np.zeros(nv)
-        self.nq, self.nv = model.nq, nv
-        self.plain = (controller is None and f_ext is None and constraints is None and contact is None
-                      and self.damping is None)
-
-    # controller output, checked
-    def control(self, t, q, v):
-        if self.controller is None:
-            return self.zero_tau
-        if self.period is not None:
-            if self.held_tau is None:
-                self.sample(t, q, v)
-            return self.held_tau
-        return self._call_controller(t, q, v)
-
-    def _call_controller(self, t, q, v):
-        try:
-            tau = self.controller(t, q.copy(), v.copy())
-        except ValueError:
-            raise
-        except Exception as e:
-            raise ValueError(f"controller: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
-        tau = np.asarray(tau, dtype=float)
-        if tau.shape != (self.nv,):
-            raise ValueError(f"controller: returned shape {tau.shape} at t = {float(t)!r}; expected ({self.nv},) "
-                             f"(one joint force per velocity variable)")
-        if not np.all(np.isfinite(tau)):
-            raise ValueError(f"controller: returned NaN or inf at t = {float(t)!r}: {tau}")
-        return tau
-
-    def sample(self, t, q, v):
-        """Zero-order hold: sample a sampled controller now."""
-        self.held_tau = self._call_controller(t, q, v)
-
-    def forces(self, t, q, v):
-        if self.f_ext_fn is None:
-            return self.f_ext_const
-        try:
-            f = self.f_ext_fn(t, q.copy(), v.copy())
-        except Exception as e:
-            raise ValueError(f"f_ext: the force function raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
-        f = np.asarray(f, dtype=float)
-        if f.shape != (self.model.nb, 6):
-            raise ValueError(f"f_ext: the force function returned shape {f.shape} at t = {float(t)!r}; expected "
-                             f"({self.model.nb}, 6)")
-        if not np.all(np.isfinite(f)):
-            raise ValueError(f"f_ext: the force function returned NaN or inf at t = {float(t)!r}")
-        return f if self.f_ext_const is None else f + self.f_ext_const
-
-    def accelerations(self, t, q, v, z, tau=None):
-        """(q̈, τ_controller, ż, contact info) at a state; raises _NonFinite on a blown-up state."""
-        model = self.model
-        if tau is None:
-            tau = self.control(t, q, v)
-        fe = self.forces(t, q, v)
-        zdot, info = np.zeros(0), None
-        if self.contact is not None:
-            fc, zdot, info = self.contact.forces(model, q, v, z)
-            fc = np.asarray(fc, dtype=float)
-            zdot = np.asarray(zdot, dtype=float).reshape(-1)
-            if fc.shape != (model.nb, 6) or zdot.shape != (self.nz,):
-                raise ValueError(f"contact: forces() returned f_ext of shape {fc.shape} and zdot of shape "
-                                 f"{zdot.shape}; expected ({model.nb}, 6) and ({self.nz},)")
-            if not (np.all(np.isfinite(fc)) and np.all(np.isfinite(zdot))):
-                raise _NonFinite()
-            fe = fc if fe is None else fe + fc
-        tau_all = tau if self.damping is None else tau - self.damping * v
-        if self.constraints is not None:
-            if self.constraints_take_time:
-                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe, t=t)
-            else:
-                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe)
-            qdd = np.asarray(qdd, dtype=float)
-        else:
-            try:
-                qdd = aba(model, q, v, tau_all, fe)
-            except ResultOverflowError:
-                raise _NonFinite() from None
-        if not np.all(np.isfinite(qdd)):
-            raise _NonFinite()
-        return qdd, tau, zdot, info
-
-    def deriv(self, t, y):
-        nq, nv = self.nq, self.nv
-        q, v = y[:nq], y[nq:nq + nv]
-        if self.plain:  # the hot path: one compiled ABA call (a NaN here shows in the step's result)
-            try:
-                a = aba(self.model, q, v, self.zero_tau)
-            except ValueError as exc:  # a huge finite state overflows in ABA: the run blew up too
-                if isinstance(exc, ResultOverflowError) or not np.all(np.isfinite(y)):
-                    raise _NonFinite() from None
-                raise
-            return np.concatenate((v, a)), (a, self.zero_tau, None)
-        if not np.all(np.isfinite(y)):
-            raise _NonFinite()
-        qdd, tau, zdot, info = self.accelerations(t, q, v, y[nq + nv:])
-        return np.concatenate((v, qdd, zdot)), (qdd, tau, info)
 
 
 # ---- recording --------------------------------------------------------------------------------
@@ -285,7 +103,8 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 # ---- the public function ----------------------------------------------------------------------
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
-             progress=False) -> Trajectory:
+             progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
+             on_divergence="warn") -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
@@ -300,12 +119,22 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         ``(t, q, qd) -> (nb, 6)``.
     events : ``mb.Event`` or a sequence of them (guards located in time, resets applied).
     constraints, contact : objects of the constraint / contact protocols (``multibody.simulation``
-        docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.
+        docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.  The
+        model's own constraints (``model.constraints``, e.g. from an MJCF ``<equality>``) are
+        solved together with them.
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
+    limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution
+        ``limit_restitution``, default 0), ``"soft"`` (a critically damped spring–damper stop) or
+        ``"off"``.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
+        and gravity compensation are always applied; see :mod:`multibody.simulation.limits`.
+        ``traj.passive`` lists what was applied.
+    on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
+        trajectory up to the last finite state).
 
-    A run whose state becomes non-finite stops, warns (:class:`SimulationWarning`) and returns the
-    samples up to the last finite state with ``status == "non_finite"`` and the time in ``message``.
+    A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
+    the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
+    A run whose record would not fit in the available memory is refused before it starts.
 
     Example — the OpenDE report's double pendulum (section 5.6), 1 s with RK4 at 1 ms:
 
@@ -321,23 +150,99 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     record_every = _checks.integer("record_every", record_every, lo=1)
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
     events = check_events(events)
-    system = System(model, controller, f_ext, constraints, contact)
+    _checks.one_of("on_divergence", on_divergence, ("warn", "raise"))
+    constraints = _with_model_constraints(model, constraints)
+    stops = JointLimits(model, limits, limit_restitution, dt)
+    system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
+    check_record_size(model, space, t_final, dt, record_every, integrator)
     z = np.zeros(0)
     if contact is not None:
         z = np.asarray(contact.initial_state(model, q, qd), dtype=float).reshape(-1)
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
+    system.last_z = z
+    if system.limits is not None and limits == "hard":
+        stops.check_start(q)
+        events = events + tuple(stops.events(system))
+        stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
-    if integrator in FIXED_STEP and rollout.USE_COMPILED:  # the whole run in C when it qualifies
-        plan = rollout.compiled_plan(model, integrator, controller, system.f_ext_const if f_ext is not None
-                                     else None, events, constraints, contact, progress)
-        if plan is not None and not callable(f_ext):
-            return rollout.simulate_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
-    run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
-    return run(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol, atol,
-               progress)
+    plan = system.plan(integrator, events, progress)
+    if plan is not None:   # the whole run in C
+        traj = _run_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
+    else:
+        run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
+        traj = run(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol, atol,
+                   progress)
+    traj.passive = system.passive()
+    if traj.status == "diverged":
+        if on_divergence == "raise":
+            raise SimulationError(f"simulate: {traj.message}", traj)
+        warnings.warn(f"simulate: {traj.message}", SimulationWarning, stacklevel=2)
+    return traj
+
+
+def _run_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
+    """A fixed-step run in ``core/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
+    T, Q, QD, QDD, TAU, info = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
+                                                    record_every, keep_last=True)
+    n = int(info[0, 0])
+    status, message = "finished", ""
+    if info[0, 1] < 0:
+        status, message = "diverged", non_finite_message(float(info[0, 2]), float(info[0, 3]))
+    return Trajectory(t=T[0, :n].copy(), q=Q[0, :n].copy(), qd=QD[0, :n].copy(), qdd=QDD[0, :n].copy(),
+                      tau=TAU[0, :n].copy(), model=model, events=[], status=status, message=message,
+                      integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
+                      quaternion_starts=space.quaternion_starts)
+
+
+def _with_model_constraints(model, constraints):
+    """The user's constraints joined with the model's own (``model.constraints``), solved as one set."""
+    own = tuple(getattr(model, "constraints", ()) or ())
+    if not own:
+        return constraints
+    if constraints is None:
+        return ConstraintSet(*own)
+    if isinstance(constraints, ConstraintSet):
+        return ConstraintSet(*own, *constraints.constraints, alpha=constraints.alpha, beta=constraints.beta,
+                             redundant=constraints.redundant, rank_tol=constraints.rank_tol)
+    if isinstance(constraints, Constraint):
+        return ConstraintSet(*own, constraints)
+    raise TypeError(f"constraints: the model carries constraints ({len(own)}: model.constraints) that must be "
+                    f"solved with yours; expected a Constraint or ConstraintSet, got "
+                    f"{type(constraints).__name__}")
+
+
+def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1):
+    """Refuse a run whose record would not fit in the available memory (before allocating it).
+
+    A sample holds t, the state, q̈, τ and the two energies (8 bytes each); the Python loops
+    keep lists while they run, about twice the final arrays (three times for adaptive runs)."""
+    samples = math.floor(t_final / (dt * record_every) + 1e-9) + 2
+    per_sample = 8 * (1 + space.n + 3 * model.nv + 2)
+    need = samples * per_sample * runs * (2 if integrator in FIXED_STEP else 3)  # Python lists: ~2-3× the arrays
+    avail = _available_memory()
+    if avail is not None and need > avail:
+        raise MemoryError(f"t_final: the run would record {samples * runs:,} samples (about {need / 2**30:.1f} GiB) "
+                          f"but only {avail / 2**30:.1f} GiB of memory is available; pass record_every = "
+                          f"{math.ceil(need / (0.5 * avail))} or more, or simulate a shorter span (in pieces, "
+                          f"saving each with traj.save)")
+
+
+def _available_memory():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import os
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 class _Progress:
@@ -374,11 +279,6 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     return y1
 
 
-def _non_finite_message(t0, t1):
-    return (f"the state became non-finite between t = {float(t0)!r} and t = {float(t1)!r}; the trajectory ends at the "
-            f"last finite state (t = {float(t0)!r})")
-
-
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress):
     step = STEPPERS[integrator]
     f = system.deriv
@@ -412,7 +312,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
             if not math.isfinite(y1.sum()):
                 raise _NonFinite()
         except _NonFinite:
-            status, message = "non_finite", _non_finite_message(t, t_next)
+            status, message = "diverged", non_finite_message(t, t_next)
             break
         if rec.t[-1] == t and rec.derived[-1] is None:
             rec.derived[-1] = info
@@ -432,7 +332,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                     if not np.all(np.isfinite(ye)):
                         raise _NonFinite()
             except _NonFinite:
-                status, message = "non_finite", _non_finite_message(t, t_next)
+                status, message = "diverged", non_finite_message(t, t_next)
                 break
             if hit is not None:
                 y = _fire(monitor, i, te, ye, space, system, rec, fired)
@@ -450,10 +350,8 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
         if progress:
             bar.update(t)
     bar.close()
-    if status == "non_finite":
-        if last_recorded_t != t:
-            rec.add(t, y, held=system.held_tau)
-        warnings.warn(f"simulate: {message}", SimulationWarning, stacklevel=3)
+    if status == "diverged" and last_recorded_t != t:
+        rec.add(t, y, held=system.held_tau)
     return build_trajectory(model, space, system, rec, fired, status, message, integrator)
 
 
@@ -498,14 +396,14 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
         try:
             solver = Solver(fun, t, y, t_bound, rtol=rtol, atol=atol)
         except _NonFinite:
-            status, message = "non_finite", _non_finite_message(t, t)
+            status, message = "diverged", non_finite_message(t, t)
             break
         restart = False
         while solver.status == "running":
             try:
                 msg = solver.step()
             except _NonFinite:
-                status, message = "non_finite", _non_finite_message(t, solver.t)
+                status, message = "diverged", non_finite_message(t, solver.t)
                 break
             if solver.status == "failed":
                 traj = build_trajectory(model, space, system, rec, fired, "failed", str(msg), integrator)
@@ -513,7 +411,7 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
             t_old, t_new = solver.t_old, solver.t
             y_new = space.normalise(np.array(solver.y, dtype=float))
             if not np.all(np.isfinite(y_new)):
-                status, message = "non_finite", _non_finite_message(t_old, t_new)
+                status, message = "diverged", non_finite_message(t_old, t_new)
                 break
             sol = solver.dense_output()
             if monitor is not None:
@@ -551,8 +449,6 @@ def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, reco
     bar.close()
     if status in ("finished", "terminated") and (not rec.t or rec.t[-1] != t):
         rec.add(t, y, held=system.held_tau)
-    if status == "non_finite":
-        if rec.t[-1] != t:
-            rec.add(t, y, held=system.held_tau)
-        warnings.warn(f"simulate: {message}", SimulationWarning, stacklevel=3)
+    if status == "diverged" and rec.t[-1] != t:
+        rec.add(t, y, held=system.held_tau)
     return build_trajectory(model, space, system, rec, fired, status, message, integrator)

@@ -184,6 +184,8 @@ class EventMonitor:
                 if g1 * side > 0.0:      # left the guard by the end of the step: armed again
                     rearm.append(i)
                     continue
+                if g0 == 0.0 and g1 == 0.0:  # held exactly on the guard (a joint resting on its stop)
+                    continue
                 tm, gm = self._search(i, t0, t1, g_at, want_side=side)
                 if tm is None:
                     if t1 - self.fired_at[i] > 1e-9 * max(1.0, abs(t1)) and g1 * side < 0.0:

@@ -99,7 +99,7 @@ def energies_of(model, q, qd):
     return ke.reshape(lead), pe.reshape(lead)
 
 
-STATUSES = ("finished", "terminated", "non_finite")
+STATUSES = ("finished", "terminated", "diverged", "non_finite")   # non_finite: files from before "diverged"
 _REAL, _REAL_OR_BOOL = "fiu", "fiub"
 
 
@@ -225,7 +225,7 @@ class Trajectory:
     """Samples of a simulation run (see the module docstring for shapes).
 
     ``status`` is ``"finished"`` (reached t_final), ``"terminated"`` (a terminal event fired) or
-    ``"non_finite"`` (the state blew up; the samples end at the last finite state and
+    ``"diverged"`` (the state blew up; the samples end at the last finite state and
     ``message`` says at what time).  ``kinetic_energy`` and ``potential_energy`` may be given
     (a loaded file) or left None: with ``model`` they are computed on first access and cached.
 
@@ -259,6 +259,7 @@ class Trajectory:
         self.model_fingerprint, self.model_name = model_fingerprint, model_name
         self.quaternion_starts = quaternion_starts  # first q index of each unit quaternion
         self.model = model
+        self.passive = ()   # what mb.simulate applied from the model: limits, damping, friction, gravcomp
 
     # ---- energies (lazy) ---------------------------------------------------------------------
     @property
@@ -490,5 +491,6 @@ class Trajectory:
         drift = ""
         if self.energies_known and len(self.t):
             drift = f", energy drift {self.energy_drift:.3g}"
+        passive = f", {', '.join(self.passive)}" if self.passive else ""
         return (f"Trajectory({self.model_name!r}, {len(self.t)} samples, {span}, {len(self.events)} events, "
-                f"{self.status}{drift})")
+                f"{self.status}{drift}{passive})")

@@ -31,6 +31,7 @@ from ..model.builder import ModelBuilder
 from .core import simulate
 from .events import Event
 from .impact import impact_map
+from .trajectory import EventRecord
 
 
 class PinnedJoints:
@@ -167,12 +168,16 @@ class Walker:
         return np.concatenate([np.asarray(q)[self.pin.free_q], np.asarray(qd)[self.pin.free_v]])
 
     # ---- strides -------------------------------------------------------------------------------
-    def stride(self, q, qd, keep_trajectory=False) -> Stride:
-        """Simulate from a post-strike state to (and through) the next heel strike."""
+    def stride(self, q, qd, keep_trajectory=False, dt=None) -> Stride:
+        """Simulate from a post-strike state to (and through) the next heel strike.
+
+        ``dt``: the kept trajectory's sample interval (default: ``max_stride_time / 20``, which
+        keeps only a few samples per stride; the integration accuracy is ``rtol``/``atol`` either way)."""
         q = np.asarray(q, float)
+        sample = self.max_stride_time / 20 if dt is None else _checks.number("dt", dt, positive=True)
         self.pin.position = q[self.pin.q_index].copy()
         strike = Event(self.heel_height, direction=-1, terminal=True, name="heel strike")
-        traj = simulate(self.model, q, qd, self.max_stride_time, dt=self.max_stride_time / 20,
+        traj = simulate(self.model, q, qd, self.max_stride_time, dt=sample,
                         integrator=self.integrator, rtol=self.rtol, atol=self.atol, controller=self.controller,
                         constraints=self.pin, events=[strike])
         if traj.status != "terminated":
@@ -200,15 +205,62 @@ class Walker:
         s = self.stride(q, qd)
         return self.section(s.q_plus, s.qd_plus)
 
-    def walk(self, x, n_strides, keep_trajectory=False) -> list:
-        """n strides from section state x; each starts with the stance foot moved back to the origin."""
+    def walk(self, x, n_strides, keep_trajectory=False, dt=None) -> list:
+        """n strides from section state x; each starts with the stance foot moved back to the origin.
+
+        ``keep_trajectory``: keep each stride's trajectory, sampled every ``dt`` (see :meth:`stride`)."""
         out = []
         for _ in range(int(n_strides)):
             q, qd = self.state(x)
-            s = self.stride(q, qd, keep_trajectory)
+            s = self.stride(q, qd, keep_trajectory, dt)
             out.append(s)
             x = self.section(s.q_plus, s.qd_plus)
         return out
+
+    def gait(self, x, n_strides, dt=0.01):
+        """(one :class:`Trajectory` across ``n_strides`` strides, the strides) from section state x.
+
+        The trajectory is sampled every ``dt`` within each stride (plus each heel strike's states
+        before and after), its time runs on across strides, and the stance-foot coordinates carry
+        the ground position (the strides themselves restart the stance foot at the origin): the
+        walk in the slope's coordinates.  After each strike the legs swap labels, as in the TMT
+        paper's figure of the state variables over 4 steps.
+
+        Example — the simplest walking model, 2 strides sampled every 0.05:
+
+        >>> import numpy as np
+        >>> from multibody.simulation.walker import tmt_biped
+        >>> model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
+        >>> traj, strides = walker.gait([0.2003, -0.4006, -0.1998, 0.0], 2, dt=0.05)
+        >>> bool(len(traj) > 2 * strides[0].duration / 0.05), [ev.name for ev in traj.events]
+        (True, ['heel strike 1', 'heel strike 2'])
+        """
+        strides = self.walk(x, n_strides, keep_trajectory=True, dt=dt)
+        cols = self.pin.v_index
+        t0, offset = 0.0, np.zeros(3)
+        T, Q, QD, QDD, TAU, events = [], [], [], [], [], []
+        for k, s in enumerate(strides):
+            tr = s.trajectory
+            J = point_jacobian(self.model, tr.q[0], self.stance_body, self.stance_point)[:, cols]
+            shift = np.linalg.lstsq(J, offset, rcond=None)[0]   # stance-foot coordinates of the ground position
+            q = tr.q.copy()
+            q[:, self.pin.q_index] += shift
+            T.append(tr.t + t0)
+            Q.append(q)
+            QD.append(tr.qd), QDD.append(tr.qdd), TAU.append(tr.tau)
+            for ev in tr.events:
+                qb, qa = ev.q_before.copy(), ev.q_after.copy()
+                qb[self.pin.q_index] += shift
+                qa[self.pin.q_index] += shift
+                events.append(EventRecord(ev.t + t0, f"{ev.name} {k + 1}", qb, ev.qd_before, qa, ev.qd_after))
+            swing, stance = self.feet(s.q_minus)
+            offset = offset + (swing - stance)
+            t0 += s.duration
+        from .trajectory import Trajectory, model_fingerprint
+        return Trajectory(t=np.concatenate(T), q=np.concatenate(Q), qd=np.concatenate(QD), qdd=np.concatenate(QDD),
+                          tau=np.concatenate(TAU), model=self.model, events=events, status="finished",
+                          integrator=self.integrator, model_fingerprint=model_fingerprint(self.model),
+                          model_name=self.model.name), strides
 
 
 @dataclass
@@ -227,12 +279,16 @@ class PeriodicOrbit:
         return bool(np.all(np.abs(self.multipliers) < 1.0))
 
 
-def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6) -> PeriodicOrbit:
+def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6, jacobian=None) -> PeriodicOrbit:
     """Fixed point x* = P(x*) of a stride (Poincaré) map by Newton's method, and its multipliers.
 
     ``stride_map``: a callable x -> P(x) or a :class:`Walker` (its ``stride_map``).  The Jacobian
-    ∂P/∂x is taken by central differences (step ``fd_step`` per coordinate); Newton solves
-    (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
+    ∂P/∂x: ``jacobian="variational"`` (the default for a Walker with vector joints) integrates the
+    variational equations with the stride and applies the heel strike's saltation
+    (:func:`multibody.simulation.sensitivity.stride_jacobian`), so the multipliers are exact to
+    the integration tolerance; ``"differences"`` (the default for a callable) takes central
+    differences of P with step ``fd_step`` per coordinate (good to about tolerance / fd_step).
+    Newton solves (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
 
     Example — a linear map with a known fixed point:
 
@@ -256,7 +312,18 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
             raise ValueError(f"stride_map: returned {y!r} for x = {xx!r}; expected {n} finite numbers")
         return y
 
-    def jacobian(xx):
+    walker = stride_map if isinstance(stride_map, Walker) else None
+    if jacobian is None:
+        jacobian = "variational" if walker is not None and walker.model.nq == walker.model.nv else "differences"
+    _checks.one_of("jacobian", jacobian, ("variational", "differences"))
+    if jacobian == "variational" and walker is None:
+        raise ValueError("jacobian: 'variational' needs a Walker (its stride map's dynamics); a callable stride "
+                         "map takes 'differences'")
+
+    def jacobian_at(xx):
+        if jacobian == "variational":
+            from .sensitivity import stride_jacobian
+            return stride_jacobian(walker, xx)[1]
         J = np.empty((n, n))
         for k in range(n):
             dx = np.zeros(n)
@@ -268,7 +335,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
     res = float(np.max(np.abs(Px - x)))
     it = 0
     while res > tol and it < max_iter:
-        J = jacobian(x)
+        J = jacobian_at(x)
         try:
             dx = np.linalg.solve(J - np.eye(n), x - Px)
         except np.linalg.LinAlgError:
@@ -280,7 +347,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6)
     if res > tol:
         raise ValueError(f"find_periodic_orbit: no convergence in {max_iter} Newton steps (|P(x) − x| = {res:.3g}); "
                          f"start closer to the gait")
-    J = jacobian(x)
+    J = jacobian_at(x)
     return PeriodicOrbit(x=x, multipliers=np.linalg.eigvals(J), jacobian=J, residual=res, iterations=it,
                          converged=True)
 

@@ -34,7 +34,7 @@ from typing import Callable
 import sympy as sp
 
 from ..model.model import Model
-from ..models.mechanism import Mechanism
+from ..model.mechanism import Mechanism
 from . import rnea_sym as _rnea_sym  # noqa: F401  (registers "rnea"; the order is the table's)
 from . import pne_input as _pne_input  # noqa: F401  (registers "pne")
 from . import tmt as _tmt  # noqa: F401  (registers "tmt")

@@ -6,6 +6,7 @@
 * :func:`showmotion` / :func:`load_animation` — one self-contained HTML page that plays the motion
   (spatial_v2 ``showmotion``)
 * :func:`export_video` — MP4 or GIF frames drawn with matplotlib
+* :func:`plot_gait` — a walker's state variables over several steps (the TMT paper's figure)
 * :mod:`multibody.view.appearance` — drawing instructions, :class:`Camera`, ``default_appearance``
 
 matplotlib is imported only when a plot is drawn.
@@ -14,9 +15,10 @@ from . import appearance
 from .appearance import Camera, default_appearance
 from .bodies import plot_bodies
 from .export import export_video
+from .gait import plot_gait
 from .plots import compare, plot_energy, plot_paths, plot_phase, plot_states
 from .animation import Animation, default_motion, load_animation, showmotion
 
-__all__ = ["plot_bodies", "plot_states", "plot_phase", "plot_energy", "plot_paths", "compare", "showmotion",
+__all__ = ["plot_bodies", "plot_states", "plot_gait", "plot_phase", "plot_energy", "plot_paths", "compare", "showmotion",
            "load_animation", "Animation", "default_motion", "export_video", "Camera", "default_appearance",
            "appearance"]

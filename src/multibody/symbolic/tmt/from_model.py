@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ...model.model import Model
-from ...models.mechanism import Mechanism
+from ...model.mechanism import Mechanism
 from .. import _core as C
 from ..eom import EquationsOfMotion, register_method
 from ..rnea_sym import joint_transform

@@ -1,0 +1,202 @@
+"""Passive joint forces the model carries: position limits, damping, Coulomb friction, gravity compensation.
+
+``mb.simulate`` applies what the model says (URDF ``<limit>``/``<dynamics>``, MJCF ``range``,
+``damping``, ``frictionloss``, ``gravcomp``) unless told otherwise:
+
+* **Position limits** (``limits=``), on every one-variable joint with a finite ``q_lower`` or
+  ``q_upper``:
+
+  - ``"hard"`` (default): a rigid unilateral stop.  Reaching a bound is an :class:`Event` whose
+    reset is the impact map of the TMT paper's eq. (9) with the joint's own row as the contact
+    Jacobian (:func:`multibody.impact_map`): the joint's rate is reversed and scaled by the
+    restitution e (``limit_restitution``, default 0: plastic), the other joints take their share
+    of the impulse, joints already resting on a stop and closed model constraints stay closed.
+    A joint whose rebound is too slow to leave the stop within a step (|q̇⁺| ≤ |q̈| dt / 2,
+    every plastic impact) comes to *rest* on it: the stop becomes a constraint q̈_j = 0 solved
+    with the others (TMT eq. 6), and a second event releases it when the stop's force
+    λ_j (≥ 0 while it pushes) crosses zero — the complementarity condition of a unilateral
+    contact.  A run starting outside its limits is refused.
+  - ``"soft"``: a spring–damper stop like MuJoCo's default soft constraint (``solref`` =
+    (0.02, 1)): beyond a bound by p > 0 the joint receives the generalised force
+    τ = H_jj (p / T² + 2 ṗ / T), never pulling, with H_jj the joint's diagonal inertia and
+    T = ``SOFT_LIMIT_TIME`` = 0.02 s — a critically damped stop whose penetration decays with
+    time constant T whatever the joint's inertia.
+  - ``"off"``: the limits are ignored.
+
+* **Damping** c ≥ 0 per velocity variable: τ −= c ⊙ q̇ (viscous, exact).
+* **Coulomb friction** f ≥ 0 per velocity variable, *smoothed*: τ −= f ⊙ tanh(q̇ / v_s) with
+  v_s = ``friction_velocity`` (default ``FRICTION_VELOCITY`` = 0.01 rad/s or m/s).  Below v_s
+  the friction acts like a damper f / v_s, so a joint does not truly stick; a small v_s makes the
+  equations stiff (step ≲ 2 H_jj v_s / f for an explicit integrator).
+* **Gravity compensation** (MuJoCo's ``gravcomp``): body i receives the force
+  gravcomp_i · m_i · (−g) at its centre of mass.
+
+The run's :class:`Trajectory` lists what was applied in ``traj.passive`` and in its ``repr``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _checks
+from ..dynamics import crba
+from ..dynamics.handc import hand_c
+from .events import Event
+from .impact import impact_map
+
+#: s, the soft stop's time constant (MuJoCo's default solref timeconst)
+SOFT_LIMIT_TIME = 0.02
+#: rad/s or m/s, the velocity scale of the smoothed Coulomb friction f·tanh(q̇ / v_s)
+FRICTION_VELOCITY = 0.01
+LIMIT_MODES = ("hard", "soft", "off")
+
+
+class JointLimits:
+    """The model's position limits on its one-variable joints, as ``mb.simulate`` enforces them.
+
+    ``stops``: (joint name, q index, v index, position, sign) per finite bound; sign +1 for a lower
+    bound (the stop pushes the joint up), −1 for an upper one.  ``resting`` maps the v index of a
+    joint resting on a stop to that stop.
+    """
+
+    def __init__(self, model, mode="hard", restitution=0.0, dt=1e-3):
+        _checks.one_of("limits", mode, LIMIT_MODES)
+        self.model, self.mode, self.dt = model, mode, float(dt)
+        self.restitution = _checks.number("limit_restitution", restitution, nonneg=True)
+        if self.restitution > 1.0:
+            raise ValueError(f"limit_restitution: expected a number in [0, 1], got {restitution!r}")
+        self.stops = []
+        if mode != "off":
+            for j in range(model.nb):
+                if model.nq_joint[j] != 1 or model.nv_joint[j] != 1:
+                    continue
+                qi, vi = int(model.q_start[j]), int(model.v_start[j])
+                for pos, sign in ((model.q_lower[qi], 1.0), (model.q_upper[qi], -1.0)):
+                    if np.isfinite(pos):
+                        self.stops.append((model.joint_names[j], qi, vi, float(pos), sign))
+        self.resting: dict[int, tuple] = {}
+        self.system = None
+
+    def __bool__(self):
+        return bool(self.stops)
+
+    # ---- checks ------------------------------------------------------------------------------
+    def check_start(self, q):
+        for name, qi, _vi, pos, sign in self.stops:
+            if sign * (q[qi] - pos) < -1e-12 * max(1.0, abs(pos)):
+                side = "lower" if sign > 0 else "upper"
+                raise ValueError(f"q0: joint {name!r} starts at {float(q[qi])!r}, outside its {side} limit {pos!r}; "
+                                 f"start inside [q_lower, q_upper] or pass limits='off' (or 'soft')")
+
+    # ---- soft stops --------------------------------------------------------------------------
+    def soft_forces(self, q, v):
+        """τ of the soft stops at (q, q̇), or None when no joint is beyond a bound."""
+        tau, H = None, None
+        T = SOFT_LIMIT_TIME
+        for _name, qi, vi, pos, sign in self.stops:
+            p = sign * (pos - q[qi])          # penetration, > 0 beyond the bound
+            if p <= 0.0:
+                continue
+            if H is None:
+                H = crba(self.model, q)
+                tau = np.zeros(self.model.nv)
+            pdot = -sign * v[vi]
+            tau[vi] += sign * max(0.0, H[vi, vi] * (p / T ** 2 + 2.0 * pdot / T))
+        return tau
+
+    # ---- hard stops: resting contact --------------------------------------------------------
+    def rows(self):
+        """Constraint rows (J, which stop) of the joints resting on stops."""
+        nv = self.model.nv
+        J = np.zeros((len(self.resting), nv))
+        for k, vi in enumerate(self.resting):
+            J[k, vi] = 1.0
+        return J
+
+    def resting_accelerations(self, q, v, tau, fe, extra=None):
+        """q̈ and the stop forces λ (one per resting joint, in the joint's positive sense) with the
+        resting joints held (TMT eq. 6); ``extra`` = (J, rhs) of model/user constraints solved with them."""
+        from .constraints import solve_constrained
+        H, C = hand_c(self.model, q, v, fe)
+        J = self.rows()
+        rhs = np.zeros(len(J))
+        n_extra = 0
+        if extra is not None:
+            n_extra = extra[0].shape[0]
+            J, rhs = np.vstack([extra[0], J]), np.concatenate([extra[1], rhs])
+        qdd, lam = solve_constrained(H, tau - C, J, rhs)
+        qdd = np.asarray(qdd, dtype=float).copy()
+        for vi in self.resting:      # exactly zero: a resting joint does not creep off its stop
+            qdd[vi] = 0.0
+        return qdd, np.asarray(lam, dtype=float)[n_extra:]
+
+    def wall_force(self, vi, t, q, v):
+        """The stop's push on resting joint vi (≥ 0 while it pushes), at a state."""
+        keys = list(self.resting)
+        lam = self.system.stop_forces(t, q, v)
+        return self.resting[vi][4] * lam[keys.index(vi)]
+
+    # ---- events --------------------------------------------------------------------------------
+    def events(self, system):
+        """The hard stops as events: impact at each bound, and release from rest on it."""
+        self.system = system
+        out = []
+        for stop in self.stops:
+            out.append(self._impact_event(stop))
+            out.append(self._release_event(stop))
+        return out
+
+    def start(self, t, q, v):
+        """Joints starting at rest on a stop and pressed into it rest there."""
+        for stop in self.stops:
+            _name, qi, vi, pos, _sign = stop
+            if q[qi] == pos and v[vi] == 0.0 and vi not in self.resting:
+                self.resting[vi] = stop
+                if self.wall_force(vi, t, q, v) <= 0.0:
+                    del self.resting[vi]
+
+    def _impact_event(self, stop):
+        name, qi, vi, pos, sign = stop
+        model = self.model
+        row = np.zeros((1, model.nv))
+        row[0, vi] = 1.0
+        side = "lower" if sign > 0 else "upper"
+
+        def guard(t, q, qd):
+            return sign * (q[qi] - pos)
+
+        def reset(t, q, qd):
+            closed = self.system.closed_rows(t, q, qd)
+            qd_e = impact_map(model, q, qd, row, restitution=self.restitution, constraint_jacobian=closed)
+            qd_0 = impact_map(model, q, qd, row, restitution=0.0, constraint_jacobian=closed)
+            on = q.copy()
+            on[qi] = pos                    # a resting joint sits exactly on its stop (the guard reads 0)
+            a = self.system.accelerations(t, on, qd_0, self.system.last_z)[0]   # the stop not yet holding
+            self.resting[vi] = stop
+            push = self.wall_force(vi, t, on, qd_0)
+            if abs(qd_e[vi]) <= 0.5 * abs(a[vi]) * self.dt and push > 0.0:
+                qd_0[vi] = 0.0              # too slow to leave the stop within a step: at rest on it
+                return on, qd_0
+            del self.resting[vi]
+            return q, qd_e
+
+        return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit")
+
+    def _release_event(self, stop):
+        name, qi, vi, pos, sign = stop
+        side = "lower" if sign > 0 else "upper"
+
+        def guard(t, q, qd):
+            if self.resting.get(vi) is not stop:
+                return 1.0
+            return self.wall_force(vi, t, q, qd)
+
+        def reset(t, q, qd):
+            self.resting.pop(vi, None)
+            return q, qd
+
+        return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit release")
+
+
+def smoothed_friction(friction, v, velocity_scale):
+    """τ of the smoothed Coulomb friction: −f ⊙ tanh(q̇ / v_s)."""
+    return -friction * np.tanh(v / velocity_scale)

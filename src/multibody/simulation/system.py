@@ -1,0 +1,320 @@
+"""The system a run integrates: the state derivative of y = [q, v, z], validated once.
+
+:class:`System` checks a run's controller, forces, constraints and contact once, evaluates the
+right-hand side for one state (``deriv``) or for N states together (``deriv_batch``), and says
+whether the compiled loop (``core/rollout.c``) can do the whole run (:meth:`System.plan`).  Every
+fixed-step and adaptive run of ``mb.simulate`` and ``mb.simulate_batch`` goes through it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _checks
+from ..dynamics import aba
+from ..core import ResultOverflowError
+from ..spatial.rotations import unit_quaternion
+from . import rollout
+from .constraints import Constraint, ConstraintSet
+from .controllers import PD, TorqueTable
+from ..dynamics.gravcomp import gravity_compensation_forces
+from .limits import FRICTION_VELOCITY, smoothed_friction
+
+
+def non_finite_message(t0, t1):
+    return (f"the state became non-finite between t = {float(t0)!r} and t = {float(t1)!r}; the trajectory ends at the "
+            f"last finite state (t = {float(t0)!r})")
+
+
+class _NonFinite(Exception):
+    pass
+
+
+# ---- argument checks --------------------------------------------------------------------------
+def _check_model(model):
+    _checks.model(model)
+
+
+def _state_vector(name, x, n):
+    return _checks.vector(name, x, n)
+
+
+def _positive(name, x, allow_zero=False):
+    return _checks.number(name, x, nonneg=allow_zero, positive=not allow_zero)
+
+
+def check_initial_state(model, space, q0, qd0):
+    q = _state_vector("q0", q0, model.nq)
+    qd = _state_vector("qd0", qd0, model.nv)
+    for s in space.quaternion_starts:
+        if not np.any(q[s:s + 4]):
+            raise ValueError(f"q0: the quaternion at q0[{s}:{s + 4}] is zero; expected a unit quaternion")
+        q[s:s + 4] = unit_quaternion(q[s:s + 4])
+    return q, qd
+
+
+# ---- the right-hand side ----------------------------------------------------------------------
+def _takes_time(method) -> bool:
+    """True if ``method`` accepts a keyword argument ``t`` (the time-aware constraint protocol)."""
+    import inspect
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return "t" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+class System:
+    """State derivative of y = [q, v, z]: controller, forces, contact, constraints or ABA.
+
+    ``deriv(t, y) -> (K, (qdd, tau, contact_info))`` with K = [v, q̈, ż] the tangent derivative.
+    """
+
+    def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None, limits=None,
+                 friction_velocity=FRICTION_VELOCITY):
+        self.model = model
+        nv, nb = model.nv, model.nb
+        self.controller = controller
+        if isinstance(controller, (PD, TorqueTable)):
+            controller.bind(model)
+        elif controller is not None and not callable(controller):
+            raise TypeError(f"controller: expected None, an mb.PD or a callable (t, q, qd) -> tau, "
+                            f"got {type(controller).__name__}")
+        self.period = getattr(controller, "period", None)
+        self.held_tau = None
+        self.f_ext_const, self.f_ext_fn = None, None
+        if callable(f_ext):
+            self.f_ext_fn = f_ext
+        elif f_ext is not None:
+            a = np.array(f_ext, dtype=float)
+            if a.shape != (nb, 6):
+                raise ValueError(f"f_ext: expected an array of shape ({nb}, 6) (spatial forces in base "
+                                 f"coordinates) or a callable (t, q, qd) -> ({nb}, 6), got shape {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError("f_ext: contains NaN or inf")
+            self.f_ext_const = a
+        if constraints is not None:
+            for attr in ("accelerations", "residual"):
+                if not callable(getattr(constraints, attr, None)):
+                    raise TypeError(f"constraints: expected an object with .accelerations(model, q, qd, tau, "
+                                    f"f_ext, t=...) and .residual(model, q, qd, t=...); it has no {attr!r}")
+        self.constraints = constraints
+        # c(t, q) = 0 needs the time: objects whose methods take ``t`` get it; older two-argument
+        # protocols (no ``t``) keep working unchanged
+        self.constraints_take_time = constraints is not None and all(
+            _takes_time(getattr(constraints, attr)) for attr in ("accelerations", "residual"))
+        self.nz = 0
+        if contact is not None:
+            for attr in ("initial_state", "forces"):
+                if not callable(getattr(contact, attr, None)):
+                    raise TypeError(f"contact: expected an object with .n_states, .initial_state(model, q, qd) "
+                                    f"and .forces(model, q, qd, z); it has no {attr!r}")
+            self.nz = int(getattr(contact, "n_states", 0))
+        self.contact = contact
+        self.damping = np.asarray(model.damping, float) if np.any(model.damping != 0) else None
+        self.friction = np.asarray(model.friction, float) if np.any(model.friction != 0) else None
+        self.friction_velocity = _positive("friction_velocity", friction_velocity)
+        gc = getattr(model, "gravcomp", None)
+        self.gravcomp = None if gc is None or not np.any(np.asarray(gc) != 0) else np.asarray(gc, float)
+        self.limits = limits if limits else None        # a JointLimits with at least one finite bound
+        self.soft = self.limits is not None and self.limits.mode == "soft"
+        self.last_z = np.zeros(self.nz)
+        self.zero_tau = np.zeros(nv)
+        self.nq, self.nv = model.nq, nv
+        self.plain = (controller is None and f_ext is None and constraints is None and contact is None
+                      and self.damping is None and self.passive_free)
+        # the compiled loop applies damping but none of the other passive forces
+        self.compilable = self.passive_free
+
+    def plan(self, integrator, events=(), progress=False):
+        """The compiled loop's tables for this run (controller, constant forces, damping), or None
+        when the run needs the Python loop (see :mod:`multibody.simulation.rollout`)."""
+        if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or events or progress
+                or self.constraints is not None or self.contact is not None or self.f_ext_fn is not None
+                or not self.compilable):
+            return None
+        ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
+        if not ok:
+            return None
+        fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
+        return dict(ctrl=ctrl, period=float(period), f_ext=fe,
+                    damping=None if self.damping is None else np.ascontiguousarray(self.damping))
+
+    # N states at once (mb.simulate_batch's vectorised runs): the controller sees (t, Q, QD)
+    def control_batch(self, t, Q, V):
+        N = Q.shape[0]
+        if self.controller is None:
+            return np.zeros((N, self.nv))
+        tau = np.asarray(self.controller(t, Q, V), dtype=float)
+        if tau.shape == (self.nv,):
+            tau = np.broadcast_to(tau, (N, self.nv))
+        if tau.shape != (N, self.nv):
+            raise ValueError(f"controller: in a batch it is called with (t, Q (N, nq), QD (N, nv)) and must "
+                             f"return (N, nv) = ({N}, {self.nv}); got shape {tau.shape}")
+        if not np.all(np.isfinite(tau)):
+            raise ValueError(f"controller: returned NaN or inf at t = {t!r}")
+        return tau
+
+    def deriv_batch(self, t, Y):
+        """K = [V, Q̈] for N states (rows of Y): one batched ABA call."""
+        nq, nv = self.nq, self.nv
+        Q, V = Y[:, :nq], Y[:, nq:nq + nv]
+        tau = self.control_batch(t, Q, V)
+        tau_all = tau if self.damping is None else tau - self.damping * V
+        A = aba(self.model, Q, V, tau_all, self.f_ext_const)
+        return np.concatenate((V, A), axis=1), (A, tau, None)
+
+    @property
+    def passive_free(self):
+        return self.friction is None and self.gravcomp is None and self.limits is None
+
+    def passive(self):
+        """What the run applies besides the controller and the user's forces (for the record)."""
+        out = []
+        if self.limits is not None:
+            out.append(f"limits {self.limits.mode}" + (f" (restitution {self.limits.restitution:g})"
+                                                       if self.limits.mode == "hard" else ""))
+        if self.damping is not None:
+            out.append("damping")
+        if self.friction is not None:
+            out.append(f"friction (tanh, v_s = {self.friction_velocity:g})")
+        if self.gravcomp is not None:
+            out.append("gravcomp")
+        return tuple(out)
+
+    # the constraints that stay closed through an impact, and the hard stops' forces
+    def closed_rows(self, t, q, v):
+        rows = []
+        if self.constraints is not None and isinstance(self.constraints, (Constraint, ConstraintSet)):
+            rows.append(self.constraints.evaluate(self.model, q, v, t).J)
+        if self.limits is not None and self.limits.resting:
+            rows.append(self.limits.rows())
+        return np.vstack(rows) if rows else None
+
+    def stop_forces(self, t, q, v):
+        """λ of the joints resting on hard stops (positive sense of each joint)."""
+        tau = self.control(t, q, v)
+        tau_all, fe, _zdot, _info = self._loads(t, q, v, self.last_z, tau)
+        return self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v))[1]
+
+    def _constraint_rows(self, t, q, v):
+        """(J, rhs) of the constraints, for a solve together with resting stops."""
+        if self.constraints is None:
+            return None
+        if not isinstance(self.constraints, (Constraint, ConstraintSet)):
+            raise ValueError(f"limits: a joint came to rest on its hard stop while constraints is a "
+                             f"{type(self.constraints).__name__}, which cannot be solved together with it; "
+                             f"use Constraint/ConstraintSet constraints or limits='soft'")
+        cs = self.constraints if isinstance(self.constraints, ConstraintSet) else self.constraints._as_set()
+        terms = cs.evaluate(self.model, q, v, t if self.constraints_take_time else 0.0)
+        return terms.J, -terms.bias - 2.0 * cs.alpha * terms.cdot - cs.beta ** 2 * terms.c
+
+    # controller output, checked
+    def control(self, t, q, v):
+        if self.controller is None:
+            return self.zero_tau
+        if self.period is not None:
+            if self.held_tau is None:
+                self.sample(t, q, v)
+            return self.held_tau
+        return self._call_controller(t, q, v)
+
+    def _call_controller(self, t, q, v):
+        try:
+            tau = self.controller(t, q.copy(), v.copy())
+        except ValueError:
+            raise
+        except Exception as e:
+            raise ValueError(f"controller: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.nv,):
+            raise ValueError(f"controller: returned shape {tau.shape} at t = {float(t)!r}; expected ({self.nv},) "
+                             f"(one joint force per velocity variable)")
+        if not np.all(np.isfinite(tau)):
+            raise ValueError(f"controller: returned NaN or inf at t = {float(t)!r}: {tau}")
+        return tau
+
+    def sample(self, t, q, v):
+        """Zero-order hold: sample a sampled controller now."""
+        self.held_tau = self._call_controller(t, q, v)
+
+    def forces(self, t, q, v):
+        if self.f_ext_fn is None:
+            return self.f_ext_const
+        try:
+            f = self.f_ext_fn(t, q.copy(), v.copy())
+        except Exception as e:
+            raise ValueError(f"f_ext: the force function raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
+        f = np.asarray(f, dtype=float)
+        if f.shape != (self.model.nb, 6):
+            raise ValueError(f"f_ext: the force function returned shape {f.shape} at t = {float(t)!r}; expected "
+                             f"({self.model.nb}, 6)")
+        if not np.all(np.isfinite(f)):
+            raise ValueError(f"f_ext: the force function returned NaN or inf at t = {float(t)!r}")
+        return f if self.f_ext_const is None else f + self.f_ext_const
+
+    def _loads(self, t, q, v, z, tau):
+        """(τ + passive joint forces, f_ext with contact and gravity compensation, ż, contact info)."""
+        model = self.model
+        fe = self.forces(t, q, v)
+        zdot, info = np.zeros(0), None
+        if self.contact is not None:
+            fc, zdot, info = self.contact.forces(model, q, v, z)
+            fc = np.asarray(fc, dtype=float)
+            zdot = np.asarray(zdot, dtype=float).reshape(-1)
+            if fc.shape != (model.nb, 6) or zdot.shape != (self.nz,):
+                raise ValueError(f"contact: forces() returned f_ext of shape {fc.shape} and zdot of shape "
+                                 f"{zdot.shape}; expected ({model.nb}, 6) and ({self.nz},)")
+            if not (np.all(np.isfinite(fc)) and np.all(np.isfinite(zdot))):
+                raise _NonFinite()
+            fe = fc if fe is None else fe + fc
+        if self.gravcomp is not None:
+            fg = gravity_compensation_forces(model, q)   # MuJoCo's gravcomp, as f_ext
+            fe = fg if fe is None else fe + fg
+        tau_all = tau if self.damping is None else tau - self.damping * v
+        if self.friction is not None:
+            tau_all = tau_all + smoothed_friction(self.friction, v, self.friction_velocity)
+        if self.soft:
+            ts = self.limits.soft_forces(q, v)
+            if ts is not None:
+                tau_all = tau_all + ts
+        return tau_all, fe, zdot, info
+
+    def accelerations(self, t, q, v, z, tau=None):
+        """(q̈, τ_controller, ż, contact info) at a state; raises _NonFinite on a blown-up state."""
+        model = self.model
+        if tau is None:
+            tau = self.control(t, q, v)
+        tau_all, fe, zdot, info = self._loads(t, q, v, z, tau)
+        if self.limits is not None and self.limits.resting:
+            qdd = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v))[0]
+        elif self.constraints is not None:
+            if self.constraints_take_time:
+                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe, t=t)
+            else:
+                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe)
+            qdd = np.asarray(qdd, dtype=float)
+        else:
+            try:
+                qdd = aba(model, q, v, tau_all, fe)
+            except ResultOverflowError:  # a huge finite state overflows in ABA: the run blew up
+                raise _NonFinite() from None
+        if not np.all(np.isfinite(qdd)):
+            raise _NonFinite()
+        return qdd, tau, zdot, info
+
+    def deriv(self, t, y):
+        nq, nv = self.nq, self.nv
+        q, v = y[:nq], y[nq:nq + nv]
+        if self.plain:  # the hot path: one compiled ABA call (a NaN here shows in the step's result)
+            try:
+                a = aba(self.model, q, v, self.zero_tau)
+            except ValueError as exc:  # a huge finite state overflows in ABA: the run blew up too
+                if isinstance(exc, ResultOverflowError) or not np.all(np.isfinite(y)):
+                    raise _NonFinite() from None
+                raise
+            return np.concatenate((v, a)), (a, self.zero_tau, None)
+        if not np.all(np.isfinite(y)):
+            raise _NonFinite()
+        self.last_z = y[nq + nv:]
+        qdd, tau, zdot, info = self.accelerations(t, q, v, self.last_z)
+        return np.concatenate((v, qdd, zdot)), (qdd, tau, info)

@@ -1,0 +1,251 @@
+"""mb.simulate applies the model's position limits, damping, friction, gravity compensation and constraints;
+runs that diverge say so loudly."""
+import dataclasses
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody import cli
+from multibody.errors import SimulationError, SimulationWarning
+from multibody.simulation.constraints import JointCoupling
+from multibody.simulation.limits import SOFT_LIMIT_TIME
+
+
+BOTTOM = -np.pi / 2
+
+
+def pendulum(**kw):
+    """planar(1): a link along x in the xy-plane, gravity −y: q = 0 is horizontal, it hangs at q = −π/2."""
+    return dataclasses.replace(mb.models.planar(1), **kw)
+
+
+def energy(m, q, qd):
+    e = mb.energy(m, np.atleast_1d(q), np.atleast_1d(qd))
+    return float(e.KE + e.PE)
+
+
+def gravity_torque(m, q):
+    return float(mb.rnea(m, [q], [0.0], [0.0])[0])
+
+
+# ---- hard limits ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("e", [1.0, 0.5, 0.2])
+def test_bounce_keeps_the_restitution_and_loses_the_predicted_energy(e):
+    wall = BOTTOM - 0.3
+    m = pendulum(q_lower=[wall])
+    traj = mb.simulate(m, [0.0], [0.0], 1.5, limit_restitution=e)
+    hit = traj.events[0]
+    assert hit.name == "joint1 lower limit"
+    assert abs(hit.q_before[0] - wall) < 1e-11 and hit.q_after[0] == hit.q_before[0]
+    assert hit.qd_before[0] < -1.0
+    assert hit.qd_after[0] == pytest.approx(-e * hit.qd_before[0], rel=1e-12)
+    ke = 0.5 * float(mb.crba(m, hit.q_before)[0, 0]) * hit.qd_before[0] ** 2
+    lost = energy(m, hit.q_before, hit.qd_before) - energy(m, hit.q_after, hit.qd_after)
+    assert lost == pytest.approx((1 - e ** 2) * ke, rel=1e-9, abs=1e-12)
+    # between impacts the energy is kept (RK4 at 1 ms), and the joint never passes its stop
+    E = traj.total_energy
+    i = int(np.searchsorted(traj.t, hit.t, side="right"))
+    j = int(np.searchsorted(traj.t, traj.events[1].t)) if len(traj.events) > 1 else len(traj.t)
+    assert abs(E[i:j] - E[i]).max() < 1e-6 and abs(E[:i - 1] - E[0]).max() < 1e-6
+    assert traj.q.min() >= wall - 1e-11
+
+
+def test_plastic_stop_with_gravity_away_from_it_swings_back():
+    m = pendulum(q_lower=[BOTTOM - 0.3])
+    traj = mb.simulate(m, [0.0], [0.0], 2.5)             # default restitution 0
+    assert [ev.name for ev in traj.events] == ["joint1 lower limit"]
+    assert traj.events[0].qd_after[0] == 0.0
+    after = traj.t > traj.events[0].t
+    assert traj.q[after].max() == pytest.approx(BOTTOM + 0.3, abs=1e-6)   # swings to the stop's mirror
+
+
+def test_pressed_into_its_stop_a_joint_rests_and_is_released_when_the_force_turns():
+    m = pendulum(q_lower=[0.3])                         # the stop is above the bottom: gravity presses on it
+    G = gravity_torque(m, 0.3)                          # τ holding the pendulum at the stop
+    rate = 10.0                                         # a torque ramp from t = 0.5 lifts it off at 0.5 + G / rate
+    traj = mb.simulate(m, [0.4], [0.0], 1.5, controller=lambda t, q, qd: np.array([rate * max(0.0, t - 0.5)]))
+    names = [ev.name for ev in traj.events]
+    assert names[:2] == ["joint1 lower limit", "joint1 lower limit release"]
+    t_hit, t_release = traj.events[0].t, traj.events[1].t
+    resting = (traj.t > t_hit) & (traj.t < t_release)
+    assert resting.sum() > 100
+    assert np.all(traj.q[resting, 0] == 0.3) and np.all(traj.qd[resting, 0] == 0.0)
+    assert t_release == pytest.approx(0.5 + G / rate, abs=1e-9)
+    assert traj.q[-1, 0] > 0.3                          # lifted off
+
+
+def test_panda_without_controller_keeps_its_fingers_within_their_limits():
+    from test_urdf_robots import robots_dir
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mb.load_urdf(os.path.join(robots_dir(), "panda_description/urdf/panda.urdf"))
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    q0[-2:] = 0.02
+    traj = mb.simulate(m, q0, np.zeros(m.nv), 1.0)
+    fingers = traj.q[:, -2:]
+    assert fingers.min() >= -1e-12 and fingers.max() <= 0.04 + 1e-12
+    assert np.all(traj.q >= m.q_lower - 1e-12) and np.all(traj.q <= m.q_upper + 1e-12)
+    assert any("finger" in ev.name for ev in traj.events)
+    assert "limits hard" in repr(traj) and "damping" in repr(traj)
+    free = mb.simulate(m, q0, np.zeros(m.nv), 1.0, limits="off")
+    assert free.q[:, -2:].min() < -0.1                  # what the limits prevent
+    assert free.passive == ("damping",)
+
+
+def test_a_start_outside_the_limits_is_refused():
+    m = pendulum(q_lower=[-0.3], q_upper=[0.5])
+    with pytest.raises(ValueError, match="q0: joint 'joint1' starts at 1.0, outside its upper limit 0.5"):
+        mb.simulate(m, [1.0], [0.0], 0.1)
+    assert mb.simulate(m, [1.0], [0.0], 0.1, limits="off").status == "finished"
+    with pytest.raises(ValueError, match="limits"):
+        mb.simulate(m, [0.0], [0.0], 0.1, limits="rigid")
+    with pytest.raises(ValueError, match="limit_restitution"):
+        mb.simulate(m, [0.0], [0.0], 0.1, limit_restitution=1.5)
+
+
+# ---- soft limits ---------------------------------------------------------------------------------
+def test_soft_stop_settles_at_the_critically_damped_penetration():
+    m = pendulum(q_lower=[0.3])
+    traj = mb.simulate(m, [1.0], [0.0], 3.0, limits="soft")
+    assert traj.passive == ("limits soft",) and not traj.events
+    H = float(mb.crba(m, [0.3])[0, 0])
+    # at rest the stop holds gravity: H p / T² = G(q)
+    q = traj.q[-1, 0]
+    p = gravity_torque(m, q) * SOFT_LIMIT_TIME ** 2 / H
+    assert 0.3 - q == pytest.approx(p, rel=1e-6)
+    assert abs(traj.qd[-1, 0]) < 1e-6
+
+
+# ---- damping, friction ------------------------------------------------------------------------------
+def _integral(t, f):
+    return float(np.sum(0.5 * (f[1:] + f[:-1]) * np.diff(t)))
+
+
+def test_damping_removes_energy_at_the_rate_c_qd_squared():
+    c = 0.05
+    m = pendulum(damping=[c])
+    traj = mb.simulate(m, [1.0], [0.0], 3.0, dt=1e-3)
+    E = traj.total_energy
+    assert traj.passive == ("damping",) and "damping" in repr(traj)
+    lost = E[0] - E[-1]
+    assert lost > 0.1
+    assert lost == pytest.approx(_integral(traj.t, c * traj.qd[:, 0] ** 2), rel=1e-5)
+
+
+def test_small_angle_damped_energy_decays_like_exp_minus_c_t_over_inertia():
+    c = 0.02
+    m = pendulum(damping=[c])
+    I = float(mb.crba(m, [0.0])[0, 0])
+    traj = mb.simulate(m, [BOTTOM + 0.01], [0.0], 4.0, dt=1e-3)
+    E = traj.total_energy - energy(m, BOTTOM, 0.0)
+    T = 2 * np.pi * np.sqrt(I / (gravity_torque(m, BOTTOM + 1e-6) / 1e-6))
+    # average over whole periods: E ∝ exp(−c t / I) for ζ ≪ 1
+    k = int(round(T / 1e-3))
+    mean0, mean1 = E[:k].mean(), E[-k:].mean()
+    span = traj.t[-k:].mean() - traj.t[:k].mean()
+    assert np.log(mean0 / mean1) / span == pytest.approx(c / I, rel=2e-3)
+
+
+def test_smoothed_coulomb_friction_removes_energy_at_the_rate_f_qd_tanh():
+    f, vs = 0.1, 0.05
+    m = pendulum(friction=[f])
+    traj = mb.simulate(m, [1.0], [0.0], 2.0, friction_velocity=vs)
+    assert traj.passive == ("friction (tanh, v_s = 0.05)",)
+    E = traj.total_energy
+    qd = traj.qd[:, 0]
+    assert E[0] - E[-1] == pytest.approx(_integral(traj.t, f * qd * np.tanh(qd / vs)), rel=1e-5)
+
+
+# ---- model fields another loader fills: gravcomp, constraints -----------------------------------
+def test_gravity_compensation_cancels_the_weight_share():
+    m = mb.models.double_pendulum()
+    object.__setattr__(m, "gravcomp", np.ones(m.nb))
+    still = mb.simulate(m, [0.7, -0.4], [0.0, 0.0], 0.5)
+    assert still.passive == ("gravcomp",)
+    assert np.abs(still.q - still.q[0]).max() < 1e-12
+    half = mb.models.double_pendulum()
+    object.__setattr__(half, "gravcomp", np.full(half.nb, 0.5))
+    weak = dataclasses.replace(mb.models.double_pendulum(), gravity=0.5 * half.gravity)
+    a = mb.simulate(half, [0.7, -0.4], [0.0, 0.0], 0.5)
+    b = mb.simulate(weak, [0.7, -0.4], [0.0, 0.0], 0.5)
+    assert np.abs(a.q - b.q).max() < 1e-10
+
+
+def test_model_constraints_are_solved_with_the_users():
+    m = mb.models.double_pendulum()
+    object.__setattr__(m, "constraints", (JointCoupling("th2", "th1", ratio=-1.0),))
+    traj = mb.simulate(m, [0.5, -0.5], [0.0, 0.0], 0.5)
+    assert np.abs(traj.q[:, 0] + traj.q[:, 1]).max() < 1e-6
+    with pytest.raises(TypeError, match="model carries constraints"):
+        mb.simulate(m, [0.5, -0.5], [0.0, 0.0], 0.1, constraints=object())
+
+
+# ---- runs that fail ---------------------------------------------------------------------------------
+def test_a_diverged_run_says_so_once_and_raises_when_asked():
+    m = mb.models.double_pendulum()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        traj = mb.simulate(m, [2.0, -1.0], [0.0, 0.0], 60.0, dt=0.3, integrator="euler")
+    assert traj.status == "diverged" and "non-finite" in traj.message
+    assert len([x for x in w if issubclass(x.category, SimulationWarning)]) == 1
+    assert np.all(np.isfinite(traj.q))
+    with pytest.raises(SimulationError, match="non-finite") as err:
+        mb.simulate(m, [2.0, -1.0], [0.0, 0.0], 60.0, dt=0.3, integrator="euler", on_divergence="raise")
+    assert err.value.trajectory.status == "diverged"
+    with pytest.raises(ValueError, match="on_divergence"):
+        mb.simulate(m, [0.0, 0.0], [0.0, 0.0], 0.1, on_divergence="ignore")
+
+
+def test_cli_simulate_of_a_diverging_run_exits_non_zero(tmp_path, capsys):
+    out = tmp_path / "run.npz"
+    code = cli.main(["simulate", "double_pendulum", "--dt", "0.3", "--integrator", "euler", "--t-final", "60",
+                     "--quiet", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert err.count("non-finite") == 1 and "smaller --dt" in err
+    assert out.exists()
+
+
+def test_a_record_beyond_the_available_memory_is_refused_before_the_run():
+    m = mb.models.double_pendulum()
+    with pytest.raises(MemoryError, match="record_every"):
+        mb.simulate(m, [0.1, 0.0], [0.0, 0.0], 1e12)
+
+
+def test_a_batch_applies_the_limits_like_single_runs():
+    m = pendulum(q_lower=[BOTTOM - 0.3], friction=[0.05])
+    Q0 = np.array([[0.0], [-0.5]])
+    batch = mb.simulate_batch(m, Q0, np.zeros((2, 1)), 1.0, limit_restitution=0.5)
+    for i in range(2):
+        one = mb.simulate(m, Q0[i], [0.0], 1.0, limit_restitution=0.5)
+        assert np.array_equal(batch[i].q, one.q)
+        assert one.q.min() >= BOTTOM - 0.3 - 1e-11
+    free = mb.simulate_batch(m, Q0, np.zeros((2, 1)), 1.0, limits="off")
+    assert free.q.min() < BOTTOM - 0.4
+
+
+def test_adaptive_runs_rest_and_release_the_same_way():
+    m = pendulum(q_lower=[0.3])
+    G = gravity_torque(m, 0.3)
+    traj = mb.simulate(m, [0.4], [0.0], 1.5, integrator="rk45",
+                       controller=lambda t, q, qd: np.array([10.0 * max(0.0, t - 0.5)]))
+    assert [ev.name for ev in traj.events] == ["joint1 lower limit", "joint1 lower limit release"]
+    assert traj.events[1].t == pytest.approx(0.5 + G / 10.0, abs=1e-8)
+
+
+def test_a_batch_beyond_the_available_memory_is_refused_before_it_runs():
+    m = mb.models.double_pendulum()
+    with pytest.raises(MemoryError, match="record_every"):
+        mb.simulate_batch(m, np.zeros((1000, 2)), np.zeros((1000, 2)), 1e9)
+
+
+def test_cli_simulate_starts_a_robot_inside_its_limits_and_names_what_it_applied(tmp_path, capsys):
+    from test_urdf_robots import robots_dir
+    urdf = os.path.join(robots_dir(), "panda_description/urdf/panda.urdf")   # neutral q4 = 0 > upper −0.0698
+    code = cli.main(["simulate", urdf, "--t-final", "0.2", "--quiet", "--out", str(tmp_path / "p.npz")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "applied from the model: limits hard (restitution 0), damping" in out
