@@ -156,10 +156,12 @@ def test_kinematics_energy_and_integrate_refuse_non_finite(floating):
                lambda: mb.com_jacobian(floating, qn)):
         with pytest.raises(ValueError, match="^q: contains NaN or inf"):
             fn()
-    for fn in (lambda: mb.energy(floating, q, qdn), lambda: mb.integrate(floating, q, qdn),
-               lambda: mb.body_states(floating, q, qdn), lambda: mb.jdot_qd(floating, q, qdn, 1)):
+    for fn in (lambda: mb.energy(floating, q, qdn), lambda: mb.body_states(floating, q, qdn),
+               lambda: mb.jdot_qd(floating, q, qdn, 1)):
         with pytest.raises(ValueError, match="^qd: contains NaN or inf"):
             fn()
+    with pytest.raises(ValueError, match="^v: contains NaN or inf"):   # integrate's argument is v
+        mb.integrate(floating, q, qdn)
     with pytest.raises(ValueError, match="^dt: expected a finite number"):
         mb.integrate(floating, q, qd, np.nan)
 

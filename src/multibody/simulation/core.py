@@ -205,10 +205,13 @@ def _with_model_constraints(model, constraints):
     if constraints is None:
         return ConstraintSet(*own)
     if isinstance(constraints, ConstraintSet):
-        return ConstraintSet(*own, *constraints.constraints, alpha=constraints.alpha, beta=constraints.beta,
+        # the model's own constraints passed again (e.g. ConstraintSet(*model.constraints, alpha=…) to set
+        # the stabilisation) are not added twice: twice the rows would make the set singular
+        extra = tuple(c for c in own if not any(c is mine for mine in constraints.constraints))
+        return ConstraintSet(*extra, *constraints.constraints, alpha=constraints.alpha, beta=constraints.beta,
                              redundant=constraints.redundant, rank_tol=constraints.rank_tol)
     if isinstance(constraints, Constraint):
-        return ConstraintSet(*own, constraints)
+        return ConstraintSet(*(c for c in own if c is not constraints), constraints)
     raise TypeError(f"constraints: the model carries constraints ({len(own)}: model.constraints) that must be "
                     f"solved with yours; expected a Constraint or ConstraintSet, got "
                     f"{type(constraints).__name__}")
