@@ -198,6 +198,8 @@ void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state);
 
 PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int nd, npy_intp t0,
                               npy_intp t1);
+PyObject *run_into_outputs(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int n, PyArrayObject **out,
+                           const Py_ssize_t *per_state);
 /* An entry point whose body impl(args, nargs, h) takes arrays through the gate into h. */
 #define GATED_ENTRY(name, impl)                                                                     \
     PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs)                          \

@@ -149,34 +149,21 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = which != D_MINV && j.in[3] != NULL;
     PyArrayObject *out[3] = {NULL, NULL, NULL};
+    Py_ssize_t per_state[3];
     for (int k = 0; k < n_out; k++) {
         out[k] = new_output(batch, N, 2, m->nv, m->nv);
-        if (!out[k]) {
-            Py_XDECREF(out[0]), Py_XDECREF(out[1]);
-            return NULL;
-        }
-        bind_output(&j, k, out[k], (Py_ssize_t)m->nv * m->nv);
-        if (batch)
+        per_state[k] = (Py_ssize_t)m->nv * m->nv;
+        if (out[k] && batch)
             ask_for_huge_pages(out[k]);
     }
-    const int st = execute(cm, which == D_RNEA ? rnea_derivatives_state
-                               : which == D_ABA ? aba_derivatives_state : minv_state, &j, batch, N);
-    if (st != MB_OK) {
-        for (int k = 0; k < n_out; k++)
-            Py_DECREF(out[k]);
-        return raise_status(st);
-    }
-    if (n_out == 1)
-        return (PyObject *)out[0];
-    PyObject *t = PyTuple_New(3);
-    if (!t) {
-        for (int k = 0; k < 3; k++)
-            Py_DECREF(out[k]);
-        return NULL;
-    }
-    for (int k = 0; k < 3; k++)
-        PyTuple_SET_ITEM(t, k, (PyObject *)out[k]);  /* steals the reference */
-    return t;
+    PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state
+                                         : which == D_ABA ? aba_derivatives_state : minv_state,
+                                         &j, batch, N, n_out, out, per_state);
+    if (!results || n_out > 1)
+        return results;
+    PyObject *minv = Py_NewRef(PyTuple_GET_ITEM(results, 0));  /* minv: the matrix itself */
+    Py_DECREF(results);
+    return minv;
 }
 
 static PyObject *rnea_derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)

@@ -20,6 +20,31 @@ PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch, Py_ssi
     return (PyObject *)out;
 }
 
+/* The tail of every entry point with several results: out[0..n) (new, NULL where making one failed)
+ * are bound to the job with per_state[k] numbers each, fn runs over the states, and the results come
+ * back as a tuple — or the status's error with every output freed.  Takes over the references. */
+PyObject *run_into_outputs(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int n, PyArrayObject **out,
+                           const Py_ssize_t *per_state)
+{
+    int st = MB_OK;
+    for (int k = 0; k < n; k++)
+        if (!out[k])
+            st = STATUS_PY_ERROR;  /* the error is set */
+    if (st == MB_OK) {
+        for (int k = 0; k < n; k++)
+            bind_output(j, k, out[k], per_state[k]);
+        st = execute(cm, fn, j, batch, N);
+    }
+    PyObject *results = st == MB_OK ? PyTuple_New(n) : NULL;
+    for (int k = 0; k < n; k++) {
+        if (results)
+            PyTuple_SET_ITEM(results, k, (PyObject *)out[k]);
+        else
+            Py_XDECREF(out[k]);
+    }
+    return st == MB_OK || st == STATUS_PY_ERROR ? results : raise_status(st);
+}
+
 /* Shared body of the algorithms with one vector result: rnea, and aba, fd_crb, fd_sparse (forward). */
 static PyObject *one_vector_result(PyObject *const *args, Py_ssize_t nargs, gate_hold *held, const char *name,
                                    state_fn fn, forward_fn forward)
@@ -101,19 +126,9 @@ static PyObject *hand_c_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[2] != NULL;
-    PyArrayObject *H = new_output(batch, N, 2, m->nv, m->nv), *C = new_output(batch, N, 1, m->nv, 0);
-    if (!H || !C) {
-        Py_XDECREF(H), Py_XDECREF(C);
-        return NULL;
-    }
-    bind_output(&j, 0, H, (Py_ssize_t)m->nv * m->nv);
-    bind_output(&j, 1, C, m->nv);
-    const int st = execute(cm, hand_c_state, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(H), Py_DECREF(C);
-        return raise_status(st);
-    }
-    return Py_BuildValue("(NN)", H, C);
+    PyArrayObject *out[2] = {new_output(batch, N, 2, m->nv, m->nv), new_output(batch, N, 1, m->nv, 0)};
+    const Py_ssize_t per_state[2] = {(Py_ssize_t)m->nv * m->nv, m->nv};
+    return run_into_outputs(cm, hand_c_state, &j, batch, N, 2, out, per_state);
 }
 
 /* hybrid(cmodel, fd (nb bytes), q, qd, qdd, tau, f_ext) -> (qdd, tau) */
@@ -141,19 +156,9 @@ static PyObject *hybrid_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[4] != NULL;
     j.fd = PyArray_DATA(fd);
-    PyArrayObject *qdd = new_output(batch, N, 1, m->nv, 0), *tau = new_output(batch, N, 1, m->nv, 0);
-    if (!qdd || !tau) {
-        Py_XDECREF(qdd), Py_XDECREF(tau);
-        return NULL;
-    }
-    bind_output(&j, 0, qdd, m->nv);
-    bind_output(&j, 1, tau, m->nv);
-    const int st = execute(cm, hybrid_state, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(qdd), Py_DECREF(tau);
-        return raise_status(st);
-    }
-    return Py_BuildValue("(NN)", qdd, tau);
+    PyArrayObject *out[2] = {new_output(batch, N, 1, m->nv, 0), new_output(batch, N, 1, m->nv, 0)};  /* q̈, τ */
+    const Py_ssize_t per_state[2] = {m->nv, m->nv};
+    return run_into_outputs(cm, hybrid_state, &j, batch, N, 2, out, per_state);
 }
 
 /* fdfb/idfb(cmodel, xfb, q, qd, tau-or-qdd, f_ext) -> (xd, qdd-or-tau); real joints only */
@@ -180,19 +185,9 @@ static PyObject *floating_entry(PyObject *const *args, Py_ssize_t nargs, gate_ho
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
     j.use_fext = j.in[4] != NULL;
-    PyArrayObject *xd = new_output(batch, N, 1, 13, 0), *out = new_output(batch, N, 1, m->nv - 6, 0);
-    if (!xd || !out) {
-        Py_XDECREF(xd), Py_XDECREF(out);
-        return NULL;
-    }
-    bind_output(&j, 0, xd, 13);
-    bind_output(&j, 1, out, m->nv - 6);
-    const int st = execute(cm, fn, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(xd), Py_DECREF(out);
-        return raise_status(st);
-    }
-    return Py_BuildValue("(NN)", xd, out);
+    PyArrayObject *out[2] = {new_output(batch, N, 1, 13, 0), new_output(batch, N, 1, m->nv - 6, 0)};  /* ẋ, q̈/τ */
+    const Py_ssize_t per_state[2] = {13, m->nv - 6};
+    return run_into_outputs(cm, fn, &j, batch, N, 2, out, per_state);
 }
 
 static PyObject *fdfb_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
