@@ -513,6 +513,20 @@ def revolute_closure(body_a, point_a, axis_a, body_b, point_b, axis_b, name=None
                          AxisConstraint(body_a, axis_a, body_b, (d1, d2), name=nm + ".axis"))
 
 
+def _polynomial_coefficients(polynomial):
+    """MuJoCo's polycoef (c0, c1, …) as a tuple of finite floats (JointCoupling, TendonCoupling)."""
+    coef = np.atleast_1d(np.asarray(polynomial, dtype=float))
+    if coef.ndim != 1 or coef.size == 0 or not _finite(coef):
+        raise ValueError(f"polynomial: expected finite coefficients (c0, c1, …), got {polynomial!r}")
+    return tuple(float(c) for c in coef)
+
+
+def _reference_values(reference):
+    """The two reference values the polynomial is written about (MuJoCo: the joints' qpos0)."""
+    ref = _checks.vector("reference", reference, 2)
+    return float(ref[0]), float(ref[1])
+
+
 class JointCoupling(Constraint):
     """Gear between two one-variable joints: q_a = ratio · q_b + offset (c = q_a − r q_b − offset).
 
@@ -541,12 +555,8 @@ class JointCoupling(Constraint):
         else:
             if (self.ratio, self.offset) != (1.0, 0.0):
                 raise ValueError("ratio, offset: give either ratio/offset or polynomial, not both")
-            coef = np.atleast_1d(np.asarray(polynomial, dtype=float))
-            if coef.ndim != 1 or coef.size == 0 or not _finite(coef):
-                raise ValueError(f"polynomial: expected finite coefficients (c0, c1, …), got {polynomial!r}")
-            self.polynomial = tuple(float(c) for c in coef)
-        ref = _checks.vector("reference", reference, 2)
-        self.reference = (float(ref[0]), float(ref[1]))
+            self.polynomial = _polynomial_coefficients(polynomial)
+        self.reference = _reference_values(reference)
         self.name = name or f"coupling({joint_a}, {joint_b})"
 
     def _vars(self, model):
@@ -930,12 +940,8 @@ class TendonCoupling(Constraint):
         self.tendon_a = {j: _checks.number("tendon_a coefficient", k) for j, k in tendon_a.items()}
         self.tendon_b = None if tendon_b is None else {j: _checks.number("tendon_b coefficient", k)
                                                        for j, k in tendon_b.items()}
-        coef = np.atleast_1d(np.asarray(polynomial, dtype=float))
-        if coef.ndim != 1 or coef.size == 0 or not _finite(coef):
-            raise ValueError(f"polynomial: expected finite coefficients (c0, c1, …), got {polynomial!r}")
-        self.polynomial = tuple(float(c) for c in coef)
-        ref = _checks.vector("reference", reference, 2)
-        self.reference = (float(ref[0]), float(ref[1]))
+        self.polynomial = _polynomial_coefficients(polynomial)
+        self.reference = _reference_values(reference)
         self.name = name or "tendon coupling"
 
     def _row(self, model, tendon, q):
