@@ -1,64 +1,82 @@
 /* py_sparse.c — Sparse kernels of multibody.sparse: fill caller-given outputs, batches of (B or 1, n, n). */
 #include "py_boundary.h"
 
+/* What ltdl_kernel and ltl_kernel share: H (B, n, n) read, L (B, n, n) and info (B,) written (at
+ * args[2] and args[i_info]), lam checked, and an n × n scratch block.  0 with the error set on
+ * failure (nothing left to free); else free lam and A with factor_io_free. */
+typedef struct {
+    PyArrayObject *H, *L, *info;
+    npy_intp B, n;
+    int *lam;
+    double *A;
+} factor_io;
+
+static void factor_io_free(factor_io *f)
+{
+    free(f->A), free(f->lam);
+}
+
+static int factor_io_get(PyObject *const *args, gate_hold *held, int i_info, factor_io *f)
+{
+    npy_intp dh[3] = {-1, -1, -1};
+    f->H = gated_array(held, args[0], "H", NPY_DOUBLE, 3, dh, 0);
+    if (!f->H)
+        return 0;
+    if (dh[1] != dh[2]) {
+        PyErr_SetString(PyExc_ValueError, "H: expected (B, n, n)");
+        return 0;
+    }
+    f->B = dh[0], f->n = dh[1];
+    npy_intp dl[3] = {f->B, f->n, f->n}, di[1] = {f->B};
+    f->L = gated_array(held, args[2], "L", NPY_DOUBLE, 3, dl, MB_GATE_WRITABLE);
+    f->info = f->L ? gated_array(held, args[i_info], "info", NPY_INT64, 1, di, MB_GATE_WRITABLE) : NULL;
+    if (!f->info)
+        return 0;
+    f->lam = lam_ints(held, args[1], f->n);
+    if (!f->lam)
+        return 0;
+    f->A = malloc(sizeof(double) * (f->n > 0 ? f->n * f->n : 1));
+    if (!f->A) {
+        free(f->lam);
+        PyErr_NoMemory();
+        return 0;
+    }
+    return 1;
+}
+
 /* ltdl_kernel(H (B,n,n), lam, L (B,n,n), d (B,n), info (B,)) */
 static PyObject *ltdl_kernel_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    if (!nargs_ok(nargs, 5, "ltdl_kernel"))
+    factor_io f;
+    if (!nargs_ok(nargs, 5, "ltdl_kernel") || !factor_io_get(args, held, 4, &f))
         return NULL;
-    npy_intp dh[3] = {-1, -1, -1};
-    PyArrayObject *H = gated_array(held, args[0], "H", NPY_DOUBLE, 3, dh, 0);
-    if (!H || dh[1] != dh[2])
-        return H ? PyErr_Format(PyExc_ValueError, "H: expected (B, n, n)") : NULL;
-    const npy_intp B = dh[0], n = dh[1];
-    npy_intp dl[3] = {B, n, n}, dd[2] = {B, n}, di[1] = {B};
-    PyArrayObject *L = gated_array(held, args[2], "L", NPY_DOUBLE, 3, dl, 1), *d = L ? gated_array(held, args[3], "d", NPY_DOUBLE, 2, dd, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *info = d ? gated_array(held, args[4], "info", NPY_INT64, 1, di, MB_GATE_WRITABLE) : NULL;
-    if (!info)
+    npy_intp dd[2] = {f.B, f.n};
+    PyArrayObject *d = gated_array(held, args[3], "d", NPY_DOUBLE, 2, dd, MB_GATE_WRITABLE);
+    if (!d) {
+        factor_io_free(&f);
         return NULL;
-    int *lam = lam_ints(held, args[1], n);
-    if (!lam)
-        return NULL;
-    double *A = malloc(sizeof(double) * (n > 0 ? n * n : 1));
-    if (!A) {
-        free(lam);
-        return PyErr_NoMemory();
     }
-    for (npy_intp b = 0; b < B; b++)
-        ((npy_int64 *)PyArray_DATA(info))[b] =
-            mb_ltdl_factors((int)n, lam, (double *)PyArray_DATA(H) + b * n * n, A,
-                            (double *)PyArray_DATA(L) + b * n * n, (double *)PyArray_DATA(d) + b * n);
-    free(A), free(lam);
+    const npy_intp n = f.n;
+    for (npy_intp b = 0; b < f.B; b++)
+        ((npy_int64 *)PyArray_DATA(f.info))[b] =
+            mb_ltdl_factors((int)n, f.lam, (double *)PyArray_DATA(f.H) + b * n * n, f.A,
+                            (double *)PyArray_DATA(f.L) + b * n * n, (double *)PyArray_DATA(d) + b * n);
+    factor_io_free(&f);
     Py_RETURN_NONE;
 }
 
 /* ltl_kernel(H (B,n,n), lam, L (B,n,n), info (B,)) */
 static PyObject *ltl_kernel_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    if (!nargs_ok(nargs, 4, "ltl_kernel"))
+    factor_io f;
+    if (!nargs_ok(nargs, 4, "ltl_kernel") || !factor_io_get(args, held, 3, &f))
         return NULL;
-    npy_intp dh[3] = {-1, -1, -1};
-    PyArrayObject *H = gated_array(held, args[0], "H", NPY_DOUBLE, 3, dh, 0);
-    if (!H || dh[1] != dh[2])
-        return H ? PyErr_Format(PyExc_ValueError, "H: expected (B, n, n)") : NULL;
-    const npy_intp B = dh[0], n = dh[1];
-    npy_intp dl[3] = {B, n, n}, di[1] = {B};
-    PyArrayObject *L = gated_array(held, args[2], "L", NPY_DOUBLE, 3, dl, MB_GATE_WRITABLE);
-    PyArrayObject *info = L ? gated_array(held, args[3], "info", NPY_INT64, 1, di, MB_GATE_WRITABLE) : NULL;
-    if (!info)
-        return NULL;
-    int *lam = lam_ints(held, args[1], n);
-    if (!lam)
-        return NULL;
-    double *A = malloc(sizeof(double) * (n > 0 ? n * n : 1));
-    if (!A) {
-        free(lam);
-        return PyErr_NoMemory();
-    }
-    for (npy_intp b = 0; b < B; b++)
-        ((npy_int64 *)PyArray_DATA(info))[b] =
-            mb_ltl_factor((int)n, lam, (double *)PyArray_DATA(H) + b * n * n, A, (double *)PyArray_DATA(L) + b * n * n);
-    free(A), free(lam);
+    const npy_intp n = f.n;
+    for (npy_intp b = 0; b < f.B; b++)
+        ((npy_int64 *)PyArray_DATA(f.info))[b] =
+            mb_ltl_factor((int)n, f.lam, (double *)PyArray_DATA(f.H) + b * n * n, f.A,
+                          (double *)PyArray_DATA(f.L) + b * n * n);
+    factor_io_free(&f);
     Py_RETURN_NONE;
 }
 
