@@ -244,7 +244,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             }
             Dk += m->armature[vs];
             if (!mb_all(Dk > 0.0))  /* a NaN pivot: finite inputs overflowed on the way, not a singular tree */
-                return mb_all(Dk - Dk == 0.0) ? mb_singular_at(i) : MB_OVERFLOW;
+                return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
             const real dinv = 1.0 / Dk;
             Dinv[0] = dinv;
             d->u[vs] = uk;
@@ -303,7 +303,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                 }
             if (!mb_invert_small(D, nj, Dinv)) {
                 const int st = mb_pivot_status(D, nj * nj);
-                return st == MB_SINGULAR ? mb_singular_at(i) : st;
+                return st == MB_SINGULAR ? mb_singular_at(m, i) : st;
             }
             if (par < 0)
                 continue;
@@ -358,7 +358,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data
             for (int r = 0; r < 6; r++)
                 rhs[r] = tau[vs + r] - d->pA[6 * i + r];
             if (!free_root_solve(d->IA + 36 * i, rhs, a_i))
-                return finite_block(d->IA + 36 * i, 36) ? mb_singular_at(i) : MB_OVERFLOW;
+                return finite_block(d->IA + 36 * i, 36) ? mb_singular_at(m, i) : MB_OVERFLOW;
             for (int r = 0; r < 6; r++)
                 qdd[vs + r] = a_i[r] - a[r], a[r] = a_i[r];
             continue;

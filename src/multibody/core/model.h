@@ -75,6 +75,8 @@ typedef struct mb_model {
 
     double a_grav[6];     /* spatial gravity [0,0,0, gx,gy,gz] in base coordinates, m/s²      */
     int max_nvj;          /* largest nv_joint (size of the D blocks of ABA)                   */
+
+    char **body_names;    /* (nb) NUL-terminated names, for error messages; NULL: not given     */
 } mb_model;
 
 /* Number of doubles a workspace needs for this model (data.h). */

@@ -149,7 +149,7 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
                 U[r] = dot3(IA + 3 * r, S);
             const double D = dot3(S, U) + m->armature[vs];
             if (!(D > 0.0))
-                return D - D == 0.0 ? MB_SINGULAR : MB_OVERFLOW;
+                return D - D == 0.0 ? mb_singular_at(m, i) : MB_OVERFLOW;
             const double Dinv = 1.0 / D;
             d->Dinv[36 * i] = Dinv;
             d->u[vs] = tau[vs] - dot3(S, pA);

@@ -22,6 +22,7 @@ typedef struct {
     Py_ssize_t lo, hi;
     Py_ssize_t bad;   /* index of the first failing state, or hi */
     int status;
+    mb_singular_body singular;  /* where that state's MB_SINGULAR was found (the worker's record) */
 } chunk;
 
 /* The lanes batched ABA, RNEA and CRBA use: AVX2's when the CPU has it (module init); NULL: none
@@ -51,6 +52,8 @@ static void *run_chunk(void *arg)
     chunk *c = arg;
     c->status = MB_OK;
     c->bad = c->hi;
+    c->singular = mb_singular_take();  /* forget what an earlier job left on this thread */
+    c->singular.body = -1;
     mb_data *d = mb_data_new(c->m);
     const mb_lanes_impl *impl = c->j->lanes;
     void *dl = d && impl ? impl->data_new(c->m) : NULL;
@@ -70,6 +73,7 @@ static void *run_chunk(void *arg)
         if (st != MB_OK) {
             c->status = st;
             c->bad = n;
+            c->singular = mb_singular_take();
             break;
         }
         n++;
@@ -107,8 +111,10 @@ int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, P
             run_chunk(&c[t]);  /* no thread to be had: do its share here */
     }
     for (int t = 0; t < T; t++)
-        if (c[t].status != MB_OK)
+        if (c[t].status != MB_OK) {
+            mb_singular_put(&c[t].singular);  /* the caller's thread builds the message */
             return c[t].status;
+        }
     return MB_OK;
 }
 

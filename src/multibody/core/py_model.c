@@ -9,6 +9,10 @@ static void cmodel_free_arrays(mb_model *m)
     free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
     free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
     free(m->axis_kind), free(m->pose_kind), free(m->dof_unit), free(m->plnr);
+    if (m->body_names)
+        for (int i = 0; i < m->nb; i++)
+            free(m->body_names[i]);
+    free(m->body_names);
     memset(m, 0, sizeof *m);
 }
 
@@ -63,17 +67,50 @@ static int copy_doubles(PyObject *o, const char *name, Py_ssize_t count, double 
     return 0;
 }
 
+/* The body names (a sequence of nb str) as C strings in m->body_names, which error messages quote
+ * (status.c: the body a kernel found singular).  -1 with the error set. */
+static int copy_names(PyObject *o, mb_model *m)
+{
+    PyObject *seq = PySequence_Fast(o, "CModel: body_names must be a sequence of str");
+    if (!seq)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != m->nb) {
+        PyErr_Format(PyExc_ValueError, "CModel: body_names has %zd entries, expected %d",
+                     PySequence_Fast_GET_SIZE(seq), m->nb);
+        Py_DECREF(seq);
+        return -1;
+    }
+    m->body_names = calloc(m->nb ? (size_t)m->nb : 1, sizeof(char *));
+    int rc = m->body_names ? 0 : -1;
+    if (rc)
+        PyErr_NoMemory();
+    for (int i = 0; !rc && i < m->nb; i++) {
+        PyObject *name = PySequence_Fast_GET_ITEM(seq, i);
+        const char *utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (!utf8) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "CModel: body_names[%d] must be a str, got %R", i, name);
+            rc = -1;
+        } else if (!(m->body_names[i] = strdup(utf8))) {
+            PyErr_NoMemory();
+            rc = -1;
+        }
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
 /* CModel(parent, jtype, q_start, nq_joint, v_start, nv_joint, tree_rotation, tree_translation,
- *        jaxis, jpitch, inertia10, S, armature, dof_parent, a_grav) */
+ *        jaxis, jpitch, inertia10, S, armature, dof_parent, a_grav[, body_names]) */
 static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    PyObject *o[15];
+    PyObject *o[16] = {NULL};
     if (kw && PyDict_Size(kw)) {
         PyErr_SetString(PyExc_TypeError, "CModel takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_UnpackTuple(args, "CModel", 15, 15, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
-                           &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14]))
+    if (!PyArg_UnpackTuple(args, "CModel", 15, 16, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7],
+                           &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14], &o[15]))
         return NULL;
     CModel *self = (CModel *)type->tp_alloc(type, 0);
     if (!self)
@@ -118,6 +155,8 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         goto fail;
     memcpy(m->a_grav, g, sizeof m->a_grav);
     free(g);
+    if (o[15] && o[15] != Py_None && copy_names(o[15], m))
+        goto fail;
     m->inertia6 = malloc(sizeof(double) * 36 * (nb ? nb : 1));
     m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
     m->pose_kind = malloc(sizeof(int) * (nb ? nb : 1));

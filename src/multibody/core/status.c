@@ -1,7 +1,8 @@
 /* status.c — messages of the status codes (status.h): the same words the Python boundary used. */
 #include "status.h"
 
-#include <stdatomic.h>
+#include "model.h"
+
 #include <stdio.h>
 
 static const char *const MESSAGES[MB_N_STATUS] = {
@@ -30,14 +31,31 @@ int mb_pivot_status(const double *a, int n)
     return MB_SINGULAR;
 }
 
-/* The body of the last MB_SINGULAR a kernel located (−1: none).  Kernels run on worker threads and
- * the message is built on the caller's: an atomic hand-over, cleared when read. */
-static _Atomic int singular_body = -1;
+/* The body of this thread's last MB_SINGULAR (body −1: none).  Batches run on worker threads and
+ * the message is built on the caller's: py_batch.c carries a worker's record in its chunk and puts
+ * it on the caller's thread (mb_singular_take / mb_singular_put). */
+static _Thread_local mb_singular_body last_singular = {-1, ""};
 
-int mb_singular_at(int body)
+int mb_singular_at(const mb_model *m, int body)
 {
-    atomic_store(&singular_body, body);
+    last_singular.body = body;
+    last_singular.name[0] = '\0';
+    if (m && m->body_names && body >= 0 && body < m->nb && m->body_names[body])
+        snprintf(last_singular.name, sizeof last_singular.name, "%s", m->body_names[body]);
     return MB_SINGULAR;
+}
+
+mb_singular_body mb_singular_take(void)
+{
+    const mb_singular_body s = last_singular;
+    last_singular.body = -1;
+    last_singular.name[0] = '\0';
+    return s;
+}
+
+void mb_singular_put(const mb_singular_body *s)
+{
+    last_singular = *s;
 }
 
 const char *mb_status_message(int status)
@@ -45,13 +63,18 @@ const char *mb_status_message(int status)
     if (status <= 0 || status >= MB_N_STATUS)
         return "kernel failed with an unknown status";
     if (status == MB_SINGULAR) {
-        const int body = atomic_exchange(&singular_body, -1);
-        if (body >= 0) {
-            static _Thread_local char message[320];
+        const mb_singular_body s = mb_singular_take();
+        if (s.body >= 0) {
+            static _Thread_local char message[400];
+            char who[160];
+            if (s.name[0])
+                snprintf(who, sizeof who, "'%s' (model.body_names[%d])", s.name, s.body);
+            else
+                snprintf(who, sizeof who, "%d (model.body_names[%d])", s.body, s.body);
             snprintf(message, sizeof message,
-                     "model: singular joint-space inertia: the articulated inertia at the joint of body %d "
-                     "(model.body_names[%d]) is singular; the body and all it carries have no inertia about "
-                     "the joint's motion (a massless body or chain), and forward dynamics needs M⁻¹", body, body);
+                     "model: singular joint-space inertia: the articulated inertia at the joint of body %s "
+                     "is singular; the body and all it carries have no inertia about the joint's motion "
+                     "(a massless body or chain), and forward dynamics needs M⁻¹", who);
             return message;
         }
     }

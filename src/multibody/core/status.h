@@ -22,15 +22,28 @@ enum mb_status {
 };
 
 /* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK.  For MB_SINGULAR it
- * names the body that a kernel reported with mb_singular_at (then forgets it). */
+ * names the body that a kernel on this thread reported with mb_singular_at (then forgets it). */
 const char *mb_status_message(int status);
 
 /* A pivot or solve failed on the matrix a[0..n): MB_OVERFLOW when it holds inf or NaN (finite inputs
  * too large for double precision overflowed on the way), MB_SINGULAR when it is finite. */
 int mb_pivot_status(const double *a, int n);
-/* MB_SINGULAR, remembering that the articulated inertia of body i's joint is singular (ABA:
- * D_i = S_iᵀ IA_i S_i + armature has no inverse — body i and all it carries have no inertia
- * about the joint's motion), so that the message can say where. */
-int mb_singular_at(int body);
+
+/* Where a kernel found the joint-space inertia singular: body index (−1: not located) and name. */
+typedef struct {
+    int body;
+    char name[96];
+} mb_singular_body;
+
+struct mb_model;
+/* MB_SINGULAR, remembering on this thread that the articulated inertia of body i's joint is
+ * singular (ABA: D_i = S_iᵀ IA_i S_i + armature has no inverse — body i and all it carries have no
+ * inertia about the joint's motion), with the body's name from the model, so that the message can
+ * say where.  Per thread: two calls failing at once on different threads keep their own body. */
+int mb_singular_at(const struct mb_model *m, int body);
+/* This thread's record (then forgotten): a worker hands it to the thread that raises the error. */
+mb_singular_body mb_singular_take(void);
+/* Make a record taken on a worker thread this thread's own (the caller's, which builds the message). */
+void mb_singular_put(const mb_singular_body *s);
 
 #endif

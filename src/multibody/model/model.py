@@ -276,7 +276,8 @@ class Model:
         a_grav = np.concatenate([np.zeros(3), self.gravity]).astype(float)
         return CModel(self.parent, self.jtype, self.q_start, self.nq_joint, self.v_start, self.nv_joint,
                       self.tree_rotation, self.tree_translation, self.jaxis, self.jpitch, inertia10,
-                      np.ascontiguousarray(self.S, dtype=float), self.armature, self.dof_parent, a_grav)
+                      np.ascontiguousarray(self.S, dtype=float), self.armature, self.dof_parent, a_grav,
+                      tuple(str(n) for n in self.body_names) if self.body_names else None)
 
     # ---- names -------------------------------------------------------------------------------
     def body_index(self, body) -> int:
