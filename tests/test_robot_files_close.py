@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import warnings
 
+import mujoco
 import numpy as np
 import pytest
 
 import multibody as mb
 from multibody.dynamics import fd_crb
+from multibody.model.mjcf import MJCFWarning, load_mjcf
+from multibody.simulation.constraints import ConstraintSet
 
 
 def massless_leaf(names, leaf):
@@ -74,3 +78,138 @@ def test_two_threads_failing_at_once_keep_their_own_body():
     finally:
         mb.set_num_threads(threads_before)
     assert not wrong, wrong[:3]
+
+
+# --------------------------------------------------------------------------- fd_gq and linearize
+# MuJoCo's equality is soft: J q̈ = a_ref + R (A + R)⁻¹ (J q̈_free − a_ref) with A = J M⁻¹ Jᵀ and
+# R = (1 − d)/d · diag(A) (solimp d = 0.9999), a_ref = −b ċ − k c.  On the constraint set (c = ċ = 0,
+# and J̇q̇ = 0: a linear coupling, or q̇ = 0 for the loop, since MuJoCo leaves J̇q̇ out) a_ref = 0,
+# so MuJoCo lets ≈ 1e-4 of the free constraint acceleration J q̈_free through where we solve
+# J q̈ = −J̇q̇ exactly: |q̈_ours − q̈_mujoco| ≲ 1e-4 |q̈_free|.  Tolerance 3e-4 · max|q̈_free|.
+STIFF = 'solref="0.0005 1" solimp="0.9999 0.9999 0.001 0.5 2"'
+OPTIONS = '<option><flag contact="disable" limit="disable"/></option>'
+
+FINGER = f"""<mujoco>{OPTIONS}<worldbody>
+  <body name="palm" pos="0 0 1"><joint name="wrist" axis="0 1 0"/><geom type="box" size=".05 .05 .02" mass="1" pos=".1 0 0"/>
+    <body name="knuckle" pos=".15 0 0"><joint name="k1" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 .1 0 0" size=".01" mass=".2"/>
+      <body name="tip" pos=".1 0 0"><joint name="k2" axis="0 1 0" ref="0.2"/><geom type="capsule" fromto="0 0 0 .08 0 0" size=".01" mass=".1"/>
+      </body></body></body></worldbody>
+  <equality><joint joint1="k2" joint2="k1" polycoef="0 0.8 0 0 0" {STIFF}/></equality></mujoco>"""
+
+# a spatial loop (no redundant rows): a ball-jointed crank and a hinged rocker joined by a connect
+LOOP = f"""<mujoco>{OPTIONS}<worldbody>
+  <body name="crank"><joint name="c" type="ball"/><geom type="capsule" fromto="0 0 0 0 0 -.5" size=".02" mass="1"/>
+    <body name="coupler" pos="0 0 -.5"><joint name="m" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 1 0 0" size=".02" mass="2"/></body></body>
+  <body name="rocker" pos="1 0 0"><joint name="r" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -.5" size=".02" mass="1"/></body>
+  </worldbody><equality><connect body1="coupler" body2="rocker" anchor="1 0 0" {STIFF}/></equality></mujoco>"""
+
+
+def load(xml):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MJCFWarning)
+        return load_mjcf(xml)
+
+
+def finger_state():
+    ref = np.deg2rad(0.2)                                  # MJCF angles are in degrees by default
+    q = np.array([0.3, 0.4, ref + 0.8 * 0.4])             # k2 − ref = 0.8 k1
+    return q, np.array([1.0, -2.0, -1.6])                 # q̇_k2 = 0.8 q̇_k1
+
+
+def loop_state(model, theta=0.4):
+    """The parallelogram turned by θ about y (ball quaternion [w, x, y, z]), at rest."""
+    q = np.array([np.cos(theta / 2), 0, np.sin(theta / 2), 0, -theta, theta])
+    return q, np.zeros(model.nv)
+
+
+def mujoco_qacc(xml, model, q, qd, tau):
+    mj = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(mj)
+    d.qpos[:], d.qvel[:] = mb.mjcf.to_mujoco_state(model, q, qd)
+    d.qfrc_applied[:] = tau                                 # hinges and a ball: the same generalized forces
+    mujoco.mj_forward(mj, d)
+    return d.qacc.copy(), d.qacc_smooth.copy()
+
+
+@pytest.mark.parametrize("xml,state", [(FINGER, lambda m: finger_state()), (LOOP, loop_state)],
+                         ids=["finger coupling", "connect loop"])
+def test_fd_gq_honours_the_models_constraints_as_mujoco_does(xml, state):
+    model = load(xml)
+    assert model.constraints and model.gamma_q is None
+    q, qd = state(model)
+    tau = np.array([0.3, -0.2, 0.1, 0.05, 0.2, -0.1])[:model.nv]
+    cons = ConstraintSet(*model.constraints)
+    c, cdot = cons.residual(model, q, qd)
+    assert np.abs(c).max() < 1e-12 and np.abs(cdot).max() < 1e-12       # a state on the constraints
+    qdd = mb.fd_gq(model, q, qd, tau)
+    terms = cons.evaluate(model, q, qd)
+    assert np.abs(terms.J @ qdd + terms.bias).max() < 1e-12               # c̈ = 0
+    free = mb.aba(model, q, qd, tau)
+    assert np.abs(terms.J @ free + terms.bias).max() > 0.1                # the constraint does something
+    theirs, theirs_free = mujoco_qacc(xml, model, q, qd, tau)
+    assert np.allclose(theirs_free, free, rtol=0, atol=1e-12 * np.abs(free).max())
+    assert np.abs(qdd - theirs).max() < 3e-4 * np.abs(free).max(), np.abs(qdd - theirs).max()
+    assert np.array_equal(mb.fd_gq(model, np.tile(q, (2, 1)), qd, tau)[1], qdd)    # batched
+    with pytest.raises(TypeError, match="constraints: the model carries constraints"):
+        mb.fd_gq(model, q, qd, tau, constraints="stiff")
+
+
+def plain_fd_jacobian(model, q, qd, tau, h=1e-6):
+    """∂q̈/∂(δq, δq̇, τ) of mb.fd_gq by plain central differences (δq on the manifold)."""
+    nv = model.nv
+    f = lambda qq, vv, tt: mb.fd_gq(model, qq, vv, tt)               # noqa: E731
+    Aq = np.column_stack([(f(mb.integrate(model, q, h * e), qd, tau) - f(mb.integrate(model, q, -h * e), qd, tau))
+                          / (2 * h) for e in np.eye(nv)])
+    Av = np.column_stack([(f(q, qd + h * e, tau) - f(q, qd - h * e, tau)) / (2 * h) for e in np.eye(nv)])
+    Bt = np.column_stack([(f(q, qd, tau + h * e) - f(q, qd, tau - h * e)) / (2 * h) for e in np.eye(nv)])
+    return Aq, Av, Bt
+
+
+@pytest.mark.parametrize("xml,state,dof", [(FINGER, lambda m: finger_state(), 2), (LOOP, loop_state, 2)],
+                         ids=["finger coupling (flat, moving)", "connect loop (curved, at equilibrium)"])
+def test_linearize_a_constrained_model_is_the_motion_on_its_constraints(xml, state, dof):
+    model = load(xml)
+    nv = model.nv
+    q, qd = state(model)
+    tau = np.zeros(nv) if xml is FINGER else mb.rnea(model, q, qd, np.zeros(nv))   # the loop held still
+    full = mb.linearize(model, q, qd, tau, coordinates="full")
+    Aq, Av, Bt = plain_fd_jacobian(model, q, qd, tau)
+    A, B = full
+    assert np.allclose(A[nv:, :nv], Aq, rtol=0, atol=1e-6 * (1 + np.abs(Aq).max()))
+    assert np.allclose(A[nv:, nv:], Av, rtol=0, atol=1e-6 * (1 + np.abs(Av).max()))
+    assert np.allclose(B[nv:], Bt, rtol=0, atol=1e-6)
+    # minimal coordinates: 2·dof states; the full linearisation adds the Baumgarte modes −1/T (T =
+    # 20 ms, a double root per constraint row), and nothing else
+    Ar, Br = red = mb.linearize(model, q, qd, tau)
+    assert Ar.shape == (2 * dof, 2 * dof) and Br.shape == (2 * dof, nv)
+    V = red.basis
+    assert np.allclose(A @ V, V @ Ar, rtol=0, atol=1e-6 * np.abs(A).max())          # an invariant subspace
+    ev_full = np.sort_complex(np.linalg.eigvals(A))
+    ev_red = np.linalg.eigvals(Ar)
+    baumgarte = np.full(2 * (nv - dof), -50.0)
+    expected = np.sort_complex(np.concatenate([ev_red, baumgarte]))
+    assert np.allclose(ev_full, expected, rtol=0, atol=1e-3 * np.abs(ev_full).max())
+    assert np.allclose(V @ np.linalg.lstsq(V, np.concatenate([np.zeros(nv), Bt[:, 0]]), rcond=None)[0],
+                       np.concatenate([np.zeros(nv), Bt[:, 0]]), atol=1e-8)         # τ moves on the constraints
+
+
+def test_linearize_reduced_pendulum_frequencies_are_those_of_the_coupled_mechanism():
+    """Held still by τ = g(q): δÿ = −K δy with K = (NᵀHN)⁻¹ Nᵀ ∂g/∂q N, built here from crba and rnea."""
+    model = load(FINGER)
+    q = finger_state()[0]
+    Ar, _ = red = mb.linearize(model, q, np.zeros(3), mb.rnea(model, q, np.zeros(3), np.zeros(3)))
+    N = red.basis[:3, :2]
+    H = mb.crba(model, q)
+    h = 1e-5
+    dg = np.column_stack([(mb.rnea(model, q + h * e, np.zeros(3), np.zeros(3)) -
+                           mb.rnea(model, q - h * e, np.zeros(3), np.zeros(3))) / (2 * h) for e in np.eye(3)])
+    K = np.linalg.solve(N.T @ H @ N, N.T @ dg @ N)
+    assert np.allclose(Ar[2:, :2], -K, rtol=0, atol=1e-7)
+    assert np.allclose(Ar[:2, 2:], np.eye(2), atol=1e-12)
+    with pytest.raises(ValueError, match="q, qd: the operating point is not on the constraints"):
+        mb.linearize(model, np.array([0.3, 0.4, 0.0]), np.zeros(3))
+    loop = load(LOOP)
+    q, qd = loop_state(loop)
+    with pytest.raises(ValueError, match="q, qd, tau: the constraint set is curved here and the point is no equilibrium"):
+        mb.linearize(loop, q, qd)                                    # falling: no constant reduction
+    assert mb.linearize(loop, q, qd, coordinates="full")[0].shape == (10, 10)

@@ -60,8 +60,9 @@ def _call_gamma_q(model, gq, q, qd):
     return qn, qdn, G, gs
 
 
-def fd_gq(model, q, qd, tau, f_ext=None):
-    """spatial_v2 ``FDgq``: forward dynamics of a constrained tree via CRBA and ``model.gamma_q``.
+def fd_gq(model, q, qd, tau, f_ext=None, *, constraints=None, t=None):
+    """spatial_v2 ``FDgq``: forward dynamics of a constrained tree via CRBA and ``model.gamma_q``,
+    and the model's own constraints (``model.constraints``, e.g. an MJCF file's equalities).
 
     ``q``, ``qd`` need not satisfy the constraints exactly; ``gamma_q`` corrects them and the
     returned q̈ contains its stabilisation term (module docstring).  ``f_ext`` (nb, 6): spatial
@@ -69,6 +70,12 @@ def fd_gq(model, q, qd, tau, f_ext=None):
     Python function).
 
         q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs            (RBDA eq. 3.20)
+
+    Implicit constraints c(t, q) = 0 — ``model.constraints`` joined with ``constraints`` (a
+    ``Constraint`` or ``ConstraintSet``, as ``mb.simulate`` takes them) — are solved with it by
+    Lagrange multipliers in the coordinates y of ``gamma_q`` (G = 1, gs = 0 without one): q̈ = G ÿ
+    + gs with J q̈ = −J̇q̇ − 2α ċ − β² c (the set's Baumgarte gains; = −J̇q̇ on the constraint
+    set).  ``t`` is the time of time-dependent constraints.
 
     Example
     -------
@@ -78,29 +85,50 @@ def fd_gq(model, q, qd, tau, f_ext=None):
     >>> bool(np.isclose(qdd[1], qdd[2]))                   # the 1:1 gearing holds in q̈
     True
     """
-    q_a, tau_a = np.asarray(q, dtype=float), np.asarray(tau, dtype=float)
-    if q_a.ndim > 1:  # batch: one state at a time
-        qd_a = np.asarray(qd, dtype=float)
+    cons = _constraint_set(model, constraints)
+    q_a, qd_a, tau_a = np.asarray(q, dtype=float), np.asarray(qd, dtype=float), np.asarray(tau, dtype=float)
+    if max(q_a.ndim, qd_a.ndim, tau_a.ndim) > 1:  # batch: one state at a time
         batch = np.broadcast_shapes(q_a.shape[:-1], qd_a.shape[:-1], tau_a.shape[:-1])
         Q = np.broadcast_to(q_a, batch + (model.nq,)).reshape(-1, model.nq)
         QD = np.broadcast_to(qd_a, batch + (model.nv,)).reshape(-1, model.nv)
         TAU = np.broadcast_to(tau_a, batch + (model.nv,)).reshape(-1, model.nv)
         F = None if f_ext is None else np.broadcast_to(f_ext, batch + (model.nb, 6)).reshape(-1, model.nb, 6)
-        out = np.array([fd_gq(model, Q[k], QD[k], TAU[k], None if F is None else F[k]) for k in range(len(Q))])
+        out = np.array([_fd_gq_with_force(model, model.gamma_q, Q[k], QD[k], TAU[k], None if F is None else F[k],
+                                          cons, t)[0] for k in range(len(Q))])
         return out.reshape(batch + (model.nv,))
-    qdd, _ = _fd_gq_with_force(model, model.gamma_q, q, qd, tau, f_ext)
+    qdd, _ = _fd_gq_with_force(model, model.gamma_q, q, qd, tau, f_ext, cons, t)
     return qdd
 
 
-def _fd_gq_with_force(model, gq, q, qd, tau, f_ext):
-    if gq is None:
-        raise ValueError("model.gamma_q: FDgq needs a constraint function; build the model with "
-                         "dataclasses.replace(model, gamma_q=...) (see gamma_q_linear, gamma_q_partitioned)")
+def _constraint_set(model, constraints):
+    """model.constraints joined with the caller's, as one ConstraintSet (None: there are none)."""
+    from ..simulation.constraints import Constraint, ConstraintSet, with_model_constraints  # (imports this module)
+    cons = with_model_constraints(model, constraints)
+    if cons is None or isinstance(cons, ConstraintSet):
+        return cons
+    if isinstance(cons, Constraint):
+        return cons._as_set()
+    raise TypeError(f"constraints: expected a Constraint or ConstraintSet, got {type(cons).__name__}")
+
+
+def _fd_gq_with_force(model, gq, q, qd, tau, f_ext, constraints=None, t=None):
+    if gq is None and constraints is None:
+        raise ValueError("model.gamma_q: FDgq needs a constraint function or constraints; build the model with "
+                         "dataclasses.replace(model, gamma_q=...) (see gamma_q_linear, gamma_q_partitioned) or "
+                         "pass constraints=... (model.constraints is empty)")
     q, qd = _state(model, q, qd)
     tau = _vector("tau", tau, model.nv)
     f_ext = _f_ext(model, f_ext)
+    if gq is None:
+        return constraints.accelerations(model, q, qd, tau, f_ext, t)
     qn, qdn, G, gs = _call_gamma_q(model, gq, q, qd)
     H, C = hand_c(model, qn, qdn, f_ext)
+    if constraints is not None:
+        # the implicit rows in y: J (G ÿ + gs) = rhs, solved with Gᵀ H G ÿ = Gᵀ(τ − C − H gs) + (J G)ᵀλ
+        J, rhs = constraints.targets(model, qn, qdn, t)
+        ydd, _ = constraints.solve(G.T @ H @ G, G.T @ (tau - C - H @ gs), J @ G, rhs - J @ gs)
+        qdd = G @ ydd + gs
+        return qdd, H @ qdd + C - tau
     # q̈ = G (GᵀHG)⁻¹ Gᵀ(τ − C − H gs) + gs and τc = H q̈ + C − τ (the generalised constraint
     # force, Gᵀτc = 0) in one call of the C core (core/kkt.c)
     out = _core.fdgq_solve(H, C, tau, G, gs)

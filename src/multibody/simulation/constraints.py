@@ -86,7 +86,7 @@ __all__ = [
     "fd_gq", "FDgq", "gamma_q_linear", "gamma_q_mimic", "gamma_q_partitioned", "gamma_stabilization", "GammaQ",
     "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
     "FunctionConstraint", "WeldConstraint", "TendonCoupling",
-    "ConstraintSet", "revolute_closure", "solve_constrained",
+    "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints",
 ]
 
 DEFAULT_TSTAB = 0.1            # s, FDgq stabilisation time constant (gammaq.html's Tstab)
@@ -812,15 +812,51 @@ class ConstraintSet:
         terms = self.evaluate(model, q, qd, self._time(t))
         return terms.c, terms.cdot
 
+    def targets(self, model, q, qd, t=None):
+        """(J, rhs): the rows J q̈ = rhs = −J̇q̇ − 2α ċ − β² c that the set asks of q̈ at (t, q, q̇)."""
+        terms = self.evaluate(model, q, qd, self._time(t))
+        return terms.J, -terms.bias - 2.0 * self.alpha * terms.cdot - self.beta ** 2 * terms.c
+
+    def solve(self, H, d, J, rhs):
+        """TMT eq. (6) with this set's treatment of dependent rows (:func:`solve_constrained`)."""
+        return solve_constrained(H, d, J, rhs, redundant=self.redundant, rank_tol=self.rank_tol,
+                                 row_names=self._row_names)
+
     def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
         t = self._time(t)
         q, qd = _state(model, q, qd)
         tau = _vector("tau", tau, model.nv)
         H, C = _Workspace.of(model).hand_c(model, q, qd, _f_ext(model, f_ext))
-        terms = self.evaluate(model, q, qd, t)
-        rhs = -terms.bias - 2.0 * self.alpha * terms.cdot - self.beta ** 2 * terms.c
-        return solve_constrained(H, tau - C, terms.J, rhs, redundant=self.redundant, rank_tol=self.rank_tol,
-                                 row_names=self._row_names)
+        J, rhs = self.targets(model, q, qd, t)
+        return self.solve(H, tau - C, J, rhs)
+
+
+def with_model_constraints(model, constraints=None):
+    """The user's constraints joined with the model's own (``model.constraints``, e.g. an MJCF
+    file's equalities), solved as one set; ``constraints`` itself when the model has none.
+
+    What ``mb.simulate``, ``mb.fd_gq`` and ``mb.linearize`` solve.  The model's own constraints
+    passed again (``ConstraintSet(*model.constraints, alpha=…)`` to choose the gains) are not
+    added twice: twice the rows would make the set singular.
+
+    >>> import multibody as mb
+    >>> with_model_constraints(mb.models.double_pendulum()) is None
+    True
+    """
+    own = tuple(getattr(model, "constraints", ()) or ())
+    if not own:
+        return constraints
+    if constraints is None:
+        return ConstraintSet(*own)
+    if isinstance(constraints, ConstraintSet):
+        extra = tuple(c for c in own if not any(c is mine for mine in constraints.constraints))
+        return ConstraintSet(*extra, *constraints.constraints, alpha=constraints.alpha, beta=constraints.beta,
+                             redundant=constraints.redundant, rank_tol=constraints.rank_tol)
+    if isinstance(constraints, Constraint):
+        return ConstraintSet(*(c for c in own if c is not constraints), constraints)
+    raise TypeError(f"constraints: the model carries constraints ({len(own)}: model.constraints) that must be "
+                    f"solved with yours; expected a Constraint or ConstraintSet, got "
+                    f"{type(constraints).__name__}")
 
 
 def _kkt_solve(H, d, J, rhs, rank_tol):

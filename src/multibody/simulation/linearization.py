@@ -12,6 +12,24 @@ of it is analytic (``mb.aba_derivatives``).  With ``method="fd"``, M comes from
 ``mb.crba``, ∂ID/∂q̇ is exact up to round-off by central differences (ID is quadratic in q̇);
 ∂ID/∂q is taken by central differences with Richardson extrapolation (error O(h⁴), h = 1e-3), on
 the manifold (q ⊕ h·e_k) for quaternion joints.
+
+Constrained models (``model.constraints`` — an MJCF file's equalities —, ``constraints=``, or
+``model.gamma_q``) are linearised as the dynamics they obey, q̈ = ``mb.fd_gq``(q, q̇, τ): the
+constrained accelerations with the constraint set's Baumgarte terms.  Its full-state matrices
+(``coordinates="full"``, 2·nv states) have as eigenvalues those of the mechanism's motion on the
+constraint set and, for each independent constraint row, the double root −1/T of the Baumgarte
+error dynamics c̈ + 2αċ + β²c = 0 (α = β = 1/T).  The default, ``coordinates="minimal"``, returns
+the motion on the constraint set alone: with N (nv × r) an orthonormal basis of the admissible
+velocities (ker J at q, within range G of ``gamma_q``), the states x_r = [δy, δẏ] (2·r) stand for
+
+    [δq, δq̇] = V x_r,     V = diag(N, N),     A_r = Vᵀ A V,   B_r = Vᵀ B.
+
+V spans the tangent space of the constraint set {c = 0, ċ = 0}, which the flow leaves invariant;
+A maps that tangent space into itself (A V = V A_r, checked) where the set is flat (constraints
+linear in q: joint couplings, fixed-tendon equalities — at any state) or at an equilibrium (q̇ = 0,
+q̈ = 0 — e.g. τ = the gravity torques ``mb.rnea(model, q, 0, 0)``).  Elsewhere the tangent space
+turns along the motion, no constant V reduces A, and ``coordinates="minimal"`` refuses.  Both come
+from central differences of ``fd_gq`` (Richardson-extrapolated in q, ``step``), whatever ``method``.
 """
 from __future__ import annotations
 
@@ -22,11 +40,38 @@ from ..dynamics import aba
 from ..dynamics import aba_derivatives
 from ..dynamics import crba
 from ..dynamics import rnea
-from ..model.configuration import integrate
+from ..dynamics.fdgq import _call_gamma_q, _constraint_set, fd_gq
+from ..model.configuration import difference, integrate
 
 
-def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-3):
+class Linearization(tuple):
+    """(A, B) — unpacks as a pair — with ``basis`` V: the full state [δq, δq̇] = V x (identity for
+    an unconstrained model or ``coordinates="full"``)."""
+
+    def __new__(cls, A, B, basis):
+        self = super().__new__(cls, (A, B))
+        self.basis = basis
+        return self
+
+    @property
+    def A(self):
+        return self[0]
+
+    @property
+    def B(self):
+        return self[1]
+
+
+def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-3, constraints=None,
+              coordinates="minimal"):
     """(A, B) of ẋ = A x + B u about (q, q̇, τ): x = [δq, δq̇] (2·nv), u = δτ (nv).
+
+    A constrained model (``model.constraints``, ``constraints`` joined with them, or
+    ``model.gamma_q``) is linearised on its constraint set (module docstring): by default
+    (``coordinates="minimal"``) x = [δy, δẏ] (2·r, r the mechanism's degrees of freedom), whose
+    eigenvalues are the constrained mechanism's; ``coordinates="full"`` gives the 2·nv-state
+    linearisation of q̈ = ``fd_gq``, Baumgarte modes included.  The result's ``basis`` maps x to
+    [δq, δq̇].
 
     ``method="analytic"`` (default) takes ∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ from
     :func:`multibody.aba_derivatives` (exact, δq in the body-frame tangent space of
@@ -49,6 +94,16 @@ def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-
     tau = np.zeros(nv) if tau is None else _checks.vector("tau", tau, nv)
     method = _checks.one_of("method", method, ("analytic", "fd"))
     step = _checks.number("step", step, positive=True)
+    coordinates = _checks.one_of("coordinates", coordinates, ("minimal", "full"))
+    cons = _constraint_set(model, constraints)
+    if cons is not None or model.gamma_q is not None:
+        return _constrained(model, q, qd, tau, f_ext, cons, step, coordinates)
+    A, B = _tree(model, q, qd, tau, f_ext, method, step)
+    return Linearization(A, B, np.eye(2 * nv))
+
+
+def _tree(model, q, qd, tau, f_ext, method, step):
+    nv = model.nv
     A = np.zeros((2 * nv, 2 * nv))
     A[:nv, nv:] = np.eye(nv)
     if method == "analytic":
@@ -72,3 +127,82 @@ def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-
     A[nv:, nv:] = -Minv @ dID_dqd
     B = np.vstack([np.zeros((nv, nv)), Minv])
     return A, B
+
+
+def _constrained(model, q, qd, tau, f_ext, cons, step, coordinates):
+    nv = model.nv
+    E = np.eye(nv)
+    Q = np.broadcast_to(q, (nv, model.nq))
+
+    def fd(qs, qds, taus):
+        return fd_gq(model, qs, qds, taus, f_ext, constraints=cons)
+
+    def d_dq(f, h):
+        """Central difference in q on the manifold (q ⊕ ±h e_k), all directions in one batch: (·, nv)."""
+        return (f(integrate(model, Q, h * E)) - f(integrate(model, Q, -h * E))).T / (2 * h)
+
+    def richardson(f):
+        return (4 * d_dq(f, step / 2) - d_dq(f, step)) / 3             # O(h²) → O(h⁴)
+
+    A = np.zeros((2 * nv, 2 * nv))
+    A[:nv, nv:] = E
+    A[nv:, :nv] = richardson(lambda qs: fd(qs, qd, tau))
+    # q̈ is quadratic in q̇ (C, J̇q̇) and linear in τ: central differences are exact up to round-off
+    hv = max(1.0, float(np.abs(qd).max(initial=0.0)))
+    A[nv:, nv:] = (fd(q, qd + hv * E, tau) - fd(q, qd - hv * E, tau)).T / (2 * hv)
+    B = np.vstack([np.zeros((nv, nv)), (fd(q, qd, tau + E) - fd(q, qd, tau - E)).T / 2])
+    if coordinates == "full":
+        return Linearization(A, B, np.eye(2 * nv))
+    rows = _velocity_rows(model, cons)
+    Phi = rows(q)
+    _check_on_constraints(model, cons, q, qd, Phi)
+    N = _null_basis(Phi, nv)
+    r = N.shape[1]
+    V = np.zeros((2 * nv, 2 * r))
+    V[:nv, :r] = V[nv:, r:] = N
+    Ar, Br = V.T @ A @ V, V.T @ B
+    off = np.abs(A @ V - V @ Ar).max(initial=0.0)
+    if off > 1e-6 * max(1.0, np.abs(A).max()):
+        raise ValueError(f"q, qd, tau: the constraint set is curved here and the point is no equilibrium "
+                         f"(|q̈| = {np.abs(fd(q, qd, tau)).max():.3g}): the tangent space turns along the motion "
+                         f"(|A V − V A_r| = {off:.3g}) and no constant basis reduces A; linearise at an "
+                         "equilibrium (q̇ = 0, τ = mb.rnea(model, q, 0, 0)) or pass coordinates='full'")
+    return Linearization(Ar, Br, V)
+
+
+def _velocity_rows(model, cons):
+    """Φ(q): the rows of the velocity constraints Φ q̇ = 0 — the implicit constraints' J, and for
+    ``gamma_q`` the complement of range G (I − G G⁺)."""
+    gq = model.gamma_q
+
+    def rows(q):
+        parts = []
+        if cons is not None:
+            parts.append(cons.targets(model, q, np.zeros(model.nv))[0])
+        if gq is not None:
+            G = _call_gamma_q(model, gq, q, np.zeros(model.nv))[2]
+            parts.append(np.eye(model.nv) - G @ np.linalg.pinv(G))
+        return np.vstack(parts)
+    return rows
+
+
+def _null_basis(Phi, nv):
+    """Orthonormal basis of ker Φ (rank by singular values above 1e-9 of the largest)."""
+    _, sv, Vt = np.linalg.svd(Phi)
+    rank = int(np.sum(sv > 1e-9 * max(sv[0] if sv.size else 0.0, 1e-300)))
+    N = Vt[rank:].T
+    # a deterministic orientation: the largest entry of each column positive
+    return N * np.where(N[np.abs(N).argmax(axis=0), np.arange(N.shape[1])] < 0, -1.0, 1.0)
+
+
+def _check_on_constraints(model, cons, q, qd, Phi):
+    c = cons.residual(model, q, qd)[0] if cons is not None else np.zeros(0)
+    if model.gamma_q is not None:
+        qn, _, _, _ = _call_gamma_q(model, model.gamma_q, q, qd)
+        c = np.concatenate([c, difference(model, q, qn)])
+    cdot = Phi @ qd
+    scale = 1.0 + float(np.abs(qd).max(initial=0.0))
+    if np.abs(c).max(initial=0.0) > 1e-8 or np.abs(cdot).max(initial=0.0) > 1e-8 * scale:
+        raise ValueError(f"q, qd: the operating point is not on the constraints (|c| = "
+                         f"{np.abs(c).max(initial=0.0):.3g}, |ċ| = {np.abs(cdot).max(initial=0.0):.3g}); "
+                         "minimal coordinates need a consistent state — pass one, or coordinates='full'")
