@@ -101,8 +101,9 @@ def test_tendons_that_only_drive_actuators_or_nothing_are_ignored_with_one_warni
 
 
 @pytest.mark.parametrize("attrs,effect", [('limited="true" range="0 0.3"', r"limited \(range 0 … 0.3\)"),
-                                          ('stiffness="10"', r"a spring \(stiffness=10\)"),
-                                          ('damping="2"', "damping=2"), ('frictionloss="1"', "frictionloss=1")])
+                                          ('limited="true" range="0 0.3" stiffness="10"',
+                                           r"limited \(range 0 … 0.3\) and a spring \(stiffness=10\)"),
+                                          ('frictionloss="1"', "frictionloss=1")])
 def test_tendons_that_change_the_motion_are_refused_by_name_or_dropped_on_request(attrs, effect):
     xml = ROBOT.replace('<fixed name="grip">', f'<fixed name="grip" {attrs}>')
     pattern = rf"<tendon><fixed> 'grip' \(joints \['f1', 'f2'\], line 27\): {effect} — changes the motion"
@@ -115,12 +116,20 @@ def test_tendons_that_change_the_motion_are_refused_by_name_or_dropped_on_reques
         load_mjcf(xml, unsupported="ignore")
 
 
+def test_fixed_tendon_springs_and_dampers_are_kept_as_model_tendons():
+    xml = ROBOT.replace('<fixed name="grip">', '<fixed name="grip" stiffness="10" damping="2">')
+    model = load(xml)
+    (grip,) = model.tendons
+    assert (grip.joints, grip.coef, grip.stiffness, grip.damping) == (("f1", "f2"), (1.0, -0.5), 10.0, 2.0)
+
+
 def test_spatial_tendon_with_a_limit_names_the_bodies_it_spans():
     xml = ROBOT.replace("<tendon>", '<tendon><spatial name="rope" limited="true" range="0 1">'
                                     '<site site="s1"/><site site="s2"/></spatial>').replace(
         '<geom size=".05" mass=".5" pos=".05 0 0"/>', '<geom size=".05" mass=".5" pos=".05 0 0"/><site name="s1"/>').replace(
         '<freejoint name="root"/>', '<freejoint name="root"/><site name="s2"/>')
-    with pytest.raises(MJCFError, match=r"<tendon><spatial> 'rope' \(bodies \['hand', 'torso'\], line \d+\): limited"):
+    with pytest.raises(MJCFError, match=r"<tendon><spatial> 'rope' \(bodies \['hand', 'torso'\], sites \['s1', 's2'\], line \d+\): "
+                                          r"limited"):
         load_mjcf(xml)
 
 

@@ -3,17 +3,21 @@ constraints in fd_gq and linearize."""
 from __future__ import annotations
 
 import dataclasses
+import glob
+import os
 import threading
 import warnings
 
+import dm_control
 import mujoco
 import numpy as np
 import pytest
 
 import multibody as mb
 from multibody.dynamics import fd_crb
-from multibody.model.mjcf import MJCFWarning, load_mjcf
+from multibody.model.mjcf import MJCFError, MJCFWarning, load_mjcf
 from multibody.simulation.constraints import ConstraintSet
+from multibody.simulation.limits import tendon_forces
 
 
 def massless_leaf(names, leaf):
@@ -213,3 +217,144 @@ def test_linearize_reduced_pendulum_frequencies_are_those_of_the_coupled_mechani
     with pytest.raises(ValueError, match="q, qd, tau: the constraint set is curved here and the point is no equilibrium"):
         mb.linearize(loop, q, qd)                                    # falling: no constant reduction
     assert mb.linearize(loop, q, qd, coordinates="full")[0].shape == (10, 10)
+
+
+# --------------------------------------------------------------------------- sprung fixed tendons
+FISH = os.path.join(os.path.dirname(dm_control.__file__), "suite", "fish.xml")
+
+
+def load_fish(tmp_path, stiffness="1e-4", damping="0"):
+    """dm_control's fish with what the Model does not keep switched off — the joint spring of tail2,
+    the fluid (density), the actuators — and the fins' tendon spring/damper as asked; (model, mjModel)."""
+    with open(FISH) as f:
+        text = f.read()
+    text = text.replace('stiffness="8e-5"', "").replace('density="5000"', 'density="0"')
+    text = text.replace('<fixed name="fins_sym" stiffness="1e-4">',
+                        f'<fixed name="fins_sym" stiffness="{stiffness}" damping="{damping}">')
+    os.symlink(os.path.join(os.path.dirname(FISH), "common"), tmp_path / "common")   # its <include>s
+    path = tmp_path / "fish.xml"
+    path.write_text(text)
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    mj.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ACTUATION    # position servos pull at ctrl = 0: not ours
+    return load(str(path)), mj
+
+
+def test_fish_loads_with_its_sprung_fin_tendon_as_mujocos_passive_force(tmp_path):
+    with pytest.warns(MJCFWarning) as rec:
+        model = load_mjcf(FISH)                                  # as shipped: loads
+    assert not [w for w in rec if "fins_sym" in str(w.message)]
+    (fins,) = model.tendons
+    assert (fins.name, fins.joints, fins.coef, fins.stiffness) == ("fins_sym", ("finleft_roll", "finright_roll"),
+                                                                   (0.5, 0.5), 1e-4)
+    model, mj = load_fish(tmp_path, stiffness="0.05", damping="0.003")
+    d = mujoco.MjData(mj)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        d.qpos[:] = mj.qpos0 + 0.5 * rng.normal(size=mj.nq)
+        d.qpos[3:7] /= np.linalg.norm(d.qpos[3:7])
+        d.qvel[:] = rng.normal(size=mj.nv)
+        mujoco.mj_forward(mj, d)
+        q, qd = mb.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+        ours = tendon_forces(model, q, qd) - model.damping * qd
+        P = mb.mjcf.to_mujoco_state(model, np.broadcast_to(q, (model.nv, model.nq)), np.eye(model.nv))[1].T
+        # generalized forces map with Pᵀ (qvel = P q̇, so τ_ours = Pᵀ τ_mujoco)
+        assert np.abs(ours - P.T @ d.qfrc_passive).max() < 1e-15 + 1e-12 * np.abs(d.qfrc_passive).max()
+        assert np.abs(tendon_forces(model, q, qd)).max() > 1e-4              # the tendon is in it
+    batch = tendon_forces(model, np.tile(q, (3, 1)), np.tile(qd, (3, 1)))
+    assert batch.shape == (3, model.nv) and np.array_equal(batch[2], tendon_forces(model, q, qd))
+
+
+def test_fish_passive_run_with_its_fin_spring_moves_as_in_mujoco(tmp_path):
+    # The fish as shipped (fin spring k = 1e-4).  RK4 on both sides (MuJoCo 0.1 ms, ours 1 ms); no
+    # constraints, contacts or gravity in the fish: the runs differ by integration error only
+    # (measured 3e-11 after 0.5 s).  Tolerance 1e-8, against the tendon's effect: the same run
+    # without its force ends 0.36 away.
+    model, mj = load_fish(tmp_path)
+    mj.opt.timestep, mj.opt.integrator = 1e-4, mujoco.mjtIntegrator.mjINT_RK4
+    d = mujoco.MjData(mj)
+    d.qpos[:] = mj.qpos0
+    d.qpos[[model.q_start[model.joint_index(j)] for j in ("finleft_roll", "finright_roll")]] = (0.6, 0.4)
+    d.qvel[:] = 0.0
+    d.qvel[:6] = [0.1, 0, 0, 0, 0, 0.5]
+    q0, qd0 = mb.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    for _ in range(5000):
+        mujoco.mj_step(mj, d)
+    theirs, _ = mb.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    # simulate applies model.damping; the tendon's force enters as τ until System applies model.tendons
+    traj = mb.simulate(model, q0, qd0, 0.5, dt=1e-3, integrator="rk4",
+                       controller=lambda t, q, v: tendon_forces(model, q, v))
+    free = mb.simulate(model, q0, qd0, 0.5, dt=1e-3, integrator="rk4")
+    assert np.abs(free.q[-1] - theirs).max() > 0.1                          # the tendon matters
+    assert np.abs(traj.q[-1] - theirs).max() < 1e-8, np.abs(traj.q[-1] - theirs).max()
+
+
+def test_fixed_tendon_dead_band_and_bad_definitions():
+    xml = """<mujoco><option gravity="0 0 0"/><worldbody>
+      <body name="a"><joint name="a" axis="0 1 0"/><geom size=".1" mass="1"/>
+        <body name="b" pos=".3 0 0"><joint name="b" type="slide" axis="1 0 0"/><geom size=".1" mass="1"/></body></body>
+      </worldbody><tendon><fixed name="band" stiffness="3" damping="0.5" springlength="0.1 0.4">
+        <joint joint="a" coef="2"/><joint joint="b" coef="-1"/></fixed></tendon></mujoco>"""
+    model, mj = load(xml), mujoco.MjModel.from_xml_string(xml)
+    (band,) = model.tendons
+    assert band.spring_length == (0.1, 0.4)
+    d = mujoco.MjData(mj)
+    for q in ([0.1, 0.0], [0.2, 0.1], [0.3, 0.05], [-0.2, 0.3]):     # above, inside, above, below the band
+        d.qpos[:], d.qvel[:] = q, [0.3, -0.7]
+        mujoco.mj_forward(mj, d)
+        assert np.allclose(tendon_forces(model, d.qpos, d.qvel), d.qfrc_passive, rtol=0, atol=1e-14)
+    from multibody.model.tendons import FixedTendon
+    with pytest.raises(ValueError, match="tendon 'x': stiffness must be a finite number ≥ 0"):
+        FixedTendon("x", ("a",), (1.0,), stiffness=-1)
+    with pytest.raises(ValueError, match="tendon 'x': joints and coef must be non-empty and of equal length"):
+        FixedTendon("x", ("a", "b"), (1.0,))
+    with pytest.raises(TypeError, match="tendons: expected a tuple of tendon objects"):
+        dataclasses.replace(model, tendons=("band",))
+    ball = mb.load_mjcf('<mujoco><worldbody><body><joint name="s" type="ball"/><geom size=".1"/></body>'
+                        '</worldbody></mujoco>')
+    with pytest.raises(ValueError, match="tendon 'x': joint 's' is SPHERICAL; a fixed tendon spans hinge and slide"):
+        FixedTendon("x", ("s",), (1.0,), stiffness=1).forces(ball, ball.neutral(), np.zeros(3))
+
+
+# --------------------------------------------------------------------------- actuatorgravcomp
+ARM_GC = """<mujoco><option gravity="0.5 0 -9.81"/><actuator><motor joint="elbow"/></actuator><worldbody>
+  <body name="upper" gravcomp="1"><joint name="shoulder" axis="0 1 0" {attrs}/>
+    <geom type="capsule" fromto="0 0 0 .4 0 0" size=".03" mass="1.5"/>
+    <body name="lower" pos=".4 0 0" gravcomp="0.6"><joint name="elbow" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03" mass="0.8"/></body></body></worldbody></mujoco>"""
+
+
+def test_actuator_gravcomp_unclamped_is_the_same_force_as_mujocos():
+    xml = ARM_GC.format(attrs='actuatorgravcomp="true"')
+    model, mj = load(xml), mujoco.MjModel.from_xml_string(xml)
+    assert mj.jnt_actgravcomp[0] and model.gravcomp.tolist() == [1.0, 0.6]
+    d = mujoco.MjData(mj)
+    q, qd, tau = np.array([0.4, -0.7]), np.array([0.3, 1.1]), np.array([0.2, -0.1])
+    d.qpos[:], d.qvel[:], d.qfrc_applied[:] = q, qd, tau
+    mujoco.mj_forward(mj, d)
+    assert abs(d.qfrc_actuator[0]) > 1.0 and d.qfrc_actuator[1] == 0       # the shoulder's lift is an actuator force
+    fg = mb.gravity_compensation_forces(model, q)
+    lift = mb.rnea(model, q, np.zeros(2), np.zeros(2)) - mb.rnea(model, q, np.zeros(2), np.zeros(2), fg)
+    assert np.allclose(lift, d.qfrc_passive + d.qfrc_actuator, rtol=0, atol=1e-12)
+    assert np.allclose(mb.aba(model, q, qd, tau, fg), d.qacc, rtol=0, atol=1e-10)
+
+
+def test_actuator_gravcomp_clamped_by_the_actuator_range_is_refused_by_name():
+    xml = ARM_GC.format(attrs='actuatorgravcomp="true" actuatorfrclimited="true" actuatorfrcrange="-2 2"')
+    pattern = (r"<joint> 'shoulder' \(body 'upper'\): actuatorgravcomp with actuatorfrcrange -2 … 2 — MuJoCo clamps "
+               r"the gravity compensation together with the joint's actuator forces")
+    with pytest.raises(MJCFError, match=pattern):
+        load_mjcf(xml)
+    with pytest.warns(MJCFWarning, match="dropped: " + pattern):
+        model = load_mjcf(xml, unsupported="warn")
+    assert model.gravcomp.tolist() == [1.0, 0.6]                            # unclamped
+    # a range on a joint without actuatorgravcomp clamps actuators only: loads
+    assert load(ARM_GC.format(attrs='actuatorfrclimited="true" actuatorfrcrange="-2 2"')).nv == 2
+    # without actuators MuJoCo drops the joint's gravcomp altogether (qfrc_actuator stays 0)
+    bare = ARM_GC.format(attrs='actuatorgravcomp="true"').replace('<actuator><motor joint="elbow"/></actuator>', "")
+    mj = mujoco.MjModel.from_xml_string(bare)
+    d = mujoco.MjData(mj)
+    mujoco.mj_forward(mj, d)
+    assert d.qfrc_gravcomp[0] != 0 and d.qfrc_actuator[0] == 0 and d.qfrc_passive[0] == 0
+    with pytest.raises(MJCFError, match=r"<joint> 'shoulder' \(body 'upper'\): actuatorgravcomp in a model without "
+                                        r"actuators — MuJoCo then applies none of this joint's gravity compensation"):
+        load_mjcf(bare)

@@ -41,8 +41,15 @@ joints or bodies, and where it was written — file and line through ``<include>
 * Tendons with no limit, spring, damping, friction loss or armature and in no equality — those
   that only drive an actuator, or nothing — leave M, C and g as they are: ignored, with one
   :class:`MJCFWarning` naming them and the joints (bodies) they span.
-* What changes the motion and is not represented — limited, sprung, damped or frictional tendons,
-  equalities between spatial tendons, flexes — is refused with an :class:`MJCFError` naming each,
+* Fixed tendons with a linear spring or damper (``stiffness``, ``damping``, ``springlength``)
+  → ``Model.tendons`` (:class:`~multibody.model.tendons.FixedTendon`, a passive generalized force:
+  ``multibody.simulation.limits.tendon_forces``).
+* ``actuatorgravcomp`` on a joint moves its gravity compensation from MuJoCo's passive to its
+  actuator force: the same force, unless ``actuatorfrclimited`` clamps the sum or the model has no
+  actuators (MuJoCo then drops it), both refused.
+* What changes the motion and is not represented — limited or frictional tendons, sprung or
+  damped spatial tendons (or polynomial springs), equalities between spatial tendons, flexes,
+  clamped ``actuatorgravcomp`` — is refused with an :class:`MJCFError` naming each,
   unless ``unsupported="warn"``, which loads the tree and warns once per element dropped.
   Armature on a free joint (MuJoCo adds it in world-aligned translation coordinates) is always
   refused.
@@ -69,6 +76,7 @@ from .._io import open_regular
 from .joints import JointType
 from .mjcf_sizes import check_declared_sizes
 from .model import Frame, Geometry, Model
+from .tendons import FixedTendon
 
 __all__ = ["MJCFError", "MJCFWarning", "load_mjcf", "from_mjmodel"]
 
@@ -228,19 +236,29 @@ class _Reading:
                     if mj.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_TENDON}
         none = np.zeros((mj.ntendon, 1))   # fields that older MuJoCo versions do not have
         stiff_poly, damp_poly = (getattr(mj, k, none) for k in ("tendon_stiffnesspoly", "tendon_dampingpoly"))
+        self.sprung = []       # (tendon id, stiffness, damping): fixed tendons kept as Model.tendons
         for t in range(mj.ntendon):
             effects = []
             if mj.tendon_limited[t] and not off(D.mjDSBL_LIMIT, D.mjDSBL_CONSTRAINT):
                 effects.append(f"limited (range {mj.tendon_range[t, 0]:g} … {mj.tendon_range[t, 1]:g})")
-            if not off(D.mjDSBL_SPRING) and (mj.tendon_stiffness[t] or np.any(stiff_poly[t])):
-                effects.append(f"a spring (stiffness={mj.tendon_stiffness[t]:g})")
-            if not off(D.mjDSBL_DAMPER) and (mj.tendon_damping[t] or np.any(damp_poly[t])):
-                effects.append(f"damping={mj.tendon_damping[t]:g}")
             if mj.tendon_frictionloss[t] > 0 and not off(D.mjDSBL_FRICTIONLOSS, D.mjDSBL_CONSTRAINT):
                 effects.append(f"frictionloss={mj.tendon_frictionloss[t]:g}")
             if getattr(mj, "tendon_armature", np.zeros(mj.ntendon))[t] > 0:
                 effects.append(f"armature={mj.tendon_armature[t]:g}")
+            spring = not off(D.mjDSBL_SPRING) and bool(mj.tendon_stiffness[t] or np.any(stiff_poly[t]))
+            damper = not off(D.mjDSBL_DAMPER) and bool(mj.tendon_damping[t] or np.any(damp_poly[t]))
+            linear = not (np.any(stiff_poly[t]) or np.any(damp_poly[t]))
             what = self.tendon_label(t, ten_lines[t])
+            if (spring or damper) and not effects and linear and self.fixed_tendon(t):
+                # a linear spring and damper on L = Σ c q: a passive generalized force (Model.tendons)
+                self.sprung.append((t, float(mj.tendon_stiffness[t]) if spring else 0.0,
+                                    float(mj.tendon_damping[t]) if damper else 0.0))
+                continue
+            if spring:
+                effects.append(f"a spring (stiffness={mj.tendon_stiffness[t]:g}"
+                               f"{'' if linear else ', polynomial'})")
+            if damper:
+                effects.append(f"damping={mj.tendon_damping[t]:g}{'' if linear else ' (polynomial)'}")
             if effects:
                 self.refused.append(f"{what}: {' and '.join(effects)} — changes the motion and is not represented")
             elif t not in in_equality:
@@ -276,12 +294,39 @@ class _Reading:
             bodies = sorted({self.body(b) for b in mj.flex_vertbodyid[a:a + n]})
             self.refused.append(f"<flex> {repr(nm) if nm else '#' + str(f)}: a deformable body ({n} vertices, "
                                 f"bodies {_few(bodies)}) is not represented")
+        self.actuator_gravcomp(off(D.mjDSBL_GRAVITY))
         for j in range(mj.njnt):
             arm = mj.dof_armature[mj.jnt_dofadr[j]]
             if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and arm != 0:
                 self.fatal.append(f"free <joint> {self.joint(j)!r}: armature={arm} (MuJoCo adds it in "
                                     "world-aligned translation coordinates; a per-dof armature in body coordinates "
                                     "cannot express that)")
+
+    def actuator_gravcomp(self, gravity_off):
+        """``actuatorgravcomp``: MuJoCo adds the joint's gravity compensation to its actuator force
+        (``qfrc_actuator`` instead of ``qfrc_passive``).  Unclamped, that is bookkeeping: the same
+        force, the same motion (Model.gravcomp).  With ``actuatorfrclimited`` the sum is clamped to
+        ``actuatorfrcrange`` together with the actuators' forces, which the Model does not carry,
+        and in a model without actuators MuJoCo applies none of it (``mj_fwdActuation`` returns
+        first): both refused."""
+        mj = self.mj
+        lifted = np.zeros(mj.nbody, dtype=bool)          # bodies with gravcomp in their subtree
+        for b in range(mj.nbody - 1, 0, -1):
+            lifted[b] |= mj.body_gravcomp[b] != 0 and mj.body_mass[b] > 0
+            lifted[mj.body_parentid[b]] |= lifted[b]
+        for j in np.flatnonzero(getattr(mj, "jnt_actgravcomp", np.zeros(mj.njnt))):
+            b = int(mj.jnt_bodyid[j])
+            if gravity_off or not lifted[b]:
+                continue
+            what = f"<joint> {self.joint(j)!r} (body {self.body(b)!r}): actuatorgravcomp"
+            if mj.nu == 0:  # mj_fwdActuation stops before adding it when there are no actuators
+                self.refused.append(f"{what} in a model without actuators — MuJoCo then applies none of this joint's "
+                                    "gravity compensation, which one gravcomp per body cannot express")
+            elif mj.jnt_actfrclimited[j]:
+                lo, hi = mj.jnt_actfrcrange[j]
+                self.refused.append(f"{what} with actuatorfrcrange {lo:g} … {hi:g} — MuJoCo clamps the gravity "
+                                    "compensation together with the joint's actuator forces, which the Model does "
+                                    "not carry")
 
     # ---- names -----------------------------------------------------------------------------------
     def body(self, b):
@@ -304,14 +349,15 @@ class _Reading:
         a, n = mj.tendon_adr[t], mj.tendon_num[t]
         if self.fixed_tendon(t):
             return "joints " + _few([self.joint(mj.wrap_objid[w]) for w in range(a, a + n)])
-        bodies = []
+        bodies, sites = [], []
         for w in range(a, a + n):
             o = mj.wrap_objid[w]
             if mj.wrap_type[w] == W.mjWRAP_SITE:
                 bodies.append(self.body(mj.site_bodyid[o]))
+                sites.append(self.name(self.mujoco.mjtObj.mjOBJ_SITE, o) or f"#{o}")
             elif mj.wrap_type[w] in (W.mjWRAP_SPHERE, W.mjWRAP_CYLINDER):
                 bodies.append(self.body(mj.geom_bodyid[o]))
-        return "bodies " + _few(list(dict.fromkeys(bodies)))
+        return f"bodies {_few(list(dict.fromkeys(bodies)))}, sites {_few(sites)}"
 
     def tendon_label(self, t, line=None):
         nm = self.name(self.mujoco.mjtObj.mjOBJ_TENDON, t)
@@ -509,6 +555,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
         raise MJCFError(f"{label}: two bodies named {dup!r} (a body/joint chain name collides with a body name)")
     gravcomp = _gravcomp(bodies, reading, unsupported)
     constraints = _constraints(mj, reading, attach, bodies)
+    tendons = _tendons(mj, reading)
     try:
         return Model(
             parent=np.array([B["parent"] for B in bodies], dtype=np.int64),
@@ -521,7 +568,8 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             inertia_com=np.array([B["I"] for B in bodies]).reshape(nb, 3, 3), gravity=gravity,
             body_names=tuple(names), joint_names=tuple(B["jname"] for B in bodies), name=model_name,
             frames=tuple(frames), geometries=geometries, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
-            damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints)
+            damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
+            tendons=tendons)
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 
@@ -545,6 +593,18 @@ def _gravcomp(bodies, reading, unsupported):
             warnings.warn(f"{reading.label}: {line}; using their mass-weighted mean {out[k]:g}", MJCFWarning,
                           stacklevel=4)
     return out
+
+
+def _tendons(mj, reading):
+    """The sprung or damped fixed tendons (reading.sprung) as FixedTendon on our joints."""
+    out = []
+    for t, k, d in reading.sprung:
+        a, n = mj.tendon_adr[t], mj.tendon_num[t]
+        name = reading.name(reading.mujoco.mjtObj.mjOBJ_TENDON, t) or f"tendon{t}"
+        out.append(FixedTendon(name, tuple(reading.joint(mj.wrap_objid[w]) for w in range(a, a + n)),
+                               tuple(float(mj.wrap_prm[w]) for w in range(a, a + n)), stiffness=k, damping=d,
+                               spring_length=tuple(float(x) for x in np.ravel(mj.tendon_lengthspring[t])[:2])))
+    return tuple(out)
 
 
 def _constraints(mj, reading, attach, bodies):

@@ -114,6 +114,9 @@ class Model:
     # objects of the simulation's constraint protocol — accelerations(model, q, qd, tau, f_ext, t)
     # and residual(model, q, qd, t) — e.g. multibody.JointCoupling, PointConstraint, WeldConstraint.
     constraints: tuple = ()
+    # fixed tendons with a spring and a damper (MJCF <tendon><fixed stiffness damping>): a passive
+    # generalized force (multibody.model.tendons.FixedTendon; simulation.limits.tendon_forces sums them)
+    tendons: tuple = ()
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -191,6 +194,9 @@ class Model:
             if not (callable(getattr(c, "accelerations", None)) and callable(getattr(c, "residual", None))):
                 raise TypeError(f"constraints[{k}]: expected a constraint object with accelerations() and "
                                 f"residual() (e.g. multibody.JointCoupling), got {type(c).__name__}")
+        if not isinstance(self.tendons, tuple) or not all(callable(getattr(t, "forces", None)) for t in self.tendons):
+            raise TypeError(f"tendons: expected a tuple of tendon objects with forces(model, q, v) (e.g. "
+                            f"multibody.model.tendons.FixedTendon), got {self.tendons!r}"[:300])
         if not symbolic:
             put("_c", self._build_c())
 

@@ -200,3 +200,19 @@ class JointLimits:
 def smoothed_friction(friction, v, velocity_scale):
     """τ of the smoothed Coulomb friction: −f ⊙ tanh(q̇ / v_s)."""
     return -friction * np.tanh(v / velocity_scale)
+
+
+def tendon_forces(model, q, v):
+    """Generalized forces (…, nv) of the model's sprung and damped fixed tendons (``model.tendons``,
+    MuJoCo's tendon ``stiffness``/``damping``: :mod:`multibody.model.tendons`); zeros when none.
+
+    A passive force like the joints' damping: add it to τ of ``rnea``/``aba`` to include it.
+
+    >>> import numpy as np, multibody as mb
+    >>> tendon_forces(mb.models.planar(2), np.zeros(2), np.zeros(2)).tolist()
+    [0.0, 0.0]
+    """
+    out = np.zeros(np.broadcast_shapes(np.shape(q)[:-1], np.shape(v)[:-1]) + (model.nv,))
+    for t in getattr(model, "tendons", ()):
+        out = out + t.forces(model, q, v)
+    return out
