@@ -1,8 +1,14 @@
 /* rollout.c — a whole fixed-step simulation run in C (mb.simulate's compiled loop).
  *
  * The equations are those of multibody.simulation: q̇ = v (on the configuration manifold),
- * v̇ = q̈ = FDab(q, v, τ − damping ⊙ v, f_ext) (RBDA table 7.1, spatial_v2 FDab: mb_aba) with τ
- * from a built-in controller.  The steppers, on y = [q, v] and the tangent K = [v, q̈]:
+ * v̇ = q̈ = FDab(q, v, τ_all, f_ext) (RBDA table 7.1, spatial_v2 FDab: mb_aba) with τ from a
+ * built-in controller and the model's passive forces (simulation/limits.py, the same laws):
+ *
+ *   τ_all = τ − damping ⊙ v − f ⊙ tanh(v / v_s) + τ_soft(q, v)
+ *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass
+ *   τ_soft,j = sign · max(0, H_jj (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound.
+ *
+ * The steppers, on y = [q, v] and the tangent K = [v, q̈]:
  *
  *   euler          y₁ = y₀ ⊕ h·f(t₀, y₀)                            (OpenDE report eq. 5.15)
  *   semi_implicit  v₁ = v₀ + h·q̈(y₀),  q₁ = q₀ ⊕ h·v₁             (symplectic Euler)
@@ -13,15 +19,22 @@
  *
  * q ⊕ v·h is mb_integrate (kinematics.c): exact exponential maps, so quaternion norms stay 1.
  * The controllers (multibody.simulation.controllers.PD, also as a torque table with kp = kd = 0):
- *   τ(t, q, v) = kp ⊙ (q_ref(t) − q) + kd ⊙ (q̇_ref(t) − v) + τ_ff(t),
+ *   τ(t, q, v) = kp ⊙ (q_ref(t) − q) + kd ⊙ (q̇_ref(t) − v) + τ_ff(t) [+ g(q) = RNEA(q, 0, 0)],
  * the references linear in t between the rows of a time table, held beyond its ends (the same
  * arithmetic as numpy.interp), either continuous (every stage) or sampled with a zero-order hold
  * at t = 0, T, 2T, … (spatial_v2's Simulink example 2).  The step grid, the splitting of steps at
  * sample instants, what is recorded and when a run stops are those of simulation/core.py's
  * _run_fixed, operation for operation, so the compiled and the Python loops agree to rounding.
  *
+ * Hard stops (MB_STOPS_HARD) are events with impact resets, handled by the Python loop: after
+ * each step the stops' guards g = sign (q_j − pos) are evaluated and, where one goes from > 0 to
+ * ≤ 0 (the event's direction −1), the step is discarded and the run handed back at its start
+ * (handed_back, t_from, y_end); the Python loop takes that step, fires the impact, and resumes
+ * here once no joint rests on a stop.  Steps that cross no stop never leave C.
+ *
  * A run whose state (or q̈) turns non-finite stops at the last finite state and reports the
- * step; a singular model or a non-finite controller output is an error (status.h).
+ * step (with hard stops: hands that step back, so the Python loop reports it); a singular model
+ * or a non-finite controller output is an error (status.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +50,7 @@ typedef struct {
     double *k1, *k2, *k3, *k4, *K;     /* tangents (2 nv)                          */
     double *tau, *tau_all, *held;      /* first-stage τ, τ − damping ⊙ v, held τ (nv) */
     double *tau_stage;                 /* τ of the later stages, not kept (nv)     */
+    double *zero, *gq, *H, *fext;      /* zeros, g(q) (nv), CRBA (nv × nv), f_ext (nb × 6) */
     double *block;
 } workspace;
 
@@ -71,7 +85,8 @@ static double interp_column(int n, const double *times, const double *table, int
 }
 
 /* The built-in controller at (t, q, v) into tau; MB_BAD_CONTROL if its output is not finite. */
-static int control(const mb_model *m, const mb_control *c, double t, const double *q, const double *v, double *tau)
+static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control *c, double t, const double *q,
+                   const double *v, double *tau)
 {
     const int nv = m->nv, n = c->n_times;
     if (c->kind == MB_CONTROL_NONE) {
@@ -85,7 +100,68 @@ static int control(const mb_model *m, const mb_control *c, double t, const doubl
         const double e = qr - q[k];
         tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
     }
+    if (c->gravity) {  /* g(q): the joint forces that hold the model still against gravity */
+        mb_rnea(m, d, q, w->zero, w->zero, NULL, w->gq);
+        for (int k = 0; k < nv; k++)
+            tau[k] += w->gq[k];
+    }
     return finite_all(tau, nv) ? MB_OK : MB_BAD_CONTROL;
+}
+
+/* MuJoCo's gravcomp as f_ext (dynamics/gravcomp.py): body i lifted by gc_lift_i at its world CoM c_i,
+ * the spatial force [c_i × f_i; f_i] in base coordinates, added to the constant forces. */
+static void gravity_compensation(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q, double *fext)
+{
+    mb_tree_poses(m, q, d->R, d->p);
+    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    for (int i = 0; i < m->nb; i++) {
+        const double *R = d->R0 + 9 * i, *p = d->p0 + 3 * i, *com = r->gc_com + 3 * i, *f = r->gc_lift + 3 * i;
+        double c[3];
+        for (int a = 0; a < 3; a++)
+            c[a] = p[a] + (R[3 * a] * com[0] + R[3 * a + 1] * com[1] + R[3 * a + 2] * com[2]);
+        double *o = fext + 6 * i;
+        o[0] = c[1] * f[2] - c[2] * f[1];
+        o[1] = c[2] * f[0] - c[0] * f[2];
+        o[2] = c[0] * f[1] - c[1] * f[0];
+        o[3] = f[0], o[4] = f[1], o[5] = f[2];
+        if (r->fext)
+            for (int k = 0; k < 6; k++)
+                o[k] = r->fext[6 * i + k] + o[k];
+    }
+}
+
+/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces); H only when a joint is beyond. */
+static void soft_stops(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w, const double *q,
+                       const double *v, double *tau_all)
+{
+    const double T = r->soft_time, T2 = T * T;
+    int have_H = 0;
+    for (int s = 0; s < r->n_stops; s++) {
+        const double *row = r->stops + 4 * s;
+        const int qi = (int)row[0], vi = (int)row[1];
+        const double pos = row[2], sign = row[3];
+        const double pen = sign * (pos - q[qi]);
+        if (pen <= 0.0)
+            continue;
+        if (!have_H) {
+            mb_crba(m, d, q, w->H);
+            have_H = 1;
+        }
+        const double pdot = -sign * v[vi];
+        tau_all[vi] += sign * fmax(0.0, w->H[(long)vi * m->nv + vi] * (pen / T2 + 2.0 * pdot / T));
+    }
+}
+
+/* Does a step from y to y1 take a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0? */
+static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
+{
+    for (int s = 0; s < r->n_stops; s++) {
+        const double *row = r->stops + 4 * s;
+        const int qi = (int)row[0];
+        if (row[3] * (y[qi] - row[2]) > 0.0 && row[3] * (y1[qi] - row[2]) <= 0.0)
+            return 1;
+    }
+    return 0;
 }
 
 /* f(t, y) -> K = [v, q̈] and the controller's τ (held: the zero-order-hold value, or NULL). */
@@ -100,17 +176,27 @@ static int rhs(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w,
     if (held)
         memcpy(tau, held, sizeof(double) * nv);
     else
-        st = control(m, &r->control, t, q, v, tau);
+        st = control(m, d, w, &r->control, t, q, v, tau);
     if (st != MB_OK)
         return st;
+    const double *fext = r->fext;
+    if (r->gc_lift) {
+        gravity_compensation(m, d, r, q, w->fext);
+        fext = w->fext;
+    }
     const double *tau_all = tau;
-    if (r->damping) {
+    if (r->damping || r->friction || r->stop_mode == MB_STOPS_SOFT) {
         for (int k = 0; k < nv; k++)
-            w->tau_all[k] = tau[k] - r->damping[k] * v[k];
+            w->tau_all[k] = r->damping ? tau[k] - r->damping[k] * v[k] : tau[k];
+        if (r->friction)
+            for (int k = 0; k < nv; k++)
+                w->tau_all[k] = w->tau_all[k] + -r->friction[k] * tanh(v[k] / r->friction_velocity);
+        if (r->stop_mode == MB_STOPS_SOFT)
+            soft_stops(m, d, r, w, q, v, w->tau_all);
         tau_all = w->tau_all;
     }
     memcpy(K, v, sizeof(double) * nv);
-    st = mb_aba(m, d, q, v, tau_all, r->fext, K + nv);
+    st = mb_aba(m, d, q, v, tau_all, fext, K + nv);
     if (st != MB_OK)
         return st;
     return finite_all(K + nv, nv) ? MB_OK : STAGE_NON_FINITE;
@@ -215,13 +301,14 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
 {
     const int nq = m->nq, nv = m->nv, n = nq + nv;
     workspace w;
-    w.block = malloc(sizeof(double) * (4 * n + 14 * nv + 1));
+    w.block = calloc((size_t)(4 * n + 16 * nv + nv * nv + 6 * m->nb + 1), sizeof(double));
     if (!w.block)
         return MB_NO_MEMORY;
     double *p = w.block;
     w.y = p, p += n, w.y1 = p, p += n, w.ys = p, p += n, w.y2 = p, p += n;
     w.k1 = p, p += 2 * nv, w.k2 = p, p += 2 * nv, w.k3 = p, p += 2 * nv, w.k4 = p, p += 2 * nv, w.K = p, p += 2 * nv;
-    w.tau = p, p += nv, w.tau_all = p, p += nv, w.held = p, p += nv, w.tau_stage = p;
+    w.tau = p, p += nv, w.tau_all = p, p += nv, w.held = p, p += nv, w.tau_stage = p, p += nv;
+    w.zero = p, p += nv, w.gq = p, p += nv, w.H = p, p += (long)nv * nv, w.fext = p;
 
     int vector = 1;
     for (int i = 0; i < m->nb; i++)
@@ -231,12 +318,14 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
     memcpy(w.y + nq, qd0, sizeof(double) * nv);
     o->count = 0;
     o->non_finite = 0;
+    o->handed_back = 0;
     o->t_from = o->t_to = 0.0;
+    const int hard = r->stop_mode == MB_STOPS_HARD;
 
     const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt, period = r->control.period;
     const int sampled = r->control.kind != MB_CONTROL_NONE && period > 0.0;
     const double *held = NULL;  /* the zero-order-hold τ once sampled */
-    double t = 0.0, last_recorded_t = 0.0;
+    double t = r->t0, last_recorded_t = r->t0;
     long n_sample = 0;
     int pending = 1;  /* the last sample's q̈, τ wait for the step that starts from it */
     int st = MB_OK;
@@ -245,7 +334,7 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         double next_sample = INFINITY;
         if (sampled) {
             if (t >= (double)n_sample * period - eps) {
-                if ((st = control(m, &r->control, t, w.y, w.y + nq, w.held)) != MB_OK)
+                if ((st = control(m, d, &w, &r->control, t, w.y, w.y + nq, w.held)) != MB_OK)
                     break;
                 held = w.held;
                 n_sample = (long)floor((t + eps) / period) + 1;
@@ -257,6 +346,11 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         if (next_sample < t_next - eps)
             t_next = next_sample;
         st = step(m, d, r, &w, vector, t, t_next - t, held);
+        if (st == STAGE_NON_FINITE && hard) {  /* the Python loop reports it, as it would */
+            o->handed_back = 1, o->t_from = t, o->t_to = t_next;
+            st = MB_OK;
+            break;
+        }
         if (st == STAGE_NON_FINITE) {
             o->non_finite = 1, o->t_from = t, o->t_to = t_next;
             st = MB_OK;
@@ -269,6 +363,10 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         if (pending && o->t[o->count - 1] == t) {
             record_derived(m, o, o->count - 1, w.k1, w.tau);
             pending = 0;
+        }
+        if (hard && crosses_stop(r, w.y, w.y1)) {  /* an impact in this step: the Python loop's event */
+            o->handed_back = 1, o->t_from = t, o->t_to = t_next;
+            break;
         }
         t = t_next;
         memcpy(w.y, w.y1, sizeof(double) * n);
@@ -283,7 +381,7 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         record(m, o, t, w.y);
         pending = 1;
     }
-    if (st == MB_OK && pending && o->t[o->count - 1] == t) {  /* the final sample: one more evaluation */
+    if (st == MB_OK && !o->handed_back && pending && o->t[o->count - 1] == t) {  /* the final sample */
         const int s = rhs(m, d, r, &w, t, w.y, held, w.k1, w.tau);
         if (s == STAGE_NON_FINITE) {
             for (int k = 0; k < 2 * nv; k++)
@@ -296,6 +394,8 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         if (st == MB_OK)
             record_derived(m, o, o->count - 1, w.k1, w.tau);
     }
+    if (o->y_end)
+        memcpy(o->y_end, w.y, sizeof(double) * n);
     free(w.block);
     return st;
 }

@@ -163,18 +163,20 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
-    if system.limits is not None and limits == "hard":
+    plan = system.plan(integrator, events, progress)   # the user's events keep the Python loop
+    if system.hard_stops:
         stops.check_start(q)
         events = events + tuple(stops.events(system))
         stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
-    plan = system.plan(integrator, events, progress)
-    if plan is not None:   # the whole run in C
+    if plan is not None and not system.hard_stops:   # the whole run in C
         traj = _run_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
+    elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
+        traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                          atol, progress, plan)
     else:
-        run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
-        traj = run(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol, atol,
-                   progress)
+        traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                             atol, progress)
     traj.passive = system.passive()
     if traj.status == "diverged":
         if on_divergence == "raise":
@@ -185,8 +187,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
 
 def _run_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
     """A fixed-step run in ``core/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
-    T, Q, QD, QDD, TAU, info = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
-                                                    record_every, keep_last=True)
+    T, Q, QD, QDD, TAU, _y, info = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
+                                                        record_every, keep_last=True)
     n = int(info[0, 0])
     status, message = "finished", ""
     if info[0, 1] < 0:
@@ -282,20 +284,50 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     return y1
 
 
-def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress):
+def _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_every):
+    """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop;
+    its samples join ``rec``.  Returns (t, y, handed_back) where it stopped."""
+    nq, nv = model.nq, model.nv
+    T, Q, QD, QDD, TAU, Y_END, info = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:], t_final, dt,
+                                                           integrator, record_every, keep_last=False, t0=t)
+    n = int(info[0, 0])
+    if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
+        rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), None)   # the sample it started from
+    Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]), axis=1)
+    for k in range(1, n):
+        derived = (QDD[0, k], TAU[0, k], None) if np.isfinite(QDD[0, k, 0]) else None
+        rec.add(float(T[0, k]), Y[k - 1], derived)
+    handed_back = info[0, 1] == rollout.HANDED_BACK
+    return (float(info[0, 2]) if handed_back else t_final), Y_END[0].copy(), handed_back
+
+
+def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
+               plan=None, t0=0.0, rec=None):
+    """The fixed-step loop in Python.  With a ``plan`` (hard stops, everything else compiled) the
+    steps that cross no stop run in ``core/rollout.c``: whenever every event is armed and no joint
+    rests on a stop, the compiled loop takes over until a step reaches a stop.  ``t0``, ``rec``:
+    continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0 or before)."""
     step = STEPPERS[integrator]
     f = system.deriv
-    rec, fired = Recorder(), []
+    fired = []
     status, message = "finished", ""
-    t = 0.0
+    t = t0
     monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
     period = system.period
     n_sample = 0
     bar = _Progress(progress, t_final)
-    rec.add(t, y)
-    last_recorded_t = t
+    if rec is None:
+        rec = Recorder()
+        rec.add(t, y)
+    last_recorded_t = rec.t[-1]
     eps = 1e-9 * dt
     while t < t_final:
+        if plan is not None and all(monitor.armed) and not system.limits.resting:
+            t, y, handed_back = _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_every)
+            last_recorded_t = rec.t[-1]
+            if not handed_back:
+                break
+            monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
         next_sample = math.inf
         if period is not None:
             if t >= n_sample * period - eps:
