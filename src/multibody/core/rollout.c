@@ -26,6 +26,10 @@
  * sample instants, what is recorded and when a run stops are those of simulation/core.py's
  * _run_fixed, operation for operation, so the compiled and the Python loops agree to rounding.
  *
+ * A continuous PD with gravity compensation cancels the model's gravity: M q̈ = τ_pd + g(q) − C − g(q)
+ * (− …) is FDab with the gravity switched off and τ_pd, so the stages run ABA on a copy of the
+ * model without gravity and no RNEA; g(q) is evaluated once per step, for the recorded τ only.
+ *
  * Hard stops (MB_STOPS_HARD) are events with impact resets, handled by the Python loop: after
  * each step the stops' guards g = sign (q_j − pos) are evaluated and, where one goes from > 0 to
  * ≤ 0 (the event's direction −1), the step is discarded and the run handed back at its start
@@ -84,9 +88,10 @@ static double interp_column(int n, const double *times, const double *table, int
     return slope * (t - times[lo]) + y0;
 }
 
-/* The built-in controller at (t, q, v) into tau; MB_BAD_CONTROL if its output is not finite. */
+/* The built-in controller at (t, q, v) into tau; MB_BAD_CONTROL if its output is not finite.
+ * gravity 0 leaves out the PD's g(q) (the caller cancels it against the model's gravity). */
 static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control *c, double t, const double *q,
-                   const double *v, double *tau)
+                   const double *v, int gravity, double *tau)
 {
     const int nv = m->nv, n = c->n_times;
     if (c->kind == MB_CONTROL_NONE) {
@@ -100,7 +105,7 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         const double e = qr - q[k];
         tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
     }
-    if (c->gravity) {  /* g(q): the joint forces that hold the model still against gravity */
+    if (gravity && c->gravity) {  /* g(q): the joint forces that hold the model still against gravity */
         mb_rnea(m, d, q, w->zero, w->zero, NULL, w->gq);
         for (int k = 0; k < nv; k++)
             tau[k] += w->gq[k];
@@ -164,19 +169,22 @@ static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
     return 0;
 }
 
-/* f(t, y) -> K = [v, q̈] and the controller's τ (held: the zero-order-hold value, or NULL). */
-static int rhs(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w, double t, const double *y,
-               const double *held, double *K, double *tau)
+/* f(t, y) -> K = [v, q̈] and the controller's τ (held: the zero-order-hold value, or NULL); m_free
+ * (the model without gravity, or NULL) runs a continuous gravity-compensating PD, whose τ then gets
+ * its g(q) only when `full_tau` (the stage whose τ is recorded). */
+static int rhs(const mb_model *m, const mb_model *m_free, mb_data *d, const mb_rollout *r, workspace *w, double t,
+               const double *y, const double *held, double *K, double *tau, int full_tau)
 {
     const int nq = m->nq, nv = m->nv;
     const double *q = y, *v = y + nq;
     if (!finite_all(y, nq + nv))
         return STAGE_NON_FINITE;
+    const int cancel = m_free && !held;
     int st = MB_OK;
     if (held)
         memcpy(tau, held, sizeof(double) * nv);
     else
-        st = control(m, d, w, &r->control, t, q, v, tau);
+        st = control(m, d, w, &r->control, t, q, v, !cancel, tau);
     if (st != MB_OK)
         return st;
     const double *fext = r->fext;
@@ -196,10 +204,19 @@ static int rhs(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w,
         tau_all = w->tau_all;
     }
     memcpy(K, v, sizeof(double) * nv);
-    st = mb_aba(m, d, q, v, tau_all, fext, K + nv);
+    st = mb_aba(cancel ? m_free : m, d, q, v, tau_all, fext, K + nv);
     if (st != MB_OK)
         return st;
-    return finite_all(K + nv, nv) ? MB_OK : STAGE_NON_FINITE;
+    if (!finite_all(K + nv, nv))
+        return STAGE_NON_FINITE;
+    if (cancel && full_tau) {  /* the recorded τ is the controller's: τ_pd + g(q) */
+        mb_rnea(m, d, q, w->zero, w->zero, NULL, w->gq);
+        for (int k = 0; k < nv; k++)
+            tau[k] += w->gq[k];
+        if (!finite_all(tau, nv))
+            return MB_BAD_CONTROL;
+    }
+    return MB_OK;
 }
 
 /* out = y ⊕ h·K: q on the manifold with velocity K[:nv], v by addition (out must not alias y). */
@@ -217,13 +234,13 @@ static void advance(const mb_model *m, int vector, const double *y, const double
 }
 
 /* One step from (t, y) of size h into w->y1; w->k1 and w->tau hold the first stage. */
-static int step(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w, int vector, double t, double h,
-                const double *held)
+static int step(const mb_model *m, const mb_model *mf, mb_data *d, const mb_rollout *r, workspace *w, int vector,
+                double t, double h, const double *held)
 {
     const int nq = m->nq, nv = m->nv, n = nq + nv, nk = 2 * nv;
     double *y = w->y, *ys = w->ys, *y2 = w->y2, *k1 = w->k1, *k2 = w->k2, *k3 = w->k3, *k4 = w->k4, *K = w->K;
     double *scratch_tau = w->tau_stage;
-    int st = rhs(m, d, r, w, t, y, held, k1, w->tau);
+    int st = rhs(m, mf, d, r, w, t, y, held, k1, w->tau, 1);
     if (st != MB_OK)
         return st;
     switch (r->integrator) {
@@ -241,15 +258,15 @@ static int step(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w
         if (vector) {
             for (int k = 0; k < n; k++)
                 ys[k] = y[k] + (0.5 * h) * k1[k];
-            if ((st = rhs(m, d, r, w, t + 0.5 * h, ys, held, k2, scratch_tau)) != MB_OK)
+            if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, ys, held, k2, scratch_tau, 0)) != MB_OK)
                 return st;
             for (int k = 0; k < n; k++)
                 ys[k] = y[k] + (0.5 * h) * k2[k];
-            if ((st = rhs(m, d, r, w, t + 0.5 * h, ys, held, k3, scratch_tau)) != MB_OK)
+            if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, ys, held, k3, scratch_tau, 0)) != MB_OK)
                 return st;
             for (int k = 0; k < n; k++)
                 ys[k] = y[k] + h * k3[k];
-            if ((st = rhs(m, d, r, w, t + h, ys, held, k4, scratch_tau)) != MB_OK)
+            if ((st = rhs(m, mf, d, r, w, t + h, ys, held, k4, scratch_tau, 0)) != MB_OK)
                 return st;
             for (int k = 0; k < n; k++)
                 w->y1[k] = y[k] + (h / 6.0) * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k]);
@@ -257,15 +274,15 @@ static int step(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w
         }
         /* CF4, body-velocity (right) form: the exponentials compose on the right */
         advance(m, vector, y, k1, 0.5 * h, y2);
-        if ((st = rhs(m, d, r, w, t + 0.5 * h, y2, held, k2, scratch_tau)) != MB_OK)
+        if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, y2, held, k2, scratch_tau, 0)) != MB_OK)
             return st;
         advance(m, vector, y, k2, 0.5 * h, ys);
-        if ((st = rhs(m, d, r, w, t + 0.5 * h, ys, held, k3, scratch_tau)) != MB_OK)
+        if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, ys, held, k3, scratch_tau, 0)) != MB_OK)
             return st;
         for (int k = 0; k < nk; k++)
             K[k] = k3[k] - 0.5 * k1[k];
         advance(m, vector, y2, K, h, ys);
-        if ((st = rhs(m, d, r, w, t + h, ys, held, k4, scratch_tau)) != MB_OK)
+        if ((st = rhs(m, mf, d, r, w, t + h, ys, held, k4, scratch_tau, 0)) != MB_OK)
             return st;
         for (int k = 0; k < nk; k++)
             K[k] = 0.25 * k1[k] + (k2[k] + k3[k]) / 6.0 - k4[k] / 12.0;
@@ -321,6 +338,10 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
     o->handed_back = 0;
     o->t_from = o->t_to = 0.0;
     const int hard = r->stop_mode == MB_STOPS_HARD;
+    mb_model free_model = *m;  /* the model without gravity: a continuous PD with g(q) cancels it */
+    memset(free_model.a_grav, 0, sizeof free_model.a_grav);
+    memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
+    const mb_model *mf = r->control.kind == MB_CONTROL_PD && r->control.gravity ? &free_model : NULL;
 
     const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt, period = r->control.period;
     const int sampled = r->control.kind != MB_CONTROL_NONE && period > 0.0;
@@ -334,7 +355,7 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         double next_sample = INFINITY;
         if (sampled) {
             if (t >= (double)n_sample * period - eps) {
-                if ((st = control(m, d, &w, &r->control, t, w.y, w.y + nq, w.held)) != MB_OK)
+                if ((st = control(m, d, &w, &r->control, t, w.y, w.y + nq, 1, w.held)) != MB_OK)
                     break;
                 held = w.held;
                 n_sample = (long)floor((t + eps) / period) + 1;
@@ -345,7 +366,7 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         double t_next = fmin((double)k_next * dt, t_final);
         if (next_sample < t_next - eps)
             t_next = next_sample;
-        st = step(m, d, r, &w, vector, t, t_next - t, held);
+        st = step(m, mf, d, r, &w, vector, t, t_next - t, held);
         if (st == STAGE_NON_FINITE && hard) {  /* the Python loop reports it, as it would */
             o->handed_back = 1, o->t_from = t, o->t_to = t_next;
             st = MB_OK;
@@ -382,7 +403,7 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         pending = 1;
     }
     if (st == MB_OK && !o->handed_back && pending && o->t[o->count - 1] == t) {  /* the final sample */
-        const int s = rhs(m, d, r, &w, t, w.y, held, w.k1, w.tau);
+        const int s = rhs(m, mf, d, r, &w, t, w.y, held, w.k1, w.tau, 1);
         if (s == STAGE_NON_FINITE) {
             for (int k = 0; k < 2 * nv; k++)
                 w.k1[k] = NAN;

@@ -187,8 +187,13 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
 
 def _run_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
     """A fixed-step run in ``core/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
-    T, Q, QD, QDD, TAU, _y, info = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
-                                                        record_every, keep_last=True)
+    out = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator, record_every,
+                               keep_last=True)
+    return _compiled_trajectory(model, space, out, integrator)
+
+
+def _compiled_trajectory(model, space, out, integrator):
+    T, Q, QD, QDD, TAU, _y, info = out
     n = int(info[0, 0])
     status, message = "finished", ""
     if info[0, 1] < 0:
@@ -285,11 +290,17 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
 
 
 def _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_every):
-    """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop;
-    its samples join ``rec``.  Returns (t, y, handed_back) where it stopped."""
-    nq, nv = model.nq, model.nv
-    T, Q, QD, QDD, TAU, Y_END, info = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:], t_final, dt,
-                                                           integrator, record_every, keep_last=False, t0=t)
+    """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop.
+    Returns (t, y, handed_back, out) where it stopped, ``out`` run_compiled's arrays; the samples
+    join ``rec`` unless the stretch is the whole run (``rec`` holds only its start, not handed back)."""
+    nq = model.nq
+    out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:], t_final, dt, integrator, record_every,
+                               keep_last=False, t0=t)
+    T, Q, QD, QDD, TAU, Y_END, info = out
+    handed_back = info[0, 1] == rollout.HANDED_BACK
+    t_end = float(info[0, 2]) if handed_back else t_final
+    if len(rec.t) == 1 and not handed_back:
+        return t_end, Y_END[0].copy(), False, out
     n = int(info[0, 0])
     if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
         rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), None)   # the sample it started from
@@ -297,8 +308,7 @@ def _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_ev
     for k in range(1, n):
         derived = (QDD[0, k], TAU[0, k], None) if np.isfinite(QDD[0, k, 0]) else None
         rec.add(float(T[0, k]), Y[k - 1], derived)
-    handed_back = info[0, 1] == rollout.HANDED_BACK
-    return (float(info[0, 2]) if handed_back else t_final), Y_END[0].copy(), handed_back
+    return t_end, Y_END[0].copy(), handed_back, None
 
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
@@ -323,7 +333,10 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     eps = 1e-9 * dt
     while t < t_final:
         if plan is not None and all(monitor.armed) and not system.limits.resting:
-            t, y, handed_back = _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_every)
+            t, y, handed_back, whole = _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator,
+                                                         record_every)
+            if whole is not None:   # no stop reached: the run is the compiled one
+                return _compiled_trajectory(model, space, whole, integrator)
             last_recorded_t = rec.t[-1]
             if not handed_back:
                 break
