@@ -401,8 +401,76 @@ def mujoco_limit_rows(mjm, q):
     return int(d.nefc)
 
 
+# ---- 6. compliant ground: solo12 standing (report only) ----------------------------------------------------
+FOOT_RADIUS = 0.005     # MuJoCo needs a geom: a 5 mm sphere at each foot point (ours: the point itself)
+SOLO_LEGS = np.array([0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6])   # FL FR HL HR
+
+
+def solo_mujoco(path, feet, kp, kd, dt, foot_radius):
+    """solo12's URDF in MuJoCo: a free joint, a sphere at each foot point, a floor, position actuators."""
+    import mujoco
+    spec = mujoco.MjSpec.from_string(urdf_without_meshes(path))
+    spec.bodies[1].add_freejoint()
+    for body, point in feet:
+        g = spec.body(body).add_geom()
+        g.type, g.size[0], g.pos = mujoco.mjtGeom.mjGEOM_SPHERE, foot_radius, point
+        g.mass = 0.0
+    floor = spec.worldbody.add_geom()
+    floor.type, floor.size = mujoco.mjtGeom.mjGEOM_PLANE, [0.0, 0.0, 1.0]
+    for j in spec.joints:
+        if j.type == mujoco.mjtJoint.mjJNT_HINGE:
+            a = spec.add_actuator()
+            a.target, a.trntype = j.name, mujoco.mjtTrn.mjTRN_JOINT
+            a.set_to_position(kp=kp, kv=kd)
+    m = spec.compile()
+    m.jnt_actfrclimited[:] = 0
+    m.opt.timestep = dt
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
+    return m
+
+
 def solo_standing(args):
-    """Part 6 (report only): filled in below."""
+    """Part 6 (report only): solo12 holding its stance on compliant ground, ours vs MuJoCo's contact."""
+    import warnings
+    path = os.path.join(robots_dir(), "solo_description", "robots", "solo12.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_urdf(path, floating=True)
+    dt, T = args.dt, args.seconds
+    nstep = int(round(T / dt))
+    feet = [(model.body_names[f.body], f.translation) for f in model.frames if f.name.endswith("_FOOT")]
+    q_ref = model.neutral()
+    q_ref[7:] = SOLO_LEGS
+    R, p = mb.forward_kinematics(model, q_ref)
+    foot_z = [float(p[model.body_index(b), 2] + R[model.body_index(b)][2] @ point) for b, point in feet]
+    q0 = q_ref.copy()
+    q0[2] = -min(foot_z)                                       # feet on the ground
+    mass = float(np.sum(model.mass))
+    K, D = mb.contact_parameters(mass, 1e-3, n_points=4)
+    contact = mb.GroundContact(model, K, D, mu=1.0, points=feet)
+    kp, kd = 5.0, 0.2
+    legs = q_ref[7:]
+
+    def pd(t, q, qd):     # the joint PD on the 12 leg joints (none on the free base)
+        return np.r_[np.zeros(6), kp * (legs - q[7:]) - kd * qd[6:]]
+    print(f"\n6. compliant ground (report, no goal): solo12 ({mass:.2f} kg, floating base) standing {T:g} s at "
+          f"dt = {dt:g} s RK4, joint PD kp = {kp:g}, kd = {kd:g}")
+    cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd,
+                                          contact=contact, record_every=10), 1)
+    mjm = solo_mujoco(path, feet, kp, kd, dt, foot_radius=FOOT_RADIUS)
+    mq0 = q0.copy()
+    mq0[2] += FOOT_RADIUS                                      # the spheres' bottoms on the floor
+    ctrl = q_ref[7:]
+    mcpu, _, out = best(lambda: mujoco_controlled(mjm, mq0[None], np.zeros((1, model.nv)), ctrl, nstep), args.repeat)
+    mj_q = out[0][0]
+    print(f"  {'method':44s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
+    print(f"  {'multibody GroundContact (Python loop, K, D)':44s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+          f"{tr.q[-1, 2]:.4f} m ({tr.status})")
+    print(f"  {'  start height (both)':44s} {'':10s} {'':12s}  {q0[2]:.4f} m")
+    print(f"  {'MuJoCo contact (soft, rollout, 1 thread)':44s} {out[2]:10.4f} {'':12s}  {mj_q[-1, 2]:.4f} m")
+    print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ = 1; "
+          "MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane; ours runs the contact")
+    print("  from Python at every stage — contact is not in the compiled loop yet)")
 
 
 def right_hand_sides(repeat):
