@@ -11,9 +11,12 @@ location on their dense output; samples are taken on the same grid k·dt·record
 
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
-forces, damping) run whole in ``core/rollout.c``, for one state or N (``simulate_batch``); the
-others (events, limits, Python callables, constraints, contact) step here in ``_run_fixed``, the
-loop rollout.c follows operation for operation (tests compare the two to 1e-12).
+forces, the model's damping, friction, gravcomp and soft limits) run whole in ``core/rollout.c``,
+for one state or N (``simulate_batch``).  With hard limits they run there too, except the steps
+that reach a stop: rollout.c hands such a step back to ``_run_fixed``, whose event machinery fires
+the impact (and holds a joint resting on its stop), and the compiled loop resumes.  The others
+(user events, Python callables, constraints, contact) step in ``_run_fixed``, the loop rollout.c
+follows operation for operation (tests compare the two to 1e-12).
 """
 from __future__ import annotations
 
