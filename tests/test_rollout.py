@@ -286,6 +286,9 @@ def test_hard_stop_bounce_leaves_c_only_for_the_impact(integrator, monkeypatch):
     # one compiled stretch from 0, and one more after each impact (resumed off the stop)
     assert count.calls[0] == 0.0 and len(count.calls) == len(a.events) + 1
     assert all(t > ev.t for t, ev in zip(count.calls[1:], a.events))
+    c, d = both(m, [0.0], [0.0], 1.2345, integrator=integrator, limit_restitution=0.8, record_every=7)
+    assert_same(c, d)                                   # thinned record, t_final off the grid
+    assert len(c.events) >= 1 and c.t[-1] == 1.2345
 
 
 def test_resting_stop_and_release_match_python_loop(monkeypatch):
@@ -338,3 +341,17 @@ def test_batch_with_passive_forces_and_stops_equals_single_runs(limits, monkeypa
         assert [ev.t for ev in batch[i].events] == [ev.t for ev in one.events]
     if limits == "hard":
         assert any(batch[i].events for i in range(3))
+
+
+def test_diverging_run_with_hard_stops_is_reported_by_the_python_loop(monkeypatch):
+    """The compiled loop hands a non-finite step back; the run ends as the Python loop ends it."""
+    far = 1.79e308                                      # stops the blow-up jumps over (to inf) without crossing
+    m = dataclasses.replace(mb.models.planar(2), q_lower=np.array([-far, -far]), q_upper=np.array([far, far]))
+    pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0])
+    count = Counting(monkeypatch)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        a, b = both(m, [0.0, 0.0], [0.0, 0.0], 5.0, dt=1e-2, integrator="euler", controller=pd)
+    assert a.status == b.status == "diverged" and a.message == b.message
+    assert_same(a, b)
+    assert count.calls == [0.0]
