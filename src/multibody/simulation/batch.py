@@ -17,7 +17,7 @@ import numpy as np
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .core import Recorder, _run_fixed, check_record_size, simulate
+from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits
 from .system import System, _check_model, _positive
@@ -241,7 +241,6 @@ def _finish_handed_back(model, space, plan, T, Q, QD, QDD, TAU, Y_END, info, t_f
             runs.append(_run_fixed(model, space, system, events, Y_END[i].copy(), t_final, dt, integrator,
                                    record_every, 0.0, 0.0, False, plan, t0=t0, rec=rec))
             continue
-        from .core import build_trajectory
         runs.append(build_trajectory(model, space, System(model), rec, [], "finished", "", integrator))
     return BatchTrajectory.from_runs(runs)
 
