@@ -180,18 +180,22 @@ def test_entry_point_checks_its_arguments():
     m = mb.models.double_pendulum()
     Z = np.zeros((1, 2))
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
-    args = [m._c, 2, Z, Z, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, None, None,
-            T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4))]
+    args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
+            None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
+            np.zeros((1, 4))]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
-    for k, bad, word in ((1, 7, "integrator"), (5, -1.0, "dt"), (6, 0, "record_every"),
-                         (2, np.zeros((1, 3)), "Q0"), (18, np.zeros((1, 5, 3)), "Q"),
-                         (15, np.full((2, 6), np.nan), "f_ext")):
+    bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
+    for k, bad, word in ((1, 7, "integrator"), (6, -1.0, "dt"), (7, 0, "record_every"),
+                         (2, np.zeros((1, 3)), "Q0"), (27, np.zeros((1, 5, 3)), "Q"),
+                         (17, np.full((2, 6), np.nan), "f_ext"), (19, np.full(2, np.nan), "friction"),
+                         (23, bad_stops, "stops"), (24, 2, "stops"), (24, 3, "stop_mode"),
+                         (31, np.zeros((1, 3)), "Y_END"), (21, np.zeros((3, 3)), "gc_lift")):
         bad_args = list(args)
         bad_args[k] = bad
         with pytest.raises(ValueError, match=word):
             _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="23 arguments"):
+    with pytest.raises(TypeError, match="33 arguments"):
         _core.rollout(*args[:5])
 
 
@@ -210,3 +214,144 @@ def test_torque_table_matches_python_loop(integrator):
             np.testing.assert_allclose(a.tau[-1], [0.3, 0.3], rtol=0, atol=0)
     with pytest.raises(ValueError, match="columns"):
         mb.simulate(m, [0.0, 0.0], [0.0, 0.0], 0.1, controller=mb.TorqueTable([0.0], [[1.0, 2.0, 3.0]]))
+
+
+# ---- passive forces, gravity compensation and stops in the compiled loop --------------------------------
+def passive_pendulum(**kw):
+    """The double pendulum with friction, damping, gravcomp on the second link and limits."""
+    m = mb.models.double_pendulum()
+    fields = dict(damping=np.array([0.02, 0.01]), friction=np.array([0.05, 0.03]), gravcomp=np.array([0.0, 0.6]),
+                  q_lower=np.array([-0.9, -0.4]), q_upper=np.array([1.2, 2.0]))
+    fields.update(kw)
+    return dataclasses.replace(m, **fields)
+
+
+class Counting:
+    """Counts the compiled loop's calls (rollout.run_compiled): a handshake that the C path ran."""
+
+    def __init__(self, monkeypatch):
+        self.calls = []
+        real = rollout.run_compiled
+
+        def wrapped(*a, **k):
+            self.calls.append(k.get("t0", 0.0))
+            return real(*a, **k)
+        monkeypatch.setattr(rollout, "run_compiled", wrapped)
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_friction_gravcomp_and_soft_limits_match_python_loop(integrator, monkeypatch):
+    """Coulomb friction (tanh), gravcomp forces and soft stops (spring–damper) are the Python loop's laws."""
+    m = passive_pendulum()
+    count = Counting(monkeypatch)
+    pd = mb.PD(kp=[30.0, 20.0], kd=[2.0, 1.0], q_ref=[1.5, -0.8])       # pushes both joints into a stop
+    a, b = both(m, [0.2, 0.1], [0.0, 0.5], 1.5, integrator=integrator, controller=pd, limits="soft",
+                record_every=3)
+    assert count.calls == [0.0]                                        # the compiled run, once
+    assert_same(a, b)
+    assert a.passive == ("limits soft", "damping", "friction (tanh, v_s = 0.01)", "gravcomp")
+    assert a.q[:, 0].max() > 1.2 + 1e-3 and a.q[:, 1].min() < -0.4 - 1e-3    # both stops pressed (soft)
+    c, d = both(m, [0.2, 0.1], [0.0, 0.5], 0.7, integrator=integrator, limits="soft", friction_velocity=0.05)
+    assert_same(c, d)
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_pd_gravity_compensation_matches_python_loop(integrator):
+    m = passive_pendulum(friction=np.zeros(2), gravcomp=np.zeros(2), damping=np.zeros(2))
+    for pd in (mb.PD(kp=5.0, kd=1.0, q_ref=[0.4, -0.3], gravity_compensation=True),
+               mb.PD(kp=5.0, kd=1.0, q_ref=[0.4, -0.3], gravity_compensation=True, period=0.01)):
+        assert plan(m, integrator, pd) is not None
+        a, b = both(m, [0.4, -0.3], [0.0, 0.0], 0.5, integrator=integrator, controller=pd, limits="off")
+        assert_same(a, b)
+        # at its reference the compensated PD holds the model: τ = g(q)
+        np.testing.assert_allclose(a.tau[0], mb.rnea(m, [0.4, -0.3], [0.0, 0.0], [0.0, 0.0]), rtol=0, atol=1e-12)
+        if pd.period is None:
+            assert np.abs(a.q - [0.4, -0.3]).max() < 1e-10
+    with pytest.raises(TypeError, match="gravity_compensation"):
+        mb.PD(kp=1.0, kd=1.0, gravity_compensation="yes")
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_hard_stop_bounce_leaves_c_only_for_the_impact(integrator, monkeypatch):
+    """A pendulum hits its lower stop with restitution 0.5 twice: C runs between, Python takes the steps at
+    the stop (the impact, the step off the guard); the result is the Python loop's to 1e-12."""
+    m = dataclasses.replace(mb.models.planar(1), q_lower=np.array([-np.pi / 2 - 0.3]))
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.0], [0.0], 2.0, integrator=integrator, limit_restitution=0.5)
+    assert_same(a, b)
+    assert [ev.name for ev in a.events] == [ev.name for ev in b.events]
+    assert len(a.events) >= 2 and all(ev.name == "joint1 lower limit" for ev in a.events)
+    for x, y in zip(a.events, b.events):
+        assert abs(x.t - y.t) < 1e-12 and np.allclose(x.qd_after, y.qd_after, rtol=0, atol=1e-12)
+    # one compiled stretch from 0, and one more after each impact (resumed off the stop)
+    assert count.calls[0] == 0.0 and len(count.calls) == len(a.events) + 1
+    assert all(t > ev.t for t, ev in zip(count.calls[1:], a.events))
+    c, d = both(m, [0.0], [0.0], 1.2345, integrator=integrator, limit_restitution=0.8, record_every=7)
+    assert_same(c, d)                                   # thinned record, t_final off the grid
+    assert len(c.events) >= 1 and c.t[-1] == 1.2345
+
+
+def test_resting_stop_and_release_match_python_loop(monkeypatch):
+    """A plastic impact on a stop gravity presses on: the joint rests (Python), a PD ramp-free reference
+    change lifts it off (release event, Python), then C runs on."""
+    m = dataclasses.replace(mb.models.planar(1), q_lower=np.array([0.3]))
+    times = np.array([0.0, 0.5, 0.8])
+    table = mb.TorqueTable(times, [[0.0], [0.0], [40.0]])              # lifts it off after t ≈ 0.5
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.4], [0.0], 1.2, controller=table)
+    assert_same(a, b)
+    names = [ev.name for ev in a.events]
+    assert names[:2] == ["joint1 lower limit", "joint1 lower limit release"] == [ev.name for ev in b.events][:2]
+    assert abs(a.events[1].t - b.events[1].t) < 1e-12
+    assert len(count.calls) >= 2 and count.calls[-1] > a.events[1].t   # back in C after the release
+
+
+def test_panda_fingers_hard_limits_match_python_loop(monkeypatch):
+    from test_urdf_robots import robots_dir
+    import os
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mb.load_urdf(os.path.join(robots_dir(), "panda_description/urdf/panda.urdf"))
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    q0[-2:] = 0.02
+    soft = np.r_[np.ones(m.nv - 2), 0.0, 0.0]           # fingers nearly free: they reach their stops
+    pd = mb.PD(kp=50.0 * soft + 1.0, kd=5.0 * soft + 0.01, q_ref=q0, gravity_compensation=True)
+    count = Counting(monkeypatch)
+    for controller in (None, pd):
+        a, b = both(m, q0, np.r_[np.zeros(m.nv - 2), -1.0, 1.0], 0.4, controller=controller)
+        assert_same(a, b, tol=1e-11)
+        assert [ev.name for ev in a.events] == [ev.name for ev in b.events]
+        assert any("finger" in ev.name for ev in a.events)
+        assert a.q[:, -2:].min() >= -1e-12 and a.q[:, -2:].max() <= 0.04 + 1e-12
+    assert len(count.calls) >= 2
+
+
+@pytest.mark.parametrize("limits", ["hard", "soft"])
+def test_batch_with_passive_forces_and_stops_equals_single_runs(limits, monkeypatch):
+    m = passive_pendulum()
+    pd = mb.PD(kp=[30.0, 20.0], kd=[2.0, 1.0], q_ref=[1.5, -0.8], gravity_compensation=True)
+    Q0 = np.array([[0.2, 0.1], [0.0, 0.0], [-0.5, 1.0]])
+    QD0 = np.array([[0.0, 0.5], [0.0, 0.0], [1.0, -2.0]])
+    count = Counting(monkeypatch)
+    batch = mb.simulate_batch(m, Q0, QD0, 0.6, controller=pd, limits=limits, limit_restitution=0.3)
+    assert count.calls[0] == 0.0
+    for i in range(3):
+        one = mb.simulate(m, Q0[i], QD0[i], 0.6, controller=pd, limits=limits, limit_restitution=0.3)
+        assert_same(batch[i], one, tol=0.0)
+        assert [ev.t for ev in batch[i].events] == [ev.t for ev in one.events]
+    if limits == "hard":
+        assert any(batch[i].events for i in range(3))
+
+
+def test_diverging_run_with_hard_stops_is_reported_by_the_python_loop(monkeypatch):
+    """The compiled loop hands a non-finite step back; the run ends as the Python loop ends it."""
+    far = 1.79e308                                      # stops the blow-up jumps over (to inf) without crossing
+    m = dataclasses.replace(mb.models.planar(2), q_lower=np.array([-far, -far]), q_upper=np.array([far, far]))
+    pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0])
+    count = Counting(monkeypatch)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        a, b = both(m, [0.0, 0.0], [0.0, 0.0], 5.0, dt=1e-2, integrator="euler", controller=pd)
+    assert a.status == b.status == "diverged" and a.message == b.message
+    assert_same(a, b)
+    assert count.calls == [0.0]

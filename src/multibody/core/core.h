@@ -144,6 +144,7 @@ int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double 
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
 enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };
+enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
 typedef struct mb_control {
     int kind;               /* MB_CONTROL_NONE (τ = 0) or MB_CONTROL_PD (needs nq = nv, 1-dof joints)    */
@@ -154,6 +155,7 @@ typedef struct mb_control {
     const double *qd_ref;   /* (n_times × nv) velocity reference                                         */
     const double *tau_ff;   /* (n_times × nv) feed-forward τ (kp = kd = 0: a torque table)               */
     double period;          /* > 0: zero-order hold sampled at 0, T, 2T, …;  0: continuous               */
+    int gravity;            /* 1: add the gravity torques g(q) = RNEA(q, 0, 0) (PD with gravity compensation) */
 } mb_control;
 
 typedef struct mb_rollout {
@@ -165,6 +167,15 @@ typedef struct mb_rollout {
     mb_control control;
     const double *fext;     /* (nb × 6) constant spatial forces in base coordinates, or NULL             */
     const double *damping;  /* (nv) joint damping (τ − damping ⊙ q̇ drives ABA), or NULL                  */
+    double t0;              /* start time (a run resumed after the Python loop took a step at a stop)    */
+    const double *friction; /* (nv) Coulomb friction f, smoothed: τ −= f ⊙ tanh(q̇ / friction_velocity)   */
+    double friction_velocity;
+    const double *gc_lift;  /* (nb × 3) gravity compensation force gravcomp·m·(−g) per body, or NULL     */
+    const double *gc_com;   /* (nb × 3) body centres of mass in body coordinates (with gc_lift)          */
+    int n_stops;            /* position limits: n_stops rows of (q index, v index, position, sign)       */
+    const double *stops;    /* sign +1 for a lower bound (pushes q up), −1 for an upper one              */
+    int stop_mode;          /* MB_STOPS_SOFT: spring–damper; MB_STOPS_HARD: hand the step back (below)   */
+    double soft_time;       /* the soft stops' time constant T, s                                        */
 } mb_rollout;
 
 typedef struct mb_rollout_out {
@@ -173,6 +184,9 @@ typedef struct mb_rollout_out {
     long count;                       /* samples written                                          */
     int non_finite;                   /* 1: stopped in the step [t_from, t_to] at a non-finite state */
     double t_from, t_to;              /* the failing step (also set for an error status)          */
+    int handed_back;                  /* MB_STOPS_HARD: stopped at t_from before a step that crosses a
+                                         stop or turns non-finite (the Python loop takes that step) */
+    double *y_end;                    /* (nq + nv) the state where the run ended or was handed back */
 } mb_rollout_out;
 
 int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q0, const double *qd0,

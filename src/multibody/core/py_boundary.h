@@ -77,6 +77,7 @@ typedef struct job {
     int lanes_bad_x;            /* status of a non-finite third input (τ or q̈); 0: q only (CRBA) */
     const mb_rollout *rollout;  /* rollout: the run's settings; out[0..3] = T, Q, QD, QDD         */
     double *tau_out, *info;     /* rollout: TAU (N, R, nv), info (N, 4)                          */
+    double *y_end;              /* rollout: Y_END (N, nq + nv), the state where each run ended   */
 } job;
 
 typedef int (*state_fn)(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);

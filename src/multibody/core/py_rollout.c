@@ -1,26 +1,35 @@
 /* py_rollout.c — rollout: whole fixed-step runs (rollout.c), many runs across threads. */
 #include "py_boundary.h"
 
-/* rollout(cmodel, integrator, Q0 (N,nq), QD0 (N,nv), t_final, dt, record_every, keep_last,
- *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv),
- *         f_ext (nb,6) | None, damping (nv) | None,
- *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), info (N,4)) -> None
+/* rollout(cmodel, integrator, Q0 (N,nq), QD0 (N,nv), t0, t_final, dt, record_every, keep_last,
+ *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv), gravity,
+ *         f_ext (nb,6) | None, damping (nv) | None, friction (nv) | None, friction_velocity,
+ *         gc_lift (nb,3) | None, gc_com (nb,3), stops (S,4) | None, stop_mode, soft_time,
+ *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), Y_END (N,nq+nv), info (N,4)) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
- * −1 stopped at a non-finite state in the step [t_from, t_to], > 0 a status code (status.h).
- * Runs with the GIL released, on all threads when N ≥ 2.  kp None: no controller (τ = 0). */
+ * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
+ * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
+ * state where run n ended.  Runs with the GIL released, on all threads when N ≥ 2.  kp None: no
+ * controller (τ = 0); gravity 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 23, "rollout");
+    CModel *cm = entry_model(args, nargs, 33, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
     mb_rollout r = {0};
-    long integrator, record_every, keep_last;
+    long integrator, record_every, keep_last, gravity, stop_mode;
+    double period;
     if (!get_long(args[1], "integrator", MB_EULER, MB_RK4, &integrator) ||
-        !get_double(args[4], "t_final", 0.0, 1, &r.t_final) || !get_double(args[5], "dt", 0.0, 0, &r.dt) ||
-        !get_long(args[6], "record_every", 1, LONG_MAX, &record_every) ||
-        !get_long(args[7], "keep_last", 0, 1, &keep_last) || !get_double(args[8], "period", 0.0, 1, &r.control.period))
+        !get_double(args[4], "t0", 0.0, 1, &r.t0) ||
+        !get_double(args[5], "t_final", 0.0, 1, &r.t_final) || !get_double(args[6], "dt", 0.0, 0, &r.dt) ||
+        !get_long(args[7], "record_every", 1, LONG_MAX, &record_every) ||
+        !get_long(args[8], "keep_last", 0, 1, &keep_last) || !get_double(args[9], "period", 0.0, 1, &period) ||
+        !get_long(args[16], "gravity", 0, 1, &gravity) ||
+        !get_long(args[24], "stop_mode", MB_STOPS_NONE, MB_STOPS_HARD, &stop_mode) ||
+        !get_double(args[25], "soft_time", 0.0, 0, &r.soft_time))
         return NULL;
+    r.control.period = period;
     r.integrator = (int)integrator, r.record_every = record_every, r.keep_last = (int)keep_last;
     npy_intp dq[2] = {-1, m->nq}, dv[2] = {-1, m->nv};
     PyArrayObject *Q0 = gated_array(held, args[2], "Q0", NPY_DOUBLE, 2, dq, 0);
@@ -31,7 +40,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     PyArrayObject *QD0 = gated_array(held, args[3], "QD0", NPY_DOUBLE, 2, dv, 0);
     if (!QD0)
         return NULL;
-    if (args[9] != Py_None) {
+    if (args[10] != Py_None) {
         int vector = m->nq == m->nv;
         for (int i = 0; i < m->nb; i++)
             if (m->jtype[i] != MB_FIXED && m->jtype[i] != MB_REVOLUTE && m->jtype[i] != MB_PRISMATIC &&
@@ -43,16 +52,16 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
             return NULL;
         }
         npy_intp dg[1] = {m->nv}, dt_[1] = {-1};
-        PyArrayObject *kp = gated_array(held, args[9], "kp", NPY_DOUBLE, 1, dg, 0);
-        PyArrayObject *kd = kp ? gated_array(held, args[10], "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
-        PyArrayObject *times = kd ? gated_array(held, args[11], "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
+        PyArrayObject *kp = gated_array(held, args[10], "kp", NPY_DOUBLE, 1, dg, 0);
+        PyArrayObject *kd = kp ? gated_array(held, args[11], "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
+        PyArrayObject *times = kd ? gated_array(held, args[12], "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
         if (!times)
             return NULL;
         const npy_intp M = dt_[0];
         npy_intp dr[2] = {M, m->nq}, dvr[2] = {M, m->nv}, dff[2] = {M, m->nv};
-        PyArrayObject *qr = gated_array(held, args[12], "q_ref", NPY_DOUBLE, 2, dr, 0);
-        PyArrayObject *qdr = qr ? gated_array(held, args[13], "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
-        PyArrayObject *ff = qdr ? gated_array(held, args[14], "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
+        PyArrayObject *qr = gated_array(held, args[13], "q_ref", NPY_DOUBLE, 2, dr, 0);
+        PyArrayObject *qdr = qr ? gated_array(held, args[14], "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
+        PyArrayObject *ff = qdr ? gated_array(held, args[15], "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
         if (!ff || !finite_array(kp, "kp") || !finite_array(kd, "kd") || !finite_array(times, "times") ||
             !finite_array(qr, "q_ref") || !finite_array(qdr, "qd_ref") || !finite_array(ff, "tau_ff"))
             return NULL;
@@ -67,33 +76,71 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
                 return NULL;
             }
         r.control = (mb_control){MB_CONTROL_PD, PyArray_DATA(kp), PyArray_DATA(kd), (int)M, tt, PyArray_DATA(qr),
-                                 PyArray_DATA(qdr), PyArray_DATA(ff), r.control.period};
+                                 PyArray_DATA(qdr), PyArray_DATA(ff), period,
+                                 (int)gravity};
     }
-    if (args[15] != Py_None) {
+    if (args[17] != Py_None) {
         npy_intp df[2] = {m->nb, 6};
-        PyArrayObject *fe = gated_array(held, args[15], "f_ext", NPY_DOUBLE, 2, df, 0);
+        PyArrayObject *fe = gated_array(held, args[17], "f_ext", NPY_DOUBLE, 2, df, 0);
         if (!fe || !finite_array(fe, "f_ext"))
             return NULL;
         r.fext = PyArray_DATA(fe);
     }
-    if (args[16] != Py_None) {
+    if (args[18] != Py_None) {
         npy_intp dd[1] = {m->nv};
-        PyArrayObject *damp = gated_array(held, args[16], "damping", NPY_DOUBLE, 1, dd, 0);
+        PyArrayObject *damp = gated_array(held, args[18], "damping", NPY_DOUBLE, 1, dd, 0);
         if (!damp || !finite_array(damp, "damping"))
             return NULL;
         r.damping = PyArray_DATA(damp);
     }
+    if (args[19] != Py_None) {
+        npy_intp dd[1] = {m->nv};
+        PyArrayObject *fr = gated_array(held, args[19], "friction", NPY_DOUBLE, 1, dd, 0);
+        if (!fr || !finite_array(fr, "friction") ||
+            !get_double(args[20], "friction_velocity", 0.0, 0, &r.friction_velocity))
+            return NULL;
+        r.friction = PyArray_DATA(fr);
+    }
+    if (args[21] != Py_None) {
+        npy_intp dg[2] = {m->nb, 3}, dc[2] = {m->nb, 3};
+        PyArrayObject *lift = gated_array(held, args[21], "gc_lift", NPY_DOUBLE, 2, dg, 0);
+        PyArrayObject *com = lift ? gated_array(held, args[22], "gc_com", NPY_DOUBLE, 2, dc, 0) : NULL;
+        if (!com || !finite_array(lift, "gc_lift") || !finite_array(com, "gc_com"))
+            return NULL;
+        r.gc_lift = PyArray_DATA(lift), r.gc_com = PyArray_DATA(com);
+    }
+    r.stop_mode = (int)stop_mode;
+    if (args[23] != Py_None) {
+        npy_intp ds[2] = {-1, 4};
+        PyArrayObject *stops = gated_array(held, args[23], "stops", NPY_DOUBLE, 2, ds, 0);
+        if (!stops || !finite_array(stops, "stops"))
+            return NULL;
+        const double *sr = PyArray_DATA(stops);
+        for (npy_intp k = 0; k < ds[0]; k++)
+            if (sr[4 * k] < 0 || sr[4 * k] >= m->nq || sr[4 * k + 1] < 0 || sr[4 * k + 1] >= m->nv ||
+                sr[4 * k] != (int)sr[4 * k] || sr[4 * k + 1] != (int)sr[4 * k + 1] ||
+                fabs(sr[4 * k + 3]) != 1.0) {
+                PyErr_SetString(PyExc_ValueError, "stops: expected rows (q index, v index, position, sign ±1) "
+                                                  "with indices inside the model");
+                return NULL;
+            }
+        r.stops = sr, r.n_stops = (int)ds[0];
+    } else if (stop_mode != MB_STOPS_NONE) {
+        PyErr_SetString(PyExc_ValueError, "stops: expected the stops' table with stop_mode 1 or 2");
+        return NULL;
+    }
     npy_intp dT[2] = {N, -1};
-    PyArrayObject *T = gated_array(held, args[17], "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
+    PyArrayObject *T = gated_array(held, args[26], "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
     if (!T)
         return NULL;
     const npy_intp R = dT[1];
-    npy_intp dQ[3] = {N, R, m->nq}, dV[3] = {N, R, m->nv}, dI[2] = {N, 4};
-    PyArrayObject *Q = gated_array(held, args[18], "Q", NPY_DOUBLE, 3, dQ, MB_GATE_WRITABLE);
-    PyArrayObject *QD = Q ? gated_array(held, args[19], "QD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *QDD = QD ? gated_array(held, args[20], "QDD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *TAU = QDD ? gated_array(held, args[21], "TAU", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *info = TAU ? gated_array(held, args[22], "info", NPY_DOUBLE, 2, dI, MB_GATE_WRITABLE) : NULL;
+    npy_intp dQ[3] = {N, R, m->nq}, dV[3] = {N, R, m->nv}, dY[2] = {N, m->nq + m->nv}, dI[2] = {N, 4};
+    PyArrayObject *Q = gated_array(held, args[27], "Q", NPY_DOUBLE, 3, dQ, MB_GATE_WRITABLE);
+    PyArrayObject *QD = Q ? gated_array(held, args[28], "QD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *QDD = QD ? gated_array(held, args[29], "QDD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *TAU = QDD ? gated_array(held, args[30], "TAU", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *YEND = TAU ? gated_array(held, args[31], "Y_END", NPY_DOUBLE, 2, dY, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *info = YEND ? gated_array(held, args[32], "info", NPY_DOUBLE, 2, dI, MB_GATE_WRITABLE) : NULL;
     if (!info)
         return NULL;
     if (R < 1) {
@@ -110,6 +157,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     bind_output(&j, 3, QDD, R * m->nv);
     j.tau_out = PyArray_DATA(TAU);
     j.info = PyArray_DATA(info);
+    j.y_end = PyArray_DATA(YEND);
     j.rollout = &r;
     int st;
     Py_BEGIN_ALLOW_THREADS

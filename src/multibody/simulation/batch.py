@@ -17,9 +17,9 @@ import numpy as np
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .core import check_record_size, simulate
+from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
 from .integrators import FIXED_STEP, STEPPERS, StateSpace
-from .limits import JointLimits
+from .limits import FRICTION_VELOCITY, JointLimits
 from .system import System, _check_model, _positive
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
@@ -193,8 +193,11 @@ def run_vectorised(system, Q0, QD0, t_final, dt, integrator, record_every):
                            model_fingerprint=model_fingerprint(model), quaternion_starts=space.quaternion_starts)
 
 
-def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_every):
-    """N fixed-step runs in ``core/rollout.c``: every run is ``simulate``'s compiled run."""
+def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_every, make_system=None):
+    """N fixed-step runs in ``core/rollout.c``: every run is ``simulate``'s compiled run.
+
+    With hard stops, a run handed back before a step that reaches a stop goes on in ``_run_fixed``
+    (``make_system()`` gives it its own System and stops), as its ``simulate`` would."""
     space = StateSpace(model)
     Q0 = np.array(Q0, dtype=float)
     for s in space.quaternion_starts:
@@ -203,8 +206,12 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
             raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(zero))}, {s}:{s + 4}] is zero; "
                              f"expected a unit quaternion")
         Q0[:, s:s + 4] = unit_quaternion(Q0[:, s:s + 4])
-    T, Q, QD, QDD, TAU, info = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every,
-                                                    keep_last=False)
+    T, Q, QD, QDD, TAU, Y_END, info = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator,
+                                                           record_every, keep_last=False)
+    back = np.flatnonzero(info[:, 1] == rollout.HANDED_BACK)
+    if len(back):
+        return _finish_handed_back(model, space, plan, T, Q, QD, QDD, TAU, Y_END, info, t_final, dt, integrator,
+                                   record_every, make_system)
     counts = info[:, 0].astype(int)
     R = int(counts.max())
     full = int(np.flatnonzero(counts == R)[0])
@@ -218,15 +225,46 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
                            quaternion_starts=space.quaternion_starts)
 
 
+def _finish_handed_back(model, space, plan, T, Q, QD, QDD, TAU, Y_END, info, t_final, dt, integrator, record_every,
+                        make_system):
+    """Every run as a Trajectory: those handed back at a hard stop continue in ``_run_fixed``."""
+    runs = []
+    for i in range(Q.shape[0]):
+        n = int(info[i, 0])
+        rec = Recorder()
+        Y = np.concatenate((Q[i, :n], QD[i, :n]), axis=1)
+        for k in range(n):
+            rec.add(float(T[i, k]), Y[k], (QDD[i, k], TAU[i, k], None) if np.isfinite(QDD[i, k, 0]) else None)
+        if info[i, 1] == rollout.HANDED_BACK:
+            system, events = make_system()
+            t0 = float(info[i, 2])
+            runs.append(_run_fixed(model, space, system, events, Y_END[i].copy(), t_final, dt, integrator,
+                                   record_every, 0.0, 0.0, False, plan, t0=t0, rec=rec))
+            continue
+        runs.append(build_trajectory(model, space, System(model), rec, [], "finished", "", integrator))
+    return BatchTrajectory.from_runs(runs)
+
+
+def _batch_system(model, kwargs):
+    """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms."""
+    stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
+    system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops,
+                    friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
+    return system, tuple(stops.events(system)) if system.hard_stops else ()
+
+
 def _run_chunk(task):
     """One executor task: a chunk of initial states, vectorised or one simulate() per state."""
     kind, model, Q0, QD0, t_final, kwargs, params = task
     if kind == "vectorised":
-        system = System(model, kwargs["controller"], kwargs["f_ext"])
+        system, _events = _batch_system(model, kwargs)
         plan = system.plan(kwargs["integrator"])
         if plan is not None:  # every run in C, on all threads
+            if system.hard_stops:
+                for q in Q0:
+                    system.limits.check_start(q)
             return _run_compiled_batch(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
-                                       kwargs["record_every"])
+                                       kwargs["record_every"], lambda: _batch_system(model, kwargs))
         return run_vectorised(system, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"], kwargs["record_every"])
     runs = []
     for i in range(Q0.shape[0]):
@@ -262,6 +300,15 @@ def _passive_beyond_damping(model, limits):
     return limits != "off" and bool(JointLimits(model, limits))
 
 
+def _compiled_passive(model, controller, integrator, kwargs):
+    """Can the compiled loop apply the model's passive terms (limits, friction, gravcomp) to this batch?"""
+    if not rollout.USE_COMPILED or integrator not in rollout.INTEGRATOR_CODES:
+        return False
+    ok, _ctrl, period = rollout.controller_tables(model, controller)
+    hard = kwargs.get("limits", "hard") == "hard" and bool(JointLimits(model, "hard"))
+    return ok and not (hard and period)
+
+
 def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None,
                    events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
@@ -273,9 +320,10 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     executor : None (run here), a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``;
         the runs are split into ``chunks`` tasks (default: 4 per worker, at most N).
 
-    Models with position limits (unless ``limits="off"``), friction, gravity compensation or
-    constraints of their own run one ``mb.simulate`` per state, which applies them (``limits``,
-    ``limit_restitution``, ``friction_velocity`` are passed on).
+    The model's position limits (``limits``, ``limit_restitution``), friction (``friction_velocity``)
+    and gravity compensation are applied as ``mb.simulate`` applies them: in the compiled loop
+    with a built-in controller (a run that reaches a hard stop takes that step in Python, as its
+    ``simulate`` would), else by one ``mb.simulate`` per state, as are models with constraints.
     In the vectorised case (fixed step, no events/constraints/contact/params) a Python controller
     is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)``; a built-in
     ``mb.PD`` works unchanged.  Returns a :class:`BatchTrajectory`.
@@ -307,8 +355,9 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
         if len(params) != N or not all(isinstance(p, dict) for p in params):
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
     vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
-                  and not kwargs.get("contact") and not callable(f_ext)
-                  and not _passive_beyond_damping(model, kwargs.get("limits", "hard")))
+                  and not kwargs.get("contact") and not callable(f_ext) and not getattr(model, "constraints", ())
+                  and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
+                       or _compiled_passive(model, controller, integrator, kwargs)))
     unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress", "limits", "limit_restitution",
                              "friction_velocity"}
     if unknown:
@@ -322,7 +371,8 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
             if f_ext.shape != (model.nb, 6) or not np.all(np.isfinite(f_ext)):
                 raise ValueError(f"f_ext: expected finite spatial forces of shape ({model.nb}, 6)")
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext,
-                      record_every=int(record_every))
+                      record_every=int(record_every), **{k: v for k, v in kwargs.items() if k in (
+                          "limits", "limit_restitution", "friction_velocity")})
         kind = "vectorised"
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _checks
+from ..dynamics import rnea
 
 
 def _gain(name, x, nv):
@@ -28,12 +29,14 @@ def _period(period):
 
 
 class PD:
-    """Joint-space PD: τ = kp ⊙ (q_ref ⊖ q) + kd ⊙ (q̇_ref − q̇) + tau_ff.
+    """Joint-space PD: τ = kp ⊙ (q_ref ⊖ q) + kd ⊙ (q̇_ref − q̇) + tau_ff [+ g(q)].
 
     ``q_ref``, ``qd_ref``: constants, callables of t, or tables sampled at ``times`` (one row per
     time, interpolated linearly, held constant beyond the ends).  ``period``: None (continuous) or
     the sampling period of a zero-order hold.  The position error uses ``mb.difference`` for
-    quaternion joints (an error in velocity coordinates).
+    quaternion joints (an error in velocity coordinates).  ``gravity_compensation=True`` adds the
+    gravity torques g(q) = RNEA(q, 0, 0) (``mb.rnea`` with q̇ = q̈ = 0): the joint forces that hold
+    the model still, so the PD only corrects the error (the model's gravity, no external forces).
 
     Example — spatial_v2 Simulink example 1 (PD-controlled planar 2R, no gravity):
 
@@ -43,9 +46,21 @@ class PD:
     >>> traj = mb.simulate(model, [0.0, 0.0], [0.0, 0.0], 3.0, controller=pd)
     >>> bool(np.allclose(traj.q[-1], [0.5, -0.5], atol=0.05))
     True
+
+    With gravity compensation a PD holds a pendulum exactly where it is told:
+
+    >>> arm = mb.models.double_pendulum()
+    >>> hold = mb.PD(kp=50.0, kd=10.0, q_ref=[0.3, -0.2], gravity_compensation=True)
+    >>> traj = mb.simulate(arm, [0.3, -0.2], [0.0, 0.0], 1.0, controller=hold)
+    >>> bool(np.allclose(traj.q[-1], [0.3, -0.2], atol=1e-9))
+    True
     """
 
-    def __init__(self, kp, kd, q_ref=None, qd_ref=None, *, times=None, period=None, tau_ff=None):
+    def __init__(self, kp, kd, q_ref=None, qd_ref=None, *, times=None, period=None, tau_ff=None,
+                 gravity_compensation=False):
+        if not isinstance(gravity_compensation, (bool, np.bool_)):
+            raise TypeError(f"gravity_compensation: expected True or False, got {gravity_compensation!r}")
+        self.gravity_compensation = bool(gravity_compensation)
         self.kp, self.kd = kp, kd
         self.q_ref, self.qd_ref, self.times, self.tau_ff = q_ref, qd_ref, times, tau_ff
         self.period = _period(period)
@@ -102,11 +117,16 @@ class PD:
         else:
             from ..model.configuration import difference
             e = difference(self._model, q, qr)
-        return self._kp * e + self._kd * (self._qdref(t) - qd) + self._ff
+        tau = self._kp * e + self._kd * (self._qdref(t) - qd) + self._ff
+        if self.gravity_compensation:
+            zero = np.zeros(np.shape(qd))
+            tau = tau + rnea(self._model, q, zero, zero)
+        return tau
 
     def __repr__(self):
         kind = "continuous" if self.period is None else f"sampled every {self.period:g} s"
-        return f"PD(kp={self.kp!r}, kd={self.kd!r}, {kind})"
+        gc = ", gravity_compensation=True" if self.gravity_compensation else ""
+        return f"PD(kp={self.kp!r}, kd={self.kd!r}, {kind}{gc})"
 
 
 class TorqueTable:

@@ -11,9 +11,12 @@ location on their dense output; samples are taken on the same grid k·dt·record
 
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
-forces, damping) run whole in ``core/rollout.c``, for one state or N (``simulate_batch``); the
-others (events, limits, Python callables, constraints, contact) step here in ``_run_fixed``, the
-loop rollout.c follows operation for operation (tests compare the two to 1e-12).
+forces, the model's damping, friction, gravcomp and soft limits) run whole in ``core/rollout.c``,
+for one state or N (``simulate_batch``).  With hard limits they run there too, except the steps
+that reach a stop: rollout.c hands such a step back to ``_run_fixed``, whose event machinery fires
+the impact (and holds a joint resting on its stop), and the compiled loop resumes.  The others
+(user events, Python callables, constraints, contact) step in ``_run_fixed``, the loop rollout.c
+follows operation for operation (tests compare the two to 1e-12).
 """
 from __future__ import annotations
 
@@ -163,18 +166,20 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
-    if system.limits is not None and limits == "hard":
+    plan = system.plan(integrator, events, progress)   # the user's events keep the Python loop
+    if system.hard_stops:
         stops.check_start(q)
         events = events + tuple(stops.events(system))
         stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
-    plan = system.plan(integrator, events, progress)
-    if plan is not None:   # the whole run in C
+    if plan is not None and not system.hard_stops:   # the whole run in C
         traj = _run_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
+    elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
+        traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                          atol, progress, plan)
     else:
-        run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
-        traj = run(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol, atol,
-                   progress)
+        traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                             atol, progress)
     traj.passive = system.passive()
     if traj.status == "diverged":
         if on_divergence == "raise":
@@ -185,8 +190,13 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
 
 def _run_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
     """A fixed-step run in ``core/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
-    T, Q, QD, QDD, TAU, info = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator,
-                                                    record_every, keep_last=True)
+    out = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator, record_every,
+                               keep_last=True)
+    return _compiled_trajectory(model, space, out, integrator)
+
+
+def _compiled_trajectory(model, space, out, integrator):
+    T, Q, QD, QDD, TAU, _y, info = out
     n = int(info[0, 0])
     status, message = "finished", ""
     if info[0, 1] < 0:
@@ -282,20 +292,58 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     return y1
 
 
-def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress):
+def _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_every):
+    """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop.
+    Returns (t, y, handed_back, out) where it stopped, ``out`` run_compiled's arrays; the samples
+    join ``rec`` unless the stretch is the whole run (``rec`` holds only its start, not handed back)."""
+    nq = model.nq
+    out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:], t_final, dt, integrator, record_every,
+                               keep_last=False, t0=t)
+    T, Q, QD, QDD, TAU, Y_END, info = out
+    handed_back = info[0, 1] == rollout.HANDED_BACK
+    t_end = float(info[0, 2]) if handed_back else t_final
+    if len(rec.t) == 1 and not handed_back:
+        return t_end, Y_END[0].copy(), False, out
+    n = int(info[0, 0])
+    if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
+        rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), None)   # the sample it started from
+    Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]), axis=1)
+    for k in range(1, n):
+        derived = (QDD[0, k], TAU[0, k], None) if np.isfinite(QDD[0, k, 0]) else None
+        rec.add(float(T[0, k]), Y[k - 1], derived)
+    return t_end, Y_END[0].copy(), handed_back, None
+
+
+def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
+               plan=None, t0=0.0, rec=None):
+    """The fixed-step loop in Python.  With a ``plan`` (hard stops, everything else compiled) the
+    steps that cross no stop run in ``core/rollout.c``: whenever every event is armed and no joint
+    rests on a stop, the compiled loop takes over until a step reaches a stop.  ``t0``, ``rec``:
+    continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0 or before)."""
     step = STEPPERS[integrator]
     f = system.deriv
-    rec, fired = Recorder(), []
+    fired = []
     status, message = "finished", ""
-    t = 0.0
+    t = t0
     monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
     period = system.period
     n_sample = 0
     bar = _Progress(progress, t_final)
-    rec.add(t, y)
-    last_recorded_t = t
+    if rec is None:
+        rec = Recorder()
+        rec.add(t, y)
+    last_recorded_t = rec.t[-1]
     eps = 1e-9 * dt
     while t < t_final:
+        if plan is not None and all(monitor.armed) and not system.limits.resting:
+            t, y, handed_back, whole = _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator,
+                                                         record_every)
+            if whole is not None:   # no stop reached: the run is the compiled one
+                return _compiled_trajectory(model, space, whole, integrator)
+            last_recorded_t = rec.t[-1]
+            if not handed_back:
+                break
+            monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
         next_sample = math.inf
         if period is not None:
             if t >= n_sample * period - eps:

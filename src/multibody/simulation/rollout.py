@@ -1,18 +1,22 @@
 """The compiled fixed-step loop: whole runs of ``mb.simulate`` / ``mb.simulate_batch`` in C.
 
 ``core/rollout.c`` integrates a run from start to end — explicit Euler, semi-implicit Euler and
-RK4 (CF4 on quaternion joints) on q̈ = FDab(q, q̇, τ − damping ⊙ q̇, f_ext) — with the built-in
-controllers evaluated in C: none, ``mb.PD`` with constant references or time tables (continuous or
-zero-order hold with a ``period``).  It follows ``_run_fixed`` operation for operation (grid, sample
-instants, what is recorded), so results agree with the Python loop to rounding (tests: ≤ 1e-12).
+RK4 (CF4 on quaternion joints) on q̈ = FDab(q, q̇, τ_all, f_ext) — with the built-in controllers
+evaluated in C: none, ``mb.PD`` (optionally with gravity compensation) with constant references
+or time tables (continuous or zero-order hold with a ``period``), and the model's passive forces
+as :mod:`multibody.simulation.limits` defines them: damping, smoothed Coulomb friction,
+``gravcomp``, soft position limits.  It follows ``_run_fixed`` operation for operation (grid,
+sample instants, what is recorded), so results agree with the Python loop to rounding (tests:
+≤ 1e-12).  Hard position limits run here too: the loop watches the stops and hands a step that
+crosses one back to ``_run_fixed`` (its event machinery fires the impact), which resumes the
+compiled loop as soon as no joint rests on a stop (``stop_mode`` 2).
 
 ``System.plan`` (``simulation/system.py``) says whether a run qualifies: fixed-step integrator,
-no events, constraints, contact, callable forces, passive terms beyond damping (limits, friction,
-gravity compensation) or progress bar, and a controller that is None or an ``mb.PD`` whose
-references are constants or tables on a model with one-dof joints (:func:`controller_tables`).
-:func:`run_compiled` runs N initial states (N = 1: one ``mb.simulate``).  Everything else stays
-on the Python path.  This module imports nothing from the rest of ``simulation`` but the
-controllers.
+no user events, constraints, contact, callable forces or progress bar, and a controller that is
+None or an ``mb.PD`` whose references are constants or tables on a model with one-dof joints
+(:func:`controller_tables`).  :func:`run_compiled` runs N initial states (N = 1: one
+``mb.simulate``).  Everything else stays on the Python path.  This module imports nothing from
+the rest of ``simulation`` but the controllers.
 """
 from __future__ import annotations
 
@@ -27,6 +31,9 @@ from .controllers import PD, TorqueTable
 USE_COMPILED = True
 
 INTEGRATOR_CODES = {"euler": 0, "semi_implicit": 1, "rk4": 2}
+STOP_MODES = {None: 0, "soft": 1, "hard": 2}
+#: info code of a run handed back to the Python loop before a step that crosses a hard stop
+HANDED_BACK = -2
 
 
 def _pd_tables(model, pd):
@@ -50,7 +57,7 @@ def _pd_tables(model, pd):
 
     return (np.ascontiguousarray(pd._kp, dtype=float), np.ascontiguousarray(pd._kd, dtype=float), times,
             table(pd.q_ref, nq, model.neutral()), table(pd.qd_ref, nv, np.zeros(nv)),
-            np.ascontiguousarray(np.broadcast_to(pd._ff, (M, nv)), dtype=float))
+            np.ascontiguousarray(np.broadcast_to(pd._ff, (M, nv)), dtype=float), int(pd.gravity_compensation))
 
 
 def controller_tables(model, controller):
@@ -68,7 +75,7 @@ def controller_tables(model, controller):
         zero = np.zeros(nv)
         ctrl = (zero, zero.copy(), np.ascontiguousarray(controller.times),
                 np.ascontiguousarray(np.broadcast_to(model.neutral(), (M, model.nq))), np.zeros((M, nv)),
-                np.ascontiguousarray(controller.tau))
+                np.ascontiguousarray(controller.tau), 0)
         return True, ctrl, controller.period or 0.0
     return False, None, 0.0
 
@@ -79,26 +86,47 @@ def capacity(t_final, dt, record_every):
     return steps // record_every + 3
 
 
-def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last):
-    """Run N initial states; returns (T, Q, QD, QDD, TAU, info), info[n] = (count, code, t0, t1).
+def passive_tables(model, damping, friction, friction_velocity, gravcomp, limits, soft_time):
+    """The plan's entries for the model's passive forces (None where a term is absent)."""
+    gc_lift = gc_com = stops = None
+    if gravcomp is not None:   # dynamics/gravcomp.py's lift, computed the same way
+        gc_lift = np.ascontiguousarray((gravcomp * model.mass)[:, None] * -np.asarray(model.gravity), dtype=float)
+        gc_com = np.ascontiguousarray(model.com, dtype=float)
+    mode = None
+    if limits is not None and limits.mode in ("soft", "hard"):
+        mode = limits.mode
+        stops = np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign in limits.stops], dtype=float)
+    return dict(damping=None if damping is None else np.ascontiguousarray(damping, dtype=float),
+                friction=None if friction is None else np.ascontiguousarray(friction, dtype=float),
+                friction_velocity=float(friction_velocity), gc_lift=gc_lift, gc_com=gc_com, stops=stops,
+                stop_mode=STOP_MODES[mode], soft_time=float(soft_time))
 
-    Rows past a run's count are NaN (batches: a run that stopped early), or unset for one run."""
+
+def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0):
+    """Run N initial states from t0; returns (T, Q, QD, QDD, TAU, Y_END, info), info[n] = (count,
+    code, t_from, t_to) with code 0 finished, −1 non-finite, HANDED_BACK before a hard stop.
+
+    Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
+    unset for one run."""
     N = Q0.shape[0]
-    R = capacity(t_final, dt, record_every)
+    R = capacity(t_final - t0, dt, record_every)
     nq, nv = model.nq, model.nv
-    new = (lambda shape: np.empty(shape)) if N == 1 else (lambda shape: np.full(shape, np.nan))
+    unset = N == 1 and plan["stop_mode"] != STOP_MODES["hard"]
+    new = (lambda shape: np.empty(shape)) if unset else (lambda shape: np.full(shape, np.nan))
     T = new((N, R))
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
+    Y_END = np.empty((N, nq + nv))
     info = np.zeros((N, 4))
-    ctrl = plan["ctrl"] or (None,) * 6
+    ctrl = plan["ctrl"] or (None,) * 6 + (0,)
     _core.rollout(model._c, INTEGRATOR_CODES[integrator], np.ascontiguousarray(Q0, dtype=float),
-                  np.ascontiguousarray(QD0, dtype=float), float(t_final), float(dt), int(record_every),
-                  int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], T, Q, QD, QDD, TAU,
-                  info)
+                  np.ascontiguousarray(QD0, dtype=float), float(t0), float(t_final), float(dt), int(record_every),
+                  int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], plan["friction"],
+                  plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
+                  plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info)
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])
         msg = _core.status_message(int(info[n, 1]))
         where = f" at t = {info[n, 2]!r}"
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))
-    return T, Q, QD, QDD, TAU, info
+    return T, Q, QD, QDD, TAU, Y_END, info

@@ -17,7 +17,7 @@ from . import rollout
 from .constraints import Constraint, ConstraintSet
 from .controllers import PD, TorqueTable
 from ..dynamics.gravcomp import gravity_compensation_forces
-from .limits import FRICTION_VELOCITY, smoothed_friction
+from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction
 
 
 def non_finite_message(t0, t1):
@@ -122,22 +122,28 @@ class System:
         self.nq, self.nv = model.nq, nv
         self.plain = (controller is None and f_ext is None and constraints is None and contact is None
                       and self.damping is None and self.passive_free)
-        # the compiled loop applies damping but none of the other passive forces
-        self.compilable = self.passive_free
 
     def plan(self, integrator, events=(), progress=False):
-        """The compiled loop's tables for this run (controller, constant forces, damping), or None
-        when the run needs the Python loop (see :mod:`multibody.simulation.rollout`)."""
+        """The compiled loop's tables for this run (controller, constant forces, passive forces and
+        the stops), or None when the run needs the Python loop (see :mod:`multibody.simulation.rollout`).
+
+        ``events`` are the user's: the hard stops' own events are handled by the plan (a step
+        crossing a stop is handed back to the Python loop), but not with a sampled controller,
+        whose hold the hand-over does not carry."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or events or progress
-                or self.constraints is not None or self.contact is not None or self.f_ext_fn is not None
-                or not self.compilable):
+                or self.constraints is not None or self.contact is not None or self.f_ext_fn is not None):
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
-        if not ok:
+        if not ok or (self.hard_stops and period):
             return None
         fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
         return dict(ctrl=ctrl, period=float(period), f_ext=fe,
-                    damping=None if self.damping is None else np.ascontiguousarray(self.damping))
+                    **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
+                                             self.gravcomp, self.limits, SOFT_LIMIT_TIME))
+
+    @property
+    def hard_stops(self):
+        return self.limits is not None and self.limits.mode == "hard"
 
     # N states at once (mb.simulate_batch's vectorised runs): the controller sees (t, Q, QD)
     def control_batch(self, t, Q, V):
