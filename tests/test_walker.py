@@ -117,7 +117,7 @@ def test_seed_biped_with_upper_body_has_an_unstable_periodic_gait():
 
 def test_gait_keeps_every_sample_in_one_trajectory_across_strides(simplest):
     model, walker, orbit = simplest
-    traj, strides = walker.gait(orbit.x, 4, dt=0.01)
+    traj, strides = walker.gait(orbit.x, 4, record_every=0.01)
     durations = [s.duration for s in strides]
     assert len(traj) >= sum(durations) / 0.01                     # every sample, not ~4 per stride
     assert [ev.name for ev in traj.events] == [f"heel strike {k}" for k in range(1, 5)]
@@ -138,7 +138,7 @@ def test_plot_gait_draws_the_papers_four_step_figure_for_the_biped_with_upper_bo
     matplotlib.use("Agg")
     model, walker = tmt_biped()
     orbit = mb.find_periodic_orbit(walker, [0.1532, -0.3064, -0.1459, -0.1562, 0.0073, 0.2839], fd_step=1e-7)
-    traj, strides = walker.gait(orbit.x, 4, dt=0.02)
+    traj, strides = walker.gait(orbit.x, 4, record_every=0.02)
     fig = mb.view.plot_gait(traj, strides)
     angles, rates = fig.axes[:2]
     assert [ln.get_label() for ln in angles.lines[:3]] == ["q1", "q2", "q3"]

@@ -104,7 +104,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
-             on_divergence="warn") -> Trajectory:
+             on_divergence="warn", sensitivities=False) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
@@ -131,6 +131,9 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         ``traj.passive`` lists what was applied.
     on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
         trajectory up to the last finite state).
+    sensitivities : also return ``traj.stm`` = ∂x(t)/∂x(0) and ``traj.dx_dtau`` = ∂x(t)/∂τ (held τ)
+        at every sample, by variational equations and saltation matrices at events
+        (:mod:`multibody.simulation.sensitivity`; the run steps in Python).
 
     A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
     the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
@@ -168,8 +171,12 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         events = events + tuple(stops.events(system))
         stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
-    plan = system.plan(integrator, events, progress)
-    if plan is not None:   # the whole run in C
+    plan = None if sensitivities else system.plan(integrator, events, progress)
+    if sensitivities:
+        from .sensitivity import run_with_sensitivities
+        traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
+                                      rtol, atol)
+    elif plan is not None:   # the whole run in C
         traj = _run_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
     else:
         run = _run_fixed if integrator in FIXED_STEP else _run_adaptive
