@@ -130,7 +130,7 @@ class Linearization:
             if s.friction is not None:
                 tau_all = tau_all + smoothed_friction(s.friction, v, s.friction_velocity)
                 vs = s.friction_velocity
-                dtau_dv -= np.diag(s.friction / vs / np.cosh(v / vs) ** 2)
+                dtau_dv -= np.diag(s.friction / vs * (1.0 - np.tanh(v / vs) ** 2))   # f/v_s sech²
             Dq, Dv, Minv = aba_derivatives(s.model, q, v, tau_all, s.f_ext_const)
             A[nv:, :nv], A[nv:, nv:] = Dq, Dv + Minv @ dtau_dv
             if s.controller is not None and s.period is None:   # a continuous controller: ∂τ/∂x
