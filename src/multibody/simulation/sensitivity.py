@@ -24,7 +24,7 @@ controller's held τ is a function of the state at its sample time: its sensitiv
 Z is integrated with the *same* integrator and steps as the state: for fixed steps the Butcher
 tableau with A at the same stage states (for vector joints Φ is then exactly the derivative of the
 computed step map, Hairer et al. "internal differentiation"; on a group it is the derivative of the
-flow to the method's order); adaptive runs integrate the augmented system [y, Z] under one error
+flow to the method's order — first order for ``euler`` and ``semi_implicit``); adaptive runs integrate the augmented system [y, Z] under one error
 control.  The loop runs in Python step by step (each stage one compiled ABA and derivative call),
 so a run with sensitivities is slower than a plain one.
 
@@ -37,8 +37,25 @@ with f⁻, f⁺ the tangent derivatives before and after, R_x, R_t the reset's J
 differences of the reset — for the TMT paper's impact map eq. (9) an algebraic, smooth function of
 (q, q̇) away from degenerate contacts) and ∇g the guard's gradient (differences).  At a *terminal*
 event the run stops at the crossing, so the last sample is the state at t_e(x₀) itself: f⁺ = 0.
-Without a reset and not terminal, S = I.  A grazing crossing (∇g · f⁻ + ∂g/∂t ≈ 0) has no
+Without a reset and not terminal, S = I.  Fixed steps locate t_e on the step's own polynomial
+and restart the grid there; the saltation uses the exact f⁻, f⁺, so across an event Φ is the
+computed flow's derivative to the method's order (O(h⁴) for rk4: 3e-3 relative at h = 1e-2 and
+3e-7 at 1e-3 for the colliding double pendulum in the tests), not to round-off as between events.  A grazing crossing (∇g · f⁻ + ∂g/∂t ≈ 0) has no
 saltation matrix: a ``ValueError`` says so.
+
+Example — the double pendulum's Φ after 1 s, and the OpenDE report's colliding pendulum's jump
+of Φ at the wall (appendix D.5, bounce 1.0):
+
+>>> import numpy as np, multibody as mb
+>>> model = mb.models.double_pendulum()
+>>> traj = mb.simulate(model, [0.7, -0.4], [0.1, 0.3], 1.0, dt=1e-2, sensitivities=True)
+>>> traj.stm.shape, traj.dx_dtau.shape
+((101, 4, 4), (101, 4, 2))
+>>> wall = mb.joint_wall(model, "th1", -np.pi / 2, side="lower", restitution=1.0)
+>>> traj = mb.simulate(model, [0.0, 0.0], [-3.0, 0.0], 1.0, events=wall, sensitivities=True, limits="off")
+>>> k = int(np.flatnonzero(traj.t == traj.events[0].t)[0])      # samples k, k + 1: before and after
+>>> bool(np.abs(traj.stm[k + 1] - traj.stm[k]).max() > 1.0)
+True
 """
 from __future__ import annotations
 
