@@ -177,3 +177,15 @@ def test_terminal_event_gives_the_derivative_of_the_state_where_the_run_stopped(
     v_minus = 0.5 - g * te
     # at the floor h = 0 whatever the start; v⁻ = −√(v0² + 2 g h0): ∂v⁻/∂(h0, v0) = (g, v0) / v⁻
     np.testing.assert_allclose(traj.stm[-1], [[0.0, 0.0], [g / v_minus, 0.5 / v_minus]], atol=1e-9)
+
+
+def test_hard_joint_limit_impacts_carry_the_stm():
+    """simulate's own hard stops (events with the impact map as reset) under sensitivities=True."""
+    import dataclasses
+    model = dataclasses.replace(mb.models.double_pendulum(), q_lower=[-1.0, -np.inf], q_upper=[np.inf, np.inf])
+    q0, v0 = np.array([0.0, 0.3]), np.array([-3.0, 1.0])
+    kw = dict(dt=1e-2, integrator="dop853", limit_restitution=0.5, rtol=1e-12, atol=1e-13)
+    traj = mb.simulate(model, q0, v0, 0.6, sensitivities=True, **kw)
+    assert any("limit" in ev.name for ev in traj.events)
+    fd = _tangent_fd(model, lambda q, v: mb.simulate(model, q, v, 0.6, **kw), q0, v0)
+    assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-6 * max(1.0, np.abs(fd).max())

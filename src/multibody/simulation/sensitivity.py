@@ -192,31 +192,45 @@ def saltation(lin, ev, te, y_minus, terminal):
     nq, nv = space.nq, space.nv
     model = space.model
 
-    def reset(tt, yy):
+    stops = system.limits
+
+    def reset(tt, yy, keep=False):
+        """The reset; unless ``keep``, the hard stops' resting set is restored afterwards (a stop's
+        reset decides whether its joint comes to rest: only the nominal call may decide)."""
+        saved = None if stops is None else dict(stops.resting)
         qq, vv, zz = space.split(yy)
-        q1, v1 = ev.apply_reset(tt, qq, vv, nq, nv)
+        try:
+            q1, v1 = ev.apply_reset(tt, qq, vv, nq, nv)
+        finally:
+            if saved is not None and not keep:
+                stops.resting.clear()
+                stops.resting.update(saved)
         return space.normalise(np.concatenate((q1, v1, zz)))
 
-    y_plus = reset(te, y_minus)
     if ev.reset is None and not terminal:
-        return np.eye(lin.n), y_plus
-
-    def tangent(yy):   # y ⊖ y⁺ in tangent coordinates
-        if space.vector:
-            return np.concatenate((yy[:nq] - y_plus[:nq], yy[nq:] - y_plus[nq:]))
-        return np.concatenate((difference(model, y_plus[:nq], yy[:nq]), yy[nq:] - y_plus[nq:]))
+        return np.eye(lin.n), reset(te, y_minus, keep=True)
 
     def guard(tt, yy):
         qq, vv, _ = space.split(yy)
         return [ev.value(tt, qq, vv)]
 
+    # what depends on the state before the event first: a reset may change the system's state (a
+    # hard stop's joint coming to rest on it), so the nominal reset is the last one called
     steps = lin.steps(y_minus)
     h_t = DIFF_STEP * max(1.0, abs(te)) * 1e-1
+    f_minus = system.deriv(te, y_minus)[0]
     grad = five_point(lambda d: guard(te, lin.perturbed(y_minus, d)), lin.n, steps)[0]
     g_t = five_point(lambda d: guard(te + d[0], y_minus), 1, [h_t])[0, 0]
+    y_ref = reset(te, y_minus)
+
+    def tangent(yy):   # y ⊖ y⁺ in tangent coordinates
+        if space.vector:
+            return yy - y_ref
+        return np.concatenate((difference(model, y_ref[:nq], yy[:nq]), yy[nq:] - y_ref[nq:]))
+
     R_x = five_point(lambda d: tangent(reset(te, lin.perturbed(y_minus, d))), lin.n, steps)
     R_t = five_point(lambda d: tangent(reset(te + d[0], y_minus)), 1, [h_t])[:, 0]
-    f_minus = system.deriv(te, y_minus)[0]
+    y_plus = reset(te, y_minus, keep=True)
     f_plus = np.zeros(lin.n) if terminal else system.deriv(te, y_plus)[0]
     denom = grad @ f_minus + g_t
     if abs(denom) <= 1e-12 * max(1.0, np.linalg.norm(grad) * np.linalg.norm(f_minus)):
