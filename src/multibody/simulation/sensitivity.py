@@ -37,11 +37,13 @@ with f⁻, f⁺ the tangent derivatives before and after, R_x, R_t the reset's J
 differences of the reset — for the TMT paper's impact map eq. (9) an algebraic, smooth function of
 (q, q̇) away from degenerate contacts) and ∇g the guard's gradient (differences).  At a *terminal*
 event the run stops at the crossing, so the last sample is the state at t_e(x₀) itself: f⁺ = 0.
-Without a reset and not terminal, S = I.  Fixed steps locate t_e on the step's own polynomial
-and restart the grid there; the saltation uses the exact f⁻, f⁺, so across an event Φ is the
-computed flow's derivative to the method's order (O(h⁴) for rk4: 3e-3 relative at h = 1e-2 and
-3e-7 at 1e-3 for the colliding double pendulum in the tests), not to round-off as between events.  A grazing crossing (∇g · f⁻ + ∂g/∂t ≈ 0) has no
+Without a reset and not terminal, S = I.  A grazing crossing (∇g · f⁻ + ∂g/∂t ≈ 0) has no
 saltation matrix: a ``ValueError`` says so.
+
+Fixed steps locate t_e on the step's own polynomial and restart the grid there.  The step that ends
+at the event uses its own rate ∂y/∂t_e (five-point differences in time) for f⁻, and the step that
+starts there adds ∂y/∂t_a · ∂t_e/∂x₀ in place of S's f⁺ term, so across events too Φ at the grid
+samples is the derivative of the computed flow (the two samples at t_e hold Φ(t_e⁻) and S Φ(t_e⁻)).
 
 Example — the double pendulum's Φ after 1 s, and the OpenDE report's colliding pendulum's jump
 of Φ at the wall (appendix D.5, bounce 1.0):
@@ -186,8 +188,10 @@ class Linearization:
 
 
 # ---- events -----------------------------------------------------------------------------------
-def saltation(lin, ev, te, y_minus, terminal):
-    """(S, y⁺): the saltation matrix of event ``ev`` at (t_e, y⁻) (module docstring) and the reset state."""
+def saltation(lin, ev, te, y_minus, terminal, f_minus=None):
+    """(S, y⁺, f⁺, ∂t_e/∂x⁻): the saltation matrix of event ``ev`` at (t_e, y⁻) (module docstring),
+    the reset state, the flow after it and the crossing time's gradient.  ``f_minus``: the rate at
+    which the (computed) state reaches y⁻ (default: the vector field f(y⁻))."""
     space, system = lin.space, lin.system
     nq, nv = space.nq, space.nv
     model = space.model
@@ -207,8 +211,8 @@ def saltation(lin, ev, te, y_minus, terminal):
                 stops.resting.update(saved)
         return space.normalise(np.concatenate((q1, v1, zz)))
 
-    if ev.reset is None and not terminal:
-        return np.eye(lin.n), reset(te, y_minus, keep=True)
+    if ev.reset is None and not terminal and f_minus is None:   # adaptive runs: S = I
+        return np.eye(lin.n), reset(te, y_minus, keep=True), None, np.zeros(lin.n)
 
     def guard(tt, yy):
         qq, vv, _ = space.split(yy)
@@ -218,7 +222,8 @@ def saltation(lin, ev, te, y_minus, terminal):
     # hard stop's joint coming to rest on it), so the nominal reset is the last one called
     steps = lin.steps(y_minus)
     h_t = DIFF_STEP * max(1.0, abs(te)) * 1e-1
-    f_minus = system.deriv(te, y_minus)[0]
+    if f_minus is None:
+        f_minus = system.deriv(te, y_minus)[0]
     grad = five_point(lambda d: guard(te, lin.perturbed(y_minus, d)), lin.n, steps)[0]
     g_t = five_point(lambda d: guard(te + d[0], y_minus), 1, [h_t])[0, 0]
     y_ref = reset(te, y_minus)
@@ -236,7 +241,7 @@ def saltation(lin, ev, te, y_minus, terminal):
     if abs(denom) <= 1e-12 * max(1.0, np.linalg.norm(grad) * np.linalg.norm(f_minus)):
         raise ValueError(f"sensitivities: event {ev.name!r} at t = {float(te)!r} grazes its guard "
                          f"(∇g · f = {denom:.3g}); the flow's derivative does not exist there")
-    return R_x + np.outer(f_plus - R_x @ f_minus - R_t, grad) / denom, y_plus
+    return R_x + np.outer(f_plus - R_x @ f_minus - R_t, grad) / denom, y_plus, f_plus, -grad / denom
 
 
 # ---- the runs ---------------------------------------------------------------------------------
@@ -251,9 +256,10 @@ class _Record:
         self.held.append(held)
 
 
-def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system):
+def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=None):
+    """Record the samples before and after event i, S Z⁻ after; returns (y⁺, S Z⁻, f⁺, ∂t_e/∂[x₀, τ])."""
     ev = monitor.events[i]
-    S, y1 = saltation(lin, ev, te, ye, ev.terminal)
+    S, y1, f_plus, dte = saltation(lin, ev, te, ye, ev.terminal, f_minus)
     Z1 = S @ Ze
     space = lin.space
     q, v, _ = space.split(ye)
@@ -263,7 +269,7 @@ def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system):
     rec.add(te, y1, Z1, system.held_tau)
     monitor.fired(i, te, monitor.g[i], ev.reset is not None)
     monitor.g = monitor.values(te, *space.split(y1)[:2])
-    return y1, Z1
+    return y1, Z1, f_plus, dte @ Ze
 
 
 def _step(integrator, space, G, t, y, Z, h):
@@ -328,7 +334,33 @@ def run_with_sensitivities(model, space, system, events, y, t_final, dt, integra
     return _trajectory(model, space, system, rec, fired, status, message, integrator)
 
 
+def _time_rates(integrator, space, system, t_a, y_a, t_b, dt_a, dt):
+    """(∂y_b/∂t_a, ∂y_b/∂t_b) of the computed step y_b = step(t_a, y_a, t_b − t_a) (five-point
+    differences in time; ∂/∂t_a only when the step starts at an event, ``dt_a`` not None)."""
+    step = STEPPERS[integrator]
+    h = 1e-2 * dt     # the step is smooth in its ends (a polynomial in them for linear flows)
+
+    def end(d):
+        return np.asarray(step(space, system.deriv, t_a, y_a, t_b + d[0] - t_a)[0], float)
+
+    def start(d):
+        return np.asarray(step(space, system.deriv, t_a + d[0], y_a, t_b - t_a - d[0])[0], float)
+
+    def tangent(fn):
+        y_ref = fn(np.zeros(1))
+        if space.vector:
+            return five_point(lambda d: fn(d) - y_ref, 1, [h])[:, 0]
+        nq = space.nq
+        return five_point(lambda d: np.concatenate((difference(space.model, y_ref[:nq], fn(d)[:nq]),
+                                                    fn(d)[nq:] - y_ref[nq:])), 1, [h])[:, 0]
+    return (None if dt_a is None else tangent(start)), tangent(end)
+
+
 def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol):
+    """The fixed-step loop of ``core._run_fixed`` with Z along.  A step that ends at an event ends at
+    t_e(x₀): its Z gains ∂y/∂t_e · ∂t_e/∂[x₀, τ] with the computed step's own rate ∂y/∂t_e (for f⁻ in
+    S), and the step after it, which starts at t_e(x₀), gains ∂y/∂t_a · ∂t_e/∂[x₀, τ] in place of
+    S's f⁺ term — so Φ at the grid samples is the derivative of the computed flow across events too."""
     space, system = lin.space, lin.system
     rec, fired = _Record(), []
     status, message = "finished", ""
@@ -336,6 +368,7 @@ def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rt
     monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
     period, n_sample, eps = system.period, 0, 1e-9 * dt
     plain_step = STEPPERS[integrator]
+    dt_a = None       # ∂(this step's start time)/∂[x₀, τ] when it starts at an event
     rec.add(t, y, Z, None)
     while t < t_final:
         next_sample = math.inf
@@ -369,17 +402,25 @@ def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rt
                     ye, Ze, _ = _step(integrator, space, G, t, y, Z, te - t)
                     if not np.all(np.isfinite(ye)):
                         raise _NonFinite()
+            if hit is None and dt_a is not None:
+                Z1 = Z1 + np.outer(_time_rates(integrator, space, system, t, y, t_next, dt_a, dt)[0], dt_a)
         except _NonFinite:
             status, message = "diverged", non_finite_message(t, t_next)
             break
         if hit is not None:
-            y, Z = _fire(lin, monitor, i, te, ye, Ze, rec, fired, system)
+            D_a, D_b = _time_rates(integrator, space, system, t, y, te, dt_a, dt)
+            if dt_a is not None:
+                Ze = Ze + np.outer(D_a, dt_a)
+            y, Z, f_plus, dte = _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=D_b)
             t = te
             if monitor.events[i].terminal:
                 status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
                 break
+            if f_plus is not None:      # S Z⁻ + f⁺ δt_e: the reset state's own derivative; the next
+                Z = Z + np.outer(f_plus, dte)   # step adds its ∂y/∂t_a δt_e
+                dt_a = dte
             continue
-        t, y, Z = t_next, y1, Z1
+        t, y, Z, dt_a = t_next, y1, Z1, None
         on_grid = abs(t - k_next * dt) <= eps
         if t >= t_final or (on_grid and k_next % record_every == 0):
             rec.add(t, y, Z, system.held_tau)
@@ -456,7 +497,7 @@ def _adaptive(lin, held, G, events, y, Z, t_final, dt, integrator, record_every,
                 if hit is not None:
                     te, i = hit
                     emit_grid(sol, te)
-                    y, Z = _fire(lin, monitor, i, te, *split(sol(te)), rec, fired, system)
+                    y, Z = _fire(lin, monitor, i, te, *split(sol(te)), rec, fired, system)[:2]
                     t = te
                     if monitor.events[i].terminal:
                         status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
