@@ -7,7 +7,8 @@ q ⊕ η (body-frame, the tangent space of ``mb.aba_derivatives``).  The run ret
 Φ(t) = ∂x(t)/∂x(0) in these coordinates (``traj.stm``, shape (T, n, n)) and ∂x(t)/∂τ
 (``traj.dx_dtau``, (T, n, nv)): the derivative with respect to a constant joint torque added to
 the controller's output over the whole run (for a constant-torque controller, the derivative with
-respect to that constant; the run itself is the one with nothing added).
+respect to that constant; the run itself is the one with nothing added).  The two arrays are
+attributes of the returned Trajectory only: slices (``traj[a:b]``) and saved files do not carry them.
 
 **Along the flow** (Hairer, Nørsett & Wanner, *Solving ODEs I*, §I.14): Z = [Φ | ∂x/∂τ] obeys
 Ż = A(t) Z + [0 | B(t)] with A = ∂f/∂x, B = ∂f/∂τ = [0; ∂q̈/∂τ].  On a joint group (spherical:
