@@ -207,3 +207,11 @@ def test_compliant_ground_contact_goes_through_differences_of_the_right_hand_sid
     fd = _tangent_fd(model, lambda q, v: mb.simulate(model, q, v, 2e-3, **kw), q0, v0)
     assert np.max(np.abs(traj.stm[-1][:12, :12] - fd)) < 1e-4 * np.abs(fd).max()
     assert np.abs(traj.stm[-1][12:, :12]).max() > 0      # the deformations depend on the start
+
+
+def test_a_diverging_run_with_sensitivities_ends_diverged_with_one_warning():
+    model = mb.models.double_pendulum()
+    with pytest.warns(mb.SimulationWarning) as record:
+        traj = mb.simulate(model, [1.0, 2.0], [0.0, 10.0], 20.0, dt=0.3, integrator="euler", sensitivities=True)
+    assert traj.status == "diverged" and len(record) == 1
+    assert np.all(np.isfinite(traj.stm)) and len(traj.stm) == len(traj)

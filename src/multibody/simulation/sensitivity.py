@@ -67,6 +67,7 @@ import math
 import numpy as np
 
 from ..dynamics.derivatives import aba_derivatives
+from ..errors import SimulationError
 from ..model.configuration import difference
 from ..model.joints import JointType
 from .events import EventMonitor
@@ -327,12 +328,16 @@ def run_with_sensitivities(model, space, system, events, y, t_final, dt, integra
     def G(t, yy, Z):
         K, info = system.deriv(t, yy)
         A, B = lin(t, yy)
-        return K, info, A @ Z + lin.forcing(B, held.psi)
+        with np.errstate(over="ignore", invalid="ignore"):   # a blow-up is caught (and said) by the loop
+            return K, info, A @ Z + lin.forcing(B, held.psi)
 
     Z = np.hstack((np.eye(n), np.zeros((n, nv))))
     run = _fixed if integrator in STEPPERS else _adaptive
     rec, fired, status, message = run(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol)
-    return _trajectory(model, space, system, rec, fired, status, message, integrator)
+    traj = _trajectory(model, space, system, rec, fired, status, message, integrator)
+    if status == "failed":
+        raise SimulationError(message, traj)
+    return traj
 
 
 def _time_rates(integrator, space, system, t_a, y_a, t_b, dt_a, dt):
@@ -513,9 +518,6 @@ def _adaptive(lin, held, G, events, y, Z, t_final, dt, integrator, record_every,
             held.sample(t, y, Z)
             n_sample += 1
             next_sample = n_sample * system.period
-    if status == "failed":
-        from ..errors import SimulationError
-        raise SimulationError(f"simulate: {message}", None)
     if not rec.t or rec.t[-1] != t:
         rec.add(t, y, Z, system.held_tau)
     return rec, fired, status, message
