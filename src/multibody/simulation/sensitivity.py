@@ -25,9 +25,10 @@ controller's held τ is a function of the state at its sample time: its sensitiv
 Z is integrated with the *same* integrator and steps as the state: for fixed steps the Butcher
 tableau with A at the same stage states (for vector joints Φ is then exactly the derivative of the
 computed step map, Hairer et al. "internal differentiation"; on a group it is the derivative of the
-flow to the method's order — first order for ``euler`` and ``semi_implicit``); adaptive runs integrate the augmented system [y, Z] under one error
-control.  The loop runs in Python step by step (each stage one compiled ABA and derivative call),
-so a run with sensitivities is slower than a plain one.
+flow to the method's order — first order for ``euler`` and ``semi_implicit``); adaptive runs
+integrate the augmented system [y, Z] under one error control.  The loop runs in Python step by
+step (each stage one compiled ABA and one ``aba_derivatives`` call), so a run with sensitivities is
+slower than a plain one (the double pendulum's 1 s at 1 ms RK4: about 0.1 s against 0.005 s).
 
 **At an event** with guard g(t, x) and reset x⁺ = R(t, x⁻), crossing at t_e(x₀)
 (Aizerman & Gantmacher 1958; Hiskens & Pai, IEEE TCAS-I 47(2), 2000, eq. 16):
@@ -81,7 +82,7 @@ DIFF_STEP = 1e-3
 
 
 def five_point(fn, n, steps):
-    """∂fn/∂s at s = 0 for s ∈ Rⁿ, column k by (f(−2h) − 8 f(−h) + 8 f(h) − f(2h)) / 12h, h = steps[k]."""
+    """∂fn/∂s at s = 0 (s ∈ Rⁿ): column k is (f(−2h) − 8 f(−h) + 8 f(h) − f(2h)) / 12h, h = steps[k]."""
     cols = []
     for k in range(n):
         h = steps[k]
@@ -364,8 +365,8 @@ def _time_rates(integrator, space, system, t_a, y_a, t_b, dt_a, dt):
 
 def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol):
     """The fixed-step loop of ``core._run_fixed`` with Z along.  A step that ends at an event ends at
-    t_e(x₀): its Z gains ∂y/∂t_e · ∂t_e/∂[x₀, τ] with the computed step's own rate ∂y/∂t_e (for f⁻ in
-    S), and the step after it, which starts at t_e(x₀), gains ∂y/∂t_a · ∂t_e/∂[x₀, τ] in place of
+    t_e(x₀): its Z gains ∂y/∂t_e · ∂t_e/∂[x₀, τ] with the computed step's own rate ∂y/∂t_e (for f⁻
+    in S), and the step after it, which starts at t_e(x₀), gains ∂y/∂t_a · ∂t_e/∂[x₀, τ] in place of
     S's f⁺ term — so Φ at the grid samples is the derivative of the computed flow across events too."""
     space, system = lin.space, lin.system
     rec, fired = _Record(), []
@@ -506,7 +507,8 @@ def _adaptive(lin, held, G, events, y, Z, t_final, dt, integrator, record_every,
                     y, Z = _fire(lin, monitor, i, te, *split(sol(te)), rec, fired, system)[:2]
                     t = te
                     if monitor.events[i].terminal:
-                        status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
+                        status = "terminated"
+                        message = f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
                     restart = True
                     break
                 monitor.g = g_new

@@ -366,7 +366,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6,
     ``stride_map``: a callable x -> P(x) or a :class:`Walker` (its ``stride_map``).  The Jacobian
     ∂P/∂x: ``jacobian="variational"`` (the default for a Walker with vector joints) integrates the
     variational equations with the stride and applies the heel strike's saltation
-    (:meth:`Walker.stride_jacobian`, the general :mod:`multibody.simulation.sensitivity`), so the multipliers are exact to
+    (:meth:`Walker.stride_jacobian` with :mod:`multibody.simulation.sensitivity`), so the multipliers are exact to
     the integration tolerance; ``"differences"`` (the default for a callable) takes central
     differences of P with step ``fd_step`` per coordinate (good to about tolerance / fd_step).
     Newton solves (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
