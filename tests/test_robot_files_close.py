@@ -280,11 +280,15 @@ def test_fish_passive_run_with_its_fin_spring_moves_as_in_mujoco(tmp_path):
     for _ in range(5000):
         mujoco.mj_step(mj, d)
     theirs, _ = mb.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
-    # simulate applies model.damping; the tendon's force enters as τ until System applies model.tendons
-    traj = mb.simulate(model, q0, qd0, 0.5, dt=1e-3, integrator="rk4",
-                       controller=lambda t, q, v: tendon_forces(model, q, v))
-    free = mb.simulate(model, q0, qd0, 0.5, dt=1e-3, integrator="rk4")
+    # simulate applies the model's tendon springs itself (listed in traj.passive); a controller
+    # that cancels them shows they matter
+    traj = mb.simulate(model, q0, qd0, 0.5, dt=1e-3, integrator="rk4")
+    assert "tendons" in traj.passive
+    free = mb.simulate(model, q0, qd0, 0.5, dt=1e-3, integrator="rk4",
+                       controller=lambda t, q, v: -tendon_forces(model, q, v))
     assert np.abs(free.q[-1] - theirs).max() > 0.1                          # the tendon matters
+    batch = mb.simulate_batch(model, q0[None], qd0[None], 0.5, dt=1e-3, integrator="rk4")
+    assert np.array_equal(batch[0].q, traj.q)
     assert np.abs(traj.q[-1] - theirs).max() < 1e-8, np.abs(traj.q[-1] - theirs).max()
 
 

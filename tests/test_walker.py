@@ -117,7 +117,7 @@ def test_seed_biped_with_upper_body_has_an_unstable_periodic_gait():
 
 def test_gait_keeps_every_sample_in_one_trajectory_across_strides(simplest):
     model, walker, orbit = simplest
-    traj, strides = walker.gait(orbit.x, 4, dt=0.01)
+    traj, strides = walker.gait(orbit.x, 4, record_every=0.01)
     durations = [s.duration for s in strides]
     assert len(traj) >= sum(durations) / 0.01                     # every sample, not ~4 per stride
     assert [ev.name for ev in traj.events] == [f"heel strike {k}" for k in range(1, 5)]
@@ -138,7 +138,7 @@ def test_plot_gait_draws_the_papers_four_step_figure_for_the_biped_with_upper_bo
     matplotlib.use("Agg")
     model, walker = tmt_biped()
     orbit = mb.find_periodic_orbit(walker, [0.1532, -0.3064, -0.1459, -0.1562, 0.0073, 0.2839], fd_step=1e-7)
-    traj, strides = walker.gait(orbit.x, 4, dt=0.02)
+    traj, strides = walker.gait(orbit.x, 4, record_every=0.02)
     fig = mb.view.plot_gait(traj, strides)
     angles, rates = fig.axes[:2]
     assert [ln.get_label() for ln in angles.lines[:3]] == ["q1", "q2", "q3"]
@@ -174,3 +174,32 @@ def test_variational_multipliers_match_a_high_precision_reference_to_1e_8(simple
     assert np.max(np.abs(old.jacobian - ref)) > 1e-8          # what the difference quotient of P gives
     with pytest.raises(ValueError, match="jacobian"):
         mb.find_periodic_orbit(lambda x: 0.5 * x, [1.0], jacobian="variational")
+
+
+def test_walk_keeps_every_sample_with_record_every_and_dt_still_works(simplest):
+    model, walker, orbit = simplest
+    walk = walker.walk(orbit.x, 3, record_every=0.01)
+    assert len(walk) == 3 and isinstance(walk[0], mb.simulation.walker.Stride)
+    traj = walk.trajectory
+    assert len(traj) >= sum(s.duration for s in walk) / 0.01
+    assert np.all(np.diff(traj.t) >= 0) and [ev.name for ev in traj.events][-1] == "heel strike 3"
+    np.testing.assert_allclose(traj.q[-1, 0], sum(s.step_length for s in walk[:2]), atol=1e-9)   # world x
+    assert walker.walk(orbit.x, 1).trajectory is None            # strides only, as before
+    with pytest.warns(DeprecationWarning, match="record_every"):
+        old = walker.walk(orbit.x, 1, keep_trajectory=True, dt=0.05)
+    assert len(old.trajectory) == len(walker.walk(orbit.x, 1, record_every=0.05).trajectory)
+    with pytest.raises(ValueError, match="record_every"):
+        walker.stride(*walker.state(orbit.x), keep_trajectory=True, record_every=-1.0)
+
+
+def test_walker_builds_the_upper_body_biped_without_the_catalogue():
+    import ast
+    import inspect
+    import multibody.simulation.walker as w
+    tree = ast.parse(inspect.getsource(w))
+    assert not any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("models") for n in ast.walk(tree))
+    model, _ = tmt_biped()
+    ref = mb.models.biped_upper_body().model
+    q, v = np.array([0.1, 0.0, 0.2, -0.4, -0.1]), np.array([0.0, 0.0, -0.2, 0.3, 0.1])
+    np.testing.assert_array_equal(mb.aba(model, q, v, np.zeros(5)), mb.aba(ref, q, v, np.zeros(5)))
+    assert model.joint_names == ref.joint_names

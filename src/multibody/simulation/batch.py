@@ -291,8 +291,8 @@ def _concat(parts):
 
 
 def _passive_beyond_damping(model, limits):
-    """Does the model carry terms only ``simulate`` applies (limits, friction, gravcomp, constraints)?"""
-    if getattr(model, "constraints", ()) or np.any(model.friction != 0):
+    """Does the model carry terms only ``simulate`` applies (limits, friction, gravcomp, constraints, tendons)?"""
+    if getattr(model, "constraints", ()) or getattr(model, "tendons", ()) or np.any(model.friction != 0):
         return True
     gc = getattr(model, "gravcomp", None)
     if gc is not None and np.any(np.asarray(gc) != 0):
@@ -302,7 +302,7 @@ def _passive_beyond_damping(model, limits):
 
 def _compiled_passive(model, controller, integrator, kwargs):
     """Can the compiled loop apply the model's passive terms (limits, friction, gravcomp) to this batch?"""
-    if not rollout.USE_COMPILED or integrator not in rollout.INTEGRATOR_CODES:
+    if not rollout.USE_COMPILED or integrator not in rollout.INTEGRATOR_CODES or getattr(model, "tendons", ()):
         return False
     ok, _ctrl, period = rollout.controller_tables(model, controller)
     hard = kwargs.get("limits", "hard") == "hard" and bool(JointLimits(model, "hard"))

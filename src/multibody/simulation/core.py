@@ -30,7 +30,7 @@ from ..core import ResultOverflowError
 from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
 from . import rollout
-from .constraints import Constraint, ConstraintSet
+from .constraints import with_model_constraints as _with_model_constraints
 from .events import EventMonitor, check_events
 from .limits import FRICTION_VELOCITY, JointLimits
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
@@ -107,7 +107,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
-             on_divergence="warn") -> Trajectory:
+             on_divergence="warn", sensitivities=False) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
@@ -134,6 +134,9 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         ``traj.passive`` lists what was applied.
     on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
         trajectory up to the last finite state).
+    sensitivities : also return ``traj.stm`` = ∂x(t)/∂x(0) and ``traj.dx_dtau`` = ∂x(t)/∂τ (held τ)
+        at every sample, by variational equations and saltation matrices at events
+        (:mod:`multibody.simulation.sensitivity`; the run steps in Python).
 
     A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
     the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
@@ -166,13 +169,18 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
-    plan = system.plan(integrator, events, progress)   # the user's events keep the Python loop
+    # the user's events keep the Python loop; sensitivities step in Python (simulation/sensitivity.py)
+    plan = None if sensitivities else system.plan(integrator, events, progress)
     if system.hard_stops:
         stops.check_start(q)
         events = events + tuple(stops.events(system))
         stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
-    if plan is not None and not system.hard_stops:   # the whole run in C
+    if sensitivities:
+        from .sensitivity import run_with_sensitivities
+        traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
+                                      rtol, atol)
+    elif plan is not None and not system.hard_stops:   # the whole run in C
         traj = _run_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
     elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
         traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
@@ -205,26 +213,6 @@ def _compiled_trajectory(model, space, out, integrator):
                       tau=TAU[0, :n].copy(), model=model, events=[], status=status, message=message,
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
                       quaternion_starts=space.quaternion_starts)
-
-
-def _with_model_constraints(model, constraints):
-    """The user's constraints joined with the model's own (``model.constraints``), solved as one set."""
-    own = tuple(getattr(model, "constraints", ()) or ())
-    if not own:
-        return constraints
-    if constraints is None:
-        return ConstraintSet(*own)
-    if isinstance(constraints, ConstraintSet):
-        # the model's own constraints passed again (e.g. ConstraintSet(*model.constraints, alpha=…) to set
-        # the stabilisation) are not added twice: twice the rows would make the set singular
-        extra = tuple(c for c in own if not any(c is mine for mine in constraints.constraints))
-        return ConstraintSet(*extra, *constraints.constraints, alpha=constraints.alpha, beta=constraints.beta,
-                             redundant=constraints.redundant, rank_tol=constraints.rank_tol)
-    if isinstance(constraints, Constraint):
-        return ConstraintSet(*(c for c in own if c is not constraints), constraints)
-    raise TypeError(f"constraints: the model carries constraints ({len(own)}: model.constraints) that must be "
-                    f"solved with yours; expected a Constraint or ConstraintSet, got "
-                    f"{type(constraints).__name__}")
 
 
 def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1):

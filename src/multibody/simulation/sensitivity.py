@@ -1,92 +1,547 @@
-"""Sensitivities of a walker's stride map by variational equations and the saltation at heel strike.
+"""State-transition matrices of a run (``mb.simulate(..., sensitivities=True)``): variational
+equations along the flow and the saltation matrix at every event.
 
-Along a stance phase the state y = [q, q̇] (vector joints) flows by ẏ = f(t, y); its sensitivity
-Φ(t) = ∂y(t)/∂y(0) obeys the variational equation Φ̇ = A(t) Φ, A = ∂f/∂y, integrated with the
-state (here A by fourth-order central differences of the same right-hand side ``System.deriv`` the run uses —
-analytic dynamics derivatives can replace them where they exist).  The stance phase ends where
-the guard g(y) (the swing foot's height) reaches zero, at a time that itself depends on y(0):
+**Tangent coordinates.**  A state is y = [q, v, z]; its perturbations are tangent vectors
+δx = [η, δv, δz] (length n = 2·nv + nz) with the configuration moved by ``mb.integrate``:
+q ⊕ η (body-frame, the tangent space of ``mb.aba_derivatives``).  The run returns
+Φ(t) = ∂x(t)/∂x(0) in these coordinates (``traj.stm``, shape (T, n, n)) and ∂x(t)/∂τ
+(``traj.dx_dtau``, (T, n, nv)): the derivative with respect to a constant joint torque added to
+the controller's output over the whole run (for a constant-torque controller, the derivative with
+respect to that constant; the run itself is the one with nothing added).  The two arrays are
+attributes of the returned Trajectory only: slices (``traj[a:b]``) and saved files do not carry them.
 
-    ∂y⁻/∂y(0) = (I − f⁻ ∇gᵀ / (∇g · f⁻)) Φ(t⁻)          (the saltation of a terminal event)
+**Along the flow** (Hairer, Nørsett & Wanner, *Solving ODEs I*, §I.14): Z = [Φ | ∂x/∂τ] obeys
+Ż = A(t) Z + [0 | B(t)] with A = ∂f/∂x, B = ∂f/∂τ = [0; ∂q̈/∂τ].  On a joint group (spherical:
+SO(3), free: SE(3), planar: SE(2)) the kinematic rows are η̇ = δv − ad_v η (the derivative of
+q(t) ⊕ η(t) moving with body velocity v + δv); the dynamic rows ∂q̈/∂x come from
+``mb.aba_derivatives`` (analytic, Carpentier & Mansard 2018) plus the analytic parts of damping
+and smoothed friction and the controller's ∂τ/∂x (five-point differences of the controller).  Runs
+the analytic path does not cover (constraints, contact, gravity compensation, tendon springs, soft or resting
+stops, force callables) difference the whole right-hand side with the five-point stencil
+(truncation h⁴ and round-off ε/h both near 1e-12 at h = 1e-3).  A sampled (zero-order-hold)
+controller's held τ is a function of the state at its sample time: its sensitivity
+Ψ = ∂τ/∂x · Z(t_s) is updated there and drives Ż with B Ψ.
 
-and the heel-strike map H (impact, TMT eq. 9, and leg swap; algebraic and smooth) contributes its
-Jacobian ∂H/∂y⁻ (the same differences of H).  The stride map's Jacobian is then
-∂P/∂x = S ∂H/∂y⁻ ∂y⁻/∂y(0) E, with E, S the section's embedding and projection.  Its accuracy is
-the integration tolerance's (not a difference quotient of the whole stride, whose noise is the
-tolerance divided by the step).
+Z is integrated with the *same* integrator and steps as the state: for fixed steps the Butcher
+tableau with A at the same stage states (for vector joints Φ is then exactly the derivative of the
+computed step map, Hairer et al. "internal differentiation"; on a group it is the derivative of the
+flow to the method's order — first order for ``euler`` and ``semi_implicit``); adaptive runs
+integrate the augmented system [y, Z] under one error control.  The loop runs in Python step by
+step (each stage one compiled ABA and one ``aba_derivatives`` call), so a run with sensitivities is
+slower than a plain one (the double pendulum's 1 s at 1 ms RK4: about 0.1 s against 0.005 s).
+
+**At an event** with guard g(t, x) and reset x⁺ = R(t, x⁻), crossing at t_e(x₀)
+(Aizerman & Gantmacher 1958; Hiskens & Pai, IEEE TCAS-I 47(2), 2000, eq. 16):
+
+    Φ(t_e⁺) = S Φ(t_e⁻),   S = R_x + (f⁺ − R_x f⁻ − R_t) ∇gᵀ / (∇g · f⁻ + ∂g/∂t)
+
+with f⁻, f⁺ the tangent derivatives before and after, R_x, R_t the reset's Jacobians (five-point
+differences of the reset — for the TMT paper's impact map eq. (9) an algebraic, smooth function of
+(q, q̇) away from degenerate contacts) and ∇g the guard's gradient (differences).  At a *terminal*
+event the run stops at the crossing, so the last sample is the state at t_e(x₀) itself: f⁺ = 0.
+Without a reset and not terminal, S = I.  A grazing crossing (∇g · f⁻ + ∂g/∂t ≈ 0) has no
+saltation matrix: a ``ValueError`` says so.
+
+Fixed steps locate t_e on the step's own polynomial and restart the grid there.  The step that ends
+at the event uses its own rate ∂y/∂t_e (five-point differences in time) for f⁻, and the step that
+starts there adds ∂y/∂t_a · ∂t_e/∂x₀ in place of S's f⁺ term, so across events too Φ at the grid
+samples is the derivative of the computed flow (the two samples at t_e hold Φ(t_e⁻) and S Φ(t_e⁻)).
+
+Example — the double pendulum's Φ after 1 s, and the OpenDE report's colliding pendulum's jump
+of Φ at the wall (appendix D.5, bounce 1.0):
+
+>>> import numpy as np, multibody as mb
+>>> model = mb.models.double_pendulum()
+>>> traj = mb.simulate(model, [0.7, -0.4], [0.1, 0.3], 1.0, dt=1e-2, sensitivities=True)
+>>> traj.stm.shape, traj.dx_dtau.shape
+((101, 4, 4), (101, 4, 2))
+>>> wall = mb.joint_wall(model, "th1", -np.pi / 2, side="lower", restitution=1.0)
+>>> traj = mb.simulate(model, [0.0, 0.0], [-3.0, 0.0], 1.0, events=wall, sensitivities=True, limits="off")
+>>> k = int(np.flatnonzero(traj.t == traj.events[0].t)[0])      # samples k, k + 1: before and after
+>>> bool(np.abs(traj.stm[k + 1] - traj.stm[k]).max() > 1.0)
+True
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .system import System
+from ..dynamics.derivatives import aba_derivatives
+from ..errors import SimulationError
+from ..model.configuration import difference
+from ..model.joints import JointType
+from .events import EventMonitor
+from .integrators import ADAPTIVE, STEPPERS
+from .limits import smoothed_friction
+from .system import _NonFinite, non_finite_message
+from .trajectory import EventRecord, Trajectory, model_fingerprint
 
-#: relative step of the differences of the right-hand side, the guard and the reset: fourth-order
-#: central differences, so the truncation (h⁴) and the round-off (ε/h) both stay near 1e-12
+#: relative step of the five-point differences of right-hand sides, guards and resets
 DIFF_STEP = 1e-3
 
 
-def _central(fn, y, step=DIFF_STEP):
-    """∂fn/∂y by the five-point stencil (f(y−2h) − 8 f(y−h) + 8 f(y+h) − f(y+2h)) / 12h per column."""
-    y = np.asarray(y, float)
+def five_point(fn, n, steps):
+    """∂fn/∂s at s = 0 (s ∈ Rⁿ): column k is (f(−2h) − 8 f(−h) + 8 f(h) − f(2h)) / 12h, h = steps[k]."""
     cols = []
-    for k in range(len(y)):
-        h = step * max(1.0, abs(y[k]))
-        e = np.zeros(len(y))
+    for k in range(n):
+        h = steps[k]
+        e = np.zeros(n)
         e[k] = h
-        f = lambda d: np.asarray(fn(y + d * e), float)  # noqa: E731
-        cols.append((f(-2) - 8 * f(-1) + 8 * f(1) - f(2)) / (12 * h))
-    return np.column_stack(cols)
+        f = [np.asarray(fn(c * e), float) for c in (-2.0, -1.0, 1.0, 2.0)]
+        cols.append((f[0] - 8.0 * f[1] + 8.0 * f[2] - f[3]) / (12.0 * h))
+    return np.column_stack(cols) if cols else np.zeros((0, 0))
 
 
-def stride_jacobian(walker, x):
-    """(P(x), ∂P/∂x) of a :class:`~multibody.simulation.walker.Walker`'s stride map at section state x.
+def _skew(w):
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
-    Example — the simplest walking model's multipliers:
 
-    >>> import numpy as np
-    >>> from multibody.simulation.walker import tmt_biped
-    >>> model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
-    >>> Px, J = stride_jacobian(walker, [0.2003, -0.4006, -0.1998, 0.0])
-    >>> J.shape
-    (4, 4)
-    """
-    from scipy.integrate import solve_ivp
-    model = walker.model
-    if model.nq != model.nv:
-        raise ValueError("walker: variational stride Jacobians need vector joints (nq == nv)")
-    q0, qd0 = walker.state(x)
-    walker.pin.position = q0[walker.pin.q_index].copy()
-    system = System(model, walker.controller, None, walker.pin)
-    n = model.nq + model.nv
+def kinematic_block(space, v):
+    """∂η̇/∂η = −ad_v (nv × nv): zero for 1-dof joints, −[ω]× on SO(3), −ad on SE(3) / SE(2)."""
+    nv = space.nv
+    K = np.zeros((nv, nv))
+    for jt, _qs, vs in space.manifold:
+        if jt == JointType.SPHERICAL:
+            K[vs:vs + 3, vs:vs + 3] = -_skew(v[vs:vs + 3])
+        elif jt == JointType.FREE:     # twist [ω, u] (body frame): ad = [[ω×, 0], [u×, ω×]]
+            w, u = v[vs:vs + 3], v[vs + 3:vs + 6]
+            K[vs:vs + 3, vs:vs + 3] = -_skew(w)
+            K[vs + 3:vs + 6, vs:vs + 3] = -_skew(u)
+            K[vs + 3:vs + 6, vs + 3:vs + 6] = -_skew(w)
+        else:                          # planar [vx, vy, ω]: ad_v η = (ω J η_u − η_θ J u, 0)
+            ux, uy, w = v[vs:vs + 3]
+            K[vs:vs + 2, vs:vs + 2] = [[0.0, w], [-w, 0.0]]
+            K[vs:vs + 2, vs + 2] = [-uy, ux]
+    return K
 
-    def f(t, y):
-        return system.deriv(t, y)[0]
 
-    def rhs(t, z):
-        y = z[:n]
-        A = _central(lambda yy: f(t, yy), y)
-        return np.concatenate([f(t, y), (A @ z[n:].reshape(n, n)).ravel()])
+class Linearization:
+    """A(t, y) = ∂f/∂x and B(t, y) = ∂f/∂τ of a :class:`System` in tangent coordinates."""
 
-    def guard(t, z):
-        return walker.heel_height(t, z[:model.nq], z[model.nq:n])
-    guard.terminal, guard.direction = True, -1
+    def __init__(self, system, space):
+        self.system, self.space = system, space
+        self.nv, self.nz = space.nv, space.nz
+        self.n = 2 * self.nv + self.nz
 
-    z0 = np.concatenate([q0, qd0, np.eye(n).ravel()])
-    sol = solve_ivp(rhs, (0.0, walker.max_stride_time), z0, method="DOP853", rtol=walker.rtol, atol=walker.atol,
-                    events=guard)
-    if sol.status != 1 or not len(sol.t_events[0]):
-        raise ValueError(f"walker: no heel strike within {walker.max_stride_time} s from x = {x!r}")
-    z = sol.y_events[0][0]
-    y_minus, Phi = z[:n], z[n:].reshape(n, n)
-    f_minus = f(sol.t_events[0][0], y_minus)
-    grad = _central(lambda yy: [walker.heel_height(0.0, yy[:model.nq], yy[model.nq:])], y_minus)[0]
-    dy_minus = (np.eye(n) - np.outer(f_minus, grad) / (grad @ f_minus)) @ Phi
+    def analytic(self):
+        s = self.system
+        return (s.constraints is None and s.contact is None and s.f_ext_fn is None and s.gravcomp is None
+                and not s.tendons and not s.soft and not (s.limits is not None and s.limits.resting))
 
-    def strike(yy):
-        qp, qdp = walker.heel_strike(yy[:model.nq], yy[model.nq:])
-        return walker.section(qp, qdp)
-    H = _central(strike, y_minus)
-    E = np.zeros((n, 2 * walker.n_free))
-    E[walker.pin.free_q, np.arange(walker.n_free)] = 1.0
-    E[model.nq + walker.pin.free_v, walker.n_free + np.arange(walker.n_free)] = 1.0
-    return strike(y_minus), H @ dy_minus @ E
+    def perturbed(self, y, d):
+        """y ⊕ d for a tangent vector d."""
+        return self.space.advance(y, d, 1.0)
+
+    def steps(self, y):
+        nq, nv = self.space.nq, self.nv
+        mags = np.concatenate((np.zeros(nv), np.abs(y[nq:])))
+        return DIFF_STEP * np.maximum(1.0, mags)
+
+    def __call__(self, t, y):
+        nv, n = self.nv, self.n
+        s, space = self.system, self.space
+        q, v, z = space.split(y)
+        A = np.zeros((n, n))
+        A[:nv, :nv] = kinematic_block(space, v)
+        A[:nv, nv:2 * nv] = np.eye(nv)
+        if self.analytic():
+            tau = s.control(t, q, v)
+            tau_all = tau if s.damping is None else tau - s.damping * v
+            dtau_dv = np.zeros((nv, nv)) if s.damping is None else -np.diag(s.damping)
+            if s.friction is not None:
+                tau_all = tau_all + smoothed_friction(s.friction, v, s.friction_velocity)
+                vs = s.friction_velocity
+                dtau_dv -= np.diag(s.friction / vs * (1.0 - np.tanh(v / vs) ** 2))   # f/v_s sech²
+            Dq, Dv, Minv = aba_derivatives(s.model, q, v, tau_all, s.f_ext_const)
+            A[nv:, :nv], A[nv:, nv:] = Dq, Dv + Minv @ dtau_dv
+            if s.controller is not None and s.period is None:   # a continuous controller: ∂τ/∂x
+                D = self.controller_jacobian(t, y)
+                A[nv:, :] += Minv @ D
+            return A, Minv
+        # everything else: differences of the right-hand side (controller included)
+
+        def rates(yy, tau=None):
+            qq, vv, zz = space.split(yy)
+            qdd, _tau, zd, _info = s.accelerations(t, qq, vv, zz, tau=tau)
+            return np.concatenate((qdd, zd))
+
+        A[nv:, :] = five_point(lambda d: rates(self.perturbed(y, d)), n, self.steps(y))
+        tau0 = np.array(s.control(t, q, v), float)
+        B = five_point(lambda d: rates(y, tau0 + d), nv, DIFF_STEP * np.maximum(1.0, np.abs(tau0)))
+        return A, B[:nv]
+
+    def controller_jacobian(self, t, y):
+        """∂τ/∂x (nv × n) of the controller's output, five-point differences."""
+        s = self.system
+
+        def tau(d):
+            qq, vv, _ = self.space.split(self.perturbed(y, d))
+            return s._call_controller(t, qq, vv)
+        return five_point(tau, self.n, self.steps(y))
+
+    def forcing(self, B, psi):
+        """The ∂x/∂τ columns' and the held τ's drive: [0; B] (Ψ + [0 | I]) (n × (n + nv))."""
+        nv, n = self.nv, self.n
+        P = psi.copy()
+        P[:, n:] += np.eye(nv)
+        out = np.zeros((n, n + nv))
+        out[nv:2 * nv] = B @ P
+        return out
+
+
+# ---- events -----------------------------------------------------------------------------------
+def saltation(lin, ev, te, y_minus, terminal, f_minus=None):
+    """(S, y⁺, f⁺, ∂t_e/∂x⁻): the saltation matrix of event ``ev`` at (t_e, y⁻) (module docstring),
+    the reset state, the flow after it and the crossing time's gradient.  ``f_minus``: the rate at
+    which the (computed) state reaches y⁻ (default: the vector field f(y⁻))."""
+    space, system = lin.space, lin.system
+    nq, nv = space.nq, space.nv
+    model = space.model
+
+    stops = system.limits
+
+    def reset(tt, yy, keep=False):
+        """The reset; unless ``keep``, the hard stops' resting set is restored afterwards (a stop's
+        reset decides whether its joint comes to rest: only the nominal call may decide)."""
+        saved = None if stops is None else dict(stops.resting)
+        qq, vv, zz = space.split(yy)
+        try:
+            q1, v1 = ev.apply_reset(tt, qq, vv, nq, nv)
+        finally:
+            if saved is not None and not keep:
+                stops.resting.clear()
+                stops.resting.update(saved)
+        return space.normalise(np.concatenate((q1, v1, zz)))
+
+    if ev.reset is None and not terminal and f_minus is None:   # adaptive runs: S = I
+        return np.eye(lin.n), reset(te, y_minus, keep=True), None, np.zeros(lin.n)
+
+    def guard(tt, yy):
+        qq, vv, _ = space.split(yy)
+        return [ev.value(tt, qq, vv)]
+
+    # what depends on the state before the event first: a reset may change the system's state (a
+    # hard stop's joint coming to rest on it), so the nominal reset is the last one called
+    steps = lin.steps(y_minus)
+    h_t = DIFF_STEP * max(1.0, abs(te)) * 1e-1
+    if f_minus is None:
+        f_minus = system.deriv(te, y_minus)[0]
+    grad = five_point(lambda d: guard(te, lin.perturbed(y_minus, d)), lin.n, steps)[0]
+    g_t = five_point(lambda d: guard(te + d[0], y_minus), 1, [h_t])[0, 0]
+    y_ref = reset(te, y_minus)
+
+    def tangent(yy):   # y ⊖ y⁺ in tangent coordinates
+        if space.vector:
+            return yy - y_ref
+        return np.concatenate((difference(model, y_ref[:nq], yy[:nq]), yy[nq:] - y_ref[nq:]))
+
+    R_x = five_point(lambda d: tangent(reset(te, lin.perturbed(y_minus, d))), lin.n, steps)
+    R_t = five_point(lambda d: tangent(reset(te + d[0], y_minus)), 1, [h_t])[:, 0]
+    y_plus = reset(te, y_minus, keep=True)
+    f_plus = np.zeros(lin.n) if terminal else system.deriv(te, y_plus)[0]
+    denom = grad @ f_minus + g_t
+    if abs(denom) <= 1e-12 * max(1.0, np.linalg.norm(grad) * np.linalg.norm(f_minus)):
+        raise ValueError(f"sensitivities: event {ev.name!r} at t = {float(te)!r} grazes its guard "
+                         f"(∇g · f = {denom:.3g}); the flow's derivative does not exist there")
+    return R_x + np.outer(f_plus - R_x @ f_minus - R_t, grad) / denom, y_plus, f_plus, -grad / denom
+
+
+# ---- the runs ---------------------------------------------------------------------------------
+class _Record:
+    def __init__(self):
+        self.t, self.y, self.Z, self.held = [], [], [], []
+
+    def add(self, t, y, Z, held):
+        self.t.append(t)
+        self.y.append(np.array(y, float))
+        self.Z.append(np.array(Z, float))
+        self.held.append(held)
+
+
+def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=None):
+    """Record the samples before and after event i, S Z⁻ after; returns (y⁺, S Z⁻, f⁺, ∂t_e/∂[x₀, τ])."""
+    ev = monitor.events[i]
+    S, y1, f_plus, dte = saltation(lin, ev, te, ye, ev.terminal, f_minus)
+    Z1 = S @ Ze
+    space = lin.space
+    q, v, _ = space.split(ye)
+    rec.add(te, ye, Ze, system.held_tau)
+    fired.append(EventRecord(te, ev.name, q.copy(), v.copy(), y1[:space.nq].copy(),
+                             y1[space.nq:space.nq + space.nv].copy()))
+    rec.add(te, y1, Z1, system.held_tau)
+    monitor.fired(i, te, monitor.g[i], ev.reset is not None)
+    monitor.g = monitor.values(te, *space.split(y1)[:2])
+    return y1, Z1, f_plus, dte @ Ze
+
+
+def _step(integrator, space, G, t, y, Z, h):
+    """One fixed step of the state (the operations of ``integrators.STEPPERS``) and of Z."""
+    adv = space.advance
+    k1, info, d1 = G(t, y, Z)
+    if integrator == "euler":
+        return adv(y, k1, h), Z + h * d1, (k1, info)
+    if integrator == "semi_implicit":
+        nq, nv = space.nq, space.nv
+        v1 = y[nq:nq + nv] + h * k1[nv:2 * nv]
+        K = k1.copy()
+        K[:nv] = v1
+        Z1 = Z + h * d1
+        # η₁ = η + h (−ad_{v₁} η + δv₁): exact for vector joints, first order on a group
+        Z1[:nv] = Z[:nv] + h * (kinematic_block(space, v1) @ Z[:nv] + Z1[nv:2 * nv])
+        return adv(y, K, h), Z1, (k1, info)
+    if space.vector:   # classical RK4, the stage states of step_rk4
+        k2, _, d2 = G(t + 0.5 * h, y + (0.5 * h) * k1, Z + (0.5 * h) * d1)
+        k3, _, d3 = G(t + 0.5 * h, y + (0.5 * h) * k2, Z + (0.5 * h) * d2)
+        k4, _, d4 = G(t + h, y + h * k3, Z + h * d3)
+        return (y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4), Z + (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4),
+                (k1, info))
+    y2 = adv(y, k1, 0.5 * h)           # CF4 stage states; Z by classical RK4 along them
+    k2, _, d2 = G(t + 0.5 * h, y2, Z + (0.5 * h) * d1)
+    k3, _, d3 = G(t + 0.5 * h, adv(y, k2, 0.5 * h), Z + (0.5 * h) * d2)
+    k4, _, d4 = G(t + h, adv(y2, k3 - 0.5 * k1, h), Z + h * d3)
+    first = 0.25 * k1 + (k2 + k3) / 6.0 - k4 / 12.0
+    second = -k1 / 12.0 + (k2 + k3) / 6.0 + 0.25 * k4
+    return adv(adv(y, first, h), second, h), Z + (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4), (k1, info)
+
+
+class _Held:
+    """Ψ = ∂τ_held/∂[x₀, τ] of a sampled controller (zero for continuous ones)."""
+
+    def __init__(self, lin):
+        self.lin = lin
+        self.psi = np.zeros((lin.nv, lin.n + lin.nv))
+
+    def sample(self, t, y, Z):
+        s = self.lin.system
+        s.sample(t, *self.lin.space.split(y)[:2])
+        self.psi = self.lin.controller_jacobian(t, y) @ Z
+
+
+def run_with_sensitivities(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol,
+                           progress=False):
+    """``simulate``'s run with Z = [Φ | ∂x/∂τ] along (see the module docstring); a Trajectory with
+    ``stm`` (T, n, n) and ``dx_dtau`` (T, n, nv)."""
+    lin = Linearization(system, space)
+    held = _Held(lin)
+    n, nv = lin.n, lin.nv
+
+    def G(t, yy, Z):
+        K, info = system.deriv(t, yy)
+        A, B = lin(t, yy)
+        with np.errstate(over="ignore", invalid="ignore"):   # a blow-up is caught (and said) by the loop
+            return K, info, A @ Z + lin.forcing(B, held.psi)
+
+    Z = np.hstack((np.eye(n), np.zeros((n, nv))))
+    run = _fixed if integrator in STEPPERS else _adaptive
+    rec, fired, status, message = run(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol)
+    traj = _trajectory(model, space, system, rec, fired, status, message, integrator)
+    if status == "failed":
+        raise SimulationError(message, traj)
+    return traj
+
+
+def _time_rates(integrator, space, system, t_a, y_a, t_b, dt_a, dt):
+    """(∂y_b/∂t_a, ∂y_b/∂t_b) of the computed step y_b = step(t_a, y_a, t_b − t_a) (five-point
+    differences in time; ∂/∂t_a only when the step starts at an event, ``dt_a`` not None)."""
+    step = STEPPERS[integrator]
+    h = 1e-2 * dt     # the step is smooth in its ends (a polynomial in them for linear flows)
+
+    def end(d):
+        return np.asarray(step(space, system.deriv, t_a, y_a, t_b + d[0] - t_a)[0], float)
+
+    def start(d):
+        return np.asarray(step(space, system.deriv, t_a + d[0], y_a, t_b - t_a - d[0])[0], float)
+
+    def tangent(fn):
+        y_ref = fn(np.zeros(1))
+        if space.vector:
+            return five_point(lambda d: fn(d) - y_ref, 1, [h])[:, 0]
+        nq = space.nq
+        return five_point(lambda d: np.concatenate((difference(space.model, y_ref[:nq], fn(d)[:nq]),
+                                                    fn(d)[nq:] - y_ref[nq:])), 1, [h])[:, 0]
+    return (None if dt_a is None else tangent(start)), tangent(end)
+
+
+def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol):
+    """The fixed-step loop of ``core._run_fixed`` with Z along.  A step that ends at an event ends at
+    t_e(x₀): its Z gains ∂y/∂t_e · ∂t_e/∂[x₀, τ] with the computed step's own rate ∂y/∂t_e (for f⁻
+    in S), and the step after it, which starts at t_e(x₀), gains ∂y/∂t_a · ∂t_e/∂[x₀, τ] in place of
+    S's f⁺ term — so Φ at the grid samples is the derivative of the computed flow across events too."""
+    space, system = lin.space, lin.system
+    rec, fired = _Record(), []
+    status, message = "finished", ""
+    t = 0.0
+    monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
+    period, n_sample, eps = system.period, 0, 1e-9 * dt
+    plain_step = STEPPERS[integrator]
+    dt_a = None       # ∂(this step's start time)/∂[x₀, τ] when it starts at an event
+    rec.add(t, y, Z, None)
+    while t < t_final:
+        next_sample = math.inf
+        if period is not None:
+            if t >= n_sample * period - eps:
+                held.sample(t, y, Z)
+                n_sample = math.floor((t + eps) / period) + 1
+                if rec.t[-1] == t:
+                    rec.held[-1] = system.held_tau
+            next_sample = n_sample * period
+        k_next = math.floor(t / dt + 1e-9) + 1
+        t_next = min(k_next * dt, t_final)
+        if next_sample < t_next - eps:
+            t_next = next_sample
+        try:
+            y1, Z1, _ = _step(integrator, space, G, t, y, Z, t_next - t)
+            if not (math.isfinite(y1.sum()) and math.isfinite(Z1.sum())):
+                raise _NonFinite()
+            hit = None
+            if monitor is not None:
+                g_new = monitor.values(t_next, *space.split(y1)[:2])
+
+                def g_at(i, tt, t0=t, y0=y):
+                    ys = plain_step(space, system.deriv, t0, y0, tt - t0)[0]
+                    return monitor.events[i].value(tt, *space.split(ys)[:2])
+                hit = monitor.earliest(t, t_next, g_new, g_at)
+                if hit is None:
+                    monitor.g = g_new
+                else:
+                    te, i = hit
+                    ye, Ze, _ = _step(integrator, space, G, t, y, Z, te - t)
+                    if not np.all(np.isfinite(ye)):
+                        raise _NonFinite()
+            if hit is None and dt_a is not None:
+                Z1 = Z1 + np.outer(_time_rates(integrator, space, system, t, y, t_next, dt_a, dt)[0], dt_a)
+        except _NonFinite:
+            status, message = "diverged", non_finite_message(t, t_next)
+            break
+        if hit is not None:
+            D_a, D_b = _time_rates(integrator, space, system, t, y, te, dt_a, dt)
+            if dt_a is not None:
+                Ze = Ze + np.outer(D_a, dt_a)
+            y, Z, f_plus, dte = _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=D_b)
+            t = te
+            if monitor.events[i].terminal:
+                status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
+                break
+            if f_plus is not None:      # S Z⁻ + f⁺ δt_e: the reset state's own derivative; the next
+                Z = Z + np.outer(f_plus, dte)   # step adds its ∂y/∂t_a δt_e
+                dt_a = dte
+            continue
+        t, y, Z, dt_a = t_next, y1, Z1, None
+        on_grid = abs(t - k_next * dt) <= eps
+        if t >= t_final or (on_grid and k_next % record_every == 0):
+            rec.add(t, y, Z, system.held_tau)
+    return rec, fired, status, message
+
+
+def _adaptive(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol):
+    import scipy.integrate as si
+    Solver = getattr(si, ADAPTIVE[integrator])
+    space, system = lin.space, lin.system
+    nq, nv, n = space.nq, space.nv, space.n
+    shape = Z.shape
+
+    def fun(t, w):
+        yy = np.array(w[:n], dtype=float)
+        if space.quaternion_starts:
+            space.normalise(yy)
+        K, _info, D = G(t, yy, w[n:].reshape(shape))
+        out = np.empty(len(w))
+        out[:nq] = space.coordinate_rate(yy[:nq], yy[nq:nq + nv]) if not space.vector else K[:nv]
+        out[nq:n] = K[nv:]
+        out[n:] = D.ravel()
+        return out
+
+    def split(w):
+        return space.normalise(np.array(w[:n], dtype=float)), np.array(w[n:], dtype=float).reshape(shape)
+
+    rec, fired = _Record(), []
+    status, message = "finished", ""
+    t = 0.0
+    monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
+    sample_dt = dt * record_every
+    k_out, next_sample, n_sample = 1, math.inf, 1
+    if system.period is not None:
+        held.sample(t, y, Z)
+        next_sample = system.period
+    rec.add(t, y, Z, system.held_tau)
+
+    def emit_grid(sol, t_hi):
+        nonlocal k_out
+        while k_out * sample_dt <= t_hi + 1e-12 * sample_dt and k_out * sample_dt < t_final - 1e-12 * sample_dt:
+            rec.add(k_out * sample_dt, *split(sol(k_out * sample_dt)), system.held_tau)
+            k_out += 1
+
+    while t < t_final and status == "finished":
+        t_bound = t_final if next_sample >= t_final - 1e-12 * max(1.0, t_final) else next_sample
+        try:
+            solver = Solver(fun, t, np.concatenate((y, Z.ravel())), t_bound, rtol=rtol, atol=atol)
+        except _NonFinite:
+            status, message = "diverged", non_finite_message(t, t)
+            break
+        restart = False
+        while solver.status == "running":
+            try:
+                msg = solver.step()
+            except _NonFinite:
+                status, message = "diverged", non_finite_message(t, solver.t)
+                break
+            if solver.status == "failed":
+                status, message = "failed", f"integrator {integrator!r}: step failed at t = {float(solver.t)!r}: {msg}"
+                break
+            t_old, t_new = solver.t_old, solver.t
+            y_new, Z_new = split(solver.y)
+            if not (np.all(np.isfinite(y_new)) and np.all(np.isfinite(Z_new))):
+                status, message = "diverged", non_finite_message(t_old, t_new)
+                break
+            sol = solver.dense_output()
+            if monitor is not None:
+                g_new = monitor.values(t_new, *space.split(y_new)[:2])
+
+                def g_at(i, tt, sol=sol):
+                    return monitor.events[i].value(tt, *space.split(split(sol(tt))[0])[:2])
+                hit = monitor.earliest(t_old, t_new, g_new, g_at)
+                if hit is not None:
+                    te, i = hit
+                    emit_grid(sol, te)
+                    y, Z = _fire(lin, monitor, i, te, *split(sol(te)), rec, fired, system)[:2]
+                    t = te
+                    if monitor.events[i].terminal:
+                        status = "terminated"
+                        message = f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
+                    restart = True
+                    break
+                monitor.g = g_new
+            emit_grid(sol, t_new)
+            t, y, Z = t_new, y_new, Z_new
+        if status != "finished" or restart:
+            continue
+        if system.period is not None and t >= next_sample - 1e-12:
+            held.sample(t, y, Z)
+            n_sample += 1
+            next_sample = n_sample * system.period
+    if not rec.t or rec.t[-1] != t:
+        rec.add(t, y, Z, system.held_tau)
+    return rec, fired, status, message
+
+
+def _trajectory(model, space, system, rec, fired, status, message, integrator):
+    T = np.array(rec.t, float)
+    Y = np.array(rec.y).reshape(len(T), space.n)
+    nq, nv = space.nq, space.nv
+    qdd, tau = np.full((len(T), nv), np.nan), np.full((len(T), nv), np.nan)
+    for k in range(len(T)):
+        try:
+            a, tu, _zd, _info = system.accelerations(T[k], Y[k, :nq], Y[k, nq:nq + nv], Y[k, nq + nv:],
+                                                     tau=rec.held[k])
+            qdd[k], tau[k] = a, tu
+        except _NonFinite:
+            pass
+    Zs = np.array(rec.Z)
+    n = 2 * nv + space.nz
+    traj = Trajectory(t=T, q=Y[:, :nq].copy(), qd=Y[:, nq:nq + nv].copy(), qdd=qdd, tau=tau, model=model,
+                      events=fired, contact_state=Y[:, nq + nv:].copy() if space.nz else None, status=status,
+                      message=message, integrator=integrator, model_fingerprint=model_fingerprint(model),
+                      model_name=model.name, quaternion_starts=space.quaternion_starts)
+    traj.stm, traj.dx_dtau = Zs[:, :, :n].copy(), Zs[:, :, n:].copy()
+    return traj

@@ -17,7 +17,7 @@ from . import rollout
 from .constraints import Constraint, ConstraintSet
 from .controllers import PD, TorqueTable
 from ..dynamics.gravcomp import gravity_compensation_forces
-from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction
+from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, tendon_forces
 
 
 def non_finite_message(t0, t1):
@@ -115,6 +115,7 @@ class System:
         self.friction_velocity = _positive("friction_velocity", friction_velocity)
         gc = getattr(model, "gravcomp", None)
         self.gravcomp = None if gc is None or not np.any(np.asarray(gc) != 0) else np.asarray(gc, float)
+        self.tendons = tuple(getattr(model, "tendons", ()) or ())   # sprung/damped fixed tendons (MJCF)
         self.limits = limits if limits else None        # a JointLimits with at least one finite bound
         self.soft = self.limits is not None and self.limits.mode == "soft"
         self.last_z = np.zeros(self.nz)
@@ -131,7 +132,8 @@ class System:
         crossing a stop is handed back to the Python loop), but not with a sampled controller,
         whose hold the hand-over does not carry."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or events or progress
-                or self.constraints is not None or self.contact is not None or self.f_ext_fn is not None):
+                or self.constraints is not None or self.contact is not None or self.f_ext_fn is not None
+                or self.tendons):   # tendon springs are not in the compiled loop
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
         if not ok or (self.hard_stops and period):
@@ -171,7 +173,7 @@ class System:
 
     @property
     def passive_free(self):
-        return self.friction is None and self.gravcomp is None and self.limits is None
+        return self.friction is None and self.gravcomp is None and self.limits is None and not self.tendons
 
     def passive(self):
         """What the run applies besides the controller and the user's forces (for the record)."""
@@ -185,6 +187,8 @@ class System:
             out.append(f"friction (tanh, v_s = {self.friction_velocity:g})")
         if self.gravcomp is not None:
             out.append("gravcomp")
+        if self.tendons:
+            out.append("tendons")
         return tuple(out)
 
     # the constraints that stay closed through an impact, and the hard stops' forces
@@ -279,6 +283,8 @@ class System:
         tau_all = tau if self.damping is None else tau - self.damping * v
         if self.friction is not None:
             tau_all = tau_all + smoothed_friction(self.friction, v, self.friction_velocity)
+        if self.tendons:
+            tau_all = tau_all + tendon_forces(model, q, v)
         if self.soft:
             ts = self.limits.soft_forces(q, v)
             if ts is not None:

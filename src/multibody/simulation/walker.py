@@ -19,6 +19,7 @@ surface).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,6 +119,7 @@ class Walker:
         self.integrator, self.rtol, self.atol = integrator, rtol, atol
         self.max_stride_time = float(max_stride_time)
         self.n_free = len(self.pin.free_q)
+        self.record_every = 0.01   # time between kept samples of a stride's trajectory
 
     # ---- geometry and energy ---------------------------------------------------------------
     def feet(self, q):
@@ -168,21 +170,35 @@ class Walker:
         return np.concatenate([np.asarray(q)[self.pin.free_q], np.asarray(qd)[self.pin.free_v]])
 
     # ---- strides -------------------------------------------------------------------------------
-    def stride(self, q, qd, keep_trajectory=False, dt=None) -> Stride:
-        """Simulate from a post-strike state to (and through) the next heel strike.
+    def _sample_interval(self, record_every, dt, keep):
+        if dt is not None:
+            warnings.warn("dt: renamed record_every (the time between kept samples)", DeprecationWarning, stacklevel=3)
+            if record_every is None:
+                record_every = dt
+        if record_every is None:
+            return self.record_every if keep else self.max_stride_time / 20
+        return _checks.number("record_every", record_every, positive=True)
 
-        ``dt``: the kept trajectory's sample interval (default: ``max_stride_time / 20``, which
-        keeps only a few samples per stride; the integration accuracy is ``rtol``/``atol`` either way)."""
-        q = np.asarray(q, float)
-        sample = self.max_stride_time / 20 if dt is None else _checks.number("dt", dt, positive=True)
-        self.pin.position = q[self.pin.q_index].copy()
+    def _stance(self, q, qd, sample, sensitivities=False):
+        """The stance phase from (q, qd) to the heel strike (a terminal event): a Trajectory."""
+        self.pin.position = np.asarray(q, float)[self.pin.q_index].copy()
         strike = Event(self.heel_height, direction=-1, terminal=True, name="heel strike")
         traj = simulate(self.model, q, qd, self.max_stride_time, dt=sample,
                         integrator=self.integrator, rtol=self.rtol, atol=self.atol, controller=self.controller,
-                        constraints=self.pin, events=[strike])
+                        constraints=self.pin, events=[strike], sensitivities=sensitivities)
         if traj.status != "terminated":
             raise ValueError(f"walker: no heel strike within {self.max_stride_time} s from this state "
                              f"(the walker fell or stood still: {traj.status}, {traj.message})")
+        return traj
+
+    def stride(self, q, qd, keep_trajectory=False, record_every=None, dt=None) -> Stride:
+        """Simulate from a post-strike state to (and through) the next heel strike.
+
+        ``record_every``: the time between the kept trajectory's samples (default
+        ``Walker.record_every`` = 0.01 with ``keep_trajectory``; the heel strike's state is always
+        kept; the integration accuracy is ``rtol``/``atol`` either way).  ``dt`` is its old name."""
+        q = np.asarray(q, float)
+        traj = self._stance(q, qd, self._sample_interval(record_every, dt, keep_trajectory))
         ev = traj.events[-1]
         q_minus, qd_minus = ev.q_before, ev.qd_before
         q_plus, qd_plus = self.heel_strike(q_minus, qd_minus)
@@ -205,37 +221,96 @@ class Walker:
         s = self.stride(q, qd)
         return self.section(s.q_plus, s.qd_plus)
 
-    def walk(self, x, n_strides, keep_trajectory=False, dt=None) -> list:
+    def stride_jacobian(self, x):
+        """(P(x), ∂P/∂x): the stride map and its Jacobian by variational equations.
+
+        The stance phase runs with ``simulate(..., sensitivities=True)``: Φ along the flow and, at
+        the terminal heel-strike event, ∂y⁻/∂y(0) = (I − f⁻ ∇gᵀ / (∇g · f⁻)) Φ(t⁻)
+        (:mod:`multibody.simulation.sensitivity`).  The heel-strike map H (impact, TMT eq. 9, and
+        leg swap; algebraic and smooth) contributes its Jacobian ∂H/∂y⁻ (five-point differences),
+        and ∂P/∂x = S ∂H/∂y⁻ ∂y⁻/∂y(0) E with E, S the section's embedding and projection.  Exact
+        to the integration tolerance.
+
+        >>> from multibody.simulation.walker import tmt_biped
+        >>> model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
+        >>> Px, J = walker.stride_jacobian([0.2003, -0.4006, -0.1998, 0.0])
+        >>> J.shape
+        (4, 4)
+        """
+        from .sensitivity import DIFF_STEP, five_point
+        model = self.model
+        if model.nq != model.nv:
+            raise ValueError("walker: variational stride Jacobians need vector joints (nq == nv)")
+        q0, qd0 = self.state(x)
+        traj = self._stance(q0, qd0, self.max_stride_time, sensitivities=True)
+        nq, n = model.nq, model.nq + model.nv
+        y_minus = np.concatenate((traj.q[-1], traj.qd[-1]))
+        dy_minus = traj.stm[-1]
+
+        def strike(yy):
+            qp, qdp = self.heel_strike(yy[:nq], yy[nq:])
+            return self.section(qp, qdp)
+        H = five_point(lambda d: strike(y_minus + d), n, DIFF_STEP * np.maximum(1.0, np.abs(y_minus)))
+        E = np.zeros((n, 2 * self.n_free))
+        E[self.pin.free_q, np.arange(self.n_free)] = 1.0
+        E[nq + self.pin.free_v, self.n_free + np.arange(self.n_free)] = 1.0
+        return strike(y_minus), H @ dy_minus @ E
+
+    def walk(self, x, n_strides, keep_trajectory=False, record_every=None, dt=None) -> "Walk":
         """n strides from section state x; each starts with the stance foot moved back to the origin.
 
-        ``keep_trajectory``: keep each stride's trajectory, sampled every ``dt`` (see :meth:`stride`)."""
-        out = []
-        for _ in range(int(n_strides)):
+        Returns a :class:`Walk`: the list of :class:`Stride` and, with ``keep_trajectory`` (or a
+        ``record_every``), ``walk.trajectory``: one :class:`Trajectory` across the strides in world
+        (slope) coordinates, sampled every ``record_every`` (default 0.01) — see :meth:`gait`.
+
+        >>> from multibody.simulation.walker import tmt_biped
+        >>> model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
+        >>> walk = walker.walk([0.2003, -0.4006, -0.1998, 0.0], 2, record_every=0.05)
+        >>> len(walk), [ev.name for ev in walk.trajectory.events]
+        (2, ['heel strike 1', 'heel strike 2'])
+        """
+        if dt is not None:
+            warnings.warn("dt: renamed record_every (the time between kept samples)", DeprecationWarning,
+                          stacklevel=2)
+            record_every, dt = (dt if record_every is None else record_every), None
+        keep = bool(keep_trajectory) or record_every is not None
+        out = Walk()
+        for _ in range(_checks.integer("n_strides", n_strides, lo=0)):
             q, qd = self.state(x)
-            s = self.stride(q, qd, keep_trajectory, dt)
+            s = self.stride(q, qd, keep, record_every)
             out.append(s)
             x = self.section(s.q_plus, s.qd_plus)
+        if keep and out:
+            out.trajectory = self._joined(out)
         return out
 
-    def gait(self, x, n_strides, dt=0.01):
+    def gait(self, x, n_strides, record_every=0.01, dt=None):
         """(one :class:`Trajectory` across ``n_strides`` strides, the strides) from section state x.
 
-        The trajectory is sampled every ``dt`` within each stride (plus each heel strike's states
+        The trajectory is sampled every ``record_every`` within each stride (plus each heel strike's states
         before and after), its time runs on across strides, and the stance-foot coordinates carry
         the ground position (the strides themselves restart the stance foot at the origin): the
         walk in the slope's coordinates.  After each strike the legs swap labels, as in the TMT
         paper's figure of the state variables over 4 steps.
 
-        Example — the simplest walking model, 2 strides sampled every 0.05:
+        Example — the simplest walking model, 2 strides sampled every 0.05 (``walk(...).trajectory`` is the same):
 
         >>> import numpy as np
         >>> from multibody.simulation.walker import tmt_biped
         >>> model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
-        >>> traj, strides = walker.gait([0.2003, -0.4006, -0.1998, 0.0], 2, dt=0.05)
+        >>> traj, strides = walker.gait([0.2003, -0.4006, -0.1998, 0.0], 2, record_every=0.05)
         >>> bool(len(traj) > 2 * strides[0].duration / 0.05), [ev.name for ev in traj.events]
         (True, ['heel strike 1', 'heel strike 2'])
         """
-        strides = self.walk(x, n_strides, keep_trajectory=True, dt=dt)
+        if dt is not None:
+            warnings.warn("dt: renamed record_every (the time between kept samples)", DeprecationWarning,
+                          stacklevel=2)
+            record_every = dt
+        walk = self.walk(x, n_strides, keep_trajectory=True, record_every=record_every)
+        return walk.trajectory, list(walk)
+
+    def _joined(self, strides):
+        """One Trajectory across the strides, stance-foot coordinates carrying the ground position."""
         cols = self.pin.v_index
         t0, offset = 0.0, np.zeros(3)
         T, Q, QD, QDD, TAU, events = [], [], [], [], [], []
@@ -260,7 +335,13 @@ class Walker:
         return Trajectory(t=np.concatenate(T), q=np.concatenate(Q), qd=np.concatenate(QD), qdd=np.concatenate(QDD),
                           tau=np.concatenate(TAU), model=self.model, events=events, status="finished",
                           integrator=self.integrator, model_fingerprint=model_fingerprint(self.model),
-                          model_name=self.model.name), strides
+                          model_name=self.model.name)
+
+
+class Walk(list):
+    """The strides of :meth:`Walker.walk` (a list of :class:`Stride`) and, when kept,
+    ``trajectory``: one :class:`Trajectory` across them in world coordinates."""
+    trajectory = None
 
 
 @dataclass
@@ -285,7 +366,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6,
     ``stride_map``: a callable x -> P(x) or a :class:`Walker` (its ``stride_map``).  The Jacobian
     ∂P/∂x: ``jacobian="variational"`` (the default for a Walker with vector joints) integrates the
     variational equations with the stride and applies the heel strike's saltation
-    (:func:`multibody.simulation.sensitivity.stride_jacobian`), so the multipliers are exact to
+    (:meth:`Walker.stride_jacobian` with :mod:`multibody.simulation.sensitivity`), so the multipliers are exact to
     the integration tolerance; ``"differences"`` (the default for a callable) takes central
     differences of P with step ``fd_step`` per coordinate (good to about tolerance / fd_step).
     Newton solves (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
@@ -322,8 +403,7 @@ def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6,
 
     def jacobian_at(xx):
         if jacobian == "variational":
-            from .sensitivity import stride_jacobian
-            return stride_jacobian(walker, xx)[1]
+            return walker.stride_jacobian(xx)[1]
         J = np.empty((n, n))
         for k in range(n):
             dx = np.zeros(n)
@@ -357,7 +437,8 @@ def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0,
               upper_body=True):
     """The TMT paper's 3-link passive biped with upper body (table 1) as a ``(Model, Walker)`` pair.
 
-    The model is ``mb.models.biped_upper_body(...).model`` (keyword parameters: the paper's
+    The model has the tree of ``mb.models.biped_upper_body(...).model`` (built here, so that the
+    simulation package does not depend on the catalogue; keyword parameters: the paper's
     non-dimensional values — upper-body mass ``m_u``, hip mass ``m_b``, foot masses ``m_f``, leg
     length ``l_f``, upper-body length ``l_u``, hip spring ``k_h``, gravity ``g``, point-mass
     inertia ``I_0``; the slope ``gamma`` is this project's choice, the paper gives none).
@@ -378,15 +459,20 @@ def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0,
         _checks.number(name, v, positive=True)
     for name, v in dict(l_u=l_u, k_h=k_h, gamma=gamma, I_0=I_0).items():
         _checks.number(name, v)
-    if upper_body:
-        from ..models import biped_upper_body
-        model = biped_upper_body(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, l_u=l_u, k_h=k_h, g=g, gamma=gamma,
-                                 I_0=I_0).model
+    b = ModelBuilder("biped_upper_body" if upper_body else "simplest_walker",
+                     gravity=(g * np.sin(gamma), -g * np.cos(gamma), 0.0))
+    I0 = I_0 * np.eye(3)
+    b.add_body("foot_x", None, "Px", mass=0.0, allow_massless=True, joint_name="xs")
+    b.add_body("foot_y", "foot_x", "Py", mass=0.0, allow_massless=True, joint_name="ys")
+    if upper_body:   # the paper's point masses (mb.models.biped_upper_body's tree, built here)
+        b.add_body("stance_leg", "foot_y", "Rz", mass=m_f, inertia=I0, joint_name="q1", allow_massless=True)
+        b.add_body("hip", "stance_leg", "fixed", mass=m_b, inertia=I0, joint_translation=[0.0, l_f, 0.0],
+                   joint_name="hip_fixed", allow_massless=True)
+        b.add_body("swing_leg", "hip", "Rz", mass=m_f, com=[0.0, -l_f, 0.0], inertia=I0, joint_name="q2",
+                   allow_massless=True)
+        b.add_body("upper_body", "hip", "Rz", mass=m_u, com=[0.0, l_u, 0.0], inertia=I0, joint_name="q3",
+                   allow_massless=True)
     else:
-        b = ModelBuilder("simplest_walker", gravity=(g * np.sin(gamma), -g * np.cos(gamma), 0.0))
-        I0 = I_0 * np.eye(3)
-        b.add_body("foot_x", None, "Px", mass=0.0, allow_massless=True, joint_name="xs")
-        b.add_body("foot_y", "foot_x", "Py", mass=0.0, allow_massless=True, joint_name="ys")
         # stance leg: stance foot (m_f) at its origin, hip (m_b) at its far end, each with inertia I_0
         m_leg = m_f + m_b
         c = m_b * l_f / m_leg
@@ -395,7 +481,7 @@ def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0,
                    inertia=np.diag([Ipt, 0.0, Ipt]) + 2 * I0, joint_name="q1")
         b.add_body("swing_leg", "stance_leg", "Rz", mass=m_f, com=[0.0, -l_f, 0.0], inertia=I0,
                    joint_translation=[0.0, l_f, 0.0], joint_name="q2")
-        model = b.build()
+    model = b.build()
     hip_v = 3   # velocity index of q2
 
     def swap(model, q, qd):

@@ -32,7 +32,7 @@ def plot_gait(trajectory, strides=None, coordinates=None, title=None):
     >>> import matplotlib; matplotlib.use("Agg")
     >>> from multibody.simulation.walker import tmt_biped
     >>> model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
-    >>> traj, strides = walker.gait([0.2003, -0.4006, -0.1998, 0.0], 2, dt=0.05)
+    >>> traj, strides = walker.gait([0.2003, -0.4006, -0.1998, 0.0], 2, record_every=0.05)
     >>> fig = plot_gait(traj, strides)
     >>> [len(ax.lines) for ax in fig.axes]   # q1, q2 and two strike marks per panel
     [4, 4]
