@@ -189,12 +189,16 @@ def _loop():
     with open(src, "rb") as f:
         tag = hashlib.sha256(f.read()).hexdigest()[:16]
     cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "multibody")
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError:                               # no writable home: the temporary directory
+        cache = os.path.join(tempfile.gettempdir(), f"multibody-{os.getuid()}")
+        os.makedirs(cache, exist_ok=True)
     so = os.path.join(cache, f"ode_loop-{tag}.so")
     if not os.path.exists(so):
         cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
         if cc is None:
             raise OdeUnavailable("ode_loop.c: no C compiler (gcc) to build ODE's C stepping loop")
-        os.makedirs(cache, exist_ok=True)
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=cache)
         os.close(fd)
         r = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-DdDOUBLE", src, "-o", tmp, "-lode", "-lm"],
