@@ -41,8 +41,8 @@ def require_library(load, package: str, what: str):
     try:
         return load()
     except Exception as e:                  # the loader's own message says what is wrong
-        message = (f"{what}: {e}; `make test` installs Debian's {package} when run as root or with "
-                   f"passwordless sudo, or: sudo apt-get install {package}")
+        message = (f"{what}: {e} (`make test` installs Debian's {package} when run as root or with "
+                   "passwordless sudo)")
     if under_ci():
         pytest.fail(f"{message} (CI=true: a missing test dependency is a failure)", pytrace=False)
     pytest.skip(message, allow_module_level=True)

@@ -139,7 +139,7 @@ def load():
     if _lib is not None:
         return _lib
     name = ctypes.util.find_library("ode")
-    hint = f"install Debian's {PACKAGE} (sudo apt-get install {PACKAGE}; `make test` does it as root)"
+    hint = f"install Debian's {PACKAGE}: sudo apt-get install {PACKAGE}"
     if name is None:
         raise OdeUnavailable(f"libode (the Open Dynamics Engine) not found: {hint}")
     try:
@@ -265,6 +265,7 @@ class OdeWorld:
         self._callback = NEAR_CALLBACK(self._near)
         self._contact_buf = (dContact * MAX_CONTACTS)()
         self._closed = False
+        self.space_off = False                    # True: no collision detection (World(contacts=False))
         _worlds.add(self)
 
     # ---- building from the engine's world ------------------------------------------------------
@@ -388,8 +389,6 @@ class OdeWorld:
             L.dJointSetFixed(j)
         self.joints.append((kind, j))
         return len(self.joints) - 1
-
-    space_off = False
 
     # ---- stepping ------------------------------------------------------------------------------
     def _free_point_velocity(self, b, point):
