@@ -160,3 +160,14 @@ def test_missing_library_names_the_debian_package(monkeypatch):
     with pytest.raises(O.OdeUnavailable, match="libode-dev"):
         O.load()
     assert not O.available()
+
+
+def test_figures_are_drawn(tmp_path):
+    ref = R.double_pendulum(T=0.5)
+    o = R.ode_double_pendulum(T=0.5)
+    tr = R.colliding_traces()
+    # the traces show the bounce: both angles peak at the same step, near the contact event
+    assert int(np.argmax(tr["ode"])) == int(np.argmax(tr["engine"]))
+    assert abs(np.argmax(tr["ode"]) - tr["step_event"]) < 2
+    paths = R.plot_figures(tmp_path, ref["t"], ref["q_reduced"], {"ODE": (o["q"], o["energy"])}, tr)
+    assert all((tmp_path / p.split("/")[-1]).stat().st_size > 10000 for p in paths)

@@ -25,7 +25,7 @@ from .shapes import Box, Plane, Sphere
 from .world import World
 
 __all__ = ["double_pendulum", "colliding_pendulum", "scene", "SCENES", "agreement", "ode_double_pendulum",
-           "ode_colliding_pendulum", "table_5_2", "ode_report", "main"]
+           "ode_colliding_pendulum", "colliding_traces", "plot_figures", "table_5_2", "ode_report", "main"]
 
 
 def double_pendulum(T=10.0, dt=1e-3, erp=0.2, cfm=1e-10, every=10):
@@ -296,8 +296,72 @@ def _apexes(z, dt):
     return [z[i] - 0.1 for i in range(1, len(v)) if v[i - 1] > 0 >= v[i]]
 
 
-def ode_report(out=print):
-    """The report's experiments with ODE 0.16, mb.engine and the reduced equations side by side."""
+def colliding_traces(steps=520, dt=1e-3):
+    """Hinge angle after each of ``steps`` steps of appendix C.5's scene in ODE and in mb.engine
+    (figures 6.3 and 6.4): ``step``, ``ode``, ``engine`` [rad], and the corner's contact step and
+    the step the link hangs vertical (reduced solution)."""
+    from .ode import OdeWorld
+    world = colliding_pendulum_world(dt)
+    ode = OdeWorld.from_engine(world)
+    a_e, a_o = np.empty(steps + 1), np.empty(steps + 1)
+    a_e[0] = a_o[0] = 0.0
+    for k in range(steps):
+        world.step()
+        ode.step()
+        a_e[k + 1], a_o[k + 1] = world.joints[0].angle, ode.hinge_angle(0)[0]
+    ode.close()
+    _, t_e, _, t_vert = _wall_event()
+    return {"step": np.arange(steps + 1), "engine": a_e, "ode": np.unwrap(a_o), "step_event": t_e / dt,
+            "step_vertical": t_vert / dt}
+
+
+def plot_figures(folder, t, q_reference, runs, traces):
+    """Figures 5.9/5.13 (joint angles and energy of the double pendulum: ``runs`` maps a label to
+    (q, energy) sampled at ``t``, against ``q_reference``) and 6.3/6.4 (``colliding_traces``) as
+    PNG files in ``folder``; returns their paths."""
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(folder, exist_ok=True)
+    fig, ax = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
+    for j in range(2):
+        ax[j].plot(t, q_reference[:, j], "k-", lw=2.5, alpha=0.4, label="reduced, DOP853")
+    for label, (q, e) in runs.items():
+        n = min(len(t), len(q))
+        for j in range(2):
+            ax[j].plot(t[:n], q[:n, j], lw=1, label=label)
+        ax[2].plot(t[:n], e[:n] - e[0], lw=1, label=label)
+    ax[0].set_ylabel("q1 [rad]")
+    ax[1].set_ylabel("q2 [rad]")
+    ax[2].set_ylabel("E − E(0) [J]")
+    ax[2].set_xlabel("t [s]")
+    ax[0].legend(fontsize=7)
+    fig.suptitle("OpenDE report figs. 5.9-5.13: double pendulum, dt = 1 ms")
+    first = os.path.join(folder, "fig5_double_pendulum.png")
+    fig.savefig(first, dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    for a, lo in zip(ax, (0, int(traces["step_vertical"]) - 15)):
+        s = traces["step"] >= lo
+        a.plot(traces["step"][s], traces["ode"][s], "o-", ms=3, label="ODE 0.16 dWorldStep")
+        a.plot(traces["step"][s], traces["engine"][s], "x--", ms=3, label="mb.engine")
+        a.axvline(traces["step_event"], color="r", lw=1, label="corner reaches the wall (reduced)")
+        a.axvline(traces["step_vertical"], color="g", lw=1, label="link vertical (reduced)")
+        a.set_xlabel("step")
+        a.set_ylabel("hinge angle [rad]")
+    ax[1].legend(fontsize=7)
+    fig.suptitle("OpenDE report figs. 6.3-6.4: colliding pendulum, bounce 1.0")
+    second = os.path.join(folder, "fig6_colliding_pendulum.png")
+    fig.savefig(second, dpi=100)
+    plt.close(fig)
+    return [first, second]
+
+
+def ode_report(out=print, plot=None):
+    """The report's experiments with ODE 0.16, mb.engine and the reduced equations side by side;
+    ``plot`` a folder for the figures' PNG files (:func:`plot_figures`)."""
     from .ode import version
     out(f"ODE: {version()}")
     out("Ch. 5, figures 5.9-5.13: double pendulum, 10 s, dt = 1 ms; |Δq| against the reduced solution (DOP853)")
@@ -319,6 +383,10 @@ def ode_report(out=print):
         out(f"  {label:38s} |Δq| to 1/3/6/10 s [rad] {cols}   energy range {np.ptp(e):.4f} J")
     e_ode = np.ptp(runs["ODE dWorldStep (ERP 0.2, CFM 1e-10)"][1])
     e_eul = np.ptp(eu["energy"])
+    if plot:
+        keep = ("ODE dWorldStep (ERP 0.2, CFM 1e-10)", "mb.engine, exact (ERP 0.2)", "reduced, explicit Euler (case 4)")
+        paths = plot_figures(plot, t, ref["q_reduced"], {k: runs[k] for k in keep}, colliding_traces())
+        out(f"  figures: {', '.join(paths)}")
     out(f"  finding 1 (ODE's energy fluctuates more than explicit Euler's): "
         f"{'still shown' if e_ode > e_eul else 'NOT shown'} by ODE 0.16 "
         f"({e_ode:.3f} J against {e_eul:.3f} J)")
@@ -366,11 +434,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m multibody.engine.report", description=__doc__.splitlines()[0])
     ap.add_argument("--ode", action="store_true",
                     help="redo the figures' numbers and table 5.2 with ODE 0.16 (libode-dev) beside mb.engine")
+    ap.add_argument("--plot", metavar="FOLDER", help="with --ode: also draw figures 5.9-5.13 and 6.3-6.4 as PNG files")
     args = ap.parse_args(argv)
+    if args.plot and not args.ode:
+        ap.error("--plot: needs --ode")
     if args.ode:
         from .ode import OdeUnavailable
         try:
-            return ode_report()
+            return ode_report(plot=args.plot)
         except OdeUnavailable as e:
             print(f"--ode: {e}")
             return 2
