@@ -1,6 +1,7 @@
-"""Programs from Debian that some tests drive (``tools/system-deps`` installs them for ``make test``).
+"""Programs and libraries from Debian that some tests drive (``tools/system-deps`` installs them for
+``make test``).
 
-Without the program a test module is skipped with one visible line that says how to enable it —
+Without the program (or library) a test module is skipped with one visible line that says how to enable it —
 except under CI (``CI=true``), where CI installs everything and a missing program is a failure.
 """
 from __future__ import annotations
@@ -26,6 +27,22 @@ def require_program(names, package: str, what: str) -> str:
             return path
     message = (f"{what}: {names[0]} not found; `make test` installs Debian's {package} when run as root "
                f"or with passwordless sudo, or: sudo apt-get install {package}")
+    if under_ci():
+        pytest.fail(f"{message} (CI=true: a missing test dependency is a failure)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
+def require_library(load, package: str, what: str):
+    """What ``load()`` returns; if it raises (the library is missing or unusable), skip the calling
+    module with one line naming the Debian ``package`` (fail under CI).
+
+    Call at module level: ``LIB = require_library(ode.load, "libode-dev", "the ODE comparison tests")``.
+    """
+    try:
+        return load()
+    except Exception as e:                  # the loader's own message says what is wrong
+        message = (f"{what}: {e} (`make test` installs Debian's {package} when run as root or with "
+                   "passwordless sudo)")
     if under_ci():
         pytest.fail(f"{message} (CI=true: a missing test dependency is a failure)", pytrace=False)
     pytest.skip(message, allow_module_level=True)

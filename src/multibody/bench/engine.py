@@ -11,6 +11,12 @@ falling pile of 100 boxes onto a plane, with the engine's defaults (``solver='au
 process's CPU time (``time.process_time``: the machine's load does not count), engine and MuJoCo
 and the scenes interleaved.
 
+ODE rows: the same two scenes in the Open Dynamics Engine 0.16 itself (Debian's libode-dev,
+:mod:`multibody.engine.ode`; ``OdeWorld.from_engine`` copies the engine's world), stepped in C
+(``ode_loop.c``: collide, contact joints, step), with ``dWorldQuickStep`` at the engine world's
+iterations (chain 50, pile 20) and SOR, and with ``dWorldStep`` (exact pivoting); the ratio is
+the engine with its defaults against ODE's quick step.  Without libode one line says so.
+
 ``--solvers`` instead times one step of exact pivoting against one quick step as the rows grow,
 on piles of k settled boxes and on chains whose joint rows go to dense pivoting: the measurement
 behind ``World.exact_rows``.
@@ -152,11 +158,26 @@ def solver_crossover(steps=20, piles=(1, 2, 3, 4, 6, 8), chains=(5, 10, 15, 20, 
     return out
 
 
-def time_engine(make, steps):
+def time_engine(make, steps, skip=0):
     world = make()
+    world.run(skip)
     t0 = time.process_time()
     world.run(steps)
     return steps / (time.process_time() - t0), world
+
+
+def time_ode(make, steps, quick, skip=0):
+    """Steps per second of ODE on the engine world ``make()``, over the ``steps`` steps that
+    follow ``skip`` untimed quick steps, and the contacts of the last step."""
+    from multibody.engine.ode import OdeWorld
+    ode = OdeWorld.from_engine(make(), fdir="plane")
+    ode.run(skip, True)
+    t0 = time.process_time()
+    ode.run(steps, quick)
+    rate = steps / (time.process_time() - t0)
+    n = ode.n_contacts
+    ode.close()
+    return rate, n
 
 
 def time_mujoco(xml, steps):
@@ -176,6 +197,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m multibody.bench.engine", description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=5000, help="steps per timed run (default 5000)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per scene, best kept (default 3)")
+    ap.add_argument("--ode-exact-steps", type=int, default=500,
+                    help="steps per timed ODE dWorldStep run of the pile (slow: pivoting; default 500)")
+    ap.add_argument("--no-ode", action="store_true", help="leave out the ODE rows")
     ap.add_argument("--solvers", action="store_true",
                     help="time exact pivoting against the quick step as the rows grow (behind World.exact_rows)")
     args = ap.parse_args(argv)
@@ -190,14 +214,41 @@ def main(argv=None):
               ("pile of 100 boxes", pile_world, pile_mjcf()),
               ("pile, solver='pgs'", partial(pile_world, solver="pgs"), pile_mjcf()))
     eng, mj, last = [0.0] * len(scenes), [0.0] * len(scenes), [None] * len(scenes)
+    ode_quick, ode_exact, eng_tail, ode_why = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], None
+    if not args.no_ode:
+        from multibody.engine.ode import OdeUnavailable, load
+        try:
+            load()
+        except OdeUnavailable as e:
+            ode_why = str(e)
+    else:
+        ode_why = "--no-ode"
     for _ in range(args.repeat):                 # the scenes interleaved too: the defaults against 'pgs'
         for k, (name, make, xml) in enumerate(scenes):
             rate, world = time_engine(make, args.steps)
             eng[k], last[k] = max(eng[k], rate), world.last_step
             mj[k] = max(mj[k], time_mujoco(xml, args.steps))
+            if ode_why is None and k < 2:
+                ode_quick[k] = max(ode_quick[k], time_ode(make, args.steps, True)[0])
+                # ODE's pivoting on the whole pile takes seconds a step: the last steps only, and
+                # the engine's defaults timed on the same steps for its ratio
+                tail = args.steps if k == 0 else min(args.steps, args.ode_exact_steps)
+                ode_exact[k] = max(ode_exact[k], time_ode(make, tail, False, args.steps - tail)[0])
+                eng_tail[k] = max(eng_tail[k], time_engine(make, tail, args.steps - tail)[0])
     for (name, _, _), e, m, ls in zip(scenes, eng, mj, last):
         print(f"{name:22s} engine {e:10.0f} steps/s   MuJoCo {m:10.0f} steps/s   engine/MuJoCo = {e / m:5.2f}"
               f"   ({ls.solver}{', tree' if ls.tree else ''}, {ls.n_contacts} contacts in the last step)")
+    if ode_why is None:
+        for k in range(2):
+            name, make = scenes[k][0], scenes[k][1]
+            w = make()
+            tail = args.steps if k == 0 else min(args.steps, args.ode_exact_steps)
+            print(f"{name:22s} ODE 0.16 dWorldQuickStep ({w.iterations} sweeps) {ode_quick[k]:10.0f} steps/s   "
+                  f"engine defaults/ODE quick = {eng[k] / ode_quick[k]:5.2f}")
+            print(f"{'':22s} ODE 0.16 dWorldStep, last {tail} steps {ode_exact[k]:10.0f} steps/s   "
+                  f"engine defaults on the same steps/ODE dWorldStep = {eng_tail[k] / ode_exact[k]:5.2f}")
+    else:
+        print(f"ODE rows left out: {ode_why}")
     for kind in ("box", "cylinder"):
         eng_us, coal_us, per = narrow_phase_cost(kind)
         print(f"box-{kind:8s} narrow phase: engine C {eng_us:6.2f} µs/pair ({per:.0f} points)   coal via Python "
