@@ -118,13 +118,20 @@ static PyObject *Sim_ray_cast_locked(SimObject *self, PyObject *args)
     int64_t *ray = malloc(sizeof(int64_t) * (size_t)(cap > 0 ? cap : 1));
     if (!hits || !ray) { free(hits); free(ray); Py_DECREF(O); Py_DECREF(Dd); return PyErr_NoMemory(); }
     world_geom_poses(W);
+    /* a hierarchy over the geoms pays for itself after a few rays through a crowded world */
+    RayTree T, *tree = NULL;
+    if (n >= 8 && W->ng >= 32) {
+        if (ray_tree_build(W, &T)) { free(hits); free(ray); Py_DECREF(O); Py_DECREF(Dd); return PyErr_NoMemory(); }
+        tree = &T;
+    }
     const double *o = PyArray_DATA(O), *d = PyArray_DATA(Dd);
     npy_intp k = 0;
     for (npy_intp i = 0; i < n; i++) {
-        int c = world_ray(W, o + 3 * i, d + 3 * i, tmax, all, hits + k);
+        int c = world_ray(W, tree, o + 3 * i, d + 3 * i, tmax, all, hits + k);
         for (int q = 0; q < c; q++) ray[k + q] = i;
         k += c;
     }
+    if (tree) ray_tree_free(tree);
     Py_DECREF(O); Py_DECREF(Dd);
     npy_intp d1[1] = {k}, d3[2] = {k, 3};
     PyObject *ri = PyArray_ZEROS(1, d1, NPY_INT64, 0), *gi = PyArray_ZEROS(1, d1, NPY_INT64, 0),

@@ -347,7 +347,10 @@ int ray_geom(const GeomPose *g, const double *plane, const double *o, const doub
 /* a convex polytope { x : n_i . x <= d_i }, planes nf x 4 (n_i unit, d_i), by slab clipping */
 int ray_convex_planes(const double *planes, int nf, const double *o, const double *d, double tmax, double *t, double *normal);
 typedef struct { int geom; double t, normal[3]; } RayHit;
-int world_ray(const EngineWorld *W, const double *o, const double *d, double tmax, int all, RayHit *out);
+typedef struct { BvhNode *nodes; int *geoms; int n, nnodes; } RayTree;   /* over the non-plane geoms */
+int ray_tree_build(const EngineWorld *W, RayTree *T);    /* -1: no memory */
+void ray_tree_free(RayTree *T);
+int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const double *d, double tmax, int all, RayHit *out);
 /* poses and bounding boxes of every geom at the current state (step.c) */
 void world_geom_poses(EngineWorld *W);
 /* closest points c1, c2 of the segments p1-q1 and p2-q2 (collide.c) */

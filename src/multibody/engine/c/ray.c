@@ -179,31 +179,120 @@ int ray_geom(const GeomPose *g, const double *plane, const double *o, const doub
     return hit;
 }
 
+/* ---- many rays: a hierarchy over the geoms' bounding boxes ------------------------------------ */
+/* Built once per batch of rays (median splits as the triangle meshes', at most LEAF geoms a leaf),
+ * so each ray visits O(log n) boxes instead of all n; planes, unbounded, stay outside it. */
+#define LEAF 4
+typedef struct { double c, lo[3], hi[3]; int g; } GItem;
+static int cmp_gitem(const void *a, const void *b)
+{
+    double x = ((const GItem *)a)->c, y = ((const GItem *)b)->c;
+    return (x > y) - (x < y);
+}
+
+static int tree_node(RayTree *T, GItem *it, int first, int count)
+{
+    int id = T->nnodes++;
+    BvhNode *nd = T->nodes + id;
+    copy3(it[first].lo, nd->lo); copy3(it[first].hi, nd->hi);
+    for (int i = 1; i < count; i++) for (int k = 0; k < 3; k++) {
+        if (it[first + i].lo[k] < nd->lo[k]) nd->lo[k] = it[first + i].lo[k];
+        if (it[first + i].hi[k] > nd->hi[k]) nd->hi[k] = it[first + i].hi[k];
+    }
+    if (count <= LEAF) { nd->left = first; nd->count = count; return id; }
+    int ax = 0;
+    for (int k = 1; k < 3; k++) if (nd->hi[k] - nd->lo[k] > nd->hi[ax] - nd->lo[ax]) ax = k;
+    for (int i = 0; i < count; i++) it[first + i].c = it[first + i].lo[ax] + it[first + i].hi[ax];
+    qsort(it + first, (size_t)count, sizeof(GItem), cmp_gitem);
+    nd->count = 0;
+    tree_node(T, it, first, count / 2);                     /* left child: id + 1 */
+    int right = tree_node(T, it, first + count / 2, count - count / 2);
+    T->nodes[id].left = right;
+    return id;
+}
+
+int ray_tree_build(const EngineWorld *W, RayTree *T)
+{
+    memset(T, 0, sizeof *T);
+    int n = 0;
+    for (int g = 0; g < W->ng; g++) if (W->gp[g].type != G_PLANE) n++;
+    T->geoms = malloc(sizeof(int) * (size_t)(n + 1));
+    T->nodes = malloc(sizeof(BvhNode) * (size_t)(2 * n + 1));
+    GItem *it = malloc(sizeof(GItem) * (size_t)(n + 1));
+    if (!T->geoms || !T->nodes || !it) { free(it); ray_tree_free(T); return -1; }
+    n = 0;
+    for (int g = 0; g < W->ng; g++) {
+        const GeomPose *G = W->gp + g;
+        if (G->type == G_PLANE) continue;
+        copy3(G->lo, it[n].lo); copy3(G->hi, it[n].hi); it[n].g = g; n++;
+    }
+    if (n) tree_node(T, it, 0, n);
+    for (int i = 0; i < n; i++) T->geoms[i] = it[i].g;
+    T->n = n;
+    free(it);
+    return 0;
+}
+
+void ray_tree_free(RayTree *T) { free(T->geoms); free(T->nodes); T->geoms = NULL; T->nodes = NULL; }
+
+/* slab test of the ray against a box within [0, reach] */
+static int crosses(const double *lo, const double *hi, const double *o, const double *inv, double reach)
+{
+    double t0 = 0, t1 = reach;
+    for (int k = 0; k < 3; k++) {
+        double a = (lo[k] - o[k]) * inv[k], b = (hi[k] - o[k]) * inv[k];
+        if (isnan(a) || isnan(b)) { if (o[k] < lo[k] || o[k] > hi[k]) return 0; continue; }   /* 0 * inf */
+        if (a > b) { double x = a; a = b; b = x; }
+        if (a > t0) t0 = a;
+        if (b < t1) t1 = b;
+        if (t0 > t1) return 0;
+    }
+    return 1;
+}
+
+static int test_geom(const EngineWorld *W, int g, const double *o, const double *d, const double *inv, int all,
+                     double *reach, RayHit *out, int n)
+{
+    const GeomPose *G = W->gp + g;
+    if (G->type != G_PLANE && !crosses(G->lo, G->hi, o, inv, *reach)) return n;
+    double t, nrm[3];
+    if (!ray_geom(G, W->planes + 4 * g, o, d, *reach, &t, nrm)) return n;
+    RayHit *h = out + (all ? n : 0);
+    h->geom = g; h->t = t; copy3(nrm, h->normal);
+    if (all) return n + 1;
+    *reach = t;
+    return 1;
+}
+
 /* Every geom the ray hits (all != 0: out has room for ng; one hit per geom, unsorted) or only
- * the nearest (out has room for one).  The poses must be current (world_geom_poses). */
-int world_ray(const EngineWorld *W, const double *o, const double *d, double tmax, int all, RayHit *out)
+ * the nearest (out has room for one).  The poses must be current (world_geom_poses); T, when
+ * given, is the hierarchy over them (ray_tree_build), else every geom's box is tested. */
+int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const double *d, double tmax, int all, RayHit *out)
 {
     double inv[3] = {1.0 / d[0], 1.0 / d[1], 1.0 / d[2]}, reach = tmax;
     int n = 0;
-    for (int g = 0; g < W->ng; g++) {
-        const GeomPose *G = W->gp + g;
-        if (G->type != G_PLANE) {                          /* its bounding box first */
-            double t0 = 0, t1 = reach; int miss = 0;
-            for (int k = 0; k < 3 && !miss; k++) {
-                double a = (G->lo[k] - o[k]) * inv[k], b = (G->hi[k] - o[k]) * inv[k];
-                if (isnan(a) || isnan(b)) { if (o[k] < G->lo[k] || o[k] > G->hi[k]) miss = 1; continue; }
-                if (a > b) { double x = a; a = b; b = x; }
-                if (a > t0) t0 = a;
-                if (b < t1) t1 = b;
-                if (t0 > t1) miss = 1;
-            }
-            if (miss) continue;
+    if (!T) {
+        for (int g = 0; g < W->ng; g++) n = test_geom(W, g, o, d, inv, all, &reach, out, n);
+        return n;
+    }
+    for (int g = 0; g < W->ng; g++) if (W->gp[g].type == G_PLANE) n = test_geom(W, g, o, d, inv, all, &reach, out, n);
+    if (!T->n) return n;
+    int stack[128], sp = 0;
+    stack[sp++] = 0;
+    while (sp) {
+        const BvhNode *nd = T->nodes + stack[--sp];
+        if (!crosses(nd->lo, nd->hi, o, inv, reach)) continue;
+        if (nd->count) {
+            for (int i = 0; i < nd->count; i++) n = test_geom(W, T->geoms[nd->left + i], o, d, inv, all, &reach, out, n);
+            continue;
         }
-        double t, nrm[3];
-        if (!ray_geom(G, W->planes + 4 * g, o, d, reach, &t, nrm)) continue;
-        RayHit *h = out + (all ? n : 0);
-        h->geom = g; h->t = t; copy3(nrm, h->normal);
-        if (all) n++; else { n = 1; reach = t; }
+        if (sp + 2 > 128) continue;                         /* deeper than median splits make */
+        int a = (int)(nd - T->nodes) + 1, b = nd->left;
+        /* the child nearer the origin along the ray last, so it is popped first */
+        const BvhNode *na = T->nodes + a, *nb = T->nodes + b;
+        double ca = 0, cb = 0;
+        for (int k = 0; k < 3; k++) { ca += (na->lo[k] + na->hi[k]) * d[k]; cb += (nb->lo[k] + nb->hi[k]) * d[k]; }
+        if (ca <= cb) { stack[sp++] = b; stack[sp++] = a; } else { stack[sp++] = a; stack[sp++] = b; }
     }
     return n;
 }

@@ -24,11 +24,10 @@
 TriangleCollideFn trimesh_convex_triangle = NULL;
 
 /* ---- building the hierarchy -------------------------------------------------------------------- */
-typedef struct { double c[3]; int t; } Item;
-static int sort_axis;
+typedef struct { double c[3], key; int t; } Item;   /* key: the centroid along the split axis */
 static int cmp_item(const void *a, const void *b)
 {
-    double x = ((const Item *)a)->c[sort_axis], y = ((const Item *)b)->c[sort_axis];
+    double x = ((const Item *)a)->key, y = ((const Item *)b)->key;
     return (x > y) - (x < y);
 }
 
@@ -64,7 +63,7 @@ static int build_node(TriMesh *m, const int64_t *tri, Item *items, int first, in
     }
     int ax = 0;
     for (int k = 1; k < 3; k++) if (chi[k] - clo[k] > chi[ax] - clo[ax]) ax = k;
-    sort_axis = ax;
+    for (int i = 0; i < count; i++) items[first + i].key = items[first + i].c[ax];
     qsort(items + first, (size_t)count, sizeof(Item), cmp_item);
     int half = count / 2;
     nd->count = 0;
