@@ -175,11 +175,12 @@ class TriangleMesh(Shape):
     frame and ``triangles`` (m, 3) vertex indices, front side counter-clockwise.
 
     Add it with ``World.add_geom(mesh)`` (static only, posed by ``position``/``quaternion``).
-    Spheres, boxes and capsules collide with it; every shape is found by ``World.ray_cast``.
-    Contacts push along a triangle's face normal where the shape is over its interior, so shapes
-    slide over the shared edges of coplanar triangles as over a plane; a shape whose centre is
-    behind a triangle is not pushed through it.  Cylinders do not collide with meshes (no
-    cylinder-triangle pair; give a wheel a capsule or sphere on terrain).
+    Spheres, boxes, capsules and cylinders collide with it (convex meshes through a hook in
+    ``c/trimesh.c``); ``World.ray_cast`` finds it.  Contacts push along a triangle's face normal
+    where the shape is over its interior, so shapes slide over the shared edges of coplanar
+    triangles as over a plane (spheres and capsules meeting an edge or corner of a ridge take the
+    direction from it; boxes and cylinders are pushed along the face normal of the triangles
+    under them, as on terrain).  A shape whose centre is behind a triangle is not pushed through it.
 
     >>> from multibody.engine import TriangleMesh
     >>> floor = TriangleMesh([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)], [(0, 1, 2), (0, 2, 3)])

@@ -12,6 +12,7 @@
  * triangles sees the plane's normal and nothing else (no snagging).  Boxes are pushed along the
  * face normal of the triangles under them (terrain): their corners below a triangle, the
  * triangle's corners inside the box and the points where the triangle's edges leave the box.
+ * Cylinders likewise, by their rim points below a triangle and the triangle's corners inside them.
  * Contacts from neighbouring triangles at one point are merged (the deepest kept).
  * Shapes behind a triangle (centre under its plane) are not pushed through it.
  */
@@ -285,7 +286,7 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
             v[k] = b->p[k] + ((s & 1) ? b->h[0] : -b->h[0]) * b->A[0][k] + ((s & 2) ? b->h[1] : -b->h[1]) * b->A[1][k]
                  + ((s & 4) ? b->h[2] : -b->h[2]) * b->A[2][k];
         double depth = d - dot3(n, v);
-        if (depth < 0 || !inside_triangle(v, t, n, 0.0)) continue;
+        if (depth < 0 || !inside_triangle(v, t, n, B->tol)) continue;
         double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * n[k];
         keep(B, pos, n, depth, 1, ti);
     }
@@ -317,6 +318,39 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
             for (int k = 0; k < 3; k++) pos[k] = x[k] - 0.5 * depth * n[k];
             keep(B, pos, n, depth, 1, ti);
         }
+    }
+}
+
+/* ---- cylinder ---------------------------------------------------------------------------------- */
+/* As box_triangle, along the face normal: the rim points cylinder_plane (collide.c) takes against
+ * the triangle's plane (the lowest points of both caps, and a quarter turn either side) where they
+ * are below the triangle, and the triangle's corners inside the cylinder. */
+static void cylinder_triangle(const GeomPose *g, const double t[3][3], const double *n, int ti, Buffer *B)
+{
+    double R = g->size[0], hl = 0.5 * g->size[1], ax[3] = {g->R[2], g->R[5], g->R[8]}, u[3], v[3];
+    double d = dot3(n, t[0]), c = dot3(n, g->p), a = dot3(n, ax);
+    if (c < d) return;                                        /* centre behind the triangle */
+    double s2 = 1 - a * a, bottom = c - hl * fabs(a) - R * sqrt(s2 > 0 ? s2 : 0);
+    if (bottom > d) return;
+    for (int k = 0; k < 3; k++) u[k] = -(n[k] - a * ax[k]);  /* down the plane, across the axis */
+    if (!normalize3(u)) { double w[3]; plane_space(ax, u, w); }
+    cross3(ax, u, v);
+    for (int cap = -1; cap <= 1; cap += 2)
+        for (int q = 0; q < 4; q++) {
+            double cs = q == 0 ? 1 : (q == 2 ? -1 : 0), sn = q == 1 ? 1 : (q == 3 ? -1 : 0), x[3];
+            for (int k = 0; k < 3; k++) x[k] = g->p[k] + cap * hl * ax[k] + R * (cs * u[k] + sn * v[k]);
+            double depth = d - dot3(n, x);
+            if (depth < 0 || !inside_triangle(x, t, n, B->tol)) continue;
+            double pos[3]; for (int k = 0; k < 3; k++) pos[k] = x[k] + 0.5 * depth * n[k];
+            keep(B, pos, n, depth, 1, ti);
+        }
+    for (int i = 0; i < 3; i++) {
+        double r[3]; sub3(t[i], g->p, r);
+        double z = dot3(r, ax), rho2 = dot3(r, r) - z * z;
+        if (fabs(z) > hl || rho2 > R * R) continue;
+        double depth = dot3(n, t[i]) - bottom, pos[3];
+        for (int k = 0; k < 3; k++) pos[k] = t[i][k] - 0.5 * depth * n[k];
+        keep(B, pos, n, depth, 1, ti);
     }
 }
 
@@ -377,6 +411,11 @@ static void visit_box(const TriMesh *m, int t, void *ctx)
     Ctx *x = ctx; double T[3][3]; corners(m, t, T);
     box_triangle(&x->box, T, m->normal + 3 * t, t, x->B);
 }
+static void visit_cylinder(const TriMesh *m, int t, void *ctx)
+{
+    Ctx *x = ctx; double T[3][3]; corners(m, t, T);
+    cylinder_triangle(x->g, T, m->normal + 3 * t, t, x->B);
+}
 static void visit_convex(const TriMesh *m, int t, void *ctx)
 {
     Ctx *x = ctx; double T[3][3]; corners(m, t, T);
@@ -399,9 +438,9 @@ int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max
     case G_SPHERE: query(m, g->lo, g->hi, visit_sphere, &x); n = flush(B, m, out, max, 1); break;
     case G_CAPSULE: query(m, g->lo, g->hi, visit_capsule, &x); n = flush(B, m, out, max, 1); break;
     case G_BOX: box_frame(g, &x.box); query(m, g->lo, g->hi, visit_box, &x); n = flush(B, m, out, max, 0); break;
-    default:
-        /* convex shapes come through the hook; cylinders (and anything else) have no triangle pair */
-        if (trimesh_convex_triangle && g->type != G_CYLINDER) { query(m, g->lo, g->hi, visit_convex, &x); n = x.n; }
+    case G_CYLINDER: query(m, g->lo, g->hi, visit_cylinder, &x); n = flush(B, m, out, max, 0); break;
+    default:                                                  /* convex shapes come through the hook */
+        if (trimesh_convex_triangle) { query(m, g->lo, g->hi, visit_convex, &x); n = x.n; }
     }
     free(B);
     return n;
