@@ -165,3 +165,15 @@ def test_a_cylinder_rests_on_a_flat_mesh_as_on_the_plane(q, z):
     on_mesh, _ = trajectory(flat_mesh(), Cylinder(0.1, 0.3), 1500, **kw)
     assert np.abs(on_mesh[:, :3] - on_plane[:, :3]).max() < 1e-2
     assert on_mesh[-1, 2] == pytest.approx(on_plane[-1, 2], abs=1e-4)      # within the surface layer
+
+
+def test_degenerate_triangles_are_ignored():
+    v = [(-1, -1, 0), (1, -1, 0), (1, 1, 0), (-1, 1, 0), (0, 0, 0), (0.5, 0.5, 0)]
+    mesh = TriangleMesh(v, [(0, 1, 2), (0, 2, 3), (0, 4, 2), (4, 4, 5)])   # a sliver and a point
+    for shape in (Sphere(0.1), Box(0.2, 0.2, 0.2), Capsule(0.1, 0.3)):
+        w = World()
+        w.add_geom(mesh)
+        b = w.add_body(shape, mass=1.0, position=(0.01, 0.01, 0.3))
+        w.run(1000)
+        assert np.isfinite(b.position).all() and b.position[2] > 0.09
+        assert np.isfinite(w.collide()["contact_normal"]).all()

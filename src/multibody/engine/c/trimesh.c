@@ -366,7 +366,13 @@ static void query(const TriMesh *m, const double *lo, const double *hi, TriVisit
         const BvhNode *nd = m->nodes + stack[--sp];
         if (nd->lo[0] > hi[0] || nd->hi[0] < lo[0] || nd->lo[1] > hi[1] || nd->hi[1] < lo[1] ||
             nd->lo[2] > hi[2] || nd->hi[2] < lo[2]) continue;
-        if (nd->count) { for (int i = 0; i < nd->count; i++) visit(m, nd->left + i, ctx); continue; }
+        if (nd->count) {
+            for (int i = 0; i < nd->count; i++) {
+                const double *n = m->normal + 3 * (nd->left + i);
+                if (n[0] != 0 || n[1] != 0 || n[2] != 0) visit(m, nd->left + i, ctx);   /* degenerate: skip */
+            }
+            continue;
+        }
         if (sp + 2 > 128) continue;                           /* deeper than any median split makes */
         stack[sp++] = (int)(nd - m->nodes) + 1; stack[sp++] = nd->left;
     }
