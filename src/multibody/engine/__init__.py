@@ -9,12 +9,16 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
   ``add_geom`` (also static geometry and ``Plane``), ``add_hinge/ball/slider/fixed/universal/hinge2``
   with anchors and axes in world coordinates; ``Joint.angle/rate``, ``set_motor``, ``set_limits``;
   ``step()``, ``run(n)``; ``last_step`` (Jacobian, λ, contact forces, complementarity residual).
+* Rays: ``World.ray_cast(origin, direction, max_distance)`` (ODE's ``dCreateRay``) against every
+  shape, ``ray_cast_many`` for batches (``c/ray.c``).  The angular motor: ``World.add_amotor``
+  (ODE's AMotor, user and euler modes, motors and stops on up to three axes).
 * ``contact_params(k, c, dt)`` → (ERP, CFM) of a spring-damper (report eqs. 3.6-3.7).
 * ``World.from_model(model, q, qd)`` and ``joint_positions()``/``joint_velocities()``: one Model
   in maximal and in generalized coordinates (the report's ch. 5 comparison; tests/test_engine.py).
 * Collision: sweep-and-prune broad phase and a C narrow phase for every primitive pair
   (``c/collide.c`` says why not coal or python-fcl: 8-9× cheaper per pair and no Python per step).
-  No meshes yet: coal serves convex meshes only through Python (≈3 µs a pair, and the step runs in
+  Static triangle meshes (``TriangleMesh``, terrain) against every primitive, with a bounding-volume
+  hierarchy (``c/trimesh.c``).  No convex meshes yet: coal serves convex meshes only through Python (≈3 µs a pair, and the step runs in
   C without the GIL) or a C++ build against its headers, and gives one contact point for a convex
   mesh on a plane or box, too few for a mesh box to rest like the primitive one.
 
@@ -27,8 +31,9 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 0.1
 """
 from . import _engine  # noqa: F401
-from .shapes import Box, Capsule, Cylinder, Plane, Shape, Sphere
-from .world import Body, Geom, Joint, LastStep, SimulationError, World, contact_params
+from .shapes import Box, Capsule, Cylinder, Plane, Shape, Sphere, TriangleMesh
+from .world import AMotor, Body, Geom, Joint, LastStep, RayHit, SimulationError, World, contact_params
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params",
-           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape"]
+           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape",
+           "TriangleMesh", "AMotor", "RayHit"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _checks
 
-__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape"]
+__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "TriangleMesh"]
 
 
 def _positive(name, value):
@@ -168,3 +168,82 @@ class Plane(Shape):
 
     def mass_properties(self, mass=None, density=None):
         raise ValueError("Plane: a plane is static and has no mass; add it with World.add_geom(Plane(...))")
+
+
+class TriangleMesh(Shape):
+    """Static triangle mesh (terrain, ``dCreateTriMesh``): ``vertices`` (n, 3) [m] in the geom's
+    frame and ``triangles`` (m, 3) vertex indices, front side counter-clockwise.
+
+    Add it with ``World.add_geom(mesh)`` (static only, posed by ``position``/``quaternion``).
+    Spheres, boxes, capsules and cylinders collide with it (convex meshes through a hook in
+    ``c/trimesh.c``); ``World.ray_cast`` finds it.  Contacts push along a triangle's face normal
+    where the shape is over its interior, so shapes slide over the shared edges of coplanar
+    triangles as over a plane (spheres and capsules meeting an edge or corner of a ridge take the
+    direction from it; boxes and cylinders are pushed along the face normal of the triangles
+    under them, as on terrain).  A shape whose centre is behind a triangle is not pushed through it.
+
+    >>> from multibody.engine import TriangleMesh
+    >>> floor = TriangleMesh([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)], [(0, 1, 2), (0, 2, 3)])
+    >>> len(floor.triangles), floor.normals()[0].tolist()
+    (2, [0.0, 0.0, 1.0])
+    """
+    code = 6
+
+    def __init__(self, vertices, triangles):
+        v = _checks.array("TriangleMesh.vertices", vertices, (None, 3), what="(n, 3) points")
+        t = np.asarray(triangles)
+        if t.dtype.kind not in "iu" and not (t.dtype.kind == "f" and t.size and np.all(t == np.round(t))):
+            if t.size:
+                raise TypeError(f"TriangleMesh.triangles: expected integer vertex indices, got dtype {t.dtype}")
+        t = t.astype(np.int64).reshape(t.shape)
+        if t.ndim != 2 or t.shape[1] != 3 or t.shape[0] == 0:
+            raise ValueError(f"TriangleMesh.triangles: expected shape (m, 3) with m >= 1, got {t.shape}")
+        if t.min() < 0 or t.max() >= len(v):
+            raise ValueError(f"TriangleMesh.triangles: expected vertex indices in [0, {len(v)}), "
+                             f"got {int(t.min())}..{int(t.max())}")
+        self.vertices = np.ascontiguousarray(v, dtype=float)
+        self.triangles = np.ascontiguousarray(t, dtype=np.int64)
+        self.vertices.flags.writeable = False
+        self.triangles.flags.writeable = False
+
+    @classmethod
+    def from_file(cls, path):
+        """A mesh from an OBJ, STL, PLY … file read by ``trimesh`` (scenes are concatenated)."""
+        import trimesh
+        m = trimesh.load(path, force="mesh")
+        return cls(np.asarray(m.vertices, dtype=float), np.asarray(m.faces, dtype=np.int64))
+
+    @classmethod
+    def grid(cls, heights, spacing=1.0, origin=(0.0, 0.0)):
+        """Terrain from a (nx, ny) array of heights [m] on a grid of ``spacing`` [m] from ``origin``:
+        two triangles a cell, front up."""
+        z = _checks.array("heights", heights, (None, None))
+        nx, ny = z.shape
+        if nx < 2 or ny < 2:
+            raise ValueError(f"heights: expected at least 2 x 2 samples, got {z.shape}")
+        h = _checks.number("spacing", spacing, positive=True)
+        o = _checks.vector("origin", origin, 2)
+        x, y = np.meshgrid(o[0] + h * np.arange(nx), o[1] + h * np.arange(ny), indexing="ij")
+        v = np.column_stack([x.ravel(), y.ravel(), z.ravel()])
+        i, j = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1), indexing="ij")
+        a = (i * ny + j).ravel()
+        b, c, d = a + ny, a + ny + 1, a + 1          # a=(i,j) b=(i+1,j) c=(i+1,j+1) d=(i,j+1)
+        t = np.concatenate([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+        return cls(v, t)
+
+    def normals(self):
+        """Unit face normals (m, 3) (zero for a degenerate triangle)."""
+        p = self.vertices[self.triangles]
+        n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+        length = np.linalg.norm(n, axis=1, keepdims=True)
+        return np.divide(n, length, out=np.zeros_like(n), where=length > 0)
+
+    @property
+    def size(self):
+        return (0.0, 0.0, 0.0)
+
+    def mass_properties(self, mass=None, density=None):
+        raise ValueError("TriangleMesh: a triangle mesh is static and has no mass; add it with World.add_geom(mesh)")
+
+    def __repr__(self):
+        return f"TriangleMesh({len(self.vertices)} vertices, {len(self.triangles)} triangles)"

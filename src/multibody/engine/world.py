@@ -25,9 +25,9 @@ from .. import _checks
 from ..errors import SimulationError
 from ..spatial.rotations import unit_quaternion
 from . import _engine as C
-from .shapes import Plane, Shape
+from .shapes import Plane, Shape, TriangleMesh
 
-__all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params"]
+__all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params", "AMotor", "RayHit"]
 
 _SOLVERS = {"dantzig": 0, "pgs": 1, "quickstep": 1, "auto": 2}
 _FRICTION = {"force": 0, "pyramid": 1, "cone": 2}
@@ -361,6 +361,90 @@ class Joint:
         return f"Joint({self.name!r}, {self.kind}, {self.body1.name!r} – {b2!r})"
 
 
+class AMotor(Joint):
+    """Handle of an angular motor (``dJointCreateAMotor``): motors and stops on up to three axes
+    of the rotation of body 1 relative to body 2, with no constraint of its own.
+
+    Made by :meth:`World.add_amotor`.  ``set_motor`` and ``set_limits`` take ``axis`` 0, 1 or 2
+    (stops with bounce, ERP and CFM as a hinge's); ``angles`` and ``rates`` give all axes.
+
+    * ``mode='user'``: each axis fixed in the world, body 1 or body 2.  An axis's angle is the
+      twist of the relative rotation about it (zero at attach time): exactly the angle turned
+      when the bodies turn about that axis.  (ODE leaves user-mode angles to the caller.)
+    * ``mode='euler'``: axis 0 fixed in body 1, axis 2 in body 2 (perpendicular at attach time),
+      axis 1 = axis 2 × axis 0; the angles are ODE's Euler decomposition: with axis 0 = x of
+      body 1 and axis 2 = z of the world, body 1 turned by Rz(angles[2]) Ry(angles[1]) Rx(angles[0]).
+
+    Motor and stop rows act on (ω1 − ω2)·axis, as ODE's.  Angles lie in (−π, π], not unwrapped.
+
+    >>> from multibody.engine import World, Box
+    >>> w = World(gravity=(0, 0, 0))
+    >>> b = w.add_body(Box(1, 1, 1), mass=6.0)           # inertia 1 about every axis
+    >>> m = w.add_amotor(b, None, mode="user", axes=[(0, 0, 1)], frames=["world"])
+    >>> m.set_motor(2.0, max_force=10.0)                 # 2 rad/s, at most 10 N·m
+    >>> w.run(100)                                       # 0.1 s: 10 N·m / 1 kg·m² gives 1 rad/s
+    >>> round(float(m.rates[0]), 6)
+    1.0
+    """
+
+    @property
+    def naxes(self):
+        return int(self._world._jdat[self.index, C.JD_AM_NAXES])
+
+    def _axis(self, axis):
+        if axis not in range(self.naxes):
+            raise ValueError(f"axis: AMotor {self.name!r} has axes {list(range(self.naxes))}, got {axis!r}")
+        return C.JD_AXES + C.JA_SIZE * axis if axis < 2 else C.JD_AM_AXIS3
+
+    def _read(self):
+        return self._world._ensure().amotor(self.index)
+
+    @property
+    def angles(self):
+        """Angles [rad] of the axes (unused axes: 0)."""
+        return self._read()[0][:self.naxes]
+
+    @property
+    def rates(self):
+        """(ω1 − ω2)·axis [rad/s] of each axis."""
+        return self._read()[1][:self.naxes]
+
+    @property
+    def axes(self):
+        """The axes in world coordinates now, (naxes, 3)."""
+        return self._read()[2][:self.naxes]
+
+    @property
+    def angle(self):
+        return float(self.angles[0])
+
+    @property
+    def rate(self):
+        return float(self.rates[0])
+
+    @property
+    def angle2(self):
+        raise AttributeError("angle2: an AMotor gives all its angles in .angles")
+
+    rate2 = angle2
+
+    def set_suspension(self, erp, cfm):
+        raise ValueError(f"set_suspension: joint {self.name!r} is an AMotor, not a hinge2")
+
+
+class RayHit:
+    """A ray's hit: ``geom`` (a :class:`Geom`), ``body`` (its body, None if static), ``point``,
+    ``normal`` (unit, facing back along the ray) and ``distance`` from the origin [m]."""
+    __slots__ = ("geom", "body", "point", "normal", "distance")
+
+    def __init__(self, geom, point, normal, distance):
+        self.geom, self.body, self.point, self.normal, self.distance = geom, geom.body, point, normal, distance
+
+    def __repr__(self):
+        p = ", ".join(f"{x:.6g}" for x in self.point)
+        return f"RayHit({self.geom!r}, point=({p}), distance={self.distance:.6g})"
+
+
 EXACT_ROWS = 48
 MAX_PIVOTS = 2000
 
@@ -438,6 +522,7 @@ class World:
         self.bodies: list[Body] = []
         self.joints: list[Joint] = []
         self.geoms: list[Geom] = []
+        self._meshes = {}                   # geom index -> (vertices in world, triangles)
         self._sim = None
         self._sim_nj = 0
         self._saved_angles = None
@@ -578,7 +663,7 @@ class World:
         if any(b.name == name for b in self.bodies):
             raise ValueError(f"name: a body named {name!r} exists already")
         if shape is not None:
-            if not isinstance(shape, Shape) or isinstance(shape, Plane):
+            if not isinstance(shape, Shape) or isinstance(shape, (Plane, TriangleMesh)):
                 raise TypeError(f"shape: expected Box, Sphere, Capsule or Cylinder, got {shape!r}")
             if inertia is not None:
                 raise ValueError("inertia: the shape gives the inertia; pass mass or density only")
@@ -616,8 +701,8 @@ class World:
         if not isinstance(shape, Shape):
             raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder or Plane, got {shape!r}")
         b = self._body(body, "body", allow_world=True)
-        if isinstance(shape, Plane) and b is not None:
-            raise ValueError("body: a Plane is static; add it with body=None")
+        if isinstance(shape, (Plane, TriangleMesh)) and b is not None:
+            raise ValueError(f"body: a {type(shape).__name__} is static; add it with body=None")
         gi = np.array([[shape.code, -1 if b is None else b.index]], dtype=np.int64)
         gd = np.zeros((1, C.GD_SIZE))
         gd[0, C.GD_POS:C.GD_POS + 3] = _vec("position", position)
@@ -627,6 +712,10 @@ class World:
         gd[0, C.GD_BOUNCE] = _bounce(bounce)
         if isinstance(shape, Plane):
             gd[0, C.GD_PLANE_D] = shape.offset
+        if isinstance(shape, TriangleMesh):       # kept in world coordinates: the mesh never moves
+            R = quat_to_matrix(gd[0, C.GD_QUAT:C.GD_QUAT + 4])
+            v = np.ascontiguousarray(shape.vertices @ R.T + gd[0, C.GD_POS:C.GD_POS + 3])
+            self._meshes[len(self.geoms)] = (v, shape.triangles)
         self._gint = np.vstack([self._gint, gi])
         self._gdat = np.vstack([self._gdat, gd])
         g = Geom(self, len(self.geoms), shape, b)
@@ -648,6 +737,8 @@ class World:
         if b2 is b1:
             raise ValueError(f"body2: joint {name!r} would attach body {b1.name!r} to itself")
         for j in self.joints:
+            if kind == "amotor" or j.kind == "amotor":       # a motor beside a joint, as in ODE
+                continue
             if {j.body1.index, -1 if j.body2 is None else j.body2.index} == {b1.index, -1 if b2 is None else b2.index}:
                 other = "the world" if b2 is None else repr(b2.name)
                 raise ValueError(f"body1, body2: joint {j.name!r} already joins {b1.name!r} and {other}; "
@@ -721,16 +812,134 @@ class World:
     def add_hinge2(self, body1, body2=None, anchor=None, axis=None, axis2=None, **kw):
         return self.add_joint("hinge2", body1, body2, anchor=anchor, axis=axis, axis2=axis2, **kw)
 
+    def add_amotor(self, body1, body2=None, *, mode="user", axes=((0.0, 0.0, 1.0),), frames=None, name=None):
+        """Angular motor on body 1 relative to body 2 (None: the world), ``dJointCreateAMotor``.
+
+        ``mode='user'``: ``axes`` 1 to 3 axes in world coordinates now, each fixed in the frame
+        named by ``frames`` ('world', 'body1' or 'body2'; default 'body1').  ``mode='euler'``:
+        ``axes`` = (axis 0 fixed in body 1, axis 2 fixed in body 2 or the world), perpendicular.
+        Returns an :class:`AMotor`; its motors and stops start off."""
+        mode = _checks.one_of("mode", mode, ("user", "euler"))
+        name = f"joint{len(self.joints)}" if name is None else str(name)
+        if any(j.name == name for j in self.joints):
+            raise ValueError(f"name: a joint named {name!r} exists already")
+        b1 = self._body(body1, "body1")
+        b2 = self._body(body2, "body2", allow_world=True)
+        if b2 is b1:
+            raise ValueError(f"body2: AMotor {name!r} would attach body {b1.name!r} to itself")
+        if isinstance(axes, np.ndarray):
+            axes = list(axes)
+        if not isinstance(axes, (list, tuple)):
+            raise TypeError(f"axes: expected a list of 3-vectors, got {axes!r}")
+        axes = [_unit(f"axes[{k}]", a) for k, a in enumerate(axes)]
+        R1, q1 = b1.rotation, b1.quaternion
+        R2 = np.eye(3) if b2 is None else b2.rotation
+        q2 = np.array([1.0, 0, 0, 0]) if b2 is None else b2.quaternion
+        d = np.zeros(C.JD_SIZE)
+        d[C.JD_ERP] = d[C.JD_CFM] = d[C.JD_SUSP_ERP] = d[C.JD_SUSP_CFM] = np.nan
+        for o in (C.JD_AXES, C.JD_AXES + C.JA_SIZE, C.JD_AM_AXIS3):
+            d[o + C.JA_LO], d[o + C.JA_HI] = -np.inf, np.inf
+            d[o + C.JA_STOP_ERP] = d[o + C.JA_STOP_CFM] = np.nan
+        in_frame = {"world": np.eye(3), "body1": R1, "body2": R2}
+        if mode == "user":
+            if not 1 <= len(axes) <= 3:
+                raise ValueError(f"axes: a user-mode AMotor has 1 to 3 axes, got {len(axes)}")
+            frames = ["body1"] * len(axes) if frames is None else list(frames)
+            if len(frames) != len(axes):
+                raise ValueError(f"frames: expected one frame per axis ({len(axes)}), got {len(frames)}")
+            for k, (a, f) in enumerate(zip(axes, frames)):
+                f = _checks.one_of(f"frames[{k}]", f, ("world", "body1", "body2"))
+                if f == "body2" and b2 is None:
+                    f = "world"                              # body 2 is the world
+                d[C.JD_AM_AXES + 3 * k:C.JD_AM_AXES + 3 * k + 3] = in_frame[f].T @ a
+                d[C.JD_AM_REL + k] = {"world": 0, "body1": 1, "body2": 2}[f]
+            d[C.JD_AM_NAXES] = len(axes)
+        else:
+            if frames is not None:
+                raise ValueError("frames: an euler-mode AMotor fixes axis 0 in body 1 and axis 2 in body 2")
+            if len(axes) != 2:
+                raise ValueError(f"axes: an euler-mode AMotor takes (axis 0, axis 2), got {len(axes)} axes")
+            a0, a2 = axes
+            if abs(a0 @ a2) > 1e-6:
+                raise ValueError(f"axes: euler mode needs axis 0 ⟂ axis 2, got a dot product of {a0 @ a2:.3g}")
+            d[C.JD_AM_AXES:C.JD_AM_AXES + 3] = R1.T @ a0
+            d[C.JD_AM_AXES + 6:C.JD_AM_AXES + 9] = R2.T @ a2
+            d[C.JD_AM_REL:C.JD_AM_REL + 3] = (1, 0, 2)
+            d[C.JD_AM_REF1:C.JD_AM_REF1 + 3] = R1.T @ a2
+            d[C.JD_AM_REF2:C.JD_AM_REF2 + 3] = R2.T @ a0
+            d[C.JD_AM_MODE], d[C.JD_AM_NAXES] = 1, 3
+        d[C.JD_AM_QREL:C.JD_AM_QREL + 4] = quat_mul(q2 * [1, -1, -1, -1], q1)
+        self._jint = np.vstack([self._jint, np.array([[C.J_AMOTOR, b1.index, -1 if b2 is None else b2.index]],
+                                                     dtype=np.int64)])
+        self._jdat = np.vstack([self._jdat, d])
+        j = AMotor(self, len(self.joints), "amotor", b1, b2, name)
+        self.joints.append(j)
+        self._changed()
+        return j
+
+    # ---- rays ----------------------------------------------------------------------------------
+    def ray_cast(self, origin, direction, max_distance=np.inf, *, all_hits=False):
+        """The first geometry on the ray ``origin + t direction``, 0 ≤ t ≤ ``max_distance`` [m]:
+        a :class:`RayHit` or None (``all_hits=True``: every geometry hit, nearest first, one hit
+        each).  ``direction`` need not be unit.
+
+        A ray starting inside a solid shape hits where it leaves it, with the normal negated
+        (facing back along the ray), as ODE's rays; planes and triangle meshes are surfaces, hit
+        from either side.  Touching counts.  Done in C, each geometry's bounding box first.
+
+        >>> from multibody.engine import World, Sphere, Plane
+        >>> w = World()
+        >>> ball = w.add_body(Sphere(0.5), mass=1.0, position=(0, 0, 2))
+        >>> floor = w.add_geom(Plane((0, 0, 1), 0.0))
+        >>> hit = w.ray_cast((0, 0, 5), (0, 0, -1))
+        >>> hit.body is ball, hit.point.round(6).tolist(), hit.normal.tolist(), hit.distance
+        (True, [0.0, 0.0, 2.5], [0.0, 0.0, 1.0], 2.5)
+        >>> [h.geom is floor for h in w.ray_cast((0, 0, 5), (0, 0, -1), all_hits=True)]
+        [False, True]
+        """
+        o = _vec("origin", origin)
+        u = _unit("direction", direction)
+        tmax = _positive_num("max_distance", max_distance, allow_inf=True) if max_distance != 0 else 0.0
+        if not self.geoms:
+            return [] if all_hits else None
+        ray, geom, t, nrm = self._ensure(need_bodies=False).ray_cast(o[None], u[None], tmax, bool(all_hits))
+        hits = [RayHit(self.geoms[int(g)], o + ti * u, n, float(ti)) for g, ti, n in zip(geom, t, nrm)]
+        hits.sort(key=lambda h: h.distance)
+        return hits if all_hits else (hits[0] if hits else None)
+
+    def ray_cast_many(self, origins, directions, max_distance=np.inf):
+        """Nearest hits of many rays in one call: a dict of ``geom`` (n,) indices into
+        ``world.geoms`` (−1: no hit), ``distance`` (n,) (inf: none), ``point`` and ``normal`` (n, 3)
+        (NaN: none)."""
+        o = _checks.array("origins", origins, (None, 3))
+        u = _checks.array("directions", directions, (len(o), 3))
+        length = np.linalg.norm(u, axis=1)
+        if np.any(length < 1e-12):
+            raise ValueError(f"directions: expected non-zero vectors, row {int(np.argmin(length))} is zero")
+        u = np.ascontiguousarray(u / length[:, None])
+        tmax = _positive_num("max_distance", max_distance, allow_inf=True) if max_distance != 0 else 0.0
+        n = len(o)
+        out = {"geom": np.full(n, -1, dtype=np.int64), "distance": np.full(n, np.inf),
+               "point": np.full((n, 3), np.nan), "normal": np.full((n, 3), np.nan)}
+        if not self.geoms or n == 0:
+            return out
+        ray, geom, t, nrm = self._ensure(need_bodies=False).ray_cast(np.ascontiguousarray(o), u, tmax, False)
+        out["geom"][ray], out["distance"][ray], out["normal"][ray] = geom, t, nrm
+        out["point"][ray] = o[ray] + t[:, None] * u[ray]
+        return out
+
     # ---- stepping ------------------------------------------------------------------------------
-    def _ensure(self):
+    def _ensure(self, need_bodies=True):
         if self._sim is None:
-            if not self.bodies:
+            if not self.bodies and need_bodies:
                 raise ValueError("World: add a body before stepping")
             bad = ~np.isfinite(self._state).all(axis=1)
             if bad.any():
                 raise ValueError(f"body {self.bodies[int(np.argmax(bad))].name!r}: the state has NaN or infinite values")
             self._sim = C.Sim(self._state, self._load, self._bprop, self._jint, self._jdat, self._gint, self._gdat,
                               self._wpar)
+            for g, (v, t) in self._meshes.items():
+                self._sim.set_mesh(g, v, t)
             self._sim_nj = len(self.joints)
             if self._saved_angles is not None:               # a rebuild keeps the joints' whole turns
                 saved = self._saved_angles

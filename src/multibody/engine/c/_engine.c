@@ -66,9 +66,124 @@ static int take(PyObject *o, const char *name, int typenum, npy_intp cols, npy_i
     return 0;
 }
 
+/* ---- triangle meshes, rays, angular motors (helper `rays`) -------------------------------- */
+static void free_meshes(EngineWorld *W)
+{
+    if (!W->meshes) return;
+    for (int g = 0; g < W->ng; g++) trimesh_free(W->meshes[g]);
+    free(W->meshes); W->meshes = NULL;
+}
+
+static PyObject *Sim_set_mesh_locked(SimObject *self, PyObject *args)
+{   /* set_mesh(g, vertices (nv, 3) float64 in world, triangles (nt, 3) int64): geom g's triangles */
+    int g; PyObject *vo, *to;
+    if (!PyArg_ParseTuple(args, "iOO", &g, &vo, &to)) return NULL;
+    EngineWorld *W = &self->W;
+    if (!self->ready || g < 0 || g >= W->ng || W->gint[(size_t)g * GI_SIZE + GI_TYPE] != G_TRIMESH) {
+        PyErr_Format(PyExc_ValueError, "g: expected the index of a triangle-mesh geometry, got %d", g); return NULL; }
+    PyArrayObject *v = NULL, *t = NULL;
+    if (take(vo, "vertices", NPY_DOUBLE, 3, -1, &v, 0)) return NULL;
+    if (take(to, "triangles", NPY_INT64, 3, -1, &t, 0)) { Py_DECREF(v); return NULL; }
+    npy_intp nv = PyArray_DIM(v, 0), nt = PyArray_DIM(t, 0);
+    const double *vd = PyArray_DATA(v); const int64_t *td = PyArray_DATA(t);
+    const char *bad = NULL;
+    for (npy_intp i = 0; i < 3 * nv && !bad; i++) if (!isfinite(vd[i])) bad = "vertices: expected finite numbers";
+    for (npy_intp i = 0; i < 3 * nt && !bad; i++) if (td[i] < 0 || td[i] >= nv) bad = "triangles: expected vertex indices in [0, number of vertices)";
+    if (nv > INT32_MAX / 3 || nt > INT32_MAX / 3) bad = "vertices, triangles: too many";
+    TriMesh *m = NULL;
+    if (!bad) m = trimesh_build(vd, (int)nv, td, (int)nt);
+    Py_DECREF(v); Py_DECREF(t);
+    if (bad) { PyErr_SetString(PyExc_ValueError, bad); return NULL; }
+    if (!m) return PyErr_NoMemory();
+    if (!W->meshes) {
+        W->meshes = calloc((size_t)W->ng, sizeof(TriMesh *));
+        if (!W->meshes) { trimesh_free(m); return PyErr_NoMemory(); }
+    }
+    trimesh_free(W->meshes[g]);
+    W->meshes[g] = m;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Sim_ray_cast_locked(SimObject *self, PyObject *args)
+{   /* ray_cast(origins (n, 3), directions (n, 3) unit, max_distance, all) ->
+     * (ray index, geom, distance, normal): each ray's nearest hit, or all its hits */
+    PyObject *oo, *dobj; double tmax; int all;
+    if (!PyArg_ParseTuple(args, "OOdp", &oo, &dobj, &tmax, &all)) return NULL;
+    PyArrayObject *O = NULL, *Dd = NULL;
+    if (take(oo, "origins", NPY_DOUBLE, 3, -1, &O, 0)) return NULL;
+    if (take(dobj, "directions", NPY_DOUBLE, 3, PyArray_DIM(O, 0), &Dd, 0)) { Py_DECREF(O); return NULL; }
+    EngineWorld *W = &self->W;
+    npy_intp n = PyArray_DIM(O, 0), cap = all ? n * (W->ng > 0 ? W->ng : 1) : n;
+    RayHit *hits = malloc(sizeof(RayHit) * (size_t)(cap > 0 ? cap : 1));
+    int64_t *ray = malloc(sizeof(int64_t) * (size_t)(cap > 0 ? cap : 1));
+    if (!hits || !ray) { free(hits); free(ray); Py_DECREF(O); Py_DECREF(Dd); return PyErr_NoMemory(); }
+    world_geom_poses(W);
+    /* a hierarchy over the geoms pays for itself after a few rays through a crowded world */
+    RayTree T, *tree = NULL;
+    if (n >= 8 && W->ng >= 32) {
+        if (ray_tree_build(W, &T)) { free(hits); free(ray); Py_DECREF(O); Py_DECREF(Dd); return PyErr_NoMemory(); }
+        tree = &T;
+    }
+    const double *o = PyArray_DATA(O), *d = PyArray_DATA(Dd);
+    npy_intp k = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        int c = world_ray(W, tree, o + 3 * i, d + 3 * i, tmax, all, hits + k);
+        for (int q = 0; q < c; q++) ray[k + q] = i;
+        k += c;
+    }
+    if (tree) ray_tree_free(tree);
+    Py_DECREF(O); Py_DECREF(Dd);
+    npy_intp d1[1] = {k}, d3[2] = {k, 3};
+    PyObject *ri = PyArray_ZEROS(1, d1, NPY_INT64, 0), *gi = PyArray_ZEROS(1, d1, NPY_INT64, 0),
+             *tt = PyArray_ZEROS(1, d1, NPY_DOUBLE, 0), *nn = PyArray_ZEROS(2, d3, NPY_DOUBLE, 0);
+    if (!ri || !gi || !tt || !nn) { Py_XDECREF(ri); Py_XDECREF(gi); Py_XDECREF(tt); Py_XDECREF(nn); free(hits); free(ray); return NULL; }
+    for (npy_intp i = 0; i < k; i++) {
+        ((int64_t *)PyArray_DATA((PyArrayObject *)ri))[i] = ray[i];
+        ((int64_t *)PyArray_DATA((PyArrayObject *)gi))[i] = hits[i].geom;
+        ((double *)PyArray_DATA((PyArrayObject *)tt))[i] = hits[i].t;
+        copy3(hits[i].normal, (double *)PyArray_DATA((PyArrayObject *)nn) + 3 * i);
+    }
+    free(hits); free(ray);
+    return Py_BuildValue("(NNNN)", ri, gi, tt, nn);
+}
+
+static PyObject *Sim_amotor_locked(SimObject *self, PyObject *arg)
+{   /* amotor(j) -> (angles (3,), rates (3,), world axes (3, 3)) of AMotor j (unused axes: 0) */
+    long j = PyLong_AsLong(arg);
+    if (j == -1 && PyErr_Occurred()) return NULL;
+    EngineWorld *W = &self->W;
+    if (j < 0 || j >= W->nj || W->jint[(size_t)j * JI_SIZE + JI_TYPE] != J_AMOTOR) {
+        PyErr_Format(PyExc_ValueError, "j: expected the index of an AMotor, got %ld", j); return NULL; }
+    for (int b = 0; b < W->nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + 9 * (size_t)b);
+    double ax[3][3] = {{0}}, ang[3] = {0}, rate[3] = {0};
+    amotor_axes(W, (int)j, ax, ang, rate);
+    npy_intp d1[1] = {3}, d2[2] = {3, 3};
+    PyObject *a = PyArray_ZEROS(1, d1, NPY_DOUBLE, 0), *r = PyArray_ZEROS(1, d1, NPY_DOUBLE, 0), *x = PyArray_ZEROS(2, d2, NPY_DOUBLE, 0);
+    if (!a || !r || !x) { Py_XDECREF(a); Py_XDECREF(r); Py_XDECREF(x); return NULL; }
+    memcpy(PyArray_DATA((PyArrayObject *)a), ang, sizeof ang); memcpy(PyArray_DATA((PyArrayObject *)r), rate, sizeof rate);
+    memcpy(PyArray_DATA((PyArrayObject *)x), ax, sizeof ax);
+    return Py_BuildValue("(NNN)", a, r, x);
+}
+static PyObject *engine_ray_convex(PyObject *mod, PyObject *args)
+{   /* ray_convex(planes (nf, 4): n . x <= d inside, origin, unit direction, max_distance)
+     * -> (distance, normal) or None: ray_convex_planes, for convex shapes and its tests */
+    PyObject *po, *oo, *dobj; double tmax;
+    if (!PyArg_ParseTuple(args, "OOOd", &po, &oo, &dobj, &tmax)) return NULL;
+    PyArrayObject *P = NULL, *O = NULL, *Dd = NULL;
+    if (take(po, "planes", NPY_DOUBLE, 4, -1, &P, 0)) return NULL;
+    if (take(oo, "origin", NPY_DOUBLE, 0, 3, &O, 0) || take(dobj, "direction", NPY_DOUBLE, 0, 3, &Dd, 0)) {
+        Py_DECREF(P); Py_XDECREF(O); return NULL; }
+    double t, n[3];
+    int hit = ray_convex_planes(PyArray_DATA(P), (int)PyArray_DIM(P, 0), PyArray_DATA(O), PyArray_DATA(Dd), tmax, &t, n);
+    Py_DECREF(P); Py_DECREF(O); Py_DECREF(Dd);
+    if (!hit) Py_RETURN_NONE;
+    return Py_BuildValue("(d(ddd))", t, n[0], n[1], n[2]);
+}
+/* ---- end of triangle meshes, rays, angular motors ------------------------------------------ */
+
 static void Sim_dealloc(SimObject *self)
 {
-    if (self->ready) world_free(&self->W);   /* no method runs: each holds a reference */
+    if (self->ready) { free_meshes(&self->W); world_free(&self->W); }   /* no method runs: each holds a reference */
     for (int i = 0; i < 8; i++) Py_XDECREF(self->arrays[i]);
     pthread_mutex_destroy(&self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -79,7 +194,7 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     PyObject *o[8];
     static char *names[] = {"state", "load", "bprop", "jint", "jdat", "gint", "gdat", "wpar", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOO", names, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7])) return -1;
-    if (self->ready) { world_free(&self->W); self->ready = 0; }
+    if (self->ready) { free_meshes(&self->W); world_free(&self->W); self->ready = 0; }
     for (int i = 0; i < 8; i++) Py_CLEAR(self->arrays[i]);
     PyArrayObject **A = self->arrays;
     if (take(o[0], "state", NPY_DOUBLE, BS_SIZE, -1, &A[0], 1)) return -1;
@@ -98,12 +213,12 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     W->gdat = PyArray_DATA(A[6]); W->wpar = PyArray_DATA(A[7]);
     for (npy_intp j = 0; j < nj; j++) {
         int64_t t = W->jint[j * JI_SIZE], b1 = W->jint[j * JI_SIZE + 1], b2 = W->jint[j * JI_SIZE + 2];
-        if (t < 0 || t > J_HINGE2 || b1 < 0 || b1 >= nb || b2 < -1 || b2 >= nb) {
+        if (t < 0 || (t > J_HINGE2 && t != J_AMOTOR) || b1 < 0 || b1 >= nb || b2 < -1 || b2 >= nb) {
             PyErr_Format(PyExc_ValueError, "jint: joint %zd has an invalid type or body index", (Py_ssize_t)j); return -1; }
     }
     for (npy_intp g = 0; g < ng; g++) {
         int64_t t = W->gint[g * GI_SIZE], b = W->gint[g * GI_SIZE + 1];
-        if (t < 0 || t > G_PLANE || b < -1 || b >= nb || (t == G_PLANE && b != -1)) {
+        if (t < 0 || (t > G_PLANE && t != G_TRIMESH) || b < -1 || b >= nb || ((t == G_PLANE || t == G_TRIMESH) && b != -1)) {
             PyErr_Format(PyExc_ValueError, "gint: geometry %zd has an invalid type or body index", (Py_ssize_t)g); return -1; }
     }
     if (world_init(W)) { world_free(W); PyErr_NoMemory(); return -1; }
@@ -251,6 +366,9 @@ LOCKED(Sim_joint_coords)
 LOCKED(Sim_set_turns)
 LOCKED(Sim_last_step)
 LOCKED(Sim_collide)
+LOCKED(Sim_set_mesh)
+LOCKED(Sim_ray_cast)
+LOCKED(Sim_amotor)
 #undef LOCKED
 
 static PyMethodDef Sim_methods[] = {
@@ -259,6 +377,9 @@ static PyMethodDef Sim_methods[] = {
     {"last_step", (PyCFunction)Sim_last_step, METH_NOARGS, "rows, multipliers and contacts of the last step"},
     {"collide", (PyCFunction)Sim_collide, METH_NOARGS, "collision detection alone: the contacts"},
     {"set_turns", (PyCFunction)Sim_set_turns, METH_O, "set_turns(turns (nj, 2)): whole turns of each joint axis"},
+    {"set_mesh", (PyCFunction)Sim_set_mesh, METH_VARARGS, "set_mesh(g, vertices, triangles): the triangles of mesh geom g"},
+    {"ray_cast", (PyCFunction)Sim_ray_cast, METH_VARARGS, "ray_cast(origins, directions, max_distance, all) -> (ray, geom, t, normal)"},
+    {"amotor", (PyCFunction)Sim_amotor, METH_O, "amotor(j) -> (angles, rates, world axes) of an AMotor"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject SimType = {
@@ -273,7 +394,11 @@ static PyTypeObject SimType = {
     .tp_methods = Sim_methods,
 };
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_engine", "The engine's step in C.", -1, NULL};
+static PyMethodDef module_methods[] = {
+    {"ray_convex", engine_ray_convex, METH_VARARGS, "ray_convex(planes, origin, direction, max_distance) -> (t, normal) or None"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_engine", "The engine's step in C.", -1, module_methods};
 
 PyMODINIT_FUNC PyInit__engine(void)
 {
@@ -291,6 +416,8 @@ PyMODINIT_FUNC PyInit__engine(void)
     C(JD_ANCHOR1); C(JD_ANCHOR2); C(JD_AXIS1); C(JD_AXIS1_B2); C(JD_AXIS2); C(JD_QREL); C(JD_DOT0); C(JD_OFFSET);
     C(JD_AXES); C(JA_MOTOR_VEL); C(JA_MOTOR_FMAX); C(JA_LO); C(JA_HI); C(JA_BOUNCE); C(JA_STOP_ERP); C(JA_STOP_CFM);
     C(JA_SIZE); C(JD_ERP); C(JD_CFM); C(JD_SUSP_ERP); C(JD_SUSP_CFM); C(JD_SIZE);
+    C(G_TRIMESH); C(J_AMOTOR); C(JD_AM_MODE); C(JD_AM_NAXES); C(JD_AM_AXIS3); C(JD_AM_AXES); C(JD_AM_REL);
+    C(JD_AM_REF1); C(JD_AM_REF2); C(JD_AM_QREL);
     C(G_SPHERE); C(G_BOX); C(G_CAPSULE); C(G_CYLINDER); C(G_PLANE); C(GI_SIZE);
     C(GD_POS); C(GD_QUAT); C(GD_SIZE3); C(GD_MU); C(GD_BOUNCE); C(GD_PLANE_D); C(GD_SIZE);
     C(WP_GRAVITY); C(WP_ERP); C(WP_CFM); C(WP_DT); C(WP_SOLVER); C(WP_ITERATIONS); C(WP_SOR); C(WP_FRICTION);

@@ -185,7 +185,7 @@ static int cylinder_plane(const GeomPose *a, const double *pn, double pd, Contac
 }
 
 /* ---- capsule-capsule: closest points of the two segments ----------------------------------- */
-static void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
+void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
                              double *c1, double *c2)
 {
     double d1[3], d2[3], r[3]; sub3(q1, p1, d1); sub3(q2, p2, d2); sub3(p1, p2, r);
@@ -430,7 +430,11 @@ int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, co
     if (a->type > b->type) { const GeomPose *t = a; a = b; b = t; const double *tp = plane_a; plane_a = plane_b; plane_b = tp; swap = 1; }
     (void)plane_a;
     int n = 0, ta = a->type, tb = b->type;
-    if (tb == G_PLANE) {
+    /* ---- triangle meshes (trimesh.c): the mesh has the highest type code, so it is b ---- */
+    if (tb == G_TRIMESH) {
+        n = ta == G_TRIMESH || ta == G_PLANE ? 0 : trimesh_collide(a, b, out, max);
+    /* ---- end of triangle meshes ---- */
+    } else if (tb == G_PLANE) {
         if (ta == G_PLANE) return 0;
         const double *pn = plane_b; double pd = plane_b[3];
         if (ta == G_SPHERE) n = sphere_plane(a->p, a->size[0], pn, pd, 1.0, out, 0, max);

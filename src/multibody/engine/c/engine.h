@@ -59,7 +59,7 @@ enum { J_BALL = 0, J_HINGE = 1, J_SLIDER = 2, J_FIXED = 3, J_UNIVERSAL = 4, J_HI
 #define JD_CFM 41
 #define JD_SUSP_ERP 42  /* hinge2 suspension along axis 1                                         */
 #define JD_SUSP_CFM 43
-#define JD_SIZE 48
+#define JD_SIZE 80      /* 44..79: the AMotor's (JD_AM_* below)                                  */
 
 /* ---- geometries: gint (ng x 2) = type, body (-1 = static, placed in world) ------------------ */
 enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
@@ -222,6 +222,7 @@ typedef struct {
     double R[9], p[3];      /* world pose, updated every step */
     const double *size;
     double lo[3], hi[3];    /* axis-aligned bounding box */
+    const struct TriMesh *mesh;   /* G_TRIMESH: its triangles (rays and triangle meshes block below) */
 } GeomPose;
 
 /* Narrow phase for one pair: writes up to max contacts, returns the count. */
@@ -265,6 +266,7 @@ typedef struct {
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     const char *why;                      /* which solver ran this step and why (a static string) */
+    struct TriMesh **meshes;              /* ng pointers (NULL but for G_TRIMESH), owned by the Sim */
     double residual;
     char message[256];
 } EngineWorld;
@@ -295,5 +297,64 @@ int joint_base_rows(int type);
 int tree_init(EngineWorld *W);
 void tree_free(EngineWorld *W);
 int tree_solve(EngineWorld *W);
+
+/* ==== rays, static triangle meshes and the angular motor (ray.c, trimesh.c, joints.c) ========== */
+enum { G_TRIMESH = 6 };       /* static triangle mesh, vertices in world coordinates (5: convex)   */
+enum { J_AMOTOR = 6 };        /* ODE's angular motor: no base rows, 1-3 axes of motors and stops   */
+/* AMotor data in jdat (the anchor and axis fields of the other joints are unused by it) */
+#define JD_AM_MODE 44       /* 0 user, 1 euler                                                     */
+#define JD_AM_NAXES 45
+#define JD_AM_AXIS3 48      /* motor and stop parameters of axis 2 (JA_* fields)                   */
+#define JD_AM_AXES 56       /* axis k (k = 0..2) in the frame it is anchored to: JD_AM_AXES + 3 k  */
+#define JD_AM_REL 65        /* per axis: 0 world, 1 body 1, 2 body 2                               */
+#define JD_AM_REF1 68       /* euler: axis 2 at attach time in body-1 axes                         */
+#define JD_AM_REF2 71       /* euler: axis 0 at attach time in body-2 axes (world if none)         */
+#define JD_AM_QREL 74       /* user: conj(q2) q1 at attach time (angles are zero there)            */
+#define JD_AM_SIZE 80
+/* the motor/stop parameters of axis a of any joint */
+static inline const double *joint_axis_params(const double *jd, int a)
+{ return a < 2 ? jd + JD_AXES + JA_SIZE * a : jd + JD_AM_AXIS3; }
+/* world axes, angles (rad, in (-pi, pi]) and rates of an AMotor; returns its number of axes */
+int amotor_axes(const EngineWorld *W, int j, double ax[3][3], double angle[3], double rate[3]);
+int amotor_rows(const EngineWorld *W, int j, double h, Row *rows);
+
+/* A triangle mesh with a bounding-volume hierarchy (trimesh.c) */
+typedef struct { double lo[3], hi[3]; int left, count; } BvhNode;   /* leaf: count > 0, first = left */
+typedef struct TriMesh {
+    int nv, nt, nnodes;
+    double *v;               /* nv x 3, world */
+    int *tri;                /* nt x 3, in the hierarchy's leaf order */
+    double *normal;          /* nt x 3, unit (counter-clockwise front) */
+    BvhNode *nodes;
+    double lo[3], hi[3];
+} TriMesh;
+TriMesh *trimesh_build(const double *v, int nv, const int64_t *tri, int nt);   /* NULL: no memory */
+void trimesh_free(TriMesh *m);
+/* Contacts of a geom against the mesh (normal from the mesh into the geom), at most max. */
+int trimesh_collide(const GeomPose *g, const GeomPose *mesh, Contact *out, int max);
+/* Hook for convex shapes: one triangle (corners t, unit face normal n) against geom g, writing
+ * contacts from index n0; trimesh_collide calls it for every candidate triangle of a type it does
+ * not know (convex.c sets it for G_CONVEX). */
+typedef int (*TriangleCollideFn)(const GeomPose *g, const double t[3][3], const double *n, Contact *out, int n0, int max);
+extern TriangleCollideFn trimesh_convex_triangle;
+/* nearest triangle the ray o + t d (|d| = 1, 0 <= t <= tmax) crosses: t, normal facing the ray */
+int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax, double *t, double *normal);
+
+/* Rays (ray.c).  Solid shapes: a ray from outside hits the entry; one starting inside hits the
+ * exit with the normal negated (facing back along the ray), as ODE's dCollideRay*.  Planes and
+ * triangles are surfaces hit from either side.  The normal always satisfies normal . d <= 0. */
+int ray_geom(const GeomPose *g, const double *plane, const double *o, const double *d, double tmax, double *t, double *normal);
+/* a convex polytope { x : n_i . x <= d_i }, planes nf x 4 (n_i unit, d_i), by slab clipping */
+int ray_convex_planes(const double *planes, int nf, const double *o, const double *d, double tmax, double *t, double *normal);
+typedef struct { int geom; double t, normal[3]; } RayHit;
+typedef struct { BvhNode *nodes; int *geoms; int n, nnodes; } RayTree;   /* over the non-plane geoms */
+int ray_tree_build(const EngineWorld *W, RayTree *T);    /* -1: no memory */
+void ray_tree_free(RayTree *T);
+int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const double *d, double tmax, int all, RayHit *out);
+/* poses and bounding boxes of every geom at the current state (step.c) */
+void world_geom_poses(EngineWorld *W);
+/* closest points c1, c2 of the segments p1-q1 and p2-q2 (collide.c) */
+void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2, double *c1, double *c2);
+/* ==== end of rays, triangle meshes, angular motor ============================================= */
 
 #endif

@@ -180,11 +180,44 @@ int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
     return 3 + hinge_axis_rows(rows + 3, &f1, &f2, jd, b1, b2, j, k, cfm);
 }
 
+/* The motor row and the stop row of one axis with rate rows J1, J2 (ODE's dxJointLimitMotor). */
+static int axis_rows(const EngineWorld *W, Row *rows, int b1, int b2, int j, const double *pa, const double *J1,
+                     const double *J2, double pos, double rate, double h, double erp, double cfm)
+{
+    int m = 0;
+    double fmax = pa[JA_MOTOR_FMAX], lo = pa[JA_LO], hi = pa[JA_HI];
+    if (fmax > 0) {
+        Row *r = row_init(rows + m++, b1, b2, j, cfm);
+        memcpy(r->J1, J1, sizeof r->J1); memcpy(r->J2, J2, sizeof r->J2);
+        r->rhs = pa[JA_MOTOR_VEL]; r->lo = -fmax; r->hi = fmax;
+    }
+    /* a stop holds from `layer` before its limit on (as contacts do), so a joint resting on it
+     * keeps its row with rhs 0 instead of leaving and re-entering every step */
+    double layer = W->wpar[WP_SURFACE_LAYER];
+    if (lo <= hi && (pos <= lo + layer || pos >= hi - layer)) {
+        double serp = isfinite(pa[JA_STOP_ERP]) ? pa[JA_STOP_ERP] : erp;
+        double scfm = isfinite(pa[JA_STOP_CFM]) ? pa[JA_STOP_CFM] : cfm;
+        Row *r = row_init(rows + m++, b1, b2, j, scfm);
+        memcpy(r->J1, J1, sizeof r->J1); memcpy(r->J2, J2, sizeof r->J2);
+        double bounce = pa[JA_BOUNCE];
+        if (pos <= lo + layer) {                             /* push up: lambda >= 0 */
+            r->rhs = pos < lo ? serp / h * (lo - pos) : 0.0; r->lo = 0; r->hi = INFINITY;
+            if (bounce > 0 && rate < 0 && -bounce * rate > r->rhs) r->rhs = -bounce * rate;
+            if (lo == hi) { r->lo = -INFINITY; }             /* locked axis */
+        } else {
+            r->rhs = pos > hi ? serp / h * (hi - pos) : 0.0; r->lo = -INFINITY; r->hi = 0;
+            if (bounce > 0 && rate > 0 && -bounce * rate < r->rhs) r->rhs = -bounce * rate;
+        }
+    }
+    return m;
+}
+
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
     int type = (int)ji[JI_TYPE], b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2], m = 0;
+    if (type == J_AMOTOR) return amotor_rows(W, j, h, rows);
     double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
     double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
     double k = erp / h;
@@ -237,32 +270,71 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
     }
     /* motors and stops on each axis */
     for (int a = 0; a < ax->naxes; a++) {
-        const double *pa = jd + JD_AXES + JA_SIZE * a;
-        double pos = pos_unwrapped ? pos_unwrapped[a] : ax->pos[a], rate = ax->rate[a];
-        double fmax = pa[JA_MOTOR_FMAX], lo = pa[JA_LO], hi = pa[JA_HI];
-        if (fmax > 0) {
-            Row *r = row_init(rows + m++, b1, b2, j, cfm);
-            memcpy(r->J1, ax->J1[a], sizeof r->J1); memcpy(r->J2, ax->J2[a], sizeof r->J2);
-            r->rhs = pa[JA_MOTOR_VEL]; r->lo = -fmax; r->hi = fmax;
+        double pos = pos_unwrapped ? pos_unwrapped[a] : ax->pos[a];
+        m += axis_rows(W, rows + m, b1, b2, j, joint_axis_params(jd, a), ax->J1[a], ax->J2[a], pos, ax->rate[a], h, erp, cfm);
+    }
+    return m;
+}
+
+/* ---- the angular motor (ODE's dJointCreateAMotor) ------------------------------------------------
+ * No base rows: up to three axes, each with a motor and stops, on the rotation of body 1
+ * relative to body 2.
+ *   user   each axis fixed in the world, body 1 or body 2.  ODE leaves the angles to the user
+ *          (dJointSetAMotorAngle); here an axis's angle is the twist of the relative rotation
+ *          about it (swing-twist decomposition), zero at attach time: exactly the angle turned
+ *          when the bodies turn about that axis.
+ *   euler  axis 0 fixed in body 1, axis 2 in body 2 (perpendicular at attach time), axis 1 =
+ *          axis 2 x axis 0; the angles are ODE's computeEulerAngles: with axis 0 = x of body 1
+ *          and axis 2 = z of the world, body 1 is at Rz(angle 2) Ry(angle 1) Rx(angle 0).
+ * The rows constrain (w1 - w2) . axis, as ODE does in both modes. */
+int amotor_axes(const EngineWorld *W, int j, double ax[3][3], double angle[3], double rate[3])
+{
+    const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
+    const double *jd = W->jdat + (size_t)j * JD_SIZE;
+    int b2 = (int)ji[JI_B2], naxes = (int)jd[JD_AM_NAXES];
+    BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, b2, &f2);
+    double wr[3]; sub3(f1.w, f2.w, wr);
+    if (naxes < 0) naxes = 0;
+    if (naxes > 3) naxes = 3;
+    if (jd[JD_AM_MODE] == 1) {                                /* euler */
+        naxes = 3;
+        double ref1[3], ref2[3], q[3];
+        mv3(f1.R, jd + JD_AM_AXES, ax[0]); mv3(f2.R, jd + JD_AM_AXES + 6, ax[2]);
+        cross3(ax[2], ax[0], ax[1]);
+        if (!normalize3(ax[1])) plane_space(ax[0], ax[1], q);  /* gimbal lock: any perpendicular */
+        mv3(f1.R, jd + JD_AM_REF1, ref1); mv3(f2.R, jd + JD_AM_REF2, ref2);
+        cross3(ax[0], ref1, q);
+        angle[0] = -atan2(dot3(ax[2], q), dot3(ax[2], ref1));
+        cross3(ax[0], ax[1], q);
+        angle[1] = -atan2(dot3(ax[2], ax[0]), dot3(ax[2], q));
+        cross3(ax[1], ax[2], q);
+        angle[2] = -atan2(dot3(ref2, ax[1]), dot3(ref2, q));
+    } else {                                                  /* user */
+        double d[4]; relative_rotation(&f1, &f2, jd + JD_AM_QREL, d);
+        for (int k = 0; k < naxes; k++) {
+            int rel = (int)jd[JD_AM_REL + k];
+            const double *a = jd + JD_AM_AXES + 3 * k;
+            if (rel == 1) mv3(f1.R, a, ax[k]); else if (rel == 2) mv3(f2.R, a, ax[k]); else copy3(a, ax[k]);
+            double a2[3]; mtv3(f2.R, ax[k], a2);             /* the axis in body-2 axes, where d lives */
+            angle[k] = 2 * atan2(dot3(d + 1, a2), d[0]);
         }
-        /* a stop holds from `layer` before its limit on (as contacts do), so a joint resting on it
-         * keeps its row with rhs 0 instead of leaving and re-entering every step */
-        double layer = W->wpar[WP_SURFACE_LAYER];
-        if (lo <= hi && (pos <= lo + layer || pos >= hi - layer)) {
-            double serp = isfinite(pa[JA_STOP_ERP]) ? pa[JA_STOP_ERP] : erp;
-            double scfm = isfinite(pa[JA_STOP_CFM]) ? pa[JA_STOP_CFM] : cfm;
-            Row *r = row_init(rows + m++, b1, b2, j, scfm);
-            memcpy(r->J1, ax->J1[a], sizeof r->J1); memcpy(r->J2, ax->J2[a], sizeof r->J2);
-            double bounce = pa[JA_BOUNCE];
-            if (pos <= lo + layer) {                         /* push up: lambda >= 0 */
-                r->rhs = pos < lo ? serp / h * (lo - pos) : 0.0; r->lo = 0; r->hi = INFINITY;
-                if (bounce > 0 && rate < 0 && -bounce * rate > r->rhs) r->rhs = -bounce * rate;
-                if (lo == hi) { r->lo = -INFINITY; }         /* locked axis */
-            } else {
-                r->rhs = pos > hi ? serp / h * (hi - pos) : 0.0; r->lo = -INFINITY; r->hi = 0;
-                if (bounce > 0 && rate > 0 && -bounce * rate < r->rhs) r->rhs = -bounce * rate;
-            }
-        }
+    }
+    for (int k = 0; k < naxes; k++) rate[k] = dot3(wr, ax[k]);
+    return naxes;
+}
+
+int amotor_rows(const EngineWorld *W, int j, double h, Row *rows)
+{
+    const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
+    const double *jd = W->jdat + (size_t)j * JD_SIZE;
+    int b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2], m = 0;
+    double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
+    double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
+    double ax[3][3], angle[3], rate[3];
+    int naxes = amotor_axes(W, j, ax, angle, rate);
+    for (int a = 0; a < naxes; a++) {
+        double J1[6] = {0, 0, 0, ax[a][0], ax[a][1], ax[a][2]}, J2[6] = {0, 0, 0, -ax[a][0], -ax[a][1], -ax[a][2]};
+        m += axis_rows(W, rows + m, b1, b2, j, joint_axis_params(jd, a), J1, J2, angle[a], rate[a], h, erp, cfm);
     }
     return m;
 }

@@ -125,6 +125,7 @@ static void geom_poses(EngineWorld *W)
         G->type = (int)W->gint[(size_t)g * GI_SIZE + GI_TYPE];
         G->body = (int)W->gint[(size_t)g * GI_SIZE + GI_BODY];
         G->size = gd + GD_SIZE3;
+        G->mesh = W->meshes ? W->meshes[g] : NULL;
         if (G->type == G_PLANE) {
             copy3(gd + GD_SIZE3, W->planes + 4 * g); W->planes[4 * g + 3] = gd[GD_PLANE_D];
             continue;
@@ -149,7 +150,14 @@ static void geom_poses(EngineWorld *W)
             }
             G->lo[k] = G->p[k] - e[k]; G->hi[k] = G->p[k] + e[k];
         }
+        if (G->type == G_TRIMESH && G->mesh) { copy3(G->mesh->lo, G->lo); copy3(G->mesh->hi, G->hi); }
     }
+}
+
+void world_geom_poses(EngineWorld *W)
+{
+    for (int b = 0; b < W->nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
+    geom_poses(W);
 }
 
 static int joined(const EngineWorld *W, int a, int b)
