@@ -27,8 +27,8 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 0.1
 """
 from . import _engine  # noqa: F401
-from .shapes import Box, Capsule, Cylinder, Plane, Shape, Sphere
+from .shapes import Box, Capsule, Convex, Cylinder, Plane, Shape, Sphere
 from .world import Body, Geom, Joint, LastStep, SimulationError, World, contact_params
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params",
-           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape"]
+           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "Convex"]

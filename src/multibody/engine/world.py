@@ -435,6 +435,7 @@ class World:
         self._jdat = np.zeros((0, C.JD_SIZE))
         self._gint = np.zeros((0, C.GI_SIZE), dtype=np.int64)
         self._gdat = np.zeros((0, C.GD_SIZE))
+        self._hulls = []                      # packed Convex hulls; a G_CONVEX geometry names its index
         self.bodies: list[Body] = []
         self.joints: list[Joint] = []
         self.geoms: list[Geom] = []
@@ -606,8 +607,8 @@ class World:
         body = Body(self, len(self.bodies), name)
         self.bodies.append(body)
         self._changed()
-        if shape is not None:
-            self.add_geom(shape, body, mu=mu, bounce=bounce)
+        if shape is not None:     # centred on the centre of mass (a Convex's centroid may be elsewhere)
+            self.add_geom(shape, body, position=-np.asarray(getattr(shape, "centroid", np.zeros(3))), mu=mu, bounce=bounce)
         return body
 
     def add_geom(self, shape, body=None, *, position=(0, 0, 0), quaternion=(1, 0, 0, 0), mu=1.0, bounce=0.0):
@@ -623,6 +624,9 @@ class World:
         gd[0, C.GD_POS:C.GD_POS + 3] = _vec("position", position)
         gd[0, C.GD_QUAT:C.GD_QUAT + 4] = _quat("quaternion", quaternion)
         gd[0, C.GD_SIZE3:C.GD_SIZE3 + 3] = shape.size
+        if shape.code == C.G_CONVEX:
+            gd[0, C.GD_SIZE3] = len(self._hulls)
+            self._hulls.append(shape.packed())
         gd[0, C.GD_MU] = _nonneg("mu", mu, allow_inf=True)
         gd[0, C.GD_BOUNCE] = _bounce(bounce)
         if isinstance(shape, Plane):
@@ -729,8 +733,9 @@ class World:
             bad = ~np.isfinite(self._state).all(axis=1)
             if bad.any():
                 raise ValueError(f"body {self.bodies[int(np.argmax(bad))].name!r}: the state has NaN or infinite values")
+            hulls = np.concatenate(self._hulls) if self._hulls else np.zeros(0)     # Convex shapes
             self._sim = C.Sim(self._state, self._load, self._bprop, self._jint, self._jdat, self._gint, self._gdat,
-                              self._wpar)
+                              self._wpar, hulls)
             self._sim_nj = len(self.joints)
             if self._saved_angles is not None:               # a rebuild keeps the joints' whole turns
                 saved = self._saved_angles

@@ -185,7 +185,7 @@ static int cylinder_plane(const GeomPose *a, const double *pn, double pd, Contac
 }
 
 /* ---- capsule-capsule: closest points of the two segments ----------------------------------- */
-static void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
+void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
                              double *c1, double *c2)
 {
     double d1[3], d2[3], r[3]; sub3(q1, p1, d1); sub3(q2, p2, d2); sub3(p1, p2, r);
@@ -324,6 +324,7 @@ static void support(const GeomPose *g, const double *dir, double *out)
         double r = sqrt(l[0] * l[0] + l[1] * l[1]);
         if (r > EPS) { s[0] = g->size[0] * l[0] / r; s[1] = g->size[0] * l[1] / r; }
         s[2] = l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1]; break; }
+    case G_CONVEX: hull_support(g->hull, l, s); break;
     }
     local_point(g, s, out);
 }
@@ -426,6 +427,8 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
 int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
                  Contact *out, int max)
 {
+    if ((a->type == G_CONVEX || b->type == G_CONVEX) && a->type != G_CYLINDER && b->type != G_CYLINDER)
+        return convex_collide(a, b, plane_a, plane_b, out, max);   /* convex.c; cylinders: MPR below */
     int swap = 0;
     if (a->type > b->type) { const GeomPose *t = a; a = b; b = t; const double *tp = plane_a; plane_a = plane_b; plane_b = tp; swap = 1; }
     (void)plane_a;

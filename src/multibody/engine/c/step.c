@@ -138,6 +138,7 @@ static void geom_poses(EngineWorld *W)
         } else {
             memcpy(G->R, Rl, sizeof Rl); copy3(gd + GD_POS, G->p);
         }
+        if (G->type == G_CONVEX) { G->hull = W->hulls + (int)G->size[0]; hull_extent(G->hull, G->R, G->p, G->lo, G->hi); continue; }
         double e[3];
         for (int k = 0; k < 3; k++) {
             const double *Rk = G->R + 3 * k;
