@@ -304,13 +304,13 @@ class Convex(Shape):
         """The convex hull of the vertices of a mesh file (STL, OBJ, PLY, DAE …, read by trimesh),
         each coordinate multiplied by ``scale`` (a number or 3 numbers)."""
         import trimesh
+        s = np.broadcast_to(np.asarray(scale, dtype=float), (3,))
+        if not np.all(np.isfinite(s)) or np.any(s == 0):
+            raise ValueError(f"scale: expected finite non-zero factors, got {scale!r}")
         try:
             mesh = trimesh.load(str(path), force="mesh")
         except Exception as e:  # trimesh raises many kinds for unreadable files
             raise ValueError(f"path: trimesh could not read {str(path)!r} as a mesh ({e})") from None
-        s = np.broadcast_to(np.asarray(scale, dtype=float), (3,))
-        if not np.all(np.isfinite(s)) or np.any(s == 0):
-            raise ValueError(f"scale: expected finite non-zero factors, got {scale!r}")
         return cls(np.asarray(mesh.vertices, dtype=float) * s)
 
     def __repr__(self):

@@ -119,7 +119,8 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
         double k = W->gdat[g * GD_SIZE + GD_SIZE3];
         if (W->gint[g * GI_SIZE] == G_CONVEX && !(k >= 0 && k < W->nhulls && k == floor(k))) {
             hulls_free(W);
-            PyErr_Format(PyExc_ValueError, "gdat: convex geometry %zd names hull %g of %d", (Py_ssize_t)g, k, W->nhulls); return -1; }
+            snprintf(msg, sizeof msg, "gdat: convex geometry %lld names hull %g of %d", (long long)g, k, W->nhulls);
+            PyErr_SetString(PyExc_ValueError, msg); return -1; }
     }
     if (world_init(W)) { hulls_free(W); world_free(W); PyErr_NoMemory(); return -1; }
     self->ready = 1;
