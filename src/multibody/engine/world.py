@@ -808,7 +808,10 @@ class World:
 
         Revolute → hinge, prismatic → slider, spherical → ball, fixed → fixed, free → no joint.
         ``joint_positions()``/``joint_velocities()`` map the state back, so one mechanism runs
-        both ways (the report's ch. 5 comparison)."""
+        both ways (the report's ch. 5 comparison).  The model's joint limits become stops; its
+        collision shapes become geometries, meshes as their convex hulls (:class:`Convex`, read by
+        trimesh; a mesh it cannot read is left out with a warning), all in one collision group
+        unless ``self_collision=True`` (a robot's meshes often overlap where links meet)."""
         from .from_model import build_world
         return build_world(cls, model, q, qd, **world_kw)
 

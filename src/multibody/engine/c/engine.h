@@ -218,6 +218,7 @@ static inline void quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -
 
 /* ---- convex hulls (convex.c): shape kind G_CONVEX, its GD_SIZE3 holds the hull's index ---------- */
 enum { G_CONVEX = 5 };
+#define GD_GROUP 13             /* geometries with the same non-zero group do not collide (one robot) */
 #define HULL_MAX_VERTS 256      /* shapes.HULL_MAX_VERTICES: the narrow phase keeps a hull on its stack */
 typedef struct {
     int nv, nf, ne;
@@ -240,6 +241,7 @@ typedef struct {
     const double *size;
     double lo[3], hi[3];    /* axis-aligned bounding box */
     const Hull *hull;       /* G_CONVEX: its hull */
+    int group;              /* GD_GROUP */
 } GeomPose;
 int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
                    Contact *out, int max);

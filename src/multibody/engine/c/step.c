@@ -125,6 +125,7 @@ static void geom_poses(EngineWorld *W)
         G->type = (int)W->gint[(size_t)g * GI_SIZE + GI_TYPE];
         G->body = (int)W->gint[(size_t)g * GI_SIZE + GI_BODY];
         G->size = gd + GD_SIZE3;
+        G->group = (int)gd[GD_GROUP];
         if (G->type == G_PLANE) {
             copy3(gd + GD_SIZE3, W->planes + 4 * g); W->planes[4 * g + 3] = gd[GD_PLANE_D];
             continue;
@@ -168,6 +169,7 @@ static int narrow(EngineWorld *W, int ga, int gb)
     if (A->body == B->body) return 0;
     if (A->body < 0 && B->body < 0) return 0;
     if (joined(W, A->body, B->body)) return 0;                /* dAreConnectedExcluding, report §6.2 */
+    if (A->group && A->group == B->group) return 0;           /* one collision group (from_model) */
     if (add_contacts(W, MAX_PER_PAIR)) return -1;
     Contact *c = W->contacts + W->nc;
     int n = collide_pair(A, B, W->planes + 4 * ga, W->planes + 4 * gb, c, MAX_PER_PAIR);
