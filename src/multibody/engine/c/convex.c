@@ -177,15 +177,20 @@ static double face_query(const Hull *a, const Hull *b, int *best)
     return sep;
 }
 
-/* Do the Gauss-map arcs a-b (an edge of hull A) and c-d (an edge of B, normals negated) cross? */
-static int minkowski_face(const double *a, const double *b, const double *bxa, const double *c, const double *d, const double *dxc)
-{
-    double cba = dot3(c, bxa), dba = dot3(d, bxa), adc = dot3(a, dxc), bdc = dot3(b, dxc);
-    return cba * dba < 0 && adc * bdc < 0 && cba * bdc > 0;
-}
-
+/* Edge pairs whose Gauss-map arcs cross: a-b (the normals around an edge of A) and c-d (around an
+ * edge of B, negated, as the Minkowski difference A - B has them).  The arcs cross when c and d
+ * lie on either side of a-b's plane, a and b on either side of c-d's, and on one hemisphere. */
 static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double *axis)
 {
+    /* A's arc normals b x a as three rows (x, y, z), so that the first test, c and d on either
+     * side of a-b's plane, runs over all of A's edges as one vectorizable loop per edge of B */
+    enum { NE = 3 * HULL_MAX_VERTS };
+    double ax[NE], ay[NE], az[NE], side[NE];                  /* 24 kB of stack */
+    for (int i = 0; i < a->ne; i++) {
+        const int *E = a->edge + 4 * i;
+        double t[3]; cross3(a->plane + 4 * E[3], a->plane + 4 * E[2], t);
+        ax[i] = t[0]; ay[i] = t[1]; az[i] = t[2];
+    }
     double sep = -INFINITY;
     *ea = *eb = -1;
     for (int j = 0; j < b->ne; j++) {
@@ -194,16 +199,22 @@ static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double 
         double c[3], d[3], dxc[3], u2[3];
         scale3(b->plane + 4 * F[2], -1, c); scale3(b->plane + 4 * F[3], -1, d);
         cross3(d, c, dxc); sub3(b->v + 3 * F[1], P2, u2);
+        for (int i = 0; i < a->ne; i++)
+            side[i] = (c[0] * ax[i] + c[1] * ay[i] + c[2] * az[i]) * (d[0] * ax[i] + d[1] * ay[i] + d[2] * az[i]);
         double l2 = norm3(u2);
         for (int i = 0; i < a->ne; i++) {
+            if (side[i] >= 0) continue;
             const int *E = a->edge + 4 * i;
-            const double *na = a->plane + 4 * E[2], *nb = a->plane + 4 * E[3], *P1 = a->v + 3 * E[0];
-            double bxa[3]; cross3(nb, na, bxa);
-            if (!minkowski_face(na, nb, bxa, c, d, dxc)) continue;
-            double u1[3], L[3], r[3]; sub3(a->v + 3 * E[1], P1, u1);
-            cross3(u1, u2, L);
+            const double *na = a->plane + 4 * E[2], *nb = a->plane + 4 * E[3];
+            double cba = c[0] * ax[i] + c[1] * ay[i] + c[2] * az[i];
+            double adc = dot3(na, dxc), bdc = dot3(nb, dxc);
+            if (adc * bdc >= 0 || cba * bdc <= 0) continue;
+            const double *P1 = a->v + 3 * E[0];
+            double L[3], r[3], w[3];
+            sub3(a->v + 3 * E[1], P1, w);
+            cross3(w, u2, L);
             double len = norm3(L);
-            if (len < 1e-7 * norm3(u1) * l2) continue;     /* parallel edges: the faces cover them */
+            if (len < 1e-7 * norm3(w) * l2) continue;     /* parallel edges: the faces cover them */
             scale3(L, 1.0 / len, L);
             sub3(P1, a->centre, r);
             if (dot3(L, r) < 0) scale3(L, -1, L);
@@ -287,7 +298,7 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
         if (t >= most) continue;
         for (int k = inc->fstart[i]; k < inc->fstart[i + 1]; k++) if (inc->fidx[k] == deep) { most = t; fi = i; break; }
     }
-    static _Thread_local double bufa[MAX_POLY][3], bufb[MAX_POLY][3];
+    double bufa[MAX_POLY][3], bufb[MAX_POLY][3];                  /* 25 kB of stack */
     double (*poly)[3] = bufa, (*tmp)[3] = bufb;
     int m = 0;
     for (int k = inc->fstart[fi]; k < inc->fstart[fi + 1]; k++) copy3(inc->v + 3 * inc->fidx[k], poly[m++]);
@@ -505,7 +516,7 @@ int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, 
         n = hull_segment(h, e[0], e[1], b->size[0], out, max);
         flip = !flip;                                          /* normals point from a into b */
     } else if (b->type == G_BOX || b->type == G_CONVEX) {
-        static _Thread_local double v[3 * HULL_MAX_VERTS], pl[8 * HULL_MAX_VERTS];
+        double v[3 * HULL_MAX_VERTS], pl[8 * HULL_MAX_VERTS];      /* b moved into a's frame */
         double R[9], p[3], d[3], bv[24], bp[24];
         for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)    /* b's frame in a's: Ra^T Rb */
             R[3 * r + c] = a->R[r] * b->R[c] + a->R[3 + r] * b->R[3 + c] + a->R[6 + r] * b->R[6 + c];
