@@ -281,6 +281,12 @@ class Convex(Shape):
     >>> cube = Convex(np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * 0.1)
     >>> len(cube.vertices), len(cube.faces), len(cube.edges), round(cube.volume, 6)
     (8, 6, 12, 0.008)
+    >>> from multibody.engine import World, Plane
+    >>> world = World()
+    >>> floor = world.add_geom(Plane((0, 0, 1), 0.0))
+    >>> body = world.add_body(cube, mass=1.0, position=(0, 0, 0.1))
+    >>> world.run(500); len(world.last_step.contact_depth)          # rests on 4 corners, like a Box
+    4
     >>> Convex([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])
     Traceback (most recent call last):
     ...
@@ -294,8 +300,10 @@ class Convex(Shape):
         if len(pts) < 4:
             raise ValueError(f"vertices: expected at least 4 points not in one plane, got {len(pts)}")
         verts, faces, planes, edges = _hull_tables(pts)
-        self.vertices, self.faces, self.planes, self.edges = verts, faces, planes, edges
-        self.volume, self.centroid, self._second = _volume_moments(verts, faces)
+        self.vertices, self.planes, self.edges = verts, planes, edges
+        self.faces = [[int(v) for v in loop] for loop in faces]
+        volume, self.centroid, self._second = _volume_moments(verts, self.faces)
+        self.volume = float(volume)
         for a in (self.vertices, self.planes, self.edges, self.centroid):
             a.setflags(write=False)
 

@@ -580,7 +580,7 @@ class World:
             raise ValueError(f"name: a body named {name!r} exists already")
         if shape is not None:
             if not isinstance(shape, Shape) or isinstance(shape, Plane):
-                raise TypeError(f"shape: expected Box, Sphere, Capsule or Cylinder, got {shape!r}")
+                raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder or Convex, got {shape!r}")
             if inertia is not None:
                 raise ValueError("inertia: the shape gives the inertia; pass mass or density only")
             m, I = shape.mass_properties(mass=mass, density=density)
@@ -615,7 +615,7 @@ class World:
         """Add a collision geometry fixed to ``body`` (pose relative to its centre of mass, body
         axes) or static in the world (``body=None``, pose in world).  Planes are always static."""
         if not isinstance(shape, Shape):
-            raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder or Plane, got {shape!r}")
+            raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder, Convex or Plane, got {shape!r}")
         b = self._body(body, "body", allow_world=True)
         if isinstance(shape, Plane) and b is not None:
             raise ValueError("body: a Plane is static; add it with body=None")
