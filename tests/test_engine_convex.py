@@ -200,12 +200,14 @@ def test_hull_contacts_agree_with_coal(kind, n):
     """No missed or extra contact; the deepest point's depth and the normal agree with coal's
     GJK/EPA.  Convex-convex and convex-box: where an edge axis is shallower than a face axis by
     less than 5 %, the engine keeps the face (stable resting manifolds, as box_box does), so there the
-    normal may differ while the overlap along it is within 1/0.95 of coal's depth.  Spheres and
-    capsules are exact closest points: to rounding."""
+    normal may differ while the overlap along it is within 1/0.95 of coal's depth.  Elsewhere the
+    depth is coal's, and so is the overlap along the normal (the normal is coal's within 0.5°, or
+    another axis of the same overlap where several give it).  Spheres and capsules are exact
+    closest points: to rounding."""
     coal = _coal()
-    pairs = _touching_pairs(coal, kind, n, seed=hash(kind) % 1000)
+    pairs = _touching_pairs(coal, kind, n, seed=["convex", "box", "sphere", "capsule"].index(kind) + n)
     ours = _engine_contacts(pairs)
-    missed = extra = faces_kept = 0
+    missed = extra = faces_kept = agree = compared = 0
     for (A, qa, B, qb, pb, size, c), e in zip(pairs, ours):
         if c is not None and c[0] > 1e-6 * size:
             missed += e is None
@@ -214,19 +216,25 @@ def test_hull_contacts_agree_with_coal(kind, n):
         if c is None or e is None:
             continue
         depth, normal, points = e
+        compared += 1
         assert 1 <= points <= 4
         angle = np.degrees(np.arccos(np.clip(-normal @ c[1], -1, 1)))
         if kind in ("sphere", "capsule"):
             assert depth == pytest.approx(c[0], abs=1e-9 * size) and angle < 1e-4
-        elif angle < 0.5:
+            continue
+        claimed = _overlap_along(A, qa, B, qb, pb, normal)        # what our normal stands for
+        assert c[0] - 1e-6 * size <= claimed <= c[0] / 0.95 + 1e-9 * size
+        assert depth <= claimed + 1e-9
+        if claimed > c[0] * (1 + 1e-6) + 1e-9 * size:
+            faces_kept += 1                                       # a face kept in a near tie
+        else:       # the minimum: coal's depth; the normal is coal's or, where several axes give
+            # that same overlap (vertex and edge contacts), another one of them
             assert depth == pytest.approx(c[0], abs=2e-5 * size, rel=1e-3)
-        else:
-            faces_kept += 1
-            claimed = _overlap_along(A, qa, B, qb, pb, normal)
-            assert c[0] - 1e-9 <= claimed <= c[0] / 0.95 + 1e-9 * size
-            assert depth <= claimed + 1e-9
+            agree += angle < 0.5
     assert missed == 0 and extra == 0
-    assert faces_kept <= 0.1 * n        # measured: 8 % of these random pairs are such near ties
+    assert faces_kept <= 0.15 * n       # measured: 8-11 % of these random pairs are such near ties
+    if kind in ("convex", "box"):       # measured: 78 % of the pairs in contact, the rest ties
+        assert agree >= 0.65 * compared
 
 
 # ---- resting -------------------------------------------------------------------------------------------

@@ -182,33 +182,35 @@ static double face_query(const Hull *a, const Hull *b, int *best)
  * lie on either side of a-b's plane, a and b on either side of c-d's, and on one hemisphere. */
 static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double *axis)
 {
-    /* A's arc normals b x a as three rows (x, y, z), so that the first test, c and d on either
-     * side of a-b's plane, runs over all of A's edges as one vectorizable loop per edge of B */
+    /* A's arc normals b x a and face normals a, b as rows (x, y, z), so that the three tests run
+     * over all of A's edges as one vectorizable loop per edge of B; the few pairs that pass go on */
     enum { NE = 3 * HULL_MAX_VERTS };
-    double ax[NE], ay[NE], az[NE], side[NE];                  /* 24 kB of stack */
+    double ax[NE], ay[NE], az[NE], nax[NE], nay[NE], naz[NE], nbx[NE], nby[NE], nbz[NE];  /* 55 kB */
+    int pass[NE];
     for (int i = 0; i < a->ne; i++) {
         const int *E = a->edge + 4 * i;
-        double t[3]; cross3(a->plane + 4 * E[3], a->plane + 4 * E[2], t);
+        const double *na = a->plane + 4 * E[2], *nb = a->plane + 4 * E[3];
+        double t[3]; cross3(nb, na, t);
         ax[i] = t[0]; ay[i] = t[1]; az[i] = t[2];
+        nax[i] = na[0]; nay[i] = na[1]; naz[i] = na[2]; nbx[i] = nb[0]; nby[i] = nb[1]; nbz[i] = nb[2];
     }
     double sep = -INFINITY;
     *ea = *eb = -1;
     for (int j = 0; j < b->ne; j++) {
         const int *F = b->edge + 4 * j;
         const double *P2 = b->v + 3 * F[0];
-        double c[3], d[3], dxc[3], u2[3];
+        double c[3], d[3], g[3], u2[3];
         scale3(b->plane + 4 * F[2], -1, c); scale3(b->plane + 4 * F[3], -1, d);
-        cross3(d, c, dxc); sub3(b->v + 3 * F[1], P2, u2);
-        for (int i = 0; i < a->ne; i++)
-            side[i] = (c[0] * ax[i] + c[1] * ay[i] + c[2] * az[i]) * (d[0] * ax[i] + d[1] * ay[i] + d[2] * az[i]);
+        cross3(d, c, g); sub3(b->v + 3 * F[1], P2, u2);
+        for (int i = 0; i < a->ne; i++) {
+            double cba = c[0] * ax[i] + c[1] * ay[i] + c[2] * az[i], dba = d[0] * ax[i] + d[1] * ay[i] + d[2] * az[i];
+            double adc = nax[i] * g[0] + nay[i] * g[1] + naz[i] * g[2], bdc = nbx[i] * g[0] + nby[i] * g[1] + nbz[i] * g[2];
+            pass[i] = (cba * dba < 0) & (adc * bdc < 0) & (cba * bdc > 0);
+        }
         double l2 = norm3(u2);
         for (int i = 0; i < a->ne; i++) {
-            if (side[i] >= 0) continue;
+            if (!pass[i]) continue;
             const int *E = a->edge + 4 * i;
-            const double *na = a->plane + 4 * E[2], *nb = a->plane + 4 * E[3];
-            double cba = c[0] * ax[i] + c[1] * ay[i] + c[2] * az[i];
-            double adc = dot3(na, dxc), bdc = dot3(nb, dxc);
-            if (adc * bdc >= 0 || cba * bdc <= 0) continue;
             const double *P1 = a->v + 3 * E[0];
             double L[3], r[3], w[3];
             sub3(a->v + 3 * E[1], P1, w);
