@@ -375,3 +375,16 @@ def test_mesh_that_cannot_be_read_is_left_out_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="broken.stl.*left out of the engine world"):
         w = E.World.from_model(m, np.r_[0, 0, 1, 1, 0, 0, 0])
     assert [type(g.shape).__name__ for g in w.geoms] == ["Box"]
+
+
+def test_mesh_with_a_large_hull_keeps_256_spread_vertices(tmp_path):
+    trimesh = pytest.importorskip("trimesh")
+    from multibody.engine.from_model import mesh_hull
+    from multibody.model.model import Geometry
+    path = tmp_path / "ball.stl"
+    trimesh.creation.icosphere(subdivisions=4, radius=0.1).export(path)      # 2562 vertices
+    with pytest.warns(UserWarning, match="kept 256"):
+        hull = mesh_hull(Geometry(body=0, kind="mesh", mesh=str(path), scale=(1.0, 2.0, 1.0), role="collision"))
+    assert len(hull.vertices) == 256
+    assert np.ptp(hull.vertices, axis=0) == pytest.approx([0.2, 0.4, 0.2], rel=0.02)   # spread, scaled
+    assert hull.volume == pytest.approx(4 / 3 * np.pi * 0.1 * 0.2 * 0.1, rel=0.05)
