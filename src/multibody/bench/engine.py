@@ -16,6 +16,9 @@ ODE rows: the same two scenes in the Open Dynamics Engine 0.16 itself (Debian's 
 (``ode_loop.c``: collide, contact joints, step), with ``dWorldQuickStep`` at the engine world's
 iterations (chain 50, pile 20) and SOR, and with ``dWorldStep`` (exact pivoting); the ratio is
 the engine with its defaults against ODE's quick step.  Without libode one line says so.
+Last, a convex-mesh pile: 50 random hulls (8-19 corners each) dropped onto a plane, against
+MuJoCo with the same hulls as meshes (a report, no goal), and the hull-hull narrow phase per pair
+in contact against coal called from Python.
 
 ``--solvers`` instead times one step of exact pivoting against one quick step as the rows grow,
 on piles of k settled boxes and on chains whose joint rows go to dense pivoting: the measurement
@@ -120,6 +123,110 @@ def narrow_phase_cost(kind, pairs=400, repeat=20):
             coal.collide(a, ta, b, tb, req, res)
     coal_us = (time.process_time() - t0) / repeat / pairs * 1e6
     return engine_us, coal_us, n / pairs
+
+
+# ---- convex-mesh pile (helper `convex`): 50 random hulls, the same hulls as MuJoCo meshes ---------
+CONVEX_N = 50
+
+
+def convex_hull_points(n=CONVEX_N, seed=0):
+    """n point sets (8-19 points on ellipsoids of semi-axes 2.5-6 cm), each a hull's corners."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        d = rng.normal(size=(rng.integers(8, 20), 3))
+        d /= np.linalg.norm(d, axis=1)[:, None]
+        out.append(d * rng.uniform(0.025, 0.06, 3))
+    return out
+
+
+def convex_pile_positions(n=CONVEX_N):
+    return [(0.13 * (i % 4) - 0.2, 0.13 * ((i // 4) % 4) - 0.2, 0.08 + 0.13 * (i // 16)) for i in range(n)]
+
+
+def convex_pile_world():
+    world = E.World(dt=DT)
+    world.add_geom(E.Plane((0, 0, 1), 0.0))
+    for pts, p in zip(convex_hull_points(), convex_pile_positions()):
+        hull = E.Convex(pts)
+        world.add_body(hull, density=1000.0, position=np.asarray(p) + hull.centroid)
+    return world
+
+
+def convex_pile_mjcf():
+    """The same hulls as MuJoCo meshes (MuJoCo takes their convex hull for contacts), same density."""
+    assets = "".join(f'<mesh name="h{i}" vertex="{" ".join(f"{x:.17g}" for x in pts.ravel())}"/>'
+                     for i, pts in enumerate(convex_hull_points()))
+    bodies = "".join(f'<body pos="{p[0]} {p[1]} {p[2]}"><freejoint/><geom type="mesh" mesh="h{i}" density="1000"/></body>'
+                     for i, p in enumerate(convex_pile_positions()))
+    return (f'<mujoco><option timestep="{DT}" integrator="Euler"/><asset>{assets}</asset><worldbody>'
+            f'<geom type="plane" size="10 10 0.1"/>{bodies}</worldbody></mujoco>')
+
+
+def convex_narrow_phase_cost(pairs=300, repeat=20, seed=1):
+    """µs per hull-hull pair in contact: the engine's C collision pass (broad phase included) over
+    `pairs` pairs 5 m apart, and coal called from Python on the same pairs.  Each pair is two of
+    the pile's hulls, B moved along coal's closest-point normal until it penetrates by 0-2 mm
+    (resting and impact contacts)."""
+    import coal
+    from multibody.engine.world import quat_to_matrix
+    rng = np.random.default_rng(seed)
+    world = E.World(gravity=(0, 0, 0))
+    pts = convex_hull_points(2 * pairs, seed)
+    calls = []
+    for i in range(pairs):
+        a, b = E.Convex(pts[2 * i]), E.Convex(pts[2 * i + 1])
+        qa, qb = (q / np.linalg.norm(q) for q in rng.normal(size=(2, 4)))
+        shapes = []
+        for s in (a, b):
+            v = coal.StdVec_Vec3s()
+            v.extend([np.array(x) for x in s.vertices])
+            shapes.append(coal.Convex.convexHull(v, False, ""))
+        Ta = coal.Transform3s(quat_to_matrix(qa), np.zeros(3))
+        d = rng.normal(size=3)
+        pb = d / np.linalg.norm(d) * 0.5
+        dres = coal.DistanceResult()
+        gap = coal.distance(shapes[0], Ta, shapes[1], coal.Transform3s(quat_to_matrix(qb), pb), coal.DistanceRequest(), dres)
+        u = np.asarray(dres.getNearestPoint2()) - np.asarray(dres.getNearestPoint1())
+        pb = pb - u / np.linalg.norm(u) * (gap + rng.uniform(0, 2e-3))
+        o = np.array([5.0 * i, 0, 0])
+        world.add_geom(a, world.add_body(mass=1, inertia=np.eye(3), position=o, quaternion=qa))
+        world.add_geom(b, world.add_body(mass=1, inertia=np.eye(3), position=o + pb, quaternion=qb))
+        calls.append((shapes[0], Ta, shapes[1], coal.Transform3s(quat_to_matrix(qb), pb)))
+    sim = world._ensure()
+    t0 = time.process_time()
+    for _ in range(repeat):
+        n = len(sim.collide()["contact_depth"])
+    engine_us = (time.process_time() - t0) / repeat / pairs * 1e6
+    req = coal.CollisionRequest()
+    req.enable_contact = True
+    touching = 0
+    t0 = time.process_time()
+    for _ in range(repeat):
+        for sa, ta, sb, tb in calls:
+            res = coal.CollisionResult()
+            coal.collide(sa, ta, sb, tb, req, res)
+            touching += res.isCollision()
+    coal_us = (time.process_time() - t0) / repeat / pairs * 1e6
+    return engine_us, coal_us, n / pairs, touching / repeat / pairs
+
+
+def convex_rows(steps, repeat):
+    """The convex-mesh pile against MuJoCo (report, no goal) and the hull-hull narrow phase against coal."""
+    eng = mj = 0.0
+    for _ in range(repeat):
+        rate, world = time_engine(convex_pile_world, steps)
+        eng, ls = max(eng, rate), world.last_step
+        mj = max(mj, time_mujoco(convex_pile_mjcf(), steps))
+    print(f"{'convex pile of 50':22s} engine {eng:10.0f} steps/s   MuJoCo {mj:10.0f} steps/s   engine/MuJoCo = {eng / mj:5.2f}"
+          f"   ({ls.solver}, {ls.n_contacts} contacts in the last step)")
+    try:
+        e_us, c_us, per, touching = convex_narrow_phase_cost()
+    except ImportError:
+        print("hull-hull narrow phase: coal not installed, skipped")
+        return
+    print(f"hull-hull     narrow phase: engine C {e_us:6.2f} µs/pair ({per:.1f} points, {touching:.0%} touching)   "
+          f"coal via Python {c_us:6.2f} µs/pair   coal/engine = {c_us / e_us:5.1f}")
 
 
 def dense_chain_world(n, solver):
@@ -253,6 +360,7 @@ def main(argv=None):
         eng_us, coal_us, per = narrow_phase_cost(kind)
         print(f"box-{kind:8s} narrow phase: engine C {eng_us:6.2f} µs/pair ({per:.0f} points)   coal via Python "
               f"{coal_us:6.2f} µs/pair   coal/engine = {coal_us / eng_us:5.1f}")
+    convex_rows(args.steps, args.repeat)
     return 0
 
 

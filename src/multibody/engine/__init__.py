@@ -5,7 +5,7 @@ with Lagrange multipliers (JWJᵀλ, report ch. 5.3) with ERP/CFM error feedback
 bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody.engine._engine``).
 
 * ``World(gravity, erp, cfm, dt, solver='auto'|'dantzig'|'pgs', friction='pyramid'|'cone'|'force', …)``;
-  ``add_body`` (a Box/Sphere/Capsule/Cylinder with mass or density, or bare mass and inertia),
+  ``add_body`` (a Box/Sphere/Capsule/Cylinder/Convex with mass or density, or bare mass and inertia),
   ``add_geom`` (also static geometry and ``Plane``), ``add_hinge/ball/slider/fixed/universal/hinge2``
   with anchors and axes in world coordinates; ``Joint.angle/rate``, ``set_motor``, ``set_limits``;
   ``step()``, ``run(n)``; ``last_step`` (Jacobian, λ, contact forces, complementarity residual).
@@ -18,9 +18,12 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 * Collision: sweep-and-prune broad phase and a C narrow phase for every primitive pair
   (``c/collide.c`` says why not coal or python-fcl: 8-9× cheaper per pair and no Python per step).
   Static triangle meshes (``TriangleMesh``, terrain) against every primitive, with a bounding-volume
-  hierarchy (``c/trimesh.c``).  No convex meshes yet: coal serves convex meshes only through Python (≈3 µs a pair, and the step runs in
-  C without the GIL) or a C++ build against its headers, and gives one contact point for a convex
-  mesh on a plane or box, too few for a mesh box to rest like the primitive one.
+  hierarchy (``c/trimesh.c``); rays against every shape (``World.ray_cast``, ``c/ray.c``).
+  Convex meshes: ``Convex(vertices)`` or ``Convex.from_file(path)`` (the hull, computed once),
+  against every primitive and each other in C (``c/convex.c``: separating axes, face clipping, up
+  to 4 points, so a convex box rests like the primitive box); ``World.from_model`` turns URDF/MJCF
+  collision meshes into hulls.  Written here rather than taken from coal or libccd: the package
+  builds with gcc and pip alone; tests/test_engine_convex.py checks it against coal's GJK/EPA.
 
 >>> from multibody import engine
 >>> world = engine.World()
@@ -31,9 +34,9 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 0.1
 """
 from . import _engine  # noqa: F401
-from .shapes import Box, Capsule, Cylinder, Plane, Shape, Sphere, TriangleMesh
+from .shapes import Box, Capsule, Convex, Cylinder, Plane, Shape, Sphere, TriangleMesh
 from .world import AMotor, Body, Geom, Joint, LastStep, RayHit, SimulationError, World, contact_params
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params",
-           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape",
+           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "Convex",
            "TriangleMesh", "AMotor", "RayHit"]

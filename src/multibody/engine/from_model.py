@@ -16,11 +16,55 @@ import numpy as np
 
 from ..kinematics.forward import body_states
 from ..model.joints import JointType
-from .shapes import Box, Capsule, Cylinder, Sphere
+import warnings
+
+from .shapes import HULL_MAX_VERTICES, Box, Capsule, Convex, Cylinder, Sphere
 from .world import matrix_to_quat
 
 _SHAPES = {"box": lambda s: Box(*s), "sphere": lambda s: Sphere(s[0]), "cylinder": lambda s: Cylinder(s[0], s[1]),
            "capsule": lambda s: Capsule(s[0], s[1])}
+
+
+def _farthest_points(points, k):
+    """k of the points, each the farthest from those already taken (spread over the hull)."""
+    pick = [int(np.argmax(np.linalg.norm(points - points.mean(axis=0), axis=1)))]
+    dist = np.linalg.norm(points - points[pick[0]], axis=1)
+    while len(pick) < k:
+        pick.append(int(np.argmax(dist)))
+        dist = np.minimum(dist, np.linalg.norm(points - points[pick[-1]], axis=1))
+    return points[pick]
+
+
+def mesh_hull(geometry):
+    """The convex hull of a collision mesh (trimesh reads STL, OBJ, PLY, and DAE with pycollada),
+    or None with a warning saying why it was left out.  A hull of more than HULL_MAX_VERTICES
+    vertices keeps that many of them, spread by farthest-point sampling (with a warning)."""
+    where = f"collision mesh {geometry.name!r}" + (f" ({geometry.mesh})" if geometry.mesh else "")
+    if geometry.mesh is None:
+        warnings.warn(f"{where}: has no file (inline MJCF vertices are not read); left out of the engine world",
+                      stacklevel=3)
+        return None
+    try:
+        import trimesh
+        mesh = trimesh.load(str(geometry.mesh), force="mesh")
+        points = np.asarray(mesh.vertices, dtype=float) * np.asarray(geometry.scale, dtype=float)
+        if len(points) == 0:
+            raise ValueError("no vertices")
+    except Exception as e:  # a missing reader (pycollada for DAE) or an unreadable file
+        warnings.warn(f"{where}: trimesh could not read {geometry.mesh!r} ({type(e).__name__}: {e}); "
+                      "left out of the engine world", stacklevel=3)
+        return None
+    try:
+        from scipy.spatial import ConvexHull
+        if len(points) > HULL_MAX_VERTICES and len(ConvexHull(points).vertices) > HULL_MAX_VERTICES:
+            points = ConvexHull(points).points[ConvexHull(points).vertices]
+            warnings.warn(f"{where}: its hull has {len(points)} vertices; kept {HULL_MAX_VERTICES} of them "
+                          "(farthest-point sampling)", stacklevel=3)
+            points = _farthest_points(points, HULL_MAX_VERTICES)
+        return Convex(points)
+    except Exception as e:
+        warnings.warn(f"{where}: no convex hull ({e}); left out of the engine world", stacklevel=3)
+        return None
 
 
 class ModelMap:
@@ -83,7 +127,7 @@ class ModelMap:
         return qd
 
 
-def build_world(cls, model, q, qd=None, **world_kw):
+def build_world(cls, model, q, qd=None, self_collision=False, **world_kw):
     if model.is_symbolic:
         raise ValueError("model: expected a numeric Model (call model.subs(...) first)")
     q = np.asarray(q, dtype=float)
@@ -126,14 +170,35 @@ def build_world(cls, model, q, qd=None, **world_kw):
             joints.append(world.add_fixed(world.bodies[i], body2, name=name))
         else:
             joints.append(None)
+    from . import _engine as C
+    # A robot's collision meshes often overlap where links meet (the Panda's fingers, links 5 and
+    # 7 at rest): unless self_collision, its bodies share one collision group (PyBullet's default).
+    group = 0 if self_collision else 1 + int(max(world._gdat[:, C.GD_GROUP], default=0))
+    hulls = {}                  # one hull per mesh file and scale
     for g in model.geometries:
-        if g.role == "collision" and g.kind in _SHAPES:
-            R = np.eye(3) if g.rotation is None else np.asarray(g.rotation, float)
-            t = np.zeros(3) if g.translation is None else np.asarray(g.translation, float)
-            world.add_geom(_SHAPES[g.kind](g.size), world.bodies[g.body], position=t - model.com[g.body],
-                           quaternion=matrix_to_quat(R))
+        if g.role != "collision" or g.kind not in (*_SHAPES, "mesh"):
+            continue
+        if g.kind == "mesh":
+            key = (g.mesh, tuple(g.scale))
+            if key not in hulls:
+                hulls[key] = mesh_hull(g)
+            shape = hulls[key]
+            if shape is None:
+                continue
+        else:
+            shape = _SHAPES[g.kind](g.size)
+        R = np.eye(3) if g.rotation is None else np.asarray(g.rotation, float)
+        t = np.zeros(3) if g.translation is None else np.asarray(g.translation, float)
+        geom = world.add_geom(shape, world.bodies[g.body], position=t - model.com[g.body], quaternion=matrix_to_quat(R))
+        world._gdat[geom.index, C.GD_GROUP] = group
+    for i, j in enumerate(joints):              # the model's joint limits as stops (angles from q)
+        if j is not None and JointType(model.jtype[i]) in (JointType.REVOLUTE, JointType.PRISMATIC):
+            s = model.q_start[i]
+            lo, hi = model.q_lower[s] - q[s], model.q_upper[s] - q[s]
+            if np.isfinite(lo) or np.isfinite(hi):
+                j.set_limits(lo, hi)
     world._model_map = ModelMap(model, q, joints)
     return world
 
 
-__all__ = ["build_world", "ModelMap"]
+__all__ = ["build_world", "ModelMap", "mesh_hull"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _checks
 
-__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "TriangleMesh"]
+__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "TriangleMesh", "Convex"]
 
 
 def _positive(name, value):
@@ -247,3 +247,176 @@ class TriangleMesh(Shape):
 
     def __repr__(self):
         return f"TriangleMesh({len(self.vertices)} vertices, {len(self.triangles)} triangles)"
+
+
+# ---- convex polyhedra (helper `convex`: hull, C layout, mass properties) ------------------------
+HULL_MAX_VERTICES = 256     # engine.h HULL_MAX_VERTS: the C narrow phase keeps one hull on its stack
+
+
+def _merge_coplanar(hull, scale):
+    """Qhull's triangles grouped into the hull's planar faces (adjacent, same plane)."""
+    normals, offsets = hull.equations[:, :3], -hull.equations[:, 3]
+    group = -np.ones(len(hull.simplices), dtype=int)
+    for start in range(len(group)):
+        if group[start] >= 0:
+            continue
+        group[start], stack = start, [start]
+        while stack:
+            t = stack.pop()
+            for u in hull.neighbors[t]:
+                if group[u] < 0 and normals[u] @ normals[start] > 1 - 1e-10 \
+                        and abs(offsets[u] - offsets[start]) < 1e-10 * scale:
+                    group[u] = start
+                    stack.append(u)
+    return group, normals, offsets
+
+
+def _hull_tables(points):
+    """Vertices, planar faces (counter-clockwise about their outward normal), planes and edges
+    (two vertices, the face on their left and the other face) of the convex hull of ``points``."""
+    from scipy.spatial import ConvexHull, QhullError
+    scale = float(np.ptp(points, axis=0).max())
+    if not scale > 0:
+        raise ValueError("vertices: all points coincide; a convex shape needs 4 points not in one plane")
+    try:
+        hull = ConvexHull(points)
+    except QhullError:
+        raise ValueError("vertices: the points lie in one plane or on one line; a convex shape needs "
+                         "4 points not in one plane") from None
+    if not hull.volume > 1e-9 * scale ** 3:
+        raise ValueError(f"vertices: the hull is flat (volume {hull.volume:.3g} for extent {scale:.3g}); "
+                         "a convex shape needs 4 points not in one plane")
+    group, normals, offsets = _merge_coplanar(hull, scale)
+    used = np.unique(hull.simplices)
+    if len(used) > HULL_MAX_VERTICES:
+        raise ValueError(f"vertices: the hull has {len(used)} vertices, at most {HULL_MAX_VERTICES} are "
+                         "supported; simplify the mesh first")
+    renum = -np.ones(len(points), dtype=int)
+    renum[used] = np.arange(len(used))
+    verts = points[used]
+    faces, planes, left = [], [], {}
+    for g in np.unique(group):
+        tris = np.flatnonzero(group == g)
+        n = normals[g]
+        nxt = {}
+        directed = set()
+        for t in tris:
+            a, b, c = renum[hull.simplices[t]]
+            if np.cross(verts[b] - verts[a], verts[c] - verts[a]) @ n < 0:
+                b, c = c, b
+            directed.update({(a, b), (b, c), (c, a)})
+        for (a, b) in directed:
+            if (b, a) not in directed:
+                nxt[a] = b
+        start = min(nxt)
+        loop = [start]
+        while nxt[loop[-1]] != start and len(loop) <= len(nxt):
+            loop.append(nxt[loop[-1]])
+        if len(loop) != len(nxt):
+            raise ValueError("vertices: the hull has a degenerate face; perturb or simplify the points")
+        f = len(faces)
+        faces.append(loop)
+        planes.append([*n, max(float(verts[v] @ n) for v in loop)])
+        for a, b in zip(loop, loop[1:] + loop[:1]):
+            left[(a, b)] = f
+    edges = []
+    for (a, b), f in left.items():
+        if a < b:
+            if (b, a) not in left:
+                raise ValueError("vertices: the hull is not closed; perturb or simplify the points")
+            edges.append((a, b, f, left[(b, a)]))
+    if len(verts) - len(edges) + len(faces) != 2:
+        raise ValueError("vertices: the hull's faces do not close up (Euler V - E + F != 2); perturb the points")
+    return verts, faces, np.array(planes), np.array(edges, dtype=np.int64)
+
+
+def _volume_moments(verts, faces):
+    """Volume, centroid and second moment ∫ x xᵀ dV about the origin (tetrahedra on the faces)."""
+    ref = verts.mean(axis=0)
+    S = np.array([[2.0, 1, 1], [1, 2, 1], [1, 1, 2]])
+    vol, first, second = 0.0, np.zeros(3), np.zeros((3, 3))
+    for loop in faces:
+        for i in range(1, len(loop) - 1):
+            A = np.column_stack([verts[loop[0]], verts[loop[i]], verts[loop[i + 1]]]) - ref[:, None]
+            det = np.linalg.det(A)
+            vol += det / 6.0
+            first += det / 24.0 * A.sum(axis=1)
+            second += det / 120.0 * (A @ S @ A.T)
+    centroid = first / vol
+    about_centroid = second - vol * np.outer(centroid, centroid)
+    return vol, centroid + ref, about_centroid
+
+
+class Convex(Shape):
+    """Convex polyhedron: the convex hull of ``vertices`` (n × 3, at least 4 points not in one
+    plane), computed once here (Qhull) and kept as vertices, planar faces and edges for the C
+    narrow phase (``c/convex.c``: separating axes, then face clipping, up to 4 contact points).
+
+    The vertices are in the shape's own frame; as a body's shape (``World.add_body``) the hull is
+    placed so that its centroid is the body's centre of mass.
+
+    >>> import numpy as np
+    >>> from multibody.engine import Convex
+    >>> cube = Convex(np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T * 0.1)
+    >>> len(cube.vertices), len(cube.faces), len(cube.edges), round(cube.volume, 6)
+    (8, 6, 12, 0.008)
+    >>> from multibody.engine import World, Plane
+    >>> world = World()
+    >>> floor = world.add_geom(Plane((0, 0, 1), 0.0))
+    >>> body = world.add_body(cube, mass=1.0, position=(0, 0, 0.1))
+    >>> world.run(500); len(world.last_step.contact_depth)          # rests on 4 corners, like a Box
+    4
+    >>> Convex([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: vertices: the points lie in one plane or on one line; a convex shape needs 4 points not in one plane
+    """
+
+    code = 5    # engine.h G_CONVEX
+
+    def __init__(self, vertices):
+        pts = _checks.array("vertices", vertices, (None, 3), what="n points")
+        if len(pts) < 4:
+            raise ValueError(f"vertices: expected at least 4 points not in one plane, got {len(pts)}")
+        verts, faces, planes, edges = _hull_tables(pts)
+        self.vertices, self.planes, self.edges = verts, planes, edges
+        self.faces = [[int(v) for v in loop] for loop in faces]
+        volume, self.centroid, self._second = _volume_moments(verts, self.faces)
+        self.volume = float(volume)
+        for a in (self.vertices, self.planes, self.edges, self.centroid):
+            a.setflags(write=False)
+
+    @classmethod
+    def from_file(cls, path, scale=1.0):
+        """The convex hull of the vertices of a mesh file (STL, OBJ, PLY, DAE …, read by trimesh),
+        each coordinate multiplied by ``scale`` (a number or 3 numbers)."""
+        import trimesh
+        s = np.broadcast_to(np.asarray(scale, dtype=float), (3,))
+        if not np.all(np.isfinite(s)) or np.any(s == 0):
+            raise ValueError(f"scale: expected finite non-zero factors, got {scale!r}")
+        try:
+            mesh = trimesh.load(str(path), force="mesh")
+        except Exception as e:  # trimesh raises many kinds for unreadable files
+            raise ValueError(f"path: trimesh could not read {str(path)!r} as a mesh ({e})") from None
+        return cls(np.asarray(mesh.vertices, dtype=float) * s)
+
+    def __repr__(self):
+        return f"Convex({len(self.vertices)} vertices, {len(self.faces)} faces, volume={self.volume:.4g})"
+
+    @property
+    def size(self):
+        return (0.0, 0.0, 0.0)      # the world writes the hull's index here
+
+    def unit_inertia(self):
+        C = self._second / self.volume
+        return np.trace(C) * np.eye(3) - C
+
+    def packed(self):
+        """The hull as one float64 block for the C engine (layout read by ``c/convex.c``):
+        nv, nf, ne, n_face_indices, vertices (nv × 3), planes (nf × [n, d]), face starts (nf + 1),
+        face vertex indices, edges (ne × [v0, v1, left face, right face])."""
+        starts = np.cumsum([0] + [len(f) for f in self.faces])
+        idx = np.concatenate([np.asarray(f, float) for f in self.faces])
+        head = [len(self.vertices), len(self.faces), len(self.edges), len(idx)]
+        return np.concatenate([np.asarray(head, float), self.vertices.ravel(), self.planes.ravel(),
+                               starts.astype(float), idx, self.edges.astype(float).ravel()])

@@ -519,6 +519,7 @@ class World:
         self._jdat = np.zeros((0, C.JD_SIZE))
         self._gint = np.zeros((0, C.GI_SIZE), dtype=np.int64)
         self._gdat = np.zeros((0, C.GD_SIZE))
+        self._hulls = []                      # packed Convex hulls; a G_CONVEX geometry names its index
         self.bodies: list[Body] = []
         self.joints: list[Joint] = []
         self.geoms: list[Geom] = []
@@ -664,7 +665,7 @@ class World:
             raise ValueError(f"name: a body named {name!r} exists already")
         if shape is not None:
             if not isinstance(shape, Shape) or isinstance(shape, (Plane, TriangleMesh)):
-                raise TypeError(f"shape: expected Box, Sphere, Capsule or Cylinder, got {shape!r}")
+                raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder or Convex, got {shape!r}")
             if inertia is not None:
                 raise ValueError("inertia: the shape gives the inertia; pass mass or density only")
             m, I = shape.mass_properties(mass=mass, density=density)
@@ -691,15 +692,15 @@ class World:
         body = Body(self, len(self.bodies), name)
         self.bodies.append(body)
         self._changed()
-        if shape is not None:
-            self.add_geom(shape, body, mu=mu, bounce=bounce)
+        if shape is not None:     # centred on the centre of mass (a Convex's centroid may be elsewhere)
+            self.add_geom(shape, body, position=-np.asarray(getattr(shape, "centroid", np.zeros(3))), mu=mu, bounce=bounce)
         return body
 
     def add_geom(self, shape, body=None, *, position=(0, 0, 0), quaternion=(1, 0, 0, 0), mu=1.0, bounce=0.0):
         """Add a collision geometry fixed to ``body`` (pose relative to its centre of mass, body
         axes) or static in the world (``body=None``, pose in world).  Planes are always static."""
         if not isinstance(shape, Shape):
-            raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder or Plane, got {shape!r}")
+            raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder, Convex or Plane, got {shape!r}")
         b = self._body(body, "body", allow_world=True)
         if isinstance(shape, (Plane, TriangleMesh)) and b is not None:
             raise ValueError(f"body: a {type(shape).__name__} is static; add it with body=None")
@@ -708,6 +709,9 @@ class World:
         gd[0, C.GD_POS:C.GD_POS + 3] = _vec("position", position)
         gd[0, C.GD_QUAT:C.GD_QUAT + 4] = _quat("quaternion", quaternion)
         gd[0, C.GD_SIZE3:C.GD_SIZE3 + 3] = shape.size
+        if shape.code == C.G_CONVEX:
+            gd[0, C.GD_SIZE3] = len(self._hulls)
+            self._hulls.append(shape.packed())
         gd[0, C.GD_MU] = _nonneg("mu", mu, allow_inf=True)
         gd[0, C.GD_BOUNCE] = _bounce(bounce)
         if isinstance(shape, Plane):
@@ -936,8 +940,9 @@ class World:
             bad = ~np.isfinite(self._state).all(axis=1)
             if bad.any():
                 raise ValueError(f"body {self.bodies[int(np.argmax(bad))].name!r}: the state has NaN or infinite values")
+            hulls = np.concatenate(self._hulls) if self._hulls else np.zeros(0)     # Convex shapes
             self._sim = C.Sim(self._state, self._load, self._bprop, self._jint, self._jdat, self._gint, self._gdat,
-                              self._wpar)
+                              self._wpar, hulls)
             for g, (v, t) in self._meshes.items():
                 self._sim.set_mesh(g, v, t)
             self._sim_nj = len(self.joints)
@@ -1012,7 +1017,10 @@ class World:
 
         Revolute → hinge, prismatic → slider, spherical → ball, fixed → fixed, free → no joint.
         ``joint_positions()``/``joint_velocities()`` map the state back, so one mechanism runs
-        both ways (the report's ch. 5 comparison)."""
+        both ways (the report's ch. 5 comparison).  The model's joint limits become stops; its
+        collision shapes become geometries, meshes as their convex hulls (:class:`Convex`, read by
+        trimesh; a mesh it cannot read is left out with a warning), all in one collision group
+        unless ``self_collision=True`` (a robot's meshes often overlap where links meet)."""
         from .from_model import build_world
         return build_world(cls, model, q, qd, **world_kw)
 

@@ -19,7 +19,7 @@ static PyObject *SimulationError;
 typedef struct {
     PyObject_HEAD
     EngineWorld W;
-    PyArrayObject *arrays[8];
+    PyArrayObject *arrays[9];     /* state load bprop jint jdat gint gdat wpar hulls */
     int ready;
     pthread_mutex_t lock;  /* held by whoever reads or writes W (see the top of this file) */
 } SimObject;
@@ -183,19 +183,19 @@ static PyObject *engine_ray_convex(PyObject *mod, PyObject *args)
 
 static void Sim_dealloc(SimObject *self)
 {
-    if (self->ready) { free_meshes(&self->W); world_free(&self->W); }   /* no method runs: each holds a reference */
-    for (int i = 0; i < 8; i++) Py_XDECREF(self->arrays[i]);
+    if (self->ready) { free_meshes(&self->W); hulls_free(&self->W); world_free(&self->W); }   /* no method runs: each holds a reference */
+    for (int i = 0; i < 9; i++) Py_XDECREF(self->arrays[i]);
     pthread_mutex_destroy(&self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
 {
-    PyObject *o[8];
-    static char *names[] = {"state", "load", "bprop", "jint", "jdat", "gint", "gdat", "wpar", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOO", names, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7])) return -1;
-    if (self->ready) { free_meshes(&self->W); world_free(&self->W); self->ready = 0; }
-    for (int i = 0; i < 8; i++) Py_CLEAR(self->arrays[i]);
+    PyObject *o[9] = {NULL};
+    static char *names[] = {"state", "load", "bprop", "jint", "jdat", "gint", "gdat", "wpar", "hulls", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOO|O", names, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8])) return -1;
+    if (self->ready) { free_meshes(&self->W); hulls_free(&self->W); world_free(&self->W); self->ready = 0; }
+    for (int i = 0; i < 9; i++) Py_CLEAR(self->arrays[i]);
     PyArrayObject **A = self->arrays;
     if (take(o[0], "state", NPY_DOUBLE, BS_SIZE, -1, &A[0], 1)) return -1;
     npy_intp nb = PyArray_DIM(A[0], 0);
@@ -218,10 +218,26 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     }
     for (npy_intp g = 0; g < ng; g++) {
         int64_t t = W->gint[g * GI_SIZE], b = W->gint[g * GI_SIZE + 1];
-        if (t < 0 || (t > G_PLANE && t != G_TRIMESH) || b < -1 || b >= nb || ((t == G_PLANE || t == G_TRIMESH) && b != -1)) {
+        if (t < 0 || t > G_TRIMESH || b < -1 || b >= nb || ((t == G_PLANE || t == G_TRIMESH) && b != -1)) {
             PyErr_Format(PyExc_ValueError, "gint: geometry %zd has an invalid type or body index", (Py_ssize_t)g); return -1; }
     }
-    if (world_init(W)) { world_free(W); PyErr_NoMemory(); return -1; }
+    /* convex hulls: one float64 block each (shapes.Convex.packed), GD_SIZE3 of a G_CONVEX = its index */
+    const double *hd = NULL; npy_intp nh = 0;
+    if (o[8] && o[8] != Py_None) {
+        if (take(o[8], "hulls", NPY_DOUBLE, 0, PyArray_Check(o[8]) ? PyArray_SIZE((PyArrayObject *)o[8]) : 0, &A[8], 0)) return -1;
+        hd = PyArray_DATA(A[8]); nh = PyArray_DIM(A[8], 0);
+    }
+    char msg[160];
+    int hr = hulls_load(W, hd, (int64_t)nh, msg, sizeof msg);
+    if (hr) { hulls_free(W); if (hr < 0) PyErr_NoMemory(); else PyErr_Format(PyExc_ValueError, "hulls: %s", msg); return -1; }
+    for (npy_intp g = 0; g < ng; g++) {
+        double k = W->gdat[g * GD_SIZE + GD_SIZE3];
+        if (W->gint[g * GI_SIZE] == G_CONVEX && !(k >= 0 && k < W->nhulls && k == floor(k))) {
+            hulls_free(W);
+            snprintf(msg, sizeof msg, "gdat: convex geometry %lld names hull %g of %d", (long long)g, k, W->nhulls);
+            PyErr_SetString(PyExc_ValueError, msg); return -1; }
+    }
+    if (world_init(W)) { hulls_free(W); world_free(W); PyErr_NoMemory(); return -1; }
     self->ready = 1;
     return 0;
 }
@@ -419,6 +435,7 @@ PyMODINIT_FUNC PyInit__engine(void)
     C(G_TRIMESH); C(J_AMOTOR); C(JD_AM_MODE); C(JD_AM_NAXES); C(JD_AM_AXIS3); C(JD_AM_AXES); C(JD_AM_REL);
     C(JD_AM_REF1); C(JD_AM_REF2); C(JD_AM_QREL);
     C(G_SPHERE); C(G_BOX); C(G_CAPSULE); C(G_CYLINDER); C(G_PLANE); C(GI_SIZE);
+    C(G_CONVEX); C(HULL_MAX_VERTS); C(GD_GROUP);
     C(GD_POS); C(GD_QUAT); C(GD_SIZE3); C(GD_MU); C(GD_BOUNCE); C(GD_PLANE_D); C(GD_SIZE);
     C(WP_GRAVITY); C(WP_ERP); C(WP_CFM); C(WP_DT); C(WP_SOLVER); C(WP_ITERATIONS); C(WP_SOR); C(WP_FRICTION);
     C(WP_BOUNCE_VEL); C(WP_CONTACT_ERP); C(WP_CONTACT_CFM); C(WP_SURFACE_LAYER); C(WP_MAX_CORRECTING_VEL);

@@ -324,6 +324,7 @@ static void support(const GeomPose *g, const double *dir, double *out)
         double r = sqrt(l[0] * l[0] + l[1] * l[1]);
         if (r > EPS) { s[0] = g->size[0] * l[0] / r; s[1] = g->size[0] * l[1] / r; }
         s[2] = l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1]; break; }
+    case G_CONVEX: hull_support(g->hull, l, s); break;
     }
     local_point(g, s, out);
 }
@@ -426,6 +427,10 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
 int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
                  Contact *out, int max)
 {
+    if ((a->type == G_CONVEX || b->type == G_CONVEX) && a->type != G_CYLINDER && b->type != G_CYLINDER
+        && a->type != G_TRIMESH && b->type != G_TRIMESH)
+        return convex_collide(a, b, plane_a, plane_b, out, max);   /* convex.c; cylinders: MPR below;
+                                                                     * meshes: trimesh.c's convex hook */
     int swap = 0;
     if (a->type > b->type) { const GeomPose *t = a; a = b; b = t; const double *tp = plane_a; plane_a = plane_b; plane_b = tp; swap = 1; }
     (void)plane_a;

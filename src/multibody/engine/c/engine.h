@@ -216,6 +216,24 @@ static inline void quat_mul(const double *a, const double *b, double *c) {
 }
 static inline void quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -a[1]; c[2] = -a[2]; c[3] = -a[3]; }
 
+/* ---- convex hulls (convex.c): shape kind G_CONVEX, its GD_SIZE3 holds the hull's index ---------- */
+enum { G_CONVEX = 5 };
+#define GD_GROUP 13             /* geometries with the same non-zero group do not collide (one robot) */
+#define HULL_MAX_VERTS 256      /* shapes.HULL_MAX_VERTICES: the narrow phase keeps a hull on its stack */
+typedef struct {
+    int nv, nf, ne;
+    const double *v, *plane;    /* nv x 3 vertices; nf x 4 outward unit normal n, offset d (n.x <= d) */
+    const int *fstart, *fidx;   /* face f: vertices fidx[fstart[f] .. fstart[f+1]), counter-clockwise */
+    const int *edge;            /* ne x 4: v0, v1, face on the left of v0 -> v1, face on the right */
+    double centre[3];           /* mean of the vertices: inside the hull */
+    int *own;                   /* the index arrays, allocated by hulls_load */
+} Hull;
+struct EngineWorldS;
+int hulls_load(struct EngineWorldS *W, const double *data, int64_t n, char *msg, size_t len);
+void hulls_free(struct EngineWorldS *W);
+void hull_support(const Hull *h, const double *dir, double *out);
+void hull_extent(const Hull *h, const double *R, const double *p, double *lo, double *hi);
+
 /* ---- collision (collide.c) -------------------------------------------------------------------- */
 typedef struct {
     int type, body;
@@ -223,7 +241,12 @@ typedef struct {
     const double *size;
     double lo[3], hi[3];    /* axis-aligned bounding box */
     const struct TriMesh *mesh;   /* G_TRIMESH: its triangles (rays and triangle meshes block below) */
+    const Hull *hull;       /* G_CONVEX: its hull */
+    int group;              /* GD_GROUP */
 } GeomPose;
+int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
+                   Contact *out, int max);
+void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2, double *c1, double *c2);
 
 /* Narrow phase for one pair: writes up to max contacts, returns the count. */
 int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
@@ -239,7 +262,7 @@ int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, co
                 double *work, int *iwork, int *pivots, int max_pivots);
 
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
-typedef struct {
+typedef struct EngineWorldS {
     int nb, nj, ng;
     double *state, *load;                 /* nb x BS_SIZE, nb x BL_SIZE */
     const double *bprop;                  /* nb x BP_SIZE, fixed while the Sim lives */
@@ -263,6 +286,7 @@ typedef struct {
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
+    Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     const char *why;                      /* which solver ran this step and why (a static string) */
@@ -353,8 +377,6 @@ void ray_tree_free(RayTree *T);
 int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const double *d, double tmax, int all, RayHit *out);
 /* poses and bounding boxes of every geom at the current state (step.c) */
 void world_geom_poses(EngineWorld *W);
-/* closest points c1, c2 of the segments p1-q1 and p2-q2 (collide.c) */
-void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2, double *c1, double *c2);
 /* ==== end of rays, triangle meshes, angular motor ============================================= */
 
 #endif

@@ -126,6 +126,7 @@ static void geom_poses(EngineWorld *W)
         G->body = (int)W->gint[(size_t)g * GI_SIZE + GI_BODY];
         G->size = gd + GD_SIZE3;
         G->mesh = W->meshes ? W->meshes[g] : NULL;
+        G->group = (int)gd[GD_GROUP];
         if (G->type == G_PLANE) {
             copy3(gd + GD_SIZE3, W->planes + 4 * g); W->planes[4 * g + 3] = gd[GD_PLANE_D];
             continue;
@@ -139,6 +140,7 @@ static void geom_poses(EngineWorld *W)
         } else {
             memcpy(G->R, Rl, sizeof Rl); copy3(gd + GD_POS, G->p);
         }
+        if (G->type == G_CONVEX) { G->hull = W->hulls + (int)G->size[0]; hull_extent(G->hull, G->R, G->p, G->lo, G->hi); continue; }
         double e[3];
         for (int k = 0; k < 3; k++) {
             const double *Rk = G->R + 3 * k;
@@ -175,6 +177,7 @@ static int narrow(EngineWorld *W, int ga, int gb)
     if (A->body == B->body) return 0;
     if (A->body < 0 && B->body < 0) return 0;
     if (joined(W, A->body, B->body)) return 0;                /* dAreConnectedExcluding, report §6.2 */
+    if (A->group && A->group == B->group) return 0;           /* one collision group (from_model) */
     if (add_contacts(W, MAX_PER_PAIR)) return -1;
     Contact *c = W->contacts + W->nc;
     int n = collide_pair(A, B, W->planes + 4 * ga, W->planes + 4 * gb, c, MAX_PER_PAIR);
