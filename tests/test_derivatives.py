@@ -265,6 +265,43 @@ def test_batch_equals_single(n):
         assert np.array_equal(Minv[k], mb.minv(model, Q[k]))
 
 
+@pytest.mark.parametrize("lanes", ["avx2", "baseline", "none"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
+    """Batches without f_ext run groups of states in SIMD lanes (rnea_derivatives_lanes.c): every
+    state, the groups' and the leftover ones', is the single call's bit for bit."""
+    from multibody.core import _core
+    model = model_named(name)
+    rng = np.random.default_rng(16)
+    n = 11  # groups of 4 (or 2) and a remainder run one by one
+    rows = [random_state(model, rng) for _ in range(n)]
+    Q, QD, QDD = (np.array([r[k] for r in rows]) for k in range(3))
+    try:
+        before = _core.use_lanes(lanes)
+    except ValueError:
+        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
+    try:
+        outs = mb.rnea_derivatives(model, Q, QD, QDD)
+    finally:
+        _core.use_lanes(before)
+    for k in range(n):
+        for a, b in zip(outs, mb.rnea_derivatives(model, Q[k], QD[k], QDD[k])):
+            assert np.array_equal(a[k], b), (name, lanes, k)
+
+
+def test_a_bad_state_in_a_lane_group_is_reported_as_a_single_call_would():
+    model = model_named("every_joint_floating")
+    rng = np.random.default_rng(17)
+    rows = [random_state(model, rng) for _ in range(8)]
+    Q, QD, QDD = (np.array([r[k] for r in rows]) for k in range(3))
+    QDD[5, 0] = np.nan
+    with pytest.raises(ValueError, match="qdd"):
+        mb.rnea_derivatives(model, Q, QD, QDD)
+    Q[2, :] = 0.0  # a zero quaternion too: the first bad state (2) decides, as it does for rnea
+    with pytest.raises(ValueError, match="quaternion"):
+        mb.rnea_derivatives(model, Q, QD, QDD)
+
+
 def test_broadcast_and_leading_dimensions():
     model = model_named("planar4")
     q, qd, qdd, _, _, _ = state(model, 7)
