@@ -1,5 +1,5 @@
-/* derivatives_lanes.h — ∂RNEA over SIMD lanes of states (rnea_derivatives_lanes.c), for the batches
- * of py_derivatives.c. */
+/* derivatives_lanes.h — the analytic derivatives over SIMD lanes of states (derivatives_lanes.c), for
+ * the batches of py_derivatives.c. */
 #ifndef MULTIBODY_DERIVATIVES_LANES_H
 #define MULTIBODY_DERIVATIVES_LANES_H
 
@@ -7,19 +7,23 @@
 
 #include "model.h"
 
-/* One build of rnea_derivatives_lanes.c: `group` runs the states q[l], qd[l], qdd[l] (l < width, no
- * f_ext) and writes ∂τ/∂q, ∂τ/∂q̇ and M of state l to dq[l], dqd[l], M[l], each lane's the scalar
- * mb_rnea_derivatives' bit for bit.  `scratch` is scratch_bytes(m) bytes aligned to 64. */
-typedef struct mb_rnead_lanes_impl {
+/* One build of derivatives_lanes.c: `rnea` runs the states q[l], qd[l], x[l] = q̈ (l < width, no
+ * f_ext) and writes ∂τ/∂q, ∂τ/∂q̇ and M of state l to o1[l], o2[l], o3[l]; `aba`, with x[l] = τ,
+ * ∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ — each lane the scalar function's result bit for bit.  A status other than
+ * MB_OK (a singular pivot in some lane) writes nothing: run those states one by one.  `scratch` is
+ * scratch_bytes(m) bytes aligned to 64. */
+typedef int (*mb_derivatives_group)(const mb_model *m, void *scratch, const double *const *q,
+                                    const double *const *qd, const double *const *x, double *const *o1,
+                                    double *const *o2, double *const *o3);
+typedef struct mb_derivatives_lanes_impl {
     int width;
     size_t (*scratch_bytes)(const mb_model *m);
-    void (*group)(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
-                  const double *const *qdd, double *const *dq, double *const *dqd, double *const *M);
-} mb_rnead_lanes_impl;
+    mb_derivatives_group rnea, aba;
+} mb_derivatives_lanes_impl;
 
-extern const mb_rnead_lanes_impl mb_rnead_lanes_baseline;
+extern const mb_derivatives_lanes_impl mb_derivatives_lanes_baseline;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
-extern const mb_rnead_lanes_impl mb_rnead_lanes_avx2;
+extern const mb_derivatives_lanes_impl mb_derivatives_lanes_avx2;
 #endif
 
 #endif

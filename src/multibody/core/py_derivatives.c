@@ -3,8 +3,8 @@
  * (_core.c): 1-D single states or (N or 1, n) batches; None when the arrays are in neither.
  * The kernels allocate nothing: each thread keeps one scratch block for them (grown when a larger
  * model needs more, freed when the thread ends), so a batch's threads never share one and a
- * loop of single calls allocates once.  Batches of rnea_derivatives without f_ext run groups of
- * states in SIMD lanes (rnea_derivatives_lanes.c) with the lanes the other batches use. */
+ * loop of single calls allocates once.  Batches of rnea_derivatives and aba_derivatives without
+ * f_ext run groups of states in SIMD lanes (derivatives_lanes.c) with the lanes the other batches use. */
 #include "py_boundary.h"
 #include "derivatives_lanes.h"
 
@@ -128,60 +128,63 @@ static int minv_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     return derivatives_state(m, d, j, n, D_MINV);
 }
 
-/* ---- Batches of rnea_derivatives in lanes ---------------------------------------------------- */
+/* ---- Batches in lanes ------------------------------------------------------------------------- */
 
-/* The ∂RNEA lanes matching the lanes of the other batches (use_lanes): AVX2's, the baseline's, or none. */
-static const mb_rnead_lanes_impl *rnead_lanes(void)
+/* The derivatives' lanes matching the lanes of the other batches (use_lanes): AVX2's, the
+ * baseline's, or none. */
+static const mb_derivatives_lanes_impl *derivatives_lanes(void)
 {
     if (!lanes_active)
         return NULL;
 #ifdef MB_HAVE_LANES_AVX2
     if (lanes_active == &mb_lanes_avx2)
-        return &mb_rnead_lanes_avx2;
+        return &mb_derivatives_lanes_avx2;
 #endif
-    return &mb_rnead_lanes_baseline;
+    return &mb_derivatives_lanes_baseline;
 }
 
 typedef struct {
     job j;  /* first: the state function gets &j */
     Py_ssize_t N;
-    const mb_rnead_lanes_impl *lanes;
+    const mb_derivatives_lanes_impl *lanes;
+    int which;  /* D_RNEA or D_ABA */
 } group_job;
 
-/* "State" g of a batch in groups: states g·W … g·W+W−1 in lanes when all W exist and pass the
- * checks of a single call; otherwise one by one, which reports a failure as a single call would. */
-static int rnea_derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ssize_t g)
+/* "State" g of a batch in groups: states g·W … g·W+W−1 in lanes when all W exist, pass the checks
+ * of a single call and the lanes succeed; otherwise one by one, which reports a failure (or finds
+ * the singular state) as a single call would. */
+static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ssize_t g)
 {
     const group_job *G = (const group_job *)jj;
     const job *j = &G->j;
-    const int W = G->lanes->width;
+    const int W = G->lanes->width, bad_x = G->which == D_RNEA ? MB_BAD_QDD : MB_BAD_TAU;
     const Py_ssize_t n0 = g * W, n1 = n0 + W <= G->N ? n0 + W : G->N;
     int lanes = n1 - n0 == W;
     for (Py_ssize_t n = n0; n < n1 && lanes; n++)
         lanes = mb_check_configuration(m, IN(j, 0, n)) == MB_OK &&
-                check_rates(m, IN(j, 1, n), IN(j, 2, n), MB_BAD_QDD, NULL) == MB_OK;
-    void *scratch = lanes ? thread_scratch((G->lanes->scratch_bytes(m) + sizeof(double) - 1) / sizeof(double))
-                          : NULL;
-    if (lanes && !scratch)
-        return MB_NO_MEMORY;
-    if (!lanes) {
-        for (Py_ssize_t n = n0; n < n1; n++) {
-            const int st = derivatives_state(m, d, j, n, D_RNEA);
-            if (st != MB_OK)
-                return st;
-        }
-        return MB_OK;
+                check_rates(m, IN(j, 1, n), IN(j, 2, n), bad_x, NULL) == MB_OK;
+    if (lanes) {
+        void *scratch = thread_scratch((G->lanes->scratch_bytes(m) + sizeof(double) - 1) / sizeof(double));
+        if (!scratch)
+            return MB_NO_MEMORY;
+        const double *q[8], *qd[8], *x[8];
+        double *o1[8], *o2[8], *o3[8];
+        for (int l = 0; l < W; l++)
+            q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), x[l] = IN(j, 2, n0 + l),
+            o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
+        if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3) == MB_OK)
+            return MB_OK;
     }
-    const double *q[8], *qd[8], *qdd[8];
-    double *o1[8], *o2[8], *o3[8];
-    for (int l = 0; l < W; l++)
-        q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), qdd[l] = IN(j, 2, n0 + l),
-        o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
-    G->lanes->group(m, scratch, q, qd, qdd, o1, o2, o3);
+    for (Py_ssize_t n = n0; n < n1; n++) {
+        const int st = derivatives_state(m, d, j, n, G->which);
+        if (st != MB_OK)
+            return st;
+    }
     return MB_OK;
 }
 
-/* A batch of rnea_derivatives in lanes into out[0..2] (execute's work, counted in groups). */
+/* A batch of rnea_derivatives or aba_derivatives in lanes into out[0..2] (execute's work, counted in
+ * groups). */
 static PyObject *run_in_lanes(CModel *cm, group_job *G, PyArrayObject **out)
 {
     int st = MB_OK;
@@ -193,7 +196,7 @@ static PyObject *run_in_lanes(CModel *cm, group_job *G, PyArrayObject **out)
         for (int k = 0; k < 3; k++)
             bind_output(&G->j, k, out[k], nv2);
         Py_BEGIN_ALLOW_THREADS
-        st = run_batch(&cm->m, rnea_derivatives_group, &G->j, (G->N + W - 1) / W);
+        st = run_batch(&cm->m, derivatives_group, &G->j, (G->N + W - 1) / W);
         Py_END_ALLOW_THREADS
         if (st == MB_OK && !outputs_finite(&G->j, 1, G->N))
             st = STATUS_PY_ERROR;
@@ -238,8 +241,8 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
         if (out[k] && batch)
             ask_for_huge_pages(out[k]);
     }
-    if (which == D_RNEA && batch && !j.use_fext && rnead_lanes() && m->nv > 0) {
-        group_job G = {j, N, rnead_lanes()};
+    if (which != D_MINV && batch && !j.use_fext && derivatives_lanes() && m->nv > 0) {
+        group_job G = {j, N, derivatives_lanes(), which};
         return run_in_lanes(cm, &G, out);
     }
     PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state

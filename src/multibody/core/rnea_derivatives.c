@@ -59,10 +59,12 @@ MB_INERTIA_MUL(world_inertia_mul, real, real)
 enum { COLS = 4 * 6, BODY = 6 + 6 + 6 + 6 + MB_NI + 12 + 6 };
 enum { B_SYM = 0, B_HN = 6, B_HF = 9, B_N = 12 };  /* B11's symmetric part (xx xy xz yy yz zz), Σ h_n, Σ h_f */
 
-MB_LANES_STATIC long MB_NAME(mb_rnea_derivatives_scratch)(const mb_model *m)
+#ifndef MB_LANE_BUILD
+long mb_rnea_derivatives_scratch(const mb_model *m)
 {
     return (long)COLS * m->nv + (long)BODY * m->nb + 1;
 }
+#endif
 
 /* The pieces of scratch (core.h: mb_rnead). */
 MB_LANES_STATIC mb_rnead MB_NAME(mb_rnead_layout)(const mb_model *m, real *scratch)
@@ -219,14 +221,19 @@ void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const do
     mb_rnead_forward_posed(m, w, d->R0, d->p0, qd, qdd, fext);
 }
 
+#endif
+
 /* τ at the forward pass's q̈: C_k = J_kᵀ Σ_subtree (f − f_ext) (RNEA's backward pass, world frame). */
-void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, double *C)
+MB_LANES_STATIC void MB_NAME(mb_rnead_bias)(const mb_model *m, const mb_rnead *w, const real *fext, real *C)
 {
-    double *G = w->tmp;
-    for (int r = 0; r < 6 * m->nb; r++)
-        G[r] = w->F[r] - (fext ? w->Fx[r] : 0.0);
+    real *G = w->tmp;
+    for (int r = 0; r < 6 * m->nb; r++) {
+        G[r] = w->F[r];
+        if (fext)
+            G[r] -= w->Fx[r];
+    }
     for (int i = m->nb - 1; i >= 0; i--) {
-        const double *Gi = G + 6 * i;
+        const real *Gi = G + 6 * i;
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             C[k] = mb_dot6(w->J + 6 * k, Gi);
         if (m->parent[i] >= 0)
@@ -236,16 +243,16 @@ void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, dou
 }
 
 /* Move the forward pass from q̈ = 0 to q̈: a_i += Σ_{joints k ⪯ i} J_k q̈_k, f_i += Y_i (that), dAq anew. */
-void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd)
+MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead *w, const real *qdd)
 {
-    const double minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
-                                  -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
-    double *da = w->tmp;
+    const real minus_grav[6] = {MB_SPLAT(-m->a_grav[0]), MB_SPLAT(-m->a_grav[1]), MB_SPLAT(-m->a_grav[2]),
+                                MB_SPLAT(-m->a_grav[3]), MB_SPLAT(-m->a_grav[4]), MB_SPLAT(-m->a_grav[5])};
+    real *da = w->tmp;
     for (int i = 0; i < m->nb; i++) {
         const int par = m->parent[i];
-        double *dai = da + 6 * i, t[6];
+        real *dai = da + 6 * i, t[6];
         for (int r = 0; r < 6; r++)
-            dai[r] = par < 0 ? 0.0 : da[6 * par + r];
+            dai[r] = par < 0 ? MB_SPLAT(0.0) : da[6 * par + r];
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             for (int r = 0; r < 6; r++)
                 dai[r] += w->J[6 * k + r] * qdd[k];
@@ -258,12 +265,10 @@ void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd)
     }
 }
 
-#endif
-
 /* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL.  FMA where
  * the CPU has it: the AVX2 clone here, the AVX2 lanes (rnea_derivatives_lanes_avx2.c) alike. */
 #ifdef MB_LANE_BUILD
-MB_LANES_BACKWARD_TARGET
+MB_LANES_FMA_TARGET
 #else
 MB_CLONES_AVX2
 #endif

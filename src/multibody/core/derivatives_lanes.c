@@ -1,0 +1,126 @@
+/* derivatives_lanes.c — the analytic derivatives (rnea_derivatives.c, minv.c, aba_derivatives.c) on
+ * MB_LANES states at once: SIMD over states, for batches.
+ *
+ * Not a second algorithm: those files compiled again with `real` a vector of doubles (lanes.h),
+ * from the world poses on (the joint poses are poses.h's), plus the gather of a group of states
+ * into lanes and the scatter of the three matrices out of them.  Lane-wise IEEE arithmetic in the
+ * scalar source's order, so every lane is the single call's result bit for bit
+ * (tests/test_derivatives.py checks); the small pivoted inversions of M⁻¹ run lane by lane through
+ * the scalar one.  Built twice, like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes) and by
+ * derivatives_lanes_avx2.c (4 lanes; FMA in the functions whose scalar build has an AVX2 clone, so
+ * that both contract the same products), picked by py_derivatives.c with aba_lanes.c's lanes.
+ */
+#ifndef MB_DERIV_LANES_IMPL
+#define MB_DERIV_LANES_IMPL mb_derivatives_lanes_baseline
+#define MB_LANES_FMA_TARGET
+#endif
+#define MB_LANE_BUILD 1
+
+#include "core.h"
+#include "derivatives_lanes.h"
+#include "poses.h"
+
+/* the scalar functions the lanes call (core.h shows the lanes build only its own) */
+long mb_rnea_derivatives_scratch(const mb_model *m);
+long mb_minv_world_scratch(const mb_model *m);
+long mb_aba_derivatives_scratch(const mb_model *m);
+void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot);
+int mb_invert_small(const double *D, int n, double *Dinv);
+
+/* the part of the workspace (data.h) that mb_minv_world uses, in lanes */
+typedef struct {
+    real *IA, *Dinv, *U;
+} minv_lanes_ws;
+#define mb_data minv_lanes_ws
+
+#include "rnea_derivatives.c"
+#include "minv.c"
+#include "aba_derivatives.c"
+
+/* scratch: the algorithm's own (mb_aba_derivatives_scratch covers ∂RNEA's), IA, Dinv and U, the
+ * poses (R, p, R0, p0), the inputs and the three matrices */
+static long lane_count(const mb_model *m)
+{
+    return mb_aba_derivatives_scratch(m) + 72L * m->nb + 6L * m->nv + 24L * m->nb + m->nq + 2L * m->nv +
+           3L * m->nv * m->nv;
+}
+
+static size_t scratch_bytes(const mb_model *m)
+{
+    return sizeof(real) * (size_t)lane_count(m);
+}
+
+/* Lane l of dst[k] = src[l][k] for k < n, and back. */
+static void gather(const double *const *src, int n, real *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (int k = 0; k < n; k++)
+            dst[k][l] = src[l][k];
+}
+
+static void scatter(const real *src, long n, double *const *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (long k = 0; k < n; k++)
+            dst[l][k] = src[k][l];
+}
+
+typedef struct {
+    rnead_lanes w;
+    minv_lanes_ws ws;
+    real *x, *qdl, *D1, *D2, *D3;  /* x: q̈ or τ */
+} lanes_frame;
+
+/* Gather the group, the poses and RNEA's forward pass at q̈ (NULL: 0). */
+static lanes_frame forward(const mb_model *m, real *s, const double *const *q, const double *const *qd,
+                           const double *const *x, int with_qdd)
+{
+    const int nb = m->nb, nv = m->nv;
+    lanes_frame f;
+    f.w = mb_rnead_layout_lanes(m, s);
+    f.ws.IA = s + mb_aba_derivatives_scratch(m), f.ws.Dinv = f.ws.IA + 36L * nb, f.ws.U = f.ws.Dinv + 36L * nb;
+    real *R = f.ws.U + 6L * nv, *p = R + 9 * nb, *R0 = p + 3 * nb, *p0 = R0 + 9 * nb, *ql = p0 + 3 * nb;
+    f.qdl = ql + m->nq, f.x = f.qdl + nv, f.D1 = f.x + nv, f.D2 = f.D1 + (long)nv * nv, f.D3 = f.D2 + (long)nv * nv;
+    gather(q, m->nq, ql);
+    gather(qd, nv, f.qdl);
+    gather(x, nv, f.x);
+    mb_tree_poses_inline(m, ql, R, p);
+    for (int i = 0; i < nb; i++)  /* jcalc.c: mb_world_poses */
+        if (m->parent[i] < 0)
+            mb_pose_copy(R + 9 * i, p + 3 * i, R0 + 9 * i, p0 + 3 * i);
+        else
+            mb_pose_compose(R0 + 9 * m->parent[i], p0 + 3 * m->parent[i], R + 9 * i, p + 3 * i, R0 + 9 * i,
+                            p0 + 3 * i);
+    mb_rnead_forward_posed_lanes(m, &f.w, R0, p0, f.qdl, with_qdd ? f.x : NULL, NULL);
+    return f;
+}
+
+static void scatter3(const mb_model *m, const lanes_frame *f, double *const *o1, double *const *o2,
+                     double *const *o3)
+{
+    const long nv2 = (long)m->nv * m->nv;
+    scatter(f->D1, nv2, o1);
+    scatter(f->D2, nv2, o2);
+    scatter(f->D3, nv2, o3);
+}
+
+static int rnea_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
+                      const double *const *qdd, double *const *dq, double *const *dqd, double *const *M)
+{
+    const lanes_frame f = forward(m, scratch, q, qd, qdd, 1);
+    mb_rnead_backward_lanes(m, &f.w, NULL, f.D1, f.D2, f.D3);
+    scatter3(m, &f, dq, dqd, M);
+    return MB_OK;
+}
+
+static int aba_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
+                     const double *const *tau, double *const *dq, double *const *dqd, double *const *Minv)
+{
+    lanes_frame f = forward(m, scratch, q, qd, tau, 0);
+    const int st = mb_aba_derivatives_after_forward_lanes(m, &f.ws, scratch, &f.w, f.x, NULL, f.D1, f.D2, f.D3);
+    if (st == MB_OK)
+        scatter3(m, &f, dq, dqd, Minv);
+    return st;
+}
+
+const mb_derivatives_lanes_impl MB_DERIV_LANES_IMPL = {MB_LANES, scratch_bytes, rnea_group, aba_group};
