@@ -11,10 +11,11 @@
  * f_ext) and writes ∂τ/∂q, ∂τ/∂q̇ and M of state l to o1[l], o2[l], o3[l]; `aba`, with x[l] = τ,
  * ∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ — each lane the scalar function's result bit for bit.  A status other than
  * MB_OK (a singular pivot in some lane) writes nothing: run those states one by one.  `scratch` is
- * scratch_bytes(m) bytes aligned to 64. */
+ * scratch_bytes(m) bytes aligned to 64; `stream`: write the results with non-temporal stores (for
+ * outputs much larger than the caches). */
 typedef int (*mb_derivatives_group)(const mb_model *m, void *scratch, const double *const *q,
                                     const double *const *qd, const double *const *x, double *const *o1,
-                                    double *const *o2, double *const *o3);
+                                    double *const *o2, double *const *o3, int stream);
 typedef struct mb_derivatives_lanes_impl {
     int width;
     size_t (*scratch_bytes)(const mb_model *m);

@@ -148,6 +148,7 @@ typedef struct {
     Py_ssize_t N;
     const mb_derivatives_lanes_impl *lanes;
     int which;  /* D_RNEA or D_ABA */
+    int stream; /* outputs far larger than the caches: non-temporal stores */
 } group_job;
 
 /* "State" g of a batch in groups: states g·W … g·W+W−1 in lanes when all W exist, pass the checks
@@ -172,7 +173,8 @@ static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ss
         for (int l = 0; l < W; l++)
             q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), x[l] = IN(j, 2, n0 + l),
             o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
-        if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3) == MB_OK)
+        if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3, G->stream) ==
+            MB_OK)
             return MB_OK;
     }
     for (Py_ssize_t n = n0; n < n1; n++) {
@@ -242,7 +244,9 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
             ask_for_huge_pages(out[k]);
     }
     if (which != D_MINV && batch && !j.use_fext && derivatives_lanes() && m->nv > 0) {
-        group_job G = {j, N, derivatives_lanes(), which};
+        enum { STREAM_MIN_BYTES = 32 << 20 };  /* well beyond a core's share of the last-level cache */
+        group_job G = {j, N, derivatives_lanes(), which,
+                       3.0 * sizeof(double) * (double)N * m->nv * m->nv >= STREAM_MIN_BYTES};
         return run_in_lanes(cm, &G, out);
     }
     PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state
