@@ -21,53 +21,60 @@
 long mb_aba_derivatives_scratch(const mb_model *m)
 {
     return mb_rnea_derivatives_scratch(m) + mb_minv_world_scratch(m) + 2L * m->nv * m->nv + 2L * m->nv +
-           (m->nv + 3L * m->nb) / 2 + 2;
+           (2L * m->nv + 3L * m->nb) / 2 + 2;  /* the last: ints (cols, first, count, slot, ks) */
 }
 #endif
 
-/* a1 −= x1 row, a2 −= x2 row */
-static inline void axpy2(long n, real x1, real x2, const real *restrict row, real *restrict a1,
-                         real *restrict a2)
-{
-    for (long r = 0; r < n; r++) {
-        a1[r] -= x1 * row[r];
-        a2[r] -= x2 * row[r];
-    }
-}
-
 /* o1 = −Minv T1, o2 = −Minv T2 for nv × nv row-major matrices, Minv symmetric.  Column c of
  * ∂τ/∂q and ∂τ/∂q̇ is zero but for the joints on c's path to the root and in c's subtree
- * (rnea_derivatives.c), so row c of (Minv T)ᵀ = Σ_k T[k][c] Minv[k][:] sums only those rows
- * (named by the tree, not by testing for zeros); then one transpose each. */
+ * (rnea_derivatives.c), so column c of the products, Σ_k T[k][c] Minv[k][:], sums only those rows
+ * of Minv (named by the tree, not by testing for zeros; `ks`: nv ints of room for their list).
+ * Four entries of a column at a time are summed in registers over the whole list and stored
+ * once: the sums stay out of memory, and each row of Minv read serves both products. */
 #ifdef MB_LANE_BUILD
 MB_LANES_FMA_TARGET
 #else
 MB_CLONES_AVX2  /* AVX2 + FMA where the CPU has them */
 #endif
-static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count,
+static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
                            const real *Minv, const real *T1, const real *T2, real *o1, real *o2)
 {
     const long n = m->nv;
-    for (int b = 0; b < m->nb; b++)
+    for (int b = 0; b < m->nb; b++) {
+        if (m->nv_joint[b] == 0)
+            continue;
+        int nk = 0;  /* the rows that column c of T reaches: b's subtree, then its ancestors */
+        for (int t = first[b]; t < first[b] + count[b]; t++)
+            ks[nk++] = cols[t];
+        for (int p = m->parent[b]; p >= 0; p = m->parent[p])
+            for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
+                ks[nk++] = k;
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
-            real *a1 = o1 + n * c, *a2 = o2 + n * c;
-            memset(a1, 0, sizeof(real) * n);
-            memset(a2, 0, sizeof(real) * n);
-            for (int t = first[b]; t < first[b] + count[b]; t++) {
-                const int k = cols[t];
-                axpy2(n, T1[n * k + c], T2[n * k + c], Minv + n * k, a1, a2);
+            long r0 = 0;
+            for (; r0 + 4 <= n; r0 += 4) {
+                real s1[4] = {0}, s2[4] = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const real x1 = T1[n * k + c], x2 = T2[n * k + c], *row = Minv + n * k + r0;
+                    for (int e = 0; e < 4; e++) {
+                        s1[e] -= x1 * row[e];
+                        s2[e] -= x2 * row[e];
+                    }
+                }
+                for (int e = 0; e < 4; e++)
+                    o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
             }
-            for (int p = m->parent[b]; p >= 0; p = m->parent[p])
-                for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
-                    axpy2(n, T1[n * k + c], T2[n * k + c], Minv + n * k, a1, a2);
+            for (; r0 < n; r0++) {
+                real s1 = MB_SPLAT(0.0), s2 = MB_SPLAT(0.0);
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    s1 -= T1[n * k + c] * Minv[n * k + r0];
+                    s2 -= T2[n * k + c] * Minv[n * k + r0];
+                }
+                o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
+            }
         }
-    for (long r = 0; r < n; r++)
-        for (long c = r + 1; c < n; c++) {
-            real t = o1[n * r + c];
-            o1[n * r + c] = o1[n * c + r], o1[n * c + r] = t;
-            t = o2[n * r + c];
-            o2[n * r + c] = o2[n * c + r], o2[n * c + r] = t;
-        }
+    }
 }
 
 /* Everything after RNEA's forward pass at q̈ = 0 (the top); scratch laid out as mb_aba_derivatives_scratch. */
@@ -95,7 +102,7 @@ static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data 
     MB_NAME(mb_rnead_add_qdd)(m, w, qdd);
     MB_NAME(mb_rnead_backward)(m, w, fext, dtau_dq, dtau_dqd, NULL);
     mb_subtree_columns(m, cols, first, count, count + m->nb);
-    minus_products(m, cols, first, count, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd);
+    minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd);
     return MB_OK;
 }
 
