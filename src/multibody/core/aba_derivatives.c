@@ -29,12 +29,14 @@ long mb_aba_derivatives_scratch(const mb_model *m)
  * ∂τ/∂q and ∂τ/∂q̇ is zero but for the joints on c's path to the root and in c's subtree
  * (rnea_derivatives.c), so column c of the products, Σ_k T[k][c] Minv[k][:], sums only those rows
  * of Minv (named by the tree, not by testing for zeros; `ks`: nv ints of room for their list).
- * Four entries of a column at a time are summed in registers over the whole list and stored
- * once: the sums stay out of memory, and each row of Minv read serves both products. */
-#ifdef MB_LANE_BUILD
-MB_LANES_FMA_TARGET
-#else
-MB_CLONES_AVX2  /* AVX2 + FMA where the CPU has them */
+ * Entries of a column are summed in registers over the whole list and stored once, so the sums
+ * stay out of memory and each row of Minv read serves both products: in lanes four entries (each
+ * a vector of states), for one state eight (two vectors of four along the row).  Every entry is
+ * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits. */
+#ifndef MB_LANE_BUILD
+typedef double v4 __attribute__((vector_size(32)));                 /* four entries along a row */
+typedef double v4u __attribute__((vector_size(32), aligned(8)));    /* …read where a row has them */
+MB_CLONES_AVX2  /* AVX2 where the CPU has it */
 #endif
 static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
                            const real *Minv, const real *T1, const real *T2, real *o1, real *o2)
@@ -50,6 +52,7 @@ static void minus_products(const mb_model *m, const int *cols, const int *first,
             for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
                 ks[nk++] = k;
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
+#ifdef MB_LANE_BUILD
             long r0 = 0;
             for (; r0 + 4 <= n; r0 += 4) {
                 real s1[4] = {0}, s2[4] = {0};
@@ -73,6 +76,32 @@ static void minus_products(const mb_model *m, const int *cols, const int *first,
                 }
                 o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
             }
+#else
+            long r0 = 0;
+            for (; r0 + 8 <= n; r0 += 8) {
+                v4 a_lo = {0}, a_hi = {0}, b_lo = {0}, b_hi = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const double x1 = T1[n * k + c], x2 = T2[n * k + c];
+                    const v4 lo = *(const v4u *)(Minv + n * k + r0), hi = *(const v4u *)(Minv + n * k + r0 + 4);
+                    a_lo -= x1 * lo, a_hi -= x1 * hi;
+                    b_lo -= x2 * lo, b_hi -= x2 * hi;
+                }
+                for (int e = 0; e < 4; e++) {
+                    o1[n * (r0 + e) + c] = a_lo[e], o1[n * (r0 + 4 + e) + c] = a_hi[e];
+                    o2[n * (r0 + e) + c] = b_lo[e], o2[n * (r0 + 4 + e) + c] = b_hi[e];
+                }
+            }
+            for (; r0 < n; r0++) {
+                double s1 = 0.0, s2 = 0.0;
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    s1 -= T1[n * k + c] * Minv[n * k + r0];
+                    s2 -= T2[n * k + c] * Minv[n * k + r0];
+                }
+                o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
+            }
+#endif
         }
     }
 }

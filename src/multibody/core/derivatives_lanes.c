@@ -6,13 +6,12 @@
  * into lanes and the scatter of the three matrices out of them.  Lane-wise IEEE arithmetic in the
  * scalar source's order, so every lane is the single call's result bit for bit
  * (tests/test_derivatives.py checks); the small pivoted inversions of M⁻¹ run lane by lane through
- * the scalar one.  Built twice, like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes) and by
- * derivatives_lanes_avx2.c (4 lanes; FMA in the functions whose scalar build has an AVX2 clone, so
- * that both contract the same products), picked by py_derivatives.c with aba_lanes.c's lanes.
+ * the scalar one.  (No contraction into FMA: -std=c11 keeps every product rounded, in both builds.)
+ * Built twice, like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes) and by derivatives_lanes_avx2.c
+ * (4 lanes), picked by py_derivatives.c with aba_lanes.c's lanes.
  */
 #ifndef MB_DERIV_LANES_IMPL
 #define MB_DERIV_LANES_IMPL mb_derivatives_lanes_baseline
-#define MB_LANES_FMA_TARGET
 #endif
 #define MB_LANE_BUILD 1
 

@@ -117,9 +117,7 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
 }
 #endif
 
-#ifdef MB_LANE_BUILD
-MB_LANES_FMA_TARGET
-#else
+#ifndef MB_LANE_BUILD
 MB_CLONES_AVX2
 #endif
 MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *scratch, const real *J,

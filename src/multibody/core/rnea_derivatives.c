@@ -265,11 +265,8 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead
     }
 }
 
-/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL.  FMA where
- * the CPU has it: the AVX2 clone here, the AVX2 lanes (rnea_derivatives_lanes_avx2.c) alike. */
-#ifdef MB_LANE_BUILD
-MB_LANES_FMA_TARGET
-#else
+/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL. */
+#ifndef MB_LANE_BUILD
 MB_CLONES_AVX2
 #endif
 MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnead *w, const real *fext,
