@@ -293,17 +293,19 @@ def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
             assert np.array_equal(a[k], b), (name, lanes, k)
 
 
+@pytest.mark.parametrize("nv", [5, 6])
 @pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
-def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn):
-    """Outputs of 32 MB or more are written with non-temporal stores (derivatives_lanes.c); nv = 5
-    puts every other state's matrices off a 16-byte boundary, which the stores must handle."""
-    model = mb.models.planar(5)
-    n = 60_000                                            # 3 · 60 000 · 25 · 8 B = 36 MB
+def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv):
+    """Outputs of 32 MB or more are written with non-temporal stores (derivatives_lanes.c): nv = 6
+    keeps every state's matrices on 16-byte boundaries (transposed in registers, four states at a
+    time), nv = 5 puts every other state's off them (element pairs, one state at a time)."""
+    model = mb.models.planar(nv)
+    n = (33 << 20) // (3 * 8 * nv * nv) + 3
     rng = np.random.default_rng(18)
     Q, QD, X = (rng.normal(size=(n, model.nv)) for _ in range(3))
     outs = getattr(mb, fn)(model, Q, QD, X)
     assert sum(o.nbytes for o in outs) >= 32 << 20
-    for k in (0, 1, 2, 3, 30_001, n - 2, n - 1):
+    for k in (0, 1, 2, 3, 5, n // 2 + 1, n - 2, n - 1):
         for a, b in zip(outs, getattr(mb, fn)(model, Q[k], QD[k], X[k])):
             assert np.array_equal(a[k], b), k
     del outs
