@@ -293,6 +293,27 @@ def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
             assert np.array_equal(a[k], b), (name, lanes, k)
 
 
+def test_lanes_batches_in_turn_on_threads_keep_their_zeros():
+    """A thread's lanes zero their matrices once per batch and then write only the tree's entries
+    (derivatives_lanes.c): batches of other models and of the other function in between, on two
+    threads, must not leave their numbers behind."""
+    threads = mb.get_num_threads()
+    mb.set_num_threads(2)
+    try:
+        rng = np.random.default_rng(19)
+        for name in ["tree12", "every_joint_floating", "tree12", "planar4", "every_joint_floating"]:
+            model = model_named(name)
+            rows = [random_state(model, rng) for _ in range(2_000)]
+            Q, QD, X = (np.array([r[k] for r in rows]) for k in range(3))
+            for fn in (mb.rnea_derivatives, mb.aba_derivatives, mb.rnea_derivatives):
+                outs = fn(model, Q, QD, X)
+                for k in (0, 5, 999, 1_000, 1_003, 1_999):
+                    for a, b in zip(outs, fn(model, Q[k], QD[k], X[k])):
+                        assert np.array_equal(a[k], b), (name, fn.__name__, k)
+    finally:
+        mb.set_num_threads(threads)
+
+
 @pytest.mark.parametrize("nv", [5, 6])
 @pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
 def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv):

@@ -156,9 +156,11 @@ static void scatter3(const mb_model *m, const lanes_frame *f, double *const *o1,
 
 static int rnea_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
                       const double *const *qdd, double *const *dq, double *const *dqd, double *const *M,
-                      int stream)
+                      int stream, int fresh)
 {
     const lanes_frame f = forward(m, scratch, q, qd, qdd, 1);
+    if (fresh)  /* the backward pass writes the same entries for every state: the rest stays 0 */
+        memset(f.D1, 0, sizeof(real) * 3 * m->nv * m->nv);
     mb_rnead_backward_lanes(m, &f.w, NULL, f.D1, f.D2, f.D3);
     scatter3(m, &f, dq, dqd, M, stream);
     return MB_OK;
@@ -166,9 +168,11 @@ static int rnea_group(const mb_model *m, void *scratch, const double *const *q, 
 
 static int aba_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
                      const double *const *tau, double *const *dq, double *const *dqd, double *const *Minv,
-                     int stream)
+                     int stream, int fresh)
 {
     lanes_frame f = forward(m, scratch, q, qd, tau, 0);
+    if (fresh)  /* ∂τ/∂q and ∂τ/∂q̇ (aba_derivatives.c's scratch): as in rnea_group */
+        memset((real *)scratch + mb_rnea_derivatives_scratch(m), 0, sizeof(real) * 2 * m->nv * m->nv);
     const int st = mb_aba_derivatives_after_forward_lanes(m, &f.ws, scratch, &f.w, f.x, NULL, f.D1, f.D2, f.D3);
     if (st == MB_OK)
         scatter3(m, &f, dq, dqd, Minv, stream);

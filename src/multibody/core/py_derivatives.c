@@ -32,6 +32,7 @@ static void ask_for_huge_pages(PyArrayObject *a)
 typedef struct {
     double *block;
     size_t size;
+    unsigned long zeroed_for;  /* the lanes batch whose zero entries the block holds (0: none) */
 } scratch_cache;
 
 static pthread_key_t scratch_key;
@@ -50,8 +51,8 @@ static void scratch_key_make(void)
     scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 }
 
-/* This thread's scratch of at least n doubles, or NULL if out of memory. */
-static double *thread_scratch(size_t n)
+/* This thread's scratch cache with a block of at least n doubles, or NULL if out of memory. */
+static scratch_cache *thread_cache(size_t n)
 {
     pthread_once(&scratch_once, scratch_key_make);
     if (!scratch_key_ok)
@@ -68,7 +69,20 @@ static double *thread_scratch(size_t n)
         free(c->block);
         c->block = aligned_alloc(64, (sizeof(double) * n + 63) / 64 * 64);
         c->size = c->block ? n : 0;
+        c->zeroed_for = 0;
+        if (!c->block)
+            return NULL;
     }
+    return c;
+}
+
+/* This thread's scratch of at least n doubles, or NULL if out of memory. */
+static double *thread_scratch(size_t n)
+{
+    scratch_cache *c = thread_cache(n);
+    if (!c)
+        return NULL;
+    c->zeroed_for = 0;  /* a single state's scratch overwrites what the lanes left */
     return c->block;
 }
 
@@ -149,6 +163,7 @@ typedef struct {
     const mb_derivatives_lanes_impl *lanes;
     int which;  /* D_RNEA or D_ABA */
     int stream; /* outputs far larger than the caches: non-temporal stores */
+    unsigned long id;  /* this batch, for the zero entries its lanes leave in a thread's scratch */
 } group_job;
 
 /* "State" g of a batch in groups: states g·W … g·W+W−1 in lanes when all W exist, pass the checks
@@ -165,16 +180,19 @@ static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ss
         lanes = mb_check_configuration(m, IN(j, 0, n)) == MB_OK &&
                 check_rates(m, IN(j, 1, n), IN(j, 2, n), bad_x, NULL) == MB_OK;
     if (lanes) {
-        void *scratch = thread_scratch((G->lanes->scratch_bytes(m) + sizeof(double) - 1) / sizeof(double));
-        if (!scratch)
+        scratch_cache *c = thread_cache((G->lanes->scratch_bytes(m) + sizeof(double) - 1) / sizeof(double));
+        if (!c)
             return MB_NO_MEMORY;
+        void *scratch = c->block;
+        const int fresh = c->zeroed_for != G->id;
+        c->zeroed_for = G->id;
         const double *q[8], *qd[8], *x[8];
         double *o1[8], *o2[8], *o3[8];
         for (int l = 0; l < W; l++)
             q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), x[l] = IN(j, 2, n0 + l),
             o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
-        if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3, G->stream) ==
-            MB_OK)
+        if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3, G->stream,
+                                                                  fresh) == MB_OK)
             return MB_OK;
     }
     for (Py_ssize_t n = n0; n < n1; n++) {
@@ -245,8 +263,10 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
     }
     if (which != D_MINV && batch && !j.use_fext && derivatives_lanes() && m->nv > 0) {
         enum { STREAM_MIN_BYTES = 32 << 20 };  /* well beyond a core's share of the last-level cache */
+        static atomic_ulong batches;
         group_job G = {j, N, derivatives_lanes(), which,
-                       3.0 * sizeof(double) * (double)N * m->nv * m->nv >= STREAM_MIN_BYTES};
+                       3.0 * sizeof(double) * (double)N * m->nv * m->nv >= STREAM_MIN_BYTES,
+                       atomic_fetch_add(&batches, 1) + 1};
         return run_in_lanes(cm, &G, out);
     }
     PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state

@@ -275,10 +275,12 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnea
     const int nb = m->nb, nv = m->nv;
     const real *J = w->J, *U = w->U, *dAq = w->dAq, *dAv = w->dAv;
     real *F = w->F, *Fx = w->Fx, *Yc = w->Yc, *Bc = w->Bc;
+#ifndef MB_LANE_BUILD  /* lanes: the caller zeroes them once per batch (derivatives_lanes.c) */
     memset(dtau_dq, 0, sizeof(real) * nv * nv);
     memset(dtau_dqd, 0, sizeof(real) * nv * nv);
     if (M)
         memset(M, 0, sizeof(real) * nv * nv);
+#endif
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const real *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
