@@ -265,6 +265,113 @@ def test_batch_equals_single(n):
         assert np.array_equal(Minv[k], mb.minv(model, Q[k]))
 
 
+@pytest.mark.parametrize("lanes", ["avx2", "baseline", "none"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
+    """Batches without f_ext run groups of states in SIMD lanes (derivatives_lanes.c): every state,
+    the groups' and the leftover ones', is the single call's bit for bit."""
+    from multibody.core import _core
+    model = model_named(name)
+    rng = np.random.default_rng(16)
+    n = 11  # groups of 4 (or 2) and a remainder run one by one
+    rows = [random_state(model, rng) for _ in range(n)]
+    Q, QD, QDD = (np.array([r[k] for r in rows]) for k in range(3))
+    TAU = rng.normal(size=QDD.shape)
+    try:
+        before = _core.use_lanes(lanes)
+    except ValueError:
+        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
+    try:
+        outs = mb.rnea_derivatives(model, Q, QD, QDD)
+        aouts = mb.aba_derivatives(model, Q, QD, TAU)
+    finally:
+        _core.use_lanes(before)
+    for k in range(n):
+        for a, b in zip(outs, mb.rnea_derivatives(model, Q[k], QD[k], QDD[k])):
+            assert np.array_equal(a[k], b), (name, lanes, k)
+        for a, b in zip(aouts, mb.aba_derivatives(model, Q[k], QD[k], TAU[k])):
+            assert np.array_equal(a[k], b), (name, lanes, k)
+
+
+def test_lanes_batches_in_turn_on_threads_keep_their_zeros():
+    """A thread's lanes zero their matrices once per batch and then write only the tree's entries
+    (derivatives_lanes.c): batches of other models and of the other function in between, on two
+    threads, must not leave their numbers behind."""
+    threads = mb.get_num_threads()
+    mb.set_num_threads(2)
+    try:
+        rng = np.random.default_rng(19)
+        for name in ["tree12", "every_joint_floating", "tree12", "planar4", "every_joint_floating"]:
+            model = model_named(name)
+            rows = [random_state(model, rng) for _ in range(2_000)]
+            Q, QD, X = (np.array([r[k] for r in rows]) for k in range(3))
+            for fn in (mb.rnea_derivatives, mb.aba_derivatives, mb.rnea_derivatives):
+                outs = fn(model, Q, QD, X)
+                for k in (0, 5, 999, 1_000, 1_003, 1_999):
+                    for a, b in zip(outs, fn(model, Q[k], QD[k], X[k])):
+                        assert np.array_equal(a[k], b), (name, fn.__name__, k)
+    finally:
+        mb.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("nv", [5, 6])
+@pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
+def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv):
+    """Outputs of 32 MB or more are written with non-temporal stores (derivatives_lanes.c): nv = 6
+    keeps every state's matrices on 16-byte boundaries (transposed in registers, four states at a
+    time), nv = 5 puts every other state's off them (element pairs, one state at a time)."""
+    model = mb.models.planar(nv)
+    n = (33 << 20) // (3 * 8 * nv * nv) + 3
+    rng = np.random.default_rng(18)
+    Q, QD, X = (rng.normal(size=(n, model.nv)) for _ in range(3))
+    outs = getattr(mb, fn)(model, Q, QD, X)
+    assert sum(o.nbytes for o in outs) >= 32 << 20
+    for k in (0, 1, 2, 3, 5, n // 2 + 1, n - 2, n - 1):
+        for a, b in zip(outs, getattr(mb, fn)(model, Q[k], QD[k], X[k])):
+            assert np.array_equal(a[k], b), k
+    del outs
+    mb.core.release_output_memory()
+
+
+@pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
+def test_a_bad_state_in_a_lane_group_is_reported_as_a_single_call_would(fn):
+    model = model_named("every_joint_floating")
+    rng = np.random.default_rng(17)
+    rows = [random_state(model, rng) for _ in range(8)]
+    Q, QD, X = (np.array([r[k] for r in rows]) for k in range(3))
+    third = "qdd" if fn == "rnea_derivatives" else "tau"
+    X[5, 0] = np.nan
+    with pytest.raises(ValueError, match=third):
+        getattr(mb, fn)(model, Q, QD, X)
+    Q[2, :] = 0.0  # a zero quaternion too: the first bad state (2) decides, as it does for rnea
+    with pytest.raises(ValueError, match="quaternion"):
+        getattr(mb, fn)(model, Q, QD, X)
+
+
+def test_a_singular_state_in_a_lane_group_falls_back_to_single_states():
+    """A point mass on a slider on a massless turntable: M is singular only with the mass on the axis.
+    One such state in a group: the lanes give up, the states run one by one and the batch fails as
+    the single call does; the other states are the single calls' bit for bit."""
+    b = mb.ModelBuilder("turntable")
+    b.add_body("a", None, "Rz", mass=0.0, inertia=[0.0, 0.0, 0.0], allow_massless=True)
+    b.add_body("b", "a", "Px", mass=1.0, inertia=[0.0, 0.0, 0.0], allow_massless=True)
+    model = b.build()
+    n = 8
+    Q = np.column_stack([np.linspace(0, 1, n), np.linspace(0.5, 1.5, n)])
+    QD, TAU = np.ones((n, 2)), np.ones((n, 2))
+    outs = mb.aba_derivatives(model, Q, QD, TAU)
+    for k in range(n):
+        for a, s in zip(outs, mb.aba_derivatives(model, Q[k], QD[k], TAU[k])):
+            assert np.array_equal(a[k], s)
+    Q[5, 1] = 0.0
+    with pytest.raises(ValueError, match="singular"):
+        mb.aba_derivatives(model, Q[5], QD[5], TAU[5])
+    with pytest.raises(ValueError, match="singular"):
+        mb.aba_derivatives(model, Q, QD, TAU)
+    with pytest.raises(ValueError, match="singular"):
+        mb.minv(model, Q)
+
+
 def test_broadcast_and_leading_dimensions():
     model = model_named("planar4")
     q, qd, qdd, _, _, _ = state(model, 7)

@@ -92,3 +92,42 @@ def test_outputs_of_other_sizes_and_threads(model):
     finally:
         mb.set_num_threads(threads)
     assert _core.release_output_memory() is None
+
+
+def test_the_outputs_of_a_multi_output_batch_all_come_back(model):
+    """The derivatives return three nv × nv matrices per state: all three blocks are kept and
+    handed to the next call of the same size, so a loop over batches touches no fresh pages."""
+    _core.release_output_memory()
+    n = 10_000                                                   # 10 000 · 36 · 8 B = 2.9 MB each
+    Q, V, A = (_states(model, n, s) for s in (8, 9, 10))
+    first = mb.rnea_derivatives(model, Q, V, A)
+    addresses = {x.__array_interface__["data"][0] for x in first}
+    size = first[0].nbytes
+    keep = [x[[0, n - 1]].copy() for x in first]
+    del first
+    gc.collect()
+    assert _core.kept_output_bytes() == 3 * size
+    again = mb.rnea_derivatives(model, Q, V, A)
+    assert {x.__array_interface__["data"][0] for x in again} == addresses
+    assert _core.kept_output_bytes() == 0
+    for x, k in zip(again, keep):
+        np.testing.assert_array_equal(x[[0, n - 1]], k)
+    single = mb.rnea_derivatives(model, Q[n - 1], V[n - 1], A[n - 1])
+    for x, s in zip(again, single):
+        np.testing.assert_array_equal(x[n - 1], s)
+    del again
+    gc.collect()
+    other = mb.crba(model, _states(model, n + 1, 11))             # another size: the three are let go
+    assert _core.kept_output_bytes() == 0
+    del other
+
+
+def test_at_most_four_blocks_are_kept(model):
+    _core.release_output_memory()
+    outs = [mb.crba(model, _states(model, 10_000, s)) for s in range(6)]
+    size = outs[0].nbytes
+    del outs
+    gc.collect()
+    assert _core.kept_output_bytes() == 4 * size                 # the oldest two were freed
+    _core.release_output_memory()
+    assert _core.kept_output_bytes() == 0

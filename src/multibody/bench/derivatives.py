@@ -8,7 +8,10 @@ vs ``pin.computeABADerivatives``) and M⁻¹ (``mb.minv`` vs ``pin.computeMinver
 * **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed over
   a loop through ``--calls`` states sliced beforehand that drops each result (the same loop for both);
 * **throughput** on ``--states`` states on one thread: ours is *one* batched call, Pinocchio a
-  Python loop of calls (the same CPU budget).
+  Python loop of calls (the same CPU budget).  Both are timed best-of-``--repeat`` after a warm-up
+  call, as in a loop over batches: Pinocchio computes into its reused ``Data``, ours into the blocks
+  the previous call's results freed (the core keeps them for the next results of their size), so
+  neither side pays for fresh pages.
 
 Ratios are Pinocchio ÷ ours (> 1: we are faster).  Timings are best-of-``--repeat`` process CPU
 time (``--wall``: wall clock).  A short agreement check (tangent conventions mapped) runs before

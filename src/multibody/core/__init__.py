@@ -51,13 +51,14 @@ def status_message(code: int) -> str:
 
 
 def release_output_memory() -> None:
-    """Free the memory block the core keeps for the next large batch result.
+    """Free the memory blocks the core keeps for the next large batch results.
 
     A batch result of 1 MB or more is allocated through a NumPy memory handler that, when the
-    result is freed, keeps its block (one block, up to 256 MB) for the next result of the same
-    size: a loop over batches then reuses warm memory instead of mapping, zeroing and unmapping
-    fresh pages on every call.  The next large result of another size frees the block; call this
-    to hand it back to the system at once.
+    result is freed, keeps its block (up to 4 blocks, 512 MB in all: the three matrices of a
+    derivatives batch among them) for the next result of the same size: a loop over batches then
+    reuses warm memory instead of mapping, zeroing and unmapping fresh pages on every call.  The
+    next large result of another size frees the blocks; call this to hand them back to the system
+    at once.
 
     Example
     -------

@@ -9,84 +9,138 @@
  *   the forward pass moved to q̈, then ∂τ/∂q, ∂τ/∂q̇ (rnea_derivatives.c)
  *   ∂q̈/∂q = −M⁻¹ ∂τ/∂q,   ∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇,   ∂q̈/∂τ = M⁻¹.
  * ∂/∂q is in the tangent space of mb.integrate (rnea_derivatives.c).
+ *
+ * Written in `real` (lanes.h) from the forward pass on: derivatives_lanes.c compiles it again over
+ * vector lanes of states for batches.
  */
 #include <string.h>
 
 #include "core.h"
 
+#ifndef MB_LANE_BUILD
 long mb_aba_derivatives_scratch(const mb_model *m)
 {
     return mb_rnea_derivatives_scratch(m) + mb_minv_world_scratch(m) + 2L * m->nv * m->nv + 2L * m->nv +
-           (m->nv + 3L * m->nb) / 2 + 2;
+           (2L * m->nv + 3L * m->nb) / 2 + 2;  /* the last: ints (cols, first, count, slot, ks) */
 }
-
-/* a1 −= x1 row, a2 −= x2 row */
-static inline void axpy2(long n, double x1, double x2, const double *restrict row, double *restrict a1,
-                         double *restrict a2)
-{
-    for (long r = 0; r < n; r++) {
-        a1[r] -= x1 * row[r];
-        a2[r] -= x2 * row[r];
-    }
-}
+#endif
 
 /* o1 = −Minv T1, o2 = −Minv T2 for nv × nv row-major matrices, Minv symmetric.  Column c of
  * ∂τ/∂q and ∂τ/∂q̇ is zero but for the joints on c's path to the root and in c's subtree
- * (rnea_derivatives.c), so row c of (Minv T)ᵀ = Σ_k T[k][c] Minv[k][:] sums only those rows
- * (named by the tree, not by testing for zeros); then one transpose each. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))  /* AVX2 + FMA where the CPU has them */
+ * (rnea_derivatives.c), so column c of the products, Σ_k T[k][c] Minv[k][:], sums only those rows
+ * of Minv (named by the tree, not by testing for zeros; `ks`: nv ints of room for their list).
+ * Entries of a column are summed in registers over the whole list and stored once, so the sums
+ * stay out of memory and each row of Minv read serves both products: in lanes four entries (each
+ * a vector of states), for one state eight (two vectors of four along the row).  Every entry is
+ * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits. */
+#ifndef MB_LANE_BUILD
+typedef double v4 __attribute__((vector_size(32)));                 /* four entries along a row */
+typedef double v4u __attribute__((vector_size(32), aligned(8)));    /* …read where a row has them */
+MB_CLONES_AVX2  /* AVX2 where the CPU has it */
 #endif
-static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count,
-                           const double *Minv, const double *T1, const double *T2, double *o1, double *o2)
+static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
+                           const real *Minv, const real *T1, const real *T2, real *o1, real *o2)
 {
     const long n = m->nv;
-    for (int b = 0; b < m->nb; b++)
+    for (int b = 0; b < m->nb; b++) {
+        if (m->nv_joint[b] == 0)
+            continue;
+        int nk = 0;  /* the rows that column c of T reaches: b's subtree, then its ancestors */
+        for (int t = first[b]; t < first[b] + count[b]; t++)
+            ks[nk++] = cols[t];
+        for (int p = m->parent[b]; p >= 0; p = m->parent[p])
+            for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
+                ks[nk++] = k;
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
-            double *a1 = o1 + n * c, *a2 = o2 + n * c;
-            memset(a1, 0, sizeof(double) * n);
-            memset(a2, 0, sizeof(double) * n);
-            for (int t = first[b]; t < first[b] + count[b]; t++) {
-                const int k = cols[t];
-                axpy2(n, T1[n * k + c], T2[n * k + c], Minv + n * k, a1, a2);
+#ifdef MB_LANE_BUILD
+            long r0 = 0;
+            for (; r0 + 4 <= n; r0 += 4) {
+                real s1[4] = {0}, s2[4] = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const real x1 = T1[n * k + c], x2 = T2[n * k + c], *row = Minv + n * k + r0;
+                    for (int e = 0; e < 4; e++) {
+                        s1[e] -= x1 * row[e];
+                        s2[e] -= x2 * row[e];
+                    }
+                }
+                for (int e = 0; e < 4; e++)
+                    o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
             }
-            for (int p = m->parent[b]; p >= 0; p = m->parent[p])
-                for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
-                    axpy2(n, T1[n * k + c], T2[n * k + c], Minv + n * k, a1, a2);
+            for (; r0 < n; r0++) {
+                real s1 = MB_SPLAT(0.0), s2 = MB_SPLAT(0.0);
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    s1 -= T1[n * k + c] * Minv[n * k + r0];
+                    s2 -= T2[n * k + c] * Minv[n * k + r0];
+                }
+                o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
+            }
+#else
+            long r0 = 0;
+            for (; r0 + 8 <= n; r0 += 8) {
+                v4 a_lo = {0}, a_hi = {0}, b_lo = {0}, b_hi = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const double x1 = T1[n * k + c], x2 = T2[n * k + c];
+                    const v4 lo = *(const v4u *)(Minv + n * k + r0), hi = *(const v4u *)(Minv + n * k + r0 + 4);
+                    a_lo -= x1 * lo, a_hi -= x1 * hi;
+                    b_lo -= x2 * lo, b_hi -= x2 * hi;
+                }
+                for (int e = 0; e < 4; e++) {
+                    o1[n * (r0 + e) + c] = a_lo[e], o1[n * (r0 + 4 + e) + c] = a_hi[e];
+                    o2[n * (r0 + e) + c] = b_lo[e], o2[n * (r0 + 4 + e) + c] = b_hi[e];
+                }
+            }
+            for (; r0 < n; r0++) {
+                double s1 = 0.0, s2 = 0.0;
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    s1 -= T1[n * k + c] * Minv[n * k + r0];
+                    s2 -= T2[n * k + c] * Minv[n * k + r0];
+                }
+                o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
+            }
+#endif
         }
-    for (long r = 0; r < n; r++)
-        for (long c = r + 1; c < n; c++) {
-            double t = o1[n * r + c];
-            o1[n * r + c] = o1[n * c + r], o1[n * c + r] = t;
-            t = o2[n * r + c];
-            o2[n * r + c] = o2[n * c + r], o2[n * c + r] = t;
-        }
+    }
 }
 
-int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
-                       const double *tau, const double *fext, double *dqdd_dq, double *dqdd_dqd, double *Minv)
+/* Everything after RNEA's forward pass at q̈ = 0 (the top); scratch laid out as mb_aba_derivatives_scratch. */
+static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data *d, real *scratch,
+                                                              const mb_rnead *w, const real *tau,
+                                                              const real *fext, real *dqdd_dq, real *dqdd_dqd,
+                                                              real *Minv)
 {
     const int nv = m->nv;
-    const mb_rnead w = mb_rnead_layout(m, scratch);
-    double *dtau_dq = scratch + mb_rnea_derivatives_scratch(m), *dtau_dqd = dtau_dq + (long)nv * nv;
-    double *qdd = dtau_dqd + (long)nv * nv, *rhs = qdd + nv, *work = rhs + nv;
+    real *dtau_dq = scratch + mb_rnea_derivatives_scratch(m), *dtau_dqd = dtau_dq + (long)nv * nv;
+    real *qdd = dtau_dqd + (long)nv * nv, *rhs = qdd + nv, *work = rhs + nv;
     int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + nv, *count = first + m->nb;
-    mb_rnead_forward(m, d, &w, q, qd, NULL, fext);
-    const int st = mb_minv_world(m, d, work, w.J, w.Yc, Minv);
+    const int st = MB_NAME(mb_minv_world)(m, d, work, w->J, w->Yc, Minv);
     if (st != MB_OK)
         return st;
-    mb_rnead_bias(m, &w, fext, rhs);
+    MB_NAME(mb_rnead_bias)(m, w, fext, rhs);
     for (int k = 0; k < nv; k++)
         rhs[k] = tau[k] - rhs[k];
     for (int r = 0; r < nv; r++) {
-        double s = 0.0;
+        real s = MB_SPLAT(0.0);
         for (int c = 0; c < nv; c++)
             s += Minv[(long)nv * r + c] * rhs[c];
         qdd[r] = s;
     }
-    mb_rnead_add_qdd(m, &w, qdd);
-    mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, NULL);
+    MB_NAME(mb_rnead_add_qdd)(m, w, qdd);
+    MB_NAME(mb_rnead_backward)(m, w, fext, dtau_dq, dtau_dqd, NULL);
     mb_subtree_columns(m, cols, first, count, count + m->nb);
-    minus_products(m, cols, first, count, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd);
+    minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd);
     return MB_OK;
 }
+
+#ifndef MB_LANE_BUILD
+int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
+                       const double *tau, const double *fext, double *dqdd_dq, double *dqdd_dqd, double *Minv)
+{
+    const mb_rnead w = mb_rnead_layout(m, scratch);
+    mb_rnead_forward(m, d, &w, q, qd, NULL, fext);
+    return mb_aba_derivatives_after_forward(m, d, scratch, &w, tau, fext, dqdd_dq, dqdd_dqd, Minv);
+}
+#endif

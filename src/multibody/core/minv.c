@@ -19,11 +19,55 @@
  * parent's, and sibling subtrees have disjoint columns.  The columns of a subtree are a range of
  * `cols`, the columns in depth-first order of the bodies (the identity when the bodies are
  * numbered depth-first, as URDF and MJCF trees are).
+ *
+ * mb_minv_world is written in `real` (lanes.h): derivatives_lanes.c compiles it again over vector
+ * lanes of states for batches of aba_derivatives.
  */
 #include <string.h>
 
 #include "core.h"
 #include "spatial.h"
+
+#ifdef MB_LANE_BUILD
+/* D⁻¹ lane by lane through the scalar inversion (pivoting differs between lanes): each lane's is the
+ * single call's; 0 if any lane's block is singular (the group then runs state by state). */
+static int invert_small_lanes(const real *D, int n, real *Dinv)
+{
+    for (int l = 0; l < MB_LANES; l++) {
+        double Dl[36], Il[36];
+        for (int k = 0; k < n * n; k++)
+            Dl[k] = D[k][l];
+        if (!mb_invert_small(Dl, n, Il))
+            return 0;
+        for (int k = 0; k < n * n; k++)
+            Dinv[k][l] = Il[k];
+    }
+    return 1;
+}
+#define INVERT_SMALL invert_small_lanes
+#define PIVOT_STATUS(D, n) MB_SINGULAR
+#else
+#define INVERT_SMALL mb_invert_small
+#define PIVOT_STATUS mb_pivot_status
+#endif
+
+/* 6×6 spatial inertia (row-major) of a world inertia (spatial.h: mb_inertia_to_matrix, in real) */
+static inline void world_inertia_to_matrix(const real *J, real *M)
+{
+    const real z = MB_SPLAT(0.0), m = J[0], h0 = J[1], h1 = J[2], h2 = J[3];
+    const real B[6][6] = {
+        {J[4], J[5], J[6], z, -h2, h1},
+        {J[5], J[7], J[8], h2, z, -h0},
+        {J[6], J[8], J[9], -h1, h0, z},
+        {z, h2, -h1, m, z, z},
+        {-h2, z, h0, z, m, z},
+        {h1, -h0, z, z, z, m}};
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 6; c++)
+            M[6 * r + c] = B[r][c];
+}
+
+#ifndef MB_LANE_BUILD
 
 long mb_minv_world_scratch(const mb_model *m)
 {
@@ -71,48 +115,57 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
     }
     return mb_minv_world(m, d, Y + MB_NI * m->nb, J, Y, Minv);
 }
+#endif
 
+#ifndef MB_LANE_BUILD
 MB_CLONES_AVX2
-int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y, double *Minv)
+#endif
+MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *scratch, const real *J,
+                                           const real *Y, real *Minv)
 {
     const int nb = m->nb, nv = m->nv;
-    double *F = scratch, *P = F + 6L * nv;  /* P: per body, column c at 6c */
+    real *F = scratch, *P = F + 6L * nv;  /* P: per body, column c at 6c */
     int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb;
     mb_subtree_columns(m, cols, first, count, count + nb);
-    memset(Minv, 0, sizeof(double) * nv * nv);
-    memset(F, 0, sizeof(double) * 6 * nv);
+    memset(Minv, 0, sizeof(real) * nv * nv);
+    memset(F, 0, sizeof(real) * 6 * nv);
     for (int i = 0; i < nb; i++)
-        mb_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
+        world_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
 
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const int *sub = cols + first[i], ns = count[i];  /* the subtree's columns, own ones first */
-        double *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i, D[36];
+        real *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i, D[36];
         for (int k = vs; k < vs + nj; k++) {
-            double *Uk = d->U + 6 * k;
+            real *Uk = d->U + 6 * k;
             for (int r = 0; r < 6; r++)
                 Uk[r] = mb_dot6(IA + 6 * r, J + 6 * k);
             for (int k2 = vs; k2 < vs + nj; k2++)
-                D[nj * (k - vs) + (k2 - vs)] = mb_dot6(J + 6 * k2, Uk) + (k == k2 ? m->armature[k] : 0.0);
+            {
+                real e = mb_dot6(J + 6 * k2, Uk);
+                if (k == k2)
+                    e += m->armature[k];
+                D[nj * (k - vs) + (k2 - vs)] = e;
+            }
         }
-        if (nj > 0 && !mb_invert_small(D, nj, Dinv))  /* a fixed joint has no block */
-            return mb_pivot_status(D, nj * nj);
+        if (nj > 0 && !INVERT_SMALL(D, nj, Dinv))  /* a fixed joint has no block */
+            return PIVOT_STATUS(D, nj * nj);
         for (int e = 0; e < nj; e++) {
-            double *row = Minv + (long)nv * (vs + e);
+            real *row = Minv + (long)nv * (vs + e);
             for (int e2 = 0; e2 < nj; e2++)
                 row[vs + e2] = Dinv[nj * e + e2];
         }
         if (nj == 1) {  /* most joints: scalar, and no small array to store and reload */
-            const double w = -Dinv[0];
+            const real w = -Dinv[0];
             for (int t = 1; t < ns; t++)
                 Minv[(long)nv * vs + sub[t]] = w * mb_dot6(J + 6 * vs, F + 6 * sub[t]);
         } else for (int t = nj; t < ns; t++) {
             const int c = sub[t];
-            double JF[6];
+            real JF[6];
             for (int e2 = 0; e2 < nj; e2++)
                 JF[e2] = mb_dot6(J + 6 * (vs + e2), F + 6 * c);
             for (int e = 0; e < nj; e++) {
-                double s = 0.0;
+                real s = MB_SPLAT(0.0);
                 for (int e2 = 0; e2 < nj; e2++)
                     s += Dinv[nj * e + e2] * JF[e2];
                 Minv[(long)nv * (vs + e) + c] = -s;
@@ -122,23 +175,23 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
             continue;
         for (int t = 0; t < ns; t++) {
             const int c = sub[t];
-            double *f = F + 6 * c;
+            real *f = F + 6 * c;
             for (int e = 0; e < nj; e++) {
-                const double x = Minv[(long)nv * (vs + e) + c];
-                const double *Ue = d->U + 6 * (vs + e);
+                const real x = Minv[(long)nv * (vs + e) + c];
+                const real *Ue = d->U + 6 * (vs + e);
                 for (int r = 0; r < 6; r++)
                     f[r] += Ue[r] * x;
             }
         }
-        double *IAp = d->IA + 36 * par;
+        real *IAp = d->IA + 36 * par;
         for (int r = 0; r < 36; r++)
             IAp[r] += IA[r];
         for (int e = 0; e < nj; e++)
             for (int e2 = 0; e2 < nj; e2++) {
-                const double w = Dinv[nj * e + e2];
-                const double *Ue = d->U + 6 * (vs + e), *Ue2 = d->U + 6 * (vs + e2);
+                const real w = Dinv[nj * e + e2];
+                const real *Ue = d->U + 6 * (vs + e), *Ue2 = d->U + 6 * (vs + e2);
                 for (int r = 0; r < 6; r++) {
-                    const double x = Ue[r] * w;
+                    const real x = Ue[r] * w;
                     for (int c = 0; c < 6; c++)
                         IAp[6 * r + c] -= x * Ue2[c];
                 }
@@ -147,19 +200,19 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
 
     for (int i = 0; i < nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * par;
-        double *Pi = P + 6L * nv * i;
+        const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * par;
+        real *Pi = P + 6L * nv * i;
         if (count[i] == nj) {  /* no dofs below: P_i has no reader */
             if (par >= 0 && nj == 1)
                 for (int c = vs; c < nv; c++)
                     Minv[(long)nv * vs + c] -= Dinv[0] * mb_dot6(d->U + 6 * vs, Pp + 6 * c);
             else if (par >= 0)
                 for (int c = vs; c < nv; c++) {
-                    double Ux[6];
+                    real Ux[6];
                     for (int e = 0; e < nj; e++)
                         Ux[e] = mb_dot6(d->U + 6 * (vs + e), Pp + 6 * c);
                     for (int e = 0; e < nj; e++) {
-                        double s = 0.0;
+                        real s = MB_SPLAT(0.0);
                         for (int e2 = 0; e2 < nj; e2++)
                             s += Dinv[nj * e + e2] * Ux[e2];
                         Minv[(long)nv * (vs + e) + c] -= s;
@@ -168,21 +221,21 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
             continue;
         }
         for (int c = vs; c < nv; c++) {
-            double *pc = Pi + 6 * c;
+            real *pc = Pi + 6 * c;
             if (par >= 0 && nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
-                const double *x = Pp + 6 * c, *Ji = J + 6 * vs;
-                const double y = Minv[(long)nv * vs + c] - Dinv[0] * mb_dot6(d->U + 6 * vs, x);
+                const real *x = Pp + 6 * c, *Ji = J + 6 * vs;
+                const real y = Minv[(long)nv * vs + c] - Dinv[0] * mb_dot6(d->U + 6 * vs, x);
                 Minv[(long)nv * vs + c] = y;
                 for (int r = 0; r < 6; r++)
                     pc[r] = x[r] + Ji[r] * y;
                 continue;
             } else if (par >= 0) {
-                const double *x = Pp + 6 * c;
-                double Ux[6];
+                const real *x = Pp + 6 * c;
+                real Ux[6];
                 for (int e = 0; e < nj; e++)
                     Ux[e] = mb_dot6(d->U + 6 * (vs + e), x);
                 for (int e = 0; e < nj; e++) {
-                    double s = 0.0;
+                    real s = MB_SPLAT(0.0);
                     for (int e2 = 0; e2 < nj; e2++)
                         s += Dinv[nj * e + e2] * Ux[e2];
                     Minv[(long)nv * (vs + e) + c] -= s;
@@ -191,11 +244,11 @@ int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *
                     pc[r] = x[r];
             } else {
                 for (int r = 0; r < 6; r++)
-                    pc[r] = 0.0;
+                    pc[r] = MB_SPLAT(0.0);
             }
             for (int e = 0; e < nj; e++) {
-                const double y = Minv[(long)nv * (vs + e) + c];
-                const double *Je = J + 6 * (vs + e);
+                const real y = Minv[(long)nv * (vs + e) + c];
+                const real *Je = J + 6 * (vs + e);
                 for (int r = 0; r < 6; r++)
                     pc[r] += Je[r] * y;
             }

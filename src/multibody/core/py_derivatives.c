@@ -3,8 +3,10 @@
  * (_core.c): 1-D single states or (N or 1, n) batches; None when the arrays are in neither.
  * The kernels allocate nothing: each thread keeps one scratch block for them (grown when a larger
  * model needs more, freed when the thread ends), so a batch's threads never share one and a
- * loop of single calls allocates once. */
+ * loop of single calls allocates once.  Batches of rnea_derivatives and aba_derivatives without
+ * f_ext run groups of states in SIMD lanes (derivatives_lanes.c) with the lanes the other batches use. */
 #include "py_boundary.h"
+#include "derivatives_lanes.h"
 
 #include <stdint.h>
 #include <sys/mman.h>
@@ -30,6 +32,7 @@ static void ask_for_huge_pages(PyArrayObject *a)
 typedef struct {
     double *block;
     size_t size;
+    unsigned long zeroed_for;  /* the lanes batch whose zero entries the block holds (0: none) */
 } scratch_cache;
 
 static pthread_key_t scratch_key;
@@ -48,8 +51,8 @@ static void scratch_key_make(void)
     scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 }
 
-/* This thread's scratch of at least n doubles, or NULL if out of memory. */
-static double *thread_scratch(size_t n)
+/* This thread's scratch cache with a block of at least n doubles, or NULL if out of memory. */
+static scratch_cache *thread_cache(size_t n)
 {
     pthread_once(&scratch_once, scratch_key_make);
     if (!scratch_key_ok)
@@ -62,11 +65,24 @@ static double *thread_scratch(size_t n)
             return NULL;
         }
     }
-    if (c->size < n) {
+    if (c->size < n) {  /* aligned for the vectors of the lanes */
         free(c->block);
-        c->block = malloc(sizeof(double) * n);
+        c->block = aligned_alloc(64, (sizeof(double) * n + 63) / 64 * 64);
         c->size = c->block ? n : 0;
+        c->zeroed_for = 0;
+        if (!c->block)
+            return NULL;
     }
+    return c;
+}
+
+/* This thread's scratch of at least n doubles, or NULL if out of memory. */
+static double *thread_scratch(size_t n)
+{
+    scratch_cache *c = thread_cache(n);
+    if (!c)
+        return NULL;
+    c->zeroed_for = 0;  /* a single state's scratch overwrites what the lanes left */
     return c->block;
 }
 
@@ -126,6 +142,95 @@ static int minv_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     return derivatives_state(m, d, j, n, D_MINV);
 }
 
+/* ---- Batches in lanes ------------------------------------------------------------------------- */
+
+/* The derivatives' lanes matching the lanes of the other batches (use_lanes): AVX2's, the
+ * baseline's, or none. */
+static const mb_derivatives_lanes_impl *derivatives_lanes(void)
+{
+    if (!lanes_active)
+        return NULL;
+#ifdef MB_HAVE_LANES_AVX2
+    if (lanes_active == &mb_lanes_avx2)
+        return &mb_derivatives_lanes_avx2;
+#endif
+    return &mb_derivatives_lanes_baseline;
+}
+
+typedef struct {
+    job j;  /* first: the state function gets &j */
+    Py_ssize_t N;
+    const mb_derivatives_lanes_impl *lanes;
+    int which;  /* D_RNEA or D_ABA */
+    int stream; /* outputs far larger than the caches: non-temporal stores */
+    unsigned long id;  /* this batch, for the zero entries its lanes leave in a thread's scratch */
+} group_job;
+
+/* "State" g of a batch in groups: states g·W … g·W+W−1 in lanes when all W exist, pass the checks
+ * of a single call and the lanes succeed; otherwise one by one, which reports a failure (or finds
+ * the singular state) as a single call would. */
+static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ssize_t g)
+{
+    const group_job *G = (const group_job *)jj;
+    const job *j = &G->j;
+    const int W = G->lanes->width, bad_x = G->which == D_RNEA ? MB_BAD_QDD : MB_BAD_TAU;
+    const Py_ssize_t n0 = g * W, n1 = n0 + W <= G->N ? n0 + W : G->N;
+    int lanes = n1 - n0 == W;
+    for (Py_ssize_t n = n0; n < n1 && lanes; n++)
+        lanes = mb_check_configuration(m, IN(j, 0, n)) == MB_OK &&
+                check_rates(m, IN(j, 1, n), IN(j, 2, n), bad_x, NULL) == MB_OK;
+    if (lanes) {
+        scratch_cache *c = thread_cache((G->lanes->scratch_bytes(m) + sizeof(double) - 1) / sizeof(double));
+        if (!c)
+            return MB_NO_MEMORY;
+        void *scratch = c->block;
+        const int fresh = c->zeroed_for != G->id;
+        c->zeroed_for = G->id;
+        const double *q[8], *qd[8], *x[8];
+        double *o1[8], *o2[8], *o3[8];
+        for (int l = 0; l < W; l++)
+            q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), x[l] = IN(j, 2, n0 + l),
+            o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
+        if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3, G->stream,
+                                                                  fresh) == MB_OK)
+            return MB_OK;
+    }
+    for (Py_ssize_t n = n0; n < n1; n++) {
+        const int st = derivatives_state(m, d, j, n, G->which);
+        if (st != MB_OK)
+            return st;
+    }
+    return MB_OK;
+}
+
+/* A batch of rnea_derivatives or aba_derivatives in lanes into out[0..2] (execute's work, counted in
+ * groups). */
+static PyObject *run_in_lanes(CModel *cm, group_job *G, PyArrayObject **out)
+{
+    int st = MB_OK;
+    for (int k = 0; k < 3; k++)
+        if (!out[k])
+            st = STATUS_PY_ERROR;  /* the error is set */
+    if (st == MB_OK) {
+        const Py_ssize_t nv2 = (Py_ssize_t)cm->m.nv * cm->m.nv, W = G->lanes->width;
+        for (int k = 0; k < 3; k++)
+            bind_output(&G->j, k, out[k], nv2);
+        Py_BEGIN_ALLOW_THREADS
+        st = run_batch(&cm->m, derivatives_group, &G->j, (G->N + W - 1) / W);
+        Py_END_ALLOW_THREADS
+        if (st == MB_OK && !outputs_finite(&G->j, 1, G->N))
+            st = STATUS_PY_ERROR;
+    }
+    PyObject *results = st == MB_OK ? PyTuple_New(3) : NULL;
+    for (int k = 0; k < 3; k++) {
+        if (results)
+            PyTuple_SET_ITEM(results, k, (PyObject *)out[k]);
+        else
+            Py_XDECREF(out[k]);
+    }
+    return st == MB_OK || st == STATUS_PY_ERROR ? results : raise_status(st);
+}
+
 /* (cmodel, q, qd, x, f_ext) -> three (…, nv, nv) matrices; (cmodel, q) -> one for minv.  Every
  * array through the gate (py_gate.c): None for a required one is a TypeError naming it. */
 static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held, const char *name,
@@ -155,6 +260,14 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
         per_state[k] = (Py_ssize_t)m->nv * m->nv;
         if (out[k] && batch)
             ask_for_huge_pages(out[k]);
+    }
+    if (which != D_MINV && batch && !j.use_fext && derivatives_lanes() && m->nv > 0) {
+        enum { STREAM_MIN_BYTES = 32 << 20 };  /* well beyond a core's share of the last-level cache */
+        static atomic_ulong batches;
+        group_job G = {j, N, derivatives_lanes(), which,
+                       3.0 * sizeof(double) * (double)N * m->nv * m->nv >= STREAM_MIN_BYTES,
+                       atomic_fetch_add(&batches, 1) + 1};
+        return run_in_lanes(cm, &G, out);
     }
     PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state
                                          : which == D_ABA ? aba_derivatives_state : minv_state,

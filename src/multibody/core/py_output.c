@@ -1,35 +1,55 @@
 /* py_output.c — Output arrays of the entry points, large ones through a NumPy memory handler that reuses
- * the last block freed. */
+ * the blocks freed last. */
 #include "py_boundary.h"
 
 /* ---- Reused memory for large outputs --------------------------------------------------------
  * A batch writes its result into new memory.  Above glibc's mmap threshold (32 MB at most) every
  * such allocation maps fresh pages, which the kernel zeroes on first touch and unmaps on free: a
- * sixth of a 10 000-state Talos CRBA (115 MB), every call.  Outputs of REUSE_MIN_BYTES or more are
+ * sixth of a 10 000-state Talos CRBA (115 MB), every call, and more than the derivatives
+ * themselves for their three nv × nv outputs per state.  Outputs of REUSE_MIN_BYTES or more are
  * therefore allocated through a NumPy memory handler (NEP 49, the mechanism NumPy provides for
- * caching allocators) that keeps the last such block freed and hands it to the next output of the
- * same size — the pattern of a loop over batches.  At most one block of at most REUSE_MAX_BYTES
- * is held, and only until the next large output (release_output_memory() frees it at once).  The handler is set only around our own
- * allocations, so NumPy's other arrays are untouched. */
-enum { REUSE_MIN_BYTES = 1 << 20 };
-#define REUSE_MAX_BYTES ((size_t)256 << 20)
+ * caching allocators) that keeps the blocks freed last and hands each to the next output of its
+ * size — the pattern of a loop over batches, for entry points of one output or several (the
+ * derivatives' three).  At most REUSE_SLOTS blocks of REUSE_MAX_BYTES in all are held, and only
+ * until an output of another size comes (release_output_memory() frees them at once).  The handler
+ * is set only around our own allocations, so NumPy's other arrays are untouched. */
+enum { REUSE_MIN_BYTES = 1 << 20, REUSE_SLOTS = 4 };
+#define REUSE_MAX_BYTES ((size_t)512 << 20)
 
 static struct {
-    void *block;
-    size_t size;
+    void *block[REUSE_SLOTS];   /* block[0 .. n): oldest first */
+    size_t size[REUSE_SLOTS];
+    int n;
+    size_t held;
     pthread_mutex_t lock;  /* NumPy frees arrays wherever their last reference goes */
-} reuse = {NULL, 0, PTHREAD_MUTEX_INITIALIZER};
+} reuse = {{NULL}, {0}, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+
+/* Take slot s out of the pool (lock held); returns its block. */
+static void *reuse_take(int s)
+{
+    void *p = reuse.block[s];
+    reuse.held -= reuse.size[s];
+    for (int t = s; t + 1 < reuse.n; t++)
+        reuse.block[t] = reuse.block[t + 1], reuse.size[t] = reuse.size[t + 1];
+    reuse.n--;
+    return p;
+}
 
 static void *reuse_malloc(void *ctx, size_t size)
 {
     (void)ctx;
-    void *p, *stale;
+    void *p = NULL, *stale[REUSE_SLOTS];
+    int n_stale = 0;
     pthread_mutex_lock(&reuse.lock);
-    p = reuse.block && reuse.size == size ? reuse.block : NULL;
-    stale = p ? NULL : reuse.block;  /* another size: not the loop this block waits for, so let it go */
-    reuse.block = NULL;
+    for (int s = reuse.n - 1; s >= 0 && !p; s--)  /* the newest of this size: likeliest still in cache */
+        if (reuse.size[s] == size)
+            p = reuse_take(s);
+    if (!p)  /* no block of this size: not the loop the others wait for, so let them go */
+        while (reuse.n > 0)
+            stale[n_stale++] = reuse_take(reuse.n - 1);
     pthread_mutex_unlock(&reuse.lock);
-    free(stale);
+    while (n_stale > 0)
+        free(stale[--n_stale]);
     return p ? p : malloc(size ? size : 1);
 }
 
@@ -52,11 +72,16 @@ static void reuse_free(void *ctx, void *ptr, size_t size)
         free(ptr);
         return;
     }
+    void *stale[REUSE_SLOTS];
+    int n_stale = 0;
     pthread_mutex_lock(&reuse.lock);
-    void *old = reuse.block;
-    reuse.block = ptr, reuse.size = size;
+    while (reuse.n == REUSE_SLOTS || (reuse.n > 0 && reuse.held + size > REUSE_MAX_BYTES))
+        stale[n_stale++] = reuse_take(0);  /* the oldest make room */
+    reuse.block[reuse.n] = ptr, reuse.size[reuse.n] = size, reuse.n++;
+    reuse.held += size;
     pthread_mutex_unlock(&reuse.lock);
-    free(old);
+    while (n_stale > 0)
+        free(stale[--n_stale]);
 }
 
 PyDataMem_Handler reuse_handler = {
@@ -66,21 +91,24 @@ PyObject *reuse_capsule;  /* the handler as NumPy takes it, made at import */
 PyObject *py_release_output_memory(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
+    void *stale[REUSE_SLOTS];
+    int n_stale = 0;
     pthread_mutex_lock(&reuse.lock);
-    void *old = reuse.block;
-    reuse.block = NULL, reuse.size = 0;
+    while (reuse.n > 0)
+        stale[n_stale++] = reuse_take(reuse.n - 1);
     pthread_mutex_unlock(&reuse.lock);
-    free(old);
+    while (n_stale > 0)
+        free(stale[--n_stale]);
     Py_RETURN_NONE;
 }
 
-/* kept_output_bytes(): the size of the block kept for the next output (0: none) — what the tests
+/* kept_output_bytes(): the bytes of the blocks kept for the next outputs (0: none) — what the tests
  * read instead of comparing addresses, which the allocator may reuse by chance. */
 PyObject *py_kept_output_bytes(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     pthread_mutex_lock(&reuse.lock);
-    const size_t kept = reuse.block ? reuse.size : 0;
+    const size_t kept = reuse.held;
     pthread_mutex_unlock(&reuse.lock);
     return PyLong_FromSize_t(kept);
 }

@@ -30,22 +30,44 @@
  *       ∂τ_j/∂q̇_k = J_j·(Yc_i dAv_k + Bc_i J_k)
  * Joints on different branches do not see each other: those entries are 0.  Armature adds to M's
  * diagonal only (∂τ/∂q, ∂τ/∂q̇ do not see it).  Cost O(nv · depth), like CRBA.
+ *
+ * Written in `real` (lanes.h): rnea_derivatives_lanes.c compiles the forward pass from the world
+ * poses on and the backward pass again over vector lanes of states, for batches.
  */
 #include <string.h>
 
 #include "core.h"
 #include "spatial.h"
 
+#ifdef MB_LANE_BUILD  /* the pieces of scratch, in lanes */
+typedef struct {
+    real *J, *U, *dAq, *dAv, *v, *a, *F, *Fx, *Yc, *Bc, *tmp;
+} rnead_lanes;
+#define mb_rnead rnead_lanes
+/* a model vector (double) as `real`: broadcast to every lane here, read in place in the scalar build */
+#define MODEL_REAL(name, src, n)                                                                        \
+    real name[n];                                                                                       \
+    for (int t_ = 0; t_ < (n); t_++)                                                                    \
+        name[t_] = MB_SPLAT((src)[t_])
+#else
+#define MODEL_REAL(name, src, n) const double *name = (src)
+#endif
+
+/* out = Y v for a world inertia Y (it depends on q: real in the lanes build too) */
+MB_INERTIA_MUL(world_inertia_mul, real, real)
+
 enum { COLS = 4 * 6, BODY = 6 + 6 + 6 + 6 + MB_NI + 12 + 6 };
 enum { B_SYM = 0, B_HN = 6, B_HF = 9, B_N = 12 };  /* B11's symmetric part (xx xy xz yy yz zz), Σ h_n, Σ h_f */
 
+#ifndef MB_LANE_BUILD
 long mb_rnea_derivatives_scratch(const mb_model *m)
 {
     return (long)COLS * m->nv + (long)BODY * m->nb + 1;
 }
+#endif
 
 /* The pieces of scratch (core.h: mb_rnead). */
-mb_rnead mb_rnead_layout(const mb_model *m, double *scratch)
+MB_LANES_STATIC mb_rnead MB_NAME(mb_rnead_layout)(const mb_model *m, real *scratch)
 {
     mb_rnead w;
     const int nb = m->nb, nv = m->nv;
@@ -56,7 +78,7 @@ mb_rnead mb_rnead_layout(const mb_model *m, double *scratch)
 }
 
 /* out = a × b (motion cross product, spatial_v2 crm(a) b) */
-static inline void cross_m(const double *a, const double *b, double *out)
+static inline void cross_m(const real *a, const real *b, real *out)
 {
     out[0] = a[1] * b[2] - a[2] * b[1];
     out[1] = a[2] * b[0] - a[0] * b[2];
@@ -66,7 +88,7 @@ static inline void cross_m(const double *a, const double *b, double *out)
     out[5] = a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0];
 }
 
-static inline void cross3_add(double s, const double *a, const double *b, double *out)
+static inline void cross3_add(double s, const real *a, const real *b, real *out)
 {
     out[0] += s * (a[1] * b[2] - a[2] * b[1]);
     out[1] += s * (a[2] * b[0] - a[0] * b[2]);
@@ -74,27 +96,31 @@ static inline void cross3_add(double s, const double *a, const double *b, double
 }
 
 /* The 12 numbers of B_i (see the top) for world inertia Y, velocity v, momentum h = Y v. */
-static void coriolis_map(const double *Y, const double *v, const double *h, double *B)
+static void coriolis_map(const real *Y, const real *v, const real *h, real *B)
 {
-    const double I[3][3] = {{Y[4], Y[5], Y[6]}, {Y[5], Y[7], Y[8]}, {Y[6], Y[8], Y[9]}};
-    const double *c = Y + 1, *w = v, *l = v + 3;
-    double A[3][3];  /* ω × Ī, column by column */
+    const real I[3][3] = {{Y[4], Y[5], Y[6]}, {Y[5], Y[7], Y[8]}, {Y[6], Y[8], Y[9]}};
+    const real *c = Y + 1, *w = v, *l = v + 3;
+    real A[3][3];  /* ω × Ī, column by column */
     for (int k = 0; k < 3; k++) {
         A[0][k] = w[1] * I[2][k] - w[2] * I[1][k];
         A[1][k] = w[2] * I[0][k] - w[0] * I[2][k];
         A[2][k] = w[0] * I[1][k] - w[1] * I[0][k];
     }
-    const double lc = 2.0 * (l[0] * c[0] + l[1] * c[1] + l[2] * c[2]);
+    const real lc = 2.0 * (l[0] * c[0] + l[1] * c[1] + l[2] * c[2]);
     int n = 0;
     for (int r = 0; r < 3; r++)
-        for (int k = r; k < 3; k++)
-            B[B_SYM + n++] = A[r][k] + A[k][r] - c[r] * l[k] - l[r] * c[k] + (r == k ? lc : 0.0);
+        for (int k = r; k < 3; k++) {
+            real e = A[r][k] + A[k][r] - c[r] * l[k] - l[r] * c[k];
+            if (r == k)
+                e += lc;
+            B[B_SYM + n++] = e;
+        }
     B[B_HN] = h[0], B[B_HN + 1] = h[1], B[B_HN + 2] = h[2];
     B[B_HF] = h[3], B[B_HF + 1] = h[4], B[B_HF + 2] = h[5];
 }
 
 /* out = Bsym x (3-vector) */
-static inline void sym3_mul(const double *S, const double *x, double *out)
+static inline void sym3_mul(const real *S, const real *x, real *out)
 {
     out[0] = S[0] * x[0] + S[1] * x[1] + S[2] * x[2];
     out[1] = S[1] * x[0] + S[3] * x[1] + S[4] * x[2];
@@ -102,58 +128,59 @@ static inline void sym3_mul(const double *S, const double *x, double *out)
 }
 
 /* out = Bc u (6-vector) */
-static inline void coriolis_mul(const double *B, const double *u, double *out)
+static inline void coriolis_mul(const real *B, const real *u, real *out)
 {
     sym3_mul(B + B_SYM, u, out);
     cross3_add(-1.0, B + B_HN, u, out);
-    out[3] = out[4] = out[5] = 0.0;
+    out[3] = out[4] = out[5] = MB_SPLAT(0.0);
     cross3_add(-2.0, B + B_HF, u, out + 3);
 }
 
 /* out = angular part of Bcᵀ J (its linear part is 0) */
-static inline void coriolis_tmul(const double *B, const double *J, double *out)
+static inline void coriolis_tmul(const real *B, const real *J, real *out)
 {
     sym3_mul(B + B_SYM, J, out);
     cross3_add(1.0, B + B_HN, J, out);
     cross3_add(2.0, B + B_HF, J + 3, out);
 }
 
-static inline double dot3(const double *a, const double *b)
+static inline real dot3(const real *a, const real *b)
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 /* dAq_k = a_λ × J_k + v_λ × u_k for the columns of body i */
-static inline void column_accelerations(const mb_model *m, const mb_rnead *w, int i, const double *minus_grav)
+static inline void column_accelerations(const mb_model *m, const mb_rnead *w, int i, const real *minus_grav)
 {
-    static const double zero[6] = {0};
+    static const real zero[6] = {0};
     const int par = m->parent[i];
-    const double *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
+    const real *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
     for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
-        double *Aq = w->dAq + 6 * k;
+        real *Aq = w->dAq + 6 * k;
         cross_m(ap, w->J + 6 * k, Aq);
         mb_crm_add(vp, w->U + 6 * k, Aq);
     }
 }
 
-/* Forward pass (see the top) at q̈ (NULL: 0), with the world poses of q. */
-void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
-                      const double *qdd, const double *fext)
+/* Forward pass (see the top) at q̈ (NULL: 0), from the world poses R0, p0 of q. */
+MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb_rnead *w, const real *R0s,
+                                                     const real *p0s, const real *qd, const real *qdd,
+                                                     const real *fext)
 {
     const int nb = m->nb;
-    mb_tree_poses(m, q, d->R, d->p);
-    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    const double zero[6] = {0}, minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
-                                                 -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
+    const real zero[6] = {0}, minus_grav[6] = {MB_SPLAT(-m->a_grav[0]), MB_SPLAT(-m->a_grav[1]),
+                                               MB_SPLAT(-m->a_grav[2]), MB_SPLAT(-m->a_grav[3]),
+                                               MB_SPLAT(-m->a_grav[4]), MB_SPLAT(-m->a_grav[5])};
     for (int i = 0; i < nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *R0 = d->R0 + 9 * i, *p0 = d->p0 + 3 * i;
-        double vJ[6] = {0}, aJ[6] = {0}, h[6];
-        const double *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
-        double *vi = w->v + 6 * i, *ai = w->a + 6 * i, *Y = w->Yc + MB_NI * i, *Fi = w->F + 6 * i;
+        const real *R0 = R0s + 9 * i, *p0 = p0s + 3 * i;
+        real vJ[6] = {0}, aJ[6] = {0}, h[6];
+        const real *vp = par < 0 ? zero : w->v + 6 * par, *ap = par < 0 ? minus_grav : w->a + 6 * par;
+        real *vi = w->v + 6 * i, *ai = w->a + 6 * i, *Y = w->Yc + MB_NI * i, *Fi = w->F + 6 * i;
         for (int k = vs; k < vs + nj; k++) {
-            double *Jk = w->J + 6 * k;
-            mb_motion_to_parent(R0, p0, m->S + 6 * k, Jk);
+            real *Jk = w->J + 6 * k;
+            MODEL_REAL(Sk, m->S + 6 * k, 6);
+            mb_motion_to_parent(R0, p0, Sk, Jk);
             for (int r = 0; r < 6; r++)
                 vJ[r] += Jk[r] * qd[k];
             if (qdd)
@@ -164,33 +191,49 @@ void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const do
             vi[r] = vp[r] + vJ[r], ai[r] = ap[r] + aJ[r];
         mb_crm_add(vp, vJ, ai);
         for (int k = vs; k < vs + nj; k++) {
-            const double *Jk = w->J + 6 * k;
-            double *Uk = w->U + 6 * k, *Av = w->dAv + 6 * k;
+            const real *Jk = w->J + 6 * k;
+            real *Uk = w->U + 6 * k, *Av = w->dAv + 6 * k;
             cross_m(vp, Jk, Uk);
             cross_m(vi, Jk, Av);
             for (int r = 0; r < 6; r++)
                 Av[r] += Uk[r];
         }
         column_accelerations(m, w, i, minus_grav);
-        memset(Y, 0, sizeof(double) * MB_NI);
-        mb_inertia_to_parent_add(R0, p0, m->inertia + MB_NI * i, Y);
-        mb_inertia_mul(Y, ai, Fi);
-        mb_inertia_mul(Y, vi, h);
+        memset(Y, 0, sizeof(real) * MB_NI);
+        MODEL_REAL(Ib, m->inertia + MB_NI * i, MB_NI);
+        mb_inertia_to_parent_add(R0, p0, Ib, Y);
+        world_inertia_mul(Y, ai, Fi);
+        world_inertia_mul(Y, vi, h);
         mb_crf_add(vi, h, Fi);
         coriolis_map(Y, vi, h, w->Bc + B_N * i);
         if (fext)
-            memcpy(w->Fx + 6 * i, fext + 6 * i, 6 * sizeof(double));
+            memcpy(w->Fx + 6 * i, fext + 6 * i, 6 * sizeof(real));
     }
 }
 
-/* τ at the forward pass's q̈: C_k = J_kᵀ Σ_subtree (f − f_ext) (RNEA's backward pass, world frame). */
-void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, double *C)
+#ifndef MB_LANE_BUILD
+/* Forward pass (see the top) at q̈ (NULL: 0), with the world poses of q. */
+void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
+                      const double *qdd, const double *fext)
 {
-    double *G = w->tmp;
-    for (int r = 0; r < 6 * m->nb; r++)
-        G[r] = w->F[r] - (fext ? w->Fx[r] : 0.0);
+    mb_tree_poses(m, q, d->R, d->p);
+    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    mb_rnead_forward_posed(m, w, d->R0, d->p0, qd, qdd, fext);
+}
+
+#endif
+
+/* τ at the forward pass's q̈: C_k = J_kᵀ Σ_subtree (f − f_ext) (RNEA's backward pass, world frame). */
+MB_LANES_STATIC void MB_NAME(mb_rnead_bias)(const mb_model *m, const mb_rnead *w, const real *fext, real *C)
+{
+    real *G = w->tmp;
+    for (int r = 0; r < 6 * m->nb; r++) {
+        G[r] = w->F[r];
+        if (fext)
+            G[r] -= w->Fx[r];
+    }
     for (int i = m->nb - 1; i >= 0; i--) {
-        const double *Gi = G + 6 * i;
+        const real *Gi = G + 6 * i;
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             C[k] = mb_dot6(w->J + 6 * k, Gi);
         if (m->parent[i] >= 0)
@@ -200,22 +243,22 @@ void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, dou
 }
 
 /* Move the forward pass from q̈ = 0 to q̈: a_i += Σ_{joints k ⪯ i} J_k q̈_k, f_i += Y_i (that), dAq anew. */
-void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd)
+MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead *w, const real *qdd)
 {
-    const double minus_grav[6] = {-m->a_grav[0], -m->a_grav[1], -m->a_grav[2],
-                                  -m->a_grav[3], -m->a_grav[4], -m->a_grav[5]};
-    double *da = w->tmp;
+    const real minus_grav[6] = {MB_SPLAT(-m->a_grav[0]), MB_SPLAT(-m->a_grav[1]), MB_SPLAT(-m->a_grav[2]),
+                                MB_SPLAT(-m->a_grav[3]), MB_SPLAT(-m->a_grav[4]), MB_SPLAT(-m->a_grav[5])};
+    real *da = w->tmp;
     for (int i = 0; i < m->nb; i++) {
         const int par = m->parent[i];
-        double *dai = da + 6 * i, t[6];
+        real *dai = da + 6 * i, t[6];
         for (int r = 0; r < 6; r++)
-            dai[r] = par < 0 ? 0.0 : da[6 * par + r];
+            dai[r] = par < 0 ? MB_SPLAT(0.0) : da[6 * par + r];
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             for (int r = 0; r < 6; r++)
                 dai[r] += w->J[6 * k + r] * qdd[k];
         for (int r = 0; r < 6; r++)
             w->a[6 * i + r] += dai[r];
-        mb_inertia_mul(w->Yc + MB_NI * i, dai, t);
+        world_inertia_mul(w->Yc + MB_NI * i, dai, t);
         for (int r = 0; r < 6; r++)
             w->F[6 * i + r] += t[r];
         column_accelerations(m, w, i, minus_grav);
@@ -223,46 +266,52 @@ void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd)
 }
 
 /* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL. */
+#ifndef MB_LANE_BUILD
 MB_CLONES_AVX2
-void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
-                       double *dtau_dqd, double *M)
+#endif
+MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnead *w, const real *fext,
+                                                real *dtau_dq, real *dtau_dqd, real *M)
 {
     const int nb = m->nb, nv = m->nv;
-    const double *J = w->J, *U = w->U, *dAq = w->dAq, *dAv = w->dAv;
-    double *F = w->F, *Fx = w->Fx, *Yc = w->Yc, *Bc = w->Bc;
-    memset(dtau_dq, 0, sizeof(double) * nv * nv);
-    memset(dtau_dqd, 0, sizeof(double) * nv * nv);
+    const real *J = w->J, *U = w->U, *dAq = w->dAq, *dAv = w->dAv;
+    real *F = w->F, *Fx = w->Fx, *Yc = w->Yc, *Bc = w->Bc;
+#ifndef MB_LANE_BUILD  /* lanes: the caller zeroes them once per batch (derivatives_lanes.c) */
+    memset(dtau_dq, 0, sizeof(real) * nv * nv);
+    memset(dtau_dqd, 0, sizeof(real) * nv * nv);
     if (M)
-        memset(M, 0, sizeof(double) * nv * nv);
+        memset(M, 0, sizeof(real) * nv * nv);
+#endif
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
+        const real *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
         for (int j = vs; j < vs + nj; j++) {
-            const double *Jj = J + 6 * j;
-            double r1[6], r2[3], r3[6] = {0}, psi_q[6], psi_v[6], t[6];
-            mb_inertia_mul(Yi, Jj, r1);
+            const real *Jj = J + 6 * j;
+            real r1[6], r2[3], r3[6] = {0}, psi_q[6], psi_v[6], t[6];
+            world_inertia_mul(Yi, Jj, r1);
             coriolis_tmul(Bi, Jj, r2);
             if (fext) {  /* r3 = −J_j ×* Fx */
-                double c[6] = {0};
+                real c[6] = {0};
                 mb_crf_add(Jj, Fxi, c);
                 for (int r = 0; r < 6; r++)
                     r3[r] = -c[r];
             }
             /* ψ: the subtree's ∂f for column j, seen by the joints above */
-            mb_inertia_mul(Yi, dAq + 6 * j, psi_q);
+            world_inertia_mul(Yi, dAq + 6 * j, psi_q);
             mb_crf_add(Jj, Fi, psi_q);
             coriolis_mul(Bi, U + 6 * j, t);
             for (int r = 0; r < 6; r++)
                 psi_q[r] += t[r];
-            mb_inertia_mul(Yi, dAv + 6 * j, psi_v);
+            world_inertia_mul(Yi, dAv + 6 * j, psi_v);
             coriolis_mul(Bi, Jj, t);
             for (int r = 0; r < 6; r++)
                 psi_v[r] += t[r];
-            double *rq = dtau_dq + (long)nv * j, *rv = dtau_dqd + (long)nv * j;
+            real *rq = dtau_dq + (long)nv * j, *rv = dtau_dqd + (long)nv * j;
             for (int b = i; b >= 0; b = m->parent[b])
                 for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++) {
-                    const double *Jk = J + 6 * k;
-                    rq[k] = mb_dot6(r1, dAq + 6 * k) + dot3(r2, U + 6 * k) + (fext ? mb_dot6(r3, Jk) : 0.0);
+                    const real *Jk = J + 6 * k;
+                    rq[k] = mb_dot6(r1, dAq + 6 * k) + dot3(r2, U + 6 * k);
+                    if (fext)
+                        rq[k] += mb_dot6(r3, Jk);
                     rv[k] = mb_dot6(r1, dAv + 6 * k) + dot3(r2, Jk);
                     if (M)
                         M[(long)nv * j + k] = M[(long)nv * k + j] = mb_dot6(r1, Jk);
@@ -273,7 +322,7 @@ void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext,
                 }
         }
         if (par >= 0) {
-            double *Yp = Yc + MB_NI * par, *Bp = Bc + B_N * par;
+            real *Yp = Yc + MB_NI * par, *Bp = Bc + B_N * par;
             for (int r = 0; r < MB_NI; r++)
                 Yp[r] += Yi[r];
             for (int r = 0; r < B_N; r++)
@@ -290,6 +339,7 @@ void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext,
             M[(long)nv * k + k] += m->armature[k];
 }
 
+#ifndef MB_LANE_BUILD
 void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
                          const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M)
 {
@@ -297,3 +347,4 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
     mb_rnead_forward(m, d, &w, q, qd, qdd, fext);
     mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, M);
 }
+#endif

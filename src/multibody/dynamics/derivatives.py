@@ -29,7 +29,9 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None):
     :func:`multibody.integrate` (see the module docstring).  M = ∂τ/∂q̇̈ is the joint-space inertia
     (armature included, as :func:`multibody.crba`).  ``f_ext`` (…, nb, 6) are spatial forces in base
     coordinates, [moment; force], fixed in the base while q moves.  Inputs may carry leading batch
-    dimensions, like :func:`multibody.rnea`.
+    dimensions, like :func:`multibody.rnea`; a batch without ``f_ext`` runs groups of states in SIMD
+    lanes, each state's result the single call's bit for bit, and reuses the memory of the last
+    batch's results of the same size once they are freed (:func:`multibody.core.release_output_memory`).
 
     Example
     -------

@@ -1,0 +1,182 @@
+/* derivatives_lanes.c — the analytic derivatives (rnea_derivatives.c, minv.c, aba_derivatives.c) on
+ * MB_LANES states at once: SIMD over states, for batches.
+ *
+ * Not a second algorithm: those files compiled again with `real` a vector of doubles (lanes.h),
+ * from the world poses on (the joint poses are poses.h's), plus the gather of a group of states
+ * into lanes and the scatter of the three matrices out of them.  Lane-wise IEEE arithmetic in the
+ * scalar source's order, so every lane is the single call's result bit for bit
+ * (tests/test_derivatives.py checks); the small pivoted inversions of M⁻¹ run lane by lane through
+ * the scalar one.  (No contraction into FMA: -std=c11 keeps every product rounded, in both builds.)
+ * Built twice, like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes) and by derivatives_lanes_avx2.c
+ * (4 lanes), picked by py_derivatives.c with aba_lanes.c's lanes.
+ */
+#ifndef MB_DERIV_LANES_IMPL
+#define MB_DERIV_LANES_IMPL mb_derivatives_lanes_baseline
+#endif
+#define MB_LANE_BUILD 1
+
+#include "core.h"
+#include "derivatives_lanes.h"
+#include "poses.h"
+
+/* the scalar functions the lanes call (core.h shows the lanes build only its own) */
+long mb_rnea_derivatives_scratch(const mb_model *m);
+long mb_minv_world_scratch(const mb_model *m);
+long mb_aba_derivatives_scratch(const mb_model *m);
+void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot);
+int mb_invert_small(const double *D, int n, double *Dinv);
+
+/* the part of the workspace (data.h) that mb_minv_world uses, in lanes */
+typedef struct {
+    real *IA, *Dinv, *U;
+} minv_lanes_ws;
+#define mb_data minv_lanes_ws
+
+#include "rnea_derivatives.c"
+#include "minv.c"
+#include "aba_derivatives.c"
+
+/* scratch: the algorithm's own (mb_aba_derivatives_scratch covers ∂RNEA's), IA, Dinv and U, the
+ * poses (R, p, R0, p0), the inputs and the three matrices */
+static long lane_count(const mb_model *m)
+{
+    return mb_aba_derivatives_scratch(m) + 72L * m->nb + 6L * m->nv + 24L * m->nb + m->nq + 2L * m->nv +
+           3L * m->nv * m->nv;
+}
+
+static size_t scratch_bytes(const mb_model *m)
+{
+    return sizeof(real) * (size_t)lane_count(m);
+}
+
+/* Lane l of dst[k] = src[l][k] for k < n, and back. */
+static void gather(const double *const *src, int n, real *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (int k = 0; k < n; k++)
+            dst[k][l] = src[l][k];
+}
+
+static void scatter(const real *src, long n, double *const *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (long k = 0; k < n; k++)
+            dst[l][k] = src[k][l];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* scatter with non-temporal stores, for outputs far larger than the caches: written once and not
+ * read back here, so the stores skip reading each line in first (half the memory traffic) and
+ * leave the caches to the kernel.  SSE2 (every x86-64); 16-byte aligned pairs after one element
+ * where a lane's row starts between two. */
+static void scatter_streaming(const real *src, long n, double *const *dst)
+{
+#if defined(__AVX2__) && MB_LANES == 4
+    /* four rows of lanes at a time, turned into four rows of states by a 4 × 4 transpose in
+     * registers, when every state's row starts on a 16-byte boundary (nv² even: all or none) */
+    if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3]) & 15)) {
+        long k = 0;
+        for (; k + 4 <= n; k += 4) {
+            const __m256d r0 = _mm256_load_pd((const double *)(src + k)),
+                          r1 = _mm256_load_pd((const double *)(src + k + 1)),
+                          r2 = _mm256_load_pd((const double *)(src + k + 2)),
+                          r3 = _mm256_load_pd((const double *)(src + k + 3));
+            const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
+                          t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            const __m256d s[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                                  _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+            for (int l = 0; l < 4; l++) {
+                _mm_stream_pd(dst[l] + k, _mm256_castpd256_pd128(s[l]));
+                _mm_stream_pd(dst[l] + k + 2, _mm256_extractf128_pd(s[l], 1));
+            }
+        }
+        for (; k < n; k++)
+            for (int l = 0; l < 4; l++)
+                dst[l][k] = src[k][l];
+        _mm_sfence();
+        return;
+    }
+#endif
+    for (int l = 0; l < MB_LANES; l++) {
+        double *d = dst[l];
+        long k = 0;
+        if ((uintptr_t)d & 15)
+            d[0] = src[0][l], k = 1;
+        for (; k + 1 < n; k += 2)
+            _mm_stream_pd(d + k, _mm_set_pd(src[k + 1][l], src[k][l]));
+        if (k < n)
+            d[k] = src[k][l];
+    }
+    _mm_sfence();  /* the streamed lines are visible before the batch returns */
+}
+#else
+#define scatter_streaming scatter
+#endif
+
+typedef struct {
+    rnead_lanes w;
+    minv_lanes_ws ws;
+    real *x, *qdl, *D1, *D2, *D3;  /* x: q̈ or τ */
+} lanes_frame;
+
+/* Gather the group, the poses and RNEA's forward pass at q̈ (NULL: 0). */
+static lanes_frame forward(const mb_model *m, real *s, const double *const *q, const double *const *qd,
+                           const double *const *x, int with_qdd)
+{
+    const int nb = m->nb, nv = m->nv;
+    lanes_frame f;
+    f.w = mb_rnead_layout_lanes(m, s);
+    f.ws.IA = s + mb_aba_derivatives_scratch(m), f.ws.Dinv = f.ws.IA + 36L * nb, f.ws.U = f.ws.Dinv + 36L * nb;
+    real *R = f.ws.U + 6L * nv, *p = R + 9 * nb, *R0 = p + 3 * nb, *p0 = R0 + 9 * nb, *ql = p0 + 3 * nb;
+    f.qdl = ql + m->nq, f.x = f.qdl + nv, f.D1 = f.x + nv, f.D2 = f.D1 + (long)nv * nv, f.D3 = f.D2 + (long)nv * nv;
+    gather(q, m->nq, ql);
+    gather(qd, nv, f.qdl);
+    gather(x, nv, f.x);
+    mb_tree_poses_inline(m, ql, R, p);
+    for (int i = 0; i < nb; i++)  /* jcalc.c: mb_world_poses */
+        if (m->parent[i] < 0)
+            mb_pose_copy(R + 9 * i, p + 3 * i, R0 + 9 * i, p0 + 3 * i);
+        else
+            mb_pose_compose(R0 + 9 * m->parent[i], p0 + 3 * m->parent[i], R + 9 * i, p + 3 * i, R0 + 9 * i,
+                            p0 + 3 * i);
+    mb_rnead_forward_posed_lanes(m, &f.w, R0, p0, f.qdl, with_qdd ? f.x : NULL, NULL);
+    return f;
+}
+
+static void scatter3(const mb_model *m, const lanes_frame *f, double *const *o1, double *const *o2,
+                     double *const *o3, int stream)
+{
+    const long nv2 = (long)m->nv * m->nv;
+    void (*put)(const real *, long, double *const *) = stream ? scatter_streaming : scatter;
+    put(f->D1, nv2, o1);
+    put(f->D2, nv2, o2);
+    put(f->D3, nv2, o3);
+}
+
+static int rnea_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
+                      const double *const *qdd, double *const *dq, double *const *dqd, double *const *M,
+                      int stream, int fresh)
+{
+    const lanes_frame f = forward(m, scratch, q, qd, qdd, 1);
+    if (fresh)  /* the backward pass writes the same entries for every state: the rest stays 0 */
+        memset(f.D1, 0, sizeof(real) * 3 * m->nv * m->nv);
+    mb_rnead_backward_lanes(m, &f.w, NULL, f.D1, f.D2, f.D3);
+    scatter3(m, &f, dq, dqd, M, stream);
+    return MB_OK;
+}
+
+static int aba_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
+                     const double *const *tau, double *const *dq, double *const *dqd, double *const *Minv,
+                     int stream, int fresh)
+{
+    lanes_frame f = forward(m, scratch, q, qd, tau, 0);
+    if (fresh)  /* ∂τ/∂q and ∂τ/∂q̇ (aba_derivatives.c's scratch): as in rnea_group */
+        memset((real *)scratch + mb_rnea_derivatives_scratch(m), 0, sizeof(real) * 2 * m->nv * m->nv);
+    const int st = mb_aba_derivatives_after_forward_lanes(m, &f.ws, scratch, &f.w, f.x, NULL, f.D1, f.D2, f.D3);
+    if (st == MB_OK)
+        scatter3(m, &f, dq, dqd, Minv, stream);
+    return st;
+}
+
+const mb_derivatives_lanes_impl MB_DERIV_LANES_IMPL = {MB_LANES, scratch_bytes, rnea_group, aba_group};
