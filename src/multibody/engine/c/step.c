@@ -32,7 +32,7 @@ int world_init(EngineWorld *W)
     W->invIw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->fext = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->vfree = calloc((size_t)nb * 6 + 1, sizeof(double));
-    W->fc = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->fc = calloc((size_t)(nb + 1) * 6, sizeof(double));   /* + the static world's slot (quick_step) */
     W->save = calloc((size_t)nb * BS_SIZE + 1, sizeof(double));
     W->jlast = calloc((size_t)nj * 2 + 1, sizeof(double));
     W->jturns = calloc((size_t)nj * 2 + 1, sizeof(double));
@@ -70,7 +70,7 @@ void world_free(EngineWorld *W)
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
-    free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count);
+    free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
     tree_free(W);
     memset(W, 0, sizeof *W);
 }
@@ -360,13 +360,6 @@ static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double
 }
 
 /* ---- warm start: the last step's forces as the quick step's first guess ------------------- */
-typedef struct { int64_t key; int index; } KeyIndex;
-static int cmp_key_index(const void *a, const void *b)
-{
-    int64_t x = ((const KeyIndex *)a)->key, y = ((const KeyIndex *)b)->key;
-    return (x > y) - (x < y);
-}
-
 static void warm_start(EngineWorld *W, double *x)
 {
     int m = W->m;
@@ -431,12 +424,20 @@ static int remember(EngineWorld *W)
         for (int k = 0; k < 3; k++) W->wforce[3 * c + k] += W->lambda[i] * r->J1[k];
     }
     if (W->nc) {                                          /* contacts sorted by geometry pair */
-        KeyIndex *ki = malloc(sizeof(KeyIndex) * (size_t)W->nc);
-        if (!ki) return -1;
-        for (int c = 0; c < W->nc; c++) { ki[c].key = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2; ki[c].index = c; }
-        qsort(ki, (size_t)W->nc, sizeof(KeyIndex), cmp_key_index);
-        for (int c = 0; c < W->nc; c++) { W->wkey[c] = ki[c].key; W->wperm[c] = ki[c].index; }
-        free(ki);
+        /* stably, in linear time: counted into buckets by geom 1, each bucket (a few contacts)
+         * ordered by geom 2 by insertion */
+        int ng = W->ng, *start = calloc((size_t)ng + 2, sizeof(int));
+        if (!start) return -1;
+        for (int c = 0; c < W->nc; c++) start[W->contacts[c].g1 + 1]++;
+        for (int g = 0; g < ng; g++) start[g + 1] += start[g];
+        for (int c = 0; c < W->nc; c++) W->wperm[start[W->contacts[c].g1]++] = c;
+        free(start);
+        for (int k = 0; k < W->nc; k++) {
+            int c = W->wperm[k], j = k;
+            int64_t key = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2;
+            while (j > 0 && W->wkey[j - 1] > key) { W->wkey[j] = W->wkey[j - 1]; W->wperm[j] = W->wperm[j - 1]; j--; }
+            W->wkey[j] = key; W->wperm[j] = c;
+        }
     }
     W->nwprev = W->nc;
     if (!W->jrow_start) {
@@ -461,38 +462,86 @@ static int remember(EngineWorld *W)
 }
 
 /* Projected Gauss-Seidel on the bodies' velocity changes (ODE's quick step), the cone by
- * projecting each contact's two friction forces onto the disk of radius mu lambda_n. */
-static void quick_step(EngineWorld *W, int iters, double sor)
+ * projecting each contact's two friction forces onto the disk of radius mu lambda_n.
+ *
+ * A sweep visits every row, reads its two bodies' velocity changes fc and writes them back, so
+ * its cost is the memory it walks: each row is packed once per step into one QRow (its J and
+ * W J^T for both bodies, its scalars, where its bodies' fc lie), read front to back in two-lane
+ * loads.  The static world's side points at a slot of fc past the bodies that stays zero (its
+ * W J^T is zero), so no side needs a test.  The sums are taken in the order of row_dot_fc and
+ * fc_add, so the packed sweep gives the same bits as the row-by-row one. */
+typedef struct QRow {
+    double J1[6], J2[6], M1[6], M2[6];   /* J and W J^T per side (M zero for the static world) */
+    double b, cfmh, sad, lo, hi, mu;     /* sad = sor / (J W J^T + CFM/h)_ii                   */
+    int f1, f2, findex, cone_pair;       /* f1, f2: offsets of the bodies' fc                   */
+} QRow;
+
+static int reserve_qrows(EngineWorld *W, int m)
 {
-    int m = W->m;
+    if (m <= W->cap_qrows) return 0;
+    int cap = m * 2 + 16;
+    QRow *q = grow(W->qrows, (size_t)cap * sizeof(QRow));
+    if (!q) return -1;
+    W->qrows = q; W->cap_qrows = cap;
+    return 0;
+}
+
+/* (J1 . fc1) + (J2 . fc2), each pairwise as dot6 sums it, both sides in the two lanes */
+static inline double qrow_dot(const QRow *q, const double *fc)
+{
+    const double *a = fc + q->f1, *c = fc + q->f2;
+    v2d p1 = ld2(q->J1) * ld2(a), q1 = ld2(q->J1 + 2) * ld2(a + 2), r1 = ld2(q->J1 + 4) * ld2(a + 4);
+    v2d p2 = ld2(q->J2) * ld2(c), q2 = ld2(q->J2 + 2) * ld2(c + 2), r2 = ld2(q->J2 + 4) * ld2(c + 4);
+    v2d s = hsum2(hsum2(p1, q1), hsum2(p2, q2)) + hsum2(r1, r2);
+    return s[0] + s[1];
+}
+/* fc += s W J^T on both sides */
+static inline void qrow_add(const QRow *q, double s, double *fc)
+{
+    double *a = fc + q->f1, *c = fc + q->f2;
+    for (int k = 0; k < 6; k += 2) st2(a + k, ld2(a + k) + s * ld2(q->M1 + k));
+    for (int k = 0; k < 6; k += 2) st2(c + k, ld2(c + k) + s * ld2(q->M2 + k));
+}
+
+static int quick_step(EngineWorld *W, int iters, double sor)
+{
+    int m = W->m, nb = W->nb;
     double *fc = W->fc, *x = W->lambda;
-    memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
+    if (reserve_qrows(W, m)) return -1;
+    QRow *Q = W->qrows;
+    memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
     for (int i = 0; i < m; i++) {                        /* 1 / (J W J^T + CFM/h) on the diagonal */
         const Row *r = W->rows + i;
         const double *M = W->iMJ + 12 * (size_t)i;
+        QRow *q = Q + i;
         double jm = W->cfmh[i];
         if (r->b1 >= 0) jm += dot6(r->J1, M);
         if (r->b2 >= 0) jm += dot6(r->J2, M + 6);
         W->Ad[i] = 1.0 / jm;
+        memcpy(q->J1, r->J1, sizeof q->J1); memcpy(q->J2, r->J2, sizeof q->J2);
+        memcpy(q->M1, M, sizeof q->M1); memcpy(q->M2, M + 6, sizeof q->M2);   /* zero on the static side */
+        q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
+        q->lo = r->lo; q->hi = r->hi; q->mu = r->mu;
+        q->f1 = 6 * (r->b1 >= 0 ? r->b1 : nb); q->f2 = 6 * (r->b2 >= 0 ? r->b2 : nb);
+        q->findex = r->findex; q->cone_pair = r->cone_pair;
     }
     warm_start(W, x);
-    for (int i = 0; i < m; i++) if (x[i] != 0) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, x[i], fc);
+    for (int i = 0; i < m; i++) if (x[i] != 0) qrow_add(Q + i, x[i], fc);
     for (int it = 0; it < iters; it++) {
         for (int i = 0; i < m; i++) {
-            const Row *r = W->rows + i;
+            const QRow *r = Q + i;
             if (r->cone_pair > i) continue;                      /* a cone pair is solved at its second row */
             if (r->cone_pair >= 0) {
                 /* both friction rows of the contact at once: Newton step on the 2 x 2 block of A,
                  * then projection onto the disk of radius mu lambda_n */
                 int j = r->cone_pair;
-                const Row *q = W->rows + j;
-                const double *Mi = W->iMJ + 12 * (size_t)i, *Mj = W->iMJ + 12 * (size_t)j;
+                const QRow *q = Q + j;
                 double aij = 0;
-                if (r->b1 >= 0) for (int k = 0; k < 6; k++) aij += r->J1[k] * Mj[k];
-                if (r->b2 >= 0) for (int k = 0; k < 6; k++) aij += r->J2[k] * Mj[6 + k];
+                for (int k = 0; k < 6; k++) aij += r->J1[k] * q->M1[k];
+                for (int k = 0; k < 6; k++) aij += r->J2[k] * q->M2[k];
                 double aii = 1.0 / W->Ad[i], ajj = 1.0 / W->Ad[j];
-                double ri = W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc);
-                double rj = W->b[j] - W->cfmh[j] * x[j] - row_dot_fc(W, q, fc);
+                double ri = r->b - r->cfmh * x[i] - qrow_dot(r, fc);
+                double rj = q->b - q->cfmh * x[j] - qrow_dot(q, fc);
                 double det = aii * ajj - aij * aij, di, dj;
                 if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
                 else { di = ri / aii; dj = rj / ajj; }
@@ -504,20 +553,21 @@ static void quick_step(EngineWorld *W, int iters, double sor)
                     if (rn > 1e-12) { ni = rad * ri / rn; nj = rad * rj / rn; }
                     else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
                 }
-                fc_add(W, r, Mi, ni - x[i], fc); fc_add(W, q, Mj, nj - x[j], fc);
+                qrow_add(r, ni - x[i], fc); qrow_add(q, nj - x[j], fc);
                 x[i] = ni; x[j] = nj;
                 continue;
             }
             double lo = r->lo, hi = r->hi;
             if (r->findex >= 0) { hi = r->mu * fabs(x[r->findex]); lo = -hi; }
-            double delta = sor * W->Ad[i] * (W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc));
+            double delta = r->sad * (r->b - r->cfmh * x[i] - qrow_dot(r, fc));
             double nx = x[i] + delta;
-            if (nx < lo) nx = lo; else if (nx > hi) nx = hi;
-            fc_add(W, r, W->iMJ + 12 * (size_t)i, nx - x[i], fc);
+            nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
+            qrow_add(r, nx - x[i], fc);
             x[i] = nx;
         }
     }
     W->iterations = iters;
+    return 0;
 }
 
 static int dantzig(EngineWorld *W)
@@ -777,7 +827,7 @@ int world_step(EngineWorld *W, double h)
             }
         }
     }
-    if (m && W->solver_used == SOLVER_PGS) quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR]);
+    if (m && W->solver_used == SOLVER_PGS && quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR])) return -1;
     W->residual = -1;                                      /* computed when asked for */
     /* warm starts follow quick steps, and under 'auto' also the pivoting steps a quick step may follow */
     if (W->solver_used == SOLVER_PGS || ((int)wp[WP_SOLVER] == SOLVER_AUTO && !W->used_tree)) { if (remember(W)) return -1; }
