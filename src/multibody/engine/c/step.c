@@ -464,16 +464,25 @@ static int remember(EngineWorld *W)
 /* Projected Gauss-Seidel on the bodies' velocity changes (ODE's quick step), the cone by
  * projecting each contact's two friction forces onto the disk of radius mu lambda_n.
  *
- * A sweep visits every row, reads its two bodies' velocity changes fc and writes them back, so
- * its cost is the memory it walks: each row is packed once per step into one QRow (its J and
- * W J^T for both bodies, its scalars, where its bodies' fc lie), read front to back in two-lane
- * loads.  The static world's side points at a slot of fc past the bodies that stays zero (its
- * W J^T is zero), so no side needs a test.  The sums are taken in the order of row_dot_fc and
- * fc_add, so the packed sweep gives the same bits as the row-by-row one. */
+ * A sweep visits every row, reads its two bodies' velocity changes fc and writes them back.
+ * In the rows' own order, consecutive rows mostly share a body (a contact's normal and friction
+ * rows, a box's contacts), so each waits for the one before through fc: the sweep runs at the
+ * latency of that chain, not at the processor's width.  Rows on disjoint bodies commute, so the
+ * sweep takes the rows by wavefront instead (level = 1 + the level of the last row before it on
+ * either of its bodies; by level, then row): every row still sees its bodies' fc after exactly the
+ * updates it saw in row order, in the same order, so the result has the same bits, while the
+ * rows of one level are independent and overlap.  Each row is packed once per step into a QRow
+ * in that order (its J and W J^T for both bodies, its scalars, where its bodies' fc lie), read
+ * front to back in two-lane loads.  The static world's side points at a slot of fc past the
+ * bodies that stays zero (its W J^T is zero), so no side needs a test.  The sums are taken in
+ * the order of row_dot_fc and fc_add, again the same bits. */
 typedef struct QRow {
     double J1[6], J2[6], M1[6], M2[6];   /* J and W J^T per side (M zero for the static world) */
     double b, cfmh, sad, lo, hi, mu;     /* sad = sor / (J W J^T + CFM/h)_ii                   */
-    int f1, f2, findex, cone_pair;       /* f1, f2: offsets of the bodies' fc                   */
+    int f1, f2;                          /* offsets of the bodies' fc                           */
+    int row, findex;                     /* this row and its normal row in the rows' order (x)  */
+    int pair;                            /* cone: -2 the first row of a pair (solved with the
+                                          * second), else the packed place of the first, or -1 */
 } QRow;
 
 static int reserve_qrows(EngineWorld *W, int m)
@@ -503,42 +512,76 @@ static inline void qrow_add(const QRow *q, double s, double *fc)
     for (int k = 0; k < 6; k += 2) st2(c + k, ld2(c + k) + s * ld2(q->M2 + k));
 }
 
+/* The sweep order: rows by wavefront level, then by index (see quick_step).  order[k] is the row
+ * taken k-th, place[i] where row i is taken.  scratch: nb + 1 + m + 2 ints. */
+static void wavefront_order(const EngineWorld *W, int *order, int *place, int *scratch)
+{
+    int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, top = 0;
+    for (int b = 0; b <= nb; b++) last[b] = 0;
+    for (int l = 0; l <= m + 1; l++) count[l] = 0;
+    for (int i = 0; i < m; i++) {
+        int b1 = W->rows[i].b1, b2 = W->rows[i].b2, l = 0;
+        if (b1 >= 0 && last[b1] > l) l = last[b1];
+        if (b2 >= 0 && last[b2] > l) l = last[b2];
+        l++;
+        if (b1 >= 0) last[b1] = l;
+        if (b2 >= 0) last[b2] = l;
+        place[i] = l; count[l + 1]++;
+        if (l > top) top = l;
+    }
+    for (int l = 1; l <= top; l++) count[l + 1] += count[l];
+    for (int i = 0; i < m; i++) { int k = count[place[i]]++; order[k] = i; }
+    for (int k = 0; k < m; k++) place[order[k]] = k;
+}
+
 static int quick_step(EngineWorld *W, int iters, double sor)
 {
     int m = W->m, nb = W->nb;
     double *fc = W->fc, *x = W->lambda;
     if (reserve_qrows(W, m)) return -1;
+    int *order = malloc(sizeof(int) * ((size_t)2 * m + nb + 1 + m + 2));
+    if (!order) return -1;
+    int *place = order + m;
+    wavefront_order(W, order, place, place + m);
     QRow *Q = W->qrows;
     memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
     for (int i = 0; i < m; i++) {                        /* 1 / (J W J^T + CFM/h) on the diagonal */
         const Row *r = W->rows + i;
         const double *M = W->iMJ + 12 * (size_t)i;
-        QRow *q = Q + i;
         double jm = W->cfmh[i];
         if (r->b1 >= 0) jm += dot6(r->J1, M);
         if (r->b2 >= 0) jm += dot6(r->J2, M + 6);
         W->Ad[i] = 1.0 / jm;
+    }
+    for (int k = 0; k < m; k++) {                        /* packed in sweep order */
+        int i = order[k];
+        const Row *r = W->rows + i;
+        const double *M = W->iMJ + 12 * (size_t)i;
+        QRow *q = Q + k;
         memcpy(q->J1, r->J1, sizeof q->J1); memcpy(q->J2, r->J2, sizeof q->J2);
         memcpy(q->M1, M, sizeof q->M1); memcpy(q->M2, M + 6, sizeof q->M2);   /* zero on the static side */
         q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
         q->lo = r->lo; q->hi = r->hi; q->mu = r->mu;
         q->f1 = 6 * (r->b1 >= 0 ? r->b1 : nb); q->f2 = 6 * (r->b2 >= 0 ? r->b2 : nb);
-        q->findex = r->findex; q->cone_pair = r->cone_pair;
+        q->row = i; q->findex = r->findex;
+        q->pair = r->cone_pair < 0 ? -1 : r->cone_pair > i ? -2 : place[r->cone_pair];
     }
+    free(order);
     warm_start(W, x);
-    for (int i = 0; i < m; i++) if (x[i] != 0) qrow_add(Q + i, x[i], fc);
+    for (int k = 0; k < m; k++) if (x[Q[k].row] != 0) qrow_add(Q + k, x[Q[k].row], fc);
     for (int it = 0; it < iters; it++) {
-        for (int i = 0; i < m; i++) {
-            const QRow *r = Q + i;
-            if (r->cone_pair > i) continue;                      /* a cone pair is solved at its second row */
-            if (r->cone_pair >= 0) {
+        for (int k = 0; k < m; k++) {
+            const QRow *r = Q + k;
+            int i = r->row;
+            if (r->pair == -2) continue;                         /* a cone pair is solved at its second row */
+            if (r->pair >= 0) {
                 /* both friction rows of the contact at once: Newton step on the 2 x 2 block of A,
                  * then projection onto the disk of radius mu lambda_n */
-                int j = r->cone_pair;
-                const QRow *q = Q + j;
+                const QRow *q = Q + r->pair;
+                int j = q->row;
                 double aij = 0;
-                for (int k = 0; k < 6; k++) aij += r->J1[k] * q->M1[k];
-                for (int k = 0; k < 6; k++) aij += r->J2[k] * q->M2[k];
+                for (int c = 0; c < 6; c++) aij += r->J1[c] * q->M1[c];
+                for (int c = 0; c < 6; c++) aij += r->J2[c] * q->M2[c];
                 double aii = 1.0 / W->Ad[i], ajj = 1.0 / W->Ad[j];
                 double ri = r->b - r->cfmh * x[i] - qrow_dot(r, fc);
                 double rj = q->b - q->cfmh * x[j] - qrow_dot(q, fc);
