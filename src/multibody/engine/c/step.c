@@ -473,11 +473,13 @@ static int remember(EngineWorld *W)
  * updates it saw in row order, in the same order, so the result has the same bits, while the
  * rows of one level are independent and overlap.  Each row is packed once per step into a QRow
  * in that order (its J and W J^T for both bodies, its scalars, where its bodies' fc lie), read
- * front to back in two-lane loads.  The static world's side points at a slot of fc past the
- * bodies that stays zero (its W J^T is zero), so no side needs a test.  The sums are taken in
- * the order of row_dot_fc and fc_add, again the same bits. */
+ * front to back in two-lane loads, J with its sides interleaved so that each lane sums one side.
+ * The static world's side points at a slot of fc past the bodies that stays zero (its W J^T is
+ * zero), so no side needs a test.  The sums are taken in the order of row_dot_fc and fc_add,
+ * again the same bits. */
 typedef struct QRow {
-    double J1[6], J2[6], M1[6], M2[6];   /* J and W J^T per side (M zero for the static world) */
+    double JJ[12];                       /* J of both sides interleaved: J1[k], J2[k] pairs   */
+    double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
     double b, cfmh, sad, lo, hi, mu;     /* sad = sor / (J W J^T + CFM/h)_ii                   */
     int f1, f2;                          /* offsets of the bodies' fc                           */
     int row, findex;                     /* this row and its normal row in the rows' order (x)  */
@@ -495,13 +497,14 @@ static int reserve_qrows(EngineWorld *W, int m)
     return 0;
 }
 
-/* (J1 . fc1) + (J2 . fc2), each pairwise as dot6 sums it, both sides in the two lanes */
+/* (J1 . fc1) + (J2 . fc2): side 1 in lane 0, side 2 in lane 1, each summed pairwise in dot6's
+ * order, then the two sides added */
 static inline double qrow_dot(const QRow *q, const double *fc)
 {
     const double *a = fc + q->f1, *c = fc + q->f2;
-    v2d p1 = ld2(q->J1) * ld2(a), q1 = ld2(q->J1 + 2) * ld2(a + 2), r1 = ld2(q->J1 + 4) * ld2(a + 4);
-    v2d p2 = ld2(q->J2) * ld2(c), q2 = ld2(q->J2 + 2) * ld2(c + 2), r2 = ld2(q->J2 + 4) * ld2(c + 4);
-    v2d s = hsum2(hsum2(p1, q1), hsum2(p2, q2)) + hsum2(r1, r2);
+    v2d p[6];
+    for (int k = 0; k < 6; k++) { v2d f = {a[k], c[k]}; p[k] = ld2(q->JJ + 2 * k) * f; }
+    v2d s = ((p[0] + p[1]) + (p[2] + p[3])) + (p[4] + p[5]);
     return s[0] + s[1];
 }
 /* fc += s W J^T on both sides */
@@ -558,7 +561,7 @@ static int quick_step(EngineWorld *W, int iters, double sor)
         const Row *r = W->rows + i;
         const double *M = W->iMJ + 12 * (size_t)i;
         QRow *q = Q + k;
-        memcpy(q->J1, r->J1, sizeof q->J1); memcpy(q->J2, r->J2, sizeof q->J2);
+        for (int c = 0; c < 6; c++) { q->JJ[2 * c] = r->J1[c]; q->JJ[2 * c + 1] = r->J2[c]; }
         memcpy(q->M1, M, sizeof q->M1); memcpy(q->M2, M + 6, sizeof q->M2);   /* zero on the static side */
         q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
         q->lo = r->lo; q->hi = r->hi; q->mu = r->mu;
@@ -580,8 +583,8 @@ static int quick_step(EngineWorld *W, int iters, double sor)
                 const QRow *q = Q + r->pair;
                 int j = q->row;
                 double aij = 0;
-                for (int c = 0; c < 6; c++) aij += r->J1[c] * q->M1[c];
-                for (int c = 0; c < 6; c++) aij += r->J2[c] * q->M2[c];
+                for (int c = 0; c < 6; c++) aij += r->JJ[2 * c] * q->M1[c];
+                for (int c = 0; c < 6; c++) aij += r->JJ[2 * c + 1] * q->M2[c];
                 double aii = 1.0 / W->Ad[i], ajj = 1.0 / W->Ad[j];
                 double ri = r->b - r->cfmh * x[i] - qrow_dot(r, fc);
                 double rj = q->b - q->cfmh * x[j] - qrow_dot(q, fc);
