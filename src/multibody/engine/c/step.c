@@ -480,12 +480,18 @@ static int remember(EngineWorld *W)
 typedef struct QRow {
     double JJ[12];                       /* J of both sides interleaved: J1[k], J2[k] pairs   */
     double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
-    double b, cfmh, sad, lo, hi, mu;     /* sad = sor / (J W J^T + CFM/h)_ii                   */
+    double b, cfmh, sad;                 /* sad = sor / (J W J^T + CFM/h)_ii                   */
+    double lo, hi;                       /* the bounds, or for a friction row lo unused, hi mu  */
     int f1, f2;                          /* offsets of the bodies' fc                           */
     int row, findex;                     /* this row and its normal row in the rows' order (x)  */
     int pair;                            /* cone: -2 the first row of a pair (solved with the
                                           * second), else the packed place of the first, or -1 */
 } QRow;
+/* 256 bytes: every QRow, like fc's 6-double blocks, starts on 16 bytes (malloc's alignment), so
+ * the sweep's two-lane loads are aligned and fold into the arithmetic */
+_Static_assert(sizeof(QRow) == 256, "QRow packs to 256 bytes");
+static inline v2d lda(const double *p) { return ld2(__builtin_assume_aligned(p, 16)); }
+static inline void sta(double *p, v2d v) { st2(__builtin_assume_aligned(p, 16), v); }
 
 static int reserve_qrows(EngineWorld *W, int m)
 {
@@ -503,7 +509,7 @@ static inline double qrow_dot(const QRow *q, const double *fc)
 {
     const double *a = fc + q->f1, *c = fc + q->f2;
     v2d p[6];
-    for (int k = 0; k < 6; k++) { v2d f = {a[k], c[k]}; p[k] = ld2(q->JJ + 2 * k) * f; }
+    for (int k = 0; k < 6; k++) { v2d f = {a[k], c[k]}; p[k] = lda(q->JJ + 2 * k) * f; }
     v2d s = ((p[0] + p[1]) + (p[2] + p[3])) + (p[4] + p[5]);
     return s[0] + s[1];
 }
@@ -511,8 +517,8 @@ static inline double qrow_dot(const QRow *q, const double *fc)
 static inline void qrow_add(const QRow *q, double s, double *fc)
 {
     double *a = fc + q->f1, *c = fc + q->f2;
-    for (int k = 0; k < 6; k += 2) st2(a + k, ld2(a + k) + s * ld2(q->M1 + k));
-    for (int k = 0; k < 6; k += 2) st2(c + k, ld2(c + k) + s * ld2(q->M2 + k));
+    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s * lda(q->M1 + k));
+    for (int k = 0; k < 6; k += 2) sta(c + k, lda(c + k) + s * lda(q->M2 + k));
 }
 
 /* The sweep order: rows by wavefront level, then by index (see quick_step).  order[k] is the row
@@ -564,7 +570,7 @@ static int quick_step(EngineWorld *W, int iters, double sor)
         for (int c = 0; c < 6; c++) { q->JJ[2 * c] = r->J1[c]; q->JJ[2 * c + 1] = r->J2[c]; }
         memcpy(q->M1, M, sizeof q->M1); memcpy(q->M2, M + 6, sizeof q->M2);   /* zero on the static side */
         q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
-        q->lo = r->lo; q->hi = r->hi; q->mu = r->mu;
+        q->lo = r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
         q->f1 = 6 * (r->b1 >= 0 ? r->b1 : nb); q->f2 = 6 * (r->b2 >= 0 ? r->b2 : nb);
         q->row = i; q->findex = r->findex;
         q->pair = r->cone_pair < 0 ? -1 : r->cone_pair > i ? -2 : place[r->cone_pair];
@@ -592,7 +598,7 @@ static int quick_step(EngineWorld *W, int iters, double sor)
                 if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
                 else { di = ri / aii; dj = rj / ajj; }
                 double ni = x[i] + sor * di, nj = x[j] + sor * dj;
-                double rad = r->mu * fabs(x[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
+                double rad = r->hi * fabs(x[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
                 if (t > rad) {
                     /* sliding: maximum dissipation puts the force against the slip, which is
                      * along the residual (ri, rj) at the current forces, at the cone's edge */
@@ -604,7 +610,7 @@ static int quick_step(EngineWorld *W, int iters, double sor)
                 continue;
             }
             double lo = r->lo, hi = r->hi;
-            if (r->findex >= 0) { hi = r->mu * fabs(x[r->findex]); lo = -hi; }
+            if (r->findex >= 0) { hi *= fabs(x[r->findex]); lo = -hi; }
             double delta = r->sad * (r->b - r->cfmh * x[i] - qrow_dot(r, fc));
             double nx = x[i] + delta;
             nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
