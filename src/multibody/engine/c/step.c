@@ -483,6 +483,7 @@ typedef struct QRow {
     double b, cfmh, sad;                 /* sad = sor / (J W J^T + CFM/h)_ii                   */
     double lo, hi;                       /* the bounds, or for a friction row lo unused, hi mu  */
     int f1, f2;                          /* offsets of the bodies' fc                           */
+    int one;                             /* one body (side 1) against the static world          */
     int row, findex;                     /* this row and its normal row in the rows' order (x)  */
     int pair;                            /* cone: -2 the first row of a pair (solved with the
                                           * second), else the packed place of the first, or -1 */
@@ -521,13 +522,28 @@ static inline void qrow_add(const QRow *q, double s, double *fc)
     for (int k = 0; k < 6; k += 2) sta(c + k, lda(c + k) + s * lda(q->M2 + k));
 }
 
-/* The sweep order: rows by wavefront level, then by index (see quick_step).  order[k] is the row
- * taken k-th, place[i] where row i is taken.  scratch: nb + 1 + m + 2 ints. */
+/* One body's row: J1 . fc1 alone, pairwise as dot6 sums it (the static side's J2 . 0 added
+ * nothing but the sign of a zero) */
+static inline double qrow_dot1(const QRow *q, const double *fc)
+{
+    const double *a = fc + q->f1, *J = q->JJ;
+    return (J[0] * a[0] + J[2] * a[1]) + (J[4] * a[2] + J[6] * a[3]) + (J[8] * a[4] + J[10] * a[5]);
+}
+static inline void qrow_add1(const QRow *q, double s, double *fc)
+{
+    double *a = fc + q->f1;
+    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s * lda(q->M1 + k));
+}
+
+/* The sweep order: rows by wavefront level, within a level the rows against the static world
+ * first (so that the sweep's test for them changes once a level), then by index (see
+ * quick_step).  order[k] is the row taken k-th, place[i] where row i is taken.
+ * scratch: nb + 1 + 2 m + 3 ints. */
 static void wavefront_order(const EngineWorld *W, int *order, int *place, int *scratch)
 {
     int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, top = 0;
     for (int b = 0; b <= nb; b++) last[b] = 0;
-    for (int l = 0; l <= m + 1; l++) count[l] = 0;
+    for (int l = 0; l <= 2 * m + 2; l++) count[l] = 0;
     for (int i = 0; i < m; i++) {
         int b1 = W->rows[i].b1, b2 = W->rows[i].b2, l = 0;
         if (b1 >= 0 && last[b1] > l) l = last[b1];
@@ -535,8 +551,9 @@ static void wavefront_order(const EngineWorld *W, int *order, int *place, int *s
         l++;
         if (b1 >= 0) last[b1] = l;
         if (b2 >= 0) last[b2] = l;
-        place[i] = l; count[l + 1]++;
-        if (l > top) top = l;
+        int key = 2 * l + (b1 >= 0 && b2 >= 0);
+        place[i] = key; count[key + 1]++;
+        if (key > top) top = key;
     }
     for (int l = 1; l <= top; l++) count[l + 1] += count[l];
     for (int i = 0; i < m; i++) { int k = count[place[i]]++; order[k] = i; }
@@ -548,7 +565,7 @@ static int quick_step(EngineWorld *W, int iters, double sor)
     int m = W->m, nb = W->nb;
     double *fc = W->fc, *x = W->lambda;
     if (reserve_qrows(W, m)) return -1;
-    int *order = malloc(sizeof(int) * ((size_t)2 * m + nb + 1 + m + 2));
+    int *order = malloc(sizeof(int) * ((size_t)2 * m + nb + 1 + 2 * (size_t)m + 3));
     if (!order) return -1;
     int *place = order + m;
     wavefront_order(W, order, place, place + m);
@@ -567,11 +584,15 @@ static int quick_step(EngineWorld *W, int iters, double sor)
         const Row *r = W->rows + i;
         const double *M = W->iMJ + 12 * (size_t)i;
         QRow *q = Q + k;
-        for (int c = 0; c < 6; c++) { q->JJ[2 * c] = r->J1[c]; q->JJ[2 * c + 1] = r->J2[c]; }
-        memcpy(q->M1, M, sizeof q->M1); memcpy(q->M2, M + 6, sizeof q->M2);   /* zero on the static side */
+        int swap = r->b1 < 0;                            /* the live side first */
+        const double *J1 = swap ? r->J2 : r->J1, *J2 = swap ? r->J1 : r->J2;
+        for (int c = 0; c < 6; c++) { q->JJ[2 * c] = J1[c]; q->JJ[2 * c + 1] = J2[c]; }
+        memcpy(q->M1, M + (swap ? 6 : 0), sizeof q->M1); memcpy(q->M2, M + (swap ? 0 : 6), sizeof q->M2);   /* zero on the static side */
         q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
         q->lo = r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
         q->f1 = 6 * (r->b1 >= 0 ? r->b1 : nb); q->f2 = 6 * (r->b2 >= 0 ? r->b2 : nb);
+        if (swap) { int t = q->f1; q->f1 = q->f2; q->f2 = t; }
+        q->one = r->b1 < 0 || r->b2 < 0;
         q->row = i; q->findex = r->findex;
         q->pair = r->cone_pair < 0 ? -1 : r->cone_pair > i ? -2 : place[r->cone_pair];
     }
@@ -611,10 +632,10 @@ static int quick_step(EngineWorld *W, int iters, double sor)
             }
             double lo = r->lo, hi = r->hi;
             if (r->findex >= 0) { hi *= fabs(x[r->findex]); lo = -hi; }
-            double delta = r->sad * (r->b - r->cfmh * x[i] - qrow_dot(r, fc));
+            double delta = r->sad * (r->b - r->cfmh * x[i] - (r->one ? qrow_dot1(r, fc) : qrow_dot(r, fc)));
             double nx = x[i] + delta;
             nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
-            qrow_add(r, nx - x[i], fc);
+            if (r->one) qrow_add1(r, nx - x[i], fc); else qrow_add(r, nx - x[i], fc);
             x[i] = nx;
         }
     }
