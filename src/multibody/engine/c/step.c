@@ -474,9 +474,10 @@ static int remember(EngineWorld *W)
  * rows of one level are independent and overlap.  Each row is packed once per step into a QRow
  * in that order (its J and W J^T for both bodies, its scalars, where its bodies' fc lie), read
  * front to back in two-lane loads, J with its sides interleaved so that each lane sums one side.
- * The static world's side points at a slot of fc past the bodies that stays zero (its W J^T is
- * zero), so no side needs a test.  The sums are taken in the order of row_dot_fc and fc_add,
- * again the same bits. */
+ * A row against the static world keeps its body on side 1 and updates that body alone: through a
+ * shared slot for the world, every such row would wait on the one before (the cone's pairs, rare,
+ * still use such a slot of fc past the bodies, which stays zero since its W J^T is zero).  The
+ * sums are taken in the order of row_dot_fc and fc_add, again the same bits. */
 typedef struct QRow {
     double JJ[12];                       /* J of both sides interleaved: J1[k], J2[k] pairs   */
     double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
