@@ -287,6 +287,7 @@ typedef struct EngineWorldS {
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
+    struct QRow *qrows; int cap_qrows;    /* step.c: the quick step's rows, packed for its sweeps */
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     const char *why;                      /* which solver ran this step and why (a static string) */

@@ -32,7 +32,7 @@ int world_init(EngineWorld *W)
     W->invIw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->fext = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->vfree = calloc((size_t)nb * 6 + 1, sizeof(double));
-    W->fc = calloc((size_t)nb * 6 + 1, sizeof(double));
+    W->fc = calloc((size_t)(nb + 1) * 6, sizeof(double));   /* + the static world's slot (quick_step) */
     W->save = calloc((size_t)nb * BS_SIZE + 1, sizeof(double));
     W->jlast = calloc((size_t)nj * 2 + 1, sizeof(double));
     W->jturns = calloc((size_t)nj * 2 + 1, sizeof(double));
@@ -70,7 +70,7 @@ void world_free(EngineWorld *W)
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
-    free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count);
+    free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
     tree_free(W);
     memset(W, 0, sizeof *W);
 }
@@ -371,13 +371,6 @@ static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double
 }
 
 /* ---- warm start: the last step's forces as the quick step's first guess ------------------- */
-typedef struct { int64_t key; int index; } KeyIndex;
-static int cmp_key_index(const void *a, const void *b)
-{
-    int64_t x = ((const KeyIndex *)a)->key, y = ((const KeyIndex *)b)->key;
-    return (x > y) - (x < y);
-}
-
 static void warm_start(EngineWorld *W, double *x)
 {
     int m = W->m;
@@ -442,12 +435,20 @@ static int remember(EngineWorld *W)
         for (int k = 0; k < 3; k++) W->wforce[3 * c + k] += W->lambda[i] * r->J1[k];
     }
     if (W->nc) {                                          /* contacts sorted by geometry pair */
-        KeyIndex *ki = malloc(sizeof(KeyIndex) * (size_t)W->nc);
-        if (!ki) return -1;
-        for (int c = 0; c < W->nc; c++) { ki[c].key = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2; ki[c].index = c; }
-        qsort(ki, (size_t)W->nc, sizeof(KeyIndex), cmp_key_index);
-        for (int c = 0; c < W->nc; c++) { W->wkey[c] = ki[c].key; W->wperm[c] = ki[c].index; }
-        free(ki);
+        /* stably, in linear time: counted into buckets by geom 1, each bucket (a few contacts)
+         * ordered by geom 2 by insertion */
+        int ng = W->ng, *start = calloc((size_t)ng + 2, sizeof(int));
+        if (!start) return -1;
+        for (int c = 0; c < W->nc; c++) start[W->contacts[c].g1 + 1]++;
+        for (int g = 0; g < ng; g++) start[g + 1] += start[g];
+        for (int c = 0; c < W->nc; c++) W->wperm[start[W->contacts[c].g1]++] = c;
+        free(start);
+        for (int k = 0; k < W->nc; k++) {
+            int c = W->wperm[k], j = k;
+            int64_t key = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2;
+            while (j > 0 && W->wkey[j - 1] > key) { W->wkey[j] = W->wkey[j - 1]; W->wperm[j] = W->wperm[j - 1]; j--; }
+            W->wkey[j] = key; W->wperm[j] = c;
+        }
     }
     W->nwprev = W->nc;
     if (!W->jrow_start) {
@@ -472,12 +473,116 @@ static int remember(EngineWorld *W)
 }
 
 /* Projected Gauss-Seidel on the bodies' velocity changes (ODE's quick step), the cone by
- * projecting each contact's two friction forces onto the disk of radius mu lambda_n. */
-static void quick_step(EngineWorld *W, int iters, double sor)
+ * projecting each contact's two friction forces onto the disk of radius mu lambda_n.
+ *
+ * A sweep visits every row, reads its two bodies' velocity changes fc and writes them back.
+ * In the rows' own order, consecutive rows mostly share a body (a contact's normal and friction
+ * rows, a box's contacts), so each waits for the one before through fc: the sweep runs at the
+ * latency of that chain, not at the processor's width.  Rows on disjoint bodies commute, so the
+ * sweep takes the rows by wavefront instead (level = 1 + the level of the last row before it on
+ * either of its bodies; by level, then row): every row still sees its bodies' fc after exactly the
+ * updates it saw in row order, in the same order, so the result has the same bits, while the
+ * rows of one level are independent and overlap.  Each row is packed once per step into a QRow
+ * in that order (its J and W J^T for both bodies, its scalars, where its bodies' fc lie), read
+ * front to back in two-lane loads, J with its sides interleaved so that each lane sums one side.
+ * A row against the static world keeps its body on side 1 and updates that body alone: through a
+ * shared slot for the world, every such row would wait on the one before (the cone's pairs, rare,
+ * still use such a slot of fc past the bodies, which stays zero since its W J^T is zero).  The
+ * sums are taken in the order of row_dot_fc and fc_add, again the same bits. */
+typedef struct QRow {
+    double JJ[12];                       /* J of both sides interleaved: J1[k], J2[k] pairs   */
+    double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
+    double b, cfmh, sad;                 /* sad = sor / (J W J^T + CFM/h)_ii                   */
+    double lo, hi;                       /* the bounds, or for a friction row lo unused, hi mu  */
+    int f1, f2;                          /* offsets of the bodies' fc                           */
+    int one;                             /* one body (side 1) against the static world          */
+    int row, findex;                     /* this row and its normal row in the rows' order (x)  */
+    int pair;                            /* cone: -2 the first row of a pair (solved with the
+                                          * second), else the packed place of the first, or -1 */
+} QRow;
+/* 256 bytes: every QRow, like fc's 6-double blocks, starts on 16 bytes (malloc's alignment), so
+ * the sweep's two-lane loads are aligned and fold into the arithmetic */
+_Static_assert(sizeof(QRow) == 256, "QRow packs to 256 bytes");
+static inline v2d lda(const double *p) { return ld2(__builtin_assume_aligned(p, 16)); }
+static inline void sta(double *p, v2d v) { st2(__builtin_assume_aligned(p, 16), v); }
+
+static int reserve_qrows(EngineWorld *W, int m)
 {
-    int m = W->m;
+    if (m <= W->cap_qrows) return 0;
+    int cap = m * 2 + 16;
+    QRow *q = grow(W->qrows, (size_t)cap * sizeof(QRow));
+    if (!q) return -1;
+    W->qrows = q; W->cap_qrows = cap;
+    return 0;
+}
+
+/* (J1 . fc1) + (J2 . fc2): side 1 in lane 0, side 2 in lane 1, each summed pairwise in dot6's
+ * order, then the two sides added */
+static inline double qrow_dot(const QRow *q, const double *fc)
+{
+    const double *a = fc + q->f1, *c = fc + q->f2;
+    v2d p[6];
+    for (int k = 0; k < 6; k++) { v2d f = {a[k], c[k]}; p[k] = lda(q->JJ + 2 * k) * f; }
+    v2d s = ((p[0] + p[1]) + (p[2] + p[3])) + (p[4] + p[5]);
+    return s[0] + s[1];
+}
+/* fc += s W J^T on both sides */
+static inline void qrow_add(const QRow *q, double s, double *fc)
+{
+    double *a = fc + q->f1, *c = fc + q->f2;
+    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s * lda(q->M1 + k));
+    for (int k = 0; k < 6; k += 2) sta(c + k, lda(c + k) + s * lda(q->M2 + k));
+}
+
+/* One body's row: J1 . fc1 alone, pairwise as dot6 sums it (the static side's J2 . 0 added
+ * nothing but the sign of a zero) */
+static inline double qrow_dot1(const QRow *q, const double *fc)
+{
+    const double *a = fc + q->f1, *J = q->JJ;
+    return (J[0] * a[0] + J[2] * a[1]) + (J[4] * a[2] + J[6] * a[3]) + (J[8] * a[4] + J[10] * a[5]);
+}
+static inline void qrow_add1(const QRow *q, double s, double *fc)
+{
+    double *a = fc + q->f1;
+    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s * lda(q->M1 + k));
+}
+
+/* The sweep order: rows by wavefront level, within a level the rows against the static world
+ * first (so that the sweep's test for them changes once a level), then by index (see
+ * quick_step).  order[k] is the row taken k-th, place[i] where row i is taken.
+ * scratch: nb + 1 + 2 m + 3 ints. */
+static void wavefront_order(const EngineWorld *W, int *order, int *place, int *scratch)
+{
+    int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, top = 0;
+    for (int b = 0; b <= nb; b++) last[b] = 0;
+    for (int l = 0; l <= 2 * m + 2; l++) count[l] = 0;
+    for (int i = 0; i < m; i++) {
+        int b1 = W->rows[i].b1, b2 = W->rows[i].b2, l = 0;
+        if (b1 >= 0 && last[b1] > l) l = last[b1];
+        if (b2 >= 0 && last[b2] > l) l = last[b2];
+        l++;
+        if (b1 >= 0) last[b1] = l;
+        if (b2 >= 0) last[b2] = l;
+        int key = 2 * l + (b1 >= 0 && b2 >= 0);
+        place[i] = key; count[key + 1]++;
+        if (key > top) top = key;
+    }
+    for (int l = 1; l <= top; l++) count[l + 1] += count[l];
+    for (int i = 0; i < m; i++) { int k = count[place[i]]++; order[k] = i; }
+    for (int k = 0; k < m; k++) place[order[k]] = k;
+}
+
+static int quick_step(EngineWorld *W, int iters, double sor)
+{
+    int m = W->m, nb = W->nb;
     double *fc = W->fc, *x = W->lambda;
-    memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
+    if (reserve_qrows(W, m)) return -1;
+    int *order = malloc(sizeof(int) * ((size_t)2 * m + nb + 1 + 2 * (size_t)m + 3));
+    if (!order) return -1;
+    int *place = order + m;
+    wavefront_order(W, order, place, place + m);
+    QRow *Q = W->qrows;
+    memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
     for (int i = 0; i < m; i++) {                        /* 1 / (J W J^T + CFM/h) on the diagonal */
         const Row *r = W->rows + i;
         const double *M = W->iMJ + 12 * (size_t)i;
@@ -486,49 +591,68 @@ static void quick_step(EngineWorld *W, int iters, double sor)
         if (r->b2 >= 0) jm += dot6(r->J2, M + 6);
         W->Ad[i] = 1.0 / jm;
     }
+    for (int k = 0; k < m; k++) {                        /* packed in sweep order */
+        int i = order[k];
+        const Row *r = W->rows + i;
+        const double *M = W->iMJ + 12 * (size_t)i;
+        QRow *q = Q + k;
+        int swap = r->b1 < 0;                            /* the live side first */
+        const double *J1 = swap ? r->J2 : r->J1, *J2 = swap ? r->J1 : r->J2;
+        for (int c = 0; c < 6; c++) { q->JJ[2 * c] = J1[c]; q->JJ[2 * c + 1] = J2[c]; }
+        memcpy(q->M1, M + (swap ? 6 : 0), sizeof q->M1); memcpy(q->M2, M + (swap ? 0 : 6), sizeof q->M2);   /* zero on the static side */
+        q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
+        q->lo = r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
+        q->f1 = 6 * (r->b1 >= 0 ? r->b1 : nb); q->f2 = 6 * (r->b2 >= 0 ? r->b2 : nb);
+        if (swap) { int t = q->f1; q->f1 = q->f2; q->f2 = t; }
+        q->one = r->b1 < 0 || r->b2 < 0;
+        q->row = i; q->findex = r->findex;
+        q->pair = r->cone_pair < 0 ? -1 : r->cone_pair > i ? -2 : place[r->cone_pair];
+    }
+    free(order);
     warm_start(W, x);
-    for (int i = 0; i < m; i++) if (x[i] != 0) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, x[i], fc);
+    for (int k = 0; k < m; k++) if (x[Q[k].row] != 0) qrow_add(Q + k, x[Q[k].row], fc);
     for (int it = 0; it < iters; it++) {
-        for (int i = 0; i < m; i++) {
-            const Row *r = W->rows + i;
-            if (r->cone_pair > i) continue;                      /* a cone pair is solved at its second row */
-            if (r->cone_pair >= 0) {
+        for (int k = 0; k < m; k++) {
+            const QRow *r = Q + k;
+            int i = r->row;
+            if (r->pair == -2) continue;                         /* a cone pair is solved at its second row */
+            if (r->pair >= 0) {
                 /* both friction rows of the contact at once: Newton step on the 2 x 2 block of A,
                  * then projection onto the disk of radius mu lambda_n */
-                int j = r->cone_pair;
-                const Row *q = W->rows + j;
-                const double *Mi = W->iMJ + 12 * (size_t)i, *Mj = W->iMJ + 12 * (size_t)j;
+                const QRow *q = Q + r->pair;
+                int j = q->row;
                 double aij = 0;
-                if (r->b1 >= 0) for (int k = 0; k < 6; k++) aij += r->J1[k] * Mj[k];
-                if (r->b2 >= 0) for (int k = 0; k < 6; k++) aij += r->J2[k] * Mj[6 + k];
+                for (int c = 0; c < 6; c++) aij += r->JJ[2 * c] * q->M1[c];
+                for (int c = 0; c < 6; c++) aij += r->JJ[2 * c + 1] * q->M2[c];
                 double aii = 1.0 / W->Ad[i], ajj = 1.0 / W->Ad[j];
-                double ri = W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc);
-                double rj = W->b[j] - W->cfmh[j] * x[j] - row_dot_fc(W, q, fc);
+                double ri = r->b - r->cfmh * x[i] - qrow_dot(r, fc);
+                double rj = q->b - q->cfmh * x[j] - qrow_dot(q, fc);
                 double det = aii * ajj - aij * aij, di, dj;
                 if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
                 else { di = ri / aii; dj = rj / ajj; }
                 double ni = x[i] + sor * di, nj = x[j] + sor * dj;
-                double rad = r->mu * fabs(x[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
+                double rad = r->hi * fabs(x[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
                 if (t > rad) {
                     /* sliding: maximum dissipation puts the force against the slip, which is
                      * along the residual (ri, rj) at the current forces, at the cone's edge */
                     if (rn > 1e-12) { ni = rad * ri / rn; nj = rad * rj / rn; }
                     else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
                 }
-                fc_add(W, r, Mi, ni - x[i], fc); fc_add(W, q, Mj, nj - x[j], fc);
+                qrow_add(r, ni - x[i], fc); qrow_add(q, nj - x[j], fc);
                 x[i] = ni; x[j] = nj;
                 continue;
             }
             double lo = r->lo, hi = r->hi;
-            if (r->findex >= 0) { hi = r->mu * fabs(x[r->findex]); lo = -hi; }
-            double delta = sor * W->Ad[i] * (W->b[i] - W->cfmh[i] * x[i] - row_dot_fc(W, r, fc));
+            if (r->findex >= 0) { hi *= fabs(x[r->findex]); lo = -hi; }
+            double delta = r->sad * (r->b - r->cfmh * x[i] - (r->one ? qrow_dot1(r, fc) : qrow_dot(r, fc)));
             double nx = x[i] + delta;
-            if (nx < lo) nx = lo; else if (nx > hi) nx = hi;
-            fc_add(W, r, W->iMJ + 12 * (size_t)i, nx - x[i], fc);
+            nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
+            if (r->one) qrow_add1(r, nx - x[i], fc); else qrow_add(r, nx - x[i], fc);
             x[i] = nx;
         }
     }
     W->iterations = iters;
+    return 0;
 }
 
 static int dantzig(EngineWorld *W)
@@ -788,7 +912,7 @@ int world_step(EngineWorld *W, double h)
             }
         }
     }
-    if (m && W->solver_used == SOLVER_PGS) quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR]);
+    if (m && W->solver_used == SOLVER_PGS && quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR])) return -1;
     W->residual = -1;                                      /* computed when asked for */
     /* warm starts follow quick steps, and under 'auto' also the pivoting steps a quick step may follow */
     if (W->solver_used == SOLVER_PGS || ((int)wp[WP_SOLVER] == SOLVER_AUTO && !W->used_tree)) { if (remember(W)) return -1; }
