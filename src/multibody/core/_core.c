@@ -103,7 +103,7 @@ static PyMethodDef methods[] = {
     {"release_output_memory", py_release_output_memory, METH_NOARGS,
      "Free the block kept for the next large output (see new_array in py_output.c)."},
     {"kept_output_bytes", py_kept_output_bytes, METH_NOARGS,
-     "Size in bytes of the block kept for the next large output (0: none)."},
+     "Size in bytes of the blocks kept for the next large outputs (0: none)."},
     {NULL, NULL, 0, NULL},
 };
 
