@@ -13,9 +13,15 @@ and the scenes interleaved.
 
 ODE rows: the same two scenes in the Open Dynamics Engine 0.16 itself (Debian's libode-dev,
 :mod:`multibody.engine.ode`; ``OdeWorld.from_engine`` copies the engine's world), stepped in C
-(``ode_loop.c``: collide, contact joints, step), with ``dWorldQuickStep`` at the engine world's
-iterations (chain 50, pile 20) and SOR, and with ``dWorldStep`` (exact pivoting); the ratio is
-the engine with its defaults against ODE's quick step.  Without libode one line says so.
+(``ode_loop.c``: collide, contact joints, step), with ``dWorldQuickStep`` at its default 20
+sweeps, against the engine's quick step asked for at the same 20 sweeps without early stop
+(``solver='pgs'``, ``tolerance=0``) and against the engine's defaults; and with ``dWorldStep``
+(exact pivoting).  Without libode one line says so.
+
+Every "defaults" row is ``World()``'s defaults (quick step: up to 50 sweeps, stopping at
+``tolerance``), and prints the iterations each side used a step: the engine's mean quick-step
+sweeps (``last_step.iterations``), MuJoCo's mean Newton iterations (``solver_niter``), both
+counted on an untimed rerun.
 Last, a convex-mesh pile: 50 random hulls (8-19 corners each) dropped onto a plane, against
 MuJoCo with the same hulls as meshes (a report, no goal), and the hull-hull narrow phase per pair
 in contact against coal called from Python.
@@ -35,6 +41,7 @@ import numpy as np
 from multibody import engine as E
 
 CHAIN_N, CHAIN_L, DT = 10, 0.3, 1e-3
+ODE_SWEEPS = 20                      # dWorldQuickStep's default iterations
 PILE_N, PILE_SIDE = 100, 0.2
 
 
@@ -70,8 +77,17 @@ def pile_poses(seed=0):
     return poses
 
 
-def pile_world(iterations=20, solver="auto", n=PILE_N):
-    world = E.World(dt=DT, solver=solver, iterations=iterations)
+def chain_same_sweeps(sweeps):
+    """The chain with the quick step asked for at ODE's fixed sweeps (no early stop)."""
+    world = chain_world()
+    world.solver, world.iterations, world.tolerance = "pgs", sweeps, 0.0
+    return world
+
+
+def pile_world(iterations=None, solver="auto", n=PILE_N, tolerance=None):
+    """The pile with World's defaults, or the quick step's ``iterations`` / ``tolerance`` given."""
+    kw = {k: v for k, v in (("iterations", iterations), ("tolerance", tolerance)) if v is not None}
+    world = E.World(dt=DT, solver=solver, **kw)
     world.add_geom(E.Plane((0, 0, 1), 0.0))
     for p, q in pile_poses()[:n]:
         world.add_body(E.Box(PILE_SIDE, PILE_SIDE, PILE_SIDE), mass=1.0, position=p, quaternion=q, mu=0.8)
@@ -273,6 +289,29 @@ def time_engine(make, steps, skip=0):
     return steps / (time.process_time() - t0), world
 
 
+def engine_sweeps(make, steps):
+    """Mean quick-step sweeps a step over ``steps`` steps (untimed, stepped from Python), and the
+    most allowed."""
+    world = make()
+    total = 0
+    for _ in range(steps):
+        world.step()
+        total += world.last_step.iterations
+    return total / steps, world.iterations
+
+
+def mujoco_iterations(xml, steps):
+    """Mean solver iterations a step of MuJoCo (``solver_niter``, untimed), and its ``opt.iterations``."""
+    import mujoco
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    total = 0
+    for _ in range(steps):
+        mujoco.mj_step(model, data)
+        total += int(data.solver_niter[0])
+    return total / steps, model.opt.iterations
+
+
 def time_ode(make, steps, quick, skip=0):
     """Steps per second of ODE on the engine world ``make()``, over the ``steps`` steps that
     follow ``skip`` untimed quick steps, and the contacts of the last step."""
@@ -320,8 +359,10 @@ def main(argv=None):
     scenes = (("10-link hinge chain", chain_world, chain_mjcf()),
               ("pile of 100 boxes", pile_world, pile_mjcf()),
               ("pile, solver='pgs'", partial(pile_world, solver="pgs"), pile_mjcf()))
+    # ODE's quick step sweeps a fixed count (its default 20): the engine at the same count, no early stop
+    same = (partial(chain_same_sweeps, ODE_SWEEPS), partial(pile_world, iterations=ODE_SWEEPS, tolerance=0.0))
     eng, mj, last = [0.0] * len(scenes), [0.0] * len(scenes), [None] * len(scenes)
-    ode_quick, ode_exact, eng_tail, ode_why = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], None
+    ode_quick, eng_same, ode_exact, eng_tail, ode_why = [0.0] * 2, [0.0] * 2, [0.0] * 2, [0.0] * 2, None
     if not args.no_ode:
         from multibody.engine.ode import OdeUnavailable, load
         try:
@@ -336,22 +377,27 @@ def main(argv=None):
             eng[k], last[k] = max(eng[k], rate), world.last_step
             mj[k] = max(mj[k], time_mujoco(xml, args.steps))
             if ode_why is None and k < 2:
-                ode_quick[k] = max(ode_quick[k], time_ode(make, args.steps, True)[0])
+                ode_quick[k] = max(ode_quick[k], time_ode(same[k], args.steps, True)[0])
+                eng_same[k] = max(eng_same[k], time_engine(same[k], args.steps)[0])
                 # ODE's pivoting on the whole pile takes seconds a step: the last steps only, and
                 # the engine's defaults timed on the same steps for its ratio
                 tail = args.steps if k == 0 else min(args.steps, args.ode_exact_steps)
                 ode_exact[k] = max(ode_exact[k], time_ode(make, tail, False, args.steps - tail)[0])
                 eng_tail[k] = max(eng_tail[k], time_engine(make, tail, args.steps - tail)[0])
-    for (name, _, _), e, m, ls in zip(scenes, eng, mj, last):
+    for (name, make, xml), e, m, ls in zip(scenes, eng, mj, last):
+        sweeps, most = engine_sweeps(make, args.steps)
+        mj_it, mj_most = mujoco_iterations(xml, args.steps)
         print(f"{name:22s} engine {e:10.0f} steps/s   MuJoCo {m:10.0f} steps/s   engine/MuJoCo = {e / m:5.2f}"
               f"   ({ls.solver}{', tree' if ls.tree else ''}, {ls.n_contacts} contacts in the last step)")
+        print(f"{'':22s} iterations a step: engine {sweeps:5.1f} quick-step sweeps (≤ {most}, tolerance "
+              f"{make().tolerance:g}), MuJoCo {mj_it:5.1f} Newton iterations (≤ {mj_most})")
     if ode_why is None:
         for k in range(2):
             name, make = scenes[k][0], scenes[k][1]
-            w = make()
             tail = args.steps if k == 0 else min(args.steps, args.ode_exact_steps)
-            print(f"{name:22s} ODE 0.16 dWorldQuickStep ({w.iterations} sweeps) {ode_quick[k]:10.0f} steps/s   "
-                  f"engine defaults/ODE quick = {eng[k] / ode_quick[k]:5.2f}")
+            print(f"{name:22s} ODE 0.16 dWorldQuickStep ({ODE_SWEEPS} sweeps) {ode_quick[k]:10.0f} steps/s   engine, the "
+                  f"same {ODE_SWEEPS} sweeps (solver='pgs', tolerance=0) {eng_same[k]:10.0f} steps/s   "
+                  f"engine/ODE quick = {eng_same[k] / ode_quick[k]:5.2f}   engine defaults/ODE quick = {eng[k] / ode_quick[k]:5.2f}")
             print(f"{'':22s} ODE 0.16 dWorldStep, last {tail} steps {ode_exact[k]:10.0f} steps/s   "
                   f"engine defaults on the same steps/ODE dWorldStep = {eng_tail[k] / ode_exact[k]:5.2f}")
     else:

@@ -94,6 +94,7 @@ enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
 #define WP_TREE 18           /* 1: joint trees without bounded rows use the linear-time factorization */
 #define WP_EXACT_ROWS 19     /* auto: steps with at most this many rows pivot, larger ones quick-step */
 #define WP_MAX_PIVOTS 20     /* pivots one step may spend (all friction passes) before the quick step */
+#define WP_TOLERANCE 21      /* quick step: stop once a sweep changes no lambda by more than this x max|lambda| */
 #define WP_SIZE 24
 
 enum { FRICTION_FORCE = 0, FRICTION_PYRAMID = 1, FRICTION_CONE = 2 };

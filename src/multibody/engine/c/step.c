@@ -572,7 +572,7 @@ static void wavefront_order(const EngineWorld *W, int *order, int *place, int *s
     for (int k = 0; k < m; k++) place[order[k]] = k;
 }
 
-static int quick_step(EngineWorld *W, int iters, double sor)
+static int quick_step(EngineWorld *W, int iters, double sor, double tol)
 {
     int m = W->m, nb = W->nb;
     double *fc = W->fc, *x = W->lambda;
@@ -611,7 +611,13 @@ static int quick_step(EngineWorld *W, int iters, double sor)
     free(order);
     warm_start(W, x);
     for (int k = 0; k < m; k++) if (x[Q[k].row] != 0) qrow_add(Q + k, x[Q[k].row], fc);
-    for (int it = 0; it < iters; it++) {
+    /* The convergence stop: a sweep whose largest change of any lambda is at most tol times the
+     * largest |lambda| ends the iteration (a warm-started settled pile needs a few sweeps, not
+     * iters).  tol = 0 sweeps iters times, as ODE's quick step does. */
+    int it = 0;
+    while (it < iters) {
+        double dmax = 0, xmax = 0;
+        it++;
         for (int k = 0; k < m; k++) {
             const QRow *r = Q + k;
             int i = r->row;
@@ -639,6 +645,9 @@ static int quick_step(EngineWorld *W, int iters, double sor)
                     else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
                 }
                 qrow_add(r, ni - x[i], fc); qrow_add(q, nj - x[j], fc);
+                double d = fmax(fabs(ni - x[i]), fabs(nj - x[j]));
+                dmax = d > dmax ? d : dmax;
+                d = fmax(fabs(ni), fabs(nj)); xmax = d > xmax ? d : xmax;
                 x[i] = ni; x[j] = nj;
                 continue;
             }
@@ -647,11 +656,15 @@ static int quick_step(EngineWorld *W, int iters, double sor)
             double delta = r->sad * (r->b - r->cfmh * x[i] - (r->one ? qrow_dot1(r, fc) : qrow_dot(r, fc)));
             double nx = x[i] + delta;
             nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
-            if (r->one) qrow_add1(r, nx - x[i], fc); else qrow_add(r, nx - x[i], fc);
+            double dx = nx - x[i];
+            if (r->one) qrow_add1(r, dx, fc); else qrow_add(r, dx, fc);
             x[i] = nx;
+            dx = fabs(dx); dmax = dx > dmax ? dx : dmax;
+            nx = fabs(nx); xmax = nx > xmax ? nx : xmax;
         }
+        if (tol > 0 && dmax <= tol * xmax) break;
     }
-    W->iterations = iters;
+    W->iterations = it;
     return 0;
 }
 
@@ -912,7 +925,7 @@ int world_step(EngineWorld *W, double h)
             }
         }
     }
-    if (m && W->solver_used == SOLVER_PGS && quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR])) return -1;
+    if (m && W->solver_used == SOLVER_PGS && quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR], wp[WP_TOLERANCE])) return -1;
     W->residual = -1;                                      /* computed when asked for */
     /* warm starts follow quick steps, and under 'auto' also the pivoting steps a quick step may follow */
     if (W->solver_used == SOLVER_PGS || ((int)wp[WP_SOLVER] == SOLVER_AUTO && !W->used_tree)) { if (remember(W)) return -1; }
