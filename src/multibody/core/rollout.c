@@ -132,7 +132,13 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         memset(tau, 0, sizeof(double) * nv);
         return MB_OK;
     }
-    for (int k = 0; k < nv; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
+    if (n == 1) {  /* constant references: interp_column's answer is the one row (no call per entry) */
+        for (int k = 0; k < nv; k++) {
+            const double e = c->q_ref[k] - q[k];
+            tau[k] = c->kp[k] * e + c->kd[k] * (c->qd_ref[k] - v[k]) + c->tau_ff[k];
+        }
+    }
+    for (int k = 0; k < nv && n > 1; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
         const double qr = interp_column(n, c->times, c->q_ref, m->nq, k, t);
         const double qdr = interp_column(n, c->times, c->qd_ref, nv, k, t);
         const double ff = interp_column(n, c->times, c->tau_ff, nv, k, t);
