@@ -443,7 +443,7 @@ def test_panda_batch_in_lanes_equals_run_by_run(integrator, threads, restore_lan
 def test_panda_lanes_with_sampled_pd_soft_stops_and_a_diverging_run(restore_lanes):
     """A run that turns non-finite leaves its group at that step (status diverged, as run by run);
     its group goes on.  Sampled PD, soft stops, thinned records, t_final off the grid, and f_ext
-    (which the lanes leave to one ABA per run) give the same bits with lanes and without."""
+    (which the lanes leave to one run at a time) give the same bits with lanes and without."""
     m = panda_model()
     q0 = 0.5 * (m.q_lower + m.q_upper)
     rng = np.random.default_rng(11)
@@ -478,3 +478,25 @@ def test_free_floating_batch_in_lanes_equals_run_by_run(integrator, restore_lane
     out = batches_by_lanes(s, Q0, QD0, 0.2, integrator=integrator)
     for kind in LANE_KINDS:
         assert_identical(out[kind], out["none"])
+
+
+def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(restore_lanes):
+    """A sampled PD too slow for its gains drives runs 1–5 to states where ABA finds a singular
+    articulated inertia: inside a group the lanes' call fails, the group's runs are then computed
+    one by one, and the error names the run, the body and the time that one run at a time names."""
+    m = panda_model()
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    rng = np.random.default_rng(11)
+    N = 6
+    Q0 = q0 + np.c_[0.3 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    QD0 = np.c_[0.5 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    pd = mb.PD(kp=80.0, kd=8.0, q_ref=q0, gravity_compensation=True, period=0.004)
+    messages = {}
+    for kind in ["none", *LANE_KINDS]:
+        _core.use_lanes(kind)
+        with pytest.raises(ValueError, match="singular") as err, warnings.catch_warnings():
+            warnings.simplefilter("ignore", mb.SimulationWarning)
+            mb.simulate_batch(m, Q0, QD0, 0.1234, controller=pd, limits="soft")
+        messages[kind] = str(err.value)
+    assert "(run 1)" in messages["none"]
+    assert all(msg == messages["none"] for msg in messages.values())

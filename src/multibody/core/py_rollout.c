@@ -2,7 +2,8 @@
  * advanced in lockstep with the forward dynamics in SIMD lanes. */
 #include "py_boundary.h"
 
-/* A rollout job: the batch's runs go in groups of `width` (the lanes' width, 1 without lanes). */
+/* A rollout job: the batch's runs go in groups of `width`: the lanes' width where the lanes run the
+ * model and its forces (no f_ext, no gravcomp, mb_lanes_supported), else 1. */
 typedef struct {
     job j;  /* first member: the state function gets &j back */
     const mb_lanes_impl *lanes;
@@ -59,7 +60,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
  * state where run n ended.  Runs with the GIL released, on all threads when N ≥ 2, in groups of the
- * lanes' width (use_lanes; one run at a time with "none").  kp None: no controller (τ = 0); gravity
+ * lanes' width where the lanes apply (use_lanes; one run at a time with "none").  kp None: no controller (τ = 0); gravity
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
@@ -211,7 +212,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     j.y_end = PyArray_DATA(YEND);
     j.rollout = &r;
     rj.j = j;
-    rj.lanes = N > 1 ? lanes_active : NULL;
+    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && mb_lanes_supported(m);  /* else one run at a time */
+    rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
     int st;

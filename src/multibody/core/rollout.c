@@ -460,6 +460,38 @@ static void record_derived(const mb_model *m, mb_rollout_out *o, long row, const
     memcpy(o->tau + row * nv, tau, sizeof(double) * nv);
 }
 
+/* Run l's end at t_end: a diverged run keeps its last finite state (keep_last), the final sample
+ * gets its q̈ and τ (NaN where they are not finite), and y_end the state where it stopped. */
+static void finish(group *g, int l, mb_rollout_out *o, double t_end, double last_recorded_t, int pending,
+                   int *status)
+{
+    const mb_model *m = g->m;
+    const int nv = m->nv, n = m->nq + nv;
+    double *y = part(g->w.y, l, n), *k1 = part(g->w.k1, l, 2 * nv), *tau = part(g->w.tau, l, nv);
+    if (*status == MB_OK && o->non_finite && g->r->keep_last && last_recorded_t != t_end &&
+        o->count < g->r->capacity) {
+        record(m, o, t_end, y);
+        pending = 1;
+    }
+    if (*status == MB_OK && !o->handed_back && pending && o->t[o->count - 1] == t_end) {
+        g->active[l] = 1, g->st[l] = MB_OK;
+        rhs(g, t_end, g->w.y, g->w.k1, g->w.tau, 1);
+        g->active[l] = 0;
+        if (g->st[l] == STAGE_NON_FINITE) {
+            for (int k = 0; k < 2 * nv; k++)
+                k1[k] = NAN;
+            for (int k = 0; k < nv; k++)
+                tau[k] = NAN;
+        } else if (g->st[l] != MB_OK) {
+            *status = g->st[l], o->t_from = o->t_to = t_end;
+        }
+        if (*status == MB_OK)
+            record_derived(m, o, o->count - 1, k1, tau);
+    }
+    if (o->y_end)
+        memcpy(o->y_end, y, sizeof(double) * n);
+}
+
 static int workspace_new(workspace *w, const mb_model *m, int L)
 {
     const int nq = m->nq, nv = m->nv, n = nq + nv;
@@ -481,7 +513,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                     const double *const *q0, const double *const *qd0, mb_rollout_out *const *o, int *status)
 {
     const int nq = m->nq, nv = m->nv, n = nq + nv;
-    if (L < 1 || L > MAX_GROUP)
+    if (L < 1 || L > MAX_GROUP)  /* the caller's groups are at most the lanes' width */
         return MB_NO_MEMORY;
     group g = {m, NULL, d, r, NULL, NULL, L, 1, 0};
     if (workspace_new(&g.w, m, L) != MB_OK)
@@ -585,32 +617,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             t_end[l] = t;
         g.active[l] = 0;
     }
-    for (int l = 0; l < L; l++) {  /* the final sample's q̈ and τ, run by run (their times differ) */
-        mb_rollout_out *ol = o[l];
-        double *y = part(g.w.y, l, n), *k1 = part(g.w.k1, l, 2 * nv), *tau = part(g.w.tau, l, nv);
-        if (status[l] == MB_OK && ol->non_finite && r->keep_last && last_recorded_t[l] != t_end[l] &&
-            ol->count < r->capacity) {
-            record(m, ol, t_end[l], y);
-            pending[l] = 1;
-        }
-        if (status[l] == MB_OK && !ol->handed_back && pending[l] && ol->t[ol->count - 1] == t_end[l]) {
-            g.active[l] = 1, g.st[l] = MB_OK;
-            rhs(&g, t_end[l], g.w.y, g.w.k1, g.w.tau, 1);
-            g.active[l] = 0;
-            if (g.st[l] == STAGE_NON_FINITE) {
-                for (int k = 0; k < 2 * nv; k++)
-                    k1[k] = NAN;
-                for (int k = 0; k < nv; k++)
-                    tau[k] = NAN;
-            } else if (g.st[l] != MB_OK) {
-                status[l] = g.st[l], ol->t_from = ol->t_to = t_end[l];
-            }
-            if (status[l] == MB_OK)
-                record_derived(m, ol, ol->count - 1, k1, tau);
-        }
-        if (ol->y_end)
-            memcpy(ol->y_end, y, sizeof(double) * n);
-    }
+    for (int l = 0; l < L; l++)  /* run by run: their end times differ */
+        finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);
     if (g.dl)
         lanes->data_free(g.dl);
     free(g.w.block);
