@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
+from multibody.core import _core
 from multibody.simulation import rollout
 from multibody.simulation.system import System
 
@@ -355,3 +356,147 @@ def test_diverging_run_with_hard_stops_is_reported_by_the_python_loop(monkeypatc
     assert a.status == b.status == "diverged" and a.message == b.message
     assert_same(a, b)
     assert count.calls == [0.0]
+
+
+# ---- batches in lockstep groups: a group's forward dynamics in SIMD lanes (aba_lanes.c) -----------------------
+def _lane_kinds():
+    """The lanes this CPU runs ("baseline", and "avx2" where built and supported)."""
+    before = _core.use_lanes("baseline")
+    kinds = ["baseline"]
+    try:
+        _core.use_lanes("avx2")
+        kinds.append("avx2")
+    except ValueError:
+        pass
+    _core.use_lanes(before)
+    return kinds
+
+
+LANE_KINDS = _lane_kinds()
+
+
+@pytest.fixture
+def restore_lanes():
+    before, threads = _core.use_lanes("none"), _core.get_num_threads()
+    _core.use_lanes(before)
+    yield
+    _core.use_lanes(before)
+    _core.set_num_threads(threads)
+
+
+def panda_model():
+    from test_urdf_robots import robots_dir
+    import os
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mb.load_urdf(os.path.join(robots_dir(), "panda_description/urdf/panda.urdf"))
+
+
+def batches_by_lanes(*args, **kw):
+    """{lanes: simulate_batch(...)} for "none" (one run at a time) and every lane kind."""
+    out = {}
+    for kind in ["none", *LANE_KINDS]:
+        _core.use_lanes(kind)
+        out[kind] = mb.simulate_batch(*args, **kw)
+    return out
+
+
+def assert_identical(a, b):
+    """Two batches are equal bit for bit: every run's samples, status, message and events."""
+    assert a.status == b.status and a.messages == b.messages
+    for i in range(len(a)):
+        x, y = a[i], b[i]
+        for k in ("t", "q", "qd", "qdd", "tau"):
+            np.testing.assert_array_equal(getattr(x, k), getattr(y, k), err_msg=f"run {i}: {k}")
+        assert [(ev.name, ev.t) for ev in x.events] == [(ev.name, ev.t) for ev in y.events]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("integrator", ["semi_implicit", "rk4"])   # Euler: the fingers' stop is Zeno
+def test_panda_batch_in_lanes_equals_run_by_run(integrator, threads, restore_lanes):
+    """7 Panda runs (not a multiple of the lanes' width) under PD + g(q), damping and hard stops: the
+    fingers of runs 0, 3 and 5 reach their stops (handed back to Python at that step), the others
+    never leave C; lanes or not, threads or not, every run is bit for bit its run-by-run result and
+    its single mb.simulate."""
+    m = panda_model()
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    q0[-2:] = 0.02
+    soft = np.r_[np.ones(m.nv - 2), 0.0, 0.0]
+    pd = mb.PD(kp=50.0 * soft + 1.0, kd=5.0 * soft + 0.01, q_ref=q0, gravity_compensation=True)
+    rng = np.random.default_rng(7)
+    N = 7
+    Q0 = q0 + np.c_[0.2 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    QD0 = np.zeros((N, m.nv))
+    QD0[[0, 3, 5], -2:] = [-1.0, 1.0]                       # fingers thrown at their stops
+    _core.set_num_threads(threads)
+    out = batches_by_lanes(m, Q0, QD0, 0.3, integrator=integrator, controller=pd)
+    for kind in LANE_KINDS:
+        assert_identical(out[kind], out["none"])
+    batch = out[LANE_KINDS[-1]]
+    assert [bool(batch[i].events) for i in range(N)] == [i in (0, 3, 5) for i in range(N)]
+    for i in (3, 4):
+        one = mb.simulate(m, Q0[i], QD0[i], 0.3, integrator=integrator, controller=pd)
+        for k in ("t", "q", "qd", "qdd", "tau"):
+            np.testing.assert_array_equal(getattr(batch[i], k), getattr(one, k))
+
+
+def test_panda_lanes_with_sampled_pd_soft_stops_and_a_diverging_run(restore_lanes):
+    """A run that turns non-finite leaves its group at that step (status diverged, as run by run);
+    its group goes on.  Sampled PD, soft stops, thinned records, t_final off the grid, and f_ext
+    (which the lanes leave to one run at a time) give the same bits with lanes and without."""
+    m = panda_model()
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    rng = np.random.default_rng(11)
+    N = 6
+    Q0 = q0 + np.c_[0.3 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    QD0 = np.c_[0.5 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    QD0[2] = 1e160                                          # q̈ ~ v² overflows: non-finite at once
+    Q0[4, 0] = m.q_upper[0] + 0.01                          # starts pressed into a soft stop
+    pd = mb.PD(kp=20.0, kd=2.0, q_ref=q0, gravity_compensation=True, period=0.002)
+    for kw in (dict(controller=pd, limits="soft", record_every=3),
+               dict(controller=mb.PD(kp=80.0, kd=8.0, q_ref=q0), limits="off", integrator="semi_implicit"),
+               dict(f_ext=np.full((m.nb, 6), 0.1), limits="off")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mb.SimulationWarning)
+            out = batches_by_lanes(m, Q0, QD0, 0.1234, **kw)
+        for kind in LANE_KINDS:
+            assert_identical(out[kind], out["none"])
+        batch = out["none"]
+        assert batch.status == ["finished"] * 2 + ["diverged"] + ["finished"] * 3, kw
+        assert np.isfinite(batch.q[[0, 1, 3, 4, 5]]).all() and batch.t[-1] == 0.1234
+        if kw.get("limits") == "soft":                      # run 4 pushed out of its stop
+            assert batch.q[4, 0, 0] > m.q_upper[0] > batch.q[4, -1, 0]
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_free_floating_batch_in_lanes_equals_run_by_run(integrator, restore_lanes):
+    """A free root (quaternion: CF4 for RK4) runs in the lanes too, bit for bit."""
+    s = mb.models.singlebody()
+    rng = np.random.default_rng(5)
+    Q0 = np.tile(s.neutral(), (5, 1))
+    QD0 = rng.normal(size=(5, 6))
+    out = batches_by_lanes(s, Q0, QD0, 0.2, integrator=integrator)
+    for kind in LANE_KINDS:
+        assert_identical(out[kind], out["none"])
+
+
+def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(restore_lanes):
+    """A sampled PD too slow for its gains drives runs 1–5 to states where ABA finds a singular
+    articulated inertia: inside a group the lanes' call fails, the group's runs are then computed
+    one by one, and the error names the run, the body and the time that one run at a time names."""
+    m = panda_model()
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    rng = np.random.default_rng(11)
+    N = 6
+    Q0 = q0 + np.c_[0.3 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    QD0 = np.c_[0.5 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    pd = mb.PD(kp=80.0, kd=8.0, q_ref=q0, gravity_compensation=True, period=0.004)
+    messages = {}
+    for kind in ["none", *LANE_KINDS]:
+        _core.use_lanes(kind)
+        with pytest.raises(ValueError, match="singular") as err, warnings.catch_warnings():
+            warnings.simplefilter("ignore", mb.SimulationWarning)
+            mb.simulate_batch(m, Q0, QD0, 0.1234, controller=pd, limits="soft")
+        messages[kind] = str(err.value)
+    assert "(run 1)" in messages["none"]
+    assert all(msg == messages["none"] for msg in messages.values())

@@ -189,8 +189,12 @@ typedef struct mb_rollout_out {
     double *y_end;                    /* (nq + nv) the state where the run ended or was handed back */
 } mb_rollout_out;
 
-int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q0, const double *qd0,
-               mb_rollout_out *o);
+/* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep; with `lanes` (or NULL: run
+ * by run) the forward dynamics of the group where the lanes allow (no f_ext, no gravcomp,
+ * mb_lanes_supported).  status[l]: run l's status; returns MB_NO_MEMORY or MB_OK. */
+struct mb_lanes_impl;
+int mb_run_rollouts(const mb_model *m, mb_data *d, const struct mb_lanes_impl *lanes, const mb_rollout *r, int L,
+                    const double *const *q0, const double *const *qd0, mb_rollout_out *const *o, int *status);
 #endif
 
 /* aba_lanes.c — FDab, ID and CRBA on several states at once (SIMD over states, lanes.h); FDab for trees

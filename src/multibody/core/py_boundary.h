@@ -108,7 +108,6 @@ int jacobian_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
 int com_jacobian_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
 int integrate_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
 int energy_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
-int rollout_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
 
 /* ---- py_batch.c ------------------------------------------------------------------------------ */
 

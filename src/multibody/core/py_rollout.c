@@ -1,5 +1,55 @@
-/* py_rollout.c — rollout: whole fixed-step runs (rollout.c), many runs across threads. */
+/* py_rollout.c — rollout: whole fixed-step runs (rollout.c), many runs across threads, in groups
+ * advanced in lockstep with the forward dynamics in SIMD lanes. */
 #include "py_boundary.h"
+
+/* A rollout job: the batch's runs go in groups of `width`: the lanes' width where the lanes run the
+ * model and its forces (no f_ext, no gravcomp, mb_lanes_supported), else 1. */
+typedef struct {
+    job j;  /* first member: the state function gets &j back */
+    const mb_lanes_impl *lanes;
+    int width;
+    Py_ssize_t runs;
+} rollout_job;
+
+/* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
+ * in = q0, qd0; out = T, Q, QD, QDD (+ tau_out) rows of run n; info[n] = (count, code, t_from, t_to)
+ * with code 0 finished, −1 stopped at a non-finite state, −2 handed back, > 0 a status. */
+static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t g)
+{
+    const rollout_job *rj = (const rollout_job *)j;
+    const mb_rollout *r = j->rollout;
+    const Py_ssize_t R = r->capacity, first = g * rj->width;
+    const Py_ssize_t last = first + rj->width < rj->runs ? first + rj->width : rj->runs;
+    const double *q0[8], *qd0[8];
+    mb_rollout_out out[8], *o[8];
+    Py_ssize_t run[8];
+    int L = 0, status[8];
+    for (Py_ssize_t n = first; n < last; n++) {
+        out[L] = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
+                                  0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv)};
+        int st = mb_check_configuration(m, IN(j, 0, n));
+        if (st == MB_OK && !all_finite(IN(j, 1, n), m->nv))
+            st = MB_BAD_QD;
+        if (st != MB_OK) {  /* reported in its info; the others run */
+            double *info = j->info + 4 * n;
+            info[0] = 0.0, info[1] = st, info[2] = info[3] = 0.0;
+            continue;
+        }
+        q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), o[L] = &out[L], run[L] = n;
+        L++;
+    }
+    if (L == 0)
+        return MB_OK;
+    const int st = mb_run_rollouts(m, d, rj->lanes, r, L, q0, qd0, o, status);
+    for (int l = 0; l < L; l++) {
+        double *info = j->info + 4 * run[l];
+        const int s = st != MB_OK ? st : status[l];
+        info[0] = (double)out[l].count;
+        info[1] = s != MB_OK ? s : out[l].non_finite ? -1 : out[l].handed_back ? -2 : 0;
+        info[2] = out[l].t_from, info[3] = out[l].t_to;
+    }
+    return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
+}
 
 /* rollout(cmodel, integrator, Q0 (N,nq), QD0 (N,nv), t0, t_final, dt, record_every, keep_last,
  *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv), gravity,
@@ -9,8 +59,9 @@
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
- * state where run n ended.  Runs with the GIL released, on all threads when N ≥ 2.  kp None: no
- * controller (τ = 0); gravity 1: the PD adds g(q). */
+ * state where run n ended.  Runs with the GIL released, on all threads when N ≥ 2, in groups of the
+ * lanes' width where the lanes apply (use_lanes; one run at a time with "none").  kp None: no controller (τ = 0); gravity
+ * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
     CModel *cm = entry_model(args, nargs, 33, "rollout");
@@ -148,6 +199,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         return NULL;
     }
     r.capacity = (long)R;
+    rollout_job rj = {{0}};
     job j = {0};
     j.in[0] = PyArray_DATA(Q0), j.step[0] = m->nq;
     j.in[1] = PyArray_DATA(QD0), j.step[1] = m->nv;
@@ -159,9 +211,14 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     j.info = PyArray_DATA(info);
     j.y_end = PyArray_DATA(YEND);
     j.rollout = &r;
+    rj.j = j;
+    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && mb_lanes_supported(m);  /* else one run at a time */
+    rj.lanes = lanes_run ? lanes_active : NULL;
+    rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
+    rj.runs = N;
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = run_batch_from(m, rollout_state, &j, N, 2);
+    st = run_batch_from(m, rollout_group, &rj.j, (N + rj.width - 1) / rj.width, 2);
     Py_END_ALLOW_THREADS
     if (st != MB_OK)
         return raise_status(st);

@@ -193,24 +193,3 @@ int energy_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
         mb_energy(m, d, q, qd, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));
     return st;
 }
-
-/* rollout: in = q0, qd0; out = T, Q, QD, QDD (+ tau_out) rows of run n; info[n] = (count,
- * code, t_from, t_to) with code 0 finished, −1 stopped at a non-finite state, > 0 a status. */
-int rollout_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
-{
-    const mb_rollout *r = j->rollout;
-    const double *q0 = IN(j, 0, n), *qd0 = IN(j, 1, n);
-    double *info = j->info + 4 * n;
-    const Py_ssize_t R = r->capacity;
-    mb_rollout_out o = {OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
-                        0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv)};
-    int st = mb_check_configuration(m, q0);
-    if (st == MB_OK && !all_finite(qd0, m->nv))
-        st = MB_BAD_QD;
-    if (st == MB_OK)
-        st = mb_run_rollout(m, d, r, q0, qd0, &o);
-    info[0] = (double)o.count;
-    info[1] = st != MB_OK ? st : o.non_finite ? -1 : o.handed_back ? -2 : 0;
-    info[2] = o.t_from, info[3] = o.t_to;
-    return st == MB_NO_MEMORY ? st : MB_OK;  /* other failures are reported per run in info */
-}

@@ -36,6 +36,13 @@
  * (handed_back, t_from, y_end); the Python loop takes that step, fires the impact, and resumes
  * here once no joint rests on a stop.  Steps that cross no stop never leave C.
  *
+ * A batch advances its runs in groups, in lockstep: the runs of a group share the step grid (it
+ * depends on t only), so every stage evaluates the controller and the passive forces run by run
+ * and then the forward dynamics of the whole group in one aba_group call (aba_lanes.c: SIMD over
+ * states, each lane mb_aba's result bit for bit), where the model and the run allow the lanes (no
+ * f_ext or gravcomp forces, mb_lanes_supported).  A run that stops (end, hand-back, non-finite
+ * state, error) leaves the group at that step with exactly its one-run outcome; the others go on.
+ *
  * A run whose state (or q̈) turns non-finite stops at the last finite state and reports the
  * step (with hard stops: hands that step back, so the Python loop reports it); a singular model
  * or a non-finite controller output is an error (status.h).
@@ -48,15 +55,42 @@
 
 /* Outcome of one right-hand-side evaluation: 0, STAGE_NON_FINITE, or a status code (> 0). */
 enum { STAGE_NON_FINITE = -1 };
+enum { MAX_GROUP = 8 };  /* runs advanced in lockstep */
 
+/* The arrays of a group of runs: run l's part of each starts at l × its length (a state n = nq + nv,
+ * a tangent 2 nv, τ nv, f_ext 6 nb); one run is a group of one. */
 typedef struct {
-    double *y, *y1, *ys, *y2;          /* states (nq + nv)                         */
-    double *k1, *k2, *k3, *k4, *K;     /* tangents (2 nv)                          */
-    double *tau, *tau_all, *held;      /* first-stage τ, τ − damping ⊙ v, held τ (nv) */
-    double *tau_stage;                 /* τ of the later stages, not kept (nv)     */
-    double *zero, *gq, *H, *fext;      /* zeros, g(q) (nv), CRBA (nv × nv), f_ext (nb × 6) */
+    double *y, *y1, *ys, *y2;          /* states                                              */
+    double *k1, *k2, *k3, *k4, *K;     /* tangents                                            */
+    double *tau, *tau_all, *held;      /* first-stage τ, τ − damping ⊙ v, held τ              */
+    double *tau_stage, *gq;            /* τ of the later stages (not kept), g(q)              */
+    double *fext;                      /* f_ext with gravcomp                                 */
+    double *zero, *H, *spare;          /* shared: zeros (nv), CRBA (nv × nv), unused lane outputs (nv) */
     double *block;
 } workspace;
+
+/* Runs advanced together: st[l] is run l's outcome in the current step (or evaluation); a stage
+ * computes the runs that are active and still MB_OK. */
+typedef struct {
+    const mb_model *m, *mf;            /* the model; without gravity (a continuous PD with g(q)) or NULL */
+    mb_data *d;
+    const mb_rollout *r;
+    const mb_lanes_impl *lanes;        /* forward dynamics and g(q) of several runs at once, or NULL */
+    void *dl;                          /* its workspace */
+    int L, vector, have_held;          /* runs; every joint has q̇ = v; a sampled τ is held */
+    workspace w;
+    int active[MAX_GROUP], st[MAX_GROUP];
+} group;
+
+static double *part(double *a, int l, int len)
+{
+    return a + (long)l * len;
+}
+
+static int busy(const group *g, int l)
+{
+    return g->active[l] && g->st[l] == MB_OK;
+}
 
 static int finite_all(const double *x, long n)
 {
@@ -98,7 +132,13 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         memset(tau, 0, sizeof(double) * nv);
         return MB_OK;
     }
-    for (int k = 0; k < nv; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
+    if (n == 1) {  /* constant references: interp_column's answer is the one row (no call per entry) */
+        for (int k = 0; k < nv; k++) {
+            const double e = c->q_ref[k] - q[k];
+            tau[k] = c->kp[k] * e + c->kd[k] * (c->qd_ref[k] - v[k]) + c->tau_ff[k];
+        }
+    }
+    for (int k = 0; k < nv && n > 1; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
         const double qr = interp_column(n, c->times, c->q_ref, m->nq, k, t);
         const double qdr = interp_column(n, c->times, c->qd_ref, nv, k, t);
         const double ff = interp_column(n, c->times, c->tau_ff, nv, k, t);
@@ -169,54 +209,136 @@ static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
     return 0;
 }
 
-/* f(t, y) -> K = [v, q̈] and the controller's τ (held: the zero-order-hold value, or NULL); m_free
- * (the model without gravity, or NULL) runs a continuous gravity-compensating PD, whose τ then gets
- * its g(q) only when `full_tau` (the stage whose τ is recorded). */
-static int rhs(const mb_model *m, const mb_model *m_free, mb_data *d, const mb_rollout *r, workspace *w, double t,
-               const double *y, const double *held, double *K, double *tau, int full_tau)
+/* out[l] = kernel(q[l], qd[l], x[l]) for the busy runs l of the group, the lanes' width at a time
+ * (a lane without a run repeats another's inputs into the spare output); 0 if a call failed. */
+typedef int (*lanes_kernel)(const mb_model *m, void *d, const double *const *q, const double *const *qd,
+                            const double *const *x, double *const *out);
+
+static int through_lanes(group *g, const mb_model *m, lanes_kernel kernel, const double *const *q,
+                         const double *const *qd, const double *const *x, double *const *out)
 {
-    const int nq = m->nq, nv = m->nv;
-    const double *q = y, *v = y + nq;
-    if (!finite_all(y, nq + nv))
-        return STAGE_NON_FINITE;
-    const int cancel = m_free && !held;
-    int st = MB_OK;
-    if (held)
-        memcpy(tau, held, sizeof(double) * nv);
-    else
-        st = control(m, d, w, &r->control, t, q, v, !cancel, tau);
-    if (st != MB_OK)
-        return st;
-    const double *fext = r->fext;
-    if (r->gc_lift) {
-        gravity_compensation(m, d, r, q, w->fext);
-        fext = w->fext;
+    const int W = g->lanes->width;
+    const double *lq[MAX_GROUP], *lqd[MAX_GROUP], *lx[MAX_GROUP];
+    double *lout[MAX_GROUP];
+    int l = 0;
+    while (l < g->L) {
+        int s = 0, first = -1;
+        for (; l < g->L && s < W; l++)
+            if (busy(g, l)) {
+                if (first < 0)
+                    first = l;
+                lq[s] = q[l], lqd[s] = qd[l], lx[s] = x[l], lout[s] = out[l];
+                s++;
+            }
+        if (first < 0)
+            break;
+        for (; s < W; s++)
+            lq[s] = q[first], lqd[s] = qd[first], lx[s] = x[first], lout[s] = g->w.spare;
+        if (kernel(m, g->dl, lq, lqd, lx, lout) != MB_OK)
+            return 0;
     }
-    const double *tau_all = tau;
-    if (r->damping || r->friction || r->stop_mode == MB_STOPS_SOFT) {
-        for (int k = 0; k < nv; k++)
-            w->tau_all[k] = r->damping ? tau[k] - r->damping[k] * v[k] : tau[k];
-        if (r->friction)
+    return 1;
+}
+
+static int count_busy(const group *g)
+{
+    int c = 0;
+    for (int l = 0; l < g->L; l++)
+        c += busy(g, l);
+    return c;
+}
+
+/* q̈ = FDab(ma, q, v, τ_all, f_ext) of every busy run: all in the lanes, or (without lanes, or when a
+ * lane failed, to know which run) run by run; a failing run's status goes to st. */
+static void forward_dynamics(group *g, const mb_model *ma, const double *const *q, const double *const *v,
+                             const double *const *tau_all, const double *const *fext, double *const *qdd)
+{
+    if (g->dl && count_busy(g) > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd))
+        return;
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l))
+            g->st[l] = mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+}
+
+/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit). */
+static void gravity_torques(group *g, const double *const *q, double *const *gq)
+{
+    const double *zero[MAX_GROUP];
+    for (int l = 0; l < g->L; l++)
+        zero[l] = g->w.zero;
+    if (g->dl && count_busy(g) > 1 && through_lanes(g, g->m, g->lanes->rnea_group, q, zero, zero, gq))
+        return;
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l))
+            mb_rnea(g->m, g->d, q[l], g->w.zero, g->w.zero, NULL, gq[l]);
+}
+
+/* f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
+ * Y, KK, TAU); with g->mf and no held τ the PD's g(q) cancels the model's gravity, so ABA runs on
+ * the model without gravity and τ gets its g(q) only when `full_tau` (the stage whose τ is
+ * recorded).  A run's failure (STAGE_NON_FINITE or a status) goes to its st; the others go on. */
+static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full_tau)
+{
+    const mb_model *m = g->m;
+    const mb_rollout *r = g->r;
+    workspace *w = &g->w;
+    const int nq = m->nq, nv = m->nv, n = nq + nv, nk = 2 * nv;
+    const int cancel = g->mf && !g->have_held;
+    const double *q[MAX_GROUP], *v[MAX_GROUP], *tau_all[MAX_GROUP], *fext[MAX_GROUP];
+    double *qdd[MAX_GROUP], *gq[MAX_GROUP];
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        const double *y = part(Y, l, n);
+        double *tau = part(TAU, l, nv), *K = part(KK, l, nk);
+        q[l] = y, v[l] = y + nq;
+        if (!finite_all(y, n)) {
+            g->st[l] = STAGE_NON_FINITE;
+            continue;
+        }
+        if (g->have_held)
+            memcpy(tau, part(w->held, l, nv), sizeof(double) * nv);
+        else if ((g->st[l] = control(m, g->d, w, &r->control, t, q[l], v[l], !cancel, tau)) != MB_OK)
+            continue;
+        fext[l] = r->fext;
+        if (r->gc_lift) {
+            double *f = part(w->fext, l, 6 * m->nb);
+            gravity_compensation(m, g->d, r, q[l], f);
+            fext[l] = f;
+        }
+        tau_all[l] = tau;
+        if (r->damping || r->friction || r->stop_mode == MB_STOPS_SOFT) {
+            double *ta = part(w->tau_all, l, nv);
             for (int k = 0; k < nv; k++)
-                w->tau_all[k] = w->tau_all[k] + -r->friction[k] * tanh(v[k] / r->friction_velocity);
-        if (r->stop_mode == MB_STOPS_SOFT)
-            soft_stops(m, d, r, w, q, v, w->tau_all);
-        tau_all = w->tau_all;
+                ta[k] = r->damping ? tau[k] - r->damping[k] * v[l][k] : tau[k];
+            if (r->friction)
+                for (int k = 0; k < nv; k++)
+                    ta[k] = ta[k] + -r->friction[k] * tanh(v[l][k] / r->friction_velocity);
+            if (r->stop_mode == MB_STOPS_SOFT)
+                soft_stops(m, g->d, r, w, q[l], v[l], ta);
+            tau_all[l] = ta;
+        }
+        memcpy(K, v[l], sizeof(double) * nv);
+        qdd[l] = K + nv;
     }
-    memcpy(K, v, sizeof(double) * nv);
-    st = mb_aba(cancel ? m_free : m, d, q, v, tau_all, fext, K + nv);
-    if (st != MB_OK)
-        return st;
-    if (!finite_all(K + nv, nv))
-        return STAGE_NON_FINITE;
-    if (cancel && full_tau) {  /* the recorded τ is the controller's: τ_pd + g(q) */
-        mb_rnea(m, d, q, w->zero, w->zero, NULL, w->gq);
+    forward_dynamics(g, cancel ? g->mf : m, q, v, tau_all, fext, qdd);
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l) && !finite_all(qdd[l], nv))
+            g->st[l] = STAGE_NON_FINITE;
+    if (!(cancel && full_tau))
+        return;
+    for (int l = 0; l < g->L; l++)  /* the recorded τ is the controller's: τ_pd + g(q) */
+        gq[l] = part(w->gq, l, nv);
+    gravity_torques(g, q, gq);
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        double *tau = part(TAU, l, nv);
         for (int k = 0; k < nv; k++)
-            tau[k] += w->gq[k];
+            tau[k] += gq[l][k];
         if (!finite_all(tau, nv))
-            return MB_BAD_CONTROL;
+            g->st[l] = MB_BAD_CONTROL;
     }
-    return MB_OK;
 }
 
 /* out = y ⊕ h·K: q on the manifold with velocity K[:nv], v by addition (out must not alias y). */
@@ -233,65 +355,90 @@ static void advance(const mb_model *m, int vector, const double *y, const double
         out[nq + k] = y[nq + k] + h * K[nv + k];
 }
 
-/* One step from (t, y) of size h into w->y1; w->k1 and w->tau hold the first stage. */
-static int step(const mb_model *m, const mb_model *mf, mb_data *d, const mb_rollout *r, workspace *w, int vector,
-                double t, double h, const double *held)
+/* ys = y + c·K of every busy run (vector spaces: nq = nv, so a state and a tangent have one length). */
+static void stage_state(group *g, double c, const double *KK)
 {
-    const int nq = m->nq, nv = m->nv, n = nq + nv, nk = 2 * nv;
-    double *y = w->y, *ys = w->ys, *y2 = w->y2, *k1 = w->k1, *k2 = w->k2, *k3 = w->k3, *k4 = w->k4, *K = w->K;
-    double *scratch_tau = w->tau_stage;
-    int st = rhs(m, mf, d, r, w, t, y, held, k1, w->tau, 1);
-    if (st != MB_OK)
-        return st;
-    switch (r->integrator) {
+    const int n = g->m->nq + g->m->nv;
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        const double *y = part(g->w.y, l, n), *K = KK + (long)l * n;
+        double *ys = part(g->w.ys, l, n);
+        for (int k = 0; k < n; k++)
+            ys[k] = y[k] + c * K[k];
+    }
+}
+
+/* One step from (t, y) of size h into y1 for every active run; k1 and τ hold the first stage.  The
+ * stages are those of one run, run by run, with each stage's right-hand sides evaluated together. */
+static void step(group *g, double t, double h)
+{
+    const mb_model *m = g->m;
+    workspace *w = &g->w;
+    const int nq = m->nq, nv = m->nv, n = nq + nv, nk = 2 * nv, L = g->L, vector = g->vector;
+#define EACH(l) for (int l = 0; l < L; l++) if (busy(g, l))
+#define Y(a, l) part(w->a, l, n)
+#define T(a, l) part(w->a, l, nk)
+    rhs(g, t, w->y, w->k1, w->tau, 1);
+    switch (g->r->integrator) {
     case MB_EULER:
-        advance(m, vector, y, k1, h, w->y1);
+        EACH(l) advance(m, vector, Y(y, l), T(k1, l), h, Y(y1, l));
         break;
     case MB_SEMI_IMPLICIT:
-        for (int k = 0; k < nv; k++) {
-            K[k] = y[nq + k] + h * k1[nv + k];  /* the new velocity moves q */
-            K[nv + k] = k1[nv + k];
+        EACH(l) {
+            const double *y = Y(y, l), *k1 = T(k1, l);
+            double *K = T(K, l);
+            for (int k = 0; k < nv; k++) {
+                K[k] = y[nq + k] + h * k1[nv + k];  /* the new velocity moves q */
+                K[nv + k] = k1[nv + k];
+            }
+            advance(m, vector, y, K, h, Y(y1, l));
         }
-        advance(m, vector, y, K, h, w->y1);
         break;
     default:  /* MB_RK4 */
         if (vector) {
-            for (int k = 0; k < n; k++)
-                ys[k] = y[k] + (0.5 * h) * k1[k];
-            if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, ys, held, k2, scratch_tau, 0)) != MB_OK)
-                return st;
-            for (int k = 0; k < n; k++)
-                ys[k] = y[k] + (0.5 * h) * k2[k];
-            if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, ys, held, k3, scratch_tau, 0)) != MB_OK)
-                return st;
-            for (int k = 0; k < n; k++)
-                ys[k] = y[k] + h * k3[k];
-            if ((st = rhs(m, mf, d, r, w, t + h, ys, held, k4, scratch_tau, 0)) != MB_OK)
-                return st;
-            for (int k = 0; k < n; k++)
-                w->y1[k] = y[k] + (h / 6.0) * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k]);
+            stage_state(g, 0.5 * h, w->k1);
+            rhs(g, t + 0.5 * h, w->ys, w->k2, w->tau_stage, 0);
+            stage_state(g, 0.5 * h, w->k2);
+            rhs(g, t + 0.5 * h, w->ys, w->k3, w->tau_stage, 0);
+            stage_state(g, h, w->k3);
+            rhs(g, t + h, w->ys, w->k4, w->tau_stage, 0);
+            EACH(l) {
+                const double *y = Y(y, l), *k1 = T(k1, l), *k2 = T(k2, l), *k3 = T(k3, l), *k4 = T(k4, l);
+                double *y1 = Y(y1, l);
+                for (int k = 0; k < n; k++)
+                    y1[k] = y[k] + (h / 6.0) * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k]);
+            }
             break;
         }
         /* CF4, body-velocity (right) form: the exponentials compose on the right */
-        advance(m, vector, y, k1, 0.5 * h, y2);
-        if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, y2, held, k2, scratch_tau, 0)) != MB_OK)
-            return st;
-        advance(m, vector, y, k2, 0.5 * h, ys);
-        if ((st = rhs(m, mf, d, r, w, t + 0.5 * h, ys, held, k3, scratch_tau, 0)) != MB_OK)
-            return st;
-        for (int k = 0; k < nk; k++)
-            K[k] = k3[k] - 0.5 * k1[k];
-        advance(m, vector, y2, K, h, ys);
-        if ((st = rhs(m, mf, d, r, w, t + h, ys, held, k4, scratch_tau, 0)) != MB_OK)
-            return st;
-        for (int k = 0; k < nk; k++)
-            K[k] = 0.25 * k1[k] + (k2[k] + k3[k]) / 6.0 - k4[k] / 12.0;
-        advance(m, vector, y, K, h, ys);
-        for (int k = 0; k < nk; k++)
-            K[k] = -k1[k] / 12.0 + (k2[k] + k3[k]) / 6.0 + 0.25 * k4[k];
-        advance(m, vector, ys, K, h, w->y1);
+        EACH(l) advance(m, vector, Y(y, l), T(k1, l), 0.5 * h, Y(y2, l));
+        rhs(g, t + 0.5 * h, w->y2, w->k2, w->tau_stage, 0);
+        EACH(l) advance(m, vector, Y(y, l), T(k2, l), 0.5 * h, Y(ys, l));
+        rhs(g, t + 0.5 * h, w->ys, w->k3, w->tau_stage, 0);
+        EACH(l) {
+            const double *k1 = T(k1, l), *k3 = T(k3, l);
+            double *K = T(K, l);
+            for (int k = 0; k < nk; k++)
+                K[k] = k3[k] - 0.5 * k1[k];
+            advance(m, vector, Y(y2, l), K, h, Y(ys, l));
+        }
+        rhs(g, t + h, w->ys, w->k4, w->tau_stage, 0);
+        EACH(l) {
+            const double *k1 = T(k1, l), *k2 = T(k2, l), *k3 = T(k3, l), *k4 = T(k4, l);
+            double *K = T(K, l);
+            for (int k = 0; k < nk; k++)
+                K[k] = 0.25 * k1[k] + (k2[k] + k3[k]) / 6.0 - k4[k] / 12.0;
+            advance(m, vector, Y(y, l), K, h, Y(ys, l));
+            for (int k = 0; k < nk; k++)
+                K[k] = -k1[k] / 12.0 + (k2[k] + k3[k]) / 6.0 + 0.25 * k4[k];
+            advance(m, vector, Y(ys, l), K, h, Y(y1, l));
+        }
     }
-    return finite_all(w->y1, n) ? MB_OK : STAGE_NON_FINITE;
+    EACH(l) if (!finite_all(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
+#undef EACH
+#undef Y
+#undef T
 }
 
 /* Keep sample `row` = (t, y); its q̈ and τ are filled later (the next step's first stage).
@@ -313,52 +460,112 @@ static void record_derived(const mb_model *m, mb_rollout_out *o, long row, const
     memcpy(o->tau + row * nv, tau, sizeof(double) * nv);
 }
 
-int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q0, const double *qd0,
-               mb_rollout_out *o)
+/* Run l's end at t_end: a diverged run keeps its last finite state (keep_last), the final sample
+ * gets its q̈ and τ (NaN where they are not finite), and y_end the state where it stopped. */
+static void finish(group *g, int l, mb_rollout_out *o, double t_end, double last_recorded_t, int pending,
+                   int *status)
+{
+    const mb_model *m = g->m;
+    const int nv = m->nv, n = m->nq + nv;
+    double *y = part(g->w.y, l, n), *k1 = part(g->w.k1, l, 2 * nv), *tau = part(g->w.tau, l, nv);
+    if (*status == MB_OK && o->non_finite && g->r->keep_last && last_recorded_t != t_end &&
+        o->count < g->r->capacity) {
+        record(m, o, t_end, y);
+        pending = 1;
+    }
+    if (*status == MB_OK && !o->handed_back && pending && o->t[o->count - 1] == t_end) {
+        g->active[l] = 1, g->st[l] = MB_OK;
+        rhs(g, t_end, g->w.y, g->w.k1, g->w.tau, 1);
+        g->active[l] = 0;
+        if (g->st[l] == STAGE_NON_FINITE) {
+            for (int k = 0; k < 2 * nv; k++)
+                k1[k] = NAN;
+            for (int k = 0; k < nv; k++)
+                tau[k] = NAN;
+        } else if (g->st[l] != MB_OK) {
+            *status = g->st[l], o->t_from = o->t_to = t_end;
+        }
+        if (*status == MB_OK)
+            record_derived(m, o, o->count - 1, k1, tau);
+    }
+    if (o->y_end)
+        memcpy(o->y_end, y, sizeof(double) * n);
+}
+
+static int workspace_new(workspace *w, const mb_model *m, int L)
 {
     const int nq = m->nq, nv = m->nv, n = nq + nv;
-    workspace w;
-    w.block = calloc((size_t)(4 * n + 16 * nv + nv * nv + 6 * m->nb + 1), sizeof(double));
-    if (!w.block)
+    const long per_run = 4L * n + 15L * nv + 6L * m->nb;
+    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)nv * nv + 1), sizeof(double));
+    if (!w->block)
         return MB_NO_MEMORY;
-    double *p = w.block;
-    w.y = p, p += n, w.y1 = p, p += n, w.ys = p, p += n, w.y2 = p, p += n;
-    w.k1 = p, p += 2 * nv, w.k2 = p, p += 2 * nv, w.k3 = p, p += 2 * nv, w.k4 = p, p += 2 * nv, w.K = p, p += 2 * nv;
-    w.tau = p, p += nv, w.tau_all = p, p += nv, w.held = p, p += nv, w.tau_stage = p, p += nv;
-    w.zero = p, p += nv, w.gq = p, p += nv, w.H = p, p += (long)nv * nv, w.fext = p;
+    double *p = w->block;
+    double **run_arrays[] = {&w->y, &w->y1, &w->ys, &w->y2, &w->k1, &w->k2, &w->k3, &w->k4, &w->K, &w->tau,
+                             &w->tau_all, &w->held, &w->tau_stage, &w->gq, &w->fext};
+    const long length[] = {n, n, n, n, 2 * nv, 2 * nv, 2 * nv, 2 * nv, 2 * nv, nv, nv, nv, nv, nv, 6L * m->nb};
+    for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
+        *run_arrays[a] = p, p += L * length[a];
+    w->zero = p, p += nv, w->spare = p, p += nv, w->H = p;
+    return MB_OK;
+}
 
-    int vector = 1;
+int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, const mb_rollout *r, int L,
+                    const double *const *q0, const double *const *qd0, mb_rollout_out *const *o, int *status)
+{
+    const int nq = m->nq, nv = m->nv, n = nq + nv;
+    if (L < 1 || L > MAX_GROUP)  /* the caller's groups are at most the lanes' width */
+        return MB_NO_MEMORY;
+    group g = {m, NULL, d, r, NULL, NULL, L, 1, 0};
+    if (workspace_new(&g.w, m, L) != MB_OK)
+        return MB_NO_MEMORY;
+    if (lanes && L > 1 && !r->fext && !r->gc_lift && mb_lanes_supported(m)) {
+        g.lanes = lanes;
+        if (!(g.dl = lanes->data_new(m))) {
+            free(g.w.block);
+            return MB_NO_MEMORY;
+        }
+    }
     for (int i = 0; i < m->nb; i++)
         if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE || m->jtype[i] == MB_PLANAR)
-            vector = 0;
-    memcpy(w.y, q0, sizeof(double) * nq);
-    memcpy(w.y + nq, qd0, sizeof(double) * nv);
-    o->count = 0;
-    o->non_finite = 0;
-    o->handed_back = 0;
-    o->t_from = o->t_to = 0.0;
-    const int hard = r->stop_mode == MB_STOPS_HARD;
+            g.vector = 0;
     mb_model free_model = *m;  /* the model without gravity: a continuous PD with g(q) cancels it */
     memset(free_model.a_grav, 0, sizeof free_model.a_grav);
     memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
-    const mb_model *mf = r->control.kind == MB_CONTROL_PD && r->control.gravity ? &free_model : NULL;
-
-    const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt, period = r->control.period;
+    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity ? &free_model : NULL;
+    const int hard = r->stop_mode == MB_STOPS_HARD;
+    const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt;
+    const double period = r->control.period;
     const int sampled = r->control.kind != MB_CONTROL_NONE && period > 0.0;
-    const double *held = NULL;  /* the zero-order-hold τ once sampled */
-    double t = r->t0, last_recorded_t = r->t0;
+    double t = r->t0, last_recorded_t[MAX_GROUP], t_end[MAX_GROUP];
+    int pending[MAX_GROUP];  /* the last sample's q̈, τ wait for the step that starts from it */
+    int running = L;
+    for (int l = 0; l < L; l++) {
+        double *y = part(g.w.y, l, n);
+        memcpy(y, q0[l], sizeof(double) * nq);
+        memcpy(y + nq, qd0[l], sizeof(double) * nv);
+        o[l]->count = 0;
+        o[l]->non_finite = 0;
+        o[l]->handed_back = 0;
+        o[l]->t_from = o[l]->t_to = 0.0;
+        record(m, o[l], t, y);
+        last_recorded_t[l] = t, pending[l] = 1, status[l] = MB_OK, g.active[l] = 1;
+    }
+#define LEAVE(l) (g.active[l] = 0, t_end[l] = t, running--)
     long n_sample = 0;
-    int pending = 1;  /* the last sample's q̈, τ wait for the step that starts from it */
-    int st = MB_OK;
-    record(m, o, t, w.y);
-    while (t < t_final) {
+    while (t < t_final && running) {
         double next_sample = INFINITY;
         if (sampled) {
             if (t >= (double)n_sample * period - eps) {
-                if ((st = control(m, d, &w, &r->control, t, w.y, w.y + nq, 1, w.held)) != MB_OK)
-                    break;
-                held = w.held;
+                for (int l = 0; l < L; l++) {
+                    double *y = part(g.w.y, l, n);
+                    if (g.active[l] &&
+                        (status[l] = control(m, d, &g.w, &r->control, t, y, y + nq, 1, part(g.w.held, l, nv))))
+                        LEAVE(l);
+                }
+                g.have_held = 1;
                 n_sample = (long)floor((t + eps) / period) + 1;
+                if (!running)
+                    break;
             }
             next_sample = (double)n_sample * period;
         }
@@ -366,57 +573,54 @@ int mb_run_rollout(const mb_model *m, mb_data *d, const mb_rollout *r, const dou
         double t_next = fmin((double)k_next * dt, t_final);
         if (next_sample < t_next - eps)
             t_next = next_sample;
-        st = step(m, mf, d, r, &w, vector, t, t_next - t, held);
-        if (st == STAGE_NON_FINITE && hard) {  /* the Python loop reports it, as it would */
-            o->handed_back = 1, o->t_from = t, o->t_to = t_next;
-            st = MB_OK;
-            break;
-        }
-        if (st == STAGE_NON_FINITE) {
-            o->non_finite = 1, o->t_from = t, o->t_to = t_next;
-            st = MB_OK;
-            break;
-        }
-        if (st != MB_OK) {
-            o->t_from = t, o->t_to = t_next;
-            break;
-        }
-        if (pending && o->t[o->count - 1] == t) {
-            record_derived(m, o, o->count - 1, w.k1, w.tau);
-            pending = 0;
-        }
-        if (hard && crosses_stop(r, w.y, w.y1)) {  /* an impact in this step: the Python loop's event */
-            o->handed_back = 1, o->t_from = t, o->t_to = t_next;
-            break;
+        for (int l = 0; l < L; l++)
+            g.st[l] = MB_OK;
+        step(&g, t, t_next - t);
+        for (int l = 0; l < L; l++) {
+            if (!g.active[l])
+                continue;
+            mb_rollout_out *ol = o[l];
+            const int st = g.st[l];
+            if (st != MB_OK) {  /* non-finite with hard stops: handed back, the Python loop reports it */
+                ol->handed_back = st == STAGE_NON_FINITE && hard;
+                ol->non_finite = st == STAGE_NON_FINITE && !hard;
+                status[l] = st == STAGE_NON_FINITE ? MB_OK : st;
+                ol->t_from = t, ol->t_to = t_next;
+                LEAVE(l);
+                continue;
+            }
+            if (pending[l] && ol->t[ol->count - 1] == t) {
+                record_derived(m, ol, ol->count - 1, part(g.w.k1, l, 2 * nv), part(g.w.tau, l, nv));
+                pending[l] = 0;
+            }
+            if (hard && crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n))) {  /* the Python loop's event */
+                ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;
+                LEAVE(l);
+            }
         }
         t = t_next;
-        memcpy(w.y, w.y1, sizeof(double) * n);
         const int on_grid = fabs(t - (double)k_next * dt) <= eps;
-        if ((t >= t_final || (on_grid && k_next % r->record_every == 0)) && o->count < r->capacity) {
-            record(m, o, t, w.y);
-            last_recorded_t = t;
-            pending = 1;
+        for (int l = 0; l < L; l++) {
+            if (!g.active[l])
+                continue;
+            memcpy(part(g.w.y, l, n), part(g.w.y1, l, n), sizeof(double) * n);
+            if ((t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
+                record(m, o[l], t, part(g.w.y, l, n));
+                last_recorded_t[l] = t;
+                pending[l] = 1;
+            }
         }
     }
-    if (st == MB_OK && o->non_finite && r->keep_last && last_recorded_t != t && o->count < r->capacity) {
-        record(m, o, t, w.y);
-        pending = 1;
+#undef LEAVE
+    for (int l = 0; l < L; l++) {
+        if (g.active[l])
+            t_end[l] = t;
+        g.active[l] = 0;
     }
-    if (st == MB_OK && !o->handed_back && pending && o->t[o->count - 1] == t) {  /* the final sample */
-        const int s = rhs(m, mf, d, r, &w, t, w.y, held, w.k1, w.tau, 1);
-        if (s == STAGE_NON_FINITE) {
-            for (int k = 0; k < 2 * nv; k++)
-                w.k1[k] = NAN;
-            for (int k = 0; k < nv; k++)
-                w.tau[k] = NAN;
-        } else if (s != MB_OK) {
-            st = s, o->t_from = o->t_to = t;
-        }
-        if (st == MB_OK)
-            record_derived(m, o, o->count - 1, w.k1, w.tau);
-    }
-    if (o->y_end)
-        memcpy(o->y_end, w.y, sizeof(double) * n);
-    free(w.block);
-    return st;
+    for (int l = 0; l < L; l++)  /* run by run: their end times differ */
+        finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);
+    if (g.dl)
+        lanes->data_free(g.dl);
+    free(g.w.block);
+    return MB_OK;
 }

@@ -194,7 +194,8 @@ def run_vectorised(system, Q0, QD0, t_final, dt, integrator, record_every):
 
 
 def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_every, make_system=None):
-    """N fixed-step runs in ``core/rollout.c``: every run is ``simulate``'s compiled run.
+    """N fixed-step runs in ``core/rollout.c``: every run is ``simulate``'s compiled run, bit for bit
+    (groups of runs advance in lockstep, their forward dynamics in SIMD lanes).
 
     With hard stops, a run handed back before a step that reaches a stop goes on in ``_run_fixed``
     (``make_system()`` gives it its own System and stops), as its ``simulate`` would."""

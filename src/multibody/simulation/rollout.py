@@ -15,7 +15,10 @@ compiled loop as soon as no joint rests on a stop (``stop_mode`` 2).
 no user events, constraints, contact, callable forces or progress bar, and a controller that is
 None or an ``mb.PD`` whose references are constants or tables on a model with one-dof joints
 (:func:`controller_tables`).  :func:`run_compiled` runs N initial states (N = 1: one
-``mb.simulate``).  Everything else stays on the Python path.  This module imports nothing from
+``mb.simulate``); a batch advances in lockstep groups of the SIMD lanes' width (``_core.LANES``),
+each stage's forward dynamics one ``aba_group`` call for the group (bit for bit each run's own
+result; ``_core.use_lanes("none")`` runs them one at a time).  Everything else stays on the
+Python path.  This module imports nothing from
 the rest of ``simulation`` but the controllers.
 """
 from __future__ import annotations
