@@ -22,7 +22,7 @@
 #define LEAF 4
 #define EPS 1e-12
 
-TriangleCollideFn trimesh_convex_triangle = NULL;
+/* trimesh_convex_triangle, the hook for convex shapes, is defined (and set) in convex.c */
 
 /* ---- building the hierarchy -------------------------------------------------------------------- */
 typedef struct { double c[3], key; int t; } Item;   /* key: the centroid along the split axis */
