@@ -550,8 +550,9 @@ int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, 
  *  - hull vertices below the triangle's plane over the triangle,
  *  - triangle corners inside the hull and the points where its edges enter and leave the hull,
  *    with the depth of the hull under them along -n.
- * The points of all the pair's triangles are merged into one manifold of at most 4 (reduce4), so
- * a hull resting across many triangles gets the corners it gets from a plane. */
+ * Each triangle gives at most 4 of them; trimesh.c merges those of all the pair's triangles and
+ * mesh_manifold cuts them to one manifold of at most 4 (reduce4), so a hull resting across many
+ * triangles gets the corners it gets from a plane. */
 #define TRI_POINTS (HULL_MAX_VERTS + 9)
 
 static int tri_separated(const Hull *h, const double t[3][3])
@@ -604,6 +605,38 @@ static int over_triangle(const double *x, const double t[3][3], const double *n,
     return 1;
 }
 
+/* At most 4 (and max) of the m points (pos, depth, normal nrm), written to out: reduce4's choice,
+ * whose first point is the deepest.  In a tie (a face resting flat, where rounding alone would
+ * choose) that is the one farthest out from the hull's centre across the normal, a corner of that
+ * face, so that the 4 points span the face as hull_plane's do. */
+static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol,
+                   Contact *out, int max)
+{
+    if (m <= 0 || max <= 0) return 0;
+    double mid[3], top = -INFINITY, far = -1;
+    mv3(g->R, g->hull->centre, mid); add3(mid, g->p, mid);
+    for (int i = 0; i < m; i++) if (depth[i] > top) top = depth[i];
+    int i0 = 0;
+    for (int i = 0; i < m; i++) {
+        if (depth[i] < top - tol) continue;
+        double u[3], a; sub3(pos[i], mid, u);
+        a = dot3(u, u) - dot3(u, nrm[i]) * dot3(u, nrm[i]);
+        if (a > far) { far = a; i0 = i; }
+    }
+    double *sel = malloc(sizeof(double) * (size_t)m);           /* depths with i0 made the deepest */
+    if (!sel) return 0;
+    for (int i = 0; i < m; i++) sel[i] = depth[i];
+    sel[i0] = top + 1;
+    int keep[4], k = reduce4(pos, sel, m, nrm[i0], keep), c = 0;
+    free(sel);
+    Contact kept[4] = {{0}};
+    for (int i = 0; i < k && c < max; i++, c++) {
+        copy3(pos[keep[i]], kept[c].pos); copy3(nrm[keep[i]], kept[c].normal); kept[c].depth = depth[keep[i]];
+    }
+    for (int i = 0; i < c; i++) out[i] = kept[i];
+    return c;
+}
+
 static int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, Contact *out, int n0, int max)
 {
     const Hull *h = g->hull;
@@ -618,7 +651,7 @@ static int convex_triangle(const GeomPose *g, const double tw[3][3], const doubl
     if (lo > d) return n0;
     if (tri_separated(h, t)) return n0;
     double tol = 1e-9 * (hi - lo > 1e-3 ? hi - lo : 1e-3);
-    double pos[TRI_POINTS + 4][3], depth[TRI_POINTS + 4], nrm[TRI_POINTS + 4][3];
+    double pos[TRI_POINTS][3], depth[TRI_POINTS], nrm[TRI_POINTS][3];
     int m = 0;
     for (int i = 0; i < h->nv; i++) {                          /* hull vertices below the triangle */
         const double *x = h->v + 3 * i;
@@ -656,30 +689,27 @@ static int convex_triangle(const GeomPose *g, const double tw[3][3], const doubl
         double x[3]; mv3(g->R, pos[i], x); add3(x, g->p, pos[i]);
         copy3(nw, nrm[i]);
     }
-    int keep_old = n0 < 4 ? n0 : 4;                            /* the manifold so far (this pair's) */
-    for (int i = 0; i < keep_old; i++) { copy3(out[i].pos, pos[m]); copy3(out[i].normal, nrm[m]); depth[m++] = out[i].depth; }
-    /* the first point kept is the deepest; in a tie (a face resting flat, where rounding alone
-     * would choose) the one farthest out from the hull's centre across n, a corner of that face,
-     * so that the 4 points span the face as hull_plane's do */
-    double mid[3], sel[TRI_POINTS + 4], top = -INFINITY, far = -1;
-    mv3(g->R, h->centre, mid); add3(mid, g->p, mid);
-    for (int i = 0; i < m; i++) if (depth[i] > top) top = depth[i];
-    int i0 = 0;
-    for (int i = 0; i < m; i++) {
-        if (depth[i] < top - tol) continue;
-        double u[3]; sub3(pos[i], mid, u);
-        double a = dot3(u, u) - dot3(u, nw) * dot3(u, nw);
-        if (a > far) { far = a; i0 = i; }
+    return n0 + spread4(g, pos, depth, nrm, m, tol, out + n0, max - n0);
+}
+
+/* The pair's contacts against the whole mesh (each triangle's, merged by trimesh.c) cut to at most
+ * 4 in place, as spread4 chooses them. */
+int mesh_manifold(const GeomPose *g, Contact *c, int n, int max)
+{
+    if (n <= 0 || max <= 0) return 0;
+    double (*pos)[3] = malloc(sizeof(double) * 7 * (size_t)n), *depth = (double *)(pos + n), (*nrm)[3] = (double (*)[3])(depth + n);
+    if (!pos) { int k = n < max ? n : max; return k < 4 ? k : 4; }
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        copy3(c[i].pos, pos[i]); copy3(c[i].normal, nrm[i]); depth[i] = c[i].depth;
+        if (c[i].depth < lo) lo = c[i].depth;
+        if (c[i].depth > hi) hi = c[i].depth;
     }
-    for (int i = 0; i < m; i++) sel[i] = depth[i];
-    sel[i0] = top + 1;
-    int keep[4], k = reduce4(pos, sel, m, nw, keep), c = 0;
-    Contact kept[4] = {{0}};
-    for (int i = 0; i < k && c < max; i++, c++) {
-        copy3(pos[keep[i]], kept[c].pos); copy3(nrm[keep[i]], kept[c].normal); kept[c].depth = depth[keep[i]];
-    }
-    for (int i = 0; i < c; i++) out[i] = kept[i];
-    return c;
+    double size = g->hi[0] - g->lo[0];
+    for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
+    int k = spread4(g, pos, depth, nrm, n, 1e-9 * (size > 1e-3 ? size : 1e-3), c, max);
+    free(pos);
+    return k;
 }
 
 /* set once, at load time: trimesh.c calls it for every triangle near a convex shape */

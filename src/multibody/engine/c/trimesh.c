@@ -378,7 +378,7 @@ static void query(const TriMesh *m, const double *lo, const double *hi, TriVisit
     }
 }
 
-typedef struct { const GeomPose *g; Buffer *B; BoxF box; Contact *out; int n, max; } Ctx;
+typedef struct { const GeomPose *g; Buffer *B; BoxF box; } Ctx;
 
 static void visit_sphere(const TriMesh *m, int t, void *ctx)
 {
@@ -424,8 +424,10 @@ static void visit_cylinder(const TriMesh *m, int t, void *ctx)
 }
 static void visit_convex(const TriMesh *m, int t, void *ctx)
 {
-    Ctx *x = ctx; double T[3][3]; corners(m, t, T);
-    if (x->n < x->max) x->n = trimesh_convex_triangle(x->g, (const double (*)[3])T, m->normal + 3 * t, x->out, x->n, x->max);
+    Ctx *x = ctx; double T[3][3], *n = m->normal + 3 * t; corners(m, t, T);
+    Contact c[4];
+    int k = trimesh_convex_triangle(x->g, (const double (*)[3])T, n, c, 0, 4);
+    for (int i = 0; i < k; i++) keep(x->B, c[i].pos, c[i].normal, c[i].depth, 1, t);
 }
 
 int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max)
@@ -435,7 +437,7 @@ int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max
     Buffer *B = malloc(sizeof *B);
     if (!B) return 0;
     B->n = 0;
-    Ctx x = {g, B, {{{0}}}, out, 0, max};
+    Ctx x = {g, B, {{{0}}}};
     double size = g->hi[0] - g->lo[0];
     for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
     B->tol = 1e-7 * (size > 1e-3 ? size : 1e-3);
@@ -446,7 +448,10 @@ int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max
     case G_BOX: box_frame(g, &x.box); query(m, g->lo, g->hi, visit_box, &x); n = flush(B, m, out, max, 0); break;
     case G_CYLINDER: query(m, g->lo, g->hi, visit_cylinder, &x); n = flush(B, m, out, max, 0); break;
     default:                                                  /* convex shapes come through the hook */
-        if (trimesh_convex_triangle) { query(m, g->lo, g->hi, visit_convex, &x); n = x.n; }
+        if (!trimesh_convex_triangle || g->type != G_CONVEX) break;
+        query(m, g->lo, g->hi, visit_convex, &x);        /* each triangle's points, then one manifold */
+        n = mesh_manifold(g, B->c, B->n, max);
+        memcpy(out, B->c, sizeof(Contact) * (size_t)n);
     }
     free(B);
     return n;
