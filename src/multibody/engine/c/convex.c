@@ -1,4 +1,5 @@
-/* Convex polyhedra (hulls) against planes, spheres, capsules, boxes and each other.
+/* Convex polyhedra (hulls) against planes, spheres, capsules, boxes, each other and the triangles
+ * of static meshes (trimesh.c's hook, at the end: terrain contacts along the face normal).
  *
  * Method: the separating-axis test between polytopes with Gauss-map pruning (Gregorius, "The
  * Separating Axis Test between Convex Polyhedra", GDC 2013).  The candidate axes are the face
@@ -609,10 +610,8 @@ static int over_triangle(const double *x, const double t[3][3], const double *n,
  * whose first point is the deepest.  In a tie (a face resting flat, where rounding alone would
  * choose) that is the one farthest out from the hull's centre across the normal, a corner of that
  * face, so that the 4 points span the face as hull_plane's do. */
-static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol,
-                   Contact *out, int max)
+static int first_point(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol)
 {
-    if (m <= 0 || max <= 0) return 0;
     double mid[3], top = -INFINITY, far = -1;
     mv3(g->R, g->hull->centre, mid); add3(mid, g->p, mid);
     for (int i = 0; i < m; i++) if (depth[i] > top) top = depth[i];
@@ -623,6 +622,16 @@ static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, dou
         a = dot3(u, u) - dot3(u, nrm[i]) * dot3(u, nrm[i]);
         if (a > far) { far = a; i0 = i; }
     }
+    return i0;
+}
+
+static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol,
+                   Contact *out, int max)
+{
+    if (m <= 0 || max <= 0) return 0;
+    double top = -INFINITY;
+    for (int i = 0; i < m; i++) if (depth[i] > top) top = depth[i];
+    int i0 = first_point(g, pos, depth, nrm, m, tol);
     double *sel = malloc(sizeof(double) * (size_t)m);           /* depths with i0 made the deepest */
     if (!sel) return 0;
     for (int i = 0; i < m; i++) sel[i] = depth[i];
@@ -692,24 +701,67 @@ static int convex_triangle(const GeomPose *g, const double tw[3][3], const doubl
     return n0 + spread4(g, pos, depth, nrm, m, tol, out + n0, max - n0);
 }
 
+/* contacts c[0..n) as the arrays spread4 reads (one block: free pos), and the tie tolerance */
+static double (*as_arrays(const GeomPose *g, const Contact *c, int n, double **depth, double (**nrm)[3], double *tol))[3]
+{
+    double (*pos)[3] = malloc(sizeof(double) * 7 * (size_t)n);
+    if (!pos) return NULL;
+    *depth = (double *)(pos + n); *nrm = (double (*)[3])(*depth + n);
+    for (int i = 0; i < n; i++) { copy3(c[i].pos, pos[i]); copy3(c[i].normal, (*nrm)[i]); (*depth)[i] = c[i].depth; }
+    double size = g->hi[0] - g->lo[0];
+    for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
+    *tol = 1e-9 * (size > 1e-3 ? size : 1e-3);
+    return pos;
+}
+
 /* The pair's contacts against the whole mesh (each triangle's, merged by trimesh.c) cut to at most
  * 4 in place, as spread4 chooses them. */
 int mesh_manifold(const GeomPose *g, Contact *c, int n, int max)
 {
     if (n <= 0 || max <= 0) return 0;
-    double (*pos)[3] = malloc(sizeof(double) * 7 * (size_t)n), *depth = (double *)(pos + n), (*nrm)[3] = (double (*)[3])(depth + n);
+    double *depth, (*nrm)[3], tol, (*pos)[3] = as_arrays(g, c, n, &depth, &nrm, &tol);
     if (!pos) { int k = n < max ? n : max; return k < 4 ? k : 4; }
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        copy3(c[i].pos, pos[i]); copy3(c[i].normal, nrm[i]); depth[i] = c[i].depth;
-        if (c[i].depth < lo) lo = c[i].depth;
-        if (c[i].depth > hi) hi = c[i].depth;
-    }
-    double size = g->hi[0] - g->lo[0];
-    for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
-    int k = spread4(g, pos, depth, nrm, n, 1e-9 * (size > 1e-3 ? size : 1e-3), c, max);
+    int k = spread4(g, pos, depth, nrm, n, tol, c, max);
     free(pos);
     return k;
+}
+
+typedef struct { double x, y; int i; } Flat;
+static int cmp_flat(const void *a, const void *b)
+{
+    const Flat *p = a, *q = b;
+    return p->x != q->x ? (p->x > q->x) - (p->x < q->x) : (p->y > q->y) - (p->y < q->y);
+}
+static double turn(const Flat *o, const Flat *a, const Flat *b)
+{
+    return (a->x - o->x) * (b->y - o->y) - (a->y - o->y) * (b->x - o->x);
+}
+
+/* Of the contacts c[0..n) keep, in place and in order, the one spread4 takes first and the corners
+ * of the points' outline seen along its normal: all that reduce4 can choose (the farthest point,
+ * the largest triangle and the largest gain are corners of the outline), so trimesh.c may thin its
+ * buffer with this as it fills, in any order of triangles, and get the manifold of all points. */
+int mesh_outline(const GeomPose *g, Contact *c, int n)
+{
+    if (n <= 4) return n;
+    double *depth, (*nrm)[3], tol, (*pos)[3] = as_arrays(g, c, n, &depth, &nrm, &tol);
+    Flat *f = malloc(sizeof(Flat) * 3 * (size_t)n);            /* the points, then the chain */
+    char *on = calloc((size_t)n, 1);
+    if (!pos || !f || !on) { free(pos); free(f); free(on); return n; }
+    int i0 = first_point(g, pos, depth, nrm, n, tol);
+    double u[3], v[3]; plane_space(nrm[i0], u, v);
+    for (int i = 0; i < n; i++) { f[i].x = dot3(pos[i], u); f[i].y = dot3(pos[i], v); f[i].i = i; }
+    qsort(f, (size_t)n, sizeof(Flat), cmp_flat);
+    Flat *h = f + n;                                           /* Andrew's monotone chain */
+    int k = 0;
+    for (int i = 0; i < n; i++) { while (k >= 2 && turn(h + k - 2, h + k - 1, f + i) <= 0) k--; h[k++] = f[i]; }
+    for (int i = n - 2, lower = k + 1; i >= 0; i--) { while (k >= lower && turn(h + k - 2, h + k - 1, f + i) <= 0) k--; h[k++] = f[i]; }
+    for (int i = 0; i < k; i++) on[h[i].i] = 1;
+    on[i0] = 1;
+    int m = 0;
+    for (int i = 0; i < n; i++) if (on[i]) c[m++] = c[i];
+    free(pos); free(f); free(on);
+    return m;
 }
 
 /* set once, at load time: trimesh.c calls it for every triangle near a convex shape */

@@ -14,6 +14,7 @@
  * triangle's corners inside the box and the points where the triangle's edges leave the box.
  * Cylinders likewise, by their rim points below a triangle and the triangle's corners inside them.
  * Contacts from neighbouring triangles at one point are merged (the deepest kept).
+ * Convex hulls: convex.c's hook gives each triangle's points; merged here, and cut to 4 there.
  * Shapes behind a triangle (centre under its plane) are not pushed through it.
  */
 #include <stdlib.h>
@@ -427,6 +428,7 @@ static void visit_convex(const TriMesh *m, int t, void *ctx)
     Ctx *x = ctx; double T[3][3], *n = m->normal + 3 * t; corners(m, t, T);
     Contact c[4];
     int k = trimesh_convex_triangle(x->g, (const double (*)[3])T, n, c, 0, 4);
+    if (x->B->n + k > MAXC) x->B->n = mesh_outline(x->g, x->B->c, x->B->n);   /* full: thin it */
     for (int i = 0; i < k; i++) keep(x->B, c[i].pos, c[i].normal, c[i].depth, 1, t);
 }
 
