@@ -1,4 +1,5 @@
-/* Convex polyhedra (hulls) against planes, spheres, capsules, boxes and each other.
+/* Convex polyhedra (hulls) against planes, spheres, capsules, boxes, each other and the triangles
+ * of static meshes (trimesh.c's hook, at the end: terrain contacts along the face normal).
  *
  * Method: the separating-axis test between polytopes with Gauss-map pruning (Gregorius, "The
  * Separating Axis Test between Convex Polyhedra", GDC 2013).  The candidate axes are the face
@@ -538,3 +539,230 @@ int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, 
     }
     return n;
 }
+
+/* ---- a hull against one triangle of a static mesh (trimesh.c's hook) ---------------------------
+ * Terrain rule, as trimesh.c gives boxes and cylinders: the triangle pushes the hull along its own
+ * face normal n, never along an edge or a hull face.  The separating-axis test (n, the hull's faces,
+ * hull edge x triangle edge) only decides whether they touch.  A hull lying across the shared edge
+ * of two coplanar triangles then meets one plane, however the edge cuts its face: an axis chosen
+ * by minimum depth on the triangle it barely overlaps would be a side face or an edge, whose
+ * sideways normal stops a sliding box at every edge (the mesh carries no neighbour table to say
+ * which edges are inner).  The points, each with its depth along n:
+ *  - hull vertices below the triangle's plane over the triangle,
+ *  - triangle corners inside the hull and the points where its edges enter and leave the hull,
+ *    with the depth of the hull under them along -n.
+ * Each triangle gives at most 4 of them; trimesh.c merges those of all the pair's triangles and
+ * mesh_manifold cuts them to one manifold of at most 4 (reduce4), so a hull resting across many
+ * triangles gets the corners it gets from a plane. */
+#define TRI_POINTS (HULL_MAX_VERTS + 9)
+
+static int tri_separated(const Hull *h, const double t[3][3])
+{
+    for (int f = 0; f < h->nf; f++) {                          /* the hull's faces */
+        const double *n = h->plane + 4 * f;
+        double m = dot3(n, t[0]);
+        for (int i = 1; i < 3; i++) if (dot3(n, t[i]) < m) m = dot3(n, t[i]);
+        if (m > n[3]) return 1;
+    }
+    for (int i = 0; i < 3; i++) {                              /* hull edges x triangle edges */
+        double e[3]; sub3(t[(i + 1) % 3], t[i], e);
+        for (int k = 0; k < h->ne; k++) {
+            const int *E = h->edge + 4 * k;
+            const double *na = h->plane + 4 * E[2], *nb = h->plane + 4 * E[3], *P = h->v + 3 * E[0];
+            if (dot3(na, e) * dot3(nb, e) >= 0) continue;       /* no hull support on this edge along e x w */
+            double w[3], L[3], r[3]; sub3(h->v + 3 * E[1], P, w); cross3(w, e, L);
+            double len = norm3(L);
+            if (len < 1e-9 * norm3(w) * norm3(e)) continue;
+            scale3(L, 1.0 / len, L);
+            sub3(P, h->centre, r);
+            if (dot3(L, r) < 0) scale3(L, -1, L);               /* out of the hull at that edge */
+            double m = dot3(L, t[0]);
+            for (int j = 1; j < 3; j++) if (dot3(L, t[j]) < m) m = dot3(L, t[j]);
+            if (m > dot3(L, P)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* depth of the hull under x (inside it) along -n: where the ray x - s n leaves the hull */
+static double depth_under(const Hull *h, const double *x, const double *n)
+{
+    double s = INFINITY;
+    for (int f = 0; f < h->nf; f++) {
+        const double *p = h->plane + 4 * f;
+        double k = -dot3(p, n);
+        if (k > 1e-12) { double t = (p[3] - dot3(p, x)) / k; if (t < s) s = t; }
+    }
+    return s > 0 && isfinite(s) ? s : 0;
+}
+
+static int over_triangle(const double *x, const double t[3][3], const double *n, double tol)
+{
+    for (int i = 0; i < 3; i++) {
+        double e[3], r[3], c[3];
+        sub3(t[(i + 1) % 3], t[i], e); sub3(x, t[i], r); cross3(e, r, c);
+        if (dot3(c, n) < -tol * norm3(e)) return 0;
+    }
+    return 1;
+}
+
+/* At most 4 (and max) of the m points (pos, depth, normal nrm), written to out: reduce4's choice,
+ * whose first point is the deepest.  In a tie (a face resting flat, where rounding alone would
+ * choose) that is the one farthest out from the hull's centre across the normal, a corner of that
+ * face, so that the 4 points span the face as hull_plane's do. */
+static int first_point(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol)
+{
+    double mid[3], top = -INFINITY, far = -1;
+    mv3(g->R, g->hull->centre, mid); add3(mid, g->p, mid);
+    for (int i = 0; i < m; i++) if (depth[i] > top) top = depth[i];
+    int i0 = 0;
+    for (int i = 0; i < m; i++) {
+        if (depth[i] < top - tol) continue;
+        double u[3], a; sub3(pos[i], mid, u);
+        a = dot3(u, u) - dot3(u, nrm[i]) * dot3(u, nrm[i]);
+        if (a > far) { far = a; i0 = i; }
+    }
+    return i0;
+}
+
+static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol,
+                   Contact *out, int max)
+{
+    if (m <= 0 || max <= 0) return 0;
+    double top = -INFINITY;
+    for (int i = 0; i < m; i++) if (depth[i] > top) top = depth[i];
+    int i0 = first_point(g, pos, depth, nrm, m, tol);
+    double *sel = malloc(sizeof(double) * (size_t)m);           /* depths with i0 made the deepest */
+    if (!sel) return 0;
+    for (int i = 0; i < m; i++) sel[i] = depth[i];
+    sel[i0] = top + 1;
+    int keep[4], k = reduce4(pos, sel, m, nrm[i0], keep), c = 0;
+    free(sel);
+    Contact kept[4] = {{0}};
+    for (int i = 0; i < k && c < max; i++, c++) {
+        copy3(pos[keep[i]], kept[c].pos); copy3(nrm[keep[i]], kept[c].normal); kept[c].depth = depth[keep[i]];
+    }
+    for (int i = 0; i < c; i++) out[i] = kept[i];
+    return c;
+}
+
+static int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, Contact *out, int n0, int max)
+{
+    const Hull *h = g->hull;
+    if (!h || g->type != G_CONVEX) return n0;
+    double t[3][3], n[3], r[3];                                /* the triangle in the hull's frame */
+    for (int i = 0; i < 3; i++) { sub3(tw[i], g->p, r); mtv3(g->R, r, t[i]); }
+    mtv3(g->R, nw, n);
+    double d = dot3(n, t[0]);
+    if (dot3(n, h->centre) < d) return n0;                     /* behind the triangle: not pushed through */
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < h->nv; i++) { double s = dot3(n, h->v + 3 * i); if (s < lo) lo = s; if (s > hi) hi = s; }
+    if (lo > d) return n0;
+    if (tri_separated(h, t)) return n0;
+    double tol = 1e-9 * (hi - lo > 1e-3 ? hi - lo : 1e-3);
+    double pos[TRI_POINTS][3], depth[TRI_POINTS], nrm[TRI_POINTS][3];
+    int m = 0;
+    for (int i = 0; i < h->nv; i++) {                          /* hull vertices below the triangle */
+        const double *x = h->v + 3 * i;
+        double dep = d - dot3(n, x);
+        if (dep < 0 || !over_triangle(x, t, n, tol)) continue;
+        for (int k = 0; k < 3; k++) pos[m][k] = x[k] + 0.5 * dep * n[k];
+        depth[m++] = dep;
+    }
+    for (int i = 0; i < 3; i++) {
+        const double *p0 = t[i], *p1 = t[(i + 1) % 3];
+        double e[3]; sub3(p1, p0, e);
+        double tin = 0, tout = 1;                              /* the edge clipped by the hull's planes */
+        int ok = 1;
+        for (int f = 0; f < h->nf && ok; f++) {
+            const double *p = h->plane + 4 * f;
+            double a = dot3(p, p0) - p[3], b = dot3(p, e);     /* a + b s <= 0 inside */
+            if (fabs(b) < 1e-300) { if (a > 0) ok = 0; continue; }
+            double s = -a / b;
+            if (b > 0) { if (s < tout) tout = s; } else { if (s > tin) tin = s; }
+            if (tin > tout) ok = 0;
+        }
+        if (!ok) continue;
+        double ends[2] = {tin, tout};
+        for (int s = 0; s < 2; s++) {
+            if (s == 1 && tout - tin < 1e-12) break;           /* touching at one point */
+            if (ends[s] >= 1) continue;                        /* the next edge's start: counted there */
+            double x[3]; for (int k = 0; k < 3; k++) x[k] = p0[k] + ends[s] * e[k];
+            double dep = depth_under(h, x, n);
+            for (int k = 0; k < 3; k++) pos[m][k] = x[k] - 0.5 * dep * n[k];
+            depth[m++] = dep;
+        }
+    }
+    if (!m) return n0;
+    for (int i = 0; i < m; i++) {                              /* to world, normal from the mesh into g */
+        double x[3]; mv3(g->R, pos[i], x); add3(x, g->p, pos[i]);
+        copy3(nw, nrm[i]);
+    }
+    return n0 + spread4(g, pos, depth, nrm, m, tol, out + n0, max - n0);
+}
+
+/* contacts c[0..n) as the arrays spread4 reads (one block: free pos), and the tie tolerance */
+static double (*as_arrays(const GeomPose *g, const Contact *c, int n, double **depth, double (**nrm)[3], double *tol))[3]
+{
+    double (*pos)[3] = malloc(sizeof(double) * 7 * (size_t)n);
+    if (!pos) return NULL;
+    *depth = (double *)(pos + n); *nrm = (double (*)[3])(*depth + n);
+    for (int i = 0; i < n; i++) { copy3(c[i].pos, pos[i]); copy3(c[i].normal, (*nrm)[i]); (*depth)[i] = c[i].depth; }
+    double size = g->hi[0] - g->lo[0];
+    for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
+    *tol = 1e-9 * (size > 1e-3 ? size : 1e-3);
+    return pos;
+}
+
+/* The pair's contacts against the whole mesh (each triangle's, merged by trimesh.c) cut to at most
+ * 4 in place, as spread4 chooses them. */
+int mesh_manifold(const GeomPose *g, Contact *c, int n, int max)
+{
+    if (n <= 0 || max <= 0) return 0;
+    double *depth, (*nrm)[3], tol, (*pos)[3] = as_arrays(g, c, n, &depth, &nrm, &tol);
+    if (!pos) { int k = n < max ? n : max; return k < 4 ? k : 4; }
+    int k = spread4(g, pos, depth, nrm, n, tol, c, max);
+    free(pos);
+    return k;
+}
+
+typedef struct { double x, y; int i; } Flat;
+static int cmp_flat(const void *a, const void *b)
+{
+    const Flat *p = a, *q = b;
+    return p->x != q->x ? (p->x > q->x) - (p->x < q->x) : (p->y > q->y) - (p->y < q->y);
+}
+static double turn(const Flat *o, const Flat *a, const Flat *b)
+{
+    return (a->x - o->x) * (b->y - o->y) - (a->y - o->y) * (b->x - o->x);
+}
+
+/* Of the contacts c[0..n) keep, in place and in order, the one spread4 takes first and the corners
+ * of the points' outline seen along its normal: all that reduce4 can choose (the farthest point,
+ * the largest triangle and the largest gain are corners of the outline), so trimesh.c may thin its
+ * buffer with this as it fills, in any order of triangles, and get the manifold of all points. */
+int mesh_outline(const GeomPose *g, Contact *c, int n)
+{
+    if (n <= 4) return n;
+    double *depth, (*nrm)[3], tol, (*pos)[3] = as_arrays(g, c, n, &depth, &nrm, &tol);
+    Flat *f = malloc(sizeof(Flat) * 3 * (size_t)n);            /* the points, then the chain */
+    char *on = calloc((size_t)n, 1);
+    if (!pos || !f || !on) { free(pos); free(f); free(on); return n; }
+    int i0 = first_point(g, pos, depth, nrm, n, tol);
+    double u[3], v[3]; plane_space(nrm[i0], u, v);
+    for (int i = 0; i < n; i++) { f[i].x = dot3(pos[i], u); f[i].y = dot3(pos[i], v); f[i].i = i; }
+    qsort(f, (size_t)n, sizeof(Flat), cmp_flat);
+    Flat *h = f + n;                                           /* Andrew's monotone chain */
+    int k = 0;
+    for (int i = 0; i < n; i++) { while (k >= 2 && turn(h + k - 2, h + k - 1, f + i) <= 0) k--; h[k++] = f[i]; }
+    for (int i = n - 2, lower = k + 1; i >= 0; i--) { while (k >= lower && turn(h + k - 2, h + k - 1, f + i) <= 0) k--; h[k++] = f[i]; }
+    for (int i = 0; i < k; i++) on[h[i].i] = 1;
+    on[i0] = 1;
+    int m = 0;
+    for (int i = 0; i < n; i++) if (on[i]) c[m++] = c[i];
+    free(pos); free(f); free(on);
+    return m;
+}
+
+/* set once, at load time: trimesh.c calls it for every triangle near a convex shape */
+TriangleCollideFn trimesh_convex_triangle = convex_triangle;

@@ -363,6 +363,11 @@ int trimesh_collide(const GeomPose *g, const GeomPose *mesh, Contact *out, int m
  * not know (convex.c sets it for G_CONVEX). */
 typedef int (*TriangleCollideFn)(const GeomPose *g, const double t[3][3], const double *n, Contact *out, int n0, int max);
 extern TriangleCollideFn trimesh_convex_triangle;
+/* the contacts c[0..n) of a convex geom g against a mesh (all its triangles') cut to at most 4 and max
+ * spanning the largest area, in place; returns the count (convex.c) */
+int mesh_manifold(const GeomPose *g, Contact *c, int n, int max);
+/* of c[0..n) only what mesh_manifold can choose from (the deepest, the outline's corners), in place */
+int mesh_outline(const GeomPose *g, Contact *c, int n);
 /* nearest triangle the ray o + t d (|d| = 1, 0 <= t <= tmax) crosses: t, normal facing the ray */
 int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax, double *t, double *normal);
 

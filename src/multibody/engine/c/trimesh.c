@@ -14,6 +14,7 @@
  * triangle's corners inside the box and the points where the triangle's edges leave the box.
  * Cylinders likewise, by their rim points below a triangle and the triangle's corners inside them.
  * Contacts from neighbouring triangles at one point are merged (the deepest kept).
+ * Convex hulls: convex.c's hook gives each triangle's points; merged here, and cut to 4 there.
  * Shapes behind a triangle (centre under its plane) are not pushed through it.
  */
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 #define LEAF 4
 #define EPS 1e-12
 
-TriangleCollideFn trimesh_convex_triangle = NULL;
+/* trimesh_convex_triangle, the hook for convex shapes, is defined (and set) in convex.c */
 
 /* ---- building the hierarchy -------------------------------------------------------------------- */
 typedef struct { double c[3], key; int t; } Item;   /* key: the centroid along the split axis */
@@ -378,7 +379,7 @@ static void query(const TriMesh *m, const double *lo, const double *hi, TriVisit
     }
 }
 
-typedef struct { const GeomPose *g; Buffer *B; BoxF box; Contact *out; int n, max; } Ctx;
+typedef struct { const GeomPose *g; Buffer *B; BoxF box; } Ctx;
 
 static void visit_sphere(const TriMesh *m, int t, void *ctx)
 {
@@ -424,8 +425,11 @@ static void visit_cylinder(const TriMesh *m, int t, void *ctx)
 }
 static void visit_convex(const TriMesh *m, int t, void *ctx)
 {
-    Ctx *x = ctx; double T[3][3]; corners(m, t, T);
-    if (x->n < x->max) x->n = trimesh_convex_triangle(x->g, (const double (*)[3])T, m->normal + 3 * t, x->out, x->n, x->max);
+    Ctx *x = ctx; double T[3][3], *n = m->normal + 3 * t; corners(m, t, T);
+    Contact c[4];
+    int k = trimesh_convex_triangle(x->g, (const double (*)[3])T, n, c, 0, 4);
+    if (x->B->n + k > MAXC) x->B->n = mesh_outline(x->g, x->B->c, x->B->n);   /* full: thin it */
+    for (int i = 0; i < k; i++) keep(x->B, c[i].pos, c[i].normal, c[i].depth, 1, t);
 }
 
 int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max)
@@ -435,7 +439,7 @@ int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max
     Buffer *B = malloc(sizeof *B);
     if (!B) return 0;
     B->n = 0;
-    Ctx x = {g, B, {{{0}}}, out, 0, max};
+    Ctx x = {g, B, {{{0}}}};
     double size = g->hi[0] - g->lo[0];
     for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
     B->tol = 1e-7 * (size > 1e-3 ? size : 1e-3);
@@ -446,7 +450,10 @@ int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max
     case G_BOX: box_frame(g, &x.box); query(m, g->lo, g->hi, visit_box, &x); n = flush(B, m, out, max, 0); break;
     case G_CYLINDER: query(m, g->lo, g->hi, visit_cylinder, &x); n = flush(B, m, out, max, 0); break;
     default:                                                  /* convex shapes come through the hook */
-        if (trimesh_convex_triangle) { query(m, g->lo, g->hi, visit_convex, &x); n = x.n; }
+        if (!trimesh_convex_triangle || g->type != G_CONVEX) break;
+        query(m, g->lo, g->hi, visit_convex, &x);        /* each triangle's points, then one manifold */
+        n = mesh_manifold(g, B->c, B->n, max);
+        memcpy(out, B->c, sizeof(Contact) * (size_t)n);
     }
     free(B);
     return n;
