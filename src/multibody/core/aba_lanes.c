@@ -41,20 +41,6 @@ static void data_free(void *d)
     lanes_data_free(d);
 }
 
-/* Lane l of dst[k] = src[l][k] for k < n (a group of states into lanes), and back. */
-static void gather(const double *const *src, int n, real *dst)
-{
-    for (int l = 0; l < MB_LANES; l++)
-        for (int k = 0; k < n; k++)
-            dst[k][l] = src[l][k];
-}
-
-static void scatter(const real *src, long n, double *const *dst)
-{
-    for (int l = 0; l < MB_LANES; l++)
-        for (long k = 0; k < n; k++)
-            dst[l][k] = src[k][l];
-}
 
 /* A group of states through a kernel (q, q̇, x) → out of nv numbers, all in lanes. */
 typedef int (*lanes_kernel)(const mb_model *m, mb_data_lanes *d, const real *q, const real *qd, const real *x,

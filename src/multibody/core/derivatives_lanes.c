@@ -49,20 +49,6 @@ static size_t scratch_bytes(const mb_model *m)
     return sizeof(real) * (size_t)lane_count(m);
 }
 
-/* Lane l of dst[k] = src[l][k] for k < n, and back. */
-static void gather(const double *const *src, int n, real *dst)
-{
-    for (int l = 0; l < MB_LANES; l++)
-        for (int k = 0; k < n; k++)
-            dst[k][l] = src[l][k];
-}
-
-static void scatter(const real *src, long n, double *const *dst)
-{
-    for (int l = 0; l < MB_LANES; l++)
-        for (long k = 0; k < n; k++)
-            dst[l][k] = src[k][l];
-}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

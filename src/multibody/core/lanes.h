@@ -42,6 +42,20 @@ static inline real mb_sqrt(real x)
         r[l] = sqrt(x[l]);
     return r;
 }
+/* Lane l of dst[k] = src[l][k] for k < n (a group of states into lanes), and back: the one
+ * gather and scatter of every lanes build (aba_lanes.c, derivatives_lanes.c). */
+static inline void gather(const double *const *src, int n, real *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (int k = 0; k < n; k++)
+            dst[k][l] = src[l][k];
+}
+static inline void scatter(const real *src, long n, double *const *dst)
+{
+    for (int l = 0; l < MB_LANES; l++)
+        for (long k = 0; k < n; k++)
+            dst[l][k] = src[k][l];
+}
 #else
 #define MB_LANES 1
 typedef double real;

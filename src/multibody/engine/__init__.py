@@ -20,7 +20,7 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
   Static triangle meshes (``TriangleMesh``, terrain) against every primitive, with a bounding-volume
   hierarchy (``c/trimesh.c``); rays against every shape (``World.ray_cast``, ``c/ray.c``).
   Convex meshes: ``Convex(vertices)`` or ``Convex.from_file(path)`` (the hull, computed once),
-  against every primitive and each other in C (``c/convex.c``: separating axes, face clipping, up
+  against every primitive, static triangle meshes and each other in C (``c/convex.c``: separating axes, face clipping, up
   to 4 points, so a convex box rests like the primitive box); ``World.from_model`` turns URDF/MJCF
   collision meshes into hulls.  Written here rather than taken from coal or libccd: the package
   builds with gcc and pip alone; tests/test_engine_convex.py checks it against coal's GJK/EPA.

@@ -175,8 +175,10 @@ class TriangleMesh(Shape):
     frame and ``triangles`` (m, 3) vertex indices, front side counter-clockwise.
 
     Add it with ``World.add_geom(mesh)`` (static only, posed by ``position``/``quaternion``).
-    Spheres, boxes, capsules and cylinders collide with it (convex meshes through a hook in
-    ``c/trimesh.c``); ``World.ray_cast`` finds it.  Contacts push along a triangle's face normal
+    Spheres, boxes, capsules, cylinders and convex hulls collide with it (hulls through
+    ``c/convex.c``'s triangle hook: pushed along the face normal of the triangles under them, as
+    boxes are, with one manifold of at most 4 points over all triangles, so a convex box rests and
+    slides on a flat mesh as on the plane); ``World.ray_cast`` finds it.  Contacts push along a triangle's face normal
     where the shape is over its interior, so shapes slide over the shared edges of coplanar
     triangles as over a plane (spheres and capsules meeting an edge or corner of a ridge take the
     direction from it; boxes and cylinders are pushed along the face normal of the triangles
