@@ -299,7 +299,16 @@ def panda_mujoco(path, kp, kd, dt):
         spec.delete(eq)
     for b in spec.bodies:
         b.gravcomp = 1.0
-    for j in spec.joints:
+    m = _compile_with_pd(spec, spec.joints, kp, kd, dt)
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    return m
+
+
+def _compile_with_pd(spec, joints, kp, kd, dt):
+    """MuJoCo model of ``spec`` with a position actuator (kp, kv = kd, unclamped) on each joint,
+    RK4 at ``dt``: the same PD law as ``mb.PD`` inside ``mujoco.rollout``."""
+    import mujoco
+    for j in joints:
         a = spec.add_actuator()
         a.target, a.trntype = j.name, mujoco.mjtTrn.mjTRN_JOINT
         a.set_to_position(kp=kp, kv=kd)
@@ -307,7 +316,6 @@ def panda_mujoco(path, kp, kd, dt):
     m.jnt_actfrclimited[:] = 0
     m.opt.timestep = dt
     m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
-    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
     return m
 
 
@@ -417,16 +425,7 @@ def solo_mujoco(path, feet, kp, kd, dt, foot_radius):
         g.mass = 0.0
     floor = spec.worldbody.add_geom()
     floor.type, floor.size = mujoco.mjtGeom.mjGEOM_PLANE, [0.0, 0.0, 1.0]
-    for j in spec.joints:
-        if j.type == mujoco.mjtJoint.mjJNT_HINGE:
-            a = spec.add_actuator()
-            a.target, a.trntype = j.name, mujoco.mjtTrn.mjTRN_JOINT
-            a.set_to_position(kp=kp, kv=kd)
-    m = spec.compile()
-    m.jnt_actfrclimited[:] = 0
-    m.opt.timestep = dt
-    m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
-    return m
+    return _compile_with_pd(spec, [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE], kp, kd, dt)
 
 
 def solo_standing(args):

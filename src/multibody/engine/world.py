@@ -743,19 +743,25 @@ class World:
         self._changed()
         return g
 
-    def add_joint(self, kind, body1, body2=None, *, anchor=None, axis=None, axis2=None, name=None):
-        """Join ``body1`` to ``body2`` (None: the static world) with anchor and axes in world
-        coordinates at the bodies' current poses (``dJointCreate*``, ``dJointAttach``,
-        ``dJointSet*Anchor/Axis``).  kind: ball, hinge, slider, fixed, universal, hinge2."""
-        if kind not in _JOINTS:
-            raise ValueError(f"kind: expected one of {sorted(_JOINTS)}, got {kind!r}")
+    def _joint_ends(self, name, body1, body2, what):
+        """A new joint's name (unique; ``joint<k>`` by default) and its two bodies (body2 may be the
+        world), refused by name where they clash."""
         name = f"joint{len(self.joints)}" if name is None else str(name)
         if any(j.name == name for j in self.joints):
             raise ValueError(f"name: a joint named {name!r} exists already")
         b1 = self._body(body1, "body1")
         b2 = self._body(body2, "body2", allow_world=True)
         if b2 is b1:
-            raise ValueError(f"body2: joint {name!r} would attach body {b1.name!r} to itself")
+            raise ValueError(f"body2: {what} {name!r} would attach body {b1.name!r} to itself")
+        return name, b1, b2
+
+    def add_joint(self, kind, body1, body2=None, *, anchor=None, axis=None, axis2=None, name=None):
+        """Join ``body1`` to ``body2`` (None: the static world) with anchor and axes in world
+        coordinates at the bodies' current poses (``dJointCreate*``, ``dJointAttach``,
+        ``dJointSet*Anchor/Axis``).  kind: ball, hinge, slider, fixed, universal, hinge2."""
+        if kind not in _JOINTS:
+            raise ValueError(f"kind: expected one of {sorted(_JOINTS)}, got {kind!r}")
+        name, b1, b2 = self._joint_ends(name, body1, body2, "joint")
         for j in self.joints:
             if kind == "amotor" or j.kind == "amotor":       # a motor beside a joint, as in ODE
                 continue
@@ -840,13 +846,7 @@ class World:
         ``axes`` = (axis 0 fixed in body 1, axis 2 fixed in body 2 or the world), perpendicular.
         Returns an :class:`AMotor`; its motors and stops start off."""
         mode = _checks.one_of("mode", mode, ("user", "euler"))
-        name = f"joint{len(self.joints)}" if name is None else str(name)
-        if any(j.name == name for j in self.joints):
-            raise ValueError(f"name: a joint named {name!r} exists already")
-        b1 = self._body(body1, "body1")
-        b2 = self._body(body2, "body2", allow_world=True)
-        if b2 is b1:
-            raise ValueError(f"body2: AMotor {name!r} would attach body {b1.name!r} to itself")
+        name, b1, b2 = self._joint_ends(name, body1, body2, "AMotor")
         if isinstance(axes, np.ndarray):
             axes = list(axes)
         if not isinstance(axes, (list, tuple)):
