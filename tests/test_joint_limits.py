@@ -95,6 +95,24 @@ def test_panda_without_controller_keeps_its_fingers_within_their_limits():
     assert free.passive == ("damping",)
 
 
+def test_a_plastic_stop_left_by_gravity_does_not_hold_an_explicit_euler_run():
+    # The Panda's joint 7 meets its lower stop plastically (q̇⁺ = 0) with gravity pulling it away:
+    # an explicit Euler step after the reset leaves q where the impact put it, so a crossing located a
+    # rounding error past the stop read as "fires forever" (g = −4.4e-16 at t = 1.067) before the reset
+    # placed the joint on the stop exactly.
+    from test_urdf_robots import robots_dir
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mb.load_urdf(os.path.join(robots_dir(), "panda_description/urdf/panda.urdf"))
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    q0[-2:] = 0.02
+    q0 += np.r_[0.3 * np.ones(7), 0.005, -0.005]
+    traj = mb.simulate(m, q0, np.zeros(m.nv), 1.2, dt=1e-3, integrator="euler")
+    hits = [ev for ev in traj.events if ev.name == "panda_joint7 lower limit"]
+    assert hits and traj.t[-1] == pytest.approx(1.2)
+    assert np.all(traj.q >= m.q_lower - 1e-12) and np.all(traj.q <= m.q_upper + 1e-12)
+
+
 def test_a_start_outside_the_limits_is_refused():
     m = pendulum(q_lower=[-0.3], q_upper=[0.5])
     with pytest.raises(ValueError, match="q0: joint 'joint1' starts at 1.0, outside its upper limit 0.5"):

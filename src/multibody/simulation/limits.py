@@ -177,6 +177,11 @@ class JointLimits:
                 qd_0[vi] = 0.0              # too slow to leave the stop within a step: at rest on it
                 return on, qd_0
             del self.resting[vi]
+            if qd_e[vi] == 0.0:
+                # plastic: an explicit Euler step leaves q where it is, and a crossing located a
+                # rounding error past the stop would read as "never leaves the guard"; on the stop
+                # exactly the guard reads 0 ("held on the guard") until the joint moves off
+                return on, qd_e
             return q, qd_e
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit")
