@@ -31,6 +31,7 @@ from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
 from . import rollout
 from .constraints import with_model_constraints as _with_model_constraints
+from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
 from .limits import FRICTION_VELOCITY, JointLimits
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
@@ -397,97 +398,46 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
 def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol,
                   progress):
     import scipy.integrate as si
-    Solver = getattr(si, ADAPTIVE[integrator])
-    nq, nv = space.nq, space.nv
+    rec, fired = Recorder(), []
+    flow = _PlainFlow(space, system, rec, fired)
+    bar = _Progress(progress, t_final)
+    status, message, t, y = adaptive_loop(flow, integrator, getattr(si, ADAPTIVE[integrator]), space, events, y,
+                                          t_final, dt * record_every, system.period, rtol, atol, bar.update)
+    bar.close()
+    if not rec.t or rec.t[-1] != t:
+        rec.add(t, y, held=system.held_tau)
+    traj = build_trajectory(model, space, system, rec, fired, status, message, integrator)
+    if status == "failed":
+        raise SimulationError(message, traj)
+    return traj
 
-    def fun(t, yy):
+
+class _PlainFlow:
+    """The state alone, for :func:`adaptive_loop`."""
+
+    def __init__(self, space, system, rec, fired):
+        self.space, self.system, self.rec, self.fired = space, system, rec, fired
+
+    def rate(self, t, yy):
+        space = self.space
         yy = np.asarray(yy, dtype=float)
-        K, _ = system.deriv(t, space.normalise(yy.copy()) if space.quaternion_starts else yy)
+        K, _ = self.system.deriv(t, space.normalise(yy.copy()) if space.quaternion_starts else yy)
         if space.vector:
             return K
+        nq, nv = space.nq, space.nv
         out = np.empty(space.n)
         out[:nq] = space.coordinate_rate(yy[:nq], yy[nq:nq + nv])
         out[nq:] = K[nv:]
         return out
 
-    rec, fired = Recorder(), []
-    status, message = "finished", ""
-    t = 0.0
-    monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
-    sample_dt = dt * record_every
-    k_out = 1  # next output grid index
-    next_sample, n_sample = math.inf, 1
-    bar = _Progress(progress, t_final)
-    if system.period is not None:
-        system.sample(t, *space.split(y)[:2])
-        next_sample = system.period
-    rec.add(t, y, held=system.held_tau)
+    def normalise(self, w):
+        return self.space.normalise(np.array(w, dtype=float))
 
-    def emit_grid(sol, t_hi):
-        nonlocal k_out
-        while k_out * sample_dt <= t_hi + 1e-12 * sample_dt and k_out * sample_dt < t_final - 1e-12 * sample_dt:
-            tk = k_out * sample_dt
-            rec.add(tk, space.normalise(np.asarray(sol(tk), dtype=float)), held=system.held_tau)
-            k_out += 1
+    def record(self, t, w):
+        self.rec.add(t, w, held=self.system.held_tau)
 
-    while t < t_final:
-        t_bound = t_final if next_sample >= t_final - 1e-12 * max(1.0, t_final) else next_sample
-        try:
-            solver = Solver(fun, t, y, t_bound, rtol=rtol, atol=atol)
-        except _NonFinite:
-            status, message = "diverged", non_finite_message(t, t)
-            break
-        restart = False
-        while solver.status == "running":
-            try:
-                msg = solver.step()
-            except _NonFinite:
-                status, message = "diverged", non_finite_message(t, solver.t)
-                break
-            if solver.status == "failed":
-                traj = build_trajectory(model, space, system, rec, fired, "failed", str(msg), integrator)
-                raise SimulationError(f"integrator {integrator!r}: step failed at t = {float(solver.t)!r}: {msg}", traj)
-            t_old, t_new = solver.t_old, solver.t
-            y_new = space.normalise(np.array(solver.y, dtype=float))
-            if not np.all(np.isfinite(y_new)):
-                status, message = "diverged", non_finite_message(t_old, t_new)
-                break
-            sol = solver.dense_output()
-            if monitor is not None:
-                g_new = monitor.values(t_new, *space.split(y_new)[:2])
+    def fire(self, monitor, i, te, w):
+        return _fire(monitor, i, te, w, self.space, self.system, self.rec, self.fired)
 
-                def g_at(i, tt, sol=sol):
-                    ys = space.normalise(np.asarray(sol(tt), dtype=float))
-                    qs, vs, _ = space.split(ys)
-                    return monitor.events[i].value(tt, qs, vs)
-                hit = monitor.earliest(t_old, t_new, g_new, g_at)
-                if hit is not None:
-                    te, i = hit
-                    emit_grid(sol, te)
-                    ye = space.normalise(np.asarray(sol(te), dtype=float))
-                    y = _fire(monitor, i, te, ye, space, system, rec, fired)
-                    t = te
-                    if monitor.events[i].terminal:
-                        status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
-                    restart = True
-                    break
-                monitor.g = g_new
-            emit_grid(sol, t_new)
-            t, y = t_new, y_new
-            bar.update(t)
-        if status != "finished":
-            break
-        if restart:
-            continue
-        if t >= t_final:
-            break
-        if system.period is not None and t >= next_sample - 1e-12:
-            system.sample(t, *space.split(y)[:2])
-            n_sample += 1
-            next_sample = n_sample * system.period
-    bar.close()
-    if status in ("finished", "terminated") and (not rec.t or rec.t[-1] != t):
-        rec.add(t, y, held=system.held_tau)
-    if status == "diverged" and rec.t[-1] != t:
-        rec.add(t, y, held=system.held_tau)
-    return build_trajectory(model, space, system, rec, fired, status, message, integrator)
+    def sample(self, t, w):
+        self.system.sample(t, *self.space.split(w)[:2])

@@ -71,6 +71,7 @@ from ..dynamics.derivatives import aba_derivatives
 from ..errors import SimulationError
 from ..model.configuration import difference
 from ..model.joints import JointType
+from .adaptive import adaptive_loop
 from .events import EventMonitor
 from .integrators import ADAPTIVE, STEPPERS
 from .limits import smoothed_friction
@@ -436,93 +437,53 @@ def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rt
 
 def _adaptive(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol):
     import scipy.integrate as si
-    Solver = getattr(si, ADAPTIVE[integrator])
-    space, system = lin.space, lin.system
-    nq, nv, n = space.nq, space.nv, space.n
-    shape = Z.shape
+    rec, fired = _Record(), []
+    flow = _AugmentedFlow(lin, held, G, Z.shape, rec, fired)
+    status, message, t, w = adaptive_loop(flow, integrator, getattr(si, ADAPTIVE[integrator]), lin.space, events,
+                                          np.concatenate((y, Z.ravel())), t_final, dt * record_every,
+                                          lin.system.period, rtol, atol)
+    if not rec.t or rec.t[-1] != t:
+        flow.record(t, w)
+    return rec, fired, status, message
 
-    def fun(t, w):
+
+class _AugmentedFlow:
+    """The state with Z = [Φ | ∂x/∂τ] after it, for :func:`adaptive_loop`."""
+
+    def __init__(self, lin, held, G, shape, rec, fired):
+        self.lin, self.held, self.G, self.shape, self.rec, self.fired = lin, held, G, shape, rec, fired
+        self.n = lin.space.n
+
+    def split(self, w):
+        return np.array(w[:self.n], dtype=float), np.array(w[self.n:], dtype=float).reshape(self.shape)
+
+    def rate(self, t, w):
+        space, n = self.lin.space, self.n
+        nq, nv = space.nq, space.nv
         yy = np.array(w[:n], dtype=float)
         if space.quaternion_starts:
             space.normalise(yy)
-        K, _info, D = G(t, yy, w[n:].reshape(shape))
+        K, _info, D = self.G(t, yy, w[n:].reshape(self.shape))
         out = np.empty(len(w))
         out[:nq] = space.coordinate_rate(yy[:nq], yy[nq:nq + nv]) if not space.vector else K[:nv]
         out[nq:n] = K[nv:]
         out[n:] = D.ravel()
         return out
 
-    def split(w):
-        return space.normalise(np.array(w[:n], dtype=float)), np.array(w[n:], dtype=float).reshape(shape)
+    def normalise(self, w):
+        w = np.array(w, dtype=float)
+        self.lin.space.normalise(w[:self.n])
+        return w
 
-    rec, fired = _Record(), []
-    status, message = "finished", ""
-    t = 0.0
-    monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
-    sample_dt = dt * record_every
-    k_out, next_sample, n_sample = 1, math.inf, 1
-    if system.period is not None:
-        held.sample(t, y, Z)
-        next_sample = system.period
-    rec.add(t, y, Z, system.held_tau)
+    def record(self, t, w):
+        self.rec.add(t, *self.split(w), self.lin.system.held_tau)
 
-    def emit_grid(sol, t_hi):
-        nonlocal k_out
-        while k_out * sample_dt <= t_hi + 1e-12 * sample_dt and k_out * sample_dt < t_final - 1e-12 * sample_dt:
-            rec.add(k_out * sample_dt, *split(sol(k_out * sample_dt)), system.held_tau)
-            k_out += 1
+    def fire(self, monitor, i, te, w):
+        y, Z = _fire(self.lin, monitor, i, te, *self.split(w), self.rec, self.fired, self.lin.system)[:2]
+        return np.concatenate((y, Z.ravel()))
 
-    while t < t_final and status == "finished":
-        t_bound = t_final if next_sample >= t_final - 1e-12 * max(1.0, t_final) else next_sample
-        try:
-            solver = Solver(fun, t, np.concatenate((y, Z.ravel())), t_bound, rtol=rtol, atol=atol)
-        except _NonFinite:
-            status, message = "diverged", non_finite_message(t, t)
-            break
-        restart = False
-        while solver.status == "running":
-            try:
-                msg = solver.step()
-            except _NonFinite:
-                status, message = "diverged", non_finite_message(t, solver.t)
-                break
-            if solver.status == "failed":
-                status, message = "failed", f"integrator {integrator!r}: step failed at t = {float(solver.t)!r}: {msg}"
-                break
-            t_old, t_new = solver.t_old, solver.t
-            y_new, Z_new = split(solver.y)
-            if not (np.all(np.isfinite(y_new)) and np.all(np.isfinite(Z_new))):
-                status, message = "diverged", non_finite_message(t_old, t_new)
-                break
-            sol = solver.dense_output()
-            if monitor is not None:
-                g_new = monitor.values(t_new, *space.split(y_new)[:2])
-
-                def g_at(i, tt, sol=sol):
-                    return monitor.events[i].value(tt, *space.split(split(sol(tt))[0])[:2])
-                hit = monitor.earliest(t_old, t_new, g_new, g_at)
-                if hit is not None:
-                    te, i = hit
-                    emit_grid(sol, te)
-                    y, Z = _fire(lin, monitor, i, te, *split(sol(te)), rec, fired, system)[:2]
-                    t = te
-                    if monitor.events[i].terminal:
-                        status = "terminated"
-                        message = f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
-                    restart = True
-                    break
-                monitor.g = g_new
-            emit_grid(sol, t_new)
-            t, y, Z = t_new, y_new, Z_new
-        if status != "finished" or restart:
-            continue
-        if system.period is not None and t >= next_sample - 1e-12:
-            held.sample(t, y, Z)
-            n_sample += 1
-            next_sample = n_sample * system.period
-    if not rec.t or rec.t[-1] != t:
-        rec.add(t, y, Z, system.held_tau)
-    return rec, fired, status, message
+    def sample(self, t, w):
+        self.held.sample(t, *self.split(w))
 
 
 def _trajectory(model, space, system, rec, fired, status, message, integrator):

@@ -1,0 +1,102 @@
+"""The adaptive-step loop of ``mb.simulate``: SciPy's dense-output solvers between events and samples.
+
+One loop serves the plain run (``core``) and the run with sensitivities (``sensitivity``, where the
+solver's vector is the state with Z = [Φ | ∂x/∂τ] after it).  What differs between the two is a
+*flow* object:
+
+- ``rate(t, w)``: the solver's right-hand side;
+- ``normalise(w)``: a copy of w with the state's quaternions scaled to unit length;
+- ``record(t, w)``: keep a sample;
+- ``fire(monitor, i, te, w)``: record before/after, apply event i's reset; returns the new w;
+- ``sample(t, w)``: a sampled controller takes its next sample.
+
+The loop steps the solver to the end, to the next controller sample or to the earliest event in a
+step (located on the step's dense output), emits every ``sample_dt`` on that output, and restarts
+the solver after an event or a sample (its derivative jumps there).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .events import EventMonitor
+from .system import _NonFinite, non_finite_message
+
+
+def adaptive_loop(flow, integrator, Solver, space, events, w, t_final, sample_dt, period, rtol, atol,
+                  on_step=None):
+    """Run ``flow`` from t = 0 to ``t_final`` with ``Solver`` (a SciPy OdeSolver class); returns
+    (status, message, t, w) with status one of "finished", "terminated", "diverged" or "failed" (the
+    solver gave up; message says why)."""
+    n = space.n
+
+    def state(ww):
+        return space.split(ww[:n])[:2]
+
+    status, message = "finished", ""
+    t = 0.0
+    monitor = EventMonitor(events, t, *state(w)) if events else None
+    k_out, next_sample, n_sample = 1, math.inf, 1
+    if period is not None:
+        flow.sample(t, w)
+        next_sample = period
+    flow.record(t, w)
+
+    def emit_grid(sol, t_hi):
+        nonlocal k_out
+        while k_out * sample_dt <= t_hi + 1e-12 * sample_dt and k_out * sample_dt < t_final - 1e-12 * sample_dt:
+            tk = k_out * sample_dt
+            flow.record(tk, flow.normalise(sol(tk)))
+            k_out += 1
+
+    while t < t_final and status == "finished":
+        t_bound = t_final if next_sample >= t_final - 1e-12 * max(1.0, t_final) else next_sample
+        try:
+            solver = Solver(flow.rate, t, w, t_bound, rtol=rtol, atol=atol)
+        except _NonFinite:
+            status, message = "diverged", non_finite_message(t, t)
+            break
+        restart = False
+        while solver.status == "running":
+            try:
+                msg = solver.step()
+            except _NonFinite:
+                status, message = "diverged", non_finite_message(t, solver.t)
+                break
+            if solver.status == "failed":
+                status, message = "failed", f"integrator {integrator!r}: step failed at t = {float(solver.t)!r}: {msg}"
+                break
+            t_old, t_new = solver.t_old, solver.t
+            w_new = flow.normalise(solver.y)
+            if not np.all(np.isfinite(w_new)):
+                status, message = "diverged", non_finite_message(t_old, t_new)
+                break
+            sol = solver.dense_output()
+            if monitor is not None:
+                g_new = monitor.values(t_new, *state(w_new))
+
+                def g_at(i, tt, sol=sol):
+                    return monitor.events[i].value(tt, *state(flow.normalise(sol(tt))))
+                hit = monitor.earliest(t_old, t_new, g_new, g_at)
+                if hit is not None:
+                    te, i = hit
+                    emit_grid(sol, te)
+                    w = flow.fire(monitor, i, te, flow.normalise(sol(te)))
+                    t = te
+                    if monitor.events[i].terminal:
+                        status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
+                    restart = True
+                    break
+                monitor.g = g_new
+            emit_grid(sol, t_new)
+            t, w = t_new, w_new
+            if on_step is not None:
+                on_step(t)
+        if status != "finished" or restart:
+            continue
+        if period is not None and t >= next_sample - 1e-12:
+            flow.sample(t, w)
+            n_sample += 1
+            next_sample = n_sample * period
+    return status, message, t, w
