@@ -34,7 +34,7 @@ from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
 from .limits import FRICTION_VELOCITY, JointLimits
-from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace
+from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace, next_step_end
 from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 
@@ -333,19 +333,11 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
             if not handed_back:
                 break
             monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
-        next_sample = math.inf
-        if period is not None:
-            if t >= n_sample * period - eps:
-                q, v, _ = space.split(y)
-                system.sample(t, q, v)
-                n_sample = math.floor((t + eps) / period) + 1
-                if rec.t[-1] == t:
-                    rec.held[-1] = system.held_tau
-            next_sample = n_sample * period
-        k_next = math.floor(t / dt + 1e-9) + 1
-        t_next = min(k_next * dt, t_final)
-        if next_sample < t_next - eps:
-            t_next = next_sample
+        def sample(t, y=y):
+            system.sample(t, *space.split(y)[:2])
+            if rec.t[-1] == t:
+                rec.held[-1] = system.held_tau
+        t_next, k_next, n_sample = next_step_end(t, dt, t_final, period, n_sample, sample)
         h = t_next - t
         try:
             y1, (k1, info) = step(space, f, t, y, h)

@@ -20,6 +20,8 @@ can move into the compiled core.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..model.configuration import integrate
@@ -28,6 +30,27 @@ from ..model.joints import JointType
 FIXED_STEP = ("euler", "semi_implicit", "rk4")
 ADAPTIVE = {"rk45": "RK45", "dop853": "DOP853", "radau": "Radau", "lsoda": "LSODA", "rk23": "RK23",
             "bdf": "BDF"}
+
+def next_step_end(t, dt, t_final, period, n_sample, sample):
+    """Where a fixed-step loop's step from t ends: (t_next, k_next, n_sample).
+
+    The step ends on the grid point k_next·dt (or t_final), or earlier at the next sample time
+    n_sample·period of a sampled controller; when t itself is a sample time, ``sample(t)`` is called
+    first and n_sample moves on (n_sample counts the samples taken).
+    """
+    eps = 1e-9 * dt
+    next_sample = math.inf
+    if period is not None:
+        if t >= n_sample * period - eps:
+            sample(t)
+            n_sample = math.floor((t + eps) / period) + 1
+        next_sample = n_sample * period
+    k_next = math.floor(t / dt + 1e-9) + 1
+    t_next = min(k_next * dt, t_final)
+    if next_sample < t_next - eps:
+        t_next = next_sample
+    return t_next, k_next, n_sample
+
 
 
 class StateSpace:

@@ -73,7 +73,7 @@ from ..model.configuration import difference
 from ..model.joints import JointType
 from .adaptive import adaptive_loop
 from .events import EventMonitor
-from .integrators import ADAPTIVE, STEPPERS
+from .integrators import ADAPTIVE, STEPPERS, next_step_end
 from .limits import smoothed_friction
 from .system import _NonFinite, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -379,18 +379,11 @@ def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rt
     dt_a = None       # ∂(this step's start time)/∂[x₀, τ] when it starts at an event
     rec.add(t, y, Z, None)
     while t < t_final:
-        next_sample = math.inf
-        if period is not None:
-            if t >= n_sample * period - eps:
-                held.sample(t, y, Z)
-                n_sample = math.floor((t + eps) / period) + 1
-                if rec.t[-1] == t:
-                    rec.held[-1] = system.held_tau
-            next_sample = n_sample * period
-        k_next = math.floor(t / dt + 1e-9) + 1
-        t_next = min(k_next * dt, t_final)
-        if next_sample < t_next - eps:
-            t_next = next_sample
+        def sample(t, y=y, Z=Z):
+            held.sample(t, y, Z)
+            if rec.t[-1] == t:
+                rec.held[-1] = system.held_tau
+        t_next, k_next, n_sample = next_step_end(t, dt, t_final, period, n_sample, sample)
         try:
             y1, Z1, _ = _step(integrator, space, G, t, y, Z, t_next - t)
             if not (math.isfinite(y1.sum()) and math.isfinite(Z1.sum())):
