@@ -253,21 +253,10 @@ static PyObject *energy_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold
     const int ok = bind_inputs(specs, 2, &j, held, &N, &batch);
     if (ok <= 0)
         return ok < 0 ? NULL : Py_NewRef(Py_None);
-    PyArrayObject *KE = new_output(batch, N, 0, 0, 0), *h = new_output(batch, N, 1, 6, 0),
-                  *Itot = new_output(batch, N, 2, 6, 6);
-    if (!KE || !h || !Itot) {
-        Py_XDECREF(KE), Py_XDECREF(h), Py_XDECREF(Itot);
-        return NULL;
-    }
-    bind_output(&j, 0, KE, 1);
-    bind_output(&j, 1, h, 6);
-    bind_output(&j, 2, Itot, 36);
-    const int st = execute(cm, energy_state, &j, batch, N);
-    if (st != MB_OK) {
-        Py_DECREF(KE), Py_DECREF(h), Py_DECREF(Itot);
-        return raise_status(st);
-    }
-    return Py_BuildValue("(NNN)", KE, h, Itot);
+    PyArrayObject *out[3] = {new_output(batch, N, 0, 0, 0), new_output(batch, N, 1, 6, 0),
+                             new_output(batch, N, 2, 6, 6)};  /* KE, h, Itot */
+    const Py_ssize_t per_state[3] = {1, 6, 36};
+    return run_into_outputs(cm, energy_state, &j, batch, N, 3, out, per_state);
 }
 
 /* The public entry points: each runs its _entry with a hold for the arrays the gate makes. */
