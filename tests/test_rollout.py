@@ -183,7 +183,7 @@ def test_entry_point_checks_its_arguments():
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
             None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))]
+            np.zeros((1, 4))] + [None] * 9
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
@@ -196,8 +196,25 @@ def test_entry_point_checks_its_arguments():
         bad_args[k] = bad
         with pytest.raises(ValueError, match=word):
             _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="33 arguments"):
+    with pytest.raises(TypeError, match="42 arguments"):
         _core.rollout(*args[:5])
+    contact = [np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5, np.zeros((1, 2)), np.zeros((1, 5, 2)),
+               np.zeros((1, 5, 1, 3))]   # a point on the second link, friction: 2 states
+    with_contact = args[:31] + [np.zeros((1, 6)), np.zeros((1, 4))] + contact   # Y_END carries z
+    _core.rollout(*with_contact)
+    for k, bad, word in ((33, np.array([2]), "bodies"), (34, np.full((1, 3), np.nan), "points"),
+                         (35, 4, "nd"), (36, -1.0, "K"), (39, np.zeros((1, 3)), "Z0"),
+                         (40, np.zeros((1, 5, 3)), "Z"), (41, np.zeros((1, 5, 2, 3)), "F"),
+                         (31, np.zeros((1, 4)), "Y_END")):
+        bad_args = list(with_contact)
+        bad_args[k] = bad
+        with pytest.raises(ValueError, match=word):
+            _core.rollout(*bad_args)
+    bad_args = list(with_contact)
+    bad_args[39] = np.full((1, 2), np.nan)
+    info = bad_args[32]
+    _core.rollout(*bad_args)
+    assert info[0, 1] > 0 and "contact states" in _core.status_message(int(info[0, 1]))
 
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
@@ -500,3 +517,90 @@ def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(rest
         messages[kind] = str(err.value)
     assert "(run 1)" in messages["none"]
     assert all(msg == messages["none"] for msg in messages.values())
+
+
+# ---- compliant ground contact in the compiled loop -------------------------------------------------
+def assert_same_contact(a, b):
+    assert_same(a, b)
+    for k in ("contact_state", "contact_forces"):
+        x, y = getattr(a, k), getattr(b, k)
+        assert (x is None) == (y is None), k
+        if x is not None:
+            np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("mu", [0.5, 0.0])
+def test_ground_contact_runs_in_c_like_the_python_loop(integrator, mu):
+    """spatial_v2's rolling disc dropped spinning onto compliant ground: the contact law, its
+    deformation states (with friction) and the recorded forces are the Python loop's, bit for bit."""
+    disc = mb.models.rolling_disc(8)
+    K, D = mb.contact_parameters(1.0, 1e-3, n_points=2)
+    contact = mb.GroundContact(disc, K, D, mu=mu)
+    assert System(disc, contact=contact).plan(integrator) is not None
+    q = disc.neutral()
+    q[2] = -mb.gc_pos_vel(disc, q, np.zeros(6))[2].min() + 0.01          # 1 cm above the ground
+    a, b = both(disc, q, np.r_[0.0, 0.0, 3.0, 0.5, 0.0, 0.0], 0.4, integrator=integrator, contact=contact)
+    assert_same_contact(a, b)
+    assert np.nanmax(a.contact_forces[..., 2]) > 0.0                       # it landed
+    assert (a.contact_state is None) == (mu == 0.0)
+
+
+@pytest.fixture(scope="module")
+def solo12():
+    from test_urdf_robots import robots_dir
+    from multibody.bench.simulate import SOLO_LEGS
+    import os
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mb.load_urdf(os.path.join(robots_dir(), "solo_description/robots/solo12.urdf"), floating=True)
+    feet = [(m.body_names[f.body], f.translation) for f in m.frames if f.name.endswith("_FOOT")]
+    q_ref = m.neutral()
+    q_ref[7:] = SOLO_LEGS
+    R, p = mb.forward_kinematics(m, q_ref)
+    q0 = q_ref.copy()
+    q0[2] = -min(float(p[m.body_index(b), 2] + R[m.body_index(b)][2] @ x) for b, x in feet)
+    K, D = mb.contact_parameters(float(np.sum(m.mass)), 1e-3, n_points=4)
+    return m, q_ref, q0, mb.GroundContact(m, K, D, mu=1.0, points=feet)
+
+
+def test_floating_base_pd_on_compliant_ground_runs_in_c(solo12, monkeypatch):
+    """solo12 standing: a PD on the 12 leg joints (no position gain on the free base, whose error would
+    be mb.difference's), the feet on compliant ground — compiled; and with a knee stop it reaches, C
+    hands the impact step (and the contact states) to the Python loop and takes the run back."""
+    m, q_ref, q0, contact = solo12
+    kp, kd = np.r_[np.zeros(6), 5.0 * np.ones(12)], np.r_[np.zeros(6), 0.2 * np.ones(12)]
+    pd = mb.PD(kp=kp, kd=kd, q_ref=q_ref)
+    assert System(m, pd, contact=contact).plan("rk4") is not None
+    assert System(m, mb.PD(kp=np.ones(18), kd=kd, q_ref=q_ref), contact=contact).plan("rk4") is None
+    a, b = both(m, q0, np.zeros(m.nv), 0.3, controller=pd, contact=contact)
+    assert_same_contact(a, b)
+    assert a.q[-1, 2] == pytest.approx(q0[2], abs=0.02)                    # still standing
+    knee = 7 + 2                                                            # first leg's knee
+    start = q0.copy()
+    start[knee] += 0.3                                                      # the PD pulls it back, and it
+    lower = m.q_lower.copy()                                                # overshoots onto a stop below
+    lower[knee] = q_ref[knee] - 0.05                                        # its target: bounces, leaves
+    stopped = dataclasses.replace(m, q_lower=lower)
+    count = Counting(monkeypatch)
+    c, d = both(stopped, start, np.zeros(m.nv), 0.3, controller=pd, contact=contact, limit_restitution=0.2)
+    assert_same_contact(c, d)
+    assert c.events and all("limit" in ev.name for ev in c.events)
+    assert len(count.calls) >= 2 and count.calls[1] > c.events[0].t    # back in C after the impact
+    assert c.contact_state is not None
+
+
+def test_pd_without_a_base_gain_takes_the_one_dof_errors_directly(solo12):
+    """With kp = 0 on the free base the PD needs no mb.difference (a Newton solve per call): its τ is the
+    one computed with difference's error, to rounding, and q_ref − q exactly on the leg joints."""
+    m, q_ref, q0, _contact = solo12
+    rng = np.random.default_rng(3)
+    kp, kd = np.r_[np.zeros(6), rng.uniform(1, 5, 12)], rng.uniform(0.1, 1, 18)
+    pd = mb.PD(kp=kp, kd=kd, q_ref=q_ref).bind(m)
+    q = mb.integrate(m, q0, rng.normal(size=m.nv) * 0.1)
+    qd = rng.normal(size=m.nv)
+    e = mb.difference(m, q, q_ref)
+    np.testing.assert_allclose(pd(0.0, q, qd), kp * e + kd * (0.0 - qd), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(pd(0.0, q, qd)[6:], kp[6:] * (q_ref[7:] - q[7:]) + kd[6:] * (0.0 - qd[6:]))
+    Q = np.stack([q, q0])            # vectorised, as a batch calls it
+    np.testing.assert_array_equal(pd(0.0, Q, np.stack([qd, qd]))[0], pd(0.0, q, qd))

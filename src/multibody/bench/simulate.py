@@ -22,7 +22,8 @@ One run measures, on the same machine and in the same process:
    gravity compensation g(q), evaluated at every RK4 stage like ours); its limits are its soft
    constraints, ours hard stops (neither is reached in these runs: the bench says so);
 6. **compliant ground** (report only) — solo12 standing on ``mb.GroundContact`` for 10 s
-   (Python loop: contact is not compiled) against MuJoCo's contact on the same robot.
+   (compiled loop: the contact law and its states in core/rollout.c, a PD on the legs) against
+   MuJoCo's contact on the same robot.
 
 Times are best-of-``--repeat`` of the process's CPU time (``time.process_time``; robust when other
 jobs share the machine) for single-threaded work, and wall time for the batch (it uses threads).
@@ -448,14 +449,12 @@ def solo_standing(args):
     K, D = mb.contact_parameters(mass, 1e-3, n_points=4)
     contact = mb.GroundContact(model, K, D, mu=1.0, points=feet)
     kp, kd = 5.0, 0.2
-    legs = q_ref[7:]
-
-    def pd(t, q, qd):     # the joint PD on the 12 leg joints (none on the free base)
-        return np.r_[np.zeros(6), kp * (legs - q[7:]) - kd * qd[6:]]
+    # the joint PD on the 12 leg joints, none on the free base: the compiled loop runs it
+    pd = mb.PD(kp=np.r_[np.zeros(6), np.full(12, kp)], kd=np.r_[np.zeros(6), np.full(12, kd)], q_ref=q_ref)
     print(f"\n6. compliant ground (report, no goal): solo12 ({mass:.2f} kg, floating base) standing {T:g} s at "
           f"dt = {dt:g} s RK4, joint PD kp = {kp:g}, kd = {kd:g}")
     cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd,
-                                          contact=contact, record_every=10), 1)
+                                          contact=contact, record_every=10), args.repeat)
     mjm = solo_mujoco(path, feet, kp, kd, dt, foot_radius=FOOT_RADIUS)
     mq0 = q0.copy()
     mq0[2] += FOOT_RADIUS                                      # the spheres' bottoms on the floor
@@ -463,13 +462,13 @@ def solo_standing(args):
     mcpu, _, out = best(lambda: mujoco_controlled(mjm, mq0[None], np.zeros((1, model.nv)), ctrl, nstep), args.repeat)
     mj_q = out[0][0]
     print(f"  {'method':44s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
-    print(f"  {'multibody GroundContact (Python loop, K, D)':44s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+    print(f"  {'multibody GroundContact (compiled loop, K, D)':44s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
           f"{tr.q[-1, 2]:.4f} m ({tr.status})")
     print(f"  {'  start height (both)':44s} {'':10s} {'':12s}  {q0[2]:.4f} m")
     print(f"  {'MuJoCo contact (soft, rollout, 1 thread)':44s} {out[2]:10.4f} {'':12s}  {mj_q[-1, 2]:.4f} m")
-    print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ = 1; "
-          "MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane; ours runs the contact")
-    print("  from Python at every stage — contact is not in the compiled loop yet)")
+    print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ = 1, "
+          "the contact law and its deformation states in core/rollout.c;")
+    print("  MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane)")
 
 
 def right_hand_sides(repeat):

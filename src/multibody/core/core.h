@@ -147,7 +147,7 @@ enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };
 enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
 typedef struct mb_control {
-    int kind;               /* MB_CONTROL_NONE (τ = 0) or MB_CONTROL_PD (needs nq = nv, 1-dof joints)    */
+    int kind;               /* MB_CONTROL_NONE (τ = 0) or MB_CONTROL_PD                                  */
     const double *kp, *kd;  /* (nv) gains                                                                */
     int n_times;            /* rows of the reference tables (≥ 1; 1 = constant references)               */
     const double *times;    /* (n_times) increasing sample times of the tables, s                        */
@@ -156,6 +156,8 @@ typedef struct mb_control {
     const double *tau_ff;   /* (n_times × nv) feed-forward τ (kp = kd = 0: a torque table)               */
     double period;          /* > 0: zero-order hold sampled at 0, T, 2T, …;  0: continuous               */
     int gravity;            /* 1: add the gravity torques g(q) = RNEA(q, 0, 0) (PD with gravity compensation) */
+    const int *q_index;     /* (nv) q index of each velocity variable of a one-dof joint, −1 on joints with
+                               several (kp = 0 there: their position error is not a difference); NULL: nq = nv */
 } mb_control;
 
 typedef struct mb_rollout {
@@ -176,7 +178,14 @@ typedef struct mb_rollout {
     const double *stops;    /* sign +1 for a lower bound (pushes q up), −1 for an upper one              */
     int stop_mode;          /* MB_STOPS_SOFT: spring–damper; MB_STOPS_HARD: hand the step back (below)   */
     double soft_time;       /* the soft stops' time constant T, s                                        */
+    const struct mb_ground_contact_spec *contact; /* compliant ground contact (contact.c), or NULL      */
 } mb_rollout;
+
+/* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */
+static inline int mb_rollout_contact_states(const mb_rollout *r)
+{
+    return r->contact && r->contact->mu > 0.0 ? (r->contact->nd - 1) * r->contact->npt : 0;
+}
 
 typedef struct mb_rollout_out {
     double *t, *q, *qd, *qdd, *tau;  /* (capacity), (capacity × nq), (capacity × nv) ×3          */
@@ -186,7 +195,8 @@ typedef struct mb_rollout_out {
     double t_from, t_to;              /* the failing step (also set for an error status)          */
     int handed_back;                  /* MB_STOPS_HARD: stopped at t_from before a step that crosses a
                                          stop or turns non-finite (the Python loop takes that step) */
-    double *y_end;                    /* (nq + nv) the state where the run ended or was handed back */
+    double *y_end;                    /* (nq + nv + nz) the state where the run ended or was handed back */
+    double *z, *force;                /* with contact: (capacity × nz) states, (capacity × points × 3) forces */
 } mb_rollout_out;
 
 /* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep; with `lanes` (or NULL: run
@@ -194,7 +204,8 @@ typedef struct mb_rollout_out {
  * mb_lanes_supported).  status[l]: run l's status; returns MB_NO_MEMORY or MB_OK. */
 struct mb_lanes_impl;
 int mb_run_rollouts(const mb_model *m, mb_data *d, const struct mb_lanes_impl *lanes, const mb_rollout *r, int L,
-                    const double *const *q0, const double *const *qd0, mb_rollout_out *const *o, int *status);
+                    const double *const *q0, const double *const *qd0, const double *const *z0,
+                    mb_rollout_out *const *o, int *status);
 #endif
 
 /* aba_lanes.c — FDab, ID and CRBA on several states at once (SIMD over states, lanes.h); FDab for trees

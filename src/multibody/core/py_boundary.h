@@ -196,6 +196,8 @@ void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state);
 
 /* ---- entry points (METH_FASTCALL) ------------------------------------------------------------- */
 
+/* py_contact.c: the ground contact law's settings (bodies, points, nd, K, D, mu) from six arguments */
+int contact_spec_from(PyObject *const *args, gate_hold *held, const mb_model *m, mb_ground_contact_spec *spec);
 PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int nd, npy_intp t0,
                               npy_intp t1);
 PyObject *run_into_outputs(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int n, PyArrayObject **out,

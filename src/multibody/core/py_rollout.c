@@ -9,6 +9,8 @@ typedef struct {
     const mb_lanes_impl *lanes;
     int width;
     Py_ssize_t runs;
+    int nz, np3;            /* contact states and forces per sample (0 without contact) */
+    double *z_out, *force_out;  /* Z (N, R, nz), F (N, R, points, 3), or NULL */
 } rollout_job;
 
 /* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
@@ -20,27 +22,31 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
     const mb_rollout *r = j->rollout;
     const Py_ssize_t R = r->capacity, first = g * rj->width;
     const Py_ssize_t last = first + rj->width < rj->runs ? first + rj->width : rj->runs;
-    const double *q0[8], *qd0[8];
+    const double *q0[8], *qd0[8], *z0[8];
     mb_rollout_out out[8], *o[8];
     Py_ssize_t run[8];
     int L = 0, status[8];
     for (Py_ssize_t n = first; n < last; n++) {
         out[L] = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
-                                  0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv)};
+                                  0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv + rj->nz),
+                                  rj->nz ? rj->z_out + n * R * rj->nz : NULL,
+                                  rj->np3 ? rj->force_out + n * R * rj->np3 : NULL};
         int st = mb_check_configuration(m, IN(j, 0, n));
         if (st == MB_OK && !all_finite(IN(j, 1, n), m->nv))
             st = MB_BAD_QD;
+        if (st == MB_OK && rj->nz && !all_finite(IN(j, 2, n), rj->nz))
+            st = MB_BAD_Z;
         if (st != MB_OK) {  /* reported in its info; the others run */
             double *info = j->info + 4 * n;
             info[0] = 0.0, info[1] = st, info[2] = info[3] = 0.0;
             continue;
         }
-        q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), o[L] = &out[L], run[L] = n;
+        q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), z0[L] = rj->nz ? IN(j, 2, n) : NULL, o[L] = &out[L], run[L] = n;
         L++;
     }
     if (L == 0)
         return MB_OK;
-    const int st = mb_run_rollouts(m, d, rj->lanes, r, L, q0, qd0, o, status);
+    const int st = mb_run_rollouts(m, d, rj->lanes, r, L, q0, qd0, z0, o, status);
     for (int l = 0; l < L; l++) {
         double *info = j->info + 4 * run[l];
         const int s = st != MB_OK ? st : status[l];
@@ -55,7 +61,9 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv), gravity,
  *         f_ext (nb,6) | None, damping (nv) | None, friction (nv) | None, friction_velocity,
  *         gc_lift (nb,3) | None, gc_com (nb,3), stops (S,4) | None, stop_mode, soft_time,
- *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), Y_END (N,nq+nv), info (N,4)) -> None
+ *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), Y_END (N,nq+nv+nz), info (N,4),
+ *         contact: bodies (np,) | None, points (np,3), nd, K, D, mu (simulation.contact.GroundContact),
+ *         Z0 (N,nz), Z (N,R,nz), F (N,R,np,3) (None without contact)) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -64,7 +72,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 33, "rollout");
+    CModel *cm = entry_model(args, nargs, 42, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -91,17 +99,12 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     PyArrayObject *QD0 = gated_array(held, args[3], "QD0", NPY_DOUBLE, 2, dv, 0);
     if (!QD0)
         return NULL;
+    int vector = m->nq == m->nv;
+    for (int i = 0; i < m->nb; i++)
+        if (m->jtype[i] != MB_FIXED && m->jtype[i] != MB_REVOLUTE && m->jtype[i] != MB_PRISMATIC &&
+            m->jtype[i] != MB_HELICAL)
+            vector = 0;
     if (args[10] != Py_None) {
-        int vector = m->nq == m->nv;
-        for (int i = 0; i < m->nb; i++)
-            if (m->jtype[i] != MB_FIXED && m->jtype[i] != MB_REVOLUTE && m->jtype[i] != MB_PRISMATIC &&
-                m->jtype[i] != MB_HELICAL)
-                vector = 0;
-        if (!vector) {
-            PyErr_SetString(PyExc_ValueError, "controller: the compiled PD needs a model whose joints all have "
-                                              "one degree of freedom (q and qd of the same length)");
-            return NULL;
-        }
         npy_intp dg[1] = {m->nv}, dt_[1] = {-1};
         PyArrayObject *kp = gated_array(held, args[10], "kp", NPY_DOUBLE, 1, dg, 0);
         PyArrayObject *kd = kp ? gated_array(held, args[11], "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
@@ -128,7 +131,15 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
             }
         r.control = (mb_control){MB_CONTROL_PD, PyArray_DATA(kp), PyArray_DATA(kd), (int)M, tt, PyArray_DATA(qr),
                                  PyArray_DATA(qdr), PyArray_DATA(ff), period,
-                                 (int)gravity};
+                                 (int)gravity, NULL};
+        const double *gain = PyArray_DATA(kp);
+        for (int i = 0; i < m->nb && !vector; i++)  /* joints with several dofs: no position gain */
+            for (int a = 0; a < m->nv_joint[i]; a++) {
+                const int k = m->v_start[i] + a;
+                if ((m->nv_joint[i] > 1 || m->jtype[i] == MB_PLANAR) && gain[k] != 0.0)
+                    return PyErr_Format(PyExc_ValueError, "controller: the compiled PD needs kp = 0 on the velocity "
+                                        "variables of joints with several (kp[%d] = %g)", k, gain[k]);
+            }
     }
     if (args[17] != Py_None) {
         npy_intp df[2] = {m->nb, 6};
@@ -180,12 +191,20 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         PyErr_SetString(PyExc_ValueError, "stops: expected the stops' table with stop_mode 1 or 2");
         return NULL;
     }
+    mb_ground_contact_spec contact;
+    int nz = 0;
+    if (args[33] != Py_None) {
+        if (!contact_spec_from(args + 33, held, m, &contact))
+            return NULL;
+        r.contact = &contact;
+        nz = mb_rollout_contact_states(&r);
+    }
     npy_intp dT[2] = {N, -1};
     PyArrayObject *T = gated_array(held, args[26], "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
     if (!T)
         return NULL;
     const npy_intp R = dT[1];
-    npy_intp dQ[3] = {N, R, m->nq}, dV[3] = {N, R, m->nv}, dY[2] = {N, m->nq + m->nv}, dI[2] = {N, 4};
+    npy_intp dQ[3] = {N, R, m->nq}, dV[3] = {N, R, m->nv}, dY[2] = {N, m->nq + m->nv + nz}, dI[2] = {N, 4};
     PyArrayObject *Q = gated_array(held, args[27], "Q", NPY_DOUBLE, 3, dQ, MB_GATE_WRITABLE);
     PyArrayObject *QD = Q ? gated_array(held, args[28], "QD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
     PyArrayObject *QDD = QD ? gated_array(held, args[29], "QDD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
@@ -194,15 +213,34 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     PyArrayObject *info = YEND ? gated_array(held, args[32], "info", NPY_DOUBLE, 2, dI, MB_GATE_WRITABLE) : NULL;
     if (!info)
         return NULL;
+    const double *z0 = NULL;
+    double *z_out = NULL, *force_out = NULL;
+    if (r.contact) {
+        npy_intp dz0[2] = {N, nz}, dz[3] = {N, R, nz}, dF[4] = {N, R, contact.npt, 3};
+        PyArrayObject *Z0 = gated_array(held, args[39], "Z0", NPY_DOUBLE, 2, dz0, 0);
+        PyArrayObject *Z = Z0 ? gated_array(held, args[40], "Z", NPY_DOUBLE, 3, dz, MB_GATE_WRITABLE) : NULL;
+        PyArrayObject *F = Z ? gated_array(held, args[41], "F", NPY_DOUBLE, 4, dF, MB_GATE_WRITABLE) : NULL;
+        if (!F)
+            return NULL;
+        z0 = PyArray_DATA(Z0), z_out = PyArray_DATA(Z), force_out = PyArray_DATA(F);
+    }
     if (R < 1) {
         PyErr_SetString(PyExc_ValueError, "T: expected room for at least one sample");
         return NULL;
     }
     r.capacity = (long)R;
+    int q_index[m->nv + 1];  /* a PD on a model with multi-dof joints: q index of each one-dof joint's dof */
+    if (r.control.kind == MB_CONTROL_PD && !vector) {
+        for (int i = 0; i < m->nb; i++)
+            for (int a = 0; a < m->nv_joint[i]; a++)
+                q_index[m->v_start[i] + a] = m->nv_joint[i] > 1 || m->jtype[i] == MB_PLANAR ? -1 : m->q_start[i];
+        r.control.q_index = q_index;
+    }
     rollout_job rj = {{0}};
     job j = {0};
     j.in[0] = PyArray_DATA(Q0), j.step[0] = m->nq;
     j.in[1] = PyArray_DATA(QD0), j.step[1] = m->nv;
+    j.in[2] = z0, j.step[2] = nz;
     bind_output(&j, 0, T, R);
     bind_output(&j, 1, Q, R * m->nq);
     bind_output(&j, 2, QD, R * m->nv);
@@ -212,7 +250,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     j.y_end = PyArray_DATA(YEND);
     j.rollout = &r;
     rj.j = j;
-    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && mb_lanes_supported(m);  /* else one run at a time */
+    rj.nz = nz, rj.np3 = r.contact ? 3 * contact.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
+    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && mb_lanes_supported(m);  /* else one run at a time */
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;

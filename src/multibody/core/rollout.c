@@ -8,6 +8,10 @@
  *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass
  *   τ_soft,j = sign · max(0, H_jj (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound.
  *
+ * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
+ * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
+ * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).
+ *
  * The steppers, on y = [q, v] and the tangent K = [v, q̈]:
  *
  *   euler          y₁ = y₀ ⊕ h·f(t₀, y₀)                            (OpenDE report eq. 5.15)
@@ -57,14 +61,17 @@
 enum { STAGE_NON_FINITE = -1 };
 enum { MAX_GROUP = 8 };  /* runs advanced in lockstep */
 
-/* The arrays of a group of runs: run l's part of each starts at l × its length (a state n = nq + nv,
- * a tangent 2 nv, τ nv, f_ext 6 nb); one run is a group of one. */
+/* The arrays of a group of runs: run l's part of each starts at l × its length (a state n = nq + nv + nz,
+ * a tangent nk = 2 nv + nz, τ nv, f_ext 6 nb, contact forces 3 points); one run is a group of one. */
 typedef struct {
     double *y, *y1, *ys, *y2;          /* states                                              */
     double *k1, *k2, *k3, *k4, *K;     /* tangents                                            */
     double *tau, *tau_all, *held;      /* first-stage τ, τ − damping ⊙ v, held τ              */
     double *tau_stage, *gq;            /* τ of the later stages (not kept), g(q)              */
-    double *fext;                      /* f_ext with gravcomp                                 */
+    double *fext, *fcontact;           /* f_ext with gravcomp; constant + contact forces      */
+    double *force, *force_stage;       /* contact forces (points × 3) at the first / a later stage */
+    double *contact_pos;               /* shared: contact point positions (points × 3)         */
+    unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
     double *zero, *H, *spare;          /* shared: zeros (nv), CRBA (nv × nv), unused lane outputs (nv) */
     double *block;
 } workspace;
@@ -78,6 +85,7 @@ typedef struct {
     const mb_lanes_impl *lanes;        /* forward dynamics and g(q) of several runs at once, or NULL */
     void *dl;                          /* its workspace */
     int L, vector, have_held;          /* runs; every joint has q̇ = v; a sampled τ is held */
+    int nz;                            /* contact states after [q, v]                         */
     workspace w;
     int active[MAX_GROUP], st[MAX_GROUP];
 } group;
@@ -132,13 +140,22 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         memset(tau, 0, sizeof(double) * nv);
         return MB_OK;
     }
-    if (n == 1) {  /* constant references: interp_column's answer is the one row (no call per entry) */
+    if (c->q_index) {  /* a floating base, or other joints with several dofs: kp = 0 on those */
+        for (int k = 0; k < nv; k++) {
+            const int qi = c->q_index[k];
+            const double qr = qi < 0 ? 0.0 : n == 1 ? c->q_ref[qi] : interp_column(n, c->times, c->q_ref, m->nq, qi, t);
+            const double qdr = n == 1 ? c->qd_ref[k] : interp_column(n, c->times, c->qd_ref, nv, k, t);
+            const double ff = n == 1 ? c->tau_ff[k] : interp_column(n, c->times, c->tau_ff, nv, k, t);
+            const double e = qi < 0 ? 0.0 : qr - q[qi];
+            tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
+        }
+    } else if (n == 1) {  /* constant references: interp_column's answer is the one row (no call per entry) */
         for (int k = 0; k < nv; k++) {
             const double e = c->q_ref[k] - q[k];
             tau[k] = c->kp[k] * e + c->kd[k] * (c->qd_ref[k] - v[k]) + c->tau_ff[k];
         }
     }
-    for (int k = 0; k < nv && n > 1; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
+    for (int k = 0; k < nv && n > 1 && !c->q_index; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
         const double qr = interp_column(n, c->times, c->q_ref, m->nq, k, t);
         const double qdr = interp_column(n, c->times, c->qd_ref, nv, k, t);
         const double ff = interp_column(n, c->times, c->tau_ff, nv, k, t);
@@ -154,8 +171,9 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
 }
 
 /* MuJoCo's gravcomp as f_ext (dynamics/gravcomp.py): body i lifted by gc_lift_i at its world CoM c_i,
- * the spatial force [c_i × f_i; f_i] in base coordinates, added to the constant forces. */
-static void gravity_compensation(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q, double *fext)
+ * the spatial force [c_i × f_i; f_i] in base coordinates, added to `base` (the other forces, or NULL). */
+static void gravity_compensation(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q,
+                                 const double *base, double *fext)
 {
     mb_tree_poses(m, q, d->R, d->p);
     mb_world_poses(m, d->R, d->p, d->R0, d->p0);
@@ -169,9 +187,9 @@ static void gravity_compensation(const mb_model *m, mb_data *d, const mb_rollout
         o[1] = c[2] * f[0] - c[0] * f[2];
         o[2] = c[0] * f[1] - c[1] * f[0];
         o[3] = f[0], o[4] = f[1], o[5] = f[2];
-        if (r->fext)
+        if (base)
             for (int k = 0; k < 6; k++)
-                o[k] = r->fext[6 * i + k] + o[k];
+                o[k] = base[6 * i + k] + o[k];
     }
 }
 
@@ -282,7 +300,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     const mb_model *m = g->m;
     const mb_rollout *r = g->r;
     workspace *w = &g->w;
-    const int nq = m->nq, nv = m->nv, n = nq + nv, nk = 2 * nv;
+    const int nq = m->nq, nv = m->nv, nz = g->nz, n = nq + nv + nz, nk = 2 * nv + nz;
     const int cancel = g->mf && !g->have_held;
     const double *q[MAX_GROUP], *v[MAX_GROUP], *tau_all[MAX_GROUP], *fext[MAX_GROUP];
     double *qdd[MAX_GROUP], *gq[MAX_GROUP];
@@ -301,9 +319,24 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         else if ((g->st[l] = control(m, g->d, w, &r->control, t, q[l], v[l], !cancel, tau)) != MB_OK)
             continue;
         fext[l] = r->fext;
+        if (r->contact) {  /* f_ext = constant + contact forces; ż after q̈ */
+            const int nb6 = 6 * m->nb;
+            double *f = part(w->fcontact, l, nb6), *zdot = K + 2 * nv;
+            double *force = full_tau ? part(w->force, l, 3 * r->contact->npt) : w->force_stage;
+            mb_ground_contact(m, g->d, q[l], v[l], y + nq + nv, r->contact, f, zdot, force, w->contact_pos,
+                              w->contact_flags, w->contact_flags + r->contact->npt);
+            if (!finite_all(f, nb6) || !finite_all(zdot, nz)) {
+                g->st[l] = STAGE_NON_FINITE;
+                continue;
+            }
+            if (r->fext)
+                for (int k = 0; k < nb6; k++)
+                    f[k] = r->fext[k] + f[k];
+            fext[l] = f;
+        }
         if (r->gc_lift) {
             double *f = part(w->fext, l, 6 * m->nb);
-            gravity_compensation(m, g->d, r, q[l], f);
+            gravity_compensation(m, g->d, r, q[l], fext[l], f);
             fext[l] = f;
         }
         tau_all[l] = tau;
@@ -341,24 +374,24 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     }
 }
 
-/* out = y ⊕ h·K: q on the manifold with velocity K[:nv], v by addition (out must not alias y). */
-static void advance(const mb_model *m, int vector, const double *y, const double *K, double h, double *out)
+/* out = y ⊕ h·K: q on the manifold with velocity K[:nv], v and z by addition (out must not alias y). */
+static void advance(const mb_model *m, int vector, int nz, const double *y, const double *K, double h, double *out)
 {
     const int nq = m->nq, nv = m->nv;
     if (vector) {
-        for (int k = 0; k < nq + nv; k++)
+        for (int k = 0; k < nq + nv + nz; k++)
             out[k] = y[k] + h * K[k];
         return;
     }
     mb_integrate(m, y, K, h, out);
-    for (int k = 0; k < nv; k++)
+    for (int k = 0; k < nv + nz; k++)
         out[nq + k] = y[nq + k] + h * K[nv + k];
 }
 
 /* ys = y + c·K of every busy run (vector spaces: nq = nv, so a state and a tangent have one length). */
 static void stage_state(group *g, double c, const double *KK)
 {
-    const int n = g->m->nq + g->m->nv;
+    const int n = g->m->nq + g->m->nv + g->nz;
     for (int l = 0; l < g->L; l++) {
         if (!busy(g, l))
             continue;
@@ -375,24 +408,25 @@ static void step(group *g, double t, double h)
 {
     const mb_model *m = g->m;
     workspace *w = &g->w;
-    const int nq = m->nq, nv = m->nv, n = nq + nv, nk = 2 * nv, L = g->L, vector = g->vector;
+    const int nq = m->nq, nv = m->nv, nz = g->nz, n = nq + nv + nz, nk = 2 * nv + nz, L = g->L;
+    const int vector = g->vector;
 #define EACH(l) for (int l = 0; l < L; l++) if (busy(g, l))
 #define Y(a, l) part(w->a, l, n)
 #define T(a, l) part(w->a, l, nk)
     rhs(g, t, w->y, w->k1, w->tau, 1);
     switch (g->r->integrator) {
     case MB_EULER:
-        EACH(l) advance(m, vector, Y(y, l), T(k1, l), h, Y(y1, l));
+        EACH(l) advance(m, vector, nz, Y(y, l), T(k1, l), h, Y(y1, l));
         break;
     case MB_SEMI_IMPLICIT:
         EACH(l) {
             const double *y = Y(y, l), *k1 = T(k1, l);
             double *K = T(K, l);
-            for (int k = 0; k < nv; k++) {
+            for (int k = 0; k < nv; k++)
                 K[k] = y[nq + k] + h * k1[nv + k];  /* the new velocity moves q */
-                K[nv + k] = k1[nv + k];
-            }
-            advance(m, vector, y, K, h, Y(y1, l));
+            for (int k = nv; k < nk; k++)
+                K[k] = k1[k];
+            advance(m, vector, nz, y, K, h, Y(y1, l));
         }
         break;
     default:  /* MB_RK4 */
@@ -412,16 +446,16 @@ static void step(group *g, double t, double h)
             break;
         }
         /* CF4, body-velocity (right) form: the exponentials compose on the right */
-        EACH(l) advance(m, vector, Y(y, l), T(k1, l), 0.5 * h, Y(y2, l));
+        EACH(l) advance(m, vector, nz, Y(y, l), T(k1, l), 0.5 * h, Y(y2, l));
         rhs(g, t + 0.5 * h, w->y2, w->k2, w->tau_stage, 0);
-        EACH(l) advance(m, vector, Y(y, l), T(k2, l), 0.5 * h, Y(ys, l));
+        EACH(l) advance(m, vector, nz, Y(y, l), T(k2, l), 0.5 * h, Y(ys, l));
         rhs(g, t + 0.5 * h, w->ys, w->k3, w->tau_stage, 0);
         EACH(l) {
             const double *k1 = T(k1, l), *k3 = T(k3, l);
             double *K = T(K, l);
             for (int k = 0; k < nk; k++)
                 K[k] = k3[k] - 0.5 * k1[k];
-            advance(m, vector, Y(y2, l), K, h, Y(ys, l));
+            advance(m, vector, nz, Y(y2, l), K, h, Y(ys, l));
         }
         rhs(g, t + h, w->ys, w->k4, w->tau_stage, 0);
         EACH(l) {
@@ -429,10 +463,10 @@ static void step(group *g, double t, double h)
             double *K = T(K, l);
             for (int k = 0; k < nk; k++)
                 K[k] = 0.25 * k1[k] + (k2[k] + k3[k]) / 6.0 - k4[k] / 12.0;
-            advance(m, vector, Y(y, l), K, h, Y(ys, l));
+            advance(m, vector, nz, Y(y, l), K, h, Y(ys, l));
             for (int k = 0; k < nk; k++)
                 K[k] = -k1[k] / 12.0 + (k2[k] + k3[k]) / 6.0 + 0.25 * k4[k];
-            advance(m, vector, Y(ys, l), K, h, Y(y1, l));
+            advance(m, vector, nz, Y(ys, l), K, h, Y(y1, l));
         }
     }
     EACH(l) if (!finite_all(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
@@ -444,20 +478,26 @@ static void step(group *g, double t, double h)
 /* Keep sample `row` = (t, y); its q̈ and τ are filled later (the next step's first stage).
  * Energies are not computed here: a Trajectory computes them from q, q̇ on first access, in one
  * batched EnerMo call (MuJoCo's rollout computes none either; they cost ~20 % of an RK4 step). */
-static void record(const mb_model *m, mb_rollout_out *o, double t, const double *y)
+static void record(const mb_model *m, int nz, mb_rollout_out *o, double t, const double *y)
 {
     const long row = o->count++;
     const int nq = m->nq, nv = m->nv;
     o->t[row] = t;
     memcpy(o->q + row * nq, y, sizeof(double) * nq);
     memcpy(o->qd + row * nv, y + nq, sizeof(double) * nv);
+    if (nz)
+        memcpy(o->z + row * nz, y + nq + nv, sizeof(double) * nz);
 }
 
-static void record_derived(const mb_model *m, mb_rollout_out *o, long row, const double *K, const double *tau)
+/* q̈, τ and the contact forces (`force`, 3 per point, or NULL) of sample `row` */
+static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_out *o, long row, const double *K,
+                           const double *tau, const double *force)
 {
     const int nv = m->nv;
     memcpy(o->qdd + row * nv, K + nv, sizeof(double) * nv);
     memcpy(o->tau + row * nv, tau, sizeof(double) * nv);
+    if (r->contact)
+        memcpy(o->force + row * 3 * r->contact->npt, force, sizeof(double) * 3 * r->contact->npt);
 }
 
 /* Run l's end at t_end: a diverged run keeps its last finite state (keep_last), the final sample
@@ -466,11 +506,13 @@ static void finish(group *g, int l, mb_rollout_out *o, double t_end, double last
                    int *status)
 {
     const mb_model *m = g->m;
-    const int nv = m->nv, n = m->nq + nv;
-    double *y = part(g->w.y, l, n), *k1 = part(g->w.k1, l, 2 * nv), *tau = part(g->w.tau, l, nv);
+    const int nv = m->nv, nz = g->nz, n = m->nq + nv + nz, nk = 2 * nv + nz;
+    const int np3 = g->r->contact ? 3 * g->r->contact->npt : 0;
+    double *y = part(g->w.y, l, n), *k1 = part(g->w.k1, l, nk), *tau = part(g->w.tau, l, nv);
+    double *force = np3 ? part(g->w.force, l, np3) : NULL;
     if (*status == MB_OK && o->non_finite && g->r->keep_last && last_recorded_t != t_end &&
         o->count < g->r->capacity) {
-        record(m, o, t_end, y);
+        record(m, g->nz, o, t_end, y);
         pending = 1;
     }
     if (*status == MB_OK && !o->handed_back && pending && o->t[o->count - 1] == t_end) {
@@ -478,50 +520,59 @@ static void finish(group *g, int l, mb_rollout_out *o, double t_end, double last
         rhs(g, t_end, g->w.y, g->w.k1, g->w.tau, 1);
         g->active[l] = 0;
         if (g->st[l] == STAGE_NON_FINITE) {
-            for (int k = 0; k < 2 * nv; k++)
+            for (int k = 0; k < nk; k++)
                 k1[k] = NAN;
             for (int k = 0; k < nv; k++)
                 tau[k] = NAN;
+            for (int k = 0; k < np3; k++)
+                force[k] = NAN;
         } else if (g->st[l] != MB_OK) {
             *status = g->st[l], o->t_from = o->t_to = t_end;
         }
         if (*status == MB_OK)
-            record_derived(m, o, o->count - 1, k1, tau);
+            record_derived(m, g->r, o, o->count - 1, k1, tau, force);
     }
     if (o->y_end)
         memcpy(o->y_end, y, sizeof(double) * n);
 }
 
-static int workspace_new(workspace *w, const mb_model *m, int L)
+static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L)
 {
-    const int nq = m->nq, nv = m->nv, n = nq + nv;
-    const long per_run = 4L * n + 15L * nv + 6L * m->nb;
-    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)nv * nv + 1), sizeof(double));
-    if (!w->block)
+    const int nq = m->nq, nv = m->nv;
+    const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
+    const long per_run = 4L * n + 5L * nk + 5L * nv + (npt ? 12L : 6L) * m->nb + np3;
+    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
+    w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
+    if (!w->block || !w->contact_flags) {
+        free(w->block), free(w->contact_flags);
         return MB_NO_MEMORY;
+    }
     double *p = w->block;
     double **run_arrays[] = {&w->y, &w->y1, &w->ys, &w->y2, &w->k1, &w->k2, &w->k3, &w->k4, &w->K, &w->tau,
-                             &w->tau_all, &w->held, &w->tau_stage, &w->gq, &w->fext};
-    const long length[] = {n, n, n, n, 2 * nv, 2 * nv, 2 * nv, 2 * nv, 2 * nv, nv, nv, nv, nv, nv, 6L * m->nb};
+                             &w->tau_all, &w->held, &w->tau_stage, &w->gq, &w->fext, &w->fcontact, &w->force};
+    const long length[] = {n, n, n, n, nk, nk, nk, nk, nk, nv, nv, nv, nv, nv, 6L * m->nb, npt ? 6L * m->nb : 0, np3};
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
+    w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
     w->zero = p, p += nv, w->spare = p, p += nv, w->H = p;
     return MB_OK;
 }
 
 int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, const mb_rollout *r, int L,
-                    const double *const *q0, const double *const *qd0, mb_rollout_out *const *o, int *status)
+                    const double *const *q0, const double *const *qd0, const double *const *z0,
+                    mb_rollout_out *const *o, int *status)
 {
-    const int nq = m->nq, nv = m->nv, n = nq + nv;
+    const int nq = m->nq, nv = m->nv, nz = mb_rollout_contact_states(r), n = nq + nv + nz, nk = 2 * nv + nz;
+    const int np3 = r->contact ? 3 * r->contact->npt : 0;
     if (L < 1 || L > MAX_GROUP)  /* the caller's groups are at most the lanes' width */
         return MB_NO_MEMORY;
-    group g = {m, NULL, d, r, NULL, NULL, L, 1, 0};
-    if (workspace_new(&g.w, m, L) != MB_OK)
+    group g = {m, NULL, d, r, NULL, NULL, L, 1, 0, nz};
+    if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
         return MB_NO_MEMORY;
-    if (lanes && L > 1 && !r->fext && !r->gc_lift && mb_lanes_supported(m)) {
+    if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && mb_lanes_supported(m)) {
         g.lanes = lanes;
         if (!(g.dl = lanes->data_new(m))) {
-            free(g.w.block);
+            free(g.w.block), free(g.w.contact_flags);
             return MB_NO_MEMORY;
         }
     }
@@ -543,11 +594,13 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         double *y = part(g.w.y, l, n);
         memcpy(y, q0[l], sizeof(double) * nq);
         memcpy(y + nq, qd0[l], sizeof(double) * nv);
+        if (nz)
+            memcpy(y + nq + nv, z0[l], sizeof(double) * nz);
         o[l]->count = 0;
         o[l]->non_finite = 0;
         o[l]->handed_back = 0;
         o[l]->t_from = o[l]->t_to = 0.0;
-        record(m, o[l], t, y);
+        record(m, nz, o[l], t, y);
         last_recorded_t[l] = t, pending[l] = 1, status[l] = MB_OK, g.active[l] = 1;
     }
 #define LEAVE(l) (g.active[l] = 0, t_end[l] = t, running--)
@@ -590,7 +643,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                 continue;
             }
             if (pending[l] && ol->t[ol->count - 1] == t) {
-                record_derived(m, ol, ol->count - 1, part(g.w.k1, l, 2 * nv), part(g.w.tau, l, nv));
+                record_derived(m, r, ol, ol->count - 1, part(g.w.k1, l, nk), part(g.w.tau, l, nv),
+                               np3 ? part(g.w.force, l, np3) : NULL);
                 pending[l] = 0;
             }
             if (hard && crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n))) {  /* the Python loop's event */
@@ -605,7 +659,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                 continue;
             memcpy(part(g.w.y, l, n), part(g.w.y1, l, n), sizeof(double) * n);
             if ((t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
-                record(m, o[l], t, part(g.w.y, l, n));
+                record(m, nz, o[l], t, part(g.w.y, l, n));
                 last_recorded_t[l] = t;
                 pending[l] = 1;
             }
@@ -621,6 +675,6 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);
     if (g.dl)
         lanes->data_free(g.dl);
-    free(g.w.block);
+    free(g.w.block), free(g.w.contact_flags);
     return MB_OK;
 }

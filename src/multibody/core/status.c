@@ -19,6 +19,7 @@ static const char *const MESSAGES[MB_N_STATUS] = {
     [MB_NO_MEMORY] = "out of memory for a worker thread's workspace",
     [MB_BAD_CONTROL] = "controller: returned NaN or inf",
     [MB_BAD_V] = "v: contains NaN or inf",
+    [MB_BAD_Z] = "z: the contact states contain NaN or inf",
     [MB_OVERFLOW] = "the inputs are finite but too large for double precision: the algorithm overflowed or lost "
                     "every digit on the way (e.g. bodies 1e100 m from the origin)",
 };

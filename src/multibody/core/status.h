@@ -18,7 +18,8 @@ enum mb_status {
     MB_BAD_CONTROL = 11, /* a built-in controller's τ is NaN or inf (rollout.c)    */
     MB_OVERFLOW = 12,    /* finite inputs overflowed inside an algorithm (inf/NaN)   */
     MB_BAD_V = 13,       /* a tangent vector v (integrate) contains NaN or inf       */
-    MB_N_STATUS = 14
+    MB_BAD_Z = 14,       /* a run's contact states z (rollout.c) contain NaN or inf  */
+    MB_N_STATUS = 15
 };
 
 /* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK.  For MB_SINGULAR it

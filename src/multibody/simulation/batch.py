@@ -207,8 +207,8 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
             raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(zero))}, {s}:{s + 4}] is zero; "
                              f"expected a unit quaternion")
         Q0[:, s:s + 4] = unit_quaternion(Q0[:, s:s + 4])
-    T, Q, QD, QDD, TAU, Y_END, info = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator,
-                                                           record_every, keep_last=False)
+    T, Q, QD, QDD, TAU, Y_END, info, _z, _f = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator,
+                                                                   record_every, keep_last=False)
     back = np.flatnonzero(info[:, 1] == rollout.HANDED_BACK)
     if len(back):
         return _finish_handed_back(model, space, plan, T, Q, QD, QDD, TAU, Y_END, info, t_final, dt, integrator,

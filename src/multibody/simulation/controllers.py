@@ -34,7 +34,9 @@ class PD:
     ``q_ref``, ``qd_ref``: constants, callables of t, or tables sampled at ``times`` (one row per
     time, interpolated linearly, held constant beyond the ends).  ``period``: None (continuous) or
     the sampling period of a zero-order hold.  The position error uses ``mb.difference`` for
-    quaternion joints (an error in velocity coordinates).  ``gravity_compensation=True`` adds the
+    quaternion joints (an error in velocity coordinates), unless ``kp`` is zero on every joint with
+    several degrees of freedom (a floating base left free): then only the one-dof joints' errors
+    q_ref − q count, and they are taken directly (as the compiled loop does).  ``gravity_compensation=True`` adds the
     gravity torques g(q) = RNEA(q, 0, 0) (``mb.rnea`` with q̇ = q̈ = 0): the joint forces that hold
     the model still, so the PD only corrects the error (the model's gravity, no external forces).
 
@@ -79,6 +81,18 @@ class PD:
         self._kd = _gain("kd", self.kd, nv)
         self._ff = np.zeros(nv) if self.tau_ff is None else _gain("tau_ff", self.tau_ff, nv)
         self._vector = model.nq == model.nv and all(int(t) in (1, 2, 3) for t in model.jtype if int(t) != 0)
+        several = np.zeros(nv, dtype=bool)
+        one_q, one_v = [], []
+        for i in range(model.nb):
+            vs, n = int(model.v_start[i]), int(model.nv_joint[i])
+            if n > 1:
+                several[vs:vs + n] = True
+            elif n == 1:
+                one_q.append(int(model.q_start[i]))
+                one_v.append(vs)
+        # no position gain on the multi-dof joints: their error is not needed, the others' is q_ref − q
+        self._one_dof = (np.array(one_q, dtype=int), np.array(one_v, dtype=int)) \
+            if not self._vector and not np.any(self._kp[several] != 0) else None
         self._qref = self._reference("q_ref", self.q_ref, nq, model.neutral())
         self._qdref = self._reference("qd_ref", self.qd_ref, nv, np.zeros(nv))
         return self
@@ -114,6 +128,10 @@ class PD:
         qr = self._qref(t)
         if self._vector:
             e = qr - q
+        elif self._one_dof is not None:
+            qi, vi = self._one_dof
+            e = np.zeros(np.shape(q)[:-1] + (self._model.nv,))
+            e[..., vi] = qr[..., qi] - q[..., qi]
         else:
             from ..model.configuration import difference
             e = difference(self._model, q, qr)

@@ -11,11 +11,12 @@ location on their dense output; samples are taken on the same grid k·dt·record
 
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
-forces, the model's damping, friction, gravcomp and soft limits) run whole in ``core/rollout.c``,
+forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp and soft
+limits) run whole in ``core/rollout.c``,
 for one state or N (``simulate_batch``).  With hard limits they run there too, except the steps
 that reach a stop: rollout.c hands such a step back to ``_run_fixed``, whose event machinery fires
 the impact (and holds a joint resting on its stop), and the compiled loop resumes.  The others
-(user events, Python callables, constraints, contact) step in ``_run_fixed``, the loop rollout.c
+(user events, Python callables, constraints, other contact objects) step in ``_run_fixed``, the loop rollout.c
 follows operation for operation (tests compare the two to 1e-12).
 """
 from __future__ import annotations
@@ -182,7 +183,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
                                       rtol, atol)
     elif plan is not None and not system.hard_stops:   # the whole run in C
-        traj = _run_compiled(model, space, q, qd, t_final, dt, integrator, int(record_every), plan)
+        traj = _run_compiled(model, space, y0, t_final, dt, integrator, int(record_every), plan)
     elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
         traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
                           atol, progress, plan)
@@ -197,21 +198,24 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     return traj
 
 
-def _run_compiled(model, space, q0, qd0, t_final, dt, integrator, record_every, plan):
+def _run_compiled(model, space, y0, t_final, dt, integrator, record_every, plan):
     """A fixed-step run in ``core/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
-    out = rollout.run_compiled(model, plan, q0[None], qd0[None], t_final, dt, integrator, record_every,
-                               keep_last=True)
+    nq, nv = model.nq, model.nv
+    out = rollout.run_compiled(model, plan, y0[None, :nq], y0[None, nq:nq + nv], t_final, dt, integrator,
+                               record_every, keep_last=True, Z0=y0[None, nq + nv:])
     return _compiled_trajectory(model, space, out, integrator)
 
 
 def _compiled_trajectory(model, space, out, integrator):
-    T, Q, QD, QDD, TAU, _y, info = out
+    T, Q, QD, QDD, TAU, _y, info, Z, F = out
     n = int(info[0, 0])
     status, message = "finished", ""
     if info[0, 1] < 0:
         status, message = "diverged", non_finite_message(float(info[0, 2]), float(info[0, 3]))
     return Trajectory(t=T[0, :n].copy(), q=Q[0, :n].copy(), qd=QD[0, :n].copy(), qdd=QDD[0, :n].copy(),
                       tau=TAU[0, :n].copy(), model=model, events=[], status=status, message=message,
+                      contact_state=None if Z is None or not Z.shape[2] else Z[0, :n].copy(),
+                      contact_forces=None if F is None else F[0, :n].copy(),
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
                       quaternion_starts=space.quaternion_starts)
 
@@ -285,20 +289,22 @@ def _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_ev
     """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop.
     Returns (t, y, handed_back, out) where it stopped, ``out`` run_compiled's arrays; the samples
     join ``rec`` unless the stretch is the whole run (``rec`` holds only its start, not handed back)."""
-    nq = model.nq
-    out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:], t_final, dt, integrator, record_every,
-                               keep_last=False, t0=t)
-    T, Q, QD, QDD, TAU, Y_END, info = out
+    nq, nv = model.nq, model.nv
+    out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
+                               record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:])
+    T, Q, QD, QDD, TAU, Y_END, info, Z, F = out
     handed_back = info[0, 1] == rollout.HANDED_BACK
     t_end = float(info[0, 2]) if handed_back else t_final
     if len(rec.t) == 1 and not handed_back:
         return t_end, Y_END[0].copy(), False, out
     n = int(info[0, 0])
+    def info(k):   # the contact forces are all build_trajectory reads of a sample's contact info
+        return None if F is None else {"force": F[0, k].copy()}
     if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
-        rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), None)   # the sample it started from
-    Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]), axis=1)
+        rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), info(0))   # the sample it started from
+    Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]) + (() if Z is None else (Z[0, 1:n],)), axis=1)
     for k in range(1, n):
-        derived = (QDD[0, k], TAU[0, k], None) if np.isfinite(QDD[0, k, 0]) else None
+        derived = (QDD[0, k], TAU[0, k], info(k)) if np.isfinite(QDD[0, k, 0]) else None
         rec.add(float(T[0, k]), Y[k - 1], derived)
     return t_end, Y_END[0].copy(), handed_back, None
 

@@ -5,16 +5,18 @@ RK4 (CF4 on quaternion joints) on q̈ = FDab(q, q̇, τ_all, f_ext) — with the
 evaluated in C: none, ``mb.PD`` (optionally with gravity compensation) with constant references
 or time tables (continuous or zero-order hold with a ``period``), and the model's passive forces
 as :mod:`multibody.simulation.limits` defines them: damping, smoothed Coulomb friction,
-``gravcomp``, soft position limits.  It follows ``_run_fixed`` operation for operation (grid,
+``gravcomp``, soft position limits, and compliant ground contact (``GroundContact``: its
+deformation states integrated with q and q̇).  It follows ``_run_fixed`` operation for operation (grid,
 sample instants, what is recorded), so results agree with the Python loop to rounding (tests:
 ≤ 1e-12).  Hard position limits run here too: the loop watches the stops and hands a step that
 crosses one back to ``_run_fixed`` (its event machinery fires the impact), which resumes the
 compiled loop as soon as no joint rests on a stop (``stop_mode`` 2).
 
 ``System.plan`` (``simulation/system.py``) says whether a run qualifies: fixed-step integrator,
-no user events, constraints, contact, callable forces or progress bar, and a controller that is
-None or an ``mb.PD`` whose references are constants or tables on a model with one-dof joints
-(:func:`controller_tables`).  :func:`run_compiled` runs N initial states (N = 1: one
+no user events, constraints, contact other than ``GroundContact``, callable forces or progress bar, and a controller that is
+None, a ``TorqueTable`` or an ``mb.PD`` whose references are constants or tables, with no position
+gain on joints of several dofs (a floating base: their error is ``mb.difference``'s, left to
+Python) (:func:`controller_tables`).  :func:`run_compiled` runs N initial states (N = 1: one
 ``mb.simulate``); a batch advances in lockstep groups of the SIMD lanes' width (``_core.LANES``),
 each stage's forward dynamics one ``aba_group`` call for the group (bit for bit each run's own
 result; ``_core.use_lanes("none")`` runs them one at a time).  Everything else stays on the
@@ -43,7 +45,9 @@ def _pd_tables(model, pd):
     """(kp, kd, times, q_ref, qd_ref, tau_ff) tables for the C controller, or None if not expressible."""
     if pd._model is not model:
         pd.bind(model)
-    if not pd._vector or callable(pd.q_ref) or callable(pd.qd_ref):
+    if callable(pd.q_ref) or callable(pd.qd_ref):
+        return None
+    if not pd._vector and np.any(pd._kp[_several_dofs(model)] != 0):   # their error is mb.difference's
         return None
     nq, nv = model.nq, model.nv
     if pd.times is not None:
@@ -63,6 +67,15 @@ def _pd_tables(model, pd):
             np.ascontiguousarray(np.broadcast_to(pd._ff, (M, nv)), dtype=float), int(pd.gravity_compensation))
 
 
+def _several_dofs(model):
+    """Mask of the velocity variables of joints with several (spherical, free, planar)."""
+    mask = np.zeros(model.nv, dtype=bool)
+    for i in range(model.nb):
+        if int(model.nv_joint[i]) > 1:
+            mask[int(model.v_start[i]):int(model.v_start[i]) + int(model.nv_joint[i])] = True
+    return mask
+
+
 def controller_tables(model, controller):
     """(expressible, C controller tables or None, period) of a run's controller (bound to ``model``)."""
     if controller is None:
@@ -70,9 +83,7 @@ def controller_tables(model, controller):
     if type(controller) is PD:
         ctrl = _pd_tables(model, controller)
         return ctrl is not None, ctrl, controller.period or 0.0
-    if type(controller) is TorqueTable:
-        if model.nq != model.nv or not all(int(j) in (0, 1, 2, 3) for j in model.jtype):
-            return False, None, 0.0
+    if type(controller) is TorqueTable:   # kp = kd = 0: any model
         controller.bind(model)
         M, nv = len(controller.times), model.nv
         zero = np.zeros(nv)
@@ -105,9 +116,17 @@ def passive_tables(model, damping, friction, friction_velocity, gravcomp, limits
                 stop_mode=STOP_MODES[mode], soft_time=float(soft_time))
 
 
-def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0):
-    """Run N initial states from t0; returns (T, Q, QD, QDD, TAU, Y_END, info), info[n] = (count,
-    code, t_from, t_to) with code 0 finished, −1 non-finite, HANDED_BACK before a hard stop.
+def contact_table(contact):
+    """The plan's entry for a ``GroundContact`` (bodies, points, nd, K, D, μ), or None."""
+    if contact is None:
+        return None
+    return (contact.bodies, contact.points, contact.nd, contact.K, contact.D, contact.mu)
+
+
+def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0, Z0=None):
+    """Run N initial states from t0; returns (T, Q, QD, QDD, TAU, Y_END, info, Z, F), info[n] = (count,
+    code, t_from, t_to) with code 0 finished, −1 non-finite, HANDED_BACK before a hard stop; with
+    ground contact Z (N, R, nz) its states from Z0 and F (N, R, points, 3) its forces (else None).
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
     unset for one run."""
@@ -118,18 +137,24 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     new = (lambda shape: np.empty(shape)) if unset else (lambda shape: np.full(shape, np.nan))
     T = new((N, R))
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
-    Y_END = np.empty((N, nq + nv))
+    contact = plan.get("contact")
+    Z = F = None
+    if contact is not None:
+        nz = (contact[2] - 1) * len(contact[0]) if contact[5] > 0 else 0
+        Z0 = np.zeros((N, nz)) if Z0 is None else np.ascontiguousarray(Z0, dtype=float)
+        Z, F = new((N, R, nz)), new((N, R, len(contact[0]), 3))
+    Y_END = np.empty((N, nq + nv + (0 if Z is None else Z.shape[2])))
     info = np.zeros((N, 4))
     ctrl = plan["ctrl"] or (None,) * 6 + (0,)
     _core.rollout(model._c, INTEGRATOR_CODES[integrator], np.ascontiguousarray(Q0, dtype=float),
                   np.ascontiguousarray(QD0, dtype=float), float(t0), float(t_final), float(dt), int(record_every),
                   int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], plan["friction"],
                   plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
-                  plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info)
+                  plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F)
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])
         msg = _core.status_message(int(info[n, 1]))
         where = f" at t = {info[n, 2]!r}"
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))
-    return T, Q, QD, QDD, TAU, Y_END, info
+    return T, Q, QD, QDD, TAU, Y_END, info, Z, F

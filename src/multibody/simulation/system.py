@@ -15,6 +15,7 @@ from ..core import ResultOverflowError
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .constraints import Constraint, ConstraintSet
+from .contact import GroundContact
 from .controllers import PD, TorqueTable
 from ..dynamics.gravcomp import gravity_compensation_forces
 from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, tendon_forces
@@ -132,14 +133,15 @@ class System:
         crossing a stop is handed back to the Python loop), but not with a sampled controller,
         whose hold the hand-over does not carry."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or events or progress
-                or self.constraints is not None or self.contact is not None or self.f_ext_fn is not None
+                or self.constraints is not None or self.f_ext_fn is not None
+                or (self.contact is not None and type(self.contact) is not GroundContact)
                 or self.tendons):   # tendon springs are not in the compiled loop
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
         if not ok or (self.hard_stops and period):
             return None
         fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
-        return dict(ctrl=ctrl, period=float(period), f_ext=fe,
+        return dict(ctrl=ctrl, period=float(period), f_ext=fe, contact=rollout.contact_table(self.contact),
                     **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
                                              self.gravcomp, self.limits, SOFT_LIMIT_TIME))
 
