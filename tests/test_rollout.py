@@ -183,7 +183,7 @@ def test_entry_point_checks_its_arguments():
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
             None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))] + [None] * 9
+            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
@@ -196,16 +196,17 @@ def test_entry_point_checks_its_arguments():
         bad_args[k] = bad
         with pytest.raises(ValueError, match=word):
             _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="42 arguments"):
+    with pytest.raises(TypeError, match="46 arguments"):
         _core.rollout(*args[:5])
     contact = [np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5, np.zeros((1, 2)), np.zeros((1, 5, 2)),
                np.zeros((1, 5, 1, 3))]   # a point on the second link, friction: 2 states
-    with_contact = args[:31] + [np.zeros((1, 6)), np.zeros((1, 4))] + contact   # Y_END carries z
+    with_contact = args[:31] + [np.zeros((1, 6)), np.zeros((1, 4))] + contact + args[42:]   # Y_END carries z
     _core.rollout(*with_contact)
     for k, bad, word in ((33, np.array([2]), "bodies"), (34, np.full((1, 3), np.nan), "points"),
                          (35, 4, "nd"), (36, -1.0, "K"), (39, np.zeros((1, 3)), "Z0"),
                          (40, np.zeros((1, 5, 3)), "Z"), (41, np.zeros((1, 5, 2, 3)), "F"),
-                         (31, np.zeros((1, 4)), "Y_END")):
+                         (31, np.zeros((1, 4)), "Y_END"), (42, np.full(2, np.nan), "held0"),
+                         (43, -1, "n_sample0"), (44, np.zeros((2, 2)), "HELD_END")):
         bad_args = list(with_contact)
         bad_args[k] = bad
         with pytest.raises(ValueError, match=word):
@@ -359,6 +360,31 @@ def test_batch_with_passive_forces_and_stops_equals_single_runs(limits, monkeypa
         assert [ev.t for ev in batch[i].events] == [ev.t for ev in one.events]
     if limits == "hard":
         assert any(batch[i].events for i in range(3))
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_sampled_pd_with_hard_stops_keeps_its_hold_across_the_hand_back(integrator, monkeypatch):
+    """A zero-order-hold PD (period off the step grid) swings a pendulum pair into its stops: the held τ
+    and the next sample go from C to the Python loop at each impact and back; the run is the Python
+    loop's to 1e-12, and a batch equals its single runs."""
+    m = passive_pendulum()
+    pd = mb.PD(kp=[30.0, 20.0], kd=[2.0, 1.0], q_ref=[1.5, -0.8], period=0.0137, gravity_compensation=True)
+    assert System(m, pd, limits=mb.simulation.limits.JointLimits(m, "hard")).plan(integrator) is not None
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.2, 0.1], [0.0, 0.5], 0.6, controller=pd, integrator=integrator, limit_restitution=0.3)
+    assert_same(a, b)
+    assert a.events and [ev.name for ev in a.events] == [ev.name for ev in b.events]
+    assert len(count.calls) >= 2 and count.calls[1] > a.events[0].t     # C again after the impact
+    grid = np.isclose(a.t / 1e-3, np.round(a.t / 1e-3), rtol=0, atol=1e-6)  # the hold: on the grid, τ changes
+    t, tau = a.t[grid], a.tau[grid]                                         # only in steps holding a sample
+    changes = t[1:][np.any(np.diff(tau, axis=0) != 0, axis=1)]
+    assert len(changes) and np.all(np.mod(changes + 1e-9, 0.0137) < 1e-3 + 2e-9)
+    Q0 = np.array([[0.2, 0.1], [0.0, 0.0], [-0.5, 1.0]])
+    QD0 = np.array([[0.0, 0.5], [0.0, 0.0], [1.0, -2.0]])
+    batch = mb.simulate_batch(m, Q0, QD0, 0.6, controller=pd, integrator=integrator, limit_restitution=0.3)
+    for i in range(3):
+        one = mb.simulate(m, Q0[i], QD0[i], 0.6, controller=pd, integrator=integrator, limit_restitution=0.3)
+        assert_same(batch[i], one, tol=0.0)
 
 
 def test_diverging_run_with_hard_stops_is_reported_by_the_python_loop(monkeypatch):

@@ -179,6 +179,8 @@ typedef struct mb_rollout {
     int stop_mode;          /* MB_STOPS_SOFT: spring–damper; MB_STOPS_HARD: hand the step back (below)   */
     double soft_time;       /* the soft stops' time constant T, s                                        */
     const struct mb_ground_contact_spec *contact; /* compliant ground contact (contact.c), or NULL      */
+    const double *held0;    /* (nv) a sampled controller's τ held at t0, or NULL (sample at t0)          */
+    long n_sample0;         /* with held0: the next sample is n_sample0 · period                          */
 } mb_rollout;
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */
@@ -197,6 +199,8 @@ typedef struct mb_rollout_out {
                                          stop or turns non-finite (the Python loop takes that step) */
     double *y_end;                    /* (nq + nv + nz) the state where the run ended or was handed back */
     double *z, *force;                /* with contact: (capacity × nz) states, (capacity × points × 3) forces */
+    double *held_end;                 /* (nv) a sampled controller's held τ where the run stopped, or NULL */
+    long n_sample_end;                /* and the index of its next sample there                    */
 } mb_rollout_out;
 
 /* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep; with `lanes` (or NULL: run

@@ -11,6 +11,7 @@ typedef struct {
     Py_ssize_t runs;
     int nz, np3;            /* contact states and forces per sample (0 without contact) */
     double *z_out, *force_out;  /* Z (N, R, nz), F (N, R, points, 3), or NULL */
+    double *held_out, *n_sample_out;  /* HELD_END (N, nv), N_SAMPLE_END (N,), or NULL */
 } rollout_job;
 
 /* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
@@ -30,7 +31,8 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
         out[L] = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
                                   0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv + rj->nz),
                                   rj->nz ? rj->z_out + n * R * rj->nz : NULL,
-                                  rj->np3 ? rj->force_out + n * R * rj->np3 : NULL};
+                                  rj->np3 ? rj->force_out + n * R * rj->np3 : NULL,
+                                  rj->held_out ? rj->held_out + n * m->nv : NULL, 0};
         int st = mb_check_configuration(m, IN(j, 0, n));
         if (st == MB_OK && !all_finite(IN(j, 1, n), m->nv))
             st = MB_BAD_QD;
@@ -53,6 +55,8 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
         info[0] = (double)out[l].count;
         info[1] = s != MB_OK ? s : out[l].non_finite ? -1 : out[l].handed_back ? -2 : 0;
         info[2] = out[l].t_from, info[3] = out[l].t_to;
+        if (rj->n_sample_out)
+            rj->n_sample_out[run[l]] = (double)out[l].n_sample_end;
     }
     return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
 }
@@ -63,7 +67,10 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  *         gc_lift (nb,3) | None, gc_com (nb,3), stops (S,4) | None, stop_mode, soft_time,
  *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), Y_END (N,nq+nv+nz), info (N,4),
  *         contact: bodies (np,) | None, points (np,3), nd, K, D, mu (simulation.contact.GroundContact),
- *         Z0 (N,nz), Z (N,R,nz), F (N,R,np,3) (None without contact)) -> None
+ *         Z0 (N,nz), Z (N,R,nz), F (N,R,np,3) (None without contact),
+ *         held0 (nv) | None, n_sample0: a sampled controller's hold at t0 and its next sample's index
+ *         (a run resumed by the Python loop), HELD_END (N,nv) | None, N_SAMPLE_END (N,) | None: where
+ *         each run stopped) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -72,7 +79,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 42, "rollout");
+    CModel *cm = entry_model(args, nargs, 46, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -224,6 +231,26 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
             return NULL;
         z0 = PyArray_DATA(Z0), z_out = PyArray_DATA(Z), force_out = PyArray_DATA(F);
     }
+    long n_sample0;
+    if (!get_long(args[43], "n_sample0", 0, LONG_MAX, &n_sample0))
+        return NULL;
+    r.n_sample0 = n_sample0;
+    if (args[42] != Py_None) {
+        npy_intp dh[1] = {m->nv};
+        PyArrayObject *h0 = gated_array(held, args[42], "held0", NPY_DOUBLE, 1, dh, 0);
+        if (!h0 || !finite_array(h0, "held0"))
+            return NULL;
+        r.held0 = PyArray_DATA(h0);
+    }
+    double *held_out = NULL, *n_sample_out = NULL;
+    if (args[44] != Py_None) {
+        npy_intp dh[2] = {N, m->nv}, dn[1] = {N};
+        PyArrayObject *H = gated_array(held, args[44], "HELD_END", NPY_DOUBLE, 2, dh, MB_GATE_WRITABLE);
+        PyArrayObject *S = H ? gated_array(held, args[45], "N_SAMPLE_END", NPY_DOUBLE, 1, dn, MB_GATE_WRITABLE) : NULL;
+        if (!S)
+            return NULL;
+        held_out = PyArray_DATA(H), n_sample_out = PyArray_DATA(S);
+    }
     if (R < 1) {
         PyErr_SetString(PyExc_ValueError, "T: expected room for at least one sample");
         return NULL;
@@ -251,6 +278,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     j.rollout = &r;
     rj.j = j;
     rj.nz = nz, rj.np3 = r.contact ? 3 * contact.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
+    rj.held_out = held_out, rj.n_sample_out = n_sample_out;
     const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && mb_lanes_supported(m);  /* else one run at a time */
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;

@@ -603,8 +603,14 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         record(m, nz, o[l], t, y);
         last_recorded_t[l] = t, pending[l] = 1, status[l] = MB_OK, g.active[l] = 1;
     }
-#define LEAVE(l) (g.active[l] = 0, t_end[l] = t, running--)
+#define LEAVE(l) (g.active[l] = 0, t_end[l] = t, o[l]->n_sample_end = n_sample, running--)
     long n_sample = 0;
+    if (sampled && r->held0) {  /* resumed after the Python loop took a step: the hold goes on */
+        for (int l = 0; l < L; l++)
+            memcpy(part(g.w.held, l, nv), r->held0, sizeof(double) * nv);
+        g.have_held = 1;
+        n_sample = r->n_sample0;
+    }
     while (t < t_final && running) {
         double next_sample = INFINITY;
         if (sampled) {
@@ -668,8 +674,10 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
 #undef LEAVE
     for (int l = 0; l < L; l++) {
         if (g.active[l])
-            t_end[l] = t;
+            t_end[l] = t, o[l]->n_sample_end = n_sample;
         g.active[l] = 0;
+        if (o[l]->held_end && g.have_held)
+            memcpy(o[l]->held_end, part(g.w.held, l, nv), sizeof(double) * nv);
     }
     for (int l = 0; l < L; l++)  /* run by run: their end times differ */
         finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);

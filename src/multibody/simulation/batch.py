@@ -207,12 +207,11 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
             raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(zero))}, {s}:{s + 4}] is zero; "
                              f"expected a unit quaternion")
         Q0[:, s:s + 4] = unit_quaternion(Q0[:, s:s + 4])
-    T, Q, QD, QDD, TAU, Y_END, info, _z, _f = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator,
-                                                                   record_every, keep_last=False)
+    out = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last=False)
+    T, Q, QD, QDD, TAU, Y_END, info = out[:7]
     back = np.flatnonzero(info[:, 1] == rollout.HANDED_BACK)
     if len(back):
-        return _finish_handed_back(model, space, plan, T, Q, QD, QDD, TAU, Y_END, info, t_final, dt, integrator,
-                                   record_every, make_system)
+        return _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record_every, make_system)
     counts = info[:, 0].astype(int)
     R = int(counts.max())
     full = int(np.flatnonzero(counts == R)[0])
@@ -226,9 +225,10 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
                            quaternion_starts=space.quaternion_starts)
 
 
-def _finish_handed_back(model, space, plan, T, Q, QD, QDD, TAU, Y_END, info, t_final, dt, integrator, record_every,
-                        make_system):
-    """Every run as a Trajectory: those handed back at a hard stop continue in ``_run_fixed``."""
+def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record_every, make_system):
+    """Every run as a Trajectory: those handed back at a hard stop continue in ``_run_fixed`` (with a
+    sampled controller's hold where they stopped)."""
+    T, Q, QD, QDD, TAU, Y_END, info = out[:7]
     runs = []
     for i in range(Q.shape[0]):
         n = int(info[i, 0])
@@ -238,9 +238,11 @@ def _finish_handed_back(model, space, plan, T, Q, QD, QDD, TAU, Y_END, info, t_f
             rec.add(float(T[i, k]), Y[k], (QDD[i, k], TAU[i, k], None) if np.isfinite(QDD[i, k, 0]) else None)
         if info[i, 1] == rollout.HANDED_BACK:
             system, events = make_system()
-            t0 = float(info[i, 2])
+            t0, n_sample = float(info[i, 2]), 0
+            if out.held is not None:
+                system.held_tau, n_sample = out.held[i].copy(), int(out.n_sample[i])
             runs.append(_run_fixed(model, space, system, events, Y_END[i].copy(), t_final, dt, integrator,
-                                   record_every, 0.0, 0.0, False, plan, t0=t0, rec=rec))
+                                   record_every, 0.0, 0.0, False, plan, t0=t0, rec=rec, n_sample=n_sample))
             continue
         runs.append(build_trajectory(model, space, System(model), rec, [], "finished", "", integrator))
     return BatchTrajectory.from_runs(runs)

@@ -207,7 +207,7 @@ def _run_compiled(model, space, y0, t_final, dt, integrator, record_every, plan)
 
 
 def _compiled_trajectory(model, space, out, integrator):
-    T, Q, QD, QDD, TAU, _y, info, Z, F = out
+    T, Q, QD, QDD, TAU, _y, info, Z, F = out[:9]
     n = int(info[0, 0])
     status, message = "finished", ""
     if info[0, 1] < 0:
@@ -285,18 +285,23 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     return y1
 
 
-def _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_every):
-    """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop.
-    Returns (t, y, handed_back, out) where it stopped, ``out`` run_compiled's arrays; the samples
-    join ``rec`` unless the stretch is the whole run (``rec`` holds only its start, not handed back)."""
+def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, integrator, record_every):
+    """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
+    sampled controller's hold (``system.held_tau``, next sample ``n_sample``) goes on in C and comes
+    back.  Returns (t, y, n_sample, handed_back, out) where it stopped, ``out`` run_compiled's arrays;
+    the samples join ``rec`` unless the stretch is the whole run (``rec`` holds only its start, not
+    handed back)."""
     nq, nv = model.nq, model.nv
     out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
-                               record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:])
-    T, Q, QD, QDD, TAU, Y_END, info, Z, F = out
+                               record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
+                               n_sample=n_sample)
+    T, Q, QD, QDD, TAU, Y_END, info, Z, F, held, next_sample = out
+    if held is not None:
+        system.held_tau, n_sample = held[0].copy(), int(next_sample[0])
     handed_back = info[0, 1] == rollout.HANDED_BACK
     t_end = float(info[0, 2]) if handed_back else t_final
     if len(rec.t) == 1 and not handed_back:
-        return t_end, Y_END[0].copy(), False, out
+        return t_end, Y_END[0].copy(), n_sample, False, out
     n = int(info[0, 0])
     def info(k):   # the contact forces are all build_trajectory reads of a sample's contact info
         return None if F is None else {"force": F[0, k].copy()}
@@ -306,15 +311,16 @@ def _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator, record_ev
     for k in range(1, n):
         derived = (QDD[0, k], TAU[0, k], info(k)) if np.isfinite(QDD[0, k, 0]) else None
         rec.add(float(T[0, k]), Y[k - 1], derived)
-    return t_end, Y_END[0].copy(), handed_back, None
+    return t_end, Y_END[0].copy(), n_sample, handed_back, None
 
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
-               plan=None, t0=0.0, rec=None):
+               plan=None, t0=0.0, rec=None, n_sample=0):
     """The fixed-step loop in Python.  With a ``plan`` (hard stops, everything else compiled) the
     steps that cross no stop run in ``core/rollout.c``: whenever every event is armed and no joint
-    rests on a stop, the compiled loop takes over until a step reaches a stop.  ``t0``, ``rec``:
-    continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0 or before)."""
+    rests on a stop, the compiled loop takes over until a step reaches a stop.  ``t0``, ``rec``,
+    ``n_sample``: continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0
+    or before; a sampled controller's hold in ``system.held_tau`` until sample ``n_sample``)."""
     step = STEPPERS[integrator]
     f = system.deriv
     fired = []
@@ -322,7 +328,6 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     t = t0
     monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
     period = system.period
-    n_sample = 0
     bar = _Progress(progress, t_final)
     if rec is None:
         rec = Recorder()
@@ -331,8 +336,8 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     eps = 1e-9 * dt
     while t < t_final:
         if plan is not None and all(monitor.armed) and not system.limits.resting:
-            t, y, handed_back, whole = _compiled_stretch(model, plan, rec, t, y, t_final, dt, integrator,
-                                                         record_every)
+            t, y, n_sample, handed_back, whole = _compiled_stretch(model, plan, system, rec, t, y, n_sample,
+                                                                   t_final, dt, integrator, record_every)
             if whole is not None:   # no stop reached: the run is the compiled one
                 return _compiled_trajectory(model, space, whole, integrator)
             last_recorded_t = rec.t[-1]

@@ -26,6 +26,7 @@ the rest of ``simulation`` but the controllers.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -123,10 +124,26 @@ def contact_table(contact):
     return (contact.bodies, contact.points, contact.nd, contact.K, contact.D, contact.mu)
 
 
-def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0, Z0=None):
-    """Run N initial states from t0; returns (T, Q, QD, QDD, TAU, Y_END, info, Z, F), info[n] = (count,
-    code, t_from, t_to) with code 0 finished, −1 non-finite, HANDED_BACK before a hard stop; with
-    ground contact Z (N, R, nz) its states from Z0 and F (N, R, points, 3) its forces (else None).
+class CompiledRuns(NamedTuple):
+    """What :func:`run_compiled` returns for N runs of R samples."""
+    T: np.ndarray          # (N, R) sample times
+    Q: np.ndarray          # (N, R, nq)
+    QD: np.ndarray         # (N, R, nv)
+    QDD: np.ndarray        # (N, R, nv)
+    TAU: np.ndarray        # (N, R, nv) the controller's τ
+    Y_END: np.ndarray      # (N, nq + nv + nz) the state where each run ended or was handed back
+    info: np.ndarray       # (N, 4) (count, code, t_from, t_to): code 0 finished, −1 non-finite, HANDED_BACK
+    Z: np.ndarray | None   # (N, R, nz) ground contact states, or None without contact
+    F: np.ndarray | None   # (N, R, points, 3) ground contact forces, or None
+    held: np.ndarray | None      # (N, nv) a sampled controller's held τ where each run stopped, or None
+    n_sample: np.ndarray | None  # (N,) and the index of its next sample there
+
+
+def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0, Z0=None,
+                 held=None, n_sample=0):
+    """Run N initial states from t0 (:class:`CompiledRuns`); with ground contact the states start
+    from Z0 (zeros if None); a sampled controller resumed at t0 holds ``held`` until sample
+    ``n_sample`` (None: it samples at t0).
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
     unset for one run."""
@@ -146,15 +163,19 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     Y_END = np.empty((N, nq + nv + (0 if Z is None else Z.shape[2])))
     info = np.zeros((N, 4))
     ctrl = plan["ctrl"] or (None,) * 6 + (0,)
+    sampled = plan["period"] > 0
+    HELD, NS = (np.zeros((N, nv)), np.zeros(N)) if sampled else (None, None)
+    held = None if held is None or not sampled else np.ascontiguousarray(held, dtype=float)
     _core.rollout(model._c, INTEGRATOR_CODES[integrator], np.ascontiguousarray(Q0, dtype=float),
                   np.ascontiguousarray(QD0, dtype=float), float(t0), float(t_final), float(dt), int(record_every),
                   int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], plan["friction"],
                   plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
-                  plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F)
+                  plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F,
+                  held, int(n_sample), HELD, NS)
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])
         msg = _core.status_message(int(info[n, 1]))
         where = f" at t = {info[n, 2]!r}"
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))
-    return T, Q, QD, QDD, TAU, Y_END, info, Z, F
+    return CompiledRuns(T, Q, QD, QDD, TAU, Y_END, info, Z, F, HELD, NS)

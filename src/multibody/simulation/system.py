@@ -130,15 +130,14 @@ class System:
         the stops), or None when the run needs the Python loop (see :mod:`multibody.simulation.rollout`).
 
         ``events`` are the user's: the hard stops' own events are handled by the plan (a step
-        crossing a stop is handed back to the Python loop), but not with a sampled controller,
-        whose hold the hand-over does not carry."""
+        crossing a stop is handed back to the Python loop, a sampled controller's hold with it)."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or events or progress
                 or self.constraints is not None or self.f_ext_fn is not None
                 or (self.contact is not None and type(self.contact) is not GroundContact)
                 or self.tendons):   # tendon springs are not in the compiled loop
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
-        if not ok or (self.hard_stops and period):
+        if not ok:
             return None
         fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
         return dict(ctrl=ctrl, period=float(period), f_ext=fe, contact=rollout.contact_table(self.contact),
