@@ -49,7 +49,7 @@ def test_compiled_path_is_taken():
     m = mb.models.double_pendulum()
     assert plan(m, "rk4", None, None) is not None
     assert plan(m, "rk4", mb.PD(1.0, 1.0), None) is not None
-    assert plan(m, "rk4", lambda t, q, qd: np.zeros(2), None) is None
+    assert plan(m, "rk4", lambda t, q, qd: np.zeros(2), None) is None   # simulate: callables=True
     assert plan(m, "rk45", None, None) is None
     assert plan(m, "rk4", None, None, events=(mb.Event(lambda t, q, qd: q[0]),)) is None
 
@@ -183,7 +183,7 @@ def test_entry_point_checks_its_arguments():
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
             None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None]
+            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
@@ -196,7 +196,15 @@ def test_entry_point_checks_its_arguments():
         bad_args[k] = bad
         with pytest.raises(ValueError, match=word):
             _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="46 arguments"):
+    bad_args = list(args)
+    bad_args[46] = 5
+    with pytest.raises(TypeError, match="control, forces"):
+        _core.rollout(*bad_args)
+    bad_args[46] = lambda t, q, qd: np.zeros(2)
+    bad_args[10:16] = np.zeros(2), np.zeros(2), np.zeros(1), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2))
+    with pytest.raises(ValueError, match="without kp"):
+        _core.rollout(*bad_args)
+    with pytest.raises(TypeError, match="48 arguments"):
         _core.rollout(*args[:5])
     contact = [np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5, np.zeros((1, 2)), np.zeros((1, 5, 2)),
                np.zeros((1, 5, 1, 3))]   # a point on the second link, friction: 2 states
@@ -630,3 +638,62 @@ def test_pd_without_a_base_gain_takes_the_one_dof_errors_directly(solo12):
     np.testing.assert_array_equal(pd(0.0, q, qd)[6:], kp[6:] * (q_ref[7:] - q[7:]) + kd[6:] * (0.0 - qd[6:]))
     Q = np.stack([q, q0])            # vectorised, as a batch calls it
     np.testing.assert_array_equal(pd(0.0, Q, np.stack([qd, qd]))[0], pd(0.0, q, qd))
+
+
+# ---- Python callables called from the compiled loop ----------------------------------------------------
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_python_controller_and_forces_are_called_from_the_compiled_loop(integrator, monkeypatch):
+    """A controller and a force function written in Python run inside core/rollout.c's loop (called
+    back at every stage with the GIL taken back): the run is the Python loop's bit for bit."""
+    m = mb.models.double_pendulum()
+    calls = []
+
+    def controller(t, q, qd):
+        calls.append(t)
+        return np.array([np.sin(3 * t), -0.5 * qd[1]])
+
+    def forces(t, q, qd):
+        return np.tile([0.0, 0.0, 0.1 * np.cos(t), 0.2, 0.0, 0.0], (m.nb, 1))
+    assert plan(m, integrator, controller) is None                          # a batch's plan: not in C
+    assert System(m, controller, forces).plan(integrator, callables=True) is not None
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.3, 0.1], [0.0, 0.0], 0.5, controller=controller, f_ext=forces, integrator=integrator)
+    assert_same(a, b, tol=0.0)
+    assert count.calls == [0.0]                                             # the handshake: C ran it
+    stages = {"euler": 1, "semi_implicit": 1, "rk4": 4}[integrator]
+    assert len(calls) >= 2 * 500 * stages                                   # both runs called it
+
+
+def test_a_sampled_python_controller_with_hard_stops_runs_in_c_around_the_impacts(monkeypatch):
+    m = passive_pendulum()
+
+    class Hold:
+        period = 0.0137
+
+        def __call__(self, t, q, qd):
+            return np.array([30.0 * (1.5 - q[0]) - 2.0 * qd[0], 20.0 * (-0.8 - q[1]) - qd[1]])
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.2, 0.1], [0.0, 0.5], 0.6, controller=Hold(), limit_restitution=0.3)
+    assert_same(a, b)
+    assert a.events and len(count.calls) >= 2 and count.calls[1] > a.events[0].t
+
+
+def test_errors_of_python_functions_in_the_compiled_loop_are_the_python_loops():
+    m = mb.models.double_pendulum()
+
+    def fails_later(t, q, qd):
+        if t > 0.25:
+            raise RuntimeError("boom")
+        return np.zeros(2)
+    for bad, message in ((fails_later, r"controller: raised RuntimeError: boom \(at t = 0\.250"),
+                         (lambda t, q, qd: np.zeros(3), r"controller: returned shape \(3,\)"),
+                         (lambda t, q, qd: np.array([np.nan, 0.0]), "controller: returned NaN")):
+        for compiled in (True, False):
+            rollout.USE_COMPILED = compiled
+            try:
+                with pytest.raises(ValueError, match=message):
+                    mb.simulate(m, [0.3, 0.1], [0.0, 0.0], 0.5, controller=bad)
+            finally:
+                rollout.USE_COMPILED = True
+    with pytest.raises(ValueError, match="f_ext: the force function raised KeyError"):
+        mb.simulate(m, [0.3, 0.1], [0.0, 0.0], 0.5, f_ext=lambda t, q, qd: {}["x"])

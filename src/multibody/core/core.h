@@ -143,11 +143,15 @@ int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double 
 #ifndef MB_LANE_BUILD
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
-enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1 };
+enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1, MB_CONTROL_CALL = 2 };
+/* A function of the caller's (a Python callable, py_rollout.c) evaluated at a state: `what` is
+ * MB_CALL_CONTROL (out: τ, nv) or MB_CALL_FORCES (out: f_ext, nb × 6); MB_OK or MB_CALLBACK_FAILED. */
+enum { MB_CALL_CONTROL = 0, MB_CALL_FORCES = 1 };
+typedef int (*mb_callback)(void *ctx, int what, double t, const double *q, const double *v, double *out);
 enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
 typedef struct mb_control {
-    int kind;               /* MB_CONTROL_NONE (τ = 0) or MB_CONTROL_PD                                  */
+    int kind;               /* MB_CONTROL_NONE (τ = 0), MB_CONTROL_PD, or MB_CONTROL_CALL (τ = call(…))   */
     const double *kp, *kd;  /* (nv) gains                                                                */
     int n_times;            /* rows of the reference tables (≥ 1; 1 = constant references)               */
     const double *times;    /* (n_times) increasing sample times of the tables, s                        */
@@ -158,6 +162,8 @@ typedef struct mb_control {
     int gravity;            /* 1: add the gravity torques g(q) = RNEA(q, 0, 0) (PD with gravity compensation) */
     const int *q_index;     /* (nv) q index of each velocity variable of a one-dof joint, −1 on joints with
                                several (kp = 0 there: their position error is not a difference); NULL: nq = nv */
+    mb_callback call;       /* MB_CONTROL_CALL: τ from the caller's function, with its context           */
+    void *ctx;
 } mb_control;
 
 typedef struct mb_rollout {
@@ -181,6 +187,8 @@ typedef struct mb_rollout {
     const struct mb_ground_contact_spec *contact; /* compliant ground contact (contact.c), or NULL      */
     const double *held0;    /* (nv) a sampled controller's τ held at t0, or NULL (sample at t0)          */
     long n_sample0;         /* with held0: the next sample is n_sample0 · period                          */
+    mb_callback forces;     /* f_ext (constant forces included) from the caller's function, or NULL      */
+    void *forces_ctx;
 } mb_rollout;
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */

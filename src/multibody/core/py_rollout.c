@@ -14,6 +14,44 @@ typedef struct {
     double *held_out, *n_sample_out;  /* HELD_END (N, nv), N_SAMPLE_END (N,), or NULL */
 } rollout_job;
 
+/* Python functions the loop calls (a controller, forces): called with the GIL taken back; the first
+ * exception is kept here and raised when the run returns, and the run stops (MB_CALLBACK_FAILED). */
+typedef struct {
+    PyObject *control, *forces;  /* (t, q, qd) -> τ (nv), f_ext (nb, 6): simulate's checked wrappers */
+    int nq, nv, nb;
+    PyObject *err_type, *err_value, *err_tb;
+} py_callbacks;
+
+static int call_python(void *ctx, int what, double t, const double *q, const double *v, double *out)
+{
+    py_callbacks *cb = ctx;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int st = MB_CALLBACK_FAILED;
+    const npy_intp nq = cb->nq, nv = cb->nv, n_out = what == MB_CALL_CONTROL ? cb->nv : 6L * cb->nb;
+    PyObject *Q = PyArray_SimpleNew(1, &nq, NPY_DOUBLE), *V = PyArray_SimpleNew(1, &nv, NPY_DOUBLE), *r = NULL;
+    PyArrayObject *a = NULL;
+    if (Q && V) {
+        memcpy(PyArray_DATA((PyArrayObject *)Q), q, sizeof(double) * (size_t)nq);
+        memcpy(PyArray_DATA((PyArrayObject *)V), v, sizeof(double) * (size_t)nv);
+        r = PyObject_CallFunction(what == MB_CALL_CONTROL ? cb->control : cb->forces, "dOO", t, Q, V);
+    }
+    if (r)
+        a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY);
+    if (a && PyArray_SIZE(a) == n_out) {
+        memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n_out);
+        st = MB_OK;
+    } else if (a)
+        PyErr_Format(PyExc_ValueError, "%s: returned %zd numbers; expected %zd",
+                     what == MB_CALL_CONTROL ? "controller" : "f_ext", (Py_ssize_t)PyArray_SIZE(a),
+                     (Py_ssize_t)n_out);
+    if (st != MB_OK && !cb->err_type)
+        PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
+    PyErr_Clear();
+    Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(r), Py_XDECREF(a);
+    PyGILState_Release(gil);
+    return st;
+}
+
 /* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
  * in = q0, qd0; out = T, Q, QD, QDD (+ tau_out) rows of run n; info[n] = (count, code, t_from, t_to)
  * with code 0 finished, −1 stopped at a non-finite state, −2 handed back, > 0 a status. */
@@ -70,7 +108,8 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  *         Z0 (N,nz), Z (N,R,nz), F (N,R,np,3) (None without contact),
  *         held0 (nv) | None, n_sample0: a sampled controller's hold at t0 and its next sample's index
  *         (a run resumed by the Python loop), HELD_END (N,nv) | None, N_SAMPLE_END (N,) | None: where
- *         each run stopped) -> None
+ *         each run stopped), control, forces: Python functions (t, q, qd) -> τ, f_ext called at every stage
+ *         instead of a built-in controller / f_ext, or None (one run: N = 1)) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -79,7 +118,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 46, "rollout");
+    CModel *cm = entry_model(args, nargs, 48, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -263,6 +302,23 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
                 q_index[m->v_start[i] + a] = m->nv_joint[i] > 1 || m->jtype[i] == MB_PLANAR ? -1 : m->q_start[i];
         r.control.q_index = q_index;
     }
+    py_callbacks cb = {args[46] == Py_None ? NULL : args[46], args[47] == Py_None ? NULL : args[47], m->nq, m->nv,
+                       m->nb, NULL, NULL, NULL};
+    if (cb.control || cb.forces) {
+        if ((cb.control && !PyCallable_Check(cb.control)) || (cb.forces && !PyCallable_Check(cb.forces))) {
+            PyErr_SetString(PyExc_TypeError, "control, forces: expected Python functions or None");
+            return NULL;
+        }
+        if (N != 1 || (cb.control && args[10] != Py_None)) {
+            PyErr_SetString(PyExc_ValueError, "control, forces: Python functions run one run (N = 1), without kp");
+            return NULL;
+        }
+        if (cb.control)
+            r.control.kind = MB_CONTROL_CALL, r.control.call = call_python, r.control.ctx = &cb;
+        if (cb.forces)
+            r.forces = call_python, r.forces_ctx = &cb;
+        r.control.period = period;
+    }
     rollout_job rj = {{0}};
     job j = {0};
     j.in[0] = PyArray_DATA(Q0), j.step[0] = m->nq;
@@ -279,7 +335,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.j = j;
     rj.nz = nz, rj.np3 = r.contact ? 3 * contact.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
     rj.held_out = held_out, rj.n_sample_out = n_sample_out;
-    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && mb_lanes_supported(m);  /* else one run at a time */
+    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && !r.forces &&
+                          mb_lanes_supported(m);  /* else one run at a time */
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
@@ -287,6 +344,10 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     Py_BEGIN_ALLOW_THREADS
     st = run_batch_from(m, rollout_group, &rj.j, (N + rj.width - 1) / rj.width, 2);
     Py_END_ALLOW_THREADS
+    if (cb.err_type) {  /* the Python function's own exception, as the Python loop would raise it */
+        PyErr_Restore(cb.err_type, cb.err_value, cb.err_tb);
+        return NULL;
+    }
     if (st != MB_OK)
         return raise_status(st);
     Py_RETURN_NONE;

@@ -8,6 +8,10 @@
  *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass
  *   τ_soft,j = sign · max(0, H_jj (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound.
  *
+ * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
+ * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
+ * its own.
+ *
  * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
  * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
  * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).
@@ -68,7 +72,7 @@ typedef struct {
     double *k1, *k2, *k3, *k4, *K;     /* tangents                                            */
     double *tau, *tau_all, *held;      /* first-stage τ, τ − damping ⊙ v, held τ              */
     double *tau_stage, *gq;            /* τ of the later stages (not kept), g(q)              */
-    double *fext, *fcontact;           /* f_ext with gravcomp; constant + contact forces      */
+    double *fext, *fcontact, *fuser;   /* f_ext with gravcomp; + contact forces; the user's   */
     double *force, *force_stage;       /* contact forces (points × 3) at the first / a later stage */
     double *contact_pos;               /* shared: contact point positions (points × 3)         */
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
@@ -140,6 +144,8 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         memset(tau, 0, sizeof(double) * nv);
         return MB_OK;
     }
+    if (c->kind == MB_CONTROL_CALL)  /* the caller's function checks what it returns */
+        return c->call(c->ctx, MB_CALL_CONTROL, t, q, v, tau);
     if (c->q_index) {  /* a floating base, or other joints with several dofs: kp = 0 on those */
         for (int k = 0; k < nv; k++) {
             const int qi = c->q_index[k];
@@ -319,7 +325,13 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         else if ((g->st[l] = control(m, g->d, w, &r->control, t, q[l], v[l], !cancel, tau)) != MB_OK)
             continue;
         fext[l] = r->fext;
-        if (r->contact) {  /* f_ext = constant + contact forces; ż after q̈ */
+        if (r->forces) {  /* the user's forces, their constant part included */
+            double *f = part(w->fuser, l, 6 * m->nb);
+            if ((g->st[l] = r->forces(r->forces_ctx, MB_CALL_FORCES, t, q[l], v[l], f)) != MB_OK)
+                continue;
+            fext[l] = f;
+        }
+        if (r->contact) {  /* f_ext = the user's + contact forces; ż after q̈ */
             const int nb6 = 6 * m->nb;
             double *f = part(w->fcontact, l, nb6), *zdot = K + 2 * nv;
             double *force = full_tau ? part(w->force, l, 3 * r->contact->npt) : w->force_stage;
@@ -329,9 +341,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 g->st[l] = STAGE_NON_FINITE;
                 continue;
             }
-            if (r->fext)
+            if (fext[l])
                 for (int k = 0; k < nb6; k++)
-                    f[k] = r->fext[k] + f[k];
+                    f[k] = fext[l][k] + f[k];
             fext[l] = f;
         }
         if (r->gc_lift) {
@@ -540,7 +552,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
 {
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
-    const long per_run = 4L * n + 5L * nk + 5L * nv + (npt ? 12L : 6L) * m->nb + np3;
+    const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
     w->block = calloc((size_t)(L * per_run + 2L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
@@ -549,8 +561,9 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     }
     double *p = w->block;
     double **run_arrays[] = {&w->y, &w->y1, &w->ys, &w->y2, &w->k1, &w->k2, &w->k3, &w->k4, &w->K, &w->tau,
-                             &w->tau_all, &w->held, &w->tau_stage, &w->gq, &w->fext, &w->fcontact, &w->force};
-    const long length[] = {n, n, n, n, nk, nk, nk, nk, nk, nv, nv, nv, nv, nv, 6L * m->nb, npt ? 6L * m->nb : 0, np3};
+                             &w->tau_all, &w->held, &w->tau_stage, &w->gq, &w->fext, &w->fcontact, &w->fuser,
+                             &w->force};
+    const long length[] = {n, n, n, n, nk, nk, nk, nk, nk, nv, nv, nv, nv, nv, 6L * m->nb, 6L * m->nb, 6L * m->nb, np3};
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
@@ -569,7 +582,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     group g = {m, NULL, d, r, NULL, NULL, L, 1, 0, nz};
     if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
         return MB_NO_MEMORY;
-    if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && mb_lanes_supported(m)) {
+    if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && !r->forces && mb_lanes_supported(m)) {
         g.lanes = lanes;
         if (!(g.dl = lanes->data_new(m))) {
             free(g.w.block), free(g.w.contact_flags);

@@ -12,11 +12,11 @@ location on their dense output; samples are taken on the same grid k·dt·record
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
 forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp and soft
-limits) run whole in ``core/rollout.c``,
+limits; a Python controller or force function is called back from the loop) run whole in ``core/rollout.c``,
 for one state or N (``simulate_batch``).  With hard limits they run there too, except the steps
 that reach a stop: rollout.c hands such a step back to ``_run_fixed``, whose event machinery fires
 the impact (and holds a joint resting on its stop), and the compiled loop resumes.  The others
-(user events, Python callables, constraints, other contact objects) step in ``_run_fixed``, the loop rollout.c
+(user events, constraints, other contact objects, tendons) step in ``_run_fixed``, the loop rollout.c
 follows operation for operation (tests compare the two to 1e-12).
 """
 from __future__ import annotations
@@ -172,7 +172,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
     # the user's events keep the Python loop; sensitivities step in Python (simulation/sensitivity.py)
-    plan = None if sensitivities else system.plan(integrator, events, progress)
+    plan = None if sensitivities else system.plan(integrator, events, progress, callables=True)
     if system.hard_stops:
         stops.check_start(q)
         events = events + tuple(stops.events(system))

@@ -13,10 +13,12 @@ crosses one back to ``_run_fixed`` (its event machinery fires the impact), which
 compiled loop as soon as no joint rests on a stop (``stop_mode`` 2).
 
 ``System.plan`` (``simulation/system.py``) says whether a run qualifies: fixed-step integrator,
-no user events, constraints, contact other than ``GroundContact``, callable forces or progress bar, and a controller that is
-None, a ``TorqueTable`` or an ``mb.PD`` whose references are constants or tables, with no position
-gain on joints of several dofs (a floating base: their error is ``mb.difference``'s, left to
-Python) (:func:`controller_tables`).  :func:`run_compiled` runs N initial states (N = 1: one
+no user events, constraints, contact other than ``GroundContact`` or progress bar.  Built-in
+controllers run in C: a ``TorqueTable`` or an ``mb.PD`` whose references are constants or tables,
+with no position gain on joints of several dofs (a floating base: their error is
+``mb.difference``'s) (:func:`controller_tables`); any other controller, and a force function, is a
+Python function the loop calls back at every stage (single runs; a batch calls them on all its
+states at once, in Python).  :func:`run_compiled` runs N initial states (N = 1: one
 ``mb.simulate``); a batch advances in lockstep groups of the SIMD lanes' width (``_core.LANES``),
 each stage's forward dynamics one ``aba_group`` call for the group (bit for bit each run's own
 result; ``_core.use_lanes("none")`` runs them one at a time).  Everything else stays on the
@@ -171,7 +173,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                   int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], plan["friction"],
                   plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
                   plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F,
-                  held, int(n_sample), HELD, NS)
+                  held, int(n_sample), HELD, NS, plan.get("call_control"), plan.get("call_forces"))
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])

@@ -125,22 +125,28 @@ class System:
         self.plain = (controller is None and f_ext is None and constraints is None and contact is None
                       and self.damping is None and self.passive_free)
 
-    def plan(self, integrator, events=(), progress=False):
+    def plan(self, integrator, events=(), progress=False, callables=False):
         """The compiled loop's tables for this run (controller, constant forces, passive forces and
         the stops), or None when the run needs the Python loop (see :mod:`multibody.simulation.rollout`).
 
         ``events`` are the user's: the hard stops' own events are handled by the plan (a step
-        crossing a stop is handed back to the Python loop, a sampled controller's hold with it)."""
+        crossing a stop is handed back to the Python loop, a sampled controller's hold with it).
+        ``callables``: a Python controller or force function is called from the compiled loop at
+        every stage (one run; a batch calls them on all its states at once, in Python)."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or events or progress
-                or self.constraints is not None or self.f_ext_fn is not None
+                or self.constraints is not None or (self.f_ext_fn is not None and not callables)
                 or (self.contact is not None and type(self.contact) is not GroundContact)
                 or self.tendons):   # tendon springs are not in the compiled loop
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
-        if not ok:
+        call_control = None
+        if not ok and callables:    # checked (shape, finite) and its errors named as in the Python loop
+            call_control, period = self._call_controller, self.period or 0.0
+        elif not ok:
             return None
         fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
         return dict(ctrl=ctrl, period=float(period), f_ext=fe, contact=rollout.contact_table(self.contact),
+                    call_control=call_control, call_forces=self.forces if self.f_ext_fn is not None else None,
                     **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
                                              self.gravcomp, self.limits, SOFT_LIMIT_TIME))
 
