@@ -51,7 +51,7 @@ def test_compiled_path_is_taken():
     assert plan(m, "rk4", mb.PD(1.0, 1.0), None) is not None
     assert plan(m, "rk4", lambda t, q, qd: np.zeros(2), None) is None   # simulate: callables=True
     assert plan(m, "rk45", None, None) is None
-    assert plan(m, "rk4", None, None, events=(mb.Event(lambda t, q, qd: q[0]),)) is None
+    assert plan(m, "rk4", None, None, events=(mb.Event(lambda t, q, qd: q[0]),)) is None   # a batch's
 
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
@@ -183,7 +183,7 @@ def test_entry_point_checks_its_arguments():
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
             None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None]
+            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
@@ -204,7 +204,17 @@ def test_entry_point_checks_its_arguments():
     bad_args[10:16] = np.zeros(2), np.zeros(2), np.zeros(1), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2))
     with pytest.raises(ValueError, match="without kp"):
         _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="48 arguments"):
+    bad_args = list(args)
+    bad_args[48], bad_args[49] = (lambda t, q, qd: [0.0]), np.array(["down"])
+    with pytest.raises(TypeError, match="directions"):
+        _core.rollout(*bad_args)
+    bad_args[48], bad_args[49] = 5, np.zeros(1, dtype=np.int32)
+    with pytest.raises(TypeError, match="guards"):
+        _core.rollout(*bad_args)
+    bad_args[48] = lambda t, q, qd: [0.0, 1.0]          # two values for one direction: the run stops
+    with pytest.raises(ValueError, match="events: returned 2 numbers; expected 1"):
+        _core.rollout(*bad_args)
+    with pytest.raises(TypeError, match="50 arguments"):
         _core.rollout(*args[:5])
     contact = [np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5, np.zeros((1, 2)), np.zeros((1, 5, 2)),
                np.zeros((1, 5, 1, 3))]   # a point on the second link, friction: 2 states
@@ -697,3 +707,38 @@ def test_errors_of_python_functions_in_the_compiled_loop_are_the_python_loops():
                 rollout.USE_COMPILED = True
     with pytest.raises(ValueError, match="f_ext: the force function raised KeyError"):
         mb.simulate(m, [0.3, 0.1], [0.0, 0.0], 0.5, f_ext=lambda t, q, qd: {}["x"])
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_user_events_are_watched_from_the_compiled_loop(integrator, monkeypatch):
+    """The OpenDE report's colliding pendulum (a wall event with a restitution reset) and a terminal
+    event: C calls the guards after every step and hands the step where one fires to the Python loop,
+    which locates and fires it and hands the run back — the Python loop's run bit for bit."""
+    m = mb.models.planar(1)
+    wall = mb.Event(lambda t, q, qd: q[0] + np.pi / 2, direction=-1, reset=lambda t, q, qd: (q, -0.8 * qd),
+                    name="wall")
+    stop = mb.Event(lambda t, q, qd: q[0] + 1.0, direction=+1, terminal=True, name="back up")
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.0], [0.0], 3.0, events=wall, integrator=integrator, limits="off")
+    assert_same(a, b, tol=0.0)
+    assert [ev.t for ev in a.events] == [ev.t for ev in b.events] and len(a.events) == 3
+    assert len(count.calls) == len(a.events) + 1 and count.calls[1] > a.events[0].t   # back in C after each
+    c, d = both(m, [0.0], [0.0], 3.0, events=[wall, stop], integrator=integrator, limits="off")
+    assert_same(c, d, tol=0.0)
+    assert c.status == "terminated" and [ev.name for ev in c.events] == ["wall", "back up"]
+
+
+def test_a_guard_that_raises_in_the_compiled_loop_raises_as_in_the_python_loop():
+    m = mb.models.planar(1)
+
+    def guard(t, q, qd):
+        if t > 0.2:
+            raise KeyError("gone")
+        return q[0] + 3.0
+    for compiled in (True, False):
+        rollout.USE_COMPILED = compiled
+        try:
+            with pytest.raises(ValueError, match=r"event 'guard': guard raised KeyError: 'gone' \(at t = 0\.20"):
+                mb.simulate(m, [0.0], [0.0], 1.0, events=mb.Event(guard), limits="off")
+        finally:
+            rollout.USE_COMPILED = True

@@ -146,7 +146,7 @@ enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
 enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1, MB_CONTROL_CALL = 2 };
 /* A function of the caller's (a Python callable, py_rollout.c) evaluated at a state: `what` is
  * MB_CALL_CONTROL (out: τ, nv) or MB_CALL_FORCES (out: f_ext, nb × 6); MB_OK or MB_CALLBACK_FAILED. */
-enum { MB_CALL_CONTROL = 0, MB_CALL_FORCES = 1 };
+enum { MB_CALL_CONTROL = 0, MB_CALL_FORCES = 1, MB_CALL_GUARDS = 2 };
 typedef int (*mb_callback)(void *ctx, int what, double t, const double *q, const double *v, double *out);
 enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
@@ -189,6 +189,10 @@ typedef struct mb_rollout {
     long n_sample0;         /* with held0: the next sample is n_sample0 · period                          */
     mb_callback forces;     /* f_ext (constant forces included) from the caller's function, or NULL      */
     void *forces_ctx;
+    mb_callback guards;     /* the user's events: their guards at a state (MB_CALL_GUARDS), or NULL; a   */
+    void *guards_ctx;       /* step where one crosses zero in its direction is handed back (one run)     */
+    int n_guards;
+    const int *directions;  /* (n_guards) −1: from > 0 to ≤ 0, +1: from < 0 to ≥ 0, 0: either           */
 } mb_rollout;
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */

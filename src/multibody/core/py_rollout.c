@@ -19,6 +19,8 @@ typedef struct {
 typedef struct {
     PyObject *control, *forces;  /* (t, q, qd) -> τ (nv), f_ext (nb, 6): simulate's checked wrappers */
     int nq, nv, nb;
+    PyObject *guards;            /* (t, q, qd) -> the user's events' guard values (n_guards)          */
+    int n_guards;
     PyObject *err_type, *err_value, *err_tb;
 } py_callbacks;
 
@@ -27,13 +29,16 @@ static int call_python(void *ctx, int what, double t, const double *q, const dou
     py_callbacks *cb = ctx;
     PyGILState_STATE gil = PyGILState_Ensure();
     int st = MB_CALLBACK_FAILED;
-    const npy_intp nq = cb->nq, nv = cb->nv, n_out = what == MB_CALL_CONTROL ? cb->nv : 6L * cb->nb;
+    const npy_intp nq = cb->nq, nv = cb->nv;
+    const npy_intp n_out = what == MB_CALL_CONTROL ? cb->nv : what == MB_CALL_FORCES ? 6L * cb->nb : cb->n_guards;
+    PyObject *fn = what == MB_CALL_CONTROL ? cb->control : what == MB_CALL_FORCES ? cb->forces : cb->guards;
+    const char *name = what == MB_CALL_CONTROL ? "controller" : what == MB_CALL_FORCES ? "f_ext" : "events";
     PyObject *Q = PyArray_SimpleNew(1, &nq, NPY_DOUBLE), *V = PyArray_SimpleNew(1, &nv, NPY_DOUBLE), *r = NULL;
     PyArrayObject *a = NULL;
     if (Q && V) {
         memcpy(PyArray_DATA((PyArrayObject *)Q), q, sizeof(double) * (size_t)nq);
         memcpy(PyArray_DATA((PyArrayObject *)V), v, sizeof(double) * (size_t)nv);
-        r = PyObject_CallFunction(what == MB_CALL_CONTROL ? cb->control : cb->forces, "dOO", t, Q, V);
+        r = PyObject_CallFunction(fn, "dOO", t, Q, V);
     }
     if (r)
         a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY);
@@ -41,9 +46,8 @@ static int call_python(void *ctx, int what, double t, const double *q, const dou
         memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n_out);
         st = MB_OK;
     } else if (a)
-        PyErr_Format(PyExc_ValueError, "%s: returned %zd numbers; expected %zd",
-                     what == MB_CALL_CONTROL ? "controller" : "f_ext", (Py_ssize_t)PyArray_SIZE(a),
-                     (Py_ssize_t)n_out);
+        PyErr_Format(PyExc_ValueError, "%s: returned %zd numbers; expected %zd", name,
+                     (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)n_out);
     if (st != MB_OK && !cb->err_type)
         PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
     PyErr_Clear();
@@ -109,7 +113,8 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  *         held0 (nv) | None, n_sample0: a sampled controller's hold at t0 and its next sample's index
  *         (a run resumed by the Python loop), HELD_END (N,nv) | None, N_SAMPLE_END (N,) | None: where
  *         each run stopped), control, forces: Python functions (t, q, qd) -> τ, f_ext called at every stage
- *         instead of a built-in controller / f_ext, or None (one run: N = 1)) -> None
+ *         instead of a built-in controller / f_ext, or None (one run: N = 1), guards (t, q, qd) -> the
+ *         user's events' guard values after every step | None, directions (n_guards,) int32) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -118,7 +123,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 48, "rollout");
+    CModel *cm = entry_model(args, nargs, 50, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -303,14 +308,28 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         r.control.q_index = q_index;
     }
     py_callbacks cb = {args[46] == Py_None ? NULL : args[46], args[47] == Py_None ? NULL : args[47], m->nq, m->nv,
-                       m->nb, NULL, NULL, NULL};
-    if (cb.control || cb.forces) {
-        if ((cb.control && !PyCallable_Check(cb.control)) || (cb.forces && !PyCallable_Check(cb.forces))) {
-            PyErr_SetString(PyExc_TypeError, "control, forces: expected Python functions or None");
+                       m->nb, args[48] == Py_None ? NULL : args[48], 0, NULL, NULL, NULL};
+    if (cb.guards) {
+        npy_intp dd[1] = {-1};
+        PyArrayObject *dirs = gated_array(held, args[49], "directions", NPY_INT32, 1, dd, 0);
+        if (!dirs)
+            return NULL;
+        if (dd[0] > INT_MAX / 2) {
+            PyErr_SetString(PyExc_ValueError, "directions: too many events");
+            return NULL;
+        }
+        r.guards = call_python, r.guards_ctx = &cb, r.n_guards = cb.n_guards = (int)dd[0];
+        r.directions = PyArray_DATA(dirs);
+    }
+    if (cb.control || cb.forces || cb.guards) {
+        if ((cb.control && !PyCallable_Check(cb.control)) || (cb.forces && !PyCallable_Check(cb.forces)) ||
+            (cb.guards && !PyCallable_Check(cb.guards))) {
+            PyErr_SetString(PyExc_TypeError, "control, forces, guards: expected Python functions or None");
             return NULL;
         }
         if (N != 1 || (cb.control && args[10] != Py_None)) {
-            PyErr_SetString(PyExc_ValueError, "control, forces: Python functions run one run (N = 1), without kp");
+            PyErr_SetString(PyExc_ValueError, "control, forces, guards: Python functions run one run (N = 1), "
+                                              "without kp");
             return NULL;
         }
         if (cb.control)

@@ -38,6 +38,10 @@
  * (− …) is FDab with the gravity switched off and τ_pd, so the stages run ABA on a copy of the
  * model without gravity and no RNEA; g(q) is evaluated once per step, for the recorded τ only.
  *
+ * The user's events (r->guards, one run) are watched the same way: their guards are called back after
+ * each step, and a step where one crosses zero in its direction is handed back for the Python loop
+ * to locate the event, fire it and hand the run back.
+ *
  * Hard stops (MB_STOPS_HARD) are events with impact resets, handled by the Python loop: after
  * each step the stops' guards g = sign (q_j − pos) are evaluated and, where one goes from > 0 to
  * ≤ 0 (the event's direction −1), the step is discarded and the run handed back at its start
@@ -228,6 +232,17 @@ static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
         const double *row = r->stops + 4 * s;
         const int qi = (int)row[0];
         if (row[3] * (y[qi] - row[2]) > 0.0 && row[3] * (y1[qi] - row[2]) <= 0.0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Does a guard go from g0 to g1 across zero in its event's direction (events.py Event.crosses)? */
+static int crosses_guard(const mb_rollout *r, const double *g0, const double *g1)
+{
+    for (int e = 0; e < r->n_guards; e++) {
+        const int down = g0[e] > 0.0 && g1[e] <= 0.0, up = g0[e] < 0.0 && g1[e] >= 0.0;
+        if (r->directions[e] < 0 ? down : r->directions[e] > 0 ? up : (down || up))
             return 1;
     }
     return 0;
@@ -596,7 +611,18 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     memset(free_model.a_grav, 0, sizeof free_model.a_grav);
     memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
     g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity ? &free_model : NULL;
-    const int hard = r->stop_mode == MB_STOPS_HARD;
+    /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
+    const int hard = r->stop_mode == MB_STOPS_HARD || r->guards;
+    double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
+    if (r->guards) {
+        if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->n_guards + 1)))) {
+            if (g.dl)
+                lanes->data_free(g.dl);
+            free(g.w.block), free(g.w.contact_flags);
+            return MB_NO_MEMORY;
+        }
+        guard1 = guard0 + r->n_guards + 1;
+    }
     const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt;
     const double period = r->control.period;
     const int sampled = r->control.kind != MB_CONTROL_NONE && period > 0.0;
@@ -624,6 +650,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.have_held = 1;
         n_sample = r->n_sample0;
     }
+    if (r->guards && (status[0] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
+        LEAVE(0);
     while (t < t_final && running) {
         double next_sample = INFINITY;
         if (sampled) {
@@ -666,9 +694,24 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                                np3 ? part(g.w.force, l, np3) : NULL);
                 pending[l] = 0;
             }
-            if (hard && crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n))) {  /* the Python loop's event */
-                ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;
+            if (r->stop_mode == MB_STOPS_HARD && crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n))) {
+                ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;  /* the Python loop's event */
                 LEAVE(l);
+                continue;
+            }
+            if (r->guards) {
+                const double *y1 = part(g.w.y1, l, n);
+                if ((status[l] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t_next, y1, y1 + nq, guard1)) != MB_OK) {
+                    ol->t_from = t, ol->t_to = t_next;
+                    LEAVE(l);
+                    continue;
+                }
+                if (crosses_guard(r, guard0, guard1)) {
+                    ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;
+                    LEAVE(l);
+                    continue;
+                }
+                memcpy(guard0, guard1, sizeof(double) * r->n_guards);
             }
         }
         t = t_next;
@@ -696,6 +739,6 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);
     if (g.dl)
         lanes->data_free(g.dl);
-    free(g.w.block), free(g.w.contact_flags);
+    free(g.w.block), free(g.w.contact_flags), free(guard0);
     return MB_OK;
 }

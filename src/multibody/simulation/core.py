@@ -171,7 +171,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
-    # the user's events keep the Python loop; sensitivities step in Python (simulation/sensitivity.py)
+    # the user's events: C hands back the steps where one fires; sensitivities step in Python (sensitivity.py)
     plan = None if sensitivities else system.plan(integrator, events, progress, callables=True)
     if system.hard_stops:
         stops.check_start(q)
@@ -182,7 +182,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         from .sensitivity import run_with_sensitivities
         traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
                                       rtol, atol)
-    elif plan is not None and not system.hard_stops:   # the whole run in C
+    elif plan is not None and not system.hard_stops and not events:   # the whole run in C
         traj = _run_compiled(model, space, y0, t_final, dt, integrator, int(record_every), plan)
     elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
         traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
@@ -335,7 +335,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     last_recorded_t = rec.t[-1]
     eps = 1e-9 * dt
     while t < t_final:
-        if plan is not None and all(monitor.armed) and not system.limits.resting:
+        if plan is not None and all(monitor.armed) and not (system.limits is not None and system.limits.resting):
             t, y, n_sample, handed_back, whole = _compiled_stretch(model, plan, system, rec, t, y, n_sample,
                                                                    t_final, dt, integrator, record_every)
             if whole is not None:   # no stop reached: the run is the compiled one

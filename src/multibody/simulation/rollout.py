@@ -173,7 +173,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                   int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], plan["friction"],
                   plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
                   plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F,
-                  held, int(n_sample), HELD, NS, plan.get("call_control"), plan.get("call_forces"))
+                  held, int(n_sample), HELD, NS, plan.get("call_control"), plan.get("call_forces"),
+                  plan.get("call_guards"), plan.get("directions"))
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])

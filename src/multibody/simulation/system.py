@@ -132,8 +132,10 @@ class System:
         ``events`` are the user's: the hard stops' own events are handled by the plan (a step
         crossing a stop is handed back to the Python loop, a sampled controller's hold with it).
         ``callables``: a Python controller or force function is called from the compiled loop at
-        every stage (one run; a batch calls them on all its states at once, in Python)."""
-        if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or events or progress
+        every stage, the user's events' guards after every step (one run; a batch calls them on all
+        its states at once, in Python)."""
+        if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or (events and not callables)
+                or progress
                 or self.constraints is not None or (self.f_ext_fn is not None and not callables)
                 or (self.contact is not None and type(self.contact) is not GroundContact)
                 or self.tendons):   # tendon springs are not in the compiled loop
@@ -147,6 +149,8 @@ class System:
         fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
         return dict(ctrl=ctrl, period=float(period), f_ext=fe, contact=rollout.contact_table(self.contact),
                     call_control=call_control, call_forces=self.forces if self.f_ext_fn is not None else None,
+                    call_guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
+                    directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
                     **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
                                              self.gravcomp, self.limits, SOFT_LIMIT_TIME))
 
