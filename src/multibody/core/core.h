@@ -187,6 +187,7 @@ typedef struct mb_rollout_out {
     int handed_back;                  /* MB_STOPS_HARD: stopped at t_from before a step that crosses a
                                          stop or turns non-finite (the Python loop takes that step) */
     double *y_end;                    /* (nq + nv) the state where the run ended or was handed back */
+    int singular_body;                /* status MB_SINGULAR: the body whose joint's D is singular, else −1 */
 } mb_rollout_out;
 
 /* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep; with `lanes` (or NULL: run

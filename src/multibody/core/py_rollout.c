@@ -9,6 +9,7 @@ typedef struct {
     const mb_lanes_impl *lanes;
     int width;
     Py_ssize_t runs;
+    int *singular;  /* (runs) run n's MB_SINGULAR body, for the message of the first failing run */
 } rollout_job;
 
 /* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
@@ -47,6 +48,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
         info[0] = (double)out[l].count;
         info[1] = s != MB_OK ? s : out[l].non_finite ? -1 : out[l].handed_back ? -2 : 0;
         info[2] = out[l].t_from, info[3] = out[l].t_to;
+        rj->singular[run[l]] = out[l].singular_body;
     }
     return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
 }
@@ -216,10 +218,19 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
+    if (!(rj.singular = malloc(sizeof(int) * (N ? N : 1))))
+        return PyErr_NoMemory();
     int st;
     Py_BEGIN_ALLOW_THREADS
     st = run_batch_from(m, rollout_group, &rj.j, (N + rj.width - 1) / rj.width, 2);
     Py_END_ALLOW_THREADS
+    for (Py_ssize_t n = 0; st == MB_OK && n < N; n++)  /* the body the caller's message names */
+        if (j.info[4 * n + 1] > 0.0) {
+            if (j.info[4 * n + 1] == MB_SINGULAR)
+                mb_singular_at(m, rj.singular[n]);
+            break;
+        }
+    free(rj.singular);
     if (st != MB_OK)
         return raise_status(st);
     Py_RETURN_NONE;

@@ -80,6 +80,7 @@ typedef struct {
     int L, vector, have_held;          /* runs; every joint has q̇ = v; a sampled τ is held */
     workspace w;
     int active[MAX_GROUP], st[MAX_GROUP];
+    int singular[MAX_GROUP];           /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
 } group;
 
 static double *part(double *a, int l, int len)
@@ -256,8 +257,8 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
     if (g->dl && count_busy(g) > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd))
         return;
     for (int l = 0; l < g->L; l++)
-        if (busy(g, l))
-            g->st[l] = mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+        if (busy(g, l) && (g->st[l] = mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l])) == MB_SINGULAR)
+            g->singular[l] = mb_singular_take().body;
 }
 
 /* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit). */
@@ -516,6 +517,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     if (L < 1 || L > MAX_GROUP)  /* the caller's groups are at most the lanes' width */
         return MB_NO_MEMORY;
     group g = {m, NULL, d, r, NULL, NULL, L, 1, 0};
+    for (int l = 0; l < L; l++)
+        g.singular[l] = -1;
     if (workspace_new(&g.w, m, L) != MB_OK)
         return MB_NO_MEMORY;
     if (lanes && L > 1 && !r->fext && !r->gc_lift && mb_lanes_supported(m)) {
@@ -617,8 +620,10 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             t_end[l] = t;
         g.active[l] = 0;
     }
-    for (int l = 0; l < L; l++)  /* run by run: their end times differ */
+    for (int l = 0; l < L; l++) {  /* run by run: their end times differ */
         finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);
+        o[l]->singular_body = status[l] == MB_SINGULAR ? g.singular[l] : -1;
+    }
     if (g.dl)
         lanes->data_free(g.dl);
     free(g.w.block);
