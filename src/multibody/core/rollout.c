@@ -147,7 +147,7 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
     }
     if (gravity && c->gravity) {  /* g(q): the joint forces that hold the model still against gravity */
-        mb_rnea(m, d, q, w->zero, w->zero, NULL, w->gq);
+        mb_gravity_torques(m, d, q, 0, w->gq);
         for (int k = 0; k < nv; k++)
             tau[k] += w->gq[k];
     }
@@ -261,7 +261,9 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
             g->singular[l] = mb_singular_take().body;
 }
 
-/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit). */
+/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit, and so
+ * is mb_gravity_torques).  Called right after the forward dynamics at the same q: a run alone has its
+ * poses in g->d already (mb_aba's, but for planar trees, which keep other numbers there). */
 static void gravity_torques(group *g, const double *const *q, double *const *gq)
 {
     const double *zero[MAX_GROUP];
@@ -271,7 +273,7 @@ static void gravity_torques(group *g, const double *const *q, double *const *gq)
         return;
     for (int l = 0; l < g->L; l++)
         if (busy(g, l))
-            mb_rnea(g->m, g->d, q[l], g->w.zero, g->w.zero, NULL, gq[l]);
+            mb_gravity_torques(g->m, g->d, q[l], g->L == 1 && !g->m->planar, gq[l]);
 }
 
 /* f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
