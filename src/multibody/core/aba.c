@@ -132,16 +132,22 @@ static int free_root_solve(const real *IA, const real *rhs, real *a)
 #endif
 }
 
-/* A one-dof joint whose motion subspace is a coordinate axis, S = e_s (model.h: dof_unit): s, or −1. */
+/* A one-dof joint whose motion subspace is a coordinate axis, S = ±e_s (model.h: dof_axis): s, or −1. */
 static inline int unit_axis(const mb_model *m, int i)
 {
-    return m->nv_joint[i] == 1 ? m->dof_unit[m->v_start[i]] : -1;
+    return m->nv_joint[i] == 1 ? m->dof_axis[m->v_start[i]] : -1;
+}
+
+/* σ x for S = σ e_s (σ = ±1): x or −x, exactly S_s x. */
+static inline real axis_sign(const mb_model *m, int k, int s, real x)
+{
+    return m->S[6 * k + s] < 0.0 ? -x : x;
 }
 
 /* c = v ×m vJ for vJ = q̇ e_s: the column s of crm(v) times q̇, four products (its entries s and, for
  * s < 3, 3 + s are zero; pass 2's unit_handover relies on it).  (x × e_k) has x_kb at ka and −x_ka at
  * kb, with ka, kb = k+1, k+2 (mod 3). */
-static inline void bias_unit(const real *v, int s, real qd, real *c)
+MB_FOLD void bias_unit(const real *v, int s, real qd, real *c)
 {
     const int k = s % 3, ka = (k + 1) % 3, kb = (k + 2) % 3;
     for (int r = 0; r < 6; r++)
@@ -170,9 +176,17 @@ MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d
                 v[r] = MB_SPLAT(0.0);
         else
             mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
-        if (s >= 0) {  /* vJ = q̇ e_s */
-            v[s] += qd[vs];
-            bias_unit(v, s, qd[vs], c);
+        if (s >= 0) {  /* vJ = σ q̇ e_s */
+            const real qdk = axis_sign(m, vs, s, qd[vs]);
+            v[s] += qdk;
+            switch (s) {  /* s a constant in each copy */
+            case 0: bias_unit(v, 0, qdk, c); break;
+            case 1: bias_unit(v, 1, qdk, c); break;
+            case 2: bias_unit(v, 2, qdk, c); break;
+            case 3: bias_unit(v, 3, qdk, c); break;
+            case 4: bias_unit(v, 4, qdk, c); break;
+            default: bias_unit(v, 5, qdk, c);
+            }
         } else {
             memset(vJ, 0, sizeof vJ);
             for (int k = vs; k < vs + nj; k++)
@@ -211,9 +225,9 @@ ABA_SYM6_ADD(sym6_add_turn_x, 0)
 ABA_SYM6_ADD(sym6_add_turn_y, 1)
 ABA_SYM6_ADD(sym6_add_turn_z, 2)
 
-/* Pass 2's hand-over from a one-dof joint with S = e_K (a revolute or prismatic joint along a
- * coordinate axis of its frame; model.h: dof_unit) and no rotor inertia: U = IA e_K and D = U_K,
- * so Ia = IA − U Uᵀ/D has row and column K zero in exact arithmetic — they are left out rather
+/* Pass 2's hand-over from a one-dof joint with S = ±e_K (a revolute or prismatic joint along a
+ * coordinate axis of its frame; model.h: dof_axis) and no rotor inertia: U = ±IA e_K and D = IA_KK,
+ * so Ia = IA − U Uᵀ/D (the sign squares away: IA's row K is used) has row and column K zero in exact arithmetic — they are left out rather
  * than carried as rounding residue — and so has c_K (bias_unit; c_{3+K} too for K < 3).  With K a
  * compile-time constant those zeros fold through Ia c and the congruence Xupᵀ Ia Xup
  * (mb_sym6_upper_add), which skip about a third of their products; everything is in upper-triangle
@@ -278,11 +292,11 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
         real *Dinv = d->Dinv + 36 * i;
         const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
-        if (forward && s >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = e_s, D = IA_ss */
+        if (forward && s >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = σ e_s, D = IA_ss */
             real U[6];
-            for (int r = 0; r < 6; r++)  /* U = column s of IA (= row s) */
-                U[r] = IA[MB_U6(s, r)];
-            const real Dk = U[s], uk = tau[vs] - pA[s];
+            for (int r = 0; r < 6; r++)  /* U = σ column s of IA (= row s) */
+                U[r] = axis_sign(m, vs, s, IA[MB_U6(s, r)]);
+            const real Dk = IA[6 * s + s], uk = tau[vs] - axis_sign(m, vs, s, pA[s]);
             if (!mb_all(Dk > 0.0))  /* a NaN pivot: finite inputs overflowed on the way, not a singular tree */
                 return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
             const real dinv = 1.0 / Dk;
@@ -436,9 +450,9 @@ MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data
             const real qa = d->Dinv[36 * i] * (d->u[vs] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] +
                                                             U[4] * a[4] + U[5] * a[5]));
             qdd[vs] = qa;
-            const int s = m->dof_unit[vs];
-            if (s >= 0)  /* S = e_s */
-                a[s] += qa;
+            const int s = m->dof_axis[vs];
+            if (s >= 0)  /* S = σ e_s */
+                a[s] += axis_sign(m, vs, s, qa);
             else
                 for (int r = 0; r < 6; r++)
                     a[r] += S[r] * qa;
