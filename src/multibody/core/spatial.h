@@ -392,11 +392,12 @@ static inline void mb_sym6_mirror(real *A)
 }
 
 /* out = A's upper triangle (A a full symmetric 6×6 of the model, double). */
-static inline void mb_copy_sym6_upper(const double *A, real *out)
+MB_FOLD void mb_copy_sym6_upper(const double *A, real *out)
 {
-    for (int r = 0; r < 6; r++)
-        for (int c = r; c < 6; c++)
-            out[6 * r + c] = MB_SPLAT(A[6 * r + c]);
+    MB_UNROLL for (int r = 0; r < 6; r++)
+        MB_UNROLL for (int c = 0; c < 6; c++)
+            if (c >= r)
+                out[6 * r + c] = MB_SPLAT(A[6 * r + c]);
 }
 
 /* t0 + t1 + t2 over the terms whose bit is set in `mask`, a compile-time constant: the others are
@@ -482,26 +483,27 @@ MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const re
     mb_rotate_block(turn, za, za, 1, R, A, 0, 0, M11);
     mb_rotate_block(turn, za, zl, 0, R, A, 0, 3, M12);
     mb_rotate_block(turn, zl, zl, 1, R, A, 3, 3, M22);
-    for (int c = 0; c < 3; c++) {  /* column c of Y = p × column c of M22 */
+    MB_UNROLL for (int c = 0; c < 3; c++) {  /* column c of Y = p × column c of M22 */
         const real m0 = c >= 0 ? M22[0][c] : M22[c][0], m1 = c >= 1 ? M22[1][c] : M22[c][1], m2 = M22[c][2];
         Y[0][c] = p[1] * m2 - p[2] * m1;
         Y[1][c] = p[2] * m0 - p[0] * m2;
         Y[2][c] = p[0] * m1 - p[1] * m0;
     }
-    for (int r = 0; r < 3; r++) {  /* row r of G = row r of M12 × p */
+    MB_UNROLL for (int r = 0; r < 3; r++) {  /* row r of G = row r of M12 × p */
         G[r][0] = M12[r][1] * p[2] - M12[r][2] * p[1];
         G[r][1] = M12[r][2] * p[0] - M12[r][0] * p[2];
         G[r][2] = M12[r][0] * p[1] - M12[r][1] * p[0];
     }
-    for (int r = 0; r < 3; r++) {
+    MB_UNROLL for (int r = 0; r < 3; r++) {
         const real y0 = Y[r][0], y1 = Y[r][1], y2 = Y[r][2];
         const real yp[3] = {y1 * p[2] - y2 * p[1], y2 * p[0] - y0 * p[2], y0 * p[1] - y1 * p[0]};  /* row r of Y P */
-        for (int c = r; c < 3; c++) {
-            out[6 * r + c] += M11[r][c] - (G[r][c] + G[c][r]) - yp[c];
-            out[6 * (3 + r) + 3 + c] += M22[r][c];
-        }
-        for (int c = 0; c < 3; c++)
+        MB_UNROLL for (int c = 0; c < 3; c++) {
+            if (c >= r) {
+                out[6 * r + c] += M11[r][c] - (G[r][c] + G[c][r]) - yp[c];
+                out[6 * (3 + r) + 3 + c] += M22[r][c];
+            }
             out[6 * r + 3 + c] += M12[r][c] + Y[r][c];
+        }
     }
 }
 
