@@ -132,36 +132,78 @@ static int free_root_solve(const real *IA, const real *rhs, real *a)
 #endif
 }
 
+/* A one-dof joint whose motion subspace is a coordinate axis, S = ±e_s (model.h: dof_axis): s, or −1. */
+static inline int unit_axis(const mb_model *m, int i)
+{
+    return m->nv_joint[i] == 1 ? m->dof_axis[m->v_start[i]] : -1;
+}
+
+/* σ x for S = σ e_s (σ = ±1): x or −x, exactly S_s x. */
+static inline real axis_sign(const mb_model *m, int k, int s, real x)
+{
+    return m->S[6 * k + s] < 0.0 ? -x : x;
+}
+
+/* c = v ×m vJ for vJ = q̇ e_s: the column s of crm(v) times q̇, four products (its entries s and, for
+ * s < 3, 3 + s are zero; pass 2's unit_handover relies on it).  (x × e_k) has x_kb at ka and −x_ka at
+ * kb, with ka, kb = k+1, k+2 (mod 3). */
+MB_FOLD void bias_unit(const real *v, int s, real qd, real *c)
+{
+    const int k = s % 3, ka = (k + 1) % 3, kb = (k + 2) % 3;
+    for (int r = 0; r < 6; r++)
+        c[r] = MB_SPLAT(0.0);
+    if (s < 3) {  /* [ω × e_k; v × e_k] q̇ */
+        c[ka] = v[kb] * qd, c[kb] = -(v[ka] * qd);
+        c[3 + ka] = v[3 + kb] * qd, c[3 + kb] = -(v[3 + ka] * qd);
+    } else {      /* [0; ω × e_k] q̇ */
+        c[3 + ka] = v[kb] * qd, c[3 + kb] = -(v[ka] * qd);
+    }
+}
+
 /* Pass 1 for bodies first … nb−1 (poses already in d->R, d->p; a body whose parent is < 0 starts
- * from rest).  External forces, if any, are subtracted by mb_aba_external_forces. */
+ * from rest).  IA_i = I_i in upper-triangle form (spatial.h: MB_U6; pass 2 reads no more).
+ * External forces, if any, are subtracted (world poses in d->R0, d->p0). */
 MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d, const real *q,
                                                    const real *qd, const double *fext, int first)
 {
     (void)q, (void)fext;
     real vJ[6], Iv[6];
     for (int i = first; i < m->nb; i++) {
-        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i], s = unit_axis(m, i);
         real *v = d->v + 6 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
-        memset(vJ, 0, sizeof vJ);
-        for (int k = vs; k < vs + nj; k++)
+        if (par < 0)
             for (int r = 0; r < 6; r++)
-                vJ[r] += m->S[6 * k + r] * qd[k];
-        memset(c, 0, 6 * sizeof(real));
-        if (par < 0) {
-            for (int r = 0; r < 6; r++)
-                v[r] = vJ[r];
-        } else {
+                v[r] = MB_SPLAT(0.0);
+        else
             mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
+        if (s >= 0) {  /* vJ = σ q̇ e_s */
+            const real qdk = axis_sign(m, vs, s, qd[vs]);
+            v[s] += qdk;
+            switch (s) {  /* s a constant in each copy */
+            case 0: bias_unit(v, 0, qdk, c); break;
+            case 1: bias_unit(v, 1, qdk, c); break;
+            case 2: bias_unit(v, 2, qdk, c); break;
+            case 3: bias_unit(v, 3, qdk, c); break;
+            case 4: bias_unit(v, 4, qdk, c); break;
+            default: bias_unit(v, 5, qdk, c);
+            }
+        } else {
+            memset(vJ, 0, sizeof vJ);
+            for (int k = vs; k < vs + nj; k++)
+                for (int r = 0; r < 6; r++)
+                    vJ[r] += m->S[6 * k + r] * qd[k];
             for (int r = 0; r < 6; r++)
                 v[r] += vJ[r];
-            mb_crm_add(v, vJ, c);
+            memset(c, 0, 6 * sizeof(real));
+            if (par >= 0)
+                mb_crm_add(v, vJ, c);
         }
-        mb_copy36(m->inertia6 + 36 * i, d->IA + 36 * i);
+        mb_copy_sym6_upper(m->inertia6 + 36 * i, d->IA + 36 * i);
         mb_inertia_mul(m->inertia + MB_NI * i, v, Iv);
         memset(pA, 0, 6 * sizeof(real));
         mb_crf_add(v, Iv, pA);
 #ifndef MB_LANE_BUILD
-        if (fext) {  /* world poses in d->R0, d->p0 */
+        if (fext) {
             double fx[6];
             mb_force_to_child(d->R0 + 9 * i, d->p0 + 3 * i, fext + 6 * i, fx);
             for (int r = 0; r < 6; r++)
@@ -171,78 +213,90 @@ MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d
     }
 }
 
-/* Pass 2's hand-over from a one-dof joint with S = e_K (a revolute or prismatic joint along a
- * coordinate axis of its frame; model.h: dof_unit) and no rotor inertia: U = IA e_K and D = U_K,
- * so Ia = IA − U Uᵀ/D has row and column K zero in exact arithmetic — they are set to zero rather
- * than left as rounding residue.  With K a compile-time constant those zeros fold through Ia c and
- * the congruence Xupᵀ Ia Xup, which skip about a third of their products.  One copy per K and
- * congruence: the general one, and for K < 3 the turn about e_K with no tree rotation
- * (model.h: pose_kind), whose cos and sin are R_aa and R_ba. */
-#define ABA_UNIT_HANDOVER(NAME, K, CONGRUENCE_ADD)                                                      \
-    static inline void NAME(const real *IA, const real *U, real dinv, const real *c, real *pa,          \
-                            const real *R, const real *p, real *IA_parent)                              \
+/* out += Xupᵀ A Xup on upper triangles (mb_sym6_upper_add) for a full A: the general pose, and a
+ * turn about e_TURN (model.h: pose_kind). */
+#define ABA_SYM6_ADD(NAME, TURN)                                                                        \
+    static void NAME(const real *R, const real *p, const real *A, real *out)                            \
     {                                                                                                   \
-        real Ia[36];                                                                                    \
-        for (int r = 0; r < 6; r++) {                                                                   \
-            const real ur = U[r] * dinv;                                                                \
-            for (int cc = 0; cc < 6; cc++)                                                              \
-                Ia[6 * r + cc] = r == (K) || cc == (K) ? MB_SPLAT(0.0) : IA[6 * r + cc] - ur * U[cc];   \
-        }                                                                                               \
-        for (int r = 0; r < 6; r++) /* pa += Ia c */                                                    \
-            pa[r] += Ia[6 * r] * c[0] + Ia[6 * r + 1] * c[1] + Ia[6 * r + 2] * c[2] + Ia[6 * r + 3] * c[3] + \
-                     Ia[6 * r + 4] * c[4] + Ia[6 * r + 5] * c[5];                                       \
-        CONGRUENCE_ADD;                                                                                 \
+        mb_sym6_upper_add(TURN, -1, -1, R, p, A, out);                                                  \
     }
-ABA_UNIT_HANDOVER(handover_turn_x, 0, mb_sym6_turn_x_add(R[4], R[7], p, Ia, IA_parent))
-ABA_UNIT_HANDOVER(handover_turn_y, 1, mb_sym6_turn_y_add(R[8], R[2], p, Ia, IA_parent))
-ABA_UNIT_HANDOVER(handover_turn_z, 2, mb_sym6_turn_z_add(R[0], R[3], p, Ia, IA_parent))
-#define ABA_UNIT_HANDOVER_GENERAL(K) ABA_UNIT_HANDOVER(handover_unit_##K, K, mb_sym6_to_parent_add(R, p, Ia, IA_parent))
-ABA_UNIT_HANDOVER_GENERAL(0)
-ABA_UNIT_HANDOVER_GENERAL(1)
-ABA_UNIT_HANDOVER_GENERAL(2)
-ABA_UNIT_HANDOVER_GENERAL(3)
-ABA_UNIT_HANDOVER_GENERAL(4)
-ABA_UNIT_HANDOVER_GENERAL(5)
+ABA_SYM6_ADD(sym6_add, -1)
+ABA_SYM6_ADD(sym6_add_turn_x, 0)
+ABA_SYM6_ADD(sym6_add_turn_y, 1)
+ABA_SYM6_ADD(sym6_add_turn_z, 2)
+
+/* Pass 2's hand-over from a one-dof joint with S = ±e_K (a revolute or prismatic joint along a
+ * coordinate axis of its frame; model.h: dof_axis) and no rotor inertia: U = ±IA e_K and D = IA_KK,
+ * so Ia = IA − U Uᵀ/D (the sign squares away: IA's row K is used) has row and column K zero in exact arithmetic — they are left out rather
+ * than carried as rounding residue — and so has c_K (bias_unit; c_{3+K} too for K < 3).  With K a
+ * compile-time constant those zeros fold through Ia c and the congruence Xupᵀ Ia Xup
+ * (mb_sym6_upper_add), which skip about a third of their products; everything is in upper-triangle
+ * form.  One copy per K and pose: the general one, and for K < 3 a turn about e_K with no tree
+ * rotation (model.h: pose_kind). */
+#define ABA_UNIT_HANDOVER(NAME, K, TURN)                                                                \
+    static void NAME(const real *IA, real dinv, const real *c, const real *R, const real *p, real *pa,  \
+                     real *IA_parent)                                                                   \
+    {                                                                                                   \
+        enum { CZERO = (K) < 3 ? (1 << (K)) | (8 << (K)) : 7 | (1 << (K)) };                            \
+        real Ia[36];                                                                                    \
+        MB_UNROLL for (int r = 0; r < 6; r++) {                                                         \
+            const real ur = IA[MB_U6(K, r)] * dinv;                                                     \
+            MB_UNROLL for (int cc = 0; cc < 6; cc++)                                                    \
+                if (cc >= r && r != (K) && cc != (K))                                                   \
+                    Ia[6 * r + cc] = IA[6 * r + cc] - ur * IA[MB_U6(K, cc)];                            \
+        }                                                                                               \
+        MB_UNROLL for (int r = 0; r < 6; r++) { /* pa += Ia c */                                        \
+            if (r == (K))                                                                               \
+                continue;                                                                               \
+            real s = MB_SPLAT(0.0);                                                                     \
+            int have = 0;                                                                               \
+            MB_UNROLL for (int cc = 0; cc < 6; cc++)                                                    \
+                if (!(CZERO >> cc & 1)) {                                                               \
+                    const real t = Ia[MB_U6(r, cc)] * c[cc];                                            \
+                    s = have ? s + t : t;                                                               \
+                    have = 1;                                                                           \
+                }                                                                                       \
+            pa[r] += s;                                                                                 \
+        }                                                                                               \
+        mb_sym6_upper_add(TURN, (K) < 3 ? (K) : -1, (K) < 3 ? -1 : (K) - 3, R, p, Ia, IA_parent);        \
+    }
+ABA_UNIT_HANDOVER(handover_turn_x, 0, 0)
+ABA_UNIT_HANDOVER(handover_turn_y, 1, 1)
+ABA_UNIT_HANDOVER(handover_turn_z, 2, 2)
+ABA_UNIT_HANDOVER(handover_unit_0, 0, -1)
+ABA_UNIT_HANDOVER(handover_unit_1, 1, -1)
+ABA_UNIT_HANDOVER(handover_unit_2, 2, -1)
+ABA_UNIT_HANDOVER(handover_unit_3, 3, -1)
+ABA_UNIT_HANDOVER(handover_unit_4, 4, -1)
+ABA_UNIT_HANDOVER(handover_unit_5, 5, -1)
 
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
- * articulated inertia on.  Ia is built in a local array (pass 3 needs only U, D⁻¹ and u of a
- * forward joint, and the untouched IA_i of an inverse-dynamics one); written through d->IA, the
- * compiler must assume it aliases U and reloads U after every store.
+ * articulated inertia on.  The articulated inertias are kept in upper-triangle form (spatial.h:
+ * MB_U6): the hand-over of a one-dof unit-axis joint (the common case) reads and writes no more;
+ * every other joint fills in IA_i's lower triangle first (mb_sym6_mirror), and so does the end of
+ * the pass for bodies before `first` (FDfb's base reads its IA whole).  Ia is built in a local
+ * array (pass 3 needs only U, D⁻¹ and u of a forward joint, and the untouched IA_i of an
+ * inverse-dynamics one); written through d->IA, the compiler must assume it aliases U and reloads
+ * U after every store.
  * Returns MB_SINGULAR if a D block cannot be inverted. */
 MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data *d, const real *tau,
                                                      const unsigned char *fd, int first)
 {
     real pa[6], Ia_local[36];
     for (int i = m->nb - 1; i >= first; i--) {
-        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const real *IA = d->IA + 36 * i, *Ia = IA;
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i], s = unit_axis(m, i);
+        const int forward = !fd || fd[i];
+        real *IA = d->IA + 36 * i;
+        const real *Ia = IA;
         real *Dinv = d->Dinv + 36 * i;
         const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
-        if (is_free_root(m, i, fd))  /* pass 3 solves it */
-            continue;
-        if ((!fd || fd[i]) && nj == 1) {  /* the common case: one dof */
-            const int s = m->dof_unit[vs];
-            const double *S = m->S + 6 * vs;
-            real U[6], Dk, uk;
-            if (s >= 0) {  /* S = e_s: U = column s of IA (= row s, IA is symmetric) */
-                for (int r = 0; r < 6; r++)
-                    U[r] = IA[6 * s + r];
-                Dk = U[s];
-                uk = tau[vs] - pA[s];
-            } else {
-                Dk = MB_SPLAT(0.0), uk = tau[vs];
-                for (int r = 0; r < 6; r++) {
-                    const real *row = IA + 6 * r;
-                    U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] +
-                           row[5] * S[5];
-                    uk -= S[r] * pA[r];
-                }
-                for (int r = 0; r < 6; r++)
-                    Dk += S[r] * U[r];
-            }
-            Dk += m->armature[vs];
+        if (forward && s >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = σ e_s, D = IA_ss */
+            real U[6];
+            for (int r = 0; r < 6; r++)  /* U = σ column s of IA (= row s) */
+                U[r] = axis_sign(m, vs, s, IA[MB_U6(s, r)]);
+            const real Dk = IA[6 * s + s], uk = tau[vs] - axis_sign(m, vs, s, pA[s]);
             if (!mb_all(Dk > 0.0))  /* a NaN pivot: finite inputs overflowed on the way, not a singular tree */
                 return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
             const real dinv = 1.0 / Dk;
@@ -252,25 +306,47 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             if (par < 0)
                 continue;
             const real ud = uk * dinv;
-            if (s >= 0 && m->armature[vs] == 0.0) {  /* S = e_s: Ia's row and column s are zero */
-                for (int r = 0; r < 6; r++)
-                    pa[r] += U[r] * ud;
-                const real *R = d->R + 9 * i, *p = d->p + 3 * i;
-                real *IA_parent = d->IA + 36 * par;
-                switch (m->pose_kind[i] == s ? s : 3 + s) {
-                case 0: handover_turn_x(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                case 1: handover_turn_y(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                case 2: handover_turn_z(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                case 3: handover_unit_0(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                case 4: handover_unit_1(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                case 5: handover_unit_2(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                case 6: handover_unit_3(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                case 7: handover_unit_4(IA, U, dinv, c, pa, R, p, IA_parent); break;
-                default: handover_unit_5(IA, U, dinv, c, pa, R, p, IA_parent);
-                }
-                mb_force_to_parent_add_kind(m->pose_kind[i], R, p, pa, d->pA + 6 * par);
-                continue;
+            for (int r = 0; r < 6; r++)
+                pa[r] += U[r] * ud;
+            const real *R = d->R + 9 * i, *p = d->p + 3 * i;
+            real *IA_parent = d->IA + 36 * par;
+            switch (m->pose_kind[i] == s ? s : 3 + s) {
+            case 0: handover_turn_x(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 1: handover_turn_y(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 2: handover_turn_z(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 3: handover_unit_0(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 4: handover_unit_1(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 5: handover_unit_2(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 6: handover_unit_3(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 7: handover_unit_4(IA, dinv, c, R, p, pa, IA_parent); break;
+            default: handover_unit_5(IA, dinv, c, R, p, pa, IA_parent);
             }
+            mb_force_to_parent_add_kind(m->pose_kind[i], R, p, pa, d->pA + 6 * par);
+            continue;
+        }
+        mb_sym6_mirror(IA);
+        if (is_free_root(m, i, fd))  /* pass 3 solves it */
+            continue;
+        if (forward && nj == 1) {  /* one dof: U = IA S, D = Sᵀ U + armature */
+            const double *S = m->S + 6 * vs;
+            real U[6], Dk = MB_SPLAT(0.0), uk = tau[vs];
+            for (int r = 0; r < 6; r++) {
+                const real *row = IA + 6 * r;
+                U[r] = row[0] * S[0] + row[1] * S[1] + row[2] * S[2] + row[3] * S[3] + row[4] * S[4] + row[5] * S[5];
+                uk -= S[r] * pA[r];
+            }
+            for (int r = 0; r < 6; r++)
+                Dk += S[r] * U[r];
+            Dk += m->armature[vs];
+            if (!mb_all(Dk > 0.0))
+                return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
+            const real dinv = 1.0 / Dk;
+            Dinv[0] = dinv;
+            d->u[vs] = uk;
+            memcpy(d->U + 6 * vs, U, sizeof U);
+            if (par < 0)
+                continue;
+            const real ud = uk * dinv;
             for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
                 const real ur = U[r] * dinv;
                 for (int cc = 0; cc < 6; cc++)
@@ -329,14 +405,16 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             pa[r] += row[0] * c[0] + row[1] * c[1] + row[2] * c[2] + row[3] * c[3] + row[4] * c[4] + row[5] * c[5];
         }
         const real *R = d->R + 9 * i, *p = d->p + 3 * i;  /* IA_λ += Xupᵀ Ia Xup */
-        switch (m->pose_kind[i]) {  /* a turn about a coordinate axis: c = R_aa, s = R_ba */
-        case 0: mb_sym6_turn_x_add(R[4], R[7], p, Ia, d->IA + 36 * par); break;
-        case 1: mb_sym6_turn_y_add(R[8], R[2], p, Ia, d->IA + 36 * par); break;
-        case 2: mb_sym6_turn_z_add(R[0], R[3], p, Ia, d->IA + 36 * par); break;
-        default: mb_sym6_to_parent_add(R, p, Ia, d->IA + 36 * par);
+        switch (m->pose_kind[i]) {
+        case 0: sym6_add_turn_x(R, p, Ia, d->IA + 36 * par); break;
+        case 1: sym6_add_turn_y(R, p, Ia, d->IA + 36 * par); break;
+        case 2: sym6_add_turn_z(R, p, Ia, d->IA + 36 * par); break;
+        default: sym6_add(R, p, Ia, d->IA + 36 * par);
         }
         mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
     }
+    for (int i = 0; i < first; i++)
+        mb_sym6_mirror(d->IA + 36 * i);
     return MB_OK;
 }
 
@@ -372,8 +450,12 @@ MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data
             const real qa = d->Dinv[36 * i] * (d->u[vs] - (U[0] * a[0] + U[1] * a[1] + U[2] * a[2] + U[3] * a[3] +
                                                             U[4] * a[4] + U[5] * a[5]));
             qdd[vs] = qa;
-            for (int r = 0; r < 6; r++)
-                a[r] += S[r] * qa;
+            const int s = m->dof_axis[vs];
+            if (s >= 0)  /* S = σ e_s */
+                a[s] += axis_sign(m, vs, s, qa);
+            else
+                for (int r = 0; r < 6; r++)
+                    a[r] += S[r] * qa;
         } else if (!fd || fd[i]) {
             const real *Dinv = d->Dinv + 36 * i;
             real w[6];

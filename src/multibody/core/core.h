@@ -22,6 +22,10 @@ void mb_quat_normalise(const double *q, double *out);
 /* rnea.c — ID */
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, double *tau);
+/* g(q) = RNEA(q, 0, 0), the joint forces that hold the tree still against gravity: the same numbers
+ * without the velocity terms.  have_poses: d->R, d->p already hold q's poses (an mb_aba on this d and
+ * q just ran, not planar), so they are not recomputed. */
+void mb_gravity_torques(const mb_model *m, mb_data *d, const double *q, int have_poses, double *tau);
 
 /* rnea_derivatives.c, minv.c, aba_derivatives.c — analytic derivatives (Carpentier & Mansard 2018).
  * Each needs `scratch` of *_scratch(m) doubles besides the workspace; matrices are nv × nv row-major,
@@ -213,6 +217,7 @@ typedef struct mb_rollout_out {
     double *z, *force;                /* with contact: (capacity × nz) states, (capacity × points × 3) forces */
     double *held_end;                 /* (nv) a sampled controller's held τ where the run stopped, or NULL */
     long n_sample_end;                /* and the index of its next sample there                    */
+    int singular_body;                /* status MB_SINGULAR: the body whose joint's D is singular, else −1 */
 } mb_rollout_out;
 
 /* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep; with `lanes` (or NULL: run

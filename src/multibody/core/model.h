@@ -63,6 +63,8 @@ typedef struct mb_model {
                                       about e_k with no tree rotation), −1 otherwise            */
     int *dof_unit;        /* (nv) s when column k of S is the unit vector e_s (s = 0…5), so
                                       products with S are picks (ABA's U = IA S), −1 otherwise  */
+    int *dof_axis;        /* (nv) s when column k of S is ±e_s (then S_sk = ±1 is its sign): ABA's
+                                      products with S are picks and sign flips, −1 otherwise    */
 
     /* planar trees (planar.c): every joint frame turned about one coordinate axis e_k only,
      * revolute joints about e_k, prismatic ones in the plane ⊥ e_k.  FDab then runs in planar

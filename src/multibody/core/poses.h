@@ -7,6 +7,7 @@
 
 #include "lanes.h"
 #include "model.h"
+#include "spatial.h"
 #include "trig.h"
 
 #ifdef MB_LANE_BUILD
@@ -101,6 +102,18 @@ static inline void mb_jcalc_inline(const mb_model *m, int i, const real *q, real
     }
 }
 
+/* R = T·(turn by θ about e_k): column k of T, and columns a, b = k+1, k+2 (mod 3) turned by (c, s). */
+MB_FOLD void mb_turn_columns(const double *T, int k, real c, real s, real *R)
+{
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    for (int r = 0; r < 3; r++) {
+        const double ta = T[3 * r + a], tb = T[3 * r + b];
+        R[3 * r + k] = MB_SPLAT(T[3 * r + k]);
+        R[3 * r + a] = c * ta + s * tb;
+        R[3 * r + b] = c * tb - s * ta;
+    }
+}
+
 /* Xup_i = XJ(q_i) Xtree_i for every body, as poses of body i in its parent:
  * R_PB = A_PJ R_JB,  P_r_PB = P_r_PJ + A_PJ J_r_JB. */
 static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *R, real *p)
@@ -112,19 +125,18 @@ static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *
         const int k = m->axis_kind[i];
         if (k >= 0) {  /* about the coordinate axis e_k: columns a, b of T turn, column k stays */
             const real qi = q[m->q_start[i]];
-            for (int r = 0; r < 9; r++)
-                Ri[r] = MB_SPLAT(T[r]);
             pi[0] = MB_SPLAT(t[0]), pi[1] = MB_SPLAT(t[1]), pi[2] = MB_SPLAT(t[2]);
             if (m->jtype[i] == MB_REVOLUTE) {
-                const int a = (k + 1) % 3, b = (k + 2) % 3;
                 real c, s;
                 mb_sincos_joint(qi, &s, &c);
-                for (int r = 0; r < 3; r++) {
-                    const double ta = T[3 * r + a], tb = T[3 * r + b];
-                    Ri[3 * r + a] = c * ta + s * tb;
-                    Ri[3 * r + b] = c * tb - s * ta;
+                switch (k) {  /* k a constant in each copy */
+                case 0: mb_turn_columns(T, 0, c, s, Ri); break;
+                case 1: mb_turn_columns(T, 1, c, s, Ri); break;
+                default: mb_turn_columns(T, 2, c, s, Ri);
                 }
             } else {
+                for (int r = 0; r < 9; r++)
+                    Ri[r] = MB_SPLAT(T[r]);
                 for (int r = 0; r < 3; r++)
                     pi[r] += T[3 * r + k] * qi;
             }

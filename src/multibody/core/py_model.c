@@ -8,7 +8,7 @@ static void cmodel_free_arrays(mb_model *m)
     free(m->parent), free(m->jtype), free(m->q_start), free(m->nq_joint), free(m->v_start);
     free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
     free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
-    free(m->axis_kind), free(m->pose_kind), free(m->dof_unit), free(m->plnr);
+    free(m->axis_kind), free(m->pose_kind), free(m->dof_unit), free(m->dof_axis), free(m->plnr);
     if (m->body_names)
         for (int i = 0; i < m->nb; i++)
             free(m->body_names[i]);
@@ -161,7 +161,8 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
     m->pose_kind = malloc(sizeof(int) * (nb ? nb : 1));
     m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
-    if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit) {
+    m->dof_axis = malloc(sizeof(int) * (nv ? nv : 1));
+    if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit || !m->dof_axis) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -183,8 +184,9 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         int s = -1, nonzero = 0;
         for (int r = 0; r < 6; r++)
             if (S[r] != 0.0)
-                nonzero++, s = S[r] == 1.0 ? r : -2;
-        m->dof_unit[k] = nonzero == 1 && s >= 0 ? s : -1;
+                nonzero++, s = fabs(S[r]) == 1.0 ? r : -2;
+        m->dof_axis[k] = nonzero == 1 && s >= 0 ? s : -1;
+        m->dof_unit[k] = m->dof_axis[k] >= 0 && S[s] == 1.0 ? s : -1;
     }
     if (!mb_planar_setup(m)) {
         PyErr_NoMemory();

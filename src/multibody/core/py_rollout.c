@@ -12,6 +12,7 @@ typedef struct {
     int nz, np3;            /* contact states and forces per sample (0 without contact) */
     double *z_out, *force_out;  /* Z (N, R, nz), F (N, R, points, 3), or NULL */
     double *held_out, *n_sample_out;  /* HELD_END (N, nv), N_SAMPLE_END (N,), or NULL */
+    int *singular;  /* (runs) run n's MB_SINGULAR body, for the message of the first failing run */
 } rollout_job;
 
 /* Python functions the loop calls (a controller, forces): called with the GIL taken back; the first
@@ -99,6 +100,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
         info[2] = out[l].t_from, info[3] = out[l].t_to;
         if (rj->n_sample_out)
             rj->n_sample_out[run[l]] = (double)out[l].n_sample_end;
+        rj->singular[run[l]] = out[l].singular_body;
     }
     return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
 }
@@ -359,10 +361,19 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
+    if (!(rj.singular = malloc(sizeof(int) * (N ? N : 1))))
+        return PyErr_NoMemory();
     int st;
     Py_BEGIN_ALLOW_THREADS
     st = run_batch_from(m, rollout_group, &rj.j, (N + rj.width - 1) / rj.width, 2);
     Py_END_ALLOW_THREADS
+    for (Py_ssize_t n = 0; st == MB_OK && n < N; n++)  /* the body the caller's message names */
+        if (j.info[4 * n + 1] > 0.0) {
+            if (j.info[4 * n + 1] == MB_SINGULAR)
+                mb_singular_at(m, rj.singular[n]);
+            break;
+        }
+    free(rj.singular);
     if (cb.err_type) {  /* the Python function's own exception, as the Python loop would raise it */
         PyErr_Restore(cb.err_type, cb.err_value, cb.err_tb);
         return NULL;

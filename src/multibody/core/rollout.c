@@ -96,6 +96,7 @@ typedef struct {
     int nz;                            /* contact states after [q, v]                         */
     workspace w;
     int active[MAX_GROUP], st[MAX_GROUP];
+    int singular[MAX_GROUP];           /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
 } group;
 
 static double *part(double *a, int l, int len)
@@ -173,7 +174,7 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
     }
     if (gravity && c->gravity) {  /* g(q): the joint forces that hold the model still against gravity */
-        mb_rnea(m, d, q, w->zero, w->zero, NULL, w->gq);
+        mb_gravity_torques(m, d, q, 0, w->gq);
         for (int k = 0; k < nv; k++)
             tau[k] += w->gq[k];
     }
@@ -295,11 +296,13 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
     if (g->dl && count_busy(g) > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd))
         return;
     for (int l = 0; l < g->L; l++)
-        if (busy(g, l))
-            g->st[l] = mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+        if (busy(g, l) && (g->st[l] = mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l])) == MB_SINGULAR)
+            g->singular[l] = mb_singular_take().body;
 }
 
-/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit). */
+/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit, and so
+ * is mb_gravity_torques).  Called right after the forward dynamics at the same q: a run alone has its
+ * poses in g->d already (mb_aba's, but for planar trees, which keep other numbers there). */
 static void gravity_torques(group *g, const double *const *q, double *const *gq)
 {
     const double *zero[MAX_GROUP];
@@ -309,7 +312,7 @@ static void gravity_torques(group *g, const double *const *q, double *const *gq)
         return;
     for (int l = 0; l < g->L; l++)
         if (busy(g, l))
-            mb_rnea(g->m, g->d, q[l], g->w.zero, g->w.zero, NULL, gq[l]);
+            mb_gravity_torques(g->m, g->d, q[l], g->L == 1 && !g->m->planar, gq[l]);
 }
 
 /* f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
@@ -595,6 +598,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     if (L < 1 || L > MAX_GROUP)  /* the caller's groups are at most the lanes' width */
         return MB_NO_MEMORY;
     group g = {m, NULL, d, r, NULL, NULL, L, 1, 0, nz};
+    for (int l = 0; l < L; l++)
+        g.singular[l] = -1;
     if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
         return MB_NO_MEMORY;
     if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && !r->forces && mb_lanes_supported(m)) {
@@ -735,8 +740,10 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         if (o[l]->held_end && g.have_held)
             memcpy(o[l]->held_end, part(g.w.held, l, nv), sizeof(double) * nv);
     }
-    for (int l = 0; l < L; l++)  /* run by run: their end times differ */
+    for (int l = 0; l < L; l++) {  /* run by run: their end times differ */
         finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);
+        o[l]->singular_body = status[l] == MB_SINGULAR ? g.singular[l] : -1;
+    }
     if (g.dl)
         lanes->data_free(g.dl);
     free(g.w.block), free(g.w.contact_flags), free(guard0);

@@ -368,6 +368,145 @@ MB_SYM6_TURN_ADD(mb_sym6_turn_x_add, 0)
 MB_SYM6_TURN_ADD(mb_sym6_turn_y_add, 1)
 MB_SYM6_TURN_ADD(mb_sym6_turn_z_add, 2)
 
+/* Symmetric 6×6 matrices in upper-triangle form (ABA's articulated inertias, aba.c): entry (r, c)
+ * with c ≥ r of a row-major 6×6 array holds the matrix, the lower triangle is not read or written
+ * until mb_sym6_mirror fills it.  Half the loads, stores and products of the full form. */
+#define MB_U6(r, c) ((r) <= (c) ? 6 * (r) + (c) : 6 * (c) + (r))
+
+/* MB_FOLD: a function called with compile-time constant int arguments, to be folded at each call;
+ * MB_UNROLL: a loop of constant trip count whose index selects structural zeros, to be unrolled. */
+#if defined(__GNUC__)
+#define MB_FOLD static inline __attribute__((always_inline))
+#define MB_UNROLL _Pragma("GCC unroll 8")
+#else
+#define MB_FOLD static inline
+#define MB_UNROLL
+#endif
+
+/* Lower triangle := upper triangle, for the readers of the full matrix. */
+static inline void mb_sym6_mirror(real *A)
+{
+    for (int r = 1; r < 6; r++)
+        for (int c = 0; c < r; c++)
+            A[6 * r + c] = A[6 * c + r];
+}
+
+/* out = A's upper triangle (A a full symmetric 6×6 of the model, double). */
+MB_FOLD void mb_copy_sym6_upper(const double *A, real *out)
+{
+    MB_UNROLL for (int r = 0; r < 6; r++)
+        MB_UNROLL for (int c = 0; c < 6; c++)
+            if (c >= r)
+                out[6 * r + c] = MB_SPLAT(A[6 * r + c]);
+}
+
+/* t0 + t1 + t2 over the terms whose bit is set in `mask`, a compile-time constant: the others are
+ * structural zeros, left out rather than added as 0·x (the compiler may not drop those: x could
+ * be ∞).  Called with constant masks only, so it folds to the one sum. */
+MB_FOLD real mb_sum3(int mask, real t0, real t1, real t2)
+{
+    switch (mask & 7) {
+    case 1: return t0;
+    case 2: return t1;
+    case 4: return t2;
+    case 3: return t0 + t1;
+    case 5: return t0 + t2;
+    case 6: return t1 + t2;
+    case 7: return t0 + t1 + t2;
+    default: return MB_SPLAT(0.0);
+    }
+}
+
+/* Is R_rj a structural zero of a turn about e_turn (turn ≥ 0): row and column `turn` of R are
+ * those of the identity. */
+MB_FOLD int mb_turn_zero(int turn, int r, int j)
+{
+    return turn >= 0 && (r == turn) != (j == turn);
+}
+
+/* Which of the three terms of (R B)_rk = Σ_j R_rj B_jk are there (see mb_sum3), for a block B whose
+ * row zr and column zc are zero (−1: none). */
+MB_FOLD int mb_rb_mask(int turn, int zr, int zc, int r, int k)
+{
+    int mask = 0;
+    for (int j = 0; j < 3 && k != zc; j++)
+        if (j != zr && !mb_turn_zero(turn, r, j))
+            mask |= 1 << j;
+    return mask;
+}
+
+/* R_rj x, with the turn's R_tt = 1 not multiplied. */
+MB_FOLD real mb_r_times(int turn, const real *R, int r, int j, real x)
+{
+    return r == turn && j == turn ? x : R[3 * r + j] * x;
+}
+
+/* M = R B Rᵀ for the 3×3 block B of the upper-triangle A at rows r0…r0+2, columns c0…c0+2 with row zr
+ * and column zc zero; a diagonal block (sym) gets its upper triangle only.  All int arguments are
+ * compile-time constants at every call. */
+MB_FOLD void mb_rotate_block(int turn, int zr, int zc, int sym, const real *R, const real *A, int r0, int c0,
+                             real M[3][3])
+{
+    real W[3][3];  /* W = R B */
+    MB_UNROLL for (int r = 0; r < 3; r++)
+        MB_UNROLL for (int k = 0; k < 3; k++) {
+            const int mask = mb_rb_mask(turn, zr, zc, r, k);
+            real t[3];
+            for (int j = 0; j < 3; j++)
+                t[j] = mask >> j & 1 ? mb_r_times(turn, R, r, j, A[MB_U6(r0 + j, c0 + k)]) : MB_SPLAT(0.0);
+            W[r][k] = mb_sum3(mask, t[0], t[1], t[2]);
+        }
+    MB_UNROLL for (int r = 0; r < 3; r++)  /* M = W Rᵀ: M_rc = Σ_k W_rk R_ck */
+        MB_UNROLL for (int c = 0; c < 3; c++) {
+            if (sym && c < r)
+                continue;
+            int mask = 0;
+            real t[3];
+            for (int k = 0; k < 3; k++) {
+                const int there = mb_rb_mask(turn, zr, zc, r, k) != 0 && !mb_turn_zero(turn, c, k);
+                mask |= there << k;
+                t[k] = there ? mb_r_times(turn, R, c, k, W[r][k]) : MB_SPLAT(0.0);
+            }
+            M[r][c] = mb_sum3(mask, t[0], t[1], t[2]);
+        }
+}
+
+/* out += Xᵀ A X on upper triangles, X = plux(Rᵀ, p) (see mb_sym6_to_parent_add for the blocks):
+ * rotated blocks M = R A Rᵀ, then with P = p×, Y = P M22 and G = M12 P,
+ *   out11 += M11 − (G + Gᵀ) − Y P,   out12 += M12 + Y,   out22 += M22.
+ * A's row and column za (angular, 0…2) and 3 + zl (linear) are zero where za, zl ≥ 0 (a one-dof
+ * joint's Ia, aba.c); turn ≥ 0: R is a turn about e_turn (model.h: pose_kind).  One function per
+ * constant (turn, za, zl), made by MB_SYM6_UPPER_ADD. */
+MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const real *p, const real *A, real *out)
+{
+    real M11[3][3], M12[3][3], M22[3][3], Y[3][3], G[3][3];
+    mb_rotate_block(turn, za, za, 1, R, A, 0, 0, M11);
+    mb_rotate_block(turn, za, zl, 0, R, A, 0, 3, M12);
+    mb_rotate_block(turn, zl, zl, 1, R, A, 3, 3, M22);
+    MB_UNROLL for (int c = 0; c < 3; c++) {  /* column c of Y = p × column c of M22 */
+        const real m0 = c >= 0 ? M22[0][c] : M22[c][0], m1 = c >= 1 ? M22[1][c] : M22[c][1], m2 = M22[c][2];
+        Y[0][c] = p[1] * m2 - p[2] * m1;
+        Y[1][c] = p[2] * m0 - p[0] * m2;
+        Y[2][c] = p[0] * m1 - p[1] * m0;
+    }
+    MB_UNROLL for (int r = 0; r < 3; r++) {  /* row r of G = row r of M12 × p */
+        G[r][0] = M12[r][1] * p[2] - M12[r][2] * p[1];
+        G[r][1] = M12[r][2] * p[0] - M12[r][0] * p[2];
+        G[r][2] = M12[r][0] * p[1] - M12[r][1] * p[0];
+    }
+    MB_UNROLL for (int r = 0; r < 3; r++) {
+        const real y0 = Y[r][0], y1 = Y[r][1], y2 = Y[r][2];
+        const real yp[3] = {y1 * p[2] - y2 * p[1], y2 * p[0] - y0 * p[2], y0 * p[1] - y1 * p[0]};  /* row r of Y P */
+        MB_UNROLL for (int c = 0; c < 3; c++) {
+            if (c >= r) {
+                out[6 * r + c] += M11[r][c] - (G[r][c] + G[c][r]) - yp[c];
+                out[6 * (3 + r) + 3 + c] += M22[r][c];
+            }
+            out[6 * r + 3 + c] += M12[r][c] + Y[r][c];
+        }
+    }
+}
+
 /* out = A for a 6×6 matrix, row by row: GCC's generic tuning turns memcpy of a fixed 288 bytes
  * into `rep movsq`, whose start-up costs more than the copy (measured: a seventh of ABA's pass 1). */
 static inline void mb_copy36(const double *A, real *out)
