@@ -158,7 +158,7 @@ KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *res
     }
 }
 typedef void (*BlockKernel)(const Row *, int, const double *, double *);
-#define BLOCK(n, m) static void block_##n##_##m(const Row *rk, int sk, const double *Mj, double *B) \
+#define BLOCK(n, m) AVX2_CLONES static void block_##n##_##m(const Row *rk, int sk, const double *Mj, double *B) \
     { neighbour_block(rk, sk, Mj, B, n, m); }
 #define BLOCKS(n) BLOCK(n, 3) BLOCK(n, 4) BLOCK(n, 5) BLOCK(n, 6)
 BLOCKS(3) BLOCKS(4) BLOCKS(5) BLOCKS(6)
@@ -167,11 +167,13 @@ static const BlockKernel block_kernels[4][4] = {BLOCK_ROW(3), BLOCK_ROW(4), BLOC
 
 /* Ball-based joints (ball, hinge, universal, fixed): joints.c writes their base rows as a ball's
  * three anchor rows, [s e_i, a_i] on a body (s = +-1 the side's sign), then rows on the rotations
- * only, [0, a_i].  A block of J W J^T between such rows is then the product of their angular
- * parts, a_r . (I^-1 a_q): 3 products where the generic kernels take 6 per body, plus
- * s s' m^-1 where two anchor rows meet along the same axis.  gather_angular keeps a joint's
- * angular parts transposed, per side (G[3 s + k][r] = a_r[k]), so two rows are a pair of lanes;
- * the products with I^-1 are W J^T's angular halves, already in iMJ. */
+ * only, [0, a_i].  Between such rows a product of J and W J^T has at most one linear term, so the
+ * blocks are built from the angular parts (3 products per body, not 6), and the few entries with
+ * a linear term are written apart.  Every entry is summed in the order of the generic kernels'
+ * lanes, (lin x + lin z + ang y) + (lin y + ang x + ang z), with their exact zeros left out: the
+ * same bits.  gather_angular keeps a joint's angular parts transposed, per side
+ * (G[3 s + k][r] = a_r[k]), so two rows are a pair of lanes; the products with I^-1 are W J^T's
+ * angular halves, already in iMJ. */
 KERNEL void gather_angular(const Row *rj, double *restrict G, const int n)
 {
 #pragma GCC unroll 6
@@ -179,10 +181,22 @@ KERNEL void gather_angular(const Row *rj, double *restrict G, const int n)
         for (int k = 0; k < 3; k++) { G[k * S + r] = rj[r].J1[3 + k]; G[(3 + k) * S + r] = rj[r].J2[3 + k]; }
 }
 
+/* One body's part of an entry, split as the lanes sum it: lane 0 (components 0, 2, 4) and lane 1
+ * (1, 3, 5) of a row (lin = s e_i on anchor row i < 3, angular g) against a column (linear m,
+ * angular h); `lin` = s m_i, the one linear product, or 0 on an angular row. */
+static inline void lane_parts(int i, double lin, const double *g, int gs, const double *h, double *l0, double *l1)
+{
+    double x = g[0] * h[0], y = g[gs] * h[1], z = g[2 * gs] * h[2];
+    if (i == 1) { *l0 = y; *l1 = (lin + x) + z; }
+    else if (i == 0 || i == 2) { *l0 = lin + y; *l1 = x + z; }
+    else { *l0 = y; *l1 = x + z; }
+}
+
 /* A_kj for a ball-based k (m rows; its angular parts Gk on the shared body, side sk) and any j
- * (n rows; Mj its W J^T on that body), transposed as neighbour_block stores it. */
+ * (n rows; Mj its W J^T on that body), transposed as neighbour_block stores it.  j's linear parts
+ * meet k's anchor rows: on the diagonal only when j is ball-based too (jball). */
 KERNEL void ball_neighbour_block(const Row *rk, int sk, const double *Gk, const double *Mj, double *restrict B,
-                                 const int n, const int m)
+                                 int jball, const int n, const int m)
 {
     const int np = (m + 1) / 2;
     double s[3];
@@ -192,13 +206,21 @@ KERNEL void ball_neighbour_block(const Row *rk, int sk, const double *Gk, const 
         const double *h = Mj + 12 * q + 3;
 #pragma GCC unroll 3
         for (int p = 0; p < np; p++)
-            sta(B + q * S + 2 * p, lda(Gk + 2 * p) * h[0] + lda(Gk + S + 2 * p) * h[1] + lda(Gk + 2 * S + 2 * p) * h[2]);
-        for (int r = 0; r < 3; r++) B[q * S + r] += s[r] * Mj[12 * q + r];    /* k's anchor rows: linear parts */
+            sta(B + q * S + 2 * p, lda(Gk + S + 2 * p) * h[1] + (lda(Gk + 2 * p) * h[0] + lda(Gk + 2 * S + 2 * p) * h[2]));
+        for (int r = 0; r < 3; r++) {
+            if (jball && r != q) continue;
+            double l0, l1;
+            lane_parts(r, Mj[12 * q + r] * s[r], Gk + r, S, h, &l0, &l1);
+            B[q * S + r] = l0 + l1;
+        }
     }
+    if (n & 1 && m & 1)                              /* the one entry neighbour_block sums by dot6 */
+        B[(n - 1) * S + m - 1] = dot6(sk ? rk[m - 1].J2 : rk[m - 1].J1, Mj + 12 * (n - 1));
 }
-typedef void (*BallBlockKernel)(const Row *, int, const double *, const double *, double *);
-#define BALL_BLOCK(n, m) static void ball_block_##n##_##m(const Row *rk, int sk, const double *Gk, const double *Mj, double *B) \
-    { ball_neighbour_block(rk, sk, Gk, Mj, B, n, m); }
+typedef void (*BallBlockKernel)(const Row *, int, const double *, const double *, double *, int);
+#define BALL_BLOCK(n, m) AVX2_CLONES static void ball_block_##n##_##m(const Row *rk, int sk, const double *Gk, const double *Mj, \
+                                                                      double *B, int jball) \
+    { ball_neighbour_block(rk, sk, Gk, Mj, B, jball, n, m); }
 #define BALL_BLOCKS(n) BALL_BLOCK(n, 3) BALL_BLOCK(n, 4) BALL_BLOCK(n, 5) BALL_BLOCK(n, 6)
 BALL_BLOCKS(3) BALL_BLOCKS(4) BALL_BLOCKS(5) BALL_BLOCKS(6)
 #define BALL_BLOCK_ROW(n) {ball_block_##n##_3, ball_block_##n##_4, ball_block_##n##_5, ball_block_##n##_6}
@@ -221,11 +243,17 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
             const double *h1 = Mj + 12 * c + 3, *h2 = Mj + 12 * c + 9;
 #pragma GCC unroll 3
             for (int p = c / 2; p < (n + 1) / 2; p++) {
-                v2d a = lda(G + 2 * p) * h1[0] + lda(G + S + 2 * p) * h1[1] + lda(G + 2 * S + 2 * p) * h1[2];
-                v2d e = lda(G + 3 * S + 2 * p) * h2[0] + lda(G + 4 * S + 2 * p) * h2[1] + lda(G + 5 * S + 2 * p) * h2[2];
-                sta(U + c * S + 2 * p, a + e);
+                v2d y = lda(G + S + 2 * p) * h1[1] + lda(G + 4 * S + 2 * p) * h2[1];
+                v2d xz = (lda(G + 2 * p) * h1[0] + lda(G + 2 * S + 2 * p) * h1[2]) +
+                         (lda(G + 3 * S + 2 * p) * h2[0] + lda(G + 5 * S + 2 * p) * h2[2]);
+                sta(U + c * S + 2 * p, y + xz);
             }
-            if (c < 3) U[c * S + c] += rj[c].J1[c] * Mj[12 * c + c] + rj[c].J2[c] * Mj[12 * c + 6 + c];
+            if (c < 3) {                                  /* anchor row against itself: m1^-1 + m2^-1 */
+                double a0, a1, e0, e1;
+                lane_parts(c, Mj[12 * c + c] * rj[c].J1[c], G + c, S, h1, &a0, &a1);
+                lane_parts(c, Mj[12 * c + 6 + c] * rj[c].J2[c], G + 3 * S + c, S, h2, &e0, &e1);
+                U[c * S + c] = (a0 + e0) + (a1 + e1);
+            }
             U[c * S + c] += cfmh[c];
         }
     } else {
@@ -249,7 +277,7 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
         int sj = bk == b1 ? 0 : 1;
         if (W->tball[k])
             ball_block_kernels[n - 3][W->trows[k] - 3](rk, sk, W->tgt + 36 * (size_t)k + 3 * S * sk, Mj + 6 * sj,
-                                                       W->nbr_block + 36 * (size_t)e);
+                                                       W->nbr_block + 36 * (size_t)e, W->tball[j]);
         else block_kernels[n - 3][W->trows[k] - 3](rk, sk, Mj + 6 * sj, W->nbr_block + 36 * (size_t)e);
     }
 }
@@ -400,7 +428,7 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
     *nonfinite += chk;
 }
 
-int tree_solve(EngineWorld *W)
+AVX2_CLONES int tree_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
     for (int j = 0; j < nj; j++) if (W->tball[j]) {
