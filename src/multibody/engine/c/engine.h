@@ -117,16 +117,6 @@ typedef struct {
     int cone_pair;   /* for the cone: index of the other friction row of the same contact, or -1 */
 } Row;
 
-/* Hot loops compiled twice, for x86-64's baseline SSE2 and for AVX2, the CPU choosing at load
- * time (GCC's function multiversioning): the AVX2 copy takes unaligned memory operands and three
- * operands an instruction, fewer instructions for the same operations.  AVX2 alone brings no fused
- * multiply-add, so both copies round alike. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(MB_NO_CLONES)
-#define AVX2_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define AVX2_CLONES
-#endif
-
 /* ---- small vector helpers -------------------------------------------------------------------- */
 static inline double dot3(const double *a, const double *b) { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2]; }
 static inline void cross3(const double *a, const double *b, double *c) {

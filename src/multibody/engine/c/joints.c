@@ -164,7 +164,7 @@ static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, 
 
 /* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
  * turn count, as joint_axes gives it) and its five rows (as joint_rows writes them). */
-AVX2_CLONES int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
+int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;

@@ -799,7 +799,7 @@ static void choose_solver(EngineWorld *W, int tree, int bounded)
     W->why = tree ? WHY_TREE : bounded ? (small ? WHY_SMALL : WHY_LARGE) : (small ? WHY_SMALL_EQ : WHY_LARGE_EQ);
 }
 
-AVX2_CLONES int world_step(EngineWorld *W, double h)
+int world_step(EngineWorld *W, double h)
 {
     const double *wp = W->wpar;
     int nb = W->nb;

@@ -158,7 +158,7 @@ KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *res
     }
 }
 typedef void (*BlockKernel)(const Row *, int, const double *, double *);
-#define BLOCK(n, m) AVX2_CLONES static void block_##n##_##m(const Row *rk, int sk, const double *Mj, double *B) \
+#define BLOCK(n, m) static void block_##n##_##m(const Row *rk, int sk, const double *Mj, double *B) \
     { neighbour_block(rk, sk, Mj, B, n, m); }
 #define BLOCKS(n) BLOCK(n, 3) BLOCK(n, 4) BLOCK(n, 5) BLOCK(n, 6)
 BLOCKS(3) BLOCKS(4) BLOCKS(5) BLOCKS(6)
@@ -218,7 +218,7 @@ KERNEL void ball_neighbour_block(const Row *rk, int sk, const double *Gk, const 
         B[(n - 1) * S + m - 1] = dot6(sk ? rk[m - 1].J2 : rk[m - 1].J1, Mj + 12 * (n - 1));
 }
 typedef void (*BallBlockKernel)(const Row *, int, const double *, const double *, double *, int);
-#define BALL_BLOCK(n, m) AVX2_CLONES static void ball_block_##n##_##m(const Row *rk, int sk, const double *Gk, const double *Mj, \
+#define BALL_BLOCK(n, m) static void ball_block_##n##_##m(const Row *rk, int sk, const double *Gk, const double *Mj, \
                                                                       double *B, int jball) \
     { ball_neighbour_block(rk, sk, Gk, Mj, B, jball, n, m); }
 #define BALL_BLOCKS(n) BALL_BLOCK(n, 3) BALL_BLOCK(n, 4) BALL_BLOCK(n, 5) BALL_BLOCK(n, 6)
@@ -428,7 +428,7 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
     *nonfinite += chk;
 }
 
-AVX2_CLONES int tree_solve(EngineWorld *W)
+int tree_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
     for (int j = 0; j < nj; j++) if (W->tball[j]) {
