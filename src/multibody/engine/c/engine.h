@@ -283,8 +283,6 @@ typedef struct EngineWorldS {
     int tree_ok, tree_m;
     int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
     double *tdiag, *nbr_block, *nbr_L, *tvec;   /* 6 x 6 padded blocks, 6 per joint in tvec */
-    int *tball;                           /* per joint: rows a ball's three anchor rows + angular rows */
-    double *tgt;                          /* per joint: those rows' angular parts, transposed (2 x 3 x 6) */
     int used_tree;
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;

@@ -19,8 +19,7 @@ static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up
 
 void tree_free(EngineWorld *W)
 {
-    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec,
-                  W->tball, W->tgt};
+    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -101,13 +100,7 @@ int tree_init(EngineWorld *W)
     W->nbr_block = calloc(36 * (size_t)(total + 1), sizeof(double));
     W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));
     W->tvec = calloc(6 * (size_t)nj + 1, sizeof(double));   /* pads stay zero */
-    W->tball = malloc(sizeof(int) * (size_t)nj);
-    W->tgt = calloc(36 * (size_t)nj, sizeof(double));       /* pads stay zero */
-    if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec || !W->tball || !W->tgt) goto fail;
-    for (int j = 0; j < nj; j++) {
-        int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
-        W->tball[j] = type == J_BALL || type == J_HINGE || type == J_UNIVERSAL || type == J_FIXED;
-    }
+    if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
     free(up); free(deg); free(adj_start); free(adj); free(cnt); free(gone);
@@ -128,10 +121,6 @@ fail:
  *   nbr_L[e]      V = W D^-1 transposed, so the block factor L_kj = A_kj A_jj^-1 = V L^-1.
  * Pads are zero and stay zero (zero blocks in, zeros out), so pairs may run over them. */
 #define KERNEL static inline __attribute__((always_inline))
-/* Blocks, tvec and tgt are rows of 6 doubles from malloc (16-byte aligned) read at even offsets:
- * aligned pairs, which SSE2 takes straight into its arithmetic instead of loading apart. */
-static inline v2d lda(const double *p) { return *(const v2d *)__builtin_assume_aligned(p, 16); }
-static inline void sta(double *p, v2d v) { *(v2d *)__builtin_assume_aligned(p, 16) = v; }
 #define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
@@ -145,7 +134,7 @@ KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *res
     for (int r = 0; r + 1 < m; r += 2) {             /* a pair of k's rows held, j's columns streamed */
         const double *Ja = sk ? rk[r].J2 : rk[r].J1, *Jb = sk ? rk[r + 1].J2 : rk[r + 1].J1;
 #pragma GCC unroll 6
-        for (int q = 0; q < n; q++) sta(B + q * S + r, dot6x2(Mj + 12 * q, Ja, Jb));
+        for (int q = 0; q < n; q++) st2(B + q * S + r, dot6x2(Mj + 12 * q, Ja, Jb));
     }
     if (m & 1) {                                      /* k's last row, against two of j's columns at once */
         const double *Jr = sk ? rk[m - 1].J2 : rk[m - 1].J1;
@@ -165,106 +154,22 @@ BLOCKS(3) BLOCKS(4) BLOCKS(5) BLOCKS(6)
 #define BLOCK_ROW(n) {block_##n##_3, block_##n##_4, block_##n##_5, block_##n##_6}
 static const BlockKernel block_kernels[4][4] = {BLOCK_ROW(3), BLOCK_ROW(4), BLOCK_ROW(5), BLOCK_ROW(6)};
 
-/* Ball-based joints (ball, hinge, universal, fixed): joints.c writes their base rows as a ball's
- * three anchor rows, [s e_i, a_i] on a body (s = +-1 the side's sign), then rows on the rotations
- * only, [0, a_i].  Between such rows a product of J and W J^T has at most one linear term, so the
- * blocks are built from the angular parts (3 products per body, not 6), and the few entries with
- * a linear term are written apart.  Every entry is summed in the order of the generic kernels'
- * lanes, (lin x + lin z + ang y) + (lin y + ang x + ang z), with their exact zeros left out: the
- * same bits.  gather_angular keeps a joint's angular parts transposed, per side
- * (G[3 s + k][r] = a_r[k]), so two rows are a pair of lanes; the products with I^-1 are W J^T's
- * angular halves, already in iMJ. */
-KERNEL void gather_angular(const Row *rj, double *restrict G, const int n)
-{
-#pragma GCC unroll 6
-    for (int r = 0; r < n; r++)
-        for (int k = 0; k < 3; k++) { G[k * S + r] = rj[r].J1[3 + k]; G[(3 + k) * S + r] = rj[r].J2[3 + k]; }
-}
-
-/* One body's part of an entry, split as the lanes sum it: lane 0 (components 0, 2, 4) and lane 1
- * (1, 3, 5) of a row (lin = s e_i on anchor row i < 3, angular g) against a column (linear m,
- * angular h); `lin` = s m_i, the one linear product, or 0 on an angular row. */
-static inline void lane_parts(int i, double lin, const double *g, int gs, const double *h, double *l0, double *l1)
-{
-    double x = g[0] * h[0], y = g[gs] * h[1], z = g[2 * gs] * h[2];
-    if (i == 1) { *l0 = y; *l1 = (lin + x) + z; }
-    else if (i == 0 || i == 2) { *l0 = lin + y; *l1 = x + z; }
-    else { *l0 = y; *l1 = x + z; }
-}
-
-/* A_kj for a ball-based k (m rows; its angular parts Gk on the shared body, side sk) and any j
- * (n rows; Mj its W J^T on that body), transposed as neighbour_block stores it.  j's linear parts
- * meet k's anchor rows: on the diagonal only when j is ball-based too (jball). */
-KERNEL void ball_neighbour_block(const Row *rk, int sk, const double *Gk, const double *Mj, double *restrict B,
-                                 int jball, const int n, const int m)
-{
-    const int np = (m + 1) / 2;
-    double s[3];
-    for (int r = 0; r < 3; r++) s[r] = sk ? rk[r].J2[r] : rk[r].J1[r];
-#pragma GCC unroll 6
-    for (int q = 0; q < n; q++) {
-        const double *h = Mj + 12 * q + 3;
-#pragma GCC unroll 3
-        for (int p = 0; p < np; p++)
-            sta(B + q * S + 2 * p, lda(Gk + S + 2 * p) * h[1] + (lda(Gk + 2 * p) * h[0] + lda(Gk + 2 * S + 2 * p) * h[2]));
-        for (int r = 0; r < 3; r++) {
-            if (jball && r != q) continue;
-            double l0, l1;
-            lane_parts(r, Mj[12 * q + r] * s[r], Gk + r, S, h, &l0, &l1);
-            B[q * S + r] = l0 + l1;
-        }
-    }
-    if (n & 1 && m & 1)                              /* the one entry neighbour_block sums by dot6 */
-        B[(n - 1) * S + m - 1] = dot6(sk ? rk[m - 1].J2 : rk[m - 1].J1, Mj + 12 * (n - 1));
-}
-typedef void (*BallBlockKernel)(const Row *, int, const double *, const double *, double *, int);
-#define BALL_BLOCK(n, m) static void ball_block_##n##_##m(const Row *rk, int sk, const double *Gk, const double *Mj, \
-                                                                      double *B, int jball) \
-    { ball_neighbour_block(rk, sk, Gk, Mj, B, jball, n, m); }
-#define BALL_BLOCKS(n) BALL_BLOCK(n, 3) BALL_BLOCK(n, 4) BALL_BLOCK(n, 5) BALL_BLOCK(n, 6)
-BALL_BLOCKS(3) BALL_BLOCKS(4) BALL_BLOCKS(5) BALL_BLOCKS(6)
-#define BALL_BLOCK_ROW(n) {ball_block_##n##_3, ball_block_##n##_4, ball_block_##n##_5, ball_block_##n##_6}
-static const BallBlockKernel ball_block_kernels[4][4] = {BALL_BLOCK_ROW(3), BALL_BLOCK_ROW(4), BALL_BLOCK_ROW(5), BALL_BLOCK_ROW(6)};
-
 /* Joint j's diagonal block A_jj = J W J^T (+ CFM/h) as its upper triangle, and the blocks A_kj
  * with its later neighbours k.  A column of W J^T (zero on the side of the static world) against
- * a row's J1, J2 is one 12-vector dot product, so neither side needs a test; for a ball-based
- * joint the angular parts of both sides (the static world's give zeros). */
+ * a row's J1, J2 is one 12-vector dot product, so neither side needs a test. */
 KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
 {
     const Row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
     double *restrict U = W->tdiag + 36 * (size_t)j;
     int b1 = rj->b1, b2 = rj->b2;
-    if (W->tball[j]) {
-        const double *G = W->tgt + 36 * (size_t)j;
 #pragma GCC unroll 6
-        for (int c = 0; c < n; c++) {
-            const double *h1 = Mj + 12 * c + 3, *h2 = Mj + 12 * c + 9;
+    for (int c = 0; c < n; c++) {
+        const double *G = Mj + 12 * c;
 #pragma GCC unroll 3
-            for (int p = c / 2; p < (n + 1) / 2; p++) {
-                v2d y = lda(G + S + 2 * p) * h1[1] + lda(G + 4 * S + 2 * p) * h2[1];
-                v2d xz = (lda(G + 2 * p) * h1[0] + lda(G + 2 * S + 2 * p) * h1[2]) +
-                         (lda(G + 3 * S + 2 * p) * h2[0] + lda(G + 5 * S + 2 * p) * h2[2]);
-                sta(U + c * S + 2 * p, y + xz);
-            }
-            if (c < 3) {                                  /* anchor row against itself: m1^-1 + m2^-1 */
-                double a0, a1, e0, e1;
-                lane_parts(c, Mj[12 * c + c] * rj[c].J1[c], G + c, S, h1, &a0, &a1);
-                lane_parts(c, Mj[12 * c + 6 + c] * rj[c].J2[c], G + 3 * S + c, S, h2, &e0, &e1);
-                U[c * S + c] = (a0 + e0) + (a1 + e1);
-            }
-            U[c * S + c] += cfmh[c];
-        }
-    } else {
-#pragma GCC unroll 6
-        for (int c = 0; c < n; c++) {
-            const double *G = Mj + 12 * c;
-#pragma GCC unroll 3
-            for (int r = c; r + 1 < n; r += 2) st2(U + c * S + r, dot12_two(G, rj[r].J1, rj[r].J2, rj[r + 1].J1, rj[r + 1].J2));
-            if ((n - c) & 1) U[c * S + n - 1] = dot12_one(rj[n - 1].J1, rj[n - 1].J2, G);
-            U[c * S + c] += cfmh[c];
-        }
+        for (int r = c; r + 1 < n; r += 2) st2(U + c * S + r, dot12_two(G, rj[r].J1, rj[r].J2, rj[r + 1].J1, rj[r + 1].J2));
+        if ((n - c) & 1) U[c * S + n - 1] = dot12_one(rj[n - 1].J1, rj[n - 1].J2, G);
+        U[c * S + c] += cfmh[c];
     }
     double *y = W->tvec + S * (size_t)j;                  /* right-hand side (the pads stay zero) */
 #pragma GCC unroll 6
@@ -275,10 +180,7 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
         /* in a forest two joints share exactly one body: the sides sk of k and sj of j */
         int sk = rk->b1 >= 0 && (rk->b1 == b1 || rk->b1 == b2) ? 0 : 1, bk = sk ? rk->b2 : rk->b1;
         int sj = bk == b1 ? 0 : 1;
-        if (W->tball[k])
-            ball_block_kernels[n - 3][W->trows[k] - 3](rk, sk, W->tgt + 36 * (size_t)k + 3 * S * sk, Mj + 6 * sj,
-                                                       W->nbr_block + 36 * (size_t)e, W->tball[j]);
-        else block_kernels[n - 3][W->trows[k] - 3](rk, sk, Mj + 6 * sj, W->nbr_block + 36 * (size_t)e);
+        block_kernels[n - 3][W->trows[k] - 3](rk, sk, Mj + 6 * sj, W->nbr_block + 36 * (size_t)e);
     }
 }
 
@@ -302,11 +204,11 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
         v2d w[6];
 #pragma GCC unroll 6
         for (int q = 0; q < n; q++) {
-            v2d s = lda(B + q * S + 2 * p);
+            v2d s = ld2(B + q * S + 2 * p);
 #pragma GCC unroll 6
             for (int t = 0; t < q; t++) s -= F[t * S + q] * w[t];
             w[q] = s;
-            sta(B + q * S + 2 * p, s); sta(Vt + q * S + 2 * p, s * id[q]);
+            st2(B + q * S + 2 * p, s); st2(Vt + q * S + 2 * p, s * id[q]);
         }
     }
     /* A_kk -= V W^T, row c of the upper triangle: W[c][q] broadcast against V's pairs */
@@ -317,10 +219,10 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
         for (int q = 0; q < n; q++) {
             double wc = B[q * S + c];
 #pragma GCC unroll 3
-            for (int p = c / 2; p < np; p++) acc[p] += wc * lda(Vt + q * S + 2 * p);
+            for (int p = c / 2; p < np; p++) acc[p] += wc * ld2(Vt + q * S + 2 * p);
         }
 #pragma GCC unroll 3
-        for (int p = c / 2; p < np; p++) sta(Uk + c * S + 2 * p, lda(Uk + c * S + 2 * p) - acc[p]);
+        for (int p = c / 2; p < np; p++) st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - acc[p]);
     }
 }
 
@@ -391,10 +293,10 @@ KERNEL void forward_joint(EngineWorld *W, int j, const int n)
         double *yk = W->tvec + S * (size_t)W->nbr_list[e];
 #pragma GCC unroll 3
         for (int p = 0; p < S; p += 2) {
-            v2d s = lda(Vt + p) * z[0];
+            v2d s = ld2(Vt + p) * z[0];
 #pragma GCC unroll 6
-            for (int q = 1; q < n; q++) s += lda(Vt + q * S + p) * z[q];
-            sta(yk + p, lda(yk + p) - s);
+            for (int q = 1; q < n; q++) s += ld2(Vt + q * S + p) * z[q];
+            st2(yk + p, ld2(yk + p) - s);
         }
     }
 }
@@ -408,10 +310,10 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
     for (int a = 0; a < n; a++) t[a] = F[a * S + a] * xj[a];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Vt = W->nbr_L + 36 * (size_t)e, *xk = W->tvec + S * (size_t)W->nbr_list[e];
-        v2d x01 = lda(xk), x23 = lda(xk + 2), x45 = lda(xk + 4);
+        v2d x01 = ld2(xk), x23 = ld2(xk + 2), x45 = ld2(xk + 4);
 #pragma GCC unroll 6
         for (int q = 0; q < n; q++) {
-            v2d s = lda(Vt + q * S) * x01 + lda(Vt + q * S + 2) * x23 + lda(Vt + q * S + 4) * x45;
+            v2d s = ld2(Vt + q * S) * x01 + ld2(Vt + q * S + 2) * x23 + ld2(Vt + q * S + 4) * x45;
             t[q] -= s[0] + s[1];
         }
     }
@@ -431,10 +333,6 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
 int tree_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
-    for (int j = 0; j < nj; j++) if (W->tball[j]) {
-#define GATHER(n) gather_angular(W->rows + W->tstart[j], W->tgt + 36 * (size_t)j, n)
-        dispatch(W->trows[j], GATHER);
-    }
     for (int j = 0; j < nj; j++) {
 #define ASSEMBLE(n) assemble_joint(W, j, n)
         dispatch(W->trows[j], ASSEMBLE);
