@@ -257,7 +257,7 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
                                       W->tdiag + 36 * (size_t)W->nbr_list[e], n, m)
         dispatch(mk, NEIGHBOUR);
     }
-    for (int e = e0; e < e1; e++) {                       /* A_lk -= V_l W_k^T for later neighbours k < l */
+    for (int e = e0; e1 - e0 > 1 && e < e1; e++) {        /* A_lk -= V_l W_k^T for later neighbours k < l */
         int k = W->nbr_list[e], mk = W->trows[k];
         const double *restrict Wk = W->nbr_block + 36 * (size_t)e;
         for (int f = e0; f < e1; f++) {
