@@ -7,8 +7,8 @@
  * scalar source's order, so every lane is the single call's result bit for bit
  * (tests/test_derivatives.py checks); the small pivoted inversions of M⁻¹ run lane by lane through
  * the scalar one.  (No contraction into FMA: -std=c11 keeps every product rounded, in both builds.)
- * Built twice, like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes) and by derivatives_lanes_avx2.c
- * (4 lanes), picked by py_derivatives.c with aba_lanes.c's lanes.
+ * Built like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes), by derivatives_lanes_avx2.c (4 lanes)
+ * and by derivatives_lanes_avx512.c (8 lanes), picked by py_derivatives.c with aba_lanes.c's lanes.
  */
 #ifndef MB_DERIV_LANES_IMPL
 #define MB_DERIV_LANES_IMPL mb_derivatives_lanes_baseline
