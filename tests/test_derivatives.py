@@ -265,7 +265,7 @@ def test_batch_equals_single(n):
         assert np.array_equal(Minv[k], mb.minv(model, Q[k]))
 
 
-@pytest.mark.parametrize("lanes", ["avx2", "baseline", "none"])
+@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline", "none"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
     """Batches without f_ext run groups of states in SIMD lanes (derivatives_lanes.c): every state,
@@ -273,7 +273,7 @@ def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
     from multibody.core import _core
     model = model_named(name)
     rng = np.random.default_rng(16)
-    n = 11  # groups of 4 (or 2) and a remainder run one by one
+    n = 11  # groups of 8, 4 or 2 and a remainder run one by one
     rows = [random_state(model, rng) for _ in range(n)]
     Q, QD, QDD = (np.array([r[k] for r in rows]) for k in range(3))
     TAU = rng.normal(size=QDD.shape)
@@ -314,18 +314,32 @@ def test_lanes_batches_in_turn_on_threads_keep_their_zeros():
         mb.set_num_threads(threads)
 
 
-@pytest.mark.parametrize("nv", [5, 6])
+@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
+@pytest.mark.parametrize("nv", [2, 5, 6])
 @pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
-def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv):
+def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv, lanes):
     """Outputs of 32 MB or more are written with non-temporal stores (derivatives_lanes.c): nv = 6
     keeps every state's matrices on 16-byte boundaries (transposed in registers, four states at a
-    time), nv = 5 puts every other state's off them (element pairs, one state at a time)."""
+    time), nv = 5 puts every other state's off them (element pairs, one state at a time); with 8
+    lanes each state's rows start at another offset in a cache line (whole lines transposed, the
+    rest one by one; nv = 2: no whole line).  Every state equals the batch run one state at a time."""
+    from multibody.core import _core
     model = mb.models.planar(nv)
     n = (33 << 20) // (3 * 8 * nv * nv) + 3
     rng = np.random.default_rng(18)
     Q, QD, X = (rng.normal(size=(n, model.nv)) for _ in range(3))
-    outs = getattr(mb, fn)(model, Q, QD, X)
-    assert sum(o.nbytes for o in outs) >= 32 << 20
+    try:
+        before = _core.use_lanes(lanes)
+    except ValueError:
+        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
+    try:
+        outs = getattr(mb, fn)(model, Q, QD, X)
+        assert sum(o.nbytes for o in outs) >= 32 << 20
+        _core.use_lanes("none")
+        for a, b in zip(outs, getattr(mb, fn)(model, Q, QD, X)):
+            np.testing.assert_array_equal(a, b)
+    finally:
+        _core.use_lanes(before)
     for k in (0, 1, 2, 3, 5, n // 2 + 1, n - 2, n - 1):
         for a, b in zip(outs, getattr(mb, fn)(model, Q[k], QD[k], X[k])):
             assert np.array_equal(a[k], b), k

@@ -12,12 +12,15 @@ from test_dynamics_consistency import _inertia, _rot, _unit, mixed
 
 
 def _implementations():
+    """The lanes this CPU runs, narrowest first: "baseline", then "avx2" and "avx512" where built
+    and supported."""
     names = ["baseline"]
-    try:
-        _core.use_lanes(_core.use_lanes("avx2"))   # try, then put back what import chose
-        names.append("avx2")
-    except ValueError:
-        pass
+    for name in ("avx2", "avx512"):
+        try:
+            _core.use_lanes(_core.use_lanes(name))   # try, then put back what import chose
+            names.append(name)
+        except ValueError:
+            pass
     return names
 
 
@@ -35,7 +38,8 @@ def test_import_picks_the_widest_lanes_this_cpu_runs():
     chosen = _core.use_lanes("none")
     _core.use_lanes(chosen)
     assert chosen == IMPLEMENTATIONS[-1]
-    assert _core.LANES == 4 if chosen == "avx2" else _core.LANES in (2, 4)   # 4: a build with AVX
+    width = {"avx2": (4,), "avx512": (8,)}.get(chosen, (2, 4, 8))   # baseline: 4 or 8 in a native build
+    assert _core.LANES in width
 
 
 def lane_model(seed, floating=True):

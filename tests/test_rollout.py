@@ -421,14 +421,15 @@ def test_diverging_run_with_hard_stops_is_reported_by_the_python_loop(monkeypatc
 
 # ---- batches in lockstep groups: a group's forward dynamics in SIMD lanes (aba_lanes.c) -----------------------
 def _lane_kinds():
-    """The lanes this CPU runs ("baseline", and "avx2" where built and supported)."""
+    """The lanes this CPU runs ("baseline", and "avx2" and "avx512" where built and supported)."""
     before = _core.use_lanes("baseline")
     kinds = ["baseline"]
-    try:
-        _core.use_lanes("avx2")
-        kinds.append("avx2")
-    except ValueError:
-        pass
+    for kind in ("avx2", "avx512"):
+        try:
+            _core.use_lanes(kind)
+            kinds.append(kind)
+        except ValueError:
+            pass
     _core.use_lanes(before)
     return kinds
 

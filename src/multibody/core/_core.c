@@ -99,7 +99,7 @@ static PyMethodDef methods[] = {
     {"sincos", py_sincos, METH_O, "sincos(x) -> (sin x, cos x) as the core's joint transforms compute them."},
     {"status_message", py_status_message, METH_O, "Message of a kernel status code (status.h)."},
     {"use_lanes", py_use_lanes, METH_O,
-     "use_lanes(name): 'baseline', 'avx2' or 'none' for batched ABA, RNEA and CRBA; returns the name used before."},
+     "use_lanes(name): 'baseline', 'avx2', 'avx512' or 'none' for batched ABA, RNEA and CRBA; returns the name used before."},
     {"release_output_memory", py_release_output_memory, METH_NOARGS,
      "Free the block kept for the next large output (see new_array in py_output.c)."},
     {"kept_output_bytes", py_kept_output_bytes, METH_NOARGS,
@@ -128,11 +128,7 @@ PyMODINIT_FUNC PyInit__core(void)
     PyObject *mod = PyModule_Create(&module);
     if (!mod)
         return NULL;
-#ifdef MB_HAVE_LANES_AVX2
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2"))
-        lanes_active = &mb_lanes_avx2;
-#endif
+    pick_lanes();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     set_threads(cpus > 256 ? 256 : (int)cpus);
     Py_INCREF(&CModelType);

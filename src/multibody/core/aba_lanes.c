@@ -9,9 +9,10 @@
  * arithmetic is lane-wise IEEE arithmetic in the scalar source's order (no contraction into FMA
  * unless the whole build uses it), so every lane's result is the scalar function's bit for bit.
  *
- * It is built twice: as itself (the architecture's baseline vectors: SSE2 or NEON, 2 lanes;
- * MULTIBODY_NATIVE=1: AVX, 4 lanes) and by aba_lanes_avx2.c for x86-64 CPUs with AVX2 (4 lanes),
- * which _core.c picks at import when the CPU has it.  Each build exports one mb_lanes_impl.
+ * It is built three times: as itself (the architecture's baseline vectors: SSE2 or NEON, 2 lanes;
+ * MULTIBODY_NATIVE=1: AVX or AVX-512, 4 or 8 lanes), by aba_lanes_avx2.c for x86-64 CPUs with AVX2
+ * (4 lanes) and by aba_lanes_avx512.c for those with AVX-512F (8 lanes); py_batch.c picks the widest
+ * the CPU runs at import.  Each build exports one mb_lanes_impl.
  *
  * What the lanes leave out, the batch driver (py_batch.c) runs one state at a time: f_ext, and for
  * FDab planar trees (planar.c has its own) and joints of more than one dof other than a free root

@@ -234,7 +234,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const struct mb_lanes_impl *l
  * f_ext (mb_lanes_supported).  aba_group reads state l's q, q̇, τ from q[l], qd[l], tau[l], l < width,
  * and writes its q̈ to qdd[l]; every lane's result is mb_aba's bit for bit.  A status other than
  * MB_OK means some lane failed: run those states one by one to know which.  One implementation
- * per build of aba_lanes.c: the baseline vectors, and AVX2 on x86-64. */
+ * per build of aba_lanes.c: the baseline vectors, and AVX2 and AVX-512F on x86-64. */
 typedef struct mb_lanes_impl {
     int width;
     void *(*data_new)(const mb_model *m);  /* the workspace in lanes; NULL if out of memory */
@@ -251,6 +251,10 @@ extern const mb_lanes_impl mb_lanes_baseline;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
 #define MB_HAVE_LANES_AVX2 1
 extern const mb_lanes_impl mb_lanes_avx2;
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX512F__)
+#define MB_HAVE_LANES_AVX512 1
+extern const mb_lanes_impl mb_lanes_avx512;
 #endif
 
 #endif

@@ -7,8 +7,8 @@
  * scalar source's order, so every lane is the single call's result bit for bit
  * (tests/test_derivatives.py checks); the small pivoted inversions of M⁻¹ run lane by lane through
  * the scalar one.  (No contraction into FMA: -std=c11 keeps every product rounded, in both builds.)
- * Built twice, like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes) and by derivatives_lanes_avx2.c
- * (4 lanes), picked by py_derivatives.c with aba_lanes.c's lanes.
+ * Built like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes), by derivatives_lanes_avx2.c (4 lanes)
+ * and by derivatives_lanes_avx512.c (8 lanes), picked by py_derivatives.c with aba_lanes.c's lanes.
  */
 #ifndef MB_DERIV_LANES_IMPL
 #define MB_DERIV_LANES_IMPL mb_derivatives_lanes_baseline
@@ -80,6 +80,40 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
         for (; k < n; k++)
             for (int l = 0; l < 4; l++)
                 dst[l][k] = src[k][l];
+        _mm_sfence();
+        return;
+    }
+#endif
+#if defined(__AVX512F__) && MB_LANES == 8
+    /* Whole cache lines, one 64-byte non-temporal store each: a partly written line in the
+     * write-combining buffers costs a read of it from memory, and eight rows at a time written in
+     * 16-byte pieces leave many such lines (3× slower, measured).  Lane l's row reaches a line
+     * boundary after off[l] entries; the lanes with the same offset share a transpose of the eight
+     * entries from there (lanes.h), the entries before and after go one by one. */
+    int off[8];
+    unsigned offsets = 0;  /* the set of offsets */
+    for (int l = 0; l < 8; l++) {
+        off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
+        offsets |= 1u << off[l];
+    }
+    if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3] | (uintptr_t)dst[4] |
+           (uintptr_t)dst[5] | (uintptr_t)dst[6] | (uintptr_t)dst[7]) & 7)) {
+        for (long k = 0; k + 8 <= n; k += 8)
+            for (int o = 0; o < 8; o++)
+                if ((offsets >> o & 1) && k + o + 8 <= n) {
+                    real row[8];
+                    transpose8(src + k + o, row);
+                    for (int l = 0; l < 8; l++)
+                        if (off[l] == o)
+                            _mm512_stream_pd(dst[l] + k + o, (__m512d)row[l]);
+                }
+        for (int l = 0; l < 8; l++) {  /* the head before the first line, the tail after the last */
+            const long end = off[l] + (n - off[l]) / 8 * 8;
+            for (long k = 0; k < off[l] && k < n; k++)
+                dst[l][k] = src[k][l];
+            for (long k = end > off[l] ? end : off[l]; k < n; k++)
+                dst[l][k] = src[k][l];
+        }
         _mm_sfence();
         return;
     }

@@ -28,5 +28,8 @@ extern const mb_derivatives_lanes_impl mb_derivatives_lanes_baseline;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
 extern const mb_derivatives_lanes_impl mb_derivatives_lanes_avx2;
 #endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX512F__)
+extern const mb_derivatives_lanes_impl mb_derivatives_lanes_avx512;
+#endif
 
 #endif

@@ -3,10 +3,13 @@
  * The kernels that include this header are written in `real`.  In every translation unit it is
  * double, except in aba_lanes.c, which defines MB_LANE_BUILD and compiles aba.c, rnea.c, crba.c,
  * the joint poses and the workspace again with `real` a vector of MB_LANES doubles (GCC/Clang vector extensions:
- * SSE2 or NEON by default, AVX with MULTIBODY_NATIVE=1): lane l carries state l of a group of
+ * SSE2 or NEON by default, AVX or AVX-512 with MULTIBODY_NATIVE=1; aba_lanes_avx2.c and
+ * aba_lanes_avx512.c build 4 and 8 lanes for CPUs that have them): lane l carries state l of a group of
  * MB_LANES states, so one instruction advances them all.  Arithmetic on vectors is lane-wise IEEE
  * arithmetic in the same order as the scalar source, so every lane's result is the scalar
- * kernel's, bit for bit (tests/test_lanes.py checks).  What differs between the two builds is
+ * kernel's, bit for bit (tests/test_lanes.py checks) — as long as no a·b + c is contracted into
+ * one fused multiply-add, which AVX-512 and FMA targets would allow: the package builds with
+ * -ffp-contract=off (setup.py).  What differs between the two builds is
  * spelled with the helpers below: a constant broadcast to every lane, "every lane satisfies", and
  * square roots.
  */
@@ -16,7 +19,12 @@
 #include <math.h>
 
 #ifdef MB_LANE_BUILD
-#if defined(__AVX__)
+#if defined(__AVX512F__)
+#define MB_LANES 8
+typedef double real __attribute__((vector_size(64), aligned(64)));
+typedef long long real_mask __attribute__((vector_size(64), aligned(64)));
+#define MB_SPLAT(x) ((real){(x), (x), (x), (x), (x), (x), (x), (x)})
+#elif defined(__AVX__)
 #define MB_LANES 4
 typedef double real __attribute__((vector_size(32), aligned(32)));
 typedef long long real_mask __attribute__((vector_size(32), aligned(32)));
@@ -50,10 +58,44 @@ static inline void gather(const double *const *src, int n, real *dst)
         for (int k = 0; k < n; k++)
             dst[k][l] = src[l][k];
 }
+#if MB_LANES == 8
+/* Eight entries of a group (src[0…7], each a vector of lanes) as eight vectors of entries, one per
+ * lane: out[l][i] = src[i][l], an 8 × 8 transpose in registers in three rounds of two-source
+ * shuffles (pairs of rows, then pairs of pairs, then halves), instead of 64 single loads. */
+static inline void transpose8(const real *src, real *out)
+{
+    typedef long long pick __attribute__((vector_size(64)));
+    const pick even = {0, 8, 2, 10, 4, 12, 6, 14}, odd = {1, 9, 3, 11, 5, 13, 7, 15};
+    const pick low2 = {0, 1, 8, 9, 4, 5, 12, 13}, high2 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const pick low4 = {0, 1, 2, 3, 8, 9, 10, 11}, high4 = {4, 5, 6, 7, 12, 13, 14, 15};
+    real t[8], u[8];
+    for (int i = 0; i < 8; i += 2)  /* t[i]: rows i, i+1 in the even lanes, t[i+1]: in the odd */
+        t[i] = __builtin_shuffle(src[i], src[i + 1], even), t[i + 1] = __builtin_shuffle(src[i], src[i + 1], odd);
+    for (int h = 0; h < 8; h += 4)  /* rows h…h+3: u[h + j] holds lanes j and j + 4 */
+        for (int j = 0; j < 2; j++) {
+            u[h + 2 * j] = __builtin_shuffle(t[h + j], t[h + j + 2], low2);
+            u[h + 2 * j + 1] = __builtin_shuffle(t[h + j], t[h + j + 2], high2);
+        }
+    static const int lane_of[4] = {0, 2, 1, 3};  /* u's order: lanes 0|4, 2|6, 1|5, 3|7 */
+    for (int j = 0; j < 4; j++) {
+        out[lane_of[j]] = __builtin_shuffle(u[j], u[4 + j], low4);
+        out[lane_of[j] + 4] = __builtin_shuffle(u[j], u[4 + j], high4);
+    }
+}
+#endif
 static inline void scatter(const real *src, long n, double *const *dst)
 {
+    long k0 = 0;
+#if MB_LANES == 8
+    for (; k0 + 8 <= n; k0 += 8) {  /* eight entries at a time: a transpose, one store per lane */
+        real row[8];
+        transpose8(src + k0, row);
+        for (int l = 0; l < 8; l++)
+            __builtin_memcpy(dst[l] + k0, &row[l], sizeof row[l]);
+    }
+#endif
     for (int l = 0; l < MB_LANES; l++)
-        for (long k = 0; k < n; k++)
+        for (long k = k0; k < n; k++)
             dst[l][k] = src[k][l];
 }
 #else

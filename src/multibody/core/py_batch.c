@@ -25,8 +25,8 @@ typedef struct {
     mb_singular_body singular;  /* where that state's MB_SINGULAR was found (the worker's record) */
 } chunk;
 
-/* The lanes batched ABA, RNEA and CRBA use: AVX2's when the CPU has it (module init); NULL: none
- * (use_lanes). */
+/* The lanes batched ABA, RNEA and CRBA use: the widest this CPU runs (module init: AVX-512F's,
+ * else AVX2's, else the baseline's); NULL: none (use_lanes). */
 const mb_lanes_impl *lanes_active = &mb_lanes_baseline;
 
 /* States n … n+W−1 (W ≤ 8) at once through the job's lane kernel (aba_lanes.c: ABA or RNEA with
@@ -134,9 +134,9 @@ PyObject *raise_status(int status)
     return NULL;
 }
 
-/* use_lanes(name): "baseline" or "avx2" (where built and supported) for the lane groups of batched
- * ABA, RNEA and CRBA, "none" for one state at a time; returns the name in use before.  Tests run
- * every implementation; the benchmark times the one-state kernel. */
+/* use_lanes(name): "baseline", "avx2" or "avx512" (where built and supported) for the lane groups
+ * of batched ABA, RNEA and CRBA, "none" for one state at a time; returns the name in use before.
+ * Tests run every implementation; the benchmark times the one-state kernel. */
 static const char *lanes_name(const mb_lanes_impl *impl)
 {
     if (!impl)
@@ -145,7 +145,29 @@ static const char *lanes_name(const mb_lanes_impl *impl)
     if (impl == &mb_lanes_avx2)
         return "avx2";
 #endif
+#ifdef MB_HAVE_LANES_AVX512
+    if (impl == &mb_lanes_avx512)
+        return "avx512";
+#endif
     return "baseline";
+}
+
+/* The widest lanes this CPU runs: AVX-512F (8 doubles), AVX2 (4) or the baseline (2, or the
+ * native build's).  __builtin_cpu_supports also asks whether the OS saves the wide registers. */
+void pick_lanes(void)
+{
+    lanes_active = &mb_lanes_baseline;
+#if defined(MB_HAVE_LANES_AVX2) || defined(MB_HAVE_LANES_AVX512)
+    __builtin_cpu_init();
+#endif
+#ifdef MB_HAVE_LANES_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        lanes_active = &mb_lanes_avx2;
+#endif
+#ifdef MB_HAVE_LANES_AVX512
+    if (__builtin_cpu_supports("avx512f"))
+        lanes_active = &mb_lanes_avx512;
+#endif
 }
 
 PyObject *py_use_lanes(PyObject *self, PyObject *arg)
@@ -160,6 +182,10 @@ PyObject *py_use_lanes(PyObject *self, PyObject *arg)
 #ifdef MB_HAVE_LANES_AVX2
     else if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2"))
         chosen = &mb_lanes_avx2;
+#endif
+#ifdef MB_HAVE_LANES_AVX512
+    else if (strcmp(name, "avx512") == 0 && __builtin_cpu_supports("avx512f"))
+        chosen = &mb_lanes_avx512;
 #endif
     else if (strcmp(name, "none") != 0)
         return PyErr_Format(PyExc_ValueError, "use_lanes: %R is not built or not supported by this CPU", arg);

@@ -113,6 +113,7 @@ int energy_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);
 
 void set_threads(int n);  /* threads of large batches, 1…256 */
 extern const mb_lanes_impl *lanes_active;
+void pick_lanes(void);  /* module init: the widest lanes this CPU runs (py_batch.c) */
 int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, Py_ssize_t min_parallel);
 int run_batch(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N);
 /* A status beyond status.h's table: the Python error is already set (execute's result check). */

@@ -144,8 +144,8 @@ static int minv_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
 
 /* ---- Batches in lanes ------------------------------------------------------------------------- */
 
-/* The derivatives' lanes matching the lanes of the other batches (use_lanes): AVX2's, the
- * baseline's, or none. */
+/* The derivatives' lanes matching the lanes of the other batches (use_lanes): AVX-512F's, AVX2's,
+ * the baseline's, or none. */
 static const mb_derivatives_lanes_impl *derivatives_lanes(void)
 {
     if (!lanes_active)
@@ -153,6 +153,10 @@ static const mb_derivatives_lanes_impl *derivatives_lanes(void)
 #ifdef MB_HAVE_LANES_AVX2
     if (lanes_active == &mb_lanes_avx2)
         return &mb_derivatives_lanes_avx2;
+#endif
+#ifdef MB_HAVE_LANES_AVX512
+    if (lanes_active == &mb_lanes_avx512)
+        return &mb_derivatives_lanes_avx512;
 #endif
     return &mb_derivatives_lanes_baseline;
 }
