@@ -120,25 +120,24 @@ int quick_remember(EngineWorld *W)
  * latency of that chain, not at the processor's width.  Rows on disjoint bodies commute, so the
  * sweep takes the rows by wavefront instead (level = 1 + the level of the last row before it on
  * either of its bodies; by level, then row): every row still sees its bodies' fc after exactly the
- * updates it saw in row order, in the same order, so the result has the same bits, while the
- * rows of one level are independent and overlap.  Each row is packed once per step into a QRow
- * in that order (its J and W J^T for both bodies, its scalars, where its bodies' fc lie), read
- * front to back in two-lane loads, J with its sides interleaved so that each lane sums one side.
- * A row against the static world keeps its body on side 1 and updates that body alone: through a
- * shared slot for the world, every such row would wait on the one before (the cone's pairs, rare,
- * still use such a slot of fc past the bodies, which stays zero since its W J^T is zero).  The
- * sums are taken in the order of step.c's row_dot_fc and fc_add, again the same bits. */
+ * updates it saw in row order, in the same order, while the rows of one level are independent and
+ * overlap.  (Taking a run of rows on the same bodies as one unit, fc kept in registers, saves a
+ * fifth of the instructions but chains the run's rows: slower.)  Each row is packed once per step
+ * into a QRow in that order (J and W J^T per side, its scalars, where its bodies' fc lie), read
+ * front to back in two-lane loads, and its lambda kept in that order too (xs).  A row against the
+ * static world keeps its body on side 1 and updates that body alone: through a shared slot for
+ * the world, every such row would wait on the one before. */
 typedef struct QRow {
-    double JJ[12];                       /* J of both sides interleaved: J1[k], J2[k] pairs   */
+    double J1[6], J2[6];                 /* J per side, the live body on side 1                 */
     double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
     double b, cfmh, sad;                 /* sad = sor / (J W J^T + CFM/h)_ii                   */
     double lo, hi;                       /* the bounds, or for a friction row lo unused, hi mu  */
-    int f1, f2;                          /* offsets of the bodies' fc                           */
-    int one;                             /* one body (side 1) against the static world          */
-    int row, findex;                     /* this row and its normal row in the rows' order (x)  */
+    int f1, f2;                          /* offsets of the bodies' fc; f2 < 0: the static world */
+    int row;                             /* this row in the rows' order (lambda)                */
+    int findex;                          /* the packed place of its normal row, or -1           */
     int pair;                            /* cone: -2 the first row of a pair (solved with the
                                           * second), else the packed place of the first, or -1 */
-} QRow;
+} __attribute__((aligned(16))) QRow;
 /* 256 bytes: every QRow, like fc's 6-double blocks, starts on 16 bytes (malloc's alignment), so
  * the sweep's two-lane loads are aligned and fold into the arithmetic */
 _Static_assert(sizeof(QRow) == 256, "QRow packs to 256 bytes");
@@ -153,37 +152,6 @@ static int reserve_qrows(EngineWorld *W, int m)
     if (!q) return -1;
     W->qrows = q; W->cap_qrows = cap;
     return 0;
-}
-
-/* (J1 . fc1) + (J2 . fc2): side 1 in lane 0, side 2 in lane 1, each summed pairwise in dot6's
- * order, then the two sides added */
-static inline double qrow_dot(const QRow *q, const double *fc)
-{
-    const double *a = fc + q->f1, *c = fc + q->f2;
-    v2d p[6];
-    for (int k = 0; k < 6; k++) { v2d f = {a[k], c[k]}; p[k] = lda(q->JJ + 2 * k) * f; }
-    v2d s = ((p[0] + p[1]) + (p[2] + p[3])) + (p[4] + p[5]);
-    return s[0] + s[1];
-}
-/* fc += s W J^T on both sides */
-static inline void qrow_add(const QRow *q, double s, double *fc)
-{
-    double *a = fc + q->f1, *c = fc + q->f2;
-    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s * lda(q->M1 + k));
-    for (int k = 0; k < 6; k += 2) sta(c + k, lda(c + k) + s * lda(q->M2 + k));
-}
-
-/* One body's row: J1 . fc1 alone, pairwise as dot6 sums it (the static side's J2 . 0 added
- * nothing but the sign of a zero) */
-static inline double qrow_dot1(const QRow *q, const double *fc)
-{
-    const double *a = fc + q->f1, *J = q->JJ;
-    return (J[0] * a[0] + J[2] * a[1]) + (J[4] * a[2] + J[6] * a[3]) + (J[8] * a[4] + J[10] * a[5]);
-}
-static inline void qrow_add1(const QRow *q, double s, double *fc)
-{
-    double *a = fc + q->f1;
-    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s * lda(q->M1 + k));
 }
 
 /* The sweep order: rows by wavefront level, within a level the rows against the static world
@@ -211,14 +179,103 @@ static void wavefront_order(const EngineWorld *W, int *order, int *place, int *s
     for (int k = 0; k < m; k++) place[order[k]] = k;
 }
 
+
+/* J . fc over the row's live sides, each side's three pairs summed as they come */
+static inline __attribute__((always_inline)) double qrow_dot(const QRow *r, const double *fc, int two)
+{
+    const double *a = fc + r->f1;
+    v2d p = lda(r->J1) * lda(a) + lda(r->J1 + 2) * lda(a + 2) + lda(r->J1 + 4) * lda(a + 4);
+    if (two) {
+        const double *c = fc + r->f2;
+        p += lda(r->J2) * lda(c) + lda(r->J2 + 2) * lda(c + 2) + lda(r->J2 + 4) * lda(c + 4);
+    }
+    return p[0] + p[1];
+}
+/* fc += s W J^T on the live sides */
+static inline __attribute__((always_inline)) void qrow_add(const QRow *r, double s, double *fc, int two)
+{
+    double *a = fc + r->f1;
+    v2d s2 = {s, s};
+    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s2 * lda(r->M1 + k));
+    if (two) { double *c = fc + r->f2; for (int k = 0; k < 6; k += 2) sta(c + k, lda(c + k) + s2 * lda(r->M2 + k)); }
+}
+
+/* both friction rows q (packed at k - 1... or earlier, j) and r (at k) of a contact under the
+ * cone at once: Newton step on the 2 x 2 block of A, then projection onto the disk of radius
+ * mu lambda_n */
+static void correct_cone(const QRow *q, const QRow *r, int j, int k, const double *Ad, double sor, double *xs, double *fc,
+                         double *dmax, double *xmax)
+{
+    int two = r->f2 >= 0;
+    double aij = dot6(q->J1, r->M1) + (two ? dot6(q->J2, r->M2) : 0.0);
+    double aii = 1.0 / Ad[q->row], ajj = 1.0 / Ad[r->row], xi = xs[j], xj = xs[k];
+    double ri = q->b - q->cfmh * xi - qrow_dot(q, fc, two), rj = r->b - r->cfmh * xj - qrow_dot(r, fc, two);
+    double det = aii * ajj - aij * aij, di, dj;
+    if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
+    else { di = ri / aii; dj = rj / ajj; }
+    double ni = xi + sor * di, nj = xj + sor * dj;
+    double rad = r->hi * fabs(xs[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
+    if (t > rad) {
+        /* sliding: maximum dissipation puts the force against the slip, which is along the
+         * residual (ri, rj) at the current forces, at the cone's edge */
+        if (rn > 1e-12) { ni = rad * ri / rn; nj = rad * rj / rn; }
+        else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
+    }
+    qrow_add(q, ni - xi, fc, two); qrow_add(r, nj - xj, fc, two);
+    double d = fmax(fabs(ni - xi), fabs(nj - xj));
+    *dmax = d > *dmax ? d : *dmax;
+    d = fmax(fabs(ni), fabs(nj)); *xmax = d > *xmax ? d : *xmax;
+    xs[j] = ni; xs[k] = nj;
+}
+
+/* one row: the new lambda clamped to its bounds (a friction row's from its normal row's lambda),
+ * fc += change W J^T; the largest change and |lambda| when track */
+static inline __attribute__((always_inline))
+void correct_row(const QRow *r, int k, double *xs, double *fc, int two, int track, double *dmax, double *xmax)
+{
+    double lo = r->lo, hi = r->hi, x = xs[k];
+    if (r->findex >= 0) { hi *= fabs(xs[r->findex]); lo = -hi; }
+    double nx = x + r->sad * (r->b - r->cfmh * x - qrow_dot(r, fc, two));
+    nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
+    double dx = nx - x;
+    qrow_add(r, dx, fc, two);
+    xs[k] = nx;
+    if (track) { dx = fabs(dx); *dmax = dx > *dmax ? dx : *dmax; nx = fabs(nx); *xmax = nx > *xmax ? nx : *xmax; }
+}
+
+/* One sweep; returns the largest change of a lambda and *xmax the largest |lambda| (0 unless
+ * track: ODE's fixed sweeps, tolerance 0, skip them).  cone: some rows are the cone's pairs. */
+static inline __attribute__((always_inline))
+double sweep_rows(const QRow *Q, int m, const double *Ad, double sor, double *xs, double *fc, int track, int cone, double *xmax)
+{
+    double dmax = 0, xm = 0;
+    for (int k = 0; k < m; k++) {
+        const QRow *r = Q + k;
+        if (cone && r->pair != -1) {
+            if (r->pair >= 0) correct_cone(Q + r->pair, r, r->pair, k, Ad, sor, xs, fc, &dmax, &xm);
+            continue;                                    /* -2: solved at the pair's second row */
+        }
+        if (r->f2 < 0) correct_row(r, k, xs, fc, 0, track, &dmax, &xm);
+        else correct_row(r, k, xs, fc, 1, track, &dmax, &xm);
+    }
+    *xmax = xm;
+    return dmax;
+}
+static double sweep(const QRow *Q, int m, const double *Ad, double sor, double *xs, double *fc, int track, int cone, double *xmax)
+{
+    if (cone) return sweep_rows(Q, m, Ad, sor, xs, fc, 1, 1, xmax);
+    return track ? sweep_rows(Q, m, Ad, sor, xs, fc, 1, 0, xmax) : sweep_rows(Q, m, Ad, sor, xs, fc, 0, 0, xmax);
+}
+
 int quick_step(EngineWorld *W, int iters, double sor, double tol)
 {
-    int m = W->m, nb = W->nb;
+    int m = W->m, nb = W->nb, cone = 0;
     double *fc = W->fc, *x = W->lambda;
     if (reserve_qrows(W, m)) return -1;
-    int *order = malloc(sizeof(int) * ((size_t)2 * m + nb + 1 + 2 * (size_t)m + 3));
-    if (!order) return -1;
-    int *place = order + m;
+    /* the packed lambdas (m doubles), order and place (m ints each), wavefront_order's scratch */
+    double *xs = malloc(sizeof(double) * (size_t)m + sizeof(int) * ((size_t)2 * m + nb + 1 + 2 * (size_t)m + 3));
+    if (!xs) return -1;
+    int *order = (int *)(void *)(xs + m), *place = order + m;
     wavefront_order(W, order, place, place + m);
     QRow *Q = W->qrows;
     memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
@@ -230,79 +287,36 @@ int quick_step(EngineWorld *W, int iters, double sor, double tol)
         if (r->b2 >= 0) jm += dot6(r->J2, M + 6);
         W->Ad[i] = 1.0 / jm;
     }
+    warm_start(W, x);
     for (int k = 0; k < m; k++) {                        /* packed in sweep order */
         int i = order[k];
         const Row *r = W->rows + i;
         const double *M = W->iMJ + 12 * (size_t)i;
         QRow *q = Q + k;
         int swap = r->b1 < 0;                            /* the live side first */
-        const double *J1 = swap ? r->J2 : r->J1, *J2 = swap ? r->J1 : r->J2;
-        for (int c = 0; c < 6; c++) { q->JJ[2 * c] = J1[c]; q->JJ[2 * c + 1] = J2[c]; }
-        memcpy(q->M1, M + (swap ? 6 : 0), sizeof q->M1); memcpy(q->M2, M + (swap ? 0 : 6), sizeof q->M2);   /* zero on the static side */
+        memcpy(q->J1, swap ? r->J2 : r->J1, sizeof q->J1); memcpy(q->J2, swap ? r->J1 : r->J2, sizeof q->J2);
+        memcpy(q->M1, M + (swap ? 6 : 0), sizeof q->M1); memcpy(q->M2, M + (swap ? 0 : 6), sizeof q->M2);
         q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
         q->lo = r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
-        q->f1 = 6 * (r->b1 >= 0 ? r->b1 : nb); q->f2 = 6 * (r->b2 >= 0 ? r->b2 : nb);
-        if (swap) { int t = q->f1; q->f1 = q->f2; q->f2 = t; }
-        q->one = r->b1 < 0 || r->b2 < 0;
-        q->row = i; q->findex = r->findex;
+        q->f1 = 6 * (swap ? r->b2 : r->b1); q->f2 = r->b1 >= 0 && r->b2 >= 0 ? 6 * r->b2 : -1;
+        if (q->f1 < 0) q->f1 = 6 * nb;                   /* no body at all: the world's zero slot */
+        q->row = i; q->findex = r->findex >= 0 ? place[r->findex] : -1;
         q->pair = r->cone_pair < 0 ? -1 : r->cone_pair > i ? -2 : place[r->cone_pair];
+        cone |= r->cone_pair >= 0;
+        xs[k] = x[i];
+        if (x[i] != 0) qrow_add(q, x[i], fc, q->f2 >= 0);
     }
-    free(order);
-    warm_start(W, x);
-    for (int k = 0; k < m; k++) if (x[Q[k].row] != 0) qrow_add(Q + k, x[Q[k].row], fc);
     /* The convergence stop: a sweep whose largest change of any lambda is at most tol times the
      * largest |lambda| ends the iteration (a warm-started settled pile needs a few sweeps, not
      * iters).  tol = 0 sweeps iters times, as ODE's quick step does. */
     int it = 0;
     while (it < iters) {
-        double dmax = 0, xmax = 0;
+        double xmax, dmax = sweep(Q, m, W->Ad, sor, xs, fc, tol > 0, cone, &xmax);
         it++;
-        for (int k = 0; k < m; k++) {
-            const QRow *r = Q + k;
-            int i = r->row;
-            if (r->pair == -2) continue;                         /* a cone pair is solved at its second row */
-            if (r->pair >= 0) {
-                /* both friction rows of the contact at once: Newton step on the 2 x 2 block of A,
-                 * then projection onto the disk of radius mu lambda_n */
-                const QRow *q = Q + r->pair;
-                int j = q->row;
-                double aij = 0;
-                for (int c = 0; c < 6; c++) aij += r->JJ[2 * c] * q->M1[c];
-                for (int c = 0; c < 6; c++) aij += r->JJ[2 * c + 1] * q->M2[c];
-                double aii = 1.0 / W->Ad[i], ajj = 1.0 / W->Ad[j];
-                double ri = r->b - r->cfmh * x[i] - qrow_dot(r, fc);
-                double rj = q->b - q->cfmh * x[j] - qrow_dot(q, fc);
-                double det = aii * ajj - aij * aij, di, dj;
-                if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
-                else { di = ri / aii; dj = rj / ajj; }
-                double ni = x[i] + sor * di, nj = x[j] + sor * dj;
-                double rad = r->hi * fabs(x[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
-                if (t > rad) {
-                    /* sliding: maximum dissipation puts the force against the slip, which is
-                     * along the residual (ri, rj) at the current forces, at the cone's edge */
-                    if (rn > 1e-12) { ni = rad * ri / rn; nj = rad * rj / rn; }
-                    else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
-                }
-                qrow_add(r, ni - x[i], fc); qrow_add(q, nj - x[j], fc);
-                double d = fmax(fabs(ni - x[i]), fabs(nj - x[j]));
-                dmax = d > dmax ? d : dmax;
-                d = fmax(fabs(ni), fabs(nj)); xmax = d > xmax ? d : xmax;
-                x[i] = ni; x[j] = nj;
-                continue;
-            }
-            double lo = r->lo, hi = r->hi;
-            if (r->findex >= 0) { hi *= fabs(x[r->findex]); lo = -hi; }
-            double delta = r->sad * (r->b - r->cfmh * x[i] - (r->one ? qrow_dot1(r, fc) : qrow_dot(r, fc)));
-            double nx = x[i] + delta;
-            nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
-            double dx = nx - x[i];
-            if (r->one) qrow_add1(r, dx, fc); else qrow_add(r, dx, fc);
-            x[i] = nx;
-            dx = fabs(dx); dmax = dx > dmax ? dx : dmax;
-            nx = fabs(nx); xmax = nx > xmax ? nx : xmax;
-        }
         if (tol > 0 && dmax <= tol * xmax) break;
     }
+    for (int k = 0; k < m; k++) x[Q[k].row] = xs[k];
+    free(xs);
     W->iterations = it;
     return 0;
 }
