@@ -131,10 +131,11 @@ typedef struct QRow {
     double J1[6], J2[6];                 /* J per side, the live body on side 1                 */
     double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
     double b, cfmh, sad;                 /* sad = sor / (J W J^T + CFM/h)_ii                   */
-    double lo, hi;                       /* the bounds, or for a friction row lo unused, hi mu  */
+    double lo, hi;                       /* the bounds, times |lambda| of row findex           */
     int f1, f2;                          /* offsets of the bodies' fc; f2 < 0: the static world */
     int row;                             /* this row in the rows' order (lambda)                */
-    int findex;                          /* the packed place of its normal row, or -1           */
+    int findex;                          /* the packed place of a friction row's normal row, or
+                                          * m, where the packed lambdas hold a 1: no branch    */
     int pair;                            /* cone: -2 the first row of a pair (solved with the
                                           * second), else the packed place of the first, or -1 */
 } __attribute__((aligned(16))) QRow;
@@ -233,8 +234,7 @@ static void correct_cone(const QRow *q, const QRow *r, int j, int k, const doubl
 static inline __attribute__((always_inline))
 void correct_row(const QRow *r, int k, double *xs, double *fc, int two, int track, double *dmax, double *xmax)
 {
-    double lo = r->lo, hi = r->hi, x = xs[k];
-    if (r->findex >= 0) { hi *= fabs(xs[r->findex]); lo = -hi; }
+    double scale = fabs(xs[r->findex]), lo = r->lo * scale, hi = r->hi * scale, x = xs[k];
     double nx = x + r->sad * (r->b - r->cfmh * x - qrow_dot(r, fc, two));
     nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
     double dx = nx - x;
@@ -261,6 +261,12 @@ double sweep_rows(const QRow *Q, int m, const double *Ad, double sor, double *xs
     *xmax = xm;
     return dmax;
 }
+/* The same source compiled twice where the compiler can dispatch at load time (GCC, x86-64
+ * ELF): with AVX2's three-operand encoding on processors that have it, plain SSE2 elsewhere.
+ * No FMA (C11 mode contracts nothing), so both give the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 static double sweep(const QRow *Q, int m, const double *Ad, double sor, double *xs, double *fc, int track, int cone, double *xmax)
 {
     if (cone) return sweep_rows(Q, m, Ad, sor, xs, fc, 1, 1, xmax);
@@ -272,10 +278,11 @@ int quick_step(EngineWorld *W, int iters, double sor, double tol)
     int m = W->m, nb = W->nb, cone = 0;
     double *fc = W->fc, *x = W->lambda;
     if (reserve_qrows(W, m)) return -1;
-    /* the packed lambdas (m doubles), order and place (m ints each), wavefront_order's scratch */
-    double *xs = malloc(sizeof(double) * (size_t)m + sizeof(int) * ((size_t)2 * m + nb + 1 + 2 * (size_t)m + 3));
+    /* the packed lambdas and a 1 (m + 1 doubles), order and place (m ints each), wavefront_order's scratch */
+    double *xs = malloc(sizeof(double) * (size_t)(m + 1) + sizeof(int) * ((size_t)2 * m + nb + 1 + 2 * (size_t)m + 3));
     if (!xs) return -1;
-    int *order = (int *)(void *)(xs + m), *place = order + m;
+    int *order = (int *)(void *)(xs + m + 1), *place = order + m;
+    xs[m] = 1.0;
     wavefront_order(W, order, place, place + m);
     QRow *Q = W->qrows;
     memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
@@ -297,10 +304,10 @@ int quick_step(EngineWorld *W, int iters, double sor, double tol)
         memcpy(q->J1, swap ? r->J2 : r->J1, sizeof q->J1); memcpy(q->J2, swap ? r->J1 : r->J2, sizeof q->J2);
         memcpy(q->M1, M + (swap ? 6 : 0), sizeof q->M1); memcpy(q->M2, M + (swap ? 0 : 6), sizeof q->M2);
         q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
-        q->lo = r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
+        q->lo = r->findex >= 0 ? -r->mu : r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
         q->f1 = 6 * (swap ? r->b2 : r->b1); q->f2 = r->b1 >= 0 && r->b2 >= 0 ? 6 * r->b2 : -1;
         if (q->f1 < 0) q->f1 = 6 * nb;                   /* no body at all: the world's zero slot */
-        q->row = i; q->findex = r->findex >= 0 ? place[r->findex] : -1;
+        q->row = i; q->findex = r->findex >= 0 ? place[r->findex] : m;
         q->pair = r->cone_pair < 0 ? -1 : r->cone_pair > i ? -2 : place[r->cone_pair];
         cone |= r->cone_pair >= 0;
         xs[k] = x[i];
