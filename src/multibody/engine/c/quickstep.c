@@ -181,24 +181,36 @@ static void wavefront_order(const EngineWorld *W, int *order, int *place, int *s
 }
 
 
-/* J . fc over the row's live sides, each side's three pairs summed as they come */
+/* Four-lane vectors for the first four entries of a side's 6-vector, two lanes for the last two:
+ * one AVX register and one SSE register where the sweep's AVX2 clone runs (below), two SSE
+ * registers and one in the plain build, with the same sums in the same order: the same bits. */
+typedef double v4d __attribute__((vector_size(32)));
+#define ld4(p) ({ v4d v_; memcpy(&v_, (p), sizeof v_); v_; })   /* a macro: a function returning v4d */
+#define st4(p, v) do { v4d v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)   /* warns of the AVX ABI */
+
+/* J . fc over the row's live sides: entry k of both sides in lane k, then lanes 0-3 folded onto
+ * 4-5 */
 static inline __attribute__((always_inline)) double qrow_dot(const QRow *r, const double *fc, int two)
 {
     const double *a = fc + r->f1;
-    v2d p = lda(r->J1) * lda(a) + lda(r->J1 + 2) * lda(a + 2) + lda(r->J1 + 4) * lda(a + 4);
+    v4d q = ld4(r->J1) * ld4(a);
+    v2d h = lda(r->J1 + 4) * lda(a + 4);
     if (two) {
         const double *c = fc + r->f2;
-        p += lda(r->J2) * lda(c) + lda(r->J2 + 2) * lda(c + 2) + lda(r->J2 + 4) * lda(c + 4);
+        q += ld4(r->J2) * ld4(c);
+        h += lda(r->J2 + 4) * lda(c + 4);
     }
-    return p[0] + p[1];
+    v2d lo = {q[0], q[1]}, hi = {q[2], q[3]}, t = (lo + hi) + h;
+    return t[0] + t[1];
 }
 /* fc += s W J^T on the live sides */
 static inline __attribute__((always_inline)) void qrow_add(const QRow *r, double s, double *fc, int two)
 {
     double *a = fc + r->f1;
+    v4d s4 = {s, s, s, s};
     v2d s2 = {s, s};
-    for (int k = 0; k < 6; k += 2) sta(a + k, lda(a + k) + s2 * lda(r->M1 + k));
-    if (two) { double *c = fc + r->f2; for (int k = 0; k < 6; k += 2) sta(c + k, lda(c + k) + s2 * lda(r->M2 + k)); }
+    st4(a, ld4(a) + s4 * ld4(r->M1)); sta(a + 4, lda(a + 4) + s2 * lda(r->M1 + 4));
+    if (two) { double *c = fc + r->f2; st4(c, ld4(c) + s4 * ld4(r->M2)); sta(c + 4, lda(c + 4) + s2 * lda(r->M2 + 4)); }
 }
 
 /* both friction rows q (packed at k - 1... or earlier, j) and r (at k) of a contact under the
@@ -262,8 +274,9 @@ double sweep_rows(const QRow *Q, int m, const double *Ad, double sor, double *xs
     return dmax;
 }
 /* The same source compiled twice where the compiler can dispatch at load time (GCC, x86-64
- * ELF): with AVX2's three-operand encoding on processors that have it, plain SSE2 elsewhere.
- * No FMA (C11 mode contracts nothing), so both give the same bits. */
+ * ELF): with AVX2 (four lanes, three-operand encoding) on processors that have it, plain SSE2
+ * elsewhere.  The same sums in the same order and no FMA (C11 mode contracts nothing), so both
+ * give the same bits. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
 __attribute__((target_clones("avx2", "default")))
 #endif
