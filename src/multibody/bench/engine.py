@@ -1,6 +1,6 @@
 """Benchmark: steps per second of the engine against MuJoCo on the same scenes, one run.
 
-    python -m multibody.bench.engine [--steps N] [--repeat R] [--solvers]
+    python -m multibody.bench.engine [--steps N] [--repeat R] [--only chain|pile|convex] [--solvers]
     (before the bench package exists: PYTHONPATH=src python src/multibody/bench/engine.py)
 
 Scenes: a 10-link chain of hinged boxes swinging from horizontal (no contacts; the engine solves
@@ -346,6 +346,9 @@ def main(argv=None):
     ap.add_argument("--ode-exact-steps", type=int, default=500,
                     help="steps per timed ODE dWorldStep run of the pile (slow: pivoting; default 500)")
     ap.add_argument("--no-ode", action="store_true", help="leave out the ODE rows")
+    ap.add_argument("--only", choices=("chain", "pile", "convex"),
+                    help="only that scene's rows (chain or pile: against MuJoCo and ODE; convex: the convex pile "
+                         "and the narrow phase rows)")
     ap.add_argument("--solvers", action="store_true",
                     help="time exact pivoting against the quick step as the rows grow (behind World.exact_rows)")
     args = ap.parse_args(argv)
@@ -356,11 +359,15 @@ def main(argv=None):
         for name, m, d, q, piv in solver_crossover():
             print(f"{name:20s} {m:5d} {d:16.3f} {q:12.3f} {d / q:7.1f} {piv:12.0f}")
         return 0
+    if args.only == "convex":
+        convex_rows(args.steps, args.repeat)
+        return 0
     scenes = (("10-link hinge chain", chain_world, chain_mjcf()),
               ("pile of 100 boxes", pile_world, pile_mjcf()),
               ("pile, solver='pgs'", partial(pile_world, solver="pgs"), pile_mjcf()))
     # ODE's quick step sweeps a fixed count (its default 20): the engine at the same count, no early stop
     same = (partial(chain_same_sweeps, ODE_SWEEPS), partial(pile_world, iterations=ODE_SWEEPS, tolerance=0.0))
+    wanted = {None: (0, 1, 2), "chain": (0,), "pile": (1, 2)}[args.only]
     eng, mj, last = [0.0] * len(scenes), [0.0] * len(scenes), [None] * len(scenes)
     ode_quick, eng_same, ode_exact, eng_tail, ode_why = [0.0] * 2, [0.0] * 2, [0.0] * 2, [0.0] * 2, None
     if not args.no_ode:
@@ -373,6 +380,8 @@ def main(argv=None):
         ode_why = "--no-ode"
     for _ in range(args.repeat):                 # the scenes interleaved too: the defaults against 'pgs'
         for k, (name, make, xml) in enumerate(scenes):
+            if k not in wanted:
+                continue
             rate, world = time_engine(make, args.steps)
             eng[k], last[k] = max(eng[k], rate), world.last_step
             mj[k] = max(mj[k], time_mujoco(xml, args.steps))
@@ -384,7 +393,9 @@ def main(argv=None):
                 tail = args.steps if k == 0 else min(args.steps, args.ode_exact_steps)
                 ode_exact[k] = max(ode_exact[k], time_ode(make, tail, False, args.steps - tail)[0])
                 eng_tail[k] = max(eng_tail[k], time_engine(make, tail, args.steps - tail)[0])
-    for (name, make, xml), e, m, ls in zip(scenes, eng, mj, last):
+    for k, ((name, make, xml), e, m, ls) in enumerate(zip(scenes, eng, mj, last)):
+        if k not in wanted:
+            continue
         sweeps, most = engine_sweeps(make, args.steps)
         mj_it, mj_most = mujoco_iterations(xml, args.steps)
         print(f"{name:22s} engine {e:10.0f} steps/s   MuJoCo {m:10.0f} steps/s   engine/MuJoCo = {e / m:5.2f}"
@@ -392,7 +403,7 @@ def main(argv=None):
         print(f"{'':22s} iterations a step: engine {sweeps:5.1f} quick-step sweeps (≤ {most}, tolerance "
               f"{make().tolerance:g}), MuJoCo {mj_it:5.1f} Newton iterations (≤ {mj_most})")
     if ode_why is None:
-        for k in range(2):
+        for k in (k for k in range(2) if k in wanted):
             name, make = scenes[k][0], scenes[k][1]
             tail = args.steps if k == 0 else min(args.steps, args.ode_exact_steps)
             print(f"{name:22s} ODE 0.16 dWorldQuickStep ({ODE_SWEEPS} sweeps) {ode_quick[k]:10.0f} steps/s   engine, the "
@@ -402,6 +413,8 @@ def main(argv=None):
                   f"engine defaults on the same steps/ODE dWorldStep = {eng_tail[k] / ode_exact[k]:5.2f}")
     else:
         print(f"ODE rows left out: {ode_why}")
+    if args.only:
+        return 0
     for kind in ("box", "cylinder"):
         eng_us, coal_us, per = narrow_phase_cost(kind)
         print(f"box-{kind:8s} narrow phase: engine C {eng_us:6.2f} µs/pair ({per:.0f} points)   coal via Python "

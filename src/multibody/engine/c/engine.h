@@ -288,7 +288,7 @@ typedef struct EngineWorldS {
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
-    struct QRow *qrows; int cap_qrows;    /* step.c: the quick step's rows, packed for its sweeps */
+    struct QRow *qrows; int cap_qrows;    /* quickstep.c: the quick step's rows, packed for its sweeps */
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     const char *why;                      /* which solver ran this step and why (a static string) */
@@ -303,6 +303,10 @@ int world_step(EngineWorld *W, double h);   /* 0 ok, 1 exploded (message), -1 ou
 void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update);
 double world_residual(EngineWorld *W);
 int world_collide_only(EngineWorld *W);      /* broad + narrow phase; returns the number of contacts or -1 */
+/* quickstep.c: the quick step on the rows step.c built (0 ok, -1 out of memory), and the forces
+ * kept after a solve for the next step's warm start */
+int quick_step(EngineWorld *W, int iters, double sor, double tol);
+int quick_remember(EngineWorld *W);
 
 /* joints.c */
 typedef struct {

@@ -1,0 +1,342 @@
+/* The quick step: projected Gauss-Seidel on the bodies' velocity changes (ODE's dWorldQuickStep,
+ * report §3.4), warm-started from the last step's contact forces and joint multipliers.
+ *
+ * step.c builds the rows, J, W J^T (iMJ), b and CFM/h and calls quick_step when the solver is the
+ * iterative one; after any solve it calls quick_remember to keep the forces for the next start.
+ */
+#include <stdlib.h>
+#include "engine.h"
+
+static void *grow(void *p, size_t n) { return realloc(p, n ? n : 1); }
+
+/* ---- warm start: the last step's forces as the quick step's first guess ------------------- */
+static void warm_start(EngineWorld *W, double *x)
+{
+    int m = W->m;
+    for (int i = 0; i < m; i++) x[i] = 0;
+    /* joints: same joint, same number of rows -> same multipliers */
+    for (int i = 0, j = -1, start = 0; i <= m; i++) {
+        int src = i < m ? W->rows[i].source : -1;
+        if (i == m || src != j) {
+            if (j >= 0 && j < W->njlam && W->jrow_count[j] == i - start)
+                for (int k = 0; k < i - start; k++) x[start + k] = W->jlam[W->jrow_start[j] + k];
+            j = src; start = i;
+        }
+        if (src < 0) break;
+    }
+    /* contacts: the nearest contact of the same geometry pair last step, within 5 mm */
+    if (!W->nwprev) return;
+    int ng1 = W->ng + 1;
+    for (int i = 0; i < m; i++) {
+        const Row *r = W->rows + i;
+        if (r->source >= 0 || r->findex >= 0 || (i > 0 && W->rows[i - 1].source == r->source && r->lo != 0)) continue;
+        if (r->lo != 0) continue;                               /* the normal row of a contact */
+        const Contact *c = W->contacts + (-(r->source + 1));
+        int64_t key = (int64_t)c->g1 * ng1 + c->g2;
+        int lo = 0, hi = W->nwprev;
+        while (lo < hi) { int mid = (lo + hi) / 2; if (W->wkey[mid] < key) lo = mid + 1; else hi = mid; }
+        int best = -1; double bd = 25e-6;
+        for (int k = lo; k < W->nwprev && W->wkey[k] == key; k++) {
+            const Contact *p = W->wprev + W->wperm[k];
+            double d[3]; sub3(p->pos, c->pos, d);
+            double dd = dot3(d, d);
+            if (dd < bd) { bd = dd; best = W->wperm[k]; }
+        }
+        if (best < 0) continue;
+        const double *f = W->wforce + 3 * (size_t)best;
+        double fn = dot3(f, r->J1);
+        x[i] = fn > 0 ? fn : 0;
+        for (int k = i + 1; k < m && k <= i + 2; k++)           /* its friction rows: the force's components */
+            if (W->rows[k].findex == i) x[k] = dot3(f, W->rows[k].J1);
+    }
+}
+
+/* Keep this step's contacts and forces, and the joints' multipliers, for the next warm start. */
+int quick_remember(EngineWorld *W)
+{
+    if (W->nc > W->cap_wprev) {
+        int cap = W->nc * 2 + 16;
+        Contact *c = grow(W->wprev, (size_t)cap * sizeof(Contact)); if (!c) return -1; W->wprev = c;
+        double *f = grow(W->wforce, (size_t)cap * 3 * sizeof(double)); if (!f) return -1; W->wforce = f;
+        int64_t *k = grow(W->wkey, (size_t)cap * sizeof(int64_t)); if (!k) return -1; W->wkey = k;
+        int *pm = grow(W->wperm, (size_t)cap * sizeof(int)); if (!pm) return -1; W->wperm = pm;
+        W->cap_wprev = cap;
+    }
+    if (W->nc) {
+        memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
+        memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
+    }
+    int ng1 = W->ng + 1;
+    for (int i = 0; i < W->m; i++) {
+        const Row *r = W->rows + i;
+        if (r->source >= 0) continue;
+        int c = -(r->source + 1);
+        for (int k = 0; k < 3; k++) W->wforce[3 * c + k] += W->lambda[i] * r->J1[k];
+    }
+    if (W->nc) {                                          /* contacts sorted by geometry pair */
+        /* stably, in linear time: counted into buckets by geom 1, each bucket (a few contacts)
+         * ordered by geom 2 by insertion */
+        int ng = W->ng, *start = calloc((size_t)ng + 2, sizeof(int));
+        if (!start) return -1;
+        for (int c = 0; c < W->nc; c++) start[W->contacts[c].g1 + 1]++;
+        for (int g = 0; g < ng; g++) start[g + 1] += start[g];
+        for (int c = 0; c < W->nc; c++) W->wperm[start[W->contacts[c].g1]++] = c;
+        free(start);
+        for (int k = 0; k < W->nc; k++) {
+            int c = W->wperm[k], j = k;
+            int64_t key = (int64_t)W->contacts[c].g1 * ng1 + W->contacts[c].g2;
+            while (j > 0 && W->wkey[j - 1] > key) { W->wkey[j] = W->wkey[j - 1]; W->wperm[j] = W->wperm[j - 1]; j--; }
+            W->wkey[j] = key; W->wperm[j] = c;
+        }
+    }
+    W->nwprev = W->nc;
+    if (!W->jrow_start) {
+        W->jrow_start = calloc((size_t)W->nj + 1, sizeof(int)); W->jrow_count = calloc((size_t)W->nj + 1, sizeof(int));
+        if (!W->jrow_start || !W->jrow_count) return -1;
+    }
+    int nj_rows = 0;
+    while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
+    if (nj_rows > W->cap_jlam) {
+        double *l = grow(W->jlam, (size_t)(nj_rows * 2 + 16) * sizeof(double)); if (!l) return -1;
+        W->jlam = l; W->cap_jlam = nj_rows * 2 + 16;
+    }
+    for (int j = 0; j < W->nj; j++) W->jrow_count[j] = 0;
+    for (int i = 0; i < nj_rows; i++) {
+        int j = W->rows[i].source;
+        if (W->jrow_count[j] == 0) W->jrow_start[j] = i;
+        W->jrow_count[j]++;
+        W->jlam[i] = W->lambda[i];
+    }
+    W->njlam = W->nj;
+    return 0;
+}
+
+/* Projected Gauss-Seidel on the bodies' velocity changes (ODE's quick step), the cone by
+ * projecting each contact's two friction forces onto the disk of radius mu lambda_n.
+ *
+ * A sweep visits every row, reads its two bodies' velocity changes fc and writes them back.
+ * In the rows' own order, consecutive rows mostly share a body (a contact's normal and friction
+ * rows, a box's contacts), so each waits for the one before through fc: the sweep runs at the
+ * latency of that chain, not at the processor's width.  Rows on disjoint bodies commute, so the
+ * sweep takes the rows by wavefront instead (level = 1 + the level of the last row before it on
+ * either of its bodies; by level, then row): every row still sees its bodies' fc after exactly the
+ * updates it saw in row order, in the same order, while the rows of one level are independent and
+ * overlap.  (Taking a run of rows on the same bodies as one unit, fc kept in registers, saves a
+ * fifth of the instructions but chains the run's rows: slower.)  Each row is packed once per step
+ * into a QRow in that order (J and W J^T per side, its scalars, where its bodies' fc lie), read
+ * front to back in two-lane loads, and its lambda kept in that order too (xs).  A row against the
+ * static world keeps its body on side 1 and updates that body alone: through a shared slot for
+ * the world, every such row would wait on the one before. */
+typedef struct QRow {
+    double J1[6], J2[6];                 /* J per side, the live body on side 1                 */
+    double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
+    double b, cfmh, sad;                 /* sad = sor / (J W J^T + CFM/h)_ii                   */
+    double lo, hi;                       /* the bounds, times |lambda| of row findex           */
+    int f1, f2;                          /* offsets of the bodies' fc; f2 < 0: the static world */
+    int row;                             /* this row in the rows' order (lambda)                */
+    int findex;                          /* the packed place of a friction row's normal row, or
+                                          * m, where the packed lambdas hold a 1: no branch    */
+    int pair;                            /* cone: -2 the first row of a pair (solved with the
+                                          * second), else the packed place of the first, or -1 */
+} __attribute__((aligned(16))) QRow;
+/* 256 bytes: every QRow, like fc's 6-double blocks, starts on 16 bytes (malloc's alignment), so
+ * the sweep's two-lane loads are aligned and fold into the arithmetic */
+_Static_assert(sizeof(QRow) == 256, "QRow packs to 256 bytes");
+static inline v2d lda(const double *p) { return ld2(__builtin_assume_aligned(p, 16)); }
+static inline void sta(double *p, v2d v) { st2(__builtin_assume_aligned(p, 16), v); }
+
+static int reserve_qrows(EngineWorld *W, int m)
+{
+    if (m <= W->cap_qrows) return 0;
+    int cap = m * 2 + 16;
+    QRow *q = grow(W->qrows, (size_t)cap * sizeof(QRow));
+    if (!q) return -1;
+    W->qrows = q; W->cap_qrows = cap;
+    return 0;
+}
+
+/* The sweep order: rows by wavefront level, within a level the rows against the static world
+ * first (so that the sweep's test for them changes once a level), then by index (see
+ * quick_step).  order[k] is the row taken k-th, place[i] where row i is taken.
+ * scratch: nb + 1 + 2 m + 3 ints. */
+static void wavefront_order(const EngineWorld *W, int *order, int *place, int *scratch)
+{
+    int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, top = 0;
+    for (int b = 0; b <= nb; b++) last[b] = 0;
+    for (int l = 0; l <= 2 * m + 2; l++) count[l] = 0;
+    for (int i = 0; i < m; i++) {
+        int b1 = W->rows[i].b1, b2 = W->rows[i].b2, l = 0;
+        if (b1 >= 0 && last[b1] > l) l = last[b1];
+        if (b2 >= 0 && last[b2] > l) l = last[b2];
+        l++;
+        if (b1 >= 0) last[b1] = l;
+        if (b2 >= 0) last[b2] = l;
+        int key = 2 * l + (b1 >= 0 && b2 >= 0);
+        place[i] = key; count[key + 1]++;
+        if (key > top) top = key;
+    }
+    for (int l = 1; l <= top; l++) count[l + 1] += count[l];
+    for (int i = 0; i < m; i++) { int k = count[place[i]]++; order[k] = i; }
+    for (int k = 0; k < m; k++) place[order[k]] = k;
+}
+
+
+/* Four-lane vectors for the first four entries of a side's 6-vector, two lanes for the last two:
+ * one AVX register and one SSE register where the sweep's AVX2 clone runs (below), two SSE
+ * registers and one in the plain build, with the same sums in the same order: the same bits. */
+typedef double v4d __attribute__((vector_size(32)));
+#define ld4(p) ({ v4d v_; memcpy(&v_, (p), sizeof v_); v_; })   /* a macro: a function returning v4d */
+#define st4(p, v) do { v4d v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)   /* warns of the AVX ABI */
+
+/* J . fc over the row's live sides: entry k of both sides in lane k, then lanes 0-3 folded onto
+ * 4-5 */
+static inline __attribute__((always_inline)) double qrow_dot(const QRow *r, const double *fc, int two)
+{
+    const double *a = fc + r->f1;
+    v4d q = ld4(r->J1) * ld4(a);
+    v2d h = lda(r->J1 + 4) * lda(a + 4);
+    if (two) {
+        const double *c = fc + r->f2;
+        q += ld4(r->J2) * ld4(c);
+        h += lda(r->J2 + 4) * lda(c + 4);
+    }
+    v2d lo = {q[0], q[1]}, hi = {q[2], q[3]}, t = (lo + hi) + h;
+    return t[0] + t[1];
+}
+/* fc += s W J^T on the live sides */
+static inline __attribute__((always_inline)) void qrow_add(const QRow *r, double s, double *fc, int two)
+{
+    double *a = fc + r->f1;
+    v4d s4 = {s, s, s, s};
+    v2d s2 = {s, s};
+    st4(a, ld4(a) + s4 * ld4(r->M1)); sta(a + 4, lda(a + 4) + s2 * lda(r->M1 + 4));
+    if (two) { double *c = fc + r->f2; st4(c, ld4(c) + s4 * ld4(r->M2)); sta(c + 4, lda(c + 4) + s2 * lda(r->M2 + 4)); }
+}
+
+/* both friction rows q (packed at k - 1... or earlier, j) and r (at k) of a contact under the
+ * cone at once: Newton step on the 2 x 2 block of A, then projection onto the disk of radius
+ * mu lambda_n */
+static void correct_cone(const QRow *q, const QRow *r, int j, int k, const double *Ad, double sor, double *xs, double *fc,
+                         double *dmax, double *xmax)
+{
+    int two = r->f2 >= 0;
+    double aij = dot6(q->J1, r->M1) + (two ? dot6(q->J2, r->M2) : 0.0);
+    double aii = 1.0 / Ad[q->row], ajj = 1.0 / Ad[r->row], xi = xs[j], xj = xs[k];
+    double ri = q->b - q->cfmh * xi - qrow_dot(q, fc, two), rj = r->b - r->cfmh * xj - qrow_dot(r, fc, two);
+    double det = aii * ajj - aij * aij, di, dj;
+    if (det > 1e-14 * aii * ajj) { di = (ajj * ri - aij * rj) / det; dj = (aii * rj - aij * ri) / det; }
+    else { di = ri / aii; dj = rj / ajj; }
+    double ni = xi + sor * di, nj = xj + sor * dj;
+    double rad = r->hi * fabs(xs[r->findex]), t = sqrt(ni * ni + nj * nj), rn = sqrt(ri * ri + rj * rj);
+    if (t > rad) {
+        /* sliding: maximum dissipation puts the force against the slip, which is along the
+         * residual (ri, rj) at the current forces, at the cone's edge */
+        if (rn > 1e-12) { ni = rad * ri / rn; nj = rad * rj / rn; }
+        else { double sc = t > 0 ? rad / t : 0; ni *= sc; nj *= sc; }
+    }
+    qrow_add(q, ni - xi, fc, two); qrow_add(r, nj - xj, fc, two);
+    double d = fmax(fabs(ni - xi), fabs(nj - xj));
+    *dmax = d > *dmax ? d : *dmax;
+    d = fmax(fabs(ni), fabs(nj)); *xmax = d > *xmax ? d : *xmax;
+    xs[j] = ni; xs[k] = nj;
+}
+
+/* one row: the new lambda clamped to its bounds (a friction row's from its normal row's lambda),
+ * fc += change W J^T; the largest change and |lambda| when track */
+static inline __attribute__((always_inline))
+void correct_row(const QRow *r, int k, double *xs, double *fc, int two, int track, double *dmax, double *xmax)
+{
+    double scale = fabs(xs[r->findex]), lo = r->lo * scale, hi = r->hi * scale, x = xs[k];
+    double nx = x + r->sad * (r->b - r->cfmh * x - qrow_dot(r, fc, two));
+    nx = nx < lo ? lo : nx; nx = nx > hi ? hi : nx;   /* maxsd, minsd: no branch to mispredict */
+    double dx = nx - x;
+    qrow_add(r, dx, fc, two);
+    xs[k] = nx;
+    if (track) { dx = fabs(dx); *dmax = dx > *dmax ? dx : *dmax; nx = fabs(nx); *xmax = nx > *xmax ? nx : *xmax; }
+}
+
+/* One sweep; returns the largest change of a lambda and *xmax the largest |lambda| (0 unless
+ * track: ODE's fixed sweeps, tolerance 0, skip them).  cone: some rows are the cone's pairs. */
+static inline __attribute__((always_inline))
+double sweep_rows(const QRow *Q, int m, const double *Ad, double sor, double *xs, double *fc, int track, int cone, double *xmax)
+{
+    double dmax = 0, xm = 0;
+    for (int k = 0; k < m; k++) {
+        const QRow *r = Q + k;
+        if (cone && r->pair != -1) {
+            if (r->pair >= 0) correct_cone(Q + r->pair, r, r->pair, k, Ad, sor, xs, fc, &dmax, &xm);
+            continue;                                    /* -2: solved at the pair's second row */
+        }
+        if (r->f2 < 0) correct_row(r, k, xs, fc, 0, track, &dmax, &xm);
+        else correct_row(r, k, xs, fc, 1, track, &dmax, &xm);
+    }
+    *xmax = xm;
+    return dmax;
+}
+/* The same source compiled twice where the compiler can dispatch at load time (GCC, x86-64
+ * ELF): with AVX2 (four lanes, three-operand encoding) on processors that have it, plain SSE2
+ * elsewhere.  The same sums in the same order and no FMA (C11 mode contracts nothing), so both
+ * give the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static double sweep(const QRow *Q, int m, const double *Ad, double sor, double *xs, double *fc, int track, int cone, double *xmax)
+{
+    if (cone) return sweep_rows(Q, m, Ad, sor, xs, fc, 1, 1, xmax);
+    return track ? sweep_rows(Q, m, Ad, sor, xs, fc, 1, 0, xmax) : sweep_rows(Q, m, Ad, sor, xs, fc, 0, 0, xmax);
+}
+
+int quick_step(EngineWorld *W, int iters, double sor, double tol)
+{
+    int m = W->m, nb = W->nb, cone = 0;
+    double *fc = W->fc, *x = W->lambda;
+    if (reserve_qrows(W, m)) return -1;
+    /* the packed lambdas and a 1 (m + 1 doubles), order and place (m ints each), wavefront_order's scratch */
+    double *xs = malloc(sizeof(double) * (size_t)(m + 1) + sizeof(int) * ((size_t)2 * m + nb + 1 + 2 * (size_t)m + 3));
+    if (!xs) return -1;
+    int *order = (int *)(void *)(xs + m + 1), *place = order + m;
+    xs[m] = 1.0;
+    wavefront_order(W, order, place, place + m);
+    QRow *Q = W->qrows;
+    memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
+    for (int i = 0; i < m; i++) {                        /* 1 / (J W J^T + CFM/h) on the diagonal */
+        const Row *r = W->rows + i;
+        const double *M = W->iMJ + 12 * (size_t)i;
+        double jm = W->cfmh[i];
+        if (r->b1 >= 0) jm += dot6(r->J1, M);
+        if (r->b2 >= 0) jm += dot6(r->J2, M + 6);
+        W->Ad[i] = 1.0 / jm;
+    }
+    warm_start(W, x);
+    for (int k = 0; k < m; k++) {                        /* packed in sweep order */
+        int i = order[k];
+        const Row *r = W->rows + i;
+        const double *M = W->iMJ + 12 * (size_t)i;
+        QRow *q = Q + k;
+        int swap = r->b1 < 0;                            /* the live side first */
+        memcpy(q->J1, swap ? r->J2 : r->J1, sizeof q->J1); memcpy(q->J2, swap ? r->J1 : r->J2, sizeof q->J2);
+        memcpy(q->M1, M + (swap ? 6 : 0), sizeof q->M1); memcpy(q->M2, M + (swap ? 0 : 6), sizeof q->M2);
+        q->b = W->b[i]; q->cfmh = W->cfmh[i]; q->sad = sor * W->Ad[i];
+        q->lo = r->findex >= 0 ? -r->mu : r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
+        q->f1 = 6 * (swap ? r->b2 : r->b1); q->f2 = r->b1 >= 0 && r->b2 >= 0 ? 6 * r->b2 : -1;
+        if (q->f1 < 0) q->f1 = 6 * nb;                   /* no body at all: the world's zero slot */
+        q->row = i; q->findex = r->findex >= 0 ? place[r->findex] : m;
+        q->pair = r->cone_pair < 0 ? -1 : r->cone_pair > i ? -2 : place[r->cone_pair];
+        cone |= r->cone_pair >= 0;
+        xs[k] = x[i];
+        if (x[i] != 0) qrow_add(q, x[i], fc, q->f2 >= 0);
+    }
+    /* The convergence stop: a sweep whose largest change of any lambda is at most tol times the
+     * largest |lambda| ends the iteration (a warm-started settled pile needs a few sweeps, not
+     * iters).  tol = 0 sweeps iters times, as ODE's quick step does. */
+    int it = 0;
+    while (it < iters) {
+        double xmax, dmax = sweep(Q, m, W->Ad, sor, xs, fc, tol > 0, cone, &xmax);
+        it++;
+        if (tol > 0 && dmax <= tol * xmax) break;
+    }
+    for (int k = 0; k < m; k++) x[Q[k].row] = xs[k];
+    free(xs);
+    W->iterations = it;
+    return 0;
+}
