@@ -36,7 +36,27 @@ long mb_aba_derivatives_scratch(const mb_model *m)
 #ifndef MB_LANE_BUILD
 typedef double v4 __attribute__((vector_size(32)));                 /* four entries along a row */
 typedef double v4u __attribute__((vector_size(32), aligned(8)));    /* …read where a row has them */
+typedef double v2 __attribute__((vector_size(16)));
+typedef double v2u __attribute__((vector_size(16), aligned(8)));
 MB_CLONES_AVX2  /* AVX2 where the CPU has it */
+#else
+/* rows r0 … r0 + w − 1 (w ≤ 4) of column c of both products: sums in registers, stored once */
+static inline __attribute__((always_inline)) void column_block_lanes(const int *ks, int nk, long n, int c, long r0,
+                                                                     int w, const real *Minv, const real *T1,
+                                                                     const real *T2, real *o1, real *o2)
+{
+    real s1[4] = {0}, s2[4] = {0};
+    for (int t = 0; t < nk; t++) {
+        const long k = ks[t];
+        const real x1 = T1[n * k + c], x2 = T2[n * k + c], *row = Minv + n * k + r0;
+        for (int e = 0; e < w; e++) {
+            s1[e] -= x1 * row[e];
+            s2[e] -= x2 * row[e];
+        }
+    }
+    for (int e = 0; e < w; e++)
+        o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
+}
 #endif
 static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
                            const real *Minv, const real *T1, const real *T2, real *o1, real *o2)
@@ -54,28 +74,12 @@ static void minus_products(const mb_model *m, const int *cols, const int *first,
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
 #ifdef MB_LANE_BUILD
             long r0 = 0;
-            for (; r0 + 4 <= n; r0 += 4) {
-                real s1[4] = {0}, s2[4] = {0};
-                for (int t = 0; t < nk; t++) {
-                    const long k = ks[t];
-                    const real x1 = T1[n * k + c], x2 = T2[n * k + c], *row = Minv + n * k + r0;
-                    for (int e = 0; e < 4; e++) {
-                        s1[e] -= x1 * row[e];
-                        s2[e] -= x2 * row[e];
-                    }
-                }
-                for (int e = 0; e < 4; e++)
-                    o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
-            }
-            for (; r0 < n; r0++) {
-                real s1 = MB_SPLAT(0.0), s2 = MB_SPLAT(0.0);
-                for (int t = 0; t < nk; t++) {
-                    const long k = ks[t];
-                    s1 -= T1[n * k + c] * Minv[n * k + r0];
-                    s2 -= T2[n * k + c] * Minv[n * k + r0];
-                }
-                o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
-            }
+            for (; r0 + 4 <= n; r0 += 4)
+                column_block_lanes(ks, nk, n, c, r0, 4, Minv, T1, T2, o1, o2);
+            if (r0 + 2 <= n)
+                column_block_lanes(ks, nk, n, c, r0, 2, Minv, T1, T2, o1, o2), r0 += 2;
+            if (r0 < n)
+                column_block_lanes(ks, nk, n, c, r0, 1, Minv, T1, T2, o1, o2);
 #else
             long r0 = 0;
             for (; r0 + 8 <= n; r0 += 8) {
@@ -92,7 +96,29 @@ static void minus_products(const mb_model *m, const int *cols, const int *first,
                     o2[n * (r0 + e) + c] = b_lo[e], o2[n * (r0 + 4 + e) + c] = b_hi[e];
                 }
             }
-            for (; r0 < n; r0++) {
+            if (r0 + 4 <= n) {  /* the rows left: four, two, one at a time (a scalar tail costs as much as the rest) */
+                v4 a = {0}, b = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const v4 row = *(const v4u *)(Minv + n * k + r0);
+                    a -= T1[n * k + c] * row, b -= T2[n * k + c] * row;
+                }
+                for (int e = 0; e < 4; e++)
+                    o1[n * (r0 + e) + c] = a[e], o2[n * (r0 + e) + c] = b[e];
+                r0 += 4;
+            }
+            if (r0 + 2 <= n) {
+                v2 a = {0}, b = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const v2 row = *(const v2u *)(Minv + n * k + r0);
+                    a -= T1[n * k + c] * row, b -= T2[n * k + c] * row;
+                }
+                for (int e = 0; e < 2; e++)
+                    o1[n * (r0 + e) + c] = a[e], o2[n * (r0 + e) + c] = b[e];
+                r0 += 2;
+            }
+            if (r0 < n) {
                 double s1 = 0.0, s2 = 0.0;
                 for (int t = 0; t < nk; t++) {
                     const long k = ks[t];

@@ -162,7 +162,8 @@ static inline void column_accelerations(const mb_model *m, const mb_rnead *w, in
     }
 }
 
-/* Forward pass (see the top) at q̈ (NULL: 0), from the world poses R0, p0 of q. */
+/* Forward pass (see the top) at q̈, from the world poses R0, p0 of q; qdd NULL: at q̈ = 0 and
+ * without dAq (mb_rnead_add_qdd makes it). */
 MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb_rnead *w, const real *R0s,
                                                      const real *p0s, const real *qd, const real *qdd,
                                                      const real *fext)
@@ -198,7 +199,8 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb
             for (int r = 0; r < 6; r++)
                 Av[r] += Uk[r];
         }
-        column_accelerations(m, w, i, minus_grav);
+        if (qdd)  /* at q̈ = 0 (aba_derivatives.c) mb_rnead_add_qdd makes them, at its q̈ */
+            column_accelerations(m, w, i, minus_grav);
         memset(Y, 0, sizeof(real) * MB_NI);
         MODEL_REAL(Ib, m->inertia + MB_NI * i, MB_NI);
         mb_inertia_to_parent_add(R0, p0, Ib, Y);
@@ -212,7 +214,7 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb
 }
 
 #ifndef MB_LANE_BUILD
-/* Forward pass (see the top) at q̈ (NULL: 0), with the world poses of q. */
+/* Forward pass (see the top) at q̈ (NULL: 0, dAq left to mb_rnead_add_qdd), with the world poses of q. */
 void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
                       const double *qdd, const double *fext)
 {
