@@ -267,7 +267,8 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead
     }
 }
 
-/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL. */
+/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL.  Writes
+ * only the tree's entries (the rest are 0: the caller zeroes them, or, as −M⁻¹·∂τ does, never reads them). */
 #ifndef MB_LANE_BUILD
 MB_CLONES_AVX2
 #endif
@@ -277,12 +278,6 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnea
     const int nb = m->nb, nv = m->nv;
     const real *J = w->J, *U = w->U, *dAq = w->dAq, *dAv = w->dAv;
     real *F = w->F, *Fx = w->Fx, *Yc = w->Yc, *Bc = w->Bc;
-#ifndef MB_LANE_BUILD  /* lanes: the caller zeroes them once per batch (derivatives_lanes.c) */
-    memset(dtau_dq, 0, sizeof(real) * nv * nv);
-    memset(dtau_dqd, 0, sizeof(real) * nv * nv);
-    if (M)
-        memset(M, 0, sizeof(real) * nv * nv);
-#endif
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const real *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
@@ -346,6 +341,11 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
                          const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M)
 {
     const mb_rnead w = mb_rnead_layout(m, scratch);
+    const size_t bytes = sizeof(double) * m->nv * m->nv;
+    memset(dtau_dq, 0, bytes);  /* the entries of joints on different branches */
+    memset(dtau_dqd, 0, bytes);
+    if (M)
+        memset(M, 0, bytes);
     mb_rnead_forward(m, d, &w, q, qd, qdd, fext);
     mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, M);
 }
