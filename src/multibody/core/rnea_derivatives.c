@@ -164,6 +164,9 @@ static inline void column_accelerations(const mb_model *m, const mb_rnead *w, in
 
 /* Forward pass (see the top) at q̈, from the world poses R0, p0 of q; qdd NULL: at q̈ = 0 and
  * without dAq (mb_rnead_add_qdd makes it). */
+#ifndef MB_LANE_BUILD
+MB_CLONES_AVX2
+#endif
 MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb_rnead *w, const real *R0s,
                                                      const real *p0s, const real *qd, const real *qdd,
                                                      const real *fext)
@@ -245,6 +248,9 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_bias)(const mb_model *m, const mb_rnead *w
 }
 
 /* Move the forward pass from q̈ = 0 to q̈: a_i += Σ_{joints k ⪯ i} J_k q̈_k, f_i += Y_i (that), dAq anew. */
+#ifndef MB_LANE_BUILD
+MB_CLONES_AVX2
+#endif
 MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead *w, const real *qdd)
 {
     const real minus_grav[6] = {MB_SPLAT(-m->a_grav[0]), MB_SPLAT(-m->a_grav[1]), MB_SPLAT(-m->a_grav[2]),
