@@ -28,17 +28,39 @@ long mb_aba_derivatives_scratch(const mb_model *m)
 /* o1 = −Minv T1, o2 = −Minv T2 for nv × nv row-major matrices, Minv symmetric.  Column c of
  * ∂τ/∂q and ∂τ/∂q̇ is zero but for the joints on c's path to the root and in c's subtree
  * (rnea_derivatives.c), so column c of the products, Σ_k T[k][c] Minv[k][:], sums only those rows
- * of Minv (named by the tree, not by testing for zeros; `ks`: nv ints of room for their list).
+ * of Minv (named by the tree, not by testing for zeros; `ks`: nv ints of room for their row offsets n·k).
  * Entries of a column are summed in registers over the whole list and stored once, so the sums
  * stay out of memory and each row of Minv read serves both products: in lanes four entries (each
- * a vector of states), for one state eight (two vectors of four along the row).  Every entry is
+ * a vector of states), for one state eight (two vectors of four along the row); the rows left
+ * over go four, two, one at a time.  Not inlined: in its caller the sums would not all stay in
+ * registers.  Every entry is
  * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits. */
 #ifndef MB_LANE_BUILD
 typedef double v4 __attribute__((vector_size(32)));                 /* four entries along a row */
 typedef double v4u __attribute__((vector_size(32), aligned(8)));    /* …read where a row has them */
+typedef double v2 __attribute__((vector_size(16)));
+typedef double v2u __attribute__((vector_size(16), aligned(8)));
 MB_CLONES_AVX2  /* AVX2 where the CPU has it */
+#else
+/* rows r0 … r0 + w − 1 (w ≤ 4) of column c of both products: sums in registers, stored once */
+static inline __attribute__((always_inline)) void column_block_lanes(const int *ks, int nk, long n, int c, long r0,
+                                                                     int w, const real *Minv, const real *T1,
+                                                                     const real *T2, real *o1, real *o2)
+{
+    real s1[4] = {0}, s2[4] = {0};
+    for (int t = 0; t < nk; t++) {
+        const long k = ks[t];
+        const real x1 = T1[k + c], x2 = T2[k + c], *row = Minv + k + r0;
+        for (int e = 0; e < w; e++) {
+            s1[e] -= x1 * row[e];
+            s2[e] -= x2 * row[e];
+        }
+    }
+    for (int e = 0; e < w; e++)
+        o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
+}
 #endif
-static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
+__attribute__((noinline)) static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
                            const real *Minv, const real *T1, const real *T2, real *o1, real *o2)
 {
     const long n = m->nv;
@@ -47,43 +69,27 @@ static void minus_products(const mb_model *m, const int *cols, const int *first,
             continue;
         int nk = 0;  /* the rows that column c of T reaches: b's subtree, then its ancestors */
         for (int t = first[b]; t < first[b] + count[b]; t++)
-            ks[nk++] = cols[t];
+            ks[nk++] = (int)n * cols[t];
         for (int p = m->parent[b]; p >= 0; p = m->parent[p])
             for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
-                ks[nk++] = k;
+                ks[nk++] = (int)n * k;
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
 #ifdef MB_LANE_BUILD
             long r0 = 0;
-            for (; r0 + 4 <= n; r0 += 4) {
-                real s1[4] = {0}, s2[4] = {0};
-                for (int t = 0; t < nk; t++) {
-                    const long k = ks[t];
-                    const real x1 = T1[n * k + c], x2 = T2[n * k + c], *row = Minv + n * k + r0;
-                    for (int e = 0; e < 4; e++) {
-                        s1[e] -= x1 * row[e];
-                        s2[e] -= x2 * row[e];
-                    }
-                }
-                for (int e = 0; e < 4; e++)
-                    o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
-            }
-            for (; r0 < n; r0++) {
-                real s1 = MB_SPLAT(0.0), s2 = MB_SPLAT(0.0);
-                for (int t = 0; t < nk; t++) {
-                    const long k = ks[t];
-                    s1 -= T1[n * k + c] * Minv[n * k + r0];
-                    s2 -= T2[n * k + c] * Minv[n * k + r0];
-                }
-                o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
-            }
+            for (; r0 + 4 <= n; r0 += 4)
+                column_block_lanes(ks, nk, n, c, r0, 4, Minv, T1, T2, o1, o2);
+            if (r0 + 2 <= n)
+                column_block_lanes(ks, nk, n, c, r0, 2, Minv, T1, T2, o1, o2), r0 += 2;
+            if (r0 < n)
+                column_block_lanes(ks, nk, n, c, r0, 1, Minv, T1, T2, o1, o2);
 #else
             long r0 = 0;
             for (; r0 + 8 <= n; r0 += 8) {
                 v4 a_lo = {0}, a_hi = {0}, b_lo = {0}, b_hi = {0};
                 for (int t = 0; t < nk; t++) {
                     const long k = ks[t];
-                    const double x1 = T1[n * k + c], x2 = T2[n * k + c];
-                    const v4 lo = *(const v4u *)(Minv + n * k + r0), hi = *(const v4u *)(Minv + n * k + r0 + 4);
+                    const double x1 = T1[k + c], x2 = T2[k + c];
+                    const v4 lo = *(const v4u *)(Minv + k + r0), hi = *(const v4u *)(Minv + k + r0 + 4);
                     a_lo -= x1 * lo, a_hi -= x1 * hi;
                     b_lo -= x2 * lo, b_hi -= x2 * hi;
                 }
@@ -92,12 +98,34 @@ static void minus_products(const mb_model *m, const int *cols, const int *first,
                     o2[n * (r0 + e) + c] = b_lo[e], o2[n * (r0 + 4 + e) + c] = b_hi[e];
                 }
             }
-            for (; r0 < n; r0++) {
+            if (r0 + 4 <= n) {  /* the rows left: four, two, one at a time (a scalar tail costs as much as the rest) */
+                v4 a = {0}, b = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const v4 row = *(const v4u *)(Minv + k + r0);
+                    a -= T1[k + c] * row, b -= T2[k + c] * row;
+                }
+                for (int e = 0; e < 4; e++)
+                    o1[n * (r0 + e) + c] = a[e], o2[n * (r0 + e) + c] = b[e];
+                r0 += 4;
+            }
+            if (r0 + 2 <= n) {
+                v2 a = {0}, b = {0};
+                for (int t = 0; t < nk; t++) {
+                    const long k = ks[t];
+                    const v2 row = *(const v2u *)(Minv + k + r0);
+                    a -= T1[k + c] * row, b -= T2[k + c] * row;
+                }
+                for (int e = 0; e < 2; e++)
+                    o1[n * (r0 + e) + c] = a[e], o2[n * (r0 + e) + c] = b[e];
+                r0 += 2;
+            }
+            if (r0 < n) {
                 double s1 = 0.0, s2 = 0.0;
                 for (int t = 0; t < nk; t++) {
                     const long k = ks[t];
-                    s1 -= T1[n * k + c] * Minv[n * k + r0];
-                    s2 -= T2[n * k + c] * Minv[n * k + r0];
+                    s1 -= T1[k + c] * Minv[k + r0];
+                    s2 -= T2[k + c] * Minv[k + r0];
                 }
                 o1[n * r0 + c] = s1, o2[n * r0 + c] = s2;
             }

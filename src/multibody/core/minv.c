@@ -33,6 +33,10 @@
  * single call's; 0 if any lane's block is singular (the group then runs state by state). */
 static int invert_small_lanes(const real *D, int n, real *Dinv)
 {
+    if (n == 1 && mb_all(D[0] > 0.0)) {  /* mb_invert_small's own 1 × 1 case, in every lane at once */
+        Dinv[0] = 1.0 / D[0];
+        return 1;
+    }
     for (int l = 0; l < MB_LANES; l++) {
         double Dl[36], Il[36];
         for (int k = 0; k < n * n; k++)

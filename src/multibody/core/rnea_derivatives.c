@@ -162,7 +162,8 @@ static inline void column_accelerations(const mb_model *m, const mb_rnead *w, in
     }
 }
 
-/* Forward pass (see the top) at q̈ (NULL: 0), from the world poses R0, p0 of q. */
+/* Forward pass (see the top) at q̈, from the world poses R0, p0 of q; qdd NULL: at q̈ = 0 and
+ * without dAq (mb_rnead_add_qdd makes it). */
 MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb_rnead *w, const real *R0s,
                                                      const real *p0s, const real *qd, const real *qdd,
                                                      const real *fext)
@@ -198,7 +199,8 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb
             for (int r = 0; r < 6; r++)
                 Av[r] += Uk[r];
         }
-        column_accelerations(m, w, i, minus_grav);
+        if (qdd)  /* at q̈ = 0 (aba_derivatives.c) mb_rnead_add_qdd makes them, at its q̈ */
+            column_accelerations(m, w, i, minus_grav);
         memset(Y, 0, sizeof(real) * MB_NI);
         MODEL_REAL(Ib, m->inertia + MB_NI * i, MB_NI);
         mb_inertia_to_parent_add(R0, p0, Ib, Y);
@@ -212,7 +214,7 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb
 }
 
 #ifndef MB_LANE_BUILD
-/* Forward pass (see the top) at q̈ (NULL: 0), with the world poses of q. */
+/* Forward pass (see the top) at q̈ (NULL: 0, dAq left to mb_rnead_add_qdd), with the world poses of q. */
 void mb_rnead_forward(const mb_model *m, mb_data *d, const mb_rnead *w, const double *q, const double *qd,
                       const double *qdd, const double *fext)
 {
@@ -243,6 +245,9 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_bias)(const mb_model *m, const mb_rnead *w
 }
 
 /* Move the forward pass from q̈ = 0 to q̈: a_i += Σ_{joints k ⪯ i} J_k q̈_k, f_i += Y_i (that), dAq anew. */
+#ifndef MB_LANE_BUILD
+MB_CLONES_AVX2
+#endif
 MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead *w, const real *qdd)
 {
     const real minus_grav[6] = {MB_SPLAT(-m->a_grav[0]), MB_SPLAT(-m->a_grav[1]), MB_SPLAT(-m->a_grav[2]),
@@ -265,7 +270,8 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead
     }
 }
 
-/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL. */
+/* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL.  Writes
+ * only the tree's entries (the rest are 0: the caller zeroes them, or, as −M⁻¹·∂τ does, never reads them). */
 #ifndef MB_LANE_BUILD
 MB_CLONES_AVX2
 #endif
@@ -275,12 +281,6 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnea
     const int nb = m->nb, nv = m->nv;
     const real *J = w->J, *U = w->U, *dAq = w->dAq, *dAv = w->dAv;
     real *F = w->F, *Fx = w->Fx, *Yc = w->Yc, *Bc = w->Bc;
-#ifndef MB_LANE_BUILD  /* lanes: the caller zeroes them once per batch (derivatives_lanes.c) */
-    memset(dtau_dq, 0, sizeof(real) * nv * nv);
-    memset(dtau_dqd, 0, sizeof(real) * nv * nv);
-    if (M)
-        memset(M, 0, sizeof(real) * nv * nv);
-#endif
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const real *Yi = Yc + MB_NI * i, *Bi = Bc + B_N * i, *Fi = F + 6 * i, *Fxi = Fx + 6 * i;
@@ -344,6 +344,11 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
                          const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M)
 {
     const mb_rnead w = mb_rnead_layout(m, scratch);
+    const size_t bytes = sizeof(double) * m->nv * m->nv;
+    memset(dtau_dq, 0, bytes);  /* the entries of joints on different branches */
+    memset(dtau_dqd, 0, bytes);
+    if (M)
+        memset(M, 0, bytes);
     mb_rnead_forward(m, d, &w, q, qd, qdd, fext);
     mb_rnead_backward(m, &w, fext, dtau_dq, dtau_dqd, M);
 }
