@@ -332,13 +332,14 @@ def _rk4(f, x, dt, steps):
 def test_tumbling_singlebody_conserves_energy_and_momentum():
     m, s = _fb_single()
     N = 8  # eight tumbling boxes at once (one batched FDfb call per stage)
+    rng = np.random.default_rng(11)   # its own draw: the module's RNG depends on which tests ran before
     x0 = np.zeros((N, 13))
-    x0[:, :4] = RNG.normal(size=(N, 4))
+    x0[:, :4] = rng.normal(size=(N, 4))
     x0[:, :4] /= np.linalg.norm(x0[:, :4], axis=1, keepdims=True)
-    x0[:, 4:7] = RNG.normal(size=(N, 3))
-    x0[:, 7:10] = RNG.normal(size=(N, 3)) * 3          # spinning about every axis: tumbling
+    x0[:, 4:7] = rng.normal(size=(N, 3))
+    x0[:, 7:10] = rng.normal(size=(N, 3)) * 3          # spinning about every axis: tumbling
     x0[0, 7:10] = quat_to_matrix(x0[0, :4]).T @ [0.01, 4.0, 0.01]  # near the intermediate axis
-    x0[:, 10:13] = RNG.normal(size=(N, 3))
+    x0[:, 10:13] = rng.normal(size=(N, 3))
     e = np.zeros((N, 0))
     f = lambda x: fd_fb(m, x, e, e, e)[0]  # noqa: E731
     x1 = _rk4(f, x0, 1e-3, 5000)                        # 5 s
@@ -352,7 +353,9 @@ def test_tumbling_singlebody_conserves_energy_and_momentum():
     KE0, h0 = invariants(x0)
     KE1, h1 = invariants(x1)
     assert np.allclose(KE1, KE0, rtol=1e-9)
-    assert np.allclose(h1, h0, rtol=1e-9, atol=1e-9 * np.abs(h0).max())
+    # momentum is as good as RK4's orientation after 5 s of fast tumbling at dt = 1 ms: over 40 draws
+    # 2e-10 … 6e-8 of |h|, where a wrong FDfb is off by O(1) (1e-9 held for only half of the draws)
+    assert np.allclose(h1, h0, rtol=0, atol=1e-7 * np.abs(h0).max())
     assert np.allclose(np.linalg.norm(x1[:, :4], axis=1), 1, atol=1e-9)  # rqd's stabiliser
     # the near-intermediate-axis box really tumbles: its body-frame spin flips sign
     xs, flips = x0[:1], []

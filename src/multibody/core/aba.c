@@ -133,6 +133,19 @@ static int free_root_solve(const real *IA, const real *rhs, real *a)
 }
 
 /* A one-dof joint whose motion subspace is a coordinate axis, S = ±e_s (model.h: dof_axis): s, or −1. */
+/* A one-dof joint's pivot D (ABA's D_i = Sᵀ IA S + armature): Dinv = 1/D, and u, U kept for pass 3;
+ * a pivot that is not positive is a singular tree (finite) or overflow (NaN: finite inputs too large). */
+static inline int keep_pivot(const mb_model *m, mb_data *d, int i, int vs, real Dk, real uk, const real *U,
+                             real *Dinv)
+{
+    if (!mb_all(Dk > 0.0))
+        return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
+    Dinv[0] = 1.0 / Dk;
+    d->u[vs] = uk;
+    memcpy(d->U + 6 * vs, U, sizeof(real) * 6);
+    return MB_OK;
+}
+
 static inline int unit_axis(const mb_model *m, int i)
 {
     return m->nv_joint[i] == 1 ? m->dof_axis[m->v_start[i]] : -1;
@@ -297,15 +310,12 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             for (int r = 0; r < 6; r++)  /* U = σ column s of IA (= row s) */
                 U[r] = axis_sign(m, vs, s, IA[MB_U6(s, r)]);
             const real Dk = IA[6 * s + s], uk = tau[vs] - axis_sign(m, vs, s, pA[s]);
-            if (!mb_all(Dk > 0.0))  /* a NaN pivot: finite inputs overflowed on the way, not a singular tree */
-                return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
-            const real dinv = 1.0 / Dk;
-            Dinv[0] = dinv;
-            d->u[vs] = uk;
-            memcpy(d->U + 6 * vs, U, sizeof U);
+            const int st = keep_pivot(m, d, i, vs, Dk, uk, U, Dinv);
+            if (st != MB_OK)
+                return st;
             if (par < 0)
                 continue;
-            const real ud = uk * dinv;
+            const real dinv = Dinv[0], ud = uk * dinv;
             for (int r = 0; r < 6; r++)
                 pa[r] += U[r] * ud;
             const real *R = d->R + 9 * i, *p = d->p + 3 * i;
@@ -338,15 +348,12 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             for (int r = 0; r < 6; r++)
                 Dk += S[r] * U[r];
             Dk += m->armature[vs];
-            if (!mb_all(Dk > 0.0))
-                return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
-            const real dinv = 1.0 / Dk;
-            Dinv[0] = dinv;
-            d->u[vs] = uk;
-            memcpy(d->U + 6 * vs, U, sizeof U);
+            const int st = keep_pivot(m, d, i, vs, Dk, uk, U, Dinv);
+            if (st != MB_OK)
+                return st;
             if (par < 0)
                 continue;
-            const real ud = uk * dinv;
+            const real dinv = Dinv[0], ud = uk * dinv;
             for (int r = 0; r < 6; r++) {  /* Ia = IA − U Uᵀ / D,  pa = pA + U u / D */
                 const real ur = U[r] * dinv;
                 for (int cc = 0; cc < 6; cc++)
