@@ -502,16 +502,22 @@ def test_panda_batch_in_lanes_equals_run_by_run(integrator, threads, restore_lan
             np.testing.assert_array_equal(getattr(batch[i], k), getattr(one, k))
 
 
+def panda_starts(N):
+    """The Panda, its mid-range pose and N starts around it (arm joints perturbed, fingers still)."""
+    m = panda_model()
+    q0 = 0.5 * (m.q_lower + m.q_upper)
+    rng = np.random.default_rng(11)
+    Q0 = q0 + np.c_[0.3 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    QD0 = np.c_[0.5 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    return m, q0, Q0, QD0
+
+
 def test_panda_lanes_with_sampled_pd_soft_stops_and_a_diverging_run(restore_lanes):
     """A run that turns non-finite leaves its group at that step (status diverged, as run by run);
     its group goes on.  Sampled PD, soft stops, thinned records, t_final off the grid, and f_ext
     (which the lanes leave to one run at a time) give the same bits with lanes and without."""
-    m = panda_model()
-    q0 = 0.5 * (m.q_lower + m.q_upper)
-    rng = np.random.default_rng(11)
-    N = 6
-    Q0 = q0 + np.c_[0.3 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
-    QD0 = np.c_[0.5 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    m, q0, Q0, QD0 = panda_starts(6)
+    N = len(Q0)
     QD0[2] = 1e160                                          # q̈ ~ v² overflows: non-finite at once
     Q0[4, 0] = m.q_upper[0] + 0.01                          # starts pressed into a soft stop
     pd = mb.PD(kp=20.0, kd=2.0, q_ref=q0, gravity_compensation=True, period=0.002)
@@ -546,12 +552,8 @@ def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(rest
     """A sampled PD too slow for its gains drives runs 1–5 to states where ABA finds a singular
     articulated inertia: inside a group the lanes' call fails, the group's runs are then computed
     one by one, and the error names the run, the body and the time that one run at a time names."""
-    m = panda_model()
-    q0 = 0.5 * (m.q_lower + m.q_upper)
-    rng = np.random.default_rng(11)
-    N = 6
-    Q0 = q0 + np.c_[0.3 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
-    QD0 = np.c_[0.5 * rng.uniform(-1, 1, size=(N, m.nv - 2)), np.zeros((N, 2))]
+    m, q0, Q0, QD0 = panda_starts(6)
+    N = len(Q0)
     pd = mb.PD(kp=80.0, kd=8.0, q_ref=q0, gravity_compensation=True, period=0.004)
     messages = {}
     for kind in ["none", *LANE_KINDS]:
