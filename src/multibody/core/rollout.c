@@ -419,7 +419,7 @@ static void advance(const mb_model *m, int vector, int nz, const double *y, cons
 }
 
 /* ys = y + c·K of every busy run (vector spaces: nq = nv, so a state and a tangent have one length). */
-static void stage_state(group *g, double c, const double *KK)
+static inline __attribute__((always_inline)) void stage_state(group *g, double c, const double *KK)
 {
     const int n = g->m->nq + g->m->nv + g->nz;
     for (int l = 0; l < g->L; l++) {
