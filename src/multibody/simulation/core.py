@@ -118,11 +118,13 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` — fixed step; ``"rk45"``,
         ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
         tolerances ``rtol``/``atol``, defaults 1e-9/1e-12).
-    controller : None, a built-in controller (``mb.PD``, continuous or sampled) or a Python
-        callable ``(t, q, qd) -> tau`` (slower: it runs in Python at every stage).
+    controller : None, a built-in controller (``mb.PD``, continuous or sampled; it runs in C) or a
+        Python callable ``(t, q, qd) -> tau`` (called back from the compiled loop at every stage, so
+        its own cost is what it adds).
     f_ext : None, spatial forces (nb, 6) in base coordinates (as ``mb.aba``), or a callable
         ``(t, q, qd) -> (nb, 6)``.
-    events : ``mb.Event`` or a sequence of them (guards located in time, resets applied).
+    events : ``mb.Event`` or a sequence of them (guards located in time, resets applied; in fixed-step
+        runs the compiled loop checks the guards after each step and hands a firing step to Python).
     constraints, contact : objects of the constraint / contact protocols (``multibody.simulation``
         docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.  The
         model's own constraints (``model.constraints``, e.g. from an MJCF ``<equality>``) are
