@@ -15,6 +15,19 @@ typedef struct {
     int *singular;  /* (runs) run n's MB_SINGULAR body, for the message of the first failing run */
 } rollout_job;
 
+/* An optional array argument of finite numbers: None leaves *data NULL; 0 with the error set if bad. */
+static int optional_finite(gate_hold *held, PyObject *arg, const char *name, int ndim, npy_intp *dims,
+                           const double **data)
+{
+    if (arg == Py_None)
+        return 1;
+    PyArrayObject *a = gated_array(held, arg, name, NPY_DOUBLE, ndim, dims, 0);
+    if (!a || !finite_array(a, name))
+        return 0;
+    *data = PyArray_DATA(a);
+    return 1;
+}
+
 /* Python functions the loop calls (a controller, forces): called with the GIL taken back; the first
  * exception is kept here and raised when the run returns, and the run stops (MB_CALLBACK_FAILED). */
 typedef struct {
@@ -194,28 +207,12 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
                                         "variables of joints with several (kp[%d] = %g)", k, gain[k]);
             }
     }
-    if (args[17] != Py_None) {
-        npy_intp df[2] = {m->nb, 6};
-        PyArrayObject *fe = gated_array(held, args[17], "f_ext", NPY_DOUBLE, 2, df, 0);
-        if (!fe || !finite_array(fe, "f_ext"))
-            return NULL;
-        r.fext = PyArray_DATA(fe);
-    }
-    if (args[18] != Py_None) {
-        npy_intp dd[1] = {m->nv};
-        PyArrayObject *damp = gated_array(held, args[18], "damping", NPY_DOUBLE, 1, dd, 0);
-        if (!damp || !finite_array(damp, "damping"))
-            return NULL;
-        r.damping = PyArray_DATA(damp);
-    }
-    if (args[19] != Py_None) {
-        npy_intp dd[1] = {m->nv};
-        PyArrayObject *fr = gated_array(held, args[19], "friction", NPY_DOUBLE, 1, dd, 0);
-        if (!fr || !finite_array(fr, "friction") ||
-            !get_double(args[20], "friction_velocity", 0.0, 0, &r.friction_velocity))
-            return NULL;
-        r.friction = PyArray_DATA(fr);
-    }
+    npy_intp df[2] = {m->nb, 6}, dd[1] = {m->nv}, dfr[1] = {m->nv};
+    if (!optional_finite(held, args[17], "f_ext", 2, df, &r.fext) ||
+        !optional_finite(held, args[18], "damping", 1, dd, &r.damping) ||
+        !optional_finite(held, args[19], "friction", 1, dfr, &r.friction) ||
+        (r.friction && !get_double(args[20], "friction_velocity", 0.0, 0, &r.friction_velocity)))
+        return NULL;
     if (args[21] != Py_None) {
         npy_intp dg[2] = {m->nb, 3}, dc[2] = {m->nb, 3};
         PyArrayObject *lift = gated_array(held, args[21], "gc_lift", NPY_DOUBLE, 2, dg, 0);
@@ -281,13 +278,9 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     if (!get_long(args[43], "n_sample0", 0, LONG_MAX, &n_sample0))
         return NULL;
     r.n_sample0 = n_sample0;
-    if (args[42] != Py_None) {
-        npy_intp dh[1] = {m->nv};
-        PyArrayObject *h0 = gated_array(held, args[42], "held0", NPY_DOUBLE, 1, dh, 0);
-        if (!h0 || !finite_array(h0, "held0"))
-            return NULL;
-        r.held0 = PyArray_DATA(h0);
-    }
+    npy_intp dh[1] = {m->nv};
+    if (!optional_finite(held, args[42], "held0", 1, dh, &r.held0))
+        return NULL;
     double *held_out = NULL, *n_sample_out = NULL;
     if (args[44] != Py_None) {
         npy_intp dh[2] = {N, m->nv}, dn[1] = {N};

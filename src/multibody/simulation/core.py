@@ -305,13 +305,13 @@ def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, int
     if len(rec.t) == 1 and not handed_back:
         return t_end, Y_END[0].copy(), n_sample, False, out
     n = int(info[0, 0])
-    def info(k):   # the contact forces are all build_trajectory reads of a sample's contact info
+    def contact_info(k):   # the contact forces are all build_trajectory reads of a sample's contact info
         return None if F is None else {"force": F[0, k].copy()}
     if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
-        rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), info(0))   # the sample it started from
+        rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), contact_info(0))   # the sample it started from
     Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]) + (() if Z is None else (Z[0, 1:n],)), axis=1)
     for k in range(1, n):
-        derived = (QDD[0, k], TAU[0, k], info(k)) if np.isfinite(QDD[0, k, 0]) else None
+        derived = (QDD[0, k], TAU[0, k], contact_info(k)) if np.isfinite(QDD[0, k, 0]) else None
         rec.add(float(T[0, k]), Y[k - 1], derived)
     return t_end, Y_END[0].copy(), n_sample, handed_back, None
 
