@@ -745,3 +745,25 @@ def test_a_guard_that_raises_in_the_compiled_loop_raises_as_in_the_python_loop()
                 mb.simulate(m, [0.0], [0.0], 1.0, events=mb.Event(guard), limits="off")
         finally:
             rollout.USE_COMPILED = True
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_a_progress_bar_keeps_the_run_in_c_in_pieces(integrator, monkeypatch, capsys):
+    """progress=True runs the compiled loop in pieces (the bar moves between them) with the same
+    samples as one compiled run, bit for bit: plain, thinned with t_final off the grid, and with a
+    sampled PD bouncing on hard stops (the hold crosses the pieces and the hand-backs)."""
+    m = passive_pendulum()
+    pd = mb.PD(kp=[30.0, 20.0], kd=[2.0, 1.0], q_ref=[1.5, -0.8], period=0.0137, gravity_compensation=True)
+    cases = [(mb.models.double_pendulum(), [0.7, -0.3], [0.0, 0.0], 1.0, {}),
+             (mb.models.double_pendulum(), [0.7, -0.3], [0.1, 0.0], 1.2345, {"record_every": 7}),
+             (m, [0.2, 0.1], [0.0, 0.5], 0.6, {"controller": pd, "limit_restitution": 0.3})]
+    for model, q0, qd0, t_final, kw in cases:
+        one = mb.simulate(model, q0, qd0, t_final, integrator=integrator, **kw)
+        count = Counting(monkeypatch)
+        shown = mb.simulate(model, q0, qd0, t_final, integrator=integrator, progress=True, **kw)
+        assert_same(shown, one, tol=0.0)
+        # in pieces of 1/200 of the run (more C stretches than the impacts alone make)
+        assert len(count.calls) >= (100 if not one.events else len(one.events) + 10)
+        assert [ev.t for ev in shown.events] == [ev.t for ev in one.events]
+        monkeypatch.undo()
+    assert "100%" in capsys.readouterr().err   # tqdm's bar reached the end

@@ -174,7 +174,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
     # the user's events: C hands back the steps where one fires; sensitivities step in Python (sensitivity.py)
-    plan = None if sensitivities else system.plan(integrator, events, progress, callables=True)
+    plan = None if sensitivities else system.plan(integrator, events, callables=True)
     if system.hard_stops:
         stops.check_start(q)
         events = events + tuple(stops.events(system))
@@ -184,7 +184,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         from .sensitivity import run_with_sensitivities
         traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
                                       rtol, atol)
-    elif plan is not None and not system.hard_stops and not events:   # the whole run in C
+    elif plan is not None and not system.hard_stops and not events and not progress:   # the whole run in C
         traj = _run_compiled(model, space, y0, t_final, dt, integrator, int(record_every), plan)
     elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
         traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
@@ -287,12 +287,13 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     return y1
 
 
-def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, integrator, record_every):
+def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, integrator, record_every,
+                      whole_run=True):
     """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
     sampled controller's hold (``system.held_tau``, next sample ``n_sample``) goes on in C and comes
     back.  Returns (t, y, n_sample, handed_back, out) where it stopped, ``out`` run_compiled's arrays;
-    the samples join ``rec`` unless the stretch is the whole run (``rec`` holds only its start, not
-    handed back)."""
+    the samples join ``rec`` unless the stretch is the whole run (``whole_run``: t_final is the run's
+    end, ``rec`` holds only its start, and the stretch was not handed back)."""
     nq, nv = model.nq, model.nv
     out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
                                record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
@@ -302,7 +303,7 @@ def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, int
         system.held_tau, n_sample = held[0].copy(), int(next_sample[0])
     handed_back = info[0, 1] == rollout.HANDED_BACK
     t_end = float(info[0, 2]) if handed_back else t_final
-    if len(rec.t) == 1 and not handed_back:
+    if whole_run and len(rec.t) == 1 and not handed_back:
         return t_end, Y_END[0].copy(), n_sample, False, out
     n = int(info[0, 0])
     def contact_info(k):   # the contact forces are all build_trajectory reads of a sample's contact info
@@ -322,7 +323,9 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     steps that cross no stop run in ``core/rollout.c``: whenever every event is armed and no joint
     rests on a stop, the compiled loop takes over until a step reaches a stop.  ``t0``, ``rec``,
     ``n_sample``: continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0
-    or before; a sampled controller's hold in ``system.held_tau`` until sample ``n_sample``)."""
+    or before; a sampled controller's hold in ``system.held_tau`` until sample ``n_sample``).
+    With a progress bar the compiled loop runs in pieces of about 1/200 of the run that end on
+    recorded samples, and the bar moves between them."""
     step = STEPPERS[integrator]
     f = system.deriv
     fired = []
@@ -336,15 +339,22 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
         rec.add(t, y)
     last_recorded_t = rec.t[-1]
     eps = 1e-9 * dt
+    piece = record_every * max(1, math.ceil(t_final / dt / record_every / 200))   # steps a compiled piece
     while t < t_final:
-        if plan is not None and all(monitor.armed) and not (system.limits is not None and system.limits.resting):
+        if (plan is not None and (monitor is None or all(monitor.armed))
+                and not (system.limits is not None and system.limits.resting)):
+            t_stop = t_final if not progress else min(t_final, (math.floor(t / dt + 1e-9) // piece + 1) * piece * dt)
             t, y, n_sample, handed_back, whole = _compiled_stretch(model, plan, system, rec, t, y, n_sample,
-                                                                   t_final, dt, integrator, record_every)
+                                                                   t_stop, dt, integrator, record_every,
+                                                                   whole_run=not progress)
             if whole is not None:   # no stop reached: the run is the compiled one
                 return _compiled_trajectory(model, space, whole, integrator)
             last_recorded_t = rec.t[-1]
+            bar.update(t)
             if not handed_back:
-                break
+                if t >= t_final:
+                    break
+                continue
             monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
         def sample(t, y=y):
             system.sample(t, *space.split(y)[:2])

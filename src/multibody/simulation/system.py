@@ -125,7 +125,7 @@ class System:
         self.plain = (controller is None and f_ext is None and constraints is None and contact is None
                       and self.damping is None and self.passive_free)
 
-    def plan(self, integrator, events=(), progress=False, callables=False):
+    def plan(self, integrator, events=(), callables=False):
         """The compiled loop's tables for this run (controller, constant forces, passive forces and
         the stops), or None when the run needs the Python loop (see :mod:`multibody.simulation.rollout`).
 
@@ -135,7 +135,6 @@ class System:
         every stage, the user's events' guards after every step (one run; a batch calls them on all
         its states at once, in Python)."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or (events and not callables)
-                or progress
                 or self.constraints is not None or (self.f_ext_fn is not None and not callables)
                 or (self.contact is not None and type(self.contact) is not GroundContact)
                 or self.tendons):   # tendon springs are not in the compiled loop
