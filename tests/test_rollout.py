@@ -183,7 +183,7 @@ def test_entry_point_checks_its_arguments():
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
             None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None]
+            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None] + [None, None]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
@@ -214,8 +214,20 @@ def test_entry_point_checks_its_arguments():
     bad_args[48] = lambda t, q, qd: [0.0, 1.0]          # two values for one direction: the run stops
     with pytest.raises(ValueError, match="events: returned 2 numbers; expected 1"):
         _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="50 arguments"):
+    with pytest.raises(TypeError, match="52 arguments"):
         _core.rollout(*args[:5])
+    tendon, term = np.array([[2.0, 0.1, 0.0, 0.0]]), np.array([[0.0, 0.0, 0.0, 0.5], [0.0, 1.0, 1.0, 0.5]])
+    for bad, word in (((np.array([[-1.0, 0.0, 0.0, 0.0]]), term), "stiffness"),
+                      ((np.array([[1.0, 0.0, 1.0, 0.0]]), term), "L_lo"),
+                      ((tendon, np.array([[1.0, 0.0, 0.0, 1.0]])), "grouped by tendon"),
+                      ((tendon, np.array([[0.0, 2.0, 0.0, 1.0]])), "inside the model"),
+                      ((tendon, np.array([[0.0, 0.0, 0.0, np.nan]])), "tendon_terms"),
+                      ((np.zeros((2, 4)), term), "every tendon"),
+                      ((tendon, np.zeros((1, 3))), "tendon_terms")):
+        bad_args = list(args)
+        bad_args[50:52] = bad
+        with pytest.raises(ValueError, match=word):
+            _core.rollout(*bad_args)
     contact = [np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5, np.zeros((1, 2)), np.zeros((1, 5, 2)),
                np.zeros((1, 5, 1, 3))]   # a point on the second link, friction: 2 states
     with_contact = args[:31] + [np.zeros((1, 6)), np.zeros((1, 4))] + contact + args[42:]   # Y_END carries z
@@ -767,3 +779,32 @@ def test_a_progress_bar_keeps_the_run_in_c_in_pieces(integrator, monkeypatch, ca
         assert [ev.t for ev in shown.events] == [ev.t for ev in one.events]
         monkeypatch.undo()
     assert "100%" in capsys.readouterr().err   # tqdm's bar reached the end
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_fixed_tendons_run_in_c_like_the_python_loop(integrator, monkeypatch):
+    """Sprung and damped fixed tendons (one with a dead band, one naming a joint twice) with damping,
+    friction and a PD: the compiled loop is the Python loop bit for bit, and a batch its single runs."""
+    from multibody.model.tendons import FixedTendon
+    m = dataclasses.replace(mb.models.planar(3), damping=np.array([0.01, 0.02, 0.0]),
+                            friction=np.array([0.0, 0.03, 0.01]),
+                            tendons=(FixedTendon("band", ("joint1", "joint3"), (2.0, -1.0), stiffness=3.0,
+                                                 damping=0.5, spring_length=(0.1, 0.4)),
+                                     FixedTendon("twice", ("joint2", "joint3", "joint2"), (0.5, 0.25, 0.5),
+                                                 stiffness=1.5, damping=0.1)))
+    pd = mb.PD(kp=[5.0, 4.0, 3.0], kd=[0.5, 0.4, 0.3], q_ref=[0.2, -0.1, 0.3])
+    assert System(m, pd).plan(integrator) is not None
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.6, -0.4, 0.9], [0.5, 0.0, -1.0], 0.8, controller=pd, integrator=integrator)
+    assert len(count.calls) == 1 and "tendons" in a.passive
+    assert_same(a, b, tol=0.0)
+    tau_t = mb.simulation.limits.tendon_forces(m, a.q, a.qd)
+    assert np.abs(tau_t).max() > 0.1            # the tendons pull
+    Q0 = np.array([[0.6, -0.4, 0.9], [0.0, 0.2, 0.0], [-0.3, 0.1, 0.7]])
+    QD0 = np.array([[0.5, 0.0, -1.0], [0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    batch = mb.simulate_batch(m, Q0, QD0, 0.8, controller=pd, integrator=integrator)
+    for i in range(3):
+        assert_same(batch[i], mb.simulate(m, Q0[i], QD0[i], 0.8, controller=pd, integrator=integrator), tol=0.0)
+    no_tendons = mb.simulate(dataclasses.replace(m, tendons=()), Q0[0], QD0[0], 0.8, controller=pd,
+                             integrator=integrator)
+    assert np.abs(no_tendons.q[-1] - a.q[-1]).max() > 1e-3      # and they change the motion

@@ -197,6 +197,10 @@ typedef struct mb_rollout {
     void *guards_ctx;       /* step where one crosses zero in its direction is handed back (one run)     */
     int n_guards;
     const int *directions;  /* (n_guards) −1: from > 0 to ≤ 0, +1: from < 0 to ≥ 0, 0: either           */
+    int n_tendons;          /* fixed tendons' springs and dampers (model/tendons.py): (k, d, L_lo, L_hi)  */
+    const double *tendons;  /* per tendon, and n_tendon_terms rows (tendon, q index, v index, coefficient) */
+    int n_tendon_terms;     /* grouped by tendon in order                                               */
+    const double *tendon_terms;
 } mb_rollout;
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */

@@ -118,6 +118,47 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
     return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
 }
 
+/* The fixed tendons' tables (args[0]: (T,4) | None, args[1]: (n,4)) into r: finite, k, d ≥ 0,
+ * L_lo ≤ L_hi, each term's tendon in 0…T−1 in non-decreasing order with every tendon named, and
+ * its indices inside the model. */
+static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model *m, mb_rollout *r)
+{
+    if (args[0] == Py_None)
+        return 1;
+    npy_intp dt_[2] = {-1, 4}, dn[2] = {-1, 4};
+    PyArrayObject *T = gated_array(held, args[0], "tendons", NPY_DOUBLE, 2, dt_, 0);
+    PyArrayObject *terms = T ? gated_array(held, args[1], "tendon_terms", NPY_DOUBLE, 2, dn, 0) : NULL;
+    if (!terms || !finite_array(T, "tendons") || !finite_array(terms, "tendon_terms"))
+        return 0;
+    const double *t = PyArray_DATA(T), *c = PyArray_DATA(terms);
+    if (dt_[0] < 1 || dt_[0] > INT_MAX || dn[0] > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "tendons: expected at least one tendon");
+        return 0;
+    }
+    for (npy_intp i = 0; i < dt_[0]; i++)
+        if (!(t[4 * i] >= 0.0 && t[4 * i + 1] >= 0.0 && t[4 * i + 2] <= t[4 * i + 3])) {
+            PyErr_SetString(PyExc_ValueError, "tendons: expected rows (stiffness ≥ 0, damping ≥ 0, L_lo, L_hi ≥ L_lo)");
+            return 0;
+        }
+    double last = -1.0;
+    for (npy_intp k = 0; k < dn[0]; k++) {
+        const double *row = c + 4 * k;
+        if (!(row[0] >= 0.0 && row[0] >= last && row[0] <= last + 1) || row[0] >= dt_[0] || row[0] != (int)row[0] || row[1] < 0 ||
+            row[1] >= m->nq || row[1] != (int)row[1] || row[2] < 0 || row[2] >= m->nv || row[2] != (int)row[2]) {
+            PyErr_SetString(PyExc_ValueError, "tendon_terms: expected rows (tendon, q index, v index, coefficient) "
+                                              "grouped by tendon 0, 1, … in order, with indices inside the model");
+            return 0;
+        }
+        last = row[0];
+    }
+    if (last != (double)(dt_[0] - 1)) {
+        PyErr_SetString(PyExc_ValueError, "tendon_terms: expected at least one term for every tendon");
+        return 0;
+    }
+    r->tendons = t, r->n_tendons = (int)dt_[0], r->tendon_terms = c, r->n_tendon_terms = (int)dn[0];
+    return 1;
+}
+
 /* rollout(cmodel, integrator, Q0 (N,nq), QD0 (N,nv), t0, t_final, dt, record_every, keep_last,
  *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv), gravity,
  *         f_ext (nb,6) | None, damping (nv) | None, friction (nv) | None, friction_velocity,
@@ -129,7 +170,9 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  *         (a run resumed by the Python loop), HELD_END (N,nv) | None, N_SAMPLE_END (N,) | None: where
  *         each run stopped), control, forces: Python functions (t, q, qd) -> τ, f_ext called at every stage
  *         instead of a built-in controller / f_ext, or None (one run: N = 1), guards (t, q, qd) -> the
- *         user's events' guard values after every step | None, directions (n_guards,) int32) -> None
+ *         user's events' guard values after every step | None, directions (n_guards,) int32,
+ *         tendons (T,4) (k, d, L_lo, L_hi) | None, tendon_terms (n,4) (tendon, q index, v index, c) grouped
+ *         by tendon in order: the fixed tendons' springs and dampers) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -138,7 +181,7 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 50, "rollout");
+    CModel *cm = entry_model(args, nargs, 52, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -241,6 +284,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         PyErr_SetString(PyExc_ValueError, "stops: expected the stops' table with stop_mode 1 or 2");
         return NULL;
     }
+    if (!tendon_tables(held, args + 50, m, &r))
+        return NULL;
     mb_ground_contact_spec contact;
     int nz = 0;
     if (args[33] != Py_None) {

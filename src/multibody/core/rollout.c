@@ -4,9 +4,10 @@
  * v̇ = q̈ = FDab(q, v, τ_all, f_ext) (RBDA table 7.1, spatial_v2 FDab: mb_aba) with τ from a
  * built-in controller and the model's passive forces (simulation/limits.py, the same laws):
  *
- *   τ_all = τ − damping ⊙ v − f ⊙ tanh(v / v_s) + τ_soft(q, v)
+ *   τ_all = τ − damping ⊙ v − f ⊙ tanh(v / v_s) + τ_tendons(q, v) + τ_soft(q, v)
  *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass
- *   τ_soft,j = sign · max(0, H_jj (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound.
+ *   τ_soft,j = sign · max(0, H_jj (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound,
+ *   τ_tendons = Σ_tendons c f,  f = −k (dead-band excess of L = c·q) − d c·v   (model/tendons.py).
  *
  * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
  * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
@@ -81,6 +82,7 @@ typedef struct {
     double *contact_pos;               /* shared: contact point positions (points × 3)         */
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
     double *zero, *H, *spare;          /* shared: zeros (nv), CRBA (nv × nv), unused lane outputs (nv) */
+    double *tendon_sum, *tendon_one;   /* shared: the tendons' generalized forces, all and one (nv each) */
     double *block;
 } workspace;
 
@@ -224,6 +226,46 @@ static void soft_stops(const mb_model *m, mb_data *d, const mb_rollout *r, works
         const double pdot = -sign * v[vi];
         tau_all[vi] += sign * fmax(0.0, w->H[(long)vi * m->nv + vi] * (pen / T2 + 2.0 * pdot / T));
     }
+}
+
+/* NumPy's maximum(x, 0) and minimum(x, 0) (NaN and −0 as they are), for the Python loop's bits. */
+static double max0(double x)
+{
+    return x >= 0.0 || x != x ? x : 0.0;
+}
+
+static double min0(double x)
+{
+    return x <= 0.0 || x != x ? x : 0.0;
+}
+
+/* τ_all += the fixed tendons' springs and dampers (model/tendons.py FixedTendon.forces, summed as
+ * simulation/limits.py tendon_forces does: each tendon's forces on zeros, then tendon by tendon).
+ * r->tendons: (k, d, L_lo, L_hi) per tendon; r->tendon_terms: (tendon, q index, v index, c) rows
+ * grouped by tendon in order. */
+static void tendon_forces(const mb_model *m, const mb_rollout *r, workspace *w, const double *q, const double *v,
+                          double *tau_all)
+{
+    const int nv = m->nv;
+    double *sum = w->tendon_sum, *one = w->tendon_one;
+    memset(sum, 0, sizeof(double) * nv);
+    const double *term = r->tendon_terms, *end = term + 4L * r->n_tendon_terms;
+    for (int i = 0; i < r->n_tendons; i++) {
+        const double k = r->tendons[4 * i], d = r->tendons[4 * i + 1], lo = r->tendons[4 * i + 2],
+                     hi = r->tendons[4 * i + 3];
+        const double *first = term;
+        double L = 0.0, Ld = 0.0;
+        for (; term < end && (int)term[0] == i; term += 4)
+            L = L + term[3] * q[(int)term[1]], Ld = Ld + term[3] * v[(int)term[2]];
+        const double f = -k * (max0(L - hi) + min0(L - lo)) - d * Ld;
+        memset(one, 0, sizeof(double) * nv);
+        for (const double *t = first; t < term; t += 4)
+            one[(int)t[2]] = one[(int)t[2]] + f * t[3];
+        for (int j = 0; j < nv; j++)
+            sum[j] = sum[j] + one[j];
+    }
+    for (int j = 0; j < nv; j++)
+        tau_all[j] = tau_all[j] + sum[j];
 }
 
 /* Does a step from y to y1 take a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0? */
@@ -370,13 +412,15 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
             fext[l] = f;
         }
         tau_all[l] = tau;
-        if (r->damping || r->friction || r->stop_mode == MB_STOPS_SOFT) {
+        if (r->damping || r->friction || r->n_tendons || r->stop_mode == MB_STOPS_SOFT) {
             double *ta = part(w->tau_all, l, nv);
             for (int k = 0; k < nv; k++)
                 ta[k] = r->damping ? tau[k] - r->damping[k] * v[l][k] : tau[k];
             if (r->friction)
                 for (int k = 0; k < nv; k++)
                     ta[k] = ta[k] + -r->friction[k] * tanh(v[l][k] / r->friction_velocity);
+            if (r->n_tendons)
+                tendon_forces(m, r, w, q[l], v[l], ta);
             if (r->stop_mode == MB_STOPS_SOFT)
                 soft_stops(m, g->d, r, w, q[l], v[l], ta);
             tau_all[l] = ta;
@@ -571,7 +615,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
+    w->block = calloc((size_t)(L * per_run + 4L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
         free(w->block), free(w->contact_flags);
@@ -585,7 +629,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
-    w->zero = p, p += nv, w->spare = p, p += nv, w->H = p;
+    w->zero = p, p += nv, w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv, w->H = p;
     return MB_OK;
 }
 

@@ -69,17 +69,24 @@ class FixedTendon:
             vi.append(int(model.v_start[k]))
         return np.array(qi), np.array(vi)
 
+    @staticmethod
+    def _sum(coef, x, index):
+        """Σ coef_j x[..., index_j] added term by term in order (core/rollout.c's order: its bits)."""
+        out = 0.0
+        for c, i in zip(coef, index):
+            out = out + c * x[..., i]
+        return out
+
     def length(self, model, q):
         """L = Σ coef_j q_j (…,)."""
         qi, _ = self._indices(model)
-        return np.asarray(q, dtype=float)[..., qi] @ np.array(self.coef)
+        return self._sum(self.coef, np.asarray(q, dtype=float), qi)
 
     def tension(self, model, q, v):
         """f (…,): the spring's pull toward the dead band minus the damper's d L̇."""
         qi, vi = self._indices(model)
-        c = np.array(self.coef)
-        L = np.asarray(q, dtype=float)[..., qi] @ c
-        Ld = np.asarray(v, dtype=float)[..., vi] @ c
+        L = self._sum(self.coef, np.asarray(q, dtype=float), qi)
+        Ld = self._sum(self.coef, np.asarray(v, dtype=float), vi)
         lo, hi = self.spring_length
         return -self.stiffness * (np.maximum(L - hi, 0.0) + np.minimum(L - lo, 0.0)) - self.damping * Ld
 

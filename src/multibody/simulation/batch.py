@@ -304,8 +304,8 @@ def _passive_beyond_damping(model, limits):
 
 
 def _compiled_passive(model, controller, integrator, kwargs):
-    """Can the compiled loop apply the model's passive terms (limits, friction, gravcomp) to this batch?"""
-    if not rollout.USE_COMPILED or integrator not in rollout.INTEGRATOR_CODES or getattr(model, "tendons", ()):
+    """Can the compiled loop apply the model's passive terms (limits, friction, gravcomp, tendons) to this batch?"""
+    if not rollout.USE_COMPILED or integrator not in rollout.INTEGRATOR_CODES:
         return False
     ok, _ctrl, period = rollout.controller_tables(model, controller)
     hard = kwargs.get("limits", "hard") == "hard" and bool(JointLimits(model, "hard"))

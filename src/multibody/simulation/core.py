@@ -11,13 +11,14 @@ location on their dense output; samples are taken on the same grid k·dt·record
 
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
-forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp and soft
-limits; a Python controller or force function is called back from the loop) run whole in ``core/rollout.c``,
-for one state or N (``simulate_batch``).  With hard limits they run there too, except the steps
-that reach a stop: rollout.c hands such a step back to ``_run_fixed``, whose event machinery fires
-the impact (and holds a joint resting on its stop), and the compiled loop resumes.  The others
-(user events, constraints, other contact objects, tendons) step in ``_run_fixed``, the loop rollout.c
-follows operation for operation (tests compare the two to 1e-12).
+forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp, fixed
+tendons and soft limits; a Python controller or force function is called back from the loop) run whole
+in ``core/rollout.c``, for one state or N (``simulate_batch``); with a progress bar, in pieces.  With
+hard limits or user events they run there too, except the steps that reach a stop or fire an event:
+rollout.c hands such a step back to ``_run_fixed``, whose event machinery fires the impact (and holds
+a joint resting on its stop), and the compiled loop resumes.  The others (constraints, other contact
+objects) step in ``_run_fixed``, the loop rollout.c follows operation for operation (tests compare
+the two to 1e-12).
 """
 from __future__ import annotations
 

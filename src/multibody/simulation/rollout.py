@@ -5,7 +5,7 @@ RK4 (CF4 on quaternion joints) on q̈ = FDab(q, q̇, τ_all, f_ext) — with the
 evaluated in C: none, ``mb.PD`` (optionally with gravity compensation) with constant references
 or time tables (continuous or zero-order hold with a ``period``), and the model's passive forces
 as :mod:`multibody.simulation.limits` defines them: damping, smoothed Coulomb friction,
-``gravcomp``, soft position limits, and compliant ground contact (``GroundContact``: its
+``gravcomp``, fixed tendons' springs and dampers, soft position limits, and compliant ground contact (``GroundContact``: its
 deformation states integrated with q and q̇).  It follows ``_run_fixed`` operation for operation (grid,
 sample instants, what is recorded), so results agree with the Python loop to rounding (tests:
 ≤ 1e-12).  Hard position limits run here too: the loop watches the stops and hands a step that
@@ -13,7 +13,8 @@ crosses one back to ``_run_fixed`` (its event machinery fires the impact), which
 compiled loop as soon as no joint rests on a stop (``stop_mode`` 2).
 
 ``System.plan`` (``simulation/system.py``) says whether a run qualifies: fixed-step integrator,
-no user events, constraints, contact other than ``GroundContact`` or progress bar.  Built-in
+no constraints or contact other than ``GroundContact`` (a run with user events hands the steps
+where one fires to the Python loop, like a hard stop's).  Built-in
 controllers run in C: a ``TorqueTable`` or an ``mb.PD`` whose references are constants or tables,
 with no position gain on joints of several dofs (a floating base: their error is
 ``mb.difference``'s) (:func:`controller_tables`); any other controller, and a force function, is a
@@ -103,7 +104,7 @@ def capacity(t_final, dt, record_every):
     return steps // record_every + 3
 
 
-def passive_tables(model, damping, friction, friction_velocity, gravcomp, limits, soft_time):
+def passive_tables(model, damping, friction, friction_velocity, gravcomp, limits, soft_time, tendons=()):
     """The plan's entries for the model's passive forces (None where a term is absent)."""
     gc_lift = gc_com = stops = None
     if gravcomp is not None:   # dynamics/gravcomp.py's lift, computed the same way
@@ -113,7 +114,13 @@ def passive_tables(model, damping, friction, friction_velocity, gravcomp, limits
     if limits is not None and limits.mode in ("soft", "hard"):
         mode = limits.mode
         stops = np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign in limits.stops], dtype=float)
+    tendon_rows = tendon_terms = None
+    if tendons:   # model/tendons.py: (k, d, L_lo, L_hi) per tendon, (tendon, q index, v index, c) per term
+        tendon_rows = np.array([(t.stiffness, t.damping, *t.spring_length) for t in tendons], dtype=float)
+        tendon_terms = np.array([(i, qi, vi, c) for i, t in enumerate(tendons)
+                                 for qi, vi, c in zip(*t._indices(model), t.coef)], dtype=float)
     return dict(damping=None if damping is None else np.ascontiguousarray(damping, dtype=float),
+                tendons=tendon_rows, tendon_terms=tendon_terms,
                 friction=None if friction is None else np.ascontiguousarray(friction, dtype=float),
                 friction_velocity=float(friction_velocity), gc_lift=gc_lift, gc_com=gc_com, stops=stops,
                 stop_mode=STOP_MODES[mode], soft_time=float(soft_time))
@@ -174,7 +181,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                   plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
                   plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F,
                   held, int(n_sample), HELD, NS, plan.get("call_control"), plan.get("call_forces"),
-                  plan.get("call_guards"), plan.get("directions"))
+                  plan.get("call_guards"), plan.get("directions"), plan.get("tendons"), plan.get("tendon_terms"))
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])

@@ -136,8 +136,7 @@ class System:
         its states at once, in Python)."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or (events and not callables)
                 or self.constraints is not None or (self.f_ext_fn is not None and not callables)
-                or (self.contact is not None and type(self.contact) is not GroundContact)
-                or self.tendons):   # tendon springs are not in the compiled loop
+                or (self.contact is not None and type(self.contact) is not GroundContact)):
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
         call_control = None
@@ -151,7 +150,7 @@ class System:
                     call_guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
                     directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
                     **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
-                                             self.gravcomp, self.limits, SOFT_LIMIT_TIME))
+                                             self.gravcomp, self.limits, SOFT_LIMIT_TIME, self.tendons))
 
     @property
     def hard_stops(self):
