@@ -183,7 +183,7 @@ def test_entry_point_checks_its_arguments():
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
             None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None] + [None, None]
+            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None] + [None, None] + [None]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
@@ -214,7 +214,7 @@ def test_entry_point_checks_its_arguments():
     bad_args[48] = lambda t, q, qd: [0.0, 1.0]          # two values for one direction: the run stops
     with pytest.raises(ValueError, match="events: returned 2 numbers; expected 1"):
         _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="52 arguments"):
+    with pytest.raises(TypeError, match="53 arguments"):
         _core.rollout(*args[:5])
     tendon, term = np.array([[2.0, 0.1, 0.0, 0.0]]), np.array([[0.0, 0.0, 0.0, 0.5], [0.0, 1.0, 1.0, 0.5]])
     for bad, word in (((np.array([[-1.0, 0.0, 0.0, 0.0]]), term), "stiffness"),
@@ -808,3 +808,36 @@ def test_fixed_tendons_run_in_c_like_the_python_loop(integrator, monkeypatch):
     no_tendons = mb.simulate(dataclasses.replace(m, tendons=()), Q0[0], QD0[0], 0.8, controller=pd,
                              integrator=integrator)
     assert np.abs(no_tendons.q[-1] - a.q[-1]).max() > 1e-3      # and they change the motion
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, monkeypatch):
+    """A four-bar closed by a point constraint, driven by a continuous PD with gravity compensation
+    (the gravity then goes into τ, not cancelled out of ABA) and pushed by a constant force: the
+    compiled loop calls the constraints' accelerations at every stage and is the Python loop bit for
+    bit, constraint residuals included; a terminal user event and a progress bar keep it compiled."""
+    from multibody.simulation.closed_loops import four_bar
+    model, closure = four_bar()
+    q0 = np.array([0.5, 0.8, -1.0])
+    for _ in range(30):                        # onto the loop (Newton on the closure)
+        terms = closure.evaluate(model, q0, np.zeros(3))
+        q0 = q0 - np.linalg.pinv(terms.J) @ terms.c
+    pd = mb.PD(kp=[20.0, 0.0, 0.0], kd=[2.0, 0.0, 0.0], q_ref=[1.2, 0.0, 0.0], gravity_compensation=True)
+    f_ext = np.zeros((model.nb, 6))
+    f_ext[1, 3] = 0.7
+    kw = dict(controller=pd, constraints=closure, f_ext=f_ext, integrator=integrator)
+    assert System(model, pd, f_ext, constraints=closure).plan(integrator, callables=True) is not None
+    count = Counting(monkeypatch)
+    a, b = both(model, q0, np.zeros(3), 0.6, **kw)
+    assert len(count.calls) == 1
+    assert_same(a, b, tol=0.0)
+    np.testing.assert_array_equal(a.constraint_residual, b.constraint_residual)
+    closed = 1e-6 if integrator == "rk4" else 2e-2     # Baumgarte holds the Euler runs' drift near the loop
+    assert np.abs(a.constraint_residual).max() < closed and np.ptp(a.q[:, 0]) > 0.3   # closed, and it moves
+    up = mb.Event(lambda t, q, qd: q[0] - 1.0, direction=1, terminal=True, name="crank up")
+    c, d = both(model, q0, np.zeros(3), 0.6, events=(up,), progress=True, **kw)
+    assert_same(c, d, tol=0.0) and c.status == "terminated"
+    with pytest.raises(ValueError, match="accelerations have 2 numbers"):
+        plan = System(model, pd, f_ext, constraints=closure).plan(integrator, callables=True)
+        plan["call_dynamics"] = lambda t, q, v, tau, f: np.zeros(2)
+        rollout.run_compiled(model, plan, q0[None], np.zeros((1, 3)), 0.01, 1e-3, integrator, 1, True)

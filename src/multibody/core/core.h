@@ -152,6 +152,10 @@ enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1, MB_CONTROL_CALL = 2 };
  * MB_CALL_CONTROL (out: τ, nv) or MB_CALL_FORCES (out: f_ext, nb × 6); MB_OK or MB_CALLBACK_FAILED. */
 enum { MB_CALL_CONTROL = 0, MB_CALL_FORCES = 1, MB_CALL_GUARDS = 2 };
 typedef int (*mb_callback)(void *ctx, int what, double t, const double *q, const double *v, double *out);
+/* The caller's forward dynamics (a constrained model's q̈ from τ_all and f_ext, f_ext NULL for none):
+ * MB_OK or MB_CALLBACK_FAILED. */
+typedef int (*mb_dynamics_callback)(void *ctx, double t, const double *q, const double *v, const double *tau_all,
+                                    const double *fext, double *qdd);
 enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
 typedef struct mb_control {
@@ -201,6 +205,8 @@ typedef struct mb_rollout {
     const double *tendons;  /* per tendon, and n_tendon_terms rows (tendon, q index, v index, coefficient) */
     int n_tendon_terms;     /* grouped by tendon in order                                               */
     const double *tendon_terms;
+    mb_dynamics_callback dynamics; /* q̈ from the caller's function instead of FDab (constraints), or NULL */
+    void *dynamics_ctx;     /* (one run; a PD's g(q) then goes into τ instead of cancelling gravity)    */
 } mb_rollout;
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */

@@ -35,6 +35,7 @@ typedef struct {
     int nq, nv, nb;
     PyObject *guards;            /* (t, q, qd) -> the user's events' guard values (n_guards)          */
     int n_guards;
+    PyObject *dynamics;          /* (t, q, qd, tau_all, f_ext | None) -> q̈ (nv): constrained dynamics */
     PyObject *err_type, *err_value, *err_tb;
 } py_callbacks;
 
@@ -66,6 +67,41 @@ static int call_python(void *ctx, int what, double t, const double *q, const dou
         PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
     PyErr_Clear();
     Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(r), Py_XDECREF(a);
+    PyGILState_Release(gil);
+    return st;
+}
+
+/* q̈ from the caller's dynamics function (call_python's rules: GIL, first exception kept). */
+static int call_dynamics(void *ctx, double t, const double *q, const double *v, const double *tau_all,
+                         const double *fext, double *qdd)
+{
+    py_callbacks *cb = ctx;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int st = MB_CALLBACK_FAILED;
+    npy_intp nq = cb->nq, nv = cb->nv, df[2] = {cb->nb, 6};
+    PyObject *Q = PyArray_SimpleNew(1, &nq, NPY_DOUBLE), *V = PyArray_SimpleNew(1, &nv, NPY_DOUBLE),
+             *T = PyArray_SimpleNew(1, &nv, NPY_DOUBLE), *F = NULL, *r = NULL;
+    PyArrayObject *a = NULL;
+    if (fext && Q && V && T && (F = PyArray_SimpleNew(2, df, NPY_DOUBLE)))
+        memcpy(PyArray_DATA((PyArrayObject *)F), fext, sizeof(double) * 6 * (size_t)cb->nb);
+    if (Q && V && T && (F || !fext)) {
+        memcpy(PyArray_DATA((PyArrayObject *)Q), q, sizeof(double) * (size_t)nq);
+        memcpy(PyArray_DATA((PyArrayObject *)V), v, sizeof(double) * (size_t)nv);
+        memcpy(PyArray_DATA((PyArrayObject *)T), tau_all, sizeof(double) * (size_t)nv);
+        r = PyObject_CallFunction(cb->dynamics, "dOOOO", t, Q, V, T, F ? F : Py_None);
+    }
+    if (r)
+        a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY);
+    if (a && PyArray_SIZE(a) == nv) {
+        memcpy(qdd, PyArray_DATA(a), sizeof(double) * (size_t)nv);
+        st = MB_OK;
+    } else if (a)
+        PyErr_Format(PyExc_ValueError, "constraints: the accelerations have %zd numbers; expected %zd",
+                     (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)nv);
+    if (st != MB_OK && !cb->err_type)
+        PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
+    PyErr_Clear();
+    Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(T), Py_XDECREF(F), Py_XDECREF(r), Py_XDECREF(a);
     PyGILState_Release(gil);
     return st;
 }
@@ -172,7 +208,8 @@ static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model 
  *         instead of a built-in controller / f_ext, or None (one run: N = 1), guards (t, q, qd) -> the
  *         user's events' guard values after every step | None, directions (n_guards,) int32,
  *         tendons (T,4) (k, d, L_lo, L_hi) | None, tendon_terms (n,4) (tendon, q index, v index, c) grouped
- *         by tendon in order: the fixed tendons' springs and dampers) -> None
+ *         by tendon in order: the fixed tendons' springs and dampers, dynamics (t, q, qd, tau_all,
+ *         f_ext | None) -> q̈ instead of FDab (a constrained model; one run) | None) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -181,7 +218,7 @@ static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model 
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 52, "rollout");
+    CModel *cm = entry_model(args, nargs, 53, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -348,7 +385,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         r.control.q_index = q_index;
     }
     py_callbacks cb = {args[46] == Py_None ? NULL : args[46], args[47] == Py_None ? NULL : args[47], m->nq, m->nv,
-                       m->nb, args[48] == Py_None ? NULL : args[48], 0, NULL, NULL, NULL};
+                       m->nb, args[48] == Py_None ? NULL : args[48], 0, args[52] == Py_None ? NULL : args[52],
+                       NULL, NULL, NULL};
     if (cb.guards) {
         npy_intp dd[1] = {-1};
         PyArrayObject *dirs = gated_array(held, args[49], "directions", NPY_INT32, 1, dd, 0);
@@ -361,17 +399,19 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         r.guards = call_python, r.guards_ctx = &cb, r.n_guards = cb.n_guards = (int)dd[0];
         r.directions = PyArray_DATA(dirs);
     }
-    if (cb.control || cb.forces || cb.guards) {
+    if (cb.control || cb.forces || cb.guards || cb.dynamics) {
         if ((cb.control && !PyCallable_Check(cb.control)) || (cb.forces && !PyCallable_Check(cb.forces)) ||
-            (cb.guards && !PyCallable_Check(cb.guards))) {
-            PyErr_SetString(PyExc_TypeError, "control, forces, guards: expected Python functions or None");
+            (cb.guards && !PyCallable_Check(cb.guards)) || (cb.dynamics && !PyCallable_Check(cb.dynamics))) {
+            PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics: expected Python functions or None");
             return NULL;
         }
         if (N != 1 || (cb.control && args[10] != Py_None)) {
-            PyErr_SetString(PyExc_ValueError, "control, forces, guards: Python functions run one run (N = 1), "
-                                              "without kp");
+            PyErr_SetString(PyExc_ValueError, "control, forces, guards, dynamics: Python functions run one run "
+                                              "(N = 1), without kp");
             return NULL;
         }
+        if (cb.dynamics)
+            r.dynamics = call_dynamics, r.dynamics_ctx = &cb;
         if (cb.control)
             r.control.kind = MB_CONTROL_CALL, r.control.call = call_python, r.control.ctx = &cb;
         if (cb.forces)
@@ -394,7 +434,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.j = j;
     rj.nz = nz, rj.np3 = r.contact ? 3 * contact.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
     rj.held_out = held_out, rj.n_sample_out = n_sample_out;
-    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && !r.forces &&
+    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && !r.forces && !r.dynamics &&
                           mb_lanes_supported(m);  /* else one run at a time */
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;

@@ -11,7 +11,7 @@
  *
  * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
  * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
- * its own.
+ * its own.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).
  *
  * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
  * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
@@ -428,7 +428,12 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         memcpy(K, v[l], sizeof(double) * nv);
         qdd[l] = K + nv;
     }
-    forward_dynamics(g, cancel ? g->mf : m, q, v, tau_all, fext, qdd);
+    if (r->dynamics) {  /* the caller's (a constrained model's) */
+        for (int l = 0; l < g->L; l++)
+            if (busy(g, l))
+                g->st[l] = r->dynamics(r->dynamics_ctx, t, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+    } else
+        forward_dynamics(g, cancel ? g->mf : m, q, v, tau_all, fext, qdd);
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
@@ -659,7 +664,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     mb_model free_model = *m;  /* the model without gravity: a continuous PD with g(q) cancels it */
     memset(free_model.a_grav, 0, sizeof free_model.a_grav);
     memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
-    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity ? &free_model : NULL;
+    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->dynamics ? &free_model : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
     const int hard = r->stop_mode == MB_STOPS_HARD || r->guards;
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */

@@ -12,13 +12,13 @@ location on their dense output; samples are taken on the same grid k·dt·record
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
 forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp, fixed
-tendons and soft limits; a Python controller or force function is called back from the loop) run whole
-in ``core/rollout.c``, for one state or N (``simulate_batch``); with a progress bar, in pieces.  With
-hard limits or user events they run there too, except the steps that reach a stop or fire an event:
-rollout.c hands such a step back to ``_run_fixed``, whose event machinery fires the impact (and holds
-a joint resting on its stop), and the compiled loop resumes.  The others (constraints, other contact
-objects) step in ``_run_fixed``, the loop rollout.c follows operation for operation (tests compare
-the two to 1e-12).
+tendons and soft limits; a Python controller or force function, and the constraints' accelerations,
+are called back from the loop) run whole in ``core/rollout.c``, for one state or N
+(``simulate_batch``); with a progress bar, in pieces.  With hard limits or user events they run there
+too, except the steps that reach a stop or fire an event: rollout.c hands such a step back to
+``_run_fixed``, whose event machinery fires the impact (and holds a joint resting on its stop), and
+the compiled loop resumes.  Contact objects other than ``GroundContact`` step in ``_run_fixed``, the
+loop rollout.c follows operation for operation (tests compare the two bit for bit).
 """
 from __future__ import annotations
 
@@ -60,6 +60,18 @@ class Recorder:
             self.derived[-1] = derived
 
 
+def constraint_residuals(model, system, T, Q, V):
+    """(c, ċ) of the run's constraints at each sample (n, 2, rows), or None without constraints."""
+    if system.constraints is None or not len(T):
+        return None
+    rows = []
+    for t, q, v in zip(T, Q, V):
+        c, cd = (system.constraints.residual(model, q, v, t=t) if system.constraints_take_time
+                 else system.constraints.residual(model, q, v))
+        rows.append(np.stack([np.asarray(c, float).reshape(-1), np.asarray(cd, float).reshape(-1)]))
+    return np.array(rows)
+
+
 def build_trajectory(model, space, system, rec, events_fired, status, message, integrator):
     n = len(rec.t)
     nq, nv = model.nq, model.nv
@@ -86,14 +98,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
     for i in range(n):
         if rec.derived[i] is not None:
             qdd[i], tau[i], infos[i] = rec.derived[i][0], rec.derived[i][1], rec.derived[i][2]
-    residual = None
-    if system.constraints is not None and n:
-        rows = []
-        for i in range(n):
-            c, cd = (system.constraints.residual(model, Q[i], V[i], t=T[i]) if system.constraints_take_time
-                     else system.constraints.residual(model, Q[i], V[i]))
-            rows.append(np.stack([np.asarray(c, float).reshape(-1), np.asarray(cd, float).reshape(-1)]))
-        residual = np.array(rows)
+    residual = constraint_residuals(model, system, T, Q, V)
     forces = None
     if system.contact is not None and n and any(inf is not None and "force" in inf for inf in infos):
         shape = next(np.shape(inf["force"]) for inf in infos if inf is not None and "force" in inf)
@@ -186,7 +191,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
                                       rtol, atol)
     elif plan is not None and not system.hard_stops and not events and not progress:   # the whole run in C
-        traj = _run_compiled(model, space, y0, t_final, dt, integrator, int(record_every), plan)
+        traj = _run_compiled(model, space, system, y0, t_final, dt, integrator, int(record_every), plan)
     elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
         traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
                           atol, progress, plan)
@@ -201,15 +206,15 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     return traj
 
 
-def _run_compiled(model, space, y0, t_final, dt, integrator, record_every, plan):
+def _run_compiled(model, space, system, y0, t_final, dt, integrator, record_every, plan):
     """A fixed-step run in ``core/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
     nq, nv = model.nq, model.nv
     out = rollout.run_compiled(model, plan, y0[None, :nq], y0[None, nq:nq + nv], t_final, dt, integrator,
                                record_every, keep_last=True, Z0=y0[None, nq + nv:])
-    return _compiled_trajectory(model, space, out, integrator)
+    return _compiled_trajectory(model, space, system, out, integrator)
 
 
-def _compiled_trajectory(model, space, out, integrator):
+def _compiled_trajectory(model, space, system, out, integrator):
     T, Q, QD, QDD, TAU, _y, info, Z, F = out[:9]
     n = int(info[0, 0])
     status, message = "finished", ""
@@ -217,6 +222,7 @@ def _compiled_trajectory(model, space, out, integrator):
         status, message = "diverged", non_finite_message(float(info[0, 2]), float(info[0, 3]))
     return Trajectory(t=T[0, :n].copy(), q=Q[0, :n].copy(), qd=QD[0, :n].copy(), qdd=QDD[0, :n].copy(),
                       tau=TAU[0, :n].copy(), model=model, events=[], status=status, message=message,
+                      constraint_residual=constraint_residuals(model, system, T[0, :n], Q[0, :n], QD[0, :n]),
                       contact_state=None if Z is None or not Z.shape[2] else Z[0, :n].copy(),
                       contact_forces=None if F is None else F[0, :n].copy(),
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
@@ -349,7 +355,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                                                                    t_stop, dt, integrator, record_every,
                                                                    whole_run=not progress)
             if whole is not None:   # no stop reached: the run is the compiled one
-                return _compiled_trajectory(model, space, whole, integrator)
+                return _compiled_trajectory(model, space, system, whole, integrator)
             last_recorded_t = rec.t[-1]
             bar.update(t)
             if not handed_back:

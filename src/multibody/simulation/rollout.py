@@ -13,8 +13,9 @@ crosses one back to ``_run_fixed`` (its event machinery fires the impact), which
 compiled loop as soon as no joint rests on a stop (``stop_mode`` 2).
 
 ``System.plan`` (``simulation/system.py``) says whether a run qualifies: fixed-step integrator,
-no constraints or contact other than ``GroundContact`` (a run with user events hands the steps
-where one fires to the Python loop, like a hard stop's).  Built-in
+no contact other than ``GroundContact`` (a run with user events hands the steps where one fires
+to the Python loop, like a hard stop's; a constrained model's accelerations are called back, one
+run).  Built-in
 controllers run in C: a ``TorqueTable`` or an ``mb.PD`` whose references are constants or tables,
 with no position gain on joints of several dofs (a floating base: their error is
 ``mb.difference``'s) (:func:`controller_tables`); any other controller, and a force function, is a
@@ -181,7 +182,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                   plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
                   plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F,
                   held, int(n_sample), HELD, NS, plan.get("call_control"), plan.get("call_forces"),
-                  plan.get("call_guards"), plan.get("directions"), plan.get("tendons"), plan.get("tendon_terms"))
+                  plan.get("call_guards"), plan.get("directions"), plan.get("tendons"), plan.get("tendon_terms"),
+                  plan.get("call_dynamics"))
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])

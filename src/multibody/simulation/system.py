@@ -135,7 +135,7 @@ class System:
         every stage, the user's events' guards after every step (one run; a batch calls them on all
         its states at once, in Python)."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or (events and not callables)
-                or self.constraints is not None or (self.f_ext_fn is not None and not callables)
+                or (self.constraints is not None and not callables) or (self.f_ext_fn is not None and not callables)
                 or (self.contact is not None and type(self.contact) is not GroundContact)):
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
@@ -148,6 +148,7 @@ class System:
         return dict(ctrl=ctrl, period=float(period), f_ext=fe, contact=rollout.contact_table(self.contact),
                     call_control=call_control, call_forces=self.forces if self.f_ext_fn is not None else None,
                     call_guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
+                    call_dynamics=self.constrained_accelerations if self.constraints is not None else None,
                     directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
                     **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
                                              self.gravcomp, self.limits, SOFT_LIMIT_TIME, self.tendons))
@@ -309,11 +310,7 @@ class System:
         if self.limits is not None and self.limits.resting:
             qdd = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v))[0]
         elif self.constraints is not None:
-            if self.constraints_take_time:
-                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe, t=t)
-            else:
-                qdd, _lam = self.constraints.accelerations(model, q, v, tau_all, fe)
-            qdd = np.asarray(qdd, dtype=float)
+            qdd = self.constrained_accelerations(t, q, v, tau_all, fe)
         else:
             try:
                 qdd = aba(model, q, v, tau_all, fe)
@@ -322,6 +319,14 @@ class System:
         if not np.all(np.isfinite(qdd)):
             raise _NonFinite()
         return qdd, tau, zdot, info
+
+    def constrained_accelerations(self, t, q, v, tau_all, fe):
+        """q̈ of the constrained model from the joint forces and f_ext (also the compiled loop's)."""
+        if self.constraints_take_time:
+            qdd, _lam = self.constraints.accelerations(self.model, q, v, tau_all, fe, t=t)
+        else:
+            qdd, _lam = self.constraints.accelerations(self.model, q, v, tau_all, fe)
+        return np.asarray(qdd, dtype=float)
 
     def deriv(self, t, y):
         nq, nv = self.nq, self.nv
