@@ -35,7 +35,10 @@ def both(*args, **kw):
 
 def assert_same(a, b, tol=1e-12):
     assert a.status == b.status and len(a) == len(b)
-    np.testing.assert_array_equal(a.t, b.t)
+    if tol == 0.0:
+        np.testing.assert_array_equal(a.t, b.t)
+    else:   # event times (off the grid) to rounding: the compiled loop holds resting joints by hybrid dynamics
+        assert np.max(np.abs(a.t - b.t), initial=0.0) <= tol * max(1.0, np.max(np.abs(b.t), initial=0.0))
     for k in ("q", "qd", "qdd", "tau", "kinetic_energy", "potential_energy", "total_energy"):
         x, y = getattr(a, k), getattr(b, k)
         assert x.shape == y.shape, k
@@ -183,7 +186,7 @@ def test_entry_point_checks_its_arguments():
     T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
     args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
             None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None] + [None, None] + [None]
+            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None] + [None, None] + [None, None]
     _core.rollout(*args)
     assert np.isfinite(Q).all()
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
@@ -214,8 +217,18 @@ def test_entry_point_checks_its_arguments():
     bad_args[48] = lambda t, q, qd: [0.0, 1.0]          # two values for one direction: the run stops
     with pytest.raises(ValueError, match="events: returned 2 numbers; expected 1"):
         _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="53 arguments"):
+    with pytest.raises(TypeError, match="54 arguments"):
         _core.rollout(*args[:5])
+    for bad in (np.array([[1.0, 0.0, 1.0]]), np.array([[0.0, 1.0, 1.0]]), np.array([[0.0, 0.0, 0.5]]),
+                np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]), np.array([[2.0, 0.0, 1.0]])):
+        bad_args = list(args)
+        bad_args[23], bad_args[24], bad_args[53] = np.array([[0.0, 0.0, -1.0, 1.0]]), 2, bad
+        with pytest.raises(ValueError, match="resting: expected rows"):
+            _core.rollout(*bad_args)
+    bad_args[53] = np.array([[0.0, 0.0, 1.0]])
+    bad_args[24] = 1                                                     # soft stops: nothing rests
+    with pytest.raises(ValueError, match="resting"):
+        _core.rollout(*bad_args)
     tendon, term = np.array([[2.0, 0.1, 0.0, 0.0]]), np.array([[0.0, 0.0, 0.0, 0.5], [0.0, 1.0, 1.0, 0.5]])
     for bad, word in (((np.array([[-1.0, 0.0, 0.0, 0.0]]), term), "stiffness"),
                       ((np.array([[1.0, 0.0, 1.0, 0.0]]), term), "L_lo"),
@@ -352,7 +365,11 @@ def test_resting_stop_and_release_match_python_loop(monkeypatch):
     names = [ev.name for ev in a.events]
     assert names[:2] == ["joint1 lower limit", "joint1 lower limit release"] == [ev.name for ev in b.events][:2]
     assert abs(a.events[1].t - b.events[1].t) < 1e-12
-    assert len(count.calls) >= 2 and count.calls[-1] > a.events[1].t   # back in C after the release
+    assert len(count.calls) >= 3 and count.calls[-1] > a.events[1].t   # back in C after the release
+    # and while it rests: C holds the joint (hybrid dynamics) and hands back the release step
+    assert any(a.events[0].t <= t < a.events[1].t for t in count.calls)
+    resting = (a.t > a.events[0].t) & (a.t < a.events[1].t)
+    assert resting.sum() > 100 and np.all(a.q[resting, 0] == 0.3) and np.all(a.qdd[resting, 0] == 0.0)
 
 
 def test_panda_fingers_hard_limits_match_python_loop(monkeypatch):
@@ -579,13 +596,16 @@ def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(rest
 
 
 # ---- compliant ground contact in the compiled loop -------------------------------------------------
-def assert_same_contact(a, b):
-    assert_same(a, b)
+def assert_same_contact(a, b, tol=None):
+    """assert_same, and the contact states and forces: bit for bit, or to ``tol`` of their largest."""
+    assert_same(a, b) if tol is None else assert_same(a, b, tol)
     for k in ("contact_state", "contact_forces"):
         x, y = getattr(a, k), getattr(b, k)
         assert (x is None) == (y is None), k
-        if x is not None:
+        if x is not None and tol is None:
             np.testing.assert_array_equal(x, y)
+        elif x is not None:
+            assert np.max(np.abs(x - y)) <= tol * max(1.0, np.max(np.abs(y))), k
 
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)
@@ -643,7 +663,9 @@ def test_floating_base_pd_on_compliant_ground_runs_in_c(solo12, monkeypatch):
     stopped = dataclasses.replace(m, q_lower=lower)
     count = Counting(monkeypatch)
     c, d = both(stopped, start, np.zeros(m.nv), 0.3, controller=pd, contact=contact, limit_restitution=0.2)
-    assert_same_contact(c, d)
+    # the knee comes to rest on its stop: held by hybrid dynamics in C, by a KKT solve in Python; on the
+    # stiff ground (q̈ up to 2e5) their rounding shows at 2e-12 of the largest q̈
+    assert_same_contact(c, d, tol=1e-11)
     assert c.events and all("limit" in ev.name for ev in c.events)
     assert len(count.calls) >= 2 and count.calls[1] > c.events[0].t    # back in C after the impact
     assert c.contact_state is not None

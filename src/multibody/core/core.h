@@ -207,6 +207,10 @@ typedef struct mb_rollout {
     const double *tendon_terms;
     mb_dynamics_callback dynamics; /* q̈ from the caller's function instead of FDab (constraints), or NULL */
     void *dynamics_ctx;     /* (one run; a PD's g(q) then goes into τ instead of cancelling gravity)    */
+    int n_resting;          /* joints resting on hard stops (one run): held by hybrid dynamics, q̈ = 0;   */
+    const int *resting_v;   /* (n_resting) their v indices, and the sign of each one's stop; the run is  */
+    const double *resting_sign; /* handed back when a stop's push sign·λ falls to ≤ 0 (its release)      */
+    const unsigned char *resting_fd; /* (nb) hybrid.c's mask: 0 at the resting joints' bodies, else 1  */
 } mb_rollout;
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */

@@ -209,7 +209,9 @@ static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model 
  *         user's events' guard values after every step | None, directions (n_guards,) int32,
  *         tendons (T,4) (k, d, L_lo, L_hi) | None, tendon_terms (n,4) (tendon, q index, v index, c) grouped
  *         by tendon in order: the fixed tendons' springs and dampers, dynamics (t, q, qd, tau_all,
- *         f_ext | None) -> q̈ instead of FDab (a constrained model; one run) | None) -> None
+ *         f_ext | None) -> q̈ instead of FDab (a constrained model; one run) | None,
+ *         resting (R,3) (body, v index, sign of its stop) | None: joints resting on hard stops (one run,
+ *         stop_mode 2; held by hybrid dynamics, handed back at their release)) -> None
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -218,7 +220,7 @@ static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model 
  * 1: the PD adds g(q). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 53, "rollout");
+    CModel *cm = entry_model(args, nargs, 54, "rollout");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -323,6 +325,32 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     }
     if (!tendon_tables(held, args + 50, m, &r))
         return NULL;
+    int resting_v[m->nv + 1];
+    double resting_sign[m->nv + 1];
+    unsigned char resting_fd[m->nb + 1];
+    if (args[53] != Py_None) {  /* joints at rest on their stops: one-dof joints, each once */
+        npy_intp dr[2] = {-1, 3};
+        PyArrayObject *rest = gated_array(held, args[53], "resting", NPY_DOUBLE, 2, dr, 0);
+        if (!rest || !finite_array(rest, "resting"))
+            return NULL;
+        const double *row = PyArray_DATA(rest);
+        memset(resting_fd, 1, (size_t)m->nb);
+        int ok = N == 1 && stop_mode == MB_STOPS_HARD && args[52] == Py_None && dr[0] >= 1 && dr[0] <= m->nv;
+        for (npy_intp k = 0; ok && k < dr[0]; k++, row += 3) {
+            const double b = row[0];
+            ok = b >= 0 && b < m->nb && b == (int)b && fabs(row[2]) == 1.0 && resting_fd[(int)b] &&
+                 m->nv_joint[(int)b] == 1 && row[1] == m->v_start[(int)b];
+            if (ok)
+                resting_fd[(int)b] = 0, resting_v[k] = m->v_start[(int)b], resting_sign[k] = row[2];
+        }
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct "
+                                              "one-dof joints, for one run (N = 1) with hard stops and no dynamics "
+                                              "function");
+            return NULL;
+        }
+        r.n_resting = (int)dr[0], r.resting_v = resting_v, r.resting_sign = resting_sign, r.resting_fd = resting_fd;
+    }
     mb_ground_contact_spec contact;
     int nz = 0;
     if (args[33] != Py_None) {

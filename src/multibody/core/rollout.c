@@ -13,6 +13,12 @@
  * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
  * its own.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).
  *
+ * Joints resting on hard stops (r->n_resting, one run resumed by the Python loop after a plastic
+ * impact) are held by hybrid dynamics (hybrid.c, RBDA §9.2: q̈_j = 0 given, τ_j found), the stop's
+ * force λ_j = τ_j − τ_all,j (limits.py JointLimits.resting_accelerations, TMT eq. 6); after each step
+ * λ is evaluated at its end, and a step where a stop stops pushing (sign·λ ≤ 0: its release event)
+ * is handed back like one that reaches a stop.
+ *
  * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
  * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
  * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).
@@ -83,6 +89,7 @@ typedef struct {
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
     double *zero, *H, *spare;          /* shared: zeros (nv), CRBA (nv × nv), unused lane outputs (nv) */
     double *tendon_sum, *tendon_one;   /* shared: the tendons' generalized forces, all and one (nv each) */
+    double *hd_tau, *stop_force;       /* shared: hybrid dynamics' τ (nv), resting stops' λ (≤ nv)  */
     double *block;
 } workspace;
 
@@ -342,6 +349,36 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
             g->singular[l] = mb_singular_take().body;
 }
 
+/* q̈ with the resting joints held (q̈_j = 0) by hybrid dynamics, and their stops' forces
+ * λ_j = τ_j − τ_all,j into w->stop_force (one run: L = 1). */
+static void resting_dynamics(group *g, const double *const *q, const double *const *v,
+                             const double *const *tau_all, const double *const *fext, double *const *qdd)
+{
+    const mb_rollout *r = g->r;
+    double *tau = g->w.hd_tau;
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        memcpy(tau, tau_all[l], sizeof(double) * g->m->nv);
+        for (int k = 0; k < r->n_resting; k++)
+            qdd[l][r->resting_v[k]] = 0.0;
+        if ((g->st[l] = mb_hybrid(g->m, g->d, r->resting_fd, q[l], v[l], qdd[l], tau, fext[l])) == MB_SINGULAR)
+            g->singular[l] = mb_singular_take().body;
+        for (int k = 0; k < r->n_resting; k++)
+            g->w.stop_force[k] = tau[r->resting_v[k]] - tau_all[l][r->resting_v[k]];
+    }
+}
+
+/* Does a resting joint's stop stop pushing (sign·λ ≤ 0, or λ not a number) at the state the last
+ * right-hand side saw? */
+static int stop_releases(const group *g)
+{
+    for (int k = 0; k < g->r->n_resting; k++)
+        if (!(g->r->resting_sign[k] * g->w.stop_force[k] > 0.0))
+            return 1;
+    return 0;
+}
+
 /* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit, and so
  * is mb_gravity_torques).  Called right after the forward dynamics at the same q: a run alone has its
  * poses in g->d already (mb_aba's, but for planar trees, which keep other numbers there). */
@@ -432,7 +469,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         for (int l = 0; l < g->L; l++)
             if (busy(g, l))
                 g->st[l] = r->dynamics(r->dynamics_ctx, t, q[l], v[l], tau_all[l], fext[l], qdd[l]);
-    } else
+    } else if (r->n_resting)
+        resting_dynamics(g, q, v, tau_all, fext, qdd);
+    else
         forward_dynamics(g, cancel ? g->mf : m, q, v, tau_all, fext, qdd);
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
@@ -620,7 +659,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 4L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
+    w->block = calloc((size_t)(L * per_run + 6L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
         free(w->block), free(w->contact_flags);
@@ -634,7 +673,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
-    w->zero = p, p += nv, w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv, w->H = p;
+    w->zero = p, p += nv, w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv;
+    w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->H = p;
     return MB_OK;
 }
 
@@ -664,7 +704,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     mb_model free_model = *m;  /* the model without gravity: a continuous PD with g(q) cancels it */
     memset(free_model.a_grav, 0, sizeof free_model.a_grav);
     memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
-    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->dynamics ? &free_model : NULL;
+    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->dynamics && !r->n_resting ? &free_model
+                                                                                                 : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
     const int hard = r->stop_mode == MB_STOPS_HARD || r->guards;
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
@@ -766,6 +807,15 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                     continue;
                 }
                 memcpy(guard0, guard1, sizeof(double) * r->n_guards);
+            }
+            if (r->n_resting) {  /* the stops' forces at the step's end: a release is the Python loop's event */
+                rhs(&g, t_next, g.w.y1, g.w.K, g.w.tau_stage, 0);
+                if (g.st[l] != MB_OK || stop_releases(&g)) {
+                    g.st[l] = MB_OK;
+                    ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;
+                    LEAVE(l);
+                    continue;
+                }
             }
         }
         t = t_next;

@@ -295,12 +295,13 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
 
 
 def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, integrator, record_every,
-                      whole_run=True):
+                      whole_run=True, piece_end=False):
     """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
     sampled controller's hold (``system.held_tau``, next sample ``n_sample``) goes on in C and comes
     back.  Returns (t, y, n_sample, handed_back, out) where it stopped, ``out`` run_compiled's arrays;
     the samples join ``rec`` unless the stretch is the whole run (``whole_run``: t_final is the run's
-    end, ``rec`` holds only its start, and the stretch was not handed back)."""
+    end, ``rec`` holds only its start, and the stretch was not handed back; ``piece_end``: t_final is
+    a progress bar's piece's end, not the run's)."""
     nq, nv = model.nq, model.nv
     out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
                                record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
@@ -321,14 +322,35 @@ def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, int
     for k in range(1, n):
         derived = (QDD[0, k], TAU[0, k], contact_info(k)) if np.isfinite(QDD[0, k, 0]) else None
         rec.add(float(T[0, k]), Y[k - 1], derived)
+    if piece_end and not handed_back and n > 1:
+        rec.derived[-1] = None   # a piece's end: q̈, τ come from the next piece's first step (after a sample there)
     return t_end, Y_END[0].copy(), n_sample, handed_back, None
+
+
+def _compiled_plan(plan, system, monitor):
+    """The plan for a compiled stretch from here, or None while the Python loop must step: every event
+    armed, but a resting joint's own stop (it sits on that guard, g = 0; the compiled loop holds the
+    joint and hands back its release), and no constraints to solve with resting joints."""
+    if plan is None:
+        return None
+    limits = system.limits
+    resting = limits is not None and limits.resting
+    if resting and system.constraints is not None:
+        return None
+    if monitor is not None and not all(monitor.armed):
+        held = limits.held_events() if resting else []
+        if not all(armed or (any(ev is h for h in held) and g == 0.0)
+                   for ev, armed, g in zip(monitor.events, monitor.armed, monitor.g)):
+            return None
+    return dict(plan, resting=limits.resting_table()) if resting else plan
 
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
                plan=None, t0=0.0, rec=None, n_sample=0):
     """The fixed-step loop in Python.  With a ``plan`` (hard stops, everything else compiled) the
-    steps that cross no stop run in ``core/rollout.c``: whenever every event is armed and no joint
-    rests on a stop, the compiled loop takes over until a step reaches a stop.  ``t0``, ``rec``,
+    steps that cross no stop run in ``core/rollout.c``: whenever every event is armed (but a resting
+    joint's own stop, which the compiled loop holds) the compiled loop takes over until a step reaches
+    a stop, a stop lets go or an event fires.  ``t0``, ``rec``,
     ``n_sample``: continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0
     or before; a sampled controller's hold in ``system.held_tau`` until sample ``n_sample``).
     With a progress bar the compiled loop runs in pieces of about 1/200 of the run that end on
@@ -348,12 +370,13 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     eps = 1e-9 * dt
     piece = record_every * max(1, math.ceil(t_final / dt / record_every / 200))   # steps a compiled piece
     while t < t_final:
-        if (plan is not None and (monitor is None or all(monitor.armed))
-                and not (system.limits is not None and system.limits.resting)):
+        stretch = _compiled_plan(plan, system, monitor)
+        if stretch is not None:
             t_stop = t_final if not progress else min(t_final, (math.floor(t / dt + 1e-9) // piece + 1) * piece * dt)
-            t, y, n_sample, handed_back, whole = _compiled_stretch(model, plan, system, rec, t, y, n_sample,
+            t, y, n_sample, handed_back, whole = _compiled_stretch(model, stretch, system, rec, t, y, n_sample,
                                                                    t_stop, dt, integrator, record_every,
-                                                                   whole_run=not progress)
+                                                                   whole_run=not progress,
+                                                                   piece_end=t_stop < t_final)
             if whole is not None:   # no stop reached: the run is the compiled one
                 return _compiled_trajectory(model, space, system, whole, integrator)
             last_recorded_t = rec.t[-1]

@@ -13,7 +13,8 @@
     of the impulse, joints already resting on a stop and closed model constraints stay closed.
     A joint whose rebound is too slow to leave the stop within a step (|q̇⁺| ≤ |q̈| dt / 2,
     every plastic impact) comes to *rest* on it: the stop becomes a constraint q̈_j = 0 solved
-    with the others (TMT eq. 6), and a second event releases it when the stop's force
+    with the others (TMT eq. 6; in the compiled loop by hybrid dynamics, RBDA §9.2, the same
+    solution to rounding), and a second event releases it when the stop's force
     λ_j (≥ 0 while it pushes) crosses zero — the complementarity condition of a unilateral
     contact.  A run starting outside its limits is refused.
   - ``"soft"``: a spring–damper stop like MuJoCo's default soft constraint (``solref`` =
@@ -75,6 +76,7 @@ class JointLimits:
                         self.stops.append((model.joint_names[j], qi, vi, float(pos), sign))
         self.resting: dict[int, tuple] = {}
         self.system = None
+        self.impact_events = {}   # stop -> its impact Event (events())
 
     def __bool__(self):
         return bool(self.stops)
@@ -112,6 +114,16 @@ class JointLimits:
             J[k, vi] = 1.0
         return J
 
+    def resting_table(self):
+        """(body, v index, sign) of each resting joint's stop: the compiled loop's ``resting`` rows."""
+        m = self.model
+        body = {int(m.v_start[j]): j for j in range(m.nb) if m.nv_joint[j] == 1}
+        return np.array([(body[vi], vi, stop[4]) for vi, stop in self.resting.items()], dtype=float)
+
+    def held_events(self):
+        """The impact events of the resting joints (unarmed while the joint sits on its stop)."""
+        return [self.impact_events[stop] for stop in self.resting.values()]
+
     def resting_accelerations(self, q, v, tau, fe, extra=None):
         """q̈ and the stop forces λ (one per resting joint, in the joint's positive sense) with the
         resting joints held (TMT eq. 6); ``extra`` = (J, rhs) of model/user constraints solved with them."""
@@ -141,7 +153,8 @@ class JointLimits:
         self.system = system
         out = []
         for stop in self.stops:
-            out.append(self._impact_event(stop))
+            self.impact_events[stop] = self._impact_event(stop)
+            out.append(self.impact_events[stop])
             out.append(self._release_event(stop))
         return out
 

@@ -10,7 +10,8 @@ deformation states integrated with q and q̇).  It follows ``_run_fixed`` operat
 sample instants, what is recorded), so results agree with the Python loop to rounding (tests:
 ≤ 1e-12).  Hard position limits run here too: the loop watches the stops and hands a step that
 crosses one back to ``_run_fixed`` (its event machinery fires the impact), which resumes the
-compiled loop as soon as no joint rests on a stop (``stop_mode`` 2).
+compiled loop at once (``stop_mode`` 2); joints left resting on their stops are held there by hybrid
+dynamics (``resting``), and the step where a stop lets go is handed back as its release event.
 
 ``System.plan`` (``simulation/system.py``) says whether a run qualifies: fixed-step integrator,
 no contact other than ``GroundContact`` (a run with user events hands the steps where one fires
@@ -183,7 +184,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                   plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F,
                   held, int(n_sample), HELD, NS, plan.get("call_control"), plan.get("call_forces"),
                   plan.get("call_guards"), plan.get("directions"), plan.get("tendons"), plan.get("tendon_terms"),
-                  plan.get("call_dynamics"))
+                  plan.get("call_dynamics"), plan.get("resting"))
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])
