@@ -39,34 +39,45 @@ typedef struct {
     PyObject *err_type, *err_value, *err_tb;
 } py_callbacks;
 
+/* The end of a call back: the function's result r (n numbers) into out, or its first exception kept
+ * (and the run stops); r is released. */
+static int take_result(py_callbacks *cb, PyObject *r, npy_intp n, const char *name, double *out)
+{
+    int st = MB_CALLBACK_FAILED;
+    PyArrayObject *a = r ? (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY) : NULL;
+    if (a && PyArray_SIZE(a) == n) {
+        memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n);
+        st = MB_OK;
+    } else if (a)
+        PyErr_Format(PyExc_ValueError, "%s: returned %zd numbers; expected %zd", name, (Py_ssize_t)PyArray_SIZE(a),
+                     (Py_ssize_t)n);
+    if (st != MB_OK && !cb->err_type)
+        PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
+    PyErr_Clear();
+    Py_XDECREF(r), Py_XDECREF(a);
+    return st;
+}
+
+/* A new 1-D array holding x[0…n−1], or NULL. */
+static PyObject *array_of(const double *x, npy_intp n)
+{
+    PyObject *a = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
+    if (a)
+        memcpy(PyArray_DATA((PyArrayObject *)a), x, sizeof(double) * (size_t)n);
+    return a;
+}
+
 static int call_python(void *ctx, int what, double t, const double *q, const double *v, double *out)
 {
     py_callbacks *cb = ctx;
     PyGILState_STATE gil = PyGILState_Ensure();
-    int st = MB_CALLBACK_FAILED;
-    const npy_intp nq = cb->nq, nv = cb->nv;
     const npy_intp n_out = what == MB_CALL_CONTROL ? cb->nv : what == MB_CALL_FORCES ? 6L * cb->nb : cb->n_guards;
     PyObject *fn = what == MB_CALL_CONTROL ? cb->control : what == MB_CALL_FORCES ? cb->forces : cb->guards;
     const char *name = what == MB_CALL_CONTROL ? "controller" : what == MB_CALL_FORCES ? "f_ext" : "events";
-    PyObject *Q = PyArray_SimpleNew(1, &nq, NPY_DOUBLE), *V = PyArray_SimpleNew(1, &nv, NPY_DOUBLE), *r = NULL;
-    PyArrayObject *a = NULL;
-    if (Q && V) {
-        memcpy(PyArray_DATA((PyArrayObject *)Q), q, sizeof(double) * (size_t)nq);
-        memcpy(PyArray_DATA((PyArrayObject *)V), v, sizeof(double) * (size_t)nv);
-        r = PyObject_CallFunction(fn, "dOO", t, Q, V);
-    }
-    if (r)
-        a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY);
-    if (a && PyArray_SIZE(a) == n_out) {
-        memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n_out);
-        st = MB_OK;
-    } else if (a)
-        PyErr_Format(PyExc_ValueError, "%s: returned %zd numbers; expected %zd", name,
-                     (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)n_out);
-    if (st != MB_OK && !cb->err_type)
-        PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
-    PyErr_Clear();
-    Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(r), Py_XDECREF(a);
+    PyObject *Q = array_of(q, cb->nq), *V = array_of(v, cb->nv);
+    PyObject *r = Q && V ? PyObject_CallFunction(fn, "dOO", t, Q, V) : NULL;
+    Py_XDECREF(Q), Py_XDECREF(V);
+    const int st = take_result(cb, r, n_out, name, out);
     PyGILState_Release(gil);
     return st;
 }
@@ -77,31 +88,14 @@ static int call_dynamics(void *ctx, double t, const double *q, const double *v, 
 {
     py_callbacks *cb = ctx;
     PyGILState_STATE gil = PyGILState_Ensure();
-    int st = MB_CALLBACK_FAILED;
-    npy_intp nq = cb->nq, nv = cb->nv, df[2] = {cb->nb, 6};
-    PyObject *Q = PyArray_SimpleNew(1, &nq, NPY_DOUBLE), *V = PyArray_SimpleNew(1, &nv, NPY_DOUBLE),
-             *T = PyArray_SimpleNew(1, &nv, NPY_DOUBLE), *F = NULL, *r = NULL;
-    PyArrayObject *a = NULL;
-    if (fext && Q && V && T && (F = PyArray_SimpleNew(2, df, NPY_DOUBLE)))
+    npy_intp df[2] = {cb->nb, 6};
+    PyObject *Q = array_of(q, cb->nq), *V = array_of(v, cb->nv), *T = array_of(tau_all, cb->nv), *F = Py_None;
+    Py_INCREF(F);
+    if (fext && (Py_DECREF(F), F = PyArray_SimpleNew(2, df, NPY_DOUBLE)))
         memcpy(PyArray_DATA((PyArrayObject *)F), fext, sizeof(double) * 6 * (size_t)cb->nb);
-    if (Q && V && T && (F || !fext)) {
-        memcpy(PyArray_DATA((PyArrayObject *)Q), q, sizeof(double) * (size_t)nq);
-        memcpy(PyArray_DATA((PyArrayObject *)V), v, sizeof(double) * (size_t)nv);
-        memcpy(PyArray_DATA((PyArrayObject *)T), tau_all, sizeof(double) * (size_t)nv);
-        r = PyObject_CallFunction(cb->dynamics, "dOOOO", t, Q, V, T, F ? F : Py_None);
-    }
-    if (r)
-        a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY);
-    if (a && PyArray_SIZE(a) == nv) {
-        memcpy(qdd, PyArray_DATA(a), sizeof(double) * (size_t)nv);
-        st = MB_OK;
-    } else if (a)
-        PyErr_Format(PyExc_ValueError, "constraints: the accelerations have %zd numbers; expected %zd",
-                     (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)nv);
-    if (st != MB_OK && !cb->err_type)
-        PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
-    PyErr_Clear();
-    Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(T), Py_XDECREF(F), Py_XDECREF(r), Py_XDECREF(a);
+    PyObject *r = Q && V && T && F ? PyObject_CallFunction(cb->dynamics, "dOOOO", t, Q, V, T, F) : NULL;
+    Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(T), Py_XDECREF(F);
+    const int st = take_result(cb, r, cb->nv, "constraints", qdd);
     PyGILState_Release(gil);
     return st;
 }
