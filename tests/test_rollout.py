@@ -863,3 +863,21 @@ def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, 
         plan = System(model, pd, f_ext, constraints=closure).plan(integrator, callables=True)
         plan["call_dynamics"] = lambda t, q, v, tau, f: np.zeros(2)
         rollout.run_compiled(model, plan, q0[None], np.zeros((1, 3)), 0.01, 1e-3, integrator, 1, True)
+
+
+def test_a_batch_with_a_progress_bar_runs_in_groups_with_the_same_results(capsys):
+    """simulate_batch(progress=True): one bar over the runs, moved group by group; the batch is the
+    same bit for bit (compiled, and one simulate per run with params)."""
+    m = mb.models.double_pendulum()
+    Q0 = np.pi / 4 + 0.01 * np.arange(60)[:, None] * [1.0, -1.0]
+    plain = mb.simulate_batch(m, Q0, np.zeros((60, 2)), 0.2)
+    shown = mb.simulate_batch(m, Q0, np.zeros((60, 2)), 0.2, progress=True)
+    np.testing.assert_array_equal(shown.q, plain.q)
+    np.testing.assert_array_equal(shown.qdd, plain.qdd)
+    params = [{"dt": 1e-3 * (1 + i % 2)} for i in range(3)]
+    one = mb.simulate_batch(m, Q0[:3], np.zeros((3, 2)), 0.2, params=params)
+    two = mb.simulate_batch(m, Q0[:3], np.zeros((3, 2)), 0.2, params=params, progress=True)
+    for i in range(3):
+        assert_same(one[i], two[i], tol=0.0)
+    err = capsys.readouterr().err
+    assert "60/60" in err and "3/3" in err
