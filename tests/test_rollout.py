@@ -179,86 +179,82 @@ def test_bad_input_errors():
 
 
 def test_entry_point_checks_its_arguments():
-    """The C entry point itself refuses bad arrays with named errors (no crash)."""
+    """The C entry point itself refuses bad arrays and settings with named errors (no crash)."""
     from multibody.core import _core
     m = mb.models.double_pendulum()
     Z = np.zeros((1, 2))
-    T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
-    args = [m._c, 2, Z, Z, 0.0, 0.004, 1e-3, 1, 1, 0.0, None, None, None, None, None, None, 0, None, None,
-            None, 0.01, None, None, None, 0, 0.02, T, Q, Q.copy(), Q.copy(), Q.copy(), np.zeros((1, 4)),
-            np.zeros((1, 4))] + [None] * 9 + [None, 0, None, None] + [None, None] + [None, None] + [None, None] + [None, None]
-    _core.rollout(*args)
-    assert np.isfinite(Q).all()
+
+    def fresh_outputs():
+        T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
+        return dict(T=T, Q=Q, QD=Q.copy(), QDD=Q.copy(), TAU=Q.copy(), Y_END=np.zeros((1, 4)), info=np.zeros((1, 4)))
+    settings = dict(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, record_every=1, keep_last=1, period=0.0, gravity=0,
+                    friction_velocity=0.01, stop_mode=0, soft_time=0.02, n_sample0=0)
+    outputs = fresh_outputs()
+    _core.rollout(m._c, Z, Z, outputs, settings)
+    assert np.isfinite(outputs["Q"]).all()
+
+    def refused(error, word, Q0=Z, outs=None, **changes):
+        with pytest.raises(error, match=word):
+            _core.rollout(m._c, Q0, Z, fresh_outputs() if outs is None else outs, {**settings, **changes})
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
-    for k, bad, word in ((1, 7, "integrator"), (6, -1.0, "dt"), (7, 0, "record_every"),
-                         (2, np.zeros((1, 3)), "Q0"), (27, np.zeros((1, 5, 3)), "Q"),
-                         (17, np.full((2, 6), np.nan), "f_ext"), (19, np.full(2, np.nan), "friction"),
-                         (23, bad_stops, "stops"), (24, 2, "stops"), (24, 3, "stop_mode"),
-                         (31, np.zeros((1, 3)), "Y_END"), (21, np.zeros((3, 3)), "gc_lift")):
-        bad_args = list(args)
-        bad_args[k] = bad
-        with pytest.raises(ValueError, match=word):
-            _core.rollout(*bad_args)
-    bad_args = list(args)
-    bad_args[46] = 5
-    with pytest.raises(TypeError, match="control, forces"):
-        _core.rollout(*bad_args)
-    bad_args[46] = lambda t, q, qd: np.zeros(2)
-    bad_args[10:16] = np.zeros(2), np.zeros(2), np.zeros(1), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2))
-    with pytest.raises(ValueError, match="without kp"):
-        _core.rollout(*bad_args)
-    bad_args = list(args)
-    bad_args[48], bad_args[49] = (lambda t, q, qd: [0.0]), np.array(["down"])
-    with pytest.raises(TypeError, match="directions"):
-        _core.rollout(*bad_args)
-    bad_args[48], bad_args[49] = 5, np.zeros(1, dtype=np.int32)
-    with pytest.raises(TypeError, match="guards"):
-        _core.rollout(*bad_args)
-    bad_args[48] = lambda t, q, qd: [0.0, 1.0]          # two values for one direction: the run stops
-    with pytest.raises(ValueError, match="events: returned 2 numbers; expected 1"):
-        _core.rollout(*bad_args)
-    with pytest.raises(TypeError, match="54 arguments"):
-        _core.rollout(*args[:5])
+    for key, bad, word in (("integrator", 7, "integrator"), ("dt", -1.0, "dt"), ("record_every", 0, "record_every"),
+                           ("f_ext", np.full((2, 6), np.nan), "f_ext"), ("friction", np.full(2, np.nan), "friction"),
+                           ("stops", bad_stops, "stops"), ("stop_mode", 2, "stops"), ("stop_mode", 3, "stop_mode"),
+                           ("gc_lift", np.zeros((3, 3)), "gc_lift")):
+        refused(ValueError, word, **{key: bad})
+    refused(ValueError, "Q0", Q0=np.zeros((1, 3)))
+    refused(ValueError, "Q", outs={**fresh_outputs(), "Q": np.zeros((1, 5, 3))})
+    refused(ValueError, "Y_END", outs={**fresh_outputs(), "Y_END": np.zeros((1, 3))})
+    refused(TypeError, "settings: unknown entry 'stop_modes'", stop_modes=2)       # a misspelt entry
+    refused(TypeError, "outputs: unknown entry 'YEND'", outs={**fresh_outputs(), "YEND": np.zeros((1, 4))})
+    with pytest.raises(TypeError, match="settings: expected a dict"):
+        _core.rollout(m._c, Z, Z, fresh_outputs(), [settings])
+    with pytest.raises(TypeError, match="5 arguments"):
+        _core.rollout(m._c, Z, Z)
+    refused(TypeError, "control, forces", control=5)
+    pd = dict(kp=np.zeros(2), kd=np.zeros(2), times=np.zeros(1), q_ref=np.zeros((1, 2)), qd_ref=np.zeros((1, 2)),
+              tau_ff=np.zeros((1, 2)))
+    refused(ValueError, "without kp", control=lambda t, q, qd: np.zeros(2), **pd)
+    refused(TypeError, "directions", guards=lambda t, q, qd: [0.0], directions=np.array(["down"]))
+    refused(TypeError, "guards", guards=5, directions=np.zeros(1, dtype=np.int32))
+    refused(ValueError, "events: returned 2 numbers; expected 1",             # two values for one direction
+            guards=lambda t, q, qd: [0.0, 1.0], directions=np.zeros(1, dtype=np.int32))
+    tendon, term = np.array([[2.0, 0.1, 0.0, 0.0]]), np.array([[0.0, 0.0, 0.0, 0.5], [0.0, 1.0, 1.0, 0.5]])
+    for (tendons, terms), word in (((np.array([[-1.0, 0.0, 0.0, 0.0]]), term), "stiffness"),
+                                   ((np.array([[1.0, 0.0, 1.0, 0.0]]), term), "L_lo"),
+                                   ((tendon, np.array([[1.0, 0.0, 0.0, 1.0]])), "grouped by tendon"),
+                                   ((tendon, np.array([[0.0, 2.0, 0.0, 1.0]])), "inside the model"),
+                                   ((tendon, np.array([[0.0, 0.0, 0.0, np.nan]])), "tendon_terms"),
+                                   ((np.zeros((2, 4)), term), "every tendon"),
+                                   ((tendon, np.zeros((1, 3))), "tendon_terms")):
+        refused(ValueError, word, tendons=tendons, tendon_terms=terms)
+    stop = np.array([[0.0, 0.0, -1.0, 1.0]])
     for bad in (np.array([[1.0, 0.0, 1.0]]), np.array([[0.0, 1.0, 1.0]]), np.array([[0.0, 0.0, 0.5]]),
                 np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]), np.array([[2.0, 0.0, 1.0]])):
-        bad_args = list(args)
-        bad_args[23], bad_args[24], bad_args[53] = np.array([[0.0, 0.0, -1.0, 1.0]]), 2, bad
-        with pytest.raises(ValueError, match="resting: expected rows"):
-            _core.rollout(*bad_args)
-    bad_args[53] = np.array([[0.0, 0.0, 1.0]])
-    bad_args[24] = 1                                                     # soft stops: nothing rests
-    with pytest.raises(ValueError, match="resting"):
-        _core.rollout(*bad_args)
-    tendon, term = np.array([[2.0, 0.1, 0.0, 0.0]]), np.array([[0.0, 0.0, 0.0, 0.5], [0.0, 1.0, 1.0, 0.5]])
-    for bad, word in (((np.array([[-1.0, 0.0, 0.0, 0.0]]), term), "stiffness"),
-                      ((np.array([[1.0, 0.0, 1.0, 0.0]]), term), "L_lo"),
-                      ((tendon, np.array([[1.0, 0.0, 0.0, 1.0]])), "grouped by tendon"),
-                      ((tendon, np.array([[0.0, 2.0, 0.0, 1.0]])), "inside the model"),
-                      ((tendon, np.array([[0.0, 0.0, 0.0, np.nan]])), "tendon_terms"),
-                      ((np.zeros((2, 4)), term), "every tendon"),
-                      ((tendon, np.zeros((1, 3))), "tendon_terms")):
-        bad_args = list(args)
-        bad_args[50:52] = bad
-        with pytest.raises(ValueError, match=word):
-            _core.rollout(*bad_args)
-    contact = [np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5, np.zeros((1, 2)), np.zeros((1, 5, 2)),
-               np.zeros((1, 5, 1, 3))]   # a point on the second link, friction: 2 states
-    with_contact = args[:31] + [np.zeros((1, 6)), np.zeros((1, 4))] + contact + args[42:]   # Y_END carries z
-    _core.rollout(*with_contact)
-    for k, bad, word in ((33, np.array([2]), "bodies"), (34, np.full((1, 3), np.nan), "points"),
-                         (35, 4, "nd"), (36, -1.0, "K"), (39, np.zeros((1, 3)), "Z0"),
-                         (40, np.zeros((1, 5, 3)), "Z"), (41, np.zeros((1, 5, 2, 3)), "F"),
-                         (31, np.zeros((1, 4)), "Y_END"), (42, np.full(2, np.nan), "held0"),
-                         (43, -1, "n_sample0"), (44, np.zeros((2, 2)), "HELD_END")):
-        bad_args = list(with_contact)
-        bad_args[k] = bad
-        with pytest.raises(ValueError, match=word):
-            _core.rollout(*bad_args)
-    bad_args = list(with_contact)
-    bad_args[39] = np.full((1, 2), np.nan)
-    info = bad_args[32]
-    _core.rollout(*bad_args)
-    assert info[0, 1] > 0 and "contact states" in _core.status_message(int(info[0, 1]))
+        refused(ValueError, "resting: expected rows", stops=stop, stop_mode=2, resting=bad)
+    refused(ValueError, "resting", stops=stop, stop_mode=1, resting=np.array([[0.0, 0.0, 1.0]]))  # soft: none rests
+    contact = (np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5)    # a point on the second link, friction: 2 states
+
+    def with_contact(**bad_outputs):
+        outs = {**fresh_outputs(), "Y_END": np.zeros((1, 6)), "Z": np.zeros((1, 5, 2)), "F": np.zeros((1, 5, 1, 3))}
+        return {**outs, **bad_outputs}
+    _core.rollout(m._c, Z, Z, with_contact(), {**settings, "contact": contact, "Z0": np.zeros((1, 2))})
+    for k, bad, word in ((0, np.array([2]), "bodies"), (1, np.full((1, 3), np.nan), "points"), (2, 4, "nd"),
+                         (3, -1.0, "K")):
+        refused(ValueError, word, outs=with_contact(), contact=contact[:k] + (bad,) + contact[k + 1:],
+                Z0=np.zeros((1, 2)))
+    refused(TypeError, "contact: expected a tuple", outs=with_contact(), contact=list(contact), Z0=np.zeros((1, 2)))
+    for outs, changes, word in ((with_contact(), dict(Z0=np.zeros((1, 3))), "Z0"),
+                                (with_contact(Z=np.zeros((1, 5, 3))), {}, "Z"),
+                                (with_contact(F=np.zeros((1, 5, 2, 3))), {}, "F"),
+                                (with_contact(Y_END=np.zeros((1, 4))), {}, "Y_END"),
+                                (with_contact(), dict(held0=np.full(2, np.nan)), "held0"),
+                                (with_contact(), dict(n_sample0=-1), "n_sample0"),
+                                (with_contact(HELD_END=np.zeros((2, 2)), N_SAMPLE_END=np.zeros(1)), {}, "HELD_END")):
+        refused(ValueError, word, outs=outs, contact=contact, **{"Z0": np.zeros((1, 2)), **changes})
+    outs = with_contact()
+    _core.rollout(m._c, Z, Z, outs, {**settings, "contact": contact, "Z0": np.full((1, 2), np.nan)})
+    assert outs["info"][0, 1] > 0 and "contact states" in _core.status_message(int(outs["info"][0, 1]))
 
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)

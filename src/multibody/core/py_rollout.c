@@ -189,56 +189,97 @@ static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model 
     return 1;
 }
 
-/* rollout(cmodel, integrator, Q0 (N,nq), QD0 (N,nv), t0, t_final, dt, record_every, keep_last,
- *         period, kp (nv) | None, kd (nv), times (M,), q_ref (M,nq), qd_ref (M,nv), tau_ff (M,nv), gravity,
- *         f_ext (nb,6) | None, damping (nv) | None, friction (nv) | None, friction_velocity,
- *         gc_lift (nb,3) | None, gc_com (nb,3), stops (S,4) | None, stop_mode, soft_time,
- *         T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv), Y_END (N,nq+nv+nz), info (N,4),
- *         contact: bodies (np,) | None, points (np,3), nd, K, D, mu (simulation.contact.GroundContact),
- *         Z0 (N,nz), Z (N,R,nz), F (N,R,np,3) (None without contact),
- *         held0 (nv) | None, n_sample0: a sampled controller's hold at t0 and its next sample's index
- *         (a run resumed by the Python loop), HELD_END (N,nv) | None, N_SAMPLE_END (N,) | None: where
- *         each run stopped), control, forces: Python functions (t, q, qd) -> τ, f_ext called at every stage
- *         instead of a built-in controller / f_ext, or None (one run: N = 1), guards (t, q, qd) -> the
- *         user's events' guard values after every step | None, directions (n_guards,) int32,
- *         tendons (T,4) (k, d, L_lo, L_hi) | None, tendon_terms (n,4) (tendon, q index, v index, c) grouped
- *         by tendon in order: the fixed tendons' springs and dampers, dynamics (t, q, qd, tau_all,
- *         f_ext | None) -> q̈ instead of FDab (a constrained model; one run) | None,
- *         resting (R,3) (body, v index, sign of its stop) | None: joints resting on hard stops (one run,
- *         stop_mode 2; held by hybrid dynamics, handed back at their release)) -> None
+/* The entries rollout's two dicts may hold (any other is an error: a misspelt one would be ignored). */
+static const char *const SETTINGS[] = {
+    "integrator", "t0", "t_final", "dt", "record_every", "keep_last", "period", "kp", "kd", "times", "q_ref",
+    "qd_ref", "tau_ff", "gravity", "f_ext", "damping", "friction", "friction_velocity", "gc_lift", "gc_com",
+    "stops", "stop_mode", "soft_time", "contact", "Z0", "held0", "n_sample0", "control", "forces", "guards",
+    "directions", "tendons", "tendon_terms", "dynamics", "resting", NULL};
+static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
+                                      "N_SAMPLE_END", NULL};
+
+/* d[key] (borrowed), or None where d has no such entry. */
+static PyObject *entry(PyObject *d, const char *key)
+{
+    PyObject *v = PyDict_GetItemString(d, key);
+    return v ? v : Py_None;
+}
+
+/* Is d a dict of str keys, each one of `names`?  Else 0 with a TypeError naming the odd one. */
+static int known_entries(PyObject *d, const char *what, const char *const *names)
+{
+    if (!PyDict_Check(d)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a dict", what);
+        return 0;
+    }
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        int found = 0;
+        for (int i = 0; k && names[i] && !found; i++)
+            found = strcmp(k, names[i]) == 0;
+        if (!found) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s: unknown entry %R", what, key);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* rollout(cmodel, Q0 (N,nq), QD0 (N,nv), outputs, settings) -> None
+ * outputs (dict, the caller's arrays to fill): T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv),
+ *     Y_END (N,nq+nv+nz), info (N,4); with contact Z (N,R,nz), F (N,R,np,3); with a sampled controller
+ *     HELD_END (N,nv), N_SAMPLE_END (N,): where each run stopped.
+ * settings (dict; an absent entry is None): integrator, t0, t_final, dt, record_every, keep_last, period;
+ *     a PD or torque table: kp (nv) (None: no controller, τ = 0), kd (nv), times (M,), q_ref (M,nq),
+ *     qd_ref (M,nv), tau_ff (M,nv), gravity (1: the PD adds g(q)); f_ext (nb,6), damping (nv), friction
+ *     (nv), friction_velocity, gc_lift (nb,3), gc_com (nb,3), stops (S,4) (q index, v index, position,
+ *     sign), stop_mode (0 none, 1 soft, 2 hard), soft_time; contact: (bodies (np,), points (np,3), nd, K,
+ *     D, mu) (simulation.contact.GroundContact) with Z0 (N,nz); held0 (nv), n_sample0: a sampled
+ *     controller's hold at t0 and its next sample's index (a run resumed by the Python loop); control,
+ *     forces: Python functions (t, q, qd) -> τ, f_ext called at every stage instead of a built-in
+ *     controller / f_ext (one run: N = 1); guards (t, q, qd) -> the user's events' guard values after
+ *     every step, with directions (n_guards,) int32; tendons (T,4) (k, d, L_lo, L_hi) with tendon_terms
+ *     (n,4) (tendon, q index, v index, c) grouped by tendon in order: the fixed tendons' springs and
+ *     dampers; dynamics (t, q, qd, tau_all, f_ext | None) -> q̈ instead of FDab (a constrained model;
+ *     one run); resting (R,3) (body, v index, sign of its stop): joints resting on hard stops (one run,
+ *     stop_mode 2; held by hybrid dynamics, handed back at their release).
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
  * state where run n ended.  Runs with the GIL released, on all threads when N ≥ 2, in groups of the
- * lanes' width where the lanes apply (use_lanes; one run at a time with "none").  kp None: no controller (τ = 0); gravity
- * 1: the PD adds g(q). */
+ * lanes' width where the lanes apply (use_lanes; one run at a time with "none"). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 54, "rollout");
-    if (!cm)
+    CModel *cm = entry_model(args, nargs, 5, "rollout");
+    if (!cm || !known_entries(args[3], "outputs", OUTPUTS) || !known_entries(args[4], "settings", SETTINGS))
         return NULL;
+#define SETTING(key) entry(args[4], key)
+#define OUTPUT(key) entry(args[3], key)
     const mb_model *m = &cm->m;
     mb_rollout r = {0};
     long integrator, record_every, keep_last, gravity, stop_mode;
     double period;
-    if (!get_long(args[1], "integrator", MB_EULER, MB_RK4, &integrator) ||
-        !get_double(args[4], "t0", 0.0, 1, &r.t0) ||
-        !get_double(args[5], "t_final", 0.0, 1, &r.t_final) || !get_double(args[6], "dt", 0.0, 0, &r.dt) ||
-        !get_long(args[7], "record_every", 1, LONG_MAX, &record_every) ||
-        !get_long(args[8], "keep_last", 0, 1, &keep_last) || !get_double(args[9], "period", 0.0, 1, &period) ||
-        !get_long(args[16], "gravity", 0, 1, &gravity) ||
-        !get_long(args[24], "stop_mode", MB_STOPS_NONE, MB_STOPS_HARD, &stop_mode) ||
-        !get_double(args[25], "soft_time", 0.0, 0, &r.soft_time))
+    if (!get_long(SETTING("integrator"), "integrator", MB_EULER, MB_RK4, &integrator) ||
+        !get_double(SETTING("t0"), "t0", 0.0, 1, &r.t0) ||
+        !get_double(SETTING("t_final"), "t_final", 0.0, 1, &r.t_final) || !get_double(SETTING("dt"), "dt", 0.0, 0, &r.dt) ||
+        !get_long(SETTING("record_every"), "record_every", 1, LONG_MAX, &record_every) ||
+        !get_long(SETTING("keep_last"), "keep_last", 0, 1, &keep_last) || !get_double(SETTING("period"), "period", 0.0, 1, &period) ||
+        !get_long(SETTING("gravity"), "gravity", 0, 1, &gravity) ||
+        !get_long(SETTING("stop_mode"), "stop_mode", MB_STOPS_NONE, MB_STOPS_HARD, &stop_mode) ||
+        !get_double(SETTING("soft_time"), "soft_time", 0.0, 0, &r.soft_time))
         return NULL;
     r.control.period = period;
     r.integrator = (int)integrator, r.record_every = record_every, r.keep_last = (int)keep_last;
     npy_intp dq[2] = {-1, m->nq}, dv[2] = {-1, m->nv};
-    PyArrayObject *Q0 = gated_array(held, args[2], "Q0", NPY_DOUBLE, 2, dq, 0);
+    PyArrayObject *Q0 = gated_array(held, args[1], "Q0", NPY_DOUBLE, 2, dq, 0);
     if (!Q0)
         return NULL;
     const npy_intp N = dq[0];
     dv[0] = N;
-    PyArrayObject *QD0 = gated_array(held, args[3], "QD0", NPY_DOUBLE, 2, dv, 0);
+    PyArrayObject *QD0 = gated_array(held, args[2], "QD0", NPY_DOUBLE, 2, dv, 0);
     if (!QD0)
         return NULL;
     int vector = m->nq == m->nv;
@@ -246,18 +287,18 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         if (m->jtype[i] != MB_FIXED && m->jtype[i] != MB_REVOLUTE && m->jtype[i] != MB_PRISMATIC &&
             m->jtype[i] != MB_HELICAL)
             vector = 0;
-    if (args[10] != Py_None) {
+    if (SETTING("kp") != Py_None) {
         npy_intp dg[1] = {m->nv}, dt_[1] = {-1};
-        PyArrayObject *kp = gated_array(held, args[10], "kp", NPY_DOUBLE, 1, dg, 0);
-        PyArrayObject *kd = kp ? gated_array(held, args[11], "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
-        PyArrayObject *times = kd ? gated_array(held, args[12], "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
+        PyArrayObject *kp = gated_array(held, SETTING("kp"), "kp", NPY_DOUBLE, 1, dg, 0);
+        PyArrayObject *kd = kp ? gated_array(held, SETTING("kd"), "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
+        PyArrayObject *times = kd ? gated_array(held, SETTING("times"), "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
         if (!times)
             return NULL;
         const npy_intp M = dt_[0];
         npy_intp dr[2] = {M, m->nq}, dvr[2] = {M, m->nv}, dff[2] = {M, m->nv};
-        PyArrayObject *qr = gated_array(held, args[13], "q_ref", NPY_DOUBLE, 2, dr, 0);
-        PyArrayObject *qdr = qr ? gated_array(held, args[14], "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
-        PyArrayObject *ff = qdr ? gated_array(held, args[15], "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
+        PyArrayObject *qr = gated_array(held, SETTING("q_ref"), "q_ref", NPY_DOUBLE, 2, dr, 0);
+        PyArrayObject *qdr = qr ? gated_array(held, SETTING("qd_ref"), "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
+        PyArrayObject *ff = qdr ? gated_array(held, SETTING("tau_ff"), "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
         if (!ff || !finite_array(kp, "kp") || !finite_array(kd, "kd") || !finite_array(times, "times") ||
             !finite_array(qr, "q_ref") || !finite_array(qdr, "qd_ref") || !finite_array(ff, "tau_ff"))
             return NULL;
@@ -284,23 +325,23 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
             }
     }
     npy_intp df[2] = {m->nb, 6}, dd[1] = {m->nv}, dfr[1] = {m->nv};
-    if (!optional_finite(held, args[17], "f_ext", 2, df, &r.fext) ||
-        !optional_finite(held, args[18], "damping", 1, dd, &r.damping) ||
-        !optional_finite(held, args[19], "friction", 1, dfr, &r.friction) ||
-        (r.friction && !get_double(args[20], "friction_velocity", 0.0, 0, &r.friction_velocity)))
+    if (!optional_finite(held, SETTING("f_ext"), "f_ext", 2, df, &r.fext) ||
+        !optional_finite(held, SETTING("damping"), "damping", 1, dd, &r.damping) ||
+        !optional_finite(held, SETTING("friction"), "friction", 1, dfr, &r.friction) ||
+        (r.friction && !get_double(SETTING("friction_velocity"), "friction_velocity", 0.0, 0, &r.friction_velocity)))
         return NULL;
-    if (args[21] != Py_None) {
+    if (SETTING("gc_lift") != Py_None) {
         npy_intp dg[2] = {m->nb, 3}, dc[2] = {m->nb, 3};
-        PyArrayObject *lift = gated_array(held, args[21], "gc_lift", NPY_DOUBLE, 2, dg, 0);
-        PyArrayObject *com = lift ? gated_array(held, args[22], "gc_com", NPY_DOUBLE, 2, dc, 0) : NULL;
+        PyArrayObject *lift = gated_array(held, SETTING("gc_lift"), "gc_lift", NPY_DOUBLE, 2, dg, 0);
+        PyArrayObject *com = lift ? gated_array(held, SETTING("gc_com"), "gc_com", NPY_DOUBLE, 2, dc, 0) : NULL;
         if (!com || !finite_array(lift, "gc_lift") || !finite_array(com, "gc_com"))
             return NULL;
         r.gc_lift = PyArray_DATA(lift), r.gc_com = PyArray_DATA(com);
     }
     r.stop_mode = (int)stop_mode;
-    if (args[23] != Py_None) {
+    if (SETTING("stops") != Py_None) {
         npy_intp ds[2] = {-1, 4};
-        PyArrayObject *stops = gated_array(held, args[23], "stops", NPY_DOUBLE, 2, ds, 0);
+        PyArrayObject *stops = gated_array(held, SETTING("stops"), "stops", NPY_DOUBLE, 2, ds, 0);
         if (!stops || !finite_array(stops, "stops"))
             return NULL;
         const double *sr = PyArray_DATA(stops);
@@ -317,19 +358,19 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         PyErr_SetString(PyExc_ValueError, "stops: expected the stops' table with stop_mode 1 or 2");
         return NULL;
     }
-    if (!tendon_tables(held, args + 50, m, &r))
+    if (!tendon_tables(held, (PyObject *[]){SETTING("tendons"), SETTING("tendon_terms")}, m, &r))
         return NULL;
     int resting_v[m->nv + 1];
     double resting_sign[m->nv + 1];
     unsigned char resting_fd[m->nb + 1];
-    if (args[53] != Py_None) {  /* joints at rest on their stops: one-dof joints, each once */
+    if (SETTING("resting") != Py_None) {  /* joints at rest on their stops: one-dof joints, each once */
         npy_intp dr[2] = {-1, 3};
-        PyArrayObject *rest = gated_array(held, args[53], "resting", NPY_DOUBLE, 2, dr, 0);
+        PyArrayObject *rest = gated_array(held, SETTING("resting"), "resting", NPY_DOUBLE, 2, dr, 0);
         if (!rest || !finite_array(rest, "resting"))
             return NULL;
         const double *row = PyArray_DATA(rest);
         memset(resting_fd, 1, (size_t)m->nb);
-        int ok = N == 1 && stop_mode == MB_STOPS_HARD && args[52] == Py_None && dr[0] >= 1 && dr[0] <= m->nv;
+        int ok = N == 1 && stop_mode == MB_STOPS_HARD && SETTING("dynamics") == Py_None && dr[0] >= 1 && dr[0] <= m->nv;
         for (npy_intp k = 0; ok && k < dr[0]; k++, row += 3) {
             const double b = row[0];
             ok = b >= 0 && b < m->nb && b == (int)b && fabs(row[2]) == 1.0 && resting_fd[(int)b] &&
@@ -347,49 +388,54 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     }
     mb_ground_contact_spec contact;
     int nz = 0;
-    if (args[33] != Py_None) {
-        if (!contact_spec_from(args + 33, held, m, &contact))
+    PyObject *ground = SETTING("contact");
+    if (ground != Py_None) {  /* (bodies, points, nd, K, D, mu) */
+        if (!PyTuple_Check(ground) || PyTuple_GET_SIZE(ground) != 6) {
+            PyErr_SetString(PyExc_TypeError, "contact: expected a tuple (bodies, points, nd, K, D, mu)");
+            return NULL;
+        }
+        if (!contact_spec_from(&PyTuple_GET_ITEM(ground, 0), held, m, &contact))
             return NULL;
         r.contact = &contact;
         nz = mb_rollout_contact_states(&r);
     }
     npy_intp dT[2] = {N, -1};
-    PyArrayObject *T = gated_array(held, args[26], "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
+    PyArrayObject *T = gated_array(held, OUTPUT("T"), "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
     if (!T)
         return NULL;
     const npy_intp R = dT[1];
     npy_intp dQ[3] = {N, R, m->nq}, dV[3] = {N, R, m->nv}, dY[2] = {N, m->nq + m->nv + nz}, dI[2] = {N, 4};
-    PyArrayObject *Q = gated_array(held, args[27], "Q", NPY_DOUBLE, 3, dQ, MB_GATE_WRITABLE);
-    PyArrayObject *QD = Q ? gated_array(held, args[28], "QD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *QDD = QD ? gated_array(held, args[29], "QDD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *TAU = QDD ? gated_array(held, args[30], "TAU", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *YEND = TAU ? gated_array(held, args[31], "Y_END", NPY_DOUBLE, 2, dY, MB_GATE_WRITABLE) : NULL;
-    PyArrayObject *info = YEND ? gated_array(held, args[32], "info", NPY_DOUBLE, 2, dI, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *Q = gated_array(held, OUTPUT("Q"), "Q", NPY_DOUBLE, 3, dQ, MB_GATE_WRITABLE);
+    PyArrayObject *QD = Q ? gated_array(held, OUTPUT("QD"), "QD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *QDD = QD ? gated_array(held, OUTPUT("QDD"), "QDD", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *TAU = QDD ? gated_array(held, OUTPUT("TAU"), "TAU", NPY_DOUBLE, 3, dV, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *YEND = TAU ? gated_array(held, OUTPUT("Y_END"), "Y_END", NPY_DOUBLE, 2, dY, MB_GATE_WRITABLE) : NULL;
+    PyArrayObject *info = YEND ? gated_array(held, OUTPUT("info"), "info", NPY_DOUBLE, 2, dI, MB_GATE_WRITABLE) : NULL;
     if (!info)
         return NULL;
     const double *z0 = NULL;
     double *z_out = NULL, *force_out = NULL;
     if (r.contact) {
         npy_intp dz0[2] = {N, nz}, dz[3] = {N, R, nz}, dF[4] = {N, R, contact.npt, 3};
-        PyArrayObject *Z0 = gated_array(held, args[39], "Z0", NPY_DOUBLE, 2, dz0, 0);
-        PyArrayObject *Z = Z0 ? gated_array(held, args[40], "Z", NPY_DOUBLE, 3, dz, MB_GATE_WRITABLE) : NULL;
-        PyArrayObject *F = Z ? gated_array(held, args[41], "F", NPY_DOUBLE, 4, dF, MB_GATE_WRITABLE) : NULL;
+        PyArrayObject *Z0 = gated_array(held, SETTING("Z0"), "Z0", NPY_DOUBLE, 2, dz0, 0);
+        PyArrayObject *Z = Z0 ? gated_array(held, OUTPUT("Z"), "Z", NPY_DOUBLE, 3, dz, MB_GATE_WRITABLE) : NULL;
+        PyArrayObject *F = Z ? gated_array(held, OUTPUT("F"), "F", NPY_DOUBLE, 4, dF, MB_GATE_WRITABLE) : NULL;
         if (!F)
             return NULL;
         z0 = PyArray_DATA(Z0), z_out = PyArray_DATA(Z), force_out = PyArray_DATA(F);
     }
     long n_sample0;
-    if (!get_long(args[43], "n_sample0", 0, LONG_MAX, &n_sample0))
+    if (!get_long(SETTING("n_sample0"), "n_sample0", 0, LONG_MAX, &n_sample0))
         return NULL;
     r.n_sample0 = n_sample0;
     npy_intp dh[1] = {m->nv};
-    if (!optional_finite(held, args[42], "held0", 1, dh, &r.held0))
+    if (!optional_finite(held, SETTING("held0"), "held0", 1, dh, &r.held0))
         return NULL;
     double *held_out = NULL, *n_sample_out = NULL;
-    if (args[44] != Py_None) {
+    if (OUTPUT("HELD_END") != Py_None) {
         npy_intp dh[2] = {N, m->nv}, dn[1] = {N};
-        PyArrayObject *H = gated_array(held, args[44], "HELD_END", NPY_DOUBLE, 2, dh, MB_GATE_WRITABLE);
-        PyArrayObject *S = H ? gated_array(held, args[45], "N_SAMPLE_END", NPY_DOUBLE, 1, dn, MB_GATE_WRITABLE) : NULL;
+        PyArrayObject *H = gated_array(held, OUTPUT("HELD_END"), "HELD_END", NPY_DOUBLE, 2, dh, MB_GATE_WRITABLE);
+        PyArrayObject *S = H ? gated_array(held, OUTPUT("N_SAMPLE_END"), "N_SAMPLE_END", NPY_DOUBLE, 1, dn, MB_GATE_WRITABLE) : NULL;
         if (!S)
             return NULL;
         held_out = PyArray_DATA(H), n_sample_out = PyArray_DATA(S);
@@ -406,12 +452,12 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
                 q_index[m->v_start[i] + a] = m->nv_joint[i] > 1 || m->jtype[i] == MB_PLANAR ? -1 : m->q_start[i];
         r.control.q_index = q_index;
     }
-    py_callbacks cb = {args[46] == Py_None ? NULL : args[46], args[47] == Py_None ? NULL : args[47], m->nq, m->nv,
-                       m->nb, args[48] == Py_None ? NULL : args[48], 0, args[52] == Py_None ? NULL : args[52],
+    py_callbacks cb = {SETTING("control") == Py_None ? NULL : SETTING("control"), SETTING("forces") == Py_None ? NULL : SETTING("forces"), m->nq, m->nv,
+                       m->nb, SETTING("guards") == Py_None ? NULL : SETTING("guards"), 0, SETTING("dynamics") == Py_None ? NULL : SETTING("dynamics"),
                        NULL, NULL, NULL};
     if (cb.guards) {
         npy_intp dd[1] = {-1};
-        PyArrayObject *dirs = gated_array(held, args[49], "directions", NPY_INT32, 1, dd, 0);
+        PyArrayObject *dirs = gated_array(held, SETTING("directions"), "directions", NPY_INT32, 1, dd, 0);
         if (!dirs)
             return NULL;
         if (dd[0] > INT_MAX / 2) {
@@ -427,7 +473,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
             PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics: expected Python functions or None");
             return NULL;
         }
-        if (N != 1 || (cb.control && args[10] != Py_None)) {
+        if (N != 1 || (cb.control && SETTING("kp") != Py_None)) {
             PyErr_SetString(PyExc_ValueError, "control, forces, guards, dynamics: Python functions run one run "
                                               "(N = 1), without kp");
             return NULL;
@@ -481,6 +527,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     if (st != MB_OK)
         return raise_status(st);
     Py_RETURN_NONE;
+#undef SETTING
+#undef OUTPUT
 }
 
 /* The public entry points: each runs its _entry with a hold for the arrays the gate makes. */

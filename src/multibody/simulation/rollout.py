@@ -173,18 +173,26 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
         Z, F = new((N, R, nz)), new((N, R, len(contact[0]), 3))
     Y_END = np.empty((N, nq + nv + (0 if Z is None else Z.shape[2])))
     info = np.zeros((N, 4))
-    ctrl = plan["ctrl"] or (None,) * 6 + (0,)
     sampled = plan["period"] > 0
     HELD, NS = (np.zeros((N, nv)), np.zeros(N)) if sampled else (None, None)
     held = None if held is None or not sampled else np.ascontiguousarray(held, dtype=float)
-    _core.rollout(model._c, INTEGRATOR_CODES[integrator], np.ascontiguousarray(Q0, dtype=float),
-                  np.ascontiguousarray(QD0, dtype=float), float(t0), float(t_final), float(dt), int(record_every),
-                  int(keep_last), plan["period"], *ctrl, plan["f_ext"], plan["damping"], plan["friction"],
-                  plan["friction_velocity"], plan["gc_lift"], plan["gc_com"], plan["stops"], plan["stop_mode"],
-                  plan["soft_time"], T, Q, QD, QDD, TAU, Y_END, info, *(contact or (None,) * 6), Z0, Z, F,
-                  held, int(n_sample), HELD, NS, plan.get("call_control"), plan.get("call_forces"),
-                  plan.get("call_guards"), plan.get("directions"), plan.get("tendons"), plan.get("tendon_terms"),
-                  plan.get("call_dynamics"), plan.get("resting"))
+    outputs = dict(T=T, Q=Q, QD=QD, QDD=QDD, TAU=TAU, Y_END=Y_END, info=info)
+    if contact is not None:
+        outputs.update(Z=Z, F=F)
+    if sampled:
+        outputs.update(HELD_END=HELD, N_SAMPLE_END=NS)
+    kp, kd, times, q_ref, qd_ref, tau_ff, gravity = plan["ctrl"] or (None,) * 6 + (0,)
+    settings = dict(integrator=INTEGRATOR_CODES[integrator], t0=float(t0), t_final=float(t_final), dt=float(dt),
+                    record_every=int(record_every), keep_last=int(keep_last), period=plan["period"], kp=kp, kd=kd,
+                    times=times, q_ref=q_ref, qd_ref=qd_ref, tau_ff=tau_ff, gravity=gravity, contact=contact,
+                    Z0=Z0, held0=held, n_sample0=int(n_sample), control=plan.get("call_control"),
+                    forces=plan.get("call_forces"), guards=plan.get("call_guards"),
+                    dynamics=plan.get("call_dynamics"),
+                    **{k: plan.get(k) for k in ("f_ext", "damping", "friction", "friction_velocity", "gc_lift",
+                                                "gc_com", "stops", "stop_mode", "soft_time", "directions",
+                                                "tendons", "tendon_terms", "resting")})
+    _core.rollout(model._c, np.ascontiguousarray(Q0, dtype=float), np.ascontiguousarray(QD0, dtype=float), outputs,
+                  {k: v for k, v in settings.items() if v is not None})
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])
