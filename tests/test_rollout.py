@@ -877,3 +877,45 @@ def test_a_batch_with_a_progress_bar_runs_in_groups_with_the_same_results(capsys
         assert_same(one[i], two[i], tol=0.0)
     err = capsys.readouterr().err
     assert "60/60" in err and "3/3" in err
+
+
+class FilteredWall:
+    """A contact law of the user's (the contact protocol): a stop at q₀ = −0.4 whose push reaches the
+    penalty k·p through a first-order lag (one state z), acting as a moment on the first body."""
+    n_states = 1
+
+    def __init__(self, k=400.0, lag=0.01, blow_up_at=None):
+        self.k, self.lag, self.blow_up_at = k, lag, blow_up_at
+
+    def initial_state(self, model, q, qd):
+        return np.zeros(1)
+
+    def forces(self, model, q, qd, z):
+        pen = max(0.0, -0.4 - q[0])
+        f = np.zeros((model.nb, 6))
+        f[0, :3] = (z[0] - 0.5 * qd[0] * (pen > 0)) * np.asarray(model.S[0, :3])   # a moment about the joint
+        if self.blow_up_at is not None and q[0] < self.blow_up_at:
+            f[0, 0] = np.inf
+        return f, np.array([(self.k * pen - z[0]) / self.lag]), {"force": np.array([z[0], pen])}
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_a_contact_law_of_the_users_steps_in_c_called_back(integrator, monkeypatch):
+    """A Python contact object (states, forces, info): the compiled loop calls it at every stage and is
+    the Python loop bit for bit, its states and its info's forces included; a law that blows up ends
+    the run 'diverged' in both."""
+    m = mb.models.planar(2)
+    wall = FilteredWall()
+    assert System(m, None, contact=wall).plan(integrator, callables=True) is not None
+    count = Counting(monkeypatch)
+    a, b = both(m, [0.3, 0.2], [-2.0, 0.0], 1.0, contact=wall, integrator=integrator)
+    assert len(count.calls) == 1
+    assert_same(a, b, tol=0.0)
+    np.testing.assert_array_equal(a.contact_state, b.contact_state)
+    np.testing.assert_array_equal(a.contact_forces, b.contact_forces)
+    assert a.contact_forces.shape == (len(a), 2) and a.contact_state.max() > 1.0    # it pushed
+    with pytest.warns(mb.SimulationWarning, match="non-finite") as caught:
+        c, d = both(m, [0.3, 0.2], [-2.0, 0.0], 1.0, contact=FilteredWall(blow_up_at=-0.45), integrator=integrator)
+    assert len(caught) == 2                                  # one warning a run
+    assert c.status == d.status == "diverged" and len(c) == len(d)
+    np.testing.assert_array_equal(c.q, d.q)

@@ -156,6 +156,10 @@ typedef int (*mb_callback)(void *ctx, int what, double t, const double *q, const
  * MB_OK or MB_CALLBACK_FAILED. */
 typedef int (*mb_dynamics_callback)(void *ctx, double t, const double *q, const double *v, const double *tau_all,
                                     const double *fext, double *qdd);
+/* The caller's contact forces at a state with its contact states z: out = [f_ext (nb × 6), ż (nz)];
+ * MB_OK or MB_CALLBACK_FAILED. */
+typedef int (*mb_contact_callback)(void *ctx, double t, const double *q, const double *v, const double *z,
+                                   double *out);
 enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
 typedef struct mb_control {
@@ -211,11 +215,16 @@ typedef struct mb_rollout {
     const int *resting_v;   /* (n_resting) their v indices, and the sign of each one's stop; the run is  */
     const double *resting_sign; /* handed back when a stop's push sign·λ falls to ≤ 0 (its release)      */
     const unsigned char *resting_fd; /* (nb) hybrid.c's mask: 0 at the resting joints' bodies, else 1  */
+    mb_contact_callback contact_call; /* another contact law, the caller's (one run; instead of contact), */
+    void *contact_ctx;      /* its f_ext joins the user's like the ground's, its n_call_z states follow v */
+    int n_call_z;
 } mb_rollout;
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */
 static inline int mb_rollout_contact_states(const mb_rollout *r)
 {
+    if (r->contact_call)
+        return r->n_call_z;
     return r->contact && r->contact->mu > 0.0 ? (r->contact->nd - 1) * r->contact->npt : 0;
 }
 

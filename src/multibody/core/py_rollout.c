@@ -36,6 +36,8 @@ typedef struct {
     PyObject *guards;            /* (t, q, qd) -> the user's events' guard values (n_guards)          */
     int n_guards;
     PyObject *dynamics;          /* (t, q, qd, tau_all, f_ext | None) -> q̈ (nv): constrained dynamics */
+    PyObject *contact;           /* (t, q, qd, z) -> [f_ext (nb × 6), ż (nz)]: another contact law     */
+    int nz;
     PyObject *err_type, *err_value, *err_tb;
 } py_callbacks;
 
@@ -96,6 +98,19 @@ static int call_dynamics(void *ctx, double t, const double *q, const double *v, 
     PyObject *r = Q && V && T && F ? PyObject_CallFunction(cb->dynamics, "dOOOO", t, Q, V, T, F) : NULL;
     Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(T), Py_XDECREF(F);
     const int st = take_result(cb, r, cb->nv, "constraints", qdd);
+    PyGILState_Release(gil);
+    return st;
+}
+
+/* [f_ext, ż] from the caller's contact law (call_python's rules). */
+static int call_contact(void *ctx, double t, const double *q, const double *v, const double *z, double *out)
+{
+    py_callbacks *cb = ctx;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *Q = array_of(q, cb->nq), *V = array_of(v, cb->nv), *Z = array_of(z, cb->nz);
+    PyObject *r = Q && V && Z ? PyObject_CallFunction(cb->contact, "dOOO", t, Q, V, Z) : NULL;
+    Py_XDECREF(Q), Py_XDECREF(V), Py_XDECREF(Z);
+    const int st = take_result(cb, r, 6L * cb->nb + cb->nz, "contact", out);
     PyGILState_Release(gil);
     return st;
 }
@@ -194,7 +209,7 @@ static const char *const SETTINGS[] = {
     "integrator", "t0", "t_final", "dt", "record_every", "keep_last", "period", "kp", "kd", "times", "q_ref",
     "qd_ref", "tau_ff", "gravity", "f_ext", "damping", "friction", "friction_velocity", "gc_lift", "gc_com",
     "stops", "stop_mode", "soft_time", "contact", "Z0", "held0", "n_sample0", "control", "forces", "guards",
-    "directions", "tendons", "tendon_terms", "dynamics", "resting", NULL};
+    "directions", "tendons", "tendon_terms", "dynamics", "resting", "contact_call", "contact_states", NULL};
 static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
                                       "N_SAMPLE_END", NULL};
 
@@ -245,7 +260,9 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
  *     (n,4) (tendon, q index, v index, c) grouped by tendon in order: the fixed tendons' springs and
  *     dampers; dynamics (t, q, qd, tau_all, f_ext | None) -> q̈ instead of FDab (a constrained model;
  *     one run); resting (R,3) (body, v index, sign of its stop): joints resting on hard stops (one run,
- *     stop_mode 2; held by hybrid dynamics, handed back at their release).
+ *     stop_mode 2; held by hybrid dynamics, handed back at their release); contact_call (t, q, qd, z) ->
+ *     [f_ext (nb × 6), ż] with contact_states (its nz; Z0 and Z as for contact, no F): another contact
+ *     law instead of the ground's (one run).
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -399,6 +416,17 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         r.contact = &contact;
         nz = mb_rollout_contact_states(&r);
     }
+    PyObject *law = SETTING("contact_call");
+    if (law != Py_None) {  /* another contact law, called back: its states' count */
+        long n_z;
+        if (ground != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "contact_call: expected no ground contact beside it");
+            return NULL;
+        }
+        if (!get_long(SETTING("contact_states"), "contact_states", 0, INT_MAX / 2 - 6L * m->nb, &n_z))
+            return NULL;
+        r.n_call_z = nz = (int)n_z;
+    }
     npy_intp dT[2] = {N, -1};
     PyArrayObject *T = gated_array(held, OUTPUT("T"), "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
     if (!T)
@@ -415,14 +443,20 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         return NULL;
     const double *z0 = NULL;
     double *z_out = NULL, *force_out = NULL;
-    if (r.contact) {
-        npy_intp dz0[2] = {N, nz}, dz[3] = {N, R, nz}, dF[4] = {N, R, contact.npt, 3};
+    if (r.contact || law != Py_None) {  /* the contact states from Z0, into Z; the ground's forces into F */
+        npy_intp dz0[2] = {N, nz}, dz[3] = {N, R, nz};
         PyArrayObject *Z0 = gated_array(held, SETTING("Z0"), "Z0", NPY_DOUBLE, 2, dz0, 0);
         PyArrayObject *Z = Z0 ? gated_array(held, OUTPUT("Z"), "Z", NPY_DOUBLE, 3, dz, MB_GATE_WRITABLE) : NULL;
-        PyArrayObject *F = Z ? gated_array(held, OUTPUT("F"), "F", NPY_DOUBLE, 4, dF, MB_GATE_WRITABLE) : NULL;
-        if (!F)
+        if (!Z)
             return NULL;
-        z0 = PyArray_DATA(Z0), z_out = PyArray_DATA(Z), force_out = PyArray_DATA(F);
+        z0 = PyArray_DATA(Z0), z_out = PyArray_DATA(Z);
+        if (r.contact) {
+            npy_intp dF[4] = {N, R, contact.npt, 3};
+            PyArrayObject *F = gated_array(held, OUTPUT("F"), "F", NPY_DOUBLE, 4, dF, MB_GATE_WRITABLE);
+            if (!F)
+                return NULL;
+            force_out = PyArray_DATA(F);
+        }
     }
     long n_sample0;
     if (!get_long(SETTING("n_sample0"), "n_sample0", 0, LONG_MAX, &n_sample0))
@@ -452,9 +486,11 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
                 q_index[m->v_start[i] + a] = m->nv_joint[i] > 1 || m->jtype[i] == MB_PLANAR ? -1 : m->q_start[i];
         r.control.q_index = q_index;
     }
-    py_callbacks cb = {SETTING("control") == Py_None ? NULL : SETTING("control"), SETTING("forces") == Py_None ? NULL : SETTING("forces"), m->nq, m->nv,
-                       m->nb, SETTING("guards") == Py_None ? NULL : SETTING("guards"), 0, SETTING("dynamics") == Py_None ? NULL : SETTING("dynamics"),
-                       NULL, NULL, NULL};
+    py_callbacks cb = {.nq = m->nq, .nv = m->nv, .nb = m->nb, .nz = nz};
+    PyObject **const functions[] = {&cb.control, &cb.forces, &cb.guards, &cb.dynamics, &cb.contact};
+    const char *const function_keys[] = {"control", "forces", "guards", "dynamics", "contact_call"};
+    for (int k = 0; k < 5; k++)  /* the Python functions the loop calls back, or NULL */
+        *functions[k] = SETTING(function_keys[k]) == Py_None ? NULL : SETTING(function_keys[k]);
     if (cb.guards) {
         npy_intp dd[1] = {-1};
         PyArrayObject *dirs = gated_array(held, SETTING("directions"), "directions", NPY_INT32, 1, dd, 0);
@@ -467,19 +503,22 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         r.guards = call_python, r.guards_ctx = &cb, r.n_guards = cb.n_guards = (int)dd[0];
         r.directions = PyArray_DATA(dirs);
     }
-    if (cb.control || cb.forces || cb.guards || cb.dynamics) {
-        if ((cb.control && !PyCallable_Check(cb.control)) || (cb.forces && !PyCallable_Check(cb.forces)) ||
-            (cb.guards && !PyCallable_Check(cb.guards)) || (cb.dynamics && !PyCallable_Check(cb.dynamics))) {
-            PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics: expected Python functions or None");
-            return NULL;
-        }
+    if (cb.control || cb.forces || cb.guards || cb.dynamics || cb.contact) {
+        for (int k = 0; k < 5; k++)
+            if (*functions[k] && !PyCallable_Check(*functions[k])) {
+                PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics, contact_call: expected Python "
+                                                 "functions or None");
+                return NULL;
+            }
         if (N != 1 || (cb.control && SETTING("kp") != Py_None)) {
-            PyErr_SetString(PyExc_ValueError, "control, forces, guards, dynamics: Python functions run one run "
-                                              "(N = 1), without kp");
+            PyErr_SetString(PyExc_ValueError, "control, forces, guards, dynamics, contact_call: Python functions "
+                                              "run one run (N = 1), without kp");
             return NULL;
         }
         if (cb.dynamics)
             r.dynamics = call_dynamics, r.dynamics_ctx = &cb;
+        if (cb.contact)
+            r.contact_call = call_contact, r.contact_ctx = &cb;
         if (cb.control)
             r.control.kind = MB_CONTROL_CALL, r.control.call = call_python, r.control.ctx = &cb;
         if (cb.forces)
@@ -502,7 +541,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.j = j;
     rj.nz = nz, rj.np3 = r.contact ? 3 * contact.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
     rj.held_out = held_out, rj.n_sample_out = n_sample_out;
-    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && !r.forces && !r.dynamics &&
+    const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && !r.contact_call && !r.forces && !r.dynamics &&
                           mb_lanes_supported(m);  /* else one run at a time */
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;

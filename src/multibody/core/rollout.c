@@ -21,7 +21,9 @@
  *
  * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
  * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
- * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).
+ * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).  Another
+ * contact law (a Python object's, r->contact_call) enters the same way: its states after v, its
+ * forces and ż from one call back per stage.
  *
  * The steppers, on y = [q, v] and the tangent K = [v, q̈]:
  *
@@ -90,6 +92,7 @@ typedef struct {
     double *zero, *H, *spare;          /* shared: zeros (nv), CRBA (nv × nv), unused lane outputs (nv) */
     double *tendon_sum, *tendon_one;   /* shared: the tendons' generalized forces, all and one (nv each) */
     double *hd_tau, *stop_force;       /* shared: hybrid dynamics' τ (nv), resting stops' λ (≤ nv)  */
+    double *call_out;                  /* shared: the caller's contact law's [f_ext, ż] (6 nb + nz)   */
     double *block;
 } workspace;
 
@@ -428,12 +431,19 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 continue;
             fext[l] = f;
         }
-        if (r->contact) {  /* f_ext = the user's + contact forces; ż after q̈ */
+        if (r->contact || r->contact_call) {  /* f_ext = the user's + contact forces; ż after q̈ */
             const int nb6 = 6 * m->nb;
             double *f = part(w->fcontact, l, nb6), *zdot = K + 2 * nv;
-            double *force = full_tau ? part(w->force, l, 3 * r->contact->npt) : w->force_stage;
-            mb_ground_contact(m, g->d, q[l], v[l], y + nq + nv, r->contact, f, zdot, force, w->contact_pos,
-                              w->contact_flags, w->contact_flags + r->contact->npt);
+            if (r->contact) {
+                double *force = full_tau ? part(w->force, l, 3 * r->contact->npt) : w->force_stage;
+                mb_ground_contact(m, g->d, q[l], v[l], y + nq + nv, r->contact, f, zdot, force, w->contact_pos,
+                                  w->contact_flags, w->contact_flags + r->contact->npt);
+            } else {  /* the caller's law: [f_ext, ż] in one call */
+                if ((g->st[l] = r->contact_call(r->contact_ctx, t, q[l], v[l], y + nq + nv, w->call_out)) != MB_OK)
+                    continue;
+                memcpy(f, w->call_out, sizeof(double) * nb6);
+                memcpy(zdot, w->call_out + nb6, sizeof(double) * nz);
+            }
             if (!finite_all(f, nb6) || !finite_all(zdot, nz)) {
                 g->st[l] = STAGE_NON_FINITE;
                 continue;
@@ -659,7 +669,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 6L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
+    w->block = calloc((size_t)(L * per_run + 6L * nv + 6L * m->nb + nz + (long)nv * nv + 2L * np3 + 1),
+                      sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
         free(w->block), free(w->contact_flags);
@@ -674,7 +685,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
     w->zero = p, p += nv, w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv;
-    w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->H = p;
+    w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->call_out = p, p += 6L * m->nb + nz, w->H = p;
     return MB_OK;
 }
 
@@ -691,7 +702,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.singular[l] = -1;
     if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
         return MB_NO_MEMORY;
-    if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && !r->forces && mb_lanes_supported(m)) {
+    if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
+        mb_lanes_supported(m)) {
         g.lanes = lanes;
         if (!(g.dl = lanes->data_new(m))) {
             free(g.w.block), free(g.w.contact_flags);

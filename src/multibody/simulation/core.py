@@ -12,13 +12,14 @@ location on their dense output; samples are taken on the same grid k·dt·record
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
 forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp, fixed
-tendons and soft limits; a Python controller or force function, and the constraints' accelerations,
-are called back from the loop) run whole in ``core/rollout.c``, for one state or N
-(``simulate_batch``); with a progress bar, in pieces.  With hard limits or user events they run there
-too, except the steps that reach a stop or fire an event: rollout.c hands such a step back to
-``_run_fixed``, whose event machinery fires the impact (and holds a joint resting on its stop), and
-the compiled loop resumes.  Contact objects other than ``GroundContact`` step in ``_run_fixed``, the
-loop rollout.c follows operation for operation (tests compare the two bit for bit).
+tendons and soft limits; a Python controller or force function, the constraints' accelerations and
+another contact object's forces are called back from the loop) run whole in ``core/rollout.c``, for
+one state or N (``simulate_batch``); with a progress bar, in pieces.  With hard limits or user events
+they run there too, except the steps that reach a stop or fire an event: rollout.c hands such a step
+back to ``_run_fixed``, whose event machinery locates and fires it, and the compiled loop resumes
+(joints resting on their stops held in C).  ``_run_fixed`` steps whole runs itself only with
+``rollout.USE_COMPILED = False``: the reference rollout.c follows operation for operation (tests
+compare the two bit for bit).
 """
 from __future__ import annotations
 
@@ -72,6 +73,16 @@ def constraint_residuals(model, system, T, Q, V):
     return np.array(rows)
 
 
+def contact_force_record(infos):
+    """The samples' contact forces from their contact infos' "force" entries (NaN where a sample has
+    none), or None when no sample has one."""
+    if not any(inf is not None and "force" in inf for inf in infos):
+        return None
+    shape = next(np.shape(inf["force"]) for inf in infos if inf is not None and "force" in inf)
+    return np.array([np.asarray(inf["force"], float) if inf is not None and "force" in inf
+                     else np.full(shape, np.nan) for inf in infos])
+
+
 def build_trajectory(model, space, system, rec, events_fired, status, message, integrator):
     n = len(rec.t)
     nq, nv = model.nq, model.nv
@@ -99,11 +110,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
         if rec.derived[i] is not None:
             qdd[i], tau[i], infos[i] = rec.derived[i][0], rec.derived[i][1], rec.derived[i][2]
     residual = constraint_residuals(model, system, T, Q, V)
-    forces = None
-    if system.contact is not None and n and any(inf is not None and "force" in inf for inf in infos):
-        shape = next(np.shape(inf["force"]) for inf in infos if inf is not None and "force" in inf)
-        forces = np.array([np.asarray(inf["force"], float) if inf is not None and "force" in inf
-                           else np.full(shape, np.nan) for inf in infos])
+    forces = contact_force_record(infos) if system.contact is not None else None
     return Trajectory(t=T, q=Q.copy(), qd=V.copy(), qdd=qdd, tau=tau, model=model,  # energies: lazy
                       events=events_fired, constraint_residual=residual, contact_forces=forces,
                       contact_state=Z.copy() if system.nz else None, status=status, message=message,
@@ -220,11 +227,14 @@ def _compiled_trajectory(model, space, system, out, integrator):
     status, message = "finished", ""
     if info[0, 1] < 0:
         status, message = "diverged", non_finite_message(float(info[0, 2]), float(info[0, 3]))
+    forces = None if F is None else F[0, :n].copy()
+    if F is None and Z is not None:   # another contact law: its forces at the samples, from its info
+        forces = contact_force_record([system.contact_info(Q[0, k], QD[0, k], Z[0, k]) for k in range(n)])
     return Trajectory(t=T[0, :n].copy(), q=Q[0, :n].copy(), qd=QD[0, :n].copy(), qdd=QDD[0, :n].copy(),
                       tau=TAU[0, :n].copy(), model=model, events=[], status=status, message=message,
                       constraint_residual=constraint_residuals(model, system, T[0, :n], Q[0, :n], QD[0, :n]),
                       contact_state=None if Z is None or not Z.shape[2] else Z[0, :n].copy(),
-                      contact_forces=None if F is None else F[0, :n].copy(),
+                      contact_forces=forces,
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
                       quaternion_starts=space.quaternion_starts)
 
@@ -314,8 +324,10 @@ def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, int
     if whole_run and len(rec.t) == 1 and not handed_back:
         return t_end, Y_END[0].copy(), n_sample, False, out
     n = int(info[0, 0])
-    def contact_info(k):   # the contact forces are all build_trajectory reads of a sample's contact info
-        return None if F is None else {"force": F[0, k].copy()}
+    def contact_info(k):   # the ground's forces are all build_trajectory reads of its contact info
+        if F is not None:
+            return {"force": F[0, k].copy()}
+        return None if Z is None else system.contact_info(Q[0, k], QD[0, k], Z[0, k])
     if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
         rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), contact_info(0))   # the sample it started from
     Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]) + (() if Z is None else (Z[0, 1:n],)), axis=1)

@@ -13,10 +13,10 @@ crosses one back to ``_run_fixed`` (its event machinery fires the impact), which
 compiled loop at once (``stop_mode`` 2); joints left resting on their stops are held there by hybrid
 dynamics (``resting``), and the step where a stop lets go is handed back as its release event.
 
-``System.plan`` (``simulation/system.py``) says whether a run qualifies: fixed-step integrator,
-no contact other than ``GroundContact`` (a run with user events hands the steps where one fires
-to the Python loop, like a hard stop's; a constrained model's accelerations are called back, one
-run).  Built-in
+``System.plan`` (``simulation/system.py``) says whether a run qualifies: a fixed-step integrator
+(a run with user events hands the steps where one fires to the Python loop, like a hard stop's; a
+constrained model's accelerations and a contact object other than ``GroundContact`` are called
+back, one run).  Built-in
 controllers run in C: a ``TorqueTable`` or an ``mb.PD`` whose references are constants or tables,
 with no position gain on joints of several dofs (a floating base: their error is
 ``mb.difference``'s) (:func:`controller_tables`); any other controller, and a force function, is a
@@ -144,7 +144,7 @@ class CompiledRuns(NamedTuple):
     TAU: np.ndarray        # (N, R, nv) the controller's τ
     Y_END: np.ndarray      # (N, nq + nv + nz) the state where each run ended or was handed back
     info: np.ndarray       # (N, 4) (count, code, t_from, t_to): code 0 finished, −1 non-finite, HANDED_BACK
-    Z: np.ndarray | None   # (N, R, nz) ground contact states, or None without contact
+    Z: np.ndarray | None   # (N, R, nz) contact states, or None without contact
     F: np.ndarray | None   # (N, R, points, 3) ground contact forces, or None
     held: np.ndarray | None      # (N, nv) a sampled controller's held τ where each run stopped, or None
     n_sample: np.ndarray | None  # (N,) and the index of its next sample there
@@ -165,20 +165,24 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     new = (lambda shape: np.empty(shape)) if unset else (lambda shape: np.full(shape, np.nan))
     T = new((N, R))
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
-    contact = plan.get("contact")
+    contact, law = plan.get("contact"), plan.get("contact_call")
     Z = F = None
-    if contact is not None:
-        nz = (contact[2] - 1) * len(contact[0]) if contact[5] > 0 else 0
+    if contact is not None or law is not None:
+        nz = plan["contact_states"] if law is not None else (contact[2] - 1) * len(contact[0]) if contact[5] > 0 else 0
         Z0 = np.zeros((N, nz)) if Z0 is None else np.ascontiguousarray(Z0, dtype=float)
-        Z, F = new((N, R, nz)), new((N, R, len(contact[0]), 3))
+        Z = new((N, R, nz))
+    if contact is not None:
+        F = new((N, R, len(contact[0]), 3))
     Y_END = np.empty((N, nq + nv + (0 if Z is None else Z.shape[2])))
     info = np.zeros((N, 4))
     sampled = plan["period"] > 0
     HELD, NS = (np.zeros((N, nv)), np.zeros(N)) if sampled else (None, None)
     held = None if held is None or not sampled else np.ascontiguousarray(held, dtype=float)
     outputs = dict(T=T, Q=Q, QD=QD, QDD=QDD, TAU=TAU, Y_END=Y_END, info=info)
-    if contact is not None:
-        outputs.update(Z=Z, F=F)
+    if Z is not None:
+        outputs.update(Z=Z)
+    if F is not None:
+        outputs.update(F=F)
     if sampled:
         outputs.update(HELD_END=HELD, N_SAMPLE_END=NS)
     kp, kd, times, q_ref, qd_ref, tau_ff, gravity = plan["ctrl"] or (None,) * 6 + (0,)
@@ -187,7 +191,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                     times=times, q_ref=q_ref, qd_ref=qd_ref, tau_ff=tau_ff, gravity=gravity, contact=contact,
                     Z0=Z0, held0=held, n_sample0=int(n_sample), control=plan.get("call_control"),
                     forces=plan.get("call_forces"), guards=plan.get("call_guards"),
-                    dynamics=plan.get("call_dynamics"),
+                    dynamics=plan.get("call_dynamics"), contact_call=law, contact_states=plan.get("contact_states"),
                     **{k: plan.get(k) for k in ("f_ext", "damping", "friction", "friction_velocity", "gc_lift",
                                                 "gc_com", "stops", "stop_mode", "soft_time", "directions",
                                                 "tendons", "tendon_terms", "resting")})

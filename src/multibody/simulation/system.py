@@ -131,12 +131,13 @@ class System:
 
         ``events`` are the user's: the hard stops' own events are handled by the plan (a step
         crossing a stop is handed back to the Python loop, a sampled controller's hold with it).
-        ``callables``: a Python controller or force function is called from the compiled loop at
-        every stage, the user's events' guards after every step (one run; a batch calls them on all
-        its states at once, in Python)."""
+        ``callables``: a Python controller or force function, the constraints' accelerations and a
+        contact object other than ``GroundContact`` are called from the compiled loop at every stage,
+        the user's events' guards after every step (one run; a batch calls controllers on all its
+        states at once, in Python, and runs the others one ``simulate`` each)."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or (events and not callables)
                 or (self.constraints is not None and not callables) or (self.f_ext_fn is not None and not callables)
-                or (self.contact is not None and type(self.contact) is not GroundContact)):
+                or (self.contact is not None and type(self.contact) is not GroundContact and not callables)):
             return None
         ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
         call_control = None
@@ -145,7 +146,11 @@ class System:
         elif not ok:
             return None
         fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
-        return dict(ctrl=ctrl, period=float(period), f_ext=fe, contact=rollout.contact_table(self.contact),
+        ground = type(self.contact) is GroundContact    # in C; another contact law is called back
+        law = self.contact is not None and not ground
+        return dict(ctrl=ctrl, period=float(period), f_ext=fe,
+                    contact=rollout.contact_table(self.contact) if ground else None,
+                    contact_call=self._contact_call if law else None, contact_states=self.nz if law else None,
                     call_control=call_control, call_forces=self.forces if self.f_ext_fn is not None else None,
                     call_guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
                     call_dynamics=self.constrained_accelerations if self.constraints is not None else None,
@@ -272,20 +277,41 @@ class System:
             raise ValueError(f"f_ext: the force function returned NaN or inf at t = {float(t)!r}")
         return f if self.f_ext_const is None else f + self.f_ext_const
 
+    def contact_forces(self, q, v, z):
+        """(f_ext (nb, 6), ż, info) of the contact object at a state, checked; _NonFinite when not finite."""
+        model = self.model
+        fc, zdot, info = self.contact.forces(model, q, v, z)
+        fc = np.asarray(fc, dtype=float)
+        zdot = np.asarray(zdot, dtype=float).reshape(-1)
+        if fc.shape != (model.nb, 6) or zdot.shape != (self.nz,):
+            raise ValueError(f"contact: forces() returned f_ext of shape {fc.shape} and zdot of shape "
+                             f"{zdot.shape}; expected ({model.nb}, 6) and ({self.nz},)")
+        if not (np.all(np.isfinite(fc)) and np.all(np.isfinite(zdot))):
+            raise _NonFinite()
+        return fc, zdot, info
+
+    def _contact_call(self, t, q, v, z):
+        """[f_ext, ż] for the compiled loop (NaN where the state blew up: it reports that)."""
+        try:
+            fc, zdot, _info = self.contact_forces(q, v, z)
+        except _NonFinite:
+            return np.full(6 * self.model.nb + self.nz, np.nan)
+        return np.concatenate((fc.reshape(-1), zdot))
+
+    def contact_info(self, q, v, z):
+        """The contact object's info at a recorded sample (the compiled loop keeps only the ground's)."""
+        try:
+            return self.contact_forces(q, v, z)[2]
+        except _NonFinite:
+            return None
+
     def _loads(self, t, q, v, z, tau):
         """(τ + passive joint forces, f_ext with contact and gravity compensation, ż, contact info)."""
         model = self.model
         fe = self.forces(t, q, v)
         zdot, info = np.zeros(0), None
         if self.contact is not None:
-            fc, zdot, info = self.contact.forces(model, q, v, z)
-            fc = np.asarray(fc, dtype=float)
-            zdot = np.asarray(zdot, dtype=float).reshape(-1)
-            if fc.shape != (model.nb, 6) or zdot.shape != (self.nz,):
-                raise ValueError(f"contact: forces() returned f_ext of shape {fc.shape} and zdot of shape "
-                                 f"{zdot.shape}; expected ({model.nb}, 6) and ({self.nz},)")
-            if not (np.all(np.isfinite(fc)) and np.all(np.isfinite(zdot))):
-                raise _NonFinite()
+            fc, zdot, info = self.contact_forces(q, v, z)
             fe = fc if fe is None else fe + fc
         if self.gravcomp is not None:
             fg = gravity_compensation_forces(model, q)   # MuJoCo's gravcomp, as f_ext
