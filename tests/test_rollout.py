@@ -285,14 +285,16 @@ def passive_pendulum(**kw):
 
 
 class Counting:
-    """Counts the compiled loop's calls (rollout.run_compiled): a handshake that the C path ran."""
+    """Counts the compiled loop's calls (rollout.run_compiled): a handshake that the C path ran.
+    ``calls``: the start of each compiled stretch; ``steps``: of each single step it took for the
+    Python loop's event machinery."""
 
     def __init__(self, monkeypatch):
-        self.calls = []
+        self.calls, self.steps = [], []
         real = rollout.run_compiled
 
         def wrapped(*a, **k):
-            self.calls.append(k.get("t0", 0.0))
+            (self.calls if k.get("one_step") is None else self.steps).append(k.get("t0", 0.0))
             return real(*a, **k)
         monkeypatch.setattr(rollout, "run_compiled", wrapped)
 

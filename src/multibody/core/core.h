@@ -218,7 +218,9 @@ typedef struct mb_rollout {
     mb_contact_callback contact_call; /* another contact law, the caller's (one run; instead of contact), */
     void *contact_ctx;      /* its f_ext joins the user's like the ground's, its n_call_z states follow v */
     int n_call_z;
-} mb_rollout;
+    double one_step;        /* > 0: one step of exactly this size from t0, nothing else (no sampling, no */
+                            /* stop, guard or release checks, no q̈ at its end): the Python loop's event */
+} mb_rollout;               /* machinery taking a handed-back step or locating an event inside it      */
 
 /* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */
 static inline int mb_rollout_contact_states(const mb_rollout *r)

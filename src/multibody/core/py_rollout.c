@@ -209,7 +209,7 @@ static const char *const SETTINGS[] = {
     "integrator", "t0", "t_final", "dt", "record_every", "keep_last", "period", "kp", "kd", "times", "q_ref",
     "qd_ref", "tau_ff", "gravity", "f_ext", "damping", "friction", "friction_velocity", "gc_lift", "gc_com",
     "stops", "stop_mode", "soft_time", "contact", "Z0", "held0", "n_sample0", "control", "forces", "guards",
-    "directions", "tendons", "tendon_terms", "dynamics", "resting", "contact_call", "contact_states", NULL};
+    "directions", "tendons", "tendon_terms", "dynamics", "resting", "contact_call", "contact_states", "one_step", NULL};
 static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
                                       "N_SAMPLE_END", NULL};
 
@@ -262,7 +262,8 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
  *     one run); resting (R,3) (body, v index, sign of its stop): joints resting on hard stops (one run,
  *     stop_mode 2; held by hybrid dynamics, handed back at their release); contact_call (t, q, qd, z) ->
  *     [f_ext (nb × 6), ż] with contact_states (its nz; Z0 and Z as for contact, no F): another contact
- *     law instead of the ground's (one run).
+ *     law instead of the ground's (one run); one_step h > 0: exactly one step of size h from t0, no
+ *     sampling, no stop, guard or release checks, no q̈ at its end (the Python loop's event steps).
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -287,6 +288,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         !get_long(SETTING("gravity"), "gravity", 0, 1, &gravity) ||
         !get_long(SETTING("stop_mode"), "stop_mode", MB_STOPS_NONE, MB_STOPS_HARD, &stop_mode) ||
         !get_double(SETTING("soft_time"), "soft_time", 0.0, 0, &r.soft_time))
+        return NULL;
+    if (SETTING("one_step") != Py_None && !get_double(SETTING("one_step"), "one_step", 0.0, 1, &r.one_step))
         return NULL;
     r.control.period = period;
     r.integrator = (int)integrator, r.record_every = record_every, r.keep_last = (int)keep_last;
@@ -523,7 +526,9 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
             r.control.kind = MB_CONTROL_CALL, r.control.call = call_python, r.control.ctx = &cb;
         if (cb.forces)
             r.forces = call_python, r.forces_ctx = &cb;
-        r.control.period = period;
+        if (SETTING("one_step") != Py_None && !get_double(SETTING("one_step"), "one_step", 0.0, 1, &r.one_step))
+        return NULL;
+    r.control.period = period;
     }
     rollout_job rj = {{0}};
     job j = {0};

@@ -719,7 +719,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->dynamics && !r->n_resting ? &free_model
                                                                                                  : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
-    const int hard = r->stop_mode == MB_STOPS_HARD || r->guards;
+    const int one = r->one_step > 0.0;
+    const int hard = !one && (r->stop_mode == MB_STOPS_HARD || r->guards);
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
     if (r->guards) {
         if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->n_guards + 1)))) {
@@ -757,11 +758,11 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.have_held = 1;
         n_sample = r->n_sample0;
     }
-    if (r->guards && (status[0] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
+    if (r->guards && !one && (status[0] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
         LEAVE(0);
     while (t < t_final && running) {
         double next_sample = INFINITY;
-        if (sampled) {
+        if (sampled && !one) {
             if (t >= (double)n_sample * period - eps) {
                 for (int l = 0; l < L; l++) {
                     double *y = part(g.w.y, l, n);
@@ -780,9 +781,11 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         double t_next = fmin((double)k_next * dt, t_final);
         if (next_sample < t_next - eps)
             t_next = next_sample;
+        if (one)
+            t_next = t + r->one_step;
         for (int l = 0; l < L; l++)
             g.st[l] = MB_OK;
-        step(&g, t, t_next - t);
+        step(&g, t, one ? r->one_step : t_next - t);
         for (int l = 0; l < L; l++) {
             if (!g.active[l])
                 continue;
@@ -801,6 +804,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                                np3 ? part(g.w.force, l, np3) : NULL);
                 pending[l] = 0;
             }
+            if (one)
+                continue;
             if (r->stop_mode == MB_STOPS_HARD && crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n))) {
                 ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;  /* the Python loop's event */
                 LEAVE(l);
@@ -836,12 +841,14 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             if (!g.active[l])
                 continue;
             memcpy(part(g.w.y, l, n), part(g.w.y1, l, n), sizeof(double) * n);
-            if ((t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
+            if ((one || t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
                 record(m, nz, o[l], t, part(g.w.y, l, n));
                 last_recorded_t[l] = t;
-                pending[l] = 1;
+                pending[l] = !one;  /* one step: the caller wants no q̈ at its end */
             }
         }
+        if (one)
+            break;
     }
 #undef LEAVE
     for (int l = 0; l < L; l++) {

@@ -357,6 +357,31 @@ def _compiled_plan(plan, system, monitor):
     return dict(plan, resting=limits.resting_table()) if resting else plan
 
 
+def _compiled_step(model, plan, system, integrator):
+    """An ``integrators.STEPPERS`` stepper (space, f, t, y, h) -> (y1, (None, (q̈, τ, contact info) at
+    the start)) that takes the step in ``core/rollout.c`` (the same operations, so the same bits), or
+    None while joints rest on stops: the Python stepper's KKT solve then locates their release, as
+    the reference loop does (hybrid dynamics gives the same λ only to rounding, and a release whose
+    λ crosses zero slowly moves with it)."""
+    if plan is None or (system.limits is not None and system.limits.resting):
+        return None
+    nq, nv = model.nq, model.nv
+
+    def step(space, f, t, y, h):
+        out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t + h, h, integrator,
+                                   1, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
+                                   one_step=h)
+        if out.info[0, 1] < 0:
+            raise _NonFinite()
+        info = None
+        if out.F is not None:
+            info = {"force": out.F[0, 0].copy()}
+        elif out.Z is not None:
+            info = system.contact_info(out.Q[0, 0], out.QD[0, 0], out.Z[0, 0])
+        return out.Y_END[0].copy(), (None, (out.QDD[0, 0].copy(), out.TAU[0, 0].copy(), info))
+    return step
+
+
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
                plan=None, t0=0.0, rec=None, n_sample=0):
     """The fixed-step loop in Python.  With a ``plan`` (hard stops, everything else compiled) the
@@ -367,7 +392,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     or before; a sampled controller's hold in ``system.held_tau`` until sample ``n_sample``).
     With a progress bar the compiled loop runs in pieces of about 1/200 of the run that end on
     recorded samples, and the bar moves between them."""
-    step = STEPPERS[integrator]
+    python_step = STEPPERS[integrator]
     f = system.deriv
     fired = []
     status, message = "finished", ""
@@ -398,6 +423,8 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                     break
                 continue
             monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
+        step = (_compiled_step(model, plan, system, integrator) if rollout.USE_COMPILED else None) or python_step
+
         def sample(t, y=y):
             system.sample(t, *space.split(y)[:2])
             if rec.t[-1] == t:

@@ -151,10 +151,11 @@ class CompiledRuns(NamedTuple):
 
 
 def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0, Z0=None,
-                 held=None, n_sample=0):
+                 held=None, n_sample=0, one_step=None):
     """Run N initial states from t0 (:class:`CompiledRuns`); with ground contact the states start
     from Z0 (zeros if None); a sampled controller resumed at t0 holds ``held`` until sample
-    ``n_sample`` (None: it samples at t0).
+    ``n_sample`` (None: it samples at t0).  ``one_step`` h: only one step of size h from t0 (no
+    sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end).
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
     unset for one run."""
@@ -192,6 +193,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                     Z0=Z0, held0=held, n_sample0=int(n_sample), control=plan.get("call_control"),
                     forces=plan.get("call_forces"), guards=plan.get("call_guards"),
                     dynamics=plan.get("call_dynamics"), contact_call=law, contact_states=plan.get("contact_states"),
+                    one_step=None if one_step is None else float(one_step),
                     **{k: plan.get(k) for k in ("f_ext", "damping", "friction", "friction_velocity", "gc_lift",
                                                 "gc_com", "stops", "stop_mode", "soft_time", "directions",
                                                 "tendons", "tendon_terms", "resting")})
