@@ -284,6 +284,9 @@ typedef struct EngineWorldS {
     int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
     double *tdiag, *nbr_block, *nbr_L, *tvec;   /* 6 x 6 padded blocks, 6 per joint in tvec */
     int used_tree;
+    /* tree.c, ball-based joints only (ball, hinge, universal, fixed): blocks from angular parts */
+    int tree_ball, imj_stale;             /* imj_stale: this step formed no W J^T (world_residual forms it) */
+    int *nbr_side; double *nbr_imb, *tang, *tG;
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
@@ -327,6 +330,10 @@ int joint_base_rows(int type);
 int tree_init(EngineWorld *W);
 void tree_free(EngineWorld *W);
 int tree_solve(EngineWorld *W);
+/* a tree of ball-based joints: b, CFM/h and the multipliers straight from the rows (no W J^T),
+ * then J^T lambda added into fc (nb x 6) */
+int tree_solve_ball(EngineWorld *W, double ih);
+void tree_add_forces(const EngineWorld *W, double *fc);
 
 /* ==== rays, static triangle meshes and the angular motor (ray.c, trimesh.c, joints.c) ========== */
 enum { G_TRIMESH = 6 };       /* static triangle mesh, vertices in world coordinates (5: convex)   */
