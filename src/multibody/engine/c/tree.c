@@ -422,12 +422,6 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
     }
 }
 
-/* sum over k of At[k][p..p+1] g[k]: one column pair of a block */
-static inline v2d col_pair(const double *At, const double *g, int p)
-{
-    return ld2(At + p) * g[0] + ld2(At + 6 + p) * g[1] + ld2(At + 12 + p) * g[2];
-}
-
 /* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
  * the diagonal), its right-hand side, and the blocks A_kj with its later neighbours, transposed:
  * B[q][r] = A_kj[r][q], all of k's row pairs (k's pads are zero) */
@@ -438,12 +432,20 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
     const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
     double *restrict U = W->tdiag + 36 * (size_t)j;
     double im = W->bprop[(size_t)rj->b1 * BP_SIZE + BP_INVMASS] + (rj->b2 >= 0 ? W->bprop[(size_t)rj->b2 * BP_SIZE + BP_INVMASS] : 0.0);
-#pragma GCC unroll 6
-    for (int c = 0; c < n; c++) {
+    /* a pair of rows p, p + 1 at a time: its six lane pairs of the angular parts stay in registers
+     * while the columns c <= p + 1 stream by */
 #pragma GCC unroll 3
-        for (int p = c & ~1; p < n; p += 2) st2(U + c * S + p, col_pair(At, G + 3 * c, p) + col_pair(At + 18, G + 18 + 3 * c, p));
-        U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
+    for (int p = 0; p < n; p += 2) {
+        const v2d a0 = ld2(At + p), a1 = ld2(At + 6 + p), a2 = ld2(At + 12 + p);
+        const v2d b0 = ld2(At + 18 + p), b1 = ld2(At + 24 + p), b2 = ld2(At + 30 + p);
+#pragma GCC unroll 6
+        for (int c = 0; c < (p + 2 < n ? p + 2 : n); c++) {
+            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
+            st2(U + c * S + p, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (b0 * h[0] + b1 * h[1] + b2 * h[2]));
+        }
     }
+#pragma GCC unroll 6
+    for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
     double *y = W->tvec + S * (size_t)j;
 #pragma GCC unroll 6
     for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
@@ -451,11 +453,11 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
         double *restrict B = W->nbr_block + 36 * (size_t)e;
+#pragma GCC unroll 3
+        for (int p = 0; p < S; p += 2) {
+            const v2d a0 = ld2(Ak + p), a1 = ld2(Ak + 6 + p), a2 = ld2(Ak + 12 + p);
 #pragma GCC unroll 6
-        for (int q = 0; q < n; q++) {
-            st2(B + q * S, col_pair(Ak, Gj + 3 * q, 0));
-            st2(B + q * S + 2, col_pair(Ak, Gj + 3 * q, 2));
-            st2(B + q * S + 4, col_pair(Ak, Gj + 3 * q, 4));
+            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[3 * q] + a1 * Gj[3 * q + 1] + a2 * Gj[3 * q + 2]);
         }
         double imb = W->nbr_imb[e];
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
