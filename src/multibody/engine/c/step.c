@@ -19,6 +19,13 @@
 
 static void lcp_terms(EngineWorld *W, double ih, int rhs);
 
+/* the rows of joints 0 .. n-1, free hinges kept as terms (5 rows each) */
+static void write_hinge_rows(EngineWorld *W, int n)
+{
+    for (int j = 0; j < n; j++) hinge_write_rows(W, j, W->hterms + HT_SIZE * (size_t)j, W->rows + 5 * (size_t)j);
+    if (n == W->nj) W->rows_stale = 0;
+}
+
 static void *grow(void *p, size_t n) { return realloc(p, n ? n : 1); }
 
 static int cmp_i64(const void *a, const void *b)
@@ -441,6 +448,7 @@ double world_residual(EngineWorld *W)
 {
     int m = W->m;
     double *fc = W->fc, worst = 0;
+    if (W->rows_stale) write_hinge_rows(W, W->nj);              /* a tree of free hinges wrote no rows */
     if (W->imj_stale) { lcp_terms(W, 0.0, 0); W->imj_stale = 0; }   /* the tree's step formed no W J^T */
     memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
     for (int i = 0; i < m; i++) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, W->lambda[i], fc);
@@ -585,6 +593,10 @@ int world_step(EngineWorld *W, double h)
     double upos[2];
     int m = 0, bounded = 0;                                /* some row has a bound (tree: none may) */
     if (reserve_rows(W, W->nj * MAX_JOINT_ROWS)) return -1;
+    /* a tree of free hinges keeps its rows as terms until they are asked for (world_residual);
+     * the first joint that is not a free hinge has the rows before it written */
+    int terms = W->tree_hinges && W->nc == 0 && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0;
+    W->rows_stale = 0;
     for (int j = 0; j < W->nj; j++) {
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         const double *ja = W->jdat + (size_t)j * JD_SIZE + JD_AXES;
@@ -597,10 +609,12 @@ int world_step(EngineWorld *W, double h)
         AxisInfo ax;
         if (type == J_HINGE && !stops && !motors) {      /* the common case in one pass */
             ax.naxes = 1;
-            m += hinge_rows(W, j, h, ax.half, W->rows + m);
+            if (terms) { hinge_terms(W, j, h, ax.half, W->hterms + HT_SIZE * (size_t)j); m += 5; }
+            else m += hinge_rows(W, j, h, ax.half, W->rows + m);
             next_turns(W, j, 0, type, &ax, 1);
             continue;
         }
+        if (terms) { write_hinge_rows(W, j); terms = 0; }
         joint_axes(W, j, &ax, (stops ? AX_ANGLES : 0) | (stops || motors ? AX_RATES : 0));
         for (int a = 0; a < ax.naxes; a++)       /* unwrap against the last step */
             upos[a] = ax.pos[a] + 2 * M_PI * next_turns(W, j, a, type, &ax, 1);
@@ -614,18 +628,23 @@ int world_step(EngineWorld *W, double h)
     for (int i = mj; i < m; i++) bounded |= W->rows[i].lo != -INFINITY || W->rows[i].hi != INFINITY;
     W->m = m;
     if (reserve_m(W, m, 0)) return -1;
-    /* 4. the LCP: a tree of ball-based joints (every chain of hinges) goes straight from its rows
-     * to its multipliers (tree.c) and forms no W J^T; the other systems form it here */
+    /* 4. the LCP.  A tree of ball-based joints (every chain of hinges) goes straight from its
+     * rows, or a free hinge's terms, to its multipliers (tree.c) and forms no W J^T; the other
+     * systems form it here (lcp_terms) */
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->used_tree = 0;
-    int tree = 0;                                          /* a joint tree's base rows only, no bounds */
-    if (m && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m && !bounded) {
+    W->imj_stale = 0;
+    int tree = terms;                                      /* a joint tree's base rows only, no bounds */
+    if (!terms && m && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m && !bounded) {
         tree = 1;
         for (int j = 0; j < W->nj && tree; j++) if (W->rows[W->tstart[j]].source != j) tree = 0;
     }
     choose_solver(W, tree, bounded);
-    W->imj_stale = 0;
-    if (tree && W->tree_ball) {
+    if (terms) {
+        W->rows_stale = W->imj_stale = 1;
+        if (tree_solve_hinges(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+        else { write_hinge_rows(W, W->nj); lcp_terms(W, ih, 1); W->imj_stale = 0; }
+    } else if (tree && W->tree_ball) {
         W->imj_stale = 1;
         if (tree_solve_ball(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
         else { lcp_terms(W, ih, 1); W->imj_stale = 0; }

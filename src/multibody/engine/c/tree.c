@@ -20,7 +20,7 @@ static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up
 void tree_free(EngineWorld *W)
 {
     void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec,
-                  W->nbr_side, W->nbr_imb, W->tang, W->tG};
+                  W->nbr_side, W->nbr_imb, W->tang, W->tG, W->hterms};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -126,6 +126,9 @@ int tree_init(EngineWorld *W)
             }
         }
     }
+    W->tree_hinges = W->tree_ball;
+    for (int j = 0; j < nj; j++) if (W->jint[(size_t)j * JI_SIZE + JI_TYPE] != J_HINGE) W->tree_hinges = 0;
+    if (W->tree_hinges && !(W->hterms = calloc(HT_SIZE * (size_t)nj, sizeof(double)))) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
     free(up); free(deg); free(adj_start); free(adj); free(cnt); free(gone);
@@ -427,11 +430,10 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
  * B[q][r] = A_kj[r][q], all of k's row pairs (k's pads are zero) */
 KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
 {
-    const int t0 = W->tstart[j];
-    const Row *rj = W->rows + t0;
+    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
     const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
     double *restrict U = W->tdiag + 36 * (size_t)j;
-    double im = W->bprop[(size_t)rj->b1 * BP_SIZE + BP_INVMASS] + (rj->b2 >= 0 ? W->bprop[(size_t)rj->b2 * BP_SIZE + BP_INVMASS] : 0.0);
+    double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
     /* a pair of rows p, p + 1 at a time: its six lane pairs of the angular parts stay in registers
      * while the columns c <= p + 1 stream by */
 #pragma GCC unroll 3
@@ -464,6 +466,44 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
     }
 }
 
+/* A free hinge from its terms (HT_*): its angular parts, G, b and CFM/h as ball_prepare finds
+ * them in its rows.  Anchor row i has the angular part +-(r x e_i), one entry zero, and the
+ * anchor rows' J (v/h + W f) are the components of the free velocities of the anchor points,
+ * v + w x r. */
+static void hinge_prepare(EngineWorld *W, int j, double ih)
+{
+    const double *t = W->hterms + HT_SIZE * (size_t)j;
+    const int t0 = W->tstart[j], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
+    double *restrict b = W->b + t0, *restrict cfmh = W->cfmh + t0;
+    double u[6] = {0, 0, 0, 0, 0, 0};                    /* J (v/h + W f), row by row */
+    for (int s = 0; s < 1 + (b2 >= 0); s++) {
+        const int body = s ? b2 : (int)W->jint[(size_t)j * JI_SIZE + JI_B1];
+        const double sg = s ? -1.0 : 1.0, *r = t + (s ? HT_R2 : HT_R1), *I = W->invIw + 9 * (size_t)body;
+        const double *vf = W->vfree + 6 * (size_t)body;
+        double a[5][3] = {{0, sg * r[2], -sg * r[1]}, {-sg * r[2], 0, sg * r[0]}, {sg * r[1], -sg * r[0], 0},
+                          {sg * t[HT_P], sg * t[HT_P + 1], sg * t[HT_P + 2]}, {sg * t[HT_Q], sg * t[HT_Q + 1], sg * t[HT_Q + 2]}};
+        double *A = At + 18 * s, *g = G + 18 * s, wr[3];
+        for (int q = 0; q < 5; q++) {
+            for (int k = 0; k < 3; k++) A[6 * k + q] = a[q][k];
+            smv3(I, a[q], g + 3 * q);
+        }
+        cross3(vf + 3, r, wr);
+        for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
+        u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
+    }
+    const double ic = t[HT_CFM] * ih;
+    for (int q = 0; q < 5; q++) { b[q] = t[HT_RHS + q] * ih - u[q]; cfmh[q] = ic; }
+}
+
+/* a tree of free hinges from their terms; the rows stay unwritten */
+int tree_solve_hinges(EngineWorld *W, double ih)
+{
+    for (int j = 0; j < W->nj; j++) hinge_prepare(W, j, ih);
+    for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5);
+    return factor_solve(W);
+}
+
 int tree_solve_ball(EngineWorld *W, double ih)
 {
     for (int j = 0; j < W->nj; j++) {
@@ -482,7 +522,7 @@ int tree_solve_ball(EngineWorld *W, double ih)
 void tree_add_forces(const EngineWorld *W, double *fc)
 {
     for (int j = 0; j < W->nj; j++) {
-        const Row *rj = W->rows + W->tstart[j];
+        const int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
         const double *At = W->tang + 36 * (size_t)j, *x = W->tvec + S * (size_t)j;
         v2d x01 = ld2(x), x23 = ld2(x + 2), x45 = ld2(x + 4);
         double t[6];
@@ -494,10 +534,10 @@ void tree_add_forces(const EngineWorld *W, double *fc)
             v2d s01 = hsum2(t0, t1);
             t[3 * s] = s01[0]; t[3 * s + 1] = s01[1]; t[3 * s + 2] = t2[0] + t2[1];
         }
-        double *f1 = fc + 6 * (size_t)rj->b1;
+        double *f1 = fc + 6 * (size_t)b1;
         for (int k = 0; k < 3; k++) { f1[k] += x[k]; f1[3 + k] += t[k]; }
-        if (rj->b2 >= 0) {
-            double *f2 = fc + 6 * (size_t)rj->b2;
+        if (b2 >= 0) {
+            double *f2 = fc + 6 * (size_t)b2;
             for (int k = 0; k < 3; k++) { f2[k] -= x[k]; f2[3 + k] += t[3 + k]; }
         }
     }
