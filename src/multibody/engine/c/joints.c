@@ -173,8 +173,17 @@ void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
     double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
     double k = erp / h, d[4], e[3], u1[3], u2[3], c[3];
     BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, b2, &f2);
-    relative_rotation(&f1, &f2, jd + JD_QREL, d);
-    half[0] = d[0]; half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
+    /* the two parts of d = conj(q2) q1 conj(q0) that count turns, d_0 and d_v . u (u: the axis
+     * in body 2), from qr = conj(q2) q1 without forming d:  d_0 = qr . q0 and
+     * d_v . u = q0_0 (qr_v . u) - qr_0 (q0_v . u) - qr_v . (q0_v x u) */
+    double c2[4], qr[4], vxu[3];
+    const double *q0 = jd + JD_QREL, *u = jd + JD_AXIS1_B2;
+    quat_conj(f2.q, c2); quat_mul(c2, f1.q, qr);
+    cross3(q0 + 1, u, vxu);
+    d[0] = qr[0] * q0[0] + qr[1] * q0[1] + qr[2] * q0[2] + qr[3] * q0[3];
+    d[1] = q0[0] * dot3(qr + 1, u) - qr[0] * dot3(q0 + 1, u) - dot3(qr + 1, vxu);
+    double sg = d[0] < 0 ? -1.0 : 1.0;                   /* d and -d: the same rotation, d_0 >= 0 */
+    half[0] = sg * d[0]; half[1] = sg * d[1];
     anchor_levers(&f1, &f2, jd, b2, t + HT_R1, t + HT_R2, e);
     mv3(f1.R, jd + JD_AXIS1, u1); mv3(f2.R, jd + JD_AXIS1_B2, u2);     /* the axes kept aligned */
     plane_space(u1, t + HT_P, t + HT_Q); cross3(u1, u2, c);
