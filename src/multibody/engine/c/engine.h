@@ -284,6 +284,12 @@ typedef struct EngineWorldS {
     int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
     double *tdiag, *nbr_block, *nbr_L, *tvec;   /* 6 x 6 padded blocks, 6 per joint in tvec */
     int used_tree;
+    /* tree.c, ball-based joints only (ball, hinge, universal, fixed): blocks from angular parts */
+    int tree_ball, imj_stale;             /* imj_stale: this step formed no W J^T (world_residual forms it) */
+    int *nbr_side; double *nbr_imb, *tang, *tG;
+    /* a tree of free hinges (no motor, no stops) keeps what its rows are made of (hterms, nj x
+     * HT_SIZE) and writes the rows themselves only when asked for (rows_stale: world_residual) */
+    int tree_hinges, rows_stale; double *hterms;
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
@@ -322,11 +328,27 @@ enum { AX_ANGLES = 1, AX_RATES = 2 };
 void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what);
 int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
 int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows);
+/* a free hinge's rows as terms: levers r1, r2 (anchor rows J = [+-e_k, +-(r x e_k)]), the axis
+ * rows' directions p, q (J = [0, +-p]), the five rows' rhs and the CFM */
+#define HT_R1 0
+#define HT_R2 3
+#define HT_P 6
+#define HT_Q 9
+#define HT_RHS 12
+#define HT_CFM 17
+#define HT_SIZE 18
+void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t);
+void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows);
+int tree_solve_hinges(EngineWorld *W, double ih);
 #define MAX_JOINT_ROWS 10
 int joint_base_rows(int type);
 int tree_init(EngineWorld *W);
 void tree_free(EngineWorld *W);
 int tree_solve(EngineWorld *W);
+/* a tree of ball-based joints: b, CFM/h and the multipliers straight from the rows (no W J^T),
+ * then J^T lambda added into fc (nb x 6) */
+int tree_solve_ball(EngineWorld *W, double ih);
+void tree_add_forces(const EngineWorld *W, double *fc);
 
 /* ==== rays, static triangle meshes and the angular motor (ray.c, trimesh.c, joints.c) ========== */
 enum { G_TRIMESH = 6 };       /* static triangle mesh, vertices in world coordinates (5: convex)   */

@@ -163,21 +163,55 @@ static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, 
 }
 
 /* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
- * turn count, as joint_axes gives it) and its five rows (as joint_rows writes them). */
-int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
+ * turn count, as joint_axes gives it) and what its five rows are made of (HT_*). */
+void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
-    int b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2];
+    int b2 = (int)ji[JI_B2];
     double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
     double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
-    double k = erp / h, d[4], r1[3], r2[3], e[3];
-    BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
-    relative_rotation(&f1, &f2, jd + JD_QREL, d);
-    half[0] = d[0]; half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
-    anchor_levers(&f1, &f2, jd, b2, r1, r2, e);
-    anchor_rows_xyz(rows, b1, b2, j, r1, r2, e, k, cfm);
-    return 3 + hinge_axis_rows(rows + 3, &f1, &f2, jd, b1, b2, j, k, cfm);
+    double k = erp / h, d[4], e[3], u1[3], u2[3], c[3];
+    BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, b2, &f2);
+    /* the two parts of d = conj(q2) q1 conj(q0) that count turns, d_0 and d_v . u (u: the axis
+     * in body 2), from qr = conj(q2) q1 without forming d:  d_0 = qr . q0 and
+     * d_v . u = q0_0 (qr_v . u) - qr_0 (q0_v . u) - qr_v . (q0_v x u) */
+    double c2[4], qr[4], vxu[3];
+    const double *q0 = jd + JD_QREL, *u = jd + JD_AXIS1_B2;
+    quat_conj(f2.q, c2); quat_mul(c2, f1.q, qr);
+    cross3(q0 + 1, u, vxu);
+    d[0] = qr[0] * q0[0] + qr[1] * q0[1] + qr[2] * q0[2] + qr[3] * q0[3];
+    d[1] = q0[0] * dot3(qr + 1, u) - qr[0] * dot3(q0 + 1, u) - dot3(qr + 1, vxu);
+    double sg = d[0] < 0 ? -1.0 : 1.0;                   /* d and -d: the same rotation, d_0 >= 0 */
+    half[0] = sg * d[0]; half[1] = sg * d[1];
+    anchor_levers(&f1, &f2, jd, b2, t + HT_R1, t + HT_R2, e);
+    mv3(f1.R, jd + JD_AXIS1, u1); mv3(f2.R, jd + JD_AXIS1_B2, u2);     /* the axes kept aligned */
+    plane_space(u1, t + HT_P, t + HT_Q); cross3(u1, u2, c);
+    for (int i = 0; i < 3; i++) t[HT_RHS + i] = k * e[i];
+    t[HT_RHS + 3] = k * dot3(c, t + HT_P); t[HT_RHS + 4] = k * dot3(c, t + HT_Q);
+    t[HT_CFM] = cfm;
+}
+
+/* the five rows of a free hinge from its terms (as joint_rows writes a hinge's base rows) */
+void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows)
+{
+    const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
+    int b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2];
+    anchor_rows_xyz(rows, b1, b2, j, t + HT_R1, t + HT_R2, t + HT_RHS, 1.0, t[HT_CFM]);   /* 1 x rhs is rhs */
+    for (int i = 0; i < 2; i++) {
+        const double *pq = t + (i ? HT_Q : HT_P);
+        Row *r = row_init(rows + 3 + i, b1, b2, j, t[HT_CFM]);
+        copy3(pq, r->J1 + 3); scale3(pq, -1, r->J2 + 3);
+        r->rhs = t[HT_RHS + 3 + i];
+    }
+}
+
+int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
+{
+    double t[HT_SIZE];
+    hinge_terms(W, j, h, half, t);
+    hinge_write_rows(W, j, t, rows);
+    return 5;
 }
 
 /* The motor row and the stop row of one axis with rate rows J1, J2 (ODE's dxJointLimitMotor). */

@@ -17,6 +17,15 @@
 
 #define MAX_PER_PAIR 8
 
+static void lcp_terms(EngineWorld *W, double ih, int rhs);
+
+/* the rows of joints 0 .. n-1, free hinges kept as terms (5 rows each) */
+static void write_hinge_rows(EngineWorld *W, int n)
+{
+    for (int j = 0; j < n; j++) hinge_write_rows(W, j, W->hterms + HT_SIZE * (size_t)j, W->rows + 5 * (size_t)j);
+    if (n == W->nj) W->rows_stale = 0;
+}
+
 static void *grow(void *p, size_t n) { return realloc(p, n ? n : 1); }
 
 static int cmp_i64(const void *a, const void *b)
@@ -439,6 +448,8 @@ double world_residual(EngineWorld *W)
 {
     int m = W->m;
     double *fc = W->fc, worst = 0;
+    if (W->rows_stale) write_hinge_rows(W, W->nj);              /* a tree of free hinges wrote no rows */
+    if (W->imj_stale) { lcp_terms(W, 0.0, 0); W->imj_stale = 0; }   /* the tree's step formed no W J^T */
     memset(fc, 0, sizeof(double) * 6 * (size_t)W->nb);
     for (int i = 0; i < m; i++) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, W->lambda[i], fc);
     for (int i = 0; i < m; i++) W->w[i] = row_dot_fc(W, W->rows + i, fc) + W->cfmh[i] * W->lambda[i] - W->b[i];
@@ -501,6 +512,37 @@ static void choose_solver(EngineWorld *W, int tree, int bounded)
     W->why = tree ? WHY_TREE : bounded ? (small ? WHY_SMALL : WHY_LARGE) : (small ? WHY_SMALL_EQ : WHY_LARGE_EQ);
 }
 
+/* W J^T (iMJ) of every row and, with `rhs`, b = rhs/h - J (v/h + W f) and CFM/h.  Rows come in
+ * runs on the same two bodies (a joint's, a contact's): each run reads its bodies' inverse mass,
+ * inverse world inertia and free velocity once, into locals the stores to iMJ cannot alias. */
+static void lcp_terms(EngineWorld *W, double ih, int rhs)
+{
+    const int m = W->m;
+    for (int i = 0; i < m;) {
+        const int b1 = W->rows[i].b1, b2 = W->rows[i].b2;
+        double im1 = 0, im2 = 0, I1[9], I2[9], vf[12];
+        for (int k = 0; k < 12; k++) vf[k] = 0.0;
+        if (b1 >= 0) {
+            im1 = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS];
+            memcpy(I1, W->invIw + 9 * (size_t)b1, sizeof I1); memcpy(vf, W->vfree + 6 * (size_t)b1, 6 * sizeof(double));
+        }
+        if (b2 >= 0) {
+            im2 = W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS];
+            memcpy(I2, W->invIw + 9 * (size_t)b2, sizeof I2); memcpy(vf + 6, W->vfree + 6 * (size_t)b2, 6 * sizeof(double));
+        }
+        for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
+            const Row *r = W->rows + i;
+            double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
+            if (b1 >= 0) { for (int k = 0; k < 3; k++) M[k] = im1 * r->J1[k]; smv3(I1, r->J1 + 3, M + 3); } else zero6(M);
+            if (b2 >= 0) { for (int k = 0; k < 3; k++) M[6 + k] = im2 * r->J2[k]; smv3(I2, r->J2 + 3, M + 9); } else zero6(M + 6);
+            if (rhs) {
+                W->b[i] = r->rhs * ih - dot12_one(r->J1, r->J2, vf);   /* vf is zero on the static world's side */
+                W->cfmh[i] = r->cfm * ih;
+            }
+        }
+    }
+}
+
 int world_step(EngineWorld *W, double h)
 {
     const double *wp = W->wpar;
@@ -549,8 +591,12 @@ int world_step(EngineWorld *W, double h)
     if (wp[WP_CONTACTS] != 0) { geom_poses(W); if (broad_phase(W)) return -1; }
     /* 3. rows: joints, then contacts */
     double upos[2];
-    int m = 0;
+    int m = 0, bounded = 0;                                /* some row has a bound (tree: none may) */
     if (reserve_rows(W, W->nj * MAX_JOINT_ROWS)) return -1;
+    /* a tree of free hinges keeps its rows as terms until they are asked for (world_residual);
+     * the first joint that is not a free hinge has the rows before it written */
+    int terms = W->tree_hinges && W->nc == 0 && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0;
+    W->rows_stale = 0;
     for (int j = 0; j < W->nj; j++) {
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         const double *ja = W->jdat + (size_t)j * JD_SIZE + JD_AXES;
@@ -563,55 +609,50 @@ int world_step(EngineWorld *W, double h)
         AxisInfo ax;
         if (type == J_HINGE && !stops && !motors) {      /* the common case in one pass */
             ax.naxes = 1;
-            m += hinge_rows(W, j, h, ax.half, W->rows + m);
+            if (terms) { hinge_terms(W, j, h, ax.half, W->hterms + HT_SIZE * (size_t)j); m += 5; }
+            else m += hinge_rows(W, j, h, ax.half, W->rows + m);
             next_turns(W, j, 0, type, &ax, 1);
             continue;
         }
+        if (terms) { write_hinge_rows(W, j); terms = 0; }
         joint_axes(W, j, &ax, (stops ? AX_ANGLES : 0) | (stops || motors ? AX_RATES : 0));
         for (int a = 0; a < ax.naxes; a++)       /* unwrap against the last step */
             upos[a] = ax.pos[a] + 2 * M_PI * next_turns(W, j, a, type, &ax, 1);
+        int m0 = m;                                       /* (a free hinge's rows have no bounds) */
         m += joint_rows(W, j, h, &ax, upos, W->rows + m);
+        for (int i = m0; i < m; i++) bounded |= W->rows[i].lo != -INFINITY || W->rows[i].hi != INFINITY;
     }
+    int mj = m;
     m = contact_rows(W, h, m);
     if (m < 0) return -1;
+    for (int i = mj; i < m; i++) bounded |= W->rows[i].lo != -INFINITY || W->rows[i].hi != INFINITY;
     W->m = m;
     if (reserve_m(W, m, 0)) return -1;
-    /* 4. the LCP.  Rows come in runs on the same two bodies (a joint's, a contact's): each run
-     * reads its bodies' inverse mass, inverse world inertia and free velocity once, into locals
-     * the stores to iMJ cannot alias. */
-    int bounded = 0;                                       /* some row has a bound (tree: none may) */
-    for (int i = 0; i < m;) {
-        const int b1 = W->rows[i].b1, b2 = W->rows[i].b2;
-        double im1 = 0, im2 = 0, I1[9], I2[9], vf[12];
-        for (int k = 0; k < 12; k++) vf[k] = 0.0;
-        if (b1 >= 0) {
-            im1 = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS];
-            memcpy(I1, W->invIw + 9 * (size_t)b1, sizeof I1); memcpy(vf, W->vfree + 6 * (size_t)b1, 6 * sizeof(double));
-        }
-        if (b2 >= 0) {
-            im2 = W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS];
-            memcpy(I2, W->invIw + 9 * (size_t)b2, sizeof I2); memcpy(vf + 6, W->vfree + 6 * (size_t)b2, 6 * sizeof(double));
-        }
-        for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
-            const Row *r = W->rows + i;
-            double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
-            if (b1 >= 0) { for (int k = 0; k < 3; k++) M[k] = im1 * r->J1[k]; smv3(I1, r->J1 + 3, M + 3); } else zero6(M);
-            if (b2 >= 0) { for (int k = 0; k < 3; k++) M[6 + k] = im2 * r->J2[k]; smv3(I2, r->J2 + 3, M + 9); } else zero6(M + 6);
-            W->b[i] = r->rhs * ih - dot12_one(r->J1, r->J2, vf);   /* vf is zero on the static world's side */
-            W->cfmh[i] = r->cfm * ih;
-            bounded |= r->lo != -INFINITY || r->hi != INFINITY;
-        }
-    }
+    /* 4. the LCP.  A tree of ball-based joints (every chain of hinges) goes straight from its
+     * rows, or a free hinge's terms, to its multipliers (tree.c) and forms no W J^T; the other
+     * systems form it here (lcp_terms) */
     W->fallback = 0; W->pivots = 0; W->iterations = 0;
     W->used_tree = 0;
-    int tree = 0;                                          /* a joint tree's base rows only, no bounds */
-    if (m && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m && !bounded) {
+    W->imj_stale = 0;
+    int tree = terms;                                      /* a joint tree's base rows only, no bounds */
+    if (!terms && m && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0 && W->tree_ok && W->nc == 0 && m == W->tree_m && !bounded) {
         tree = 1;
         for (int j = 0; j < W->nj && tree; j++) if (W->rows[W->tstart[j]].source != j) tree = 0;
     }
     choose_solver(W, tree, bounded);
-    if (tree && tree_solve(W) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
-    else if (tree && W->solver_used == SOLVER_DANTZIG && (int)wp[WP_SOLVER] == SOLVER_AUTO) W->why = WHY_SMALL_EQ;
+    if (terms) {
+        W->rows_stale = W->imj_stale = 1;
+        if (tree_solve_hinges(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+        else { write_hinge_rows(W, W->nj); lcp_terms(W, ih, 1); W->imj_stale = 0; }
+    } else if (tree && W->tree_ball) {
+        W->imj_stale = 1;
+        if (tree_solve_ball(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+        else { lcp_terms(W, ih, 1); W->imj_stale = 0; }
+    } else {
+        lcp_terms(W, ih, 1);
+        if (tree && tree_solve(W) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+    }
+    if (tree && !W->used_tree && W->solver_used == SOLVER_DANTZIG && (int)wp[WP_SOLVER] == SOLVER_AUTO) W->why = WHY_SMALL_EQ;
     if (m && W->solver_used == SOLVER_DANTZIG && !W->used_tree) {
         int err = dantzig(W);
         if (err < 0) return -1;
@@ -636,7 +677,8 @@ int world_step(EngineWorld *W, double h)
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;
     memset(fc, 0, sizeof(double) * 6 * (size_t)nb);
-    for (int i = 0; i < m;) {
+    if (W->used_tree && W->imj_stale) tree_add_forces(W, fc);
+    else for (int i = 0; i < m;) {
         /* J^T lambda summed in registers (two lanes) over each run of rows on the same two bodies
          * (a joint's rows, a contact's), then added once: no chain of stores and reloads */
         const Row *r = W->rows + i;

@@ -19,7 +19,8 @@ static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up
 
 void tree_free(EngineWorld *W)
 {
-    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec};
+    void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec,
+                  W->nbr_side, W->nbr_imb, W->tang, W->tG, W->hterms};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -101,6 +102,33 @@ int tree_init(EngineWorld *W)
     W->nbr_L = calloc(36 * (size_t)(total + 1), sizeof(double));
     W->tvec = calloc(6 * (size_t)nj + 1, sizeof(double));   /* pads stay zero */
     if (!W->tdiag || !W->nbr_block || !W->nbr_L || !W->tvec) goto fail;
+    /* ball-based joints: the side of the shared body in each neighbour pair, and its m^-1 signed
+     * by the product of the anchor rows' linear parts (+1 on body 1, -1 on body 2) */
+    W->tree_ball = 1;
+    for (int j = 0; j < nj; j++) {
+        int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
+        if (type != J_BALL && type != J_HINGE && type != J_UNIVERSAL && type != J_FIXED) W->tree_ball = 0;
+    }
+    if (W->tree_ball) {
+        W->nbr_side = calloc(2 * (size_t)total + 1, sizeof(int));
+        W->nbr_imb = calloc((size_t)total + 1, sizeof(double));
+        W->tang = calloc(36 * (size_t)nj, sizeof(double));          /* pads and static sides stay zero */
+        W->tG = calloc(36 * (size_t)nj, sizeof(double));
+        if (!W->nbr_side || !W->nbr_imb || !W->tang || !W->tG) goto fail;
+        for (int j = 0; j < nj; j++) {
+            int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+            for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
+                int k = W->nbr_list[e], k1 = (int)W->jint[(size_t)k * JI_SIZE + JI_B1];
+                int sk = k1 == b1 || k1 == b2 ? 0 : 1, bk = sk ? (int)W->jint[(size_t)k * JI_SIZE + JI_B2] : k1;
+                int sj = bk == b1 ? 0 : 1;
+                W->nbr_side[2 * e] = sk; W->nbr_side[2 * e + 1] = sj;
+                W->nbr_imb[e] = (sk == sj ? 1.0 : -1.0) * W->bprop[(size_t)bk * BP_SIZE + BP_INVMASS];
+            }
+        }
+    }
+    W->tree_hinges = W->tree_ball;
+    for (int j = 0; j < nj; j++) if (W->jint[(size_t)j * JI_SIZE + JI_TYPE] != J_HINGE) W->tree_hinges = 0;
+    if (W->tree_hinges && !(W->hterms = calloc(HT_SIZE * (size_t)nj, sizeof(double)))) goto fail;
     W->tree_m = m; W->tree_ok = 1;
 done:
     free(up); free(deg); free(adj_start); free(adj); free(cnt); free(gone);
@@ -330,13 +358,9 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
     *nonfinite += chk;
 }
 
-int tree_solve(EngineWorld *W)
+static int factor_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
-    for (int j = 0; j < nj; j++) {
-#define ASSEMBLE(n) assemble_joint(W, j, n)
-        dispatch(W->trows[j], ASSEMBLE);
-    }
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
 #define ELIMINATE(n) err = eliminate_joint(W, j, n)
@@ -355,4 +379,166 @@ int tree_solve(EngineWorld *W)
         dispatch(W->trows[j], BACKWARD);
     }
     return nonfinite == 0 ? 0 : 3;
+}
+
+int tree_solve(EngineWorld *W)
+{
+    for (int j = 0; j < W->nj; j++) {
+#define ASSEMBLE(n) assemble_joint(W, j, n)
+        dispatch(W->trows[j], ASSEMBLE);
+    }
+    return factor_solve(W);
+}
+
+/* ---- ball-based joints: blocks from the angular parts ------------------------------------------
+ * A ball, hinge, universal or fixed joint's first three rows pin its anchor along the world axes,
+ * J = [+e_k, a] on body 1 and [-e_k, a'] on body 2; its other rows are angular, J = [0, a].  So a
+ * block J_k W_b J_j^T on a body b is m_b^-1 (signed) where anchor rows meet plus the products of
+ * the angular parts with G = I_b^-1 a: W J^T is never formed, nor its zero products.  Per joint
+ * and side s (body 1, body 2; the static world's side stays zero) the angular parts are kept
+ * transposed, tang[s][k][r] (r over the joint's rows, pads zero), so that the blocks' columns run
+ * two rows at a time, and G as tG[s][r][k]. */
+static const double ZERO6[6] = {0, 0, 0, 0, 0, 0};
+
+/* angular parts, G, b = rhs/h - J (v/h + W f) and CFM/h of joint j's rows */
+KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
+{
+    const int t0 = W->tstart[j];
+    const Row *rj = W->rows + t0;
+    const int b1 = rj->b1, b2 = rj->b2;
+    double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
+    const double *v1 = W->vfree + 6 * (size_t)b1, *v2 = b2 >= 0 ? W->vfree + 6 * (size_t)b2 : ZERO6;
+    const double *I1 = W->invIw + 9 * (size_t)b1, *I2 = W->invIw + 9 * (size_t)(b2 >= 0 ? b2 : 0);
+#pragma GCC unroll 6
+    for (int r = 0; r < n; r++) {
+        const double *a1 = rj[r].J1 + 3, *a2 = rj[r].J2 + 3;
+        for (int k = 0; k < 3; k++) At[6 * k + r] = a1[k];
+        smv3(I1, a1, G + 3 * r);
+        double lin = r < 3 ? v1[r] - v2[r] : 0.0, ang = dot3(a1, v1 + 3);
+        if (b2 >= 0) {
+            for (int k = 0; k < 3; k++) At[18 + 6 * k + r] = a2[k];
+            smv3(I2, a2, G + 18 + 3 * r);
+            ang += dot3(a2, v2 + 3);
+        }
+        W->b[t0 + r] = rj[r].rhs * ih - (lin + ang);
+        W->cfmh[t0 + r] = rj[r].cfm * ih;
+    }
+}
+
+/* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
+ * the diagonal), its right-hand side, and the blocks A_kj with its later neighbours, transposed:
+ * B[q][r] = A_kj[r][q], all of k's row pairs (k's pads are zero) */
+KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
+{
+    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
+    double *restrict U = W->tdiag + 36 * (size_t)j;
+    double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
+    /* a pair of rows p, p + 1 at a time: its six lane pairs of the angular parts stay in registers
+     * while the columns c <= p + 1 stream by */
+#pragma GCC unroll 3
+    for (int p = 0; p < n; p += 2) {
+        const v2d a0 = ld2(At + p), a1 = ld2(At + 6 + p), a2 = ld2(At + 12 + p);
+        const v2d b0 = ld2(At + 18 + p), b1 = ld2(At + 24 + p), b2 = ld2(At + 30 + p);
+#pragma GCC unroll 6
+        for (int c = 0; c < (p + 2 < n ? p + 2 : n); c++) {
+            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
+            st2(U + c * S + p, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (b0 * h[0] + b1 * h[1] + b2 * h[2]));
+        }
+    }
+#pragma GCC unroll 6
+    for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
+    double *y = W->tvec + S * (size_t)j;
+#pragma GCC unroll 6
+    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
+    for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
+        const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
+        const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
+        double *restrict B = W->nbr_block + 36 * (size_t)e;
+#pragma GCC unroll 3
+        for (int p = 0; p < S; p += 2) {
+            const v2d a0 = ld2(Ak + p), a1 = ld2(Ak + 6 + p), a2 = ld2(Ak + 12 + p);
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[3 * q] + a1 * Gj[3 * q + 1] + a2 * Gj[3 * q + 2]);
+        }
+        double imb = W->nbr_imb[e];
+        for (int q = 0; q < 3; q++) B[q * S + q] += imb;
+    }
+}
+
+/* A free hinge from its terms (HT_*): its angular parts, G, b and CFM/h as ball_prepare finds
+ * them in its rows.  Anchor row i has the angular part +-(r x e_i), one entry zero, and the
+ * anchor rows' J (v/h + W f) are the components of the free velocities of the anchor points,
+ * v + w x r. */
+static void hinge_prepare(EngineWorld *W, int j, double ih)
+{
+    const double *t = W->hterms + HT_SIZE * (size_t)j;
+    const int t0 = W->tstart[j], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
+    double *restrict b = W->b + t0, *restrict cfmh = W->cfmh + t0;
+    double u[6] = {0, 0, 0, 0, 0, 0};                    /* J (v/h + W f), row by row */
+    for (int s = 0; s < 1 + (b2 >= 0); s++) {
+        const int body = s ? b2 : (int)W->jint[(size_t)j * JI_SIZE + JI_B1];
+        const double sg = s ? -1.0 : 1.0, *r = t + (s ? HT_R2 : HT_R1), *I = W->invIw + 9 * (size_t)body;
+        const double *vf = W->vfree + 6 * (size_t)body;
+        double a[5][3] = {{0, sg * r[2], -sg * r[1]}, {-sg * r[2], 0, sg * r[0]}, {sg * r[1], -sg * r[0], 0},
+                          {sg * t[HT_P], sg * t[HT_P + 1], sg * t[HT_P + 2]}, {sg * t[HT_Q], sg * t[HT_Q + 1], sg * t[HT_Q + 2]}};
+        double *A = At + 18 * s, *g = G + 18 * s, wr[3];
+        for (int q = 0; q < 5; q++) {
+            for (int k = 0; k < 3; k++) A[6 * k + q] = a[q][k];
+            smv3(I, a[q], g + 3 * q);
+        }
+        cross3(vf + 3, r, wr);
+        for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
+        u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
+    }
+    const double ic = t[HT_CFM] * ih;
+    for (int q = 0; q < 5; q++) { b[q] = t[HT_RHS + q] * ih - u[q]; cfmh[q] = ic; }
+}
+
+/* a tree of free hinges from their terms; the rows stay unwritten */
+int tree_solve_hinges(EngineWorld *W, double ih)
+{
+    for (int j = 0; j < W->nj; j++) hinge_prepare(W, j, ih);
+    for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5);
+    return factor_solve(W);
+}
+
+int tree_solve_ball(EngineWorld *W, double ih)
+{
+    for (int j = 0; j < W->nj; j++) {
+#define PREPARE(n) ball_prepare(W, j, ih, n)
+        dispatch(W->trows[j], PREPARE);
+    }
+    for (int j = 0; j < W->nj; j++) {
+#define ASSEMBLE_BALL(n) ball_assemble(W, j, n)
+        dispatch(W->trows[j], ASSEMBLE_BALL);
+    }
+    return factor_solve(W);
+}
+
+/* J^T lambda of every joint added into fc: the anchor rows' force +-lambda on the linear parts,
+ * the angular parts' torque sum_r lambda_r a_r from the transposed parts and the padded lambda */
+void tree_add_forces(const EngineWorld *W, double *fc)
+{
+    for (int j = 0; j < W->nj; j++) {
+        const int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+        const double *At = W->tang + 36 * (size_t)j, *x = W->tvec + S * (size_t)j;
+        v2d x01 = ld2(x), x23 = ld2(x + 2), x45 = ld2(x + 4);
+        double t[6];
+        for (int s = 0; s < 2; s++) {
+            const double *A = At + 18 * s;
+            v2d t0 = ld2(A) * x01 + ld2(A + 2) * x23 + ld2(A + 4) * x45;
+            v2d t1 = ld2(A + 6) * x01 + ld2(A + 8) * x23 + ld2(A + 10) * x45;
+            v2d t2 = ld2(A + 12) * x01 + ld2(A + 14) * x23 + ld2(A + 16) * x45;
+            v2d s01 = hsum2(t0, t1);
+            t[3 * s] = s01[0]; t[3 * s + 1] = s01[1]; t[3 * s + 2] = t2[0] + t2[1];
+        }
+        double *f1 = fc + 6 * (size_t)b1;
+        for (int k = 0; k < 3; k++) { f1[k] += x[k]; f1[3 + k] += t[k]; }
+        if (b2 >= 0) {
+            double *f2 = fc + 6 * (size_t)b2;
+            for (int k = 0; k < 3; k++) { f2[k] -= x[k]; f2[3 + k] += t[3 + k]; }
+        }
+    }
 }
