@@ -384,14 +384,15 @@ def _compiled_step(model, plan, system, integrator):
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
                plan=None, t0=0.0, rec=None, n_sample=0):
-    """The fixed-step loop in Python.  With a ``plan`` (hard stops, everything else compiled) the
-    steps that cross no stop run in ``core/rollout.c``: whenever every event is armed (but a resting
-    joint's own stop, which the compiled loop holds) the compiled loop takes over until a step reaches
-    a stop, a stop lets go or an event fires.  ``t0``, ``rec``,
-    ``n_sample``: continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0
-    or before; a sampled controller's hold in ``system.held_tau`` until sample ``n_sample``).
-    With a progress bar the compiled loop runs in pieces of about 1/200 of the run that end on
-    recorded samples, and the bar moves between them."""
+    """The event machinery around the compiled loop, and (without a ``plan``) the reference
+    fixed-step loop in Python.  With a ``plan`` the run goes on in ``core/rollout.c`` whenever every
+    event is armed (but a resting joint's own stop, which the compiled loop holds) until a step
+    reaches a stop, a stop lets go or an event fires; that step is taken here, one compiled step at a
+    time (:func:`_compiled_step`), to locate and fire the event.  ``t0``, ``rec``, ``n_sample``:
+    continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0 or before; a
+    sampled controller's hold in ``system.held_tau`` until sample ``n_sample``).  With a progress
+    bar the compiled loop runs in pieces of about 1/200 of the run that end on recorded samples,
+    and the bar moves between them."""
     python_step = STEPPERS[integrator]
     f = system.deriv
     fired = []
