@@ -5,8 +5,8 @@
  * from the world poses on (the joint poses are poses.h's), plus the gather of a group of states
  * into lanes and the scatter of the three matrices out of them.  Lane-wise IEEE arithmetic in the
  * scalar source's order, so every lane is the single call's result bit for bit
- * (tests/test_derivatives.py checks); the small pivoted inversions of M⁻¹ run lane by lane through
- * the scalar one.  (No contraction into FMA: -std=c11 keeps every product rounded, in both builds.)
+ * (tests/test_derivatives.py checks); the small pivoted inversions of M⁻¹ pick each lane's own
+ * pivots (minv.c).  (No contraction into FMA: -std=c11 keeps every product rounded, in both builds.)
  * Built like aba_lanes.c: as itself (SSE2 or NEON, 2 lanes), by derivatives_lanes_avx2.c (4 lanes)
  * and by derivatives_lanes_avx512.c (8 lanes), picked by py_derivatives.c with aba_lanes.c's lanes.
  */

@@ -29,14 +29,81 @@
 #include "spatial.h"
 
 #ifdef MB_LANE_BUILD
-/* D⁻¹ lane by lane through the scalar inversion (pivoting differs between lanes): each lane's is the
- * single call's; 0 if any lane's block is singular (the group then runs state by state). */
+static inline real abs_lanes(real x)  /* fabs in every lane: the sign bit cleared */
+{
+    return (real)((real_mask)x & ~(real_mask)MB_SPLAT(-0.0));
+}
+
+static inline real select_lanes(real_mask t, real a, real b)  /* t ? a : b in every lane */
+{
+    return (real)(((real_mask)a & t) | ((real_mask)b & ~t));
+}
+
+/* mb_invert_small (aba.c: Gauss-Jordan with partial pivoting) on every lane at once: each lane
+ * picks its own pivot row and swaps it in by selects, and a row that the scalar one skips (its entry
+ * in the pivot column is 0) is kept by a select, so every lane does the scalar one's arithmetic in
+ * its order.  1: done; 0: some lane's pivot is too small (the caller goes lane by lane, which
+ * decides singularity). */
+static int invert_small_all_lanes(const real *D, int n, real *Dinv)
+{
+    real A[6][12], scale = MB_SPLAT(0.0);
+    for (int r = 0; r < n; r++) {
+        const real a = abs_lanes(D[n * r + r]);
+        scale = select_lanes(a > scale, a, scale);  /* fmax: a NaN leaves scale as it was */
+        for (int c = 0; c < n; c++) {
+            A[r][c] = D[n * r + c];
+            A[r][n + c] = MB_SPLAT(r == c ? 1.0 : 0.0);
+        }
+    }
+    for (int c = 0; c < n; c++) {
+        real best = abs_lanes(A[c][c]);
+        real_mask piv = {0};  /* each lane's pivot row: the first largest */
+        piv += c;
+        for (int r = c + 1; r < n; r++) {
+            const real a = abs_lanes(A[r][c]);
+            const real_mask more = a > best;
+            best = select_lanes(more, a, best);
+            piv = (piv & ~more) | ((piv * 0 + r) & more);
+        }
+        if (!mb_all(best > 1e-14 * scale))
+            return 0;
+        for (int r = c + 1; r < n; r++) {  /* swap rows c and piv, lane by lane */
+            const real_mask here = piv == r;
+            if (mb_all(here == 0))
+                continue;
+            for (int k = 0; k < 2 * n; k++) {
+                const real t = A[c][k];
+                A[c][k] = select_lanes(here, A[r][k], t);
+                A[r][k] = select_lanes(here, t, A[r][k]);
+            }
+        }
+        const real dd = A[c][c];
+        for (int k = 0; k < 2 * n; k++)
+            A[c][k] /= dd;
+        for (int r = 0; r < n; r++)
+            if (r != c) {
+                const real e = A[r][c];
+                const real_mask used = e != 0.0;
+                for (int k = 0; k < 2 * n; k++)
+                    A[r][k] = select_lanes(used, A[r][k] - e * A[c][k], A[r][k]);
+            }
+    }
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++)
+            Dinv[n * r + c] = A[r][n + c];
+    return 1;
+}
+
+/* D⁻¹ as the scalar inversion makes it in each lane: all lanes at once, or where a pivot is too
+ * small lane by lane through it; 0 if any lane's block is singular (the group then runs state by state). */
 static int invert_small_lanes(const real *D, int n, real *Dinv)
 {
     if (n == 1 && mb_all(D[0] > 0.0)) {  /* mb_invert_small's own 1 × 1 case, in every lane at once */
         Dinv[0] = 1.0 / D[0];
         return 1;
     }
+    if (n > 1 && invert_small_all_lanes(D, n, Dinv))
+        return 1;
     for (int l = 0; l < MB_LANES; l++) {
         double Dl[36], Il[36];
         for (int k = 0; k < n * n; k++)
