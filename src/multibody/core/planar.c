@@ -119,7 +119,9 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
         X[3] = -cs * pb + sn * pa, X[4] = cs, X[5] = sn;
         X[6] = sn * pb + cs * pa, X[7] = -sn, X[8] = cs;
         double vJ[3] = {0.0, 0.0, 0.0};
-        if (nj == 1)
+        if (m->jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
+            vJ[0] = qd[vs];
+        else if (nj == 1)
             vJ[0] = S[0] * qd[vs], vJ[1] = S[1] * qd[vs], vJ[2] = S[2] * qd[vs];
         if (par < 0) {
             v[0] = vJ[0], v[1] = vJ[1], v[2] = vJ[2];

@@ -80,7 +80,7 @@ typedef struct {
     double *force, *force_stage;       /* contact forces (points × 3) at the first / a later stage */
     double *contact_pos;               /* shared: contact point positions (points × 3)         */
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
-    double *zero, *H, *spare;          /* shared: zeros (nv), CRBA (nv × nv), unused lane outputs (nv) */
+    double *H, *spare;                 /* shared: CRBA (nv × nv), unused lane outputs (nv) */
     double *block;
 } workspace;
 
@@ -97,6 +97,8 @@ typedef struct {
     workspace w;
     int active[MAX_GROUP], st[MAX_GROUP];
     int singular[MAX_GROUP];           /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
+    unsigned posed;                    /* the busy runs (bit l: run l) whose poses the lanes' workspace holds from
+                                        * one aba_group call, or 0 */
 } group;
 
 static double *part(double *a, int l, int len)
@@ -107,6 +109,14 @@ static double *part(double *a, int l, int len)
 static int busy(const group *g, int l)
 {
     return g->active[l] && g->st[l] == MB_OK;
+}
+
+static unsigned busy_mask(const group *g)
+{
+    unsigned mask = 0;
+    for (int l = 0; l < g->L; l++)
+        mask |= (unsigned)busy(g, l) << l;
+    return mask;
 }
 
 static int finite_all(const double *x, long n)
@@ -250,7 +260,8 @@ static int crosses_guard(const mb_rollout *r, const double *g0, const double *g1
 }
 
 /* out[l] = kernel(q[l], qd[l], x[l]) for the busy runs l of the group, the lanes' width at a time
- * (a lane without a run repeats another's inputs into the spare output); 0 if a call failed. */
+ * (a lane without a run repeats another's inputs into the spare output); 0 if a call failed.
+ * qd may be NULL (the kernel gets NULL: gravity_group's "the poses are there"). */
 typedef int (*lanes_kernel)(const mb_model *m, void *d, const double *const *q, const double *const *qd,
                             const double *const *x, double *const *out);
 
@@ -267,14 +278,14 @@ static int through_lanes(group *g, const mb_model *m, lanes_kernel kernel, const
             if (busy(g, l)) {
                 if (first < 0)
                     first = l;
-                lq[s] = q[l], lqd[s] = qd[l], lx[s] = x[l], lout[s] = out[l];
+                lq[s] = q[l], lqd[s] = qd ? qd[l] : NULL, lx[s] = x[l], lout[s] = out[l];
                 s++;
             }
         if (first < 0)
             break;
         for (; s < W; s++)
-            lq[s] = q[first], lqd[s] = qd[first], lx[s] = x[first], lout[s] = g->w.spare;
-        if (kernel(m, g->dl, lq, lqd, lx, lout) != MB_OK)
+            lq[s] = q[first], lqd[s] = qd ? qd[first] : NULL, lx[s] = x[first], lout[s] = g->w.spare;
+        if (kernel(m, g->dl, lq, qd ? lqd : NULL, lx, lout) != MB_OK)
             return 0;
     }
     return 1;
@@ -293,22 +304,31 @@ static int count_busy(const group *g)
 static void forward_dynamics(group *g, const mb_model *ma, const double *const *q, const double *const *v,
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
-    if (g->dl && count_busy(g) > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd))
+    g->posed = 0;
+    const int busy_runs = g->dl ? count_busy(g) : 0;
+    if (busy_runs > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd)) {
+        if (busy_runs <= g->lanes->width)  /* one call: its poses stay in the workspace */
+            g->posed = busy_mask(g);
         return;
-    for (int l = 0; l < g->L; l++)
-        if (busy(g, l) && (g->st[l] = mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l])) == MB_SINGULAR)
+    }
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        g->st[l] = ma->planar && !fext[l] ? mb_aba_planar(ma, g->d, q[l], v[l], tau_all[l], qdd[l])  /* mb_aba's choice */
+                                          : mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+        if (g->st[l] == MB_SINGULAR)
             g->singular[l] = mb_singular_take().body;
+    }
 }
 
-/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit, and so
- * is mb_gravity_torques).  Called right after the forward dynamics at the same q: a run alone has its
- * poses in g->d already (mb_aba's, but for planar trees, which keep other numbers there). */
+/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (mb_gravity_torques; the lanes' is its bit for bit).
+ * Called right after the forward dynamics at the same q: a run alone has its poses in g->d already
+ * (mb_aba's, but for planar trees, which keep other numbers there), and so has the lanes' workspace
+ * when one aba_group call took the same busy runs (the same lanes). */
 static void gravity_torques(group *g, const double *const *q, double *const *gq)
 {
-    const double *zero[MAX_GROUP];
-    for (int l = 0; l < g->L; l++)
-        zero[l] = g->w.zero;
-    if (g->dl && count_busy(g) > 1 && through_lanes(g, g->m, g->lanes->rnea_group, q, zero, zero, gq))
+    const int posed = g->posed && g->posed == busy_mask(g);
+    if (g->dl && count_busy(g) > 1 && through_lanes(g, g->m, g->lanes->gravity_group, q, posed ? NULL : q, q, gq))
         return;
     for (int l = 0; l < g->L; l++)
         if (busy(g, l))
@@ -334,7 +354,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         const double *y = part(Y, l, n);
         double *tau = part(TAU, l, nv), *K = part(KK, l, nk);
         q[l] = y, v[l] = y + nq;
-        if (!finite_all(y, n)) {
+        if (Y != w->y && !finite_all(y, n)) {  /* the accepted state w->y was checked (its start, or as y1) */
             g->st[l] = STAGE_NON_FINITE;
             continue;
         }
@@ -425,8 +445,8 @@ static inline __attribute__((always_inline)) void stage_state(group *g, double c
     for (int l = 0; l < g->L; l++) {
         if (!busy(g, l))
             continue;
-        const double *y = part(g->w.y, l, n), *K = KK + (long)l * n;
-        double *ys = part(g->w.ys, l, n);
+        const double *restrict y = part(g->w.y, l, n), *restrict K = KK + (long)l * n;
+        double *restrict ys = part(g->w.ys, l, n);  /* three separate arrays: no overlap tests */
         for (int k = 0; k < n; k++)
             ys[k] = y[k] + c * K[k];
     }
@@ -571,7 +591,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
+    w->block = calloc((size_t)(L * per_run + nv + (long)nv * nv + 2L * np3 + 1), sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
         free(w->block), free(w->contact_flags);
@@ -585,7 +605,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
-    w->zero = p, p += nv, w->spare = p, p += nv, w->H = p;
+    w->spare = p, p += nv, w->H = p;
     return MB_OK;
 }
 
