@@ -51,9 +51,9 @@ static int run_group(const mb_model *m, mb_data_lanes *d, const double *const *q
                      const double *const *x, double *const *out, lanes_kernel kernel)
 {
     real *ql = d->tmp, *qdl = ql + m->nq, *xl = qdl + m->nv, *outl = xl + m->nv;  /* 3 nv + nq ≤ tmp */
-    gather(q, m->nq, ql);
-    gather(qd, m->nv, qdl);
-    gather(x, m->nv, xl);
+    gather_blocks(q, m->nq, ql);
+    gather_blocks(qd, m->nv, qdl);
+    gather_blocks(x, m->nv, xl);
     const int st = kernel(m, d, ql, qdl, xl, outl);
     if (st == MB_OK)
         scatter(outl, m->nv, out);
@@ -92,7 +92,7 @@ static int gravity_group(const mb_model *m, void *workspace, const double *const
     mb_data_lanes *d = workspace;
     real *ql = d->tmp, *taul = ql + m->nq;
     if (fresh)
-        gather(q, m->nq, ql);
+        gather_blocks(q, m->nq, ql);
     mb_gravity_torques_lanes(m, d, ql, !fresh, taul);
     scatter(taul, m->nv, tau);
     return MB_OK;

@@ -83,6 +83,23 @@ static inline void transpose8(const real *src, real *out)
     }
 }
 #endif
+/* gather, eight entries at a time by transpose8 where there are 8 lanes (one load per lane and
+ * entry block instead of one insert per number); the same numbers in the same places. */
+static inline void gather_blocks(const double *const *src, int n, real *dst)
+{
+    int k0 = 0;
+#if MB_LANES == 8
+    for (; k0 + 8 <= n; k0 += 8) {
+        real row[8];
+        for (int l = 0; l < 8; l++)
+            __builtin_memcpy(&row[l], src[l] + k0, sizeof row[l]);
+        transpose8(row, dst + k0);
+    }
+#endif
+    for (int l = 0; l < MB_LANES; l++)
+        for (int k = k0; k < n; k++)
+            dst[k][l] = src[l][k];
+}
 static inline void scatter(const real *src, long n, double *const *dst)
 {
     long k0 = 0;
