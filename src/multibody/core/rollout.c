@@ -60,6 +60,7 @@
  * or a non-finite controller output is an error (status.h).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,24 @@ typedef struct {
 static double *part(double *a, int l, int len)
 {
     return a + (long)l * len;
+}
+
+/* dst = src.  A few numbers (a pendulum's) one by one: memcpy would reload them in wider pieces than
+ * their stores wrote them, which the CPU cannot forward from its store buffer (a stall per copy on
+ * the step's critical path; the empty asm keeps GCC from turning the loop back into that call).
+ * Longer arrays (a robot's, whose batch runs are many at once) by memcpy, which costs fewer instructions. */
+static inline void copy_numbers(double *restrict dst, const double *restrict src, long n)
+{
+    if (n >= 8) {
+        memcpy(dst, src, sizeof(double) * n);
+        return;
+    }
+    for (long k = 0; k < n; k++) {
+        uint64_t bits;
+        memcpy(&bits, src + k, sizeof bits);
+        __asm__("" : "+r"(bits));
+        memcpy(dst + k, &bits, sizeof bits);
+    }
 }
 
 static int busy(const group *g, int l)
@@ -420,7 +439,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 soft_stops(m, g->d, r, w, q[l], v[l], ta);
             tau_all[l] = ta;
         }
-        memcpy(K, v[l], sizeof(double) * nv);
+        copy_numbers(K, v[l], nv);
         qdd[l] = K + nv;
     }
     forward_dynamics(g, cancel ? g->mf : m, q, v, tau_all, fext, qdd);
@@ -553,8 +572,8 @@ static void record(const mb_model *m, int nz, mb_rollout_out *o, double t, const
     const long row = o->count++;
     const int nq = m->nq, nv = m->nv;
     o->t[row] = t;
-    memcpy(o->q + row * nq, y, sizeof(double) * nq);
-    memcpy(o->qd + row * nv, y + nq, sizeof(double) * nv);
+    copy_numbers(o->q + row * nq, y, nq);
+    copy_numbers(o->qd + row * nv, y + nq, nv);
     if (nz)
         memcpy(o->z + row * nz, y + nq + nv, sizeof(double) * nz);
 }
@@ -564,8 +583,8 @@ static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_ou
                            const double *tau, const double *force)
 {
     const int nv = m->nv;
-    memcpy(o->qdd + row * nv, K + nv, sizeof(double) * nv);
-    memcpy(o->tau + row * nv, tau, sizeof(double) * nv);
+    copy_numbers(o->qdd + row * nv, K + nv, nv);
+    copy_numbers(o->tau + row * nv, tau, nv);
     if (r->contact)
         memcpy(o->force + row * 3 * r->contact->npt, force, sizeof(double) * 3 * r->contact->npt);
 }
@@ -764,7 +783,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         for (int l = 0; l < L; l++) {
             if (!g.active[l])
                 continue;
-            memcpy(part(g.w.y, l, n), part(g.w.y1, l, n), sizeof(double) * n);
+            copy_numbers(part(g.w.y, l, n), part(g.w.y1, l, n), n);
             if ((t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
                 record(m, nz, o[l], t, part(g.w.y, l, n));
                 last_recorded_t[l] = t;
