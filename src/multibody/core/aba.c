@@ -138,7 +138,7 @@ static int free_root_solve(const real *IA, const real *rhs, real *a)
 static inline int keep_pivot(const mb_model *m, mb_data *d, int i, int vs, real Dk, real uk, const real *U,
                              real *Dinv)
 {
-    if (!mb_all(Dk > 0.0))
+    if (!mb_every(Dk > 0.0))
         return mb_all(Dk - Dk == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
     Dinv[0] = 1.0 / Dk;
     d->u[vs] = uk;

@@ -51,9 +51,9 @@ static int run_group(const mb_model *m, mb_data_lanes *d, const double *const *q
                      const double *const *x, double *const *out, lanes_kernel kernel)
 {
     real *ql = d->tmp, *qdl = ql + m->nq, *xl = qdl + m->nv, *outl = xl + m->nv;  /* 3 nv + nq ≤ tmp */
-    gather(q, m->nq, ql);
-    gather(qd, m->nv, qdl);
-    gather(x, m->nv, xl);
+    gather_blocks(q, m->nq, ql);
+    gather_blocks(qd, m->nv, qdl);
+    gather_blocks(x, m->nv, xl);
     const int st = kernel(m, d, ql, qdl, xl, outl);
     if (st == MB_OK)
         scatter(outl, m->nv, out);
@@ -83,6 +83,21 @@ static int rnea_group(const mb_model *m, void *d, const double *const *q, const 
     return run_group(m, d, q, qd, qdd, tau, rnea_kernel);
 }
 
+/* g(q) = RNEA(q, 0, 0) without the velocity terms (mb_gravity_torques) reads only q; `fresh` NULL
+ * says the workspace holds these q's poses already (the last aba_group call, the same lanes). */
+static int gravity_group(const mb_model *m, void *workspace, const double *const *q, const double *const *fresh,
+                         const double *const *x, double *const *tau)
+{
+    (void)x;
+    mb_data_lanes *d = workspace;
+    real *ql = d->tmp, *taul = ql + m->nq;
+    if (fresh)
+        gather_blocks(q, m->nq, ql);
+    mb_gravity_torques_lanes(m, d, ql, !fresh, taul);
+    scatter(taul, m->nv, tau);
+    return MB_OK;
+}
+
 /* CRBA reads only q; H is built in the workspace's H and scattered from there. */
 static int crba_group(const mb_model *m, void *workspace, const double *const *q, const double *const *qd,
                       const double *const *x, double *const *H)
@@ -95,4 +110,4 @@ static int crba_group(const mb_model *m, void *workspace, const double *const *q
     return MB_OK;
 }
 
-const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group, rnea_group, crba_group};
+const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group, rnea_group, crba_group, gravity_group};

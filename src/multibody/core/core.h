@@ -270,6 +270,9 @@ typedef struct mb_lanes_impl {
                       const double *const *qdd, double *const *tau);  /* any tree, no f_ext */
     int (*crba_group)(const mb_model *m, void *d, const double *const *q, const double *const *unused1,
                       const double *const *unused2, double *const *H);  /* any tree */
+    int (*gravity_group)(const mb_model *m, void *d, const double *const *q, const double *const *fresh,
+                         const double *const *unused, double *const *tau);  /* g(q): mb_gravity_torques;
+                         * fresh NULL: d holds these q's poses (the last aba_group call on d, same lanes) */
 } mb_lanes_impl;
 int mb_lanes_supported(const mb_model *m);
 extern const mb_lanes_impl mb_lanes_baseline;

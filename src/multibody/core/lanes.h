@@ -43,6 +43,23 @@ static inline int mb_all(real_mask t)
             return 0;
     return 1;
 }
+/* mb_all in one instruction where the vector unit has one (the lanes' sign bits or masks at once),
+ * for the tests of every body (pivots); elsewhere mb_all. */
+#if defined(__x86_64__) && (defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__))
+#include <immintrin.h>
+#endif
+static inline int mb_every(real_mask t)
+{
+#if defined(__x86_64__) && MB_LANES == 8 && defined(__AVX512F__)
+    return _mm512_test_epi64_mask((__m512i)t, (__m512i)t) == 0xFF;
+#elif defined(__x86_64__) && MB_LANES == 4 && defined(__AVX__)
+    return _mm256_movemask_pd((__m256d)t) == 0xF;
+#elif defined(__x86_64__) && MB_LANES == 2 && defined(__SSE2__)
+    return _mm_movemask_pd((__m128d)t) == 0x3;
+#else
+    return mb_all(t);
+#endif
+}
 static inline real mb_sqrt(real x)
 {
     real r = x;
@@ -83,6 +100,23 @@ static inline void transpose8(const real *src, real *out)
     }
 }
 #endif
+/* gather, eight entries at a time by transpose8 where there are 8 lanes (one load per lane and
+ * entry block instead of one insert per number); the same numbers in the same places. */
+static inline void gather_blocks(const double *const *src, int n, real *dst)
+{
+    int k0 = 0;
+#if MB_LANES == 8
+    for (; k0 + 8 <= n; k0 += 8) {
+        real row[8];
+        for (int l = 0; l < 8; l++)
+            __builtin_memcpy(&row[l], src[l] + k0, sizeof row[l]);
+        transpose8(row, dst + k0);
+    }
+#endif
+    for (int l = 0; l < MB_LANES; l++)
+        for (int k = k0; k < n; k++)
+            dst[k][l] = src[l][k];
+}
 static inline void scatter(const real *src, long n, double *const *dst)
 {
     long k0 = 0;
@@ -103,6 +137,7 @@ static inline void scatter(const real *src, long n, double *const *dst)
 typedef double real;
 #define MB_SPLAT(x) (x)
 #define mb_all(t) (t)
+#define mb_every(t) (t)
 #define mb_sqrt(x) sqrt(x)
 #endif
 

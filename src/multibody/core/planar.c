@@ -119,7 +119,9 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
         X[3] = -cs * pb + sn * pa, X[4] = cs, X[5] = sn;
         X[6] = sn * pb + cs * pa, X[7] = -sn, X[8] = cs;
         double vJ[3] = {0.0, 0.0, 0.0};
-        if (nj == 1)
+        if (m->jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
+            vJ[0] = qd[vs];
+        else if (nj == 1)
             vJ[0] = S[0] * qd[vs], vJ[1] = S[1] * qd[vs], vJ[2] = S[2] * qd[vs];
         if (par < 0) {
             v[0] = vJ[0], v[1] = vJ[1], v[2] = vJ[2];
@@ -145,14 +147,15 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
         if (nj == 1) {
             const double *S = m->plnr_S + 3 * vs;
             double *U = d->U + 6 * vs;
+            const int turn = m->jtype[i] == MB_REVOLUTE;  /* S = (1, 0, 0): the dot products pick entries */
             for (int r = 0; r < 3; r++)
-                U[r] = dot3(IA + 3 * r, S);
-            const double D = dot3(S, U) + m->armature[vs];
+                U[r] = turn ? IA[3 * r] : dot3(IA + 3 * r, S);
+            const double D = (turn ? U[0] : dot3(S, U)) + m->armature[vs];
             if (!(D > 0.0))
                 return D - D == 0.0 ? mb_singular_at(m, i) : MB_OVERFLOW;
             const double Dinv = 1.0 / D;
             d->Dinv[36 * i] = Dinv;
-            d->u[vs] = tau[vs] - dot3(S, pA);
+            d->u[vs] = tau[vs] - (turn ? pA[0] : dot3(S, pA));
             if (par < 0)
                 continue;
             const double ud = d->u[vs] * Dinv;
@@ -167,16 +170,26 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
             continue;
         for (int r = 0; r < 3; r++)  /* pa += Ia c */
             pa[r] += dot3(Ia + 3 * r, c);
-        double M[9];  /* Ia X, then Xᵀ (Ia X) */
-        for (int r = 0; r < 3; r++)
-            for (int cc = 0; cc < 3; cc++)
-                M[3 * r + cc] = Ia[3 * r] * X[cc] + Ia[3 * r + 1] * X[3 + cc] + Ia[3 * r + 2] * X[6 + cc];
-        double *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
+        /* IA_λ += Xᵀ (Ia X), pA_λ += Xᵀ pa with X's first row (1, 0, 0) taken as known: the products
+         * by 1 and the added products by 0 are left out (the same sums, less work) */
+        const double x3 = X[3], x4 = X[4], x5 = X[5], x6 = X[6], x7 = X[7], x8 = X[8];
+        double M[9];  /* Ia X */
         for (int r = 0; r < 3; r++) {
-            for (int cc = 0; cc < 3; cc++)
-                IAp[3 * r + cc] += X[r] * M[cc] + X[3 + r] * M[3 + cc] + X[6 + r] * M[6 + cc];
-            pAp[r] += X[r] * pa[0] + X[3 + r] * pa[1] + X[6 + r] * pa[2];
+            const double i0 = Ia[3 * r], i1 = Ia[3 * r + 1], i2 = Ia[3 * r + 2];
+            M[3 * r] = i0 + i1 * x3 + i2 * x6;
+            M[3 * r + 1] = i1 * x4 + i2 * x7;
+            M[3 * r + 2] = i1 * x5 + i2 * x8;
         }
+        double *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
+        for (int cc = 0; cc < 3; cc++) {
+            const double m0 = M[cc], m1 = M[3 + cc], m2 = M[6 + cc];
+            IAp[cc] += m0 + x3 * m1 + x6 * m2;
+            IAp[3 + cc] += x4 * m1 + x7 * m2;
+            IAp[6 + cc] += x5 * m1 + x8 * m2;
+        }
+        pAp[0] += pa[0] + x3 * pa[1] + x6 * pa[2];
+        pAp[1] += x4 * pa[1] + x7 * pa[2];
+        pAp[2] += x5 * pa[1] + x8 * pa[2];
     }
     const double a_base[3] = {-m->plnr_grav[0], -m->plnr_grav[1], -m->plnr_grav[2]};
     for (int i = 0; i < nb; i++) {  /* pass 3: a = X a_λ + c;  q̈ = (u − Uᵀ a)/D;  a += S q̈ */
@@ -189,7 +202,10 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
             const double *S = m->plnr_S + 3 * vs;
             const double x = (d->u[vs] - dot3(d->U + 6 * vs, a)) * d->Dinv[36 * i];
             qdd[vs] = x;
-            a[0] += S[0] * x, a[1] += S[1] * x, a[2] += S[2] * x;
+            if (m->jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
+                a[0] += x;
+            else
+                a[0] += S[0] * x, a[1] += S[1] * x, a[2] += S[2] * x;
         }
     }
     return MB_OK;

@@ -79,25 +79,26 @@ MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real 
     }
 }
 
-#ifndef MB_LANE_BUILD
 /* g(q) = RNEA(q, 0, 0): with q̇ = q̈ = 0 the forward pass is a_i = Xup_i a_λ(i), f_i = I_i a_i, and the
- * terms left out are exact zeros, so τ is mb_rnea's (up to the sign of a zero). */
-void mb_gravity_torques(const mb_model *m, mb_data *d, const double *q, int have_poses, double *tau)
+ * terms left out are exact zeros, so τ is mb_rnea's (up to the sign of a zero).  The lanes build has
+ * it too (a batch's recorded τ of a PD with g(q)), each lane this function's result bit for bit. */
+MB_LANES_STATIC void MB_NAME(mb_gravity_torques)(const mb_model *m, mb_data *d, const real *q, int have_poses,
+                                                 real *tau)
 {
-    double minus_grav[6];
+    real minus_grav[6];
     for (int r = 0; r < 6; r++)
-        minus_grav[r] = -m->a_grav[r];
+        minus_grav[r] = MB_SPLAT(-m->a_grav[r]);
     if (!have_poses)
         mb_tree_poses_inline(m, q, d->R, d->p);
     for (int i = 0; i < m->nb; i++) {
         const int par = m->parent[i];
-        double *a = d->a + 6 * i;
+        real *a = d->a + 6 * i;
         mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, par < 0 ? minus_grav : d->a + 6 * par, a);
         mb_inertia_mul(m->inertia + MB_NI * i, a, d->f + 6 * i);
     }
     for (int i = m->nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i];
-        const double *f = d->f + 6 * i;
+        const real *f = d->f + 6 * i;
         for (int k = vs; k < vs + m->nv_joint[i]; k++) {
             const int s = m->dof_unit[k];
             const double *S = m->S + 6 * k;
@@ -107,4 +108,3 @@ void mb_gravity_torques(const mb_model *m, mb_data *d, const double *q, int have
             mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
     }
 }
-#endif

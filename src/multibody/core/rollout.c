@@ -69,6 +69,7 @@
  * or a non-finite controller output is an error (status.h).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,7 +90,7 @@ typedef struct {
     double *force, *force_stage;       /* contact forces (points × 3) at the first / a later stage */
     double *contact_pos;               /* shared: contact point positions (points × 3)         */
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
-    double *zero, *H, *spare;          /* shared: zeros (nv), CRBA (nv × nv), unused lane outputs (nv) */
+    double *H, *spare;                 /* shared: CRBA (nv × nv), unused lane outputs (nv) */
     double *tendon_sum, *tendon_one;   /* shared: the tendons' generalized forces, all and one (nv each) */
     double *hd_tau, *stop_force;       /* shared: hybrid dynamics' τ (nv), resting stops' λ (≤ nv)  */
     double *call_out;                  /* shared: the caller's contact law's [f_ext, ż] (6 nb + nz)   */
@@ -109,6 +110,8 @@ typedef struct {
     workspace w;
     int active[MAX_GROUP], st[MAX_GROUP];
     int singular[MAX_GROUP];           /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
+    unsigned posed;                    /* the busy runs (bit l: run l) whose poses the lanes' workspace holds from
+                                        * one aba_group call, or 0 */
 } group;
 
 static double *part(double *a, int l, int len)
@@ -116,17 +119,55 @@ static double *part(double *a, int l, int len)
     return a + (long)l * len;
 }
 
+/* dst = src.  A few numbers (a pendulum's) one by one: memcpy would reload them in wider pieces than
+ * their stores wrote them, which the CPU cannot forward from its store buffer (a stall per copy on
+ * the step's critical path; the empty asm keeps GCC from turning the loop back into that call).
+ * Longer arrays (a robot's, whose batch runs are many at once) by memcpy, which costs fewer instructions. */
+static inline void copy_numbers(double *restrict dst, const double *restrict src, long n)
+{
+    if (n >= 8) {
+        memcpy(dst, src, sizeof(double) * n);
+        return;
+    }
+    for (long k = 0; k < n; k++) {
+        uint64_t bits;
+        memcpy(&bits, src + k, sizeof bits);
+        __asm__("" : "+r"(bits));
+        memcpy(dst + k, &bits, sizeof bits);
+    }
+}
+
 static int busy(const group *g, int l)
 {
     return g->active[l] && g->st[l] == MB_OK;
 }
 
+static unsigned busy_mask(const group *g)
+{
+    unsigned mask = 0;
+    for (int l = 0; l < g->L; l++)
+        mask |= (unsigned)busy(g, l) << l;
+    return mask;
+}
+
+/* Are all n numbers finite?  Without a branch per number: x·0 is ±0 for a finite x and NaN for an
+ * infinite one or NaN, and a sum of such products is 0 exactly when all are finite; two numbers per
+ * instruction (a pair of doubles: every x86-64 and ARM64 CPU has them). */
+typedef double number_pair __attribute__((vector_size(16)));
+
 static int finite_all(const double *x, long n)
 {
-    for (long k = 0; k < n; k++)
-        if (!isfinite(x[k]))
-            return 0;
-    return 1;
+    number_pair acc = {0.0, 0.0};
+    long k = 0;
+    for (; k + 2 <= n; k += 2) {
+        number_pair p;
+        memcpy(&p, x + k, sizeof p);
+        acc += p * 0.0;
+    }
+    double s = acc[0] + acc[1];
+    if (k < n)
+        s += x[k] * 0.0;
+    return s == 0.0;
 }
 
 /* numpy.interp(t, times, table[:, col]) for one column (the same operations, so the same bits). */
@@ -173,9 +214,12 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
             tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
         }
     } else if (n == 1) {  /* constant references: interp_column's answer is the one row (no call per entry) */
+        const double *restrict kp = c->kp, *restrict kd = c->kd, *restrict qr = c->q_ref, *restrict qdr = c->qd_ref;
+        const double *restrict ff = c->tau_ff;
+        double *restrict out = tau;  /* τ is the workspace's, apart from the tables: two entries per instruction */
         for (int k = 0; k < nv; k++) {
-            const double e = c->q_ref[k] - q[k];
-            tau[k] = c->kp[k] * e + c->kd[k] * (c->qd_ref[k] - v[k]) + c->tau_ff[k];
+            const double e = qr[k] - q[k];
+            out[k] = kp[k] * e + kd[k] * (qdr[k] - v[k]) + ff[k];
         }
     }
     for (int k = 0; k < nv && n > 1 && !c->q_index; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
@@ -302,7 +346,8 @@ static int crosses_guard(const mb_rollout *r, const double *g0, const double *g1
 }
 
 /* out[l] = kernel(q[l], qd[l], x[l]) for the busy runs l of the group, the lanes' width at a time
- * (a lane without a run repeats another's inputs into the spare output); 0 if a call failed. */
+ * (a lane without a run repeats another's inputs into the spare output); 0 if a call failed.
+ * qd may be NULL (the kernel gets NULL: gravity_group's "the poses are there"). */
 typedef int (*lanes_kernel)(const mb_model *m, void *d, const double *const *q, const double *const *qd,
                             const double *const *x, double *const *out);
 
@@ -319,14 +364,14 @@ static int through_lanes(group *g, const mb_model *m, lanes_kernel kernel, const
             if (busy(g, l)) {
                 if (first < 0)
                     first = l;
-                lq[s] = q[l], lqd[s] = qd[l], lx[s] = x[l], lout[s] = out[l];
+                lq[s] = q[l], lqd[s] = qd ? qd[l] : NULL, lx[s] = x[l], lout[s] = out[l];
                 s++;
             }
         if (first < 0)
             break;
         for (; s < W; s++)
-            lq[s] = q[first], lqd[s] = qd[first], lx[s] = x[first], lout[s] = g->w.spare;
-        if (kernel(m, g->dl, lq, lqd, lx, lout) != MB_OK)
+            lq[s] = q[first], lqd[s] = qd ? qd[first] : NULL, lx[s] = x[first], lout[s] = g->w.spare;
+        if (kernel(m, g->dl, lq, qd ? lqd : NULL, lx, lout) != MB_OK)
             return 0;
     }
     return 1;
@@ -345,11 +390,21 @@ static int count_busy(const group *g)
 static void forward_dynamics(group *g, const mb_model *ma, const double *const *q, const double *const *v,
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
-    if (g->dl && count_busy(g) > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd))
+    g->posed = 0;
+    const int busy_runs = g->dl ? count_busy(g) : 0;
+    if (busy_runs > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd)) {
+        if (busy_runs <= g->lanes->width)  /* one call: its poses stay in the workspace */
+            g->posed = busy_mask(g);
         return;
-    for (int l = 0; l < g->L; l++)
-        if (busy(g, l) && (g->st[l] = mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l])) == MB_SINGULAR)
+    }
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        g->st[l] = ma->planar && !fext[l] ? mb_aba_planar(ma, g->d, q[l], v[l], tau_all[l], qdd[l])  /* mb_aba's choice */
+                                          : mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+        if (g->st[l] == MB_SINGULAR)
             g->singular[l] = mb_singular_take().body;
+    }
 }
 
 /* q̈ with the resting joints held (q̈_j = 0) by hybrid dynamics, and their stops' forces
@@ -382,15 +437,14 @@ static int stop_releases(const group *g)
     return 0;
 }
 
-/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (the lanes' RNEA is mb_rnea's bit for bit, and so
- * is mb_gravity_torques).  Called right after the forward dynamics at the same q: a run alone has its
- * poses in g->d already (mb_aba's, but for planar trees, which keep other numbers there). */
+/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (mb_gravity_torques; the lanes' is its bit for bit).
+ * Called right after the forward dynamics at the same q: a run alone has its poses in g->d already
+ * (mb_aba's, but for planar trees, which keep other numbers there), and so has the lanes' workspace
+ * when one aba_group call took the same busy runs (the same lanes). */
 static void gravity_torques(group *g, const double *const *q, double *const *gq)
 {
-    const double *zero[MAX_GROUP];
-    for (int l = 0; l < g->L; l++)
-        zero[l] = g->w.zero;
-    if (g->dl && count_busy(g) > 1 && through_lanes(g, g->m, g->lanes->rnea_group, q, zero, zero, gq))
+    const int posed = g->posed && g->posed == busy_mask(g);
+    if (g->dl && count_busy(g) > 1 && through_lanes(g, g->m, g->lanes->gravity_group, q, posed ? NULL : q, q, gq))
         return;
     for (int l = 0; l < g->L; l++)
         if (busy(g, l))
@@ -416,7 +470,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         const double *y = part(Y, l, n);
         double *tau = part(TAU, l, nv), *K = part(KK, l, nk);
         q[l] = y, v[l] = y + nq;
-        if (!finite_all(y, n)) {
+        if (Y != w->y && !finite_all(y, n)) {  /* the accepted state w->y was checked (its start, or as y1) */
             g->st[l] = STAGE_NON_FINITE;
             continue;
         }
@@ -460,9 +514,13 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         }
         tau_all[l] = tau;
         if (r->damping || r->friction || r->n_tendons || r->stop_mode == MB_STOPS_SOFT) {
-            double *ta = part(w->tau_all, l, nv);
-            for (int k = 0; k < nv; k++)
-                ta[k] = r->damping ? tau[k] - r->damping[k] * v[l][k] : tau[k];
+            double *restrict ta = part(w->tau_all, l, nv);
+            const double *restrict damping = r->damping, *restrict vl = v[l];
+            if (damping)
+                for (int k = 0; k < nv; k++)
+                    ta[k] = tau[k] - damping[k] * vl[k];
+            else
+                memcpy(ta, tau, sizeof(double) * nv);
             if (r->friction)
                 for (int k = 0; k < nv; k++)
                     ta[k] = ta[k] + -r->friction[k] * tanh(v[l][k] / r->friction_velocity);
@@ -472,9 +530,10 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 soft_stops(m, g->d, r, w, q[l], v[l], ta);
             tau_all[l] = ta;
         }
-        memcpy(K, v[l], sizeof(double) * nv);
+        copy_numbers(K, v[l], nv);
         qdd[l] = K + nv;
     }
+    g->posed = 0;  /* (forward_dynamics sets it when the lanes leave their poses) */
     if (r->dynamics) {  /* the caller's (a constrained model's) */
         for (int l = 0; l < g->L; l++)
             if (busy(g, l))
@@ -523,8 +582,8 @@ static inline __attribute__((always_inline)) void stage_state(group *g, double c
     for (int l = 0; l < g->L; l++) {
         if (!busy(g, l))
             continue;
-        const double *y = part(g->w.y, l, n), *K = KK + (long)l * n;
-        double *ys = part(g->w.ys, l, n);
+        const double *restrict y = part(g->w.y, l, n), *restrict K = KK + (long)l * n;
+        double *restrict ys = part(g->w.ys, l, n);  /* three separate arrays: no overlap tests */
         for (int k = 0; k < n; k++)
             ys[k] = y[k] + c * K[k];
     }
@@ -566,8 +625,9 @@ static void step(group *g, double t, double h)
             stage_state(g, h, w->k3);
             rhs(g, t + h, w->ys, w->k4, w->tau_stage, 0);
             EACH(l) {
-                const double *y = Y(y, l), *k1 = T(k1, l), *k2 = T(k2, l), *k3 = T(k3, l), *k4 = T(k4, l);
-                double *y1 = Y(y1, l);
+                const double *restrict y = Y(y, l), *restrict k1 = T(k1, l), *restrict k2 = T(k2, l);
+                const double *restrict k3 = T(k3, l), *restrict k4 = T(k4, l);
+                double *restrict y1 = Y(y1, l);
                 for (int k = 0; k < n; k++)
                     y1[k] = y[k] + (h / 6.0) * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k]);
             }
@@ -611,8 +671,8 @@ static void record(const mb_model *m, int nz, mb_rollout_out *o, double t, const
     const long row = o->count++;
     const int nq = m->nq, nv = m->nv;
     o->t[row] = t;
-    memcpy(o->q + row * nq, y, sizeof(double) * nq);
-    memcpy(o->qd + row * nv, y + nq, sizeof(double) * nv);
+    copy_numbers(o->q + row * nq, y, nq);
+    copy_numbers(o->qd + row * nv, y + nq, nv);
     if (nz)
         memcpy(o->z + row * nz, y + nq + nv, sizeof(double) * nz);
 }
@@ -622,8 +682,8 @@ static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_ou
                            const double *tau, const double *force)
 {
     const int nv = m->nv;
-    memcpy(o->qdd + row * nv, K + nv, sizeof(double) * nv);
-    memcpy(o->tau + row * nv, tau, sizeof(double) * nv);
+    copy_numbers(o->qdd + row * nv, K + nv, nv);
+    copy_numbers(o->tau + row * nv, tau, nv);
     if (r->contact)
         memcpy(o->force + row * 3 * r->contact->npt, force, sizeof(double) * 3 * r->contact->npt);
 }
@@ -669,7 +729,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 6L * nv + 6L * m->nb + nz + (long)nv * nv + 2L * np3 + 1),
+    w->block = calloc((size_t)(L * per_run + 5L * nv + 6L * m->nb + nz + (long)nv * nv + 2L * np3 + 1),
                       sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
@@ -684,7 +744,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
-    w->zero = p, p += nv, w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv;
+    w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv;
     w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->call_out = p, p += 6L * m->nb + nz, w->H = p;
     return MB_OK;
 }
@@ -840,7 +900,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         for (int l = 0; l < L; l++) {
             if (!g.active[l])
                 continue;
-            memcpy(part(g.w.y, l, n), part(g.w.y1, l, n), sizeof(double) * n);
+            copy_numbers(part(g.w.y, l, n), part(g.w.y1, l, n), n);
             if ((one || t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
                 record(m, nz, o[l], t, part(g.w.y, l, n));
                 last_recorded_t[l] = t;
