@@ -134,8 +134,9 @@ int quick_remember(EngineWorld *W)
  * static world keeps its body on side 1 and updates that body alone: through a shared slot for
  * the world, every such row would wait on the one before. */
 typedef struct QRow {
-    double J1[6], J2[6];                 /* J per side, the live body on side 1; times sad (below)
-                                          * except in a cone's pair                             */
+    double J1[4], J2[4], JT[4];          /* J per side, the live body on side 1: entries 0-3 of
+                                          * each side, then JT = entries 4-5 of side 1 and of
+                                          * side 2; times sad (below) except in a cone's pair   */
     double M1[6], M2[6];                 /* W J^T per side (zero for the static world)          */
     double b, keep;                      /* sad b and 1 - sad CFM/h, where sad = sor / (J W J^T +
                                           * CFM/h)_ii: the row's new lambda is keep lambda +
@@ -199,29 +200,46 @@ typedef double v4d __attribute__((vector_size(32)));
 #define ld4(p) ({ v4d v_; memcpy(&v_, (p), sizeof v_); v_; })   /* a macro: a function returning v4d */
 #define st4(p, v) do { v4d v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)   /* warns of the AVX ABI */
 
-/* J . fc over the row's live sides: entry k of both sides in lane k, then lanes 0-3 folded onto
- * 4-5 */
+/* J . fc over the row's live sides: entries 0-3 of both sides in lanes 0-3 and, between two
+ * bodies, entries 4-5 of both in lanes 0-3 too (JT against the two tails side by side); then the
+ * lanes folded */
 static inline __attribute__((always_inline)) double qrow_dot(const QRow *r, const double *fc, int two)
 {
     const double *a = fc + r->f1;
     v4d q = ld4(r->J1) * ld4(a);
-    v2d h = lda(r->J1 + 4) * lda(a + 4);
     if (two) {
         const double *c = fc + r->f2;
+        v2d ta = lda(a + 4), tc = lda(c + 4);
+#if defined(__clang__) || __GNUC__ >= 12
+        v4d t = __builtin_shufflevector(ta, tc, 0, 1, 2, 3);    /* one vinsertf128 */
+#else
+        v4d t = {ta[0], ta[1], tc[0], tc[1]};
+#endif
         q += ld4(r->J2) * ld4(c);
-        h += lda(r->J2 + 4) * lda(c + 4);
+        q += ld4(r->JT) * t;
+        v2d lo = {q[0], q[1]}, hi = {q[2], q[3]}, u = lo + hi;
+        return u[0] + u[1];
     }
-    v2d lo = {q[0], q[1]}, hi = {q[2], q[3]}, t = (lo + hi) + h;
-    return t[0] + t[1];
+    v2d lo = {q[0], q[1]}, hi = {q[2], q[3]}, u = (lo + hi) + lda(r->JT) * lda(a + 4);
+    return u[0] + u[1];
+}
+/* J . (W J^T) of row q against row r over their live sides (the same bodies) */
+static double qrow_jm(const QRow *q, const QRow *r, int two)
+{
+    double s = 0;
+    for (int e = 0; e < 4; e++) s += q->J1[e] * r->M1[e] + (two ? q->J2[e] * r->M2[e] : 0.0);
+    s += q->JT[0] * r->M1[4] + q->JT[1] * r->M1[5];
+    return two ? s + q->JT[2] * r->M2[4] + q->JT[3] * r->M2[5] : s;
 }
 /* fc += s W J^T on the live sides */
 static inline __attribute__((always_inline)) void qrow_add(const QRow *r, double s, double *fc, int two)
 {
-    double *a = fc + r->f1;
+    double *a = fc + r->f1, *c = fc + (two ? r->f2 : 0);  /* both read before a store (stores through
+                                                            * memcpy may alias the row) */
     v4d s4 = {s, s, s, s};
     v2d s2 = {s, s};
     st4(a, ld4(a) + s4 * ld4(r->M1)); sta(a + 4, lda(a + 4) + s2 * lda(r->M1 + 4));
-    if (two) { double *c = fc + r->f2; st4(c, ld4(c) + s4 * ld4(r->M2)); sta(c + 4, lda(c + 4) + s2 * lda(r->M2 + 4)); }
+    if (two) { st4(c, ld4(c) + s4 * ld4(r->M2)); sta(c + 4, lda(c + 4) + s2 * lda(r->M2 + 4)); }
 }
 
 /* both friction rows q (packed at k - 1... or earlier, j) and r (at k) of a contact under the
@@ -231,7 +249,7 @@ static void correct_cone(const QRow *q, const QRow *r, int j, int k, const doubl
                          double *dmax)
 {
     int two = r->f2 >= 0;
-    double aij = dot6(q->J1, r->M1) + (two ? dot6(q->J2, r->M2) : 0.0);
+    double aij = qrow_jm(q, r, two);
     double aii = 1.0 / Ad[q->row], ajj = 1.0 / Ad[r->row], xi = xs[j], xj = xs[k];
     double ri = q->b - q->keep * xi - qrow_dot(q, fc, two), rj = r->b - r->keep * xj - qrow_dot(r, fc, two);
     double det = aii * ajj - aij * aij, di, dj;
@@ -352,12 +370,13 @@ static int pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place
         if (q->pair == -1) {                             /* ODE's scaling: J, b and CFM/h times sad */
             double sad = sor * ad;
             v4d s4 = {sad, sad, sad, sad};
-            v2d s2 = {sad, sad};
-            st4(q->J1, s4 * j1); sta(q->J1 + 4, s2 * t1); st4(q->J2, s4 * j2); sta(q->J2 + 4, s2 * t2);
+            v4d tt = {t1[0], t1[1], t2[0], t2[1]};
+            st4(q->J1, s4 * j1); st4(q->J2, s4 * j2); st4(q->JT, s4 * tt);
             q->b = sad * W->b[i]; q->keep = 1.0 - sad * W->cfmh[i];
         } else {
             *cone = 1;
-            st4(q->J1, j1); sta(q->J1 + 4, t1); st4(q->J2, j2); sta(q->J2 + 4, t2);
+            v4d tt = {t1[0], t1[1], t2[0], t2[1]};
+            st4(q->J1, j1); st4(q->J2, j2); st4(q->JT, tt);
             q->b = W->b[i]; q->keep = W->cfmh[i];
         }
         if (nruns && (runs[nruns - 1] & 1) == two) runs[nruns - 1] += 2;
