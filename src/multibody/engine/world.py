@@ -497,6 +497,12 @@ class World:
     bench's 100-box pile (5 s from the drop) 5e-5 takes 31 sweeps a step on average, against 49
     for ``tolerance=0`` (``last_step.iterations``).
 
+    Over-relaxation ``sor`` (default 1, plain Gauss-Seidel): 1.2 cuts the tumbling 100-box pile's
+    sweeps from 31 to 26 a step with the same depths (2.8 mm at most, 0.09 mm once resting), but
+    a resting stack of 5 boxes then needs 8.6 sweeps a step instead of 2.8 to meet ``tolerance``
+    and ends with an 18× larger complementarity residual (3.3e-3 against 1.9e-4): the overshoot
+    that speeds up a moving pile keeps a resting one from converging, so the default stays 1.
+
     >>> from multibody.engine import Box, Plane
     >>> w = World()
     >>> floor = w.add_geom(Plane((0, 0, 1), 0.0))

@@ -247,19 +247,35 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
     double A[3][3], B[3][3], ha[3], hb[3], d[3];
     for (int k = 0; k < 3; k++) { axis_of(a, k, A[k]); axis_of(b, k, B[k]); ha[k] = 0.5 * a->size[k]; hb[k] = 0.5 * b->size[k]; }
     sub3(b->p, a->p, d);
-    double best = INFINITY, bestL[3] = {0, 0, 1}; int bestk = -1;
+    /* the 15 axes in a's frame: R = A B^T (R[i][j] = A_i . B_j), d in both frames; an edge axis
+     * A_i x B_j has |L . A_m|, |L . B_m| and L . d from R's entries (Gottschalk's OBB test), its
+     * length from the two entries of R's column j off row i, so no axis is formed or normalized
+     * until the best one is known */
+    double R[3][3], Q[3][3], da[3], db[3];
+    for (int i = 0; i < 3; i++) {
+        da[i] = dot3(A[i], d); db[i] = dot3(B[i], d);
+        for (int j = 0; j < 3; j++) { R[i][j] = dot3(A[i], B[j]); Q[i][j] = fabs(R[i][j]); }
+    }
+    double best = INFINITY; int bestk = -1;
     for (int k = 0; k < 15; k++) {
-        double L[3];
-        if (k < 3) copy3(A[k], L);
-        else if (k < 6) copy3(B[k - 3], L);
-        else { cross3(A[(k - 6) / 3], B[(k - 6) % 3], L); if (norm3(L) < 1e-6) continue; normalize3(L); }
-        double ra = 0, rb = 0;
-        for (int i = 0; i < 3; i++) { ra += ha[i] * fabs(dot3(L, A[i])); rb += hb[i] * fabs(dot3(L, B[i])); }
-        double overlap = ra + rb - fabs(dot3(L, d));
+        double overlap;
+        if (k < 3) overlap = ha[k] + (hb[0] * Q[k][0] + hb[1] * Q[k][1] + hb[2] * Q[k][2]) - fabs(da[k]);
+        else if (k < 6) { int j = k - 3; overlap = (ha[0] * Q[0][j] + ha[1] * Q[1][j] + ha[2] * Q[2][j]) + hb[j] - fabs(db[j]); }
+        else {
+            int i = (k - 6) / 3, j = (k - 6) % 3, i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            double len = sqrt(R[i1][j] * R[i1][j] + R[i2][j] * R[i2][j]);
+            if (len < 1e-6) continue;                      /* parallel edges: the face axes cover them */
+            double ra = ha[i1] * Q[i2][j] + ha[i2] * Q[i1][j], rb = hb[j1] * Q[i][j2] + hb[j2] * Q[i][j1];
+            overlap = (ra + rb - fabs(da[i2] * R[i1][j] - da[i1] * R[i2][j])) / len;
+        }
         if (overlap < 0) return n;
         /* prefer faces over edges unless the edge is clearly shallower (stable manifolds) */
-        if (k < 6 ? overlap < best : overlap < 0.95 * best - 1e-9) { best = overlap; bestk = k; copy3(L, bestL); }
+        if (k < 6 ? overlap < best : overlap < 0.95 * best - 1e-9) { best = overlap; bestk = k; }
     }
+    double bestL[3];
+    if (bestk < 3) copy3(A[bestk], bestL);
+    else if (bestk < 6) copy3(B[bestk - 3], bestL);
+    else { cross3(A[(bestk - 6) / 3], B[(bestk - 6) % 3], bestL); normalize3(bestL); }
     double nrm[3];                                         /* from b into a */
     if (dot3(bestL, d) > 0) scale3(bestL, -1, nrm); else copy3(bestL, nrm);
     if (bestk >= 6) {                                      /* edge against edge: one point */
