@@ -335,9 +335,11 @@ def _panda():
 def test_panda_dropped_on_a_table_settles():
     """The Panda (9 collision STL meshes as hulls, boxes for the finger pads, joint limits as stops,
     free base) dropped from 30 cm in its ready pose onto a table: it collapses and lies still.  Bounds: nothing below the
-    table by more than 1 mm, nothing further than 1.5 m (the arm's reach) from where it fell,
-    speeds under 1 cm/s after 4 s, and the base moves less than 5 mm in the fifth second (the
-    remaining creep of the iterative solver on 5 contacts and 9 joints)."""
+    table by more than 1 mm, nothing further than 1.5 m (the arm's reach) from where it fell, the
+    base moves less than 5 mm in the fifth second, and every body's speed, sampled through that
+    second, stays under 2 cm/s (under 1 cm/s on average).  With 200 quick-step sweeps: at the default
+    50 the 15 g fingers and the 1.5 kg links they hang from (a mass ratio of 100, the iterative
+    solver's weak case) keep the wrist jittering at up to 0.3 m/s, by rounding-sensitive chance."""
     m = _panda()
     q = np.zeros(m.nq)
     q[2], q[3:7] = 0.3, [1, 0, 0, 0]
@@ -349,11 +351,15 @@ def test_panda_dropped_on_a_table_settles():
     assert sum(isinstance(g.shape, E.Convex) for g in w.geoms) == 9       # links 0-7 and the hand
     assert len(w._ensure().collide()["contact_depth"]) == 0        # own meshes: one collision group
     w.add_geom(E.Box(2.0, 2.0, 0.1), None, position=(0, 0, -0.05))
+    w.iterations = 200
     w.run(4000)
     base = w.bodies[0].position.copy()
-    w.run(1000)
+    speeds = []
+    for _ in range(100):
+        w.run(10)
+        speeds.append(max(np.linalg.norm(b.velocity) for b in w.bodies))
     assert np.linalg.norm(w.bodies[0].position - base) < 5e-3
-    assert max(np.linalg.norm(b.velocity) for b in w.bodies) < 1e-2
+    assert max(speeds) < 2e-2 and np.mean(speeds) < 1e-2
     ls = w.last_step
     assert ls.contact_depth.size >= 3 and ls.contact_depth.max() < 1e-3
     for b in w.bodies:
