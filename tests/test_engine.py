@@ -157,71 +157,65 @@ def test_tree_factorization_matches_dense_pivoting():
     assert lams[0] == pytest.approx(lams[1], rel=1e-8, abs=1e-10)
 
 
+def branched_tree(slider_and_hinge2):
+    """(world, rows): a tree on a ball-jointed root — a hinge, a universal and a fixed joint on one
+    branch; on the other a second ball, or with ``slider_and_hinge2`` a slider and a hinge2 (3 to 6
+    rows each)."""
+    world = E.World(contacts=False)
+    box = E.Box(0.3, 0.1, 0.08)
+    root = world.add_body(box, mass=1.0, position=(0, 0, 0), angular_velocity=(0.3, -0.2, 0.5))
+    world.add_ball(root, None, anchor=(-0.15, 0, 0))
+    b = world.add_body(box, mass=0.8, position=(0.3, 0, 0), velocity=(0, 0.2, 0))
+    world.add_hinge(b, root, anchor=(0.15, 0, 0), axis=(0, 0.6, 0.8))
+    c = world.add_body(box, mass=1.2, position=(0, 0.3, 0), angular_velocity=(0, 0, 1.0))
+    d = world.add_body(box, mass=0.7, position=(0.6, 0, 0), quaternion=(0.96, 0.2, 0.1, 0.17))
+    world.add_universal(d, b, anchor=(0.45, 0, 0), axis=(1, 0, 0), axis2=(0, 0, 1))
+    if not slider_and_hinge2:
+        world.add_ball(c, root, anchor=(0, 0.15, 0))
+        f = world.add_body(box, mass=0.5, position=(0.9, 0, 0))
+        world.add_fixed(f, d)
+        return world, 3 + 5 + 4 + 6 + 3
+    world.add_slider(c, root, axis=(0, 1, 0))
+    e = world.add_body(box, mass=0.9, position=(0, 0.6, 0), angular_velocity=(0.4, 0, 0))
+    world.add_hinge2(e, c, anchor=(0, 0.45, 0), axis=(0, 0, 1), axis2=(0, 1, 0))
+    f = world.add_body(box, mass=0.5, position=(0.9, 0, 0))
+    world.add_fixed(f, d)
+    return world, 3 + 5 + 5 + 4 + 4 + 6
+
+
+def assert_tree_matches_dense_pivoting(build, steps=40):
+    """The linear-time factorization's multipliers and rows equal dense pivoting's on build()'s world."""
+    lams, Js = [], []
+    for factor in (True, False):
+        world, rows = build()
+        world.factor_trees = factor
+        world.run(steps)
+        last = world.last_step
+        assert last.tree == factor and last.residual < 1e-9
+        assert len(last.lam) == rows
+        lams.append(last.lam)
+        Js.append(last.J)
+    assert lams[0] == pytest.approx(lams[1], rel=1e-7, abs=1e-9)
+    assert Js[0] == pytest.approx(Js[1], rel=1e-9, abs=1e-12)
+
+
 def test_tree_of_ball_based_joints_matches_dense_pivoting():
     """Ball, hinge, universal and fixed joints (blocks from the rows' angular parts, no W J^T),
     and a hinge chain whose middle joint has stops (the free hinges before it keep their rows as
     terms until then): the tree's multipliers and rows equal dense pivoting's."""
-    def branched():
-        world = E.World(contacts=False)
-        box = E.Box(0.3, 0.1, 0.08)
-        root = world.add_body(box, mass=1.0, position=(0, 0, 0), angular_velocity=(0.3, -0.2, 0.5))
-        world.add_ball(root, None, anchor=(-0.15, 0, 0))
-        b = world.add_body(box, mass=0.8, position=(0.3, 0, 0), velocity=(0, 0.2, 0))
-        world.add_hinge(b, root, anchor=(0.15, 0, 0), axis=(0, 0.6, 0.8))
-        d = world.add_body(box, mass=0.7, position=(0.6, 0, 0), quaternion=(0.96, 0.2, 0.1, 0.17))
-        world.add_universal(d, b, anchor=(0.45, 0, 0), axis=(1, 0, 0), axis2=(0, 0, 1))
-        f = world.add_body(box, mass=0.5, position=(0.9, 0, 0))
-        world.add_fixed(f, d)
-        c = world.add_body(box, mass=1.2, position=(0, 0.3, 0), angular_velocity=(0, 0, 1.0))
-        world.add_ball(c, root, anchor=(0, 0.15, 0))
-        return world, 3 + 5 + 4 + 6 + 3
-
     def stopped_chain():
         world, joints = hanging_chain(n=6)
         joints[3].set_limits(-3.0, 3.0)                # far from its stops: no stop row, but not free
         return world, 6 * 5
 
-    for build in (branched, stopped_chain):
-        lams, Js = [], []
-        for factor in (True, False):
-            world, rows = build()
-            world.factor_trees = factor
-            world.run(40)
-            last = world.last_step
-            assert last.tree == factor and last.residual < 1e-9
-            assert len(last.lam) == rows
-            lams.append(last.lam)
-            Js.append(last.J)
-        assert lams[0] == pytest.approx(lams[1], rel=1e-7, abs=1e-9)
-        assert Js[0] == pytest.approx(Js[1], rel=1e-9, abs=1e-12)
+    assert_tree_matches_dense_pivoting(lambda: branched_tree(False))
+    assert_tree_matches_dense_pivoting(stopped_chain)
 
 
 def test_tree_factorization_matches_dense_pivoting_for_every_joint_type():
     """A branched tree with a ball, hinge, slider, universal, hinge2 and fixed joint (3 to 6 rows
     each): the linear-time factorization's multipliers equal dense pivoting's."""
-    lams = []
-    for factor in (True, False):
-        world = E.World(contacts=False)
-        box = E.Box(0.3, 0.1, 0.08)
-        root = world.add_body(box, mass=1.0, position=(0, 0, 0), angular_velocity=(0.3, -0.2, 0.5))
-        world.add_ball(root, None, anchor=(-0.15, 0, 0))
-        b = world.add_body(box, mass=0.8, position=(0.3, 0, 0), velocity=(0, 0.2, 0))
-        world.add_hinge(b, root, anchor=(0.15, 0, 0), axis=(0, 0.6, 0.8))
-        c = world.add_body(box, mass=1.2, position=(0, 0.3, 0), angular_velocity=(0, 0, 1.0))
-        world.add_slider(c, root, axis=(0, 1, 0))
-        d = world.add_body(box, mass=0.7, position=(0.6, 0, 0), quaternion=(0.96, 0.2, 0.1, 0.17))
-        world.add_universal(d, b, anchor=(0.45, 0, 0), axis=(1, 0, 0), axis2=(0, 0, 1))
-        e = world.add_body(box, mass=0.9, position=(0, 0.6, 0), angular_velocity=(0.4, 0, 0))
-        world.add_hinge2(e, c, anchor=(0, 0.45, 0), axis=(0, 0, 1), axis2=(0, 1, 0))
-        f = world.add_body(box, mass=0.5, position=(0.9, 0, 0))
-        world.add_fixed(f, d)
-        world.factor_trees = factor
-        world.run(40)
-        last = world.last_step
-        assert last.tree == factor and last.residual < 1e-9
-        assert len(last.lam) == 3 + 5 + 5 + 4 + 4 + 6
-        lams.append(last.lam)
-    assert lams[0] == pytest.approx(lams[1], rel=1e-7, abs=1e-9)
+    assert_tree_matches_dense_pivoting(lambda: branched_tree(True))
 
 
 def test_hinge_angle_and_rate_read_back():
