@@ -424,7 +424,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                     break
                 continue
             monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
-        step = (_compiled_step(model, plan, system, integrator) if rollout.USE_COMPILED else None) or python_step
+        step = _compiled_step(model, plan, system, integrator) or python_step   # (no plan: the reference loop)
 
         def sample(t, y=y):
             system.sample(t, *space.split(y)[:2])
