@@ -146,3 +146,35 @@ def test_a_compiled_module_imports_under_its_prefix(tmp_path):
     assert float(result.stdout) < 1e-12
     assert run("codegen", "double_pendulum", "--lang", "compiled", "--prefix", "not-a-name", "--out", tmp_path,
                "--no-progress") == 1
+
+
+def test_a_run_too_long_to_save_is_refused_before_it_starts(tmp_path, capsys, monkeypatch):
+    """`simulate --t-final 100000` (10⁸ samples, 8 GiB) once ran for minutes into a file no other command
+    could read; now it is refused at once with the --record-every that fits, and that one works."""
+    import multibody as mb
+    from multibody._io import MAX_NPZ_BYTES
+
+    def not_called(*a, **k):
+        raise AssertionError("simulate ran")
+    monkeypatch.setattr(mb, "simulate", not_called)
+    assert run("simulate", "double_pendulum", "--t-final", "100000", "--quiet", "--out", tmp_path / "t.npz") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "100,000,002 samples" in err and "GiB" in err
+    k = int(err.split("--record-every ")[1].split()[0])
+    model = mb.models.double_pendulum()
+    assert cli.trajectory_file_bytes(model, 100000, 1e-3, k)[1] <= MAX_NPZ_BYTES
+    assert cli.trajectory_file_bytes(model, 100000, 1e-3, k - 1)[1] > MAX_NPZ_BYTES
+    assert os.listdir(tmp_path) == []
+    monkeypatch.undo()
+    assert run("simulate", "double_pendulum", "--t-final", "2", "--record-every", "0", "--out", tmp_path / "t.npz") == 2
+    assert "--record-every: expected a whole number" in capsys.readouterr().err
+
+
+def test_record_every_thins_the_saved_trajectory(tmp_path):
+    full, thin = tmp_path / "full.npz", tmp_path / "thin.npz"
+    assert run("simulate", "double_pendulum", "--t-final", "0.5", "--quiet", "--out", full) == 0
+    assert run("simulate", "double_pendulum", "--t-final", "0.5", "--record-every", "10", "--quiet", "--out", thin) == 0
+    a, b = Trajectory.load(full), Trajectory.load(thin)
+    assert len(a.t) == 501 and len(b.t) == 51
+    np.testing.assert_array_equal(b.q, a.q[::10])
+    np.testing.assert_array_equal(b.t, a.t[::10])

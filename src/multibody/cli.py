@@ -4,7 +4,7 @@ Commands (``multibody COMMAND --help`` for each):
 
   info MODEL                       the tree: bodies, joints, masses, geometry
   derive MODEL [--method] [--latex] symbolic equations of motion M q̈ + b + g = Sᵀτ
-  simulate MODEL --out traj.npz    integrate the motion from an initial state
+  simulate MODEL --out traj.npz    integrate the motion from an initial state (--record-every K thins it)
   plot traj.npz --out DIR          states, phase portraits, energy (and paths with --model)
   animate MODEL [traj.npz] --out anim.html   a self-contained page that plays the motion (.mp4/.gif: video)
   codegen …                        generated code for the equations of motion
@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import re
+import shutil
 import sys
 import time
 
@@ -240,22 +242,57 @@ def cmd_derive(args):
     return 0
 
 
+def trajectory_file_bytes(model, t_final, dt, record_every=1):
+    """About the bytes of ``simulate``'s .npz: samples on the grid k·dt·record_every plus the final
+    (and a spare for an event), each t, q, q̇, q̈, τ and the two energies in float64."""
+    samples = math.floor(t_final / (dt * record_every) + 1e-9) + 2
+    return samples, 8 * samples * (3 + model.nq + 3 * model.nv)
+
+
+def record_every_to_fit(model, t_final, dt, limit):
+    """The least ``record_every`` whose trajectory file stays within ``limit`` bytes."""
+    per_sample = trajectory_file_bytes(model, 0.0, dt)[1] // 2
+    room = max(1, limit // per_sample - 2)             # grid samples that fit beside the final and a spare
+    k = max(1, math.ceil(t_final / dt / room))
+    while trajectory_file_bytes(model, t_final, dt, k)[1] > limit:
+        k += 1
+    return k
+
+
+def _check_trajectory_size(model, args, out):
+    """Refuse, before simulating, a file that `plot`/`animate` could not read or the disk could not hold."""
+    from ._io import MAX_NPZ_BYTES
+    samples, nbytes = trajectory_file_bytes(model, args.t_final, args.dt, args.record_every)
+    if nbytes > MAX_NPZ_BYTES:
+        k = record_every_to_fit(model, args.t_final, args.dt, MAX_NPZ_BYTES)
+        raise CLIError(f"--t-final: {samples:,} samples of {model.name} would make a {nbytes / 2**30:.1f} GiB file, "
+                       f"more than the {MAX_NPZ_BYTES / 2**30:g} GiB that plot, animate and Trajectory.load read; "
+                       f"pass --record-every {k} (keep every {k}th sample) or a shorter --t-final", EXIT_USAGE)
+    free = shutil.disk_usage(os.path.dirname(out)).free
+    if nbytes > free:
+        raise CLIError(f"--out: the trajectory would take about {nbytes / 2**20:,.0f} MiB but {os.path.dirname(out)} "
+                       f"has {free / 2**20:,.0f} MiB free; pass a larger --record-every or another folder")
+
+
 def cmd_simulate(args):
     import multibody as mb
     model = load_model(args.model)
     q0, qd0 = _initial_state(model, args.q0, args.qd0)
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
+    if args.record_every < 1:
+        raise CLIError(f"--record-every: expected a whole number ≥ 1, got {args.record_every}", EXIT_USAGE)
     out = os.path.abspath(_checked_extension(args.out, (".npz",), "a trajectory file"))
     from ._io import check_writable
     try:
         check_writable(out)
     except ValueError as e:
         raise CLIError(str(e)) from None
+    _check_trajectory_size(model, args, out)
     t0 = time.perf_counter()
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
-                           progress=not args.quiet, on_divergence="raise")
+                           record_every=args.record_every, progress=not args.quiet, on_divergence="raise")
     except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
         if e.trajectory is not None:
             e.trajectory.save(out)
@@ -500,6 +537,8 @@ def build_parser():
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
+    p.add_argument("--record-every", type=int, default=1, metavar="K",
+                   help="keep every K-th sample (default 1; the final state is always kept)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
