@@ -77,6 +77,22 @@ def test_info_prints_whole_names(urdf, capsys):
         assert name in out
 
 
+def test_info_shows_each_joints_limits_damping_and_friction(tmp_path, capsys):
+    """Not only "limits on 2 variables": the values simulate enforces, one row per joint variable."""
+    path = tmp_path / "two_link.urdf"
+    path.write_text(TWO_LINK_URDF.replace('<axis xyz="0 1 0"/>\n    <limit lower="-3" upper="3" effort="10" velocity="5"/>'
+                                          '</joint>\n</robot>',
+                                          '<axis xyz="0 1 0"/>\n    <limit lower="-0.5" upper="1.25" effort="10" '
+                                          'velocity="5"/><dynamics damping="0.7" friction="0.2"/></joint>\n</robot>'))
+    assert run("info", path) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["variable", "limits"])
+    assert lines[head].split() == ["variable", "limits", "damping", "friction", "velocity", "effort"]
+    assert lines[head + 1].split() == ["robot_finger_joint_number_1", "[-3,", "3]", "—", "—", "5", "10"]
+    assert lines[head + 2].split() == ["robot_finger_joint_number_2", "[-0.5,", "1.25]", "0.7", "0.2", "5", "10"]
+    assert "does not clamp" in lines[head + 3]
+
+
 def test_a_closed_pipe_ends_quietly():
     """`multibody derive starleth | head -1`: the reader leaves early; no BrokenPipeError, no traceback."""
     proc = subprocess.Popen([sys.executable, "-m", "multibody", "derive", "starleth"], stdout=subprocess.PIPE,

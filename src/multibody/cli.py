@@ -203,9 +203,45 @@ def cmd_info(args):
     terms = passive_terms(model)
     print("  joint terms (mb.simulate applies them): " + (", ".join(
         f"{k} on {n} variables" + ("" if lo is None else f" ({lo:g}…{hi:g})") for k, n, lo, hi in terms) or "none"))
+    for line in _joint_terms_table(model):
+        print("  " + line)
     if model.camera is not None:
         print(f"  camera: {model.camera}")
     return 0
+
+
+def _joint_terms_table(model):
+    """One row per joint variable (when the model has limits, damping, friction or effort/velocity
+    bounds): what ``simulate`` enforces and applies, in the model's units (rad or m; N·m or N)."""
+    def num(x):
+        return "—" if x is None or not np.isfinite(x) or x == 0.0 else f"{x:g}"
+
+    columns = {"damping": getattr(model, "damping", None), "friction": getattr(model, "friction", None),
+               "velocity": getattr(model, "velocity_limit", None), "effort": getattr(model, "effort_limit", None)}
+    lower, upper = getattr(model, "q_lower", None), getattr(model, "q_upper", None)
+    has_limits = lower is not None and (np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)))
+    columns = {k: np.asarray(v, dtype=float) for k, v in columns.items()
+               if v is not None and np.any(np.isfinite(v) & (np.asarray(v, dtype=float) != 0))}
+    if not has_limits and not columns:
+        return []
+    rows = [("variable", "limits", *columns)]
+    for i in range(model.nb):
+        nv, nq = int(model.nv_joint[i]), int(model.nq_joint[i])
+        for k in range(nv):
+            v = int(model.v_start[i]) + k
+            name = model.joint_names[i] + (f"[{k}]" if nv > 1 else "")
+            lim = "—"
+            if has_limits and nq == nv:
+                lo, hi = lower[int(model.q_start[i]) + k], upper[int(model.q_start[i]) + k]
+                if np.isfinite(lo) or np.isfinite(hi):
+                    lim = f"[{lo:g}, {hi:g}]"
+            row = (name, lim, *(num(c[v]) for c in columns.values()))
+            if any(cell != "—" for cell in row[1:]):     # a free base's six variables carry nothing
+                rows.append(row)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    note = (["(velocity and effort: the file's bounds, kept on the Model; simulate does not clamp to them)"]
+            if {"velocity", "effort"} & set(columns) else [])
+    return [" ".join(f"{cell:<{w}}" for cell, w in zip(r, widths)).rstrip() for r in rows] + note
 
 
 def _symbolic_source(spec):
