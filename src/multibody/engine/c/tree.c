@@ -358,7 +358,7 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
     *nonfinite += chk;
 }
 
-static int factor_solve(EngineWorld *W)
+ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
     for (int i = 0; i < nj && !err; i++) {
@@ -381,7 +381,7 @@ static int factor_solve(EngineWorld *W)
     return nonfinite == 0 ? 0 : 3;
 }
 
-int tree_solve(EngineWorld *W)
+ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
 {
     for (int j = 0; j < W->nj; j++) {
 #define ASSEMBLE(n) assemble_joint(W, j, n)
@@ -470,7 +470,7 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
  * them in its rows.  Anchor row i has the angular part +-(r x e_i), one entry zero, and the
  * anchor rows' J (v/h + W f) are the components of the free velocities of the anchor points,
  * v + w x r. */
-static void hinge_prepare(EngineWorld *W, int j, double ih)
+KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
 {
     const double *t = W->hterms + HT_SIZE * (size_t)j;
     const int t0 = W->tstart[j], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
@@ -497,14 +497,14 @@ static void hinge_prepare(EngineWorld *W, int j, double ih)
 }
 
 /* a tree of free hinges from their terms; the rows stay unwritten */
-int tree_solve_hinges(EngineWorld *W, double ih)
+ENGINE_CLONES_AVX2 int tree_solve_hinges(EngineWorld *W, double ih)
 {
     for (int j = 0; j < W->nj; j++) hinge_prepare(W, j, ih);
     for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5);
     return factor_solve(W);
 }
 
-int tree_solve_ball(EngineWorld *W, double ih)
+ENGINE_CLONES_AVX2 int tree_solve_ball(EngineWorld *W, double ih)
 {
     for (int j = 0; j < W->nj; j++) {
 #define PREPARE(n) ball_prepare(W, j, ih, n)
@@ -519,7 +519,7 @@ int tree_solve_ball(EngineWorld *W, double ih)
 
 /* J^T lambda of every joint added into fc: the anchor rows' force +-lambda on the linear parts,
  * the angular parts' torque sum_r lambda_r a_r from the transposed parts and the padded lambda */
-void tree_add_forces(const EngineWorld *W, double *fc)
+ENGINE_CLONES_AVX2 void tree_add_forces(const EngineWorld *W, double *fc)
 {
     for (int j = 0; j < W->nj; j++) {
         const int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
