@@ -543,7 +543,7 @@ static void lcp_terms(EngineWorld *W, double ih, int rhs)
     }
 }
 
-ENGINE_CLONES_AVX2 int world_step(EngineWorld *W, double h)
+int world_step(EngineWorld *W, double h)
 {
     const double *wp = W->wpar;
     int nb = W->nb;
