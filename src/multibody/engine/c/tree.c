@@ -149,6 +149,12 @@ fail:
  *   nbr_L[e]      V = W D^-1 transposed, so the block factor L_kj = A_kj A_jj^-1 = V L^-1.
  * Pads are zero and stay zero (zero blocks in, zeros out), so pairs may run over them. */
 #define KERNEL static inline __attribute__((always_inline))
+/* four lanes (AVX2 in the clones, two pairs in the portable build): a padded block's row of six
+ * is four lanes and two.  Always inlined, so no v4d crosses a call (-Wpsabi's ABI note). */
+typedef double v4d __attribute__((vector_size(32)));
+#pragma GCC diagnostic ignored "-Wpsabi"
+KERNEL v4d ld4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+KERNEL void st4(double *p, v4d v) { memcpy(p, &v, sizeof v); }
 #define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
@@ -219,38 +225,38 @@ static double *lower_block(EngineWorld *W, int j, int k)
 }
 
 /* For a later neighbour k (m rows) of joint j (n rows), with A_jj = L D L^T factored in F (see
- * Storage) and 1/D in id: W = A_kj L^-T by forward substitution (two of k's rows at a time),
- * V = W D^-1, and A_kk -= V W^T on its upper triangle (a pair may also write the unused entry
- * just left of the diagonal).  W replaces A_kj in B; V goes to Vt. */
+ * Storage) and 1/D in id: W = A_kj L^-T by forward substitution, V = W D^-1, and A_kk -= V W^T
+ * on its upper triangle (row c from column c / 2 on, or from 0 in the four lanes).  W replaces
+ * A_kj in B; V goes to Vt.  k's rows 0-3 run in four lanes, 4-5 in two (while m > 4); a
+ * broadcast entry of F or W serves both. */
 KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
                              double *restrict Vt, double *restrict Uk, const int n, const int m)
 {
-    const int np = (m + 1) / 2;
-    /* one pair of k's rows at a time: its n entries of W and V stay in registers */
-#pragma GCC unroll 3
-    for (int p = 0; p < np; p++) {
-        v2d w[6];
+    v4d w[6], v[6];
+    v2d x[6], y[6];
 #pragma GCC unroll 6
-        for (int q = 0; q < n; q++) {
-            v2d s = ld2(B + q * S + 2 * p);
+    for (int q = 0; q < n; q++) {
+        v4d s = ld4(B + q * S);
+        v2d t = ld2(B + q * S + 4);
 #pragma GCC unroll 6
-            for (int t = 0; t < q; t++) s -= F[t * S + q] * w[t];
-            w[q] = s;
-            st2(B + q * S + 2 * p, s); st2(Vt + q * S + 2 * p, s * id[q]);
-        }
+        for (int r = 0; r < q; r++) { s -= F[r * S + q] * w[r]; if (m > 4) t -= F[r * S + q] * x[r]; }
+        w[q] = s; v[q] = s * id[q];
+        st4(B + q * S, s); st4(Vt + q * S, v[q]);
+        if (m > 4) { x[q] = t; y[q] = t * id[q]; st2(B + q * S + 4, t); st2(Vt + q * S + 4, y[q]); }
     }
-    /* A_kk -= V W^T, row c of the upper triangle: W[c][q] broadcast against V's pairs */
+    /* A_kk -= V W^T, row c: W's column c (w[q][c], x[q][c - 4]) broadcast against V's rows */
 #pragma GCC unroll 6
     for (int c = 0; c < m; c++) {
-        v2d acc[3] = {{0, 0}, {0, 0}, {0, 0}};
+        v4d acc = {0, 0, 0, 0};
+        v2d acc2 = {0, 0};
 #pragma GCC unroll 6
         for (int q = 0; q < n; q++) {
-            double wc = B[q * S + c];
-#pragma GCC unroll 3
-            for (int p = c / 2; p < np; p++) acc[p] += wc * ld2(Vt + q * S + 2 * p);
+            double wc = c < 4 ? w[q][c] : x[q][c - 4];
+            if (c < 4) acc += wc * v[q];
+            if (m > 4) acc2 += wc * y[q];
         }
-#pragma GCC unroll 3
-        for (int p = c / 2; p < np; p++) st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - acc[p]);
+        if (c < 4) st4(Uk + c * S, ld4(Uk + c * S) - acc);
+        if (m > 4) st2(Uk + c * S + 4, ld2(Uk + c * S + 4) - acc2);
     }
 }
 
@@ -434,17 +440,15 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
     const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
     double *restrict U = W->tdiag + 36 * (size_t)j;
     double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
-    /* a pair of rows p, p + 1 at a time: its six lane pairs of the angular parts stay in registers
-     * while the columns c <= p + 1 stream by */
-#pragma GCC unroll 3
-    for (int p = 0; p < n; p += 2) {
-        const v2d a0 = ld2(At + p), a1 = ld2(At + 6 + p), a2 = ld2(At + 12 + p);
-        const v2d b0 = ld2(At + 18 + p), b1 = ld2(At + 24 + p), b2 = ld2(At + 30 + p);
+    /* rows 0-3 in four lanes, rows 4-5 in two: the angular parts stay in registers while the
+     * columns stream by, each column's six entries of G broadcast once for both groups */
+    const v4d a0 = ld4(At), a1 = ld4(At + 6), a2 = ld4(At + 12), e0 = ld4(At + 18), e1 = ld4(At + 24), e2 = ld4(At + 30);
+    const v2d c0 = ld2(At + 4), c1 = ld2(At + 10), c2 = ld2(At + 16), d0 = ld2(At + 22), d1 = ld2(At + 28), d2 = ld2(At + 34);
 #pragma GCC unroll 6
-        for (int c = 0; c < (p + 2 < n ? p + 2 : n); c++) {
-            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-            st2(U + c * S + p, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (b0 * h[0] + b1 * h[1] + b2 * h[2]));
-        }
+    for (int c = 0; c < n; c++) {
+        const double *g = G + 3 * c, *h = G + 18 + 3 * c;
+        if (c < 4) st4(U + c * S, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (e0 * h[0] + e1 * h[1] + e2 * h[2]));
+        if (n > 4) st2(U + c * S + 4, (c0 * g[0] + c1 * g[1] + c2 * g[2]) + (d0 * h[0] + d1 * h[1] + d2 * h[2]));
     }
 #pragma GCC unroll 6
     for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
@@ -455,11 +459,13 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
         double *restrict B = W->nbr_block + 36 * (size_t)e;
-#pragma GCC unroll 3
-        for (int p = 0; p < S; p += 2) {
-            const v2d a0 = ld2(Ak + p), a1 = ld2(Ak + 6 + p), a2 = ld2(Ak + 12 + p);
+        const v4d a0 = ld4(Ak), a1 = ld4(Ak + 6), a2 = ld4(Ak + 12);
+        const v2d c0 = ld2(Ak + 4), c1 = ld2(Ak + 10), c2 = ld2(Ak + 16);
 #pragma GCC unroll 6
-            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[3 * q] + a1 * Gj[3 * q + 1] + a2 * Gj[3 * q + 2]);
+        for (int q = 0; q < n; q++) {
+            const double *g = Gj + 3 * q;
+            st4(B + q * S, a0 * g[0] + a1 * g[1] + a2 * g[2]);
+            st2(B + q * S + 4, c0 * g[0] + c1 * g[1] + c2 * g[2]);
         }
         double imb = W->nbr_imb[e];
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
