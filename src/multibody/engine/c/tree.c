@@ -367,17 +367,14 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
 ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
+    /* each joint's forward step right after its elimination: y_j has had every update from the
+     * joints before it */
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
-#define ELIMINATE(n) err = eliminate_joint(W, j, n)
+#define ELIMINATE(n) if (!(err = eliminate_joint(W, j, n))) forward_joint(W, j, n)
         dispatch(W->trows[j], ELIMINATE);
     }
     if (err) return err;
-    for (int i = 0; i < nj; i++) {
-        int j = W->torder[i];
-#define FORWARD(n) forward_joint(W, j, n)
-        dispatch(W->trows[j], FORWARD);
-    }
     double nonfinite = 0;
     for (int i = nj - 1; i >= 0; i--) {
         int j = W->torder[i];
