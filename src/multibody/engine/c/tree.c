@@ -150,11 +150,12 @@ fail:
  * Pads are zero and stay zero (zero blocks in, zeros out), so pairs may run over them. */
 #define KERNEL static inline __attribute__((always_inline))
 /* four lanes (AVX2 in the clones, two pairs in the portable build): a padded block's row of six
- * is four lanes and two.  Always inlined, so no v4d crosses a call (-Wpsabi's ABI note). */
+ * is four lanes and two.  No v4d crosses a call (-Wpsabi's note on the ABI of 32-byte arguments
+ * does not apply): ld4 is always inlined, st4 a macro. */
 typedef double v4d __attribute__((vector_size(32)));
 #pragma GCC diagnostic ignored "-Wpsabi"
 KERNEL v4d ld4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
-KERNEL void st4(double *p, v4d v) { memcpy(p, &v, sizeof v); }
+#define st4(p, v) do { const v4d st4_ = (v); memcpy((p), &st4_, sizeof st4_); } while (0)
 #define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
