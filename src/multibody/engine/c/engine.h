@@ -150,6 +150,16 @@ static inline double dot6(const double *a, const double *b)
 #else
 #define ENGINE_CLONES_AVX2
 #endif
+/* whether the processor has AVX2, so that the clone running is the AVX2 one: kernels written in
+ * four lanes for it keep a two-lane form for the portable build (where four lanes would be split
+ * into pairs and spilled) */
+#if defined(__AVX2__)
+#define ENGINE_FOUR_LANES() 1
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#define ENGINE_FOUR_LANES() __builtin_cpu_supports("avx2")
+#else
+#define ENGINE_FOUR_LANES() 0
+#endif
 /* Two-lane vectors (the GCC/Clang vector extension: SSE2 on x86-64, pairs of scalars where there
  * is no such unit).  The blocks of J W J^T are many short dot products; taken two at a time, with
  * one horizontal sum for both, they cost about half the instructions of scalar sums. */

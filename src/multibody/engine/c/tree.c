@@ -230,8 +230,8 @@ static double *lower_block(EngineWorld *W, int j, int k)
  * on its upper triangle (row c from column c / 2 on, or from 0 in the four lanes).  W replaces
  * A_kj in B; V goes to Vt.  k's rows 0-3 run in four lanes, 4-5 in two (while m > 4); a
  * broadcast entry of F or W serves both. */
-KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
-                             double *restrict Vt, double *restrict Uk, const int n, const int m)
+KERNEL void neighbour_factor4(double *restrict B, const double *restrict F, const double *restrict id,
+                              double *restrict Vt, double *restrict Uk, const int n, const int m)
 {
     v4d w[6], v[6];
     v2d x[6], y[6];
@@ -252,7 +252,7 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
         v2d acc2 = {0, 0};
 #pragma GCC unroll 6
         for (int q = 0; q < n; q++) {
-            double wc = c < 4 ? w[q][c] : x[q][c - 4];
+            double wc = B[q * S + c];                         /* (read back: no lane taken out of a vector) */
             if (c < 4) acc += wc * v[q];
             if (m > 4) acc2 += wc * y[q];
         }
@@ -260,12 +260,50 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
         if (m > 4) st2(Uk + c * S + 4, ld2(Uk + c * S + 4) - acc2);
     }
 }
+/* the same in two lanes only (the portable build: four-lane vectors would be split into pairs
+ * and spilled), one pair of k's rows at a time */
+KERNEL void neighbour_factor2(double *restrict B, const double *restrict F, const double *restrict id,
+                              double *restrict Vt, double *restrict Uk, const int n, const int m)
+{
+    const int np = (m + 1) / 2;
+    /* one pair of k's rows at a time: its n entries of W and V stay in registers */
+#pragma GCC unroll 3
+    for (int p = 0; p < np; p++) {
+        v2d w[6];
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            v2d s = ld2(B + q * S + 2 * p);
+#pragma GCC unroll 6
+            for (int t = 0; t < q; t++) s -= F[t * S + q] * w[t];
+            w[q] = s;
+            st2(B + q * S + 2 * p, s); st2(Vt + q * S + 2 * p, s * id[q]);
+        }
+    }
+    /* A_kk -= V W^T, row c of the upper triangle: W[c][q] broadcast against V's pairs */
+#pragma GCC unroll 6
+    for (int c = 0; c < m; c++) {
+        v2d acc[3] = {{0, 0}, {0, 0}, {0, 0}};
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            double wc = B[q * S + c];
+#pragma GCC unroll 3
+            for (int p = c / 2; p < np; p++) acc[p] += wc * ld2(Vt + q * S + 2 * p);
+        }
+#pragma GCC unroll 3
+        for (int p = c / 2; p < np; p++) st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - acc[p]);
+    }
+}
+KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
+                             double *restrict Vt, double *restrict Uk, const int n, const int m, const int L)
+{
+    if (L == 4) neighbour_factor4(B, F, id, Vt, Uk, n, m); else neighbour_factor2(B, F, id, Vt, Uk, n, m);
+}
 
 /* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
  * right-looking pivots, each a rank-one update of the trailing rows, then for its later
  * neighbours W, V and A_kk -= V W^T (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for
  * a pivot that is not positive or a fill-in (not a tree after all). */
-KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
+KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L)
 {
     double *restrict U = W->tdiag + 36 * (size_t)j, d0[6], id[6];
     /* in place, unrolled whole: the trailing rows stay in registers between pivots */
@@ -289,7 +327,7 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
     for (int e = e0; e < e1; e++) {
         int mk = W->trows[W->nbr_list[e]];
 #define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, U, id, W->nbr_L + 36 * (size_t)e, \
-                                      W->tdiag + 36 * (size_t)W->nbr_list[e], n, m)
+                                      W->tdiag + 36 * (size_t)W->nbr_list[e], n, m, L)
         dispatch(mk, NEIGHBOUR);
     }
     for (int e = e0; e1 - e0 > 1 && e < e1; e++) {        /* A_lk -= V_l W_k^T for later neighbours k < l */
@@ -368,11 +406,12 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
 ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
+    const int L4 = ENGINE_FOUR_LANES();
     /* each joint's forward step right after its elimination: y_j has had every update from the
      * joints before it */
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
-#define ELIMINATE(n) if (!(err = eliminate_joint(W, j, n))) forward_joint(W, j, n)
+#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4) : eliminate_joint(W, j, n, 2))) forward_joint(W, j, n)
         dispatch(W->trows[j], ELIMINATE);
     }
     if (err) return err;
@@ -432,21 +471,27 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
 /* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
  * the diagonal), its right-hand side, and the blocks A_kj with its later neighbours, transposed:
  * B[q][r] = A_kj[r][q], all of k's row pairs (k's pads are zero) */
-KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
+KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
 {
     const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
     const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
     double *restrict U = W->tdiag + 36 * (size_t)j;
     double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
-    /* rows 0-3 in four lanes, rows 4-5 in two: the angular parts stay in registers while the
-     * columns stream by, each column's six entries of G broadcast once for both groups */
+    /* rows 0-3 in four lanes, then rows 4-5 in two: the group's angular parts stay in registers
+     * (all twelve halves of a four-lane group in the portable build) while the columns stream by */
     const v4d a0 = ld4(At), a1 = ld4(At + 6), a2 = ld4(At + 12), e0 = ld4(At + 18), e1 = ld4(At + 24), e2 = ld4(At + 30);
-    const v2d c0 = ld2(At + 4), c1 = ld2(At + 10), c2 = ld2(At + 16), d0 = ld2(At + 22), d1 = ld2(At + 28), d2 = ld2(At + 34);
-#pragma GCC unroll 6
-    for (int c = 0; c < n; c++) {
+#pragma GCC unroll 4
+    for (int c = 0; c < (n < 4 ? n : 4); c++) {
         const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-        if (c < 4) st4(U + c * S, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (e0 * h[0] + e1 * h[1] + e2 * h[2]));
-        if (n > 4) st2(U + c * S + 4, (c0 * g[0] + c1 * g[1] + c2 * g[2]) + (d0 * h[0] + d1 * h[1] + d2 * h[2]));
+        st4(U + c * S, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (e0 * h[0] + e1 * h[1] + e2 * h[2]));
+    }
+    if (n > 4) {
+        const v2d c0 = ld2(At + 4), c1 = ld2(At + 10), c2 = ld2(At + 16), d0 = ld2(At + 22), d1 = ld2(At + 28), d2 = ld2(At + 34);
+#pragma GCC unroll 6
+        for (int c = 0; c < n; c++) {
+            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
+            st2(U + c * S + 4, (c0 * g[0] + c1 * g[1] + c2 * g[2]) + (d0 * h[0] + d1 * h[1] + d2 * h[2]));
+        }
     }
 #pragma GCC unroll 6
     for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
@@ -468,6 +513,48 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
         double imb = W->nbr_imb[e];
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
     }
+}
+/* the same in two lanes only (the portable build), a pair of rows p, p + 1 at a time */
+KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
+{
+    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
+    double *restrict U = W->tdiag + 36 * (size_t)j;
+    double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
+    /* a pair of rows p, p + 1 at a time: its six lane pairs of the angular parts stay in registers
+     * while the columns c <= p + 1 stream by */
+#pragma GCC unroll 3
+    for (int p = 0; p < n; p += 2) {
+        const v2d a0 = ld2(At + p), a1 = ld2(At + 6 + p), a2 = ld2(At + 12 + p);
+        const v2d b0 = ld2(At + 18 + p), b1 = ld2(At + 24 + p), b2 = ld2(At + 30 + p);
+#pragma GCC unroll 6
+        for (int c = 0; c < (p + 2 < n ? p + 2 : n); c++) {
+            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
+            st2(U + c * S + p, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (b0 * h[0] + b1 * h[1] + b2 * h[2]));
+        }
+    }
+#pragma GCC unroll 6
+    for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
+    double *y = W->tvec + S * (size_t)j;
+#pragma GCC unroll 6
+    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
+    for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
+        const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
+        const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
+        double *restrict B = W->nbr_block + 36 * (size_t)e;
+#pragma GCC unroll 3
+        for (int p = 0; p < S; p += 2) {
+            const v2d a0 = ld2(Ak + p), a1 = ld2(Ak + 6 + p), a2 = ld2(Ak + 12 + p);
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[3 * q] + a1 * Gj[3 * q + 1] + a2 * Gj[3 * q + 2]);
+        }
+        double imb = W->nbr_imb[e];
+        for (int q = 0; q < 3; q++) B[q * S + q] += imb;
+    }
+}
+KERNEL void ball_assemble(EngineWorld *W, int j, const int n, const int L)
+{
+    if (L == 4) ball_assemble4(W, j, n); else ball_assemble2(W, j, n);
 }
 
 /* A free hinge from its terms (HT_*): its angular parts, G, b and CFM/h as ball_prepare finds
@@ -504,18 +591,20 @@ KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
 ENGINE_CLONES_AVX2 int tree_solve_hinges(EngineWorld *W, double ih)
 {
     for (int j = 0; j < W->nj; j++) hinge_prepare(W, j, ih);
-    for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5);
+    if (ENGINE_FOUR_LANES()) for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5, 4);
+    else for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5, 2);
     return factor_solve(W);
 }
 
 ENGINE_CLONES_AVX2 int tree_solve_ball(EngineWorld *W, double ih)
 {
+    const int L4 = ENGINE_FOUR_LANES();
     for (int j = 0; j < W->nj; j++) {
 #define PREPARE(n) ball_prepare(W, j, ih, n)
         dispatch(W->trows[j], PREPARE);
     }
     for (int j = 0; j < W->nj; j++) {
-#define ASSEMBLE_BALL(n) ball_assemble(W, j, n)
+#define ASSEMBLE_BALL(n) if (L4) ball_assemble(W, j, n, 4); else ball_assemble(W, j, n, 2)
         dispatch(W->trows[j], ASSEMBLE_BALL);
     }
     return factor_solve(W);
