@@ -141,6 +141,25 @@ static inline double dot6(const double *a, const double *b)
 {   /* pairwise, so the six products do not wait on one another */
     return (a[0] * b[0] + a[1] * b[1]) + (a[2] * b[2] + a[3] * b[3]) + (a[4] * b[4] + a[5] * b[5]);
 }
+/* x86-64 with GCC: a function compiled twice, with AVX2 (three-operand encoding, broadcasts from
+ * memory, four lanes where the compiler finds them) beside the portable build, one picked at load
+ * time by the processor.  The same sums in the same order and no FMA (C11 mode contracts nothing),
+ * so both builds give the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && !defined(__AVX2__)
+#define ENGINE_CLONES_AVX2 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define ENGINE_CLONES_AVX2
+#endif
+/* whether the processor has AVX2, so that the clone running is the AVX2 one: kernels written in
+ * four lanes for it keep a two-lane form for the portable build (where four lanes would be split
+ * into pairs and spilled) */
+#if defined(__AVX2__)
+#define ENGINE_FOUR_LANES() 1
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#define ENGINE_FOUR_LANES() __builtin_cpu_supports("avx2")
+#else
+#define ENGINE_FOUR_LANES() 0
+#endif
 /* Two-lane vectors (the GCC/Clang vector extension: SSE2 on x86-64, pairs of scalars where there
  * is no such unit).  The blocks of J W J^T are many short dot products; taken two at a time, with
  * one horizontal sum for both, they cost about half the instructions of scalar sums. */

@@ -138,7 +138,7 @@ static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, con
 
 /* anchors in world: a1 = p1 + R1 anchor1, a2 = p2 + R2 anchor2; the levers r1, r2 from the
  * centres of mass and the error e = a2 - a1 */
-static void anchor_levers(const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b2, double *r1, double *r2, double *e)
+static inline __attribute__((always_inline)) void anchor_levers(const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b2, double *r1, double *r2, double *e)
 {
     double a1[3], a2[3];
     mv3(f1->R, jd + JD_ANCHOR1, r1); add3(f1->p, r1, a1);
@@ -164,7 +164,7 @@ static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, 
 
 /* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
  * turn count, as joint_axes gives it) and what its five rows are made of (HT_*). */
-void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
+ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;

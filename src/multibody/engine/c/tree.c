@@ -149,6 +149,13 @@ fail:
  *   nbr_L[e]      V = W D^-1 transposed, so the block factor L_kj = A_kj A_jj^-1 = V L^-1.
  * Pads are zero and stay zero (zero blocks in, zeros out), so pairs may run over them. */
 #define KERNEL static inline __attribute__((always_inline))
+/* four lanes (AVX2 in the clones, two pairs in the portable build): a padded block's row of six
+ * is four lanes and two.  No v4d crosses a call (-Wpsabi's note on the ABI of 32-byte arguments
+ * does not apply): ld4 is always inlined, st4 a macro. */
+typedef double v4d __attribute__((vector_size(32)));
+#pragma GCC diagnostic ignored "-Wpsabi"
+KERNEL v4d ld4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+#define st4(p, v) do { const v4d st4_ = (v); memcpy((p), &st4_, sizeof st4_); } while (0)
 #define S 6
 #define dispatch(n, call) do { switch (n) { case 3: call(3); break; case 4: call(4); break; \
         case 5: call(5); break; default: call(6); } } while (0)
@@ -219,11 +226,44 @@ static double *lower_block(EngineWorld *W, int j, int k)
 }
 
 /* For a later neighbour k (m rows) of joint j (n rows), with A_jj = L D L^T factored in F (see
- * Storage) and 1/D in id: W = A_kj L^-T by forward substitution (two of k's rows at a time),
- * V = W D^-1, and A_kk -= V W^T on its upper triangle (a pair may also write the unused entry
- * just left of the diagonal).  W replaces A_kj in B; V goes to Vt. */
-KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
-                             double *restrict Vt, double *restrict Uk, const int n, const int m)
+ * Storage) and 1/D in id: W = A_kj L^-T by forward substitution, V = W D^-1, and A_kk -= V W^T
+ * on its upper triangle (row c from column c / 2 on, or from 0 in the four lanes).  W replaces
+ * A_kj in B; V goes to Vt.  k's rows 0-3 run in four lanes, 4-5 in two (while m > 4); a
+ * broadcast entry of F or W serves both. */
+KERNEL void neighbour_factor4(double *restrict B, const double *restrict F, const double *restrict id,
+                              double *restrict Vt, double *restrict Uk, const int n, const int m)
+{
+    v4d w[6], v[6];
+    v2d x[6], y[6];
+#pragma GCC unroll 6
+    for (int q = 0; q < n; q++) {
+        v4d s = ld4(B + q * S);
+        v2d t = ld2(B + q * S + 4);
+#pragma GCC unroll 6
+        for (int r = 0; r < q; r++) { s -= F[r * S + q] * w[r]; if (m > 4) t -= F[r * S + q] * x[r]; }
+        w[q] = s; v[q] = s * id[q];
+        st4(B + q * S, s); st4(Vt + q * S, v[q]);
+        if (m > 4) { x[q] = t; y[q] = t * id[q]; st2(B + q * S + 4, t); st2(Vt + q * S + 4, y[q]); }
+    }
+    /* A_kk -= V W^T, row c: W's column c (w[q][c], x[q][c - 4]) broadcast against V's rows */
+#pragma GCC unroll 6
+    for (int c = 0; c < m; c++) {
+        v4d acc = {0, 0, 0, 0};
+        v2d acc2 = {0, 0};
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            double wc = B[q * S + c];                         /* (read back: no lane taken out of a vector) */
+            if (c < 4) acc += wc * v[q];
+            if (m > 4) acc2 += wc * y[q];
+        }
+        if (c < 4) st4(Uk + c * S, ld4(Uk + c * S) - acc);
+        if (m > 4) st2(Uk + c * S + 4, ld2(Uk + c * S + 4) - acc2);
+    }
+}
+/* the same in two lanes only (the portable build: four-lane vectors would be split into pairs
+ * and spilled), one pair of k's rows at a time */
+KERNEL void neighbour_factor2(double *restrict B, const double *restrict F, const double *restrict id,
+                              double *restrict Vt, double *restrict Uk, const int n, const int m)
 {
     const int np = (m + 1) / 2;
     /* one pair of k's rows at a time: its n entries of W and V stay in registers */
@@ -253,12 +293,17 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
         for (int p = c / 2; p < np; p++) st2(Uk + c * S + 2 * p, ld2(Uk + c * S + 2 * p) - acc[p]);
     }
 }
+KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const double *restrict id,
+                             double *restrict Vt, double *restrict Uk, const int n, const int m, const int L)
+{
+    if (L == 4) neighbour_factor4(B, F, id, Vt, Uk, n, m); else neighbour_factor2(B, F, id, Vt, Uk, n, m);
+}
 
 /* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
  * right-looking pivots, each a rank-one update of the trailing rows, then for its later
  * neighbours W, V and A_kk -= V W^T (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for
  * a pivot that is not positive or a fill-in (not a tree after all). */
-KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
+KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L)
 {
     double *restrict U = W->tdiag + 36 * (size_t)j, d0[6], id[6];
     /* in place, unrolled whole: the trailing rows stay in registers between pivots */
@@ -282,7 +327,7 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n)
     for (int e = e0; e < e1; e++) {
         int mk = W->trows[W->nbr_list[e]];
 #define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, U, id, W->nbr_L + 36 * (size_t)e, \
-                                      W->tdiag + 36 * (size_t)W->nbr_list[e], n, m)
+                                      W->tdiag + 36 * (size_t)W->nbr_list[e], n, m, L)
         dispatch(mk, NEIGHBOUR);
     }
     for (int e = e0; e1 - e0 > 1 && e < e1; e++) {        /* A_lk -= V_l W_k^T for later neighbours k < l */
@@ -358,20 +403,18 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
     *nonfinite += chk;
 }
 
-static int factor_solve(EngineWorld *W)
+ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
+    const int L4 = ENGINE_FOUR_LANES();
+    /* each joint's forward step right after its elimination: y_j has had every update from the
+     * joints before it */
     for (int i = 0; i < nj && !err; i++) {
         int j = W->torder[i];
-#define ELIMINATE(n) err = eliminate_joint(W, j, n)
+#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4) : eliminate_joint(W, j, n, 2))) forward_joint(W, j, n)
         dispatch(W->trows[j], ELIMINATE);
     }
     if (err) return err;
-    for (int i = 0; i < nj; i++) {
-        int j = W->torder[i];
-#define FORWARD(n) forward_joint(W, j, n)
-        dispatch(W->trows[j], FORWARD);
-    }
     double nonfinite = 0;
     for (int i = nj - 1; i >= 0; i--) {
         int j = W->torder[i];
@@ -381,7 +424,7 @@ static int factor_solve(EngineWorld *W)
     return nonfinite == 0 ? 0 : 3;
 }
 
-int tree_solve(EngineWorld *W)
+ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
 {
     for (int j = 0; j < W->nj; j++) {
 #define ASSEMBLE(n) assemble_joint(W, j, n)
@@ -428,7 +471,51 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
 /* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
  * the diagonal), its right-hand side, and the blocks A_kj with its later neighbours, transposed:
  * B[q][r] = A_kj[r][q], all of k's row pairs (k's pads are zero) */
-KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
+KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
+{
+    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
+    double *restrict U = W->tdiag + 36 * (size_t)j;
+    double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
+    /* rows 0-3 in four lanes, then rows 4-5 in two: the group's angular parts stay in registers
+     * (all twelve halves of a four-lane group in the portable build) while the columns stream by */
+    const v4d a0 = ld4(At), a1 = ld4(At + 6), a2 = ld4(At + 12), e0 = ld4(At + 18), e1 = ld4(At + 24), e2 = ld4(At + 30);
+#pragma GCC unroll 4
+    for (int c = 0; c < (n < 4 ? n : 4); c++) {
+        const double *g = G + 3 * c, *h = G + 18 + 3 * c;
+        st4(U + c * S, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (e0 * h[0] + e1 * h[1] + e2 * h[2]));
+    }
+    if (n > 4) {
+        const v2d c0 = ld2(At + 4), c1 = ld2(At + 10), c2 = ld2(At + 16), d0 = ld2(At + 22), d1 = ld2(At + 28), d2 = ld2(At + 34);
+#pragma GCC unroll 6
+        for (int c = 0; c < n; c++) {
+            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
+            st2(U + c * S + 4, (c0 * g[0] + c1 * g[1] + c2 * g[2]) + (d0 * h[0] + d1 * h[1] + d2 * h[2]));
+        }
+    }
+#pragma GCC unroll 6
+    for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
+    double *y = W->tvec + S * (size_t)j;
+#pragma GCC unroll 6
+    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
+    for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
+        const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
+        const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
+        double *restrict B = W->nbr_block + 36 * (size_t)e;
+        const v4d a0 = ld4(Ak), a1 = ld4(Ak + 6), a2 = ld4(Ak + 12);
+        const v2d c0 = ld2(Ak + 4), c1 = ld2(Ak + 10), c2 = ld2(Ak + 16);
+#pragma GCC unroll 6
+        for (int q = 0; q < n; q++) {
+            const double *g = Gj + 3 * q;
+            st4(B + q * S, a0 * g[0] + a1 * g[1] + a2 * g[2]);
+            st2(B + q * S + 4, c0 * g[0] + c1 * g[1] + c2 * g[2]);
+        }
+        double imb = W->nbr_imb[e];
+        for (int q = 0; q < 3; q++) B[q * S + q] += imb;
+    }
+}
+/* the same in two lanes only (the portable build), a pair of rows p, p + 1 at a time */
+KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
 {
     const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
     const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
@@ -465,12 +552,16 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n)
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
     }
 }
+KERNEL void ball_assemble(EngineWorld *W, int j, const int n, const int L)
+{
+    if (L == 4) ball_assemble4(W, j, n); else ball_assemble2(W, j, n);
+}
 
 /* A free hinge from its terms (HT_*): its angular parts, G, b and CFM/h as ball_prepare finds
  * them in its rows.  Anchor row i has the angular part +-(r x e_i), one entry zero, and the
  * anchor rows' J (v/h + W f) are the components of the free velocities of the anchor points,
  * v + w x r. */
-static void hinge_prepare(EngineWorld *W, int j, double ih)
+KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
 {
     const double *t = W->hterms + HT_SIZE * (size_t)j;
     const int t0 = W->tstart[j], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
@@ -497,21 +588,23 @@ static void hinge_prepare(EngineWorld *W, int j, double ih)
 }
 
 /* a tree of free hinges from their terms; the rows stay unwritten */
-int tree_solve_hinges(EngineWorld *W, double ih)
+ENGINE_CLONES_AVX2 int tree_solve_hinges(EngineWorld *W, double ih)
 {
     for (int j = 0; j < W->nj; j++) hinge_prepare(W, j, ih);
-    for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5);
+    if (ENGINE_FOUR_LANES()) for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5, 4);
+    else for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5, 2);
     return factor_solve(W);
 }
 
-int tree_solve_ball(EngineWorld *W, double ih)
+ENGINE_CLONES_AVX2 int tree_solve_ball(EngineWorld *W, double ih)
 {
+    const int L4 = ENGINE_FOUR_LANES();
     for (int j = 0; j < W->nj; j++) {
 #define PREPARE(n) ball_prepare(W, j, ih, n)
         dispatch(W->trows[j], PREPARE);
     }
     for (int j = 0; j < W->nj; j++) {
-#define ASSEMBLE_BALL(n) ball_assemble(W, j, n)
+#define ASSEMBLE_BALL(n) if (L4) ball_assemble(W, j, n, 4); else ball_assemble(W, j, n, 2)
         dispatch(W->trows[j], ASSEMBLE_BALL);
     }
     return factor_solve(W);
@@ -519,7 +612,7 @@ int tree_solve_ball(EngineWorld *W, double ih)
 
 /* J^T lambda of every joint added into fc: the anchor rows' force +-lambda on the linear parts,
  * the angular parts' torque sum_r lambda_r a_r from the transposed parts and the padded lambda */
-void tree_add_forces(const EngineWorld *W, double *fc)
+ENGINE_CLONES_AVX2 void tree_add_forces(const EngineWorld *W, double *fc)
 {
     for (int j = 0; j < W->nj; j++) {
         const int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
