@@ -362,6 +362,31 @@ def test_a_bad_state_in_a_lane_group_is_reported_as_a_single_call_would(fn):
         getattr(mb, fn)(model, Q, QD, X)
 
 
+@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline", "none"])
+@pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
+def test_an_overflowing_state_in_a_batch_is_named(fn, lanes):
+    """Finite but huge q̇ overflows to inf/NaN in one state of a lane group (and in the tail after the
+    last whole group): the groups check their own results, and the batch names the first such state
+    as the single call's check of the whole output would."""
+    from multibody.core import ResultOverflowError, _core
+    model = model_named("tree12")
+    rng = np.random.default_rng(19)
+    rows = [random_state(model, rng) for _ in range(19)]
+    Q, QD, X = (np.array([r[k] for r in rows]) for k in range(3))
+    try:
+        before = _core.use_lanes(lanes)
+    except ValueError:
+        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
+    try:
+        getattr(mb, fn)(model, Q, QD, X)  # all finite: no error
+        for bad in (18, 11, 3):  # the tail, a group's middle, then the first of two
+            QD[bad] = 1e200
+            with pytest.raises(ResultOverflowError, match=f"^{fn}: the result overflowed .* at state {bad};"):
+                getattr(mb, fn)(model, Q, QD, X)
+    finally:
+        _core.use_lanes(before)
+
+
 def test_a_singular_state_in_a_lane_group_falls_back_to_single_states():
     """A point mass on a slider on a massless turntable: M is singular only with the mass on the axis.
     One such state in a group: the lanes give up, the states run one by one and the batch fails as
