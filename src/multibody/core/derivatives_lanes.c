@@ -87,31 +87,41 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
 #if defined(__AVX512F__) && MB_LANES == 8
     /* Whole cache lines, one 64-byte non-temporal store each: a partly written line in the
      * write-combining buffers costs a read of it from memory, and eight rows at a time written in
-     * 16-byte pieces leave many such lines (3× slower, measured).  Lane l's row reaches a line
-     * boundary after off[l] entries; the lanes with the same offset share a transpose of the eight
-     * entries from there (lanes.h), the entries before and after go one by one. */
-    int off[8];
-    unsigned offsets = 0;  /* the set of offsets */
-    for (int l = 0; l < 8; l++) {
-        off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
-        offsets |= 1u << off[l];
-    }
+     * 16-byte pieces leave many such lines (3× slower, measured).  Each block of eight entries is
+     * transposed once (lanes.h); lane l's row reaches a line boundary after off[l] entries, so its
+     * lines are the end of one block's row and the start of the next's (one two-source shuffle),
+     * or the row itself where off[l] = 0.  The entries before the first line and after the last go
+     * one by one. */
+    typedef long long pick __attribute__((vector_size(64)));
     if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3] | (uintptr_t)dst[4] |
            (uintptr_t)dst[5] | (uintptr_t)dst[6] | (uintptr_t)dst[7]) & 7)) {
-        for (long k = 0; k + 8 <= n; k += 8)
-            for (int o = 0; o < 8; o++)
-                if ((offsets >> o & 1) && k + o + 8 <= n) {
-                    real row[8];
-                    transpose8(src + k + o, row);
-                    for (int l = 0; l < 8; l++)
-                        if (off[l] == o)
-                            _mm512_stream_pd(dst[l] + k + o, (__m512d)row[l]);
-                }
+        int off[8];
+        pick join[8];  /* entries off … 7 of the earlier block's row, then 0 … off − 1 of the next's */
+        long lo[8], hi[8];  /* the entries [lo, hi) of each lane go in whole lines */
+        const long blocks = n / 8;
+        for (int l = 0; l < 8; l++) {
+            off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
+            for (int e = 0; e < 8; e++)
+                join[l][e] = off[l] + e;
+            lo[l] = off[l] == 0 || blocks < 2 ? 0 : off[l];
+            hi[l] = off[l] == 0 ? 8 * blocks : blocks >= 2 ? 8 * (blocks - 1) + off[l] : 0;
+        }
+        real prev[8] = {0}, row[8];
+        for (long b = 0; b < blocks; b++) {
+            const long k = 8 * b;
+            transpose8(src + k, row);
+            for (int l = 0; l < 8; l++)
+                if (off[l] == 0)
+                    _mm512_stream_pd(dst[l] + k, (__m512d)row[l]);
+                else if (b > 0)
+                    _mm512_stream_pd(dst[l] + k - 8 + off[l], (__m512d)__builtin_shuffle(prev[l], row[l], join[l]));
+            for (int l = 0; l < 8; l++)
+                prev[l] = row[l];
+        }
         for (int l = 0; l < 8; l++) {  /* the head before the first line, the tail after the last */
-            const long end = off[l] + (n - off[l]) / 8 * 8;
-            for (long k = 0; k < off[l] && k < n; k++)
+            for (long k = 0; k < lo[l]; k++)
                 dst[l][k] = src[k][l];
-            for (long k = end > off[l] ? end : off[l]; k < n; k++)
+            for (long k = hi[l]; k < n; k++)
                 dst[l][k] = src[k][l];
         }
         _mm_sfence();
