@@ -34,7 +34,10 @@ long mb_aba_derivatives_scratch(const mb_model *m)
  * a vector of states), for one state eight (two vectors of four along the row); the rows left
  * over go four, two, one at a time.  Not inlined: in its caller the sums would not all stay in
  * registers.  Every entry is
- * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits. */
+ * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits.
+ * In lanes o1, o2 may be T1, T2 themselves (a column of the products reads only that column of T):
+ * a column is summed into `col` (2·nv of room) and then stored, so the group's workspace needs no
+ * two more nv × nv matrices of lanes (it stays in the L2 cache). */
 #ifndef MB_LANE_BUILD
 typedef double v4 __attribute__((vector_size(32)));                 /* four entries along a row */
 typedef double v4u __attribute__((vector_size(32), aligned(8)));    /* …read where a row has them */
@@ -42,10 +45,11 @@ typedef double v2 __attribute__((vector_size(16)));
 typedef double v2u __attribute__((vector_size(16), aligned(8)));
 MB_CLONES_AVX2  /* AVX2 where the CPU has it */
 #else
-/* rows r0 … r0 + w − 1 (w ≤ 4) of column c of both products: sums in registers, stored once */
-static inline __attribute__((always_inline)) void column_block_lanes(const int *ks, int nk, long n, int c, long r0,
-                                                                     int w, const real *Minv, const real *T1,
-                                                                     const real *T2, real *o1, real *o2)
+/* rows r0 … r0 + w − 1 (w ≤ 4) of column c of both products: sums in registers, stored once in
+ * col1, col2 (the column, entries r0 …) */
+static inline __attribute__((always_inline)) void column_block_lanes(const int *ks, int nk, int c, long r0, int w,
+                                                                     const real *Minv, const real *T1,
+                                                                     const real *T2, real *col1, real *col2)
 {
     real s1[4] = {0}, s2[4] = {0};
     for (int t = 0; t < nk; t++) {
@@ -57,11 +61,11 @@ static inline __attribute__((always_inline)) void column_block_lanes(const int *
         }
     }
     for (int e = 0; e < w; e++)
-        o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
+        col1[r0 + e] = s1[e], col2[r0 + e] = s2[e];
 }
 #endif
 __attribute__((noinline)) static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
-                           const real *Minv, const real *T1, const real *T2, real *o1, real *o2)
+                           const real *Minv, const real *T1, const real *T2, real *o1, real *o2, real *col)
 {
     const long n = m->nv;
     for (int b = 0; b < m->nb; b++) {
@@ -77,12 +81,15 @@ __attribute__((noinline)) static void minus_products(const mb_model *m, const in
 #ifdef MB_LANE_BUILD
             long r0 = 0;
             for (; r0 + 4 <= n; r0 += 4)
-                column_block_lanes(ks, nk, n, c, r0, 4, Minv, T1, T2, o1, o2);
+                column_block_lanes(ks, nk, c, r0, 4, Minv, T1, T2, col, col + n);
             if (r0 + 2 <= n)
-                column_block_lanes(ks, nk, n, c, r0, 2, Minv, T1, T2, o1, o2), r0 += 2;
+                column_block_lanes(ks, nk, c, r0, 2, Minv, T1, T2, col, col + n), r0 += 2;
             if (r0 < n)
-                column_block_lanes(ks, nk, n, c, r0, 1, Minv, T1, T2, o1, o2);
+                column_block_lanes(ks, nk, c, r0, 1, Minv, T1, T2, col, col + n);
+            for (long r = 0; r < n; r++)
+                o1[n * r + c] = col[r], o2[n * r + c] = col[n + r];
 #else
+            (void)col;
             long r0 = 0;
             for (; r0 + 8 <= n; r0 += 8) {
                 v4 a_lo = {0}, a_hi = {0}, b_lo = {0}, b_hi = {0};
@@ -159,7 +166,8 @@ static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data 
     MB_NAME(mb_rnead_add_qdd)(m, w, qdd);
     MB_NAME(mb_rnead_backward)(m, w, fext, dtau_dq, dtau_dqd, NULL);
     mb_subtree_columns(m, cols, first, count, count + m->nb);
-    minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd);
+    minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd,
+                   qdd);  /* q̈ and rhs, used up: the room for a column */
     return MB_OK;
 }
 

@@ -199,7 +199,7 @@ static int scatter3(const mb_model *m, const lanes_frame *f, double *const *o1, 
     put(f->D1, nv2, o1);
     put(f->D2, nv2, o2);
     put(f->D3, nv2, o3);
-    return lanes_finite(f->D1, 3 * nv2);  /* D1, D2, D3 are one block */
+    return lanes_finite(f->D1, nv2) & lanes_finite(f->D2, nv2) & lanes_finite(f->D3, nv2);
 }
 
 static int rnea_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
@@ -218,9 +218,11 @@ static int aba_group(const mb_model *m, void *scratch, const double *const *q, c
                      const double *const *tau, double *const *dq, double *const *dqd, double *const *Minv,
                      int stream, int fresh, int *finite)
 {
+    (void)fresh;  /* the products read only the entries of ∂τ that the backward pass writes */
     lanes_frame f = forward(m, scratch, q, qd, tau, 0);
-    if (fresh)  /* ∂τ/∂q and ∂τ/∂q̇ (aba_derivatives.c's scratch): as in rnea_group */
-        memset((real *)scratch + mb_rnea_derivatives_scratch(m), 0, sizeof(real) * 2 * m->nv * m->nv);
+    /* ∂q̈/∂q and ∂q̈/∂q̇ in place of ∂τ/∂q and ∂τ/∂q̇ (aba_derivatives.c's scratch): D1 and D2
+     * stay untouched, out of the caches */
+    f.D1 = (real *)scratch + mb_rnea_derivatives_scratch(m), f.D2 = f.D1 + (long)m->nv * m->nv;
     const int st = mb_aba_derivatives_after_forward_lanes(m, &f.ws, scratch, &f.w, f.x, NULL, f.D1, f.D2, f.D3);
     if (st == MB_OK)
         *finite = scatter3(m, &f, dq, dqd, Minv, stream);
