@@ -30,9 +30,9 @@ long mb_aba_derivatives_scratch(const mb_model *m)
  * (rnea_derivatives.c), so column c of the products, Σ_k T[k][c] Minv[k][:], sums only those rows
  * of Minv (named by the tree, not by testing for zeros; `ks`: nv ints of room for their row offsets n·k).
  * Entries of a column are summed in registers over the whole list and stored once, so the sums
- * stay out of memory and each row of Minv read serves both products: in lanes four entries (each
- * a vector of states), for one state eight (two vectors of four along the row); the rows left
- * over go four, two, one at a time.  Not inlined: in its caller the sums would not all stay in
+ * stay out of memory and each row of Minv read serves both products: eight entries at a time (in
+ * lanes each a vector of states, 16 sums in registers; for one state two vectors of four along the
+ * row); the rows left over go four, two, one at a time.  Not inlined: in its caller the sums would not all stay in
  * registers.  Every entry is
  * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits.
  * In lanes o1, o2 may be T1, T2 themselves (a column of the products reads only that column of T):
@@ -45,13 +45,13 @@ typedef double v2 __attribute__((vector_size(16)));
 typedef double v2u __attribute__((vector_size(16), aligned(8)));
 MB_CLONES_AVX2  /* AVX2 where the CPU has it */
 #else
-/* rows r0 … r0 + w − 1 (w ≤ 4) of column c of both products: sums in registers, stored once in
+/* rows r0 … r0 + w − 1 (w ≤ 8) of column c of both products: sums in registers, stored once in
  * col1, col2 (the column, entries r0 …) */
 static inline __attribute__((always_inline)) void column_block_lanes(const int *ks, int nk, int c, long r0, int w,
                                                                      const real *Minv, const real *T1,
                                                                      const real *T2, real *col1, real *col2)
 {
-    real s1[4] = {0}, s2[4] = {0};
+    real s1[8] = {0}, s2[8] = {0};
     for (int t = 0; t < nk; t++) {
         const long k = ks[t];
         const real x1 = T1[k + c], x2 = T2[k + c], *row = Minv + k + r0;
@@ -80,8 +80,10 @@ __attribute__((noinline)) static void minus_products(const mb_model *m, const in
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
 #ifdef MB_LANE_BUILD
             long r0 = 0;
-            for (; r0 + 4 <= n; r0 += 4)
-                column_block_lanes(ks, nk, c, r0, 4, Minv, T1, T2, col, col + n);
+            for (; r0 + 8 <= n; r0 += 8)
+                column_block_lanes(ks, nk, c, r0, 8, Minv, T1, T2, col, col + n);
+            if (r0 + 4 <= n)
+                column_block_lanes(ks, nk, c, r0, 4, Minv, T1, T2, col, col + n), r0 += 4;
             if (r0 + 2 <= n)
                 column_block_lanes(ks, nk, c, r0, 2, Minv, T1, T2, col, col + n), r0 += 2;
             if (r0 < n)

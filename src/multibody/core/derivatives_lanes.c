@@ -52,11 +52,27 @@ static size_t scratch_bytes(const mb_model *m)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+/* 1 if every entry of every lane of x[0..n) is finite: x·0 is 0 for finite x, NaN for inf and NaN,
+ * and one NaN makes the sum NaN.  Checked here, where the group's results are still in the caches,
+ * rather than by a pass over the whole batch's outputs afterwards (Talos, 10 000 states: 346 MB read
+ * back from memory, a quarter of the batch's time). */
+static int lanes_finite(const real *x, long n)
+{
+    real s[4] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
+    long k = 0;
+    for (; k + 4 <= n; k += 4)
+        for (int e = 0; e < 4; e++)
+            s[e] += x[k + e] * 0.0;
+    for (; k < n; k++)
+        s[0] += x[k] * 0.0;
+    return mb_every((s[0] + s[1] + s[2] + s[3]) == 0.0);
+}
+
 /* scatter with non-temporal stores, for outputs far larger than the caches: written once and not
  * read back here, so the stores skip reading each line in first (half the memory traffic) and
- * leave the caches to the kernel.  SSE2 (every x86-64); 16-byte aligned pairs after one element
+ * leave the caches to the kernel.  Returns lanes_finite of src (with whole lines: summed on the way).  SSE2 (every x86-64); 16-byte aligned pairs after one element
  * where a lane's row starts between two. */
-static void scatter_streaming(const real *src, long n, double *const *dst)
+static int scatter_streaming(const real *src, long n, double *const *dst)
 {
 #if defined(__AVX2__) && MB_LANES == 4
     /* four rows of lanes at a time, turned into four rows of states by a 4 × 4 transpose in
@@ -81,7 +97,7 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
             for (int l = 0; l < 4; l++)
                 dst[l][k] = src[k][l];
         _mm_sfence();
-        return;
+        return lanes_finite(src, n);
     }
 #endif
 #if defined(__AVX512F__) && MB_LANES == 8
@@ -106,10 +122,12 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
             lo[l] = off[l] == 0 || blocks < 2 ? 0 : off[l];
             hi[l] = off[l] == 0 ? 8 * blocks : blocks >= 2 ? 8 * (blocks - 1) + off[l] : 0;
         }
-        real prev[8] = {0}, row[8];
+        real prev[8] = {0}, row[8], zero = MB_SPLAT(0.0);
         for (long b = 0; b < blocks; b++) {
             const long k = 8 * b;
             transpose8(src + k, row);
+            for (int l = 0; l < 8; l++)  /* lanes_finite's sum, on the numbers at hand */
+                zero += row[l] * 0.0;
             for (int l = 0; l < 8; l++)
                 if (off[l] == 0)
                     _mm512_stream_pd(dst[l] + k, (__m512d)row[l]);
@@ -125,7 +143,7 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
                 dst[l][k] = src[k][l];
         }
         _mm_sfence();
-        return;
+        return mb_every(zero == 0.0) && lanes_finite(src + 8 * blocks, n - 8 * blocks);
     }
 #endif
     for (int l = 0; l < MB_LANES; l++) {
@@ -139,9 +157,14 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
             d[k] = src[k][l];
     }
     _mm_sfence();  /* the streamed lines are visible before the batch returns */
+    return lanes_finite(src, n);
 }
 #else
-#define scatter_streaming scatter
+static int scatter_streaming(const real *src, long n, double *const *dst)
+{
+    scatter(src, n, dst);
+    return lanes_finite(src, n);
+}
 #endif
 
 typedef struct {
@@ -174,32 +197,22 @@ static lanes_frame forward(const mb_model *m, real *s, const double *const *q, c
     return f;
 }
 
-/* 1 if every entry of every lane of x[0..n) is finite: x·0 is 0 for finite x, NaN for inf and NaN,
- * and one NaN makes the sum NaN.  Checked here, where the group's results are still in the caches,
- * rather than by a pass over the whole batch's outputs afterwards (Talos, 10 000 states: 346 MB read
- * back from memory, a quarter of the batch's time). */
-static int lanes_finite(const real *x, long n)
-{
-    real s[4] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
-    long k = 0;
-    for (; k + 4 <= n; k += 4)
-        for (int e = 0; e < 4; e++)
-            s[e] += x[k + e] * 0.0;
-    for (; k < n; k++)
-        s[0] += x[k] * 0.0;
-    return mb_every((s[0] + s[1] + s[2] + s[3]) == 0.0);
-}
-
 /* Write the group's three matrices to the states' outputs; 1 if all are finite (written either way). */
 static int scatter3(const mb_model *m, const lanes_frame *f, double *const *o1, double *const *o2,
                     double *const *o3, int stream)
 {
     const long nv2 = (long)m->nv * m->nv;
-    void (*put)(const real *, long, double *const *) = stream ? scatter_streaming : scatter;
-    put(f->D1, nv2, o1);
-    put(f->D2, nv2, o2);
-    put(f->D3, nv2, o3);
-    return lanes_finite(f->D1, nv2) & lanes_finite(f->D2, nv2) & lanes_finite(f->D3, nv2);
+    const real *src[3] = {f->D1, f->D2, f->D3};
+    double *const *dst[3] = {o1, o2, o3};
+    int finite = 1;
+    for (int k = 0; k < 3; k++)
+        if (stream)
+            finite &= scatter_streaming(src[k], nv2, dst[k]);
+        else {
+            scatter(src[k], nv2, dst[k]);
+            finite &= lanes_finite(src[k], nv2);
+        }
+    return finite;
 }
 
 static int rnea_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
