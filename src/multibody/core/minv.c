@@ -285,10 +285,18 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * (par < 0 ? 0 : slot[par]);
         real *Pi = P + 6L * nv * slot[i];
+        /* a one-dof joint's U, J and D⁻¹ in registers for the sweep over the columns (the stores to
+         * M⁻¹ and P would make the compiler reload them) */
+        real U1[6], J1[6], Dinv1 = MB_SPLAT(0.0);
+        if (nj == 1) {
+            Dinv1 = Dinv[0];
+            for (int r = 0; r < 6; r++)
+                U1[r] = d->U[6 * vs + r], J1[r] = J[6 * vs + r];
+        }
         if (count[i] == nj) {  /* no dofs below: P_i has no reader */
             if (par >= 0 && nj == 1)
                 for (int c = vs; c < nv; c++)
-                    Minv[(long)nv * vs + c] -= Dinv[0] * mb_dot6(d->U + 6 * vs, Pp + 6 * c);
+                    Minv[(long)nv * vs + c] -= Dinv1 * mb_dot6(U1, Pp + 6 * c);
             else if (par >= 0)
                 for (int c = vs; c < nv; c++) {
                     real Ux[6];
@@ -306,11 +314,11 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         for (int c = vs; c < nv; c++) {
             real *pc = Pi + 6 * c;
             if (par >= 0 && nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
-                const real *x = Pp + 6 * c, *Ji = J + 6 * vs;
-                const real y = Minv[(long)nv * vs + c] - Dinv[0] * mb_dot6(d->U + 6 * vs, x);
+                const real *x = Pp + 6 * c;
+                const real y = Minv[(long)nv * vs + c] - Dinv1 * mb_dot6(U1, x);
                 Minv[(long)nv * vs + c] = y;
                 for (int r = 0; r < 6; r++)
-                    pc[r] = x[r] + Ji[r] * y;
+                    pc[r] = x[r] + J1[r] * y;
                 continue;
             } else if (par >= 0) {
                 const real *x = Pp + 6 * c;
