@@ -138,6 +138,27 @@ def test_minv_is_the_inverse_of_crba(name):
         assert rel(Minv, mb.aba_derivatives(model, q, np.zeros(model.nv), np.zeros(model.nv))[2]) == 0.0
 
 
+@pytest.mark.parametrize("order", ["depth_first", "breadth_first"])
+def test_minv_for_bodies_in_any_order(order):
+    """minv.c keeps one body acceleration per depth when the bodies are numbered depth-first and one
+    per body otherwise: both give the inverse of CRBA's M, the one in lanes bit for bit the single."""
+    b = mb.ModelBuilder(order)
+    links = {"depth_first": [("a", None), ("b", "a"), ("d", "b"), ("f", "d"), ("c", "a"), ("e", "c")],
+             "breadth_first": [("a", None), ("b", "a"), ("c", "a"), ("d", "b"), ("e", "c"), ("f", "d")]}[order]
+    for k, (name, parent) in enumerate(links):
+        b.add_body(name, parent, ["Rz", "Rx", "Ry"][k % 3], mass=1.0 + k, com=[0.1, 0.2 * k, 0.3],
+                   inertia=[0.1, 0.2, 0.3], joint_translation=[0.0, 0.5, 0.1 * k])
+    model = b.build()
+    rng = np.random.default_rng(3)
+    Q, QD, TAU = (rng.normal(size=(16, model.nv)) for _ in range(3))
+    outs = mb.aba_derivatives(model, Q, QD, TAU)
+    for k in (0, 7, 15):
+        Minv = mb.minv(model, Q[k])
+        assert rel(Minv @ mb.crba(model, Q[k]), np.eye(model.nv)) < 1e-12
+        for a, s in zip(outs, mb.aba_derivatives(model, Q[k], QD[k], TAU[k])):
+            assert np.array_equal(a[k], s)
+
+
 def test_f_ext_is_fixed_in_the_base_and_matters():
     """f_ext stays put in base coordinates while q moves (as in mb.rnea): a wrench on a floating body
     changes ∂τ/∂q — by the turn of the joint axes under it — but not ∂τ/∂q̇ or M."""
@@ -315,14 +336,15 @@ def test_lanes_batches_in_turn_on_threads_keep_their_zeros():
 
 
 @pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
-@pytest.mark.parametrize("nv", [2, 5, 6])
+@pytest.mark.parametrize("nv", [2, 5, 6, 11])
 @pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
 def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv, lanes):
     """Outputs of 32 MB or more are written with non-temporal stores (derivatives_lanes.c): nv = 6
     keeps every state's matrices on 16-byte boundaries (transposed in registers, four states at a
     time), nv = 5 puts every other state's off them (element pairs, one state at a time); with 8
     lanes each state's rows start at another offset in a cache line (whole lines transposed, the
-    rest one by one; nv = 2: no whole line).  Every state equals the batch run one state at a time."""
+    rest one by one; nv = 2: no whole line; nv = 11: ∂ABA writes rows in blocks of 8, 2 and 1 as it
+    finishes them).  Every state equals the batch run one state at a time."""
     from multibody.core import _core
     model = mb.models.planar(nv)
     n = (33 << 20) // (3 * 8 * nv * nv) + 3
@@ -344,6 +366,13 @@ def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv, lanes):
         for a, b in zip(outs, getattr(mb, fn)(model, Q[k], QD[k], X[k])):
             assert np.array_equal(a[k], b), k
     del outs
+    QD[n // 2 + 1] = 1e200  # the streamed groups check their numbers on the way out
+    try:
+        _core.use_lanes(lanes)
+        with pytest.raises(mb.core.ResultOverflowError, match=f"at state {n // 2 + 1};"):
+            getattr(mb, fn)(model, Q, QD, X)
+    finally:
+        _core.use_lanes(before)
     mb.core.release_output_memory()
 
 
@@ -360,6 +389,31 @@ def test_a_bad_state_in_a_lane_group_is_reported_as_a_single_call_would(fn):
     Q[2, :] = 0.0  # a zero quaternion too: the first bad state (2) decides, as it does for rnea
     with pytest.raises(ValueError, match="quaternion"):
         getattr(mb, fn)(model, Q, QD, X)
+
+
+@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline", "none"])
+@pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
+def test_an_overflowing_state_in_a_batch_is_named(fn, lanes):
+    """Finite but huge q̇ overflows to inf/NaN in one state of a lane group (and in the tail after the
+    last whole group): the groups check their own results, and the batch names the first such state
+    as the single call's check of the whole output would."""
+    from multibody.core import ResultOverflowError, _core
+    model = model_named("tree12")
+    rng = np.random.default_rng(19)
+    rows = [random_state(model, rng) for _ in range(19)]
+    Q, QD, X = (np.array([r[k] for r in rows]) for k in range(3))
+    try:
+        before = _core.use_lanes(lanes)
+    except ValueError:
+        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
+    try:
+        getattr(mb, fn)(model, Q, QD, X)  # all finite: no error
+        for bad in (18, 11, 3):  # the tail, a group's middle, then the first of two
+            QD[bad] = 1e200
+            with pytest.raises(ResultOverflowError, match=f"^{fn}: the result overflowed .* at state {bad};"):
+                getattr(mb, fn)(model, Q, QD, X)
+    finally:
+        _core.use_lanes(before)
 
 
 def test_a_singular_state_in_a_lane_group_falls_back_to_single_states():

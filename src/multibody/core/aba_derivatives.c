@@ -30,11 +30,14 @@ long mb_aba_derivatives_scratch(const mb_model *m)
  * (rnea_derivatives.c), so column c of the products, Σ_k T[k][c] Minv[k][:], sums only those rows
  * of Minv (named by the tree, not by testing for zeros; `ks`: nv ints of room for their row offsets n·k).
  * Entries of a column are summed in registers over the whole list and stored once, so the sums
- * stay out of memory and each row of Minv read serves both products: in lanes four entries (each
- * a vector of states), for one state eight (two vectors of four along the row); the rows left
- * over go four, two, one at a time.  Not inlined: in its caller the sums would not all stay in
+ * stay out of memory and each row of Minv read serves both products: eight entries at a time (in
+ * lanes each a vector of states, 16 sums in registers; for one state two vectors of four along the
+ * row); the rows left over go four, two, one at a time.  Not inlined: in its caller the sums would not all stay in
  * registers.  Every entry is
- * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits. */
+ * the same chain 0 − x·m − x·m … in the order of the list in both builds: the same bits.
+ * In lanes o1, o2 may be T1, T2 themselves (a column of the products reads only that column of T):
+ * a column is summed into `col` (2·nv of room) and then stored, so the group's workspace needs no
+ * two more nv × nv matrices of lanes (it stays in the L2 cache). */
 #ifndef MB_LANE_BUILD
 typedef double v4 __attribute__((vector_size(32)));                 /* four entries along a row */
 typedef double v4u __attribute__((vector_size(32), aligned(8)));    /* …read where a row has them */
@@ -42,12 +45,13 @@ typedef double v2 __attribute__((vector_size(16)));
 typedef double v2u __attribute__((vector_size(16), aligned(8)));
 MB_CLONES_AVX2  /* AVX2 where the CPU has it */
 #else
-/* rows r0 … r0 + w − 1 (w ≤ 4) of column c of both products: sums in registers, stored once */
-static inline __attribute__((always_inline)) void column_block_lanes(const int *ks, int nk, long n, int c, long r0,
-                                                                     int w, const real *Minv, const real *T1,
-                                                                     const real *T2, real *o1, real *o2)
+/* rows r0 … r0 + w − 1 (w ≤ 8) of column c of both products: sums in registers, stored once in
+ * col1, col2 (the column, entries r0 …) */
+static inline __attribute__((always_inline)) void column_block_lanes(const int *ks, int nk, int c, long r0, int w,
+                                                                     const real *Minv, const real *T1,
+                                                                     const real *T2, real *col1, real *col2)
 {
-    real s1[4] = {0}, s2[4] = {0};
+    real s1[8] = {0}, s2[8] = {0};
     for (int t = 0; t < nk; t++) {
         const long k = ks[t];
         const real x1 = T1[k + c], x2 = T2[k + c], *row = Minv + k + r0;
@@ -57,11 +61,11 @@ static inline __attribute__((always_inline)) void column_block_lanes(const int *
         }
     }
     for (int e = 0; e < w; e++)
-        o1[n * (r0 + e) + c] = s1[e], o2[n * (r0 + e) + c] = s2[e];
+        col1[r0 + e] = s1[e], col2[r0 + e] = s2[e];
 }
 #endif
 __attribute__((noinline)) static void minus_products(const mb_model *m, const int *cols, const int *first, const int *count, int *ks,
-                           const real *Minv, const real *T1, const real *T2, real *o1, real *o2)
+                           const real *Minv, const real *T1, const real *T2, real *o1, real *o2, real *col)
 {
     const long n = m->nv;
     for (int b = 0; b < m->nb; b++) {
@@ -76,13 +80,18 @@ __attribute__((noinline)) static void minus_products(const mb_model *m, const in
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
 #ifdef MB_LANE_BUILD
             long r0 = 0;
-            for (; r0 + 4 <= n; r0 += 4)
-                column_block_lanes(ks, nk, n, c, r0, 4, Minv, T1, T2, o1, o2);
+            for (; r0 + 8 <= n; r0 += 8)
+                column_block_lanes(ks, nk, c, r0, 8, Minv, T1, T2, col, col + n);
+            if (r0 + 4 <= n)
+                column_block_lanes(ks, nk, c, r0, 4, Minv, T1, T2, col, col + n), r0 += 4;
             if (r0 + 2 <= n)
-                column_block_lanes(ks, nk, n, c, r0, 2, Minv, T1, T2, o1, o2), r0 += 2;
+                column_block_lanes(ks, nk, c, r0, 2, Minv, T1, T2, col, col + n), r0 += 2;
             if (r0 < n)
-                column_block_lanes(ks, nk, n, c, r0, 1, Minv, T1, T2, o1, o2);
+                column_block_lanes(ks, nk, c, r0, 1, Minv, T1, T2, col, col + n);
+            for (long r = 0; r < n; r++)
+                o1[n * r + c] = col[r], o2[n * r + c] = col[n + r];
 #else
+            (void)col;
             long r0 = 0;
             for (; r0 + 8 <= n; r0 += 8) {
                 v4 a_lo = {0}, a_hi = {0}, b_lo = {0}, b_hi = {0};
@@ -159,7 +168,8 @@ static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data 
     MB_NAME(mb_rnead_add_qdd)(m, w, qdd);
     MB_NAME(mb_rnead_backward)(m, w, fext, dtau_dq, dtau_dqd, NULL);
     mb_subtree_columns(m, cols, first, count, count + m->nb);
-    minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd);
+    minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd,
+                   qdd);  /* q̈ and rhs, used up: the room for a column */
     return MB_OK;
 }
 

@@ -52,11 +52,27 @@ static size_t scratch_bytes(const mb_model *m)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+/* 1 if every entry of every lane of x[0..n) is finite: x·0 is 0 for finite x, NaN for inf and NaN,
+ * and one NaN makes the sum NaN.  Checked here, where the group's results are still in the caches,
+ * rather than by a pass over the whole batch's outputs afterwards (Talos, 10 000 states: 346 MB read
+ * back from memory, a quarter of the batch's time). */
+static int lanes_finite(const real *x, long n)
+{
+    real s[4] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
+    long k = 0;
+    for (; k + 4 <= n; k += 4)
+        for (int e = 0; e < 4; e++)
+            s[e] += x[k + e] * 0.0;
+    for (; k < n; k++)
+        s[0] += x[k] * 0.0;
+    return mb_every((s[0] + s[1] + s[2] + s[3]) == 0.0);
+}
+
 /* scatter with non-temporal stores, for outputs far larger than the caches: written once and not
  * read back here, so the stores skip reading each line in first (half the memory traffic) and
- * leave the caches to the kernel.  SSE2 (every x86-64); 16-byte aligned pairs after one element
+ * leave the caches to the kernel.  Returns lanes_finite of src (with whole lines: summed on the way).  SSE2 (every x86-64); 16-byte aligned pairs after one element
  * where a lane's row starts between two. */
-static void scatter_streaming(const real *src, long n, double *const *dst)
+static int scatter_streaming(const real *src, long n, double *const *dst)
 {
 #if defined(__AVX2__) && MB_LANES == 4
     /* four rows of lanes at a time, turned into four rows of states by a 4 × 4 transpose in
@@ -81,41 +97,53 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
             for (int l = 0; l < 4; l++)
                 dst[l][k] = src[k][l];
         _mm_sfence();
-        return;
+        return lanes_finite(src, n);
     }
 #endif
 #if defined(__AVX512F__) && MB_LANES == 8
     /* Whole cache lines, one 64-byte non-temporal store each: a partly written line in the
      * write-combining buffers costs a read of it from memory, and eight rows at a time written in
-     * 16-byte pieces leave many such lines (3× slower, measured).  Lane l's row reaches a line
-     * boundary after off[l] entries; the lanes with the same offset share a transpose of the eight
-     * entries from there (lanes.h), the entries before and after go one by one. */
-    int off[8];
-    unsigned offsets = 0;  /* the set of offsets */
-    for (int l = 0; l < 8; l++) {
-        off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
-        offsets |= 1u << off[l];
-    }
+     * 16-byte pieces leave many such lines (3× slower, measured).  Each block of eight entries is
+     * transposed once (lanes.h); lane l's row reaches a line boundary after off[l] entries, so its
+     * lines are the end of one block's row and the start of the next's (one two-source shuffle),
+     * or the row itself where off[l] = 0.  The entries before the first line and after the last go
+     * one by one. */
+    typedef long long pick __attribute__((vector_size(64)));
     if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3] | (uintptr_t)dst[4] |
            (uintptr_t)dst[5] | (uintptr_t)dst[6] | (uintptr_t)dst[7]) & 7)) {
-        for (long k = 0; k + 8 <= n; k += 8)
-            for (int o = 0; o < 8; o++)
-                if ((offsets >> o & 1) && k + o + 8 <= n) {
-                    real row[8];
-                    transpose8(src + k + o, row);
-                    for (int l = 0; l < 8; l++)
-                        if (off[l] == o)
-                            _mm512_stream_pd(dst[l] + k + o, (__m512d)row[l]);
-                }
+        int off[8];
+        pick join[8];  /* entries off … 7 of the earlier block's row, then 0 … off − 1 of the next's */
+        long lo[8], hi[8];  /* the entries [lo, hi) of each lane go in whole lines */
+        const long blocks = n / 8;
+        for (int l = 0; l < 8; l++) {
+            off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
+            for (int e = 0; e < 8; e++)
+                join[l][e] = off[l] + e;
+            lo[l] = off[l] == 0 || blocks < 2 ? 0 : off[l];
+            hi[l] = off[l] == 0 ? 8 * blocks : blocks >= 2 ? 8 * (blocks - 1) + off[l] : 0;
+        }
+        real prev[8] = {0}, row[8], zero = MB_SPLAT(0.0);
+        for (long b = 0; b < blocks; b++) {
+            const long k = 8 * b;
+            transpose8(src + k, row);
+            for (int l = 0; l < 8; l++)  /* lanes_finite's sum, on the numbers at hand */
+                zero += row[l] * 0.0;
+            for (int l = 0; l < 8; l++)
+                if (off[l] == 0)
+                    _mm512_stream_pd(dst[l] + k, (__m512d)row[l]);
+                else if (b > 0)
+                    _mm512_stream_pd(dst[l] + k - 8 + off[l], (__m512d)__builtin_shuffle(prev[l], row[l], join[l]));
+            for (int l = 0; l < 8; l++)
+                prev[l] = row[l];
+        }
         for (int l = 0; l < 8; l++) {  /* the head before the first line, the tail after the last */
-            const long end = off[l] + (n - off[l]) / 8 * 8;
-            for (long k = 0; k < off[l] && k < n; k++)
+            for (long k = 0; k < lo[l]; k++)
                 dst[l][k] = src[k][l];
-            for (long k = end > off[l] ? end : off[l]; k < n; k++)
+            for (long k = hi[l]; k < n; k++)
                 dst[l][k] = src[k][l];
         }
         _mm_sfence();
-        return;
+        return mb_every(zero == 0.0) && lanes_finite(src + 8 * blocks, n - 8 * blocks);
     }
 #endif
     for (int l = 0; l < MB_LANES; l++) {
@@ -129,9 +157,14 @@ static void scatter_streaming(const real *src, long n, double *const *dst)
             d[k] = src[k][l];
     }
     _mm_sfence();  /* the streamed lines are visible before the batch returns */
+    return lanes_finite(src, n);
 }
 #else
-#define scatter_streaming scatter
+static int scatter_streaming(const real *src, long n, double *const *dst)
+{
+    scatter(src, n, dst);
+    return lanes_finite(src, n);
+}
 #endif
 
 typedef struct {
@@ -164,38 +197,48 @@ static lanes_frame forward(const mb_model *m, real *s, const double *const *q, c
     return f;
 }
 
-static void scatter3(const mb_model *m, const lanes_frame *f, double *const *o1, double *const *o2,
-                     double *const *o3, int stream)
+/* Write the group's three matrices to the states' outputs; 1 if all are finite (written either way). */
+static int scatter3(const mb_model *m, const lanes_frame *f, double *const *o1, double *const *o2,
+                    double *const *o3, int stream)
 {
     const long nv2 = (long)m->nv * m->nv;
-    void (*put)(const real *, long, double *const *) = stream ? scatter_streaming : scatter;
-    put(f->D1, nv2, o1);
-    put(f->D2, nv2, o2);
-    put(f->D3, nv2, o3);
+    const real *src[3] = {f->D1, f->D2, f->D3};
+    double *const *dst[3] = {o1, o2, o3};
+    int finite = 1;
+    for (int k = 0; k < 3; k++)
+        if (stream)
+            finite &= scatter_streaming(src[k], nv2, dst[k]);
+        else {
+            scatter(src[k], nv2, dst[k]);
+            finite &= lanes_finite(src[k], nv2);
+        }
+    return finite;
 }
 
 static int rnea_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
                       const double *const *qdd, double *const *dq, double *const *dqd, double *const *M,
-                      int stream, int fresh)
+                      int stream, int fresh, int *finite)
 {
     const lanes_frame f = forward(m, scratch, q, qd, qdd, 1);
     if (fresh)  /* the backward pass writes the same entries for every state: the rest stays 0 */
         memset(f.D1, 0, sizeof(real) * 3 * m->nv * m->nv);
     mb_rnead_backward_lanes(m, &f.w, NULL, f.D1, f.D2, f.D3);
-    scatter3(m, &f, dq, dqd, M, stream);
+    *finite = scatter3(m, &f, dq, dqd, M, stream);
     return MB_OK;
 }
 
 static int aba_group(const mb_model *m, void *scratch, const double *const *q, const double *const *qd,
                      const double *const *tau, double *const *dq, double *const *dqd, double *const *Minv,
-                     int stream, int fresh)
+                     int stream, int fresh, int *finite)
 {
+    (void)fresh;  /* the products read only the entries of ∂τ that the backward pass writes */
     lanes_frame f = forward(m, scratch, q, qd, tau, 0);
-    if (fresh)  /* ∂τ/∂q and ∂τ/∂q̇ (aba_derivatives.c's scratch): as in rnea_group */
-        memset((real *)scratch + mb_rnea_derivatives_scratch(m), 0, sizeof(real) * 2 * m->nv * m->nv);
+    /* ∂q̈/∂q and ∂q̈/∂q̇ in place of ∂τ/∂q and ∂τ/∂q̇ (aba_derivatives.c's scratch): D1 and D2
+     * stay untouched, out of the caches */
+    f.D1 = (real *)scratch + mb_rnea_derivatives_scratch(m), f.D2 = f.D1 + (long)m->nv * m->nv;
     const int st = mb_aba_derivatives_after_forward_lanes(m, &f.ws, scratch, &f.w, f.x, NULL, f.D1, f.D2, f.D3);
     if (st == MB_OK)
-        scatter3(m, &f, dq, dqd, Minv, stream);
+        *finite = scatter3(m, &f, dq, dqd, Minv, stream);
     return st;
 }
 

@@ -14,10 +14,10 @@
  * scratch_bytes(m) bytes aligned to 64; `stream`: write the results with non-temporal stores (for
  * outputs much larger than the caches); `fresh`: scratch not yet used by a group of this model's
  * batch (its matrices are zeroed first; the groups after it write the same entries, the others
- * stay 0). */
+ * stay 0); `finite`: set to 0 when some result is inf or NaN (written all the same), else 1. */
 typedef int (*mb_derivatives_group)(const mb_model *m, void *scratch, const double *const *q,
                                     const double *const *qd, const double *const *x, double *const *o1,
-                                    double *const *o2, double *const *o3, int stream, int fresh);
+                                    double *const *o2, double *const *o3, int stream, int fresh, int *finite);
 typedef struct mb_derivatives_lanes_impl {
     int width;
     size_t (*scratch_bytes)(const mb_model *m);

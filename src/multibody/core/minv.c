@@ -195,9 +195,21 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                                            const real *Y, real *Minv)
 {
     const int nb = m->nb, nv = m->nv;
-    real *F = scratch, *P = F + 6L * nv;  /* P: per body, column c at 6c */
-    int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb;
-    mb_subtree_columns(m, cols, first, count, count + nb);
+    real *F = scratch, *P = F + 6L * nv;  /* P: per slot (below), column c at 6c */
+    int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb, *slot = count + nb;
+    mb_subtree_columns(m, cols, first, count, slot);
+    /* P_i is read by i's children only.  With the bodies in depth-first order (URDF and MJCF trees),
+     * every body between i and a descendant of i is below i: one P per depth serves, which keeps the
+     * forward pass's P in the caches (Talos: 11 depths, not 33 bodies); any other order, one per body. */
+    int preorder = 1;
+    for (int i = 1; i < nb && preorder; i++) {
+        int a = i - 1;  /* i's parent must be i − 1 or one of its ancestors */
+        while (a >= 0 && a != m->parent[i])
+            a = m->parent[a];
+        preorder = m->parent[i] < 0 || a == m->parent[i];
+    }
+    for (int i = 0; i < nb; i++)
+        slot[i] = !preorder ? i : m->parent[i] < 0 ? 0 : slot[m->parent[i]] + 1;
     memset(Minv, 0, sizeof(real) * nv * nv);
     memset(F, 0, sizeof(real) * 6 * nv);
     for (int i = 0; i < nb; i++)
@@ -271,12 +283,20 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
 
     for (int i = 0; i < nb; i++) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * par;
-        real *Pi = P + 6L * nv * i;
+        const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * (par < 0 ? 0 : slot[par]);
+        real *Pi = P + 6L * nv * slot[i];
+        /* a one-dof joint's U, J and D⁻¹ in registers for the sweep over the columns (the stores to
+         * M⁻¹ and P would make the compiler reload them) */
+        real U1[6], J1[6], Dinv1 = MB_SPLAT(0.0);
+        if (nj == 1) {
+            Dinv1 = Dinv[0];
+            for (int r = 0; r < 6; r++)
+                U1[r] = d->U[6 * vs + r], J1[r] = J[6 * vs + r];
+        }
         if (count[i] == nj) {  /* no dofs below: P_i has no reader */
             if (par >= 0 && nj == 1)
                 for (int c = vs; c < nv; c++)
-                    Minv[(long)nv * vs + c] -= Dinv[0] * mb_dot6(d->U + 6 * vs, Pp + 6 * c);
+                    Minv[(long)nv * vs + c] -= Dinv1 * mb_dot6(U1, Pp + 6 * c);
             else if (par >= 0)
                 for (int c = vs; c < nv; c++) {
                     real Ux[6];
@@ -294,11 +314,11 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         for (int c = vs; c < nv; c++) {
             real *pc = Pi + 6 * c;
             if (par >= 0 && nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
-                const real *x = Pp + 6 * c, *Ji = J + 6 * vs;
-                const real y = Minv[(long)nv * vs + c] - Dinv[0] * mb_dot6(d->U + 6 * vs, x);
+                const real *x = Pp + 6 * c;
+                const real y = Minv[(long)nv * vs + c] - Dinv1 * mb_dot6(U1, x);
                 Minv[(long)nv * vs + c] = y;
                 for (int r = 0; r < 6; r++)
-                    pc[r] = x[r] + Ji[r] * y;
+                    pc[r] = x[r] + J1[r] * y;
                 continue;
             } else if (par >= 0) {
                 const real *x = Pp + 6 * c;

@@ -168,7 +168,15 @@ typedef struct {
     int which;  /* D_RNEA or D_ABA */
     int stream; /* outputs far larger than the caches: non-temporal stores */
     unsigned long id;  /* this batch, for the zero entries its lanes leave in a thread's scratch */
+    atomic_int *overflowed;  /* set by a group with an inf or NaN result: the batch's outputs get checked */
 } group_job;
+
+/* Are the three results of state n finite? */
+static int state_finite(const mb_model *m, const job *j, Py_ssize_t n)
+{
+    const Py_ssize_t nv2 = (Py_ssize_t)m->nv * m->nv;
+    return mb_gate_finite(OUT(j, 0, n), nv2) && mb_gate_finite(OUT(j, 1, n), nv2) && mb_gate_finite(OUT(j, 2, n), nv2);
+}
 
 /* "State" g of a batch in groups: states g·W … g·W+W−1 in lanes when all W exist, pass the checks
  * of a single call and the lanes succeed; otherwise one by one, which reports a failure (or finds
@@ -195,14 +203,20 @@ static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ss
         for (int l = 0; l < W; l++)
             q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), x[l] = IN(j, 2, n0 + l),
             o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
+        int finite = 1;
         if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3, G->stream,
-                                                                  fresh) == MB_OK)
+                                                                  fresh, &finite) == MB_OK) {
+            if (!finite)
+                atomic_store(G->overflowed, 1);
             return MB_OK;
+        }
     }
     for (Py_ssize_t n = n0; n < n1; n++) {
         const int st = derivatives_state(m, d, j, n, G->which);
         if (st != MB_OK)
             return st;
+        if (!state_finite(m, j, n))
+            atomic_store(G->overflowed, 1);
     }
     return MB_OK;
 }
@@ -222,7 +236,8 @@ static PyObject *run_in_lanes(CModel *cm, group_job *G, PyArrayObject **out)
         Py_BEGIN_ALLOW_THREADS
         st = run_batch(&cm->m, derivatives_group, &G->j, (G->N + W - 1) / W);
         Py_END_ALLOW_THREADS
-        if (st == MB_OK && !outputs_finite(&G->j, 1, G->N))
+        /* the groups checked their own results (in the caches): the whole batch only if one failed */
+        if (st == MB_OK && atomic_load(G->overflowed) && !outputs_finite(&G->j, 1, G->N))
             st = STATUS_PY_ERROR;
     }
     PyObject *results = st == MB_OK ? PyTuple_New(3) : NULL;
@@ -268,9 +283,10 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
     if (which != D_MINV && batch && !j.use_fext && derivatives_lanes() && m->nv > 0) {
         enum { STREAM_MIN_BYTES = 32 << 20 };  /* well beyond a core's share of the last-level cache */
         static atomic_ulong batches;
+        atomic_int overflowed = 0;
         group_job G = {j, N, derivatives_lanes(), which,
                        3.0 * sizeof(double) * (double)N * m->nv * m->nv >= STREAM_MIN_BYTES,
-                       atomic_fetch_add(&batches, 1) + 1};
+                       atomic_fetch_add(&batches, 1) + 1, &overflowed};
         return run_in_lanes(cm, &G, out);
     }
     PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state
