@@ -550,6 +550,9 @@ def test_panda_lanes_with_sampled_pd_soft_stops_and_a_diverging_run(restore_lane
     pd = mb.PD(kp=20.0, kd=2.0, q_ref=q0, gravity_compensation=True, period=0.002)
     for kw in (dict(controller=pd, limits="soft", record_every=3),
                dict(controller=mb.PD(kp=80.0, kd=8.0, q_ref=q0), limits="off", integrator="semi_implicit"),
+               # RK4 steps wholly in lanes (rollout_lanes.h): continuous PD + g(q), and no controller
+               dict(controller=mb.PD(kp=20.0, kd=2.0, q_ref=q0, gravity_compensation=True), limits="off"),
+               dict(limits="off", record_every=2),
                dict(f_ext=np.full((m.nb, 6), 0.1), limits="off")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mb.SimulationWarning)
@@ -581,16 +584,19 @@ def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(rest
     one by one, and the error names the run, the body and the time that one run at a time names."""
     m, q0, Q0, QD0 = panda_starts(6)
     N = len(Q0)
-    pd = mb.PD(kp=80.0, kd=8.0, q_ref=q0, gravity_compensation=True, period=0.004)
-    messages = {}
-    for kind in ["none", *LANE_KINDS]:
-        _core.use_lanes(kind)
-        with pytest.raises(ValueError, match="singular") as err, warnings.catch_warnings():
-            warnings.simplefilter("ignore", mb.SimulationWarning)
-            mb.simulate_batch(m, Q0, QD0, 0.1234, controller=pd, limits="soft")
-        messages[kind] = str(err.value)
-    assert "(run 1)" in messages["none"]
-    assert all(msg == messages["none"] for msg in messages.values())
+    # sampled: stage by stage; continuous with a stiff gain (runs 0… singular at once): the RK4 step in
+    # lanes (rollout_lanes.h) fails and the group's step is redone stage by stage
+    for pd, limits, run in ((mb.PD(kp=80.0, kd=8.0, q_ref=q0, gravity_compensation=True, period=0.004), "soft", 1),
+                            (mb.PD(kp=1e6, kd=8.0, q_ref=q0, gravity_compensation=True), "off", 0)):
+        messages = {}
+        for kind in ["none", *LANE_KINDS]:
+            _core.use_lanes(kind)
+            with pytest.raises(ValueError, match="singular") as err, warnings.catch_warnings():
+                warnings.simplefilter("ignore", mb.SimulationWarning)
+                mb.simulate_batch(m, Q0, QD0, 0.1234, controller=pd, limits=limits)
+            messages[kind] = str(err.value)
+        assert f"(run {run})" in messages["none"]
+        assert all(msg == messages["none"] for msg in messages.values())
 
 
 # ---- compliant ground contact in the compiled loop -------------------------------------------------
