@@ -578,6 +578,31 @@ def test_free_floating_batch_in_lanes_equals_run_by_run(integrator, restore_lane
         assert_identical(out[kind], out["none"])
 
 
+def test_planar_batch_rk4_steps_in_lanes_equal_single_runs(restore_lanes):
+    """Planar trees (the double pendulum: FDab in planar vectors, planar.c) take their batches' RK4
+    steps in lanes too: no controller, a continuous PD + g(q) with damping, and a run that diverges
+    (its lane dies, the others go on) give every run's single mb.simulate bits, whatever the lanes."""
+    m = mb.models.double_pendulum()
+    md = dataclasses.replace(m, damping=np.array([0.05, 0.02]))
+    rng = np.random.default_rng(21)
+    N = 11                                                  # not a multiple of any lanes' width
+    Q0, QD0 = rng.uniform(-2, 2, size=(N, 2)), rng.uniform(-1, 1, size=(N, 2))
+    QD0[4] = 1e200                                          # non-finite in its first step
+    pd = mb.PD(kp=30.0, kd=3.0, q_ref=[0.3, -0.2], gravity_compensation=True)
+    for model, kw in ((m, dict(record_every=3)), (md, dict(controller=pd))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mb.SimulationWarning)
+            out = batches_by_lanes(model, Q0, QD0, 0.2003, **kw)
+            ones = [mb.simulate(model, Q0[i], QD0[i], 0.2003, **kw) for i in range(N)]
+        for kind in LANE_KINDS:
+            assert_identical(out[kind], out["none"])
+        batch = out[LANE_KINDS[-1]]
+        assert batch.status[4] == "diverged" and batch.status.count("finished") == N - 1
+        for i in range(N):
+            for k in ("t", "q", "qd", "qdd", "tau"):
+                np.testing.assert_array_equal(getattr(batch[i], k), getattr(ones[i], k), err_msg=f"run {i}: {k}")
+
+
 def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(restore_lanes):
     """A sampled PD too slow for its gains drives runs 1–5 to states where ABA finds a singular
     articulated inertia: inside a group the lanes' call fails, the group's runs are then computed

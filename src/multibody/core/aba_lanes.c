@@ -29,6 +29,7 @@
 
 #include "model.c"
 #include "aba.c"
+#include "planar.c"
 #include "crba.c"
 #include "rnea.c"
 #include "rollout_lanes.h"

@@ -547,7 +547,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.nz = nz, rj.np3 = r.contact ? 3 * contact.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
     rj.held_out = held_out, rj.n_sample_out = n_sample_out;
     const int lanes_run = N > 1 && !r.fext && !r.gc_lift && !r.contact && !r.contact_call && !r.forces && !r.dynamics &&
-                          mb_lanes_supported(m);  /* else one run at a time */
+                          (mb_lanes_supported(m) || m->planar);  /* else one run at a time (planar trees: their
+                                                                  * RK4 steps in lanes, rollout.c) */
     rj.lanes = lanes_run ? lanes_active : NULL;
     rj.width = rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;

@@ -118,6 +118,8 @@ typedef struct {
                                         * one aba_group call, or 0 */
     mb_group_step lanes_step;          /* RK4 steps wholly in lanes (rk4_group) where the run allows, */
     int use_lanes_step;                /* else stage by stage */
+    int stage_lanes;                   /* the stages' aba_group and gravity_group take the model (not planar trees:
+                                        * only rk4_group has their FDab in lanes) */
 } group;
 
 static double *part(double *a, int l, int len)
@@ -397,7 +399,7 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
     g->posed = 0;
-    const int busy_runs = g->dl ? count_busy(g) : 0;
+    const int busy_runs = g->dl && g->stage_lanes ? count_busy(g) : 0;
     if (busy_runs > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd)) {
         if (busy_runs <= g->lanes->width)  /* one call: its poses stay in the workspace */
             g->posed = busy_mask(g);
@@ -450,7 +452,8 @@ static int stop_releases(const group *g)
 static void gravity_torques(group *g, const double *const *q, double *const *gq)
 {
     const int posed = g->posed && g->posed == busy_mask(g);
-    if (g->dl && count_busy(g) > 1 && through_lanes(g, g->m, g->lanes->gravity_group, q, posed ? NULL : q, q, gq))
+    if (g->dl && g->stage_lanes && count_busy(g) > 1 &&
+        through_lanes(g, g->m, g->lanes->gravity_group, q, posed ? NULL : q, q, gq))
         return;
     for (int l = 0; l < g->L; l++)
         if (busy(g, l))
@@ -795,8 +798,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
         return MB_NO_MEMORY;
     if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
-        mb_lanes_supported(m)) {
-        g.lanes = lanes;
+        (mb_lanes_supported(m) || m->planar)) {
+        g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
             free(g.w.block), free(g.w.contact_flags);
             return MB_NO_MEMORY;

@@ -96,13 +96,15 @@ static int stage_lanes(const mb_model *m, mb_data_lanes *d, const mb_group_step 
         }
         repeat_live(tau_all, nv, *ok, live);
     }
-    const int status = mb_aba_lanes(s->model, d, q, v, ta, NULL, K + nv);
+    const int status = s->model->planar ? mb_aba_planar_lanes(s->model, d, q, v, ta, K + nv)  /* mb_aba's choice */
+                                        : mb_aba_lanes(s->model, d, q, v, ta, NULL, K + nv);
     if (status != MB_OK)
         return status;
     fail_lanes(ok, finite_lanes(K + nv, nv), LANE_NON_FINITE, st);
-    if (first && s->gravity) {  /* the recorded τ is the PD's + g(q) (ABA left the poses of q in d) */
+    if (first && s->gravity) {  /* the recorded τ is the PD's + g(q) (ABA left the poses of q in d, but for
+                                 * planar trees, which keep other numbers there) */
         real *g = tau_all;
-        mb_gravity_torques_lanes(m, d, q, 1, g);
+        mb_gravity_torques_lanes(m, d, q, !m->planar, g);
         for (int k = 0; k < nv; k++)
             tau[k] += g[k];
         fail_lanes(ok, finite_lanes(tau, nv), MB_BAD_CONTROL, st);
