@@ -797,7 +797,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.singular[l] = -1;
     if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
         return MB_NO_MEMORY;
-    if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
+    if (lanes && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
         (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
@@ -891,7 +891,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             t_next = t + r->one_step;
         for (int l = 0; l < L; l++)
             g.st[l] = MB_OK;
-        if (g.use_lanes_step && count_busy(&g) > 1)
+        if (g.use_lanes_step && (g.L == 1 || count_busy(&g) > 1))
             lanes_step(&g, t, t_next - t);
         else
             step(&g, t, one ? r->one_step : t_next - t);
