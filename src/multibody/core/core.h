@@ -269,6 +269,8 @@ typedef struct mb_group_step {
     double h;
     const double *kp, *kd, *q_ref, *qd_ref, *tau_ff, *damping;
     int gravity;
+    const double *stops;  /* hard stops (mb_rollout's rows), or NULL: whether the step crosses one */
+    int n_stops;
 } mb_group_step;
 
 typedef struct mb_lanes_impl {
@@ -285,9 +287,10 @@ typedef struct mb_lanes_impl {
                          const double *const *unused, double *const *tau);  /* g(q): mb_gravity_torques;
                          * fresh NULL: d holds these q's poses (the last aba_group call on d, same lanes) */
     int (*rk4_group)(const mb_model *m, void *d, const mb_group_step *s, const double *const *y,
-                     double *const *y1, double *const *k1, double *const *tau, int *st);  /* y₁, k₁ = [v, q̈],
-                         * τ of state l = y[l]; st[l]: MB_OK, −1 (non-finite) or MB_BAD_CONTROL; another
-                         * return than MB_OK: a lane failed the ABA (run the step run by run) */
+                     double *const *y1, double *const *k1, double *const *tau, int *st, int *crossed);
+                        /* y₁, k₁ = [v, q̈], τ of state l = y[l]; st[l]: MB_OK, −1 (non-finite) or
+                         * MB_BAD_CONTROL; crossed[l]: the step crosses one of s->stops; another return
+                         * than MB_OK: a lane failed the ABA (run the step run by run) */
 } mb_lanes_impl;
 int mb_lanes_supported(const mb_model *m);
 extern const mb_lanes_impl mb_lanes_baseline;

@@ -118,6 +118,7 @@ typedef struct {
                                         * one aba_group call, or 0 */
     mb_group_step lanes_step;          /* RK4 steps wholly in lanes (rk4_group) where the run allows, */
     int use_lanes_step;                /* else stage by stage */
+    int crossed[MAX_GROUP], lanes_stepped;  /* after a lanes step: run l's step crosses a hard stop */
     int stage_lanes;                   /* the stages' aba_group and gravity_group take the model (not planar trees:
                                         * only rk4_group has their FDab in lanes) */
 } group;
@@ -680,7 +681,7 @@ static void lanes_step(group *g, double t, double h)
     const int W = g->lanes->width, n = g->m->nq + g->m->nv, nv = g->m->nv;
     const double *y[MAX_GROUP];
     double *y1[MAX_GROUP], *k1[MAX_GROUP], *tau[MAX_GROUP];
-    int run[MAX_GROUP], st[MAX_GROUP], s = 0;
+    int run[MAX_GROUP], st[MAX_GROUP], crossed[MAX_GROUP] = {0}, s = 0;
     for (int l = 0; l < g->L; l++)
         if (busy(g, l))
             y[s] = part(w->y, l, n), y1[s] = part(w->y1, l, n), k1[s] = part(w->k1, l, n), tau[s] = part(w->tau, l, nv),
@@ -689,12 +690,13 @@ static void lanes_step(group *g, double t, double h)
     for (; s < W; s++)  /* lanes without a run repeat the first's state into the spare outputs */
         y[s] = y[0], y1[s] = w->spare_step, k1[s] = w->spare_step + n, tau[s] = w->spare_step + 2 * n;
     g->lanes_step.h = h;
-    if (g->lanes->rk4_group(g->m, g->dl, &g->lanes_step, y, y1, k1, tau, st) != MB_OK) {
+    if (g->lanes->rk4_group(g->m, g->dl, &g->lanes_step, y, y1, k1, tau, st, crossed) != MB_OK) {
         step(g, t, h);
         return;
     }
     for (int k = 0; k < used; k++)
-        g->st[run[k]] = st[k] == -1 ? STAGE_NON_FINITE : st[k];
+        g->st[run[k]] = st[k] == -1 ? STAGE_NON_FINITE : st[k], g->crossed[run[k]] = crossed[k];
+    g->lanes_stepped = 1;
 }
 
 /* Keep sample `row` = (t, y); its q̈ and τ are filled later (the next step's first stage).
@@ -823,7 +825,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
          (c->kind == MB_CONTROL_PD && c->n_times == 1 && !c->q_index && c->period <= 0.0 && (!c->gravity || g.mf)))) {
         const int pd = c->kind == MB_CONTROL_PD;
         g.lanes_step = (mb_group_step){g.mf ? g.mf : m, 0.0, pd ? c->kp : NULL, c->kd, c->q_ref, c->qd_ref, c->tau_ff,
-                                       r->damping, g.mf != NULL};
+                                       r->damping, g.mf != NULL, r->stop_mode == MB_STOPS_HARD ? r->stops : NULL,
+                                       r->n_stops};
         g.use_lanes_step = 1;
     }
     const int hard = !one && (r->stop_mode == MB_STOPS_HARD || r->guards);
@@ -891,6 +894,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             t_next = t + r->one_step;
         for (int l = 0; l < L; l++)
             g.st[l] = MB_OK;
+        g.lanes_stepped = 0;
         if (g.use_lanes_step && (g.L == 1 || count_busy(&g) > 1))
             lanes_step(&g, t, t_next - t);
         else
@@ -915,7 +919,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             }
             if (one)
                 continue;
-            if (r->stop_mode == MB_STOPS_HARD && crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n))) {
+            if (r->stop_mode == MB_STOPS_HARD &&
+                (g.lanes_stepped ? g.crossed[l] : crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n)))) {
                 ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;  /* the Python loop's event */
                 LEAVE(l);
                 continue;

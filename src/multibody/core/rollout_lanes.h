@@ -112,6 +112,19 @@ static int stage_lanes(const mb_model *m, mb_data_lanes *d, const mb_group_step 
     return MB_OK;
 }
 
+/* Lanes whose step from y to y1 takes a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0
+ * (rollout.c's crosses_stop, the same arithmetic). */
+static real_mask crossing_lanes(const mb_group_step *s, const real *y, const real *y1)
+{
+    real_mask hit = MB_SPLAT(0.0) != 0.0;
+    for (int k = 0; k < s->n_stops; k++) {
+        const double *row = s->stops + 4 * k;
+        const int qi = (int)row[0];
+        hit |= (row[3] * (y[qi] - row[2]) > 0.0) & (row[3] * (y1[qi] - row[2]) <= 0.0);
+    }
+    return hit;
+}
+
 /* ys = y + c·K */
 static void stage_state_lanes(const real *y, const real *K, double c, int n, real *ys)
 {
@@ -120,7 +133,7 @@ static void stage_state_lanes(const real *y, const real *K, double c, int n, rea
 }
 
 static int rk4_group(const mb_model *m, void *workspace, const mb_group_step *s, const double *const *y,
-                     double *const *y1, double *const *k1, double *const *tau, int *st)
+                     double *const *y1, double *const *k1, double *const *tau, int *st, int *crossed)
 {
     mb_data_lanes *d = workspace;
     const int nv = m->nv, n = 2 * nv;
@@ -153,6 +166,11 @@ static int rk4_group(const mb_model *m, void *workspace, const mb_group_step *s,
     for (int k = 0; k < n; k++)  /* y + (h/6)(k₁ + 2k₂ + 2k₃ + k₄), summed left to right as rollout.c's */
         YS[k] = Y[k] + (h / 6.0) * (S[k] + K[k]);
     fail_lanes(&ok, finite_lanes(YS, n), LANE_NON_FINITE, st);
+    if (s->stops) {
+        const real_mask hit = crossing_lanes(s, Y, YS);
+        for (int l = 0; l < MB_LANES; l++)
+            crossed[l] = hit[l] != 0;
+    }
     scatter(YS, n, y1);
     scatter(K1, n, k1);
     scatter(TAU, nv, tau);
