@@ -550,6 +550,9 @@ def test_panda_lanes_with_sampled_pd_soft_stops_and_a_diverging_run(restore_lane
     pd = mb.PD(kp=20.0, kd=2.0, q_ref=q0, gravity_compensation=True, period=0.002)
     for kw in (dict(controller=pd, limits="soft", record_every=3),
                dict(controller=mb.PD(kp=80.0, kd=8.0, q_ref=q0), limits="off", integrator="semi_implicit"),
+               # RK4 steps wholly in lanes (rollout_lanes.h): continuous PD + g(q), and no controller
+               dict(controller=mb.PD(kp=20.0, kd=2.0, q_ref=q0, gravity_compensation=True), limits="off"),
+               dict(limits="off", record_every=2),
                dict(f_ext=np.full((m.nb, 6), 0.1), limits="off")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mb.SimulationWarning)
@@ -575,22 +578,52 @@ def test_free_floating_batch_in_lanes_equals_run_by_run(integrator, restore_lane
         assert_identical(out[kind], out["none"])
 
 
+def test_planar_batch_rk4_steps_in_lanes_equal_single_runs(restore_lanes):
+    """Planar trees (the double pendulum: FDab in planar vectors, planar.c) take their batches' RK4
+    steps in lanes too, and their single runs the baseline's two lanes: no controller, a continuous
+    PD + g(q) with damping, and a run that diverges (its lane dies, the others go on) give every
+    run's single mb.simulate bits, whatever the lanes (the single runs here: in lanes; the batch
+    with "none": run by run, scalar)."""
+    m = mb.models.double_pendulum()
+    md = dataclasses.replace(m, damping=np.array([0.05, 0.02]))
+    rng = np.random.default_rng(21)
+    N = 11                                                  # not a multiple of any lanes' width
+    Q0, QD0 = rng.uniform(-2, 2, size=(N, 2)), rng.uniform(-1, 1, size=(N, 2))
+    QD0[4] = 1e200                                          # non-finite in its first step
+    pd = mb.PD(kp=30.0, kd=3.0, q_ref=[0.3, -0.2], gravity_compensation=True)
+    for model, kw in ((m, dict(record_every=3)), (md, dict(controller=pd))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mb.SimulationWarning)
+            out = batches_by_lanes(model, Q0, QD0, 0.2003, **kw)
+            ones = [mb.simulate(model, Q0[i], QD0[i], 0.2003, **kw) for i in range(N)]
+        for kind in LANE_KINDS:
+            assert_identical(out[kind], out["none"])
+        batch = out[LANE_KINDS[-1]]
+        assert batch.status[4] == "diverged" and batch.status.count("finished") == N - 1
+        for i in range(N):
+            for k in ("t", "q", "qd", "qdd", "tau"):
+                np.testing.assert_array_equal(getattr(batch[i], k), getattr(ones[i], k), err_msg=f"run {i}: {k}")
+
+
 def test_a_run_whose_dynamics_fail_inside_a_group_is_reported_as_run_by_run(restore_lanes):
     """A sampled PD too slow for its gains drives runs 1–5 to states where ABA finds a singular
     articulated inertia: inside a group the lanes' call fails, the group's runs are then computed
     one by one, and the error names the run, the body and the time that one run at a time names."""
     m, q0, Q0, QD0 = panda_starts(6)
     N = len(Q0)
-    pd = mb.PD(kp=80.0, kd=8.0, q_ref=q0, gravity_compensation=True, period=0.004)
-    messages = {}
-    for kind in ["none", *LANE_KINDS]:
-        _core.use_lanes(kind)
-        with pytest.raises(ValueError, match="singular") as err, warnings.catch_warnings():
-            warnings.simplefilter("ignore", mb.SimulationWarning)
-            mb.simulate_batch(m, Q0, QD0, 0.1234, controller=pd, limits="soft")
-        messages[kind] = str(err.value)
-    assert "(run 1)" in messages["none"]
-    assert all(msg == messages["none"] for msg in messages.values())
+    # sampled: stage by stage; continuous with a stiff gain (runs 0… singular at once): the RK4 step in
+    # lanes (rollout_lanes.h) fails and the group's step is redone stage by stage
+    for pd, limits, run in ((mb.PD(kp=80.0, kd=8.0, q_ref=q0, gravity_compensation=True, period=0.004), "soft", 1),
+                            (mb.PD(kp=1e6, kd=8.0, q_ref=q0, gravity_compensation=True), "off", 0)):
+        messages = {}
+        for kind in ["none", *LANE_KINDS]:
+            _core.use_lanes(kind)
+            with pytest.raises(ValueError, match="singular") as err, warnings.catch_warnings():
+                warnings.simplefilter("ignore", mb.SimulationWarning)
+                mb.simulate_batch(m, Q0, QD0, 0.1234, controller=pd, limits=limits)
+            messages[kind] = str(err.value)
+        assert f"(run {run})" in messages["none"]
+        assert all(msg == messages["none"] for msg in messages.values())
 
 
 # ---- compliant ground contact in the compiled loop -------------------------------------------------

@@ -29,8 +29,10 @@
 
 #include "model.c"
 #include "aba.c"
+#include "planar.c"
 #include "crba.c"
 #include "rnea.c"
+#include "rollout_lanes.h"
 
 static void *data_new(const mb_model *m)
 {
@@ -110,4 +112,5 @@ static int crba_group(const mb_model *m, void *workspace, const double *const *q
     return MB_OK;
 }
 
-const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group, rnea_group, crba_group, gravity_group};
+const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group, rnea_group, crba_group, gravity_group,
+                                     rk4_group};

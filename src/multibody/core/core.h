@@ -260,6 +260,19 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const struct mb_lanes_impl *l
  * and writes its q̈ to qdd[l]; every lane's result is mb_aba's bit for bit.  A status other than
  * MB_OK means some lane failed: run those states one by one to know which.  One implementation
  * per build of aba_lanes.c: the baseline vectors, and AVX2 and AVX-512F on x86-64. */
+/* One RK4 step of a group's runs in lanes (rk4_group, rollout_lanes.h): a model whose joints all have
+ * q̇ = v, under a PD with constant references (kp NULL: no controller, τ = 0) and optional damping;
+ * ABA runs on `model` (the model, or its copy without gravity when `gravity`: g(q) on the model is
+ * added to the first stage's τ only, rollout.c's cancellation).  Additive to rollout.c's mb_rollout. */
+typedef struct mb_group_step {
+    const mb_model *model;
+    double h;
+    const double *kp, *kd, *q_ref, *qd_ref, *tau_ff, *damping;
+    int gravity;
+    const double *stops;  /* hard stops (mb_rollout's rows), or NULL: whether the step crosses one */
+    int n_stops;
+} mb_group_step;
+
 typedef struct mb_lanes_impl {
     int width;
     void *(*data_new)(const mb_model *m);  /* the workspace in lanes; NULL if out of memory */
@@ -273,6 +286,11 @@ typedef struct mb_lanes_impl {
     int (*gravity_group)(const mb_model *m, void *d, const double *const *q, const double *const *fresh,
                          const double *const *unused, double *const *tau);  /* g(q): mb_gravity_torques;
                          * fresh NULL: d holds these q's poses (the last aba_group call on d, same lanes) */
+    int (*rk4_group)(const mb_model *m, void *d, const mb_group_step *s, const double *const *y,
+                     double *const *y1, double *const *k1, double *const *tau, int *st, int *crossed);
+                        /* y₁, k₁ = [v, q̈], τ of state l = y[l]; st[l]: MB_OK, −1 (non-finite) or
+                         * MB_BAD_CONTROL; crossed[l]: the step crosses one of s->stops; another return
+                         * than MB_OK: a lane failed the ABA (run the step run by run) */
 } mb_lanes_impl;
 int mb_lanes_supported(const mb_model *m);
 extern const mb_lanes_impl mb_lanes_baseline;

@@ -18,6 +18,9 @@
  * the rigid-body inertia about the body origin is [Ī_kk  −h_b  h_a; −h_b  m  0; h_a  0  m]
  * (h = m·c the first moment of mass), and
  *     v ×m m = [0; v_b m_ω − ω m_b; ω m_a − v_a m_ω],   v ×* f = [v_a f_b − v_b f_a; −ω f_b; ω f_a].
+ *
+ * Written in `real` (lanes.h): aba_lanes.c compiles FDab again on lanes of states, for the batches'
+ * RK4 steps in lanes (rollout_lanes.h); the model's setup is the scalar build's only.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@
 
 enum { PB_COS = 0, PB_SIN, PB_TA, PB_TB, PB_IKK, PB_HA, PB_HB, PB_M, PB_N };
 
+#ifndef MB_LANE_BUILD
 static int near(double x, double y)
 {
     return fabs(x - y) <= 1e-14;
@@ -80,14 +84,21 @@ int mb_planar_setup(mb_model *m)
     m->planar = 1;
     return 1;
 }
+#endif
 
-static inline double dot3(const double *x, const double *y)
+static inline real dot3(const real *x, const real *y)
+{
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+}
+
+/* dot3 with a constant (model) vector: the same products and sums */
+static inline real dot3_model(const real *x, const double *y)
 {
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
 }
 
 /* out = X m (motion, parent → child) */
-static inline void motion_to_child(const double *X, const double *m, double *out)
+static inline void motion_to_child(const real *X, const real *m, real *out)
 {
     out[0] = m[0];
     out[1] = X[3] * m[0] + X[4] * m[1] + X[5] * m[2];
@@ -96,71 +107,71 @@ static inline void motion_to_child(const double *X, const double *m, double *out
 
 /* FDab for a planar model (m->planar), no external forces; the workspace's 6-D arrays hold the
  * planar quantities in their first entries (d->R: X_i as 3×3, d->IA: 3×3 articulated inertias). */
-int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
-                  double *qdd)
+MB_LANES_STATIC int MB_NAME(mb_aba_planar)(const mb_model *m, mb_data *d, const real *q, const real *qd,
+                                           const real *tau, real *qdd)
 {
     const int nb = m->nb;
     for (int i = 0; i < nb; i++) {  /* pass 1: X_i, v_i, c_i, IA_i = I_i, pA_i = v ×* I v */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const double *P = m->plnr + PB_N * i, *S = m->plnr_S + 3 * vs;
-        double *X = d->R + 9 * i, *v = d->v + 6 * i, *c = d->c + 6 * i, *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
-        double cs = P[PB_COS], sn = P[PB_SIN], pa = P[PB_TA], pb = P[PB_TB];
+        real *X = d->R + 9 * i, *v = d->v + 6 * i, *c = d->c + 6 * i, *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
+        real cs = MB_SPLAT(P[PB_COS]), sn = MB_SPLAT(P[PB_SIN]), pa = MB_SPLAT(P[PB_TA]), pb = MB_SPLAT(P[PB_TB]);
         if (m->jtype[i] == MB_REVOLUTE) {  /* turn by q: θ = θ_tree + q */
-            double cq, sq;
+            real cq, sq;
             mb_sincos_joint(q[m->q_start[i]], &sq, &cq);
-            const double c2 = cs * cq - sn * sq, s2 = sn * cq + cs * sq;
+            const real c2 = cs * cq - sn * sq, s2 = sn * cq + cs * sq;
             cs = c2, sn = s2;
         } else if (m->jtype[i] == MB_PRISMATIC) {  /* slide by q along the axis (joint frame) */
-            const double x = q[m->q_start[i]];
+            const real x = q[m->q_start[i]];
             pa += (P[PB_COS] * S[1] - P[PB_SIN] * S[2]) * x;
             pb += (P[PB_SIN] * S[1] + P[PB_COS] * S[2]) * x;
         }
-        X[0] = 1.0, X[1] = 0.0, X[2] = 0.0;  /* X = [1 0; Rᵀ(−p_b, p_a)ᵀ Rᵀ] */
+        X[0] = MB_SPLAT(1.0), X[1] = MB_SPLAT(0.0), X[2] = MB_SPLAT(0.0);  /* X = [1 0; Rᵀ(−p_b, p_a)ᵀ Rᵀ] */
         X[3] = -cs * pb + sn * pa, X[4] = cs, X[5] = sn;
         X[6] = sn * pb + cs * pa, X[7] = -sn, X[8] = cs;
-        double vJ[3] = {0.0, 0.0, 0.0};
+        real vJ[3] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
         if (m->jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
             vJ[0] = qd[vs];
         else if (nj == 1)
             vJ[0] = S[0] * qd[vs], vJ[1] = S[1] * qd[vs], vJ[2] = S[2] * qd[vs];
         if (par < 0) {
             v[0] = vJ[0], v[1] = vJ[1], v[2] = vJ[2];
-            c[0] = c[1] = c[2] = 0.0;
+            c[0] = c[1] = c[2] = MB_SPLAT(0.0);
         } else {
             motion_to_child(X, d->v + 6 * par, v);
             v[0] += vJ[0], v[1] += vJ[1], v[2] += vJ[2];
-            c[0] = 0.0, c[1] = v[2] * vJ[0] - v[0] * vJ[2], c[2] = v[0] * vJ[1] - v[1] * vJ[0];
+            c[0] = MB_SPLAT(0.0), c[1] = v[2] * vJ[0] - v[0] * vJ[2], c[2] = v[0] * vJ[1] - v[1] * vJ[0];
         }
         const double Ikk = P[PB_IKK], ha = P[PB_HA], hb = P[PB_HB], mass = P[PB_M];
-        IA[0] = Ikk, IA[1] = -hb, IA[2] = ha;
-        IA[3] = -hb, IA[4] = mass, IA[5] = 0.0;
-        IA[6] = ha, IA[7] = 0.0, IA[8] = mass;
-        const double Iv[3] = {Ikk * v[0] - hb * v[1] + ha * v[2], -hb * v[0] + mass * v[1], ha * v[0] + mass * v[2]};
+        IA[0] = MB_SPLAT(Ikk), IA[1] = MB_SPLAT(-hb), IA[2] = MB_SPLAT(ha);
+        IA[3] = MB_SPLAT(-hb), IA[4] = MB_SPLAT(mass), IA[5] = MB_SPLAT(0.0);
+        IA[6] = MB_SPLAT(ha), IA[7] = MB_SPLAT(0.0), IA[8] = MB_SPLAT(mass);
+        const real Iv[3] = {Ikk * v[0] - hb * v[1] + ha * v[2], -hb * v[0] + mass * v[1], ha * v[0] + mass * v[2]};
         pA[0] = v[1] * Iv[2] - v[2] * Iv[1], pA[1] = -v[0] * Iv[2], pA[2] = v[0] * Iv[1];
     }
     for (int i = nb - 1; i >= 0; i--) {  /* pass 2: U, D, u; IA_λ += Xᵀ Ia X, pA_λ += Xᵀ pa */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *X = d->R + 9 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
-        double *IA = d->IA + 36 * i, Ia[9], pa[3];
+        const real *X = d->R + 9 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
+        real *IA = d->IA + 36 * i, Ia[9], pa[3];
         memcpy(Ia, IA, sizeof Ia);
         pa[0] = pA[0], pa[1] = pA[1], pa[2] = pA[2];
         if (nj == 1) {
             const double *S = m->plnr_S + 3 * vs;
-            double *U = d->U + 6 * vs;
+            real *U = d->U + 6 * vs;
             const int turn = m->jtype[i] == MB_REVOLUTE;  /* S = (1, 0, 0): the dot products pick entries */
             for (int r = 0; r < 3; r++)
-                U[r] = turn ? IA[3 * r] : dot3(IA + 3 * r, S);
-            const double D = (turn ? U[0] : dot3(S, U)) + m->armature[vs];
-            if (!(D > 0.0))
-                return D - D == 0.0 ? mb_singular_at(m, i) : MB_OVERFLOW;
-            const double Dinv = 1.0 / D;
+                U[r] = turn ? IA[3 * r] : dot3_model(IA + 3 * r, S);
+            const real D = (turn ? U[0] : dot3_model(U, S)) + m->armature[vs];
+            if (!mb_every(D > 0.0))
+                return mb_all(D - D == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
+            const real Dinv = 1.0 / D;
             d->Dinv[36 * i] = Dinv;
-            d->u[vs] = tau[vs] - (turn ? pA[0] : dot3(S, pA));
+            d->u[vs] = tau[vs] - (turn ? pA[0] : dot3_model(pA, S));
             if (par < 0)
                 continue;
-            const double ud = d->u[vs] * Dinv;
+            const real ud = d->u[vs] * Dinv;
             for (int r = 0; r < 3; r++) {
-                const double ur = U[r] * Dinv;
+                const real ur = U[r] * Dinv;
                 for (int cc = 0; cc < 3; cc++)
                     Ia[3 * r + cc] -= ur * U[cc];
                 pa[r] += U[r] * ud;
@@ -172,17 +183,17 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
             pa[r] += dot3(Ia + 3 * r, c);
         /* IA_λ += Xᵀ (Ia X), pA_λ += Xᵀ pa with X's first row (1, 0, 0) taken as known: the products
          * by 1 and the added products by 0 are left out (the same sums, less work) */
-        const double x3 = X[3], x4 = X[4], x5 = X[5], x6 = X[6], x7 = X[7], x8 = X[8];
-        double M[9];  /* Ia X */
+        const real x3 = X[3], x4 = X[4], x5 = X[5], x6 = X[6], x7 = X[7], x8 = X[8];
+        real M[9];  /* Ia X */
         for (int r = 0; r < 3; r++) {
-            const double i0 = Ia[3 * r], i1 = Ia[3 * r + 1], i2 = Ia[3 * r + 2];
+            const real i0 = Ia[3 * r], i1 = Ia[3 * r + 1], i2 = Ia[3 * r + 2];
             M[3 * r] = i0 + i1 * x3 + i2 * x6;
             M[3 * r + 1] = i1 * x4 + i2 * x7;
             M[3 * r + 2] = i1 * x5 + i2 * x8;
         }
-        double *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
+        real *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
         for (int cc = 0; cc < 3; cc++) {
-            const double m0 = M[cc], m1 = M[3 + cc], m2 = M[6 + cc];
+            const real m0 = M[cc], m1 = M[3 + cc], m2 = M[6 + cc];
             IAp[cc] += m0 + x3 * m1 + x6 * m2;
             IAp[3 + cc] += x4 * m1 + x7 * m2;
             IAp[6 + cc] += x5 * m1 + x8 * m2;
@@ -191,16 +202,16 @@ int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *
         pAp[1] += x4 * pa[1] + x7 * pa[2];
         pAp[2] += x5 * pa[1] + x8 * pa[2];
     }
-    const double a_base[3] = {-m->plnr_grav[0], -m->plnr_grav[1], -m->plnr_grav[2]};
+    const real a_base[3] = {MB_SPLAT(-m->plnr_grav[0]), MB_SPLAT(-m->plnr_grav[1]), MB_SPLAT(-m->plnr_grav[2])};
     for (int i = 0; i < nb; i++) {  /* pass 3: a = X a_λ + c;  q̈ = (u − Uᵀ a)/D;  a += S q̈ */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *c = d->c + 6 * i;
-        double *a = d->a + 6 * i;
+        const real *c = d->c + 6 * i;
+        real *a = d->a + 6 * i;
         motion_to_child(d->R + 9 * i, par < 0 ? a_base : d->a + 6 * par, a);
         a[0] += c[0], a[1] += c[1], a[2] += c[2];
         if (nj == 1) {
             const double *S = m->plnr_S + 3 * vs;
-            const double x = (d->u[vs] - dot3(d->U + 6 * vs, a)) * d->Dinv[36 * i];
+            const real x = (d->u[vs] - dot3(d->U + 6 * vs, a)) * d->Dinv[36 * i];
             qdd[vs] = x;
             if (m->jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
                 a[0] += x;

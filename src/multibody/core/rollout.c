@@ -61,7 +61,10 @@
  * depends on t only), so every stage evaluates the controller and the passive forces run by run
  * and then the forward dynamics of the whole group in one aba_group call (aba_lanes.c: SIMD over
  * states, each lane mb_aba's result bit for bit), where the model and the run allow the lanes (no
- * f_ext or gravcomp forces, mb_lanes_supported).  A run that stops (end, hand-back, non-finite
+ * f_ext or gravcomp forces, mb_lanes_supported).  Where the runs need no more than a PD with constant
+ * references (or no controller), damping and hard stops, a whole RK4 step of the group runs in the
+ * lanes (rk4_group, rollout_lanes.h: the same operations on states kept in lanes through the step).
+ * A run that stops (end, hand-back, non-finite
  * state, error) leaves the group at that step with exactly its one-run outcome; the others go on.
  *
  * A run whose state (or q̈) turns non-finite stops at the last finite state and reports the
@@ -91,6 +94,7 @@ typedef struct {
     double *contact_pos;               /* shared: contact point positions (points × 3)         */
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
     double *H, *spare;                 /* shared: CRBA (nv × nv), unused lane outputs (nv) */
+    double *spare_step;                /* shared: an unused lane's y₁, k₁, τ in a lanes step (2 n + nv) */
     double *tendon_sum, *tendon_one;   /* shared: the tendons' generalized forces, all and one (nv each) */
     double *hd_tau, *stop_force;       /* shared: hybrid dynamics' τ (nv), resting stops' λ (≤ nv)  */
     double *call_out;                  /* shared: the caller's contact law's [f_ext, ż] (6 nb + nz)   */
@@ -112,6 +116,11 @@ typedef struct {
     int singular[MAX_GROUP];           /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
     unsigned posed;                    /* the busy runs (bit l: run l) whose poses the lanes' workspace holds from
                                         * one aba_group call, or 0 */
+    mb_group_step lanes_step;          /* RK4 steps wholly in lanes (rk4_group) where the run allows, */
+    int use_lanes_step;                /* else stage by stage */
+    int crossed[MAX_GROUP], lanes_stepped;  /* after a lanes step: run l's step crosses a hard stop */
+    int stage_lanes;                   /* the stages' aba_group and gravity_group take the model (not planar trees:
+                                        * only rk4_group has their FDab in lanes) */
 } group;
 
 static double *part(double *a, int l, int len)
@@ -391,7 +400,7 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
     g->posed = 0;
-    const int busy_runs = g->dl ? count_busy(g) : 0;
+    const int busy_runs = g->dl && g->stage_lanes ? count_busy(g) : 0;
     if (busy_runs > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd)) {
         if (busy_runs <= g->lanes->width)  /* one call: its poses stay in the workspace */
             g->posed = busy_mask(g);
@@ -444,7 +453,8 @@ static int stop_releases(const group *g)
 static void gravity_torques(group *g, const double *const *q, double *const *gq)
 {
     const int posed = g->posed && g->posed == busy_mask(g);
-    if (g->dl && count_busy(g) > 1 && through_lanes(g, g->m, g->lanes->gravity_group, q, posed ? NULL : q, q, gq))
+    if (g->dl && g->stage_lanes && count_busy(g) > 1 &&
+        through_lanes(g, g->m, g->lanes->gravity_group, q, posed ? NULL : q, q, gq))
         return;
     for (int l = 0; l < g->L; l++)
         if (busy(g, l))
@@ -663,6 +673,32 @@ static void step(group *g, double t, double h)
 #undef T
 }
 
+/* One RK4 step of the group wholly in lanes (rollout_lanes.h: the same operations, each run's bits);
+ * where a lane fails the ABA (a singular run), the step again stage by stage, which finds the run. */
+static void lanes_step(group *g, double t, double h)
+{
+    workspace *w = &g->w;
+    const int W = g->lanes->width, n = g->m->nq + g->m->nv, nv = g->m->nv;
+    const double *y[MAX_GROUP];
+    double *y1[MAX_GROUP], *k1[MAX_GROUP], *tau[MAX_GROUP];
+    int run[MAX_GROUP], st[MAX_GROUP], crossed[MAX_GROUP] = {0}, s = 0;
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l))
+            y[s] = part(w->y, l, n), y1[s] = part(w->y1, l, n), k1[s] = part(w->k1, l, n), tau[s] = part(w->tau, l, nv),
+            run[s++] = l;
+    const int used = s;
+    for (; s < W; s++)  /* lanes without a run repeat the first's state into the spare outputs */
+        y[s] = y[0], y1[s] = w->spare_step, k1[s] = w->spare_step + n, tau[s] = w->spare_step + 2 * n;
+    g->lanes_step.h = h;
+    if (g->lanes->rk4_group(g->m, g->dl, &g->lanes_step, y, y1, k1, tau, st, crossed) != MB_OK) {
+        step(g, t, h);
+        return;
+    }
+    for (int k = 0; k < used; k++)
+        g->st[run[k]] = st[k] == -1 ? STAGE_NON_FINITE : st[k], g->crossed[run[k]] = crossed[k];
+    g->lanes_stepped = 1;
+}
+
 /* Keep sample `row` = (t, y); its q̈ and τ are filled later (the next step's first stage).
  * Energies are not computed here: a Trajectory computes them from q, q̇ on first access, in one
  * batched EnerMo call (MuJoCo's rollout computes none either; they cost ~20 % of an RK4 step). */
@@ -673,6 +709,13 @@ static void record(const mb_model *m, int nz, mb_rollout_out *o, double t, const
     o->t[row] = t;
     copy_numbers(o->q + row * nq, y, nq);
     copy_numbers(o->qd + row * nv, y + nq, nv);
+    /* a batch writes records of many runs at once, each its own rows: ask for the rows a few samples
+     * ahead now, so the writes then find their lines in cache (a hint: never a fault, past the end too) */
+    __builtin_prefetch(o->t + row + 8, 1, 1);
+    __builtin_prefetch(o->q + (row + 4) * nq, 1, 1);
+    __builtin_prefetch(o->qd + (row + 4) * nv, 1, 1);
+    __builtin_prefetch(o->qdd + (row + 4) * nv, 1, 1);
+    __builtin_prefetch(o->tau + (row + 4) * nv, 1, 1);
     if (nz)
         memcpy(o->z + row * nz, y + nq + nv, sizeof(double) * nz);
 }
@@ -729,7 +772,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 5L * nv + 6L * m->nb + nz + (long)nv * nv + 2L * np3 + 1),
+    w->block = calloc((size_t)(L * per_run + 5L * nv + 6L * m->nb + nz + (long)nv * nv + 2L * np3 + 2L * n + nv + 1),
                       sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
@@ -745,7 +788,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
     w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv;
-    w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->call_out = p, p += 6L * m->nb + nz, w->H = p;
+    w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->call_out = p, p += 6L * m->nb + nz;
+    w->spare_step = p, p += 2L * n + nv, w->H = p;
     return MB_OK;
 }
 
@@ -762,9 +806,9 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.singular[l] = -1;
     if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
         return MB_NO_MEMORY;
-    if (lanes && L > 1 && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
-        mb_lanes_supported(m)) {
-        g.lanes = lanes;
+    if (lanes && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
+        (mb_lanes_supported(m) || m->planar)) {
+        g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
             free(g.w.block), free(g.w.contact_flags);
             return MB_NO_MEMORY;
@@ -780,6 +824,18 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                                                                                                  : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
     const int one = r->one_step > 0.0;
+    const mb_control *c = &r->control;
+    if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->guards &&
+        !r->dynamics && !r->n_resting && !r->friction && !r->n_tendons && r->stop_mode != MB_STOPS_SOFT &&
+        lanes->width <= MAX_GROUP && nv <= 64 &&
+        (c->kind == MB_CONTROL_NONE ||
+         (c->kind == MB_CONTROL_PD && c->n_times == 1 && !c->q_index && c->period <= 0.0 && (!c->gravity || g.mf)))) {
+        const int pd = c->kind == MB_CONTROL_PD;
+        g.lanes_step = (mb_group_step){g.mf ? g.mf : m, 0.0, pd ? c->kp : NULL, c->kd, c->q_ref, c->qd_ref, c->tau_ff,
+                                       r->damping, g.mf != NULL, r->stop_mode == MB_STOPS_HARD ? r->stops : NULL,
+                                       r->n_stops};
+        g.use_lanes_step = 1;
+    }
     const int hard = !one && (r->stop_mode == MB_STOPS_HARD || r->guards);
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
     if (r->guards) {
@@ -845,7 +901,11 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             t_next = t + r->one_step;
         for (int l = 0; l < L; l++)
             g.st[l] = MB_OK;
-        step(&g, t, one ? r->one_step : t_next - t);
+        g.lanes_stepped = 0;
+        if (g.use_lanes_step && (g.L == 1 || count_busy(&g) > 1))
+            lanes_step(&g, t, t_next - t);
+        else
+            step(&g, t, one ? r->one_step : t_next - t);
         for (int l = 0; l < L; l++) {
             if (!g.active[l])
                 continue;
@@ -866,7 +926,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             }
             if (one)
                 continue;
-            if (r->stop_mode == MB_STOPS_HARD && crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n))) {
+            if (r->stop_mode == MB_STOPS_HARD &&
+                (g.lanes_stepped ? g.crossed[l] : crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n)))) {
                 ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;  /* the Python loop's event */
                 LEAVE(l);
                 continue;
