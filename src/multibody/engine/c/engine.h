@@ -295,6 +295,7 @@ typedef struct EngineWorldS {
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
     struct QRow *qrows; int cap_qrows;    /* quickstep.c: the quick step's rows, packed for its sweeps */
+    struct QCache *qcache;                /* quickstep.c: its orders, kept while the rows join the same bodies */
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     const char *why;                      /* which solver ran this step and why (a static string) */
@@ -313,6 +314,7 @@ int world_collide_only(EngineWorld *W);      /* broad + narrow phase; returns th
  * kept after a solve for the next step's warm start */
 int quick_step(EngineWorld *W, int iters, double sor, double tol);
 int quick_remember(EngineWorld *W);
+void quick_free(EngineWorld *W);
 
 /* joints.c */
 typedef struct {

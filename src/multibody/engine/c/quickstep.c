@@ -169,9 +169,9 @@ static int reserve_qrows(EngineWorld *W, int m)
 
 /* The sweep order: rows by wavefront level, within a level the rows against the static world
  * first (so that the sweep's test for them changes once a level), then by index (see
- * quick_step).  order[k] is the row taken k-th, place[i] where row i is taken.
- * scratch: nb + 1 + 2 m + 3 ints. */
-static void wavefront_order(const EngineWorld *W, int *order, int *place, int *scratch)
+ * quick_step).  order[k] is the row taken k-th, place[i] where row i is taken; returns the number
+ * of levels.  scratch: nb + 1 + 2 m + 3 ints. */
+static int wavefront_order(const EngineWorld *W, int *order, int *place, int *scratch)
 {
     int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, top = 0;
     for (int b = 0; b <= nb; b++) last[b] = 0;
@@ -190,6 +190,43 @@ static void wavefront_order(const EngineWorld *W, int *order, int *place, int *s
     for (int l = 1; l <= top; l++) count[l + 1] += count[l];
     for (int i = 0; i < m; i++) { int k = count[place[i]]++; order[k] = i; }
     for (int k = 0; k < m; k++) place[order[k]] = k;
+    return top / 2;
+}
+
+/* Sweeps pipelined: rows on disjoint bodies commute across sweeps too, so `copies` sweeps in a
+ * row are one wavefront over copies x m rows (level = 1 + the level of the last row before it,
+ * in this sweep or an earlier one, on either of its bodies).  A chain's rows form one long
+ * dependency: its sweep s + 1 starts at the root while sweep s is still on its way down the
+ * chain, and the rows of several sweeps overlap.  Every row sees its bodies' fc after the same
+ * updates in the same order: the same bits as sweeping `copies` times.  Q is packed in one
+ * sweep's wavefront order, so a row's packed place names it; sched lists the places taken
+ * (copies x m), runs its runs of one kind (see sweep_rows), their number returned.
+ * scratch: nb + 1 + 2 copies m + 3 + copies m ints. */
+static int pipelined_schedule(const EngineWorld *W, const QRow *Q, int copies, int *sched, int *runs, int *scratch)
+{
+    int m = W->m, nb = W->nb, n = copies * m, *last = scratch, *count = scratch + nb + 1, *key = count + 2 * n + 3, top = 0;
+    for (int b = 0; b <= nb; b++) last[b] = 0;
+    for (int l = 0; l <= 2 * n + 2; l++) count[l] = 0;
+    for (int c = 0, t = 0; c < copies; c++)
+        for (int k = 0; k < m; k++, t++) {
+            int b1 = Q[k].f1 / 6, b2 = Q[k].f2 < 0 ? nb : Q[k].f2 / 6, two = Q[k].f2 >= 0;
+            int l = last[b1];                                /* the world's slot nb is never waited on */
+            if (two && last[b2] > l) l = last[b2];
+            l++;
+            if (b1 < nb) last[b1] = l;
+            if (two) last[b2] = l;
+            key[t] = 2 * l + two; count[key[t] + 1]++;
+            if (key[t] > top) top = key[t];
+        }
+    for (int l = 1; l <= top; l++) count[l + 1] += count[l];
+    for (int t = 0; t < n; t++) sched[count[key[t]]++] = t % m;
+    int nruns = 0;
+    for (int t = 0; t < n; t++) {
+        int two = Q[sched[t]].f2 >= 0;
+        if (nruns && (runs[nruns - 1] & 1) == two) runs[nruns - 1] += 2;
+        else runs[nruns++] = 2 * (t + 1) + two;
+    }
+    return nruns;
 }
 
 
@@ -311,6 +348,18 @@ double sweep_rows(const QRow *Q, int m, const int *runs, int nruns, const double
     }
     return dmax;
 }
+/* One pass over a pipelined schedule (pipelined_schedule): rows taken at their places in sched,
+ * in runs of one kind; no largest change (fixed sweeps only). */
+static inline __attribute__((always_inline))
+void sweep_scheduled(const QRow *Q, const int *sched, const int *runs, int nruns, double *xs, double *fc)
+{
+    double unused = 0;
+    for (int j = 0, t = 0; j < nruns; j++) {
+        int end = runs[j] >> 1;
+        if (runs[j] & 1) for (; t < end; t++) { int k = sched[t]; correct_row(Q + k, xs + k, xs, fc, 1, 0, &unused); }
+        else for (; t < end; t++) { int k = sched[t]; correct_row(Q + k, xs + k, xs, fc, 0, 0, &unused); }
+    }
+}
 /* The same source compiled twice where the compiler can dispatch at load time (GCC, x86-64
  * ELF): with AVX2 (four lanes, three-operand encoding) on processors that have it, plain SSE2
  * elsewhere.  The same sums in the same order and no FMA (C11 mode contracts nothing), so both
@@ -319,8 +368,9 @@ double sweep_rows(const QRow *Q, int m, const int *runs, int nruns, const double
 __attribute__((target_clones("avx2", "default")))
 #endif
 static double sweep(const QRow *Q, int m, const int *runs, int nruns, const double *Ad, double sor, double *xs, double *fc,
-                    int track, int cone)
+                    int track, int cone, const int *sched)
 {
+    if (sched) { sweep_scheduled(Q, sched, runs, nruns, xs, fc); return 0; }
     if (cone) return sweep_rows(Q, m, runs, nruns, Ad, sor, xs, fc, 1, 1);
     return track ? sweep_rows(Q, m, runs, nruns, Ad, sor, xs, fc, 1, 0) : sweep_rows(Q, m, runs, nruns, Ad, sor, xs, fc, 0, 0);
 }
@@ -387,31 +437,108 @@ static int pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place
     return nruns;
 }
 
+/* What the quick step keeps from one step to the next: the sweep order depends only on which
+ * bodies each row joins, which stays the same from step to step while nothing new touches (a
+ * chain, a resting pile); then the orders are reused, not rebuilt. */
+typedef struct QCache {
+    int m, nb, cap;
+    int *bodies;                         /* b1, b2 of each row, in the rows' order (2 m)       */
+    int *order, *place, depth;           /* wavefront_order's                                   */
+    int copies, rem, n_pass, n_rem;      /* pipelined sweeps: a pass of `copies` sweeps, then
+                                          * one of `rem`; their schedules and runs (0: none)    */
+    int *pass, *pass_runs, *last, *last_runs, cap_pipe;
+} QCache;
+
+void quick_free(EngineWorld *W)
+{
+    QCache *C = W->qcache;
+    if (C) { free(C->bodies); free(C->order); free(C->pass); free(C); }
+    W->qcache = NULL;
+}
+
+/* the cache's orders for this step's rows (rebuilt when some row joins other bodies); -1: out of memory */
+static int cached_order(EngineWorld *W, QCache *C)
+{
+    int m = W->m, nb = W->nb, same = C->m == m && C->nb == nb;
+    for (int i = 0; same && i < m; i++) same = C->bodies[2 * i] == W->rows[i].b1 && C->bodies[2 * i + 1] == W->rows[i].b2;
+    if (same) return 0;
+    if (m > C->cap) {
+        int cap = 2 * m + 16;
+        free(C->bodies); free(C->order);
+        C->bodies = malloc(sizeof(int) * 2 * (size_t)cap); C->order = malloc(sizeof(int) * 2 * (size_t)cap);
+        if (!C->bodies || !C->order) { C->cap = 0; C->m = -1; return -1; }
+        C->cap = cap;
+    }
+    C->place = C->order + m;
+    int *scratch = malloc(sizeof(int) * ((size_t)nb + 1 + 2 * (size_t)m + 3));
+    if (!scratch) { C->m = -1; return -1; }
+    C->depth = wavefront_order(W, C->order, C->place, scratch);
+    free(scratch);
+    for (int i = 0; i < m; i++) { C->bodies[2 * i] = W->rows[i].b1; C->bodies[2 * i + 1] = W->rows[i].b2; }
+    C->m = m; C->nb = nb;
+    C->copies = C->rem = 0;                              /* the pipelined schedules are stale */
+    return 0;
+}
+
+/* the pipelined schedules for `iters` fixed sweeps of Q: passes of `copies` sweeps, the rest in
+ * one pass (kept while the order is) */
+static int cached_pipeline(EngineWorld *W, QCache *C, const QRow *Q, int copies, int rem)
+{
+    if (C->copies == copies && C->rem == rem) return 0;
+    size_t m = (size_t)W->m, need = 2 * ((size_t)copies + (size_t)rem) * m;
+    if (need > (size_t)C->cap_pipe) {
+        free(C->pass); C->pass = malloc(sizeof(int) * need);
+        if (!C->pass) { C->cap_pipe = 0; C->copies = C->rem = 0; return -1; }
+        C->cap_pipe = (int)need;
+    }
+    C->pass_runs = C->pass + copies * m; C->last = C->pass_runs + copies * m; C->last_runs = C->last + rem * m;
+    int most = copies > rem ? copies : rem;
+    int *scratch = malloc(sizeof(int) * ((size_t)W->nb + 1 + 3 * most * m + 3));
+    if (!scratch) { C->copies = C->rem = 0; return -1; }
+    C->n_pass = pipelined_schedule(W, Q, copies, C->pass, C->pass_runs, scratch);
+    C->n_rem = rem ? pipelined_schedule(W, Q, rem, C->last, C->last_runs, scratch) : 0;
+    free(scratch);
+    C->copies = copies; C->rem = rem;
+    return 0;
+}
+
+/* sweeps pipelined when one sweep's rows form chains: fewer than this many rows a level */
+#define PIPELINE_BELOW_ROWS_PER_LEVEL 4
+/* and at most this many sweeps in one pass (its schedule: copies x m places) */
+#define PIPELINE_MOST_COPIES 16
+
 int quick_step(EngineWorld *W, int iters, double sor, double tol)
 {
     int m = W->m, nb = W->nb, cone = 0;
     double *fc = W->fc, *x = W->lambda;
     if (reserve_qrows(W, m)) return -1;
-    /* the packed lambdas and a 1 (m + 1 doubles), order, place and runs (m ints each),
-     * wavefront_order's scratch, then warm_start's */
-    double *xs = malloc(sizeof(double) * (size_t)(m + 1) + sizeof(int) * ((size_t)3 * m + nb + 1 + 2 * (size_t)m + 3 + W->ng + 1));
+    if (!W->qcache && !(W->qcache = calloc(1, sizeof(QCache)))) return -1;
+    QCache *C = W->qcache;
+    if (cached_order(W, C)) return -1;
+    /* the packed lambdas and a 1 (m + 1 doubles), the runs (m ints), then warm_start's scratch */
+    double *xs = malloc(sizeof(double) * (size_t)(m + 1) + sizeof(int) * ((size_t)m + W->ng + 1));
     if (!xs) return -1;
-    int *order = (int *)(void *)(xs + m + 1), *place = order + m, *runs = place + m;
+    int *runs = (int *)(void *)(xs + m + 1);
     xs[m] = 1.0;
-    wavefront_order(W, order, place, runs + m);
     QRow *Q = W->qrows;
     memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
-    warm_start(W, x, runs + m + nb + 1 + 2 * m + 3);
-    int nruns = pack_rows(W, Q, order, place, sor, x, xs, fc, runs, &cone);
+    warm_start(W, x, runs + m);
+    int nruns = pack_rows(W, Q, C->order, C->place, sor, x, xs, fc, runs, &cone);
     /* The convergence stop: a sweep whose largest change of any lambda is at most tol times the
      * largest |lambda| ends the iteration (a warm-started settled pile needs a few sweeps, not
      * iters).  tol = 0 sweeps iters times, as ODE's quick step does.  The largest |lambda| is
      * looked at only when the bound it cannot pass (the last one known plus the sweep's largest
      * change) lets the test succeed: most sweeps of a tumbling pile are far from it. */
     int it = 0;
+    if (tol == 0 && !cone && iters > 1 && m < PIPELINE_BELOW_ROWS_PER_LEVEL * C->depth) {
+        int copies = iters < PIPELINE_MOST_COPIES ? iters : PIPELINE_MOST_COPIES;
+        if (cached_pipeline(W, C, Q, copies, iters % copies)) { free(xs); return -1; }
+        for (; it + copies <= iters; it += copies) sweep(Q, m, C->pass_runs, C->n_pass, W->Ad, sor, xs, fc, 0, 0, C->pass);
+        if (it < iters) { sweep(Q, m, C->last_runs, C->n_rem, W->Ad, sor, xs, fc, 0, 0, C->last); it = iters; }
+    }
     double xmax = tol > 0 ? abs_max(xs, m) : 0;
     while (it < iters) {
-        double dmax = sweep(Q, m, runs, nruns, W->Ad, sor, xs, fc, tol > 0, cone);
+        double dmax = sweep(Q, m, runs, nruns, W->Ad, sor, xs, fc, tol > 0, cone, NULL);
         it++;
         if (tol > 0) {
             xmax += dmax;

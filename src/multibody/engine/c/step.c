@@ -80,6 +80,7 @@ void world_free(EngineWorld *W)
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
     free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
+    quick_free(W);
     tree_free(W);
     memset(W, 0, sizeof *W);
 }
