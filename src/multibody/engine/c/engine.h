@@ -312,7 +312,7 @@ double world_residual(EngineWorld *W);
 int world_collide_only(EngineWorld *W);      /* broad + narrow phase; returns the number of contacts or -1 */
 /* quickstep.c: the quick step on the rows step.c built (0 ok, -1 out of memory), and the forces
  * kept after a solve for the next step's warm start */
-int quick_step(EngineWorld *W, int iters, double sor, double tol);
+int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol);
 int quick_remember(EngineWorld *W);
 void quick_free(EngineWorld *W);
 

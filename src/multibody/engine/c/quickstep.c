@@ -1,8 +1,9 @@
 /* The quick step: projected Gauss-Seidel on the bodies' velocity changes (ODE's dWorldQuickStep,
  * report §3.4), warm-started from the last step's contact forces and joint multipliers.
  *
- * step.c builds the rows, J, W J^T (iMJ), b and CFM/h and calls quick_step when the solver is the
- * iterative one; after any solve it calls quick_remember to keep the forces for the next start.
+ * step.c builds the rows and calls quick_step when the solver is the iterative one, which forms
+ * W J^T, b and CFM/h itself, packed for its sweeps (W J^T is left to world_residual); after any
+ * solve step.c calls quick_remember to keep the forces for the next start.
  */
 #include <stdlib.h>
 #include "engine.h"
@@ -179,6 +180,8 @@ static int free_joint_row(const Row *r)
 {
     return r->source >= 0 && r->findex < 0 && r->cone_pair < 0 && r->lo == -INFINITY && r->hi == INFINITY;
 }
+/* what decides the blocks a row is in: the joint of a block's row, else -1 */
+static inline int block_key(const Row *r) { return free_joint_row(r) ? r->source : -1; }
 /* the rows of the unit that starts at row i: a block, or 1 */
 static int unit_rows(const EngineWorld *W, int i)
 {
@@ -308,6 +311,21 @@ static double qrow_jm(const QRow *q, const QRow *r, int two)
     for (int e = 0; e < 4; e++) s += q->J1[e] * r->M1[e] + (two ? q->J2[e] * r->M2[e] : 0.0);
     s += q->JT[0] * r->M1[4] + q->JT[1] * r->M1[5];
     return two ? s + q->JT[2] * r->M2[4] + q->JT[3] * r->M2[5] : s;
+}
+/* qrow_jm in four lanes, J of q against the W J^T of r as qrow_dot against fc (the blocks'
+ * couplings) */
+static inline __attribute__((always_inline)) double qrow_jm4(const QRow *q, const QRow *r, int two)
+{
+    v4d p = ld4(q->J1) * ld4(r->M1);
+    if (two) {
+        v4d t = {r->M1[4], r->M1[5], r->M2[4], r->M2[5]};
+        p += ld4(q->J2) * ld4(r->M2);
+        p += ld4(q->JT) * t;
+        v2d lo = {p[0], p[1]}, hi = {p[2], p[3]}, u = lo + hi;
+        return u[0] + u[1];
+    }
+    v2d lo = {p[0], p[1]}, hi = {p[2], p[3]}, u = (lo + hi) + lda(q->JT) * lda(r->M1 + 4);
+    return u[0] + u[1];
 }
 /* fc += s W J^T on the live sides */
 static inline __attribute__((always_inline)) void qrow_add(const QRow *r, double s, double *fc, int two)
@@ -513,14 +531,29 @@ static double abs_max(const double *x, int m)
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place, const int *units, double sor,
+static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place, const int *units, double ih, double sor,
                       const double *x, double *xs, double *fc, double *C, int *cone)
 {
     int m = W->m, nb = W->nb;
     for (int k = 0; k < m; k++) {
         int i = order[k];
         const Row *r = W->rows + i;
-        const double *M = W->iMJ + 12 * (size_t)i;
+        /* W J^T, b = rhs/h - J (v/h + W f) and CFM/h, as lcp_terms forms them (the same bits) */
+        double M[12], vf[12];
+        if (r->b1 >= 0) {
+            double im = W->bprop[(size_t)r->b1 * BP_SIZE + BP_INVMASS];
+            for (int e = 0; e < 3; e++) M[e] = im * r->J1[e];
+            smv3(W->invIw + 9 * (size_t)r->b1, r->J1 + 3, M + 3);
+            memcpy(vf, W->vfree + 6 * (size_t)r->b1, 6 * sizeof(double));
+        } else { zero6(M); zero6(vf); }
+        if (r->b2 >= 0) {
+            double im = W->bprop[(size_t)r->b2 * BP_SIZE + BP_INVMASS];
+            for (int e = 0; e < 3; e++) M[6 + e] = im * r->J2[e];
+            smv3(W->invIw + 9 * (size_t)r->b2, r->J2 + 3, M + 9);
+            memcpy(vf + 6, W->vfree + 6 * (size_t)r->b2, 6 * sizeof(double));
+        } else { zero6(M + 6); zero6(vf + 6); }
+        W->b[i] = r->rhs * ih - dot12_one(r->J1, r->J2, vf);
+        W->cfmh[i] = r->cfm * ih;
         QRow *q = Q + k;
         int swap = r->b1 < 0, two = r->b1 >= 0 && r->b2 >= 0;   /* the live side first */
         const double *J1 = swap ? r->J2 : r->J1, *J2 = swap ? r->J1 : r->J2, *M1 = M + (swap ? 6 : 0), *M2 = M + (swap ? 0 : 6);
@@ -555,7 +588,7 @@ static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *plac
     }
     for (int k = 0; k < m; k += units[k])                /* the blocks' couplings */
         for (int i = 1; i < units[k]; i++)
-            for (int j = 0; j < i; j++) C[8 * (size_t)(k + i) + j] = qrow_jm(Q + k + i, Q + k + j, Q[k].f2 >= 0);
+            for (int j = 0; j < i; j++) C[8 * (size_t)(k + i) + j] = qrow_jm4(Q + k + i, Q + k + j, Q[k].f2 >= 0);
 }
 
 /* What the quick step keeps from one step to the next: the sweep order depends only on which
@@ -563,7 +596,7 @@ static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *plac
  * chain, a resting pile); then the orders are reused, not rebuilt. */
 typedef struct QCache {
     int m, nb, cap;
-    int *bodies;                         /* b1, b2 and the unit each row begins (3 m)           */
+    int *bodies;                         /* b1, b2 and block_key of each row (3 m)              */
     int *order, *place, *units, *runs;   /* wavefront_order's (4 m)                             */
     int nruns, depth;
     double *coup;                        /* the blocks' couplings (8 m)                         */
@@ -584,9 +617,10 @@ void quick_free(EngineWorld *W)
 static int cached_order(EngineWorld *W, QCache *C)
 {
     int m = W->m, nb = W->nb, same = C->m == m && C->nb == nb;
-    for (int i = 0; same && i < m; i++)
-        same = C->bodies[3 * i] == W->rows[i].b1 && C->bodies[3 * i + 1] == W->rows[i].b2;
-    for (int i = 0; same && i < m; i += C->bodies[3 * i + 2]) same = C->bodies[3 * i + 2] == unit_rows(W, i);
+    for (int i = 0; same && i < m; i++) {
+        const Row *r = W->rows + i;
+        same = C->bodies[3 * i] == r->b1 && C->bodies[3 * i + 1] == r->b2 && C->bodies[3 * i + 2] == block_key(r);
+    }
     if (same) return 0;
     C->m = -1;
     if (m > C->cap) {
@@ -603,8 +637,7 @@ static int cached_order(EngineWorld *W, QCache *C)
     C->depth = wavefront_order(W, C->order, C->place, C->units, C->runs, &C->nruns, scratch);
     free(scratch);
     for (int i = 0; i < m; i++) {
-        C->bodies[3 * i] = W->rows[i].b1; C->bodies[3 * i + 1] = W->rows[i].b2;
-        C->bodies[3 * i + 2] = C->units[C->place[i]] ? C->units[C->place[i]] : 1;
+        C->bodies[3 * i] = W->rows[i].b1; C->bodies[3 * i + 1] = W->rows[i].b2; C->bodies[3 * i + 2] = block_key(W->rows + i);
     }
     C->m = m; C->nb = nb;
     C->copies = C->rem = 0;                              /* the pipelined schedules are stale */
@@ -638,7 +671,7 @@ static int cached_pipeline(EngineWorld *W, QCache *C, const QRow *Q, int copies,
 /* and at most this many sweeps in one pass (its schedule: copies x m places) */
 #define PIPELINE_MOST_COPIES 16
 
-int quick_step(EngineWorld *W, int iters, double sor, double tol)
+int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol)
 {
     int m = W->m, nb = W->nb, cone = 0;
     double *fc = W->fc, *x = W->lambda;
@@ -653,7 +686,7 @@ int quick_step(EngineWorld *W, int iters, double sor, double tol)
     QRow *Q = W->qrows;
     memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
     warm_start(W, x, (int *)(void *)(xs + m + 1));
-    pack_rows(W, Q, C->order, C->place, C->units, sor, x, xs, fc, C->coup, &cone);
+    pack_rows(W, Q, C->order, C->place, C->units, ih, sor, x, xs, fc, C->coup, &cone);
     /* The convergence stop: a sweep whose largest change of any lambda is at most tol times the
      * largest |lambda| ends the iteration (a warm-started settled pile needs a few sweeps, not
      * iters).  tol = 0 sweeps iters times, as ODE's quick step does.  The largest |lambda| is
