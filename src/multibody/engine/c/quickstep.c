@@ -598,7 +598,7 @@ typedef struct QCache {
     int m, nb, cap;
     int *bodies;                         /* b1, b2 and block_key of each row (3 m)              */
     int *order, *place, *units, *runs;   /* wavefront_order's (4 m)                             */
-    int nruns, depth;
+    int nruns, depth, nunits;            /* its runs, levels and units (rows and blocks) */
     double *coup;                        /* the blocks' couplings (8 m)                         */
     int copies, rem, n_pass, n_rem;      /* pipelined sweeps: a pass of `copies` sweeps, then
                                           * one of `rem`; their schedules and runs (0: none)    */
@@ -635,6 +635,8 @@ static int cached_order(EngineWorld *W, QCache *C)
     int *scratch = malloc(sizeof(int) * ((size_t)nb + 1 + 5 * (size_t)m + 6));
     if (!scratch) return -1;
     C->depth = wavefront_order(W, C->order, C->place, C->units, C->runs, &C->nruns, scratch);
+    C->nunits = 0;
+    for (int k = 0; k < m; k += C->units[k]) C->nunits++;
     free(scratch);
     for (int i = 0; i < m; i++) {
         C->bodies[3 * i] = W->rows[i].b1; C->bodies[3 * i + 1] = W->rows[i].b2; C->bodies[3 * i + 2] = block_key(W->rows + i);
@@ -666,10 +668,10 @@ static int cached_pipeline(EngineWorld *W, QCache *C, const QRow *Q, int copies,
     return 0;
 }
 
-/* sweeps pipelined when one sweep's rows form chains: fewer than this many rows a level */
-#define PIPELINE_BELOW_ROWS_PER_LEVEL 4
+/* sweeps pipelined when one sweep's units form chains: fewer than this many a level */
+#define PIPELINE_BELOW_UNITS_PER_LEVEL 4
 /* and at most this many sweeps in one pass (its schedule: copies x m places) */
-#define PIPELINE_MOST_COPIES 16
+#define PIPELINE_MOST_COPIES 32
 
 int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol)
 {
@@ -693,7 +695,7 @@ int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol)
      * looked at only when the bound it cannot pass (the last one known plus the sweep's largest
      * change) lets the test succeed: most sweeps of a tumbling pile are far from it. */
     int it = 0;
-    if (tol == 0 && !cone && iters > 1 && m < PIPELINE_BELOW_ROWS_PER_LEVEL * C->depth) {
+    if (tol == 0 && !cone && iters > 1 && C->nunits < PIPELINE_BELOW_UNITS_PER_LEVEL * C->depth) {
         int copies = iters < PIPELINE_MOST_COPIES ? iters : PIPELINE_MOST_COPIES;
         if (cached_pipeline(W, C, Q, copies, iters % copies)) { free(xs); return -1; }
         for (; it + copies <= iters; it += copies) sweep(Q, C->coup, m, C->pass_runs, C->n_pass, W->Ad, sor, xs, fc, 0, 0, C->pass);
