@@ -538,22 +538,27 @@ static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *plac
     for (int k = 0; k < m; k++) {
         int i = order[k];
         const Row *r = W->rows + i;
-        /* W J^T, b = rhs/h - J (v/h + W f) and CFM/h, as lcp_terms forms them (the same bits) */
-        double M[12], vf[12];
+        /* W J^T, b = rhs/h - J (v/h + W f) and CFM/h, as lcp_terms forms them (the same bits:
+         * the static world's v/h + W f is zero) */
+        static const double zero[6];
+        double M[12];
+        const double *v1 = zero, *v2 = zero;
         if (r->b1 >= 0) {
             double im = W->bprop[(size_t)r->b1 * BP_SIZE + BP_INVMASS];
             for (int e = 0; e < 3; e++) M[e] = im * r->J1[e];
             smv3(W->invIw + 9 * (size_t)r->b1, r->J1 + 3, M + 3);
-            memcpy(vf, W->vfree + 6 * (size_t)r->b1, 6 * sizeof(double));
-        } else { zero6(M); zero6(vf); }
+            v1 = W->vfree + 6 * (size_t)r->b1;
+        } else zero6(M);
         if (r->b2 >= 0) {
             double im = W->bprop[(size_t)r->b2 * BP_SIZE + BP_INVMASS];
             for (int e = 0; e < 3; e++) M[6 + e] = im * r->J2[e];
             smv3(W->invIw + 9 * (size_t)r->b2, r->J2 + 3, M + 9);
-            memcpy(vf + 6, W->vfree + 6 * (size_t)r->b2, 6 * sizeof(double));
-        } else { zero6(M + 6); zero6(vf + 6); }
-        W->b[i] = r->rhs * ih - dot12_one(r->J1, r->J2, vf);
-        W->cfmh[i] = r->cfm * ih;
+            v2 = W->vfree + 6 * (size_t)r->b2;
+        } else zero6(M + 6);
+        v2d pv = ld2(r->J1) * ld2(v1) + ld2(r->J1 + 2) * ld2(v1 + 2) + ld2(r->J1 + 4) * ld2(v1 + 4);
+        pv += ld2(r->J2) * ld2(v2) + ld2(r->J2 + 2) * ld2(v2 + 2) + ld2(r->J2 + 4) * ld2(v2 + 4);
+        double bi = r->rhs * ih - (pv[0] + pv[1]), cfmh = r->cfm * ih;
+        W->b[i] = bi; W->cfmh[i] = cfmh;
         QRow *q = Q + k;
         int swap = r->b1 < 0, two = r->b1 >= 0 && r->b2 >= 0;   /* the live side first */
         const double *J1 = swap ? r->J2 : r->J1, *J2 = swap ? r->J1 : r->J2, *M1 = M + (swap ? 6 : 0), *M2 = M + (swap ? 0 : 6);
@@ -563,7 +568,7 @@ static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *plac
         /* 1 / (J W J^T + CFM/h) on the diagonal: W J^T is zero on a static side */
         v4d p = j1 * m1 + j2 * m2;
         v2d lo = {p[0], p[1]}, hi = {p[2], p[3]}, h = (lo + hi) + (t1 * n1 + t2 * n2);
-        double ad = 1.0 / (W->cfmh[i] + (h[0] + h[1]));
+        double ad = 1.0 / (cfmh + (h[0] + h[1]));
         W->Ad[i] = ad;
         q->lo = r->findex >= 0 ? -r->mu : r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
         q->f1 = 6 * (swap ? r->b2 : r->b1); q->f2 = two ? 6 * r->b2 : -1;
@@ -575,12 +580,12 @@ static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *plac
             v4d s4 = {sad, sad, sad, sad};
             v4d tt = {t1[0], t1[1], t2[0], t2[1]};
             st4(q->J1, s4 * j1); st4(q->J2, s4 * j2); st4(q->JT, s4 * tt);
-            q->b = sad * W->b[i]; q->keep = 1.0 - sad * W->cfmh[i];
+            q->b = sad * bi; q->keep = 1.0 - sad * cfmh;
         } else {
             *cone = 1;
             v4d tt = {t1[0], t1[1], t2[0], t2[1]};
             st4(q->J1, j1); st4(q->J2, j2); st4(q->JT, tt);
-            q->b = W->b[i]; q->keep = W->cfmh[i];
+            q->b = bi; q->keep = cfmh;
         }
         q->block = units[k];
         xs[k] = x[i];
