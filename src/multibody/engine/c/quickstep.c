@@ -278,6 +278,12 @@ static int pipelined_schedule(const EngineWorld *W, const QRow *Q, const int *un
  * one AVX register and one SSE register where the sweep's AVX2 clone runs (below), two SSE
  * registers and one in the plain build, with the same sums in the same order: the same bits. */
 typedef double v4d __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define SHUF4(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+typedef long long v4i __attribute__((vector_size(32)));
+#define SHUF4(a, b, i, j, k, l) __builtin_shuffle(a, b, (v4i){i, j, k, l})
+#endif
 #define ld4(p) ({ v4d v_; memcpy(&v_, (p), sizeof v_); v_; })   /* a macro: a function returning v4d */
 #define st4(p, v) do { v4d v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)   /* warns of the AVX ABI */
 
@@ -416,10 +422,34 @@ void correct_block(const QRow *Q, const double *C, int n, double *xs, double *fc
         xs[i] = nx;                                                                         \
         if (track) { double e = fabs(dxi); *dmax = e > *dmax ? e : *dmax; }                 \
     }
-    BLOCK_ROW(0, , dx0)
-    BLOCK_ROW(1, - Ci[0] * dx0, dx1)
-    BLOCK_ROW(2, - Ci[0] * dx0 - Ci[1] * dx1, dx2)
-    BLOCK_ROW(3, - Ci[0] * dx0 - Ci[1] * dx1 - Ci[2] * dx2, dx3)
+    if (two && n >= 4) {
+        /* the first four rows' J fc in four lanes at once (their sums folded together), and
+         * their keep lambda + b - J fc - lambda as one vector (b and keep of these rows lie in
+         * C's first row, which holds no couplings) */
+        v4d q0 = ld4(Q[0].J1) * a4 + ld4(Q[0].J2) * c4 + ld4(Q[0].JT) * t;
+        v4d q1 = ld4(Q[1].J1) * a4 + ld4(Q[1].J2) * c4 + ld4(Q[1].JT) * t;
+        v4d q2 = ld4(Q[2].J1) * a4 + ld4(Q[2].J2) * c4 + ld4(Q[2].JT) * t;
+        v4d q3 = ld4(Q[3].J1) * a4 + ld4(Q[3].J2) * c4 + ld4(Q[3].JT) * t;
+        v4d e01 = SHUF4(q0, q1, 0, 4, 2, 6) + SHUF4(q0, q1, 1, 5, 3, 7);
+        v4d e23 = SHUF4(q2, q3, 0, 4, 2, 6) + SHUF4(q2, q3, 1, 5, 3, 7);
+        v4d d = SHUF4(e01, e23, 0, 1, 4, 5) + SHUF4(e01, e23, 2, 3, 6, 7);
+        v4d x4 = ld4(xs), v = (ld4(C + 4) * x4 + (ld4(C) - d)) - x4;
+        dx0 = v[0];
+        dx1 = v[1] - C[8] * dx0;
+        dx2 = v[2] - C[16] * dx0 - C[17] * dx1;
+        dx3 = v[3] - C[24] * dx0 - C[25] * dx1 - C[26] * dx2;
+        v4d dx4v = {dx0, dx1, dx2, dx3};
+        st4(xs, x4 + dx4v);
+        if (track) {
+            double e = fmax(fmax(fabs(dx0), fabs(dx1)), fmax(fabs(dx2), fabs(dx3)));
+            *dmax = e > *dmax ? e : *dmax;
+        }
+    } else {
+        BLOCK_ROW(0, , dx0)
+        BLOCK_ROW(1, - Ci[0] * dx0, dx1)
+        BLOCK_ROW(2, - Ci[0] * dx0 - Ci[1] * dx1, dx2)
+        BLOCK_ROW(3, - Ci[0] * dx0 - Ci[1] * dx1 - Ci[2] * dx2, dx3)
+    }
     BLOCK_ROW(4, - Ci[0] * dx0 - Ci[1] * dx1 - Ci[2] * dx2 - Ci[3] * dx3, dx4)
     BLOCK_ROW(5, - Ci[0] * dx0 - Ci[1] * dx1 - Ci[2] * dx2 - Ci[3] * dx3 - Ci[4] * dx4, dx5)
 #undef BLOCK_ROW
@@ -591,9 +621,12 @@ static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *plac
         xs[k] = x[i];
         if (x[i] != 0) qrow_add(q, x[i], fc, two);
     }
-    for (int k = 0; k < m; k += units[k])                /* the blocks' couplings */
+    for (int k = 0; k < m; k += units[k]) {              /* the blocks' couplings */
+        if (units[k] >= 4)                               /* and the first four rows' b, keep */
+            for (int i = 0; i < 4; i++) { C[8 * (size_t)k + i] = Q[k + i].b; C[8 * (size_t)k + 4 + i] = Q[k + i].keep; }
         for (int i = 1; i < units[k]; i++)
             for (int j = 0; j < i; j++) C[8 * (size_t)(k + i) + j] = qrow_jm4(Q + k + i, Q + k + j, Q[k].f2 >= 0);
+    }
 }
 
 /* What the quick step keeps from one step to the next: the sweep order depends only on which
