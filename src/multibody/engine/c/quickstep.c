@@ -16,15 +16,13 @@ static void warm_start(EngineWorld *W, double *x, int *first)
 {
     int m = W->m;
     for (int i = 0; i < m; i++) x[i] = 0;
-    /* joints: same joint, same number of rows -> same multipliers */
-    for (int i = 0, j = -1, start = 0; i <= m; i++) {
-        int src = i < m ? W->rows[i].source : -1;
-        if (i == m || src != j) {
-            if (j >= 0 && j < W->njlam && W->jrow_count[j] == i - start)
-                for (int k = 0; k < i - start; k++) x[start + k] = W->jlam[W->jrow_start[j] + k];
-            j = src; start = i;
-        }
-        if (src < 0) break;
+    /* joints (their rows first, each joint's together): same joint, same number of rows -> same
+     * multipliers */
+    for (int i = 0, n; i < m && W->rows[i].source >= 0; i += n) {
+        int j = W->rows[i].source;
+        for (n = 1; i + n < m && W->rows[i + n].source == j; n++) {}
+        if (j < W->njlam && W->jrow_count[j] == n)
+            for (int k = 0; k < n; k++) x[i + k] = W->jlam[W->jrow_start[j] + k];
     }
     /* contacts: the nearest contact of the same geometry pair last step, within 5 mm; the last
      * step's contacts are sorted by pair, first[g] the first whose geometry 1 is at least g */
@@ -73,8 +71,9 @@ int quick_remember(EngineWorld *W)
         memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
         memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
     }
-    int ng1 = W->ng + 1;
-    for (int i = 0; i < W->m; i++) {
+    int ng1 = W->ng + 1, nj_rows = 0;                    /* the joints' rows come first */
+    while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
+    for (int i = nj_rows; i < W->m; i++) {
         const Row *r = W->rows + i;
         if (r->source >= 0) continue;
         int c = -(r->source + 1);
@@ -101,8 +100,6 @@ int quick_remember(EngineWorld *W)
         W->jrow_start = calloc((size_t)W->nj + 1, sizeof(int)); W->jrow_count = calloc((size_t)W->nj + 1, sizeof(int));
         if (!W->jrow_start || !W->jrow_count) return -1;
     }
-    int nj_rows = 0;
-    while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
     if (nj_rows > W->cap_jlam) {
         double *l = grow(W->jlam, (size_t)(nj_rows * 2 + 16) * sizeof(double)); if (!l) return -1;
         W->jlam = l; W->cap_jlam = nj_rows * 2 + 16;
@@ -128,8 +125,9 @@ int quick_remember(EngineWorld *W)
  * sweep takes the rows by wavefront instead (level = 1 + the level of the last row before it on
  * either of its bodies; by level, then row): every row still sees its bodies' fc after exactly the
  * updates it saw in row order, in the same order, while the rows of one level are independent and
- * overlap.  (Taking a run of rows on the same bodies as one unit, fc kept in registers, saves a
- * fifth of the instructions but chains the run's rows: slower.)  Each row is packed once per step
+ * overlap.  (Taking a contact's rows as one unit, fc kept in registers, saves a fifth of the
+ * instructions but chains the unit's rows through fc: slower.  A joint's free rows are taken as
+ * one unit, a block, with their couplings instead: see BLOCK_MOST.)  Each row is packed once per step
  * into a QRow in that order (J and W J^T per side, its scalars, where its bodies' fc lie), read
  * front to back in two-lane loads, and its lambda kept in that order too (xs).  A row against the
  * static world keeps its body on side 1 and updates that body alone: through a shared slot for
