@@ -195,10 +195,10 @@ static int unit_rows(const EngineWorld *W, int i)
  * is taken, units[k] the rows of the unit that starts at place k (0 inside a block); the runs of
  * one kind of unit go to runs (run j ends before place runs[j] / 4, its kind the low two bits:
  * bit 0 two bodies, bit 1 a block), their number to *nruns; returns the number of levels.
- * scratch: nb + 1 + 5 m + 6 ints. */
+ * scratch: nb + 1 + 6 m + 6 ints. */
 static int wavefront_order(const EngineWorld *W, int *order, int *place, int *units, int *runs, int *nruns, int *scratch)
 {
-    int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, *len = count + 4 * m + 6, top = 0;
+    int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, *len = count + 4 * m + 6, *kinds = len + m, top = 0;
     for (int b = 0; b <= nb; b++) last[b] = 0;
     for (int l = 0; l <= 4 * m + 5; l++) count[l] = 0;
     for (int i = 0; i < m;) {
@@ -217,14 +217,13 @@ static int wavefront_order(const EngineWorld *W, int *order, int *place, int *un
     for (int i = 0; i < m; i += len[i]) {
         int k = count[place[i]];
         count[place[i]] += len[i];
-        units[k] = len[i];
+        units[k] = len[i]; kinds[k] = place[i] & 3;
         for (int r = 0; r < len[i]; r++) { order[k + r] = i + r; if (r) units[k + r] = 0; }
     }
     for (int k = 0; k < m; k++) place[order[k]] = k;
     int nr = 0;
     for (int k = 0; k < m; k += units[k]) {
-        const Row *r = W->rows + order[k];
-        int kind = (r->b1 >= 0 && r->b2 >= 0) + 2 * (units[k] > 1);
+        int kind = kinds[k];
         if (nr && (runs[nr - 1] & 3) == kind) runs[nr - 1] = 4 * (k + units[k]) + kind;
         else runs[nr++] = 4 * (k + units[k]) + kind;
     }
@@ -668,7 +667,7 @@ static int cached_order(EngineWorld *W, QCache *C)
         C->cap = cap;
     }
     C->place = C->order + m; C->units = C->place + m; C->runs = C->units + m;
-    int *scratch = malloc(sizeof(int) * ((size_t)nb + 1 + 5 * (size_t)m + 6));
+    int *scratch = malloc(sizeof(int) * ((size_t)nb + 1 + 6 * (size_t)m + 6));
     if (!scratch) return -1;
     C->depth = wavefront_order(W, C->order, C->place, C->units, C->runs, &C->nruns, scratch);
     C->nunits = 0;
