@@ -185,3 +185,90 @@ def test_quick_step_stops_once_a_sweep_changes_no_lambda_and_tolerance_zero_swee
     assert sweeps[2] == full.iterations                         # tolerance 0: every sweep
     lam, lam_full = default.last_step.lam, full.last_step.lam
     assert np.abs(lam - lam_full).max() < 1e-2 * np.abs(lam_full).max()
+
+
+# ---- the quick step's sweeps against Gauss-Seidel taken row by row -----------------------------
+def mixed_chain(kinds, **kw):
+    """A chain of the given joint kinds (no contacts); a motor on each hinge listed in `motors`
+    gives that joint a bounded row beside its block of free rows."""
+    world = E.World(contacts=False, solver="pgs", **kw)
+    prev = None
+    for i, kind in enumerate(kinds):
+        body = world.add_body(E.Box(0.3, 0.05, 0.05), mass=1.0 + 0.25 * i, position=(0.3 * (i + 0.5), 0, 0),
+                              angular_velocity=(0.3 * i, 0.2, -0.1 * i))
+        anchor = (0.3 * i, 0, 0)
+        if kind == "hinge" or kind == "motor":
+            world.add_hinge(body, prev, anchor=anchor, axis=(0, 1, 0))
+            if kind == "motor":
+                world.joints[-1].set_motor(1.0, 0.05)      # weak: its row sits on a bound
+        elif kind == "ball":
+            world.add_ball(body, prev, anchor=anchor)
+        elif kind == "fixed":
+            world.add_fixed(body, prev)
+        elif kind == "universal":
+            world.add_universal(body, prev, anchor=anchor, axis=(0, 1, 0), axis2=(0, 0, 1))
+        prev = body
+    return world
+
+
+def gauss_seidel_rows(poses, h, last, lam0, sweeps):
+    """ODE's quick step on last_step's rows in their own order, one row at a time: λ_i += (b_i −
+    J_i fc − CFM_i/h λ_i) / (J_i W J_iᵀ + CFM_i/h), clamped to [lo, hi], fc += Δλ_i W J_iᵀ; W from
+    the bodies' (rotation, mass, inertia) at the start of the step, λ warm-started with the last
+    step's multipliers."""
+    Winv = [(1.0 / mass, R @ np.linalg.inv(inertia) @ R.T) for R, mass, inertia in poses]
+    m = len(last.lam)
+    MJ = np.zeros((m, 2, 6))                        # W Jᵀ per side
+    for i in range(m):
+        for s in range(2):
+            b = last.row_bodies[i, s]
+            if b >= 0:
+                im, Ii = Winv[b]
+                MJ[i, s, :3] = im * last.J[i, s, :3]
+                MJ[i, s, 3:] = Ii @ last.J[i, s, 3:]
+    cfmh = last.cfm / h
+    fc = np.zeros((len(poses), 6))
+    x = lam0.copy()
+    for i in range(m):
+        for s in range(2):
+            if last.row_bodies[i, s] >= 0:
+                fc[last.row_bodies[i, s]] += x[i] * MJ[i, s]
+    for _ in range(sweeps):
+        for i in range(m):
+            live = [(s, last.row_bodies[i, s]) for s in range(2) if last.row_bodies[i, s] >= 0]
+            a = sum(last.J[i, s] @ MJ[i, s] for s, _ in live) + cfmh[i]
+            jfc = sum(last.J[i, s] @ fc[b] for s, b in live)
+            nx = min(max(x[i] + (last.b[i] - jfc - cfmh[i] * x[i]) / a, last.lo[i]), last.hi[i])
+            for s, b in live:
+                fc[b] += (nx - x[i]) * MJ[i, s]
+            x[i] = nx
+    return x
+
+
+@pytest.mark.parametrize("kinds, tolerance", [
+    (["hinge"] * 10, 0.0),                                        # blocks of five, sweeps pipelined
+    (["hinge", "ball", "fixed", "universal", "motor", "hinge", "ball", "motor"], 0.0),  # 3, 6, 4 rows; bounded rows
+    (["hinge", "motor", "fixed", "hinge", "ball"], 1e-3),          # a tolerance: sweeps one at a time, tracked
+])
+def test_quick_step_sweeps_equal_gauss_seidel_row_by_row(kinds, tolerance):
+    """The quick step takes a joint's free rows as one block (couplings J_i W J_jᵀ instead of fc
+    between them) and, at fixed sweeps, pipelines the sweeps along a chain; both only reorder
+    independent work, so its λ is the row-by-row Gauss-Seidel λ to rounding."""
+    world = mixed_chain(kinds, iterations=7, tolerance=tolerance)
+    world.run(25)
+    lam0 = world.last_step.lam
+    poses = [(b.rotation, b.mass, b.inertia) for b in world.bodies]      # W at the start of the step
+    world.step()
+    last = world.last_step
+    assert last.solver == "pgs" and len(last.lam) == len(lam0)
+    assert 1 <= last.iterations <= 7 and (tolerance > 0 or last.iterations == 7)
+    ref = gauss_seidel_rows(poses, world.dt, last, lam0, last.iterations)
+    scale = np.abs(ref).max()
+    assert scale > 0.1
+    assert np.abs(last.lam - ref).max() < 1e-9 * scale                  # seen 1e-15
+    # one sweep fewer is 1e-2 away: the comparison tells the sweeps apart
+    assert np.abs(gauss_seidel_rows(poses, world.dt, last, lam0, last.iterations - 1) - ref).max() > 1e-4 * scale
+    # a bounded motor row really sits on its bound (the clamp is exercised)
+    bounded = np.isfinite(last.hi)
+    if bounded.any():
+        assert np.isclose(np.abs(last.lam[bounded]), last.hi[bounded]).any()

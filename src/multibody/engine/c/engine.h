@@ -314,6 +314,7 @@ typedef struct EngineWorldS {
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
     struct QRow *qrows; int cap_qrows;    /* quickstep.c: the quick step's rows, packed for its sweeps */
+    struct QCache *qcache;                /* quickstep.c: its orders, kept while the rows join the same bodies */
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     const char *why;                      /* which solver ran this step and why (a static string) */
@@ -330,8 +331,9 @@ double world_residual(EngineWorld *W);
 int world_collide_only(EngineWorld *W);      /* broad + narrow phase; returns the number of contacts or -1 */
 /* quickstep.c: the quick step on the rows step.c built (0 ok, -1 out of memory), and the forces
  * kept after a solve for the next step's warm start */
-int quick_step(EngineWorld *W, int iters, double sor, double tol);
+int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol);
 int quick_remember(EngineWorld *W);
+void quick_free(EngineWorld *W);
 
 /* joints.c */
 typedef struct {

@@ -1,8 +1,9 @@
 /* The quick step: projected Gauss-Seidel on the bodies' velocity changes (ODE's dWorldQuickStep,
  * report §3.4), warm-started from the last step's contact forces and joint multipliers.
  *
- * step.c builds the rows, J, W J^T (iMJ), b and CFM/h and calls quick_step when the solver is the
- * iterative one; after any solve it calls quick_remember to keep the forces for the next start.
+ * step.c builds the rows and calls quick_step when the solver is the iterative one, which forms
+ * W J^T, b and CFM/h itself, packed for its sweeps (W J^T is left to world_residual); after any
+ * solve step.c calls quick_remember to keep the forces for the next start.
  */
 #include <stdlib.h>
 #include "engine.h"
@@ -15,15 +16,13 @@ static void warm_start(EngineWorld *W, double *x, int *first)
 {
     int m = W->m;
     for (int i = 0; i < m; i++) x[i] = 0;
-    /* joints: same joint, same number of rows -> same multipliers */
-    for (int i = 0, j = -1, start = 0; i <= m; i++) {
-        int src = i < m ? W->rows[i].source : -1;
-        if (i == m || src != j) {
-            if (j >= 0 && j < W->njlam && W->jrow_count[j] == i - start)
-                for (int k = 0; k < i - start; k++) x[start + k] = W->jlam[W->jrow_start[j] + k];
-            j = src; start = i;
-        }
-        if (src < 0) break;
+    /* joints (their rows first, each joint's together): same joint, same number of rows -> same
+     * multipliers */
+    for (int i = 0, n; i < m && W->rows[i].source >= 0; i += n) {
+        int j = W->rows[i].source;
+        for (n = 1; i + n < m && W->rows[i + n].source == j; n++) {}
+        if (j < W->njlam && W->jrow_count[j] == n)
+            for (int k = 0; k < n; k++) x[i + k] = W->jlam[W->jrow_start[j] + k];
     }
     /* contacts: the nearest contact of the same geometry pair last step, within 5 mm; the last
      * step's contacts are sorted by pair, first[g] the first whose geometry 1 is at least g */
@@ -72,8 +71,9 @@ int quick_remember(EngineWorld *W)
         memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
         memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
     }
-    int ng1 = W->ng + 1;
-    for (int i = 0; i < W->m; i++) {
+    int ng1 = W->ng + 1, nj_rows = 0;                    /* the joints' rows come first */
+    while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
+    for (int i = nj_rows; i < W->m; i++) {
         const Row *r = W->rows + i;
         if (r->source >= 0) continue;
         int c = -(r->source + 1);
@@ -100,8 +100,6 @@ int quick_remember(EngineWorld *W)
         W->jrow_start = calloc((size_t)W->nj + 1, sizeof(int)); W->jrow_count = calloc((size_t)W->nj + 1, sizeof(int));
         if (!W->jrow_start || !W->jrow_count) return -1;
     }
-    int nj_rows = 0;
-    while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
     if (nj_rows > W->cap_jlam) {
         double *l = grow(W->jlam, (size_t)(nj_rows * 2 + 16) * sizeof(double)); if (!l) return -1;
         W->jlam = l; W->cap_jlam = nj_rows * 2 + 16;
@@ -127,8 +125,9 @@ int quick_remember(EngineWorld *W)
  * sweep takes the rows by wavefront instead (level = 1 + the level of the last row before it on
  * either of its bodies; by level, then row): every row still sees its bodies' fc after exactly the
  * updates it saw in row order, in the same order, while the rows of one level are independent and
- * overlap.  (Taking a run of rows on the same bodies as one unit, fc kept in registers, saves a
- * fifth of the instructions but chains the run's rows: slower.)  Each row is packed once per step
+ * overlap.  (Taking a contact's rows as one unit, fc kept in registers, saves a fifth of the
+ * instructions but chains the unit's rows through fc: slower.  A joint's free rows are taken as
+ * one unit, a block, with their couplings instead: see BLOCK_MOST.)  Each row is packed once per step
  * into a QRow in that order (J and W J^T per side, its scalars, where its bodies' fc lie), read
  * front to back in two-lane loads, and its lambda kept in that order too (xs).  A row against the
  * static world keeps its body on side 1 and updates that body alone: through a shared slot for
@@ -150,6 +149,7 @@ typedef struct QRow {
                                           * m, where the packed lambdas hold a 1: no branch    */
     int pair;                            /* cone: -2 the first row of a pair (solved with the
                                           * second), else the packed place of the first, or -1 */
+    int block;                           /* the first row of a joint's block: its rows (below) */
 } __attribute__((aligned(16))) QRow;
 /* 256 bytes: every QRow, like fc's 6-double blocks, starts on 16 bytes (malloc's alignment), so
  * the sweep's two-lane loads are aligned and fold into the arithmetic */
@@ -167,29 +167,107 @@ static int reserve_qrows(EngineWorld *W, int m)
     return 0;
 }
 
-/* The sweep order: rows by wavefront level, within a level the rows against the static world
- * first (so that the sweep's test for them changes once a level), then by index (see
- * quick_step).  order[k] is the row taken k-th, place[i] where row i is taken.
- * scratch: nb + 1 + 2 m + 3 ints. */
-static void wavefront_order(const EngineWorld *W, int *order, int *place, int *scratch)
+/* A joint's rows without bounds (its anchor and axis rows, not its stops or motors) form a block:
+ * they join the same two bodies, so each row's J fc after the rows before it in the block is its
+ * J fc before the block plus their changes times the couplings J_i W J_j^T, computed once a step.
+ * The sweep takes a block as one unit: its bodies' fc read once, its rows' new lambdas in
+ * registers, one after another (the same Gauss-Seidel steps as row by row, with fewer loads,
+ * stores and sums), fc written once. */
+#define BLOCK_MOST 6
+static int free_joint_row(const Row *r)
 {
-    int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, top = 0;
+    return r->source >= 0 && r->findex < 0 && r->cone_pair < 0 && r->lo == -INFINITY && r->hi == INFINITY;
+}
+/* what decides the blocks a row is in: the joint of a block's row, else -1 */
+static inline int block_key(const Row *r) { return free_joint_row(r) ? r->source : -1; }
+/* the rows of the unit that starts at row i: a block, or 1 */
+static int unit_rows(const EngineWorld *W, int i)
+{
+    int n = 1;
+    if (free_joint_row(W->rows + i))
+        while (i + n < W->m && n < BLOCK_MOST && W->rows[i + n].source == W->rows[i].source && free_joint_row(W->rows + i + n)) n++;
+    return n;
+}
+
+/* The sweep order: units (rows, blocks) by wavefront level, within a level by kind (against the
+ * static world or between two bodies, row or block: the sweep's test of the kind changes once a
+ * level), then by index (see quick_step).  order[k] is the row taken k-th, place[i] where row i
+ * is taken, units[k] the rows of the unit that starts at place k (0 inside a block); the runs of
+ * one kind of unit go to runs (run j ends before place runs[j] / 4, its kind the low two bits:
+ * bit 0 two bodies, bit 1 a block), their number to *nruns; returns the number of levels.
+ * scratch: nb + 1 + 6 m + 6 ints. */
+static int wavefront_order(const EngineWorld *W, int *order, int *place, int *units, int *runs, int *nruns, int *scratch)
+{
+    int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, *len = count + 4 * m + 6, *kinds = len + m, top = 0;
     for (int b = 0; b <= nb; b++) last[b] = 0;
-    for (int l = 0; l <= 2 * m + 2; l++) count[l] = 0;
-    for (int i = 0; i < m; i++) {
-        int b1 = W->rows[i].b1, b2 = W->rows[i].b2, l = 0;
+    for (int l = 0; l <= 4 * m + 5; l++) count[l] = 0;
+    for (int i = 0; i < m;) {
+        int n = unit_rows(W, i), b1 = W->rows[i].b1, b2 = W->rows[i].b2, l = 0;
         if (b1 >= 0 && last[b1] > l) l = last[b1];
         if (b2 >= 0 && last[b2] > l) l = last[b2];
         l++;
         if (b1 >= 0) last[b1] = l;
         if (b2 >= 0) last[b2] = l;
-        int key = 2 * l + (b1 >= 0 && b2 >= 0);
-        place[i] = key; count[key + 1]++;
+        int key = 4 * l + (b1 >= 0 && b2 >= 0) + 2 * (n > 1);
+        place[i] = key; len[i] = n; count[key + 1] += n;
         if (key > top) top = key;
+        i += n;
     }
     for (int l = 1; l <= top; l++) count[l + 1] += count[l];
-    for (int i = 0; i < m; i++) { int k = count[place[i]]++; order[k] = i; }
+    for (int i = 0; i < m; i += len[i]) {
+        int k = count[place[i]];
+        count[place[i]] += len[i];
+        units[k] = len[i]; kinds[k] = place[i] & 3;
+        for (int r = 0; r < len[i]; r++) { order[k + r] = i + r; if (r) units[k + r] = 0; }
+    }
     for (int k = 0; k < m; k++) place[order[k]] = k;
+    int nr = 0;
+    for (int k = 0; k < m; k += units[k]) {
+        int kind = kinds[k];
+        if (nr && (runs[nr - 1] & 3) == kind) runs[nr - 1] = 4 * (k + units[k]) + kind;
+        else runs[nr++] = 4 * (k + units[k]) + kind;
+    }
+    *nruns = nr;
+    return top / 4;
+}
+
+/* Sweeps pipelined: rows on disjoint bodies commute across sweeps too, so `copies` sweeps in a
+ * row are one wavefront over copies x m rows (level = 1 + the level of the last unit before it,
+ * in this sweep or an earlier one, on either of its bodies).  A chain's rows form one long
+ * dependency: its sweep s + 1 starts at the root while sweep s is still on its way down the
+ * chain, and the units of several sweeps overlap.  Every unit sees its bodies' fc after the same
+ * updates in the same order: the same bits as sweeping `copies` times.  Q is packed in one
+ * sweep's wavefront order, so a unit's packed place names it; sched lists the places taken
+ * (copies x the units), runs its runs of one kind (as wavefront_order's), their number returned.
+ * scratch: nb + 1 + 6 copies m + 6 ints. */
+static int pipelined_schedule(const EngineWorld *W, const QRow *Q, const int *units, int copies, int *sched, int *runs,
+                              int *scratch)
+{
+    int m = W->m, nb = W->nb, n = copies * m, *last = scratch, *count = scratch + nb + 1, *key = count + 4 * n + 6, top = 0;
+    int *at = key + n, t = 0;
+    for (int b = 0; b <= nb; b++) last[b] = 0;
+    for (int l = 0; l <= 4 * n + 5; l++) count[l] = 0;
+    for (int c = 0; c < copies; c++)
+        for (int k = 0; k < m; k += units[k], t++) {
+            int b1 = Q[k].f1 / 6, b2 = Q[k].f2 < 0 ? nb : Q[k].f2 / 6, two = Q[k].f2 >= 0;
+            int l = last[b1];                                /* the world's slot nb is never waited on */
+            if (two && last[b2] > l) l = last[b2];
+            l++;
+            if (b1 < nb) last[b1] = l;
+            if (two) last[b2] = l;
+            key[t] = 4 * l + two + 2 * (units[k] > 1); at[t] = k; count[key[t] + 1]++;
+            if (key[t] > top) top = key[t];
+        }
+    for (int l = 1; l <= top; l++) count[l + 1] += count[l];
+    int nu = t;
+    for (t = 0; t < nu; t++) sched[count[key[t]]++] = at[t];
+    int nruns = 0;
+    for (t = 0; t < nu; t++) {
+        int k = sched[t], kind = (Q[k].f2 >= 0) + 2 * (units[k] > 1);
+        if (nruns && (runs[nruns - 1] & 3) == kind) runs[nruns - 1] = 4 * (t + 1) + kind;
+        else runs[nruns++] = 4 * (t + 1) + kind;
+    }
+    return nruns;
 }
 
 
@@ -197,6 +275,12 @@ static void wavefront_order(const EngineWorld *W, int *order, int *place, int *s
  * one AVX register and one SSE register where the sweep's AVX2 clone runs (below), two SSE
  * registers and one in the plain build, with the same sums in the same order: the same bits. */
 typedef double v4d __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define SHUF4(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+typedef long long v4i __attribute__((vector_size(32)));
+#define SHUF4(a, b, i, j, k, l) __builtin_shuffle(a, b, (v4i){i, j, k, l})
+#endif
 #define ld4(p) ({ v4d v_; memcpy(&v_, (p), sizeof v_); v_; })   /* a macro: a function returning v4d */
 #define st4(p, v) do { v4d v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)   /* warns of the AVX ABI */
 
@@ -230,6 +314,21 @@ static double qrow_jm(const QRow *q, const QRow *r, int two)
     for (int e = 0; e < 4; e++) s += q->J1[e] * r->M1[e] + (two ? q->J2[e] * r->M2[e] : 0.0);
     s += q->JT[0] * r->M1[4] + q->JT[1] * r->M1[5];
     return two ? s + q->JT[2] * r->M2[4] + q->JT[3] * r->M2[5] : s;
+}
+/* qrow_jm in four lanes, J of q against the W J^T of r as qrow_dot against fc (the blocks'
+ * couplings) */
+static inline __attribute__((always_inline)) double qrow_jm4(const QRow *q, const QRow *r, int two)
+{
+    v4d p = ld4(q->J1) * ld4(r->M1);
+    if (two) {
+        v4d t = {r->M1[4], r->M1[5], r->M2[4], r->M2[5]};
+        p += ld4(q->J2) * ld4(r->M2);
+        p += ld4(q->JT) * t;
+        v2d lo = {p[0], p[1]}, hi = {p[2], p[3]}, u = lo + hi;
+        return u[0] + u[1];
+    }
+    v2d lo = {p[0], p[1]}, hi = {p[2], p[3]}, u = (lo + hi) + lda(q->JT) * lda(r->M1 + 4);
+    return u[0] + u[1];
 }
 /* fc += s W J^T on the live sides */
 static inline __attribute__((always_inline)) void qrow_add(const QRow *r, double s, double *fc, int two)
@@ -283,18 +382,113 @@ void correct_row(const QRow *r, double *xk, const double *xs, double *fc, int tw
     if (track) { dx = fabs(dx); *dmax = dx > *dmax ? dx : *dmax; }
 }
 
-/* One sweep; returns the largest change of a lambda (0 unless track: ODE's fixed sweeps,
- * tolerance 0, skip it).  Without the cone the rows come in runs[] of one kind, against the
- * static world or between two bodies (run j ends before row runs[j] / 2, its kind the low bit):
- * no test a row.  cone: some rows are the cone's pairs. */
+/* one block of n rows (see BLOCK_MOST) at Q with its couplings C (8 a row: C[8 i + j] = J_i W J_j^T
+ * times row i's scaling, j < i): the rows' J fc from the fc read once, each row's new lambda
+ * from it less the couplings times the changes of the rows before it, then fc += the changes
+ * times W J^T, written once.  No bounds (the block's rows have none). */
 static inline __attribute__((always_inline))
-double sweep_rows(const QRow *Q, int m, const int *runs, int nruns, const double *Ad, double sor, double *xs, double *fc,
-                  int track, int cone)
+void correct_block(const QRow *Q, const double *C, int n, double *xs, double *fc, int two, int track, double *dmax)
+{
+    double *a = fc + Q->f1, *c = fc + (two ? Q->f2 : Q->f1);
+    v4d a4 = ld4(a), c4 = ld4(c);
+    v2d a2 = lda(a + 4), c2 = lda(c + 4);
+#if defined(__clang__) || __GNUC__ >= 12
+    v4d t = __builtin_shufflevector(a2, c2, 0, 1, 2, 3);
+#else
+    v4d t = {a2[0], a2[1], c2[0], c2[1]};
+#endif
+    /* written out row by row (the changes in registers; a loop over them the compiler would
+     * vectorize across the block's rows and keep in memory) */
+    double dx0 = 0, dx1 = 0, dx2 = 0, dx3 = 0, dx4 = 0, dx5 = 0;
+#define BLOCK_ROW(i, couplings, dxi)                                                        \
+    if (i < n) {                                                                            \
+        const QRow *r = Q + i;                                                              \
+        double d;                                                                           \
+        if (two) {                                                                          \
+            v4d q = ld4(r->J1) * a4 + ld4(r->J2) * c4 + ld4(r->JT) * t;                     \
+            v2d lo = {q[0], q[1]}, hi = {q[2], q[3]}, u = lo + hi;                          \
+            d = u[0] + u[1];                                                                \
+        } else {                                                                            \
+            v4d q = ld4(r->J1) * a4;                                                        \
+            v2d lo = {q[0], q[1]}, hi = {q[2], q[3]}, u = (lo + hi) + lda(r->JT) * a2;      \
+            d = u[0] + u[1];                                                                \
+        }                                                                                   \
+        const double *Ci = C + 8 * i; (void)Ci;                                             \
+        double nx = r->keep * xs[i] + (r->b - d) couplings;                                 \
+        dxi = nx - xs[i];                                                                   \
+        xs[i] = nx;                                                                         \
+        if (track) { double e = fabs(dxi); *dmax = e > *dmax ? e : *dmax; }                 \
+    }
+    if (two && n >= 4) {
+        /* the first four rows' J fc in four lanes at once (their sums folded together), and
+         * their keep lambda + b - J fc - lambda as one vector (b and keep of these rows lie in
+         * C's first row, which holds no couplings) */
+        v4d q0 = ld4(Q[0].J1) * a4 + ld4(Q[0].J2) * c4 + ld4(Q[0].JT) * t;
+        v4d q1 = ld4(Q[1].J1) * a4 + ld4(Q[1].J2) * c4 + ld4(Q[1].JT) * t;
+        v4d q2 = ld4(Q[2].J1) * a4 + ld4(Q[2].J2) * c4 + ld4(Q[2].JT) * t;
+        v4d q3 = ld4(Q[3].J1) * a4 + ld4(Q[3].J2) * c4 + ld4(Q[3].JT) * t;
+        v4d e01 = SHUF4(q0, q1, 0, 4, 2, 6) + SHUF4(q0, q1, 1, 5, 3, 7);
+        v4d e23 = SHUF4(q2, q3, 0, 4, 2, 6) + SHUF4(q2, q3, 1, 5, 3, 7);
+        v4d d = SHUF4(e01, e23, 0, 1, 4, 5) + SHUF4(e01, e23, 2, 3, 6, 7);
+        v4d x4 = ld4(xs), v = (ld4(C + 4) * x4 + (ld4(C) - d)) - x4;
+        dx0 = v[0];
+        dx1 = v[1] - C[8] * dx0;
+        dx2 = v[2] - C[16] * dx0 - C[17] * dx1;
+        dx3 = v[3] - C[24] * dx0 - C[25] * dx1 - C[26] * dx2;
+        v4d dx4v = {dx0, dx1, dx2, dx3};
+        st4(xs, x4 + dx4v);
+        if (track) {
+            double e = fmax(fmax(fabs(dx0), fabs(dx1)), fmax(fabs(dx2), fabs(dx3)));
+            *dmax = e > *dmax ? e : *dmax;
+        }
+    } else {
+        BLOCK_ROW(0, , dx0)
+        BLOCK_ROW(1, - Ci[0] * dx0, dx1)
+        BLOCK_ROW(2, - Ci[0] * dx0 - Ci[1] * dx1, dx2)
+        BLOCK_ROW(3, - Ci[0] * dx0 - Ci[1] * dx1 - Ci[2] * dx2, dx3)
+    }
+    BLOCK_ROW(4, - Ci[0] * dx0 - Ci[1] * dx1 - Ci[2] * dx2 - Ci[3] * dx3, dx4)
+    BLOCK_ROW(5, - Ci[0] * dx0 - Ci[1] * dx1 - Ci[2] * dx2 - Ci[3] * dx3 - Ci[4] * dx4, dx5)
+#undef BLOCK_ROW
+    _Static_assert(BLOCK_MOST == 6, "correct_block writes out six rows");
+    double dx[BLOCK_MOST] = {dx0, dx1, dx2, dx3, dx4, dx5};
+    for (int i = 0; i < n; i++) {
+        v4d s4 = {dx[i], dx[i], dx[i], dx[i]};
+        v2d s2 = {dx[i], dx[i]};
+        a4 += s4 * ld4(Q[i].M1); a2 += s2 * lda(Q[i].M1 + 4);
+        if (two) { c4 += s4 * ld4(Q[i].M2); c2 += s2 * lda(Q[i].M2 + 4); }
+    }
+    st4(a, a4); sta(a + 4, a2);
+    if (two) { st4(c, c4); sta(c + 4, c2); }
+}
+
+/* one unit of kind `kind` (wavefront_order's) at place k */
+static inline __attribute__((always_inline))
+void correct_unit(const QRow *Q, const double *C, int k, int kind, double *xs, double *fc, int track, double *dmax)
+{
+    if (!(kind & 2)) { correct_row(Q + k, xs + k, xs, fc, kind & 1, track, dmax); return; }
+    int n = Q[k].block;                                  /* unrolled for a hinge's, a ball's */
+    if (n == 5) correct_block(Q + k, C + 8 * (size_t)k, 5, xs + k, fc, kind & 1, track, dmax);
+    else if (n == 3) correct_block(Q + k, C + 8 * (size_t)k, 3, xs + k, fc, kind & 1, track, dmax);
+    else correct_block(Q + k, C + 8 * (size_t)k, n, xs + k, fc, kind & 1, track, dmax);
+}
+
+/* One sweep; returns the largest change of a lambda (0 unless track: ODE's fixed sweeps,
+ * tolerance 0, skip it).  Without the cone the units come in runs[] of one kind
+ * (wavefront_order's): no test a unit.  cone: some rows are the cone's pairs. */
+static inline __attribute__((always_inline))
+double sweep_rows(const QRow *Q, const double *C, int m, const int *runs, int nruns, const double *Ad, double sor, double *xs,
+                  double *fc, int track, int cone)
 {
     double dmax = 0;
     if (cone) {
         for (int k = 0; k < m; k++) {
             const QRow *r = Q + k;
+            if (r->block > 1) {
+                correct_block(r, C + 8 * (size_t)k, r->block, xs + k, fc, r->f2 >= 0, 1, &dmax);
+                k += r->block - 1;
+                continue;
+            }
             if (r->pair != -1) {
                 if (r->pair >= 0) correct_cone(Q + r->pair, r, r->pair, k, Ad, sor, xs, fc, &dmax);
                 continue;                                /* -2: solved at the pair's second row */
@@ -305,11 +499,31 @@ double sweep_rows(const QRow *Q, int m, const int *runs, int nruns, const double
         return dmax;
     }
     for (int j = 0, k = 0; j < nruns; j++) {
-        int end = runs[j] >> 1;
-        if (runs[j] & 1) for (; k < end; k++) correct_row(Q + k, xs + k, xs, fc, 1, track, &dmax);
-        else for (; k < end; k++) correct_row(Q + k, xs + k, xs, fc, 0, track, &dmax);
+        int end = runs[j] >> 2;
+        switch (runs[j] & 3) {
+        case 0: for (; k < end; k++) correct_unit(Q, C, k, 0, xs, fc, track, &dmax); break;
+        case 1: for (; k < end; k++) correct_unit(Q, C, k, 1, xs, fc, track, &dmax); break;
+        case 2: for (; k < end; k += Q[k].block) correct_unit(Q, C, k, 2, xs, fc, track, &dmax); break;
+        default: for (; k < end; k += Q[k].block) correct_unit(Q, C, k, 3, xs, fc, track, &dmax); break;
+        }
     }
     return dmax;
+}
+/* One pass over a pipelined schedule (pipelined_schedule): units taken at their places in sched,
+ * in runs of one kind; no largest change (fixed sweeps only). */
+static inline __attribute__((always_inline))
+void sweep_scheduled(const QRow *Q, const double *C, const int *sched, const int *runs, int nruns, double *xs, double *fc)
+{
+    double unused = 0;
+    for (int j = 0, t = 0; j < nruns; j++) {
+        int end = runs[j] >> 2;
+        switch (runs[j] & 3) {
+        case 0: for (; t < end; t++) correct_unit(Q, C, sched[t], 0, xs, fc, 0, &unused); break;
+        case 1: for (; t < end; t++) correct_unit(Q, C, sched[t], 1, xs, fc, 0, &unused); break;
+        case 2: for (; t < end; t++) correct_unit(Q, C, sched[t], 2, xs, fc, 0, &unused); break;
+        default: for (; t < end; t++) correct_unit(Q, C, sched[t], 3, xs, fc, 0, &unused); break;
+        }
+    }
 }
 /* The same source compiled twice where the compiler can dispatch at load time (GCC, x86-64
  * ELF): with AVX2 (four lanes, three-operand encoding) on processors that have it, plain SSE2
@@ -318,11 +532,12 @@ double sweep_rows(const QRow *Q, int m, const int *runs, int nruns, const double
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static double sweep(const QRow *Q, int m, const int *runs, int nruns, const double *Ad, double sor, double *xs, double *fc,
-                    int track, int cone)
+static double sweep(const QRow *Q, const double *C, int m, const int *runs, int nruns, const double *Ad, double sor, double *xs,
+                    double *fc, int track, int cone, const int *sched)
 {
-    if (cone) return sweep_rows(Q, m, runs, nruns, Ad, sor, xs, fc, 1, 1);
-    return track ? sweep_rows(Q, m, runs, nruns, Ad, sor, xs, fc, 1, 0) : sweep_rows(Q, m, runs, nruns, Ad, sor, xs, fc, 0, 0);
+    if (sched) { sweep_scheduled(Q, C, sched, runs, nruns, xs, fc); return 0; }
+    if (cone) return sweep_rows(Q, C, m, runs, nruns, Ad, sor, xs, fc, 1, 1);
+    return track ? sweep_rows(Q, C, m, runs, nruns, Ad, sor, xs, fc, 1, 0) : sweep_rows(Q, C, m, runs, nruns, Ad, sor, xs, fc, 0, 0);
 }
 
 /* the largest |lambda| */
@@ -335,22 +550,42 @@ static double abs_max(const double *x, int m)
     return a > b ? a : b;
 }
 
-/* Pack the rows into Q in sweep order (order, place: wavefront_order's), W's 1 / A_ii into W->Ad,
- * the warm start x into xs and its velocity changes into fc; the runs of one kind of row into
- * runs (see sweep_rows), their number returned; *cone set when some rows are a cone's pairs.
+/* Pack the rows into Q in sweep order (order, place, units: wavefront_order's), W's 1 / A_ii into
+ * W->Ad, the warm start x into xs and its velocity changes into fc, the blocks' couplings into C
+ * (8 doubles a row); *cone set when some rows are a cone's pairs.
  * Compiled twice like the sweep: in four lanes the packing costs a third of the plain build's
  * instructions, with the same bits. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static int pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place, double sor, const double *x, double *xs,
-                     double *fc, int *runs, int *cone)
+static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place, const int *units, double ih, double sor,
+                      const double *x, double *xs, double *fc, double *C, int *cone)
 {
-    int m = W->m, nb = W->nb, nruns = 0;
+    int m = W->m, nb = W->nb;
     for (int k = 0; k < m; k++) {
         int i = order[k];
         const Row *r = W->rows + i;
-        const double *M = W->iMJ + 12 * (size_t)i;
+        /* W J^T, b = rhs/h - J (v/h + W f) and CFM/h, as lcp_terms forms them (the same bits:
+         * the static world's v/h + W f is zero) */
+        static const double zero[6];
+        double M[12];
+        const double *v1 = zero, *v2 = zero;
+        if (r->b1 >= 0) {
+            double im = W->bprop[(size_t)r->b1 * BP_SIZE + BP_INVMASS];
+            for (int e = 0; e < 3; e++) M[e] = im * r->J1[e];
+            smv3(W->invIw + 9 * (size_t)r->b1, r->J1 + 3, M + 3);
+            v1 = W->vfree + 6 * (size_t)r->b1;
+        } else zero6(M);
+        if (r->b2 >= 0) {
+            double im = W->bprop[(size_t)r->b2 * BP_SIZE + BP_INVMASS];
+            for (int e = 0; e < 3; e++) M[6 + e] = im * r->J2[e];
+            smv3(W->invIw + 9 * (size_t)r->b2, r->J2 + 3, M + 9);
+            v2 = W->vfree + 6 * (size_t)r->b2;
+        } else zero6(M + 6);
+        v2d pv = ld2(r->J1) * ld2(v1) + ld2(r->J1 + 2) * ld2(v1 + 2) + ld2(r->J1 + 4) * ld2(v1 + 4);
+        pv += ld2(r->J2) * ld2(v2) + ld2(r->J2 + 2) * ld2(v2 + 2) + ld2(r->J2 + 4) * ld2(v2 + 4);
+        double bi = r->rhs * ih - (pv[0] + pv[1]), cfmh = r->cfm * ih;
+        W->b[i] = bi; W->cfmh[i] = cfmh;
         QRow *q = Q + k;
         int swap = r->b1 < 0, two = r->b1 >= 0 && r->b2 >= 0;   /* the live side first */
         const double *J1 = swap ? r->J2 : r->J1, *J2 = swap ? r->J1 : r->J2, *M1 = M + (swap ? 6 : 0), *M2 = M + (swap ? 0 : 6);
@@ -360,7 +595,7 @@ static int pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place
         /* 1 / (J W J^T + CFM/h) on the diagonal: W J^T is zero on a static side */
         v4d p = j1 * m1 + j2 * m2;
         v2d lo = {p[0], p[1]}, hi = {p[2], p[3]}, h = (lo + hi) + (t1 * n1 + t2 * n2);
-        double ad = 1.0 / (W->cfmh[i] + (h[0] + h[1]));
+        double ad = 1.0 / (cfmh + (h[0] + h[1]));
         W->Ad[i] = ad;
         q->lo = r->findex >= 0 ? -r->mu : r->lo; q->hi = r->findex >= 0 ? r->mu : r->hi;
         q->f1 = 6 * (swap ? r->b2 : r->b1); q->f2 = two ? 6 * r->b2 : -1;
@@ -372,46 +607,138 @@ static int pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place
             v4d s4 = {sad, sad, sad, sad};
             v4d tt = {t1[0], t1[1], t2[0], t2[1]};
             st4(q->J1, s4 * j1); st4(q->J2, s4 * j2); st4(q->JT, s4 * tt);
-            q->b = sad * W->b[i]; q->keep = 1.0 - sad * W->cfmh[i];
+            q->b = sad * bi; q->keep = 1.0 - sad * cfmh;
         } else {
             *cone = 1;
             v4d tt = {t1[0], t1[1], t2[0], t2[1]};
             st4(q->J1, j1); st4(q->J2, j2); st4(q->JT, tt);
-            q->b = W->b[i]; q->keep = W->cfmh[i];
+            q->b = bi; q->keep = cfmh;
         }
-        if (nruns && (runs[nruns - 1] & 1) == two) runs[nruns - 1] += 2;
-        else runs[nruns++] = 2 * (k + 1) + two;
+        q->block = units[k];
         xs[k] = x[i];
         if (x[i] != 0) qrow_add(q, x[i], fc, two);
     }
-    return nruns;
+    for (int k = 0; k < m; k += units[k]) {              /* the blocks' couplings */
+        if (units[k] >= 4)                               /* and the first four rows' b, keep */
+            for (int i = 0; i < 4; i++) { C[8 * (size_t)k + i] = Q[k + i].b; C[8 * (size_t)k + 4 + i] = Q[k + i].keep; }
+        for (int i = 1; i < units[k]; i++)
+            for (int j = 0; j < i; j++) C[8 * (size_t)(k + i) + j] = qrow_jm4(Q + k + i, Q + k + j, Q[k].f2 >= 0);
+    }
 }
 
-int quick_step(EngineWorld *W, int iters, double sor, double tol)
+/* What the quick step keeps from one step to the next: the sweep order depends only on which
+ * bodies each row joins, which stays the same from step to step while nothing new touches (a
+ * chain, a resting pile); then the orders are reused, not rebuilt. */
+typedef struct QCache {
+    int m, nb, cap;
+    int *bodies;                         /* b1, b2 and block_key of each row (3 m)              */
+    int *order, *place, *units, *runs;   /* wavefront_order's (4 m)                             */
+    int nruns, depth, nunits;            /* its runs, levels and units (rows and blocks) */
+    double *coup;                        /* the blocks' couplings (8 m)                         */
+    int copies, rem, n_pass, n_rem;      /* pipelined sweeps: a pass of `copies` sweeps, then
+                                          * one of `rem`; their schedules and runs (0: none)    */
+    int *pass, *pass_runs, *last, *last_runs, cap_pipe;
+} QCache;
+
+void quick_free(EngineWorld *W)
+{
+    QCache *C = W->qcache;
+    if (C) { free(C->bodies); free(C->order); free(C->coup); free(C->pass); free(C); }
+    W->qcache = NULL;
+}
+
+/* the cache's orders for this step's rows (rebuilt when some row joins other bodies or the
+ * blocks change); -1: out of memory */
+static int cached_order(EngineWorld *W, QCache *C)
+{
+    int m = W->m, nb = W->nb, same = C->m == m && C->nb == nb;
+    for (int i = 0; same && i < m; i++) {
+        const Row *r = W->rows + i;
+        same = C->bodies[3 * i] == r->b1 && C->bodies[3 * i + 1] == r->b2 && C->bodies[3 * i + 2] == block_key(r);
+    }
+    if (same) return 0;
+    C->m = -1;
+    if (m > C->cap) {
+        int cap = 2 * m + 16;
+        free(C->bodies); free(C->order); free(C->coup);
+        C->bodies = malloc(sizeof(int) * 3 * (size_t)cap); C->order = malloc(sizeof(int) * 4 * (size_t)cap);
+        C->coup = malloc(sizeof(double) * 8 * (size_t)cap);
+        if (!C->bodies || !C->order || !C->coup) { C->cap = 0; return -1; }
+        C->cap = cap;
+    }
+    C->place = C->order + m; C->units = C->place + m; C->runs = C->units + m;
+    int *scratch = malloc(sizeof(int) * ((size_t)nb + 1 + 6 * (size_t)m + 6));
+    if (!scratch) return -1;
+    C->depth = wavefront_order(W, C->order, C->place, C->units, C->runs, &C->nruns, scratch);
+    C->nunits = 0;
+    for (int k = 0; k < m; k += C->units[k]) C->nunits++;
+    free(scratch);
+    for (int i = 0; i < m; i++) {
+        C->bodies[3 * i] = W->rows[i].b1; C->bodies[3 * i + 1] = W->rows[i].b2; C->bodies[3 * i + 2] = block_key(W->rows + i);
+    }
+    C->m = m; C->nb = nb;
+    C->copies = C->rem = 0;                              /* the pipelined schedules are stale */
+    return 0;
+}
+
+/* the pipelined schedules for `iters` fixed sweeps of Q: passes of `copies` sweeps, the rest in
+ * one pass (kept while the order is) */
+static int cached_pipeline(EngineWorld *W, QCache *C, const QRow *Q, int copies, int rem)
+{
+    if (C->copies == copies && C->rem == rem) return 0;
+    size_t m = (size_t)W->m, need = 2 * ((size_t)copies + (size_t)rem) * m;
+    if (need > (size_t)C->cap_pipe) {
+        free(C->pass); C->pass = malloc(sizeof(int) * need);
+        if (!C->pass) { C->cap_pipe = 0; C->copies = C->rem = 0; return -1; }
+        C->cap_pipe = (int)need;
+    }
+    C->pass_runs = C->pass + copies * m; C->last = C->pass_runs + copies * m; C->last_runs = C->last + rem * m;
+    int most = copies > rem ? copies : rem;
+    int *scratch = malloc(sizeof(int) * ((size_t)W->nb + 1 + 6 * most * m + 6));
+    if (!scratch) { C->copies = C->rem = 0; return -1; }
+    C->n_pass = pipelined_schedule(W, Q, C->units, copies, C->pass, C->pass_runs, scratch);
+    C->n_rem = rem ? pipelined_schedule(W, Q, C->units, rem, C->last, C->last_runs, scratch) : 0;
+    free(scratch);
+    C->copies = copies; C->rem = rem;
+    return 0;
+}
+
+/* sweeps pipelined when one sweep's units form chains: fewer than this many a level */
+#define PIPELINE_BELOW_UNITS_PER_LEVEL 4
+/* and at most this many sweeps in one pass (its schedule: copies x m places) */
+#define PIPELINE_MOST_COPIES 32
+
+int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol)
 {
     int m = W->m, nb = W->nb, cone = 0;
     double *fc = W->fc, *x = W->lambda;
     if (reserve_qrows(W, m)) return -1;
-    /* the packed lambdas and a 1 (m + 1 doubles), order, place and runs (m ints each),
-     * wavefront_order's scratch, then warm_start's */
-    double *xs = malloc(sizeof(double) * (size_t)(m + 1) + sizeof(int) * ((size_t)3 * m + nb + 1 + 2 * (size_t)m + 3 + W->ng + 1));
+    if (!W->qcache && !(W->qcache = calloc(1, sizeof(QCache)))) return -1;
+    QCache *C = W->qcache;
+    if (cached_order(W, C)) return -1;
+    /* the packed lambdas and a 1 (m + 1 doubles), then warm_start's scratch */
+    double *xs = malloc(sizeof(double) * (size_t)(m + 1) + sizeof(int) * ((size_t)W->ng + 1));
     if (!xs) return -1;
-    int *order = (int *)(void *)(xs + m + 1), *place = order + m, *runs = place + m;
     xs[m] = 1.0;
-    wavefront_order(W, order, place, runs + m);
     QRow *Q = W->qrows;
     memset(fc, 0, sizeof(double) * 6 * (size_t)(nb + 1));
-    warm_start(W, x, runs + m + nb + 1 + 2 * m + 3);
-    int nruns = pack_rows(W, Q, order, place, sor, x, xs, fc, runs, &cone);
+    warm_start(W, x, (int *)(void *)(xs + m + 1));
+    pack_rows(W, Q, C->order, C->place, C->units, ih, sor, x, xs, fc, C->coup, &cone);
     /* The convergence stop: a sweep whose largest change of any lambda is at most tol times the
      * largest |lambda| ends the iteration (a warm-started settled pile needs a few sweeps, not
      * iters).  tol = 0 sweeps iters times, as ODE's quick step does.  The largest |lambda| is
      * looked at only when the bound it cannot pass (the last one known plus the sweep's largest
      * change) lets the test succeed: most sweeps of a tumbling pile are far from it. */
     int it = 0;
+    if (tol == 0 && !cone && iters > 1 && C->nunits < PIPELINE_BELOW_UNITS_PER_LEVEL * C->depth) {
+        int copies = iters < PIPELINE_MOST_COPIES ? iters : PIPELINE_MOST_COPIES;
+        if (cached_pipeline(W, C, Q, copies, iters % copies)) { free(xs); return -1; }
+        for (; it + copies <= iters; it += copies) sweep(Q, C->coup, m, C->pass_runs, C->n_pass, W->Ad, sor, xs, fc, 0, 0, C->pass);
+        if (it < iters) { sweep(Q, C->coup, m, C->last_runs, C->n_rem, W->Ad, sor, xs, fc, 0, 0, C->last); it = iters; }
+    }
     double xmax = tol > 0 ? abs_max(xs, m) : 0;
     while (it < iters) {
-        double dmax = sweep(Q, m, runs, nruns, W->Ad, sor, xs, fc, tol > 0, cone);
+        double dmax = sweep(Q, C->coup, m, C->runs, C->nruns, W->Ad, sor, xs, fc, tol > 0, cone, NULL);
         it++;
         if (tol > 0) {
             xmax += dmax;

@@ -80,6 +80,7 @@ void world_free(EngineWorld *W)
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
     free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
+    quick_free(W);
     tree_free(W);
     memset(W, 0, sizeof *W);
 }
@@ -648,6 +649,8 @@ int world_step(EngineWorld *W, double h)
         W->imj_stale = 1;
         if (tree_solve_ball(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
         else { lcp_terms(W, ih, 1); W->imj_stale = 0; }
+    } else if (W->solver_used == SOLVER_PGS && !tree) {
+        W->imj_stale = 1;                                  /* the quick step forms its terms itself */
     } else {
         lcp_terms(W, ih, 1);
         if (tree && tree_solve(W) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
@@ -668,7 +671,7 @@ int world_step(EngineWorld *W, double h)
             }
         }
     }
-    if (m && W->solver_used == SOLVER_PGS && quick_step(W, (int)wp[WP_ITERATIONS], wp[WP_SOR], wp[WP_TOLERANCE])) return -1;
+    if (m && W->solver_used == SOLVER_PGS && quick_step(W, ih, (int)wp[WP_ITERATIONS], wp[WP_SOR], wp[WP_TOLERANCE])) return -1;
     W->residual = -1;                                      /* computed when asked for */
     /* warm starts follow quick steps, and under 'auto' also the pivoting steps a quick step may follow */
     if (W->solver_used == SOLVER_PGS || ((int)wp[WP_SOLVER] == SOLVER_AUTO && !W->used_tree)) { if (quick_remember(W)) return -1; }
