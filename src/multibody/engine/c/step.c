@@ -566,7 +566,8 @@ int world_step(EngineWorld *W, double h)
         double T[9], Iinv[9], wb[3], Iwb[3], Iw[3], gyro[3];
         const double *Ib = bp + BP_INVI;
         if (W->bdiag[b]) {
-            for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++) T[3 * r + c] = R[3 * r + c] * Ib[4 * c];
+            v2d ib01 = {Ib[0], Ib[4]};
+            for (int r = 0; r < 3; r++) { st2(T + 3 * r, ld2(R + 3 * r) * ib01); T[3 * r + 2] = R[3 * r + 2] * Ib[8]; }
             mtv3(R, w, wb);
             for (int k = 0; k < 3; k++) Iwb[k] = bp[BP_I + 4 * k] * wb[k];
         } else {
@@ -574,8 +575,19 @@ int world_step(EngineWorld *W, double h)
                 T[3 * r + c] = R[3 * r] * Ib[c] + R[3 * r + 1] * Ib[3 + c] + R[3 * r + 2] * Ib[6 + c];
             mtv3(R, w, wb); mv3(bp + BP_I, wb, Iwb);
         }
-        for (int r = 0; r < 3; r++) for (int c = 0; c <= r; c++)
-            Iinv[3 * r + c] = Iinv[3 * c + r] = T[3 * r] * R[3 * c] + T[3 * r + 1] * R[3 * c + 1] + T[3 * r + 2] * R[3 * c + 2];
+        /* its lower triangle, entry (r, c) = T_r . R_c summed in k order, two entries a lane pair:
+         * (1,0)(1,1) and (2,0)(2,1) from R's first two rows taken by columns, (0,0)(2,2) beside */
+        {
+            v2d c01[3], t02[3], r02[3];
+            for (int k = 0; k < 3; k++) {
+                c01[k] = (v2d){R[k], R[3 + k]}; t02[k] = (v2d){T[k], T[6 + k]}; r02[k] = (v2d){R[k], R[6 + k]};
+            }
+            v2d l1 = T[3] * c01[0] + T[4] * c01[1] + T[5] * c01[2];
+            v2d l2 = T[6] * c01[0] + T[7] * c01[1] + T[8] * c01[2];
+            v2d dg = t02[0] * r02[0] + t02[1] * r02[1] + t02[2] * r02[2];
+            Iinv[0] = dg[0]; Iinv[1] = Iinv[3] = l1[0]; Iinv[4] = l1[1];
+            Iinv[2] = Iinv[6] = l2[0]; Iinv[5] = Iinv[7] = l2[1]; Iinv[8] = dg[1];
+        }
         memcpy(W->invIw + 9 * (size_t)b, Iinv, sizeof Iinv);
         mv3(R, Iwb, Iw); cross3(w, Iw, gyro);
         double f[6], vf[6], im = bp[BP_INVMASS];
