@@ -708,26 +708,36 @@ int world_step(EngineWorld *W, double h)
     }
     W->steps++;
     const double vmax = wp[WP_MAX_SPEED];
+    const double hh = 0.5 * h;
     for (int b = 0; b < nb; b++) {
-        double st[BS_SIZE], f[6], a[6];
-        memcpy(st, W->state + (size_t)b * BS_SIZE, sizeof st);
-        for (int k = 0; k < 6; k++) f[k] = W->fext[6 * b + k] + fc[6 * b + k];
-        apply_minv(W, b, f, a);
-        for (int k = 0; k < 6; k++) st[BS_VEL + k] += h * a[k];
-        for (int k = 0; k < 3; k++) st[BS_POS + k] += h * st[BS_VEL + k];
-        double wq[4] = {0, st[BS_OMEGA], st[BS_OMEGA + 1], st[BS_OMEGA + 2]}, dq[4];
-        quat_mul(wq, st + BS_QUAT, dq);
-        double qn = 0;
-        for (int k = 0; k < 4; k++) { st[BS_QUAT + k] += 0.5 * h * dq[k]; qn += st[BS_QUAT + k] * st[BS_QUAT + k]; }
-        qn = 1.0 / sqrt(qn);
-        for (int k = 0; k < 4; k++) st[BS_QUAT + k] *= qn;
-        memcpy(W->state + (size_t)b * BS_SIZE, st, sizeof st);
+        /* in lane pairs along the state row (position 0-2, quaternion 3-6, velocity 7-9, angular
+         * velocity 10-12), each sum as the scalar form writes it: v += h W (f_ext + f_c) with
+         * W f = [f / m; I^-1 tau] (smv3's order), x += h v, q += h/2 [0, w] q normalised */
+        double *sp = W->state + (size_t)b * BS_SIZE;
+        const double *fe = W->fext + 6 * (size_t)b, *fb = fc + 6 * (size_t)b, *I = W->invIw + 9 * (size_t)b;
+        const double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
+        v2d f01 = ld2(fe) + ld2(fb), f23 = ld2(fe + 2) + ld2(fb + 2), f45 = ld2(fe + 4) + ld2(fb + 4);
+        v2d al01 = ld2(I) * f23[1] + ld2(I + 3) * f45[0] + ld2(I + 6) * f45[1];
+        double al2 = I[2] * f23[1] + I[5] * f45[0] + I[8] * f45[1];
+        v2d v01 = ld2(sp + BS_VEL) + h * (im * f01), w01 = ld2(sp + BS_OMEGA) + h * al01;
+        double v2 = sp[BS_VEL + 2] + h * (im * f23[0]), w2 = sp[BS_OMEGA + 2] + h * al2;
+        v2d x01 = ld2(sp + BS_POS) + h * v01;
+        double x2 = sp[BS_POS + 2] + h * v2;
+        double wq[4] = {0, w01[0], w01[1], w2}, dq[4];
+        quat_mul(wq, sp + BS_QUAT, dq);
+        v2d q01 = ld2(sp + BS_QUAT) + hh * ld2(dq), q23 = ld2(sp + BS_QUAT + 2) + hh * ld2(dq + 2);
+        v2d s01 = q01 * q01, s23 = q23 * q23;
+        double qn = 1.0 / sqrt(((s01[0] + s01[1]) + s23[0]) + s23[1]);
+        q01 *= qn; q23 *= qn;
+        st2(sp + BS_POS, x01); sp[BS_POS + 2] = x2;
+        st2(sp + BS_QUAT, q01); st2(sp + BS_QUAT + 2, q23);
+        st2(sp + BS_VEL, v01); sp[BS_VEL + 2] = v2;
+        st2(sp + BS_OMEGA, w01); sp[BS_OMEGA + 2] = w2;
         /* 6. explosion check: x - x is 0 for every finite x and NaN otherwise, so one sum tells;
          * speeds are compared squared */
-        v2d z = {st[BS_SIZE - 1] - st[BS_SIZE - 1], 0};
-        for (int k = 0; k + 1 < BS_SIZE; k += 2) z += ld2(st + k) - ld2(st + k);
-        int finite = z[0] + z[1] == 0;
-        double sp2 = dot3(st + BS_VEL, st + BS_VEL), wsp2 = dot3(st + BS_OMEGA, st + BS_OMEGA);
+        v2d z = (x01 - x01) + (q01 - q01) + (q23 - q23) + (v01 - v01) + (w01 - w01);
+        int finite = z[0] + z[1] + ((x2 - x2) + (v2 - v2) + (w2 - w2)) == 0;
+        double sp2 = v01[0] * v01[0] + v01[1] * v01[1] + v2 * v2, wsp2 = w01[0] * w01[0] + w01[1] * w01[1] + w2 * w2;
         if (!finite || sp2 > vmax * vmax || wsp2 > vmax * vmax) {
             memcpy(W->state, W->save, sizeof(double) * BS_SIZE * (size_t)nb);
             W->steps--;
