@@ -590,14 +590,17 @@ int world_step(EngineWorld *W, double h)
         }
         memcpy(W->invIw + 9 * (size_t)b, Iinv, sizeof Iinv);
         mv3(R, Iwb, Iw); cross3(w, Iw, gyro);
-        double f[6], vf[6], im = bp[BP_INVMASS];
-        for (int k = 0; k < 3; k++) { f[k] = ld[BL_FORCE + k] + bp[BP_MASS] * wp[WP_GRAVITY + k]; f[3 + k] = ld[BL_TORQUE + k] - gyro[k]; }
-        memcpy(W->fext + 6 * (size_t)b, f, sizeof f);
-        /* v/h + W f: the free step's velocity over h */
-        for (int k = 0; k < 3; k++) vf[k] = im * f[k];
-        smv3(Iinv, f + 3, vf + 3);
-        for (int k = 0; k < 6; k++) vf[k] += s[BS_VEL + k] * ih;
-        memcpy(W->vfree + 6 * (size_t)b, vf, sizeof vf);
+        /* the force f, the torque t, and v/h + W f, the free step's velocity over h, in lane pairs */
+        const double mass = bp[BP_MASS], im = bp[BP_INVMASS];
+        double *fe = W->fext + 6 * (size_t)b, *vf = W->vfree + 6 * (size_t)b;
+        v2d f01 = ld2(ld + BL_FORCE) + mass * ld2(wp + WP_GRAVITY), t12 = ld2(ld + BL_TORQUE + 1) - ld2(gyro + 1);
+        double f2 = ld[BL_FORCE + 2] + mass * wp[WP_GRAVITY + 2], t0 = ld[BL_TORQUE] - gyro[0];
+        v2d a01 = ld2(Iinv) * t0 + ld2(Iinv + 3) * t12[0] + ld2(Iinv + 6) * t12[1];
+        double a2 = Iinv[2] * t0 + Iinv[5] * t12[0] + Iinv[8] * t12[1];
+        v2d u01 = im * f01 + ld2(s + BS_VEL) * ih, u45 = (v2d){a01[1], a2} + ld2(s + BS_OMEGA + 1) * ih;
+        double u2 = im * f2 + s[BS_VEL + 2] * ih, u3 = a01[0] + s[BS_OMEGA] * ih;
+        st2(fe, f01); fe[2] = f2; fe[3] = t0; st2(fe + 4, t12);
+        st2(vf, u01); vf[2] = u2; vf[3] = u3; st2(vf + 4, u45);
     }
     /* 2. collision detection */
     W->nc = 0;
