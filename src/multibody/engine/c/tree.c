@@ -575,10 +575,16 @@ KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
         double a[5][3] = {{0, sg * r[2], -sg * r[1]}, {-sg * r[2], 0, sg * r[0]}, {sg * r[1], -sg * r[0], 0},
                           {sg * t[HT_P], sg * t[HT_P + 1], sg * t[HT_P + 2]}, {sg * t[HT_Q], sg * t[HT_Q + 1], sg * t[HT_Q + 2]}};
         double *A = At + 18 * s, *g = G + 18 * s, wr[3];
-        for (int q = 0; q < 5; q++) {
-            for (int k = 0; k < 3; k++) A[6 * k + q] = a[q][k];
-            smv3(I, a[q], g + 3 * q);
+        for (int q = 0; q < 5; q++) for (int k = 0; k < 3; k++) A[6 * k + q] = a[q][k];
+        /* G = I^-1 a; an anchor row's a has a zero entry (a_q = r x e_q), whose products are left
+         * out: smv3's other sums, in its order */
+        for (int q = 0; q < 3; q++) {
+            const int k1 = q == 0 ? 1 : 0, k2 = q == 2 ? 1 : 2;
+            v2d c01 = ld2(I + 3 * k1) * a[q][k1] + ld2(I + 3 * k2) * a[q][k2];
+            g[3 * q + 2] = I[3 * k1 + 2] * a[q][k1] + I[3 * k2 + 2] * a[q][k2];
+            st2(g + 3 * q, c01);
         }
+        smv3(I, a[3], g + 9); smv3(I, a[4], g + 12);
         cross3(vf + 3, r, wr);
         for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
         u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
