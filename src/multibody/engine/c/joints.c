@@ -162,6 +162,14 @@ static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, 
     return 2;
 }
 
+/* c = R a and d = R b in the two lanes, each sum in mv3's order */
+static inline void mv3_pair(const double *R, const double *a, const double *b, double *c, double *d)
+{
+    v2d x0 = {a[0], b[0]}, x1 = {a[1], b[1]}, x2 = {a[2], b[2]};
+    v2d y0 = R[0] * x0 + R[1] * x1 + R[2] * x2, y1 = R[3] * x0 + R[4] * x1 + R[5] * x2, y2 = R[6] * x0 + R[7] * x1 + R[8] * x2;
+    c[0] = y0[0]; c[1] = y1[0]; c[2] = y2[0]; d[0] = y0[1]; d[1] = y1[1]; d[2] = y2[1];
+}
+
 /* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
  * turn count, as joint_axes gives it) and what its five rows are made of (HT_*). */
 ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
@@ -184,8 +192,12 @@ ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, doubl
     d[1] = q0[0] * dot3(qr + 1, u) - qr[0] * dot3(q0 + 1, u) - dot3(qr + 1, vxu);
     double sg = d[0] < 0 ? -1.0 : 1.0;                   /* d and -d: the same rotation, d_0 >= 0 */
     half[0] = sg * d[0]; half[1] = sg * d[1];
-    anchor_levers(&f1, &f2, jd, b2, t + HT_R1, t + HT_R2, e);
-    mv3(f1.R, jd + JD_AXIS1, u1); mv3(f2.R, jd + JD_AXIS1_B2, u2);     /* the axes kept aligned */
+    /* anchor_levers, with each body's lever and axis turned into the world in one pass */
+    double a1[3], a2[3];
+    mv3_pair(f1.R, jd + JD_ANCHOR1, jd + JD_AXIS1, t + HT_R1, u1); add3(f1.p, t + HT_R1, a1);
+    if (b2 >= 0) { mv3_pair(f2.R, jd + JD_ANCHOR2, jd + JD_AXIS1_B2, t + HT_R2, u2); add3(f2.p, t + HT_R2, a2); }
+    else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2.p, t + HT_R2); mv3(f2.R, jd + JD_AXIS1_B2, u2); }
+    sub3(a2, a1, e);
     plane_space(u1, t + HT_P, t + HT_Q); cross3(u1, u2, c);
     for (int i = 0; i < 3; i++) t[HT_RHS + i] = k * e[i];
     t[HT_RHS + 3] = k * dot3(c, t + HT_P); t[HT_RHS + 4] = k * dot3(c, t + HT_Q);
