@@ -563,25 +563,28 @@ int world_step(EngineWorld *W, double h)
          * the gyroscopic torque -w x I w with I w = R (I_body (R^T w)), so the world inertia
          * itself is never formed.  Bodies whose inertia is diagonal in body axes (every
          * primitive shape; bdiag, from world_init) skip the zero products, which changes no bit. */
-        double T[9], Iinv[9], wb[3], Iwb[3], Iw[3], gyro[3];
+        double T[9], Iinv[9], Iwb[3], Iw[3], gyro[3];
         const double *Ib = bp + BP_INVI;
+        /* R^T w in lane pairs (mtv3's sums: R's rows are R^T's columns); R's first two rows by
+         * columns, c01[k] = (R_0k, R_1k), serve R Iwb and the inverse inertia below */
+        v2d c01[3], wb01 = ld2(R) * w[0] + ld2(R + 3) * w[1] + ld2(R + 6) * w[2];
+        double wb2 = R[2] * w[0] + R[5] * w[1] + R[8] * w[2];
+        for (int k = 0; k < 3; k++) c01[k] = (v2d){R[k], R[3 + k]};
         if (W->bdiag[b]) {
             v2d ib01 = {Ib[0], Ib[4]};
             for (int r = 0; r < 3; r++) { st2(T + 3 * r, ld2(R + 3 * r) * ib01); T[3 * r + 2] = R[3 * r + 2] * Ib[8]; }
-            mtv3(R, w, wb);
-            for (int k = 0; k < 3; k++) Iwb[k] = bp[BP_I + 4 * k] * wb[k];
+            Iwb[0] = bp[BP_I] * wb01[0]; Iwb[1] = bp[BP_I + 4] * wb01[1]; Iwb[2] = bp[BP_I + 8] * wb2;
         } else {
             for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
                 T[3 * r + c] = R[3 * r] * Ib[c] + R[3 * r + 1] * Ib[3 + c] + R[3 * r + 2] * Ib[6 + c];
-            mtv3(R, w, wb); mv3(bp + BP_I, wb, Iwb);
+            double wb[3] = {wb01[0], wb01[1], wb2};
+            mv3(bp + BP_I, wb, Iwb);
         }
         /* its lower triangle, entry (r, c) = T_r . R_c summed in k order, two entries a lane pair:
-         * (1,0)(1,1) and (2,0)(2,1) from R's first two rows taken by columns, (0,0)(2,2) beside */
+         * (1,0)(1,1) and (2,0)(2,1) from c01, (0,0)(2,2) beside */
         {
-            v2d c01[3], t02[3], r02[3];
-            for (int k = 0; k < 3; k++) {
-                c01[k] = (v2d){R[k], R[3 + k]}; t02[k] = (v2d){T[k], T[6 + k]}; r02[k] = (v2d){R[k], R[6 + k]};
-            }
+            v2d t02[3], r02[3];
+            for (int k = 0; k < 3; k++) { t02[k] = (v2d){T[k], T[6 + k]}; r02[k] = (v2d){R[k], R[6 + k]}; }
             v2d l1 = T[3] * c01[0] + T[4] * c01[1] + T[5] * c01[2];
             v2d l2 = T[6] * c01[0] + T[7] * c01[1] + T[8] * c01[2];
             v2d dg = t02[0] * r02[0] + t02[1] * r02[1] + t02[2] * r02[2];
@@ -589,7 +592,9 @@ int world_step(EngineWorld *W, double h)
             Iinv[2] = Iinv[6] = l2[0]; Iinv[5] = Iinv[7] = l2[1]; Iinv[8] = dg[1];
         }
         memcpy(W->invIw + 9 * (size_t)b, Iinv, sizeof Iinv);
-        mv3(R, Iwb, Iw); cross3(w, Iw, gyro);
+        v2d Iw01 = c01[0] * Iwb[0] + c01[1] * Iwb[1] + c01[2] * Iwb[2];          /* R Iwb, mv3's sums */
+        Iw[0] = Iw01[0]; Iw[1] = Iw01[1]; Iw[2] = R[6] * Iwb[0] + R[7] * Iwb[1] + R[8] * Iwb[2];
+        cross3(w, Iw, gyro);
         /* the force f, the torque t, and v/h + W f, the free step's velocity over h, in lane pairs */
         const double mass = bp[BP_MASS], im = bp[BP_INVMASS];
         double *fe = W->fext + 6 * (size_t)b, *vf = W->vfree + 6 * (size_t)b;
