@@ -554,8 +554,11 @@ int world_step(EngineWorld *W, double h)
     for (int b = 0; b < nb; b++) {
         double *s = W->state + (size_t)b * BS_SIZE, R[9], q[4], w[3];
         const double *bp = W->bprop + (size_t)b * BP_SIZE, *ld = W->load + (size_t)b * BL_SIZE;
-        double iqn = 1.0 / sqrt(s[3] * s[3] + s[4] * s[4] + s[5] * s[5] + s[6] * s[6]);
-        for (int k = 0; k < 4; k++) s[BS_QUAT + k] = q[k] = s[BS_QUAT + k] * iqn;
+        v2d q01 = ld2(s + BS_QUAT), q23 = ld2(s + BS_QUAT + 2), s01 = q01 * q01, s23 = q23 * q23;
+        double iqn = 1.0 / sqrt(((s01[0] + s01[1]) + s23[0]) + s23[1]);
+        q01 *= iqn; q23 *= iqn;
+        st2(s + BS_QUAT, q01); st2(s + BS_QUAT + 2, q23);
+        q[0] = q01[0]; q[1] = q01[1]; q[2] = q23[0]; q[3] = q23[1];
         copy3(s + BS_OMEGA, w);
         quat_to_R(q, R);
         memcpy(W->R + 9 * (size_t)b, R, sizeof R);
