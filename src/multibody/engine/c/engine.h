@@ -359,6 +359,23 @@ int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows);
 #define HT_CFM 17
 #define HT_SIZE 18
 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t);
+int hinge_terms_run(const EngineWorld *W, int j, double h, double *half, int max);
+/* whether axis a (0, 1) of joint j has a stop (lo <= hi, not both infinite) or a motor (fmax > 0) */
+static inline int joint_axis_stop(const EngineWorld *W, int j, int a)
+{
+    const double *pa = W->jdat + (size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a;
+    return pa[JA_LO] <= pa[JA_HI] && (pa[JA_LO] > -INFINITY || pa[JA_HI] < INFINITY);
+}
+static inline int joint_axis_motor(const EngineWorld *W, int j, int a)
+{
+    return W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a + JA_MOTOR_FMAX] > 0;
+}
+/* a hinge without stops or motors on either axis: its rows are the five of hinge_terms */
+static inline int joint_free_hinge(const EngineWorld *W, int j)
+{
+    return W->jint[(size_t)j * JI_SIZE + JI_TYPE] == J_HINGE && !joint_axis_stop(W, j, 0) && !joint_axis_stop(W, j, 1) &&
+           !joint_axis_motor(W, j, 0) && !joint_axis_motor(W, j, 1);
+}
 void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows);
 int tree_solve_hinges(EngineWorld *W, double ih);
 #define MAX_JOINT_ROWS 10

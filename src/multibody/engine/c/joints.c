@@ -172,7 +172,7 @@ static inline void mv3_pair(const double *R, const double *a, const double *b, d
 
 /* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
  * turn count, as joint_axes gives it) and what its five rows are made of (HT_*). */
-ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
+static inline __attribute__((always_inline)) void hinge_terms_one(const EngineWorld *W, int j, double h, double *half, double *t)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -202,6 +202,22 @@ ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, doubl
     for (int i = 0; i < 3; i++) t[HT_RHS + i] = k * e[i];
     t[HT_RHS + 3] = k * dot3(c, t + HT_P); t[HT_RHS + 4] = k * dot3(c, t + HT_Q);
     t[HT_CFM] = cfm;
+}
+
+ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
+{
+    hinge_terms_one(W, j, h, half, t);
+}
+
+/* hinge_terms of the free hinges from joint j on, at most max of them (one call for a run, not
+ * one a joint): their terms into hterms, their half-angle vectors into half, two a joint;
+ * returns how many */
+ENGINE_CLONES_AVX2 int hinge_terms_run(const EngineWorld *W, int j, double h, double *half, int max)
+{
+    int n = 0;
+    for (; n < max && j + n < W->nj && joint_free_hinge(W, j + n); n++)
+        hinge_terms_one(W, j + n, h, half + 2 * n, W->hterms + HT_SIZE * (size_t)(j + n));
+    return n;
 }
 
 /* the five rows of a free hinge from its terms (as joint_rows writes a hinge's base rows) */

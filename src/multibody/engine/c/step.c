@@ -622,6 +622,16 @@ int world_step(EngineWorld *W, double h)
     int terms = W->tree_hinges && W->nc == 0 && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0;
     W->rows_stale = 0;
     for (int j = 0; j < W->nj; j++) {
+        if (terms) {                                      /* a run of free hinges in one call */
+            double half[2 * 16];
+            int n = hinge_terms_run(W, j, h, half, 16);
+            for (int i = 0; i < n; i++) {
+                AxisInfo ax; ax.half[0] = half[2 * i]; ax.half[1] = half[2 * i + 1];
+                next_turns(W, j + i, 0, J_HINGE, &ax, 1);
+            }
+            m += 5 * n;
+            if (n) { j += n - 1; continue; }
+        }
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         const double *ja = W->jdat + (size_t)j * JD_SIZE + JD_AXES;
         int stops = 0, motors = 0;                        /* a finite stop on some axis needs the angle, */
