@@ -468,15 +468,27 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
     }
 }
 
+/* What both lane widths of ball_assemble add once U's products are in: CFM/h and the two bodies'
+ * inverse masses on the diagonal (the linear rows), and the right-hand side y_j = b */
+static inline __attribute__((always_inline)) void diagonal_and_rhs(EngineWorld *W, int j, int n, double *restrict U)
+{
+    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    const double *cfmh = W->cfmh + t0;
+    const double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
+#pragma GCC unroll 6
+    for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
+    double *y = W->tvec + S * (size_t)j;
+#pragma GCC unroll 6
+    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
+}
+
 /* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
  * the diagonal), its right-hand side, and the blocks A_kj with its later neighbours, transposed:
  * B[q][r] = A_kj[r][q], all of k's row pairs (k's pads are zero) */
 KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
 {
-    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
-    const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
+    const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j;
     double *restrict U = W->tdiag + 36 * (size_t)j;
-    double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
     /* rows 0-3 in four lanes, then rows 4-5 in two: the group's angular parts stay in registers
      * (all twelve halves of a four-lane group in the portable build) while the columns stream by */
     const v4d a0 = ld4(At), a1 = ld4(At + 6), a2 = ld4(At + 12), e0 = ld4(At + 18), e1 = ld4(At + 24), e2 = ld4(At + 30);
@@ -493,11 +505,7 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
             st2(U + c * S + 4, (c0 * g[0] + c1 * g[1] + c2 * g[2]) + (d0 * h[0] + d1 * h[1] + d2 * h[2]));
         }
     }
-#pragma GCC unroll 6
-    for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
-    double *y = W->tvec + S * (size_t)j;
-#pragma GCC unroll 6
-    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
+    diagonal_and_rhs(W, j, n, U);
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
@@ -517,10 +525,8 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
 /* the same in two lanes only (the portable build), a pair of rows p, p + 1 at a time */
 KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
 {
-    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
-    const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j, *cfmh = W->cfmh + t0;
+    const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j;
     double *restrict U = W->tdiag + 36 * (size_t)j;
-    double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
     /* a pair of rows p, p + 1 at a time: its six lane pairs of the angular parts stay in registers
      * while the columns c <= p + 1 stream by */
 #pragma GCC unroll 3
@@ -533,11 +539,7 @@ KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
             st2(U + c * S + p, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (b0 * h[0] + b1 * h[1] + b2 * h[2]));
         }
     }
-#pragma GCC unroll 6
-    for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
-    double *y = W->tvec + S * (size_t)j;
-#pragma GCC unroll 6
-    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
+    diagonal_and_rhs(W, j, n, U);
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
