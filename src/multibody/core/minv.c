@@ -256,6 +256,28 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         }
         if (par < 0)
             continue;
+        if (nj == 1) {  /* most joints: U_i and D⁻¹ in registers, IA_λ += IA_i − U_i D⁻¹ U_iᵀ in one sweep
+                         * (the same operations as the general case below, in its order: the same bits) */
+            const real w = Dinv[0];
+            real u[6], uw[6];
+            for (int r = 0; r < 6; r++)
+                u[r] = d->U[6 * vs + r], uw[r] = u[r] * w;
+            for (int t = 0; t < ns; t++) {
+                const real x = Minv[(long)nv * vs + sub[t]];
+                real *f = F + 6 * sub[t];
+                for (int r = 0; r < 6; r++)
+                    f[r] += u[r] * x;
+            }
+            real *IAp = d->IA + 36 * par;
+            for (int r = 0; r < 6; r++) {
+                real row[6];
+                for (int c = 0; c < 6; c++)
+                    row[c] = (IAp[6 * r + c] + IA[6 * r + c]) - uw[r] * u[c];
+                for (int c = 0; c < 6; c++)
+                    IAp[6 * r + c] = row[c];
+            }
+            continue;
+        }
         for (int t = 0; t < ns; t++) {
             const int c = sub[t];
             real *f = F + 6 * c;
