@@ -270,6 +270,20 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead
     }
 }
 
+/* dst += src, n entries (a parent's sums and its child's never overlap); for one state four at a
+ * time (the compiler keeps these short loops scalar) */
+static inline void add_to(real *restrict dst, const real *restrict src, int n)
+{
+    int r = 0;
+#ifndef MB_LANE_BUILD
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    for (; r + 4 <= n; r += 4)
+        *(v4u *)(dst + r) += *(const v4u *)(src + r);
+#endif
+    for (; r < n; r++)
+        dst[r] += src[r];
+}
+
 /* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL.  Writes
  * only the tree's entries (the rest are 0: the caller zeroes them, or, as −M⁻¹·∂τ does, never reads them). */
 #ifndef MB_LANE_BUILD
@@ -322,16 +336,11 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnea
                 }
         }
         if (par >= 0) {
-            real *Yp = Yc + MB_NI * par, *Bp = Bc + B_N * par;
-            for (int r = 0; r < MB_NI; r++)
-                Yp[r] += Yi[r];
-            for (int r = 0; r < B_N; r++)
-                Bp[r] += Bi[r];
-            for (int r = 0; r < 6; r++)
-                F[6 * par + r] += Fi[r];
+            add_to(Yc + MB_NI * par, Yi, MB_NI);
+            add_to(Bc + B_N * par, Bi, B_N);
+            add_to(F + 6 * par, Fi, 6);
             if (fext)
-                for (int r = 0; r < 6; r++)
-                    Fx[6 * par + r] += Fxi[r];
+                add_to(Fx + 6 * par, Fxi, 6);
         }
     }
     if (M)
