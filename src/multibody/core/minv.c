@@ -138,6 +138,35 @@ static inline void world_inertia_to_matrix(const real *J, real *M)
             M[6 * r + c] = B[r][c];
 }
 
+/* 6-vectors for one-dof joints: dst = (dst + src) − s u, and dst += u x.  For one state as a
+ * vector of four and one of two (GCC keeps these short loops scalar); the same operations entry by
+ * entry, so the same bits as in lanes. */
+#ifndef MB_LANE_BUILD
+typedef double v4u __attribute__((vector_size(32), aligned(8)));
+typedef double v2u __attribute__((vector_size(16), aligned(8)));
+#endif
+static inline void add_minus_scaled6(real *restrict dst, const real *restrict src, real s, const real *restrict u)
+{
+#ifndef MB_LANE_BUILD
+    *(v4u *)dst = (*(v4u *)dst + *(const v4u *)src) - s * *(const v4u *)u;
+    *(v2u *)(dst + 4) = (*(v2u *)(dst + 4) + *(const v2u *)(src + 4)) - s * *(const v2u *)(u + 4);
+#else
+    for (int c = 0; c < 6; c++)
+        dst[c] = (dst[c] + src[c]) - s * u[c];
+#endif
+}
+
+static inline void add_scaled6(real *restrict dst, const real *restrict u, real x)
+{
+#ifndef MB_LANE_BUILD
+    *(v4u *)dst += *(const v4u *)u * x;
+    *(v2u *)(dst + 4) += *(const v2u *)(u + 4) * x;
+#else
+    for (int r = 0; r < 6; r++)
+        dst[r] += u[r] * x;
+#endif
+}
+
 #ifndef MB_LANE_BUILD
 
 long mb_minv_world_scratch(const mb_model *m)
@@ -262,20 +291,10 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             real u[6], uw[6];
             for (int r = 0; r < 6; r++)
                 u[r] = d->U[6 * vs + r], uw[r] = u[r] * w;
-            for (int t = 0; t < ns; t++) {
-                const real x = Minv[(long)nv * vs + sub[t]];
-                real *f = F + 6 * sub[t];
-                for (int r = 0; r < 6; r++)
-                    f[r] += u[r] * x;
-            }
-            real *IAp = d->IA + 36 * par;
-            for (int r = 0; r < 6; r++) {
-                real row[6];
-                for (int c = 0; c < 6; c++)
-                    row[c] = (IAp[6 * r + c] + IA[6 * r + c]) - uw[r] * u[c];
-                for (int c = 0; c < 6; c++)
-                    IAp[6 * r + c] = row[c];
-            }
+            for (int t = 0; t < ns; t++)
+                add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
+            for (int r = 0; r < 6; r++)
+                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
             continue;
         }
         for (int t = 0; t < ns; t++) {
