@@ -171,12 +171,12 @@ static inline void add_scaled6(real *restrict dst, const real *restrict u, real 
 
 long mb_minv_world_scratch(const mb_model *m)
 {
-    return 6L * m->nv * (m->nb + 1) + (m->nv + 3L * m->nb) / 2 + 2;
+    return 6L * m->nv * (m->nb + 1) + m->nb / 2 + 1;
 }
 
-long mb_minv_scratch(const mb_model *m)
+long mb_minv_scratch(const mb_model *m)  /* J, Y, mb_minv_world's, then the subtree columns (ints) */
 {
-    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m);
+    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m) + (m->nv + 3L * m->nb) / 2 + 2;
 }
 
 /* cols: the columns in depth-first preorder of the bodies (children in index order); the subtree
@@ -213,7 +213,10 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             mb_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, m->S + 6 * k, J + 6 * k);
     }
-    return mb_minv_world(m, d, Y + MB_NI * m->nb, J, Y, Minv);
+    double *work = Y + MB_NI * m->nb;
+    int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + m->nv, *count = first + m->nb;
+    mb_subtree_columns(m, cols, first, count, count + m->nb);
+    return mb_minv_world(m, d, work, J, Y, cols, first, count, Minv);
 }
 #endif
 
@@ -221,12 +224,12 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
 MB_CLONES_AVX2
 #endif
 MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *scratch, const real *J,
-                                           const real *Y, real *Minv)
+                                           const real *Y, const int *cols, const int *first,
+                                           const int *count, real *Minv)
 {
     const int nb = m->nb, nv = m->nv;
     real *F = scratch, *P = F + 6L * nv;  /* P: per slot (below), column c at 6c */
-    int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb, *slot = count + nb;
-    mb_subtree_columns(m, cols, first, count, slot);
+    int *slot = (int *)(P + 6L * nv * nb);
     /* P_i is read by i's children only.  With the bodies in depth-first order (URDF and MJCF trees),
      * every body between i and a descendant of i is below i: one P per depth serves, which keeps the
      * forward pass's P in the caches (Talos: 11 depths, not 33 bodies); any other order, one per body. */
