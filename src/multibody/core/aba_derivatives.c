@@ -71,11 +71,13 @@ __attribute__((noinline)) static void minus_products(const mb_model *m, const in
     for (int b = 0; b < m->nb; b++) {
         if (m->nv_joint[b] == 0)
             continue;
-        int nk = 0;  /* the rows that column c of T reaches: b's subtree, then its ancestors */
-        for (int t = first[b]; t < first[b] + count[b]; t++)
+        /* the rows that column c of T reaches: b's subtree, then its ancestors (bounds in locals:
+         * the stores to ks would make the compiler reload them from the model at every entry) */
+        int nk = 0;
+        for (int t = first[b], end = first[b] + count[b]; t < end; t++)
             ks[nk++] = (int)n * cols[t];
         for (int p = m->parent[b]; p >= 0; p = m->parent[p])
-            for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
+            for (int k = m->v_start[p], end = m->v_start[p] + m->nv_joint[p]; k < end; k++)
                 ks[nk++] = (int)n * k;
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
 #ifdef MB_LANE_BUILD
