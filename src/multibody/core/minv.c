@@ -138,7 +138,7 @@ static inline void world_inertia_to_matrix(const real *J, real *M)
             M[6 * r + c] = B[r][c];
 }
 
-/* 6-vectors for one-dof joints: dst = (dst + src) − s u, and dst += u x.  For one state as a
+/* 6-vectors for one-dof joints: dst = (dst + src) − s u (dst += u x: spatial.h).  For one state as a
  * vector of four and one of two (GCC keeps these short loops scalar); the same operations entry by
  * entry, so the same bits as in lanes. */
 #ifndef MB_LANE_BUILD
@@ -153,17 +153,6 @@ static inline void add_minus_scaled6(real *restrict dst, const real *restrict sr
 #else
     for (int c = 0; c < 6; c++)
         dst[c] = (dst[c] + src[c]) - s * u[c];
-#endif
-}
-
-static inline void add_scaled6(real *restrict dst, const real *restrict u, real x)
-{
-#ifndef MB_LANE_BUILD
-    *(v4u *)dst += *(const v4u *)u * x;
-    *(v2u *)(dst + 4) += *(const v2u *)(u + 4) * x;
-#else
-    for (int r = 0; r < 6; r++)
-        dst[r] += u[r] * x;
 #endif
 }
 
@@ -295,7 +284,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int r = 0; r < 6; r++)
                 u[r] = d->U[6 * vs + r], uw[r] = u[r] * w;
             for (int t = 0; t < ns; t++)
-                add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
+                mb_add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
             for (int r = 0; r < 6; r++)
                 add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
             continue;

@@ -239,8 +239,7 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_bias)(const mb_model *m, const mb_rnead *w
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             C[k] = mb_dot6(w->J + 6 * k, Gi);
         if (m->parent[i] >= 0)
-            for (int r = 0; r < 6; r++)
-                G[6 * m->parent[i] + r] += Gi[r];
+            mb_add_to(G + 6 * m->parent[i], Gi, 6);
     }
 }
 
@@ -259,29 +258,12 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead
         for (int r = 0; r < 6; r++)
             dai[r] = par < 0 ? MB_SPLAT(0.0) : da[6 * par + r];
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
-            for (int r = 0; r < 6; r++)
-                dai[r] += w->J[6 * k + r] * qdd[k];
-        for (int r = 0; r < 6; r++)
-            w->a[6 * i + r] += dai[r];
+            mb_add_scaled6(dai, w->J + 6 * k, qdd[k]);
+        mb_add_to(w->a + 6 * i, dai, 6);
         world_inertia_mul(w->Yc + MB_NI * i, dai, t);
-        for (int r = 0; r < 6; r++)
-            w->F[6 * i + r] += t[r];
+        mb_add_to(w->F + 6 * i, t, 6);
         column_accelerations(m, w, i, minus_grav);
     }
-}
-
-/* dst += src, n entries (a parent's sums and its child's never overlap); for one state four at a
- * time (the compiler keeps these short loops scalar) */
-static inline void add_to(real *restrict dst, const real *restrict src, int n)
-{
-    int r = 0;
-#ifndef MB_LANE_BUILD
-    typedef double v4u __attribute__((vector_size(32), aligned(8)));
-    for (; r + 4 <= n; r += 4)
-        *(v4u *)(dst + r) += *(const v4u *)(src + r);
-#endif
-    for (; r < n; r++)
-        dst[r] += src[r];
 }
 
 /* Backward pass (see the top): subtree sums, then the entries of joint i.  M may be NULL.  Writes
@@ -336,11 +318,11 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnea
                 }
         }
         if (par >= 0) {
-            add_to(Yc + MB_NI * par, Yi, MB_NI);
-            add_to(Bc + B_N * par, Bi, B_N);
-            add_to(F + 6 * par, Fi, 6);
+            mb_add_to(Yc + MB_NI * par, Yi, MB_NI);
+            mb_add_to(Bc + B_N * par, Bi, B_N);
+            mb_add_to(F + 6 * par, Fi, 6);
             if (fext)
-                add_to(Fx + 6 * par, Fxi, 6);
+                mb_add_to(Fx + 6 * par, Fxi, 6);
         }
     }
     if (M)
