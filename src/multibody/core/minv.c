@@ -156,6 +156,18 @@ static inline void add_minus_scaled6(real *restrict dst, const real *restrict sr
 #endif
 }
 
+/* out = x + u y, 6 entries (out is not x: another body's P) */
+static inline void sum_scaled6(real *restrict out, const real *restrict x, const real *restrict u, real y)
+{
+#ifndef MB_LANE_BUILD
+    *(v4u *)out = *(const v4u *)x + *(const v4u *)u * y;
+    *(v2u *)(out + 4) = *(const v2u *)(x + 4) + *(const v2u *)(u + 4) * y;
+#else
+    for (int r = 0; r < 6; r++)
+        out[r] = x[r] + u[r] * y;
+#endif
+}
+
 #ifndef MB_LANE_BUILD
 
 long mb_minv_world_scratch(const mb_model *m)
@@ -320,7 +332,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         real *Pi = P + 6L * nv * slot[i];
         /* a one-dof joint's U, J and D⁻¹ in registers for the sweep over the columns (the stores to
          * M⁻¹ and P would make the compiler reload them) */
-        real U1[6], J1[6], Dinv1 = MB_SPLAT(0.0);
+        real U1[6] = {0}, J1[6] = {0}, Dinv1 = MB_SPLAT(0.0);
         if (nj == 1) {
             Dinv1 = Dinv[0];
             for (int r = 0; r < 6; r++)
@@ -350,8 +362,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                 const real *x = Pp + 6 * c;
                 const real y = Minv[(long)nv * vs + c] - Dinv1 * mb_dot6(U1, x);
                 Minv[(long)nv * vs + c] = y;
-                for (int r = 0; r < 6; r++)
-                    pc[r] = x[r] + J1[r] * y;
+                sum_scaled6(pc, x, J1, y);
                 continue;
             } else if (par >= 0) {
                 const real *x = Pp + 6 * c;
