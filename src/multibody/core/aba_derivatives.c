@@ -71,11 +71,13 @@ __attribute__((noinline)) static void minus_products(const mb_model *m, const in
     for (int b = 0; b < m->nb; b++) {
         if (m->nv_joint[b] == 0)
             continue;
-        int nk = 0;  /* the rows that column c of T reaches: b's subtree, then its ancestors */
-        for (int t = first[b]; t < first[b] + count[b]; t++)
+        /* the rows that column c of T reaches: b's subtree, then its ancestors (bounds in locals:
+         * the stores to ks would make the compiler reload them from the model at every entry) */
+        int nk = 0;
+        for (int t = first[b], end = first[b] + count[b]; t < end; t++)
             ks[nk++] = (int)n * cols[t];
         for (int p = m->parent[b]; p >= 0; p = m->parent[p])
-            for (int k = m->v_start[p]; k < m->v_start[p] + m->nv_joint[p]; k++)
+            for (int k = m->v_start[p], end = m->v_start[p] + m->nv_joint[p]; k < end; k++)
                 ks[nk++] = (int)n * k;
         for (int c = m->v_start[b]; c < m->v_start[b] + m->nv_joint[b]; c++) {
 #ifdef MB_LANE_BUILD
@@ -153,7 +155,8 @@ static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data 
     real *dtau_dq = scratch + mb_rnea_derivatives_scratch(m), *dtau_dqd = dtau_dq + (long)nv * nv;
     real *qdd = dtau_dqd + (long)nv * nv, *rhs = qdd + nv, *work = rhs + nv;
     int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + nv, *count = first + m->nb;
-    const int st = MB_NAME(mb_minv_world)(m, d, work, w->J, w->Yc, Minv);
+    mb_subtree_columns(m, cols, first, count, count + m->nb);  /* for M⁻¹ and the products */
+    const int st = MB_NAME(mb_minv_world)(m, d, work, w->J, w->Yc, cols, first, count, Minv);
     if (st != MB_OK)
         return st;
     MB_NAME(mb_rnead_bias)(m, w, fext, rhs);
@@ -167,7 +170,6 @@ static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data 
     }
     MB_NAME(mb_rnead_add_qdd)(m, w, qdd);
     MB_NAME(mb_rnead_backward)(m, w, fext, dtau_dq, dtau_dqd, NULL);
-    mb_subtree_columns(m, cols, first, count, count + m->nb);
     minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd,
                    qdd);  /* q̈ and rhs, used up: the room for a column */
     return MB_OK;

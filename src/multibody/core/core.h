@@ -54,10 +54,12 @@ void mb_rnead_bias(const mb_model *m, const mb_rnead *w, const double *fext, dou
 void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd);
 void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
                        double *dtau_dqd, double *M);
-/* … and M⁻¹ from world motion subspaces J (nv × 6) and world inertias Y (nb × 10) */
+/* … and M⁻¹ from world motion subspaces J (nv × 6), world inertias Y (nb × 10) and the subtree columns
+ * cols, first, count (mb_subtree_columns: the caller makes them once for M⁻¹ and what follows) */
 long mb_minv_world_scratch(const mb_model *m);
 void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot);
-int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y, double *Minv);
+int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y,
+                  const int *cols, const int *first, const int *count, double *Minv);
 long mb_aba_derivatives_scratch(const mb_model *m);
 int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const double *q, const double *qd,
                        const double *tau, const double *fext, double *dqdd_dq, double *dqdd_dqd, double *Minv);

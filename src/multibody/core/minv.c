@@ -138,16 +138,46 @@ static inline void world_inertia_to_matrix(const real *J, real *M)
             M[6 * r + c] = B[r][c];
 }
 
+/* 6-vectors for one-dof joints: dst = (dst + src) − s u (dst += u x: spatial.h).  For one state as a
+ * vector of four and one of two (GCC keeps these short loops scalar); the same operations entry by
+ * entry, so the same bits as in lanes. */
+#ifndef MB_LANE_BUILD
+typedef double v4u __attribute__((vector_size(32), aligned(8)));
+typedef double v2u __attribute__((vector_size(16), aligned(8)));
+#endif
+static inline void add_minus_scaled6(real *restrict dst, const real *restrict src, real s, const real *restrict u)
+{
+#ifndef MB_LANE_BUILD
+    *(v4u *)dst = (*(v4u *)dst + *(const v4u *)src) - s * *(const v4u *)u;
+    *(v2u *)(dst + 4) = (*(v2u *)(dst + 4) + *(const v2u *)(src + 4)) - s * *(const v2u *)(u + 4);
+#else
+    for (int c = 0; c < 6; c++)
+        dst[c] = (dst[c] + src[c]) - s * u[c];
+#endif
+}
+
+/* out = x + u y, 6 entries (out is not x: another body's P) */
+static inline void sum_scaled6(real *restrict out, const real *restrict x, const real *restrict u, real y)
+{
+#ifndef MB_LANE_BUILD
+    *(v4u *)out = *(const v4u *)x + *(const v4u *)u * y;
+    *(v2u *)(out + 4) = *(const v2u *)(x + 4) + *(const v2u *)(u + 4) * y;
+#else
+    for (int r = 0; r < 6; r++)
+        out[r] = x[r] + u[r] * y;
+#endif
+}
+
 #ifndef MB_LANE_BUILD
 
 long mb_minv_world_scratch(const mb_model *m)
 {
-    return 6L * m->nv * (m->nb + 1) + (m->nv + 3L * m->nb) / 2 + 2;
+    return 6L * m->nv * (m->nb + 1) + m->nb / 2 + 1;
 }
 
-long mb_minv_scratch(const mb_model *m)
+long mb_minv_scratch(const mb_model *m)  /* J, Y, mb_minv_world's, then the subtree columns (ints) */
 {
-    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m);
+    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m) + (m->nv + 3L * m->nb) / 2 + 2;
 }
 
 /* cols: the columns in depth-first preorder of the bodies (children in index order); the subtree
@@ -184,7 +214,10 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             mb_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, m->S + 6 * k, J + 6 * k);
     }
-    return mb_minv_world(m, d, Y + MB_NI * m->nb, J, Y, Minv);
+    double *work = Y + MB_NI * m->nb;
+    int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + m->nv, *count = first + m->nb;
+    mb_subtree_columns(m, cols, first, count, count + m->nb);
+    return mb_minv_world(m, d, work, J, Y, cols, first, count, Minv);
 }
 #endif
 
@@ -192,12 +225,12 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
 MB_CLONES_AVX2
 #endif
 MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *scratch, const real *J,
-                                           const real *Y, real *Minv)
+                                           const real *Y, const int *cols, const int *first,
+                                           const int *count, real *Minv)
 {
     const int nb = m->nb, nv = m->nv;
     real *F = scratch, *P = F + 6L * nv;  /* P: per slot (below), column c at 6c */
-    int *cols = (int *)(P + 6L * nv * nb), *first = cols + nv, *count = first + nb, *slot = count + nb;
-    mb_subtree_columns(m, cols, first, count, slot);
+    int *slot = (int *)(P + 6L * nv * nb);
     /* P_i is read by i's children only.  With the bodies in depth-first order (URDF and MJCF trees),
      * every body between i and a descendant of i is below i: one P per depth serves, which keeps the
      * forward pass's P in the caches (Talos: 11 depths, not 33 bodies); any other order, one per body. */
@@ -256,6 +289,18 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         }
         if (par < 0)
             continue;
+        if (nj == 1) {  /* most joints: U_i and D⁻¹ in registers, IA_λ += IA_i − U_i D⁻¹ U_iᵀ in one sweep
+                         * (the same operations as the general case below, in its order: the same bits) */
+            const real w = Dinv[0];
+            real u[6], uw[6];
+            for (int r = 0; r < 6; r++)
+                u[r] = d->U[6 * vs + r], uw[r] = u[r] * w;
+            for (int t = 0; t < ns; t++)
+                mb_add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
+            for (int r = 0; r < 6; r++)
+                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
+            continue;
+        }
         for (int t = 0; t < ns; t++) {
             const int c = sub[t];
             real *f = F + 6 * c;
@@ -287,7 +332,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         real *Pi = P + 6L * nv * slot[i];
         /* a one-dof joint's U, J and D⁻¹ in registers for the sweep over the columns (the stores to
          * M⁻¹ and P would make the compiler reload them) */
-        real U1[6], J1[6], Dinv1 = MB_SPLAT(0.0);
+        real U1[6] = {0}, J1[6] = {0}, Dinv1 = MB_SPLAT(0.0);
         if (nj == 1) {
             Dinv1 = Dinv[0];
             for (int r = 0; r < 6; r++)
@@ -317,8 +362,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                 const real *x = Pp + 6 * c;
                 const real y = Minv[(long)nv * vs + c] - Dinv1 * mb_dot6(U1, x);
                 Minv[(long)nv * vs + c] = y;
-                for (int r = 0; r < 6; r++)
-                    pc[r] = x[r] + J1[r] * y;
+                sum_scaled6(pc, x, J1, y);
                 continue;
             } else if (par >= 0) {
                 const real *x = Pp + 6 * c;

@@ -239,8 +239,7 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_bias)(const mb_model *m, const mb_rnead *w
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
             C[k] = mb_dot6(w->J + 6 * k, Gi);
         if (m->parent[i] >= 0)
-            for (int r = 0; r < 6; r++)
-                G[6 * m->parent[i] + r] += Gi[r];
+            mb_add_to(G + 6 * m->parent[i], Gi, 6);
     }
 }
 
@@ -259,13 +258,10 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_add_qdd)(const mb_model *m, const mb_rnead
         for (int r = 0; r < 6; r++)
             dai[r] = par < 0 ? MB_SPLAT(0.0) : da[6 * par + r];
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
-            for (int r = 0; r < 6; r++)
-                dai[r] += w->J[6 * k + r] * qdd[k];
-        for (int r = 0; r < 6; r++)
-            w->a[6 * i + r] += dai[r];
+            mb_add_scaled6(dai, w->J + 6 * k, qdd[k]);
+        mb_add_to(w->a + 6 * i, dai, 6);
         world_inertia_mul(w->Yc + MB_NI * i, dai, t);
-        for (int r = 0; r < 6; r++)
-            w->F[6 * i + r] += t[r];
+        mb_add_to(w->F + 6 * i, t, 6);
         column_accelerations(m, w, i, minus_grav);
     }
 }
@@ -322,16 +318,11 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_backward)(const mb_model *m, const mb_rnea
                 }
         }
         if (par >= 0) {
-            real *Yp = Yc + MB_NI * par, *Bp = Bc + B_N * par;
-            for (int r = 0; r < MB_NI; r++)
-                Yp[r] += Yi[r];
-            for (int r = 0; r < B_N; r++)
-                Bp[r] += Bi[r];
-            for (int r = 0; r < 6; r++)
-                F[6 * par + r] += Fi[r];
+            mb_add_to(Yc + MB_NI * par, Yi, MB_NI);
+            mb_add_to(Bc + B_N * par, Bi, B_N);
+            mb_add_to(F + 6 * par, Fi, 6);
             if (fext)
-                for (int r = 0; r < 6; r++)
-                    Fx[6 * par + r] += Fxi[r];
+                mb_add_to(Fx + 6 * par, Fxi, 6);
         }
     }
     if (M)

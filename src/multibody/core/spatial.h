@@ -154,6 +154,33 @@ static inline void mb_crf_add(const real *v, const real *f, real *out)
     out[5] += v[0] * f[4] - v[1] * f[3];
 }
 
+/* dst += src, n entries (not overlapping: a parent's sums and its child's); for one state four
+ * at a time (the compiler keeps these short loops scalar) */
+static inline void mb_add_to(real *restrict dst, const real *restrict src, int n)
+{
+    int r = 0;
+#ifndef MB_LANE_BUILD
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    for (; r + 4 <= n; r += 4)
+        *(v4u *)(dst + r) += *(const v4u *)(src + r);
+#endif
+    for (; r < n; r++)
+        dst[r] += src[r];
+}
+
+/* dst += u x, 6 entries (as mb_add_to) */
+static inline void mb_add_scaled6(real *restrict dst, const real *restrict u, real x)
+{
+    int r = 0;
+#ifndef MB_LANE_BUILD
+    typedef double v4u __attribute__((vector_size(32), aligned(8)));
+    *(v4u *)dst += *(const v4u *)u * x;
+    r = 4;
+#endif
+    for (; r < 6; r++)
+        dst[r] += u[r] * x;
+}
+
 /* out = I v for a 10-parameter rigid-body inertia: [Ī ω + h × v; m v − h × ω]  (RBDA eq. 2.63).
  * Two spellings of the same product for the lanes build: mb_inertia_mul for a body's inertia
  * (model, double) times a motion in lanes, mb_composite_mul for a composite inertia in lanes
