@@ -279,9 +279,10 @@ def cmd_derive(args):
 
 
 def trajectory_file_bytes(model, t_final, dt, record_every=1):
-    """About the bytes of ``simulate``'s .npz: samples on the grid k·dt·record_every plus the final
-    (and a spare for an event), each t, q, q̇, q̈, τ and the two energies in float64."""
-    samples = math.floor(t_final / (dt * record_every) + 1e-9) + 2
+    """About the samples and bytes of ``simulate``'s .npz: each sample t, q, q̇, q̈, τ and the two
+    energies in float64."""
+    from .simulation.core import record_samples
+    samples = record_samples(t_final, dt, record_every)
     return samples, 8 * samples * (3 + model.nq + 3 * model.nv)
 
 

@@ -239,12 +239,17 @@ def _compiled_trajectory(model, space, system, out, integrator):
                       quaternion_starts=space.quaternion_starts)
 
 
+def record_samples(t_final, dt, record_every):
+    """At most how many samples a run keeps: the grid k·dt·record_every, the final state, a spare."""
+    return math.floor(t_final / (dt * record_every) + 1e-9) + 2
+
+
 def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1):
     """Refuse a run whose record would not fit in the available memory (before allocating it).
 
     A sample holds t, the state, q̈, τ and the two energies (8 bytes each); the Python loops
     keep lists while they run, about twice the final arrays (three times for adaptive runs)."""
-    samples = math.floor(t_final / (dt * record_every) + 1e-9) + 2
+    samples = record_samples(t_final, dt, record_every)
     per_sample = 8 * (1 + space.n + 3 * model.nv + 2)
     need = samples * per_sample * runs * (2 if integrator in FIXED_STEP else 3)  # Python lists: ~2-3× the arrays
     avail = _available_memory()
