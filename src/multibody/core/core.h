@@ -149,7 +149,7 @@ int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double 
 #ifndef MB_LANE_BUILD
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
-enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1, MB_CONTROL_CALL = 2 };
+enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1, MB_CONTROL_CALL = 2, MB_CONTROL_BATCH = 3 };
 /* A function of the caller's (a Python callable, py_rollout.c) evaluated at a state: `what` is
  * MB_CALL_CONTROL (out: τ, nv) or MB_CALL_FORCES (out: f_ext, nb × 6); MB_OK or MB_CALLBACK_FAILED. */
 enum { MB_CALL_CONTROL = 0, MB_CALL_FORCES = 1, MB_CALL_GUARDS = 2 };
@@ -162,6 +162,10 @@ typedef int (*mb_dynamics_callback)(void *ctx, double t, const double *q, const 
  * MB_OK or MB_CALLBACK_FAILED. */
 typedef int (*mb_contact_callback)(void *ctx, double t, const double *q, const double *v, const double *z,
                                    double *out);
+/* The caller's controller of a whole batch (a Python function of (t, Q, QD), py_rollout.c): τ of the
+ * `count` runs whose states are (q[i], v[i]) into tau[i], in one call; MB_OK or MB_CALLBACK_FAILED. */
+typedef int (*mb_batch_callback)(void *ctx, double t, int count, const double *const *q, const double *const *v,
+                                 double *const *tau);
 enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
 typedef struct mb_control {
@@ -178,6 +182,7 @@ typedef struct mb_control {
                                several (kp = 0 there: their position error is not a difference); NULL: nq = nv */
     mb_callback call;       /* MB_CONTROL_CALL: τ from the caller's function, with its context           */
     void *ctx;
+    mb_batch_callback batch; /* MB_CONTROL_BATCH: τ of all the group's runs at a stage in one call (ctx)  */
 } mb_control;
 
 typedef struct mb_rollout {
@@ -247,7 +252,8 @@ typedef struct mb_rollout_out {
     int singular_body;                /* status MB_SINGULAR: the body whose joint's D is singular, else −1 */
 } mb_rollout_out;
 
-/* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep; with `lanes` (or NULL: run
+/* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep (any L ≥ 1 with a batch
+ * controller, MB_CONTROL_BATCH: its one call per stage sees every run); with `lanes` (or NULL: run
  * by run) the forward dynamics of the group where the lanes allow (no f_ext, no gravcomp,
  * mb_lanes_supported).  status[l]: run l's status; returns MB_NO_MEMORY or MB_OK. */
 struct mb_lanes_impl;

@@ -38,6 +38,7 @@ typedef struct {
     PyObject *dynamics;          /* (t, q, qd, tau_all, f_ext | None) -> q̈ (nv): constrained dynamics */
     PyObject *contact;           /* (t, q, qd, z) -> [f_ext (nb × 6), ż (nz)]: another contact law     */
     int nz;
+    PyObject *control_batch;     /* (t, Q (N, nq), QD (N, nv)) -> τ (N, nv): a controller of the batch */
     PyObject *err_type, *err_value, *err_tb;
 } py_callbacks;
 
@@ -115,6 +116,50 @@ static int call_contact(void *ctx, double t, const double *q, const double *v, c
     return st;
 }
 
+/* τ of `count` runs from the caller's batch controller (t, Q (count, nq), QD (count, nv)) -> (count, nv)
+ * in one call (call_python's rules: the GIL, the first exception kept and the run stopped); τ must be
+ * finite (simulation/system.py's control_batch checks it first, with the messages the user sees). */
+static int call_batch(void *ctx, double t, int count, const double *const *q, const double *const *v,
+                      double *const *tau)
+{
+    py_callbacks *cb = ctx;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    const int nq = cb->nq, nv = cb->nv;
+    npy_intp dq[2] = {count, nq}, dv[2] = {count, nv};
+    PyObject *Q = PyArray_SimpleNew(2, dq, NPY_DOUBLE), *V = Q ? PyArray_SimpleNew(2, dv, NPY_DOUBLE) : NULL, *r = NULL;
+    if (V) {
+        double *qa = PyArray_DATA((PyArrayObject *)Q), *va = PyArray_DATA((PyArrayObject *)V);
+        for (int i = 0; i < count; i++) {
+            memcpy(qa + (size_t)i * nq, q[i], sizeof(double) * (size_t)nq);
+            memcpy(va + (size_t)i * nv, v[i], sizeof(double) * (size_t)nv);
+        }
+        r = PyObject_CallFunction(cb->control_batch, "dOO", t, Q, V);
+    }
+    Py_XDECREF(Q), Py_XDECREF(V);
+    int st = MB_CALLBACK_FAILED;
+    PyArrayObject *a = r ? (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY) : NULL;
+    if (a && PyArray_NDIM(a) == 2 && PyArray_DIM(a, 0) == count && PyArray_DIM(a, 1) == nv) {
+        const double *ta = PyArray_DATA(a);
+        if (all_finite(ta, (Py_ssize_t)count * nv)) {
+            for (int i = 0; i < count; i++)
+                memcpy(tau[i], ta + (size_t)i * nv, sizeof(double) * (size_t)nv);
+            st = MB_OK;
+        } else {  /* t as Python's repr writes it */
+            char *tr = PyOS_double_to_string(t, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+            PyErr_Format(PyExc_ValueError, "controller: returned NaN or inf at t = %s", tr ? tr : "?");
+            PyMem_Free(tr);
+        }
+    } else if (a)
+        PyErr_Format(PyExc_ValueError, "controller: in a batch it must return (N, nv) = (%d, %d) numbers; got %zd "
+                     "in %d dimension(s)", count, nv, (Py_ssize_t)PyArray_SIZE(a), PyArray_NDIM(a));
+    if (st != MB_OK && !cb->err_type)
+        PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
+    PyErr_Clear();
+    Py_XDECREF(r), Py_XDECREF(a);
+    PyGILState_Release(gil);
+    return st;
+}
+
 /* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
  * in = q0, qd0; out = T, Q, QD, QDD (+ tau_out) rows of run n; info[n] = (count, code, t_from, t_to)
  * with code 0 finished, −1 stopped at a non-finite state, −2 handed back, > 0 a status. */
@@ -163,6 +208,52 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
     return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
 }
 
+/* Every run of the job as one group (a batch controller's: its one call per stage sees every run
+ * still going): each run's start checked as rollout_group checks it, the valid ones advanced
+ * together (mb_run_rollouts, any number of runs), info as rollout_group fills it. */
+static int rollout_together(const mb_model *m, mb_data *d, const job *j, Py_ssize_t g)
+{
+    (void)g;
+    const rollout_job *rj = (const rollout_job *)j;
+    const Py_ssize_t R = j->rollout->capacity, N = rj->runs;
+    const double **q0 = malloc(sizeof(double *) * 2 * (size_t)(N + 1));
+    mb_rollout_out *out = malloc(sizeof(mb_rollout_out) * (size_t)(N + 1)), **o = malloc(sizeof(void *) * (size_t)(N + 1));
+    Py_ssize_t *run = malloc(sizeof(Py_ssize_t) * (size_t)(N + 1));
+    int *status = malloc(sizeof(int) * (size_t)(N + 1)), L = 0, st = MB_NO_MEMORY;
+    if (!q0 || !out || !o || !run || !status)
+        goto done;
+    const double **qd0 = q0 + N;
+    for (Py_ssize_t n = 0; n < N; n++) {
+        int s = mb_check_configuration(m, IN(j, 0, n));
+        if (s == MB_OK && !all_finite(IN(j, 1, n), m->nv))
+            s = MB_BAD_QD;
+        if (s != MB_OK) {  /* reported in its info; the others run */
+            double *info = j->info + 4 * n;
+            info[0] = 0.0, info[1] = s, info[2] = info[3] = 0.0;
+            continue;
+        }
+        out[L] = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
+                                  0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv), NULL, NULL,
+                                  rj->held_out ? rj->held_out + n * m->nv : NULL, 0};
+        q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), o[L] = &out[L], run[L] = n;
+        L++;
+    }
+    st = L ? mb_run_rollouts(m, d, rj->lanes, j->rollout, L, q0, qd0, NULL, o, status) : MB_OK;
+    for (int l = 0; l < L; l++) {
+        double *info = j->info + 4 * run[l];
+        const int s = st != MB_OK ? st : status[l];
+        info[0] = (double)out[l].count;
+        info[1] = s != MB_OK ? s : out[l].non_finite ? -1 : out[l].handed_back ? -2 : 0;
+        info[2] = out[l].t_from, info[3] = out[l].t_to;
+        if (rj->n_sample_out)
+            rj->n_sample_out[run[l]] = (double)out[l].n_sample_end;
+        rj->singular[run[l]] = out[l].singular_body;
+    }
+done:
+    free(q0), free(out), free(o), free(run), free(status);
+    return st;
+}
+
 /* The fixed tendons' tables (args[0]: (T,4) | None, args[1]: (n,4)) into r: finite, k, d ≥ 0,
  * L_lo ≤ L_hi, each term's tendon in 0…T−1 in non-decreasing order with every tendon named, and
  * its indices inside the model. */
@@ -209,7 +300,8 @@ static const char *const SETTINGS[] = {
     "integrator", "t0", "t_final", "dt", "record_every", "keep_last", "period", "kp", "kd", "times", "q_ref",
     "qd_ref", "tau_ff", "gravity", "f_ext", "damping", "friction", "friction_velocity", "gc_lift", "gc_com",
     "stops", "stop_mode", "soft_time", "contact", "Z0", "held0", "n_sample0", "control", "forces", "guards",
-    "directions", "tendons", "tendon_terms", "dynamics", "resting", "contact_call", "contact_states", "one_step", NULL};
+    "directions", "tendons", "tendon_terms", "dynamics", "resting", "contact_call", "contact_states", "one_step",
+    "control_batch", NULL};
 static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
                                       "N_SAMPLE_END", NULL};
 
@@ -530,6 +622,16 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         return NULL;
     r.control.period = period;
     }
+    if (SETTING("control_batch") != Py_None) {  /* a controller of the whole batch: one group, one call a stage */
+        cb.control_batch = SETTING("control_batch");
+        if (!PyCallable_Check(cb.control_batch) || cb.control || cb.forces || cb.guards || cb.dynamics || cb.contact ||
+            SETTING("kp") != Py_None || r.stop_mode == MB_STOPS_HARD || r.contact || r.one_step > 0.0 || N > INT_MAX) {
+            PyErr_SetString(PyExc_ValueError, "control_batch: expected a Python function (t, Q, QD) -> τ (N, nv), "
+                                              "without kp, another Python function, hard stops, contact or one_step");
+            return NULL;
+        }
+        r.control.kind = MB_CONTROL_BATCH, r.control.batch = call_batch, r.control.ctx = &cb;
+    }
     rollout_job rj = {{0}};
     job j = {0};
     j.in[0] = PyArray_DATA(Q0), j.step[0] = m->nq;
@@ -559,7 +661,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         return PyErr_NoMemory();
     int st;
     Py_BEGIN_ALLOW_THREADS
-    st = run_batch_from(m, rollout_group, &rj.j, (N + rj.width - 1) / rj.width, 2);
+    st = cb.control_batch ? run_batch_from(m, rollout_together, &rj.j, 1, 2)
+                          : run_batch_from(m, rollout_group, &rj.j, (N + rj.width - 1) / rj.width, 2);
     Py_END_ALLOW_THREADS
     for (Py_ssize_t n = 0; st == MB_OK && n < N; n++)  /* the body the caller's message names */
         if (j.info[4 * n + 1] > 0.0) {

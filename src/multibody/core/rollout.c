@@ -80,7 +80,7 @@
 
 /* Outcome of one right-hand-side evaluation: 0, STAGE_NON_FINITE, or a status code (> 0). */
 enum { STAGE_NON_FINITE = -1 };
-enum { MAX_GROUP = 8 };  /* runs advanced in lockstep */
+enum { MAX_GROUP = 8 };  /* runs advanced in lockstep (any number under a batch controller) */
 
 /* The arrays of a group of runs: run l's part of each starts at l × its length (a state n = nq + nv + nz,
  * a tangent nk = 2 nv + nz, τ nv, f_ext 6 nb, contact forces 3 points); one run is a group of one. */
@@ -112,16 +112,42 @@ typedef struct {
     int L, vector, have_held;          /* runs; every joint has q̇ = v; a sampled τ is held */
     int nz;                            /* contact states after [q, v]                         */
     workspace w;
-    int active[MAX_GROUP], st[MAX_GROUP];
-    int singular[MAX_GROUP];           /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
+    int *active, *st;                  /* (L each, like the arrays below: one block, `books`) */
+    int *singular;                     /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
+    int *first_ok;                     /* a batch controller: run l's step got past its first stage (its k₁, τ) */
     unsigned posed;                    /* the busy runs (bit l: run l) whose poses the lanes' workspace holds from
                                         * one aba_group call, or 0 */
     mb_group_step lanes_step;          /* RK4 steps wholly in lanes (rk4_group) where the run allows, */
     int use_lanes_step;                /* else stage by stage */
-    int crossed[MAX_GROUP], lanes_stepped;  /* after a lanes step: run l's step crosses a hard stop */
+    int *crossed, lanes_stepped;       /* after a lanes step: run l's step crosses a hard stop */
     int stage_lanes;                   /* the stages' aba_group and gravity_group take the model (not planar trees:
                                         * only rk4_group has their FDab in lanes) */
+    const double **q, **v, **tau_all, **fext;  /* rhs: each run's arguments of the forward dynamics  */
+    double **qdd, **gq;
+    const double **call_q, **call_v;   /* a batch controller's call: the busy runs' q, v and τ, in order */
+    double **call_tau;
+    int *pending;                      /* mb_run_rollouts: the last sample's q̈, τ wait for the step from it */
+    double *last_recorded_t, *t_end;   /* and each run's last sample time and end */
+    void *books;                       /* the block of the per-run arrays above */
 } group;
+
+/* The group's per-run arrays for L runs, in one block (zeroed); MB_NO_MEMORY if there is no room. */
+static int books_new(group *g, int L)
+{
+    const size_t ints = 6 * (size_t)L, pointers = 9 * (size_t)L, numbers = 2 * (size_t)L;
+    char *b = calloc(1, numbers * sizeof(double) + pointers * sizeof(double *) + ints * sizeof(int));
+    if (!(g->books = b))
+        return MB_NO_MEMORY;
+    g->last_recorded_t = (double *)b, g->t_end = (double *)b + L;  /* the widest first: their alignment */
+    double **p = (double **)(b + numbers * sizeof(double));
+    g->q = (const double **)p, g->v = (const double **)p + L, g->tau_all = (const double **)p + 2 * L;
+    g->fext = (const double **)p + 3 * L, g->qdd = p + 4 * L, g->gq = p + 5 * L;
+    g->call_q = (const double **)p + 6 * L, g->call_v = (const double **)p + 7 * L, g->call_tau = p + 8 * L;
+    int *i = (int *)(p + pointers);
+    g->active = i, g->st = i + L, g->singular = i + 2 * L, g->first_ok = i + 3 * L, g->crossed = i + 4 * L;
+    g->pending = i + 5 * L;
+    return MB_OK;
+}
 
 static double *part(double *a, int l, int len)
 {
@@ -402,7 +428,7 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
     g->posed = 0;
     const int busy_runs = g->dl && g->stage_lanes ? count_busy(g) : 0;
     if (busy_runs > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd)) {
-        if (busy_runs <= g->lanes->width)  /* one call: its poses stay in the workspace */
+        if (busy_runs <= g->lanes->width && g->L <= MAX_GROUP)  /* one call: its poses stay in the workspace */
             g->posed = busy_mask(g);
         return;
     }
@@ -461,6 +487,31 @@ static void gravity_torques(group *g, const double *const *q, double *const *gq)
             mb_gravity_torques(g->m, g->d, q[l], g->L == 1 && !g->m->planar, gq[l]);
 }
 
+/* A batch controller's τ at (t, Y) of every busy run into its part of TAU, in one call with the runs in
+ * order.  Runs whose stage state is not finite leave first (STAGE_NON_FINITE; the accepted state w->y
+ * was checked), as rhs would leave them; a failed call stops every run it was for. */
+static void batch_control(group *g, double t, double *Y, double *TAU)
+{
+    const int nq = g->m->nq, nv = g->m->nv, n = nq + nv + g->nz;
+    int count = 0;
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        const double *y = part(Y, l, n);
+        if (Y != g->w.y && !finite_all(y, n)) {
+            g->st[l] = STAGE_NON_FINITE;
+            continue;
+        }
+        g->call_q[count] = y, g->call_v[count] = y + nq, g->call_tau[count] = part(TAU, l, nv);
+        count++;
+    }
+    const mb_control *c = &g->r->control;
+    const int st = count ? c->batch(c->ctx, t, count, g->call_q, g->call_v, g->call_tau) : MB_OK;
+    for (int l = 0; l < g->L && st != MB_OK; l++)
+        if (busy(g, l))
+            g->st[l] = st;
+}
+
 /* f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
  * Y, KK, TAU); with g->mf and no held τ the PD's g(q) cancels the model's gravity, so ABA runs on
  * the model without gravity and τ gets its g(q) only when `full_tau` (the stage whose τ is
@@ -472,8 +523,10 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     workspace *w = &g->w;
     const int nq = m->nq, nv = m->nv, nz = g->nz, n = nq + nv + nz, nk = 2 * nv + nz;
     const int cancel = g->mf && !g->have_held;
-    const double *q[MAX_GROUP], *v[MAX_GROUP], *tau_all[MAX_GROUP], *fext[MAX_GROUP];
-    double *qdd[MAX_GROUP], *gq[MAX_GROUP];
+    const double **q = g->q, **v = g->v, **tau_all = g->tau_all, **fext = g->fext;
+    double **qdd = g->qdd, **gq = g->gq;
+    if (r->control.kind == MB_CONTROL_BATCH && !g->have_held)
+        batch_control(g, t, Y, TAU);
     for (int l = 0; l < g->L; l++) {
         if (!busy(g, l))
             continue;
@@ -486,7 +539,8 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         }
         if (g->have_held)
             memcpy(tau, part(w->held, l, nv), sizeof(double) * nv);
-        else if ((g->st[l] = control(m, g->d, w, &r->control, t, q[l], v[l], !cancel, tau)) != MB_OK)
+        else if (r->control.kind != MB_CONTROL_BATCH &&  /* (a batch controller's τ is there already) */
+                 (g->st[l] = control(m, g->d, w, &r->control, t, q[l], v[l], !cancel, tau)) != MB_OK)
             continue;
         fext[l] = r->fext;
         if (r->forces) {  /* the user's forces, their constant part included */
@@ -555,6 +609,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
+    if (full_tau && Y == w->y)  /* a step's first stage: its k₁ and τ are the start sample's */
+        for (int l = 0; l < g->L; l++)
+            g->first_ok[l] = busy(g, l);
     if (!(cancel && full_tau))
         return;
     for (int l = 0; l < g->L; l++)  /* the recorded τ is the controller's: τ_pd + g(q) */
@@ -731,40 +788,56 @@ static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_ou
         memcpy(o->force + row * 3 * r->contact->npt, force, sizeof(double) * 3 * r->contact->npt);
 }
 
-/* Run l's end at t_end: a diverged run keeps its last finite state (keep_last), the final sample
- * gets its q̈ and τ (NaN where they are not finite), and y_end the state where it stopped. */
-static void finish(group *g, int l, mb_rollout_out *o, double t_end, double last_recorded_t, int pending,
-                   int *status)
+/* The runs' ends, run l at g->t_end[l]: a diverged run keeps its last finite state (keep_last), the
+ * final samples get their q̈ and τ (NaN where they are not finite), the runs that end at one time
+ * together (one right-hand side: a batch controller's one call), and y_end the state where each stopped. */
+static void finish(group *g, mb_rollout_out *const *o, int *status)
 {
     const mb_model *m = g->m;
-    const int nv = m->nv, nz = g->nz, n = m->nq + nv + nz, nk = 2 * nv + nz;
+    const int L = g->L, nv = m->nv, nz = g->nz, n = m->nq + nv + nz, nk = 2 * nv + nz;
     const int np3 = g->r->contact ? 3 * g->r->contact->npt : 0;
-    double *y = part(g->w.y, l, n), *k1 = part(g->w.k1, l, nk), *tau = part(g->w.tau, l, nv);
-    double *force = np3 ? part(g->w.force, l, np3) : NULL;
-    if (*status == MB_OK && o->non_finite && g->r->keep_last && last_recorded_t != t_end &&
-        o->count < g->r->capacity) {
-        record(m, g->nz, o, t_end, y);
-        pending = 1;
-    }
-    if (*status == MB_OK && !o->handed_back && pending && o->t[o->count - 1] == t_end) {
-        g->active[l] = 1, g->st[l] = MB_OK;
-        rhs(g, t_end, g->w.y, g->w.k1, g->w.tau, 1);
+    int *due = g->pending;
+    for (int l = 0; l < L; l++) {
+        mb_rollout_out *ol = o[l];
         g->active[l] = 0;
-        if (g->st[l] == STAGE_NON_FINITE) {
-            for (int k = 0; k < nk; k++)
-                k1[k] = NAN;
-            for (int k = 0; k < nv; k++)
-                tau[k] = NAN;
-            for (int k = 0; k < np3; k++)
-                force[k] = NAN;
-        } else if (g->st[l] != MB_OK) {
-            *status = g->st[l], o->t_from = o->t_to = t_end;
+        if (status[l] == MB_OK && ol->non_finite && g->r->keep_last && g->last_recorded_t[l] != g->t_end[l] &&
+            ol->count < g->r->capacity) {
+            record(m, nz, ol, g->t_end[l], part(g->w.y, l, n));
+            due[l] = 1;
         }
-        if (*status == MB_OK)
-            record_derived(m, g->r, o, o->count - 1, k1, tau, force);
+        due[l] = status[l] == MB_OK && !ol->handed_back && due[l] && ol->t[ol->count - 1] == g->t_end[l];
     }
-    if (o->y_end)
-        memcpy(o->y_end, y, sizeof(double) * n);
+    for (int first = 0; first < L; first++) {
+        if (!due[first])
+            continue;
+        const double t = g->t_end[first];
+        for (int l = first; l < L; l++)
+            if (due[l] && g->t_end[l] == t)
+                g->active[l] = 1, g->st[l] = MB_OK, due[l] = 0;
+        rhs(g, t, g->w.y, g->w.k1, g->w.tau, 1);
+        for (int l = first; l < L; l++) {
+            if (!g->active[l])
+                continue;
+            g->active[l] = 0;
+            double *k1 = part(g->w.k1, l, nk), *tau = part(g->w.tau, l, nv);
+            double *force = np3 ? part(g->w.force, l, np3) : NULL;
+            if (g->st[l] == STAGE_NON_FINITE) {
+                for (int k = 0; k < nk; k++)
+                    k1[k] = NAN;
+                for (int k = 0; k < nv; k++)
+                    tau[k] = NAN;
+                for (int k = 0; k < np3; k++)
+                    force[k] = NAN;
+            } else if (g->st[l] != MB_OK) {
+                status[l] = g->st[l], o[l]->t_from = o[l]->t_to = t;
+            }
+            if (status[l] == MB_OK)
+                record_derived(m, g->r, o[l], o[l]->count - 1, k1, tau, force);
+        }
+    }
+    for (int l = 0; l < L; l++)
+        if (o[l]->y_end)
+            memcpy(o[l]->y_end, part(g->w.y, l, n), sizeof(double) * n);
 }
 
 static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L)
@@ -799,18 +872,22 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
 {
     const int nq = m->nq, nv = m->nv, nz = mb_rollout_contact_states(r), n = nq + nv + nz, nk = 2 * nv + nz;
     const int np3 = r->contact ? 3 * r->contact->npt : 0;
-    if (L < 1 || L > MAX_GROUP)  /* the caller's groups are at most the lanes' width */
+    if (L < 1 || (L > MAX_GROUP && r->control.kind != MB_CONTROL_BATCH))  /* else groups of the lanes' width */
         return MB_NO_MEMORY;
     group g = {m, NULL, d, r, NULL, NULL, L, 1, 0, nz};
+    if (books_new(&g, L) != MB_OK)
+        return MB_NO_MEMORY;
+    if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK) {
+        free(g.books);
+        return MB_NO_MEMORY;
+    }
     for (int l = 0; l < L; l++)
         g.singular[l] = -1;
-    if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK)
-        return MB_NO_MEMORY;
     if (lanes && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
         (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
-            free(g.w.block), free(g.w.contact_flags);
+            free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
         }
     }
@@ -842,7 +919,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->n_guards + 1)))) {
             if (g.dl)
                 lanes->data_free(g.dl);
-            free(g.w.block), free(g.w.contact_flags);
+            free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
         }
         guard1 = guard0 + r->n_guards + 1;
@@ -850,8 +927,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt;
     const double period = r->control.period;
     const int sampled = r->control.kind != MB_CONTROL_NONE && period > 0.0;
-    double t = r->t0, last_recorded_t[MAX_GROUP], t_end[MAX_GROUP];
-    int pending[MAX_GROUP];  /* the last sample's q̈, τ wait for the step that starts from it */
+    double t = r->t0, *last_recorded_t = g.last_recorded_t, *t_end = g.t_end;
+    int *pending = g.pending;  /* the last sample's q̈, τ wait for the step that starts from it */
     int running = L;
     for (int l = 0; l < L; l++) {
         double *y = part(g.w.y, l, n);
@@ -880,7 +957,15 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         double next_sample = INFINITY;
         if (sampled && !one) {
             if (t >= (double)n_sample * period - eps) {
-                for (int l = 0; l < L; l++) {
+                if (c->kind == MB_CONTROL_BATCH) {  /* every run's sample in one call */
+                    for (int l = 0; l < L; l++)
+                        g.st[l] = MB_OK;
+                    batch_control(&g, t, g.w.y, g.w.held);
+                    for (int l = 0; l < L; l++)
+                        if (g.active[l] && (status[l] = g.st[l]))
+                            LEAVE(l);
+                }
+                for (int l = 0; l < L && c->kind != MB_CONTROL_BATCH; l++) {
                     double *y = part(g.w.y, l, n);
                     if (g.active[l] &&
                         (status[l] = control(m, d, &g.w, &r->control, t, y, y + nq, 1, part(g.w.held, l, nv))))
@@ -912,6 +997,11 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             mb_rollout_out *ol = o[l];
             const int st = g.st[l];
             if (st != MB_OK) {  /* non-finite with hard stops: handed back, the Python loop reports it */
+                if (st == STAGE_NON_FINITE && c->kind == MB_CONTROL_BATCH && g.first_ok[l] && pending[l] &&
+                    ol->t[ol->count - 1] == t) {  /* the start's q̈, τ: no second call for them */
+                    record_derived(m, r, ol, ol->count - 1, part(g.w.k1, l, nk), part(g.w.tau, l, nv), NULL);
+                    pending[l] = 0;
+                }
                 ol->handed_back = st == STAGE_NON_FINITE && hard;
                 ol->non_finite = st == STAGE_NON_FINITE && !hard;
                 status[l] = st == STAGE_NON_FINITE ? MB_OK : st;
@@ -979,12 +1069,11 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         if (o[l]->held_end && g.have_held)
             memcpy(o[l]->held_end, part(g.w.held, l, nv), sizeof(double) * nv);
     }
-    for (int l = 0; l < L; l++) {  /* run by run: their end times differ */
-        finish(&g, l, o[l], t_end[l], last_recorded_t[l], pending[l], &status[l]);
+    finish(&g, o, status);
+    for (int l = 0; l < L; l++)
         o[l]->singular_body = status[l] == MB_SINGULAR ? g.singular[l] : -1;
-    }
     if (g.dl)
         lanes->data_free(g.dl);
-    free(g.w.block), free(g.w.contact_flags), free(guard0);
+    free(g.w.block), free(g.w.contact_flags), free(guard0), free(g.books);
     return MB_OK;
 }

@@ -1,8 +1,9 @@
 """``mb.simulate_batch``: many simulations of one model at once, here or on a cluster.
 
-Fixed-step runs without events, constraints or contact advance all N states together: each
-integrator stage is one batched ``mb.aba`` call over the N states (the kernel loops over them in
-compiled code, on all threads for large N).  Anything else (adaptive integrators, events, per-run
+Fixed-step runs without events, constraints or contact advance in ``core/rollout.c``, the one
+fixed-step loop (``simulate``'s): with a built-in controller in groups of the SIMD lanes' width on
+all threads; with a Python controller of the whole batch all N states in lockstep, the controller
+called once a stage with every run still going, the rest in C.  Anything else (adaptive integrators, events, per-run
 ``params``) runs ``mb.simulate`` once per initial state.  Given ``executor`` — any
 ``concurrent.futures.Executor`` or a ``dask.distributed.Client`` — the states are cut into chunks
 and each chunk is submitted as one task, so a sweep scales out to a cluster; results come back in
@@ -10,16 +11,14 @@ order and are bit-identical to a local run.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
-from .integrators import FIXED_STEP, STEPPERS, StateSpace
-from .limits import FRICTION_VELOCITY, JointLimits
+from .integrators import FIXED_STEP, StateSpace
+from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, JointLimits
 from .system import System, _check_model, _positive
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
@@ -120,79 +119,6 @@ def _batch_states(name, X, n):
     return a
 
 
-def run_vectorised(system, Q0, QD0, t_final, dt, integrator, record_every):
-    """Fixed-step integration of N states together (a Python batch controller); returns a BatchTrajectory."""
-    model = system.model
-    space = StateSpace(model)
-    deriv = system.deriv_batch
-    step = STEPPERS[integrator]
-    N = Q0.shape[0]
-    Q0 = Q0.copy()
-    for s in space.quaternion_starts:
-        Q0[:, s:s + 4] /= np.linalg.norm(Q0[:, s:s + 4], axis=1, keepdims=True)
-    Y = np.concatenate((Q0, QD0), axis=1)
-    alive = np.ones(N, dtype=bool)
-    blown = np.full(N, np.nan)
-    n_steps = max(0, math.ceil(t_final / dt - 1e-9))
-    grid = [k * dt for k in range(n_steps)] + [t_final]
-    keep = [k for k in range(len(grid)) if k % record_every == 0 or k == len(grid) - 1]
-    T = np.array([grid[k] for k in keep])
-    rec = np.full((len(keep), N, space.n), np.nan)
-    acc = np.full((len(keep), N, space.nv), np.nan)
-    taus = np.full((len(keep), N, space.nv), np.nan)
-    r = 0
-    if keep[0] == 0:
-        rec[0] = Y
-        r = 1
-    for k in range(1, len(grid)):
-        t0, t1 = grid[k - 1], grid[k]
-        h = t1 - t0
-        idx = np.flatnonzero(alive)
-        if len(idx) == 0:
-            break
-        Ya = Y[idx]
-        try:
-            Y1, (k1, info) = step(space, deriv, t0, Ya, h)
-        except ValueError:
-            if np.all(np.isfinite(Ya)):
-                raise
-            Y1, info = np.full_like(Ya, np.nan), None
-        if r and keep[r - 1] == k - 1 and info is not None:
-            acc[r - 1, idx], taus[r - 1, idx] = info[0], info[1]
-        ok = np.all(np.isfinite(Y1), axis=1)
-        if not np.all(ok):   # runs that blew up in this step stop at their last finite state
-            dead = idx[~ok]
-            alive[dead] = False
-            blown[dead] = t0
-            Y1 = Y1[ok]
-            idx = idx[ok]
-        Y[idx] = Y1
-        if r < len(keep) and keep[r] == k:
-            rec[r, idx] = Y[idx]
-            r += 1
-    # accelerations of samples that no step started from (the final one, thinned grids)
-    missing = np.argwhere(np.isnan(acc[:, :, 0]) & np.isfinite(rec[:, :, 0]))
-    if len(missing):
-        Ym = rec[missing[:, 0], missing[:, 1]]
-        if system.controller is None:   # one batched call for all of them
-            _, (A, _tau, _) = deriv(float("nan"), Ym)
-            acc[missing[:, 0], missing[:, 1]] = A
-            taus[missing[:, 0], missing[:, 1]] = 0.0
-        else:
-            for (ri, ni), y in zip(missing, Ym):
-                _, (a, tu, _) = deriv(T[ri], y[None])
-                acc[ri, ni], taus[ri, ni] = a[0], tu[0]
-    q = rec[:, :, :space.nq].transpose(1, 0, 2)
-    qd = rec[:, :, space.nq:].transpose(1, 0, 2)
-    status = ["finished" if alive[i] else "diverged" for i in range(N)]
-    messages = ["" if alive[i] else f"the state became non-finite in the step from t = {blown[i]!r}; the run "
-                f"keeps its samples up to then" for i in range(N)]
-    return BatchTrajectory(t=T, q=q, qd=qd, qdd=acc.transpose(1, 0, 2), tau=taus.transpose(1, 0, 2),
-                           model=model, status=status, messages=messages,
-                           integrator=integrator, model_name=model.name,
-                           model_fingerprint=model_fingerprint(model), quaternion_starts=space.quaternion_starts)
-
-
 def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_every, make_system=None):
     """N fixed-step runs in ``core/rollout.c``: every run is ``simulate``'s compiled run, bit for bit
     (groups of runs advance in lockstep, their forward dynamics in SIMD lanes).
@@ -248,6 +174,16 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
     return BatchTrajectory.from_runs(runs)
 
 
+def _called_plan(system):
+    """The compiled loop's plan for a batch whose controller is a Python function of the whole batch,
+    ``(t, Q (N, nq), QD (N, nv)) -> (N, nv)``: rollout.c calls it once a stage with the states of every
+    run still going (``System.control_batch`` checks what it returns), and does the rest in C."""
+    call = None if system.controller is None else system.control_batch
+    return dict(ctrl=None, period=0.0, f_ext=system.f_ext_const, call_batch=call,
+                **rollout.passive_tables(system.model, system.damping, system.friction, system.friction_velocity,
+                                         system.gravcomp, system.limits, SOFT_LIMIT_TIME, system.tendons))
+
+
 def _batch_system(model, kwargs):
     """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms."""
     stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
@@ -268,7 +204,8 @@ def _run_chunk(task):
                     system.limits.check_start(q)
             return _run_compiled_batch(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
                                        kwargs["record_every"], lambda: _batch_system(model, kwargs))
-        return run_vectorised(system, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"], kwargs["record_every"])
+        return _run_compiled_batch(model, _called_plan(system), Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
+                                   kwargs["record_every"])
     runs = []
     for i in range(Q0.shape[0]):
         kw = dict(kwargs)

@@ -20,8 +20,9 @@ back, one run).  Built-in
 controllers run in C: a ``TorqueTable`` or an ``mb.PD`` whose references are constants or tables,
 with no position gain on joints of several dofs (a floating base: their error is
 ``mb.difference``'s) (:func:`controller_tables`); any other controller, and a force function, is a
-Python function the loop calls back at every stage (single runs; a batch calls them on all its
-states at once, in Python).  :func:`run_compiled` runs N initial states (N = 1: one
+Python function the loop calls back at every stage (single runs; a batch's controller
+``(t, Q, QD) -> (N, nv)``, the plan's ``call_batch``, is called once a stage with the states of
+all its runs still going, which then advance as one group).  :func:`run_compiled` runs N initial states (N = 1: one
 ``mb.simulate``); a batch advances in lockstep groups of the SIMD lanes' width (``_core.LANES``),
 each stage's forward dynamics one ``aba_group`` call for the group (bit for bit each run's own
 result; ``_core.use_lanes("none")`` runs them one at a time).  Everything else stays on the
@@ -193,7 +194,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                     Z0=Z0, held0=held, n_sample0=int(n_sample), control=plan.get("call_control"),
                     forces=plan.get("call_forces"), guards=plan.get("call_guards"),
                     dynamics=plan.get("call_dynamics"), contact_call=law, contact_states=plan.get("contact_states"),
-                    one_step=None if one_step is None else float(one_step),
+                    one_step=None if one_step is None else float(one_step), control_batch=plan.get("call_batch"),
                     **{k: plan.get(k) for k in ("f_ext", "damping", "friction", "friction_velocity", "gc_lift",
                                                 "gc_com", "stops", "stop_mode", "soft_time", "directions",
                                                 "tendons", "tendon_terms", "resting")})
