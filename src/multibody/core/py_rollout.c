@@ -217,7 +217,8 @@ static int rollout_together(const mb_model *m, mb_data *d, const job *j, Py_ssiz
     const rollout_job *rj = (const rollout_job *)j;
     const Py_ssize_t R = j->rollout->capacity, N = rj->runs;
     const double **q0 = malloc(sizeof(double *) * 2 * (size_t)(N + 1));
-    mb_rollout_out *out = malloc(sizeof(mb_rollout_out) * (size_t)(N + 1)), **o = malloc(sizeof(void *) * (size_t)(N + 1));
+    mb_rollout_out *out = malloc(sizeof(mb_rollout_out) * (size_t)(N + 1));
+    mb_rollout_out **o = malloc(sizeof(void *) * (size_t)(N + 1));
     Py_ssize_t *run = malloc(sizeof(Py_ssize_t) * (size_t)(N + 1));
     int *status = malloc(sizeof(int) * (size_t)(N + 1)), L = 0, st = MB_NO_MEMORY;
     if (!q0 || !out || !o || !run || !status)
@@ -355,7 +356,10 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
  *     stop_mode 2; held by hybrid dynamics, handed back at their release); contact_call (t, q, qd, z) ->
  *     [f_ext (nb × 6), ż] with contact_states (its nz; Z0 and Z as for contact, no F): another contact
  *     law instead of the ground's (one run); one_step h > 0: exactly one step of size h from t0, no
- *     sampling, no stop, guard or release checks, no q̈ at its end (the Python loop's event steps).
+ *     sampling, no stop, guard or release checks, no q̈ at its end (the Python loop's event steps);
+ *     control_batch (t, Q (n, nq), QD (n, nv)) -> τ (n, nv): a controller of the whole batch, called once
+ *     a stage with the n runs still going (the batch then runs as one group, on one thread; without kp,
+ *     the other functions, hard stops, contact or one_step).
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the

@@ -11,7 +11,9 @@
  *
  * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
  * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
- * its own.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).
+ * its own.  A controller of a whole batch (MB_CONTROL_BATCH: simulate_batch's Python function of
+ * (t, Q, QD)) is called once a stage with the states of all the runs still going: the batch is then
+ * one group of any size, advanced in lockstep, its forward dynamics in lanes where they apply.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).
  *
  * Joints resting on hard stops (r->n_resting, one run resumed by the Python loop after a plastic
  * impact) are held by hybrid dynamics (hybrid.c, RBDA §9.2: q̈_j = 0 given, τ_j found), the stop's
@@ -609,7 +611,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
-    if (full_tau && Y == w->y)  /* a step's first stage: its k₁ and τ are the start sample's */
+    if (full_tau && Y == w->y && r->control.kind == MB_CONTROL_BATCH)  /* a step's first stage: the start's k₁, τ */
         for (int l = 0; l < g->L; l++)
             g->first_ok[l] = busy(g, l);
     if (!(cancel && full_tau))
