@@ -210,5 +210,21 @@ def test_control_batch_is_checked_by_the_compiled_entry():
                           (lambda t, Q, QD: np.full((3, 2), np.inf), r"controller: returned NaN or inf at t = 0\.0")):
         with pytest.raises(ValueError, match=message):
             rollout.run_compiled(m, dict(plan, call_batch=call), Q0, QD0, 0.01, 1e-3, "rk4", 1, False)
-    with pytest.raises(ValueError, match="control_batch: expected a Python function"):
-        rollout.run_compiled(m, dict(plan, call_batch=3.0), Q0, QD0, 0.01, 1e-3, "rk4", 1, False)
+    for bad in (dict(plan, call_batch=3.0), dict(plan, period=0.01)):
+        with pytest.raises(ValueError, match="control_batch: expected a Python function"):
+            rollout.run_compiled(m, bad, Q0, QD0, 0.01, 1e-3, "rk4", 1, False)
+
+
+def test_a_sampled_controller_the_loop_cannot_hold_runs_per_state_and_keeps_its_hold():
+    """An mb.PD with a callable reference and a period: each run is its simulate (zero-order hold),
+    not a batch loop that would call it at every stage (which ignored the period before)."""
+    m = mb.models.double_pendulum()
+    Q0 = np.array([[0.3, 0.1], [0.5, -0.2], [0.1, 0.4]])
+    sampled = mb.PD(kp=[20.0, 10.0], kd=[2.0, 1.0], q_ref=lambda t: np.array([0.3 * np.sin(5 * t), 0.0]),
+                    period=0.02)
+    batch = mb.simulate_batch(m, Q0, np.zeros((3, 2)), 0.3, controller=sampled)
+    for i in range(3):
+        one = mb.simulate(m, Q0[i], [0.0, 0.0], 0.3, controller=sampled)
+        np.testing.assert_array_equal(batch[i].q, one.q)
+        np.testing.assert_array_equal(batch[i].tau, one.tau)
+    assert np.array_equal(batch.tau[0, 0], batch.tau[0, 19]) and not np.array_equal(batch.tau[0, 0], batch.tau[0, 20])

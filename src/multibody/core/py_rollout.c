@@ -358,8 +358,8 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
  *     law instead of the ground's (one run); one_step h > 0: exactly one step of size h from t0, no
  *     sampling, no stop, guard or release checks, no q̈ at its end (the Python loop's event steps);
  *     control_batch (t, Q (n, nq), QD (n, nv)) -> τ (n, nv): a controller of the whole batch, called once
- *     a stage with the n runs still going (the batch then runs as one group, on one thread; without kp,
- *     the other functions, hard stops, contact or one_step).
+ *     a stage with the n runs still going (the batch then runs as one group, on one thread; continuous,
+ *     without kp, the other functions, hard stops, contact or one_step).
  * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
@@ -629,9 +629,11 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     if (SETTING("control_batch") != Py_None) {  /* a controller of the whole batch: one group, one call a stage */
         cb.control_batch = SETTING("control_batch");
         if (!PyCallable_Check(cb.control_batch) || cb.control || cb.forces || cb.guards || cb.dynamics || cb.contact ||
-            SETTING("kp") != Py_None || r.stop_mode == MB_STOPS_HARD || r.contact || r.one_step > 0.0 || N > INT_MAX) {
+            SETTING("kp") != Py_None || r.stop_mode == MB_STOPS_HARD || r.contact || r.one_step > 0.0 || period > 0.0 ||
+            N > INT_MAX) {
             PyErr_SetString(PyExc_ValueError, "control_batch: expected a Python function (t, Q, QD) -> τ (N, nv), "
-                                              "without kp, another Python function, hard stops, contact or one_step");
+                                              "continuous (period 0), without kp, another Python function, hard "
+                                              "stops, contact or one_step");
             return NULL;
         }
         r.control.kind = MB_CONTROL_BATCH, r.control.batch = call_batch, r.control.ctx = &cb;

@@ -959,15 +959,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         double next_sample = INFINITY;
         if (sampled && !one) {
             if (t >= (double)n_sample * period - eps) {
-                if (c->kind == MB_CONTROL_BATCH) {  /* every run's sample in one call */
-                    for (int l = 0; l < L; l++)
-                        g.st[l] = MB_OK;
-                    batch_control(&g, t, g.w.y, g.w.held);
-                    for (int l = 0; l < L; l++)
-                        if (g.active[l] && (status[l] = g.st[l]))
-                            LEAVE(l);
-                }
-                for (int l = 0; l < L && c->kind != MB_CONTROL_BATCH; l++) {
+                for (int l = 0; l < L; l++) {
                     double *y = part(g.w.y, l, n);
                     if (g.active[l] &&
                         (status[l] = control(m, d, &g.w, &r->control, t, y, y + nq, 1, part(g.w.held, l, nv))))

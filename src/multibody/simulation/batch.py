@@ -249,6 +249,14 @@ def _compiled_passive(model, controller, integrator, kwargs):
     return ok and not (hard and period)
 
 
+def _sampled_in_python(model, controller):
+    """Is the controller sampled (a ``period``) but not one the compiled loop holds itself (an mb.PD with
+    callable references, a function with a ``period``)?  Such a batch runs one ``simulate`` per state,
+    which keeps the hold; the batch loop calls a Python controller at every stage."""
+    return getattr(controller, "period", None) is not None and not (
+        rollout.USE_COMPILED and rollout.controller_tables(model, controller)[0])
+
+
 def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None,
                    events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
@@ -267,8 +275,12 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     with a built-in controller (a run that reaches a hard stop takes that step in Python, as its
     ``simulate`` would), else by one ``mb.simulate`` per state, as are models with constraints.
     In the vectorised case (fixed step, no events/constraints/contact/params) a Python controller
-    is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)``; a built-in
-    ``mb.PD`` works unchanged.  Returns a :class:`BatchTrajectory`.
+    is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)`` (or one
+    τ (nv,) for all), once per integrator stage with the runs still going, from the compiled loop
+    (which does the rest; the runs advance together on one thread); a built-in ``mb.PD`` works
+    unchanged.  A sampled controller (``period``) that is not a built-in one the compiled loop
+    holds runs one ``simulate`` per state (it is called with one state).  Returns a
+    :class:`BatchTrajectory`.
 
     Example
     -------
@@ -281,6 +293,13 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     >>> one = mb.simulate(model, Q0[3], [0.0, 0.0], 0.5)
     >>> bool(np.array_equal(batch[3].q, one.q))
     True
+    >>> calls = []
+    >>> def pd(t, Q, QD):              # a controller of the batch: one call per stage, all 8 runs
+    ...     calls.append(len(Q))
+    ...     return 20.0 * (0.3 - Q) - 2.0 * QD
+    >>> held = mb.simulate_batch(model, Q0, np.zeros((8, 2)), 0.5, controller=pd)
+    >>> len(calls), set(calls)        # 500 RK4 steps × 4 stages, and the final sample's τ
+    (2001, {8})
     """
     _check_model(model)
     Q0 = _batch_states("Q0", Q0, model.nq)
@@ -298,6 +317,7 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
     vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
                   and not kwargs.get("contact") and not callable(f_ext) and not getattr(model, "constraints", ())
+                  and not _sampled_in_python(model, controller)
                   and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
                        or _compiled_passive(model, controller, integrator, kwargs)))
     unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress", "limits", "limit_restitution",
