@@ -11,9 +11,10 @@
  *
  * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
  * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
- * its own.  A controller of a whole batch (MB_CONTROL_BATCH: simulate_batch's Python function of
- * (t, Q, QD)) is called once a stage with the states of all the runs still going: the batch is then
- * one group of any size, advanced in lockstep, its forward dynamics in lanes where they apply.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).
+ * its own.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).  A
+ * controller of a whole batch (MB_CONTROL_BATCH: simulate_batch's Python function of (t, Q, QD)) is
+ * called once a stage with the states of all the runs still going: the batch is then one group of
+ * any size, advanced in lockstep, its forward dynamics in lanes where they apply.
  *
  * Joints resting on hard stops (r->n_resting, one run resumed by the Python loop after a plastic
  * impact) are held by hybrid dynamics (hybrid.c, RBDA §9.2: q̈_j = 0 given, τ_j found), the stop's
@@ -993,7 +994,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             if (st != MB_OK) {  /* non-finite with hard stops: handed back, the Python loop reports it */
                 if (st == STAGE_NON_FINITE && c->kind == MB_CONTROL_BATCH && g.first_ok[l] && pending[l] &&
                     ol->t[ol->count - 1] == t) {  /* the start's q̈, τ: no second call for them */
-                    record_derived(m, r, ol, ol->count - 1, part(g.w.k1, l, nk), part(g.w.tau, l, nv), NULL);
+                    record_derived(m, r, ol, ol->count - 1, part(g.w.k1, l, nk), part(g.w.tau, l, nv),
+                                   np3 ? part(g.w.force, l, np3) : NULL);
                     pending[l] = 0;
                 }
                 ol->handed_back = st == STAGE_NON_FINITE && hard;
