@@ -133,8 +133,9 @@ class System:
         crossing a stop is handed back to the Python loop, a sampled controller's hold with it).
         ``callables``: a Python controller or force function, the constraints' accelerations and a
         contact object other than ``GroundContact`` are called from the compiled loop at every stage,
-        the user's events' guards after every step (one run; a batch calls controllers on all its
-        states at once, in Python, and runs the others one ``simulate`` each)."""
+        the user's events' guards after every step (one run; a batch's controller of all its states
+        is called once a stage from the compiled loop too, simulation/batch.py's ``_called_plan``, and
+        a batch with the others runs one ``simulate`` each)."""
         if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or (events and not callables)
                 or (self.constraints is not None and not callables) or (self.f_ext_fn is not None and not callables)
                 or (self.contact is not None and type(self.contact) is not GroundContact and not callables)):
