@@ -146,7 +146,7 @@ static inline double dot6(const double *a, const double *b)
  * time by the processor.  The same sums in the same order and no FMA (C11 mode contracts nothing),
  * so both builds give the same bits. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && !defined(__AVX2__)
-#define ENGINE_CLONES_AVX2 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define ENGINE_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
 #else
 #define ENGINE_CLONES_AVX2
 #endif
