@@ -440,7 +440,10 @@ ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
  * the angular parts with G = I_b^-1 a: W J^T is never formed, nor its zero products.  Per joint
  * and side s (body 1, body 2; the static world's side stays zero) the angular parts are kept
  * transposed, tang[s][k][r] (r over the joint's rows, pads zero), so that the blocks' columns run
- * two rows at a time, and G as tG[s][r][k]. */
+ * two rows at a time, and G = I_b^-1 a the same way, tG[s][k][r]: a column of A_jj is then four
+ * lanes over the joint's rows as well as a row of it. */
+/* G's row r (side s at G + 18 s) from its three entries */
+KERNEL void put_g(double *G, int r, const double *g) { G[r] = g[0]; G[6 + r] = g[1]; G[12 + r] = g[2]; }
 static const double ZERO6[6] = {0, 0, 0, 0, 0, 0};
 
 /* angular parts, G, b = rhs/h - J (v/h + W f) and CFM/h of joint j's rows */
@@ -456,11 +459,12 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
     for (int r = 0; r < n; r++) {
         const double *a1 = rj[r].J1 + 3, *a2 = rj[r].J2 + 3;
         for (int k = 0; k < 3; k++) At[6 * k + r] = a1[k];
-        smv3(I1, a1, G + 3 * r);
+        double g[3];
+        smv3(I1, a1, g); put_g(G, r, g);
         double lin = r < 3 ? v1[r] - v2[r] : 0.0, ang = dot3(a1, v1 + 3);
         if (b2 >= 0) {
             for (int k = 0; k < 3; k++) At[18 + 6 * k + r] = a2[k];
-            smv3(I2, a2, G + 18 + 3 * r);
+            smv3(I2, a2, g); put_g(G + 18, r, g);
             ang += dot3(a2, v2 + 3);
         }
         W->b[t0 + r] = rj[r].rhs * ih - (lin + ang);
@@ -494,15 +498,24 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
     const v4d a0 = ld4(At), a1 = ld4(At + 6), a2 = ld4(At + 12), e0 = ld4(At + 18), e1 = ld4(At + 24), e2 = ld4(At + 30);
 #pragma GCC unroll 4
     for (int c = 0; c < (n < 4 ? n : 4); c++) {
-        const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-        st4(U + c * S, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (e0 * h[0] + e1 * h[1] + e2 * h[2]));
+        const double *g = G + c, *h = G + 18 + c;
+        st4(U + c * S, (a0 * g[0] + a1 * g[6] + a2 * g[12]) + (e0 * h[0] + e1 * h[6] + e2 * h[12]));
     }
     if (n > 4) {
+        /* rows 4 (and 5) of the columns 0-3: A_rc = a_r . g_c in four lanes over c (the same
+         * products and sums as a row's), scattered into U[c][r] */
+        const v4d g0 = ld4(G), g1 = ld4(G + 6), g2 = ld4(G + 12), h0 = ld4(G + 18), h1 = ld4(G + 24), h2 = ld4(G + 30);
+#pragma GCC unroll 2
+        for (int r = 4; r < n; r++) {
+            const v4d col = (At[r] * g0 + At[6 + r] * g1 + At[12 + r] * g2) + (At[18 + r] * h0 + At[24 + r] * h1 + At[30 + r] * h2);
+            U[r] = col[0]; U[S + r] = col[1]; U[2 * S + r] = col[2]; U[3 * S + r] = col[3];
+        }
+        /* rows 4-5 of the columns 4 on, in two lanes */
         const v2d c0 = ld2(At + 4), c1 = ld2(At + 10), c2 = ld2(At + 16), d0 = ld2(At + 22), d1 = ld2(At + 28), d2 = ld2(At + 34);
-#pragma GCC unroll 6
-        for (int c = 0; c < n; c++) {
-            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-            st2(U + c * S + 4, (c0 * g[0] + c1 * g[1] + c2 * g[2]) + (d0 * h[0] + d1 * h[1] + d2 * h[2]));
+#pragma GCC unroll 2
+        for (int c = 4; c < n; c++) {
+            const double *g = G + c, *h = G + 18 + c;
+            st2(U + c * S + 4, (c0 * g[0] + c1 * g[6] + c2 * g[12]) + (d0 * h[0] + d1 * h[6] + d2 * h[12]));
         }
     }
     diagonal_and_rhs(W, j, n, U);
@@ -514,9 +527,9 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
         const v2d c0 = ld2(Ak + 4), c1 = ld2(Ak + 10), c2 = ld2(Ak + 16);
 #pragma GCC unroll 6
         for (int q = 0; q < n; q++) {
-            const double *g = Gj + 3 * q;
-            st4(B + q * S, a0 * g[0] + a1 * g[1] + a2 * g[2]);
-            st2(B + q * S + 4, c0 * g[0] + c1 * g[1] + c2 * g[2]);
+            const double *g = Gj + q;
+            st4(B + q * S, a0 * g[0] + a1 * g[6] + a2 * g[12]);
+            st2(B + q * S + 4, c0 * g[0] + c1 * g[6] + c2 * g[12]);
         }
         double imb = W->nbr_imb[e];
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
@@ -535,8 +548,8 @@ KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
         const v2d b0 = ld2(At + 18 + p), b1 = ld2(At + 24 + p), b2 = ld2(At + 30 + p);
 #pragma GCC unroll 6
         for (int c = 0; c < (p + 2 < n ? p + 2 : n); c++) {
-            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-            st2(U + c * S + p, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (b0 * h[0] + b1 * h[1] + b2 * h[2]));
+            const double *g = G + c, *h = G + 18 + c;
+            st2(U + c * S + p, (a0 * g[0] + a1 * g[6] + a2 * g[12]) + (b0 * h[0] + b1 * h[6] + b2 * h[12]));
         }
     }
     diagonal_and_rhs(W, j, n, U);
@@ -548,7 +561,7 @@ KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
         for (int p = 0; p < S; p += 2) {
             const v2d a0 = ld2(Ak + p), a1 = ld2(Ak + 6 + p), a2 = ld2(Ak + 12 + p);
 #pragma GCC unroll 6
-            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[3 * q] + a1 * Gj[3 * q + 1] + a2 * Gj[3 * q + 2]);
+            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[q] + a1 * Gj[6 + q] + a2 * Gj[12 + q]);
         }
         double imb = W->nbr_imb[e];
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
@@ -583,10 +596,11 @@ KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
         for (int q = 0; q < 3; q++) {
             const int k1 = q == 0 ? 1 : 0, k2 = q == 2 ? 1 : 2;
             v2d c01 = ld2(I + 3 * k1) * a[q][k1] + ld2(I + 3 * k2) * a[q][k2];
-            g[3 * q + 2] = I[3 * k1 + 2] * a[q][k1] + I[3 * k2 + 2] * a[q][k2];
-            st2(g + 3 * q, c01);
+            g[q] = c01[0]; g[6 + q] = c01[1];
+            g[12 + q] = I[3 * k1 + 2] * a[q][k1] + I[3 * k2 + 2] * a[q][k2];
         }
-        smv3(I, a[3], g + 9); smv3(I, a[4], g + 12);
+        double gq[3];
+        smv3(I, a[3], gq); put_g(g, 3, gq); smv3(I, a[4], gq); put_g(g, 4, gq);
         cross3(vf + 3, r, wr);
         for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
         u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
