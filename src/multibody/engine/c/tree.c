@@ -245,19 +245,32 @@ KERNEL void neighbour_factor4(double *restrict B, const double *restrict F, cons
         st4(B + q * S, s); st4(Vt + q * S, v[q]);
         if (m > 4) { x[q] = t; y[q] = t * id[q]; st2(B + q * S + 4, t); st2(Vt + q * S + 4, y[q]); }
     }
-    /* A_kk -= V W^T, row c: W's column c (w[q][c], x[q][c - 4]) broadcast against V's rows */
-#pragma GCC unroll 6
-    for (int c = 0; c < m; c++) {
+    /* A_kk -= V W^T, row c < 4: W's column c (w[q][c]) broadcast against V's rows */
+#pragma GCC unroll 4
+    for (int c = 0; c < (m < 4 ? m : 4); c++) {
         v4d acc = {0, 0, 0, 0};
-        v2d acc2 = {0, 0};
 #pragma GCC unroll 6
-        for (int q = 0; q < n; q++) {
-            double wc = B[q * S + c];                         /* (read back: no lane taken out of a vector) */
-            if (c < 4) acc += wc * v[q];
-            if (m > 4) acc2 += wc * y[q];
+        for (int q = 0; q < n; q++) acc += B[q * S + c] * v[q];   /* (read back: no lane taken out of a vector) */
+        st4(Uk + c * S, ld4(Uk + c * S) - acc);
+    }
+    if (m > 4) {
+        /* rows 4 (and 5) of the columns 0-3 in four lanes over the columns, W's rows against a
+         * broadcast entry of V (each entry the same products and sums as by rows), scattered */
+#pragma GCC unroll 2
+        for (int r = 4; r < m; r++) {
+            v4d acc = {0, 0, 0, 0};
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) acc += w[q] * y[q][r - 4];
+            for (int c = 0; c < 4; c++) Uk[c * S + r] -= acc[c];
         }
-        if (c < 4) st4(Uk + c * S, ld4(Uk + c * S) - acc);
-        if (m > 4) st2(Uk + c * S + 4, ld2(Uk + c * S + 4) - acc2);
+        /* the columns 4 on, in two lanes */
+#pragma GCC unroll 2
+        for (int c = 4; c < m; c++) {
+            v2d acc2 = {0, 0};
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) acc2 += x[q][c - 4] * y[q];
+            st2(Uk + c * S + 4, ld2(Uk + c * S + 4) - acc2);
+        }
     }
 }
 /* the same in two lanes only (the portable build: four-lane vectors would be split into pairs
