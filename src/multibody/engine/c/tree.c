@@ -315,8 +315,9 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
 /* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
  * right-looking pivots, each a rank-one update of the trailing rows, then for its later
  * neighbours W, V and A_kk -= V W^T (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for
- * a pivot that is not positive or a fill-in (not a tree after all). */
-KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L)
+ * a pivot that is not positive or a fill-in (not a tree after all).  M: every neighbour's row
+ * count when all joints have the same (0: looked up). */
+KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L, const int M)
 {
     double *restrict U = W->tdiag + 36 * (size_t)j, d0[6], id[6];
     /* in place, unrolled whole: the trailing rows stay in registers between pivots */
@@ -338,10 +339,10 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L)
     }
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
     for (int e = e0; e < e1; e++) {
-        int mk = W->trows[W->nbr_list[e]];
 #define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, U, id, W->nbr_L + 36 * (size_t)e, \
                                       W->tdiag + 36 * (size_t)W->nbr_list[e], n, m, L)
-        dispatch(mk, NEIGHBOUR);
+        if (M) NEIGHBOUR(M);
+        else dispatch(W->trows[W->nbr_list[e]], NEIGHBOUR);
     }
     for (int e = e0; e1 - e0 > 1 && e < e1; e++) {        /* A_lk -= V_l W_k^T for later neighbours k < l */
         int k = W->nbr_list[e], mk = W->trows[k];
@@ -388,8 +389,8 @@ KERNEL void forward_joint(EngineWorld *W, int j, const int n)
 }
 
 /* backward: x_j = A_jj^-1 y_j - sum_k L_kj^T x_k = L^-T (D^-1 z_j - sum_k V_k^T x_k), also the
- * joint's multipliers; x - x summed into *nonfinite stays 0 while every x is finite */
-KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n)
+ * joint's multipliers */
+KERNEL void backward_joint(EngineWorld *W, int j, const int n)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *xj = W->tvec + S * (size_t)j, t[6];
@@ -410,10 +411,9 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
         for (int i = q + 1; i < n; i++) s -= F[q * S + i] * t[i];
         t[q] = s;
     }
-    double *l = W->lambda + W->tstart[j], chk = 0;
+    double *l = W->lambda + W->tstart[j];
 #pragma GCC unroll 6
-    for (int q = 0; q < n; q++) { xj[q] = l[q] = t[q]; chk += t[q] - t[q]; }
-    *nonfinite += chk;
+    for (int q = 0; q < n; q++) xj[q] = l[q] = t[q];
 }
 
 ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
@@ -422,19 +422,33 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
     const int L4 = ENGINE_FOUR_LANES();
     /* each joint's forward step right after its elimination: y_j has had every update from the
      * joints before it */
-    for (int i = 0; i < nj && !err; i++) {
-        int j = W->torder[i];
-#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4) : eliminate_joint(W, j, n, 2))) forward_joint(W, j, n)
-        dispatch(W->trows[j], ELIMINATE);
+    if (W->tree_hinges) {                                  /* five rows a joint: no look-ups */
+        if (L4) for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 4, 5))) forward_joint(W, j, 5); }
+        else for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 2, 5))) forward_joint(W, j, 5); }
+        if (err) return err;
+        for (int i = nj - 1; i >= 0; i--) backward_joint(W, W->torder[i], 5);
+    } else {
+        for (int i = 0; i < nj && !err; i++) {
+            int j = W->torder[i];
+#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4, 0) : eliminate_joint(W, j, n, 2, 0))) forward_joint(W, j, n)
+            dispatch(W->trows[j], ELIMINATE);
+        }
+        if (err) return err;
+        for (int i = nj - 1; i >= 0; i--) {
+            int j = W->torder[i];
+#define BACKWARD(n) backward_joint(W, j, n)
+            dispatch(W->trows[j], BACKWARD);
+        }
     }
-    if (err) return err;
-    double nonfinite = 0;
-    for (int i = nj - 1; i >= 0; i--) {
-        int j = W->torder[i];
-#define BACKWARD(n) backward_joint(W, j, &nonfinite, n)
-        dispatch(W->trows[j], BACKWARD);
-    }
-    return nonfinite == 0 ? 0 : 3;
+    /* x - x is 0 for every finite x and NaN otherwise: one sum over the multipliers (and the
+     * zero pads) tells whether all are finite */
+    const double *x = W->tvec;
+    const int nx = S * nj;
+    v4d chk = {0, 0, 0, 0};
+    int i = 0;
+    for (; i + 3 < nx; i += 4) { v4d v = ld4(x + i); chk += v - v; }
+    if (i < nx) { v2d v = ld2(x + i); v -= v; chk[0] += v[0]; chk[1] += v[1]; }   /* nx is even */
+    return (chk[0] + chk[1]) + (chk[2] + chk[3]) == 0 ? 0 : 3;
 }
 
 ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
