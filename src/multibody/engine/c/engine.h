@@ -95,6 +95,8 @@ enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
 #define WP_EXACT_ROWS 19     /* auto: steps with at most this many rows pivot, larger ones quick-step */
 #define WP_MAX_PIVOTS 20     /* pivots one step may spend (all friction passes) before the quick step */
 #define WP_TOLERANCE 21      /* quick step: stop once a sweep changes no lambda by more than this x max|lambda| */
+#define WP_JOINTS_VERSION 22 /* counts World's changes to joint stops, motors and ERP/CFM: the step's cached
+                              * joint flags (jflags) are found again when it moves */
 #define WP_SIZE 24
 
 enum { FRICTION_FORCE = 0, FRICTION_PYRAMID = 1, FRICTION_CONE = 2 };
@@ -309,6 +311,8 @@ typedef struct EngineWorldS {
     /* a tree of free hinges (no motor, no stops) keeps what its rows are made of (hterms, nj x
      * HT_SIZE) and writes the rows themselves only when asked for (rows_stale: world_residual) */
     int tree_hinges, rows_stale; double *hterms;
+    /* per joint JF_* (joint_flags), found at WP_JOINTS_VERSION = jversion */
+    unsigned char *jflags; double jversion;
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
@@ -359,6 +363,9 @@ int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows);
 #define HT_CFM 17
 #define HT_SIZE 18
 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t);
+/* joint flags: a free hinge (joint_free_hinge), and a joint with an ERP or CFM of its own */
+enum { JF_FREE_HINGE = 1, JF_OWN_PARAMS = 2 };
+void joint_flags(EngineWorld *W);
 int hinge_terms_run(const EngineWorld *W, int j, double h, double *half, int max);
 /* whether axis a (0, 1) of joint j has a stop (lo <= hi, not both infinite) or a motor (fmax > 0) */
 static inline int joint_axis_stop(const EngineWorld *W, int j, int a)

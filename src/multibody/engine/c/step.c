@@ -50,7 +50,8 @@ int world_init(EngineWorld *W)
     W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
     W->order = calloc((size_t)ng + 1, sizeof(int));
     W->bdiag = calloc((size_t)nb + 1, sizeof(int));
-    if (!W->bdiag || !W->invIw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
+    W->jflags = calloc((size_t)nj + 1, 1);
+    if (!W->bdiag || !W->jflags || !W->invIw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
         !W->pairs || !W->gp || !W->planes || !W->order) return -1;
     W->npairs = 0;
     for (int j = 0; j < nj; j++) {
@@ -70,6 +71,7 @@ int world_init(EngineWorld *W)
     /* joint angles start unwrapped at their attach-time values */
     for (int b = 0; b < nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     world_joint_coords(W, NULL, NULL, 1);
+    joint_flags(W);
     return tree_init(W);
 }
 
@@ -79,6 +81,7 @@ void world_free(EngineWorld *W)
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
+    free(W->jflags);
     free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
     quick_free(W);
     tree_free(W);
@@ -680,6 +683,7 @@ int world_step(EngineWorld *W, double h)
     /* a tree of free hinges keeps its rows as terms until they are asked for (world_residual);
      * the first joint that is not a free hinge has the rows before it written */
     int terms = W->tree_hinges && W->nc == 0 && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0;
+    if (wp[WP_JOINTS_VERSION] != W->jversion) joint_flags(W);   /* a stop, motor or ERP/CFM changed */
     W->rows_stale = 0;
     for (int j = 0; j < W->nj; j++) {
         if (terms) {                                      /* a run of free hinges in one call */
