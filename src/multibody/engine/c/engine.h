@@ -308,6 +308,7 @@ typedef struct EngineWorldS {
     /* tree.c, ball-based joints only (ball, hinge, universal, fixed): blocks from angular parts */
     int tree_ball, imj_stale;             /* imj_stale: this step formed no W J^T (world_residual forms it) */
     int *nbr_side; double *nbr_imb, *tang, *tG;
+    double *tim;                          /* per joint: its two bodies' inverse masses summed */
     /* a tree of free hinges (no motor, no stops) keeps what its rows are made of (hterms, nj x
      * HT_SIZE) and writes the rows themselves only when asked for (rows_stale: world_residual) */
     int tree_hinges, rows_stale; double *hterms;

@@ -20,7 +20,7 @@ static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up
 void tree_free(EngineWorld *W)
 {
     void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec,
-                  W->nbr_side, W->nbr_imb, W->tang, W->tG, W->hterms};
+                  W->nbr_side, W->nbr_imb, W->tang, W->tG, W->hterms, W->tim};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -114,9 +114,11 @@ int tree_init(EngineWorld *W)
         W->nbr_imb = calloc((size_t)total + 1, sizeof(double));
         W->tang = calloc(36 * (size_t)nj, sizeof(double));          /* pads and static sides stay zero */
         W->tG = calloc(36 * (size_t)nj, sizeof(double));
-        if (!W->nbr_side || !W->nbr_imb || !W->tang || !W->tG) goto fail;
+        W->tim = calloc((size_t)nj, sizeof(double));
+        if (!W->nbr_side || !W->nbr_imb || !W->tang || !W->tG || !W->tim) goto fail;
         for (int j = 0; j < nj; j++) {
             int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+            W->tim[j] = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
             for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
                 int k = W->nbr_list[e], k1 = (int)W->jint[(size_t)k * JI_SIZE + JI_B1];
                 int sk = k1 == b1 || k1 == b2 ? 0 : 1, bk = sk ? (int)W->jint[(size_t)k * JI_SIZE + JI_B2] : k1;
@@ -533,7 +535,7 @@ ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
 KERNEL void put_g(double *G, int r, const double *g) { G[r] = g[0]; G[6 + r] = g[1]; G[12 + r] = g[2]; }
 static const double ZERO6[6] = {0, 0, 0, 0, 0, 0};
 
-/* angular parts, G, b = rhs/h - J (v/h + W f) and CFM/h of joint j's rows */
+/* angular parts, G, b = rhs/h - J (v/h + W f) (also the right-hand side y_j) and CFM/h of joint j's rows */
 KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
 {
     const int t0 = W->tstart[j];
@@ -542,6 +544,7 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
     double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
     const double *v1 = W->vfree + 6 * (size_t)b1, *v2 = b2 >= 0 ? W->vfree + 6 * (size_t)b2 : ZERO6;
     const double *I1 = W->invIw + 9 * (size_t)b1, *I2 = W->invIw + 9 * (size_t)(b2 >= 0 ? b2 : 0);
+    double *restrict y = W->tvec + S * (size_t)j;          /* the right-hand side y_j = b */
 #pragma GCC unroll 6
     for (int r = 0; r < n; r++) {
         const double *a1 = rj[r].J1 + 3, *a2 = rj[r].J2 + 3;
@@ -554,23 +557,18 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
             smv3(I2, a2, g); put_g(G + 18, r, g);
             ang += dot3(a2, v2 + 3);
         }
-        W->b[t0 + r] = rj[r].rhs * ih - (lin + ang);
+        W->b[t0 + r] = y[r] = rj[r].rhs * ih - (lin + ang);
         W->cfmh[t0 + r] = rj[r].cfm * ih;
     }
 }
 
 /* What both lane widths of ball_assemble add once U's products are in: CFM/h and the two bodies'
- * inverse masses on the diagonal (the linear rows), and the right-hand side y_j = b */
-static inline __attribute__((always_inline)) void diagonal_and_rhs(EngineWorld *W, int j, int n, double *restrict U)
+ * inverse masses (tim, from tree_init) on the diagonal (the linear rows) */
+static inline __attribute__((always_inline)) void diagonal(EngineWorld *W, int j, int n, double *restrict U)
 {
-    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
-    const double *cfmh = W->cfmh + t0;
-    const double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
+    const double *cfmh = W->cfmh + W->tstart[j], im = W->tim[j];
 #pragma GCC unroll 6
     for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
-    double *y = W->tvec + S * (size_t)j;
-#pragma GCC unroll 6
-    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
 }
 
 /* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
@@ -605,7 +603,7 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
             st2(U + c * S + 4, (c0 * g[0] + c1 * g[6] + c2 * g[12]) + (d0 * h[0] + d1 * h[6] + d2 * h[12]));
         }
     }
-    diagonal_and_rhs(W, j, n, U);
+    diagonal(W, j, n, U);
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
@@ -639,7 +637,7 @@ KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
             st2(U + c * S + p, (a0 * g[0] + a1 * g[6] + a2 * g[12]) + (b0 * h[0] + b1 * h[6] + b2 * h[12]));
         }
     }
-    diagonal_and_rhs(W, j, n, U);
+    diagonal(W, j, n, U);
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
@@ -663,37 +661,47 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n, const int L)
  * them in its rows.  Anchor row i has the angular part +-(r x e_i), one entry zero, and the
  * anchor rows' J (v/h + W f) are the components of the free velocities of the anchor points,
  * v + w x r. */
+/* one side of a free hinge, body 1 (neg = 0) or body 2 (neg = 1: every angular part negated, as
+ * its rows' J2 has them): the angular parts into A (the anchor rows' zero entries are left as they
+ * are, zero), G = I^-1 a, and the rows' J (v/h + W f) added into u */
+KERNEL void hinge_side(const double *t, const double *r, const double *I, const double *vf,
+                       double *restrict A, double *restrict g, double *u, const int neg)
+{
+    const double sg = neg ? -1.0 : 1.0;                 /* a constant: sg * x is x or -x */
+    const double a[5][3] = {{0, sg * r[2], -sg * r[1]}, {-sg * r[2], 0, sg * r[0]}, {sg * r[1], -sg * r[0], 0},
+                            {sg * t[HT_P], sg * t[HT_P + 1], sg * t[HT_P + 2]}, {sg * t[HT_Q], sg * t[HT_Q + 1], sg * t[HT_Q + 2]}};
+    double wr[3];
+#pragma GCC unroll 5
+    for (int q = 0; q < 5; q++)
+#pragma GCC unroll 3
+        for (int k = 0; k < 3; k++) if (q >= 3 || k != q) A[6 * k + q] = a[q][k];
+    /* an anchor row's a has a zero entry (a_q = r x e_q), whose products are left out: smv3's
+     * other sums, in its order */
+#pragma GCC unroll 3
+    for (int q = 0; q < 3; q++) {
+        const int k1 = q == 0 ? 1 : 0, k2 = q == 2 ? 1 : 2;
+        v2d c01 = ld2(I + 3 * k1) * a[q][k1] + ld2(I + 3 * k2) * a[q][k2];
+        g[q] = c01[0]; g[6 + q] = c01[1];
+        g[12 + q] = I[3 * k1 + 2] * a[q][k1] + I[3 * k2 + 2] * a[q][k2];
+    }
+    double gq[3];
+    smv3(I, a[3], gq); put_g(g, 3, gq); smv3(I, a[4], gq); put_g(g, 4, gq);
+    cross3(vf + 3, r, wr);
+    for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
+    u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
+}
+
 KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
 {
     const double *t = W->hterms + HT_SIZE * (size_t)j;
-    const int t0 = W->tstart[j], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
     double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
-    double *restrict b = W->b + t0, *restrict cfmh = W->cfmh + t0;
-    double u[6] = {0, 0, 0, 0, 0, 0};                    /* J (v/h + W f), row by row */
-    for (int s = 0; s < 1 + (b2 >= 0); s++) {
-        const int body = s ? b2 : (int)W->jint[(size_t)j * JI_SIZE + JI_B1];
-        const double sg = s ? -1.0 : 1.0, *r = t + (s ? HT_R2 : HT_R1), *I = W->invIw + 9 * (size_t)body;
-        const double *vf = W->vfree + 6 * (size_t)body;
-        double a[5][3] = {{0, sg * r[2], -sg * r[1]}, {-sg * r[2], 0, sg * r[0]}, {sg * r[1], -sg * r[0], 0},
-                          {sg * t[HT_P], sg * t[HT_P + 1], sg * t[HT_P + 2]}, {sg * t[HT_Q], sg * t[HT_Q + 1], sg * t[HT_Q + 2]}};
-        double *A = At + 18 * s, *g = G + 18 * s, wr[3];
-        for (int q = 0; q < 5; q++) for (int k = 0; k < 3; k++) A[6 * k + q] = a[q][k];
-        /* G = I^-1 a; an anchor row's a has a zero entry (a_q = r x e_q), whose products are left
-         * out: smv3's other sums, in its order */
-        for (int q = 0; q < 3; q++) {
-            const int k1 = q == 0 ? 1 : 0, k2 = q == 2 ? 1 : 2;
-            v2d c01 = ld2(I + 3 * k1) * a[q][k1] + ld2(I + 3 * k2) * a[q][k2];
-            g[q] = c01[0]; g[6 + q] = c01[1];
-            g[12 + q] = I[3 * k1 + 2] * a[q][k1] + I[3 * k2 + 2] * a[q][k2];
-        }
-        double gq[3];
-        smv3(I, a[3], gq); put_g(g, 3, gq); smv3(I, a[4], gq); put_g(g, 4, gq);
-        cross3(vf + 3, r, wr);
-        for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
-        u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
-    }
+    double *restrict b = W->b + t0, *restrict cfmh = W->cfmh + t0, *restrict y = W->tvec + S * (size_t)j;
+    double u[5] = {0, 0, 0, 0, 0};                       /* J (v/h + W f), row by row */
+    hinge_side(t, t + HT_R1, W->invIw + 9 * (size_t)b1, W->vfree + 6 * (size_t)b1, At, G, u, 0);
+    if (b2 >= 0) hinge_side(t, t + HT_R2, W->invIw + 9 * (size_t)b2, W->vfree + 6 * (size_t)b2, At + 18, G + 18, u, 1);
     const double ic = t[HT_CFM] * ih;
-    for (int q = 0; q < 5; q++) { b[q] = t[HT_RHS + q] * ih - u[q]; cfmh[q] = ic; }
+    for (int q = 0; q < 5; q++) { b[q] = y[q] = t[HT_RHS + q] * ih - u[q]; cfmh[q] = ic; }
 }
 
 /* a tree of free hinges from their terms; the rows stay unwritten */
