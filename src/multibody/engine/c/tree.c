@@ -427,7 +427,7 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L, cons
 
 /* forward: z_j = L^-1 y_j (column by column), then y_k -= V_k z_j (= L_kj y_j) for the later
  * neighbours k of j, two of k's rows at a time */
-KERNEL void forward_joint(EngineWorld *W, int j, const int n)
+KERNEL void forward_joint(EngineWorld *W, int j, const int n, const int L)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *yj = W->tvec + S * (size_t)j, z[6];
@@ -440,6 +440,14 @@ KERNEL void forward_joint(EngineWorld *W, int j, const int n)
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Vt = W->nbr_L + 36 * (size_t)e;
         double *yk = W->tvec + S * (size_t)W->nbr_list[e];
+        if (L == 4) {                                     /* rows 0-3 in four lanes, 4-5 in two */
+            v4d s4 = ld4(Vt) * z[0];
+            v2d s2 = ld2(Vt + 4) * z[0];
+#pragma GCC unroll 6
+            for (int q = 1; q < n; q++) { s4 += ld4(Vt + q * S) * z[q]; s2 += ld2(Vt + q * S + 4) * z[q]; }
+            st4(yk, ld4(yk) - s4); st2(yk + 4, ld2(yk + 4) - s2);
+            continue;
+        }
 #pragma GCC unroll 3
         for (int p = 0; p < S; p += 2) {
             v2d s = ld2(Vt + p) * z[0];
@@ -485,14 +493,14 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
     /* each joint's forward step right after its elimination: y_j has had every update from the
      * joints before it */
     if (W->tree_hinges) {                                  /* five rows a joint: no look-ups */
-        if (L4) for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 4, 5))) forward_joint(W, j, 5); }
-        else for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 2, 5))) forward_joint(W, j, 5); }
+        if (L4) for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 4, 5))) forward_joint(W, j, 5, 4); }
+        else for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 2, 5))) forward_joint(W, j, 5, 2); }
         if (err) return err;
         for (int i = nj - 1; i >= 0; i--) backward_joint(W, W->torder[i], 5);
     } else {
         for (int i = 0; i < nj && !err; i++) {
             int j = W->torder[i];
-#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4, 0) : eliminate_joint(W, j, n, 2, 0))) forward_joint(W, j, n)
+#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4, 0) : eliminate_joint(W, j, n, 2, 0))) forward_joint(W, j, n, L4 ? 4 : 2)
             dispatch(W->trows[j], ELIMINATE);
         }
         if (err) return err;
@@ -735,20 +743,23 @@ ENGINE_CLONES_AVX2 void tree_add_forces(const EngineWorld *W, double *fc)
         const int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
         const double *At = W->tang + 36 * (size_t)j, *x = W->tvec + S * (size_t)j;
         v2d x01 = ld2(x), x23 = ld2(x + 2), x45 = ld2(x + 4);
-        double t[6];
+        v2d t01[2];                                   /* torque of side s: t01[s], t2[s] */
+        double t2[2];
         for (int s = 0; s < 2; s++) {
             const double *A = At + 18 * s;
-            v2d t0 = ld2(A) * x01 + ld2(A + 2) * x23 + ld2(A + 4) * x45;
-            v2d t1 = ld2(A + 6) * x01 + ld2(A + 8) * x23 + ld2(A + 10) * x45;
-            v2d t2 = ld2(A + 12) * x01 + ld2(A + 14) * x23 + ld2(A + 16) * x45;
-            v2d s01 = hsum2(t0, t1);
-            t[3 * s] = s01[0]; t[3 * s + 1] = s01[1]; t[3 * s + 2] = t2[0] + t2[1];
+            v2d p0 = ld2(A) * x01 + ld2(A + 2) * x23 + ld2(A + 4) * x45;
+            v2d p1 = ld2(A + 6) * x01 + ld2(A + 8) * x23 + ld2(A + 10) * x45;
+            v2d p2 = ld2(A + 12) * x01 + ld2(A + 14) * x23 + ld2(A + 16) * x45;
+            t01[s] = hsum2(p0, p1); t2[s] = p2[0] + p2[1];
         }
+        /* added in lane pairs where the entries pair up */
         double *f1 = fc + 6 * (size_t)b1;
-        for (int k = 0; k < 3; k++) { f1[k] += x[k]; f1[3 + k] += t[k]; }
+        st2(f1, ld2(f1) + x01); f1[2] += x23[0];
+        st2(f1 + 3, ld2(f1 + 3) + t01[0]); f1[5] += t2[0];
         if (b2 >= 0) {
             double *f2 = fc + 6 * (size_t)b2;
-            for (int k = 0; k < 3; k++) { f2[k] -= x[k]; f2[3 + k] += t[3 + k]; }
+            st2(f2, ld2(f2) - x01); f2[2] -= x23[0];
+            st2(f2 + 3, ld2(f2 + 3) + t01[1]); f2[5] += t2[1];
         }
     }
 }
