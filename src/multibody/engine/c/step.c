@@ -548,15 +548,18 @@ static void lcp_terms(EngineWorld *W, double ih, int rhs)
 }
 
 /* 1. world inverse inertias, applied forces with gravity and the gyroscopic torque, and the free
- * step's velocity over h, body by body; each body's numbers in locals, which the stores into the
- * world's arrays cannot alias.  Compiled twice (ENGINE_CLONES_AVX2): the three-operand AVX
+ * step's velocity over h, body by body; each body's numbers in locals, and R and I^-1 written
+ * through restrict pointers (not staged in locals and copied: GCC packed those into vectors and
+ * moved them through general registers), so that no store to the world's arrays is taken to
+ * alias what is read after it.  Compiled twice (ENGINE_CLONES_AVX2): the three-operand AVX
  * encoding spares the register copies the lane pairs need in SSE2, with the same bits. */
 ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
 {
     const double *wp = W->wpar;
     const int nb = W->nb;
     for (int b = 0; b < nb; b++) {
-        double *s = W->state + (size_t)b * BS_SIZE, R[9], q[4], w[3];
+        double *s = W->state + (size_t)b * BS_SIZE, q[4], w[3];
+        double *restrict R = W->R + 9 * (size_t)b, *restrict Iinv = W->invIw + 9 * (size_t)b;   /* written here only */
         const double *bp = W->bprop + (size_t)b * BP_SIZE, *ld = W->load + (size_t)b * BL_SIZE;
         v2d q01 = ld2(s + BS_QUAT), q23 = ld2(s + BS_QUAT + 2), s01 = q01 * q01, s23 = q23 * q23;
         double iqn = 1.0 / sqrt(((s01[0] + s01[1]) + s23[0]) + s23[1]);
@@ -565,12 +568,11 @@ ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
         q[0] = q01[0]; q[1] = q01[1]; q[2] = q23[0]; q[3] = q23[1];
         copy3(s + BS_OMEGA, w);
         quat_to_R(q, R);
-        memcpy(W->R + 9 * (size_t)b, R, sizeof R);
         /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50), exactly symmetric (smv3 relies on it);
          * the gyroscopic torque -w x I w with I w = R (I_body (R^T w)), so the world inertia
          * itself is never formed.  Bodies whose inertia is diagonal in body axes (every
          * primitive shape; bdiag, from world_init) skip the zero products, which changes no bit. */
-        double T[9], Iinv[9], Iwb[3], Iw[3], gyro[3];
+        double T[9], Iwb[3], Iw[3], gyro[3];
         const double *Ib = bp + BP_INVI;
         /* R^T w in lane pairs (mtv3's sums: R's rows are R^T's columns); R's first two rows by
          * columns, c01[k] = (R_0k, R_1k), serve R Iwb and the inverse inertia below */
@@ -598,7 +600,6 @@ ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
             Iinv[0] = dg[0]; Iinv[1] = Iinv[3] = l1[0]; Iinv[4] = l1[1];
             Iinv[2] = Iinv[6] = l2[0]; Iinv[5] = Iinv[7] = l2[1]; Iinv[8] = dg[1];
         }
-        memcpy(W->invIw + 9 * (size_t)b, Iinv, sizeof Iinv);
         v2d Iw01 = c01[0] * Iwb[0] + c01[1] * Iwb[1] + c01[2] * Iwb[2];          /* R Iwb, mv3's sums */
         Iw[0] = Iw01[0]; Iw[1] = Iw01[1]; Iw[2] = R[6] * Iwb[0] + R[7] * Iwb[1] + R[8] * Iwb[2];
         cross3(w, Iw, gyro);
