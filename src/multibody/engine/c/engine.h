@@ -229,12 +229,20 @@ static inline void quat_to_R(const double *q, double *R) {
     R[3] = 2*(x*y + w*z);     R[4] = 1 - 2*(x*x + z*z); R[5] = 2*(y*z - w*x);
     R[6] = 2*(x*z - w*y);     R[7] = 2*(y*z + w*x);     R[8] = 1 - 2*(x*x + y*y);
 }
+/* c = a b:  w = a0 b0 - a1 b1 - a2 b2 - a3 b3,  x = a0 b1 + a1 b0 + a2 b3 - a3 b2,
+ *           y = a0 b2 - a1 b3 + a2 b0 + a3 b1,  z = a0 b3 + a1 b2 - a2 b1 + a3 b0,
+ * the four sums in four lanes: term k is a_k times b permuted and signed (x - y is x + (-y) and
+ * -(a b) is a (-b), exactly), added left to right as written */
+typedef double mb_v4d __attribute__((vector_size(32)));
+typedef long long mb_v4i __attribute__((vector_size(32)));
 static inline void quat_mul(const double *a, const double *b, double *c) {
-    double w = a[0]*b[0] - a[1]*b[1] - a[2]*b[2] - a[3]*b[3];
-    double x = a[0]*b[1] + a[1]*b[0] + a[2]*b[3] - a[3]*b[2];
-    double y = a[0]*b[2] - a[1]*b[3] + a[2]*b[0] + a[3]*b[1];
-    double z = a[0]*b[3] + a[1]*b[2] - a[2]*b[1] + a[3]*b[0];
-    c[0] = w; c[1] = x; c[2] = y; c[3] = z;
+    mb_v4d B; memcpy(&B, b, sizeof B);
+    const mb_v4d n1 = {-0.0, 0.0, -0.0, 0.0}, n2 = {-0.0, 0.0, 0.0, -0.0}, n3 = {-0.0, -0.0, 0.0, 0.0};
+    mb_v4i s1 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){1, 0, 3, 2}) ^ (mb_v4i)n1;
+    mb_v4i s2 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){2, 3, 0, 1}) ^ (mb_v4i)n2;
+    mb_v4i s3 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){3, 2, 1, 0}) ^ (mb_v4i)n3;
+    mb_v4d r = ((a[0] * B + a[1] * (mb_v4d)s1) + a[2] * (mb_v4d)s2) + a[3] * (mb_v4d)s3;
+    memcpy(c, &r, sizeof r);
 }
 static inline void quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -a[1]; c[2] = -a[2]; c[3] = -a[3]; }
 
