@@ -145,8 +145,9 @@ static inline double dot6(const double *a, const double *b)
 }
 /* x86-64 with GCC: a function compiled twice, with AVX2 (three-operand encoding, broadcasts from
  * memory, four lanes where the compiler finds them) beside the portable build, one picked at load
- * time by the processor.  The same sums in the same order and no FMA (C11 mode contracts nothing),
- * so both builds give the same bits. */
+ * time by the processor.  The same sums in the same order and no FMA, so both builds give the same
+ * bits: the target is avx2 alone, not x86-64-v3, whose FMA GCC 12 uses for an add-subtract pair
+ * (vfmaddsub) even under -ffp-contract=off. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && !defined(__AVX2__)
 #define ENGINE_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
 #else
