@@ -242,6 +242,37 @@ def test_hinge_motor_reaches_its_speed_and_respects_its_force_limit():
     assert hinge.rate == pytest.approx(5.0, rel=1e-9)
 
 
+def test_joint_changes_after_stepping_take_effect():
+    """The step keeps which joints are free hinges and which have an ERP/CFM of their own: a motor,
+    stops or parameters set after the world has stepped act from the next step on."""
+    world = E.World(gravity=(0, 0, 0), contacts=False)
+    wheel = world.add_body(E.Cylinder(0.2, 0.05), mass=2.0)
+    hinge = world.add_hinge(wheel, None, anchor=(0, 0, 0), axis=(0, 0, 1))
+    world.run(10)                                  # a free hinge so far
+    hinge.set_motor(5.0, 0.1)                      # at most 2.5 rad/s² (I = 0.04)
+    world.run(100)
+    assert hinge.rate == pytest.approx(0.25, rel=1e-6)
+    hinge.set_motor(0.0, 0.0)                      # off: free again, spinning on
+    world.run(100)
+    assert hinge.rate == pytest.approx(0.25, rel=1e-6) and hinge.angle == pytest.approx(0.0375, rel=1e-2)
+    hinge.set_limits(-0.05, 0.05)                  # reached after 0.05 s: the stop holds it
+    world.run(200)
+    assert hinge.rate < 1e-3 and hinge.angle < 0.051          # stopped (pushed back a little)
+
+    def pendulum():
+        w = E.World(contacts=False)
+        link = w.add_body(E.Box(1.0, 0.1, 0.1), mass=1.0, position=(0.5, 0, 0))
+        return w, link, w.add_hinge(link, None, anchor=(0, 0, 0), axis=(0, 1, 0))
+
+    (a, la, ha), (b, lb, _) = pendulum(), pendulum()
+    a.run(10)
+    b.run(10)
+    ha.set_params(cfm=0.1)                         # very soft: the anchor gives way
+    a.run(50)
+    b.run(50)
+    assert np.linalg.norm(a.joint_error(ha)) > 100 * np.linalg.norm(b.joint_error(0))
+
+
 @pytest.mark.parametrize("bounce", [0.0, 1.0])
 def test_hinge_stop(bounce):
     # a pendulum falls from horizontal onto a stop at -0.5 rad (gravity along -y, hinge about z)

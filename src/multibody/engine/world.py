@@ -332,6 +332,7 @@ class Joint:
         v = _vec("velocity", [velocity], 1)[0]
         self._world._jdat[self.index, o + C.JA_MOTOR_VEL] = v
         self._world._jdat[self.index, o + C.JA_MOTOR_FMAX] = _nonneg("max_force", max_force)
+        self._world._joints_changed()
 
     def set_limits(self, lo=-np.inf, hi=np.inf, bounce=0.0, erp=None, cfm=None, axis=0):
         """Stops at ``lo`` ≤ angle ≤ ``hi`` with restitution ``bounce`` (and optional stop ERP/CFM)."""
@@ -343,11 +344,13 @@ class Joint:
         d[o + C.JA_LO], d[o + C.JA_HI], d[o + C.JA_BOUNCE] = lo, hi, _bounce(bounce)
         d[o + C.JA_STOP_ERP] = np.nan if erp is None else _erp(erp)
         d[o + C.JA_STOP_CFM] = np.nan if cfm is None else _nonneg("cfm", cfm)
+        self._world._joints_changed()
 
     def set_params(self, erp=None, cfm=None):
         """This joint's own ERP and CFM (None: the world's)."""
         self._world._jdat[self.index, C.JD_ERP] = np.nan if erp is None else _erp(erp)
         self._world._jdat[self.index, C.JD_CFM] = np.nan if cfm is None else _nonneg("cfm", cfm)
+        self._world._joints_changed()
 
     def set_suspension(self, erp, cfm):
         """hinge2: soft anchor along axis 1 (use :func:`contact_params` for stiffness and damping)."""
@@ -355,6 +358,7 @@ class Joint:
             raise ValueError(f"set_suspension: joint {self.name!r} is a {self.kind}, not a hinge2")
         self._world._jdat[self.index, C.JD_SUSP_ERP] = _erp(erp)
         self._world._jdat[self.index, C.JD_SUSP_CFM] = _nonneg("cfm", cfm)
+        self._world._joints_changed()
 
     def __repr__(self):
         b2 = self.body2.name if self.body2 is not None else "world"
@@ -976,6 +980,11 @@ class World:
                 self._sim.set_turns(turns)
                 self._saved_angles = None
         return self._sim
+
+    def _joints_changed(self):
+        # the C step keeps which joints are free hinges and which have their own ERP/CFM; a change
+        # to a joint's stops, motors or parameters moves this count, and the step looks again
+        self._wpar[C.WP_JOINTS_VERSION] += 1
 
     def _check_state(self):
         if not np.isfinite(self._state).all():

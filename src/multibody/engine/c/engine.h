@@ -95,6 +95,8 @@ enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
 #define WP_EXACT_ROWS 19     /* auto: steps with at most this many rows pivot, larger ones quick-step */
 #define WP_MAX_PIVOTS 20     /* pivots one step may spend (all friction passes) before the quick step */
 #define WP_TOLERANCE 21      /* quick step: stop once a sweep changes no lambda by more than this x max|lambda| */
+#define WP_JOINTS_VERSION 22 /* counts World's changes to joint stops, motors and ERP/CFM: the step's cached
+                              * joint flags (jflags) are found again when it moves */
 #define WP_SIZE 24
 
 enum { FRICTION_FORCE = 0, FRICTION_PYRAMID = 1, FRICTION_CONE = 2 };
@@ -143,10 +145,11 @@ static inline double dot6(const double *a, const double *b)
 }
 /* x86-64 with GCC: a function compiled twice, with AVX2 (three-operand encoding, broadcasts from
  * memory, four lanes where the compiler finds them) beside the portable build, one picked at load
- * time by the processor.  The same sums in the same order and no FMA (C11 mode contracts nothing),
- * so both builds give the same bits. */
+ * time by the processor.  The same sums in the same order and no FMA, so both builds give the same
+ * bits: the target is avx2 alone, not x86-64-v3, whose FMA GCC 12 uses for an add-subtract pair
+ * (vfmaddsub) even under -ffp-contract=off. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && !defined(__AVX2__)
-#define ENGINE_CLONES_AVX2 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define ENGINE_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
 #else
 #define ENGINE_CLONES_AVX2
 #endif
@@ -227,12 +230,20 @@ static inline void quat_to_R(const double *q, double *R) {
     R[3] = 2*(x*y + w*z);     R[4] = 1 - 2*(x*x + z*z); R[5] = 2*(y*z - w*x);
     R[6] = 2*(x*z - w*y);     R[7] = 2*(y*z + w*x);     R[8] = 1 - 2*(x*x + y*y);
 }
+/* c = a b:  w = a0 b0 - a1 b1 - a2 b2 - a3 b3,  x = a0 b1 + a1 b0 + a2 b3 - a3 b2,
+ *           y = a0 b2 - a1 b3 + a2 b0 + a3 b1,  z = a0 b3 + a1 b2 - a2 b1 + a3 b0,
+ * the four sums in four lanes: term k is a_k times b permuted and signed (x - y is x + (-y) and
+ * -(a b) is a (-b), exactly), added left to right as written */
+typedef double mb_v4d __attribute__((vector_size(32)));
+typedef long long mb_v4i __attribute__((vector_size(32)));
 static inline void quat_mul(const double *a, const double *b, double *c) {
-    double w = a[0]*b[0] - a[1]*b[1] - a[2]*b[2] - a[3]*b[3];
-    double x = a[0]*b[1] + a[1]*b[0] + a[2]*b[3] - a[3]*b[2];
-    double y = a[0]*b[2] - a[1]*b[3] + a[2]*b[0] + a[3]*b[1];
-    double z = a[0]*b[3] + a[1]*b[2] - a[2]*b[1] + a[3]*b[0];
-    c[0] = w; c[1] = x; c[2] = y; c[3] = z;
+    mb_v4d B; memcpy(&B, b, sizeof B);
+    const mb_v4d n1 = {-0.0, 0.0, -0.0, 0.0}, n2 = {-0.0, 0.0, 0.0, -0.0}, n3 = {-0.0, -0.0, 0.0, 0.0};
+    mb_v4i s1 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){1, 0, 3, 2}) ^ (mb_v4i)n1;
+    mb_v4i s2 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){2, 3, 0, 1}) ^ (mb_v4i)n2;
+    mb_v4i s3 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){3, 2, 1, 0}) ^ (mb_v4i)n3;
+    mb_v4d r = ((a[0] * B + a[1] * (mb_v4d)s1) + a[2] * (mb_v4d)s2) + a[3] * (mb_v4d)s3;
+    memcpy(c, &r, sizeof r);
 }
 static inline void quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -a[1]; c[2] = -a[2]; c[3] = -a[3]; }
 
@@ -306,9 +317,12 @@ typedef struct EngineWorldS {
     /* tree.c, ball-based joints only (ball, hinge, universal, fixed): blocks from angular parts */
     int tree_ball, imj_stale;             /* imj_stale: this step formed no W J^T (world_residual forms it) */
     int *nbr_side; double *nbr_imb, *tang, *tG;
+    double *tim;                          /* per joint: its two bodies' inverse masses summed */
     /* a tree of free hinges (no motor, no stops) keeps what its rows are made of (hterms, nj x
      * HT_SIZE) and writes the rows themselves only when asked for (rows_stale: world_residual) */
     int tree_hinges, rows_stale; double *hterms;
+    /* per joint JF_* (joint_flags), found at WP_JOINTS_VERSION = jversion */
+    unsigned char *jflags; double jversion;
     /* warm start of the quick step: last step's contacts and joint multipliers */
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
@@ -359,6 +373,9 @@ int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows);
 #define HT_CFM 17
 #define HT_SIZE 18
 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t);
+/* joint flags: a free hinge (joint_free_hinge), and a joint with an ERP or CFM of its own */
+enum { JF_FREE_HINGE = 1, JF_OWN_PARAMS = 2 };
+void joint_flags(EngineWorld *W);
 int hinge_terms_run(const EngineWorld *W, int j, double h, double *half, int max);
 /* whether axis a (0, 1) of joint j has a stop (lo <= hi, not both infinite) or a motor (fmax > 0) */
 static inline int joint_axis_stop(const EngineWorld *W, int j, int a)

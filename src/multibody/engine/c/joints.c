@@ -172,14 +172,13 @@ static inline void mv3_pair(const double *R, const double *a, const double *b, d
 
 /* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
  * turn count, as joint_axes gives it) and what its five rows are made of (HT_*). */
-static inline __attribute__((always_inline)) void hinge_terms_one(const EngineWorld *W, int j, double h, double *half, double *t)
+static inline __attribute__((always_inline)) void hinge_terms_one(const EngineWorld *W, int j, double k, double cfm,
+                                                                   double *half, double *t)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
     int b2 = (int)ji[JI_B2];
-    double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
-    double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
-    double k = erp / h, d[4], e[3], u1[3], u2[3], c[3];
+    double d[4], e[3], u1[3], u2[3], c[3];
     BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, b2, &f2);
     /* the two parts of d = conj(q2) q1 conj(q0) that count turns, d_0 and d_v . u (u: the axis
      * in body 2), from qr = conj(q2) q1 without forming d:  d_0 = qr . q0 and
@@ -204,19 +203,46 @@ static inline __attribute__((always_inline)) void hinge_terms_one(const EngineWo
     t[HT_CFM] = cfm;
 }
 
+/* the ERP / h and the CFM of joint j (its own, or the world's) */
+static inline void joint_params(const EngineWorld *W, int j, double h, double *k, double *cfm)
+{
+    const double *jd = W->jdat + (size_t)j * JD_SIZE;
+    *k = (isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP]) / h;
+    *cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
+}
+
 ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
 {
-    hinge_terms_one(W, j, h, half, t);
+    double k, cfm;
+    joint_params(W, j, h, &k, &cfm);
+    hinge_terms_one(W, j, k, cfm, half, t);
+}
+
+void joint_flags(EngineWorld *W)
+{
+    for (int j = 0; j < W->nj; j++) {
+        const double *jd = W->jdat + (size_t)j * JD_SIZE;
+        W->jflags[j] = (unsigned char)((joint_free_hinge(W, j) ? JF_FREE_HINGE : 0) |
+                                       (isfinite(jd[JD_ERP]) || isfinite(jd[JD_CFM]) ? JF_OWN_PARAMS : 0));
+    }
+    W->jversion = W->wpar[WP_JOINTS_VERSION];
 }
 
 /* hinge_terms of the free hinges from joint j on, at most max of them (one call for a run, not
  * one a joint): their terms into hterms, their half-angle vectors into half, two a joint;
- * returns how many */
+ * returns how many.  The flags (jflags, current) tell the free hinges and the joints with the
+ * world's ERP and CFM, whose ERP / h is found once. */
 ENGINE_CLONES_AVX2 int hinge_terms_run(const EngineWorld *W, int j, double h, double *half, int max)
 {
+    const double kw = W->wpar[WP_ERP] / h, cw = W->wpar[WP_CFM];
+    const unsigned char *fl = W->jflags + j;
     int n = 0;
-    for (; n < max && j + n < W->nj && joint_free_hinge(W, j + n); n++)
-        hinge_terms_one(W, j + n, h, half + 2 * n, W->hterms + HT_SIZE * (size_t)(j + n));
+    if (max > W->nj - j) max = W->nj - j;
+    for (; n < max && (fl[n] & JF_FREE_HINGE); n++) {
+        double k = kw, cfm = cw;
+        if (fl[n] & JF_OWN_PARAMS) joint_params(W, j + n, h, &k, &cfm);
+        hinge_terms_one(W, j + n, k, cfm, half + 2 * n, W->hterms + HT_SIZE * (size_t)(j + n));
+    }
     return n;
 }
 

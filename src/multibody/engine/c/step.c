@@ -50,7 +50,8 @@ int world_init(EngineWorld *W)
     W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
     W->order = calloc((size_t)ng + 1, sizeof(int));
     W->bdiag = calloc((size_t)nb + 1, sizeof(int));
-    if (!W->bdiag || !W->invIw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
+    W->jflags = calloc((size_t)nj + 1, 1);
+    if (!W->bdiag || !W->jflags || !W->invIw || !W->fext || !W->vfree || !W->fc || !W->save || !W->jlast || !W->jturns ||
         !W->pairs || !W->gp || !W->planes || !W->order) return -1;
     W->npairs = 0;
     for (int j = 0; j < nj; j++) {
@@ -70,6 +71,7 @@ int world_init(EngineWorld *W)
     /* joint angles start unwrapped at their attach-time values */
     for (int b = 0; b < nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     world_joint_coords(W, NULL, NULL, 1);
+    joint_flags(W);
     return tree_init(W);
 }
 
@@ -79,6 +81,7 @@ void world_free(EngineWorld *W)
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
                   W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
+    free(W->jflags);
     free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
     quick_free(W);
     tree_free(W);
@@ -544,15 +547,19 @@ static void lcp_terms(EngineWorld *W, double ih, int rhs)
     }
 }
 
-int world_step(EngineWorld *W, double h)
+/* 1. world inverse inertias, applied forces with gravity and the gyroscopic torque, and the free
+ * step's velocity over h, body by body; each body's numbers in locals, and R and I^-1 written
+ * through restrict pointers (not staged in locals and copied: GCC packed those into vectors and
+ * moved them through general registers), so that no store to the world's arrays is taken to
+ * alias what is read after it.  Compiled twice (ENGINE_CLONES_AVX2): the three-operand AVX
+ * encoding spares the register copies the lane pairs need in SSE2, with the same bits. */
+ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
 {
     const double *wp = W->wpar;
-    int nb = W->nb;
-    const double ih = 1.0 / h;
-    /* 1. inertias and applied forces; each body's numbers in locals, which the stores into
-     * the world's arrays cannot alias */
+    const int nb = W->nb;
     for (int b = 0; b < nb; b++) {
-        double *s = W->state + (size_t)b * BS_SIZE, R[9], q[4], w[3];
+        double *s = W->state + (size_t)b * BS_SIZE, q[4], w[3];
+        double *restrict R = W->R + 9 * (size_t)b, *restrict Iinv = W->invIw + 9 * (size_t)b;   /* written here only */
         const double *bp = W->bprop + (size_t)b * BP_SIZE, *ld = W->load + (size_t)b * BL_SIZE;
         v2d q01 = ld2(s + BS_QUAT), q23 = ld2(s + BS_QUAT + 2), s01 = q01 * q01, s23 = q23 * q23;
         double iqn = 1.0 / sqrt(((s01[0] + s01[1]) + s23[0]) + s23[1]);
@@ -561,12 +568,11 @@ int world_step(EngineWorld *W, double h)
         q[0] = q01[0]; q[1] = q01[1]; q[2] = q23[0]; q[3] = q23[1];
         copy3(s + BS_OMEGA, w);
         quat_to_R(q, R);
-        memcpy(W->R + 9 * (size_t)b, R, sizeof R);
         /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50), exactly symmetric (smv3 relies on it);
          * the gyroscopic torque -w x I w with I w = R (I_body (R^T w)), so the world inertia
          * itself is never formed.  Bodies whose inertia is diagonal in body axes (every
          * primitive shape; bdiag, from world_init) skip the zero products, which changes no bit. */
-        double T[9], Iinv[9], Iwb[3], Iw[3], gyro[3];
+        double T[9], Iwb[3], Iw[3], gyro[3];
         const double *Ib = bp + BP_INVI;
         /* R^T w in lane pairs (mtv3's sums: R's rows are R^T's columns); R's first two rows by
          * columns, c01[k] = (R_0k, R_1k), serve R Iwb and the inverse inertia below */
@@ -594,7 +600,6 @@ int world_step(EngineWorld *W, double h)
             Iinv[0] = dg[0]; Iinv[1] = Iinv[3] = l1[0]; Iinv[4] = l1[1];
             Iinv[2] = Iinv[6] = l2[0]; Iinv[5] = Iinv[7] = l2[1]; Iinv[8] = dg[1];
         }
-        memcpy(W->invIw + 9 * (size_t)b, Iinv, sizeof Iinv);
         v2d Iw01 = c01[0] * Iwb[0] + c01[1] * Iwb[1] + c01[2] * Iwb[2];          /* R Iwb, mv3's sums */
         Iw[0] = Iw01[0]; Iw[1] = Iw01[1]; Iw[2] = R[6] * Iwb[0] + R[7] * Iwb[1] + R[8] * Iwb[2];
         cross3(w, Iw, gyro);
@@ -610,6 +615,65 @@ int world_step(EngineWorld *W, double h)
         st2(fe, f01); fe[2] = f2; fe[3] = t0; st2(fe + 4, t12);
         st2(vf, u01); vf[2] = u2; vf[3] = u3; st2(vf + 4, u45);
     }
+}
+
+/* 5. semi-implicit Euler from the constraint forces fc and 6. the explosion check: 0, or 1 with the
+ * state restored and the message set (cloned like bodies_forces) */
+ENGINE_CLONES_AVX2 static int bodies_integrate(EngineWorld *W, const double *fc, double h)
+{
+    const double *wp = W->wpar;
+    const int nb = W->nb;
+    const double vmax = wp[WP_MAX_SPEED];
+    const double hh = 0.5 * h;
+    for (int b = 0; b < nb; b++) {
+        /* in lane pairs along the state row (position 0-2, quaternion 3-6, velocity 7-9, angular
+         * velocity 10-12), each sum as the scalar form writes it: v += h W (f_ext + f_c) with
+         * W f = [f / m; I^-1 tau] (smv3's order), x += h v, q += h/2 [0, w] q normalised */
+        double *sp = W->state + (size_t)b * BS_SIZE;
+        const double *fe = W->fext + 6 * (size_t)b, *fb = fc + 6 * (size_t)b, *I = W->invIw + 9 * (size_t)b;
+        const double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
+        v2d f01 = ld2(fe) + ld2(fb), f23 = ld2(fe + 2) + ld2(fb + 2), f45 = ld2(fe + 4) + ld2(fb + 4);
+        v2d al01 = ld2(I) * f23[1] + ld2(I + 3) * f45[0] + ld2(I + 6) * f45[1];
+        double al2 = I[2] * f23[1] + I[5] * f45[0] + I[8] * f45[1];
+        v2d v01 = ld2(sp + BS_VEL) + h * (im * f01), w01 = ld2(sp + BS_OMEGA) + h * al01;
+        double v2 = sp[BS_VEL + 2] + h * (im * f23[0]), w2 = sp[BS_OMEGA + 2] + h * al2;
+        v2d x01 = ld2(sp + BS_POS) + h * v01;
+        double x2 = sp[BS_POS + 2] + h * v2;
+        double wq[4] = {0, w01[0], w01[1], w2}, dq[4];
+        quat_mul(wq, sp + BS_QUAT, dq);
+        v2d q01 = ld2(sp + BS_QUAT) + hh * ld2(dq), q23 = ld2(sp + BS_QUAT + 2) + hh * ld2(dq + 2);
+        v2d s01 = q01 * q01, s23 = q23 * q23;
+        double qn = 1.0 / sqrt(((s01[0] + s01[1]) + s23[0]) + s23[1]);
+        q01 *= qn; q23 *= qn;
+        st2(sp + BS_POS, x01); sp[BS_POS + 2] = x2;
+        st2(sp + BS_QUAT, q01); st2(sp + BS_QUAT + 2, q23);
+        st2(sp + BS_VEL, v01); sp[BS_VEL + 2] = v2;
+        st2(sp + BS_OMEGA, w01); sp[BS_OMEGA + 2] = w2;
+        /* 6. explosion check: x - x is 0 for every finite x and NaN otherwise, so one sum tells;
+         * speeds are compared squared */
+        v2d z = (x01 - x01) + (q01 - q01) + (q23 - q23) + (v01 - v01) + (w01 - w01);
+        int finite = z[0] + z[1] + ((x2 - x2) + (v2 - v2) + (w2 - w2)) == 0;
+        double sp2 = v01[0] * v01[0] + v01[1] * v01[1] + v2 * v2, wsp2 = w01[0] * w01[0] + w01[1] * w01[1] + w2 * w2;
+        if (!finite || sp2 > vmax * vmax || wsp2 > vmax * vmax) {
+            memcpy(W->state, W->save, sizeof(double) * BS_SIZE * (size_t)nb);
+            W->steps--;
+            W->bad_body = b;
+            if (!finite) snprintf(W->message, sizeof W->message, "the state is not finite");
+            else snprintf(W->message, sizeof W->message, "speed %.3g m/s or angular speed %.3g rad/s beyond max_speed %.3g",
+                          sqrt(sp2), sqrt(wsp2), vmax);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int world_step(EngineWorld *W, double h)
+{
+    const double *wp = W->wpar;
+    int nb = W->nb;
+    const double ih = 1.0 / h;
+    /* 1. inertias and applied forces */
+    bodies_forces(W, ih);
     /* 2. collision detection */
     W->nc = 0;
     if (wp[WP_CONTACTS] != 0) { geom_poses(W); if (broad_phase(W)) return -1; }
@@ -620,6 +684,7 @@ int world_step(EngineWorld *W, double h)
     /* a tree of free hinges keeps its rows as terms until they are asked for (world_residual);
      * the first joint that is not a free hinge has the rows before it written */
     int terms = W->tree_hinges && W->nc == 0 && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0;
+    if (wp[WP_JOINTS_VERSION] != W->jversion) joint_flags(W);   /* a stop, motor or ERP/CFM changed */
     W->rows_stale = 0;
     for (int j = 0; j < W->nj; j++) {
         if (terms) {                                      /* a run of free hinges in one call */
@@ -728,47 +793,7 @@ int world_step(EngineWorld *W, double h)
         if (b2 >= 0) for (int k = 0; k < 3; k++) st2(fc + 6 * b2 + 2 * k, ld2(fc + 6 * b2 + 2 * k) + f2[k]);
     }
     W->steps++;
-    const double vmax = wp[WP_MAX_SPEED];
-    const double hh = 0.5 * h;
-    for (int b = 0; b < nb; b++) {
-        /* in lane pairs along the state row (position 0-2, quaternion 3-6, velocity 7-9, angular
-         * velocity 10-12), each sum as the scalar form writes it: v += h W (f_ext + f_c) with
-         * W f = [f / m; I^-1 tau] (smv3's order), x += h v, q += h/2 [0, w] q normalised */
-        double *sp = W->state + (size_t)b * BS_SIZE;
-        const double *fe = W->fext + 6 * (size_t)b, *fb = fc + 6 * (size_t)b, *I = W->invIw + 9 * (size_t)b;
-        const double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
-        v2d f01 = ld2(fe) + ld2(fb), f23 = ld2(fe + 2) + ld2(fb + 2), f45 = ld2(fe + 4) + ld2(fb + 4);
-        v2d al01 = ld2(I) * f23[1] + ld2(I + 3) * f45[0] + ld2(I + 6) * f45[1];
-        double al2 = I[2] * f23[1] + I[5] * f45[0] + I[8] * f45[1];
-        v2d v01 = ld2(sp + BS_VEL) + h * (im * f01), w01 = ld2(sp + BS_OMEGA) + h * al01;
-        double v2 = sp[BS_VEL + 2] + h * (im * f23[0]), w2 = sp[BS_OMEGA + 2] + h * al2;
-        v2d x01 = ld2(sp + BS_POS) + h * v01;
-        double x2 = sp[BS_POS + 2] + h * v2;
-        double wq[4] = {0, w01[0], w01[1], w2}, dq[4];
-        quat_mul(wq, sp + BS_QUAT, dq);
-        v2d q01 = ld2(sp + BS_QUAT) + hh * ld2(dq), q23 = ld2(sp + BS_QUAT + 2) + hh * ld2(dq + 2);
-        v2d s01 = q01 * q01, s23 = q23 * q23;
-        double qn = 1.0 / sqrt(((s01[0] + s01[1]) + s23[0]) + s23[1]);
-        q01 *= qn; q23 *= qn;
-        st2(sp + BS_POS, x01); sp[BS_POS + 2] = x2;
-        st2(sp + BS_QUAT, q01); st2(sp + BS_QUAT + 2, q23);
-        st2(sp + BS_VEL, v01); sp[BS_VEL + 2] = v2;
-        st2(sp + BS_OMEGA, w01); sp[BS_OMEGA + 2] = w2;
-        /* 6. explosion check: x - x is 0 for every finite x and NaN otherwise, so one sum tells;
-         * speeds are compared squared */
-        v2d z = (x01 - x01) + (q01 - q01) + (q23 - q23) + (v01 - v01) + (w01 - w01);
-        int finite = z[0] + z[1] + ((x2 - x2) + (v2 - v2) + (w2 - w2)) == 0;
-        double sp2 = v01[0] * v01[0] + v01[1] * v01[1] + v2 * v2, wsp2 = w01[0] * w01[0] + w01[1] * w01[1] + w2 * w2;
-        if (!finite || sp2 > vmax * vmax || wsp2 > vmax * vmax) {
-            memcpy(W->state, W->save, sizeof(double) * BS_SIZE * (size_t)nb);
-            W->steps--;
-            W->bad_body = b;
-            if (!finite) snprintf(W->message, sizeof W->message, "the state is not finite");
-            else snprintf(W->message, sizeof W->message, "speed %.3g m/s or angular speed %.3g rad/s beyond max_speed %.3g",
-                          sqrt(sp2), sqrt(wsp2), vmax);
-            return 1;
-        }
-    }
+    if (bodies_integrate(W, fc, h)) return 1;
     memset(W->load, 0, sizeof(double) * BL_SIZE * (size_t)nb);
     return 0;
 }

@@ -20,7 +20,7 @@ static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up
 void tree_free(EngineWorld *W)
 {
     void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec,
-                  W->nbr_side, W->nbr_imb, W->tang, W->tG, W->hterms};
+                  W->nbr_side, W->nbr_imb, W->tang, W->tG, W->hterms, W->tim};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
@@ -114,9 +114,11 @@ int tree_init(EngineWorld *W)
         W->nbr_imb = calloc((size_t)total + 1, sizeof(double));
         W->tang = calloc(36 * (size_t)nj, sizeof(double));          /* pads and static sides stay zero */
         W->tG = calloc(36 * (size_t)nj, sizeof(double));
-        if (!W->nbr_side || !W->nbr_imb || !W->tang || !W->tG) goto fail;
+        W->tim = calloc((size_t)nj, sizeof(double));
+        if (!W->nbr_side || !W->nbr_imb || !W->tang || !W->tG || !W->tim) goto fail;
         for (int j = 0; j < nj; j++) {
             int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+            W->tim[j] = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
             for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
                 int k = W->nbr_list[e], k1 = (int)W->jint[(size_t)k * JI_SIZE + JI_B1];
                 int sk = k1 == b1 || k1 == b2 ? 0 : 1, bk = sk ? (int)W->jint[(size_t)k * JI_SIZE + JI_B2] : k1;
@@ -245,19 +247,32 @@ KERNEL void neighbour_factor4(double *restrict B, const double *restrict F, cons
         st4(B + q * S, s); st4(Vt + q * S, v[q]);
         if (m > 4) { x[q] = t; y[q] = t * id[q]; st2(B + q * S + 4, t); st2(Vt + q * S + 4, y[q]); }
     }
-    /* A_kk -= V W^T, row c: W's column c (w[q][c], x[q][c - 4]) broadcast against V's rows */
-#pragma GCC unroll 6
-    for (int c = 0; c < m; c++) {
+    /* A_kk -= V W^T, row c < 4: W's column c (w[q][c]) broadcast against V's rows */
+#pragma GCC unroll 4
+    for (int c = 0; c < (m < 4 ? m : 4); c++) {
         v4d acc = {0, 0, 0, 0};
-        v2d acc2 = {0, 0};
 #pragma GCC unroll 6
-        for (int q = 0; q < n; q++) {
-            double wc = B[q * S + c];                         /* (read back: no lane taken out of a vector) */
-            if (c < 4) acc += wc * v[q];
-            if (m > 4) acc2 += wc * y[q];
+        for (int q = 0; q < n; q++) acc += B[q * S + c] * v[q];   /* (read back: no lane taken out of a vector) */
+        st4(Uk + c * S, ld4(Uk + c * S) - acc);
+    }
+    if (m > 4) {
+        /* rows 4 (and 5) of the columns 0-3 in four lanes over the columns, W's rows against a
+         * broadcast entry of V (each entry the same products and sums as by rows), scattered */
+#pragma GCC unroll 2
+        for (int r = 4; r < m; r++) {
+            v4d acc = {0, 0, 0, 0};
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) acc += w[q] * y[q][r - 4];
+            for (int c = 0; c < 4; c++) Uk[c * S + r] -= acc[c];
         }
-        if (c < 4) st4(Uk + c * S, ld4(Uk + c * S) - acc);
-        if (m > 4) st2(Uk + c * S + 4, ld2(Uk + c * S + 4) - acc2);
+        /* the columns 4 on, in two lanes */
+#pragma GCC unroll 2
+        for (int c = 4; c < m; c++) {
+            v2d acc2 = {0, 0};
+#pragma GCC unroll 6
+            for (int q = 0; q < n; q++) acc2 += x[q][c - 4] * y[q];
+            st2(Uk + c * S + 4, ld2(Uk + c * S + 4) - acc2);
+        }
     }
 }
 /* the same in two lanes only (the portable build: four-lane vectors would be split into pairs
@@ -299,14 +314,64 @@ KERNEL void neighbour_factor(double *restrict B, const double *restrict F, const
     if (L == 4) neighbour_factor4(B, F, id, Vt, Uk, n, m); else neighbour_factor2(B, F, id, Vt, Uk, n, m);
 }
 
-/* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T by n
- * right-looking pivots, each a rank-one update of the trailing rows, then for its later
- * neighbours W, V and A_kk -= V W^T (neighbour_factor) and A_lk -= V_l W_k^T.  0, or nonzero for
- * a pivot that is not positive or a fill-in (not a tree after all). */
-KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L)
+/* A_jj = L D L^T of a five-row joint in four lanes (eliminate_joint's in the AVX2 clone): row q's
+ * entries q..4 held as one vector (row 2's with its pad, which stays zero), each entry with the
+ * scalar loop's products and differences in its order.  0, or 1 for a pivot that is not positive. */
+typedef long long v4i __attribute__((vector_size(32)));
+KERNEL int ldl5_4(double *restrict U, double *restrict id)
 {
-    double *restrict U = W->tdiag + 36 * (size_t)j, d0[6], id[6];
-    /* in place, unrolled whole: the trailing rows stay in registers between pivots */
+    const v4d zero = {0, 0, 0, 0};
+    const double d0[5] = {U[0], U[S + 1], U[2 * S + 2], U[3 * S + 3], U[4 * S + 4]};
+    v4d r1 = ld4(U + S + 1), r2 = ld4(U + 2 * S + 2);
+    v2d r3 = ld2(U + 3 * S + 3);
+    double r4 = U[4 * S + 4], d;
+#define PIVOT_OK(d, p) ((d) > 1e-11 * fabs(d0[p]) + 1e-300)
+    /* pivot 0: L's column (entries 1-4) from row 0 */
+    d = d0[0];
+    if (!PIVOT_OK(d, 0)) return 1;
+    id[0] = 1.0 / d;
+    v4d c = ld4(U + 1), l = c * id[0];
+    U[0] = id[0]; st4(U + 1, l);
+    r1 -= c[0] * l;
+    r2 -= c[1] * __builtin_shuffle(l, zero, (v4i){1, 2, 3, 4});
+    r3 -= c[2] * (v2d){l[2], l[3]};
+    r4 -= c[3] * l[3];
+    /* pivot 1: row 1 is r1 (diagonal in lane 0) */
+    d = r1[0];
+    if (!PIVOT_OK(d, 1)) return 1;
+    id[1] = 1.0 / d;
+    c = r1; l = c * id[1];
+    st4(U + S + 1, __builtin_shuffle(l, (v4d){id[1], id[1], id[1], id[1]}, (v4i){4, 1, 2, 3}));
+    r2 -= c[1] * __builtin_shuffle(l, zero, (v4i){1, 2, 3, 4});
+    r3 -= c[2] * (v2d){l[2], l[3]};
+    r4 -= c[3] * l[3];
+    /* pivot 2: row 2 is r2 (lane 3 the pad) */
+    d = r2[0];
+    if (!PIVOT_OK(d, 2)) return 1;
+    id[2] = 1.0 / d;
+    c = r2; l = c * id[2];
+    st4(U + 2 * S + 2, __builtin_shuffle(l, (v4d){id[2], id[2], id[2], id[2]}, (v4i){4, 1, 2, 3}));
+    r3 -= c[1] * (v2d){l[1], l[2]};
+    r4 -= c[2] * l[2];
+    /* pivots 3 and 4 */
+    d = r3[0];
+    if (!PIVOT_OK(d, 3)) return 1;
+    id[3] = 1.0 / d;
+    double l4 = r3[1] * id[3];
+    U[3 * S + 3] = id[3]; U[3 * S + 4] = l4;
+    r4 -= r3[1] * l4;
+    if (!PIVOT_OK(r4, 4)) return 1;
+    id[4] = 1.0 / r4;
+    U[4 * S + 4] = id[4];
+#undef PIVOT_OK
+    return 0;
+}
+
+/* A_jj = L D L^T by n right-looking pivots, each a rank-one update of the trailing rows, in
+ * place, unrolled whole: the trailing rows stay in registers between pivots */
+KERNEL int ldl(double *restrict U, double *restrict id, const int n)
+{
+    double d0[6];
 #pragma GCC unroll 6
     for (int p = 0; p < n; p++) d0[p] = U[p * S + p];
 #pragma GCC unroll 6
@@ -323,12 +388,23 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L)
 #pragma GCC unroll 6
             for (int i = q; i < n; i++) U[q * S + i] -= c[q] * U[p * S + i];
     }
+    return 0;
+}
+
+/* Eliminate joint j (Baraff's block elimination, each block by LDL^T): A_jj = L D L^T (ldl, or
+ * ldl5_4 in four lanes), then for its later neighbours W, V and A_kk -= V W^T (neighbour_factor)
+ * and A_lk -= V_l W_k^T.  0, or nonzero for a pivot that is not positive or a fill-in (not a tree
+ * after all).  M: every neighbour's row count when all joints have the same (0: looked up). */
+KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L, const int M)
+{
+    double *restrict U = W->tdiag + 36 * (size_t)j, id[6];
+    if (n == 5 && L == 4 ? ldl5_4(U, id) : ldl(U, id, n)) return 1;
     int e0 = W->nbr_start[j], e1 = W->nbr_start[j + 1];
     for (int e = e0; e < e1; e++) {
-        int mk = W->trows[W->nbr_list[e]];
 #define NEIGHBOUR(m) neighbour_factor(W->nbr_block + 36 * (size_t)e, U, id, W->nbr_L + 36 * (size_t)e, \
                                       W->tdiag + 36 * (size_t)W->nbr_list[e], n, m, L)
-        dispatch(mk, NEIGHBOUR);
+        if (M) NEIGHBOUR(M);
+        else dispatch(W->trows[W->nbr_list[e]], NEIGHBOUR);
     }
     for (int e = e0; e1 - e0 > 1 && e < e1; e++) {        /* A_lk -= V_l W_k^T for later neighbours k < l */
         int k = W->nbr_list[e], mk = W->trows[k];
@@ -351,7 +427,7 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L)
 
 /* forward: z_j = L^-1 y_j (column by column), then y_k -= V_k z_j (= L_kj y_j) for the later
  * neighbours k of j, two of k's rows at a time */
-KERNEL void forward_joint(EngineWorld *W, int j, const int n)
+KERNEL void forward_joint(EngineWorld *W, int j, const int n, const int L)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *yj = W->tvec + S * (size_t)j, z[6];
@@ -364,6 +440,14 @@ KERNEL void forward_joint(EngineWorld *W, int j, const int n)
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Vt = W->nbr_L + 36 * (size_t)e;
         double *yk = W->tvec + S * (size_t)W->nbr_list[e];
+        if (L == 4) {                                     /* rows 0-3 in four lanes, 4-5 in two */
+            v4d s4 = ld4(Vt) * z[0];
+            v2d s2 = ld2(Vt + 4) * z[0];
+#pragma GCC unroll 6
+            for (int q = 1; q < n; q++) { s4 += ld4(Vt + q * S) * z[q]; s2 += ld2(Vt + q * S + 4) * z[q]; }
+            st4(yk, ld4(yk) - s4); st2(yk + 4, ld2(yk + 4) - s2);
+            continue;
+        }
 #pragma GCC unroll 3
         for (int p = 0; p < S; p += 2) {
             v2d s = ld2(Vt + p) * z[0];
@@ -375,8 +459,8 @@ KERNEL void forward_joint(EngineWorld *W, int j, const int n)
 }
 
 /* backward: x_j = A_jj^-1 y_j - sum_k L_kj^T x_k = L^-T (D^-1 z_j - sum_k V_k^T x_k), also the
- * joint's multipliers; x - x summed into *nonfinite stays 0 while every x is finite */
-KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n)
+ * joint's multipliers */
+KERNEL void backward_joint(EngineWorld *W, int j, const int n)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *xj = W->tvec + S * (size_t)j, t[6];
@@ -397,10 +481,9 @@ KERNEL void backward_joint(EngineWorld *W, int j, double *nonfinite, const int n
         for (int i = q + 1; i < n; i++) s -= F[q * S + i] * t[i];
         t[q] = s;
     }
-    double *l = W->lambda + W->tstart[j], chk = 0;
+    double *l = W->lambda + W->tstart[j];
 #pragma GCC unroll 6
-    for (int q = 0; q < n; q++) { xj[q] = l[q] = t[q]; chk += t[q] - t[q]; }
-    *nonfinite += chk;
+    for (int q = 0; q < n; q++) xj[q] = l[q] = t[q];
 }
 
 ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
@@ -409,19 +492,33 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
     const int L4 = ENGINE_FOUR_LANES();
     /* each joint's forward step right after its elimination: y_j has had every update from the
      * joints before it */
-    for (int i = 0; i < nj && !err; i++) {
-        int j = W->torder[i];
-#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4) : eliminate_joint(W, j, n, 2))) forward_joint(W, j, n)
-        dispatch(W->trows[j], ELIMINATE);
+    if (W->tree_hinges) {                                  /* five rows a joint: no look-ups */
+        if (L4) for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 4, 5))) forward_joint(W, j, 5, 4); }
+        else for (int i = 0; i < nj && !err; i++) { int j = W->torder[i]; if (!(err = eliminate_joint(W, j, 5, 2, 5))) forward_joint(W, j, 5, 2); }
+        if (err) return err;
+        for (int i = nj - 1; i >= 0; i--) backward_joint(W, W->torder[i], 5);
+    } else {
+        for (int i = 0; i < nj && !err; i++) {
+            int j = W->torder[i];
+#define ELIMINATE(n) if (!(err = L4 ? eliminate_joint(W, j, n, 4, 0) : eliminate_joint(W, j, n, 2, 0))) forward_joint(W, j, n, L4 ? 4 : 2)
+            dispatch(W->trows[j], ELIMINATE);
+        }
+        if (err) return err;
+        for (int i = nj - 1; i >= 0; i--) {
+            int j = W->torder[i];
+#define BACKWARD(n) backward_joint(W, j, n)
+            dispatch(W->trows[j], BACKWARD);
+        }
     }
-    if (err) return err;
-    double nonfinite = 0;
-    for (int i = nj - 1; i >= 0; i--) {
-        int j = W->torder[i];
-#define BACKWARD(n) backward_joint(W, j, &nonfinite, n)
-        dispatch(W->trows[j], BACKWARD);
-    }
-    return nonfinite == 0 ? 0 : 3;
+    /* x - x is 0 for every finite x and NaN otherwise: one sum over the multipliers (and the
+     * zero pads) tells whether all are finite */
+    const double *x = W->tvec;
+    const int nx = S * nj;
+    v4d chk = {0, 0, 0, 0};
+    int i = 0;
+    for (; i + 3 < nx; i += 4) { v4d v = ld4(x + i); chk += v - v; }
+    if (i < nx) { v2d v = ld2(x + i); v -= v; chk[0] += v[0]; chk[1] += v[1]; }   /* nx is even */
+    return (chk[0] + chk[1]) + (chk[2] + chk[3]) == 0 ? 0 : 3;
 }
 
 ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
@@ -440,10 +537,13 @@ ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
  * the angular parts with G = I_b^-1 a: W J^T is never formed, nor its zero products.  Per joint
  * and side s (body 1, body 2; the static world's side stays zero) the angular parts are kept
  * transposed, tang[s][k][r] (r over the joint's rows, pads zero), so that the blocks' columns run
- * two rows at a time, and G as tG[s][r][k]. */
+ * two rows at a time, and G = I_b^-1 a the same way, tG[s][k][r]: a column of A_jj is then four
+ * lanes over the joint's rows as well as a row of it. */
+/* G's row r (side s at G + 18 s) from its three entries */
+KERNEL void put_g(double *G, int r, const double *g) { G[r] = g[0]; G[6 + r] = g[1]; G[12 + r] = g[2]; }
 static const double ZERO6[6] = {0, 0, 0, 0, 0, 0};
 
-/* angular parts, G, b = rhs/h - J (v/h + W f) and CFM/h of joint j's rows */
+/* angular parts, G, b = rhs/h - J (v/h + W f) (also the right-hand side y_j) and CFM/h of joint j's rows */
 KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
 {
     const int t0 = W->tstart[j];
@@ -452,34 +552,31 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
     double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
     const double *v1 = W->vfree + 6 * (size_t)b1, *v2 = b2 >= 0 ? W->vfree + 6 * (size_t)b2 : ZERO6;
     const double *I1 = W->invIw + 9 * (size_t)b1, *I2 = W->invIw + 9 * (size_t)(b2 >= 0 ? b2 : 0);
+    double *restrict y = W->tvec + S * (size_t)j;          /* the right-hand side y_j = b */
 #pragma GCC unroll 6
     for (int r = 0; r < n; r++) {
         const double *a1 = rj[r].J1 + 3, *a2 = rj[r].J2 + 3;
         for (int k = 0; k < 3; k++) At[6 * k + r] = a1[k];
-        smv3(I1, a1, G + 3 * r);
+        double g[3];
+        smv3(I1, a1, g); put_g(G, r, g);
         double lin = r < 3 ? v1[r] - v2[r] : 0.0, ang = dot3(a1, v1 + 3);
         if (b2 >= 0) {
             for (int k = 0; k < 3; k++) At[18 + 6 * k + r] = a2[k];
-            smv3(I2, a2, G + 18 + 3 * r);
+            smv3(I2, a2, g); put_g(G + 18, r, g);
             ang += dot3(a2, v2 + 3);
         }
-        W->b[t0 + r] = rj[r].rhs * ih - (lin + ang);
+        W->b[t0 + r] = y[r] = rj[r].rhs * ih - (lin + ang);
         W->cfmh[t0 + r] = rj[r].cfm * ih;
     }
 }
 
 /* What both lane widths of ball_assemble add once U's products are in: CFM/h and the two bodies'
- * inverse masses on the diagonal (the linear rows), and the right-hand side y_j = b */
-static inline __attribute__((always_inline)) void diagonal_and_rhs(EngineWorld *W, int j, int n, double *restrict U)
+ * inverse masses (tim, from tree_init) on the diagonal (the linear rows) */
+static inline __attribute__((always_inline)) void diagonal(EngineWorld *W, int j, int n, double *restrict U)
 {
-    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
-    const double *cfmh = W->cfmh + t0;
-    const double im = W->bprop[(size_t)b1 * BP_SIZE + BP_INVMASS] + (b2 >= 0 ? W->bprop[(size_t)b2 * BP_SIZE + BP_INVMASS] : 0.0);
+    const double *cfmh = W->cfmh + W->tstart[j], im = W->tim[j];
 #pragma GCC unroll 6
     for (int c = 0; c < n; c++) U[c * S + c] += c < 3 ? cfmh[c] + im : cfmh[c];
-    double *y = W->tvec + S * (size_t)j;
-#pragma GCC unroll 6
-    for (int a = 0; a < n; a++) y[a] = W->b[t0 + a];
 }
 
 /* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
@@ -494,18 +591,27 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
     const v4d a0 = ld4(At), a1 = ld4(At + 6), a2 = ld4(At + 12), e0 = ld4(At + 18), e1 = ld4(At + 24), e2 = ld4(At + 30);
 #pragma GCC unroll 4
     for (int c = 0; c < (n < 4 ? n : 4); c++) {
-        const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-        st4(U + c * S, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (e0 * h[0] + e1 * h[1] + e2 * h[2]));
+        const double *g = G + c, *h = G + 18 + c;
+        st4(U + c * S, (a0 * g[0] + a1 * g[6] + a2 * g[12]) + (e0 * h[0] + e1 * h[6] + e2 * h[12]));
     }
     if (n > 4) {
+        /* rows 4 (and 5) of the columns 0-3: A_rc = a_r . g_c in four lanes over c (the same
+         * products and sums as a row's), scattered into U[c][r] */
+        const v4d g0 = ld4(G), g1 = ld4(G + 6), g2 = ld4(G + 12), h0 = ld4(G + 18), h1 = ld4(G + 24), h2 = ld4(G + 30);
+#pragma GCC unroll 2
+        for (int r = 4; r < n; r++) {
+            const v4d col = (At[r] * g0 + At[6 + r] * g1 + At[12 + r] * g2) + (At[18 + r] * h0 + At[24 + r] * h1 + At[30 + r] * h2);
+            U[r] = col[0]; U[S + r] = col[1]; U[2 * S + r] = col[2]; U[3 * S + r] = col[3];
+        }
+        /* rows 4-5 of the columns 4 on, in two lanes */
         const v2d c0 = ld2(At + 4), c1 = ld2(At + 10), c2 = ld2(At + 16), d0 = ld2(At + 22), d1 = ld2(At + 28), d2 = ld2(At + 34);
-#pragma GCC unroll 6
-        for (int c = 0; c < n; c++) {
-            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-            st2(U + c * S + 4, (c0 * g[0] + c1 * g[1] + c2 * g[2]) + (d0 * h[0] + d1 * h[1] + d2 * h[2]));
+#pragma GCC unroll 2
+        for (int c = 4; c < n; c++) {
+            const double *g = G + c, *h = G + 18 + c;
+            st2(U + c * S + 4, (c0 * g[0] + c1 * g[6] + c2 * g[12]) + (d0 * h[0] + d1 * h[6] + d2 * h[12]));
         }
     }
-    diagonal_and_rhs(W, j, n, U);
+    diagonal(W, j, n, U);
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
@@ -514,9 +620,9 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
         const v2d c0 = ld2(Ak + 4), c1 = ld2(Ak + 10), c2 = ld2(Ak + 16);
 #pragma GCC unroll 6
         for (int q = 0; q < n; q++) {
-            const double *g = Gj + 3 * q;
-            st4(B + q * S, a0 * g[0] + a1 * g[1] + a2 * g[2]);
-            st2(B + q * S + 4, c0 * g[0] + c1 * g[1] + c2 * g[2]);
+            const double *g = Gj + q;
+            st4(B + q * S, a0 * g[0] + a1 * g[6] + a2 * g[12]);
+            st2(B + q * S + 4, c0 * g[0] + c1 * g[6] + c2 * g[12]);
         }
         double imb = W->nbr_imb[e];
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
@@ -535,11 +641,11 @@ KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
         const v2d b0 = ld2(At + 18 + p), b1 = ld2(At + 24 + p), b2 = ld2(At + 30 + p);
 #pragma GCC unroll 6
         for (int c = 0; c < (p + 2 < n ? p + 2 : n); c++) {
-            const double *g = G + 3 * c, *h = G + 18 + 3 * c;
-            st2(U + c * S + p, (a0 * g[0] + a1 * g[1] + a2 * g[2]) + (b0 * h[0] + b1 * h[1] + b2 * h[2]));
+            const double *g = G + c, *h = G + 18 + c;
+            st2(U + c * S + p, (a0 * g[0] + a1 * g[6] + a2 * g[12]) + (b0 * h[0] + b1 * h[6] + b2 * h[12]));
         }
     }
-    diagonal_and_rhs(W, j, n, U);
+    diagonal(W, j, n, U);
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         const double *Ak = W->tang + 36 * (size_t)W->nbr_list[e] + 18 * W->nbr_side[2 * e];
         const double *Gj = G + 18 * W->nbr_side[2 * e + 1];
@@ -548,7 +654,7 @@ KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
         for (int p = 0; p < S; p += 2) {
             const v2d a0 = ld2(Ak + p), a1 = ld2(Ak + 6 + p), a2 = ld2(Ak + 12 + p);
 #pragma GCC unroll 6
-            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[3 * q] + a1 * Gj[3 * q + 1] + a2 * Gj[3 * q + 2]);
+            for (int q = 0; q < n; q++) st2(B + q * S + p, a0 * Gj[q] + a1 * Gj[6 + q] + a2 * Gj[12 + q]);
         }
         double imb = W->nbr_imb[e];
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
@@ -563,36 +669,47 @@ KERNEL void ball_assemble(EngineWorld *W, int j, const int n, const int L)
  * them in its rows.  Anchor row i has the angular part +-(r x e_i), one entry zero, and the
  * anchor rows' J (v/h + W f) are the components of the free velocities of the anchor points,
  * v + w x r. */
+/* one side of a free hinge, body 1 (neg = 0) or body 2 (neg = 1: every angular part negated, as
+ * its rows' J2 has them): the angular parts into A (the anchor rows' zero entries are left as they
+ * are, zero), G = I^-1 a, and the rows' J (v/h + W f) added into u */
+KERNEL void hinge_side(const double *t, const double *r, const double *I, const double *vf,
+                       double *restrict A, double *restrict g, double *u, const int neg)
+{
+    const double sg = neg ? -1.0 : 1.0;                 /* a constant: sg * x is x or -x */
+    const double a[5][3] = {{0, sg * r[2], -sg * r[1]}, {-sg * r[2], 0, sg * r[0]}, {sg * r[1], -sg * r[0], 0},
+                            {sg * t[HT_P], sg * t[HT_P + 1], sg * t[HT_P + 2]}, {sg * t[HT_Q], sg * t[HT_Q + 1], sg * t[HT_Q + 2]}};
+    double wr[3];
+#pragma GCC unroll 5
+    for (int q = 0; q < 5; q++)
+#pragma GCC unroll 3
+        for (int k = 0; k < 3; k++) if (q >= 3 || k != q) A[6 * k + q] = a[q][k];
+    /* an anchor row's a has a zero entry (a_q = r x e_q), whose products are left out: smv3's
+     * other sums, in its order */
+#pragma GCC unroll 3
+    for (int q = 0; q < 3; q++) {
+        const int k1 = q == 0 ? 1 : 0, k2 = q == 2 ? 1 : 2;
+        v2d c01 = ld2(I + 3 * k1) * a[q][k1] + ld2(I + 3 * k2) * a[q][k2];
+        g[q] = c01[0]; g[6 + q] = c01[1];
+        g[12 + q] = I[3 * k1 + 2] * a[q][k1] + I[3 * k2 + 2] * a[q][k2];
+    }
+    double gq[3];
+    smv3(I, a[3], gq); put_g(g, 3, gq); smv3(I, a[4], gq); put_g(g, 4, gq);
+    cross3(vf + 3, r, wr);
+    for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
+    u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
+}
+
 KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
 {
     const double *t = W->hterms + HT_SIZE * (size_t)j;
-    const int t0 = W->tstart[j], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
+    const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
     double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
-    double *restrict b = W->b + t0, *restrict cfmh = W->cfmh + t0;
-    double u[6] = {0, 0, 0, 0, 0, 0};                    /* J (v/h + W f), row by row */
-    for (int s = 0; s < 1 + (b2 >= 0); s++) {
-        const int body = s ? b2 : (int)W->jint[(size_t)j * JI_SIZE + JI_B1];
-        const double sg = s ? -1.0 : 1.0, *r = t + (s ? HT_R2 : HT_R1), *I = W->invIw + 9 * (size_t)body;
-        const double *vf = W->vfree + 6 * (size_t)body;
-        double a[5][3] = {{0, sg * r[2], -sg * r[1]}, {-sg * r[2], 0, sg * r[0]}, {sg * r[1], -sg * r[0], 0},
-                          {sg * t[HT_P], sg * t[HT_P + 1], sg * t[HT_P + 2]}, {sg * t[HT_Q], sg * t[HT_Q + 1], sg * t[HT_Q + 2]}};
-        double *A = At + 18 * s, *g = G + 18 * s, wr[3];
-        for (int q = 0; q < 5; q++) for (int k = 0; k < 3; k++) A[6 * k + q] = a[q][k];
-        /* G = I^-1 a; an anchor row's a has a zero entry (a_q = r x e_q), whose products are left
-         * out: smv3's other sums, in its order */
-        for (int q = 0; q < 3; q++) {
-            const int k1 = q == 0 ? 1 : 0, k2 = q == 2 ? 1 : 2;
-            v2d c01 = ld2(I + 3 * k1) * a[q][k1] + ld2(I + 3 * k2) * a[q][k2];
-            g[3 * q + 2] = I[3 * k1 + 2] * a[q][k1] + I[3 * k2 + 2] * a[q][k2];
-            st2(g + 3 * q, c01);
-        }
-        smv3(I, a[3], g + 9); smv3(I, a[4], g + 12);
-        cross3(vf + 3, r, wr);
-        for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
-        u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
-    }
+    double *restrict b = W->b + t0, *restrict cfmh = W->cfmh + t0, *restrict y = W->tvec + S * (size_t)j;
+    double u[5] = {0, 0, 0, 0, 0};                       /* J (v/h + W f), row by row */
+    hinge_side(t, t + HT_R1, W->invIw + 9 * (size_t)b1, W->vfree + 6 * (size_t)b1, At, G, u, 0);
+    if (b2 >= 0) hinge_side(t, t + HT_R2, W->invIw + 9 * (size_t)b2, W->vfree + 6 * (size_t)b2, At + 18, G + 18, u, 1);
     const double ic = t[HT_CFM] * ih;
-    for (int q = 0; q < 5; q++) { b[q] = t[HT_RHS + q] * ih - u[q]; cfmh[q] = ic; }
+    for (int q = 0; q < 5; q++) { b[q] = y[q] = t[HT_RHS + q] * ih - u[q]; cfmh[q] = ic; }
 }
 
 /* a tree of free hinges from their terms; the rows stay unwritten */
@@ -626,20 +743,23 @@ ENGINE_CLONES_AVX2 void tree_add_forces(const EngineWorld *W, double *fc)
         const int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
         const double *At = W->tang + 36 * (size_t)j, *x = W->tvec + S * (size_t)j;
         v2d x01 = ld2(x), x23 = ld2(x + 2), x45 = ld2(x + 4);
-        double t[6];
+        v2d t01[2];                                   /* torque of side s: t01[s], t2[s] */
+        double t2[2];
         for (int s = 0; s < 2; s++) {
             const double *A = At + 18 * s;
-            v2d t0 = ld2(A) * x01 + ld2(A + 2) * x23 + ld2(A + 4) * x45;
-            v2d t1 = ld2(A + 6) * x01 + ld2(A + 8) * x23 + ld2(A + 10) * x45;
-            v2d t2 = ld2(A + 12) * x01 + ld2(A + 14) * x23 + ld2(A + 16) * x45;
-            v2d s01 = hsum2(t0, t1);
-            t[3 * s] = s01[0]; t[3 * s + 1] = s01[1]; t[3 * s + 2] = t2[0] + t2[1];
+            v2d p0 = ld2(A) * x01 + ld2(A + 2) * x23 + ld2(A + 4) * x45;
+            v2d p1 = ld2(A + 6) * x01 + ld2(A + 8) * x23 + ld2(A + 10) * x45;
+            v2d p2 = ld2(A + 12) * x01 + ld2(A + 14) * x23 + ld2(A + 16) * x45;
+            t01[s] = hsum2(p0, p1); t2[s] = p2[0] + p2[1];
         }
+        /* added in lane pairs where the entries pair up */
         double *f1 = fc + 6 * (size_t)b1;
-        for (int k = 0; k < 3; k++) { f1[k] += x[k]; f1[3 + k] += t[k]; }
+        st2(f1, ld2(f1) + x01); f1[2] += x23[0];
+        st2(f1 + 3, ld2(f1 + 3) + t01[0]); f1[5] += t2[0];
         if (b2 >= 0) {
             double *f2 = fc + 6 * (size_t)b2;
-            for (int k = 0; k < 3; k++) { f2[k] -= x[k]; f2[3 + k] += t[3 + k]; }
+            st2(f2, ld2(f2) - x01); f2[2] -= x23[0];
+            st2(f2 + 3, ld2(f2 + 3) + t01[1]); f2[5] += t2[1];
         }
     }
 }
