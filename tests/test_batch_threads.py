@@ -105,3 +105,22 @@ def test_a_run_refused_at_its_start_keeps_nan_rows(restore_threads):
     assert outs["info"][1, 0] == 0 and outs["info"][1, 1] > 0
     assert np.isnan(outs["Q"][1]).all() and np.isnan(outs["T"][1]).all()
     assert np.isfinite(outs["Q"][[0, 2], :5]).all()
+
+
+def test_the_records_are_allocated_as_the_cores_large_outputs():
+    """run_compiled's records come from _core.output_array: uninitialised, and large ones from the
+    core's reuse handler (no huge-page advice; a freed record's block serves the next of its size)."""
+    try:  # NumPy ≥ 2
+        from numpy._core.multiarray import get_handler_name
+    except ImportError:  # pragma: no cover - NumPy 1.x
+        from numpy.core.multiarray import get_handler_name
+    m = mb.models.double_pendulum()
+    batch = mb.simulate_batch(m, np.full((200, 2), 0.3), np.zeros((200, 2)), 1.0)   # Q: 200 · 1005 · 2 doubles
+    assert get_handler_name(batch.q.base) == "multibody_reuse_large_outputs"
+    assert get_handler_name(_core.output_array((2, 3))) == get_handler_name(np.empty(3))   # small: NumPy's
+    assert _core.output_array((4, 0, 2)).shape == (4, 0, 2)
+    with pytest.raises(TypeError, match="shape: expected a tuple"):
+        _core.output_array([3])
+    for bad in ((3, -1), (3, "a")):
+        with pytest.raises(ValueError, match="shape: expected sizes >= 0"):
+            _core.output_array(bad)

@@ -158,21 +158,23 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end).
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
-    unset for one run: the C loop fills them, each run's on the thread that runs it (the arrays are
-    allocated here untouched, so no serial pass over them precedes the threads)."""
+    unset for one run: the C loop fills them, each run's on the thread that runs it (the records are
+    allocated here untouched, as the core allocates its large outputs, so no serial pass over them
+    precedes the threads)."""
     N = Q0.shape[0]
     R = capacity(t_final - t0, dt, record_every)
     nq, nv = model.nq, model.nv
-    T = np.empty((N, R))
-    Q, QD, QDD, TAU = np.empty((N, R, nq)), np.empty((N, R, nv)), np.empty((N, R, nv)), np.empty((N, R, nv))
+    new = _core.output_array
+    T = new((N, R))
+    Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
     contact, law = plan.get("contact"), plan.get("contact_call")
     Z = F = None
     if contact is not None or law is not None:
         nz = plan["contact_states"] if law is not None else (contact[2] - 1) * len(contact[0]) if contact[5] > 0 else 0
         Z0 = np.zeros((N, nz)) if Z0 is None else np.ascontiguousarray(Z0, dtype=float)
-        Z = np.empty((N, R, nz))
+        Z = new((N, R, nz))
     if contact is not None:
-        F = np.empty((N, R, len(contact[0]), 3))
+        F = new((N, R, len(contact[0]), 3))
     Y_END = np.empty((N, nq + nv + (0 if Z is None else Z.shape[2])))
     info = np.zeros((N, 4))
     sampled = plan["period"] > 0
