@@ -124,3 +124,21 @@ def test_the_records_are_allocated_as_the_cores_large_outputs():
     for bad in ((3, -1), (3, "a")):
         with pytest.raises(ValueError, match="shape: expected sizes >= 0"):
             _core.output_array(bad)
+
+
+def test_a_loop_of_batches_reuses_the_records_blocks():
+    """A batch dropped before the next of its size hands its records' blocks to that one (no fresh
+    pages to touch), and the new batch's numbers are its own."""
+    m = mb.models.double_pendulum()
+    Q0, QD0 = np.full((200, 2), 0.3), np.zeros((200, 2))
+    _core.release_output_memory()
+    first = mb.simulate_batch(m, Q0, QD0, 1.0)
+    blocks = {a.base.__array_interface__["data"][0] for a in (first.q, first.qd, first.qdd, first.tau)}
+    keep = first.q.copy()
+    del first
+    assert _core.kept_output_bytes() >= 4 * keep.nbytes
+    second = mb.simulate_batch(m, Q0 + 0.1, QD0, 1.0)
+    assert {a.base.__array_interface__["data"][0] for a in (second.q, second.qd, second.qdd, second.tau)} == blocks
+    np.testing.assert_array_equal(mb.simulate_batch(m, Q0, QD0, 1.0).q, keep)
+    np.testing.assert_array_equal(second[7].q, mb.simulate(m, Q0[7] + 0.1, QD0[7], 1.0).q)
+    _core.release_output_memory()

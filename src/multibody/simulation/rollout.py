@@ -165,8 +165,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     R = capacity(t_final - t0, dt, record_every)
     nq, nv = model.nq, model.nv
     new = _core.output_array
-    T = new((N, R))
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
+    T = new((N, R))   # after them: a batch keeps Q…TAU, so a loop's next batch finds their blocks first
     contact, law = plan.get("contact"), plan.get("contact_call")
     Z = F = None
     if contact is not None or law is not None:
