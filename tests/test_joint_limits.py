@@ -122,6 +122,12 @@ def test_a_start_outside_the_limits_is_refused():
         mb.simulate(m, [0.0], [0.0], 0.1, limits="rigid")
     with pytest.raises(ValueError, match="limit_restitution"):
         mb.simulate(m, [0.0], [0.0], 0.1, limit_restitution=1.5)
+    Q0 = np.array([[0.0], [0.5 + 1e-13], [0.7], [0.1], [-0.9]])   # row 1 on its stop to rounding: inside
+    with pytest.raises(ValueError, match="starts at 0.7, outside its upper limit 0.5"):   # the first row outside
+        mb.simulate_batch(m, Q0, np.zeros((5, 1)), 0.1)
+    with pytest.raises(ValueError, match="starts at -0.9, outside its lower limit -0.3"):
+        mb.simulate_batch(m, Q0[[0, 1, 3, 4]], np.zeros((4, 1)), 0.1)
+    assert mb.simulate_batch(m, Q0[:2], np.zeros((2, 1)), 0.1).status == ["finished"] * 2
 
 
 # ---- soft limits ---------------------------------------------------------------------------------

@@ -104,6 +104,8 @@ static PyMethodDef methods[] = {
      "Free the block kept for the next large output (see new_array in py_output.c)."},
     {"kept_output_bytes", py_kept_output_bytes, METH_NOARGS,
      "Size in bytes of the blocks kept for the next large outputs (0: none)."},
+    {"output_array", py_output_array, METH_O,
+     "output_array(shape) -> a new float64 array, uninitialised, allocated as the large outputs are."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,14 +13,22 @@ void set_threads(int n)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Batches: a range of states per thread, each thread with its own workspace.                   */
+/* Batches: the threads claim blocks of states in order from a shared counter (a thread slowed by
+ * other work on the machine leaves its blocks to the others), each thread with its own workspace. */
+
+/* The blocks of a batch: states next… are unclaimed; states from stop on need not run (a state
+ * below failed, and the first failure is the one reported). */
+typedef struct {
+    atomic_ptrdiff_t next, stop;
+    Py_ssize_t N, block;
+} work_queue;
 
 typedef struct {
     const mb_model *m;
     state_fn fn;
     const job *j;
-    Py_ssize_t lo, hi;
-    Py_ssize_t bad;   /* index of the first failing state, or hi */
+    work_queue *queue;
+    Py_ssize_t bad;   /* index of this thread's failing state, or N */
     int status;
     mb_singular_body singular;  /* where that state's MB_SINGULAR was found (the worker's record) */
 } chunk;
@@ -47,25 +55,12 @@ static int lanes_group(const job *j, const mb_model *m, void *dl, Py_ssize_t n, 
     return j->lanes_group(m, dl, q, qd, x, out) == MB_OK;
 }
 
-static void *run_chunk(void *arg)
+/* States lo…hi−1 on the thread's workspaces; 0 at the first failing state (recorded in c). */
+static int run_block(chunk *c, mb_data *d, void *dl, Py_ssize_t lo, Py_ssize_t hi)
 {
-    chunk *c = arg;
-    c->status = MB_OK;
-    c->bad = c->hi;
-    c->singular = mb_singular_take();  /* forget what an earlier job left on this thread */
-    c->singular.body = -1;
-    mb_data *d = mb_data_new(c->m);
-    const mb_lanes_impl *impl = c->j->lanes;
-    void *dl = d && impl ? impl->data_new(c->m) : NULL;
-    if (!d || (impl && !dl)) {
-        mb_data_free(d);
-        c->status = MB_NO_MEMORY;
-        c->bad = c->lo;
-        return NULL;
-    }
-    const int W = dl ? impl->width : 1;
-    for (Py_ssize_t n = c->lo; n < c->hi;) {
-        if (dl && n + W <= c->hi && lanes_group(c->j, c->m, dl, n, W)) {
+    const int W = dl ? c->j->lanes->width : 1;
+    for (Py_ssize_t n = lo; n < hi;) {
+        if (dl && n + W <= hi && lanes_group(c->j, c->m, dl, n, W)) {
             n += W;
             continue;
         }
@@ -74,9 +69,44 @@ static void *run_chunk(void *arg)
             c->status = st;
             c->bad = n;
             c->singular = mb_singular_take();
-            break;
+            return 0;
         }
         n++;
+    }
+    return 1;
+}
+
+/* State n failed: the blocks from there on need not run. */
+static void stop_at(work_queue *w, Py_ssize_t n)
+{
+    ptrdiff_t stop = atomic_load(&w->stop);
+    while (n < stop && !atomic_compare_exchange_weak(&w->stop, &stop, n))
+        ;
+}
+
+static void *run_chunk(void *arg)
+{
+    chunk *c = arg;
+    work_queue *w = c->queue;
+    c->status = MB_OK;
+    c->bad = w->N;
+    c->singular = mb_singular_take();  /* forget what an earlier job left on this thread */
+    c->singular.body = -1;
+    mb_data *d = mb_data_new(c->m);
+    const mb_lanes_impl *impl = c->j->lanes;
+    void *dl = d && impl ? impl->data_new(c->m) : NULL;
+    if (!d || (impl && !dl)) {  /* no workspace: the other threads run the blocks (or none does) */
+        mb_data_free(d);
+        return NULL;
+    }
+    for (;;) {
+        const Py_ssize_t lo = atomic_fetch_add(&w->next, w->block);
+        if (lo >= w->N || lo >= atomic_load(&w->stop))
+            break;
+        if (!run_block(c, d, dl, lo, lo + w->block < w->N ? lo + w->block : w->N)) {
+            stop_at(w, c->bad);
+            break;
+        }
     }
     if (dl)
         impl->data_free(dl);
@@ -85,10 +115,12 @@ static void *run_chunk(void *arg)
 }
 
 /* Run states 0…N−1; returns the status of the first failing state (lowest index) or MB_OK.
- * Called without the GIL. */
+ * Called without the GIL.  The blocks are claimed in order, so every state below a failure runs
+ * (its own failure would be the one reported); a block is a multiple of the lanes' width, about
+ * 1/64 of a thread's share, at least one state. */
 int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, Py_ssize_t min_parallel)
 {
-    enum { MAX_THREADS = 256 };
+    enum { MAX_THREADS = 256, BLOCKS_PER_THREAD = 64 };
     int T = atomic_load_explicit(&num_threads, memory_order_relaxed);
     if (N < min_parallel || T < 2)
         T = 1;
@@ -96,26 +128,32 @@ int run_batch_from(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N, P
         T = MAX_THREADS;
     if (T > N)
         T = (int)(N > 0 ? N : 1);
+    const Py_ssize_t W = j->lanes ? j->lanes->width : 1;
+    Py_ssize_t block = (N + (Py_ssize_t)T * BLOCKS_PER_THREAD - 1) / ((Py_ssize_t)T * BLOCKS_PER_THREAD);
+    block = T == 1 ? (N > 0 ? N : 1) : (block + W - 1) / W * W;
+    work_queue w = {0, N, N, block};
     chunk c[MAX_THREADS];
     pthread_t tid[MAX_THREADS];
     int started[MAX_THREADS] = {0};
     for (int t = 0; t < T; t++)
-        c[t] = (chunk){m, fn, j, N * t / T, N * (t + 1) / T, 0, MB_OK};
+        c[t] = (chunk){m, fn, j, &w, N, MB_OK};
     for (int t = 1; t < T; t++)
         started[t] = pthread_create(&tid[t], NULL, run_chunk, &c[t]) == 0;
-    run_chunk(&c[0]);
-    for (int t = 1; t < T; t++) {
+    run_chunk(&c[0]);  /* a thread that could not start leaves its blocks to the others */
+    for (int t = 1; t < T; t++)
         if (started[t])
             pthread_join(tid[t], NULL);
-        else
-            run_chunk(&c[t]);  /* no thread to be had: do its share here */
-    }
+    const Py_ssize_t unclaimed = atomic_load(&w.next);
+    if (unclaimed < N && unclaimed < atomic_load(&w.stop))  /* below every failure: no thread had a workspace */
+        return MB_NO_MEMORY;
+    int first = -1;
     for (int t = 0; t < T; t++)
-        if (c[t].status != MB_OK) {
-            mb_singular_put(&c[t].singular);  /* the caller's thread builds the message */
-            return c[t].status;
-        }
-    return MB_OK;
+        if (c[t].status != MB_OK && (first < 0 || c[t].bad < c[first].bad))
+            first = t;
+    if (first < 0)
+        return MB_OK;
+    mb_singular_put(&c[first].singular);  /* the caller's thread builds the message */
+    return c[first].status;
 }
 
 int run_batch(const mb_model *m, state_fn fn, const job *j, Py_ssize_t N)

@@ -190,6 +190,7 @@ extern PyDataMem_Handler reuse_handler;
 extern PyObject *reuse_capsule;
 PyObject *py_release_output_memory(PyObject *self, PyObject *unused);
 PyObject *py_kept_output_bytes(PyObject *self, PyObject *unused);
+PyObject *py_output_array(PyObject *self, PyObject *shape);
 PyArrayObject *new_array(int k, npy_intp *dims);
 PyArrayObject *new_output(int batch, Py_ssize_t N, int nd, npy_intp t0, npy_intp t1);
 PyArrayObject *new_output_dims(int batch, Py_ssize_t N, int nd, const npy_intp *tail);

@@ -13,6 +13,7 @@ typedef struct {
     double *z_out, *force_out;  /* Z (N, R, nz), F (N, R, points, 3), or NULL */
     double *held_out, *n_sample_out;  /* HELD_END (N, nv), N_SAMPLE_END (N,), or NULL */
     int *singular;  /* (runs) run n's MB_SINGULAR body, for the message of the first failing run */
+    int fill_nan;   /* the records' rows start NaN (rows a run does not reach stay so) */
 } rollout_job;
 
 /* An optional array argument of finite numbers: None leaves *data NULL; 0 with the error set if bad. */
@@ -160,43 +161,62 @@ static int call_batch(void *ctx, double t, int count, const double *const *q, co
     return st;
 }
 
-/* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
- * in = q0, qd0; out = T, Q, QD, QDD (+ tau_out) rows of run n; info[n] = (count, code, t_from, t_to)
- * with code 0 finished, −1 stopped at a non-finite state, −2 handed back, > 0 a status. */
-static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t g)
+static void fill_nan(double *x, Py_ssize_t n)
 {
-    const rollout_job *rj = (const rollout_job *)j;
-    const mb_rollout *r = j->rollout;
-    const Py_ssize_t R = r->capacity, first = g * rj->width;
-    const Py_ssize_t last = first + rj->width < rj->runs ? first + rj->width : rj->runs;
-    const double *q0[8], *qd0[8], *z0[8];
-    mb_rollout_out out[8], *o[8];
-    Py_ssize_t run[8];
-    int L = 0, status[8];
-    for (Py_ssize_t n = first; n < last; n++) {
-        out[L] = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
-                                  0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv + rj->nz),
-                                  rj->nz ? rj->z_out + n * R * rj->nz : NULL,
-                                  rj->np3 ? rj->force_out + n * R * rj->np3 : NULL,
-                                  rj->held_out ? rj->held_out + n * m->nv : NULL, 0};
-        int st = mb_check_configuration(m, IN(j, 0, n));
-        if (st == MB_OK && !all_finite(IN(j, 1, n), m->nv))
-            st = MB_BAD_QD;
-        if (st == MB_OK && rj->nz && !all_finite(IN(j, 2, n), rj->nz))
-            st = MB_BAD_Z;
-        if (st != MB_OK) {  /* reported in its info; the others run */
-            double *info = j->info + 4 * n;
-            info[0] = 0.0, info[1] = st, info[2] = info[3] = 0.0;
-            continue;
-        }
-        q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), z0[L] = rj->nz ? IN(j, 2, n) : NULL, o[L] = &out[L], run[L] = n;
-        L++;
+    for (Py_ssize_t k = 0; k < n; k++)
+        x[k] = NAN;
+}
+
+/* Run n's records (T, Q, QD, QDD, TAU, Z, F) all NaN, filled by the thread that runs it just before,
+ * not by the caller before the threads start: that was a serial pass over the whole record and
+ * the first touch of its fresh pages (the Panda batch's 300 MB: 0.05–0.9 s, much of it in the
+ * kernel, against 0.5 s of runs on two threads). */
+static void nan_records(const mb_model *m, const rollout_job *rj, Py_ssize_t n, Py_ssize_t R)
+{
+    const job *j = &rj->j;
+    for (int k = 0; k < 4; k++)
+        fill_nan(OUT(j, k, n), j->ostep[k]);
+    fill_nan(j->tau_out + n * R * m->nv, R * m->nv);
+    if (rj->nz)
+        fill_nan(rj->z_out + n * R * rj->nz, R * rj->nz);
+    if (rj->np3)
+        fill_nan(rj->force_out + n * R * rj->np3, R * rj->np3);
+}
+
+/* Run n's start: its records NaN where the job asks, its outputs in *out, its start state checked;
+ * 0 if that fails (reported in its info; the other runs go on). */
+static int start_run(const mb_model *m, const rollout_job *rj, Py_ssize_t n, mb_rollout_out *out)
+{
+    const job *j = &rj->j;
+    const Py_ssize_t R = j->rollout->capacity;
+    if (rj->fill_nan)
+        nan_records(m, rj, n, R);
+    *out = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
+                            0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv + rj->nz),
+                            rj->nz ? rj->z_out + n * R * rj->nz : NULL,
+                            rj->np3 ? rj->force_out + n * R * rj->np3 : NULL,
+                            rj->held_out ? rj->held_out + n * m->nv : NULL, 0};
+    int st = mb_check_configuration(m, IN(j, 0, n));
+    if (st == MB_OK && !all_finite(IN(j, 1, n), m->nv))
+        st = MB_BAD_QD;
+    if (st == MB_OK && rj->nz && !all_finite(IN(j, 2, n), rj->nz))
+        st = MB_BAD_Z;
+    if (st != MB_OK) {
+        double *info = j->info + 4 * n;
+        info[0] = 0.0, info[1] = st, info[2] = info[3] = 0.0;
+        return 0;
     }
-    if (L == 0)
-        return MB_OK;
-    const int st = mb_run_rollouts(m, d, rj->lanes, r, L, q0, qd0, z0, o, status);
+    return 1;
+}
+
+/* The L runs' info after mb_run_rollouts returned st: samples written, code (0 finished, −1 non-finite,
+ * −2 handed back, > 0 a status), the step they ended in, and where the job asks, the sample count and
+ * a singular body. */
+static void end_runs(const rollout_job *rj, int st, int L, const mb_rollout_out *out, const Py_ssize_t *run,
+                     const int *status)
+{
     for (int l = 0; l < L; l++) {
-        double *info = j->info + 4 * run[l];
+        double *info = rj->j.info + 4 * run[l];
         const int s = st != MB_OK ? st : status[l];
         info[0] = (double)out[l].count;
         info[1] = s != MB_OK ? s : out[l].non_finite ? -1 : out[l].handed_back ? -2 : 0;
@@ -205,6 +225,31 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
             rj->n_sample_out[run[l]] = (double)out[l].n_sample_end;
         rj->singular[run[l]] = out[l].singular_body;
     }
+}
+
+/* Group g (runs g·width …): each run's start checked, the valid ones run together (mb_run_rollouts);
+ * in = q0, qd0; out = T, Q, QD, QDD (+ tau_out) rows of run n; info[n] = (count, code, t_from, t_to)
+ * with code 0 finished, −1 stopped at a non-finite state, −2 handed back, > 0 a status. */
+static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t g)
+{
+    const rollout_job *rj = (const rollout_job *)j;
+    const mb_rollout *r = j->rollout;
+    const Py_ssize_t first = g * rj->width;
+    const Py_ssize_t last = first + rj->width < rj->runs ? first + rj->width : rj->runs;
+    const double *q0[8], *qd0[8], *z0[8];
+    mb_rollout_out out[8], *o[8];
+    Py_ssize_t run[8];
+    int L = 0, status[8];
+    for (Py_ssize_t n = first; n < last; n++) {
+        if (!start_run(m, rj, n, &out[L]))
+            continue;
+        q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), z0[L] = rj->nz ? IN(j, 2, n) : NULL, o[L] = &out[L], run[L] = n;
+        L++;
+    }
+    if (L == 0)
+        return MB_OK;
+    const int st = mb_run_rollouts(m, d, rj->lanes, r, L, q0, qd0, z0, o, status);
+    end_runs(rj, st, L, out, run, status);
     return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
 }
 
@@ -215,7 +260,7 @@ static int rollout_together(const mb_model *m, mb_data *d, const job *j, Py_ssiz
 {
     (void)g;
     const rollout_job *rj = (const rollout_job *)j;
-    const Py_ssize_t R = j->rollout->capacity, N = rj->runs;
+    const Py_ssize_t N = rj->runs;
     const double **q0 = malloc(sizeof(double *) * 2 * (size_t)(N + 1));
     mb_rollout_out *out = malloc(sizeof(mb_rollout_out) * (size_t)(N + 1));
     mb_rollout_out **o = malloc(sizeof(void *) * (size_t)(N + 1));
@@ -225,31 +270,13 @@ static int rollout_together(const mb_model *m, mb_data *d, const job *j, Py_ssiz
         goto done;
     const double **qd0 = q0 + N;
     for (Py_ssize_t n = 0; n < N; n++) {
-        int s = mb_check_configuration(m, IN(j, 0, n));
-        if (s == MB_OK && !all_finite(IN(j, 1, n), m->nv))
-            s = MB_BAD_QD;
-        if (s != MB_OK) {  /* reported in its info; the others run */
-            double *info = j->info + 4 * n;
-            info[0] = 0.0, info[1] = s, info[2] = info[3] = 0.0;
+        if (!start_run(m, rj, n, &out[L]))
             continue;
-        }
-        out[L] = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
-                                  0, 0, 0.0, 0.0, 0, j->y_end + n * (m->nq + m->nv), NULL, NULL,
-                                  rj->held_out ? rj->held_out + n * m->nv : NULL, 0};
         q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), o[L] = &out[L], run[L] = n;
         L++;
     }
     st = L ? mb_run_rollouts(m, d, rj->lanes, j->rollout, L, q0, qd0, NULL, o, status) : MB_OK;
-    for (int l = 0; l < L; l++) {
-        double *info = j->info + 4 * run[l];
-        const int s = st != MB_OK ? st : status[l];
-        info[0] = (double)out[l].count;
-        info[1] = s != MB_OK ? s : out[l].non_finite ? -1 : out[l].handed_back ? -2 : 0;
-        info[2] = out[l].t_from, info[3] = out[l].t_to;
-        if (rj->n_sample_out)
-            rj->n_sample_out[run[l]] = (double)out[l].n_sample_end;
-        rj->singular[run[l]] = out[l].singular_body;
-    }
+    end_runs(rj, st, L, out, run, status);
 done:
     free(q0), free(out), free(o), free(run), free(status);
     return st;
@@ -360,7 +387,9 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
  *     control_batch (t, Q (n, nq), QD (n, nv)) -> τ (n, nv): a controller of the whole batch, called once
  *     a stage with the n runs still going (the batch then runs as one group, on one thread; continuous,
  *     without kp, the other functions, hard stops, contact or one_step).
- * Fills the caller's arrays; info[n] = (samples written, code, t_from, t_to), code 0 finished,
+ * Fills the caller's arrays (T, Q, QD, QDD, TAU, Z, F start NaN where N ≥ 2 or stop_mode 2, so the
+ * rows a run does not reach are NaN; a single run's are left as they were); info[n] = (samples
+ * written, code, t_from, t_to), code 0 finished,
  * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
  * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
  * state where run n ended.  Runs with the GIL released, on all threads when N ≥ 2, in groups of the
@@ -663,6 +692,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.lanes = !lanes_run || !lanes_active ? NULL : N > 1 ? lanes_active : m->planar ? &mb_lanes_baseline : NULL;
     rj.width = N > 1 && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
+    rj.fill_nan = N > 1 || stop_mode == MB_STOPS_HARD;  /* a single run's unreached rows stay unset */
     if (!(rj.singular = malloc(sizeof(int) * (N ? N : 1))))
         return PyErr_NoMemory();
     int st;

@@ -200,8 +200,7 @@ def _run_chunk(task):
         plan = system.plan(kwargs["integrator"])
         if plan is not None:  # every run in C, on all threads
             if system.hard_stops:
-                for q in Q0:
-                    system.limits.check_start(q)
+                system.limits.check_start(Q0)
             return _run_compiled_batch(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
                                        kwargs["record_every"], lambda: _batch_system(model, kwargs))
         return _run_compiled_batch(model, _called_plan(system), Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],

@@ -159,14 +159,15 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end).
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
-    unset for one run."""
+    unset for one run: the C loop fills them, each run's on the thread that runs it (the records are
+    allocated here untouched, as the core allocates its large outputs, so no serial pass over them
+    precedes the threads)."""
     N = Q0.shape[0]
     R = capacity(t_final - t0, dt, record_every)
     nq, nv = model.nq, model.nv
-    unset = N == 1 and plan["stop_mode"] != STOP_MODES["hard"]
-    new = (lambda shape: np.empty(shape)) if unset else (lambda shape: np.full(shape, np.nan))
-    T = new((N, R))
+    new = _core.output_array
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
+    T = new((N, R))   # after them: a batch keeps Q…TAU, so a loop's next batch finds their blocks first
     contact, law = plan.get("contact"), plan.get("contact_call")
     Z = F = None
     if contact is not None or law is not None:
