@@ -274,12 +274,18 @@ int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, co
 
 /* ---- LCP (lcp.c) ------------------------------------------------------------------------------ */
 /* A (n x n, row-major) lambda = b + w, boxed complementarity; returns 0 on success, nonzero on a
- * pivoting failure (the caller falls back to the iterative solver).  work: >= 4 n^2 + 12 n doubles,
- * iwork: >= 2 n ints.  *pivots is added to; past max_pivots the solve stops with 5. */
+ * pivoting failure (the caller falls back to the iterative solver).  work: >= n^2 + 8 n doubles,
+ * iwork: >= 2 n ints (lcp_friction: 3 n).  *pivots is added to; past max_pivots the solve stops
+ * with 5. */
 enum { LCP_SINGULAR = 1, LCP_UNBOUNDED = 2, LCP_CYCLING = 3, LCP_NOT_FINITE = 4, LCP_PIVOT_LIMIT = 5 };
 int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
                 const int *findex, const double *mu, int friction_mode, double *x,
                 double *work, int *iwork, int *pivots, int max_pivots);
+/* the same with friction rows bounded by mu |x[findex]|, solved to the true pyramid (or cone) by
+ * fixed-point passes on the bounds; lo, hi in: the rows' bounds, out: the bounds used */
+int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
+                 const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
+                 double *work, int *iwork, int *pivots, int max_pivots);
 
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
 typedef struct EngineWorldS {
@@ -297,7 +303,7 @@ typedef struct EngineWorldS {
     Contact *contacts; int nc, cap_c;
     Row *rows; int m, cap_rows;
     double *lambda, *b, *lo, *hi, *mu, *cfmh, *A, *iMJ, *Ad, *fc, *work, *w, *flo, *fhi;
-    int *findex, *iwork; int cap_m, cap_A;
+    int *findex, *cone, *iwork; int cap_m, cap_A;
     /* tree.c: block-sparse factorization for joint trees (equality rows only) */
     int tree_ok, tree_m;
     int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
@@ -313,6 +319,7 @@ typedef struct EngineWorldS {
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
+    struct TreeContacts *tcon;            /* tree_contacts.c: a joint tree's other rows on the Schur complement */
     struct QRow *qrows; int cap_qrows;    /* quickstep.c: the quick step's rows, packed for its sweeps */
     struct QCache *qcache;                /* quickstep.c: its orders, kept while the rows join the same bodies */
     long steps;
@@ -387,6 +394,15 @@ int tree_solve(EngineWorld *W);
  * then J^T lambda added into fc (nb x 6) */
 int tree_solve_ball(EngineWorld *W, double ih);
 void tree_add_forces(const EngineWorld *W, double *fc);
+/* another right-hand side on the last tree_solve's factors: tvec in, A_jj^-1 tvec out (and in lambda) */
+int tree_resolve(EngineWorld *W);
+/* tree_contacts.c: a joint tree plus other rows (contacts, stops, motors), the tree's rows
+ * eliminated through its factorization and the others pivoted on their Schur complement.
+ * tree_contacts_rows: the number of other rows when the step's rows allow it, else -1 (-2 out
+ * of memory); tree_contacts_solve: then lambda (0, or an LCP_* code), after lcp_terms. */
+int tree_contacts_rows(EngineWorld *W);
+int tree_contacts_solve(EngineWorld *W);
+void tree_contacts_free(EngineWorld *W);
 
 /* ==== rays, static triangle meshes and the angular motor (ray.c, trimesh.c, joints.c) ========== */
 enum { G_TRIMESH = 6 };       /* static triangle mesh, vertices in world coordinates (5: convex)   */
