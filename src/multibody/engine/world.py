@@ -333,6 +333,21 @@ class Joint:
         self._world._jdat[self.index, o + C.JA_MOTOR_VEL] = v
         self._world._jdat[self.index, o + C.JA_MOTOR_FMAX] = _nonneg("max_force", max_force)
 
+    def set_damping(self, damping, axis=0):
+        """Viscous damping of the axis [N·m·s/rad or N·s/m]: a torque −``damping`` × rate, applied
+        implicitly (a row J v = −λ/``damping``, the rate after the step), so any value is stable;
+        0 turns it off.
+
+        >>> from multibody.engine import World, Box
+        >>> w = World(contacts=False)
+        >>> b = w.add_body(Box(0.1, 0.1, 0.1), mass=1.0, angular_velocity=(0, 0, 1.0))
+        >>> j = w.add_hinge(b, None, anchor=(0, 0, 0), axis=(0, 0, 1)); j.set_damping(1e3)
+        >>> w.step(); bool(abs(j.rate) < 1e-3)          # a large damping stops it in one step
+        True
+        """
+        o = self._axis(axis)
+        self._world._jdat[self.index, o + C.JA_DAMPING] = _nonneg("damping", damping)
+
     def set_limits(self, lo=-np.inf, hi=np.inf, bounce=0.0, erp=None, cfm=None, axis=0):
         """Stops at ``lo`` ≤ angle ≤ ``hi`` with restitution ``bounce`` (and optional stop ERP/CFM)."""
         o = self._axis(axis)

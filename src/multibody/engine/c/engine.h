@@ -54,6 +54,7 @@ enum { J_BALL = 0, J_HINGE = 1, J_SLIDER = 2, J_FIXED = 3, J_UNIVERSAL = 4, J_HI
 #define JA_BOUNCE 4
 #define JA_STOP_ERP 5
 #define JA_STOP_CFM 6
+#define JA_DAMPING 7     /* viscous damping c (N·m·s/rad or N·s/m): a row J v = -lambda / c, implicit */
 #define JA_SIZE 8
 #define JD_ERP 40       /* NaN: the world's                                                       */
 #define JD_CFM 41
@@ -374,8 +375,9 @@ static inline int joint_axis_stop(const EngineWorld *W, int j, int a)
     return pa[JA_LO] <= pa[JA_HI] && (pa[JA_LO] > -INFINITY || pa[JA_HI] < INFINITY);
 }
 static inline int joint_axis_motor(const EngineWorld *W, int j, int a)
-{
-    return W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a + JA_MOTOR_FMAX] > 0;
+{   /* a motor, or damping (a row like a motor's) */
+    const double *pa = W->jdat + (size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a;
+    return pa[JA_MOTOR_FMAX] > 0 || pa[JA_DAMPING] > 0;
 }
 /* a hinge without stops or motors on either axis: its rows are the five of hinge_terms */
 static inline int joint_free_hinge(const EngineWorld *W, int j)

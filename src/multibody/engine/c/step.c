@@ -613,7 +613,7 @@ int world_step(EngineWorld *W, double h)
         for (int a = 0; a < 2; a++) {                     /* stops and motors the rate rows */
             double lo = ja[JA_SIZE * a + JA_LO], hi = ja[JA_SIZE * a + JA_HI];
             if (lo <= hi && (lo > -INFINITY || hi < INFINITY)) stops = 1;
-            if (ja[JA_SIZE * a + JA_MOTOR_FMAX] > 0) motors = 1;
+            if (ja[JA_SIZE * a + JA_MOTOR_FMAX] > 0 || ja[JA_SIZE * a + JA_DAMPING] > 0) motors = 1;
         }
         AxisInfo ax;
         if (type == J_HINGE && !stops && !motors) {      /* the common case in one pass */
