@@ -473,7 +473,9 @@ static const char *const why_fallback[] = {
  * equalities (joints without stops or motors) cost one factorization and no pivot, m^3/6: on
  * dense chains 0.2 ms at 100 rows and 1.2 ms at 200 (0.8x to 1.8x the quick step up to 100), so
  * they pivot up to 2 exact_rows.  A joint tree's equality rows are solved exactly in linear time
- * at any size. */
+ * at any size; a joint tree with other rows (rest >= 0 of them: contacts, stops, motors) pivots
+ * only those, on their Schur complement (tree_contacts.c), so the same rule counts them alone.
+ * Returns whether the Schur complement path solves this step. */
 static int choose_solver(EngineWorld *W, int tree, int bounded, int rest)
 {
     int asked = (int)W->wpar[WP_SOLVER];
