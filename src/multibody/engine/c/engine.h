@@ -375,15 +375,16 @@ static inline int joint_axis_stop(const EngineWorld *W, int j, int a)
     return pa[JA_LO] <= pa[JA_HI] && (pa[JA_LO] > -INFINITY || pa[JA_HI] < INFINITY);
 }
 static inline int joint_axis_motor(const EngineWorld *W, int j, int a)
-{   /* a motor, or damping (a row like a motor's) */
-    const double *pa = W->jdat + (size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a;
-    return pa[JA_MOTOR_FMAX] > 0 || pa[JA_DAMPING] > 0;
+{
+    return W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a + JA_MOTOR_FMAX] > 0;
 }
-/* a hinge without stops or motors on either axis: its rows are the five of hinge_terms */
+/* a hinge without stops, motors or damping: its rows are the five of hinge_terms (its one axis's
+ * damping is checked; axis 1's fields, which a hinge does not read, as before) */
 static inline int joint_free_hinge(const EngineWorld *W, int j)
 {
     return W->jint[(size_t)j * JI_SIZE + JI_TYPE] == J_HINGE && !joint_axis_stop(W, j, 0) && !joint_axis_stop(W, j, 1) &&
-           !joint_axis_motor(W, j, 0) && !joint_axis_motor(W, j, 1);
+           !joint_axis_motor(W, j, 0) && !joint_axis_motor(W, j, 1) &&
+           !(W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_DAMPING] > 0);
 }
 void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows);
 int tree_solve_hinges(EngineWorld *W, double ih);
