@@ -351,25 +351,32 @@ def _panda_on_table(pose=0, **params):
     return m, w
 
 
+# poses the defaults do not bring to rest by the fifth second (docs/engine.md, "Robots resting on
+# contacts"): measured in the fifth second
+_STILL_MOVING = {0: "0.79 m/s: the base swings about joint 1 into the fifth second", 4: "0.22 m/s in the fifth second"}
+
+
 @pytest.mark.slow
-def test_panda_dropped_on_a_table_settles():
-    """Dropped from 30 cm in its ready pose onto a table, the Panda collapses and lies still.  Bounds:
-    nothing below the table by more than 1 mm, nothing further than 1.5 m (the arm's reach) from
-    where it fell, the base moves less than 5 mm in the fifth second, and every body's speed,
-    sampled through that second, stays under 2 cm/s (under 1 cm/s on average).  With the quick
-    step at 200 sweeps: its under-converged multipliers damp the arm's free joints (the Panda's
-    joints have no friction here), where the exact solve the default takes lets the base swing
-    about joint 1 for seconds (docs/engine.md, "Robots resting on contacts")."""
-    m, w = _panda_on_table(solver="pgs", iterations=200)
+@pytest.mark.parametrize("pose", [pytest.param(k, marks=pytest.mark.xfail(reason=_STILL_MOVING[k], strict=False))
+                                  if k in _STILL_MOVING else k for k in range(6)])
+def test_panda_dropped_on_a_table_settles(pose):
+    """Dropped from 30 cm onto a table in its ready pose (0) or a pose 0.05 rad away (1-5), with the
+    defaults (the exact solve on the Schur complement, the URDF's joint damping), the Panda
+    collapses and lies still.  Bounds: nothing below the table by more than 1 mm, nothing further
+    than 1.5 m (the arm's reach) from where it fell, the base moves less than 5 mm in the fifth
+    second, and every body's speed, sampled through that second, stays under 2 cm/s (under 1 cm/s
+    on average)."""
+    m, w = _panda_on_table(pose)
     w.run(4000)
     base = w.bodies[0].position.copy()
     speeds = []
     for _ in range(100):
         w.run(10)
         speeds.append(max(np.linalg.norm(b.velocity) for b in w.bodies))
+    ls = w.last_step
+    assert ls.solver == "dantzig" and ls.fallback == 0
     assert np.linalg.norm(w.bodies[0].position - base) < 5e-3
     assert max(speeds) < 2e-2 and np.mean(speeds) < 1e-2
-    ls = w.last_step
     assert ls.contact_depth.size >= 3 and ls.contact_depth.max() < 1e-3
     for b in w.bodies:
         assert b.position[2] > -1e-3 and np.linalg.norm(b.position[:2]) < 1.5

@@ -1063,7 +1063,9 @@ class World:
 
         Revolute → hinge, prismatic → slider, spherical → ball, fixed → fixed, free → no joint.
         ``joint_positions()``/``joint_velocities()`` map the state back, so one mechanism runs
-        both ways (the report's ch. 5 comparison).  The model's joint limits become stops; its
+        both ways (the report's ch. 5 comparison).  The model's joint limits become stops, its
+        joint damping :meth:`Joint.set_damping` and its Coulomb friction a motor holding the rate
+        at zero with at most that force (``mb.simulate`` applies both too); its
         collision shapes become geometries, meshes as their convex hulls (:class:`Convex`, read by
         trimesh; a mesh it cannot read is left out with a warning), all in one collision group
         unless ``self_collision=True`` (a robot's meshes often overlap where links meet)."""
