@@ -152,3 +152,28 @@ def test_joint_damping_slows_a_spinning_wheel_as_implicit_euler_does(solver):
     assert abs(hinge.rate) < 1e-6
     with pytest.raises(ValueError, match="damping"):
         hinge.set_damping(-1.0)
+
+
+def test_from_model_applies_the_models_damping_and_friction():
+    """As mb.simulate does: joint damping c as the implicit damping row (the energy a pendulum loses
+    is what c takes, to the step's first order), Coulomb friction f as a motor at rest bounded by f."""
+    import dataclasses
+    import multibody as mb
+    base = mb.models.double_pendulum()
+    q0 = [0.8, -0.4]
+    free = E.World.from_model(base, q0)
+    damped = E.World.from_model(dataclasses.replace(base, damping=[0.05, 0.0], friction=[0.0, 0.2]), q0)
+    e0 = damped.energy()
+    lost, work = 0.0, 0.0
+    for _ in range(500):
+        free.step()
+        damped.step()
+        rate = damped.joints[0].rate
+        work += 0.05 * rate * rate * damped.dt                    # what the damping takes
+        last = damped.last_step
+    friction_rows = (last.row_source == 1) & np.isfinite(last.hi)
+    assert friction_rows.sum() == 1 and last.hi[friction_rows][0] == pytest.approx(0.2)
+    lost = e0 - damped.energy()
+    assert abs(free.energy() - e0) < 0.2 * lost                  # undamped: 13 % of that (ERP, the step)
+    assert lost > work                                            # damping and friction both take
+    assert SCHUR in last.why
