@@ -136,8 +136,8 @@ class LastStep:
     force on body 1, world axes); ``residual`` the natural-map complementarity residual
     max|λ − proj_[lo,hi](λ − w)|; ``solver`` the solver that produced λ, 'dantzig' (exact pivoting)
     or 'pgs' (the quick step); ``why`` says why that one ran this step: asked for, chosen by
-    ``solver='auto'`` from the number of rows (against ``World.exact_rows``), a joint tree, or a
-    fallback; ``fallback`` > 0 when pivoting gave up and the quick step solved the step instead
+    ``solver='auto'`` from the number of rows (against ``World.exact_rows``), a joint tree (its
+    equality rows alone, or with other rows pivoted on their Schur complement), or a fallback; ``fallback`` > 0 when pivoting gave up and the quick step solved the step instead
     (1 A_CC singular, 2 a pivot step without limit, 3 a row cycling, 4 a result not finite,
     5 the step's ``max_pivots`` spent); ``pivots`` the pivots taken this step over all friction
     passes (≤ ``max_pivots``) and ``iterations`` the quick step's sweeps actually run (≤
