@@ -191,12 +191,19 @@ def build_world(cls, model, q, qd=None, self_collision=False, **world_kw):
         t = np.zeros(3) if g.translation is None else np.asarray(g.translation, float)
         geom = world.add_geom(shape, world.bodies[g.body], position=t - model.com[g.body], quaternion=matrix_to_quat(R))
         world._gdat[geom.index, C.GD_GROUP] = group
-    for i, j in enumerate(joints):              # the model's joint limits as stops (angles from q)
+    for i, j in enumerate(joints):              # the model's joint limits as stops (angles from q), damping, friction
         if j is not None and JointType(model.jtype[i]) in (JointType.REVOLUTE, JointType.PRISMATIC):
             s = model.q_start[i]
             lo, hi = model.q_lower[s] - q[s], model.q_upper[s] - q[s]
             if np.isfinite(lo) or np.isfinite(hi):
                 j.set_limits(lo, hi)
+            # its damping and Coulomb friction, as mb.simulate applies them: viscous damping
+            # (implicit), friction as a motor holding the rate at 0 with at most that force
+            v = model.v_start[i]
+            if model.damping is not None and model.damping[v] > 0:
+                j.set_damping(model.damping[v])
+            if model.friction is not None and model.friction[v] > 0:
+                j.set_motor(0.0, model.friction[v])
     world._model_map = ModelMap(model, q, joints)
     return world
 

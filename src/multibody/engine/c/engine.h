@@ -54,6 +54,7 @@ enum { J_BALL = 0, J_HINGE = 1, J_SLIDER = 2, J_FIXED = 3, J_UNIVERSAL = 4, J_HI
 #define JA_BOUNCE 4
 #define JA_STOP_ERP 5
 #define JA_STOP_CFM 6
+#define JA_DAMPING 7     /* viscous damping c (N·m·s/rad or N·s/m): a row J v = -lambda / c, implicit */
 #define JA_SIZE 8
 #define JD_ERP 40       /* NaN: the world's                                                       */
 #define JD_CFM 41
@@ -285,12 +286,18 @@ int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, co
 
 /* ---- LCP (lcp.c) ------------------------------------------------------------------------------ */
 /* A (n x n, row-major) lambda = b + w, boxed complementarity; returns 0 on success, nonzero on a
- * pivoting failure (the caller falls back to the iterative solver).  work: >= 4 n^2 + 12 n doubles,
- * iwork: >= 2 n ints.  *pivots is added to; past max_pivots the solve stops with 5. */
+ * pivoting failure (the caller falls back to the iterative solver).  work: >= n^2 + 8 n doubles,
+ * iwork: >= 2 n ints (lcp_friction: 3 n).  *pivots is added to; past max_pivots the solve stops
+ * with 5. */
 enum { LCP_SINGULAR = 1, LCP_UNBOUNDED = 2, LCP_CYCLING = 3, LCP_NOT_FINITE = 4, LCP_PIVOT_LIMIT = 5 };
 int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
                 const int *findex, const double *mu, int friction_mode, double *x,
                 double *work, int *iwork, int *pivots, int max_pivots);
+/* the same with friction rows bounded by mu |x[findex]|, solved to the true pyramid (or cone) by
+ * fixed-point passes on the bounds; lo, hi in: the rows' bounds, out: the bounds used */
+int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
+                 const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
+                 double *work, int *iwork, int *pivots, int max_pivots);
 
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
 typedef struct EngineWorldS {
@@ -308,7 +315,7 @@ typedef struct EngineWorldS {
     Contact *contacts; int nc, cap_c;
     Row *rows; int m, cap_rows;
     double *lambda, *b, *lo, *hi, *mu, *cfmh, *A, *iMJ, *Ad, *fc, *work, *w, *flo, *fhi;
-    int *findex, *iwork; int cap_m, cap_A;
+    int *findex, *cone, *iwork; int cap_m, cap_A;
     /* tree.c: block-sparse factorization for joint trees (equality rows only) */
     int tree_ok, tree_m;
     int *torder, *tpos, *trows, *tstart, *nbr_start, *nbr_list;
@@ -327,6 +334,7 @@ typedef struct EngineWorldS {
     Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
     Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
+    struct TreeContacts *tcon;            /* tree_contacts.c: a joint tree's other rows on the Schur complement */
     struct QRow *qrows; int cap_qrows;    /* quickstep.c: the quick step's rows, packed for its sweeps */
     struct QCache *qcache;                /* quickstep.c: its orders, kept while the rows join the same bodies */
     long steps;
@@ -387,11 +395,13 @@ static inline int joint_axis_motor(const EngineWorld *W, int j, int a)
 {
     return W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a + JA_MOTOR_FMAX] > 0;
 }
-/* a hinge without stops or motors on either axis: its rows are the five of hinge_terms */
+/* a hinge without stops, motors or damping: its rows are the five of hinge_terms (its one axis's
+ * damping is checked; axis 1's fields, which a hinge does not read, as before) */
 static inline int joint_free_hinge(const EngineWorld *W, int j)
 {
     return W->jint[(size_t)j * JI_SIZE + JI_TYPE] == J_HINGE && !joint_axis_stop(W, j, 0) && !joint_axis_stop(W, j, 1) &&
-           !joint_axis_motor(W, j, 0) && !joint_axis_motor(W, j, 1);
+           !joint_axis_motor(W, j, 0) && !joint_axis_motor(W, j, 1) &&
+           !(W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_DAMPING] > 0);
 }
 void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows);
 int tree_solve_hinges(EngineWorld *W, double ih);
@@ -404,6 +414,15 @@ int tree_solve(EngineWorld *W);
  * then J^T lambda added into fc (nb x 6) */
 int tree_solve_ball(EngineWorld *W, double ih);
 void tree_add_forces(const EngineWorld *W, double *fc);
+/* another right-hand side on the last tree_solve's factors: tvec in, A_jj^-1 tvec out (and in lambda) */
+int tree_resolve(EngineWorld *W);
+/* tree_contacts.c: a joint tree plus other rows (contacts, stops, motors), the tree's rows
+ * eliminated through its factorization and the others pivoted on their Schur complement.
+ * tree_contacts_rows: the number of other rows when the step's rows allow it, else -1 (-2 out
+ * of memory); tree_contacts_solve: then lambda (0, or an LCP_* code), after lcp_terms. */
+int tree_contacts_rows(EngineWorld *W);
+int tree_contacts_solve(EngineWorld *W);
+void tree_contacts_free(EngineWorld *W);
 
 /* ==== rays, static triangle meshes and the angular motor (ray.c, trimesh.c, joints.c) ========== */
 enum { G_TRIMESH = 6 };       /* static triangle mesh, vertices in world coordinates (5: convex)   */

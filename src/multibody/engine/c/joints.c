@@ -12,7 +12,8 @@
  *   fixed      6 rows  ball at body 1's centre of mass + orientations locked
  *   universal  4 rows  ball + axis 1 (in body 1) keeps its angle to axis 2 (in body 2)
  *   hinge2     4 rows  universal rows, the anchor row along axis 1 softened as a suspension
- * plus, per axis, a motor row (target rate, force limit) and a stop row when a limit is reached.
+ * plus, per axis, a motor row (target rate, force limit), a damping row (viscous, implicit) and a
+ * stop row when a limit is reached.
  */
 #include "engine.h"
 
@@ -278,6 +279,11 @@ static int axis_rows(const EngineWorld *W, Row *rows, int b1, int b2, int j, con
         Row *r = row_init(rows + m++, b1, b2, j, cfm);
         memcpy(r->J1, J1, sizeof r->J1); memcpy(r->J2, J2, sizeof r->J2);
         r->rhs = pa[JA_MOTOR_VEL]; r->lo = -fmax; r->hi = fmax;
+    }
+    /* viscous damping c, implicit: J v = -CFM lambda with CFM = 1/c is lambda = -c (rate after the step) */
+    if (pa[JA_DAMPING] > 0) {
+        Row *r = row_init(rows + m++, b1, b2, j, 1.0 / pa[JA_DAMPING]);
+        memcpy(r->J1, J1, sizeof r->J1); memcpy(r->J2, J2, sizeof r->J2);
     }
     /* a stop holds from `layer` before its limit on (as contacts do), so a joint resting on it
      * keeps its row with rhs 0 instead of leaving and re-entering every step */

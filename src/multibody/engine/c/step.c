@@ -79,11 +79,12 @@ void world_free(EngineWorld *W)
 {
     void *ps[] = {W->bdiag, W->R, W->invIw, W->fext, W->vfree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
-                  W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->iwork};
+                  W->iMJ, W->Ad, W->work, W->w, W->flo, W->fhi, W->findex, W->cone, W->iwork};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
     free(W->jflags);
     free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
     quick_free(W);
+    tree_contacts_free(W);
     tree_free(W);
     memset(W, 0, sizeof *W);
 }
@@ -106,7 +107,8 @@ static int reserve_m(EngineWorld *W, int m, int dense)
         for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) { double *p = grow(*ds[i], (size_t)cap * sizeof(double)); if (!p) return -1; *ds[i] = p; }
         double *p = grow(W->iMJ, (size_t)cap * 12 * sizeof(double)); if (!p) return -1; W->iMJ = p;
         int *f = grow(W->findex, (size_t)cap * sizeof(int)); if (!f) return -1; W->findex = f;
-        int *iw = grow(W->iwork, (size_t)cap * 2 * sizeof(int)); if (!iw) return -1; W->iwork = iw;
+        int *cp = grow(W->cone, (size_t)cap * sizeof(int)); if (!cp) return -1; W->cone = cp;
+        int *iw = grow(W->iwork, (size_t)cap * 3 * sizeof(int)); if (!iw) return -1; W->iwork = iw;
         W->cap_m = cap;
     }
     if (dense && (size_t)m * m > (size_t)W->cap_A) {
@@ -406,45 +408,13 @@ static int dantzig(EngineWorld *W)
         }
         A[(size_t)i * m + i] += W->cfmh[i];
     }
-    /* First solve: ODE's approximation (friction bounds from the normal forces reached while
-     * pivoting).  Then fixed-point passes with the bounds from the previous normal forces until
-     * they settle, which is the true pyramid (and, with bounds along the previous friction
-     * direction, the cone).  Settled means a change of 1e-8 relative (about sqrt(eps)): the
-     * normal forces of a box's four coplanar contacts are fixed only by CFM (A's normal block has
-     * a condition near 1e8), so a pass moves them by that much whatever the bounds; a tighter
-     * test (1e-10) ran every step to the 20 passes, 10 times the pivots. */
+    /* ODE's approximation, then the fixed-point passes to the true pyramid or cone (lcp.c) */
     for (int i = 0; i < m; i++) {
         const Row *r = W->rows + i;
-        W->findex[i] = r->findex; W->mu[i] = r->mu; W->lo[i] = r->lo; W->hi[i] = r->hi;
+        W->findex[i] = r->findex; W->mu[i] = r->mu; W->lo[i] = r->lo; W->hi[i] = r->hi; W->cone[i] = r->cone_pair;
     }
-    int budget = (int)W->wpar[WP_MAX_PIVOTS];             /* pivots for the step, all passes together */
-    int err = lcp_dantzig(m, A, W->b, W->lo, W->hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots, budget);
-    if (err) return err;
-    int has_friction = 0;
-    for (int i = 0; i < m; i++) if (W->rows[i].findex >= 0) { has_friction = 1; W->findex[i] = -1; }
-    double *lo = W->flo, *hi = W->fhi;
-    for (int pass = 0; has_friction && pass < 20; pass++) {
-        double change = 0, scale = 0;
-        for (int i = 0; i < m; i++) {
-            const Row *r = W->rows + i;
-            lo[i] = r->lo; hi[i] = r->hi;
-            if (r->findex < 0) continue;
-            double bound = r->mu * fabs(W->lambda[r->findex]);
-            if (r->cone_pair >= 0) {
-                double f = hypot(W->lambda[i], W->lambda[r->cone_pair]), share = f > 1e-12 ? fabs(W->lambda[i]) / f : 0.7071067811865476;
-                if (share < 0.05) share = 0.05;
-                bound *= share;
-            }
-            lo[i] = -bound; hi[i] = bound;
-            double old = W->work[m + i];                      /* the bound used last */
-            change = fmax(change, fabs(bound - old)); scale = fmax(scale, bound);
-        }
-        if (pass > 0 && change <= 1e-8 * (1 + scale)) break;
-        err = lcp_dantzig(m, A, W->b, lo, hi, W->findex, W->mu, 0, W->lambda, W->work, W->iwork, &W->pivots, budget);
-        if (err) return err;
-    }
-    for (int i = 0; i < m; i++) { W->lo[i] = W->work[i]; W->hi[i] = W->work[m + i]; }
-    return 0;
+    return lcp_friction(m, A, W->b, W->lo, W->hi, W->findex, W->mu, W->cone, W->lambda, W->flo, W->fhi, W->work, W->iwork,
+                        &W->pivots, (int)W->wpar[WP_MAX_PIVOTS]);
 }
 
 /* natural-map residual  max |lambda - proj(lambda - w)|  with w = A lambda - b */
@@ -485,6 +455,8 @@ static const char WHY_LARGE[] = "pgs: auto, rows > exact_rows";
 static const char WHY_SMALL_EQ[] = "dantzig: auto, equality rows only and rows <= 2 exact_rows";
 static const char WHY_LARGE_EQ[] = "pgs: auto, equality rows only but rows > 2 exact_rows";
 static const char WHY_TREE[] = "dantzig: joint tree with equality rows only, linear-time factorization";
+static const char WHY_TREE_ROWS[] = "dantzig: auto, joint tree factorized, other rows <= exact_rows pivoted on the Schur complement";
+static const char WHY_ASKED_TREE_ROWS[] = "dantzig: asked for (solver='dantzig'), joint tree factorized, other rows pivoted on the Schur complement";
 static const char WHY_NOTHING[] = "no constraint rows";
 static const char *const why_fallback[] = {
     "pgs: pivoting failed",
@@ -504,16 +476,21 @@ static const char *const why_fallback[] = {
  * equalities (joints without stops or motors) cost one factorization and no pivot, m^3/6: on
  * dense chains 0.2 ms at 100 rows and 1.2 ms at 200 (0.8x to 1.8x the quick step up to 100), so
  * they pivot up to 2 exact_rows.  A joint tree's equality rows are solved exactly in linear time
- * at any size. */
-static void choose_solver(EngineWorld *W, int tree, int bounded)
+ * at any size; a joint tree with other rows (rest >= 0 of them: contacts, stops, motors) pivots
+ * only those, on their Schur complement (tree_contacts.c), so the same rule counts them alone.
+ * Returns whether the Schur complement path solves this step. */
+static int choose_solver(EngineWorld *W, int tree, int bounded, int rest)
 {
     int asked = (int)W->wpar[WP_SOLVER];
-    if (W->m == 0) { W->solver_used = asked == SOLVER_PGS ? SOLVER_PGS : SOLVER_DANTZIG; W->why = WHY_NOTHING; return; }
-    if (asked != SOLVER_AUTO) { W->solver_used = asked; W->why = asked == SOLVER_PGS ? WHY_ASKED_PGS : WHY_ASKED_DANTZIG; return; }
+    if (W->m == 0) { W->solver_used = asked == SOLVER_PGS ? SOLVER_PGS : SOLVER_DANTZIG; W->why = WHY_NOTHING; return 0; }
+    if (asked == SOLVER_DANTZIG && rest >= 0) { W->solver_used = SOLVER_DANTZIG; W->why = WHY_ASKED_TREE_ROWS; return 1; }
+    if (asked != SOLVER_AUTO) { W->solver_used = asked; W->why = asked == SOLVER_PGS ? WHY_ASKED_PGS : WHY_ASKED_DANTZIG; return 0; }
+    if (rest >= 0 && rest <= W->wpar[WP_EXACT_ROWS]) { W->solver_used = SOLVER_DANTZIG; W->why = WHY_TREE_ROWS; return 1; }
     double most = W->wpar[WP_EXACT_ROWS] * (bounded ? 1 : 2);
     int small = W->m <= most || tree;
     W->solver_used = small ? SOLVER_DANTZIG : SOLVER_PGS;
     W->why = tree ? WHY_TREE : bounded ? (small ? WHY_SMALL : WHY_LARGE) : (small ? WHY_SMALL_EQ : WHY_LARGE_EQ);
+    return 0;
 }
 
 /* W J^T (iMJ) of every row and, with `rhs`, b = rhs/h - J (v/h + W f) and CFM/h.  Rows come in
@@ -703,7 +680,7 @@ int world_step(EngineWorld *W, double h)
         for (int a = 0; a < 2; a++) {                     /* stops and motors the rate rows */
             double lo = ja[JA_SIZE * a + JA_LO], hi = ja[JA_SIZE * a + JA_HI];
             if (lo <= hi && (lo > -INFINITY || hi < INFINITY)) stops = 1;
-            if (ja[JA_SIZE * a + JA_MOTOR_FMAX] > 0) motors = 1;
+            if (ja[JA_SIZE * a + JA_MOTOR_FMAX] > 0 || ja[JA_SIZE * a + JA_DAMPING] > 0) motors = 1;
         }
         AxisInfo ax;
         if (type == J_HINGE && !stops && !motors) {      /* the common case in one pass */
@@ -738,7 +715,10 @@ int world_step(EngineWorld *W, double h)
         tree = 1;
         for (int j = 0; j < W->nj && tree; j++) if (W->rows[W->tstart[j]].source != j) tree = 0;
     }
-    choose_solver(W, tree, bounded);
+    /* a joint tree with contacts, stops or motors: its other rows on the Schur complement (tree_contacts.c) */
+    int rest = tree ? -1 : tree_contacts_rows(W);
+    if (rest < -1) return -1;
+    int schur = choose_solver(W, tree, bounded, rest);
     if (terms) {
         W->rows_stale = W->imj_stale = 1;
         if (tree_solve_hinges(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
@@ -755,7 +735,7 @@ int world_step(EngineWorld *W, double h)
     }
     if (tree && !W->used_tree && W->solver_used == SOLVER_DANTZIG && (int)wp[WP_SOLVER] == SOLVER_AUTO) W->why = WHY_SMALL_EQ;
     if (m && W->solver_used == SOLVER_DANTZIG && !W->used_tree) {
-        int err = dantzig(W);
+        int err = schur ? tree_contacts_solve(W) : dantzig(W);
         if (err < 0) return -1;
         if (err) { W->fallback = err; W->solver_used = SOLVER_PGS; W->why = why_fallback[err < 6 ? err : 0]; }
         else if ((int)wp[WP_FRICTION] == FRICTION_CONE) {  /* pyramid result brought into the cone */

@@ -521,6 +521,25 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
     return (chk[0] + chk[1]) + (chk[2] + chk[3]) == 0 ? 0 : 3;
 }
 
+/* Another right-hand side on the factors the last tree_solve left: y in tvec (per joint, pads
+ * zero) becomes A_jj^-1 y, there and in lambda at tstart (tree_contacts.c); 0, or 3 when not finite */
+ENGINE_CLONES_AVX2 int tree_resolve(EngineWorld *W)
+{
+    int nj = W->nj;
+    for (int i = 0; i < nj; i++) {
+        int j = W->torder[i];
+#define RESOLVE_FORWARD(n) forward_joint(W, j, n)
+        dispatch(W->trows[j], RESOLVE_FORWARD);
+    }
+    double nonfinite = 0;
+    for (int i = nj - 1; i >= 0; i--) {
+        int j = W->torder[i];
+#define RESOLVE_BACKWARD(n) backward_joint(W, j, &nonfinite, n)
+        dispatch(W->trows[j], RESOLVE_BACKWARD);
+    }
+    return nonfinite == 0 ? 0 : 3;
+}
+
 ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
 {
     for (int j = 0; j < W->nj; j++) {
