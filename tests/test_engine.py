@@ -258,6 +258,14 @@ def test_joint_changes_after_stepping_take_effect():
     hinge.set_limits(-0.05, 0.05)                  # reached after 0.05 s: the stop holds it
     world.run(200)
     assert hinge.rate < 1e-3 and hinge.angle < 0.051          # stopped (pushed back a little)
+    spinner = E.World(gravity=(0, 0, 0), contacts=False)
+    disc = spinner.add_body(E.Cylinder(0.2, 0.05), mass=2.0, angular_velocity=(0, 0, 1.0))
+    axle = spinner.add_hinge(disc, None, anchor=(0, 0, 0), axis=(0, 0, 1))
+    spinner.run(10)                                # free: spinning at 1 rad/s
+    assert axle.rate == pytest.approx(1.0, rel=1e-9)
+    axle.set_damping(0.04)                         # c/I = 1/s: each implicit step divides by 1 + h
+    spinner.run(100)
+    assert axle.rate == pytest.approx((1 + spinner.dt) ** -100, rel=1e-6)
 
     def pendulum():
         w = E.World(contacts=False)

@@ -348,6 +348,7 @@ class Joint:
         """
         o = self._axis(axis)
         self._world._jdat[self.index, o + C.JA_DAMPING] = _nonneg("damping", damping)
+        self._world._joints_changed()
 
     def set_limits(self, lo=-np.inf, hi=np.inf, bounce=0.0, erp=None, cfm=None, axis=0):
         """Stops at ``lo`` ≤ angle ≤ ``hi`` with restitution ``bounce`` (and optional stop ERP/CFM)."""

@@ -486,6 +486,19 @@ KERNEL void backward_joint(EngineWorld *W, int j, const int n)
     for (int q = 0; q < n; q++) xj[q] = l[q] = t[q];
 }
 
+/* x - x is 0 for every finite x and NaN otherwise: one sum over the multipliers in tvec (and the
+ * zero pads) tells whether all are finite */
+ENGINE_CLONES_AVX2 static int multipliers_finite(const EngineWorld *W)
+{
+    const double *x = W->tvec;
+    const int nx = S * W->nj;
+    v4d chk = {0, 0, 0, 0};
+    int i = 0;
+    for (; i + 3 < nx; i += 4) { v4d v = ld4(x + i); chk += v - v; }
+    if (i < nx) { v2d v = ld2(x + i); v -= v; chk[0] += v[0]; chk[1] += v[1]; }   /* nx is even */
+    return (chk[0] + chk[1]) + (chk[2] + chk[3]) == 0;
+}
+
 ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
@@ -510,15 +523,7 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
             dispatch(W->trows[j], BACKWARD);
         }
     }
-    /* x - x is 0 for every finite x and NaN otherwise: one sum over the multipliers (and the
-     * zero pads) tells whether all are finite */
-    const double *x = W->tvec;
-    const int nx = S * nj;
-    v4d chk = {0, 0, 0, 0};
-    int i = 0;
-    for (; i + 3 < nx; i += 4) { v4d v = ld4(x + i); chk += v - v; }
-    if (i < nx) { v2d v = ld2(x + i); v -= v; chk[0] += v[0]; chk[1] += v[1]; }   /* nx is even */
-    return (chk[0] + chk[1]) + (chk[2] + chk[3]) == 0 ? 0 : 3;
+    return multipliers_finite(W) ? 0 : 3;
 }
 
 /* Another right-hand side on the factors the last tree_solve left: y in tvec (per joint, pads
@@ -526,18 +531,18 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
 ENGINE_CLONES_AVX2 int tree_resolve(EngineWorld *W)
 {
     int nj = W->nj;
+    const int L4 = ENGINE_FOUR_LANES();
     for (int i = 0; i < nj; i++) {
         int j = W->torder[i];
-#define RESOLVE_FORWARD(n) forward_joint(W, j, n)
+#define RESOLVE_FORWARD(n) forward_joint(W, j, n, L4 ? 4 : 2)
         dispatch(W->trows[j], RESOLVE_FORWARD);
     }
-    double nonfinite = 0;
     for (int i = nj - 1; i >= 0; i--) {
         int j = W->torder[i];
-#define RESOLVE_BACKWARD(n) backward_joint(W, j, &nonfinite, n)
+#define RESOLVE_BACKWARD(n) backward_joint(W, j, n)
         dispatch(W->trows[j], RESOLVE_BACKWARD);
     }
-    return nonfinite == 0 ? 0 : 3;
+    return multipliers_finite(W) ? 0 : 3;
 }
 
 ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
