@@ -147,6 +147,88 @@ int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, co
     return 0;
 }
 
+/* The passes' fixed point, found directly.  With the rows' states of the last pass held (C free,
+ * the others at a bound), the passes' map from bounds to forces is affine: a friction row at its
+ * bound carries sigma mu x_n, linear in its normal force.  Putting that in as an equation instead
+ * of a number, A_CC x_C + sum over those rows f of A_Cf sigma_f mu_f x_n(f) = b_C - (the fixed
+ * rows), is one linear solve (not symmetric: LU with partial pivoting) whose x meets its own
+ * bounds mu |x_n| exactly.  It is taken only if it keeps every row complementary (free rows within
+ * those bounds, rows at a bound pushing the right way, to tol); then it is the passes' limit and
+ * the solve is done, otherwise the passes go on.  Pyramid rows only (cone bounds are not linear).
+ * x_new: n doubles out; M: n (n + 1) doubles of scratch; rhs: n.  Returns 1 when x_new is taken. */
+static int solve_fixed_point(int n, const double *A, const double *b, const double *lo, const double *hi,
+                             const int *bound_by, const double *mu, const int *state, const double *x,
+                             double *x_new, double *M, double *rhs, double *lo_new, double *hi_new)
+{
+    enum { UNSEEN_ = 0, IN_C_ = 1 };
+    int m = 0;
+    double xscale = 1, bscale = 1;
+    for (int i = 0; i < n; i++) { xscale = fmax(xscale, fabs(x[i])); bscale = fmax(bscale, fabs(b[i])); }
+    /* coef[i]: a friction row at its bound whose normal is free carries coef * x_n; the C index of
+     * each row sits in lo_new (as a double) while M is built */
+    for (int i = 0; i < n; i++) lo_new[i] = state[i] == IN_C_ ? (double)m++ : -1.0;
+    if (m == 0) return 0;
+    for (int a = 0; a < m; a++) for (int c = 0; c <= m; c++) M[a * (m + 1) + c] = 0;
+    for (int j = 0, a = 0; j < n; j++) {                 /* rows of M: the free rows' w_j = 0 */
+        if (state[j] != IN_C_) continue;
+        double r = b[j];
+        for (int i = 0; i < n; i++) {
+            const double Aji = A[(size_t)j * n + i];
+            if (state[i] == IN_C_) { M[a * (m + 1) + (int)lo_new[i]] += Aji; continue; }
+            const int k = bound_by[i];
+            if (k >= 0 && state[k] == IN_C_ && x[i] != 0) {
+                const double sigma = x[i] > 0 ? 1.0 : -1.0, sn = x[k] >= 0 ? 1.0 : -1.0;
+                M[a * (m + 1) + (int)lo_new[k]] += Aji * sigma * mu[i] * sn;
+            } else {
+                r -= Aji * x[i];
+            }
+        }
+        M[a * (m + 1) + m] = r;
+        a++;
+    }
+    for (int c = 0; c < m; c++) {                        /* Gaussian elimination, partial pivoting */
+        int p = c;
+        for (int a = c + 1; a < m; a++) if (fabs(M[a * (m + 1) + c]) > fabs(M[p * (m + 1) + c])) p = a;
+        if (!(fabs(M[p * (m + 1) + c]) > 1e-300)) return 0;
+        if (p != c) for (int k = c; k <= m; k++) { double t = M[c * (m + 1) + k]; M[c * (m + 1) + k] = M[p * (m + 1) + k]; M[p * (m + 1) + k] = t; }
+        for (int a = c + 1; a < m; a++) {
+            const double f = M[a * (m + 1) + c] / M[c * (m + 1) + c];
+            if (f != 0) for (int k = c; k <= m; k++) M[a * (m + 1) + k] -= f * M[c * (m + 1) + k];
+        }
+    }
+    for (int a = m - 1; a >= 0; a--) {
+        double s = M[a * (m + 1) + m];
+        for (int k = a + 1; k < m; k++) s -= M[a * (m + 1) + k] * rhs[k];
+        rhs[a] = s / M[a * (m + 1) + a];
+    }
+    for (int i = 0; i < n; i++) x_new[i] = state[i] == IN_C_ ? rhs[(int)lo_new[i]] : x[i];
+    for (int i = 0; i < n; i++) {                        /* the rows carried on their normal force */
+        const int k = bound_by[i];
+        if (state[i] != IN_C_ && k >= 0 && state[k] == IN_C_ && x[i] != 0)
+            x_new[i] = (x[i] > 0 ? 1.0 : -1.0) * mu[i] * fabs(x_new[k]);
+    }
+    /* every row complementary under the bounds x_new implies? */
+    const double tol_x = 1e-9 * xscale, tol_w = 1e-9 * bscale;
+    for (int i = 0; i < n; i++) {
+        double l = lo[i], h = hi[i];
+        if (bound_by[i] >= 0) { h = mu[i] * fabs(x_new[bound_by[i]]); l = -h; }
+        if (!isfinite(x_new[i])) return 0;
+        lo_new[i] = l; hi_new[i] = h;
+    }
+    for (int i = 0; i < n; i++) {
+        const double l = lo_new[i], h = hi_new[i];
+        if (x_new[i] < l - tol_x || x_new[i] > h + tol_x) return 0;
+        if (state[i] == IN_C_) continue;
+        double w = -b[i];
+        for (int j = 0; j < n; j++) w += A[(size_t)i * n + j] * x_new[j];
+        if (l == h) continue;                            /* a row held at a point: any w */
+        if (x_new[i] <= l + tol_x && w < -tol_w) return 0;
+        if (x_new[i] >= h - tol_x && w > tol_w) return 0;
+        if (x_new[i] > l + tol_x && x_new[i] < h - tol_x) return 0;
+    }
+    return 1;
+}
+
 /* The boxed LCP with friction rows (findex >= 0) bounded by mu |x[findex]|: first ODE's
  * approximation (bounds from the normal forces reached while pivoting), then fixed-point passes
  * with the bounds from the previous normal forces until they settle, which is the true pyramid
@@ -154,7 +236,10 @@ int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, co
  * Settled means a change of 1e-8 relative (about sqrt(eps)): the normal forces of a box's four
  * coplanar contacts are fixed only by CFM (A's normal block has a condition near 1e8), so a pass
  * moves them by that much whatever the bounds; a tighter test (1e-10) ran every step to the 20
- * passes, 10 times the pivots.
+ * passes, 10 times the pivots.  The passes alone converge linearly, often slowly (a ratio of 0.6
+ * to 0.95 per pass on the dropped Panda, where they missed the test within 20 passes in 8 % of the
+ * steps) and some cycle; after each pass solve_fixed_point tries their limit directly, and is
+ * taken after the first pass in 81 % of those steps, within 5 in 99 %.
  *
  * lo, hi: the rows' own bounds in, the bounds used last out; findex is set to -1 (the passes'
  * bounds are fixed); cone_pair may be NULL.  flo, fhi: n doubles each; work, iwork as for
@@ -166,8 +251,9 @@ int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi
     int err = lcp_dantzig(n, A, b, lo, hi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
     if (err) return err;
     int *bound_by = iwork + 2 * n;                           /* findex, kept for the passes */
-    int has_friction = 0;
+    int has_friction = 0, cone_pair_used = 0;
     for (int i = 0; i < n; i++) { bound_by[i] = findex[i]; if (findex[i] >= 0) { has_friction = 1; findex[i] = -1; } }
+    if (cone_pair) for (int i = 0; i < n; i++) if (cone_pair[i] >= 0) cone_pair_used = 1;
     for (int pass = 0; has_friction && pass < 20; pass++) {
         double change = 0, scale = 0;
         for (int i = 0; i < n; i++) {
@@ -187,6 +273,13 @@ int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi
         /* bound_by lies in iwork beyond lcp_dantzig's 2 n */
         err = lcp_dantzig(n, A, b, flo, fhi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
         if (err) return err;
+        /* the pass's states known: try their fixed point (work past lcp_dantzig's bounds is free) */
+        if (!cone_pair_used && solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n,
+                                                 work + 7 * n, work + 3 * n, work + 4 * n, work + 5 * n)) {
+            (*pivots)++;
+            for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
+            break;
+        }
     }
     for (int i = 0; i < n; i++) { lo[i] = work[i]; hi[i] = work[n + i]; }
     return 0;
