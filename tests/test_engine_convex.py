@@ -409,12 +409,14 @@ def test_panda_on_a_table_is_solved_exactly_by_default(pose):
     """The dropped Panda's steps (45 joint rows, stops, up to 30 contact rows; A's condition near
     2e9 from the 8e-7 kg·m² fingers) take the Schur complement path under the defaults, and from
     the same state it gives the velocities dense pivoting on all rows gives (measured: 3e-10 at
-    worst over 800 states), where the quick step's differ by up to 26 m/s (a finger)."""
+    worst over 800 states), where the quick step's differ by up to 26 m/s (a finger).  The friction
+    passes end on their fixed point (lcp.c's solve_fixed_point) instead of running to their limit:
+    under 50 pivots a compared step on average (measured 22-28 on these drops, 88-101 without it)."""
     _, w = _panda_on_table(pose)
     _, dense = _panda_on_table(pose, solver="dantzig")
     dense.factor_trees = False
     w.run(300)                                            # falling
-    compared = 0
+    compared, pivots = 0, []
     for _ in range(60):
         w.run(25)
         dense._state[:] = w._state
@@ -423,11 +425,12 @@ def test_panda_on_a_table_is_solved_exactly_by_default(pose):
         if w.last_step.n_contacts == 0:
             continue
         compared += 1
+        pivots.append(w.last_step.pivots)
         assert w.last_step.why.startswith("dantzig: auto, joint tree factorized") and w.last_step.fallback == 0
         assert "asked for" in dense.last_step.why and dense.last_step.fallback == 0
         v, vd = w._state[:, 7:13], dense._state[:, 7:13]
         assert np.abs(v - vd).max() <= 1e-8 * max(1.0, np.abs(vd).max())
-    assert compared >= 50
+    assert compared >= 50 and np.mean(pivots) < 50, np.mean(pivots)
     for b in w.bodies:                                    # on the table, within reach
         assert b.position[2] > -1e-3 and np.linalg.norm(b.position[:2]) < 1.5
 
