@@ -160,23 +160,21 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
                              const int *bound_by, const double *mu, const int *state, const double *x,
                              double *x_new, double *M, double *rhs, double *lo_new, double *hi_new)
 {
-    enum { UNSEEN_ = 0, IN_C_ = 1 };
     int m = 0;
     double xscale = 1, bscale = 1;
     for (int i = 0; i < n; i++) { xscale = fmax(xscale, fabs(x[i])); bscale = fmax(bscale, fabs(b[i])); }
-    /* coef[i]: a friction row at its bound whose normal is free carries coef * x_n; the C index of
-     * each row sits in lo_new (as a double) while M is built */
-    for (int i = 0; i < n; i++) lo_new[i] = state[i] == IN_C_ ? (double)m++ : -1.0;
+    /* the C index of each free row sits in lo_new (as a double) while M is built */
+    for (int i = 0; i < n; i++) lo_new[i] = state[i] == IN_C ? (double)m++ : -1.0;
     if (m == 0) return 0;
     for (int a = 0; a < m; a++) for (int c = 0; c <= m; c++) M[a * (m + 1) + c] = 0;
     for (int j = 0, a = 0; j < n; j++) {                 /* rows of M: the free rows' w_j = 0 */
-        if (state[j] != IN_C_) continue;
+        if (state[j] != IN_C) continue;
         double r = b[j];
         for (int i = 0; i < n; i++) {
             const double Aji = A[(size_t)j * n + i];
-            if (state[i] == IN_C_) { M[a * (m + 1) + (int)lo_new[i]] += Aji; continue; }
+            if (state[i] == IN_C) { M[a * (m + 1) + (int)lo_new[i]] += Aji; continue; }
             const int k = bound_by[i];
-            if (k >= 0 && state[k] == IN_C_ && x[i] != 0) {
+            if (k >= 0 && state[k] == IN_C && x[i] != 0) {
                 const double sigma = x[i] > 0 ? 1.0 : -1.0, sn = x[k] >= 0 ? 1.0 : -1.0;
                 M[a * (m + 1) + (int)lo_new[k]] += Aji * sigma * mu[i] * sn;
             } else {
@@ -190,7 +188,10 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
         int p = c;
         for (int a = c + 1; a < m; a++) if (fabs(M[a * (m + 1) + c]) > fabs(M[p * (m + 1) + c])) p = a;
         if (!(fabs(M[p * (m + 1) + c]) > 1e-300)) return 0;
-        if (p != c) for (int k = c; k <= m; k++) { double t = M[c * (m + 1) + k]; M[c * (m + 1) + k] = M[p * (m + 1) + k]; M[p * (m + 1) + k] = t; }
+        for (int k = c; p != c && k <= m; k++) {
+            const double t = M[c * (m + 1) + k];
+            M[c * (m + 1) + k] = M[p * (m + 1) + k]; M[p * (m + 1) + k] = t;
+        }
         for (int a = c + 1; a < m; a++) {
             const double f = M[a * (m + 1) + c] / M[c * (m + 1) + c];
             if (f != 0) for (int k = c; k <= m; k++) M[a * (m + 1) + k] -= f * M[c * (m + 1) + k];
@@ -201,13 +202,13 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
         for (int k = a + 1; k < m; k++) s -= M[a * (m + 1) + k] * rhs[k];
         rhs[a] = s / M[a * (m + 1) + a];
     }
-    for (int i = 0; i < n; i++) x_new[i] = state[i] == IN_C_ ? rhs[(int)lo_new[i]] : x[i];
+    for (int i = 0; i < n; i++) x_new[i] = state[i] == IN_C ? rhs[(int)lo_new[i]] : x[i];
     for (int i = 0; i < n; i++) {                        /* the rows carried on their normal force */
         const int k = bound_by[i];
-        if (state[i] != IN_C_ && k >= 0 && state[k] == IN_C_ && x[i] != 0)
+        if (state[i] != IN_C && k >= 0 && state[k] == IN_C && x[i] != 0)
             x_new[i] = (x[i] > 0 ? 1.0 : -1.0) * mu[i] * fabs(x_new[k]);
     }
-    /* every row complementary under the bounds x_new implies? */
+    /* is every row complementary under the bounds x_new implies? */
     const double tol_x = 1e-9 * xscale, tol_w = 1e-9 * bscale;
     for (int i = 0; i < n; i++) {
         double l = lo[i], h = hi[i];
@@ -218,13 +219,15 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
     for (int i = 0; i < n; i++) {
         const double l = lo_new[i], h = hi_new[i];
         if (x_new[i] < l - tol_x || x_new[i] > h + tol_x) return 0;
-        if (state[i] == IN_C_) continue;
+        if (state[i] == IN_C) continue;
         double w = -b[i];
         for (int j = 0; j < n; j++) w += A[(size_t)i * n + j] * x_new[j];
         if (l == h) continue;                            /* a row held at a point: any w */
-        if (x_new[i] <= l + tol_x && w < -tol_w) return 0;
-        if (x_new[i] >= h - tol_x && w > tol_w) return 0;
-        if (x_new[i] > l + tol_x && x_new[i] < h - tol_x) return 0;
+        if (x_new[i] - l <= h - x_new[i]) {              /* at its lower bound: pushing up */
+            if (x_new[i] > l + tol_x || w < -tol_w) return 0;
+        } else if (x_new[i] < h - tol_x || w > tol_w) {  /* at its upper bound: pushing down */
+            return 0;
+        }
     }
     return 1;
 }
