@@ -294,7 +294,8 @@ int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, co
                 const int *findex, const double *mu, int friction_mode, double *x,
                 double *work, int *iwork, int *pivots, int max_pivots);
 /* the same with friction rows bounded by mu |x[findex]|, solved to the true pyramid (or cone) by
- * fixed-point passes on the bounds; lo, hi in: the rows' bounds, out: the bounds used */
+ * fixed-point passes on the bounds, ended by solving their fixed point directly once a pass has
+ * fixed the rows' states (pyramid only); lo, hi in: the rows' bounds, out: the bounds used */
 int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
                  double *work, int *iwork, int *pivots, int max_pivots);
