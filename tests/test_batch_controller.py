@@ -15,6 +15,7 @@ from multibody.simulation.batch import _called_plan
 from multibody.simulation.system import System
 
 import reference_loops
+from test_rollout import _lane_kinds as lane_kinds
 
 INTEGRATORS = ["euler", "semi_implicit", "rk4"]
 
@@ -135,19 +136,6 @@ def test_runs_that_diverge_stop_and_the_others_go_on(integrator):
         t_from = float(a.messages[i].split("t = ")[1].split(";")[0])
         assert run.t[-1] <= t_from and np.all(np.isnan(a.q[i, np.searchsorted(a.t, t_from) + 1:]))
     assert np.all(np.isfinite(a.q[0::2])) and np.all(np.isfinite(a.tau[0::2]))
-
-
-def lane_kinds():
-    """The lanes this CPU runs ("baseline", and "avx2" and "avx512" where built and supported)."""
-    before, kinds = _core.use_lanes("baseline"), ["baseline"]
-    for kind in ("avx2", "avx512"):
-        try:
-            _core.use_lanes(kind)
-            kinds.append(kind)
-        except ValueError:
-            pass
-    _core.use_lanes(before)
-    return kinds
 
 
 @pytest.fixture
