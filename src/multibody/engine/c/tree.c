@@ -499,6 +499,16 @@ ENGINE_CLONES_AVX2 static int multipliers_finite(const EngineWorld *W)
     return (chk[0] + chk[1]) + (chk[2] + chk[3]) == 0;
 }
 
+/* The backward pass over every joint, last eliminated first (each joint's row count looked up) */
+ENGINE_CLONES_AVX2 static void backward_all(EngineWorld *W)
+{
+    for (int i = W->nj - 1; i >= 0; i--) {
+        int j = W->torder[i];
+#define BACKWARD(n) backward_joint(W, j, n)
+        dispatch(W->trows[j], BACKWARD);
+    }
+}
+
 ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
 {
     int nj = W->nj, err = 0;
@@ -517,11 +527,7 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
             dispatch(W->trows[j], ELIMINATE);
         }
         if (err) return err;
-        for (int i = nj - 1; i >= 0; i--) {
-            int j = W->torder[i];
-#define BACKWARD(n) backward_joint(W, j, n)
-            dispatch(W->trows[j], BACKWARD);
-        }
+        backward_all(W);
     }
     return multipliers_finite(W) ? 0 : 3;
 }
@@ -537,11 +543,7 @@ ENGINE_CLONES_AVX2 int tree_resolve(EngineWorld *W)
 #define RESOLVE_FORWARD(n) forward_joint(W, j, n, L4 ? 4 : 2)
         dispatch(W->trows[j], RESOLVE_FORWARD);
     }
-    for (int i = nj - 1; i >= 0; i--) {
-        int j = W->torder[i];
-#define RESOLVE_BACKWARD(n) backward_joint(W, j, n)
-        dispatch(W->trows[j], RESOLVE_BACKWARD);
-    }
+    backward_all(W);
     return multipliers_finite(W) ? 0 : 3;
 }
 
