@@ -223,10 +223,12 @@ def test_a_diverged_run_says_so_once_and_raises_when_asked():
         mb.simulate(m, [0.0, 0.0], [0.0, 0.0], 0.1, on_divergence="ignore")
 
 
-def test_cli_simulate_of_a_diverging_run_exits_non_zero(tmp_path, capsys):
+@pytest.mark.parametrize("extra", [["--t-final", "60", "--quiet"], []])
+def test_cli_simulate_of_a_diverging_run_exits_non_zero(tmp_path, capsys, extra):
+    """Also as the issue typed it: the default 5 s, with the progress bar (its pieces run in C)."""
     out = tmp_path / "run.npz"
-    code = cli.main(["simulate", "double_pendulum", "--dt", "0.3", "--integrator", "euler", "--t-final", "60",
-                     "--quiet", "--out", str(out)])
+    code = cli.main(["simulate", "double_pendulum", "--dt", "0.3", "--integrator", "euler", *extra,
+                     "--out", str(out)])
     err = capsys.readouterr().err
     assert code != 0
     assert err.count("non-finite") == 1 and "smaller --dt" in err

@@ -267,6 +267,36 @@ def test_non_finite_run_stops_and_keeps_what_it_had(dp):
     assert traj.t[-1] < 10.0
 
 
+@pytest.mark.parametrize("how", ["progress", "after_an_event"])
+def test_a_run_diverging_in_a_compiled_stretch_says_so(dp, how):
+    """The compiled loop also runs a progress bar's pieces and the stretches after an event: a run
+    that turns non-finite there ends 'diverged' at its last finite state, exactly as the Python
+    reference loop, with one warning (a progress bar's run used to end "finished" with the overflowed
+    state, and the CLI, which shows the bar, to exit 0)."""
+    from multibody.simulation import rollout
+    kw = dict(dt=0.3, integrator="euler")
+    if how == "progress":
+        kw["progress"] = True
+    else:   # an event at t = 0.5 (no reset), then the coarse Euler run blows up at t ≈ 3.6
+        kw["events"] = mb.Event(lambda t, q, qd: t - 0.5, direction=1, name="half a second")
+    runs = []
+    for compiled in (True, False):
+        old, rollout.USE_COMPILED = rollout.USE_COMPILED, compiled
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                runs.append(mb.simulate(dp, [np.pi / 4, -np.pi / 4], [0.0, 0.0], 5.0, **kw))
+        finally:
+            rollout.USE_COMPILED = old
+        assert [str(w.message).count("non-finite") for w in caught if w.category is mb.SimulationWarning] == [1]
+    a, b = runs
+    assert a.status == b.status == "diverged" and a.message == b.message
+    assert np.array_equal(a.t, b.t) and np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
+    assert np.all(np.isfinite(a.q)) and a.t[-1] < 5.0
+    if how == "after_an_event":
+        assert len(a.events) == len(b.events) >= 1 and a.events[0].t < a.t[-1]
+
+
 # ---- controllers and forces ------------------------------------------------------------------------
 def test_constant_f_ext_and_controller_are_equivalent(dp):
     """A torque about the hinge axis applied as a spatial force equals the same joint torque."""

@@ -325,7 +325,8 @@ def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, int
     if held is not None:
         system.held_tau, n_sample = held[0].copy(), int(next_sample[0])
     handed_back = info[0, 1] == rollout.HANDED_BACK
-    t_end = float(info[0, 2]) if handed_back else t_final
+    diverged = info[0, 1] < 0 and not handed_back
+    t_end = float(info[0, 2]) if handed_back or diverged else t_final
     if whole_run and len(rec.t) == 1 and not handed_back:
         return t_end, Y_END[0].copy(), n_sample, False, out
     n = int(info[0, 0])
@@ -339,9 +340,20 @@ def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, int
     for k in range(1, n):
         derived = (QDD[0, k], TAU[0, k], contact_info(k)) if np.isfinite(QDD[0, k, 0]) else None
         rec.add(float(T[0, k]), Y[k - 1], derived)
+    if diverged:   # the samples up to the last finite state are in rec; the caller ends the run there
+        raise _StretchDiverged(float(info[0, 2]), float(info[0, 3]), Y_END[0].copy())
     if piece_end and not handed_back and n > 1:
         rec.derived[-1] = None   # a piece's end: q̈, τ come from the next piece's first step (after a sample there)
     return t_end, Y_END[0].copy(), n_sample, handed_back, None
+
+
+class _StretchDiverged(Exception):
+    """A compiled stretch that is not the whole run turned non-finite between t_from and t_to
+    (``y``: the last finite state, at t_from)."""
+
+    def __init__(self, t_from, t_to, y):
+        super().__init__(t_from, t_to)
+        self.t_from, self.t_to, self.y = t_from, t_to, y
 
 
 def _compiled_plan(plan, system, monitor):
@@ -416,10 +428,15 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
         stretch = _compiled_plan(plan, system, monitor)
         if stretch is not None:
             t_stop = t_final if not progress else min(t_final, (math.floor(t / dt + 1e-9) // piece + 1) * piece * dt)
-            t, y, n_sample, handed_back, whole = _compiled_stretch(model, stretch, system, rec, t, y, n_sample,
-                                                                   t_stop, dt, integrator, record_every,
-                                                                   whole_run=not progress,
-                                                                   piece_end=t_stop < t_final)
+            try:
+                t, y, n_sample, handed_back, whole = _compiled_stretch(model, stretch, system, rec, t, y, n_sample,
+                                                                       t_stop, dt, integrator, record_every,
+                                                                       whole_run=not progress,
+                                                                       piece_end=t_stop < t_final)
+            except _StretchDiverged as e:   # a piece of a progress bar's run, or a stretch after an event
+                t, y, last_recorded_t = e.t_from, e.y, rec.t[-1]
+                status, message = "diverged", non_finite_message(e.t_from, e.t_to)
+                break
             if whole is not None:   # no stop reached: the run is the compiled one
                 return _compiled_trajectory(model, space, system, whole, integrator)
             last_recorded_t = rec.t[-1]
