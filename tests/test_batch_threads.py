@@ -54,7 +54,7 @@ def test_a_batch_on_threads_equals_its_single_runs(threads, restore_threads):
 
 
 SETTINGS = dict(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, record_every=1, keep_last=1, period=0.0, gravity=0,
-                friction_velocity=0.01, stop_mode=0, soft_time=0.02, n_sample0=0)
+                friction_velocity=None, stop_mode=0, soft_time=0.02, n_sample0=0)
 CONTACT = (np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5)   # a point on the second link: 2 states
 
 

@@ -183,6 +183,70 @@ def test_smoothed_coulomb_friction_removes_energy_at_the_rate_f_qd_tanh():
     assert E[0] - E[-1] == pytest.approx(_integral(traj.t, f * qd * np.tanh(qd / vs)), rel=1e-5)
 
 
+LIGHT_FINGER = """<robot name="light_finger">
+  <link name="base"/>
+  <link name="arm"><inertial><mass value="2"/><origin xyz="0.2 0 0"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="finger"><inertial><mass value="0.05"/><origin xyz="0.02 0 0"/>
+    <inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+  <joint name="knuckle" type="revolute"><parent link="arm"/><child link="finger"/><origin xyz="0.4 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="5"/>
+    <dynamics damping="{damping}" friction="{friction}"/></joint>
+</robot>"""
+
+
+def light_finger(tmp_path, damping=0.0, friction=0.1):
+    """A 2 kg arm carrying a 50 g finger (3e-5 kg·m² about its knuckle), like the grippers of real
+    robot files (z1, tiago, talos): friction 0.1 smoothed at v_s = 0.01 decays its velocity at
+    f (M⁻¹)_jj / v_s ≈ 3e5 /s, far beyond what a 1 ms explicit step follows."""
+    path = tmp_path / "finger.urdf"
+    path.write_text(LIGHT_FINGER.format(damping=damping, friction=friction))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mb.load_urdf(str(path))
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "euler", "semi_implicit"])
+def test_friction_on_a_light_joint_keeps_a_fixed_step_stable(tmp_path, integrator):
+    """The step raises that joint's v_s until its damper f / v_s takes half the stable decay per step
+    (limits.step_friction_velocity): friction and gravity then only take energy out of an RK4 run, and
+    the falling finger's velocity does not chatter (at v_s = 0.01 it flipped sign 85 times in 0.5 s and
+    the RK4 run's energy rose within steps); a batch applies the same v_s as its single runs."""
+    from multibody.simulation.limits import step_friction_velocity
+    m = light_finger(tmp_path)
+    vs = step_friction_velocity(m, None, m.friction, 0.01, 1e-3, integrator)
+    mobility = np.diag(mb.minv(m, m.neutral()))
+    assert vs[0] == 0.01 and vs[1] == pytest.approx(0.1 * mobility[1] * 1e-3 / 0.5) and vs[1] > 1.0
+    traj = mb.simulate(m, [0.0, 0.0], [0.0, 0.0], 0.5, integrator=integrator)
+    assert traj.status == "finished"
+    assert traj.passive[-1] == f"friction (tanh, v_s = 0.01; for a stable step knuckle {vs[1]:.3g})"
+    if integrator == "rk4":   # (explicit Euler steps gain energy on their own)
+        E = traj.total_energy
+        assert np.diff(E).max() <= 1e-9 * abs(E).max()
+    assert np.count_nonzero(np.diff(np.sign(traj.qd[5:, 1]))) <= 2
+    batch = mb.simulate_batch(m, np.array([[0.0, 0.0], [0.3, -0.2]]), np.zeros((2, 2)), 0.5, integrator=integrator)
+    assert np.array_equal(batch[0].q, traj.q)
+
+
+def test_damping_a_fixed_step_cannot_follow_is_refused_naming_the_joint_and_a_step_that_works(tmp_path):
+    """Damping is the model's: it is not smoothed away.  Damping 1 on the finger (c (M⁻¹)_jj dt ≈ 33
+    at 1 ms; RK4 is stable below 2.785) is refused before the run with a dt that works, and the run
+    at that dt and with an implicit integrator loses energy at exactly the damping's rate."""
+    m = light_finger(tmp_path, damping=1.0, friction=0.0)
+    with pytest.raises(ValueError, match=r"damping: 'knuckle' has damping 1 .* dt ≤ (\S+), an implicit") as err:
+        mb.simulate(m, [0.0, 0.0], [0.0, 0.0], 0.1)
+    dt = float(err.value.args[0].split("dt ≤ ")[1].split(",")[0])
+    for kw in (dict(dt=dt), dict(integrator="bdf", rtol=1e-9, atol=1e-12)):
+        traj = mb.simulate(m, [0.0, 0.0], [0.0, 0.0], 0.1, **kw)
+        E, qd = traj.total_energy, traj.qd[:, 1]
+        assert traj.status == "finished" and np.all(np.isfinite(traj.q))
+        assert E[0] - E[-1] == pytest.approx(_integral(traj.t, qd * qd), rel=1e-2)
+    with pytest.raises(ValueError, match="damping: 'knuckle'"):
+        mb.simulate_batch(m, np.zeros((2, 2)), np.zeros((2, 2)), 0.1)
+
+
 # ---- model fields another loader fills: gravcomp, constraints -----------------------------------
 def test_gravity_compensation_cancels_the_weight_share():
     m = mb.models.double_pendulum()

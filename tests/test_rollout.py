@@ -188,7 +188,7 @@ def test_entry_point_checks_its_arguments():
         T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
         return dict(T=T, Q=Q, QD=Q.copy(), QDD=Q.copy(), TAU=Q.copy(), Y_END=np.zeros((1, 4)), info=np.zeros((1, 4)))
     settings = dict(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, record_every=1, keep_last=1, period=0.0, gravity=0,
-                    friction_velocity=0.01, stop_mode=0, soft_time=0.02, n_sample0=0)
+                    friction_velocity=None, stop_mode=0, soft_time=0.02, n_sample0=0)
     outputs = fresh_outputs()
     _core.rollout(m._c, Z, Z, outputs, settings)
     assert np.isfinite(outputs["Q"]).all()

@@ -126,7 +126,7 @@ PyObject *py_get_num_threads(PyObject *self, PyObject *unused);
 /* ---- py_gate.c ------------------------------------------------------------------------------- */
 
 /* The arrays an entry point got from the gate (new references), released together at its end. */
-enum { GATE_HOLD_MAX = 24 };
+enum { GATE_HOLD_MAX = 32 };
 typedef struct {
     PyObject *o[GATE_HOLD_MAX];
     int n;

@@ -370,7 +370,7 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
  * settings (dict; an absent entry is None): integrator, t0, t_final, dt, record_every, keep_last, period;
  *     a PD or torque table: kp (nv) (None: no controller, τ = 0), kd (nv), times (M,), q_ref (M,nq),
  *     qd_ref (M,nv), tau_ff (M,nv), gravity (1: the PD adds g(q)); f_ext (nb,6), damping (nv), friction
- *     (nv), friction_velocity, gc_lift (nb,3), gc_com (nb,3), stops (S,4) (q index, v index, position,
+ *     (nv), friction_velocity (nv), gc_lift (nb,3), gc_com (nb,3), stops (S,4) (q index, v index, position,
  *     sign), stop_mode (0 none, 1 soft, 2 hard), soft_time; contact: (bodies (np,), points (np,3), nd, K,
  *     D, mu) (simulation.contact.GroundContact) with Z0 (N,nz); held0 (nv), n_sample0: a sampled
  *     controller's hold at t0 and its next sample's index (a run resumed by the Python loop); control,
@@ -473,8 +473,17 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     if (!optional_finite(held, SETTING("f_ext"), "f_ext", 2, df, &r.fext) ||
         !optional_finite(held, SETTING("damping"), "damping", 1, dd, &r.damping) ||
         !optional_finite(held, SETTING("friction"), "friction", 1, dfr, &r.friction) ||
-        (r.friction && !get_double(SETTING("friction_velocity"), "friction_velocity", 0.0, 0, &r.friction_velocity)))
+        !optional_finite(held, SETTING("friction_velocity"), "friction_velocity", 1, dfr, &r.friction_velocity))
         return NULL;
+    if (r.friction) {  /* its smoothing velocities divide: each positive */
+        for (int k = 0; r.friction_velocity && k < m->nv; k++)
+            if (!(r.friction_velocity[k] > 0.0))
+                return PyErr_Format(PyExc_ValueError, "friction_velocity: expected (nv,) = (%d,) positive numbers; "
+                                    "entry %d is %g", m->nv, k, r.friction_velocity[k]);
+        if (!r.friction_velocity)
+            return PyErr_Format(PyExc_ValueError, "friction_velocity: expected (nv,) = (%d,) positive numbers "
+                                "with friction; got None", m->nv);
+    }
     if (SETTING("gc_lift") != Py_None) {
         npy_intp dg[2] = {m->nb, 3}, dc[2] = {m->nb, 3};
         PyArrayObject *lift = gated_array(held, SETTING("gc_lift"), "gc_lift", NPY_DOUBLE, 2, dg, 0);

@@ -590,7 +590,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 memcpy(ta, tau, sizeof(double) * nv);
             if (r->friction)
                 for (int k = 0; k < nv; k++)
-                    ta[k] = ta[k] + -r->friction[k] * tanh(v[l][k] / r->friction_velocity);
+                    ta[k] = ta[k] + -r->friction[k] * tanh(v[l][k] / r->friction_velocity[k]);
             if (r->n_tendons)
                 tendon_forces(m, r, w, q[l], v[l], ta);
             if (r->stop_mode == MB_STOPS_SOFT)

@@ -18,7 +18,7 @@ from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
 from .integrators import FIXED_STEP, StateSpace
-from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, JointLimits
+from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, JointLimits, step_friction_velocity
 from .system import System, _check_model, _positive
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
@@ -189,6 +189,8 @@ def _batch_system(model, kwargs):
     stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
     system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops,
                     friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
+    system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
+                                                      system.friction_velocity, kwargs["dt"], kwargs["integrator"])
     return system, tuple(stops.events(system)) if system.hard_stops else ()
 
 

@@ -36,7 +36,7 @@ from . import rollout
 from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
-from .limits import FRICTION_VELOCITY, JointLimits
+from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace, next_step_end
 from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -177,6 +177,9 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     constraints = _with_model_constraints(model, constraints)
     stops = JointLimits(model, limits, limit_restitution, dt)
     system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity)
+    if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
+        system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
+                                                          system.friction_velocity, dt, integrator)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
     check_record_size(model, space, t_final, dt, record_every, integrator)

@@ -27,14 +27,25 @@
 * **Damping** c ≥ 0 per velocity variable: τ −= c ⊙ q̇ (viscous, exact).
 * **Coulomb friction** f ≥ 0 per velocity variable, *smoothed*: τ −= f ⊙ tanh(q̇ / v_s) with
   v_s = ``friction_velocity`` (default ``FRICTION_VELOCITY`` = 0.01 rad/s or m/s).  Below v_s
-  the friction acts like a damper f / v_s, so a joint does not truly stick; a small v_s makes the
-  equations stiff (step ≲ 2 H_jj v_s / f for an explicit integrator).
+  the friction acts like a damper f / v_s, so a joint does not truly stick.  That damper is stiff
+  on a light joint: an explicit step of dt follows a velocity decay rate λ = c (M⁻¹)_jj only while
+  λ dt stays below about 2 (2.79 for RK4), and real robot files carry grippers and fingers with
+  f = 1 on 1e-4 kg·m² or less (λ dt in the hundreds at v_s = 0.01 and dt = 1 ms: the run
+  blows up).  So a fixed-step run raises v_s on such a joint to f (M⁻¹)_jj dt / ``FRICTION_STEP``
+  (:func:`step_friction_velocity`, like MuJoCo keeping a soft constraint's time constant at
+  least two steps; with damping on the joint the friction gets what the damping leaves): its
+  friction is then as sticky as the step can hold, and exact once |q̇| ≫ v_s.  ``traj.passive`` names the joints and their v_s.  Viscous *damping* so stiff that
+  the step cannot follow it is refused before the run, naming the joint and what would work
+  (a smaller dt, an implicit integrator, less damping): damping is the model's physics, not a
+  smoothing of ours to adjust.
 * **Gravity compensation** (MuJoCo's ``gravcomp``): body i receives the force
   gravcomp_i · m_i · (−g) at its centre of mass.
 
 The run's :class:`Trajectory` lists what was applied in ``traj.passive`` and in its ``repr``.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -48,6 +59,10 @@ from .impact import impact_map
 SOFT_LIMIT_TIME = 0.02
 #: rad/s or m/s, the velocity scale of the smoothed Coulomb friction f·tanh(q̇ / v_s)
 FRICTION_VELOCITY = 0.01
+#: the share of a fixed step's stable decay rate (λ dt) the smoothed friction's damper f / v_s may take
+FRICTION_STEP = 0.5
+#: λ dt of a velocity decay v̇ = −λ v beyond which a fixed step grows it (RK4: 2.785; Euler's: 2)
+STABLE_DECAY = {"euler": 2.0, "semi_implicit": 2.0, "rk4": 2.785}
 LIMIT_MODES = ("hard", "soft", "off")
 
 
@@ -221,6 +236,58 @@ class JointLimits:
             return q, qd
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit release")
+
+
+def velocity_names(model):
+    """A name per velocity variable: its joint's, with the variable's index for joints of several."""
+    names = []
+    for j in range(model.nb):
+        n = int(model.nv_joint[j])
+        names += [model.joint_names[j]] if n == 1 else [f"{model.joint_names[j]}[{a}]" for a in range(n)]
+    return names
+
+
+def step_friction_velocity(model, damping, friction, friction_velocity, dt, integrator):
+    """Per velocity variable, the smoothing velocity v_s of the friction f·tanh(q̇ / v_s) a fixed step
+    of ``dt`` with ``integrator`` stays stable with (module docstring).  With r = c (M⁻¹)_jj dt the
+    joint's damping decay per step and B = STABLE_DECAY[integrator], the friction's damper f / v_s
+    may add min(FRICTION_STEP, 0.9 B − r) to it, so v_s is the larger of ``friction_velocity`` and
+    f (M⁻¹)_jj dt over that share.  M⁻¹ is taken at the model's neutral configuration (a model
+    property: single runs and batches from any state agree); the margins to B cover its change with
+    the configuration.  Damping with r > 0.8 B is refused: the step cannot follow it.
+
+    >>> import dataclasses, numpy as np, multibody as mb
+    >>> m = dataclasses.replace(mb.models.planar(2), friction=[0.0, 5.0])
+    >>> step_friction_velocity(m, None, m.friction, 0.01, 1e-3, "rk4").round(3).tolist()
+    [0.01, 0.137]
+    """
+    base = np.full(model.nv, float(friction_velocity))
+    if (damping is None and friction is None) or model.nv == 0:
+        return base
+    from ..dynamics.derivatives import minv
+    mobility = np.diag(minv(model, model.neutral())).copy()    # (M⁻¹)_jj: the joint's acceleration per unit torque
+    bound = STABLE_DECAY[integrator]
+    decay = np.zeros(model.nv) if damping is None else np.asarray(damping, float) * mobility * dt
+    k = int(np.argmax(decay))
+    if decay[k] > 0.8 * bound:
+        name, c = velocity_names(model)[k], float(damping[k])
+        raise ValueError(
+            f"damping: {name!r} has damping {c:g} on an effective inertia of {1 / mobility[k]:.3g} "
+            f"(1/(M⁻¹)_jj at the neutral configuration): its velocity relaxes in {1 / (c * mobility[k]):.3g} s, "
+            f"faster than an explicit {integrator} step of dt = {dt:g} s can follow (c (M⁻¹)_jj dt = {decay[k]:.3g}; "
+            f"stable below {bound:g}, and this run keeps it below {0.8 * bound:.3g}): the run would blow up.  Pass "
+            f"dt ≤ {_round_down(0.8 * bound / (c * mobility[k])):.3g}, an implicit integrator (integrator='bdf' or 'radau'), or "
+            f"less damping (dataclasses.replace(model, damping=...))")
+    if friction is None:
+        return base
+    share = np.minimum(FRICTION_STEP, 0.9 * bound - decay)
+    return np.maximum(base, np.asarray(friction, float) * mobility * dt / share)
+
+
+def _round_down(x, digits=3):
+    """x rounded down to ``digits`` significant digits (a step to print that still meets the bound)."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return math.floor(x / scale) * scale
 
 
 def smoothed_friction(friction, v, velocity_scale):

@@ -125,7 +125,9 @@ def passive_tables(model, damping, friction, friction_velocity, gravcomp, limits
     return dict(damping=None if damping is None else np.ascontiguousarray(damping, dtype=float),
                 tendons=tendon_rows, tendon_terms=tendon_terms,
                 friction=None if friction is None else np.ascontiguousarray(friction, dtype=float),
-                friction_velocity=float(friction_velocity), gc_lift=gc_lift, gc_com=gc_com, stops=stops,
+                friction_velocity=None if friction is None else np.ascontiguousarray(
+                    np.broadcast_to(np.asarray(friction_velocity, dtype=float), (model.nv,))),
+                gc_lift=gc_lift, gc_com=gc_com, stops=stops,
                 stop_mode=STOP_MODES[mode], soft_time=float(soft_time))
 
 

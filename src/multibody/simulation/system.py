@@ -18,7 +18,7 @@ from .constraints import Constraint, ConstraintSet
 from .contact import GroundContact
 from .controllers import PD, TorqueTable
 from ..dynamics.gravcomp import gravity_compensation_forces
-from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, tendon_forces
+from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, tendon_forces, velocity_names
 
 
 def non_finite_message(t0, t1):
@@ -200,12 +200,20 @@ class System:
         if self.damping is not None:
             out.append("damping")
         if self.friction is not None:
-            out.append(f"friction (tanh, v_s = {self.friction_velocity:g})")
+            out.append(self._friction_description())
         if self.gravcomp is not None:
             out.append("gravcomp")
         if self.tendons:
             out.append("tendons")
         return tuple(out)
+
+    def _friction_description(self):
+        """'friction (tanh, v_s = …)', naming the variables whose v_s the step's stability raised."""
+        vs = np.broadcast_to(np.asarray(self.friction_velocity, dtype=float), (self.nv,))
+        base = float(vs.min())
+        raised = [f"{name} {v:.3g}" for name, v, f in zip(velocity_names(self.model), vs, self.friction)
+                  if v > base and f > 0.0]
+        return f"friction (tanh, v_s = {base:g}" + (f"; for a stable step {', '.join(raised)}" if raised else "") + ")"
 
     # the constraints that stay closed through an impact, and the hard stops' forces
     def closed_rows(self, t, q, v):
