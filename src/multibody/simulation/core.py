@@ -19,7 +19,8 @@ they run there too, except the steps that reach a stop or fire an event: rollout
 back to ``_run_fixed``, whose event machinery locates and fires it, and the compiled loop resumes
 (joints resting on their stops held in C).  ``_run_fixed`` steps whole runs itself only with
 ``rollout.USE_COMPILED = False``: the reference rollout.c follows operation for operation (tests
-compare the two bit for bit).
+compare the two bit for bit).  Runs with sensitivities go through the same loop with the
+state-transition matrix riding as extra states (``sensitivity.SensitivityFlow``).
 """
 from __future__ import annotations
 
@@ -153,7 +154,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         trajectory up to the last finite state).
     sensitivities : also return ``traj.stm`` = ∂x(t)/∂x(0) and ``traj.dx_dtau`` = ∂x(t)/∂τ (held τ)
         at every sample, by variational equations and saltation matrices at events
-        (:mod:`multibody.simulation.sensitivity`; the run steps in Python).
+        (:mod:`multibody.simulation.sensitivity`; fixed steps in the compiled loop, its Python
+        callback evaluating Z's rates at every stage).
 
     A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
     the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.

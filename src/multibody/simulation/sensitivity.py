@@ -26,9 +26,13 @@ Z is integrated with the *same* integrator and steps as the state: for fixed ste
 tableau with A at the same stage states (for vector joints Φ is then exactly the derivative of the
 computed step map, Hairer et al. "internal differentiation"; on a group it is the derivative of the
 flow to the method's order — first order for ``euler`` and ``semi_implicit``); adaptive runs
-integrate the augmented system [y, Z] under one error control.  The loop runs in Python step by
-step (each stage one compiled ABA and one ``aba_derivatives`` call), so a run with sensitivities is
-slower than a plain one (the double pendulum's 1 s at 1 ms RK4: about 0.1 s against 0.005 s).
+integrate the augmented system [y, Z] under one error control.  Fixed-step runs go through the one
+fixed-step loop, ``core/rollout.c`` with ``core._run_fixed``'s event machinery around it
+(:class:`SensitivityFlow`): vec Z rides as the compiled loop's extra states, its rates Ż = A Z + …
+from a call back at every stage (one ``aba_derivatives`` call; the state's ABA stays in C).  A
+sampled controller's runs and the step after an event take one compiled step at a time, and
+semi-implicit runs step in Python (:func:`_step`).  A run with sensitivities is still slower than a
+plain one (the double pendulum's 1 s at 1 ms RK4: about 0.06 s against 0.005 s).
 
 **At an event** with guard g(t, x) and reset x⁺ = R(t, x⁻), crossing at t_e(x₀)
 (Aizerman & Gantmacher 1958; Hiskens & Pai, IEEE TCAS-I 47(2), 2000, eq. 16):
@@ -122,11 +126,14 @@ class Linearization:
         self.system, self.space = system, space
         self.nv, self.nz = space.nv, space.nz
         self.n = 2 * self.nv + self.nz
+        s = system
+        self.smooth = (s.constraints is None and s.contact is None and s.f_ext_fn is None and s.gravcomp is None
+                       and not s.tendons and not s.soft)
+        self.eye = np.eye(self.nv)
 
     def analytic(self):
         s = self.system
-        return (s.constraints is None and s.contact is None and s.f_ext_fn is None and s.gravcomp is None
-                and not s.tendons and not s.soft and not (s.limits is not None and s.limits.resting))
+        return self.smooth and not (s.limits is not None and s.limits.resting)
 
     def perturbed(self, y, d):
         """y ⊕ d for a tangent vector d."""
@@ -142,18 +149,20 @@ class Linearization:
         s, space = self.system, self.space
         q, v, z = space.split(y)
         A = np.zeros((n, n))
-        A[:nv, :nv] = kinematic_block(space, v)
-        A[:nv, nv:2 * nv] = np.eye(nv)
+        if not space.vector:
+            A[:nv, :nv] = kinematic_block(space, v)
+        A[:nv, nv:2 * nv] = self.eye
         if self.analytic():
             tau = s.control(t, q, v)
             tau_all = tau if s.damping is None else tau - s.damping * v
-            dtau_dv = np.zeros((nv, nv)) if s.damping is None else -np.diag(s.damping)
+            dtau_dv = None if s.damping is None else -np.diag(s.damping)
             if s.friction is not None:
                 tau_all = tau_all + smoothed_friction(s.friction, v, s.friction_velocity)
                 vs = s.friction_velocity
-                dtau_dv -= np.diag(s.friction / vs * (1.0 - np.tanh(v / vs) ** 2))   # f/v_s sech²
+                dfr = np.diag(s.friction / vs * (1.0 - np.tanh(v / vs) ** 2))   # f/v_s sech²
+                dtau_dv = -dfr if dtau_dv is None else dtau_dv - dfr
             Dq, Dv, Minv = aba_derivatives(s.model, q, v, tau_all, s.f_ext_const)
-            A[nv:, :nv], A[nv:, nv:] = Dq, Dv + Minv @ dtau_dv
+            A[nv:, :nv], A[nv:, nv:] = Dq, Dv if dtau_dv is None else Dv + Minv @ dtau_dv
             if s.controller is not None and s.period is None:   # a continuous controller: ∂τ/∂x
                 D = self.controller_jacobian(t, y)
                 A[nv:, :] += Minv @ D
