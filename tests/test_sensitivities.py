@@ -318,3 +318,17 @@ def test_semi_implicit_and_sampled_runs_go_through_the_same_loop():
         traj = mb.simulate(model, q0, v0, 0.5, sensitivities=True, **kw)
         fd = _tangent_fd5(model, lambda q, v: mb.simulate(model, q, v, 0.5, **kw), q0, v0)
         assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-8 * max(1.0, np.abs(fd).max())
+
+
+@pytest.mark.parametrize("sensitivities", [False, True])
+def test_a_run_diverging_inside_a_compiled_piece_ends_diverged(sensitivities):
+    """With a progress bar the compiled loop runs in pieces; a piece whose state turns non-finite ends
+    the run "diverged" at the last finite state (it used to be reported "finished")."""
+    model = mb.models.double_pendulum()
+    with pytest.warns(mb.SimulationWarning) as record:
+        traj = mb.simulate(model, [1.0, 2.0], [0.0, 10.0], 20.0, dt=0.3, integrator="euler", progress=True,
+                           sensitivities=sensitivities)
+    assert traj.status == "diverged" and len(record) == 1
+    assert np.all(np.isfinite(traj.q)) and traj.t[-1] < 20.0
+    if sensitivities:
+        assert np.all(np.isfinite(traj.stm)) and len(traj.stm) == len(traj)

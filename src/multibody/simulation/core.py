@@ -325,6 +325,7 @@ class _FixedFlow:
 
     - ``space``, ``deriv``, ``python_step``: the stepped state's layout, right-hand side and Python
       stepper (``integrators.STEPPERS``; used while joints rest on stops, or without a plan);
+      ``state_space``: the layout of the state [q, v, z] itself;
     - ``may_stretch()``: whether the compiled loop may run on from here (else one step at a time);
     - ``sample(t, y)``: a sampled controller takes its sample;
     - ``stepped(t, y, t1, y1)``: y1 of a step that fired no event, as the run goes on with it;
@@ -336,8 +337,8 @@ class _FixedFlow:
     plain = True
 
     def __init__(self, space, system, integrator):
-        self.space, self.system = space, system
-        self.deriv, self.python_step = system.deriv, STEPPERS[integrator]
+        self.space = self.state_space = space
+        self.system, self.deriv, self.python_step = system, system.deriv, STEPPERS[integrator]
 
     def may_stretch(self):
         return True
@@ -548,8 +549,8 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     if status == "diverged" and last_recorded_t != t:
         rec.add(t, y, held=system.held_tau)
     flow.finish(rec)
-    return flow.annotate(build_trajectory(model, space if flow.plain else flow.state_space, system, rec, fired,
-                                          status, message, integrator))
+    return flow.annotate(build_trajectory(model, flow.state_space, system, rec, fired, status, message,
+                                          integrator))
 
 
 def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol,
