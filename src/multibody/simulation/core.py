@@ -367,8 +367,8 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
     """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
     sampled controller's hold (``system.held_tau``, next sample ``n_sample``) goes on in C and comes
     back.  Returns (t, y, n_sample, info, out) where it stopped, ``info`` (count, code, t_from, t_to)
-    (code ``rollout.HANDED_BACK``: the step from t is the Python loop's; −1: that step turned the
-    state non-finite, y is the last finite one), ``out`` run_compiled's arrays; the samples join
+    (code ``rollout.HANDED_BACK``: the step from t is the Python loop's; ``rollout.NON_FINITE``: that
+    step turned the state non-finite, y is the last finite one), ``out`` run_compiled's arrays; the samples join
     ``rec`` unless the stretch is the whole run (``whole_run``: t_final is the run's end, ``rec``
     holds only its start, and the stretch was not handed back; ``piece_end``: t_final is a progress
     bar's piece's end, not the run's)."""
