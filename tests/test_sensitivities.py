@@ -215,3 +215,120 @@ def test_a_diverging_run_with_sensitivities_ends_diverged_with_one_warning():
         traj = mb.simulate(model, [1.0, 2.0], [0.0, 10.0], 20.0, dt=0.3, integrator="euler", sensitivities=True)
     assert traj.status == "diverged" and len(record) == 1
     assert np.all(np.isfinite(traj.stm)) and len(traj.stm) == len(traj)
+
+
+# ---- one loop: Z rides in the compiled loop (core/rollout.c) ---------------------------------
+def _tangent_fd5(model, run, q0, v0, h=1e-4):
+    """Five-point differences of (q, v)(T) in mb.integrate / mb.difference's tangent coordinates
+    (truncation h⁴, round-off ε/h: about 1e-11 here)."""
+    nv = model.nv
+    cols = []
+    for k in range(2 * nv):
+        d = np.zeros(2 * nv)
+        d[k] = h
+        ends = []
+        for s in (-2.0, -1.0, 1.0, 2.0):
+            tr = run(mb.integrate(model, q0, s * d[:nv]), v0 + s * d[nv:])
+            ends.append((tr.q[-1], tr.qd[-1]))
+        q_ref = ends[1][0]   # differences of q taken on the manifold, from one of the ends
+
+        def tangent(e):
+            return np.concatenate((mb.difference(model, q_ref, e[0]), e[1]))
+        f = [tangent(e) for e in ends]
+        cols.append((f[0] - 8.0 * f[1] + 8.0 * f[2] - f[3]) / (12.0 * h))
+    return np.column_stack(cols)
+
+
+@pytest.fixture
+def compiled_only(monkeypatch):
+    """The handshake: the Python one-step stepper of the state with Z (sensitivity._step) raises, and
+    every compiled call of a sensitivity run is counted with the plan that carries Z."""
+    from multibody.simulation import rollout, sensitivity
+
+    def no_python_step(*args, **kwargs):
+        raise AssertionError("sensitivity._step: the run stepped Z in Python")
+    monkeypatch.setattr(sensitivity, "_step", no_python_step)
+    calls = {"stretch": 0, "one step": 0}
+    run_compiled = rollout.run_compiled
+
+    def counted(model, plan, *args, **kwargs):
+        law = plan.get("contact_call")
+        if isinstance(getattr(law, "__self__", None), sensitivity.SensitivityFlow):
+            calls["one step" if kwargs.get("one_step") else "stretch"] += 1
+        return run_compiled(model, plan, *args, **kwargs)
+    monkeypatch.setattr(rollout, "run_compiled", counted)
+    return calls
+
+
+def _panda():
+    from test_rollout import panda_model
+    return panda_model()
+
+
+@pytest.mark.parametrize("robot", ["double pendulum", "panda"])
+def test_fixed_step_sensitivities_run_in_the_compiled_loop(robot, compiled_only):
+    """Z = [Φ | ∂x/∂τ] rides as the compiled loop's extra states: the whole run is one compiled stretch
+    (the Python stepper is never called), and Φ is the five-point derivative of the computed flow."""
+    if robot == "panda":
+        model = _panda()
+        q0 = 0.5 * (model.q_lower + model.q_upper)
+        q0[-2:] = 0.02                                   # fingers mid-range, still: no stop reached
+        v0 = np.r_[0.3 * np.sin(np.arange(model.nv - 2)), 0.0, 0.0]
+        kw = dict(dt=1e-3, controller=mb.PD(kp=20.0, kd=2.0, q_ref=q0))
+        T = 0.03
+    else:
+        model = mb.models.double_pendulum()
+        q0, v0 = np.array([0.7, -0.4]), np.array([0.1, 0.3])
+        kw = dict(dt=1e-2)
+        T = 1.0
+    traj = mb.simulate(model, q0, v0, T, sensitivities=True, **kw)
+    assert compiled_only == {"stretch": 1, "one step": 0}
+    plain = mb.simulate(model, q0, v0, T, **kw)
+    np.testing.assert_array_equal(traj.q, plain.q)        # the state's bits are the plain run's
+    fd = _tangent_fd5(model, lambda q, v: mb.simulate(model, q, v, T, **kw), q0, v0)
+    assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-8 * max(1.0, np.abs(fd).max())
+    assert np.max(np.abs(traj.stm[-1] - np.eye(2 * model.nv))) > 1e-2
+
+
+def test_hard_stop_impacts_in_fixed_steps_carry_z_through_the_compiled_loop(compiled_only):
+    """simulate's own hard stop (restitution 0.5) with RK4: the run goes on in compiled stretches, the
+    steps that reach the stop (and the step after each impact) are single compiled steps, and Φ
+    across the impacts is the five-point derivative of the computed flow."""
+    import dataclasses
+    model = dataclasses.replace(mb.models.double_pendulum(), q_lower=[-1.0, -np.inf], q_upper=[np.inf, np.inf])
+    q0, v0 = np.array([0.0, 0.3]), np.array([-3.0, 1.0])
+    kw = dict(dt=1e-2, limit_restitution=0.5)
+    T = 0.39            # two impacts; the fourth (t = 0.417) would leave the joint resting on its stop
+    traj = mb.simulate(model, q0, v0, T, sensitivities=True, **kw)
+    assert [ev.name for ev in traj.events] == ["th1 lower limit"] * 2
+    assert compiled_only["stretch"] >= 2 and compiled_only["one step"] >= 2
+    fd = _tangent_fd5(model, lambda q, v: mb.simulate(model, q, v, T, **kw), q0, v0)
+    assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-7 * max(1.0, np.abs(fd).max())
+    k = int(np.flatnonzero(traj.t == traj.events[0].t)[0])   # the impact's jump of Φ is recorded
+    assert np.abs(traj.stm[k + 1] - traj.stm[k]).max() > 0.1
+
+
+def test_semi_implicit_and_sampled_runs_go_through_the_same_loop():
+    """Semi-implicit runs step Z in Python (sensitivity._step); a sampled controller's run takes one
+    compiled step at a time (Ψ at its samples): both are Φ = the derivative of their computed flows."""
+    model = mb.models.double_pendulum()
+    q0, v0 = np.array([0.7, -0.4]), np.array([0.1, 0.3])
+    for kw in (dict(dt=1e-2, integrator="semi_implicit"),
+               dict(dt=1e-2, controller=mb.PD(kp=20.0, kd=2.0, q_ref=[0.2, 0.1], period=0.03))):
+        traj = mb.simulate(model, q0, v0, 0.5, sensitivities=True, **kw)
+        fd = _tangent_fd5(model, lambda q, v: mb.simulate(model, q, v, 0.5, **kw), q0, v0)
+        assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-8 * max(1.0, np.abs(fd).max())
+
+
+@pytest.mark.parametrize("sensitivities", [False, True])
+def test_a_run_diverging_inside_a_compiled_piece_ends_diverged(sensitivities):
+    """With a progress bar the compiled loop runs in pieces; a piece whose state turns non-finite ends
+    the run "diverged" at the last finite state (it used to be reported "finished")."""
+    model = mb.models.double_pendulum()
+    with pytest.warns(mb.SimulationWarning) as record:
+        traj = mb.simulate(model, [1.0, 2.0], [0.0, 10.0], 20.0, dt=0.3, integrator="euler", progress=True,
+                           sensitivities=sensitivities)
+    assert traj.status == "diverged" and len(record) == 1
+    assert np.all(np.isfinite(traj.q)) and traj.t[-1] < 20.0
+    if sensitivities:
+        assert np.all(np.isfinite(traj.stm)) and len(traj.stm) == len(traj)

@@ -19,7 +19,8 @@ they run there too, except the steps that reach a stop or fire an event: rollout
 back to ``_run_fixed``, whose event machinery locates and fires it, and the compiled loop resumes
 (joints resting on their stops held in C).  ``_run_fixed`` steps whole runs itself only with
 ``rollout.USE_COMPILED = False``: the reference rollout.c follows operation for operation (tests
-compare the two bit for bit).
+compare the two bit for bit).  Runs with sensitivities go through the same loop with the
+state-transition matrix riding as extra states (``sensitivity.SensitivityFlow``).
 """
 from __future__ import annotations
 
@@ -153,7 +154,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         trajectory up to the last finite state).
     sensitivities : also return ``traj.stm`` = ∂x(t)/∂x(0) and ``traj.dx_dtau`` = ∂x(t)/∂τ (held τ)
         at every sample, by variational equations and saltation matrices at events
-        (:mod:`multibody.simulation.sensitivity`; the run steps in Python).
+        (:mod:`multibody.simulation.sensitivity`; fixed steps in the compiled loop, its Python
+        callback evaluating Z's rates at every stage).
 
     A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
     the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
@@ -182,21 +184,28 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
                                                           system.friction_velocity, dt, integrator)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
-    check_record_size(model, space, t_final, dt, record_every, integrator)
+    n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
+    check_record_size(model, space, t_final, dt, record_every, integrator,
+                      extra=n_tangent * (n_tangent + model.nv) if sensitivities else 0)
     z = np.zeros(0)
     if contact is not None:
         z = np.asarray(contact.initial_state(model, q, qd), dtype=float).reshape(-1)
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
-    # the user's events: C hands back the steps where one fires; sensitivities step in Python (sensitivity.py)
-    plan = None if sensitivities else system.plan(integrator, events, callables=True)
+    # the user's events: C hands back the steps where one fires
+    plan = system.plan(integrator, events, callables=True)
     if system.hard_stops:
         stops.check_start(q)
         events = events + tuple(stops.events(system))
         stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
-    if sensitivities:
+    if sensitivities and integrator in FIXED_STEP:   # Z along in the compiled loop's extra states
+        from .sensitivity import SensitivityFlow
+        flow = SensitivityFlow(space, system, integrator, dt)
+        traj = _run_fixed(model, space, system, events, flow.start(y0), t_final, dt, integrator, int(record_every),
+                          rtol, atol, progress, flow.plan(plan), flow=flow)
+    elif sensitivities:
         from .sensitivity import run_with_sensitivities
         traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
                                       rtol, atol)
@@ -247,13 +256,14 @@ def record_samples(t_final, dt, record_every):
     return math.floor(t_final / (dt * record_every) + 1e-9) + 2
 
 
-def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1):
+def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1, extra=0):
     """Refuse a run whose record would not fit in the available memory (before allocating it).
 
-    A sample holds t, the state, q̈, τ and the two energies (8 bytes each); the Python loops
-    keep lists while they run, about twice the final arrays (three times for adaptive runs)."""
+    A sample holds t, the state, q̈, τ, the two energies and ``extra`` numbers more (a run with
+    sensitivities: Z = [Φ | ∂x/∂τ]), 8 bytes each; the Python loops keep lists while they run, about
+    twice the final arrays (three times for adaptive runs)."""
     samples = record_samples(t_final, dt, record_every)
-    per_sample = 8 * (1 + space.n + 3 * model.nv + 2)
+    per_sample = 8 * (1 + space.n + 3 * model.nv + 2 + extra)
     need = samples * per_sample * runs * (2 if integrator in FIXED_STEP else 3)  # Python lists: ~2-3× the arrays
     avail = _available_memory()
     if avail is not None and need > avail:
@@ -312,14 +322,59 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     return y1
 
 
-def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, integrator, record_every,
+class _FixedFlow:
+    """What :func:`_run_fixed` steps: the state alone (the sensitivity run's flow, the state with
+    Z = [Φ | ∂x/∂τ] after it, is ``sensitivity.SensitivityFlow``, with the same hooks).
+
+    - ``space``, ``deriv``, ``python_step``: the stepped state's layout, right-hand side and Python
+      stepper (``integrators.STEPPERS``; used while joints rest on stops, or without a plan);
+      ``state_space``: the layout of the state [q, v, z] itself;
+    - ``may_stretch()``: whether the compiled loop may run on from here (else one step at a time);
+    - ``sample(t, y)``: a sampled controller takes its sample;
+    - ``stepped(t, y, t1, y1)``: y1 of a step that fired no event, as the run goes on with it;
+    - ``fire(monitor, i, te, ye, rec, fired, t, y)``: record before/after, apply event i's reset
+      (the step from (t, y) crossed it at te, ending at ye); returns the state after it;
+    - ``contact_info(q, v, z)``: a recorded sample's contact info;
+    - ``finish(rec)``, ``annotate(traj)``: the record as the state's, and what the trajectory gains."""
+
+    plain = True
+
+    def __init__(self, space, system, integrator):
+        self.space = self.state_space = space
+        self.system, self.deriv, self.python_step = system, system.deriv, STEPPERS[integrator]
+
+    def may_stretch(self):
+        return True
+
+    def sample(self, t, y):
+        self.system.sample(t, *self.space.split(y)[:2])
+
+    def stepped(self, t, y, t1, y1):
+        return y1
+
+    def fire(self, monitor, i, te, ye, rec, fired, t, y):
+        return _fire(monitor, i, te, ye, self.space, self.system, rec, fired)
+
+    def contact_info(self, q, v, z):
+        return self.system.contact_info(q, v, z)
+
+    def finish(self, rec):
+        pass
+
+    def annotate(self, traj):
+        return traj
+
+
+def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, dt, integrator, record_every,
                       whole_run=True, piece_end=False):
     """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
     sampled controller's hold (``system.held_tau``, next sample ``n_sample``) goes on in C and comes
-    back.  Returns (t, y, n_sample, handed_back, out) where it stopped, ``out`` run_compiled's arrays;
-    the samples join ``rec`` unless the stretch is the whole run (``whole_run``: t_final is the run's
-    end, ``rec`` holds only its start, and the stretch was not handed back; ``piece_end``: t_final is
-    a progress bar's piece's end, not the run's)."""
+    back.  Returns (t, y, n_sample, info, out) where it stopped, ``info`` (count, code, t_from, t_to)
+    (code ``rollout.HANDED_BACK``: the step from t is the Python loop's; ``rollout.NON_FINITE``: that
+    step turned the state non-finite, y is the last finite one), ``out`` run_compiled's arrays; the samples join
+    ``rec`` unless the stretch is the whole run (``whole_run``: t_final is the run's end, ``rec``
+    holds only its start, and the stretch was not handed back; ``piece_end``: t_final is a progress
+    bar's piece's end, not the run's)."""
     nq, nv = model.nq, model.nv
     out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
                                record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
@@ -327,36 +382,24 @@ def _compiled_stretch(model, plan, system, rec, t, y, n_sample, t_final, dt, int
     T, Q, QD, QDD, TAU, Y_END, info, Z, F, held, next_sample = out
     if held is not None:
         system.held_tau, n_sample = held[0].copy(), int(next_sample[0])
-    handed_back = info[0, 1] == rollout.HANDED_BACK
-    diverged = info[0, 1] < 0 and not handed_back
-    t_end = float(info[0, 2]) if handed_back or diverged else t_final
-    if whole_run and len(rec.t) == 1 and not handed_back:
-        return t_end, Y_END[0].copy(), n_sample, False, out
+    stopped = info[0, 1] < 0   # handed back, or non-finite
+    t_end = float(info[0, 2]) if stopped else t_final
+    if whole_run and len(rec.t) == 1 and not stopped:
+        return t_end, Y_END[0].copy(), n_sample, info[0].copy(), out
     n = int(info[0, 0])
     def contact_info(k):   # the ground's forces are all build_trajectory reads of its contact info
         if F is not None:
             return {"force": F[0, k].copy()}
-        return None if Z is None else system.contact_info(Q[0, k], QD[0, k], Z[0, k])
+        return None if Z is None else flow.contact_info(Q[0, k], QD[0, k], Z[0, k])
     if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
         rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), contact_info(0))   # the sample it started from
     Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]) + (() if Z is None else (Z[0, 1:n],)), axis=1)
     for k in range(1, n):
         derived = (QDD[0, k], TAU[0, k], contact_info(k)) if np.isfinite(QDD[0, k, 0]) else None
         rec.add(float(T[0, k]), Y[k - 1], derived)
-    if diverged:   # the samples up to the last finite state are in rec; the caller ends the run there
-        raise _StretchDiverged(float(info[0, 2]), float(info[0, 3]), Y_END[0].copy())
-    if piece_end and not handed_back and n > 1:
+    if piece_end and not stopped and n > 1:
         rec.derived[-1] = None   # a piece's end: q̈, τ come from the next piece's first step (after a sample there)
-    return t_end, Y_END[0].copy(), n_sample, handed_back, None
-
-
-class _StretchDiverged(Exception):
-    """A compiled stretch that is not the whole run turned non-finite between t_from and t_to
-    (``y``: the last finite state, at t_from)."""
-
-    def __init__(self, t_from, t_to, y):
-        super().__init__(t_from, t_to)
-        self.t_from, self.t_to, self.y = t_from, t_to, y
+    return t_end, Y_END[0].copy(), n_sample, info[0].copy(), None
 
 
 def _compiled_plan(plan, system, monitor):
@@ -377,7 +420,7 @@ def _compiled_plan(plan, system, monitor):
     return dict(plan, resting=limits.resting_table()) if resting else plan
 
 
-def _compiled_step(model, plan, system, integrator):
+def _compiled_step(model, plan, system, flow, integrator):
     """An ``integrators.STEPPERS`` stepper (space, f, t, y, h) -> (y1, (None, (q̈, τ, contact info) at
     the start)) that takes the step in ``core/rollout.c`` (the same operations, so the same bits), or
     None while joints rest on stops: the Python stepper's KKT solve then locates their release, as
@@ -397,13 +440,13 @@ def _compiled_step(model, plan, system, integrator):
         if out.F is not None:
             info = {"force": out.F[0, 0].copy()}
         elif out.Z is not None:
-            info = system.contact_info(out.Q[0, 0], out.QD[0, 0], out.Z[0, 0])
+            info = flow.contact_info(out.Q[0, 0], out.QD[0, 0], out.Z[0, 0])
         return out.Y_END[0].copy(), (None, (out.QDD[0, 0].copy(), out.TAU[0, 0].copy(), info))
     return step
 
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
-               plan=None, t0=0.0, rec=None, n_sample=0):
+               plan=None, t0=0.0, rec=None, n_sample=0, flow=None):
     """The event machinery around the compiled loop, and (without a ``plan``) the reference
     fixed-step loop in Python.  With a ``plan`` the run goes on in ``core/rollout.c`` whenever every
     event is armed (but a resting joint's own stop, which the compiled loop holds) until a step
@@ -412,9 +455,11 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0 or before; a
     sampled controller's hold in ``system.held_tau`` until sample ``n_sample``).  With a progress
     bar the compiled loop runs in pieces of about 1/200 of the run that end on recorded samples,
-    and the bar moves between them."""
-    python_step = STEPPERS[integrator]
-    f = system.deriv
+    and the bar moves between them.  ``flow``: what is stepped (:class:`_FixedFlow`, the default:
+    the state; ``sensitivity.SensitivityFlow``: the state and Z = [Φ | ∂x/∂τ], ``y`` and ``plan``
+    its own)."""
+    flow = flow or _FixedFlow(space, system, integrator)
+    space, python_step, f = flow.space, flow.python_step, flow.deriv
     fired = []
     status, message = "finished", ""
     t = t0
@@ -428,31 +473,29 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     eps = 1e-9 * dt
     piece = record_every * max(1, math.ceil(t_final / dt / record_every / 200))   # steps a compiled piece
     while t < t_final:
-        stretch = _compiled_plan(plan, system, monitor)
+        stretch = _compiled_plan(plan, system, monitor) if flow.may_stretch() else None
         if stretch is not None:
             t_stop = t_final if not progress else min(t_final, (math.floor(t / dt + 1e-9) // piece + 1) * piece * dt)
-            try:
-                t, y, n_sample, handed_back, whole = _compiled_stretch(model, stretch, system, rec, t, y, n_sample,
-                                                                       t_stop, dt, integrator, record_every,
-                                                                       whole_run=not progress,
-                                                                       piece_end=t_stop < t_final)
-            except _StretchDiverged as e:   # a piece of a progress bar's run, or a stretch after an event
-                t, y, last_recorded_t = e.t_from, e.y, rec.t[-1]
-                status, message = "diverged", non_finite_message(e.t_from, e.t_to)
-                break
+            t, y, n_sample, info, whole = _compiled_stretch(model, stretch, system, flow, rec, t, y, n_sample,
+                                                            t_stop, dt, integrator, record_every,
+                                                            whole_run=not progress and flow.plain,
+                                                            piece_end=t_stop < t_final)
             if whole is not None:   # no stop reached: the run is the compiled one
                 return _compiled_trajectory(model, space, system, whole, integrator)
             last_recorded_t = rec.t[-1]
             bar.update(t)
-            if not handed_back:
+            if info[1] == rollout.NON_FINITE:   # y is the last finite state
+                status, message = "diverged", non_finite_message(info[2], info[3])
+                break
+            if info[1] != rollout.HANDED_BACK:
                 if t >= t_final:
                     break
                 continue
             monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
-        step = _compiled_step(model, plan, system, integrator) or python_step   # (no plan: the reference loop)
+        step = _compiled_step(model, plan, system, flow, integrator) or python_step   # (no plan: the reference loop)
 
         def sample(t, y=y):
-            system.sample(t, *space.split(y)[:2])
+            flow.sample(t, y)
             if rec.t[-1] == t:
                 rec.held[-1] = system.held_tau
         t_next, k_next, n_sample = next_step_end(t, dt, t_final, period, n_sample, sample)
@@ -466,6 +509,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
             break
         if rec.t[-1] == t and rec.derived[-1] is None:
             rec.derived[-1] = info
+        hit = None
         if monitor is not None:
             q1, v1, _ = space.split(y1)
             g_new = monitor.values(t_next, q1, v1)
@@ -485,13 +529,18 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                 status, message = "diverged", non_finite_message(t, t_next)
                 break
             if hit is not None:
-                y = _fire(monitor, i, te, ye, space, system, rec, fired)
+                y = flow.fire(monitor, i, te, ye, rec, fired, t, y)
                 t = last_recorded_t = te
                 if monitor.events[i].terminal:
                     status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
                     break
                 continue
             monitor.g = g_new
+        try:
+            y1 = flow.stepped(t, y, t_next, y1)
+        except _NonFinite:
+            status, message = "diverged", non_finite_message(t, t_next)
+            break
         t, y = t_next, y1
         on_grid = abs(t - k_next * dt) <= eps
         if t >= t_final or (on_grid and k_next % record_every == 0):
@@ -502,7 +551,9 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     bar.close()
     if status == "diverged" and last_recorded_t != t:
         rec.add(t, y, held=system.held_tau)
-    return build_trajectory(model, space, system, rec, fired, status, message, integrator)
+    flow.finish(rec)
+    return flow.annotate(build_trajectory(model, flow.state_space, system, rec, fired, status, message,
+                                          integrator))
 
 
 def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol,

@@ -46,6 +46,8 @@ INTEGRATOR_CODES = {"euler": 0, "semi_implicit": 1, "rk4": 2}
 STOP_MODES = {None: 0, "soft": 1, "hard": 2}
 #: info code of a run handed back to the Python loop before a step that crosses a hard stop
 HANDED_BACK = -2
+#: info code of a run whose next step turned its state non-finite (it ends at the last finite state)
+NON_FINITE = -1
 
 
 def _pd_tables(model, pd):

@@ -26,9 +26,13 @@ Z is integrated with the *same* integrator and steps as the state: for fixed ste
 tableau with A at the same stage states (for vector joints Φ is then exactly the derivative of the
 computed step map, Hairer et al. "internal differentiation"; on a group it is the derivative of the
 flow to the method's order — first order for ``euler`` and ``semi_implicit``); adaptive runs
-integrate the augmented system [y, Z] under one error control.  The loop runs in Python step by
-step (each stage one compiled ABA and one ``aba_derivatives`` call), so a run with sensitivities is
-slower than a plain one (the double pendulum's 1 s at 1 ms RK4: about 0.1 s against 0.005 s).
+integrate the augmented system [y, Z] under one error control.  Fixed-step runs go through the one
+fixed-step loop, ``core/rollout.c`` with ``core._run_fixed``'s event machinery around it
+(:class:`SensitivityFlow`): vec Z rides as the compiled loop's extra states, its rates Ż = A Z + …
+from a call back at every stage (one ``aba_derivatives`` call; the state's ABA stays in C).  A
+sampled controller's runs and the step after an event take one compiled step at a time, and
+semi-implicit runs step in Python (:func:`_step`).  A run with sensitivities is still slower than a
+plain one (the double pendulum's 1 s at 1 ms RK4: about 0.05 s against 0.0007 s).
 
 **At an event** with guard g(t, x) and reset x⁺ = R(t, x⁻), crossing at t_e(x₀)
 (Aizerman & Gantmacher 1958; Hiskens & Pai, IEEE TCAS-I 47(2), 2000, eq. 16):
@@ -63,19 +67,17 @@ True
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..core import ResultOverflowError
 from ..dynamics.derivatives import aba_derivatives
 from ..errors import SimulationError
 from ..model.configuration import difference
 from ..model.joints import JointType
 from .adaptive import adaptive_loop
-from .events import EventMonitor
-from .integrators import ADAPTIVE, STEPPERS, next_step_end
+from .integrators import ADAPTIVE, STEPPERS, StateSpace
 from .limits import smoothed_friction
-from .system import _NonFinite, non_finite_message
+from .system import _NonFinite
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 
 #: relative step of the five-point differences of right-hand sides, guards and resets
@@ -124,11 +126,14 @@ class Linearization:
         self.system, self.space = system, space
         self.nv, self.nz = space.nv, space.nz
         self.n = 2 * self.nv + self.nz
+        s = system
+        self.smooth = (s.constraints is None and s.contact is None and s.f_ext_fn is None and s.gravcomp is None
+                       and not s.tendons and not s.soft)
+        self.eye = np.eye(self.nv)
 
     def analytic(self):
         s = self.system
-        return (s.constraints is None and s.contact is None and s.f_ext_fn is None and s.gravcomp is None
-                and not s.tendons and not s.soft and not (s.limits is not None and s.limits.resting))
+        return self.smooth and not (s.limits is not None and s.limits.resting)
 
     def perturbed(self, y, d):
         """y ⊕ d for a tangent vector d."""
@@ -144,18 +149,20 @@ class Linearization:
         s, space = self.system, self.space
         q, v, z = space.split(y)
         A = np.zeros((n, n))
-        A[:nv, :nv] = kinematic_block(space, v)
-        A[:nv, nv:2 * nv] = np.eye(nv)
+        if not space.vector:
+            A[:nv, :nv] = kinematic_block(space, v)
+        A[:nv, nv:2 * nv] = self.eye
         if self.analytic():
             tau = s.control(t, q, v)
             tau_all = tau if s.damping is None else tau - s.damping * v
-            dtau_dv = np.zeros((nv, nv)) if s.damping is None else -np.diag(s.damping)
+            dtau_dv = None if s.damping is None else -np.diag(s.damping)
             if s.friction is not None:
                 tau_all = tau_all + smoothed_friction(s.friction, v, s.friction_velocity)
                 vs = s.friction_velocity
-                dtau_dv -= np.diag(s.friction / vs * (1.0 - np.tanh(v / vs) ** 2))   # f/v_s sech²
+                dfr = np.diag(s.friction / vs * (1.0 - np.tanh(v / vs) ** 2))   # f/v_s sech²
+                dtau_dv = -dfr if dtau_dv is None else dtau_dv - dfr
             Dq, Dv, Minv = aba_derivatives(s.model, q, v, tau_all, s.f_ext_const)
-            A[nv:, :nv], A[nv:, nv:] = Dq, Dv + Minv @ dtau_dv
+            A[nv:, :nv], A[nv:, nv:] = Dq, Dv if dtau_dv is None else Dv + Minv @ dtau_dv
             if s.controller is not None and s.period is None:   # a continuous controller: ∂τ/∂x
                 D = self.controller_jacobian(t, y)
                 A[nv:, :] += Minv @ D
@@ -250,13 +257,15 @@ def saltation(lin, ev, te, y_minus, terminal, f_minus=None):
 
 # ---- the runs ---------------------------------------------------------------------------------
 class _Record:
-    def __init__(self):
-        self.t, self.y, self.Z, self.held = [], [], [], []
+    """The samples of an adaptive run (``core.Recorder``'s interface): t and w = [y, vec Z]."""
 
-    def add(self, t, y, Z, held):
+    def __init__(self):
+        self.t, self.y, self.derived, self.held = [], [], [], []
+
+    def add(self, t, y, derived=None, held=None):
         self.t.append(t)
         self.y.append(np.array(y, float))
-        self.Z.append(np.array(Z, float))
+        self.derived.append(derived)
         self.held.append(held)
 
 
@@ -267,17 +276,18 @@ def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=None):
     Z1 = S @ Ze
     space = lin.space
     q, v, _ = space.split(ye)
-    rec.add(te, ye, Ze, system.held_tau)
+    rec.add(te, np.concatenate((ye, Ze.ravel())), held=system.held_tau)
     fired.append(EventRecord(te, ev.name, q.copy(), v.copy(), y1[:space.nq].copy(),
                              y1[space.nq:space.nq + space.nv].copy()))
-    rec.add(te, y1, Z1, system.held_tau)
+    rec.add(te, np.concatenate((y1, Z1.ravel())), held=system.held_tau)
     monitor.fired(i, te, monitor.g[i], ev.reset is not None)
     monitor.g = monitor.values(te, *space.split(y1)[:2])
     return y1, Z1, f_plus, dte @ Ze
 
 
 def _step(integrator, space, G, t, y, Z, h):
-    """One fixed step of the state (the operations of ``integrators.STEPPERS``) and of Z."""
+    """One fixed step of the state (the operations of ``integrators.STEPPERS``) and of Z: the Python
+    stepper of :class:`SensitivityFlow` (semi-implicit runs, joints resting on stops, the reference loop)."""
     adv = space.advance
     k1, info, d1 = G(t, y, Z)
     if integrator == "euler":
@@ -312,31 +322,164 @@ class _Held:
     def __init__(self, lin):
         self.lin = lin
         self.psi = np.zeros((lin.nv, lin.n + lin.nv))
+        self.zero = True
 
     def sample(self, t, y, Z):
         s = self.lin.system
         s.sample(t, *self.lin.space.split(y)[:2])
         self.psi = self.lin.controller_jacobian(t, y) @ Z
+        self.zero = False
 
 
-def run_with_sensitivities(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol,
-                           progress=False):
-    """``simulate``'s run with Z = [Φ | ∂x/∂τ] along (see the module docstring); a Trajectory with
-    ``stm`` (T, n, n) and ``dx_dtau`` (T, n, nv)."""
-    lin = Linearization(system, space)
-    held = _Held(lin)
-    n, nv = lin.n, lin.nv
+def _drive(lin, held, A, B, Z):
+    """Ż = A Z + [0; B] (Ψ + [0 | I]) (:meth:`Linearization.forcing`, without its zero rows)."""
+    nv, n = lin.nv, lin.n
+    with np.errstate(over="ignore", invalid="ignore"):   # a blow-up is caught (and said) by the loop
+        D = A @ Z
+        if not held.zero:
+            D[nv:2 * nv] += B @ held.psi
+        D[nv:2 * nv, n:] += B
+    return D
 
-    def G(t, yy, Z):
-        K, info = system.deriv(t, yy)
-        A, B = lin(t, yy)
-        with np.errstate(over="ignore", invalid="ignore"):   # a blow-up is caught (and said) by the loop
-            return K, info, A @ Z + lin.forcing(B, held.psi)
 
-    Z = np.hstack((np.eye(n), np.zeros((n, nv))))
-    run = _fixed if integrator in STEPPERS else _adaptive
-    rec, fired, status, message = run(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol)
-    traj = _trajectory(model, space, system, rec, fired, status, message, integrator)
+class SensitivityFlow:
+    """What ``core._run_fixed`` steps in a run with sensitivities: w = [y, vec Z], Z = [Φ | ∂x/∂τ]
+    (n × (n + nv)) after the state (the hooks are ``core._FixedFlow``'s).
+
+    In the compiled loop (``core/rollout.c``) vec Z rides as extra states after [q, v, z]: the plan's
+    contact callback (:meth:`rates`, once a stage at the stage's state) returns the contact law's
+    forces and ż (zeros without contact; ``GroundContact`` is then evaluated here, not in C) and
+    Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then RK4's
+    on Z with A at the state's stage states (on a group: CF4's), as :func:`_step`.  Semi-implicit runs
+    step in Python with :func:`_step` (their η rows take the new δv, which the compiled loop's z cannot);
+    a sampled controller's runs take one compiled step at a time (Ψ = ∂τ/∂x · Z is updated at each
+    sample time, in :meth:`sample`), and so does the step after an event (the time-rate term below).
+
+    The step that ends at an event ends at t_e(x₀): its Z gains ∂y/∂t_e · ∂t_e/∂[x₀, τ] with the
+    computed step's own rate ∂y/∂t_e (for f⁻ in S), and the step after it, which starts at t_e(x₀),
+    gains ∂y/∂t_a · ∂t_e/∂[x₀, τ] in place of S's f⁺ term — so Φ at the grid samples is the
+    derivative of the computed flow across events too."""
+
+    plain = False
+
+    def __init__(self, state_space, system, integrator, dt):
+        self.state_space, self.system, self.integrator, self.dt = state_space, system, integrator, dt
+        self.lin = lin = Linearization(system, state_space)
+        self.held = _Held(lin)
+        self.shape = (lin.n, lin.n + lin.nv)
+        self.space = StateSpace(state_space.model, state_space.nz + lin.n * (lin.n + lin.nv))
+        self.dt_a = None      # ∂(the next step's start time)/∂[x₀, τ] when it starts at an event
+        self.Zs = None
+        self.no_contact = np.zeros(6 * state_space.model.nb)
+
+    # ---- the augmented state
+    def start(self, y0):
+        n, nv = self.lin.n, self.lin.nv
+        return np.concatenate((y0, np.hstack((np.eye(n), np.zeros((n, nv)))).ravel()))
+
+    def split(self, w):
+        ns = self.state_space.n
+        return w[:ns], w[ns:].reshape(self.shape)
+
+    @staticmethod
+    def join(y, Z):
+        return np.concatenate((y, Z.ravel()))
+
+    def G(self, t, y, Z):
+        """(K, info, Ż) at (t, y, Z): the state's right-hand side and Z's."""
+        K, info = self.system.deriv(t, y)
+        A, B = self.lin(t, y)
+        return K, info, _drive(self.lin, self.held, A, B, Z)
+
+    def deriv(self, t, w):
+        y, Z = self.split(w)
+        K, info, D = self.G(t, y, Z)
+        return np.concatenate((K, D.ravel())), info
+
+    def python_step(self, space, f, t, w, h):
+        y, Z = self.split(w)
+        y1, Z1, k = _step(self.integrator, self.state_space, self.G, t, y, Z, h)
+        return self.join(y1, Z1), k
+
+    def plan(self, plan):
+        """The compiled loop's plan with Z along (None: the run steps in Python)."""
+        if plan is None or self.integrator == "semi_implicit":
+            return None
+        return dict(plan, contact=None, contact_call=self.rates, contact_states=self.space.nz)
+
+    def rates(self, t, q, v, z):
+        """[f_ext (the contact law's, 6·nb), ż (its states'), vec Ż] at a stage (the compiled loop's call;
+        NaN where the state blew up: the loop reports that)."""
+        s, nz = self.system, self.state_space.nz
+        try:
+            head = self.no_contact
+            if s.contact is not None:
+                fc, zdot, _info = s.contact_forces(q, v, z[:nz])
+                head = np.concatenate((fc.reshape(-1), zdot))
+            A, B = self.lin(t, np.concatenate((q, v, z[:nz])))
+        except (_NonFinite, ResultOverflowError):
+            return np.full(len(self.no_contact) + self.space.nz, np.nan)
+        return np.concatenate((head, _drive(self.lin, self.held, A, B, z[nz:].reshape(self.shape)).ravel()))
+
+    # ---- core._run_fixed's hooks
+    def may_stretch(self):
+        return self.system.period is None and self.dt_a is None
+
+    def sample(self, t, w):
+        self.held.sample(t, *self.split(w))
+
+    def stepped(self, t, w, t1, w1):
+        if self.dt_a is None:
+            return w1
+        D_a = _time_rates(self.integrator, self.state_space, self.system, t, self.split(w)[0], t1, self.dt_a,
+                          self.dt)[0]
+        y1, Z1 = self.split(w1)
+        w1 = self.join(y1, Z1 + np.outer(D_a, self.dt_a))
+        self.dt_a = None
+        return w1
+
+    def fire(self, monitor, i, te, we, rec, fired, t, w):
+        ye, Ze = self.split(we)
+        D_a, D_b = _time_rates(self.integrator, self.state_space, self.system, t, self.split(w)[0], te, self.dt_a,
+                               self.dt)
+        if self.dt_a is not None:
+            Ze = Ze + np.outer(D_a, self.dt_a)
+        y1, Z1, f_plus, dte = _fire(self.lin, monitor, i, te, ye, Ze, rec, fired, self.system, f_minus=D_b)
+        self.dt_a = None
+        if f_plus is not None and not monitor.events[i].terminal:   # S Z⁻ + f⁺ δt_e: the reset state's
+            Z1 = Z1 + np.outer(f_plus, dte)    # own derivative; the next step adds its ∂y/∂t_a δt_e
+            self.dt_a = dte
+        return self.join(y1, Z1)
+
+    def contact_info(self, q, v, z):
+        return None if self.system.contact is None else self.system.contact_info(q, v, z[:self.state_space.nz])
+
+    def finish(self, rec):
+        """Z out of the record (kept for :meth:`annotate`), the state's samples left in it."""
+        ns = self.state_space.n
+        W = np.array(rec.y, float).reshape(len(rec.y), self.space.n)
+        self.Zs = W[:, ns:].reshape(len(rec.y), *self.shape)
+        rec.y = list(W[:, :ns])
+
+    def annotate(self, traj):
+        n = self.lin.n
+        traj.stm, traj.dx_dtau = self.Zs[:, :, :n].copy(), self.Zs[:, :, n:].copy()
+        return traj
+
+
+def run_with_sensitivities(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol):
+    """``simulate``'s adaptive run with Z = [Φ | ∂x/∂τ] along (the fixed-step runs are
+    ``core._run_fixed``'s with a :class:`SensitivityFlow`); a Trajectory with ``stm`` (T, n, n) and
+    ``dx_dtau`` (T, n, nv)."""
+    import scipy.integrate as si
+    flow = SensitivityFlow(space, system, integrator, dt)
+    rec, fired = _Record(), []
+    aug = _AugmentedFlow(flow, rec, fired)
+    status, message, t, w = adaptive_loop(aug, integrator, getattr(si, ADAPTIVE[integrator]), space, events,
+                                          flow.start(y), t_final, dt * record_every, system.period, rtol, atol)
+    if not rec.t or rec.t[-1] != t:
+        aug.record(t, w)
+    traj = _trajectory(model, space, system, flow, rec, fired, status, message, integrator)
     if status == "failed":
         raise SimulationError(message, traj)
     return traj
@@ -364,91 +507,12 @@ def _time_rates(integrator, space, system, t_a, y_a, t_b, dt_a, dt):
     return (None if dt_a is None else tangent(start)), tangent(end)
 
 
-def _fixed(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol):
-    """The fixed-step loop of ``core._run_fixed`` with Z along.  A step that ends at an event ends at
-    t_e(x₀): its Z gains ∂y/∂t_e · ∂t_e/∂[x₀, τ] with the computed step's own rate ∂y/∂t_e (for f⁻
-    in S), and the step after it, which starts at t_e(x₀), gains ∂y/∂t_a · ∂t_e/∂[x₀, τ] in place of
-    S's f⁺ term — so Φ at the grid samples is the derivative of the computed flow across events too."""
-    space, system = lin.space, lin.system
-    rec, fired = _Record(), []
-    status, message = "finished", ""
-    t = 0.0
-    monitor = EventMonitor(events, t, *space.split(y)[:2]) if events else None
-    period, n_sample, eps = system.period, 0, 1e-9 * dt
-    plain_step = STEPPERS[integrator]
-    dt_a = None       # ∂(this step's start time)/∂[x₀, τ] when it starts at an event
-    rec.add(t, y, Z, None)
-    while t < t_final:
-        def sample(t, y=y, Z=Z):
-            held.sample(t, y, Z)
-            if rec.t[-1] == t:
-                rec.held[-1] = system.held_tau
-        t_next, k_next, n_sample = next_step_end(t, dt, t_final, period, n_sample, sample)
-        try:
-            y1, Z1, _ = _step(integrator, space, G, t, y, Z, t_next - t)
-            if not (math.isfinite(y1.sum()) and math.isfinite(Z1.sum())):
-                raise _NonFinite()
-            hit = None
-            if monitor is not None:
-                g_new = monitor.values(t_next, *space.split(y1)[:2])
-
-                def g_at(i, tt, t0=t, y0=y):
-                    ys = plain_step(space, system.deriv, t0, y0, tt - t0)[0]
-                    return monitor.events[i].value(tt, *space.split(ys)[:2])
-                hit = monitor.earliest(t, t_next, g_new, g_at)
-                if hit is None:
-                    monitor.g = g_new
-                else:
-                    te, i = hit
-                    ye, Ze, _ = _step(integrator, space, G, t, y, Z, te - t)
-                    if not np.all(np.isfinite(ye)):
-                        raise _NonFinite()
-            if hit is None and dt_a is not None:
-                Z1 = Z1 + np.outer(_time_rates(integrator, space, system, t, y, t_next, dt_a, dt)[0], dt_a)
-        except _NonFinite:
-            status, message = "diverged", non_finite_message(t, t_next)
-            break
-        if hit is not None:
-            D_a, D_b = _time_rates(integrator, space, system, t, y, te, dt_a, dt)
-            if dt_a is not None:
-                Ze = Ze + np.outer(D_a, dt_a)
-            y, Z, f_plus, dte = _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=D_b)
-            t = te
-            if monitor.events[i].terminal:
-                status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"
-                break
-            if f_plus is not None:      # S Z⁻ + f⁺ δt_e: the reset state's own derivative; the next
-                Z = Z + np.outer(f_plus, dte)   # step adds its ∂y/∂t_a δt_e
-                dt_a = dte
-            continue
-        t, y, Z, dt_a = t_next, y1, Z1, None
-        on_grid = abs(t - k_next * dt) <= eps
-        if t >= t_final or (on_grid and k_next % record_every == 0):
-            rec.add(t, y, Z, system.held_tau)
-    return rec, fired, status, message
-
-
-def _adaptive(lin, held, G, events, y, Z, t_final, dt, integrator, record_every, rtol, atol):
-    import scipy.integrate as si
-    rec, fired = _Record(), []
-    flow = _AugmentedFlow(lin, held, G, Z.shape, rec, fired)
-    status, message, t, w = adaptive_loop(flow, integrator, getattr(si, ADAPTIVE[integrator]), lin.space, events,
-                                          np.concatenate((y, Z.ravel())), t_final, dt * record_every,
-                                          lin.system.period, rtol, atol)
-    if not rec.t or rec.t[-1] != t:
-        flow.record(t, w)
-    return rec, fired, status, message
-
-
 class _AugmentedFlow:
     """The state with Z = [Φ | ∂x/∂τ] after it, for :func:`adaptive_loop`."""
 
-    def __init__(self, lin, held, G, shape, rec, fired):
-        self.lin, self.held, self.G, self.shape, self.rec, self.fired = lin, held, G, shape, rec, fired
-        self.n = lin.space.n
-
-    def split(self, w):
-        return np.array(w[:self.n], dtype=float), np.array(w[self.n:], dtype=float).reshape(self.shape)
+    def __init__(self, flow, rec, fired):
+        self.flow, self.lin, self.rec, self.fired = flow, flow.lin, rec, fired
+        self.n = flow.state_space.n
 
     def rate(self, t, w):
         space, n = self.lin.space, self.n
@@ -456,7 +520,7 @@ class _AugmentedFlow:
         yy = np.array(w[:n], dtype=float)
         if space.quaternion_starts:
             space.normalise(yy)
-        K, _info, D = self.G(t, yy, w[n:].reshape(self.shape))
+        K, _info, D = self.flow.G(t, yy, w[n:].reshape(self.flow.shape))
         out = np.empty(len(w))
         out[:nq] = space.coordinate_rate(yy[:nq], yy[nq:nq + nv]) if not space.vector else K[:nv]
         out[nq:n] = K[nv:]
@@ -469,17 +533,19 @@ class _AugmentedFlow:
         return w
 
     def record(self, t, w):
-        self.rec.add(t, *self.split(w), self.lin.system.held_tau)
+        self.rec.add(t, w, held=self.lin.system.held_tau)
 
     def fire(self, monitor, i, te, w):
-        y, Z = _fire(self.lin, monitor, i, te, *self.split(w), self.rec, self.fired, self.lin.system)[:2]
+        y, Z = self.flow.split(np.asarray(w, float))
+        y, Z = _fire(self.lin, monitor, i, te, y, Z, self.rec, self.fired, self.lin.system)[:2]
         return np.concatenate((y, Z.ravel()))
 
     def sample(self, t, w):
-        self.held.sample(t, *self.split(w))
+        self.flow.sample(t, np.asarray(w, float))
 
 
-def _trajectory(model, space, system, rec, fired, status, message, integrator):
+def _trajectory(model, space, system, flow, rec, fired, status, message, integrator):
+    flow.finish(rec)
     T = np.array(rec.t, float)
     Y = np.array(rec.y).reshape(len(T), space.n)
     nq, nv = space.nq, space.nv
@@ -491,11 +557,8 @@ def _trajectory(model, space, system, rec, fired, status, message, integrator):
             qdd[k], tau[k] = a, tu
         except _NonFinite:
             pass
-    Zs = np.array(rec.Z)
-    n = 2 * nv + space.nz
     traj = Trajectory(t=T, q=Y[:, :nq].copy(), qd=Y[:, nq:nq + nv].copy(), qdd=qdd, tau=tau, model=model,
                       events=fired, contact_state=Y[:, nq + nv:].copy() if space.nz else None, status=status,
                       message=message, integrator=integrator, model_fingerprint=model_fingerprint(model),
                       model_name=model.name, quaternion_starts=space.quaternion_starts)
-    traj.stm, traj.dx_dtau = Zs[:, :, :n].copy(), Zs[:, :, n:].copy()
-    return traj
+    return flow.annotate(traj)
