@@ -247,6 +247,28 @@ def test_damping_a_fixed_step_cannot_follow_is_refused_naming_the_joint_and_a_st
         mb.simulate_batch(m, np.zeros((2, 2)), np.zeros((2, 2)), 0.1)
 
 
+def test_equal_lower_and_upper_limits_are_not_enforced_as_mujoco_reads_them(tmp_path, capsys):
+    """URDF's lower and upper default to 0: a file giving only effort and velocity (a wheel, a knee,
+    example-robot-data's double pendulum) means no position limit.  The loader keeps 0, 0 on the Model
+    with a URDFWarning; simulate, repr and `multibody info` treat the joint as unlimited (the knee
+    used to swing through both 'stops' unnoticed: its guards start at exactly 0 and never cross)."""
+    text = LIGHT_FINGER.format(damping=0.0, friction=0.0).replace(
+        '<limit lower="-3" upper="3" effort="1" velocity="5"/>', '<limit effort="1" velocity="5"/>')
+    path = tmp_path / "knee.urdf"
+    path.write_text(text)
+    with pytest.warns(mb.URDFWarning, match="'knuckle' has equal lower and upper limits"):
+        m = mb.load_urdf(str(path))
+    assert m.q_lower[1] == m.q_upper[1] == 0.0                     # as written
+    assert repr(m) == "Model('light_finger', nb=2, nq=2, nv=2, limits 1)"
+    traj = mb.simulate(m, [0.0, 0.0], [0.0, 0.0], 0.5)
+    assert not [ev for ev in traj.events if ev.name.startswith("knuckle")]
+    assert traj.q[:, 1].min() < -0.1 and traj.q[-1, 1] != 0.0
+    assert cli.main(["info", str(path)]) == 0
+    table = [line.strip() for line in capsys.readouterr().out.splitlines()
+             if line.strip().startswith(("shoulder", "knuckle"))]
+    assert table[0].split()[:2] == ["shoulder", "[-3,"] and table[1].split()[:2] == ["knuckle", "—"]
+
+
 # ---- model fields another loader fills: gravcomp, constraints -----------------------------------
 def test_gravity_compensation_cancels_the_weight_share():
     m = mb.models.double_pendulum()

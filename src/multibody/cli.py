@@ -106,7 +106,8 @@ def _initial_state(model, q0, qd0):
     elif info is not None and info.q0 is not None and len(info.q0) == model.nq:
         q = np.array(info.q0, dtype=float)
     else:   # inside the joint limits (simulate enforces them; the neutral q = 0 may lie outside)
-        q = np.clip(model.neutral(), model.q_lower, model.q_upper)
+        from .model.model import enforced_position_limits
+        q = np.clip(model.neutral(), *enforced_position_limits(model))
     if qd0 is not None:
         qd = _floats(qd0, model.nv, "--qd0")
     elif info is not None and info.dq0 is not None and len(info.dq0) == model.nv:
@@ -218,7 +219,10 @@ def _joint_terms_table(model):
 
     columns = {"damping": getattr(model, "damping", None), "friction": getattr(model, "friction", None),
                "velocity": getattr(model, "velocity_limit", None), "effort": getattr(model, "effort_limit", None)}
-    lower, upper = getattr(model, "q_lower", None), getattr(model, "q_upper", None)
+    lower = upper = None
+    if getattr(model, "q_lower", None) is not None:
+        from .model.model import enforced_position_limits
+        lower, upper = enforced_position_limits(model)
     has_limits = lower is not None and (np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)))
     columns = {k: np.asarray(v, dtype=float) for k, v in columns.items()
                if v is not None and np.any(np.isfinite(v) & (np.asarray(v, dtype=float) != 0))}

@@ -339,6 +339,23 @@ class Model:
                 f"{', symbolic' if self._symbolic else ''}{passive})")
 
 
+def enforced_position_limits(model):
+    """(lower, upper) (nq,) of the position limits ``mb.simulate`` enforces: the model's, except a
+    variable whose two bounds are equal — URDF's default lower = upper = 0 where a file omits them
+    (``<limit effort velocity/>`` on a wheel or a knee) — which is not limited at all, as MuJoCo
+    reads it ("equal lower and upper limits, limit ignored").  The Model keeps the file's numbers.
+
+    >>> import dataclasses, multibody as mb
+    >>> m = dataclasses.replace(mb.models.planar(2), q_lower=[0.0, -1.0], q_upper=[0.0, 1.0])
+    >>> [a.tolist() for a in enforced_position_limits(m)]
+    [[-inf, -1.0], [inf, 1.0]]
+    """
+    lower, upper = np.array(model.q_lower, dtype=float), np.array(model.q_upper, dtype=float)
+    equal = lower == upper
+    lower[equal], upper[equal] = -np.inf, np.inf
+    return lower, upper
+
+
 def passive_terms(model):
     """(what, how many, smallest, largest) of the joint terms ``mb.simulate`` applies from the model:
     position limits (variables with a finite bound), damping, friction, armature (non-zero entries).
@@ -349,7 +366,8 @@ def passive_terms(model):
     Model('planar(2)', nb=2, nq=2, nv=2, limits 2, damping 1)
     """
     out = []
-    bounded = np.isfinite(np.asarray(model.q_lower, float)) | np.isfinite(np.asarray(model.q_upper, float))
+    lower, upper = enforced_position_limits(model)
+    bounded = np.isfinite(lower) | np.isfinite(upper)
     if bounded.any():
         out.append(("limits", int(bounded.sum()), None, None))
     for k in ("damping", "friction", "armature"):

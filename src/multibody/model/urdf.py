@@ -301,6 +301,9 @@ def _read_joint(el, links):
             lo, hi = _number(lim, "lower", 0.0), _number(lim, "upper", 0.0)
             if lo > hi:
                 raise _err(lim, f"lower limit {lo} exceeds upper limit {hi}")
+            if lo == hi:   # most often both omitted (URDF's default 0, 0) on a joint that turns freely
+                _warn(lim, f"{J.type} joint {J.name!r} has equal lower and upper limits ({lo:g}): kept on the "
+                           f"Model as written, not enforced by simulate (as MuJoCo: 'limit ignored')")
     for v, nm in ((vel, "velocity"), (eff, "effort")):
         if v is not None and v < 0:
             raise _err(lim, f"negative {nm} limit {v}")

@@ -4,7 +4,8 @@
 ``damping``, ``frictionloss``, ``gravcomp``) unless told otherwise:
 
 * **Position limits** (``limits=``), on every one-variable joint with a finite ``q_lower`` or
-  ``q_upper``:
+  ``q_upper`` — but not where the two are equal: that is URDF's default 0, 0 for omitted bounds,
+  and MuJoCo ignores such a limit too (:func:`multibody.model.model.enforced_position_limits`):
 
   - ``"hard"`` (default): a rigid unilateral stop.  Reaching a bound is an :class:`Event` whose
     reset is the impact map of the TMT paper's eq. (9) with the joint's own row as the contact
@@ -52,6 +53,7 @@ import numpy as np
 from .. import _checks
 from ..dynamics import crba
 from ..dynamics.handc import hand_c
+from ..model.model import enforced_position_limits
 from .events import Event
 from .impact import impact_map
 
@@ -82,11 +84,12 @@ class JointLimits:
             raise ValueError(f"limit_restitution: expected a number in [0, 1], got {restitution!r}")
         self.stops = []
         if mode != "off":
+            lower, upper = enforced_position_limits(model)   # equal bounds: URDF's omitted ones, not a limit
             for j in range(model.nb):
                 if model.nq_joint[j] != 1 or model.nv_joint[j] != 1:
                     continue
                 qi, vi = int(model.q_start[j]), int(model.v_start[j])
-                for pos, sign in ((model.q_lower[qi], 1.0), (model.q_upper[qi], -1.0)):
+                for pos, sign in ((lower[qi], 1.0), (upper[qi], -1.0)):
                     if np.isfinite(pos):
                         self.stops.append((model.joint_names[j], qi, vi, float(pos), sign))
         self.resting: dict[int, tuple] = {}
