@@ -37,12 +37,12 @@ def _finite_rows_deriv(system):
             tau[ok] = system.control_batch(t, Q, V)
             tau_all = tau[ok] if system.damping is None else tau[ok] - system.damping * V
             try:
-                A[ok] = aba(system.model, Q, V, tau_all, system.f_ext_const)
+                A[ok] = aba(system.dynamics_model, Q, V, tau_all, system.f_ext_const)
             except ResultOverflowError:   # row by row: those that overflow stay NaN
                 rows = np.flatnonzero(ok)
                 for i, row in enumerate(rows):
                     try:
-                        A[row] = aba(system.model, Q[i], V[i], tau_all[i], system.f_ext_const)
+                        A[row] = aba(system.dynamics_model, Q[i], V[i], tau_all[i], system.f_ext_const)
                     except ResultOverflowError:
                         pass
         tau[~np.all(np.isfinite(A), axis=1)] = np.nan   # a sample whose q̈ is not finite keeps neither

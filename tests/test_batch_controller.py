@@ -21,8 +21,10 @@ INTEGRATORS = ["euler", "semi_implicit", "rk4"]
 
 
 def reference(model, Q0, QD0, t_final, controller, dt=1e-3, integrator="rk4", record_every=1, f_ext=None):
-    return reference_loops.batch_loop(System(model, controller, f_ext), Q0, QD0, t_final, dt, integrator,
-                                      record_every)
+    system = System(model, controller, f_ext)
+    if integrator == "semi_implicit":   # its damping implicit, as simulate_batch sets it up
+        system.implicit_damping(dt)
+    return reference_loops.batch_loop(system, Q0, QD0, t_final, dt, integrator, record_every)
 
 
 def assert_identical(a, b):

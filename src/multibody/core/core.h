@@ -197,6 +197,8 @@ typedef struct mb_rollout {
     double t0;              /* start time (a run resumed after the Python loop took a step at a stop)    */
     const double *friction; /* (nv) Coulomb friction f, smoothed: τ −= f ⊙ tanh(q̇ / friction_velocity)   */
     const double *friction_velocity; /* (nv) its v_s per variable (simulation/limits.py: step_friction_velocity) */
+    const double *implicit_armature; /* (nv) or NULL: FD runs with this armature (semi_implicit's damping,
+                                        armature + dt·damping: System.implicit_damping) */
     const double *gc_lift;  /* (nb × 3) gravity compensation force gravcomp·m·(−g) per body, or NULL     */
     const double *gc_com;   /* (nb × 3) body centres of mass in body coordinates (with gc_lift)          */
     int n_stops;            /* position limits: n_stops rows of (q index, v index, position, sign)       */

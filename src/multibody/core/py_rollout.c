@@ -326,8 +326,8 @@ static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model 
 /* The entries rollout's two dicts may hold (any other is an error: a misspelt one would be ignored). */
 static const char *const SETTINGS[] = {
     "integrator", "t0", "t_final", "dt", "record_every", "keep_last", "period", "kp", "kd", "times", "q_ref",
-    "qd_ref", "tau_ff", "gravity", "f_ext", "damping", "friction", "friction_velocity", "gc_lift", "gc_com",
-    "stops", "stop_mode", "soft_time", "contact", "Z0", "held0", "n_sample0", "control", "forces", "guards",
+    "qd_ref", "tau_ff", "gravity", "f_ext", "damping", "friction", "friction_velocity", "implicit_armature",
+    "gc_lift", "gc_com", "stops", "stop_mode", "soft_time", "contact", "Z0", "held0", "n_sample0", "control", "forces", "guards",
     "directions", "tendons", "tendon_terms", "dynamics", "resting", "contact_call", "contact_states", "one_step",
     "control_batch", NULL};
 static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
@@ -370,7 +370,7 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
  * settings (dict; an absent entry is None): integrator, t0, t_final, dt, record_every, keep_last, period;
  *     a PD or torque table: kp (nv) (None: no controller, τ = 0), kd (nv), times (M,), q_ref (M,nq),
  *     qd_ref (M,nv), tau_ff (M,nv), gravity (1: the PD adds g(q)); f_ext (nb,6), damping (nv), friction
- *     (nv), friction_velocity (nv), gc_lift (nb,3), gc_com (nb,3), stops (S,4) (q index, v index, position,
+ *     (nv), friction_velocity (nv), implicit_armature (nv), gc_lift (nb,3), gc_com (nb,3), stops (S,4) (q index, v index, position,
  *     sign), stop_mode (0 none, 1 soft, 2 hard), soft_time; contact: (bodies (np,), points (np,3), nd, K,
  *     D, mu) (simulation.contact.GroundContact) with Z0 (N,nz); held0 (nv), n_sample0: a sampled
  *     controller's hold at t0 and its next sample's index (a run resumed by the Python loop); control,
@@ -473,8 +473,13 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     if (!optional_finite(held, SETTING("f_ext"), "f_ext", 2, df, &r.fext) ||
         !optional_finite(held, SETTING("damping"), "damping", 1, dd, &r.damping) ||
         !optional_finite(held, SETTING("friction"), "friction", 1, dfr, &r.friction) ||
-        !optional_finite(held, SETTING("friction_velocity"), "friction_velocity", 1, dfr, &r.friction_velocity))
+        !optional_finite(held, SETTING("friction_velocity"), "friction_velocity", 1, dfr, &r.friction_velocity) ||
+        !optional_finite(held, SETTING("implicit_armature"), "implicit_armature", 1, dd, &r.implicit_armature))
         return NULL;
+    for (int k = 0; r.implicit_armature && k < m->nv; k++)
+        if (!(r.implicit_armature[k] >= 0.0))
+            return PyErr_Format(PyExc_ValueError, "implicit_armature: expected (nv,) = (%d,) numbers >= 0; entry %d "
+                                "is %g", m->nv, k, r.implicit_armature[k]);
     if (r.friction) {  /* its smoothing velocities divide: each positive */
         for (int k = 0; r.friction_velocity && k < m->nv; k++)
             if (!(r.friction_velocity[k] > 0.0))

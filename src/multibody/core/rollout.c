@@ -108,6 +108,7 @@ typedef struct {
  * computes the runs that are active and still MB_OK. */
 typedef struct {
     const mb_model *m, *mf;            /* the model; without gravity (a continuous PD with g(q)) or NULL */
+    const mb_model *md;                /* the model FD runs on: m, or m with r->implicit_armature       */
     mb_data *d;
     const mb_rollout *r;
     const mb_lanes_impl *lanes;        /* forward dynamics and g(q) of several runs at once, or NULL */
@@ -458,7 +459,7 @@ static void resting_dynamics(group *g, const double *const *q, const double *con
         memcpy(tau, tau_all[l], sizeof(double) * g->m->nv);
         for (int k = 0; k < r->n_resting; k++)
             qdd[l][r->resting_v[k]] = 0.0;
-        if ((g->st[l] = mb_hybrid(g->m, g->d, r->resting_fd, q[l], v[l], qdd[l], tau, fext[l])) == MB_SINGULAR)
+        if ((g->st[l] = mb_hybrid(g->md, g->d, r->resting_fd, q[l], v[l], qdd[l], tau, fext[l])) == MB_SINGULAR)
             g->singular[l] = mb_singular_take().body;
         for (int k = 0; k < r->n_resting; k++)
             g->w.stop_force[k] = tau[r->resting_v[k]] - tau_all[l][r->resting_v[k]];
@@ -608,7 +609,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     } else if (r->n_resting)
         resting_dynamics(g, q, v, tau_all, fext, qdd);
     else
-        forward_dynamics(g, cancel ? g->mf : m, q, v, tau_all, fext, qdd);
+        forward_dynamics(g, cancel ? g->mf : g->md, q, v, tau_all, fext, qdd);
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
@@ -877,7 +878,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     const int np3 = r->contact ? 3 * r->contact->npt : 0;
     if (L < 1 || (L > MAX_GROUP && r->control.kind != MB_CONTROL_BATCH))  /* else groups of the lanes' width */
         return MB_NO_MEMORY;
-    group g = {m, NULL, d, r, NULL, NULL, L, 1, 0, nz};
+    group g = {m, NULL, m, d, r, NULL, NULL, L, 1, 0, nz};
     if (books_new(&g, L) != MB_OK)
         return MB_NO_MEMORY;
     if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK) {
@@ -897,7 +898,11 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     for (int i = 0; i < m->nb; i++)
         if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE || m->jtype[i] == MB_PLANAR)
             g.vector = 0;
-    mb_model free_model = *m;  /* the model without gravity: a continuous PD with g(q) cancels it */
+    mb_model dynamics_model = *m;  /* semi_implicit's damping implicit: (M + dt·D) q̈ = τ − C − D q̇ */
+    if (r->implicit_armature)
+        dynamics_model.armature = (double *)r->implicit_armature;
+    g.md = &dynamics_model;
+    mb_model free_model = dynamics_model;  /* the model without gravity: a continuous PD with g(q) cancels it */
     memset(free_model.a_grav, 0, sizeof free_model.a_grav);
     memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
     g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->dynamics && !r->n_resting ? &free_model
@@ -911,7 +916,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         (c->kind == MB_CONTROL_NONE ||
          (c->kind == MB_CONTROL_PD && c->n_times == 1 && !c->q_index && c->period <= 0.0 && (!c->gravity || g.mf)))) {
         const int pd = c->kind == MB_CONTROL_PD;
-        g.lanes_step = (mb_group_step){g.mf ? g.mf : m, 0.0, pd ? c->kp : NULL, c->kd, c->q_ref, c->qd_ref, c->tau_ff,
+        g.lanes_step = (mb_group_step){g.mf ? g.mf : g.md, 0.0, pd ? c->kp : NULL, c->kd, c->q_ref, c->qd_ref, c->tau_ff,
                                        r->damping, g.mf != NULL, r->stop_mode == MB_STOPS_HARD ? r->stops : NULL,
                                        r->n_stops};
         g.use_lanes_step = 1;

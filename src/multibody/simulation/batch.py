@@ -181,7 +181,8 @@ def _called_plan(system):
     call = None if system.controller is None else system.control_batch
     return dict(ctrl=None, period=0.0, f_ext=system.f_ext_const, call_batch=call,
                 **rollout.passive_tables(system.model, system.damping, system.friction, system.friction_velocity,
-                                         system.gravcomp, system.limits, SOFT_LIMIT_TIME, system.tendons))
+                                         system.gravcomp, system.limits, SOFT_LIMIT_TIME, system.tendons),
+                **system.implicit_table())
 
 
 def _batch_system(model, kwargs):
@@ -191,6 +192,8 @@ def _batch_system(model, kwargs):
                     friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
+    if kwargs["integrator"] == "semi_implicit":
+        system.implicit_damping(kwargs["dt"])
     return system, tuple(stops.events(system)) if system.hard_stops else ()
 
 

@@ -129,9 +129,12 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     Parameters
     ----------
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
-    integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` — fixed step; ``"rk45"``,
+    integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
+        joint damping implicit, as MuJoCo's Euler: stable for any damping) — fixed step; ``"rk45"``,
         ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
-        tolerances ``rtol``/``atol``, defaults 1e-9/1e-12).
+        tolerances ``rtol``/``atol``, defaults 1e-9/1e-12).  A fixed step refuses damping it cannot
+        follow and smooths a light joint's friction no stiffer than it can follow
+        (:mod:`multibody.simulation.limits`).
     controller : None, a built-in controller (``mb.PD``, continuous or sampled; it runs in C) or a
         Python callable ``(t, q, qd) -> tau`` (called back from the compiled loop at every stage, so
         its own cost is what it adds).
@@ -182,6 +185,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)
+    if integrator == "semi_implicit":   # its damping implicit (integrators.py)
+        system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample

@@ -7,7 +7,10 @@ vector arithmetic.  For models whose joints all have one degree of freedom, q �
 the steppers reduce to the textbook formulas.
 
 * ``euler``          y₁ = y₀ ⊕ h·f(y₀)                                  (the report's eq. 5.15)
-* ``semi_implicit``  v₁ = v₀ + h·a(y₀),  q₁ = q₀ ⊕ h·v₁                 (symplectic Euler)
+* ``semi_implicit``  v₁ = v₀ + h·a(y₀),  q₁ = q₀ ⊕ h·v₁                 (symplectic Euler), with the
+                     model's joint damping D implicit as in MuJoCo's Euler integrator:
+                     (M + dt·D) a = τ − C − D v₀ (``System.implicit_damping``), stable for
+                     any damping; dt the run's step, also in a step cut short
 * ``rk4``            classical Runge–Kutta; with quaternion joints the commutator-free
                      4th-order Lie-group method of Celledoni, Marthinsen & Owren (2003, "CF4"),
                      which is classical RK4 on vector spaces and keeps order 4 on SO(3)/SE(3).

@@ -35,10 +35,13 @@
   blows up).  So a fixed-step run raises v_s on such a joint to f (M⁻¹)_jj dt / ``FRICTION_STEP``
   (:func:`step_friction_velocity`, like MuJoCo keeping a soft constraint's time constant at
   least two steps; with damping on the joint the friction gets what the damping leaves): its
-  friction is then as sticky as the step can hold, and exact once |q̇| ≫ v_s.  ``traj.passive`` names the joints and their v_s.  Viscous *damping* so stiff that
-  the step cannot follow it is refused before the run, naming the joint and what would work
-  (a smaller dt, an implicit integrator, less damping): damping is the model's physics, not a
-  smoothing of ours to adjust.
+  friction is then as sticky as the step can hold, and exact once |q̇| ≫ v_s.  ``traj.passive``
+  names the joints and their v_s.
+* **Damping, stiff.**  ``semi_implicit`` takes the damping implicitly — (M + dt·D) q̈ = τ − C − D q̇,
+  as MuJoCo's Euler integrator — so any damping is stable there.  Under ``euler`` and ``rk4``
+  damping so stiff that the step cannot follow it is refused before the run, naming the joint and
+  what would work (a smaller dt, ``semi_implicit``, an implicit adaptive integrator, less damping):
+  damping is the model's physics, not a smoothing of ours to adjust.
 * **Gravity compensation** (MuJoCo's ``gravcomp``): body i receives the force
   gravcomp_i · m_i · (−g) at its centre of mass.
 
@@ -150,11 +153,12 @@ class JointLimits:
         """The impact events of the resting joints (unarmed while the joint sits on its stop)."""
         return [self.impact_events[stop] for stop in self.resting.values()]
 
-    def resting_accelerations(self, q, v, tau, fe, extra=None):
+    def resting_accelerations(self, q, v, tau, fe, extra=None, model=None):
         """q̈ and the stop forces λ (one per resting joint, in the joint's positive sense) with the
-        resting joints held (TMT eq. 6); ``extra`` = (J, rhs) of model/user constraints solved with them."""
+        resting joints held (TMT eq. 6); ``extra`` = (J, rhs) of model/user constraints solved with them;
+        ``model``: the one forward dynamics runs on (System.dynamics_model; default the limits' own)."""
         from .constraints import solve_constrained
-        H, C = hand_c(self.model, q, v, fe)
+        H, C = hand_c(self.model if model is None else model, q, v, fe)
         J = self.rows()
         rhs = np.zeros(len(J))
         n_extra = 0
@@ -270,7 +274,8 @@ def step_friction_velocity(model, damping, friction, friction_velocity, dt, inte
     from ..dynamics.derivatives import minv
     mobility = np.diag(minv(model, model.neutral())).copy()    # (M⁻¹)_jj: the joint's acceleration per unit torque
     bound = STABLE_DECAY[integrator]
-    decay = np.zeros(model.nv) if damping is None else np.asarray(damping, float) * mobility * dt
+    explicit = damping is not None and integrator != "semi_implicit"   # (semi_implicit's damping is implicit)
+    decay = np.asarray(damping, float) * mobility * dt if explicit else np.zeros(model.nv)
     k = int(np.argmax(decay))
     if decay[k] > 0.8 * bound:
         name, c = velocity_names(model)[k], float(damping[k])
@@ -279,8 +284,9 @@ def step_friction_velocity(model, damping, friction, friction_velocity, dt, inte
             f"(1/(M⁻¹)_jj at the neutral configuration): its velocity relaxes in {1 / (c * mobility[k]):.3g} s, "
             f"faster than an explicit {integrator} step of dt = {dt:g} s can follow (c (M⁻¹)_jj dt = {decay[k]:.3g}; "
             f"stable below {bound:g}, and this run keeps it below {0.8 * bound:.3g}): the run would blow up.  Pass "
-            f"dt ≤ {_round_down(0.8 * bound / (c * mobility[k])):.3g}, an implicit integrator (integrator='bdf' or 'radau'), or "
-            f"less damping (dataclasses.replace(model, damping=...))")
+            f"dt ≤ {_round_down(0.8 * bound / (c * mobility[k])):.3g}, integrator='semi_implicit' (its damping is "
+            f"implicit, as MuJoCo's Euler), an implicit adaptive integrator ('bdf' or 'radau'), or less damping "
+            f"(dataclasses.replace(model, damping=...))")
     if friction is None:
         return base
     share = np.minimum(FRICTION_STEP, 0.9 * bound - decay)

@@ -202,7 +202,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
                     one_step=None if one_step is None else float(one_step), control_batch=plan.get("call_batch"),
                     **{k: plan.get(k) for k in ("f_ext", "damping", "friction", "friction_velocity", "gc_lift",
                                                 "gc_com", "stops", "stop_mode", "soft_time", "directions",
-                                                "tendons", "tendon_terms", "resting")})
+                                                "tendons", "tendon_terms", "resting", "implicit_armature")})
     _core.rollout(model._c, np.ascontiguousarray(Q0, dtype=float), np.ascontiguousarray(QD0, dtype=float), outputs,
                   {k: v for k, v in settings.items() if v is not None})
     bad = np.flatnonzero(info[:, 1] > 0)

@@ -161,7 +161,7 @@ class Linearization:
                 vs = s.friction_velocity
                 dfr = np.diag(s.friction / vs * (1.0 - np.tanh(v / vs) ** 2))   # f/v_s sech²
                 dtau_dv = -dfr if dtau_dv is None else dtau_dv - dfr
-            Dq, Dv, Minv = aba_derivatives(s.model, q, v, tau_all, s.f_ext_const)
+            Dq, Dv, Minv = aba_derivatives(s.dynamics_model, q, v, tau_all, s.f_ext_const)
             A[nv:, :nv], A[nv:, nv:] = Dq, Dv if dtau_dv is None else Dv + Minv @ dtau_dv
             if s.controller is not None and s.period is None:   # a continuous controller: ∂τ/∂x
                 D = self.controller_jacobian(t, y)

@@ -73,6 +73,7 @@ class System:
     def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None, limits=None,
                  friction_velocity=FRICTION_VELOCITY):
         self.model = model
+        self.dynamics_model = model   # the model FD runs on: with semi_implicit's damping in it (implicit_damping)
         nv, nb = model.nv, model.nb
         self.controller = controller
         if isinstance(controller, (PD, TorqueTable)):
@@ -125,6 +126,22 @@ class System:
         self.plain = (controller is None and f_ext is None and constraints is None and contact is None
                       and self.damping is None and self.passive_free)
 
+    def implicit_damping(self, dt):
+        """Make the run's forward dynamics (M + dt·D) q̈ = τ − C − D q̇ (``semi_implicit``: its joint
+        damping implicit, as MuJoCo's Euler integrator; integrators.py): the model FD runs on carries
+        dt·damping as extra armature.  The Model itself (energies, impacts, records) is unchanged."""
+        if self.damping is None:
+            return
+        import dataclasses
+        self.dynamics_model = dataclasses.replace(self.model, armature=np.asarray(self.model.armature, float)
+                                                  + float(dt) * self.damping)
+
+    def implicit_table(self):
+        """The plan's entry for the compiled loop: the armature FD runs with, or None."""
+        if self.dynamics_model is self.model:
+            return dict(implicit_armature=None)
+        return dict(implicit_armature=np.ascontiguousarray(self.dynamics_model.armature, dtype=float))
+
     def plan(self, integrator, events=(), callables=False):
         """The compiled loop's tables for this run (controller, constant forces, passive forces and
         the stops), or None when the run needs the Python loop (see :mod:`multibody.simulation.rollout`).
@@ -157,7 +174,8 @@ class System:
                     call_dynamics=self.constrained_accelerations if self.constraints is not None else None,
                     directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
                     **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
-                                             self.gravcomp, self.limits, SOFT_LIMIT_TIME, self.tendons))
+                                             self.gravcomp, self.limits, SOFT_LIMIT_TIME, self.tendons),
+                    **self.implicit_table())
 
     @property
     def hard_stops(self):
@@ -184,7 +202,7 @@ class System:
         Q, V = Y[:, :nq], Y[:, nq:nq + nv]
         tau = self.control_batch(t, Q, V)
         tau_all = tau if self.damping is None else tau - self.damping * V
-        A = aba(self.model, Q, V, tau_all, self.f_ext_const)
+        A = aba(self.dynamics_model, Q, V, tau_all, self.f_ext_const)
         return np.concatenate((V, A), axis=1), (A, tau, None)
 
     @property
@@ -228,7 +246,8 @@ class System:
         """λ of the joints resting on hard stops (positive sense of each joint)."""
         tau = self.control(t, q, v)
         tau_all, fe, _zdot, _info = self._loads(t, q, v, self.last_z, tau)
-        return self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v))[1]
+        return self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v),
+                                                 self.dynamics_model)[1]
 
     def _constraint_rows(self, t, q, v):
         """(J, rhs) of the constraints, for a solve together with resting stops."""
@@ -343,12 +362,13 @@ class System:
             tau = self.control(t, q, v)
         tau_all, fe, zdot, info = self._loads(t, q, v, z, tau)
         if self.limits is not None and self.limits.resting:
-            qdd = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v))[0]
+            qdd = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v),
+                                                    self.dynamics_model)[0]
         elif self.constraints is not None:
             qdd = self.constrained_accelerations(t, q, v, tau_all, fe)
         else:
             try:
-                qdd = aba(model, q, v, tau_all, fe)
+                qdd = aba(self.dynamics_model, q, v, tau_all, fe)
             except ResultOverflowError:  # a huge finite state overflows in ABA: the run blew up
                 raise _NonFinite() from None
         if not np.all(np.isfinite(qdd)):
@@ -358,9 +378,9 @@ class System:
     def constrained_accelerations(self, t, q, v, tau_all, fe):
         """q̈ of the constrained model from the joint forces and f_ext (also the compiled loop's)."""
         if self.constraints_take_time:
-            qdd, _lam = self.constraints.accelerations(self.model, q, v, tau_all, fe, t=t)
+            qdd, _lam = self.constraints.accelerations(self.dynamics_model, q, v, tau_all, fe, t=t)
         else:
-            qdd, _lam = self.constraints.accelerations(self.model, q, v, tau_all, fe)
+            qdd, _lam = self.constraints.accelerations(self.dynamics_model, q, v, tau_all, fe)
         return np.asarray(qdd, dtype=float)
 
     def deriv(self, t, y):
