@@ -115,6 +115,7 @@ class System:
         self.damping = np.asarray(model.damping, float) if np.any(model.damping != 0) else None
         self.friction = np.asarray(model.friction, float) if np.any(model.friction != 0) else None
         self.friction_velocity = _positive("friction_velocity", friction_velocity)
+        self.friction_velocity_asked = self.friction_velocity   # (a fixed step may raise it per joint)
         gc = getattr(model, "gravcomp", None)
         self.gravcomp = None if gc is None or not np.any(np.asarray(gc) != 0) else np.asarray(gc, float)
         self.tendons = tuple(getattr(model, "tendons", ()) or ())   # sprung/damped fixed tendons (MJCF)
@@ -228,7 +229,7 @@ class System:
     def _friction_description(self):
         """'friction (tanh, v_s = …)', naming the variables whose v_s the step's stability raised."""
         vs = np.broadcast_to(np.asarray(self.friction_velocity, dtype=float), (self.nv,))
-        base = float(vs.min())
+        base = float(self.friction_velocity_asked)
         raised = [f"{name} {v:.3g}" for name, v, f in zip(velocity_names(self.model), vs, self.friction)
                   if v > base and f > 0.0]
         return f"friction (tanh, v_s = {base:g}" + (f"; for a stable step {', '.join(raised)}" if raised else "") + ")"
