@@ -254,14 +254,26 @@ def velocity_names(model):
     return names
 
 
+def _fastest_decay(inverse_inertia, rates):
+    """(λ, k): the fastest velocity decay λ of q̈ = −M⁻¹ C q̇ for C = diag(rates) — the largest
+    eigenvalue of C^½ M⁻¹ C^½ — and the variable k that leads its mode.  Coupled joints decay faster
+    than any one alone (dm_control's dog: 3.8 / dt against 2.0 / dt for its stiffest joint)."""
+    root = np.sqrt(np.asarray(rates, float))
+    w, V = np.linalg.eigh(root[:, None] * inverse_inertia * root[None, :])
+    return float(w[-1]), int(np.argmax(np.abs(V[:, -1])))
+
+
 def step_friction_velocity(model, damping, friction, friction_velocity, dt, integrator):
     """Per velocity variable, the smoothing velocity v_s of the friction f·tanh(q̇ / v_s) a fixed step
-    of ``dt`` with ``integrator`` stays stable with (module docstring).  With r = c (M⁻¹)_jj dt the
-    joint's damping decay per step and B = STABLE_DECAY[integrator], the friction's damper f / v_s
-    may add min(FRICTION_STEP, 0.9 B − r) to it, so v_s is the larger of ``friction_velocity`` and
-    f (M⁻¹)_jj dt over that share.  M⁻¹ is taken at the model's neutral configuration (a model
-    property: single runs and batches from any state agree); the margins to B cover its change with
-    the configuration.  Damping with r > 0.8 B is refused: the step cannot follow it.
+    of ``dt`` with ``integrator`` stays stable with (module docstring).  A step of dt follows the
+    decay q̈ = −M⁻¹ C q̇ of a diagonal damper C while λ dt < B = STABLE_DECAY[integrator], λ its
+    fastest rate (:func:`_fastest_decay`).  Damping with λ dt > 0.8 B is refused (the step cannot
+    follow it; ``semi_implicit`` takes damping implicitly and never refuses).  Friction's damper
+    f / v_s gets what the damping leaves: v_s starts at f (M⁻¹)_jj dt / min(FRICTION_STEP,
+    0.9 B − λ_damping dt) per joint (``friction_velocity`` at least) and doubles on the joints it
+    raised until damping and friction together decay no faster than 0.9 B / dt.  M⁻¹ is taken at
+    the model's neutral configuration (a model property: single runs and batches from any state
+    agree); the margins to B cover its change with the configuration.
 
     >>> import dataclasses, numpy as np, multibody as mb
     >>> m = dataclasses.replace(mb.models.planar(2), friction=[0.0, 5.0])
@@ -272,25 +284,31 @@ def step_friction_velocity(model, damping, friction, friction_velocity, dt, inte
     if (damping is None and friction is None) or model.nv == 0:
         return base
     from ..dynamics.derivatives import minv
-    mobility = np.diag(minv(model, model.neutral())).copy()    # (M⁻¹)_jj: the joint's acceleration per unit torque
+    inverse_inertia = minv(model, model.neutral())
     bound = STABLE_DECAY[integrator]
     explicit = damping is not None and integrator != "semi_implicit"   # (semi_implicit's damping is implicit)
-    decay = np.asarray(damping, float) * mobility * dt if explicit else np.zeros(model.nv)
-    k = int(np.argmax(decay))
-    if decay[k] > 0.8 * bound:
-        name, c = velocity_names(model)[k], float(damping[k])
+    c = np.asarray(damping, float) if explicit else np.zeros(model.nv)
+    decay, k = _fastest_decay(inverse_inertia, c)
+    if decay * dt > 0.8 * bound:
+        name, mobility = velocity_names(model)[k], inverse_inertia[k, k]
         raise ValueError(
-            f"damping: {name!r} has damping {c:g} on an effective inertia of {1 / mobility[k]:.3g} "
-            f"(1/(M⁻¹)_jj at the neutral configuration): its velocity relaxes in {1 / (c * mobility[k]):.3g} s, "
-            f"faster than an explicit {integrator} step of dt = {dt:g} s can follow (c (M⁻¹)_jj dt = {decay[k]:.3g}; "
-            f"stable below {bound:g}, and this run keeps it below {0.8 * bound:.3g}): the run would blow up.  Pass "
-            f"dt ≤ {_round_down(0.8 * bound / (c * mobility[k])):.3g}, integrator='semi_implicit' (its damping is "
-            f"implicit, as MuJoCo's Euler), an implicit adaptive integrator ('bdf' or 'radau'), or less damping "
-            f"(dataclasses.replace(model, damping=...))")
+            f"damping: {name!r} has damping {c[k]:g} on an effective inertia of {1 / mobility:.3g} "
+            f"(1/(M⁻¹)_jj at the neutral configuration): with the damped joints coupled to it, a velocity "
+            f"relaxes in {1 / decay:.3g} s, faster than an explicit {integrator} step of dt = {dt:g} s can follow "
+            f"(the largest eigenvalue of c M⁻¹ dt is {decay * dt:.3g}; stable below {bound:g}, and this run keeps "
+            f"it below {0.8 * bound:.3g}): the run would blow up.  Pass dt ≤ {_round_down(0.8 * bound / decay):.3g}, "
+            f"integrator='semi_implicit' (its damping is implicit, as MuJoCo's Euler), an implicit adaptive "
+            f"integrator ('bdf' or 'radau'), or less damping (dataclasses.replace(model, damping=...))")
     if friction is None:
         return base
-    share = np.minimum(FRICTION_STEP, 0.9 * bound - decay)
-    return np.maximum(base, np.asarray(friction, float) * mobility * dt / share)
+    f = np.asarray(friction, float)
+    share = min(FRICTION_STEP, 0.9 * bound - decay * dt)
+    vs = np.maximum(base, f * np.diag(inverse_inertia) * dt / share)
+    for _ in range(60):     # coupled, the dampers together may decay faster than each alone
+        if _fastest_decay(inverse_inertia, c + f / vs)[0] * dt <= 0.9 * bound:
+            break
+        vs = np.where(f > 0.0, 2.0 * vs, vs)
+    return vs
 
 
 def _round_down(x, digits=3):
