@@ -19,7 +19,12 @@
 #include <math.h>
 
 #ifdef MB_LANE_BUILD
-#if defined(__AVX512F__)
+#if defined(MB_TWO_LANES)
+#define MB_LANES 2  /* aba_lanes_pair.c: two lanes in AVX's three-operand instructions */
+typedef double real __attribute__((vector_size(16), aligned(16)));
+typedef long long real_mask __attribute__((vector_size(16), aligned(16)));
+#define MB_SPLAT(x) ((real){(x), (x)})
+#elif defined(__AVX512F__)
 #define MB_LANES 8
 typedef double real __attribute__((vector_size(64), aligned(64)));
 typedef long long real_mask __attribute__((vector_size(64), aligned(64)));
