@@ -73,12 +73,19 @@ static inline real mb_sqrt(real x)
     return r;
 }
 /* Lane l of dst[k] = src[l][k] for k < n (a group of states into lanes), and back: the one
- * gather and scatter of every lanes build (aba_lanes.c, derivatives_lanes.c). */
+ * gather and scatter of every lanes build (aba_lanes.c, derivatives_lanes.c).  Two lanes: a vector
+ * from two numbers (two instructions) and back, instead of a number at a time. */
 static inline void gather(const double *const *src, int n, real *dst)
 {
+#if MB_LANES == 2
+    const double *s0 = src[0], *s1 = src[1];
+    for (int k = 0; k < n; k++)
+        dst[k] = (real){s0[k], s1[k]};
+#else
     for (int l = 0; l < MB_LANES; l++)
         for (int k = 0; k < n; k++)
             dst[k][l] = src[l][k];
+#endif
 }
 #if MB_LANES == 8
 /* Eight entries of a group (src[0…7], each a vector of lanes) as eight vectors of entries, one per
@@ -109,6 +116,9 @@ static inline void transpose8(const real *src, real *out)
  * entry block instead of one insert per number); the same numbers in the same places. */
 static inline void gather_blocks(const double *const *src, int n, real *dst)
 {
+#if MB_LANES == 2
+    gather(src, n, dst);
+#else
     int k0 = 0;
 #if MB_LANES == 8
     for (; k0 + 8 <= n; k0 += 8) {
@@ -121,9 +131,15 @@ static inline void gather_blocks(const double *const *src, int n, real *dst)
     for (int l = 0; l < MB_LANES; l++)
         for (int k = k0; k < n; k++)
             dst[k][l] = src[l][k];
+#endif
 }
 static inline void scatter(const real *src, long n, double *const *dst)
 {
+#if MB_LANES == 2
+    double *d0 = dst[0], *d1 = dst[1];  /* lane 1 last, as below, where d1 = d0 */
+    for (long k = 0; k < n; k++)
+        d0[k] = src[k][0], d1[k] = src[k][1];
+#else
     long k0 = 0;
 #if MB_LANES == 8
     for (; k0 + 8 <= n; k0 += 8) {  /* eight entries at a time: a transpose, one store per lane */
@@ -136,6 +152,7 @@ static inline void scatter(const real *src, long n, double *const *dst)
     for (int l = 0; l < MB_LANES; l++)
         for (long k = k0; k < n; k++)
             dst[l][k] = src[k][l];
+#endif
 }
 #else
 #define MB_LANES 1
