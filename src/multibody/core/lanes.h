@@ -4,7 +4,8 @@
  * double, except in aba_lanes.c, which defines MB_LANE_BUILD and compiles aba.c, rnea.c, crba.c,
  * the joint poses and the workspace again with `real` a vector of MB_LANES doubles (GCC/Clang vector extensions:
  * SSE2 or NEON by default, AVX or AVX-512 with MULTIBODY_NATIVE=1; aba_lanes_avx2.c and
- * aba_lanes_avx512.c build 4 and 8 lanes for CPUs that have them): lane l carries state l of a group of
+ * aba_lanes_avx512.c build 4 and 8 lanes for CPUs that have them, aba_lanes_pair.c 2 lanes in AVX2 code
+ * for single planar runs): lane l carries state l of a group of
  * MB_LANES states, so one instruction advances them all.  Arithmetic on vectors is lane-wise IEEE
  * arithmetic in the same order as the scalar source, so every lane's result is the scalar
  * kernel's, bit for bit (tests/test_lanes.py checks) — as long as no a·b + c is contracted into

@@ -697,8 +697,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     const int lanes_run = !r.fext && !r.gc_lift && !r.contact && !r.contact_call && !r.forces && !r.dynamics &&
                           (mb_lanes_supported(m) || m->planar);  /* else one run at a time (planar trees: their
                                                                   * RK4 steps in lanes, rollout.c) */
-    /* A batch's groups: the widest lanes.  One run of a planar tree: the baseline's two lanes, for the
-     * lean RK4 step (rollout_lanes.h; its FDab is small, the step's bookkeeping is not); other single
+    /* A batch's groups: the widest lanes.  One run of a planar tree: two lanes (single_run_lanes), for
+     * the lean RK4 step (rollout_lanes.h; its FDab is small, the step's bookkeeping is not); other single
      * runs, whose FDab dominates, run scalar (measured: the double pendulum 9 % faster, the Panda not). */
     rj.lanes = !lanes_run || !lanes_active ? NULL : N > 1 ? lanes_active : m->planar ? single_run_lanes() : NULL;
     rj.width = N > 1 && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
