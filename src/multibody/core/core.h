@@ -307,6 +307,7 @@ extern const mb_lanes_impl mb_lanes_baseline;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
 #define MB_HAVE_LANES_AVX2 1
 extern const mb_lanes_impl mb_lanes_avx2;
+extern const mb_lanes_impl mb_lanes_avx2_pair;  /* 2 lanes, AVX2 code: single planar runs (py_rollout.c) */
 #endif
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX512F__)
 #define MB_HAVE_LANES_AVX512 1

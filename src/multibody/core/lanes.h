@@ -4,7 +4,8 @@
  * double, except in aba_lanes.c, which defines MB_LANE_BUILD and compiles aba.c, rnea.c, crba.c,
  * the joint poses and the workspace again with `real` a vector of MB_LANES doubles (GCC/Clang vector extensions:
  * SSE2 or NEON by default, AVX or AVX-512 with MULTIBODY_NATIVE=1; aba_lanes_avx2.c and
- * aba_lanes_avx512.c build 4 and 8 lanes for CPUs that have them): lane l carries state l of a group of
+ * aba_lanes_avx512.c build 4 and 8 lanes for CPUs that have them, aba_lanes_pair.c 2 lanes in AVX2 code
+ * for single planar runs): lane l carries state l of a group of
  * MB_LANES states, so one instruction advances them all.  Arithmetic on vectors is lane-wise IEEE
  * arithmetic in the same order as the scalar source, so every lane's result is the scalar
  * kernel's, bit for bit (tests/test_lanes.py checks) — as long as no a·b + c is contracted into
@@ -19,7 +20,12 @@
 #include <math.h>
 
 #ifdef MB_LANE_BUILD
-#if defined(__AVX512F__)
+#if defined(MB_TWO_LANES)
+#define MB_LANES 2  /* aba_lanes_pair.c: two lanes in AVX's three-operand instructions */
+typedef double real __attribute__((vector_size(16), aligned(16)));
+typedef long long real_mask __attribute__((vector_size(16), aligned(16)));
+#define MB_SPLAT(x) ((real){(x), (x)})
+#elif defined(__AVX512F__)
 #define MB_LANES 8
 typedef double real __attribute__((vector_size(64), aligned(64)));
 typedef long long real_mask __attribute__((vector_size(64), aligned(64)));
@@ -68,12 +74,19 @@ static inline real mb_sqrt(real x)
     return r;
 }
 /* Lane l of dst[k] = src[l][k] for k < n (a group of states into lanes), and back: the one
- * gather and scatter of every lanes build (aba_lanes.c, derivatives_lanes.c). */
+ * gather and scatter of every lanes build (aba_lanes.c, derivatives_lanes.c).  Two lanes: a vector
+ * from two numbers (two instructions) and back, instead of a number at a time. */
 static inline void gather(const double *const *src, int n, real *dst)
 {
+#if MB_LANES == 2
+    const double *s0 = src[0], *s1 = src[1];
+    for (int k = 0; k < n; k++)
+        dst[k] = (real){s0[k], s1[k]};
+#else
     for (int l = 0; l < MB_LANES; l++)
         for (int k = 0; k < n; k++)
             dst[k][l] = src[l][k];
+#endif
 }
 #if MB_LANES == 8
 /* Eight entries of a group (src[0…7], each a vector of lanes) as eight vectors of entries, one per
@@ -104,6 +117,9 @@ static inline void transpose8(const real *src, real *out)
  * entry block instead of one insert per number); the same numbers in the same places. */
 static inline void gather_blocks(const double *const *src, int n, real *dst)
 {
+#if MB_LANES == 2
+    gather(src, n, dst);
+#else
     int k0 = 0;
 #if MB_LANES == 8
     for (; k0 + 8 <= n; k0 += 8) {
@@ -116,9 +132,15 @@ static inline void gather_blocks(const double *const *src, int n, real *dst)
     for (int l = 0; l < MB_LANES; l++)
         for (int k = k0; k < n; k++)
             dst[k][l] = src[l][k];
+#endif
 }
 static inline void scatter(const real *src, long n, double *const *dst)
 {
+#if MB_LANES == 2
+    double *d0 = dst[0], *d1 = dst[1];  /* lane 1 last, as below, where d1 = d0 */
+    for (long k = 0; k < n; k++)
+        d0[k] = src[k][0], d1[k] = src[k][1];
+#else
     long k0 = 0;
 #if MB_LANES == 8
     for (; k0 + 8 <= n; k0 += 8) {  /* eight entries at a time: a transpose, one store per lane */
@@ -131,6 +153,7 @@ static inline void scatter(const real *src, long n, double *const *dst)
     for (int l = 0; l < MB_LANES; l++)
         for (long k = k0; k < n; k++)
             dst[l][k] = src[k][l];
+#endif
 }
 #else
 #define MB_LANES 1

@@ -86,138 +86,150 @@ int mb_planar_setup(mb_model *m)
 }
 #endif
 
-static inline real dot3(const real *x, const real *y)
-{
-    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
-}
-
 /* dot3 with a constant (model) vector: the same products and sums */
 static inline real dot3_model(const real *x, const double *y)
 {
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
 }
 
-/* out = X m (motion, parent → child) */
-static inline void motion_to_child(const real *X, const real *m, real *out)
-{
-    out[0] = m[0];
-    out[1] = X[3] * m[0] + X[4] * m[1] + X[5] * m[2];
-    out[2] = X[6] * m[0] + X[7] * m[1] + X[8] * m[2];
-}
+/* FDab for a planar model (m->planar), no external forces.  Each body's numbers lie together in its
+ * 36 of the workspace's IA (one address a body, its parent's one more), BODY_* below: X_i =
+ * [1 0; x3 cs sn; x6 −sn cs] as (x3, x6, cs, sn), c_i = (0, c_a, c_b) (v ×m vJ has no ω part) as
+ * (c_a, c_b), IA_i as 3×3.  The known entries (X's first row, c's 0) enter no product: a·1 and
+ * a + 0·b are a (to the sign of a zero), so the sums are those of the full products, with less work. */
+enum { BODY_IA = 0, BODY_PA = 9, BODY_V = 12, BODY_C = 15, BODY_X = 17, BODY_U = 21, BODY_UI = 24, BODY_DINV = 25,
+       BODY_A = 26, BODY_N = 36 };
 
-/* FDab for a planar model (m->planar), no external forces; the workspace's 6-D arrays hold the
- * planar quantities in their first entries (d->R: X_i as 3×3, d->IA: 3×3 articulated inertias). */
 MB_LANES_STATIC int MB_NAME(mb_aba_planar)(const mb_model *m, mb_data *d, const real *q, const real *qd,
                                            const real *tau, real *qdd)
 {
     const int nb = m->nb;
+    const int *parent = m->parent, *jtype = m->jtype, *v_start = m->v_start, *q_start = m->q_start;
+    const int *nv_joint = m->nv_joint;
+    const double *plnr = m->plnr, *plnr_S = m->plnr_S, *armature = m->armature;
+    real *restrict body = d->IA;
     for (int i = 0; i < nb; i++) {  /* pass 1: X_i, v_i, c_i, IA_i = I_i, pA_i = v ×* I v */
-        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const double *P = m->plnr + PB_N * i, *S = m->plnr_S + 3 * vs;
-        real *X = d->R + 9 * i, *v = d->v + 6 * i, *c = d->c + 6 * i, *IA = d->IA + 36 * i, *pA = d->pA + 6 * i;
+        const int par = parent[i], jt = jtype[i], vs = v_start[i];
+        const double *P = plnr + PB_N * i;
+        real *B = body + BODY_N * i;
         real cs = MB_SPLAT(P[PB_COS]), sn = MB_SPLAT(P[PB_SIN]), pa = MB_SPLAT(P[PB_TA]), pb = MB_SPLAT(P[PB_TB]);
-        if (m->jtype[i] == MB_REVOLUTE) {  /* turn by q: θ = θ_tree + q */
+        real vJ0 = MB_SPLAT(0.0), vJ1 = MB_SPLAT(0.0), vJ2 = MB_SPLAT(0.0);
+        if (jt == MB_REVOLUTE) {  /* turn by q: θ = θ_tree + q;  S = (1, 0, 0) */
             real cq, sq;
-            mb_sincos_joint(q[m->q_start[i]], &sq, &cq);
-            const real c2 = cs * cq - sn * sq, s2 = sn * cq + cs * sq;
+            mb_sincos_joint(q[q_start[i]], &sq, &cq);
+            const real c2 = P[PB_COS] * cq - P[PB_SIN] * sq, s2 = P[PB_SIN] * cq + P[PB_COS] * sq;
             cs = c2, sn = s2;
-        } else if (m->jtype[i] == MB_PRISMATIC) {  /* slide by q along the axis (joint frame) */
-            const real x = q[m->q_start[i]];
+            vJ0 = qd[vs];
+        } else if (jt == MB_PRISMATIC) {  /* slide by q along the axis (joint frame) */
+            const double *S = plnr_S + 3 * vs;
+            const real x = q[q_start[i]];
             pa += (P[PB_COS] * S[1] - P[PB_SIN] * S[2]) * x;
             pb += (P[PB_SIN] * S[1] + P[PB_COS] * S[2]) * x;
+            if (nv_joint[i] == 1)
+                vJ0 = S[0] * qd[vs], vJ1 = S[1] * qd[vs], vJ2 = S[2] * qd[vs];
         }
-        X[0] = MB_SPLAT(1.0), X[1] = MB_SPLAT(0.0), X[2] = MB_SPLAT(0.0);  /* X = [1 0; Rᵀ(−p_b, p_a)ᵀ Rᵀ] */
-        X[3] = -cs * pb + sn * pa, X[4] = cs, X[5] = sn;
-        X[6] = sn * pb + cs * pa, X[7] = -sn, X[8] = cs;
-        real vJ[3] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
-        if (m->jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
-            vJ[0] = qd[vs];
-        else if (nj == 1)
-            vJ[0] = S[0] * qd[vs], vJ[1] = S[1] * qd[vs], vJ[2] = S[2] * qd[vs];
+        const real x3 = -cs * pb + sn * pa, x6 = sn * pb + cs * pa;  /* X = [1 0; Rᵀ(−p_b, p_a)ᵀ Rᵀ] */
+        real v0, v1, v2, c1, c2;
         if (par < 0) {
-            v[0] = vJ[0], v[1] = vJ[1], v[2] = vJ[2];
-            c[0] = c[1] = c[2] = MB_SPLAT(0.0);
-        } else {
-            motion_to_child(X, d->v + 6 * par, v);
-            v[0] += vJ[0], v[1] += vJ[1], v[2] += vJ[2];
-            c[0] = MB_SPLAT(0.0), c[1] = v[2] * vJ[0] - v[0] * vJ[2], c[2] = v[0] * vJ[1] - v[1] * vJ[0];
+            v0 = vJ0, v1 = vJ1, v2 = vJ2;
+            c1 = c2 = MB_SPLAT(0.0);
+        } else {  /* v = X v_λ + vJ, c = v ×m vJ */
+            const real *vp = body + BODY_N * par + BODY_V;
+            v0 = vp[0], v1 = x3 * vp[0] + cs * vp[1] + sn * vp[2], v2 = x6 * vp[0] - sn * vp[1] + cs * vp[2];
+            if (jt == MB_REVOLUTE) {
+                v0 += vJ0;
+                c1 = v2 * vJ0, c2 = -(v1 * vJ0);
+            } else {
+                v0 += vJ0, v1 += vJ1, v2 += vJ2;
+                c1 = v2 * vJ0 - v0 * vJ2, c2 = v0 * vJ1 - v1 * vJ0;
+            }
         }
+        B[BODY_X] = x3, B[BODY_X + 1] = x6, B[BODY_X + 2] = cs, B[BODY_X + 3] = sn;
+        B[BODY_V] = v0, B[BODY_V + 1] = v1, B[BODY_V + 2] = v2;
+        B[BODY_C] = c1, B[BODY_C + 1] = c2;
         const double Ikk = P[PB_IKK], ha = P[PB_HA], hb = P[PB_HB], mass = P[PB_M];
+        real *IA = B + BODY_IA;
         IA[0] = MB_SPLAT(Ikk), IA[1] = MB_SPLAT(-hb), IA[2] = MB_SPLAT(ha);
         IA[3] = MB_SPLAT(-hb), IA[4] = MB_SPLAT(mass), IA[5] = MB_SPLAT(0.0);
         IA[6] = MB_SPLAT(ha), IA[7] = MB_SPLAT(0.0), IA[8] = MB_SPLAT(mass);
-        const real Iv[3] = {Ikk * v[0] - hb * v[1] + ha * v[2], -hb * v[0] + mass * v[1], ha * v[0] + mass * v[2]};
-        pA[0] = v[1] * Iv[2] - v[2] * Iv[1], pA[1] = -v[0] * Iv[2], pA[2] = v[0] * Iv[1];
+        const real Iv1 = -hb * v0 + mass * v1, Iv2 = ha * v0 + mass * v2;  /* (I v)_ω enters no pA */
+        B[BODY_PA] = v1 * Iv2 - v2 * Iv1, B[BODY_PA + 1] = -v0 * Iv2, B[BODY_PA + 2] = v0 * Iv1;
     }
     for (int i = nb - 1; i >= 0; i--) {  /* pass 2: U, D, u; IA_λ += Xᵀ Ia X, pA_λ += Xᵀ pa */
-        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const real *X = d->R + 9 * i, *c = d->c + 6 * i, *pA = d->pA + 6 * i;
-        real *IA = d->IA + 36 * i, Ia[9], pa[3];
-        memcpy(Ia, IA, sizeof Ia);
-        pa[0] = pA[0], pa[1] = pA[1], pa[2] = pA[2];
-        if (nj == 1) {
-            const double *S = m->plnr_S + 3 * vs;
-            real *U = d->U + 6 * vs;
-            const int turn = m->jtype[i] == MB_REVOLUTE;  /* S = (1, 0, 0): the dot products pick entries */
-            for (int r = 0; r < 3; r++)
-                U[r] = turn ? IA[3 * r] : dot3_model(IA + 3 * r, S);
-            const real D = (turn ? U[0] : dot3_model(U, S)) + m->armature[vs];
+        const int par = parent[i], vs = v_start[i];
+        real *B = body + BODY_N * i;
+        real Ia[9], pa0 = B[BODY_PA], pa1 = B[BODY_PA + 1], pa2 = B[BODY_PA + 2];
+        for (int k = 0; k < 9; k++)
+            Ia[k] = B[BODY_IA + k];
+        if (nv_joint[i] == 1) {
+            real U0, U1, U2, D, ui;
+            if (jtype[i] == MB_REVOLUTE) {  /* S = (1, 0, 0): the dot products pick entries */
+                U0 = Ia[0], U1 = Ia[3], U2 = Ia[6];
+                D = U0 + armature[vs];
+                ui = tau[vs] - pa0;
+            } else {
+                const double *S = plnr_S + 3 * vs;
+                U0 = dot3_model(Ia, S), U1 = dot3_model(Ia + 3, S), U2 = dot3_model(Ia + 6, S);
+                D = (U0 * S[0] + U1 * S[1] + U2 * S[2]) + armature[vs];
+                ui = tau[vs] - (pa0 * S[0] + pa1 * S[1] + pa2 * S[2]);
+            }
             if (!mb_every(D > 0.0))
                 return mb_all(D - D == 0.0) ? mb_singular_at(m, i) : MB_OVERFLOW;
             const real Dinv = 1.0 / D;
-            d->Dinv[36 * i] = Dinv;
-            d->u[vs] = tau[vs] - (turn ? pA[0] : dot3_model(pA, S));
+            B[BODY_U] = U0, B[BODY_U + 1] = U1, B[BODY_U + 2] = U2, B[BODY_UI] = ui, B[BODY_DINV] = Dinv;
             if (par < 0)
                 continue;
-            const real ud = d->u[vs] * Dinv;
+            const real ud = ui * Dinv, Ur[3] = {U0, U1, U2};
             for (int r = 0; r < 3; r++) {
-                const real ur = U[r] * Dinv;
-                for (int cc = 0; cc < 3; cc++)
-                    Ia[3 * r + cc] -= ur * U[cc];
-                pa[r] += U[r] * ud;
+                const real ur = Ur[r] * Dinv;
+                Ia[3 * r] -= ur * U0, Ia[3 * r + 1] -= ur * U1, Ia[3 * r + 2] -= ur * U2;
             }
+            pa0 += U0 * ud, pa1 += U1 * ud, pa2 += U2 * ud;
         }
         if (par < 0)
             continue;
-        for (int r = 0; r < 3; r++)  /* pa += Ia c */
-            pa[r] += dot3(Ia + 3 * r, c);
-        /* IA_λ += Xᵀ (Ia X), pA_λ += Xᵀ pa with X's first row (1, 0, 0) taken as known: the products
-         * by 1 and the added products by 0 are left out (the same sums, less work) */
-        const real x3 = X[3], x4 = X[4], x5 = X[5], x6 = X[6], x7 = X[7], x8 = X[8];
+        const real c1 = B[BODY_C], c2 = B[BODY_C + 1];
+        pa0 += Ia[1] * c1 + Ia[2] * c2, pa1 += Ia[4] * c1 + Ia[5] * c2, pa2 += Ia[7] * c1 + Ia[8] * c2;  /* pa += Ia c */
+        /* IA_λ += Xᵀ (Ia X), pA_λ += Xᵀ pa */
+        const real x3 = B[BODY_X], x6 = B[BODY_X + 1], cs = B[BODY_X + 2], sn = B[BODY_X + 3];
         real M[9];  /* Ia X */
         for (int r = 0; r < 3; r++) {
             const real i0 = Ia[3 * r], i1 = Ia[3 * r + 1], i2 = Ia[3 * r + 2];
             M[3 * r] = i0 + i1 * x3 + i2 * x6;
-            M[3 * r + 1] = i1 * x4 + i2 * x7;
-            M[3 * r + 2] = i1 * x5 + i2 * x8;
+            M[3 * r + 1] = i1 * cs - i2 * sn;
+            M[3 * r + 2] = i1 * sn + i2 * cs;
         }
-        real *IAp = d->IA + 36 * par, *pAp = d->pA + 6 * par;
+        real *Bp = body + BODY_N * par, *IAp = Bp + BODY_IA;
         for (int cc = 0; cc < 3; cc++) {
             const real m0 = M[cc], m1 = M[3 + cc], m2 = M[6 + cc];
             IAp[cc] += m0 + x3 * m1 + x6 * m2;
-            IAp[3 + cc] += x4 * m1 + x7 * m2;
-            IAp[6 + cc] += x5 * m1 + x8 * m2;
+            IAp[3 + cc] += cs * m1 - sn * m2;
+            IAp[6 + cc] += sn * m1 + cs * m2;
         }
-        pAp[0] += pa[0] + x3 * pa[1] + x6 * pa[2];
-        pAp[1] += x4 * pa[1] + x7 * pa[2];
-        pAp[2] += x5 * pa[1] + x8 * pa[2];
+        Bp[BODY_PA] += pa0 + x3 * pa1 + x6 * pa2;
+        Bp[BODY_PA + 1] += cs * pa1 - sn * pa2;
+        Bp[BODY_PA + 2] += sn * pa1 + cs * pa2;
     }
-    const real a_base[3] = {MB_SPLAT(-m->plnr_grav[0]), MB_SPLAT(-m->plnr_grav[1]), MB_SPLAT(-m->plnr_grav[2])};
+    const real g0 = MB_SPLAT(-m->plnr_grav[0]), g1 = MB_SPLAT(-m->plnr_grav[1]), g2 = MB_SPLAT(-m->plnr_grav[2]);
     for (int i = 0; i < nb; i++) {  /* pass 3: a = X a_λ + c;  q̈ = (u − Uᵀ a)/D;  a += S q̈ */
-        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
-        const real *c = d->c + 6 * i;
-        real *a = d->a + 6 * i;
-        motion_to_child(d->R + 9 * i, par < 0 ? a_base : d->a + 6 * par, a);
-        a[0] += c[0], a[1] += c[1], a[2] += c[2];
-        if (nj == 1) {
-            const double *S = m->plnr_S + 3 * vs;
-            const real x = (d->u[vs] - dot3(d->U + 6 * vs, a)) * d->Dinv[36 * i];
+        const int par = parent[i], vs = v_start[i];
+        real *B = body + BODY_N * i;
+        const real x3 = B[BODY_X], x6 = B[BODY_X + 1], cs = B[BODY_X + 2], sn = B[BODY_X + 3];
+        const real *ap = par < 0 ? NULL : body + BODY_N * par + BODY_A;
+        const real p0 = ap ? ap[0] : g0, p1 = ap ? ap[1] : g1, p2 = ap ? ap[2] : g2;  /* a_λ, a_0 = −a_grav */
+        real a0 = p0, a1 = x3 * p0 + cs * p1 + sn * p2, a2 = x6 * p0 - sn * p1 + cs * p2;
+        a1 += B[BODY_C], a2 += B[BODY_C + 1];
+        if (nv_joint[i] == 1) {
+            const real x = (B[BODY_UI] - (B[BODY_U] * a0 + B[BODY_U + 1] * a1 + B[BODY_U + 2] * a2)) * B[BODY_DINV];
             qdd[vs] = x;
-            if (m->jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
-                a[0] += x;
-            else
-                a[0] += S[0] * x, a[1] += S[1] * x, a[2] += S[2] * x;
+            if (jtype[i] == MB_REVOLUTE)  /* S = (1, 0, 0) */
+                a0 += x;
+            else {
+                const double *S = plnr_S + 3 * vs;
+                a0 += S[0] * x, a1 += S[1] * x, a2 += S[2] * x;
+            }
         }
+        B[BODY_A] = a0, B[BODY_A + 1] = a1, B[BODY_A + 2] = a2;
     }
     return MB_OK;
 }

@@ -334,6 +334,17 @@ static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "in
                                       "N_SAMPLE_END", NULL};
 
 /* d[key] (borrowed), or None where d has no such entry. */
+/* The lanes of a single run of a planar tree (its lean RK4 step, rollout_lanes.h): two in AVX2 code
+ * where the CPU has it (aba_lanes_pair.c), else the baseline's two. */
+static const mb_lanes_impl *single_run_lanes(void)
+{
+#ifdef MB_HAVE_LANES_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        return &mb_lanes_avx2_pair;
+#endif
+    return &mb_lanes_baseline;
+}
+
 static PyObject *entry(PyObject *d, const char *key)
 {
     PyObject *v = PyDict_GetItemString(d, key);
@@ -700,10 +711,10 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     const int lanes_run = !r.fext && !r.gc_lift && !r.contact && !r.contact_call && !r.forces && !r.dynamics &&
                           (mb_lanes_supported(m) || m->planar);  /* else one run at a time (planar trees: their
                                                                   * RK4 steps in lanes, rollout.c) */
-    /* A batch's groups: the widest lanes.  One run of a planar tree: the baseline's two lanes, for the
-     * lean RK4 step (rollout_lanes.h; its FDab is small, the step's bookkeeping is not); other single
+    /* A batch's groups: the widest lanes.  One run of a planar tree: two lanes (single_run_lanes), for
+     * the lean RK4 step (rollout_lanes.h; its FDab is small, the step's bookkeeping is not); other single
      * runs, whose FDab dominates, run scalar (measured: the double pendulum 9 % faster, the Panda not). */
-    rj.lanes = !lanes_run || !lanes_active ? NULL : N > 1 ? lanes_active : m->planar ? &mb_lanes_baseline : NULL;
+    rj.lanes = !lanes_run || !lanes_active ? NULL : N > 1 ? lanes_active : m->planar ? single_run_lanes() : NULL;
     rj.width = N > 1 && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
     rj.fill_nan = N > 1 || stop_mode == MB_STOPS_HARD;  /* a single run's unreached rows stay unset */

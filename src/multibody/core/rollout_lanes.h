@@ -57,10 +57,12 @@ static int first_live(real_mask ok)
 }
 
 /* K = [v, q̈] at the stage state ys = [q, v] and its τ (rollout.c's rhs for one stage); `first`: the
- * step's first stage (ys is the accepted state, not checked; τ gets g(q)).  MB_OK, or the ABA's
- * status when some live lane failed it. */
-static int stage_lanes(const mb_model *m, mb_data_lanes *d, const mb_group_step *s, real *ys, real *K, real *tau,
-                       real *tau_all, int first, real_mask *ok, int *st)
+ * step's first stage (ys is the accepted state, not checked; τ gets g(q)).  Without a PD, τ is 0:
+ * the caller zeroes it once a step (every stage may then share it).  MB_OK, or the ABA's status
+ * when some live lane failed it.  Inlined: four calls a step, a few of their instructions each. */
+static inline __attribute__((always_inline)) int stage_lanes(const mb_model *m, mb_data_lanes *d,
+                                                             const mb_group_step *s, real *ys, real *K, real *tau,
+                                                             real *tau_all, int first, real_mask *ok, int *st)
 {
     const int nv = m->nv;
     real *q = ys, *v = ys + nv;
@@ -72,9 +74,6 @@ static int stage_lanes(const mb_model *m, mb_data_lanes *d, const mb_group_step 
             tau[k] = MB_SPLAT(s->kp[k]) * e + MB_SPLAT(s->kd[k]) * (MB_SPLAT(s->qd_ref[k]) - v[k]) + MB_SPLAT(s->tau_ff[k]);
         }
         fail_lanes(ok, finite_lanes(tau, nv), MB_BAD_CONTROL, st);
-    } else {
-        for (int k = 0; k < nv; k++)
-            tau[k] = MB_SPLAT(0.0);
     }
     const real *ta = tau;
     if (s->damping) {
@@ -84,10 +83,10 @@ static int stage_lanes(const mb_model *m, mb_data_lanes *d, const mb_group_step 
     }
     for (int k = 0; k < nv; k++)
         K[k] = v[k];
-    const int live = first_live(*ok);
-    if (live < 0)
-        return MB_OK;
     if (!mb_every((real_mask)*ok)) {  /* dead lanes repeat a live one's inputs (its tau_all: a copy) */
+        const int live = first_live(*ok);
+        if (live < 0)
+            return MB_OK;
         repeat_live(ys, 2 * nv, *ok, live);
         if (ta == tau) {
             for (int k = 0; k < nv; k++)
@@ -142,6 +141,12 @@ static int rk4_group(const mb_model *m, void *workspace, const mb_group_step *s,
     real_mask ok = MB_SPLAT(0.0) == 0.0;
     for (int l = 0; l < MB_LANES; l++)
         st[l] = MB_OK;
+    real *ts = TS;  /* the later stages' τ: their own under a PD, else the first's zeros */
+    if (!s->kp) {
+        for (int k = 0; k < nv; k++)
+            TAU[k] = MB_SPLAT(0.0);
+        ts = TAU;
+    }
     gather_blocks(y, n, Y);
     for (int k = 0; k < n; k++)
         YS[k] = Y[k];
@@ -149,19 +154,17 @@ static int rk4_group(const mb_model *m, void *workspace, const mb_group_step *s,
     if (status != MB_OK)
         return status;
     stage_state_lanes(Y, K1, 0.5 * h, n, YS);
-    for (int k = 0; k < n; k++)
-        S[k] = K1[k];
-    if ((status = stage_lanes(m, d, s, YS, K, TS, TA, 0, &ok, st)) != MB_OK)
+    if ((status = stage_lanes(m, d, s, YS, K, ts, TA, 0, &ok, st)) != MB_OK)
         return status;
-    for (int k = 0; k < n; k++)
-        S[k] = S[k] + 2.0 * K[k];
+    for (int k = 0; k < n; k++)  /* k₁ + 2k₂ */
+        S[k] = K1[k] + 2.0 * K[k];
     stage_state_lanes(Y, K, 0.5 * h, n, YS);
-    if ((status = stage_lanes(m, d, s, YS, K, TS, TA, 0, &ok, st)) != MB_OK)
+    if ((status = stage_lanes(m, d, s, YS, K, ts, TA, 0, &ok, st)) != MB_OK)
         return status;
     for (int k = 0; k < n; k++)
         S[k] = S[k] + 2.0 * K[k];
     stage_state_lanes(Y, K, h, n, YS);
-    if ((status = stage_lanes(m, d, s, YS, K, TS, TA, 0, &ok, st)) != MB_OK)
+    if ((status = stage_lanes(m, d, s, YS, K, ts, TA, 0, &ok, st)) != MB_OK)
         return status;
     for (int k = 0; k < n; k++)  /* y + (h/6)(k₁ + 2k₂ + 2k₃ + k₄), summed left to right as rollout.c's */
         YS[k] = Y[k] + (h / 6.0) * (S[k] + K[k]);

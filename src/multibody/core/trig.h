@@ -2,7 +2,6 @@
 #ifndef MULTIBODY_TRIG_H
 #define MULTIBODY_TRIG_H
 
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,12 +17,15 @@
  * rounded by adding 1.5·2⁵².  Within a few ulp of libm (tests/test_core.py checks); arguments
  * beyond 10⁶ rad (and non-finite ones) go to libm.  The quadrant k mod 4 maps (sin r, cos r) to
  * (s, c) = (sr, cr), (cr, −sr), (−sr, −cr), (−cr, sr) by bit masks: a switch mispredicts when
- * angles jump between quadrants (random batches), ~15 cycles each. */
-static inline void mb_sincos_reduced(real x, real *sr_out, real *cr_out, real *k_out)
+ * angles jump between quadrants (random batches), ~15 cycles each.  k mod 4 is read from the bits
+ * of k + 1.5·2⁵² (`k_bits`): their last bits are k's, two's complement (|k| < 2⁵¹), so no
+ * conversion to an integer (which vectors of SSE2 or AVX2 lack: a store and a load a lane). */
+static inline void mb_sincos_reduced(real x, real *sr_out, real *cr_out, real *k_bits)
 {
     const double PIO2_1 = 1.5707963267341256, PIO2_2 = 6.077100506303966e-11, PIO2_3 = 2.0222662487959506e-21;
     const double ROUND = 6755399441055744.0;  /* 1.5·2⁵²: x + ROUND − ROUND rounds x to an integer */
-    const real k = (x * 0.6366197723675814 + ROUND) - ROUND;  /* nearest multiple of π/2 (× 2/π) */
+    const real shifted = x * 0.6366197723675814 + ROUND;
+    const real k = shifted - ROUND;  /* nearest multiple of π/2 (× 2/π) */
     const real r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
     const real z = r * r, z2 = z * z, z4 = z2 * z2;
     const real sa = -1.0 / 6 + z * (1.0 / 120), sb = -1.0 / 5040 + z * (1.0 / 362880);
@@ -32,7 +34,7 @@ static inline void mb_sincos_reduced(real x, real *sr_out, real *cr_out, real *k
     const real cc = -1.0 / 3628800 + z * (1.0 / 479001600), cd = -1.0 / 87178291200 + z * (1.0 / 20922789888000);
     *sr_out = r + (r * z) * ((sa + z2 * sb) + z4 * (sc + z2 * sd));
     *cr_out = 1.0 + z * ((ca + z2 * cb) + z4 * ((cc + z2 * cd) + z4 * (-1.0 / 6402373705728000)));
-    *k_out = k;
+    *k_bits = shifted;
 }
 
 #ifndef MB_LANE_BUILD
@@ -42,34 +44,36 @@ static inline void mb_sincos_joint(double x, double *s, double *c)
         *s = sin(x), *c = cos(x);
         return;
     }
-    double sr, cr, k;
-    mb_sincos_reduced(x, &sr, &cr, &k);
-    const uint64_t quadrant = (uint64_t)(long)k & 3, swap = -(quadrant & 1), sign = (uint64_t)1 << 63;
-    uint64_t bs, bc;
+    double sr, cr, k_bits;
+    mb_sincos_reduced(x, &sr, &cr, &k_bits);
+    uint64_t quadrant, bs, bc;
+    memcpy(&quadrant, &k_bits, sizeof quadrant);
     memcpy(&bs, &sr, sizeof bs);
     memcpy(&bc, &cr, sizeof bc);
+    quadrant &= 3;
+    const uint64_t swap = -(quadrant & 1);
     uint64_t out_s = (bs & ~swap) | (bc & swap), out_c = (bc & ~swap) | (bs & swap);
-    out_s ^= (quadrant >> 1) * sign;
-    out_c ^= (((quadrant + 1) >> 1) & 1) * sign;
+    out_s ^= (quadrant >> 1) << 63;  /* quadrants 2, 3: −sin */
+    out_c ^= ((quadrant + 1) >> 1) << 63;  /* quadrants 1, 2: −cos (bit 1 of quadrant + 1 shifts out) */
     memcpy(s, &out_s, sizeof out_s);
     memcpy(c, &out_c, sizeof out_c);
 }
 #else
 /* The same for a vector of angles: the masks lane by lane; a lane out of range is reduced as 0
- * (its k would not convert to an integer) and then takes libm's values. */
+ * (its k would not fit the bits of k + 1.5·2⁵²) and then takes libm's values. */
 static inline void mb_sincos_joint(real x, real *s, real *c)
 {
     const real_mask in_range = (x <= 1e6) & (x >= -1e6);  /* false for NaN */
-    real sr, cr, k;
-    mb_sincos_reduced((real)((real_mask)x & in_range), &sr, &cr, &k);
-    const real_mask quadrant = __builtin_convertvector(k, real_mask) & 3;
-    const real_mask swap = -(quadrant & 1), sign = (real_mask){0} + LLONG_MIN;  /* the sign bit */
-    const real_mask bs = (real_mask)sr, bc = (real_mask)cr;
-    real_mask out_s = (bs & ~swap) | (bc & swap), out_c = (bc & ~swap) | (bs & swap);
-    out_s ^= (quadrant >> 1) * sign;
-    out_c ^= (((quadrant + 1) >> 1) & 1) * sign;
+    typedef unsigned long long bits __attribute__((vector_size(sizeof(real))));  /* shifts into the sign bit */
+    real sr, cr, k_bits;
+    mb_sincos_reduced((real)((real_mask)x & in_range), &sr, &cr, &k_bits);
+    const bits quadrant = (bits)k_bits & 3, swap = -(quadrant & 1);
+    const bits bs = (bits)sr, bc = (bits)cr;
+    bits out_s = (bs & ~swap) | (bc & swap), out_c = (bc & ~swap) | (bs & swap);
+    out_s ^= (quadrant >> 1) << 63;
+    out_c ^= ((quadrant + 1) >> 1) << 63;
     *s = (real)out_s, *c = (real)out_c;
-    if (!mb_all(in_range))
+    if (!mb_every(in_range))
         for (int l = 0; l < MB_LANES; l++)
             if (!in_range[l])
                 (*s)[l] = sin(x[l]), (*c)[l] = cos(x[l]);
