@@ -580,7 +580,7 @@ def test_free_floating_batch_in_lanes_equals_run_by_run(integrator, restore_lane
 
 def test_planar_batch_rk4_steps_in_lanes_equal_single_runs(restore_lanes):
     """Planar trees (the double pendulum: FDab in planar vectors, planar.c) take their batches' RK4
-    steps in lanes too, and their single runs the baseline's two lanes: no controller, a continuous
+    steps in lanes too, and their single runs two lanes (AVX2 code where the CPU has it): no controller, a continuous
     PD + g(q) with damping, and a run that diverges (its lane dies, the others go on) give every
     run's single mb.simulate bits, whatever the lanes (the single runs here: in lanes; the batch
     with "none": run by run, scalar)."""
