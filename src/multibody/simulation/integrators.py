@@ -17,9 +17,9 @@ the steppers reduce to the textbook formulas.
 
 Each stepper is ``step(f, t, y, h) -> (y₁, k₁)`` with ``f(t, y) -> (K, info)`` the tangent
 derivative ``K = [v, a, ż]`` (length 2·nv + nz); ``k₁`` is f at the step's start, which the
-caller keeps as the sample's accelerations.  Today the per-step loop runs in Python and each
-``f`` is one compiled ABA call; the steppers are written stage by stage so that the same loop
-can move into the compiled core.
+caller keeps as the sample's accelerations.  The fixed-step loop runs in ``core/rollout.c``, which
+takes these steps operation for operation; the Python steppers take the steps it hands back (while
+joints rest on stops, or a run without a compiled plan) and are the tests' reference loops.
 """
 from __future__ import annotations
 

@@ -68,6 +68,9 @@ FRICTION_VELOCITY = 0.01
 FRICTION_STEP = 0.5
 #: λ dt of a velocity decay v̇ = −λ v beyond which a fixed step grows it (RK4: 2.785; Euler's: 2)
 STABLE_DECAY = {"euler": 2.0, "semi_implicit": 2.0, "rk4": 2.785}
+#: an effective joint inertia below this share of the heaviest joint's is a link without mass (a file's
+#: placeholder 1e-18 kg·m²): the refusal of its damping says so
+MASSLESS = 1e-9
 LIMIT_MODES = ("hard", "soft", "off")
 
 
@@ -291,9 +294,12 @@ def step_friction_velocity(model, damping, friction, friction_velocity, dt, inte
     decay, k = _fastest_decay(inverse_inertia, c)
     if decay * dt > 0.8 * bound:
         name, mobility = velocity_names(model)[k], inverse_inertia[k, k]
+        heaviest = 1.0 / np.min(np.diag(inverse_inertia))
+        massless = (f" — {1.0 / (heaviest * mobility):.1e} of the heaviest joint's, as if nothing with mass moved with "
+                    f"it: check the inertias of the links it carries" if 1.0 / mobility < MASSLESS * heaviest else "")
         raise ValueError(
             f"damping: {name!r} has damping {c[k]:g} on an effective inertia of {1 / mobility:.3g} "
-            f"(1/(M⁻¹)_jj at the neutral configuration): with the damped joints coupled to it, a velocity "
+            f"(1/(M⁻¹)_jj at the neutral configuration{massless}): with the damped joints coupled to it, a velocity "
             f"relaxes in {1 / decay:.3g} s, faster than an explicit {integrator} step of dt = {dt:g} s can follow "
             f"(the largest eigenvalue of c M⁻¹ dt is {decay * dt:.3g}; stable below {bound:g}, and this run keeps "
             f"it below {0.8 * bound:.3g}): the run would blow up.  Pass dt ≤ {_round_down(0.8 * bound / decay):.3g}, "
