@@ -353,6 +353,18 @@ def test_a_record_beyond_the_available_memory_is_refused_before_the_run():
         mb.simulate(m, [0.1, 0.0], [0.0, 0.0], 1e12)
 
 
+def test_only_a_record_of_more_than_64_mib_asks_for_the_available_memory(monkeypatch):
+    """Short runs (the many calls of an MPC loop) skip reading /proc/meminfo; a large one reads it."""
+    from multibody.simulation import core
+    asked = []
+    monkeypatch.setattr(core, "_available_memory", lambda: asked.append(1) or 2**40)
+    m = mb.models.double_pendulum()
+    mb.simulate(m, [0.1, 0.0], [0.0, 0.0], 1.0)
+    assert asked == []
+    core.check_record_size(m, core.StateSpace(m), 1e5, 1e-3, 1, "rk4")   # 10⁸ samples: ~10 GiB
+    assert asked == [1]
+
+
 def test_a_batch_applies_the_limits_like_single_runs():
     m = pendulum(q_lower=[BOTTOM - 0.3], friction=[0.05])
     Q0 = np.array([[0.0], [-0.5]])
