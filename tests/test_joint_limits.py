@@ -399,3 +399,17 @@ def test_cli_simulate_starts_a_robot_inside_its_limits_and_names_what_it_applied
     out = capsys.readouterr().out
     assert code == 0
     assert "applied from the model: limits hard (restitution 0), damping" in out
+
+
+def test_a_model_hashes_its_fingerprint_once_and_a_changed_copy_gets_its_own(monkeypatch):
+    """simulate asks for the model's fingerprint every call: a Model (immutable) keeps it."""
+    import dataclasses
+    import hashlib
+    from multibody.simulation import model_fingerprint
+    m = mb.models.double_pendulum()
+    first = model_fingerprint(m)
+    monkeypatch.setattr(hashlib, "sha256", lambda *a: pytest.fail("hashed again"))
+    assert mb.simulate(m, [0.1, 0.0], [0.0, 0.0], 0.01).model_fingerprint == first
+    monkeypatch.undo()
+    damped = dataclasses.replace(m, damping=[0.1, 0.0])
+    assert model_fingerprint(damped) not in ("", first)
