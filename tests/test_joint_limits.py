@@ -413,3 +413,43 @@ def test_a_model_hashes_its_fingerprint_once_and_a_changed_copy_gets_its_own(mon
     monkeypatch.undo()
     damped = dataclasses.replace(m, damping=[0.1, 0.0])
     assert model_fingerprint(damped) not in ("", first)
+
+
+#: found by a fuzz of random chains with stops, damping and friction: a six-link chain whose joint5
+#: reaches its lower stop 0.7 ms in (plastic, its free q̈ then away from the stop: held on it, not
+#: resting), and 0.26 ms later joint1 hits its upper stop, whose impulse drives joint5 into its stop
+SIX_LINKS = dict(
+    q_lower=[-0.8888358077296334, -0.23525152020535517, -np.inf, -0.14681917095796865, -0.1816777410572097,
+             -0.7047953901607235],
+    q_upper=[0.4964752703880289, 0.22356878071523917, np.inf, 0.13280555121110202, 0.19627234747703662,
+             0.49301526025502856],
+    damping=[0.0, 0.18255508412241428, 0.052747639785114764, 0.0, 0.0, 0.0],
+    friction=[0.0, 0.0, 0.0, 0.2646560800983852, 0.0, 0.0])
+SIX_Q0 = [0.4954752703880289, -0.08621631234259988, 0.47232248365337604, -0.12983575415477902,
+          -0.1806777410572097, 0.07493561146760006]
+SIX_QD0 = [1.0314530848694723, 0.16100957671534466, -0.5855288241233366, -1.341219714076669, -1.401520214917428,
+           0.5026828498748657]
+
+
+@pytest.mark.parametrize("integrator", ["euler", "semi_implicit", "rk4"])
+def test_an_impact_that_drives_a_joint_held_on_its_stop_into_it_is_an_impact_of_both(integrator):
+    """Before, the run ended in "joint5 lower limit fires forever".  Now a joint sitting exactly on its
+    stop joins the other joint's impact as a closed row (euler: it is exactly on the stop), or — moved a
+    hair off it by the step (semi_implicit, rk4) — its stop's event is armed again from the step's
+    start and fires its own impact a moment later."""
+    import dataclasses
+    m = dataclasses.replace(mb.models.planar(6), **SIX_LINKS)
+    traj = mb.simulate(m, SIX_Q0, SIX_QD0, 0.3, integrator=integrator, dt=0.002, on_divergence="raise")
+    assert traj.status == "finished"
+    assert np.all(traj.q >= m.q_lower - 1e-9) and np.all(traj.q <= m.q_upper + 1e-9)
+    names = [ev.name for ev in traj.events]
+    assert names[:2] == ["joint5 lower limit", "joint1 upper limit"]
+    hit = traj.events[1]
+    if integrator == "euler":   # one impact of both stops: joint1 plastic, joint5 held (TMT eq. 9)
+        row, closed = np.eye(6)[[0]], np.eye(6)[[4]]
+        expect = mb.impact_map(m, hit.q_after, hit.qd_before, row, constraint_jacobian=closed)
+        expect[4] = 0.0
+        assert hit.qd_after[4] == 0.0 and abs(hit.qd_after[0]) < 1e-14
+        np.testing.assert_allclose(hit.qd_after, expect, atol=1e-14)
+    else:                       # joint5's own impact follows within the step
+        assert names[2] == "joint5 lower limit" and traj.events[2].t - hit.t < 0.002

@@ -151,8 +151,8 @@ class EventMonitor:
 
     After an event with a reset fires, the state sits on its guard (g ≈ 0).  The event is then
     *unarmed* until its guard is seen on the side it came from (positive for direction −1, negative
-    for +1); a return to the wall within one step (a short bounce) is found by sampling the step
-    on a dyadic grid for a point on that side.  If the state never leaves the guard, the reset
+    for +1) at a step's start or end; a return to the wall within one step (a short bounce) is found
+    by sampling the step on a dyadic grid for a point on that side.  If the state never leaves the guard, the reset
     cannot separate it from the wall and the event "fires forever": a ``ValueError`` says so.  An
     event that fires ZENO_COUNT times within ZENO_WINDOW seconds (Zeno motion) is the same error.
     """
@@ -186,7 +186,10 @@ class EventMonitor:
                     continue
                 if g0 == 0.0 and g1 == 0.0:  # held exactly on the guard (a joint resting on its stop)
                     continue
-                tm, gm = self._search(i, t0, t1, g_at, want_side=side)
+                if g0 * side > 0.0:    # the step starts on its side (another event's reset moved it
+                    tm, gm = t0, g0    # there): armed from the start
+                else:
+                    tm, gm = self._search(i, t0, t1, g_at, want_side=side)
                 if tm is None:
                     if t1 - self.fired_at[i] > 1e-9 * max(1.0, abs(t1)) and g1 * side < 0.0:
                         raise ValueError(

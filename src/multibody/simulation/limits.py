@@ -11,7 +11,8 @@
     reset is the impact map of the TMT paper's eq. (9) with the joint's own row as the contact
     Jacobian (:func:`multibody.impact_map`): the joint's rate is reversed and scaled by the
     restitution e (``limit_restitution``, default 0: plastic), the other joints take their share
-    of the impulse, joints already resting on a stop and closed model constraints stay closed.
+    of the impulse, joints already resting on a stop and closed model constraints stay closed, and
+    a joint sitting on its own stop that the impulse would drive into it joins the impact (plastic).
     A joint whose rebound is too slow to leave the stop within a step (|q̇⁺| ≤ |q̈| dt / 2,
     every plastic impact) comes to *rest* on it: the stop becomes a constraint q̈_j = 0 solved
     with the others (TMT eq. 6; in the compiled loop by hybrid dynamics, RBDA §9.2, the same
@@ -211,18 +212,15 @@ class JointLimits:
             return sign * (q[qi] - pos)
 
         def reset(t, q, qd):
-            closed = self.system.closed_rows(t, q, qd)
-            qd_e = impact_map(model, q, qd, row, restitution=self.restitution, constraint_jacobian=closed)
-            qd_0 = impact_map(model, q, qd, row, restitution=0.0, constraint_jacobian=closed)
+            qd_e, qd_0, joined = self._impact(t, q, qd, row)
             on = q.copy()
             on[qi] = pos                    # a resting joint sits exactly on its stop (the guard reads 0)
             a = self.system.accelerations(t, on, qd_0, self.system.last_z)[0]   # the stop not yet holding
-            self.resting[vi] = stop
-            push = self.wall_force(vi, t, on, qd_0)
-            if abs(qd_e[vi]) <= 0.5 * abs(a[vi]) * self.dt and push > 0.0:
-                qd_0[vi] = 0.0              # too slow to leave the stop within a step: at rest on it
+            slow = abs(qd_e[vi]) <= 0.5 * abs(a[vi]) * self.dt   # too slow to leave the stop within a step
+            self._come_to_rest(t, on, qd_0, ([stop] if slow else []) + joined)
+            if vi in self.resting:
+                qd_0[vi] = 0.0              # at rest on it
                 return on, qd_0
-            del self.resting[vi]
             if qd_e[vi] == 0.0:
                 # plastic: an explicit Euler step leaves q where it is, and a crossing located a
                 # rounding error past the stop would read as "never leaves the guard"; on the stop
@@ -231,6 +229,46 @@ class JointLimits:
             return q, qd_e
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit")
+
+    def _impact(self, t, q, qd, row):
+        """q̇ after the impact on ``row`` with the limits' restitution and plastic, and the stops it
+        presses: a joint sitting exactly on its own stop (held there by an earlier plastic impact, not
+        resting) whose rate the impulse would turn into that stop joins the impact as one more closed
+        row (plastic: it approached at rate 0), row by row until no such joint is left — the impacts
+        of several unilateral stops at one instant."""
+        touching = [s for s in self.stops if s[2] not in self.resting and q[s[1]] == s[3] and row[0, s[2]] == 0.0]
+        joined = []
+        while True:
+            closed = self.system.closed_rows(t, q, qd)
+            if joined:
+                extra = np.zeros((len(joined), self.model.nv))
+                extra[np.arange(len(joined)), [s[2] for s in joined]] = 1.0
+                closed = extra if closed is None else np.vstack([closed, extra])
+            qd_e = impact_map(self.model, q, qd, row, restitution=self.restitution, constraint_jacobian=closed)
+            pressed = [s for s in touching if s not in joined and s[4] * qd_e[s[2]] < 0.0]
+            if not pressed:
+                break
+            joined += pressed
+        qd_0 = impact_map(self.model, q, qd, row, restitution=0.0, constraint_jacobian=closed)
+        for s in joined:    # exactly still on their stops (the guard reads 0 until they move off)
+            qd_e[s[2]] = qd_0[s[2]] = 0.0
+        return qd_e, qd_0, joined
+
+    def _come_to_rest(self, t, q, v, candidates):
+        """Of the ``candidates`` (stops whose joints sit on them at rate 0 at (q, v)), those that come to
+        rest: all held, then the one whose stop pulls hardest let go, until every held stop pushes
+        (the unilateral contacts' active set)."""
+        held = list(candidates)
+        while held:
+            for s in held:
+                self.resting[s[2]] = s
+            pushes = [self.wall_force(s[2], t, q, v) for s in held]
+            k = int(np.argmin(pushes))
+            if pushes[k] > 0.0:
+                return
+            for s in held:
+                del self.resting[s[2]]
+            del held[k]
 
     def _release_event(self, stop):
         name, qi, vi, pos, sign = stop
