@@ -143,6 +143,34 @@ def test_soft_stop_settles_at_the_critically_damped_penetration():
     assert abs(traj.qd[-1, 0]) < 1e-6
 
 
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit"])
+def test_a_soft_stop_in_the_middle_of_a_chain_keeps_its_time_constant(integrator):
+    """The stop's gain is the joint's effective inertia 1/(H⁻¹)_jj: with the links on both sides free
+    (no gravity) the penetration is the critically damped p = v t e^(−t/T) while the stop pushes
+    (t < 2T).  Scaled by H_jj (before) the middle joint of three met a stop 27× too stiff, and
+    explicit steps on longer chains blew up (a six-link chain under euler at 1 ms: 1e300 rad/s)."""
+    import dataclasses
+    m = dataclasses.replace(mb.models.planar(3), gravity=[0.0, 0.0, 0.0], q_lower=[-np.inf, 0.0, -np.inf])
+    H = mb.crba(m, np.zeros(3))
+    assert H[1, 1] * np.linalg.inv(H)[1, 1] > 20.0         # the chain gives way: H_jj overstates it 27×
+    v, T = -1e-4, SOFT_LIMIT_TIME                          # slow: the velocity products are ~1e-8 of it
+    traj = mb.simulate(m, [0.0, 0.0, 0.0], [0.0, v, 0.0], 2 * T, dt=1e-5, limits="soft", integrator=integrator)
+    expect = -v * traj.t * np.exp(-traj.t / T)
+    tol = 1e-3 if integrator == "rk4" else 2e-3             # semi-implicit Euler: first order in dt / T
+    assert np.max(np.abs(-traj.q[:, 1] - expect)) < tol * np.max(expect)
+
+
+def test_soft_stops_keep_a_six_link_chain_finite_under_explicit_steps():
+    import dataclasses
+    m = dataclasses.replace(mb.models.planar(6), **SIX_LINKS)
+    for integrator in ("euler", "semi_implicit"):
+        traj = mb.simulate(m, SIX_Q0, SIX_QD0, 0.3, integrator=integrator, dt=0.002, limits="soft",
+                           on_divergence="raise")
+        assert traj.status == "finished" and np.abs(traj.qd).max() < 20.0
+        # 0.03–0.05 rad deep where the chain presses hardest, alike under rk4 at 1 ms (the law's, not the step's)
+        assert np.max(m.q_lower - traj.q) < 0.06 and np.max(traj.q - m.q_upper) < 0.06
+
+
 # ---- damping, friction ------------------------------------------------------------------------------
 def _integral(t, f):
     return float(np.sum(0.5 * (f[1:] + f[:-1]) * np.diff(t)))

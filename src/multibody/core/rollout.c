@@ -6,7 +6,7 @@
  *
  *   τ_all = τ − damping ⊙ v − f ⊙ tanh(v / v_s) + τ_tendons(q, v) + τ_soft(q, v)
  *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass
- *   τ_soft,j = sign · max(0, H_jj (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound,
+ *   τ_soft,j = sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound,
  *   τ_tendons = Σ_tendons c f,  f = −k (dead-band excess of L = c·q) − d c·v   (model/tendons.py).
  *
  * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
@@ -299,12 +299,30 @@ static void gravity_compensation(const mb_model *m, mb_data *d, const mb_rollout
     }
 }
 
-/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces); H only when a joint is beyond. */
+/* The joint's effective inertia 1 / (H⁻¹)_jj from H's Cholesky factor L: (H⁻¹)_jj = |L⁻¹ e_j|²
+ * (limits.py effective_inertia; H_jj where H is not positive definite). */
+static double effective_inertia(int nv, const double *H, const double *L, int factored, int j, double *y)
+{
+    if (!factored)
+        return H[(long)j * nv + j];
+    double sum = 0.0;
+    for (int i = j; i < nv; i++) {
+        double s = i == j ? 1.0 : 0.0;
+        for (int k = j; k < i; k++)
+            s -= L[(long)i * nv + k] * y[k];
+        y[i] = s / L[(long)i * nv + i];
+        sum += y[i] * y[i];
+    }
+    return 1.0 / sum;
+}
+
+/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces); H and its factor only when a
+ * joint is beyond. */
 static void soft_stops(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w, const double *q,
                        const double *v, double *tau_all)
 {
     const double T = r->soft_time, T2 = T * T;
-    int have_H = 0;
+    int have_H = 0, factored = 0;
     for (int s = 0; s < r->n_stops; s++) {
         const double *row = r->stops + 4 * s;
         const int qi = (int)row[0], vi = (int)row[1];
@@ -314,10 +332,12 @@ static void soft_stops(const mb_model *m, mb_data *d, const mb_rollout *r, works
             continue;
         if (!have_H) {
             mb_crba(m, d, q, w->H);
+            factored = mb_cholesky_factor(m->nv, w->H, d->L, 0.0);
             have_H = 1;
         }
         const double pdot = -sign * v[vi];
-        tau_all[vi] += sign * fmax(0.0, w->H[(long)vi * m->nv + vi] * (pen / T2 + 2.0 * pdot / T));
+        const double inertia = effective_inertia(m->nv, w->H, d->L, factored, vi, w->spare);
+        tau_all[vi] += sign * fmax(0.0, inertia * (pen / T2 + 2.0 * pdot / T));
     }
 }
 

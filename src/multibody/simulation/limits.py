@@ -21,9 +21,12 @@
     contact.  A run starting outside its limits is refused.
   - ``"soft"``: a spring–damper stop like MuJoCo's default soft constraint (``solref`` =
     (0.02, 1)): beyond a bound by p > 0 the joint receives the generalised force
-    τ = H_jj (p / T² + 2 ṗ / T), never pulling, with H_jj the joint's diagonal inertia and
-    T = ``SOFT_LIMIT_TIME`` = 0.02 s — a critically damped stop whose penetration decays with
-    time constant T whatever the joint's inertia.
+    τ = m_j (p / T² + 2 ṗ / T), never pulling, with m_j = 1 / (H⁻¹)_jj the joint's effective
+    inertia (:func:`effective_inertia`: what a force on the joint meets with the rest of the tree
+    free, as MuJoCo scales its constraints by the diagonal of J M⁻¹ Jᵀ) and T =
+    ``SOFT_LIMIT_TIME`` = 0.02 s — a critically damped stop whose penetration decays with time
+    constant T whatever the joint's inertia.  (Scaled by the diagonal H_jj instead, a stop in the
+    middle of a chain is up to H_jj (H⁻¹)_jj times stiffer: explicit steps blew up.)
   - ``"off"``: the limits are ignored.
 
 * **Damping** c ≥ 0 per velocity variable: τ −= c ⊙ q̇ (viscous, exact).
@@ -125,7 +128,7 @@ class JointLimits:
     # ---- soft stops --------------------------------------------------------------------------
     def soft_forces(self, q, v):
         """τ of the soft stops at (q, q̇), or None when no joint is beyond a bound."""
-        tau, H = None, None
+        tau, H, L = None, None, None
         T = SOFT_LIMIT_TIME
         for _name, qi, vi, pos, sign in self.stops:
             p = sign * (pos - q[qi])          # penetration, > 0 beyond the bound
@@ -134,8 +137,12 @@ class JointLimits:
             if H is None:
                 H = crba(self.model, q)
                 tau = np.zeros(self.model.nv)
+                try:
+                    L = np.linalg.cholesky(H)
+                except np.linalg.LinAlgError:
+                    L = None
             pdot = -sign * v[vi]
-            tau[vi] += sign * max(0.0, H[vi, vi] * (p / T ** 2 + 2.0 * pdot / T))
+            tau[vi] += sign * max(0.0, effective_inertia(H, L, vi) * (p / T ** 2 + 2.0 * pdot / T))
         return tau
 
     # ---- hard stops: resting contact --------------------------------------------------------
@@ -284,6 +291,25 @@ class JointLimits:
             return q, qd
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit release")
+
+
+def effective_inertia(H, L, j):
+    """The inertia 1 / (H⁻¹)_jj a force on joint j meets when the rest of the tree moves with it, from
+    H's Cholesky factor L ((H⁻¹)_jj = |L⁻¹ e_j|²); H_jj where H has no factor (L None).  Smaller
+    than H_jj wherever other joints give way: a soft stop scaled by H_jj is that much stiffer than
+    its time constant says, past what an explicit step can follow on a chain.
+
+    >>> import numpy as np
+    >>> H = np.array([[2.0, 1.0], [1.0, 1.0]])
+    >>> round(effective_inertia(H, np.linalg.cholesky(H), 1), 12), 1.0 / np.linalg.inv(H)[1, 1]
+    (0.5, np.float64(0.5))
+    """
+    if L is None:
+        return H[j, j]
+    e = np.zeros(len(H))
+    e[j] = 1.0
+    y = np.linalg.solve(L, e)
+    return 1.0 / float(y @ y)
 
 
 def velocity_names(model):
