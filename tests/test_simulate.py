@@ -364,9 +364,18 @@ def test_failing_adaptive_step_is_an_error(dp):
     # an ODE that leaves every bound in finite time: q̈ = q̇² (a controller that cancels the dynamics)
     def runaway(t, q, qd):
         return mb.rnea(dp, q, qd, qd ** 2)
-    with pytest.raises(mb.SimulationError, match=r"integrator 'rk45': step failed at t = 0\.99") as info:
+    with pytest.raises(mb.SimulationError, match=r"integrator 'rk45': its step fell to .* at t = 0\.99.*blowing up") \
+            as info:
         mb.simulate(dp, Q0, [1.0, 1.0], 5.0, integrator="rk45", controller=runaway)
     assert info.value.trajectory.t[-1] < 1.0 and np.all(np.isfinite(info.value.trajectory.q))
+
+
+@pytest.mark.parametrize("integrator", ["rk45", "rk23", "lsoda"])
+def test_an_adaptive_run_from_a_start_far_out_of_scale_fails_instead_of_crawling(dp, integrator):
+    """At t = 0 SciPy's smallest step (10 ulp of t) is zero: from q̇ = 1e100 rk45 took steps of 1e-323 s
+    and never returned.  Steps below MIN_STEP of the run fail the run, naming the velocity."""
+    with pytest.raises(mb.SimulationError, match=r"its step fell to .* at t = 0\.0 .*1e\+100"):
+        mb.simulate(dp, Q0, [1e100, 0.0], 0.01, integrator=integrator)
 
 
 def test_progress_bar_runs(dp, capsys):
@@ -380,3 +389,48 @@ def test_benchmark_part_4_prints_the_right_hand_side_costs(capsys):
     out = capsys.readouterr().out
     for what in ("GroundContact.forces", "mb.fd_gq", "four-bar", "TMT flyer"):
         assert what in out
+
+
+#: a floating five-body tree that blew up (found by fuzzing): one semi-implicit step from here lands
+#: on finite numbers near 1e163, where ABA's pivots overflow (inf − inf) rather than turn non-finite
+BLOWN_Q = [2.4881061461718487e+79, 8.025876199590641e+79, -4.03526848824453e+79, -4.4702530750426163e+79,
+           6.245343346306653e+79, 5.967037061856062e+79, 8.822468987409519e+79, -1.7743667018324106e+80,
+           -1.875546046803869e+80, 3.353926066272222e+79]
+BLOWN_QD = [1.2440530730859233e+82, 4.012938099795317e+82, -2.0176342441222632e+82, -2.2351265375213063e+82,
+            3.122671673153324e+82, 2.9835185309280284e+82, 4.4112344937047556e+82, -8.871833509162046e+82,
+            -9.377730234019337e+82, 1.6769630331361095e+82]
+
+
+def test_dynamics_that_overflow_on_a_state_the_run_reached_end_it_diverged():
+    """Before, the compiled loop reported the overflow of its last state's q̈ (damped, semi-implicit:
+    (M + dt·D) factored near 1e163) as an error of the inputs ("finite but too large … at t = 0.002")
+    and simulate raised ValueError; a state the run reached has blown up, as the Python loop already
+    said.  The last sample's q̈ is NaN, and a batch says the same run by run."""
+    import dataclasses
+    m = dataclasses.replace(mb.models.floatbase(mb.models.auto_tree(5, 1.5, 1.0, 1.0)),
+                            damping=[0.444, 0.0, 0.0, 0.0, 0.0, 0.0, 0.146, 0.0, 0.0, 0.0])
+    with pytest.warns(mb.SimulationWarning, match="non-finite"):
+        traj = mb.simulate(m, BLOWN_Q, BLOWN_QD, 0.01, integrator="semi_implicit", dt=0.002)
+    assert traj.status == "diverged" and traj.t[-1] == 0.002 and np.all(np.isnan(traj.qdd[-1]))
+    with pytest.raises(mb.SimulationError, match="non-finite"):
+        mb.simulate(m, BLOWN_Q, BLOWN_QD, 0.01, integrator="semi_implicit", dt=0.002, on_divergence="raise")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.SimulationWarning)
+        batch = mb.simulate_batch(m, np.array([BLOWN_Q, np.zeros(10)]), np.array([BLOWN_QD, np.zeros(10)]), 0.01,
+                                  integrator="semi_implicit", dt=0.002)
+    assert batch.status == ["diverged", "finished"]
+
+
+def test_a_hard_stop_reached_by_a_blown_up_run_ends_it_diverged():
+    """A stop's reset computes the dynamics; from a blown-up state they overflow.  That is the run's
+    divergence, not an error of the reset ("reset raised _NonFinite", before)."""
+    import dataclasses
+    base = mb.models.floatbase(mb.models.auto_tree(3, 1.5, 1.0, 1.0))
+    lower, upper = np.full(base.nq, -np.inf), np.full(base.nq, np.inf)
+    lower[3:6], upper[3:6] = -0.5, 0.5
+    m = dataclasses.replace(base, q_lower=lower, q_upper=upper)
+    q, qd = m.neutral().copy(), np.zeros(m.nv)
+    q[0], qd[0], qd[3] = 1e150, 1e158, 1.0
+    for integrator in ("rk4", "semi_implicit", "euler", "rk45"):
+        with pytest.warns(mb.SimulationWarning, match="non-finite"):
+            assert mb.simulate(m, q, qd, 0.01, integrator=integrator).status == "diverged"

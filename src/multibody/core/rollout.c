@@ -845,7 +845,7 @@ static void finish(group *g, mb_rollout_out *const *o, int *status)
             g->active[l] = 0;
             double *k1 = part(g->w.k1, l, nk), *tau = part(g->w.tau, l, nv);
             double *force = np3 ? part(g->w.force, l, np3) : NULL;
-            if (g->st[l] == STAGE_NON_FINITE) {
+            if (g->st[l] == STAGE_NON_FINITE || g->st[l] == MB_OVERFLOW) {  /* (a diverged run's last state) */
                 for (int k = 0; k < nk; k++)
                     k1[k] = NAN;
                 for (int k = 0; k < nv; k++)
@@ -1015,7 +1015,10 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             if (!g.active[l])
                 continue;
             mb_rollout_out *ol = o[l];
-            const int st = g.st[l];
+            /* dynamics that overflow from a finite state the run reached (a pivot inf − inf) have blown
+             * up as a non-finite state has (System.accelerations: the same); from the start the
+             * caller gave, its overflow is named */
+            const int st = g.st[l] == MB_OVERFLOW && (t > r->t0 || one) ? STAGE_NON_FINITE : g.st[l];
             if (st != MB_OK) {  /* non-finite with hard stops: handed back, the Python loop reports it */
                 if (st == STAGE_NON_FINITE && c->kind == MB_CONTROL_BATCH && g.first_ok[l] && pending[l] &&
                     ol->t[ol->count - 1] == t) {  /* the start's q̈, τ: no second call for them */

@@ -24,6 +24,11 @@ from .events import EventMonitor
 from .system import _NonFinite, non_finite_message
 
 
+#: the smallest adaptive step, as a share of the run's span: a run needing smaller ones would take
+#: > 10¹⁴ steps (SciPy's own floor, 10 ulp of t, is zero at t = 0: such a run crawls there for ever)
+MIN_STEP = 1e-14
+
+
 def adaptive_loop(flow, integrator, Solver, space, events, w, t_final, sample_dt, period, rtol, atol,
                   on_step=None):
     """Run ``flow`` from t = 0 to ``t_final`` with ``Solver`` (a SciPy OdeSolver class); returns
@@ -68,21 +73,35 @@ def adaptive_loop(flow, integrator, Solver, space, events, w, t_final, sample_dt
                 status, message = "failed", f"integrator {integrator!r}: step failed at t = {float(solver.t)!r}: {msg}"
                 break
             t_old, t_new = solver.t_old, solver.t
+            # SciPy's floor, 10 ulp of t, is none at t = 0 (a step cut at t_bound may be short by chance)
+            if t_new - t_old < MIN_STEP * t_final and t_new < t_bound:
+                status, message = "failed", (
+                    f"integrator {integrator!r}: its step fell to {t_new - t_old:.3g} s at t = {float(t_old)!r} "
+                    f"(below {MIN_STEP:g} of the run's {t_final:g} s): the state changes faster than any step "
+                    f"can follow — it is blowing up or started far out of scale (|q̇| up to "
+                    f"{np.max(np.abs(state(solver.y)[1])):.3g}), or the "
+                    + ("forces are too stiff even for it" if integrator in ("radau", "bdf", "lsoda")
+                       else "forces are too stiff for an explicit method (try 'radau' or 'bdf')"))
+                break
             w_new = flow.normalise(solver.y)
             if not np.all(np.isfinite(w_new)):
                 status, message = "diverged", non_finite_message(t_old, t_new)
                 break
             sol = solver.dense_output()
             if monitor is not None:
-                g_new = monitor.values(t_new, *state(w_new))
-
                 def g_at(i, tt, sol=sol):
                     return monitor.events[i].value(tt, *state(flow.normalise(sol(tt))))
-                hit = monitor.earliest(t_old, t_new, g_new, g_at)
+                try:   # (the hard stops' guards and resets compute the dynamics: they may blow up too)
+                    g_new = monitor.values(t_new, *state(w_new))
+                    hit = monitor.earliest(t_old, t_new, g_new, g_at)
+                    if hit is not None:
+                        te, i = hit
+                        emit_grid(sol, te)
+                        w = flow.fire(monitor, i, te, flow.normalise(sol(te)))
+                except _NonFinite:
+                    status, message = "diverged", non_finite_message(t_old, t_new)
+                    break
                 if hit is not None:
-                    te, i = hit
-                    emit_grid(sol, te)
-                    w = flow.fire(monitor, i, te, flow.normalise(sol(te)))
                     t = te
                     if monitor.events[i].terminal:
                         status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"

@@ -536,7 +536,11 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                 status, message = "diverged", non_finite_message(t, t_next)
                 break
             if hit is not None:
-                y = flow.fire(monitor, i, te, ye, rec, fired, t, y)
+                try:   # (a hard stop's reset computes the dynamics: from a blown-up state they overflow)
+                    y = flow.fire(monitor, i, te, ye, rec, fired, t, y)
+                except _NonFinite:
+                    status, message = "diverged", non_finite_message(t, te)
+                    break
                 t = last_recorded_t = te
                 if monitor.events[i].terminal:
                     status, message = "terminated", f"terminal event {monitor.events[i].name!r} at t = {float(te)!r}"

@@ -18,6 +18,12 @@ import numpy as np
 
 from .. import _checks
 
+
+class _NonFinite(Exception):
+    """The run's state or its dynamics turned non-finite (or overflowed): it diverged.  The loops
+    catch it and end the run 'diverged'; it passes through an event's guard and reset (the hard
+    stops' reset computes the dynamics) rather than being named as their error."""
+
 #: crossing times are located to this width of the bracket (seconds)
 EVENT_TIME_TOL = 1e-12
 #: an event that fires this many times in a row within ZENO_WINDOW seconds "fires forever"
@@ -57,6 +63,8 @@ class Event:
         """The guard's value, checked: a raising guard or a non-finite/non-scalar value is an error."""
         try:
             g = self.guard(t, q, qd)
+        except _NonFinite:
+            raise
         except Exception as e:  # the user's function: name it in the error
             raise ValueError(f"event {self.name!r}: guard raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
         try:
@@ -79,6 +87,8 @@ class Event:
             return q, qd
         try:
             out = self.reset(t, q.copy(), qd.copy())
+        except _NonFinite:
+            raise
         except Exception as e:
             raise ValueError(f"event {self.name!r}: reset raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
         try:

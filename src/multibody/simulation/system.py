@@ -17,6 +17,7 @@ from . import rollout
 from .constraints import Constraint, ConstraintSet
 from .contact import GroundContact
 from .controllers import PD, TorqueTable
+from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces
 from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, tendon_forces, velocity_names
 
@@ -26,8 +27,6 @@ def non_finite_message(t0, t1):
             f"last finite state (t = {float(t0)!r})")
 
 
-class _NonFinite(Exception):
-    pass
 
 
 # ---- argument checks --------------------------------------------------------------------------
