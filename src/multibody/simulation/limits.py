@@ -220,6 +220,11 @@ class JointLimits:
 
         def reset(t, q, qd):
             qd_e, qd_0, joined = self._impact(t, q, qd, row)
+            if self.restitution == 0.0:     # plastic exactly (the impact map leaves ~1e-16)
+                qd_e[vi] = qd_0[vi] = 0.0
+            q = q.copy()
+            for s in joined:                # the joints it pressed: exactly on their stops
+                q[s[1]] = s[3]
             on = q.copy()
             on[qi] = pos                    # a resting joint sits exactly on its stop (the guard reads 0)
             a = self.system.accelerations(t, on, qd_0, self.system.last_z)[0]   # the stop not yet holding
@@ -239,11 +244,12 @@ class JointLimits:
 
     def _impact(self, t, q, qd, row):
         """q̇ after the impact on ``row`` with the limits' restitution and plastic, and the stops it
-        presses: a joint sitting exactly on its own stop (held there by an earlier plastic impact, not
-        resting) whose rate the impulse would turn into that stop joins the impact as one more closed
-        row (plastic: it approached at rate 0), row by row until no such joint is left — the impacts
-        of several unilateral stops at one instant."""
-        touching = [s for s in self.stops if s[2] not in self.resting and q[s[1]] == s[3] and row[0, s[2]] == 0.0]
+        presses: a joint sitting on its own stop (held there by an earlier plastic impact, not resting;
+        on it or past it by a rounding error) whose rate the impulse would turn into that stop joins
+        the impact as one more closed row (plastic: it approached at rate 0), row by row until no such
+        joint is left — the impacts of several unilateral stops at one instant."""
+        touching = [s for s in self.stops if s[2] not in self.resting and row[0, s[2]] == 0.0
+                    and s[4] * (q[s[1]] - s[3]) <= 1e-12 * max(1.0, abs(s[3]))]
         joined = []
         while True:
             closed = self.system.closed_rows(t, q, qd)
