@@ -24,9 +24,13 @@ from .events import EventMonitor
 from .system import _NonFinite, non_finite_message
 
 
+#: restarts in a row, each with a step 1000× smaller, after a step whose trial states were not finite
+RETRIES = 3
 #: the smallest adaptive step, as a share of the run's span: a run needing smaller ones would take
-#: > 10¹⁴ steps (SciPy's own floor, 10 ulp of t, is zero at t = 0: such a run crawls there for ever)
+#: > 10¹⁴ steps (SciPy's own floor, 10 ulp of t, is zero at t = 0: such a run crawls there for ever);
+#: TINY_STEPS of them in a row fail the run (a kink takes a few)
 MIN_STEP = 1e-14
+TINY_STEPS = 1000
 
 
 def adaptive_loop(flow, integrator, Solver, space, events, w, t_final, sample_dt, period, rtol, atol,
@@ -55,29 +59,44 @@ def adaptive_loop(flow, integrator, Solver, space, events, w, t_final, sample_dt
             flow.record(tk, flow.normalise(sol(tk)))
             k_out += 1
 
+    first_step, retries, tiny = None, 0, 0
     while t < t_final and status == "finished":
         t_bound = t_final if next_sample >= t_final - 1e-12 * max(1.0, t_final) else next_sample
         try:
-            solver = Solver(flow.rate, t, w, t_bound, rtol=rtol, atol=atol)
+            solver = Solver(flow.rate, t, w, t_bound, rtol=rtol, atol=atol,
+                            **({} if first_step is None else {"first_step": first_step}))
         except _NonFinite:
             status, message = "diverged", non_finite_message(t, t)
             break
-        restart = False
+        restart, first_step = False, None
         while solver.status == "running":
             try:
                 msg = solver.step()
             except _NonFinite:
+                # A state the solver tried inside the step (an RK stage, a Newton iterate of radau or
+                # bdf across a kink such as a soft stop engaging) is not finite.  Started again from
+                # the last accepted state with a step 1000× smaller (a fresh Jacobian), it may pass;
+                # a run that blows up fails the retries too: diverged.
+                h_last = solver.step_size if solver.step_size and np.isfinite(solver.step_size) else None
+                if retries < RETRIES and h_last:
+                    retries += 1
+                    first_step, restart = min(h_last, t_bound - t) * 1e-3, True
+                    break
                 status, message = "diverged", non_finite_message(t, solver.t)
                 break
+            retries = 0
             if solver.status == "failed":
                 status, message = "failed", f"integrator {integrator!r}: step failed at t = {float(solver.t)!r}: {msg}"
                 break
             t_old, t_new = solver.t_old, solver.t
-            # SciPy's floor, 10 ulp of t, is none at t = 0 (a step cut at t_bound may be short by chance)
-            if t_new - t_old < MIN_STEP * t_final and t_new < t_bound:
+            # SciPy's floor, 10 ulp of t, is none at t = 0: a run may crawl there for ever.  A few tiny
+            # steps pass a kink (a stop engaging); TINY_STEPS of them in a row are a crawl.
+            tiny = tiny + 1 if t_new - t_old < MIN_STEP * t_final and t_new < t_bound else 0
+            if tiny >= TINY_STEPS:
                 status, message = "failed", (
                     f"integrator {integrator!r}: its step fell to {t_new - t_old:.3g} s at t = {float(t_old)!r} "
-                    f"(below {MIN_STEP:g} of the run's {t_final:g} s): the state changes faster than any step "
+                    f"({TINY_STEPS} steps in a row below {MIN_STEP:g} of the run's {t_final:g} s): the state "
+                    f"changes faster than any step "
                     f"can follow — it is blowing up or started far out of scale (|q̇| up to "
                     f"{np.max(np.abs(state(solver.y)[1])):.3g}), or the "
                     + ("forces are too stiff even for it" if integrator in ("radau", "bdf", "lsoda")
