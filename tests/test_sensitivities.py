@@ -77,19 +77,22 @@ def test_linear_hybrid_system_matches_the_closed_form():
     assert traj.dx_dtau.shape == (len(traj), 4, 2)
 
 
-def _tangent_fd(model, run, q0, v0, h=1e-6):
-    """Central differences of (q, v)(T) in mb.integrate / mb.difference's tangent coordinates."""
+def _tangent_fd(model, run, q0, v0, h=1e-6, points=2):
+    """Central (``points`` = 2) or five-point (4: truncation h⁴, round-off ε/h, about 1e-11 with
+    h = 1e-4) differences of (q, v)(T) in mb.integrate / mb.difference's tangent coordinates."""
     nv = model.nv
+    steps = (-1.0, 1.0) if points == 2 else (-2.0, -1.0, 1.0, 2.0)
     cols = []
     for k in range(2 * nv):
         d = np.zeros(2 * nv)
         d[k] = h
         ends = []
-        for s in (1.0, -1.0):
+        for s in steps:
             tr = run(mb.integrate(model, q0, s * d[:nv]), v0 + s * d[nv:])
             ends.append((tr.q[-1], tr.qd[-1]))
-        (qa, va), (qb, vb) = ends
-        cols.append(np.concatenate((mb.difference(model, qb, qa), va - vb)) / (2 * h))
+        q_ref = ends[steps.index(-1.0)][0]   # differences of q taken on the manifold, from one of the ends
+        f = [np.concatenate((mb.difference(model, q_ref, q), v)) for q, v in ends]
+        cols.append((f[1] - f[0]) / (2 * h) if points == 2 else (f[0] - 8.0 * f[1] + 8.0 * f[2] - f[3]) / (12.0 * h))
     return np.column_stack(cols)
 
 
@@ -218,27 +221,6 @@ def test_a_diverging_run_with_sensitivities_ends_diverged_with_one_warning():
 
 
 # ---- one loop: Z rides in the compiled loop (core/rollout.c) ---------------------------------
-def _tangent_fd5(model, run, q0, v0, h=1e-4):
-    """Five-point differences of (q, v)(T) in mb.integrate / mb.difference's tangent coordinates
-    (truncation h⁴, round-off ε/h: about 1e-11 here)."""
-    nv = model.nv
-    cols = []
-    for k in range(2 * nv):
-        d = np.zeros(2 * nv)
-        d[k] = h
-        ends = []
-        for s in (-2.0, -1.0, 1.0, 2.0):
-            tr = run(mb.integrate(model, q0, s * d[:nv]), v0 + s * d[nv:])
-            ends.append((tr.q[-1], tr.qd[-1]))
-        q_ref = ends[1][0]   # differences of q taken on the manifold, from one of the ends
-
-        def tangent(e):
-            return np.concatenate((mb.difference(model, q_ref, e[0]), e[1]))
-        f = [tangent(e) for e in ends]
-        cols.append((f[0] - 8.0 * f[1] + 8.0 * f[2] - f[3]) / (12.0 * h))
-    return np.column_stack(cols)
-
-
 @pytest.fixture
 def compiled_only(monkeypatch):
     """The handshake: the Python one-step stepper of the state with Z (sensitivity._step) raises, and
@@ -285,7 +267,7 @@ def test_fixed_step_sensitivities_run_in_the_compiled_loop(robot, compiled_only)
     assert compiled_only == {"stretch": 1, "one step": 0}
     plain = mb.simulate(model, q0, v0, T, **kw)
     np.testing.assert_array_equal(traj.q, plain.q)        # the state's bits are the plain run's
-    fd = _tangent_fd5(model, lambda q, v: mb.simulate(model, q, v, T, **kw), q0, v0)
+    fd = _tangent_fd(model, lambda q, v: mb.simulate(model, q, v, T, **kw), q0, v0, h=1e-4, points=4)
     assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-8 * max(1.0, np.abs(fd).max())
     assert np.max(np.abs(traj.stm[-1] - np.eye(2 * model.nv))) > 1e-2
 
@@ -302,7 +284,7 @@ def test_hard_stop_impacts_in_fixed_steps_carry_z_through_the_compiled_loop(comp
     traj = mb.simulate(model, q0, v0, T, sensitivities=True, **kw)
     assert [ev.name for ev in traj.events] == ["th1 lower limit"] * 2
     assert compiled_only["stretch"] >= 2 and compiled_only["one step"] >= 2
-    fd = _tangent_fd5(model, lambda q, v: mb.simulate(model, q, v, T, **kw), q0, v0)
+    fd = _tangent_fd(model, lambda q, v: mb.simulate(model, q, v, T, **kw), q0, v0, h=1e-4, points=4)
     assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-7 * max(1.0, np.abs(fd).max())
     k = int(np.flatnonzero(traj.t == traj.events[0].t)[0])   # the impact's jump of Φ is recorded
     assert np.abs(traj.stm[k + 1] - traj.stm[k]).max() > 0.1
@@ -316,7 +298,7 @@ def test_semi_implicit_and_sampled_runs_go_through_the_same_loop():
     for kw in (dict(dt=1e-2, integrator="semi_implicit"),
                dict(dt=1e-2, controller=mb.PD(kp=20.0, kd=2.0, q_ref=[0.2, 0.1], period=0.03))):
         traj = mb.simulate(model, q0, v0, 0.5, sensitivities=True, **kw)
-        fd = _tangent_fd5(model, lambda q, v: mb.simulate(model, q, v, 0.5, **kw), q0, v0)
+        fd = _tangent_fd(model, lambda q, v: mb.simulate(model, q, v, 0.5, **kw), q0, v0, h=1e-4, points=4)
         assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-8 * max(1.0, np.abs(fd).max())
 
 
