@@ -27,8 +27,6 @@ def non_finite_message(t0, t1):
             f"last finite state (t = {float(t0)!r})")
 
 
-
-
 # ---- argument checks --------------------------------------------------------------------------
 def _check_model(model):
     _checks.model(model)

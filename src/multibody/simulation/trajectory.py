@@ -56,9 +56,10 @@ def model_fingerprint(model) -> str:
     >>> model_fingerprint(mb.models.planar(2)) == model_fingerprint(mb.models.planar(3))
     False
     """
-    known = getattr(model, "__dict__", {}).get("_fingerprint")
-    if known is not None:   # a Model is immutable (read-only arrays, as its cached views assume)
-        return known
+    from ..model.model import Model
+    cache = isinstance(model, Model)   # a Model is immutable (read-only arrays, as its cached views assume)
+    if cache and "_fingerprint" in model.__dict__:
+        return model.__dict__["_fingerprint"]
     h = hashlib.sha256()
     for k in ("parent", "jtype", "jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com",
               "inertia_com", "gravity", "damping", "armature"):
@@ -69,7 +70,7 @@ def model_fingerprint(model) -> str:
         h.update(a.tobytes())
     h.update("\x00".join(model.body_names + model.joint_names).encode())
     digest = h.hexdigest()
-    if hasattr(model, "__dict__"):   # each simulate call asks (~40 µs of hashing)
+    if cache:   # each simulate call asks (~40 µs of hashing)
         model.__dict__["_fingerprint"] = digest
     return digest
 
