@@ -26,6 +26,7 @@ import numpy as np
 from ..core._core import gate as _gate
 from . import cache as K
 from .c_gen import c_function
+from .printer import comment_text
 from .function import GeneratedFunction
 from .spec import CodeSpec
 
@@ -66,7 +67,7 @@ def module_source(spec: CodeSpec, modname: str) -> str:
     call_args += [f"cg_out[{j}] + k * {out_sizes[j]}" for j in range(nout)]
     quoted = lambda names: ", ".join(f'"{n}"' for n in names)  # noqa: E731
     return f"""/* multibody.codegen compiled module {modname}: {', '.join(spec.output_names())} of
- * {spec.info.get('model', spec.name)}. run(n, in0, stride0, …, out0, …) evaluates n states. */
+ * {comment_text(spec.info.get('model', spec.name))}. run(n, in0, stride0, …, out0, …) evaluates n states. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>

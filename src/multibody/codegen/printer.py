@@ -8,10 +8,37 @@ no name for raises ``ValueError`` naming it. MATLAB's other power is ``x.^y`` (n
 from __future__ import annotations
 
 import math
+import re
 
 import symengine as se
 
-__all__ = ["Printer", "C_FUNCS", "NUMPY_FUNCS", "MATLAB_FUNCS"]
+__all__ = ["Printer", "C_FUNCS", "NUMPY_FUNCS", "MATLAB_FUNCS", "comment_text"]
+
+# what free text may keep in generated source: no quote, backslash, '*', '/', '?', '%', newline
+_UNSAFE_TEXT = re.compile(r"[^A-Za-z0-9 _.,:;+\-=()\[\]<>@#!|~^&]")
+_COMMENT_LIMIT = 160
+
+
+def comment_text(text) -> str:
+    """Free text (a model's, body's, joint's or parameter's name) made safe for a comment or
+    docstring of every generated language.
+
+    Names come from files a user did not write (``<robot name>``, ``<mujoco model>``). Pasted as
+    they are, a name that closes a Python docstring, a C comment (``*/``) or a MATLAB comment line
+    would run its own code in the generated module. Every printer passes free text through here:
+    each character outside a small ASCII set (letters, digits, space, ``_.,:;+-=()[]<>@#!|~^&``)
+    becomes ``_`` — no quote, backslash, ``*``, ``/``, ``?`` (C trigraphs) or line break survives —
+    and the text is cut to 160 characters. Array and function names never come here: they
+    must be identifiers, which :class:`~multibody.codegen.spec.CodeSpec` checks.
+
+    >>> comment_text("arm'; import os")
+    'arm_; import os'
+    >>> comment_text("a */ evil(); /* b")
+    'a __ evil(); __ b'
+    """
+    cleaned = _UNSAFE_TEXT.sub("_", str(text))
+    return cleaned if len(cleaned) <= _COMMENT_LIMIT else cleaned[:_COMMENT_LIMIT - 3] + "..."
+
 
 C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
            "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp", "log": "log", "Abs": "fabs",
