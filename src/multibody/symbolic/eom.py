@@ -32,6 +32,7 @@ import numpy as np
 import sympy as sp
 
 from .._io import open_regular, write_bytes
+from .safe_srepr import read_srepr
 
 __all__ = [
     "EquationsOfMotion",
@@ -312,15 +313,8 @@ def _encode(obj):
     raise TypeError(f"cannot save object of type {type(obj).__name__}")
 
 
-_SP_NS: dict[str, Any] | None = None
-
-
 def _parse(s: str):
-    global _SP_NS
-    if _SP_NS is None:
-        _SP_NS = {k: getattr(sp, k) for k in dir(sp) if not k.startswith("_")}
-        _SP_NS["__builtins__"] = {}
-    return eval(s, _SP_NS)  # noqa: S307 - srepr text written by save()
+    return read_srepr(s)   # parsed, never evaluated: a file is data, whoever wrote it
 
 
 def _decode(obj):
@@ -337,7 +331,10 @@ def _decode(obj):
         if "__tuple__" in obj:
             return tuple(_decode(v) for v in obj["__tuple__"])
         if "__ndarray__" in obj:
-            return np.array(_decode(obj["__ndarray__"]), dtype=obj["dtype"])
+            dtype = np.dtype(str(obj["dtype"]))
+            if dtype.kind not in "biuf":
+                raise ValueError(f"array of dtype {dtype} (expected numbers)")
+            return np.array(_decode(obj["__ndarray__"]), dtype=dtype)
         raise ValueError(f"unknown entry {sorted(obj)}")
     return obj
 
@@ -597,8 +594,9 @@ class EquationsOfMotion:
     def save(self, path) -> None:
         """Write to ``path`` atomically (temporary file in the same folder + os.replace).
 
-        The file is JSON with every expression as ``sympy.srepr`` text and a SHA-256 checksum;
-        ``load`` only evaluates files it can verify (still: load only files you trust).
+        The file is JSON with every expression as ``sympy.srepr`` text and a SHA-256 checksum of
+        the payload (it catches damage, not intent). ``load`` never evaluates the text: it parses
+        it and builds only SymPy expression classes (:mod:`multibody.symbolic.safe_srepr`).
         """
         payload = {k: _encode(getattr(self, k)) for k in
                    ("q", "dq", "M", "b", "g", "S", "tau", "params", "kinematics", "extra")}
