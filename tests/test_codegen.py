@@ -183,3 +183,22 @@ def test_batch_equals_single_states_and_shares_parameters():
     assert shared["M"].shape == (20, 25, 3, 3)
     assert np.array_equal(shared["M"].reshape(500, 3, 3)[42], f(Q[42], QD[42])["M"])
     assert np.array_equal(f(Q[3], qd=QD[3], params=spec.defaults["param"])["b"], f(Q[3], QD[3])["b"])
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+@pytest.mark.parametrize("mixed", [False, True])
+def test_generated_c_builds_as_cplusplus(tmp_path, mixed):
+    """proNEu's manual builds its generated code with g++: C++ has no `restrict` and needs C linkage
+    when the function is compiled as C and called from C++ (``mixed``)."""
+    files = codegen.to_c(mb.models.ra3link(symbolic=True), tmp_path)
+    flags = ["-Wall", "-Wextra", "-Werror"]
+    if mixed:
+        subprocess.run(["gcc", *flags, "-c", "eom.c", "-o", "eom.o"], cwd=tmp_path, check=True)
+        cmd = ["g++", *flags, "-x", "c++", "main.c", "-x", "none", "eom.o", "-o", "eom", "-lm"]
+    else:
+        cmd = ["g++", *flags, "-x", "c++", "eom.c", "main.c", "-o", "eom", "-lm"]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    run = subprocess.run([str(tmp_path / "eom")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "OK: matches the reference" in run.stdout, run.stdout
+    assert set(files) >= {"c", "h", "main"}
