@@ -293,7 +293,7 @@ def _png_header(w, h):
 
 @pytest.mark.parametrize("case", ["hfield nrow x ncol", "hfield binary file", "texture builtin", "texture PNG",
                                   "nested replicate", "size nkey", "mesh file size", "include FIFO",
-                                  "hfield file in assets"])
+                                  "hfield file in assets", "flexcomp grid", "flex vertex list"])
 def test_mjcf_sizes_are_refused_before_mujoco_compiles(tmp_path, no_mujoco_compile, case):
     from multibody.model.mjcf import MJCFError
     assets = None
@@ -311,6 +311,11 @@ def test_mjcf_sizes_are_refused_before_mujoco_compiles(tmp_path, no_mujoco_compi
         "mesh file size": '<mujoco><compiler meshdir="meshes"/><asset><mesh name="m" file="huge.stl"/></asset>'
                           '</mujoco>',
         "include FIFO": '<mujoco><include file="pipe.xml"/></mujoco>',
+        # 194 bytes that kept MuJoCo's compiler busy for 88 s
+        "flexcomp grid": '<mujoco><worldbody><flexcomp name="f" type="grid" count="150 150 1" spacing=".1 .1 .1" '
+                         'dim="2" radius="0.01" mass="1"/></worldbody></mujoco>',
+        "flex vertex list": '<mujoco><deformable><flex name="f" dim="1" body="world" vertex="'
+                            + " ".join(["0 0 0"] * 5000) + '" element="0 1"/></deformable></mujoco>',
     }[case]
     expect = {"hfield nrow x ncol": r"<hfield name='h'> \(line 1\): nrow × ncol = 65536 × 65537",
               "hfield binary file": r"file 'bomb.hf': rows × columns = 65536 × 65537",
@@ -318,7 +323,9 @@ def test_mjcf_sizes_are_refused_before_mujoco_compiles(tmp_path, no_mujoco_compi
               "texture builtin": "10000000000 pixels", "texture PNG": "file 'big.png': width × height",
               "nested replicate": "1000000 copies", "size nkey": "nkey=100000000",
               "mesh file size": "huge.stl' has 268435457 bytes",
-              "include FIFO": "pipe.xml' is not a regular file"}[case]
+              "include FIFO": "pipe.xml' is not a regular file",
+              "flexcomp grid": r"<flexcomp name='f'> \(line 1\): count '150 150 1' makes a flex of 22500 vertices",
+              "flex vertex list": r"<flex name='f'> \(line 1\): 5000 vertices, more than the limit of 4096"}[case]
     (tmp_path / "bomb.hf").write_bytes(np.array([65536, 65537], "<i4").tobytes())
     (tmp_path / "tex").mkdir()
     (tmp_path / "tex" / "big.png").write_bytes(_png_header(100_000, 100_000))
@@ -335,6 +342,17 @@ def test_mjcf_sizes_are_refused_before_mujoco_compiles(tmp_path, no_mujoco_compi
         mb.load_mjcf(source, assets=assets)
     assert (str(path) if source is path else "<string>") in str(err.value)
     assert len(HFIELD_BOMB) < 250
+
+
+def test_a_flex_under_the_limit_still_loads():
+    # 40 × 40 = 1600 vertices: well inside the bound, compiled by MuJoCo in well under a second
+    doc = ('<mujoco><worldbody><body name="b" pos="0 0 1"><freejoint/><geom size=".1" mass="1"/></body>'
+           '<flexcomp name="f" type="grid" count="40 40 1" spacing=".1 .1 .1" dim="2" radius="0.01" mass="1">'
+           '<edge equality="true"/></flexcomp></worldbody></mujoco>')
+    try:
+        mb.load_mjcf(doc)
+    except Exception as exc:                    # refused for what flexes change, never for their size
+        assert "more than the limit" not in str(exc), exc
 
 
 def test_mujoco_compiler_failures_become_mjcf_errors(monkeypatch):

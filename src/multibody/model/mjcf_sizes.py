@@ -11,6 +11,9 @@ network, no DTD, libxml2's size limits on) — and refuses, naming the element:
   beyond :data:`MAX_TEXTURE_PIXELS`;
 * replication: the product of nested ``<replicate count>`` and a ``<composite>``/``<flexcomp>``
   ``count`` beyond :data:`MAX_COPIES`;
+* flexes: a ``<flexcomp count>`` (or a ``<flex vertex>`` list) of more than :data:`MAX_FLEX_VERTICES`
+  vertices — MuJoCo's compile time grows about as the cube of a flex's side (a 194-byte document
+  with a 150 × 150 grid takes 88 s), so the bound is on the cost, not the file's size;
 * ``<size nkey nuser_…>`` beyond :data:`MAX_SIZE_FIELD`;
 * files (includes, meshes, height fields, textures, skins): larger than :data:`MAX_ASSET_BYTES`,
   or not regular files (a FIFO would block the compiler forever); includes nested deeper than
@@ -30,6 +33,7 @@ MAX_HFIELD_SAMPLES = 1 << 24      # 16.8 M samples: 64 MB of float32
 MAX_TEXTURE_PIXELS = 1 << 24
 MAX_COPIES = 100_000
 MAX_SIZE_FIELD = 1 << 16
+MAX_FLEX_VERTICES = 4096          # a 64 × 64 grid compiles in about 3 s; 150 × 150 in 88 s
 MAX_ASSET_BYTES = 256 << 20
 MAX_INCLUDE_DEPTH = 16
 _FILE_ATTRS = {"hfield": ("file",), "mesh": ("file",), "skin": ("file",),
@@ -144,6 +148,17 @@ class _Reader:
             if w and h and len(w) == len(h) == 1 and w[0] > 0:
                 faces = 6 if el.get("type") in ("cube", "skybox") else 1
                 self.pixels(el, w[0] * max(h[0], w[0] if faces == 6 else h[0]) * faces, "width × height")
+        if tag in ("flexcomp", "flex"):
+            if tag == "flexcomp":
+                counts = _ints(el.get("count", "1")) or [1]
+                vertices = math.prod(max(c, 1) for c in counts)
+                what = f"count {el.get('count')!r} makes a flex of {vertices} vertices"
+            else:
+                vertices = len((el.get("vertex") or "").split()) // 3
+                what = f"{vertices} vertices"
+            if vertices > MAX_FLEX_VERTICES:
+                raise self.error(f"{_where(el, self.label)}: {what}, more than the limit of {MAX_FLEX_VERTICES} "
+                                 "(MuJoCo's compile time grows about as the cube of a flex's side)")
         if tag == "size":
             for k, v in el.attrib.items():
                 if k == "nkey" or k.startswith("nuser_"):
