@@ -18,6 +18,7 @@ from multibody.dynamics import aba
 from multibody.dynamics import crba
 from multibody.dynamics import rnea
 from multibody.kinematics.forward import forward_kinematics, frame_pose
+from multibody.model.builder import ModelBuilder
 from multibody.model.joints import JointType
 from multibody.model.urdf import URDFError, URDFWarning, load_urdf, rpy_to_rot
 
@@ -176,6 +177,33 @@ def test_mimic_of_missing_joint_is_dropped_with_a_warning():
     with pytest.warns(URDFWarning, match="'nope' is not defined"):
         m = load(doc)
     assert m.mimics == ()
+
+
+MIMIC_CYCLE = """<robot name="m"><link name="base"/>
+<link name="a"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="b"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="c"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j1" type="continuous"><parent link="base"/><child link="a"/><mimic joint="j3"/></joint>
+<joint name="j2" type="continuous"><parent link="a"/><child link="b"/><mimic joint="j1"/></joint>
+<joint name="j3" type="prismatic"><parent link="b"/><child link="c"/><mimic joint="j2" multiplier="2"/>
+  <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_a_mimic_cycle_is_refused_naming_its_joints():
+    with pytest.raises(URDFError, match=r"<mimic> \(line 5\): joints 'j1' → 'j3' → 'j2' → 'j1' mimic each other "
+                                        r"in a cycle"):
+        load(MIMIC_CYCLE)
+    # the builder finds cycles in the same place
+    b = ModelBuilder()
+    for name in ("a", "b"):
+        b.add_body(name, None if name == "a" else "a", "Rz", mass=1.0, inertia=np.eye(3))
+    b.add_mimic("a_joint", "b_joint")
+    b.add_mimic("b_joint", "a_joint")
+    with pytest.raises(ValueError, match="mimic each other in a cycle"):
+        b.build()
+    # a chain of mimics is not a cycle
+    assert len(load(MIMIC_CYCLE.replace('<mimic joint="j3"/>', "")).mimics) == 2
 
 
 PLANAR = """<robot name="pl">

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _checks
 from .inertia import check_inertia
 from .joints import parse_joint
-from .model import Frame, Geometry, Mimic, Model
+from .model import Frame, Geometry, Mimic, Model, mimic_cycle
 
 
 def _vec3(name, v):
@@ -62,14 +62,10 @@ def _mimics(given, joint_names, nv_joint):
             raise ValueError(f"mimic: joint {joint_names[ji]!r} already mimics {joint_names[leader[ji]]!r}")
         leader[ji] = mi
         out.append(Mimic(ji, mi, mult, off))
-    for start in leader:
-        seen, k = [start], leader[start]
-        while k in leader and k not in seen:
-            seen.append(k)
-            k = leader[k]
-        if k == start:
-            raise ValueError("mimic: joints " + " → ".join(repr(joint_names[i]) for i in seen + [start]) +
-                             " mimic each other in a cycle")
+    cycle = mimic_cycle(leader.items())
+    if cycle:
+        raise ValueError("mimic: joints " + " → ".join(repr(joint_names[i]) for i in cycle + cycle[:1]) +
+                         " mimic each other in a cycle")
     return out
 
 

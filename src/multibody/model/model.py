@@ -59,6 +59,27 @@ class Mimic:
     offset: float = 0.0
 
 
+def mimic_cycle(pairs) -> list[int]:
+    """The joints of a mimic cycle, in order (each mimics the next, the last the first), or ``[]``.
+
+    ``pairs`` are (joint, mimicked) indices, each joint mimicking at most one other. A joint geared
+    to itself through others has no consistent position, so the builder and the URDF loader refuse
+    a cycle — this is the one place that finds it.
+
+    >>> mimic_cycle([(0, 1), (1, 2), (2, 0)]), mimic_cycle([(0, 1), (2, 1)])
+    ([0, 1, 2], [])
+    """
+    leader = dict(pairs)
+    for start in leader:
+        seen, k = [start], leader[start]
+        while k in leader and k not in seen:
+            seen.append(k)
+            k = leader[k]
+        if k == start:
+            return seen
+    return []
+
+
 def _readonly(a):
     a = np.array(a)
     a.setflags(write=False)

@@ -75,7 +75,7 @@ from lxml import etree
 from ..errors import URDFError, URDFWarning
 from .inertia import check_inertia
 from .joints import JointType
-from .model import Frame, Geometry, Mimic, Model
+from .model import Frame, Geometry, Mimic, Model, mimic_cycle
 
 MAX_BYTES = 32 * 1024 * 1024  # default size limit of a URDF document
 MAX_LINKS = 100_000           # default limit on links + joints
@@ -718,7 +718,7 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
         warnings.warn(f"{label}: {len(missing)} mesh file(s) not found; loaded without them (the Geometry "
                       f"keeps the reference): {'; '.join(missing[:8])}{more}", URDFWarning, stacklevel=2)
     body_of_joint = {B["jname"]: k for k, B in enumerate(bodies)}
-    mimics = []
+    mimics, mimic_elements = [], {}
     for J in joints.values():
         if J.mimic is None:
             continue
@@ -735,6 +735,11 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
                 bodies[body_of_joint[target]]["jtype"] not in (JointType.REVOLUTE, JointType.PRISMATIC):
             raise _err(mel, "mimic joints must both be revolute, continuous or prismatic")
         mimics.append(Mimic(body_of_joint[J.name], body_of_joint[target], mult, off))
+        mimic_elements[body_of_joint[J.name]] = mel
+    cycle = mimic_cycle((m.joint, m.mimicked) for m in mimics)
+    if cycle:   # urdfdom loads such a file; it has no consistent position
+        raise _err(mimic_elements[cycle[0]], "joints " + " → ".join(repr(bodies[i]["jname"]) for i in cycle + cycle[:1])
+                   + " mimic each other in a cycle (a joint geared to itself has no consistent position)")
     nb = len(bodies)  # 0 when a fixed-base robot has no movable joint: everything is a base frame
     try:
         return Model(
