@@ -292,3 +292,17 @@ def test_urdf_robot_with_meshes(browser, tmp_path):
     browser.js("showmotion.setTime(4.5)")
     assert differ(a, browser.canvas())
     print(f"panda page: {size / 1e6:.2f} MB")
+
+
+HOSTILE_TITLE = "arm <!--<script> </script> {{JS}} {{DATA}} & é"
+
+
+def test_a_page_whose_names_hold_markup_still_draws(browser, tmp_path):
+    """A name with ``<!--<script>`` made the HTML parser swallow the page's closing tag (blank page)."""
+    b = mb.ModelBuilder(name=HOSTILE_TITLE)
+    b.add_body("<!--<script>", None, "Rz", mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.1)
+    page = showmotion(b.build(), out=tmp_path / "hostile.html", author="</script><!--", description="<!--<script>")
+    browser.open(page)
+    assert browser.js("document.getElementById('sm-title').textContent") == HOSTILE_TITLE
+    assert browser.js("document.getElementById('sm-author').textContent") == "by </script><!--"
+    assert not_blank(browser.canvas())

@@ -212,3 +212,22 @@ def test_mechanisms_draw_their_tree_and_symbolic_models_are_refused(tmp_path):
         showmotion(mb.models.double_pendulum(symbolic=True), out=tmp_path / "s.html")
     with pytest.raises(ValueError, match="symbolic"):
         mb.view.plot_bodies(mb.models.double_pendulum(symbolic=True))
+
+
+def test_names_holding_markup_stay_data_in_the_page(tmp_path):
+    """Every text the page embeds is escaped: no ``<`` inside the data element (``<!--<script>`` there
+    made browsers swallow the closing tag), placeholders in names are not expanded, and the page
+    reads back with the names as written."""
+    title = "arm <!--<script> </script> {{JS}} {{DATA}} & é"
+    b = mb.ModelBuilder(name=title)
+    b.add_body("<!--<script>", None, "Rz", mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.1)
+    model = b.build()
+    path = showmotion(model, out=tmp_path / "hostile.html", author="</script><!--")
+    text = open(path, encoding="utf-8").read()
+    data = re.search(r'<script type="application/json" id="sm-data">(.*?)</script>', text, re.S).group(1)
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert text.count('id="sm-data"') == 1
+    import html
+    assert f"<title>{html.escape(title)}</title>" in text      # as text; {{JS}} in it is not the viewer
+    anim = load_animation(path)
+    assert anim.meta["title"] == title and anim.meta["author"] == "</script><!--"

@@ -372,11 +372,21 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
         "motion": {"t": _b64(t, "<f8"), "q": _b64(q, "<f4"), "n": len(t), "default": is_default},
         "plots": _plots(model, t, q, qd, energies),
     }
-    page = _template().replace("{{TITLE}}", html.escape(data["meta"]["title"]))
-    page = page.replace("{{JS}}", _viewer_js())
-    # JSON inside <script>: "</" would end the element early
-    page = page.replace("{{DATA}}", json.dumps(data, separators=(",", ":")).replace("</", "<\\/"))
-    return write_bytes(out, page.encode("utf-8"))
+    return write_bytes(out, _page(data).encode("utf-8"))
+
+
+def _script_json(data) -> str:
+    """JSON safe inside ``<script>``: no ``<``, ``>`` or ``&`` at all (``\\u003c`` …), so neither ``</script>``
+    nor ``<!--<script>`` in a name (which makes the HTML parser swallow the page's closing tag)
+    can end or escape the element; ``json.loads`` reads the same values back."""
+    text = json.dumps(data, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _page(data) -> str:
+    """The viewer page: one pass over the template, so text put in is never read as a placeholder."""
+    parts = {"TITLE": html.escape(data["meta"]["title"]), "JS": _viewer_js(), "DATA": _script_json(data)}
+    return re.sub(r"\{\{(TITLE|JS|DATA)\}\}", lambda m: parts[m.group(1)], _template())
 
 
 class _Stored:
