@@ -49,3 +49,24 @@ def test_demo_rejects_unknown_model():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 2 and "unknown model 'nope'" in out.stderr
     assert not os.path.exists("never-made")
+
+
+DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
+
+
+def test_the_docs_index_links_every_tutorial_and_the_references():
+    index = open(os.path.join(DOCS, "README.md"), encoding="utf-8").read()
+    tutorials = sorted(f for f in os.listdir(os.path.join(DOCS, "tutorials")) if f.endswith(".md"))
+    missing = [f for f in tutorials if f"(tutorials/{f})" not in index]
+    assert not missing, f"docs/README.md does not list {missing}"
+    assert "(references.md)" in index and "(engine.md)" in index
+    readme = open(os.path.join(os.path.dirname(DOCS), "README.md"), encoding="utf-8").read()
+    assert "docs/references.md" in readme
+    refs = open(os.path.join(DOCS, "references.md"), encoding="utf-8").read()
+    for name in ("DP_EOM", "the report", "seed 003", "FDcrb", "RBDA", "proNEu", "TMT"):
+        assert name in refs, name
+
+
+def test_cli_help_says_model_files_may_be_mjcf():
+    out = subprocess.run([sys.executable, "-m", "multibody", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "URDF or MJCF file" in out.stdout

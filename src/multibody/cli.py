@@ -11,7 +11,7 @@ Commands (``multibody COMMAND --help`` for each):
   bench                            latency and batch throughput against Pinocchio
   demo                             the main job on the report's double pendulum and a proNEu arm
 
-MODEL is a built-in name (``multibody info --list``) or a URDF file; built-ins with a size take it
+MODEL is a built-in name (``multibody info --list``) or a URDF or MJCF file; built-ins with a size take it
 after a colon (``planar:3``, ``auto_tree:15``).  Errors print one line and exit non-zero
 (``--debug`` shows the traceback); outputs are written whole or not at all.
 """
@@ -555,7 +555,7 @@ def _hooks():
 
 def build_parser():
     parser = _Parser(prog="multibody", description=__doc__.split("\n\n")[0],
-                                     epilog="MODEL: a built-in name (multibody info --list) or a URDF file.")
+                                     epilog="MODEL: a built-in name (multibody info --list) or a URDF or MJCF file.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -565,7 +565,7 @@ def build_parser():
 
     p = sub.add_parser("derive", help="symbolic equations of motion")
     p.add_argument("model", metavar="MODEL", help="a built-in model (seed models keep their parameters as "
-                                                  "symbols) or a URDF file")
+                                                  "symbols) or a URDF or MJCF file")
     p.add_argument("--method", default=None, choices=("rnea", "pne", "tmt", "lagrange"),
                    help="rnea (default; tmt for the TMT mechanisms), pne, tmt, lagrange")
     p.add_argument("--latex", action="store_true", help="print LaTeX")
