@@ -25,6 +25,7 @@ import re
 import shutil
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -85,6 +86,28 @@ def load_model(spec: str):
     """The tree Model of a built-in name or URDF path (a Mechanism's tree part)."""
     source = load_source(spec)
     return getattr(source, "model", source)
+
+
+def _seconds(text):
+    """argparse type of --t-final and --dt: a finite number (inf and nan overflow the step count)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds, got {text!r}")
+    return value
+
+
+def _sample_stride(text):
+    """argparse type of --record-every: a whole number from 1 to 2**31 − 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 1 <= value < 2**31:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {2**31 - 1}, got {text}")
+    return value
 
 
 def _floats(text, n, what):
@@ -321,6 +344,8 @@ def cmd_simulate(args):
     q0, qd0 = _initial_state(model, args.q0, args.qd0)
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
+    if not args.t_final / args.dt < 2**53:
+        raise CLIError(f"--dt: {args.t_final:g} s in steps of {args.dt:g} s is more than 2**53 steps", EXIT_USAGE)
     if args.record_every < 1:
         raise CLIError(f"--record-every: expected a whole number ≥ 1, got {args.record_every}", EXIT_USAGE)
     out = os.path.abspath(_checked_extension(args.out, (".npz",), "a trajectory file"))
@@ -447,6 +472,8 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
     import multibody as mb
     from .view import showmotion
     np.set_printoptions(precision=6, suppress=True, linewidth=110)
+    if not (math.isfinite(t_final) and t_final >= 0):     # before the derivation, not after it
+        raise CLIError(f"--t-final: expected a finite number of seconds ≥ 0, got {t_final:g}", EXIT_USAGE)
     models = ["double_pendulum", "ra3link"] if model_name == "double_pendulum" else [model_name]
     loaded = [load_model(name) for name in models]     # a bad name fails before anything is written
     folder = _out_dir(out)
@@ -572,13 +599,13 @@ def build_parser():
 
     p = sub.add_parser("simulate", help="integrate the motion and save the trajectory (.npz)")
     p.add_argument("model", metavar="MODEL")
-    p.add_argument("--t-final", type=float, default=5.0, help="seconds to simulate (default 5)")
-    p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3)")
+    p.add_argument("--t-final", type=_seconds, default=5.0, help="seconds to simulate (default 5)")
+    p.add_argument("--dt", type=_seconds, default=1e-3, help="time step (default 1e-3)")
     p.add_argument("--integrator", default="rk4", help="rk4 (default), euler, semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
-    p.add_argument("--record-every", type=int, default=1, metavar="K",
+    p.add_argument("--record-every", type=_sample_stride, default=1, metavar="K",
                    help="keep every K-th sample (default 1; the final state is always kept)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -605,7 +632,7 @@ def build_parser():
     p.add_argument("--model", default="double_pendulum", help="default: the report's double pendulum and "
                                                               "the proNEu RA3Link arm")
     p.add_argument("--out", default="out", help="output folder (default out/)")
-    p.add_argument("--t-final", type=float, default=10.0, help="seconds to simulate (default 10, as the report)")
+    p.add_argument("--t-final", type=_seconds, default=10.0, help="seconds to simulate (default 10, as the report)")
     p.add_argument("--quick", action="store_true", help="simulate at most 2 s")
 
     hooks = {}
@@ -629,8 +656,11 @@ def main(argv=None) -> int:
     else:
         args, rest = parser.parse_args(argv), []
     try:
-        status = _dispatch(parser, hooks, args, rest)
-        sys.stdout.flush()     # a closed pipe shows here, inside the handlers below
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(args.command)
+            status = _dispatch(parser, hooks, args, rest)
+        if sys.stdout is not None:    # None when started with standard output closed (`>&-`)
+            sys.stdout.flush()        # a closed pipe shows here, inside the handlers below
         return status
     except CLIError as e:
         if debug:
@@ -640,13 +670,22 @@ def main(argv=None) -> int:
         # the reader went away (`multibody derive … | head`): stop quietly, as a program killed by SIGPIPE would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + 13
-    except (ValueError, TypeError, OSError, ImportError, RuntimeError) as e:
+    except (ValueError, TypeError, OSError, ImportError, RuntimeError, ArithmeticError) as e:
         if debug:
             raise
         return fail(args.command, e, EXIT_ERROR)
     except KeyboardInterrupt:
         print(f"multibody {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line_warning(command):
+    """A ``warnings.showwarning`` that prints ``multibody <command>: warning: <message>`` on one line
+    (Python's own echoes the source line that warned, which means nothing to a command's user)."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        print(f"multibody {command}: warning: {text}", file=sys.stderr if file is None else file)
+    return show
 
 
 def _dispatch(parser, hooks, args, rest) -> int:

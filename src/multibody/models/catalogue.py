@@ -52,6 +52,10 @@ def catalogue() -> dict[str, Entry]:
     }
 
 
+#: the largest size a MODEL argument may ask for (planar:1000000 took 20 minutes to build)
+MAX_SIZE = 10_000
+
+
 class UnknownModel(ValueError):
     """A MODEL argument that names no built-in model (or gives a size to one that takes none)."""
 
@@ -74,6 +78,9 @@ def build(spec: str):
         n = int(size)
     except ValueError:
         raise UnknownModel(f"model {spec!r}: the size after ':' must be an integer") from None
+    if not 1 <= n <= MAX_SIZE:
+        raise UnknownModel(f"model {spec!r}: the size after ':' must be between 1 and {MAX_SIZE:,} bodies "
+                           f"(larger trees take minutes to build; in Python, call the constructor itself)")
     try:
         return entry.make(n)
     except ValueError as e:
