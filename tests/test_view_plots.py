@@ -301,7 +301,8 @@ def all_figures():
 
 
 def test_legends_cover_no_curves_and_stay_in_the_figure():
-    """ra3link's energy legend sat on the total; no legend of any plot may lie over any panel's data area."""
+    """ra3link's energy legend sat on the total; no legend of any plot may lie over any panel's data
+    area, nor the title (compare's on StarlETH sat on the first panel)."""
     for name, fig in all_figures():
         save_artifact(fig, name)
         fig.canvas.draw()
@@ -314,6 +315,14 @@ def test_legends_cover_no_curves_and_stay_in_the_figure():
                 if ax.get_visible():
                     assert not overlap(box, ax.get_window_extent()), (name, [t.get_text() for t in leg.get_texts()])
             assert fbox.x0 - 1 <= box.x0 and box.x1 <= fbox.x1 + 1 and fbox.y0 - 1 <= box.y0 and box.y1 <= fbox.y1 + 1
+        for ax in fig.axes:                               # tick labels stand apart (phase: −0.100−0.075…)
+            if ax.get_visible() and ax.name != "3d":
+                for axis in (ax.xaxis, ax.yaxis):
+                    boxes = [t.get_window_extent() for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+                    assert not any(overlap(boxes[i], boxes[j], tol=-1.0) for i in range(len(boxes))
+                                   for j in range(i)), (name, ax.get_xlabel(), axis.axis_name)
+        title = fig._suptitle.get_window_extent()        # the title sits on no panel either
+        assert not any(overlap(title, ax.get_window_extent()) for ax in fig.axes if ax.get_visible()), name
         plt.close(fig)
 
 

@@ -139,6 +139,16 @@ def _title(title, what, model, trajectory):
     return f"{name}: {what}" if name else what
 
 
+def _finish(fig, title):
+    """The title in a band of its own above the panels, then the panels laid out below it.
+
+    tight_layout leaves the suptitle a fraction of the figure's height: on a tall figure (compare
+    with 18 coordinates is 44 in) that band is thinner than the title and it lands on the first panel.
+    """
+    fig.suptitle(title, y=1.0 - 0.08 / fig.get_figheight(), va="top")
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.45 / fig.get_figheight()))
+
+
 def _legend_outside(ax, n_entries):
     """A legend right of the axes (never over the curves), in columns when there are many entries."""
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0,
@@ -208,8 +218,7 @@ def plot_states(trajectory, model=None, title=None):
         ax.grid(True, alpha=0.3)
         _legend_outside(ax, len(names))
     axes[-1, 0].set_xlabel("t [s]")
-    fig.suptitle(_title(title, "joint positions and velocities", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "joint positions and velocities", model, trajectory))
     return fig
 
 
@@ -227,6 +236,7 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
     ('q1', 'q̇1')
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
     t, q, qd = _arrays(trajectory, ("t", "q", "qd"))
     if q.shape[1] != qd.shape[1]:
         raise ValueError(f"plot_phase: q has {q.shape[1]} columns and qd {qd.shape[1]}; phase plots need "
@@ -244,6 +254,8 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
         if not 0 <= k < q.shape[1]:
             raise ValueError(f"dofs: index {k} out of range 0…{q.shape[1] - 1}")
         ax.plot(q[:, k], qd[:, k], lw=1.0)
+        # a 3.6-inch panel holds five tick labels like −0.075 side by side, not the default seven
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
         ax.plot(q[0, k], qd[0, k], "o", color="green", ms=4, label="start")
         (qn, qu), (vn, vu) = qlab[k], vlab[k]
         if qu is None:
@@ -253,8 +265,7 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
             ax.set_xlabel(f"{qn} [{_unit_text(qu)}]")
             ax.set_ylabel(f"{vn + ' velocity' if vn == qn else vn} [{_unit_text(vu)}]")
         ax.grid(True, alpha=0.3)
-    fig.suptitle(_title(title, "phase portraits", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "phase portraits", model, trajectory))
     return fig
 
 
@@ -293,8 +304,7 @@ def plot_energy(trajectory, model=None, title=None):
     a2.set_xlabel("t [s]")
     a2.set_title(f"max |drift| = {np.abs(drift).max():.3e} J", fontsize=9)
     a2.grid(True, alpha=0.3)
-    fig.suptitle(_title(title, "energy", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "energy", model, trajectory))
     return fig
 
 
@@ -358,8 +368,7 @@ def plot_paths(trajectory, model, points=None, title=None):
     ax2.set_ylabel("position [m]")
     ax2.grid(True, alpha=0.3)
     _legend_outside(ax2, len(ax2.lines))
-    fig.suptitle(_title(title, "paths", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "paths", model, trajectory))
     return fig
 
 
@@ -410,6 +419,5 @@ def compare(a, b, labels=("a", "b"), model=None, which="q", title=None):
     ax.set_xlabel("t [s]")
     ax.grid(True, alpha=0.3)
     _legend_outside(ax, n)
-    fig.suptitle(title or f"{labels[0]} vs {labels[1]}")
-    fig.tight_layout()
+    _finish(fig, title or f"{labels[0]} vs {labels[1]}")
     return fig
