@@ -146,7 +146,7 @@ def _finish(fig, title):
     with 18 coordinates is 44 in) that band is thinner than the title and it lands on the first panel.
     """
     fig.suptitle(title, y=1.0 - 0.08 / fig.get_figheight(), va="top")
-    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.45 / fig.get_figheight()))
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.3 / fig.get_figheight()))
 
 
 def _legend_outside(ax, n_entries):
@@ -184,6 +184,13 @@ def _energies(trajectory, model):
 
 def plot_states(trajectory, model=None, title=None):
     """Joint positions and velocities against time (two panels); returns the Figure.
+
+    With a model (``model=`` or the Trajectory's own) each line is named after its joint, plus the
+    component for multi-variable joints (``base x``, ``base qw``, ``base ωx``), and each panel's axis
+    gives the unit when all its lines share one (``position [rad]``); otherwise every legend entry
+    carries its own (``x [m]``, ``q1 [rad]``, ``base qw [unitless]``).  Beyond ten lines the colours
+    repeat with another line style, so no two lines of a panel look alike.  Legends sit right of the
+    panels, never over the curves.
 
     Example
     -------
