@@ -388,3 +388,15 @@ def test_plot_bodies_labels_do_not_sit_on_each_other(make, monkeypatch):
         box = boxes[nm]
         dist = np.hypot(max(box.x0 - anchor[0], 0, anchor[0] - box.x1), max(box.y0 - anchor[1], 0, anchor[1] - box.y1))
         assert dist < 15 * box.height, nm
+
+
+def test_a_joint_type_the_table_lacks_gets_units_from_its_motion_subspace():
+    """A new joint type (a cylindrical joint: a turn and a slide along one axis) still gets a unit per
+    coordinate, read from S: a variable that turns is in rad, one that slides in m."""
+    from multibody.view.plots import _coordinates
+    cyl = SimpleNamespace(jtype=np.array([1, 7]), nq_joint=np.array([1, 2]), nv_joint=np.array([1, 2]),
+                          v_start=np.array([0, 1]), joint_names=("shoulder", "wrist"),
+                          S=np.array([[0, 0, 1, 0, 0, 0], [0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1.0]]))
+    q, v = _coordinates(cyl, "q"), _coordinates(cyl, "v")
+    assert [u for _, u in q] == ["rad", "rad", "m"] and [u for _, u in v] == ["rad/s", "rad/s", "m/s"]
+    assert q[0][0] == "shoulder" and q[1][0] != q[2][0] and all(nm.startswith("wrist ") for nm, _ in q[1:])
