@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _checks
 from ..model.model import Model
+from ._layout import spread_labels, tidy_3d_axes
 from .appearance import appearance_of, characteristic_length, triangles
 
 __all__ = ["plot_bodies", "FRAME_COLOURS"]
@@ -32,7 +33,8 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
     * centre-of-mass markers (magenta dots) for bodies with mass;
     * the model's geometry (boxes, cylinders, spheres, capsules, meshes, solids), or
       :func:`multibody.view.appearance.default_appearance` when the model has none;
-    * with ``names=True``, each body's name at its origin.
+    * with ``names=True``, each body's name beside its origin, moved apart from the others' when
+      they would overlap (bodies sharing an origin get a leader line each).
 
     Artists carry ``gid`` labels (``"world-frame-x"``, ``"frame-3-z"``, ``"link-2"``, ``"com"``,
     ``"geometry"``) so that a script can find them.  Meshes with more than ``max_mesh_faces``
@@ -74,7 +76,8 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
             ax.plot(*np.column_stack([origin, end]), color=colour, lw=lw, gid=f"{prefix}-{'xyz'[k]}")
 
     axes_at(np.zeros(3), np.eye(3), 1.6 * flen, "world-frame", 2.5)
-    ax.text(0, 0, -0.15 * flen, "world", fontsize=8, color="0.3")
+    labels = [ax.text(0, 0, 0, "world", fontsize=8, color="0.3", gid="label-world")]
+    directions = [np.array([0.0, 0.0, -1.0])]       # below the origin, clear of the bodies above it
     for i in range(model.nb):
         par = model.parent[i]
         Rp, pp = (np.eye(3), np.zeros(3)) if par < 0 else (R[par], p[par])
@@ -84,7 +87,8 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
         if frames:
             axes_at(p[i], R[i], flen, f"frame-{i}", 1.5)
         if names:
-            ax.text(*p[i], f" {model.body_names[i]}", fontsize=8)
+            labels.append(ax.text(*p[i], model.body_names[i], fontsize=8, gid=f"label-{i}"))
+            directions.append(p[i] - pp)             # beyond the body, along the link that reaches it
     if com and model.nb:
         heavy = np.flatnonzero(model.mass > 0)
         if heavy.size:
@@ -124,4 +128,8 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")
     ax.set_title(model.name)
+    tidy_3d_axes(ax)
+    # bodies often share an origin (a floating base built of six joints, a foot at its knee's
+    # frame): their names are moved apart when drawn, each off its point along its link
+    spread_labels(ax, labels, directions)
     return ax

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._layout import tidy_3d_axes
+
 __all__ = ["plot_states", "plot_phase", "plot_energy", "plot_paths", "compare"]
 
 
@@ -37,10 +39,96 @@ def _arrays(trajectory, need=("t", "q")):
     return tuple(out)
 
 
-def _names(model, n, prefix):
-    if model is not None and getattr(model, "nv", None) == n and n == model.nb:
-        return [f"{prefix}[{nm}]" for nm in model.joint_names]
-    return [f"{prefix}{k + 1}" for k in range(n)]
+# Components and units of each joint type's position (q) and velocity (v) variables, keyed by the
+# type's name so that a type this module does not know yet still gets units (from S, below).
+# Quaternion components have no unit (""); free and spherical velocities are body-frame [ω; v].
+_QUAT = (("qw", ""), ("qx", ""), ("qy", ""), ("qz", ""))
+_OMEGA = (("ωx", "rad/s"), ("ωy", "rad/s"), ("ωz", "rad/s"))
+_COMPONENTS = {
+    "fixed": ((), ()),
+    "revolute": ((("", "rad"),), (("", "rad/s"),)),
+    "prismatic": ((("", "m"),), (("", "m/s"),)),
+    "helical": ((("", "rad"),), (("", "rad/s"),)),      # q is the angle; the slide follows it
+    "spherical": (_QUAT, _OMEGA),
+    "free": ((("x", "m"), ("y", "m"), ("z", "m")) + _QUAT, _OMEGA + (("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s"))),
+    "planar": ((("x", "m"), ("y", "m"), ("θ", "rad")), (("vx", "m/s"), ("vy", "m/s"), ("ω", "rad/s"))),
+    "cylindrical": ((("θ", "rad"), ("d", "m")), (("ω", "rad/s"), ("v", "m/s"))),
+}
+
+
+def _coordinates(model, which="q"):
+    """(label, unit) of each position (``which="q"``) or velocity (``"v"``) variable of ``model``.
+
+    The label is the joint's name plus the component for multi-variable joints (``base x``,
+    ``base qw``, ``shoulder``); the unit follows the joint type: rad, m, rad/s, m/s, or "" for
+    quaternion components.  A joint type missing from the table gets its units from the motion
+    subspace S: a variable that turns is in rad, one that only slides in m.
+
+    >>> import multibody as mb
+    >>> _coordinates(mb.models.ra3link_prismatic())
+    [('q1', 'rad'), ('q2', 'rad'), ('x', 'm')]
+    """
+    from ..model.joints import JointType
+    out = []
+    for i, t in enumerate(model.jtype):
+        nq, nv = int(model.nq_joint[i]), int(model.nv_joint[i])
+        n = nq if which == "q" else nv
+        try:
+            comps = _COMPONENTS[JointType(int(t)).name.lower()][which != "q"]
+        except (KeyError, ValueError):
+            comps = ()
+        if len(comps) != n:                             # an unknown type: read S
+            S = np.asarray(model.S, float)[model.v_start[i]:model.v_start[i] + nv]
+            if nq != nv:
+                comps = tuple((str(k), "") for k in range(n))
+            else:
+                turns = [bool(np.any(row[:3] != 0)) for row in S]
+                comps = tuple((str(k) if n > 1 else "", ("rad" if tr else "m") + ("" if which == "q" else "/s"))
+                              for k, tr in enumerate(turns))
+        name = model.joint_names[i]
+        out += [(f"{name} {c}" if c else name, u) for c, u in comps]
+    return out
+
+
+def _model_of(model, trajectory):
+    """The model to name coordinates by: ``model``, else the trajectory's own (a Trajectory keeps it)."""
+    if model is not None:
+        return model
+    m = getattr(trajectory, "model", None)
+    return m if hasattr(m, "jtype") and hasattr(m, "joint_names") else None
+
+
+def _labels(model, which, n, prefix):
+    """(label, unit) of ``n`` columns: from the model when its sizes match, else ``prefix1 …`` with
+    unit None (unknown)."""
+    if model is not None and n == (model.nq if which == "q" else model.nv):
+        return _coordinates(model, which)
+    return [(f"{prefix}{k + 1}", None) for k in range(n)]
+
+
+def _unit_text(unit):
+    return "unitless" if unit == "" else unit
+
+
+def _panel_units(labels, quantity):
+    """Axis label and legend entries of one panel: the shared unit on the axis, or, when the units
+    differ, each entry with its own."""
+    units = {u for _, u in labels}
+    if units == {None}:
+        return f"{quantity} [units unknown: pass model=]", [nm for nm, _ in labels]
+    if len(units) == 1:
+        return f"{quantity} [{_unit_text(units.pop())}]", [nm for nm, _ in labels]
+    return f"{quantity}\n[units in legend]", [f"{nm} [{_unit_text(u)}]" for nm, u in labels]
+
+
+# Line styles beyond matplotlib's ten colours: colour k % 10 with style k // 10, so that every line of
+# a panel has its own (colour, line style) pair (80 of them before any repeats).
+_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)), (0, (1, 3)), (0, (3, 1, 3, 3)))
+
+
+def _style(k):
+    """Keyword arguments giving line ``k`` of a panel its own colour and line style."""
+    return {"color": f"C{k % 10}", "ls": _STYLES[(k // 10) % len(_STYLES)]}
 
 
 def _title(title, what, model, trajectory):
@@ -49,6 +137,16 @@ def _title(title, what, model, trajectory):
         return title
     name = getattr(model, "name", None) or getattr(trajectory, "model_name", None)
     return f"{name}: {what}" if name else what
+
+
+def _finish(fig, title):
+    """The title in a band of its own above the panels, then the panels laid out below it.
+
+    tight_layout leaves the suptitle a fraction of the figure's height: on a tall figure (compare
+    with 18 coordinates is 44 in) that band is thinner than the title and it lands on the first panel.
+    """
+    fig.suptitle(title, y=1.0 - 0.08 / fig.get_figheight(), va="top")
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.3 / fig.get_figheight()))
 
 
 def _legend_outside(ax, n_entries):
@@ -87,6 +185,13 @@ def _energies(trajectory, model):
 def plot_states(trajectory, model=None, title=None):
     """Joint positions and velocities against time (two panels); returns the Figure.
 
+    With a model (``model=`` or the Trajectory's own) each line is named after its joint, plus the
+    component for multi-variable joints (``base x``, ``base qw``, ``base ωx``), and each panel's axis
+    gives the unit when all its lines share one (``position [rad]``); otherwise every legend entry
+    carries its own (``x [m]``, ``q1 [rad]``, ``base qw [unitless]``).  Beyond ten lines the colours
+    repeat with another line style, so no two lines of a panel look alike.  Legends sit right of the
+    panels, never over the curves.
+
     Example
     -------
     >>> import matplotlib; matplotlib.use("Agg")
@@ -97,22 +202,30 @@ def plot_states(trajectory, model=None, title=None):
     >>> fig = plot_states(run)
     >>> [len(ax.lines) for ax in fig.axes]
     [2, 2]
+
+    With a model (or a Trajectory, which keeps its model) each line is named after its joint and
+    each axis says its unit:
+
+    >>> import multibody as mb
+    >>> fig = plot_states(run, mb.models.double_pendulum())
+    >>> fig.axes[0].get_ylabel(), [l.get_label() for l in fig.axes[0].lines]
+    ('position [rad]', ['th1', 'th2'])
     """
     import matplotlib.pyplot as plt
     t, q, qd = _arrays(trajectory)
-    panels = [("q", q, "position [rad or m]")] + ([("q̇", qd, "velocity [rad/s or m/s]")] if qd is not None else [])
+    model = _model_of(model, trajectory)
+    panels = [("q", q, "position", "q")] + ([("v", qd, "velocity", "q̇")] if qd is not None else [])
     width = 7 + 1.6 * (1 + (q.shape[1] - 1) // 12)          # room for the legend beside the curves
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(width, 2.8 * len(panels)), squeeze=False)
-    for ax, (sym, data, label) in zip(axes[:, 0], panels):
-        names = _names(model, data.shape[1], sym)
+    for ax, (which, data, quantity, sym) in zip(axes[:, 0], panels):
+        ylabel, names = _panel_units(_labels(model, which, data.shape[1], sym), quantity)
         for k, nm in enumerate(names):
-            ax.plot(t, data[:, k], label=nm)
-        ax.set_ylabel(label)
+            ax.plot(t, data[:, k], label=nm, **_style(k))
+        ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         _legend_outside(ax, len(names))
     axes[-1, 0].set_xlabel("t [s]")
-    fig.suptitle(_title(title, "joint positions and velocities", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "joint positions and velocities", model, trajectory))
     return fig
 
 
@@ -130,12 +243,15 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
     ('q1', 'q̇1')
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
     t, q, qd = _arrays(trajectory, ("t", "q", "qd"))
     if q.shape[1] != qd.shape[1]:
         raise ValueError(f"plot_phase: q has {q.shape[1]} columns and qd {qd.shape[1]}; phase plots need "
                          "one velocity per coordinate (no quaternions)")
     dofs = range(q.shape[1]) if dofs is None else list(dofs)
-    names = _names(model, q.shape[1], "")
+    model = _model_of(model, trajectory)
+    qlab = _labels(model, "q", q.shape[1], "q")
+    vlab = _labels(model, "v", qd.shape[1], "q̇")
     cols = min(len(dofs), 4)                    # a grid, never a strip of many panels in one row
     rows = -(-len(dofs) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False)
@@ -145,13 +261,18 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
         if not 0 <= k < q.shape[1]:
             raise ValueError(f"dofs: index {k} out of range 0…{q.shape[1] - 1}")
         ax.plot(q[:, k], qd[:, k], lw=1.0)
+        # a 3.6-inch panel holds five tick labels like −0.075 side by side, not the default seven
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
         ax.plot(q[0, k], qd[0, k], "o", color="green", ms=4, label="start")
-        nm = names[k] if model is not None else str(k + 1)
-        ax.set_xlabel(f"q{nm}")
-        ax.set_ylabel(f"q̇{nm}")
+        (qn, qu), (vn, vu) = qlab[k], vlab[k]
+        if qu is None:
+            ax.set_xlabel(qn)
+            ax.set_ylabel(vn)
+        else:                               # a one-variable joint's rate has the joint's name too
+            ax.set_xlabel(f"{qn} [{_unit_text(qu)}]")
+            ax.set_ylabel(f"{vn + ' velocity' if vn == qn else vn} [{_unit_text(vu)}]")
         ax.grid(True, alpha=0.3)
-    fig.suptitle(_title(title, "phase portraits", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "phase portraits", model, trajectory))
     return fig
 
 
@@ -177,12 +298,12 @@ def plot_energy(trajectory, model=None, title=None):
     for nm, a in (("kinetic_energy", ke), ("potential_energy", pe), ("total_energy", tot)):
         if a.shape != t.shape:
             raise ValueError(f"trajectory.{nm}: expected shape {t.shape}, got {a.shape}")
-    fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(7, 5.2))
+    fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(8, 5.2))
     a1.plot(t, ke, label="kinetic", color="tab:red")
     a1.plot(t, pe, label="potential", color="tab:blue")
     a1.plot(t, tot, label="total", color="black", lw=1.6)
     a1.set_ylabel("energy [J]")
-    a1.legend(loc="upper right", fontsize=8)
+    _legend_outside(a1, 3)                  # never over the curves (the total runs along the top)
     a1.grid(True, alpha=0.3)
     drift = tot - tot[0]
     a2.plot(t, drift, color="black", label="drift")
@@ -190,8 +311,7 @@ def plot_energy(trajectory, model=None, title=None):
     a2.set_xlabel("t [s]")
     a2.set_title(f"max |drift| = {np.abs(drift).max():.3e} J", fontsize=9)
     a2.grid(True, alpha=0.3)
-    fig.suptitle(_title(title, "energy", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "energy", model, trajectory))
     return fig
 
 
@@ -234,6 +354,7 @@ def plot_paths(trajectory, model, points=None, title=None):
         for label, P in curves:
             ax3.plot(*P.T, label=label)
         ax3.set_zlabel("z [m]")
+        tidy_3d_axes(ax3)
     else:                                       # planar motion: the plane itself, true to scale
         ax3 = fig.add_subplot(1, 2, 1)
         for label, P in curves:
@@ -242,7 +363,9 @@ def plot_paths(trajectory, model, points=None, title=None):
         ax3.grid(True, alpha=0.3)
     ax3.set_xlabel(f"{axis_names[0]} [m]")
     ax3.set_ylabel(f"{axis_names[1]} [m]")
-    ax3.legend(fontsize=8)
+    # above the panel, never over the paths (in 3-D "best" does not see the curves)
+    ax3.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.02), borderaxespad=0.0,
+               ncol=min(len(curves), 3))
     ax2 = fig.add_subplot(1, 2, 2)
     for label, P in curves:
         for k, c in enumerate("xyz"):
@@ -252,8 +375,7 @@ def plot_paths(trajectory, model, points=None, title=None):
     ax2.set_ylabel("position [m]")
     ax2.grid(True, alpha=0.3)
     _legend_outside(ax2, len(ax2.lines))
-    fig.suptitle(_title(title, "paths", model, trajectory))
-    fig.tight_layout()
+    _finish(fig, _title(title, "paths", model, trajectory))
     return fig
 
 
@@ -285,22 +407,24 @@ def compare(a, b, labels=("a", "b"), model=None, which="q", title=None):
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"compare: the runs have {A.shape[1]} and {B.shape[1]} coordinates")
     n = A.shape[1]
-    names = _names(model, n, "q" if which == "q" else "q̇")
-    fig, axes = plt.subplots(n + 1, 1, sharex=True, figsize=(7, 2.3 * (n + 1)))
+    model = _model_of(model, a)
+    coords = _labels(model, "q" if which == "q" else "v", n, "q" if which == "q" else "q̇")
+    fig, axes = plt.subplots(n + 1, 1, sharex=True, figsize=(8, 2.3 * (n + 1)))
     for k in range(n):
         ax = axes[k]
         ax.plot(ta, A[:, k], label=f"{labels[0]}")
         ax.plot(tb, B[:, k], label=f"{labels[1]}", ls="--")
-        ax.set_ylabel(names[k])
+        nm, unit = coords[k]
+        ax.set_ylabel(nm if unit is None else f"{nm} [{_unit_text(unit)}]")
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="upper right", fontsize=8)
+        _legend_outside(ax, 2)
     ax = axes[n]
+    ylabel, names = _panel_units(coords, f"{labels[0]} − {labels[1]}")
     for k in range(n):
-        ax.plot(ta, A[:, k] - np.interp(ta, tb, B[:, k]), label=names[k])
-    ax.set_ylabel(f"{labels[0]} − {labels[1]}")
+        ax.plot(ta, A[:, k] - np.interp(ta, tb, B[:, k]), label=names[k], **_style(k))
+    ax.set_ylabel(ylabel)
     ax.set_xlabel("t [s]")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
-    fig.suptitle(title or f"{labels[0]} vs {labels[1]}")
-    fig.tight_layout()
+    _legend_outside(ax, n)
+    _finish(fig, title or f"{labels[0]} vs {labels[1]}")
     return fig
