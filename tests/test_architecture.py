@@ -1,0 +1,60 @@
+"""The import graph holds the line: no new circle between rooms, no new arrow back up a floor.
+
+The graph and the floors are computed by ``tools/import_graph.py`` (an ``ast`` walk of every
+``.py`` of the package: module-level and function-level imports alike).  The arrows still kept
+are listed below with their reason; the lists may only shrink.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("_import_graph", ROOT / "tools" / "import_graph.py")
+graph = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("_import_graph", graph)
+_spec.loader.exec_module(graph)
+
+# arrows back up a floor still kept: (from room, to room) → reason
+KEPT_BACK_ARROWS = {
+    ("_checks", "model"): "to do",
+    ("codegen", "cli"): "to do",
+    ("dynamics", "simulation"): "to do",
+    ("engine", "__init__"): "to do",
+    ("engine", "bench"): "to do",
+    ("model", "simulation"): "to do",
+    ("model", "symbolic"): "to do",
+    ("models", "simulation"): "to do",
+    ("models", "view"): "to do",
+    ("symbolic", "models"): "to do",
+}
+# circles between rooms still kept (each a sorted tuple of rooms)
+KEPT_CIRCLES = {
+    ("_checks", "dynamics", "kinematics", "model", "models", "simulation", "symbolic", "view"),
+    ("bench", "cli", "codegen", "engine"),
+}
+
+
+def test_every_room_has_a_floor():
+    graph.back_arrows(graph.room_graph())  # KeyError names a room missing from FLOORS
+
+
+def test_no_new_circle():
+    found = {tuple(c) for c in graph.circles(graph.room_graph())}
+    assert found <= KEPT_CIRCLES, f"new import circles: {sorted(found - KEPT_CIRCLES)}"
+
+
+def test_no_new_arrow_back_up():
+    found = graph.back_arrows(graph.room_graph())
+    new = {e: w for e, w in found.items() if e not in KEPT_BACK_ARROWS}
+    assert not new, "new arrows back up a floor: " + "; ".join(
+        f"{a} → {b} ({', '.join(sorted({f'{s}:{n}' for s, _, n in w}))})" for (a, b), w in sorted(new.items()))
+
+
+def test_kept_lists_are_current():
+    """A fixed arrow leaves the lists, so that it cannot come back unnoticed."""
+    edges = graph.room_graph()
+    assert set(KEPT_BACK_ARROWS) <= set(graph.back_arrows(edges))
+    assert KEPT_CIRCLES <= {tuple(c) for c in graph.circles(edges)}
