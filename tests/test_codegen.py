@@ -11,6 +11,7 @@ import sympy as sp
 
 import multibody as mb
 from multibody import codegen
+from multibody.model.mechanism import Mechanism
 from multibody.codegen.c_gen import reference_state, reference_values
 
 RTOL = 1e-12
@@ -79,7 +80,7 @@ def check_against_core(name, state, ref):
     For a Mechanism (tree + TMT force elements) the mass matrix is the tree's; b and g also hold
     the springs and forces, so only M is compared there."""
     numeric = getattr(mb.models, name)()
-    tree = numeric.model if isinstance(numeric, mb.models.Mechanism) else numeric
+    tree = numeric.model if isinstance(numeric, Mechanism) else numeric
     M, b, g = core_terms(tree, state["q"], state["dq"])
     assert close(M, ref["M"]), "core M"
     if tree is numeric:

@@ -136,6 +136,3 @@ def _fd_gq_with_force(model, gq, q, qd, tau, f_ext, constraints=None, t=None):
         ny = G.shape[1]
         raise ConstraintError(f"FDgq: Gᵀ H G ({ny}×{ny}) is not positive definite")
     return out
-
-
-FDgq = fd_gq

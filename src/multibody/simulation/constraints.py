@@ -75,7 +75,7 @@ import numpy as np
 from .. import _checks
 from ..core import _core
 from ..errors import ConstraintError
-from ..dynamics.fdgq import FDgq, _call_gamma_q, _fd_gq_with_force, fd_gq  # noqa: F401  (FDgq moved to dynamics/)
+from ..dynamics.fdgq import _call_gamma_q, _fd_gq_with_force
 from ..dynamics.handc import hand_c
 from ..kinematics.forward import body_states
 from ..kinematics.jacobians import body_jacobian
@@ -83,7 +83,7 @@ from ..model.configuration import difference, integrate
 
 __all__ = [
     "DEFAULT_TSTAB", "DEFAULT_BAUMGARTE_TIME", "ConstraintError",
-    "fd_gq", "FDgq", "gamma_q_linear", "gamma_q_mimic", "gamma_q_partitioned", "gamma_stabilization", "GammaQ",
+    "gamma_q_linear", "gamma_q_mimic", "gamma_q_partitioned", "gamma_stabilization", "GammaQ",
     "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
     "FunctionConstraint", "WeldConstraint", "TendonCoupling",
     "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints",
