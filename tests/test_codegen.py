@@ -184,3 +184,23 @@ def test_batch_equals_single_states_and_shares_parameters():
     assert shared["M"].shape == (20, 25, 3, 3)
     assert np.array_equal(shared["M"].reshape(500, 3, 3)[42], f(Q[42], QD[42])["M"])
     assert np.array_equal(f(Q[3], qd=QD[3], params=spec.defaults["param"])["b"], f(Q[3], QD[3])["b"])
+
+
+def test_module_source_comes_from_the_template_filled_once():
+    """templates/module.c (package data) is filled in one pass: an inserted text is never read
+    again for placeholders, and every placeholder is filled."""
+    from importlib import resources
+
+    from multibody.codegen import compiled
+
+    text = resources.files("multibody.codegen").joinpath("templates", "module.c").read_text(encoding="utf-8")
+    names = {m.group("named") or m.group("braced") for m in compiled._module_template().pattern.finditer(text)
+             if m.group("named") or m.group("braced")}
+    assert names == {"modname", "outputs", "model", "kernel", "nin", "nout", "in_names", "in_sizes", "out_names",
+                     "out_sizes", "out_ndim", "out_rows", "out_cols", "run_args", "one_args"}
+    filled = compiled._module_template().substitute({name: "${nin}$modname" for name in names})
+    assert "${nin}$modname" in filled and filled.count("${nin}$modname") == text.count("$")
+    x, y = sp.symbols("x y")
+    from multibody.codegen.spec import make_spec
+    source = compiled.module_source(make_spec({"v": sp.Matrix([x * y, x + y])}, {"q": [x, y]}, name="t"), "m_t")
+    assert "$" not in source and "PyInit_m_t(void)" in source and "#define CG_NIN 1" in source
