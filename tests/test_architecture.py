@@ -21,8 +21,6 @@ _spec.loader.exec_module(graph)
 KEPT_BACK_ARROWS = {
     ("codegen", "cli"): "to do",
     ("dynamics", "simulation"): "to do",
-    ("engine", "__init__"): "to do",
-    ("engine", "bench"): "to do",
     ("model", "simulation"): "to do",
     ("model", "symbolic"): "to do",
     ("models", "simulation"): "to do",
@@ -32,7 +30,7 @@ KEPT_BACK_ARROWS = {
 # circles between rooms still kept (each a sorted tuple of rooms)
 KEPT_CIRCLES = {
     ("dynamics", "model", "models", "simulation", "symbolic", "view"),
-    ("bench", "cli", "codegen", "engine"),
+    ("bench", "cli", "codegen"),
 }
 
 
