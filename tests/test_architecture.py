@@ -19,7 +19,6 @@ _spec.loader.exec_module(graph)
 
 # arrows back up a floor still kept: (from room, to room) → reason
 KEPT_BACK_ARROWS = {
-    ("codegen", "cli"): "to do",
     ("dynamics", "simulation"): "to do",
     ("model", "simulation"): "to do",
     ("model", "symbolic"): "to do",
@@ -30,7 +29,6 @@ KEPT_BACK_ARROWS = {
 # circles between rooms still kept (each a sorted tuple of rooms)
 KEPT_CIRCLES = {
     ("dynamics", "model", "models", "simulation", "symbolic", "view"),
-    ("bench", "cli", "codegen"),
 }
 
 
