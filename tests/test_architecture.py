@@ -23,12 +23,11 @@ KEPT_BACK_ARROWS = {
     ("model", "simulation"): "to do",
     ("model", "symbolic"): "to do",
     ("models", "simulation"): "to do",
-    ("models", "view"): "to do",
     ("symbolic", "models"): "to do",
 }
 # circles between rooms still kept (each a sorted tuple of rooms)
 KEPT_CIRCLES = {
-    ("dynamics", "model", "models", "simulation", "symbolic", "view"),
+    ("dynamics", "model", "models", "simulation", "symbolic"),
 }
 
 

@@ -61,7 +61,7 @@ def _draw_boxes(model, links):
         return model
     from dataclasses import replace
 
-    from ..view import appearance as look
+    from ..model import appearance as look
     shapes = []
     for k, link in enumerate(links):
         l, h, w, d = (float(x) for x in link)
