@@ -23,11 +23,10 @@ KEPT_BACK_ARROWS = {
     ("model", "simulation"): "to do",
     ("model", "symbolic"): "to do",
     ("models", "simulation"): "to do",
-    ("symbolic", "models"): "to do",
 }
 # circles between rooms still kept (each a sorted tuple of rooms)
 KEPT_CIRCLES = {
-    ("dynamics", "model", "models", "simulation", "symbolic"),
+    ("dynamics", "model", "simulation", "symbolic"),
 }
 
 

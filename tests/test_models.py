@@ -216,5 +216,6 @@ def test_previous_names_are_gone():
     for module in ("multibody.models.constructors", "multibody.models.mechanism"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(module)
-    from multibody.symbolic.sym_models import ra3link_model
-    assert ra3link_model().is_symbolic
+    import multibody.symbolic.sym_models as sym_models
+    assert mb.models.ra3link(symbolic=True).is_symbolic
+    assert not any(hasattr(sym_models, n) for n in ("ra3link_model", "ra3link_prismatic_model", "starleth_model"))

@@ -30,7 +30,7 @@ to put SymPy symbols into the model; ``parameters(model)`` gives ``{symbol: valu
 >>> float(eom.M.subs(mb.models.parameters(model))[2, 2])
 1.25
 """
-from ._seed import SeedInfo, parameters, seed_info
+from ..model.seed import SeedInfo, parameters, seed_info
 from .opende import double_pendulum, single_pendulum
 from .pronue import ra3link, ra3link_prismatic, starleth, support_jacobian
 from .lecture_slides import ma23

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from ..model.model import Model
-from ._seed import Parameters, attach
-from ._tree import build_tree
+from ..model.seed import Parameters, attach
+from ..model.tree import build_tree
 
 __all__ = ["double_pendulum", "single_pendulum"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ._seed import Parameters, attach
-from ._tree import build_tree
+from ..model.seed import Parameters, attach
+from ..model.tree import build_tree
 from ..model.mechanism import Mechanism
 
 __all__ = ["biped_upper_body", "flapping_flyer", "clemens_joint"]
