@@ -19,12 +19,13 @@ _spec.loader.exec_module(graph)
 
 # arrows back up a floor still kept: (from room, to room) → reason
 KEPT_BACK_ARROWS = {
-    ("dynamics", "simulation"): "to do",
-    ("model", "simulation"): "to do",
-    ("model", "symbolic"): "to do",
-    ("models", "simulation"): "to do",
+    ("dynamics", "simulation"): "fd_gq joins model.constraints with the caller's: the constraint types still "
+                                "live in simulation/constraints.py with their evaluation (kinematics)",
+    ("model", "simulation"): "the MJCF loader builds the file's equalities as those constraint types",
+    ("models", "simulation"): "double_elbow's gamma_q_linear lives beside the constraint types",
+    ("model", "symbolic"): "Mechanism.point/rotation/tmt_system are symbolic computations (TMT kinematics)",
 }
-# circles between rooms still kept (each a sorted tuple of rooms)
+# circles between rooms still kept (each a sorted tuple of rooms): the arrows above but models → simulation close it
 KEPT_CIRCLES = {
     ("dynamics", "model", "simulation", "symbolic"),
 }
