@@ -22,10 +22,9 @@ KEPT_BACK_ARROWS = {
     ("dynamics", "simulation"): "fd_gq joins model.constraints with the caller's: the constraint types still "
                                 "live in simulation/constraints.py with their evaluation (kinematics)",
     ("model", "simulation"): "the MJCF loader builds the file's equalities as those constraint types",
-    ("models", "simulation"): "double_elbow's gamma_q_linear lives beside the constraint types",
     ("model", "symbolic"): "Mechanism.point/rotation/tmt_system are symbolic computations (TMT kinematics)",
 }
-# circles between rooms still kept (each a sorted tuple of rooms): the arrows above but models → simulation close it
+# circles between rooms still kept (each a sorted tuple of rooms): the arrows above close it
 KEPT_CIRCLES = {
     ("dynamics", "model", "simulation", "symbolic"),
 }
