@@ -11,6 +11,7 @@ import sympy as sp
 
 import multibody as mb
 from multibody import codegen
+from multibody.model.mechanism import Mechanism
 from multibody.codegen.c_gen import reference_state, reference_values
 
 RTOL = 1e-12
@@ -79,7 +80,7 @@ def check_against_core(name, state, ref):
     For a Mechanism (tree + TMT force elements) the mass matrix is the tree's; b and g also hold
     the springs and forces, so only M is compared there."""
     numeric = getattr(mb.models, name)()
-    tree = numeric.model if isinstance(numeric, mb.models.Mechanism) else numeric
+    tree = numeric.model if isinstance(numeric, Mechanism) else numeric
     M, b, g = core_terms(tree, state["q"], state["dq"])
     assert close(M, ref["M"]), "core M"
     if tree is numeric:
@@ -202,3 +203,23 @@ def test_generated_c_builds_as_cplusplus(tmp_path, mixed):
     run = subprocess.run([str(tmp_path / "eom")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and "OK: matches the reference" in run.stdout, run.stdout
     assert set(files) >= {"c", "h", "main"}
+
+
+def test_module_source_comes_from_the_template_filled_once():
+    """templates/module.c (package data) is filled in one pass: an inserted text is never read
+    again for placeholders, and every placeholder is filled."""
+    from importlib import resources
+
+    from multibody.codegen import compiled
+
+    text = resources.files("multibody.codegen").joinpath("templates", "module.c").read_text(encoding="utf-8")
+    names = {m.group("named") or m.group("braced") for m in compiled._module_template().pattern.finditer(text)
+             if m.group("named") or m.group("braced")}
+    assert names == {"modname", "outputs", "model", "kernel", "nin", "nout", "in_names", "in_sizes", "out_names",
+                     "out_sizes", "out_ndim", "out_rows", "out_cols", "run_args", "one_args"}
+    filled = compiled._module_template().substitute({name: "${nin}$modname" for name in names})
+    assert "${nin}$modname" in filled and filled.count("${nin}$modname") == text.count("$")
+    x, y = sp.symbols("x y")
+    from multibody.codegen.spec import make_spec
+    source = compiled.module_source(make_spec({"v": sp.Matrix([x * y, x + y])}, {"q": [x, y]}, name="t"), "m_t")
+    assert "$" not in source and "PyInit_m_t(void)" in source and "#define CG_NIN 1" in source

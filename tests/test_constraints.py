@@ -12,10 +12,10 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import multibody as mb
+from multibody.dynamics.fdgq import gamma_q_linear, gamma_q_mimic
 from multibody.simulation.constraints import (DEFAULT_BAUMGARTE_TIME, AxisConstraint, ConstraintError, ConstraintSet,
                                             FunctionConstraint, GammaQ, JointCoupling, PointConstraint,
-                                            gamma_q_linear, gamma_q_mimic, gamma_q_partitioned, revolute_closure,
-                                            solve_constrained)
+                                            gamma_q_partitioned, revolute_closure, solve_constrained)
 from multibody.simulation.closed_loops import four_bar
 
 RNG = np.random.default_rng(7)

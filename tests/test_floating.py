@@ -14,7 +14,7 @@ from multibody.dynamics import hybrid_dynamics
 from multibody.dynamics import rnea
 from multibody.model.builder import ModelBuilder
 from multibody.model.joints import JointType
-from multibody.models.constructors import auto_tree, floatbase, singlebody
+from multibody.models import auto_tree, floatbase, singlebody
 from multibody.spatial import quat_to_matrix
 
 RNG = np.random.default_rng(7)

@@ -1,13 +1,14 @@
 """Every built-in model through every derivation method: symbolic M, b, g against the numeric
 crba/rnea at random states; the methods that do not apply raise a clear error. The proNEu
 manual's body lists give the very same expressions as the models; seed parameters substitute."""
-import warnings
+import importlib
 
 import numpy as np
 import pytest
 import sympy as sp
 
 import multibody as mb
+from multibody.model.mechanism import Mechanism
 from multibody.symbolic import derive
 from pronue_lists import ra3link_list, starleth_list
 
@@ -39,12 +40,11 @@ QUATERNION = {"vee", "singlebody", "scissor", "rolling_disc"}          # free jo
 MECHANISMS = {"biped_upper_body", "flapping_flyer", "clemens_joint"}
 SEEDS = ("ra3link", "ra3link_prismatic", "starleth", "ma23", "double_pendulum", "single_pendulum") + tuple(sorted(MECHANISMS))
 SLOW = {("starleth", "tmt"), ("starleth", "lagrange")}
-NOT_CONSTRUCTORS = {"autoTree", "gfxExample", "support_jacobian", "Mechanism", "SeedInfo", "seed_info", "parameters"}
+NOT_CONSTRUCTORS = {"support_jacobian", "SeedInfo", "seed_info", "parameters"}
 
 
 def test_catalog_covers_every_constructor():
     assert set(mb.models.__all__) - NOT_CONSTRUCTORS == set(CATALOG)
-    assert mb.models.autoTree is mb.models.auto_tree
 
 
 def _reference(model, q, dq):
@@ -203,17 +203,19 @@ def test_mechanism_points_and_elements():
     f_k = system.evaluate("f_springs", q=mech.q0)
     np.testing.assert_allclose(f_k.ravel(), [0, 0, 0, 0.0035 * 0.4, 0], atol=1e-15)   # −k_h q2 on q2
     with pytest.raises(ValueError, match="q and dq need 3 symbols"):
-        mb.models.Mechanism(mb.models.ra3link(), sp.symbols("a b"), sp.symbols("c d"))
+        Mechanism(mb.models.ra3link(), sp.symbols("a b"), sp.symbols("c d"))
     with pytest.raises(ValueError, match="quaternion joints"):
-        mb.models.Mechanism(mb.models.vee(), (), ())
+        Mechanism(mb.models.vee(), (), ())
 
 
-def test_previous_names_warn_and_still_work():
-    with pytest.warns(DeprecationWarning, match="double_pendulum"):
-        model, (q, dq, params, values) = mb.models.double_pendulum_report_model()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        system = mb.models.double_pendulum_report()
-        assert system.equations().M.shape == (2, 2)
-    from multibody.symbolic.sym_models import ra3link_model
-    assert ra3link_model().is_symbolic
+def test_previous_names_are_gone():
+    for name in ("double_pendulum_report", "double_pendulum_report_model", "double_pendulum_report_symbols",
+                 "PneSystem", "Mechanism", "autoTree", "gfxExample"):
+        with pytest.raises(AttributeError):
+            getattr(mb.models, name)
+    for module in ("multibody.models.constructors", "multibody.models.mechanism"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(module)
+    import multibody.symbolic.sym_models as sym_models
+    assert mb.models.ra3link(symbolic=True).is_symbolic
+    assert not any(hasattr(sym_models, n) for n in ("ra3link_model", "ra3link_prismatic_model", "starleth_model"))

@@ -1,5 +1,5 @@
 """One name per function in `multibody`; every seed spelling in `multibody.spatial_v2`; the old
-second names still work for one release with a DeprecationWarning; subpackages are attributes."""
+second names of the previous release are gone; subpackages are attributes."""
 import importlib
 import subprocess
 import sys
@@ -43,11 +43,11 @@ def test_every_seed_function_is_in_spatial_v2():
 
 @pytest.mark.parametrize("old,new", [("ID", "rnea"), ("FDab", "aba"), ("HandC", "hand_c"), ("FDgq", "fd_gq"),
                                      ("gcPosVel", "gc_pos_vel"), ("inverse_dynamics", "rnea"), ("FDfb", "fd_fb")])
-def test_old_names_work_with_a_deprecation_warning(old, new):
-    assert old not in mb.__all__
-    with pytest.warns(DeprecationWarning, match=f"use multibody.{new}"):
-        value = getattr(mb, old)
-    assert value is getattr(mb, new)
+def test_old_names_are_gone(old, new):
+    assert old not in mb.__all__ and not hasattr(mb, old)
+    assert getattr(spatial_v2, old, None) in (None, getattr(mb, new))    # the seed spelling, where it is one
+    for module in (mb.dynamics, mb.sparse, mb.simulation.contact, mb.dynamics.floating, mb.dynamics.fdgq):
+        assert not hasattr(module, old)
 
 
 def test_unknown_names_are_attribute_errors():

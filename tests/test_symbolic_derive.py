@@ -7,8 +7,7 @@ import sympy as sp
 import multibody as mb
 from multibody.symbolic import eom as eom_mod
 from multibody.symbolic import derive, model_symbols
-from multibody.symbolic.sym_models import (n_link_pendulum_on_cart, ra3link_model, spatial_chain,
-                                           starleth_model, symbolic_model)
+from multibody.symbolic.sym_models import n_link_pendulum_on_cart, spatial_chain, symbolic_model
 
 RNG = np.random.default_rng(7)
 METHODS = ["rnea", "pne", "tmt", "lagrange"]
@@ -66,7 +65,7 @@ def test_auto_frame_is_inertial_for_planar_chains_and_keeps_them_short():
 
 
 def test_methods_agree_with_each_other_on_symbolic_model():
-    model = ra3link_model()
+    model = mb.models.ra3link(symbolic=True)
     values = {s: float(v) for s, v in zip(model_symbols(model)[4], RNG.uniform(0.3, 1.5, 19))}
     nums = {m: derive(model, m).to_numeric(values) for m in METHODS}
     q, dq, tau = RNG.normal(size=3), RNG.normal(size=3), RNG.normal(size=3)
@@ -80,7 +79,7 @@ def test_methods_agree_with_each_other_on_symbolic_model():
 
 
 def test_rnea_and_pne_are_symbolically_equal_on_ra3link():
-    model = ra3link_model()
+    model = mb.models.ra3link(symbolic=True)
     a, b = derive(model, "rnea"), derive(model, "pne")
     from multibody.symbolic._core import trig_canonical
 
@@ -96,7 +95,7 @@ def _starleth_values(model):
 
 @pytest.mark.slow
 def test_starleth_model_rnea_and_pne_against_numeric():
-    model = starleth_model()
+    model = mb.models.starleth(symbolic=True)
     values = _starleth_values(model)
     for method in ("rnea", "pne"):
         eom = derive(model, method)
@@ -109,7 +108,7 @@ def test_starleth_manual_body_list_equals_model_derivation():
 
     sysm = starleth_list()
     a = sysm.derive(kinematics=False)
-    model = starleth_model()
+    model = mb.models.starleth(symbolic=True)
     b = derive(model, "rnea", q=sysm.q, dq=sysm.dq)
     vals = sysm.param_values
     na, nb_ = a.to_numeric(vals), b.to_numeric(vals)
@@ -172,7 +171,7 @@ def test_helical_and_fixed_joints():
 
 
 def test_actuated_selection_and_symbols():
-    model = ra3link_model()
+    model = mb.models.ra3link(symbolic=True)
     eom = derive(model, "rnea", actuated=[0, 2])
     assert eom.S == sp.Matrix([[1, 0, 0], [0, 0, 1]])
     assert eom.f == sp.Matrix([eom.tau[0], 0, eom.tau[1]])
@@ -184,9 +183,9 @@ def test_actuated_selection_and_symbols():
 
 def test_progress_and_verbose(capsys):
     msgs = []
-    derive(ra3link_model(), "rnea", progress=msgs.append)
+    derive(mb.models.ra3link(symbolic=True), "rnea", progress=msgs.append)
     assert any("CRBA" in m for m in msgs) and any("gravity" in m for m in msgs)
-    derive(ra3link_model(), "pne", verbose=True)
+    derive(mb.models.ra3link(symbolic=True), "pne", verbose=True)
     assert "[derive pne" in capsys.readouterr().out
 
 
@@ -199,7 +198,7 @@ def test_registered_method_is_dispatched():
         return derive(model, "rnea", q=q, dq=dq)
 
     try:
-        eom = derive(ra3link_model(), "test_dummy", flag=1)
+        eom = derive(mb.models.ra3link(symbolic=True), "test_dummy", flag=1)
         assert calls == [{"flag": 1}] and eom.n == 3
     finally:
         eom_mod.DERIVATION_METHODS.pop("test_dummy")
@@ -219,11 +218,11 @@ def test_bad_input():
     floating = mb.models.floatbase(mb.models.auto_tree(2))
     check_against_numeric(derive(floating, "rnea"), floating, trials=1)
     with pytest.raises(ValueError, match="unknown method 'nope'"):
-        derive(ra3link_model(), "nope")
+        derive(mb.models.ra3link(symbolic=True), "nope")
     with pytest.raises(ValueError, match="3 coordinates"):
-        derive(ra3link_model(), q=sp.symbols("a b", real=True))
+        derive(mb.models.ra3link(symbolic=True), q=sp.symbols("a b", real=True))
     with pytest.raises(ValueError, match="actuated"):
-        derive(ra3link_model(), actuated=[0, 5])
+        derive(mb.models.ra3link(symbolic=True), actuated=[0, 5])
 
 
 @pytest.mark.parametrize("method", ["rnea", "pne", "tmt", "lagrange"])

@@ -67,7 +67,7 @@ def test_joint_codes_come_from_JointType():
 
 def test_registry_holds_the_four_methods_with_their_inputs():
     from multibody import Model
-    from multibody.models import Mechanism
+    from multibody.model.mechanism import Mechanism
     from multibody.symbolic import PneSystem, TMTSystem
 
     assert set(DERIVATION_METHODS) >= {"rnea", "pne", "tmt", "lagrange"}

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from multibody import models
 from multibody.models.pronue import support_jacobian
 from multibody.symbolic import _core
 from multibody.symbolic.eom import EquationsOfMotion, abbreviate
 from multibody.symbolic.pne import Body, LinForce, RotForce, compute_pne
-from multibody.symbolic.sym_models import ra3link_model, ra3link_prismatic_model, starleth_model
 from multibody.symbolic.utils import (check_orthonormal, dMATdt, euler_to_rot_A_BI, euler_to_rot_A_IB,
                                       is_orthonormal, rot_x, rot_y, rot_z, skew, unskew)
 
@@ -134,7 +134,7 @@ def test_symengine_round_trip_keeps_assumptions():
 # ---------------------------------------------------------------------------------------------
 
 def test_ra3link_against_pinocchio():
-    eom, _ = compare_with_pinocchio(ra3link(), ra3link_model())
+    eom, _ = compare_with_pinocchio(ra3link(), models.ra3link(symbolic=True))
     T1, T2, T3 = eom.tau
     assert eom.S == sp.eye(3)                       # each torque element drives its own joint
     assert eom.f == sp.Matrix([T1, T2, T3])
@@ -142,13 +142,13 @@ def test_ra3link_against_pinocchio():
 
 
 def test_ra3link_prismatic_against_pinocchio():
-    eom, _ = compare_with_pinocchio(ra3link_prismatic(), ra3link_prismatic_model())
+    eom, _ = compare_with_pinocchio(ra3link_prismatic(), models.ra3link_prismatic(symbolic=True))
     assert eom.S == sp.eye(3)                       # the 'lin' element F1 acts on x alone
     assert "f_passive" not in eom.extra
 
 
 def test_starleth_against_pinocchio():
-    eom, num = compare_with_pinocchio(starleth(), starleth_model(), trials=3)
+    eom, num = compare_with_pinocchio(starleth(), models.starleth(symbolic=True), trials=3)
     assert eom.n == 18 and eom.tau.rows == 12
     S = np.array(eom.S, dtype=float)               # the six base coordinates are not actuated
     assert np.array_equal(S, np.hstack([np.zeros((12, 6)), np.eye(12)]))
@@ -175,7 +175,7 @@ def test_starleth_feet_positions_against_pinocchio():
     eom = sysm.derive()
     vals = sysm.param_values
     names = eom.kinematics["names"]
-    nmodel = starleth_model().subs(vals)
+    nmodel = models.starleth(symbolic=True).subs(vals)
     pm = pin_model(nmodel)
     data = pm.createData()
     q = RNG.uniform(-1, 1, 18)

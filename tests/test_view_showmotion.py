@@ -8,7 +8,7 @@ import pytest
 
 import multibody as mb
 from multibody.view import default_motion, export_video, load_animation, showmotion
-from multibody.view.appearance import default_appearance, load_mesh
+from multibody.model.appearance import default_appearance, load_mesh
 
 
 def test_thirty_body_robot_ten_seconds_at_1khz_is_under_5_mb(tmp_path):
@@ -181,7 +181,7 @@ def test_export_video(tmp_path, suffix):
 def test_every_built_in_model_draws(tmp_path):
     from multibody.cli import load_model
     from multibody.models.catalogue import catalogue
-    from multibody.view.appearance import appearance_of
+    from multibody.model.appearance import appearance_of
     for name in catalogue():
         model = load_model(name)
         shapes = appearance_of(model)

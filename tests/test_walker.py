@@ -185,9 +185,8 @@ def test_walk_keeps_every_sample_with_record_every_and_dt_still_works(simplest):
     assert np.all(np.diff(traj.t) >= 0) and [ev.name for ev in traj.events][-1] == "heel strike 3"
     np.testing.assert_allclose(traj.q[-1, 0], sum(s.step_length for s in walk[:2]), atol=1e-9)   # world x
     assert walker.walk(orbit.x, 1).trajectory is None            # strides only, as before
-    with pytest.warns(DeprecationWarning, match="record_every"):
-        old = walker.walk(orbit.x, 1, keep_trajectory=True, dt=0.05)
-    assert len(old.trajectory) == len(walker.walk(orbit.x, 1, record_every=0.05).trajectory)
+    with pytest.raises(TypeError, match="dt"):                   # the old second name is gone
+        walker.walk(orbit.x, 1, keep_trajectory=True, dt=0.05)
     with pytest.raises(ValueError, match="record_every"):
         walker.stride(*walker.state(orbit.x), keep_trajectory=True, record_every=-1.0)
 

@@ -8,7 +8,6 @@
 """
 
 import importlib as _importlib
-import warnings as _warnings
 
 # The public namespace: one snake_case name per function (and the result and model types), each
 # name → the module that defines it.  This one table makes __all__ and drives the imports: the
@@ -46,13 +45,6 @@ _EAGER = (".core", ".dynamics", ".dynamics.floating", ".kinematics", ".model.bui
 # subpackages and modules reachable as attributes (mb.sparse, mb.view, …), imported on first use
 _SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "mjcf", "models", "simulation", "sparse",
                "spatial", "spatial_v2", "symbolic", "view")
-# the previous release's second spellings: they still work, with a DeprecationWarning naming the
-# one name (the seeds' spellings all live in multibody.spatial_v2)
-_DEPRECATED = {"ID": "rnea", "inverse_dynamics": "rnea", "HandC": "hand_c", "FDab": "aba",
-               "forward_dynamics": "aba", "FDcrb": "fd_crb", "FDsparse": "fd_sparse", "HD": "hybrid_dynamics",
-               "EnerMo": "energy", "FDfb": "fd_fb", "IDfb": "id_fb", "FDgq": "fd_gq", "gcPosVel": "gc_pos_vel",
-               "gcFD": "gc_fd"}
-
 __all__ = sorted(_PUBLIC) + list(_SUBMODULES)
 
 for _name, _where in _PUBLIC.items():
@@ -62,12 +54,6 @@ del _name, _where
 
 
 def __getattr__(name):
-    if name in _DEPRECATED:
-        new = _DEPRECATED[name]
-        _warnings.warn(f"multibody.{name} is deprecated and will be removed in the next release: use "
-                       f"multibody.{new} (the seed's spelling stays in multibody.spatial_v2)",
-                       DeprecationWarning, stacklevel=2)
-        return globals()[new] if new in globals() else __getattr__(new)
     if name in _SUBMODULES:
         value = _importlib.import_module("." + name, __name__)
     elif name in _PUBLIC:

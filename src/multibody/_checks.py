@@ -154,15 +154,13 @@ def name_index(name: str, x, names, *, kind: str = "body", allow_base: bool = Fa
     return int(x)
 
 
-_MODEL = []  # multibody.model.model.Model, imported on first use (model.py imports this module)
+_MODEL = []  # multibody.model.model.Model, registered by model.py when it defines the class (this
+#             module imports nothing above it: before model.py ran, nothing is a Model)
 
 
 def model(x, name: str = "model"):
     """``x`` if it is a numeric ``multibody.Model`` (TypeError otherwise; ValueError if symbolic)."""
-    if not _MODEL:
-        from .model.model import Model
-        _MODEL.append(Model)
-    if not isinstance(x, _MODEL[0]):
+    if not _MODEL or not isinstance(x, _MODEL[0]):
         raise TypeError(f"{name}: expected a multibody.Model, got {type(x).__name__}")
     x._require_numeric()
     return x

@@ -29,9 +29,7 @@ import warnings
 
 import numpy as np
 
-from .errors import CLIError
-
-EXIT_ERROR, EXIT_USAGE = 1, 2
+from .errors import EXIT_ERROR, EXIT_USAGE, CLIError, fail
 
 
 # ---- models by name ------------------------------------------------------------------------------
@@ -556,15 +554,6 @@ def _join_negative_values(argv):
         else:
             out.append(token)
     return out
-
-
-def fail(command, error, code):
-    """Print ``error`` as the one line ``multibody <command>: error: <message>``; returns ``code``."""
-    message = str(error)
-    while message.startswith(f"{command}: "):    # errors of the library often name the command already
-        message = message[len(command) + 2:]
-    print(f"multibody {command}: error: {message}", file=sys.stderr)
-    return code
 
 
 def _hooks():

@@ -75,6 +75,21 @@ class CLIError(Exception):
         self.code = code
 
 
+EXIT_ERROR, EXIT_USAGE = 1, 2   # the exit statuses of `multibody` for an error and for a usage error
+
+
+def fail(command, error, code):
+    """Print ``error`` as the one line ``multibody <command>: error: <message>``; returns ``code``
+    (the command line's and its hooks' one error line, e.g. ``multibody codegen``)."""
+    import sys
+
+    message = str(error)
+    while message.startswith(f"{command}: "):    # errors of the library often name the command already
+        message = message[len(command) + 2:]
+    print(f"multibody {command}: error: {message}", file=sys.stderr)
+    return code
+
+
 # Defined beside the code that raises them (files with other owners); named here so that
 # ``mb.errors.X`` reaches every class.  Imported on first use: those modules import this one.
 _ELSEWHERE = {"MJCFError": "multibody.model.mjcf", "MJCFWarning": "multibody.model.mjcf",

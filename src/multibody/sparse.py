@@ -33,7 +33,6 @@ from .core import _core
 __all__ = [
     "expand_lambda", "ltdl", "ltl", "mpy_h", "mpy_l", "mpy_lt", "mpy_li", "mpy_lit",
     "solve_ltdl", "ancestor_mask",
-    "expandLambda", "LTDL", "LTL", "mpyH", "mpyL", "mpyLt", "mpyLi", "mpyLit",
 ]
 
 #: default relative tolerance of the symmetry / sparsity-pattern checks
@@ -425,13 +424,3 @@ def solve_ltdl(L, d, lam, b, *, check: bool = True, tol: float = TOL) -> np.ndar
     _solve_ltdl_kernel(Lb, db, lam, bb, x)
     return x.reshape(batch + (n,))
 
-
-# seed names (0-based lam, -1 = base)
-expandLambda = expand_lambda
-LTDL = ltdl
-LTL = ltl
-mpyH = mpy_h
-mpyL = mpy_l
-mpyLt = mpy_lt
-mpyLi = mpy_li
-mpyLit = mpy_lit

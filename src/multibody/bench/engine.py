@@ -41,20 +41,10 @@ import numpy as np
 
 from multibody import engine as E
 
-CHAIN_N, CHAIN_L, DT = 10, 0.3, 1e-3
+from multibody.engine.report import CHAIN_L, CHAIN_N, DT, PILE_N, PILE_SIDE, chain_world, pile_poses, pile_world
+
 ODE_SWEEPS = 20                      # dWorldQuickStep's default iterations
-PILE_N, PILE_SIDE = 100, 0.2
 PILE_SEEDS = 5        # the pile rows' piles (pile_poses(seed), seed 0 … PILE_SEEDS − 1)
-
-
-def chain_world():
-    world = E.World(dt=DT, contacts=False)
-    prev = None
-    for i in range(CHAIN_N):
-        body = world.add_body(E.Box(CHAIN_L, 0.05, 0.05), mass=1.0, position=(CHAIN_L * (i + 0.5), 0, 0))
-        world.add_hinge(body, prev, anchor=(CHAIN_L * i, 0, 0), axis=(0, 1, 0))
-        prev = body
-    return world
 
 
 def chain_mjcf():
@@ -67,33 +57,10 @@ def chain_mjcf():
     return (f'<mujoco><option timestep="{DT}" integrator="Euler"/><worldbody>{body}{close}</worldbody></mujoco>')
 
 
-def pile_poses(seed=0):
-    rng = np.random.default_rng(seed)
-    poses = []
-    for i in range(PILE_N):
-        layer, k = divmod(i, 25)
-        x, y = (k % 5 - 2) * 0.3, (k // 5 - 2) * 0.3
-        q = rng.normal(size=4) * [1, 0.15, 0.15, 0.15] + [3, 0, 0, 0]
-        poses.append(((x + rng.uniform(-0.03, 0.03), y + rng.uniform(-0.03, 0.03), 0.15 + 0.3 * layer),
-                      q / np.linalg.norm(q)))
-    return poses
-
-
 def chain_same_sweeps(sweeps):
     """The chain with the quick step asked for at ODE's fixed sweeps (no early stop)."""
     world = chain_world()
     world.solver, world.iterations, world.tolerance = "pgs", sweeps, 0.0
-    return world
-
-
-def pile_world(iterations=None, solver="auto", n=PILE_N, tolerance=None, seed=0):
-    """The pile (``pile_poses(seed)``) with World's defaults, or the quick step's ``iterations`` /
-    ``tolerance`` given."""
-    kw = {k: v for k, v in (("iterations", iterations), ("tolerance", tolerance)) if v is not None}
-    world = E.World(dt=DT, solver=solver, **kw)
-    world.add_geom(E.Plane((0, 0, 1), 0.0))
-    for p, q in pile_poses(seed)[:n]:
-        world.add_body(E.Box(PILE_SIDE, PILE_SIDE, PILE_SIDE), mass=1.0, position=p, quaternion=q, mu=0.8)
     return world
 
 

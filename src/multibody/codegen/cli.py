@@ -87,8 +87,7 @@ class _Progress:
 
 def run(args) -> int:
     """Execute ``multibody codegen`` for parsed ``args``; returns the exit status."""
-    from ..cli import EXIT_ERROR, EXIT_USAGE
-    from ..cli import fail
+    from ..errors import EXIT_ERROR, EXIT_USAGE, fail
     from ..models.catalogue import UnknownModel
     from . import api, c_gen, cache, matlab_gen, numpy_gen
 

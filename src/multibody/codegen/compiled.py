@@ -16,10 +16,12 @@ import importlib.util
 import json
 import os
 import shutil
+import string
 import subprocess
 import tempfile
 import time
 import warnings
+from importlib import resources
 
 import numpy as np
 
@@ -33,6 +35,7 @@ from .spec import CodeSpec
 __all__ = ["compile", "CompiledFunction", "module_source", "multibody_version"]
 
 _LOADED: dict = {}   # cache key -> extension module (per process)
+_TEMPLATE: list = []  # the parsed templates/module.c, read on first use
 
 
 def multibody_version() -> str:
@@ -57,194 +60,40 @@ def gate_header() -> str:
         return fh.read()
 
 
+def _module_template() -> string.Template:
+    """``templates/module.c`` (package data): the extension module around ``cg_eval``, with
+    ``${name}`` placeholders."""
+    if not _TEMPLATE:
+        text = resources.files(__package__).joinpath("templates", "module.c").read_text(encoding="utf-8")
+        _TEMPLATE.append(string.Template(text))
+    return _TEMPLATE[0]
+
+
 def module_source(spec: CodeSpec, modname: str) -> str:
-    """C source of the extension module ``modname`` around ``<spec.name>_eval``."""
+    """C source of the extension module ``modname`` around ``<spec.name>_eval``: ``templates/module.c``
+    with its placeholders filled in one pass (``string.Template.substitute``: an inserted text is
+    never read again for placeholders, and a placeholder left unfilled is an error).  The one free
+    text, the model's name, passes through :func:`comment_text` first."""
     nin, nout = len(spec.inputs), len(spec.outputs)
     in_sizes = [len(s) for _, s in spec.inputs]
     out_sizes = [r * c for _, (r, c), _ in spec.outputs]
-    kernel = c_function(spec, static=True, func_name="cg_eval")
-    call_args = [f"cg_in[{i}] + k * cg_stride[{i}]" for i in range(nin)]
-    call_args += [f"cg_out[{j}] + k * {out_sizes[j]}" for j in range(nout)]
+    run_args = [f"cg_in[{i}] + k * cg_stride[{i}]" for i in range(nin)]
+    run_args += [f"cg_out[{j}] + k * {out_sizes[j]}" for j in range(nout)]
+    one_args = [f"cg_in[{i}]" for i in range(nin)] + [f"cg_out[{j}]" for j in range(nout)]
     quoted = lambda names: ", ".join(f'"{n}"' for n in names)  # noqa: E731
-    return f"""/* multibody.codegen compiled module {modname}: {', '.join(spec.output_names())} of
- * {comment_text(spec.info.get('model', spec.name))}. run(n, in0, stride0, …, out0, …) evaluates n states. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <math.h>
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
-#include "gate.h"
-
-{kernel}
-#define CG_NIN {nin}
-#define CG_NOUT {nout}
-static const char *cg_in_names[CG_NIN + 1] = {{{quoted(spec.input_names())}}};
-static const Py_ssize_t cg_in_sizes[CG_NIN + 1] = {{{', '.join(map(str, in_sizes)) or '0'}}};
-static const char *cg_out_names[CG_NOUT + 1] = {{{quoted(spec.output_names())}}};
-static const Py_ssize_t cg_out_sizes[CG_NOUT + 1] = {{{', '.join(map(str, out_sizes)) or '0'}}};
-static const int cg_out_ndim[CG_NOUT + 1] = {{{', '.join('1' if spec.is_vector(nm) else '2' for nm in spec.output_names()) or '0'}}};
-static const npy_intp cg_out_rows[CG_NOUT + 1] = {{{', '.join(str(r) for _, (r, c), _ in spec.outputs) or '0'}}};
-static const npy_intp cg_out_cols[CG_NOUT + 1] = {{{', '.join(str(c) for _, (r, c), _ in spec.outputs) or '0'}}};
-
-/* Every array passes the C core's one gate (multibody/core/gate.h, on the include path): the same
- * rules as the core's entry points (None, complex, object and masked arrays refused; byte order,
- * alignment and strides converted; outputs used in place, never copied). */
-static PyObject *cg_overflow;  /* multibody.core.ResultOverflowError, or ValueError */
-
-static int cg_outputs_finite(double *const *cg_out, Py_ssize_t n)
-{{
-    Py_ssize_t j;
-    for (j = 0; j < CG_NOUT; ++j) {{
-        if (!mb_gate_finite(cg_out[j], n * cg_out_sizes[j])) {{
-            PyErr_Format(cg_overflow, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs are "
-                         "too large", cg_out_names[j]);
-            return 0;
-        }}
-    }}
-    return 1;
-}}
-
-static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{{
-    PyArrayObject *held[CG_NIN + CG_NOUT + 1];
-    const double *cg_in[CG_NIN + 1];
-    double *cg_out[CG_NOUT + 1];
-    Py_ssize_t cg_stride[CG_NIN + 1];
-    Py_ssize_t n, k, i, got = 0, need;
-    PyObject *result = NULL;
-    (void)self;
-    if (nargs != 1 + 2 * CG_NIN + CG_NOUT) {{
-        PyErr_Format(PyExc_TypeError, "run: expected %d arguments, got %zd", 1 + 2 * CG_NIN + CG_NOUT, nargs);
-        return NULL;
-    }}
-    n = PyLong_AsSsize_t(args[0]);
-    if (n < 0) {{
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "run: number of states must be >= 0");
-        return NULL;
-    }}
-    for (i = 0; i < CG_NIN + CG_NOUT; ++i) {{
-        int out = i >= CG_NIN;
-        Py_ssize_t j = out ? i - CG_NIN : i;
-        const char *name = out ? cg_out_names[j] : cg_in_names[j];
-        PyObject *obj = out ? args[1 + 2 * CG_NIN + j] : args[1 + 2 * j];
-        PyArrayObject *a = mb_gate(obj, name, NPY_DOUBLE, out ? MB_GATE_WRITABLE : 0);
-        if (a == NULL)
-            goto done;
-        held[got++] = a;
-        if (out) {{
-            need = n * cg_out_sizes[j];
-            cg_out[j] = (double *)PyArray_DATA(a);
-        }} else {{
-            cg_stride[j] = PyLong_AsSsize_t(args[2 + 2 * j]);
-            if (cg_stride[j] < 0) {{
-                if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: negative stride", name);
-                goto done;
-            }}
-            need = n > 0 ? (n - 1) * cg_stride[j] + cg_in_sizes[j] : 0;
-            cg_in[j] = (const double *)PyArray_DATA(a);
-        }}
-        if (PyArray_SIZE(a) < need) {{
-            PyErr_Format(PyExc_ValueError, "%s: expected at least %zd values, got %zd", name, need,
-                         (Py_ssize_t)PyArray_SIZE(a));
-            goto done;
-        }}
-        if (!out) {{
-            for (k = 0; k < need; ++k) {{
-                if (!isfinite(cg_in[j][k])) {{
-                    PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", name, k);
-                    goto done;
-                }}
-            }}
-        }}
-    }}
-    Py_BEGIN_ALLOW_THREADS
-    for (k = 0; k < n; ++k)
-        cg_eval({', '.join(call_args)});
-    Py_END_ALLOW_THREADS
-    if (cg_outputs_finite(cg_out, n))
-        result = Py_NewRef(Py_None);
-done:
-    for (i = 0; i < got; ++i) Py_DECREF(held[i]);
-    return result;
-}}
-
-/* one(in0, in1, ...): one state; returns a dict of new arrays, or NotImplemented when an input is
- * None (a default) or not of exactly its size (the caller then fills defaults, broadcasts and uses run). */
-static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{{
-    PyArrayObject *held[CG_NIN + 1];
-    const double *cg_in[CG_NIN + 1];
-    double *cg_out[CG_NOUT + 1];
-    PyObject *outs[CG_NOUT + 1];
-    PyObject *dict = NULL;
-    Py_ssize_t i, k, j, got = 0;
-    (void)self;
-    if (nargs != CG_NIN) Py_RETURN_NOTIMPLEMENTED;
-    for (i = 0; i < CG_NIN; ++i) {{
-        if (args[i] == Py_None) {{
-            dict = Py_NewRef(Py_NotImplemented);
-            goto done;
-        }}
-        PyArrayObject *a = mb_gate(args[i], cg_in_names[i], NPY_DOUBLE, 0);
-        if (a == NULL)
-            goto done;
-        held[got++] = a;
-        if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != cg_in_sizes[i]) {{
-            dict = Py_NewRef(Py_NotImplemented);
-            goto done;
-        }}
-        cg_in[i] = (const double *)PyArray_DATA(a);
-        for (k = 0; k < cg_in_sizes[i]; ++k) {{
-            if (!isfinite(cg_in[i][k])) {{
-                PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", cg_in_names[i], k);
-                goto done;
-            }}
-        }}
-    }}
-    for (j = 0; j < CG_NOUT; ++j) {{
-        npy_intp dims[2] = {{cg_out_rows[j], cg_out_cols[j]}};
-        outs[j] = PyArray_SimpleNew(cg_out_ndim[j], dims, NPY_DOUBLE);
-        if (outs[j] == NULL) {{
-            for (k = 0; k < j; ++k) Py_DECREF(outs[k]);
-            goto done;
-        }}
-        cg_out[j] = (double *)PyArray_DATA((PyArrayObject *)outs[j]);
-    }}
-    cg_eval({', '.join([f"cg_in[{i}]" for i in range(nin)] + [f"cg_out[{j}]" for j in range(nout)])});
-    if (cg_outputs_finite(cg_out, 1))
-        dict = PyDict_New();
-    for (j = 0; j < CG_NOUT; ++j) {{
-        if (dict != NULL && PyDict_SetItemString(dict, cg_out_names[j], outs[j]) < 0) {{
-            Py_DECREF(dict);
-            dict = NULL;
-        }}
-        Py_DECREF(outs[j]);
-    }}
-done:
-    for (i = 0; i < got; ++i) Py_DECREF(held[i]);
-    return dict;
-}}
-
-static PyMethodDef cg_methods[] = {{
-    {{"run", (PyCFunction)(void (*)(void))cg_run, METH_FASTCALL, "run(n, in0, stride0, ..., out0, ...)"}},
-    {{"one", (PyCFunction)(void (*)(void))cg_one, METH_FASTCALL, "one(in0, in1, ...) -> dict"}},
-    {{NULL, NULL, 0, NULL}}
-}};
-static struct PyModuleDef cg_module = {{PyModuleDef_HEAD_INIT, "{modname}", NULL, -1, cg_methods}};
-PyMODINIT_FUNC PyInit_{modname}(void)
-{{
-    PyObject *core;
-    import_array();
-    core = PyImport_ImportModule("multibody.core._core");
-    cg_overflow = core ? PyObject_GetAttrString(core, "ResultOverflowError") : NULL;
-    Py_XDECREF(core);
-    if (cg_overflow == NULL) {{
-        PyErr_Clear();
-        cg_overflow = Py_NewRef(PyExc_ValueError);
-    }}
-    return PyModule_Create(&cg_module);
-}}
-"""
+    listed = lambda values: ", ".join(map(str, values)) or "0"  # noqa: E731
+    return _module_template().substitute(
+        modname=modname,
+        outputs=", ".join(spec.output_names()),
+        model=comment_text(spec.info.get("model", spec.name)),
+        kernel=c_function(spec, static=True, func_name="cg_eval"),
+        nin=nin, nout=nout,
+        in_names=quoted(spec.input_names()), in_sizes=listed(in_sizes),
+        out_names=quoted(spec.output_names()), out_sizes=listed(out_sizes),
+        out_ndim=listed("1" if spec.is_vector(nm) else "2" for nm in spec.output_names()),
+        out_rows=listed(r for _, (r, c), _ in spec.outputs),
+        out_cols=listed(c for _, (r, c), _ in spec.outputs),
+        run_args=", ".join(run_args), one_args=", ".join(one_args))
 
 
 def _load(modname: str, path: str):

@@ -64,6 +64,3 @@ def energy(model, q, qd) -> Energy:
     shp = lambda a, tail=(): a.reshape(batch + tail)  # noqa: E731
     return Energy(KE=shp(KE), PE=shp(PE), htot=shp(htot, (6,)), Itot=shp(Itot, (6, 6)), mass=shp(mass),
                   cm=shp(cm, (3,)), vcm=shp(vcm, (3,)))
-
-
-EnerMo = energy

@@ -25,6 +25,3 @@ def aba(model, q, qd, tau, f_ext=None):
 
 
 aba = B.fast_entry(_core.aba, aba)  # called from C: no Python frame on the fast path
-
-FDab = aba
-forward_dynamics = aba

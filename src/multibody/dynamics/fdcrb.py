@@ -24,6 +24,3 @@ def fd_crb(model, q, qd, tau, f_ext=None):
 
 
 fd_crb = B.fast_entry(_core.fd_crb, fd_crb)  # called from C: no Python frame on the fast path
-
-
-FDcrb = fd_crb

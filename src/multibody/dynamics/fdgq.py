@@ -2,9 +2,11 @@
 
 A model's ``gamma_q(model, qo, qdo) -> (qn, qdn, G, gs)`` (``Model.gamma_q``) returns corrected
 positions and velocities on the constraint set, ``G = ∂γ/∂y`` and ``gs = g + gstab`` with
-q̈ = G ÿ + g (RBDA §3.2, spatial_v2's ``gammaq.html``); the builders of such functions and the
-simulate constraint object :class:`~multibody.simulation.constraints.GammaQ` live in
-``multibody.simulation.constraints``.  This module solves RBDA eq. 3.20::
+q̈ = G ÿ + g (RBDA §3.2, spatial_v2's ``gammaq.html``).  The builders of such functions are here
+(:func:`gamma_q_linear`, :func:`gamma_q_mimic`, with :func:`gamma_stabilization`);
+``gamma_q_partitioned`` (a gamma_q from any constraint object) and the simulate constraint object
+:class:`~multibody.simulation.constraints.GammaQ` live in ``multibody.simulation.constraints``.
+This module solves RBDA eq. 3.20::
 
     q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs
 """
@@ -17,6 +19,7 @@ import numpy as np
 from .. import _checks
 from ..core import _core
 from ..errors import ConstraintError
+from ..model.configuration import difference
 from .handc import hand_c
 
 
@@ -38,6 +41,99 @@ def _f_ext(model, f_ext):
     if f_ext is None:
         return None
     return _checks.array("f_ext", f_ext, (model.nb, 6), copy=False, what="spatial forces in base coordinates")
+
+
+def _positive_time(name, T):
+    return _checks.number(f"{name} (a time constant in seconds)", T, positive=True)
+
+
+DEFAULT_TSTAB = 0.1            # s, FDgq stabilisation time constant (gammaq.html's Tstab)
+
+
+# =============================================================================================
+# 1. FDgq: explicit constraints q = γ(y)
+# =============================================================================================
+def gamma_stabilization(qo, qdo, qn, qdn, Tstab=DEFAULT_TSTAB, model=None):
+    """gstab = 2/Tstab (qdn − qdo) + 1/Tstab² (qn − qo): drives the state onto the constraints.
+
+    With quaternion joints (nq ≠ nv) pass ``model``: qn − qo is then taken in the tangent space
+    (``mb.difference(model, qo, qn)``).
+    """
+    T = _positive_time("Tstab", Tstab)
+    dq = np.asarray(qn, float) - np.asarray(qo, float) if model is None or model.nq == model.nv \
+        else difference(model, qo, qn)
+    return 2.0 / T * (np.asarray(qdn, float) - np.asarray(qdo, float)) + dq / (T * T)
+
+
+def gamma_q_linear(G, q0=None, Tstab=DEFAULT_TSTAB):
+    """A ``gamma_q`` for linear constraints q = G y + q₀ (gears, pulleys, 1:1 couplings).
+
+    ``G`` is (n, ny) with independent columns; y = G⁺(qo − q₀) projects the given position onto
+    the constraint set (least squares, the pseudo-inverse γ* of gammaq.html); qdn = G G⁺ qdo;
+    g = 0 (G is constant), so gs = gstab.  For joints with one variable each (nq = nv).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> gq = gamma_q_linear([[1, 0], [0, 1], [0, 1]])          # q3 = q2 (spatial_v2 doubleElbow)
+    >>> qn, qdn, G, gs = gq(None, np.array([0.1, 0.2, 0.4]), np.zeros(3))
+    >>> qn.round(6).tolist()
+    [0.1, 0.3, 0.3]
+    """
+    G = np.asarray(G, dtype=float)
+    if G.ndim != 2 or G.shape[1] > G.shape[0] or G.shape[1] == 0:
+        raise ValueError(f"G: expected an (n, ny) matrix with 0 < ny ≤ n, got shape {G.shape}")
+    if not _finite(G):
+        raise ValueError("G: contains NaN or inf")
+    if np.linalg.matrix_rank(G) < G.shape[1]:
+        raise ValueError(f"G: columns are linearly dependent (rank {np.linalg.matrix_rank(G)} < {G.shape[1]}); "
+                         "y would not be independent")
+    n = G.shape[0]
+    q0 = np.zeros(n) if q0 is None else _vector("q0", q0, n)
+    T = _positive_time("Tstab", Tstab)
+    Gp = np.linalg.pinv(G)
+    P = G @ Gp
+
+    def gamma_q(model, qo, qdo):
+        qo = _vector("q", qo, n)
+        qdo = _vector("qd", qdo, n)
+        qn = G @ (Gp @ (qo - q0)) + q0
+        qdn = P @ qdo
+        return qn, qdn, G, gamma_stabilization(qo, qdo, qn, qdn, T)
+
+    gamma_q.G, gamma_q.q0, gamma_q.Tstab = G, q0, T
+    return gamma_q
+
+
+def gamma_q_mimic(model, Tstab=DEFAULT_TSTAB):
+    """A ``gamma_q`` from the model's mimic records (URDF ``<mimic>``): q_j = r q_m + offset.
+
+    Every mimicking joint and its mimicked joint must have one variable (revolute, prismatic,
+    helical) and the model only such joints.  The independent variables y are the joints that
+    mimic nothing.
+    """
+    if not model.mimics:
+        raise ValueError("model: has no mimic joints; nothing to constrain")
+    if model.nq != model.nv or any(int(n) != 1 for n in model.nq_joint if n):
+        raise ValueError("model: gamma_q_mimic needs joints with one variable each (no free/spherical/planar)")
+    var = {j: int(model.q_start[j]) for j in range(model.nb) if model.nq_joint[j] == 1}
+    dependent = {}
+    for mm in model.mimics:
+        if mm.joint not in var or mm.mimicked not in var:
+            raise ValueError(f"mimic: joint {mm.joint} or {mm.mimicked} has no single variable")
+        dependent[var[mm.joint]] = (var[mm.mimicked], mm.multiplier, mm.offset)
+    indep = [k for k in range(model.nq) if k not in dependent]
+    col = {k: c for c, k in enumerate(indep)}
+    G = np.zeros((model.nq, len(indep)))
+    q0 = np.zeros(model.nq)
+    for k in indep:
+        G[k, col[k]] = 1.0
+    for k, (m, r, off) in dependent.items():
+        if m in dependent:
+            raise ValueError(f"mimic: variable {k} mimics variable {m}, which itself mimics another joint")
+        G[k, col[m]] = r
+        q0[k] = off
+    return gamma_q_linear(G, q0, Tstab)
 
 
 def _call_gamma_q(model, gq, q, qd):
@@ -136,6 +232,3 @@ def _fd_gq_with_force(model, gq, q, qd, tau, f_ext, constraints=None, t=None):
         ny = G.shape[1]
         raise ConstraintError(f"FDgq: Gᵀ H G ({ny}×{ny}) is not positive definite")
     return out
-
-
-FDgq = fd_gq

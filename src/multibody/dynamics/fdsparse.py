@@ -35,6 +35,3 @@ def fd_sparse(model, q, qd, tau, f_ext=None):
 
 
 fd_sparse = B.fast_entry(_core.fd_sparse, fd_sparse)  # called from C: no Python frame on the fast path
-
-
-FDsparse = fd_sparse

@@ -49,7 +49,7 @@ from ..spatial.rotations import matrix_to_quat, quat_derivative, quat_to_matrix
 
 FB = 5  # index of the floating base (spatial_v2's body 6)
 
-__all__ = ["fd_fb", "id_fb", "FDfb", "IDfb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
+__all__ = ["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim",
            "check_floatbase_model"]
 
 
@@ -160,8 +160,6 @@ def id_fb(model, xfb, q=None, qd=None, qdd=None, f_ext=None):
     return xd.reshape(common + (13,)), tau.reshape(common + (model.nv - 6,))
 
 
-FDfb = fd_fb
-IDfb = id_fb
 
 
 # --------------------------------------------------------------------------- fbkin

@@ -44,6 +44,3 @@ def hand_c(model, q, qd, f_ext=None):
     args, batch = B.states(model, q=q, qd=qd, f_ext=f_ext)
     H, C = _core.hand_c(c, args["q"], args["qd"], args.get("f_ext"))
     return H.reshape(batch + (model.nv, model.nv)), C.reshape(batch + (model.nv,))
-
-
-HandC = hand_c

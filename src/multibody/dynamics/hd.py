@@ -37,6 +37,3 @@ def hybrid_dynamics(model, fd, q, qd, qdd, tau, f_ext=None):
     args, batch = B.states(model, q=q, qd=qd, qdd=qdd, tau=tau, f_ext=f_ext)
     qdd_out, tau_out = _core.hybrid(c, fd_arr, args["q"], args["qd"], args["qdd"], args["tau"], args.get("f_ext"))
     return qdd_out.reshape(batch + (model.nv,)), tau_out.reshape(batch + (model.nv,))
-
-
-HD = hybrid_dynamics

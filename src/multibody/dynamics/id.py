@@ -30,6 +30,3 @@ def rnea(model, q, qd, qdd, f_ext=None):
 
 
 rnea = B.fast_entry(_core.rnea, rnea)  # called from C: no Python frame on the fast path
-
-ID = rnea
-inverse_dynamics = rnea

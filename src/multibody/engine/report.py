@@ -25,7 +25,8 @@ from .shapes import Box, Plane, Sphere
 from .world import World
 
 __all__ = ["double_pendulum", "colliding_pendulum", "scene", "SCENES", "agreement", "ode_double_pendulum",
-           "ode_colliding_pendulum", "colliding_traces", "plot_figures", "table_5_2", "ode_report", "main"]
+           "ode_colliding_pendulum", "colliding_traces", "plot_figures", "table_5_2", "ode_report", "main",
+           "chain_world", "pile_poses", "pile_world"]
 
 
 def double_pendulum(T=10.0, dt=1e-3, erp=0.2, cfm=1e-10, every=10):
@@ -36,12 +37,13 @@ def double_pendulum(T=10.0, dt=1e-3, erp=0.2, cfm=1e-10, every=10):
     """
     from scipy.integrate import solve_ivp
 
-    import multibody as mb
-    model = mb.models.double_pendulum()
+    from ..dynamics import aba
+    from ..models import double_pendulum as double_pendulum_model
+    model = double_pendulum_model()
     q0 = np.array([math.pi / 4, -math.pi / 4])
     n = int(round(T / dt)) // every
     t = np.arange(n + 1) * dt * every
-    sol = solve_ivp(lambda _, x: np.r_[x[2:], mb.aba(model, x[:2], x[2:], np.zeros(2))], (0, t[-1]),
+    sol = solve_ivp(lambda _, x: np.r_[x[2:], aba(model, x[:2], x[2:], np.zeros(2))], (0, t[-1]),
                     np.r_[q0, 0, 0], t_eval=t, rtol=1e-11, atol=1e-11, method="DOP853")
     world = World.from_model(model, q0, erp=erp, cfm=cfm, dt=dt)
     q, energy, gap = np.empty((n + 1, 2)), np.empty(n + 1), np.zeros(n + 1)
@@ -119,8 +121,8 @@ def colliding_pendulum(dt=1e-3, erp=0.2, cfm=1e-10):
 
 # ---- the Open Dynamics Engine itself, beside mb.engine (python -m multibody.engine.report --ode) --------
 def _model_q0():
-    import multibody as mb
-    return mb.models.double_pendulum(), np.array([math.pi / 4, -math.pi / 4])
+    from ..models import double_pendulum as double_pendulum_model
+    return double_pendulum_model(), np.array([math.pi / 4, -math.pi / 4])
 
 
 def ode_double_pendulum(T=10.0, dt=1e-3, erp=0.2, cfm=1e-10, every=10, quick=False, iterations=20):
@@ -149,9 +151,9 @@ def ode_double_pendulum(T=10.0, dt=1e-3, erp=0.2, cfm=1e-10, every=10, quick=Fal
 def reduced_double_pendulum(T=10.0, dt=1e-3, every=10, integrator="euler"):
     """The report's Matlab runs (cases 3, 4): the reduced equations by explicit Euler (fixed
     ``dt``) or an adaptive method, sampled every ``every`` steps: ``t``, ``q``, ``energy``."""
-    import multibody as mb
+    from ..simulation import simulate
     model, q0 = _model_q0()
-    tr = mb.simulate(model, q0, np.zeros(2), T, dt=dt, integrator=integrator, record_every=every)
+    tr = simulate(model, q0, np.zeros(2), T, dt=dt, integrator=integrator, record_every=every)
     return {"t": np.asarray(tr.t), "q": np.asarray(tr.q), "energy": np.asarray(tr.total_energy)}
 
 
@@ -187,16 +189,16 @@ def table_5_2(T=10.0, dt=1e-3, repeat=3):
     """Table 5.2 redone: CPU seconds (best of ``repeat``, ``time.process_time``) to simulate the
     double pendulum for ``T`` seconds.  Rows (case, platform, solver, steps, seconds); the loops
     of the reduced runs, the engine and ODE all run in C (ODE through ``ode_loop.c``)."""
-    import multibody as mb
+    from ..simulation import simulate
     from .ode import OdeWorld
     model, q0 = _model_q0()
     n = int(round(T / dt))
     rows = []
-    rk = mb.simulate(model, q0, np.zeros(2), T, dt=T / 500, integrator="rk45")
+    rk = simulate(model, q0, np.zeros(2), T, dt=T / 500, integrator="rk45")
     rows.append(("3", "multibody, reduced (ABA)", "Runge-Kutta (4,5), adaptive", len(rk.t) - 1,
-                 _timed(lambda: mb.simulate(model, q0, np.zeros(2), T, dt=T / 500, integrator="rk45"), repeat)))
+                 _timed(lambda: simulate(model, q0, np.zeros(2), T, dt=T / 500, integrator="rk45"), repeat)))
     rows.append(("4", "multibody, reduced (ABA)", "explicit Euler", n,
-                 _timed(lambda: mb.simulate(model, q0, np.zeros(2), T, dt=dt, integrator="euler", record_every=n),
+                 _timed(lambda: simulate(model, q0, np.zeros(2), T, dt=dt, integrator="euler", record_every=n),
                         repeat)))
 
     def engine_run(solver):
@@ -235,20 +237,56 @@ def _slope(solver, mu=0.3, degrees=25.0):
     return world
 
 
+# ---- the benchmark scenes (multibody.bench.engine times them; agreement() checks them against ODE) ----
+CHAIN_N, CHAIN_L, DT = 10, 0.3, 1e-3
+PILE_N, PILE_SIDE = 100, 0.2
+
+
+def chain_world():
+    world = World(dt=DT, contacts=False)
+    prev = None
+    for i in range(CHAIN_N):
+        body = world.add_body(Box(CHAIN_L, 0.05, 0.05), mass=1.0, position=(CHAIN_L * (i + 0.5), 0, 0))
+        world.add_hinge(body, prev, anchor=(CHAIN_L * i, 0, 0), axis=(0, 1, 0))
+        prev = body
+    return world
+
+
+def pile_poses(seed=0):
+    rng = np.random.default_rng(seed)
+    poses = []
+    for i in range(PILE_N):
+        layer, k = divmod(i, 25)
+        x, y = (k % 5 - 2) * 0.3, (k // 5 - 2) * 0.3
+        q = rng.normal(size=4) * [1, 0.15, 0.15, 0.15] + [3, 0, 0, 0]
+        poses.append(((x + rng.uniform(-0.03, 0.03), y + rng.uniform(-0.03, 0.03), 0.15 + 0.3 * layer),
+                      q / np.linalg.norm(q)))
+    return poses
+
+
+def pile_world(iterations=None, solver="auto", n=PILE_N, tolerance=None, seed=0):
+    """The pile (``pile_poses(seed)``) with World's defaults, or the quick step's ``iterations`` /
+    ``tolerance`` given."""
+    kw = {k: v for k, v in (("iterations", iterations), ("tolerance", tolerance)) if v is not None}
+    world = World(dt=DT, solver=solver, **kw)
+    world.add_geom(Plane((0, 0, 1), 0.0))
+    for p, q in pile_poses(seed)[:n]:
+        world.add_body(Box(PILE_SIDE, PILE_SIDE, PILE_SIDE), mass=1.0, position=p, quaternion=q, mu=0.8)
+    return world
+
+
 def _double_pendulum(solver):
     model, q0 = _model_q0()
     return World.from_model(model, q0, solver=solver, iterations=20)
 
 
 def _chain(solver):
-    from ..bench.engine import chain_world
     w = chain_world()
     w.solver, w.iterations = solver, 20
     return w
 
 
 def _pile(solver, n=100):
-    from ..bench.engine import pile_world
     return pile_world(iterations=20, solver=solver, n=n)
 
 

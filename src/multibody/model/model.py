@@ -360,6 +360,8 @@ class Model:
                 f"{', symbolic' if self._symbolic else ''}{passive})")
 
 
+_checks._MODEL.append(Model)   # _checks.model's type, handed down (_checks imports nothing of the package)
+
 def enforced_position_limits(model):
     """(lower, upper) (nq,) of the position limits ``mb.simulate`` enforces: the model's, except a
     variable whose two bounds are equal — URDF's default lower = upper = 0 where a file omits them

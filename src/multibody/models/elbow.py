@@ -17,7 +17,7 @@ def double_elbow(link_length: float = 1.0, link_mass: float = 1.0, spacing: floa
     Bodies: link 1 (a uniform rod of ``link_length`` and ``link_mass`` on joint 1), a short
     carrier of length ``spacing`` and mass ``carrier_mass`` between the two elbow joints, and
     link 2 (the same rod as link 1).  The constraint q₃ = q₂ is carried by ``model.gamma_q``
-    (:func:`multibody.simulation.constraints.gamma_q_linear` with G = [[1, 0], [0, 1], [0, 1]] and
+    (:func:`multibody.dynamics.fdgq.gamma_q_linear` with G = [[1, 0], [0, 1], [0, 1]] and
     stabilisation time constant ``Tstab``), so the dynamics are computed by ``mb.fd_gq``.
     Independent variables y = (q₁, q₂): the shoulder and the elbow half-angle.  The model is
     planar (x–y plane, gravity −9.81 along y, as ``planar``).  spatial_v2 does not print the
@@ -30,7 +30,7 @@ def double_elbow(link_length: float = 1.0, link_mass: float = 1.0, spacing: floa
     >>> m.nv, m.gamma_q is not None
     (3, True)
     """
-    from ..simulation.constraints import gamma_q_linear
+    from ..dynamics.fdgq import gamma_q_linear
     for name, v in (("link_length", link_length), ("link_mass", link_mass), ("spacing", spacing),
                     ("carrier_mass", carrier_mass)):
         if not (np.isfinite(v) and v > 0):

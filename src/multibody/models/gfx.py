@@ -4,7 +4,7 @@ The seed describes gfxExample as "a robot having the same kinematics as planar(2
 a variety of graphical objects which, between them, illustrate all of the available drawing
 instructions"; called with an argument it gets "a tracking camera that tracks the tip of the
 white triangle", otherwise a fixed camera.  Read this file as the tutorial on drawing
-instructions: each block below uses one kind (see :mod:`multibody.view.appearance`).
+instructions: each block below uses one kind (see :mod:`multibody.model.appearance`).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def gfx_example(tracking: bool = False) -> Model:
     >>> mb.models.gfx_example(tracking=True).camera.body
     1
     """
-    from ..view import appearance as A
+    from ..model import appearance as A
 
     base = planar(2)
     red, blue, yellow, green = (0.8, 0.25, 0.2), (0.25, 0.4, 0.85), (0.95, 0.8, 0.2), (0.3, 0.7, 0.35)

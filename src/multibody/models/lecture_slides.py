@@ -8,8 +8,8 @@ The slides give the MA 23's mass-matrix coefficients in Khalil's notation (``SS2
 from __future__ import annotations
 
 from ..model.model import Model
-from ._seed import Parameters, attach
-from ._tree import build_tree
+from ..model.seed import Parameters, attach
+from ..model.tree import build_tree
 
 __all__ = ["ma23"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from ..model.model import Model
-from ._seed import Parameters, attach
-from ._tree import build_tree
+from ..model.seed import Parameters, attach
+from ..model.tree import build_tree
 
 __all__ = ["double_pendulum", "single_pendulum"]
 
@@ -61,7 +61,7 @@ def _draw_boxes(model, links):
         return model
     from dataclasses import replace
 
-    from ..view import appearance as look
+    from ..model import appearance as look
     shapes = []
     for k, link in enumerate(links):
         l, h, w, d = (float(x) for x in link)

@@ -12,8 +12,8 @@ models is ``multibody.symbolic.pne_system(model)``: the same symbols, derived fr
 from __future__ import annotations
 
 from ..model.model import Model
-from ._seed import Parameters, attach
-from ._tree import build_tree
+from ..model.seed import Parameters, attach
+from ..model.tree import build_tree
 
 __all__ = ["ra3link", "ra3link_prismatic", "starleth", "support_jacobian"]
 

@@ -85,7 +85,7 @@ def planar(n: int) -> Model:
 
 def _draw_rod(builder, body, length, radius, joint_axis=None, box=False):
     """Drawing instructions of a link on its body's x axis from 0 to ``length`` (and its joint)."""
-    from ..view import appearance as look
+    from ..model import appearance as look
     link = (0.55, 0.62, 0.78)
     if box:
         builder.add_geometry(look.box(body, (0, -radius, -radius), (length, radius, radius), link))
@@ -139,7 +139,7 @@ def singlebody(mass: float = 1.0, size=(3.0, 2.0, 1.0)) -> Model:
     b = ModelBuilder("singlebody", gravity=(0, 0, 0))
     b.add_body("box", None, "free", mass=float(mass), com=[a / 2, bb / 2, c / 2],
                inertia=float(mass) * np.diag([bb * bb + c * c, a * a + c * c, a * a + bb * bb]) / 12)
-    from ..view import appearance as look
+    from ..model import appearance as look
     b.add_geometry(look.box(0, (0, 0, 0), (a, bb, c), (0.55, 0.62, 0.78), name="box"))
     return b.build()
 
@@ -162,7 +162,7 @@ def scissor(mass: float = 1.0, length: float = 1.0, width: float = 0.1, thicknes
     Ic = m * np.diag([ly * ly + lz * lz, lx * lx + lz * lz, lx * lx + ly * ly]) / 12
     b.add_body("strip1", None, "free", mass=m, com=[0, -ly / 2, 0], inertia=Ic)
     b.add_body("strip2", "strip1", "Ry", mass=m, com=[0, ly / 2, 0], inertia=Ic)
-    from ..view import appearance as look
+    from ..model import appearance as look
     for k, sign, colour in ((0, -1, (0.8, 0.3, 0.25)), (1, 1, (0.3, 0.45, 0.8))):
         b.add_geometry(look.box(k, (-lx / 2, sign * ly if sign > 0 else -ly, -lz / 2),
                                 (lx / 2, 0.0 if sign < 0 else ly, lz / 2), colour, name=f"strip{k + 1}"))

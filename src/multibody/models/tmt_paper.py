@@ -4,7 +4,7 @@
 * :func:`flapping_flyer`   — two-winged flyer with quasi-steady aerodynamic forces
 * :func:`clemens_joint`    — 3-RSR parallel mechanism (loop closures)
 
-Each returns a :class:`~multibody.models.Mechanism`: the kinematic tree as a ``Model`` plus the
+Each returns a :class:`~multibody.model.mechanism.Mechanism`: the kinematic tree as a ``Model`` plus the
 hip spring, aerodynamic forces, constraints (loop closures, a pinned stance foot, a flapping
 input) and contact points, written with the model's own kinematics. ``derive(mech, "tmt")``
 derives the whole system; ``mech.model`` is the tree alone (every method derives it).
@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ._seed import Parameters, attach
-from ._tree import build_tree
+from ..model.seed import Parameters, attach
+from ..model.tree import build_tree
 from ..model.mechanism import Mechanism
 
 __all__ = ["biped_upper_body", "flapping_flyer", "clemens_joint"]

@@ -14,8 +14,8 @@ Two ways to describe constraints on a kinematic tree (RBDA §3.2), both here:
 
        gstab = 2/Tstab (qdn − qdo) + 1/Tstab² (qn − qo)          (default Tstab = 0.1 s)
 
-   Builders: :func:`gamma_q_linear` (gears, 1:1 couplings: q = G y + q₀),
-   :func:`gamma_q_mimic` (a model's URDF ``<mimic>`` joints) and :func:`gamma_q_partitioned`
+   Builders: :func:`~multibody.dynamics.fdgq.gamma_q_linear` (gears, 1:1 couplings: q = G y + q₀),
+   :func:`~multibody.dynamics.fdgq.gamma_q_mimic` (a model's URDF ``<mimic>`` joints) and :func:`gamma_q_partitioned`
    (any c(q) = 0 by coordinate partitioning: y = chosen independent coordinates, the others
    solved by Newton iteration — spatial_v2's recipe for kinematic loops).
 
@@ -75,31 +75,25 @@ import numpy as np
 from .. import _checks
 from ..core import _core
 from ..errors import ConstraintError
-from ..dynamics.fdgq import FDgq, _call_gamma_q, _fd_gq_with_force, fd_gq  # noqa: F401  (FDgq moved to dynamics/)
+from ..dynamics.fdgq import DEFAULT_TSTAB, _call_gamma_q, _fd_gq_with_force, _positive_time, gamma_stabilization
 from ..dynamics.handc import hand_c
 from ..kinematics.forward import body_states
 from ..kinematics.jacobians import body_jacobian
 from ..model.configuration import difference, integrate
 
 __all__ = [
-    "DEFAULT_TSTAB", "DEFAULT_BAUMGARTE_TIME", "ConstraintError",
-    "fd_gq", "FDgq", "gamma_q_linear", "gamma_q_mimic", "gamma_q_partitioned", "gamma_stabilization", "GammaQ",
+    "DEFAULT_BAUMGARTE_TIME", "ConstraintError", "gamma_q_partitioned", "GammaQ",
     "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
     "FunctionConstraint", "WeldConstraint", "TendonCoupling",
     "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints",
 ]
 
-DEFAULT_TSTAB = 0.1            # s, FDgq stabilisation time constant (gammaq.html's Tstab)
 DEFAULT_BAUMGARTE_TIME = 0.02  # s, Baumgarte time constant: α = β = 1/T
 
 
 # =============================================================================================
 # helpers
 # =============================================================================================
-def _positive_time(name, T):
-    return _checks.number(f"{name} (a time constant in seconds)", T, positive=True)
-
-
 def _finite(a) -> bool:
     """All entries finite.  One dot product (the cheapest reduction NumPy offers) decides; only
     when it is not finite (a NaN or inf — or an overflow of huge finite entries) are the entries
@@ -131,91 +125,9 @@ def _cross(a, b):
 
 
 # =============================================================================================
-# 1. FDgq: explicit constraints q = γ(y)
+# FDgq by coordinate partitioning: a gamma_q from any constraint object (the other builders and fd_gq
+# are in dynamics/fdgq.py)
 # =============================================================================================
-def gamma_stabilization(qo, qdo, qn, qdn, Tstab=DEFAULT_TSTAB, model=None):
-    """gstab = 2/Tstab (qdn − qdo) + 1/Tstab² (qn − qo): drives the state onto the constraints.
-
-    With quaternion joints (nq ≠ nv) pass ``model``: qn − qo is then taken in the tangent space
-    (``mb.difference(model, qo, qn)``).
-    """
-    T = _positive_time("Tstab", Tstab)
-    dq = np.asarray(qn, float) - np.asarray(qo, float) if model is None or model.nq == model.nv \
-        else difference(model, qo, qn)
-    return 2.0 / T * (np.asarray(qdn, float) - np.asarray(qdo, float)) + dq / (T * T)
-
-
-def gamma_q_linear(G, q0=None, Tstab=DEFAULT_TSTAB):
-    """A ``gamma_q`` for linear constraints q = G y + q₀ (gears, pulleys, 1:1 couplings).
-
-    ``G`` is (n, ny) with independent columns; y = G⁺(qo − q₀) projects the given position onto
-    the constraint set (least squares, the pseudo-inverse γ* of gammaq.html); qdn = G G⁺ qdo;
-    g = 0 (G is constant), so gs = gstab.  For joints with one variable each (nq = nv).
-
-    Example
-    -------
-    >>> import numpy as np
-    >>> gq = gamma_q_linear([[1, 0], [0, 1], [0, 1]])          # q3 = q2 (spatial_v2 doubleElbow)
-    >>> qn, qdn, G, gs = gq(None, np.array([0.1, 0.2, 0.4]), np.zeros(3))
-    >>> qn.round(6).tolist()
-    [0.1, 0.3, 0.3]
-    """
-    G = np.asarray(G, dtype=float)
-    if G.ndim != 2 or G.shape[1] > G.shape[0] or G.shape[1] == 0:
-        raise ValueError(f"G: expected an (n, ny) matrix with 0 < ny ≤ n, got shape {G.shape}")
-    if not _finite(G):
-        raise ValueError("G: contains NaN or inf")
-    if np.linalg.matrix_rank(G) < G.shape[1]:
-        raise ValueError(f"G: columns are linearly dependent (rank {np.linalg.matrix_rank(G)} < {G.shape[1]}); "
-                         "y would not be independent")
-    n = G.shape[0]
-    q0 = np.zeros(n) if q0 is None else _vector("q0", q0, n)
-    T = _positive_time("Tstab", Tstab)
-    Gp = np.linalg.pinv(G)
-    P = G @ Gp
-
-    def gamma_q(model, qo, qdo):
-        qo = _vector("q", qo, n)
-        qdo = _vector("qd", qdo, n)
-        qn = G @ (Gp @ (qo - q0)) + q0
-        qdn = P @ qdo
-        return qn, qdn, G, gamma_stabilization(qo, qdo, qn, qdn, T)
-
-    gamma_q.G, gamma_q.q0, gamma_q.Tstab = G, q0, T
-    return gamma_q
-
-
-def gamma_q_mimic(model, Tstab=DEFAULT_TSTAB):
-    """A ``gamma_q`` from the model's mimic records (URDF ``<mimic>``): q_j = r q_m + offset.
-
-    Every mimicking joint and its mimicked joint must have one variable (revolute, prismatic,
-    helical) and the model only such joints.  The independent variables y are the joints that
-    mimic nothing.
-    """
-    if not model.mimics:
-        raise ValueError("model: has no mimic joints; nothing to constrain")
-    if model.nq != model.nv or any(int(n) != 1 for n in model.nq_joint if n):
-        raise ValueError("model: gamma_q_mimic needs joints with one variable each (no free/spherical/planar)")
-    var = {j: int(model.q_start[j]) for j in range(model.nb) if model.nq_joint[j] == 1}
-    dependent = {}
-    for mm in model.mimics:
-        if mm.joint not in var or mm.mimicked not in var:
-            raise ValueError(f"mimic: joint {mm.joint} or {mm.mimicked} has no single variable")
-        dependent[var[mm.joint]] = (var[mm.mimicked], mm.multiplier, mm.offset)
-    indep = [k for k in range(model.nq) if k not in dependent]
-    col = {k: c for c, k in enumerate(indep)}
-    G = np.zeros((model.nq, len(indep)))
-    q0 = np.zeros(model.nq)
-    for k in indep:
-        G[k, col[k]] = 1.0
-    for k, (m, r, off) in dependent.items():
-        if m in dependent:
-            raise ValueError(f"mimic: variable {k} mimics variable {m}, which itself mimics another joint")
-        G[k, col[m]] = r
-        q0[k] = off
-    return gamma_q_linear(G, q0, Tstab)
-
-
 def gamma_q_partitioned(constraint, independent, Tstab=DEFAULT_TSTAB, tol=1e-12, max_iter=50):
     """A ``gamma_q`` for any c(q) = 0 by coordinate partitioning (RBDA §3.2, §8.3; gammaq.html).
 

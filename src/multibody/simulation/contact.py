@@ -44,8 +44,8 @@ from .. import _checks
 from ..core import _core
 from ..kinematics.forward import body_states
 
-__all__ = ["GC_PREFIX", "contact_points", "gc_pos_vel", "gcPosVel", "gc_pos_vel_fb", "gcontact",
-           "contact_parameters", "point_forces_to_f_ext", "gc_fd", "gcFD", "GroundContact"]
+__all__ = ["GC_PREFIX", "contact_points", "gc_pos_vel", "gc_pos_vel_fb", "gcontact",
+           "contact_parameters", "point_forces_to_f_ext", "gc_fd", "GroundContact"]
 
 GC_PREFIX = "gc"   # frames named gc0, gc1, … (any name starting with "gc") are ground-contact points
 
@@ -134,7 +134,6 @@ def gc_pos_vel(model, q, qd, points=None):
     return np.concatenate([pos[:, :nd].T, vel[:, :nd].T])
 
 
-gcPosVel = gc_pos_vel
 
 
 def gc_pos_vel_fb(model, xfb, q=None, qd=None, points=None):
@@ -303,7 +302,6 @@ def gc_fd(model, fd, *args, gc_forces=None, points=None):
     return out
 
 
-gcFD = gc_fd
 
 
 def _lift(a2):

@@ -19,7 +19,6 @@ surface).
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -170,11 +169,7 @@ class Walker:
         return np.concatenate([np.asarray(q)[self.pin.free_q], np.asarray(qd)[self.pin.free_v]])
 
     # ---- strides -------------------------------------------------------------------------------
-    def _sample_interval(self, record_every, dt, keep):
-        if dt is not None:
-            warnings.warn("dt: renamed record_every (the time between kept samples)", DeprecationWarning, stacklevel=3)
-            if record_every is None:
-                record_every = dt
+    def _sample_interval(self, record_every, keep):
         if record_every is None:
             return self.record_every if keep else self.max_stride_time / 20
         return _checks.number("record_every", record_every, positive=True)
@@ -191,14 +186,14 @@ class Walker:
                              f"(the walker fell or stood still: {traj.status}, {traj.message})")
         return traj
 
-    def stride(self, q, qd, keep_trajectory=False, record_every=None, dt=None) -> Stride:
+    def stride(self, q, qd, keep_trajectory=False, record_every=None) -> Stride:
         """Simulate from a post-strike state to (and through) the next heel strike.
 
         ``record_every``: the time between the kept trajectory's samples (default
         ``Walker.record_every`` = 0.01 with ``keep_trajectory``; the heel strike's state is always
-        kept; the integration accuracy is ``rtol``/``atol`` either way).  ``dt`` is its old name."""
+        kept; the integration accuracy is ``rtol``/``atol`` either way)."""
         q = np.asarray(q, float)
-        traj = self._stance(q, qd, self._sample_interval(record_every, dt, keep_trajectory))
+        traj = self._stance(q, qd, self._sample_interval(record_every, keep_trajectory))
         ev = traj.events[-1]
         q_minus, qd_minus = ev.q_before, ev.qd_before
         q_plus, qd_plus = self.heel_strike(q_minus, qd_minus)
@@ -256,7 +251,7 @@ class Walker:
         E[nq + self.pin.free_v, self.n_free + np.arange(self.n_free)] = 1.0
         return strike(y_minus), H @ dy_minus @ E
 
-    def walk(self, x, n_strides, keep_trajectory=False, record_every=None, dt=None) -> "Walk":
+    def walk(self, x, n_strides, keep_trajectory=False, record_every=None) -> "Walk":
         """n strides from section state x; each starts with the stance foot moved back to the origin.
 
         Returns a :class:`Walk`: the list of :class:`Stride` and, with ``keep_trajectory`` (or a
@@ -269,10 +264,6 @@ class Walker:
         >>> len(walk), [ev.name for ev in walk.trajectory.events]
         (2, ['heel strike 1', 'heel strike 2'])
         """
-        if dt is not None:
-            warnings.warn("dt: renamed record_every (the time between kept samples)", DeprecationWarning,
-                          stacklevel=2)
-            record_every, dt = (dt if record_every is None else record_every), None
         keep = bool(keep_trajectory) or record_every is not None
         out = Walk()
         for _ in range(_checks.integer("n_strides", n_strides, lo=0)):
@@ -284,7 +275,7 @@ class Walker:
             out.trajectory = self._joined(out)
         return out
 
-    def gait(self, x, n_strides, record_every=0.01, dt=None):
+    def gait(self, x, n_strides, record_every=0.01):
         """(one :class:`Trajectory` across ``n_strides`` strides, the strides) from section state x.
 
         The trajectory is sampled every ``record_every`` within each stride (plus each heel strike's states
@@ -302,10 +293,6 @@ class Walker:
         >>> bool(len(traj) > 2 * strides[0].duration / 0.05), [ev.name for ev in traj.events]
         (True, ['heel strike 1', 'heel strike 2'])
         """
-        if dt is not None:
-            warnings.warn("dt: renamed record_every (the time between kept samples)", DeprecationWarning,
-                          stacklevel=2)
-            record_every = dt
         walk = self.walk(x, n_strides, keep_trajectory=True, record_every=record_every)
         return walk.trajectory, list(walk)
 

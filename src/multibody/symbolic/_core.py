@@ -327,12 +327,20 @@ def trig_canonical(e):
 AXES = {"x": (ONE, ZERO, ZERO), "y": (ZERO, ONE, ZERO), "z": (ZERO, ZERO, ONE)}
 
 
+def elementary_rows(axis: str, c, s, one=ONE, zero=ZERO):
+    """Rows of the elementary rotation about x/y/z with cosine ``c`` and sine ``s`` (A_IB of a frame
+    turned about the axis): the one statement, read by :func:`elementary` and ``utils.rot_x …``."""
+    if axis == "x":
+        return [[one, zero, zero], [zero, c, -s], [zero, s, c]]
+    if axis == "y":
+        return [[c, zero, s], [zero, one, zero], [-s, zero, c]]
+    return [[c, -s, zero], [s, c, zero], [zero, zero, one]]
+
+
 def elementary(axis: str, a):
     """Elementary rotation matrix (list of rows) about x/y/z by angle ``a`` (SymEngine)."""
-    from .utils import rot_x, rot_y, rot_z
-
-    R = {"x": rot_x, "y": rot_y, "z": rot_z}[axis](to_se(a))
-    return [[R[i, j] for j in range(3)] for i in range(3)]
+    a = to_se(a)
+    return [list(row) for row in se.Matrix(elementary_rows(axis, se.cos(a), se.sin(a))).tolist()]
 
 
 def axis_letter(axis):
@@ -474,9 +482,8 @@ def chain_local_omega(chain, q, n):
                 if all(e == 0 for row in dF for e in row):
                     continue
                 W = mm(transpose(F), dF)  # F^T dF/dq_k: body-fixed angular velocity per q̇_k
-                from .utils import unskew
-
-                cols.append((k, [to_se(trig_canonical(to_sp(x))) for x in unskew(se.Matrix(W))]))
+                w = (W[2][1], W[0][2], W[1][0])      # unskew: [S32, S13, S21]
+                cols.append((k, [to_se(trig_canonical(to_sp(x))) for x in w]))
         for k, w in cols:
             if suffix is not None:
                 w = mtv(suffix, w)

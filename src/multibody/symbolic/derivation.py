@@ -6,7 +6,7 @@ What ``derive`` takes, and which methods derive from it:
 source                                                      methods
 ==========================================================  ==================================
 ``multibody.Model`` (numeric or with SymPy entries)         "rnea", "pne", "tmt", "lagrange"
-``multibody.models.Mechanism`` (tree + constraints, forces)  "tmt"
+``multibody.model.mechanism.Mechanism`` (tree + constraints, forces)  "tmt"
 ``multibody.symbolic.TMTSystem``                            "tmt"
 ``multibody.symbolic.PneSystem``, a list of proNEu ``Body``  "pne"
 ==========================================================  ==================================
@@ -117,7 +117,7 @@ def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=
 
     Parameters
     ----------
-    source   : a ``multibody.Model`` (numeric or symbolic), a ``multibody.models.Mechanism``, a
+    source   : a ``multibody.Model`` (numeric or symbolic), a ``multibody.model.mechanism.Mechanism``, a
                ``TMTSystem``, a ``PneSystem`` or a list of proNEu ``Body`` (see the module docstring)
     method   : "rnea" (default, fastest), "pne", "tmt", "lagrange" or a registered name
     q, dq, tau : symbols to use for a model (default: the seed's names for built-in models, else

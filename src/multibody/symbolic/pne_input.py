@@ -79,7 +79,7 @@ def pne_system(model, q=None, dq=None, tau=None, actuated=None) -> PneSystem:
     >>> system.bodies[0].name, system.bodies[0].P_r_PO.T, [f[0] for f in system.bodies[0].A_PB]
     ('main_body', Matrix([[qX, qY, qZ]]), ['x', 'y', 'z'])
     """
-    from ..models._seed import seed_info
+    from ..model.seed import seed_info
 
     q, dq, tau, S, params = model_symbols(model, q, dq, tau, actuated)
     bodies = symbolic_bodies(model)

@@ -5,14 +5,13 @@
 * :func:`spatial_chain`           — an n-link 3-D chain with joint axes cycling z, x, y
 
 The proNEu examples are ``multibody.models.ra3link(symbolic=True)``, ``ra3link_prismatic(…)`` and
-``starleth(symbolic=True)``; the old names ``ra3link_model`` … are kept as aliases of those.
+``starleth(symbolic=True)``.
 """
 from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["symbolic_model", "n_link_pendulum_on_cart", "spatial_chain", "starleth_model",
-           "ra3link_model", "ra3link_prismatic_model"]
+__all__ = ["symbolic_model", "n_link_pendulum_on_cart", "spatial_chain"]
 
 
 def symbolic_model(bodies, gravity=(0, 0, -9.81), name="symbolic"):
@@ -25,7 +24,7 @@ def symbolic_model(bodies, gravity=(0, 0, -9.81), name="symbolic"):
     >>> symbolic_model([dict(name="arm", axis="y", mass=m, com=(0, 0, 1))]).mass[0]
     m
     """
-    from ..models._tree import _symbolic_tree
+    from ..model.tree import _symbolic_tree
 
     return _symbolic_tree(name, list(bodies), gravity)
 
@@ -57,24 +56,3 @@ def spatial_chain(n: int):
                            translation=(0, 0, sp.Symbol(f"l{i - 1}")) if i else (0, 0, 0),
                            mass=m, com=(0, 0, s), inertia=sp.diag(Ixx, Iyy, Izz)))
     return symbolic_model(bodies, gravity=(0, 0, -g), name=f"chain3d_{n}")
-
-
-def starleth_model():
-    """Alias of ``multibody.models.starleth(symbolic=True)``."""
-    from ..models import starleth
-
-    return starleth(symbolic=True)
-
-
-def ra3link_model():
-    """Alias of ``multibody.models.ra3link(symbolic=True)``."""
-    from ..models import ra3link
-
-    return ra3link(symbolic=True)
-
-
-def ra3link_prismatic_model():
-    """Alias of ``multibody.models.ra3link_prismatic(symbolic=True)``."""
-    from ..models import ra3link_prismatic
-
-    return ra3link_prismatic(symbolic=True)

@@ -19,6 +19,7 @@ import sympy as sp
 from dataclasses import dataclass
 
 from ..model.joints import JointType
+from ..model.tree import sympy_entry  # the one rule for model entries as SymPy (model/tree.py builds with it)
 from . import _core as C
 
 __all__ = ["SymBody", "symbolic_bodies", "sympy_entry", "sympy_array", "rotation_chains", "model_parameters", "model_symbols",
@@ -50,14 +51,6 @@ _ARRAYS = ("jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com"
 def _body_name(model, i) -> str:
     names = getattr(model, "body_names", None)
     return names[i] if names is not None and len(names) > i else f"body{i}"
-
-
-def sympy_entry(x):
-    """A model array entry as SymPy; integral floats of a numeric model become exact integers
-    (1.0 → 1, 0.0 → 0), so unit axes are recognised as coordinate axes and zeros vanish."""
-    if isinstance(x, (float, np.floating)) and float(x).is_integer():
-        return sp.Integer(int(x))
-    return sp.sympify(x)
 
 
 def sympy_array(a, shape=None) -> sp.Matrix:
@@ -146,7 +139,7 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     actuated dofs, else all) selects the dofs that get an actuator. Returns
     ``(q, dq, tau, S, params)`` with SymPy column matrices and S (m×n) the selection matrix.
     """
-    from ..models._seed import seed_info
+    from ..model.seed import seed_info
 
     symbolic_bodies(model)  # refuses quaternion/planar joints, naming the body
     n = int(model.nv)

@@ -28,25 +28,26 @@ def _backend(*objs):
     return sp
 
 
+def _rot(axis, a):
+    from ._core import elementary_rows
+
+    m = _backend(a)
+    return m.Matrix(elementary_rows(axis, m.cos(a), m.sin(a), one=1, zero=0))
+
+
 def rot_x(a):
     """Elementary rotation about x (A_IB of a frame B turned by ``a`` about x)."""
-    m = _backend(a)
-    c, s = m.cos(a), m.sin(a)
-    return m.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
+    return _rot("x", a)
 
 
 def rot_y(a):
     """Elementary rotation about y."""
-    m = _backend(a)
-    c, s = m.cos(a), m.sin(a)
-    return m.Matrix([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+    return _rot("y", a)
 
 
 def rot_z(a):
     """Elementary rotation about z."""
-    m = _backend(a)
-    c, s = m.cos(a), m.sin(a)
-    return m.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    return _rot("z", a)
 
 
 def euler_to_rot_A_IB(alpha, beta, gamma):

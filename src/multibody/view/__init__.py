@@ -7,12 +7,12 @@
   (spatial_v2 ``showmotion``)
 * :func:`export_video` — MP4 or GIF frames drawn with matplotlib
 * :func:`plot_gait` — a walker's state variables over several steps (the TMT paper's figure)
-* :mod:`multibody.view.appearance` — drawing instructions, :class:`Camera`, ``default_appearance``
+* :mod:`multibody.model.appearance` (model data; here as ``appearance``) — drawing instructions, :class:`Camera`, ``default_appearance``
 
 matplotlib is imported only when a plot is drawn.
 """
-from . import appearance
-from .appearance import Camera, default_appearance
+from ..model import appearance
+from ..model.appearance import Camera, default_appearance
 from .bodies import plot_bodies
 from .export import export_video
 from .gait import plot_gait

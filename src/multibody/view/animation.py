@@ -8,7 +8,7 @@ author(s), date stamp, description) and loaded back (``showmotion(filename)``).
 
 Here the player is a web page: :func:`showmotion` writes one HTML file holding the model's tree
 (parents, joint types and axes, tree transforms), its drawing instructions (``model.geometries``
-or :func:`~multibody.view.appearance.default_appearance`; URDF meshes embedded as triangles) and
+or :func:`~multibody.model.appearance.default_appearance`; URDF meshes embedded as triangles) and
 q(t) as float32.  Forward kinematics runs in the browser (``viewer.js``, written for this
 project), so the file grows with one number per joint variable per sample — a 10 s run at 1 kHz of
 a 30-body robot is about 1.6 MB — not with a pose per body per frame.  The page plays with no
@@ -32,7 +32,7 @@ import numpy as np
 from .. import _checks
 from ..model.model import Geometry, Model
 from .._io import NotRegularFile, open_regular, write_bytes
-from .appearance import Camera, appearance_of, characteristic_length, load_mesh
+from ..model.appearance import Camera, appearance_of, characteristic_length, load_mesh
 
 __all__ = ["showmotion", "load_animation", "Animation", "default_motion"]
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import _checks
 from ..model.model import Model
+from ..model.appearance import appearance_of, characteristic_length, triangles
 from ._layout import spread_labels, tidy_3d_axes
-from .appearance import appearance_of, characteristic_length, triangles
 
 __all__ = ["plot_bodies", "FRAME_COLOURS"]
 
@@ -32,7 +32,7 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
     * links (black lines) from each body's origin to the origins of its children's joints;
     * centre-of-mass markers (magenta dots) for bodies with mass;
     * the model's geometry (boxes, cylinders, spheres, capsules, meshes, solids), or
-      :func:`multibody.view.appearance.default_appearance` when the model has none;
+      :func:`multibody.model.appearance.default_appearance` when the model has none;
     * with ``names=True``, each body's name beside its origin, moved apart from the others' when
       they would overlap (bodies sharing an origin get a leader line each).
 

@@ -3,7 +3,7 @@
 :func:`tree_kinematics` gives every body's rotation A_IB, origin, CoM and body-frame angular
 velocity Jacobian (eq. 2 from the joint axes, without differentiating R) from the model's joint
 chain; :func:`tmt_system_from_model` turns them into :class:`TMTBody` s; ``derive(source, "tmt")``
-(:func:`tmt_equations`) accepts a Model, a :class:`~multibody.models.Mechanism` or a
+(:func:`tmt_equations`) accepts a Model, a :class:`~multibody.model.mechanism.Mechanism` or a
 :class:`TMTSystem`.
 """
 from __future__ import annotations
@@ -132,7 +132,7 @@ def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=
 
 @register_method("tmt", accepts=(Model, Mechanism, TMTSystem), summary="TMT method: linear vector form of Lagrange (IRIS 2015)")
 def tmt_equations(source, q, dq, tau, *, S, progress=None, **options) -> EquationsOfMotion:
-    """``derive(source, "tmt")`` for a Model, a :class:`~multibody.models.Mechanism` (tree plus
+    """``derive(source, "tmt")`` for a Model, a :class:`~multibody.model.mechanism.Mechanism` (tree plus
     constraints, springs, dampers, forces, contacts) or a :class:`TMTSystem`."""
     say = progress or (lambda msg: None)
     say("TMT: kinematics of the tree")

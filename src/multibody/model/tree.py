@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.builder import ModelBuilder
-from ..model.joints import JOINT_CODES, JointType
-from ..model.model import Model
+from .builder import ModelBuilder
+from .joints import JOINT_CODES, JointType
+from .model import Model
 
 _LETTER_AXES = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1)}
 
@@ -25,6 +25,16 @@ def _is_symbolic(x) -> bool:
         return any(_is_symbolic(v) for v in np.asarray(x, dtype=object).ravel())
     mod = type(x).__module__ or ""
     return mod.startswith("sympy")
+
+
+def sympy_entry(x):
+    """A model array entry as SymPy; integral floats of a numeric model become exact integers
+    (1.0 → 1, 0.0 → 0), so unit axes are recognised as coordinate axes and zeros vanish."""
+    import sympy as sp
+
+    if isinstance(x, (float, np.floating)) and float(x).is_integer():
+        return sp.Integer(int(x))
+    return sp.sympify(x)
 
 
 def _joint(spec):
@@ -70,7 +80,7 @@ def build_tree(name: str, bodies, gravity=(0.0, 0.0, -9.81)) -> Model:
 def _symbolic_tree(name, bodies, gravity) -> Model:
     import sympy as sp
 
-    from ..symbolic.tree import sympy_entry as _exact
+    _exact = sympy_entry
 
     nb = len(bodies)
     obj = lambda shape: np.empty(shape, dtype=object)  # noqa: E731

@@ -26,7 +26,7 @@ mass.
 Example
 -------
 >>> import multibody as mb
->>> from multibody.view import appearance
+>>> from multibody.model import appearance
 >>> shapes = appearance.default_appearance(mb.models.double_pendulum())
 >>> sorted({g.kind for g in shapes})
 ['capsule', 'cylinder', 'sphere']
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _checks
-from ..model.joints import JointType
-from ..model.model import Geometry, Model
+from .joints import JointType
+from .model import Geometry, Model
 
 __all__ = ["Camera", "box", "cylinder", "capsule", "sphere", "line", "solid", "tiles", "mesh",
            "default_appearance", "appearance_of", "triangles", "load_mesh", "characteristic_length"]

@@ -1,0 +1,178 @@
+/* multibody.codegen compiled module ${modname}: ${outputs} of
+ * ${model}. run(n, in0, stride0, …, out0, …) evaluates n states. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include "gate.h"
+
+${kernel}
+#define CG_NIN ${nin}
+#define CG_NOUT ${nout}
+static const char *cg_in_names[CG_NIN + 1] = {${in_names}};
+static const Py_ssize_t cg_in_sizes[CG_NIN + 1] = {${in_sizes}};
+static const char *cg_out_names[CG_NOUT + 1] = {${out_names}};
+static const Py_ssize_t cg_out_sizes[CG_NOUT + 1] = {${out_sizes}};
+static const int cg_out_ndim[CG_NOUT + 1] = {${out_ndim}};
+static const npy_intp cg_out_rows[CG_NOUT + 1] = {${out_rows}};
+static const npy_intp cg_out_cols[CG_NOUT + 1] = {${out_cols}};
+
+/* Every array passes the C core's one gate (multibody/core/gate.h, on the include path): the same
+ * rules as the core's entry points (None, complex, object and masked arrays refused; byte order,
+ * alignment and strides converted; outputs used in place, never copied). */
+static PyObject *cg_overflow;  /* multibody.core.ResultOverflowError, or ValueError */
+
+static int cg_outputs_finite(double *const *cg_out, Py_ssize_t n)
+{
+    Py_ssize_t j;
+    for (j = 0; j < CG_NOUT; ++j) {
+        if (!mb_gate_finite(cg_out[j], n * cg_out_sizes[j])) {
+            PyErr_Format(cg_overflow, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs are "
+                         "too large", cg_out_names[j]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyArrayObject *held[CG_NIN + CG_NOUT + 1];
+    const double *cg_in[CG_NIN + 1];
+    double *cg_out[CG_NOUT + 1];
+    Py_ssize_t cg_stride[CG_NIN + 1];
+    Py_ssize_t n, k, i, got = 0, need;
+    PyObject *result = NULL;
+    (void)self;
+    if (nargs != 1 + 2 * CG_NIN + CG_NOUT) {
+        PyErr_Format(PyExc_TypeError, "run: expected %d arguments, got %zd", 1 + 2 * CG_NIN + CG_NOUT, nargs);
+        return NULL;
+    }
+    n = PyLong_AsSsize_t(args[0]);
+    if (n < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "run: number of states must be >= 0");
+        return NULL;
+    }
+    for (i = 0; i < CG_NIN + CG_NOUT; ++i) {
+        int out = i >= CG_NIN;
+        Py_ssize_t j = out ? i - CG_NIN : i;
+        const char *name = out ? cg_out_names[j] : cg_in_names[j];
+        PyObject *obj = out ? args[1 + 2 * CG_NIN + j] : args[1 + 2 * j];
+        PyArrayObject *a = mb_gate(obj, name, NPY_DOUBLE, out ? MB_GATE_WRITABLE : 0);
+        if (a == NULL)
+            goto done;
+        held[got++] = a;
+        if (out) {
+            need = n * cg_out_sizes[j];
+            cg_out[j] = (double *)PyArray_DATA(a);
+        } else {
+            cg_stride[j] = PyLong_AsSsize_t(args[2 + 2 * j]);
+            if (cg_stride[j] < 0) {
+                if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: negative stride", name);
+                goto done;
+            }
+            need = n > 0 ? (n - 1) * cg_stride[j] + cg_in_sizes[j] : 0;
+            cg_in[j] = (const double *)PyArray_DATA(a);
+        }
+        if (PyArray_SIZE(a) < need) {
+            PyErr_Format(PyExc_ValueError, "%s: expected at least %zd values, got %zd", name, need,
+                         (Py_ssize_t)PyArray_SIZE(a));
+            goto done;
+        }
+        if (!out) {
+            for (k = 0; k < need; ++k) {
+                if (!isfinite(cg_in[j][k])) {
+                    PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", name, k);
+                    goto done;
+                }
+            }
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (k = 0; k < n; ++k)
+        cg_eval(${run_args});
+    Py_END_ALLOW_THREADS
+    if (cg_outputs_finite(cg_out, n))
+        result = Py_NewRef(Py_None);
+done:
+    for (i = 0; i < got; ++i) Py_DECREF(held[i]);
+    return result;
+}
+
+/* one(in0, in1, ...): one state; returns a dict of new arrays, or NotImplemented when an input is
+ * None (a default) or not of exactly its size (the caller then fills defaults, broadcasts and uses run). */
+static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyArrayObject *held[CG_NIN + 1];
+    const double *cg_in[CG_NIN + 1];
+    double *cg_out[CG_NOUT + 1];
+    PyObject *outs[CG_NOUT + 1];
+    PyObject *dict = NULL;
+    Py_ssize_t i, k, j, got = 0;
+    (void)self;
+    if (nargs != CG_NIN) Py_RETURN_NOTIMPLEMENTED;
+    for (i = 0; i < CG_NIN; ++i) {
+        if (args[i] == Py_None) {
+            dict = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+        PyArrayObject *a = mb_gate(args[i], cg_in_names[i], NPY_DOUBLE, 0);
+        if (a == NULL)
+            goto done;
+        held[got++] = a;
+        if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != cg_in_sizes[i]) {
+            dict = Py_NewRef(Py_NotImplemented);
+            goto done;
+        }
+        cg_in[i] = (const double *)PyArray_DATA(a);
+        for (k = 0; k < cg_in_sizes[i]; ++k) {
+            if (!isfinite(cg_in[i][k])) {
+                PyErr_Format(PyExc_ValueError, "%s: contains NaN or infinite values (entry %zd)", cg_in_names[i], k);
+                goto done;
+            }
+        }
+    }
+    for (j = 0; j < CG_NOUT; ++j) {
+        npy_intp dims[2] = {cg_out_rows[j], cg_out_cols[j]};
+        outs[j] = PyArray_SimpleNew(cg_out_ndim[j], dims, NPY_DOUBLE);
+        if (outs[j] == NULL) {
+            for (k = 0; k < j; ++k) Py_DECREF(outs[k]);
+            goto done;
+        }
+        cg_out[j] = (double *)PyArray_DATA((PyArrayObject *)outs[j]);
+    }
+    cg_eval(${one_args});
+    if (cg_outputs_finite(cg_out, 1))
+        dict = PyDict_New();
+    for (j = 0; j < CG_NOUT; ++j) {
+        if (dict != NULL && PyDict_SetItemString(dict, cg_out_names[j], outs[j]) < 0) {
+            Py_DECREF(dict);
+            dict = NULL;
+        }
+        Py_DECREF(outs[j]);
+    }
+done:
+    for (i = 0; i < got; ++i) Py_DECREF(held[i]);
+    return dict;
+}
+
+static PyMethodDef cg_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))cg_run, METH_FASTCALL, "run(n, in0, stride0, ..., out0, ...)"},
+    {"one", (PyCFunction)(void (*)(void))cg_one, METH_FASTCALL, "one(in0, in1, ...) -> dict"},
+    {NULL, NULL, 0, NULL}
+};
+static struct PyModuleDef cg_module = {PyModuleDef_HEAD_INIT, "${modname}", NULL, -1, cg_methods};
+PyMODINIT_FUNC PyInit_${modname}(void)
+{
+    PyObject *core;
+    import_array();
+    core = PyImport_ImportModule("multibody.core._core");
+    cg_overflow = core ? PyObject_GetAttrString(core, "ResultOverflowError") : NULL;
+    Py_XDECREF(core);
+    if (cg_overflow == NULL) {
+        PyErr_Clear();
+        cg_overflow = Py_NewRef(PyExc_ValueError);
+    }
+    return PyModule_Create(&cg_module);
+}
