@@ -13,13 +13,14 @@ enum mb_joint_type {
     MB_HELICAL = 3,  /* nq 1, nv 1: angle, slide pitch·angle; S = [a; pitch·a] */
     MB_SPHERICAL = 4,  /* nq 4, nv 3: quaternion [w,x,y,z]; v = ω in body coordinates */
     MB_FREE = 5,  /* nq 7, nv 6: [x,y,z (in parent), w,qx,qy,qz]; v = [ω; v] body coordinates */
-    MB_PLANAR = 6  /* nq 3, nv 3: [x, y, θ] in the joint frame's x-y plane; v = [vx, vy, ω] body coordinates */
+    MB_PLANAR = 6,  /* nq 3, nv 3: [x, y, θ] in the joint frame's x-y plane; v = [vx, vy, ω] body coordinates */
+    MB_CYLINDRICAL = 7  /* nq 2, nv 2: [angle about axis, slide along axis]; S = [a 0; 0 a] */
 };
 
-enum { MB_JOINT_COUNT = 7 };
+enum { MB_JOINT_COUNT = 8 };
 
 /* Bit jt set: joint type jt has a plain-vector q with q̇ = v (nq = nv, q + v·dt). */
-#define MB_VECTOR_JOINTS 0xfu
+#define MB_VECTOR_JOINTS 0x8fu
 
 static inline int mb_joint_is_vector(int jt)
 {

@@ -2,7 +2,7 @@
 
 Every joint here has a motion subspace S that is constant in the successor (body) frame, so a
 kernel needs only the joint transform X_J(q); velocity variables of multi-DoF joints are body-frame
-quantities (spherical: ω; free: [ω; v]; planar: [vx, vy, ω]).
+quantities (spherical: ω; free: [ω; v]; planar: [vx, vy, ω]; cylindrical: [θ̇, ḋ]).
 
 The table is the one place a joint type is described: the builder, the loaders' codes, the model's
 S and neutral q, configuration-space arithmetic, the simulator's plain-vector test, the symbolic
@@ -92,6 +92,8 @@ JOINTS: tuple[JointSpec, ...] = (
               doc="[x,y,z (in parent), w,qx,qy,qz]; v = [ω; v] body coordinates"),
     JointSpec(6, "planar", 3, 3, False, (0.0, 0.0, 0.0), _rows(_e(3), _e(4), _e(2)), (("xy", 0), ("rotz", 2)), None,
               doc="[x, y, θ] in the joint frame's x-y plane; v = [vx, vy, ω] body coordinates"),
+    JointSpec(7, "cylindrical", 2, 2, True, (0.0, 0.0), _rows(_w, _v), (("rot", 0), ("slide", 1)),
+              ("revolute", "prismatic"), doc="[angle about axis, slide along axis]; S = [a 0; 0 a]"),
 )
 
 JointType = IntEnum("JointType", [(s.name.upper(), s.code) for s in JOINTS], module=__name__)
