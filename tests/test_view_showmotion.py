@@ -117,12 +117,18 @@ def test_load_animation_rejects_other_and_truncated_files(tmp_path):
 
 
 def test_viewer_joint_codes_match_the_kernels():
+    """The viewer's joint constants are generated from the joint table (one entry per JointType
+    code, in code order) and the page's script holds no joint code of its own."""
+    import json
     from importlib import resources
-    js = resources.files("multibody.view").joinpath("viewer.js").read_text()
-    m = re.search(r"const FIXED = (\d), REVOLUTE = (\d), PRISMATIC = (\d), HELICAL = (\d), SPHERICAL = (\d), "
-                  r"FREE = (\d), PLANAR = (\d);", js)
-    names = ["FIXED", "REVOLUTE", "PRISMATIC", "HELICAL", "SPHERICAL", "FREE", "PLANAR"]
-    assert [int(x) for x in m.groups()] == [int(mb.JointType[n]) for n in names]
+    from multibody.model.joints import JOINTS
+    from multibody.view.animation import _viewer_js
+    raw = resources.files("multibody.view").joinpath("viewer.js").read_text()
+    assert "/*{{JOINT_POSE}}*/" in raw and not re.search(r"\b(REVOLUTE|SPHERICAL|FREE|PLANAR)\b", raw)
+    m = re.search(r"const JOINT_POSE = (\[.*?\]);", _viewer_js())
+    table = json.loads(m.group(1))
+    assert len(table) == len(mb.JointType) == len(JOINTS)
+    assert table == [[list(step) for step in JOINTS[int(t)].pose] for t in mb.JointType]
 
 
 def test_urdf_meshes_are_embedded_to_16_bit_precision(tmp_path):

@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 import symengine as se
 
+from ..model.joints import spec as joint_spec
 from .spec import CodeSpec
 
 __all__ = ["compile_algorithm", "trace_algorithm", "ALGORITHMS"]
 
-FIXED, REVOLUTE, PRISMATIC, HELICAL, SPHERICAL, FREE, PLANAR = range(7)
+
 ALGORITHMS = ("rnea", "crba", "aba")
 
 
@@ -147,40 +148,38 @@ def congruence(X, A):
 # ---- joints ----------------------------------------------------------------------------------
 def joint_pose(model, i, q):
     """jcalc: (R, p) of body i in its parent at q, and the motion subspace rows S (nv_j × 6)."""
-    jt = int(model.jtype[i])
     a = [_c(x) for x in model.jaxis[i]]
     qs = int(model.q_start[i])
     one = se.Integer(1)
     RJ = [[one, 0, 0], [0, one, 0], [0, 0, one]]
     pJ = [0, 0, 0]
-    if jt in (REVOLUTE, HELICAL):
-        th = q[qs]
-        c, s = se.cos(th), se.sin(th)
-        t = 1 - c
-        a0, a1, a2 = a
-        RJ = [[c + a0 * a0 * t, a0 * a1 * t - a2 * s, a0 * a2 * t + a1 * s],
-              [a1 * a0 * t + a2 * s, c + a1 * a1 * t, a1 * a2 * t - a0 * s],
-              [a2 * a0 * t - a1 * s, a2 * a1 * t + a0 * s, c + a2 * a2 * t]]
-        if jt == HELICAL:
-            d = _c(model.jpitch[i]) * th
-            pJ = [a0 * d, a1 * d, a2 * d]
-    elif jt == PRISMATIC:
-        x = q[qs]
-        pJ = [a[0] * x, a[1] * x, a[2] * x]
-    elif jt in (SPHERICAL, FREE):
-        o = qs + 3 if jt == FREE else qs
-        w, x, y, z = q[o:o + 4]
-        n = se.sqrt(w * w + x * x + y * y + z * z)
-        w, x, y, z = w / n, x / n, y / n, z / n
-        RJ = [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-              [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-              [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
-        if jt == FREE:
-            pJ = list(q[qs:qs + 3])
-    elif jt == PLANAR:
-        c, s = se.cos(q[qs + 2]), se.sin(q[qs + 2])
-        RJ = [[c, -s, 0], [s, c, 0], [0, 0, one]]
-        pJ = [q[qs], q[qs + 1], 0]
+    for op, k in joint_spec(model.jtype[i]).pose:  # the joint table's steps, as joints.joint_pose
+        x, Rs, ps = q[qs + k], None, None
+        if op in ("rot", "rotz"):
+            c, s = se.cos(x), se.sin(x)
+            t = 1 - c
+            a0, a1, a2 = a if op == "rot" else (0, 0, one)
+            Rs = [[c + a0 * a0 * t, a0 * a1 * t - a2 * s, a0 * a2 * t + a1 * s],
+                  [a1 * a0 * t + a2 * s, c + a1 * a1 * t, a1 * a2 * t - a0 * s],
+                  [a2 * a0 * t - a1 * s, a2 * a1 * t + a0 * s, c + a2 * a2 * t]]
+        elif op == "quat":
+            w, x, y, z = q[qs + k:qs + k + 4]
+            n = se.sqrt(w * w + x * x + y * y + z * z)
+            w, x, y, z = w / n, x / n, y / n, z / n
+            Rs = [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
+        elif op in ("slide", "screw"):
+            d = x if op == "slide" else _c(model.jpitch[i]) * x
+            ps = [a[0] * d, a[1] * d, a[2] * d]
+        elif op == "xyz":
+            ps = list(q[qs + k:qs + k + 3])
+        elif op == "xy":
+            ps = [x, q[qs + k + 1], 0]
+        if ps is not None:
+            pJ = add(pJ, mv(RJ, ps))
+        if Rs is not None:
+            RJ = mm(RJ, Rs)
     T = [[_c(x) for x in row] for row in model.tree_rotation[i]]
     R = B(mm(T, B(RJ)))
     p = B(add([_c(x) for x in model.tree_translation[i]], mv(T, pJ)))

@@ -39,9 +39,9 @@ int mb_check_configuration(const mb_model *m, const double *q)
         if (!isfinite(q[k]))
             return MB_BAD_Q;
     for (int i = 0; i < m->nb; i++) {
-        const int jt = m->jtype[i];
-        if (jt == MB_SPHERICAL || jt == MB_FREE) {
-            const double *e = q + m->q_start[i] + (jt == MB_FREE ? 3 : 0);
+        const int o = mb_joint_quat_offset(m->jtype[i]);
+        if (o >= 0) {
+            const double *e = q + m->q_start[i] + o;
             if (e[0] == 0 && e[1] == 0 && e[2] == 0 && e[3] == 0)
                 return MB_ZERO_QUAT;
         }

@@ -12,16 +12,7 @@
 #ifndef MULTIBODY_MODEL_H
 #define MULTIBODY_MODEL_H
 
-/* Joint type codes: the same numbers as multibody.model.joints.JointType. */
-enum mb_joint_type {
-    MB_FIXED = 0,      /* nq 0, nv 0 */
-    MB_REVOLUTE = 1,   /* nq 1, nv 1: angle about axis;             S = [a; 0]          */
-    MB_PRISMATIC = 2,  /* nq 1, nv 1: slide along axis;             S = [0; a]          */
-    MB_HELICAL = 3,    /* nq 1, nv 1: angle, slide pitch·angle;     S = [a; pitch·a]    */
-    MB_SPHERICAL = 4,  /* nq 4 quaternion [w,x,y,z], nv 3: ω in body coordinates        */
-    MB_FREE = 5,       /* nq 7 [x,y,z (in parent), w,qx,qy,qz], nv 6: [ω; v] body coordinates */
-    MB_PLANAR = 6      /* nq 3 [x, y, θ] in the joint frame's x-y plane, nv 3: [vx, vy, ω] body */
-};
+#include "joints.h"  /* enum mb_joint_type and per-type facts, generated from the joint table */
 
 /* Rigid-body inertia in "10-parameter" form about a frame's origin, in that frame's coordinates
  * (RBDA §2.13): [m, h0, h1, h2, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] with h = m·c (first moment of mass,

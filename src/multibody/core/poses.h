@@ -81,6 +81,16 @@ static inline void mb_jcalc_inline(const mb_model *m, int i, const real *q, real
         mb_rot_identity(R);
         p[0] = a[0] * qi[0], p[1] = a[1] * qi[0], p[2] = a[2] * qi[0];
         return;
+    case MB_CYLINDRICAL: {  /* turn θ = q0 about a (Rodrigues), slide d = q1 along a: they commute */
+        real c, s;
+        mb_sincos_joint(qi[0], &s, &c);
+        const real t = 1.0 - c, d = qi[1];
+        R[0] = c + a[0] * a[0] * t, R[1] = a[0] * a[1] * t - a[2] * s, R[2] = a[0] * a[2] * t + a[1] * s;
+        R[3] = a[1] * a[0] * t + a[2] * s, R[4] = c + a[1] * a[1] * t, R[5] = a[1] * a[2] * t - a[0] * s;
+        R[6] = a[2] * a[0] * t - a[1] * s, R[7] = a[2] * a[1] * t + a[0] * s, R[8] = c + a[2] * a[2] * t;
+        p[0] = a[0] * d, p[1] = a[1] * d, p[2] = a[2] * d;
+        return;
+    }
     case MB_SPHERICAL:
         mb_quat_to_rot_inline(qi[0], qi[1], qi[2], qi[3], R);
         return;

@@ -133,7 +133,7 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         goto fail;
     m->nq = m->nv = m->max_nvj = 0;
     for (int i = 0; i < m->nb; i++) {
-        if (m->parent[i] < -1 || m->parent[i] >= i || m->jtype[i] < MB_FIXED || m->jtype[i] > MB_PLANAR ||
+        if (m->parent[i] < -1 || m->parent[i] >= i || m->jtype[i] < 0 || m->jtype[i] >= MB_JOINT_COUNT ||
             m->q_start[i] != m->nq || m->v_start[i] != m->nv || m->nv_joint[i] > 6 || m->nv_joint[i] < 0) {
             PyErr_Format(PyExc_ValueError, "CModel: inconsistent tree tables at body %d", i);
             goto fail;

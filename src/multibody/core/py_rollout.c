@@ -440,8 +440,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         return NULL;
     int vector = m->nq == m->nv;
     for (int i = 0; i < m->nb; i++)
-        if (m->jtype[i] != MB_FIXED && m->jtype[i] != MB_REVOLUTE && m->jtype[i] != MB_PRISMATIC &&
-            m->jtype[i] != MB_HELICAL)
+        if (!mb_joint_is_vector(m->jtype[i]))  /* joints.h: the joint table's one "plain vector" fact */
             vector = 0;
     if (SETTING("kp") != Py_None) {
         npy_intp dg[1] = {m->nv}, dt_[1] = {-1};
@@ -472,12 +471,12 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
                                  PyArray_DATA(qdr), PyArray_DATA(ff), period,
                                  (int)gravity, NULL};
         const double *gain = PyArray_DATA(kp);
-        for (int i = 0; i < m->nb && !vector; i++)  /* joints with several dofs: no position gain */
+        for (int i = 0; i < m->nb && !vector; i++)  /* joints whose q is no plain vector: no position gain */
             for (int a = 0; a < m->nv_joint[i]; a++) {
                 const int k = m->v_start[i] + a;
-                if ((m->nv_joint[i] > 1 || m->jtype[i] == MB_PLANAR) && gain[k] != 0.0)
+                if (!mb_joint_is_vector(m->jtype[i]) && gain[k] != 0.0)
                     return PyErr_Format(PyExc_ValueError, "controller: the compiled PD needs kp = 0 on the velocity "
-                                        "variables of joints with several (kp[%d] = %g)", k, gain[k]);
+                                        "variables of quaternion and planar joints (kp[%d] = %g)", k, gain[k]);
             }
     }
     npy_intp df[2] = {m->nb, 6}, dd[1] = {m->nv}, dfr[1] = {m->nv};
@@ -636,7 +635,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     if (r.control.kind == MB_CONTROL_PD && !vector) {
         for (int i = 0; i < m->nb; i++)
             for (int a = 0; a < m->nv_joint[i]; a++)
-                q_index[m->v_start[i] + a] = m->nv_joint[i] > 1 || m->jtype[i] == MB_PLANAR ? -1 : m->q_start[i];
+                q_index[m->v_start[i] + a] = mb_joint_is_vector(m->jtype[i]) ? m->q_start[i] + a : -1;
         r.control.q_index = q_index;
     }
     py_callbacks cb = {.nq = m->nq, .nv = m->nv, .nb = m->nb, .nz = nz};

@@ -916,7 +916,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         }
     }
     for (int i = 0; i < m->nb; i++)
-        if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE || m->jtype[i] == MB_PLANAR)
+        if (!mb_joint_is_vector(m->jtype[i]))  /* joints.h: the joint table's one "plain vector" fact */
             g.vector = 0;
     mb_model dynamics_model = *m;  /* semi_implicit's damping implicit: (M + dt·D) q̈ = τ − C − D q̇ */
     if (r->implicit_armature)

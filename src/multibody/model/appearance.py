@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _checks
-from .joints import JointType
+from .joints import JointType, spec
 from .model import Geometry, Model
 
 __all__ = ["Camera", "box", "cylinder", "capsule", "sphere", "line", "solid", "tiles", "mesh",
@@ -221,10 +221,12 @@ def default_appearance(model: Model, colour=None) -> tuple[Geometry, ...]:
         jt = JointType(int(model.jtype[i]))
         # the joint sits at the body origin; its axis is constant in body coordinates
         ax = np.asarray(model.jaxis[i], float)
-        if jt in (JointType.REVOLUTE, JointType.HELICAL):
+        steps = {op for op, _ in spec(jt).pose}  # the joint table: how the joint moves on its axis
+        if "rot" in steps:
             out.append(cylinder(i, -0.9 * r * ax, 0.9 * r * ax, 0.75 * r, joint_colour, name=f"joint {i}"))
-        elif jt == JointType.PRISMATIC:
-            out.append(cylinder(i, -1.5 * r * ax, 1.5 * r * ax, 0.35 * r, joint_colour, name=f"joint {i}"))
+        if "slide" in steps:
+            out.append(cylinder(i, -1.5 * r * ax, 1.5 * r * ax, 0.35 * r, joint_colour,
+                                name=f"joint {i}" if "rot" not in steps else f"joint {i} slide"))
         elif jt == JointType.SPHERICAL:
             out.append(sphere(i, np.zeros(3), 0.8 * r, joint_colour, name=f"joint {i}"))
         children = [c for c in range(model.nb) if model.parent[c] == i]

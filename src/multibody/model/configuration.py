@@ -10,9 +10,7 @@ import numpy as np
 from .. import _boundary as B
 from .. import _checks
 from ..core import _core  # the exponential maps are in core/kinematics.c (mb_integrate)
-from .joints import JointType
-
-SPHERICAL, FREE, PLANAR = int(JointType.SPHERICAL), int(JointType.FREE), int(JointType.PLANAR)
+from .joints import spec
 
 def integrate(model, q, v, dt=1.0):
     """q ⊕ v·dt: move configuration ``q`` with velocity ``v`` for time ``dt`` (exact for constant v).
@@ -45,7 +43,7 @@ def difference(model, q0, q1):
     # first guess: naive difference with quaternion logs, then Newton on the exact map
     v = np.zeros(batch + (model.nv,))
     simple = [(int(model.q_start[i]), int(model.v_start[i]), int(model.nv_joint[i]))
-              for i in range(model.nb) if model.jtype[i] not in (SPHERICAL, FREE, PLANAR)]
+              for i in range(model.nb) if spec(model.jtype[i]).vector]
     for qs, vs, n in simple:
         v[..., vs:vs + n] = q1[..., qs:qs + n] - q0[..., qs:qs + n]
     eps = 1e-7
@@ -67,18 +65,16 @@ def _residual(model, q0, v, q1):
     qa = integrate(model, q0, v)
     out = np.empty(qa.shape[:-1] + (model.nv,))
     for i in range(model.nb):
-        qs, vs, jt = int(model.q_start[i]), int(model.v_start[i]), int(model.jtype[i])
-        if jt in (SPHERICAL, FREE):
-            s = qs + (3 if jt == FREE else 0)
+        qs, vs, o = int(model.q_start[i]), int(model.v_start[i]), spec(model.jtype[i]).quat
+        if o >= 0:  # spherical, free: the quaternion's error, then a free joint's position
+            s = qs + o
             a, b = qa[..., s:s + 4], q1[..., s:s + 4]
             sign = np.where(np.sum(a * b, axis=-1, keepdims=True) < 0, -1.0, 1.0)
             # vector part of conj(b)⊗a: body-frame rotation error
             w = (b[..., :1] * a[..., 1:] - a[..., :1] * b[..., 1:] - np.cross(b[..., 1:], a[..., 1:])) * sign
-            if jt == FREE:
-                out[..., vs:vs + 3] = 2 * w
+            out[..., vs:vs + 3] = 2 * w
+            if o > 0:
                 out[..., vs + 3:vs + 6] = qa[..., qs:qs + 3] - q1[..., qs:qs + 3]
-            else:
-                out[..., vs:vs + 3] = 2 * w
         else:
             n = int(model.nv_joint[i])
             out[..., vs:vs + n] = qa[..., qs:qs + n] - q1[..., qs:qs + n]

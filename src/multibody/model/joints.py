@@ -1,49 +1,125 @@
-"""Joint types: codes, sizes, motion subspaces, and the seed's jcalc.
+"""Joint types: the joint table (:data:`JOINTS`), and the seed's jcalc.
 
 Every joint here has a motion subspace S that is constant in the successor (body) frame, so a
 kernel needs only the joint transform X_J(q); velocity variables of multi-DoF joints are body-frame
-quantities (spherical: ω; free: [ω; v]; planar: [vx, vy, ω]).
+quantities (spherical: ω; free: [ω; v]; planar: [vx, vy, ω]; cylindrical: [θ̇, ḋ]).
+
+The table is the one place a joint type is described: the builder, the loaders' codes, the model's
+S and neutral q, configuration-space arithmetic, the simulator's plain-vector test, the symbolic
+side, the code generator's tracer and the viewer read it; C gets its codes and per-type facts from
+core/joints.h and the viewer its constants from :func:`js_constants`, both generated from it.
+
+Adding a joint type (S constant in the body frame):
+
+1. a row of :data:`JOINTS` here (sizes, S, neutral q, pose steps, plain vector or not, chain);
+2. ``python -m multibody.model.joints`` regenerates core/joints.h;
+3. one case of ``mb_jcalc_inline`` in core/poses.h (its transform, as the pose steps say);
+4. only if q is not a plain vector: one case of ``mb_integrate`` in core/kinematics.c and its
+   Python twin in simulation/integrators.py (``coordinate_rate``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
+from typing import Callable
 
 import numpy as np
 
 from .. import _checks
 
 
-class JointType(IntEnum):
-    FIXED = 0
-    REVOLUTE = 1
-    PRISMATIC = 2
-    HELICAL = 3
-    SPHERICAL = 4  # q = quaternion [w, x, y, z]; qd = ω in body coordinates
-    FREE = 5       # q = [x, y, z, w, qx, qy, qz] (position in parent, then quaternion); qd = [ω; v] body
-    PLANAR = 6     # q = [x, y, θ] in the joint frame's x-y plane; qd = [vx, vy, ω] body coordinates
-
-
-NQ = {JointType.FIXED: 0, JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.HELICAL: 1,
-      JointType.SPHERICAL: 4, JointType.FREE: 7, JointType.PLANAR: 3}
-NV = {JointType.FIXED: 0, JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.HELICAL: 1,
-      JointType.SPHERICAL: 3, JointType.FREE: 6, JointType.PLANAR: 3}
-
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """Everything the library knows about one joint type: one row of :data:`JOINTS`.
+
+    ``subspace(axis, pitch)`` gives S (rows are its columns, nv × 6, body coordinates, [ω; v]);
+    ``pose`` is the joint transform as a product of steps applied left to right (the viewer and
+    :func:`joint_pose` interpret it; core/poses.h has the same transform written out):
+    ``("rot", k)`` turn about the axis by q[k], ``("slide", k)`` slide along the axis by q[k],
+    ``("screw", k)`` slide along the axis by pitch·q[k], ``("xyz", k)`` translate by q[k:k+3],
+    ``("xy", k)`` translate by (q[k], q[k+1], 0), ``("rotz", k)`` turn about z by q[k],
+    ``("quat", k)`` rotate by the quaternion q[k:k+4] ([w, x, y, z], normalised).
+    ``vector``: q is a plain vector with q̇ = v (integrated as q + v·dt); otherwise core/kinematics.c
+    (mb_integrate) has its exponential map.  ``chain``: the one-dof joints ('revolute', 'prismatic',
+    'helical', 'fixed') that make it through massless bodies, as the symbolic side derives it
+    (None: not derivable).  ``codes``: seed codes (spatial_v2 jcalc) with the axis each fixes.
+    """
+
+    code: int
+    name: str
+    nq: int
+    nv: int
+    vector: bool
+    neutral: tuple
+    subspace: Callable
+    pose: tuple
+    chain: tuple | None
+    aliases: tuple = ()
+    codes: tuple = ()
+    quat: int = -1  # offset of the unit quaternion in q, −1 = none
+    doc: str = ""
+
+
+def _rows(*cols):
+    return lambda a, h: np.array([c(np.asarray(a, float), float(h)) for c in cols]).reshape(len(cols), 6)
+
+
+_w = lambda a, h: np.concatenate([a, np.zeros(3)])       # noqa: E731  turn about the axis
+_v = lambda a, h: np.concatenate([np.zeros(3), a])       # noqa: E731  slide along the axis
+_e = lambda k: (lambda a, h: np.eye(6)[k])               # noqa: E731  unit column e_k
+
+#: The joint table: the one place joint types are described.  Python reads it here; the C header
+#: core/joints.h and the viewer's constants are generated from it (:func:`c_header`,
+#: :func:`js_constants`; tests/test_joint_table.py holds them equal).
+JOINTS: tuple[JointSpec, ...] = (
+    JointSpec(0, "fixed", 0, 0, True, (), _rows(), (), ("fixed",), doc="no motion"),
+    JointSpec(1, "revolute", 1, 1, True, (0.0,), _rows(_w), (("rot", 0),), ("revolute",),
+              aliases=("continuous",), codes=(("Rx", _X), ("Ry", _Y), ("Rz", _Z), ("R", _Z), ("r", _Z)),
+              doc="angle about axis; S = [a; 0]"),
+    JointSpec(2, "prismatic", 1, 1, True, (0.0,), _rows(_v), (("slide", 0),), ("prismatic",),
+              codes=(("Px", _X), ("Py", _Y), ("Pz", _Z), ("P", _Z), ("px", _X), ("py", _Y)),
+              doc="slide along axis; S = [0; a]"),
+    JointSpec(3, "helical", 1, 1, True, (0.0,), _rows(lambda a, h: np.concatenate([a, h * a])),
+              (("rot", 0), ("screw", 0)), ("helical",), codes=(("H", _Z),),
+              doc="angle, slide pitch·angle; S = [a; pitch·a]"),
+    JointSpec(4, "spherical", 4, 3, False, (1.0, 0.0, 0.0, 0.0), _rows(_e(0), _e(1), _e(2)), (("quat", 0),), None,
+              aliases=("ball",), quat=0, doc="quaternion [w,x,y,z]; v = ω in body coordinates"),
+    JointSpec(5, "free", 7, 6, False, (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0),
+              _rows(*(_e(k) for k in range(6))), (("xyz", 0), ("quat", 3)), None, aliases=("floating",), quat=3,
+              doc="[x,y,z (in parent), w,qx,qy,qz]; v = [ω; v] body coordinates"),
+    JointSpec(6, "planar", 3, 3, False, (0.0, 0.0, 0.0), _rows(_e(3), _e(4), _e(2)), (("xy", 0), ("rotz", 2)), None,
+              doc="[x, y, θ] in the joint frame's x-y plane; v = [vx, vy, ω] body coordinates"),
+    JointSpec(7, "cylindrical", 2, 2, True, (0.0, 0.0), _rows(_w, _v), (("rot", 0), ("slide", 1)),
+              ("revolute", "prismatic"), doc="[angle about axis, slide along axis]; S = [a 0; 0 a]"),
+)
+
+JointType = IntEnum("JointType", [(s.name.upper(), s.code) for s in JOINTS], module=__name__)
+JointType.__doc__ = "Joint type codes, one per row of :data:`JOINTS` (the same numbers as core/joints.h)."
+
+NQ = {JointType(s.code): s.nq for s in JOINTS}
+NV = {JointType(s.code): s.nv for s in JOINTS}
 
 # spatial_v2 jcalc codes (spatial and planar), plus readable names.  Planar codes 'r', 'px', 'py'
 # are the same motions embedded in the x-y plane of a spatial model.
 JOINT_CODES: dict[str, tuple[JointType, tuple[float, float, float] | None]] = {
-    "Rx": (JointType.REVOLUTE, _X), "Ry": (JointType.REVOLUTE, _Y), "Rz": (JointType.REVOLUTE, _Z),
-    "R": (JointType.REVOLUTE, _Z), "r": (JointType.REVOLUTE, _Z),
-    "Px": (JointType.PRISMATIC, _X), "Py": (JointType.PRISMATIC, _Y), "Pz": (JointType.PRISMATIC, _Z),
-    "P": (JointType.PRISMATIC, _Z), "px": (JointType.PRISMATIC, _X), "py": (JointType.PRISMATIC, _Y),
-    "H": (JointType.HELICAL, _Z),
-    "revolute": (JointType.REVOLUTE, None), "continuous": (JointType.REVOLUTE, None),
-    "prismatic": (JointType.PRISMATIC, None), "helical": (JointType.HELICAL, None),
-    "fixed": (JointType.FIXED, None), "spherical": (JointType.SPHERICAL, None),
-    "ball": (JointType.SPHERICAL, None), "free": (JointType.FREE, None),
-    "floating": (JointType.FREE, None), "planar": (JointType.PLANAR, None),
+    **{c: (JointType(s.code), a) for s in JOINTS for c, a in s.codes},
+    **{n: (JointType(s.code), None) for s in JOINTS for n in (s.name,) + s.aliases},
 }
+
+
+def spec(jtype) -> JointSpec:
+    """The :data:`JOINTS` row of a joint type code.
+
+    >>> spec(JointType.FREE).nq, spec(2).name
+    (7, 'prismatic')
+    """
+    k = int(jtype)
+    if not 0 <= k < len(JOINTS):
+        raise ValueError(f"jtype: unknown joint type code {jtype!r}; expected 0…{len(JOINTS) - 1}")
+    return JOINTS[k]
 
 
 def parse_joint(joint, axis=None) -> tuple[JointType, np.ndarray]:
@@ -75,32 +151,82 @@ def parse_joint(joint, axis=None) -> tuple[JointType, np.ndarray]:
 
 def motion_subspace(jtype: JointType, axis, pitch: float = 0.0) -> np.ndarray:
     """Rows are the columns of S (nv_j × 6), in body coordinates, spatial order [ω; v]."""
-    a = np.asarray(axis, dtype=float)
-    z = np.zeros(3)
-    if jtype == JointType.FIXED:
-        return np.zeros((0, 6))
-    if jtype == JointType.REVOLUTE:
-        return np.concatenate([a, z])[None]
-    if jtype == JointType.PRISMATIC:
-        return np.concatenate([z, a])[None]
-    if jtype == JointType.HELICAL:
-        return np.concatenate([a, pitch * a])[None]
-    if jtype == JointType.SPHERICAL:
-        return np.eye(6)[:3]
-    if jtype == JointType.FREE:
-        return np.eye(6)
-    if jtype == JointType.PLANAR:
-        return np.eye(6)[[3, 4, 2]]
-    raise ValueError(f"jtype: unknown joint type {jtype!r}")
+    return spec(jtype).subspace(axis, pitch)
 
 
 def neutral_configuration(jtype: JointType) -> np.ndarray:
     """q of the joint at its zero pose (identity quaternions)."""
-    if jtype == JointType.SPHERICAL:
-        return np.array([1.0, 0.0, 0.0, 0.0])
-    if jtype == JointType.FREE:
-        return np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
-    return np.zeros(NQ[jtype])
+    return np.array(spec(jtype).neutral, dtype=float)
+
+
+def joint_pose(jtype, axis, pitch, q) -> tuple[np.ndarray, np.ndarray]:
+    """Pose (R_JB, J_r_JB) of a body in its joint frame, by the table's ``pose`` steps (RBDA table 4.1).
+
+    The reference the C jcalc (core/poses.h) and the viewer are tested against.
+
+    >>> R, p = joint_pose(JointType.PRISMATIC, [0, 0, 1], 0.0, [0.5])
+    >>> R.tolist() == np.eye(3).tolist(), p.tolist()
+    (True, [0.0, 0.0, 0.5])
+    """
+    a, q = np.asarray(axis, float), np.asarray(q, float)
+    R, p = np.eye(3), np.zeros(3)
+    for op, k in spec(jtype).pose:
+        Rs, ps = np.eye(3), np.zeros(3)
+        if op in ("rot", "rotz"):
+            u = a if op == "rot" else np.array(_Z)
+            K = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
+            Rs = np.eye(3) + np.sin(q[k]) * K + (1 - np.cos(q[k])) * K @ K
+        elif op == "slide":
+            ps = a * q[k]
+        elif op == "screw":
+            ps = a * float(pitch) * q[k]
+        elif op == "xyz":
+            ps = q[k:k + 3].copy()
+        elif op == "xy":
+            ps = np.array([q[k], q[k + 1], 0.0])
+        elif op == "quat":
+            w, x, y, z = q[k:k + 4] / np.linalg.norm(q[k:k + 4])
+            Rs = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                           [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                           [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        else:  # pragma: no cover - the table is fixed
+            raise ValueError(f"pose: unknown step {op!r}")
+        R, p = R @ Rs, p + R @ ps
+    return R, p
+
+
+def c_header() -> str:
+    """Text of core/joints.h: the C joint codes and per-type facts, generated from :data:`JOINTS`."""
+    lines = ["/* joints.h — GENERATED from multibody/model/joints.py (JOINTS) by",
+             " * `python -m multibody.model.joints`; do not edit: add a joint type to the table there.",
+             " * The kernels read only these facts; each joint's transform is one case of mb_jcalc_inline",
+             " * (poses.h), and a joint that is not a plain vector has one case of mb_integrate (kinematics.c). */",
+             "#ifndef MULTIBODY_JOINTS_H", "#define MULTIBODY_JOINTS_H", "",
+             "/* Joint type codes: the same numbers as multibody.model.joints.JointType. */",
+             "enum mb_joint_type {"]
+    for s in JOINTS:
+        sep = "," if s is not JOINTS[-1] else ""
+        lines.append(f"    MB_{s.name.upper()} = {s.code}{sep}  /* nq {s.nq}, nv {s.nv}: {s.doc} */")
+    mask = sum(1 << s.code for s in JOINTS if s.vector)
+    quat = sum((s.quat + 1) << (4 * s.code) for s in JOINTS)
+    lines += ["};", "", f"enum {{ MB_JOINT_COUNT = {len(JOINTS)} }};", "",
+              "/* Bit jt set: joint type jt has a plain-vector q with q̇ = v (nq = nv, q + v·dt). */",
+              f"#define MB_VECTOR_JOINTS 0x{mask:x}u", "",
+              "static inline int mb_joint_is_vector(int jt)",
+              "{", "    return jt >= 0 && jt < MB_JOINT_COUNT && ((MB_VECTOR_JOINTS >> jt) & 1u);", "}", "",
+              "/* Nibble jt: 1 + offset of the unit quaternion in the joint's q, 0 = none. */",
+              f"#define MB_JOINT_QUATS 0x{quat:x}ull", "",
+              "static inline int mb_joint_quat_offset(int jt)",
+              "{", "    return jt >= 0 && jt < MB_JOINT_COUNT ? (int)((MB_JOINT_QUATS >> (4 * jt)) & 0xfu) - 1 : -1;",
+              "}", "", "#endif", ""]
+    return "\n".join(lines)
+
+
+def js_constants() -> str:
+    """The viewer's joint constants (injected into viewer.js when a page is built), from :data:`JOINTS`."""
+    import json
+    pose = [[list(step) for step in s.pose] for s in JOINTS]
+    return f"const JOINT_POSE = {json.dumps(pose)};  // generated from multibody.model.joints.JOINTS"
 
 
 def jcalc(code: str, q: float, pitch: float = 0.0):
@@ -135,3 +261,8 @@ def jcalc(code: str, q: float, pitch: float = 0.0):
         S[k] = 1.0
         return np.asarray(make(), float), S
     raise ValueError(f"code: unknown jcalc joint code {code!r}; expected one of Rx, Ry, Rz, Px, Py, Pz, H, r, px, py")
+
+
+if __name__ == "__main__":  # regenerate core/joints.h from the table
+    from pathlib import Path
+    (Path(__file__).resolve().parent.parent / "core" / "joints.h").write_text(c_header(), encoding="utf-8")

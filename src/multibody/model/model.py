@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _checks
 from .inertia import inertia_fault
-from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration
+from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration, spec
 
 
 @dataclass(frozen=True)
@@ -439,6 +439,6 @@ def _validate_numbers(m: Model):
         R = m.tree_rotation[i]
         if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
             raise ValueError(f"tree_rotation: body {name!r} rotation is not a proper orthonormal matrix")
-        if JointType(m.jtype[i]) in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.HELICAL):
+        if any(op in ("rot", "slide", "screw") for op, _ in spec(m.jtype[i]).pose):  # the joint moves on its axis
             if abs(np.linalg.norm(m.jaxis[i]) - 1) > 1e-9:
                 raise ValueError(f"jaxis: body {name!r} joint axis must be a unit vector")

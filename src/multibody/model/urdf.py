@@ -74,7 +74,7 @@ from lxml import etree
 
 from ..errors import URDFError, URDFWarning
 from .inertia import check_inertia
-from .joints import JointType
+from .joints import NQ, NV, JointType
 from .model import Frame, Geometry, Mimic, Model, mimic_cycle
 
 MAX_BYTES = 32 * 1024 * 1024  # default size limit of a URDF document
@@ -686,12 +686,10 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
         raise _err(L.el, f"link is not reachable from the root {_q(root_link.name)}: the joints through "
                          f"{', '.join(repr(n) for n in lost[:6])} form a cycle")
 
-    nqj = {JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.FREE: 7, JointType.PLANAR: 3}
-    nvj = {JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.FREE: 6, JointType.PLANAR: 3}
     q_lo, q_hi, vmax, emax, damp, fric = [], [], [], [], [], []
     for B in bodies:
         lo, hi, vel, eff, d, f = B["joint"].limits if B["joint"] is not None else (None,) * 6
-        nq, nv = nqj[B["jtype"]], nvj[B["jtype"]]
+        nq, nv = NQ[B["jtype"]], NV[B["jtype"]]  # the joint table
         q_lo += [-math.inf if lo is None else lo] * nq
         q_hi += [math.inf if hi is None else hi] * nq
         vmax += [math.inf if vel is None else vel] * nv

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _checks
 from ..dynamics import rnea
+from ..model.joints import spec
 
 
 def _gain(name, x, nv):
@@ -80,17 +81,18 @@ class PD:
         self._kp = _gain("kp", self.kp, nv)
         self._kd = _gain("kd", self.kd, nv)
         self._ff = np.zeros(nv) if self.tau_ff is None else _gain("tau_ff", self.tau_ff, nv)
-        self._vector = model.nq == model.nv and all(int(t) in (1, 2, 3) for t in model.jtype if int(t) != 0)
+        plain = [spec(t).vector for t in model.jtype]  # the joint table: q is a plain vector, q̇ = v
+        self._vector = model.nq == model.nv and all(plain)
         several = np.zeros(nv, dtype=bool)
         one_q, one_v = [], []
         for i in range(model.nb):
-            vs, n = int(model.v_start[i]), int(model.nv_joint[i])
-            if n > 1:
+            qs, vs, n = int(model.q_start[i]), int(model.v_start[i]), int(model.nv_joint[i])
+            if not plain[i]:
                 several[vs:vs + n] = True
-            elif n == 1:
-                one_q.append(int(model.q_start[i]))
-                one_v.append(vs)
-        # no position gain on the multi-dof joints: their error is not needed, the others' is q_ref − q
+            else:
+                one_q += range(qs, qs + n)
+                one_v += range(vs, vs + n)
+        # no position gain on quaternion and planar joints: their error is not needed, the others' is q_ref − q
         self._one_dof = (np.array(one_q, dtype=int), np.array(one_v, dtype=int)) \
             if not self._vector and not np.any(self._kp[several] != 0) else None
         self._qref = self._reference("q_ref", self.q_ref, nq, model.neutral())

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ..model.configuration import integrate
-from ..model.joints import JointType
+from ..model.joints import JointType, spec
 
 FIXED_STEP = ("euler", "semi_implicit", "rk4")
 ADAPTIVE = {"rk45": "RK45", "dop853": "DOP853", "radau": "Radau", "lsoda": "LSODA", "rk23": "RK23",
@@ -65,11 +65,10 @@ class StateSpace:
         self.n = self.nq + self.nv + nz
         manifold = [(JointType(int(model.jtype[i])), int(model.q_start[i]), int(model.v_start[i]))
                     for i in range(model.nb)
-                    if int(model.jtype[i]) in (JointType.SPHERICAL, JointType.FREE, JointType.PLANAR)]
+                    if not spec(model.jtype[i]).vector]
         self.manifold = manifold
         self.vector = not manifold
-        self.quaternion_starts = tuple(qs + (3 if jt == JointType.FREE else 0) for jt, qs, _ in manifold
-                                       if jt in (JointType.SPHERICAL, JointType.FREE))
+        self.quaternion_starts = tuple(qs + spec(jt).quat for jt, qs, _ in manifold if spec(jt).quat >= 0)
 
     def split(self, y):
         nq, nv = self.nq, self.nv
@@ -96,11 +95,12 @@ class StateSpace:
         if self.vector:
             return v
         qdot = np.empty(self.nq)
-        # 1-dof joints: q̇ = v, copied joint by joint (their q and v indices differ after a quaternion)
+        # plain-vector joints: q̇ = v, copied joint by joint (their q and v indices differ after a quaternion)
         m = self.model
         for i in range(m.nb):
-            if int(m.jtype[i]) in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.HELICAL):
-                qdot[m.q_start[i]] = v[m.v_start[i]]
+            if spec(m.jtype[i]).vector:
+                qs, vs, n = int(m.q_start[i]), int(m.v_start[i]), int(m.nv_joint[i])
+                qdot[qs:qs + n] = v[vs:vs + n]
         for jt, qs, vs in self.manifold:
             if jt == JointType.PLANAR:
                 th = q[qs + 2]

@@ -18,7 +18,7 @@ import sympy as sp
 
 from dataclasses import dataclass
 
-from ..model.joints import JointType
+from ..model.joints import JointType, spec
 from ..model.tree import sympy_entry  # the one rule for model entries as SymPy (model/tree.py builds with it)
 from . import _core as C
 
@@ -26,7 +26,7 @@ __all__ = ["SymBody", "symbolic_bodies", "sympy_entry", "sympy_array", "rotation
            "REV", "PRI", "HEL", "FIX"]
 
 REV, PRI, HEL, FIX = "R", "P", "H", "F"
-_KIND = {JointType.FIXED: FIX, JointType.REVOLUTE: REV, JointType.PRISMATIC: PRI, JointType.HELICAL: HEL}
+_KIND = {"fixed": FIX, "revolute": REV, "prismatic": PRI, "helical": HEL}  # the joint table's chain names
 
 
 @dataclass
@@ -74,14 +74,16 @@ def model_parameters(model) -> tuple:
 def symbolic_bodies(model) -> list[SymBody]:
     """The model's bodies as :class:`SymBody` records (SymEngine entries), validated.
 
-    Revolute, prismatic, helical and fixed joints are derived symbolically; free and spherical
-    joints (quaternion coordinates) and planar joints are refused with a message naming the body
-    and what to build instead.
+    Revolute, prismatic, helical and fixed joints are derived symbolically; a joint whose table
+    row gives a ``chain`` of them (cylindrical: revolute then prismatic on one axis) becomes that
+    chain through massless bodies, the last one carrying the body.  Free and spherical joints
+    (quaternion coordinates) and planar joints are refused with a message naming the body and what
+    to build instead.
     """
     parent = np.asarray(model.parent)
     jtype = np.asarray(model.jtype)
     v_start = np.asarray(model.v_start)
-    out = []
+    out, record = [], []  # record[i]: index in out of model body i (the last of its chain)
     for i in range(len(parent)):
         nm = f"body {i} ({_body_name(model, i)!r})"
         try:
@@ -101,15 +103,25 @@ def symbolic_bodies(model) -> list[SymBody]:
         if not -1 <= p < i:
             raise ValueError(f"{nm}: parent {p} must be −1 or an earlier body")
         row = lambda k: sympy_array(getattr(model, k)[i]).tolist()  # noqa: E731
-        out.append(SymBody(
-            name=_body_name(model, i), parent=p, kind=_KIND[jt], dof=int(v_start[i]) if jt != JointType.FIXED else -1,
-            axis=C.vec3(sympy_array(model.jaxis[i]), f"{nm}: jaxis"),
-            pitch=C.to_se(sympy_entry(model.jpitch[i])),
-            A_PJ=C.mat3(row("tree_rotation"), f"{nm}: tree_rotation"),
-            t_PJ=C.vec3(sympy_array(model.tree_translation[i]), f"{nm}: tree_translation"),
-            mass=C.to_se(sympy_entry(model.mass[i])),
-            com=C.vec3(sympy_array(model.com[i]), f"{nm}: com"),
-            inertia_com=C.mat3(row("inertia_com"), f"{nm}: inertia_com")))
+        chain = spec(jt).chain
+        if chain is None:
+            raise ValueError(f"{nm}: joint type {jt.name} is not supported symbolically")
+        axis = C.vec3(sympy_array(model.jaxis[i]), f"{nm}: jaxis")
+        pitch = C.to_se(sympy_entry(model.jpitch[i]))
+        A_PJ, t_PJ = C.mat3(row("tree_rotation"), f"{nm}: tree_rotation"), C.vec3(sympy_array(model.tree_translation[i]), f"{nm}: tree_translation")
+        for j, kind in enumerate(chain):  # all but the last: massless, on the joint frame
+            last = j == len(chain) - 1
+            out.append(SymBody(
+                name=_body_name(model, i) if last else f"{_body_name(model, i)}:{kind}", kind=_KIND[kind],
+                parent=(record[p] if p >= 0 else -1) if j == 0 else len(out) - 1,
+                dof=int(v_start[i]) + j if kind != "fixed" else -1, axis=axis, pitch=pitch,
+                A_PJ=A_PJ if j == 0 else C.mat3([[1, 0, 0], [0, 1, 0], [0, 0, 1]], nm),
+                t_PJ=t_PJ if j == 0 else C.vec3(sp.Matrix([0, 0, 0]), nm),
+                mass=C.to_se(sympy_entry(model.mass[i])) if last else C.ZERO,
+                com=C.vec3(sympy_array(model.com[i]), f"{nm}: com") if last else C.vec3(sp.Matrix([0, 0, 0]), nm),
+                inertia_com=C.mat3(row("inertia_com"), f"{nm}: inertia_com") if last
+                else C.mat3([[0, 0, 0], [0, 0, 0], [0, 0, 0]], nm)))
+        record.append(len(out) - 1)
     return out
 
 

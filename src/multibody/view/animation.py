@@ -404,7 +404,9 @@ def _template() -> str:
 
 
 def _viewer_js() -> str:
-    return resources.files(__package__).joinpath("viewer.js").read_text(encoding="utf-8")
+    from ..model.joints import js_constants  # the joint constants come from the one joint table
+    js = resources.files(__package__).joinpath("viewer.js").read_text(encoding="utf-8")
+    return js.replace("/*{{JOINT_POSE}}*/", js_constants())
 
 
 def _mesh_positions(mm):

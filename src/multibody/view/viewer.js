@@ -58,30 +58,36 @@
   }
 
   // ---------- forward kinematics (the same jcalc as multibody's kernels) --------------------------
-  const FIXED = 0, REVOLUTE = 1, PRISMATIC = 2, HELICAL = 3, SPHERICAL = 4, FREE = 5, PLANAR = 6;
-  function jointPose(i, q) {  // pose of body i in its joint frame: [R_JB (row-major), p_JB]
-    const a = M.axis[i], qs = M.q_start[i], jt = M.jtype[i];
-    if (jt === REVOLUTE || jt === HELICAL) {
-      const th = q[qs], c = Math.cos(th), s = Math.sin(th), t = 1 - c, d = jt === HELICAL ? M.pitch[i] * th : 0;
-      return [[c + a[0] * a[0] * t, a[0] * a[1] * t - a[2] * s, a[0] * a[2] * t + a[1] * s,
-               a[1] * a[0] * t + a[2] * s, c + a[1] * a[1] * t, a[1] * a[2] * t - a[0] * s,
-               a[2] * a[0] * t - a[1] * s, a[2] * a[1] * t + a[0] * s, c + a[2] * a[2] * t], scl(a, d)];
+  /*{{JOINT_POSE}}*/  // generated: per joint type code, its pose steps (multibody.model.joints.JOINTS)
+  function turn(a, th) {  // Rodrigues: rotation by th about the unit axis a, row-major
+    const c = Math.cos(th), s = Math.sin(th), t = 1 - c;
+    return [c + a[0] * a[0] * t, a[0] * a[1] * t - a[2] * s, a[0] * a[2] * t + a[1] * s,
+            a[1] * a[0] * t + a[2] * s, c + a[1] * a[1] * t, a[1] * a[2] * t - a[0] * s,
+            a[2] * a[0] * t - a[1] * s, a[2] * a[1] * t + a[0] * s, c + a[2] * a[2] * t];
+  }
+  function quatRot(w, x, y, z) {  // rotation of the quaternion [w, x, y, z], normalised
+    const n = Math.hypot(w, x, y, z) || 1; w /= n; x /= n; y /= n; z /= n;
+    return [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)];
+  }
+  function jointPose(i, q) {  // pose of body i in its joint frame: [R_JB (row-major), p_JB], step by step
+    const a = M.axis[i], qs = M.q_start[i];
+    let R = [1, 0, 0, 0, 1, 0, 0, 0, 1], p = [0, 0, 0];
+    for (const [op, k] of JOINT_POSE[M.jtype[i]]) {
+      const x = q[qs + k];
+      let Rs = null, ps = null;
+      if (op === "rot") Rs = turn(a, x);
+      else if (op === "rotz") Rs = turn([0, 0, 1], x);
+      else if (op === "quat") Rs = quatRot(x, q[qs + k + 1], q[qs + k + 2], q[qs + k + 3]);
+      else if (op === "slide") ps = scl(a, x);
+      else if (op === "screw") ps = scl(a, M.pitch[i] * x);
+      else if (op === "xyz") ps = [x, q[qs + k + 1], q[qs + k + 2]];
+      else if (op === "xy") ps = [x, q[qs + k + 1], 0];
+      if (ps) p = add(p, mv3(R, ps));
+      if (Rs) R = mul3(R, Rs);
     }
-    if (jt === PRISMATIC) return [[1, 0, 0, 0, 1, 0, 0, 0, 1], scl(a, q[qs])];
-    if (jt === SPHERICAL || jt === FREE) {
-      const o = jt === FREE ? qs + 3 : qs;
-      let w = q[o], x = q[o + 1], y = q[o + 2], z = q[o + 3];
-      const n = Math.hypot(w, x, y, z) || 1; w /= n; x /= n; y /= n; z /= n;
-      const p = jt === FREE ? [q[qs], q[qs + 1], q[qs + 2]] : [0, 0, 0];
-      return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-               2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-               2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], p];
-    }
-    if (jt === PLANAR) {
-      const c = Math.cos(q[qs + 2]), s = Math.sin(q[qs + 2]);
-      return [[c, -s, 0, s, c, 0, 0, 0, 1], [q[qs], q[qs + 1], 0]];
-    }
-    return [[1, 0, 0, 0, 1, 0, 0, 0, 1], [0, 0, 0]];
+    return [R, p];
   }
   function bodyPoses(q) {  // world poses {R: A_IB row-major, p: I_r_OB} of every body
     const out = [];
