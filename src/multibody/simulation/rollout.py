@@ -37,12 +37,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core import _core
+from .integrators import CODES
 from .controllers import PD, TorqueTable
 
 #: False sends every run through the Python loop (the tests compare the two paths).
 USE_COMPILED = True
 
-INTEGRATOR_CODES = {"euler": 0, "semi_implicit": 1, "rk4": 2}
+INTEGRATOR_CODES = CODES   # rollout.c's table (integrators.py)
 STOP_MODES = {None: 0, "soft": 1, "hard": 2}
 #: info code of a run handed back to the Python loop before a step that crosses a hard stop
 HANDED_BACK = -2
