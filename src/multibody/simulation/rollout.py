@@ -37,13 +37,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core import _core
-from .integrators import CODES
 from .controllers import PD, TorqueTable
 
 #: False sends every run through the Python loop (the tests compare the two paths).
 USE_COMPILED = True
 
-INTEGRATOR_CODES = CODES   # rollout.c's table (integrators.py)
+#: the compiled loop's integrator codes: row i of rollout.c's stepper table (integrators.CODES)
+INTEGRATOR_CODES = {row[0]: code for code, row in enumerate(_core.steppers())}
 STOP_MODES = {None: 0, "soft": 1, "hard": 2}
 #: info code of a run handed back to the Python loop before a step that crosses a hard stop
 HANDED_BACK = -2
