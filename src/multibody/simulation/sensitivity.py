@@ -287,7 +287,8 @@ def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=None):
 
 def _step(integrator, space, G, t, y, Z, h):
     """One fixed step of the state (the operations of ``integrators.STEPPERS``) and of Z: the Python
-    stepper of :class:`SensitivityFlow` (semi-implicit runs, joints resting on stops, the reference loop)."""
+    stepper of :class:`SensitivityFlow` (semi-implicit runs, joints resting on stops, the reference loop).
+    A tableau row steps [y, vec Z] with its reference stepper, Z as the compiled loop's extra states."""
     adv = space.advance
     if getattr(STEPPERS[integrator], "tableau", None):   # a tableau row: Z as the compiled loop's z
         n = space.n
@@ -369,9 +370,11 @@ class SensitivityFlow:
     In the compiled loop (``core/rollout.c``) vec Z rides as extra states after [q, v, z]: the plan's
     contact callback (:meth:`rates`, once a stage at the stage's state) returns the contact law's
     forces and ż (zeros without contact; ``GroundContact`` is then evaluated here, not in C) and
-    Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then RK4's
-    on Z with A at the state's stage states (on a group: CF4's), as :func:`_step`.  Semi-implicit runs
-    step in Python with :func:`_step` (their η rows take the new δv, which the compiled loop's z cannot);
+    Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then the
+    run's method's on Z with A at the state's stage states (RK4's, on a group CF4's; a tableau row of
+    ``integrators.TABLE``, e.g. rk3, its tableau's: no code of its own here), as :func:`_step`.  Rows
+    flagged ``Z_IN_PYTHON`` (semi_implicit) step in Python with :func:`_step` (their η rows take the
+    new δv, which the compiled loop's z cannot);
     a sampled controller's runs take one compiled step at a time (Ψ = ∂τ/∂x · Z is updated at each
     sample time, in :meth:`sample`), and so does the step after an event (the time-rate term below).
 
