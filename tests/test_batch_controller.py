@@ -12,12 +12,13 @@ import multibody as mb
 from multibody.core import _core
 from multibody.simulation import rollout
 from multibody.simulation.batch import _called_plan
+from multibody.simulation.integrators import FIXED_STEP
 from multibody.simulation.system import System
 
 import reference_loops
 from test_rollout import _lane_kinds as lane_kinds
 
-INTEGRATORS = ["euler", "semi_implicit", "rk4"]
+INTEGRATORS = list(FIXED_STEP)   # every row of rollout.c's stepper table
 
 
 def reference(model, Q0, QD0, t_final, controller, dt=1e-3, integrator="rk4", record_every=1, f_ext=None):
@@ -94,10 +95,12 @@ def test_the_controller_is_called_once_a_stage_with_every_run(integrator):
     c, r = CountingController(), CountingController()
     a = mb.simulate_batch(m, Q0, np.zeros((60, 2)), 0.05, integrator=integrator, controller=c)
     assert_identical(a, reference(m, Q0, np.zeros((60, 2)), 0.05, r, integrator=integrator))
-    stages = 4 if integrator == "rk4" else 1
+    stages = {row[0]: row[2] for row in _core.steppers()}[integrator]   # (rollout.c's table)
     assert len(c.calls) == 50 * stages + 1 and {rows for _t, rows in c.calls} == {60}
     assert c.calls == r.calls
-    assert c.calls[:stages] == ([(0.0, 60), (0.0005, 60), (0.0005, 60), (0.001, 60)] if stages == 4 else [(0.0, 60)])
+    row = {row[0]: row for row in _core.steppers()}[integrator]
+    nodes = row[7] if row[7] is not None else ((0.0, 0.5, 0.5, 1.0) if stages == 4 else (0.0,))   # the stages' c_i
+    assert c.calls[:stages] == [(0.0 + ci * 1e-3, 60) for ci in nodes]
 
 
 def hang_or_blow_up():

@@ -78,6 +78,9 @@ static PyMethodDef methods[] = {
      "rollout(cmodel, integrator, Q0, QD0, t_final, dt, record_every, keep_last, period, kp, kd, times, q_ref, "
      "qd_ref, tau_ff, f_ext, damping, T, Q, QD, QDD, TAU, info): whole fixed-step runs into the "
      "given arrays"},
+    {"steppers", py_steppers, METH_NOARGS,
+     "steppers() -> ((name, order, stages, stable_decay, flags, a, b, c, source), ...): the fixed-step methods "
+     "of the compiled loop, row i for integrator code i (rollout.c's mb_steppers)"},
     {"ltdl_kernel", (PyCFunction)(void (*)(void))py_ltdl_kernel, METH_FASTCALL,
      "ltdl_kernel(H, lam, L, d, info): LTDL of each H[b] into L, d; info[b] = failing pivot or -1"},
     {"ltl_kernel", (PyCFunction)(void (*)(void))py_ltl_kernel, METH_FASTCALL,

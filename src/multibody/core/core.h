@@ -148,7 +148,29 @@ int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double 
 
 #ifndef MB_LANE_BUILD
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
-enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };
+enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };  /* the steppers with their own stage code */
+/* The fixed-step methods, one row each (rollout.c's mb_steppers, indexed by the integrator code).  A row
+ * with a Butcher tableau (a: stages × stages, row-major, strictly lower; b, c: stages) is stepped by
+ * rollout.c's one explicit Runge–Kutta stepper, in Crouch–Grossman form on joint groups; a row without
+ * one by its own stage code (euler, semi_implicit, rk4: switch on the code).  Python reads the table
+ * (core._core.steppers()): the names simulate accepts, the Python reference steppers, the damping
+ * bound and the flags below. */
+enum { MB_STEP_IMPLICIT_DAMPING = 1,  /* FD runs with (M + dt·D): joint damping implicit            */
+       MB_STEP_Z_IN_PYTHON = 2,       /* sensitivities step Z in Python: its rows need more than the
+                                       * loop's z + c·ż (semi_implicit: η takes the new δv)            */
+       MB_STEP_SYMPLECTIC = 4 };      /* symplectic for separable Hamiltonians (q̈ independent of q̇)  */
+enum { MB_MAX_STAGES = 4 };           /* the loop's tangents k₁ … k₄                                 */
+typedef struct mb_stepper {
+    const char *name;       /* simulate's integrator name                                               */
+    int order;              /* order of convergence (on vector spaces and on the joint groups)          */
+    int stages;             /* right-hand sides per step (≤ MB_MAX_STAGES)                              */
+    double stable_decay;    /* B: a step of h follows v̇ = −λ v (λ > 0) while λ h < B (limits.py)       */
+    int flags;              /* MB_STEP_*                                                                */
+    const double *a, *b, *c; /* explicit tableau, or NULL: the row's own stage code                    */
+    const char *source;     /* where the method is written down                                         */
+} mb_stepper;
+extern const mb_stepper mb_steppers[];
+extern const int mb_n_steppers;
 enum { MB_CONTROL_NONE = 0, MB_CONTROL_PD = 1, MB_CONTROL_CALL = 2, MB_CONTROL_BATCH = 3 };
 /* A function of the caller's (a Python callable, py_rollout.c) evaluated at a state: `what` is
  * MB_CALL_CONTROL (out: τ, nv) or MB_CALL_FORCES (out: f_ext, nb × 6); MB_OK or MB_CALLBACK_FAILED. */
@@ -186,7 +208,7 @@ typedef struct mb_control {
 } mb_control;
 
 typedef struct mb_rollout {
-    int integrator;         /* MB_EULER, MB_SEMI_IMPLICIT, MB_RK4                                        */
+    int integrator;         /* row of mb_steppers (MB_EULER, MB_SEMI_IMPLICIT, MB_RK4, …)                */
     double t_final, dt;     /* run [0, t_final] on the grid k·dt (last step ends at t_final)             */
     long record_every;      /* keep every k-th grid sample (and the final one)                           */
     long capacity;          /* rows of the output arrays                                                 */

@@ -235,6 +235,7 @@ MB_ENTRY(py_ltl_kernel);
 MB_ENTRY(py_mpy_kernel);
 MB_ENTRY(py_solve_ltdl_kernel);
 MB_ENTRY(py_rollout);
+PyObject *py_steppers(PyObject *self, PyObject *unused);  /* py_rollout.c: the fixed-step methods' table */
 MB_ENTRY(py_ground_contact);
 MB_ENTRY(py_kkt_solve);
 MB_ENTRY(py_fdgq_solve);

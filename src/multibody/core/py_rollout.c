@@ -416,7 +416,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     mb_rollout r = {0};
     long integrator, record_every, keep_last, gravity, stop_mode;
     double period;
-    if (!get_long(SETTING("integrator"), "integrator", MB_EULER, MB_RK4, &integrator) ||
+    if (!get_long(SETTING("integrator"), "integrator", 0, mb_n_steppers - 1, &integrator) ||
         !get_double(SETTING("t0"), "t0", 0.0, 1, &r.t0) ||
         !get_double(SETTING("t_final"), "t_final", 0.0, 1, &r.t_final) || !get_double(SETTING("dt"), "dt", 0.0, 0, &r.dt) ||
         !get_long(SETTING("record_every"), "record_every", 1, LONG_MAX, &record_every) ||
@@ -744,3 +744,38 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
 
 /* The public entry points: each runs its _entry with a hold for the arrays the gate makes. */
 GATED_ENTRY(py_rollout, rollout_entry)
+
+/* steppers() -> tuple of (name, order, stages, stable_decay, flags, a, b, c, source): rollout.c's table of
+ * fixed-step methods, row i for integrator code i; a, b, c tuples of floats (a row-major, stages²) or None. */
+static PyObject *floats(const double *x, int count)
+{
+    if (!x)
+        Py_RETURN_NONE;
+    PyObject *t = PyTuple_New(count);
+    for (int i = 0; t && i < count; i++) {
+        PyObject *f = PyFloat_FromDouble(x[i]);
+        if (!f) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, f);
+    }
+    return t;
+}
+
+PyObject *py_steppers(PyObject *self, PyObject *unused)
+{
+    PyObject *rows = PyTuple_New(mb_n_steppers);
+    for (int i = 0; rows && i < mb_n_steppers; i++) {
+        const mb_stepper *s = &mb_steppers[i];
+        PyObject *row = Py_BuildValue("(siidiNNNs)", s->name, s->order, s->stages, s->stable_decay, s->flags,
+                                      floats(s->a, s->stages * s->stages), floats(s->b, s->stages),
+                                      floats(s->c, s->stages), s->source);
+        if (!row) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(rows, i, row);
+    }
+    return rows;
+}

@@ -36,6 +36,14 @@
  *                  with quaternion or planar joints the commutator-free 4th-order Lie-group
  *                  method "CF4" of Celledoni, Marthinsen & Owren (2003), which is classical RK4
  *                  on vector spaces and keeps order 4 on SO(3)/SE(3).
+ *   rk3            Crouch & Grossman's (1993) third-order method: an explicit Runge–Kutta method
+ *                  (Butcher tableau) on vector spaces, and of order 3 on the joint groups too, its
+ *                  stages composed exponentials y ⊕ h a₁k₁ ⊕ h a₂k₂ (tableau_step).
+ *
+ * The methods are the rows of one table, mb_steppers (below, core.h's mb_stepper): a row with a Butcher
+ * tableau needs no code of its own (tableau_step takes its steps, Python its reference steps from the
+ * same numbers, integrators.py); the three older rows keep their own stage code, dispatched by a
+ * switch on the row's code, operation for operation as before.
  *
  * q ⊕ v·h is mb_integrate (kinematics.c): exact exponential maps, so quaternion norms stay 1.
  * The controllers (multibody.simulation.controllers.PD, also as a torque table with kp = kd = 0):
@@ -80,6 +88,30 @@
 #include <string.h>
 
 #include "core.h"
+
+/* Crouch & Grossman (1993), "Numerical integration of ordinary differential equations on manifolds",
+ * J. Nonlinear Sci. 3, 1–33 (Hairer, Lubich & Wanner, Geometric Numerical Integration, §IV.8.1): the
+ * three-stage method of order 3 on Lie groups.  Chosen over a Störmer–Verlet for the table's first new
+ * row: a multibody q̈ depends on q̇ (Coriolis, damping, a PD), where the explicit velocity Verlet is
+ * neither symplectic nor of order 2, and one tableau for the whole state makes the sensitivities' Z
+ * (riding as the loop's extra states) the exact derivative of the computed step on vector spaces
+ * ("internal differentiation", as sensitivity.py says for rk4) with no code of their own. */
+static const double CG3_A[] = {0.0, 0.0, 0.0, 3.0 / 4.0, 0.0, 0.0, 119.0 / 216.0, 17.0 / 108.0, 0.0};
+static const double CG3_B[] = {13.0 / 51.0, -2.0 / 3.0, 24.0 / 17.0};
+static const double CG3_C[] = {0.0, 3.0 / 4.0, 17.0 / 24.0};
+
+/* The fixed-step methods (core.h's mb_stepper), indexed by the integrator code.  stable_decay: the
+ * stability polynomial's real-axis bound (|R(−B)| = 1; limits.py's damping check). */
+const mb_stepper mb_steppers[] = {
+    {"euler", 1, 1, 2.0, 0, NULL, NULL, NULL, "OpenDE report eq. 5.15"},
+    {"semi_implicit", 1, 1, 2.0, MB_STEP_IMPLICIT_DAMPING | MB_STEP_Z_IN_PYTHON | MB_STEP_SYMPLECTIC, NULL, NULL, NULL,
+     "symplectic Euler (Hairer, Lubich & Wanner, GNI §VI.3); damping implicit as MuJoCo's Euler"},
+    {"rk4", 4, 4, 2.785, 0, NULL, NULL, NULL,
+     "classical Runge–Kutta (OpenDE report eq. 5.17); CF4 of Celledoni, Marthinsen & Owren (2003) on groups"},
+    {"rk3", 3, 3, 2.5127453266183286, 0, CG3_A, CG3_B, CG3_C,
+     "Crouch & Grossman (1993); Hairer, Lubich & Wanner, GNI §IV.8.1"},
+};
+const int mb_n_steppers = (int)(sizeof mb_steppers / sizeof mb_steppers[0]);
 
 /* Outcome of one right-hand-side evaluation: 0, STAGE_NON_FINITE, or a status code (> 0). */
 enum { STAGE_NON_FINITE = -1 };
@@ -680,6 +712,69 @@ static inline __attribute__((always_inline)) void stage_state(group *g, double c
     }
 }
 
+/* out = y + h·Σⱼ coef[j]·k_j (j < terms, zero coefficients skipped, summed left to right) of run l; on
+ * joint groups y ⊕ h coef[0] k₀ ⊕ h coef[1] k₁ ⊕ … (Crouch–Grossman), through the scratch states
+ * s0, s1 (neither is out).  integrators.py's tableau stepper does the same operations. */
+static void tableau_state(group *g, int l, const double *coef, int terms, double *const *k, double h,
+                          const double *y, double *out, double *s0, double *s1)
+{
+    const mb_model *m = g->m;
+    const int nq = m->nq, nv = m->nv, nz = g->nz, n = nq + nv + nz, nk = 2 * nv + nz;
+    if (g->vector) {  /* n = nk */
+        double *restrict K = part(g->w.K, l, nk);
+        int first = 1;
+        for (int j = 0; j < terms; j++) {
+            if (coef[j] == 0.0)
+                continue;
+            const double *restrict kj = part(k[j], l, nk);
+            for (int i = 0; i < nk; i++)
+                K[i] = first ? coef[j] * kj[i] : K[i] + coef[j] * kj[i];
+            first = 0;
+        }
+        if (first)
+            memcpy(out, y, sizeof(double) * n);
+        else
+            for (int i = 0; i < n; i++)
+                out[i] = y[i] + h * K[i];
+        return;
+    }
+    int left = 0;
+    for (int j = 0; j < terms; j++)
+        left += coef[j] != 0.0;
+    const double *from = y;
+    if (!left)
+        memcpy(out, y, sizeof(double) * n);
+    for (int j = 0; j < terms; j++) {
+        if (coef[j] == 0.0)
+            continue;
+        double *to = --left == 0 ? out : from == s0 ? s1 : s0;
+        advance(m, 0, nz, from, part(k[j], l, nk), coef[j] * h, to);
+        from = to;
+    }
+}
+
+/* One step of an explicit Runge–Kutta row of mb_steppers (its tableau; k₁ is taken): stage i at
+ * y + h Σⱼ a_ij k_j and t + c_i h, then y₁ = y + h Σⱼ b_j k_j (on groups the exponentials composed).
+ * Not inlined: inside step() it cost the older rows 8 instructions a step (callgrind), outside it 3. */
+__attribute__((noinline)) static void tableau_step(group *g, const mb_stepper *s, double t, double h)
+{
+    workspace *w = &g->w;
+    const mb_model *m = g->m;
+    const int n = m->nq + m->nv + g->nz, S = s->stages;
+    double *const k[MB_MAX_STAGES] = {w->k1, w->k2, w->k3, w->k4};
+    for (int i = 1; i <= S; i++) {
+        const int last = i == S;
+        const double *coef = last ? s->b : s->a + (long)i * S;
+        double *out = last ? w->y1 : w->ys, *s1 = last ? w->ys : w->y1;  /* (y₁ is free until the last) */
+        for (int l = 0; l < g->L; l++)
+            if (busy(g, l))
+                tableau_state(g, l, coef, i, k, h, part(w->y, l, n), part(out, l, n), part(w->y2, l, n),
+                              part(s1, l, n));
+        if (!last)
+            rhs(g, t + s->c[i] * h, w->ys, k[i], w->tau_stage, 0);
+    }
+}
+
 /* One step from (t, y) of size h into y1 for every active run; k1 and τ hold the first stage.  The
  * stages are those of one run, run by run, with each stage's right-hand sides evaluated together. */
 static void step(group *g, double t, double h)
@@ -692,7 +787,7 @@ static void step(group *g, double t, double h)
 #define Y(a, l) part(w->a, l, n)
 #define T(a, l) part(w->a, l, nk)
     rhs(g, t, w->y, w->k1, w->tau, 1);
-    switch (g->r->integrator) {
+    switch (g->r->integrator) {  /* the rows with their own stage code, then the tableaus' */
     case MB_EULER:
         EACH(l) advance(m, vector, nz, Y(y, l), T(k1, l), h, Y(y1, l));
         break;
@@ -707,7 +802,7 @@ static void step(group *g, double t, double h)
             advance(m, vector, nz, y, K, h, Y(y1, l));
         }
         break;
-    default:  /* MB_RK4 */
+    case MB_RK4:
         if (vector) {
             stage_state(g, 0.5 * h, w->k1);
             rhs(g, t + 0.5 * h, w->ys, w->k2, w->tau_stage, 0);
@@ -747,6 +842,9 @@ static void step(group *g, double t, double h)
                 K[k] = -k1[k] / 12.0 + (k2[k] + k3[k]) / 6.0 + 0.25 * k4[k];
             advance(m, vector, nz, Y(ys, l), K, h, Y(y1, l));
         }
+        break;
+    default:  /* a row with a Butcher tableau (mb_steppers): the one explicit Runge–Kutta stepper */
+        tableau_step(g, &mb_steppers[g->r->integrator], t, h);
     }
     EACH(l) if (!finite_all(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
 #undef EACH

@@ -4,7 +4,7 @@ The equations integrated are q̈ = FD(q, q̇, τ, f_ext) — spatial_v2's ``FDab
 ``constraints`` object's constrained accelerations (TMT eq. 6 / spatial_v2 ``FDgq``) — with
 τ = controller(t, q, q̇) − damping ⊙ q̇ and f_ext = the user's forces plus the ``contact`` object's.
 
-Fixed-step runs (``euler``, ``semi_implicit``, ``rk4``) step on the grid t_k = k·dt (the last step
+Fixed-step runs (``euler``, ``semi_implicit``, ``rk4``, ``rk3``: ``integrators.FIXED_STEP``) step on the grid t_k = k·dt (the last step
 ends exactly at t_final).  Adaptive runs (``rk45``, ``dop853``, ``radau``, ``lsoda``, ``rk23``,
 ``bdf``) use the solvers behind SciPy's ``solve_ivp`` step by step, with this module's event
 location on their dense output; samples are taken on the same grid k·dt·record_every.
@@ -38,7 +38,7 @@ from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
-from .integrators import ADAPTIVE, FIXED_STEP, STEPPERS, StateSpace, next_step_end
+from .integrators import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, STEPPERS, StateSpace, next_step_end
 from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 
@@ -130,7 +130,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     ----------
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
     integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
-        joint damping implicit, as MuJoCo's Euler: stable for any damping) — fixed step; ``"rk45"``,
+        joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
+        order 3) — fixed step (``integrators.FIXED_STEP``, rollout.c's table); ``"rk45"``,
         ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
         tolerances ``rtol``/``atol``, defaults 1e-9/1e-12).  A fixed step refuses damping it cannot
         follow and smooths a light joint's friction no stiffer than it can follow
@@ -185,7 +186,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)
-    if integrator == "semi_implicit":   # its damping implicit (integrators.py)
+    if integrator in FIXED_STEP and FLAGS[integrator] & IMPLICIT_DAMPING:   # semi_implicit (integrators.py)
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)

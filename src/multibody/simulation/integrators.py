@@ -14,6 +14,25 @@ the steppers reduce to the textbook formulas.
 * ``rk4``            classical Runge–Kutta; with quaternion joints the commutator-free
                      4th-order Lie-group method of Celledoni, Marthinsen & Owren (2003, "CF4"),
                      which is classical RK4 on vector spaces and keeps order 4 on SO(3)/SE(3).
+* ``rk3``            Crouch & Grossman's (1993) third-order method (Hairer, Lubich & Wanner, *Geometric
+                     Numerical Integration*, §IV.8.1): an explicit Runge–Kutta tableau on vector
+                     spaces, its stages composed exponentials y ⊕ h a₁k₁ ⊕ h a₂k₂ ⊕ … on the joint
+                     groups, where it keeps order 3.  It is the table's row with no code of its own
+                     (:func:`tableau_stepper`): picked over a Störmer–Verlet because a multibody q̈
+                     depends on q̇ (Coriolis, damping, PD), where the explicit velocity Verlet is neither
+                     symplectic nor of second order, and because one tableau for the whole state makes the
+                     sensitivities riding in the compiled loop the exact derivative of the computed step.
+
+**One table.**  The methods are the rows of ``core/rollout.c``'s ``mb_steppers`` (read here through
+``_core.steppers()``): name, order, stages, the damping bound B of ``limits.py``, flags and, for an
+explicit Runge–Kutta method, its Butcher tableau.  A row with a tableau is stepped by the compiled
+loop's one tableau stepper and here by :func:`tableau_stepper` from the same numbers; adding such a
+method is one row in ``rollout.c``.  The older three keep their own stage code on both sides.
+
+>>> FIXED_STEP
+('euler', 'semi_implicit', 'rk4', 'rk3')
+>>> ORDER["rk3"], STEPPERS["rk3"].tableau[1], STEPPERS["rk3"].tableau[2]
+(3, (0.2549019607843137, -0.6666666666666666, 1.411764705882353), (0.0, 0.75, 0.7083333333333334))
 
 Each stepper is ``step(f, t, y, h) -> (y₁, k₁)`` with ``f(t, y) -> (K, info)`` the tangent
 derivative ``K = [v, a, ż]`` (length 2·nv + nz); ``k₁`` is f at the step's start, which the
@@ -27,10 +46,20 @@ import math
 
 import numpy as np
 
+from ..core import _core
 from ..model.configuration import integrate
 from ..model.joints import JointType, spec
 
-FIXED_STEP = ("euler", "semi_implicit", "rk4")
+#: rollout.c's table: (name, order, stages, stable_decay, flags, a, b, c, source), row i = code i
+TABLE = _core.steppers()
+IMPLICIT_DAMPING, Z_IN_PYTHON, SYMPLECTIC = 1, 2, 4   # core.h's MB_STEP_* flags
+FIXED_STEP = tuple(row[0] for row in TABLE)
+#: the compiled loop's integrator codes
+CODES = {row[0]: code for code, row in enumerate(TABLE)}
+ORDER = {row[0]: row[1] for row in TABLE}
+#: B: a step of h follows the decay v̇ = −λ v while λ·h < B (limits.py)
+STABLE_DECAY = {row[0]: row[3] for row in TABLE}
+FLAGS = {row[0]: row[4] for row in TABLE}
 ADAPTIVE = {"rk45": "RK45", "dop853": "DOP853", "radau": "Radau", "lsoda": "LSODA", "rk23": "RK23",
             "bdf": "BDF"}
 
@@ -156,4 +185,48 @@ def step_rk4(space, f, t, y, h):
     return adv(adv(y, first, h), second, h), (k1, info)
 
 
-STEPPERS = {"euler": step_euler, "semi_implicit": step_semi_implicit, "rk4": step_rk4}
+def _combine(space, y, coef, ks, h):
+    """y + h·Σⱼ coef[j]·k_j (zero coefficients skipped, summed left to right); on joint groups
+    y ⊕ h coef₀ k₀ ⊕ h coef₁ k₁ ⊕ … — rollout.c's tableau_state, the same operations."""
+    terms = [(c, k) for c, k in zip(coef, ks) if c != 0.0]
+    if not terms:
+        return y.copy()
+    if space.vector:
+        acc = terms[0][0] * terms[0][1]
+        for c, k in terms[1:]:
+            acc = acc + c * k
+        return y + h * acc
+    for c, k in terms:
+        y = space.advance(y, k, c * h)
+    return y
+
+
+def tableau_stepper(a, b, c):
+    """The stepper of an explicit Runge–Kutta tableau (a row-major, s × s): stage i at
+    y + h Σⱼ a_ij k_j and t + c_i h, y₁ = y + h Σⱼ b_j k_j; on joint groups the Crouch–Grossman form
+    (Hairer, Lubich & Wanner, GNI §IV.8.1), the terms composed as exponentials in order.
+
+    >>> import numpy as np, multibody as mb
+    >>> space = StateSpace(mb.models.double_pendulum())
+    >>> heun = tableau_stepper((0.0, 0.0, 1.0, 0.0), (0.5, 0.5), (0.0, 1.0))
+    >>> f = lambda t, y: (np.r_[y[2:], -y[:2]], None)             # two unit oscillators
+    >>> y1, _ = heun(space, f, 0.0, np.array([1.0, 0.0, 0.0, 1.0]), 0.1)
+    >>> y1.round(6).tolist()
+    [0.995, 0.1, -0.1, 0.995]
+    """
+    s = len(b)
+    rows = [tuple(a[i * s:i * s + i]) for i in range(s)]
+
+    def step(space, f, t, y, h):
+        k1, info = f(t, y)
+        ks = [k1]
+        for i in range(1, s):
+            ks.append(f(t + c[i] * h, _combine(space, y, rows[i], ks, h))[0])
+        return _combine(space, y, b, ks, h), (k1, info)
+    step.tableau = (tuple(a), tuple(b), tuple(c))
+    return step
+
+
+_OWN = {"euler": step_euler, "semi_implicit": step_semi_implicit, "rk4": step_rk4}
+#: the Python reference steppers, one per row of the table
+STEPPERS = {row[0]: _OWN[row[0]] if row[5] is None else tableau_stepper(*row[5:8]) for row in TABLE}

@@ -63,6 +63,7 @@ from ..dynamics.handc import hand_c
 from ..model.model import enforced_position_limits
 from .events import Event
 from .impact import impact_map
+from .integrators import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY
 
 #: s, the soft stop's time constant (MuJoCo's default solref timeconst)
 SOFT_LIMIT_TIME = 0.02
@@ -71,7 +72,6 @@ FRICTION_VELOCITY = 0.01
 #: the share of a fixed step's stable decay rate (λ dt) the smoothed friction's damper f / v_s may take
 FRICTION_STEP = 0.5
 #: λ dt of a velocity decay v̇ = −λ v beyond which a fixed step grows it (RK4: 2.785; Euler's: 2)
-STABLE_DECAY = {"euler": 2.0, "semi_implicit": 2.0, "rk4": 2.785}
 #: an effective joint inertia below this share of the heaviest joint's is a link without mass (a file's
 #: placeholder 1e-18 kg·m²): the refusal of its damping says so
 MASSLESS = 1e-9
@@ -359,7 +359,7 @@ def step_friction_velocity(model, damping, friction, friction_velocity, dt, inte
     from ..dynamics.derivatives import minv
     inverse_inertia = minv(model, model.neutral())
     bound = STABLE_DECAY[integrator]
-    explicit = damping is not None and integrator != "semi_implicit"   # (semi_implicit's damping is implicit)
+    explicit = damping is not None and not FLAGS[integrator] & IMPLICIT_DAMPING   # (semi_implicit's is implicit)
     c = np.asarray(damping, float) if explicit else np.zeros(model.nv)
     decay, k = _fastest_decay(inverse_inertia, c)
     if decay * dt > 0.8 * bound:

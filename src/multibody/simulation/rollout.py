@@ -42,7 +42,8 @@ from .controllers import PD, TorqueTable
 #: False sends every run through the Python loop (the tests compare the two paths).
 USE_COMPILED = True
 
-INTEGRATOR_CODES = {"euler": 0, "semi_implicit": 1, "rk4": 2}
+#: the compiled loop's integrator codes: row i of rollout.c's stepper table (integrators.CODES)
+INTEGRATOR_CODES = {row[0]: code for code, row in enumerate(_core.steppers())}
 STOP_MODES = {None: 0, "soft": 1, "hard": 2}
 #: info code of a run handed back to the Python loop before a step that crosses a hard stop
 HANDED_BACK = -2

@@ -75,7 +75,7 @@ from ..errors import SimulationError
 from ..model.configuration import difference
 from ..model.joints import JointType
 from .adaptive import adaptive_loop
-from .integrators import ADAPTIVE, STEPPERS, StateSpace
+from .integrators import ADAPTIVE, FLAGS, STEPPERS, Z_IN_PYTHON, StateSpace
 from .limits import smoothed_friction
 from .system import _NonFinite
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -287,8 +287,14 @@ def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=None):
 
 def _step(integrator, space, G, t, y, Z, h):
     """One fixed step of the state (the operations of ``integrators.STEPPERS``) and of Z: the Python
-    stepper of :class:`SensitivityFlow` (semi-implicit runs, joints resting on stops, the reference loop)."""
+    stepper of :class:`SensitivityFlow` (semi-implicit runs, joints resting on stops, the reference loop).
+    A tableau row steps [y, vec Z] with its reference stepper, Z as the compiled loop's extra states."""
     adv = space.advance
+    if getattr(STEPPERS[integrator], "tableau", None):   # a tableau row: Z as the compiled loop's z
+        n = space.n
+        w1, (k1, info) = STEPPERS[integrator](_Augmented(space, Z.size), _augmented(G, n, Z.shape), t,
+                                              np.concatenate((y, Z.ravel())), h)
+        return w1[:n], w1[n:].reshape(Z.shape), (k1[:space.nv * 2 + space.nz], info)
     k1, info, d1 = G(t, y, Z)
     if integrator == "euler":
         return adv(y, k1, h), Z + h * d1, (k1, info)
@@ -314,6 +320,21 @@ def _step(integrator, space, G, t, y, Z, h):
     first = 0.25 * k1 + (k2 + k3) / 6.0 - k4 / 12.0
     second = -k1 / 12.0 + (k2 + k3) / 6.0 + 0.25 * k4
     return adv(adv(y, first, h), second, h), Z + (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4), (k1, info)
+
+
+class _Augmented(StateSpace):
+    """The layout [y, vec Z] with vec Z after z: Z moves by z + h·Ż, as in the compiled loop."""
+
+    def __init__(self, space, size):
+        super().__init__(space.model, space.nz + size)
+
+
+def _augmented(G, n, shape):
+    """f(t, w) = ([K, vec Ż], info) of w = [y, vec Z] from G(t, y, Z)."""
+    def f(t, w):
+        K, info, D = G(t, w[:n], w[n:].reshape(shape))
+        return np.concatenate((K, D.ravel())), info
+    return f
 
 
 class _Held:
@@ -349,9 +370,11 @@ class SensitivityFlow:
     In the compiled loop (``core/rollout.c``) vec Z rides as extra states after [q, v, z]: the plan's
     contact callback (:meth:`rates`, once a stage at the stage's state) returns the contact law's
     forces and ż (zeros without contact; ``GroundContact`` is then evaluated here, not in C) and
-    Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then RK4's
-    on Z with A at the state's stage states (on a group: CF4's), as :func:`_step`.  Semi-implicit runs
-    step in Python with :func:`_step` (their η rows take the new δv, which the compiled loop's z cannot);
+    Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then the
+    run's method's on Z with A at the state's stage states (RK4's, on a group CF4's; a tableau row of
+    ``integrators.TABLE``, e.g. rk3, its tableau's: no code of its own here), as :func:`_step`.  Rows
+    flagged ``Z_IN_PYTHON`` (semi_implicit) step in Python with :func:`_step` (their η rows take the
+    new δv, which the compiled loop's z cannot);
     a sampled controller's runs take one compiled step at a time (Ψ = ∂τ/∂x · Z is updated at each
     sample time, in :meth:`sample`), and so does the step after an event (the time-rate term below).
 
@@ -403,7 +426,7 @@ class SensitivityFlow:
 
     def plan(self, plan):
         """The compiled loop's plan with Z along (None: the run steps in Python)."""
-        if plan is None or self.integrator == "semi_implicit":
+        if plan is None or FLAGS[self.integrator] & Z_IN_PYTHON:   # (semi_implicit)
             return None
         return dict(plan, contact=None, contact_call=self.rates, contact_states=self.space.nz)
 
