@@ -590,7 +590,7 @@ def build_parser():
     p.add_argument("model", metavar="MODEL")
     p.add_argument("--t-final", type=_seconds, default=5.0, help="seconds to simulate (default 5)")
     p.add_argument("--dt", type=_seconds, default=1e-3, help="time step (default 1e-3)")
-    p.add_argument("--integrator", default="rk4", help="rk4 (default), euler, semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
+    p.add_argument("--integrator", default="rk4", help="rk4 (default), rk3, euler, semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
