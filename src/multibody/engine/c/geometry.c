@@ -68,30 +68,7 @@ void geom_hull_extent(const Hull *h, const double *R, const double *p, double *l
     add3(lo, p, lo); add3(hi, p, hi);
 }
 
-/* ---- support functions (in the shape's frame) -------------------------------------------------- */
-static void sphere_support(const GeomPose *g, const double *l, double *s)
-{
-    double n = norm3(l);
-    if (n > EPS) scale3(l, g->size[0] / n, s);
-}
-static void box_support(const GeomPose *g, const double *l, double *s)
-{
-    for (int k = 0; k < 3; k++) s[k] = l[k] >= 0 ? 0.5 * g->size[k] : -0.5 * g->size[k];
-}
-static void capsule_support(const GeomPose *g, const double *l, double *s)
-{   /* the sphere's, moved to the end of the segment along l */
-    double n = norm3(l);
-    if (n > EPS) scale3(l, g->size[0] / n, s);
-    s[2] += l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1];
-}
-static void cylinder_support(const GeomPose *g, const double *l, double *s)
-{   /* the rim of the cap along l */
-    double r = sqrt(l[0] * l[0] + l[1] * l[1]);
-    if (r > EPS) { s[0] = g->size[0] * l[0] / r; s[1] = g->size[0] * l[1] / r; }
-    s[2] = l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1];
-}
-static void convex_support(const GeomPose *g, const double *l, double *s) { geom_hull_support(g->hull, l, s); }
-
+/* ---- support functions: sphere, box, capsule, cylinder and hull in geometry.h (inline) -------- */
 void geom_hull_support(const Hull *h, const double *dir, double *out)
 {
     int best = 0; double m = -INFINITY;
@@ -101,25 +78,18 @@ void geom_hull_support(const Hull *h, const double *dir, double *out)
 
 /* ---- the shapes -------------------------------------------------------------------------------- */
 const GeomShape geom_shapes[G_COUNT] = {
-    [G_SPHERE]   = {"sphere",   0, sphere_bounds,   sphere_support},
-    [G_BOX]      = {"box",      0, box_bounds,      box_support},
-    [G_CAPSULE]  = {"capsule",  0, capsule_bounds,  capsule_support},
-    [G_CYLINDER] = {"cylinder", 0, cylinder_bounds, cylinder_support},
+    [G_SPHERE]   = {"sphere",   0, sphere_bounds,   geom_sphere_support},
+    [G_BOX]      = {"box",      0, box_bounds,      geom_box_support},
+    [G_CAPSULE]  = {"capsule",  0, capsule_bounds,  geom_capsule_support},
+    [G_CYLINDER] = {"cylinder", 0, cylinder_bounds, geom_cylinder_support},
     [G_PLANE]    = {"plane",    1, plane_bounds,    NULL},
-    [G_CONVEX]   = {"convex",   0, convex_bounds,   convex_support},
+    [G_CONVEX]   = {"convex",   0, convex_bounds,   geom_convex_support},
     [G_TRIMESH]  = {"trimesh",  1, trimesh_bounds,  NULL},
 };
 
 const char *geom_name(int type)
 {
     return type >= 0 && type < G_COUNT ? geom_shapes[type].name : NULL;
-}
-
-void geom_support(const GeomPose *g, const double *dir, double *out)
-{
-    double l[3], s[3] = {0, 0, 0}; mtv3(g->R, dir, l);
-    geom_shapes[g->type].support(g, l, s);
-    geom_point(g, s, out);
 }
 
 void geom_segment(const GeomPose *g, double *e0, double *e1)
