@@ -26,7 +26,11 @@ def _positive(name, value):
 
 
 class Shape:
-    """Base of the primitives: ``volume`` and ``unit_inertia`` (inertia per kg about the centre)."""
+    """Base of the primitives: ``volume`` and ``unit_inertia`` (inertia per kg about the centre).
+
+    ``code`` is the shape's code in the C engine (``c/geometry.h``): its row of shapes there and
+    its row and column of the collision table (``c/collide.c``).  A new shape is a class here,
+    its code, its row in ``c/geometry.c`` and its rows in that table."""
     code: int = -1
 
     def mass_properties(self, mass=None, density=None):
@@ -374,7 +378,7 @@ class Convex(Shape):
     ValueError: vertices: the points lie in one plane or on one line; a convex shape needs 4 points not in one plane
     """
 
-    code = 5    # engine.h G_CONVEX
+    code = 5    # c/geometry.h G_CONVEX
 
     def __init__(self, vertices):
         pts = _checks.array("vertices", vertices, (None, 3), what="n points")

@@ -218,8 +218,16 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     }
     for (npy_intp g = 0; g < ng; g++) {
         int64_t t = W->gint[g * GI_SIZE], b = W->gint[g * GI_SIZE + 1];
-        if (t < 0 || t > G_TRIMESH || b < -1 || b >= nb || ((t == G_PLANE || t == G_TRIMESH) && b != -1)) {
-            PyErr_Format(PyExc_ValueError, "gint: geometry %zd has an invalid type or body index", (Py_ssize_t)g); return -1; }
+        if (t < 0 || t >= G_COUNT) {
+            PyErr_Format(PyExc_ValueError, "gint: geometry %zd has an invalid type (shape code %lld, which the engine does not know)",
+                         (Py_ssize_t)g, (long long)t); return -1; }
+        if (b < -1 || b >= nb || (geom_shapes[t].static_only && b != -1)) {
+            PyErr_Format(PyExc_ValueError, "gint: geometry %zd has an invalid type or body index (a %s %s)", (Py_ssize_t)g,
+                         geom_shapes[t].name, geom_shapes[t].static_only ? "is static: body -1" : "on a body out of range"); return -1; }
+    }
+    {   /* every pair of shapes that can meet has a collider (collide.c's table), refused here if not */
+        char why[160];
+        if (collide_check(W->gint, (int)ng, why, sizeof why)) { PyErr_Format(PyExc_ValueError, "gint: %s", why); return -1; }
     }
     /* convex hulls: one float64 block each (shapes.Convex.packed), GD_SIZE3 of a G_CONVEX = its index */
     const double *hd = NULL; npy_intp nh = 0;
@@ -362,6 +370,7 @@ static PyObject *Sim_last_step_locked(SimObject *self, PyObject *unused)
 static PyObject *Sim_collide_locked(SimObject *self, PyObject *unused)
 {
     int n = world_collide_only(&self->W);
+    if (n == -2) { PyErr_Format(PyExc_ValueError, "collide: %s", self->W.message); return NULL; }
     if (n < 0) return PyErr_NoMemory();
     PyObject *d = PyDict_New();
     if (!d) return NULL;
@@ -410,8 +419,23 @@ static PyTypeObject SimType = {
     .tp_methods = Sim_methods,
 };
 
+/* the collision table as Python sees it (tests): the two shapes' names and whether the pair has
+ * a collider */
+static PyObject *engine_shape_pair(PyObject *mod, PyObject *args)
+{
+    int ta, tb, flip;
+    if (!PyArg_ParseTuple(args, "ii", &ta, &tb)) return NULL;
+    const char *na = geom_name(ta), *nb = geom_name(tb);
+    if (!na || !nb) {
+        PyErr_Format(PyExc_ValueError, "shape code %d: the engine does not know it (codes 0 to %d)", na ? tb : ta, G_COUNT - 1);
+        return NULL;
+    }
+    return Py_BuildValue("(ssO)", na, nb, collide_find(ta, tb, &flip) ? Py_True : Py_False);
+}
+
 static PyMethodDef module_methods[] = {
     {"ray_convex", engine_ray_convex, METH_VARARGS, "ray_convex(planes, origin, direction, max_distance) -> (t, normal) or None"},
+    {"shape_pair", engine_shape_pair, METH_VARARGS, "shape_pair(code_a, code_b) -> (name_a, name_b, has_collider)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_engine", "The engine's step in C.", -1, module_methods};
@@ -435,7 +459,7 @@ PyMODINIT_FUNC PyInit__engine(void)
     C(G_TRIMESH); C(J_AMOTOR); C(JD_AM_MODE); C(JD_AM_NAXES); C(JD_AM_AXIS3); C(JD_AM_AXES); C(JD_AM_REL);
     C(JD_AM_REF1); C(JD_AM_REF2); C(JD_AM_QREL);
     C(G_SPHERE); C(G_BOX); C(G_CAPSULE); C(G_CYLINDER); C(G_PLANE); C(GI_SIZE);
-    C(G_CONVEX); C(HULL_MAX_VERTS); C(GD_GROUP);
+    C(G_CONVEX); C(HULL_MAX_VERTS); C(GD_GROUP); C(G_COUNT);
     C(GD_POS); C(GD_QUAT); C(GD_SIZE3); C(GD_MU); C(GD_BOUNCE); C(GD_PLANE_D); C(GD_SIZE);
     C(WP_GRAVITY); C(WP_ERP); C(WP_CFM); C(WP_DT); C(WP_SOLVER); C(WP_ITERATIONS); C(WP_SOR); C(WP_FRICTION);
     C(WP_BOUNCE_VEL); C(WP_CONTACT_ERP); C(WP_CONTACT_CFM); C(WP_SURFACE_LAYER); C(WP_MAX_CORRECTING_VEL);

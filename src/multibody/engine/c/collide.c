@@ -7,7 +7,14 @@
  * for every pair with a sphere; Minkowski portal refinement (MPR, Snethen's XenoCollide) on the
  * support functions for the remaining convex pairs (box-cylinder, capsule-cylinder,
  * cylinder-cylinder, and box-capsule when a capsule's segment cuts deeper than its ends), one
- * point per call.
+ * point per call.  Convex hulls (convex.c) and static triangle meshes (trimesh.c) bring their own
+ * pair colliders; the shapes' bounding boxes and support functions live in geometry.c.
+ *
+ * Dispatch: one table of pair colliders indexed by the two shape codes (at the end of this file),
+ * as MuJoCo's engine_collision_driver.c has one (mjCOLLISIONFUNC); a pair the table has no entry
+ * for is refused (collide_check, when the world is built) and an error if met in a step, never
+ * collided as some other pair (an if-chain here once sent every shape it did not know to the
+ * cylinder's colliders).
  *
  * Why not coal or python-fcl: both are installed and serve these pairs, but only through Python,
  * once per pair per step.  Measured (python -m multibody.bench.engine, same pairs): coal called
@@ -16,15 +23,11 @@
  * tests check every pair against coal on shallow contacts (depth within 0.5 mm, closed forms to
  * rounding).
  */
+#include <limits.h>
+#include <stdio.h>
 #include "engine.h"
 
 #define EPS 1e-12
-
-static void local_point(const GeomPose *g, const double *lp, double *out)
-{
-    mv3(g->R, lp, out); add3(out, g->p, out);
-}
-static void axis_of(const GeomPose *g, int k, double *a) { a[0] = g->R[k]; a[1] = g->R[3 + k]; a[2] = g->R[6 + k]; }
 
 static int emit(Contact *out, int n, int max, const double *pos, const double *normal, double depth)
 {
@@ -52,20 +55,6 @@ static int sphere_sphere(const double *pa, double ra, const double *pb, double r
     return emit(out, n, max, pos, nrm, depth);
 }
 
-static void closest_on_segment(const double *p, const double *a, const double *b, double *out)
-{
-    double ab[3], ap[3]; sub3(b, a, ab); sub3(p, a, ap);
-    double L = dot3(ab, ab), t = L > EPS ? dot3(ap, ab) / L : 0.0;
-    t = t < 0 ? 0 : (t > 1 ? 1 : t);
-    for (int k = 0; k < 3; k++) out[k] = a[k] + t * ab[k];
-}
-
-static void segment_ends(const GeomPose *g, double *e0, double *e1)
-{
-    double hl = 0.5 * g->size[1], lp[3] = {0, 0, hl};
-    local_point(g, lp, e1); lp[2] = -hl; local_point(g, lp, e0);
-}
-
 /* sphere (centre c, radius r) against box b */
 static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out, int n, int max)
 {
@@ -84,7 +73,7 @@ static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out
         depth = r - dist;
         if (depth < 0) return n;
         scale3(diff, 1.0 / dist, diff); mv3(b->R, diff, nrm);
-        local_point(b, q, pos);
+        geom_point(b, q, pos);
         return emit(out, n, max, pos, nrm, depth);
     }
     int best = 0; double gap = INFINITY;                   /* centre inside: leave by the nearest face */
@@ -93,7 +82,7 @@ static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out
     mv3(b->R, ln, nrm);
     depth = r + gap;
     q[best] = ln[best] * h[best];
-    local_point(b, q, pos);
+    geom_point(b, q, pos);
     return emit(out, n, max, pos, nrm, depth);
 }
 
@@ -113,7 +102,7 @@ static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact
         double diff[3]; sub3(l, q, diff);
         double dist = norm3(diff), depth = r - dist;
         if (depth < 0) return n;
-        scale3(diff, 1.0 / dist, ln); mv3(b->R, ln, nrm); local_point(b, q, pos);
+        scale3(diff, 1.0 / dist, ln); mv3(b->R, ln, nrm); geom_point(b, q, pos);
         return emit(out, n, max, pos, nrm, depth);
     }
     double side = R - rho, cap = hl - fabs(l[2]), depth;
@@ -123,7 +112,7 @@ static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact
     } else {
         ln[0] = 0; ln[1] = 0; ln[2] = l[2] >= 0 ? 1 : -1; depth = r + cap; q[2] = ln[2] * hl;
     }
-    mv3(b->R, ln, nrm); local_point(b, q, pos);
+    mv3(b->R, ln, nrm); geom_point(b, q, pos);
     return emit(out, n, max, pos, nrm, depth);
 }
 
@@ -143,7 +132,7 @@ static int box_plane(const GeomPose *a, const double *pn, double pd, Contact *ou
     double h[3] = {0.5 * a->size[0], 0.5 * a->size[1], 0.5 * a->size[2]};
     for (int s = 0; s < 8; s++) {
         double lp[3] = {(s & 1) ? h[0] : -h[0], (s & 2) ? h[1] : -h[1], (s & 4) ? h[2] : -h[2]}, v[3];
-        local_point(a, lp, v);
+        geom_point(a, lp, v);
         double depth = pd - dot3(pn, v);
         if (depth >= 0) {
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * pn[k];
@@ -155,7 +144,7 @@ static int box_plane(const GeomPose *a, const double *pn, double pd, Contact *ou
 
 static int capsule_plane(const GeomPose *a, const double *pn, double pd, Contact *out, int n, int max)
 {
-    double e0[3], e1[3]; segment_ends(a, e0, e1);
+    double e0[3], e1[3]; geom_segment(a, e0, e1);
     n = sphere_plane(e0, a->size[0], pn, pd, 1.0, out, n, max);
     return sphere_plane(e1, a->size[0], pn, pd, 1.0, out, n, max);
 }
@@ -165,7 +154,7 @@ static int capsule_plane(const GeomPose *a, const double *pn, double pd, Contact
 static int cylinder_plane(const GeomPose *a, const double *pn, double pd, Contact *out, int n, int max)
 {
     double R = a->size[0], hl = 0.5 * a->size[1], ax[3], u[3], v[3];
-    axis_of(a, 2, ax);
+    geom_axis(a, 2, ax);
     double t = dot3(pn, ax);
     for (int k = 0; k < 3; k++) u[k] = -(pn[k] - t * ax[k]);      /* down the plane, across the axis */
     if (!normalize3(u)) { double w[3]; plane_space(ax, u, w); }
@@ -185,67 +174,29 @@ static int cylinder_plane(const GeomPose *a, const double *pn, double pd, Contac
 }
 
 /* ---- capsule-capsule: closest points of the two segments ----------------------------------- */
-void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
-                             double *c1, double *c2)
-{
-    double d1[3], d2[3], r[3]; sub3(q1, p1, d1); sub3(q2, p2, d2); sub3(p1, p2, r);
-    double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r), s, t;
-    if (a <= EPS && e <= EPS) { s = t = 0; }
-    else if (a <= EPS) { s = 0; t = f / e; t = t < 0 ? 0 : (t > 1 ? 1 : t); }
-    else {
-        double c = dot3(d1, r);
-        if (e <= EPS) { t = 0; s = -c / a; s = s < 0 ? 0 : (s > 1 ? 1 : s); }
-        else {
-            double b = dot3(d1, d2), den = a * e - b * b;
-            s = den > EPS ? (b * f - c * e) / den : 0.0;
-            s = s < 0 ? 0 : (s > 1 ? 1 : s);
-            t = (b * s + f) / e;
-            if (t < 0) { t = 0; s = -c / a; s = s < 0 ? 0 : (s > 1 ? 1 : s); }
-            else if (t > 1) { t = 1; s = (b - c) / a; s = s < 0 ? 0 : (s > 1 ? 1 : s); }
-        }
-    }
-    for (int k = 0; k < 3; k++) { c1[k] = p1[k] + s * d1[k]; c2[k] = p2[k] + t * d2[k]; }
-}
-
 static int capsule_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
 {
     double a0[3], a1[3], b0[3], b1[3], c1[3], c2[3], ua[3], ub[3];
-    segment_ends(a, a0, a1); segment_ends(b, b0, b1);
-    axis_of(a, 2, ua); axis_of(b, 2, ub);
+    geom_segment(a, a0, a1); geom_segment(b, b0, b1);
+    geom_axis(a, 2, ua); geom_axis(b, 2, ub);
     if (fabs(dot3(ua, ub)) > 0.999) {          /* parallel: each end against the other segment */
         int n0 = n;
         const double *ends[4] = {a0, a1, b0, b1};
         for (int i = 0; i < 4; i++) {
-            if (i < 2) { closest_on_segment(ends[i], b0, b1, c2); n = sphere_sphere(ends[i], a->size[0], c2, b->size[0], out, n, max); }
-            else { closest_on_segment(ends[i], a0, a1, c1); n = sphere_sphere(c1, a->size[0], ends[i], b->size[0], out, n, max); }
+            if (i < 2) { geom_closest_on_segment(ends[i], b0, b1, c2); n = sphere_sphere(ends[i], a->size[0], c2, b->size[0], out, n, max); }
+            else { geom_closest_on_segment(ends[i], a0, a1, c1); n = sphere_sphere(c1, a->size[0], ends[i], b->size[0], out, n, max); }
         }
         if (n > n0) return n;
     }
-    closest_segments(a0, a1, b0, b1, c1, c2);
+    geom_closest_segments(a0, a1, b0, b1, c1, c2);
     return sphere_sphere(c1, a->size[0], c2, b->size[0], out, n, max);
 }
 
 /* ---- box-box: separating axes, then the incident face clipped by the reference face ---------- */
-static int clip(double (*in)[3], int nin, const double *axis, double off, double (*outp)[3])
-{   /* keep the part of the polygon with axis . x <= off (Sutherland-Hodgman) */
-    int m = 0;
-    for (int i = 0; i < nin; i++) {
-        const double *P = in[i], *Q = in[(i + 1) % nin];
-        double dp = dot3(axis, P) - off, dq = dot3(axis, Q) - off;
-        if (dp <= 0) { copy3(P, outp[m]); m++; }
-        if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
-            double t = dp / (dp - dq);
-            for (int k = 0; k < 3; k++) outp[m][k] = P[k] + t * (Q[k] - P[k]);
-            m++;
-        }
-    }
-    return m;
-}
-
 static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
 {
     double A[3][3], B[3][3], ha[3], hb[3], d[3];
-    for (int k = 0; k < 3; k++) { axis_of(a, k, A[k]); axis_of(b, k, B[k]); ha[k] = 0.5 * a->size[k]; hb[k] = 0.5 * b->size[k]; }
+    for (int k = 0; k < 3; k++) { geom_axis(a, k, A[k]); geom_axis(b, k, B[k]); ha[k] = 0.5 * a->size[k]; hb[k] = 0.5 * b->size[k]; }
     sub3(b->p, a->p, d);
     /* the 15 axes in a's frame: R = A B^T (R[i][j] = A_i . B_j), d in both frames; an edge axis
      * A_i x B_j has |L . A_m|, |L . B_m| and L . d from R's entries (Gottschalk's OBB test), its
@@ -288,7 +239,7 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
         }
         for (int c = 0; c < 3; c++) { ea[c] = pa[c] + ha[i] * A[i][c]; eb[c] = pb[c] + hb[j] * B[j][c]; pa[c] -= ha[i] * A[i][c]; pb[c] -= hb[j] * B[j][c]; }
         double c1[3], c2[3], pos[3];
-        closest_segments(pa, ea, pb, eb, c1, c2);
+        geom_closest_segments(pa, ea, pb, eb, c1, c2);
         for (int c = 0; c < 3; c++) pos[c] = 0.5 * (c1[c] + c2[c]);
         return emit(out, n, max, pos, nrm, best);
     }
@@ -315,8 +266,8 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
     for (int k = 0; k < 3 && m > 0; k++) {
         if (k == kr) continue;
         double ax[3], off = dot3(Rf[k], cr);
-        copy3(Rf[k], ax); m = clip(poly, m, ax, off + hr[k], tmp);
-        scale3(Rf[k], -1, ax); m = clip(tmp, m, ax, -off + hr[k], poly);
+        copy3(Rf[k], ax); m = geom_clip(poly, m, ax, off + hr[k], tmp, INT_MAX);
+        scale3(Rf[k], -1, ax); m = geom_clip(tmp, m, ax, -off + hr[k], poly, INT_MAX);
     }
     double face = dot3(nf, cr) + sr * hr[kr] * dot3(nf, Rf[kr]);
     for (int s = 0; s < m; s++) {
@@ -329,26 +280,11 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
 }
 
 /* ---- Minkowski portal refinement for the other convex pairs ----------------------------------- */
-static void support(const GeomPose *g, const double *dir, double *out)
-{
-    double l[3], s[3] = {0, 0, 0}; mtv3(g->R, dir, l);
-    switch (g->type) {
-    case G_SPHERE: { double n = norm3(l); if (n > EPS) scale3(l, g->size[0] / n, s); break; }
-    case G_BOX: for (int k = 0; k < 3; k++) s[k] = l[k] >= 0 ? 0.5 * g->size[k] : -0.5 * g->size[k]; break;
-    case G_CAPSULE: { double n = norm3(l); if (n > EPS) scale3(l, g->size[0] / n, s); s[2] += l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1]; break; }
-    case G_CYLINDER: {
-        double r = sqrt(l[0] * l[0] + l[1] * l[1]);
-        if (r > EPS) { s[0] = g->size[0] * l[0] / r; s[1] = g->size[0] * l[1] / r; }
-        s[2] = l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1]; break; }
-    case G_CONVEX: hull_support(g->hull, l, s); break;
-    }
-    local_point(g, s, out);
-}
 /* support of the Minkowski difference a - b */
 static void support_md(const GeomPose *a, const GeomPose *b, const double *dir, double *out)
 {
     double nd[3] = {-dir[0], -dir[1], -dir[2]}, sa[3], sb[3];
-    support(a, dir, sa); support(b, nd, sb); sub3(sa, sb, out);
+    geom_support(a, dir, sa); geom_support(b, nd, sb); sub3(sa, sb, out);
 }
 static void tri_normal(const double *v0, const double *v1, const double *v2, double *n)
 {
@@ -369,7 +305,7 @@ static int mpr(const GeomPose *a, const GeomPose *b, Contact *out, int n, int ma
         double nl = norm3(v1); if (nl < EPS) return n;
         double nrm[3]; scale3(v1, -1.0 / nl, nrm);
         double sa[3], sb[3], pos[3], m[3]; scale3(nrm, -1, m);
-        support(a, m, sa); support(b, nrm, sb);
+        geom_support(a, m, sa); geom_support(b, nrm, sb);
         for (int k = 0; k < 3; k++) pos[k] = 0.5 * (sa[k] + sb[k]);
         return emit(out, n, max, pos, nrm, nl);
     }
@@ -417,15 +353,15 @@ static int mpr(const GeomPose *a, const GeomPose *b, Contact *out, int n, int ma
     scale3(dir, -1, nrm);                                  /* a moves along -dir to separate... */
     copy3(dir, m); scale3(m, -1, m);
     /* ... so the contact normal (from b into a) is -dir */
-    support(a, dir, sa);
-    support(b, m, sb);
+    geom_support(a, dir, sa);
+    geom_support(b, m, sb);
     for (int k = 0; k < 3; k++) pos[k] = 0.5 * (sa[k] + sb[k]);
     return emit(out, n, max, pos, nrm, depth);
 }
 
 static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
 {   /* a is the box; the capsule's end spheres give a line contact when it lies on a face */
-    double e0[3], e1[3]; segment_ends(b, e0, e1);
+    double e0[3], e1[3]; geom_segment(b, e0, e1);
     int n0 = n;
     n = sphere_box(e0, b->size[0], a, out, n, max);
     n = sphere_box(e1, b->size[0], a, out, n, max);
@@ -440,38 +376,97 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
     return n;
 }
 
-int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
-                 Contact *out, int max)
+/* ---- the table ------------------------------------------------------------------------------- *
+ * Pair colliders take a and b with a's shape code <= b's (contact normals from b into a);
+ * collide_pair swaps a pair given the other way round and negates the normals.  A hole in the
+ * table is no collider: such a pair is refused when the world is built (collide_check) and, were
+ * it met anyway, fails the step; it is never collided as some other pair.  The holes today are
+ * the pairs of static-only shapes (planes, meshes), which never meet.
+ *
+ * Adding a shape (4 files): its code (geometry.h), its row in geom_shapes with a bounding box and,
+ * for a convex solid, a support function (geometry.c), a row here for every shape it meets (mpr
+ * serves any two shapes with support functions), and its Python class with the same code
+ * (shapes.py).  Rays (ray.c) are optional. */
+static int sphere_sphere_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return sphere_sphere(a->p, a->size[0], b->p, b->size[0], out, 0, max); }
+static int sphere_box_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return sphere_box(a->p, a->size[0], b, out, 0, max); }
+static int sphere_capsule_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{   /* the sphere against the capsule's nearest point on its segment */
+    double e0[3], e1[3], c[3]; geom_segment(b, e0, e1); geom_closest_on_segment(a->p, e0, e1, c);
+    return sphere_sphere(a->p, a->size[0], c, b->size[0], out, 0, max);
+}
+static int sphere_cylinder_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return sphere_cylinder(a->p, a->size[0], b, out, 0, max); }
+static int sphere_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return sphere_plane(a->p, a->size[0], b->plane, b->plane[3], 1.0, out, 0, max); }
+static int box_box_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max) { return box_box(a, b, out, 0, max); }
+static int box_capsule_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max) { return box_capsule(a, b, out, 0, max); }
+static int box_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return box_plane(a, b->plane, b->plane[3], out, 0, max); }
+static int capsule_capsule_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return capsule_capsule(a, b, out, 0, max); }
+static int capsule_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return capsule_plane(a, b->plane, b->plane[3], out, 0, max); }
+static int cylinder_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{ return cylinder_plane(a, b->plane, b->plane[3], out, 0, max); }
+static int mpr_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max) { return mpr(a, b, out, 0, max); }
+
+static const CollideFn COLLIDERS[G_COUNT][G_COUNT] = {
+    [G_SPHERE] = {
+        [G_SPHERE] = sphere_sphere_pair, [G_BOX] = sphere_box_pair, [G_CAPSULE] = sphere_capsule_pair,
+        [G_CYLINDER] = sphere_cylinder_pair, [G_PLANE] = sphere_plane_pair, [G_CONVEX] = convex_core,
+        [G_TRIMESH] = trimesh_sphere},
+    [G_BOX] = {
+        [G_BOX] = box_box_pair, [G_CAPSULE] = box_capsule_pair, [G_CYLINDER] = mpr_pair,
+        [G_PLANE] = box_plane_pair, [G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_box},
+    [G_CAPSULE] = {
+        [G_CAPSULE] = capsule_capsule_pair, [G_CYLINDER] = mpr_pair, [G_PLANE] = capsule_plane_pair,
+        [G_CONVEX] = convex_core, [G_TRIMESH] = trimesh_capsule},
+    [G_CYLINDER] = {
+        [G_CYLINDER] = mpr_pair, [G_PLANE] = cylinder_plane_pair, [G_CONVEX] = mpr_pair,
+        [G_TRIMESH] = trimesh_cylinder},
+    [G_PLANE] = {[G_CONVEX] = convex_plane},             /* plane-plane, plane-mesh: both static */
+    [G_CONVEX] = {[G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_convex},
+    /* mesh-mesh: both static */
+};
+
+CollideFn collide_find(int ta, int tb, int *flip)
 {
-    if ((a->type == G_CONVEX || b->type == G_CONVEX) && a->type != G_CYLINDER && b->type != G_CYLINDER
-        && a->type != G_TRIMESH && b->type != G_TRIMESH)
-        return convex_collide(a, b, plane_a, plane_b, out, max);   /* convex.c; cylinders: MPR below;
-                                                                     * meshes: trimesh.c's convex hook */
-    int swap = 0;
-    if (a->type > b->type) { const GeomPose *t = a; a = b; b = t; const double *tp = plane_a; plane_a = plane_b; plane_b = tp; swap = 1; }
-    (void)plane_a;
-    int n = 0, ta = a->type, tb = b->type;
-    /* ---- triangle meshes (trimesh.c): the mesh has the highest type code, so it is b ---- */
-    if (tb == G_TRIMESH) {
-        n = ta == G_TRIMESH || ta == G_PLANE ? 0 : trimesh_collide(a, b, out, max);
-    /* ---- end of triangle meshes ---- */
-    } else if (tb == G_PLANE) {
-        if (ta == G_PLANE) return 0;
-        const double *pn = plane_b; double pd = plane_b[3];
-        if (ta == G_SPHERE) n = sphere_plane(a->p, a->size[0], pn, pd, 1.0, out, 0, max);
-        else if (ta == G_BOX) n = box_plane(a, pn, pd, out, 0, max);
-        else if (ta == G_CAPSULE) n = capsule_plane(a, pn, pd, out, 0, max);
-        else n = cylinder_plane(a, pn, pd, out, 0, max);
-    } else if (ta == G_SPHERE) {
-        if (tb == G_SPHERE) n = sphere_sphere(a->p, a->size[0], b->p, b->size[0], out, 0, max);
-        else if (tb == G_BOX) n = sphere_box(a->p, a->size[0], b, out, 0, max);
-        else if (tb == G_CAPSULE) { double e0[3], e1[3], c[3]; segment_ends(b, e0, e1); closest_on_segment(a->p, e0, e1, c);
-                                    n = sphere_sphere(a->p, a->size[0], c, b->size[0], out, 0, max); }
-        else n = sphere_cylinder(a->p, a->size[0], b, out, 0, max);
-    } else if (ta == G_BOX && tb == G_BOX) n = box_box(a, b, out, 0, max);
-    else if (ta == G_BOX && tb == G_CAPSULE) n = box_capsule(a, b, out, 0, max);
-    else if (ta == G_CAPSULE && tb == G_CAPSULE) n = capsule_capsule(a, b, out, 0, max);
-    else n = mpr(a, b, out, 0, max);
-    if (swap) for (int i = 0; i < n; i++) scale3(out[i].normal, -1, out[i].normal);
+    *flip = ta > tb;
+    if (*flip) { int t = ta; ta = tb; tb = t; }
+    return ta >= 0 && tb < G_COUNT ? COLLIDERS[ta][tb] : NULL;
+}
+
+int collide_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{
+    int flip;
+    CollideFn f = collide_find(a->type, b->type, &flip);
+    if (!f) return -1;
+    int n = flip ? f(b, a, out, max) : f(a, b, out, max);
+    if (flip) for (int i = 0; i < n; i++) scale3(out[i].normal, -1, out[i].normal);
     return n;
+}
+
+/* Two geometries meet unless both are static (step.c's narrow phase skips those pairs), so a pair
+ * of shapes can meet when one of them is on a body and the world has the other, a second one of
+ * it when the two shapes are the same. */
+int collide_check(const int64_t *gint, int ng, char *msg, size_t len)
+{
+    int moving[G_COUNT] = {0}, fixed[G_COUNT] = {0};
+    for (int g = 0; g < ng; g++) {
+        int64_t t = gint[(size_t)g * GI_SIZE + GI_TYPE];
+        if (t < 0 || t >= G_COUNT) { snprintf(msg, len, "geometry %d has shape code %lld, which the engine does not know", g, (long long)t); return 1; }
+        if (gint[(size_t)g * GI_SIZE + GI_BODY] >= 0) moving[t]++; else fixed[t]++;
+    }
+    for (int ta = 0; ta < G_COUNT; ta++) for (int tb = ta; tb < G_COUNT; tb++) {
+        int meet = ta == tb ? moving[ta] >= 2 || (moving[ta] && fixed[ta])
+                            : (moving[ta] && moving[tb] + fixed[tb]) || (moving[tb] && moving[ta] + fixed[ta]);
+        int flip;
+        if (meet && !collide_find(ta, tb, &flip)) {
+            snprintf(msg, len, "the engine has no collider for a %s-%s pair", geom_name(ta), geom_name(tb));
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -1,5 +1,5 @@
 /* Convex polyhedra (hulls) against planes, spheres, capsules, boxes, each other and the triangles
- * of static meshes (trimesh.c's hook, at the end: terrain contacts along the face normal).
+ * of static meshes (trimesh.c calls convex_triangle, at the end: terrain contacts along the face normal).
  *
  * Method: the separating-axis test between polytopes with Gauss-map pruning (Gregorius, "The
  * Separating Axis Test between Convex Polyhedra", GDC 2013).  The candidate axes are the face
@@ -112,23 +112,6 @@ void hulls_free(EngineWorld *W)
     W->hulls = NULL; W->nhulls = 0;
 }
 
-void hull_support(const Hull *h, const double *dir, double *out)
-{
-    int best = 0; double m = -INFINITY;
-    for (int i = 0; i < h->nv; i++) { double t = dot3(dir, h->v + 3 * i); if (t > m) { m = t; best = i; } }
-    copy3(h->v + 3 * best, out);
-}
-
-void hull_extent(const Hull *h, const double *R, const double *p, double *lo, double *hi)
-{
-    for (int k = 0; k < 3; k++) { lo[k] = INFINITY; hi[k] = -INFINITY; }
-    for (int i = 0; i < h->nv; i++) {
-        double x[3]; mv3(R, h->v + 3 * i, x);
-        for (int k = 0; k < 3; k++) { if (x[k] < lo[k]) lo[k] = x[k]; if (x[k] > hi[k]) hi[k] = x[k]; }
-    }
-    add3(lo, p, lo); add3(hi, p, hi);
-}
-
 /* ---- a box as a hull (the layout shapes.Convex builds from a box's 8 corners) ----------------- */
 static const int BOX_FSTART[7] = {0, 4, 8, 12, 16, 20, 24};
 static const int BOX_FIDX[24] = {0, 4, 6, 2, 0, 2, 3, 1, 2, 6, 7, 3, 0, 1, 5, 4, 4, 5, 7, 6, 1, 3, 7, 5};
@@ -230,23 +213,6 @@ static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double 
 }
 
 /* ---- manifolds -------------------------------------------------------------------------------- */
-/* keep the part of the polygon with side . x <= off (Sutherland-Hodgman) */
-static int clip_poly(double (*in)[3], int nin, const double *side, double off, double (*out)[3])
-{
-    int m = 0;
-    for (int i = 0; i < nin && m < MAX_POLY - 1; i++) {
-        const double *P = in[i], *Q = in[(i + 1) % nin];
-        double dp = dot3(side, P) - off, dq = dot3(side, Q) - off;
-        if (dp <= 0) { copy3(P, out[m]); m++; }
-        if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
-            double t = dp / (dp - dq);
-            for (int k = 0; k < 3; k++) out[m][k] = P[k] + t * (Q[k] - P[k]);
-            m++;
-        }
-    }
-    return m;
-}
-
 static double tri_area(const double *p, const double *q, const double *r, const double *n)
 {   /* twice the signed area of p q r seen along n */
     double u[3], v[3], w[3]; sub3(q, p, u); sub3(r, p, v); cross3(u, v, w);
@@ -309,7 +275,7 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
     for (int k = s0; k < s1 && m > 0; k++) {
         const double *P = ref->v + 3 * ref->fidx[k], *Q = ref->v + 3 * ref->fidx[k + 1 < s1 ? k + 1 : s0];
         double e[3], side[3]; sub3(Q, P, e); cross3(e, n, side);
-        m = clip_poly(poly, m, side, dot3(side, P), tmp);
+        m = geom_clip(poly, m, side, dot3(side, P), tmp, MAX_POLY);
         double (*t)[3] = poly; poly = tmp; tmp = t;
     }
     double normal[3], depth[MAX_POLY];
@@ -322,7 +288,7 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
         depth[kept++] = d;
     }
     if (!kept) {     /* rounding clipped everything: the incident hull's deepest vertex */
-        double dn[3], x[3]; scale3(n, -1, dn); hull_support(inc, dn, x);
+        double dn[3], x[3]; scale3(n, -1, dn); geom_hull_support(inc, dn, x);
         double d = n[3] - dot3(n, x);
         if (d < 0) return 0;
         for (int k = 0; k < 3; k++) tmp[0][k] = x[k] + 0.5 * d * n[k];
@@ -330,8 +296,6 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
     }
     return emit_points(tmp, depth, kept, normal, out, max);
 }
-
-void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2, double *c1, double *c2);
 
 /* two hulls in one frame; contact normals from b into a */
 static int hull_hull(const Hull *a, const Hull *b, Contact *out, int max)
@@ -348,7 +312,7 @@ static int hull_hull(const Hull *a, const Hull *b, Contact *out, int max)
     if (ea >= 0 && se > EDGE_BIAS * sf + 1e-9) {
         const int *E = a->edge + 4 * ea, *F = b->edge + 4 * eb;
         double c1[3], c2[3];
-        closest_segments(a->v + 3 * E[0], a->v + 3 * E[1], b->v + 3 * F[0], b->v + 3 * F[1], c1, c2);
+        geom_closest_segments(a->v + 3 * E[0], a->v + 3 * E[1], b->v + 3 * F[0], b->v + 3 * F[1], c1, c2);
         Contact *c = out;
         for (int k = 0; k < 3; k++) { c->pos[k] = 0.5 * (c1[k] + c2[k]); c->normal[k] = -axis[k]; }
         c->depth = -se;
@@ -438,7 +402,7 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
         if (be >= 0 && eb > EDGE_BIAS * best + 1e-9) {
             const int *E = h->edge + 4 * be;
             double c1[3], c2[3];
-            closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
+            geom_closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
             double depth = r - eb;
             for (int k = 0; k < 3; k++) { out[0].pos[k] = c1[k] - (r - 0.5 * depth) * EL[k]; out[0].normal[k] = EL[k]; }
             out[0].depth = depth;
@@ -468,7 +432,7 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
     for (int e = 0; e < h->ne; e++) {
         const int *E = h->edge + 4 * e;
         double c1[3], c2[3], d[3];
-        closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
+        geom_closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
         sub3(c1, c2, d);
         double t = dot3(d, d);
         if (t < best) { best = t; copy3(c1, cs); copy3(c2, ch); }
@@ -501,37 +465,18 @@ static int hull_plane(const Hull *h, const double *R, const double *p, const dou
     return m ? emit_points(pos, depth, m, n, out, max) : 0;
 }
 
-int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b, Contact *out, int max)
+/* The pair colliders of the table (collide.c): either of a, b is the hull.  Each works in the
+ * hull's frame and hands its contacts back in world coordinates, normals from b into a. */
+static int hull_first(const GeomPose **a, const GeomPose **b)
+{   /* the hull as a; 1 when that swapped them */
+    if ((*a)->type == G_CONVEX) return 0;
+    const GeomPose *t = *a; *a = *b; *b = t;
+    return 1;
+}
+
+static int to_world(const GeomPose *a, Contact *out, int n, int flip)
 {
-    int flip = 0;
-    if (a->type != G_CONVEX) { const GeomPose *t = a; a = b; b = t; plane_b = plane_a; flip = 1; }
-    const Hull *h = a->hull;
-    int n = 0;
-    if (b->type == G_PLANE) {
-        n = hull_plane(h, a->R, a->p, plane_b, plane_b[3], out, max);
-    } else if (b->type == G_SPHERE || b->type == G_CAPSULE) {
-        double e[2][3], d[3];                                  /* the core in the hull's frame */
-        for (int i = 0; i < 2; i++) {
-            double hl = b->type == G_CAPSULE ? (i ? 0.5 : -0.5) * b->size[1] : 0.0, w[3];
-            for (int k = 0; k < 3; k++) w[k] = b->p[k] + hl * b->R[3 * k + 2];
-            sub3(w, a->p, d); mtv3(a->R, d, e[i]);
-        }
-        n = hull_segment(h, e[0], e[1], b->size[0], out, max);
-        flip = !flip;                                          /* normals point from a into b */
-    } else if (b->type == G_BOX || b->type == G_CONVEX) {
-        double v[3 * HULL_MAX_VERTS], pl[8 * HULL_MAX_VERTS];      /* b moved into a's frame */
-        double R[9], p[3], d[3], bv[24], bp[24];
-        for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)    /* b's frame in a's: Ra^T Rb */
-            R[3 * r + c] = a->R[r] * b->R[c] + a->R[3 + r] * b->R[3 + c] + a->R[6 + r] * b->R[6 + c];
-        sub3(b->p, a->p, d); mtv3(a->R, d, p);
-        Hull hb, moved;
-        if (b->type == G_BOX) box_hull(b->size, bv, bp, &hb); else hb = *b->hull;
-        move_hull(&hb, R, p, v, pl, &moved);
-        n = hull_hull(h, &moved, out, max);
-    } else {
-        return 0;
-    }
-    for (int i = 0; i < n; i++) {                              /* back to world */
+    for (int i = 0; i < n; i++) {
         double x[3]; mv3(a->R, out[i].pos, x); add3(x, a->p, out[i].pos);
         mv3(a->R, out[i].normal, x);
         if (flip) scale3(x, -1, x);
@@ -540,7 +485,42 @@ int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, 
     return n;
 }
 
-/* ---- a hull against one triangle of a static mesh (trimesh.c's hook) ---------------------------
+int convex_plane(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{
+    int flip = hull_first(&a, &b);
+    int n = hull_plane(a->hull, a->R, a->p, b->plane, b->plane[3], out, max);
+    return to_world(a, out, n, flip);
+}
+
+int convex_core(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{   /* b a sphere or capsule: its core (a point or a segment) in the hull's frame */
+    int flip = hull_first(&a, &b);
+    double e[2][3], d[3];
+    for (int i = 0; i < 2; i++) {
+        double hl = b->type == G_CAPSULE ? (i ? 0.5 : -0.5) * b->size[1] : 0.0, w[3];
+        for (int k = 0; k < 3; k++) w[k] = b->p[k] + hl * b->R[3 * k + 2];
+        sub3(w, a->p, d); mtv3(a->R, d, e[i]);
+    }
+    int n = hull_segment(a->hull, e[0], e[1], b->size[0], out, max);
+    return to_world(a, out, n, !flip);                         /* normals point from a into b */
+}
+
+int convex_hull(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{   /* b a box or a hull, moved into a's frame */
+    int flip = hull_first(&a, &b);
+    double v[3 * HULL_MAX_VERTS], pl[8 * HULL_MAX_VERTS];
+    double R[9], p[3], d[3], bv[24], bp[24];
+    for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)    /* b's frame in a's: Ra^T Rb */
+        R[3 * r + c] = a->R[r] * b->R[c] + a->R[3 + r] * b->R[3 + c] + a->R[6 + r] * b->R[6 + c];
+    sub3(b->p, a->p, d); mtv3(a->R, d, p);
+    Hull hb, moved;
+    if (b->type == G_BOX) box_hull(b->size, bv, bp, &hb); else hb = *b->hull;
+    move_hull(&hb, R, p, v, pl, &moved);
+    int n = hull_hull(a->hull, &moved, out, max);
+    return to_world(a, out, n, flip);
+}
+
+/* ---- a hull against one triangle of a static mesh (trimesh.c's trimesh_convex) ----------------
  * Terrain rule, as trimesh.c gives boxes and cylinders: the triangle pushes the hull along its own
  * face normal n, never along an edge or a hull face.  The separating-axis test (n, the hull's faces,
  * hull edge x triangle edge) only decides whether they touch.  A hull lying across the shared edge
@@ -596,16 +576,6 @@ static double depth_under(const Hull *h, const double *x, const double *n)
     return s > 0 && isfinite(s) ? s : 0;
 }
 
-static int over_triangle(const double *x, const double t[3][3], const double *n, double tol)
-{
-    for (int i = 0; i < 3; i++) {
-        double e[3], r[3], c[3];
-        sub3(t[(i + 1) % 3], t[i], e); sub3(x, t[i], r); cross3(e, r, c);
-        if (dot3(c, n) < -tol * norm3(e)) return 0;
-    }
-    return 1;
-}
-
 /* At most 4 (and max) of the m points (pos, depth, normal nrm), written to out: reduce4's choice,
  * whose first point is the deepest.  In a tie (a face resting flat, where rounding alone would
  * choose) that is the one farthest out from the hull's centre across the normal, a corner of that
@@ -646,7 +616,7 @@ static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, dou
     return c;
 }
 
-static int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, Contact *out, int n0, int max)
+int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, Contact *out, int n0, int max)
 {
     const Hull *h = g->hull;
     if (!h || g->type != G_CONVEX) return n0;
@@ -665,7 +635,7 @@ static int convex_triangle(const GeomPose *g, const double tw[3][3], const doubl
     for (int i = 0; i < h->nv; i++) {                          /* hull vertices below the triangle */
         const double *x = h->v + 3 * i;
         double dep = d - dot3(n, x);
-        if (dep < 0 || !over_triangle(x, t, n, tol)) continue;
+        if (dep < 0 || !geom_in_triangle(x, t, n, tol)) continue;
         for (int k = 0; k < 3; k++) pos[m][k] = x[k] + 0.5 * dep * n[k];
         depth[m++] = dep;
     }
@@ -763,6 +733,3 @@ int mesh_outline(const GeomPose *g, Contact *c, int n)
     free(pos); free(f); free(on);
     return m;
 }
-
-/* set once, at load time: trimesh.c calls it for every triangle near a convex shape */
-TriangleCollideFn trimesh_convex_triangle = convex_triangle;

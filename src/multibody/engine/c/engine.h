@@ -62,8 +62,7 @@ enum { J_BALL = 0, J_HINGE = 1, J_SLIDER = 2, J_FIXED = 3, J_UNIVERSAL = 4, J_HI
 #define JD_SUSP_CFM 43
 #define JD_SIZE 80      /* 44..79: the AMotor's (JD_AM_* below)                                  */
 
-/* ---- geometries: gint (ng x 2) = type, body (-1 = static, placed in world) ------------------ */
-enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4 };
+/* ---- geometries: gint (ng x 2) = type (G_*, geometry.h), body (-1 = static, placed in world) - */
 #define GI_TYPE 0
 #define GI_BODY 1
 #define GI_SIZE 2
@@ -249,7 +248,6 @@ static inline void quat_mul(const double *a, const double *b, double *c) {
 static inline void quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -a[1]; c[2] = -a[2]; c[3] = -a[3]; }
 
 /* ---- convex hulls (convex.c): shape kind G_CONVEX, its GD_SIZE3 holds the hull's index ---------- */
-enum { G_CONVEX = 5 };
 #define GD_GROUP 13             /* geometries with the same non-zero group do not collide (one robot) */
 #define HULL_MAX_VERTS 256      /* shapes.HULL_MAX_VERTICES: the narrow phase keeps a hull on its stack */
 typedef struct {
@@ -263,26 +261,34 @@ typedef struct {
 struct EngineWorldS;
 int hulls_load(struct EngineWorldS *W, const double *data, int64_t n, char *msg, size_t len);
 void hulls_free(struct EngineWorldS *W);
-void hull_support(const Hull *h, const double *dir, double *out);
-void hull_extent(const Hull *h, const double *R, const double *p, double *lo, double *hi);
 
-/* ---- collision (collide.c) -------------------------------------------------------------------- */
-typedef struct {
-    int type, body;
-    double R[9], p[3];      /* world pose, updated every step */
-    const double *size;
-    double lo[3], hi[3];    /* axis-aligned bounding box */
-    const struct TriMesh *mesh;   /* G_TRIMESH: its triangles (rays and triangle meshes block below) */
-    const Hull *hull;       /* G_CONVEX: its hull */
-    int group;              /* GD_GROUP */
-} GeomPose;
-int convex_collide(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
-                   Contact *out, int max);
-void closest_segments(const double *p1, const double *q1, const double *p2, const double *q2, double *c1, double *c2);
+/* ---- shapes and their shared geometry (geometry.h, geometry.c) --------------------------------- */
+#include "geometry.h"
 
-/* Narrow phase for one pair: writes up to max contacts, returns the count. */
-int collide_pair(const GeomPose *a, const GeomPose *b, const double *plane_a, const double *plane_b,
-                 Contact *out, int max);
+/* ---- collision (collide.c): one table of pair colliders ---------------------------------------- */
+/* A pair collider: up to max contacts of a against b (a's shape code <= b's), normals from b into
+ * a; returns the count. */
+typedef int (*CollideFn)(const GeomPose *a, const GeomPose *b, Contact *out, int max);
+/* the collider of a pair of shape codes in either order (NULL: none); *flip = 1 when it takes
+ * them the other way round (its normals are then negated) */
+CollideFn collide_find(int ta, int tb, int *flip);
+/* Narrow phase for one pair: writes up to max contacts, returns the count, or -1 when the table
+ * has no collider for the two shapes (never another shape's). */
+int collide_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max);
+/* whether geometries of the world's shapes can meet in a pair the table has no collider for
+ * (two static ones never meet): 0 when none, else 1 with a message naming both shapes */
+int collide_check(const int64_t *gint, int ng, char *msg, size_t len);
+
+/* pair colliders of convex.c (a hull against a plane, a sphere or capsule, a box or hull; either
+ * of a, b the hull) and of trimesh.c (a shape against a static mesh b) */
+int convex_plane(const GeomPose *a, const GeomPose *b, Contact *out, int max);
+int convex_core(const GeomPose *a, const GeomPose *b, Contact *out, int max);
+int convex_hull(const GeomPose *a, const GeomPose *b, Contact *out, int max);
+int trimesh_sphere(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
+int trimesh_capsule(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
+int trimesh_box(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
+int trimesh_cylinder(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
+int trimesh_convex(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
 
 /* ---- LCP (lcp.c) ------------------------------------------------------------------------------ */
 /* A (n x n, row-major) lambda = b + w, boxed complementarity; returns 0 on success, nonzero on a
@@ -351,7 +357,8 @@ void world_free(EngineWorld *W);
 int world_step(EngineWorld *W, double h);   /* 0 ok, 1 exploded (message), -1 out of memory */
 void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update);
 double world_residual(EngineWorld *W);
-int world_collide_only(EngineWorld *W);      /* broad + narrow phase; returns the number of contacts or -1 */
+/* broad + narrow phase: the number of contacts, -1 out of memory, -2 a pair without a collider (message) */
+int world_collide_only(EngineWorld *W);
 /* quickstep.c: the quick step on the rows step.c built (0 ok, -1 out of memory), and the forces
  * kept after a solve for the next step's warm start */
 int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol);
@@ -426,7 +433,6 @@ int tree_contacts_solve(EngineWorld *W);
 void tree_contacts_free(EngineWorld *W);
 
 /* ==== rays, static triangle meshes and the angular motor (ray.c, trimesh.c, joints.c) ========== */
-enum { G_TRIMESH = 6 };       /* static triangle mesh, vertices in world coordinates (5: convex)   */
 enum { J_AMOTOR = 6 };        /* ODE's angular motor: no base rows, 1-3 axes of motors and stops   */
 /* AMotor data in jdat (the anchor and axis fields of the other joints are unused by it) */
 #define JD_AM_MODE 44       /* 0 user, 1 euler                                                     */
@@ -457,13 +463,9 @@ typedef struct TriMesh {
 } TriMesh;
 TriMesh *trimesh_build(const double *v, int nv, const int64_t *tri, int nt);   /* NULL: no memory */
 void trimesh_free(TriMesh *m);
-/* Contacts of a geom against the mesh (normal from the mesh into the geom), at most max. */
-int trimesh_collide(const GeomPose *g, const GeomPose *mesh, Contact *out, int max);
-/* Hook for convex shapes: one triangle (corners t, unit face normal n) against geom g, writing
- * contacts from index n0; trimesh_collide calls it for every candidate triangle of a type it does
- * not know (convex.c sets it for G_CONVEX). */
-typedef int (*TriangleCollideFn)(const GeomPose *g, const double t[3][3], const double *n, Contact *out, int n0, int max);
-extern TriangleCollideFn trimesh_convex_triangle;
+/* One triangle (corners t, unit face normal n) against the convex geom g, writing contacts from
+ * index n0 (convex.c; trimesh_convex calls it for every candidate triangle). */
+int convex_triangle(const GeomPose *g, const double t[3][3], const double *n, Contact *out, int n0, int max);
 /* the contacts c[0..n) of a convex geom g against a mesh (all its triangles') cut to at most 4 and max
  * spanning the largest area, in place; returns the count (convex.c) */
 int mesh_manifold(const GeomPose *g, Contact *c, int n, int max);

@@ -235,26 +235,11 @@ int ray_tree_build(const EngineWorld *W, RayTree *T)
 
 void ray_tree_free(RayTree *T) { free(T->geoms); free(T->nodes); T->geoms = NULL; T->nodes = NULL; }
 
-/* slab test of the ray against a box within [0, reach] */
-static int crosses(const double *lo, const double *hi, const double *o, const double *inv, double reach)
-{
-    double t0 = 0, t1 = reach;
-    for (int k = 0; k < 3; k++) {
-        double a = (lo[k] - o[k]) * inv[k], b = (hi[k] - o[k]) * inv[k];
-        if (isnan(a) || isnan(b)) { if (o[k] < lo[k] || o[k] > hi[k]) return 0; continue; }   /* 0 * inf */
-        if (a > b) { double x = a; a = b; b = x; }
-        if (a > t0) t0 = a;
-        if (b < t1) t1 = b;
-        if (t0 > t1) return 0;
-    }
-    return 1;
-}
-
 static int test_geom(const EngineWorld *W, int g, const double *o, const double *d, const double *inv, int all,
                      double *reach, RayHit *out, int n)
 {
     const GeomPose *G = W->gp + g;
-    if (G->type != G_PLANE && !crosses(G->lo, G->hi, o, inv, *reach)) return n;
+    if (G->type != G_PLANE && !geom_ray_box(G->lo, G->hi, o, inv, *reach)) return n;
     double t, nrm[3];
     if (!ray_geom(G, W->planes + 4 * g, o, d, *reach, &t, nrm)) return n;
     RayHit *h = out + (all ? n : 0);
@@ -281,7 +266,7 @@ int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const dou
     stack[sp++] = 0;
     while (sp) {
         const BvhNode *nd = T->nodes + stack[--sp];
-        if (!crosses(nd->lo, nd->hi, o, inv, reach)) continue;
+        if (!geom_ray_box(nd->lo, nd->hi, o, inv, reach)) continue;
         if (nd->count) {
             for (int i = 0; i < nd->count; i++) n = test_geom(W, T->geoms[nd->left + i], o, d, inv, all, &reach, out, n);
             continue;

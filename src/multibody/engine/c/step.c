@@ -142,8 +142,14 @@ static void geom_poses(EngineWorld *W)
         G->size = gd + GD_SIZE3;
         G->mesh = W->meshes ? W->meshes[g] : NULL;
         G->group = (int)gd[GD_GROUP];
+        G->plane = W->planes + 4 * g;
+        if (G->type < 0 || G->type >= G_COUNT) {              /* Sim's init refused it; a changed gint: */
+            for (int k = 0; k < 3; k++) { G->lo[k] = -INFINITY; G->hi[k] = INFINITY; }   /* meets all, narrow refuses */
+            continue;
+        }
         if (G->type == G_PLANE) {
             copy3(gd + GD_SIZE3, W->planes + 4 * g); W->planes[4 * g + 3] = gd[GD_PLANE_D];
+            geom_shapes[G_PLANE].bounds(G);
             continue;
         }
         double Rl[9]; quat_to_R(gd + GD_QUAT, Rl);
@@ -155,19 +161,8 @@ static void geom_poses(EngineWorld *W)
         } else {
             memcpy(G->R, Rl, sizeof Rl); copy3(gd + GD_POS, G->p);
         }
-        if (G->type == G_CONVEX) { G->hull = W->hulls + (int)G->size[0]; hull_extent(G->hull, G->R, G->p, G->lo, G->hi); continue; }
-        double e[3];
-        for (int k = 0; k < 3; k++) {
-            const double *Rk = G->R + 3 * k;
-            switch (G->type) {
-            case G_SPHERE: e[k] = G->size[0]; break;
-            case G_BOX: e[k] = 0.5 * (fabs(Rk[0]) * G->size[0] + fabs(Rk[1]) * G->size[1] + fabs(Rk[2]) * G->size[2]); break;
-            case G_CAPSULE: e[k] = 0.5 * fabs(Rk[2]) * G->size[1] + G->size[0]; break;
-            default: { double s = 1 - Rk[2] * Rk[2]; e[k] = 0.5 * fabs(Rk[2]) * G->size[1] + G->size[0] * sqrt(s > 0 ? s : 0); }
-            }
-            G->lo[k] = G->p[k] - e[k]; G->hi[k] = G->p[k] + e[k];
-        }
-        if (G->type == G_TRIMESH && G->mesh) { copy3(G->mesh->lo, G->lo); copy3(G->mesh->hi, G->hi); }
+        if (G->type == G_CONVEX) G->hull = W->hulls + (int)G->size[0];
+        geom_shapes[G->type].bounds(G);                       /* geometry.c */
     }
 }
 
@@ -195,22 +190,32 @@ static int narrow(EngineWorld *W, int ga, int gb)
     if (A->group && A->group == B->group) return 0;           /* one collision group (from_model) */
     if (add_contacts(W, MAX_PER_PAIR)) return -1;
     Contact *c = W->contacts + W->nc;
-    int n = collide_pair(A, B, W->planes + 4 * ga, W->planes + 4 * gb, c, MAX_PER_PAIR);
+    int n = collide_pair(A, B, c, MAX_PER_PAIR);
+    if (n < 0) {                                              /* a hole in the table: never another pair's collider */
+        const char *na = geom_name(A->type), *nb = geom_name(B->type);
+        char ca[32], cb[32];
+        if (!na) { snprintf(ca, sizeof ca, "shape code %d", A->type); na = ca; }
+        if (!nb) { snprintf(cb, sizeof cb, "shape code %d", B->type); nb = cb; }
+        snprintf(W->message, sizeof W->message, "geometries %d and %d: the engine has no collider for a %s-%s pair", ga, gb, na, nb);
+        W->bad_body = A->body >= 0 ? A->body : B->body;
+        return 1;
+    }
     for (int i = 0; i < n; i++) { c[i].g1 = ga; c[i].g2 = gb; c[i].b1 = A->body; c[i].b2 = B->body; }
     W->nc += n;
     return 0;
 }
 
-/* Sweep and prune along x: the order is kept between steps, so insertion sort is near linear. */
+/* Sweep and prune along x: the order is kept between steps, so insertion sort is near linear.
+ * 0, -1 out of memory, 1 a pair without a collider (W->message). */
 static int broad_phase(EngineWorld *W)
 {
-    int *o = W->order, n = W->norder;
+    int *o = W->order, n = W->norder, e;
     const GeomPose *G = W->gp;
     if (W->wpar[WP_BROADPHASE] != 0) {                        /* all pairs, to test the sweep against */
         for (int i = 0; i < n; i++) for (int j = i + 1; j < n; j++) {
             int a = o[i], b = o[j], hit = 1;
             for (int k = 0; k < 3; k++) if (G[a].hi[k] < G[b].lo[k] || G[b].hi[k] < G[a].lo[k]) hit = 0;
-            if (hit && narrow(W, a, b)) return -1;
+            if (hit && (e = narrow(W, a, b))) return e;
         }
     } else {
         for (int i = 1; i < n; i++) {
@@ -224,7 +229,7 @@ static int broad_phase(EngineWorld *W)
                 int b = o[j];
                 if (G[a].hi[1] < G[b].lo[1] || G[b].hi[1] < G[a].lo[1] ||
                     G[a].hi[2] < G[b].lo[2] || G[b].hi[2] < G[a].lo[2]) continue;
-                if (narrow(W, a, b)) return -1;
+                if ((e = narrow(W, a, b))) return e;
             }
         }
     }
@@ -237,7 +242,7 @@ static int broad_phase(EngineWorld *W)
             double low = 0;
             for (int k = 0; k < 3; k++) low += pn[k] * (pn[k] >= 0 ? G[a].lo[k] : G[a].hi[k]);
             if (low > pn[3]) continue;
-            if (narrow(W, a, p)) return -1;
+            if ((e = narrow(W, a, p))) return e;
         }
     }
     return 0;
@@ -248,7 +253,8 @@ int world_collide_only(EngineWorld *W)
     for (int b = 0; b < W->nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     W->nc = 0;
     geom_poses(W);
-    return broad_phase(W) ? -1 : W->nc;
+    int e = broad_phase(W);
+    return e < 0 ? -1 : (e ? -2 : W->nc);
 }
 
 /* ---- joint coordinates, unwrapped across +-pi -------------------------------------------------- */
@@ -653,7 +659,7 @@ int world_step(EngineWorld *W, double h)
     bodies_forces(W, ih);
     /* 2. collision detection */
     W->nc = 0;
-    if (wp[WP_CONTACTS] != 0) { geom_poses(W); if (broad_phase(W)) return -1; }
+    if (wp[WP_CONTACTS] != 0) { geom_poses(W); int e = broad_phase(W); if (e) return e; }
     /* 3. rows: joints, then contacts */
     double upos[2];
     int m = 0, bounded = 0;                                /* some row has a bound (tree: none may) */

@@ -14,7 +14,8 @@
  * triangle's corners inside the box and the points where the triangle's edges leave the box.
  * Cylinders likewise, by their rim points below a triangle and the triangle's corners inside them.
  * Contacts from neighbouring triangles at one point are merged (the deepest kept).
- * Convex hulls: convex.c's hook gives each triangle's points; merged here, and cut to 4 there.
+ * Convex hulls: convex.c's convex_triangle gives each triangle's points; merged here, and cut to
+ * 4 there (mesh_manifold).
  * Shapes behind a triangle (centre under its plane) are not pushed through it.
  */
 #include <stdlib.h>
@@ -22,8 +23,6 @@
 
 #define LEAF 4
 #define EPS 1e-12
-
-/* trimesh_convex_triangle, the hook for convex shapes, is defined (and set) in convex.c */
 
 /* ---- building the hierarchy -------------------------------------------------------------------- */
 typedef struct { double c[3], key; int t; } Item;   /* key: the centroid along the split axis */
@@ -147,17 +146,6 @@ static int closest_on_triangle(const double *p, const double t[3][3], double *q)
     return 1;
 }
 
-/* is p (near the triangle's plane) inside the triangle, edges widened by tol? */
-static int inside_triangle(const double *p, const double t[3][3], const double *n, double tol)
-{
-    for (int i = 0; i < 3; i++) {
-        double e[3], ep[3], c[3];
-        sub3(t[(i + 1) % 3], t[i], e); sub3(p, t[i], ep); cross3(e, ep, c);
-        if (dot3(c, n) < -tol * norm3(e)) return 0;
-    }
-    return 1;
-}
-
 /* ---- candidate contacts of one pair, merged and trimmed at the end ------------------------------ */
 #define MAXC 64
 typedef struct {
@@ -220,7 +208,7 @@ static int flush(Buffer *B, const TriMesh *m, Contact *out, int max, int sphere_
                 if (!B->face[k]) continue;
                 double t[3][3]; corners(m, B->tri[k], t);
                 const double *nk = m->normal + 3 * B->tri[k];
-                if (fabs(dot3(nk, B->c[i].pos) - dot3(nk, t[0])) < B->tol && inside_triangle(B->c[i].pos, t, nk, B->tol)) covered = 1;
+                if (fabs(dot3(nk, B->c[i].pos) - dot3(nk, t[0])) < B->tol && geom_in_triangle(B->c[i].pos, t, nk, B->tol)) covered = 1;
             }
             if (covered) continue;
             /* the contact point halfway into the overlap, as the sphere pairs of collide.c */
@@ -287,7 +275,7 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
             v[k] = b->p[k] + ((s & 1) ? b->h[0] : -b->h[0]) * b->A[0][k] + ((s & 2) ? b->h[1] : -b->h[1]) * b->A[1][k]
                  + ((s & 4) ? b->h[2] : -b->h[2]) * b->A[2][k];
         double depth = d - dot3(n, v);
-        if (depth < 0 || !inside_triangle(v, t, n, B->tol)) continue;
+        if (depth < 0 || !geom_in_triangle(v, t, n, B->tol)) continue;
         double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * n[k];
         keep(B, pos, n, depth, 1, ti);
     }
@@ -341,7 +329,7 @@ static void cylinder_triangle(const GeomPose *g, const double t[3][3], const dou
             double cs = q == 0 ? 1 : (q == 2 ? -1 : 0), sn = q == 1 ? 1 : (q == 3 ? -1 : 0), x[3];
             for (int k = 0; k < 3; k++) x[k] = g->p[k] + cap * hl * ax[k] + R * (cs * u[k] + sn * v[k]);
             double depth = d - dot3(n, x);
-            if (depth < 0 || !inside_triangle(x, t, n, B->tol)) continue;
+            if (depth < 0 || !geom_in_triangle(x, t, n, B->tol)) continue;
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = x[k] + 0.5 * depth * n[k];
             keep(B, pos, n, depth, 1, ti);
         }
@@ -401,11 +389,11 @@ static void visit_capsule(const TriMesh *m, int t, void *ctx)
     double s0 = dot3(n, e0) - dot3(n, T[0]), s1 = dot3(n, e1) - dot3(n, T[0]);
     if ((s0 < 0) != (s1 < 0)) {
         double u = s0 / (s0 - s1), x0[3]; for (int k = 0; k < 3; k++) x0[k] = e0[k] + u * (e1[k] - e0[k]);
-        if (inside_triangle(x0, T, n, 0.0)) { best = 0; copy3(x0, at); }
+        if (geom_in_triangle(x0, T, n, 0.0)) { best = 0; copy3(x0, at); }
     }
     for (int i = 0; i < 3 && best > 0; i++) {
         double c1[3], c2[3], d[3];
-        closest_segments(e0, e1, T[i], T[(i + 1) % 3], c1, c2);
+        geom_closest_segments(e0, e1, T[i], T[(i + 1) % 3], c1, c2);
         sub3(c1, c2, d);
         double dd = dot3(d, d);
         if (dd < best) { best = dd; copy3(c1, at); }
@@ -427,12 +415,18 @@ static void visit_convex(const TriMesh *m, int t, void *ctx)
 {
     Ctx *x = ctx; double T[3][3], *n = m->normal + 3 * t; corners(m, t, T);
     Contact c[4];
-    int k = trimesh_convex_triangle(x->g, (const double (*)[3])T, n, c, 0, 4);
+    int k = convex_triangle(x->g, (const double (*)[3])T, n, c, 0, 4);
     if (x->B->n + k > MAXC) x->B->n = mesh_outline(x->g, x->B->c, x->B->n);   /* full: thin it */
     for (int i = 0; i < k; i++) keep(x->B, c[i].pos, c[i].normal, c[i].depth, 1, t);
 }
 
-int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max)
+/* The pair colliders of the table (collide.c): the shape g against the mesh, normals from the
+ * mesh into g.  One walk of the hierarchy with the shape's visit, then the buffer handed out:
+ * spheres and capsules drop edge contacts a face covers (flush's sphere_like), convex hulls cut
+ * theirs to one manifold (mesh_manifold). */
+enum { FLUSH_SOLID = 0, FLUSH_ROUND = 1, FLUSH_MANIFOLD = 2 };
+
+static int walk(const GeomPose *g, const GeomPose *mg, Contact *out, int max, TriVisit visit, int how)
 {
     const TriMesh *m = mg->mesh;
     if (!m || max <= 0) return 0;
@@ -443,37 +437,25 @@ int trimesh_collide(const GeomPose *g, const GeomPose *mg, Contact *out, int max
     double size = g->hi[0] - g->lo[0];
     for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
     B->tol = 1e-7 * (size > 1e-3 ? size : 1e-3);
-    int n = 0;
-    switch (g->type) {
-    case G_SPHERE: query(m, g->lo, g->hi, visit_sphere, &x); n = flush(B, m, out, max, 1); break;
-    case G_CAPSULE: query(m, g->lo, g->hi, visit_capsule, &x); n = flush(B, m, out, max, 1); break;
-    case G_BOX: box_frame(g, &x.box); query(m, g->lo, g->hi, visit_box, &x); n = flush(B, m, out, max, 0); break;
-    case G_CYLINDER: query(m, g->lo, g->hi, visit_cylinder, &x); n = flush(B, m, out, max, 0); break;
-    default:                                                  /* convex shapes come through the hook */
-        if (!trimesh_convex_triangle || g->type != G_CONVEX) break;
-        query(m, g->lo, g->hi, visit_convex, &x);        /* each triangle's points, then one manifold */
-        n = mesh_manifold(g, B->c, B->n, max);
-        memcpy(out, B->c, sizeof(Contact) * (size_t)n);
-    }
+    if (g->type == G_BOX) box_frame(g, &x.box);
+    query(m, g->lo, g->hi, visit, &x);
+    int n;
+    if (how == FLUSH_MANIFOLD) { n = mesh_manifold(g, B->c, B->n, max); memcpy(out, B->c, sizeof(Contact) * (size_t)n); }
+    else n = flush(B, m, out, max, how == FLUSH_ROUND);
     free(B);
     return n;
 }
 
-/* ---- rays -------------------------------------------------------------------------------------- */
-static int ray_box(const double *lo, const double *hi, const double *o, const double *inv, double tmax)
-{   /* slab test of the ray against an axis-aligned box, within [0, tmax] */
-    double t0 = 0, t1 = tmax;
-    for (int k = 0; k < 3; k++) {
-        double a = (lo[k] - o[k]) * inv[k], b = (hi[k] - o[k]) * inv[k];
-        if (isnan(a) || isnan(b)) { if (o[k] < lo[k] || o[k] > hi[k]) return 0; continue; }   /* 0 * inf */
-        if (a > b) { double t = a; a = b; b = t; }
-        if (a > t0) t0 = a;
-        if (b < t1) t1 = b;
-        if (t0 > t1) return 0;
-    }
-    return 1;
+int trimesh_sphere(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_sphere, FLUSH_ROUND); }
+int trimesh_capsule(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_capsule, FLUSH_ROUND); }
+int trimesh_box(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_box, FLUSH_SOLID); }
+int trimesh_cylinder(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_cylinder, FLUSH_SOLID); }
+int trimesh_convex(const GeomPose *g, const GeomPose *mg, Contact *out, int max)
+{   /* each triangle's points (convex.c's convex_triangle), then one manifold */
+    return walk(g, mg, out, max, visit_convex, FLUSH_MANIFOLD);
 }
 
+/* ---- rays -------------------------------------------------------------------------------------- */
 int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax, double *t_out, double *normal)
 {
     if (m->nt == 0) return 0;
@@ -482,7 +464,7 @@ int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax,
     stack[sp++] = 0;
     while (sp) {
         const BvhNode *nd = m->nodes + stack[--sp];
-        if (!ray_box(nd->lo, nd->hi, o, inv, best)) continue;
+        if (!geom_ray_box(nd->lo, nd->hi, o, inv, best)) continue;
         if (!nd->count) { if (sp + 2 <= 128) { stack[sp++] = (int)(nd - m->nodes) + 1; stack[sp++] = nd->left; } continue; }
         for (int i = 0; i < nd->count; i++) {                 /* Moller-Trumbore, both sides */
             int t = nd->left + i;
