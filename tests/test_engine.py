@@ -521,3 +521,15 @@ def test_hinge2_suspension_sags_by_weight_over_stiffness():
     world.run(3000)
     assert -wheel.position[2] == pytest.approx(2.0 * 9.81 / k, rel=1e-3)     # 3.9 mm
     assert abs(wheel.position[0]) < 1e-9 and abs(wheel.position[1]) < 1e-9  # only along the axis
+
+
+@pytest.mark.parametrize("joint", ["cylindrical", "helical", "planar"])
+def test_from_model_refuses_a_joint_type_it_has_no_constraint_for(joint):
+    """The engine names the joint it cannot build; a new type (the cylindrical joint) is never dropped
+    silently (it used to become two free bodies with one joint)."""
+    b = mb.ModelBuilder("m")
+    b.add_body("a", None, "Rz", mass=1.0, inertia=np.eye(3))
+    b.add_body("b", "a", joint, mass=1.0, inertia=np.eye(3), joint_name="odd")
+    model = b.build()
+    with pytest.raises(ValueError, match=f"joint 'odd' is {joint}; the engine takes revolute"):
+        E.World.from_model(model, model.neutral())

@@ -127,6 +127,11 @@ class ModelMap:
         return qd
 
 
+#: joint types the engine has a constraint for (a free joint is no constraint at all)
+ENGINE_JOINTS = frozenset({JointType.REVOLUTE, JointType.PRISMATIC, JointType.SPHERICAL, JointType.FIXED,
+                           JointType.FREE})
+
+
 def build_world(cls, model, q, qd=None, self_collision=False, **world_kw):
     if model.is_symbolic:
         raise ValueError("model: expected a numeric Model (call model.subs(...) first)")
@@ -137,7 +142,7 @@ def build_world(cls, model, q, qd=None, self_collision=False, **world_kw):
     if qd.shape != (model.nv,) or not np.all(np.isfinite(qd)):
         raise ValueError(f"qd: expected {model.nv} finite numbers, got shape {qd.shape}")
     for i, t in enumerate(model.jtype):
-        if JointType(t) in (JointType.HELICAL, JointType.PLANAR):
+        if JointType(t) not in ENGINE_JOINTS:      # named positively: a new joint type is refused, never dropped
             raise ValueError(f"model: joint {model.joint_names[i]!r} is {JointType(t).name.lower()}; the engine "
                              "takes revolute, prismatic, spherical, fixed and free joints")
     world_kw.setdefault("gravity", model.gravity)
