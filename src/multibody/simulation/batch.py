@@ -321,6 +321,7 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
     vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
                   and not kwargs.get("contact") and not callable(f_ext) and not getattr(model, "constraints", ())
+                  and getattr(model, "gamma_q", None) is None
                   and not _sampled_in_python(model, controller)
                   and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
                        or _compiled_passive(model, controller, integrator, kwargs)))

@@ -180,7 +180,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
     events = check_events(events)
     _checks.one_of("on_divergence", on_divergence, ("warn", "raise"))
-    constraints = _with_model_constraints(model, constraints)
+    constraints = model_constraints(model, constraints)
     stops = JointLimits(model, limits, limit_restitution, dt)
     system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity)
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
@@ -257,9 +257,50 @@ def _compiled_trajectory(model, space, system, out, integrator):
                       quaternion_starts=space.quaternion_starts)
 
 
+def model_constraints(model, constraints):
+    """The constraints a run solves: the user's with the model's own — its equalities
+    (``model.constraints``) or its explicit gearing ``model.gamma_q`` (spatial_v2 FDgq). A model
+    that carries a constraint is never run without it: ``double_elbow``'s gears drifted 7.86 rad in
+    2 s when ``gamma_q`` was left to ``constraints=GammaQ()``.
+
+    >>> import multibody as mb
+    >>> type(model_constraints(mb.models.double_elbow(), None)).__name__
+    'GammaQ'
+    """
+    from .constraints import GammaQ
+
+    if getattr(model, "gamma_q", None) is None:
+        return _with_model_constraints(model, constraints)
+    if constraints is None or isinstance(constraints, GammaQ):
+        return GammaQ() if constraints is None else constraints
+    raise ValueError("constraints: the model carries gamma_q (explicit constraints q = γ(y), spatial_v2 FDgq), "
+                     "which the run must solve; pass constraints=GammaQ() (with your constraints inside its "
+                     "gamma_q), or a model without gamma_q")
+
+
 def record_samples(t_final, dt, record_every):
     """At most how many samples a run keeps: the grid k·dt·record_every, the final state, a spare."""
     return math.floor(t_final / (dt * record_every) + 1e-9) + 2
+
+
+MAX_STEPS = 2**53     # steps (and a sample stride) a double counts exactly, and C's long holds
+
+
+def check_step_count(t_final, dt, record_every):
+    """Refuse a step count no run can hold: ``t_final / dt`` past 2**53 (``t_final=1e308`` or
+    ``dt=1e-320`` overflowed to an OverflowError about 'float infinity') or a ``record_every`` past it
+    (2**70 reached C as 'Python int too large to convert to C long').
+
+    >>> check_step_count(1e308, 1e-3, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: dt: 1e+308 s in steps of 0.001 s is more than 2**53 steps; use a larger dt or a shorter t_final
+    """
+    if not t_final / dt < MAX_STEPS:
+        raise ValueError(f"dt: {t_final:g} s in steps of {dt:g} s is more than 2**53 steps; use a larger dt or a "
+                         "shorter t_final")
+    if record_every > MAX_STEPS:
+        raise ValueError(f"record_every: expected an integer ≤ 2**53, got {record_every}")
 
 
 def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1, extra=0):
@@ -268,6 +309,7 @@ def check_record_size(model, space, t_final, dt, record_every, integrator, runs=
     A sample holds t, the state, q̈, τ, the two energies and ``extra`` numbers more (a run with
     sensitivities: Z = [Φ | ∂x/∂τ]), 8 bytes each; the Python loops keep lists while they run, about
     twice the final arrays (three times for adaptive runs)."""
+    check_step_count(t_final, dt, record_every)
     samples = record_samples(t_final, dt, record_every)
     per_sample = 8 * (1 + space.n + 3 * model.nv + 2 + extra)
     need = samples * per_sample * runs * (2 if integrator in FIXED_STEP else 3)  # Python lists: ~2-3× the arrays
