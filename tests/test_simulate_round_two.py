@@ -57,3 +57,41 @@ def test_other_constraints_on_a_geared_model_are_refused_naming_the_argument():
     with pytest.raises(ValueError, match="constraints: the model carries gamma_q"):
         mb.simulate(model, np.zeros(model.nq), np.zeros(model.nv), 0.1,
                     constraints=mb.ConstraintSet(mb.JointCoupling(0, 1, 1.0)))
+
+
+@pytest.mark.parametrize("output, says", [
+    (lambda t, q, qd: np.array([1 + 2j, 0.0]), "controller: expected real numbers, got complex"),
+    (lambda t, q, qd: ["a", "b"], "controller: expected an array of numbers"),
+    (lambda t, q, qd: [object(), 1.0], "controller: expected an array of numbers, got objects"),
+])
+def test_a_controller_returning_what_is_not_real_numbers_is_named(output, says):
+    model = mb.models.double_pendulum()
+    with pytest.raises(TypeError, match=says + r".*\(returned at t = 0.0\)"):
+        mb.simulate(model, [0.1, 0.0], [0.0, 0.0], 0.01, controller=output)
+
+
+def test_a_batch_controller_s_exception_names_the_controller_and_the_time():
+    model = mb.models.double_pendulum()
+
+    def broken(t, Q, QD):
+        if t > 0.005:
+            raise KeyError("gain")
+        return np.zeros_like(QD)
+    with pytest.raises(ValueError, match=r"controller: raised KeyError: 'gain' \(at t = 0.00[56]"):
+        mb.simulate_batch(model, np.zeros((3, 2)), np.zeros((3, 2)), 0.02, controller=broken)
+    with pytest.raises(TypeError, match="controller: expected real numbers, got complex"):
+        mb.simulate_batch(model, np.zeros((3, 2)), np.zeros((3, 2)), 0.02,
+                          controller=lambda t, Q, QD: np.zeros(QD.shape, complex))
+
+
+def test_a_contact_with_negative_states_is_named():
+    class Odd:
+        n_states = -5
+
+        def initial_state(self, model, q, qd):
+            return np.zeros(0)
+
+        def forces(self, model, q, qd, z):
+            return np.zeros((model.nb, 6)), np.zeros(0)
+    with pytest.raises(ValueError, match=r"contact.n_states: expected an integer ≥ 0, got -5"):
+        mb.simulate(mb.models.double_pendulum(), [0.1, 0.0], [0.0, 0.0], 0.01, contact=Odd())

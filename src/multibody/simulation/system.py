@@ -107,7 +107,7 @@ class System:
                 if not callable(getattr(contact, attr, None)):
                     raise TypeError(f"contact: expected an object with .n_states, .initial_state(model, q, qd) "
                                     f"and .forces(model, q, qd, z); it has no {attr!r}")
-            self.nz = int(getattr(contact, "n_states", 0))
+            self.nz = _checks.integer("contact.n_states", getattr(contact, "n_states", 0), lo=0)
         self.contact = contact
         self.damping = np.asarray(model.damping, float) if np.any(model.damping != 0) else None
         self.friction = np.asarray(model.friction, float) if np.any(model.friction != 0) else None
@@ -184,7 +184,11 @@ class System:
         N = Q.shape[0]
         if self.controller is None:
             return np.zeros((N, self.nv))
-        tau = np.asarray(self.controller(t, Q, V), dtype=float)
+        try:
+            out = self.controller(t, Q, V)
+        except Exception as e:            # as simulate says it: which call, at what time
+            raise ValueError(f"controller: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
+        tau = _controller_output(out, t)
         if tau.shape == (self.nv,):
             tau = np.broadcast_to(tau, (N, self.nv))
         if tau.shape != (N, self.nv):
@@ -276,7 +280,7 @@ class System:
             raise
         except Exception as e:
             raise ValueError(f"controller: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
-        tau = np.asarray(tau, dtype=float)
+        tau = _controller_output(tau, t)
         if tau.shape != (self.nv,):
             raise ValueError(f"controller: returned shape {tau.shape} at t = {float(t)!r}; expected ({self.nv},) "
                              f"(one joint force per velocity variable)")
@@ -397,3 +401,13 @@ class System:
         self.last_z = y[nq + nv:]
         qdd, tau, zdot, info = self.accelerations(t, q, v, self.last_z)
         return np.concatenate((v, qdd, zdot)), (qdd, tau, info)
+
+
+def _controller_output(out, t):
+    """A controller's forces as float64 through the one array gate: complex numbers (whose imaginary
+    part ``dtype=float`` dropped without a word), strings and objects are a TypeError naming the
+    controller and the time."""
+    try:
+        return _checks.array("controller", out, None, finite=False, copy=False)
+    except TypeError as e:
+        raise TypeError(f"{e} (returned at t = {float(t)!r})") from None
