@@ -16,6 +16,7 @@ True
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -580,6 +581,26 @@ class World:
         self._coords = None
         self.time = 0.0
         self._model_map = None
+
+    # ---- copies and pickles: independent worlds ----------------------------------------------
+    def __getstate__(self):
+        """Everything but the compiled step, which the copy rebuilds from the arrays on its first
+        step (keeping the joints' whole turns, as after any change to the world). A copy continues
+        bit for bit where there are no contacts; with contacts its solver starts cold (the
+        original's warm start stays behind), so the two agree to the solver's tolerance."""
+        state = dict(self.__dict__)
+        if self._sim is not None and self._sim_nj:
+            state["_saved_angles"] = self._sim.joint_coords()[0]
+        state["_sim"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __copy__(self):
+        """``copy.copy(world)`` is a whole copy: a shallow one would share the bodies' arrays, and a
+        step of either world would move the other's bodies."""
+        return copy.deepcopy(self)
 
     # ---- parameters (validated, stored in the array the C step reads) -------------------------
     def _param(k, check):  # noqa: N805  (property factory)
