@@ -373,3 +373,21 @@ def test_a_small_height_field_still_loads():
                      '<worldbody><geom type="hfield" hfield="h"/><body name="b"><joint name="j"/>'
                      '<geom size="0.1" mass="1"/></body></worldbody></mujoco>')
     assert m.body_names == ("b",) and m.nq == 1
+
+
+def test_uint64_quaternion_starts_that_wrap_are_refused(tmp_path):
+    """2**64 − 1 + 4 wraps to 3 in uint64: a free body's file (nq = 7) passed the bounds check."""
+    b = mb.ModelBuilder("puck")
+    b.add_body("puck", None, "free", mass=1.0, inertia=np.eye(3))
+    model = b.build()
+    traj = mb.simulate(model, model.neutral(), np.ones(6), 0.05)
+    path = tmp_path / "free.npz"
+    traj.save(path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["quaternion_starts"] = np.array([2**64 - 1], dtype=np.uint64)
+    bad = tmp_path / "wrapped.npz"
+    np.savez(bad, **arrays)
+    with pytest.raises(ValueError, match="'quaternion_starts' .* are not increasing, non-overlapping"):
+        mb.Trajectory.load(bad)
+

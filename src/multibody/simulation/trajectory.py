@@ -190,8 +190,9 @@ def check_file_members(d: dict, path, model=None) -> None:
         if k == "constraint_residual" and a is not None and a.shape[1] != 2:
             raise ValueError(f"{where}: 'constraint_residual' has shape {a.shape}; expected ({n}, 2, nc)")
     qs = member("quaternion_starts", 1, "iu")
-    if len(qs) and (qs.min() < 0 or qs.max() + 4 > nq or np.any(np.diff(qs) < 4)
-                    or len(qs) > nq - nv):
+    starts = [int(x) for x in qs]          # Python ints: uint64 arithmetic wraps (2**64 − 1 + 4 = 3)
+    if starts and (min(starts) < 0 or max(starts) + 4 > nq or any(b - a < 4 for a, b in zip(starts, starts[1:]))
+                   or len(starts) > nq - nv):
         raise ValueError(f"{where}: 'quaternion_starts' {qs.tolist()[:8]} are not increasing, non-overlapping "
                          f"4-blocks inside q (nq = {nq}, nv = {nv})")
     if model is not None:
