@@ -223,3 +223,36 @@ def test_module_source_comes_from_the_template_filled_once():
     from multibody.codegen.spec import make_spec
     source = compiled.module_source(make_spec({"v": sp.Matrix([x * y, x + y])}, {"q": [x, y]}, name="t"), "m_t")
     assert "$" not in source and "PyInit_m_t(void)" in source and "#define CG_NIN 1" in source
+
+
+@pytest.fixture(scope="module")
+def exported_double_pendulum(tmp_path_factory):
+    import importlib.util
+    d = tmp_path_factory.mktemp("export")
+    path = codegen.export(mb.models.double_pendulum(), d, "dpmod")
+    spec = importlib.util.spec_from_file_location("dpmod", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("n, stride", [(2**62, 2), (2**61, 4), (3, 2**62)])
+def test_run_refuses_sizes_that_overflow_instead_of_reading_past_the_arrays(exported_double_pendulum, n, stride):
+    """run(n, ...) computed n·size and (n − 1)·stride unchecked: run(2**62, ...) segfaulted."""
+    mod = exported_double_pendulum
+    ins = [np.zeros(4), stride, np.zeros(4), stride, np.zeros(4), stride, np.zeros(0), 0]
+    outs = [np.zeros(8), np.zeros(4), np.zeros(4), np.zeros(4)]
+    with pytest.raises(ValueError, match=r"q: .*(more values than an array can hold|expected at least)"):
+        mod.run(n, *ins, *outs)
+
+
+@pytest.mark.parametrize("args, says", [
+    ((np.zeros(2),), r"one: expected 4 inputs: q \(2\), dq \(2\), tau \(2\), param \(0\); got 1 arguments"),
+    ((np.zeros(2), np.zeros(2), None, np.zeros(0)), "one: input tau: expected 2 numbers, got None"),
+    ((np.zeros(3), np.zeros(2), np.zeros(2), np.zeros(0)), "one: input q: expected a 1-D array of 2 numbers"),
+])
+def test_an_exported_module_s_one_names_its_inputs(exported_double_pendulum, args, says):
+    with pytest.raises(TypeError, match=says):
+        exported_double_pendulum.one(*args)
+    good = exported_double_pendulum.one(np.array([0.3, -0.2]), np.zeros(2), np.zeros(2), np.zeros(0))
+    assert good["M"].shape == (2, 2)

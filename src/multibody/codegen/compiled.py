@@ -144,7 +144,7 @@ class CompiledFunction(GeneratedFunction):
     def __init__(self, spec, module, path, key, built, seconds):
         super().__init__(spec)
         self._run = module.run
-        self._one = module.one
+        self._one = module._one      # NotImplemented, not a TypeError, sends a call down the general path
         self._nin = len(self.sizes)
         self.path, self.key, self.built, self.build_seconds = path, key, built, seconds
         self._out = [(nm, self.output_shapes[nm]) for nm in spec.output_names()]

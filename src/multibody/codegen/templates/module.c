@@ -3,6 +3,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdio.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #include "gate.h"
@@ -36,6 +37,15 @@ static int cg_outputs_finite(double *const *cg_out, Py_ssize_t n)
     return 1;
 }
 
+/* a * b + c, or -1 when it does not fit a Py_ssize_t: run(2**62, ...) and a huge stride computed
+ * wrapped sizes before, and read or wrote memory outside the arrays */
+static Py_ssize_t cg_extent(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c)
+{
+    if (a < 0 || b < 0 || c < 0 || (b != 0 && a > (PY_SSIZE_T_MAX - c) / b))
+        return -1;
+    return a * b + c;
+}
+
 static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyArrayObject *held[CG_NIN + CG_NOUT + 1];
@@ -64,7 +74,7 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         held[got++] = a;
         if (out) {
-            need = n * cg_out_sizes[j];
+            need = cg_extent(n, cg_out_sizes[j], 0);
             cg_out[j] = (double *)PyArray_DATA(a);
         } else {
             cg_stride[j] = PyLong_AsSsize_t(args[2 + 2 * j]);
@@ -72,8 +82,13 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: negative stride", name);
                 goto done;
             }
-            need = n > 0 ? (n - 1) * cg_stride[j] + cg_in_sizes[j] : 0;
+            need = n > 0 ? cg_extent(n - 1, cg_stride[j], cg_in_sizes[j]) : 0;
             cg_in[j] = (const double *)PyArray_DATA(a);
+        }
+        if (need < 0) {
+            PyErr_Format(PyExc_ValueError, "%s: %zd states (stride %zd) are more values than an array can hold",
+                         name, n, out ? cg_out_sizes[j] : cg_stride[j]);
+            goto done;
         }
         if (PyArray_SIZE(a) < need) {
             PyErr_Format(PyExc_ValueError, "%s: expected at least %zd values, got %zd", name, need,
@@ -102,7 +117,24 @@ done:
 
 /* one(in0, in1, ...): one state; returns a dict of new arrays, or NotImplemented when an input is
  * None (a default) or not of exactly its size (the caller then fills defaults, broadcasts and uses run). */
-static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* The inputs as text, "q (2), dq (2), ..." for one()'s TypeError. */
+static void cg_inputs_text(char *buf, size_t size)
+{
+    size_t used = 0;
+    Py_ssize_t i;
+    buf[0] = '\0';
+    for (i = 0; i < CG_NIN && used < size; ++i) {
+        int w = snprintf(buf + used, size - used, "%s%s (%zd)", i ? ", " : "", cg_in_names[i], cg_in_sizes[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* one state. strict (the module's one()): a call that does not give every input as a 1-D array of
+ * its size is a TypeError naming the inputs; otherwise (_one, the library's fast path) it returns
+ * NotImplemented and the caller fills defaults, broadcasts and uses run. */
+static PyObject *cg_one_state(PyObject *const *args, Py_ssize_t nargs, int strict)
 {
     PyArrayObject *held[CG_NIN + 1];
     const double *cg_in[CG_NIN + 1];
@@ -110,11 +142,21 @@ static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *outs[CG_NOUT + 1];
     PyObject *dict = NULL;
     Py_ssize_t i, k, j, got = 0;
-    (void)self;
-    if (nargs != CG_NIN) Py_RETURN_NOTIMPLEMENTED;
+    char inputs[1024];
+    if (nargs != CG_NIN) {
+        if (!strict)
+            Py_RETURN_NOTIMPLEMENTED;
+        cg_inputs_text(inputs, sizeof inputs);
+        PyErr_Format(PyExc_TypeError, "one: expected %d inputs: %s; got %zd arguments", CG_NIN, inputs, nargs);
+        return NULL;
+    }
     for (i = 0; i < CG_NIN; ++i) {
         if (args[i] == Py_None) {
-            dict = Py_NewRef(Py_NotImplemented);
+            if (strict)
+                PyErr_Format(PyExc_TypeError, "one: input %s: expected %zd numbers, got None", cg_in_names[i],
+                             cg_in_sizes[i]);
+            else
+                dict = Py_NewRef(Py_NotImplemented);
             goto done;
         }
         PyArrayObject *a = mb_gate(args[i], cg_in_names[i], NPY_DOUBLE, 0);
@@ -122,7 +164,12 @@ static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         held[got++] = a;
         if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != cg_in_sizes[i]) {
-            dict = Py_NewRef(Py_NotImplemented);
+            if (strict)
+                PyErr_Format(PyExc_TypeError, "one: input %s: expected a 1-D array of %zd numbers, got %d-D with "
+                             "%zd (run() takes many states)", cg_in_names[i], cg_in_sizes[i], PyArray_NDIM(a),
+                             (Py_ssize_t)PyArray_SIZE(a));
+            else
+                dict = Py_NewRef(Py_NotImplemented);
             goto done;
         }
         cg_in[i] = (const double *)PyArray_DATA(a);
@@ -157,9 +204,23 @@ done:
     return dict;
 }
 
+static PyObject *cg_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return cg_one_state(args, nargs, 1);
+}
+
+static PyObject *cg_one_or_not(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return cg_one_state(args, nargs, 0);
+}
+
 static PyMethodDef cg_methods[] = {
     {"run", (PyCFunction)(void (*)(void))cg_run, METH_FASTCALL, "run(n, in0, stride0, ..., out0, ...)"},
-    {"one", (PyCFunction)(void (*)(void))cg_one, METH_FASTCALL, "one(in0, in1, ...) -> dict"},
+    {"one", (PyCFunction)(void (*)(void))cg_one, METH_FASTCALL, "one(in0, in1, ...) -> dict of outputs"},
+    {"_one", (PyCFunction)(void (*)(void))cg_one_or_not, METH_FASTCALL,
+     "_one(in0, in1, ...): one(), or NotImplemented when an input is None or not of its size"},
     {NULL, NULL, 0, NULL}
 };
 static struct PyModuleDef cg_module = {PyModuleDef_HEAD_INIT, "${modname}", NULL, -1, cg_methods};
