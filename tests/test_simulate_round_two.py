@@ -95,3 +95,27 @@ def test_a_contact_with_negative_states_is_named():
             return np.zeros((model.nb, 6)), np.zeros(0)
     with pytest.raises(ValueError, match=r"contact.n_states: expected an integer ≥ 0, got -5"):
         mb.simulate(mb.models.double_pendulum(), [0.1, 0.0], [0.0, 0.0], 0.01, contact=Odd())
+
+
+def _pendulum_with_stop():
+    b = mb.ModelBuilder("stopped", gravity=(0.0, 0.0, 0.0))
+    b.add_body("arm", None, "Ry", mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01, q_lower=-0.3, q_upper=0.3)
+    return b.build()
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "euler"])
+def test_sensitivities_refuse_a_run_that_crosses_a_soft_stop(integrator):
+    """traj.stm was silently wrong once a joint entered its soft stop (the law switches there)."""
+    model = _pendulum_with_stop()
+    with pytest.raises(ValueError, match=r"sensitivities: joint 'arm_joint' entered its soft stop at 0.3 near t"):
+        mb.simulate(model, [0.0], [3.0], 0.5, dt=1e-3, integrator=integrator, limits="soft", sensitivities=True)
+
+
+def test_sensitivities_on_one_side_of_a_soft_stop_are_kept_and_right():
+    model = _pendulum_with_stop()
+    traj = mb.simulate(model, [0.0], [0.2], 0.2, dt=1e-3, limits="soft", sensitivities=True)
+    assert np.all(np.abs(traj.q[:, 0]) < 0.3)
+    h = 1e-6                                          # central differences of the flow in q0
+    up = mb.simulate(model, [h], [0.2], 0.2, dt=1e-3, limits="soft").q[-1, 0]
+    down = mb.simulate(model, [-h], [0.2], 0.2, dt=1e-3, limits="soft").q[-1, 0]
+    assert traj.stm[-1][0, 0] == pytest.approx((up - down) / (2 * h), rel=1e-6)

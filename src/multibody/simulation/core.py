@@ -224,11 +224,29 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
                              atol, progress)
     traj.passive = system.passive()
+    if sensitivities and system.soft:
+        check_soft_stop_sensitivities(stops, traj)
     if traj.status == "diverged":
         if on_divergence == "raise":
             raise SimulationError(f"simulate: {traj.message}", traj)
         warnings.warn(f"simulate: {traj.message}", SimulationWarning, stacklevel=2)
     return traj
+
+
+def check_soft_stop_sensitivities(stops, traj):
+    """Refuse sensitivities across a soft stop's switch: the soft law's force jumps where a joint
+    enters or leaves its stop, and the variational equations carry no saltation matrix there, so
+    ``traj.stm`` came out wrong (one entry −67.5 against −9.5 from central differences). Runs that
+    stay on one side of every stop are right and pass; hard stops carry their saltation matrices."""
+    for name, qi, _vi, pos, sign in stops.stops:
+        beyond = sign * (pos - np.asarray(traj.q)[:, qi]) > 0.0
+        if beyond.size and np.any(beyond != beyond[0]):
+            k = int(np.argmax(beyond != beyond[0]))
+            what = "entered" if beyond[k] else "left"
+            raise ValueError(f"sensitivities: joint {name!r} {what} its soft stop at {pos!r} near t = "
+                             f"{float(traj.t[k]):.6g} s; the variational equations do not cross the soft law's "
+                             "switch (no saltation matrix): use limits='hard' (its impacts carry them), "
+                             "limits='off', or a run that stays on one side of the stop")
 
 
 def _run_compiled(model, space, system, y0, t_final, dt, integrator, record_every, plan):
