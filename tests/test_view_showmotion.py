@@ -237,3 +237,32 @@ def test_names_holding_markup_stay_data_in_the_page(tmp_path):
     assert f"<title>{html.escape(title)}</title>" in text      # as text; {{JS}} in it is not the viewer
     anim = load_animation(path)
     assert anim.meta["title"] == title and anim.meta["author"] == "</script><!--"
+
+
+def test_bodies_whose_meshes_cannot_be_read_get_the_default_look_and_one_warning(tmp_path):
+    """`animate <ur5.urdf>` without pycollada printed a warning per mesh and drew floating axes only."""
+    import json
+    import warnings
+    doc = """<robot name="arm"><link name="base"/>
+<link name="l1"><inertial><origin xyz="0 0 0.25"/><mass value="1"/>
+  <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>
+  <visual><geometry><mesh filename="missing1.dae"/></geometry></visual></link>
+<link name="l2"><inertial><origin xyz="0 0 0.25"/><mass value="1"/>
+  <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>
+  <visual><geometry><mesh filename="bad.stl"/></geometry></visual></link>
+<joint name="j1" type="continuous"><parent link="base"/><child link="l1"/></joint>
+<joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.5"/></joint></robot>"""
+    (tmp_path / "bad.stl").write_text("not a mesh")
+    (tmp_path / "arm.urdf").write_text(doc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_urdf(str(tmp_path / "arm.urdf"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        page = showmotion(model, out=tmp_path / "arm.html")
+    lines = [str(w.message) for w in caught if "showmotion" in str(w.message)]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert "the meshes of 2 bodies could not be read" in lines[0] and "drawn with the default look" in lines[0]
+    text = open(page, encoding="utf-8").read()
+    data = json.loads(re.search(r'id="sm-data">(.*?)</script>', text, re.S).group(1))
+    assert {s["body"] for s in data["shapes"]} >= {0, 1}        # both links drawn, not just axes

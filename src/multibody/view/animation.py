@@ -32,7 +32,7 @@ import numpy as np
 from .. import _checks
 from ..model.model import Geometry, Model
 from .._io import NotRegularFile, open_regular, write_bytes
-from ..model.appearance import Camera, appearance_of, characteristic_length, load_mesh
+from ..model.appearance import Camera, appearance_of, characteristic_length, default_appearance, load_mesh
 
 __all__ = ["showmotion", "load_animation", "Animation", "default_motion"]
 
@@ -349,15 +349,7 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
             raise TypeError(f"{name}: expected a string, got {type(v).__name__}")
     t, q, energies, qd, is_default = _motion(model, trajectory)
 
-    shapes, mesh_cache = [], {}
-    for g in appearance_of(model):
-        if g.kind == "mesh":
-            try:
-                mesh_cache.setdefault(g.mesh, load_mesh(g.mesh))
-            except (ValueError, ImportError) as e:
-                warnings.warn(f"showmotion: mesh of {g.name or 'body ' + str(g.body)} skipped: {e}", stacklevel=2)
-                continue
-        shapes.append(g)
+    shapes, mesh_cache = _readable_shapes(model)
     meshes, mesh_index = [], {}
     data = {
         "format": FORMAT,
@@ -387,6 +379,31 @@ def _page(data) -> str:
     """The viewer page: one pass over the template, so text put in is never read as a placeholder."""
     parts = {"TITLE": html.escape(data["meta"]["title"]), "JS": _viewer_js(), "DATA": _script_json(data)}
     return re.sub(r"\{\{(TITLE|JS|DATA)\}\}", lambda m: parts[m.group(1)], _template())
+
+
+def _readable_shapes(model):
+    """The model's shapes with their meshes read; a body whose meshes cannot be read (a missing file,
+    a .dae without pycollada) is drawn with the default look instead of vanishing, and one warning
+    line says how many and why."""
+    shapes, mesh_cache, failed = [], {}, {}
+    for g in appearance_of(model):
+        if g.kind == "mesh":
+            try:
+                mesh_cache.setdefault(g.mesh, load_mesh(g.mesh))
+            except (ValueError, ImportError) as e:
+                failed.setdefault(g.body, (g.mesh, e))
+                continue
+        shapes.append(g)
+    if failed:
+        drawn = {g.body for g in shapes}
+        shapes += [g for g in default_appearance(model) if g.body in failed and g.body not in drawn]
+        path, why = next(iter(failed.values()))
+        dae = any(str(m).lower().endswith(".dae") and "no such file" not in str(e) for m, e in failed.values())
+        hint = "; .dae meshes need pycollada: pip install 'multibody[view]'" if dae else ""
+        first = " ".join(str(why).split())[:160]
+        warnings.warn(f"showmotion: the meshes of {len(failed)} bod{'y' if len(failed) == 1 else 'ies'} could not be "
+                      f"read (first: {first}); drawn with the default look{hint}", stacklevel=3)
+    return shapes, mesh_cache
 
 
 class _Stored:
