@@ -8,6 +8,7 @@
 """
 
 import importlib as _importlib
+import sys as _sys
 
 # The public namespace: one snake_case name per function (and the result and model types), each
 # name → the module that defines it.  This one table makes __all__ and drives the imports: the
@@ -66,3 +67,20 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+def _register_notebook_display():
+    """In Jupyter, a Model and a Trajectory display as the viewer page inline (``mb.view.show``).
+    Registered by name, so neither the model nor the simulation floor imports the view above it,
+    and nothing is imported here unless IPython is already running."""
+    ipython = _sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is None:
+        return
+    html = shell.display_formatter.formatters["text/html"]
+    show = lambda obj: _importlib.import_module(".view.animation", __name__).notebook_html(obj)  # noqa: E731
+    html.for_type_by_name("multibody.model.model", "Model", show)
+    html.for_type_by_name("multibody.simulation.trajectory", "Trajectory", show)
+
+
+_register_notebook_display()

@@ -34,7 +34,7 @@ from ..model.model import Geometry, Model
 from .._io import NotRegularFile, open_regular, write_bytes
 from ..model.appearance import Camera, appearance_of, characteristic_length, default_appearance, load_mesh
 
-__all__ = ["showmotion", "load_animation", "Animation", "default_motion"]
+__all__ = ["showmotion", "load_animation", "Animation", "default_motion", "page_html", "show", "Page"]
 
 FORMAT = "multibody-showmotion/1"
 _PLOT_POINTS = 2000   # plot series are thinned to this many samples (the animation keeps all)
@@ -330,6 +330,19 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
     >>> anim.title, anim.default, float(anim.t[-1]), anim.q.shape
     ('double pendulum', True, 2.0, (61, 2))
     """
+    page = page_html(model, trajectory, title=title, author=author, description=description, camera=camera)
+    return write_bytes(out, page.encode("utf-8"))
+
+
+def page_html(model, trajectory=None, *, title=None, author=None, description=None, camera=None) -> str:
+    """The text of the page :func:`showmotion` writes (the same arguments, no file): for notebooks
+    (:func:`show`) and for anything that serves the page itself.
+
+    >>> import multibody as mb
+    >>> text = page_html(mb.models.double_pendulum(), title="dp")
+    >>> text.startswith("<!DOCTYPE html>"), "<title>dp</title>" in text
+    (True, True)
+    """
     if isinstance(model, Animation):
         anim = model
         model = anim.model
@@ -364,7 +377,48 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
         "motion": {"t": _b64(t, "<f8"), "q": _b64(q, "<f4"), "n": len(t), "default": is_default},
         "plots": _plots(model, t, q, qd, energies),
     }
-    return write_bytes(out, _page(data).encode("utf-8"))
+    return _page(data)
+
+
+class Page:
+    """A viewer page shown inline by Jupyter (``_repr_html_``: the page in an ``<iframe srcdoc>``,
+    self-contained, no file written) and as its text by ``str``."""
+
+    def __init__(self, text: str, height: int = 560):
+        self.text, self.height = text, int(height)
+
+    def __str__(self):
+        return self.text
+
+    def _repr_html_(self):
+        return (f'<iframe srcdoc="{html.escape(self.text, quote=True)}" style="width: 100%; height: {self.height}px; '
+                'border: 0" sandbox="allow-scripts"></iframe>')
+
+
+def show(model, trajectory=None, *, title=None, author=None, description=None, camera=None, height=560) -> Page:
+    """The animation of ``model`` (and ``trajectory``) as a :class:`Page` that a notebook displays
+    inline — the last expression of a cell, or ``IPython.display.display(show(...))`` — without
+    writing a file. ``model`` may also be a ``Trajectory`` (its own model is drawn).
+
+    >>> import multibody as mb
+    >>> page = show(mb.models.double_pendulum())
+    >>> page._repr_html_().startswith("<iframe srcdoc=")
+    True
+    """
+    if trajectory is None and getattr(model, "model", None) is not None and hasattr(model, "q") \
+            and hasattr(model, "t"):
+        model, trajectory = model.model, model          # a Trajectory knows its model
+    return Page(page_html(model, trajectory, title=title, author=author, description=description, camera=camera),
+                height)
+
+
+def notebook_html(obj) -> str:
+    """``text/html`` of a Model or a Trajectory for Jupyter's display (registered by
+    ``multibody/__init__.py`` when IPython is running): the viewer page inline."""
+    if hasattr(obj, "t") and hasattr(obj, "q") and getattr(obj, "model", None) is None:
+        return None                                   # a trajectory without its model: the plain repr
+    return show(obj)._repr_html_()
+
 
 
 def _script_json(data) -> str:
