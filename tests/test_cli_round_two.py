@@ -48,3 +48,10 @@ def test_a_closed_standard_output_is_no_traceback():
     out = subprocess.run(f"{sys.executable} -m multibody info double_pendulum >&-", shell=True, capture_output=True,
                          text=True, timeout=120)
     assert "Traceback" not in out.stderr, out.stderr
+
+
+def test_the_version_is_one_line_and_the_package_s():
+    import multibody
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"multibody {multibody.__version__}"
+    assert multibody.__version__ not in ("", "0+source") and multibody.__version__.count(".") >= 2

@@ -67,7 +67,8 @@ def test_importing_the_package_loads_no_solver_or_symbolics():
 
 
 @pytest.mark.parametrize("code,axis,kind", [("Rx", 0, "R"), ("Ry", 1, "R"), ("Rz", 2, "R"), ("Px", 0, "P"),
-                                            ("Py", 1, "P"), ("Pz", 2, "P"), ("H", 2, "H")])
+                                            ("Py", 1, "P"), ("Pz", 2, "P"), ("H", 2, "H"),
+                                            ("R", 2, "R"), ("P", 2, "P")])    # the seed's older codes
 def test_jcalc_is_the_joint_transform_of_the_model(code, axis, kind):
     """jcalc's X_J equals the parent-to-body Plücker transform of a one-joint model at the same q."""
     q, pitch = 0.7, 0.2

@@ -573,6 +573,7 @@ def build_parser():
     parser = _Parser(prog="multibody", description=__doc__.split("\n\n")[0],
                                      epilog="MODEL: a built-in name (multibody info --list) or a URDF or MJCF file.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--version", action="version", version=f"multibody {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("info", help="the model's tree, masses and geometry")
@@ -666,6 +667,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"multibody {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _version():
+    import multibody
+    return multibody.__version__
 
 
 def _one_line_warning(command):

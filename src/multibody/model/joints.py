@@ -232,7 +232,8 @@ def js_constants() -> str:
 def jcalc(code: str, q: float, pitch: float = 0.0):
     """spatial_v2 ``jcalc``: the joint transform ``X_J`` and motion subspace ``S`` of a one-dof joint.
 
-    ``code`` is a seed joint code: ``'Rx'``, ``'Ry'``, ``'Rz'``, ``'Px'``, ``'Py'``, ``'Pz'``, ``'H'``
+    ``code`` is a seed joint code: ``'Rx'``, ``'Ry'``, ``'Rz'``, ``'Px'``, ``'Py'``, ``'Pz'``, ``'R'`` and
+    ``'P'`` (the seed's older codes for ``'Rz'`` and ``'Pz'``), ``'H'``
     (a screw about z advancing ``pitch`` per radian; the seed reads it from ``jtyp.pars.pitch``), or
     the planar ``'r'``, ``'px'``, ``'py'`` (3×3 planar transforms, S of length 3).  ``X_J`` maps
     predecessor coordinates to successor coordinates, as the seed's.
@@ -251,6 +252,7 @@ def jcalc(code: str, q: float, pitch: float = 0.0):
     spatial = {"Rx": (lambda: rotx(q), 0), "Ry": (lambda: roty(q), 1), "Rz": (lambda: rotz(q), 2),
                "Px": (lambda: xlt([q, 0, 0]), 3), "Py": (lambda: xlt([0, q, 0]), 4),
                "Pz": (lambda: xlt([0, 0, q]), 5)}
+    spatial["R"], spatial["P"] = spatial["Rz"], spatial["Pz"]     # the seed's older codes: about / along z
     planar = {"r": (lambda: plnr(q, [0, 0]), 0), "px": (lambda: plnr(0, [q, 0]), 1),
               "py": (lambda: plnr(0, [0, q]), 2)}
     if code == "H":
@@ -260,7 +262,8 @@ def jcalc(code: str, q: float, pitch: float = 0.0):
         S = np.zeros(6 if code in spatial else 3)
         S[k] = 1.0
         return np.asarray(make(), float), S
-    raise ValueError(f"code: unknown jcalc joint code {code!r}; expected one of Rx, Ry, Rz, Px, Py, Pz, H, r, px, py")
+    raise ValueError(f"code: unknown jcalc joint code {code!r}; expected one of R, P, Rx, Ry, Rz, Px, Py, Pz, H, "
+                     "r, px, py")
 
 
 if __name__ == "__main__":  # regenerate core/joints.h from the table
