@@ -27,6 +27,7 @@ import pytest
 
 import multibody as mb
 from multibody.view import showmotion
+from multibody import engine
 
 from system_deps import require_program
 
@@ -306,3 +307,27 @@ def test_a_page_whose_names_hold_markup_still_draws(browser, tmp_path):
     assert browser.js("document.getElementById('sm-title').textContent") == HOSTILE_TITLE
     assert browser.js("document.getElementById('sm-author').textContent") == "by </script><!--"
     assert not_blank(browser.canvas())
+
+
+def _bouncing_ball_world():
+    world = engine.World(dt=1e-3)
+    world.add_geom(engine.Plane(), bounce=0.8)
+    world.add_body(engine.Sphere(0.1), mass=1.0, position=(0, 0, 1))
+    return world
+
+
+@pytest.mark.parametrize("scene", ["bouncing ball", "box pile"])
+def test_engine_scenes_open_in_the_viewer(browser, tmp_path, scene):
+    """An engine world records its motion (World.record) and plays in the same page as any model."""
+    from multibody.engine import report
+    world = _bouncing_ball_world() if scene == "bouncing ball" else report.pile_world(n=20)
+    rec = world.record(1.0, every=10)
+    page = showmotion(rec, out=tmp_path / "scene.html", title=scene)
+    browser.open(page)
+    assert browser.js("showmotion.range") == [0.0, pytest.approx(1.0)]
+    browser.js("showmotion.pause(); showmotion.setTime(0.0)")
+    first = browser.canvas()
+    assert not_blank(first)
+    browser.js("showmotion.setTime(0.9)")
+    assert differ(first, browser.canvas())             # the bodies moved
+    browser.screenshot(f"engine_scene_{scene.replace(' ', '_')}.png")

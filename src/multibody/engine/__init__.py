@@ -36,7 +36,8 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 from . import _engine  # noqa: F401
 from .shapes import Box, Capsule, Convex, Cylinder, Plane, Shape, Sphere, TriangleMesh
 from .world import AMotor, Body, Geom, Joint, LastStep, RayHit, SimulationError, World, contact_params
+from .recording import Recording, record, scene_model
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params",
            "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "Convex",
-           "TriangleMesh", "AMotor", "RayHit"]
+           "TriangleMesh", "AMotor", "RayHit", "Recording", "record", "scene_model"]

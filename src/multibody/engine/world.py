@@ -1041,6 +1041,12 @@ class World:
         """Advance one step of ``dt`` (default ``world.dt``) seconds (``dWorldStep``)."""
         self.run(1, dt)
 
+    def record(self, t_final, every=1):
+        """Step for ``t_final`` seconds and return the motion for the browser viewer
+        (:func:`multibody.engine.recording.record`): ``mb.view.showmotion(world.record(2.0))``."""
+        from .recording import record
+        return record(self, t_final, every)
+
     def run(self, n, dt=None):
         """Advance ``n`` steps in one call into C."""
         h = self.dt if dt is None else _dt(dt)

@@ -343,6 +343,9 @@ def page_html(model, trajectory=None, *, title=None, author=None, description=No
     >>> text.startswith("<!DOCTYPE html>"), "<title>dp</title>" in text
     (True, True)
     """
+    if trajectory is None and hasattr(model, "t") and hasattr(model, "q") and isinstance(
+            getattr(model, "model", None), Model):
+        model, trajectory = model.model, model        # a Trajectory or an engine Recording knows its model
     if isinstance(model, Animation):
         anim = model
         model = anim.model
@@ -398,16 +401,14 @@ class Page:
 def show(model, trajectory=None, *, title=None, author=None, description=None, camera=None, height=560) -> Page:
     """The animation of ``model`` (and ``trajectory``) as a :class:`Page` that a notebook displays
     inline — the last expression of a cell, or ``IPython.display.display(show(...))`` — without
-    writing a file. ``model`` may also be a ``Trajectory`` (its own model is drawn).
+    writing a file. ``model`` may also be a ``Trajectory`` or an engine ``Recording`` (its own model
+    is drawn).
 
     >>> import multibody as mb
     >>> page = show(mb.models.double_pendulum())
     >>> page._repr_html_().startswith("<iframe srcdoc=")
     True
     """
-    if trajectory is None and getattr(model, "model", None) is not None and hasattr(model, "q") \
-            and hasattr(model, "t"):
-        model, trajectory = model.model, model          # a Trajectory knows its model
     return Page(page_html(model, trajectory, title=title, author=author, description=description, camera=camera),
                 height)
 
