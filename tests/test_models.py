@@ -219,3 +219,35 @@ def test_previous_names_are_gone():
     import multibody.symbolic.sym_models as sym_models
     assert mb.models.ra3link(symbolic=True).is_symbolic
     assert not any(hasattr(sym_models, n) for n in ("ra3link_model", "ra3link_prismatic_model", "starleth_model"))
+
+
+@pytest.mark.parametrize("L2", [1.0, 2.0, 0.5])
+def test_vee_draws_the_seeds_construction_lines_and_spheres(L2):
+    """spatial_v2 vee.m (Simulink example 3): axes, the 45° line and the line between the centres of
+    mass in base coordinates; red spheres on the rods' centres of mass; for L2 ≠ 1 orange spheres at
+    the system's centre of mass and at the rod points that meet it when the rods are folded."""
+    from multibody.kinematics.forward import forward_kinematics
+    model = mb.models.vee(L2)
+    geoms = {g.name: g for g in model.geometries if g.name}
+    lines = [g for g in model.geometries if g.kind == "line" and g.body == -1]
+    assert len(lines) == 5
+    assert {"centre of mass rod1", "centre of mass rod2"} <= set(geoms)
+    assert ("system centre of mass" in geoms) == (L2 != 1.0)
+
+    def world_point(q, body, local):
+        R, p = forward_kinematics(model, q)
+        return p[body] + R[body] @ np.asarray(local, float)
+
+    def system_com(q):
+        return sum(model.mass[i] * world_point(q, i, model.com[i]) for i in range(2)) / model.mass.sum()
+
+    q0 = model.neutral()
+    for i in range(2):                                         # the red spheres sit on the centres of mass
+        assert np.allclose(geoms[f"centre of mass rod{i + 1}"].translation, model.com[i])
+    if L2 != 1.0:
+        assert np.allclose(geoms["system centre of mass"].translation, system_com(q0))
+        folded = q0.copy()
+        folded[-1] = np.pi                                      # rod 2 turned onto rod 1 about the 45° axis
+        for i in range(2):
+            point = world_point(folded, i, geoms[f"folded centre of mass rod{i + 1}"].translation)
+            assert np.allclose(point, system_com(folded), atol=1e-12)

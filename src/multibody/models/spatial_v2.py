@@ -120,7 +120,32 @@ def vee(L2: float = 1.0) -> Model:
                inertia=_rod(L2, L2), joint_rotation=Rz90)
     _draw_rod(b, 0, 1.0, 0.03)
     _draw_rod(b, 1, L2, 0.03, joint_axis=axis_in_joint)
+    _vee_construction(b, float(L2))
     return b.build()
+
+
+def _vee_construction(builder, L2):
+    """The seed's construction lines and spheres (vee.m): in base coordinates the x, y and z axes,
+    the line at 45° to x and y (the joint axis) and the line joining the rods' centres of mass; a
+    red sphere on each rod's centre of mass; if L2 ≠ 1, orange spheres at the system's centre of
+    mass and at the two rod points that coincide with it when the rods lie folded together."""
+    from ..model import appearance as look
+    grey, red, orange = (0.45, 0.45, 0.45), (0.85, 0.1, 0.1), (1.0, 0.55, 0.0)
+    reach = 1.2 * max(1.0, L2)
+    for axis in np.eye(3):
+        builder.add_geometry(look.line(-1, [-0.2 * axis, reach * axis], grey, name="construction axis"))
+    builder.add_geometry(look.line(-1, [(0, 0, 0), (reach / math.sqrt(2), reach / math.sqrt(2), 0)], grey,
+                                   name="construction 45 degrees"))
+    builder.add_geometry(look.line(-1, [(0.5, 0, 0), (0, 0.5 * L2, 0)], grey, name="construction centres of mass"))
+    r = 0.04
+    builder.add_geometry(look.sphere(0, (0.5, 0, 0), r, red, name="centre of mass rod1"))
+    builder.add_geometry(look.sphere(1, (0.5 * L2, 0, 0), r, red, name="centre of mass rod2"))
+    if abs(L2 - 1.0) > 1e-12:
+        centre = np.array([0.5, 0.5 * L2 * L2, 0.0]) / (1.0 + L2)      # (m1 c1 + m2 c2) / (m1 + m2), m2 = L2
+        folded = (0.5 + 0.5 * L2 * L2) / (1.0 + L2)                     # its distance from the joint, rods folded
+        builder.add_geometry(look.sphere(-1, centre, r, orange, name="system centre of mass"))
+        builder.add_geometry(look.sphere(0, (folded, 0, 0), r, orange, name="folded centre of mass rod1"))
+        builder.add_geometry(look.sphere(1, (folded, 0, 0), r, orange, name="folded centre of mass rod2"))
 
 
 def singlebody(mass: float = 1.0, size=(3.0, 2.0, 1.0)) -> Model:
