@@ -21,7 +21,8 @@ def test_the_examples_folder_holds_the_scripts():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
-def test_each_example_script_runs(path, capsys):
+def test_each_example_script_runs(path, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(example_scripts.EXAMPLES))   # as `python examples/NAME.py` has it
     runpy.run_path(str(path), run_name="__main__")
     out = capsys.readouterr().out
     assert out.startswith(path.stem + ":"), out
