@@ -874,7 +874,7 @@ def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, 
     model, closure = four_bar()
     q0 = np.array([0.5, 0.8, -1.0])
     for _ in range(30):                        # onto the loop (Newton on the closure)
-        terms = closure.evaluate(model, q0, np.zeros(3))
+        terms = mb.ConstraintSet(closure).evaluate(model, q0, np.zeros(3))
         q0 = q0 - np.linalg.pinv(terms.J) @ terms.c
     pd = mb.PD(kp=[20.0, 0.0, 0.0], kd=[2.0, 0.0, 0.0], q_ref=[1.2, 0.0, 0.0], gravity_compensation=True)
     f_ext = np.zeros((model.nb, 6))

@@ -28,8 +28,9 @@ def four_bar(crank: float = 1.0, coupler: float = 2.0, rocker: float = 2.0, grou
     Example
     -------
     >>> import numpy as np
+    >>> from multibody.simulation.constraints import constraint_terms
     >>> model, closure = four_bar()
-    >>> model.nv, closure.evaluate(model, np.zeros(3), np.zeros(3)).c.shape
+    >>> model.nv, constraint_terms(closure, model, np.zeros(3), np.zeros(3)).c.shape
     (3, (2,))
     """
     lengths = dict(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density)
