@@ -150,7 +150,7 @@ def mechanism_rotation(mechanism, body):
 
     >>> import multibody as mb
     >>> mech = mb.models.biped_upper_body()
-    >>> mechanism_rotation(mech, "torso").shape
+    >>> mechanism_rotation(mech, "upper_body").shape
     (3, 3)
     """
     return _mechanism_kinematics(mechanism)["R"][mechanism.model.body_index(body)]
@@ -175,8 +175,8 @@ def tmt_system(mechanism, simplify=False) -> TMTSystem:
     forces (eq. 4), contacts (eq. 9) and actuators.
 
     >>> import multibody as mb
-    >>> tmt_system(mb.models.biped_upper_body()).q.shape
-    (3, 1)
+    >>> tmt_system(mb.models.biped_upper_body()).q.shape       # stance foot (x, y) and q1, q2, q3
+    (5, 1)
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism: expected a multibody.model.mechanism.Mechanism, got {type(mechanism).__name__}")
