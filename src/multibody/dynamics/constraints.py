@@ -1,7 +1,8 @@
 """Constrained forward dynamics: spatial_v2 ``FDgq`` and loop closures with Lagrange multipliers.
 
 The evaluation and the solve of the constraint descriptions of :mod:`multibody.model.constraints`
-(what a user or a loader writes down), beside ``fd_gq`` (``dynamics/fdgq.py``).  Two ways to describe constraints on a kinematic tree (RBDA §3.2), both here:
+(what a user or a loader writes down), beside ``fd_gq`` (``dynamics/fdgq.py``).  Two ways to
+describe constraints on a kinematic tree (RBDA §3.2), both here:
 
 1. **Explicit, q = γ(y)** — spatial_v2's ``FDgq`` with a ``gamma_q`` function on the model
    (``Model.gamma_q``).  ``gamma_q(model, qo, qdo) -> (qn, qdn, G, gs)`` returns corrected
@@ -33,7 +34,8 @@ The evaluation and the solve of the constraint descriptions of :mod:`multibody.m
    (|λ·dt| ≤ 0.05 at dt = 1 ms) not to make the ODE stiff.
 
    Constraint rows (descriptions in ``model/constraints.py``, each evaluated here by one
-   function of the table ``TERMS``, read by :func:`constraint_terms`): :class:`PointConstraint` (two points coincide — a spherical loop joint),
+   function of the table ``TERMS``, read by :func:`constraint_terms`): :class:`PointConstraint`
+   (two points coincide — a spherical loop joint),
    :class:`AxisConstraint` (an axis of one body stays perpendicular to chosen directions of
    another — with a point constraint, a revolute loop joint: :func:`revolute_closure`),
    :class:`JointCoupling` (q_a = r q_b + offset, a gear), :class:`JointPath` (q_j = φ(t), a
@@ -42,11 +44,12 @@ The evaluation and the solve of the constraint descriptions of :mod:`multibody.m
 
    Time-dependent (rheonomic) constraints c(t, q) = 0 enter the same system through their
    time derivatives: ċ = J q̇ + ∂c/∂t, and the bias c̈ − J q̈ = J̇q̇ + 2 (∂J/∂t) q̇ + ∂²c/∂t²,
-   so Baumgarte's c̈ + 2αċ + β²c = 0 holds for them as for fixed ones.  :class:`ConstraintSet` stacks them
-   and is what ``mb.simulate(..., constraints=...)`` calls; a single constraint is solved alone in
-   a set with the default gains (``ConstraintSet(c)``, what :func:`with_model_constraints` builds).  :class:`GammaQ` does the same for ``FDgq``.
+   so Baumgarte's c̈ + 2αċ + β²c = 0 holds for them as for fixed ones.  :class:`ConstraintSet`
+   stacks them and is what ``mb.simulate(..., constraints=...)`` calls; a single constraint is
+   solved alone in a set with the default gains (``ConstraintSet(c)``, what
+   :func:`with_model_constraints` builds).  :class:`GammaQ` does the same for ``FDgq``.
 
-Both (and any user object with the two methods) follow follow the simulate contract::
+Both (and any user object with the two methods) follow the simulate contract::
 
     accelerations(model, q, qd, tau, f_ext=None, t=None) -> (qdd (nv,), lam (nc,))
     residual(model, q, qd, t=None) -> (c (nc,), cdot (nc,))
@@ -86,10 +89,8 @@ from .fdgq import DEFAULT_TSTAB, _call_gamma_q, _fd_gq_with_force, _positive_tim
 from .handc import hand_c
 
 __all__ = [
-    "DEFAULT_BAUMGARTE_TIME", "ConstraintError", "gamma_q_partitioned", "GammaQ",
-    "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
-    "FunctionConstraint", "WeldConstraint", "TendonCoupling",
-    "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints", "constraint_terms",
+    "DEFAULT_BAUMGARTE_TIME", "gamma_q_partitioned", "GammaQ", "ConstraintTerms", "TERMS", "constraint_terms",
+    "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints",
 ]
 
 DEFAULT_BAUMGARTE_TIME = 0.02  # s, Baumgarte time constant: α = β = 1/T

@@ -12,8 +12,8 @@ A Mechanism is data: its symbolic side lives in :mod:`multibody.symbolic.tmt`.  
 the elements come from the model's own kinematics (:func:`~multibody.symbolic.tmt.mechanism_point`,
 :func:`~multibody.symbolic.tmt.mechanism_rotation`), so the elements and the tree share the
 coordinates and parameter symbols; :func:`~multibody.symbolic.tmt.tmt_system` gives its
-:class:`~multibody.symbolic.tmt.TMTSystem`.  ``derive(mechanism, "tmt")`` derives everything (TMT handles constraints, springs,
-dampers, forces and impacts); the other methods derive trees only and say so —
+:class:`~multibody.symbolic.tmt.TMTSystem`.  ``derive(mechanism, "tmt")`` derives everything (TMT
+handles constraints, springs, dampers, forces and impacts); the other methods derive trees only and say so —
 ``derive(mechanism.model, "rnea")`` gives the tree without the extra elements.
 """
 from __future__ import annotations

@@ -21,7 +21,7 @@ def four_bar(crank: float = 1.0, coupler: float = 2.0, rocker: float = 2.0, grou
     The open chain crank → coupler → rocker hangs from the base pivot at the origin (revolute
     joints about z, the links uniform rods of ``density`` kg/m along their x axes); the loop is
     closed by pinning the rocker's free end to the second base pivot at (``ground``, 0, 0):
-    a :class:`~multibody.simulation.constraints.PointConstraint` on the x and y rows (the z row of
+    a :class:`~multibody.model.constraints.PointConstraint` on the x and y rows (the z row of
     a planar loop is identically zero).  The defaults (1, 2, 2, 2.5 m) make a Grashof crank-rocker:
     the crank turns fully.  Gravity −``gravity`` along y.
 
