@@ -17,17 +17,12 @@ graph = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("_import_graph", graph)
 _spec.loader.exec_module(graph)
 
-# arrows back up a floor still kept: (from room, to room) → reason
-KEPT_BACK_ARROWS = {
-    ("dynamics", "simulation"): "fd_gq joins model.constraints with the caller's: the constraint types still "
-                                "live in simulation/constraints.py with their evaluation (kinematics)",
-    ("model", "simulation"): "the MJCF loader builds the file's equalities as those constraint types",
-    ("model", "symbolic"): "Mechanism.point/rotation/tmt_system are symbolic computations (TMT kinematics)",
-}
-# circles between rooms still kept (each a sorted tuple of rooms): the arrows above close it
-KEPT_CIRCLES = {
-    ("dynamics", "model", "simulation", "symbolic"),
-}
+# arrows back up a floor still kept: (from room, to room) → reason.  None: the constraint descriptions
+# are model data (model/constraints.py) evaluated and solved beside fd_gq (dynamics/constraints.py), and
+# a Mechanism's symbolic side is in symbolic/tmt (tmt_system, mechanism_point, mechanism_rotation).
+KEPT_BACK_ARROWS: dict = {}
+# circles between rooms still kept (each a sorted tuple of rooms): none
+KEPT_CIRCLES: set = set()
 
 
 def test_checks_and_errors_import_only_the_compiled_core():

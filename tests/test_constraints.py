@@ -15,10 +15,16 @@ import multibody as mb
 from multibody.dynamics.fdgq import gamma_q_linear, gamma_q_mimic
 from multibody.simulation.constraints import (DEFAULT_BAUMGARTE_TIME, AxisConstraint, ConstraintError, ConstraintSet,
                                             FunctionConstraint, GammaQ, JointCoupling, PointConstraint,
-                                            gamma_q_partitioned, revolute_closure, solve_constrained)
+                                            constraint_terms, gamma_q_partitioned, revolute_closure,
+                                            solve_constrained)
 from multibody.simulation.closed_loops import four_bar
 
 RNG = np.random.default_rng(7)
+
+
+def _solve(c):
+    """A description is solved alone in a set with the default gains (as mb.simulate does); a set as it is."""
+    return c if isinstance(c, ConstraintSet) else ConstraintSet(c)
 
 
 def integrate_ode(model, acc, q0, qd0, t_final, rtol=1e-10, atol=1e-12, t_eval=None):
@@ -42,13 +48,13 @@ def test_fd_gq_matches_lagrange_coupling_on_the_double_elbow():
         y, yd, tau = RNG.normal(size=2), RNG.normal(size=2), RNG.normal(size=3)
         q, qd = np.array([y[0], y[1], y[1]]), np.array([yd[0], yd[1], yd[1]])
         qdd_gq = mb.fd_gq(model, q, qd, tau)
-        qdd_l, lam = coupling.accelerations(model, q, qd, tau)
+        qdd_l, lam = _solve(coupling).accelerations(model, q, qd, tau)
         np.testing.assert_allclose(qdd_gq, qdd_l, rtol=1e-10, atol=1e-10)
         assert qdd_gq[1] == pytest.approx(qdd_gq[2], abs=1e-12)   # 1:1 gearing in the accelerations
         # the constraint force is −Jᵀλ... and it does no work on consistent velocities
         H, C = mb.hand_c(model, q, qd)
         tau_c = H @ qdd_gq + C - tau
-        np.testing.assert_allclose(tau_c, coupling.evaluate(model, q, qd).J.T @ lam, atol=1e-10)
+        np.testing.assert_allclose(tau_c, constraint_terms(coupling, model, q, qd).J.T @ lam, atol=1e-10)
         assert abs(qd @ tau_c) < 1e-10
 
 
@@ -105,7 +111,7 @@ def test_gamma_q_mimic_builds_the_gearing_from_model_mimics():
     coupling = JointCoupling(1, 0, ratio=-2.0, offset=0.1)
     q, qd, tau = qn, qdn, np.array([0.4, -0.2])
     np.testing.assert_allclose(mb.fd_gq(replace(model, gamma_q=gq), q, qd, tau),
-                               coupling.accelerations(model, q, qd, tau)[0], atol=1e-10)
+                               _solve(coupling).accelerations(model, q, qd, tau)[0], atol=1e-10)
 
 
 # ---------------------------------------------------------------------- Lagrange multipliers
@@ -123,12 +129,12 @@ def test_constraint_jacobian_and_bias_match_finite_differences(make):
     model = mb.models.auto_tree(4, skew=0.7)
     con = make()
     q, qd = RNG.normal(size=4), RNG.normal(size=4)
-    terms = con.evaluate(model, q, qd)
-    np.testing.assert_allclose(terms.J, _fd_jacobian(lambda x: con.evaluate(model, x, qd).c, q), atol=1e-7)
+    terms = constraint_terms(con, model, q, qd)
+    np.testing.assert_allclose(terms.J, _fd_jacobian(lambda x: constraint_terms(con, model, x, qd).c, q), atol=1e-7)
     np.testing.assert_allclose(terms.cdot, terms.J @ qd, atol=1e-12)
     # bias = d/ds (J(q + s q̇) q̇): the c̈ of the constant-velocity path
     h = 1e-5
-    bias_fd = (con.evaluate(model, q + h * qd, qd).J @ qd - con.evaluate(model, q - h * qd, qd).J @ qd) / (2 * h)
+    bias_fd = (constraint_terms(con, model, q + h * qd, qd).J @ qd - constraint_terms(con, model, q - h * qd, qd).J @ qd) / (2 * h)
     np.testing.assert_allclose(terms.bias, bias_fd, atol=1e-6)
 
 
@@ -138,9 +144,9 @@ def test_function_constraint_reproduces_the_point_constraint():
     fun = FunctionConstraint(lambda q: mb.point_position(model, q, 3, [0.2, 0.0, 0.1]) - [1.0, 0.5, 0.0])
     with_jac = FunctionConstraint(fun.c, jacobian=lambda q: mb.point_jacobian(model, q, 3, [0.2, 0.0, 0.1]))
     q, qd = RNG.normal(size=4), RNG.normal(size=4)
-    ref = point.evaluate(model, q, qd)
+    ref = constraint_terms(point, model, q, qd)
     for con in (fun, with_jac):
-        t = con.evaluate(model, q, qd)
+        t = constraint_terms(con, model, q, qd)
         np.testing.assert_allclose(t.c, ref.c, atol=1e-12)
         np.testing.assert_allclose(t.J, ref.J, atol=1e-8)
         np.testing.assert_allclose(t.bias, ref.bias, atol=2e-4 if con is fun else 1e-7)
@@ -150,13 +156,13 @@ def test_time_dependent_function_constraint_has_the_rheonomic_terms():
     """c(t, q) = q0 − sin t: ċ = q̇0 − cos t and the bias (c̈ − J q̈) = sin t."""
     model = mb.models.planar(2)
     con = FunctionConstraint(lambda t, q: np.array([q[0] - np.sin(t)]), time_dependent=True)
-    terms = con.evaluate(model, np.array([0.2, 0.1]), np.array([0.5, 0.0]), t=0.7)
+    terms = constraint_terms(con, model, np.array([0.2, 0.1]), np.array([0.5, 0.0]), t=0.7)
     assert terms.cdot[0] == pytest.approx(0.5 - np.cos(0.7), abs=1e-8)
     assert terms.bias[0] == pytest.approx(np.sin(0.7), abs=1e-5)
     with pytest.raises(ValueError, match="time-dependent"):        # no silent t = 0 inside mb.simulate
-        con.accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2))
-    qdd, _ = con.accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2), t=0.7)
-    t = con.evaluate(model, np.zeros(2), np.zeros(2), t=0.7)
+        _solve(con).accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2))
+    qdd, _ = _solve(con).accelerations(model, np.zeros(2), np.zeros(2), np.zeros(2), t=0.7)
+    t = constraint_terms(con, model, np.zeros(2), np.zeros(2), t=0.7)
     np.testing.assert_allclose(t.J @ qdd + t.bias, -2 / DEFAULT_BAUMGARTE_TIME * t.cdot
                                - t.c / DEFAULT_BAUMGARTE_TIME ** 2, atol=1e-6)
 
@@ -166,10 +172,10 @@ def test_pinned_arm_at_rest_multipliers_carry_gravity():
     model = mb.models.planar(2)
     pin = PointConstraint("link2", [1, 0, 0], None, [1, 1, 0], axes="xy")
     q = np.array([np.pi / 2, -np.pi / 2])
-    qdd, lam = pin.accelerations(model, q, np.zeros(2), np.zeros(2))
+    qdd, lam = _solve(pin).accelerations(model, q, np.zeros(2), np.zeros(2))
     np.testing.assert_allclose(qdd, 0, atol=1e-12)
     _, C = mb.hand_c(model, q, np.zeros(2))
-    np.testing.assert_allclose(pin.evaluate(model, q, np.zeros(2)).J.T @ lam, C, atol=1e-12)
+    np.testing.assert_allclose(constraint_terms(pin, model, q, np.zeros(2)).J.T @ lam, C, atol=1e-12)
     assert lam[1] == pytest.approx(9.81 / 2)    # half of link 2's weight hangs on the pin
 
 
@@ -180,11 +186,11 @@ def test_baumgarte_error_dynamics_are_critically_damped():
     cs = ConstraintSet(closure, time_constant=T)
     q0, qd0 = four_bar_initial_state(model, closure)
     q0 = q0 + np.array([0.0, 0.0, 0.01])
-    c0 = cs.residual(model, q0, np.zeros(3))[0]
+    c0 = _solve(cs).residual(model, q0, np.zeros(3))[0]
     t_eval = np.linspace(0, 0.3, 7)
-    t, Q, QD = integrate_ode(model, lambda t, q, qd: cs.accelerations(model, q, qd, np.zeros(3))[0],
+    t, Q, QD = integrate_ode(model, lambda t, q, qd: _solve(cs).accelerations(model, q, qd, np.zeros(3))[0],
                              q0, np.zeros(3), 0.3, t_eval=t_eval)
-    c = np.array([cs.residual(model, q, qd)[0] for q, qd in zip(Q, QD)])
+    c = np.array([_solve(cs).residual(model, q, qd)[0] for q, qd in zip(Q, QD)])
     np.testing.assert_allclose(c, c0 * ((1 + t / T) * np.exp(-t / T))[:, None], atol=1e-7)
 
 
@@ -201,9 +207,9 @@ def test_four_bar_lagrange_and_fdgq_agree_and_hold_the_loop_for_ten_seconds():
     cs = ConstraintSet(closure)
     assert cs.alpha == cs.beta == 1 / DEFAULT_BAUMGARTE_TIME
     t_eval = np.linspace(0, 10, 101)
-    _, QL, QDL = integrate_ode(model, lambda t, q, qd: cs.accelerations(model, q, qd, np.zeros(3))[0], q0, qd0, 10.0,
+    _, QL, QDL = integrate_ode(model, lambda t, q, qd: _solve(cs).accelerations(model, q, qd, np.zeros(3))[0], q0, qd0, 10.0,
                                rtol=1e-9, atol=1e-11, t_eval=t_eval)
-    viol = [np.max(np.abs(np.concatenate(cs.residual(model, q, qd)))) for q, qd in zip(QL, QDL)]
+    viol = [np.max(np.abs(np.concatenate(_solve(cs).residual(model, q, qd)))) for q, qd in zip(QL, QDL)]
     assert max(viol) <= 1e-6
     E = mb.energy(model, QL, QDL)
     Etot = E.KE + E.PE
@@ -218,14 +224,14 @@ def test_revolute_closure_of_a_spatial_loop_keeps_the_axes_parallel():
     """A 3-D four-bar closed by a revolute joint: 5 rows, J full rank, q̈ keeps c̈ = 0."""
     model = mb.models.auto_tree(4, skew=0.0)         # planar chain about z
     closure = revolute_closure(3, [1.0, 0, 0], [0, 0, 1], None, [1.5, 0.5, 0], [0, 0, 1])
-    terms = closure.evaluate(model, np.zeros(4), np.zeros(4))
+    terms = constraint_terms(closure, model, np.zeros(4), np.zeros(4))
     assert terms.J.shape == (5, 4)
     with pytest.raises(ConstraintError, match="singular"):   # a planar loop: z rows are redundant
-        closure.accelerations(model, RNG.normal(size=4), np.zeros(4), np.zeros(4))
+        _solve(closure).accelerations(model, RNG.normal(size=4), np.zeros(4), np.zeros(4))
     lsq = ConstraintSet(closure, redundant="least_squares")
     q, qd = RNG.normal(size=4), RNG.normal(size=4)
-    qdd, _ = lsq.accelerations(model, q, qd, np.zeros(4))
-    t = lsq.evaluate(model, q, qd)
+    qdd, _ = _solve(lsq).accelerations(model, q, qd, np.zeros(4))
+    t = constraint_terms(lsq, model, q, qd)
     np.testing.assert_allclose(t.J @ qdd + t.bias, -2 * lsq.alpha * t.cdot - lsq.beta ** 2 * t.c, atol=1e-7)
 
 
@@ -252,19 +258,19 @@ def test_bad_gains_and_shapes_are_named():
         ConstraintSet("not a constraint")
     cs = ConstraintSet(closure)
     with pytest.raises(ValueError, match="q: expected shape"):
-        cs.accelerations(model, np.zeros(2), np.zeros(3), np.zeros(3))
+        _solve(cs).accelerations(model, np.zeros(2), np.zeros(3), np.zeros(3))
     with pytest.raises(ValueError, match="qd: contains NaN"):
-        cs.accelerations(model, np.zeros(3), np.array([0, np.nan, 0]), np.zeros(3))
+        _solve(cs).accelerations(model, np.zeros(3), np.array([0, np.nan, 0]), np.zeros(3))
     with pytest.raises(ValueError, match="tau"):
-        cs.accelerations(model, np.zeros(3), np.zeros(3), np.zeros(4))
+        _solve(cs).accelerations(model, np.zeros(3), np.zeros(3), np.zeros(4))
     with pytest.raises(ValueError, match="f_ext"):
-        cs.accelerations(model, np.zeros(3), np.zeros(3), np.zeros(3), f_ext=np.zeros((2, 6)))
+        _solve(cs).accelerations(model, np.zeros(3), np.zeros(3), np.zeros(3), f_ext=np.zeros((2, 6)))
     with pytest.raises(ValueError, match="axes"):
         PointConstraint(0, [0, 0, 0], axes="xw")
     with pytest.raises(ValueError, match="point_a"):
         PointConstraint(0, [0, 0])
     with pytest.raises(ValueError, match="body"):
-        PointConstraint("nope", [0, 0, 0]).evaluate(model, np.zeros(3), np.zeros(3))
+        constraint_terms(PointConstraint("nope", [0, 0, 0]), model, np.zeros(3), np.zeros(3))
     with pytest.raises(ValueError, match="Tstab"):
         gamma_q_linear(np.eye(2), Tstab=np.nan)
     with pytest.raises(ValueError, match="G: columns"):
@@ -275,7 +281,7 @@ def test_singular_constraint_jacobian_names_the_rows():
     model, _ = four_bar()
     closure3 = PointConstraint("rocker", [2.0, 0, 0], None, [2.5, 0, 0], name="closure")   # z row ≡ 0
     with pytest.raises(ConstraintError, match=r"closure\[2\]"):
-        closure3.accelerations(model, np.array([1.0, -1.0, -1.0]), np.zeros(3), np.zeros(3))
+        _solve(closure3).accelerations(model, np.array([1.0, -1.0, -1.0]), np.zeros(3), np.zeros(3))
 
 
 def test_fd_gq_bad_gamma_q_is_reported():
@@ -330,9 +336,9 @@ def test_simulate_passes_time_and_a_moving_point_constraint_holds_with_baumgarte
     # a consistent start: the tip on the circle at t = 0, moving with it (solve by Newton, then the velocity)
     q0 = np.array([0.3, 0.4, 0.5])
     for _ in range(30):
-        terms = con.evaluate(model, q0, np.zeros(3), t=0.0)
+        terms = constraint_terms(con, model, q0, np.zeros(3), t=0.0)
         q0 = q0 - np.linalg.pinv(terms.J) @ terms.c
-    terms = con.evaluate(model, q0, np.zeros(3), t=0.0)
+    terms = constraint_terms(con, model, q0, np.zeros(3), t=0.0)
     qd0 = np.linalg.pinv(terms.J) @ (-terms.cdot)          # ċ = J q̇ + ∂c/∂t = 0 (cdot holds ∂c/∂t at q̇ = 0)
     traj = mb.simulate(model, q0, qd0, 5.0, dt=2e-3, constraints=ConstraintSet(con))
     assert traj.status == "finished"
@@ -353,17 +359,17 @@ def test_joint_path_multiplier_is_the_inverse_dynamics_torque():
     assert np.max(np.abs(traj.q[:, 0] - phi(traj.t))) <= 1e-6
     for k in (10, 1500, len(traj.t) - 1):
         q, qd, t = traj.q[k], traj.qd[k], traj.t[k]
-        qdd, lam = drive.accelerations(model, q, qd, np.zeros(2), t=t)
+        qdd, lam = _solve(drive).accelerations(model, q, qd, np.zeros(2), t=t)
         tau_id = mb.rnea(model, q, qd, qdd)
         np.testing.assert_allclose(np.array([1.0, 0.0]) * lam[0], tau_id, atol=1e-9)
     # finite differences of φ give the same terms
     fd = mb.JointPath(0, phi)
-    a, b = fd.evaluate(model, traj.q[7], traj.qd[7], t=0.7), drive.evaluate(model, traj.q[7], traj.qd[7], t=0.7)
+    a, b = constraint_terms(fd, model, traj.q[7], traj.qd[7], t=0.7), constraint_terms(drive, model, traj.q[7], traj.qd[7], t=0.7)
     assert abs(a.cdot[0] - b.cdot[0]) < 1e-8 and abs(a.bias[0] - b.bias[0]) < 1e-6
     with pytest.raises(ValueError, match="one-variable"):
-        mb.JointPath(0, phi).evaluate(mb.models.singlebody(), np.r_[0, 0, 0, 1.0, 0, 0, 0], np.zeros(6))
+        constraint_terms(mb.JointPath(0, phi), mb.models.singlebody(), np.r_[0, 0, 0, 1.0, 0, 0, 0], np.zeros(6))
     with pytest.raises(ValueError, match="path"):
-        mb.JointPath(0, lambda t: np.nan).evaluate(model, np.zeros(2), np.zeros(2), t=0.0)
+        constraint_terms(mb.JointPath(0, lambda t: np.nan), model, np.zeros(2), np.zeros(2), t=0.0)
 
 
 def test_analytic_dc_dt_equals_the_difference_and_old_protocol_objects_still_run():
@@ -372,13 +378,13 @@ def test_analytic_dc_dt_equals_the_difference_and_old_protocol_objects_still_run
     fd = FunctionConstraint(c, time_dependent=True)
     an = FunctionConstraint(c, time_dependent=True, dc_dt=lambda t, q: np.array([-np.cos(t)]))
     q, qd = np.array([0.1, 0.2]), np.array([0.3, -0.1])
-    assert abs(fd.evaluate(model, q, qd, t=0.4).cdot[0] - an.evaluate(model, q, qd, t=0.4).cdot[0]) < 1e-9
+    assert abs(constraint_terms(fd, model, q, qd, t=0.4).cdot[0] - constraint_terms(an, model, q, qd, t=0.4).cdot[0]) < 1e-9
     with pytest.raises(ValueError, match="time_dependent"):
         FunctionConstraint(lambda q: q[:1], dc_dt=lambda t, q: np.zeros(1))
 
     class OldStyle:            # the two-argument protocol of before: no t anywhere
         n_states = 0
-        inner = JointCoupling(1, 0, ratio=1.0)
+        inner = ConstraintSet(JointCoupling(1, 0, ratio=1.0))
 
         def accelerations(self, model, q, qd, tau, f_ext=None):
             return self.inner.accelerations(model, q, qd, tau, f_ext)

@@ -127,7 +127,7 @@ def test_an_unknown_body_name_is_a_value_error_everywhere(arm):
         "point_velocity": lambda: mb.point_velocity(arm, q, q, "nope"),
         "body_jacobian": lambda: mb.body_jacobian(arm, q, "nope"),
         "jdot_qd": lambda: mb.jdot_qd(arm, q, q, "nope"),
-        "PointConstraint": lambda: mb.PointConstraint("nope", [0, 0, 0]).evaluate(arm, q, q),
+        "PointConstraint": lambda: mb.ConstraintSet(mb.PointConstraint("nope", [0, 0, 0])).evaluate(arm, q, q),
         "GroundContact": lambda: mb.GroundContact(arm, 1e4, 10.0, points=[("nope", [0, 0, 0])]),
     })
     _raises(ValueError, r"^joint: no joint named 'nope'", {

@@ -10,6 +10,7 @@ import sympy as sp
 import multibody as mb
 from multibody.model.mechanism import Mechanism
 from multibody.symbolic import derive
+from multibody.symbolic.tmt import mechanism_point, tmt_system
 from pronue_lists import ra3link_list, starleth_list
 
 METHODS = ("rnea", "pne", "tmt", "lagrange")
@@ -183,7 +184,7 @@ def test_derive_refuses_what_it_cannot_read():
     with pytest.raises(TypeError, match=r"cannot derive .* from int.*derive accepts Model"):
         derive(42)
     with pytest.raises(TypeError, match="method 'lagrange' derives from Model; got TMTSystem"):
-        derive(mb.models.biped_upper_body().tmt_system(), "lagrange")
+        derive(tmt_system(mb.models.biped_upper_body()), "lagrange")
     with pytest.raises(TypeError, match="proNEu body list holds multibody.symbolic.Body records"):
         derive([1, 2], "pne", q=[sp.Symbol("a")], dq=[sp.Symbol("b")])
     with pytest.raises(ValueError, match="unknown method 'nope'; choose one of lagrange, pne, rnea, tmt"):
@@ -197,9 +198,9 @@ def test_derive_refuses_what_it_cannot_read():
 def test_mechanism_points_and_elements():
     mech = mb.models.biped_upper_body()
     q = dict(zip(mech.q, mech.q0))
-    swing = np.array(mech.point("swing_leg", (0, -1, 0)).xreplace(q), dtype=float).ravel()
+    swing = np.array(mechanism_point(mech, "swing_leg", (0, -1, 0)).xreplace(q), dtype=float).ravel()
     assert abs(swing[1]) < 1e-12                                  # the paper's q0: both feet on the slope
-    system = mech.tmt_system()
+    system = tmt_system(mech)
     f_k = system.evaluate("f_springs", q=mech.q0)
     np.testing.assert_allclose(f_k.ravel(), [0, 0, 0, 0.0035 * 0.4, 0], atol=1e-15)   # −k_h q2 on q2
     with pytest.raises(ValueError, match="q and dq need 3 symbols"):

@@ -874,13 +874,14 @@ def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, 
     model, closure = four_bar()
     q0 = np.array([0.5, 0.8, -1.0])
     for _ in range(30):                        # onto the loop (Newton on the closure)
-        terms = closure.evaluate(model, q0, np.zeros(3))
+        terms = mb.ConstraintSet(closure).evaluate(model, q0, np.zeros(3))
         q0 = q0 - np.linalg.pinv(terms.J) @ terms.c
     pd = mb.PD(kp=[20.0, 0.0, 0.0], kd=[2.0, 0.0, 0.0], q_ref=[1.2, 0.0, 0.0], gravity_compensation=True)
     f_ext = np.zeros((model.nb, 6))
     f_ext[1, 3] = 0.7
     kw = dict(controller=pd, constraints=closure, f_ext=f_ext, integrator=integrator)
-    assert System(model, pd, f_ext, constraints=closure).plan(integrator, callables=True) is not None
+    solved = mb.ConstraintSet(closure)               # what simulate's System gets for one description
+    assert System(model, pd, f_ext, constraints=solved).plan(integrator, callables=True) is not None
     count = Counting(monkeypatch)
     a, b = both(model, q0, np.zeros(3), 0.6, **kw)
     assert len(count.calls) == 1
@@ -892,7 +893,7 @@ def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, 
     c, d = both(model, q0, np.zeros(3), 0.6, events=(up,), progress=True, **kw)
     assert_same(c, d, tol=0.0) and c.status == "terminated"
     with pytest.raises(ValueError, match="constraints: returned 2 numbers; expected 3"):
-        plan = System(model, pd, f_ext, constraints=closure).plan(integrator, callables=True)
+        plan = System(model, pd, f_ext, constraints=solved).plan(integrator, callables=True)
         plan["call_dynamics"] = lambda t, q, v, tau, f: np.zeros(2)
         rollout.run_compiled(model, plan, q0[None], np.zeros((1, 3)), 0.01, 1e-3, integrator, 1, True)
 

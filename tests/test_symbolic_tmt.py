@@ -18,6 +18,7 @@ from multibody.symbolic.tmt import (
     derive_tmt,
     joint_chain,
     newton_restitution,
+    tmt_system,
     tmt_system_from_model,
     tree_kinematics,
 )
@@ -38,15 +39,15 @@ def double_pendulum_report():
 
 
 def biped_upper_body(**kw):
-    return mb.models.biped_upper_body(symbolic=True, **kw).tmt_system()
+    return tmt_system(mb.models.biped_upper_body(symbolic=True, **kw))
 
 
 def flapping_flyer(**kw):
-    return mb.models.flapping_flyer(symbolic=True, **kw).tmt_system()
+    return tmt_system(mb.models.flapping_flyer(symbolic=True, **kw))
 
 
 def clemens_joint():
-    return mb.models.clemens_joint(symbolic=True).tmt_system()
+    return tmt_system(mb.models.clemens_joint(symbolic=True))
 
 
 # --- OpenDE report, appendix D.2 (xD_DP.m): the matrices DP_EOM.m saved ---------------------

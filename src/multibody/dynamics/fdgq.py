@@ -4,8 +4,9 @@ A model's ``gamma_q(model, qo, qdo) -> (qn, qdn, G, gs)`` (``Model.gamma_q``) re
 positions and velocities on the constraint set, ``G = ∂γ/∂y`` and ``gs = g + gstab`` with
 q̈ = G ÿ + g (RBDA §3.2, spatial_v2's ``gammaq.html``).  The builders of such functions are here
 (:func:`gamma_q_linear`, :func:`gamma_q_mimic`, with :func:`gamma_stabilization`);
-``gamma_q_partitioned`` (a gamma_q from any constraint object) and the simulate constraint object
-:class:`~multibody.simulation.constraints.GammaQ` live in ``multibody.simulation.constraints``.
+``gamma_q_partitioned`` (a gamma_q from any constraint description) and the simulate constraint
+object :class:`~multibody.dynamics.constraints.GammaQ` live beside it in ``dynamics/constraints.py``
+with the constrained solve.
 This module solves RBDA eq. 3.20::
 
     q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs
@@ -198,12 +199,10 @@ def fd_gq(model, q, qd, tau, f_ext=None, *, constraints=None, t=None):
 
 def _constraint_set(model, constraints):
     """model.constraints joined with the caller's, as one ConstraintSet (None: there are none)."""
-    from ..simulation.constraints import Constraint, ConstraintSet, with_model_constraints  # (imports this module)
-    cons = with_model_constraints(model, constraints)
+    from .constraints import ConstraintSet, with_model_constraints  # (that module imports this one)
+    cons = with_model_constraints(model, constraints)      # a single description comes back in a set
     if cons is None or isinstance(cons, ConstraintSet):
         return cons
-    if isinstance(cons, Constraint):
-        return cons._as_set()
     raise TypeError(f"constraints: expected a Constraint or ConstraintSet, got {type(cons).__name__}")
 
 

@@ -8,10 +8,12 @@ these elements, written as SymPy expressions of the mechanism's coordinate symbo
 rates ``dq``, time ``time``), in the element classes of :mod:`multibody.symbolic.tmt`
 (:class:`~multibody.symbolic.tmt.Constraint`, ``RotationalSpring``, ``PointForce``, ``Contact`` …).
 
-Body points for the elements come from the model's own kinematics (:meth:`Mechanism.point`,
-:meth:`Mechanism.rotation`), so the elements and the tree share the coordinates and parameter
-symbols. ``derive(mechanism, "tmt")`` derives everything (TMT handles constraints, springs,
-dampers, forces and impacts); the other methods derive trees only and say so —
+A Mechanism is data: its symbolic side lives in :mod:`multibody.symbolic.tmt`.  Body points for
+the elements come from the model's own kinematics (:func:`~multibody.symbolic.tmt.mechanism_point`,
+:func:`~multibody.symbolic.tmt.mechanism_rotation`), so the elements and the tree share the
+coordinates and parameter symbols; :func:`~multibody.symbolic.tmt.tmt_system` gives its
+:class:`~multibody.symbolic.tmt.TMTSystem`.  ``derive(mechanism, "tmt")`` derives everything (TMT
+handles constraints, springs, dampers, forces and impacts); the other methods derive trees only and say so —
 ``derive(mechanism.model, "rnea")`` gives the tree without the extra elements.
 """
 from __future__ import annotations
@@ -73,38 +75,6 @@ class Mechanism:
     @property
     def nv(self) -> int:
         return self.model.nv
-
-    def _kinematics(self):
-        kin = getattr(self, "_kin", None)
-        if kin is None:
-            from ..symbolic.tmt import tree_kinematics
-
-            kin = tree_kinematics(self.model, self.q)
-            object.__setattr__(self, "_kin", kin)
-        return kin
-
-    def rotation(self, body):
-        """A_IB(q) of a body (name or index), a SymPy 3×3 matrix."""
-        return self._kinematics()["R"][self.model.body_index(body)]
-
-    def point(self, body, B_r=(0, 0, 0)):
-        """I_r(q) of the point ``B_r`` (body coordinates) of a body, a SymPy 3-vector."""
-        import sympy as sp
-
-        i = self.model.body_index(body)
-        kin = self._kinematics()
-        return kin["p"][i] + kin["R"][i] * sp.Matrix(list(B_r))
-
-    def tmt_system(self, simplify=False):
-        """The :class:`~multibody.symbolic.tmt.TMTSystem` of this mechanism (tree bodies + elements)."""
-        from ..symbolic.tmt import tmt_system_from_model
-
-        return tmt_system_from_model(
-            self.model, q=self.q, dq=self.dq, tau=list(self.tau), S=self.S if self.tau else None,
-            actuated=[] if not self.tau else None, simplify=simplify, forces=self.forces,
-            springs=self.springs, dampers=self.dampers, constraints=self.constraints,
-            contacts=self.contacts, time=self.time, extra_params=self.params, values=self.values,
-            q0=self.q0, dq0=self.dq0, name=self.name)
 
     def __repr__(self):
         parts = [f"{len(v)} {k}" for k, v in (("constraints", self.constraints), ("springs", self.springs),

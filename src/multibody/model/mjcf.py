@@ -32,10 +32,10 @@ joints or bodies, and where it was written — file and line through ``<include>
 * ``gravcomp`` → ``Model.gravcomp`` (per body; :func:`multibody.gravity_compensation_forces`
   turns it into the ``f_ext`` MuJoCo applies).  Bodies welded into one must agree on it.
 * Equalities → ``Model.constraints``: ``<joint>`` (MuJoCo's polynomial ``polycoef`` about qpos0)
-  a :class:`~multibody.simulation.constraints.JointCoupling`; ``<tendon>`` between fixed tendons a
-  :class:`~multibody.simulation.constraints.TendonCoupling`; ``<connect>`` a
-  :class:`~multibody.simulation.constraints.PointConstraint`; ``<weld>`` a
-  :class:`~multibody.simulation.constraints.WeldConstraint` (bodies or sites).  Kept as hard
+  a :class:`~multibody.model.constraints.JointCoupling`; ``<tendon>`` between fixed tendons a
+  :class:`~multibody.model.constraints.TendonCoupling`; ``<connect>`` a
+  :class:`~multibody.model.constraints.PointConstraint`; ``<weld>`` a
+  :class:`~multibody.model.constraints.WeldConstraint` (bodies or sites).  Kept as hard
   constraints (MuJoCo's ``solref``/``solimp`` softness is not).  Inactive ones (``active="false"``,
   or equalities disabled) are dropped with an :class:`MJCFWarning`.
 * Tendons with no limit, spring, damping, friction loss or armature and in no equality — those
@@ -609,7 +609,7 @@ def _tendons(mj, reading):
 
 def _constraints(mj, reading, attach, bodies):
     """The equalities kept (reading.equalities) as constraint objects on our bodies and joints."""
-    from ..simulation.constraints import JointCoupling, PointConstraint, TendonCoupling, WeldConstraint
+    from .constraints import JointCoupling, PointConstraint, TendonCoupling, WeldConstraint
     mujoco = reading.mujoco
     E, obj = _Ints(mujoco.mjtEq), mujoco.mjtObj
     body_of_joint = {B["jnt"]: k for k, B in enumerate(bodies)}

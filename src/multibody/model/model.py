@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import _checks
+from .constraints import Constraint
 from .inertia import inertia_fault
 from .joints import NQ, NV, JointType, motion_subspace, neutral_configuration, spec
 
@@ -132,8 +133,8 @@ class Model:
     # centre of mass (multibody.gravity_compensation_forces gives it as f_ext); zeros: none.
     gravcomp: np.ndarray | None = None
     # constraints on the tree read from a file (MJCF equalities: joint couplings, loop closures):
-    # objects of the simulation's constraint protocol — accelerations(model, q, qd, tau, f_ext, t)
-    # and residual(model, q, qd, t) — e.g. multibody.JointCoupling, PointConstraint, WeldConstraint.
+    # descriptions of model/constraints.py — e.g. multibody.JointCoupling, PointConstraint, WeldConstraint —
+    # solved together with a run's own by dynamics.constraints.with_model_constraints.
     constraints: tuple = ()
     # fixed tendons with a spring and a damper (MJCF <tendon><fixed stiffness damping>): a passive
     # generalized force (multibody.model.tendons.FixedTendon; simulation.limits.tendon_forces sums them)
@@ -212,9 +213,9 @@ class Model:
         if not isinstance(cons, tuple):
             raise TypeError(f"constraints: expected a tuple of constraint objects, got {type(cons).__name__}")
         for k, c in enumerate(cons):
-            if not (callable(getattr(c, "accelerations", None)) and callable(getattr(c, "residual", None))):
-                raise TypeError(f"constraints[{k}]: expected a constraint object with accelerations() and "
-                                f"residual() (e.g. multibody.JointCoupling), got {type(c).__name__}")
+            if not isinstance(c, Constraint):
+                raise TypeError(f"constraints[{k}]: expected a constraint description (multibody.model.constraints, "
+                                f"e.g. multibody.JointCoupling), got {type(c).__name__}")
         if not isinstance(self.tendons, tuple) or not all(callable(getattr(t, "forces", None)) for t in self.tendons):
             raise TypeError(f"tendons: expected a tuple of tendon objects with forces(model, q, v) (e.g. "
                             f"multibody.model.tendons.FixedTendon), got {self.tendons!r}"[:300])

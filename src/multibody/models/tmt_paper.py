@@ -98,11 +98,11 @@ def biped_upper_body(symbolic=False, *, stance_foot_coordinates=True, m_u=1.0, m
     model = build_tree("biped_upper_body", tree, gravity=(g * P.sin(gamma), -g * P.cos(gamma), 0))
 
     def elements(mech):
-        from ..symbolic.tmt import Constraint, Contact, RotationalSpring
+        from ..symbolic.tmt import Constraint, Contact, RotationalSpring, mechanism_point
 
         q2 = mech.q[q_names.index("q2")]
         out = dict(springs=[RotationalSpring(q2, k_h, 0, name="hip_spring")],
-                   contacts=[Contact(mech.point("swing_leg", (0, -l_f, 0)),
+                   contacts=[Contact(mechanism_point(mech, "swing_leg", (0, -l_f, 0)),
                                      directions=[[1, 0, 0], [0, 1, 0]], name="heel_strike")])
         if stance_foot_coordinates:
             import sympy as sp
@@ -158,7 +158,7 @@ def flapping_flyer(symbolic=False, *, input_as_constraint=True, m_b=1.0, m_w=0.1
     def elements(mech):
         import sympy as sp
 
-        from ..symbolic.tmt import Constraint, PointForce
+        from ..symbolic.tmt import Constraint, PointForce, mechanism_point, mechanism_rotation
 
         t, u = sp.Symbol("t", real=True), sp.Symbol("u", real=True)
         rho, cd0, cdm, clm, alpha = P.take("rho", "c_d0", "c_dm", "c_lm", "alpha_e")
@@ -168,10 +168,10 @@ def flapping_flyer(symbolic=False, *, input_as_constraint=True, m_b=1.0, m_w=0.1
         dq = sp.Matrix(mech.dq)
         forces = []
         for k, side in ((1, 1), (2, -1)):
-            pa = mech.point(f"wing{k}", (w / 4, side * l_w / 2, 0))
+            pa = mechanism_point(mech, f"wing{k}", (w / 4, side * l_w / 2, 0))
             v_re = -(pa.jacobian(list(mech.q)) * dq)
             speed = sp.sqrt((v_re.T * v_re)[0])
-            e_span = mech.rotation(f"wing{k}") * sp.Matrix([0, 1, 0])
+            e_span = mechanism_rotation(mech, f"wing{k}") * sp.Matrix([0, 1, 0])
             force = rho * s * speed * (cd * v_re + cl * e_span.cross(v_re)) / 2
             forces.append(PointForce(pa, force, name=f"aero_wing{k}"))
         p1, p2 = mech.q[3], mech.q[4]
@@ -247,17 +247,17 @@ def clemens_joint(symbolic=False, *, m_p=1.0, I_p=0.001, m_l=0.0, I_l=0.0, l=1.0
     def elements(mech):
         import sympy as sp
 
-        from ..symbolic.tmt import Constraint
+        from ..symbolic.tmt import Constraint, mechanism_point, mechanism_rotation
 
-        Rp = mech.rotation("platform")
+        Rp = mechanism_rotation(mech, "platform")
         out = []
         for i in (1, 2):
             a = angles[i]
-            end = mech.point(f"leg{i + 1}_link2", (0, 0, l))
-            joint = mech.point("platform", (-l_p + l_p * sp.cos(a), l_p * sp.sin(a), 0))
+            end = mechanism_point(mech, f"leg{i + 1}_link2", (0, 0, l))
+            joint = mechanism_point(mech, "platform", (-l_p + l_p * sp.cos(a), l_p * sp.sin(a), 0))
             radial = Rp * sp.Matrix([sp.cos(a), sp.sin(a), 0])
             normal = Rp * sp.Matrix([0, 0, 1])
-            axis = mech.rotation(f"leg{i + 1}_link2") * sp.Matrix([0, 1, 0])
+            axis = mechanism_rotation(mech, f"leg{i + 1}_link2") * sp.Matrix([0, 1, 0])
             out.append(Constraint(end - joint, name=f"leg{i + 1}_position"))
             out.append(Constraint(sp.Matrix([(axis.T * radial)[0], (axis.T * normal)[0]]), name=f"leg{i + 1}_axis"))
         return dict(constraints=out)

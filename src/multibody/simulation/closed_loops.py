@@ -21,15 +21,16 @@ def four_bar(crank: float = 1.0, coupler: float = 2.0, rocker: float = 2.0, grou
     The open chain crank → coupler → rocker hangs from the base pivot at the origin (revolute
     joints about z, the links uniform rods of ``density`` kg/m along their x axes); the loop is
     closed by pinning the rocker's free end to the second base pivot at (``ground``, 0, 0):
-    a :class:`~multibody.simulation.constraints.PointConstraint` on the x and y rows (the z row of
+    a :class:`~multibody.model.constraints.PointConstraint` on the x and y rows (the z row of
     a planar loop is identically zero).  The defaults (1, 2, 2, 2.5 m) make a Grashof crank-rocker:
     the crank turns fully.  Gravity −``gravity`` along y.
 
     Example
     -------
     >>> import numpy as np
+    >>> from multibody.simulation.constraints import constraint_terms
     >>> model, closure = four_bar()
-    >>> model.nv, closure.evaluate(model, np.zeros(3), np.zeros(3)).c.shape
+    >>> model.nv, constraint_terms(closure, model, np.zeros(3), np.zeros(3)).c.shape
     (3, (2,))
     """
     lengths = dict(crank=crank, coupler=coupler, rocker=rocker, ground=ground, density=density)

@@ -259,7 +259,7 @@ class System:
             raise ValueError(f"limits: a joint came to rest on its hard stop while constraints is a "
                              f"{type(self.constraints).__name__}, which cannot be solved together with it; "
                              f"use Constraint/ConstraintSet constraints or limits='soft'")
-        cs = self.constraints if isinstance(self.constraints, ConstraintSet) else self.constraints._as_set()
+        cs = self.constraints if isinstance(self.constraints, ConstraintSet) else ConstraintSet(self.constraints)
         terms = cs.evaluate(self.model, q, v, t if self.constraints_take_time else 0.0)
         return terms.J, -terms.bias - 2.0 * cs.alpha * terms.cdot - cs.beta ** 2 * terms.c
 

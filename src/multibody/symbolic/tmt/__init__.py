@@ -63,13 +63,16 @@ Result convention (shared with proNEu, :class:`EquationsOfMotion`)::
 
 The package follows the paper: :mod:`.elements` (the input: bodies, forces, springs, dampers,
 constraints, contacts, the joint cube J of eq. 1), :mod:`.system` (:class:`TMTSystem`, eqs. 2–9)
-and :mod:`.from_model` (a ``Model`` or ``Mechanism`` in that input form; ``derive(…, "tmt")``).
+and :mod:`.from_model` (a ``Model`` or ``Mechanism`` in that input form: :func:`tmt_system`,
+:func:`mechanism_point`, :func:`mechanism_rotation`; ``derive(…, "tmt")``).
 """
 from .elements import (Constraint, Contact, LinearDamper, LinearSpring, PointForce, RotationalDamper,
                        RotationalSpring, TMTBody, joint_chain, newton_restitution)
-from .from_model import derive_tmt, tmt_equations, tmt_system_from_model, tree_kinematics
+from .from_model import (derive_tmt, mechanism_point, mechanism_rotation, tmt_equations, tmt_system,
+                         tmt_system_from_model, tree_kinematics)
 from .system import TMTSystem
 
 __all__ = ["TMTBody", "PointForce", "LinearSpring", "RotationalSpring", "LinearDamper", "RotationalDamper",
            "Constraint", "Contact", "TMTSystem", "derive_tmt", "newton_restitution", "tree_kinematics",
-           "joint_chain", "tmt_system_from_model", "tmt_equations"]
+           "joint_chain", "tmt_system_from_model", "tmt_equations", "tmt_system", "mechanism_point",
+           "mechanism_rotation"]

@@ -5,6 +5,10 @@ velocity Jacobian (eq. 2 from the joint axes, without differentiating R) from th
 chain; :func:`tmt_system_from_model` turns them into :class:`TMTBody` s; ``derive(source, "tmt")``
 (:func:`tmt_equations`) accepts a Model, a :class:`~multibody.model.mechanism.Mechanism` or a
 :class:`TMTSystem`.
+
+A Mechanism is model data (the tree and the paper's elements); its symbolic side is here:
+:func:`mechanism_point` and :func:`mechanism_rotation` give body points and rotations from the
+tree's kinematics (to write the elements with), :func:`tmt_system` the mechanism's TMTSystem.
 """
 from __future__ import annotations
 
@@ -19,7 +23,8 @@ from ..tree import model_parameters, rotation_chains, symbolic_bodies, sympy_arr
 from .elements import TMTBody
 from .system import TMTSystem
 
-__all__ = ["tree_kinematics", "tmt_system_from_model", "derive_tmt", "tmt_equations"]
+__all__ = ["tree_kinematics", "tmt_system_from_model", "derive_tmt", "tmt_equations", "tmt_system",
+           "mechanism_point", "mechanism_rotation"]
 
 
 def tree_kinematics(model, q=None):
@@ -130,6 +135,60 @@ def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=
                      tau=tau, S=S, simplify=simplify, **kw)
 
 
+def _mechanism_kinematics(mechanism):
+    """tree_kinematics of the mechanism's tree in its own q symbols, computed once per mechanism
+    (the paper's models ask for many points of the same tree)."""
+    kin = mechanism.__dict__.get("_kin")
+    if kin is None:
+        kin = tree_kinematics(mechanism.model, mechanism.q)
+        object.__setattr__(mechanism, "_kin", kin)      # a cache on the frozen Mechanism, not a field
+    return kin
+
+
+def mechanism_rotation(mechanism, body):
+    """A_IB(q) of a body (name or index) of a :class:`~multibody.model.mechanism.Mechanism`, a SymPy 3×3 matrix.
+
+    >>> import multibody as mb
+    >>> mech = mb.models.biped_upper_body()
+    >>> mechanism_rotation(mech, "upper_body").shape
+    (3, 3)
+    """
+    return _mechanism_kinematics(mechanism)["R"][mechanism.model.body_index(body)]
+
+
+def mechanism_point(mechanism, body, B_r=(0, 0, 0)):
+    """I_r(q) of the point ``B_r`` (body coordinates) of a body of a mechanism, a SymPy 3-vector.
+
+    >>> import multibody as mb
+    >>> mech = mb.models.biped_upper_body()
+    >>> mechanism_point(mech, "swing_leg", (0, -1, 0)).shape
+    (3, 1)
+    """
+    i = mechanism.model.body_index(body)
+    kin = _mechanism_kinematics(mechanism)
+    return kin["p"][i] + kin["R"][i] * sp.Matrix(list(B_r))
+
+
+def tmt_system(mechanism, simplify=False) -> TMTSystem:
+    """The :class:`TMTSystem` of a :class:`~multibody.model.mechanism.Mechanism`: the tree's bodies
+    (:func:`tmt_system_from_model`) with the mechanism's constraints (TMT eq. 5), springs, dampers,
+    forces (eq. 4), contacts (eq. 9) and actuators.
+
+    >>> import multibody as mb
+    >>> tmt_system(mb.models.biped_upper_body()).q.shape       # stance foot (x, y) and q1, q2, q3
+    (5, 1)
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism: expected a multibody.model.mechanism.Mechanism, got {type(mechanism).__name__}")
+    m = mechanism
+    return tmt_system_from_model(
+        m.model, q=m.q, dq=m.dq, tau=list(m.tau), S=m.S if m.tau else None,
+        actuated=[] if not m.tau else None, simplify=simplify, forces=m.forces,
+        springs=m.springs, dampers=m.dampers, constraints=m.constraints,
+        contacts=m.contacts, time=m.time, extra_params=m.params, values=m.values,
+        q0=m.q0, dq0=m.dq0, name=m.name)
+
+
 @register_method("tmt", accepts=(Model, Mechanism, TMTSystem), summary="TMT method: linear vector form of Lagrange (IRIS 2015)")
 def tmt_equations(source, q, dq, tau, *, S, progress=None, **options) -> EquationsOfMotion:
     """``derive(source, "tmt")`` for a Model, a :class:`~multibody.model.mechanism.Mechanism` (tree plus
@@ -139,7 +198,7 @@ def tmt_equations(source, q, dq, tau, *, S, progress=None, **options) -> Equatio
     if isinstance(source, Model):
         system = tmt_system_from_model(source, q=q, dq=dq, tau=tau, S=S, **options)
     elif isinstance(source, Mechanism):
-        system = source.tmt_system(**options)
+        system = tmt_system(source, **options)
     else:
         system = source
     say(f"TMT: T, D and TᵀMT for {len(system.bodies)} bodies, n = {len(system.q)}")
