@@ -156,7 +156,8 @@ def test_zero_size_and_mismatched_batches():
     model = mb.models.auto_tree(3)
     assert mb.rnea(model, np.zeros((0, 3)), np.zeros(3), np.zeros(3)).shape == (0, 3)
     assert mb.crba(model, np.zeros((2, 0, 3))).shape == (2, 0, 3, 3)
-    with pytest.raises(ValueError, match="batch dimensions do not match"):
+    with pytest.raises(ValueError, match=r"qd: batch dimensions do not match: a batch of 3 states, but the "
+                                         r"arguments before it have 4"):
         mb.aba(model, np.zeros((4, 3)), np.zeros((3, 3)), np.zeros(3))
 
 

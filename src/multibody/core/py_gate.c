@@ -56,7 +56,9 @@ int bind_inputs(const arg_spec *specs, int count, job *j, gate_hold *h, Py_ssize
         const npy_intp lead = e ? d[0] : 1;
         if (lead != 1) {  /* leading size 1: shared by all states (step 0) */
             if (n != 1 && lead != n) {
-                PyErr_SetString(PyExc_ValueError, "batch dimensions do not match");
+                PyErr_Format(PyExc_ValueError, "%s: batch dimensions do not match: a batch of %zd states, but the "
+                             "arguments before it have %zd (batched arguments need the same number of rows, or 1)", s->name,
+                             (Py_ssize_t)lead, (Py_ssize_t)n);
                 return -1;
             }
             n = lead;
