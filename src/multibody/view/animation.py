@@ -343,8 +343,8 @@ def page_html(model, trajectory=None, *, title=None, author=None, description=No
     >>> text.startswith("<!DOCTYPE html>"), "<title>dp</title>" in text
     (True, True)
     """
-    if trajectory is None and hasattr(model, "t") and hasattr(model, "q") and isinstance(
-            getattr(model, "model", None), Model):
+    if trajectory is None and not isinstance(model, Animation) and hasattr(model, "t") and hasattr(model, "q") \
+            and isinstance(getattr(model, "model", None), Model):
         model, trajectory = model.model, model        # a Trajectory or an engine Recording knows its model
     if isinstance(model, Animation):
         anim = model
