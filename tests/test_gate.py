@@ -1,4 +1,4 @@
-"""The one array gate (core/gate.h): every array argument of the C core, of the Python faces'
+"""The one array gate (csrc/common/gate.h): every array argument of the C core, of the Python faces'
 fallback path (_boundary.as_batch / states) and of codegen.compile's modules follows its rules.
 
 One test per rule; each would fail on the checkers the gate replaced (a segfault for None, a
