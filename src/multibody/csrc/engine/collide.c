@@ -36,22 +36,22 @@ static int emit(Contact *out, int n, int max, const double *pos, const double *n
         for (int i = 1; i < n; i++) if (out[i].depth < out[worst].depth) worst = i;
         if (out[worst].depth >= depth) return n;
         n = worst;
-        copy3(pos, out[n].pos); copy3(normal, out[n].normal); out[n].depth = depth;
+        mb_copy3(pos, out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth;
         return max;
     }
-    copy3(pos, out[n].pos); copy3(normal, out[n].normal); out[n].depth = depth;
+    mb_copy3(pos, out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth;
     return n + 1;
 }
 
 /* ---- spheres -------------------------------------------------------------------------------- */
 static int sphere_sphere(const double *pa, double ra, const double *pb, double rb, Contact *out, int n, int max)
 {
-    double d[3]; sub3(pa, pb, d);
-    double dist = norm3(d), depth = ra + rb - dist;
+    double d[3]; mb_sub3(pa, pb, d);
+    double dist = mb_norm3(d), depth = ra + rb - dist;
     if (depth < 0) return n;
     double nrm[3];
-    if (dist > EPS) scale3(d, 1.0 / dist, nrm); else { nrm[0] = 0; nrm[1] = 0; nrm[2] = 1; }
-    double pos[3]; scale3(nrm, rb - 0.5 * depth, pos); add3(pos, pb, pos);
+    if (dist > EPS) mb_scale3(d, 1.0 / dist, nrm); else { nrm[0] = 0; nrm[1] = 0; nrm[2] = 1; }
+    double pos[3]; mb_scale3(nrm, rb - 0.5 * depth, pos); mb_add3(pos, pb, pos);
     return emit(out, n, max, pos, nrm, depth);
 }
 
@@ -59,7 +59,7 @@ static int sphere_sphere(const double *pa, double ra, const double *pb, double r
 static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out, int n, int max)
 {
     double d[3], l[3], h[3] = {0.5 * b->size[0], 0.5 * b->size[1], 0.5 * b->size[2]};
-    sub3(c, b->p, d); mtv3(b->R, d, l);
+    mb_sub3(c, b->p, d); mb_mtv3(b->R, d, l);
     double q[3]; int inside = 1;
     for (int k = 0; k < 3; k++) {
         q[k] = l[k];
@@ -68,18 +68,18 @@ static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out
     }
     double nrm[3], pos[3], depth;
     if (!inside) {
-        double diff[3]; sub3(l, q, diff);
-        double dist = norm3(diff);
+        double diff[3]; mb_sub3(l, q, diff);
+        double dist = mb_norm3(diff);
         depth = r - dist;
         if (depth < 0) return n;
-        scale3(diff, 1.0 / dist, diff); mv3(b->R, diff, nrm);
+        mb_scale3(diff, 1.0 / dist, diff); mb_mv3(b->R, diff, nrm);
         geom_point(b, q, pos);
         return emit(out, n, max, pos, nrm, depth);
     }
     int best = 0; double gap = INFINITY;                   /* centre inside: leave by the nearest face */
     for (int k = 0; k < 3; k++) { double g = h[k] - fabs(l[k]); if (g < gap) { gap = g; best = k; } }
     double ln[3] = {0, 0, 0}; ln[best] = l[best] >= 0 ? 1 : -1;
-    mv3(b->R, ln, nrm);
+    mb_mv3(b->R, ln, nrm);
     depth = r + gap;
     q[best] = ln[best] * h[best];
     geom_point(b, q, pos);
@@ -90,7 +90,7 @@ static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out
 static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact *out, int n, int max)
 {
     double d[3], l[3], R = b->size[0], hl = 0.5 * b->size[1];
-    sub3(c, b->p, d); mtv3(b->R, d, l);
+    mb_sub3(c, b->p, d); mb_mtv3(b->R, d, l);
     double rho = sqrt(l[0] * l[0] + l[1] * l[1]);
     double q[3] = {l[0], l[1], l[2]};
     int inside = 1;
@@ -99,10 +99,10 @@ static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact
     if (q[2] < -hl) { q[2] = -hl; inside = 0; }
     double nrm[3], pos[3], ln[3];
     if (!inside) {
-        double diff[3]; sub3(l, q, diff);
-        double dist = norm3(diff), depth = r - dist;
+        double diff[3]; mb_sub3(l, q, diff);
+        double dist = mb_norm3(diff), depth = r - dist;
         if (depth < 0) return n;
-        scale3(diff, 1.0 / dist, ln); mv3(b->R, ln, nrm); geom_point(b, q, pos);
+        mb_scale3(diff, 1.0 / dist, ln); mb_mv3(b->R, ln, nrm); geom_point(b, q, pos);
         return emit(out, n, max, pos, nrm, depth);
     }
     double side = R - rho, cap = hl - fabs(l[2]), depth;
@@ -112,16 +112,16 @@ static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact
     } else {
         ln[0] = 0; ln[1] = 0; ln[2] = l[2] >= 0 ? 1 : -1; depth = r + cap; q[2] = ln[2] * hl;
     }
-    mv3(b->R, ln, nrm); geom_point(b, q, pos);
+    mb_mv3(b->R, ln, nrm); geom_point(b, q, pos);
     return emit(out, n, max, pos, nrm, depth);
 }
 
 static int sphere_plane(const double *c, double r, const double *pn, double pd, double sign, Contact *out, int n, int max)
 {
-    double dist = dot3(pn, c) - pd, depth = r - dist;
+    double dist = mb_dot3(pn, c) - pd, depth = r - dist;
     if (depth < 0) return n;
     double pos[3], nrm[3];
-    scale3(pn, sign, nrm);
+    mb_scale3(pn, sign, nrm);
     for (int k = 0; k < 3; k++) pos[k] = c[k] - pn[k] * (r - 0.5 * depth);
     return emit(out, n, max, pos, nrm, depth);
 }
@@ -133,7 +133,7 @@ static int box_plane(const GeomPose *a, const double *pn, double pd, Contact *ou
     for (int s = 0; s < 8; s++) {
         double lp[3] = {(s & 1) ? h[0] : -h[0], (s & 2) ? h[1] : -h[1], (s & 4) ? h[2] : -h[2]}, v[3];
         geom_point(a, lp, v);
-        double depth = pd - dot3(pn, v);
+        double depth = pd - mb_dot3(pn, v);
         if (depth >= 0) {
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * pn[k];
             n = emit(out, n, max, pos, pn, depth);
@@ -155,15 +155,15 @@ static int cylinder_plane(const GeomPose *a, const double *pn, double pd, Contac
 {
     double R = a->size[0], hl = 0.5 * a->size[1], ax[3], u[3], v[3];
     geom_axis(a, 2, ax);
-    double t = dot3(pn, ax);
+    double t = mb_dot3(pn, ax);
     for (int k = 0; k < 3; k++) u[k] = -(pn[k] - t * ax[k]);      /* down the plane, across the axis */
-    if (!normalize3(u)) { double w[3]; plane_space(ax, u, w); }
-    cross3(ax, u, v);
+    if (!mb_normalize3(u)) { double w[3]; plane_space(ax, u, w); }
+    mb_cross3(ax, u, v);
     for (int cap = -1; cap <= 1; cap += 2) {
         for (int s = 0; s < 4; s++) {
             double cs = s == 0 ? 1 : (s == 2 ? -1 : 0), sn = s == 1 ? 1 : (s == 3 ? -1 : 0), x[3];
             for (int k = 0; k < 3; k++) x[k] = a->p[k] + cap * hl * ax[k] + R * (cs * u[k] + sn * v[k]);
-            double depth = pd - dot3(pn, x);
+            double depth = pd - mb_dot3(pn, x);
             if (depth >= 0) {
                 double pos[3]; for (int k = 0; k < 3; k++) pos[k] = x[k] + 0.5 * depth * pn[k];
                 n = emit(out, n, max, pos, pn, depth);
@@ -179,7 +179,7 @@ static int capsule_capsule(const GeomPose *a, const GeomPose *b, Contact *out, i
     double a0[3], a1[3], b0[3], b1[3], c1[3], c2[3], ua[3], ub[3];
     geom_segment(a, a0, a1); geom_segment(b, b0, b1);
     geom_axis(a, 2, ua); geom_axis(b, 2, ub);
-    if (fabs(dot3(ua, ub)) > 0.999) {          /* parallel: each end against the other segment */
+    if (fabs(mb_dot3(ua, ub)) > 0.999) {          /* parallel: each end against the other segment */
         int n0 = n;
         const double *ends[4] = {a0, a1, b0, b1};
         for (int i = 0; i < 4; i++) {
@@ -197,15 +197,15 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
 {
     double A[3][3], B[3][3], ha[3], hb[3], d[3];
     for (int k = 0; k < 3; k++) { geom_axis(a, k, A[k]); geom_axis(b, k, B[k]); ha[k] = 0.5 * a->size[k]; hb[k] = 0.5 * b->size[k]; }
-    sub3(b->p, a->p, d);
+    mb_sub3(b->p, a->p, d);
     /* the 15 axes in a's frame: R = A B^T (R[i][j] = A_i . B_j), d in both frames; an edge axis
      * A_i x B_j has |L . A_m|, |L . B_m| and L . d from R's entries (Gottschalk's OBB test), its
      * length from the two entries of R's column j off row i, so no axis is formed or normalized
      * until the best one is known */
     double R[3][3], Q[3][3], da[3], db[3];
     for (int i = 0; i < 3; i++) {
-        da[i] = dot3(A[i], d); db[i] = dot3(B[i], d);
-        for (int j = 0; j < 3; j++) { R[i][j] = dot3(A[i], B[j]); Q[i][j] = fabs(R[i][j]); }
+        da[i] = mb_dot3(A[i], d); db[i] = mb_dot3(B[i], d);
+        for (int j = 0; j < 3; j++) { R[i][j] = mb_dot3(A[i], B[j]); Q[i][j] = fabs(R[i][j]); }
     }
     double best = INFINITY; int bestk = -1;
     for (int k = 0; k < 15; k++) {
@@ -224,18 +224,18 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
         if (k < 6 ? overlap < best : overlap < 0.95 * best - 1e-9) { best = overlap; bestk = k; }
     }
     double bestL[3];
-    if (bestk < 3) copy3(A[bestk], bestL);
-    else if (bestk < 6) copy3(B[bestk - 3], bestL);
-    else { cross3(A[(bestk - 6) / 3], B[(bestk - 6) % 3], bestL); normalize3(bestL); }
+    if (bestk < 3) mb_copy3(A[bestk], bestL);
+    else if (bestk < 6) mb_copy3(B[bestk - 3], bestL);
+    else { mb_cross3(A[(bestk - 6) / 3], B[(bestk - 6) % 3], bestL); mb_normalize3(bestL); }
     double nrm[3];                                         /* from b into a */
-    if (dot3(bestL, d) > 0) scale3(bestL, -1, nrm); else copy3(bestL, nrm);
+    if (mb_dot3(bestL, d) > 0) mb_scale3(bestL, -1, nrm); else mb_copy3(bestL, nrm);
     if (bestk >= 6) {                                      /* edge against edge: one point */
         int i = (bestk - 6) / 3, j = (bestk - 6) % 3;
         double pa[3], pb[3], ea[3], eb[3];
-        copy3(a->p, pa); copy3(b->p, pb);
+        mb_copy3(a->p, pa); mb_copy3(b->p, pb);
         for (int k = 0; k < 3; k++) {
-            if (k != i) { double s = dot3(A[k], nrm) < 0 ? ha[k] : -ha[k]; for (int c = 0; c < 3; c++) pa[c] += s * A[k][c]; }
-            if (k != j) { double s = dot3(B[k], nrm) > 0 ? hb[k] : -hb[k]; for (int c = 0; c < 3; c++) pb[c] += s * B[k][c]; }
+            if (k != i) { double s = mb_dot3(A[k], nrm) < 0 ? ha[k] : -ha[k]; for (int c = 0; c < 3; c++) pa[c] += s * A[k][c]; }
+            if (k != j) { double s = mb_dot3(B[k], nrm) > 0 ? hb[k] : -hb[k]; for (int c = 0; c < 3; c++) pb[c] += s * B[k][c]; }
         }
         for (int c = 0; c < 3; c++) { ea[c] = pa[c] + ha[i] * A[i][c]; eb[c] = pb[c] + hb[j] * B[j][c]; pa[c] -= ha[i] * A[i][c]; pb[c] -= hb[j] * B[j][c]; }
         double c1[3], c2[3], pos[3];
@@ -251,11 +251,11 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
     const double *cr = ref_is_a ? a->p : b->p, *ci = ref_is_a ? b->p : a->p;
     int kr = ref_is_a ? bestk : bestk - 3;
     double nf[3];                                          /* outward normal of the reference face */
-    if (ref_is_a) scale3(nrm, -1, nf); else copy3(nrm, nf);
-    double sr = dot3(nf, Rf[kr]) > 0 ? 1 : -1;
+    if (ref_is_a) mb_scale3(nrm, -1, nf); else mb_copy3(nrm, nf);
+    double sr = mb_dot3(nf, Rf[kr]) > 0 ? 1 : -1;
     int ki = 0; double bestdot = -1;
-    for (int k = 0; k < 3; k++) { double t = fabs(dot3(nf, In[k])); if (t > bestdot) { bestdot = t; ki = k; } }
-    double si = dot3(nf, In[ki]) > 0 ? -1 : 1;             /* incident face looks back at the reference */
+    for (int k = 0; k < 3; k++) { double t = fabs(mb_dot3(nf, In[k])); if (t > bestdot) { bestdot = t; ki = k; } }
+    double si = mb_dot3(nf, In[ki]) > 0 ? -1 : 1;             /* incident face looks back at the reference */
     int u = (ki + 1) % 3, v = (ki + 2) % 3;
     double poly[8][3], tmp[8][3];
     for (int s = 0; s < 4; s++) {
@@ -265,13 +265,13 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
     int m = 4;
     for (int k = 0; k < 3 && m > 0; k++) {
         if (k == kr) continue;
-        double ax[3], off = dot3(Rf[k], cr);
-        copy3(Rf[k], ax); m = geom_clip(poly, m, ax, off + hr[k], tmp, INT_MAX);
-        scale3(Rf[k], -1, ax); m = geom_clip(tmp, m, ax, -off + hr[k], poly, INT_MAX);
+        double ax[3], off = mb_dot3(Rf[k], cr);
+        mb_copy3(Rf[k], ax); m = geom_clip(poly, m, ax, off + hr[k], tmp, INT_MAX);
+        mb_scale3(Rf[k], -1, ax); m = geom_clip(tmp, m, ax, -off + hr[k], poly, INT_MAX);
     }
-    double face = dot3(nf, cr) + sr * hr[kr] * dot3(nf, Rf[kr]);
+    double face = mb_dot3(nf, cr) + sr * hr[kr] * mb_dot3(nf, Rf[kr]);
     for (int s = 0; s < m; s++) {
-        double depth = face - dot3(nf, poly[s]);
+        double depth = face - mb_dot3(nf, poly[s]);
         if (depth < 0) continue;
         double pos[3]; for (int c = 0; c < 3; c++) pos[c] = poly[s][c] + 0.5 * depth * nf[c];
         n = emit(out, n, max, pos, nrm, depth);
@@ -284,74 +284,74 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
 static void support_md(const GeomPose *a, const GeomPose *b, const double *dir, double *out)
 {
     double nd[3] = {-dir[0], -dir[1], -dir[2]}, sa[3], sb[3];
-    geom_support(a, dir, sa); geom_support(b, nd, sb); sub3(sa, sb, out);
+    geom_support(a, dir, sa); geom_support(b, nd, sb); mb_sub3(sa, sb, out);
 }
 static void tri_normal(const double *v0, const double *v1, const double *v2, double *n)
 {
-    double e1[3], e2[3]; sub3(v1, v0, e1); sub3(v2, v0, e2); cross3(e1, e2, n);
+    double e1[3], e2[3]; mb_sub3(v1, v0, e1); mb_sub3(v2, v0, e2); mb_cross3(e1, e2, n);
 }
 
 static int mpr(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
 {
     const double tol = 1e-9;
     double v0[3], v1[3], v2[3], v3[3], v4[3], dir[3], t[3];
-    sub3(a->p, b->p, v0);
-    if (norm3(v0) < EPS) v0[0] = 1e-9;
-    scale3(v0, -1, dir); normalize3(dir);
+    mb_sub3(a->p, b->p, v0);
+    if (mb_norm3(v0) < EPS) v0[0] = 1e-9;
+    mb_scale3(v0, -1, dir); mb_normalize3(dir);
     support_md(a, b, dir, v1);
-    if (dot3(v1, dir) <= 0) return n;
-    cross3(v0, v1, dir);
-    if (dot3(dir, dir) < EPS * EPS) {                      /* origin on the segment v0-v1 */
-        double nl = norm3(v1); if (nl < EPS) return n;
-        double nrm[3]; scale3(v1, -1.0 / nl, nrm);
-        double sa[3], sb[3], pos[3], m[3]; scale3(nrm, -1, m);
+    if (mb_dot3(v1, dir) <= 0) return n;
+    mb_cross3(v0, v1, dir);
+    if (mb_dot3(dir, dir) < EPS * EPS) {                      /* origin on the segment v0-v1 */
+        double nl = mb_norm3(v1); if (nl < EPS) return n;
+        double nrm[3]; mb_scale3(v1, -1.0 / nl, nrm);
+        double sa[3], sb[3], pos[3], m[3]; mb_scale3(nrm, -1, m);
         geom_support(a, m, sa); geom_support(b, nrm, sb);
         for (int k = 0; k < 3; k++) pos[k] = 0.5 * (sa[k] + sb[k]);
         return emit(out, n, max, pos, nrm, nl);
     }
-    normalize3(dir);
+    mb_normalize3(dir);
     support_md(a, b, dir, v2);
-    if (dot3(v2, dir) <= 0) return n;
-    tri_normal(v0, v1, v2, dir); normalize3(dir);
-    if (dot3(dir, v0) > 0) { copy3(v1, t); copy3(v2, v1); copy3(t, v2); scale3(dir, -1, dir); }
+    if (mb_dot3(v2, dir) <= 0) return n;
+    tri_normal(v0, v1, v2, dir); mb_normalize3(dir);
+    if (mb_dot3(dir, v0) > 0) { mb_copy3(v1, t); mb_copy3(v2, v1); mb_copy3(t, v2); mb_scale3(dir, -1, dir); }
     int found = 0;
     for (int it = 0; it < 100 && !found; it++) {          /* discover a portal the origin ray passes */
         support_md(a, b, dir, v3);
-        if (dot3(v3, dir) <= 0) return n;
-        cross3(v1, v3, t);
-        if (dot3(t, v0) < -EPS) { copy3(v3, v2); tri_normal(v0, v1, v3, dir); normalize3(dir); continue; }
-        cross3(v3, v2, t);
-        if (dot3(t, v0) < -EPS) { copy3(v3, v1); tri_normal(v0, v3, v2, dir); normalize3(dir); continue; }
+        if (mb_dot3(v3, dir) <= 0) return n;
+        mb_cross3(v1, v3, t);
+        if (mb_dot3(t, v0) < -EPS) { mb_copy3(v3, v2); tri_normal(v0, v1, v3, dir); mb_normalize3(dir); continue; }
+        mb_cross3(v3, v2, t);
+        if (mb_dot3(t, v0) < -EPS) { mb_copy3(v3, v1); tri_normal(v0, v3, v2, dir); mb_normalize3(dir); continue; }
         found = 1;
     }
     if (!found) return n;
     for (int it = 0; it < 100; it++) {                     /* is the origin inside? refine the portal */
-        tri_normal(v1, v2, v3, dir); if (!normalize3(dir)) return n;
-        if (dot3(dir, v1) >= 0) break;
+        tri_normal(v1, v2, v3, dir); if (!mb_normalize3(dir)) return n;
+        if (mb_dot3(dir, v1) >= 0) break;
         support_md(a, b, dir, v4);
-        double d4 = dot3(v4, dir);
-        if (d4 < 0 || d4 - dot3(v1, dir) < tol) return n;  /* separated */
-        double x[3]; cross3(v4, v0, x);
-        if (dot3(v1, x) > 0) { if (dot3(v2, x) > 0) copy3(v4, v1); else copy3(v4, v3); }
-        else { if (dot3(v3, x) > 0) copy3(v4, v2); else copy3(v4, v1); }
+        double d4 = mb_dot3(v4, dir);
+        if (d4 < 0 || d4 - mb_dot3(v1, dir) < tol) return n;  /* separated */
+        double x[3]; mb_cross3(v4, v0, x);
+        if (mb_dot3(v1, x) > 0) { if (mb_dot3(v2, x) > 0) mb_copy3(v4, v1); else mb_copy3(v4, v3); }
+        else { if (mb_dot3(v3, x) > 0) mb_copy3(v4, v2); else mb_copy3(v4, v1); }
         if (it == 99) return n;
     }
     for (int it = 0; it < 100; it++) {                     /* penetration: push the portal out */
-        tri_normal(v1, v2, v3, dir); if (!normalize3(dir)) break;
+        tri_normal(v1, v2, v3, dir); if (!mb_normalize3(dir)) break;
         support_md(a, b, dir, v4);
-        double d4 = dot3(v4, dir);
-        double m1 = d4 - dot3(v1, dir), m2 = d4 - dot3(v2, dir), m3 = d4 - dot3(v3, dir);
+        double d4 = mb_dot3(v4, dir);
+        double m1 = d4 - mb_dot3(v1, dir), m2 = d4 - mb_dot3(v2, dir), m3 = d4 - mb_dot3(v3, dir);
         double mm = m1 < m2 ? (m1 < m3 ? m1 : m3) : (m2 < m3 ? m2 : m3);
         if (mm < tol) break;
-        double x[3]; cross3(v4, v0, x);
-        if (dot3(v1, x) > 0) { if (dot3(v2, x) > 0) copy3(v4, v1); else copy3(v4, v3); }
-        else { if (dot3(v3, x) > 0) copy3(v4, v2); else copy3(v4, v1); }
+        double x[3]; mb_cross3(v4, v0, x);
+        if (mb_dot3(v1, x) > 0) { if (mb_dot3(v2, x) > 0) mb_copy3(v4, v1); else mb_copy3(v4, v3); }
+        else { if (mb_dot3(v3, x) > 0) mb_copy3(v4, v2); else mb_copy3(v4, v1); }
     }
-    double depth = dot3(dir, v1);                          /* distance of the origin to the portal plane */
+    double depth = mb_dot3(dir, v1);                          /* distance of the origin to the portal plane */
     if (depth < 0) return n;
     double nrm[3], m[3], sa[3], sb[3], pos[3];
-    scale3(dir, -1, nrm);                                  /* a moves along -dir to separate... */
-    copy3(dir, m); scale3(m, -1, m);
+    mb_scale3(dir, -1, nrm);                                  /* a moves along -dir to separate... */
+    mb_copy3(dir, m); mb_scale3(m, -1, m);
     /* ... so the contact normal (from b into a) is -dir */
     geom_support(a, dir, sa);
     geom_support(b, m, sb);
@@ -366,7 +366,7 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
     n = sphere_box(e0, b->size[0], a, out, n, max);
     n = sphere_box(e1, b->size[0], a, out, n, max);
     /* sphere_box normals point from the box into the sphere: from a into b */
-    for (int i = n0; i < n; i++) scale3(out[i].normal, -1, out[i].normal);
+    for (int i = n0; i < n; i++) mb_scale3(out[i].normal, -1, out[i].normal);
     /* the segment may cut deeper than its ends (across an edge): add the portal's point then */
     double deepest = 0;
     for (int i = n0; i < n; i++) if (out[i].depth > deepest) deepest = out[i].depth;
@@ -444,7 +444,7 @@ int collide_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
     CollideFn f = collide_find(a->type, b->type, &flip);
     if (!f) return -1;
     int n = flip ? f(b, a, out, max) : f(a, b, out, max);
-    if (flip) for (int i = 0; i < n; i++) scale3(out[i].normal, -1, out[i].normal);
+    if (flip) for (int i = 0; i < n; i++) mb_scale3(out[i].normal, -1, out[i].normal);
     return n;
 }
 

@@ -69,7 +69,7 @@ static const char *hull_parse(const double *d, Hull *h)
     for (int i = 0; i < 3 * h->nv; i++) if (!isfinite(h->v[i])) return "a vertex is not finite";
     for (int f = 0; f < h->nf; f++) {
         const double *p = h->plane + 4 * f;
-        if (!isfinite(p[3]) || !(fabs(dot3(p, p) - 1) < 1e-6)) return "a face plane is not a unit normal and offset";
+        if (!isfinite(p[3]) || !(fabs(mb_dot3(p, p) - 1) < 1e-6)) return "a face plane is not a unit normal and offset";
     }
     for (int f = 0; f <= h->nf; f++) if (!as_index(fs[f], ni + 1, own + f)) return "a face start is out of range";
     if (own[0] != 0 || own[h->nf] != ni) return "the face starts do not cover the face indices";
@@ -82,8 +82,8 @@ static const char *hull_parse(const double *d, Hull *h)
             return "an edge has an index out of range";
     }
     h->centre[0] = h->centre[1] = h->centre[2] = 0;
-    for (int i = 0; i < h->nv; i++) add3(h->centre, h->v + 3 * i, h->centre);
-    scale3(h->centre, 1.0 / h->nv, h->centre);
+    for (int i = 0; i < h->nv; i++) mb_add3(h->centre, h->v + 3 * i, h->centre);
+    mb_scale3(h->centre, 1.0 / h->nv, h->centre);
     return NULL;
 }
 
@@ -124,7 +124,7 @@ static void box_hull(const double *size, double *v, double *plane, Hull *h)
     double e[3] = {0.5 * size[0], 0.5 * size[1], 0.5 * size[2]};
     for (int i = 0; i < 8; i++) { v[3 * i] = i & 2 ? e[0] : -e[0]; v[3 * i + 1] = i & 4 ? e[1] : -e[1]; v[3 * i + 2] = i & 1 ? e[2] : -e[2]; }
     for (int f = 0; f < 6; f++) {
-        copy3(BOX_N[f], plane + 4 * f);
+        mb_copy3(BOX_N[f], plane + 4 * f);
         plane[4 * f + 3] = fabs(BOX_N[f][0]) * e[0] + fabs(BOX_N[f][1]) * e[1] + fabs(BOX_N[f][2]) * e[2];
     }
     h->nv = 8; h->nf = 6; h->ne = 12; h->v = v; h->plane = plane;
@@ -136,12 +136,12 @@ static void box_hull(const double *size, double *v, double *plane, Hull *h)
 static void move_hull(const Hull *src, const double *R, const double *p, double *v, double *plane, Hull *h)
 {
     *h = *src;
-    for (int i = 0; i < src->nv; i++) { mv3(R, src->v + 3 * i, v + 3 * i); add3(v + 3 * i, p, v + 3 * i); }
+    for (int i = 0; i < src->nv; i++) { mb_mv3(R, src->v + 3 * i, v + 3 * i); mb_add3(v + 3 * i, p, v + 3 * i); }
     for (int f = 0; f < src->nf; f++) {
-        mv3(R, src->plane + 4 * f, plane + 4 * f);
-        plane[4 * f + 3] = src->plane[4 * f + 3] + dot3(plane + 4 * f, p);
+        mb_mv3(R, src->plane + 4 * f, plane + 4 * f);
+        plane[4 * f + 3] = src->plane[4 * f + 3] + mb_dot3(plane + 4 * f, p);
     }
-    mv3(R, src->centre, h->centre); add3(h->centre, p, h->centre);
+    mb_mv3(R, src->centre, h->centre); mb_add3(h->centre, p, h->centre);
     h->v = v; h->plane = plane; h->own = NULL;
 }
 
@@ -154,7 +154,7 @@ static double face_query(const Hull *a, const Hull *b, int *best)
     for (int f = 0; f < a->nf; f++) {
         const double *n = a->plane + 4 * f;
         double m = INFINITY;
-        for (int i = 0; i < b->nv; i++) { double t = dot3(n, b->v + 3 * i); if (t < m) m = t; }
+        for (int i = 0; i < b->nv; i++) { double t = mb_dot3(n, b->v + 3 * i); if (t < m) m = t; }
         double s = m - n[3];
         if (s > sep) { sep = s; *best = f; if (s > 0) return s; }
     }
@@ -174,7 +174,7 @@ static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double 
     for (int i = 0; i < a->ne; i++) {
         const int *E = a->edge + 4 * i;
         const double *na = a->plane + 4 * E[2], *nb = a->plane + 4 * E[3];
-        double t[3]; cross3(nb, na, t);
+        double t[3]; mb_cross3(nb, na, t);
         ax[i] = t[0]; ay[i] = t[1]; az[i] = t[2];
         nax[i] = na[0]; nay[i] = na[1]; naz[i] = na[2]; nbx[i] = nb[0]; nby[i] = nb[1]; nbz[i] = nb[2];
     }
@@ -184,29 +184,29 @@ static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double 
         const int *F = b->edge + 4 * j;
         const double *P2 = b->v + 3 * F[0];
         double c[3], d[3], g[3], u2[3];
-        scale3(b->plane + 4 * F[2], -1, c); scale3(b->plane + 4 * F[3], -1, d);
-        cross3(d, c, g); sub3(b->v + 3 * F[1], P2, u2);
+        mb_scale3(b->plane + 4 * F[2], -1, c); mb_scale3(b->plane + 4 * F[3], -1, d);
+        mb_cross3(d, c, g); mb_sub3(b->v + 3 * F[1], P2, u2);
         for (int i = 0; i < a->ne; i++) {
             double cba = c[0] * ax[i] + c[1] * ay[i] + c[2] * az[i], dba = d[0] * ax[i] + d[1] * ay[i] + d[2] * az[i];
             double adc = nax[i] * g[0] + nay[i] * g[1] + naz[i] * g[2], bdc = nbx[i] * g[0] + nby[i] * g[1] + nbz[i] * g[2];
             pass[i] = (cba * dba < 0) & (adc * bdc < 0) & (cba * bdc > 0);
         }
-        double l2 = norm3(u2);
+        double l2 = mb_norm3(u2);
         for (int i = 0; i < a->ne; i++) {
             if (!pass[i]) continue;
             const int *E = a->edge + 4 * i;
             const double *P1 = a->v + 3 * E[0];
             double L[3], r[3], w[3];
-            sub3(a->v + 3 * E[1], P1, w);
-            cross3(w, u2, L);
-            double len = norm3(L);
-            if (len < 1e-7 * norm3(w) * l2) continue;     /* parallel edges: the faces cover them */
-            scale3(L, 1.0 / len, L);
-            sub3(P1, a->centre, r);
-            if (dot3(L, r) < 0) scale3(L, -1, L);
-            sub3(P2, P1, r);
-            double s = dot3(L, r);
-            if (s > sep) { sep = s; *ea = i; *eb = j; copy3(L, axis); if (s > 0) return s; }
+            mb_sub3(a->v + 3 * E[1], P1, w);
+            mb_cross3(w, u2, L);
+            double len = mb_norm3(L);
+            if (len < 1e-7 * mb_norm3(w) * l2) continue;     /* parallel edges: the faces cover them */
+            mb_scale3(L, 1.0 / len, L);
+            mb_sub3(P1, a->centre, r);
+            if (mb_dot3(L, r) < 0) mb_scale3(L, -1, L);
+            mb_sub3(P2, P1, r);
+            double s = mb_dot3(L, r);
+            if (s > sep) { sep = s; *ea = i; *eb = j; mb_copy3(L, axis); if (s > 0) return s; }
         }
     }
     return sep;
@@ -215,8 +215,8 @@ static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double 
 /* ---- manifolds -------------------------------------------------------------------------------- */
 static double tri_area(const double *p, const double *q, const double *r, const double *n)
 {   /* twice the signed area of p q r seen along n */
-    double u[3], v[3], w[3]; sub3(q, p, u); sub3(r, p, v); cross3(u, v, w);
-    return dot3(w, n);
+    double u[3], v[3], w[3]; mb_sub3(q, p, u); mb_sub3(r, p, v); mb_cross3(u, v, w);
+    return mb_dot3(w, n);
 }
 
 /* At most 4 of the m points (pos, depth): the deepest, the farthest from it, the one making the
@@ -227,7 +227,7 @@ static int reduce4(double (*pos)[3], const double *depth, int m, const double *n
     int i0 = 0, i1 = -1, i2 = -1, i3 = -1;
     for (int i = 1; i < m; i++) if (depth[i] > depth[i0]) i0 = i;
     double best = -1;
-    for (int i = 0; i < m; i++) { double d[3]; sub3(pos[i], pos[i0], d); double t = dot3(d, d); if (t > best) { best = t; i1 = i; } }
+    for (int i = 0; i < m; i++) { double d[3]; mb_sub3(pos[i], pos[i0], d); double t = mb_dot3(d, d); if (t > best) { best = t; i1 = i; } }
     best = -1;
     double sgn = 1;
     for (int i = 0; i < m; i++) {
@@ -250,7 +250,7 @@ static int reduce4(double (*pos)[3], const double *depth, int m, const double *n
 static int emit_points(double (*pos)[3], const double *depth, int m, const double *normal, Contact *out, int max)
 {
     int keep[4], k = reduce4(pos, depth, m, normal, keep), n = 0;
-    for (int i = 0; i < k && n < max; i++, n++) { copy3(pos[keep[i]], out[n].pos); copy3(normal, out[n].normal); out[n].depth = depth[keep[i]]; }
+    for (int i = 0; i < k && n < max; i++, n++) { mb_copy3(pos[keep[i]], out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth[keep[i]]; }
     return n;
 }
 
@@ -261,35 +261,35 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
     /* incident face: the most anti-parallel among the faces around inc's deepest vertex (the
      * most anti-parallel of all may lie elsewhere on a hull and miss that vertex) */
     int deep = 0, fi = 0; double low = INFINITY, most = INFINITY;
-    for (int i = 0; i < inc->nv; i++) { double t = dot3(n, inc->v + 3 * i); if (t < low) { low = t; deep = i; } }
+    for (int i = 0; i < inc->nv; i++) { double t = mb_dot3(n, inc->v + 3 * i); if (t < low) { low = t; deep = i; } }
     for (int i = 0; i < inc->nf; i++) {
-        double t = dot3(inc->plane + 4 * i, n);
+        double t = mb_dot3(inc->plane + 4 * i, n);
         if (t >= most) continue;
         for (int k = inc->fstart[i]; k < inc->fstart[i + 1]; k++) if (inc->fidx[k] == deep) { most = t; fi = i; break; }
     }
     double bufa[MAX_POLY][3], bufb[MAX_POLY][3];                  /* 25 kB of stack */
     double (*poly)[3] = bufa, (*tmp)[3] = bufb;
     int m = 0;
-    for (int k = inc->fstart[fi]; k < inc->fstart[fi + 1]; k++) copy3(inc->v + 3 * inc->fidx[k], poly[m++]);
+    for (int k = inc->fstart[fi]; k < inc->fstart[fi + 1]; k++) mb_copy3(inc->v + 3 * inc->fidx[k], poly[m++]);
     int s0 = ref->fstart[f], s1 = ref->fstart[f + 1];
     for (int k = s0; k < s1 && m > 0; k++) {
         const double *P = ref->v + 3 * ref->fidx[k], *Q = ref->v + 3 * ref->fidx[k + 1 < s1 ? k + 1 : s0];
-        double e[3], side[3]; sub3(Q, P, e); cross3(e, n, side);
-        m = geom_clip(poly, m, side, dot3(side, P), tmp, MAX_POLY);
+        double e[3], side[3]; mb_sub3(Q, P, e); mb_cross3(e, n, side);
+        m = geom_clip(poly, m, side, mb_dot3(side, P), tmp, MAX_POLY);
         double (*t)[3] = poly; poly = tmp; tmp = t;
     }
     double normal[3], depth[MAX_POLY];
-    if (ref_is_a) scale3(n, -1, normal); else copy3(n, normal);
+    if (ref_is_a) mb_scale3(n, -1, normal); else mb_copy3(n, normal);
     int kept = 0;
     for (int i = 0; i < m; i++) {
-        double d = n[3] - dot3(n, poly[i]);
+        double d = n[3] - mb_dot3(n, poly[i]);
         if (d < 0) continue;
         for (int k = 0; k < 3; k++) tmp[kept][k] = poly[i][k] + 0.5 * d * n[k];
         depth[kept++] = d;
     }
     if (!kept) {     /* rounding clipped everything: the incident hull's deepest vertex */
-        double dn[3], x[3]; scale3(n, -1, dn); geom_hull_support(inc, dn, x);
-        double d = n[3] - dot3(n, x);
+        double dn[3], x[3]; mb_scale3(n, -1, dn); geom_hull_support(inc, dn, x);
+        double d = n[3] - mb_dot3(n, x);
         if (d < 0) return 0;
         for (int k = 0; k < 3; k++) tmp[0][k] = x[k] + 0.5 * d * n[k];
         depth[0] = d; kept = 1;
@@ -329,8 +329,8 @@ static int inside_face(const Hull *h, int f, const double *x)
     int s0 = h->fstart[f], s1 = h->fstart[f + 1];
     for (int k = s0; k < s1; k++) {
         const double *P = h->v + 3 * h->fidx[k], *Q = h->v + 3 * h->fidx[k + 1 < s1 ? k + 1 : s0];
-        double e[3], side[3], r[3]; sub3(Q, P, e); cross3(e, n, side); sub3(x, P, r);
-        if (dot3(side, r) > 1e-12 * dot3(e, e)) return 0;
+        double e[3], side[3], r[3]; mb_sub3(Q, P, e); mb_cross3(e, n, side); mb_sub3(x, P, r);
+        if (mb_dot3(side, r) > 1e-12 * mb_dot3(e, e)) return 0;
     }
     return 1;
 }
@@ -339,22 +339,22 @@ static int inside_face(const Hull *h, int f, const double *x)
 static int face_segment(const Hull *h, int f, const double *e0, const double *e1, double r, Contact *out, int max)
 {
     const double *n = h->plane + 4 * f;
-    double t0 = 0, t1 = 1, u[3]; sub3(e1, e0, u);
+    double t0 = 0, t1 = 1, u[3]; mb_sub3(e1, e0, u);
     int s0 = h->fstart[f], s1 = h->fstart[f + 1];
     for (int k = s0; k < s1 && t0 <= t1; k++) {
         const double *P = h->v + 3 * h->fidx[k], *Q = h->v + 3 * h->fidx[k + 1 < s1 ? k + 1 : s0];
-        double e[3], side[3], rr[3]; sub3(Q, P, e); cross3(e, n, side); sub3(e0, P, rr);
-        double a = dot3(side, rr), b = dot3(side, u);           /* side . (x(t) - P) = a + b t <= 0 */
+        double e[3], side[3], rr[3]; mb_sub3(Q, P, e); mb_cross3(e, n, side); mb_sub3(e0, P, rr);
+        double a = mb_dot3(side, rr), b = mb_dot3(side, u);           /* side . (x(t) - P) = a + b t <= 0 */
         if (fabs(b) < 1e-300) { if (a > 0) return 0; continue; }
         double t = -a / b;
         if (b > 0) { if (t < t1) t1 = t; } else { if (t > t0) t0 = t; }
     }
     if (t0 > t1) return 0;
-    int npts = dot3(u, u) > 0 && t1 > t0 ? 2 : 1, m = 0;
+    int npts = mb_dot3(u, u) > 0 && t1 > t0 ? 2 : 1, m = 0;
     for (int i = 0; i < npts && m < max; i++) {
         double t = i ? t1 : t0, x[3];
         for (int k = 0; k < 3; k++) x[k] = e0[k] + t * u[k];
-        double s = dot3(n, x) - n[3], depth = r - s;
+        double s = mb_dot3(n, x) - n[3], depth = r - s;
         if (depth < 0) continue;
         for (int k = 0; k < 3; k++) { out[m].pos[k] = x[k] - 0.5 * (s + r) * n[k]; out[m].normal[k] = n[k]; }
         out[m].depth = depth; m++;
@@ -366,12 +366,12 @@ static int face_segment(const Hull *h, int f, const double *e0, const double *e1
  * contact normals point out of the hull */
 static int hull_segment(const Hull *h, const double *e0, const double *e1, double r, Contact *out, int max)
 {
-    double u[3]; sub3(e1, e0, u);
+    double u[3]; mb_sub3(e1, e0, u);
     double t0 = 0, t1 = 1;
     int cuts = 1;
     for (int f = 0; f < h->nf && cuts; f++) {                 /* does the segment cut the hull? */
         const double *n = h->plane + 4 * f;
-        double a = dot3(n, e0) - n[3], b = dot3(n, e1) - n[3];
+        double a = mb_dot3(n, e0) - n[3], b = mb_dot3(n, e1) - n[3];
         if (a > 0 && b > 0) cuts = 0;
         else if (a > 0) { double t = a / (a - b); if (t > t0) t0 = t; }
         else if (b > 0) { double t = a / (a - b); if (t < t1) t1 = t; }
@@ -382,22 +382,22 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
         int bf = 0, be = -1;
         for (int f = 0; f < h->nf; f++) {
             const double *n = h->plane + 4 * f;
-            double a = dot3(n, e0) - n[3], b = dot3(n, e1) - n[3], s = a < b ? a : b;
+            double a = mb_dot3(n, e0) - n[3], b = mb_dot3(n, e1) - n[3], s = a < b ? a : b;
             if (s > best) { best = s; bf = f; }
         }
-        double lu = norm3(u);
+        double lu = mb_norm3(u);
         for (int e = 0; e < h->ne && lu > 0; e++) {
             const int *E = h->edge + 4 * e;
             const double *na = h->plane + 4 * E[2], *nb = h->plane + 4 * E[3], *P = h->v + 3 * E[0];
-            if (dot3(na, u) * dot3(nb, u) >= 0) continue;      /* the arc does not cross u's circle */
-            double w[3], rr[3]; sub3(h->v + 3 * E[1], P, w); cross3(w, u, L);
-            double len = norm3(L);
-            if (len < 1e-7 * lu * norm3(w)) continue;
-            scale3(L, 1.0 / len, L);
-            sub3(P, h->centre, rr);
-            if (dot3(L, rr) < 0) scale3(L, -1, L);
-            double s = (dot3(L, e0) < dot3(L, e1) ? dot3(L, e0) : dot3(L, e1)) - dot3(L, P);
-            if (s > eb) { eb = s; be = e; copy3(L, EL); }
+            if (mb_dot3(na, u) * mb_dot3(nb, u) >= 0) continue;      /* the arc does not cross u's circle */
+            double w[3], rr[3]; mb_sub3(h->v + 3 * E[1], P, w); mb_cross3(w, u, L);
+            double len = mb_norm3(L);
+            if (len < 1e-7 * lu * mb_norm3(w)) continue;
+            mb_scale3(L, 1.0 / len, L);
+            mb_sub3(P, h->centre, rr);
+            if (mb_dot3(L, rr) < 0) mb_scale3(L, -1, L);
+            double s = (mb_dot3(L, e0) < mb_dot3(L, e1) ? mb_dot3(L, e0) : mb_dot3(L, e1)) - mb_dot3(L, P);
+            if (s > eb) { eb = s; be = e; mb_copy3(L, EL); }
         }
         if (be >= 0 && eb > EDGE_BIAS * best + 1e-9) {
             const int *E = h->edge + 4 * be;
@@ -411,8 +411,8 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
         int m = face_segment(h, bf, e0, e1, r, out, max);
         if (m) return m;
         const double *n = h->plane + 4 * bf;                   /* rounding: the deeper end alone */
-        const double *x = dot3(n, e0) < dot3(n, e1) ? e0 : e1;
-        double s = dot3(n, x) - n[3];
+        const double *x = mb_dot3(n, e0) < mb_dot3(n, e1) ? e0 : e1;
+        double s = mb_dot3(n, x) - n[3];
         for (int k = 0; k < 3; k++) { out[0].pos[k] = x[k] - 0.5 * (s + r) * n[k]; out[0].normal[k] = n[k]; }
         out[0].depth = r - s;
         return 1;
@@ -423,25 +423,25 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
         const double *n = h->plane + 4 * f;
         for (int i = 0; i < 2; i++) {
             const double *x = i ? e1 : e0;
-            double s = dot3(n, x) - n[3];
+            double s = mb_dot3(n, x) - n[3];
             if (s <= 0 || s * s >= best) continue;
             double foot[3]; for (int k = 0; k < 3; k++) foot[k] = x[k] - s * n[k];
-            if (inside_face(h, f, foot)) { best = s * s; copy3(x, cs); copy3(foot, ch); }
+            if (inside_face(h, f, foot)) { best = s * s; mb_copy3(x, cs); mb_copy3(foot, ch); }
         }
     }
     for (int e = 0; e < h->ne; e++) {
         const int *E = h->edge + 4 * e;
         double c1[3], c2[3], d[3];
         geom_closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
-        sub3(c1, c2, d);
-        double t = dot3(d, d);
-        if (t < best) { best = t; copy3(c1, cs); copy3(c2, ch); }
+        mb_sub3(c1, c2, d);
+        double t = mb_dot3(d, d);
+        if (t < best) { best = t; mb_copy3(c1, cs); mb_copy3(c2, ch); }
     }
     double dist = sqrt(best);
     if (!(dist <= r) || dist <= 0) return 0;
-    double nrm[3]; sub3(cs, ch, nrm); scale3(nrm, 1.0 / dist, nrm);
+    double nrm[3]; mb_sub3(cs, ch, nrm); mb_scale3(nrm, 1.0 / dist, nrm);
     for (int f = 0; f < h->nf; f++)                            /* lying on a face: two points */
-        if (dot3(h->plane + 4 * f, nrm) > 1 - 1e-9) { int m = face_segment(h, f, e0, e1, r, out, max); if (m) return m; break; }
+        if (mb_dot3(h->plane + 4 * f, nrm) > 1 - 1e-9) { int m = face_segment(h, f, e0, e1, r, out, max); if (m) return m; break; }
     double depth = r - dist;
     for (int k = 0; k < 3; k++) { out[0].pos[k] = cs[k] - (r - 0.5 * depth) * nrm[k]; out[0].normal[k] = nrm[k]; }
     out[0].depth = depth;
@@ -452,12 +452,12 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
 static int hull_plane(const Hull *h, const double *R, const double *p, const double *pn, double pd, Contact *out, int max)
 {   /* in the hull's frame: n . x = d; points midway between vertex and plane, normal pn */
     double n[3], pos[HULL_MAX_VERTS][3], depth[HULL_MAX_VERTS];
-    mtv3(R, pn, n);
-    double d = pd - dot3(pn, p);
+    mb_mtv3(R, pn, n);
+    double d = pd - mb_dot3(pn, p);
     int m = 0;
     for (int i = 0; i < h->nv; i++) {
         const double *x = h->v + 3 * i;
-        double dep = d - dot3(n, x);
+        double dep = d - mb_dot3(n, x);
         if (dep < 0) continue;
         for (int k = 0; k < 3; k++) pos[m][k] = x[k] + 0.5 * dep * n[k];
         depth[m++] = dep;
@@ -477,10 +477,10 @@ static int hull_first(const GeomPose **a, const GeomPose **b)
 static int to_world(const GeomPose *a, Contact *out, int n, int flip)
 {
     for (int i = 0; i < n; i++) {
-        double x[3]; mv3(a->R, out[i].pos, x); add3(x, a->p, out[i].pos);
-        mv3(a->R, out[i].normal, x);
-        if (flip) scale3(x, -1, x);
-        copy3(x, out[i].normal);
+        double x[3]; mb_mv3(a->R, out[i].pos, x); mb_add3(x, a->p, out[i].pos);
+        mb_mv3(a->R, out[i].normal, x);
+        if (flip) mb_scale3(x, -1, x);
+        mb_copy3(x, out[i].normal);
     }
     return n;
 }
@@ -499,7 +499,7 @@ int convex_core(const GeomPose *a, const GeomPose *b, Contact *out, int max)
     for (int i = 0; i < 2; i++) {
         double hl = b->type == G_CAPSULE ? (i ? 0.5 : -0.5) * b->size[1] : 0.0, w[3];
         for (int k = 0; k < 3; k++) w[k] = b->p[k] + hl * b->R[3 * k + 2];
-        sub3(w, a->p, d); mtv3(a->R, d, e[i]);
+        mb_sub3(w, a->p, d); mb_mtv3(a->R, d, e[i]);
     }
     int n = hull_segment(a->hull, e[0], e[1], b->size[0], out, max);
     return to_world(a, out, n, !flip);                         /* normals point from a into b */
@@ -512,7 +512,7 @@ int convex_hull(const GeomPose *a, const GeomPose *b, Contact *out, int max)
     double R[9], p[3], d[3], bv[24], bp[24];
     for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)    /* b's frame in a's: Ra^T Rb */
         R[3 * r + c] = a->R[r] * b->R[c] + a->R[3 + r] * b->R[3 + c] + a->R[6 + r] * b->R[6 + c];
-    sub3(b->p, a->p, d); mtv3(a->R, d, p);
+    mb_sub3(b->p, a->p, d); mb_mtv3(a->R, d, p);
     Hull hb, moved;
     if (b->type == G_BOX) box_hull(b->size, bv, bp, &hb); else hb = *b->hull;
     move_hull(&hb, R, p, v, pl, &moved);
@@ -540,25 +540,25 @@ static int tri_separated(const Hull *h, const double t[3][3])
 {
     for (int f = 0; f < h->nf; f++) {                          /* the hull's faces */
         const double *n = h->plane + 4 * f;
-        double m = dot3(n, t[0]);
-        for (int i = 1; i < 3; i++) if (dot3(n, t[i]) < m) m = dot3(n, t[i]);
+        double m = mb_dot3(n, t[0]);
+        for (int i = 1; i < 3; i++) if (mb_dot3(n, t[i]) < m) m = mb_dot3(n, t[i]);
         if (m > n[3]) return 1;
     }
     for (int i = 0; i < 3; i++) {                              /* hull edges x triangle edges */
-        double e[3]; sub3(t[(i + 1) % 3], t[i], e);
+        double e[3]; mb_sub3(t[(i + 1) % 3], t[i], e);
         for (int k = 0; k < h->ne; k++) {
             const int *E = h->edge + 4 * k;
             const double *na = h->plane + 4 * E[2], *nb = h->plane + 4 * E[3], *P = h->v + 3 * E[0];
-            if (dot3(na, e) * dot3(nb, e) >= 0) continue;       /* no hull support on this edge along e x w */
-            double w[3], L[3], r[3]; sub3(h->v + 3 * E[1], P, w); cross3(w, e, L);
-            double len = norm3(L);
-            if (len < 1e-9 * norm3(w) * norm3(e)) continue;
-            scale3(L, 1.0 / len, L);
-            sub3(P, h->centre, r);
-            if (dot3(L, r) < 0) scale3(L, -1, L);               /* out of the hull at that edge */
-            double m = dot3(L, t[0]);
-            for (int j = 1; j < 3; j++) if (dot3(L, t[j]) < m) m = dot3(L, t[j]);
-            if (m > dot3(L, P)) return 1;
+            if (mb_dot3(na, e) * mb_dot3(nb, e) >= 0) continue;       /* no hull support on this edge along e x w */
+            double w[3], L[3], r[3]; mb_sub3(h->v + 3 * E[1], P, w); mb_cross3(w, e, L);
+            double len = mb_norm3(L);
+            if (len < 1e-9 * mb_norm3(w) * mb_norm3(e)) continue;
+            mb_scale3(L, 1.0 / len, L);
+            mb_sub3(P, h->centre, r);
+            if (mb_dot3(L, r) < 0) mb_scale3(L, -1, L);               /* out of the hull at that edge */
+            double m = mb_dot3(L, t[0]);
+            for (int j = 1; j < 3; j++) if (mb_dot3(L, t[j]) < m) m = mb_dot3(L, t[j]);
+            if (m > mb_dot3(L, P)) return 1;
         }
     }
     return 0;
@@ -570,8 +570,8 @@ static double depth_under(const Hull *h, const double *x, const double *n)
     double s = INFINITY;
     for (int f = 0; f < h->nf; f++) {
         const double *p = h->plane + 4 * f;
-        double k = -dot3(p, n);
-        if (k > 1e-12) { double t = (p[3] - dot3(p, x)) / k; if (t < s) s = t; }
+        double k = -mb_dot3(p, n);
+        if (k > 1e-12) { double t = (p[3] - mb_dot3(p, x)) / k; if (t < s) s = t; }
     }
     return s > 0 && isfinite(s) ? s : 0;
 }
@@ -583,13 +583,13 @@ static double depth_under(const Hull *h, const double *x, const double *n)
 static int first_point(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol)
 {
     double mid[3], top = -INFINITY, far = -1;
-    mv3(g->R, g->hull->centre, mid); add3(mid, g->p, mid);
+    mb_mv3(g->R, g->hull->centre, mid); mb_add3(mid, g->p, mid);
     for (int i = 0; i < m; i++) if (depth[i] > top) top = depth[i];
     int i0 = 0;
     for (int i = 0; i < m; i++) {
         if (depth[i] < top - tol) continue;
-        double u[3], a; sub3(pos[i], mid, u);
-        a = dot3(u, u) - dot3(u, nrm[i]) * dot3(u, nrm[i]);
+        double u[3], a; mb_sub3(pos[i], mid, u);
+        a = mb_dot3(u, u) - mb_dot3(u, nrm[i]) * mb_dot3(u, nrm[i]);
         if (a > far) { far = a; i0 = i; }
     }
     return i0;
@@ -610,7 +610,7 @@ static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, dou
     free(sel);
     Contact kept[4] = {{0}};
     for (int i = 0; i < k && c < max; i++, c++) {
-        copy3(pos[keep[i]], kept[c].pos); copy3(nrm[keep[i]], kept[c].normal); kept[c].depth = depth[keep[i]];
+        mb_copy3(pos[keep[i]], kept[c].pos); mb_copy3(nrm[keep[i]], kept[c].normal); kept[c].depth = depth[keep[i]];
     }
     for (int i = 0; i < c; i++) out[i] = kept[i];
     return c;
@@ -621,12 +621,12 @@ int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, 
     const Hull *h = g->hull;
     if (!h || g->type != G_CONVEX) return n0;
     double t[3][3], n[3], r[3];                                /* the triangle in the hull's frame */
-    for (int i = 0; i < 3; i++) { sub3(tw[i], g->p, r); mtv3(g->R, r, t[i]); }
-    mtv3(g->R, nw, n);
-    double d = dot3(n, t[0]);
-    if (dot3(n, h->centre) < d) return n0;                     /* behind the triangle: not pushed through */
+    for (int i = 0; i < 3; i++) { mb_sub3(tw[i], g->p, r); mb_mtv3(g->R, r, t[i]); }
+    mb_mtv3(g->R, nw, n);
+    double d = mb_dot3(n, t[0]);
+    if (mb_dot3(n, h->centre) < d) return n0;                     /* behind the triangle: not pushed through */
     double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < h->nv; i++) { double s = dot3(n, h->v + 3 * i); if (s < lo) lo = s; if (s > hi) hi = s; }
+    for (int i = 0; i < h->nv; i++) { double s = mb_dot3(n, h->v + 3 * i); if (s < lo) lo = s; if (s > hi) hi = s; }
     if (lo > d) return n0;
     if (tri_separated(h, t)) return n0;
     double tol = 1e-9 * (hi - lo > 1e-3 ? hi - lo : 1e-3);
@@ -634,19 +634,19 @@ int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, 
     int m = 0;
     for (int i = 0; i < h->nv; i++) {                          /* hull vertices below the triangle */
         const double *x = h->v + 3 * i;
-        double dep = d - dot3(n, x);
+        double dep = d - mb_dot3(n, x);
         if (dep < 0 || !geom_in_triangle(x, t, n, tol)) continue;
         for (int k = 0; k < 3; k++) pos[m][k] = x[k] + 0.5 * dep * n[k];
         depth[m++] = dep;
     }
     for (int i = 0; i < 3; i++) {
         const double *p0 = t[i], *p1 = t[(i + 1) % 3];
-        double e[3]; sub3(p1, p0, e);
+        double e[3]; mb_sub3(p1, p0, e);
         double tin = 0, tout = 1;                              /* the edge clipped by the hull's planes */
         int ok = 1;
         for (int f = 0; f < h->nf && ok; f++) {
             const double *p = h->plane + 4 * f;
-            double a = dot3(p, p0) - p[3], b = dot3(p, e);     /* a + b s <= 0 inside */
+            double a = mb_dot3(p, p0) - p[3], b = mb_dot3(p, e);     /* a + b s <= 0 inside */
             if (fabs(b) < 1e-300) { if (a > 0) ok = 0; continue; }
             double s = -a / b;
             if (b > 0) { if (s < tout) tout = s; } else { if (s > tin) tin = s; }
@@ -665,8 +665,8 @@ int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, 
     }
     if (!m) return n0;
     for (int i = 0; i < m; i++) {                              /* to world, normal from the mesh into g */
-        double x[3]; mv3(g->R, pos[i], x); add3(x, g->p, pos[i]);
-        copy3(nw, nrm[i]);
+        double x[3]; mb_mv3(g->R, pos[i], x); mb_add3(x, g->p, pos[i]);
+        mb_copy3(nw, nrm[i]);
     }
     return n0 + spread4(g, pos, depth, nrm, m, tol, out + n0, max - n0);
 }
@@ -677,7 +677,7 @@ static double (*as_arrays(const GeomPose *g, const Contact *c, int n, double **d
     double (*pos)[3] = malloc(sizeof(double) * 7 * (size_t)n);
     if (!pos) return NULL;
     *depth = (double *)(pos + n); *nrm = (double (*)[3])(*depth + n);
-    for (int i = 0; i < n; i++) { copy3(c[i].pos, pos[i]); copy3(c[i].normal, (*nrm)[i]); (*depth)[i] = c[i].depth; }
+    for (int i = 0; i < n; i++) { mb_copy3(c[i].pos, pos[i]); mb_copy3(c[i].normal, (*nrm)[i]); (*depth)[i] = c[i].depth; }
     double size = g->hi[0] - g->lo[0];
     for (int k = 1; k < 3; k++) if (g->hi[k] - g->lo[k] > size) size = g->hi[k] - g->lo[k];
     *tol = 1e-9 * (size > 1e-3 ? size : 1e-3);
@@ -720,7 +720,7 @@ int mesh_outline(const GeomPose *g, Contact *c, int n)
     if (!pos || !f || !on) { free(pos); free(f); free(on); return n; }
     int i0 = first_point(g, pos, depth, nrm, n, tol);
     double u[3], v[3]; plane_space(nrm[i0], u, v);
-    for (int i = 0; i < n; i++) { f[i].x = dot3(pos[i], u); f[i].y = dot3(pos[i], v); f[i].i = i; }
+    for (int i = 0; i < n; i++) { f[i].x = mb_dot3(pos[i], u); f[i].y = mb_dot3(pos[i], v); f[i].i = i; }
     qsort(f, (size_t)n, sizeof(Flat), cmp_flat);
     Flat *h = f + n;                                           /* Andrew's monotone chain */
     int k = 0;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/vec.h"
+
 /* ---- body state (nb x BS_SIZE): centre of mass, scalar-first quaternion, velocities (world) -- */
 #define BS_POS 0
 #define BS_QUAT 3
@@ -119,23 +121,8 @@ typedef struct {
     int cone_pair;   /* for the cone: index of the other friction row of the same contact, or -1 */
 } Row;
 
-/* ---- small vector helpers -------------------------------------------------------------------- */
-static inline double dot3(const double *a, const double *b) { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2]; }
-static inline void cross3(const double *a, const double *b, double *c) {
-    double x = a[1]*b[2] - a[2]*b[1], y = a[2]*b[0] - a[0]*b[2], z = a[0]*b[1] - a[1]*b[0];
-    c[0] = x; c[1] = y; c[2] = z;
-}
-static inline void sub3(const double *a, const double *b, double *c) { c[0] = a[0]-b[0]; c[1] = a[1]-b[1]; c[2] = a[2]-b[2]; }
-static inline void add3(const double *a, const double *b, double *c) { c[0] = a[0]+b[0]; c[1] = a[1]+b[1]; c[2] = a[2]+b[2]; }
-static inline void scale3(const double *a, double s, double *c) { c[0] = a[0]*s; c[1] = a[1]*s; c[2] = a[2]*s; }
-static inline void copy3(const double *a, double *c) { c[0] = a[0]; c[1] = a[1]; c[2] = a[2]; }
-static inline double norm3(const double *a) { return sqrt(dot3(a, a)); }
-static inline int normalize3(double *a) {
-    double n = norm3(a);
-    if (!(n > 1e-300)) return 0;
-    a[0] /= n; a[1] /= n; a[2] /= n;
-    return 1;
-}
+/* ---- small vector helpers: 3-vectors, 3×3 products and quaternions (mb_dot3, mb_cross3, mb_mv3,
+ * mb_quat_mul, …) are common/vec.h's, shared with the core; the engine's own below ------------- */
 /* Zeroing six doubles by hand: GCC's generic tuning turns a zeroing loop or memset of a small
  * fixed size into `rep stos`, whose start-up costs more than the stores. */
 static inline void zero6(double *x) { x[0] = 0; x[1] = 0; x[2] = 0; x[3] = 0; x[4] = 0; x[5] = 0; }
@@ -194,18 +181,8 @@ static inline double dot12_one(const double *a1, const double *a2, const double 
     return p[0] + p[1];
 }
 /* c = R a (R row-major 3x3) and c = R^T a */
-static inline void mv3(const double *R, const double *a, double *c) {
-    double x = R[0]*a[0] + R[1]*a[1] + R[2]*a[2], y = R[3]*a[0] + R[4]*a[1] + R[5]*a[2],
-           z = R[6]*a[0] + R[7]*a[1] + R[8]*a[2];
-    c[0] = x; c[1] = y; c[2] = z;
-}
-static inline void mtv3(const double *R, const double *a, double *c) {
-    double x = R[0]*a[0] + R[3]*a[1] + R[6]*a[2], y = R[1]*a[0] + R[4]*a[1] + R[7]*a[2],
-           z = R[2]*a[0] + R[5]*a[1] + R[8]*a[2];
-    c[0] = x; c[1] = y; c[2] = z;
-}
 /* c = S a for an exactly symmetric S (row-major 3x3): its rows are its columns, so the first two
- * entries are one pair of lanes, S[0:2] a0 + S[3:5] a1 + S[6:8] a2, with the sums in mv3's order */
+ * entries are one pair of lanes, S[0:2] a0 + S[3:5] a1 + S[6:8] a2, with the sums in mb_mv3's order */
 static inline void smv3(const double *S, const double *a, double *c) {
     v2d c01 = ld2(S) * a[0] + ld2(S + 3) * a[1] + ld2(S + 6) * a[2];
     double z = S[2]*a[0] + S[5]*a[1] + S[8]*a[2];
@@ -223,29 +200,6 @@ static inline void plane_space(const double *n, double *p, double *q) {
         q[0] = -n[2]*p[1]; q[1] = n[2]*p[0]; q[2] = a*k;
     }
 }
-/* Quaternions are scalar-first [w, x, y, z]. */
-static inline void quat_to_R(const double *q, double *R) {
-    double w = q[0], x = q[1], y = q[2], z = q[3];
-    R[0] = 1 - 2*(y*y + z*z); R[1] = 2*(x*y - w*z);     R[2] = 2*(x*z + w*y);
-    R[3] = 2*(x*y + w*z);     R[4] = 1 - 2*(x*x + z*z); R[5] = 2*(y*z - w*x);
-    R[6] = 2*(x*z - w*y);     R[7] = 2*(y*z + w*x);     R[8] = 1 - 2*(x*x + y*y);
-}
-/* c = a b:  w = a0 b0 - a1 b1 - a2 b2 - a3 b3,  x = a0 b1 + a1 b0 + a2 b3 - a3 b2,
- *           y = a0 b2 - a1 b3 + a2 b0 + a3 b1,  z = a0 b3 + a1 b2 - a2 b1 + a3 b0,
- * the four sums in four lanes: term k is a_k times b permuted and signed (x - y is x + (-y) and
- * -(a b) is a (-b), exactly), added left to right as written */
-typedef double mb_v4d __attribute__((vector_size(32)));
-typedef long long mb_v4i __attribute__((vector_size(32)));
-static inline void quat_mul(const double *a, const double *b, double *c) {
-    mb_v4d B; memcpy(&B, b, sizeof B);
-    const mb_v4d n1 = {-0.0, 0.0, -0.0, 0.0}, n2 = {-0.0, 0.0, 0.0, -0.0}, n3 = {-0.0, -0.0, 0.0, 0.0};
-    mb_v4i s1 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){1, 0, 3, 2}) ^ (mb_v4i)n1;
-    mb_v4i s2 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){2, 3, 0, 1}) ^ (mb_v4i)n2;
-    mb_v4i s3 = (mb_v4i)__builtin_shuffle(B, (mb_v4i){3, 2, 1, 0}) ^ (mb_v4i)n3;
-    mb_v4d r = ((a[0] * B + a[1] * (mb_v4d)s1) + a[2] * (mb_v4d)s2) + a[3] * (mb_v4d)s3;
-    memcpy(c, &r, sizeof r);
-}
-static inline void quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -a[1]; c[2] = -a[2]; c[3] = -a[3]; }
 
 /* ---- convex hulls (convex.c): shape kind G_CONVEX, its GD_SIZE3 holds the hull's index ---------- */
 #define GD_GROUP 13             /* geometries with the same non-zero group do not collide (one robot) */

@@ -54,26 +54,26 @@ static void plane_bounds(GeomPose *g)
 static void convex_bounds(GeomPose *g) { geom_hull_extent(g->hull, g->R, g->p, g->lo, g->hi); }
 static void trimesh_bounds(GeomPose *g)
 {   /* the mesh's own box (its vertices are in world coordinates); none yet: an empty box at p */
-    if (g->mesh) { copy3(g->mesh->lo, g->lo); copy3(g->mesh->hi, g->hi); }
-    else { copy3(g->p, g->lo); copy3(g->p, g->hi); }
+    if (g->mesh) { mb_copy3(g->mesh->lo, g->lo); mb_copy3(g->mesh->hi, g->hi); }
+    else { mb_copy3(g->p, g->lo); mb_copy3(g->p, g->hi); }
 }
 
 void geom_hull_extent(const Hull *h, const double *R, const double *p, double *lo, double *hi)
 {
     for (int k = 0; k < 3; k++) { lo[k] = INFINITY; hi[k] = -INFINITY; }
     for (int i = 0; i < h->nv; i++) {
-        double x[3]; mv3(R, h->v + 3 * i, x);
+        double x[3]; mb_mv3(R, h->v + 3 * i, x);
         for (int k = 0; k < 3; k++) { if (x[k] < lo[k]) lo[k] = x[k]; if (x[k] > hi[k]) hi[k] = x[k]; }
     }
-    add3(lo, p, lo); add3(hi, p, hi);
+    mb_add3(lo, p, lo); mb_add3(hi, p, hi);
 }
 
 /* ---- support functions: sphere, box, capsule, cylinder and hull in geometry.h (inline) -------- */
 void geom_hull_support(const Hull *h, const double *dir, double *out)
 {
     int best = 0; double m = -INFINITY;
-    for (int i = 0; i < h->nv; i++) { double t = dot3(dir, h->v + 3 * i); if (t > m) { m = t; best = i; } }
-    copy3(h->v + 3 * best, out);
+    for (int i = 0; i < h->nv; i++) { double t = mb_dot3(dir, h->v + 3 * i); if (t > m) { m = t; best = i; } }
+    mb_copy3(h->v + 3 * best, out);
 }
 
 /* ---- the shapes -------------------------------------------------------------------------------- */
@@ -101,8 +101,8 @@ void geom_segment(const GeomPose *g, double *e0, double *e1)
 /* ---- closest points ---------------------------------------------------------------------------- */
 void geom_closest_on_segment(const double *p, const double *a, const double *b, double *out)
 {
-    double ab[3], ap[3]; sub3(b, a, ab); sub3(p, a, ap);
-    double L = dot3(ab, ab), t = L > EPS ? dot3(ap, ab) / L : 0.0;
+    double ab[3], ap[3]; mb_sub3(b, a, ab); mb_sub3(p, a, ap);
+    double L = mb_dot3(ab, ab), t = L > EPS ? mb_dot3(ap, ab) / L : 0.0;
     t = t < 0 ? 0 : (t > 1 ? 1 : t);
     for (int k = 0; k < 3; k++) out[k] = a[k] + t * ab[k];
 }
@@ -110,15 +110,15 @@ void geom_closest_on_segment(const double *p, const double *a, const double *b, 
 void geom_closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
                            double *c1, double *c2)
 {
-    double d1[3], d2[3], r[3]; sub3(q1, p1, d1); sub3(q2, p2, d2); sub3(p1, p2, r);
-    double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r), s, t;
+    double d1[3], d2[3], r[3]; mb_sub3(q1, p1, d1); mb_sub3(q2, p2, d2); mb_sub3(p1, p2, r);
+    double a = mb_dot3(d1, d1), e = mb_dot3(d2, d2), f = mb_dot3(d2, r), s, t;
     if (a <= EPS && e <= EPS) { s = t = 0; }
     else if (a <= EPS) { s = 0; t = f / e; t = t < 0 ? 0 : (t > 1 ? 1 : t); }
     else {
-        double c = dot3(d1, r);
+        double c = mb_dot3(d1, r);
         if (e <= EPS) { t = 0; s = -c / a; s = s < 0 ? 0 : (s > 1 ? 1 : s); }
         else {
-            double b = dot3(d1, d2), den = a * e - b * b;
+            double b = mb_dot3(d1, d2), den = a * e - b * b;
             s = den > EPS ? (b * f - c * e) / den : 0.0;
             s = s < 0 ? 0 : (s > 1 ? 1 : s);
             t = (b * s + f) / e;
@@ -135,8 +135,8 @@ int geom_clip(double (*in)[3], int nin, const double *side, double off, double (
     int m = 0;
     for (int i = 0; i < nin && m < cap - 1; i++) {
         const double *P = in[i], *Q = in[(i + 1) % nin];
-        double dp = dot3(side, P) - off, dq = dot3(side, Q) - off;
-        if (dp <= 0) { copy3(P, out[m]); m++; }
+        double dp = mb_dot3(side, P) - off, dq = mb_dot3(side, Q) - off;
+        if (dp <= 0) { mb_copy3(P, out[m]); m++; }
         if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
             double t = dp / (dp - dq);
             for (int k = 0; k < 3; k++) out[m][k] = P[k] + t * (Q[k] - P[k]);
@@ -150,8 +150,8 @@ int geom_in_triangle(const double *p, const double t[3][3], const double *n, dou
 {
     for (int i = 0; i < 3; i++) {
         double e[3], ep[3], c[3];
-        sub3(t[(i + 1) % 3], t[i], e); sub3(p, t[i], ep); cross3(e, ep, c);
-        if (dot3(c, n) < -tol * norm3(e)) return 0;
+        mb_sub3(t[(i + 1) % 3], t[i], e); mb_sub3(p, t[i], ep); mb_cross3(e, ep, c);
+        if (mb_dot3(c, n) < -tol * mb_norm3(e)) return 0;
     }
     return 1;
 }

@@ -46,13 +46,13 @@ extern const GeomShape geom_shapes[G_COUNT];
 /* the shape's name, or NULL for a code with no row */
 const char *geom_name(int type);
 /* the point lp of g's frame in world coordinates, and g's k-th axis */
-static inline void geom_point(const GeomPose *g, const double *lp, double *out) { mv3(g->R, lp, out); add3(out, g->p, out); }
+static inline void geom_point(const GeomPose *g, const double *lp, double *out) { mb_mv3(g->R, lp, out); mb_add3(out, g->p, out); }
 /* support functions of the rows (g's frame; s zeroed by the caller) */
 void geom_hull_support(const Hull *h, const double *dir, double *out);
 static inline void geom_sphere_support(const GeomPose *g, const double *l, double *s)
 {
-    double n = norm3(l);
-    if (n > 1e-12) scale3(l, g->size[0] / n, s);
+    double n = mb_norm3(l);
+    if (n > 1e-12) mb_scale3(l, g->size[0] / n, s);
 }
 static inline void geom_box_support(const GeomPose *g, const double *l, double *s)
 {
@@ -60,8 +60,8 @@ static inline void geom_box_support(const GeomPose *g, const double *l, double *
 }
 static inline void geom_capsule_support(const GeomPose *g, const double *l, double *s)
 {   /* the sphere's, moved to the end of the segment along l */
-    double n = norm3(l);
-    if (n > 1e-12) scale3(l, g->size[0] / n, s);
+    double n = mb_norm3(l);
+    if (n > 1e-12) mb_scale3(l, g->size[0] / n, s);
     s[2] += l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1];
 }
 static inline void geom_cylinder_support(const GeomPose *g, const double *l, double *s)
@@ -76,7 +76,7 @@ static inline void geom_convex_support(const GeomPose *g, const double *l, doubl
  * through the row costs box-cylinder pairs 20 %, measured), any other shape goes through its row. */
 static inline void geom_support(const GeomPose *g, const double *dir, double *out)
 {
-    double l[3], s[3] = {0, 0, 0}; mtv3(g->R, dir, l);
+    double l[3], s[3] = {0, 0, 0}; mb_mtv3(g->R, dir, l);
     switch (g->type) {
     case G_SPHERE: geom_sphere_support(g, l, s); break;
     case G_BOX: geom_box_support(g, l, s); break;

@@ -32,16 +32,16 @@ static void frame_of(const EngineWorld *W, int b, BodyFrame *f)
 static void relative_rotation(const BodyFrame *f1, const BodyFrame *f2, const double *qrel0, double *d)
 {
     double c2[4], qr[4], c0[4];
-    quat_conj(f2->q, c2); quat_mul(c2, f1->q, qr); quat_conj(qrel0, c0); quat_mul(qr, c0, d);
+    mb_quat_conj(f2->q, c2); mb_quat_mul(c2, f1->q, qr); mb_quat_conj(qrel0, c0); mb_quat_mul(qr, c0, d);
     if (d[0] < 0) { d[0] = -d[0]; d[1] = -d[1]; d[2] = -d[2]; d[3] = -d[3]; }
 }
 
 static double signed_angle(const double *from, const double *to, const double *axis)
 {   /* angle rotating `from` into `to` about `axis`, both projected onto the plane normal to it */
     double a[3], b[3], c[3];
-    for (int k = 0; k < 3; k++) { a[k] = from[k] - dot3(from, axis) * axis[k]; b[k] = to[k] - dot3(to, axis) * axis[k]; }
-    cross3(a, b, c);
-    return atan2(dot3(axis, c), dot3(a, b));
+    for (int k = 0; k < 3; k++) { a[k] = from[k] - mb_dot3(from, axis) * axis[k]; b[k] = to[k] - mb_dot3(to, axis) * axis[k]; }
+    mb_cross3(a, b, c);
+    return atan2(mb_dot3(axis, c), mb_dot3(a, b));
 }
 
 void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what)
@@ -58,41 +58,41 @@ void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what)
     double *d = ax->d; relative_rotation(&f1, &f2, jd + JD_QREL, d);
     if (type == J_HINGE) {
         ax->naxes = 1;
-        ax->half[0] = d[0]; ax->half[1] = dot3(d + 1, jd + JD_AXIS1_B2);
+        ax->half[0] = d[0]; ax->half[1] = mb_dot3(d + 1, jd + JD_AXIS1_B2);
         ax->pos[0] = angles ? 2 * atan2(ax->half[1], ax->half[0]) : NAN;
         if (rates) {
-            double u[3], wr[3]; mv3(f1.R, jd + JD_AXIS1, u);
-            sub3(f1.w, f2.w, wr); ax->rate[0] = dot3(wr, u);
-            copy3(u, ax->J1[0] + 3); scale3(u, -1, ax->J2[0] + 3);
+            double u[3], wr[3]; mb_mv3(f1.R, jd + JD_AXIS1, u);
+            mb_sub3(f1.w, f2.w, wr); ax->rate[0] = mb_dot3(wr, u);
+            mb_copy3(u, ax->J1[0] + 3); mb_scale3(u, -1, ax->J2[0] + 3);
         } else ax->rate[0] = NAN;
     } else if (type == J_SLIDER) {
         double u[3], dd[3], o[3], e[3], t[3], dxu[3];
-        mv3(f2.R, jd + JD_AXIS1_B2, u);
-        sub3(f1.p, f2.p, dd); mv3(f2.R, jd + JD_OFFSET, o); sub3(dd, o, e);
+        mb_mv3(f2.R, jd + JD_AXIS1_B2, u);
+        mb_sub3(f1.p, f2.p, dd); mb_mv3(f2.R, jd + JD_OFFSET, o); mb_sub3(dd, o, e);
         ax->naxes = 1;
-        ax->pos[0] = dot3(e, u);
-        cross3(f2.w, dd, t);
-        ax->rate[0] = dot3(f1.v, u) - dot3(f2.v, u) - dot3(t, u);
-        cross3(dd, u, dxu);
-        copy3(u, ax->J1[0]); scale3(u, -1, ax->J2[0]); scale3(dxu, -1, ax->J2[0] + 3);
+        ax->pos[0] = mb_dot3(e, u);
+        mb_cross3(f2.w, dd, t);
+        ax->rate[0] = mb_dot3(f1.v, u) - mb_dot3(f2.v, u) - mb_dot3(t, u);
+        mb_cross3(dd, u, dxu);
+        mb_copy3(u, ax->J1[0]); mb_scale3(u, -1, ax->J2[0]); mb_scale3(dxu, -1, ax->J2[0] + 3);
     } else if (type == J_UNIVERSAL || type == J_HINGE2) {
         /* body 1 in body 2: Rot(a2, th2) Rot(a1ref, th1), a1ref = axis 1 at attach time in body-2 axes */
         double Rd[9], Rq0[9], a1r[3], b[3], c[3], a1w[3], a2w[3];
         const double *a2 = jd + JD_AXIS2;
-        quat_to_R(d, Rd); quat_to_R(jd + JD_QREL, Rq0); mv3(Rq0, jd + JD_AXIS1, a1r);
-        mv3(Rd, a1r, b); mtv3(Rd, a2, c);
+        mb_quat_to_R(d, Rd); mb_quat_to_R(jd + JD_QREL, Rq0); mb_mv3(Rq0, jd + JD_AXIS1, a1r);
+        mb_mv3(Rd, a1r, b); mb_mtv3(Rd, a2, c);
         ax->naxes = 2;
         ax->pos[1] = signed_angle(a1r, b, a2);
         ax->pos[0] = -signed_angle(a2, c, a1r);
-        mv3(f1.R, jd + JD_AXIS1, a1w); mv3(f2.R, a2, a2w);
-        double g = dot3(a1w, a2w), den = 1 - g * g;
+        mb_mv3(f1.R, jd + JD_AXIS1, a1w); mb_mv3(f2.R, a2, a2w);
+        double g = mb_dot3(a1w, a2w), den = 1 - g * g;
         if (den < 1e-12) den = 1e-12;
         double r1[3], r2[3], wr[3];
         for (int k = 0; k < 3; k++) { r1[k] = (a1w[k] - g * a2w[k]) / den; r2[k] = (a2w[k] - g * a1w[k]) / den; }
-        sub3(f1.w, f2.w, wr);
-        ax->rate[0] = dot3(r1, wr); ax->rate[1] = dot3(r2, wr);
-        copy3(r1, ax->J1[0] + 3); scale3(r1, -1, ax->J2[0] + 3);
-        copy3(r2, ax->J1[1] + 3); scale3(r2, -1, ax->J2[1] + 3);
+        mb_sub3(f1.w, f2.w, wr);
+        ax->rate[0] = mb_dot3(r1, wr); ax->rate[1] = mb_dot3(r2, wr);
+        mb_copy3(r1, ax->J1[0] + 3); mb_scale3(r1, -1, ax->J2[0] + 3);
+        mb_copy3(r2, ax->J1[1] + 3); mb_scale3(r2, -1, ax->J2[1] + 3);
     }
 }
 
@@ -130,9 +130,9 @@ static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, con
     for (int i = 0; i < ndirs; i++) {
         Row *r = row_init(rows + i, b1, b2, src, cfm);
         const double *d = dirs[i];
-        copy3(d, r->J1); cross3(r1, d, r->J1 + 3);
-        scale3(d, -1, r->J2); cross3(r2, d, r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
-        r->rhs = k * dot3(e, d);
+        mb_copy3(d, r->J1); mb_cross3(r1, d, r->J1 + 3);
+        mb_scale3(d, -1, r->J2); mb_cross3(r2, d, r->J2 + 3); mb_scale3(r->J2 + 3, -1, r->J2 + 3);
+        r->rhs = k * mb_dot3(e, d);
     }
     return ndirs;
 }
@@ -142,9 +142,9 @@ static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, con
 static inline __attribute__((always_inline)) void anchor_levers(const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b2, double *r1, double *r2, double *e)
 {
     double a1[3], a2[3];
-    mv3(f1->R, jd + JD_ANCHOR1, r1); add3(f1->p, r1, a1);
-    if (b2 >= 0) { mv3(f2->R, jd + JD_ANCHOR2, r2); add3(f2->p, r2, a2); } else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2->p, r2); }
-    sub3(a2, a1, e);
+    mb_mv3(f1->R, jd + JD_ANCHOR1, r1); mb_add3(f1->p, r1, a1);
+    if (b2 >= 0) { mb_mv3(f2->R, jd + JD_ANCHOR2, r2); mb_add3(f2->p, r2, a2); } else { mb_copy3(jd + JD_ANCHOR2, a2); mb_sub3(a2, f2->p, r2); }
+    mb_sub3(a2, a1, e);
 }
 
 /* the hinge's two rows keeping the axis of body 1 along the axis of body 2 */
@@ -152,18 +152,18 @@ static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, 
                            double k, double cfm)
 {
     double u1[3], u2[3], p[3], q[3], c[3];
-    mv3(f1->R, jd + JD_AXIS1, u1); mv3(f2->R, jd + JD_AXIS1_B2, u2);
-    plane_space(u1, p, q); cross3(u1, u2, c);
+    mb_mv3(f1->R, jd + JD_AXIS1, u1); mb_mv3(f2->R, jd + JD_AXIS1_B2, u2);
+    plane_space(u1, p, q); mb_cross3(u1, u2, c);
     const double *pq[2] = {p, q};
     for (int i = 0; i < 2; i++) {
         Row *r = row_init(rows + i, b1, b2, j, cfm);
-        copy3(pq[i], r->J1 + 3); scale3(pq[i], -1, r->J2 + 3);
-        r->rhs = k * dot3(c, pq[i]);
+        mb_copy3(pq[i], r->J1 + 3); mb_scale3(pq[i], -1, r->J2 + 3);
+        r->rhs = k * mb_dot3(c, pq[i]);
     }
     return 2;
 }
 
-/* c = R a and d = R b in the two lanes, each sum in mv3's order */
+/* c = R a and d = R b in the two lanes, each sum in mb_mv3's order */
 static inline void mv3_pair(const double *R, const double *a, const double *b, double *c, double *d)
 {
     v2d x0 = {a[0], b[0]}, x1 = {a[1], b[1]}, x2 = {a[2], b[2]};
@@ -186,21 +186,21 @@ static inline __attribute__((always_inline)) void hinge_terms_one(const EngineWo
      * d_v . u = q0_0 (qr_v . u) - qr_0 (q0_v . u) - qr_v . (q0_v x u) */
     double c2[4], qr[4], vxu[3];
     const double *q0 = jd + JD_QREL, *u = jd + JD_AXIS1_B2;
-    quat_conj(f2.q, c2); quat_mul(c2, f1.q, qr);
-    cross3(q0 + 1, u, vxu);
+    mb_quat_conj(f2.q, c2); mb_quat_mul(c2, f1.q, qr);
+    mb_cross3(q0 + 1, u, vxu);
     d[0] = qr[0] * q0[0] + qr[1] * q0[1] + qr[2] * q0[2] + qr[3] * q0[3];
-    d[1] = q0[0] * dot3(qr + 1, u) - qr[0] * dot3(q0 + 1, u) - dot3(qr + 1, vxu);
+    d[1] = q0[0] * mb_dot3(qr + 1, u) - qr[0] * mb_dot3(q0 + 1, u) - mb_dot3(qr + 1, vxu);
     double sg = d[0] < 0 ? -1.0 : 1.0;                   /* d and -d: the same rotation, d_0 >= 0 */
     half[0] = sg * d[0]; half[1] = sg * d[1];
     /* anchor_levers, with each body's lever and axis turned into the world in one pass */
     double a1[3], a2[3];
-    mv3_pair(f1.R, jd + JD_ANCHOR1, jd + JD_AXIS1, t + HT_R1, u1); add3(f1.p, t + HT_R1, a1);
-    if (b2 >= 0) { mv3_pair(f2.R, jd + JD_ANCHOR2, jd + JD_AXIS1_B2, t + HT_R2, u2); add3(f2.p, t + HT_R2, a2); }
-    else { copy3(jd + JD_ANCHOR2, a2); sub3(a2, f2.p, t + HT_R2); mv3(f2.R, jd + JD_AXIS1_B2, u2); }
-    sub3(a2, a1, e);
-    plane_space(u1, t + HT_P, t + HT_Q); cross3(u1, u2, c);
+    mv3_pair(f1.R, jd + JD_ANCHOR1, jd + JD_AXIS1, t + HT_R1, u1); mb_add3(f1.p, t + HT_R1, a1);
+    if (b2 >= 0) { mv3_pair(f2.R, jd + JD_ANCHOR2, jd + JD_AXIS1_B2, t + HT_R2, u2); mb_add3(f2.p, t + HT_R2, a2); }
+    else { mb_copy3(jd + JD_ANCHOR2, a2); mb_sub3(a2, f2.p, t + HT_R2); mb_mv3(f2.R, jd + JD_AXIS1_B2, u2); }
+    mb_sub3(a2, a1, e);
+    plane_space(u1, t + HT_P, t + HT_Q); mb_cross3(u1, u2, c);
     for (int i = 0; i < 3; i++) t[HT_RHS + i] = k * e[i];
-    t[HT_RHS + 3] = k * dot3(c, t + HT_P); t[HT_RHS + 4] = k * dot3(c, t + HT_Q);
+    t[HT_RHS + 3] = k * mb_dot3(c, t + HT_P); t[HT_RHS + 4] = k * mb_dot3(c, t + HT_Q);
     t[HT_CFM] = cfm;
 }
 
@@ -256,7 +256,7 @@ void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows)
     for (int i = 0; i < 2; i++) {
         const double *pq = t + (i ? HT_Q : HT_P);
         Row *r = row_init(rows + 3 + i, b1, b2, j, t[HT_CFM]);
-        copy3(pq, r->J1 + 3); scale3(pq, -1, r->J2 + 3);
+        mb_copy3(pq, r->J1 + 3); mb_scale3(pq, -1, r->J2 + 3);
         r->rhs = t[HT_RHS + 3 + i];
     }
 }
@@ -324,7 +324,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
     if (type == J_BALL || type == J_HINGE || type == J_UNIVERSAL || type == J_FIXED) {
         m += anchor_rows_xyz(rows + m, b1, b2, j, r1, r2, e, k, cfm);
     } else if (type == J_HINGE2) {                           /* suspension along axis 1 */
-        double dirs[3][3]; mv3(f1.R, jd + JD_AXIS1, dirs[0]); plane_space(dirs[0], dirs[1], dirs[2]);
+        double dirs[3][3]; mb_mv3(f1.R, jd + JD_AXIS1, dirs[0]); plane_space(dirs[0], dirs[1], dirs[2]);
         double se = isfinite(jd[JD_SUSP_ERP]) ? jd[JD_SUSP_ERP] : erp;
         double sc = isfinite(jd[JD_SUSP_CFM]) ? jd[JD_SUSP_CFM] : cfm;
         m += anchor_rows(rows + m, b1, b2, j, r1, r2, e, (const double (*)[3])dirs, 1, se / h, sc);
@@ -335,7 +335,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
         double th[3], thw[3], s = sqrt(d[1] * d[1] + d[2] * d[2] + d[3] * d[3]);
         double ang = 2 * atan2(s, d[0]), f = s > 1e-12 ? ang / s : 2.0;
         for (int i = 0; i < 3; i++) th[i] = f * d[1 + i];
-        mv3(f2.R, th, thw);
+        mb_mv3(f2.R, th, thw);
         for (int i = 0; i < 3; i++) {
             Row *r = row_init(rows + m++, b1, b2, j, cfm);
             r->J1[3 + i] = 1; r->J2[3 + i] = -1;
@@ -344,23 +344,23 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
     }
     if (type == J_SLIDER) {                                  /* body 1 stays on the line */
         double u[3], dd[3], o[3], ee[3], p[3], q[3];
-        mv3(f2.R, jd + JD_AXIS1_B2, u);
-        sub3(f1.p, f2.p, dd); mv3(f2.R, jd + JD_OFFSET, o); sub3(dd, o, ee);
+        mb_mv3(f2.R, jd + JD_AXIS1_B2, u);
+        mb_sub3(f1.p, f2.p, dd); mb_mv3(f2.R, jd + JD_OFFSET, o); mb_sub3(dd, o, ee);
         plane_space(u, p, q);
         const double *pq[2] = {p, q};
         for (int i = 0; i < 2; i++) {
             Row *r = row_init(rows + m++, b1, b2, j, cfm);
-            copy3(pq[i], r->J1); scale3(pq[i], -1, r->J2);
-            cross3(dd, pq[i], r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
-            r->rhs = -k * dot3(ee, pq[i]);
+            mb_copy3(pq[i], r->J1); mb_scale3(pq[i], -1, r->J2);
+            mb_cross3(dd, pq[i], r->J2 + 3); mb_scale3(r->J2 + 3, -1, r->J2 + 3);
+            r->rhs = -k * mb_dot3(ee, pq[i]);
         }
     }
     if (type == J_UNIVERSAL || type == J_HINGE2) {           /* the axes keep their angle */
         double a1w[3], a2w[3], c[3];
-        mv3(f1.R, jd + JD_AXIS1, a1w); mv3(f2.R, jd + JD_AXIS2, a2w); cross3(a1w, a2w, c);
+        mb_mv3(f1.R, jd + JD_AXIS1, a1w); mb_mv3(f2.R, jd + JD_AXIS2, a2w); mb_cross3(a1w, a2w, c);
         Row *r = row_init(rows + m++, b1, b2, j, cfm);
-        copy3(c, r->J1 + 3); scale3(c, -1, r->J2 + 3);
-        r->rhs = -k * (dot3(a1w, a2w) - jd[JD_DOT0]);
+        mb_copy3(c, r->J1 + 3); mb_scale3(c, -1, r->J2 + 3);
+        r->rhs = -k * (mb_dot3(a1w, a2w) - jd[JD_DOT0]);
     }
     /* motors and stops on each axis */
     for (int a = 0; a < ax->naxes; a++) {
@@ -387,33 +387,33 @@ int amotor_axes(const EngineWorld *W, int j, double ax[3][3], double angle[3], d
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
     int b2 = (int)ji[JI_B2], naxes = (int)jd[JD_AM_NAXES];
     BodyFrame f1, f2; frame_of(W, (int)ji[JI_B1], &f1); frame_of(W, b2, &f2);
-    double wr[3]; sub3(f1.w, f2.w, wr);
+    double wr[3]; mb_sub3(f1.w, f2.w, wr);
     if (naxes < 0) naxes = 0;
     if (naxes > 3) naxes = 3;
     if (jd[JD_AM_MODE] == 1) {                                /* euler */
         naxes = 3;
         double ref1[3], ref2[3], q[3];
-        mv3(f1.R, jd + JD_AM_AXES, ax[0]); mv3(f2.R, jd + JD_AM_AXES + 6, ax[2]);
-        cross3(ax[2], ax[0], ax[1]);
-        if (!normalize3(ax[1])) plane_space(ax[0], ax[1], q);  /* gimbal lock: any perpendicular */
-        mv3(f1.R, jd + JD_AM_REF1, ref1); mv3(f2.R, jd + JD_AM_REF2, ref2);
-        cross3(ax[0], ref1, q);
-        angle[0] = -atan2(dot3(ax[2], q), dot3(ax[2], ref1));
-        cross3(ax[0], ax[1], q);
-        angle[1] = -atan2(dot3(ax[2], ax[0]), dot3(ax[2], q));
-        cross3(ax[1], ax[2], q);
-        angle[2] = -atan2(dot3(ref2, ax[1]), dot3(ref2, q));
+        mb_mv3(f1.R, jd + JD_AM_AXES, ax[0]); mb_mv3(f2.R, jd + JD_AM_AXES + 6, ax[2]);
+        mb_cross3(ax[2], ax[0], ax[1]);
+        if (!mb_normalize3(ax[1])) plane_space(ax[0], ax[1], q);  /* gimbal lock: any perpendicular */
+        mb_mv3(f1.R, jd + JD_AM_REF1, ref1); mb_mv3(f2.R, jd + JD_AM_REF2, ref2);
+        mb_cross3(ax[0], ref1, q);
+        angle[0] = -atan2(mb_dot3(ax[2], q), mb_dot3(ax[2], ref1));
+        mb_cross3(ax[0], ax[1], q);
+        angle[1] = -atan2(mb_dot3(ax[2], ax[0]), mb_dot3(ax[2], q));
+        mb_cross3(ax[1], ax[2], q);
+        angle[2] = -atan2(mb_dot3(ref2, ax[1]), mb_dot3(ref2, q));
     } else {                                                  /* user */
         double d[4]; relative_rotation(&f1, &f2, jd + JD_AM_QREL, d);
         for (int k = 0; k < naxes; k++) {
             int rel = (int)jd[JD_AM_REL + k];
             const double *a = jd + JD_AM_AXES + 3 * k;
-            if (rel == 1) mv3(f1.R, a, ax[k]); else if (rel == 2) mv3(f2.R, a, ax[k]); else copy3(a, ax[k]);
-            double a2[3]; mtv3(f2.R, ax[k], a2);             /* the axis in body-2 axes, where d lives */
-            angle[k] = 2 * atan2(dot3(d + 1, a2), d[0]);
+            if (rel == 1) mb_mv3(f1.R, a, ax[k]); else if (rel == 2) mb_mv3(f2.R, a, ax[k]); else mb_copy3(a, ax[k]);
+            double a2[3]; mb_mtv3(f2.R, ax[k], a2);             /* the axis in body-2 axes, where d lives */
+            angle[k] = 2 * atan2(mb_dot3(d + 1, a2), d[0]);
         }
     }
-    for (int k = 0; k < naxes; k++) rate[k] = dot3(wr, ax[k]);
+    for (int k = 0; k < naxes; k++) rate[k] = mb_dot3(wr, ax[k]);
     return naxes;
 }
 

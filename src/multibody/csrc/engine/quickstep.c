@@ -43,16 +43,16 @@ static void warm_start(EngineWorld *W, double *x, int *first)
         for (int k = first[c->g1 < ng ? c->g1 : ng]; k < end && W->wkey[k] <= key; k++) {
             if (W->wkey[k] != key) continue;
             const Contact *p = W->wprev + W->wperm[k];
-            double d[3]; sub3(p->pos, c->pos, d);
-            double dd = dot3(d, d);
+            double d[3]; mb_sub3(p->pos, c->pos, d);
+            double dd = mb_dot3(d, d);
             if (dd < bd) { bd = dd; best = W->wperm[k]; }
         }
         if (best < 0) continue;
         const double *f = W->wforce + 3 * (size_t)best;
-        double fn = dot3(f, r->J1);
+        double fn = mb_dot3(f, r->J1);
         x[i] = fn > 0 ? fn : 0;
         for (int k = i + 1; k < m && k <= i + 2; k++)           /* its friction rows: the force's components */
-            if (W->rows[k].findex == i) x[k] = dot3(f, W->rows[k].J1);
+            if (W->rows[k].findex == i) x[k] = mb_dot3(f, W->rows[k].J1);
     }
 }
 

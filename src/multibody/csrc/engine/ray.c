@@ -21,17 +21,17 @@
 static int interval_hit(double tin, const double *nin, double tout, const double *nout, double tmax, double *t, double *n)
 {
     if (!(tin <= tout) || tout < 0 || tin > tmax) return 0;
-    if (tin >= 0) { *t = tin; copy3(nin, n); return 1; }
+    if (tin >= 0) { *t = tin; mb_copy3(nin, n); return 1; }
     if (tout > tmax) return 0;
-    *t = tout; scale3(nout, -1.0, n);
+    *t = tout; mb_scale3(nout, -1.0, n);
     return 1;
 }
 
 /* [tin, tout] of the ray in the ball |x - c| <= r; 0 if it misses */
 static int ball_interval(const double *o, const double *d, const double *c, double r, double *tin, double *tout)
 {
-    double q[3]; sub3(o, c, q);
-    double B = dot3(q, d), C = dot3(q, q) - r * r, k = B * B - C;
+    double q[3]; mb_sub3(o, c, q);
+    double B = mb_dot3(q, d), C = mb_dot3(q, q) - r * r, k = B * B - C;
     if (k < 0) return 0;
     k = sqrt(k);
     *tin = -B - k; *tout = -B + k;
@@ -86,7 +86,7 @@ static void capsule_normal(const double *p, double hl, double *n)
 {
     double z = p[2] < -hl ? -hl : (p[2] > hl ? hl : p[2]);
     n[0] = p[0]; n[1] = p[1]; n[2] = p[2] - z;
-    normalize3(n);
+    mb_normalize3(n);
 }
 
 static int ray_capsule(const double *o, const double *d, double r, double len, double tmax, double *t, double *n)
@@ -139,7 +139,7 @@ int ray_convex_planes(const double *planes, int nf, const double *o, const doubl
     const double *nin = NULL, *nout = NULL;
     for (int f = 0; f < nf; f++) {
         const double *pl = planes + 4 * f;
-        double den = dot3(pl, d), dist = pl[3] - dot3(pl, o);    /* dist >= 0: o on the inner side */
+        double den = mb_dot3(pl, d), dist = pl[3] - mb_dot3(pl, o);    /* dist >= 0: o on the inner side */
         if (fabs(den) < EPS) { if (dist < 0) return 0; continue; }
         double s = dist / den;
         if (den < 0) { if (s > tin) { tin = s; nin = pl; } }     /* entering this half-space */
@@ -152,12 +152,12 @@ int ray_convex_planes(const double *planes, int nf, const double *o, const doubl
 
 static int ray_plane(const double *pl, const double *o, const double *d, double tmax, double *t, double *n)
 {   /* dCollideRayPlane: the surface n . x = offset from either side */
-    double dist = pl[3] - dot3(pl, o), den = dot3(pl, d);
+    double dist = pl[3] - mb_dot3(pl, o), den = mb_dot3(pl, d);
     if (fabs(den) < EPS) return 0;
     double s = dist / den;
     if (s < 0 || s > tmax) return 0;
     *t = s;
-    scale3(pl, den > 0 ? -1.0 : 1.0, n);
+    mb_scale3(pl, den > 0 ? -1.0 : 1.0, n);
     return 1;
 }
 
@@ -166,7 +166,7 @@ int ray_geom(const GeomPose *g, const double *plane, const double *o, const doub
     if (g->type == G_PLANE) return ray_plane(plane, o, d, tmax, t, normal);
     if (g->type == G_TRIMESH) return g->mesh ? trimesh_ray(g->mesh, o, d, tmax, t, normal) : 0;
     double ol[3], dl[3], nl[3], r[3];
-    sub3(o, g->p, r); mtv3(g->R, r, ol); mtv3(g->R, d, dl);   /* into the shape's frame */
+    mb_sub3(o, g->p, r); mb_mtv3(g->R, r, ol); mb_mtv3(g->R, d, dl);   /* into the shape's frame */
     int hit = 0;
     switch (g->type) {
     case G_SPHERE: hit = ray_sphere(ol, dl, g->size[0], tmax, t, nl); break;
@@ -175,7 +175,7 @@ int ray_geom(const GeomPose *g, const double *plane, const double *o, const doub
     case G_CYLINDER: hit = ray_cylinder(ol, dl, g->size[0], g->size[1], tmax, t, nl); break;
     default: return 0;                 /* convex meshes: ray_convex_planes, called by their owner */
     }
-    if (hit) mv3(g->R, nl, normal);
+    if (hit) mb_mv3(g->R, nl, normal);
     return hit;
 }
 
@@ -194,7 +194,7 @@ static int tree_node(RayTree *T, GItem *it, int first, int count)
 {
     int id = T->nnodes++;
     BvhNode *nd = T->nodes + id;
-    copy3(it[first].lo, nd->lo); copy3(it[first].hi, nd->hi);
+    mb_copy3(it[first].lo, nd->lo); mb_copy3(it[first].hi, nd->hi);
     for (int i = 1; i < count; i++) for (int k = 0; k < 3; k++) {
         if (it[first + i].lo[k] < nd->lo[k]) nd->lo[k] = it[first + i].lo[k];
         if (it[first + i].hi[k] > nd->hi[k]) nd->hi[k] = it[first + i].hi[k];
@@ -224,7 +224,7 @@ int ray_tree_build(const EngineWorld *W, RayTree *T)
     for (int g = 0; g < W->ng; g++) {
         const GeomPose *G = W->gp + g;
         if (G->type == G_PLANE) continue;
-        copy3(G->lo, it[n].lo); copy3(G->hi, it[n].hi); it[n].g = g; n++;
+        mb_copy3(G->lo, it[n].lo); mb_copy3(G->hi, it[n].hi); it[n].g = g; n++;
     }
     if (n) tree_node(T, it, 0, n);
     for (int i = 0; i < n; i++) T->geoms[i] = it[i].g;
@@ -243,7 +243,7 @@ static int test_geom(const EngineWorld *W, int g, const double *o, const double 
     double t, nrm[3];
     if (!ray_geom(G, W->planes + 4 * g, o, d, *reach, &t, nrm)) return n;
     RayHit *h = out + (all ? n : 0);
-    h->geom = g; h->t = t; copy3(nrm, h->normal);
+    h->geom = g; h->t = t; mb_copy3(nrm, h->normal);
     if (all) return n + 1;
     *reach = t;
     return 1;

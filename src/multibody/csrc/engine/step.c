@@ -69,7 +69,7 @@ int world_init(EngineWorld *W)
     W->norder = 0;
     for (int g = 0; g < ng; g++) if (W->gint[(size_t)g * GI_SIZE + GI_TYPE] != G_PLANE) W->order[W->norder++] = g;
     /* joint angles start unwrapped at their attach-time values */
-    for (int b = 0; b < nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
+    for (int b = 0; b < nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     world_joint_coords(W, NULL, NULL, 1);
     joint_flags(W);
     return tree_init(W);
@@ -148,18 +148,18 @@ static void geom_poses(EngineWorld *W)
             continue;
         }
         if (G->type == G_PLANE) {
-            copy3(gd + GD_SIZE3, W->planes + 4 * g); W->planes[4 * g + 3] = gd[GD_PLANE_D];
+            mb_copy3(gd + GD_SIZE3, W->planes + 4 * g); W->planes[4 * g + 3] = gd[GD_PLANE_D];
             geom_shapes[G_PLANE].bounds(G);
             continue;
         }
-        double Rl[9]; quat_to_R(gd + GD_QUAT, Rl);
+        double Rl[9]; mb_quat_to_R(gd + GD_QUAT, Rl);
         if (G->body >= 0) {
             const double *Rb = W->R + (size_t)G->body * 9, *pb = W->state + (size_t)G->body * BS_SIZE + BS_POS;
             for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
                 G->R[3 * r + c] = Rb[3 * r] * Rl[c] + Rb[3 * r + 1] * Rl[3 + c] + Rb[3 * r + 2] * Rl[6 + c];
-            mv3(Rb, gd + GD_POS, G->p); add3(G->p, pb, G->p);
+            mb_mv3(Rb, gd + GD_POS, G->p); mb_add3(G->p, pb, G->p);
         } else {
-            memcpy(G->R, Rl, sizeof Rl); copy3(gd + GD_POS, G->p);
+            memcpy(G->R, Rl, sizeof Rl); mb_copy3(gd + GD_POS, G->p);
         }
         if (G->type == G_CONVEX) G->hull = W->hulls + (int)G->size[0];
         geom_shapes[G->type].bounds(G);                       /* geometry.c */
@@ -168,7 +168,7 @@ static void geom_poses(EngineWorld *W)
 
 void world_geom_poses(EngineWorld *W)
 {
-    for (int b = 0; b < W->nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
+    for (int b = 0; b < W->nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     geom_poses(W);
 }
 
@@ -250,7 +250,7 @@ static int broad_phase(EngineWorld *W)
 
 int world_collide_only(EngineWorld *W)
 {
-    for (int b = 0; b < W->nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
+    for (int b = 0; b < W->nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     W->nc = 0;
     geom_poses(W);
     int e = broad_phase(W);
@@ -305,7 +305,7 @@ static void point_velocity(const EngineWorld *W, int b, const double *r, double 
     double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS], al[3], w[3], wr[3];
     smv3(W->invIw + 9 * (size_t)b, f + 3, al);
     for (int k = 0; k < 3; k++) { u[k] = s[BS_VEL + k] + h * im * f[k]; w[k] = s[BS_OMEGA + k] + h * al[k]; }
-    cross3(w, r, wr); add3(u, wr, u);
+    mb_cross3(w, r, wr); mb_add3(u, wr, u);
 }
 
 static int contact_rows(EngineWorld *W, double h, int first)
@@ -319,13 +319,13 @@ static int contact_rows(EngineWorld *W, double h, int first)
         double bounce = g1[GD_BOUNCE] > g2[GD_BOUNCE] ? g1[GD_BOUNCE] : g2[GD_BOUNCE];
         if (reserve_rows(W, m + 3)) return -1;
         double r1[3] = {0, 0, 0}, r2[3] = {0, 0, 0}, *n = C->normal;
-        if (C->b1 >= 0) sub3(C->pos, W->state + (size_t)C->b1 * BS_SIZE + BS_POS, r1);
-        if (C->b2 >= 0) sub3(C->pos, W->state + (size_t)C->b2 * BS_SIZE + BS_POS, r2);
+        if (C->b1 >= 0) mb_sub3(C->pos, W->state + (size_t)C->b1 * BS_SIZE + BS_POS, r1);
+        if (C->b2 >= 0) mb_sub3(C->pos, W->state + (size_t)C->b2 * BS_SIZE + BS_POS, r2);
         Row *r = W->rows + m;
         r->rhs = r->cfm = r->lo = r->hi = r->mu = 0.0;     /* no memset: see zero6 */
         r->b1 = C->b1; r->b2 = C->b2; r->source = -(1 + c); r->findex = -1; r->cone_pair = -1;
-        copy3(n, r->J1); cross3(r1, n, r->J1 + 3);
-        scale3(n, -1, r->J2); cross3(r2, n, r->J2 + 3); scale3(r->J2 + 3, -1, r->J2 + 3);
+        mb_copy3(n, r->J1); mb_cross3(r1, n, r->J1 + 3);
+        mb_scale3(n, -1, r->J2); mb_cross3(r2, n, r->J2 + 3); mb_scale3(r->J2 + 3, -1, r->J2 + 3);
         /* rhs: push out what lies deeper than the surface layer, or bounce */
         double vn = 0;
         for (int k = 0; k < 6; k++) {
@@ -335,13 +335,13 @@ static int contact_rows(EngineWorld *W, double h, int first)
         double depth = C->depth - wp[WP_SURFACE_LAYER], rhs = 0;
         if (depth > 0) { rhs = wp[WP_CONTACT_ERP] / h * depth; if (rhs > wp[WP_MAX_CORRECTING_VEL]) rhs = wp[WP_MAX_CORRECTING_VEL]; }
         double u1[3], u2[3], u[3];                       /* relative velocity after a free step */
-        point_velocity(W, C->b1, r1, h, u1); point_velocity(W, C->b2, r2, h, u2); sub3(u1, u2, u);
+        point_velocity(W, C->b1, r1, h, u1); point_velocity(W, C->b2, r2, h, u2); mb_sub3(u1, u2, u);
         if (bounce > 0 && -vn > wp[WP_BOUNCE_VEL]) {
             /* Restitution at the surface, not at the depth where the step found the contact:
              * with the free normal acceleration a_n < 0 the approach speed at the surface is
              * sqrt(vn^2 + 2 a_n d); leaving it at bounce times that and climbing back through d
              * gives u^2 = e^2 vn^2 - 2 a_n d (1 - e^2).  (e = 1: ODE's -e vn exactly.) */
-            double an = (dot3(u, n) - vn) / h, d = C->depth > 0 ? C->depth : 0, out2 = bounce * bounce * vn * vn;
+            double an = (mb_dot3(u, n) - vn) / h, d = C->depth > 0 ? C->depth : 0, out2 = bounce * bounce * vn * vn;
             if (an < 0) out2 -= 2 * an * d * (1 - bounce * bounce);
             double out = sqrt(out2);
             if (out > rhs) rhs = out;
@@ -351,16 +351,16 @@ static int contact_rows(EngineWorld *W, double h, int first)
         if (!(mu > 0)) continue;
         /* friction directions: the first along the slip the free step would make */
         double t1[3], t2[3];
-        double un = dot3(u, n);
+        double un = mb_dot3(u, n);
         for (int k = 0; k < 3; k++) t1[k] = u[k] - un * n[k];
-        if (norm3(t1) > 1e-9) { normalize3(t1); cross3(n, t1, t2); } else plane_space(n, t1, t2);
+        if (mb_norm3(t1) > 1e-9) { mb_normalize3(t1); mb_cross3(n, t1, t2); } else plane_space(n, t1, t2);
         const double *ts[2] = {t1, t2};
         for (int i = 0; i < 2; i++) {
             Row *f = W->rows + m;
             f->rhs = f->cfm = f->lo = f->hi = f->mu = 0.0;
             f->b1 = C->b1; f->b2 = C->b2; f->source = -(1 + c); f->cone_pair = -1;
-            copy3(ts[i], f->J1); cross3(r1, ts[i], f->J1 + 3);
-            scale3(ts[i], -1, f->J2); cross3(r2, ts[i], f->J2 + 3); scale3(f->J2 + 3, -1, f->J2 + 3);
+            mb_copy3(ts[i], f->J1); mb_cross3(r1, ts[i], f->J1 + 3);
+            mb_scale3(ts[i], -1, f->J2); mb_cross3(r2, ts[i], f->J2 + 3); mb_scale3(f->J2 + 3, -1, f->J2 + 3);
             f->cfm = wp[WP_CFM]; f->rhs = 0;
             if (mode == FRICTION_FORCE || isinf(mu)) { f->findex = -1; f->lo = -mu; f->hi = mu; }
             else { f->findex = normal_row; f->mu = mu; f->lo = -INFINITY; f->hi = INFINITY; }
@@ -549,15 +549,15 @@ ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
         q01 *= iqn; q23 *= iqn;
         st2(s + BS_QUAT, q01); st2(s + BS_QUAT + 2, q23);
         q[0] = q01[0]; q[1] = q01[1]; q[2] = q23[0]; q[3] = q23[1];
-        copy3(s + BS_OMEGA, w);
-        quat_to_R(q, R);
+        mb_copy3(s + BS_OMEGA, w);
+        mb_quat_to_R(q, R);
         /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50), exactly symmetric (smv3 relies on it);
          * the gyroscopic torque -w x I w with I w = R (I_body (R^T w)), so the world inertia
          * itself is never formed.  Bodies whose inertia is diagonal in body axes (every
          * primitive shape; bdiag, from world_init) skip the zero products, which changes no bit. */
         double T[9], Iwb[3], Iw[3], gyro[3];
         const double *Ib = bp + BP_INVI;
-        /* R^T w in lane pairs (mtv3's sums: R's rows are R^T's columns); R's first two rows by
+        /* R^T w in lane pairs (mb_mtv3's sums: R's rows are R^T's columns); R's first two rows by
          * columns, c01[k] = (R_0k, R_1k), serve R Iwb and the inverse inertia below */
         v2d c01[3], wb01 = ld2(R) * w[0] + ld2(R + 3) * w[1] + ld2(R + 6) * w[2];
         double wb2 = R[2] * w[0] + R[5] * w[1] + R[8] * w[2];
@@ -570,7 +570,7 @@ ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
             for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
                 T[3 * r + c] = R[3 * r] * Ib[c] + R[3 * r + 1] * Ib[3 + c] + R[3 * r + 2] * Ib[6 + c];
             double wb[3] = {wb01[0], wb01[1], wb2};
-            mv3(bp + BP_I, wb, Iwb);
+            mb_mv3(bp + BP_I, wb, Iwb);
         }
         /* its lower triangle, entry (r, c) = T_r . R_c summed in k order, two entries a lane pair:
          * (1,0)(1,1) and (2,0)(2,1) from c01, (0,0)(2,2) beside */
@@ -583,9 +583,9 @@ ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
             Iinv[0] = dg[0]; Iinv[1] = Iinv[3] = l1[0]; Iinv[4] = l1[1];
             Iinv[2] = Iinv[6] = l2[0]; Iinv[5] = Iinv[7] = l2[1]; Iinv[8] = dg[1];
         }
-        v2d Iw01 = c01[0] * Iwb[0] + c01[1] * Iwb[1] + c01[2] * Iwb[2];          /* R Iwb, mv3's sums */
+        v2d Iw01 = c01[0] * Iwb[0] + c01[1] * Iwb[1] + c01[2] * Iwb[2];          /* R Iwb, mb_mv3's sums */
         Iw[0] = Iw01[0]; Iw[1] = Iw01[1]; Iw[2] = R[6] * Iwb[0] + R[7] * Iwb[1] + R[8] * Iwb[2];
-        cross3(w, Iw, gyro);
+        mb_cross3(w, Iw, gyro);
         /* the force f, the torque t, and v/h + W f, the free step's velocity over h, in lane pairs */
         const double mass = bp[BP_MASS], im = bp[BP_INVMASS];
         double *fe = W->fext + 6 * (size_t)b, *vf = W->vfree + 6 * (size_t)b;
@@ -623,7 +623,7 @@ ENGINE_CLONES_AVX2 static int bodies_integrate(EngineWorld *W, const double *fc,
         v2d x01 = ld2(sp + BS_POS) + h * v01;
         double x2 = sp[BS_POS + 2] + h * v2;
         double wq[4] = {0, w01[0], w01[1], w2}, dq[4];
-        quat_mul(wq, sp + BS_QUAT, dq);
+        mb_quat_mul(wq, sp + BS_QUAT, dq);
         v2d q01 = ld2(sp + BS_QUAT) + hh * ld2(dq), q23 = ld2(sp + BS_QUAT + 2) + hh * ld2(dq + 2);
         v2d s01 = q01 * q01, s23 = q23 * q23;
         double qn = 1.0 / sqrt(((s01[0] + s01[1]) + s23[0]) + s23[1]);

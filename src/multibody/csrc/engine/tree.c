@@ -585,11 +585,11 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
         for (int k = 0; k < 3; k++) At[6 * k + r] = a1[k];
         double g[3];
         smv3(I1, a1, g); put_g(G, r, g);
-        double lin = r < 3 ? v1[r] - v2[r] : 0.0, ang = dot3(a1, v1 + 3);
+        double lin = r < 3 ? v1[r] - v2[r] : 0.0, ang = mb_dot3(a1, v1 + 3);
         if (b2 >= 0) {
             for (int k = 0; k < 3; k++) At[18 + 6 * k + r] = a2[k];
             smv3(I2, a2, g); put_g(G + 18, r, g);
-            ang += dot3(a2, v2 + 3);
+            ang += mb_dot3(a2, v2 + 3);
         }
         W->b[t0 + r] = y[r] = rj[r].rhs * ih - (lin + ang);
         W->cfmh[t0 + r] = rj[r].cfm * ih;
@@ -720,9 +720,9 @@ KERNEL void hinge_side(const double *t, const double *r, const double *I, const 
     }
     double gq[3];
     smv3(I, a[3], gq); put_g(g, 3, gq); smv3(I, a[4], gq); put_g(g, 4, gq);
-    cross3(vf + 3, r, wr);
+    mb_cross3(vf + 3, r, wr);
     for (int k = 0; k < 3; k++) u[k] += sg * (vf[k] + wr[k]);
-    u[3] += dot3(a[3], vf + 3); u[4] += dot3(a[4], vf + 3);
+    u[3] += mb_dot3(a[3], vf + 3); u[4] += mb_dot3(a[4], vf + 3);
 }
 
 KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)

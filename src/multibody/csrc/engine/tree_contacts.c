@@ -111,7 +111,7 @@ static void joint_response(const EngineWorld *W, const double *x, double *dv)
         double *d = dv + 6 * (size_t)b, t[3];
         const double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
         for (int k = 0; k < 3; k++) d[k] *= im;
-        smv3(W->invIw + 9 * (size_t)b, d + 3, t); copy3(t, d + 3);
+        smv3(W->invIw + 9 * (size_t)b, d + 3, t); mb_copy3(t, d + 3);
     }
 }
 

@@ -56,7 +56,7 @@ static int build_node(TriMesh *m, const int64_t *tri, Item *items, int first, in
     }
     if (count <= LEAF) { nd->left = first; nd->count = count; return id; }
     double clo[3], chi[3];
-    copy3(items[first].c, clo); copy3(items[first].c, chi);
+    mb_copy3(items[first].c, clo); mb_copy3(items[first].c, chi);
     for (int i = 1; i < count; i++) for (int k = 0; k < 3; k++) {
         double c = items[first + i].c[k];
         if (c < clo[k]) clo[k] = c;
@@ -97,12 +97,12 @@ TriMesh *trimesh_build(const double *v, int nv, const int64_t *tri, int nt)
         int *dst = m->tri + 3 * i;
         for (int c = 0; c < 3; c++) dst[c] = (int)src[c];
         double e1[3], e2[3], *n = m->normal + 3 * i;
-        sub3(v + 3 * dst[1], v + 3 * dst[0], e1); sub3(v + 3 * dst[2], v + 3 * dst[0], e2);
-        cross3(e1, e2, n);
-        if (!normalize3(n)) { n[0] = 0; n[1] = 0; n[2] = 0; }   /* degenerate: never collides */
+        mb_sub3(v + 3 * dst[1], v + 3 * dst[0], e1); mb_sub3(v + 3 * dst[2], v + 3 * dst[0], e2);
+        mb_cross3(e1, e2, n);
+        if (!mb_normalize3(n)) { n[0] = 0; n[1] = 0; n[2] = 0; }   /* degenerate: never collides */
     }
     free(items);
-    if (nt > 0) { copy3(m->nodes[0].lo, m->lo); copy3(m->nodes[0].hi, m->hi); }
+    if (nt > 0) { mb_copy3(m->nodes[0].lo, m->lo); mb_copy3(m->nodes[0].hi, m->hi); }
     return m;
 }
 
@@ -114,7 +114,7 @@ void trimesh_free(TriMesh *m)
 
 static void corners(const TriMesh *m, int t, double c[3][3])
 {
-    for (int i = 0; i < 3; i++) copy3(m->v + 3 * m->tri[3 * t + i], c[i]);
+    for (int i = 0; i < 3; i++) mb_copy3(m->v + 3 * m->tri[3 * t + i], c[i]);
 }
 
 /* ---- closest point of a triangle (Ericson, Real-Time Collision Detection 5.1.5) ------------- */
@@ -122,17 +122,17 @@ static void corners(const TriMesh *m, int t, double c[3][3])
 static int closest_on_triangle(const double *p, const double t[3][3], double *q)
 {
     double ab[3], ac[3], ap[3], bp[3], cp[3];
-    sub3(t[1], t[0], ab); sub3(t[2], t[0], ac); sub3(p, t[0], ap);
-    double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
-    if (d1 <= 0 && d2 <= 0) { copy3(t[0], q); return 0; }
-    sub3(p, t[1], bp);
-    double d3 = dot3(ab, bp), d4 = dot3(ac, bp);
-    if (d3 >= 0 && d4 <= d3) { copy3(t[1], q); return 0; }
+    mb_sub3(t[1], t[0], ab); mb_sub3(t[2], t[0], ac); mb_sub3(p, t[0], ap);
+    double d1 = mb_dot3(ab, ap), d2 = mb_dot3(ac, ap);
+    if (d1 <= 0 && d2 <= 0) { mb_copy3(t[0], q); return 0; }
+    mb_sub3(p, t[1], bp);
+    double d3 = mb_dot3(ab, bp), d4 = mb_dot3(ac, bp);
+    if (d3 >= 0 && d4 <= d3) { mb_copy3(t[1], q); return 0; }
     double vc = d1 * d4 - d3 * d2;
     if (vc <= 0 && d1 >= 0 && d3 <= 0) { double s = d1 / (d1 - d3); for (int k = 0; k < 3; k++) q[k] = t[0][k] + s * ab[k]; return 0; }
-    sub3(p, t[2], cp);
-    double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
-    if (d6 >= 0 && d5 <= d6) { copy3(t[2], q); return 0; }
+    mb_sub3(p, t[2], cp);
+    double d5 = mb_dot3(ab, cp), d6 = mb_dot3(ac, cp);
+    if (d6 >= 0 && d5 <= d6) { mb_copy3(t[2], q); return 0; }
     double vb = d5 * d2 - d1 * d6;
     if (vb <= 0 && d2 >= 0 && d6 <= 0) { double s = d2 / (d2 - d6); for (int k = 0; k < 3; k++) q[k] = t[0][k] + s * ac[k]; return 0; }
     double va = d3 * d6 - d5 * d4;
@@ -159,9 +159,9 @@ typedef struct {
 static void keep(Buffer *B, const double *pos, const double *nrm, double depth, int face, int tri)
 {
     for (int i = 0; i < B->n; i++) {                          /* the same point from a neighbour */
-        double d[3]; sub3(B->c[i].pos, pos, d);
-        if (dot3(d, d) < B->tol * B->tol && dot3(B->c[i].normal, nrm) > 1 - 1e-6) {
-            if (depth > B->c[i].depth) { copy3(pos, B->c[i].pos); B->c[i].depth = depth; B->face[i] = face; B->tri[i] = tri; }
+        double d[3]; mb_sub3(B->c[i].pos, pos, d);
+        if (mb_dot3(d, d) < B->tol * B->tol && mb_dot3(B->c[i].normal, nrm) > 1 - 1e-6) {
+            if (depth > B->c[i].depth) { mb_copy3(pos, B->c[i].pos); B->c[i].depth = depth; B->face[i] = face; B->tri[i] = tri; }
             return;
         }
     }
@@ -171,7 +171,7 @@ static void keep(Buffer *B, const double *pos, const double *nrm, double depth, 
         for (int k = 1; k < MAXC; k++) if (B->c[k].depth < B->c[i].depth) i = k;
         if (B->c[i].depth >= depth) return;
     } else B->n++;
-    copy3(pos, B->c[i].pos); copy3(nrm, B->c[i].normal); B->c[i].depth = depth; B->face[i] = face; B->tri[i] = tri;
+    mb_copy3(pos, B->c[i].pos); mb_copy3(nrm, B->c[i].normal); B->c[i].depth = depth; B->face[i] = face; B->tri[i] = tri;
 }
 
 /* ---- sphere ------------------------------------------------------------------------------------ */
@@ -180,11 +180,11 @@ static void keep(Buffer *B, const double *pos, const double *nrm, double depth, 
 static void sphere_triangle(const double *c, double r, const double t[3][3], const double *n, int ti, Buffer *B)
 {
     double q[3], d[3];
-    double s = dot3(c, n) - dot3(t[0], n);                    /* height of the centre over the plane */
+    double s = mb_dot3(c, n) - mb_dot3(t[0], n);                    /* height of the centre over the plane */
     if (s < 0 || s > r) return;                               /* behind, or out of reach */
     int face = closest_on_triangle(c, t, q);
-    sub3(c, q, d);
-    double dist = norm3(d);
+    mb_sub3(c, q, d);
+    double dist = mb_norm3(d);
     if (dist > r) return;
     if (face) {                                               /* halfway into the overlap, as sphere_plane */
         double pos[3]; for (int k = 0; k < 3; k++) pos[k] = c[k] - n[k] * (r - 0.5 * (r - s));
@@ -192,7 +192,7 @@ static void sphere_triangle(const double *c, double r, const double t[3][3], con
         return;
     }
     double nrm[3];
-    if (dist > EPS) scale3(d, 1.0 / dist, nrm); else copy3(n, nrm);
+    if (dist > EPS) mb_scale3(d, 1.0 / dist, nrm); else mb_copy3(n, nrm);
     keep(B, q, nrm, r - dist, 0, ti);
 }
 
@@ -208,7 +208,7 @@ static int flush(Buffer *B, const TriMesh *m, Contact *out, int max, int sphere_
                 if (!B->face[k]) continue;
                 double t[3][3]; corners(m, B->tri[k], t);
                 const double *nk = m->normal + 3 * B->tri[k];
-                if (fabs(dot3(nk, B->c[i].pos) - dot3(nk, t[0])) < B->tol && geom_in_triangle(B->c[i].pos, t, nk, B->tol)) covered = 1;
+                if (fabs(mb_dot3(nk, B->c[i].pos) - mb_dot3(nk, t[0])) < B->tol && geom_in_triangle(B->c[i].pos, t, nk, B->tol)) covered = 1;
             }
             if (covered) continue;
             /* the contact point halfway into the overlap, as the sphere pairs of collide.c */
@@ -234,16 +234,16 @@ static void box_frame(const GeomPose *g, BoxF *b)
         b->A[k][0] = g->R[k]; b->A[k][1] = g->R[3 + k]; b->A[k][2] = g->R[6 + k];
         b->h[k] = 0.5 * g->size[k];
     }
-    copy3(g->p, b->p);
+    mb_copy3(g->p, b->p);
 }
 static double box_radius(const BoxF *b, const double *L)
 {
-    return b->h[0] * fabs(dot3(L, b->A[0])) + b->h[1] * fabs(dot3(L, b->A[1])) + b->h[2] * fabs(dot3(L, b->A[2]));
+    return b->h[0] * fabs(mb_dot3(L, b->A[0])) + b->h[1] * fabs(mb_dot3(L, b->A[1])) + b->h[2] * fabs(mb_dot3(L, b->A[2]));
 }
 static int inside_box(const BoxF *b, const double *x, double tol)
 {
-    double d[3]; sub3(x, b->p, d);
-    for (int k = 0; k < 3; k++) if (fabs(dot3(d, b->A[k])) > b->h[k] + tol) return 0;
+    double d[3]; mb_sub3(x, b->p, d);
+    for (int k = 0; k < 3; k++) if (fabs(mb_dot3(d, b->A[k])) > b->h[k] + tol) return 0;
     return 1;
 }
 
@@ -251,12 +251,12 @@ static int inside_box(const BoxF *b, const double *x, double tol)
 static int box_triangle_separated(const BoxF *b, const double t[3][3])
 {
     double L[3], e[3][3];
-    for (int i = 0; i < 3; i++) sub3(t[(i + 1) % 3], t[i], e[i]);
+    for (int i = 0; i < 3; i++) mb_sub3(t[(i + 1) % 3], t[i], e[i]);
     for (int k = 0; k < 12; k++) {
-        if (k < 3) copy3(b->A[k], L);
-        else { cross3(b->A[(k - 3) / 3], e[(k - 3) % 3], L); if (!normalize3(L) || norm3(L) < 1e-9) continue; }
-        double c = dot3(L, b->p), r = box_radius(b, L), lo = INFINITY, hi = -INFINITY;
-        for (int i = 0; i < 3; i++) { double x = dot3(L, t[i]); if (x < lo) lo = x; if (x > hi) hi = x; }
+        if (k < 3) mb_copy3(b->A[k], L);
+        else { mb_cross3(b->A[(k - 3) / 3], e[(k - 3) % 3], L); if (!mb_normalize3(L) || mb_norm3(L) < 1e-9) continue; }
+        double c = mb_dot3(L, b->p), r = box_radius(b, L), lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < 3; i++) { double x = mb_dot3(L, t[i]); if (x < lo) lo = x; if (x > hi) hi = x; }
         if (lo > c + r || hi < c - r) return 1;
     }
     return 0;
@@ -264,7 +264,7 @@ static int box_triangle_separated(const BoxF *b, const double t[3][3])
 
 static void box_triangle(const BoxF *b, const double t[3][3], const double *n, int ti, Buffer *B)
 {
-    double d = dot3(n, t[0]), c = dot3(n, b->p), r = box_radius(b, n);
+    double d = mb_dot3(n, t[0]), c = mb_dot3(n, b->p), r = box_radius(b, n);
     if (c < d) return;                                        /* centre behind the triangle */
     double bottom = c - r;                                    /* lowest point of the box along n */
     if (bottom > d) return;
@@ -274,23 +274,23 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
         for (int k = 0; k < 3; k++)
             v[k] = b->p[k] + ((s & 1) ? b->h[0] : -b->h[0]) * b->A[0][k] + ((s & 2) ? b->h[1] : -b->h[1]) * b->A[1][k]
                  + ((s & 4) ? b->h[2] : -b->h[2]) * b->A[2][k];
-        double depth = d - dot3(n, v);
+        double depth = d - mb_dot3(n, v);
         if (depth < 0 || !geom_in_triangle(v, t, n, B->tol)) continue;
         double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * n[k];
         keep(B, pos, n, depth, 1, ti);
     }
     for (int i = 0; i < 3; i++) {                             /* the triangle's corners in the box */
         if (inside_box(b, t[i], 1e-12)) {
-            double depth = dot3(n, t[i]) - bottom, pos[3];
+            double depth = mb_dot3(n, t[i]) - bottom, pos[3];
             for (int k = 0; k < 3; k++) pos[k] = t[i][k] - 0.5 * depth * n[k];
             keep(B, pos, n, depth, 1, ti);
         }
         /* where the edge t[i] -> t[i+1] enters and leaves the box (slab clipping) */
         const double *p0 = t[i], *p1 = t[(i + 1) % 3];
-        double e[3]; sub3(p1, p0, e);
+        double e[3]; mb_sub3(p1, p0, e);
         double tin = 0, tout = 1; int ok = 1;
         for (int k = 0; k < 3 && ok; k++) {
-            double o = dot3(b->A[k], p0) - dot3(b->A[k], b->p), de = dot3(b->A[k], e);
+            double o = mb_dot3(b->A[k], p0) - mb_dot3(b->A[k], b->p), de = mb_dot3(b->A[k], e);
             if (fabs(de) < EPS) { if (fabs(o) > b->h[k]) ok = 0; continue; }
             double t0 = (-b->h[k] - o) / de, t1 = (b->h[k] - o) / de;
             if (t0 > t1) { double tmp = t0; t0 = t1; t1 = tmp; }
@@ -303,7 +303,7 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
         for (int s = 0; s < 2; s++) {
             if (ends[s] <= 0 || ends[s] >= 1) continue;          /* a corner: done above */
             double x[3], pos[3]; for (int k = 0; k < 3; k++) x[k] = p0[k] + ends[s] * e[k];
-            double depth = dot3(n, x) - bottom;
+            double depth = mb_dot3(n, x) - bottom;
             for (int k = 0; k < 3; k++) pos[k] = x[k] - 0.5 * depth * n[k];
             keep(B, pos, n, depth, 1, ti);
         }
@@ -317,27 +317,27 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
 static void cylinder_triangle(const GeomPose *g, const double t[3][3], const double *n, int ti, Buffer *B)
 {
     double R = g->size[0], hl = 0.5 * g->size[1], ax[3] = {g->R[2], g->R[5], g->R[8]}, u[3], v[3];
-    double d = dot3(n, t[0]), c = dot3(n, g->p), a = dot3(n, ax);
+    double d = mb_dot3(n, t[0]), c = mb_dot3(n, g->p), a = mb_dot3(n, ax);
     if (c < d) return;                                        /* centre behind the triangle */
     double s2 = 1 - a * a, bottom = c - hl * fabs(a) - R * sqrt(s2 > 0 ? s2 : 0);
     if (bottom > d) return;
     for (int k = 0; k < 3; k++) u[k] = -(n[k] - a * ax[k]);  /* down the plane, across the axis */
-    if (!normalize3(u)) { double w[3]; plane_space(ax, u, w); }
-    cross3(ax, u, v);
+    if (!mb_normalize3(u)) { double w[3]; plane_space(ax, u, w); }
+    mb_cross3(ax, u, v);
     for (int cap = -1; cap <= 1; cap += 2)
         for (int q = 0; q < 4; q++) {
             double cs = q == 0 ? 1 : (q == 2 ? -1 : 0), sn = q == 1 ? 1 : (q == 3 ? -1 : 0), x[3];
             for (int k = 0; k < 3; k++) x[k] = g->p[k] + cap * hl * ax[k] + R * (cs * u[k] + sn * v[k]);
-            double depth = d - dot3(n, x);
+            double depth = d - mb_dot3(n, x);
             if (depth < 0 || !geom_in_triangle(x, t, n, B->tol)) continue;
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = x[k] + 0.5 * depth * n[k];
             keep(B, pos, n, depth, 1, ti);
         }
     for (int i = 0; i < 3; i++) {
-        double r[3]; sub3(t[i], g->p, r);
-        double z = dot3(r, ax), rho2 = dot3(r, r) - z * z;
+        double r[3]; mb_sub3(t[i], g->p, r);
+        double z = mb_dot3(r, ax), rho2 = mb_dot3(r, r) - z * z;
         if (fabs(z) > hl || rho2 > R * R) continue;
-        double depth = dot3(n, t[i]) - bottom, pos[3];
+        double depth = mb_dot3(n, t[i]) - bottom, pos[3];
         for (int k = 0; k < 3; k++) pos[k] = t[i][k] - 0.5 * depth * n[k];
         keep(B, pos, n, depth, 1, ti);
     }
@@ -386,17 +386,17 @@ static void visit_capsule(const TriMesh *m, int t, void *ctx)
     /* nearest point of the segment to the triangle: a crossing of the plane inside it, or the
      * nearest of the segment against the three edges */
     double best = INFINITY, at[3];
-    double s0 = dot3(n, e0) - dot3(n, T[0]), s1 = dot3(n, e1) - dot3(n, T[0]);
+    double s0 = mb_dot3(n, e0) - mb_dot3(n, T[0]), s1 = mb_dot3(n, e1) - mb_dot3(n, T[0]);
     if ((s0 < 0) != (s1 < 0)) {
         double u = s0 / (s0 - s1), x0[3]; for (int k = 0; k < 3; k++) x0[k] = e0[k] + u * (e1[k] - e0[k]);
-        if (geom_in_triangle(x0, T, n, 0.0)) { best = 0; copy3(x0, at); }
+        if (geom_in_triangle(x0, T, n, 0.0)) { best = 0; mb_copy3(x0, at); }
     }
     for (int i = 0; i < 3 && best > 0; i++) {
         double c1[3], c2[3], d[3];
         geom_closest_segments(e0, e1, T[i], T[(i + 1) % 3], c1, c2);
-        sub3(c1, c2, d);
-        double dd = dot3(d, d);
-        if (dd < best) { best = dd; copy3(c1, at); }
+        mb_sub3(c1, c2, d);
+        double dd = mb_dot3(d, d);
+        if (dd < best) { best = dd; mb_copy3(c1, at); }
     }
     double end_gap = fmin(s0, s1);                            /* the ends' heights over the plane */
     if (isfinite(best) && sqrt(best) < end_gap - 1e-12) sphere_triangle(at, g->size[0], T, n, t, x->B);
@@ -470,17 +470,17 @@ int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax,
             int t = nd->left + i;
             double T[3][3], e1[3], e2[3], p[3], s[3], q[3];
             corners(m, t, T);
-            sub3(T[1], T[0], e1); sub3(T[2], T[0], e2); cross3(d, e2, p);
-            double det = dot3(e1, p);
+            mb_sub3(T[1], T[0], e1); mb_sub3(T[2], T[0], e2); mb_cross3(d, e2, p);
+            double det = mb_dot3(e1, p);
             if (fabs(det) < 1e-300) continue;                   /* parallel to the triangle: no crossing */
             double id = 1.0 / det;
-            sub3(o, T[0], s);
-            double u = dot3(s, p) * id;
+            mb_sub3(o, T[0], s);
+            double u = mb_dot3(s, p) * id;
             if (u < 0 || u > 1) continue;
-            cross3(s, e1, q);
-            double v = dot3(d, q) * id;
+            mb_cross3(s, e1, q);
+            double v = mb_dot3(d, q) * id;
             if (v < 0 || u + v > 1) continue;
-            double tt = dot3(e2, q) * id;
+            double tt = mb_dot3(e2, q) * id;
             if (tt < 0 || tt > best) continue;
             best = tt; hit = t;
         }
@@ -488,7 +488,7 @@ int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax,
     if (hit < 0) return 0;
     *t_out = best;
     const double *n = m->normal + 3 * hit;
-    double s = dot3(n, d) > 0 ? -1.0 : 1.0;
-    scale3(n, s, normal);
+    double s = mb_dot3(n, d) > 0 ? -1.0 : 1.0;
+    mb_scale3(n, s, normal);
     return 1;
 }

@@ -12,6 +12,7 @@
 
 #include "common/core.h"
 #include "common/spatial.h"
+#include "common/vec.h"
 
 void mb_body_states(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
                     double *R0, double *p0, double *V, double *A)
@@ -126,30 +127,21 @@ void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc)
 
 /* ---- integrate ------------------------------------------------------------------------------ */
 
-/* out[0..3] = a ⊗ b (quaternions [w, x, y, z]) */
-static void quat_mul(const double *a, const double *b, double *out)
-{
-    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-}
-
 /* out = q ⊗ exp(w/2) for a body-frame angular displacement w (q normalised first). */
 static void integrate_quat(const double *q, const double *w, double *out)
 {
-    const double th = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    const double th = mb_norm3(w);
     const double k = th < 1e-6 ? 0.5 - th * th / 48.0 : sin(th / 2) / th;
     double qn[4];
     mb_quat_normalise(q, qn);
     const double e[4] = {cos(th / 2), k * w[0], k * w[1], k * w[2]};
-    quat_mul(qn, e, out);
+    mb_quat_mul(qn, e, out);  /* common/vec.h: the sums written out there, in that order */
 }
 
 /* out = V(w) u, V = 1 + (1−cos θ)/θ² [w]× + (θ − sin θ)/θ³ [w]×²  (SE(3) left Jacobian) */
 static void se3_left_jacobian_times(const double *w, const double *u, double *out)
 {
-    const double th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2], th = sqrt(th2);
+    const double th2 = mb_dot3(w, w), th = sqrt(th2);
     double b, c;
     if (th < 1e-6) {
         b = 0.5 - th2 / 24.0;
@@ -158,8 +150,9 @@ static void se3_left_jacobian_times(const double *w, const double *u, double *ou
         b = (1.0 - cos(th)) / th2;
         c = (th - sin(th)) / (th2 * th);
     }
-    const double wx[3] = {w[1] * u[2] - w[2] * u[1], w[2] * u[0] - w[0] * u[2], w[0] * u[1] - w[1] * u[0]};
-    const double ww[3] = {w[1] * wx[2] - w[2] * wx[1], w[2] * wx[0] - w[0] * wx[2], w[0] * wx[1] - w[1] * wx[0]};
+    double wx[3], ww[3];
+    mb_cross3(w, u, wx);   /* w × u */
+    mb_cross3(w, wx, ww);  /* w × (w × u) */
     for (int r = 0; r < 3; r++)
         out[r] = u[r] + b * wx[r] + c * ww[r];
 }

@@ -141,7 +141,7 @@ static PyObject *Sim_ray_cast_locked(SimObject *self, PyObject *args)
         ((int64_t *)PyArray_DATA((PyArrayObject *)ri))[i] = ray[i];
         ((int64_t *)PyArray_DATA((PyArrayObject *)gi))[i] = hits[i].geom;
         ((double *)PyArray_DATA((PyArrayObject *)tt))[i] = hits[i].t;
-        copy3(hits[i].normal, (double *)PyArray_DATA((PyArrayObject *)nn) + 3 * i);
+        mb_copy3(hits[i].normal, (double *)PyArray_DATA((PyArrayObject *)nn) + 3 * i);
     }
     free(hits); free(ray);
     return Py_BuildValue("(NNNN)", ri, gi, tt, nn);
@@ -154,7 +154,7 @@ static PyObject *Sim_amotor_locked(SimObject *self, PyObject *arg)
     EngineWorld *W = &self->W;
     if (j < 0 || j >= W->nj || W->jint[(size_t)j * JI_SIZE + JI_TYPE] != J_AMOTOR) {
         PyErr_Format(PyExc_ValueError, "j: expected the index of an AMotor, got %ld", j); return NULL; }
-    for (int b = 0; b < W->nb; b++) quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + 9 * (size_t)b);
+    for (int b = 0; b < W->nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + 9 * (size_t)b);
     double ax[3][3] = {{0}}, ang[3] = {0}, rate[3] = {0};
     amotor_axes(W, (int)j, ax, ang, rate);
     npy_intp d1[1] = {3}, d2[2] = {3, 3};
@@ -287,7 +287,7 @@ static PyObject *Sim_joint_coords_locked(SimObject *self, PyObject *unused)
     npy_intp dims[2] = {self->W.nj, 2};
     PyObject *p = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0), *r = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
     if (!p || !r) { Py_XDECREF(p); Py_XDECREF(r); return NULL; }
-    for (int b = 0; b < self->W.nb; b++) quat_to_R(self->W.state + (size_t)b * BS_SIZE + BS_QUAT, self->W.R + 9 * (size_t)b);
+    for (int b = 0; b < self->W.nb; b++) mb_quat_to_R(self->W.state + (size_t)b * BS_SIZE + BS_QUAT, self->W.R + 9 * (size_t)b);
     world_joint_coords(&self->W, PyArray_DATA((PyArrayObject *)p), PyArray_DATA((PyArrayObject *)r), 0);
     return Py_BuildValue("(NN)", p, r);
 }
@@ -316,7 +316,7 @@ static PyObject *contacts_dict(EngineWorld *W, PyObject *d)
     if (!pos || !nrm || !depth || !ids) { Py_XDECREF(pos); Py_XDECREF(nrm); Py_XDECREF(depth); Py_XDECREF(ids); return NULL; }
     for (npy_intp c = 0; c < nc; c++) {
         const Contact *C = W->contacts + c;
-        copy3(C->pos, D(pos) + 3 * c); copy3(C->normal, D(nrm) + 3 * c); D(depth)[c] = C->depth;
+        mb_copy3(C->pos, D(pos) + 3 * c); mb_copy3(C->normal, D(nrm) + 3 * c); D(depth)[c] = C->depth;
         int64_t *id = I64(ids) + 4 * c; id[0] = C->g1; id[1] = C->g2; id[2] = C->b1; id[3] = C->b2;
     }
     PyDict_SetItemString(d, "contact_position", pos); PyDict_SetItemString(d, "contact_normal", nrm);
