@@ -6,12 +6,16 @@
  * while another steps (the workspace a step grows is freed under a reader's feet).  Each Sim has
  * a mutex that every method holds while it touches W; steps from several threads run one after
  * the other.  Rule against deadlock: nobody waits for the mutex while holding the GIL (sim_lock
- * lets the GIL go while it waits), so holding the mutex while taking the GIL back is safe. */
+ * lets the GIL go while it waits), so holding the mutex while taking the GIL back is safe.
+ *
+ * Arguments: every array passes the one gate (common/gate.h), as the core's entry points' do,
+ * with errors that name the argument; shapes are checked here (take). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #include <pthread.h>
+#include "common/gate.h"
 #include "engine/engine.h"
 
 static PyObject *SimulationError;
@@ -46,24 +50,37 @@ static PyObject *Sim_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     return (PyObject *)self;
 }
 
-static int take(PyObject *o, const char *name, int typenum, npy_intp cols, npy_intp rows, PyArrayObject **out, int writeable)
+/* Shape of a gated array in words, for errors: "(4, 3)", or "a 3-D array" past two dimensions. */
+static void shape_text(PyArrayObject *a, char *buf, size_t len)
 {
-    if (!PyArray_Check(o)) { PyErr_Format(PyExc_TypeError, "%s: expected a NumPy array", name); return -1; }
-    PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_TYPE(a) != typenum || !PyArray_IS_C_CONTIGUOUS(a) || (writeable && !PyArray_ISWRITEABLE(a))) {
-        PyErr_Format(PyExc_ValueError, "%s: expected a C-contiguous %s%s array", name,
-                     typenum == NPY_DOUBLE ? "float64" : "int64", writeable ? " writeable" : "");
-        return -1;
+    const int nd = PyArray_NDIM(a);
+    if (nd == 1) snprintf(buf, len, "(%zd,)", (Py_ssize_t)PyArray_DIM(a, 0));
+    else if (nd == 2) snprintf(buf, len, "(%zd, %zd)", (Py_ssize_t)PyArray_DIM(a, 0), (Py_ssize_t)PyArray_DIM(a, 1));
+    else snprintf(buf, len, "a %d-D array", nd);
+}
+
+/* o through the gate as `type`, then its shape: cols > 0: (rows, cols), any row count when rows < 0;
+ * cols == 0: (rows,).  flags: MB_GATE_WRITABLE for the arrays a Sim keeps (state, load, bprop,
+ * jint, jdat, gint, gdat, wpar): they are the World's, which edits them between steps and reads
+ * the state the step writes, so they are used in place, never as a converted copy (where the
+ * World's edits would not reach the step).  A new reference, or NULL with the error set. */
+static PyArrayObject *take(PyObject *o, const char *name, int type, int flags, npy_intp cols, npy_intp rows)
+{
+    PyArrayObject *a = mb_gate(o, name, type, flags);
+    if (!a) return NULL;
+    const int ok = cols == 0 ? PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == rows
+                             : PyArray_NDIM(a) == 2 && PyArray_DIM(a, 1) == cols && (rows < 0 || PyArray_DIM(a, 0) == rows);
+    if (!ok) {
+        char got[64];
+        shape_text(a, got, sizeof got);
+        if (cols == 0) PyErr_Format(PyExc_ValueError, "%s: expected shape (%zd,), got %s", name, (Py_ssize_t)rows, got);
+        else if (rows < 0) PyErr_Format(PyExc_ValueError, "%s: expected shape (n, %zd), got %s", name, (Py_ssize_t)cols, got);
+        else PyErr_Format(PyExc_ValueError, "%s: expected shape (%zd, %zd), got %s", name, (Py_ssize_t)rows,
+                          (Py_ssize_t)cols, got);
+        Py_DECREF(a);
+        return NULL;
     }
-    npy_intp expect_rows = rows;
-    if (cols == 0) {                                          /* 1-D of length rows */
-        if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != expect_rows) {
-            PyErr_Format(PyExc_ValueError, "%s: expected shape (%zd,)", name, (Py_ssize_t)expect_rows); return -1; }
-    } else if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 1) != cols || (rows >= 0 && PyArray_DIM(a, 0) != rows)) {
-        PyErr_Format(PyExc_ValueError, "%s: expected shape (n, %zd)", name, (Py_ssize_t)cols); return -1;
-    }
-    Py_INCREF(a); *out = a;
-    return 0;
+    return a;
 }
 
 /* ---- triangle meshes, rays, angular motors (helper `rays`) -------------------------------- */
@@ -81,9 +98,10 @@ static PyObject *Sim_set_mesh_locked(SimObject *self, PyObject *args)
     EngineWorld *W = &self->W;
     if (!self->ready || g < 0 || g >= W->ng || W->gint[(size_t)g * GI_SIZE + GI_TYPE] != G_TRIMESH) {
         PyErr_Format(PyExc_ValueError, "g: expected the index of a triangle-mesh geometry, got %d", g); return NULL; }
-    PyArrayObject *v = NULL, *t = NULL;
-    if (take(vo, "vertices", NPY_DOUBLE, 3, -1, &v, 0)) return NULL;
-    if (take(to, "triangles", NPY_INT64, 3, -1, &t, 0)) { Py_DECREF(v); return NULL; }
+    PyArrayObject *v = take(vo, "vertices", NPY_DOUBLE, 0, 3, -1);
+    if (!v) return NULL;
+    PyArrayObject *t = take(to, "triangles", NPY_INT64, 0, 3, -1);
+    if (!t) { Py_DECREF(v); return NULL; }
     npy_intp nv = PyArray_DIM(v, 0), nt = PyArray_DIM(t, 0);
     const double *vd = PyArray_DATA(v); const int64_t *td = PyArray_DATA(t);
     const char *bad = NULL;
@@ -109,9 +127,10 @@ static PyObject *Sim_ray_cast_locked(SimObject *self, PyObject *args)
      * (ray index, geom, distance, normal): each ray's nearest hit, or all its hits */
     PyObject *oo, *dobj; double tmax; int all;
     if (!PyArg_ParseTuple(args, "OOdp", &oo, &dobj, &tmax, &all)) return NULL;
-    PyArrayObject *O = NULL, *Dd = NULL;
-    if (take(oo, "origins", NPY_DOUBLE, 3, -1, &O, 0)) return NULL;
-    if (take(dobj, "directions", NPY_DOUBLE, 3, PyArray_DIM(O, 0), &Dd, 0)) { Py_DECREF(O); return NULL; }
+    PyArrayObject *O = take(oo, "origins", NPY_DOUBLE, 0, 3, -1);
+    if (!O) return NULL;
+    PyArrayObject *Dd = take(dobj, "directions", NPY_DOUBLE, 0, 3, PyArray_DIM(O, 0));
+    if (!Dd) { Py_DECREF(O); return NULL; }
     EngineWorld *W = &self->W;
     npy_intp n = PyArray_DIM(O, 0), cap = all ? n * (W->ng > 0 ? W->ng : 1) : n;
     RayHit *hits = malloc(sizeof(RayHit) * (size_t)(cap > 0 ? cap : 1));
@@ -169,10 +188,10 @@ static PyObject *engine_ray_convex(PyObject *mod, PyObject *args)
      * -> (distance, normal) or None: ray_convex_planes, for convex shapes and its tests */
     PyObject *po, *oo, *dobj; double tmax;
     if (!PyArg_ParseTuple(args, "OOOd", &po, &oo, &dobj, &tmax)) return NULL;
-    PyArrayObject *P = NULL, *O = NULL, *Dd = NULL;
-    if (take(po, "planes", NPY_DOUBLE, 4, -1, &P, 0)) return NULL;
-    if (take(oo, "origin", NPY_DOUBLE, 0, 3, &O, 0) || take(dobj, "direction", NPY_DOUBLE, 0, 3, &Dd, 0)) {
-        Py_DECREF(P); Py_XDECREF(O); return NULL; }
+    PyArrayObject *P = take(po, "planes", NPY_DOUBLE, 0, 4, -1);
+    if (!P) return NULL;
+    PyArrayObject *O = take(oo, "origin", NPY_DOUBLE, 0, 0, 3), *Dd = O ? take(dobj, "direction", NPY_DOUBLE, 0, 0, 3) : NULL;
+    if (!Dd) { Py_DECREF(P); Py_XDECREF(O); return NULL; }
     double t, n[3];
     int hit = ray_convex_planes(PyArray_DATA(P), (int)PyArray_DIM(P, 0), PyArray_DATA(O), PyArray_DATA(Dd), tmax, &t, n);
     Py_DECREF(P); Py_DECREF(O); Py_DECREF(Dd);
@@ -197,14 +216,18 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     if (self->ready) { free_meshes(&self->W); hulls_free(&self->W); world_free(&self->W); self->ready = 0; }
     for (int i = 0; i < 9; i++) Py_CLEAR(self->arrays[i]);
     PyArrayObject **A = self->arrays;
-    if (take(o[0], "state", NPY_DOUBLE, BS_SIZE, -1, &A[0], 1)) return -1;
+    const int shared = MB_GATE_WRITABLE;  /* the World's arrays, used in place (see take) */
+    if (!(A[0] = take(o[0], "state", NPY_DOUBLE, shared, BS_SIZE, -1))) return -1;
     npy_intp nb = PyArray_DIM(A[0], 0);
-    if (take(o[1], "load", NPY_DOUBLE, BL_SIZE, nb, &A[1], 1) || take(o[2], "bprop", NPY_DOUBLE, BP_SIZE, nb, &A[2], 0) ||
-        take(o[3], "jint", NPY_INT64, JI_SIZE, -1, &A[3], 0)) return -1;
+    if (!(A[1] = take(o[1], "load", NPY_DOUBLE, shared, BL_SIZE, nb)) ||
+        !(A[2] = take(o[2], "bprop", NPY_DOUBLE, shared, BP_SIZE, nb)) ||
+        !(A[3] = take(o[3], "jint", NPY_INT64, shared, JI_SIZE, -1))) return -1;
     npy_intp nj = PyArray_DIM(A[3], 0);
-    if (take(o[4], "jdat", NPY_DOUBLE, JD_SIZE, nj, &A[4], 0) || take(o[5], "gint", NPY_INT64, GI_SIZE, -1, &A[5], 0)) return -1;
+    if (!(A[4] = take(o[4], "jdat", NPY_DOUBLE, shared, JD_SIZE, nj)) ||
+        !(A[5] = take(o[5], "gint", NPY_INT64, shared, GI_SIZE, -1))) return -1;
     npy_intp ng = PyArray_DIM(A[5], 0);
-    if (take(o[6], "gdat", NPY_DOUBLE, GD_SIZE, ng, &A[6], 0) || take(o[7], "wpar", NPY_DOUBLE, 0, WP_SIZE, &A[7], 0)) return -1;
+    if (!(A[6] = take(o[6], "gdat", NPY_DOUBLE, shared, GD_SIZE, ng)) ||
+        !(A[7] = take(o[7], "wpar", NPY_DOUBLE, shared, 0, WP_SIZE))) return -1;
     EngineWorld *W = &self->W;
     memset(W, 0, sizeof *W);
     W->nb = (int)nb; W->nj = (int)nj; W->ng = (int)ng;
@@ -232,7 +255,11 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     /* convex hulls: one float64 block each (shapes.Convex.packed), GD_SIZE3 of a G_CONVEX = its index */
     const double *hd = NULL; npy_intp nh = 0;
     if (o[8] && o[8] != Py_None) {
-        if (take(o[8], "hulls", NPY_DOUBLE, 0, PyArray_Check(o[8]) ? PyArray_SIZE((PyArrayObject *)o[8]) : 0, &A[8], 0)) return -1;
+        /* the World never edits its hull blocks after packing them, so a converted copy will do */
+        if (!(A[8] = mb_gate(o[8], "hulls", NPY_DOUBLE, 0))) return -1;
+        if (PyArray_NDIM(A[8]) != 1) {
+            PyErr_Format(PyExc_ValueError, "hulls: expected one dimension (the packed blocks), got a %d-D array",
+                         PyArray_NDIM(A[8])); return -1; }
         hd = PyArray_DATA(A[8]); nh = PyArray_DIM(A[8], 0);
     }
     char msg[160];
@@ -294,10 +321,8 @@ static PyObject *Sim_joint_coords_locked(SimObject *self, PyObject *unused)
 
 static PyObject *Sim_set_turns_locked(SimObject *self, PyObject *arg)
 {   /* whole turns already made by each joint axis (kept across a rebuild of the Sim) */
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_DOUBLE, 2, 2, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *a = take(arg, "turns", NPY_DOUBLE, 0, 2, self->W.nj);
     if (!a) return NULL;
-    if (PyArray_DIM(a, 0) != self->W.nj || PyArray_DIM(a, 1) != 2) {
-        Py_DECREF(a); PyErr_SetString(PyExc_ValueError, "turns: expected shape (nj, 2)"); return NULL; }
     const double *t = PyArray_DATA(a);
     for (int i = 0; i < 2 * self->W.nj; i++) if (!isfinite(t[i])) { Py_DECREF(a); PyErr_SetString(PyExc_ValueError, "turns: expected finite numbers"); return NULL; }
     memcpy(self->W.jturns, t, sizeof(double) * 2 * (size_t)self->W.nj);
