@@ -10,9 +10,10 @@ Flags (one helper for every extension):
 
 Build in place for development: ``python setup.py build_ext --inplace``.
 
-All C lives in one tree, ``src/multibody/csrc/``, by role: ``common/`` (spatial algebra, lanes,
-status codes, the one array gate ``gate.h``), ``model/`` (the constant model, its workspace, the
-joint poses), ``kernels/`` (one file per algorithm, and the SIMD lanes builds), ``sim/`` (the
+All C lives in one tree, ``src/multibody/csrc/``, by role: ``common/`` (spatial algebra, small
+vectors and quaternions ``vec.h`` for both extensions, lanes, status codes, the one array gate
+``gate.h``), ``model/`` (the constant model, its compile step, its workspace, the joint poses),
+``kernels/`` (one file per algorithm, and the SIMD lanes builds), ``sim/`` (the
 fixed-step loop, contact, KKT), ``engine/`` (the maximal-coordinate engine) and ``py/`` (the
 CPython boundary of both extensions).  Every ``#include "role/file.h"`` is relative to ``csrc/``,
 the one include folder of both extensions.

@@ -80,6 +80,11 @@ void mb_aba_start(const mb_model *m, mb_data *d, const double *q, const double *
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdd);
 
+/* compile.c — the model compile step: the derived tables of model.h (inertia6, axis_kind,
+ * pose_kind, dof_axis, dof_unit, the planar tables) from the given ones, once.  MB_OK, or
+ * MB_NO_MEMORY (the tables allocated so far are the caller's to free with the model). */
+int mb_model_compile(mb_model *m);
+
 /* planar.c — FDab in planar vectors for planar trees */
 int mb_planar_setup(mb_model *m);
 int mb_aba_planar(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,

@@ -1,5 +1,5 @@
 /* model.c — workspace allocation (data.h). The model itself is filled by py_model.c from the Python
- * Model's arrays. */
+ * Model's arrays and completed by mb_model_compile (compile.c). */
 #include <stdlib.h>
 #include <string.h>
 

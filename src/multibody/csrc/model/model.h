@@ -1,7 +1,8 @@
 /* model.h — the constant C model (like MuJoCo's mjModel, Pinocchio's Model).
  *
- * Built once from the Python `multibody.Model` (see py_model.c: CModel) and owned by it; never
- * written after construction, so any number of threads may read it at once.  Bodies are
+ * Built once from the Python `multibody.Model` (see py_model.c: CModel) and owned by it: the
+ * boundary copies the given tables, mb_model_compile (compile.c) derives the others (inertia6,
+ * axis_kind, pose_kind, dof_unit, dof_axis, the planar tables); never written after that, so any number of threads may read it at once.  Bodies are
  * numbered 0…nb-1 parents first; parent −1 is the fixed base.  Body i hangs from its parent
  * through joint i.  Spatial vectors are [angular; linear] (Featherstone, spatial_v2).  SI units.
  *

@@ -1,7 +1,7 @@
 /* py_model.c — CModel: the constant C model (model.h) built once from a Python Model's arrays, with the
- * workspace (data.h) of the single-state calls, which run with the GIL held. */
+ * workspace (data.h) of the single-state calls, which run with the GIL held.  This file copies and
+ * checks the given tables; mb_model_compile (model/compile.c) derives the rest. */
 #include "py/py_boundary.h"
-#include "common/spatial.h"
 
 static void cmodel_free_arrays(mb_model *m)
 {
@@ -157,38 +157,7 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     free(g);
     if (o[15] && o[15] != Py_None && copy_names(o[15], m))
         goto fail;
-    m->inertia6 = malloc(sizeof(double) * 36 * (nb ? nb : 1));
-    m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
-    m->pose_kind = malloc(sizeof(int) * (nb ? nb : 1));
-    m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
-    m->dof_axis = malloc(sizeof(int) * (nv ? nv : 1));
-    if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit || !m->dof_axis) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    for (int i = 0; i < m->nb; i++) {
-        mb_inertia_to_matrix(m->inertia + MB_NI * i, m->inertia6 + 36 * i);
-        const double *a = m->axis + 3 * i;
-        m->axis_kind[i] = -1;
-        if (m->jtype[i] == MB_REVOLUTE || m->jtype[i] == MB_PRISMATIC)
-            for (int k = 0; k < 3; k++)
-                if (a[k] == 1.0 && a[(k + 1) % 3] == 0.0 && a[(k + 2) % 3] == 0.0)
-                    m->axis_kind[i] = k;
-        int tree_identity = 1;
-        for (int r = 0; r < 9; r++)
-            tree_identity &= m->tree_R[9 * i + r] == (r % 4 == 0 ? 1.0 : 0.0);
-        m->pose_kind[i] = tree_identity && m->jtype[i] == MB_REVOLUTE ? m->axis_kind[i] : -1;
-    }
-    for (int k = 0; k < m->nv; k++) {  /* is column k of S a unit vector e_s? */
-        const double *S = m->S + 6 * k;
-        int s = -1, nonzero = 0;
-        for (int r = 0; r < 6; r++)
-            if (S[r] != 0.0)
-                nonzero++, s = fabs(S[r]) == 1.0 ? r : -2;
-        m->dof_axis[k] = nonzero == 1 && s >= 0 ? s : -1;
-        m->dof_unit[k] = m->dof_axis[k] >= 0 && S[s] == 1.0 ? s : -1;
-    }
-    if (!mb_planar_setup(m)) {
+    if (mb_model_compile(m) != MB_OK) {  /* the derived tables (model/compile.c) */
         PyErr_NoMemory();
         goto fail;
     }
