@@ -1,5 +1,5 @@
 # `make demo` and `make test` work on a fresh machine with only python3, pip and gcc:
-# they create .venv, install the package (which compiles the C core, src/multibody/core/*.c) —
+# they create .venv, install the package (which compiles the C tree, src/multibody/csrc/*/*.c) —
 # `make test` adds the test dependencies (Pinocchio, MuJoCo's dm_control, …), which the demo does
 # not need — and rebuild the core in place whenever a C file or header changed.
 PYTHON ?= python3
@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
-CORE_SRC := $(wildcard src/multibody/core/*.c src/multibody/core/*.h src/multibody/engine/c/*.c src/multibody/engine/c/*.h) setup.py
+CORE_SRC := $(wildcard src/multibody/csrc/*/*.c src/multibody/csrc/*/*.h) setup.py
 CORE     := src/multibody/core/.built
 
 # Numeric tests and the URDF fuzz, run under AddressSanitizer + UndefinedBehaviorSanitizer.

@@ -10,10 +10,20 @@ Flags (one helper for every extension):
 
 Build in place for development: ``python setup.py build_ext --inplace``.
 
-The core's sources are every ``src/multibody/core/*.c`` (the kernels, the SIMD lanes, and the
-CPython boundary ``py_*.c`` + ``_core.c``, see ``py_boundary.h``).  Its headers ship with the
-package (pyproject's package-data ``*.h``): ``multibody.codegen.compile`` #includes ``gate.h``,
-the one array gate, from the installed package.
+All C lives in one tree, ``src/multibody/csrc/``, by role: ``common/`` (spatial algebra, small
+vectors and quaternions ``vec.h`` for both extensions, lanes, status codes, the one array gate
+``gate.h``), ``model/`` (the constant model, its compile step, its workspace, the joint poses),
+``kernels/`` (one file per algorithm, and the SIMD lanes builds), ``sim/`` (the
+fixed-step loop, contact, KKT), ``engine/`` (the maximal-coordinate engine) and ``py/`` (the
+CPython boundary of both extensions).  Every ``#include "role/file.h"`` is relative to ``csrc/``,
+the one include folder of both extensions.
+
+  multibody.core._core      common/ model/ kernels/ sim/ *.c  +  py/py_*.c, py/_core.c
+  multibody.engine._engine  engine/*.c  +  py/_engine.c
+
+The headers ship with the package (pyproject's package-data ``csrc/*/*.h``):
+``multibody.codegen.compile`` #includes ``common/gate.h``, the one array gate, from the installed
+package.
 """
 import os
 from glob import glob
@@ -44,10 +54,19 @@ def c_extension(name, sources, include_dirs=()):
                      extra_compile_args=compile_args, extra_link_args=link_args)
 
 
+CSRC = "src/multibody/csrc"
+
+
+def csrc(*patterns):
+    """The C files of csrc/ that match the patterns (relative to csrc/)."""
+    return [f for p in patterns for f in glob(os.path.join(CSRC, p))]
+
+
 EXTENSIONS = [
-    c_extension("multibody.core._core", glob("src/multibody/core/*.c")),
-    c_extension("multibody.engine._engine", glob("src/multibody/engine/c/*.c"),
-                include_dirs=["src/multibody/engine/c"]),
+    c_extension("multibody.core._core",
+                csrc("common/*.c", "model/*.c", "kernels/*.c", "sim/*.c", "py/py_*.c", "py/_core.c"),
+                include_dirs=[CSRC]),
+    c_extension("multibody.engine._engine", csrc("engine/*.c", "py/_engine.c"), include_dirs=[CSRC]),
 ]
 
 setup(ext_modules=EXTENSIONS)

@@ -1,4 +1,4 @@
-"""Reference loops the tests hold the compiled loop (core/rollout.c) to.
+"""Reference loops the tests hold the compiled loop (csrc/sim/rollout.c) to.
 
 ``batch_loop`` is the fixed-step loop ``simulate_batch`` ran in Python for a controller of the whole
 batch, ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)``, before that case moved into rollout.c:

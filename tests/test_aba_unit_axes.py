@@ -1,5 +1,5 @@
 """ABA's fast paths for joints whose motion subspace is a signed coordinate axis, S = ±e_s
-(core/aba.c: unit_axis, the hand-over on upper triangles, model.h: dof_axis): the forward dynamics
+(csrc/kernels/aba.c: unit_axis, the hand-over on upper triangles, model.h: dof_axis): the forward dynamics
 must invert RNEA on trees of such joints — both signs, revolute and prismatic, with and without tree
 rotations and rotor inertia — and every lane of the batched call must be the single call's bit for
 bit."""

@@ -89,7 +89,7 @@ def test_batch_dimensions_that_do_not_broadcast(arm):
 
 
 def test_non_numeric_arguments(arm):
-    # not numbers at all: a TypeError (the array gate, core/gate.h); a ragged nest: a ValueError
+    # not numbers at all: a TypeError (the array gate, csrc/common/gate.h); a ragged nest: a ValueError
     with pytest.raises(TypeError, match="q: expected an array of numbers"):
         mb.crba(arm, ["a", "b", "c", "d"])
     with pytest.raises(TypeError, match="qd: expected an array of numbers"):

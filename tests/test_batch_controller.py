@@ -1,5 +1,5 @@
 """simulate_batch under a Python controller of the whole batch, ``controller(t, Q (N, nq), QD (N, nv))
--> (N, nv)``: the runs advance in core/rollout.c (the one fixed-step loop), which calls the
+-> (N, nv)``: the runs advance in csrc/sim/rollout.c (the one fixed-step loop), which calls the
 controller once a stage with every run still going, and must give the reference loop's batch
 (tests/reference_loops.py, the Python loop the library had) bit for bit: the same operations
 (stage states, the controller's τ, damping, ABA in the same order on the same numbers)."""

@@ -1,4 +1,4 @@
-"""Batches on threads (core/py_batch.c): the threads claim blocks of states in order from a shared
+"""Batches on threads (csrc/py/py_batch.c): the threads claim blocks of states in order from a shared
 counter, and a compiled batch's records are filled on the thread that runs each run.
 
 Whatever the thread count, a batch gives the same numbers and reports the same first failure as

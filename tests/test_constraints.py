@@ -396,7 +396,7 @@ def test_analytic_dc_dt_equals_the_difference_and_old_protocol_objects_still_run
     assert np.max(np.abs(traj.q[:, 0] - traj.q[:, 1])) < 1e-9
 
 
-# ---- the C kernels behind the constrained solves (core/kkt.c) -------------------------------------
+# ---- the C kernels behind the constrained solves (csrc/sim/kkt.c) -------------------------------------
 def test_kkt_kernel_equals_the_augmented_system_and_reports_singular_cases():
     from multibody.core import _core
     for n, m in ((3, 1), (6, 2), (13, 10)):

@@ -227,7 +227,7 @@ def test_joint_sincos_matches_libm_to_a_few_ulp():
 
 
 def test_public_entries_are_c_callables_that_behave_like_the_python_functions():
-    """mb.rnea/crba/aba go straight into C (core/_core.c: fast_function) yet keep the Python
+    """mb.rnea/crba/aba go straight into C (csrc/py/_core.c: fast_function) yet keep the Python
     function's name, signature, docstring, keywords, errors and pickling."""
     import inspect
     import pickle
@@ -302,7 +302,7 @@ def _random_planar_tree(rng, normal, n=7):
 
 @pytest.mark.parametrize("normal", [0, 1, 2])
 def test_planar_trees_run_fdab_in_planar_vectors_with_the_same_result(normal):
-    """core/planar.c: a planar tree's FDab in 3-vectors equals the 6-D ABA (forced with a zero
+    """csrc/kernels/planar.c: a planar tree's FDab in 3-vectors equals the 6-D ABA (forced with a zero
     f_ext) and CRBA/RNEA's solution to rounding, out-of-plane offsets and inertia included."""
     rng = np.random.default_rng(normal)
     m = _random_planar_tree(rng, normal)

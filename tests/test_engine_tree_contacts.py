@@ -1,5 +1,5 @@
 """A joint tree with contacts, stops and motors: the tree's rows eliminated through its linear-time
-factorization and the other rows pivoted on their Schur complement (engine/c/tree_contacts.c)
+factorization and the other rows pivoted on their Schur complement (csrc/engine/tree_contacts.c)
 give the dense pivoting's multipliers on the whole system."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The one array gate (core/gate.h): every array argument of the C core, of the Python faces'
+"""The one array gate (csrc/common/gate.h): every array argument of the C core, of the Python faces'
 fallback path (_boundary.as_batch / states) and of codegen.compile's modules follows its rules.
 
 One test per rule; each would fail on the checkers the gate replaced (a segfault for None, a
@@ -241,3 +241,52 @@ def test_overflow_inside_an_algorithm_is_not_called_a_singular_model():
     massless.add_body("a", None, "revolute", mass=0.0, allow_massless=True)
     with pytest.raises(ValueError, match="singular joint-space inertia"):   # a real singular tree still says so
         mb.aba(massless.build(), [0.0], [0.0], [0.0])
+
+
+# ---- the engine's arguments (csrc/py/_engine.c) pass the same gate ----------------------------------
+def _engine_world():
+    from multibody import engine as E
+    w = E.World()
+    w.add_body(E.Box(1.0, 1.0, 1.0), mass=1.0)
+    w._ensure()
+    return w
+
+
+def test_the_engine_uses_the_same_gate():
+    from multibody.engine import _engine as C
+    planes = np.array([[1.0, 0, 0, 1], [-1, 0, 0, 1], [0, 1, 0, 1], [0, -1, 0, 1], [0, 0, 1, 1], [0, 0, -1, 1]])
+    o, d = np.array([-5.0, 0, 0]), np.array([1.0, 0, 0])
+    ref = C.ray_convex(planes, o, d, 50.0)
+    # non-native, strided, lists and integers convert, as for the core
+    assert C.ray_convex(planes.astype(">f8"), o[::1].astype(">f8"), [1, 0, 0], 50.0) == ref
+    assert C.ray_convex(np.asfortranarray(planes), list(o), np.array([1, 0, 0]), 50.0) == ref
+    for bad, what, exc in ((o + 0j, "complex", TypeError), (np.ma.masked_array(o), "masked", TypeError),
+                           (o.astype(object), "objects", TypeError), (None, "None", TypeError),
+                           ([[1.0], [2.0, 3.0]], "rectangular", ValueError)):
+        with pytest.raises(exc, match=f"^origin: .*{what}"):
+            C.ray_convex(planes, bad, d, 50.0)
+    with pytest.raises(ValueError, match=r"^origin: expected shape \(3,\), got \(2,\)"):
+        C.ray_convex(planes, o[:2], d, 50.0)
+    with pytest.raises(ValueError, match=r"^planes: expected shape \(n, 4\), got \(6, 3\)"):
+        C.ray_convex(planes[:, :3], o, d, 50.0)
+
+
+def test_the_arrays_a_sim_keeps_are_used_in_place_never_copied():
+    # the World edits them between steps and reads the state a step writes: a converted copy would
+    # cut that link, so the gate refuses it (MB_GATE_WRITABLE), naming the array
+    from multibody.engine import _engine as C
+    w = _engine_world()
+    args = [w._state, w._load, w._bprop, w._jint, w._jdat, w._gint, w._gdat, w._wpar]
+    names = ["state", "load", "bprop", "jint", "jdat", "gint", "gdat", "wpar"]
+    for k, name in enumerate(names):
+        for bad in (args[k].astype(args[k].dtype.newbyteorder(">")), args[k].tolist()):
+            a = list(args)
+            a[k] = bad
+            with pytest.raises(ValueError, match=f"^{name}: expected a writable, aligned, C-contiguous"):
+                C.Sim(*a)
+    frozen = w._bprop.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="^bprop: expected a writable"):
+        C.Sim(w._state, w._load, frozen, w._jint, w._jdat, w._gint, w._gdat, w._wpar)
+    with pytest.raises(TypeError, match="^jdat: expected an array of numbers, got None"):
+        C.Sim(w._state, w._load, w._bprop, w._jint, None, w._gint, w._gdat, w._wpar)

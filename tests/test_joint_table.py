@@ -1,8 +1,8 @@
 """The joint table (multibody.model.joints.JOINTS) is the one source of joint facts, and the
 cylindrical joint added through it works end to end.
 
-* core/joints.h and the viewer's constants are generated from the table and must match it;
-* the C jcalc (core/poses.h), the viewer's JavaScript and the code generator's tracer give the
+* csrc/model/joints.h and the viewer's constants are generated from the table and must match it;
+* the C jcalc (csrc/model/poses.h), the viewer's JavaScript and the code generator's tracer give the
   pose the table's steps describe, for every joint type;
 * a cylindrical joint equals the chain revolute + prismatic on the same axis through a massless
   body (M, C, ABA, RNEA, both derivative sets, simulate, batches), equals Pinocchio's composite
@@ -29,8 +29,8 @@ TOL = 1e-12
 
 # --------------------------------------------------------------------------- the table itself
 def test_c_header_is_generated_from_the_table():
-    text = (ROOT / "core" / "joints.h").read_text(encoding="utf-8")
-    assert text == J.c_header(), "core/joints.h is stale: run `python -m multibody.model.joints`"
+    text = (ROOT / "csrc" / "model" / "joints.h").read_text(encoding="utf-8")
+    assert text == J.c_header(), "csrc/model/joints.h is stale: run `python -m multibody.model.joints`"
 
 
 def test_viewer_gets_the_generated_constants():

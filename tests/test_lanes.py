@@ -1,4 +1,4 @@
-"""SIMD over states (core/aba_lanes.c, lanes.h): batched ABA, RNEA and CRBA run groups of states in
+"""SIMD over states (csrc/kernels/aba_lanes.c, lanes.h): batched ABA, RNEA and CRBA run groups of states in
 the lanes of vector registers.  Every lane must give the single call's result for that state bit for
 bit, through every implementation this CPU has, and a failing state inside a group must be
 reported exactly as a single call reports it."""

@@ -1,4 +1,4 @@
-"""The compiled fixed-step loop (core/rollout.c) against the Python loop of mb.simulate.
+"""The compiled fixed-step loop (csrc/sim/rollout.c) against the Python loop of mb.simulate.
 
 Every case runs twice — ``rollout.USE_COMPILED`` on (the whole run in C) and off (the Python
 stepper calling the ABA kernel per stage) — and the trajectories must agree to 1e-12: same
@@ -722,7 +722,7 @@ def test_pd_without_a_base_gain_takes_the_one_dof_errors_directly(solo12):
 # ---- Python callables called from the compiled loop ----------------------------------------------------
 @pytest.mark.parametrize("integrator", INTEGRATORS)
 def test_python_controller_and_forces_are_called_from_the_compiled_loop(integrator, monkeypatch):
-    """A controller and a force function written in Python run inside core/rollout.c's loop (called
+    """A controller and a force function written in Python run inside csrc/sim/rollout.c's loop (called
     back at every stage with the GIL taken back): the run is the Python loop's bit for bit."""
     m = mb.models.double_pendulum()
     calls = []

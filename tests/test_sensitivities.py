@@ -220,7 +220,7 @@ def test_a_diverging_run_with_sensitivities_ends_diverged_with_one_warning():
     assert np.all(np.isfinite(traj.stm)) and len(traj.stm) == len(traj)
 
 
-# ---- one loop: Z rides in the compiled loop (core/rollout.c) ---------------------------------
+# ---- one loop: Z rides in the compiled loop (csrc/sim/rollout.c) ---------------------------------
 @pytest.fixture
 def compiled_only(monkeypatch):
     """The handshake: the Python one-step stepper of the state with Z (sensitivity._step) raises, and

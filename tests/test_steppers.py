@@ -1,4 +1,4 @@
-"""The fixed-step methods as one table (core/rollout.c's mb_steppers), checked row by row against
+"""The fixed-step methods as one table (csrc/sim/rollout.c's mb_steppers), checked row by row against
 references that do not come from the table: Butcher's order conditions, the stability polynomial's
 real-axis bound, the measured order of convergence against a tight DOP853 run (a double pendulum on
 R², a free body on SE(3)), energy over 10⁵ steps, and the sensitivities against five-point differences

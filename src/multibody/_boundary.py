@@ -4,11 +4,11 @@ Every public numeric function accepts a leading batch dimension ``(..., n)``.  A
 reshaped to ``(N, n)`` (N = 1 for a single state); an argument given once is broadcast by the
 kernel (leading size 1), so nothing is copied per state in Python.
 
-Every array goes through the C core's one gate (core/gate.h; :func:`as_array` here): the C entry
+Every array goes through the C core's one gate (csrc/common/gate.h; :func:`as_array` here): the C entry
 points take any array-like of one state ``(n,)`` or a batch ``(N or 1, n)`` directly; they return
 ``None`` for other shapes, and the Python face then calls :func:`states` here and calls again
 with ``(N, n)`` arrays.  Per-state checks (NaN/inf, zero quaternions) happen in C;
-:func:`raise_for` turns a status code into the error of the one status table (core/status.h).
+:func:`raise_for` turns a status code into the error of the one status table (csrc/common/status.h).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ OK = 0
 
 
 def as_array(name: str, x) -> np.ndarray:
-    """``x`` as the kernels read it, by the C core's one array gate (core/gate.h): a native,
+    """``x`` as the kernels read it, by the C core's one array gate (csrc/common/gate.h): a native,
     aligned, C-contiguous float64 array (``x`` itself when it already is one).  None, complex,
     object, string and masked arrays are a TypeError naming ``name``; ragged nests a ValueError.
 

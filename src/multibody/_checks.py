@@ -88,7 +88,7 @@ def array(name: str, x, shape: tuple | None, *, finite: bool = True, what: str =
     Converted by the C core's one array gate, as every kernel argument is: TypeError for things
     that are not real numbers (None, strings, complex, objects, masked arrays); ValueError for a
     wrong shape, ragged nesting, or NaN/inf when ``finite``."""
-    a = _gate(name, x)        # the C core's one array gate (core/gate.h): the same rules as the kernels'
+    a = _gate(name, x)        # the C core's one array gate (csrc/common/gate.h): the same rules as the kernels'
     if copy and a is x:
         a = a.copy()
     if shape is not None and (a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape))):

@@ -12,7 +12,7 @@ parent array with per-joint freedom counts into this per-variable array.
 
 Every numeric function accepts a leading batch dimension — ``H`` of shape ``(..., n, n)``, vectors
 ``(..., n)`` — broadcast between arguments, and loops over the batch inside compiled code
-(C kernels in ``multibody/core/sparse.c``). The public functions check their
+(C kernels in ``multibody/csrc/kernels/sparse.c``). The public functions check their
 arguments (shapes, finiteness, symmetry, the sparsity pattern, ``lam``) and raise ``ValueError``
 naming the bad argument; pass ``check=False`` in a hot loop whose inputs are already known good.
 
@@ -39,7 +39,7 @@ __all__ = [
 TOL = 1e-10
 
 
-# =========================================================================== kernels (core/sparse.c)
+# =========================================================================== kernels (csrc/kernels/sparse.c)
 def _expand_lambda_kernel(parent, nf):
     new = np.empty(int(np.sum(nf)), dtype=np.int64)
     last = np.empty(parent.shape[0], dtype=np.int64)  # last variable of body i, or of its nearest ancestor

@@ -10,7 +10,7 @@ One run measures, on the same machine and in the same process:
   call and an attribute lookup); *entry* = that direct call minus the kernel's own time per state
   (argument checks, output allocation); *kernel* = time per state in a 256-state batch on one
   thread (entry cost amortised, data in cache), one state at a time as a single call runs it
-  (batches otherwise run several states per vector instruction: SIMD over states, core/lanes.h).
+  (batches otherwise run several states per vector instruction: SIMD over states, csrc/common/lanes.h).
 
 Timings are timeit-style best-of-N (the minimum is the least disturbed measurement) of the
 process's CPU time by default (``time.process_time``: robust when other jobs share the machine;

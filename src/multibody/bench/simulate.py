@@ -12,7 +12,7 @@ One run measures, on the same machine and in the same process:
 3. **table 5.2 redone** — the report's cases 3 (ode45, i.e. RK45), 4 (Euler, 10 000 steps) and
    5 (OpenDE, Euler 10 000 steps) next to ours and MuJoCo's, with the report's 2010 times;
 4. **right-hand sides run from Python** — the per-call cost of ``GroundContact.forces`` (C kernel
-   core/contact.c), ``mb.fd_gq`` and ``ConstraintSet.accelerations`` (C solves core/kkt.c), as
+   csrc/sim/contact.c), ``mb.fd_gq`` and ``ConstraintSet.accelerations`` (C solves csrc/sim/kkt.c), as
    multiples of one ``mb.aba`` call on the same model;
 5. **a real robot** — example-robot-data's Panda (the same URDF compiled by MuJoCo, meshes
    stripped, contacts off, joint limits on in both) under a joint PD with gravity compensation,
@@ -22,13 +22,13 @@ One run measures, on the same machine and in the same process:
    gravity compensation g(q), evaluated at every RK4 stage like ours); its limits are its soft
    constraints, ours hard stops (neither is reached in these runs: the bench says so);
 6. **compliant ground** (report only) — solo12 standing on ``mb.GroundContact`` for 10 s
-   (compiled loop: the contact law and its states in core/rollout.c, a PD on the legs) against
+   (compiled loop: the contact law and its states in csrc/sim/rollout.c, a PD on the legs) against
    MuJoCo's contact on the same robot.
 
 Times are best-of-``--repeat`` of the process's CPU time (``time.process_time``; robust when other
 jobs share the machine) for single-threaded work, and wall time for the batch (it uses threads).
 Ratios are MuJoCo time ÷ our time: > 1 means we are faster.  Our fixed-step runs here take the
-compiled loop (core/rollout.c: the whole run in C, batches split across threads with the GIL
+compiled loop (csrc/sim/rollout.c: the whole run in C, batches split across threads with the GIL
 released); the Python loop (one compiled ABA call per stage) is timed alongside for reference.
 """
 from __future__ import annotations
@@ -189,7 +189,7 @@ def single_runs(args, model, dt, T, nstep):
     for integ in ("rk4", "euler", "semi_implicit"):
         cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator=integ), args.repeat)
         rows[integ] = (cpu, drift(model, tr.q, tr.qd))
-    # the double pendulum is planar, so FDab runs in planar vectors (core/planar.c); a zero f_ext
+    # the double pendulum is planar, so FDab runs in planar vectors (csrc/kernels/planar.c); a zero f_ext
     # keeps the same run on the 6-D spatial ABA, to show what a non-planar model of this size costs
     cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator="rk4",
                                              f_ext=np.zeros((model.nb, 6))), args.repeat)
@@ -467,7 +467,7 @@ def solo_standing(args):
     print(f"  {'  start height (both)':44s} {'':10s} {'':12s}  {q0[2]:.4f} m")
     print(f"  {'MuJoCo contact (soft, rollout, 1 thread)':44s} {out[2]:10.4f} {'':12s}  {mj_q[-1, 2]:.4f} m")
     print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ = 1, "
-          "the contact law and its deformation states in core/rollout.c;")
+          "the contact law and its deformation states in csrc/sim/rollout.c;")
     print("  MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane)")
 
 

@@ -2,8 +2,8 @@
 ``emlc``: "mex-functions are executed much faster … for systems with a lot of degrees of freedom").
 
 The module wraps the same C function ``to_c`` writes. One call evaluates N states: the inputs
-pass the C core's one array gate (``multibody/core/gate.h``, #included with ``-I`` to the
-installed package: the same rules as ``mb.rnea``), sizes and finiteness are checked in C, the
+pass the C core's one array gate (``multibody/csrc/common/gate.h``, #included with ``-I`` to
+the installed package's C tree: the same rules as ``mb.rnea``), sizes and finiteness are checked in C, the
 loop runs with the GIL released, and a result that overflowed raises ``ResultOverflowError``.
 Inputs without a batch dimension (the parameters, usually) are shared by all states through a
 zero stride.
@@ -48,15 +48,14 @@ def multibody_version() -> str:
 
 
 def core_include() -> str:
-    """The folder of the C core's headers (``gate.h``: the array gate generated modules share)."""
-    from .. import core
-
-    return os.path.dirname(os.path.abspath(core.__file__))
+    """The C tree of the package (``csrc/``, package data): the include folder of both extensions,
+    where ``common/gate.h``, the array gate generated modules share, lies."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "csrc")
 
 
 def gate_header() -> str:
-    """The text of ``gate.h``; part of the cache key, so a changed gate rebuilds the modules."""
-    with open(os.path.join(core_include(), "gate.h"), encoding="utf-8") as fh:
+    """The text of ``common/gate.h``; part of the cache key, so a changed gate rebuilds the modules."""
+    with open(os.path.join(core_include(), "common", "gate.h"), encoding="utf-8") as fh:
         return fh.read()
 
 

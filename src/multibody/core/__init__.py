@@ -1,6 +1,7 @@
-"""The compiled C core (``_core``, built when the package is installed; see setup.py).
+"""The compiled C core (``_core``, built when the package is installed from ``multibody/csrc/``;
+see setup.py).
 
-``model.h``/``data.h`` document every field of the constant C model and of the per-thread
+``model.h``/``data.h`` (csrc/model/) document every field of the constant C model and of the per-thread
 workspace; one ``.c`` file per algorithm (rnea, crba, aba, fd_crb, hybrid, energy), one
 ``jcalc.c``, one status table (``status.h``); the ``py_*.c`` files (listed in ``py_boundary.h``) and ``_core.c`` are the CPython boundary.
 ``lanes.h`` and ``aba_lanes.c`` compile rnea, crba and aba again over vectors of states (SIMD

@@ -10,17 +10,17 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
   with anchors and axes in world coordinates; ``Joint.angle/rate``, ``set_motor``, ``set_limits``;
   ``step()``, ``run(n)``; ``last_step`` (Jacobian, λ, contact forces, complementarity residual).
 * Rays: ``World.ray_cast(origin, direction, max_distance)`` (ODE's ``dCreateRay``) against every
-  shape, ``ray_cast_many`` for batches (``c/ray.c``).  The angular motor: ``World.add_amotor``
+  shape, ``ray_cast_many`` for batches (``csrc/engine/ray.c``).  The angular motor: ``World.add_amotor``
   (ODE's AMotor, user and euler modes, motors and stops on up to three axes).
 * ``contact_params(k, c, dt)`` → (ERP, CFM) of a spring-damper (report eqs. 3.6-3.7).
 * ``World.from_model(model, q, qd)`` and ``joint_positions()``/``joint_velocities()``: one Model
   in maximal and in generalized coordinates (the report's ch. 5 comparison; tests/test_engine.py).
 * Collision: sweep-and-prune broad phase and a C narrow phase for every primitive pair
-  (``c/collide.c`` says why not coal or python-fcl: 8-9× cheaper per pair and no Python per step).
+  (``csrc/engine/collide.c`` says why not coal or python-fcl: 8-9× cheaper per pair and no Python per step).
   Static triangle meshes (``TriangleMesh``, terrain) against every primitive, with a bounding-volume
-  hierarchy (``c/trimesh.c``); rays against every shape (``World.ray_cast``, ``c/ray.c``).
+  hierarchy (``csrc/engine/trimesh.c``); rays against every shape (``World.ray_cast``, ``csrc/engine/ray.c``).
   Convex meshes: ``Convex(vertices)`` or ``Convex.from_file(path)`` (the hull, computed once),
-  against every primitive, static triangle meshes and each other in C (``c/convex.c``: separating axes, face clipping, up
+  against every primitive, static triangle meshes and each other in C (``csrc/engine/convex.c``: separating axes, face clipping, up
   to 4 points, so a convex box rests like the primitive box); ``World.from_model`` turns URDF/MJCF
   collision meshes into hulls.  Written here rather than taken from coal or libccd: the package
   builds with gcc and pip alone; tests/test_engine_convex.py checks it against coal's GJK/EPA.

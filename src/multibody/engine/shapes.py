@@ -28,9 +28,9 @@ def _positive(name, value):
 class Shape:
     """Base of the primitives: ``volume`` and ``unit_inertia`` (inertia per kg about the centre).
 
-    ``code`` is the shape's code in the C engine (``c/geometry.h``): its row of shapes there and
-    its row and column of the collision table (``c/collide.c``).  A new shape is a class here,
-    its code, its row in ``c/geometry.c`` and its rows in that table."""
+    ``code`` is the shape's code in the C engine (``csrc/engine/geometry.h``): its row of shapes there and
+    its row and column of the collision table (``csrc/engine/collide.c``).  A new shape is a class here,
+    its code, its row in ``csrc/engine/geometry.c`` and its rows in that table."""
     code: int = -1
 
     def mass_properties(self, mass=None, density=None):
@@ -180,7 +180,7 @@ class TriangleMesh(Shape):
 
     Add it with ``World.add_geom(mesh)`` (static only, posed by ``position``/``quaternion``).
     Spheres, boxes, capsules, cylinders and convex hulls collide with it (hulls through
-    ``c/convex.c``'s triangle hook: pushed along the face normal of the triangles under them, as
+    ``csrc/engine/convex.c``'s triangle hook: pushed along the face normal of the triangles under them, as
     boxes are, with one manifold of at most 4 points over all triangles, so a convex box rests and
     slides on a flat mesh as on the plane); ``World.ray_cast`` finds it.  Contacts push along a triangle's face normal
     where the shape is over its interior, so shapes slide over the shared edges of coplanar
@@ -356,7 +356,7 @@ def _volume_moments(verts, faces):
 class Convex(Shape):
     """Convex polyhedron: the convex hull of ``vertices`` (n × 3, at least 4 points not in one
     plane), computed once here (Qhull) and kept as vertices, planar faces and edges for the C
-    narrow phase (``c/convex.c``: separating axes, then face clipping, up to 4 contact points).
+    narrow phase (``csrc/engine/convex.c``: separating axes, then face clipping, up to 4 contact points).
 
     The vertices are in the shape's own frame; as a body's shape (``World.add_body``) the hull is
     placed so that its centroid is the body's centre of mass.
@@ -378,7 +378,7 @@ class Convex(Shape):
     ValueError: vertices: the points lie in one plane or on one line; a convex shape needs 4 points not in one plane
     """
 
-    code = 5    # c/geometry.h G_CONVEX
+    code = 5    # csrc/engine/geometry.h G_CONVEX
 
     def __init__(self, vertices):
         pts = _checks.array("vertices", vertices, (None, 3), what="n points")
@@ -418,7 +418,7 @@ class Convex(Shape):
         return np.trace(C) * np.eye(3) - C
 
     def packed(self):
-        """The hull as one float64 block for the C engine (layout read by ``c/convex.c``):
+        """The hull as one float64 block for the C engine (layout read by ``csrc/engine/convex.c``):
         nv, nf, ne, n_face_indices, vertices (nv × 3), planes (nf × [n, d]), face starts (nf + 1),
         face vertex indices, edges (ne × [v0, v1, left face, right face])."""
         starts = np.cumsum([0] + [len(f) for f in self.faces])

@@ -31,7 +31,7 @@ class BodyStates:
 def body_states(model, q, qd=None, qdd=None) -> BodyStates:
     """Poses of all bodies; with ``qd`` also velocities; with ``qdd`` also accelerations.
 
-    The recursion is ``core/kinematics.c`` (``mb_body_states``).
+    The recursion is ``csrc/kernels/kinematics.c`` (``mb_body_states``).
 
     Example
     -------

@@ -84,7 +84,7 @@ def center_of_mass(model, q):
 
 
 def com_jacobian(model, q):
-    """Jacobian (…, 3, nv) of the centre of mass: Σ m_i J_i(c_i) / M (``core/kinematics.c``)."""
+    """Jacobian (…, 3, nv) of the centre of mass: Σ m_i J_i(c_i) / M (``csrc/kernels/kinematics.c``)."""
     _checks.model(model)
     c = model._c
     Jc = _core.com_jacobian(c, q)

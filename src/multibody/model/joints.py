@@ -7,12 +7,12 @@ quantities (spherical: ω; free: [ω; v]; planar: [vx, vy, ω]; cylindrical: [θ
 The table is the one place a joint type is described: the builder, the loaders' codes, the model's
 S and neutral q, configuration-space arithmetic, the simulator's plain-vector test, the symbolic
 side, the code generator's tracer and the viewer read it; C gets its codes and per-type facts from
-core/joints.h and the viewer its constants from :func:`js_constants`, both generated from it.
+csrc/model/joints.h and the viewer its constants from :func:`js_constants`, both generated from it.
 
 Adding a joint type (S constant in the body frame):
 
 1. a row of :data:`JOINTS` here (sizes, S, neutral q, pose steps, plain vector or not, chain);
-2. ``python -m multibody.model.joints`` regenerates core/joints.h;
+2. ``python -m multibody.model.joints`` regenerates csrc/model/joints.h;
 3. one case of ``mb_jcalc_inline`` in core/poses.h (its transform, as the pose steps say);
 4. only if q is not a plain vector: one case of ``mb_integrate`` in core/kinematics.c and its
    Python twin in simulation/integrators.py (``coordinate_rate``).
@@ -72,7 +72,7 @@ _v = lambda a, h: np.concatenate([np.zeros(3), a])       # noqa: E731  slide alo
 _e = lambda k: (lambda a, h: np.eye(6)[k])               # noqa: E731  unit column e_k
 
 #: The joint table: the one place joint types are described.  Python reads it here; the C header
-#: core/joints.h and the viewer's constants are generated from it (:func:`c_header`,
+#: csrc/model/joints.h and the viewer's constants are generated from it (:func:`c_header`,
 #: :func:`js_constants`; tests/test_joint_table.py holds them equal).
 JOINTS: tuple[JointSpec, ...] = (
     JointSpec(0, "fixed", 0, 0, True, (), _rows(), (), ("fixed",), doc="no motion"),
@@ -97,7 +97,7 @@ JOINTS: tuple[JointSpec, ...] = (
 )
 
 JointType = IntEnum("JointType", [(s.name.upper(), s.code) for s in JOINTS], module=__name__)
-JointType.__doc__ = "Joint type codes, one per row of :data:`JOINTS` (the same numbers as core/joints.h)."
+JointType.__doc__ = "Joint type codes, one per row of :data:`JOINTS` (the same numbers as csrc/model/joints.h)."
 
 NQ = {JointType(s.code): s.nq for s in JOINTS}
 NV = {JointType(s.code): s.nv for s in JOINTS}
@@ -196,7 +196,7 @@ def joint_pose(jtype, axis, pitch, q) -> tuple[np.ndarray, np.ndarray]:
 
 
 def c_header() -> str:
-    """Text of core/joints.h: the C joint codes and per-type facts, generated from :data:`JOINTS`."""
+    """Text of csrc/model/joints.h: the C joint codes and per-type facts, generated from :data:`JOINTS`."""
     lines = ["/* joints.h — GENERATED from multibody/model/joints.py (JOINTS) by",
              " * `python -m multibody.model.joints`; do not edit: add a joint type to the table there.",
              " * The kernels read only these facts; each joint's transform is one case of mb_jcalc_inline",
@@ -266,6 +266,6 @@ def jcalc(code: str, q: float, pitch: float = 0.0):
                      "r, px, py")
 
 
-if __name__ == "__main__":  # regenerate core/joints.h from the table
+if __name__ == "__main__":  # regenerate csrc/model/joints.h from the table
     from pathlib import Path
-    (Path(__file__).resolve().parent.parent / "core" / "joints.h").write_text(c_header(), encoding="utf-8")
+    (Path(__file__).resolve().parent.parent / "csrc" / "model" / "joints.h").write_text(c_header(), encoding="utf-8")

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
-#include "gate.h"
+#include "common/gate.h"
 
 ${kernel}
 #define CG_NIN ${nin}
@@ -19,7 +19,7 @@ static const int cg_out_ndim[CG_NOUT + 1] = {${out_ndim}};
 static const npy_intp cg_out_rows[CG_NOUT + 1] = {${out_rows}};
 static const npy_intp cg_out_cols[CG_NOUT + 1] = {${out_cols}};
 
-/* Every array passes the C core's one gate (multibody/core/gate.h, on the include path): the same
+/* Every array passes the C core's one gate (multibody/csrc/common/gate.h; csrc/ is on the include path): the same
  * rules as the core's entry points (None, complex, object and masked arrays refused; byte order,
  * alignment and strides converted; outputs used in place, never copied). */
 static PyObject *cg_overflow;  /* multibody.core.ResultOverflowError, or ValueError */

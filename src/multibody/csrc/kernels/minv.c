@@ -1,0 +1,396 @@
+/* minv.c — the inverse of the joint-space inertia M⁻¹(q) without forming M
+ * (Carpentier, "Analytical inverse of the joint space inertia matrix", 2018; the idea of
+ * Pinocchio's computeMinverse): ABA run on all unit torques at once, with no velocity and no
+ * gravity.  Column c of M⁻¹ is the q̈ that τ = e_c causes.
+ *
+ * World (base) coordinates throughout, so that nothing is carried from body to body: motion
+ * subspaces J_k = X_0i⁻¹ S_k, articulated inertias IA_i (6×6), forces and accelerations add as
+ * they are.
+ *   backward, i = nb−1 … 0 (IA_i = Y_i plus its children's articulated inertias):
+ *       U_i = IA_i J_i,  D_i = J_iᵀ U_i + armature_i
+ *       row block i of M⁻¹, columns c of subtree(i):  D_i⁻¹ (e_c − J_iᵀ F[:, c])
+ *           (F[:, c]: the bias force that τ = e_c in the subtree below leaves on body i)
+ *       F[:, c] += U_i M⁻¹[i, c];   IA_λ += IA_i − U_i D_i⁻¹ U_iᵀ
+ *   forward, i = 0 … nb−1, columns c ≥ v_start(i) (the upper triangle):
+ *       M⁻¹[i, c] −= D_i⁻¹ U_iᵀ P_λ[:, c];   P_i[:, c] = P_λ[:, c] + J_i M⁻¹[i, c]
+ *           (P_i[:, c]: body i's acceleration under τ = e_c)
+ *   M⁻¹ is symmetric: the lower triangle is the upper's mirror.
+ * F needs one 6-vector per column, not per body: in world coordinates a child's F[:, c] is its
+ * parent's, and sibling subtrees have disjoint columns.  The columns of a subtree are a range of
+ * `cols`, the columns in depth-first order of the bodies (the identity when the bodies are
+ * numbered depth-first, as URDF and MJCF trees are).
+ *
+ * mb_minv_world is written in `real` (lanes.h): derivatives_lanes.c compiles it again over vector
+ * lanes of states for batches of aba_derivatives.
+ */
+#include <string.h>
+
+#include "common/core.h"
+#include "common/spatial.h"
+
+#ifdef MB_LANE_BUILD
+static inline real abs_lanes(real x)  /* fabs in every lane: the sign bit cleared */
+{
+    return (real)((real_mask)x & ~(real_mask)MB_SPLAT(-0.0));
+}
+
+static inline real select_lanes(real_mask t, real a, real b)  /* t ? a : b in every lane */
+{
+    return (real)(((real_mask)a & t) | ((real_mask)b & ~t));
+}
+
+/* mb_invert_small (aba.c: Gauss-Jordan with partial pivoting) on every lane at once: each lane
+ * picks its own pivot row and swaps it in by selects, and a row that the scalar one skips (its entry
+ * in the pivot column is 0) is kept by a select, so every lane does the scalar one's arithmetic in
+ * its order.  1: done; 0: some lane's pivot is too small (the caller goes lane by lane, which
+ * decides singularity). */
+static int invert_small_all_lanes(const real *D, int n, real *Dinv)
+{
+    real A[6][12], scale = MB_SPLAT(0.0);
+    for (int r = 0; r < n; r++) {
+        const real a = abs_lanes(D[n * r + r]);
+        scale = select_lanes(a > scale, a, scale);  /* fmax: a NaN leaves scale as it was */
+        for (int c = 0; c < n; c++) {
+            A[r][c] = D[n * r + c];
+            A[r][n + c] = MB_SPLAT(r == c ? 1.0 : 0.0);
+        }
+    }
+    for (int c = 0; c < n; c++) {
+        real best = abs_lanes(A[c][c]);
+        real_mask piv = {0};  /* each lane's pivot row: the first largest */
+        piv += c;
+        for (int r = c + 1; r < n; r++) {
+            const real a = abs_lanes(A[r][c]);
+            const real_mask more = a > best;
+            best = select_lanes(more, a, best);
+            piv = (piv & ~more) | ((piv * 0 + r) & more);
+        }
+        if (!mb_all(best > 1e-14 * scale))
+            return 0;
+        for (int r = c + 1; r < n; r++) {  /* swap rows c and piv, lane by lane */
+            const real_mask here = piv == r;
+            if (mb_all(here == 0))
+                continue;
+            for (int k = 0; k < 2 * n; k++) {
+                const real t = A[c][k];
+                A[c][k] = select_lanes(here, A[r][k], t);
+                A[r][k] = select_lanes(here, t, A[r][k]);
+            }
+        }
+        const real dd = A[c][c];
+        for (int k = 0; k < 2 * n; k++)
+            A[c][k] /= dd;
+        for (int r = 0; r < n; r++)
+            if (r != c) {
+                const real e = A[r][c];
+                const real_mask used = e != 0.0;
+                for (int k = 0; k < 2 * n; k++)
+                    A[r][k] = select_lanes(used, A[r][k] - e * A[c][k], A[r][k]);
+            }
+    }
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++)
+            Dinv[n * r + c] = A[r][n + c];
+    return 1;
+}
+
+/* D⁻¹ as the scalar inversion makes it in each lane: all lanes at once, or where a pivot is too
+ * small lane by lane through it; 0 if any lane's block is singular (the group then runs state by state). */
+static int invert_small_lanes(const real *D, int n, real *Dinv)
+{
+    if (n == 1 && mb_all(D[0] > 0.0)) {  /* mb_invert_small's own 1 × 1 case, in every lane at once */
+        Dinv[0] = 1.0 / D[0];
+        return 1;
+    }
+    if (n > 1 && invert_small_all_lanes(D, n, Dinv))
+        return 1;
+    for (int l = 0; l < MB_LANES; l++) {
+        double Dl[36], Il[36];
+        for (int k = 0; k < n * n; k++)
+            Dl[k] = D[k][l];
+        if (!mb_invert_small(Dl, n, Il))
+            return 0;
+        for (int k = 0; k < n * n; k++)
+            Dinv[k][l] = Il[k];
+    }
+    return 1;
+}
+#define INVERT_SMALL invert_small_lanes
+#define PIVOT_STATUS(D, n) MB_SINGULAR
+#else
+#define INVERT_SMALL mb_invert_small
+#define PIVOT_STATUS mb_pivot_status
+#endif
+
+/* 6×6 spatial inertia (row-major) of a world inertia (spatial.h: mb_inertia_to_matrix, in real) */
+static inline void world_inertia_to_matrix(const real *J, real *M)
+{
+    const real z = MB_SPLAT(0.0), m = J[0], h0 = J[1], h1 = J[2], h2 = J[3];
+    const real B[6][6] = {
+        {J[4], J[5], J[6], z, -h2, h1},
+        {J[5], J[7], J[8], h2, z, -h0},
+        {J[6], J[8], J[9], -h1, h0, z},
+        {z, h2, -h1, m, z, z},
+        {-h2, z, h0, z, m, z},
+        {h1, -h0, z, z, z, m}};
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 6; c++)
+            M[6 * r + c] = B[r][c];
+}
+
+/* 6-vectors for one-dof joints: dst = (dst + src) − s u (dst += u x: spatial.h).  For one state as a
+ * vector of four and one of two (GCC keeps these short loops scalar); the same operations entry by
+ * entry, so the same bits as in lanes. */
+#ifndef MB_LANE_BUILD
+typedef double v4u __attribute__((vector_size(32), aligned(8)));
+typedef double v2u __attribute__((vector_size(16), aligned(8)));
+#endif
+static inline void add_minus_scaled6(real *restrict dst, const real *restrict src, real s, const real *restrict u)
+{
+#ifndef MB_LANE_BUILD
+    *(v4u *)dst = (*(v4u *)dst + *(const v4u *)src) - s * *(const v4u *)u;
+    *(v2u *)(dst + 4) = (*(v2u *)(dst + 4) + *(const v2u *)(src + 4)) - s * *(const v2u *)(u + 4);
+#else
+    for (int c = 0; c < 6; c++)
+        dst[c] = (dst[c] + src[c]) - s * u[c];
+#endif
+}
+
+/* out = x + u y, 6 entries (out is not x: another body's P) */
+static inline void sum_scaled6(real *restrict out, const real *restrict x, const real *restrict u, real y)
+{
+#ifndef MB_LANE_BUILD
+    *(v4u *)out = *(const v4u *)x + *(const v4u *)u * y;
+    *(v2u *)(out + 4) = *(const v2u *)(x + 4) + *(const v2u *)(u + 4) * y;
+#else
+    for (int r = 0; r < 6; r++)
+        out[r] = x[r] + u[r] * y;
+#endif
+}
+
+#ifndef MB_LANE_BUILD
+
+long mb_minv_world_scratch(const mb_model *m)
+{
+    return 6L * m->nv * (m->nb + 1) + m->nb / 2 + 1;
+}
+
+long mb_minv_scratch(const mb_model *m)  /* J, Y, mb_minv_world's, then the subtree columns (ints) */
+{
+    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m) + (m->nv + 3L * m->nb) / 2 + 2;
+}
+
+/* cols: the columns in depth-first preorder of the bodies (children in index order); the subtree
+ * of body i owns cols[first[i] … first[i] + count[i]).  slot: nb ints of room. */
+void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot)
+{
+    const int nb = m->nb;
+    for (int i = 0; i < nb; i++)
+        count[i] = m->nv_joint[i];
+    for (int i = nb - 1; i >= 0; i--)
+        if (m->parent[i] >= 0)
+            count[m->parent[i]] += count[i];
+    int next_root = 0;
+    for (int i = 0; i < nb; i++) {  /* parents first: each child takes the next range of its parent */
+        const int par = m->parent[i];
+        if (par < 0)
+            first[i] = next_root, next_root += count[i];
+        else
+            first[i] = slot[par], slot[par] += count[i];
+        slot[i] = first[i] + m->nv_joint[i];
+        for (int e = 0; e < m->nv_joint[i]; e++)
+            cols[first[i] + e] = m->v_start[i] + e;
+    }
+}
+
+int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, double *Minv)
+{
+    double *J = scratch, *Y = J + 6L * m->nv;
+    mb_tree_poses(m, q, d->R, d->p);
+    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    memset(Y, 0, sizeof(double) * MB_NI * m->nb);
+    for (int i = 0; i < m->nb; i++) {
+        mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Y + MB_NI * i);
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
+            mb_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, m->S + 6 * k, J + 6 * k);
+    }
+    double *work = Y + MB_NI * m->nb;
+    int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + m->nv, *count = first + m->nb;
+    mb_subtree_columns(m, cols, first, count, count + m->nb);
+    return mb_minv_world(m, d, work, J, Y, cols, first, count, Minv);
+}
+#endif
+
+#ifndef MB_LANE_BUILD
+MB_CLONES_AVX2
+#endif
+MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *scratch, const real *J,
+                                           const real *Y, const int *cols, const int *first,
+                                           const int *count, real *Minv)
+{
+    const int nb = m->nb, nv = m->nv;
+    real *F = scratch, *P = F + 6L * nv;  /* P: per slot (below), column c at 6c */
+    int *slot = (int *)(P + 6L * nv * nb);
+    /* P_i is read by i's children only.  With the bodies in depth-first order (URDF and MJCF trees),
+     * every body between i and a descendant of i is below i: one P per depth serves, which keeps the
+     * forward pass's P in the caches (Talos: 11 depths, not 33 bodies); any other order, one per body. */
+    int preorder = 1;
+    for (int i = 1; i < nb && preorder; i++) {
+        int a = i - 1;  /* i's parent must be i − 1 or one of its ancestors */
+        while (a >= 0 && a != m->parent[i])
+            a = m->parent[a];
+        preorder = m->parent[i] < 0 || a == m->parent[i];
+    }
+    for (int i = 0; i < nb; i++)
+        slot[i] = !preorder ? i : m->parent[i] < 0 ? 0 : slot[m->parent[i]] + 1;
+    memset(Minv, 0, sizeof(real) * nv * nv);
+    memset(F, 0, sizeof(real) * 6 * nv);
+    for (int i = 0; i < nb; i++)
+        world_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
+
+    for (int i = nb - 1; i >= 0; i--) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const int *sub = cols + first[i], ns = count[i];  /* the subtree's columns, own ones first */
+        real *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i, D[36];
+        for (int k = vs; k < vs + nj; k++) {
+            real *Uk = d->U + 6 * k;
+            for (int r = 0; r < 6; r++)
+                Uk[r] = mb_dot6(IA + 6 * r, J + 6 * k);
+            for (int k2 = vs; k2 < vs + nj; k2++)
+            {
+                real e = mb_dot6(J + 6 * k2, Uk);
+                if (k == k2)
+                    e += m->armature[k];
+                D[nj * (k - vs) + (k2 - vs)] = e;
+            }
+        }
+        if (nj > 0 && !INVERT_SMALL(D, nj, Dinv))  /* a fixed joint has no block */
+            return PIVOT_STATUS(D, nj * nj);
+        for (int e = 0; e < nj; e++) {
+            real *row = Minv + (long)nv * (vs + e);
+            for (int e2 = 0; e2 < nj; e2++)
+                row[vs + e2] = Dinv[nj * e + e2];
+        }
+        if (nj == 1) {  /* most joints: scalar, and no small array to store and reload */
+            const real w = -Dinv[0];
+            for (int t = 1; t < ns; t++)
+                Minv[(long)nv * vs + sub[t]] = w * mb_dot6(J + 6 * vs, F + 6 * sub[t]);
+        } else for (int t = nj; t < ns; t++) {
+            const int c = sub[t];
+            real JF[6];
+            for (int e2 = 0; e2 < nj; e2++)
+                JF[e2] = mb_dot6(J + 6 * (vs + e2), F + 6 * c);
+            for (int e = 0; e < nj; e++) {
+                real s = MB_SPLAT(0.0);
+                for (int e2 = 0; e2 < nj; e2++)
+                    s += Dinv[nj * e + e2] * JF[e2];
+                Minv[(long)nv * (vs + e) + c] = -s;
+            }
+        }
+        if (par < 0)
+            continue;
+        if (nj == 1) {  /* most joints: U_i and D⁻¹ in registers, IA_λ += IA_i − U_i D⁻¹ U_iᵀ in one sweep
+                         * (the same operations as the general case below, in its order: the same bits) */
+            const real w = Dinv[0];
+            real u[6], uw[6];
+            for (int r = 0; r < 6; r++)
+                u[r] = d->U[6 * vs + r], uw[r] = u[r] * w;
+            for (int t = 0; t < ns; t++)
+                mb_add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
+            for (int r = 0; r < 6; r++)
+                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
+            continue;
+        }
+        for (int t = 0; t < ns; t++) {
+            const int c = sub[t];
+            real *f = F + 6 * c;
+            for (int e = 0; e < nj; e++) {
+                const real x = Minv[(long)nv * (vs + e) + c];
+                const real *Ue = d->U + 6 * (vs + e);
+                for (int r = 0; r < 6; r++)
+                    f[r] += Ue[r] * x;
+            }
+        }
+        real *IAp = d->IA + 36 * par;
+        for (int r = 0; r < 36; r++)
+            IAp[r] += IA[r];
+        for (int e = 0; e < nj; e++)
+            for (int e2 = 0; e2 < nj; e2++) {
+                const real w = Dinv[nj * e + e2];
+                const real *Ue = d->U + 6 * (vs + e), *Ue2 = d->U + 6 * (vs + e2);
+                for (int r = 0; r < 6; r++) {
+                    const real x = Ue[r] * w;
+                    for (int c = 0; c < 6; c++)
+                        IAp[6 * r + c] -= x * Ue2[c];
+                }
+            }
+    }
+
+    for (int i = 0; i < nb; i++) {
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * (par < 0 ? 0 : slot[par]);
+        real *Pi = P + 6L * nv * slot[i];
+        /* a one-dof joint's U, J and D⁻¹ in registers for the sweep over the columns (the stores to
+         * M⁻¹ and P would make the compiler reload them) */
+        real U1[6] = {0}, J1[6] = {0}, Dinv1 = MB_SPLAT(0.0);
+        if (nj == 1) {
+            Dinv1 = Dinv[0];
+            for (int r = 0; r < 6; r++)
+                U1[r] = d->U[6 * vs + r], J1[r] = J[6 * vs + r];
+        }
+        if (count[i] == nj) {  /* no dofs below: P_i has no reader */
+            if (par >= 0 && nj == 1)
+                for (int c = vs; c < nv; c++)
+                    Minv[(long)nv * vs + c] -= Dinv1 * mb_dot6(U1, Pp + 6 * c);
+            else if (par >= 0)
+                for (int c = vs; c < nv; c++) {
+                    real Ux[6];
+                    for (int e = 0; e < nj; e++)
+                        Ux[e] = mb_dot6(d->U + 6 * (vs + e), Pp + 6 * c);
+                    for (int e = 0; e < nj; e++) {
+                        real s = MB_SPLAT(0.0);
+                        for (int e2 = 0; e2 < nj; e2++)
+                            s += Dinv[nj * e + e2] * Ux[e2];
+                        Minv[(long)nv * (vs + e) + c] -= s;
+                    }
+                }
+            continue;
+        }
+        for (int c = vs; c < nv; c++) {
+            real *pc = Pi + 6 * c;
+            if (par >= 0 && nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
+                const real *x = Pp + 6 * c;
+                const real y = Minv[(long)nv * vs + c] - Dinv1 * mb_dot6(U1, x);
+                Minv[(long)nv * vs + c] = y;
+                sum_scaled6(pc, x, J1, y);
+                continue;
+            } else if (par >= 0) {
+                const real *x = Pp + 6 * c;
+                real Ux[6];
+                for (int e = 0; e < nj; e++)
+                    Ux[e] = mb_dot6(d->U + 6 * (vs + e), x);
+                for (int e = 0; e < nj; e++) {
+                    real s = MB_SPLAT(0.0);
+                    for (int e2 = 0; e2 < nj; e2++)
+                        s += Dinv[nj * e + e2] * Ux[e2];
+                    Minv[(long)nv * (vs + e) + c] -= s;
+                }
+                for (int r = 0; r < 6; r++)
+                    pc[r] = x[r];
+            } else {
+                for (int r = 0; r < 6; r++)
+                    pc[r] = MB_SPLAT(0.0);
+            }
+            for (int e = 0; e < nj; e++) {
+                const real y = Minv[(long)nv * (vs + e) + c];
+                const real *Je = J + 6 * (vs + e);
+                for (int r = 0; r < 6; r++)
+                    pc[r] += Je[r] * y;
+            }
+        }
+    }
+    for (int r = 0; r < nv; r++)
+        for (int c = 0; c < r; c++)
+            Minv[(long)nv * r + c] = Minv[(long)nv * c + r];
+    return MB_OK;
+}

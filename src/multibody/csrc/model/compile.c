@@ -1,0 +1,54 @@
+/* compile.c — the model compile step: every derived table of the constant model (model.h),
+ * computed once from the given ones, as MuJoCo's mj_setConst derives its constants.
+ *
+ *   given (the boundary copies them from the Python Model): parent, jtype, q/v starts and counts,
+ *       tree_R, tree_p, axis, pitch, inertia, S, armature, dof_parent, a_grav, body_names
+ *   derived here:
+ *       inertia6        the 10-parameter inertia as a 6×6 matrix (mcI)
+ *       axis_kind       joint axis exactly e_k (revolute, prismatic)
+ *       pose_kind       Xup_i a turn about e_k only (revolute about e_k, no tree rotation)
+ *       dof_axis/unit   column k of S is ±e_s / e_s
+ *       planar, plnr…   the planar tables (planar.c decides and fills them)
+ *
+ * Only exact tests (== 1.0, == 0.0) decide the kinds, so a kind never changes a result: it picks
+ * the same product with fewer operations (aba.c, jcalc's elementary rotations). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "common/core.h"
+#include "common/spatial.h"
+
+int mb_model_compile(mb_model *m)
+{
+    const int nb = m->nb, nv = m->nv;
+    m->inertia6 = malloc(sizeof(double) * 36 * (nb ? nb : 1));
+    m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
+    m->pose_kind = malloc(sizeof(int) * (nb ? nb : 1));
+    m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
+    m->dof_axis = malloc(sizeof(int) * (nv ? nv : 1));
+    if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit || !m->dof_axis)
+        return MB_NO_MEMORY;
+    for (int i = 0; i < nb; i++) {
+        mb_inertia_to_matrix(m->inertia + MB_NI * i, m->inertia6 + 36 * i);
+        const double *a = m->axis + 3 * i;
+        m->axis_kind[i] = -1;
+        if (m->jtype[i] == MB_REVOLUTE || m->jtype[i] == MB_PRISMATIC)
+            for (int k = 0; k < 3; k++)
+                if (a[k] == 1.0 && a[(k + 1) % 3] == 0.0 && a[(k + 2) % 3] == 0.0)
+                    m->axis_kind[i] = k;
+        int tree_identity = 1;
+        for (int r = 0; r < 9; r++)
+            tree_identity &= m->tree_R[9 * i + r] == (r % 4 == 0 ? 1.0 : 0.0);
+        m->pose_kind[i] = tree_identity && m->jtype[i] == MB_REVOLUTE ? m->axis_kind[i] : -1;
+    }
+    for (int k = 0; k < nv; k++) {  /* is column k of S a unit vector e_s? */
+        const double *S = m->S + 6 * k;
+        int s = -1, nonzero = 0;
+        for (int r = 0; r < 6; r++)
+            if (S[r] != 0.0)
+                nonzero++, s = fabs(S[r]) == 1.0 ? r : -2;
+        m->dof_axis[k] = nonzero == 1 && s >= 0 ? s : -1;
+        m->dof_unit[k] = m->dof_axis[k] >= 0 && S[s] == 1.0 ? s : -1;
+    }
+    return mb_planar_setup(m) ? MB_OK : MB_NO_MEMORY;
+}

@@ -1,0 +1,1201 @@
+/* rollout.c — a whole fixed-step simulation run in C (mb.simulate's compiled loop).
+ *
+ * The equations are those of multibody.simulation: q̇ = v (on the configuration manifold),
+ * v̇ = q̈ = FDab(q, v, τ_all, f_ext) (RBDA table 7.1, spatial_v2 FDab: mb_aba) with τ from a
+ * built-in controller and the model's passive forces (simulation/limits.py, the same laws):
+ *
+ *   τ_all = τ − damping ⊙ v − f ⊙ tanh(v / v_s) + τ_tendons(q, v) + τ_soft(q, v)
+ *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass
+ *   τ_soft,j = sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound,
+ *   τ_tendons = Σ_tendons c f,  f = −k (dead-band excess of L = c·q) − d c·v   (model/tendons.py).
+ *
+ * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
+ * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
+ * its own.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).  A
+ * controller of a whole batch (MB_CONTROL_BATCH: simulate_batch's Python function of (t, Q, QD)) is
+ * called once a stage with the states of all the runs still going: the batch is then one group of
+ * any size, advanced in lockstep, its forward dynamics in lanes where they apply.
+ *
+ * Joints resting on hard stops (r->n_resting, one run resumed by the Python loop after a plastic
+ * impact) are held by hybrid dynamics (hybrid.c, RBDA §9.2: q̈_j = 0 given, τ_j found), the stop's
+ * force λ_j = τ_j − τ_all,j (limits.py JointLimits.resting_accelerations, TMT eq. 6); after each step
+ * λ is evaluated at its end, and a step where a stop stops pushing (sign·λ ≤ 0: its release event)
+ * is handed back like one that reaches a stop.
+ *
+ * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
+ * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
+ * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).  Another
+ * contact law (a Python object's, r->contact_call) enters the same way: its states after v, its
+ * forces and ż from one call back per stage.
+ *
+ * The steppers, on y = [q, v] and the tangent K = [v, q̈]:
+ *
+ *   euler          y₁ = y₀ ⊕ h·f(t₀, y₀)                            (OpenDE report eq. 5.15)
+ *   semi_implicit  v₁ = v₀ + h·q̈(y₀),  q₁ = q₀ ⊕ h·v₁             (symplectic Euler)
+ *   rk4            classical Runge–Kutta (report §5, eq. 5.17) when every joint has q̇ = v;
+ *                  with quaternion or planar joints the commutator-free 4th-order Lie-group
+ *                  method "CF4" of Celledoni, Marthinsen & Owren (2003), which is classical RK4
+ *                  on vector spaces and keeps order 4 on SO(3)/SE(3).
+ *   rk3            Crouch & Grossman's (1993) third-order method: an explicit Runge–Kutta method
+ *                  (Butcher tableau) on vector spaces, and of order 3 on the joint groups too, its
+ *                  stages composed exponentials y ⊕ h a₁k₁ ⊕ h a₂k₂ (tableau_step).
+ *
+ * The methods are the rows of one table, mb_steppers (below, core.h's mb_stepper): a row with a Butcher
+ * tableau needs no code of its own (tableau_step takes its steps, Python its reference steps from the
+ * same numbers, integrators.py); the three older rows keep their own stage code, dispatched by a
+ * switch on the row's code, operation for operation as before.
+ *
+ * q ⊕ v·h is mb_integrate (kinematics.c): exact exponential maps, so quaternion norms stay 1.
+ * The controllers (multibody.simulation.controllers.PD, also as a torque table with kp = kd = 0):
+ *   τ(t, q, v) = kp ⊙ (q_ref(t) − q) + kd ⊙ (q̇_ref(t) − v) + τ_ff(t) [+ g(q) = RNEA(q, 0, 0)],
+ * the references linear in t between the rows of a time table, held beyond its ends (the same
+ * arithmetic as numpy.interp), either continuous (every stage) or sampled with a zero-order hold
+ * at t = 0, T, 2T, … (spatial_v2's Simulink example 2).  The step grid, the splitting of steps at
+ * sample instants, what is recorded and when a run stops are those of simulation/core.py's
+ * _run_fixed, operation for operation, so the compiled and the Python loops agree to rounding.
+ *
+ * A continuous PD with gravity compensation cancels the model's gravity: M q̈ = τ_pd + g(q) − C − g(q)
+ * (− …) is FDab with the gravity switched off and τ_pd, so the stages run ABA on a copy of the
+ * model without gravity and no RNEA; g(q) is evaluated once per step, for the recorded τ only.
+ *
+ * The user's events (r->guards, one run) are watched the same way: their guards are called back after
+ * each step, and a step where one crosses zero in its direction is handed back for the Python loop
+ * to locate the event, fire it and hand the run back.
+ *
+ * Hard stops (MB_STOPS_HARD) are events with impact resets, handled by the Python loop: after
+ * each step the stops' guards g = sign (q_j − pos) are evaluated and, where one goes from > 0 to
+ * ≤ 0 (the event's direction −1), the step is discarded and the run handed back at its start
+ * (handed_back, t_from, y_end); the Python loop takes that step, fires the impact, and resumes
+ * here once no joint rests on a stop.  Steps that cross no stop never leave C.
+ *
+ * A batch advances its runs in groups, in lockstep: the runs of a group share the step grid (it
+ * depends on t only), so every stage evaluates the controller and the passive forces run by run
+ * and then the forward dynamics of the whole group in one aba_group call (aba_lanes.c: SIMD over
+ * states, each lane mb_aba's result bit for bit), where the model and the run allow the lanes (no
+ * f_ext or gravcomp forces, mb_lanes_supported).  Where the runs need no more than a PD with constant
+ * references (or no controller), damping and hard stops, a whole RK4 step of the group runs in the
+ * lanes (rk4_group, rollout_lanes.h: the same operations on states kept in lanes through the step).
+ * A run that stops (end, hand-back, non-finite
+ * state, error) leaves the group at that step with exactly its one-run outcome; the others go on.
+ *
+ * A run whose state (or q̈) turns non-finite stops at the last finite state and reports the
+ * step (with hard stops: hands that step back, so the Python loop reports it); a singular model
+ * or a non-finite controller output is an error (status.h).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/core.h"
+
+/* Crouch & Grossman (1993), "Numerical integration of ordinary differential equations on manifolds",
+ * J. Nonlinear Sci. 3, 1–33 (Hairer, Lubich & Wanner, Geometric Numerical Integration, §IV.8.1): the
+ * three-stage method of order 3 on Lie groups.  Chosen over a Störmer–Verlet for the table's first new
+ * row: a multibody q̈ depends on q̇ (Coriolis, damping, a PD), where the explicit velocity Verlet is
+ * neither symplectic nor of order 2, and one tableau for the whole state makes the sensitivities' Z
+ * (riding as the loop's extra states) the exact derivative of the computed step on vector spaces
+ * ("internal differentiation", as sensitivity.py says for rk4) with no code of their own. */
+static const double CG3_A[] = {0.0, 0.0, 0.0, 3.0 / 4.0, 0.0, 0.0, 119.0 / 216.0, 17.0 / 108.0, 0.0};
+static const double CG3_B[] = {13.0 / 51.0, -2.0 / 3.0, 24.0 / 17.0};
+static const double CG3_C[] = {0.0, 3.0 / 4.0, 17.0 / 24.0};
+
+/* The fixed-step methods (core.h's mb_stepper), indexed by the integrator code.  stable_decay: the
+ * stability polynomial's real-axis bound (|R(−B)| = 1; limits.py's damping check). */
+const mb_stepper mb_steppers[] = {
+    {"euler", 1, 1, 2.0, 0, NULL, NULL, NULL, "OpenDE report eq. 5.15"},
+    {"semi_implicit", 1, 1, 2.0, MB_STEP_IMPLICIT_DAMPING | MB_STEP_Z_IN_PYTHON | MB_STEP_SYMPLECTIC, NULL, NULL, NULL,
+     "symplectic Euler (Hairer, Lubich & Wanner, GNI §VI.3); damping implicit as MuJoCo's Euler"},
+    {"rk4", 4, 4, 2.785, 0, NULL, NULL, NULL,
+     "classical Runge–Kutta (OpenDE report eq. 5.17); CF4 of Celledoni, Marthinsen & Owren (2003) on groups"},
+    {"rk3", 3, 3, 2.5127453266183286, 0, CG3_A, CG3_B, CG3_C,
+     "Crouch & Grossman (1993); Hairer, Lubich & Wanner, GNI §IV.8.1"},
+};
+const int mb_n_steppers = (int)(sizeof mb_steppers / sizeof mb_steppers[0]);
+
+/* Outcome of one right-hand-side evaluation: 0, STAGE_NON_FINITE, or a status code (> 0). */
+enum { STAGE_NON_FINITE = -1 };
+enum { MAX_GROUP = 8 };  /* runs advanced in lockstep (any number under a batch controller) */
+
+/* The arrays of a group of runs: run l's part of each starts at l × its length (a state n = nq + nv + nz,
+ * a tangent nk = 2 nv + nz, τ nv, f_ext 6 nb, contact forces 3 points); one run is a group of one. */
+typedef struct {
+    double *y, *y1, *ys, *y2;          /* states                                              */
+    double *k1, *k2, *k3, *k4, *K;     /* tangents                                            */
+    double *tau, *tau_all, *held;      /* first-stage τ, τ − damping ⊙ v, held τ              */
+    double *tau_stage, *gq;            /* τ of the later stages (not kept), g(q)              */
+    double *fext, *fcontact, *fuser;   /* f_ext with gravcomp; + contact forces; the user's   */
+    double *force, *force_stage;       /* contact forces (points × 3) at the first / a later stage */
+    double *contact_pos;               /* shared: contact point positions (points × 3)         */
+    unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
+    double *H, *spare;                 /* shared: CRBA (nv × nv), unused lane outputs (nv) */
+    double *spare_step;                /* shared: an unused lane's y₁, k₁, τ in a lanes step (2 n + nv) */
+    double *tendon_sum, *tendon_one;   /* shared: the tendons' generalized forces, all and one (nv each) */
+    double *hd_tau, *stop_force;       /* shared: hybrid dynamics' τ (nv), resting stops' λ (≤ nv)  */
+    double *call_out;                  /* shared: the caller's contact law's [f_ext, ż] (6 nb + nz)   */
+    double *block;
+} workspace;
+
+/* Runs advanced together: st[l] is run l's outcome in the current step (or evaluation); a stage
+ * computes the runs that are active and still MB_OK. */
+typedef struct {
+    const mb_model *m, *mf;            /* the model; without gravity (a continuous PD with g(q)) or NULL */
+    const mb_model *md;                /* the model FD runs on: m, or m with r->implicit_armature       */
+    mb_data *d;
+    const mb_rollout *r;
+    const mb_lanes_impl *lanes;        /* forward dynamics and g(q) of several runs at once, or NULL */
+    void *dl;                          /* its workspace */
+    int L, vector, have_held;          /* runs; every joint has q̇ = v; a sampled τ is held */
+    int nz;                            /* contact states after [q, v]                         */
+    workspace w;
+    int *active, *st;                  /* (L each, like the arrays below: one block, `books`) */
+    int *singular;                     /* run l's MB_SINGULAR body (status.h keeps only the last one per thread) */
+    int *first_ok;                     /* a batch controller: run l's step got past its first stage (its k₁, τ) */
+    unsigned posed;                    /* the busy runs (bit l: run l) whose poses the lanes' workspace holds from
+                                        * one aba_group call, or 0 */
+    mb_group_step lanes_step;          /* RK4 steps wholly in lanes (rk4_group) where the run allows, */
+    int use_lanes_step;                /* else stage by stage */
+    int *crossed, lanes_stepped;       /* after a lanes step: run l's step crosses a hard stop */
+    int stage_lanes;                   /* the stages' aba_group and gravity_group take the model (not planar trees:
+                                        * only rk4_group has their FDab in lanes) */
+    const double **q, **v, **tau_all, **fext;  /* rhs: each run's arguments of the forward dynamics  */
+    double **qdd, **gq;
+    const double **call_q, **call_v;   /* a batch controller's call: the busy runs' q, v and τ, in order */
+    double **call_tau;
+    int *pending;                      /* mb_run_rollouts: the last sample's q̈, τ wait for the step from it */
+    double *last_recorded_t, *t_end;   /* and each run's last sample time and end */
+    void *books;                       /* the block of the per-run arrays above */
+} group;
+
+/* The group's per-run arrays for L runs, in one block (zeroed); MB_NO_MEMORY if there is no room. */
+static int books_new(group *g, int L)
+{
+    const size_t ints = 6 * (size_t)L, pointers = 9 * (size_t)L, numbers = 2 * (size_t)L;
+    char *b = calloc(1, numbers * sizeof(double) + pointers * sizeof(double *) + ints * sizeof(int));
+    if (!(g->books = b))
+        return MB_NO_MEMORY;
+    g->last_recorded_t = (double *)b, g->t_end = (double *)b + L;  /* the widest first: their alignment */
+    double **p = (double **)(b + numbers * sizeof(double));
+    g->q = (const double **)p, g->v = (const double **)p + L, g->tau_all = (const double **)p + 2 * L;
+    g->fext = (const double **)p + 3 * L, g->qdd = p + 4 * L, g->gq = p + 5 * L;
+    g->call_q = (const double **)p + 6 * L, g->call_v = (const double **)p + 7 * L, g->call_tau = p + 8 * L;
+    int *i = (int *)(p + pointers);
+    g->active = i, g->st = i + L, g->singular = i + 2 * L, g->first_ok = i + 3 * L, g->crossed = i + 4 * L;
+    g->pending = i + 5 * L;
+    return MB_OK;
+}
+
+static double *part(double *a, int l, int len)
+{
+    return a + (long)l * len;
+}
+
+/* dst = src.  A few numbers (a pendulum's) one by one: memcpy would reload them in wider pieces than
+ * their stores wrote them, which the CPU cannot forward from its store buffer (a stall per copy on
+ * the step's critical path; the empty asm keeps GCC from turning the loop back into that call).
+ * Longer arrays (a robot's, whose batch runs are many at once) by memcpy, which costs fewer instructions. */
+static inline void copy_numbers(double *restrict dst, const double *restrict src, long n)
+{
+    if (n >= 8) {
+        memcpy(dst, src, sizeof(double) * n);
+        return;
+    }
+    for (long k = 0; k < n; k++) {
+        uint64_t bits;
+        memcpy(&bits, src + k, sizeof bits);
+        __asm__("" : "+r"(bits));
+        memcpy(dst + k, &bits, sizeof bits);
+    }
+}
+
+static int busy(const group *g, int l)
+{
+    return g->active[l] && g->st[l] == MB_OK;
+}
+
+static unsigned busy_mask(const group *g)
+{
+    unsigned mask = 0;
+    for (int l = 0; l < g->L; l++)
+        mask |= (unsigned)busy(g, l) << l;
+    return mask;
+}
+
+/* Are all n numbers finite?  Without a branch per number: x·0 is ±0 for a finite x and NaN for an
+ * infinite one or NaN, and a sum of such products is 0 exactly when all are finite; two numbers per
+ * instruction (a pair of doubles: every x86-64 and ARM64 CPU has them). */
+typedef double number_pair __attribute__((vector_size(16)));
+
+static int finite_all(const double *x, long n)
+{
+    number_pair acc = {0.0, 0.0};
+    long k = 0;
+    for (; k + 2 <= n; k += 2) {
+        number_pair p;
+        memcpy(&p, x + k, sizeof p);
+        acc += p * 0.0;
+    }
+    double s = acc[0] + acc[1];
+    if (k < n)
+        s += x[k] * 0.0;
+    return s == 0.0;
+}
+
+/* numpy.interp(t, times, table[:, col]) for one column (the same operations, so the same bits). */
+static double interp_column(int n, const double *times, const double *table, int ncol, int col, double t)
+{
+    if (n == 1 || t >= times[n - 1])  /* held after the end (numpy: right value, or the last row at it) */
+        return table[(long)ncol * (n - 1) + col];
+    if (t < times[0])
+        return table[col];
+    int lo = 0, hi = n - 1;  /* times[lo] ≤ t < times[hi] */
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (times[mid] <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const double y0 = table[(long)ncol * lo + col], y1 = table[(long)ncol * (lo + 1) + col];
+    if (times[lo] == t)
+        return y0;
+    const double slope = (y1 - y0) / (times[lo + 1] - times[lo]);
+    return slope * (t - times[lo]) + y0;
+}
+
+/* The built-in controller at (t, q, v) into tau; MB_BAD_CONTROL if its output is not finite.
+ * gravity 0 leaves out the PD's g(q) (the caller cancels it against the model's gravity). */
+static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control *c, double t, const double *q,
+                   const double *v, int gravity, double *tau)
+{
+    const int nv = m->nv, n = c->n_times;
+    if (c->kind == MB_CONTROL_NONE) {
+        memset(tau, 0, sizeof(double) * nv);
+        return MB_OK;
+    }
+    if (c->kind == MB_CONTROL_CALL)  /* the caller's function checks what it returns */
+        return c->call(c->ctx, MB_CALL_CONTROL, t, q, v, tau);
+    if (c->q_index) {  /* a floating base, or other joints with several dofs: kp = 0 on those */
+        for (int k = 0; k < nv; k++) {
+            const int qi = c->q_index[k];
+            const double qr = qi < 0 ? 0.0 : n == 1 ? c->q_ref[qi] : interp_column(n, c->times, c->q_ref, m->nq, qi, t);
+            const double qdr = n == 1 ? c->qd_ref[k] : interp_column(n, c->times, c->qd_ref, nv, k, t);
+            const double ff = n == 1 ? c->tau_ff[k] : interp_column(n, c->times, c->tau_ff, nv, k, t);
+            const double e = qi < 0 ? 0.0 : qr - q[qi];
+            tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
+        }
+    } else if (n == 1) {  /* constant references: interp_column's answer is the one row (no call per entry) */
+        const double *restrict kp = c->kp, *restrict kd = c->kd, *restrict qr = c->q_ref, *restrict qdr = c->qd_ref;
+        const double *restrict ff = c->tau_ff;
+        double *restrict out = tau;  /* τ is the workspace's, apart from the tables: two entries per instruction */
+        for (int k = 0; k < nv; k++) {
+            const double e = qr[k] - q[k];
+            out[k] = kp[k] * e + kd[k] * (qdr[k] - v[k]) + ff[k];
+        }
+    }
+    for (int k = 0; k < nv && n > 1 && !c->q_index; k++) {  /* PD on a model whose joints all have q̇ = v (nq = nv) */
+        const double qr = interp_column(n, c->times, c->q_ref, m->nq, k, t);
+        const double qdr = interp_column(n, c->times, c->qd_ref, nv, k, t);
+        const double ff = interp_column(n, c->times, c->tau_ff, nv, k, t);
+        const double e = qr - q[k];
+        tau[k] = c->kp[k] * e + c->kd[k] * (qdr - v[k]) + ff;
+    }
+    if (gravity && c->gravity) {  /* g(q): the joint forces that hold the model still against gravity */
+        mb_gravity_torques(m, d, q, 0, w->gq);
+        for (int k = 0; k < nv; k++)
+            tau[k] += w->gq[k];
+    }
+    return finite_all(tau, nv) ? MB_OK : MB_BAD_CONTROL;
+}
+
+/* MuJoCo's gravcomp as f_ext (dynamics/gravcomp.py): body i lifted by gc_lift_i at its world CoM c_i,
+ * the spatial force [c_i × f_i; f_i] in base coordinates, added to `base` (the other forces, or NULL). */
+static void gravity_compensation(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q,
+                                 const double *base, double *fext)
+{
+    mb_tree_poses(m, q, d->R, d->p);
+    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    for (int i = 0; i < m->nb; i++) {
+        const double *R = d->R0 + 9 * i, *p = d->p0 + 3 * i, *com = r->gc_com + 3 * i, *f = r->gc_lift + 3 * i;
+        double c[3];
+        for (int a = 0; a < 3; a++)
+            c[a] = p[a] + (R[3 * a] * com[0] + R[3 * a + 1] * com[1] + R[3 * a + 2] * com[2]);
+        double *o = fext + 6 * i;
+        o[0] = c[1] * f[2] - c[2] * f[1];
+        o[1] = c[2] * f[0] - c[0] * f[2];
+        o[2] = c[0] * f[1] - c[1] * f[0];
+        o[3] = f[0], o[4] = f[1], o[5] = f[2];
+        if (base)
+            for (int k = 0; k < 6; k++)
+                o[k] = base[6 * i + k] + o[k];
+    }
+}
+
+/* The joint's effective inertia 1 / (H⁻¹)_jj from H's Cholesky factor L: (H⁻¹)_jj = |L⁻¹ e_j|²
+ * (limits.py effective_inertia; H_jj where H is not positive definite). */
+static double effective_inertia(int nv, const double *H, const double *L, int factored, int j, double *y)
+{
+    if (!factored)
+        return H[(long)j * nv + j];
+    double sum = 0.0;
+    for (int i = j; i < nv; i++) {
+        double s = i == j ? 1.0 : 0.0;
+        for (int k = j; k < i; k++)
+            s -= L[(long)i * nv + k] * y[k];
+        y[i] = s / L[(long)i * nv + i];
+        sum += y[i] * y[i];
+    }
+    return 1.0 / sum;
+}
+
+/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces); H and its factor only when a
+ * joint is beyond. */
+static void soft_stops(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w, const double *q,
+                       const double *v, double *tau_all)
+{
+    const double T = r->soft_time, T2 = T * T;
+    int have_H = 0, factored = 0;
+    for (int s = 0; s < r->n_stops; s++) {
+        const double *row = r->stops + 4 * s;
+        const int qi = (int)row[0], vi = (int)row[1];
+        const double pos = row[2], sign = row[3];
+        const double pen = sign * (pos - q[qi]);
+        if (pen <= 0.0)
+            continue;
+        if (!have_H) {
+            mb_crba(m, d, q, w->H);
+            factored = mb_cholesky_factor(m->nv, w->H, d->L, 0.0);
+            have_H = 1;
+        }
+        const double pdot = -sign * v[vi];
+        const double inertia = effective_inertia(m->nv, w->H, d->L, factored, vi, w->spare);
+        tau_all[vi] += sign * fmax(0.0, inertia * (pen / T2 + 2.0 * pdot / T));
+    }
+}
+
+/* NumPy's maximum(x, 0) and minimum(x, 0) (NaN and −0 as they are), for the Python loop's bits. */
+static double max0(double x)
+{
+    return x >= 0.0 || x != x ? x : 0.0;
+}
+
+static double min0(double x)
+{
+    return x <= 0.0 || x != x ? x : 0.0;
+}
+
+/* τ_all += the fixed tendons' springs and dampers (model/tendons.py FixedTendon.forces, summed as
+ * simulation/limits.py tendon_forces does: each tendon's forces on zeros, then tendon by tendon).
+ * r->tendons: (k, d, L_lo, L_hi) per tendon; r->tendon_terms: (tendon, q index, v index, c) rows
+ * grouped by tendon in order. */
+static void tendon_forces(const mb_model *m, const mb_rollout *r, workspace *w, const double *q, const double *v,
+                          double *tau_all)
+{
+    const int nv = m->nv;
+    double *sum = w->tendon_sum, *one = w->tendon_one;
+    memset(sum, 0, sizeof(double) * nv);
+    const double *term = r->tendon_terms, *end = term + 4L * r->n_tendon_terms;
+    for (int i = 0; i < r->n_tendons; i++) {
+        const double k = r->tendons[4 * i], d = r->tendons[4 * i + 1], lo = r->tendons[4 * i + 2],
+                     hi = r->tendons[4 * i + 3];
+        const double *first = term;
+        double L = 0.0, Ld = 0.0;
+        for (; term < end && (int)term[0] == i; term += 4)
+            L = L + term[3] * q[(int)term[1]], Ld = Ld + term[3] * v[(int)term[2]];
+        const double f = -k * (max0(L - hi) + min0(L - lo)) - d * Ld;
+        memset(one, 0, sizeof(double) * nv);
+        for (const double *t = first; t < term; t += 4)
+            one[(int)t[2]] = one[(int)t[2]] + f * t[3];
+        for (int j = 0; j < nv; j++)
+            sum[j] = sum[j] + one[j];
+    }
+    for (int j = 0; j < nv; j++)
+        tau_all[j] = tau_all[j] + sum[j];
+}
+
+/* Does a step from y to y1 take a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0? */
+static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
+{
+    for (int s = 0; s < r->n_stops; s++) {
+        const double *row = r->stops + 4 * s;
+        const int qi = (int)row[0];
+        if (row[3] * (y[qi] - row[2]) > 0.0 && row[3] * (y1[qi] - row[2]) <= 0.0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Does a guard go from g0 to g1 across zero in its event's direction (events.py Event.crosses)? */
+static int crosses_guard(const mb_rollout *r, const double *g0, const double *g1)
+{
+    for (int e = 0; e < r->n_guards; e++) {
+        const int down = g0[e] > 0.0 && g1[e] <= 0.0, up = g0[e] < 0.0 && g1[e] >= 0.0;
+        if (r->directions[e] < 0 ? down : r->directions[e] > 0 ? up : (down || up))
+            return 1;
+    }
+    return 0;
+}
+
+/* out[l] = kernel(q[l], qd[l], x[l]) for the busy runs l of the group, the lanes' width at a time
+ * (a lane without a run repeats another's inputs into the spare output); 0 if a call failed.
+ * qd may be NULL (the kernel gets NULL: gravity_group's "the poses are there"). */
+typedef int (*lanes_kernel)(const mb_model *m, void *d, const double *const *q, const double *const *qd,
+                            const double *const *x, double *const *out);
+
+static int through_lanes(group *g, const mb_model *m, lanes_kernel kernel, const double *const *q,
+                         const double *const *qd, const double *const *x, double *const *out)
+{
+    const int W = g->lanes->width;
+    const double *lq[MAX_GROUP], *lqd[MAX_GROUP], *lx[MAX_GROUP];
+    double *lout[MAX_GROUP];
+    int l = 0;
+    while (l < g->L) {
+        int s = 0, first = -1;
+        for (; l < g->L && s < W; l++)
+            if (busy(g, l)) {
+                if (first < 0)
+                    first = l;
+                lq[s] = q[l], lqd[s] = qd ? qd[l] : NULL, lx[s] = x[l], lout[s] = out[l];
+                s++;
+            }
+        if (first < 0)
+            break;
+        for (; s < W; s++)
+            lq[s] = q[first], lqd[s] = qd ? qd[first] : NULL, lx[s] = x[first], lout[s] = g->w.spare;
+        if (kernel(m, g->dl, lq, qd ? lqd : NULL, lx, lout) != MB_OK)
+            return 0;
+    }
+    return 1;
+}
+
+static int count_busy(const group *g)
+{
+    int c = 0;
+    for (int l = 0; l < g->L; l++)
+        c += busy(g, l);
+    return c;
+}
+
+/* q̈ = FDab(ma, q, v, τ_all, f_ext) of every busy run: all in the lanes, or (without lanes, or when a
+ * lane failed, to know which run) run by run; a failing run's status goes to st. */
+static void forward_dynamics(group *g, const mb_model *ma, const double *const *q, const double *const *v,
+                             const double *const *tau_all, const double *const *fext, double *const *qdd)
+{
+    g->posed = 0;
+    const int busy_runs = g->dl && g->stage_lanes ? count_busy(g) : 0;
+    if (busy_runs > 1 && through_lanes(g, ma, g->lanes->aba_group, q, v, tau_all, qdd)) {
+        if (busy_runs <= g->lanes->width && g->L <= MAX_GROUP)  /* one call: its poses stay in the workspace */
+            g->posed = busy_mask(g);
+        return;
+    }
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        g->st[l] = ma->planar && !fext[l] ? mb_aba_planar(ma, g->d, q[l], v[l], tau_all[l], qdd[l])  /* mb_aba's choice */
+                                          : mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+        if (g->st[l] == MB_SINGULAR)
+            g->singular[l] = mb_singular_take().body;
+    }
+}
+
+/* q̈ with the resting joints held (q̈_j = 0) by hybrid dynamics, and their stops' forces
+ * λ_j = τ_j − τ_all,j into w->stop_force (one run: L = 1). */
+static void resting_dynamics(group *g, const double *const *q, const double *const *v,
+                             const double *const *tau_all, const double *const *fext, double *const *qdd)
+{
+    const mb_rollout *r = g->r;
+    double *tau = g->w.hd_tau;
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        memcpy(tau, tau_all[l], sizeof(double) * g->m->nv);
+        for (int k = 0; k < r->n_resting; k++)
+            qdd[l][r->resting_v[k]] = 0.0;
+        if ((g->st[l] = mb_hybrid(g->md, g->d, r->resting_fd, q[l], v[l], qdd[l], tau, fext[l])) == MB_SINGULAR)
+            g->singular[l] = mb_singular_take().body;
+        for (int k = 0; k < r->n_resting; k++)
+            g->w.stop_force[k] = tau[r->resting_v[k]] - tau_all[l][r->resting_v[k]];
+    }
+}
+
+/* Does a resting joint's stop stop pushing (sign·λ ≤ 0, or λ not a number) at the state the last
+ * right-hand side saw? */
+static int stop_releases(const group *g)
+{
+    for (int k = 0; k < g->r->n_resting; k++)
+        if (!(g->r->resting_sign[k] * g->w.stop_force[k] > 0.0))
+            return 1;
+    return 0;
+}
+
+/* g(q) = RNEA(q, 0, 0) of every busy run into gq[l] (mb_gravity_torques; the lanes' is its bit for bit).
+ * Called right after the forward dynamics at the same q: a run alone has its poses in g->d already
+ * (mb_aba's, but for planar trees, which keep other numbers there), and so has the lanes' workspace
+ * when one aba_group call took the same busy runs (the same lanes). */
+static void gravity_torques(group *g, const double *const *q, double *const *gq)
+{
+    const int posed = g->posed && g->posed == busy_mask(g);
+    if (g->dl && g->stage_lanes && count_busy(g) > 1 &&
+        through_lanes(g, g->m, g->lanes->gravity_group, q, posed ? NULL : q, q, gq))
+        return;
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l))
+            mb_gravity_torques(g->m, g->d, q[l], g->L == 1 && !g->m->planar, gq[l]);
+}
+
+/* A batch controller's τ at (t, Y) of every busy run into its part of TAU, in one call with the runs in
+ * order.  Runs whose stage state is not finite leave first (STAGE_NON_FINITE; the accepted state w->y
+ * was checked), as rhs would leave them; a failed call stops every run it was for. */
+static void batch_control(group *g, double t, double *Y, double *TAU)
+{
+    const int nq = g->m->nq, nv = g->m->nv, n = nq + nv + g->nz;
+    int count = 0;
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        const double *y = part(Y, l, n);
+        if (Y != g->w.y && !finite_all(y, n)) {
+            g->st[l] = STAGE_NON_FINITE;
+            continue;
+        }
+        g->call_q[count] = y, g->call_v[count] = y + nq, g->call_tau[count] = part(TAU, l, nv);
+        count++;
+    }
+    const mb_control *c = &g->r->control;
+    const int st = count ? c->batch(c->ctx, t, count, g->call_q, g->call_v, g->call_tau) : MB_OK;
+    for (int l = 0; l < g->L && st != MB_OK; l++)
+        if (busy(g, l))
+            g->st[l] = st;
+}
+
+/* f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
+ * Y, KK, TAU); with g->mf and no held τ the PD's g(q) cancels the model's gravity, so ABA runs on
+ * the model without gravity and τ gets its g(q) only when `full_tau` (the stage whose τ is
+ * recorded).  A run's failure (STAGE_NON_FINITE or a status) goes to its st; the others go on. */
+static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full_tau)
+{
+    const mb_model *m = g->m;
+    const mb_rollout *r = g->r;
+    workspace *w = &g->w;
+    const int nq = m->nq, nv = m->nv, nz = g->nz, n = nq + nv + nz, nk = 2 * nv + nz;
+    const int cancel = g->mf && !g->have_held;
+    const double **q = g->q, **v = g->v, **tau_all = g->tau_all, **fext = g->fext;
+    double **qdd = g->qdd, **gq = g->gq;
+    if (r->control.kind == MB_CONTROL_BATCH && !g->have_held)
+        batch_control(g, t, Y, TAU);
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        const double *y = part(Y, l, n);
+        double *tau = part(TAU, l, nv), *K = part(KK, l, nk);
+        q[l] = y, v[l] = y + nq;
+        if (Y != w->y && !finite_all(y, n)) {  /* the accepted state w->y was checked (its start, or as y1) */
+            g->st[l] = STAGE_NON_FINITE;
+            continue;
+        }
+        if (g->have_held)
+            memcpy(tau, part(w->held, l, nv), sizeof(double) * nv);
+        else if (r->control.kind != MB_CONTROL_BATCH &&  /* (a batch controller's τ is there already) */
+                 (g->st[l] = control(m, g->d, w, &r->control, t, q[l], v[l], !cancel, tau)) != MB_OK)
+            continue;
+        fext[l] = r->fext;
+        if (r->forces) {  /* the user's forces, their constant part included */
+            double *f = part(w->fuser, l, 6 * m->nb);
+            if ((g->st[l] = r->forces(r->forces_ctx, MB_CALL_FORCES, t, q[l], v[l], f)) != MB_OK)
+                continue;
+            fext[l] = f;
+        }
+        if (r->contact || r->contact_call) {  /* f_ext = the user's + contact forces; ż after q̈ */
+            const int nb6 = 6 * m->nb;
+            double *f = part(w->fcontact, l, nb6), *zdot = K + 2 * nv;
+            if (r->contact) {
+                double *force = full_tau ? part(w->force, l, 3 * r->contact->npt) : w->force_stage;
+                mb_ground_contact(m, g->d, q[l], v[l], y + nq + nv, r->contact, f, zdot, force, w->contact_pos,
+                                  w->contact_flags, w->contact_flags + r->contact->npt);
+            } else {  /* the caller's law: [f_ext, ż] in one call */
+                if ((g->st[l] = r->contact_call(r->contact_ctx, t, q[l], v[l], y + nq + nv, w->call_out)) != MB_OK)
+                    continue;
+                memcpy(f, w->call_out, sizeof(double) * nb6);
+                memcpy(zdot, w->call_out + nb6, sizeof(double) * nz);
+            }
+            if (!finite_all(f, nb6) || !finite_all(zdot, nz)) {
+                g->st[l] = STAGE_NON_FINITE;
+                continue;
+            }
+            if (fext[l])
+                for (int k = 0; k < nb6; k++)
+                    f[k] = fext[l][k] + f[k];
+            fext[l] = f;
+        }
+        if (r->gc_lift) {
+            double *f = part(w->fext, l, 6 * m->nb);
+            gravity_compensation(m, g->d, r, q[l], fext[l], f);
+            fext[l] = f;
+        }
+        tau_all[l] = tau;
+        if (r->damping || r->friction || r->n_tendons || r->stop_mode == MB_STOPS_SOFT) {
+            double *restrict ta = part(w->tau_all, l, nv);
+            const double *restrict damping = r->damping, *restrict vl = v[l];
+            if (damping)
+                for (int k = 0; k < nv; k++)
+                    ta[k] = tau[k] - damping[k] * vl[k];
+            else
+                memcpy(ta, tau, sizeof(double) * nv);
+            if (r->friction)
+                for (int k = 0; k < nv; k++)
+                    ta[k] = ta[k] + -r->friction[k] * tanh(v[l][k] / r->friction_velocity[k]);
+            if (r->n_tendons)
+                tendon_forces(m, r, w, q[l], v[l], ta);
+            if (r->stop_mode == MB_STOPS_SOFT)
+                soft_stops(m, g->d, r, w, q[l], v[l], ta);
+            tau_all[l] = ta;
+        }
+        copy_numbers(K, v[l], nv);
+        qdd[l] = K + nv;
+    }
+    g->posed = 0;  /* (forward_dynamics sets it when the lanes leave their poses) */
+    if (r->dynamics) {  /* the caller's (a constrained model's) */
+        for (int l = 0; l < g->L; l++)
+            if (busy(g, l))
+                g->st[l] = r->dynamics(r->dynamics_ctx, t, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+    } else if (r->n_resting)
+        resting_dynamics(g, q, v, tau_all, fext, qdd);
+    else
+        forward_dynamics(g, cancel ? g->mf : g->md, q, v, tau_all, fext, qdd);
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l) && !finite_all(qdd[l], nv))
+            g->st[l] = STAGE_NON_FINITE;
+    if (full_tau && Y == w->y && r->control.kind == MB_CONTROL_BATCH)  /* a step's first stage: the start's k₁, τ */
+        for (int l = 0; l < g->L; l++)
+            g->first_ok[l] = busy(g, l);
+    if (!(cancel && full_tau))
+        return;
+    for (int l = 0; l < g->L; l++)  /* the recorded τ is the controller's: τ_pd + g(q) */
+        gq[l] = part(w->gq, l, nv);
+    gravity_torques(g, q, gq);
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        double *tau = part(TAU, l, nv);
+        for (int k = 0; k < nv; k++)
+            tau[k] += gq[l][k];
+        if (!finite_all(tau, nv))
+            g->st[l] = MB_BAD_CONTROL;
+    }
+}
+
+/* out = y ⊕ h·K: q on the manifold with velocity K[:nv], v and z by addition (out must not alias y). */
+static void advance(const mb_model *m, int vector, int nz, const double *y, const double *K, double h, double *out)
+{
+    const int nq = m->nq, nv = m->nv;
+    if (vector) {
+        for (int k = 0; k < nq + nv + nz; k++)
+            out[k] = y[k] + h * K[k];
+        return;
+    }
+    mb_integrate(m, y, K, h, out);
+    for (int k = 0; k < nv + nz; k++)
+        out[nq + k] = y[nq + k] + h * K[nv + k];
+}
+
+/* ys = y + c·K of every busy run (vector spaces: nq = nv, so a state and a tangent have one length). */
+static inline __attribute__((always_inline)) void stage_state(group *g, double c, const double *KK)
+{
+    const int n = g->m->nq + g->m->nv + g->nz;
+    for (int l = 0; l < g->L; l++) {
+        if (!busy(g, l))
+            continue;
+        const double *restrict y = part(g->w.y, l, n), *restrict K = KK + (long)l * n;
+        double *restrict ys = part(g->w.ys, l, n);  /* three separate arrays: no overlap tests */
+        for (int k = 0; k < n; k++)
+            ys[k] = y[k] + c * K[k];
+    }
+}
+
+/* out = y + h·Σⱼ coef[j]·k_j (j < terms, zero coefficients skipped, summed left to right) of run l; on
+ * joint groups y ⊕ h coef[0] k₀ ⊕ h coef[1] k₁ ⊕ … (Crouch–Grossman), through the scratch states
+ * s0, s1 (neither is out).  integrators.py's tableau stepper does the same operations. */
+static void tableau_state(group *g, int l, const double *coef, int terms, double *const *k, double h,
+                          const double *y, double *out, double *s0, double *s1)
+{
+    const mb_model *m = g->m;
+    const int nq = m->nq, nv = m->nv, nz = g->nz, n = nq + nv + nz, nk = 2 * nv + nz;
+    if (g->vector) {  /* n = nk */
+        double *restrict K = part(g->w.K, l, nk);
+        int first = 1;
+        for (int j = 0; j < terms; j++) {
+            if (coef[j] == 0.0)
+                continue;
+            const double *restrict kj = part(k[j], l, nk);
+            for (int i = 0; i < nk; i++)
+                K[i] = first ? coef[j] * kj[i] : K[i] + coef[j] * kj[i];
+            first = 0;
+        }
+        if (first)
+            memcpy(out, y, sizeof(double) * n);
+        else
+            for (int i = 0; i < n; i++)
+                out[i] = y[i] + h * K[i];
+        return;
+    }
+    int left = 0;
+    for (int j = 0; j < terms; j++)
+        left += coef[j] != 0.0;
+    const double *from = y;
+    if (!left)
+        memcpy(out, y, sizeof(double) * n);
+    for (int j = 0; j < terms; j++) {
+        if (coef[j] == 0.0)
+            continue;
+        double *to = --left == 0 ? out : from == s0 ? s1 : s0;
+        advance(m, 0, nz, from, part(k[j], l, nk), coef[j] * h, to);
+        from = to;
+    }
+}
+
+/* One step of an explicit Runge–Kutta row of mb_steppers (its tableau; k₁ is taken): stage i at
+ * y + h Σⱼ a_ij k_j and t + c_i h, then y₁ = y + h Σⱼ b_j k_j (on groups the exponentials composed).
+ * Not inlined: inside step() it cost the older rows 8 instructions a step (callgrind), outside it 3. */
+__attribute__((noinline)) static void tableau_step(group *g, const mb_stepper *s, double t, double h)
+{
+    workspace *w = &g->w;
+    const mb_model *m = g->m;
+    const int n = m->nq + m->nv + g->nz, S = s->stages;
+    double *const k[MB_MAX_STAGES] = {w->k1, w->k2, w->k3, w->k4};
+    for (int i = 1; i <= S; i++) {
+        const int last = i == S;
+        const double *coef = last ? s->b : s->a + (long)i * S;
+        double *out = last ? w->y1 : w->ys, *s1 = last ? w->ys : w->y1;  /* (y₁ is free until the last) */
+        for (int l = 0; l < g->L; l++)
+            if (busy(g, l))
+                tableau_state(g, l, coef, i, k, h, part(w->y, l, n), part(out, l, n), part(w->y2, l, n),
+                              part(s1, l, n));
+        if (!last)
+            rhs(g, t + s->c[i] * h, w->ys, k[i], w->tau_stage, 0);
+    }
+}
+
+/* One step from (t, y) of size h into y1 for every active run; k1 and τ hold the first stage.  The
+ * stages are those of one run, run by run, with each stage's right-hand sides evaluated together. */
+static void step(group *g, double t, double h)
+{
+    const mb_model *m = g->m;
+    workspace *w = &g->w;
+    const int nq = m->nq, nv = m->nv, nz = g->nz, n = nq + nv + nz, nk = 2 * nv + nz, L = g->L;
+    const int vector = g->vector;
+#define EACH(l) for (int l = 0; l < L; l++) if (busy(g, l))
+#define Y(a, l) part(w->a, l, n)
+#define T(a, l) part(w->a, l, nk)
+    rhs(g, t, w->y, w->k1, w->tau, 1);
+    switch (g->r->integrator) {  /* the rows with their own stage code, then the tableaus' */
+    case MB_EULER:
+        EACH(l) advance(m, vector, nz, Y(y, l), T(k1, l), h, Y(y1, l));
+        break;
+    case MB_SEMI_IMPLICIT:
+        EACH(l) {
+            const double *y = Y(y, l), *k1 = T(k1, l);
+            double *K = T(K, l);
+            for (int k = 0; k < nv; k++)
+                K[k] = y[nq + k] + h * k1[nv + k];  /* the new velocity moves q */
+            for (int k = nv; k < nk; k++)
+                K[k] = k1[k];
+            advance(m, vector, nz, y, K, h, Y(y1, l));
+        }
+        break;
+    case MB_RK4:
+        if (vector) {
+            stage_state(g, 0.5 * h, w->k1);
+            rhs(g, t + 0.5 * h, w->ys, w->k2, w->tau_stage, 0);
+            stage_state(g, 0.5 * h, w->k2);
+            rhs(g, t + 0.5 * h, w->ys, w->k3, w->tau_stage, 0);
+            stage_state(g, h, w->k3);
+            rhs(g, t + h, w->ys, w->k4, w->tau_stage, 0);
+            EACH(l) {
+                const double *restrict y = Y(y, l), *restrict k1 = T(k1, l), *restrict k2 = T(k2, l);
+                const double *restrict k3 = T(k3, l), *restrict k4 = T(k4, l);
+                double *restrict y1 = Y(y1, l);
+                for (int k = 0; k < n; k++)
+                    y1[k] = y[k] + (h / 6.0) * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k]);
+            }
+            break;
+        }
+        /* CF4, body-velocity (right) form: the exponentials compose on the right */
+        EACH(l) advance(m, vector, nz, Y(y, l), T(k1, l), 0.5 * h, Y(y2, l));
+        rhs(g, t + 0.5 * h, w->y2, w->k2, w->tau_stage, 0);
+        EACH(l) advance(m, vector, nz, Y(y, l), T(k2, l), 0.5 * h, Y(ys, l));
+        rhs(g, t + 0.5 * h, w->ys, w->k3, w->tau_stage, 0);
+        EACH(l) {
+            const double *k1 = T(k1, l), *k3 = T(k3, l);
+            double *K = T(K, l);
+            for (int k = 0; k < nk; k++)
+                K[k] = k3[k] - 0.5 * k1[k];
+            advance(m, vector, nz, Y(y2, l), K, h, Y(ys, l));
+        }
+        rhs(g, t + h, w->ys, w->k4, w->tau_stage, 0);
+        EACH(l) {
+            const double *k1 = T(k1, l), *k2 = T(k2, l), *k3 = T(k3, l), *k4 = T(k4, l);
+            double *K = T(K, l);
+            for (int k = 0; k < nk; k++)
+                K[k] = 0.25 * k1[k] + (k2[k] + k3[k]) / 6.0 - k4[k] / 12.0;
+            advance(m, vector, nz, Y(y, l), K, h, Y(ys, l));
+            for (int k = 0; k < nk; k++)
+                K[k] = -k1[k] / 12.0 + (k2[k] + k3[k]) / 6.0 + 0.25 * k4[k];
+            advance(m, vector, nz, Y(ys, l), K, h, Y(y1, l));
+        }
+        break;
+    default:  /* a row with a Butcher tableau (mb_steppers): the one explicit Runge–Kutta stepper */
+        tableau_step(g, &mb_steppers[g->r->integrator], t, h);
+    }
+    EACH(l) if (!finite_all(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
+#undef EACH
+#undef Y
+#undef T
+}
+
+/* One RK4 step of the group wholly in lanes (rollout_lanes.h: the same operations, each run's bits);
+ * where a lane fails the ABA (a singular run), the step again stage by stage, which finds the run. */
+static void lanes_step(group *g, double t, double h)
+{
+    workspace *w = &g->w;
+    const int W = g->lanes->width, n = g->m->nq + g->m->nv, nv = g->m->nv;
+    const double *y[MAX_GROUP];
+    double *y1[MAX_GROUP], *k1[MAX_GROUP], *tau[MAX_GROUP];
+    int run[MAX_GROUP], st[MAX_GROUP], crossed[MAX_GROUP] = {0}, s = 0;
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l))
+            y[s] = part(w->y, l, n), y1[s] = part(w->y1, l, n), k1[s] = part(w->k1, l, n), tau[s] = part(w->tau, l, nv),
+            run[s++] = l;
+    const int used = s;
+    for (; s < W; s++)  /* lanes without a run repeat the first's state into the spare outputs */
+        y[s] = y[0], y1[s] = w->spare_step, k1[s] = w->spare_step + n, tau[s] = w->spare_step + 2 * n;
+    g->lanes_step.h = h;
+    if (g->lanes->rk4_group(g->m, g->dl, &g->lanes_step, y, y1, k1, tau, st, crossed) != MB_OK) {
+        step(g, t, h);
+        return;
+    }
+    for (int k = 0; k < used; k++)
+        g->st[run[k]] = st[k] == -1 ? STAGE_NON_FINITE : st[k], g->crossed[run[k]] = crossed[k];
+    g->lanes_stepped = 1;
+}
+
+/* Keep sample `row` = (t, y); its q̈ and τ are filled later (the next step's first stage).
+ * Energies are not computed here: a Trajectory computes them from q, q̇ on first access, in one
+ * batched EnerMo call (MuJoCo's rollout computes none either; they cost ~20 % of an RK4 step). */
+static void record(const mb_model *m, int nz, mb_rollout_out *o, double t, const double *y)
+{
+    const long row = o->count++;
+    const int nq = m->nq, nv = m->nv;
+    o->t[row] = t;
+    copy_numbers(o->q + row * nq, y, nq);
+    copy_numbers(o->qd + row * nv, y + nq, nv);
+    /* a batch writes records of many runs at once, each its own rows: ask for the rows a few samples
+     * ahead now, so the writes then find their lines in cache (a hint: never a fault, past the end too) */
+    __builtin_prefetch(o->t + row + 8, 1, 1);
+    __builtin_prefetch(o->q + (row + 4) * nq, 1, 1);
+    __builtin_prefetch(o->qd + (row + 4) * nv, 1, 1);
+    __builtin_prefetch(o->qdd + (row + 4) * nv, 1, 1);
+    __builtin_prefetch(o->tau + (row + 4) * nv, 1, 1);
+    if (nz)
+        memcpy(o->z + row * nz, y + nq + nv, sizeof(double) * nz);
+}
+
+/* q̈, τ and the contact forces (`force`, 3 per point, or NULL) of sample `row` */
+static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_out *o, long row, const double *K,
+                           const double *tau, const double *force)
+{
+    const int nv = m->nv;
+    copy_numbers(o->qdd + row * nv, K + nv, nv);
+    copy_numbers(o->tau + row * nv, tau, nv);
+    if (r->contact)
+        memcpy(o->force + row * 3 * r->contact->npt, force, sizeof(double) * 3 * r->contact->npt);
+}
+
+/* The runs' ends, run l at g->t_end[l]: a diverged run keeps its last finite state (keep_last), the
+ * final samples get their q̈ and τ (NaN where they are not finite), the runs that end at one time
+ * together (one right-hand side: a batch controller's one call), and y_end the state where each stopped. */
+static void finish(group *g, mb_rollout_out *const *o, int *status)
+{
+    const mb_model *m = g->m;
+    const int L = g->L, nv = m->nv, nz = g->nz, n = m->nq + nv + nz, nk = 2 * nv + nz;
+    const int np3 = g->r->contact ? 3 * g->r->contact->npt : 0;
+    int *due = g->pending;
+    for (int l = 0; l < L; l++) {
+        mb_rollout_out *ol = o[l];
+        g->active[l] = 0;
+        if (status[l] == MB_OK && ol->non_finite && g->r->keep_last && g->last_recorded_t[l] != g->t_end[l] &&
+            ol->count < g->r->capacity) {
+            record(m, nz, ol, g->t_end[l], part(g->w.y, l, n));
+            due[l] = 1;
+        }
+        due[l] = status[l] == MB_OK && !ol->handed_back && due[l] && ol->t[ol->count - 1] == g->t_end[l];
+    }
+    for (int first = 0; first < L; first++) {
+        if (!due[first])
+            continue;
+        const double t = g->t_end[first];
+        for (int l = first; l < L; l++)
+            if (due[l] && g->t_end[l] == t)
+                g->active[l] = 1, g->st[l] = MB_OK, due[l] = 0;
+        rhs(g, t, g->w.y, g->w.k1, g->w.tau, 1);
+        for (int l = first; l < L; l++) {
+            if (!g->active[l])
+                continue;
+            g->active[l] = 0;
+            double *k1 = part(g->w.k1, l, nk), *tau = part(g->w.tau, l, nv);
+            double *force = np3 ? part(g->w.force, l, np3) : NULL;
+            if (g->st[l] == STAGE_NON_FINITE || g->st[l] == MB_OVERFLOW) {  /* (a diverged run's last state) */
+                for (int k = 0; k < nk; k++)
+                    k1[k] = NAN;
+                for (int k = 0; k < nv; k++)
+                    tau[k] = NAN;
+                for (int k = 0; k < np3; k++)
+                    force[k] = NAN;
+            } else if (g->st[l] != MB_OK) {
+                status[l] = g->st[l], o[l]->t_from = o[l]->t_to = t;
+            }
+            if (status[l] == MB_OK)
+                record_derived(m, g->r, o[l], o[l]->count - 1, k1, tau, force);
+        }
+    }
+    for (int l = 0; l < L; l++)
+        if (o[l]->y_end)
+            memcpy(o[l]->y_end, part(g->w.y, l, n), sizeof(double) * n);
+}
+
+static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L)
+{
+    const int nq = m->nq, nv = m->nv;
+    const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
+    const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
+    w->block = calloc((size_t)(L * per_run + 5L * nv + 6L * m->nb + nz + (long)nv * nv + 2L * np3 + 2L * n + nv + 1),
+                      sizeof(double));
+    w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
+    if (!w->block || !w->contact_flags) {
+        free(w->block), free(w->contact_flags);
+        return MB_NO_MEMORY;
+    }
+    double *p = w->block;
+    double **run_arrays[] = {&w->y, &w->y1, &w->ys, &w->y2, &w->k1, &w->k2, &w->k3, &w->k4, &w->K, &w->tau,
+                             &w->tau_all, &w->held, &w->tau_stage, &w->gq, &w->fext, &w->fcontact, &w->fuser,
+                             &w->force};
+    const long length[] = {n, n, n, n, nk, nk, nk, nk, nk, nv, nv, nv, nv, nv, 6L * m->nb, 6L * m->nb, 6L * m->nb, np3};
+    for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
+        *run_arrays[a] = p, p += L * length[a];
+    w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
+    w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv;
+    w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->call_out = p, p += 6L * m->nb + nz;
+    w->spare_step = p, p += 2L * n + nv, w->H = p;
+    return MB_OK;
+}
+
+int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, const mb_rollout *r, int L,
+                    const double *const *q0, const double *const *qd0, const double *const *z0,
+                    mb_rollout_out *const *o, int *status)
+{
+    const int nq = m->nq, nv = m->nv, nz = mb_rollout_contact_states(r), n = nq + nv + nz, nk = 2 * nv + nz;
+    const int np3 = r->contact ? 3 * r->contact->npt : 0;
+    if (L < 1 || (L > MAX_GROUP && r->control.kind != MB_CONTROL_BATCH))  /* else groups of the lanes' width */
+        return MB_NO_MEMORY;
+    group g = {m, NULL, m, d, r, NULL, NULL, L, 1, 0, nz};
+    if (books_new(&g, L) != MB_OK)
+        return MB_NO_MEMORY;
+    if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK) {
+        free(g.books);
+        return MB_NO_MEMORY;
+    }
+    for (int l = 0; l < L; l++)
+        g.singular[l] = -1;
+    if (lanes && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
+        (mb_lanes_supported(m) || m->planar)) {
+        g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
+        if (!(g.dl = lanes->data_new(m))) {
+            free(g.w.block), free(g.w.contact_flags), free(g.books);
+            return MB_NO_MEMORY;
+        }
+    }
+    for (int i = 0; i < m->nb; i++)
+        if (!mb_joint_is_vector(m->jtype[i]))  /* joints.h: the joint table's one "plain vector" fact */
+            g.vector = 0;
+    mb_model dynamics_model = *m;  /* semi_implicit's damping implicit: (M + dt·D) q̈ = τ − C − D q̇ */
+    if (r->implicit_armature)
+        dynamics_model.armature = (double *)r->implicit_armature;
+    g.md = &dynamics_model;
+    mb_model free_model = dynamics_model;  /* the model without gravity: a continuous PD with g(q) cancels it */
+    memset(free_model.a_grav, 0, sizeof free_model.a_grav);
+    memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
+    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->dynamics && !r->n_resting ? &free_model
+                                                                                                 : NULL;
+    /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
+    const int one = r->one_step > 0.0;
+    const mb_control *c = &r->control;
+    if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->guards &&
+        !r->dynamics && !r->n_resting && !r->friction && !r->n_tendons && r->stop_mode != MB_STOPS_SOFT &&
+        lanes->width <= MAX_GROUP && nv <= 64 &&
+        (c->kind == MB_CONTROL_NONE ||
+         (c->kind == MB_CONTROL_PD && c->n_times == 1 && !c->q_index && c->period <= 0.0 && (!c->gravity || g.mf)))) {
+        const int pd = c->kind == MB_CONTROL_PD;
+        g.lanes_step = (mb_group_step){g.mf ? g.mf : g.md, 0.0, pd ? c->kp : NULL, c->kd, c->q_ref, c->qd_ref, c->tau_ff,
+                                       r->damping, g.mf != NULL, r->stop_mode == MB_STOPS_HARD ? r->stops : NULL,
+                                       r->n_stops};
+        g.use_lanes_step = 1;
+    }
+    const int hard = !one && (r->stop_mode == MB_STOPS_HARD || r->guards);
+    double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
+    if (r->guards) {
+        if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->n_guards + 1)))) {
+            if (g.dl)
+                lanes->data_free(g.dl);
+            free(g.w.block), free(g.w.contact_flags), free(g.books);
+            return MB_NO_MEMORY;
+        }
+        guard1 = guard0 + r->n_guards + 1;
+    }
+    const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt;
+    const double period = r->control.period;
+    const int sampled = r->control.kind != MB_CONTROL_NONE && period > 0.0;
+    double t = r->t0, *last_recorded_t = g.last_recorded_t, *t_end = g.t_end;
+    int *pending = g.pending;  /* the last sample's q̈, τ wait for the step that starts from it */
+    int running = L;
+    for (int l = 0; l < L; l++) {
+        double *y = part(g.w.y, l, n);
+        memcpy(y, q0[l], sizeof(double) * nq);
+        memcpy(y + nq, qd0[l], sizeof(double) * nv);
+        if (nz)
+            memcpy(y + nq + nv, z0[l], sizeof(double) * nz);
+        o[l]->count = 0;
+        o[l]->non_finite = 0;
+        o[l]->handed_back = 0;
+        o[l]->t_from = o[l]->t_to = 0.0;
+        record(m, nz, o[l], t, y);
+        last_recorded_t[l] = t, pending[l] = 1, status[l] = MB_OK, g.active[l] = 1;
+    }
+#define LEAVE(l) (g.active[l] = 0, t_end[l] = t, o[l]->n_sample_end = n_sample, running--)
+    long n_sample = 0;
+    if (sampled && r->held0) {  /* resumed after the Python loop took a step: the hold goes on */
+        for (int l = 0; l < L; l++)
+            memcpy(part(g.w.held, l, nv), r->held0, sizeof(double) * nv);
+        g.have_held = 1;
+        n_sample = r->n_sample0;
+    }
+    if (r->guards && !one && (status[0] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
+        LEAVE(0);
+    while (t < t_final && running) {
+        double next_sample = INFINITY;
+        if (sampled && !one) {
+            if (t >= (double)n_sample * period - eps) {
+                for (int l = 0; l < L; l++) {
+                    double *y = part(g.w.y, l, n);
+                    if (g.active[l] &&
+                        (status[l] = control(m, d, &g.w, &r->control, t, y, y + nq, 1, part(g.w.held, l, nv))))
+                        LEAVE(l);
+                }
+                g.have_held = 1;
+                n_sample = (long)floor((t + eps) / period) + 1;
+                if (!running)
+                    break;
+            }
+            next_sample = (double)n_sample * period;
+        }
+        const long k_next = (long)floor(t / dt + 1e-9) + 1;
+        double t_next = fmin((double)k_next * dt, t_final);
+        if (next_sample < t_next - eps)
+            t_next = next_sample;
+        if (one)
+            t_next = t + r->one_step;
+        for (int l = 0; l < L; l++)
+            g.st[l] = MB_OK;
+        g.lanes_stepped = 0;
+        if (g.use_lanes_step && (g.L == 1 || count_busy(&g) > 1))
+            lanes_step(&g, t, t_next - t);
+        else
+            step(&g, t, one ? r->one_step : t_next - t);
+        for (int l = 0; l < L; l++) {
+            if (!g.active[l])
+                continue;
+            mb_rollout_out *ol = o[l];
+            /* dynamics that overflow from a finite state the run reached (a pivot inf − inf) have blown
+             * up as a non-finite state has (System.accelerations: the same); from the start the
+             * caller gave, its overflow is named */
+            const int st = g.st[l] == MB_OVERFLOW && (t > r->t0 || one) ? STAGE_NON_FINITE : g.st[l];
+            if (st != MB_OK) {  /* non-finite with hard stops: handed back, the Python loop reports it */
+                if (st == STAGE_NON_FINITE && c->kind == MB_CONTROL_BATCH && g.first_ok[l] && pending[l] &&
+                    ol->t[ol->count - 1] == t) {  /* the start's q̈, τ: no second call for them */
+                    record_derived(m, r, ol, ol->count - 1, part(g.w.k1, l, nk), part(g.w.tau, l, nv),
+                                   np3 ? part(g.w.force, l, np3) : NULL);
+                    pending[l] = 0;
+                }
+                ol->handed_back = st == STAGE_NON_FINITE && hard;
+                ol->non_finite = st == STAGE_NON_FINITE && !hard;
+                status[l] = st == STAGE_NON_FINITE ? MB_OK : st;
+                ol->t_from = t, ol->t_to = t_next;
+                LEAVE(l);
+                continue;
+            }
+            if (pending[l] && ol->t[ol->count - 1] == t) {
+                record_derived(m, r, ol, ol->count - 1, part(g.w.k1, l, nk), part(g.w.tau, l, nv),
+                               np3 ? part(g.w.force, l, np3) : NULL);
+                pending[l] = 0;
+            }
+            if (one)
+                continue;
+            if (r->stop_mode == MB_STOPS_HARD &&
+                (g.lanes_stepped ? g.crossed[l] : crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n)))) {
+                ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;  /* the Python loop's event */
+                LEAVE(l);
+                continue;
+            }
+            if (r->guards) {
+                const double *y1 = part(g.w.y1, l, n);
+                if ((status[l] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t_next, y1, y1 + nq, guard1)) != MB_OK) {
+                    ol->t_from = t, ol->t_to = t_next;
+                    LEAVE(l);
+                    continue;
+                }
+                if (crosses_guard(r, guard0, guard1)) {
+                    ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;
+                    LEAVE(l);
+                    continue;
+                }
+                memcpy(guard0, guard1, sizeof(double) * r->n_guards);
+            }
+            if (r->n_resting) {  /* the stops' forces at the step's end: a release is the Python loop's event */
+                rhs(&g, t_next, g.w.y1, g.w.K, g.w.tau_stage, 0);
+                if (g.st[l] != MB_OK || stop_releases(&g)) {
+                    g.st[l] = MB_OK;
+                    ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;
+                    LEAVE(l);
+                    continue;
+                }
+            }
+        }
+        t = t_next;
+        const int on_grid = fabs(t - (double)k_next * dt) <= eps;
+        for (int l = 0; l < L; l++) {
+            if (!g.active[l])
+                continue;
+            copy_numbers(part(g.w.y, l, n), part(g.w.y1, l, n), n);
+            if ((one || t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
+                record(m, nz, o[l], t, part(g.w.y, l, n));
+                last_recorded_t[l] = t;
+                pending[l] = !one;  /* one step: the caller wants no q̈ at its end */
+            }
+        }
+        if (one)
+            break;
+    }
+#undef LEAVE
+    for (int l = 0; l < L; l++) {
+        if (g.active[l])
+            t_end[l] = t, o[l]->n_sample_end = n_sample;
+        g.active[l] = 0;
+        if (o[l]->held_end && g.have_held)
+            memcpy(o[l]->held_end, part(g.w.held, l, nv), sizeof(double) * nv);
+    }
+    finish(&g, o, status);
+    for (int l = 0; l < L; l++)
+        o[l]->singular_body = status[l] == MB_SINGULAR ? g.singular[l] : -1;
+    if (g.dl)
+        lanes->data_free(g.dl);
+    free(g.w.block), free(g.w.contact_flags), free(guard0), free(g.books);
+    return MB_OK;
+}
