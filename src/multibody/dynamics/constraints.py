@@ -641,7 +641,7 @@ def with_model_constraints(model, constraints=None):
 
 
 def _kkt_solve(H, d, J, rhs, rank_tol):
-    """Range-space solution of TMT eq. (6) in the C core (``core/kkt.c``): (status, q̈, λ);
+    """Range-space solution of TMT eq. (6) in the C core (``csrc/sim/kkt.c``): (status, q̈, λ);
     status 0 ok, 1 H not SPD (a Cholesky pivot below 1e-13 of its diagonal entry), 2 J H⁻¹Jᵀ
     singular (a pivot below ``rank_tol`` of its diagonal entry)."""
     return _core.kkt_solve(H, d, J, rhs, 1e-13, rank_tol)
@@ -651,7 +651,7 @@ def solve_constrained(H, d, J, rhs, redundant="error", rank_tol=1e-10, row_names
     """Solve TMT eq. (6): [H −Jᵀ; J 0][q̈; λ] = [d; rhs] by the range-space (Schur) method.
 
     q̈₀ = H⁻¹d, A = J H⁻¹ Jᵀ, λ = A⁻¹(rhs − J q̈₀), q̈ = q̈₀ + H⁻¹Jᵀλ (Cholesky
-    factorisations of H and A in the C core, ``core/kkt.c``).  Raises :class:`ConstraintError` naming the dependent rows if A
+    factorisations of H and A in the C core, ``csrc/sim/kkt.c``).  Raises :class:`ConstraintError` naming the dependent rows if A
     is singular (a Cholesky pivot below ``rank_tol`` of its diagonal entry) unless
     ``redundant="least_squares"``, which takes the minimum-norm multipliers instead.
     """

@@ -1,7 +1,7 @@
 """Analytic derivatives of the dynamics (Carpentier & Mansard, "Analytical Derivatives of Rigid
 Body Dynamics Algorithms", RSS 2018): ∂RNEA, ∂ABA and M⁻¹ without forming M.
 
-The algorithms are ``core/rnea_derivatives.c``, ``core/aba_derivatives.c`` and ``core/minv.c``;
+The algorithms are ``csrc/kernels/rnea_derivatives.c``, ``csrc/kernels/aba_derivatives.c`` and ``csrc/kernels/minv.c``;
 this is their Python face.
 
 **Tangent convention.**  ∂/∂q is taken in the tangent space of :func:`multibody.integrate`:

@@ -1,6 +1,6 @@
 """Energy, momentum and related quantities (spatial_v2 ``EnerMo``).
 
-The recursion is ``core/energy.c``; this face derives mass, CoM, potential energy and CoM
+The recursion is ``csrc/kernels/energy.c``; this face derives mass, CoM, potential energy and CoM
 velocity from the total inertia and momentum it returns.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Forward dynamics by the articulated-body algorithm (RBDA table 7.1; spatial_v2 ``FDab``).
 
-The algorithm is ``core/aba.c`` (its three passes also serve HD and FDfb); this is its Python face.
+The algorithm is ``csrc/kernels/aba.c`` (its three passes also serve HD and FDfb); this is its Python face.
 """
 from __future__ import annotations
 

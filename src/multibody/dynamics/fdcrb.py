@@ -1,6 +1,6 @@
 """Forward dynamics by the composite-rigid-body algorithm (spatial_v2 ``FDcrb``): solve H q̈ = τ − C.
 
-The algorithm is ``core/fd_crb.c``; this is its Python face.
+The algorithm is ``csrc/kernels/fd_crb.c``; this is its Python face.
 """
 from __future__ import annotations
 

@@ -225,7 +225,7 @@ def _fd_gq_with_force(model, gq, q, qd, tau, f_ext, constraints=None, t=None):
         qdd = G @ ydd + gs
         return qdd, H @ qdd + C - tau
     # q̈ = G (GᵀHG)⁻¹ Gᵀ(τ − C − H gs) + gs and τc = H q̈ + C − τ (the generalised constraint
-    # force, Gᵀτc = 0) in one call of the C core (core/kkt.c)
+    # force, Gᵀτc = 0) in one call of the C core (csrc/sim/kkt.c)
     out = _core.fdgq_solve(H, C, tau, G, gs)
     if out is None:
         ny = G.shape[1]

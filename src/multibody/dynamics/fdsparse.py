@@ -4,7 +4,7 @@ H q̈ = τ − C is solved with H from the composite-rigid-body algorithm, C fro
 sparsity-preserving factorisation H = Lᵀ D L (``LTDL``), followed by the O(n·depth) solves
 ``q̈ = L⁻¹ D⁻¹ L⁻ᵀ (τ − C)`` (``mpyLit``, ``mpyLi``).  The expanded parent array λ of the velocity
 variables is ``model.dof_parent`` (``expandLambda``, table 6.4).  The algorithm is
-``core/sparse.c``; this is its Python face.
+``csrc/kernels/sparse.c``; this is its Python face.
 """
 from __future__ import annotations
 

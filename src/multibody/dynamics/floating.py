@@ -16,7 +16,7 @@ in fixed-base coordinates (``v_O`` is the velocity of the body-fixed point at th
 belongs to velocity variable 6 + k of the model).  External forces ``f_ext`` (…, nb, 6) are in
 fixed-base coordinates; the first five rows (the massless chain) are ignored, as in the seed.
 
-Every function takes leading batch dimensions; the dynamics run in the C core (``core/floating.c``),
+Every function takes leading batch dimensions; the dynamics run in the C core (``csrc/kernels/floating.c``),
 the kinematics are vectorised NumPy.
 
 Calling forms of :func:`fbkin` (argument counting and the length of the first argument, as in

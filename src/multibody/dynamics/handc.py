@@ -1,6 +1,6 @@
 """Joint-space inertia by the composite-rigid-body algorithm (RBDA table 6.2; spatial_v2 ``HandC``).
 
-The algorithm is ``core/crba.c`` (C from ``core/rnea.c``); this is its Python face.
+The algorithm is ``csrc/kernels/crba.c`` (C from ``csrc/kernels/rnea.c``); this is its Python face.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Hybrid dynamics by the articulated-body algorithm (RBDA §9.2; spatial_v2 ``HD``).
 
-The algorithm is ``core/hybrid.c`` (ABA's passes from ``core/aba.c``); this is its Python face.
+The algorithm is ``csrc/kernels/hybrid.c`` (ABA's passes from ``csrc/kernels/aba.c``); this is its Python face.
 """
 from __future__ import annotations
 

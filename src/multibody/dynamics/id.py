@@ -1,6 +1,6 @@
 """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA table 5.1; spatial_v2 ``ID``).
 
-The algorithm is ``core/rnea.c``; this is its Python face: signature, docstring, argument
+The algorithm is ``csrc/kernels/rnea.c``; this is its Python face: signature, docstring, argument
 conversion for anything that is not a plain 1-D float64 state.
 """
 from __future__ import annotations

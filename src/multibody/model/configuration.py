@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _boundary as B
 from .. import _checks
-from ..core import _core  # the exponential maps are in core/kinematics.c (mb_integrate)
+from ..core import _core  # the exponential maps are in csrc/kernels/kinematics.c (mb_integrate)
 from .joints import spec
 
 def integrate(model, q, v, dt=1.0):

@@ -13,8 +13,8 @@ Adding a joint type (S constant in the body frame):
 
 1. a row of :data:`JOINTS` here (sizes, S, neutral q, pose steps, plain vector or not, chain);
 2. ``python -m multibody.model.joints`` regenerates csrc/model/joints.h;
-3. one case of ``mb_jcalc_inline`` in core/poses.h (its transform, as the pose steps say);
-4. only if q is not a plain vector: one case of ``mb_integrate`` in core/kinematics.c and its
+3. one case of ``mb_jcalc_inline`` in csrc/model/poses.h (its transform, as the pose steps say);
+4. only if q is not a plain vector: one case of ``mb_integrate`` in csrc/kernels/kinematics.c and its
    Python twin in simulation/integrators.py (``coordinate_rate``).
 """
 from __future__ import annotations
@@ -37,12 +37,12 @@ class JointSpec:
 
     ``subspace(axis, pitch)`` gives S (rows are its columns, nv × 6, body coordinates, [ω; v]);
     ``pose`` is the joint transform as a product of steps applied left to right (the viewer and
-    :func:`joint_pose` interpret it; core/poses.h has the same transform written out):
+    :func:`joint_pose` interpret it; csrc/model/poses.h has the same transform written out):
     ``("rot", k)`` turn about the axis by q[k], ``("slide", k)`` slide along the axis by q[k],
     ``("screw", k)`` slide along the axis by pitch·q[k], ``("xyz", k)`` translate by q[k:k+3],
     ``("xy", k)`` translate by (q[k], q[k+1], 0), ``("rotz", k)`` turn about z by q[k],
     ``("quat", k)`` rotate by the quaternion q[k:k+4] ([w, x, y, z], normalised).
-    ``vector``: q is a plain vector with q̇ = v (integrated as q + v·dt); otherwise core/kinematics.c
+    ``vector``: q is a plain vector with q̇ = v (integrated as q + v·dt); otherwise csrc/kernels/kinematics.c
     (mb_integrate) has its exponential map.  ``chain``: the one-dof joints ('revolute', 'prismatic',
     'helical', 'fixed') that make it through massless bodies, as the symbolic side derives it
     (None: not derivable).  ``codes``: seed codes (spatial_v2 jcalc) with the axis each fixes.
@@ -162,7 +162,7 @@ def neutral_configuration(jtype: JointType) -> np.ndarray:
 def joint_pose(jtype, axis, pitch, q) -> tuple[np.ndarray, np.ndarray]:
     """Pose (R_JB, J_r_JB) of a body in its joint frame, by the table's ``pose`` steps (RBDA table 4.1).
 
-    The reference the C jcalc (core/poses.h) and the viewer are tested against.
+    The reference the C jcalc (csrc/model/poses.h) and the viewer are tested against.
 
     >>> R, p = joint_pose(JointType.PRISMATIC, [0, 0, 1], 0.0, [0.5])
     >>> R.tolist() == np.eye(3).tolist(), p.tolist()

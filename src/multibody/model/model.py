@@ -293,7 +293,7 @@ class Model:
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def _build_c(self):
-        """The constant C model (multibody/core/model.h), built once and owned by this Model.
+        """The constant C model (multibody/csrc/model/model.h), built once and owned by this Model.
 
         A plain instance attribute ``_c`` (set in ``__post_init__`` for numeric models), so the
         single-state fast path reads it at the cost of a dict lookup."""

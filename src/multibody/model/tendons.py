@@ -71,7 +71,7 @@ class FixedTendon:
 
     @staticmethod
     def _sum(coef, x, index):
-        """Σ coef_j x[..., index_j] added term by term in order (core/rollout.c's order: its bits)."""
+        """Σ coef_j x[..., index_j] added term by term in order (csrc/sim/rollout.c's order: its bits)."""
         out = 0.0
         for c, i in zip(coef, index):
             out = out + c * x[..., i]

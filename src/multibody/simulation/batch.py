@@ -1,6 +1,6 @@
 """``mb.simulate_batch``: many simulations of one model at once, here or on a cluster.
 
-Fixed-step runs without events, constraints or contact advance in ``core/rollout.c``, the one
+Fixed-step runs without events, constraints or contact advance in ``csrc/sim/rollout.c``, the one
 fixed-step loop (``simulate``'s): with a built-in controller in groups of the SIMD lanes' width on
 all threads; with a Python controller of the whole batch all N states in lockstep, the controller
 called once a stage with every run still going, the rest in C.  Anything else (adaptive integrators, events, per-run
@@ -120,7 +120,7 @@ def _batch_states(name, X, n):
 
 
 def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_every, make_system=None):
-    """N fixed-step runs in ``core/rollout.c``: every run is ``simulate``'s compiled run, bit for bit
+    """N fixed-step runs in ``csrc/sim/rollout.c``: every run is ``simulate``'s compiled run, bit for bit
     (groups of runs advance in lockstep, their forward dynamics in SIMD lanes).
 
     With hard stops, a run handed back before a step that reaches a stop goes on in ``_run_fixed``

@@ -321,7 +321,7 @@ class GroundContact:
     reactions in world coordinates, ``"position"`` (np, 3), ``"in_contact"`` and ``"sticking"``
     (np,) booleans.
 
-    ``forces`` runs in the C core (``core/contact.c``: gcPosVel, gcontact and Fpt for all points
+    ``forces`` runs in the C core (``csrc/sim/contact.c``: gcPosVel, gcontact and Fpt for all points
     in one call, the same law as :func:`gcontact`), so a call costs a few microseconds.
 
     Example

@@ -13,7 +13,7 @@ One :class:`~multibody.simulation.system.System` validates a run's arguments onc
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
 forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp, fixed
 tendons and soft limits; a Python controller or force function, the constraints' accelerations and
-another contact object's forces are called back from the loop) run whole in ``core/rollout.c``, for
+another contact object's forces are called back from the loop) run whole in ``csrc/sim/rollout.c``, for
 one state or N (``simulate_batch``); with a progress bar, in pieces.  With hard limits or user events
 they run there too, except the steps that reach a stop or fire an event: rollout.c hands such a step
 back to ``_run_fixed``, whose event machinery locates and fires it, and the compiled loop resumes
@@ -250,7 +250,7 @@ def check_soft_stop_sensitivities(stops, traj):
 
 
 def _run_compiled(model, space, system, y0, t_final, dt, integrator, record_every, plan):
-    """A fixed-step run in ``core/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
+    """A fixed-step run in ``csrc/sim/rollout.c`` (N = 1); the same Trajectory as ``_run_fixed``."""
     nq, nv = model.nq, model.nv
     out = rollout.run_compiled(model, plan, y0[None, :nq], y0[None, nq:nq + nv], t_final, dt, integrator,
                                record_every, keep_last=True, Z0=y0[None, nq + nv:])
@@ -435,7 +435,7 @@ class _FixedFlow:
 
 def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, dt, integrator, record_every,
                       whole_run=True, piece_end=False):
-    """Run on in ``core/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
+    """Run on in ``csrc/sim/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
     sampled controller's hold (``system.held_tau``, next sample ``n_sample``) goes on in C and comes
     back.  Returns (t, y, n_sample, info, out) where it stopped, ``info`` (count, code, t_from, t_to)
     (code ``rollout.HANDED_BACK``: the step from t is the Python loop's; ``rollout.NON_FINITE``: that
@@ -490,7 +490,7 @@ def _compiled_plan(plan, system, monitor):
 
 def _compiled_step(model, plan, system, flow, integrator):
     """An ``integrators.STEPPERS`` stepper (space, f, t, y, h) -> (y1, (None, (q̈, τ, contact info) at
-    the start)) that takes the step in ``core/rollout.c`` (the same operations, so the same bits), or
+    the start)) that takes the step in ``csrc/sim/rollout.c`` (the same operations, so the same bits), or
     None while joints rest on stops: the Python stepper's KKT solve then locates their release, as
     the reference loop does (hybrid dynamics gives the same λ only to rounding, and a release whose
     λ crosses zero slowly moves with it)."""
@@ -516,7 +516,7 @@ def _compiled_step(model, plan, system, flow, integrator):
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
                plan=None, t0=0.0, rec=None, n_sample=0, flow=None):
     """The event machinery around the compiled loop, and (without a ``plan``) the reference
-    fixed-step loop in Python.  With a ``plan`` the run goes on in ``core/rollout.c`` whenever every
+    fixed-step loop in Python.  With a ``plan`` the run goes on in ``csrc/sim/rollout.c`` whenever every
     event is armed (but a resting joint's own stop, which the compiled loop holds) until a step
     reaches a stop, a stop lets go or an event fires; that step is taken here, one compiled step at a
     time (:func:`_compiled_step`), to locate and fire the event.  ``t0``, ``rec``, ``n_sample``:

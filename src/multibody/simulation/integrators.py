@@ -23,7 +23,7 @@ the steppers reduce to the textbook formulas.
                      symplectic nor of second order, and because one tableau for the whole state makes the
                      sensitivities riding in the compiled loop the exact derivative of the computed step.
 
-**One table.**  The methods are the rows of ``core/rollout.c``'s ``mb_steppers`` (read here through
+**One table.**  The methods are the rows of ``csrc/sim/rollout.c``'s ``mb_steppers`` (read here through
 ``_core.steppers()``): name, order, stages, the damping bound B of ``limits.py``, flags and, for an
 explicit Runge–Kutta method, its Butcher tableau.  A row with a tableau is stepped by the compiled
 loop's one tableau stepper and here by :func:`tableau_stepper` from the same numbers; adding such a
@@ -36,7 +36,7 @@ method is one row in ``rollout.c``.  The older three keep their own stage code o
 
 Each stepper is ``step(f, t, y, h) -> (y₁, k₁)`` with ``f(t, y) -> (K, info)`` the tangent
 derivative ``K = [v, a, ż]`` (length 2·nv + nz); ``k₁`` is f at the step's start, which the
-caller keeps as the sample's accelerations.  The fixed-step loop runs in ``core/rollout.c``, which
+caller keeps as the sample's accelerations.  The fixed-step loop runs in ``csrc/sim/rollout.c``, which
 takes these steps operation for operation; the Python steppers take the steps it hands back (while
 joints rest on stops, or a run without a compiled plan) and are the tests' reference loops.
 """

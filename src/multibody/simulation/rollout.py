@@ -1,6 +1,6 @@
 """The compiled fixed-step loop: whole runs of ``mb.simulate`` / ``mb.simulate_batch`` in C.
 
-``core/rollout.c`` integrates a run from start to end — explicit Euler, semi-implicit Euler and
+``csrc/sim/rollout.c`` integrates a run from start to end — explicit Euler, semi-implicit Euler and
 RK4 (CF4 on quaternion joints) on q̈ = FDab(q, q̇, τ_all, f_ext) — with the built-in controllers
 evaluated in C: none, ``mb.PD`` (optionally with gravity compensation) with constant references
 or time tables (continuous or zero-order hold with a ``period``), and the model's passive forces

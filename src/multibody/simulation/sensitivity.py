@@ -27,7 +27,7 @@ tableau with A at the same stage states (for vector joints Φ is then exactly th
 computed step map, Hairer et al. "internal differentiation"; on a group it is the derivative of the
 flow to the method's order — first order for ``euler`` and ``semi_implicit``); adaptive runs
 integrate the augmented system [y, Z] under one error control.  Fixed-step runs go through the one
-fixed-step loop, ``core/rollout.c`` with ``core._run_fixed``'s event machinery around it
+fixed-step loop, ``csrc/sim/rollout.c`` with ``core._run_fixed``'s event machinery around it
 (:class:`SensitivityFlow`): vec Z rides as the compiled loop's extra states, its rates Ż = A Z + …
 from a call back at every stage (one ``aba_derivatives`` call; the state's ABA stays in C).  A
 sampled controller's runs and the step after an event take one compiled step at a time, and
@@ -367,7 +367,7 @@ class SensitivityFlow:
     """What ``core._run_fixed`` steps in a run with sensitivities: w = [y, vec Z], Z = [Φ | ∂x/∂τ]
     (n × (n + nv)) after the state (the hooks are ``core._FixedFlow``'s).
 
-    In the compiled loop (``core/rollout.c``) vec Z rides as extra states after [q, v, z]: the plan's
+    In the compiled loop (``csrc/sim/rollout.c``) vec Z rides as extra states after [q, v, z]: the plan's
     contact callback (:meth:`rates`, once a stage at the stage's state) returns the contact law's
     forces and ż (zeros without contact; ``GroundContact`` is then evaluated here, not in C) and
     Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then the

@@ -2,7 +2,7 @@
 
 :class:`System` checks a run's controller, forces, constraints and contact once, evaluates the
 right-hand side for one state (``deriv``) or for N states together (``deriv_batch``), and says
-whether the compiled loop (``core/rollout.c``) can do the whole run (:meth:`System.plan`).  Every
+whether the compiled loop (``csrc/sim/rollout.c``) can do the whole run (:meth:`System.plan`).  Every
 fixed-step and adaptive run of ``mb.simulate`` and ``mb.simulate_batch`` goes through it.
 """
 from __future__ import annotations

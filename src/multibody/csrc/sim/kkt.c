@@ -10,7 +10,7 @@
  * Cholesky factorisation (mb_fdgq_solve).  Both H and A are symmetric positive definite when the problem is
  * well posed; a pivot below rel_tol × its diagonal entry means "singular" (LAPACK only refuses
  * pivots ≤ 0; rounding leaves tiny positive pivots in matrices singular in exact arithmetic).
- * multibody.simulation.constraints falls back to its eigen-decomposition for the diagnostics
+ * multibody.dynamics.constraints falls back to its eigen-decomposition for the diagnostics
  * (which rows are dependent) and for minimum-norm multipliers.  Matrices are row-major.
  */
 #include <math.h>
