@@ -8,14 +8,12 @@ MATLAB. Every printer now passes free text through ``codegen.printer.comment_tex
 import ast
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 import sympy as sp
 
-import multibody as mb
 from multibody import codegen
 from multibody.codegen.printer import comment_text
 from multibody.model.urdf import load_urdf
@@ -151,8 +149,6 @@ def test_hostile_symbol_names_reach_no_source(tmp_path, marker):
     assert not marker.exists() and abs(f([0.5], [2.0])["y"][0] - 2 * float(sp.sin(0.5))) < 1e-15
 
 
-@pytest.mark.skipif(shutil.which("multibody") is None and not os.path.exists(
-    os.path.join(os.path.dirname(sys.executable), "multibody")), reason="the multibody command is not installed")
 def test_cli_codegen_of_a_hostile_urdf_runs_no_code(tmp_path, marker):
     _, path = _hostile_model(tmp_path, PY_ESCAPE)
     out = subprocess.run([sys.executable, "-m", "multibody", "codegen", str(path), "--lang", "numpy",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -91,9 +90,10 @@ def test_c_jcalc_follows_the_table_for_every_joint_type():
             assert np.allclose(R[i], Rw, atol=1e-12) and np.allclose(p[i], pw, atol=1e-12), s.name
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node (JavaScript) is not installed")
 def test_viewer_javascript_follows_the_table():
+    from system_deps import require_program          # Debian's nodejs (tools/system-deps); fails under CI
     from multibody.view.animation import _viewer_js
+    require_program(["node"], "nodejs", "the viewer's joint poses run in JavaScript")
     js = _viewer_js()
     helpers = js[js.index("  function mul3"):js.index("  const dot")]
     poses = js[js.index("  const JOINT_POSE"):js.index("  function bodyPoses")]
@@ -223,7 +223,7 @@ def test_cylindrical_in_the_viewer(tmp_path):
 
 
 def test_cylindrical_against_pinocchio():
-    pin = pytest.importorskip("pinocchio")
+    import pinocchio as pin          # a test dependency (pyproject's [test])
     m = cylinder_model()
     pm = pin.Model()
     pm.gravity.linear = np.asarray(m.gravity, float)

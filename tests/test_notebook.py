@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+import ipykernel  # noqa: F401  (the kernel nbclient starts; test dependencies in pyproject's [test])
+import nbclient
+import nbformat
 
 CELLS = [
     "import numpy as np, multibody as mb",
