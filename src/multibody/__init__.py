@@ -55,13 +55,8 @@ del _name, _where
 
 
 def __getattr__(name):
-    if name == "__version__":      # the installed distribution's, read once (importlib.metadata is slow to load)
-        from importlib.metadata import PackageNotFoundError, version
-        try:
-            value = version("multibody")
-        except PackageNotFoundError:   # a source tree that was never installed
-            value = "0+source"
-        globals()[name] = value
+    if name == "__version__":      # read once, on first use (importlib.metadata is slow to load)
+        value = globals()[name] = _importlib.import_module("._io", __name__).package_version()
         return value
     if name in _SUBMODULES:
         value = _importlib.import_module("." + name, __name__)

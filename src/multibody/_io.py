@@ -32,6 +32,16 @@ import zipfile
 
 import numpy as np
 
+
+def package_version() -> str:
+    """The installed distribution's version ("0+source" in a tree that was never installed):
+    ``mb.__version__``, ``multibody --version`` and the compiled-code cache key read this one."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("multibody")
+    except PackageNotFoundError:
+        return "0+source"
+
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename if hasattr(os, "uname") else "host")[:32] or "host"
 
 

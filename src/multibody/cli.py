@@ -342,8 +342,11 @@ def cmd_simulate(args):
     q0, qd0 = _initial_state(model, args.q0, args.qd0)
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
-    if not args.t_final / args.dt < 2**53:
-        raise CLIError(f"--dt: {args.t_final:g} s in steps of {args.dt:g} s is more than 2**53 steps", EXIT_USAGE)
+    from .simulation.core import check_step_count     # simulate's own check, before the file-size check
+    try:
+        check_step_count(args.t_final, args.dt, args.record_every)
+    except ValueError as e:
+        raise CLIError(f"--{e}", EXIT_USAGE) from None
     if args.record_every < 1:
         raise CLIError(f"--record-every: expected a whole number ≥ 1, got {args.record_every}", EXIT_USAGE)
     out = os.path.abspath(_checked_extension(args.out, (".npz",), "a trajectory file"))

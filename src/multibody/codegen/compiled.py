@@ -25,6 +25,7 @@ from importlib import resources
 
 import numpy as np
 
+from .._io import package_version
 from ..core._core import gate as _gate
 from . import cache as K
 from .c_gen import c_function
@@ -32,19 +33,10 @@ from .printer import comment_text
 from .function import GeneratedFunction
 from .spec import CodeSpec
 
-__all__ = ["compile", "CompiledFunction", "module_source", "multibody_version"]
+__all__ = ["compile", "CompiledFunction", "module_source"]
 
 _LOADED: dict = {}   # cache key -> extension module (per process)
 _TEMPLATE: list = []  # the parsed templates/module.c, read on first use
-
-
-def multibody_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("multibody")
-    except Exception:  # not installed (run from a source tree)
-        return "0+source"
 
 
 def core_include() -> str:
@@ -216,7 +208,7 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     spec.cse()
     probe = module_source(spec, "mbcg_MODNAME")
     key = hashlib.sha256(json.dumps([probe, gate_header(), K.compiler_id(cc), list(flags), K.ext_suffix(),
-                                     multibody_version(), np.__version__])
+                                     package_version(), np.__version__])
                          .encode()).hexdigest()
     modname = f"mbcg_{key[:24]}"
     if key in _LOADED:
@@ -241,7 +233,7 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     src = probe.replace("mbcg_MODNAME", modname)
     final, digest = _build(src, modname, folder, cc, flags)
     K.atomic_write(rec_path, json.dumps({"key": key, "file": final, "sha256": digest, "compiler": K.compiler_id(cc),
-                                         "flags": list(flags), "multibody": multibody_version(),
+                                         "flags": list(flags), "multibody": package_version(),
                                          "created": time.time()}).encode())
     path = os.path.join(folder, final)
     mod = _load(modname, path)

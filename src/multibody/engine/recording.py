@@ -94,8 +94,9 @@ def scene_model(world: World, extent: float = 2.0) -> Model:
 
 
 def _q(world):
-    return np.concatenate([np.concatenate((body.position, body.quaternion)) for body in world.bodies]) \
-        if world.bodies else np.zeros(0)
+    """[x, y, z, w, qx, qy, qz] of every body (the free joint's q), straight from the state array."""
+    S = world._state
+    return np.hstack((S[:, C.BS_POS:C.BS_POS + 3], S[:, C.BS_QUAT:C.BS_QUAT + 4])).ravel()
 
 
 def record(world: World, t_final: float, every: int = 1) -> Recording:
