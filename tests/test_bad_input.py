@@ -230,6 +230,16 @@ def test_builder_parent_must_exist_already():
         b.add_body("a", None, "Rz")
 
 
+def test_subnormal_mass_is_named_not_reported_as_too_large():
+    # 1e-310 is positive but 1/m overflows: aba said "the inputs are too large" and fd_sparse returned 0
+    b = mb.ModelBuilder()
+    with pytest.raises(ValueError, match=r"^mass: body 'a' has mass 1e-310, below the smallest normal double"):
+        b.add_body("a", None, "Rz", mass=1e-310, com=[1, 0, 0])
+    b.add_body("a", None, "Rz", mass=1e-300, com=[1, 0, 0])   # tiny but normal: allowed
+    with pytest.raises(ValueError, match=r"^mass: body 'body0' has mass 1e-310, below the smallest normal"):
+        mb.Model(**_model_kwargs(mass=[1e-310, 1.0, 1.0]))
+
+
 @pytest.mark.parametrize("mass", [0.0, -1.0, np.nan, np.inf])
 def test_non_positive_or_non_finite_mass(mass):
     b = mb.ModelBuilder()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -136,6 +137,10 @@ class ModelBuilder:
             m = math.nan
         if not m > 0 and not (m == 0 and allow_massless):
             raise ValueError(f"mass: body {name!r} has mass {mass}; expected a positive number")
+        if 0 < m < sys.float_info.min:   # the dynamics divide by it: 1/m overflows to inf
+            raise ValueError(f"mass: body {name!r} has mass {mass!r}, below the smallest normal double "
+                             f"({sys.float_info.min:.3g}); expected a mass the dynamics can divide by, or 0 "
+                             f"with allow_massless=True")
         limits = _limits(name, q_lower, q_upper, velocity_limit, effort_limit, damping, friction)
         c = _vec3(f"com of {name!r}", com)
         Ic = np.zeros((3, 3)) if inertia is None else _checks.array("inertia", inertia, None, finite=False)

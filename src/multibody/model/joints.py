@@ -209,6 +209,8 @@ def c_header() -> str:
         lines.append(f"    MB_{s.name.upper()} = {s.code}{sep}  /* nq {s.nq}, nv {s.nv}: {s.doc} */")
     mask = sum(1 << s.code for s in JOINTS if s.vector)
     quat = sum((s.quat + 1) << (4 * s.code) for s in JOINTS)
+    nq = sum(s.nq << (4 * s.code) for s in JOINTS)
+    nv = sum(s.nv << (4 * s.code) for s in JOINTS)
     lines += ["};", "", f"enum {{ MB_JOINT_COUNT = {len(JOINTS)} }};", "",
               "/* Bit jt set: joint type jt has a plain-vector q with q̇ = v (nq = nv, q + v·dt). */",
               f"#define MB_VECTOR_JOINTS 0x{mask:x}u", "",
@@ -218,7 +220,14 @@ def c_header() -> str:
               f"#define MB_JOINT_QUATS 0x{quat:x}ull", "",
               "static inline int mb_joint_quat_offset(int jt)",
               "{", "    return jt >= 0 && jt < MB_JOINT_COUNT ? (int)((MB_JOINT_QUATS >> (4 * jt)) & 0xfu) - 1 : -1;",
-              "}", "", "#endif", ""]
+              "}", "",
+              "/* Nibble jt: the joint type's nq and nv (CModel checks the tables it is given against them). */",
+              f"#define MB_JOINT_NQ 0x{nq:x}ull", f"#define MB_JOINT_NV 0x{nv:x}ull", "",
+              "static inline int mb_joint_nq(int jt)",
+              "{", "    return jt >= 0 && jt < MB_JOINT_COUNT ? (int)((MB_JOINT_NQ >> (4 * jt)) & 0xfu) : -1;", "}", "",
+              "static inline int mb_joint_nv(int jt)",
+              "{", "    return jt >= 0 && jt < MB_JOINT_COUNT ? (int)((MB_JOINT_NV >> (4 * jt)) & 0xfu) : -1;", "}", "",
+              "#endif", ""]
     return "\n".join(lines)
 
 

@@ -430,6 +430,9 @@ def _validate_numbers(m: Model):
         name = m.body_names[i] if m.body_names else i
         if not m.mass[i] >= 0:
             raise ValueError(f"mass: body {name!r} has mass {m.mass[i]}; expected ≥ 0")
+        if 0 < m.mass[i] < np.finfo(float).tiny:   # 1/m overflows: the dynamics would say "too large"
+            raise ValueError(f"mass: body {name!r} has mass {float(m.mass[i])!r}, below the smallest normal "
+                             f"double; expected 0 or a mass the dynamics can divide by")
         Ic = m.inertia_com[i]
         if not np.allclose(Ic, Ic.T, atol=1e-9 * max(1.0, np.abs(Ic).max())):
             raise ValueError(f"inertia: body {name!r} has a non-symmetric inertia matrix")

@@ -35,4 +35,18 @@ static inline int mb_joint_quat_offset(int jt)
     return jt >= 0 && jt < MB_JOINT_COUNT ? (int)((MB_JOINT_QUATS >> (4 * jt)) & 0xfu) - 1 : -1;
 }
 
+/* Nibble jt: the joint type's nq and nv (CModel checks the tables it is given against them). */
+#define MB_JOINT_NQ 0x23741110ull
+#define MB_JOINT_NV 0x23631110ull
+
+static inline int mb_joint_nq(int jt)
+{
+    return jt >= 0 && jt < MB_JOINT_COUNT ? (int)((MB_JOINT_NQ >> (4 * jt)) & 0xfu) : -1;
+}
+
+static inline int mb_joint_nv(int jt)
+{
+    return jt >= 0 && jt < MB_JOINT_COUNT ? (int)((MB_JOINT_NV >> (4 * jt)) & 0xfu) : -1;
+}
+
 #endif

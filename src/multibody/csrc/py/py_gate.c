@@ -161,10 +161,10 @@ int outputs_overflowed(const job *j, int batch, Py_ssize_t N)
     }
     if (batch)
         PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs at state %zd; "
-                     "the inputs are too large", j->name, n);
+                     "the inputs are too large (or a mass or inertia too small to divide by)", j->name, n);
     else
         PyErr_Format(ResultOverflowError, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs "
-                     "are too large", j->name);
+                     "are too large (or a mass or inertia too small to divide by)", j->name);
     return 0;
 }
 

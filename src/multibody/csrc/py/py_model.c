@@ -100,6 +100,33 @@ static int copy_names(PyObject *o, mb_model *m)
     return rc;
 }
 
+/* dof_parent must be the tree's expanded parent array (RBDA table 6.4, expandLambda; Model.dof_parent):
+ * the sparse kernels walk it, so a wrong entry would read outside the factor or loop forever.
+ * -1 with the error set. */
+static int check_dof_parent(const mb_model *m)
+{
+    int *last = malloc(sizeof(int) * (m->nb ? (size_t)m->nb : 1));  /* last variable of body i or its ancestors */
+    if (!last) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < m->nb && !rc; i++) {
+        int prev = m->parent[i] < 0 ? -1 : last[m->parent[i]];
+        for (int j = 0; j < m->nv_joint[i] && !rc; j++) {
+            int k = m->v_start[i] + j, expected = j == 0 ? prev : k - 1;
+            if (m->dof_parent[k] != expected) {
+                PyErr_Format(PyExc_ValueError, "CModel: dof_parent[%d] is %d, expected %d (the tree's expanded "
+                             "parent array)", k, m->dof_parent[k], expected);
+                rc = -1;
+            }
+        }
+        last[i] = m->nv_joint[i] > 0 ? m->v_start[i] + m->nv_joint[i] - 1 : prev;
+    }
+    free(last);
+    return rc;
+}
+
 /* CModel(parent, jtype, q_start, nq_joint, v_start, nv_joint, tree_rotation, tree_translation,
  *        jaxis, jpitch, inertia10, S, armature, dof_parent, a_grav[, body_names]) */
 static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -138,6 +165,12 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             PyErr_Format(PyExc_ValueError, "CModel: inconsistent tree tables at body %d", i);
             goto fail;
         }
+        if (m->nq_joint[i] != mb_joint_nq(m->jtype[i]) || m->nv_joint[i] != mb_joint_nv(m->jtype[i])) {
+            PyErr_Format(PyExc_ValueError, "CModel: body %d's joint (type %d) has nq %d and nv %d, but the "
+                         "tables say nq_joint %d and nv_joint %d", i, m->jtype[i], mb_joint_nq(m->jtype[i]),
+                         mb_joint_nv(m->jtype[i]), m->nq_joint[i], m->nv_joint[i]);
+            goto fail;
+        }
         m->nq += m->nq_joint[i];
         m->nv += m->nv_joint[i];
         if (m->nv_joint[i] > m->max_nvj)
@@ -149,6 +182,8 @@ static PyObject *CModel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         copy_doubles(o[9], "jpitch", nb, &m->pitch) || copy_doubles(o[10], "inertia", MB_NI * nb, &m->inertia) ||
         copy_doubles(o[11], "S", 6 * nv, &m->S) || copy_doubles(o[12], "armature", nv, &m->armature) ||
         copy_ints(o[13], "dof_parent", nv, &m->dof_parent))
+        goto fail;
+    if (check_dof_parent(m))
         goto fail;
     double *g = NULL;
     if (copy_doubles(o[14], "a_grav", 6, &g))
