@@ -1054,6 +1054,7 @@ class World:
         sim = self._ensure()
         self._check_state()
         self._coords = None
+        steps0 = sim.steps()
         try:
             sim.step(h, int(n))
         except C.SimulationError as e:  # the C step's private signal; users get errors.SimulationError
@@ -1061,9 +1062,9 @@ class World:
             self._last = None
             raise SimulationError(f"simulation stopped at step {step}: body {self.bodies[body].name!r}: {msg} "
                                   "(state kept from before that step)", body=self.bodies[body], step=step) from None
-        finally:
+        finally:   # Ctrl-C (or an error) stops between steps: the clock counts the steps taken
             self._coords = None
-        self.time += n * h
+            self.time += (sim.steps() - steps0) * h
 
     @property
     def last_step(self):

@@ -297,8 +297,17 @@ static PyObject *Sim_step(SimObject *self, PyObject *const *args, Py_ssize_t nar
     int err = 0;
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&self->lock);
-    for (long i = 0; i < n && !err; i++) err = world_step(&self->W, h);
-    Py_END_ALLOW_THREADS                          /* the lock is still held: W's message is ours */
+    Py_END_ALLOW_THREADS
+    /* Steps run without the GIL in chunks; between chunks a look at the signals lets Ctrl-C stop a long
+     * run (the world is whole between steps; World.run counts the steps taken).  The lock stays held. */
+    enum { STEPS_BETWEEN_SIGNAL_CHECKS = 2048 };
+    for (long done = 0; done < n && !err;) {
+        long stop = n - done > STEPS_BETWEEN_SIGNAL_CHECKS ? done + STEPS_BETWEEN_SIGNAL_CHECKS : n;
+        Py_BEGIN_ALLOW_THREADS
+        for (; done < stop && !err; done++) err = world_step(&self->W, h);
+        Py_END_ALLOW_THREADS                      /* the lock is still held: W's message is ours */
+        if (!err && done < n && PyErr_CheckSignals() < 0) { sim_unlock(self); return NULL; }
+    }
     if (err > 0) {
         PyObject *v = Py_BuildValue("(sil)", self->W.message, self->W.bad_body, self->W.steps + 1);
         PyErr_SetObject(SimulationError, v); Py_XDECREF(v);
@@ -307,6 +316,15 @@ static PyObject *Sim_step(SimObject *self, PyObject *const *args, Py_ssize_t nar
     if (err < 0) return PyErr_NoMemory();
     if (err > 0) return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *Sim_steps(SimObject *self, PyObject *unused)
+{
+    (void)unused;
+    sim_lock(self);
+    long steps = self->W.steps;
+    sim_unlock(self);
+    return PyLong_FromLong(steps);
 }
 
 static PyObject *Sim_joint_coords_locked(SimObject *self, PyObject *unused)
@@ -423,6 +441,7 @@ LOCKED(Sim_amotor)
 
 static PyMethodDef Sim_methods[] = {
     {"step", (PyCFunction)(void (*)(void))Sim_step, METH_FASTCALL, "step(dt, n=1): advance n steps of dt seconds"},
+    {"steps", (PyCFunction)Sim_steps, METH_NOARGS, "steps(): the number of steps this world has taken"},
     {"joint_coords", (PyCFunction)Sim_joint_coords, METH_NOARGS, "(positions, rates), each (nj, 2)"},
     {"last_step", (PyCFunction)Sim_last_step, METH_NOARGS, "rows, multipliers and contacts of the last step"},
     {"collide", (PyCFunction)Sim_collide, METH_NOARGS, "collision detection alone: the contacts"},
