@@ -1,7 +1,8 @@
 # `make demo` and `make test` work on a fresh machine with only python3, pip and gcc:
-# they create .venv, install the package (which compiles the C tree, src/multibody/csrc/*/*.c) —
-# `make test` adds the test dependencies (Pinocchio, MuJoCo's dm_control, …), which the demo does
-# not need — and rebuild the core in place whenever a C file or header changed.
+# they create .venv, install the package with the demo's extras (which compiles the C tree,
+# src/multibody/csrc/*/*.c, once) — `make test` adds every extra and the test dependencies (Pinocchio,
+# MuJoCo's dm_control, …), which the demo does not need — and rebuild the core in place whenever a C
+# file or header changed.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -24,20 +25,25 @@ ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_b
 
 .PHONY: demo test test-fast test-asan bench core clean system-deps
 
+# the demo's extras (derivation, plots); pip's editable install compiles the C core in place once
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
-	touch $(STAMP)
+	$(PY) -m pip install -q -e '.[symbolic,sim,view]'
+	touch $(STAMP) $(CORE)
 
 $(TEST_STAMP): $(STAMP)
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(TEST_STAMP)
 
 # the C core, built in place (portable flags; MULTIBODY_NATIVE=1 for -march=native)
-$(CORE): $(STAMP) $(CORE_SRC)
-	rm -f src/multibody/core/_core*.so src/multibody/engine/_engine*.so
-	$(PY) setup.py -q build_ext --inplace --force
+$(CORE): $(CORE_SRC) | $(STAMP)
+	@if [ -e $(CORE) ] && [ -z "$$(find $(CORE_SRC) -newer $(CORE))" ]; then \
+	  echo "the C core is up to date (pip's install built it)"; \
+	else \
+	  rm -f src/multibody/core/_core*.so src/multibody/engine/_engine*.so && \
+	  echo "$(PY) setup.py -q build_ext --inplace --force" && $(PY) setup.py -q build_ext --inplace --force; \
+	fi
 	touch $(CORE)
 
 core: $(CORE)

@@ -43,7 +43,7 @@ FLOORS = [
     ("model",),
     ("spatial",),
     ("_boundary", "_io"),
-    ("_checks", "errors"),
+    ("_checks", "errors", "_extras"),
     ("core",),  # the compiled kernels and the one array gate: imports nothing of the package
 ]
 FLOOR = {room: len(FLOORS) - i for i, rooms in enumerate(FLOORS) for room in rooms}

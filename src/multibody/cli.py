@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from .errors import EXIT_ERROR, EXIT_USAGE, CLIError, fail
+from ._extras import require
 
 
 # ---- models by name ------------------------------------------------------------------------------
@@ -378,6 +379,7 @@ def cmd_simulate(args):
 
 
 def _write_plots(traj, model, folder, prefix=""):
+    require("matplotlib", "view", "the demo's plots")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -23,6 +23,11 @@ feeds every backend:
 >>> bool(np.allclose(out["M"], mb.crba(mb.models.double_pendulum(), np.array([0.3, -0.2]))))
 True
 """
+from .._extras import require as _require
+
+for _module in ("sympy", "symengine"):   # a clear message, not a ModuleNotFoundError deep in an import
+    _require(_module, "symbolic", "multibody.codegen (code generation)")
+
 from .api import as_spec
 from .c_gen import to_c
 from .matlab_gen import to_matlab

@@ -20,6 +20,7 @@ import warnings
 
 from .shapes import HULL_MAX_VERTICES, Box, Capsule, Convex, Cylinder, Sphere
 from .world import matrix_to_quat
+from .._extras import require
 
 _SHAPES = {"box": lambda s: Box(*s), "sphere": lambda s: Sphere(s[0]), "cylinder": lambda s: Cylinder(s[0], s[1]),
            "capsule": lambda s: Capsule(s[0], s[1])}
@@ -55,6 +56,7 @@ def mesh_hull(geometry):
                       "left out of the engine world", stacklevel=3)
         return None
     try:
+        require("scipy", "sim", "convex hulls of meshes")
         from scipy.spatial import ConvexHull
         if len(points) > HULL_MAX_VERTICES and len(ConvexHull(points).vertices) > HULL_MAX_VERTICES:
             points = ConvexHull(points).points[ConvexHull(points).vertices]

@@ -28,6 +28,7 @@ from ..model.model import Geometry, Model
 from . import _engine as C
 from .shapes import Box, Capsule, Convex, Cylinder, Plane, Sphere, TriangleMesh
 from .world import World, quat_to_matrix
+from .._extras import require
 
 __all__ = ["Recording", "scene_model", "record"]
 
@@ -71,6 +72,7 @@ def _geometry(world, geom, body, extent):
         return Geometry(body, "solid", (), R, p, name=name, vertices=np.asarray(shape.vertices, float),
                         faces=tuple(tuple(int(i) for i in f) for f in np.asarray(shape.triangles)))
     if isinstance(shape, Convex):
+        require("scipy", "sim", "convex hulls of meshes")
         from scipy.spatial import ConvexHull
         hull = ConvexHull(np.asarray(shape.vertices, float))
         return Geometry(body, "solid", (), R, p, name=name, vertices=hull.points,

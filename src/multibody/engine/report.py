@@ -23,6 +23,7 @@ import numpy as np
 
 from .shapes import Box, Plane, Sphere
 from .world import World
+from .._extras import require
 
 __all__ = ["double_pendulum", "colliding_pendulum", "scene", "SCENES", "agreement", "ode_double_pendulum",
            "ode_colliding_pendulum", "colliding_traces", "plot_figures", "table_5_2", "ode_report", "main",
@@ -35,6 +36,7 @@ def double_pendulum(T=10.0, dt=1e-3, erp=0.2, cfm=1e-10, every=10):
     Returns a dict: ``t``; ``q_engine``, ``q_reduced`` (n, 2) joint angles (θ₁, θ₂ relative);
     ``energy_engine`` [J]; ``joint_gap`` the largest anchor separation [m].
     """
+    require("scipy", "sim", "the OpenDE report's comparisons")
     from scipy.integrate import solve_ivp
 
     from ..dynamics import aba
@@ -67,6 +69,7 @@ def colliding_pendulum_world(dt=1e-3, erp=0.2, cfm=1e-10, solver="auto"):
 def _wall_event():
     """(θ of the corner's contact, time and rate there, time the link hangs vertical θ = π/2) of
     the reduced run: the link swings from horizontal under gravity 9.8 about its hinge."""
+    require("scipy", "sim", "the OpenDE report's comparisons")
     from scipy.integrate import solve_ivp
     from scipy.optimize import brentq
     theta_e = brentq(lambda th: 1 + math.cos(th) - 0.05 * math.sin(th) - 0.9, math.pi / 2, math.pi)
@@ -92,6 +95,7 @@ def colliding_pendulum(dt=1e-3, erp=0.2, cfm=1e-10):
     first engine step after which the link moves back), ``steps_late``, ``rate_event`` (reduced,
     just before) and ``rate_after`` (engine, just after).
     """
+    require("scipy", "sim", "the OpenDE report's comparisons")
     from scipy.integrate import solve_ivp
     from scipy.optimize import brentq
     world = World(gravity=(0, 0, -9.8), erp=erp, cfm=cfm, dt=dt, bounce_vel=0.0)
@@ -361,6 +365,7 @@ def plot_figures(folder, t, q_reference, runs, traces):
     PNG files in ``folder``; returns their paths."""
     import os
 
+    require("matplotlib", "view", "the OpenDE report's comparisons")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _checks
+from .._extras import require
 
 __all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "TriangleMesh", "Convex"]
 
@@ -280,6 +281,7 @@ def _merge_coplanar(hull, scale):
 def _hull_tables(points):
     """Vertices, planar faces (counter-clockwise about their outward normal), planes and edges
     (two vertices, the face on their left and the other face) of the convex hull of ``points``."""
+    require("scipy", "sim", "convex hulls of meshes")
     from scipy.spatial import ConvexHull, QhullError
     scale = float(np.ptp(points, axis=0).max())
     if not scale > 0:

@@ -77,6 +77,7 @@ from .joints import JointType
 from .mjcf_sizes import check_declared_sizes
 from .model import Frame, Geometry, Model
 from .tendons import FixedTendon
+from .._extras import require
 
 __all__ = ["MJCFError", "MJCFWarning", "load_mjcf", "from_mjmodel"]
 
@@ -92,11 +93,7 @@ class MJCFWarning(UserWarning):
 
 
 def _mujoco():
-    try:
-        import mujoco
-    except ImportError:  # pragma: no cover - mujoco is a dependency
-        raise MJCFError("load_mjcf needs the 'mujoco' package (pip install mujoco)") from None
-    return mujoco
+    return require("mujoco", "mjcf", "load_mjcf (MuJoCo's own compiler reads the file)")
 
 
 def _rotation(quat) -> np.ndarray:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from .._extras import require
 
 __all__ = ["SeedInfo", "seed_info", "parameters", "Parameters"]
 
@@ -134,7 +135,7 @@ class Parameters:
                              f"the parameters are {list(self.values)}")
         self.sp = None
         if chosen:
-            import sympy as sp
+            sp = require("sympy", "symbolic", "symbolic models")
 
             self.sp = sp
             for name, expr in chosen.items():

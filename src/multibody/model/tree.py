@@ -16,6 +16,7 @@ import numpy as np
 from .builder import ModelBuilder
 from .joints import JOINT_CODES, JointType
 from .model import Model
+from .._extras import require
 
 _LETTER_AXES = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1)}
 
@@ -30,7 +31,7 @@ def _is_symbolic(x) -> bool:
 def sympy_entry(x):
     """A model array entry as SymPy; integral floats of a numeric model become exact integers
     (1.0 → 1, 0.0 → 0), so unit axes are recognised as coordinate axes and zeros vanish."""
-    import sympy as sp
+    sp = require("sympy", "symbolic", "symbolic models")
 
     if isinstance(x, (float, np.floating)) and float(x).is_integer():
         return sp.Integer(int(x))
@@ -78,7 +79,7 @@ def build_tree(name: str, bodies, gravity=(0.0, 0.0, -9.81)) -> Model:
 
 
 def _symbolic_tree(name, bodies, gravity) -> Model:
-    import sympy as sp
+    sp = require("sympy", "symbolic", "symbolic models")
 
     _exact = sympy_entry
 

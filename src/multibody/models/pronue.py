@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..model.model import Model
 from ..model.seed import Parameters, attach
 from ..model.tree import build_tree
+from .._extras import require
 
 __all__ = ["ra3link", "ra3link_prismatic", "starleth", "support_jacobian"]
 
@@ -158,7 +159,7 @@ def support_jacobian(eom, feet=("LF_Foot", "RF_Foot", "LH_Foot", "RH_Foot")):
 
     ``eom`` must carry per-body kinematics (``derive(model, "pne")``).
     """
-    import sympy as sp
+    sp = require("sympy", "symbolic", "symbolic models")
 
     kin = eom.kinematics
     if "I_J_O" not in kin:

@@ -19,19 +19,20 @@ from dataclasses import replace
 from ..model.seed import Parameters, attach
 from ..model.tree import build_tree
 from ..model.mechanism import Mechanism
+from .._extras import require
 
 __all__ = ["biped_upper_body", "flapping_flyer", "clemens_joint"]
 
 
 def _real_symbols(names):
-    import sympy as sp
+    sp = require("sympy", "symbolic", "symbolic models")
 
     return tuple(sp.Symbol(n, real=True) for n in names)
 
 
 def _mechanism(P, model, q_names, dq_names, q0, dq0, **elements):
     """Mechanism of ``model`` with coordinate symbols named ``q_names``; ``elements(mech)`` builds the rest."""
-    import sympy as sp
+    sp = require("sympy", "symbolic", "symbolic models")
 
     mech = Mechanism(model, _real_symbols(q_names), _real_symbols(dq_names), name=model.name)
     build = elements.pop("build", None)
@@ -105,7 +106,7 @@ def biped_upper_body(symbolic=False, *, stance_foot_coordinates=True, m_u=1.0, m
                    contacts=[Contact(mechanism_point(mech, "swing_leg", (0, -l_f, 0)),
                                      directions=[[1, 0, 0], [0, 1, 0]], name="heel_strike")])
         if stance_foot_coordinates:
-            import sympy as sp
+            sp = require("sympy", "symbolic", "symbolic models")
 
             out["constraints"] = [Constraint(sp.Matrix(mech.q[:2]), name="stance_foot_pin")]
         return out
@@ -156,7 +157,7 @@ def flapping_flyer(symbolic=False, *, input_as_constraint=True, m_b=1.0, m_w=0.1
     ], gravity=(0, 0, -P["g"]))
 
     def elements(mech):
-        import sympy as sp
+        sp = require("sympy", "symbolic", "symbolic models")
 
         from ..symbolic.tmt import Constraint, PointForce, mechanism_point, mechanism_rotation
 
@@ -245,7 +246,7 @@ def clemens_joint(symbolic=False, *, m_p=1.0, I_p=0.001, m_l=0.0, I_l=0.0, l=1.0
     model = build_tree("clemens_joint", tree, gravity=(0, 0, -P["g"]))
 
     def elements(mech):
-        import sympy as sp
+        sp = require("sympy", "symbolic", "symbolic models")
 
         from ..symbolic.tmt import Constraint, mechanism_point, mechanism_rotation
 

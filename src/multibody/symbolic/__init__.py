@@ -6,6 +6,11 @@
 >>> eom.M.shape, [str(s) for s in eom.q]
 ((2, 2), ['th1', 'th2'])
 """
+from .._extras import require as _require
+
+for _module in ("sympy", "symengine"):   # a clear message, not a ModuleNotFoundError deep in an import
+    _require(_module, "symbolic", "multibody.symbolic (symbolic derivation)")
+
 from .derivation import derive, model_symbols
 from .eom import EquationsOfMotion, register_method
 from .lagrange import christoffel_C, derive_lagrange, lagrange_from_energies

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from .._extras import require
 
 
 def tidy_3d_axes(ax, nbins: int = 4):
@@ -10,6 +11,7 @@ def tidy_3d_axes(ax, nbins: int = 4):
     matplotlib's default puts 6–8 ticks on each 3-D axis; seen obliquely their labels run together
     (``-0.4-0.2 0.0``) and the axis label sits on them.
     """
+    require("matplotlib", "view", "plots")
     from matplotlib.ticker import MaxNLocator
     for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
         axis.set_major_locator(MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]))
@@ -27,6 +29,7 @@ def spread_labels(ax, texts, directions, gap: float = 3.0):
     drawn (after the 3-D projection is known), so it holds after a resize or a turn of the view.
     Returns the helper artist.
     """
+    require("matplotlib", "view", "plots")
     import matplotlib.artist as martist
     import matplotlib.lines as mlines
     from matplotlib.transforms import Affine2D, IdentityTransform

@@ -13,6 +13,7 @@ from .. import _checks
 from ..model.model import Model
 from ..model.appearance import appearance_of, characteristic_length, triangles
 from ._layout import spread_labels, tidy_3d_axes
+from .._extras import require
 
 __all__ = ["plot_bodies", "FRAME_COLOURS"]
 
@@ -48,6 +49,7 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
     >>> sorted({l.get_gid() for l in ax.lines if l.get_gid().startswith("world")})
     ['world-frame-x', 'world-frame-y', 'world-frame-z']
     """
+    require("matplotlib", "view", "plot_bodies")
     import matplotlib.pyplot as plt
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..model.model import Model
 from .._io import atomic_path
+from .._extras import MissingExtraError, require
 
 __all__ = ["export_video"]
 
@@ -39,6 +40,7 @@ def export_video(model: Model, trajectory=None, out="anim.mp4", fps: int = 25, s
     >>> os.path.getsize(path) > 1000
     True
     """
+    require("matplotlib", "view", "figures")
     import matplotlib
     from matplotlib.figure import Figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -55,8 +57,8 @@ def export_video(model: Model, trajectory=None, out="anim.mp4", fps: int = 25, s
         try:
             import imageio_ffmpeg
         except ImportError:
-            raise ImportError("MP4 export needs imageio-ffmpeg (pip install imageio-ffmpeg); "
-                              "or write a .gif") from None
+            raise MissingExtraError("MP4 export needs imageio-ffmpeg, which the core install leaves out: "
+                                    "pip install 'multibody[view]'; or write a .gif", name="imageio_ffmpeg") from None
     t, q, _, _, _ = _motion(model, trajectory)
     tf, Q = _frames_q(t, q, fps, speed)
     if len(tf) > max_frames:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .plots import _legend_outside
+from .._extras import require
 
 
 def _variable_names(model, nq):
@@ -37,6 +38,7 @@ def plot_gait(trajectory, strides=None, coordinates=None, title=None):
     >>> [len(ax.lines) for ax in fig.axes]   # q1, q2 and two strike marks per panel
     [4, 4]
     """
+    require("matplotlib", "view", "gait plots")
     import matplotlib.pyplot as plt
     t, q, qd = np.asarray(trajectory.t), np.asarray(trajectory.q), np.asarray(trajectory.qd)
     model = getattr(trajectory, "model", None)

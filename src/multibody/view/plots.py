@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._layout import tidy_3d_axes
+from .._extras import require
 
 __all__ = ["plot_states", "plot_phase", "plot_energy", "plot_paths", "compare"]
 
@@ -211,6 +212,7 @@ def plot_states(trajectory, model=None, title=None):
     >>> fig.axes[0].get_ylabel(), [l.get_label() for l in fig.axes[0].lines]
     ('position [rad]', ['th1', 'th2'])
     """
+    require("matplotlib", "view", "plots")
     import matplotlib.pyplot as plt
     t, q, qd = _arrays(trajectory)
     model = _model_of(model, trajectory)
@@ -242,6 +244,7 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
     >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
     ('q1', 'q̇1')
     """
+    require("matplotlib", "view", "plots")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
     t, q, qd = _arrays(trajectory, ("t", "q", "qd"))
@@ -292,6 +295,7 @@ def plot_energy(trajectory, model=None, title=None):
     >>> [l.get_label() for l in fig.axes[0].lines]
     ['kinetic', 'potential', 'total']
     """
+    require("matplotlib", "view", "plots")
     import matplotlib.pyplot as plt
     t, _, _ = _arrays(trajectory)
     ke, pe, tot = _energies(trajectory, model)
@@ -333,6 +337,7 @@ def plot_paths(trajectory, model, points=None, title=None):
     >>> [l.get_label() for l in fig.axes[0].lines]
     ['CoM', 'link2 (0, 1, 0)']
     """
+    require("matplotlib", "view", "plots")
     import matplotlib.pyplot as plt
     from ..kinematics import center_of_mass, point_position
 
@@ -398,6 +403,7 @@ def compare(a, b, labels=("a", "b"), model=None, which="q", title=None):
     >>> [len(ax.lines) for ax in fig.axes]
     [2, 2, 2]
     """
+    require("matplotlib", "view", "plots")
     import matplotlib.pyplot as plt
     if which not in ("q", "qd"):
         raise ValueError(f"which: expected 'q' or 'qd', got {which!r}")

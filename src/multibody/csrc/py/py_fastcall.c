@@ -165,6 +165,32 @@ static PyObject *fast_function_reduce(PyObject *self, PyObject *unused)
     return PyObject_GetAttrString(self, "__qualname__");
 }
 
+/* A method descriptor that never binds (as staticmethod): so inspect.isroutine and help() treat the
+ * public entry as the function it stands for — its name, signature (update_wrapper's __wrapped__) and
+ * docstring — and an entry stored on a class is not turned into a bound method. */
+static PyObject *fast_function_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)obj, (void)type;
+    return Py_NewRef(self);
+}
+
+/* <function multibody.dynamics.fdab.aba>: the function it stands for, not the C type. */
+static PyObject *fast_function_repr(PyObject *self)
+{
+    PyObject *module = PyObject_GetAttrString(self, "__module__");
+    PyObject *name = module ? PyObject_GetAttrString(self, "__qualname__") : NULL;
+    PyObject *r = NULL;
+    if (module && name && PyUnicode_Check(module) && PyUnicode_Check(name))
+        r = PyUnicode_FromFormat("<function %U.%U>", module, name);
+    else {
+        PyErr_Clear();
+        r = PyUnicode_FromFormat("<function at %p>", self);
+    }
+    Py_XDECREF(module);
+    Py_XDECREF(name);
+    return r;
+}
+
 static PyMethodDef fast_function_methods[] = {
     {"__reduce__", fast_function_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
@@ -192,4 +218,6 @@ PyTypeObject FastFunctionType = {
     .tp_setattro = PyObject_GenericSetAttr,
     .tp_methods = fast_function_methods,
     .tp_getset = fast_function_getset,
+    .tp_descr_get = fast_function_get,
+    .tp_repr = fast_function_repr,
 };
