@@ -74,6 +74,7 @@ import numpy as np
 
 from .._io import open_regular
 from .joints import JointType
+from .mjcf_keys import key_line, read_keyframes
 from .mjcf_sizes import check_declared_sizes
 from .model import Frame, Geometry, Model
 from .tendons import FixedTendon
@@ -164,6 +165,7 @@ def _compile(source, assets):
             mj = mujoco.MjModel.from_xml_string(text, assets)
     except Exception as e:  # noqa: BLE001 - the compiler's message (element, line), or its "unknown exception"
         msg = " ".join(str(e).split()) or type(e).__name__
+        msg += key_line(msg, _section_children(text, "keyframe", base_dir, assets) or [])
         kind = "" if isinstance(e, (ValueError, TypeError)) else f" ({type(e).__name__})"
         raise MJCFError(f"{label}: MuJoCo's compiler refused the model{kind}: {msg[:1500]}") from None
     return mj, label, text, base_dir
@@ -174,8 +176,17 @@ def _section_lines(text, section, count, base_dir=None, assets=None):
     main file's and (one level at a time) those of files it includes at the top level — as
     "line N" or "FILE line N", when exactly ``count`` of them are found (compiled order =
     document order); else Nones."""
-    if text is None:
+    found = _section_children(text, section, base_dir, assets)
+    if found is None or len(found) != count:
         return [None] * count
+    return [where for where, _ in found]
+
+
+def _section_children(text, section, base_dir=None, assets=None):
+    """The children of top-level <section> elements as ("line N" or "FILE line N", element), in
+    document order (see :func:`_section_lines`); None when the text cannot be walked."""
+    if text is None:
+        return None
     from lxml import etree
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
                              remove_comments=True)
@@ -201,11 +212,11 @@ def _section_lines(text, section, count, base_dir=None, assets=None):
                 if not walk(sub, name, depth + 1):
                     return False
             elif s.tag == section:
-                out.extend(f"{file + ' ' if file else ''}line {c.sourceline}" for c in s if isinstance(c.tag, str))
+                out.extend((f"{file + ' ' if file else ''}line {c.sourceline}", c) for c in s if isinstance(c.tag, str))
         return True
 
     ok = walk(text.encode("utf-8", errors="replace"), "", 0)
-    return out if ok and len(out) == count else [None] * count
+    return out if ok else None
 
 
 class _Reading:
@@ -556,6 +567,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
     gravcomp = _gravcomp(bodies, reading, unsupported)
     constraints = _constraints(mj, reading, attach, bodies)
     tendons = _tendons(mj, reading)
+    keyframes = read_keyframes(mj, label, _section_children(text, "keyframe", base_dir, assets), MJCFError)
     try:
         return Model(
             parent=np.array([B["parent"] for B in bodies], dtype=np.int64),
@@ -569,7 +581,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             body_names=tuple(names), joint_names=tuple(B["jname"] for B in bodies), name=model_name,
             frames=tuple(frames), geometries=geometries, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
-            tendons=tendons)
+            tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes)
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 
