@@ -26,6 +26,10 @@ compiled mjModel is read into a :class:`~multibody.model.model.Model`:
   in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
   collision.  Planes, height fields, ellipsoids and SDFs are not kept.
 
+* The file's start: MuJoCo's ``qpos0`` → ``Model.qpos0`` (read as ``model.q_default``), and
+  ``<keyframe><key>`` → ``model.keyframes`` (``model/mjcf_keys.py``: sizes checked, free-joint
+  velocities converted, mocap poses not kept).
+
 Beyond the tree (``_Reading`` sorts them; each message is one line naming the element, its
 joints or bodies, and where it was written — file and line through ``<include>``):
 
