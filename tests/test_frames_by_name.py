@@ -165,5 +165,5 @@ def test_sites_agree_with_mujoco(xml):
 
 def test_a_body_function_given_a_frame_name_points_to_the_frame_functions():
     model, _ = robot("Panda")
-    with pytest.raises(ValueError, match=r"'panda_hand' is a frame fixed on body 'panda_link7': use mb.frame_placement"):
+    with pytest.raises(ValueError, match=r"'panda_hand' is a frame fixed on body 'panda_link7': use mb.frame_"):
         mb.body_jacobian(model, model.neutral(), "panda_hand")

@@ -69,6 +69,7 @@ def key_line(message, elements) -> str:
     if not m:
         return ""
     for k, (where, el) in enumerate(elements):
-        if (m.group(1) is not None and el.get("name") == m.group(1)) or (m.group(2) is not None and k == int(m.group(2))):
+        by_name = m.group(1) is not None and el.get("name") == m.group(1)
+        if by_name or (m.group(2) is not None and k == int(m.group(2))):
             return f" (<key> at {where})"
     return ""
