@@ -126,8 +126,8 @@ def _mujoco_key(xml_or_path, key):
 def test_keyframes_agree_with_mj_resetDataKeyframe(source):
     xml = KEYS_XML if source == "inline" else os.path.join(SITE, source)
     model = mb.load_mjcf(xml) if source == "inline" else mjcf(xml)
-    assert len(model.keyframes._list) >= 1
-    for k, key in enumerate(model.keyframes._list):
+    assert len(model.keyframes.records) >= 1
+    for k, key in enumerate(model.keyframes.records):
         mj, data = _mujoco_key(xml, k)
         q, qd = mb.mjcf.from_mujoco_state(model, data.qpos, data.qvel)
         np.testing.assert_allclose(key.q, q, atol=1e-15, rtol=0)

@@ -83,6 +83,11 @@ class Keyframes(Mapping):
         raise KeyError(f"no keyframe named {key!r}; " + (_known("keyframes", key, list(self._by_name))
                                                         if self._list else "the model has no keyframes"))
 
+    @property
+    def records(self) -> tuple:
+        """Every keyframe in file order, named or not."""
+        return self._list
+
     def __iter__(self):
         return iter(self._by_name)
 
