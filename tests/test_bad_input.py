@@ -296,7 +296,7 @@ def test_unknown_body_joint_and_frame_names(arm):
         mb.point_velocity(arm, q, q, 9)
     with pytest.raises(ValueError, match=r"^joint: no joint named 'J9'"):
         arm.joint_index("J9")
-    with pytest.raises(ValueError, match=r"^frame: no frame named 'tcp'"):
+    with pytest.raises(ValueError, match=r"^frame: no frame or body named 'tcp'"):
         mb.frame_pose(arm, q, "tcp")
     with pytest.raises(ValueError, match=r"^point: contains NaN or inf"):
         mb.point_position(arm, q, "B2", point=[0, np.nan, 0])

@@ -39,7 +39,7 @@ FLOORS = [
     ("codegen",),
     ("models",),
     ("symbolic",),
-    ("dynamics", "kinematics", "sparse", "mjcf", "spatial_v2"),
+    ("dynamics", "kinematics", "sparse", "mjcf", "pinocchio", "spatial_v2"),
     ("model",),
     ("spatial",),
     ("_boundary", "_io"),

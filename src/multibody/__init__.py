@@ -23,11 +23,12 @@ _PUBLIC = {
     **dict.fromkeys(["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim"], ".dynamics.floating"),
     **dict.fromkeys(["BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position",
                      "point_velocity", "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian",
-                     "jdot_qd", "center_of_mass", "com_jacobian", "com_velocity"], ".kinematics"),
+                     "jdot_qd", "center_of_mass", "com_jacobian", "com_velocity", "frame_placement", "frame_velocity",
+                     "frame_acceleration", "frame_jacobian"], ".kinematics"),
     "ModelBuilder": ".model.builder",
-    **dict.fromkeys(["integrate", "difference"], ".model.configuration"),
+    **dict.fromkeys(["integrate", "difference", "random_configuration"], ".model.configuration"),
     "JointType": ".model.joints",
-    **dict.fromkeys(["Model", "Frame", "Geometry", "Mimic"], ".model.model"),
+    **dict.fromkeys(["Model", "Frame", "Geometry", "Mimic", "Keyframe"], ".model.model"),
     **dict.fromkeys(["load_urdf", "URDFError", "URDFWarning"], ".model.urdf"),
     **dict.fromkeys(["load_mjcf", "MJCFError", "MJCFWarning"], ".model.mjcf"),
     **dict.fromkeys(["simulate", "simulate_batch", "TorqueTable", "BatchTrajectory", "impact_map", "joint_wall",
@@ -44,8 +45,8 @@ _PUBLIC = {
 _EAGER = (".core", ".dynamics", ".dynamics.floating", ".kinematics", ".model.builder", ".model.configuration",
           ".model.joints", ".model.model", ".model.urdf", ".model.mjcf")
 # subpackages and modules reachable as attributes (mb.sparse, mb.view, …), imported on first use
-_SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "mjcf", "models", "simulation", "sparse",
-               "spatial", "spatial_v2", "symbolic", "view")
+_SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "mjcf", "models", "pinocchio", "simulation",
+               "sparse", "spatial", "spatial_v2", "symbolic", "view")
 __all__ = sorted(_PUBLIC) + list(_SUBMODULES)
 
 for _name, _where in _PUBLIC.items():

@@ -62,37 +62,9 @@ def _best(fn, repeat, clock):
 
 
 def _pin_state_map(model, pm):
-    """Index maps from our q/v to Pinocchio's (joints matched by name; continuous = [cos, sin])."""
-    from multibody.model.joints import JointType
-    direct, unbounded, free, vp = [], [], [], np.empty(model.nv, dtype=int)
-    for i in range(model.nb):
-        jm = pm.joints[pm.getJointId(model.joint_names[i])]
-        qs, vs = model.q_start[i], model.v_start[i]
-        if model.jtype[i] == JointType.FREE:
-            free.append((qs, jm.idx_q))
-            vp[vs:vs + 3] = jm.idx_v + np.arange(3, 6)
-            vp[vs + 3:vs + 6] = jm.idx_v + np.arange(3)
-        else:
-            (unbounded if jm.nq == 2 else direct).append((qs, jm.idx_q))
-            vp[vs] = jm.idx_v
-
-    def q_map(Q):
-        out = np.zeros(Q.shape[:-1] + (pm.nq,))
-        for a, b in direct:
-            out[..., b] = Q[..., a]
-        for a, b in unbounded:
-            out[..., b], out[..., b + 1] = np.cos(Q[..., a]), np.sin(Q[..., a])
-        for a, b in free:
-            out[..., b:b + 3] = Q[..., a:a + 3]
-            out[..., b + 3:b + 6] = Q[..., a + 4:a + 7]
-            out[..., b + 6] = Q[..., a + 3]
-        return out
-
-    def v_map(V):
-        out = np.empty(V.shape[:-1] + (pm.nv,))
-        out[..., vp] = V
-        return out
-    return q_map, v_map
+    """(q_map, v_map): our q and velocity-space arrays in Pinocchio's order and conventions (mb.pinocchio)."""
+    from multibody import pinocchio as conv
+    return (lambda Q: conv.to_pinocchio_q(model, pm, Q)), (lambda V: conv.to_pinocchio_v(model, pm, V))
 
 
 def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time):

@@ -118,13 +118,6 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
 
 
 def frame_pose(model, q, frame):
-    """World pose (R, p) of a named frame."""
-    _checks.model(model)
-    f = model.frame(frame)
-    s = body_states(model, q)
-    if f.body < 0:  # fixed in the base: index −1 must not pick the last body
-        batch = s.p.shape[:-2]
-        return (np.broadcast_to(f.rotation, batch + (3, 3)).copy(),
-                np.broadcast_to(f.translation, batch + (3,)).copy())
-    Rb, pb = s.R[..., f.body, :, :], s.p[..., f.body, :]
-    return Rb @ f.rotation, pb + Rb @ f.translation
+    """World pose (R, p) of a named frame: :func:`multibody.frame_placement` (this name came first)."""
+    from .frames import frame_placement
+    return frame_placement(model, q, frame)

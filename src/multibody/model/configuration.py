@@ -11,6 +11,7 @@ from .. import _boundary as B
 from .. import _checks
 from ..core import _core  # the exponential maps are in csrc/kernels/kinematics.c (mb_integrate)
 from .joints import spec
+from .model import enforced_position_limits
 
 def integrate(model, q, v, dt=1.0):
     """q ⊕ v·dt: move configuration ``q`` with velocity ``v`` for time ``dt`` (exact for constant v).
@@ -79,3 +80,66 @@ def _residual(model, q0, v, q1):
             n = int(model.nv_joint[i])
             out[..., vs:vs + n] = qa[..., qs:qs + n] - q1[..., qs:qs + n]
     return out
+
+
+def random_configuration(model, rng=None, size=None, *, translation=(-1.0, 1.0)):
+    """A configuration (…, nq) drawn at random within the model's position limits.
+
+    Each coordinate is uniform between its limits (:func:`~multibody.model.model.enforced_position_limits`).
+    A coordinate without limits is uniform on a default interval: an angle (revolute, helical,
+    cylindrical and planar angles) on [−π, π], a length (prismatic, cylindrical slide, planar and free
+    translations) on ``translation`` (metres, [−1, 1] by default).  With one finite bound, the other
+    is that bound ∓ the default interval's width.  Quaternions (spherical, free) are uniform on the
+    unit sphere (uniform random rotations).  Pinocchio's ``randomConfiguration`` draws the same way
+    where the limits are finite (it refuses infinite ones).
+
+    ``rng``: a ``numpy.random.Generator``, a seed, or None (a fresh generator); ``size``: the batch
+    shape (None: one configuration).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.singlebody()                           # a free body
+    >>> q = mb.random_configuration(m, np.random.default_rng(0), size=100)
+    >>> q.shape, bool(np.allclose(np.linalg.norm(q[:, 3:], axis=1), 1)), bool(np.abs(q[:, :3]).max() <= 1)
+    ((100, 7), True, True)
+    """
+    _checks.model(model)
+    if not isinstance(rng, np.random.Generator):
+        if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer))):
+            raise TypeError(f"rng: expected a numpy.random.Generator, a seed (int) or None, got {type(rng).__name__}")
+        rng = np.random.default_rng(rng)
+    batch = () if size is None else tuple(np.atleast_1d(np.asarray(size, dtype=np.int64)).tolist())
+    if any(n < 0 for n in batch):
+        raise ValueError(f"size: expected a batch shape of sizes ≥ 0, got {size!r}")
+    box = _checks.array("translation", translation, (2,), what="(lower, upper) in metres")
+    lo_t, hi_t = float(box[0]), float(box[1])
+    if not lo_t < hi_t:
+        raise ValueError(f"translation: expected (lower, upper) in metres with lower < upper, got {translation!r}")
+    lower, upper = enforced_position_limits(model)
+    default_lo, default_hi = np.zeros(model.nq), np.zeros(model.nq)   # quaternion entries: drawn below
+    quaternions = []
+    for i in range(model.nb):
+        qs = int(model.q_start[i])
+        for op, k in spec(model.jtype[i]).pose:
+            if op in ("rot", "rotz"):
+                default_lo[qs + k], default_hi[qs + k] = -np.pi, np.pi
+            elif op in ("slide", "xyz", "xy"):
+                n = {"slide": 1, "xy": 2, "xyz": 3}[op]
+                default_lo[qs + k:qs + k + n], default_hi[qs + k:qs + k + n] = lo_t, hi_t
+            elif op == "quat":
+                quaternions.append(qs + k)
+    width = default_hi - default_lo
+    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - width, default_lo))
+    hi = np.where(np.isfinite(upper), upper, np.where(np.isfinite(lower), lower + width, default_hi))
+    with np.errstate(over="ignore"):
+        wide = np.flatnonzero(~np.isfinite(hi - lo))
+    if wide.size:
+        k = int(wide[0])
+        raise ValueError(f"position limits: variable {k} has limits {lower[k]:g} … {upper[k]:g}, too wide to draw "
+                         "from uniformly; give finite limits or none")
+    q = rng.uniform(lo, hi, size=batch + (model.nq,))
+    for s in quaternions:   # normal in R⁴, normalised: uniform on S³ (uniform rotations)
+        x = rng.normal(size=batch + (4,))
+        q[..., s:s + 4] = x / np.linalg.norm(x, axis=-1, keepdims=True)
+    return q

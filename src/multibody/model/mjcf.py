@@ -26,6 +26,10 @@ compiled mjModel is read into a :class:`~multibody.model.model.Model`:
   in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
   collision.  Planes, height fields, ellipsoids and SDFs are not kept.
 
+* The file's start: MuJoCo's ``qpos0`` → ``Model.qpos0`` (read as ``model.q_default``), and
+  ``<keyframe><key>`` → ``model.keyframes`` (``model/mjcf_keys.py``: sizes checked, free-joint
+  velocities converted, mocap poses not kept).
+
 Beyond the tree (``_Reading`` sorts them; each message is one line naming the element, its
 joints or bodies, and where it was written — file and line through ``<include>``):
 
@@ -74,6 +78,7 @@ import numpy as np
 
 from .._io import open_regular
 from .joints import JointType
+from .mjcf_keys import key_line, read_keyframes
 from .mjcf_sizes import check_declared_sizes
 from .model import Frame, Geometry, Model
 from .tendons import FixedTendon
@@ -161,6 +166,7 @@ def _compile(source, assets):
             mj = mujoco.MjModel.from_xml_string(text, assets)
     except Exception as e:  # noqa: BLE001 - the compiler's message (element, line), or its "unknown exception"
         msg = " ".join(str(e).split()) or type(e).__name__
+        msg += key_line(msg, _section_children(text, "keyframe", base_dir, assets) or [])
         kind = "" if isinstance(e, (ValueError, TypeError)) else f" ({type(e).__name__})"
         raise MJCFError(f"{label}: MuJoCo's compiler refused the model{kind}: {msg[:1500]}") from None
     return mj, label, text, base_dir
@@ -171,8 +177,17 @@ def _section_lines(text, section, count, base_dir=None, assets=None):
     main file's and (one level at a time) those of files it includes at the top level — as
     "line N" or "FILE line N", when exactly ``count`` of them are found (compiled order =
     document order); else Nones."""
-    if text is None:
+    found = _section_children(text, section, base_dir, assets)
+    if found is None or len(found) != count:
         return [None] * count
+    return [where for where, _ in found]
+
+
+def _section_children(text, section, base_dir=None, assets=None):
+    """The children of top-level <section> elements as ("line N" or "FILE line N", element), in
+    document order (see :func:`_section_lines`); None when the text cannot be walked."""
+    if text is None:
+        return None
     from lxml import etree
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
                              remove_comments=True)
@@ -198,11 +213,11 @@ def _section_lines(text, section, count, base_dir=None, assets=None):
                 if not walk(sub, name, depth + 1):
                     return False
             elif s.tag == section:
-                out.extend(f"{file + ' ' if file else ''}line {c.sourceline}" for c in s if isinstance(c.tag, str))
+                out.extend((f"{file + ' ' if file else ''}line {c.sourceline}", c) for c in s if isinstance(c.tag, str))
         return True
 
     ok = walk(text.encode("utf-8", errors="replace"), "", 0)
-    return out if ok and len(out) == count else [None] * count
+    return out if ok else None
 
 
 class _Reading:
@@ -553,6 +568,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
     gravcomp = _gravcomp(bodies, reading, unsupported)
     constraints = _constraints(mj, reading, attach, bodies)
     tendons = _tendons(mj, reading)
+    keyframes = read_keyframes(mj, label, _section_children(text, "keyframe", base_dir, assets), MJCFError)
     try:
         return Model(
             parent=np.array([B["parent"] for B in bodies], dtype=np.int64),
@@ -566,7 +582,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             body_names=tuple(names), joint_names=tuple(B["jname"] for B in bodies), name=model_name,
             frames=tuple(frames), geometries=geometries, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
-            tendons=tendons)
+            tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes)
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 

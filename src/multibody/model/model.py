@@ -12,6 +12,8 @@ centre of mass, body coordinates).  Arrays of dtype object holding SymPy express
 """
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -31,6 +33,79 @@ class Frame:
     body: int
     rotation: np.ndarray
     translation: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Keyframe:
+    """A named state saved with a model (MJCF ``<keyframe><key>``): ``model.keyframes["home"]``.
+
+    ``q`` (nq,) and ``qd`` (nv,) are in this library's conventions (for a model read from MJCF, q
+    is MuJoCo's qpos; a free joint's qd is [ω; v] in body coordinates, converted from MuJoCo's
+    qvel as :func:`multibody.mjcf.from_mujoco_state` does).  ``act`` (MuJoCo's actuator
+    activations) and ``ctrl`` (one control per MuJoCo actuator, in MuJoCo's actuator order) are kept
+    as the file wrote them.  Mocap poses (``mpos``, ``mquat``) are not kept: mocap bodies are
+    frames of the fixed base here.
+    """
+    name: str
+    time: float
+    q: np.ndarray
+    qd: np.ndarray
+    act: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ctrl: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self):
+        for k in ("q", "qd", "act", "ctrl"):
+            a = np.asarray(getattr(self, k), dtype=float)
+            if a.ndim != 1 or not np.all(np.isfinite(a)):
+                raise ValueError(f"keyframe {self.name!r}: {k}: expected a vector of finite numbers, got {a!r}"[:300])
+            object.__setattr__(self, k, _readonly(a))
+        object.__setattr__(self, "time", float(self.time))
+
+
+class Keyframes(Mapping):
+    """A model's keyframes by name, in file order (read-only): ``model.keyframes["home"]``.
+
+    An unknown name is a ``KeyError`` naming the keyframes there are (close matches first);
+    an unnamed MuJoCo key is reached by its position, ``model.keyframes[0]``.
+    """
+
+    def __init__(self, keys=()):
+        self._list = tuple(keys)
+        self._by_name = {k.name: k for k in self._list if getattr(k, "name", None)}
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not -len(self._list) <= key < len(self._list):
+                raise KeyError(f"keyframe index {int(key)} out of range: the model has {len(self._list)} keyframe(s)")
+            return self._list[key]
+        if key in self._by_name:
+            return self._by_name[key]
+        raise KeyError(f"no keyframe named {key!r}; " + (_known("keyframes", key, list(self._by_name))
+                                                        if self._list else "the model has no keyframes"))
+
+    @property
+    def records(self) -> tuple:
+        """Every keyframe in file order, named or not."""
+        return self._list
+
+    def __iter__(self):
+        return iter(self._by_name)
+
+    def __len__(self):
+        return len(self._by_name)
+
+    def __repr__(self):
+        return f"Keyframes({[k.name for k in self._list]})"
+
+
+def _known(kind, name, names, n=12):
+    """'KIND are [...]' with close matches to ``name`` first (difflib), for an unknown-name message."""
+    close = difflib.get_close_matches(str(name), [str(x) for x in names], n=5, cutoff=0.5)
+    rest = [x for x in names if x not in close]
+    shown = close + rest[:max(0, n - len(close))]
+    more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+    lead = f"close matches {close}; " if close else ""
+    return f"{lead}{kind} are {shown}{more}"
 
 
 @dataclass(frozen=True)
@@ -139,6 +214,11 @@ class Model:
     # fixed tendons with a spring and a damper (MJCF <tendon><fixed stiffness damping>): a passive
     # generalized force (multibody.model.tendons.FixedTendon; simulation.limits.tendon_forces sums them)
     tendons: tuple = ()
+    # (nq,) the configuration a file starts from (MJCF: MuJoCo's qpos0); None: neutral(). Read it
+    # as model.q_default (always an array) or model.default_state().
+    qpos0: np.ndarray | None = None
+    # named states saved with the model (MJCF <keyframe>): Keyframes of Keyframe records
+    keyframes: Keyframes = field(default_factory=Keyframes)
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -219,6 +299,19 @@ class Model:
         if not isinstance(self.tendons, tuple) or not all(callable(getattr(t, "forces", None)) for t in self.tendons):
             raise TypeError(f"tendons: expected a tuple of tendon objects with forces(model, q, v) (e.g. "
                             f"multibody.model.tendons.FixedTendon), got {self.tendons!r}"[:300])
+        if self.qpos0 is not None:
+            q0 = np.asarray(self.qpos0, dtype=float)
+            if q0.shape != (self.nq,) or not np.all(np.isfinite(q0)):
+                raise ValueError(f"qpos0: expected {self.nq} finite numbers (one per position variable), "
+                                 f"got {self.qpos0!r}"[:300])
+            put("qpos0", _readonly(q0))
+        if not isinstance(self.keyframes, Keyframes):
+            keys = self.keyframes
+            put("keyframes", Keyframes(keys.values() if isinstance(keys, Mapping) else keys))
+        for k in self.keyframes._list:
+            if not isinstance(k, Keyframe) or k.q.shape != (self.nq,) or k.qd.shape != (nv,):
+                raise ValueError(f"keyframes: expected Keyframe records with q ({self.nq},) and qd ({nv},), got "
+                                 f"{k!r}"[:300])
         if not symbolic:
             put("_c", self._build_c())
 
@@ -288,9 +381,66 @@ class Model:
         return _readonly(lam)
 
     def neutral(self) -> np.ndarray:
-        """The zero configuration (identity quaternions), shape (nq,)."""
+        """The neutral configuration (nq,): zero, with identity quaternions, inside the limits.
+
+        Each coordinate that is not part of a quaternion is zero clipped into its position limits
+        (:func:`enforced_position_limits`: a variable with equal bounds, URDF's "no limit", is not
+        limited).  Pinocchio's ``neutral`` is zero whatever the limits; here a joint whose range
+        excludes zero (the Panda's fourth joint, −3.07 … −0.07 rad) starts at its nearest bound.
+
+        Example
+        -------
+        >>> import dataclasses, multibody as mb
+        >>> m = dataclasses.replace(mb.models.planar(2), q_lower=[0.5, -1.0], q_upper=[1.0, 1.0])
+        >>> m.neutral().tolist()
+        [0.5, 0.0]
+        """
         parts = [neutral_configuration(JointType(t)) for t in self.jtype]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        q = np.concatenate(parts) if parts else np.zeros(0)
+        lower, upper = enforced_position_limits(self)
+        plain = np.ones(self.nq, dtype=bool)
+        for i in range(self.nb):
+            o = spec(self.jtype[i]).quat
+            if o >= 0:
+                plain[self.q_start[i] + o:self.q_start[i] + o + 4] = False
+        q[plain] = np.clip(q[plain], lower[plain], upper[plain])
+        return q
+
+    @property
+    def q_default(self) -> np.ndarray:
+        """The configuration the model starts from (nq,): the file's (MJCF ``qpos0``), else :meth:`neutral`.
+
+        Example
+        -------
+        >>> import multibody as mb
+        >>> m = mb.load_mjcf('<mujoco><worldbody><body pos="0 0 1.5"><freejoint/><geom size="0.1"/>'
+        ...                  '</body></worldbody></mujoco>')
+        >>> m.q_default.tolist()            # MuJoCo's qpos0: the body where the file put it
+        [0.0, 0.0, 1.5, 1.0, 0.0, 0.0, 0.0]
+        """
+        return self.neutral() if self.qpos0 is None else self.qpos0.copy()
+
+    def default_state(self, keyframe=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, qd)`` to start from: :attr:`q_default` at rest, or a keyframe's (by name or index).
+
+        Example
+        -------
+        >>> import multibody as mb
+        >>> m = mb.load_mjcf('<mujoco><worldbody><body><joint name="a" axis="0 1 0"/><geom size="0.1"/>'
+        ...                  '</body></worldbody><keyframe><key name="home" qpos="0.5" qvel="-1"/></keyframe>'
+        ...                  '</mujoco>')
+        >>> [x.tolist() for x in m.default_state()], [x.tolist() for x in m.default_state("home")]
+        ([[0.0], [0.0]], [[0.5], [-1.0]])
+        """
+        if keyframe is None:
+            return self.q_default, np.zeros(self.nv)
+        if not isinstance(keyframe, (str, int, np.integer)) or isinstance(keyframe, bool):
+            raise TypeError(f"keyframe: expected a keyframe name or index, got {type(keyframe).__name__}")
+        try:
+            k = self.keyframes[keyframe]
+        except KeyError as e:
+            raise ValueError(f"keyframe: {e.args[0]}") from None
+        return k.q.copy(), k.qd.copy()
 
     def _build_c(self):
         """The constant C model (multibody/csrc/model/model.h), built once and owned by this Model.
@@ -312,7 +462,14 @@ class Model:
         """Index of a body given by index (−1: the fixed base) or name.
 
         An unknown name or an index out of range is a ``ValueError``; anything but an int or a
-        str a ``TypeError`` (multibody._checks)."""
+        str a ``TypeError`` (multibody._checks); a frame's name (a URDF link welded to its parent,
+        an MJCF site) says so and points to the frame functions."""
+        if isinstance(body, str) and body not in self.body_names:
+            f = next((f for f in self.frames if f.name == body), None)
+            if f is not None:
+                on = "the fixed base" if f.body < 0 else f"body {self.body_names[f.body]!r}"
+                raise ValueError(f"body: no body named {body!r}; {body!r} is a frame fixed on {on}: use "
+                                 f"mb.frame_placement, frame_velocity, frame_acceleration or frame_jacobian")
         return _checks.name_index("body", body, self.body_names, kind="body", allow_base=True)
 
     def joint_index(self, joint) -> int:
@@ -320,12 +477,30 @@ class Model:
         return _checks.name_index("joint", joint, self.joint_names, kind="joint")
 
     def frame(self, name) -> Frame:
+        """The frame named ``name``: one of :attr:`frames` (URDF links and joints, MJCF bodies and
+        sites), else a body's own frame (identity placement in the body).
+
+        An unknown name is a ``ValueError`` listing close matches.
+
+        Example
+        -------
+        >>> import multibody as mb
+        >>> mb.models.planar(2).frame("link2").body
+        1
+        >>> mb.models.planar(2).frame("lnk2")
+        Traceback (most recent call last):
+        ...
+        ValueError: frame: no frame or body named 'lnk2'; close matches ['link2', 'link1']; names are ['link2', 'link1']
+        """
         if not isinstance(name, str):
             raise TypeError(f"frame: expected a frame name, got {type(name).__name__}")
         for f in self.frames:
             if f.name == name:
                 return f
-        raise ValueError(f"frame: no frame named {name!r}; frames are {[f.name for f in self.frames][:20]}")
+        if name in self.body_names:
+            return Frame(name, self.body_names.index(name), np.eye(3), np.zeros(3))
+        names = list(dict.fromkeys([f.name for f in self.frames] + list(self.body_names)))
+        raise ValueError(f"frame: no frame or body named {name!r}; {_known('names', name, names)}")
 
     # ---- symbolic ------------------------------------------------------------------------------
     def _require_numeric(self):
