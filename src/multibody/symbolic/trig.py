@@ -36,139 +36,156 @@ __all__ = ["fourier_form", "readable", "readable_entries", "READABLE_MAX_OPS"]
 READABLE_MAX_OPS = 600
 _MAX_WORK = 5000   # harmonics the product-to-sum expansion of one entry may create
 _ZERO, _ONE = se.Integer(0), se.Integer(1)
-_HALF = se.Rational(1, 2)
 
 
 class _TooBig(Exception):
     pass
 
 
+_BASE = 1 << 20   # an angle k·q is one integer Σ k_i B^(n−1−i): adding angles adds integers, and its
+                  # sign is the sign of the first non-zero k_i (while every |k_i| < B/2)
+
+
 class _Angles:
-    """Angles ``k·q + φ`` of the sines and cosines: k an integer (rational) tuple over ``coords``, φ
-    the part free of the coordinates (a constant or a parameter)."""
+    """Angles ``k·q + φ`` of the sines and cosines: k an integer vector over ``coords`` (kept as one
+    integer, see ``_BASE``), φ the part free of the coordinates (a constant or a parameter; None
+    for zero)."""
 
     def __init__(self, coords):
-        self.index = {c: i for i, c in enumerate(coords)}
-        self.n = len(self.index)
+        self.coords = list(coords)
+        n = len(self.coords)
+        self.weight = {c: _BASE ** (n - 1 - i) for i, c in enumerate(self.coords)}
         self.memo = {}
 
     def parse(self, arg):
-        """(k, φ) of a sine's or cosine's argument, or None when it is not linear in the coordinates."""
+        """(k, φ) of a sine's or cosine's argument, or None when it is not an integer combination of
+        the coordinates plus a part free of them."""
         got = self.memo.get(arg, False)
         if got is not False:
             return got
-        k = [0] * self.n
-        phi = []
-        ok = True
+        k, phi, out = 0, [], None
         for term in (arg.args if isinstance(arg, se.Add) else (arg,)):
-            if isinstance(term, se.Symbol) and term in self.index:
-                k[self.index[term]] += 1
+            w = self.weight.get(term) if isinstance(term, se.Symbol) else None
+            if w is not None:
+                k += w
                 continue
             if isinstance(term, se.Mul) and len(term.args) == 2:
-                c, s = term.args
-                if isinstance(s, se.Symbol) and s in self.index:
-                    if not isinstance(c, se.Rational) and not isinstance(c, se.Integer):
-                        ok = False
+                c, sym = term.args
+                w = self.weight.get(sym) if isinstance(sym, se.Symbol) else None
+                if w is not None:
+                    if not isinstance(c, se.Integer) or abs(int(c)) >= _BASE // 4:
                         break
-                    k[self.index[s]] += Fraction(int(c.as_numer_denom()[0]), int(c.as_numer_denom()[1]))
+                    k += int(c) * w
                     continue
-            if any(s in self.index for s in term.free_symbols):
-                ok = False
+            if any(x in self.weight for x in term.free_symbols):
                 break
             phi.append(term)
-        out = (tuple(k), se.Add(*phi) if phi else _ZERO) if ok else None
+        else:
+            out = (k, se.Add(*phi) if phi else None)
         self.memo[arg] = out
         return out
 
-    def expr(self, k, phi, coords):
-        return se.Add(*[c * (int(x) if x.denominator == 1 else se.Rational(x.numerator, x.denominator))
-                        for c, x in zip(coords, k) if x]) + phi
+    def expr(self, k, phi):
+        digits = []
+        for _ in self.coords:
+            d = k % _BASE
+            if d > _BASE // 2:
+                d -= _BASE
+            digits.append(d)
+            k = (k - d) // _BASE
+        a = se.Add(*[c * d for c, d in zip(self.coords, reversed(digits)) if d])
+        return a if phi is None else a + phi
 
 
-def _normal(kind, k, phi, coef):
-    """(kind, k, φ) with the first non-zero entry of k positive: cos(−A) = cos A, sin(−A) = −sin A.
-    With k = 0 the harmonic is a number: returns ("1", (), 0) and the coefficient times it."""
-    if kind == "1":
-        return kind, k, phi, coef
-    for x in k:
-        if x:
-            if x < 0:
-                k = tuple(-y for y in k)
-                phi = -phi
-                if kind == "s":
-                    coef = -coef
-            return kind, k, phi, coef
-    if kind == "c":
-        return "1", (), _ZERO, coef * se.cos(phi) if phi != 0 else coef
-    return "1", (), _ZERO, coef * se.sin(phi) if phi != 0 else _ZERO
+def _add(p, q, sign=1):
+    if q is None:
+        return p
+    if p is None:
+        return q if sign > 0 else -q
+    return p + q if sign > 0 else p - q
 
 
 def _times(prod, kind, k, phi):
-    """A sum of harmonics [(c, kind, k, φ)] times one cos/sin, by the product-to-sum identities."""
+    """A sum of harmonics [(c, kind, k, φ)] (c a Fraction) times one cos/sin, by the product-to-sum
+    identities."""
     out = []
     for c, kd, k0, p0 in prod:
         if kd == "1":
             out.append((c, kind, k, phi))
             continue
-        kp = tuple(a + b for a, b in zip(k0, k))
-        km = tuple(a - b for a, b in zip(k0, k))
-        pp, pm = p0 + phi, p0 - phi
-        h = c * _HALF
-        if kd == "c" and kind == "c":       # cos A cos B
-            out += [(h, "c", km, pm), (h, "c", kp, pp)]
-        elif kd == "s" and kind == "s":     # sin A sin B
+        h = c / 2
+        kp, km = k0 + k, k0 - k
+        pp, pm = _add(p0, phi), _add(p0, phi, -1)
+        if kd == "c":
+            if kind == "c":                 # cos A cos B = ½[cos(A − B) + cos(A + B)]
+                out += [(h, "c", km, pm), (h, "c", kp, pp)]
+            else:                           # cos A sin B = ½[sin(A + B) − sin(A − B)]
+                out += [(h, "s", kp, pp), (-h, "s", km, pm)]
+        elif kind == "s":                   # sin A sin B = ½[cos(A − B) − cos(A + B)]
             out += [(h, "c", km, pm), (-h, "c", kp, pp)]
-        elif kd == "s":                     # sin A cos B
+        else:                               # sin A cos B = ½[sin(A + B) + sin(A − B)]
             out += [(h, "s", kp, pp), (h, "s", km, pm)]
-        else:                               # cos A sin B
-            out += [(h, "s", kp, pp), (-h, "s", km, pm)]
     return out
 
 
+def _normal(kind, k, phi, c):
+    """(kind, k, φ, c) with k > 0 (its first non-zero entry positive): cos(−A) = cos A,
+    sin(−A) = −sin A. A harmonic with k = 0 is a number: kind "1", its value put into ``extra``."""
+    if kind == "1" or k > 0:
+        return kind, k, phi, c, None
+    if k < 0:
+        return kind, -k, (None if phi is None else -phi), (-c if kind == "s" else c), None
+    if phi is None:
+        return ("1", 0, None, c, None) if kind == "c" else (None, 0, None, 0, None)
+    return "1", 0, None, c, (se.cos(phi) if kind == "c" else se.sin(phi))
+
+
 def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
-    """``{(kind, k, φ): [coefficient terms]}`` of a SymEngine expression: kind "c" (cos), "s" (sin)
+    """``{(kind, k, φ): {monomial: Fraction}}`` of a SymEngine expression: kind "c" (cos), "s" (sin)
     or "1" (no harmonic). Raises ``_TooBig`` past ``max_work`` harmonics; returns None when a sine
-    or cosine has an argument that is not linear in ``coords``. The work is bounded before it is
-    done: at most ``max_work`` harmonics, and at most four per term of the expanded entry on average
-    (planar chains need two; deep 3-D products, which would only grow, are left alone)."""
+    or cosine has an argument that is not an integer combination of ``coords`` (plus a phase).
+    The work is bounded before it is done: at most ``max_work`` harmonics, and at most four per
+    term of the expanded entry on average (planar chains need two; deep 3-D products, which would
+    only grow, are left alone). Numeric factors are Python fractions until the end, so
+    ``sin² + cos²`` cancels without building an expression."""
     angles = coords if isinstance(coords, _Angles) else _Angles(coords)
     e = se.expand(expr)
     terms = e.args if isinstance(e, se.Add) else (e,)
-    # the work before doing it: a term with k sines and cosines becomes up to 2^(k−1) harmonics
+    split = []
     work = 0
     for term in terms:
-        k = 0
+        num, rest, trig = Fraction(1), [], []
         for f in (term.args if isinstance(term, se.Mul) else (term,)):
             if isinstance(f, (se.sin, se.cos)):
-                k += 1
-            elif isinstance(f, se.Pow) and isinstance(f.args[0], (se.sin, se.cos)) and isinstance(f.args[1], se.Integer):
-                k += max(int(f.args[1]), 1)
-        work += 1 << max(k - 1, 0)
+                trig.append(f)
+            elif isinstance(f, se.Pow) and isinstance(f.args[0], (se.sin, se.cos)) \
+                    and isinstance(f.args[1], se.Integer) and int(f.args[1]) > 0:
+                trig += [f.args[0]] * int(f.args[1])
+            elif isinstance(f, (se.Integer, se.Rational)):
+                a, b = f.as_numer_denom()
+                num = Fraction(int(a), int(b))
+            else:
+                rest.append(f)
+        work += 1 << max(len(trig) - 1, 0)
+        split.append((num, rest, trig))
     if work > min(max_work, 4 * len(terms) + 32):
         raise _TooBig
     acc: dict = {}
-    for term in terms:
-        rest = []
-        prod = [(_ONE, "1", (), _ZERO)]
-        for f in (term.args if isinstance(term, se.Mul) else (term,)):
-            base, power = f, 1
-            if isinstance(f, se.Pow) and isinstance(f.args[0], (se.sin, se.cos)) \
-                    and isinstance(f.args[1], se.Integer) and int(f.args[1]) > 0:
-                base, power = f.args[0], int(f.args[1])
-            if isinstance(base, (se.sin, se.cos)):
-                parsed = angles.parse(base.args[0])
-                if parsed is None:
-                    return None
-                kind = "c" if isinstance(base, se.cos) else "s"
-                for _ in range(power):
-                    prod = _times(prod, kind, *parsed)
-            else:
-                rest.append(f)
+    for num, rest, trig in split:
+        prod = [(num, "1", 0, None)]
+        for f in trig:
+            parsed = angles.parse(f.args[0])
+            if parsed is None:
+                return None
+            prod = _times(prod, "c" if isinstance(f, se.cos) else "s", *parsed)
         r = se.Mul(*rest) if rest else _ONE
         for c, kind, k, phi in prod:
-            kind, k, phi, c = _normal(kind, k, phi, c)
-            if c != 0:
-                acc.setdefault((kind, k, phi), []).append(c * r)
+            kind, k, phi, c, value = _normal(kind, k, phi, c)
+            if kind is None or not c:
+                continue
+            mono = r if value is None else r * value
+            slot = acc.setdefault((kind, k, phi), {})
+            slot[mono] = slot.get(mono, 0) + c
     return acc
 
 
@@ -202,19 +219,19 @@ def _content(terms):
     return c, [t / c for t in terms]
 
 
-def _rebuild(acc, angles, coords):
+def _rebuild(acc, angles):
     parts = []
-    for (kind, k, phi), terms in sorted(acc.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
-        coef = se.Add(*terms)
-        if coef == 0:
+    for (kind, k, phi), monos in sorted(acc.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
+        terms = [(se.Integer(c.numerator) if c.denominator == 1 else se.Rational(c.numerator, c.denominator)) * m
+                 for m, c in monos.items() if c]
+        if not terms:
             continue
-        if isinstance(coef, se.Add):
-            c, rest = _content(list(coef.args))
-            coef = c * se.Add(*rest)
+        c, rest = _content(terms)
+        coef = c * se.Add(*rest) if len(rest) > 1 else c * rest[0]
         if kind == "1":
             parts.append(coef)
         else:
-            a = angles.expr(k, phi, coords)
+            a = angles.expr(k, phi)
             parts.append(coef * (se.cos(a) if kind == "c" else se.sin(a)))
     return se.Add(*parts) if parts else _ZERO
 
@@ -240,7 +257,7 @@ def readable(expr, coords, *, max_ops: int = READABLE_MAX_OPS, _angles=None):
         return expr
     if acc is None:
         return expr
-    out = _rebuild(acc, angles, list(coords))
+    out = _rebuild(acc, angles)
     return out if se.count_ops(out) <= ops else expr
 
 
