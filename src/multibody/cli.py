@@ -280,13 +280,13 @@ def _symbolic_source(spec):
     return load_source(spec)
 
 
-def _derive_eom(spec, method, say):
+def _derive_eom(spec, method, say, raw=False):
     from multibody.symbolic import derive
     source = _symbolic_source(spec)
     if method is None:
         method = "tmt" if hasattr(source, "model") else "rnea"   # a Mechanism needs TMT
     try:
-        return derive(source, method, progress=say), getattr(source, "name", spec)
+        return derive(source, method, raw=raw, progress=say), getattr(source, "name", spec)
     except ValueError as e:
         raise CLIError(str(e)) from None
 
@@ -295,11 +295,18 @@ def cmd_derive(args):
     from rich.console import Console
     console = Console(stderr=True)
     with console.status(f"deriving the equations of motion of {args.model} …") as status:
-        eom, name = _derive_eom(args.model, args.method, lambda msg: status.update(f"derive: {msg}"))
+        eom, name = _derive_eom(args.model, args.method, lambda msg: status.update(f"derive: {msg}"),
+                                raw=args.raw)
+    size = eom.extra.get("size")
+    ops = (size["readable"] if size else eom.count_ops())
+    sized = (f"size: M {ops['M']}, b {ops['b']}, g {ops['g']} operations"
+             + (f" (as derived: {sum(size['derived'].values())}, --raw)" if size else " (raw)"))
     if args.latex:
+        print(f"% {name}, {sized}")
         print(eom.latex())
     else:
         print(f"# {name}: M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ   (method {eom.extra.get('method', args.method)})")
+        print(f"# {sized}")
         print(eom)
     return 0
 
@@ -591,6 +598,8 @@ def build_parser():
     p.add_argument("--method", default=None, choices=("rnea", "pne", "tmt", "lagrange"),
                    help="rnea (default; tmt for the TMT mechanisms), pne, tmt, lagrange")
     p.add_argument("--latex", action="store_true", help="print LaTeX")
+    p.add_argument("--raw", action="store_true", help="the entries as derived, without the readable form "
+                                                      "(sin² + cos² and angle sums collapsed)")
 
     p = sub.add_parser("simulate", help="integrate the motion and save the trajectory (.npz)")
     p.add_argument("model", metavar="MODEL")

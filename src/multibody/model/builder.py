@@ -12,13 +12,61 @@ from .joints import parse_joint
 from .model import Frame, Geometry, Mimic, Model, mimic_cycle
 
 
+def _is_symbolic(x) -> bool:
+    """True when ``x`` (a number, or nested sequences / arrays of them) holds a SymPy or SymEngine
+    expression with a free symbol: a *symbolic parameter*, kept as it is for the derivations."""
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return any(_is_symbolic(v) for v in np.asarray(x, dtype=object).ravel())
+    mod = type(x).__module__ or ""
+    return mod.startswith(("sympy", "symengine")) and bool(getattr(x, "free_symbols", ()))
+
+
+def _symbolic(name, x, shape):
+    """``x`` as an object array of SymPy entries (numbers exact where they are integral), of ``shape``."""
+    from .tree import sympy_entry
+
+    a = np.asarray(x, dtype=object)
+    if shape == (3, 3) and a.shape == (3,):
+        a = np.diag(a).astype(object)
+    if a.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+    out = np.empty(shape, dtype=object)
+    for idx, v in np.ndenumerate(a):
+        try:
+            e = sympy_entry(v)
+        except Exception:
+            raise TypeError(f"{name}: expected numbers or SymPy expressions, got {v!r}") from None
+        if e.is_number and not (e.is_real and e.is_finite):
+            raise ValueError(f"{name}: expected finite real entries, got {e}")
+        out[idx] = e
+    return out[()] if shape == () else out
+
+
+def _at_random_values(name, a):
+    """A symbolic array with its symbols at random values in [0.5, 1.5] (for the checks that are
+    identities: a rotation stays a rotation for every value)."""
+    import sympy as sp
+
+    syms = sorted(set().union(*(sp.sympify(e).free_symbols for e in a.ravel())), key=str)
+    vals = dict(zip(syms, np.random.default_rng(0).uniform(0.5, 1.5, len(syms))))
+    return np.array([[float(sp.sympify(e).xreplace(vals)) for e in row] for row in a], dtype=float)
+
+
 def _vec3(name, v):
+    if _is_symbolic(v):
+        return _symbolic(name, v, (3,))
     return _checks.array(name, v, (3,), what="3 finite numbers")
 
 
 def _rotation(name, R):
     if R is None:
         return np.eye(3)
+    if _is_symbolic(R):
+        a = _symbolic(name, R, (3, 3))
+        r = _at_random_values(name, a)
+        if not np.allclose(r @ r.T, np.eye(3), atol=1e-8) or np.linalg.det(r) < 0:
+            raise ValueError(f"{name}: not a proper rotation matrix for all values of its symbols (RRᵀ ≠ I or det < 0)")
+        return a
     a = _checks.array(name, R, (3, 3), what="a finite 3×3 rotation matrix")
     if not np.allclose(a @ a.T, np.eye(3), atol=1e-8) or np.linalg.det(a) < 0:
         raise ValueError(f"{name}: not a proper rotation matrix (RRᵀ ≠ I or det < 0)")
@@ -73,6 +121,11 @@ def _mimics(given, joint_names, nv_joint):
 class ModelBuilder:
     """Build a :class:`Model` body by body.
 
+    Any number that describes the mechanism (gravity; a body's mass, CoM, inertia, joint pitch,
+    joint placement ``joint_rotation``/``joint_translation``) may be a SymPy expression: the model
+    is then *symbolic*, the derivations (``multibody.symbolic.derive``) keep those symbols, and the
+    numeric kernels refuse it, naming the symbols, until ``model.subs({symbol: value})``.
+
     Example
     -------
     >>> import numpy as np, multibody as mb
@@ -82,11 +135,19 @@ class ModelBuilder:
     0
     >>> b.build().nv
     1
+    >>> import sympy as sp
+    >>> m, l = sp.symbols("m l")
+    >>> s = mb.ModelBuilder("pendulum", gravity=(0, 0, -sp.Symbol("g")))
+    >>> s.add_body("link", joint="revolute", axis=[0, 1, 0], mass=m, com=(0, 0, -l))
+    0
+    >>> from multibody.symbolic import derive
+    >>> derive(s.build()).g[0]
+    g*l*m*sin(q0)
     """
 
     def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
         self.name = _name("name", name)
-        self.gravity = _vec3("gravity", gravity)
+        self.gravity = _vec3("gravity", gravity)      # symbolic entries stay symbolic (see the class)
         self._bodies: list[dict] = []
         self._frames: list[Frame] = []
         self._geoms: list[Geometry] = []
@@ -130,25 +191,36 @@ class ModelBuilder:
             raise ValueError(f"joint_name: body {name!r}: a joint named {joint_name!r} already exists")
         p = self._parent_index(parent, name)
         jtype, ax = parse_joint(joint, axis)
-        pitch = _checks.number(f"pitch of {name!r}", pitch)
-        try:
-            m = _checks.number("mass", mass, nonneg=True)
-        except ValueError:
-            m = math.nan
-        if not m > 0 and not (m == 0 and allow_massless):
-            raise ValueError(f"mass: body {name!r} has mass {mass}; expected a positive number")
-        if 0 < m < sys.float_info.min:   # the dynamics divide by it: 1/m overflows to inf
-            raise ValueError(f"mass: body {name!r} has mass {mass!r}, below the smallest normal double "
-                             f"({sys.float_info.min:.3g}); expected a mass the dynamics can divide by, or 0 "
-                             f"with allow_massless=True")
+        pitch = (_symbolic(f"pitch of {name!r}", pitch, ()) if _is_symbolic(pitch)
+                 else _checks.number(f"pitch of {name!r}", pitch))
+        if _is_symbolic(mass):
+            m = _symbolic(f"mass of {name!r}", mass, ())
+            if m.is_nonpositive:
+                raise ValueError(f"mass: body {name!r} has mass {mass}, which is not positive")
+        else:
+            try:
+                m = _checks.number("mass", mass, nonneg=True)
+            except ValueError:
+                m = math.nan
+            if not m > 0 and not (m == 0 and allow_massless):
+                raise ValueError(f"mass: body {name!r} has mass {mass}; expected a positive number or a SymPy expression")
+            if 0 < m < sys.float_info.min:   # the dynamics divide by it: 1/m overflows to inf
+                raise ValueError(f"mass: body {name!r} has mass {mass!r}, below the smallest normal double "
+                                 f"({sys.float_info.min:.3g}); expected a mass the dynamics can divide by, or 0 "
+                                 f"with allow_massless=True")
         limits = _limits(name, q_lower, q_upper, velocity_limit, effort_limit, damping, friction)
         c = _vec3(f"com of {name!r}", com)
-        Ic = np.zeros((3, 3)) if inertia is None else _checks.array("inertia", inertia, None, finite=False)
-        if Ic.shape == (3,):
-            Ic = np.diag(Ic)
-        if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
-            raise ValueError(f"inertia: body {name!r} expects a finite 3×3 matrix (or 3 principal moments)")
-        check_inertia(Ic, f"body {name!r}")
+        if inertia is not None and _is_symbolic(inertia):
+            Ic = _symbolic(f"inertia of {name!r}", inertia, (3, 3))
+            if any((Ic[i, j] - Ic[j, i]).expand() != 0 for i in range(3) for j in range(i)):
+                raise ValueError(f"inertia: body {name!r} has an inertia that is not symmetric")
+        else:
+            Ic = np.zeros((3, 3)) if inertia is None else _checks.array("inertia", inertia, None, finite=False)
+            if Ic.shape == (3,):
+                Ic = np.diag(Ic)
+            if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)):
+                raise ValueError(f"inertia: body {name!r} expects a finite 3×3 matrix (or 3 principal moments)")
+            check_inertia(Ic, f"body {name!r}")
         from .joints import NV
         arm = np.zeros(NV[jtype]) if armature is None else _checks.array("armature", armature, None, finite=False)
         if arm.ndim == 0:
@@ -156,7 +228,7 @@ class ModelBuilder:
         if arm.shape != (NV[jtype],) or not np.all(np.isfinite(arm)) or np.any(arm < 0):
             raise ValueError(f"armature: body {name!r} expects one finite value ≥ 0, or {NV[jtype]} (one per "
                              f"dof of its {jtype.name} joint), got {armature!r}")
-        self._bodies.append(dict(name=name, parent=p, jtype=jtype, axis=ax, pitch=float(pitch), mass=m, armature=arm,
+        self._bodies.append(dict(name=name, parent=p, jtype=jtype, axis=ax, pitch=pitch, mass=m, armature=arm,
                                  com=c, inertia=Ic, R=_rotation(f"joint_rotation of {name!r}", joint_rotation),
                                  t=_vec3(f"joint_translation of {name!r}", joint_translation),
                                  joint_name=joint_name, limits=limits))

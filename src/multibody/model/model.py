@@ -505,8 +505,15 @@ class Model:
     # ---- symbolic ------------------------------------------------------------------------------
     def _require_numeric(self):
         if self._symbolic:
-            raise ValueError("model has symbolic parameters; call model.subs({symbol: value, ...}) "
-                             "for numeric algorithms")
+            where = {}
+            for k in ("mass", "com", "inertia_com", "tree_translation", "tree_rotation", "jpitch", "jaxis", "gravity"):
+                for idx, e in np.ndenumerate(np.asarray(getattr(self, k), dtype=object)):
+                    for s in getattr(e, "free_symbols", ()):
+                        body = f" of body {self.body_names[idx[0]]!r}" if k != "gravity" else ""
+                        where.setdefault(str(s), f"{k}{body}")
+            named = ", ".join(f"{s} ({w})" for s, w in sorted(where.items())[:8]) + (" …" if len(where) > 8 else "")
+            raise ValueError("model has symbolic parameters; call model.subs({symbol: value, ...}) for numeric "
+                             f"algorithms (model {self.name!r}: {named})")
 
     def subs(self, values: dict) -> "Model":
         """Numeric model from a symbolic one by substituting parameter values."""

@@ -111,7 +111,7 @@ def _(source: list, q, dq, tau, actuated):
 
 
 def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=None,
-           simplify: bool | float = False, progress: Callable[[str], None] | None = None,
+           raw: bool = False, simplify: bool | float = False, progress: Callable[[str], None] | None = None,
            verbose: bool = False, **options) -> EquationsOfMotion:
     """Symbolic ``M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ`` of ``source``.
 
@@ -123,6 +123,9 @@ def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=
     q, dq, tau : symbols to use for a model (default: the seed's names for built-in models, else
                ``q0…``, ``dq0…``, ``tau0…``); required ``q``, ``dq`` for a body list
     actuated : dof indices of a model that carry an actuator (default: the seed's, else all)
+    raw      : False (default): M, b, g in the readable form of :meth:`EquationsOfMotion.readable`
+               (``sin² + cos²`` and angle sums collapsed: the double pendulum's M[0,0] reads
+               ``… + l1*l2*m2*cos(th2)``); True: as the method derived them
     simplify : False, True (60 s) or a time limit in seconds for ``EquationsOfMotion.simplify``
     progress : callback ``progress(message)``; ``verbose=True`` prints the messages
     options  : passed on to the method (``frame="body"|"inertial"|"auto"`` for "rnea" and "pne";
@@ -159,6 +162,8 @@ def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=
     if not isinstance(eom, EquationsOfMotion):
         raise TypeError(f"derive(method={method!r}) returned {type(eom).__name__}, not an EquationsOfMotion")
     eom.extra.setdefault("method", key)
+    if not raw:
+        eom = eom.readable()
     if simplify:
         eom = eom.simplify(time_limit=60.0 if simplify is True else float(simplify), progress=say)
     return eom

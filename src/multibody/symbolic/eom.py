@@ -372,6 +372,80 @@ class EquationsOfMotion:
     kinematics: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    # ---- SymEngine-backed entries (derivations hand over M, b, g unconverted) ------------
+
+    @classmethod
+    def from_symengine(cls, *, M, b, g, q, dq, tau, params=(), **fields) -> "EquationsOfMotion":
+        """Equations whose M (n×n rows), b and g are SymEngine expressions, kept as they are: the
+        SymPy matrices ``M``, ``b``, ``g`` are built on first use, once, with the caller's own
+        symbols (``q``, ``dq``, ``tau``, ``params``). Code generation and :meth:`to_numeric` read
+        the SymEngine entries directly, and :meth:`readable` rewrites them before any conversion."""
+        z = sp.zeros(0, 0)
+        eom = cls(M=z, b=z, g=z, q=q, dq=dq, tau=tau, params=params, **fields)
+        eom._set_symengine([x for row in M for x in row], list(b), list(g))
+        return eom
+
+    def _set_symengine(self, M_flat, b, g) -> None:
+        self._se_exprs = {"M": list(M_flat), "b": list(b), "g": list(g)}
+        for name in ("M", "b", "g"):     # converted on first access (__getattr__)
+            self.__dict__.pop(name, None)
+
+    def __getattr__(self, name):
+        # only reached for M, b, g still waiting as SymEngine entries (see from_symengine)
+        if name in ("M", "b", "g") and "_se_exprs" in self.__dict__:
+            from ._core import Converter
+
+            conv = Converter(list(self.q) + list(self.dq) + list(self.tau) + list(self.params))
+            n = self.q.rows
+            cache = self.__dict__["_se_exprs"]
+            for key in ("M", "b", "g"):
+                if key not in self.__dict__:
+                    flat = [conv(e) for e in cache[key]]
+                    self.__dict__[key] = sp.Matrix(n, n, flat) if key == "M" else sp.Matrix(n, 1, flat)
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def readable(self) -> "EquationsOfMotion":
+        """A copy with M, b, g in the readable (Fourier) form of :mod:`multibody.symbolic.trig`:
+        ``sin² + cos²`` and angle sums collapsed, each harmonic's common factor taken out, so the
+        double pendulum's M[0,0] reads ``l1*l2*m2*cos(th2) + …`` as in the OpenDE report's DP_EOM.
+        Entries too large to read (more than ``trig.READABLE_MAX_OPS`` operations) stay as derived;
+        ``extra["size"]`` gives the operation counts of M, b, g before and after.
+
+        >>> import multibody as mb
+        >>> from multibody.symbolic import derive
+        >>> eom = derive(mb.models.double_pendulum(symbolic=True), raw=True).readable()
+        >>> eom.M[0, 1]
+        l1*l2*m2*cos(th2)/2 + m2*(h2**2 + 3*l2**2 + w2**2)/12
+        """
+        import symengine as se
+
+        from ._core import to_se
+        from .trig import readable_entries
+
+        n = self.n
+        cache = self.__dict__.get("_se_exprs")
+        if cache is None:
+            cache = {k: [to_se(e) for e in getattr(self, k)] for k in ("M", "b", "g")}
+        M = cache["M"]
+        upper = [(i, j) for i in range(n) for j in range(i, n)]
+        todo = [M[i * n + j] for i, j in upper] + list(cache["b"]) + list(cache["g"])
+        done = readable_entries(todo, [to_se(s) for s in self.q])
+        newM = [None] * (n * n)
+        for (i, j), e in zip(upper, done):
+            newM[i * n + j] = newM[j * n + i] = e
+        nb = len(upper)
+        b, g = done[nb:nb + n], done[nb + n:]
+        extra = dict(self.extra)
+        ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
+        extra["size"] = {"derived": {k: ops(cache[k]) for k in ("M", "b", "g")},
+                         "readable": {"M": ops(newM), "b": ops(b), "g": ops(g)}}
+        extra["form"] = "readable"
+        out = EquationsOfMotion.from_symengine(
+            M=[newM[i * n:(i + 1) * n] for i in range(n)], b=b, g=g, q=self.q, dq=self.dq, tau=self.tau,
+            params=self.params, S=self.S, kinematics=self.kinematics, extra=extra)
+        return out
+
     @property
     def f(self) -> sp.Matrix:
         """Generalized actuator forces f = Sᵀ τ."""

@@ -178,11 +178,10 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
     S = C.sp_matrix(S_rows, conv) if tree.tau else sp.zeros(0, n)
     kin = (_kinematics_output(K, tree.parents, tree.chains, cache, tree.names, tree.qe, tree.dqe, n, kinematics,
                               conv, frame == "inertial") if kinematics else {})
-    eom = EquationsOfMotion(q=sp.Matrix(tree.q), dq=sp.Matrix(tree.dq), M=C.sp_matrix(M, conv),
-                            b=C.sp_matrix(b, conv), g=C.sp_matrix(g, conv), S=S, tau=sp.Matrix(tree.tau),
-                            params=tree.params, kinematics=kin, extra=extra)
+    eom = EquationsOfMotion.from_symengine(q=sp.Matrix(tree.q), dq=sp.Matrix(tree.dq), M=M, b=b, g=g, S=S,
+                                           tau=sp.Matrix(tree.tau), params=tree.params, kinematics=kin,
+                                           extra=extra)
     eom.extra["seconds"] = time.perf_counter() - t0
-    eom._se_exprs = {"M": [x for row in M for x in row], "b": list(b), "g": list(g)}
     if simplify:
         limit = 60.0 if simplify is True else float(simplify)
         say(f"simplifying (at most {limit:g} s)")

@@ -55,16 +55,12 @@ class PneSystem:
         return iter((self.bodies, self.force_elements, self.q, self.dq, self.tau, self.params))
 
 
-def _sp(x):
-    return C.to_sp(x)
-
-
-def _spm(rows):
-    return sp.Matrix([[_sp(x) for x in r] for r in rows])
-
-
-def _spv(v):
-    return sp.Matrix([_sp(x) for x in v])
+def _converters(symbols):
+    """SymEngine → SymPy for scalars, 3×3 rows and 3-vectors, giving back the model's own symbols by
+    name (SymEngine keeps one symbol per name, so ``m1`` and ``m1`` with assumptions meet there)."""
+    conv = C.Converter(symbols)
+    return conv, (lambda rows: sp.Matrix([[conv(x) for x in r] for r in rows])), \
+        (lambda v: sp.Matrix([conv(x) for x in v]))
 
 
 def pne_system(model, q=None, dq=None, tau=None, actuated=None) -> PneSystem:
@@ -82,6 +78,7 @@ def pne_system(model, q=None, dq=None, tau=None, actuated=None) -> PneSystem:
     from ..model.seed import seed_info
 
     q, dq, tau, S, params = model_symbols(model, q, dq, tau, actuated)
+    _sp, _spm, _spv = _converters(list(q) + list(dq) + list(tau) + list(params))
     bodies = symbolic_bodies(model)
     qe = [C.to_se(s) for s in q]
     tau_of = {int(np.flatnonzero(np.array(S.row(r), dtype=float))[0]): tau[r] for r in range(S.rows)}

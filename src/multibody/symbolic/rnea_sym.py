@@ -238,11 +238,7 @@ def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto") 
     dqe = [C.to_se(s) for s in dq]
     grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
     M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
-    say("converting to SymPy")
-    conv = C.Converter(list(q) + list(dq) + list(tau) + list(params))
-    eom = EquationsOfMotion(q=q, dq=dq, M=C.sp_matrix(M, conv), b=C.sp_matrix(b, conv),
-                            g=C.sp_matrix(g, conv), S=S, tau=tau, params=params,
-                            extra={"method": "rnea", "frame": frame, "body_names": [bd.name for bd in bodies],
-                                   "seconds": time.perf_counter() - t0})
-    eom._se_exprs = {"M": [x for row in M for x in row], "b": list(b), "g": list(g)}
-    return eom
+    return EquationsOfMotion.from_symengine(
+        q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params,
+        extra={"method": "rnea", "frame": frame, "body_names": [bd.name for bd in bodies],
+               "seconds": time.perf_counter() - t0})

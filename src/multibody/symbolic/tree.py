@@ -71,19 +71,40 @@ def model_parameters(model) -> tuple:
     return tuple(sorted(params, key=lambda s: s.name))
 
 
-def symbolic_bodies(model) -> list[SymBody]:
-    """The model's bodies as :class:`SymBody` records (SymEngine entries), validated.
+def _entry_converter():
+    """Model array entry → SymEngine, memoised for one model (most entries are 0, 1 or repeat):
+    numbers directly (integral floats exact, as :func:`sympy_entry`), SymPy expressions with their
+    symbols' SymEngine twins."""
+    memo = {}
 
-    Revolute, prismatic, helical and fixed joints are derived symbolically; a joint whose table
-    row gives a ``chain`` of them (cylindrical: revolute then prismatic on one axis) becomes that
-    chain through massless bodies, the last one carrying the body.  Free and spherical joints
-    (quaternion coordinates) and planar joints are refused with a message naming the body and what
-    to build instead.
-    """
+    def conv(x):
+        key = (type(x), x) if isinstance(x, (int, float, np.number)) else x
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        except TypeError:           # unhashable: convert without the memo
+            return C.to_se(sympy_entry(x))
+        if isinstance(x, (bool, np.bool_)):
+            out = C.to_se(sympy_entry(x))
+        elif isinstance(x, (int, np.integer)):
+            out = C.se.Integer(int(x))
+        elif isinstance(x, (float, np.floating)):
+            out = C.se.Integer(int(x)) if float(x).is_integer() else C.se.RealDouble(float(x))
+        else:
+            out = C.to_se(sympy_entry(x))
+        memo[key] = out
+        return out
+
+    return conv
+
+
+def _joint_chains(model) -> list:
+    """Per model body its joint type's chain of one-dof joints, after the checks: known joint type,
+    no quaternion or planar coordinates, parents before children."""
     parent = np.asarray(model.parent)
     jtype = np.asarray(model.jtype)
-    v_start = np.asarray(model.v_start)
-    out, record = [], []  # record[i]: index in out of model body i (the last of its chain)
+    chains = []
     for i in range(len(parent)):
         nm = f"body {i} ({_body_name(model, i)!r})"
         try:
@@ -102,25 +123,45 @@ def symbolic_bodies(model) -> list[SymBody]:
         p = int(parent[i])
         if not -1 <= p < i:
             raise ValueError(f"{nm}: parent {p} must be −1 or an earlier body")
-        row = lambda k: sympy_array(getattr(model, k)[i]).tolist()  # noqa: E731
         chain = spec(jt).chain
         if chain is None:
             raise ValueError(f"{nm}: joint type {jt.name} is not supported symbolically")
-        axis = C.vec3(sympy_array(model.jaxis[i]), f"{nm}: jaxis")
-        pitch = C.to_se(sympy_entry(model.jpitch[i]))
-        A_PJ, t_PJ = C.mat3(row("tree_rotation"), f"{nm}: tree_rotation"), C.vec3(sympy_array(model.tree_translation[i]), f"{nm}: tree_translation")
+        chains.append(chain)
+    return chains
+
+
+def symbolic_bodies(model) -> list[SymBody]:
+    """The model's bodies as :class:`SymBody` records (SymEngine entries), validated.
+
+    Revolute, prismatic, helical and fixed joints are derived symbolically; a joint whose table
+    row gives a ``chain`` of them (cylindrical: revolute then prismatic on one axis) becomes that
+    chain through massless bodies, the last one carrying the body.  Free and spherical joints
+    (quaternion coordinates) and planar joints are refused with a message naming the body and what
+    to build instead.
+    """
+    chains = _joint_chains(model)
+    parent = np.asarray(model.parent)
+    v_start = np.asarray(model.v_start)
+    conv = _entry_converter()
+    vec = lambda a: [conv(x) for x in a]                      # noqa: E731
+    mat = lambda a: [[conv(x) for x in row] for row in a]     # noqa: E731
+    eye, z3 = C.eye3(), [C.ZERO, C.ZERO, C.ZERO]
+    z33 = [[C.ZERO] * 3 for _ in range(3)]
+    out, record = [], []  # record[i]: index in out of model body i (the last of its chain)
+    for i, chain in enumerate(chains):
+        p = int(parent[i])
+        axis, pitch = vec(model.jaxis[i]), conv(model.jpitch[i])
+        A_PJ, t_PJ = mat(model.tree_rotation[i]), vec(model.tree_translation[i])
         for j, kind in enumerate(chain):  # all but the last: massless, on the joint frame
             last = j == len(chain) - 1
             out.append(SymBody(
                 name=_body_name(model, i) if last else f"{_body_name(model, i)}:{kind}", kind=_KIND[kind],
                 parent=(record[p] if p >= 0 else -1) if j == 0 else len(out) - 1,
                 dof=int(v_start[i]) + j if kind != "fixed" else -1, axis=axis, pitch=pitch,
-                A_PJ=A_PJ if j == 0 else C.mat3([[1, 0, 0], [0, 1, 0], [0, 0, 1]], nm),
-                t_PJ=t_PJ if j == 0 else C.vec3(sp.Matrix([0, 0, 0]), nm),
-                mass=C.to_se(sympy_entry(model.mass[i])) if last else C.ZERO,
-                com=C.vec3(sympy_array(model.com[i]), f"{nm}: com") if last else C.vec3(sp.Matrix([0, 0, 0]), nm),
-                inertia_com=C.mat3(row("inertia_com"), f"{nm}: inertia_com") if last
-                else C.mat3([[0, 0, 0], [0, 0, 0], [0, 0, 0]], nm)))
+                A_PJ=A_PJ if j == 0 else eye, t_PJ=t_PJ if j == 0 else list(z3),
+                mass=conv(model.mass[i]) if last else C.ZERO,
+                com=vec(model.com[i]) if last else list(z3),
+                inertia_com=mat(model.inertia_com[i]) if last else [list(r) for r in z33]))
         record.append(len(out) - 1)
     return out
 
@@ -153,7 +194,7 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     """
     from ..model.seed import seed_info
 
-    symbolic_bodies(model)  # refuses quaternion/planar joints, naming the body
+    _joint_chains(model)  # refuses quaternion/planar joints, naming the body
     n = int(model.nv)
     if int(model.nq) != n:  # pragma: no cover - symbolic_bodies refuses every joint with nq ≠ nv
         raise ValueError(f"model has nq = {model.nq} ≠ nv = {n}")
