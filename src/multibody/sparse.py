@@ -27,6 +27,7 @@ snake_case functions (with the 0-based ``lam`` convention above).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .core import _core
 
@@ -139,9 +140,33 @@ def _check_lam(lam, n, fn, name="lam"):
     return lam
 
 
-def ancestor_mask(lam) -> np.ndarray:
-    """Boolean ``(n, n)`` mask of the branch-induced pattern: ``mask[i, j]`` is True when
-    ``j == i`` or ``j`` is an ancestor of ``i`` (``lam[i], lam[lam[i]], …``)."""
+def ancestor_mask(lam: ArrayLike) -> NDArray[np.bool_]:
+    """The branch-induced sparsity pattern of ``lam`` (RBDA §6.5) as a boolean matrix.
+
+    Parameters
+    ----------
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n, n)
+        ``mask[i, j]`` is True when ``j == i`` or ``j`` is an ancestor of ``i`` (``lam[i],
+        lam[lam[i]], …``): the entries of the lower triangle of H and L that may be nonzero.
+
+    Raises
+    ------
+    ValueError
+        ``lam`` that is not a 1-D array of integers with ``-1 <= lam[i] < i``.
+
+    Examples
+    --------
+    >>> ancestor_mask([-1, 0, 0]).astype(int)          # two branches on one root
+    array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 0, 1]])
+    """
     lam = _check_lam(lam, None, "ancestor_mask")
     return _ancestor_mask_kernel(lam)
 
@@ -230,15 +255,35 @@ def _nonzero_diagonal(L, fn):
 
 
 # =========================================================================== public functions
-def expand_lambda(parent, nf) -> np.ndarray:
-    """Expanded parent array, one entry per joint variable (RBDA table 6.4; ``expandLambda``).
+def expand_lambda(parent: ArrayLike, nf: ArrayLike) -> NDArray[np.int64]:
+    """Expanded parent array, one entry per joint variable (RBDA table 6.4; spatial_v2
+    ``expandLambda``).
 
-    ``parent[i]`` is the parent body of body ``i`` (``-1`` = base, ``parent[i] < i``) and
-    ``nf[i]`` the number of freedoms of joint ``i``. Each multi-DoF joint is replaced by a chain
-    of single-DoF joints: the first variable of body ``i`` hangs from the last variable of its
-    parent, the others from the variable before them. A joint with ``nf[i] == 0`` contributes no
-    variable and its children hang from the nearest ancestor that has one.
+    Each multi-DoF joint is replaced by a chain of single-DoF joints: the first variable of body
+    ``i`` hangs from the last variable of its parent, the others from the variable before them.
+    A joint with ``nf[i] == 0`` contributes no variable and its children hang from the nearest
+    ancestor that has one.
 
+    Parameters
+    ----------
+    parent : array_like of int, shape (nb,)
+        ``parent[i]``: the parent body of body ``i``, -1 for the base, ``parent[i] < i``.
+    nf : array_like of int, shape (nb,)
+        ``nf[i]``: the number of freedoms (velocity variables) of joint ``i``, ≥ 0.
+
+    Returns
+    -------
+    lam : ndarray of int64, shape (sum(nf),)
+        The parent variable of each variable, -1 for the base.
+
+    Raises
+    ------
+    ValueError
+        ``parent`` that breaks ``-1 <= parent[i] < i``; ``nf`` of another length, not integers or
+        negative.
+
+    Examples
+    --------
     >>> expand_lambda([-1, 0, 0, 1], [1, 2, 1, 3])
     array([-1,  0,  1,  0,  2,  4,  5])
     """
@@ -253,18 +298,48 @@ def expand_lambda(parent, nf) -> np.ndarray:
     return _expand_lambda_kernel(p, f)
 
 
-def ltdl(H, lam, *, check: bool = True, tol: float = TOL):
-    """``Lᵀ D L`` factorisation preserving branch-induced sparsity (RBDA table 6.3; ``LTDL``).
+def ltdl(H: ArrayLike, lam: ArrayLike, *, check: bool = True,
+         tol: float = TOL) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``Lᵀ D L`` factorisation preserving branch-induced sparsity (RBDA table 6.3; spatial_v2
+    ``LTDL``).
 
-    Returns ``(L, d)``: ``L`` unit lower triangular with the sparsity pattern of ``H`` (shape
-    ``(..., n, n)``) and ``d`` the diagonal of ``D`` **as a 1-D array** (shape ``(..., n)``), so
-    ``H == L.T @ np.diag(d) @ L``. ``H`` must be symmetric positive definite with branch-induced
-    sparsity for ``lam``; a non-positive pivot raises ``ValueError``.
+    Parameters
+    ----------
+    H : array_like, shape (..., n, n)
+        Symmetric positive definite, with the branch-induced sparsity of ``lam`` (a joint-space
+        inertia matrix: :func:`multibody.crba`).
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
 
+    Returns
+    -------
+    L : ndarray, shape (..., n, n)
+        Unit lower triangular, with the sparsity pattern of ``H``.
+    d : ndarray, shape (..., n)
+        The diagonal of D, as a 1-D array: ``H == L.T @ np.diag(d) @ L``.
+
+    Raises
+    ------
+    TypeError
+        ``H`` is None, a string, complex or object array.
+    ValueError
+        NaN or inf; ``H`` not square, not symmetric, not positive definite (a pivot ≤ 0), or with an
+        entry outside the pattern of ``lam``; a ``lam`` that breaks ``-1 <= lam[i] < i``.
+
+    Examples
+    --------
     >>> H = np.array([[3., 1., 1.], [1., 2., 0.], [1., 0., 2.]])
     >>> L, d = ltdl(H, [-1, 0, 0])
     >>> d, L[1:, 0]
     (array([2., 2., 2.]), array([0.5, 0.5]))
+    >>> bool(np.allclose(L.T @ np.diag(d) @ L, H))
+    True
     """
     fn = "ltdl"
     Ha = _square(H, fn, "H")
@@ -283,16 +358,44 @@ def ltdl(H, lam, *, check: bool = True, tol: float = TOL):
     return L.reshape(batch + (n, n)), d.reshape(batch + (n,))
 
 
-def ltl(H, lam, *, check: bool = True, tol: float = TOL) -> np.ndarray:
-    """``Lᵀ L`` factorisation preserving branch-induced sparsity (RBDA table 6.3; ``LTL``).
+def ltl(H: ArrayLike, lam: ArrayLike, *, check: bool = True, tol: float = TOL) -> NDArray[np.float64]:
+    """``Lᵀ L`` factorisation preserving branch-induced sparsity (RBDA table 6.3; spatial_v2 ``LTL``).
 
-    Returns lower-triangular ``L`` (positive diagonal, pattern of ``H``) with ``L.T @ L == H``;
-    batched over ``(..., n, n)``.
+    Parameters
+    ----------
+    H : array_like, shape (..., n, n)
+        Symmetric positive definite, with the branch-induced sparsity of ``lam``.
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
 
-    >>> L = ltl(np.array([[4., 2.], [2., 5.]]), [-1, 0])
+    Returns
+    -------
+    L : ndarray, shape (..., n, n)
+        Lower triangular with a positive diagonal and the pattern of ``H``: ``L.T @ L == H``.
+
+    Raises
+    ------
+    TypeError
+        ``H`` is None, a string, complex or object array.
+    ValueError
+        NaN or inf; ``H`` not square, not symmetric, not positive definite (a pivot ≤ 0), or with an
+        entry outside the pattern of ``lam``; a ``lam`` that breaks ``-1 <= lam[i] < i``.
+
+    Examples
+    --------
+    >>> H = np.array([[4., 2.], [2., 5.]])
+    >>> L = ltl(H, [-1, 0])
     >>> L
     array([[1.78885438, 0.        ],
            [0.89442719, 2.23606798]])
+    >>> bool(np.allclose(L.T @ L, H))
+    True
     """
     fn = "ltl"
     Ha = _square(H, fn, "H")
@@ -318,12 +421,42 @@ def _raise_not_pd(info, fn):
                          + (f" (batch element {b})" if info.shape[0] > 1 else ""))
 
 
-def mpy_h(H, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
-    """``y = H @ x`` for symmetric ``H`` with branch-induced sparsity (``mpyH``).
+def mpy_h(H: ArrayLike, lam: ArrayLike, x: ArrayLike, *, check: bool = True,
+          tol: float = TOL) -> NDArray[np.float64]:
+    """``y = H @ x`` for a symmetric ``H`` with branch-induced sparsity, reading only its diagonal and
+    the ancestor entries of its lower triangle (spatial_v2 ``mpyH``; RBDA §6.5).
 
-    Only the diagonal and the ancestor entries of the lower triangle are read. Batched and
-    broadcast over ``H (..., n, n)`` and ``x (..., n)``.
+    Parameters
+    ----------
+    H : array_like, shape (..., n, n)
+        Symmetric, with the branch-induced sparsity of ``lam``.
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    x : array_like, shape (..., n)
+        The vector; batch dimensions broadcast with ``H``'s.
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
 
+    Returns
+    -------
+    y : ndarray, shape (..., n)
+
+    Raises
+    ------
+    TypeError
+        A matrix or vector argument is None, a string, complex or object array (``lam``: a
+        ``ValueError``).
+    ValueError
+        NaN or inf; a matrix that is not square or not symmetric; ``x`` whose length is not n; batch
+        shapes that do not broadcast; a ``lam`` that breaks ``-1 <= lam[i] < i``; an entry outside
+        the branch-induced pattern of ``lam``.
+
+    Examples
+    --------
     >>> mpy_h(np.array([[2., 1.], [1., 3.]]), [-1, 0], [1., 1.])
     array([3., 4.])
     """
@@ -333,9 +466,41 @@ def mpy_h(H, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
     return y.reshape(batch + (n,))
 
 
-def mpy_l(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
-    """``y = L @ x`` for lower-triangular ``L`` with branch-induced sparsity (``mpyL``); batched.
+def mpy_l(L: ArrayLike, lam: ArrayLike, x: ArrayLike, *, check: bool = True,
+          tol: float = TOL) -> NDArray[np.float64]:
+    """``y = L @ x`` for a lower-triangular ``L`` with branch-induced sparsity (spatial_v2 ``mpyL``; RBDA §6.5).
 
+    Parameters
+    ----------
+    L : array_like, shape (..., n, n)
+        Lower triangular, with the branch-induced sparsity of ``lam``.
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    x : array_like, shape (..., n)
+        The vector; batch dimensions broadcast with ``L``'s.
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
+
+    Returns
+    -------
+    y : ndarray, shape (..., n)
+
+    Raises
+    ------
+    TypeError
+        A matrix or vector argument is None, a string, complex or object array (``lam``: a
+        ``ValueError``).
+    ValueError
+        NaN or inf; a matrix that is not square; ``x`` whose length is not n; batch shapes that do
+        not broadcast; a ``lam`` that breaks ``-1 <= lam[i] < i``; an entry outside the branch-
+        induced pattern of ``lam``.
+
+    Examples
+    --------
     >>> mpy_l(np.array([[1., 0.], [2., 3.]]), [-1, 0], [1., 1.])
     array([1., 5.])
     """
@@ -345,9 +510,41 @@ def mpy_l(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
     return y.reshape(batch + (n,))
 
 
-def mpy_lt(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
-    """``y = L.T @ x`` (``mpyLt``); batched.
+def mpy_lt(L: ArrayLike, lam: ArrayLike, x: ArrayLike, *, check: bool = True,
+           tol: float = TOL) -> NDArray[np.float64]:
+    """``y = L.T @ x`` for a lower-triangular ``L`` with branch-induced sparsity (spatial_v2 ``mpyLt``; RBDA §6.5).
 
+    Parameters
+    ----------
+    L : array_like, shape (..., n, n)
+        Lower triangular, with the branch-induced sparsity of ``lam``.
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    x : array_like, shape (..., n)
+        The vector; batch dimensions broadcast with ``L``'s.
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
+
+    Returns
+    -------
+    y : ndarray, shape (..., n)
+
+    Raises
+    ------
+    TypeError
+        A matrix or vector argument is None, a string, complex or object array (``lam``: a
+        ``ValueError``).
+    ValueError
+        NaN or inf; a matrix that is not square; ``x`` whose length is not n; batch shapes that do
+        not broadcast; a ``lam`` that breaks ``-1 <= lam[i] < i``; an entry outside the branch-
+        induced pattern of ``lam``.
+
+    Examples
+    --------
     >>> mpy_lt(np.array([[1., 0.], [2., 3.]]), [-1, 0], [1., 1.])
     array([3., 3.])
     """
@@ -357,13 +554,45 @@ def mpy_lt(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
     return y.reshape(batch + (n,))
 
 
-def mpy_li(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
-    """``y = inv(L) @ x`` by forward substitution along the tree (``mpyLi``); batched.
+def mpy_li(L: ArrayLike, lam: ArrayLike, x: ArrayLike, *, check: bool = True,
+           tol: float = TOL) -> NDArray[np.float64]:
+    """``y = inv(L) @ x`` by forward substitution along the tree (spatial_v2 ``mpyLi``; RBDA §6.5).
 
-    ``L`` must have a nonzero diagonal.
+    Parameters
+    ----------
+    L : array_like, shape (..., n, n)
+        Lower triangular with a nonzero diagonal and the branch-induced sparsity of ``lam``.
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    x : array_like, shape (..., n)
+        The vector; batch dimensions broadcast with ``L``'s.
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
 
-    >>> mpy_li(np.array([[1., 0.], [2., 4.]]), [-1, 0], [1., 6.])
-    array([1., 1.])
+    Returns
+    -------
+    y : ndarray, shape (..., n)
+
+    Raises
+    ------
+    TypeError
+        A matrix or vector argument is None, a string, complex or object array (``lam``: a
+        ``ValueError``).
+    ValueError
+        NaN or inf; a matrix that is not square or with a zero on the diagonal; ``x`` whose length
+        is not n; batch shapes that do not broadcast; a ``lam`` that breaks ``-1 <= lam[i] < i``; an
+        entry outside the branch-induced pattern of ``lam``.
+
+    Examples
+    --------
+    >>> L = np.array([[1., 0.], [2., 4.]])
+    >>> y = mpy_li(L, [-1, 0], [1., 6.])
+    >>> y, bool(np.allclose(L @ y, [1., 6.]))
+    (array([1., 1.]), True)
     """
     Lb, lam, xb, batch, n = _matrix_vector_args(L, lam, x, "mpy_li", "L", check, tol, False, True)
     _nonzero_diagonal(Lb, "mpy_li")
@@ -372,13 +601,45 @@ def mpy_li(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
     return y.reshape(batch + (n,))
 
 
-def mpy_lit(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
-    """``y = inv(L.T) @ x`` by back substitution along the tree (``mpyLit``); batched.
+def mpy_lit(L: ArrayLike, lam: ArrayLike, x: ArrayLike, *, check: bool = True,
+            tol: float = TOL) -> NDArray[np.float64]:
+    """``y = inv(L.T) @ x`` by back substitution along the tree (spatial_v2 ``mpyLit``; RBDA §6.5).
 
-    ``L`` must have a nonzero diagonal.
+    Parameters
+    ----------
+    L : array_like, shape (..., n, n)
+        Lower triangular with a nonzero diagonal and the branch-induced sparsity of ``lam``.
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    x : array_like, shape (..., n)
+        The vector; batch dimensions broadcast with ``L``'s.
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
 
-    >>> mpy_lit(np.array([[1., 0.], [2., 4.]]), [-1, 0], [3., 4.])
-    array([1., 1.])
+    Returns
+    -------
+    y : ndarray, shape (..., n)
+
+    Raises
+    ------
+    TypeError
+        A matrix or vector argument is None, a string, complex or object array (``lam``: a
+        ``ValueError``).
+    ValueError
+        NaN or inf; a matrix that is not square or with a zero on the diagonal; ``x`` whose length
+        is not n; batch shapes that do not broadcast; a ``lam`` that breaks ``-1 <= lam[i] < i``; an
+        entry outside the branch-induced pattern of ``lam``.
+
+    Examples
+    --------
+    >>> L = np.array([[1., 0.], [2., 4.]])
+    >>> y = mpy_lit(L, [-1, 0], [3., 4.])
+    >>> y, bool(np.allclose(L.T @ y, [3., 4.]))
+    (array([1., 1.]), True)
     """
     Lb, lam, xb, batch, n = _matrix_vector_args(L, lam, x, "mpy_lit", "L", check, tol, False, True)
     _nonzero_diagonal(Lb, "mpy_lit")
@@ -387,17 +648,49 @@ def mpy_lit(L, lam, x, *, check: bool = True, tol: float = TOL) -> np.ndarray:
     return y.reshape(batch + (n,))
 
 
-def solve_ltdl(L, d, lam, b, *, check: bool = True, tol: float = TOL) -> np.ndarray:
-    """Solve ``H x = b`` given the factors ``(L, d)`` of ``H = Lᵀ diag(d) L`` from :func:`ltdl`.
+def solve_ltdl(L: ArrayLike, d: ArrayLike, lam: ArrayLike, b: ArrayLike, *, check: bool = True,
+               tol: float = TOL) -> NDArray[np.float64]:
+    """Solve ``H x = b`` from the factors of ``H = Lᵀ diag(d) L`` (:func:`ltdl`): x = L⁻¹ D⁻¹ L⁻ᵀ b
+    in O(n·depth) (RBDA §6.5, spatial_v2 ``mpyLi``/``mpyLit``), in compiled code.
 
-    ``x = inv(L) · inv(D) · inv(Lᵀ) · b`` in O(n·depth), all in compiled code; batched and
-    broadcast over ``L (..., n, n)``, ``d (..., n)`` and ``b (..., n)``.
+    Parameters
+    ----------
+    L : array_like, shape (..., n, n)
+        Unit lower-triangular factor from :func:`ltdl`.
+    d : array_like, shape (..., n)
+        Diagonal of D from :func:`ltdl`, nonzero.
+    lam : array_like of int, shape (n,)
+        The expanded parent array: ``lam[i]`` the parent variable of variable ``i``, -1 for the
+        base, ``-1 <= lam[i] < i`` (:func:`expand_lambda`; a model's ``dof_parent``).
+    b : array_like, shape (..., n)
+        Right-hand side; the batch dimensions of ``L``, ``d`` and ``b`` broadcast together.
+    check : bool, optional
+        Check the arguments (default); ``False`` skips the O(n²) checks of ``lam``, the symmetry
+        and the pattern in a hot loop whose inputs are known good.
+    tol : float, optional
+        Relative tolerance of the symmetry and pattern checks (default ``TOL`` = 1e-10).
 
+    Returns
+    -------
+    x : ndarray, shape (..., n)
+
+    Raises
+    ------
+    TypeError
+        A matrix or vector argument is None, a string, complex or object array (``lam``: a
+        ``ValueError``).
+    ValueError
+        NaN or inf; ``L`` not square, with a zero on its diagonal or an entry outside the pattern of
+        ``lam``; a zero in ``d``; ``d`` or ``b`` whose length is not n; batch shapes that do not
+        broadcast; a ``lam`` that breaks ``-1 <= lam[i] < i``.
+
+    Examples
+    --------
     >>> H = np.array([[3., 1., 1.], [1., 2., 0.], [1., 0., 2.]])
     >>> lam = [-1, 0, 0]
     >>> x = solve_ltdl(*ltdl(H, lam), lam, [5., 3., 3.])
-    >>> x
-    array([1., 1., 1.])
+    >>> x, bool(np.allclose(H @ x, [5., 3., 3.]))
+    (array([1., 1., 1.]), True)
     """
     fn = "solve_ltdl"
     La = _square(L, fn, "L")

@@ -76,6 +76,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _checks
 from ..core import _core
@@ -191,11 +192,37 @@ def gamma_q_partitioned(constraint, independent, Tstab=DEFAULT_TSTAB, tol=1e-12,
 
 
 class GammaQ:
-    """FDgq as a simulate constraint object: ``mb.simulate(model, ..., constraints=GammaQ())``.
+    """spatial_v2's ``FDgq`` as a constraint object for ``mb.simulate(model, ..., constraints=GammaQ())``.
 
-    Uses ``gamma_q`` if given, else ``model.gamma_q``.  ``accelerations`` returns (q̈, τc) with
-    τc (nv,) the generalised constraint force H q̈ + C − τ; ``residual`` returns
-    (qo ⊖ qn, qdo − qdn), both (nv,): how far the state is from the constraint set.
+    Every step then solves RBDA eq. 3.20 with the explicit constraints q = γ(y) of ``gamma_q``
+    (see :func:`multibody.fd_gq`).  Only those: ``mb.simulate`` refuses ``GammaQ`` for a model
+    that also carries implicit constraints (``model.constraints``); :func:`multibody.fd_gq` solves
+    both together.
+
+    Parameters
+    ----------
+    gamma_q : callable, optional
+        ``gamma_q(model, qo, qdo) -> (qn, qdn, G, gs)`` (built by
+        :func:`~multibody.dynamics.fdgq.gamma_q_linear`, :func:`~multibody.dynamics.fdgq.gamma_q_mimic`,
+        :func:`gamma_q_partitioned`); None: the model's own ``model.gamma_q``.
+
+    Raises
+    ------
+    TypeError
+        ``gamma_q`` is not callable.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> model = mb.models.double_elbow()                 # joints 2 and 3 geared 1:1 (model.gamma_q)
+    >>> qdd, tau_c = mb.GammaQ().accelerations(model, [0.3, 0.2, 0.2], [0.0, 1.0, 1.0], np.zeros(3))
+    >>> bool(np.isclose(qdd[1], qdd[2]))
+    True
+    >>> bool(np.allclose(qdd, mb.fd_gq(model, [0.3, 0.2, 0.2], [0.0, 1.0, 1.0], np.zeros(3))))
+    True
+    >>> dq, dqd = mb.GammaQ().residual(model, [0.3, 0.2, 0.25], np.zeros(3))
+    >>> bool(abs(dq[1] - dq[2]) > 0)                    # off the constraint set by 0.05 rad
+    True
     """
 
     n_states = 0
@@ -209,9 +236,13 @@ class GammaQ:
         return self.gamma_q if self.gamma_q is not None else model.gamma_q
 
     def accelerations(self, model, q, qd, tau, f_ext=None, t=0.0):
+        """(q̈ (nv,), τc (nv,)): FDgq's accelerations and the generalised constraint force
+        τc = H q̈ + C − τ (Gᵀ τc = 0).  ``t`` is unused (explicit constraints do not depend on time)."""
         return _fd_gq_with_force(model, self._gq(model), q, qd, tau, f_ext)
 
     def residual(self, model, q, qd, t=0.0):
+        """(q ⊖ qn (nv,), qd − qdn (nv,)): how far the state is from the constraint set (in the
+        tangent space of :func:`multibody.difference` for quaternion joints)."""
         q, qd = _state(model, q, qd)
         gq = self._gq(model)
         if gq is None:
@@ -493,13 +524,57 @@ def constraint_terms(constraint, model, q, qd, t=0.0, kin=None) -> ConstraintTer
                     f"or a ConstraintSet, got {type(constraint).__name__}")
 
 
-def revolute_closure(body_a, point_a, axis_a, body_b, point_b, axis_b, name=None):
-    """A loop closed by a revolute joint: points coincide and axes stay parallel (5 rows).
+def revolute_closure(body_a: str | int, point_a: ArrayLike, axis_a: ArrayLike, body_b: str | int | None,
+                     point_b: ArrayLike, axis_b: ArrayLike, name: str | None = None) -> ConstraintSet:
+    """A kinematic loop closed by a revolute joint (RBDA §8.1): the joint's two points coincide and
+    its two axes stay parallel — 5 constraint rows.
 
-    ``axis_b`` is the joint axis in ``body_b``; two directions perpendicular to it are chosen
-    for the :class:`AxisConstraint`.
+    A :class:`PointConstraint` (3 rows) and an :class:`AxisConstraint` keeping ``axis_a``
+    perpendicular to two directions normal to ``axis_b`` (2 rows), in one :class:`ConstraintSet`
+    with the default Baumgarte gains.
+
+    Parameters
+    ----------
+    body_a : str or int
+        The body on one side of the loop joint (name or index).
+    point_a : array_like, shape (3,)
+        A point of the joint axis in ``body_a``'s coordinates (m).
+    axis_a : array_like, shape (3,)
+        The joint axis in ``body_a``'s coordinates (any non-zero length).
+    body_b : str, int or None
+        The body on the other side; None: the fixed base.
+    point_b : array_like, shape (3,)
+        The same point in ``body_b``'s coordinates (base coordinates for None) (m).
+    axis_b : array_like, shape (3,)
+        The joint axis in ``body_b``'s coordinates (any non-zero length).
+    name : str, optional
+        Name of the closure in error messages (default ``"revolute(body_a, body_b)"``).
+
+    Returns
+    -------
+    ConstraintSet
+        The 5 rows, ready for ``mb.simulate(..., constraints=...)`` or :func:`multibody.fd_gq`.
+
+    Raises
+    ------
+    TypeError
+        A point or an axis that is not 3 numbers (None, a string …).
+    ValueError
+        A point or an axis of the wrong length, NaN or inf, a zero axis.  An unknown body name is
+        a ``ValueError`` when the set is first evaluated on a model.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(2)                # links of 1 m turning about z
+    >>> loop = mb.revolute_closure("link2", [1, 0, 0], [0, 0, 1], None, [1, 1, 0], [0, 0, 1])
+    >>> c, cdot = loop.residual(m, np.array([np.pi / 2, -np.pi / 2]), np.zeros(2))
+    >>> c.shape, bool(np.allclose(c, 0))      # the tip of link 2 is on the pivot at (1, 1, 0)
+    ((5,), True)
     """
     ab = _checks.vector("axis_b", axis_b, 3, copy=False)
+    if not np.linalg.norm(ab) > 0:
+        raise ValueError("axis_b: expected a non-zero 3-vector (the joint axis in body_b), got [0, 0, 0]")
     ab = ab / np.linalg.norm(ab)
     e = np.eye(3)[int(np.argmin(np.abs(ab)))]
     d1 = _cross(ab, e)
@@ -521,18 +596,52 @@ def _polynomial(coef, x):
 
 
 class ConstraintSet:
-    """Several constraints solved together by Lagrange multipliers with Baumgarte stabilisation.
+    """Constraints c(t, q) = 0 solved together by Lagrange multipliers with Baumgarte stabilisation
+    (the TMT paper's eq. 6; Baumgarte 1972).
 
-    ``time_constant`` T sets α = β = 1/T (critically damped c̈ + 2αċ + β²c = 0); ``alpha`` and
-    ``beta`` (1/s) override it; ``alpha = beta = 0`` switches stabilisation off.  ``redundant``:
-    ``"error"`` (default) raises :class:`ConstraintError` naming the dependent rows when J loses
-    rank; ``"least_squares"`` solves with the pseudo-inverse (the minimum-norm multipliers), for
-    mechanisms whose closures are redundant by design.
+    The object ``mb.simulate(..., constraints=...)``, ``mb.fd_gq`` and ``mb.linearize`` solve::
 
-    This object is what ``mb.simulate(..., constraints=...)`` calls::
+        accelerations(model, q, qd, tau, f_ext=None, t=None) -> (q̈ (nv,), λ (nc,))
+        residual(model, q, qd, t=None) -> (c (nc,), ċ (nc,))
 
-        accelerations(model, q, qd, tau, f_ext=None, t=0.0) -> (q̈, λ)      # TMT eq. (6)
-        residual(model, q, qd, t=0.0) -> (c, ċ)
+    Parameters
+    ----------
+    *constraints : Constraint, ConstraintSet or sequence of them
+        The descriptions (``mb.PointConstraint``, ``mb.AxisConstraint``, ``mb.JointCoupling``,
+        ``mb.FunctionConstraint`` …); nested sets and lists are flattened.
+    time_constant : float, optional
+        Baumgarte time constant T (s): α = β = 1/T, critically damped c̈ + 2αċ + β²c = 0
+        (default ``DEFAULT_BAUMGARTE_TIME`` = 0.02 s).
+    alpha, beta : float, optional
+        The gains (1/s) instead of ``time_constant``; ``alpha = beta = 0`` switches
+        stabilisation off.
+    redundant : {"error", "least_squares"}, optional
+        When the constraint Jacobian J loses rank: raise :class:`~multibody.errors.ConstraintError`
+        naming the dependent rows (default), or take the minimum-norm multipliers (for mechanisms
+        whose closures are redundant by design).
+    rank_tol : float, optional
+        Relative pivot below which J H⁻¹ Jᵀ counts as singular (default 1e-10).
+
+    Raises
+    ------
+    TypeError
+        An argument that is not a constraint description.
+    ValueError
+        No constraint; a time constant or gain that is not a finite number > 0 (≥ 0 for the
+        gains); an unknown ``redundant``.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(2)                          # tip of link 2 pinned at (1, 1, 0)
+    >>> pin = mb.ConstraintSet(mb.PointConstraint("link2", [1, 0, 0], None, [1, 1, 0], axes="xy"))
+    >>> q = np.array([np.pi / 2, -np.pi / 2])
+    >>> qdd, lam = pin.accelerations(m, q, np.zeros(2), np.zeros(2))
+    >>> bool(np.allclose(qdd, 0)), lam.shape              # held still; λ: the pin's force (N)
+    (True, (2,))
+    >>> c, cdot = pin.residual(m, q, np.zeros(2))
+    >>> bool(np.allclose(c, 0))
+    True
     """
 
     n_states = 0
@@ -560,6 +669,7 @@ class ConstraintSet:
         self._rows, self._row_names = None, []
 
     def evaluate(self, model, q, qd, t=0.0) -> ConstraintTerms:
+        """The stacked (c, ċ, J, bias) of the set's constraints at (t, q, q̇)."""
         kin = None
         parts = []
         for c in self.constraints:
@@ -584,6 +694,7 @@ class ConstraintSet:
         return float(t)
 
     def residual(self, model, q, qd, t=None):
+        """(c (nc,), ċ (nc,)) at (t, q, q̇): the constraint errors and their rates (m, rad …)."""
         q, qd = _state(model, q, qd)
         terms = self.evaluate(model, q, qd, self._time(t))
         return terms.c, terms.cdot
@@ -599,6 +710,8 @@ class ConstraintSet:
                                  row_names=self._row_names)
 
     def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
+        """(q̈ (nv,), λ (nc,)): TMT eq. (6) at (t, q, q̇) with joint forces ``tau`` and ``f_ext``
+        (nb, 6) in base coordinates; Jᵀλ is the generalised constraint force."""
         t = self._time(t)
         q, qd = _state(model, q, qd)
         tau = _vector("tau", tau, model.nv)

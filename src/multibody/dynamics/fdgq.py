@@ -16,11 +16,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import _checks
 from ..core import _core
 from ..errors import ConstraintError
 from ..model.configuration import difference
+from ..model.model import Model
 from .handc import hand_c
 
 
@@ -157,33 +159,69 @@ def _call_gamma_q(model, gq, q, qd):
     return qn, qdn, G, gs
 
 
-def fd_gq(model, q, qd, tau, f_ext=None, *, constraints=None, t=None):
-    """spatial_v2 ``FDgq``: forward dynamics of a constrained tree via CRBA and ``model.gamma_q``,
-    and the model's own constraints (``model.constraints``, e.g. an MJCF file's equalities).
+def fd_gq(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None = None, *,
+          constraints=None, t: float | None = None) -> NDArray[np.float64]:
+    """Forward dynamics of a constrained tree (spatial_v2 ``FDgq``; RBDA §3.2, eq. 3.20): the
+    model's explicit constraints ``model.gamma_q`` and its implicit ones ``model.constraints``.
 
-    ``q``, ``qd`` need not satisfy the constraints exactly; ``gamma_q`` corrects them and the
-    returned q̈ contains its stabilisation term (module docstring).  ``f_ext`` (nb, 6): spatial
-    forces in base coordinates.  A leading batch dimension loops in Python (``gamma_q`` is a
-    Python function).
+    With ``gamma_q`` (q = γ(y)): H and C by :func:`multibody.hand_c` at the corrected state, then
 
-        q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs            (RBDA eq. 3.20)
+        q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs
 
-    Implicit constraints c(t, q) = 0 — ``model.constraints`` joined with ``constraints`` (a
-    ``Constraint`` or ``ConstraintSet``, as ``mb.simulate`` takes them) — are solved with it by
-    Lagrange multipliers in the coordinates y of ``gamma_q`` (G = 1, gs = 0 without one): q̈ = G ÿ
-    + gs with J q̈ = −J̇q̇ − 2α ċ − β² c (the set's Baumgarte gains; = −J̇q̇ on the constraint
-    set).  ``t`` is the time of time-dependent constraints.
+    ``q``, ``qd`` need not satisfy the constraints exactly: ``gamma_q`` corrects them and q̈
+    contains its stabilisation term (the module docstring).  Implicit constraints c(t, q) = 0 —
+    ``model.constraints`` joined with ``constraints`` — are solved with it by Lagrange multipliers
+    in the coordinates y of ``gamma_q`` (G = 1, gs = 0 without one): q̈ = G ÿ + gs with
+    J q̈ = −J̇q̇ − 2α ċ − β² c (the set's Baumgarte gains; = −J̇q̇ on the constraint set).
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        A numeric model with ``model.gamma_q``, ``model.constraints`` or both (or pass
+        ``constraints``).
+    q : array_like, shape (nq,) or (..., nq)
+        Joint positions: rad (revolute), m (prismatic).
+    qd : array_like, shape (nv,) or (..., nv)
+        Joint velocities: rad/s, m/s.
+    tau : array_like, shape (nv,) or (..., nv)
+        Joint forces: N·m, N.
+    f_ext : array_like, shape (nb, 6) or (..., nb, 6), optional
+        External spatial forces on the bodies in base coordinates, [moment (N·m) about the base
+        origin; force (N)].
+    constraints : Constraint or ConstraintSet, optional
+        More implicit constraints (``mb.PointConstraint``, … or a ``mb.ConstraintSet``), solved
+        with the model's own, as ``mb.simulate`` takes them.
+    t : float, optional
+        The time (s) of time-dependent constraints.
+
+    Returns
     -------
+    qdd : ndarray, shape (nv,) or (..., nv)
+        Joint accelerations (rad/s², m/s²).  Leading batch dimensions loop in Python (``gamma_q``
+        is a Python function).
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a ``mb.Model``; ``constraints`` is not a constraint; an array argument is
+        None, a string, complex or object array.
+    ValueError
+        Neither ``model.gamma_q`` nor constraints; a wrong shape, NaN or inf; ``gamma_q``'s
+        results of the wrong shape or not finite; a time-dependent constraint without ``t``.
+    ConstraintError
+        Gᵀ H G is not positive definite, or the constraint Jacobian is singular (a ``ValueError``).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
-    >>> model = mb.models.double_elbow()
+    >>> model = mb.models.double_elbow()                   # joints 2 and 3 geared 1:1
     >>> qdd = mb.fd_gq(model, [0.3, 0.2, 0.2], [0.0, 1.0, 1.0], np.zeros(3))
-    >>> bool(np.isclose(qdd[1], qdd[2]))                   # the 1:1 gearing holds in q̈
+    >>> bool(np.isclose(qdd[1], qdd[2]))                   # the gearing holds in q̈
     True
     """
+    _checks.model(model)
     cons = _constraint_set(model, constraints)
-    q_a, qd_a, tau_a = np.asarray(q, dtype=float), np.asarray(qd, dtype=float), np.asarray(tau, dtype=float)
+    q_a, qd_a, tau_a = (_checks.array(name, x, None, copy=False) for name, x in (("q", q), ("qd", qd), ("tau", tau)))
     if max(q_a.ndim, qd_a.ndim, tau_a.ndim) > 1:  # batch: one state at a time
         batch = np.broadcast_shapes(q_a.shape[:-1], qd_a.shape[:-1], tau_a.shape[:-1])
         Q = np.broadcast_to(q_a, batch + (model.nq,)).reshape(-1, model.nq)

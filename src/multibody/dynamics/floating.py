@@ -40,11 +40,13 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import _boundary as B
 from .. import _checks
 from ..core import _core
 from ..model.joints import JointType
+from ..model.model import Model
 from ..spatial.rotations import matrix_to_quat, quat_derivative, quat_to_matrix
 
 FB = 5  # index of the floating base (spatial_v2's body 6)
@@ -113,23 +115,64 @@ def _fb_args(model, **named):
     return {k: B.flat_broadcast(k, a, b, common) for k, (a, b) in got.items()}, common
 
 
-def fd_fb(model, xfb, q=None, qd=None, tau=None, f_ext=None):
-    """spatial_v2 ``FDfb``: floating-base forward dynamics without the emulation's singularity.
+def fd_fb(model: Model, xfb: ArrayLike, q: ArrayLike | None = None, qd: ArrayLike | None = None,
+          tau: ArrayLike | None = None,
+          f_ext: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Floating-base forward dynamics without the emulation's singularity (spatial_v2 ``FDfb``; RBDA
+    §9.3).
 
-    ``xfb`` (…, 13) = [qn; r; vfb] (see the module docstring); ``q`` (…, nq − 6), ``qd`` and
-    ``tau`` (…, nv − 6) belong to the real joints (they may be omitted when ``model.nb == 6``,
-    a lone floating body, as in the seed).  Returns ``(xdfb, qdd)``: the time derivative
-    of ``xfb`` (``[rqd(ω, qn); Vpt(vfb, r); afb]``, ``afb`` the floating base's spatial
-    acceleration in fixed-base coordinates, gravity included) and the real joints' accelerations.
+    The model emulates the 6-DoF joint by a chain of six one-dof joints (module docstring);
+    ``fd_fb`` ignores that chain and takes the floating base's state from ``xfb`` instead.
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        A model following :func:`multibody.models.floatbase`'s convention.
+    xfb : array_like, shape (..., 13)
+        The floating base's state [qn; r; vfb]: ``qn`` the unit quaternion [w, x, y, z] of its
+        orientation (``rq(qn)`` is the fixed → floating-base coordinate transform), ``r`` (m) its
+        origin in fixed-base coordinates, ``vfb`` its spatial velocity [ω (rad/s); v_O (m/s)] in
+        fixed-base coordinates (v_O: the velocity of the body-fixed point at the fixed origin).
+    q : array_like, shape (..., nq − 6), optional
+        Positions of the real joints (bodies 6 … nb−1): rad, m; quaternions [w, x, y, z].  May be
+        omitted when ``model.nb == 6`` (a lone floating body).
+    qd : array_like, shape (..., nv − 6), optional
+        Velocities of the real joints: rad/s, m/s.
+    tau : array_like, shape (..., nv − 6), optional
+        Forces of the real joints: N·m, N.
+    f_ext : array_like, shape (..., nb, 6), optional
+        External spatial forces on the bodies in fixed-base coordinates, [moment (N·m) about the
+        origin; force (N)]; the first five rows (the massless emulation chain) are ignored.
+
+    Returns
     -------
+    xdfb : ndarray, shape (..., 13)
+        The time derivative of ``xfb``: [q̇n; ṙ; afb], ``afb`` the floating base's spatial
+        acceleration [ω̇; a_O] in fixed-base coordinates (gravity included).
+    qdd : ndarray, shape (..., nv − 6)
+        The real joints' accelerations.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a ``mb.Model``; an array argument is a string, complex or object array.
+    ValueError
+        The model does not follow :func:`multibody.models.floatbase`'s convention (the message
+        says how); a wrong shape, batch dimensions that do not broadcast, NaN or inf, a zero
+        quaternion in ``xfb``; ``q``, ``qd`` or ``tau`` omitted although the model has real joints.
+    ResultOverflowError
+        Finite inputs whose result overflows (a ``ValueError``).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
-    >>> from multibody.dynamics.floating import fd_fb
-    >>> m = mb.models.floatbase(mb.models.auto_tree(3))
-    >>> x = np.r_[1, 0, 0, 0, 0, 0, 0, np.zeros(6)]
-    >>> xd, qdd = fd_fb(m, x, np.zeros(2), np.zeros(2), np.zeros(2))
-    >>> np.allclose(xd[7:], [0, 0, 0, 0, 0, -9.81])      # it falls freely
+    >>> m = mb.models.floatbase(mb.models.auto_tree(3))   # a floating base carrying two bodies
+    >>> x = np.r_[1, 0, 0, 0, 0, 0, 0, np.zeros(6)]       # upright at the origin, at rest
+    >>> xd, qdd = mb.fd_fb(m, x, np.zeros(2), np.zeros(2), np.zeros(2))
+    >>> bool(np.allclose(xd[7:], [0, 0, 0, 0, 0, -9.81]))  # it falls freely
+    True
+    >>> xd, tau = mb.id_fb(m, x, np.zeros(2), np.zeros(2), qdd)
+    >>> bool(np.allclose(tau, 0))                          # inverse dynamics gives τ back
     True
     """
     _checks.model(model)
@@ -138,20 +181,60 @@ def fd_fb(model, xfb, q=None, qd=None, tau=None, f_ext=None):
     return xd.reshape(common + (13,)), qdd.reshape(common + (model.nv - 6,))
 
 
-def id_fb(model, xfb, q=None, qd=None, qdd=None, f_ext=None):
-    """spatial_v2 ``IDfb`` (RBDA table 9.6): joint forces and base acceleration for given q̈.
+def id_fb(model: Model, xfb: ArrayLike, q: ArrayLike | None = None, qd: ArrayLike | None = None,
+          qdd: ArrayLike | None = None,
+          f_ext: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Floating-base inverse dynamics (spatial_v2 ``IDfb``; RBDA table 9.6): the real joints' forces
+    and the floating base's acceleration for given real-joint accelerations.
 
-    A hybrid problem: the real joints' accelerations ``qdd`` are given, the floating base's is
-    not.  Returns ``(xdfb, tau)`` with ``xdfb`` as in :func:`fd_fb`.
+    A hybrid problem: ``qdd`` of the real joints is given, the floating base's acceleration is
+    not (no force acts on it but gravity and ``f_ext``).
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        A model following :func:`multibody.models.floatbase`'s convention.
+    xfb : array_like, shape (..., 13)
+        The floating base's state [qn; r; vfb]: ``qn`` the unit quaternion [w, x, y, z] of its
+        orientation (``rq(qn)`` is the fixed → floating-base coordinate transform), ``r`` (m) its
+        origin in fixed-base coordinates, ``vfb`` its spatial velocity [ω (rad/s); v_O (m/s)] in
+        fixed-base coordinates (v_O: the velocity of the body-fixed point at the fixed origin).
+    q : array_like, shape (..., nq − 6), optional
+        Positions of the real joints (bodies 6 … nb−1): rad, m; quaternions [w, x, y, z].  May be
+        omitted when ``model.nb == 6`` (a lone floating body).
+    qd : array_like, shape (..., nv − 6), optional
+        Velocities of the real joints: rad/s, m/s.
+    qdd : array_like, shape (..., nv − 6), optional
+        Accelerations of the real joints: rad/s², m/s².
+    f_ext : array_like, shape (..., nb, 6), optional
+        External spatial forces on the bodies in fixed-base coordinates, [moment (N·m) about the
+        origin; force (N)]; the first five rows (the massless emulation chain) are ignored.
+
+    Returns
     -------
+    xdfb : ndarray, shape (..., 13)
+        The time derivative of ``xfb``, as :func:`fd_fb`'s.
+    tau : ndarray, shape (..., nv − 6)
+        The real joints' forces: N·m, N.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a ``mb.Model``; an array argument is a string, complex or object array.
+    ValueError
+        The model does not follow :func:`multibody.models.floatbase`'s convention (the message
+        says how); a wrong shape, batch dimensions that do not broadcast, NaN or inf, a zero
+        quaternion in ``xfb``; ``q``, ``qd`` or ``qdd`` omitted although the model has real joints.
+    ResultOverflowError
+        Finite inputs whose result overflows (a ``ValueError``).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
-    >>> from multibody.dynamics.floating import id_fb
     >>> m = mb.models.floatbase(mb.models.auto_tree(3))
     >>> x = np.r_[1, 0, 0, 0, 0, 0, 0, np.zeros(6)]
-    >>> xd, tau = id_fb(m, x, np.zeros(2), np.zeros(2), np.zeros(2))
-    >>> np.allclose(tau, 0)                            # in free fall no torque holds the pose
+    >>> xd, tau = mb.id_fb(m, x, np.zeros(2), np.zeros(2), np.zeros(2))
+    >>> bool(np.allclose(tau, 0))                          # in free fall no torque holds the pose
     True
     """
     _checks.model(model)
@@ -191,11 +274,51 @@ def _mv(M, v):
 
 def _arr(name, x, n):
     a, batch = B.as_batch(name, x, (n,))
+    if not _checks.all_finite(a):
+        raise ValueError(f"{name}: contains NaN or inf")
     return a.reshape(batch + (n,))
 
 
-def fbkin_forward(q, qd=None, qdd=None):
-    """Joint variables of the six emulation joints → ``p`` (7), ``x`` (13) or ``(x, xd)``."""
+def fbkin_forward(q: ArrayLike, qd: ArrayLike | None = None, qdd: ArrayLike | None = None):
+    """The six emulation joints' variables → the floating base's ``p``, ``x`` or ``(x, xd)``
+    (spatial_v2 ``fbkin``, forward direction).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 6)
+        Positions of the emulation joints: [x, y, z] (m) of the three prismatic joints, then the
+        angles (rad) of the revolute joints about x, y, z.
+    qd : array_like, shape (..., 6), optional
+        Their velocities (m/s, rad/s).
+    qdd : array_like, shape (..., 6), optional
+        Their accelerations (m/s², rad/s²); needs ``qd``.
+
+    Returns
+    -------
+    p : ndarray, shape (..., 7)
+        [qn; r] when only ``q`` is given.
+    x : ndarray, shape (..., 13)
+        [qn; r; v] (``xfb`` of :func:`fd_fb`) when ``qd`` is given.
+    x, xd : ndarray, shape (..., 13)
+        With ``qdd``: ``x`` and its time derivative [q̇n; ṙ; a], ``a`` the spatial acceleration
+        [ω̇; a_O] in fixed-base coordinates.
+
+    Raises
+    ------
+    TypeError
+        An argument is None (``q``), a string, complex or object array.
+    ValueError
+        A last dimension other than 6, NaN or inf, ``qdd`` without ``qd``.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> x = mb.fbkin_forward([1.0, 2.0, 3.0, 0, 0, 0.5], [0, 0, 0, 0, 0, 1.0])   # at r, turning about z
+    >>> bool(np.allclose(x[:4], [np.cos(0.25), 0, 0, np.sin(0.25)]))    # qn: 0.5 rad about z
+    True
+    >>> x[7:].tolist()                                  # [ω; v_O], v_O = ṙ + r × ω
+    [0.0, 0.0, 1.0, 2.0, -1.0, 0.0]
+    """
     q = _arr("q", q, 6)
     q4, q5, q6 = q[..., 3], q[..., 4], q[..., 5]
     qn = matrix_to_quat(_E(q4, q5, q6))
@@ -225,16 +348,48 @@ def fbkin_forward(q, qd=None, qdd=None):
     return np.broadcast_to(x, batch + (13,)).copy(), xd
 
 
-def fbkin_inverse(x, xd=None):
-    """``p`` (7) → ``q``; ``x`` (13) → ``(q, qd)``; ``(x, xd)`` → ``(q, qd, qdd)``.
+def fbkin_inverse(x: ArrayLike, xd: ArrayLike | None = None):
+    """The floating base's ``p``, ``x`` or ``(x, xd)`` → the six emulation joints' variables
+    (spatial_v2 ``fbkin``, inverse direction).
 
-    q[3], q[5] ∈ [−π, π], q[4] ∈ [−π/2, π/2].  Velocities and accelerations are undefined at the
-    singularity q[4] = ±π/2 (the positions are still right).
+    q[3], q[5] lie in [−π, π] and q[4] in [−π/2, π/2].  Velocities and accelerations are
+    undefined at the singularity q[4] = ±π/2 (the positions are still right).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., 7) or (..., 13)
+        ``p`` = [qn; r] or ``x`` = [qn; r; v] (``xfb`` of :func:`fd_fb`): the unit quaternion
+        [w, x, y, z], the position r (m) and the spatial velocity [ω; v_O] in fixed-base
+        coordinates.
+    xd : array_like, shape (..., 13), optional
+        The time derivative of a 13-element ``x``.
+
+    Returns
+    -------
+    q : ndarray, shape (..., 6)
+        From ``p``: the emulation joints' positions (m, rad).
+    q, qd : ndarray, shape (..., 6)
+        From ``x``: positions and velocities (m/s, rad/s).
+    q, qd, qdd : ndarray, shape (..., 6)
+        From ``x`` and ``xd``: with the accelerations (m/s², rad/s²).
+
+    Raises
+    ------
+    TypeError
+        An argument is None, a string, complex or object array.
+    ValueError
+        A last dimension other than 7 or 13 (13 for ``xd``), NaN or inf, a zero quaternion, ``xd``
+        with a 7-element ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> q, qd = np.array([1.0, 2.0, 3.0, 0.3, -0.4, 2.5]), np.array([0.1, 0, 0, 0.5, 0, 1.0])
+    >>> q2, qd2 = mb.fbkin_inverse(mb.fbkin_forward(q, qd))
+    >>> bool(np.allclose(q2, q)), bool(np.allclose(qd2, qd))                    # a round trip
+    (True, True)
     """
-    try:
-        x = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("fbkin: x must be an array of numbers") from None
+    x = _checks.array("x", x, None, copy=False)
     if x.ndim < 1 or x.shape[-1] not in (7, 13):
         raise ValueError(f"fbkin: x must have 7 ([qn; r]) or 13 ([qn; r; v]) elements, got shape {x.shape}")
     E = quat_to_matrix(x[..., :4])
@@ -268,22 +423,45 @@ def fbkin_inverse(x, xd=None):
 
 
 def fbkin(*args):
-    """spatial_v2 ``fbkin``: between the six emulation joints' variables and xfb (see module doc).
+    """Between the six emulation joints' variables and the floating base's state (spatial_v2
+    ``fbkin``).
 
-    Direction from the length of the first argument (6 → forward; 7 or 13 → inverse), the
-    calculation from the number of arguments.
+    The direction follows from the length of the first argument (6: joint variables →
+    :func:`fbkin_forward`; 7 or 13: the floating base's state → :func:`fbkin_inverse`), the
+    calculation from the number of arguments (the table in the module docstring).
 
-    Example
+    Parameters
+    ----------
+    *args : array_like
+        ``q`` (..., 6) [, ``qd`` [, ``qdd``]]: the emulation joints' positions (m, rad) and their
+        derivatives; or ``p`` (..., 7) = [qn; r]; or ``x`` (..., 13) = [qn; r; v] [, ``xd``].
+
+    Returns
     -------
-    >>> import numpy as np
-    >>> from multibody.dynamics.floating import fbkin
+    ndarray or tuple of ndarray
+        ``p``, ``x`` or ``(x, xd)`` forward; ``q``, ``(q, qd)`` or ``(q, qd, qdd)`` inverse.
+
+    Raises
+    ------
+    TypeError
+        An argument is None, a string, complex or object array.
+    ValueError
+        No argument or more than three; a first argument whose length is not 6, 7 or 13; three
+        arguments in the inverse direction; NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
     >>> q = np.array([1.0, 2.0, 3.0, 0.3, -0.4, 2.5])
-    >>> np.allclose(fbkin(fbkin(q)), q)
+    >>> mb.fbkin(q).shape                               # p = [qn; r]
+    (7,)
+    >>> bool(np.allclose(mb.fbkin(mb.fbkin(q)), q))     # and back
     True
     """
     if not 1 <= len(args) <= 3:
         raise ValueError(f"fbkin: expected 1 to 3 arguments, got {len(args)}")
-    n = np.shape(args[0])[-1] if np.ndim(args[0]) else 0
+    first = _checks.array("fbkin: first argument (q, p or x)", args[0], None, finite=False, copy=False)
+    n = first.shape[-1] if first.ndim else 0
     if n == 6:
         return fbkin_forward(*args)
     if n in (7, 13):
@@ -295,17 +473,46 @@ def fbkin(*args):
 
 
 # --------------------------------------------------------------------------- fbanim
-def fbanim(X, Qr=None):
-    """spatial_v2 ``fbanim``: wrap-free joint angles of the floating base for animation.
+def fbanim(X: ArrayLike, Qr: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Wrap-free joint angles of the floating base for animation (spatial_v2 ``fbanim``).
 
-    ``X`` holds N samples of ``x`` (13) or ``p`` (7) — as rows, shape (N, 13|7) (this package's
-    convention), or as columns like the seed, shape (13|7, N) or (13|7, 1, N).  Each sample goes
-    through :func:`fbkin`; then jumps of 2π in q[3] and q[5] between neighbouring samples are
-    removed and the correction carried forward (spatial_v2's q(4), q(6)).  ``Qr`` (N, M) — or
-    (M, N) / (M, 1, N) with column samples — is appended.  Returns (N, 6 [+ M]), or the seed's
-    (6 [+ M], N) for column input.
+    Each sample goes through :func:`fbkin`; then jumps of 2π in q[3] and q[5] between
+    neighbouring samples are removed and the correction carried forward (spatial_v2's q(4),
+    q(6)), so that an animation turns smoothly instead of flipping.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, 13) or (N, 7)
+        N samples of ``x`` = [qn; r; v] or ``p`` = [qn; r] as rows (this package's convention),
+        or as columns like the seed: (13|7, N) or (13|7, 1, N).
+    Qr : array_like, shape (N, M), optional
+        The real joints' positions per sample, appended to the result ((M, N) or (M, 1, N) with
+        column samples; a 1-D array is one joint).
+
+    Returns
+    -------
+    Q : ndarray, shape (N, 6 + M)
+        The emulation joints' positions (m, rad) and ``Qr``'s; (6 + M, N) for column input, as
+        the seed.
+
+    Raises
+    ------
+    TypeError
+        ``X`` or ``Qr`` is None (``X``), a string, complex or object array.
+    ValueError
+        ``X`` of none of the shapes above, NaN or inf, a zero quaternion; ``Qr`` without one row
+        per sample.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> yaw = np.linspace(0, 4 * np.pi, 9)                        # two turns about z
+    >>> p = mb.fbkin(np.column_stack([np.zeros((9, 5)), yaw]))   # (9, 7) samples
+    >>> Q = mb.fbanim(p)
+    >>> bool(np.allclose(Q[:, 5], yaw))                           # no jumps of 2π
+    True
     """
-    A = np.asarray(X, dtype=float)
+    A = _checks.array("X", X, None, copy=False)
     columns = False
     if A.ndim == 3 and A.shape[1] == 1 and A.shape[0] in (7, 13):
         A, columns = A[:, 0, :].T, True
@@ -318,7 +525,7 @@ def fbanim(X, Qr=None):
     Q[:, 3] = np.unwrap(Q[:, 3])
     Q[:, 5] = np.unwrap(Q[:, 5])
     if Qr is not None:
-        R = np.asarray(Qr, dtype=float)
+        R = _checks.array("Qr", Qr, None, copy=False)
         if columns:
             if R.ndim == 3 and R.shape[1] == 1:
                 R = R[:, 0, :]

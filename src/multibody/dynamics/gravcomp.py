@@ -10,20 +10,46 @@ passive force; gravcomp = 1 cancels the body's weight, > 1 makes it buoyant).  `
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from .. import _boundary as B
 from .. import _checks
 from ..kinematics.forward import forward_kinematics
+from ..model.model import Model
 
 __all__ = ["gravity_compensation_forces"]
 
 
-def gravity_compensation_forces(model, q):
-    """f_ext (…, nb, 6) that applies ``model.gravcomp`` as MuJoCo does, at configuration(s) ``q``.
+def gravity_compensation_forces(model: Model, q: ArrayLike) -> NDArray[np.float64]:
+    """The external forces that apply ``model.gravcomp`` as MuJoCo does (MuJoCo's ``gravcomp``).
 
-    Pass it to ``aba``/``rnea``/``hand_c``/``simulate`` as ``f_ext``.
+    Body i is lifted by f_i = gravcomp_i m_i (−g) at its centre of mass c_i: the spatial force
+    [c_i × f_i; f_i] in base coordinates.  Pass the result to :func:`multibody.aba`,
+    :func:`multibody.rnea`, :func:`multibody.hand_c` or :func:`multibody.simulate` as ``f_ext``.
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        A numeric model; ``model.gravcomp`` (nb,) is 0 for a body without compensation, 1 to
+        cancel its weight, more to make it buoyant.
+    q : array_like, shape (..., nq)
+        Joint positions: rad (revolute), m (prismatic); a spherical joint's unit quaternion
+        [w, x, y, z], a free joint's [position (m, parent frame); quaternion].
+
+    Returns
     -------
+    f_ext : ndarray, shape (..., nb, 6)
+        Spatial forces in base coordinates, [moment (N·m) about the base origin; force (N)].
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a ``mb.Model``; ``q`` is None, a string, complex or object array.
+    ValueError
+        ``q`` of a wrong shape, NaN or inf; a symbolic model.
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> m = mb.load_mjcf('''<mujoco><worldbody><body name="arm" gravcomp="1">
     ...   <joint type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
@@ -35,7 +61,7 @@ def gravity_compensation_forces(model, q):
     """
     _checks.model(model)
     model._require_numeric()
-    q = np.asarray(q, dtype=float)
+    q = B.as_array("q", q)
     R, p = forward_kinematics(model, q)
     lift = (model.gravcomp * model.mass)[:, None] * -np.asarray(model.gravity)        # (nb, 3)
     c = p + np.einsum("...ij,...j->...i", R, model.com)                                  # world CoMs

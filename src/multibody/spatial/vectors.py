@@ -22,6 +22,7 @@ points (columns are points, as in spatial_v2); a single point may be given as a 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._validate import as_real, check_last, check_last2, shape_error
 from .rotations import _hat, _vee, rx, ry, rz
@@ -37,17 +38,36 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- cross products
-def crm(v) -> np.ndarray:
-    """spatial_v2 ``crm``: motion cross-product matrix, ``crm(v) @ m == v ×ₘ m``.
+def crm(v: ArrayLike) -> NDArray[np.float64]:
+    """Motion cross-product matrix, ``crm(v) @ m == v ×ₘ m`` (spatial_v2 ``crm``; RBDA §2.9).
 
-    ``v`` of shape ``(..., 6)`` (spatial) gives ``(..., 6, 6)``::
+    Spatial::
 
         crm(v) = [[ω×, 0], [v_O×, ω×]]
 
-    and shape ``(..., 3)`` (planar ``[ω, vx, vy]``) gives ``(..., 3, 3)``::
+    planar (``[ω, vx, vy]``)::
 
         crm(v) = [[0, 0, 0], [vy, 0, -ω], [-vx, ω, 0]]
 
+    Parameters
+    ----------
+    v : array_like, shape (..., 6) or (..., 3)
+        A spatial motion vector [ω; v_O] (rad/s; m/s), or a planar one [ω, vx, vy].
+
+    Returns
+    -------
+    ndarray, shape (..., 6, 6) or (..., 3, 3)
+        The matrix of ``v ×ₘ``, acting on motion vectors in the same coordinates.
+
+    Raises
+    ------
+    TypeError
+        ``v`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``v`` whose last dimension is not 6 or 3, NaN or inf.
+
+    Examples
+    --------
     >>> crm([0, 0, 1, 0, 0, 0]) @ np.array([0, 0, 0, 1, 0, 0])   # ω=ẑ turns x̂ into ŷ
     array([0., 0., 0., 0., 1., 0.])
     """
@@ -82,13 +102,34 @@ def _crm(a: np.ndarray, fn: str) -> np.ndarray:
     raise shape_error(fn, "v", "have length 6 (spatial) or 3 (planar)", a)
 
 
-def crf(v) -> np.ndarray:
-    """spatial_v2 ``crf``: force cross-product matrix, ``crf(v) = -crm(v)ᵀ``.
+def crf(v: ArrayLike) -> NDArray[np.float64]:
+    """Force cross-product matrix, ``crf(v) @ f == v ×_f f`` = ``-crm(v)ᵀ @ f`` (spatial_v2 ``crf``;
+    RBDA §2.9).
 
-    ``crf(v) @ f`` is the cross product of motion vector ``v`` with force vector ``f``. Spatial
-    ``(..., 6)`` or planar ``(..., 3)``, batched.
+    Parameters
+    ----------
+    v : array_like, shape (..., 6) or (..., 3)
+        A spatial motion vector [ω; v_O], or a planar one [ω, vx, vy].
 
+    Returns
+    -------
+    ndarray, shape (..., 6, 6) or (..., 3, 3)
+        The matrix of ``v ×_f``, acting on force vectors [n; f] in the same coordinates.
+
+    Raises
+    ------
+    TypeError
+        ``v`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``v`` whose last dimension is not 6 or 3, NaN or inf.
+
+    Examples
+    --------
     >>> np.allclose(crf([1, 2, 3, 4, 5, 6]), -crm([1, 2, 3, 4, 5, 6]).T)
+    True
+    >>> v, m = np.array([1., 2, 3, 4, 5, 6]), np.array([.5, 0, 1, 2, 0, 1])
+    >>> f = np.array([1., 0, 2, 0, 3, 1])
+    >>> bool(np.isclose(m @ (crf(v) @ f), -(crm(v) @ m) @ f))    # the power of v ×_f f
     True
     """
     a = as_real(v, "crf", "v")
@@ -213,41 +254,122 @@ def _spatial_rotation(E: np.ndarray) -> np.ndarray:
     return X
 
 
-def rotx(theta) -> np.ndarray:
-    """spatial_v2 ``rotx``: 6×6 spatial coordinate transform, rotation θ about x.
+def rotx(theta: ArrayLike) -> NDArray[np.float64]:
+    """6×6 spatial coordinate transform for a rotation θ about x (spatial_v2 ``rotx``; RBDA
+    §2.8): ``rotx(θ) = diag(rx(θ), rx(θ))``.
 
-    ``rotx(θ) = diag(rx(θ), rx(θ))``; batched over ``theta`` → ``(..., 6, 6)``.
+    Parameters
+    ----------
+    theta : array_like, shape (...)
+        The angle (rad) by which B is rotated relative to A about their common x axis.
 
-    >>> np.allclose(rotx(0.3)[3:, 3:], rx(0.3))
-    True
+    Returns
+    -------
+    X : ndarray, shape (..., 6, 6)
+        The A → B transform of motion vectors (forces: ``X⁻ᵀ``).
+
+    Raises
+    ------
+    TypeError
+        ``theta`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``theta`` contains NaN or inf.
+
+    Examples
+    --------
+    >>> np.allclose(rotx(0.3)[3:, 3:], rx(0.3)), np.allclose(rotx(0.3)[:3, 3:], 0)
+    (True, True)
+    >>> rotx([0.1, 0.2]).shape                                  # one transform per angle
+    (2, 6, 6)
     """
     return _spatial_rotation(rx(theta))
 
 
-def roty(theta) -> np.ndarray:
-    """spatial_v2 ``roty``: 6×6 spatial coordinate transform, rotation θ about y; batched.
+def roty(theta: ArrayLike) -> NDArray[np.float64]:
+    """6×6 spatial coordinate transform for a rotation θ about y (spatial_v2 ``roty``; RBDA
+    §2.8): ``roty(θ) = diag(ry(θ), ry(θ))``.
 
-    >>> np.allclose(roty(0.3)[:3, :3], ry(0.3))
-    True
+    Parameters
+    ----------
+    theta : array_like, shape (...)
+        The angle (rad) by which B is rotated relative to A about their common y axis.
+
+    Returns
+    -------
+    X : ndarray, shape (..., 6, 6)
+        The A → B transform of motion vectors (forces: ``X⁻ᵀ``).
+
+    Raises
+    ------
+    TypeError
+        ``theta`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``theta`` contains NaN or inf.
+
+    Examples
+    --------
+    >>> np.allclose(roty(0.3)[3:, 3:], ry(0.3)), np.allclose(roty(0.3)[:3, 3:], 0)
+    (True, True)
+    >>> roty([0.1, 0.2]).shape                                  # one transform per angle
+    (2, 6, 6)
     """
     return _spatial_rotation(ry(theta))
 
 
-def rotz(theta) -> np.ndarray:
-    """spatial_v2 ``rotz``: 6×6 spatial coordinate transform, rotation θ about z; batched.
+def rotz(theta: ArrayLike) -> NDArray[np.float64]:
+    """6×6 spatial coordinate transform for a rotation θ about z (spatial_v2 ``rotz``; RBDA
+    §2.8): ``rotz(θ) = diag(rz(θ), rz(θ))``.
 
-    >>> np.allclose(rotz(0.3)[:3, :3], rz(0.3))
-    True
+    Parameters
+    ----------
+    theta : array_like, shape (...)
+        The angle (rad) by which B is rotated relative to A about their common z axis.
+
+    Returns
+    -------
+    X : ndarray, shape (..., 6, 6)
+        The A → B transform of motion vectors (forces: ``X⁻ᵀ``).
+
+    Raises
+    ------
+    TypeError
+        ``theta`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``theta`` contains NaN or inf.
+
+    Examples
+    --------
+    >>> np.allclose(rotz(0.3)[3:, 3:], rz(0.3)), np.allclose(rotz(0.3)[:3, 3:], 0)
+    (True, True)
+    >>> rotz([0.1, 0.2]).shape                                  # one transform per angle
+    (2, 6, 6)
     """
     return _spatial_rotation(rz(theta))
 
 
-def xlt(r) -> np.ndarray:
-    """spatial_v2 ``xlt``: 6×6 spatial coordinate transform for a translation ``r``.
+def xlt(r: ArrayLike) -> NDArray[np.float64]:
+    """6×6 spatial coordinate transform for a translation (spatial_v2 ``xlt``; RBDA §2.8):
+    ``xlt(r) = [[1, 0], [-skew(r), 1]]``.
 
-    ``r`` locates the origin of B in A coordinates; ``xlt(r) = [[1, 0], [-skew(r), 1]]``.
-    Batched over ``(..., 3)``.
+    Parameters
+    ----------
+    r : array_like, shape (..., 3)
+        The origin of B in A coordinates (m); B's axes are parallel to A's.
 
+    Returns
+    -------
+    X : ndarray, shape (..., 6, 6)
+        The A → B transform of motion vectors (forces: ``X⁻ᵀ``).
+
+    Raises
+    ------
+    TypeError
+        ``r`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``r`` whose last dimension is not 3, NaN or inf.
+
+    Examples
+    --------
     >>> xlt([1, 0, 0]) @ np.array([0, 0, 1, 0, 0, 0])   # spin about A's z axis moves B's origin along +y
     array([0., 0., 1., 0., 1., 0.])
     """
@@ -314,14 +436,36 @@ planar_transform = plnr
 
 # --------------------------------------------------------------------------- Plücker transforms
 def plux(*args):
-    """spatial_v2 ``plux``: compose/decompose a Plücker coordinate transform.
+    """Compose or decompose a Plücker coordinate transform (spatial_v2 ``plux``; RBDA §2.8):
+    ``X = [[E, 0], [-E·skew(r), E]]`` = ``rotation(E) @ xlt(r)``.
 
-    ``plux(E, r)`` returns ``X = [[E, 0], [-E·skew(r), E]]`` (``E``: 3×3 A→B rotation,
-    ``r``: origin of B in A coordinates); ``plux(X)`` returns the tuple ``(E, r)``.
-    Batched over leading dimensions.
+    Parameters
+    ----------
+    *args : array_like
+        ``E, r``: the 3×3 A → B coordinate rotation (..., 3, 3) and the origin of B in A
+        coordinates (..., 3) (m), to compose; or ``X`` (..., 6, 6), to decompose.
 
+    Returns
+    -------
+    X : ndarray, shape (..., 6, 6)
+        From ``E, r``: the A → B transform of motion vectors (forces: ``X⁻ᵀ``).
+    E, r : tuple of ndarray, shapes (..., 3, 3) and (..., 3)
+        From ``X``.
+
+    Raises
+    ------
+    TypeError
+        An argument is not real numbers (None, a string, complex, objects).
+    ValueError
+        Not one or two arguments; a wrong shape; NaN or inf.
+
+    Examples
+    --------
     >>> np.allclose(plux(rx(1), [2, 3, 4]), rotx(1) @ xlt([2, 3, 4]))
     True
+    >>> E, r = plux(plux(rx(1), [2, 3, 4]))                    # and back
+    >>> np.allclose(E, rx(1)), np.allclose(r, [2, 3, 4])
+    (True, True)
     """
     if len(args) == 2:
         E = as_real(args[0], "plux", "E")
