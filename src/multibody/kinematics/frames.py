@@ -48,6 +48,31 @@ def frame_placement(model, q, name):
 
     Pinocchio's ``data.oMf[frame_id]`` after ``updateFramePlacements``.
 
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    name : str
+        A frame's name (:meth:`Model.frame <multibody.Model.frame>`): a URDF link or joint, an MJCF
+        body or site, or a body.
+
+    Returns
+    -------
+    R : ndarray, shape (..., 3, 3)
+        Orientation A_IF of the frame in the world.
+    p : ndarray, shape (..., 3)
+        Position of the frame's origin in the world, m.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        No frame has that name (the message lists close matches), an unknown ``reference``, or a
+        wrong shape, NaN or inf in the arrays.
+
     Example
     -------
     >>> import numpy as np, multibody as mb
@@ -89,6 +114,34 @@ def frame_velocity(model, q, qd, name, reference="local"):
     Pinocchio's ``getFrameVelocity`` (order [v; ω] there).  In ``"local"`` and
     ``"local_world_aligned"`` v is the velocity of the frame's origin.
 
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    qd : array_like, shape (nv,) or (..., nv)
+        Velocity.
+    name : str
+        A frame's name (:meth:`Model.frame <multibody.Model.frame>`): a URDF link or joint, an MJCF
+        body or site, or a body.
+    reference : {"local", "world", "local_world_aligned"}
+        Coordinates of the result (module notes; Pinocchio's ``LOCAL``, ``WORLD``,
+        ``LOCAL_WORLD_ALIGNED``).
+
+    Returns
+    -------
+    ndarray, shape (..., 6)
+        [ω; v]: rad/s and m/s.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        No frame has that name (the message lists close matches), an unknown ``reference``, or a
+        wrong shape, NaN or inf in the arrays.
+
     Example
     -------
     >>> import numpy as np, multibody as mb
@@ -114,6 +167,38 @@ def frame_acceleration(model, q, qd, qdd, name, reference="local", kind="classic
     acceleration of the frame's origin (Pinocchio's ``getFrameClassicalAcceleration``);
     ``kind="spatial"``: the spatial acceleration (Pinocchio's ``getFrameAcceleration``).  With
     q̈ = 0 the classical one is J̇·q̇.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    qd : array_like, shape (nv,) or (..., nv)
+        Velocity.
+    qdd : array_like, shape (nv,) or (..., nv)
+        Acceleration.
+    name : str
+        A frame's name (:meth:`Model.frame <multibody.Model.frame>`): a URDF link or joint, an MJCF
+        body or site, or a body.
+    reference : {"local", "world", "local_world_aligned"}
+        Coordinates of the result (module notes; Pinocchio's ``LOCAL``, ``WORLD``,
+        ``LOCAL_WORLD_ALIGNED``).
+    kind : {"classical", "spatial"}
+        The classical acceleration of the frame's origin, or the spatial acceleration.
+
+    Returns
+    -------
+    ndarray, shape (..., 6)
+        [α; a]: rad/s² and m/s².
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        No frame has that name (the message lists close matches), an unknown ``reference``, or a
+        wrong shape, NaN or inf in the arrays.
 
     Example
     -------
@@ -146,6 +231,32 @@ def frame_jacobian(model, q, name, reference="local"):
 
     Pinocchio's ``getFrameJacobian`` (rows [v; ω] there, columns in its velocity order: see
     :mod:`multibody.pinocchio`).  Computed by the compiled Jacobian kernel at the frame's origin.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    name : str
+        A frame's name (:meth:`Model.frame <multibody.Model.frame>`): a URDF link or joint, an MJCF
+        body or site, or a body.
+    reference : {"local", "world", "local_world_aligned"}
+        Coordinates of the result (module notes; Pinocchio's ``LOCAL``, ``WORLD``,
+        ``LOCAL_WORLD_ALIGNED``).
+
+    Returns
+    -------
+    ndarray, shape (..., 6, nv)
+        Rows [ω; v], one column per velocity variable.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        No frame has that name (the message lists close matches), an unknown ``reference``, or a
+        wrong shape, NaN or inf in the arrays.
 
     Example
     -------

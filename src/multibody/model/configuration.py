@@ -93,8 +93,28 @@ def random_configuration(model, rng=None, size=None, *, translation=(-1.0, 1.0))
     unit sphere (uniform random rotations).  Pinocchio's ``randomConfiguration`` draws the same way
     where the limits are finite (it refuses infinite ones).
 
-    ``rng``: a ``numpy.random.Generator``, a seed, or None (a fresh generator); ``size``: the batch
-    shape (None: one configuration).
+    Parameters
+    ----------
+    model : Model
+        The model whose limits bound the draw.
+    rng : numpy.random.Generator, int or None
+        The generator, a seed, or None (a fresh generator).
+    size : int, tuple of int or None
+        The batch shape (None: one configuration).
+    translation : (float, float)
+        (lower, upper) in metres for lengths without limits.
+
+    Returns
+    -------
+    ndarray, shape (nq,) or (*size, nq)
+        Configurations within the limits, unit quaternions where the joints have them.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model or ``rng`` is neither a generator, a seed nor None.
+    ValueError
+        A negative size, a ``translation`` box with lower ≥ upper, or limits too wide to draw from.
 
     Example
     -------
