@@ -116,6 +116,9 @@ class Model:
     name: str = "model"
     frames: tuple[Frame, ...] = ()
     geometries: tuple[Geometry, ...] = ()
+    # collision geoms and their candidate pairs (model/geometry.py Geoms), as the MJCF loader reads
+    # them; None: made from the collision `geometries` on first use (multibody.model.geometry.model_geoms)
+    geoms: Any = None
     mimics: tuple[Mimic, ...] = ()
     q_lower: np.ndarray | None = None
     q_upper: np.ndarray | None = None
@@ -219,6 +222,8 @@ class Model:
         if not isinstance(self.tendons, tuple) or not all(callable(getattr(t, "forces", None)) for t in self.tendons):
             raise TypeError(f"tendons: expected a tuple of tendon objects with forces(model, q, v) (e.g. "
                             f"multibody.model.tendons.FixedTendon), got {self.tendons!r}"[:300])
+        if self.geoms is not None and not callable(getattr(self.geoms, "with_ground", None)):
+            raise TypeError(f"geoms: expected None or a multibody.model.geometry.Geoms, got {type(self.geoms).__name__}")
         if not symbolic:
             put("_c", self._build_c())
 
