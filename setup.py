@@ -19,6 +19,9 @@ CPython boundary of both extensions).  Every ``#include "role/file.h"`` is relat
 the one include folder of both extensions.
 
   multibody.core._core      common/ model/ kernels/ sim/ *.c  +  py/py_*.c, py/_core.c
+                            + the engine's narrow phase (ENGINE_NARROW_PHASE: the collision table and
+                            its shapes), which sim/scene_contact.c calls: one collision library, built
+                            into both extensions
   multibody.engine._engine  engine/*.c  +  py/_engine.c
 
 The headers ship with the package (pyproject's package-data ``csrc/*/*.h``):
@@ -62,9 +65,13 @@ def csrc(*patterns):
     return [f for p in patterns for f in glob(os.path.join(CSRC, p))]
 
 
+# the engine's files sim/scene_contact.c calls (they call nothing else of the engine)
+ENGINE_NARROW_PHASE = ("engine/collide.c", "engine/geometry.c", "engine/convex.c", "engine/trimesh.c")
+
 EXTENSIONS = [
     c_extension("multibody.core._core",
-                csrc("common/*.c", "model/*.c", "kernels/*.c", "sim/*.c", "py/py_*.c", "py/_core.c"),
+                csrc("common/*.c", "model/*.c", "kernels/*.c", "sim/*.c", "py/py_*.c", "py/_core.c",
+                     *ENGINE_NARROW_PHASE),
                 include_dirs=[CSRC]),
     c_extension("multibody.engine._engine", csrc("engine/*.c", "py/_engine.c"), include_dirs=[CSRC]),
 ]

@@ -20,6 +20,8 @@ _PUBLIC = {
     **dict.fromkeys(["rnea", "crba", "hand_c", "aba", "fd_crb", "fd_sparse", "hybrid_dynamics", "energy",
                      "Energy", "rnea_derivatives", "aba_derivatives", "minv"], ".dynamics"),
     "gravity_compensation_forces": ".dynamics.gravcomp",
+    **dict.fromkeys(["contacts", "Contacts"], ".kinematics.contacts"),
+    **dict.fromkeys(["contact_forces", "ContactForces"], ".dynamics.contact_forces"),
     **dict.fromkeys(["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim"], ".dynamics.floating"),
     **dict.fromkeys(["BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position",
                      "point_velocity", "point_acceleration", "body_jacobian", "point_jacobian", "rotation_jacobian",

@@ -34,10 +34,10 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 0.1
 """
 from . import _engine  # noqa: F401
-from .shapes import Box, Capsule, Convex, Cylinder, Plane, Shape, Sphere, TriangleMesh
+from .shapes import Box, Capsule, Convex, Cylinder, Ellipsoid, Plane, Shape, Sphere, TriangleMesh
 from .world import AMotor, Body, Geom, Joint, LastStep, RayHit, SimulationError, World, contact_params
 from .recording import Recording, record, scene_model
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params",
-           "Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "Convex",
+           "Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "Shape", "Convex",
            "TriangleMesh", "AMotor", "RayHit", "Recording", "record", "scene_model"]

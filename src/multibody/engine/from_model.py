@@ -15,25 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..kinematics.forward import body_states
+from ..model.geometry import hull_points
 from ..model.joints import JointType
 import warnings
 
-from .shapes import HULL_MAX_VERTICES, Box, Capsule, Convex, Cylinder, Sphere
+from .shapes import Box, Capsule, Convex, Cylinder, Sphere
 from .world import matrix_to_quat
-from .._extras import require
 
 _SHAPES = {"box": lambda s: Box(*s), "sphere": lambda s: Sphere(s[0]), "cylinder": lambda s: Cylinder(s[0], s[1]),
            "capsule": lambda s: Capsule(s[0], s[1])}
-
-
-def _farthest_points(points, k):
-    """k of the points, each the farthest from those already taken (spread over the hull)."""
-    pick = [int(np.argmax(np.linalg.norm(points - points.mean(axis=0), axis=1)))]
-    dist = np.linalg.norm(points - points[pick[0]], axis=1)
-    while len(pick) < k:
-        pick.append(int(np.argmax(dist)))
-        dist = np.minimum(dist, np.linalg.norm(points - points[pick[-1]], axis=1))
-    return points[pick]
 
 
 def mesh_hull(geometry):
@@ -56,14 +46,7 @@ def mesh_hull(geometry):
                       "left out of the engine world", stacklevel=3)
         return None
     try:
-        require("scipy", "sim", "convex hulls of meshes")
-        from scipy.spatial import ConvexHull
-        if len(points) > HULL_MAX_VERTICES and len(ConvexHull(points).vertices) > HULL_MAX_VERTICES:
-            points = ConvexHull(points).points[ConvexHull(points).vertices]
-            warnings.warn(f"{where}: its hull has {len(points)} vertices; kept {HULL_MAX_VERTICES} of them "
-                          "(farthest-point sampling)", stacklevel=3)
-            points = _farthest_points(points, HULL_MAX_VERTICES)
-        return Convex(points)
+        return Convex(hull_points(points, where, stacklevel=4))
     except Exception as e:
         warnings.warn(f"{where}: no convex hull ({e}); left out of the engine world", stacklevel=3)
         return None

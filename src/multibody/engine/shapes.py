@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _checks
-from .._extras import require
+from ..model import geometry
 
-__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Plane", "Shape", "TriangleMesh", "Convex"]
+__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "Shape", "TriangleMesh", "Convex"]
 
 
 def _positive(name, value):
@@ -151,6 +151,39 @@ class Cylinder(Shape):
 
 
 @dataclass(frozen=True)
+class Ellipsoid(Shape):
+    """Solid ellipsoid with semi-axes ``rx, ry, rz`` [m] along the shape's x, y, z (MJCF's
+    ``type="ellipsoid"``).  A plane meets it in closed form (its support point along the plane's
+    normal); every other shape through Minkowski portal refinement on its support function.
+
+    >>> from multibody.engine import Ellipsoid
+    >>> m, inertia = Ellipsoid(0.3, 0.2, 0.1).mass_properties(mass=1.0)
+    >>> round(float(inertia[0, 0]), 6)                       # m (ry² + rz²) / 5
+    0.01
+    """
+    rx: float
+    ry: float
+    rz: float
+    code = 7    # csrc/engine/geometry.h G_ELLIPSOID
+
+    def __post_init__(self):
+        for k in ("rx", "ry", "rz"):
+            object.__setattr__(self, k, _positive(f"Ellipsoid.{k}", getattr(self, k)))
+
+    @property
+    def volume(self):
+        return 4.0 / 3.0 * math.pi * self.rx * self.ry * self.rz
+
+    @property
+    def size(self):
+        return (self.rx, self.ry, self.rz)
+
+    def unit_inertia(self):
+        a, b, c = self.rx ** 2, self.ry ** 2, self.rz ** 2
+        return np.diag([b + c, a + c, a + b]) / 5.0
+
+
+@dataclass(frozen=True)
 class Plane(Shape):
     """Static half-space boundary ``normal · x = offset`` (``dCreatePlane``); the normal is normalised."""
     normal: tuple = (0.0, 0.0, 1.0)
@@ -256,86 +289,10 @@ class TriangleMesh(Shape):
         return f"TriangleMesh({len(self.vertices)} vertices, {len(self.triangles)} triangles)"
 
 
-# ---- convex polyhedra (helper `convex`: hull, C layout, mass properties) ------------------------
-HULL_MAX_VERTICES = 256     # engine.h HULL_MAX_VERTS: the C narrow phase keeps one hull on its stack
-
-
-def _merge_coplanar(hull, scale):
-    """Qhull's triangles grouped into the hull's planar faces (adjacent, same plane)."""
-    normals, offsets = hull.equations[:, :3], -hull.equations[:, 3]
-    group = -np.ones(len(hull.simplices), dtype=int)
-    for start in range(len(group)):
-        if group[start] >= 0:
-            continue
-        group[start], stack = start, [start]
-        while stack:
-            t = stack.pop()
-            for u in hull.neighbors[t]:
-                if group[u] < 0 and normals[u] @ normals[start] > 1 - 1e-10 \
-                        and abs(offsets[u] - offsets[start]) < 1e-10 * scale:
-                    group[u] = start
-                    stack.append(u)
-    return group, normals, offsets
-
-
-def _hull_tables(points):
-    """Vertices, planar faces (counter-clockwise about their outward normal), planes and edges
-    (two vertices, the face on their left and the other face) of the convex hull of ``points``."""
-    require("scipy", "sim", "convex hulls of meshes")
-    from scipy.spatial import ConvexHull, QhullError
-    scale = float(np.ptp(points, axis=0).max())
-    if not scale > 0:
-        raise ValueError("vertices: all points coincide; a convex shape needs 4 points not in one plane")
-    try:
-        hull = ConvexHull(points)
-    except QhullError:
-        raise ValueError("vertices: the points lie in one plane or on one line; a convex shape needs "
-                         "4 points not in one plane") from None
-    if not hull.volume > 1e-9 * scale ** 3:
-        raise ValueError(f"vertices: the hull is flat (volume {hull.volume:.3g} for extent {scale:.3g}); "
-                         "a convex shape needs 4 points not in one plane")
-    group, normals, offsets = _merge_coplanar(hull, scale)
-    used = np.unique(hull.simplices)
-    if len(used) > HULL_MAX_VERTICES:
-        raise ValueError(f"vertices: the hull has {len(used)} vertices, at most {HULL_MAX_VERTICES} are "
-                         "supported; simplify the mesh first")
-    renum = -np.ones(len(points), dtype=int)
-    renum[used] = np.arange(len(used))
-    verts = points[used]
-    faces, planes, left = [], [], {}
-    for g in np.unique(group):
-        tris = np.flatnonzero(group == g)
-        n = normals[g]
-        nxt = {}
-        directed = set()
-        for t in tris:
-            a, b, c = renum[hull.simplices[t]]
-            if np.cross(verts[b] - verts[a], verts[c] - verts[a]) @ n < 0:
-                b, c = c, b
-            directed.update({(a, b), (b, c), (c, a)})
-        for (a, b) in directed:
-            if (b, a) not in directed:
-                nxt[a] = b
-        start = min(nxt)
-        loop = [start]
-        while nxt[loop[-1]] != start and len(loop) <= len(nxt):
-            loop.append(nxt[loop[-1]])
-        if len(loop) != len(nxt):
-            raise ValueError("vertices: the hull has a degenerate face; perturb or simplify the points")
-        f = len(faces)
-        faces.append(loop)
-        planes.append([*n, max(float(verts[v] @ n) for v in loop)])
-        for a, b in zip(loop, loop[1:] + loop[:1]):
-            left[(a, b)] = f
-    edges = []
-    for (a, b), f in left.items():
-        if a < b:
-            if (b, a) not in left:
-                raise ValueError("vertices: the hull is not closed; perturb or simplify the points")
-            edges.append((a, b, f, left[(b, a)]))
-    if len(verts) - len(edges) + len(faces) != 2:
-        raise ValueError("vertices: the hull's faces do not close up (Euler V - E + F != 2); perturb the points")
-    return verts, faces, np.array(planes), np.array(edges, dtype=np.int64)
+# ---- convex polyhedra: the hull tables and their C layout are model data (model/geometry.py), ----
+# shared with the model's collision geoms; the mass properties are the engine's
+HULL_MAX_VERTICES = geometry.HULL_MAX_VERTICES
+_hull_tables = geometry.hull_tables
 
 
 def _volume_moments(verts, faces):
@@ -423,8 +380,4 @@ class Convex(Shape):
         """The hull as one float64 block for the C engine (layout read by ``csrc/engine/convex.c``):
         nv, nf, ne, n_face_indices, vertices (nv × 3), planes (nf × [n, d]), face starts (nf + 1),
         face vertex indices, edges (ne × [v0, v1, left face, right face])."""
-        starts = np.cumsum([0] + [len(f) for f in self.faces])
-        idx = np.concatenate([np.asarray(f, float) for f in self.faces])
-        head = [len(self.vertices), len(self.faces), len(self.edges), len(idx)]
-        return np.concatenate([np.asarray(head, float), self.vertices.ravel(), self.planes.ravel(),
-                               starts.astype(float), idx, self.edges.astype(float).ravel()])
+        return geometry.hull_packed(self.vertices, self.faces, self.planes, self.edges)

@@ -24,7 +24,9 @@ compiled mjModel is read into a :class:`~multibody.model.model.Model`:
   :class:`Geometry` (sizes converted to full lengths: box edges, cylinder/capsule length; a
   mesh's pose and scale are those of the mesh *file*, undoing MuJoCo's re-centring).  Every geom
   in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
-  collision.  Planes, height fields, ellipsoids and SDFs are not kept.
+  collision.  Planes, height fields, ellipsoids and SDFs are not kept there; contact reads
+  ``Model.geoms`` (``model/geometry.py``: every colliding geom, planes and ellipsoids included,
+  with MuJoCo's pair filters).
 
 * The file's start: MuJoCo's ``qpos0`` → ``Model.qpos0`` (read as ``model.q_default``), and
   ``<keyframe><key>`` → ``model.keyframes`` (``model/mjcf_keys.py``: sizes checked, free-joint
@@ -80,6 +82,7 @@ from .._io import open_regular
 from .joints import JointType
 from .mjcf_keys import key_line, read_keyframes
 from .mjcf_sizes import check_declared_sizes
+from .geometry import from_mjmodel as from_mjmodel_geoms
 from .model import Frame, Geometry, Model
 from .tendons import FixedTendon
 from .._extras import require
@@ -538,6 +541,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
         frames.append(Frame(f"site:{sname}" if sname in taken else sname, k,
                             A @ _rotation(mj.site_quat[s]), A @ mj.site_pos[s] + r))
     geometries = _geometries(mj, attach, base_dir)
+    geoms = from_mjmodel_geoms(mj, attach, label, MJCFWarning)
 
     # per-dof and per-coordinate arrays, in our order (= MuJoCo's, free joints' v reordered)
     nb = len(bodies)
@@ -580,7 +584,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             mass=np.array([B["m"] for B in bodies], dtype=float), com=np.array([B["c"] for B in bodies]).reshape(nb, 3),
             inertia_com=np.array([B["I"] for B in bodies]).reshape(nb, 3, 3), gravity=gravity,
             body_names=tuple(names), joint_names=tuple(B["jname"] for B in bodies), name=model_name,
-            frames=tuple(frames), geometries=geometries, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
+            frames=tuple(frames), geometries=geometries, geoms=geoms, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
             tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes)
     except ValueError as e:

@@ -191,6 +191,9 @@ class Model:
     name: str = "model"
     frames: tuple[Frame, ...] = ()
     geometries: tuple[Geometry, ...] = ()
+    # collision geoms and their candidate pairs (model/geometry.py Geoms), as the MJCF loader reads
+    # them; None: made from the collision `geometries` on first use (multibody.model.geometry.model_geoms)
+    geoms: Any = None
     mimics: tuple[Mimic, ...] = ()
     q_lower: np.ndarray | None = None
     q_upper: np.ndarray | None = None
@@ -312,6 +315,8 @@ class Model:
             if not isinstance(k, Keyframe) or k.q.shape != (self.nq,) or k.qd.shape != (nv,):
                 raise ValueError(f"keyframes: expected Keyframe records with q ({self.nq},) and qd ({nv},), got "
                                  f"{k!r}"[:300])
+        if self.geoms is not None and not callable(getattr(self.geoms, "with_ground", None)):
+            raise TypeError(f"geoms: expected None or a multibody.model.geometry.Geoms, got {type(self.geoms).__name__}")
         if not symbolic:
             put("_c", self._build_c())
 

@@ -381,7 +381,7 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
  * collide_pair swaps a pair given the other way round and negates the normals.  A hole in the
  * table is no collider: such a pair is refused when the world is built (collide_check) and, were
  * it met anyway, fails the step; it is never collided as some other pair.  The holes today are
- * the pairs of static-only shapes (planes, meshes), which never meet.
+ * the pairs of static-only shapes (planes, meshes), which never meet, and ellipsoid-mesh.
  *
  * Adding a shape (4 files): its code (geometry.h), its row in geom_shapes with a bounding box and,
  * for a convex solid, a support function (geometry.c), a row here for every shape it meets (mpr
@@ -411,24 +411,37 @@ static int capsule_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out
 static int cylinder_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
 { return cylinder_plane(a, b->plane, b->plane[3], out, 0, max); }
 static int mpr_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max) { return mpr(a, b, out, 0, max); }
+/* a plane and an ellipsoid b: the ellipsoid's point deepest below the plane is its support point
+ * along -n (exact, one point, as for a sphere); the normal from b into the plane a is -n */
+static int plane_ellipsoid_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+{
+    const double *pn = a->plane;
+    double down[3] = {-pn[0], -pn[1], -pn[2]}, x[3], pos[3], nrm[3];
+    geom_support(b, down, x);
+    double depth = pn[3] - mb_dot3(pn, x);
+    if (depth < 0) return 0;
+    for (int k = 0; k < 3; k++) { pos[k] = x[k] + 0.5 * depth * pn[k]; nrm[k] = -pn[k]; }
+    return emit(out, 0, max, pos, nrm, depth);
+}
 
 static const CollideFn COLLIDERS[G_COUNT][G_COUNT] = {
     [G_SPHERE] = {
         [G_SPHERE] = sphere_sphere_pair, [G_BOX] = sphere_box_pair, [G_CAPSULE] = sphere_capsule_pair,
         [G_CYLINDER] = sphere_cylinder_pair, [G_PLANE] = sphere_plane_pair, [G_CONVEX] = convex_core,
-        [G_TRIMESH] = trimesh_sphere},
+        [G_TRIMESH] = trimesh_sphere, [G_ELLIPSOID] = mpr_pair},
     [G_BOX] = {
         [G_BOX] = box_box_pair, [G_CAPSULE] = box_capsule_pair, [G_CYLINDER] = mpr_pair,
-        [G_PLANE] = box_plane_pair, [G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_box},
+        [G_PLANE] = box_plane_pair, [G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_box, [G_ELLIPSOID] = mpr_pair},
     [G_CAPSULE] = {
         [G_CAPSULE] = capsule_capsule_pair, [G_CYLINDER] = mpr_pair, [G_PLANE] = capsule_plane_pair,
-        [G_CONVEX] = convex_core, [G_TRIMESH] = trimesh_capsule},
+        [G_CONVEX] = convex_core, [G_TRIMESH] = trimesh_capsule, [G_ELLIPSOID] = mpr_pair},
     [G_CYLINDER] = {
         [G_CYLINDER] = mpr_pair, [G_PLANE] = cylinder_plane_pair, [G_CONVEX] = mpr_pair,
-        [G_TRIMESH] = trimesh_cylinder},
-    [G_PLANE] = {[G_CONVEX] = convex_plane},             /* plane-plane, plane-mesh: both static */
-    [G_CONVEX] = {[G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_convex},
-    /* mesh-mesh: both static */
+        [G_TRIMESH] = trimesh_cylinder, [G_ELLIPSOID] = mpr_pair},
+    [G_PLANE] = {[G_CONVEX] = convex_plane, [G_ELLIPSOID] = plane_ellipsoid_pair},   /* plane-plane, plane-mesh: both static */
+    [G_CONVEX] = {[G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_convex, [G_ELLIPSOID] = mpr_pair},
+    /* mesh-mesh: both static; mesh-ellipsoid: no collider yet (refused by collide_check) */
+    [G_ELLIPSOID] = {[G_ELLIPSOID] = mpr_pair},
 };
 
 CollideFn collide_find(int ta, int tb, int *flip)

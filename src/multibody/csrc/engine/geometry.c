@@ -47,6 +47,16 @@ static void cylinder_bounds(GeomPose *g)
     }
     around(g, e);
 }
+static void ellipsoid_bounds(GeomPose *g)
+{   /* the support along world axis k: |diag(r) R^T e_k| = sqrt(sum_j (R_kj r_j)^2) */
+    double e[3];
+    for (int k = 0; k < 3; k++) {
+        const double *Rk = g->R + 3 * k;
+        double a = Rk[0] * g->size[0], b = Rk[1] * g->size[1], c = Rk[2] * g->size[2];
+        e[k] = sqrt(a * a + b * b + c * c);
+    }
+    around(g, e);
+}
 static void plane_bounds(GeomPose *g)
 {   /* unbounded: the broad phase tests planes against every box on their own (step.c) */
     for (int k = 0; k < 3; k++) { g->lo[k] = -INFINITY; g->hi[k] = INFINITY; }
@@ -76,6 +86,12 @@ void geom_hull_support(const Hull *h, const double *dir, double *out)
     mb_copy3(h->v + 3 * best, out);
 }
 
+void geom_ellipsoid_support(const GeomPose *g, const double *l, double *s)
+{
+    double rl[3] = {g->size[0] * l[0], g->size[1] * l[1], g->size[2] * l[2]}, n = mb_norm3(rl);
+    if (n > 1e-300) for (int k = 0; k < 3; k++) s[k] = g->size[k] * rl[k] / n;
+}
+
 /* ---- the shapes -------------------------------------------------------------------------------- */
 const GeomShape geom_shapes[G_COUNT] = {
     [G_SPHERE]   = {"sphere",   0, sphere_bounds,   geom_sphere_support},
@@ -85,6 +101,7 @@ const GeomShape geom_shapes[G_COUNT] = {
     [G_PLANE]    = {"plane",    1, plane_bounds,    NULL},
     [G_CONVEX]   = {"convex",   0, convex_bounds,   geom_convex_support},
     [G_TRIMESH]  = {"trimesh",  1, trimesh_bounds,  NULL},
+    [G_ELLIPSOID] = {"ellipsoid", 0, ellipsoid_bounds, geom_ellipsoid_support},
 };
 
 const char *geom_name(int type)

@@ -17,7 +17,8 @@
 
 /* Shape codes: gint's GI_TYPE, shapes.py's Shape.code, the index of geom_shapes and of the
  * collision table.  Planes and triangle meshes are static (their rows say so). */
-enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4, G_CONVEX = 5, G_TRIMESH = 6, G_COUNT = 7 };
+enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4, G_CONVEX = 5, G_TRIMESH = 6, G_ELLIPSOID = 7,
+       G_COUNT = 8 };
 
 /* A geometry posed for this step (step.c's geom_poses fills it) */
 typedef struct {
@@ -71,6 +72,9 @@ static inline void geom_cylinder_support(const GeomPose *g, const double *l, dou
     s[2] = l[2] >= 0 ? 0.5 * g->size[1] : -0.5 * g->size[1];
 }
 static inline void geom_convex_support(const GeomPose *g, const double *l, double *s) { geom_hull_support(g->hull, l, s); }
+/* an ellipsoid of semi-axes r = size[0..2]: the point x with x_k = r_k^2 l_k / |r l| (the gradient of
+ * x^T diag(r)^-2 x is parallel to l there) */
+void geom_ellipsoid_support(const GeomPose *g, const double *l, double *s);
 /* support point of g along the world direction dir, in world coordinates.  Portal refinement
  * calls it a few dozen times a pair: the built-in shapes' functions are inlined here (a call
  * through the row costs box-cylinder pairs 20 %, measured), any other shape goes through its row. */

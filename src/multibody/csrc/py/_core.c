@@ -70,6 +70,12 @@ static PyMethodDef methods[] = {
     {"ground_contact", (PyCFunction)(void (*)(void))py_ground_contact, METH_FASTCALL,
      "ground_contact(cmodel, q, qd, z, bodies, points, nd, K, D, mu) -> (f_ext, zdot, F, pos, in_contact, "
      "sticking): spatial_v2 gcPosVel + gcontact + Fpt for all contact points of one state"},
+    {"scene_contacts", (PyCFunction)(void (*)(void))py_scene_contacts, METH_FASTCALL,
+     "scene_contacts(cmodel, q, gint, gdat, hulls, pairs, pdat) -> (pair, pos, normal, depth)"},
+    {"scene_forces", (PyCFunction)(void (*)(void))py_scene_forces, METH_FASTCALL,
+     "scene_forces(cmodel, q, qd, gint, gdat, hulls, pairs, pdat, pair, pos, normal, depth, K, D, u) -> "
+     "(f_ext, udot, F, state)"},
+    {"geom_shapes", py_geom_shapes, METH_NOARGS, "The engine's collision shapes' names, in code order."},
     {"kkt_solve", (PyCFunction)(void (*)(void))py_kkt_solve, METH_FASTCALL,
      "kkt_solve(H, d, J, rhs, h_tol, rank_tol) -> (status, qdd, lam): TMT eq. (6) by the range-space method"},
     {"fdgq_solve", (PyCFunction)(void (*)(void))py_fdgq_solve, METH_FASTCALL,

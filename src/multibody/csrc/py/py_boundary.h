@@ -6,7 +6,7 @@
  *   py_states.c      per-state functions: check state n of a job, run its kernel
  *   py_batch.c       running a job: GIL, threads, SIMD lanes; status code → Python error
  *   py_output.c      output arrays (large ones reuse the last block freed)
- *   py_dynamics.c    py_kinematics.c  py_sparse.c  py_rollout.c  py_contact.c  py_kkt.c: entry points
+ *   py_dynamics.c    py_kinematics.c  py_sparse.c  py_rollout.c  py_contact.c  py_kkt.c  py_scene.c: entry points
  *   py_fastcall.c    fast_function: the public single-call entry
  *   _core.c          the method table and the module
  *
@@ -237,6 +237,9 @@ MB_ENTRY(py_solve_ltdl_kernel);
 MB_ENTRY(py_rollout);
 PyObject *py_steppers(PyObject *self, PyObject *unused);  /* py_rollout.c: the fixed-step methods' table */
 MB_ENTRY(py_ground_contact);
+MB_ENTRY(py_scene_contacts);   /* py_scene.c: contacts of the model's geoms, the compliant law on them */
+MB_ENTRY(py_scene_forces);
+PyObject *py_geom_shapes(PyObject *self, PyObject *unused);
 MB_ENTRY(py_kkt_solve);
 MB_ENTRY(py_fdgq_solve);
 MB_ENTRY(py_rnea_derivatives);  /* py_derivatives.c */

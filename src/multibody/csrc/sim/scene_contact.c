@@ -1,0 +1,300 @@
+/* scene_contact.c — the contacts of a model's own collision geometry at q, and the compliant law
+ * on them (scene_contact.h says the conventions).
+ *
+ * Narrow phase: the engine's collision table (engine/collide.c, over engine/geometry.c), compiled
+ * into the core as well (setup.py), so that the reduced-coordinate loop and the maximal-coordinate
+ * engine meet shapes through one library.  Each geom is posed as the engine poses its own
+ * (GeomPose: world rotation and position, bounding box), here from the core's forward kinematics
+ * (mb_body_states) rather than from free bodies.
+ *
+ * Margins: the engine's colliders report penetrations only.  A pair with a margin is collided with
+ * one geom grown by it — a plane moved out along its normal, or a sphere's or capsule's radius —
+ * which is exact (the grown shape is the Minkowski sum of the shape and a ball), and the result
+ * moved back: depth − margin, the midpoint half a margin back towards the grown geom.  A pair with
+ * neither a plane, a sphere nor a capsule keeps depth ≥ 0 only (the loader warns, naming it).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "sim/scene_contact.h"
+
+int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, size_t len)
+{   /* convex.c keeps hulls on an engine world: borrow one as their container */
+    EngineWorld W;
+    memset(&W, 0, sizeof W);
+    s->hulls = NULL, s->nhulls = 0;
+    if (n == 0)
+        return 0;
+    int st = hulls_load(&W, block, n, msg, len);
+    if (st) {
+        hulls_free(&W);
+        return st;
+    }
+    s->hulls = W.hulls, s->nhulls = W.nhulls;
+    return 0;
+}
+
+void mb_scene_free_hulls(mb_scene *s)
+{
+    EngineWorld W;
+    memset(&W, 0, sizeof W);
+    W.hulls = s->hulls, W.nhulls = s->nhulls;
+    hulls_free(&W);
+    s->hulls = NULL, s->nhulls = 0;
+}
+
+int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len)
+{
+    for (int g = 0; g < s->ng; g++) {
+        const int64_t *gi = s->gint + (size_t)g * MB_SG_INTS;
+        const double *gd = s->gdat + (size_t)g * MB_SG_SIZE;
+        const int64_t t = gi[MB_SG_TYPE], b = gi[MB_SG_BODY], h = gi[MB_SG_HULL];
+        if (t < 0 || t >= G_COUNT || t == G_TRIMESH) {
+            snprintf(msg, len, "geom %d: shape code %lld is not a shape the scene collides (codes 0..%d, not the "
+                     "static triangle mesh %d)", g, (long long)t, G_COUNT - 1, G_TRIMESH);
+            return 1;
+        }
+        if (b < -1 || b >= m->nb) {
+            snprintf(msg, len, "geom %d: body %lld; expected -1 (static) or 0..%d", g, (long long)b, m->nb - 1);
+            return 1;
+        }
+        if (t == G_PLANE && b != -1) {
+            snprintf(msg, len, "geom %d: a plane must be static (body -1), not on body %lld", g, (long long)b);
+            return 1;
+        }
+        if (t == G_CONVEX ? (h < 0 || h >= s->nhulls) : h != -1) {
+            snprintf(msg, len, "geom %d: hull index %lld; expected %s", g, (long long)h,
+                     t == G_CONVEX ? "one of the scene's hulls" : "-1 (not a convex mesh)");
+            return 1;
+        }
+        for (int k = 0; k < MB_SG_SIZE; k++)
+            if (!isfinite(gd[k])) {
+                snprintf(msg, len, "geom %d: its placement or size is not finite", g);
+                return 1;
+            }
+        for (int k = 0; k < 3; k++)
+            if (t != G_PLANE && t != G_CONVEX && k < (t == G_SPHERE ? 1 : t == G_CAPSULE || t == G_CYLINDER ? 2 : 3) &&
+                !(gd[MB_SG_SIZE3 + k] > 0)) {
+                snprintf(msg, len, "geom %d (%s): size %d is %g; expected > 0", g, geom_name((int)t), k,
+                         gd[MB_SG_SIZE3 + k]);
+                return 1;
+            }
+    }
+    for (int p = 0; p < s->npair; p++) {
+        const int64_t a = s->pairs[2 * p], b = s->pairs[2 * p + 1];
+        const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
+        if (a < 0 || a >= s->ng || b < 0 || b >= s->ng || a == b) {
+            snprintf(msg, len, "pair %d: geoms %lld, %lld; expected two different geoms of 0..%d", p, (long long)a,
+                     (long long)b, s->ng - 1);
+            return 1;
+        }
+        int ta = (int)s->gint[a * MB_SG_INTS + MB_SG_TYPE], tb = (int)s->gint[b * MB_SG_INTS + MB_SG_TYPE], flip;
+        if (s->gint[a * MB_SG_INTS + MB_SG_BODY] < 0 && s->gint[b * MB_SG_INTS + MB_SG_BODY] < 0) {
+            snprintf(msg, len, "pair %d: geoms %lld and %lld are both static; they never meet", p, (long long)a,
+                     (long long)b);
+            return 1;
+        }
+        if (!collide_find(ta, tb, &flip)) {
+            snprintf(msg, len, "pair %d: the engine has no collider for a %s-%s pair", p, geom_name(ta), geom_name(tb));
+            return 1;
+        }
+        for (int k = 0; k < MB_SP_SIZE; k++)
+            if (!isfinite(pd[k]) || pd[k] < 0) {
+                snprintf(msg, len, "pair %d: margin, friction and condim must be finite and >= 0", p);
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* geom g posed from its body's world pose (R0, p0 of the core; static geoms: their own pose) */
+static void pose(const mb_scene *s, const double *R0, const double *p0, int g, double *size, double *plane,
+                 GeomPose *G)
+{
+    const int64_t *gi = s->gint + (size_t)g * MB_SG_INTS;
+    const double *gd = s->gdat + (size_t)g * MB_SG_SIZE;
+    const int b = (int)gi[MB_SG_BODY];
+    memset(G, 0, sizeof *G);
+    G->type = (int)gi[MB_SG_TYPE], G->body = b;
+    if (b < 0) {
+        memcpy(G->R, gd + MB_SG_R, sizeof G->R);
+        mb_copy3(gd + MB_SG_P, G->p);
+    } else {
+        const double *R = R0 + 9 * b;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                G->R[3 * i + j] = R[3 * i] * gd[MB_SG_R + j] + R[3 * i + 1] * gd[MB_SG_R + 3 + j] +
+                                  R[3 * i + 2] * gd[MB_SG_R + 6 + j];
+        mb_mv3(R, gd + MB_SG_P, G->p);
+        mb_add3(G->p, p0 + 3 * b, G->p);
+    }
+    memcpy(size, gd + MB_SG_SIZE3, 3 * sizeof(double));
+    G->size = size;
+    if (G->type == G_PLANE) {   /* the plane z = 0 of its frame: n . x = d */
+        geom_axis(G, 2, plane);
+        plane[3] = mb_dot3(plane, G->p);
+        G->plane = plane;
+    }
+    if (G->type == G_CONVEX)
+        G->hull = (const Hull *)s->hulls + gi[MB_SG_HULL];
+}
+
+/* grow geom G by margin (a plane, sphere or capsule; returns 0 for any other shape) */
+static int grow(GeomPose *G, double *size, double *plane, double margin)
+{
+    if (G->type == G_PLANE)
+        plane[3] += margin;
+    else if (G->type == G_SPHERE || G->type == G_CAPSULE)
+        size[0] += margin;
+    else
+        return 0;
+    return 1;
+}
+
+static int boxes_apart(const GeomPose *a, const GeomPose *b, double margin)
+{
+    for (int k = 0; k < 3; k++)
+        if (a->lo[k] > b->hi[k] + margin || b->lo[k] > a->hi[k] + margin)
+            return 1;
+    return 0;
+}
+
+int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
+                      int cap)
+{
+    mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    int n = 0;
+    for (int p = 0; p < s->npair; p++) {
+        const int ga = (int)s->pairs[2 * p], gb = (int)s->pairs[2 * p + 1];
+        const double margin = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_MARGIN];
+        double sa[3], sb[3], pla[4], plb[4];
+        GeomPose A, B;
+        pose(s, d->R0, d->p0, ga, sa, pla, &A);
+        pose(s, d->R0, d->p0, gb, sb, plb, &B);
+        geom_shapes[A.type].bounds(&A);
+        geom_shapes[B.type].bounds(&B);
+        if (boxes_apart(&A, &B, margin))
+            continue;
+        /* a grown geom (+1 a, −1 b, 0 none): the midpoint moves half a margin from it */
+        int grown = 0;
+        if (margin > 0)
+            grown = grow(&A, sa, pla, margin) ? 1 : grow(&B, sb, plb, margin) ? -1 : 0;
+        Contact c[MB_SCENE_PAIR_MAX];
+        const int k = collide_pair(&A, &B, c, MB_SCENE_PAIR_MAX);
+        if (k < 0)
+            return -1;
+        for (int i = 0; i < k; i++, n++) {
+            if (n >= cap)
+                continue;
+            mb_scene_contact *o = out + n;
+            o->pair = p;
+            mb_scale3(c[i].normal, -1.0, o->normal);    /* the engine's points from b into a */
+            o->depth = c[i].depth - (grown ? margin : 0.0);
+            for (int j = 0; j < 3; j++)
+                o->pos[j] = c[i].pos[j] - 0.5 * margin * grown * o->normal[j];
+        }
+    }
+    return n;
+}
+
+void mb_scene_tangents(const double *n, double *t1, double *t2)
+{
+    double e[3] = {1.0, 0.0, 0.0};
+    if (fabs(n[0]) > 0.9)
+        e[0] = 0.0, e[1] = 1.0;
+    const double en = mb_dot3(e, n);
+    for (int k = 0; k < 3; k++)
+        t1[k] = e[k] - en * n[k];
+    mb_scale3(t1, 1.0 / mb_norm3(t1), t1);
+    mb_cross3(n, t1, t2);
+}
+
+/* world velocity of the point x moving with body k (0 for the static world) */
+static void point_velocity(const mb_data *d, int k, const double *x, double *out)
+{
+    if (k < 0) {
+        out[0] = out[1] = out[2] = 0.0;
+        return;
+    }
+    const double *R = d->R0 + 9 * k, *p0 = d->p0 + 3 * k, *V = d->v + 6 * k;
+    double w[3], r[3], vb[3];
+    mb_sub3(x, p0, w);
+    mb_mtv3(R, w, r);  /* the point in body coordinates */
+    vb[0] = V[3] + (V[1] * r[2] - V[2] * r[1]);
+    vb[1] = V[4] + (V[2] * r[0] - V[0] * r[2]);
+    vb[2] = V[5] + (V[0] * r[1] - V[1] * r[0]);
+    mb_mv3(R, vb, out);
+}
+
+static void add_force(double *fext, int k, const double *x, const double *f, double sign)
+{   /* Fpt: [x × f; f] about the base origin */
+    if (k < 0)
+        return;
+    double *fb = fext + 6 * k;
+    fb[0] += sign * (x[1] * f[2] - x[2] * f[1]);
+    fb[1] += sign * (x[2] * f[0] - x[0] * f[2]);
+    fb[2] += sign * (x[0] * f[1] - x[1] * f[0]);
+    fb[3] += sign * f[0], fb[4] += sign * f[1], fb[5] += sign * f[2];
+}
+
+void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
+                             const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
+                             double *udot, double *F, unsigned char *state)
+{
+    mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
+    memset(fext, 0, sizeof(double) * 6 * m->nb);
+    for (int i = 0; i < nc; i++) {
+        const int p = c[i].pair;
+        const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
+        const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
+        const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
+        const double mu = pd[MB_SP_CONDIM] >= 3 ? pd[MB_SP_FRICTION] : 0.0;
+        const double *n = c[i].normal, *x = c[i].pos, *ui = u + 2 * i;
+        double va[3], vb[3], v[3], t[2][3], *f = F + 3 * i, *ud = udot + 2 * i;
+        point_velocity(d, ba, x, va);
+        point_velocity(d, bb, x, vb);
+        mb_sub3(vb, va, v);
+        mb_scene_tangents(n, t[0], t[1]);
+        const double depth = c[i].depth, vn = mb_dot3(n, v);
+        const double zr = sqrt(fmax(0.0, depth));
+        const double fn = zr * (K * depth - D * vn);
+        double ft[2] = {0.0, 0.0};
+        int sliding = 0;
+        state[i] = 0;
+        ud[0] = ud[1] = 0.0;
+        if (mu > 0.0) {
+            const double vt[2] = {mb_dot3(t[0], v), mb_dot3(t[1], v)};
+            if (!(fn > 0.0)) {
+                for (int j = 0; j < 2; j++)
+                    ud[j] = (-K / D) * ui[j];
+            } else {
+                double sum = 0.0;
+                for (int j = 0; j < 2; j++) {
+                    ft[j] = -zr * K * ui[j] - zr * D * vt[j];  /* sticking law first */
+                    ud[j] = vt[j];
+                    sum += ft[j] * ft[j];
+                }
+                const double fcone = sqrt(sum) / (mu * fn);
+                if (fcone > 1.0) {  /* sliding: back onto the friction cone */
+                    sliding = 1;
+                    for (int j = 0; j < 2; j++) {
+                        ft[j] /= fcone;
+                        ud[j] = -(ft[j] + zr * K * ui[j]) / (zr * D);
+                    }
+                }
+            }
+        }
+        if (!(fn > 0.0)) {
+            f[0] = f[1] = f[2] = 0.0;
+            continue;
+        }
+        state[i] = sliding ? 2 : 1;
+        for (int j = 0; j < 3; j++)
+            f[j] = fn * n[j] + ft[0] * t[0][j] + ft[1] * t[1][j];
+        add_force(fext, bb, x, f, 1.0);
+        add_force(fext, ba, x, f, -1.0);
+    }
+}

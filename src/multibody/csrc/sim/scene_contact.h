@@ -1,0 +1,84 @@
+/* scene_contact.h — contact from the model's own collision geometry, in reduced coordinates.
+ *
+ * A scene is the model's geoms table (multibody.model.geometry.Geoms, packed by its `packed()`):
+ * each geom a shape of the engine's collision table (engine/geometry.h codes) fixed in a body of
+ * the tree (or static, body −1), and the candidate pairs the loader kept (MuJoCo's contype /
+ * conaffinity / parent–child / <exclude> / <pair> rules, or all but same and adjacent links for
+ * URDF).  scene_contact.c poses the geoms from the core's forward kinematics at q and runs the
+ * engine's narrow phase (collide.c's table: the one collision library of the project) on every
+ * pair; then, for the compliant law, turns the contact list into body forces f_ext.
+ *
+ * Conventions (MuJoCo's): the normal of a contact points from geom a into geom b (moving b along
+ * +normal separates the pair); depth > 0 is penetration, depth in (−margin, 0] a contact inside
+ * the pair's margin; pos is the midpoint between the two surfaces.
+ */
+#ifndef MB_SCENE_CONTACT_H
+#define MB_SCENE_CONTACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/core.h"
+
+/* per geom: gint (ng × MB_SG_INTS) int64, gdat (ng × MB_SG_SIZE) float64 */
+#define MB_SG_TYPE 0    /* gint: shape code (engine/geometry.h G_*) */
+#define MB_SG_BODY 1    /* gint: body of the tree, −1 = static (the world) */
+#define MB_SG_HULL 2    /* gint: convex shapes: index of its hull in the scene's hull block, else −1 */
+#define MB_SG_INTS 3
+#define MB_SG_R 0       /* gdat: rotation of the geom in its body (row-major 3 × 3; world if static) */
+#define MB_SG_P 9       /* gdat: position of the geom in its body */
+#define MB_SG_SIZE3 12  /* gdat: sphere r; capsule, cylinder r, length; box lx ly lz; ellipsoid rx ry rz */
+#define MB_SG_SIZE 15
+/* per pair: pairs (np × 2) int64 geom indices a, b; pdat (np × MB_SP_SIZE) float64 */
+#define MB_SP_MARGIN 0  /* contacts are kept while depth > −margin */
+#define MB_SP_FRICTION 1 /* sliding, torsional, rolling (MuJoCo's three) */
+#define MB_SP_CONDIM 4  /* 1 frictionless, 3 sliding friction, 4 and 6 as MuJoCo (the compliant law uses sliding only) */
+#define MB_SP_SIZE 5
+#define MB_SCENE_PAIR_MAX 8   /* contacts one pair may give (box-box, box on a plane) */
+
+typedef struct mb_scene {
+    int ng, npair;
+    const int64_t *gint;
+    const double *gdat;
+    const int64_t *pairs;
+    const double *pdat;
+    void *hulls;          /* the engine's Hull array, parsed by mb_scene_load_hulls (NULL: none) */
+    int nhulls;
+} mb_scene;
+
+typedef struct mb_scene_contact {
+    int pair;                     /* index into the scene's pairs: geoms, bodies, friction, condim */
+    double pos[3], normal[3], depth;
+} mb_scene_contact;
+
+/* parse the hull block (multibody.model.geometry's layout, the engine's shapes.Convex.packed) into
+ * s->hulls; 0 ok, else 1 with a message (−1: out of memory) */
+int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, size_t len);
+void mb_scene_free_hulls(mb_scene *s);
+/* whether the scene is one the narrow phase can run on this model: shape codes, bodies, hull
+ * indices, pairs in range, planes static, a collider for every pair; 0 ok, else 1 with a message
+ * naming the geom or pair */
+int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len);
+/* The contacts at configuration q, at most cap of them written to out; returns how many there are
+ * (more than cap: call again with room for them), or −1 when a pair met has no collider. */
+int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
+                      int cap);
+
+/* The compliant law (contact.c's GroundContact law, Azad & Featherstone, ACRA 2010) on a contact
+ * list: with d the depth and v = v_b(pos) − v_a(pos) the relative velocity of the two bodies at
+ * the contact point (n = normal, t1, t2 = mb_scene_tangents(n)),
+ *   f_n = √d⁺ (K d − D n·v)          (clipped at 0)
+ *   sticking f_t = −√d (K u + D v_t), u̇ = v_t;  sliding (|f_t| > μ f_n): f_t scaled onto μ f_n,
+ *   u̇ = −(f_t/√d + K u)/D;  apart u̇ = −(K/D) u;  μ = 0 (condim 1 or zero friction): f_t = 0, u̇ = 0
+ * u (nc × 2): each contact's tangential ground deformation in (t1, t2).  The force f = f_n n + f_t
+ * acts on body b at pos and −f on body a: fext (nb × 6, zeroed here) gets [pos × f; f] (spatial
+ * force about the base origin, base coordinates, as the loop's f_ext).  F (nc × 3): f;
+ * state (nc): 0 apart, 1 sticking, 2 sliding.  μ is the pair's sliding friction. */
+void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
+                             const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
+                             double *udot, double *F, unsigned char *state);
+/* the contact's tangent basis: t1 = e_x (or e_y when n is near ±e_x) made orthogonal to n, t2 = n × t1;
+ * for n = e_z it is (e_x, e_y), the ground contact's axes */
+void mb_scene_tangents(const double *n, double *t1, double *t2);
+
+#endif
