@@ -18,8 +18,7 @@ import numpy as np
 
 import symengine as se
 import sympy as sp
-from sympy.core.add import _addsort
-from sympy.core.mul import _mulsort
+from sympy.core import basic as _sp_basic
 
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
@@ -83,6 +82,42 @@ class Converter:
     def __init__(self, symbols=()):
         self.back = {s.name: s for s in symbols}
         self.memo = {}
+        self.keys = {}     # id of a converted SymPy node → its canonical sort key (see _key)
+
+    def _key(self, x):
+        """A tuple that orders SymPy nodes exactly as ``Basic.compare`` (the order SymPy's
+        ``_addsort``/``_mulsort`` give Add and Mul arguments): the class's place in
+        ``ordering_of_classes`` (then its name), the length of the hashable content, then the
+        content item by item, Basic items by their own key. Built once per node and compared as
+        tuples in C, where ``cmp_to_key(Basic.compare)`` walks both trees in Python at every
+        comparison of a sort."""
+        k = self.keys.get(id(x))
+        if k is not None:
+            return k
+        name = type(x).__name__
+        rank = _CLASS_RANK.get(name, _UNKNOWN_RANK)
+        hc = x._hashable_content()
+        items = []
+        for item in hc:
+            if isinstance(item, sp.Basic):
+                items.append(self._key(item))
+            elif isinstance(item, frozenset):
+                raise _NoKey
+            else:
+                items.append(item)
+        k = (rank, name if rank == _UNKNOWN_RANK else "", len(hc), tuple(items))
+        self.keys[id(x)] = k
+        self._alive.append(x)
+        return k
+
+    def _sort(self, args):
+        """Sort Add/Mul arguments in SymPy's canonical order (``_addsort``/``_mulsort``)."""
+        if not hasattr(self, "_alive"):
+            self._alive = []   # nodes whose id() is a key in self.keys stay alive with the converter
+        try:
+            args.sort(key=self._key)
+        except (_NoKey, TypeError):   # an item Basic.compare would handle differently: its own sort
+            args.sort(key=_sp_basic._args_sortkey)
 
     def __call__(self, x):
         if not isinstance(x, se.Basic):
@@ -104,7 +139,7 @@ class Converter:
             if any(a.is_Add for a in args):
                 r = sp.Add(*args)  # a distributed coefficient produced a nested sum: evaluate
             else:
-                _addsort(args)
+                self._sort(args)
                 r = sp.Add._from_args(args)
         elif isinstance(e, se.Mul):
             args = [self._conv(a) for a in e.args]
@@ -112,7 +147,7 @@ class Converter:
                     or any(a.is_Mul for a in args):
                 r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
             else:
-                _mulsort(args)
+                self._sort(args)
                 r = sp.Mul._from_args(args)
         elif isinstance(e, se.Pow):
             b, ex = e.args
@@ -135,6 +170,13 @@ class Converter:
             return sp.Matrix([[self(e) for e in r] for r in rows])
         return sp.Matrix([self(e) for e in rows])
 
+
+class _NoKey(Exception):
+    pass
+
+
+_CLASS_RANK = {name: i for i, name in enumerate(_sp_basic.ordering_of_classes)}
+_UNKNOWN_RANK = len(_sp_basic.ordering_of_classes) + 1
 
 _SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": sp.log,
              "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "atan2": sp.atan2,

@@ -36,6 +36,7 @@ __all__ = ["fourier_form", "readable", "readable_entries", "READABLE_MAX_OPS"]
 READABLE_MAX_OPS = 600
 _MAX_WORK = 5000   # harmonics the product-to-sum expansion of one entry may create
 _ZERO, _ONE = se.Integer(0), se.Integer(1)
+_TRIG = (se.sin, se.cos)
 
 
 class _TooBig(Exception):
@@ -56,6 +57,15 @@ class _Angles:
         n = len(self.coords)
         self.weight = {c: _BASE ** (n - 1 - i) for i, c in enumerate(self.coords)}
         self.memo = {}
+        self.trig = {}     # sin/cos atom → (kind, k, φ), or None for an argument parse refuses
+        self.monos = {}    # tuple of factors → their SymEngine product
+
+    def harmonic(self, f):
+        """(kind, k, φ) of one ``sin``/``cos`` (memoised), None when its angle does not parse."""
+        parsed = self.parse(f.args[0])
+        t = None if parsed is None else ("c" if isinstance(f, se.cos) else "s", *parsed)
+        self.trig[f] = t
+        return t
 
     def parse(self, arg):
         """(k, φ) of a sine's or cosine's argument, or None when it is not an integer combination of
@@ -106,14 +116,14 @@ def _add(p, q, sign=1):
 
 
 def _times(prod, kind, k, phi):
-    """A sum of harmonics [(c, kind, k, φ)] (c a Fraction) times one cos/sin, by the product-to-sum
-    identities."""
+    """A sum of harmonics [(c, kind, k, φ)] (c an integer numerator) times one cos/sin, by the
+    product-to-sum identities."""
     out = []
     for c, kd, k0, p0 in prod:
         if kd == "1":
             out.append((c, kind, k, phi))
             continue
-        h = c / 2
+        h = c >> 1     # exact: c is a multiple of 2^(levels left), see fourier_form's scale
         kp, km = k0 + k, k0 - k
         pp, pm = _add(p0, phi), _add(p0, phi, -1)
         if kd == "c":
@@ -146,46 +156,73 @@ def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
     or cosine has an argument that is not an integer combination of ``coords`` (plus a phase).
     The work is bounded before it is done: at most ``max_work`` harmonics, and at most four per
     term of the expanded entry on average (planar chains need two; deep 3-D products, which would
-    only grow, are left alone). Numeric factors are Python fractions until the end, so
-    ``sin² + cos²`` cancels without building an expression."""
+    only grow, are left alone). Numeric factors are integers over one common denominator
+    (``lcm · 2^depth``, so every halving is exact) until the end: ``sin² + cos²`` cancels by
+    integer addition, without building an expression or a fraction."""
     angles = coords if isinstance(coords, _Angles) else _Angles(coords)
     e = se.expand(expr)
     terms = e.args if isinstance(e, se.Add) else (e,)
     split = []
     work = 0
+    depth = 0
+    lcm = 1
+    trig_of = angles.trig
+    bound = min(max_work, 4 * len(terms) + 32)
     for term in terms:
-        num, rest, trig = Fraction(1), [], []
+        if work > bound:       # decided: the rest of the terms cannot bring it back under
+            raise _TooBig
+        a, b, rest, trig = 1, 1, [], []
         for f in (term.args if isinstance(term, se.Mul) else (term,)):
-            if isinstance(f, (se.sin, se.cos)):
-                trig.append(f)
-            elif isinstance(f, se.Pow) and isinstance(f.args[0], (se.sin, se.cos)) \
-                    and isinstance(f.args[1], se.Integer) and int(f.args[1]) > 0:
-                trig += [f.args[0]] * int(f.args[1])
-            elif isinstance(f, (se.Integer, se.Rational)):
-                a, b = f.as_numer_denom()
-                num = Fraction(int(a), int(b))
-            else:
-                rest.append(f)
-        work += 1 << max(len(trig) - 1, 0)
-        split.append((num, rest, trig))
+            t = trig_of.get(f)
+            if t is None:
+                if isinstance(f, _TRIG):
+                    t = angles.harmonic(f)
+                elif isinstance(f, se.Pow) and isinstance(f.args[0], _TRIG) \
+                        and isinstance(f.args[1], se.Integer) and int(f.args[1]) > 0:
+                    t = angles.harmonic(f.args[0])
+                    trig += [t] * int(f.args[1])
+                    continue
+                elif isinstance(f, (se.Integer, se.Rational)):
+                    a, b = (int(x) for x in f.as_numer_denom())
+                    continue
+                else:
+                    rest.append(f)
+                    continue
+            trig.append(t)
+        d = len(trig)
+        work += 1 << max(d - 1, 0)
+        depth = max(depth, d)
+        if b != 1:
+            lcm = lcm * b // gcd(lcm, b)
+        split.append((a, b, rest, trig))
     if work > min(max_work, 4 * len(terms) + 32):
         raise _TooBig
     acc: dict = {}
-    for num, rest, trig in split:
-        prod = [(num, "1", 0, None)]
-        for f in trig:
-            parsed = angles.parse(f.args[0])
-            if parsed is None:
+    scale = lcm << depth
+    monos = angles.monos
+    for a, b, rest, trig in split:
+        prod = [(a * (scale // b), "1", 0, None)]
+        for t in trig:
+            if t is None:
                 return None
-            prod = _times(prod, "c" if isinstance(f, se.cos) else "s", *parsed)
-        r = se.Mul(*rest) if rest else _ONE
+            prod = _times(prod, *t)
+        key = tuple(rest)
+        r = monos.get(key)
+        if r is None:
+            r = monos[key] = se.Mul(*rest) if rest else _ONE
         for c, kind, k, phi in prod:
             kind, k, phi, c, value = _normal(kind, k, phi, c)
             if kind is None or not c:
                 continue
             mono = r if value is None else r * value
-            slot = acc.setdefault((kind, k, phi), {})
-            slot[mono] = slot.get(mono, 0) + c
+            slot = acc.get((kind, k, phi))
+            if slot is None:
+                acc[(kind, k, phi)] = {mono: c}
+            else:
+                slot[mono] = slot.get(mono, 0) + c
+    for slot in acc.values():
+        for mono, c in slot.items():
+            slot[mono] = Fraction(c, scale)
     return acc
 
 
