@@ -24,6 +24,7 @@ state-transition matrix riding as extra states (``sensitivity.SensitivityFlow``)
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -485,7 +486,8 @@ def _compiled_plan(plan, system, monitor):
         if not all(armed or (any(ev is h for h in held) and g == 0.0)
                    for ev, armed, g in zip(monitor.events, monitor.armed, monitor.g)):
             return None
-    return dict(plan, resting=limits.resting_table()) if resting else plan
+    return dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table())) \
+        if resting else plan
 
 
 def _compiled_step(model, plan, system, flow, integrator):

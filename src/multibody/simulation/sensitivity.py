@@ -67,6 +67,8 @@ True
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..core import ResultOverflowError
@@ -74,6 +76,7 @@ from ..dynamics.derivatives import aba_derivatives
 from ..errors import SimulationError
 from ..model.configuration import difference
 from ..model.joints import JointType
+from . import rollout
 from .adaptive import adaptive_loop
 from .integrators import ADAPTIVE, FLAGS, STEPPERS, Z_IN_PYTHON, StateSpace
 from .limits import smoothed_friction
@@ -428,7 +431,7 @@ class SensitivityFlow:
         """The compiled loop's plan with Z along (None: the run steps in Python)."""
         if plan is None or FLAGS[self.integrator] & Z_IN_PYTHON:   # (semi_implicit)
             return None
-        return dict(plan, contact=None, contact_call=self.rates, contact_states=self.space.nz)
+        return dataclasses.replace(plan, contact=rollout.Contact(call=self.rates, states=self.space.nz))
 
     def rates(self, t, q, v, z):
         """[f_ext (the contact law's, 6·nb), ż (its states'), vec Ż] at a stage (the compiled loop's call;
