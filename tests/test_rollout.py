@@ -12,7 +12,7 @@ import pytest
 import multibody as mb
 from multibody.core import _core
 from multibody.simulation import rollout
-from multibody.simulation.integrators import FIXED_STEP
+from multibody.simulation.rollout import FIXED_STEP
 from multibody.simulation.system import System
 
 INTEGRATORS = list(FIXED_STEP)   # every row of rollout.c's stepper table

@@ -17,7 +17,7 @@ from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
-from .integrators import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
+from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .system import System, _check_model, _positive
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
@@ -181,7 +181,7 @@ def _batch_system(model, kwargs):
                     friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
-    if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (integrators.py)
+    if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(kwargs["dt"])
     return system, tuple(stops.events(system)) if system.hard_stops else ()
 

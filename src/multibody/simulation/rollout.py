@@ -45,17 +45,122 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ..core import _core
+from ..model.configuration import integrate
+from ..model.joints import JointType, spec
 from .controllers import PD, TorqueTable
 
 #: False sends every run through the Python loop (the tests compare the two paths).
 USE_COMPILED = True
 
-#: the compiled loop's integrator codes: row i of rollout.c's stepper table (integrators.CODES)
-INTEGRATOR_CODES = {row[0]: code for code, row in enumerate(_core.steppers())}
+# ---- the fixed-step methods: rollout.c's table mb_steppers, one row each -----------------------------
+#: rollout.c's table: (name, order, stages, stable_decay, flags, a, b, c, source), row i = code i
+TABLE = _core.steppers()
+IMPLICIT_DAMPING, Z_IN_PYTHON, SYMPLECTIC = 1, 2, 4   # core.h's MB_STEP_* flags
+FIXED_STEP = tuple(row[0] for row in TABLE)
+#: the compiled loop's integrator codes: row i of the table is code i
+INTEGRATOR_CODES = {row[0]: code for code, row in enumerate(TABLE)}
+ORDER = {row[0]: row[1] for row in TABLE}
+#: B: a step of h follows the decay v̇ = −λ v while λ·h < B (limits.py)
+STABLE_DECAY = {row[0]: row[3] for row in TABLE}
+FLAGS = {row[0]: row[4] for row in TABLE}
+ADAPTIVE = {"rk45": "RK45", "dop853": "DOP853", "radau": "Radau", "lsoda": "LSODA", "rk23": "RK23",
+            "bdf": "BDF"}
+
 #: info code of a run handed back to the Python loop before a step that crosses a hard stop
 HANDED_BACK = -2
 #: info code of a run whose next step turned its state non-finite (it ends at the last finite state)
 NON_FINITE = -1
+
+
+# ---- the state and the step grid ------------------------------------------------------------------
+def next_step_end(t, dt, t_final, period, n_sample, sample):
+    """Where a fixed-step loop's step from t ends: (t_next, k_next, n_sample).
+
+    The step ends on the grid point k_next·dt (or t_final), or earlier at the next sample time
+    n_sample·period of a sampled controller; when t itself is a sample time, ``sample(t)`` is called
+    first and n_sample moves on (n_sample counts the samples taken).
+    """
+    eps = 1e-9 * dt
+    next_sample = math.inf
+    if period is not None:
+        if t >= n_sample * period - eps:
+            sample(t)
+            n_sample = math.floor((t + eps) / period) + 1
+        next_sample = n_sample * period
+    k_next = math.floor(t / dt + 1e-9) + 1
+    t_next = min(k_next * dt, t_final)
+    if next_sample < t_next - eps:
+        t_next = next_sample
+    return t_next, k_next, n_sample
+
+
+
+class StateSpace:
+    """Layout of y = [q, v, z] for a model, and q ⊕ v·h on it."""
+
+    def __init__(self, model, nz: int = 0):
+        self.model = model
+        self.nq, self.nv, self.nz = model.nq, model.nv, nz
+        self.n = self.nq + self.nv + nz
+        manifold = [(JointType(int(model.jtype[i])), int(model.q_start[i]), int(model.v_start[i]))
+                    for i in range(model.nb)
+                    if not spec(model.jtype[i]).vector]
+        self.manifold = manifold
+        self.vector = not manifold
+        self.quaternion_starts = tuple(qs + spec(jt).quat for jt, qs, _ in manifold if spec(jt).quat >= 0)
+
+    def split(self, y):
+        nq, nv = self.nq, self.nv
+        return y[:nq], y[nq:nq + nv], y[nq + nv:]
+
+    def advance(self, y, K, h):
+        """y ⊕ h·K: q moves on the manifold with velocity K[:nv], the rest adds (y may be a batch (N, n))."""
+        if self.vector:
+            return y + h * K
+        nq, nv = self.nq, self.nv
+        out = np.empty_like(y)
+        out[..., :nq] = integrate(self.model, y[..., :nq], K[..., :nv], h)
+        out[..., nq:] = y[..., nq:] + h * K[..., nv:]
+        return out
+
+    def normalise(self, y):
+        """Unit quaternions in y (used after adaptive steps, which move q in coordinates)."""
+        for s in self.quaternion_starts:
+            y[..., s:s + 4] /= np.linalg.norm(y[..., s:s + 4], axis=-1, keepdims=True)
+        return y
+
+    def coordinate_rate(self, q, v):
+        """q̇ for q̇ = G(q) v: quaternion ½ q ⊗ (0, ω); free-joint position R(quat)·v; planar R(θ)·v."""
+        if self.vector:
+            return v
+        qdot = np.empty(self.nq)
+        # plain-vector joints: q̇ = v, copied joint by joint (their q and v indices differ after a quaternion)
+        m = self.model
+        for i in range(m.nb):
+            if spec(m.jtype[i]).vector:
+                qs, vs, n = int(m.q_start[i]), int(m.v_start[i]), int(m.nv_joint[i])
+                qdot[qs:qs + n] = v[vs:vs + n]
+        for jt, qs, vs in self.manifold:
+            if jt == JointType.PLANAR:
+                th = q[qs + 2]
+                c, s = np.cos(th), np.sin(th)
+                qdot[qs] = c * v[vs] - s * v[vs + 1]
+                qdot[qs + 1] = s * v[vs] + c * v[vs + 1]
+                qdot[qs + 2] = v[vs + 2]
+                continue
+            s0 = qs + (3 if jt == JointType.FREE else 0)
+            w0, w1, w2, w3 = q[s0:s0 + 4] / np.linalg.norm(q[s0:s0 + 4])
+            ox, oy, oz = v[vs:vs + 3]
+            qdot[s0:s0 + 4] = 0.5 * np.array([-w1 * ox - w2 * oy - w3 * oz,
+                                              w0 * ox + w2 * oz - w3 * oy,
+                                              w0 * oy - w1 * oz + w3 * ox,
+                                              w0 * oz + w1 * oy - w2 * ox])
+            if jt == JointType.FREE:
+                R = np.array([[1 - 2 * (w2 * w2 + w3 * w3), 2 * (w1 * w2 - w0 * w3), 2 * (w1 * w3 + w0 * w2)],
+                              [2 * (w1 * w2 + w0 * w3), 1 - 2 * (w1 * w1 + w3 * w3), 2 * (w2 * w3 - w0 * w1)],
+                              [2 * (w1 * w3 - w0 * w2), 2 * (w2 * w3 + w0 * w1), 1 - 2 * (w1 * w1 + w2 * w2)]])
+                qdot[qs:qs + 3] = R @ v[vs + 3:vs + 6]
+        return qdot
 
 
 # ---- the Plan: what the compiled loop runs, one record per part (core.h's small structs) ----------

@@ -78,7 +78,8 @@ from ..model.configuration import difference
 from ..model.joints import JointType
 from . import rollout
 from .adaptive import adaptive_loop
-from .integrators import ADAPTIVE, FLAGS, STEPPERS, Z_IN_PYTHON, StateSpace
+from .integrators import STEPPERS
+from .rollout import ADAPTIVE, FLAGS, Z_IN_PYTHON, StateSpace
 from .limits import smoothed_friction
 from .system import _NonFinite
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -375,7 +376,7 @@ class SensitivityFlow:
     forces and ż (zeros without contact; ``GroundContact`` is then evaluated here, not in C) and
     Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then the
     run's method's on Z with A at the state's stage states (RK4's, on a group CF4's; a tableau row of
-    ``integrators.TABLE``, e.g. rk3, its tableau's: no code of its own here), as :func:`_step`.  Rows
+    ``rollout.TABLE``, e.g. rk3, its tableau's: no code of its own here), as :func:`_step`.  Rows
     flagged ``Z_IN_PYTHON`` (semi_implicit) step in Python with :func:`_step` (their η rows take the
     new δv, which the compiled loop's z cannot);
     a sampled controller's runs take one compiled step at a time (Ψ = ∂τ/∂x · Z is updated at each

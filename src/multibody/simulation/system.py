@@ -126,7 +126,7 @@ class System:
 
     def implicit_damping(self, dt):
         """Make the run's forward dynamics (M + dt·D) q̈ = τ − C − D q̇ (``semi_implicit``: its joint
-        damping implicit, as MuJoCo's Euler integrator; integrators.py): the model FD runs on carries
+        damping implicit, as MuJoCo's Euler integrator): the model FD runs on carries
         dt·damping as extra armature.  The Model itself (energies, impacts, records) is unchanged."""
         if self.damping is None:
             return
