@@ -18,7 +18,8 @@ import numpy as np
 from multibody.core import ResultOverflowError
 from multibody.dynamics import aba
 from multibody.simulation.batch import BatchTrajectory
-from multibody.simulation.integrators import STEPPERS, StateSpace
+from multibody.simulation.integrators import STEPPERS
+from multibody.simulation.rollout import StateSpace
 from multibody.simulation.trajectory import model_fingerprint
 from multibody.spatial.rotations import unit_quaternion
 

@@ -83,3 +83,31 @@ def test_no_new_test_imports_bench():
             if any(n == "multibody.bench" or n.startswith("multibody.bench.") for n in names):
                 found.add(path.name)
     assert found <= KEPT_TESTS_IMPORTING_BENCH, f"tests importing bench/: {sorted(found - KEPT_TESTS_IMPORTING_BENCH)}"
+
+
+def test_the_walk_of_a_model_through_simulate_touches_six_simulation_files():
+    """A run of ``mb.simulate`` (a model with limits and damping, so the stops and passive laws are on
+    its way) calls code in six files of ``simulation/``: core (simulate), events (its argument check),
+    limits (the stops, friction's step), system (System and the Plan's factory), rollout (the Plan,
+    the stepper table, the compiled loop's boundary) and trajectory (ARCHITECTURE.md's walk)."""
+    import dataclasses
+    import sys
+
+    import numpy as np
+
+    import multibody as mb
+    model = dataclasses.replace(mb.models.double_pendulum(), q_lower=np.array([-2.0, -2.0]),
+                                q_upper=np.array([2.0, 2.0]), damping=np.array([0.1, 0.1]))
+    mb.simulate(model, [0.3, -0.2], [0.0, 0.0], 0.01)      # imports and first-use caches out of the way
+    files = set()
+
+    def profile(frame, event, arg):
+        path = frame.f_code.co_filename.replace("\\", "/")
+        if event == "call" and "/multibody/simulation/" in path:
+            files.add(path.rsplit("/", 1)[1])
+    sys.setprofile(profile)
+    try:
+        mb.simulate(model, [0.3, -0.2], [0.0, 0.0], 0.5)
+    finally:
+        sys.setprofile(None)
+    assert files == {"core.py", "events.py", "limits.py", "system.py", "rollout.py", "trajectory.py"}

@@ -4,6 +4,7 @@ controller once a stage with every run still going, and must give the reference 
 (tests/reference_loops.py, the Python loop the library had) bit for bit: the same operations
 (stage states, the controller's τ, damping, ABA in the same order on the same numbers)."""
 import dataclasses
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,8 +12,7 @@ import pytest
 import multibody as mb
 from multibody.core import _core
 from multibody.simulation import rollout
-from multibody.simulation.batch import _called_plan
-from multibody.simulation.integrators import FIXED_STEP
+from multibody.simulation.rollout import FIXED_STEP
 from multibody.simulation.system import System
 
 import reference_loops
@@ -200,14 +200,17 @@ def test_control_batch_is_checked_by_the_compiled_entry():
     """rollout's control_batch setting: a function, without kp, hard stops or one_step; a τ of the wrong
     size or not finite from it is an error naming the controller."""
     m = mb.models.double_pendulum()
-    plan = _called_plan(System(m, lambda t, Q, QD: -QD))
+    plan = System(m, lambda t, Q, QD: -QD).plan("rk4", batch=True)
+    assert plan.control.call_batch is not None       # the batch's own function, called once a stage
     Q0, QD0 = np.zeros((3, 2)), np.zeros((3, 2))
     for call, message in ((lambda t, Q, QD: np.zeros((3, 3)), r"controller: in a batch it must return \(N, nv\) "
                            r"= \(3, 2\) numbers; got 9"),
                           (lambda t, Q, QD: np.full((3, 2), np.inf), r"controller: returned NaN or inf at t = 0\.0")):
         with pytest.raises(ValueError, match=message):
-            rollout.run_compiled(m, dict(plan, call_batch=call), Q0, QD0, 0.01, 1e-3, "rk4", 1, False)
-    for bad in (dict(plan, call_batch=3.0), dict(plan, period=0.01)):
+            rollout.run_compiled(m, replace(plan, control=replace(plan.control, call_batch=call)), Q0, QD0, 0.01, 1e-3,
+                                 "rk4", 1, False)
+    for bad in (replace(plan.control, call_batch=3.0), replace(plan.control, period=0.01)):
+        bad = replace(plan, control=bad)
         with pytest.raises(ValueError, match="control_batch: expected a Python function"):
             rollout.run_compiled(m, bad, Q0, QD0, 0.01, 1e-3, "rk4", 1, False)
 

@@ -4,11 +4,14 @@ counter, and a compiled batch's records are filled on the thread that runs each 
 Whatever the thread count, a batch gives the same numbers and reports the same first failure as
 on one thread; rows a batch's run does not reach are NaN, filled by the C loop (the caller
 allocates the records untouched)."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import multibody as mb
 from multibody.core import _core
+from multibody.simulation.rollout import Callbacks, Contact, Control, Passive, Plan, Record, Run, Stops
 
 
 @pytest.fixture
@@ -53,8 +56,9 @@ def test_a_batch_on_threads_equals_its_single_runs(threads, restore_threads):
         np.testing.assert_array_equal(batch[i].qdd, single.qdd)
 
 
-SETTINGS = dict(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, record_every=1, keep_last=1, period=0.0, gravity=0,
-                friction_velocity=None, stop_mode=0, soft_time=0.02, n_sample0=0)
+PLAN = Plan(Control(), None, Passive(soft_time=0.02), Stops(), Contact(), Callbacks())
+RUN = Run(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, one_step=None, held0=None, n_sample0=0, Z0=None,
+          record=Record(1, True))
 CONTACT = (np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5)   # a point on the second link: 2 states
 
 
@@ -78,18 +82,19 @@ def test_the_c_loop_fills_the_rows_a_run_does_not_reach(threads, restore_threads
     for contact in (False, True):
         N = 4
         outs = zero_outputs(N, R, contact)
-        extra = dict(contact=CONTACT, Z0=np.zeros((N, 2))) if contact else {}
-        _core.rollout(m._c, np.full((N, 2), 0.3), np.zeros((N, 2)), outs, {**SETTINGS, **extra})
+        plan, run = (replace(PLAN, contact=Contact(ground=CONTACT)), replace(RUN, Z0=np.zeros((N, 2)))) if contact \
+            else (PLAN, RUN)
+        _core.rollout(m._c, np.full((N, 2), 0.3), np.zeros((N, 2)), outs, plan, run)
         assert (outs["info"][:, :2] == [5, 0]).all()
         for k in ("T", "Q", "QD", "QDD", "TAU") + (("Z", "F") if contact else ()):
             assert np.isfinite(outs[k][:, :5]).all(), k
             assert np.isnan(outs[k][:, 5:]).all(), k
     one = zero_outputs(1, R)
-    _core.rollout(m._c, np.full((1, 2), 0.3), np.zeros((1, 2)), one, SETTINGS)
+    _core.rollout(m._c, np.full((1, 2), 0.3), np.zeros((1, 2)), one, PLAN, RUN)
     assert (one["Q"][0, 5:] == 0.0).all()                   # unset: as the caller left them
     stops = np.array([[0.0, 0.0, 3.0, 1.0]])                 # a hard stop far from the run's path
     one = zero_outputs(1, R)
-    _core.rollout(m._c, np.full((1, 2), 0.3), np.zeros((1, 2)), one, {**SETTINGS, "stops": stops, "stop_mode": 2})
+    _core.rollout(m._c, np.full((1, 2), 0.3), np.zeros((1, 2)), one, replace(PLAN, stops=Stops(rows=stops)), RUN)
     assert np.isnan(one["Q"][0, 5:]).all() and np.isfinite(one["Q"][0, :5]).all()
 
 
@@ -101,7 +106,7 @@ def test_a_run_refused_at_its_start_keeps_nan_rows(restore_threads):
     Q0 = np.full((3, 2), 0.3)
     QD0 = np.zeros((3, 2))
     QD0[1, 0] = np.inf
-    _core.rollout(m._c, Q0, QD0, outs, SETTINGS)
+    _core.rollout(m._c, Q0, QD0, outs, PLAN, RUN)
     assert outs["info"][1, 0] == 0 and outs["info"][1, 1] > 0
     assert np.isnan(outs["Q"][1]).all() and np.isnan(outs["T"][1]).all()
     assert np.isfinite(outs["Q"][[0, 2], :5]).all()

@@ -12,7 +12,7 @@ import pytest
 import multibody as mb
 from multibody.core import _core
 from multibody.simulation import rollout
-from multibody.simulation.integrators import FIXED_STEP
+from multibody.simulation.rollout import FIXED_STEP
 from multibody.simulation.system import System
 
 INTEGRATORS = list(FIXED_STEP)   # every row of rollout.c's stepper table
@@ -180,46 +180,60 @@ def test_bad_input_errors():
 
 
 def test_entry_point_checks_its_arguments():
-    """The C entry point itself refuses bad arrays and settings with named errors (no crash)."""
+    """The C entry point itself refuses bad arrays and plan records with named errors (no crash)."""
+    from dataclasses import replace
+
     from multibody.core import _core
+    from multibody.simulation.rollout import Callbacks, Contact, Control, Passive, Plan, Record, Run, Stops
     m = mb.models.double_pendulum()
     Z = np.zeros((1, 2))
 
     def fresh_outputs():
         T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
         return dict(T=T, Q=Q, QD=Q.copy(), QDD=Q.copy(), TAU=Q.copy(), Y_END=np.zeros((1, 4)), info=np.zeros((1, 4)))
-    settings = dict(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, record_every=1, keep_last=1, period=0.0, gravity=0,
-                    friction_velocity=None, stop_mode=0, soft_time=0.02, n_sample0=0)
+    plan = Plan(Control(), None, Passive(soft_time=0.02), Stops(), Contact(), Callbacks())
+    run = Run(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, one_step=None, held0=None, n_sample0=0, Z0=None,
+              record=Record(1, True))
     outputs = fresh_outputs()
-    _core.rollout(m._c, Z, Z, outputs, settings)
+    _core.rollout(m._c, Z, Z, outputs, plan, run)
     assert np.isfinite(outputs["Q"]).all()
 
-    def refused(error, word, Q0=Z, outs=None, **changes):
+    def refused(error, word, Q0=Z, outs=None, run_=None, **parts):
+        """The plan with ``parts`` (record name -> dict of its changed fields, or f_ext) refused."""
+        changed = plan
+        for name, fields in parts.items():
+            changed = replace(changed, **{name: fields if name == "f_ext" else replace(getattr(plan, name), **fields)})
         with pytest.raises(error, match=word):
-            _core.rollout(m._c, Q0, Z, fresh_outputs() if outs is None else outs, {**settings, **changes})
+            _core.rollout(m._c, Q0, Z, fresh_outputs() if outs is None else outs, changed, run if run_ is None else run_)
     bad_stops = np.array([[5.0, 0.0, 1.0, 1.0]])
-    for key, bad, word in (("integrator", 7, "integrator"), ("dt", -1.0, "dt"), ("record_every", 0, "record_every"),
-                           ("f_ext", np.full((2, 6), np.nan), "f_ext"), ("friction", np.full(2, np.nan), "friction"),
-                           ("stops", bad_stops, "stops"), ("stop_mode", 2, "stops"), ("stop_mode", 3, "stop_mode"),
-                           ("gc_lift", np.zeros((3, 3)), "gc_lift")):
-        refused(ValueError, word, **{key: bad})
+    for changes, word in ((dict(integrator=7), "integrator"), (dict(dt=-1.0), "dt"),
+                          (dict(record=Record(0, True)), "record_every")):
+        refused(ValueError, word, run_=replace(run, **changes))
+    refused(ValueError, "f_ext", f_ext=np.full((2, 6), np.nan))
+    for fields, word in ((dict(friction=np.full(2, np.nan)), "friction"), (dict(soft_stops=bad_stops), "soft_stops"),
+                         (dict(gc_lift=np.zeros((3, 3)), gc_com=np.zeros((2, 3))), "gc_lift"),
+                         (dict(gc_lift=np.zeros((2, 3))), "gc_lift, gc_com: expected both"),
+                         (dict(friction=np.ones(2)), "friction_velocity"), (dict(soft_time=0.0), "soft_time")):
+        refused(ValueError, word, passive=fields)
+    refused(ValueError, "rows", stops=dict(rows=bad_stops))
     refused(ValueError, "Q0", Q0=np.zeros((1, 3)))
     refused(ValueError, "Q", outs={**fresh_outputs(), "Q": np.zeros((1, 5, 3))})
     refused(ValueError, "Y_END", outs={**fresh_outputs(), "Y_END": np.zeros((1, 3))})
-    refused(TypeError, "settings: unknown entry 'stop_modes'", stop_modes=2)       # a misspelt entry
     refused(TypeError, "outputs: unknown entry 'YEND'", outs={**fresh_outputs(), "YEND": np.zeros((1, 4))})
-    with pytest.raises(TypeError, match="settings: expected a dict"):
-        _core.rollout(m._c, Z, Z, fresh_outputs(), [settings])
-    with pytest.raises(TypeError, match="5 arguments"):
+    with pytest.raises(TypeError, match="Plan: expected a Plan record .* no field control"):   # not a Plan
+        _core.rollout(m._c, Z, Z, fresh_outputs(), {"control": None}, run)
+    with pytest.raises(TypeError, match="Passive: expected a Passive record .* no field soft_time"):
+        _core.rollout(m._c, Z, Z, fresh_outputs(), replace(plan, passive=Stops()), run)
+    with pytest.raises(TypeError, match="6 arguments"):
         _core.rollout(m._c, Z, Z)
-    refused(TypeError, "control, forces", control=5)
+    refused(TypeError, "control, forces", control=dict(call=5))
     pd = dict(kp=np.zeros(2), kd=np.zeros(2), times=np.zeros(1), q_ref=np.zeros((1, 2)), qd_ref=np.zeros((1, 2)),
               tau_ff=np.zeros((1, 2)))
-    refused(ValueError, "without kp", control=lambda t, q, qd: np.zeros(2), **pd)
-    refused(TypeError, "directions", guards=lambda t, q, qd: [0.0], directions=np.array(["down"]))
-    refused(TypeError, "guards", guards=5, directions=np.zeros(1, dtype=np.int32))
+    refused(ValueError, "without kp", control=dict(call=lambda t, q, qd: np.zeros(2), **pd))
+    refused(TypeError, "directions", callbacks=dict(guards=lambda t, q, qd: [0.0], directions=np.array(["down"])))
+    refused(TypeError, "guards", callbacks=dict(guards=5, directions=np.zeros(1, dtype=np.int32)))
     refused(ValueError, "events: returned 2 numbers; expected 1",             # two values for one direction
-            guards=lambda t, q, qd: [0.0, 1.0], directions=np.zeros(1, dtype=np.int32))
+            callbacks=dict(guards=lambda t, q, qd: [0.0, 1.0], directions=np.zeros(1, dtype=np.int32)))
     tendon, term = np.array([[2.0, 0.1, 0.0, 0.0]]), np.array([[0.0, 0.0, 0.0, 0.5], [0.0, 1.0, 1.0, 0.5]])
     for (tendons, terms), word in (((np.array([[-1.0, 0.0, 0.0, 0.0]]), term), "stiffness"),
                                    ((np.array([[1.0, 0.0, 1.0, 0.0]]), term), "L_lo"),
@@ -228,23 +242,30 @@ def test_entry_point_checks_its_arguments():
                                    ((tendon, np.array([[0.0, 0.0, 0.0, np.nan]])), "tendon_terms"),
                                    ((np.zeros((2, 4)), term), "every tendon"),
                                    ((tendon, np.zeros((1, 3))), "tendon_terms")):
-        refused(ValueError, word, tendons=tendons, tendon_terms=terms)
+        refused(ValueError, word, passive=dict(tendons=tendons, tendon_terms=terms))
     stop = np.array([[0.0, 0.0, -1.0, 1.0]])
     for bad in (np.array([[1.0, 0.0, 1.0]]), np.array([[0.0, 1.0, 1.0]]), np.array([[0.0, 0.0, 0.5]]),
                 np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]), np.array([[2.0, 0.0, 1.0]])):
-        refused(ValueError, "resting: expected rows", stops=stop, stop_mode=2, resting=bad)
-    refused(ValueError, "resting", stops=stop, stop_mode=1, resting=np.array([[0.0, 0.0, 1.0]]))  # soft: none rests
-    contact = (np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5)    # a point on the second link, friction: 2 states
+        refused(ValueError, "resting: expected rows", stops=dict(rows=stop, resting=bad))
+    refused(ValueError, "resting", stops=dict(resting=np.array([[0.0, 0.0, 1.0]])))   # no hard stops: none rests
+    refused(ValueError, "resting", stops=dict(rows=stop, resting=np.array([[0.0, 0.0, 1.0]])),   # solved elsewhere
+            callbacks=dict(dynamics=lambda t, q, v, tau, f: np.zeros(2)))
+    ground = (np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5)    # a point on the second link, friction: 2 states
+    with_ground = replace(plan, contact=Contact(ground=ground))
+    on_ground = replace(run, Z0=np.zeros((1, 2)))
 
     def with_contact(**bad_outputs):
         outs = {**fresh_outputs(), "Y_END": np.zeros((1, 6)), "Z": np.zeros((1, 5, 2)), "F": np.zeros((1, 5, 1, 3))}
         return {**outs, **bad_outputs}
-    _core.rollout(m._c, Z, Z, with_contact(), {**settings, "contact": contact, "Z0": np.zeros((1, 2))})
+    _core.rollout(m._c, Z, Z, with_contact(), with_ground, on_ground)
     for k, bad, word in ((0, np.array([2]), "bodies"), (1, np.full((1, 3), np.nan), "points"), (2, 4, "nd"),
                          (3, -1.0, "K")):
-        refused(ValueError, word, outs=with_contact(), contact=contact[:k] + (bad,) + contact[k + 1:],
-                Z0=np.zeros((1, 2)))
-    refused(TypeError, "contact: expected a tuple", outs=with_contact(), contact=list(contact), Z0=np.zeros((1, 2)))
+        refused(ValueError, word, outs=with_contact(), contact=dict(ground=ground[:k] + (bad,) + ground[k + 1:]),
+                run_=on_ground)
+    refused(TypeError, "contact: expected a tuple", outs=with_contact(), contact=dict(ground=list(ground)),
+            run_=on_ground)
+    refused(ValueError, "not both", outs=with_contact(), run_=on_ground,
+            contact=dict(ground=ground, call=lambda t, q, v, z: np.zeros(14), states=2))
     for outs, changes, word in ((with_contact(), dict(Z0=np.zeros((1, 3))), "Z0"),
                                 (with_contact(Z=np.zeros((1, 5, 3))), {}, "Z"),
                                 (with_contact(F=np.zeros((1, 5, 2, 3))), {}, "F"),
@@ -252,9 +273,9 @@ def test_entry_point_checks_its_arguments():
                                 (with_contact(), dict(held0=np.full(2, np.nan)), "held0"),
                                 (with_contact(), dict(n_sample0=-1), "n_sample0"),
                                 (with_contact(HELD_END=np.zeros((2, 2)), N_SAMPLE_END=np.zeros(1)), {}, "HELD_END")):
-        refused(ValueError, word, outs=outs, contact=contact, **{"Z0": np.zeros((1, 2)), **changes})
+        refused(ValueError, word, outs=outs, contact=dict(ground=ground), run_=replace(on_ground, **changes))
     outs = with_contact()
-    _core.rollout(m._c, Z, Z, outs, {**settings, "contact": contact, "Z0": np.full((1, 2), np.nan)})
+    _core.rollout(m._c, Z, Z, outs, with_ground, replace(run, Z0=np.full((1, 2), np.nan)))
     assert outs["info"][0, 1] > 0 and "contact states" in _core.status_message(int(outs["info"][0, 1]))
 
 
@@ -894,7 +915,8 @@ def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, 
     assert_same(c, d, tol=0.0) and c.status == "terminated"
     with pytest.raises(ValueError, match="constraints: returned 2 numbers; expected 3"):
         plan = System(model, pd, f_ext, constraints=solved).plan(integrator, callables=True)
-        plan["call_dynamics"] = lambda t, q, v, tau, f: np.zeros(2)
+        plan = dataclasses.replace(plan, callbacks=dataclasses.replace(plan.callbacks,
+                                                                       dynamics=lambda t, q, v, tau, f: np.zeros(2)))
         rollout.run_compiled(model, plan, q0[None], np.zeros((1, 3)), 0.01, 1e-3, integrator, 1, True)
 
 

@@ -234,7 +234,7 @@ def compiled_only(monkeypatch):
     run_compiled = rollout.run_compiled
 
     def counted(model, plan, *args, **kwargs):
-        law = plan.get("contact_call")
+        law = plan.contact.call
         if isinstance(getattr(law, "__self__", None), sensitivity.SensitivityFlow):
             calls["one step" if kwargs.get("one_step") else "stretch"] += 1
         return run_compiled(model, plan, *args, **kwargs)

@@ -13,7 +13,8 @@ import pytest
 import multibody as mb
 from multibody.core import _core
 from multibody.simulation import integrators, rollout
-from multibody.simulation.integrators import FIXED_STEP, ORDER, STEPPERS, SYMPLECTIC
+from multibody.simulation.integrators import STEPPERS
+from multibody.simulation.rollout import FIXED_STEP, ORDER, SYMPLECTIC
 
 from test_sensitivities import _tangent_fd, compiled_only  # noqa: F401  (a fixture)
 
@@ -26,7 +27,7 @@ def test_python_reads_the_c_table():
     rows = _core.steppers()
     assert FIXED_STEP == tuple(r[0] for r in rows) and "rk3" in FIXED_STEP
     assert rollout.INTEGRATOR_CODES == {r[0]: code for code, r in enumerate(rows)}
-    assert integrators.STABLE_DECAY == {r[0]: r[3] for r in rows}
+    assert rollout.STABLE_DECAY == {r[0]: r[3] for r in rows}
     assert set(STEPPERS) == set(FIXED_STEP)
     for name in TABLEAU_ROWS:
         assert STEPPERS[name].tableau == tuple(TABLE[name][5:8])
@@ -175,7 +176,7 @@ def test_a_new_tableau_row_needs_no_python_code():
     """The reference stepper of a tableau is built from the numbers alone: Heun's method (not in the
     table) takes the textbook step, and rk3's row matches Kutta-style hand arithmetic on R."""
     heun = integrators.tableau_stepper((0.0, 0.0, 1.0, 0.0), (0.5, 0.5), (0.0, 1.0))
-    space = integrators.StateSpace(mb.models.single_pendulum())
+    space = rollout.StateSpace(mb.models.single_pendulum())
     f = lambda t, y: (np.array([y[1], -y[0] + t]), None)     # noqa: E731
     y0, h = np.array([1.0, 0.5]), 0.1
     k1 = f(0.0, y0)[0]

@@ -15,7 +15,7 @@ Adding a joint type (S constant in the body frame):
 2. ``python -m multibody.model.joints`` regenerates csrc/model/joints.h;
 3. one case of ``mb_jcalc_inline`` in csrc/model/poses.h (its transform, as the pose steps say);
 4. only if q is not a plain vector: one case of ``mb_integrate`` in csrc/kernels/kinematics.c and its
-   Python twin in simulation/integrators.py (``coordinate_rate``).
+   Python twin in simulation/rollout.py (``StateSpace.coordinate_rate``).
 """
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
-from .integrators import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
-from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, JointLimits, step_friction_velocity
+from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
+from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .system import System, _check_model, _positive
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
@@ -174,17 +174,6 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
     return BatchTrajectory.from_runs(runs)
 
 
-def _called_plan(system):
-    """The compiled loop's plan for a batch whose controller is a Python function of the whole batch,
-    ``(t, Q (N, nq), QD (N, nv)) -> (N, nv)``: rollout.c calls it once a stage with the states of every
-    run still going (``System.control_batch`` checks what it returns), and does the rest in C."""
-    call = None if system.controller is None else system.control_batch
-    return dict(ctrl=None, period=0.0, f_ext=system.f_ext_const, call_batch=call,
-                **rollout.passive_tables(system.model, system.damping, system.friction, system.friction_velocity,
-                                         system.gravcomp, system.limits, SOFT_LIMIT_TIME, system.tendons),
-                **system.implicit_table())
-
-
 def _batch_system(model, kwargs):
     """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms."""
     stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
@@ -192,7 +181,7 @@ def _batch_system(model, kwargs):
                     friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
-    if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (integrators.py)
+    if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(kwargs["dt"])
     return system, tuple(stops.events(system)) if system.hard_stops else ()
 
@@ -202,14 +191,11 @@ def _run_chunk(task):
     kind, model, Q0, QD0, t_final, kwargs, params = task
     if kind == "vectorised":
         system, _events = _batch_system(model, kwargs)
-        plan = system.plan(kwargs["integrator"])
-        if plan is not None:  # every run in C, on all threads
-            if system.hard_stops:
-                system.limits.check_start(Q0)
-            return _run_compiled_batch(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
-                                       kwargs["record_every"], lambda: _batch_system(model, kwargs))
-        return _run_compiled_batch(model, _called_plan(system), Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
-                                   kwargs["record_every"])
+        plan = system.plan(kwargs["integrator"], batch=True)   # every run in C, on all threads
+        if system.hard_stops:
+            system.limits.check_start(Q0)
+        return _run_compiled_batch(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
+                                   kwargs["record_every"], lambda: _batch_system(model, kwargs))
     runs = []
     for i in range(Q0.shape[0]):
         kw = dict(kwargs)

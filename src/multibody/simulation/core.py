@@ -4,7 +4,7 @@ The equations integrated are q̈ = FD(q, q̇, τ, f_ext) — spatial_v2's ``FDab
 ``constraints`` object's constrained accelerations (TMT eq. 6 / spatial_v2 ``FDgq``) — with
 τ = controller(t, q, q̇) − damping ⊙ q̇ and f_ext = the user's forces plus the ``contact`` object's.
 
-Fixed-step runs (``euler``, ``semi_implicit``, ``rk4``, ``rk3``: ``integrators.FIXED_STEP``) step on the grid t_k = k·dt (the last step
+Fixed-step runs (``euler``, ``semi_implicit``, ``rk4``, ``rk3``: ``rollout.FIXED_STEP``) step on the grid t_k = k·dt (the last step
 ends exactly at t_final).  Adaptive runs (``rk45``, ``dop853``, ``radau``, ``lsoda``, ``rk23``,
 ``bdf``) use the solvers behind SciPy's ``solve_ivp`` step by step, with this module's event
 location on their dense output; samples are taken on the same grid k·dt·record_every.
@@ -24,6 +24,7 @@ state-transition matrix riding as extra states (``sensitivity.SensitivityFlow``)
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -38,7 +39,7 @@ from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
-from .integrators import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, STEPPERS, StateSpace, next_step_end
+from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 
@@ -131,7 +132,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
     integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
-        order 3) — fixed step (``integrators.FIXED_STEP``, rollout.c's table); ``"rk45"``,
+        order 3) — fixed step (``rollout.FIXED_STEP``, rollout.c's table); ``"rk45"``,
         ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
         tolerances ``rtol``/``atol``, defaults 1e-9/1e-12).  A fixed step refuses damping it cannot
         follow and smooths a light joint's friction no stiffer than it can follow
@@ -186,7 +187,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)
-    if integrator in FIXED_STEP and FLAGS[integrator] & IMPLICIT_DAMPING:   # semi_implicit (integrators.py)
+    if integrator in FIXED_STEP and FLAGS[integrator] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
@@ -409,7 +410,13 @@ class _FixedFlow:
 
     def __init__(self, space, system, integrator):
         self.space = self.state_space = space
-        self.system, self.deriv, self.python_step = system, system.deriv, STEPPERS[integrator]
+        self.system, self.deriv, self.integrator = system, system.deriv, integrator
+
+    @property
+    def python_step(self):
+        """The Python stepper (integrators.py): only for the steps the compiled loop does not take."""
+        from .integrators import STEPPERS
+        return STEPPERS[self.integrator]
 
     def may_stretch(self):
         return True
@@ -485,7 +492,8 @@ def _compiled_plan(plan, system, monitor):
         if not all(armed or (any(ev is h for h in held) and g == 0.0)
                    for ev, armed, g in zip(monitor.events, monitor.armed, monitor.g)):
             return None
-    return dict(plan, resting=limits.resting_table()) if resting else plan
+    return dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table())) \
+        if resting else plan
 
 
 def _compiled_step(model, plan, system, flow, integrator):
@@ -527,7 +535,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     the state; ``sensitivity.SensitivityFlow``: the state and Z = [Φ | ∂x/∂τ], ``y`` and ``plan``
     its own)."""
     flow = flow or _FixedFlow(space, system, integrator)
-    space, python_step, f = flow.space, flow.python_step, flow.deriv
+    space, f = flow.space, flow.deriv
     fired = []
     status, message = "finished", ""
     t = t0
@@ -560,7 +568,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                     break
                 continue
             monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
-        step = _compiled_step(model, plan, system, flow, integrator) or python_step   # (no plan: the reference loop)
+        step = _compiled_step(model, plan, system, flow, integrator) or flow.python_step   # (no plan: the reference loop)
 
         def sample(t, y=y):
             flow.sample(t, y)

@@ -63,7 +63,7 @@ from ..dynamics.handc import hand_c
 from ..model.model import enforced_position_limits
 from .events import Event
 from .impact import impact_map
-from .integrators import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY
+from .rollout import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY
 
 #: s, the soft stop's time constant (MuJoCo's default solref timeconst)
 SOFT_LIMIT_TIME = 0.02

@@ -10,8 +10,15 @@ deformation states integrated with q and q̇).  It follows ``_run_fixed`` operat
 sample instants, what is recorded), so results agree with the Python loop to rounding (tests:
 ≤ 1e-12).  Hard position limits run here too: the loop watches the stops and hands a step that
 crosses one back to ``_run_fixed`` (its event machinery fires the impact), which resumes the
-compiled loop at once (``stop_mode`` 2); joints left resting on their stops are held there by hybrid
-dynamics (``resting``), and the step where a stop lets go is handed back as its release event.
+compiled loop at once (the plan's :class:`Stops`); joints left resting on their stops are held there
+by hybrid dynamics (``Stops.resting``), and the step where a stop lets go is handed back as its release
+event.
+
+**The Plan.**  What the loop runs is a typed, frozen :class:`Plan` — one record per part, each read
+by ``csrc/py/py_rollout.c`` into its small struct of ``csrc/common/core.h``: :class:`Control`
+(mb_control), :class:`Passive` (mb_passive: the laws of ``csrc/sim/passive.c``), :class:`Stops`
+(mb_stops), :class:`Contact` (mb_contact), :class:`Callbacks` (mb_callbacks), and per call a
+:class:`Run` with its :class:`Record` (mb_record).  One factory builds it, ``System.plan``.
 
 ``System.plan`` (``simulation/system.py``) says whether a run qualifies: a fixed-step integrator
 (a run with user events hands the steps where one fires to the Python loop, like a hard stop's; a
@@ -21,7 +28,7 @@ controllers run in C: a ``TorqueTable`` or an ``mb.PD`` whose references are con
 with no position gain on joints of several dofs (a floating base: their error is
 ``mb.difference``'s) (:func:`controller_tables`); any other controller, and a force function, is a
 Python function the loop calls back at every stage (single runs; a batch's controller
-``(t, Q, QD) -> (N, nv)``, the plan's ``call_batch``, is called once a stage with the states of
+``(t, Q, QD) -> (N, nv)``, ``Control.call_batch``, is called once a stage with the states of
 all its runs still going, which then advance as one group).  :func:`run_compiled` runs N initial states (N = 1: one
 ``mb.simulate``); a batch advances in lockstep groups of the SIMD lanes' width (``_core.LANES``),
 each stage's forward dynamics one ``aba_group`` call for the group (bit for bit each run's own
@@ -32,23 +39,237 @@ the rest of ``simulation`` but the controllers.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from ..core import _core
+from ..model.configuration import integrate
+from ..model.joints import JointType, spec
 from .controllers import PD, TorqueTable
 
 #: False sends every run through the Python loop (the tests compare the two paths).
 USE_COMPILED = True
 
-#: the compiled loop's integrator codes: row i of rollout.c's stepper table (integrators.CODES)
-INTEGRATOR_CODES = {row[0]: code for code, row in enumerate(_core.steppers())}
-STOP_MODES = {None: 0, "soft": 1, "hard": 2}
+# ---- the fixed-step methods: rollout.c's table mb_steppers, one row each -----------------------------
+#: rollout.c's table: (name, order, stages, stable_decay, flags, a, b, c, source), row i = code i
+TABLE = _core.steppers()
+IMPLICIT_DAMPING, Z_IN_PYTHON, SYMPLECTIC = 1, 2, 4   # core.h's MB_STEP_* flags
+FIXED_STEP = tuple(row[0] for row in TABLE)
+#: the compiled loop's integrator codes: row i of the table is code i
+INTEGRATOR_CODES = {row[0]: code for code, row in enumerate(TABLE)}
+ORDER = {row[0]: row[1] for row in TABLE}
+#: B: a step of h follows the decay v̇ = −λ v while λ·h < B (limits.py)
+STABLE_DECAY = {row[0]: row[3] for row in TABLE}
+FLAGS = {row[0]: row[4] for row in TABLE}
+ADAPTIVE = {"rk45": "RK45", "dop853": "DOP853", "radau": "Radau", "lsoda": "LSODA", "rk23": "RK23",
+            "bdf": "BDF"}
+
 #: info code of a run handed back to the Python loop before a step that crosses a hard stop
 HANDED_BACK = -2
 #: info code of a run whose next step turned its state non-finite (it ends at the last finite state)
 NON_FINITE = -1
+
+
+# ---- the state and the step grid ------------------------------------------------------------------
+def next_step_end(t, dt, t_final, period, n_sample, sample):
+    """Where a fixed-step loop's step from t ends: (t_next, k_next, n_sample).
+
+    The step ends on the grid point k_next·dt (or t_final), or earlier at the next sample time
+    n_sample·period of a sampled controller; when t itself is a sample time, ``sample(t)`` is called
+    first and n_sample moves on (n_sample counts the samples taken).
+    """
+    eps = 1e-9 * dt
+    next_sample = math.inf
+    if period is not None:
+        if t >= n_sample * period - eps:
+            sample(t)
+            n_sample = math.floor((t + eps) / period) + 1
+        next_sample = n_sample * period
+    k_next = math.floor(t / dt + 1e-9) + 1
+    t_next = min(k_next * dt, t_final)
+    if next_sample < t_next - eps:
+        t_next = next_sample
+    return t_next, k_next, n_sample
+
+
+
+class StateSpace:
+    """Layout of y = [q, v, z] for a model, and q ⊕ v·h on it."""
+
+    def __init__(self, model, nz: int = 0):
+        self.model = model
+        self.nq, self.nv, self.nz = model.nq, model.nv, nz
+        self.n = self.nq + self.nv + nz
+        manifold = [(JointType(int(model.jtype[i])), int(model.q_start[i]), int(model.v_start[i]))
+                    for i in range(model.nb)
+                    if not spec(model.jtype[i]).vector]
+        self.manifold = manifold
+        self.vector = not manifold
+        self.quaternion_starts = tuple(qs + spec(jt).quat for jt, qs, _ in manifold if spec(jt).quat >= 0)
+
+    def split(self, y):
+        nq, nv = self.nq, self.nv
+        return y[:nq], y[nq:nq + nv], y[nq + nv:]
+
+    def advance(self, y, K, h):
+        """y ⊕ h·K: q moves on the manifold with velocity K[:nv], the rest adds (y may be a batch (N, n))."""
+        if self.vector:
+            return y + h * K
+        nq, nv = self.nq, self.nv
+        out = np.empty_like(y)
+        out[..., :nq] = integrate(self.model, y[..., :nq], K[..., :nv], h)
+        out[..., nq:] = y[..., nq:] + h * K[..., nv:]
+        return out
+
+    def normalise(self, y):
+        """Unit quaternions in y (used after adaptive steps, which move q in coordinates)."""
+        for s in self.quaternion_starts:
+            y[..., s:s + 4] /= np.linalg.norm(y[..., s:s + 4], axis=-1, keepdims=True)
+        return y
+
+    def coordinate_rate(self, q, v):
+        """q̇ for q̇ = G(q) v: quaternion ½ q ⊗ (0, ω); free-joint position R(quat)·v; planar R(θ)·v."""
+        if self.vector:
+            return v
+        qdot = np.empty(self.nq)
+        # plain-vector joints: q̇ = v, copied joint by joint (their q and v indices differ after a quaternion)
+        m = self.model
+        for i in range(m.nb):
+            if spec(m.jtype[i]).vector:
+                qs, vs, n = int(m.q_start[i]), int(m.v_start[i]), int(m.nv_joint[i])
+                qdot[qs:qs + n] = v[vs:vs + n]
+        for jt, qs, vs in self.manifold:
+            if jt == JointType.PLANAR:
+                th = q[qs + 2]
+                c, s = np.cos(th), np.sin(th)
+                qdot[qs] = c * v[vs] - s * v[vs + 1]
+                qdot[qs + 1] = s * v[vs] + c * v[vs + 1]
+                qdot[qs + 2] = v[vs + 2]
+                continue
+            s0 = qs + (3 if jt == JointType.FREE else 0)
+            w0, w1, w2, w3 = q[s0:s0 + 4] / np.linalg.norm(q[s0:s0 + 4])
+            ox, oy, oz = v[vs:vs + 3]
+            qdot[s0:s0 + 4] = 0.5 * np.array([-w1 * ox - w2 * oy - w3 * oz,
+                                              w0 * ox + w2 * oz - w3 * oy,
+                                              w0 * oy - w1 * oz + w3 * ox,
+                                              w0 * oz + w1 * oy - w2 * ox])
+            if jt == JointType.FREE:
+                R = np.array([[1 - 2 * (w2 * w2 + w3 * w3), 2 * (w1 * w2 - w0 * w3), 2 * (w1 * w3 + w0 * w2)],
+                              [2 * (w1 * w2 + w0 * w3), 1 - 2 * (w1 * w1 + w3 * w3), 2 * (w2 * w3 - w0 * w1)],
+                              [2 * (w1 * w3 - w0 * w2), 2 * (w2 * w3 + w0 * w1), 1 - 2 * (w1 * w1 + w2 * w2)]])
+                qdot[qs:qs + 3] = R @ v[vs + 3:vs + 6]
+        return qdot
+
+
+# ---- the Plan: what the compiled loop runs, one record per part (core.h's small structs) ----------
+Array = Any   # a float64 array (C-contiguous), or None where the part is absent
+
+
+@dataclass(frozen=True)
+class Control:
+    """The controller: a PD's or torque table's C tables (kp … tau_ff, ``gravity``: the PD adds g(q)),
+    or the caller's function of one run (``call``: (t, q, qd) -> τ) or of a whole batch (``call_batch``:
+    (t, Q, QD) -> (N, nv)); ``period`` > 0: sampled with a zero-order hold.  (core.h: mb_control)"""
+    kp: Array = None
+    kd: Array = None
+    times: Array = None
+    q_ref: Array = None
+    qd_ref: Array = None
+    tau_ff: Array = None
+    gravity: int = 0
+    period: float = 0.0
+    call: Callable | None = None
+    call_batch: Callable | None = None
+
+
+@dataclass(frozen=True)
+class Passive:
+    """The model's passive forces, one field (or pair) per law of ``csrc/sim/passive.c`` (core.h:
+    mb_passive): damping (nv); friction (nv) with its v_s ``friction_velocity`` (nv); gravcomp's lift
+    gravcomp·m·(−g) ``gc_lift`` (nb, 3) at the centres of mass ``gc_com`` (nb, 3); the fixed tendons
+    (k, d, L_lo, L_hi) per tendon with their ``tendon_terms`` (tendon, q index, v index, c); the soft
+    stops' rows (q index, v index, position, sign) with their time constant; and the armature forward
+    dynamics runs with (``semi_implicit``'s damping)."""
+    soft_time: float
+    damping: Array = None
+    friction: Array = None
+    friction_velocity: Array = None
+    gc_lift: Array = None
+    gc_com: Array = None
+    tendons: Array = None
+    tendon_terms: Array = None
+    soft_stops: Array = None
+    implicit_armature: Array = None
+
+
+@dataclass(frozen=True)
+class Stops:
+    """Hard stops (core.h: mb_stops): ``rows`` (q index, v index, position, sign); a step that crosses
+    one is handed back to the Python loop's events.  ``resting``: (body, v index, sign) of the joints
+    resting on their stops (one run), held by hybrid dynamics until their release is handed back."""
+    rows: Array = None
+    resting: Array = None
+
+
+@dataclass(frozen=True)
+class Contact:
+    """Contact (core.h: mb_contact): the ground's table (bodies, points, nd, K, D, μ) of a
+    ``GroundContact``, or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with
+    its ``states``."""
+    ground: tuple | None = None
+    call: Callable | None = None
+    states: int = 0
+
+
+@dataclass(frozen=True)
+class Callbacks:
+    """The caller's functions the loop calls (one run; core.h: mb_callbacks): ``forces`` (t, q, qd) ->
+    f_ext, ``guards`` (t, q, qd) -> the events' guard values with their ``directions`` (int32), and a
+    constrained model's ``dynamics`` (t, q, qd, τ_all, f_ext | None) -> q̈."""
+    forces: Callable | None = None
+    guards: Callable | None = None
+    directions: Array = None
+    dynamics: Callable | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run's plan: what ``csrc/sim/rollout.c`` integrates, one record per part, read by
+    ``csrc/py/py_rollout.c`` into core.h's structs (one small function per record).  Built by one
+    factory, :meth:`System.plan <multibody.simulation.system.System.plan>`; the event machinery
+    around the loop and the sensitivities amend it with ``dataclasses.replace``."""
+    control: Control
+    f_ext: Array
+    passive: Passive
+    stops: Stops
+    contact: Contact
+    callbacks: Callbacks
+
+
+@dataclass(frozen=True)
+class Record:
+    """What a compiled stretch keeps (core.h: mb_record): every ``record_every``-th grid sample and, with
+    ``keep_last``, a run's last finite state off the grid."""
+    record_every: int = 1
+    keep_last: bool = False
+
+
+@dataclass(frozen=True)
+class Run:
+    """One call's window over a Plan: the integrator's code, [t0, t_final] in steps of dt (or one step
+    of ``one_step``), a sampled controller's hold at t0 (``held0``, next sample ``n_sample0``), the
+    contact states' start ``Z0`` and its Record."""
+    integrator: int
+    t0: float
+    t_final: float
+    dt: float
+    one_step: float | None
+    held0: Array
+    n_sample0: int
+    Z0: Array
+    record: Record
 
 
 def _pd_tables(model, pd):
@@ -87,20 +308,23 @@ def _several_dofs(model):
 
 
 def controller_tables(model, controller):
-    """(expressible, C controller tables or None, period) of a run's controller (bound to ``model``)."""
+    """(expressible, its :class:`Control` or None, period) of a run's controller (bound to ``model``)."""
     if controller is None:
-        return True, None, 0.0
+        return True, Control(), 0.0
+    period = float(controller.period or 0.0) if type(controller) in (PD, TorqueTable) else 0.0
     if type(controller) is PD:
         ctrl = _pd_tables(model, controller)
-        return ctrl is not None, ctrl, controller.period or 0.0
+        if ctrl is None:
+            return False, None, period
+        kp, kd, times, q_ref, qd_ref, tau_ff, gravity = ctrl
+        return True, Control(kp, kd, times, q_ref, qd_ref, tau_ff, gravity, period), period
     if type(controller) is TorqueTable:   # kp = kd = 0: any model
         controller.bind(model)
         M, nv = len(controller.times), model.nv
         zero = np.zeros(nv)
-        ctrl = (zero, zero.copy(), np.ascontiguousarray(controller.times),
-                np.ascontiguousarray(np.broadcast_to(model.neutral(), (M, model.nq))), np.zeros((M, nv)),
-                np.ascontiguousarray(controller.tau), 0)
-        return True, ctrl, controller.period or 0.0
+        return True, Control(zero, zero.copy(), np.ascontiguousarray(controller.times),
+                             np.ascontiguousarray(np.broadcast_to(model.neutral(), (M, model.nq))), np.zeros((M, nv)),
+                             np.ascontiguousarray(controller.tau), 0, period), period
     return False, None, 0.0
 
 
@@ -108,37 +332,6 @@ def capacity(t_final, dt, record_every):
     """Rows enough for every sample a run can record (grid samples, the final one, the last finite)."""
     steps = math.floor(t_final / dt + 1e-9) + 2
     return steps // record_every + 3
-
-
-def passive_tables(model, damping, friction, friction_velocity, gravcomp, limits, soft_time, tendons=()):
-    """The plan's entries for the model's passive forces (None where a term is absent)."""
-    gc_lift = gc_com = stops = None
-    if gravcomp is not None:   # dynamics/gravcomp.py's lift, computed the same way
-        gc_lift = np.ascontiguousarray((gravcomp * model.mass)[:, None] * -np.asarray(model.gravity), dtype=float)
-        gc_com = np.ascontiguousarray(model.com, dtype=float)
-    mode = None
-    if limits is not None and limits.mode in ("soft", "hard"):
-        mode = limits.mode
-        stops = np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign in limits.stops], dtype=float)
-    tendon_rows = tendon_terms = None
-    if tendons:   # model/tendons.py: (k, d, L_lo, L_hi) per tendon, (tendon, q index, v index, c) per term
-        tendon_rows = np.array([(t.stiffness, t.damping, *t.spring_length) for t in tendons], dtype=float)
-        tendon_terms = np.array([(i, qi, vi, c) for i, t in enumerate(tendons)
-                                 for qi, vi, c in zip(*t._indices(model), t.coef)], dtype=float)
-    return dict(damping=None if damping is None else np.ascontiguousarray(damping, dtype=float),
-                tendons=tendon_rows, tendon_terms=tendon_terms,
-                friction=None if friction is None else np.ascontiguousarray(friction, dtype=float),
-                friction_velocity=None if friction is None else np.ascontiguousarray(
-                    np.broadcast_to(np.asarray(friction_velocity, dtype=float), (model.nv,))),
-                gc_lift=gc_lift, gc_com=gc_com, stops=stops,
-                stop_mode=STOP_MODES[mode], soft_time=float(soft_time))
-
-
-def contact_table(contact):
-    """The plan's entry for a ``GroundContact`` (bodies, points, nd, K, D, μ), or None."""
-    if contact is None:
-        return None
-    return (contact.bodies, contact.points, contact.nd, contact.K, contact.D, contact.mu)
 
 
 class CompiledRuns(NamedTuple):
@@ -161,7 +354,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     """Run N initial states from t0 (:class:`CompiledRuns`); with ground contact the states start
     from Z0 (zeros if None); a sampled controller resumed at t0 holds ``held`` until sample
     ``n_sample`` (None: it samples at t0).  ``one_step`` h: only one step of size h from t0 (no
-    sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end).
+    sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end).  ``plan``: a
+    :class:`Plan`, the window and recording become its :class:`Run`.
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
     unset for one run: the C loop fills them, each run's on the thread that runs it (the records are
@@ -173,17 +367,17 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     new = _core.output_array
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
     T = new((N, R))   # after them: a batch keeps Q…TAU, so a loop's next batch finds their blocks first
-    contact, law = plan.get("contact"), plan.get("contact_call")
+    ground, law = plan.contact.ground, plan.contact.call
     Z = F = None
-    if contact is not None or law is not None:
-        nz = plan["contact_states"] if law is not None else (contact[2] - 1) * len(contact[0]) if contact[5] > 0 else 0
+    if ground is not None or law is not None:
+        nz = plan.contact.states if law is not None else (ground[2] - 1) * len(ground[0]) if ground[5] > 0 else 0
         Z0 = np.zeros((N, nz)) if Z0 is None else np.ascontiguousarray(Z0, dtype=float)
         Z = new((N, R, nz))
-    if contact is not None:
-        F = new((N, R, len(contact[0]), 3))
+    if ground is not None:
+        F = new((N, R, len(ground[0]), 3))
     Y_END = np.empty((N, nq + nv + (0 if Z is None else Z.shape[2])))
     info = np.zeros((N, 4))
-    sampled = plan["period"] > 0
+    sampled = plan.control.period > 0
     HELD, NS = (np.zeros((N, nv)), np.zeros(N)) if sampled else (None, None)
     held = None if held is None or not sampled else np.ascontiguousarray(held, dtype=float)
     outputs = dict(T=T, Q=Q, QD=QD, QDD=QDD, TAU=TAU, Y_END=Y_END, info=info)
@@ -193,19 +387,11 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
         outputs.update(F=F)
     if sampled:
         outputs.update(HELD_END=HELD, N_SAMPLE_END=NS)
-    kp, kd, times, q_ref, qd_ref, tau_ff, gravity = plan["ctrl"] or (None,) * 6 + (0,)
-    settings = dict(integrator=INTEGRATOR_CODES[integrator], t0=float(t0), t_final=float(t_final), dt=float(dt),
-                    record_every=int(record_every), keep_last=int(keep_last), period=plan["period"], kp=kp, kd=kd,
-                    times=times, q_ref=q_ref, qd_ref=qd_ref, tau_ff=tau_ff, gravity=gravity, contact=contact,
-                    Z0=Z0, held0=held, n_sample0=int(n_sample), control=plan.get("call_control"),
-                    forces=plan.get("call_forces"), guards=plan.get("call_guards"),
-                    dynamics=plan.get("call_dynamics"), contact_call=law, contact_states=plan.get("contact_states"),
-                    one_step=None if one_step is None else float(one_step), control_batch=plan.get("call_batch"),
-                    **{k: plan.get(k) for k in ("f_ext", "damping", "friction", "friction_velocity", "gc_lift",
-                                                "gc_com", "stops", "stop_mode", "soft_time", "directions",
-                                                "tendons", "tendon_terms", "resting", "implicit_armature")})
+    run = Run(INTEGRATOR_CODES[integrator], float(t0), float(t_final), float(dt),
+              None if one_step is None else float(one_step), held, int(n_sample), Z0,
+              Record(int(record_every), bool(keep_last)))
     _core.rollout(model._c, np.ascontiguousarray(Q0, dtype=float), np.ascontiguousarray(QD0, dtype=float), outputs,
-                  {k: v for k, v in settings.items() if v is not None})
+                  plan, run)
     bad = np.flatnonzero(info[:, 1] > 0)
     if len(bad):
         n = int(bad[0])

@@ -67,6 +67,8 @@ True
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..core import ResultOverflowError
@@ -74,8 +76,10 @@ from ..dynamics.derivatives import aba_derivatives
 from ..errors import SimulationError
 from ..model.configuration import difference
 from ..model.joints import JointType
+from . import rollout
 from .adaptive import adaptive_loop
-from .integrators import ADAPTIVE, FLAGS, STEPPERS, Z_IN_PYTHON, StateSpace
+from .integrators import STEPPERS
+from .rollout import ADAPTIVE, FLAGS, Z_IN_PYTHON, StateSpace
 from .limits import smoothed_friction
 from .system import _NonFinite
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -372,7 +376,7 @@ class SensitivityFlow:
     forces and ż (zeros without contact; ``GroundContact`` is then evaluated here, not in C) and
     Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then the
     run's method's on Z with A at the state's stage states (RK4's, on a group CF4's; a tableau row of
-    ``integrators.TABLE``, e.g. rk3, its tableau's: no code of its own here), as :func:`_step`.  Rows
+    ``rollout.TABLE``, e.g. rk3, its tableau's: no code of its own here), as :func:`_step`.  Rows
     flagged ``Z_IN_PYTHON`` (semi_implicit) step in Python with :func:`_step` (their η rows take the
     new δv, which the compiled loop's z cannot);
     a sampled controller's runs take one compiled step at a time (Ψ = ∂τ/∂x · Z is updated at each
@@ -428,7 +432,7 @@ class SensitivityFlow:
         """The compiled loop's plan with Z along (None: the run steps in Python)."""
         if plan is None or FLAGS[self.integrator] & Z_IN_PYTHON:   # (semi_implicit)
             return None
-        return dict(plan, contact=None, contact_call=self.rates, contact_states=self.space.nz)
+        return dataclasses.replace(plan, contact=rollout.Contact(call=self.rates, states=self.space.nz))
 
     def rates(self, t, q, v, z):
         """[f_ext (the contact law's, 6·nb), ż (its states'), vec Ż] at a stage (the compiled loop's call;

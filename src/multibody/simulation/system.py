@@ -126,7 +126,7 @@ class System:
 
     def implicit_damping(self, dt):
         """Make the run's forward dynamics (M + dt·D) q̈ = τ − C − D q̇ (``semi_implicit``: its joint
-        damping implicit, as MuJoCo's Euler integrator; integrators.py): the model FD runs on carries
+        damping implicit, as MuJoCo's Euler integrator): the model FD runs on carries
         dt·damping as extra armature.  The Model itself (energies, impacts, records) is unchanged."""
         if self.damping is None:
             return
@@ -134,46 +134,77 @@ class System:
         self.dynamics_model = dataclasses.replace(self.model, armature=np.asarray(self.model.armature, float)
                                                   + float(dt) * self.damping)
 
-    def implicit_table(self):
-        """The plan's entry for the compiled loop: the armature FD runs with, or None."""
-        if self.dynamics_model is self.model:
-            return dict(implicit_armature=None)
-        return dict(implicit_armature=np.ascontiguousarray(self.dynamics_model.armature, dtype=float))
-
-    def plan(self, integrator, events=(), callables=False):
-        """The compiled loop's tables for this run (controller, constant forces, passive forces and
-        the stops), or None when the run needs the Python loop (see :mod:`multibody.simulation.rollout`).
+    def plan(self, integrator, events=(), callables=False, batch=False):
+        """The run's :class:`~multibody.simulation.rollout.Plan` for the compiled loop — the one factory
+        ``simulate``, ``simulate_batch``, the sensitivities and the walker (through ``simulate``) build
+        their runs with — or None when the run needs the Python loop (``rollout.USE_COMPILED`` off, an
+        adaptive integrator, or a part the loop cannot call back).
 
         ``events`` are the user's: the hard stops' own events are handled by the plan (a step
         crossing a stop is handed back to the Python loop, a sampled controller's hold with it).
         ``callables``: a Python controller or force function, the constraints' accelerations and a
         contact object other than ``GroundContact`` are called from the compiled loop at every stage,
-        the user's events' guards after every step (one run; a batch's controller of all its states
-        is called once a stage from the compiled loop too, simulation/batch.py's ``_called_plan``, and
-        a batch with the others runs one ``simulate`` each)."""
-        if (integrator not in rollout.INTEGRATOR_CODES or not rollout.USE_COMPILED or (events and not callables)
-                or (self.constraints is not None and not callables) or (self.f_ext_fn is not None and not callables)
-                or (self.contact is not None and type(self.contact) is not GroundContact and not callables)):
+        the user's events' guards after every step (one run).  ``batch``: a batch's controller that is
+        no built-in one is a Python function of all its states, called once a stage from the compiled
+        loop (``System.control_batch``); a batch with the others runs one ``simulate`` each."""
+        compiled = rollout.USE_COMPILED   # (a batch's vectorised run is the compiled loop's either way)
+        if integrator not in rollout.INTEGRATOR_CODES or not (compiled or batch):
             return None
-        ok, ctrl, period = rollout.controller_tables(self.model, self.controller)
-        call_control = None
-        if not ok and callables:    # checked (shape, finite) and its errors named as in the Python loop
-            call_control, period = self._call_controller, self.period or 0.0
+        if not callables and (events or self.constraints is not None or self.f_ext_fn is not None
+                              or (self.contact is not None and type(self.contact) is not GroundContact)):
+            return None
+        ok, control, _period = rollout.controller_tables(self.model, self.controller) if compiled else (False,) * 3
+        if not ok and batch:    # the batch's function of (t, Q, QD), called once a stage
+            control = rollout.Control(call_batch=None if self.controller is None else self.control_batch)
+        elif not ok and callables:    # checked (shape, finite) and its errors named as in the Python loop
+            control = rollout.Control(period=float(self.period or 0.0), call=self._call_controller)
         elif not ok:
             return None
-        fe = None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const)
         ground = type(self.contact) is GroundContact    # in C; another contact law is called back
         law = self.contact is not None and not ground
-        return dict(ctrl=ctrl, period=float(period), f_ext=fe,
-                    contact=rollout.contact_table(self.contact) if ground else None,
-                    contact_call=self._contact_call if law else None, contact_states=self.nz if law else None,
-                    call_control=call_control, call_forces=self.forces if self.f_ext_fn is not None else None,
-                    call_guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
-                    call_dynamics=self.constrained_accelerations if self.constraints is not None else None,
-                    directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
-                    **rollout.passive_tables(self.model, self.damping, self.friction, self.friction_velocity,
-                                             self.gravcomp, self.limits, SOFT_LIMIT_TIME, self.tendons),
-                    **self.implicit_table())
+        contact = rollout.Contact(ground=(self.contact.bodies, self.contact.points, self.contact.nd, self.contact.K,
+                                          self.contact.D, self.contact.mu) if ground else None,
+                                  call=self._contact_call if law else None, states=self.nz if law else 0)
+        callbacks = rollout.Callbacks(
+            forces=self.forces if self.f_ext_fn is not None else None,
+            guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
+            directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
+            dynamics=self.constrained_accelerations if self.constraints is not None else None)
+        return rollout.Plan(control=control,
+                            f_ext=None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const),
+                            passive=self.passive_record(),
+                            stops=rollout.Stops(self._stop_rows() if self.hard_stops else None),
+                            contact=contact, callbacks=callbacks)
+
+    def passive_record(self):
+        """The plan's :class:`~multibody.simulation.rollout.Passive`: this run's passive laws as
+        ``csrc/sim/passive.c`` reads them (None where a law is absent)."""
+        model = self.model
+        gc_lift = gc_com = None
+        if self.gravcomp is not None:   # dynamics/gravcomp.py's lift, computed the same way
+            gc_lift = np.ascontiguousarray((self.gravcomp * model.mass)[:, None] * -np.asarray(model.gravity),
+                                           dtype=float)
+            gc_com = np.ascontiguousarray(model.com, dtype=float)
+        tendon_rows = tendon_terms = None
+        if self.tendons:   # model/tendons.py: (k, d, L_lo, L_hi) per tendon, (tendon, q index, v index, c) per term
+            tendon_rows = np.array([(t.stiffness, t.damping, *t.spring_length) for t in self.tendons], dtype=float)
+            tendon_terms = np.array([(i, qi, vi, c) for i, t in enumerate(self.tendons)
+                                     for qi, vi, c in zip(*t._indices(model), t.coef)], dtype=float)
+        friction = self.friction
+        return rollout.Passive(
+            soft_time=float(SOFT_LIMIT_TIME),
+            damping=None if self.damping is None else np.ascontiguousarray(self.damping, dtype=float),
+            friction=None if friction is None else np.ascontiguousarray(friction, dtype=float),
+            friction_velocity=None if friction is None else np.ascontiguousarray(
+                np.broadcast_to(np.asarray(self.friction_velocity, dtype=float), (model.nv,))),
+            gc_lift=gc_lift, gc_com=gc_com, tendons=tendon_rows, tendon_terms=tendon_terms,
+            soft_stops=self._stop_rows() if self.soft else None,
+            implicit_armature=None if self.dynamics_model is model
+            else np.ascontiguousarray(self.dynamics_model.armature, dtype=float))
+
+    def _stop_rows(self):
+        """The stops' rows (q index, v index, position, sign) for the compiled loop."""
+        return np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign in self.limits.stops], dtype=float)
 
     @property
     def hard_stops(self):

@@ -196,7 +196,7 @@ def check_file_members(d: dict, path, model=None) -> None:
         raise ValueError(f"{where}: 'quaternion_starts' {qs.tolist()[:8]} are not increasing, non-overlapping "
                          f"4-blocks inside q (nq = {nq}, nv = {nv})")
     if model is not None:
-        from .integrators import StateSpace
+        from .rollout import StateSpace
         if (nq, nv) != (model.nq, model.nv):
             raise ValueError(f"model: the trajectory in {path!r} has nq = {nq}, nv = {nv}; model "
                              f"{model.name!r} has nq = {model.nq}, nv = {model.nv}")

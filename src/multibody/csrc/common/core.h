@@ -195,6 +195,8 @@ typedef int (*mb_batch_callback)(void *ctx, double t, int count, const double *c
                                  double *const *tau);
 enum { MB_STOPS_NONE = 0, MB_STOPS_SOFT = 1, MB_STOPS_HARD = 2 };
 
+/* A run's plan as C reads it: one small struct per record of simulation/rollout.py's Plan (py_rollout.c
+ * fills each from its record).  mb_rollout gathers them with the run's window. */
 typedef struct mb_control {
     int kind;               /* MB_CONTROL_NONE (τ = 0), MB_CONTROL_PD, or MB_CONTROL_CALL (τ = call(…))   */
     const double *kp, *kd;  /* (nv) gains                                                                */
@@ -212,59 +214,115 @@ typedef struct mb_control {
     mb_batch_callback batch; /* MB_CONTROL_BATCH: τ of all the group's runs at a stage in one call (ctx)  */
 } mb_control;
 
-typedef struct mb_rollout {
-    int integrator;         /* row of mb_steppers (MB_EULER, MB_SEMI_IMPLICIT, MB_RK4, …)                */
-    double t_final, dt;     /* run [0, t_final] on the grid k·dt (last step ends at t_final)             */
-    long record_every;      /* keep every k-th grid sample (and the final one)                           */
-    long capacity;          /* rows of the output arrays                                                 */
-    int keep_last;          /* a non-finite run also records its last finite state when off the grid     */
-    mb_control control;
-    const double *fext;     /* (nb × 6) constant spatial forces in base coordinates, or NULL             */
-    const double *damping;  /* (nv) joint damping (τ − damping ⊙ q̇ drives ABA), or NULL                  */
-    double t0;              /* start time (a run resumed after the Python loop took a step at a stop)    */
+/* The model's passive forces (passive.c: one function per law, mb_passive_forces for all of them).
+ * Every table NULL (or count 0) where its law is absent. */
+typedef struct mb_passive {
+    const double *damping;  /* (nv) joint damping: τ −= damping ⊙ q̇                                    */
     const double *friction; /* (nv) Coulomb friction f, smoothed: τ −= f ⊙ tanh(q̇ / friction_velocity)   */
     const double *friction_velocity; /* (nv) its v_s per variable (simulation/limits.py: step_friction_velocity) */
-    const double *implicit_armature; /* (nv) or NULL: FD runs with this armature (semi_implicit's damping,
-                                        armature + dt·damping: System.implicit_damping) */
     const double *gc_lift;  /* (nb × 3) gravity compensation force gravcomp·m·(−g) per body, or NULL     */
     const double *gc_com;   /* (nb × 3) body centres of mass in body coordinates (with gc_lift)          */
-    int n_stops;            /* position limits: n_stops rows of (q index, v index, position, sign)       */
-    const double *stops;    /* sign +1 for a lower bound (pushes q up), −1 for an upper one              */
-    int stop_mode;          /* MB_STOPS_SOFT: spring–damper; MB_STOPS_HARD: hand the step back (below)   */
-    double soft_time;       /* the soft stops' time constant T, s                                        */
-    const struct mb_ground_contact_spec *contact; /* compliant ground contact (contact.c), or NULL      */
-    const double *held0;    /* (nv) a sampled controller's τ held at t0, or NULL (sample at t0)          */
-    long n_sample0;         /* with held0: the next sample is n_sample0 · period                          */
-    mb_callback forces;     /* f_ext (constant forces included) from the caller's function, or NULL      */
-    void *forces_ctx;
-    mb_callback guards;     /* the user's events: their guards at a state (MB_CALL_GUARDS), or NULL; a   */
-    void *guards_ctx;       /* step where one crosses zero in its direction is handed back (one run)     */
-    int n_guards;
-    const int *directions;  /* (n_guards) −1: from > 0 to ≤ 0, +1: from < 0 to ≥ 0, 0: either           */
     int n_tendons;          /* fixed tendons' springs and dampers (model/tendons.py): (k, d, L_lo, L_hi)  */
     const double *tendons;  /* per tendon, and n_tendon_terms rows (tendon, q index, v index, coefficient) */
     int n_tendon_terms;     /* grouped by tendon in order                                               */
     const double *tendon_terms;
-    mb_dynamics_callback dynamics; /* q̈ from the caller's function instead of FDab (constraints), or NULL */
-    void *dynamics_ctx;     /* (one run; a PD's g(q) then goes into τ instead of cancelling gravity)    */
+    int n_soft;             /* soft position limits: n_soft rows of (q index, v index, position, sign),  */
+    const double *soft;     /* sign +1 for a lower bound (pushes q up), −1 for an upper one              */
+    double soft_time;       /* the soft stops' time constant T, s                                        */
+    const double *implicit_armature; /* (nv) or NULL: FD runs with this armature (semi_implicit's damping,
+                                        armature + dt·damping: System.implicit_damping) */
+} mb_passive;
+
+/* Hard position limits: events with impact resets, handled by the Python loop (rollout.c hands a step
+ * that crosses one back); joints resting on their stops are held here by hybrid dynamics. */
+typedef struct mb_stops {
+    int n;                  /* rows (q index, v index, position, sign) as mb_passive's soft ones, or 0   */
+    const double *rows;
     int n_resting;          /* joints resting on hard stops (one run): held by hybrid dynamics, q̈ = 0;   */
     const int *resting_v;   /* (n_resting) their v indices, and the sign of each one's stop; the run is  */
     const double *resting_sign; /* handed back when a stop's push sign·λ falls to ≤ 0 (its release)      */
     const unsigned char *resting_fd; /* (nb) hybrid.c's mask: 0 at the resting joints' bodies, else 1  */
-    mb_contact_callback contact_call; /* another contact law, the caller's (one run; instead of contact), */
-    void *contact_ctx;      /* its f_ext joins the user's like the ground's, its n_call_z states follow v */
-    int n_call_z;
+} mb_stops;
+
+/* The caller's functions the loop calls back (one run), each NULL where absent. */
+typedef struct mb_callbacks {
+    mb_callback forces;     /* f_ext (constant forces included) from the caller's function               */
+    void *forces_ctx;
+    mb_callback guards;     /* the user's events: their guards at a state (MB_CALL_GUARDS); a step where */
+    void *guards_ctx;       /* one crosses zero in its direction is handed back                          */
+    int n_guards;
+    const int *directions;  /* (n_guards) −1: from > 0 to ≤ 0, +1: from < 0 to ≥ 0, 0: either           */
+    mb_dynamics_callback dynamics; /* q̈ from the caller's function instead of FDab (constraints)        */
+    void *dynamics_ctx;     /* (a PD's g(q) then goes into τ instead of cancelling gravity)              */
+} mb_callbacks;
+
+/* Contact: the compliant ground's table (contact.c) or another law, the caller's (its forces and ż
+ * from one call back per stage); its states follow v in the state. */
+typedef struct mb_contact {
+    const struct mb_ground_contact_spec *ground; /* or NULL                                             */
+    mb_contact_callback call;  /* or NULL (one run; not with ground)                                     */
+    void *ctx;
+    int n_call_z;           /* the caller's law's states                                                  */
+} mb_contact;
+
+typedef struct mb_record {
+    long record_every;      /* keep every k-th grid sample (and the final one)                           */
+    long capacity;          /* rows of the output arrays                                                 */
+    int keep_last;          /* a non-finite run also records its last finite state when off the grid     */
+} mb_record;
+
+typedef struct mb_rollout {
+    int integrator;         /* row of mb_steppers (MB_EULER, MB_SEMI_IMPLICIT, MB_RK4, …)                */
+    double t0;              /* start time (a run resumed after the Python loop took a step at a stop)    */
+    double t_final, dt;     /* run [t0, t_final] on the grid k·dt (last step ends at t_final)            */
     double one_step;        /* > 0: one step of exactly this size from t0, nothing else (no sampling, no */
                             /* stop, guard or release checks, no q̈ at its end): the Python loop's event */
-} mb_rollout;               /* machinery taking a handed-back step or locating an event inside it      */
+                            /* machinery taking a handed-back step or locating an event inside it      */
+    const double *held0;    /* (nv) a sampled controller's τ held at t0, or NULL (sample at t0)          */
+    long n_sample0;         /* with held0: the next sample is n_sample0 · period                          */
+    mb_control control;
+    const double *fext;     /* (nb × 6) constant spatial forces in base coordinates, or NULL             */
+    mb_passive passive;
+    mb_stops stops;
+    mb_contact contact;
+    mb_callbacks call;
+    mb_record record;
+} mb_rollout;
 
-/* The ground's tangential deformations a run's state carries after [q, v]: (nd − 1) per point with friction. */
+/* The contact states a run's state carries after [q, v]: the caller's law's, or the ground's tangential
+ * deformations, (nd − 1) per point with friction. */
 static inline int mb_rollout_contact_states(const mb_rollout *r)
 {
-    if (r->contact_call)
-        return r->n_call_z;
-    return r->contact && r->contact->mu > 0.0 ? (r->contact->nd - 1) * r->contact->npt : 0;
+    if (r->contact.call)
+        return r->contact.n_call_z;
+    const struct mb_ground_contact_spec *g = r->contact.ground;
+    return g && g->mu > 0.0 ? (g->nd - 1) * g->npt : 0;
 }
+
+/* passive.c — the model's passive forces, one function per law (each with its Python statement, the
+ * tests' reference: simulation/limits.py, dynamics/gravcomp.py, model/tendons.py).  Scratch: 3 nv + nv²
+ * doubles (mb_passive_scratch_size); the soft stops' Cholesky factor goes to d->L. */
+static inline long mb_passive_scratch_size(int nv)
+{
+    return 3L * nv + (long)nv * nv;
+}
+void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all);
+void mb_passive_friction(int nv, const double *friction, const double *velocity, const double *v, double *tau_all);
+void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const double *v, double *sum, double *one,
+                        double *tau_all);
+void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                           double *H, double *y, double *tau_all);
+void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *base,
+                         double *fext);
+/* Does the plan carry joint-space passive forces (damping, friction, tendons, soft stops)? */
+static inline int mb_passive_joint_forces(const mb_passive *p)
+{
+    return p->damping || p->friction || p->n_tendons || p->n_soft;
+}
+/* τ_all = τ + the joint-space passive forces at (q, v), in the Python statement's order (damping,
+ * friction, tendons, soft stops); scratch as above. */
+void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                       const double *tau, double *scratch, double *tau_all);
 
 typedef struct mb_rollout_out {
     double *t, *q, *qd, *qdd, *tau;  /* (capacity), (capacity × nq), (capacity × nv) ×3          */

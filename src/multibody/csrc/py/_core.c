@@ -81,9 +81,10 @@ static PyMethodDef methods[] = {
     {"fdgq_solve", (PyCFunction)(void (*)(void))py_fdgq_solve, METH_FASTCALL,
      "fdgq_solve(H, C, tau, G, gs) -> (qdd, tauc) or None: FDgq's reduced solve (RBDA eq. 3.20)"},
     {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_FASTCALL,
-     "rollout(cmodel, integrator, Q0, QD0, t_final, dt, record_every, keep_last, period, kp, kd, times, q_ref, "
-     "qd_ref, tau_ff, f_ext, damping, T, Q, QD, QDD, TAU, info): whole fixed-step runs into the "
-     "given arrays"},
+     "rollout(cmodel, Q0, QD0, outputs, plan, run): whole fixed-step runs of a Plan (simulation/rollout.py) "
+     "into the given arrays"},
+    {"passive", (PyCFunction)(void (*)(void))py_passive, METH_FASTCALL,
+     "passive(cmodel, passive, q, v, tau) -> (tau_all, f_ext | None): passive.c's laws at one state"},
     {"steppers", py_steppers, METH_NOARGS,
      "steppers() -> ((name, order, stages, stable_decay, flags, a, b, c, source), ...): the fixed-step methods "
      "of the compiled loop, row i for integrator code i (rollout.c's mb_steppers)"},

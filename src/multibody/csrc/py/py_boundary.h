@@ -126,7 +126,7 @@ PyObject *py_get_num_threads(PyObject *self, PyObject *unused);
 /* ---- py_gate.c ------------------------------------------------------------------------------- */
 
 /* The arrays an entry point got from the gate (new references), released together at its end. */
-enum { GATE_HOLD_MAX = 32 };
+enum { GATE_HOLD_MAX = 48 };
 typedef struct {
     PyObject *o[GATE_HOLD_MAX];
     int n;
@@ -235,6 +235,7 @@ MB_ENTRY(py_ltl_kernel);
 MB_ENTRY(py_mpy_kernel);
 MB_ENTRY(py_solve_ltdl_kernel);
 MB_ENTRY(py_rollout);
+MB_ENTRY(py_passive);  /* py_rollout.c: passive.c's laws at one state (the tests' seam) */
 PyObject *py_steppers(PyObject *self, PyObject *unused);  /* py_rollout.c: the fixed-step methods' table */
 MB_ENTRY(py_ground_contact);
 MB_ENTRY(py_scene_contacts);   /* py_scene.c: contacts of the model's geoms, the compliant law on them */

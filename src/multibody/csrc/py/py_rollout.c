@@ -188,7 +188,7 @@ static void nan_records(const mb_model *m, const rollout_job *rj, Py_ssize_t n, 
 static int start_run(const mb_model *m, const rollout_job *rj, Py_ssize_t n, mb_rollout_out *out)
 {
     const job *j = &rj->j;
-    const Py_ssize_t R = j->rollout->capacity;
+    const Py_ssize_t R = j->rollout->record.capacity;
     if (rj->fill_nan)
         nan_records(m, rj, n, R);
     *out = (mb_rollout_out){OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n), OUT(j, 3, n), j->tau_out + n * R * m->nv,
@@ -282,16 +282,125 @@ done:
     return st;
 }
 
-/* The fixed tendons' tables (args[0]: (T,4) | None, args[1]: (n,4)) into r: finite, k, d ≥ 0,
- * L_lo ≤ L_hi, each term's tendon in 0…T−1 in non-decreasing order with every tendon named, and
- * its indices inside the model. */
-static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model *m, mb_rollout *r)
+/* ---- the Plan's records (simulation/rollout.py) into core.h's small structs ------------------------- */
+
+/* The attributes read from the records, kept (new references) until the entry returns: the arrays the
+ * structs point into stay alive with them. */
+enum { KEPT_MAX = 64 };
+typedef struct {
+    PyObject *o[KEPT_MAX];
+    int n;
+} kept;
+
+static void kept_release(kept *k)
 {
-    if (args[0] == Py_None)
+    while (k->n > 0)
+        Py_DECREF(k->o[--k->n]);
+}
+
+/* rec.name (kept), or NULL with a TypeError naming the record and the missing field. */
+static PyObject *field(kept *k, PyObject *rec, const char *what, const char *name)
+{
+    if (k->n == KEPT_MAX) {  /* a programming error: more fields than the records have */
+        PyErr_Format(PyExc_RuntimeError, "%s: too many fields", what);
+        return NULL;
+    }
+    PyObject *v = PyObject_GetAttrString(rec, name);
+    if (!v) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a %s record (simulation/rollout.py); it has no field %s", what,
+                     what, name);
+        return NULL;
+    }
+    return k->o[k->n++] = v;
+}
+
+/* One record's reading: its fields, the gate's hold for their arrays, the record's name for errors. */
+typedef struct {
+    kept *k;
+    gate_hold *held;
+    PyObject *rec;
+    const char *what;
+} reader;
+
+#define FIELD(rd, name) field((rd)->k, (rd)->rec, (rd)->what, name)
+
+/* An optional array of finite numbers: None leaves *data NULL; 0 with the error set if bad. */
+static int optional_field(reader *rd, const char *name, int ndim, npy_intp *dims, const double **data)
+{
+    PyObject *o = FIELD(rd, name);
+    return o && optional_finite(rd->held, o, name, ndim, dims, data);
+}
+
+/* Control: a PD or torque table's tables (kp None: no table), its period, or the caller's function of
+ * one run (call) or of the whole batch (call_batch). */
+static int control_from(reader *rd, const mb_model *m, int vector, py_callbacks *cb, mb_control *c)
+{
+    PyObject *kp_, *period, *gravity, *call, *batch;
+    long grav;
+    if (!(kp_ = FIELD(rd, "kp")) || !(period = FIELD(rd, "period")) || !(gravity = FIELD(rd, "gravity")) ||
+        !(call = FIELD(rd, "call")) || !(batch = FIELD(rd, "call_batch")) ||
+        !get_double(period, "period", 0.0, 1, &c->period) || !get_long(gravity, "gravity", 0, 1, &grav))
+        return 0;
+    if (kp_ != Py_None) {
+        PyObject *kd_, *times_, *qr_, *qdr_, *ff_;
+        if (!(kd_ = FIELD(rd, "kd")) || !(times_ = FIELD(rd, "times")) || !(qr_ = FIELD(rd, "q_ref")) ||
+            !(qdr_ = FIELD(rd, "qd_ref")) || !(ff_ = FIELD(rd, "tau_ff")))
+            return 0;
+        gate_hold *held = rd->held;
+        npy_intp dg[1] = {m->nv}, dt_[1] = {-1};
+        PyArrayObject *kp = gated_array(held, kp_, "kp", NPY_DOUBLE, 1, dg, 0);
+        PyArrayObject *kd = kp ? gated_array(held, kd_, "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
+        PyArrayObject *times = kd ? gated_array(held, times_, "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
+        if (!times)
+            return 0;
+        const npy_intp M = dt_[0];
+        npy_intp dr[2] = {M, m->nq}, dvr[2] = {M, m->nv}, dff[2] = {M, m->nv};
+        PyArrayObject *qr = gated_array(held, qr_, "q_ref", NPY_DOUBLE, 2, dr, 0);
+        PyArrayObject *qdr = qr ? gated_array(held, qdr_, "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
+        PyArrayObject *ff = qdr ? gated_array(held, ff_, "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
+        if (!ff || !finite_array(kp, "kp") || !finite_array(kd, "kd") || !finite_array(times, "times") ||
+            !finite_array(qr, "q_ref") || !finite_array(qdr, "qd_ref") || !finite_array(ff, "tau_ff"))
+            return 0;
+        const double *tt = PyArray_DATA(times);
+        if (M < 1 || M > INT_MAX) {
+            PyErr_SetString(PyExc_ValueError, "times: expected at least one sample time");
+            return 0;
+        }
+        for (npy_intp k = 1; k < M; k++)
+            if (!(tt[k] > tt[k - 1])) {
+                PyErr_SetString(PyExc_ValueError, "times: expected increasing sample times");
+                return 0;
+            }
+        *c = (mb_control){MB_CONTROL_PD, PyArray_DATA(kp), PyArray_DATA(kd), (int)M, tt, PyArray_DATA(qr),
+                          PyArray_DATA(qdr), PyArray_DATA(ff), c->period, (int)grav, NULL};
+        const double *gain = PyArray_DATA(kp);
+        for (int i = 0; i < m->nb && !vector; i++)  /* joints whose q is no plain vector: no position gain */
+            for (int a = 0; a < m->nv_joint[i]; a++) {
+                const int k = m->v_start[i] + a;
+                if (!mb_joint_is_vector(m->jtype[i]) && gain[k] != 0.0) {
+                    PyErr_Format(PyExc_ValueError, "controller: the compiled PD needs kp = 0 on the velocity "
+                                 "variables of quaternion and planar joints (kp[%d] = %g)", k, gain[k]);
+                    return 0;
+                }
+            }
+    }
+    cb->control = call == Py_None ? NULL : call;
+    cb->control_batch = batch == Py_None ? NULL : batch;
+    return 1;
+}
+
+/* The fixed tendons' tables (T,4) | None and (n,4) into p: finite, k, d ≥ 0, L_lo ≤ L_hi, each term's
+ * tendon in 0…T−1 in non-decreasing order with every tendon named, and its indices inside the model. */
+static int tendon_tables(reader *rd, const mb_model *m, mb_passive *p)
+{
+    PyObject *tendons = FIELD(rd, "tendons"), *tendon_terms = tendons ? FIELD(rd, "tendon_terms") : NULL;
+    if (!tendon_terms)
+        return 0;
+    if (tendons == Py_None)
         return 1;
     npy_intp dt_[2] = {-1, 4}, dn[2] = {-1, 4};
-    PyArrayObject *T = gated_array(held, args[0], "tendons", NPY_DOUBLE, 2, dt_, 0);
-    PyArrayObject *terms = T ? gated_array(held, args[1], "tendon_terms", NPY_DOUBLE, 2, dn, 0) : NULL;
+    PyArrayObject *T = gated_array(rd->held, tendons, "tendons", NPY_DOUBLE, 2, dt_, 0);
+    PyArrayObject *terms = T ? gated_array(rd->held, tendon_terms, "tendon_terms", NPY_DOUBLE, 2, dn, 0) : NULL;
     if (!terms || !finite_array(T, "tendons") || !finite_array(terms, "tendon_terms"))
         return 0;
     const double *t = PyArray_DATA(T), *c = PyArray_DATA(terms);
@@ -319,21 +428,203 @@ static int tendon_tables(gate_hold *held, PyObject *const *args, const mb_model 
         PyErr_SetString(PyExc_ValueError, "tendon_terms: expected at least one term for every tendon");
         return 0;
     }
-    r->tendons = t, r->n_tendons = (int)dt_[0], r->tendon_terms = c, r->n_tendon_terms = (int)dn[0];
+    p->tendons = t, p->n_tendons = (int)dt_[0], p->tendon_terms = c, p->n_tendon_terms = (int)dn[0];
     return 1;
 }
 
-/* The entries rollout's two dicts may hold (any other is an error: a misspelt one would be ignored). */
-static const char *const SETTINGS[] = {
-    "integrator", "t0", "t_final", "dt", "record_every", "keep_last", "period", "kp", "kd", "times", "q_ref",
-    "qd_ref", "tau_ff", "gravity", "f_ext", "damping", "friction", "friction_velocity", "implicit_armature",
-    "gc_lift", "gc_com", "stops", "stop_mode", "soft_time", "contact", "Z0", "held0", "n_sample0", "control", "forces", "guards",
-    "directions", "tendons", "tendon_terms", "dynamics", "resting", "contact_call", "contact_states", "one_step",
-    "control_batch", NULL};
+/* Position limits' rows (S,4) (q index, v index, position, sign ±1) | None: *n rows at *rows. */
+static int stop_rows(reader *rd, const char *name, const mb_model *m, int *n, const double **rows)
+{
+    PyObject *o = FIELD(rd, name);
+    if (!o)
+        return 0;
+    if (o == Py_None)
+        return 1;
+    npy_intp ds[2] = {-1, 4};
+    PyArrayObject *stops = gated_array(rd->held, o, name, NPY_DOUBLE, 2, ds, 0);
+    if (!stops || !finite_array(stops, name))
+        return 0;
+    const double *sr = PyArray_DATA(stops);
+    for (npy_intp k = 0; k < ds[0]; k++)
+        if (sr[4 * k] < 0 || sr[4 * k] >= m->nq || sr[4 * k + 1] < 0 || sr[4 * k + 1] >= m->nv ||
+            sr[4 * k] != (int)sr[4 * k] || sr[4 * k + 1] != (int)sr[4 * k + 1] || fabs(sr[4 * k + 3]) != 1.0 ||
+            ds[0] > INT_MAX) {
+            char message[160];  /* (PyErr_Format takes ASCII formats only) */
+            snprintf(message, sizeof message, "%s: expected rows (q index, v index, position, sign ±1) with indices "
+                                              "inside the model", name);
+            PyErr_SetString(PyExc_ValueError, message);
+            return 0;
+        }
+    *rows = sr, *n = (int)ds[0];
+    return 1;
+}
+
+/* Passive: damping, friction with its v_s, gravcomp's lift and centres of mass, the tendons, the soft
+ * stops with their time constant, and the armature FD runs with (passive.c's laws). */
+static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
+{
+    npy_intp dv[1] = {m->nv};
+    PyObject *soft_time = FIELD(rd, "soft_time");
+    if (!soft_time || !get_double(soft_time, "soft_time", 0.0, 0, &p->soft_time) ||
+        !optional_field(rd, "damping", 1, dv, &p->damping) || !optional_field(rd, "friction", 1, dv, &p->friction) ||
+        !optional_field(rd, "friction_velocity", 1, dv, &p->friction_velocity) ||
+        !optional_field(rd, "implicit_armature", 1, dv, &p->implicit_armature))
+        return 0;
+    for (int k = 0; p->implicit_armature && k < m->nv; k++)
+        if (!(p->implicit_armature[k] >= 0.0)) {
+            PyErr_Format(PyExc_ValueError, "implicit_armature: expected (nv,) = (%d,) numbers >= 0; entry %d is %g",
+                         m->nv, k, p->implicit_armature[k]);
+            return 0;
+        }
+    if (p->friction) {  /* its smoothing velocities divide: each positive */
+        for (int k = 0; p->friction_velocity && k < m->nv; k++)
+            if (!(p->friction_velocity[k] > 0.0)) {
+                PyErr_Format(PyExc_ValueError, "friction_velocity: expected (nv,) = (%d,) positive numbers; entry "
+                             "%d is %g", m->nv, k, p->friction_velocity[k]);
+                return 0;
+            }
+        if (!p->friction_velocity) {
+            PyErr_Format(PyExc_ValueError, "friction_velocity: expected (nv,) = (%d,) positive numbers with "
+                         "friction; got None", m->nv);
+            return 0;
+        }
+    }
+    npy_intp dg[2] = {m->nb, 3}, dc[2] = {m->nb, 3};
+    if (!optional_field(rd, "gc_lift", 2, dg, &p->gc_lift) || !optional_field(rd, "gc_com", 2, dc, &p->gc_com))
+        return 0;
+    if (!p->gc_lift != !p->gc_com) {
+        PyErr_SetString(PyExc_ValueError, "gc_lift, gc_com: expected both (nb, 3) tables or neither");
+        return 0;
+    }
+    return tendon_tables(rd, m, p) && stop_rows(rd, "soft_stops", m, &p->n_soft, &p->soft);
+}
+
+/* Stops: the hard stops' rows, and the joints resting on them (R,3) (body, v index, sign of its stop)
+ * into the caller's buffers resting_v (nv), resting_sign (nv), resting_fd (nb). */
+static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, int *resting_v, double *resting_sign,
+                      unsigned char *resting_fd)
+{
+    PyObject *resting;
+    if (!stop_rows(rd, "rows", m, &s->n, &s->rows) || !(resting = FIELD(rd, "resting")))
+        return 0;
+    if (resting == Py_None)
+        return 1;
+    npy_intp dr[2] = {-1, 3};  /* joints at rest on their stops: one-dof joints, each once */
+    PyArrayObject *rest = gated_array(rd->held, resting, "resting", NPY_DOUBLE, 2, dr, 0);
+    if (!rest || !finite_array(rest, "resting"))
+        return 0;
+    const double *row = PyArray_DATA(rest);
+    memset(resting_fd, 1, (size_t)m->nb);
+    int ok = N == 1 && s->n > 0 && dr[0] >= 1 && dr[0] <= m->nv;
+    for (npy_intp k = 0; ok && k < dr[0]; k++, row += 3) {
+        const double b = row[0];
+        ok = b >= 0 && b < m->nb && b == (int)b && fabs(row[2]) == 1.0 && resting_fd[(int)b] &&
+             m->nv_joint[(int)b] == 1 && row[1] == m->v_start[(int)b];
+        if (ok)
+            resting_fd[(int)b] = 0, resting_v[k] = m->v_start[(int)b], resting_sign[k] = row[2];
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct "
+                                          "one-dof joints, for one run (N = 1) with hard stops and no dynamics "
+                                          "function");
+        return 0;
+    }
+    s->n_resting = (int)dr[0], s->resting_v = resting_v, s->resting_sign = resting_sign, s->resting_fd = resting_fd;
+    return 1;
+}
+
+/* Contact: the ground's table (bodies (np,), points (np,3), nd, K, D, mu) (simulation.contact.GroundContact)
+ * into *ground, or another law the loop calls back with its number of states. */
+static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_ground_contact_spec *ground,
+                        mb_contact *c)
+{
+    PyObject *table = FIELD(rd, "ground"), *call = table ? FIELD(rd, "call") : NULL,
+             *states = call ? FIELD(rd, "states") : NULL;
+    if (!states)
+        return 0;
+    if (table != Py_None) {
+        if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 6) {
+            PyErr_SetString(PyExc_TypeError, "contact: expected a tuple (bodies, points, nd, K, D, mu)");
+            return 0;
+        }
+        if (!contact_spec_from(&PyTuple_GET_ITEM(table, 0), rd->held, m, ground))
+            return 0;
+        c->ground = ground;
+    }
+    if (call != Py_None) {  /* another contact law, called back: its states' count */
+        long n_z;
+        if (c->ground) {
+            PyErr_SetString(PyExc_ValueError, "contact: expected the ground's table or a contact law, not both");
+            return 0;
+        }
+        if (!get_long(states, "contact states", 0, INT_MAX / 2 - 6L * m->nb, &n_z))
+            return 0;
+        cb->contact = call, c->n_call_z = (int)n_z;
+    }
+    return 1;
+}
+
+/* Callbacks: the caller's force function, the user's events' guards with their directions, and a
+ * constrained model's dynamics. */
+static int callbacks_from(reader *rd, py_callbacks *cb, mb_callbacks *c)
+{
+    PyObject *forces = FIELD(rd, "forces"), *guards = forces ? FIELD(rd, "guards") : NULL,
+             *dynamics = guards ? FIELD(rd, "dynamics") : NULL, *directions = dynamics ? FIELD(rd, "directions") : NULL;
+    if (!directions)
+        return 0;
+    cb->forces = forces == Py_None ? NULL : forces;
+    cb->guards = guards == Py_None ? NULL : guards;
+    cb->dynamics = dynamics == Py_None ? NULL : dynamics;
+    if (cb->guards) {
+        npy_intp dd[1] = {-1};
+        PyArrayObject *dirs = gated_array(rd->held, directions, "directions", NPY_INT32, 1, dd, 0);
+        if (!dirs)
+            return 0;
+        if (dd[0] > INT_MAX / 2) {
+            PyErr_SetString(PyExc_ValueError, "directions: too many events");
+            return 0;
+        }
+        c->n_guards = cb->n_guards = (int)dd[0], c->directions = PyArray_DATA(dirs);
+    }
+    return 1;
+}
+
+/* Record: keep every record_every-th grid sample; keep_last: a non-finite run also records its last
+ * finite state off the grid. */
+static int record_from(reader *rd, mb_record *r)
+{
+    PyObject *every = FIELD(rd, "record_every"), *last = every ? FIELD(rd, "keep_last") : NULL;
+    long keep_last;
+    if (!last || !get_long(every, "record_every", 1, LONG_MAX, &r->record_every) ||
+        !get_long(last, "keep_last", 0, 1, &keep_last))
+        return 0;
+    r->keep_last = (int)keep_last;
+    return 1;
+}
+
+/* The run's window (a Run record): integrator code, t0, t_final, dt, one_step (None or h > 0), and a
+ * sampled controller's hold at t0: held0 (nv) | None, n_sample0. */
+static int window_from(reader *rd, const mb_model *m, mb_rollout *r)
+{
+    PyObject *integrator = FIELD(rd, "integrator"), *t0 = integrator ? FIELD(rd, "t0") : NULL,
+             *t_final = t0 ? FIELD(rd, "t_final") : NULL, *dt = t_final ? FIELD(rd, "dt") : NULL,
+             *one = dt ? FIELD(rd, "one_step") : NULL, *n_sample0 = one ? FIELD(rd, "n_sample0") : NULL;
+    long code;
+    npy_intp dh[1] = {m->nv};
+    if (!n_sample0 || !get_long(integrator, "integrator", 0, mb_n_steppers - 1, &code) ||
+        !get_double(t0, "t0", 0.0, 1, &r->t0) || !get_double(t_final, "t_final", 0.0, 1, &r->t_final) ||
+        !get_double(dt, "dt", 0.0, 0, &r->dt) || (one != Py_None && !get_double(one, "one_step", 0.0, 1, &r->one_step)) ||
+        !get_long(n_sample0, "n_sample0", 0, LONG_MAX, &r->n_sample0) ||
+        !optional_field(rd, "held0", 1, dh, &r->held0))
+        return 0;
+    r->integrator = (int)code;
+    return 1;
+}
+
+/* The entries of rollout's outputs dict (any other is an error: a misspelt one would be ignored). */
 static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
                                       "N_SAMPLE_END", NULL};
 
-/* d[key] (borrowed), or None where d has no such entry. */
 /* The lanes of a single run of a planar tree (its lean RK4 step, rollout_lanes.h): two in AVX2 code
  * where the CPU has it (aba_lanes_pair.c), else the baseline's two. */
 static const mb_lanes_impl *single_run_lanes(void)
@@ -345,6 +636,7 @@ static const mb_lanes_impl *single_run_lanes(void)
     return &mb_lanes_baseline;
 }
 
+/* d[key] (borrowed), or None where d has no such entry. */
 static PyObject *entry(PyObject *d, const char *key)
 {
     PyObject *v = PyDict_GetItemString(d, key);
@@ -374,61 +666,96 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
     return 1;
 }
 
-/* rollout(cmodel, Q0 (N,nq), QD0 (N,nv), outputs, settings) -> None
+/* The Plan's records into r (plan: control, f_ext, passive, stops, contact, callbacks; run: the window,
+ * record and Z0), with the checks that join records; 0 with the error set. */
+static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, const mb_model *m, npy_intp N,
+                     int vector, py_callbacks *cb, mb_rollout *r, mb_ground_contact_spec *ground, int *resting_v,
+                     double *resting_sign, unsigned char *resting_fd)
+{
+    reader top = {k, held, plan, "Plan"}, window = {k, held, run, "Run"};
+    PyObject *control, *fext, *passive, *stops, *contact, *callbacks, *record;
+    if (!(control = FIELD(&top, "control")) || !(fext = FIELD(&top, "f_ext")) || !(passive = FIELD(&top, "passive")) ||
+        !(stops = FIELD(&top, "stops")) || !(contact = FIELD(&top, "contact")) ||
+        !(callbacks = FIELD(&top, "callbacks")) || !(record = FIELD(&window, "record")))
+        return 0;
+    reader rc = {k, held, control, "Control"}, rp = {k, held, passive, "Passive"}, rs = {k, held, stops, "Stops"},
+           rn = {k, held, contact, "Contact"}, rb = {k, held, callbacks, "Callbacks"}, rr = {k, held, record, "Record"};
+    npy_intp df[2] = {m->nb, 6};
+    if (!window_from(&window, m, r) || !record_from(&rr, &r->record) || !control_from(&rc, m, vector, cb, &r->control) ||
+        !optional_finite(held, fext, "f_ext", 2, df, &r->fext) || !passive_from(&rp, m, &r->passive) ||
+        !stops_from(&rs, m, N, &r->stops, resting_v, resting_sign, resting_fd) ||
+        !contact_from(&rn, m, cb, ground, &r->contact) || !callbacks_from(&rb, cb, &r->call))
+        return 0;
+    if (r->stops.n_resting && cb->dynamics) {
+        PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct one-dof "
+                                          "joints, for one run (N = 1) with hard stops and no dynamics function");
+        return 0;
+    }
+    PyObject *const functions[] = {cb->control, cb->forces, cb->guards, cb->dynamics, cb->contact};
+    int any = 0;
+    for (int i = 0; i < 5; i++)
+        if (functions[i]) {
+            any = 1;
+            if (!PyCallable_Check(functions[i])) {
+                PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics, contact: expected Python "
+                                                 "functions or None");
+                return 0;
+            }
+        }
+    if (any && (N != 1 || (cb->control && r->control.kind == MB_CONTROL_PD))) {
+        PyErr_SetString(PyExc_ValueError, "control, forces, guards, dynamics, contact: Python functions run one run "
+                                          "(N = 1), without kp");
+        return 0;
+    }
+    if (cb->guards)
+        r->call.guards = call_python, r->call.guards_ctx = cb;
+    if (cb->dynamics)
+        r->call.dynamics = call_dynamics, r->call.dynamics_ctx = cb;
+    if (cb->contact)
+        r->contact.call = call_contact, r->contact.ctx = cb;
+    if (cb->control)
+        r->control.kind = MB_CONTROL_CALL, r->control.call = call_python, r->control.ctx = cb;
+    if (cb->forces)
+        r->call.forces = call_python, r->call.forces_ctx = cb;
+    if (cb->control_batch) {  /* a controller of the whole batch: one group, one call a stage */
+        if (!PyCallable_Check(cb->control_batch) || any || r->control.kind == MB_CONTROL_PD || r->stops.n ||
+            r->contact.ground || r->one_step > 0.0 || r->control.period > 0.0 || N > INT_MAX) {
+            PyErr_SetString(PyExc_ValueError, "control_batch: expected a Python function (t, Q, QD) -> τ (N, nv), "
+                                              "continuous (period 0), without kp, another Python function, hard "
+                                              "stops, contact or one_step");
+            return 0;
+        }
+        r->control.kind = MB_CONTROL_BATCH, r->control.batch = call_batch, r->control.ctx = cb;
+    }
+    return 1;
+}
+
+/* rollout(cmodel, Q0 (N,nq), QD0 (N,nv), outputs, plan, run) -> None
  * outputs (dict, the caller's arrays to fill): T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv),
- *     Y_END (N,nq+nv+nz), info (N,4); with contact Z (N,R,nz), F (N,R,np,3); with a sampled controller
- *     HELD_END (N,nv), N_SAMPLE_END (N,): where each run stopped.
- * settings (dict; an absent entry is None): integrator, t0, t_final, dt, record_every, keep_last, period;
- *     a PD or torque table: kp (nv) (None: no controller, τ = 0), kd (nv), times (M,), q_ref (M,nq),
- *     qd_ref (M,nv), tau_ff (M,nv), gravity (1: the PD adds g(q)); f_ext (nb,6), damping (nv), friction
- *     (nv), friction_velocity (nv), implicit_armature (nv), gc_lift (nb,3), gc_com (nb,3), stops (S,4) (q index, v index, position,
- *     sign), stop_mode (0 none, 1 soft, 2 hard), soft_time; contact: (bodies (np,), points (np,3), nd, K,
- *     D, mu) (simulation.contact.GroundContact) with Z0 (N,nz); held0 (nv), n_sample0: a sampled
- *     controller's hold at t0 and its next sample's index (a run resumed by the Python loop); control,
- *     forces: Python functions (t, q, qd) -> τ, f_ext called at every stage instead of a built-in
- *     controller / f_ext (one run: N = 1); guards (t, q, qd) -> the user's events' guard values after
- *     every step, with directions (n_guards,) int32; tendons (T,4) (k, d, L_lo, L_hi) with tendon_terms
- *     (n,4) (tendon, q index, v index, c) grouped by tendon in order: the fixed tendons' springs and
- *     dampers; dynamics (t, q, qd, tau_all, f_ext | None) -> q̈ instead of FDab (a constrained model;
- *     one run); resting (R,3) (body, v index, sign of its stop): joints resting on hard stops (one run,
- *     stop_mode 2; held by hybrid dynamics, handed back at their release); contact_call (t, q, qd, z) ->
- *     [f_ext (nb × 6), ż] with contact_states (its nz; Z0 and Z as for contact, no F): another contact
- *     law instead of the ground's (one run); one_step h > 0: exactly one step of size h from t0, no
- *     sampling, no stop, guard or release checks, no q̈ at its end (the Python loop's event steps);
- *     control_batch (t, Q (n, nq), QD (n, nv)) -> τ (n, nv): a controller of the whole batch, called once
- *     a stage with the n runs still going (the batch then runs as one group, on one thread; continuous,
- *     without kp, the other functions, hard stops, contact or one_step).
- * Fills the caller's arrays (T, Q, QD, QDD, TAU, Z, F start NaN where N ≥ 2 or stop_mode 2, so the
- * rows a run does not reach are NaN; a single run's are left as they were); info[n] = (samples
- * written, code, t_from, t_to), code 0 finished,
- * −1 stopped at a non-finite state in the step [t_from, t_to], −2 handed back at t_from before
- * a step that crosses a hard stop (stop_mode 2), > 0 a status code (status.h); Y_END[n] is the
- * state where run n ended.  Runs with the GIL released, on all threads when N ≥ 2, in groups of the
- * lanes' width where the lanes apply (use_lanes; one run at a time with "none"). */
+ *     Y_END (N,nq+nv+nz), info (N,4); with contact Z (N,R,nz), F (N,R,np,3) (the ground's); with a
+ *     sampled controller HELD_END (N,nv), N_SAMPLE_END (N,): where each run stopped.
+ * plan: simulation/rollout.py's Plan — its records Control, Passive, Stops, Contact, Callbacks (and
+ *     f_ext (nb,6) | None), each read into its struct of core.h by one function above; a record
+ *     without a field the reader expects is a TypeError naming it.
+ * run: rollout.py's Run — integrator, t0, t_final, dt, one_step, held0, n_sample0, Z0 (N,nz) with
+ *     contact, and its Record (record_every, keep_last).
+ * Python functions (control, forces, guards, dynamics, the contact law) run one run (N = 1); a batch
+ * controller (call_batch) is called once a stage with the runs still going (the batch then runs as
+ * one group, on one thread; continuous, without kp, the other functions, hard stops, contact or
+ * one_step).  Fills the caller's arrays (T, Q, QD, QDD, TAU, Z, F start NaN where N ≥ 2 or with hard
+ * stops, so the rows a run does not reach are NaN; a single run's are left as they were); info[n] =
+ * (samples written, code, t_from, t_to), code 0 finished, −1 stopped at a non-finite state in the
+ * step [t_from, t_to], −2 handed back at t_from before a step that crosses a hard stop, > 0 a status
+ * code (status.h); Y_END[n] is the state where run n ended.  Runs with the GIL released, on all
+ * threads when N ≥ 2, in groups of the lanes' width where the lanes apply (use_lanes; one run at a
+ * time with "none"). */
 static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 5, "rollout");
-    if (!cm || !known_entries(args[3], "outputs", OUTPUTS) || !known_entries(args[4], "settings", SETTINGS))
+    CModel *cm = entry_model(args, nargs, 6, "rollout");
+    if (!cm || !known_entries(args[3], "outputs", OUTPUTS))
         return NULL;
-#define SETTING(key) entry(args[4], key)
 #define OUTPUT(key) entry(args[3], key)
     const mb_model *m = &cm->m;
-    mb_rollout r = {0};
-    long integrator, record_every, keep_last, gravity, stop_mode;
-    double period;
-    if (!get_long(SETTING("integrator"), "integrator", 0, mb_n_steppers - 1, &integrator) ||
-        !get_double(SETTING("t0"), "t0", 0.0, 1, &r.t0) ||
-        !get_double(SETTING("t_final"), "t_final", 0.0, 1, &r.t_final) || !get_double(SETTING("dt"), "dt", 0.0, 0, &r.dt) ||
-        !get_long(SETTING("record_every"), "record_every", 1, LONG_MAX, &record_every) ||
-        !get_long(SETTING("keep_last"), "keep_last", 0, 1, &keep_last) || !get_double(SETTING("period"), "period", 0.0, 1, &period) ||
-        !get_long(SETTING("gravity"), "gravity", 0, 1, &gravity) ||
-        !get_long(SETTING("stop_mode"), "stop_mode", MB_STOPS_NONE, MB_STOPS_HARD, &stop_mode) ||
-        !get_double(SETTING("soft_time"), "soft_time", 0.0, 0, &r.soft_time))
-        return NULL;
-    if (SETTING("one_step") != Py_None && !get_double(SETTING("one_step"), "one_step", 0.0, 1, &r.one_step))
-        return NULL;
-    r.control.period = period;
-    r.integrator = (int)integrator, r.record_every = record_every, r.keep_last = (int)keep_last;
     npy_intp dq[2] = {-1, m->nq}, dv[2] = {-1, m->nv};
     PyArrayObject *Q0 = gated_array(held, args[1], "Q0", NPY_DOUBLE, 2, dq, 0);
     if (!Q0)
@@ -442,147 +769,22 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     for (int i = 0; i < m->nb; i++)
         if (!mb_joint_is_vector(m->jtype[i]))  /* joints.h: the joint table's one "plain vector" fact */
             vector = 0;
-    if (SETTING("kp") != Py_None) {
-        npy_intp dg[1] = {m->nv}, dt_[1] = {-1};
-        PyArrayObject *kp = gated_array(held, SETTING("kp"), "kp", NPY_DOUBLE, 1, dg, 0);
-        PyArrayObject *kd = kp ? gated_array(held, SETTING("kd"), "kd", NPY_DOUBLE, 1, dg, 0) : NULL;
-        PyArrayObject *times = kd ? gated_array(held, SETTING("times"), "times", NPY_DOUBLE, 1, dt_, 0) : NULL;
-        if (!times)
-            return NULL;
-        const npy_intp M = dt_[0];
-        npy_intp dr[2] = {M, m->nq}, dvr[2] = {M, m->nv}, dff[2] = {M, m->nv};
-        PyArrayObject *qr = gated_array(held, SETTING("q_ref"), "q_ref", NPY_DOUBLE, 2, dr, 0);
-        PyArrayObject *qdr = qr ? gated_array(held, SETTING("qd_ref"), "qd_ref", NPY_DOUBLE, 2, dvr, 0) : NULL;
-        PyArrayObject *ff = qdr ? gated_array(held, SETTING("tau_ff"), "tau_ff", NPY_DOUBLE, 2, dff, 0) : NULL;
-        if (!ff || !finite_array(kp, "kp") || !finite_array(kd, "kd") || !finite_array(times, "times") ||
-            !finite_array(qr, "q_ref") || !finite_array(qdr, "qd_ref") || !finite_array(ff, "tau_ff"))
-            return NULL;
-        const double *tt = PyArray_DATA(times);
-        if (M < 1 || M > INT_MAX) {
-            PyErr_SetString(PyExc_ValueError, "times: expected at least one sample time");
-            return NULL;
-        }
-        for (npy_intp k = 1; k < M; k++)
-            if (!(tt[k] > tt[k - 1])) {
-                PyErr_SetString(PyExc_ValueError, "times: expected increasing sample times");
-                return NULL;
-            }
-        r.control = (mb_control){MB_CONTROL_PD, PyArray_DATA(kp), PyArray_DATA(kd), (int)M, tt, PyArray_DATA(qr),
-                                 PyArray_DATA(qdr), PyArray_DATA(ff), period,
-                                 (int)gravity, NULL};
-        const double *gain = PyArray_DATA(kp);
-        for (int i = 0; i < m->nb && !vector; i++)  /* joints whose q is no plain vector: no position gain */
-            for (int a = 0; a < m->nv_joint[i]; a++) {
-                const int k = m->v_start[i] + a;
-                if (!mb_joint_is_vector(m->jtype[i]) && gain[k] != 0.0)
-                    return PyErr_Format(PyExc_ValueError, "controller: the compiled PD needs kp = 0 on the velocity "
-                                        "variables of quaternion and planar joints (kp[%d] = %g)", k, gain[k]);
-            }
-    }
-    npy_intp df[2] = {m->nb, 6}, dd[1] = {m->nv}, dfr[1] = {m->nv};
-    if (!optional_finite(held, SETTING("f_ext"), "f_ext", 2, df, &r.fext) ||
-        !optional_finite(held, SETTING("damping"), "damping", 1, dd, &r.damping) ||
-        !optional_finite(held, SETTING("friction"), "friction", 1, dfr, &r.friction) ||
-        !optional_finite(held, SETTING("friction_velocity"), "friction_velocity", 1, dfr, &r.friction_velocity) ||
-        !optional_finite(held, SETTING("implicit_armature"), "implicit_armature", 1, dd, &r.implicit_armature))
-        return NULL;
-    for (int k = 0; r.implicit_armature && k < m->nv; k++)
-        if (!(r.implicit_armature[k] >= 0.0))
-            return PyErr_Format(PyExc_ValueError, "implicit_armature: expected (nv,) = (%d,) numbers >= 0; entry %d "
-                                "is %g", m->nv, k, r.implicit_armature[k]);
-    if (r.friction) {  /* its smoothing velocities divide: each positive */
-        for (int k = 0; r.friction_velocity && k < m->nv; k++)
-            if (!(r.friction_velocity[k] > 0.0))
-                return PyErr_Format(PyExc_ValueError, "friction_velocity: expected (nv,) = (%d,) positive numbers; "
-                                    "entry %d is %g", m->nv, k, r.friction_velocity[k]);
-        if (!r.friction_velocity)
-            return PyErr_Format(PyExc_ValueError, "friction_velocity: expected (nv,) = (%d,) positive numbers "
-                                "with friction; got None", m->nv);
-    }
-    if (SETTING("gc_lift") != Py_None) {
-        npy_intp dg[2] = {m->nb, 3}, dc[2] = {m->nb, 3};
-        PyArrayObject *lift = gated_array(held, SETTING("gc_lift"), "gc_lift", NPY_DOUBLE, 2, dg, 0);
-        PyArrayObject *com = lift ? gated_array(held, SETTING("gc_com"), "gc_com", NPY_DOUBLE, 2, dc, 0) : NULL;
-        if (!com || !finite_array(lift, "gc_lift") || !finite_array(com, "gc_com"))
-            return NULL;
-        r.gc_lift = PyArray_DATA(lift), r.gc_com = PyArray_DATA(com);
-    }
-    r.stop_mode = (int)stop_mode;
-    if (SETTING("stops") != Py_None) {
-        npy_intp ds[2] = {-1, 4};
-        PyArrayObject *stops = gated_array(held, SETTING("stops"), "stops", NPY_DOUBLE, 2, ds, 0);
-        if (!stops || !finite_array(stops, "stops"))
-            return NULL;
-        const double *sr = PyArray_DATA(stops);
-        for (npy_intp k = 0; k < ds[0]; k++)
-            if (sr[4 * k] < 0 || sr[4 * k] >= m->nq || sr[4 * k + 1] < 0 || sr[4 * k + 1] >= m->nv ||
-                sr[4 * k] != (int)sr[4 * k] || sr[4 * k + 1] != (int)sr[4 * k + 1] ||
-                fabs(sr[4 * k + 3]) != 1.0) {
-                PyErr_SetString(PyExc_ValueError, "stops: expected rows (q index, v index, position, sign ±1) "
-                                                  "with indices inside the model");
-                return NULL;
-            }
-        r.stops = sr, r.n_stops = (int)ds[0];
-    } else if (stop_mode != MB_STOPS_NONE) {
-        PyErr_SetString(PyExc_ValueError, "stops: expected the stops' table with stop_mode 1 or 2");
-        return NULL;
-    }
-    if (!tendon_tables(held, (PyObject *[]){SETTING("tendons"), SETTING("tendon_terms")}, m, &r))
-        return NULL;
+    mb_rollout r = {0};
+    py_callbacks cb = {.nq = m->nq, .nv = m->nv, .nb = m->nb};
+    mb_ground_contact_spec ground;
     int resting_v[m->nv + 1];
     double resting_sign[m->nv + 1];
     unsigned char resting_fd[m->nb + 1];
-    if (SETTING("resting") != Py_None) {  /* joints at rest on their stops: one-dof joints, each once */
-        npy_intp dr[2] = {-1, 3};
-        PyArrayObject *rest = gated_array(held, SETTING("resting"), "resting", NPY_DOUBLE, 2, dr, 0);
-        if (!rest || !finite_array(rest, "resting"))
-            return NULL;
-        const double *row = PyArray_DATA(rest);
-        memset(resting_fd, 1, (size_t)m->nb);
-        int ok = N == 1 && stop_mode == MB_STOPS_HARD && SETTING("dynamics") == Py_None && dr[0] >= 1 && dr[0] <= m->nv;
-        for (npy_intp k = 0; ok && k < dr[0]; k++, row += 3) {
-            const double b = row[0];
-            ok = b >= 0 && b < m->nb && b == (int)b && fabs(row[2]) == 1.0 && resting_fd[(int)b] &&
-                 m->nv_joint[(int)b] == 1 && row[1] == m->v_start[(int)b];
-            if (ok)
-                resting_fd[(int)b] = 0, resting_v[k] = m->v_start[(int)b], resting_sign[k] = row[2];
-        }
-        if (!ok) {
-            PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct "
-                                              "one-dof joints, for one run (N = 1) with hard stops and no dynamics "
-                                              "function");
-            return NULL;
-        }
-        r.n_resting = (int)dr[0], r.resting_v = resting_v, r.resting_sign = resting_sign, r.resting_fd = resting_fd;
-    }
-    mb_ground_contact_spec contact;
-    int nz = 0;
-    PyObject *ground = SETTING("contact");
-    if (ground != Py_None) {  /* (bodies, points, nd, K, D, mu) */
-        if (!PyTuple_Check(ground) || PyTuple_GET_SIZE(ground) != 6) {
-            PyErr_SetString(PyExc_TypeError, "contact: expected a tuple (bodies, points, nd, K, D, mu)");
-            return NULL;
-        }
-        if (!contact_spec_from(&PyTuple_GET_ITEM(ground, 0), held, m, &contact))
-            return NULL;
-        r.contact = &contact;
-        nz = mb_rollout_contact_states(&r);
-    }
-    PyObject *law = SETTING("contact_call");
-    if (law != Py_None) {  /* another contact law, called back: its states' count */
-        long n_z;
-        if (ground != Py_None) {
-            PyErr_SetString(PyExc_ValueError, "contact_call: expected no ground contact beside it");
-            return NULL;
-        }
-        if (!get_long(SETTING("contact_states"), "contact_states", 0, INT_MAX / 2 - 6L * m->nb, &n_z))
-            return NULL;
-        r.n_call_z = nz = (int)n_z;
-    }
+    int q_index[m->nv + 1];  /* a PD on a model with multi-dof joints: q index of each one-dof joint's dof */
+    kept k = {.n = 0};
+    PyObject *result = NULL;
+    if (!plan_from(args[4], args[5], &k, held, m, N, vector, &cb, &r, &ground, resting_v, resting_sign, resting_fd))
+        goto done;
+    const int nz = cb.nz = mb_rollout_contact_states(&r);
     npy_intp dT[2] = {N, -1};
     PyArrayObject *T = gated_array(held, OUTPUT("T"), "T", NPY_DOUBLE, 2, dT, MB_GATE_WRITABLE);
     if (!T)
-        return NULL;
+        goto done;
     const npy_intp R = dT[1];
     npy_intp dQ[3] = {N, R, m->nq}, dV[3] = {N, R, m->nv}, dY[2] = {N, m->nq + m->nv + nz}, dI[2] = {N, 4};
     PyArrayObject *Q = gated_array(held, OUTPUT("Q"), "Q", NPY_DOUBLE, 3, dQ, MB_GATE_WRITABLE);
@@ -592,104 +794,45 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     PyArrayObject *YEND = TAU ? gated_array(held, OUTPUT("Y_END"), "Y_END", NPY_DOUBLE, 2, dY, MB_GATE_WRITABLE) : NULL;
     PyArrayObject *info = YEND ? gated_array(held, OUTPUT("info"), "info", NPY_DOUBLE, 2, dI, MB_GATE_WRITABLE) : NULL;
     if (!info)
-        return NULL;
+        goto done;
     const double *z0 = NULL;
     double *z_out = NULL, *force_out = NULL;
-    if (r.contact || law != Py_None) {  /* the contact states from Z0, into Z; the ground's forces into F */
+    if (r.contact.ground || r.contact.call) {  /* the contact states from Z0, into Z; the ground's forces into F */
         npy_intp dz0[2] = {N, nz}, dz[3] = {N, R, nz};
-        PyArrayObject *Z0 = gated_array(held, SETTING("Z0"), "Z0", NPY_DOUBLE, 2, dz0, 0);
+        reader window = {&k, held, args[5], "Run"};
+        PyObject *Z0_ = FIELD(&window, "Z0");
+        PyArrayObject *Z0 = Z0_ ? gated_array(held, Z0_, "Z0", NPY_DOUBLE, 2, dz0, 0) : NULL;
         PyArrayObject *Z = Z0 ? gated_array(held, OUTPUT("Z"), "Z", NPY_DOUBLE, 3, dz, MB_GATE_WRITABLE) : NULL;
         if (!Z)
-            return NULL;
+            goto done;
         z0 = PyArray_DATA(Z0), z_out = PyArray_DATA(Z);
-        if (r.contact) {
-            npy_intp dF[4] = {N, R, contact.npt, 3};
+        if (r.contact.ground) {
+            npy_intp dF[4] = {N, R, ground.npt, 3};
             PyArrayObject *F = gated_array(held, OUTPUT("F"), "F", NPY_DOUBLE, 4, dF, MB_GATE_WRITABLE);
             if (!F)
-                return NULL;
+                goto done;
             force_out = PyArray_DATA(F);
         }
     }
-    long n_sample0;
-    if (!get_long(SETTING("n_sample0"), "n_sample0", 0, LONG_MAX, &n_sample0))
-        return NULL;
-    r.n_sample0 = n_sample0;
-    npy_intp dh[1] = {m->nv};
-    if (!optional_finite(held, SETTING("held0"), "held0", 1, dh, &r.held0))
-        return NULL;
     double *held_out = NULL, *n_sample_out = NULL;
     if (OUTPUT("HELD_END") != Py_None) {
         npy_intp dh[2] = {N, m->nv}, dn[1] = {N};
         PyArrayObject *H = gated_array(held, OUTPUT("HELD_END"), "HELD_END", NPY_DOUBLE, 2, dh, MB_GATE_WRITABLE);
         PyArrayObject *S = H ? gated_array(held, OUTPUT("N_SAMPLE_END"), "N_SAMPLE_END", NPY_DOUBLE, 1, dn, MB_GATE_WRITABLE) : NULL;
         if (!S)
-            return NULL;
+            goto done;
         held_out = PyArray_DATA(H), n_sample_out = PyArray_DATA(S);
     }
     if (R < 1) {
         PyErr_SetString(PyExc_ValueError, "T: expected room for at least one sample");
-        return NULL;
+        goto done;
     }
-    r.capacity = (long)R;
-    int q_index[m->nv + 1];  /* a PD on a model with multi-dof joints: q index of each one-dof joint's dof */
+    r.record.capacity = (long)R;
     if (r.control.kind == MB_CONTROL_PD && !vector) {
         for (int i = 0; i < m->nb; i++)
             for (int a = 0; a < m->nv_joint[i]; a++)
                 q_index[m->v_start[i] + a] = mb_joint_is_vector(m->jtype[i]) ? m->q_start[i] + a : -1;
         r.control.q_index = q_index;
-    }
-    py_callbacks cb = {.nq = m->nq, .nv = m->nv, .nb = m->nb, .nz = nz};
-    PyObject **const functions[] = {&cb.control, &cb.forces, &cb.guards, &cb.dynamics, &cb.contact};
-    const char *const function_keys[] = {"control", "forces", "guards", "dynamics", "contact_call"};
-    for (int k = 0; k < 5; k++)  /* the Python functions the loop calls back, or NULL */
-        *functions[k] = SETTING(function_keys[k]) == Py_None ? NULL : SETTING(function_keys[k]);
-    if (cb.guards) {
-        npy_intp dd[1] = {-1};
-        PyArrayObject *dirs = gated_array(held, SETTING("directions"), "directions", NPY_INT32, 1, dd, 0);
-        if (!dirs)
-            return NULL;
-        if (dd[0] > INT_MAX / 2) {
-            PyErr_SetString(PyExc_ValueError, "directions: too many events");
-            return NULL;
-        }
-        r.guards = call_python, r.guards_ctx = &cb, r.n_guards = cb.n_guards = (int)dd[0];
-        r.directions = PyArray_DATA(dirs);
-    }
-    if (cb.control || cb.forces || cb.guards || cb.dynamics || cb.contact) {
-        for (int k = 0; k < 5; k++)
-            if (*functions[k] && !PyCallable_Check(*functions[k])) {
-                PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics, contact_call: expected Python "
-                                                 "functions or None");
-                return NULL;
-            }
-        if (N != 1 || (cb.control && SETTING("kp") != Py_None)) {
-            PyErr_SetString(PyExc_ValueError, "control, forces, guards, dynamics, contact_call: Python functions "
-                                              "run one run (N = 1), without kp");
-            return NULL;
-        }
-        if (cb.dynamics)
-            r.dynamics = call_dynamics, r.dynamics_ctx = &cb;
-        if (cb.contact)
-            r.contact_call = call_contact, r.contact_ctx = &cb;
-        if (cb.control)
-            r.control.kind = MB_CONTROL_CALL, r.control.call = call_python, r.control.ctx = &cb;
-        if (cb.forces)
-            r.forces = call_python, r.forces_ctx = &cb;
-        if (SETTING("one_step") != Py_None && !get_double(SETTING("one_step"), "one_step", 0.0, 1, &r.one_step))
-        return NULL;
-    r.control.period = period;
-    }
-    if (SETTING("control_batch") != Py_None) {  /* a controller of the whole batch: one group, one call a stage */
-        cb.control_batch = SETTING("control_batch");
-        if (!PyCallable_Check(cb.control_batch) || cb.control || cb.forces || cb.guards || cb.dynamics || cb.contact ||
-            SETTING("kp") != Py_None || r.stop_mode == MB_STOPS_HARD || r.contact || r.one_step > 0.0 || period > 0.0 ||
-            N > INT_MAX) {
-            PyErr_SetString(PyExc_ValueError, "control_batch: expected a Python function (t, Q, QD) -> τ (N, nv), "
-                                              "continuous (period 0), without kp, another Python function, hard "
-                                              "stops, contact or one_step");
-            return NULL;
-        }
-        r.control.kind = MB_CONTROL_BATCH, r.control.batch = call_batch, r.control.ctx = &cb;
     }
     rollout_job rj = {{0}};
     job j = {0};
@@ -705,20 +848,22 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     j.y_end = PyArray_DATA(YEND);
     j.rollout = &r;
     rj.j = j;
-    rj.nz = nz, rj.np3 = r.contact ? 3 * contact.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
+    rj.nz = nz, rj.np3 = r.contact.ground ? 3 * ground.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
     rj.held_out = held_out, rj.n_sample_out = n_sample_out;
-    const int lanes_run = !r.fext && !r.gc_lift && !r.contact && !r.contact_call && !r.forces && !r.dynamics &&
-                          (mb_lanes_supported(m) || m->planar);  /* else one run at a time (planar trees: their
-                                                                  * RK4 steps in lanes, rollout.c) */
+    const int lanes_run = !r.fext && !r.passive.gc_lift && !r.contact.ground && !r.contact.call && !r.call.forces &&
+                          !r.call.dynamics && (mb_lanes_supported(m) || m->planar);  /* else one run at a time
+                                                                  * (planar trees: their RK4 steps in lanes, rollout.c) */
     /* A batch's groups: the widest lanes.  One run of a planar tree: two lanes (single_run_lanes), for
      * the lean RK4 step (rollout_lanes.h; its FDab is small, the step's bookkeeping is not); other single
      * runs, whose FDab dominates, run scalar (measured: the double pendulum 9 % faster, the Panda not). */
     rj.lanes = !lanes_run || !lanes_active ? NULL : N > 1 ? lanes_active : m->planar ? single_run_lanes() : NULL;
     rj.width = N > 1 && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
-    rj.fill_nan = N > 1 || stop_mode == MB_STOPS_HARD;  /* a single run's unreached rows stay unset */
-    if (!(rj.singular = malloc(sizeof(int) * (N ? N : 1))))
-        return PyErr_NoMemory();
+    rj.fill_nan = N > 1 || r.stops.n > 0;  /* a single run's unreached rows stay unset */
+    if (!(rj.singular = malloc(sizeof(int) * (N ? N : 1)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
     int st;
     Py_BEGIN_ALLOW_THREADS
     st = cb.control_batch ? run_batch_from(m, rollout_together, &rj.j, 1, 2)
@@ -733,14 +878,67 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     free(rj.singular);
     if (cb.err_type) {  /* the Python function's own exception, as the Python loop would raise it */
         PyErr_Restore(cb.err_type, cb.err_value, cb.err_tb);
-        return NULL;
+        goto done;
     }
-    if (st != MB_OK)
-        return raise_status(st);
-    Py_RETURN_NONE;
-#undef SETTING
+    if (st != MB_OK) {
+        raise_status(st);
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    kept_release(&k);
+    return result;
 #undef OUTPUT
 }
+
+/* passive(cmodel, passive, q (nq), v (nv), tau (nv)) -> (τ_all (nv), f_ext (nb, 6) | None): passive.c's
+ * laws at one state from a Passive record — τ plus the joint-space forces (mb_passive_forces) and
+ * gravcomp's spatial forces (mb_passive_gravcomp) where the record carries it.  The tests hold each
+ * law to its Python statement through it; the GIL is held. */
+static PyObject *passive_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
+{
+    CModel *cm = entry_model(args, nargs, 5, "passive");
+    if (!cm)
+        return NULL;
+    const mb_model *m = &cm->m;
+    kept k = {.n = 0};
+    reader rp = {&k, held, args[1], "Passive"};
+    mb_passive p = {0};
+    PyObject *result = NULL, *tau_all = NULL, *fext = NULL;
+    npy_intp dq[1] = {m->nq}, dv[1] = {m->nv}, dt_[1] = {m->nv};
+    PyArrayObject *q = NULL, *v = NULL, *tau = NULL;
+    double *scratch = NULL;
+    if (!passive_from(&rp, m, &p) || !(q = gated_array(held, args[2], "q", NPY_DOUBLE, 1, dq, 0)) ||
+        !(v = gated_array(held, args[3], "v", NPY_DOUBLE, 1, dv, 0)) ||
+        !(tau = gated_array(held, args[4], "tau", NPY_DOUBLE, 1, dt_, 0)) || !finite_array(q, "q") ||
+        !finite_array(v, "v") || !finite_array(tau, "tau"))
+        goto done;
+    const int st = mb_check_configuration(m, PyArray_DATA(q));
+    if (st != MB_OK) {
+        raise_status(st);
+        goto done;
+    }
+    npy_intp df[2] = {m->nb, 6};
+    if (!(scratch = malloc(sizeof(double) * (size_t)(mb_passive_scratch_size(m->nv) + 1)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(tau_all = PyArray_SimpleNew(1, dv, NPY_DOUBLE)) || (p.gc_lift && !(fext = PyArray_SimpleNew(2, df, NPY_DOUBLE))))
+        goto done;
+    mb_passive_forces(m, cm->single, &p, PyArray_DATA(q), PyArray_DATA(v), PyArray_DATA(tau), scratch,
+                      PyArray_DATA((PyArrayObject *)tau_all));
+    if (fext)
+        mb_passive_gravcomp(m, cm->single, &p, PyArray_DATA(q), NULL, PyArray_DATA((PyArrayObject *)fext));
+    result = Py_BuildValue("(OO)", tau_all, fext ? fext : Py_None);
+done:
+    Py_XDECREF(tau_all), Py_XDECREF(fext);
+    free(scratch);
+    kept_release(&k);
+    return result;
+}
+
+GATED_ENTRY(py_passive, passive_entry)
 
 /* The public entry points: each runs its _entry with a hold for the arrays the gate makes. */
 GATED_ENTRY(py_rollout, rollout_entry)

@@ -2,21 +2,22 @@
  *
  * The equations are those of multibody.simulation: q̇ = v (on the configuration manifold),
  * v̇ = q̈ = FDab(q, v, τ_all, f_ext) (RBDA table 7.1, spatial_v2 FDab: mb_aba) with τ from a
- * built-in controller and the model's passive forces (simulation/limits.py, the same laws):
+ * built-in controller and the model's passive forces (passive.c, one function per law):
  *
- *   τ_all = τ − damping ⊙ v − f ⊙ tanh(v / v_s) + τ_tendons(q, v) + τ_soft(q, v)
- *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass
- *   τ_soft,j = sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a bound,
- *   τ_tendons = Σ_tendons c f,  f = −k (dead-band excess of L = c·q) − d c·v   (model/tendons.py).
+ *   τ_all = τ − damping ⊙ v − f ⊙ tanh(v / v_s) + τ_tendons(q, v) + τ_soft(q, v)   (mb_passive_forces)
+ *   f_ext = the constant forces + gravcomp_i m_i (−g) at each body's centre of mass (mb_passive_gravcomp)
  *
- * A controller or force function written in Python (MB_CONTROL_CALL, r->forces) is called back at
+ * The run's tables come in the small structs of core.h (mb_control, mb_passive, mb_stops, mb_contact,
+ * mb_callbacks, mb_record), one per record of simulation/rollout.py's Plan.
+ *
+ * A controller or force function written in Python (MB_CONTROL_CALL, r->call.forces) is called back at
  * every stage (py_rollout.c takes the GIL for the call): the loop stays here, the function's cost is
- * its own.  So is a constrained model's forward dynamics (r->dynamics: q̈ from τ_all and f_ext).  A
+ * its own.  So is a constrained model's forward dynamics (r->call.dynamics: q̈ from τ_all and f_ext).  A
  * controller of a whole batch (MB_CONTROL_BATCH: simulate_batch's Python function of (t, Q, QD)) is
  * called once a stage with the states of all the runs still going: the batch is then one group of
  * any size, advanced in lockstep, its forward dynamics in lanes where they apply.
  *
- * Joints resting on hard stops (r->n_resting, one run resumed by the Python loop after a plastic
+ * Joints resting on hard stops (r->stops.n_resting, one run resumed by the Python loop after a plastic
  * impact) are held by hybrid dynamics (hybrid.c, RBDA §9.2: q̈_j = 0 given, τ_j found), the stop's
  * force λ_j = τ_j − τ_all,j (limits.py JointLimits.resting_accelerations, TMT eq. 6); after each step
  * λ is evaluated at its end, and a step where a stop stops pushing (sign·λ ≤ 0: its release event)
@@ -25,7 +26,7 @@
  * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
  * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
  * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).  Another
- * contact law (a Python object's, r->contact_call) enters the same way: its states after v, its
+ * contact law (a Python object's, r->contact.call) enters the same way: its states after v, its
  * forces and ż from one call back per stage.
  *
  * The steppers, on y = [q, v] and the tangent K = [v, q̈]:
@@ -58,7 +59,7 @@
  * (− …) is FDab with the gravity switched off and τ_pd, so the stages run ABA on a copy of the
  * model without gravity and no RNEA; g(q) is evaluated once per step, for the recorded τ only.
  *
- * The user's events (r->guards, one run) are watched the same way: their guards are called back after
+ * The user's events (r->call.guards, one run) are watched the same way: their guards are called back after
  * each step, and a step where one crosses zero in its direction is handed back for the Python loop
  * to locate the event, fire it and hand the run back.
  *
@@ -128,9 +129,9 @@ typedef struct {
     double *force, *force_stage;       /* contact forces (points × 3) at the first / a later stage */
     double *contact_pos;               /* shared: contact point positions (points × 3)         */
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
-    double *H, *spare;                 /* shared: CRBA (nv × nv), unused lane outputs (nv) */
+    double *spare;                     /* shared: unused lane outputs (nv) */
     double *spare_step;                /* shared: an unused lane's y₁, k₁, τ in a lanes step (2 n + nv) */
-    double *tendon_sum, *tendon_one;   /* shared: the tendons' generalized forces, all and one (nv each) */
+    double *passive;                   /* shared: mb_passive_forces' scratch (mb_passive_scratch_size) */
     double *hd_tau, *stop_force;       /* shared: hybrid dynamics' τ (nv), resting stops' λ (≤ nv)  */
     double *call_out;                  /* shared: the caller's contact law's [f_ext, ż] (6 nb + nz)   */
     double *block;
@@ -140,7 +141,7 @@ typedef struct {
  * computes the runs that are active and still MB_OK. */
 typedef struct {
     const mb_model *m, *mf;            /* the model; without gravity (a continuous PD with g(q)) or NULL */
-    const mb_model *md;                /* the model FD runs on: m, or m with r->implicit_armature       */
+    const mb_model *md;                /* the model FD runs on: m, or m with r->passive.implicit_armature       */
     mb_data *d;
     const mb_rollout *r;
     const mb_lanes_impl *lanes;        /* forward dynamics and g(q) of several runs at once, or NULL */
@@ -308,116 +309,11 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
     return finite_all(tau, nv) ? MB_OK : MB_BAD_CONTROL;
 }
 
-/* MuJoCo's gravcomp as f_ext (dynamics/gravcomp.py): body i lifted by gc_lift_i at its world CoM c_i,
- * the spatial force [c_i × f_i; f_i] in base coordinates, added to `base` (the other forces, or NULL). */
-static void gravity_compensation(const mb_model *m, mb_data *d, const mb_rollout *r, const double *q,
-                                 const double *base, double *fext)
-{
-    mb_tree_poses(m, q, d->R, d->p);
-    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    for (int i = 0; i < m->nb; i++) {
-        const double *R = d->R0 + 9 * i, *p = d->p0 + 3 * i, *com = r->gc_com + 3 * i, *f = r->gc_lift + 3 * i;
-        double c[3];
-        for (int a = 0; a < 3; a++)
-            c[a] = p[a] + (R[3 * a] * com[0] + R[3 * a + 1] * com[1] + R[3 * a + 2] * com[2]);
-        double *o = fext + 6 * i;
-        o[0] = c[1] * f[2] - c[2] * f[1];
-        o[1] = c[2] * f[0] - c[0] * f[2];
-        o[2] = c[0] * f[1] - c[1] * f[0];
-        o[3] = f[0], o[4] = f[1], o[5] = f[2];
-        if (base)
-            for (int k = 0; k < 6; k++)
-                o[k] = base[6 * i + k] + o[k];
-    }
-}
-
-/* The joint's effective inertia 1 / (H⁻¹)_jj from H's Cholesky factor L: (H⁻¹)_jj = |L⁻¹ e_j|²
- * (limits.py effective_inertia; H_jj where H is not positive definite). */
-static double effective_inertia(int nv, const double *H, const double *L, int factored, int j, double *y)
-{
-    if (!factored)
-        return H[(long)j * nv + j];
-    double sum = 0.0;
-    for (int i = j; i < nv; i++) {
-        double s = i == j ? 1.0 : 0.0;
-        for (int k = j; k < i; k++)
-            s -= L[(long)i * nv + k] * y[k];
-        y[i] = s / L[(long)i * nv + i];
-        sum += y[i] * y[i];
-    }
-    return 1.0 / sum;
-}
-
-/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces); H and its factor only when a
- * joint is beyond. */
-static void soft_stops(const mb_model *m, mb_data *d, const mb_rollout *r, workspace *w, const double *q,
-                       const double *v, double *tau_all)
-{
-    const double T = r->soft_time, T2 = T * T;
-    int have_H = 0, factored = 0;
-    for (int s = 0; s < r->n_stops; s++) {
-        const double *row = r->stops + 4 * s;
-        const int qi = (int)row[0], vi = (int)row[1];
-        const double pos = row[2], sign = row[3];
-        const double pen = sign * (pos - q[qi]);
-        if (pen <= 0.0)
-            continue;
-        if (!have_H) {
-            mb_crba(m, d, q, w->H);
-            factored = mb_cholesky_factor(m->nv, w->H, d->L, 0.0);
-            have_H = 1;
-        }
-        const double pdot = -sign * v[vi];
-        const double inertia = effective_inertia(m->nv, w->H, d->L, factored, vi, w->spare);
-        tau_all[vi] += sign * fmax(0.0, inertia * (pen / T2 + 2.0 * pdot / T));
-    }
-}
-
-/* NumPy's maximum(x, 0) and minimum(x, 0) (NaN and −0 as they are), for the Python loop's bits. */
-static double max0(double x)
-{
-    return x >= 0.0 || x != x ? x : 0.0;
-}
-
-static double min0(double x)
-{
-    return x <= 0.0 || x != x ? x : 0.0;
-}
-
-/* τ_all += the fixed tendons' springs and dampers (model/tendons.py FixedTendon.forces, summed as
- * simulation/limits.py tendon_forces does: each tendon's forces on zeros, then tendon by tendon).
- * r->tendons: (k, d, L_lo, L_hi) per tendon; r->tendon_terms: (tendon, q index, v index, c) rows
- * grouped by tendon in order. */
-static void tendon_forces(const mb_model *m, const mb_rollout *r, workspace *w, const double *q, const double *v,
-                          double *tau_all)
-{
-    const int nv = m->nv;
-    double *sum = w->tendon_sum, *one = w->tendon_one;
-    memset(sum, 0, sizeof(double) * nv);
-    const double *term = r->tendon_terms, *end = term + 4L * r->n_tendon_terms;
-    for (int i = 0; i < r->n_tendons; i++) {
-        const double k = r->tendons[4 * i], d = r->tendons[4 * i + 1], lo = r->tendons[4 * i + 2],
-                     hi = r->tendons[4 * i + 3];
-        const double *first = term;
-        double L = 0.0, Ld = 0.0;
-        for (; term < end && (int)term[0] == i; term += 4)
-            L = L + term[3] * q[(int)term[1]], Ld = Ld + term[3] * v[(int)term[2]];
-        const double f = -k * (max0(L - hi) + min0(L - lo)) - d * Ld;
-        memset(one, 0, sizeof(double) * nv);
-        for (const double *t = first; t < term; t += 4)
-            one[(int)t[2]] = one[(int)t[2]] + f * t[3];
-        for (int j = 0; j < nv; j++)
-            sum[j] = sum[j] + one[j];
-    }
-    for (int j = 0; j < nv; j++)
-        tau_all[j] = tau_all[j] + sum[j];
-}
-
 /* Does a step from y to y1 take a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0? */
 static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
 {
-    for (int s = 0; s < r->n_stops; s++) {
-        const double *row = r->stops + 4 * s;
+    for (int s = 0; s < r->stops.n; s++) {
+        const double *row = r->stops.rows + 4 * s;
         const int qi = (int)row[0];
         if (row[3] * (y[qi] - row[2]) > 0.0 && row[3] * (y1[qi] - row[2]) <= 0.0)
             return 1;
@@ -428,9 +324,9 @@ static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
 /* Does a guard go from g0 to g1 across zero in its event's direction (events.py Event.crosses)? */
 static int crosses_guard(const mb_rollout *r, const double *g0, const double *g1)
 {
-    for (int e = 0; e < r->n_guards; e++) {
+    for (int e = 0; e < r->call.n_guards; e++) {
         const int down = g0[e] > 0.0 && g1[e] <= 0.0, up = g0[e] < 0.0 && g1[e] >= 0.0;
-        if (r->directions[e] < 0 ? down : r->directions[e] > 0 ? up : (down || up))
+        if (r->call.directions[e] < 0 ? down : r->call.directions[e] > 0 ? up : (down || up))
             return 1;
     }
     return 0;
@@ -509,12 +405,12 @@ static void resting_dynamics(group *g, const double *const *q, const double *con
         if (!busy(g, l))
             continue;
         memcpy(tau, tau_all[l], sizeof(double) * g->m->nv);
-        for (int k = 0; k < r->n_resting; k++)
-            qdd[l][r->resting_v[k]] = 0.0;
-        if ((g->st[l] = mb_hybrid(g->md, g->d, r->resting_fd, q[l], v[l], qdd[l], tau, fext[l])) == MB_SINGULAR)
+        for (int k = 0; k < r->stops.n_resting; k++)
+            qdd[l][r->stops.resting_v[k]] = 0.0;
+        if ((g->st[l] = mb_hybrid(g->md, g->d, r->stops.resting_fd, q[l], v[l], qdd[l], tau, fext[l])) == MB_SINGULAR)
             g->singular[l] = mb_singular_take().body;
-        for (int k = 0; k < r->n_resting; k++)
-            g->w.stop_force[k] = tau[r->resting_v[k]] - tau_all[l][r->resting_v[k]];
+        for (int k = 0; k < r->stops.n_resting; k++)
+            g->w.stop_force[k] = tau[r->stops.resting_v[k]] - tau_all[l][r->stops.resting_v[k]];
     }
 }
 
@@ -522,8 +418,8 @@ static void resting_dynamics(group *g, const double *const *q, const double *con
  * right-hand side saw? */
 static int stop_releases(const group *g)
 {
-    for (int k = 0; k < g->r->n_resting; k++)
-        if (!(g->r->resting_sign[k] * g->w.stop_force[k] > 0.0))
+    for (int k = 0; k < g->r->stops.n_resting; k++)
+        if (!(g->r->stops.resting_sign[k] * g->w.stop_force[k] > 0.0))
             return 1;
     return 0;
 }
@@ -599,21 +495,21 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                  (g->st[l] = control(m, g->d, w, &r->control, t, q[l], v[l], !cancel, tau)) != MB_OK)
             continue;
         fext[l] = r->fext;
-        if (r->forces) {  /* the user's forces, their constant part included */
+        if (r->call.forces) {  /* the user's forces, their constant part included */
             double *f = part(w->fuser, l, 6 * m->nb);
-            if ((g->st[l] = r->forces(r->forces_ctx, MB_CALL_FORCES, t, q[l], v[l], f)) != MB_OK)
+            if ((g->st[l] = r->call.forces(r->call.forces_ctx, MB_CALL_FORCES, t, q[l], v[l], f)) != MB_OK)
                 continue;
             fext[l] = f;
         }
-        if (r->contact || r->contact_call) {  /* f_ext = the user's + contact forces; ż after q̈ */
+        if (r->contact.ground || r->contact.call) {  /* f_ext = the user's + contact forces; ż after q̈ */
             const int nb6 = 6 * m->nb;
             double *f = part(w->fcontact, l, nb6), *zdot = K + 2 * nv;
-            if (r->contact) {
-                double *force = full_tau ? part(w->force, l, 3 * r->contact->npt) : w->force_stage;
-                mb_ground_contact(m, g->d, q[l], v[l], y + nq + nv, r->contact, f, zdot, force, w->contact_pos,
-                                  w->contact_flags, w->contact_flags + r->contact->npt);
+            if (r->contact.ground) {
+                double *force = full_tau ? part(w->force, l, 3 * r->contact.ground->npt) : w->force_stage;
+                mb_ground_contact(m, g->d, q[l], v[l], y + nq + nv, r->contact.ground, f, zdot, force, w->contact_pos,
+                                  w->contact_flags, w->contact_flags + r->contact.ground->npt);
             } else {  /* the caller's law: [f_ext, ż] in one call */
-                if ((g->st[l] = r->contact_call(r->contact_ctx, t, q[l], v[l], y + nq + nv, w->call_out)) != MB_OK)
+                if ((g->st[l] = r->contact.call(r->contact.ctx, t, q[l], v[l], y + nq + nv, w->call_out)) != MB_OK)
                     continue;
                 memcpy(f, w->call_out, sizeof(double) * nb6);
                 memcpy(zdot, w->call_out + nb6, sizeof(double) * nz);
@@ -627,38 +523,26 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                     f[k] = fext[l][k] + f[k];
             fext[l] = f;
         }
-        if (r->gc_lift) {
+        if (r->passive.gc_lift) {  /* passive.c: gravcomp acts as f_ext */
             double *f = part(w->fext, l, 6 * m->nb);
-            gravity_compensation(m, g->d, r, q[l], fext[l], f);
+            mb_passive_gravcomp(m, g->d, &r->passive, q[l], fext[l], f);
             fext[l] = f;
         }
         tau_all[l] = tau;
-        if (r->damping || r->friction || r->n_tendons || r->stop_mode == MB_STOPS_SOFT) {
-            double *restrict ta = part(w->tau_all, l, nv);
-            const double *restrict damping = r->damping, *restrict vl = v[l];
-            if (damping)
-                for (int k = 0; k < nv; k++)
-                    ta[k] = tau[k] - damping[k] * vl[k];
-            else
-                memcpy(ta, tau, sizeof(double) * nv);
-            if (r->friction)
-                for (int k = 0; k < nv; k++)
-                    ta[k] = ta[k] + -r->friction[k] * tanh(v[l][k] / r->friction_velocity[k]);
-            if (r->n_tendons)
-                tendon_forces(m, r, w, q[l], v[l], ta);
-            if (r->stop_mode == MB_STOPS_SOFT)
-                soft_stops(m, g->d, r, w, q[l], v[l], ta);
+        if (mb_passive_joint_forces(&r->passive)) {  /* passive.c: damping, friction, tendons, soft stops */
+            double *ta = part(w->tau_all, l, nv);
+            mb_passive_forces(m, g->d, &r->passive, q[l], v[l], tau, w->passive, ta);
             tau_all[l] = ta;
         }
         copy_numbers(K, v[l], nv);
         qdd[l] = K + nv;
     }
     g->posed = 0;  /* (forward_dynamics sets it when the lanes leave their poses) */
-    if (r->dynamics) {  /* the caller's (a constrained model's) */
+    if (r->call.dynamics) {  /* the caller's (a constrained model's) */
         for (int l = 0; l < g->L; l++)
             if (busy(g, l))
-                g->st[l] = r->dynamics(r->dynamics_ctx, t, q[l], v[l], tau_all[l], fext[l], qdd[l]);
-    } else if (r->n_resting)
+                g->st[l] = r->call.dynamics(r->call.dynamics_ctx, t, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+    } else if (r->stops.n_resting)
         resting_dynamics(g, q, v, tau_all, fext, qdd);
     else
         forward_dynamics(g, cancel ? g->mf : g->md, q, v, tau_all, fext, qdd);
@@ -906,8 +790,8 @@ static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_ou
     const int nv = m->nv;
     copy_numbers(o->qdd + row * nv, K + nv, nv);
     copy_numbers(o->tau + row * nv, tau, nv);
-    if (r->contact)
-        memcpy(o->force + row * 3 * r->contact->npt, force, sizeof(double) * 3 * r->contact->npt);
+    if (r->contact.ground)
+        memcpy(o->force + row * 3 * r->contact.ground->npt, force, sizeof(double) * 3 * r->contact.ground->npt);
 }
 
 /* The runs' ends, run l at g->t_end[l]: a diverged run keeps its last finite state (keep_last), the
@@ -917,13 +801,13 @@ static void finish(group *g, mb_rollout_out *const *o, int *status)
 {
     const mb_model *m = g->m;
     const int L = g->L, nv = m->nv, nz = g->nz, n = m->nq + nv + nz, nk = 2 * nv + nz;
-    const int np3 = g->r->contact ? 3 * g->r->contact->npt : 0;
+    const int np3 = g->r->contact.ground ? 3 * g->r->contact.ground->npt : 0;
     int *due = g->pending;
     for (int l = 0; l < L; l++) {
         mb_rollout_out *ol = o[l];
         g->active[l] = 0;
-        if (status[l] == MB_OK && ol->non_finite && g->r->keep_last && g->last_recorded_t[l] != g->t_end[l] &&
-            ol->count < g->r->capacity) {
+        if (status[l] == MB_OK && ol->non_finite && g->r->record.keep_last && g->last_recorded_t[l] != g->t_end[l] &&
+            ol->count < g->r->record.capacity) {
             record(m, nz, ol, g->t_end[l], part(g->w.y, l, n));
             due[l] = 1;
         }
@@ -967,7 +851,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 5L * nv + 6L * m->nb + nz + (long)nv * nv + 2L * np3 + 2L * n + nv + 1),
+    w->block = calloc((size_t)(L * per_run + 3L * nv + mb_passive_scratch_size(nv) + 6L * m->nb + nz + 2L * np3 +
+                               2L * n + nv + 1),
                       sizeof(double));
     w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
     if (!w->block || !w->contact_flags) {
@@ -982,9 +867,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
-    w->spare = p, p += nv, w->tendon_sum = p, p += nv, w->tendon_one = p, p += nv;
-    w->hd_tau = p, p += nv, w->stop_force = p, p += nv, w->call_out = p, p += 6L * m->nb + nz;
-    w->spare_step = p, p += 2L * n + nv, w->H = p;
+    w->spare = p, p += nv, w->hd_tau = p, p += nv, w->stop_force = p, p += nv;
+    w->call_out = p, p += 6L * m->nb + nz, w->spare_step = p, p += 2L * n + nv, w->passive = p;
     return MB_OK;
 }
 
@@ -993,7 +877,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                     mb_rollout_out *const *o, int *status)
 {
     const int nq = m->nq, nv = m->nv, nz = mb_rollout_contact_states(r), n = nq + nv + nz, nk = 2 * nv + nz;
-    const int np3 = r->contact ? 3 * r->contact->npt : 0;
+    const int np3 = r->contact.ground ? 3 * r->contact.ground->npt : 0;
     if (L < 1 || (L > MAX_GROUP && r->control.kind != MB_CONTROL_BATCH))  /* else groups of the lanes' width */
         return MB_NO_MEMORY;
     group g = {m, NULL, m, d, r, NULL, NULL, L, 1, 0, nz};
@@ -1005,7 +889,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     }
     for (int l = 0; l < L; l++)
         g.singular[l] = -1;
-    if (lanes && !r->fext && !r->gc_lift && !r->contact && !r->contact_call && !r->forces &&
+    if (lanes && !r->fext && !r->passive.gc_lift && !r->contact.ground && !r->contact.call && !r->call.forces &&
         (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
@@ -1017,38 +901,38 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         if (!mb_joint_is_vector(m->jtype[i]))  /* joints.h: the joint table's one "plain vector" fact */
             g.vector = 0;
     mb_model dynamics_model = *m;  /* semi_implicit's damping implicit: (M + dt·D) q̈ = τ − C − D q̇ */
-    if (r->implicit_armature)
-        dynamics_model.armature = (double *)r->implicit_armature;
+    if (r->passive.implicit_armature)
+        dynamics_model.armature = (double *)r->passive.implicit_armature;
     g.md = &dynamics_model;
     mb_model free_model = dynamics_model;  /* the model without gravity: a continuous PD with g(q) cancels it */
     memset(free_model.a_grav, 0, sizeof free_model.a_grav);
     memset(free_model.plnr_grav, 0, sizeof free_model.plnr_grav);
-    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->dynamics && !r->n_resting ? &free_model
+    g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->call.dynamics && !r->stops.n_resting ? &free_model
                                                                                                  : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
     const int one = r->one_step > 0.0;
     const mb_control *c = &r->control;
-    if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->guards &&
-        !r->dynamics && !r->n_resting && !r->friction && !r->n_tendons && r->stop_mode != MB_STOPS_SOFT &&
+    if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->call.guards &&
+        !r->call.dynamics && !r->stops.n_resting && !r->passive.friction && !r->passive.n_tendons && !r->passive.n_soft &&
         lanes->width <= MAX_GROUP && nv <= 64 &&
         (c->kind == MB_CONTROL_NONE ||
          (c->kind == MB_CONTROL_PD && c->n_times == 1 && !c->q_index && c->period <= 0.0 && (!c->gravity || g.mf)))) {
         const int pd = c->kind == MB_CONTROL_PD;
         g.lanes_step = (mb_group_step){g.mf ? g.mf : g.md, 0.0, pd ? c->kp : NULL, c->kd, c->q_ref, c->qd_ref, c->tau_ff,
-                                       r->damping, g.mf != NULL, r->stop_mode == MB_STOPS_HARD ? r->stops : NULL,
-                                       r->n_stops};
+                                       r->passive.damping, g.mf != NULL, r->stops.n ? r->stops.rows : NULL,
+                                       r->stops.n};
         g.use_lanes_step = 1;
     }
-    const int hard = !one && (r->stop_mode == MB_STOPS_HARD || r->guards);
+    const int hard = !one && (r->stops.n || r->call.guards);
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
-    if (r->guards) {
-        if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->n_guards + 1)))) {
+    if (r->call.guards) {
+        if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->call.n_guards + 1)))) {
             if (g.dl)
                 lanes->data_free(g.dl);
             free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
         }
-        guard1 = guard0 + r->n_guards + 1;
+        guard1 = guard0 + r->call.n_guards + 1;
     }
     const double dt = r->dt, t_final = r->t_final, eps = 1e-9 * dt;
     const double period = r->control.period;
@@ -1077,7 +961,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.have_held = 1;
         n_sample = r->n_sample0;
     }
-    if (r->guards && !one && (status[0] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
+    if (r->call.guards && !one && (status[0] = r->call.guards(r->call.guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
         LEAVE(0);
     while (t < t_final && running) {
         double next_sample = INFINITY;
@@ -1138,15 +1022,15 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             }
             if (one)
                 continue;
-            if (r->stop_mode == MB_STOPS_HARD &&
+            if (r->stops.n &&
                 (g.lanes_stepped ? g.crossed[l] : crosses_stop(r, part(g.w.y, l, n), part(g.w.y1, l, n)))) {
                 ol->handed_back = 1, ol->t_from = t, ol->t_to = t_next;  /* the Python loop's event */
                 LEAVE(l);
                 continue;
             }
-            if (r->guards) {
+            if (r->call.guards) {
                 const double *y1 = part(g.w.y1, l, n);
-                if ((status[l] = r->guards(r->guards_ctx, MB_CALL_GUARDS, t_next, y1, y1 + nq, guard1)) != MB_OK) {
+                if ((status[l] = r->call.guards(r->call.guards_ctx, MB_CALL_GUARDS, t_next, y1, y1 + nq, guard1)) != MB_OK) {
                     ol->t_from = t, ol->t_to = t_next;
                     LEAVE(l);
                     continue;
@@ -1156,9 +1040,9 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                     LEAVE(l);
                     continue;
                 }
-                memcpy(guard0, guard1, sizeof(double) * r->n_guards);
+                memcpy(guard0, guard1, sizeof(double) * r->call.n_guards);
             }
-            if (r->n_resting) {  /* the stops' forces at the step's end: a release is the Python loop's event */
+            if (r->stops.n_resting) {  /* the stops' forces at the step's end: a release is the Python loop's event */
                 rhs(&g, t_next, g.w.y1, g.w.K, g.w.tau_stage, 0);
                 if (g.st[l] != MB_OK || stop_releases(&g)) {
                     g.st[l] = MB_OK;
@@ -1174,7 +1058,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             if (!g.active[l])
                 continue;
             copy_numbers(part(g.w.y, l, n), part(g.w.y1, l, n), n);
-            if ((one || t >= t_final || (on_grid && k_next % r->record_every == 0)) && o[l]->count < r->capacity) {
+            if ((one || t >= t_final || (on_grid && k_next % r->record.record_every == 0)) && o[l]->count < r->record.capacity) {
                 record(m, nz, o[l], t, part(g.w.y, l, n));
                 last_recorded_t[l] = t;
                 pending[l] = !one;  /* one step: the caller wants no q̈ at its end */

@@ -76,7 +76,7 @@ static inline __attribute__((always_inline)) int stage_lanes(const mb_model *m, 
         fail_lanes(ok, finite_lanes(tau, nv), MB_BAD_CONTROL, st);
     }
     const real *ta = tau;
-    if (s->damping) {
+    if (s->damping) {  /* passive.c's mb_passive_damping, lane-wise (the one law these steps carry) */
         for (int k = 0; k < nv; k++)
             tau_all[k] = tau[k] - MB_SPLAT(s->damping[k]) * v[k];
         ta = tau_all;

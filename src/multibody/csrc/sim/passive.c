@@ -1,0 +1,160 @@
+/* passive.c — the model's passive forces, one function per law, in one place (MuJoCo's
+ * engine_passive.c plays this part there).  The compiled loop's right-hand side (rollout.c's rhs)
+ * calls mb_passive_forces for the joint-space laws and mb_passive_gravcomp for the one that acts as
+ * f_ext; the tables come from the Plan's Passive record (simulation/rollout.py, filled by
+ * py_rollout.c).  Each law's Python statement is the tests' reference (tests/test_passive.py compares
+ * them on random states):
+ *
+ *   damping        τ −= c ⊙ q̇                                       simulation/system.py System._loads
+ *   friction       τ −= f ⊙ tanh(q̇ / v_s)                           simulation/limits.py smoothed_friction
+ *   tendons        τ += Σ_tendons c f,  f = −k (dead-band excess of L = c·q) − d c·q̇
+ *                                                                    model/tendons.py FixedTendon.forces
+ *   soft stops     τ_j += sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a
+ *                  bound, m_j = 1 / (H⁻¹)_jj                         simulation/limits.py JointLimits.soft_forces
+ *   gravcomp       body i lifted by gravcomp_i m_i (−g) at its centre of mass, as f_ext
+ *                                                                    dynamics/gravcomp.py
+ *
+ * The joint-space laws add to τ in that order, each the same operations as its Python statement, so
+ * the compiled and the Python loops agree bit for bit.  A new law: a field in the Passive record,
+ * a function here called from mb_passive_forces (or beside gravcomp for one acting as f_ext), and
+ * its Python statement as the test's reference (ARCHITECTURE.md, "Where each kind of change goes").
+ */
+#include <math.h>
+#include <string.h>
+
+#include "common/core.h"
+
+/* τ_all = τ − damping ⊙ v (viscous joint damping; tau_all may be tau). */
+void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all)
+{
+    for (int k = 0; k < nv; k++)
+        tau_all[k] = tau[k] - damping[k] * v[k];
+}
+
+/* τ_all += −f ⊙ tanh(v / v_s) (Coulomb friction smoothed over the velocity scale v_s). */
+void mb_passive_friction(int nv, const double *restrict friction, const double *restrict velocity,
+                         const double *restrict v, double *restrict tau_all)
+{
+    for (int k = 0; k < nv; k++)
+        tau_all[k] = tau_all[k] + -friction[k] * tanh(v[k] / velocity[k]);
+}
+
+/* NumPy's maximum(x, 0) and minimum(x, 0) (NaN and −0 as they are), for the Python statement's bits. */
+static double max0(double x)
+{
+    return x >= 0.0 || x != x ? x : 0.0;
+}
+
+static double min0(double x)
+{
+    return x <= 0.0 || x != x ? x : 0.0;
+}
+
+/* τ_all += the fixed tendons' springs and dampers (model/tendons.py FixedTendon.forces, summed as
+ * simulation/limits.py tendon_forces does: each tendon's forces on zeros, then tendon by tendon).
+ * p->tendons: (k, d, L_lo, L_hi) per tendon; p->tendon_terms: (tendon, q index, v index, c) rows
+ * grouped by tendon in order.  sum, one: nv scratch each. */
+void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const double *v, double *sum, double *one,
+                        double *tau_all)
+{
+    memset(sum, 0, sizeof(double) * nv);
+    const double *term = p->tendon_terms, *end = term + 4L * p->n_tendon_terms;
+    for (int i = 0; i < p->n_tendons; i++) {
+        const double k = p->tendons[4 * i], d = p->tendons[4 * i + 1], lo = p->tendons[4 * i + 2],
+                     hi = p->tendons[4 * i + 3];
+        const double *first = term;
+        double L = 0.0, Ld = 0.0;
+        for (; term < end && (int)term[0] == i; term += 4)
+            L = L + term[3] * q[(int)term[1]], Ld = Ld + term[3] * v[(int)term[2]];
+        const double f = -k * (max0(L - hi) + min0(L - lo)) - d * Ld;
+        memset(one, 0, sizeof(double) * nv);
+        for (const double *t = first; t < term; t += 4)
+            one[(int)t[2]] = one[(int)t[2]] + f * t[3];
+        for (int j = 0; j < nv; j++)
+            sum[j] = sum[j] + one[j];
+    }
+    for (int j = 0; j < nv; j++)
+        tau_all[j] = tau_all[j] + sum[j];
+}
+
+/* The joint's effective inertia 1 / (H⁻¹)_jj from H's Cholesky factor L: (H⁻¹)_jj = |L⁻¹ e_j|²
+ * (limits.py effective_inertia; H_jj where H is not positive definite).  y: nv scratch. */
+static double effective_inertia(int nv, const double *H, const double *L, int factored, int j, double *y)
+{
+    if (!factored)
+        return H[(long)j * nv + j];
+    double sum = 0.0;
+    for (int i = j; i < nv; i++) {
+        double s = i == j ? 1.0 : 0.0;
+        for (int k = j; k < i; k++)
+            s -= L[(long)i * nv + k] * y[k];
+        y[i] = s / L[(long)i * nv + i];
+        sum += y[i] * y[i];
+    }
+    return 1.0 / sum;
+}
+
+/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces); H (nv², scratch) and its factor
+ * (d->L) only when a joint is beyond its bound.  y: nv scratch. */
+void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                           double *H, double *y, double *tau_all)
+{
+    const double T = p->soft_time, T2 = T * T;
+    int have_H = 0, factored = 0;
+    for (int s = 0; s < p->n_soft; s++) {
+        const double *row = p->soft + 4 * s;
+        const int qi = (int)row[0], vi = (int)row[1];
+        const double pos = row[2], sign = row[3];
+        const double pen = sign * (pos - q[qi]);
+        if (pen <= 0.0)
+            continue;
+        if (!have_H) {
+            mb_crba(m, d, q, H);
+            factored = mb_cholesky_factor(m->nv, H, d->L, 0.0);
+            have_H = 1;
+        }
+        const double pdot = -sign * v[vi];
+        const double inertia = effective_inertia(m->nv, H, d->L, factored, vi, y);
+        tau_all[vi] += sign * fmax(0.0, inertia * (pen / T2 + 2.0 * pdot / T));
+    }
+}
+
+/* MuJoCo's gravcomp as f_ext (dynamics/gravcomp.py): body i lifted by gc_lift_i at its world CoM c_i,
+ * the spatial force [c_i × f_i; f_i] in base coordinates, added to `base` (the other forces, or NULL). */
+void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *base,
+                         double *fext)
+{
+    mb_tree_poses(m, q, d->R, d->p);
+    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    for (int i = 0; i < m->nb; i++) {
+        const double *R = d->R0 + 9 * i, *pp = d->p0 + 3 * i, *com = p->gc_com + 3 * i, *f = p->gc_lift + 3 * i;
+        double c[3];
+        for (int a = 0; a < 3; a++)
+            c[a] = pp[a] + (R[3 * a] * com[0] + R[3 * a + 1] * com[1] + R[3 * a + 2] * com[2]);
+        double *o = fext + 6 * i;
+        o[0] = c[1] * f[2] - c[2] * f[1];
+        o[1] = c[2] * f[0] - c[0] * f[2];
+        o[2] = c[0] * f[1] - c[1] * f[0];
+        o[3] = f[0], o[4] = f[1], o[5] = f[2];
+        if (base)
+            for (int k = 0; k < 6; k++)
+                o[k] = base[6 * i + k] + o[k];
+    }
+}
+
+/* τ_all = τ + the joint-space passive forces (damping, friction, tendons, soft stops, in that order). */
+void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                       const double *tau, double *scratch, double *tau_all)
+{
+    const int nv = m->nv;
+    if (p->damping)
+        mb_passive_damping(nv, p->damping, v, tau, tau_all);
+    else if (tau_all != tau)
+        memcpy(tau_all, tau, sizeof(double) * nv);
+    if (p->friction)
+        mb_passive_friction(nv, p->friction, p->friction_velocity, v, tau_all);
+    if (p->n_tendons)
+        mb_passive_tendons(nv, p, q, v, scratch, scratch + nv, tau_all);
+    if (p->n_soft)
+        mb_passive_soft_stops(m, d, p, q, v, scratch + 3 * nv, scratch + 2 * nv, tau_all);
+}

@@ -1,0 +1,138 @@
+"""Each passive law in its one C place (csrc/sim/passive.c) against its Python statement.
+
+The compiled loop applies the model's passive forces through ``mb_passive_forces`` and
+``mb_passive_gravcomp``; ``_core.passive`` evaluates them at one state from a Plan's ``Passive``
+record (the one the factory, ``System.plan``, builds).  Each law is held here, alone, on random
+states, to the Python statement the Python loop uses — the statement is the reference, the C
+function must agree to rounding (they are the same operations: in practice bit for bit).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.core import _core
+from multibody.dynamics.gravcomp import gravity_compensation_forces
+from multibody.model.tendons import FixedTendon
+from multibody.simulation.limits import FRICTION_VELOCITY, JointLimits, smoothed_friction, tendon_forces
+from multibody.simulation.rollout import Passive
+from multibody.simulation.system import System
+
+TOL = 1e-14
+STATES = 50
+
+
+def passive_model():
+    """A three-link arm carrying every law: damping, friction, gravcomp, two fixed tendons (one with
+    a dead band, one naming a joint twice) and position limits."""
+    m = mb.models.planar(3)
+    return dataclasses.replace(
+        m, damping=np.array([0.3, 0.02, 0.7]), friction=np.array([0.05, 0.0, 0.4]),
+        gravcomp=np.array([0.0, 0.6, 1.0]), q_lower=np.array([-0.9, -0.4, -1.0]), q_upper=np.array([1.2, 2.0, 0.5]),
+        tendons=(FixedTendon("band", ("joint1", "joint3"), (2.0, -1.0), stiffness=3.0, damping=0.5,
+                             spring_length=(0.1, 0.4)),
+                 FixedTendon("twice", ("joint2", "joint3", "joint2"), (0.5, 0.25, 0.5), stiffness=1.5, damping=0.1)))
+
+
+def only(record, *laws):
+    """The record with every law but ``laws`` (field names) removed."""
+    keep = {f.name for f in dataclasses.fields(Passive)} & set(laws)
+    return dataclasses.replace(record, **{f.name: None for f in dataclasses.fields(Passive)
+                                          if f.name not in keep and f.name != "soft_time"})
+
+
+@pytest.fixture(scope="module")
+def setup():
+    m = passive_model()
+    system = System(m, limits=JointLimits(m, "soft"))
+    system.friction_velocity = np.array([0.01, 0.02, 0.05])   # per variable, as a fixed step may raise it
+    rng = np.random.default_rng(7)
+    states = [(rng.uniform(-1.5, 2.2, 3), rng.normal(0.0, 2.0, 3), rng.normal(0.0, 3.0, 3)) for _ in range(STATES)]
+    return m, system, system.passive_record(), states
+
+
+def c_forces(m, record, q, v, tau):
+    return _core.passive(m._c, record, q, v, tau)
+
+
+def test_damping(setup):
+    m, system, record, states = setup
+    for q, v, tau in states:
+        want = tau - system.damping * v                        # System._loads
+        np.testing.assert_allclose(c_forces(m, only(record, "damping"), q, v, tau)[0], want, rtol=0, atol=TOL)
+
+
+def test_friction(setup):
+    m, system, record, states = setup
+    for q, v, tau in states:
+        want = tau + smoothed_friction(system.friction, v, system.friction_velocity)
+        got = c_forces(m, only(record, "friction", "friction_velocity"), q, v, tau)[0]
+        np.testing.assert_allclose(got, want, rtol=0, atol=TOL)
+
+
+def test_tendons(setup):
+    m, _system, record, states = setup
+    for q, v, tau in states:
+        want = tau + tendon_forces(m, q, v)
+        got = c_forces(m, only(record, "tendons", "tendon_terms"), q, v, tau)[0]
+        np.testing.assert_allclose(got, want, rtol=0, atol=TOL)
+
+
+def test_soft_stops(setup):
+    m, system, record, states = setup
+    beyond = 0
+    for q, v, tau in states:
+        push = system.limits.soft_forces(q, v)
+        beyond += push is not None
+        want = tau if push is None else tau + push
+        got = c_forces(m, only(record, "soft_stops"), q, v, tau)[0]
+        np.testing.assert_allclose(got, want, rtol=0, atol=TOL * max(1.0, np.abs(want).max()))
+    assert 10 < beyond < STATES      # the states reach both sides of the stops
+
+
+def test_gravity_compensation(setup):
+    m, _system, record, states = setup
+    for q, v, tau in states:
+        tau_all, fext = c_forces(m, only(record, "gc_lift", "gc_com"), q, v, tau)
+        np.testing.assert_array_equal(tau_all, tau)            # gravcomp acts as f_ext only
+        np.testing.assert_allclose(fext, gravity_compensation_forces(m, q), rtol=0, atol=TOL)
+
+
+def test_all_laws_together_in_the_python_loops_order(setup):
+    """τ + damping, friction, tendons, soft stops: System._loads's sum, in its order."""
+    m, system, record, states = setup
+    for q, v, tau in states:
+        want = tau - system.damping * v
+        want = want + smoothed_friction(system.friction, v, system.friction_velocity)
+        want = want + tendon_forces(m, q, v)
+        push = system.limits.soft_forces(q, v)
+        want = want if push is None else want + push
+        got, fext = c_forces(m, record, q, v, tau)
+        np.testing.assert_allclose(got, want, rtol=0, atol=TOL * max(1.0, np.abs(want).max()))
+        np.testing.assert_allclose(fext, gravity_compensation_forces(m, q), rtol=0, atol=TOL)
+
+
+def test_the_plan_carries_only_the_laws_the_model_has():
+    """A model without passive forces gives an empty Passive record (the compiled loop then skips them);
+    the factory's record names each law the model carries, and friction's v_s per variable."""
+    plain = System(mb.models.double_pendulum()).passive_record()
+    assert all(getattr(plain, f.name) is None for f in dataclasses.fields(Passive) if f.name != "soft_time")
+    full = System(passive_model(), limits=JointLimits(passive_model(), "soft")).passive_record()
+    assert full.friction_velocity.tolist() == [FRICTION_VELOCITY] * 3
+    assert full.tendons.shape == (2, 4) and full.tendon_terms.shape == (5, 4) and full.soft_stops.shape == (6, 4)
+    assert full.gc_lift.shape == (3, 3) and full.implicit_armature is None
+
+
+def test_bad_passive_records_are_refused_by_name():
+    m = mb.models.double_pendulum()
+    q = v = tau = np.zeros(2)
+    for fields, word in ((dict(damping=np.full(2, np.nan)), "damping"), (dict(friction=np.ones(2)), "friction_velocity"),
+                         (dict(gc_lift=np.zeros((2, 3))), "gc_lift, gc_com"), (dict(soft_time=-1.0), "soft_time"),
+                         (dict(soft_stops=np.array([[0.0, 7.0, 0.1, 1.0]])), "soft_stops")):
+        with pytest.raises(ValueError, match=word):
+            _core.passive(m._c, Passive(**{"soft_time": 0.02, **fields}), q, v, tau)
+    with pytest.raises(ValueError, match="q"):
+        _core.passive(m._c, Passive(soft_time=0.02), np.full(2, np.nan), v, tau)
