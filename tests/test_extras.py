@@ -63,7 +63,7 @@ def test_each_optional_feature_names_its_extra():
             "symbolic": lambda: __import__("multibody.symbolic").symbolic.derive(mb.models.double_pendulum()),
             "mjcf": lambda: mb.load_mjcf("<mujoco><worldbody/></mujoco>"),
             "view": lambda: mb.view.plot_states(traj),
-            "sim": lambda: __import__("multibody.engine.report").engine.report.double_pendulum(T=0.1),
+            "sim": lambda: mb.simulate(mb.models.double_pendulum(), np.zeros(2), np.zeros(2), 0.1, integrator="rk45"),
         }
         for extra, call in cases.items():
             try:

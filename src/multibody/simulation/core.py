@@ -42,6 +42,7 @@ from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
+from .._extras import require
 
 
 # ---- recording --------------------------------------------------------------------------------
@@ -638,7 +639,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
 
 def _run_adaptive(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol,
                   progress):
-    import scipy.integrate as si
+    si = require("scipy.integrate", "sim", "adaptive integrators (SciPy's solve_ivp)")
     rec, fired = Recorder(), []
     flow = _PlainFlow(space, system, rec, fired)
     bar = _Progress(progress, t_final)

@@ -83,6 +83,7 @@ from .rollout import ADAPTIVE, FLAGS, Z_IN_PYTHON, StateSpace
 from .limits import smoothed_friction
 from .system import _NonFinite
 from .trajectory import EventRecord, Trajectory, model_fingerprint
+from .._extras import require
 
 #: relative step of the five-point differences of right-hand sides, guards and resets
 DIFF_STEP = 1e-3
@@ -498,7 +499,7 @@ def run_with_sensitivities(model, space, system, events, y, t_final, dt, integra
     """``simulate``'s adaptive run with Z = [Φ | ∂x/∂τ] along (the fixed-step runs are
     ``core._run_fixed``'s with a :class:`SensitivityFlow`); a Trajectory with ``stm`` (T, n, n) and
     ``dx_dtau`` (T, n, nv)."""
-    import scipy.integrate as si
+    si = require("scipy.integrate", "sim", "adaptive integrators (SciPy's solve_ivp)")
     flow = SensitivityFlow(space, system, integrator, dt)
     rec, fired = _Record(), []
     aug = _AugmentedFlow(flow, rec, fired)
