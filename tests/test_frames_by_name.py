@@ -19,7 +19,7 @@ import pinocchio as pin
 import pytest
 
 import multibody as mb
-from test_urdf_robots import robots_dir
+from pinocchio_twins import twin
 
 TOL = 1e-12
 ROBOTS = {"Panda": ("panda_description/urdf/panda.urdf", False),
@@ -27,20 +27,8 @@ ROBOTS = {"Panda": ("panda_description/urdf/panda.urdf", False),
           "Talos": ("talos_data/robots/talos_reduced.urdf", True)}
 REFS = {"local": pin.LOCAL, "world": pin.WORLD, "local_world_aligned": pin.LOCAL_WORLD_ALIGNED}
 SWAP = [3, 4, 5, 0, 1, 2]   # Pinocchio's [linear; angular] ↔ our [angular; linear]
-_cache = {}
-
-
 def robot(label):
-    if label not in _cache:
-        rel, floating = ROBOTS[label]
-        path = os.path.join(robots_dir(), rel)
-        share = os.path.dirname(os.path.dirname(robots_dir()))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = mb.load_urdf(path, floating=floating, package_dirs=[share], check_meshes=False)
-        pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
-        _cache[label] = model, pm
-    return _cache[label]
+    return twin(*ROBOTS[label])
 
 
 def err(ours, theirs):

@@ -8,13 +8,13 @@ Talos, solo12: floating; Panda, UR5: fixed).  A hand-built twin covers the joint
 from __future__ import annotations
 
 import os
-import warnings
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
 import multibody as mb
+from pinocchio_twins import twin
 from test_urdf_robots import robots_dir
 
 TOL = 1e-12
@@ -23,20 +23,8 @@ ROBOTS = {"ANYmal": ("anymal_b_simple_description/robots/anymal.urdf", True),
           "solo12": ("solo_description/robots/solo12.urdf", True),
           "Panda": ("panda_description/urdf/panda.urdf", False),
           "UR5": ("ur_description/urdf/ur5_robot.urdf", False)}
-_cache = {}
-
-
 def robot(label):
-    if label not in _cache:
-        rel, floating = ROBOTS[label]
-        path = os.path.join(robots_dir(), rel)
-        share = os.path.dirname(os.path.dirname(robots_dir()))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = mb.load_urdf(path, floating=floating, package_dirs=[share], check_meshes=False)
-        pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
-        _cache[label] = model, pm
-    return _cache[label]
+    return twin(*ROBOTS[label])
 
 
 def rel(ours, theirs):
