@@ -38,7 +38,8 @@ from . import rollout
 from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
-from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
+from .controllers import PD
+from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -198,6 +199,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
+    if integrator in FIXED_STEP and isinstance(controller, PD) and controller.period is None:
+        check_pd_step(model, controller, system.damping, q, dt, integrator)   # a stiff PD refused up front
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
     check_record_size(model, space, t_final, dt, record_every, integrator,
                       extra=n_tangent * (n_tangent + model.nv) if sensitivities else 0)
