@@ -46,6 +46,10 @@
   damping so stiff that the step cannot follow it is refused before the run, naming the joint and
   what would work (a smaller dt, ``semi_implicit``, an implicit adaptive integrator, less damping):
   damping is the model's physics, not a smoothing of ours to adjust.
+* **A stiff PD.**  A continuous ``mb.PD`` on a fixed step is checked at the start state
+  (:func:`check_pd_step`: the linearised oscillator through the stepper's exact step map): gains
+  the step cannot follow are refused before the run, naming the gain, the joint and the largest dt
+  that works; ``semi_implicit`` takes the PD's kd implicitly, as the damping.
 * **Gravity compensation** (MuJoCo's ``gravcomp``): body i receives the force
   gravcomp_i · m_i · (−g) at its centre of mass.
 
