@@ -117,7 +117,8 @@ def test_damping_and_t_final_off_grid():
 def test_non_finite_run_stops_at_last_finite_state():
     """A huge PD gain blows the explicit Euler run up; both loops stop at the same step and say when."""
     m = mb.models.planar(2)
-    pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0])
+    # sampled every step (Euler's one stage: the same law; a continuous PD this stiff is refused up front)
+    pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0], period=1e-2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         a, b = both(m, [0.0, 0.0], [0.0, 0.0], 5.0, dt=1e-2, integrator="euler", controller=pd)
@@ -458,7 +459,7 @@ def test_diverging_run_with_hard_stops_is_reported_by_the_python_loop(monkeypatc
     """The compiled loop hands a non-finite step back; the run ends as the Python loop ends it."""
     far = 1.79e308                                      # stops the blow-up jumps over (to inf) without crossing
     m = dataclasses.replace(mb.models.planar(2), q_lower=np.array([-far, -far]), q_upper=np.array([far, far]))
-    pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0])
+    pd = mb.PD(kp=1e9, kd=0.0, q_ref=[1.0, 0.0], period=1e-2)   # sampled: a continuous one is refused up front
     count = Counting(monkeypatch)
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")

@@ -55,9 +55,10 @@ def is_model_file(spec: str) -> bool:
     return spec.lower().endswith((".urdf", ".xml", ".mjcf")) or os.path.sep in spec or os.path.isfile(spec)
 
 
-def load_source(spec: str):
+def load_source(spec: str, floating: bool = False):
     """A Model or Mechanism from a built-in name (``name`` or ``name:N``, the table in
-    :mod:`multibody.models.catalogue`) or a URDF/MJCF file."""
+    :mod:`multibody.models.catalogue`) or a URDF/MJCF file (``floating``: a URDF on a free-floating
+    base, as ``codegen --floating``)."""
     import multibody as mb
     from .models.catalogue import UnknownModel, build
     if is_model_file(spec):
@@ -65,9 +66,15 @@ def load_source(spec: str):
             raise CLIError(f"model file {spec!r} does not exist", EXIT_USAGE)
         kind = _robot_file_kind(spec)
         try:
-            return mb.load_urdf(spec) if kind == "urdf" else mb.load_mjcf(spec)
+            if floating and kind != "urdf":
+                raise CLIError(f"--floating: {spec!r} is an MJCF file (its bodies' joints say whether they "
+                               "float); expected a URDF", EXIT_USAGE)
+            return mb.load_urdf(spec, floating=True) if kind == "urdf" and floating else (
+                mb.load_urdf(spec) if kind == "urdf" else mb.load_mjcf(spec))
         except (mb.URDFError, mb.MJCFError) as e:
             raise CLIError(f"cannot load {spec!r}: {e}") from None
+    if floating:
+        raise CLIError(f"--floating: {spec!r} is a built-in model; expected a URDF file", EXIT_USAGE)
     try:
         return build(spec)
     except UnknownModel as e:
@@ -81,9 +88,9 @@ def output_stem(spec: str) -> str:
     return spec.replace(":", "_")
 
 
-def load_model(spec: str):
+def load_model(spec: str, floating: bool = False):
     """The tree Model of a built-in name or URDF path (a Mechanism's tree part)."""
-    source = load_source(spec)
+    source = load_source(spec, floating)
     return getattr(source, "model", source)
 
 
@@ -119,24 +126,33 @@ def _floats(text, n, what):
     return v
 
 
-def _initial_state(model, q0, qd0):
-    """--q0/--qd0, else the seed's initial state for a built-in model, else the neutral configuration."""
+def _initial_state(model, q0, qd0, keyframe=None):
+    """--q0/--qd0, else --keyframe's, else the seed's initial state for a built-in model, else the
+    model's default state (``model.default_state()``: an MJCF file's qpos0, else neutral, at rest)."""
     import multibody as mb
-    info = mb.models.seed_info(model)
+    info = None if keyframe is not None else mb.models.seed_info(model)
+    try:
+        q_d, qd_d = model.default_state(_keyframe_key(keyframe))
+    except ValueError as e:
+        raise CLIError(f"--{e}", EXIT_USAGE) from None
     if q0 is not None:
         q = _floats(q0, model.nq, "--q0")
     elif info is not None and info.q0 is not None and len(info.q0) == model.nq:
         q = np.array(info.q0, dtype=float)
-    else:   # inside the joint limits (simulate enforces them; the neutral q = 0 may lie outside)
-        from .model.model import enforced_position_limits
-        q = np.clip(model.neutral(), *enforced_position_limits(model))
+    else:
+        q = q_d
     if qd0 is not None:
         qd = _floats(qd0, model.nv, "--qd0")
     elif info is not None and info.dq0 is not None and len(info.dq0) == model.nv:
         qd = np.array(info.dq0, dtype=float)
     else:
-        qd = np.zeros(model.nv)
+        qd = qd_d
     return q, qd
+
+
+def _keyframe_key(text):
+    """--keyframe NAME, or an index for an unnamed MuJoCo key."""
+    return int(text) if text is not None and text.isdigit() else text
 
 
 def _load_trajectory(path, model=None):
@@ -206,7 +222,7 @@ def cmd_info(args):
     if not args.model:
         raise CLIError("info: give a MODEL (or --list)", EXIT_USAGE)
     import multibody as mb
-    model = load_model(args.model)
+    model = load_model(args.model, args.floating)
     print(f"{model.name}: {model.nb} bodies, nq = {model.nq}, nv = {model.nv}, total mass "
           f"{float(model.mass.sum()):g} kg, gravity {model.gravity.tolist()}")
     rows = [("body", "parent", "joint", "type", "axis", "mass [kg]")]
@@ -230,6 +246,11 @@ def cmd_info(args):
         print("  " + line)
     if model.camera is not None:
         print(f"  camera: {model.camera}")
+    q, qd = _initial_state(model, None, None, args.keyframe)
+    print(f"  start ({'keyframe ' + repr(args.keyframe) if args.keyframe is not None else 'default state'}): "
+          f"q = {np.round(q, 6).tolist()}" + (f", q̇ = {np.round(qd, 6).tolist()}" if np.any(qd) else ""))
+    if len(model.keyframes):
+        print("  keyframes: " + ", ".join(k.name or f"#{i}" for i, k in enumerate(model.keyframes.values())))
     return 0
 
 
@@ -346,8 +367,8 @@ def _check_trajectory_size(model, args, out):
 
 def cmd_simulate(args):
     import multibody as mb
-    model = load_model(args.model)
-    q0, qd0 = _initial_state(model, args.q0, args.qd0)
+    model = load_model(args.model, args.floating)
+    q0, qd0 = _initial_state(model, args.q0, args.qd0, args.keyframe)
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
     from .simulation.core import check_step_count     # simulate's own check, before the file-size check
@@ -422,7 +443,7 @@ def cmd_plot(args):
 
 def cmd_animate(args):
     from .view import export_video, showmotion
-    model = load_model(args.model)
+    model = load_model(args.model, args.floating)
     traj = _load_trajectory(args.trajectory, model) if args.trajectory else None
     _checked_extension(args.out, (".html", ".htm", ".mp4", ".gif"), "an animation page or a video")
     try:
@@ -477,7 +498,8 @@ def _print_equations(eom, name, shown=400, simplify_below=1000):
         print(f"  {label} = {text if len(text) < shown else f'({len(text)} characters; `multibody derive {name}`)'}")
 
 
-def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float = 10.0, quick: bool = False) -> int:
+def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float = 10.0, quick: bool = False,
+         floating: bool = False, keyframe=None) -> int:
     """The main job: derive and print the EoM, simulate, write plots and an animation, report the drift."""
     import multibody as mb
     from .view import showmotion
@@ -485,7 +507,7 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
     if not (math.isfinite(t_final) and t_final >= 0):     # before the derivation, not after it
         raise CLIError(f"--t-final: expected a finite number of seconds ≥ 0, got {t_final:g}", EXIT_USAGE)
     models = ["double_pendulum", "ra3link"] if model_name == "double_pendulum" else [model_name]
-    loaded = [load_model(name) for name in models]     # a bad name fails before anything is written
+    loaded = [load_model(name, floating) for name in models]     # a bad name fails before anything is written
     folder = _out_dir(out)
     written = []
     for name, model in zip(models, loaded):
@@ -495,7 +517,7 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
             parent = model.body_names[model.parent[i]] if model.parent[i] >= 0 else "(base)"
             print(f"  {model.body_names[i]:<10} <- {parent:<10} joint {model.joint_names[i]} "
                   f"({mb.JointType(model.jtype[i]).name.lower()}, axis {model.jaxis[i]}), m = {model.mass[i]:g} kg")
-        q0, qd0 = _initial_state(model, None, None)
+        q0, qd0 = _initial_state(model, None, None, keyframe)
         # equations of motion, symbolically (the seed's parameters as symbols), checked against CRBA
         method = "pne" if name.startswith("ra3link") else "rnea"
         if model.nb <= 3 and all(t in (1, 2, 3) for t in model.jtype):
@@ -568,6 +590,14 @@ def _join_negative_values(argv):
     return out
 
 
+def _robot_flags(p, keyframe=True):
+    """The flags that say how a robot file is loaded and where it starts (info, simulate, animate, demo)."""
+    p.add_argument("--floating", action="store_true", help="URDF: on a free-floating base (as codegen --floating)")
+    if keyframe:
+        p.add_argument("--keyframe", metavar="NAME", help="start from the model's keyframe NAME (or index) "
+                                                          "instead of its default state")
+
+
 def _hooks():
     """Subcommands contributed by other packages: a module with add_parser(subparsers) and run(args)."""
     found = []
@@ -591,6 +621,7 @@ def build_parser():
     p = sub.add_parser("info", help="the model's tree, masses and geometry")
     p.add_argument("model", nargs="?", metavar="MODEL")
     p.add_argument("--list", action="store_true", help="list the built-in models")
+    _robot_flags(p)
 
     p = sub.add_parser("derive", help="symbolic equations of motion")
     p.add_argument("model", metavar="MODEL", help="a built-in model (seed models keep their parameters as "
@@ -609,6 +640,7 @@ def build_parser():
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
+    _robot_flags(p)
     p.add_argument("--record-every", type=_sample_stride, default=1, metavar="K",
                    help="keep every K-th sample (default 1; the final state is always kept)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
@@ -627,6 +659,7 @@ def build_parser():
     p.add_argument("--author")
     p.add_argument("--description")
     p.add_argument("--fps", type=float, default=25, help="frames per second for video (default 25)")
+    _robot_flags(p, keyframe=False)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     sub.add_parser("bench", help="latency and batch throughput against Pinocchio (--help for options)",
@@ -638,6 +671,7 @@ def build_parser():
     p.add_argument("--out", default="out", help="output folder (default out/)")
     p.add_argument("--t-final", type=_seconds, default=10.0, help="seconds to simulate (default 10, as the report)")
     p.add_argument("--quick", action="store_true", help="simulate at most 2 s")
+    _robot_flags(p)
 
     hooks = {}
     for mod in _hooks():
@@ -705,7 +739,7 @@ def _dispatch(parser, hooks, args, rest) -> int:
     if args.command == "bench":
         return cmd_bench(args, rest)
     if args.command == "demo":
-        return demo(args.model, args.out, args.t_final, args.quick)
+        return demo(args.model, args.out, args.t_final, args.quick, args.floating, args.keyframe)
     if args.command in hooks:
         return hooks[args.command].run(args) or 0
     parser.error(f"unknown command {args.command!r}")

@@ -253,6 +253,9 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
 
     Parameters are those of :func:`simulate`, plus:
 
+    Q0, QD0 : None: rows of the model's default state (``keyframe=`` a keyframe's), as many as the
+        other one has (one run when both are None).
+
     params : None or N dicts of per-run keyword arguments for ``simulate`` (a dict may hold
         ``"model"`` to run a variant of the model: a parameter sweep).
     executor : None (run here), a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``;
@@ -292,6 +295,12 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     (2001, {8})
     """
     _check_model(model)
+    keyframe = kwargs.pop("keyframe", None)
+    if Q0 is None or QD0 is None or keyframe is not None:   # the model's default state (or a keyframe's), N rows
+        q_d, qd_d = model.default_state(keyframe)
+        rows = next((len(np.atleast_2d(X)) for X in (Q0, QD0) if X is not None), 1)
+        Q0 = np.tile(q_d, (rows, 1)) if Q0 is None else Q0
+        QD0 = np.tile(qd_d, (rows, 1)) if QD0 is None else QD0
     Q0 = _batch_states("Q0", Q0, model.nq)
     QD0 = _batch_states("QD0", QD0, model.nv)
     if Q0.shape[0] != QD0.shape[0]:

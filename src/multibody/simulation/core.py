@@ -38,7 +38,8 @@ from . import rollout
 from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
-from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
+from .controllers import PD
+from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -125,11 +126,16 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
-             on_divergence="warn", sensitivities=False) -> Trajectory:
+             on_divergence="warn", sensitivities=False, keyframe=None) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
     ----------
+    q0, qd0 : the start (nq,), (nv,); None: the model's default state (``model.default_state()``:
+        the file's ``qpos0`` — MuJoCo's — else the neutral configuration, at rest), or the
+        keyframe's when ``keyframe`` is given.
+    keyframe : None, or a keyframe's name or index (``model.keyframes``): its q and q̇ where
+        ``q0``/``qd0`` are None.
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
     integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
@@ -175,6 +181,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     (1001, True)
     """
     _check_model(model)
+    q0, qd0 = default_start(model, q0, qd0, keyframe)
     _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
     dt = _positive("dt", dt)
@@ -192,6 +199,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
+    if integrator in FIXED_STEP and isinstance(controller, PD) and controller.period is None:
+        check_pd_step(model, controller, system.damping, q, dt, integrator)   # a stiff PD refused up front
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
     check_record_size(model, space, t_final, dt, record_every, integrator,
                       extra=n_tangent * (n_tangent + model.nv) if sensitivities else 0)
@@ -233,6 +242,16 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
             raise SimulationError(f"simulate: {traj.message}", traj)
         warnings.warn(f"simulate: {traj.message}", SimulationWarning, stacklevel=2)
     return traj
+
+
+def default_start(model, q0, qd0, keyframe=None):
+    """``(q0, qd0)`` with None filled from the model's default state or a keyframe
+    (:meth:`~multibody.model.model.Model.default_state`)."""
+    if q0 is None or qd0 is None or keyframe is not None:
+        q_d, qd_d = model.default_state(keyframe)
+        q0 = q_d if q0 is None else q0
+        qd0 = qd_d if qd0 is None else qd0
+    return q0, qd0
 
 
 def check_soft_stop_sensitivities(stops, traj):

@@ -46,6 +46,10 @@
   damping so stiff that the step cannot follow it is refused before the run, naming the joint and
   what would work (a smaller dt, ``semi_implicit``, an implicit adaptive integrator, less damping):
   damping is the model's physics, not a smoothing of ours to adjust.
+* **A stiff PD.**  A continuous ``mb.PD`` on a fixed step is checked at the start state
+  (:func:`check_pd_step`: the linearised oscillator through the stepper's exact step map): gains
+  the step cannot follow are refused before the run, naming the gain, the joint and the largest dt
+  that works; ``semi_implicit`` takes the PD's kd implicitly, as the damping.
 * **Gravity compensation** (MuJoCo's ``gravcomp``): body i receives the force
   gravcomp_i · m_i · (−g) at its centre of mass.
 
@@ -63,7 +67,7 @@ from ..dynamics.handc import hand_c
 from ..model.model import enforced_position_limits
 from .events import Event
 from .impact import impact_map
-from .rollout import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY
+from .rollout import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY, TABLE
 
 #: s, the soft stop's time constant (MuJoCo's default solref timeconst)
 SOFT_LIMIT_TIME = 0.02
@@ -412,3 +416,100 @@ def tendon_forces(model, q, v):
     for t in getattr(model, "tendons", ()):
         out = out + t.forces(model, q, v)
     return out
+
+
+# ---- a stiff PD against the step ------------------------------------------------------------------
+#: explicit Runge–Kutta tableaus (a, b) of the steppers rollout.c's table gives none for (its rows'
+#: own a, b where it does: rk3); linear stability is the tableau's, also on groups (CF4, Crouch–Grossman)
+_TABLEAUS = {"euler": ([[0.0]], [1.0]),
+             "rk4": ([[0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 1.0, 0]], [1 / 6, 1 / 3, 1 / 3, 1 / 6])}
+
+
+def _step_matrix(A, h, integrator, M_inv_implicit=None, K=None):
+    """The one-step map y₁ = S y₀ of a fixed step h on the linear system ẏ = A y, y = [q; q̇]:
+    the explicit tableau's stages applied to A (exact: S = R(hA), R the method's stability
+    function), or ``semi_implicit``'s symplectic Euler with the damping inside M̃⁻¹
+    (q̇₁ = q̇₀ − h M̃⁻¹ K q₀ with M̃ = M + h(D + K_d), q₁ = q₀ + h q̇₁)."""
+    n2 = len(A)
+    if M_inv_implicit is not None:
+        n = n2 // 2
+        S = np.eye(n2)
+        S[n:, :n] = -h * (M_inv_implicit @ K)
+        S[:n, :] = np.hstack((np.eye(n), np.zeros((n, n)))) + h * S[n:, :]
+        return S
+    row = next(r for r in TABLE if r[0] == integrator)
+    if integrator in _TABLEAUS:
+        a, b = _TABLEAUS[integrator]
+    else:   # rollout.c's row: a (s×s, row major), b (s)
+        s = int(row[2])
+        a, b = np.reshape(row[5], (s, s)), row[6]
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    stages = []   # stage k_i = A (I + h Σ_j a_ij k_j) as matrices acting on y₀
+    for i in range(len(b)):
+        Y = np.eye(n2) + h * sum((a[i, j] * stages[j] for j in range(i)), np.zeros((n2, n2)))
+        stages.append(A @ Y)
+    return np.eye(n2) + h * sum(bi * k for bi, k in zip(b, stages))
+
+
+def _spectral_radius(S):
+    return float(np.max(np.abs(np.linalg.eigvals(S))))
+
+
+def check_pd_step(model, pd, damping, q, dt, integrator):
+    """Refuse a continuous ``mb.PD`` whose gains the fixed step cannot follow, before the run.
+
+    Linearised at the start configuration q, the PD on the model is the oscillator
+    ẏ = [0 I; −M⁻¹K_p, −M⁻¹(K_d + D)] y (D the model's damping).  An explicit Runge–Kutta step of
+    dt maps it by R(dt·A), R the tableau's stability function (exact for the linear system), and
+    ``semi_implicit`` by its symplectic Euler with D and K_d implicit (M̃ = M + dt (D + K_d), as
+    MuJoCo's implicitfast treats an actuator's velocity gain).  When that map's spectral radius
+    passes 1 the run would blow up: the error names the gain (kd where the fastest mode is a
+    damper's, kp where it is a spring's), the joint that leads the mode and the largest dt that
+    works, instead of a limit event firing forever or a 'singular inertia' later.
+
+    >>> import multibody as mb
+    >>> m = mb.models.planar(2)
+    >>> pd = mb.PD(kp=1e6, kd=0.0).bind(m)
+    >>> check_pd_step(m, pd, None, m.neutral(), 1e-3, "rk4")
+    Traceback (most recent call last):
+    ...
+    ValueError: controller: kp = 1e+06 on 'joint2' (effective inertia 0.0729 at the start) is too stiff ...
+    """
+    from ..dynamics.derivatives import minv
+    nv = model.nv
+    kp, kd = np.asarray(pd._kp, float), np.asarray(pd._kd, float)
+    if nv == 0 or not (np.any(kp) or np.any(kd)):
+        return
+    H_inv = minv(model, np.asarray(q, float))
+    d = np.zeros(nv) if damping is None else np.asarray(damping, float)
+    implicit = integrator == "semi_implicit"
+
+    M = crba(model, np.asarray(q, float)) if implicit else None
+
+    def radius(h):
+        if implicit:
+            return _spectral_radius(_step_matrix(A, h, integrator, np.linalg.inv(M + np.diag(h * (d + kd))),
+                                                 np.diag(kp)))
+        return _spectral_radius(_step_matrix(A, h, integrator))
+
+    A = np.block([[np.zeros((nv, nv)), np.eye(nv)], [-H_inv * kp[None, :], -H_inv * (kd + (0 if implicit else d))[None, :]]])
+    if radius(dt) <= 1.0 + 1e-9:
+        return
+    lo, hi = 0.0, dt     # the largest stable step, by bisection (stable near 0 for every stepper here)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if radius(mid) <= 1.0 + 1e-9 else (lo, mid)
+    w, V = np.linalg.eig(A)
+    k = int(np.argmax(np.abs(w)))
+    j = int(np.argmax(np.abs(V[nv:, k])))
+    gain = "kd" if abs(w[k].imag) < abs(w[k].real) else "kp"
+    value = kd[j] if gain == "kd" else kp[j]
+    works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator (an undamped spring)"
+    raise ValueError(
+        f"controller: {gain} = {value:g} on {velocity_names(model)[j]!r} (effective inertia "
+        f"{1 / H_inv[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
+        f"fastest mode (eigenvalue {complex(w[k]):.4g} of [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)]) leaves the step's stability "
+        f"region and the run would blow up.  Pass {works}"
+        + ("" if implicit or gain == "kp" else ", integrator='semi_implicit' (the PD's kd implicit, as MuJoCo's "
+                                               "implicitfast)")
+        + f", or smaller gains")

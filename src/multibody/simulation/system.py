@@ -127,12 +127,16 @@ class System:
     def implicit_damping(self, dt):
         """Make the run's forward dynamics (M + dt·D) q̈ = τ − C − D q̇ (``semi_implicit``: its joint
         damping implicit, as MuJoCo's Euler integrator): the model FD runs on carries
-        dt·damping as extra armature.  The Model itself (energies, impacts, records) is unchanged."""
-        if self.damping is None:
+        dt·damping as extra armature — and dt·kd of a continuous ``mb.PD`` (its velocity gain a
+        damper toward q̇_ref, implicit as MuJoCo's implicitfast takes an actuator's).  The Model itself (energies, impacts, records) is unchanged."""
+        implicit = np.zeros(self.nv) if self.damping is None else self.damping
+        if isinstance(self.controller, PD) and self.controller.period is None:   # its kd too (MuJoCo's implicitfast)
+            implicit = implicit + self.controller._kd
+        if not np.any(implicit):
             return
         import dataclasses
         self.dynamics_model = dataclasses.replace(self.model, armature=np.asarray(self.model.armature, float)
-                                                  + float(dt) * self.damping)
+                                                  + float(dt) * implicit)
 
     def plan(self, integrator, events=(), callables=False, batch=False):
         """The run's :class:`~multibody.simulation.rollout.Plan` for the compiled loop — the one factory

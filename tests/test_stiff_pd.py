@@ -1,0 +1,64 @@
+"""A stiff PD against the step (issue 33, item 2): the Panda under ``mb.PD(kp=200, kd=20,
+gravity_compensation=True)`` at 1 ms is refused up front by the explicit steppers — naming the
+gain, the joint and the step that works, from the linearised oscillator's eigenvalues against the
+stepper's stability function — and runs under ``semi_implicit`` (the PD's kd implicit, as
+MuJoCo's implicitfast), reaching its reference."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.simulation.limits import _step_matrix, check_pd_step
+from test_default_state import urdf
+
+PANDA = "panda_description/urdf/panda.urdf"
+
+
+def panda_start():
+    m = urdf(PANDA)
+    q0 = m.q_default.copy()
+    q0[:7] += 0.2
+    q0[3] -= 0.4          # joint 4's range is below zero
+    return m, q0
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk3", "rk4"])
+def test_the_explicit_steps_refuse_the_panda_pd_naming_gain_joint_and_step(integrator):
+    m, q0 = panda_start()
+    pd = mb.PD(kp=200, kd=20, gravity_compensation=True)
+    with pytest.raises(ValueError, match=r"kd = 20 on 'panda_joint7'.*dt ≤ ") as e:
+        mb.simulate(m, q0, None, 2.0, dt=1e-3, integrator=integrator, controller=pd)
+    works = float(re.search(r"dt ≤ ([0-9.e-]+)", str(e.value)).group(1))
+    assert 1e-4 < works < 1e-3
+    traj = mb.simulate(m, q0, None, 0.3, dt=works, integrator=integrator, controller=pd)   # the step it names runs
+    assert traj.status == "finished" and np.all(np.isfinite(traj.q))
+    with pytest.raises(ValueError, match="too stiff"):    # 2× past it is refused
+        mb.simulate(m, q0, None, 0.3, dt=2.0 * works / 0.8, integrator=integrator, controller=pd)
+
+
+def test_semi_implicit_takes_the_pd_kd_implicitly_and_reaches_the_reference():
+    m, q0 = panda_start()
+    traj = mb.simulate(m, q0, None, 2.0, dt=1e-3, integrator="semi_implicit",
+                       controller=mb.PD(kp=200, kd=20, gravity_compensation=True))
+    assert traj.status == "finished"
+    np.testing.assert_allclose(traj.q[-1], m.q_default, atol=1e-3)     # q_ref: the model's neutral
+    assert np.abs(traj.q[0] - m.q_default).max() > 0.19
+
+
+def test_the_step_matrix_is_the_stability_function():
+    """R(z) of each tableau on ẏ = λy: Euler 1 + z, RK4 the degree-4 Taylor polynomial."""
+    lam = np.array([[-3.0]])
+    for name, R in (("euler", lambda z: 1 + z), ("rk4", lambda z: 1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24),
+                    ("rk3", lambda z: 1 + z + z**2 / 2 + z**3 / 6)):
+        for h in (0.1, 0.5, 0.9):
+            assert _step_matrix(lam, h, name)[0, 0] == pytest.approx(R(-3.0 * h), rel=1e-14)
+
+
+def test_a_gentle_pd_is_not_refused():
+    m, q0 = panda_start()
+    check_pd_step(m, mb.PD(kp=200, kd=2).bind(m), None, q0, 1e-3, "rk4")
+    traj = mb.simulate(m, q0, None, 0.05, controller=mb.PD(kp=20, kd=2, gravity_compensation=True))
+    assert traj.status == "finished"
