@@ -45,7 +45,8 @@ from ..core import _core
 from ..kinematics.forward import body_states
 
 __all__ = ["GC_PREFIX", "contact_points", "gc_pos_vel", "gc_pos_vel_fb", "gcontact",
-           "contact_parameters", "point_forces_to_f_ext", "gc_fd", "GroundContact"]
+           "contact_parameters", "point_forces_to_f_ext", "gc_fd", "GroundContact", "SceneContact",
+           "scene_contact"]
 
 GC_PREFIX = "gc"   # frames named gc0, gc1, … (any name starting with "gc") are ground-contact points
 
@@ -388,3 +389,110 @@ class GroundContact:
             F, zdot, sticking = f.T.copy(), ud.T.reshape(-1), (fcone <= 1) & (f[2] > 0)
         info = {"force": F, "position": pos, "in_contact": F[:, 2] > 0, "sticking": sticking}
         return point_forces_to_f_ext(model, self.bodies, pos, F), zdot, info
+
+
+from .rollout import SCENE_PAIR_MAX   # noqa: E402  (the slots per pair: scene_contact.h's MB_SCENE_PAIR_MAX)
+#: the default static depth (m) the model's weight sinks on one contact, and damping ratio
+SCENE_DEPTH, SCENE_DAMPING_RATIO = 1e-3, 1.0
+
+
+class SceneContact:
+    """The model's own collision geometry under the compliant law, the contact ``mb.simulate`` takes
+    by default for a model whose geoms include a floor (``Model.geoms``; ``ground=`` adds one).
+
+    Each stage collides the candidate pairs (``mb.contacts``: the engine's narrow phase) and applies
+    the law of ``mb.contact_forces`` (this module's ground law along each contact's normal).  The
+    tangential deformation u of every contact point is a state in z with a fixed layout: slot
+    ``p * SCENE_PAIR_MAX + k`` (2 numbers) belongs to the k-th point the collider reports for
+    candidate pair p; a slot without a contact relaxes as the ground law's released point does
+    (u̇ = −(K/D) u, to 0).  ``stiffness``, ``damping`` default to :func:`contact_parameters` for the
+    model's whole weight on one contact at ``SCENE_DEPTH`` with ``SCENE_DAMPING_RATIO``.  The
+    compiled loop runs it in C (``rollout.Contact.scene``); :meth:`forces` is its Python statement.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1">'
+    ...                  '<freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>')
+    >>> c = mb.SceneContact(m)
+    >>> c.n_states, c.name                       # one pair: 8 slots of 2
+    (16, 'compliant')
+    >>> traj = mb.simulate(m, m.q_default, np.zeros(6), 1.0)     # the floor is the file's: on by default
+    >>> traj.contact, round(float(traj.q[-1, 2]), 4), round(float(traj.contact_forces[-1, :, 2].sum()), 3)
+    ('compliant', 0.0995, 9.81)
+    """
+    name = "compliant"
+
+    def __init__(self, model, stiffness=None, damping=None, ground=False, geoms=None):
+        from ..kinematics.contacts import scene_geoms
+        _checks.model(model)
+        self.geoms = scene_geoms(model, ground) if geoms is None else geoms
+        if (stiffness is None) != (damping is None):
+            raise ValueError("stiffness, damping: give both or neither (contact_parameters picks them)")
+        if stiffness is None:
+            stiffness, damping = contact_parameters(max(float(np.sum(model.mass)), 1e-9), SCENE_DEPTH,
+                                                    SCENE_DAMPING_RATIO)
+        self.K = _pos_scalar("stiffness", stiffness)
+        self.D = _pos_scalar("damping", damping)
+        self.packed = self.geoms.packed          # hulls packed once, parsed once per run in C
+        self.n_pairs = len(self.geoms.pairs)
+        self.n_slots = SCENE_PAIR_MAX * self.n_pairs
+        self.n_states = 2 * self.n_slots
+        mu = self.geoms.pair_friction[:, 0] * (self.geoms.pair_condim >= 3) if self.n_pairs else np.zeros(0)
+        self._decay = np.repeat(np.where(mu > 0, -self.K / self.D, 0.0), 2 * SCENE_PAIR_MAX)
+
+    @property
+    def table(self):
+        """The compiled loop's record (``rollout.Contact.scene``)."""
+        return (*self.packed, self.K, self.D)
+
+    def initial_state(self, model, q, qd):
+        return np.zeros(self.n_states)
+
+    def slots(self, pair):
+        """The state slot of each contact of a contact list (pairs in order, k-th point of its pair)."""
+        pair = np.asarray(pair, dtype=np.int64)
+        k = np.zeros(len(pair), dtype=np.int64)
+        for i in range(1, len(pair)):
+            k[i] = k[i - 1] + 1 if pair[i] == pair[i - 1] else 0
+        return pair * SCENE_PAIR_MAX + k
+
+    def forces(self, model, q, qd, z=None):
+        """(f_ext (nb, 6), zdot (n_states,), info) at one state; ``info["force"]`` (slots, 3) each
+        slot's force on its geom b (zero where apart), ``info["state"]`` 0 apart, 1 sticking, 2 sliding."""
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        z = np.zeros(self.n_states) if z is None else np.asarray(z, dtype=float)
+        pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed)
+        slot = self.slots(pair)
+        u = z.reshape(-1, 2)[slot] if len(slot) else np.zeros((0, 2))
+        f_ext, ud, F, state = _core.scene_forces(model._c, q, qd, *self.packed, pair, pos, normal, depth,
+                                                 self.K, self.D, np.ascontiguousarray(u))
+        zdot = self._decay * z
+        zdot.reshape(-1, 2)[slot] = ud
+        force = np.zeros((self.n_slots, 3))
+        force[slot] = F
+        st = np.zeros(self.n_slots, np.uint8)
+        st[slot] = state
+        return f_ext, zdot, {"force": force, "state": st}
+
+
+def scene_contact(model, contact=None, ground=False):
+    """The contact object a run takes: ``contact`` itself when given (a contact object), None for
+    ``"off"``; else a :class:`SceneContact` of the model's geoms when ``ground`` asks for a floor or
+    the model's geoms hold one (a static plane with candidate pairs), else None."""
+    from ..model.geometry import model_geoms
+    if isinstance(contact, str):
+        if contact != "off":
+            raise ValueError(f"contact: expected a contact object, None or 'off', got {contact!r}")
+        return None
+    if contact is not None:
+        if ground is not False and ground is not None:
+            raise ValueError("ground: a floor for the model's geoms; not with an explicit contact object")
+        return contact
+    if ground is not False and ground is not None:
+        return SceneContact(model, ground=ground)
+    geoms = model_geoms(model)
+    if len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
+        return SceneContact(model, geoms=geoms)
+    return None

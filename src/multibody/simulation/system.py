@@ -15,7 +15,7 @@ from ..core import ResultOverflowError
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .constraints import Constraint, ConstraintSet
-from .contact import GroundContact
+from .contact import GroundContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces
@@ -151,7 +151,7 @@ class System:
         if integrator not in rollout.INTEGRATOR_CODES or not (compiled or batch):
             return None
         if not callables and (events or self.constraints is not None or self.f_ext_fn is not None
-                              or (self.contact is not None and type(self.contact) is not GroundContact)):
+                              or (self.contact is not None and type(self.contact) not in (GroundContact, SceneContact))):
             return None
         ok, control, _period = rollout.controller_tables(self.model, self.controller) if compiled else (False,) * 3
         if not ok and batch:    # the batch's function of (t, Q, QD), called once a stage
@@ -161,9 +161,11 @@ class System:
         elif not ok:
             return None
         ground = type(self.contact) is GroundContact    # in C; another contact law is called back
-        law = self.contact is not None and not ground
+        scene = type(self.contact) is SceneContact      # the model's geoms, in C (scene_contact.c)
+        law = self.contact is not None and not ground and not scene
         contact = rollout.Contact(ground=(self.contact.bodies, self.contact.points, self.contact.nd, self.contact.K,
                                           self.contact.D, self.contact.mu) if ground else None,
+                                  scene=self.contact.table if scene else None,
                                   call=self._contact_call if law else None, states=self.nz if law else 0)
         callbacks = rollout.Callbacks(
             forces=self.forces if self.f_ext_fn is not None else None,
