@@ -428,10 +428,14 @@ class SceneContact:
         _checks.model(model)
         self.geoms = scene_geoms(model, ground) if geoms is None else geoms
         if (stiffness is None) != (damping is None):
-            raise ValueError("stiffness, damping: give both or neither (contact_parameters picks them)")
-        if stiffness is None:
-            stiffness, damping = contact_parameters(max(float(np.sum(model.mass)), 1e-9), SCENE_DEPTH,
-                                                    SCENE_DAMPING_RATIO)
+            raise ValueError("stiffness, damping: give both or neither (the defaults come from the model's weight)")
+        self.weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
+        self.lightest = lightest_contact(model, self.geoms)     # (body, effective mass) or None
+        if stiffness is None:   # the weight on one contact sinks SCENE_DEPTH; the lightest body's mode
+            stiffness = self.weight / SCENE_DEPTH ** 1.5   # critically damped (the heavy modes less)
+            m_eff = self.lightest[1] if self.lightest else self.weight / 9.81
+            damping = 2.0 * SCENE_DAMPING_RATIO * math.sqrt(1.5 * stiffness * math.sqrt(SCENE_DEPTH) * m_eff) \
+                / math.sqrt(SCENE_DEPTH)
         self.K = _pos_scalar("stiffness", stiffness)
         self.D = _pos_scalar("damping", damping)
         self.packed = self.geoms.packed          # hulls packed once, parsed once per run in C
@@ -440,6 +444,34 @@ class SceneContact:
         self.n_states = 2 * self.n_slots
         mu = self.geoms.pair_friction[:, 0] * (self.geoms.pair_condim >= 3) if self.n_pairs else np.zeros(0)
         self._decay = np.repeat(np.where(mu > 0, -self.K / self.D, 0.0), 2 * SCENE_PAIR_MAX)
+
+    def fastest_rate(self):
+        """|λ| (1/s) of the fastest root of m s² + c s + k: the law linearised at the depth d where one
+        contact carries the model's whole weight (k = 1.5 K √d, c = D √d) on the lightest body's
+        effective mass m (:func:`lightest_contact`)."""
+        if self.lightest is None:
+            return 0.0
+        m = self.lightest[1]
+        d = (self.weight / self.K) ** (2.0 / 3.0) if self.K > 0 else SCENE_DEPTH
+        k, c = 1.5 * self.K * math.sqrt(d), self.D * math.sqrt(d)
+        disc = c * c - 4.0 * m * k
+        return (c + math.sqrt(disc)) / (2.0 * m) if disc >= 0 else math.sqrt(k / m)
+
+    def check_step(self, model, dt, integrator):
+        """Refuse a fixed step the contact oscillator outruns (|λ| dt ≥ the stepper's STABLE_DECAY
+        bound, :meth:`fastest_rate`), naming the stiffness, damping, body and the largest dt that
+        works: never a run that chatters or blows up silently."""
+        from .rollout import STABLE_DECAY
+        bound, rate = STABLE_DECAY[integrator], self.fastest_rate()
+        if rate * dt < bound:
+            return
+        body, m = self.lightest
+        raise ValueError(
+            f"contact: stiffness K = {self.K:.4g} N/m^1.5 and damping D = {self.D:.4g} N·s/m^1.5 on body "
+            f"{model.body_names[body]!r} (effective mass {m:.3g} kg along the floor's normal at the model's default "
+            f"state) make a contact mode of rate {rate:.4g} 1/s: an explicit {integrator} step of dt = {dt:g} s "
+            f"is stable below {bound:g}/rate; it would chatter or blow up.  Pass dt <= {0.99 * bound / rate:.3g} "
+            f"or a softer contact (mb.SceneContact(model, stiffness, damping), e.g. from mb.contact_parameters)")
 
     @property
     def table(self):
@@ -475,6 +507,28 @@ class SceneContact:
         st = np.zeros(self.n_slots, np.uint8)
         st[slot] = state
         return f_ext, zdot, {"force": force, "state": st}
+
+
+def lightest_contact(model, geoms):
+    """(body, m_eff) of the body with geoms in a candidate pair whose effective mass along the
+    vertical, m_eff = 1/(J M⁻¹ Jᵀ) at its first geom's centre at the model's default state, is
+    the least; None when no moving geom has a pair."""
+    from ..dynamics.derivatives import minv
+    from ..kinematics.jacobians import body_jacobian
+    if not len(geoms.pairs):
+        return None
+    q = model.q_default if hasattr(model, "q_default") else model.neutral()
+    Minv = minv(model, q)
+    best = None
+    for g in np.unique(geoms.pairs):
+        b = int(geoms.body[g])
+        if b < 0 or (best is not None and b == best[0]):
+            continue
+        Jz = body_jacobian(model, q, b, point=geoms.translation[g])[5]
+        mobility = float(Jz @ Minv @ Jz)
+        if mobility > 0 and (best is None or 1.0 / mobility < best[1]):
+            best = (b, 1.0 / mobility)
+    return best
 
 
 def scene_contact(model, contact=None, ground=False):

@@ -194,6 +194,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)
+    if integrator in FIXED_STEP and hasattr(contact, "check_step"):   # the contact mode the step can follow
+        contact.check_step(model, dt, integrator)
     if integrator in FIXED_STEP and FLAGS[integrator] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
