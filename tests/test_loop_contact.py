@@ -105,3 +105,55 @@ def test_urdf_on_a_ground():
     tr = mb.simulate(model, q, np.zeros(model.nv), 0.3, ground=True, limits="off")
     assert tr.contact == "compliant" and tr.q[-1, 2] > 0.2
     assert tr.contact_forces[:, :, 2].sum(axis=1).max() > 100.0
+
+
+def _anymal():
+    from test_urdf_robots import ROBOTS
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mb.load_urdf(os.path.join(ROBOTS, "anymal_b_simple_description/robots/anymal.urdf"), floating=True,
+                            check_meshes=False)
+
+
+def test_anymal_stands_quietly_at_1ms_or_is_refused():
+    """ANYmal under a PD stance on ground=True, 1 s at 1 ms RK4 with the default contact: quiet at
+    the end (the default damping is the lightest contacting body's critical one, so no chatter);
+    a step the contact mode outruns is refused with a message naming K, D, the body and the dt."""
+    model = _anymal()
+    q = model.neutral().copy()
+    q[7:] = [0, 0.4, -0.8, 0, 0.4, -0.8, 0, -0.4, 0.8, 0, -0.4, 0.8]
+    contact = SceneContact(model, ground=True)
+    st, g = mb.body_states(model, q), contact.geoms
+    feet = [k for k in range(len(g)) if g.kind[k] == "sphere"]
+    q[2] -= min((st.R[g.body[k]] @ g.translation[k] + st.p[g.body[k]])[2] - g.size[k][0] for k in feet)
+    pd = mb.PD(kp=np.r_[np.zeros(6), np.full(12, 200.0)], kd=np.r_[np.zeros(6), np.full(12, 5.0)], q_ref=q.copy())
+    tr = mb.simulate(model, q, np.zeros(model.nv), 1.0, ground=True, controller=pd)
+    assert tr.status == "finished"
+    assert np.abs(tr.qd[-1, :6]).max() < 0.05                     # the base is quiet
+    assert 0.40 < tr.q[-1, 2] < q[2]
+    floor = np.flatnonzero(g.body[g.pairs[:, 0]] < 0)
+    slots = (floor[:, None] * SCENE_PAIR_MAX + np.arange(SCENE_PAIR_MAX)).ravel()
+    assert tr.contact_forces[-100:, slots, 2].sum(axis=1).mean() == pytest.approx(np.sum(model.mass) * 9.81, rel=0.2)
+    body = model.body_names[contact.lightest[0]]
+    with pytest.raises(ValueError, match=rf"stiffness K = .* damping D = .* on body '{body}'.*dt <= 0\.00"):
+        mb.simulate(model, q, np.zeros(model.nv), 0.1, ground=True, dt=0.01)
+
+
+def test_humanoid_falls_and_lies_on_its_floor():
+    """dm_control's humanoid from its qpos0, no control: it falls onto the file's floor and lies there
+    (MuJoCo's lies too; the fall's direction is chaotic, so the torso heights differ by how it lies)."""
+    import dm_control
+    import mujoco
+    xml = os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(xml)
+    tr = mb.simulate(model, model.q_default, np.zeros(model.nv), 4.0, limits="soft", record_every=10)
+    mj = mujoco.MjModel.from_xml_path(xml)
+    d = mujoco.MjData(mj)
+    while d.time < 4.0:
+        mujoco.mj_step(mj, d)
+    assert tr.status == "finished" and tr.contact == "compliant"
+    assert tr.q[:, 2].min() > 0.1                                   # never through the floor
+    assert np.abs(tr.qd[-1]).max() < 0.05                           # at rest
+    assert abs(tr.q[-1, 2] - d.qpos[2]) < 0.15                      # lying, as MuJoCo's (0.19 m vs 0.28 m)
