@@ -405,9 +405,12 @@ class SceneContact:
     tangential deformation u of every contact point is a state in z with a fixed layout: slot
     ``p * SCENE_PAIR_MAX + k`` (2 numbers) belongs to the k-th point the collider reports for
     candidate pair p; a slot without a contact relaxes as the ground law's released point does
-    (u̇ = −(K/D) u, to 0).  ``stiffness``, ``damping`` default to :func:`contact_parameters` for the
-    model's whole weight on one contact at ``SCENE_DEPTH`` with ``SCENE_DAMPING_RATIO``.  The
-    compiled loop runs it in C (``rollout.Contact.scene``); :meth:`forces` is its Python statement.
+    (u̇ = −(K/D) u, to 0).  ``stiffness`` defaults to the model's whole weight sinking one contact
+    ``SCENE_DEPTH`` (1 mm), ``damping`` to critical damping (``SCENE_DAMPING_RATIO``) of that
+    contact on the lightest contacting body (:func:`lightest_contact`): heavier modes ring a little
+    longer, none chatters.  ``simulate`` refuses a fixed step this contact mode outruns
+    (:meth:`check_step`).  The compiled loop runs it in C (``rollout.Contact.scene``);
+    :meth:`forces` is its Python statement (the Python reference loop calls it).
 
     Example
     -------
@@ -419,7 +422,7 @@ class SceneContact:
     (16, 'compliant')
     >>> traj = mb.simulate(m, m.q_default, np.zeros(6), 1.0)     # the floor is the file's: on by default
     >>> traj.contact, round(float(traj.q[-1, 2]), 4), round(float(traj.contact_forces[-1, :, 2].sum()), 3)
-    ('compliant', 0.0995, 9.81)
+    ('compliant', 0.099, 9.81)
     """
     name = "compliant"
 
