@@ -16,11 +16,10 @@ import numpy as np
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .contact import scene_contact
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
-from .system import System, _check_model, _positive
+from .system import System, _check_model, _positive, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 

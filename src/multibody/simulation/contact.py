@@ -46,7 +46,7 @@ from ..kinematics.forward import body_states
 
 __all__ = ["GC_PREFIX", "contact_points", "gc_pos_vel", "gc_pos_vel_fb", "gcontact",
            "contact_parameters", "point_forces_to_f_ext", "gc_fd", "GroundContact", "SceneContact",
-           "scene_contact"]
+           "lightest_contact"]
 
 GC_PREFIX = "gc"   # frames named gc0, gc1, … (any name starting with "gc") are ground-contact points
 
@@ -532,24 +532,3 @@ def lightest_contact(model, geoms):
         if mobility > 0 and (best is None or 1.0 / mobility < best[1]):
             best = (b, 1.0 / mobility)
     return best
-
-
-def scene_contact(model, contact=None, ground=False):
-    """The contact object a run takes: ``contact`` itself when given (a contact object), None for
-    ``"off"``; else a :class:`SceneContact` of the model's geoms when ``ground`` asks for a floor or
-    the model's geoms hold one (a static plane with candidate pairs), else None."""
-    from ..model.geometry import model_geoms
-    if isinstance(contact, str):
-        if contact != "off":
-            raise ValueError(f"contact: expected a contact object, None or 'off', got {contact!r}")
-        return None
-    if contact is not None:
-        if ground is not False and ground is not None:
-            raise ValueError("ground: a floor for the model's geoms; not with an explicit contact object")
-        return contact
-    if ground is not False and ground is not None:
-        return SceneContact(model, ground=ground)
-    geoms = model_geoms(model)
-    if len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
-        return SceneContact(model, geoms=geoms)
-    return None

@@ -36,12 +36,12 @@ from ..dynamics import aba
 from ..errors import SimulationError, SimulationWarning
 from . import rollout
 from .constraints import with_model_constraints as _with_model_constraints
-from .contact import scene_contact
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
-from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
+from .system import (System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message,
+                     scene_contact)
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 from .._extras import require
 
@@ -189,7 +189,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     _checks.one_of("on_divergence", on_divergence, ("warn", "raise"))
     constraints = model_constraints(model, constraints)
     stops = JointLimits(model, limits, limit_restitution, dt)
-    contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (contact.py)
+    contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (system.py)
     system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity)
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,

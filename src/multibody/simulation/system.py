@@ -15,6 +15,7 @@ from ..core import ResultOverflowError
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .constraints import Constraint, ConstraintSet
+from ..model.geometry import model_geoms
 from .contact import GroundContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
@@ -444,3 +445,23 @@ def _controller_output(out, t):
         return _checks.array("controller", out, None, finite=False, copy=False)
     except TypeError as e:
         raise TypeError(f"{e} (returned at t = {float(t)!r})") from None
+
+
+def scene_contact(model, contact=None, ground=False):
+    """The contact object a run takes: ``contact`` itself when given (a contact object), None for
+    ``"off"``; else a :class:`SceneContact` of the model's geoms when ``ground`` asks for a floor or
+    the model's geoms hold one (a static plane with candidate pairs), else None."""
+    if isinstance(contact, str):
+        if contact != "off":
+            raise ValueError(f"contact: expected a contact object, None or 'off', got {contact!r}")
+        return None
+    if contact is not None:
+        if ground is not False and ground is not None:
+            raise ValueError("ground: a floor for the model's geoms; not with an explicit contact object")
+        return contact
+    if ground is not False and ground is not None:
+        return SceneContact(model, ground=ground)
+    geoms = model_geoms(model)
+    if len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
+        return SceneContact(model, geoms=geoms)
+    return None
