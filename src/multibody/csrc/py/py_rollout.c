@@ -546,7 +546,7 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
     if (!states)
         return 0;
     if ((table != Py_None) + (geoms != Py_None) + (call != Py_None) > 1) {
-        PyErr_SetString(PyExc_ValueError, "contact: expected one of the ground's table, the scene or a contact law");
+        PyErr_SetString(PyExc_ValueError, "contact: expected one of the ground's table, the scene or a contact law, not both");
         return 0;
     }
     if (table != Py_None) {
