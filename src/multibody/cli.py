@@ -388,7 +388,8 @@ def cmd_simulate(args):
     t0 = time.perf_counter()
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
-                           record_every=args.record_every, progress=not args.quiet, on_divergence="raise")
+                           record_every=args.record_every, progress=not args.quiet, on_divergence="raise",
+                           ground=args.ground, contact="off" if args.contact == "off" else None)
     except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
         if e.trajectory is not None:
             e.trajectory.save(out)
@@ -403,6 +404,9 @@ def cmd_simulate(args):
           f"{len(traj.t)} samples → {out}")
     print(f"energy drift max |E(t) − E(0)| = {np.abs(E - E[0]).max():.3e} J (E(0) = {E[0]:.6g} J)"
           + (f"; applied from the model: {', '.join(traj.passive)} (they change the energy)" if traj.passive else ""))
+    if traj.contact is not None:
+        print(f"contact: the model's geoms under the {traj.contact} law; total normal force at the end "
+              f"{traj.contact_forces[-1, :, 2].sum():.6g} N (weight {np.sum(model.mass) * 9.81:.6g} N)")
     return 0
 
 
@@ -645,6 +649,10 @@ def build_parser():
                    help="keep every K-th sample (default 1; the final state is always kept)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--ground", nargs="?", type=float, const=True, default=False, metavar="HEIGHT",
+                   help="add a floor z = 0 (or z = HEIGHT) under the model's geoms, for files without one (URDF)")
+    p.add_argument("--contact", choices=("on", "off"), default="on",
+                   help="the file's own contacts (its floor and geoms): on (default) or off")
 
     p = sub.add_parser("plot", help="states, phase, energy (and paths with --model) as PNG files")
     p.add_argument("trajectory", metavar="TRAJ.npz")

@@ -19,7 +19,7 @@ from . import rollout
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
-from .system import System, _check_model, _positive
+from .system import System, _check_model, _positive, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 
@@ -315,12 +315,13 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
         if len(params) != N or not all(isinstance(p, dict) for p in params):
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
     vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
-                  and not kwargs.get("contact") and not callable(f_ext) and not getattr(model, "constraints", ())
+                  and scene_contact(model, kwargs.get("contact"), kwargs.get("ground", False)) is None
+                  and not callable(f_ext) and not getattr(model, "constraints", ())
                   and getattr(model, "gamma_q", None) is None
                   and not _sampled_in_python(model, controller)
                   and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
                        or _compiled_passive(model, controller, integrator, kwargs)))
-    unknown = set(kwargs) - {"constraints", "contact", "rtol", "atol", "progress", "limits", "limit_restitution",
+    unknown = set(kwargs) - {"constraints", "contact", "ground", "rtol", "atol", "progress", "limits", "limit_restitution",
                              "friction_velocity"}
     if unknown:
         raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")

@@ -45,7 +45,8 @@ from ..core import _core
 from ..kinematics.forward import body_states
 
 __all__ = ["GC_PREFIX", "contact_points", "gc_pos_vel", "gc_pos_vel_fb", "gcontact",
-           "contact_parameters", "point_forces_to_f_ext", "gc_fd", "GroundContact"]
+           "contact_parameters", "point_forces_to_f_ext", "gc_fd", "GroundContact", "SceneContact",
+           "lightest_contact"]
 
 GC_PREFIX = "gc"   # frames named gc0, gc1, … (any name starting with "gc") are ground-contact points
 
@@ -388,3 +389,146 @@ class GroundContact:
             F, zdot, sticking = f.T.copy(), ud.T.reshape(-1), (fcone <= 1) & (f[2] > 0)
         info = {"force": F, "position": pos, "in_contact": F[:, 2] > 0, "sticking": sticking}
         return point_forces_to_f_ext(model, self.bodies, pos, F), zdot, info
+
+
+from .rollout import SCENE_PAIR_MAX   # noqa: E402  (the slots per pair: scene_contact.h's MB_SCENE_PAIR_MAX)
+#: the default static depth (m) the model's weight sinks on one contact, and damping ratio
+SCENE_DEPTH, SCENE_DAMPING_RATIO = 1e-3, 1.0
+
+
+class SceneContact:
+    """The model's own collision geometry under the compliant law, the contact ``mb.simulate`` takes
+    by default for a model whose geoms include a floor (``Model.geoms``; ``ground=`` adds one).
+
+    Each stage collides the candidate pairs (``mb.contacts``: the engine's narrow phase) and applies
+    the law of ``mb.contact_forces`` (this module's ground law along each contact's normal).  The
+    tangential deformation u of every contact point is a state in z with a fixed layout: slot
+    ``p * SCENE_PAIR_MAX + k`` (2 numbers) belongs to the k-th point the collider reports for
+    candidate pair p; a slot without a contact relaxes as the ground law's released point does
+    (u̇ = −(K/D) u, to 0).  ``stiffness`` defaults to the model's whole weight sinking one contact
+    ``SCENE_DEPTH`` (1 mm), ``damping`` to critical damping (``SCENE_DAMPING_RATIO``) of that
+    contact on the lightest contacting body (:func:`lightest_contact`): heavier modes ring a little
+    longer, none chatters.  ``simulate`` refuses a fixed step this contact mode outruns
+    (:meth:`check_step`).  The compiled loop runs it in C (``rollout.Contact.scene``);
+    :meth:`forces` is its Python statement (the Python reference loop calls it).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1">'
+    ...                  '<freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>')
+    >>> c = mb.SceneContact(m)
+    >>> c.n_states, c.name                       # one pair: 8 slots of 2
+    (16, 'compliant')
+    >>> traj = mb.simulate(m, m.q_default, np.zeros(6), 1.0)     # the floor is the file's: on by default
+    >>> traj.contact, round(float(traj.q[-1, 2]), 4), round(float(traj.contact_forces[-1, :, 2].sum()), 3)
+    ('compliant', 0.099, 9.81)
+    """
+    name = "compliant"
+
+    def __init__(self, model, stiffness=None, damping=None, ground=False, geoms=None):
+        from ..kinematics.contacts import scene_geoms
+        _checks.model(model)
+        self.geoms = scene_geoms(model, ground) if geoms is None else geoms
+        if (stiffness is None) != (damping is None):
+            raise ValueError("stiffness, damping: give both or neither (the defaults come from the model's weight)")
+        self.weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
+        self.lightest = lightest_contact(model, self.geoms)     # (body, effective mass) or None
+        if stiffness is None:   # the weight on one contact sinks SCENE_DEPTH; the lightest body's mode
+            stiffness = self.weight / SCENE_DEPTH ** 1.5   # critically damped (the heavy modes less)
+            m_eff = self.lightest[1] if self.lightest else self.weight / 9.81
+            damping = 2.0 * SCENE_DAMPING_RATIO * math.sqrt(1.5 * stiffness * math.sqrt(SCENE_DEPTH) * m_eff) \
+                / math.sqrt(SCENE_DEPTH)
+        self.K = _pos_scalar("stiffness", stiffness)
+        self.D = _pos_scalar("damping", damping)
+        self.packed = self.geoms.packed          # hulls packed once, parsed once per run in C
+        self.n_pairs = len(self.geoms.pairs)
+        self.n_slots = SCENE_PAIR_MAX * self.n_pairs
+        self.n_states = 2 * self.n_slots
+        mu = self.geoms.pair_friction[:, 0] * (self.geoms.pair_condim >= 3) if self.n_pairs else np.zeros(0)
+        self._decay = np.repeat(np.where(mu > 0, -self.K / self.D, 0.0), 2 * SCENE_PAIR_MAX)
+
+    def fastest_rate(self):
+        """|λ| (1/s) of the fastest root of m s² + c s + k: the law linearised at the depth d where one
+        contact carries the model's whole weight (k = 1.5 K √d, c = D √d) on the lightest body's
+        effective mass m (:func:`lightest_contact`)."""
+        if self.lightest is None:
+            return 0.0
+        m = self.lightest[1]
+        d = (self.weight / self.K) ** (2.0 / 3.0) if self.K > 0 else SCENE_DEPTH
+        k, c = 1.5 * self.K * math.sqrt(d), self.D * math.sqrt(d)
+        disc = c * c - 4.0 * m * k
+        return (c + math.sqrt(disc)) / (2.0 * m) if disc >= 0 else math.sqrt(k / m)
+
+    def check_step(self, model, dt, integrator):
+        """Refuse a fixed step the contact oscillator outruns (|λ| dt ≥ the stepper's STABLE_DECAY
+        bound, :meth:`fastest_rate`), naming the stiffness, damping, body and the largest dt that
+        works: never a run that chatters or blows up silently."""
+        from .rollout import STABLE_DECAY
+        bound, rate = STABLE_DECAY[integrator], self.fastest_rate()
+        if rate * dt < bound:
+            return
+        body, m = self.lightest
+        raise ValueError(
+            f"contact: stiffness K = {self.K:.4g} N/m^1.5 and damping D = {self.D:.4g} N·s/m^1.5 on body "
+            f"{model.body_names[body]!r} (effective mass {m:.3g} kg along the floor's normal at the model's default "
+            f"state) make a contact mode of rate {rate:.4g} 1/s: an explicit {integrator} step of dt = {dt:g} s "
+            f"is stable below {bound:g}/rate; it would chatter or blow up.  Pass dt <= {0.99 * bound / rate:.3g} "
+            f"or a softer contact (mb.SceneContact(model, stiffness, damping), e.g. from mb.contact_parameters)")
+
+    @property
+    def table(self):
+        """The compiled loop's record (``rollout.Contact.scene``)."""
+        return (*self.packed, self.K, self.D)
+
+    def initial_state(self, model, q, qd):
+        return np.zeros(self.n_states)
+
+    def slots(self, pair):
+        """The state slot of each contact of a contact list (pairs in order, k-th point of its pair)."""
+        pair = np.asarray(pair, dtype=np.int64)
+        k = np.zeros(len(pair), dtype=np.int64)
+        for i in range(1, len(pair)):
+            k[i] = k[i - 1] + 1 if pair[i] == pair[i - 1] else 0
+        return pair * SCENE_PAIR_MAX + k
+
+    def forces(self, model, q, qd, z=None):
+        """(f_ext (nb, 6), zdot (n_states,), info) at one state; ``info["force"]`` (slots, 3) each
+        slot's force on its geom b (zero where apart), ``info["state"]`` 0 apart, 1 sticking, 2 sliding."""
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        z = np.zeros(self.n_states) if z is None else np.asarray(z, dtype=float)
+        pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed)
+        slot = self.slots(pair)
+        u = z.reshape(-1, 2)[slot] if len(slot) else np.zeros((0, 2))
+        f_ext, ud, F, state = _core.scene_forces(model._c, q, qd, *self.packed, pair, pos, normal, depth,
+                                                 self.K, self.D, np.ascontiguousarray(u))
+        zdot = self._decay * z
+        zdot.reshape(-1, 2)[slot] = ud
+        force = np.zeros((self.n_slots, 3))
+        force[slot] = F
+        st = np.zeros(self.n_slots, np.uint8)
+        st[slot] = state
+        return f_ext, zdot, {"force": force, "state": st}
+
+
+def lightest_contact(model, geoms):
+    """(body, m_eff) of the body with geoms in a candidate pair whose effective mass along the
+    vertical, m_eff = 1/(J M⁻¹ Jᵀ) at its first geom's centre at the model's default state, is
+    the least; None when no moving geom has a pair."""
+    from ..dynamics.derivatives import minv
+    from ..kinematics.jacobians import body_jacobian
+    if not len(geoms.pairs):
+        return None
+    q = model.q_default if hasattr(model, "q_default") else model.neutral()
+    Minv = minv(model, q)
+    best = None
+    for g in np.unique(geoms.pairs):
+        b = int(geoms.body[g])
+        if b < 0 or (best is not None and b == best[0]):
+            continue
+        Jz = body_jacobian(model, q, b, point=geoms.translation[g])[5]
+        mobility = float(Jz @ Minv @ Jz)
+        if mobility > 0 and (best is None or 1.0 / mobility < best[1]):
+            best = (b, 1.0 / mobility)
+    return best

@@ -41,7 +41,8 @@ from .events import EventMonitor, check_events
 from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
-from .system import System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message
+from .system import (System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message,
+                     scene_contact)
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 from .._extras import require
 
@@ -126,7 +127,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
-             on_divergence="warn", sensitivities=False, keyframe=None) -> Trajectory:
+             on_divergence="warn", sensitivities=False, keyframe=None, ground=False) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
@@ -154,7 +155,9 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     constraints, contact : objects of the constraint / contact protocols (``multibody.simulation``
         docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.  The
         model's own constraints (``model.constraints``, e.g. from an MJCF ``<equality>``) are
-        solved together with them.
+        solved together with them.  By default a model whose geoms include a floor (an MJCF
+        plane) stands on it: the file's contacts under the compliant law (``SceneContact``);
+        ``contact="off"`` turns them off; ``traj.contact`` names the contact model.
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
     limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution
@@ -164,6 +167,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         ``traj.passive`` lists what was applied.
     on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
         trajectory up to the last finite state).
+    ground : bool or float
+        add a floor z = 0 (or z = ``ground``) under the model's geoms, for files without one (URDF).
     sensitivities : also return ``traj.stm`` = ∂x(t)/∂x(0) and ``traj.dx_dtau`` = ∂x(t)/∂τ (held τ)
         at every sample, by variational equations and saltation matrices at events
         (:mod:`multibody.simulation.sensitivity`; fixed steps in the compiled loop, its Python
@@ -191,10 +196,13 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     _checks.one_of("on_divergence", on_divergence, ("warn", "raise"))
     constraints = model_constraints(model, constraints)
     stops = JointLimits(model, limits, limit_restitution, dt)
+    contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (system.py)
     system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity)
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)
+    if integrator in FIXED_STEP and hasattr(contact, "check_step"):   # the contact mode the step can follow
+        contact.check_step(model, dt, integrator)
     if integrator in FIXED_STEP and FLAGS[integrator] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
@@ -235,6 +243,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
                              atol, progress)
     traj.passive = system.passive()
+    traj.contact = None if contact is None else getattr(contact, "name", type(contact).__name__)
     if sensitivities and system.soft:
         check_soft_stop_sensitivities(stops, traj)
     if traj.status == "diverged":

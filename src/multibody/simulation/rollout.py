@@ -213,12 +213,18 @@ class Stops:
     resting: Array = None
 
 
+#: the contact points one candidate pair may give: scene_contact.h's MB_SCENE_PAIR_MAX
+SCENE_PAIR_MAX = 8
+
+
 @dataclass(frozen=True)
 class Contact:
     """Contact (core.h: mb_contact): the ground's table (bodies, points, nd, K, D, μ) of a
-    ``GroundContact``, or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with
-    its ``states``."""
+    ``GroundContact``; or ``scene`` (gint, gdat, hulls, pairs, pdat, K, D) of a ``SceneContact``: the
+    model's geoms (``Geoms.packed``) under the compliant law, 2 states per slot (pair, k-th point);
+    or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with its ``states``."""
     ground: tuple | None = None
+    scene: tuple | None = None
     call: Callable | None = None
     states: int = 0
 
@@ -367,14 +373,16 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     new = _core.output_array
     Q, QD, QDD, TAU = new((N, R, nq)), new((N, R, nv)), new((N, R, nv)), new((N, R, nv))
     T = new((N, R))   # after them: a batch keeps Q…TAU, so a loop's next batch finds their blocks first
-    ground, law = plan.contact.ground, plan.contact.call
+    ground, scene, law = plan.contact.ground, plan.contact.scene, plan.contact.call
     Z = F = None
-    if ground is not None or law is not None:
-        nz = plan.contact.states if law is not None else (ground[2] - 1) * len(ground[0]) if ground[5] > 0 else 0
+    slots = len(scene[3]) * SCENE_PAIR_MAX if scene is not None else 0   # the scene's (pair, point) slots
+    if ground is not None or scene is not None or law is not None:
+        nz = plan.contact.states if law is not None else 2 * slots if scene is not None else \
+            (ground[2] - 1) * len(ground[0]) if ground[5] > 0 else 0
         Z0 = np.zeros((N, nz)) if Z0 is None else np.ascontiguousarray(Z0, dtype=float)
         Z = new((N, R, nz))
-    if ground is not None:
-        F = new((N, R, len(ground[0]), 3))
+    if ground is not None or slots:
+        F = new((N, R, len(ground[0]) if ground is not None else slots, 3))
     Y_END = np.empty((N, nq + nv + (0 if Z is None else Z.shape[2])))
     info = np.zeros((N, 4))
     sampled = plan.control.period > 0

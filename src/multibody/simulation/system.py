@@ -15,7 +15,8 @@ from ..core import ResultOverflowError
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .constraints import Constraint, ConstraintSet
-from .contact import GroundContact
+from ..model.geometry import model_geoms
+from .contact import GroundContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces
@@ -155,7 +156,7 @@ class System:
         if integrator not in rollout.INTEGRATOR_CODES or not (compiled or batch):
             return None
         if not callables and (events or self.constraints is not None or self.f_ext_fn is not None
-                              or (self.contact is not None and type(self.contact) is not GroundContact)):
+                              or (self.contact is not None and type(self.contact) not in (GroundContact, SceneContact))):
             return None
         ok, control, _period = rollout.controller_tables(self.model, self.controller) if compiled else (False,) * 3
         if not ok and batch:    # the batch's function of (t, Q, QD), called once a stage
@@ -165,9 +166,11 @@ class System:
         elif not ok:
             return None
         ground = type(self.contact) is GroundContact    # in C; another contact law is called back
-        law = self.contact is not None and not ground
+        scene = type(self.contact) is SceneContact      # the model's geoms, in C (scene_contact.c)
+        law = self.contact is not None and not ground and not scene
         contact = rollout.Contact(ground=(self.contact.bodies, self.contact.points, self.contact.nd, self.contact.K,
                                           self.contact.D, self.contact.mu) if ground else None,
+                                  scene=self.contact.table if scene else None,
                                   call=self._contact_call if law else None, states=self.nz if law else 0)
         callbacks = rollout.Callbacks(
             forces=self.forces if self.f_ext_fn is not None else None,
@@ -446,3 +449,23 @@ def _controller_output(out, t):
         return _checks.array("controller", out, None, finite=False, copy=False)
     except TypeError as e:
         raise TypeError(f"{e} (returned at t = {float(t)!r})") from None
+
+
+def scene_contact(model, contact=None, ground=False):
+    """The contact object a run takes: ``contact`` itself when given (a contact object), None for
+    ``"off"``; else a :class:`SceneContact` of the model's geoms when ``ground`` asks for a floor or
+    the model's geoms hold one (a static plane with candidate pairs), else None."""
+    if isinstance(contact, str):
+        if contact != "off":
+            raise ValueError(f"contact: expected a contact object, None or 'off', got {contact!r}")
+        return None
+    if contact is not None:
+        if ground is not False and ground is not None:
+            raise ValueError("ground: a floor for the model's geoms; not with an explicit contact object")
+        return contact
+    if ground is not False and ground is not None:
+        return SceneContact(model, ground=ground)
+    geoms = model_geoms(model)
+    if len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
+        return SceneContact(model, geoms=geoms)
+    return None

@@ -258,8 +258,12 @@ typedef struct mb_callbacks {
 
 /* Contact: the compliant ground's table (contact.c) or another law, the caller's (its forces and ż
  * from one call back per stage); its states follow v in the state. */
+struct mb_scene;
 typedef struct mb_contact {
     const struct mb_ground_contact_spec *ground; /* or NULL                                             */
+    const struct mb_scene *scene; /* or NULL: the model's geoms (sim/scene_contact.h) under the compliant  */
+    double K, D;            /* law with stiffness K, damping D; its states: 2 per slot, a slot per       */
+    int scene_slots;        /* (candidate pair, k-th point of that pair), MB_SCENE_PAIR_MAX per pair     */
     mb_contact_callback call;  /* or NULL (one run; not with ground)                                     */
     void *ctx;
     int n_call_z;           /* the caller's law's states                                                  */
@@ -289,12 +293,21 @@ typedef struct mb_rollout {
     mb_record record;
 } mb_rollout;
 
+/* The contact points whose forces a run records (3 numbers each per sample): the ground's points or the
+ * scene's slots. */
+static inline int mb_rollout_contact_points(const mb_rollout *r)
+{
+    return r->contact.ground ? r->contact.ground->npt : r->contact.scene ? r->contact.scene_slots : 0;
+}
+
 /* The contact states a run's state carries after [q, v]: the caller's law's, or the ground's tangential
  * deformations, (nd − 1) per point with friction. */
 static inline int mb_rollout_contact_states(const mb_rollout *r)
 {
     if (r->contact.call)
         return r->contact.n_call_z;
+    if (r->contact.scene)
+        return 2 * r->contact.scene_slots;
     const struct mb_ground_contact_spec *g = r->contact.ground;
     return g && g->mu > 0.0 ? (g->nd - 1) * g->npt : 0;
 }

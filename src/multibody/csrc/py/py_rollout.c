@@ -1,6 +1,7 @@
 /* py_rollout.c — rollout: whole fixed-step runs (rollout.c), many runs across threads, in groups
  * advanced in lockstep with the forward dynamics in SIMD lanes. */
 #include "py/py_boundary.h"
+#include "sim/scene_contact.h"
 
 /* A rollout job: the batch's runs go in groups of `width`: the lanes' width where the lanes run the
  * model and its forces (no f_ext, no gravcomp, mb_lanes_supported), else 1. */
@@ -534,14 +535,20 @@ static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, in
 }
 
 /* Contact: the ground's table (bodies (np,), points (np,3), nd, K, D, mu) (simulation.contact.GroundContact)
- * into *ground, or another law the loop calls back with its number of states. */
+ * into *ground; or the model's geoms (gint, gdat, hulls, pairs, pdat, K, D) (simulation.contact.SceneContact)
+ * into *scene, its hulls parsed once for the run (the caller frees them); or another law the loop calls
+ * back with its number of states. */
 static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_ground_contact_spec *ground,
-                        mb_contact *c)
+                        mb_scene *scene, mb_contact *c)
 {
-    PyObject *table = FIELD(rd, "ground"), *call = table ? FIELD(rd, "call") : NULL,
-             *states = call ? FIELD(rd, "states") : NULL;
+    PyObject *table = FIELD(rd, "ground"), *geoms = table ? FIELD(rd, "scene") : NULL,
+             *call = geoms ? FIELD(rd, "call") : NULL, *states = call ? FIELD(rd, "states") : NULL;
     if (!states)
         return 0;
+    if ((table != Py_None) + (geoms != Py_None) + (call != Py_None) > 1) {
+        PyErr_SetString(PyExc_ValueError, "contact: expected one of the ground's table, the scene or a contact law, not both");
+        return 0;
+    }
     if (table != Py_None) {
         if (!PyTuple_Check(table) || PyTuple_GET_SIZE(table) != 6) {
             PyErr_SetString(PyExc_TypeError, "contact: expected a tuple (bodies, points, nd, K, D, mu)");
@@ -551,12 +558,28 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
             return 0;
         c->ground = ground;
     }
-    if (call != Py_None) {  /* another contact law, called back: its states' count */
-        long n_z;
-        if (c->ground) {
-            PyErr_SetString(PyExc_ValueError, "contact: expected the ground's table or a contact law, not both");
+    if (geoms != Py_None) {
+        if (!PyTuple_Check(geoms) || PyTuple_GET_SIZE(geoms) != 7) {
+            PyErr_SetString(PyExc_TypeError, "contact: expected a scene tuple (gint, gdat, hulls, pairs, pdat, K, D)");
             return 0;
         }
+        const double K = PyFloat_AsDouble(PyTuple_GET_ITEM(geoms, 5)), D = PyFloat_AsDouble(PyTuple_GET_ITEM(geoms, 6));
+        if (PyErr_Occurred())
+            return 0;
+        if (!(isfinite(K) && K >= 0.0 && isfinite(D) && D > 0.0)) {
+            PyErr_Format(PyExc_ValueError, "contact: stiffness %g and damping %g; expected K >= 0 and D > 0", K, D);
+            return 0;
+        }
+        if (!py_scene_from(&PyTuple_GET_ITEM(geoms, 0), rd->held, m, scene))
+            return 0;
+        if (scene->npair > INT_MAX / (8 * MB_SCENE_PAIR_MAX)) {
+            PyErr_SetString(PyExc_ValueError, "contact: too many candidate pairs");
+            return 0;
+        }
+        c->scene = scene, c->K = K, c->D = D, c->scene_slots = scene->npair * MB_SCENE_PAIR_MAX;
+    }
+    if (call != Py_None) {  /* another contact law, called back: its states' count */
+        long n_z;
         if (!get_long(states, "contact states", 0, INT_MAX / 2 - 6L * m->nb, &n_z))
             return 0;
         cb->contact = call, c->n_call_z = (int)n_z;
@@ -669,7 +692,8 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
 /* The Plan's records into r (plan: control, f_ext, passive, stops, contact, callbacks; run: the window,
  * record and Z0), with the checks that join records; 0 with the error set. */
 static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, const mb_model *m, npy_intp N,
-                     int vector, py_callbacks *cb, mb_rollout *r, mb_ground_contact_spec *ground, int *resting_v,
+                     int vector, py_callbacks *cb, mb_rollout *r, mb_ground_contact_spec *ground, mb_scene *scene,
+                     int *resting_v,
                      double *resting_sign, unsigned char *resting_fd)
 {
     reader top = {k, held, plan, "Plan"}, window = {k, held, run, "Run"};
@@ -684,7 +708,7 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
     if (!window_from(&window, m, r) || !record_from(&rr, &r->record) || !control_from(&rc, m, vector, cb, &r->control) ||
         !optional_finite(held, fext, "f_ext", 2, df, &r->fext) || !passive_from(&rp, m, &r->passive) ||
         !stops_from(&rs, m, N, &r->stops, resting_v, resting_sign, resting_fd) ||
-        !contact_from(&rn, m, cb, ground, &r->contact) || !callbacks_from(&rb, cb, &r->call))
+        !contact_from(&rn, m, cb, ground, scene, &r->contact) || !callbacks_from(&rb, cb, &r->call))
         return 0;
     if (r->stops.n_resting && cb->dynamics) {
         PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct one-dof "
@@ -719,7 +743,7 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         r->call.forces = call_python, r->call.forces_ctx = cb;
     if (cb->control_batch) {  /* a controller of the whole batch: one group, one call a stage */
         if (!PyCallable_Check(cb->control_batch) || any || r->control.kind == MB_CONTROL_PD || r->stops.n ||
-            r->contact.ground || r->one_step > 0.0 || r->control.period > 0.0 || N > INT_MAX) {
+            r->contact.ground || r->contact.scene || r->one_step > 0.0 || r->control.period > 0.0 || N > INT_MAX) {
             PyErr_SetString(PyExc_ValueError, "control_batch: expected a Python function (t, Q, QD) -> τ (N, nv), "
                                               "continuous (period 0), without kp, another Python function, hard "
                                               "stops, contact or one_step");
@@ -772,13 +796,14 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     mb_rollout r = {0};
     py_callbacks cb = {.nq = m->nq, .nv = m->nv, .nb = m->nb};
     mb_ground_contact_spec ground;
+    mb_scene scene = {0};
     int resting_v[m->nv + 1];
     double resting_sign[m->nv + 1];
     unsigned char resting_fd[m->nb + 1];
     int q_index[m->nv + 1];  /* a PD on a model with multi-dof joints: q index of each one-dof joint's dof */
     kept k = {.n = 0};
     PyObject *result = NULL;
-    if (!plan_from(args[4], args[5], &k, held, m, N, vector, &cb, &r, &ground, resting_v, resting_sign, resting_fd))
+    if (!plan_from(args[4], args[5], &k, held, m, N, vector, &cb, &r, &ground, &scene, resting_v, resting_sign, resting_fd))
         goto done;
     const int nz = cb.nz = mb_rollout_contact_states(&r);
     npy_intp dT[2] = {N, -1};
@@ -797,7 +822,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         goto done;
     const double *z0 = NULL;
     double *z_out = NULL, *force_out = NULL;
-    if (r.contact.ground || r.contact.call) {  /* the contact states from Z0, into Z; the ground's forces into F */
+    if (r.contact.ground || r.contact.scene || r.contact.call) {  /* the contact states from Z0, into Z; forces into F */
         npy_intp dz0[2] = {N, nz}, dz[3] = {N, R, nz};
         reader window = {&k, held, args[5], "Run"};
         PyObject *Z0_ = FIELD(&window, "Z0");
@@ -806,8 +831,8 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         if (!Z)
             goto done;
         z0 = PyArray_DATA(Z0), z_out = PyArray_DATA(Z);
-        if (r.contact.ground) {
-            npy_intp dF[4] = {N, R, ground.npt, 3};
+        if (mb_rollout_contact_points(&r)) {
+            npy_intp dF[4] = {N, R, mb_rollout_contact_points(&r), 3};
             PyArrayObject *F = gated_array(held, OUTPUT("F"), "F", NPY_DOUBLE, 4, dF, MB_GATE_WRITABLE);
             if (!F)
                 goto done;
@@ -848,9 +873,10 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     j.y_end = PyArray_DATA(YEND);
     j.rollout = &r;
     rj.j = j;
-    rj.nz = nz, rj.np3 = r.contact.ground ? 3 * ground.npt : 0, rj.z_out = z_out, rj.force_out = force_out;
+    rj.nz = nz, rj.np3 = 3 * mb_rollout_contact_points(&r), rj.z_out = z_out, rj.force_out = force_out;
     rj.held_out = held_out, rj.n_sample_out = n_sample_out;
-    const int lanes_run = !r.fext && !r.passive.gc_lift && !r.contact.ground && !r.contact.call && !r.call.forces &&
+    const int lanes_run = !r.fext && !r.passive.gc_lift && !r.contact.ground && !r.contact.scene && !r.contact.call &&
+                          !r.call.forces &&
                           !r.call.dynamics && (mb_lanes_supported(m) || m->planar);  /* else one run at a time
                                                                   * (planar trees: their RK4 steps in lanes, rollout.c) */
     /* A batch's groups: the widest lanes.  One run of a planar tree: two lanes (single_run_lanes), for
@@ -887,6 +913,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     result = Py_None;
     Py_INCREF(result);
 done:
+    mb_scene_free_hulls(&scene);
     kept_release(&k);
     return result;
 #undef OUTPUT

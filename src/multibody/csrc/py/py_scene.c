@@ -25,7 +25,7 @@ PyObject *py_geom_shapes(PyObject *self, PyObject *unused)
 }
 
 /* the scene from args[0..4]; 0 with the error set if it is bad.  The caller frees its hulls. */
-static int scene_from(PyObject *const *args, gate_hold *held, const mb_model *m, mb_scene *s)
+int py_scene_from(PyObject *const *args, gate_hold *held, const mb_model *m, mb_scene *s)
 {
     memset(s, 0, sizeof *s);
     npy_intp dgi[2] = {-1, MB_SG_INTS}, dgd[2] = {-1, MB_SG_SIZE}, dh[1] = {-1}, dp[2] = {-1, 2},
@@ -73,7 +73,7 @@ static PyObject *scene_contacts_entry(PyObject *const *args, Py_ssize_t nargs, g
     const mb_model *m = &cm->m;
     PyArrayObject *q = gated_array(held, args[1], "q", NPY_DOUBLE, 1, (npy_intp[]){m->nq}, 0);
     mb_scene s;
-    if (!q || !scene_from(args + 2, held, m, &s))
+    if (!q || !py_scene_from(args + 2, held, m, &s))
         return NULL;
     PyObject *result = NULL, *out[4] = {NULL};
     mb_scene_contact *c = NULL;
@@ -134,7 +134,7 @@ static PyObject *scene_forces_entry(PyObject *const *args, Py_ssize_t nargs, gat
     PyArrayObject *q = gated_array(held, args[1], "q", NPY_DOUBLE, 1, (npy_intp[]){m->nq}, 0);
     PyArrayObject *qd = q ? gated_array(held, args[2], "qd", NPY_DOUBLE, 1, (npy_intp[]){m->nv}, 0) : NULL;
     mb_scene s;
-    if (!qd || !scene_from(args + 3, held, m, &s))
+    if (!qd || !py_scene_from(args + 3, held, m, &s))
         return NULL;
     PyObject *result = NULL, *out[4] = {NULL};
     mb_scene_contact *c = NULL;

@@ -89,6 +89,7 @@
 #include <string.h>
 
 #include "common/core.h"
+#include "sim/scene_contact.h"
 
 /* Crouch & Grossman (1993), "Numerical integration of ordinary differential equations on manifolds",
  * J. Nonlinear Sci. 3, 1–33 (Hairer, Lubich & Wanner, Geometric Numerical Integration, §IV.8.1): the
@@ -129,6 +130,7 @@ typedef struct {
     double *force, *force_stage;       /* contact forces (points × 3) at the first / a later stage */
     double *contact_pos;               /* shared: contact point positions (points × 3)         */
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
+    void *scene_scratch;               /* shared: the scene's contact stage (in contact_flags' block) */
     double *spare;                     /* shared: unused lane outputs (nv) */
     double *spare_step;                /* shared: an unused lane's y₁, k₁, τ in a lanes step (2 n + nv) */
     double *passive;                   /* shared: mb_passive_forces' scratch (mb_passive_scratch_size) */
@@ -501,13 +503,20 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 continue;
             fext[l] = f;
         }
-        if (r->contact.ground || r->contact.call) {  /* f_ext = the user's + contact forces; ż after q̈ */
+        if (r->contact.ground || r->contact.scene || r->contact.call) {  /* f_ext = the user's + contact forces; ż after q̈ */
             const int nb6 = 6 * m->nb;
             double *f = part(w->fcontact, l, nb6), *zdot = K + 2 * nv;
             if (r->contact.ground) {
                 double *force = full_tau ? part(w->force, l, 3 * r->contact.ground->npt) : w->force_stage;
                 mb_ground_contact(m, g->d, q[l], v[l], y + nq + nv, r->contact.ground, f, zdot, force, w->contact_pos,
                                   w->contact_flags, w->contact_flags + r->contact.ground->npt);
+            } else if (r->contact.scene) {  /* the model's geoms (scene_contact.c) */
+                double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
+                if (mb_scene_contact_stage(m, g->d, q[l], v[l], r->contact.scene, r->contact.K, r->contact.D,
+                                           y + nq + nv, f, zdot, force, w->scene_scratch) != 0) {
+                    g->st[l] = MB_OVERFLOW;  /* (mb_scene_check found a collider for every pair) */
+                    continue;
+                }
             } else {  /* the caller's law: [f_ext, ż] in one call */
                 if ((g->st[l] = r->contact.call(r->contact.ctx, t, q[l], v[l], y + nq + nv, w->call_out)) != MB_OK)
                     continue;
@@ -790,8 +799,9 @@ static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_ou
     const int nv = m->nv;
     copy_numbers(o->qdd + row * nv, K + nv, nv);
     copy_numbers(o->tau + row * nv, tau, nv);
-    if (r->contact.ground)
-        memcpy(o->force + row * 3 * r->contact.ground->npt, force, sizeof(double) * 3 * r->contact.ground->npt);
+    const int np = mb_rollout_contact_points(r);
+    if (np)
+        memcpy(o->force + row * 3 * np, force, sizeof(double) * 3 * np);
 }
 
 /* The runs' ends, run l at g->t_end[l]: a diverged run keeps its last finite state (keep_last), the
@@ -801,7 +811,7 @@ static void finish(group *g, mb_rollout_out *const *o, int *status)
 {
     const mb_model *m = g->m;
     const int L = g->L, nv = m->nv, nz = g->nz, n = m->nq + nv + nz, nk = 2 * nv + nz;
-    const int np3 = g->r->contact.ground ? 3 * g->r->contact.ground->npt : 0;
+    const int np3 = 3 * mb_rollout_contact_points(g->r);
     int *due = g->pending;
     for (int l = 0; l < L; l++) {
         mb_rollout_out *ol = o[l];
@@ -846,7 +856,7 @@ static void finish(group *g, mb_rollout_out *const *o, int *status)
             memcpy(o[l]->y_end, part(g->w.y, l, n), sizeof(double) * n);
 }
 
-static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L)
+static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_t scene_bytes, int L)
 {
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
@@ -854,7 +864,9 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, int L
     w->block = calloc((size_t)(L * per_run + 3L * nv + mb_passive_scratch_size(nv) + 6L * m->nb + nz + 2L * np3 +
                                2L * n + nv + 1),
                       sizeof(double));
-    w->contact_flags = calloc((size_t)(2L * npt + 1), 1);
+    const size_t flags = ((size_t)(2L * npt + 1) + 63) / 64 * 64;  /* the scene's scratch after, aligned */
+    w->contact_flags = calloc(flags + scene_bytes, 1);
+    w->scene_scratch = w->contact_flags ? w->contact_flags + flags : NULL;
     if (!w->block || !w->contact_flags) {
         free(w->block), free(w->contact_flags);
         return MB_NO_MEMORY;
@@ -877,20 +889,20 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                     mb_rollout_out *const *o, int *status)
 {
     const int nq = m->nq, nv = m->nv, nz = mb_rollout_contact_states(r), n = nq + nv + nz, nk = 2 * nv + nz;
-    const int np3 = r->contact.ground ? 3 * r->contact.ground->npt : 0;
+    const int np3 = 3 * mb_rollout_contact_points(r);
     if (L < 1 || (L > MAX_GROUP && r->control.kind != MB_CONTROL_BATCH))  /* else groups of the lanes' width */
         return MB_NO_MEMORY;
     group g = {m, NULL, m, d, r, NULL, NULL, L, 1, 0, nz};
     if (books_new(&g, L) != MB_OK)
         return MB_NO_MEMORY;
-    if (workspace_new(&g.w, m, nz, np3 / 3, L) != MB_OK) {
+    if (workspace_new(&g.w, m, nz, np3 / 3, r->contact.scene ? mb_scene_stage_scratch(r->contact.scene) : 0, L) != MB_OK) {
         free(g.books);
         return MB_NO_MEMORY;
     }
     for (int l = 0; l < L; l++)
         g.singular[l] = -1;
-    if (lanes && !r->fext && !r->passive.gc_lift && !r->contact.ground && !r->contact.call && !r->call.forces &&
-        (mb_lanes_supported(m) || m->planar)) {
+    if (lanes && !r->fext && !r->passive.gc_lift && !r->contact.ground && !r->contact.scene && !r->contact.call &&
+        !r->call.forces && (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
             free(g.w.block), free(g.w.contact_flags), free(g.books);

@@ -298,3 +298,40 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
         add_force(fext, ba, x, f, -1.0);
     }
 }
+
+size_t mb_scene_stage_scratch(const mb_scene *s)
+{
+    const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
+    return cap * (sizeof(mb_scene_contact) + sizeof(double) * 7 + 1 + sizeof(int)) + 64;
+}
+
+int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
+                           double K, double D, const double *z, double *fext, double *zdot, double *F, void *scratch)
+{
+    const int cap = s->npair * MB_SCENE_PAIR_MAX;
+    mb_scene_contact *c = scratch;
+    double *u = (double *)(c + cap), *ud = u + 2 * cap, *Fc = ud + 2 * cap;
+    int *slot = (int *)(Fc + 3 * cap);
+    unsigned char *state = (unsigned char *)(slot + cap);
+    const int nc = mb_scene_contacts(m, d, q, s, c, cap);
+    if (nc < 0)
+        return -1;
+    for (int i = 0, k = 0; i < nc; i++) {  /* contacts come pair by pair: k counts the pair's points */
+        k = i > 0 && c[i].pair == c[i - 1].pair ? k + 1 : 0;
+        slot[i] = c[i].pair * MB_SCENE_PAIR_MAX + k;
+        u[2 * i] = z[2 * slot[i]], u[2 * i + 1] = z[2 * slot[i] + 1];
+    }
+    mb_scene_contact_forces(m, d, q, qd, s, c, nc, K, D, u, fext, ud, Fc, state);
+    for (int p = 0; p < s->npair; p++) {  /* every slot apart first */
+        const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
+        const double rate = pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? -K / D : 0.0;
+        for (int k = 2 * p * MB_SCENE_PAIR_MAX; k < 2 * (p + 1) * MB_SCENE_PAIR_MAX; k++)
+            zdot[k] = rate * z[k];
+    }
+    memset(F, 0, sizeof(double) * 3 * cap);
+    for (int i = 0; i < nc; i++) {
+        zdot[2 * slot[i]] = ud[2 * i], zdot[2 * slot[i] + 1] = ud[2 * i + 1];
+        mb_copy3(Fc + 3 * i, F + 3 * slot[i]);
+    }
+    return 0;
+}

@@ -77,6 +77,16 @@ int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_s
 void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
                              const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
                              double *udot, double *F, unsigned char *state);
+/* The loop's contact stage (rollout.c): contacts at q, the compliant law on them, and the states
+ * z (2 per slot) mapped to them.  Slot p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of
+ * the k-th contact point the narrow phase reports for candidate pair p (its order is the collider's,
+ * fixed for a given configuration of the pair).  A slot without a contact is apart: u̇ = −(K/D) u
+ * when the pair has friction (the ground law's release, u decays to 0), else u̇ = 0; its force is 0.
+ * fext (nb × 6) as mb_scene_contact_forces; zdot (2 slots); F (3 slots) each slot's force on body b.
+ * scratch: mb_scene_stage_scratch(s) bytes.  Returns 0, or −1 when a pair met has no collider. */
+size_t mb_scene_stage_scratch(const mb_scene *s);
+int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
+                           double K, double D, const double *z, double *fext, double *zdot, double *F, void *scratch);
 /* the contact's tangent basis: t1 = e_x (or e_y when n is near ±e_x) made orthogonal to n, t2 = n × t1;
  * for n = e_z it is (e_x, e_y), the ground contact's axes */
 void mb_scene_tangents(const double *n, double *t1, double *t2);
