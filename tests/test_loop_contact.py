@@ -133,7 +133,8 @@ def test_anymal_stands_quietly_at_1ms_or_is_refused():
     assert 0.40 < tr.q[-1, 2] < q[2]
     floor = np.flatnonzero(g.body[g.pairs[:, 0]] < 0)
     slots = (floor[:, None] * SCENE_PAIR_MAX + np.arange(SCENE_PAIR_MAX)).ravel()
-    assert tr.contact_forces[-100:, slots, 2].sum(axis=1).mean() == pytest.approx(np.sum(model.mass) * 9.81, rel=0.2)
+    assert tr.contact_forces[-100:, slots, 2].sum(axis=1).mean() == pytest.approx(np.sum(model.mass) * 9.81, rel=1e-3)
+    assert np.abs(tr.qd[-1, 6:]).max() < 0.01                      # and so are the legs (no sideways chatter)
     body = model.body_names[contact.lightest[0]]
     with pytest.raises(ValueError, match=rf"stiffness K = .* damping D = .* on body '{body}'.*dt <= 0\.00"):
         mb.simulate(model, q, np.zeros(model.nv), 0.1, ground=True, dt=0.01)
@@ -154,6 +155,12 @@ def test_humanoid_falls_and_lies_on_its_floor():
     while d.time < 4.0:
         mujoco.mj_step(mj, d)
     assert tr.status == "finished" and tr.contact == "compliant"
-    assert tr.q[:, 2].min() > 0.1                                   # never through the floor
+    assert tr.q[:, 2].min() > 0.07                                  # never through the floor (torso radius 0.07)
     assert np.abs(tr.qd[-1]).max() < 0.05                           # at rest
-    assert abs(tr.q[-1, 2] - d.qpos[2]) < 0.15                      # lying, as MuJoCo's (0.19 m vs 0.28 m)
+    # lying, as MuJoCo's does (its torso at 0.28 m; ours 0.12-0.19 m: the fall's direction is chaotic)
+    assert tr.q[-1, 2] < 0.35 and d.qpos[2] < 0.35
+    weight = np.sum(model.mass) * 9.81
+    g = model.geoms
+    floor = np.flatnonzero(g.body[g.pairs[:, 0]] < 0)
+    slots = (floor[:, None] * SCENE_PAIR_MAX + np.arange(SCENE_PAIR_MAX)).ravel()
+    assert tr.contact_forces[-1, slots, 2].sum() == pytest.approx(weight, rel=5e-3)   # the floor carries it

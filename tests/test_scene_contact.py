@@ -14,7 +14,7 @@ import pytest
 
 import multibody as mb
 from multibody.engine import Ellipsoid, Plane, World
-from multibody.model.geometry import Geoms, model_geoms
+from multibody.model.geometry import from_geometries, Geoms, model_geoms
 from multibody.model.mjcf import MJCFWarning
 
 from scene_contact_reference import contact_forces as reference_forces
@@ -272,8 +272,10 @@ def test_anymal_feet_on_the_ground_are_spheres():
         assert abs(c.depth[i] - (geoms.size[g, 0] - centre[2])) < 1e-14
         assert np.allclose(c.normal[i], [0, 0, 1])
     assert max(c.depth[ground]) == pytest.approx(0.004, abs=1e-12)
+    assert len(geoms.pairs) == 0                  # no self-collision by default (links overlap where they meet)
+    selfish = from_geometries(model.geometries, model.parent, model.name, self_collision=True)
     self_pairs = {tuple(sorted((model.body_names[a] if a >= 0 else "world", model.body_names[b]))) for a, b in
-                  zip(geoms.body[geoms.pairs[:, 0]], geoms.body[geoms.pairs[:, 1]])}
+                  zip(selfish.body[selfish.pairs[:, 0]], selfish.body[selfish.pairs[:, 1]])}
     assert ("LF_HIP", "base") not in self_pairs and ("LF_THIGH", "LF_HIP") not in self_pairs   # adjacent links
     assert ("LF_THIGH", "base") in self_pairs
 

@@ -23,8 +23,10 @@ Where the tables come from:
   engine shape: left out with a :class:`~multibody.model.mjcf.MJCFWarning` naming the geom.
 * **URDF** (:func:`from_geometries`, called by ``load_urdf``): the ``<collision>`` elements (box,
   cylinder, sphere, capsule, mesh → convex hull of the file's vertices), on the bodies they were
-  merged into through fixed joints, and every pair except two on one body or on a body and its
-  parent (Pinocchio/HPP-FCL's collision pairs less the adjacent links).  Friction 1, condim 3.
+  merged into through fixed joints; no pair of two moving geoms by default (a robot file's links
+  often overlap where they meet; PyBullet's default), and with ``self_collision=True`` every pair
+  except two on one body or on a body and its parent (Pinocchio/HPP-FCL's collision pairs less the
+  adjacent links).  Friction 1, condim 3.
 * :meth:`Geoms.with_ground`: a static plane at z = h that pairs with every geom on a body (a URDF
   robot's missing floor; ``mb.contacts(model, q, ground=True)``).
 
@@ -357,11 +359,15 @@ def _warn_margins(geoms, label, warning):
 
 
 # ------------------------------------------------------------------------------- URDF, builder
-def from_geometries(geometries, parent, label="model", warning=UserWarning, friction=1.0, condim=3):
+def from_geometries(geometries, parent, label="model", warning=UserWarning, friction=1.0, condim=3,
+                    self_collision=False):
     """The geoms of the collision :class:`~multibody.model.model.Geometry` records (role
-    ``"collision"``) on a tree with ``parent`` (module notes), every pair but those on one body
-    or on a body and its parent.  A mesh is the convex hull of its file's vertices (read by
-    trimesh, scaled); one that cannot be read is left out with a warning naming it."""
+    ``"collision"``) on a tree with ``parent`` (module notes).  Without ``self_collision`` (the
+    default, as PyBullet's and the engine's ``from_model``) no two geoms on bodies collide — a robot
+    file's meshes often overlap where links meet, and a floor (:meth:`Geoms.with_ground`) is what
+    they stand on; with it, every pair but those on one body or on a body and its parent.  A mesh
+    is the convex hull of its file's vertices (read by trimesh, scaled); one that cannot be read is
+    left out with a warning naming it."""
     from .appearance import load_mesh
     rows = []
     fr = (float(friction), 0.005, 1e-4)
@@ -399,7 +405,7 @@ def from_geometries(geometries, parent, label="model", warning=UserWarning, fric
     for i in range(len(rows)):
         for j in range(i + 1, len(rows)):
             bi, bj = rows[i][2], rows[j][2]
-            if bi == bj or up(bi) == bj or up(bj) == bi:
+            if bi == bj or up(bi) == bj or up(bj) == bi or (not self_collision and bi >= 0 and bj >= 0):
                 continue
             a, b = (j, i) if rows[i][1] != "plane" and rows[j][1] == "plane" else (i, j)
             pairs.append((a, b))

@@ -471,7 +471,7 @@ class SceneContact:
         body, m = self.lightest
         raise ValueError(
             f"contact: stiffness K = {self.K:.4g} N/m^1.5 and damping D = {self.D:.4g} N·s/m^1.5 on body "
-            f"{model.body_names[body]!r} (effective mass {m:.3g} kg along the floor's normal at the model's default "
+            f"{model.body_names[body]!r} (effective mass {m:.3g} kg in its lightest direction at the model's default "
             f"state) make a contact mode of rate {rate:.4g} 1/s: an explicit {integrator} step of dt = {dt:g} s "
             f"is stable below {bound:g}/rate; it would chatter or blow up.  Pass dt <= {0.99 * bound / rate:.3g} "
             f"or a softer contact (mb.SceneContact(model, stiffness, damping), e.g. from mb.contact_parameters)")
@@ -513,9 +513,11 @@ class SceneContact:
 
 
 def lightest_contact(model, geoms):
-    """(body, m_eff) of the body with geoms in a candidate pair whose effective mass along the
-    vertical, m_eff = 1/(J M⁻¹ Jᵀ) at its first geom's centre at the model's default state, is
-    the least; None when no moving geom has a pair."""
+    """(body, m_eff) of the body with geoms in a candidate pair whose effective mass in its lightest
+    direction, m_eff = 1/λ_max(J M⁻¹ Jᵀ) (J the linear Jacobian of its first geom's centre, at the
+    model's default state), is the least; None when no moving geom has a pair.  The lightest
+    direction, not the normal's: sticking, the law's tangential spring and damper (K √d, D √d) act
+    along the floor, where a foot is often lighter (the first runs of ANYmal chattered sideways)."""
     from ..dynamics.derivatives import minv
     from ..kinematics.jacobians import body_jacobian
     if not len(geoms.pairs):
@@ -527,8 +529,9 @@ def lightest_contact(model, geoms):
         b = int(geoms.body[g])
         if b < 0 or (best is not None and b == best[0]):
             continue
-        Jz = body_jacobian(model, q, b, point=geoms.translation[g])[5]
-        mobility = float(Jz @ Minv @ Jz)
+        Jp = body_jacobian(model, q, b, point=geoms.translation[g])[3:]   # the point's linear rows
+        mobility = float(np.linalg.eigvalsh(Jp @ Minv @ Jp.T)[-1])   # its lightest direction: the law
+        # acts along the normal and, sticking, along the floor with the same K √d and D √d
         if mobility > 0 and (best is None or 1.0 / mobility < best[1]):
             best = (b, 1.0 / mobility)
     return best

@@ -465,7 +465,7 @@ def scene_contact(model, contact=None, ground=False):
         return contact
     if ground is not False and ground is not None:
         return SceneContact(model, ground=ground)
-    geoms = model_geoms(model)
-    if len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
+    geoms = getattr(model, "geoms", None)   # a loader's (MJCF) may hold the file's floor; collision records never do
+    if geoms is not None and len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
         return SceneContact(model, geoms=geoms)
     return None
