@@ -44,6 +44,23 @@ def test_demo_reproduces_the_reports_double_pendulum(tmp_path):
     assert m and float(m.group(1)) < 1e-10
 
 
+def test_demo_quadruped_stands_on_a_floor(tmp_path):
+    """issue 33: `multibody demo --model starleth` used to show the robot falling 490 m; now it stands on
+    a floor under a PD stance (the floor carries its weight), and the page's camera follows its trunk."""
+    out = subprocess.run([sys.executable, "-m", "multibody", "demo", "--model", "starleth", "--quick",
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    m = re.search(r"moved ([\d.e+-]+) at most from the stance, the floor carries ([\d.e+-]+) N of its ([\d.e+-]+) N",
+                  out.stdout)
+    assert m, out.stdout[-2000:]
+    assert float(m.group(1)) < 0.01
+    assert float(m.group(2)) == pytest.approx(float(m.group(3)), rel=1e-3)
+    traj = multibody.Trajectory.load(str(tmp_path / "starleth_trajectory.npz"))
+    assert abs(traj.q[-1, 2] - traj.q[0, 2]) < 0.01                 # the trunk stays up, it does not fall
+    page = (tmp_path / "starleth.html").read_text()
+    assert '"body":5,' in page                                       # the camera follows main_body (body 5)
+
+
 def test_demo_rejects_unknown_model():
     out = subprocess.run([sys.executable, "-m", "multibody", "demo", "--model", "nope", "--out", "never-made"],
                          capture_output=True, text=True, timeout=600)

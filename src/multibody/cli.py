@@ -502,6 +502,49 @@ def _print_equations(eom, name, shown=400, simplify_below=1000):
         print(f"  {label} = {text if len(text) < shown else f'({len(text)} characters; `multibody derive {name}`)'}")
 
 
+def _trunk(model):
+    """The bodies from the fixed base to the first that branches (a legged robot's trunk, with the
+    chain of joints that floats it), or None when the model does not float on such a chain."""
+    children = np.bincount(model.parent[model.parent >= 0], minlength=model.nb)
+    chain, b = [], -1
+    while True:
+        kids = np.flatnonzero(model.parent == b)
+        if len(kids) != 1:
+            return None
+        b = int(kids[0])
+        chain.append(b)
+        if children[b] > 1:
+            break
+    dofs = sum(int(model.nv_joint[i]) for i in chain)
+    return chain if dofs == 6 else None
+
+
+def _stance(mb, model, q0):
+    """A floating legged robot with no floor of its own stands on one in the demo: (q0 with its
+    lowest foot on z = 0, ground contact at its feet — the leaf bodies' origins — a PD holding its
+    legs at q0, a camera following its trunk), or None for any other model."""
+    trunk = _trunk(model) if model.geoms is None else None
+    if trunk is None:
+        return None
+    has_children = np.zeros(model.nb, bool)
+    has_children[model.parent[model.parent >= 0]] = True
+    feet = [i for i in range(model.nb) if not has_children[i]]
+    states = mb.body_states(model, q0)
+    vertical = [k for k in range(model.nv) if (mb.body_jacobian(model, q0, trunk[-1])[5, k] > 0.99)]
+    if not vertical or model.nq != model.nv and int(model.jtype[trunk[0]]) != int(mb.JointType.FREE):
+        return None
+    q = np.array(q0, dtype=float)
+    zi = 2 if int(model.jtype[trunk[0]]) == int(mb.JointType.FREE) else int(model.q_start[model.dof_body[vertical[0]]])
+    q[zi] -= states.p[feet, 2].min()
+    mass = float(np.sum(model.mass))
+    K, D = mb.contact_parameters(mass, 1e-3, damping_ratio=1.0, n_points=len(feet))
+    contact = mb.GroundContact(model, K, D, mu=0.8, points=[(b, np.zeros(3)) for b in feet])
+    legs = np.ones(model.nv)
+    legs[[v for b in trunk for v in range(int(model.v_start[b]), int(model.v_start[b]) + int(model.nv_joint[b]))]] = 0
+    pd = mb.PD(kp=legs * 20.0 * mass, kd=legs * 0.5 * math.sqrt(mass), q_ref=q.copy())
+    return q, contact, pd, mb.view.Camera(body=trunk[-1], zoom=0.8)
+
+
 def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float = 10.0, quick: bool = False,
          floating: bool = False, keyframe=None) -> int:
     """The main job: derive and print the EoM, simulate, write plots and an animation, report the drift."""
@@ -550,18 +593,32 @@ def demo(model_name: str = "double_pendulum", out: str = "out", t_final: float =
         # simulate, plot, animate
         tf = min(t_final, 2.0) if quick else t_final
         t0 = time.perf_counter()
-        traj = mb.simulate(model, q0, qd0, tf, dt=1e-3, integrator="rk4", progress=False)
-        E = np.asarray(traj.total_energy)
-        print(f"\nsimulated {tf:g} s with RK4, dt = 1 ms ({len(traj.t)} samples) in "
-              f"{time.perf_counter() - t0:.2f} s; energy drift max |E(t) − E(0)| = "
-              f"{np.abs(E - E[0]).max():.3e} J of E(0) = {E[0]:.6g} J")
+        stance = _stance(mb, model, q0)
+        camera = None
+        if stance is None:
+            traj = mb.simulate(model, q0, qd0, tf, dt=1e-3, integrator="rk4", progress=False)
+            E = np.asarray(traj.total_energy)
+            print(f"\nsimulated {tf:g} s with RK4, dt = 1 ms ({len(traj.t)} samples) in "
+                  f"{time.perf_counter() - t0:.2f} s; energy drift max |E(t) − E(0)| = "
+                  f"{np.abs(E - E[0]).max():.3e} J of E(0) = {E[0]:.6g} J")
+        else:   # a floating legged robot stands on a floor under a PD stance (energy is not conserved)
+            q0, contact, pd, camera = stance
+            traj = mb.simulate(model, q0, np.zeros(model.nv), tf, dt=1e-3, integrator="rk4", progress=False,
+                               controller=pd, contact=contact)
+            weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
+            floor = traj.contact_forces[-1][:, 2].sum() if traj.contact_forces is not None else float("nan")
+            print(f"\nstood {tf:g} s on a floor (compliant ground contact at its {len(contact.bodies)} feet, a PD "
+                  f"stance), RK4, dt = 1 ms, in {time.perf_counter() - t0:.2f} s; its coordinates moved "
+                  f"{np.abs(traj.q[-1] - q0).max():.3g} at most from the stance, the floor carries {floor:.4g} N of its "
+                  f"{weight:.4g} N weight")
         path = os.path.join(folder, f"{stem}_trajectory.npz")
         traj.save(path)
         written.append(os.path.abspath(path))
         written += _write_plots(traj, model, folder, prefix=f"{stem}_")
         written.append(showmotion(model, traj, out=os.path.join(folder, f"{stem}.html"),
                                   title=f"{model.name} — multibody demo", author="multibody demo",
-                                  description=f"{model.name} from q0 = {np.round(q0, 4).tolist()}, RK4, dt = 1 ms"))
+                                  description=f"{model.name} from q0 = {np.round(q0, 4).tolist()}, RK4, dt = 1 ms",
+                                  camera=camera))
     print("\nwritten:")
     for p in written:
         print(f"  {p}")
