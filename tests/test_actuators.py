@@ -138,3 +138,20 @@ def test_compiled_and_python_loops_agree():
     finally:
         rollout.USE_COMPILED = old
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
+
+
+def test_ctrl_function_is_the_constant_run_when_constant_and_follows_time():
+    m, _ = load(SMALL)
+    const = mb.simulate(m, None, None, 0.2, ctrl=[0.5, 0.1, -0.2, 0.4], limits="off")
+    fn = mb.simulate(m, None, None, 0.2, ctrl=lambda t, q, qd: [0.5, 0.1, -0.2, 0.4], limits="off")
+    np.testing.assert_allclose(fn.q, const.q, rtol=0, atol=1e-13)
+    assert fn.passive[-1] == "actuators (ctrl function)"
+    # a servo target moving in time: the compiled constant runs bracket it
+    ramp = mb.simulate(m, None, None, 0.2, ctrl=lambda t, q, qd: [0, 0.5 * t / 0.2, 0, 0], limits="off")
+    lo = mb.simulate(m, None, None, 0.2, ctrl=[0, 0, 0, 0], limits="off")
+    hi = mb.simulate(m, None, None, 0.2, ctrl=[0, 0.5, 0, 0], limits="off")
+    assert lo.q[-1, 1] < ramp.q[-1, 1] < hi.q[-1, 1]
+    with pytest.raises(ValueError, match="ctrl: expected 4 finite numbers"):
+        mb.simulate(m, None, None, 0.01, ctrl=lambda t, q, qd: [1.0])
+    with pytest.raises(ValueError, match="give controller=None"):
+        mb.simulate(m, None, None, 0.01, ctrl=lambda t, q, qd: np.zeros(4), controller=lambda t, q, qd: np.zeros(3))

@@ -133,7 +133,7 @@ def from_mjmodel_actuators(mj, label, warning):
     import warnings
 
     import mujoco
-    if mj.nu == 0:
+    if mj.nu == 0 or mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
         return None
     HINGE, SLIDE = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)
     clamp_ctrl = not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL

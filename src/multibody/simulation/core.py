@@ -136,9 +136,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         keyframe's when ``keyframe`` is given.
     keyframe : None, or a keyframe's name or index (``model.keyframes``): its q and q̇ where
         ``q0``/``qd0`` are None, and its ``ctrl`` where ``ctrl`` is None.
-    ctrl : None or one constant control per actuator of ``model.actuators`` (MJCF motor, position,
-        velocity, general on joints: :mod:`multibody.model.actuators`), held through the run; None:
-        the keyframe's, else zeros (MuJoCo's default).
+    ctrl : None, one constant control per actuator of ``model.actuators`` (MJCF motor, position,
+        velocity, general on joints: :mod:`multibody.model.actuators`), held through the run (in C),
+        or a function ``(t, q, qd) -> ctrl`` (called back as the run's controller; then no
+        ``controller``); None: the keyframe's, else zeros (MuJoCo's default).
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
     integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,

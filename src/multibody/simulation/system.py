@@ -73,6 +73,14 @@ class System:
         self.model = model
         self.dynamics_model = model   # the model FD runs on: with semi_implicit's damping in it (implicit_damping)
         nv, nb = model.nv, model.nb
+        self.ctrl_function = callable(ctrl)
+        if self.ctrl_function:   # the actuators' law under ctrl(t, q, qd): the run's controller (called back)
+            if getattr(model, "actuators", None) is None:
+                raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
+            if controller is not None:
+                raise ValueError("ctrl: a function (t, q, qd) -> ctrl runs as the run's controller; give "
+                                 "controller=None, or call model.actuators.forces(q, qd, ctrl) in your controller")
+            controller = _ActuatorControl(model.actuators, ctrl, nv)
         self.controller = controller
         if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
@@ -119,8 +127,8 @@ class System:
         self.tendons = tuple(getattr(model, "tendons", ()) or ())   # sprung/damped fixed tendons (MJCF)
         springs = spring_rows(model)                                  # joint springs (MJCF stiffness)
         self.springs = np.ascontiguousarray(springs) if len(springs) else None
-        self.actuators = getattr(model, "actuators", None)           # joint actuators under a constant ctrl
-        if self.actuators is None and ctrl is not None:
+        self.actuators = None if self.ctrl_function else getattr(model, "actuators", None)   # under a constant ctrl
+        if self.actuators is None and ctrl is not None and not self.ctrl_function:
             raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
         self.ctrl = None if self.actuators is None else (
             np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
@@ -276,8 +284,8 @@ class System:
             out.append("springs")
         if self.tendons:
             out.append("tendons")
-        if self.actuators is not None:
-            out.append("actuators")
+        if self.actuators is not None or self.ctrl_function:
+            out.append("actuators" + (" (ctrl function)" if self.ctrl_function else ""))
         return tuple(out)
 
     def _friction_description(self):
@@ -458,6 +466,20 @@ class System:
         self.last_z = y[nq + nv:]
         qdd, tau, zdot, info = self.accelerations(t, q, v, self.last_z)
         return np.concatenate((v, qdd, zdot)), (qdd, tau, info)
+
+
+class _ActuatorControl:
+    """The actuators' law (model/actuators.py) under the caller's ctrl(t, q, qd), as a controller."""
+
+    def __init__(self, actuators, ctrl, nv):
+        self.actuators, self.ctrl, self.nv = actuators, ctrl, nv
+
+    def __call__(self, t, q, qd):
+        try:
+            c = self.ctrl(t, q, qd)
+        except Exception as e:
+            raise ValueError(f"ctrl: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
+        return self.actuators.forces(q, qd, self.actuators.check_ctrl(c), self.nv)
 
 
 def _controller_output(out, t):
