@@ -155,3 +155,20 @@ def test_ctrl_function_is_the_constant_run_when_constant_and_follows_time():
         mb.simulate(m, None, None, 0.01, ctrl=lambda t, q, qd: [1.0])
     with pytest.raises(ValueError, match="give controller=None"):
         mb.simulate(m, None, None, 0.01, ctrl=lambda t, q, qd: np.zeros(4), controller=lambda t, q, qd: np.zeros(3))
+
+
+def test_cli_simulate_takes_ctrl_and_the_keyframes(tmp_path, capsys):
+    from multibody import cli
+    path = tmp_path / "small.xml"
+    path.write_text(SMALL)
+    for extra, want in ((["--ctrl", "0.5,0.1,-0.2,0.4"], [0.5, 0.1, -0.2, 0.4]),
+                        (["--keyframe", "home"], [0.5, 0.1, -0.2, 0.4]), (["--ctrl", "0,0,0,0"], [0, 0, 0, 0])):
+        out = tmp_path / "t.npz"
+        assert cli.main(["simulate", str(path), "--t-final", "0.1", "--out", str(out), "--quiet"]
+                        + (["--q0", "0.2,-0.1,0.05"] if "--keyframe" not in extra else []) + extra) == 0
+        m, _ = load(SMALL)
+        ref = mb.simulate(m, [0.2, -0.1, 0.05], None, 0.1, ctrl=want)
+        got = np.load(out)["q"]
+        np.testing.assert_allclose(got[-1], ref.q[-1], rtol=0, atol=1e-12)
+    assert cli.main(["simulate", str(path), "--ctrl", "1,2", "--out", str(tmp_path / "x.npz")]) == 2
+    assert "--ctrl" in capsys.readouterr().err
