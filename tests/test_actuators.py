@@ -172,3 +172,11 @@ def test_cli_simulate_takes_ctrl_and_the_keyframes(tmp_path, capsys):
         np.testing.assert_allclose(got[-1], ref.q[-1], rtol=0, atol=1e-12)
     assert cli.main(["simulate", str(path), "--ctrl", "1,2", "--out", str(tmp_path / "x.npz")]) == 2
     assert "--ctrl" in capsys.readouterr().err
+
+
+def test_actuators_that_do_not_fit_the_model_are_refused():
+    import dataclasses
+    m, _ = load(SMALL)
+    with pytest.raises(ValueError, match="actuators: their joint indices"):
+        dataclasses.replace(mb.models.planar(2), actuators=m.actuators)
+    assert not np.any(dataclasses.replace(m, actuators=None).actuators is not None)

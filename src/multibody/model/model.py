@@ -300,6 +300,9 @@ class Model:
         put("gravcomp", _readonly(gc))
         k = np.zeros(nv) if self.stiffness is None else np.asarray(self.stiffness, dtype=float)
         ref = np.zeros(self.nq) if self.springref is None else np.asarray(self.springref, dtype=float)
+        if not np.any(k):   # no springs: the arrays of a model this one was replaced from carry nothing
+            k = np.zeros(nv) if k.shape != (nv,) else k
+            ref = np.zeros(self.nq) if ref.shape != (self.nq,) else ref
         if k.shape != (nv,) or ref.shape != (self.nq,) or not np.all(np.isfinite(k)) or not np.all(np.isfinite(ref)):
             raise ValueError(f"stiffness, springref: expected ({nv},) and ({self.nq},) finite numbers, "
                              f"got shapes {k.shape}, {ref.shape}")
@@ -309,6 +312,11 @@ class Model:
                                  "a spring is kept on revolute, prismatic and other one-to-one joints only")
         put("stiffness", _readonly(k))
         put("springref", _readonly(ref))
+        acts = self.actuators
+        if acts is not None and (len(acts.dof_forcerange) != nv or np.any(acts.v_index >= nv)
+                                 or np.any(acts.q_index >= self.nq)):
+            raise ValueError(f"actuators: their joint indices or dof_forcerange ({len(acts.dof_forcerange)} rows) do "
+                             f"not fit this model (nq {self.nq}, nv {nv}); pass actuators=None or rebuild them")
         cons = self.constraints
         if not isinstance(cons, tuple):
             raise TypeError(f"constraints: expected a tuple of constraint objects, got {type(cons).__name__}")
