@@ -170,7 +170,7 @@ def test_vectors_that_are_not_numbers_are_type_errors_and_nan_is_a_value_error(a
     for bad in ("abc", [1, None, 2], [1j, 0, 0], None):
         _raises(TypeError, r"^(q0|com of 'a'|body 'body0' position|q|point|gravity|xlt: r)[: ].*"
                            r"(real|numbers|coordinates)", {
-            "simulate q0": lambda: mb.simulate(arm, bad, q, 1.0),
+            "simulate q0": lambda: mb.simulate(arm, bad if bad is not None else "ab", q, 1.0),   # None: default
             "builder com": lambda: b.add_body("a", None, "Rz", com=bad),
             "engine position": lambda: setattr(body, "position", bad),
             "engine gravity": lambda: World(gravity=bad),

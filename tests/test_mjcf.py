@@ -326,8 +326,10 @@ def test_mesh_geometry_places_the_mesh_file(tmp_path):
 
 def test_passive_forces_not_kept_are_named_in_a_warning():
     doc = ZOO.replace('damping="0.2" armature="0.05"', 'damping="0.2" armature="0.05" stiffness="3"')
-    with pytest.warns(MJCFWarning, match=r"joint springs \(stiffness\) are not kept.*'a1'"):
-        load_mjcf(doc)
+    with pytest.warns(MJCFWarning, match=r"springs \(stiffness\) of ball and free joints are not kept.*'root'") as w:
+        m = load_mjcf(doc)
+    assert "'a1'" not in str(w[0].message)   # a hinge's spring is kept: model.stiffness (tests/test_actuators.py)
+    assert m.stiffness[m.v_start[m.joint_names.index("a1")]] == 3.0
     with pytest.warns(MJCFWarning, match=r"fluid forces .*density=1.2.* are not kept"):
         load_mjcf(ZOO.replace('<option gravity', '<option density="1.2" gravity'))
     with warnings.catch_warnings():

@@ -16,8 +16,9 @@ import pytest
 import multibody as mb
 from multibody.core import _core
 from multibody.dynamics.gravcomp import gravity_compensation_forces
+from multibody.model.actuators import Actuators
 from multibody.model.tendons import FixedTendon
-from multibody.simulation.limits import FRICTION_VELOCITY, JointLimits, smoothed_friction, tendon_forces
+from multibody.simulation.limits import FRICTION_VELOCITY, JointLimits, smoothed_friction, spring_forces, tendon_forces
 from multibody.simulation.rollout import Passive
 from multibody.simulation.system import System
 
@@ -26,15 +27,25 @@ STATES = 50
 
 
 def passive_model():
-    """A three-link arm carrying every law: damping, friction, gravcomp, two fixed tendons (one with
-    a dead band, one naming a joint twice) and position limits."""
+    """A three-link arm carrying every law: damping, friction, gravcomp, joint springs, two fixed
+    tendons (one with a dead band, one naming a joint twice), three actuators (two on one joint; a
+    ctrl range, a force range, an actuator force range on a joint) and position limits."""
     m = mb.models.planar(3)
     return dataclasses.replace(
         m, damping=np.array([0.3, 0.02, 0.7]), friction=np.array([0.05, 0.0, 0.4]),
         gravcomp=np.array([0.0, 0.6, 1.0]), q_lower=np.array([-0.9, -0.4, -1.0]), q_upper=np.array([1.2, 2.0, 0.5]),
         tendons=(FixedTendon("band", ("joint1", "joint3"), (2.0, -1.0), stiffness=3.0, damping=0.5,
                              spring_length=(0.1, 0.4)),
-                 FixedTendon("twice", ("joint2", "joint3", "joint2"), (0.5, 0.25, 0.5), stiffness=1.5, damping=0.1)))
+                 FixedTendon("twice", ("joint2", "joint3", "joint2"), (0.5, 0.25, 0.5), stiffness=1.5, damping=0.1)),
+        stiffness=np.array([2.0, 0.0, 0.8]), springref=np.array([0.3, 0.0, -0.2]),
+        actuators=Actuators(names=("motor", "servo", "general"), q_index=[0, 2, 0], v_index=[0, 2, 0],
+                            gear=[2.0, 1.0, -1.5], gain=[1.0, 5.0, 0.7], bias=[[0, 0, 0], [0, -5.0, -0.5], [0.1, -0.3, 0.2]],
+                            ctrlrange=[[-0.5, 0.5], [-1, 1], [0, 0]], ctrllimited=[True, False, False],
+                            forcerange=[[0, 0], [-2.0, 2.5], [0, 0]], forcelimited=[False, True, False],
+                            mujoco_index=[0, 1, 2], dof_forcerange=[[-1.2, 1.2], [-np.inf, np.inf], [-np.inf, np.inf]]))
+
+
+CTRL = np.array([0.9, 0.4, -0.6])
 
 
 def only(record, *laws):
@@ -47,7 +58,7 @@ def only(record, *laws):
 @pytest.fixture(scope="module")
 def setup():
     m = passive_model()
-    system = System(m, limits=JointLimits(m, "soft"))
+    system = System(m, limits=JointLimits(m, "soft"), ctrl=CTRL)
     system.friction_velocity = np.array([0.01, 0.02, 0.05])   # per variable, as a fixed step may raise it
     rng = np.random.default_rng(7)
     states = [(rng.uniform(-1.5, 2.2, 3), rng.normal(0.0, 2.0, 3), rng.normal(0.0, 3.0, 3)) for _ in range(STATES)]
@@ -81,6 +92,25 @@ def test_tendons(setup):
         np.testing.assert_allclose(got, want, rtol=0, atol=TOL)
 
 
+def test_springs(setup):
+    m, _system, record, states = setup
+    for q, v, tau in states:
+        want = tau + spring_forces(m, q)                        # System._loads
+        got = c_forces(m, only(record, "springs"), q, v, tau)[0]
+        np.testing.assert_allclose(got, want, rtol=0, atol=TOL)
+
+
+def test_actuators(setup):
+    m, system, record, states = setup
+    clipped = 0
+    for q, v, tau in states:
+        act = m.actuators.forces(q, v, system.ctrl)            # System._loads
+        clipped += abs(act[0]) == 1.2
+        got = c_forces(m, only(record, "actuators", "actuator_ctrl", "actuator_dof_range"), q, v, tau)[0]
+        np.testing.assert_allclose(got, tau + act, rtol=0, atol=TOL)
+    assert 0 < clipped < STATES          # the joint's actuator force range binds at some states only
+
+
 def test_soft_stops(setup):
     m, system, record, states = setup
     beyond = 0
@@ -102,12 +132,14 @@ def test_gravity_compensation(setup):
 
 
 def test_all_laws_together_in_the_python_loops_order(setup):
-    """τ + damping, friction, tendons, soft stops: System._loads's sum, in its order."""
+    """τ + damping, friction, springs, tendons, actuators, soft stops: System._loads's sum, in its order."""
     m, system, record, states = setup
     for q, v, tau in states:
         want = tau - system.damping * v
         want = want + smoothed_friction(system.friction, v, system.friction_velocity)
+        want = want + spring_forces(m, q)
         want = want + tendon_forces(m, q, v)
+        want = want + m.actuators.forces(q, v, system.ctrl)
         push = system.limits.soft_forces(q, v)
         want = want if push is None else want + push
         got, fext = c_forces(m, record, q, v, tau)
@@ -121,6 +153,8 @@ def test_the_plan_carries_only_the_laws_the_model_has():
     plain = System(mb.models.double_pendulum()).passive_record()
     assert all(getattr(plain, f.name) is None for f in dataclasses.fields(Passive) if f.name != "soft_time")
     full = System(passive_model(), limits=JointLimits(passive_model(), "soft")).passive_record()
+    assert full.springs.tolist() == [[0, 0, 2.0, 0.3], [2, 2, 0.8, -0.2]] and full.actuators.shape == (3, 11)
+    assert full.actuator_ctrl.tolist() == [0.0] * 3
     assert full.friction_velocity.tolist() == [FRICTION_VELOCITY] * 3
     assert full.tendons.shape == (2, 4) and full.tendon_terms.shape == (5, 4) and full.soft_stops.shape == (6, 4)
     assert full.gc_lift.shape == (3, 3) and full.implicit_armature is None
@@ -131,7 +165,11 @@ def test_bad_passive_records_are_refused_by_name():
     q = v = tau = np.zeros(2)
     for fields, word in ((dict(damping=np.full(2, np.nan)), "damping"), (dict(friction=np.ones(2)), "friction_velocity"),
                          (dict(gc_lift=np.zeros((2, 3))), "gc_lift, gc_com"), (dict(soft_time=-1.0), "soft_time"),
-                         (dict(soft_stops=np.array([[0.0, 7.0, 0.1, 1.0]])), "soft_stops")):
+                         (dict(soft_stops=np.array([[0.0, 7.0, 0.1, 1.0]])), "soft_stops"),
+                         (dict(springs=np.array([[0.0, 2.0, 1.0, 0.0]])), "springs"),
+                         (dict(actuators=np.zeros((1, 11))), "actuator_ctrl"),
+                         (dict(actuators=np.array([[0.0, 0, 1, 1, 0, 0, 0, 1, -1, 0, 0]]), actuator_ctrl=np.zeros(1),
+                               actuator_dof_range=np.zeros((2, 2))), "actuators")):
         with pytest.raises(ValueError, match=word):
             _core.passive(m._c, Passive(**{"soft_time": 0.02, **fields}), q, v, tau)
     with pytest.raises(ValueError, match="q"):

@@ -150,6 +150,16 @@ def _initial_state(model, q0, qd0, keyframe=None):
     return q, qd
 
 
+def _ctrl(model, text, keyframe):
+    """--ctrl (one number per actuator of model.actuators), else --keyframe's ctrl, else None (zeros)."""
+    acts = getattr(model, "actuators", None)
+    if text is None:
+        return None if acts is None or keyframe is None else acts.keyframe_ctrl(model.keyframes[_keyframe_key(keyframe)])
+    if acts is None:
+        raise CLIError("--ctrl: the model has no actuators (MJCF <actuator> on joints)", EXIT_USAGE)
+    return _floats(text, len(acts), f"--ctrl (one per actuator: {', '.join(acts.names[:8])})")
+
+
 def _keyframe_key(text):
     """--keyframe NAME, or an index for an unnamed MuJoCo key."""
     return int(text) if text is not None and text.isdigit() else text
@@ -389,7 +399,8 @@ def cmd_simulate(args):
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
                            record_every=args.record_every, progress=not args.quiet, on_divergence="raise",
-                           ground=args.ground, contact="off" if args.contact == "off" else None)
+                           ground=args.ground, contact="off" if args.contact == "off" else None,
+                           ctrl=_ctrl(model, args.ctrl, args.keyframe))
     except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
         if e.trajectory is not None:
             e.trajectory.save(out)
@@ -702,6 +713,8 @@ def build_parser():
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
     _robot_flags(p)
+    p.add_argument("--ctrl", help="a constant control per actuator, comma-separated (default: the keyframe's, "
+                                  "else zeros)")
     p.add_argument("--record-every", type=_sample_stride, default=1, metavar="K",
                    help="keep every K-th sample (default 1; the final state is always kept)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")

@@ -61,8 +61,10 @@ joints or bodies, and where it was written — file and line through ``<include>
   refused.
 
 Not kept, with an :class:`MJCFWarning` naming them because the passive forces of a simulation
-would differ: joint springs (``stiffness``) and fluid forces (``density``/``viscosity``).
-Actuators, contacts, sensors, cameras and lights are run-time or rendering matters and are
+would differ: springs on ball and free joints and fluid forces (``density``/``viscosity``).
+Hinge and slide joints' springs (``stiffness``, ``springref``) → ``Model.stiffness`` and
+``Model.springref``; joint-transmission actuators → ``Model.actuators``
+(:mod:`multibody.model.actuators`; the others are skipped with a warning naming each).  Contacts, sensors, cameras and lights are run-time or rendering matters and are
 ignored.  Malformed files: MuJoCo's compiler message (which names the element and its line)
 wrapped in an :class:`MJCFError`; so is any other failure of the compiler.  Before MuJoCo sees
 a document, the sizes it declares (height fields, textures, replication, included and asset
@@ -85,6 +87,7 @@ from .mjcf_sizes import check_declared_sizes
 from .geometry import from_mjmodel as from_mjmodel_geoms
 from .model import Frame, Geometry, Model
 from .tendons import FixedTendon
+from .actuators import from_mjmodel_actuators
 from .._extras import require
 
 __all__ = ["MJCFError", "MJCFWarning", "load_mjcf", "from_mjmodel"]
@@ -432,10 +435,10 @@ def _few(names, n=8):
 
 def _warn_what_is_not_kept(mj, label):
     mujoco = _mujoco()
-    springs = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j) or f"#{j}"
-               for j in np.flatnonzero(mj.jnt_stiffness)]
+    springs = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j) or f"#{j}" for j in np.flatnonzero(mj.jnt_stiffness)
+               if int(mj.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_BALL), int(mujoco.mjtJoint.mjJNT_FREE))]
     if springs and not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING:
-        warnings.warn(f"{label}: joint springs (stiffness) are not kept in the Model: joints "
+        warnings.warn(f"{label}: springs (stiffness) of ball and free joints are not kept in the Model: joints "
                       f"{springs[:6]}{' …' if len(springs) > 6 else ''}", MJCFWarning, stacklevel=4)
     if mj.opt.density > 0 or mj.opt.viscosity > 0:
         warnings.warn(f"{label}: fluid forces (<option density={mj.opt.density} viscosity={mj.opt.viscosity}>) "
@@ -545,7 +548,8 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
 
     # per-dof and per-coordinate arrays, in our order (= MuJoCo's, free joints' v reordered)
     nb = len(bodies)
-    q_lo, q_hi, arm, damp, fric, eff = [], [], [], [], [], []
+    q_lo, q_hi, arm, damp, fric, eff, stiff = [], [], [], [], [], [], []
+    spring_on = not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING
     damper_on = not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_DAMPER
     for B in bodies:
         j = B["jnt"]
@@ -562,6 +566,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
         fric += mj.dof_frictionloss[dofs].tolist()
         e = max(abs(mj.jnt_actfrcrange[j, 0]), abs(mj.jnt_actfrcrange[j, 1])) if mj.jnt_actfrclimited[j] else np.inf
         eff += [e] * len(dofs)
+        stiff += [float(mj.jnt_stiffness[j]) if spring_on and jt in (HINGE, SLIDE) else 0.0] * len(dofs)
         B["I"] = 0.5 * (B["I"] + B["I"].T)
     gravity = np.zeros(3) if mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(mj.opt.gravity)
     model_name = bytes(mj.names).split(b"\0", 1)[0].decode("utf-8", errors="replace") or "mjcf"
@@ -586,7 +591,8 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             body_names=tuple(names), joint_names=tuple(B["jname"] for B in bodies), name=model_name,
             frames=tuple(frames), geometries=geometries, geoms=geoms, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
-            tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes)
+            tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes, stiffness=stiff,
+            springref=np.array(mj.qpos_spring), actuators=from_mjmodel_actuators(mj, label, MJCFWarning))
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 

@@ -222,6 +222,12 @@ class Model:
     qpos0: np.ndarray | None = None
     # named states saved with the model (MJCF <keyframe>): Keyframes of Keyframe records
     keyframes: Keyframes = field(default_factory=Keyframes)
+    # joint springs (MJCF stiffness, springref): τ = −stiffness ⊙ (q − springref) on the variables of
+    # one-to-one joints (nq = nv: revolute, prismatic, …); stiffness (nv), springref (nq); None: none
+    stiffness: np.ndarray | None = None
+    springref: np.ndarray | None = None
+    # joint actuators driven by a run's ctrl (MJCF <actuator>): a multibody.model.actuators.Actuators, or None
+    actuators: Any = None
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -292,6 +298,25 @@ class Model:
         if gc.shape != (nb,) or not np.all(np.isfinite(gc)):
             raise ValueError(f"gravcomp: expected {nb} finite numbers (one per body), got {self.gravcomp!r}"[:300])
         put("gravcomp", _readonly(gc))
+        k = np.zeros(nv) if self.stiffness is None else np.asarray(self.stiffness, dtype=float)
+        ref = np.zeros(self.nq) if self.springref is None else np.asarray(self.springref, dtype=float)
+        if not np.any(k):   # no springs: the arrays of a model this one was replaced from carry nothing
+            k = np.zeros(nv) if k.shape != (nv,) else k
+            ref = np.zeros(self.nq) if ref.shape != (self.nq,) else ref
+        if k.shape != (nv,) or ref.shape != (self.nq,) or not np.all(np.isfinite(k)) or not np.all(np.isfinite(ref)):
+            raise ValueError(f"stiffness, springref: expected ({nv},) and ({self.nq},) finite numbers, "
+                             f"got shapes {k.shape}, {ref.shape}")
+        for j in np.flatnonzero(nq_j != nv_j):
+            if np.any(k[self.v_start[j]:self.v_start[j] + nv_j[j]]):
+                raise ValueError(f"stiffness: joint {self.joint_names[j]!r} has nq ≠ nv (a ball or free joint); "
+                                 "a spring is kept on revolute, prismatic and other one-to-one joints only")
+        put("stiffness", _readonly(k))
+        put("springref", _readonly(ref))
+        acts = self.actuators
+        if acts is not None and (len(acts.dof_forcerange) != nv or np.any(acts.v_index >= nv)
+                                 or np.any(acts.q_index >= self.nq)):
+            raise ValueError(f"actuators: their joint indices or dof_forcerange ({len(acts.dof_forcerange)} rows) do "
+                             f"not fit this model (nq {self.nq}, nv {nv}); pass actuators=None or rebuild them")
         cons = self.constraints
         if not isinstance(cons, tuple):
             raise TypeError(f"constraints: expected a tuple of constraint objects, got {type(cons).__name__}")

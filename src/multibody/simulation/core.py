@@ -127,7 +127,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
-             on_divergence="warn", sensitivities=False, keyframe=None, ground=False) -> Trajectory:
+             on_divergence="warn", sensitivities=False, keyframe=None, ground=False, ctrl=None) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
@@ -136,7 +136,11 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         the file's ``qpos0`` — MuJoCo's — else the neutral configuration, at rest), or the
         keyframe's when ``keyframe`` is given.
     keyframe : None, or a keyframe's name or index (``model.keyframes``): its q and q̇ where
-        ``q0``/``qd0`` are None.
+        ``q0``/``qd0`` are None, and its ``ctrl`` where ``ctrl`` is None.
+    ctrl : None, one constant control per actuator of ``model.actuators`` (MJCF motor, position,
+        velocity, general on joints: :mod:`multibody.model.actuators`), held through the run (in C),
+        or a function ``(t, q, qd) -> ctrl`` (called back as the run's controller; then no
+        ``controller``); None: the keyframe's, else zeros (MuJoCo's default).
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
     integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
@@ -196,8 +200,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     _checks.one_of("on_divergence", on_divergence, ("warn", "raise"))
     constraints = model_constraints(model, constraints)
     stops = JointLimits(model, limits, limit_restitution, dt)
+    if ctrl is None and keyframe is not None and getattr(model, "actuators", None) is not None:
+        ctrl = model.actuators.keyframe_ctrl(model.keyframes[keyframe])
     contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (system.py)
-    system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity)
+    system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity, ctrl=ctrl)
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)

@@ -402,6 +402,37 @@ def smoothed_friction(friction, v, velocity_scale):
     return -friction * np.tanh(v / velocity_scale)
 
 
+def spring_rows(model):
+    """The joint springs' rows (q index, v index, stiffness, springref) of the variables with a
+    stiffness (model.stiffness; one-to-one joints only, so each variable has its q); (0, 4) if none."""
+    k = np.asarray(getattr(model, "stiffness", None) if getattr(model, "stiffness", None) is not None
+                   else np.zeros(model.nv), dtype=float)
+    rows = []
+    for j in range(model.nb):
+        for i in range(int(model.nv_joint[j])):
+            vi = int(model.v_start[j]) + i
+            if k[vi] != 0.0:
+                qi = int(model.q_start[j]) + i
+                rows.append((qi, vi, k[vi], float(model.springref[qi])))
+    return np.array(rows, dtype=float).reshape(-1, 4)
+
+
+def spring_forces(model, q):
+    """Generalized forces (nv,) of the joint springs, τ = −k (q − q_spring) (MJCF ``stiffness``,
+    ``springref``; MuJoCo's ``qfrc_spring``): the statement ``csrc/sim/passive.c``'s
+    ``mb_passive_springs`` is held to.
+
+    >>> import dataclasses, numpy as np, multibody as mb
+    >>> m = dataclasses.replace(mb.models.planar(2), stiffness=np.array([2.0, 0.0]))
+    >>> spring_forces(m, np.array([0.5, 1.0])).tolist()
+    [-1.0, 0.0]
+    """
+    tau = np.zeros(model.nv)
+    for qi, vi, k, ref in spring_rows(model):
+        tau[int(vi)] = tau[int(vi)] + -k * (q[int(qi)] - ref)
+    return tau
+
+
 def tendon_forces(model, q, v):
     """Generalized forces (…, nv) of the model's sprung and damped fixed tendons (``model.tendons``,
     MuJoCo's tendon ``stiffness``/``damping``: :mod:`multibody.model.tendons`); zeros when none.

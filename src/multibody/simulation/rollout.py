@@ -190,8 +190,11 @@ class Passive:
     mb_passive): damping (nv); friction (nv) with its v_s ``friction_velocity`` (nv); gravcomp's lift
     gravcomp·m·(−g) ``gc_lift`` (nb, 3) at the centres of mass ``gc_com`` (nb, 3); the fixed tendons
     (k, d, L_lo, L_hi) per tendon with their ``tendon_terms`` (tendon, q index, v index, c); the soft
-    stops' rows (q index, v index, position, sign) with their time constant; and the armature forward
-    dynamics runs with (``semi_implicit``'s damping)."""
+    stops' rows (q index, v index, position, sign) with their time constant; the armature forward
+    dynamics runs with (``semi_implicit``'s damping); the joint springs' rows (q index, v index, k,
+    q_spring) ``springs``; the joint actuators' rows ``actuators`` (model/actuators.py ROW) with
+    their constant ``actuator_ctrl`` (n,) and each variable's actuator force range
+    ``actuator_dof_range`` (nv, 2)."""
     soft_time: float
     damping: Array = None
     friction: Array = None
@@ -202,6 +205,10 @@ class Passive:
     tendon_terms: Array = None
     soft_stops: Array = None
     implicit_armature: Array = None
+    springs: Array = None
+    actuators: Array = None
+    actuator_ctrl: Array = None
+    actuator_dof_range: Array = None
 
 
 @dataclass(frozen=True)

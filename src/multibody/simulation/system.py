@@ -20,7 +20,8 @@ from .contact import GroundContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces
-from .limits import FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, tendon_forces, velocity_names
+from .limits import (FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, spring_forces, spring_rows,
+                     tendon_forces, velocity_names)
 
 
 def non_finite_message(t0, t1):
@@ -69,10 +70,18 @@ class System:
     """
 
     def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None, limits=None,
-                 friction_velocity=FRICTION_VELOCITY):
+                 friction_velocity=FRICTION_VELOCITY, ctrl=None):
         self.model = model
         self.dynamics_model = model   # the model FD runs on: with semi_implicit's damping in it (implicit_damping)
         nv, nb = model.nv, model.nb
+        self.ctrl_function = callable(ctrl)
+        if self.ctrl_function:   # the actuators' law under ctrl(t, q, qd): the run's controller (called back)
+            if getattr(model, "actuators", None) is None:
+                raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
+            if controller is not None:
+                raise ValueError("ctrl: a function (t, q, qd) -> ctrl runs as the run's controller; give "
+                                 "controller=None, or call model.actuators.forces(q, qd, ctrl) in your controller")
+            controller = _ActuatorControl(model.actuators, ctrl, nv)
         self.controller = controller
         if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
@@ -117,6 +126,13 @@ class System:
         gc = getattr(model, "gravcomp", None)
         self.gravcomp = None if gc is None or not np.any(np.asarray(gc) != 0) else np.asarray(gc, float)
         self.tendons = tuple(getattr(model, "tendons", ()) or ())   # sprung/damped fixed tendons (MJCF)
+        springs = spring_rows(model)                                  # joint springs (MJCF stiffness)
+        self.springs = np.ascontiguousarray(springs) if len(springs) else None
+        self.actuators = None if self.ctrl_function else getattr(model, "actuators", None)   # under a constant ctrl
+        if self.actuators is None and ctrl is not None and not self.ctrl_function:
+            raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
+        self.ctrl = None if self.actuators is None else (
+            np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
         self.limits = limits if limits else None        # a JointLimits with at least one finite bound
         self.soft = self.limits is not None and self.limits.mode == "soft"
         self.last_z = np.zeros(self.nz)
@@ -207,7 +223,12 @@ class System:
             gc_lift=gc_lift, gc_com=gc_com, tendons=tendon_rows, tendon_terms=tendon_terms,
             soft_stops=self._stop_rows() if self.soft else None,
             implicit_armature=None if self.dynamics_model is model
-            else np.ascontiguousarray(self.dynamics_model.armature, dtype=float))
+            else np.ascontiguousarray(self.dynamics_model.armature, dtype=float),
+            springs=self.springs,
+            actuators=None if self.actuators is None else self.actuators.rows(),
+            actuator_ctrl=None if self.actuators is None else np.ascontiguousarray(self.ctrl, dtype=float),
+            actuator_dof_range=None if self.actuators is None
+            else np.ascontiguousarray(self.actuators.dof_forcerange, dtype=float))
 
     def _stop_rows(self):
         """The stops' rows (q index, v index, position, sign) for the compiled loop."""
@@ -247,7 +268,8 @@ class System:
 
     @property
     def passive_free(self):
-        return self.friction is None and self.gravcomp is None and self.limits is None and not self.tendons
+        return (self.friction is None and self.gravcomp is None and self.limits is None and not self.tendons
+                and self.springs is None and self.actuators is None)
 
     def passive(self):
         """What the run applies besides the controller and the user's forces (for the record)."""
@@ -261,8 +283,12 @@ class System:
             out.append(self._friction_description())
         if self.gravcomp is not None:
             out.append("gravcomp")
+        if self.springs is not None:
+            out.append("springs")
         if self.tendons:
             out.append("tendons")
+        if self.actuators is not None or self.ctrl_function:
+            out.append("actuators" + (" (ctrl function)" if self.ctrl_function else ""))
         return tuple(out)
 
     def _friction_description(self):
@@ -387,8 +413,12 @@ class System:
         tau_all = tau if self.damping is None else tau - self.damping * v
         if self.friction is not None:
             tau_all = tau_all + smoothed_friction(self.friction, v, self.friction_velocity)
+        if self.springs is not None:
+            tau_all = tau_all + spring_forces(model, q)
         if self.tendons:
             tau_all = tau_all + tendon_forces(model, q, v)
+        if self.actuators is not None:
+            tau_all = tau_all + self.actuators.forces(q, v, self.ctrl, model.nv)
         if self.soft:
             ts = self.limits.soft_forces(q, v)
             if ts is not None:
@@ -439,6 +469,20 @@ class System:
         self.last_z = y[nq + nv:]
         qdd, tau, zdot, info = self.accelerations(t, q, v, self.last_z)
         return np.concatenate((v, qdd, zdot)), (qdd, tau, info)
+
+
+class _ActuatorControl:
+    """The actuators' law (model/actuators.py) under the caller's ctrl(t, q, qd), as a controller."""
+
+    def __init__(self, actuators, ctrl, nv):
+        self.actuators, self.ctrl, self.nv = actuators, ctrl, nv
+
+    def __call__(self, t, q, qd):
+        try:
+            c = self.ctrl(t, q, qd)
+        except Exception as e:
+            raise ValueError(f"ctrl: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
+        return self.actuators.forces(q, qd, self.actuators.check_ctrl(c), self.nv)
 
 
 def _controller_output(out, t):

@@ -231,6 +231,12 @@ typedef struct mb_passive {
     double soft_time;       /* the soft stops' time constant T, s                                        */
     const double *implicit_armature; /* (nv) or NULL: FD runs with this armature (semi_implicit's damping,
                                         armature + dt·damping: System.implicit_damping) */
+    int n_springs;          /* joint springs (MJCF stiffness): rows (q index, v index, k, q_spring),      */
+    const double *springs;  /* τ_v −= k (q − q_spring)                                                   */
+    int n_actuators;        /* joint actuators (model/actuators.py ROW): rows (q index, v index, gear,    */
+    const double *actuators; /* gain, b0, b1, b2, ctrl lo, ctrl hi, force lo, force hi), ±inf: unlimited */
+    const double *actuator_ctrl;      /* (n_actuators) the run's constant ctrl                           */
+    const double *actuator_dof_range; /* (nv × 2) each variable's actuator force range (actuatorfrcrange) */
 } mb_passive;
 
 /* Hard position limits: events with impact resets, handled by the Python loop (rollout.c hands a step
@@ -321,6 +327,9 @@ static inline long mb_passive_scratch_size(int nv)
 }
 void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all);
 void mb_passive_friction(int nv, const double *friction, const double *velocity, const double *v, double *tau_all);
+void mb_passive_springs(int n, const double *rows, const double *q, double *tau_all);
+void mb_passive_actuators(int nv, const mb_passive *p, const double *q, const double *v, double *sum,
+                          double *tau_all);
 void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const double *v, double *sum, double *one,
                         double *tau_all);
 void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
@@ -330,7 +339,7 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
 /* Does the plan carry joint-space passive forces (damping, friction, tendons, soft stops)? */
 static inline int mb_passive_joint_forces(const mb_passive *p)
 {
-    return p->damping || p->friction || p->n_tendons || p->n_soft;
+    return p->damping || p->friction || p->n_tendons || p->n_soft || p->n_springs || p->n_actuators;
 }
 /* τ_all = τ + the joint-space passive forces at (q, v), in the Python statement's order (damping,
  * friction, tendons, soft stops); scratch as above. */

@@ -460,6 +460,77 @@ static int stop_rows(reader *rd, const char *name, const mb_model *m, int *n, co
     return 1;
 }
 
+/* Passive's joint springs: rows (q index, v index, k, q_spring) with indices inside the model. */
+static int spring_rows(reader *rd, const mb_model *m, mb_passive *p)
+{
+    PyObject *o = FIELD(rd, "springs");
+    if (!o)
+        return 0;
+    if (o == Py_None)
+        return 1;
+    npy_intp ds[2] = {-1, 4};
+    PyArrayObject *a = gated_array(rd->held, o, "springs", NPY_DOUBLE, 2, ds, 0);
+    if (!a || !finite_array(a, "springs"))
+        return 0;
+    const double *r = PyArray_DATA(a);
+    for (npy_intp k = 0; k < ds[0]; k++)
+        if (r[4 * k] < 0 || r[4 * k] >= m->nq || r[4 * k] != (int)r[4 * k] || r[4 * k + 1] < 0 ||
+            r[4 * k + 1] >= m->nv || r[4 * k + 1] != (int)r[4 * k + 1] || ds[0] > INT_MAX) {
+            PyErr_SetString(PyExc_ValueError, "springs: expected rows (q index, v index, stiffness, springref) with "
+                                              "indices inside the model");
+            return 0;
+        }
+    p->springs = r, p->n_springs = (int)ds[0];
+    return 1;
+}
+
+/* Passive's joint actuators: rows (model/actuators.py ROW) with the run's ctrl (n) and each variable's
+ * force range (nv, 2); ranges lo <= hi (±inf: unlimited). */
+static int actuator_rows(reader *rd, const mb_model *m, mb_passive *p)
+{
+    PyObject *o = FIELD(rd, "actuators");
+    if (!o)
+        return 0;
+    if (o == Py_None)
+        return 1;
+    npy_intp da[2] = {-1, 11};
+    PyArrayObject *a = gated_array(rd->held, o, "actuators", NPY_DOUBLE, 2, da, 0);
+    if (!a)
+        return 0;
+    const double *r = PyArray_DATA(a);
+    for (npy_intp k = 0; k < da[0]; k++) {
+        const double *x = r + 11 * k;
+        int ok = x[0] >= 0 && x[0] < m->nq && x[0] == (int)x[0] && x[1] >= 0 && x[1] < m->nv && x[1] == (int)x[1] &&
+                 x[7] <= x[8] && x[9] <= x[10] && da[0] <= INT_MAX;
+        for (int c = 2; c < 7; c++)
+            ok = ok && isfinite(x[c]);
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "actuators: expected rows (q index, v index, gear, gain, b0, b1, b2, "
+                                              "ctrl lo <= ctrl hi, force lo <= force hi) with indices inside the model");
+            return 0;
+        }
+    }
+    npy_intp dc[1] = {da[0]}, dr[2] = {m->nv, 2};
+    PyObject *range = FIELD(rd, "actuator_dof_range");
+    if (!range || !optional_field(rd, "actuator_ctrl", 1, dc, &p->actuator_ctrl))
+        return 0;
+    if (!p->actuator_ctrl || range == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "actuator_ctrl, actuator_dof_range: expected (n,) and (nv, 2) with actuators");
+        return 0;
+    }
+    PyArrayObject *R = gated_array(rd->held, range, "actuator_dof_range", NPY_DOUBLE, 2, dr, 0);
+    if (!R)
+        return 0;
+    p->actuator_dof_range = PyArray_DATA(R);
+    for (int k = 0; k < m->nv; k++)
+        if (!(p->actuator_dof_range[2 * k] <= p->actuator_dof_range[2 * k + 1])) {
+            PyErr_SetString(PyExc_ValueError, "actuator_dof_range: expected rows lo <= hi");
+            return 0;
+        }
+    p->actuators = r, p->n_actuators = (int)da[0];
+    return 1;
+}
+
 /* Passive: damping, friction with its v_s, gravcomp's lift and centres of mass, the tendons, the soft
  * stops with their time constant, and the armature FD runs with (passive.c's laws). */
 static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
@@ -497,7 +568,8 @@ static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
         PyErr_SetString(PyExc_ValueError, "gc_lift, gc_com: expected both (nb, 3) tables or neither");
         return 0;
     }
-    return tendon_tables(rd, m, p) && stop_rows(rd, "soft_stops", m, &p->n_soft, &p->soft);
+    return tendon_tables(rd, m, p) && stop_rows(rd, "soft_stops", m, &p->n_soft, &p->soft) &&
+           spring_rows(rd, m, p) && actuator_rows(rd, m, p);
 }
 
 /* Stops: the hard stops' rows, and the joints resting on them (R,3) (body, v index, sign of its stop)

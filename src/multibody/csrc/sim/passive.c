@@ -7,8 +7,11 @@
  *
  *   damping        τ −= c ⊙ q̇                                       simulation/system.py System._loads
  *   friction       τ −= f ⊙ tanh(q̇ / v_s)                           simulation/limits.py smoothed_friction
+ *   springs        τ_v −= k (q_q − q_spring)                          simulation/limits.py spring_forces
  *   tendons        τ += Σ_tendons c f,  f = −k (dead-band excess of L = c·q) − d c·q̇
  *                                                                    model/tendons.py FixedTendon.forces
+ *   actuators      τ_v += gear f,  f = clip(gain clip(ctrl) + b0 + b1 gear q + b2 gear q̇), then τ_v
+ *                  clipped to the variable's actuatorfrcrange        model/actuators.py Actuators.forces
  *   soft stops     τ_j += sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a
  *                  bound, m_j = 1 / (H⁻¹)_jj                         simulation/limits.py JointLimits.soft_forces
  *   gravcomp       body i lifted by gravcomp_i m_i (−g) at its centre of mass, as f_ext
@@ -37,6 +40,38 @@ void mb_passive_friction(int nv, const double *restrict friction, const double *
 {
     for (int k = 0; k < nv; k++)
         tau_all[k] = tau_all[k] + -friction[k] * tanh(v[k] / velocity[k]);
+}
+
+/* τ_all += the joint springs, −k (q − q_spring) on each row's variable (limits.py spring_forces). */
+void mb_passive_springs(int n, const double *rows, const double *q, double *tau_all)
+{
+    for (int s = 0; s < n; s++) {
+        const double *r = rows + 4 * s;
+        const int vi = (int)r[1];
+        tau_all[vi] = tau_all[vi] + -r[2] * (q[(int)r[0]] - r[3]);
+    }
+}
+
+static double clip(double x, double lo, double hi)
+{
+    return fmin(fmax(x, lo), hi);
+}
+
+/* τ_all += the joint actuators' forces under the constant ctrl (model/actuators.py Actuators.forces:
+ * each actuator's force into sum, sum clipped per variable, then added).  sum: nv scratch. */
+void mb_passive_actuators(int nv, const mb_passive *p, const double *q, const double *v, double *sum,
+                          double *tau_all)
+{
+    memset(sum, 0, sizeof(double) * nv);
+    for (int a = 0; a < p->n_actuators; a++) {
+        const double *r = p->actuators + 11 * a;
+        const int qi = (int)r[0], vi = (int)r[1];
+        const double g = r[2], c = clip(p->actuator_ctrl[a], r[7], r[8]);
+        const double f = clip(r[3] * c + (r[4] + r[5] * (g * q[qi]) + r[6] * (g * v[vi])), r[9], r[10]);
+        sum[vi] = sum[vi] + g * f;
+    }
+    for (int k = 0; k < nv; k++)
+        tau_all[k] = tau_all[k] + clip(sum[k], p->actuator_dof_range[2 * k], p->actuator_dof_range[2 * k + 1]);
 }
 
 /* NumPy's maximum(x, 0) and minimum(x, 0) (NaN and −0 as they are), for the Python statement's bits. */
@@ -142,7 +177,8 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
     }
 }
 
-/* τ_all = τ + the joint-space passive forces (damping, friction, tendons, soft stops, in that order). */
+/* τ_all = τ + the joint-space passive forces (damping, friction, springs, tendons, actuators, soft stops,
+ * in that order). */
 void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
                        const double *tau, double *scratch, double *tau_all)
 {
@@ -153,8 +189,12 @@ void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const
         memcpy(tau_all, tau, sizeof(double) * nv);
     if (p->friction)
         mb_passive_friction(nv, p->friction, p->friction_velocity, v, tau_all);
+    if (p->n_springs)
+        mb_passive_springs(p->n_springs, p->springs, q, tau_all);
     if (p->n_tendons)
         mb_passive_tendons(nv, p, q, v, scratch, scratch + nv, tau_all);
+    if (p->n_actuators)
+        mb_passive_actuators(nv, p, q, v, scratch, tau_all);
     if (p->n_soft)
         mb_passive_soft_stops(m, d, p, q, v, scratch + 3 * nv, scratch + 2 * nv, tau_all);
 }

@@ -1,0 +1,182 @@
+"""Joint springs and joint actuators read from MJCF, against MuJoCo on the same files.
+
+``model.stiffness``/``springref`` (MuJoCo's ``qfrc_spring``) and ``model.actuators``
+(``actuator_force``, ``qfrc_actuator``) at random states and controls, on dm_control's suite files
+and a small file with every kind of actuator; a run under a constant ctrl against MuJoCo's.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.simulation import limits
+
+mujoco = pytest.importorskip("mujoco")
+dm_control = pytest.importorskip("dm_control")
+SUITE = os.path.join(os.path.dirname(dm_control.__file__), "suite")
+TOL = 1e-12
+
+SMALL = """<mujoco><option timestep="0.001" integrator="RK4"/>
+<worldbody><body name="a"><joint name="h1" type="hinge" axis="0 1 0" stiffness="3" springref="0.3" damping="0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05" mass="1"/>
+  <body name="b" pos="0 0 -0.5"><joint name="h2" type="hinge" axis="1 0 0" stiffness="1.5"
+       actuatorfrcrange="-2 2" actuatorfrclimited="true"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.04" mass="0.7"/>
+    <body name="c" pos="0 0 -0.4"><joint name="s" type="slide" axis="0 0 1" stiffness="20" springref="-0.1"/>
+      <geom type="sphere" size="0.05" mass="0.3"/></body></body></body></worldbody>
+<actuator><motor name="m" joint="h1" gear="2" ctrlrange="-1 1" ctrllimited="true"/>
+  <position name="p" joint="h2" kp="8" ctrlrange="-0.5 0.5" forcerange="-3 3" forcelimited="true"/>
+  <velocity name="v" joint="s" kv="4" gear="1.5"/>
+  <general name="g" joint="h1" gainprm="2.5" biasprm="0.2 -1.1 -0.3" biastype="affine"/></actuator>
+<keyframe><key name="home" qpos="0.2 -0.1 0.05" ctrl="0.5 0.1 -0.2 0.4"/></keyframe></mujoco>"""
+
+
+def load(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mb.load_mjcf(path), mujoco.MjModel.from_xml_path(path) if os.path.exists(str(path)) \
+            else mujoco.MjModel.from_xml_string(path)
+
+
+def random_states(m, mj, n, rng):
+    """(our q, v, MuJoCo data) at n random states (qpos from MuJoCo's qpos0 plus noise)."""
+    d = mujoco.MjData(mj)
+    for _ in range(n):
+        d.qpos[:] = mj.qpos0 + rng.normal(0, 0.4, mj.nq)
+        mujoco.mj_normalizeQuat(mj, d.qpos)
+        d.qvel[:] = rng.normal(0, 1.0, mj.nv)
+        q, v = mb.mjcf.from_mujoco_state(m, d.qpos.copy(), d.qvel.copy())
+        yield q, v, d
+
+
+def ours_from_mujoco_v(m, x):
+    """A MuJoCo per-dof vector in our velocity order (free joints [v; ω] → [ω; v])."""
+    return mb.mjcf.from_mujoco_state(m, m.q_default, x)[1]
+
+
+FILES = ["cartpole", "acrobot", "humanoid", "cheetah", "walker", "hopper", "finger", "reacher", "fish",
+         "humanoid_CMU", "manipulator", "quadruped"]
+
+
+@pytest.mark.parametrize("name", FILES + ["small"])
+def test_springs_and_actuators_match_mujoco(name):
+    m, mj = load(SMALL if name == "small" else os.path.join(SUITE, name + ".xml"))
+    rng = np.random.default_rng(3)
+    acts = m.actuators
+    checked = 0
+    for q, v, d in random_states(m, mj, 20, rng):
+        d.ctrl[:] = rng.uniform(-1.5, 1.5, mj.nu)
+        mujoco.mj_forward(mj, d)
+        spring = limits.spring_forces(m, q) + limits.tendon_forces(m, q, np.zeros(m.nv))  # (tendons' springs too)
+        np.testing.assert_allclose(spring, ours_from_mujoco_v(m, d.qfrc_spring), rtol=0, atol=TOL)
+        if acts is None:
+            continue
+        ctrl = d.ctrl[acts.mujoco_index]
+        np.testing.assert_allclose(acts.actuator_force(q, v, ctrl), d.actuator_force[acts.mujoco_index],
+                                   rtol=0, atol=TOL)
+        if len(acts) == mj.nu:   # every actuator kept: the generalized forces are all of MuJoCo's
+            np.testing.assert_allclose(acts.forces(q, v, ctrl), ours_from_mujoco_v(m, d.qfrc_actuator),
+                                       rtol=0, atol=TOL)
+            checked += 1
+    if name != "quadruped" and mj.nu and name not in ("fish", "manipulator"):
+        assert checked == 20
+
+
+def test_what_is_kept_and_skipped():
+    with pytest.warns(mb.mjcf.MJCFWarning, match="actuators not kept.*transmission"):
+        m = mb.load_mjcf(os.path.join(SUITE, "quadruped.xml"))
+    assert m.actuators is None   # its 12 actuators: 8 with filter dynamics, 4 on tendons
+    m, mj = load(SMALL)
+    assert m.actuators.names == ("m", "p", "v", "g")
+    assert np.count_nonzero(m.stiffness) == 3 and m.springref.tolist() == pytest.approx([np.radians(0.3), 0.0, -0.1])
+    assert m.actuators.dof_forcerange[1].tolist() == [-2.0, 2.0]
+    assert m.actuators.keyframe_ctrl(m.keyframes["home"]).tolist() == [0.5, 0.1, -0.2, 0.4]
+
+
+def test_ball_joint_spring_is_warned_and_skipped():
+    xml = """<mujoco><worldbody><body><joint name="ball" type="ball" stiffness="2"/>
+      <geom type="sphere" size=".1" mass="1" pos="0 0 -.3"/></body></worldbody></mujoco>"""
+    with pytest.warns(mb.mjcf.MJCFWarning, match="'ball'"):
+        m = mb.load_mjcf(xml)
+    assert not np.any(m.stiffness)
+
+
+def test_bad_ctrl_is_refused():
+    m, _ = load(SMALL)
+    with pytest.raises(ValueError, match="ctrl: expected 4 finite numbers"):
+        mb.simulate(m, None, None, 0.01, ctrl=[1.0, 2.0])
+    with pytest.raises(ValueError, match="ctrl: the model has no actuators"):
+        mb.simulate(mb.models.planar(2), None, None, 0.01, ctrl=[1.0])
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit"])
+def test_run_under_constant_ctrl_follows_mujoco(integrator):
+    """1 s under the keyframe's ctrl from its state, beside MuJoCo's RK4 at the same 1 ms step."""
+    m, mj = load(SMALL)
+    traj = mb.simulate(m, None, None, 1.0, dt=1e-3, keyframe="home", limits="off", integrator=integrator)
+    assert "actuators" in traj.passive and "springs" in traj.passive
+    d = mujoco.MjData(mj)
+    mujoco.mj_resetDataKeyframe(mj, d, 0)
+    for _ in range(1000):
+        mujoco.mj_step(mj, d)
+    err = np.max(np.abs(traj.q[-1] - d.qpos))
+    assert err < (1e-9 if integrator == "rk4" else 2e-2), err
+
+
+def test_compiled_and_python_loops_agree():
+    m, _ = load(SMALL)
+    from multibody.simulation import rollout
+    a = mb.simulate(m, None, None, 0.3, keyframe="home", limits="off")
+    old = rollout.USE_COMPILED
+    try:
+        rollout.USE_COMPILED = False
+        b = mb.simulate(m, None, None, 0.3, keyframe="home", limits="off")
+    finally:
+        rollout.USE_COMPILED = old
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
+
+
+def test_ctrl_function_is_the_constant_run_when_constant_and_follows_time():
+    m, _ = load(SMALL)
+    const = mb.simulate(m, None, None, 0.2, ctrl=[0.5, 0.1, -0.2, 0.4], limits="off")
+    fn = mb.simulate(m, None, None, 0.2, ctrl=lambda t, q, qd: [0.5, 0.1, -0.2, 0.4], limits="off")
+    np.testing.assert_allclose(fn.q, const.q, rtol=0, atol=1e-13)
+    assert fn.passive[-1] == "actuators (ctrl function)"
+    # a servo target moving in time: the compiled constant runs bracket it
+    ramp = mb.simulate(m, None, None, 0.2, ctrl=lambda t, q, qd: [0, 0.5 * t / 0.2, 0, 0], limits="off")
+    lo = mb.simulate(m, None, None, 0.2, ctrl=[0, 0, 0, 0], limits="off")
+    hi = mb.simulate(m, None, None, 0.2, ctrl=[0, 0.5, 0, 0], limits="off")
+    assert lo.q[-1, 1] < ramp.q[-1, 1] < hi.q[-1, 1]
+    with pytest.raises(ValueError, match="ctrl: expected 4 finite numbers"):
+        mb.simulate(m, None, None, 0.01, ctrl=lambda t, q, qd: [1.0])
+    with pytest.raises(ValueError, match="give controller=None"):
+        mb.simulate(m, None, None, 0.01, ctrl=lambda t, q, qd: np.zeros(4), controller=lambda t, q, qd: np.zeros(3))
+
+
+def test_cli_simulate_takes_ctrl_and_the_keyframes(tmp_path, capsys):
+    from multibody import cli
+    path = tmp_path / "small.xml"
+    path.write_text(SMALL)
+    for extra, want in ((["--ctrl", "0.5,0.1,-0.2,0.4"], [0.5, 0.1, -0.2, 0.4]),
+                        (["--keyframe", "home"], [0.5, 0.1, -0.2, 0.4]), (["--ctrl", "0,0,0,0"], [0, 0, 0, 0])):
+        out = tmp_path / "t.npz"
+        assert cli.main(["simulate", str(path), "--t-final", "0.1", "--out", str(out), "--quiet"]
+                        + (["--q0", "0.2,-0.1,0.05"] if "--keyframe" not in extra else []) + extra) == 0
+        m, _ = load(SMALL)
+        ref = mb.simulate(m, [0.2, -0.1, 0.05], None, 0.1, ctrl=want)
+        got = np.load(out)["q"]
+        np.testing.assert_allclose(got[-1], ref.q[-1], rtol=0, atol=1e-12)
+    assert cli.main(["simulate", str(path), "--ctrl", "1,2", "--out", str(tmp_path / "x.npz")]) == 2
+    assert "--ctrl" in capsys.readouterr().err
+
+
+def test_actuators_that_do_not_fit_the_model_are_refused():
+    import dataclasses
+    m, _ = load(SMALL)
+    with pytest.raises(ValueError, match="actuators: their joint indices"):
+        dataclasses.replace(mb.models.planar(2), actuators=m.actuators)
+    assert dataclasses.replace(m, actuators=None).actuators is None
