@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import warnings
 
+import dm_control
+import mujoco
 import numpy as np
 import pytest
 
 import multibody as mb
 from multibody.simulation import limits
 
-mujoco = pytest.importorskip("mujoco")
-dm_control = pytest.importorskip("dm_control")
 SUITE = os.path.join(os.path.dirname(dm_control.__file__), "suite")
 TOL = 1e-12
 

@@ -541,8 +541,8 @@ def _stance(mb, model, q0):
     has_children[model.parent[model.parent >= 0]] = True
     feet = [i for i in range(model.nb) if not has_children[i]]
     states = mb.body_states(model, q0)
-    vertical = [k for k in range(model.nv) if (mb.body_jacobian(model, q0, trunk[-1])[5, k] > 0.99)]
-    if not vertical or model.nq != model.nv and int(model.jtype[trunk[0]]) != int(mb.JointType.FREE):
+    vertical = np.flatnonzero(mb.body_jacobian(model, q0, trunk[-1])[5] > 0.99)   # the trunk's vertical dofs
+    if len(vertical) == 0 or (model.nq != model.nv and int(model.jtype[trunk[0]]) != int(mb.JointType.FREE)):
         return None
     q = np.array(q0, dtype=float)
     zi = 2 if int(model.jtype[trunk[0]]) == int(mb.JointType.FREE) else int(model.q_start[model.dof_body[vertical[0]]])
