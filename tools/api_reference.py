@@ -184,7 +184,9 @@ def render_entry(path: str, obj, heading: str = "###") -> list[str]:
     kind = _kind(obj)
     doc = inspect.getdoc(obj) if kind != "constant" else None
     summary, sections = split_docstring(doc)
-    if kind == "constant":
+    if kind == "constant" and inspect.ismodule(obj):   # its name, never its file's path (differs per checkout)
+        title = f"`{path}`: the module `{obj.__name__}`"
+    elif kind == "constant":
         title = f"`{path} = {_ADDRESS.sub('', repr(obj))}`"
     else:
         sig = signature(obj, returns=kind == "function") if kind in ("function", "class") else ""
