@@ -405,7 +405,7 @@ def test_huge_files_are_refused_before_parsing(tmp_path):
     # found by the fuzzer: text that is not XML is taken for a path; it must not raise OSError
     with pytest.raises(URDFError, match="cannot read the URDF file|no such URDF file"):
         load_urdf("x" * 5000)
-    with pytest.raises(URDFError, match="cannot read the URDF file"):
+    with pytest.raises(URDFError, match="cannot read the URDF file|no such URDF file"):
         load_urdf("bad\0name.urdf")
     with pytest.raises(URDFError, match="malformed XML"):
         load_urdf("> <robot name='r'><link name='a'/></robot>")
@@ -582,3 +582,10 @@ def test_fuzz_mutator_produces_both_outcomes():
         except URDFError:
             bad += 1
     assert ok > 20 and bad > 20
+
+
+def test_a_missing_file_is_named_once():
+    """The doubled "URDFError: … (URDFError: …)" of issue 36: the message says it once."""
+    with pytest.raises(URDFError) as e:
+        load_urdf("/nonexistent/robot.urdf")
+    assert str(e.value) == "/nonexistent/robot.urdf: no such URDF file"

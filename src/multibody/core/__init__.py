@@ -28,6 +28,18 @@ ResultOverflowError = _core.ResultOverflowError  # a ValueError: finite inputs, 
 def set_num_threads(n: int) -> None:
     """Number of threads a large batch (≥ 256 states) is split across (default: all cores).
 
+    Parameters
+    ----------
+    n : int
+        Threads for the batched kernels and ``simulate_batch``, ≥ 1.
+
+    Raises
+    ------
+    TypeError
+        ``n`` is not an integer.
+    ValueError
+        ``n`` < 1.
+
     Example
     -------
     >>> import multibody as mb
@@ -42,7 +54,19 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
-    """Number of threads large batches use (see :func:`set_num_threads`)."""
+    """Number of threads large batches use (see :func:`set_num_threads`).
+
+    Returns
+    -------
+    int
+        The number set by :func:`set_num_threads`, or the number of cores.
+
+    Example
+    -------
+    >>> import multibody as mb
+    >>> mb.get_num_threads() >= 1
+    True
+    """
     return _core.get_num_threads()
 
 

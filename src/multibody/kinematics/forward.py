@@ -29,9 +29,34 @@ class BodyStates:
 
 
 def body_states(model, q, qd=None, qdd=None) -> BodyStates:
-    """Poses of all bodies; with ``qd`` also velocities; with ``qdd`` also accelerations.
+    """Poses of all bodies; with ``qd`` also their velocities; with ``qdd`` also their accelerations.
 
-    The recursion is ``csrc/kernels/kinematics.c`` (``mb_body_states``).
+    The forward recursion of RBDA §3.3 (``csrc/kernels/kinematics.c``, ``mb_body_states``).
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    qd : array_like, shape (nv,) or (..., nv), optional
+        Joint velocities; without them only poses are computed.
+    qdd : array_like, shape (nv,) or (..., nv), optional
+        Joint accelerations (used only with ``qd``).
+
+    Returns
+    -------
+    BodyStates
+        ``R`` (..., nb, 3, 3) = A_IB, ``p`` (..., nb, 3) = I_r_OB in m, and ``v``, ``a`` (..., nb, 6):
+        spatial velocity and acceleration [ω; v] in body coordinates (gravity not included), None
+        where not requested.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        A wrong shape, NaN or inf in the arrays.
 
     Example
     -------
@@ -55,7 +80,28 @@ def body_states(model, q, qd=None, qdd=None) -> BodyStates:
 
 
 def forward_kinematics(model, q):
-    """Pose of every body: ``(R, p)`` with R = A_IB (…, nb, 3, 3) and p = I_r_OB (…, nb, 3).
+    """Pose of every body: ``(R, p)`` with R = A_IB and p = I_r_OB.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+
+    Returns
+    -------
+    R : ndarray, shape (..., nb, 3, 3)
+        Orientation A_IB of each body in the world.
+    p : ndarray, shape (..., nb, 3)
+        Position of each body's origin in the world, m.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        A wrong shape, NaN or inf in the arrays.
 
     Example
     -------
@@ -81,7 +127,37 @@ def _required(**arrays):
 
 
 def point_position(model, q, body, point=(0.0, 0.0, 0.0)):
-    """World position of a point fixed in ``body`` (given in body coordinates)."""
+    """World position of a point fixed in ``body``.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    body : str or int
+        The body's name (a URDF link, an MJCF body) or its index (−1 is the fixed base).
+    point : array_like, shape (3,), optional
+        The point in body coordinates, m (default the body's origin).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        The point in world coordinates, m.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        An unknown body (the message lists the bodies), a wrong shape, NaN or inf in the arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.point_position(mb.models.planar(2), [np.pi / 2, 0.0], "link2", [1, 0, 0]).round(12).tolist()
+    [0.0, 2.0, 0.0]
+    """
     _checks.model(model)
     i = model.body_index(body)
     r = _point("point", point)
@@ -90,7 +166,39 @@ def point_position(model, q, body, point=(0.0, 0.0, 0.0)):
 
 
 def point_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0)):
-    """World linear velocity of a point fixed in ``body``: R (v + ω × r)."""
+    """World linear velocity R (v + ω × r) of a point fixed in ``body``.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    qd : array_like, shape (nv,) or (..., nv)
+        Joint velocities.
+    body : str or int
+        The body's name (a URDF link, an MJCF body) or its index (−1 is the fixed base).
+    point : array_like, shape (3,), optional
+        The point in body coordinates, m (default the body's origin).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        The point's velocity in world coordinates, m/s.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, an array argument is not numeric, or ``qd`` is None.
+    ValueError
+        An unknown body (the message lists the bodies), a wrong shape, NaN or inf in the arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.point_velocity(mb.models.planar(2), [0.0, 0.0], [1.0, 0.0], "link2", [1, 0, 0]).tolist()
+    [0.0, 2.0, 0.0]
+    """
     _checks.model(model)
     i = model.body_index(body)
     r = _point("point", point)
@@ -104,6 +212,40 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
     """World classical acceleration of a point fixed in ``body`` (gravity not included).
 
     With ``qdd = 0`` this is J̇·q̇ of the point Jacobian.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    qd : array_like, shape (nv,) or (..., nv)
+        Joint velocities.
+    qdd : array_like, shape (nv,) or (..., nv)
+        Joint accelerations.
+    body : str or int
+        The body's name (a URDF link, an MJCF body) or its index (−1 is the fixed base).
+    point : array_like, shape (3,), optional
+        The point in body coordinates, m (default the body's origin).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        The point's acceleration in world coordinates, m/s².
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, an array argument is not numeric, or ``qd`` or ``qdd`` is None.
+    ValueError
+        An unknown body (the message lists the bodies), a wrong shape, NaN or inf in the arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(2)
+    >>> mb.point_acceleration(m, [0.0, 0.0], [1.0, 0.0], [0.0, 0.0], "link2", [1, 0, 0]).tolist()  # centripetal
+    [-2.0, 0.0, 0.0]
     """
     _checks.model(model)
     i = model.body_index(body)
@@ -118,6 +260,37 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
 
 
 def frame_pose(model, q, frame):
-    """World pose (R, p) of a named frame: :func:`multibody.frame_placement` (this name came first)."""
+    """World pose (R, p) of a named frame: :func:`multibody.frame_placement` (this name came first).
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    frame : str
+        A frame's name: a URDF link or joint, an MJCF body or site, or a body.
+
+    Returns
+    -------
+    R : ndarray, shape (..., 3, 3)
+        Orientation of the frame in the world.
+    p : ndarray, shape (..., 3)
+        Position of the frame's origin in the world, m.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        No frame has that name, a wrong shape, NaN or inf in the arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> R, p = mb.frame_pose(mb.models.planar(2), [np.pi / 2, 0.0], "link2")
+    >>> p.round(12).tolist()
+    [0.0, 1.0, 0.0]
+    """
     from .frames import frame_placement
     return frame_placement(model, q, frame)

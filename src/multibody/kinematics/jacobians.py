@@ -12,11 +12,35 @@ FRAMES = ("world_aligned", "local", "world")
 
 
 def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
-    """Jacobian (…, 6, nv) mapping q̇ to [ω; v_P] of ``body`` at ``point`` (body coordinates).
+    """Jacobian mapping q̇ to [ω; v_P] of ``body`` at ``point`` (body coordinates).
 
-    ``frame``: ``"world_aligned"`` (vectors in world coordinates, Pinocchio's LOCAL_WORLD_ALIGNED),
-    ``"local"`` (body coordinates, Pinocchio's LOCAL) or ``"world"`` (spatial velocity with the
-    linear part at the world origin, Pinocchio's WORLD).
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    body : str or int
+        The body's name (a URDF link, an MJCF body) or its index (−1 is the fixed base).
+    point : array_like, shape (3,), optional
+        The point in body coordinates, m (default the body's origin).
+    frame : {'world_aligned', 'local', 'world'}, optional
+        Coordinates of the result: ``'world_aligned'`` (world axes at the point, Pinocchio's
+        LOCAL_WORLD_ALIGNED), ``'local'`` (body axes, LOCAL) or ``'world'`` (a spatial vector with its linear
+        part at the world origin, WORLD).
+
+    Returns
+    -------
+    ndarray, shape (..., 6, nv)
+        Rows 0–2 the angular velocity, rows 3–5 the point's linear velocity, per unit q̇.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        An unknown body (the message lists the bodies), the fixed base, an unknown ``frame``, a wrong shape,
+        NaN or inf in the arrays.
 
     Example
     -------
@@ -40,7 +64,41 @@ def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
 
 
 def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
-    """Translational Jacobian (…, 3, nv) of a point fixed in ``body`` (proNEu I_J_P)."""
+    """Translational Jacobian of a point fixed in ``body`` (proNEu's I_J_P).
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    body : str or int
+        The body's name (a URDF link, an MJCF body) or its index (−1 is the fixed base).
+    point : array_like, shape (3,), optional
+        The point in body coordinates, m (default the body's origin).
+    frame : {'world_aligned', 'local'}, optional
+        Coordinates of the result: ``'world_aligned'`` (world axes at the point, Pinocchio's
+        LOCAL_WORLD_ALIGNED), ``'local'`` (body axes, LOCAL).
+
+    Returns
+    -------
+    ndarray, shape (..., 3, nv)
+        The point's linear velocity per unit q̇.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        An unknown body (the message lists the bodies), ``frame='world'``, a wrong shape, NaN or inf in the
+        arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.point_jacobian(mb.models.planar(2), [0.0, 0.0], "link2", [1, 0, 0])[:2].tolist()
+    [[0.0, 0.0], [2.0, 1.0]]
+    """
     _checks.model(model)
     if frame == "world":
         raise ValueError("frame: a point Jacobian is 'world_aligned' or 'local'")
@@ -48,15 +106,81 @@ def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned")
 
 
 def rotation_jacobian(model, q, body, frame="world_aligned"):
-    """Rotational Jacobian (…, 3, nv) of ``body`` (proNEu I_Jr)."""
+    """Rotational Jacobian of ``body`` (proNEu's I_J_R).
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    body : str or int
+        The body's name (a URDF link, an MJCF body) or its index (−1 is the fixed base).
+    frame : {'world_aligned', 'local', 'world'}, optional
+        Coordinates of the result: ``'world_aligned'`` (world axes at the point, Pinocchio's
+        LOCAL_WORLD_ALIGNED), ``'local'`` (body axes, LOCAL) or ``'world'`` (a spatial vector with its linear
+        part at the world origin, WORLD).
+
+    Returns
+    -------
+    ndarray, shape (..., 3, nv)
+        The body's angular velocity per unit q̇.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        An unknown body (the message lists the bodies), an unknown ``frame``, a wrong shape, NaN or inf in the
+        arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.rotation_jacobian(mb.models.planar(2), [0.0, 0.0], "link2")[2].tolist()
+    [1.0, 1.0]
+    """
     _checks.model(model)
     return body_jacobian(model, q, body, (0.0, 0.0, 0.0), frame)[..., :3, :]
 
 
 def jdot_qd(model, q, qd, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
-    """Bias J̇·q̇ (…, 6) = [α; a_P] of ``body`` at ``point`` for q̈ = 0 (classical acceleration).
+    """Bias J̇·q̇ = [α; a_P] of ``body`` at ``point`` for q̈ = 0 (classical acceleration).
 
-    ``frame`` as in :func:`body_jacobian` ('world_aligned' or 'local').
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    qd : array_like, shape (nv,) or (..., nv)
+        Joint velocities.
+    body : str or int
+        The body's name (a URDF link, an MJCF body) or its index (−1 is the fixed base).
+    point : array_like, shape (3,), optional
+        The point in body coordinates, m (default the body's origin).
+    frame : {'world_aligned', 'local'}, optional
+        Coordinates of the result: ``'world_aligned'`` (world axes at the point, Pinocchio's
+        LOCAL_WORLD_ALIGNED), ``'local'`` (body axes, LOCAL).
+
+    Returns
+    -------
+    ndarray, shape (..., 6)
+        Angular then linear acceleration of the point at q̈ = 0, in the coordinates of ``frame``.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, an array argument is not numeric, or ``qd`` is None.
+    ValueError
+        An unknown body (the message lists the bodies), an unknown ``frame``, a wrong shape, NaN or inf in the
+        arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.jdot_qd(mb.models.planar(2), [0.0, 0.0], [1.0, 0.0], "link2", [1, 0, 0]).tolist()
+    [0.0, 0.0, 0.0, -2.0, 0.0, 0.0]
     """
     _checks.model(model)
     _checks.one_of("frame", frame, FRAMES[:2])
@@ -76,7 +200,33 @@ def jdot_qd(model, q, qd, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
 
 
 def center_of_mass(model, q):
-    """Centre of mass of the whole tree in world coordinates (…, 3)."""
+    """Centre of mass of the whole tree in world coordinates.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        Σ mᵢ cᵢ / Σ mᵢ over the bodies, m.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        A wrong shape, NaN or inf in the arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.center_of_mass(mb.models.planar(2), [0.0, 0.0]).tolist()
+    [1.0, 0.0, 0.0]
+    """
     _checks.model(model)
     s = body_states(model, q)
     x = s.p + np.einsum("...bij,bj->...bi", s.R, model.com)
@@ -84,7 +234,33 @@ def center_of_mass(model, q):
 
 
 def com_jacobian(model, q):
-    """Jacobian (…, 3, nv) of the centre of mass: Σ m_i J_i(c_i) / M (``csrc/kernels/kinematics.c``)."""
+    """Jacobian of the centre of mass: Σ mᵢ Jᵢ(cᵢ) / Σ mᵢ (``csrc/kernels/kinematics.c``).
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+
+    Returns
+    -------
+    ndarray, shape (..., 3, nv)
+        The centre of mass's velocity per unit q̇.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an array argument is not numeric.
+    ValueError
+        A wrong shape, NaN or inf in the arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.com_jacobian(mb.models.planar(2), [0.0, 0.0])[1].tolist()
+    [1.0, 0.25]
+    """
     _checks.model(model)
     c = model._c
     Jc = _core.com_jacobian(c, q)
@@ -95,7 +271,35 @@ def com_jacobian(model, q):
 
 
 def com_velocity(model, q, qd):
-    """Velocity of the centre of mass (…, 3)."""
+    """Velocity of the centre of mass.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (a batch of them with leading dimensions).
+    qd : array_like, shape (nv,) or (..., nv)
+        Joint velocities.
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        The centre of mass's velocity in world coordinates, m/s.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, an array argument is not numeric, or ``qd`` is None.
+    ValueError
+        a wrong shape, NaN or inf in the arrays.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> mb.com_velocity(mb.models.planar(2), [0.0, 0.0], [1.0, 0.0]).tolist()
+    [0.0, 1.0, 0.0]
+    """
     _checks.model(model)
     _required(qd=qd)
     s = body_states(model, q, qd)

@@ -16,6 +16,32 @@ from .model import enforced_position_limits
 def integrate(model, q, v, dt=1.0):
     """q ⊕ v·dt: move configuration ``q`` with velocity ``v`` for time ``dt`` (exact for constant v).
 
+    Vector joints add v·dt; spherical and free joints compose the exponential of their angular
+    velocity (in body coordinates) with their quaternion, as Pinocchio's ``integrate`` does.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,) or (..., nq)
+        Configuration (quaternions w, x, y, z).
+    v : array_like, shape (nv,) or (..., nv)
+        Velocity in the model's velocity coordinates.
+    dt : float, optional
+        Time, s (default 1).
+
+    Returns
+    -------
+    ndarray, shape (..., nq)
+        The configuration reached, quaternions of unit norm.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an argument is not numeric.
+    ValueError
+        A wrong shape, NaN or inf, or a zero quaternion in ``q``.
+
     Example
     -------
     >>> import numpy as np, multibody as mb
@@ -34,6 +60,33 @@ def difference(model, q0, q1):
     """v such that ``integrate(model, q0, v) == q1`` (the configuration-space logarithm q₁ ⊖ q₀).
 
     Solved by Newton iteration on the exact integrator, so it is its inverse by construction.
+
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q0, q1 : array_like, shape (nq,) or (..., nq)
+        Start and end configurations (broadcast against each other).
+
+    Returns
+    -------
+    ndarray, shape (..., nv)
+        The velocity that takes ``q0`` to ``q1`` in unit time.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an argument is not numeric.
+    ValueError
+        A wrong shape, NaN or inf, or a zero quaternion.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.singlebody()
+    >>> q1 = mb.integrate(m, m.neutral(), [0.1, 0.2, 0.3, 1, 2, 3])
+    >>> np.round(mb.difference(m, m.neutral(), q1), 9).tolist()
+    [0.1, 0.2, 0.3, 1.0, 2.0, 3.0]
     """
     _checks.model(model)
     a0, b0 = B.as_batch("q0", q0, (model.nq,))

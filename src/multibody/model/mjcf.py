@@ -454,6 +454,30 @@ def load_mjcf(source, *, assets: dict | None = None, unsupported: str = "error")
     flexes), naming each; ``"warn"`` loads the tree without them, one :class:`MJCFWarning` per
     element dropped.
 
+    Parameters
+    ----------
+    source : str or os.PathLike
+        An MJCF file's path, or the XML text itself.
+    assets : dict of str to bytes, optional
+        Files a model given as text refers to (meshes, included files), by name.
+    unsupported : {'error', 'warn'}, optional
+        What an element that changes the motion but is not represented does.
+
+    Returns
+    -------
+    Model
+        The kinematic tree as MuJoCo compiles it (our q is MuJoCo's qpos), with its geoms,
+        actuators, joint springs, damping, armature, equality constraints, keyframes and default
+        state ``qpos0``.
+
+    Raises
+    ------
+    MJCFError
+        MuJoCo cannot compile the document (its message, with the file), an unsupported element
+        with ``unsupported="error"`` (named), or a bad ``unsupported`` value.
+    MissingExtraError
+        The ``mujoco`` package (the ``[mjcf]`` extra) is not installed; the message names the extra.
+
     Example
     -------
     >>> import multibody as mb

@@ -471,6 +471,8 @@ def _read_source(source, max_bytes):
                 raise URDFError(f"{str(p)[:300]}: file of {size} bytes exceeds the limit of {max_bytes} bytes "
                                 "(max_bytes)")
             data, base, label = p.read_bytes(), str(p.parent.resolve()), str(p)
+        except URDFError:  # already says what is wrong (it is a ValueError too)
+            raise
         except (OSError, ValueError) as e:  # name too long, embedded NUL, permission, …
             raise URDFError(f"{str(p)[:300]}: cannot read the URDF file ({type(e).__name__}: "
                             f"{str(e)[:200]})") from None
@@ -559,6 +561,34 @@ def load_urdf(source, floating: bool = False, package_dirs=None, *, check_meshes
     not need them, and Pinocchio's model builder does not read them), raise :class:`URDFError`
     with ``check_meshes=True``, and pass silently with ``check_meshes=False``.  Documents larger than ``max_bytes`` are
     refused before parsing.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A URDF file's path, or the XML text itself.
+    floating : bool, optional
+        Attach the root link through a free joint (default: fixed to the world).
+    package_dirs : sequence of str, optional
+        Directories searched for ``package://`` mesh references.
+    check_meshes : {'warn', True, False}, optional
+        What a mesh file that cannot be found does: one warning, an error, or nothing.
+    max_bytes : int, optional
+        The largest document read (32 MiB by default).
+    gravity : array_like, shape (3,), optional
+        Gravity in world coordinates, m/s² (URDF has no element for it).
+
+    Returns
+    -------
+    Model
+        The robot's kinematic tree with its inertias, limits, damping and friction, collision
+        geometry (``model.geoms``) and visuals.
+
+    Raises
+    ------
+    URDFError
+        A malformed document (named with its element and line), an unknown joint type, a link
+        with two parents, a cycle, a missing mesh with ``check_meshes=True``, or a document
+        larger than ``max_bytes``, or a path that names no readable file.
 
     Example
     -------
