@@ -112,9 +112,26 @@ def _world_points(R, p, v, bodies, pts):
 def gc_pos_vel(model, q, qd, points=None):
     """spatial_v2 ``gcPosVel``: positions and linear velocities of the ground-contact points.
 
-    Returns ``posvel`` (2·nd, np) in base coordinates: the top nd rows are positions, the bottom
-    nd rows velocities (nd = 3, or 2 for planar models: x and y).  ``points`` defaults to the
-    model's ``gc`` frames (see :func:`contact_points`).
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q, qd : array_like, shape (nq,) and (nv,)
+        Configuration and joint velocities.
+    points : tuple of (bodies, points), optional
+        The contact points: body indices (np,) and points in body coordinates (np, 3); by default
+        the model's frames named ``gc…`` (:func:`contact_points`).
+
+    Returns
+    -------
+    ndarray, shape (2·nd, np)
+        In base coordinates: the top nd rows are positions (m), the bottom nd rows velocities
+        (m/s); nd = 3, or 2 for planar models (x and y).
+
+    Raises
+    ------
+    ValueError
+        The model has no ground-contact points and none are given, or a wrong shape.
 
     Example
     -------
@@ -171,11 +188,37 @@ def _pos_scalar(name, v, allow_zero=False):
 def gcontact(K, D, mu, p, pd, u=None):
     """spatial_v2 ``gcontact``: ground-reaction forces on points against a compliant ground.
 
-    With friction (``mu > 0``): ``p``, ``pd`` are (nd, np) positions and velocities (nd = 2 or 3,
-    the last row normal), ``u`` the (nd−1, np) tangential deformations; returns
-    ``(f (nd, np), ud (nd−1, np), fcone (np,))``.  Frictionless (``mu == 0``): ``p``, ``pd`` are
-    the normal components only, shape (np,) or (1, np); returns ``f`` of the same shape.
-    K, D > 0 (D ≥ 0 frictionless) in N/m^1.5 and N·s/m^1.5; see the module docstring.
+    The normal force is K z^1.5 + D z^0.5 ż (a Hunt–Crossley law, z the penetration), the
+    tangential one a spring–damper on the deformation u, held inside the friction cone; see the
+    module docstring.
+
+    Parameters
+    ----------
+    K : float
+        Stiffness, N/m^1.5, > 0.
+    D : float
+        Damping, N·s/m^1.5, > 0 (≥ 0 frictionless).
+    mu : float
+        Coulomb friction coefficient ≥ 0 (0: frictionless).
+    p, pd : array_like, shape (nd, np) (with friction) or (np,) (frictionless)
+        Positions and velocities of the points (nd = 2 or 3, the last row normal), or only their
+        normal components when frictionless.
+    u : array_like, shape (nd − 1, np), optional
+        The tangential deformations (with friction).
+
+    Returns
+    -------
+    f : ndarray, shape (nd, np) or (np,)
+        Forces on the points, N.
+    ud : ndarray, shape (nd − 1, np)
+        Rates of the tangential deformations (with friction only).
+    fcone : ndarray, shape (np,)
+        > 1 where a point slides (on the cone), (with friction only).
+
+    Raises
+    ------
+    ValueError
+        K or D not finite and positive, a negative ``mu``, or mismatched shapes.
 
     Example
     -------
@@ -241,13 +284,39 @@ def gcontact(K, D, mu, p, pd, u=None):
 def contact_parameters(mass, depth, damping_ratio=1.0, gravity=9.81, n_points=1):
     """(K, D) of :func:`gcontact` from physical quantities.
 
-    ``mass`` (kg) resting on ``n_points`` points sinks ``depth`` (m) at equilibrium:
-    K d^1.5 = m g / n.  Linearised about that depth the contact is a spring k = 1.5 K √d and a
-    damper c = D √d on the mass m/n; ``damping_ratio`` ζ sets c = 2ζ√(k m/n).
+    ``mass`` resting on ``n_points`` points sinks ``depth`` at equilibrium: K d^1.5 = m g / n.
+    Linearised about that depth the contact is a spring k = 1.5 K √d and a damper c = D √d on the
+    mass m/n; ``damping_ratio`` ζ sets c = 2ζ√(k m/n).
+
+    Parameters
+    ----------
+    mass : float
+        The mass carried, kg, > 0.
+    depth : float
+        The penetration at rest, m, > 0.
+    damping_ratio : float, optional
+        ζ of the linearised contact (default 1, critical).
+    gravity : float, optional
+        g, m/s².
+    n_points : int, optional
+        The points sharing the load.
+
+    Returns
+    -------
+    K : float
+        Stiffness, N/m^1.5.
+    D : float
+        Damping, N·s/m^1.5.
+
+    Raises
+    ------
+    ValueError
+        An argument that is not a finite positive number.
 
     Example
     -------
-    >>> K, D = contact_parameters(1.0, 1e-3)
+    >>> import multibody as mb
+    >>> K, D = mb.contact_parameters(1.0, 1e-3)
     >>> round(K * 1e-3 ** 1.5, 6)                        # carries 1 kg at 1 mm
     9.81
     """
@@ -276,10 +345,40 @@ def point_forces_to_f_ext(model, bodies, pos, forces):
 def gc_fd(model, fd, *args, gc_forces=None, points=None):
     """spatial_v2 ``gcFD``: call a forward-dynamics function with ground-contact forces as f_ext.
 
-    ``fd`` is ``mb.aba``, ``mb.fd_crb``, ``mb.fd_gq`` (args ``q, qd, tau``) or ``mb.fd_fb``
-    (args ``xfb, q, qd, tau``); ``gc_forces`` (np, nd) are the point forces of :func:`gcontact`
-    (transposed: one row per point).  For ``fd_fb`` the result is the concatenation of xdfb and
-    q̈, as in the seed.
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    fd : callable
+        ``mb.aba``, ``mb.fd_crb``, ``mb.fd_gq`` (arguments ``q, qd, tau``) or ``mb.fd_fb``
+        (arguments ``xfb, q, qd, tau``).
+    *args
+        The arguments of ``fd`` after the model.
+    gc_forces : array_like, shape (np, nd), optional
+        The point forces of :func:`gcontact`, transposed (one row per point), N.
+    points : tuple of (bodies, points), optional
+        The contact points: body indices (np,) and points in body coordinates (np, 3); by default
+        the model's frames named ``gc…`` (:func:`contact_points`).
+
+    Returns
+    -------
+    ndarray
+        ``fd``'s result; for ``fd_fb`` the concatenation of x̃ḋfb and q̈, as in the seed.
+
+    Raises
+    ------
+    ValueError
+        The model has no ground-contact points and none are given, or ``gc_forces`` of the wrong
+        shape.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.rolling_disc(8)
+    >>> q, v = m.neutral(), np.zeros(6)
+    >>> lift = np.zeros((16, 3)); lift[:, 2] = m.mass.sum() * 9.81 / 16   # the ground carries the disc
+    >>> bool(np.abs(mb.gc_fd(m, mb.aba, q, v, np.zeros(6), gc_forces=lift)).max() < 1e-12)
+    True
     """
     from ..dynamics.floating import fd_fb
     bodies, pts = _resolve_points(model, points)

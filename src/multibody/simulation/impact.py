@@ -36,16 +36,45 @@ def impact_map(model, q, qd, contact_jacobian, restitution=0.0, *, constraint_ja
                return_impulses=False):
     """Post-impact joint velocities q̇* by the TMT paper's eq. (9).
 
+    Solves the impulse balance M (q̇* − q̇) = T_ρᵀ ρ + T_cnᵀ ρ_λ with the contact rows' velocity law
+    T_ρ q̇* = −diag(e) T_ρ q̇ (or E T_ρ q̇) and T_cn q̇* = 0 for constraints that stay closed.
+
     Parameters
     ----------
-    contact_jacobian : (k, nv) T_ρ, the contact point's velocity rows (e.g. ``mb.point_jacobian``
-        rows along the contact normal and tangent), or a callable ``(model, q) -> (k, nv)``.
-    restitution : e ≥ 0 per row (a number or k numbers): T_ρ q̇* = −diag(e) T_ρ q̇.
-    constraint_jacobian : (nc, nv) T_cn of constraints that stay closed through the impact.
-    E : the paper's (k, k) matrix of eq. (8) instead of ``restitution`` (T_ρ q̇* = E T_ρ q̇).
-    return_impulses : also return (ρ, ρ_λ).
+    model : Model
+        The mechanism.
+    q, qd : array_like, shape (nq,) and (nv,)
+        Configuration and joint velocities just before the impact.
+    contact_jacobian : array_like, shape (k, nv), or callable
+        T_ρ, the contact point's velocity rows (e.g. ``mb.point_jacobian`` rows along the contact
+        normal and tangent), or a callable ``(model, q) -> (k, nv)``.
+    restitution : float or array_like, shape (k,), optional
+        e ≥ 0 per row (default 0, a plastic impact).
+    constraint_jacobian : array_like, shape (nc, nv), optional
+        T_cn of constraints that stay closed through the impact.
+    E : array_like, shape (k, k), optional
+        The paper's matrix of eq. (8), used instead of ``restitution`` (T_ρ q̇* = E T_ρ q̇).
+    return_impulses : bool, optional
+        Also return the impulses.
 
-    Example — a pendulum hitting a wall with bounce 1.0 (joint-space contact row):
+    Returns
+    -------
+    qd_plus : ndarray, shape (nv,)
+        Joint velocities just after the impact.
+    rho, rho_lambda : ndarray, shape (k,) and (nc,)
+        The contact and constraint impulses, N·s (only with ``return_impulses=True``).
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an argument is not numeric.
+    ValueError
+        A Jacobian of the wrong width, a negative restitution, or a singular impulse system
+        (dependent contact and constraint rows).
+
+    Example
+    -------
+    A pendulum hitting a wall with bounce 1.0 (joint-space contact row):
 
     >>> import numpy as np, multibody as mb
     >>> model = mb.models.double_pendulum()
@@ -109,7 +138,35 @@ def joint_wall(model, joint, position, side="lower", restitution=1.0, name=None)
     ``"upper"``: moving up past it) and applies :func:`impact_map` with the joint's own row as the
     contact Jacobian, so coupled joints receive their share of the impulse.
 
-    Example — the OpenDE report's colliding pendulum wall (appendix D.5):
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    joint : str or int
+        The joint's name or index.
+    position : float
+        Where the wall stands, rad or m.
+    side : {'lower', 'upper'}, optional
+        Which side of the joint's travel the wall closes.
+    restitution : float, optional
+        Coefficient of restitution e ≥ 0 (default 1, an elastic bounce).
+    name : str, optional
+        The event's name (default ``"<joint> <side> wall"``).
+
+    Returns
+    -------
+    Event
+        For ``mb.simulate(..., events=[...])``.
+
+    Raises
+    ------
+    ValueError
+        An unknown joint, a joint with more than one dof, an unknown ``side`` or a negative or
+        non-finite restitution.
+
+    Example
+    -------
+    The OpenDE report's colliding pendulum wall (appendix D.5):
 
     >>> import numpy as np, multibody as mb
     >>> m = mb.models.double_pendulum()

@@ -350,15 +350,44 @@ class PeriodicOrbit:
 def find_periodic_orbit(stride_map, x0, *, tol=1e-10, max_iter=30, fd_step=1e-6, jacobian=None) -> PeriodicOrbit:
     """Fixed point x* = P(x*) of a stride (Poincaré) map by Newton's method, and its multipliers.
 
-    ``stride_map``: a callable x -> P(x) or a :class:`Walker` (its ``stride_map``).  The Jacobian
-    ∂P/∂x: ``jacobian="variational"`` (the default for a Walker with vector joints) integrates the
-    variational equations with the stride and applies the heel strike's saltation
-    (:meth:`Walker.stride_jacobian` with :mod:`multibody.simulation.sensitivity`), so the multipliers are exact to
-    the integration tolerance; ``"differences"`` (the default for a callable) takes central
-    differences of P with step ``fd_step`` per coordinate (good to about tolerance / fd_step).
-    Newton solves (∂P/∂x − I) δ = x − P(x).  Raises ``ValueError`` if the iteration does not converge.
+    Newton solves (∂P/∂x − I) δ = x − P(x).  ``jacobian="variational"`` (the default for a
+    Walker with vector joints) integrates the variational equations with the stride and applies
+    the heel strike's saltation (:meth:`Walker.stride_jacobian` with
+    :mod:`multibody.simulation.sensitivity`), so the multipliers are exact to the integration
+    tolerance; ``"differences"`` (the default for a callable) takes central differences of P with
+    step ``fd_step`` per coordinate (good to about tolerance / fd_step).
 
-    Example — a linear map with a known fixed point:
+    Parameters
+    ----------
+    stride_map : callable or Walker
+        x -> P(x), or a :class:`Walker` (its ``stride_map``).
+    x0 : array_like, shape (n,)
+        The first guess.
+    tol : float, optional
+        Stop when |P(x) − x| < tol.
+    max_iter : int, optional
+        Newton steps at most.
+    fd_step : float, optional
+        Step of the central differences.
+    jacobian : {'variational', 'differences'} or callable, optional
+        How ∂P/∂x is computed, or a callable x -> ∂P/∂x.
+
+    Returns
+    -------
+    PeriodicOrbit
+        ``x`` (the fixed point), ``multipliers`` (eigenvalues of ∂P/∂x, the Floquet multipliers),
+        ``jacobian``, ``residual``, ``iterations``, ``converged`` and ``stable``.
+
+    Raises
+    ------
+    TypeError
+        ``stride_map`` is neither a callable nor a Walker.
+    ValueError
+        The iteration does not converge in ``max_iter`` steps (the message gives the residual).
+
+    Example
+    -------
+    A linear map with a known fixed point:
 
     >>> import numpy as np, multibody as mb
     >>> A = np.array([[0.5, 0.1], [0.0, -0.3]])
