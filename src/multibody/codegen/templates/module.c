@@ -104,10 +104,16 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             }
         }
     }
-    Py_BEGIN_ALLOW_THREADS
-    for (k = 0; k < n; ++k)
-        cg_eval(${run_args});
-    Py_END_ALLOW_THREADS
+    /* Chunks without the GIL, Python's signals looked at between them: Ctrl-C stops a long batch. */
+    for (k = 0; k < n;) {
+        const Py_ssize_t chunk_end = n - k > 65536 ? k + 65536 : n;
+        Py_BEGIN_ALLOW_THREADS
+        for (; k < chunk_end; ++k)
+            cg_eval(${run_args});
+        Py_END_ALLOW_THREADS
+        if (k < n && PyErr_CheckSignals() < 0)
+            goto done;
+    }
     if (cg_outputs_finite(cg_out, n))
         result = Py_NewRef(Py_None);
 done:

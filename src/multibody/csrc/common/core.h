@@ -260,7 +260,12 @@ typedef struct mb_callbacks {
     const int *directions;  /* (n_guards) −1: from > 0 to ≤ 0, +1: from < 0 to ≥ 0, 0: either           */
     mb_dynamics_callback dynamics; /* q̈ from the caller's function instead of FDab (constraints)        */
     void *dynamics_ctx;     /* (a PD's g(q) then goes into τ instead of cancelling gravity)              */
+    int (*interrupted)(void *ctx); /* asked every MB_POLL_STEPS steps: nonzero stops every run (Ctrl-C);  */
+    void *interrupted_ctx;  /* or NULL.  Called from any thread of a batch, without the GIL              */
 } mb_callbacks;
+
+/* Steps between two looks at the caller's interrupted(): a few ms of the heaviest single run. */
+enum { MB_POLL_STEPS = 1024 };
 
 /* Contact: the compliant ground's table (contact.c) or another law, the caller's (its forces and ż
  * from one call back per stage); its states follow v in the state. */

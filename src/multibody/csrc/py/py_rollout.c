@@ -1,5 +1,7 @@
 /* py_rollout.c — rollout: whole fixed-step runs (rollout.c), many runs across threads, in groups
  * advanced in lockstep with the forward dynamics in SIMD lanes. */
+#include <stdatomic.h>
+
 #include "py/py_boundary.h"
 #include "sim/scene_contact.h"
 
@@ -42,7 +44,31 @@ typedef struct {
     int nz;
     PyObject *control_batch;     /* (t, Q (N, nq), QD (N, nv)) -> τ (N, nv): a controller of the batch */
     PyObject *err_type, *err_value, *err_tb;
+    unsigned long caller;        /* the thread that called: the one that can see Python's signals   */
+    atomic_int interrupted;      /* set once a signal handler raised; every thread of a batch stops */
 } py_callbacks;
+
+/* Ctrl-C in a long compiled run: the caller's thread takes the GIL back and runs Python's signal
+ * handlers (only the main thread's handlers run; another caller's check finds nothing); the
+ * handler's exception (KeyboardInterrupt) is kept as a Python function's would be and stops every
+ * run.  The batch's other threads only read the flag. */
+static int interrupted(void *ctx)
+{
+    py_callbacks *cb = ctx;
+    if (atomic_load(&cb->interrupted))
+        return 1;
+    if (PyThread_get_thread_ident() != cb->caller)
+        return 0;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (PyErr_CheckSignals() < 0) {
+        if (!cb->err_type)
+            PyErr_Fetch(&cb->err_type, &cb->err_value, &cb->err_tb);
+        PyErr_Clear();
+        atomic_store(&cb->interrupted, 1);
+    }
+    PyGILState_Release(gil);
+    return atomic_load(&cb->interrupted);
+}
 
 /* The end of a call back: the function's result r (n numbers) into out, or its first exception kept
  * (and the run stops); r is released. */
@@ -803,6 +829,8 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
                                           "(N = 1), without kp");
         return 0;
     }
+    cb->caller = PyThread_get_thread_ident();
+    r->call.interrupted = interrupted, r->call.interrupted_ctx = cb;
     if (cb->guards)
         r->call.guards = call_python, r->call.guards_ctx = cb;
     if (cb->dynamics)

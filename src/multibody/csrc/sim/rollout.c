@@ -976,7 +976,17 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     }
     if (r->call.guards && !one && (status[0] = r->call.guards(r->call.guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
         LEAVE(0);
+    int steps_since_poll = 0;
     while (t < t_final && running) {
+        if (r->call.interrupted && ++steps_since_poll >= MB_POLL_STEPS) {  /* Ctrl-C: every run stops here */
+            steps_since_poll = 0;
+            if (r->call.interrupted(r->call.interrupted_ctx)) {
+                for (int l = 0; l < L; l++)
+                    if (g.active[l])
+                        status[l] = MB_CALLBACK_FAILED, LEAVE(l);
+                break;
+            }
+        }
         double next_sample = INFINITY;
         if (sampled && !one) {
             if (t >= (double)n_sample * period - eps) {
