@@ -225,7 +225,10 @@ def main(argv=None) -> int:
     import multibody as mb
     tmt_rows = [("double_pendulum", lambda: mb.models.double_pendulum(symbolic=True)),
                 ("RA3Link", lambda: mb.models.ra3link(symbolic=True)), ("MA23", lambda: mb.models.ma23()),
-                *[(f"pendulum on cart n={k}", lambda k=k: n_link_pendulum_on_cart(k)) for k in (2, 4, 6)]]
+                *[(f"pendulum on cart n={k}", lambda k=k: n_link_pendulum_on_cart(k)) for k in (2, 4, 6)],
+                # the paper's constrained mechanisms (tree + constraints and force elements)
+                ("biped upper body", mb.models.biped_upper_body), ("flapping flyer", mb.models.flapping_flyer),
+                ("Clemens joint", mb.models.clemens_joint)]
     for label, make in tmt_rows:
         src = make()
         t_t, e_t = _timed(lambda: _derived(src, "tmt"))

@@ -6,8 +6,8 @@ What ``derive`` takes, and which methods derive from it:
 source                                                      methods
 ==========================================================  ==================================
 ``multibody.Model`` (numeric or with SymPy entries)         "rnea", "pne", "tmt", "lagrange"
-``multibody.model.mechanism.Mechanism`` (tree + constraints, forces)  "tmt"
-``multibody.symbolic.TMTSystem``                            "tmt"
+``multibody.model.mechanism.Mechanism`` (tree + constraints, forces)  "tmt", "lagrange"
+``multibody.symbolic.TMTSystem``                            "tmt", "lagrange"
 ``multibody.symbolic.PneSystem``, a list of proNEu ``Body``  "pne"
 ==========================================================  ==================================
 
@@ -145,7 +145,7 @@ def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=
     if not isinstance(source, entry.accepts):
         hint = ""
         if isinstance(source, Mechanism):
-            hint = (f"; its constraints and force elements need method 'tmt' — derive(mechanism.model, "
+            hint = (f"; its constraints and force elements need method 'tmt' or 'lagrange' — derive(mechanism.model, "
                     f"{key!r}) derives the tree alone")
         accepted = ", ".join("a list of proNEu Body" if t is list else t.__name__ for t in entry.accepts)
         raise TypeError(f"derive: method {key!r} derives from {accepted}; got {_describe(source)}{hint}. "

@@ -20,8 +20,11 @@ import sympy as sp
 
 import symengine as se
 
+from ..model.mechanism import Mechanism
+from ..model.model import Model
 from ._core import Converter, free_symbols
 from .eom import EquationsOfMotion, register_method
+from .tmt.system import TMTSystem
 
 __all__ = ["lagrange_from_energies", "derive_lagrange", "christoffel_C"]
 
@@ -140,10 +143,16 @@ def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None)
                              extra={"C": C, "christoffel": c, "kinetic_energy": T_sp, "potential_energy": V_sp})
 
 
-@register_method("lagrange", summary="Lagrange: energies, Christoffel symbols (DP_EOM)")
+@register_method("lagrange", accepts=(Model, Mechanism, TMTSystem),
+                 summary="Lagrange: energies, Christoffel symbols (DP_EOM)")
 def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simplify=False,
                     progress=None) -> EquationsOfMotion:
     """Lagrange equations of a Model (revolute/prismatic/helical/fixed joints; S = I).
+
+    A :class:`~multibody.model.mechanism.Mechanism` or a :class:`TMTSystem` (a tree with
+    constraints, springs, dampers, forces and contacts) is derived by
+    :meth:`TMTSystem.equations` with ``method="lagrange"``: the bodies' M̄, convective and gravity
+    terms by Lagrange's equations, the elements as the TMT paper writes them (eqs. 4–9).
 
     Kinetic energy from CoM velocities and body-frame angular velocities (joint axes),
     K = Σ ½ (m v_cᵀ v_c + ω_Bᵀ I ω_B), potential energy V = −Σ m gᵀ r_c, then M = ∂²K/∂q̇²,
@@ -152,10 +161,17 @@ def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, 
     (S = I) unless ``S`` or ``actuated`` (dof indices) is given; ``progress(message)`` is called
     at each stage.
     """
-    from .tmt.from_model import _model_actuation, tree_kinematics
+    from .tmt.from_model import _model_actuation, tmt_system, tree_kinematics
     from .tree import sympy_array, sympy_entry
 
     say = progress or (lambda msg: None)
+    if not isinstance(model, Model):
+        say("Lagrange: the mechanism's bodies and elements")
+        system = model if isinstance(model, TMTSystem) else tmt_system(model, simplify=simplify)
+        eom = system.equations("lagrange")
+        eom.extra["method"] = "lagrange"
+        say("Lagrange: done")
+        return eom
     say("Lagrange: kinematics of the tree")
     kin = tree_kinematics(model, q)
     q = kin["q"]

@@ -123,6 +123,7 @@ class TMTSystem:
                 raise ValueError(f"gravity has {self.gravity.shape[0]} entries, bodies have {self.dim}")
         self._validate()
         self._eom: EquationsOfMotion | None = None
+        self._eom_lagrange: EquationsOfMotion | None = None
         self._numeric: dict = {}
 
     # -- validation ----------------------------------------------------------------------------
@@ -231,10 +232,20 @@ class TMTSystem:
     def _jac(self, v: sp.Matrix) -> sp.Matrix:
         return C.jacobian(v, self.q)
 
-    def equations(self) -> EquationsOfMotion:
-        """Derive M, b, g and the constraint/impact terms (eqs. 3–9); cached."""
-        if self._eom is not None:
-            return self._eom
+    def equations(self, method: str = "tmt") -> EquationsOfMotion:
+        """Derive M, b, g and the constraint/impact terms (eqs. 3–9); cached.
+
+        ``method="lagrange"`` derives the tree's M̄, convective and gravity terms from the bodies'
+        energies by Lagrange's equations (:mod:`multibody.symbolic.lagrange`) instead of TᵀMT
+        (eqs. 3–4), and the elements (springs, dampers, forces, constraints, contacts) as TMT does:
+        the same equations by the other road, so that the two can be compared on constrained
+        systems.  ``extra`` then has no ``"D"``/``"Dqd"`` (TMT's eq. 3).
+        """
+        if method not in ("tmt", "lagrange"):
+            raise ValueError(f"method: expected 'tmt' or 'lagrange', got {method!r}")
+        cached = self._eom if method == "tmt" else self._eom_lagrange
+        if cached is not None:
+            return cached
         q, dq, n = self.q, self.dq, len(self.q)
         rows_T, mass_blocks, f_g_rows, gyro_rows, x_rows = [], [], [], [], []
         kin: dict[str, list] = {"I_r_CoG": [], "A_IB": [], "angle": [], "B_omega": []}
@@ -272,8 +283,12 @@ class TMTSystem:
         # T = ∂x/∂q (positions differentiated, angular rows given), D = ∂(T q̇)/∂q (eq. 3),
         # M̄ = TᵀMT and the convective/gyroscopic force: computed in SymEngine when available
         # and converted to SymPy once, with one memo for the shared subexpressions.
-        parts = _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq, self.planar)
-        T, D, Dqd, Mbar, b_conv, g_grav, omegas = parts
+        if method == "lagrange":
+            T, Mbar, b_conv, g_grav, omegas = _lagrange_core(rows_T, mass_blocks, f_g_rows, q, dq, self.planar,
+                                                             self.params)
+            D = Dqd = None
+        else:
+            T, D, Dqd, Mbar, b_conv, g_grav, omegas = _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq, self.planar)
         kin["B_omega"] = omegas
         # springs (f_k), dampers (f_v), general forces (f_c/nc), eq. (4)
         f_k = sp.zeros(n, 1)
@@ -365,9 +380,14 @@ class TMTSystem:
         extra.update({"contact_jacobian": Trho, "contact_D": Drho, "contact_points": points,
                       "impact_map": {"A": A9, "B": B9, "E": E, "unknowns": "[dq_plus; rho_lambda; rho]"}})
         kin["x"] = extra["x"]
-        self._eom = EquationsOfMotion(q=q, dq=dq, M=Mbar, b=b, g=g, S=self.S, tau=self.tau,
-                                      params=self.params, kinematics=kin, extra=extra)
-        return self._eom
+        eom = EquationsOfMotion(q=q, dq=dq, M=Mbar, b=b, g=g, S=self.S, tau=self.tau,
+                                params=self.params, kinematics=kin, extra=extra)
+        if method == "tmt":
+            self._eom = eom
+        else:
+            eom.extra.pop("D"), eom.extra.pop("Dqd")
+            self._eom_lagrange = eom
+        return eom
 
     # -- energies ------------------------------------------------------------------------------
     def energy(self):
@@ -532,6 +552,39 @@ def _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq, planar):
     conv = C.Converter(syms)
     out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
     return (out(T), out(D), out(Dqd), out(Mbar), out(b_conv), out(g_grav), [out(w) for w in om])
+
+
+def _lagrange_core(rows_T, mass_blocks, f_g_rows, q, dq, planar, params):
+    """T, M̄, C q̇, −∂V_g/∂q… by Lagrange's equations from the bodies of :func:`_tmt_core`'s input:
+    K = Σ ½ (m ṙᵀṙ + ωᵀ I ω) with ω = T_ω q̇ (planar: θ̇), V = −Σ (m g)ᵀ r; then M = ∂²K/∂q̇²,
+    the Christoffel symbols and g = ∂V/∂q (:func:`multibody.symbolic.lagrange._lagrange`)."""
+    from ..lagrange import _actuation, _lagrange
+    S = lambda m: se.Matrix(sp.Matrix(m).tolist())  # noqa: E731
+    qs = se.Matrix([se.Symbol(v.name) for v in q])
+    dqs = se.Matrix([se.Symbol(v.name) for v in dq])
+    K, V, rows, omegas = se.Integer(0), se.Integer(0), [], []
+    for i, blk in enumerate(mass_blocks):
+        r, m, mg = S(rows_T[2 * i]), se.sympify(blk[0, 0]), S(f_g_rows[i])
+        Jr = r.jacobian(qs)
+        v = Jr * dqs
+        K += m * (v.T * v)[0] / 2
+        V -= sum((mg[k] * r[k] for k in range(r.nrows())), se.Integer(0))
+        if planar:
+            Jw = S(rows_T[2 * i + 1]).jacobian(qs)
+            w = (Jw * dqs)[0]
+            K += se.sympify(blk[2, 2]) * w * w / 2
+        else:
+            Jw = S(rows_T[2 * i + 1])
+            w = Jw * dqs
+            omegas.append(w)
+            K += (w.T * S(blk[3:, 3:]) * w)[0] / 2
+        rows += [[Jr[a, c] for c in range(len(q))] for a in range(Jr.nrows())]
+        rows += [[Jw[a, c] for c in range(len(q))] for a in range(Jw.nrows())]
+    eom = _lagrange(K, V, q, dq, params, *_actuation(None, None, len(q)), False)
+    syms = set(q) | set(dq) | set(params)
+    conv = C.Converter(syms)
+    out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
+    return out(se.Matrix(rows)), eom.M, eom.b, eom.g, [out(w) for w in omegas]
 
 
 def _solve(A: np.ndarray, r: np.ndarray) -> np.ndarray:
