@@ -169,3 +169,23 @@ def test_cli_lang_mex(tmp_path, capsys):
     M, b, g = core_terms(mb.models.ra3link(), q, dq)
     _check(got[:3], g, "CLI g")
     _check(got[3:], b, "CLI b")
+
+
+def test_a_hostile_model_name_stays_in_comments_and_runs_no_code(tmp_path, monkeypatch):
+    """A ``<robot name>`` that closes a C comment (or a MATLAB one, or a Python docstring) reaches
+    the MEX sources only as comment text: they build, run and create no file."""
+    from test_codegen_hostile_names import C_ESCAPE, M_ESCAPE, PY_ESCAPE, _c_code, _hostile_model, _matlab_code
+
+    marker = tmp_path / "MARKER"
+    monkeypatch.setenv("MB_MARKER", str(marker))
+    for k, name in enumerate([C_ESCAPE, M_ESCAPE, PY_ESCAPE]):
+        model, _ = _hostile_model(tmp_path, name)
+        out = tmp_path / f"mex{k}"
+        files = codegen.to_mex(model, out, prefix="evil")
+        for path in files.values():
+            code = (_c_code if path.endswith(".c") else _matlab_code)(open(path).read())
+            assert "cg_pwn" not in code and "MB_MARKER" not in code and "fopen" not in code
+        build({"M": files["M"]}, out)
+        M = np.array(run_octave(out, [_printed("evil_Mfunc_mex(0.3, zeros(0, 1))")]).split(), dtype=float)
+        _check(M, mb.crba(model, [0.3]).ravel(), "hostile model M")
+        assert not marker.exists()
