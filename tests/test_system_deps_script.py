@@ -54,8 +54,8 @@ def test_apt_gets_debian_frontend_through_sudo_and_no_prompt(fake_system):
     install = next(ln for ln in lines if " install " in ln)
     assert "-y" in install and "--force-confold" in install
     # it says what it installs, in a line a person reads
-    assert "installing Debian packages: chromium octave libode-dev g++ nodejs" in out.stdout
-    assert "installed chromium octave libode-dev g++ nodejs (2 packages set up)" in out.stdout
+    assert "installing Debian packages: chromium octave liboctave-dev libode-dev g++ nodejs" in out.stdout
+    assert "installed chromium octave liboctave-dev libode-dev g++ nodejs (2 packages set up)" in out.stdout
 
 
 def test_a_failed_install_shows_the_end_of_apt_s_log(fake_system, tmp_path):

@@ -331,3 +331,93 @@ def test_engine_scenes_open_in_the_viewer(browser, tmp_path, scene):
     browser.js("showmotion.setTime(0.9)")
     assert differ(first, browser.canvas())             # the bodies moved
     browser.screenshot(f"engine_scene_{scene.replace(' ', '_')}.png")
+
+
+# ---------- layout with long names: UR5's and Talos' joint and link names ------------------------
+
+_LAYOUT_JS = """(() => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const side = document.getElementById('sm-side'), follow = document.getElementById('sm-follow');
+  const plots = Array.from(document.querySelectorAll('#sm-plots .sm-plot')).map((p) => {
+    const legend = p.querySelector('.sm-legend');
+    return { id: p.querySelector('canvas').id, legend: legend ? box(legend) : null,
+             keys: legend ? Array.from(legend.querySelectorAll('.sm-key')).map((k) => {
+               const name = k.querySelector('span');
+               return { box: box(k), title: k.title, text: name.textContent, cut: name.scrollWidth > name.clientWidth,
+                        ellipsis: getComputedStyle(name).textOverflow }; }) : [] };
+  });
+  const controls = Array.from(document.querySelectorAll('#sm-controls button, #sm-controls label, #sm-controls span'))
+    .filter((e) => e.offsetParent !== null).map((e) => ({ text: e.textContent.trim().slice(0, 20), box: box(e) }));
+  return JSON.stringify({ side: box(side), plots, controls, follow: { box: box(follow), title: follow.title,
+    text: follow.options[follow.selectedIndex].textContent }, layouts: showmotion.plotLayouts ? showmotion.plotLayouts() : null,
+    series: showmotion.data.plots.groups.map((g) => g.series.map((s) => s.name)) });
+})()"""
+
+
+def _overlap(a, b, slack=0.5):
+    return a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
+
+
+def _rows(boxes):
+    """Toolbar rows: the distinct vertical centres of its items (to a few pixels)."""
+    centres = sorted((b[1] + b[3]) / 2 for b in boxes)
+    rows = [centres[0]]
+    for c in centres[1:]:
+        if c - rows[-1] > 6:
+            rows.append(c)
+    return len(rows)
+
+
+def _long_name_page(name, tmp_path):
+    from test_urdf_robots import ROBOTS
+    rel = {"ur5": "ur_description/urdf/ur5_robot.urdf", "talos": "talos_data/robots/talos_reduced.urdf"}[name]
+    model = mb.load_urdf(os.path.join(ROBOTS, rel))
+    run = simulate_rk4(model, model.neutral(), np.zeros(model.nv), 0.2, 4e-3)
+    return model, showmotion(model, run, out=tmp_path / f"{name}.html", title=name)
+
+
+@pytest.mark.parametrize("name", ["ur5", "talos"])
+def test_long_names_fit_the_side_plots_and_the_toolbar(browser, tmp_path, name):
+    """Joint names sit in a legend under each plot, none overlapping another or leaving the panel, a
+    cut one ending in an ellipsis with the whole name as its tooltip; the plots' value and time labels
+    stay clear of the frame; the toolbar stays one row with the follow menu on the longest link name
+    (and two tidy rows, each group whole, in a narrow window)."""
+    model, page = _long_name_page(name, tmp_path)
+    browser.open(page)
+    longest = max(range(model.nb), key=lambda b: len(model.body_names[b]))
+    browser.js(f"const s = document.getElementById('sm-follow'); s.value = '{longest}'; "
+               "s.dispatchEvent(new Event('change')); showmotion.pause(); showmotion.setTime(0.1)")
+    L = json.loads(browser.js(_LAYOUT_JS))
+    browser.screenshot(f"showmotion_long_names_{name}.png")
+    for plot, names in zip(L["plots"], L["series"]):
+        keys = plot["keys"]
+        assert [k["text"] for k in keys] == names and [k["title"] for k in keys] == names, plot["id"]
+        for a, b in itertools.combinations(keys, 2):
+            assert not _overlap(a["box"], b["box"]), (plot["id"], a["text"], b["text"])
+        for k in keys:
+            assert L["side"][0] <= k["box"][0] and k["box"][2] <= L["side"][2], (plot["id"], k["text"])
+            assert not k["cut"] or k["ellipsis"] == "ellipsis", (plot["id"], k["text"])
+    assert sum(len(p["keys"]) for p in L["plots"]) == 3 + 2 * model.nv          # energy + q + q̇ series
+    assert L["layouts"], "the page reports no plot layout (showmotion.plotLayouts)"
+    for lay in L["layouts"]:
+        f = lay["frame"]
+        frame = [f["x0"] - 1, f["y0"] - 1, f["x1"] + 1, f["y1"] + 1]
+        labels = list(lay["labels"].values())
+        for lab in labels:
+            b = [lab["x"], lab["y"], lab["x"] + lab["w"], lab["y"] + lab["h"]]
+            assert 0 <= b[0] and b[2] <= lay["width"] and 0 <= b[1] and b[3] <= lay["height"], (lay["id"], lab)
+            assert not _overlap(b, frame, slack=0), (lay["id"], lab["text"], "overlaps the frame")
+    assert L["follow"]["text"] == model.body_names[longest] == L["follow"]["title"]
+    assert L["follow"]["box"][2] - L["follow"]["box"][0] < 200
+    assert _rows([c["box"] for c in L["controls"]]) == 1, L["controls"]
+    try:  # a narrow window: the second group moves down whole, nothing else wraps
+        browser.call("Emulation.setDeviceMetricsOverride", width=900, height=700, deviceScaleFactor=1, mobile=False)
+        groups = json.loads(browser.js(
+            "JSON.stringify(Array.from(document.querySelectorAll('#sm-controls .sm-group')).map((g) => "
+            "Array.from(g.children).map((e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, "
+            "r.bottom]; })))"))
+        assert len(groups) == 2 and all(_rows(g) == 1 for g in groups)
+        assert _rows(groups[0] + groups[1]) == 2
+        browser.screenshot(f"showmotion_long_names_{name}_900px.png")
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride")

@@ -10,6 +10,8 @@ feeds every backend:
 * :func:`to_c`      — ``<prefix>.c``, ``<prefix>.h`` and a self-checking ``main.c``;
 * :func:`to_matlab` — proNEu-style MATLAB/Octave function files ``<prefix>_Mfunc.m``, ``_bfunc``,
   ``_gfunc``, ``_ffunc`` and ``_paramDef``;
+* :func:`to_mex`    — the same functions as C MEX sources with a ``mexFunction`` gateway
+  (``mex FILE.c`` in MATLAB, ``mkoctfile --mex FILE.c`` in GNU Octave);
 * :func:`compile`   — a CPython extension built with the system C compiler, cached on disk by a
   hash of the expressions, compiler, flags and multibody version; N states per call, GIL released;
   :func:`export` builds one importable under a name of your choice into a folder;
@@ -31,11 +33,12 @@ for _module in ("sympy", "symengine"):   # a clear message, not a ModuleNotFound
 from .api import as_spec
 from .c_gen import to_c
 from .matlab_gen import to_matlab
+from .mex_gen import to_mex
 from .cache import CompilerNotFoundError
 from .numpy_gen import NumpyFunction, to_numpy
 from .spec import CodeSpec, count_ops, eom_spec, make_spec
 
-__all__ = ["to_numpy", "to_c", "to_matlab", "compile", "compile_algorithm", "derivatives", "make_spec", "eom_spec",
+__all__ = ["to_numpy", "to_c", "to_matlab", "to_mex", "compile", "compile_algorithm", "derivatives", "make_spec", "eom_spec",
            "as_spec", "CodeSpec", "count_ops", "CompilerNotFoundError", "NumpyFunction"]
 
 

@@ -1,4 +1,4 @@
-"""``multibody codegen MODEL --lang numpy|c|compiled|matlab --out DIR`` (hook for ``multibody.cli``).
+"""``multibody codegen MODEL --lang numpy|c|compiled|matlab|mex --out DIR`` (hook for ``multibody.cli``).
 
 MODEL is a built-in model (``starleth``, ``ra3link``, ``double_pendulum``, ``planar:3``,
 ``auto_tree:5``, ``biped_upper_body`` …, arguments after a colon), a saved
@@ -13,20 +13,21 @@ import time
 
 __all__ = ["add_parser", "run", "resolve_model"]
 
-LANGS = ("numpy", "c", "compiled", "matlab")
+LANGS = ("numpy", "c", "compiled", "matlab", "mex")
 
 
 def add_parser(subparsers):
     """Register the ``codegen`` subcommand on an ``argparse`` subparsers object."""
     p = subparsers.add_parser(
-        "codegen", help="generate NumPy, C, compiled or MATLAB code of a model's equations of motion",
+        "codegen", help="generate NumPy, C, compiled, MATLAB or MEX code of a model's equations of motion",
         description="Generate code of M, b, g, f = Sᵀτ (or of a traced algorithm for a URDF robot).")
     p.add_argument("model", metavar="MODEL",
                    help="built-in model name (e.g. starleth, ra3link, double_pendulum, planar:3, auto_tree:5), "
                         "an EquationsOfMotion .json file, or a .urdf file")
     p.add_argument("--lang", choices=LANGS, default="c", help="numpy: a .py module; c: .c/.h and main.c; "
                    "compiled: a cached CPython extension (copied into --out); matlab: proNEu-style function "
-                   "files PREFIX_Mfunc.m, PREFIX_bfunc.m, … (MATLAB or GNU Octave)")
+                   "files PREFIX_Mfunc.m, PREFIX_bfunc.m, … (MATLAB or GNU Octave); mex: the same functions as C "
+                   "MEX sources PREFIX_Mfunc_mex.c, … (mex FILE.c, or mkoctfile --mex FILE.c)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--prefix", default="eom", help="file and function prefix (default: eom)")
     p.add_argument("--algorithm", choices=("rnea", "crba", "aba"), default=None,
@@ -89,7 +90,7 @@ def run(args) -> int:
     """Execute ``multibody codegen`` for parsed ``args``; returns the exit status."""
     from ..errors import EXIT_ERROR, EXIT_USAGE, fail
     from ..models.catalogue import UnknownModel
-    from . import api, c_gen, cache, matlab_gen, numpy_gen
+    from . import api, c_gen, cache, matlab_gen, mex_gen, numpy_gen
 
     say = _Progress(total=5, enabled=not getattr(args, "no_progress", False))
     t0 = time.perf_counter()
@@ -129,6 +130,9 @@ def run(args) -> int:
         elif args.lang == "matlab":
             mfiles = matlab_gen.to_matlab(spec, args.out, prefix=args.prefix)
             written = list(mfiles.values())
+        elif args.lang == "mex":
+            mfiles = mex_gen.to_mex(spec, args.out, prefix=args.prefix)
+            written = list(mfiles.values())
         else:
             from .compiled import export
 
@@ -151,4 +155,9 @@ def run(args) -> int:
     elif args.lang == "matlab":
         calls = "; ".join(f"{o} = {mfiles.functions[o]}({', '.join(a)})" for o, a in mfiles.args.items())
         print(f"in MATLAB or Octave, in {args.out}: {calls}")
+    elif args.lang == "mex":
+        sources = " ".join(os.path.basename(p) for k, p in mfiles.items() if p.endswith(".c"))
+        calls = "; ".join(f"{o} = {mfiles.functions[o]}({', '.join(a)})" for o, a in mfiles.args.items())
+        print(f"build, in {args.out}: for f in {sources}; do mkoctfile --mex $f; done   (MATLAB: mex FILE.c each)")
+        print(f"then in MATLAB or Octave: {calls}")
     return 0

@@ -11,6 +11,7 @@ from .._extras import require as _require
 for _module in ("sympy", "symengine"):   # a clear message, not a ModuleNotFoundError deep in an import
     _require(_module, "symbolic", "multibody.symbolic (symbolic derivation)")
 
+from .cylinder import cylinder_angle, cylinder_element, cylinder_torque
 from .derivation import derive, model_symbols
 from .eom import EquationsOfMotion, register_method
 from .lagrange import christoffel_C, derive_lagrange, lagrange_from_energies
@@ -22,6 +23,7 @@ from .utils import dMATdt, euler_to_rot_A_BI, euler_to_rot_A_IB, is_orthonormal,
 
 __all__ = ["derive", "model_symbols", "EquationsOfMotion", "register_method",
            "compute_pne", "Body", "RotForce", "LinForce", "PneSystem", "pne_system",
+           "cylinder_torque", "cylinder_angle", "cylinder_element",
            "TMTSystem", "TMTBody", "PointForce", "LinearSpring", "RotationalSpring", "LinearDamper",
            "RotationalDamper", "Constraint", "Contact", "derive_tmt", "tmt_system_from_model",
            "derive_lagrange", "lagrange_from_energies", "christoffel_C",

@@ -337,6 +337,8 @@
   let dirty = true;
   for (let b = 0; b < M.nb; b++) { const o = document.createElement("option"); o.value = b; o.textContent = M.body_names[b]; ui.follow.appendChild(o); }
   if (cam.body !== null && cam.body !== undefined) ui.follow.value = String(cam.body);
+  for (const o of ui.follow.options) o.title = o.textContent;
+  ui.follow.title = ui.follow.options[ui.follow.selectedIndex].textContent;
   const FINE_SPAN = Math.max(DUR / 50, 1e-6);
   function setTime(t, fromFine) {
     state.t = Math.min(T1, Math.max(T0, t));
@@ -355,7 +357,8 @@
   ui.coarse.addEventListener("input", () => setTime(T0 + DUR * parseFloat(ui.coarse.value) / 10000));
   ui.fine.addEventListener("input", () => setTime(state.fineAnchor + FINE_SPAN * parseFloat(ui.fine.value) / 1000, true));
   ui.fine.addEventListener("change", () => { state.fineAnchor = state.t; ui.fine.value = "0"; });
-  ui.follow.addEventListener("change", () => { view.pan = [0, 0, 0]; dirty = true; });
+  const followTitle = () => { const o = ui.follow.options[ui.follow.selectedIndex]; ui.follow.title = o ? o.textContent : ""; };
+  ui.follow.addEventListener("change", () => { view.pan = [0, 0, 0]; followTitle(); dirty = true; });
   ui.frames.addEventListener("change", () => { dirty = true; });
   ui.reset.addEventListener("click", () => { resetView(); dirty = true; });
   window.addEventListener("keydown", (e) => {
@@ -370,37 +373,75 @@
   const PL = DATA.plots, PT = PL.t ? f32(PL.t) : null;
   const plotCanvases = [];
   const PALETTE = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+  // past ten series the colours repeat with another dash, so 32 Talos joints stay told apart
+  const DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3]], KEY_STYLES = ["solid", "dashed", "dotted", "dashed"];
+  const FONT = "10px sans-serif";
   for (const group of PL.groups || []) {
     const wrap = document.createElement("div"); wrap.className = "sm-plot";
     const title = document.createElement("div"); title.className = "sm-plot-title"; title.textContent = group.title;
+    title.title = group.title;
     const c = document.createElement("canvas"); c.width = 420; c.height = 150; c.id = "sm-plot-" + group.id;
-    wrap.appendChild(title); wrap.appendChild(c); $("sm-plots").appendChild(wrap);
-    const series = group.series.map((s, k) => ({ name: s.name, y: f32(s.data), color: s.color || PALETTE[k % PALETTE.length] }));
+    const series = group.series.map((s, k) => ({ name: s.name, y: f32(s.data), color: s.color || PALETTE[k % PALETTE.length],
+                                                 dash: DASHES[Math.floor(k / PALETTE.length) % DASHES.length] }));
+    // the legend is HTML under the plot: names wrap onto lines and end in an ellipsis, never overlap
+    const legend = document.createElement("div"); legend.className = "sm-legend"; legend.id = "sm-legend-" + group.id;
+    const P = { c, series, lo: 0, hi: 0, highlight: -1, layout: null };
+    series.forEach((s, k) => {
+      const key = document.createElement("span"); key.className = "sm-key"; key.title = s.name;
+      const line = document.createElement("i");
+      line.style.borderTopColor = s.color;
+      line.style.borderTopStyle = KEY_STYLES[Math.floor(k / PALETTE.length) % KEY_STYLES.length];
+      const name = document.createElement("span"); name.textContent = s.name; name.style.color = s.color;
+      key.appendChild(line); key.appendChild(name); legend.appendChild(key);
+      key.addEventListener("mouseenter", () => { P.highlight = k; dirty = true; });
+      key.addEventListener("mouseleave", () => { P.highlight = -1; dirty = true; });
+    });
+    wrap.appendChild(title); wrap.appendChild(c); wrap.appendChild(legend); $("sm-plots").appendChild(wrap);
     let lo = Infinity, hi = -Infinity;
     for (const s of series) for (const v of s.y) { if (v < lo) lo = v; if (v > hi) hi = v; }
     if (!(hi > lo)) { hi = lo + 1; lo -= 1; }
-    const pad = 0.06 * (hi - lo); lo -= pad; hi += pad;
-    plotCanvases.push({ c, series, lo, hi });
+    const pad = 0.06 * (hi - lo); P.lo = lo - pad; P.hi = hi + pad;
+    plotCanvases.push(P);
     c.addEventListener("click", (e) => {
-      const r = c.getBoundingClientRect(), x = (e.clientX - r.left) / r.width;
-      setTime(T0 + DUR * (x * c.width - 40) / (c.width - 50));
+      const r = c.getBoundingClientRect(), x = (e.clientX - r.left) / r.width * c.width, L = plotLayout(P);
+      setTime(T0 + DUR * (x - L.frame.x0) / (L.frame.x1 - L.frame.x0));
     });
+  }
+  function plotLayout(P) {
+    // the labels are measured: the frame starts right of the widest value label and ends above the
+    // time labels, so no label runs into the frame or off the canvas
+    const g = P.c.getContext("2d"), W = P.c.width, H = P.c.height;
+    g.font = FONT;
+    const text = { hi: P.hi.toPrecision(3), lo: P.lo.toPrecision(3), t0: T0.toFixed(2) + " s", t1: T1.toFixed(2) + " s" };
+    const wid = (s) => g.measureText(s).width, TH = 10;
+    const x0 = Math.ceil(Math.max(wid(text.hi), wid(text.lo))) + 8, x1 = W - 8, y0 = 6, y1 = H - TH - 8;
+    const labels = {
+      hi: { text: text.hi, x: x0 - 4 - wid(text.hi), y: y0, w: wid(text.hi), h: TH },
+      lo: { text: text.lo, x: x0 - 4 - wid(text.lo), y: y1 - TH, w: wid(text.lo), h: TH },
+      t0: { text: text.t0, x: x0, y: y1 + 4, w: wid(text.t0), h: TH },
+      t1: { text: text.t1, x: x1 - wid(text.t1), y: y1 + 4, w: wid(text.t1), h: TH },
+    };
+    return { width: W, height: H, frame: { x0, x1, y0, y1 }, labels };
   }
   function drawPlots() {
     for (const P of plotCanvases) {
-      const g = P.c.getContext("2d"), W = P.c.width, H = P.c.height, x0 = 40, x1 = W - 10, y0 = 8, y1 = H - 18;
+      const L = plotLayout(P), g = P.c.getContext("2d"), W = L.width, H = L.height;
+      const { x0, x1, y0, y1 } = L.frame;
+      P.layout = L;
       g.clearRect(0, 0, W, H); g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
-      g.strokeStyle = "#ccc"; g.strokeRect(x0, y0, x1 - x0, y1 - y0);
-      g.fillStyle = "#444"; g.font = "10px sans-serif";
-      g.fillText(P.hi.toPrecision(3), 2, y0 + 8); g.fillText(P.lo.toPrecision(3), 2, y1);
-      g.fillText(T0.toFixed(2) + " s", x0, H - 4); g.fillText(T1.toFixed(2) + " s", x1 - 36, H - 4);
+      g.setLineDash([]); g.strokeStyle = "#ccc"; g.lineWidth = 1; g.strokeRect(x0, y0, x1 - x0, y1 - y0);
+      g.fillStyle = "#444"; g.font = FONT; g.textBaseline = "top"; g.textAlign = "left";
+      for (const k in L.labels) { const l = L.labels[k]; g.fillText(l.text, l.x, l.y); }
       const X = (t) => x0 + (x1 - x0) * (t - T0) / DUR, Y = (v) => y1 - (y1 - y0) * (v - P.lo) / (P.hi - P.lo);
+      g.save(); g.beginPath(); g.rect(x0, y0, x1 - x0, y1 - y0); g.clip();
       P.series.forEach((s, k) => {
-        g.strokeStyle = s.color; g.lineWidth = 1.2; g.beginPath();
+        g.strokeStyle = s.color; g.setLineDash(s.dash);
+        g.lineWidth = P.highlight === k ? 2.6 : 1.2; g.globalAlpha = P.highlight >= 0 && P.highlight !== k ? 0.25 : 1;
+        g.beginPath();
         for (let i = 0; i < s.y.length; i++) { const x = X(PT[i]), y = Y(s.y[i]); if (i) g.lineTo(x, y); else g.moveTo(x, y); }
         g.stroke();
-        g.fillStyle = s.color; g.fillText(s.name, x0 + 6 + 70 * k, y0 + 12);
       });
+      g.restore(); g.globalAlpha = 1; g.setLineDash([]);
       g.strokeStyle = "#000"; g.lineWidth = 1; g.beginPath(); g.moveTo(X(state.t), y0); g.lineTo(X(state.t), y1); g.stroke();
     }
   }
@@ -497,6 +538,7 @@
     data: DATA, setTime, time: () => state.t, play: () => setPlaying(true), pause: () => setPlaying(false),
     isPlaying: () => state.playing, setSpeed, bodyPoses, qAt, frames: () => frames, range: [T0, T1],
     render: () => { render(); return frames; }, ready: true,
+    plotLayouts: () => plotCanvases.map((P) => Object.assign({ id: P.c.id }, plotLayout(P))),
   };
   render();
   requestAnimationFrame(tick);
