@@ -132,7 +132,7 @@ def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=
     params = tuple(dict.fromkeys(list(kin["params"]) + [sp.sympify(p) for p in extra_params]))
     kw.setdefault("name", getattr(model, "name", ""))
     return TMTSystem(q, dq, bodies, params=params, gravity=sympy_array(model.gravity, (3,)),
-                     tau=tau, S=S, simplify=simplify, **kw)
+                     tau=tau, S=S, simplify=simplify, _rotations_checked=True, **kw)
 
 
 def _mechanism_kinematics(mechanism):

@@ -57,8 +57,11 @@ class TMTSystem:
 
     def __init__(self, q, dq, bodies, *, params=(), gravity=None, forces=(), springs=(),
                  dampers=(), constraints=(), contacts=(), tau=None, S=None, time=None,
-                 values=None, q0=None, dq0=None, name="", simplify=False):
+                 values=None, q0=None, dq0=None, name="", simplify=False, _rotations_checked=False):
         self.name = name
+        # bodies whose orientations a tree built as products of rotations (tmt_system_from_model)
+        # need no numeric orthonormality test, which was a third of a small system's derivation
+        self._rotations_checked = _rotations_checked
         self.q = column(q, "q") if len(q) else sp.zeros(0, 1)
         self.dq = column(dq, "dq") if len(dq) else sp.zeros(0, 1)
         n = self.q.shape[0]
@@ -163,7 +166,8 @@ class TMTSystem:
                 _check_symbols(I, ps, nm + " inertia", "parameters")
                 if (I - I.T).applyfunc(sp.expand) != sp.zeros(3, 3):
                     raise ValueError(f"{nm}: inertia is not symmetric")
-                check_orthonormal(R, nm, what="orientation", exact=False)
+                if not self._rotations_checked:
+                    check_orthonormal(R, nm, what="orientation", exact=False)
                 if b.T_omega is not None:
                     To = sp.Matrix(b.T_omega)
                     if To.shape != (3, len(self.q)):
