@@ -228,8 +228,11 @@ def sensor_data(model, q, qd, qdd=None, ctrl=None, contact=None):
 
 def _value(model, s, st, q, qd, ctrl, contact):
     t = s.type
-    if t in ("jointpos", "ballquat"):
-        return q[:, s.index:s.index + s.dim]
+    if t == "jointpos":
+        return q[:, s.index:s.index + 1]
+    if t == "ballquat":   # normalised, as MuJoCo 4 reports it
+        b = q[:, s.index:s.index + 4]
+        return b / np.linalg.norm(b, axis=1, keepdims=True)
     if t in ("jointvel", "ballangvel"):
         return qd[:, s.index:s.index + s.dim]
     if t == "actuatorfrc":
