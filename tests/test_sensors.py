@@ -55,7 +55,7 @@ EVERY = """<mujoco model="every sensor">
   </worldbody>
   <actuator>
     <motor name="m_shoulder" joint="shoulder" gear="2"/>
-    <position name="p_hip" joint="hip" kp="30"/>
+    <position name="p_hip" joint="hip" kp="30" ctrlrange="-0.5 0.5" forcerange="-4 4"/>
   </actuator>
   <sensor>
     <jointpos name="jp" joint="shoulder"/>

@@ -205,7 +205,7 @@ def from_mjmodel_sensors(mj, attach, actuators, label, elements, warning):
         objtype, obj = int(mj.sensor_objtype[i]), int(mj.sensor_objid[i])
         kw, why = {}, None
         if kind not in KINDS:
-            why = "not computed here"
+            why = "a sensor type this library does not compute"
         elif kind in ("jointpos", "ballquat"):
             kw["index"] = int(mj.jnt_qposadr[obj])
         elif kind in ("jointvel", "ballangvel"):
@@ -253,5 +253,5 @@ def from_mjmodel_sensors(mj, attach, actuators, label, elements, warning):
         address += dim
     if skipped:
         warnings.warn(f"{label}: sensors not kept (skipped): {'; '.join(skipped[:12])}"
-                      f"{f' … ({len(skipped)} in all)' if len(skipped) > 12 else ''}", warning, stacklevel=5)
+                      f"{f' … ({len(skipped)} in all)' if len(skipped) > 12 else ''}", warning, stacklevel=4)
     return tuple(out)
