@@ -68,6 +68,7 @@ class _States:
         self.a = None if s.a is None else np.concatenate([s.a, z], axis=1)
         self.g = np.asarray(model.gravity, dtype=float)
         self.nb = nb
+        self.memo = {}   # parts and wrenches shared by sensors (a site's force and torque)
 
     def body(self, k):
         return self.nb if k < 0 else k
@@ -96,6 +97,12 @@ class _States:
     def parts(self, parts, need):
         """Per part (N, P, …): world centre of mass x, and as asked its velocity, ω, inertia I_w,
         and (α, a_c − g)."""
+        key = ("parts", need) + tuple(a.tobytes() for a in parts)
+        if key not in self.memo:
+            self.memo[key] = self._parts(parts, need)
+        return self.memo[key]
+
+    def _parts(self, parts, need):
         b, m, c, inertia = parts
         k = np.where(b < 0, self.nb, b)
         Rb = self.R[:, k]                                   # (N, P, 3, 3)
@@ -267,7 +274,10 @@ def _value(model, s, st, q, qd, ctrl, contact):
     if t == "accelerometer":
         return _mtv(R, st.acceleration(s.frame)[1])
     if t in ("force", "torque"):
-        F, T = _interaction(s, st, p, contact)
+        key = ("wrench", s.frame[0], s.frame[2].tobytes(), s.geoms) + tuple(a.tobytes() for a in s.parts)
+        if key not in st.memo:
+            st.memo[key] = _interaction(s, st, p, contact)
+        F, T = st.memo[key]
         return _mtv(R, F if t == "force" else T)
     if t == "touch":
         return _touch(s, st, R, p, contact)
