@@ -263,6 +263,18 @@ def test_touch_and_force_at_rest():
     assert traj[1.5:].sensor("touch_fl")[-1, 0] == ours[s["touch_fl"].address]   # a slice re-collides too
 
 
+def test_a_saved_run_reads_its_sensors_again(tmp_path):
+    m, _, _ = load(TABLE)
+    traj = mb.simulate(m, None, None, 0.5)
+    path = tmp_path / "run.npz"
+    traj.save(path)
+    again = mb.Trajectory.load(path, m)   # no contact geoms stored: the model's own, found by the slots
+    np.testing.assert_array_equal(again.sensordata, traj.sensordata)
+    assert again.sensordata[-1, 0] > 0
+    with pytest.raises(ValueError, match="no model to read its sensors"):
+        _ = mb.Trajectory.load(path).sensordata
+
+
 def test_model_sensors_records_and_skipped_types():
     xml = """<mujoco><worldbody><body name="b"><joint name="j"/><geom size=".1"/><site name="s"/></body>
     </worldbody><sensor>
