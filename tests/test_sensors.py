@@ -315,3 +315,19 @@ def test_bad_input_names_what_is_wrong():
     assert plain.sensordata.shape == (11, 0)
     with pytest.raises(KeyError, match="the model has no sensors"):
         plain.sensor("x")
+
+
+def test_framequat_of_every_rotation_branch():
+    """The matrix → quaternion step (Shepperd's four branches) against MuJoCo's mju_mat2Quat, up to sign."""
+    from multibody.kinematics.sensors import _quaternion
+    rng = np.random.default_rng(5)
+    quats = rng.standard_normal((400, 4))
+    quats[:4] = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]   # each branch exactly
+    quats /= np.linalg.norm(quats, axis=1, keepdims=True)
+    R = np.empty((len(quats), 9))
+    for i, qu in enumerate(quats):
+        mujoco.mju_quat2Mat(R[i], qu)
+    ours = _quaternion(R.reshape(-1, 3, 3))
+    assert np.all(ours[:, 0] >= 0)
+    err = np.minimum(np.abs(ours - quats).max(axis=1), np.abs(ours + quats).max(axis=1))
+    assert err.max() < 1e-12

@@ -3,7 +3,9 @@
 A :class:`Trajectory` holds time samples ``t`` (N,) and the state and its derivatives at each
 sample: ``q`` (N, nq), ``qd`` (N, nv), ``qdd`` (N, nv), ``tau`` (N, nv, the controller's joint
 forces), the energies (N,), the events that fired (:class:`EventRecord`), constraint residuals
-(N, 2, nc) and contact forces where a run had them.
+(N, 2, nc) and contact forces where a run had them.  ``sensordata`` (N, nsensordata) and
+``sensor(name)``: the model's sensors (MJCF ``<sensor>``) at the samples, computed on first access
+from the recorded q, q̇, q̈ and contact forces (``kinematics/sensors.py``), not stored in files.
 
 The energies are not computed while a run steps (MuJoCo's rollout, our benchmark's reference,
 computes none; per sample they cost about a fifth of an RK4 step): a Trajectory keeps its model
