@@ -9,7 +9,8 @@ state of this library's model, each as a record naming what it reads in *our* bo
 * ``actuatorfrc`` — a row of ``model.actuators``;
 * the frame sensors ``framepos``, ``framequat``, ``framexaxis``/``y``/``z``, ``framelinvel``,
   ``frameangvel`` (object and optional reference: a site, geom, camera, body — MuJoCo's *inertial*
-  frame — or xbody) and the site sensors ``gyro``, ``velocimeter``, ``accelerometer`` — a frame ``(body, R, r)`` fixed in one of our bodies (−1: the fixed base);
+  frame — or xbody) and the site sensors ``gyro``, ``velocimeter``, ``accelerometer`` — a frame
+  ``(body, R, r)`` fixed in one of our bodies (−1: the fixed base);
 * ``subtreecom``, ``subtreelinvel``, ``subtreeangmom`` and the site's ``force`` and ``torque`` —
   the *parts* of MuJoCo's subtree: every MuJoCo body below and including the sensed one, each as
   (our body, mass, centre of mass, rotational inertia) — so that a body welded into its parent
@@ -147,9 +148,9 @@ def from_mjmodel_sensors(mj, attach, actuators, label, elements, warning):
         return ()
     O, J = mujoco.mjtObj, mujoco.mjtJoint
     lines = [w for w, _ in elements] if elements is not None and len(elements) == mj.nsensor else [None] * mj.nsensor
-    datatypes = {int(mujoco.mjtDataType.mjDATATYPE_REAL): "real", int(mujoco.mjtDataType.mjDATATYPE_POSITIVE): "positive",
-                 int(mujoco.mjtDataType.mjDATATYPE_AXIS): "axis",
-                 int(mujoco.mjtDataType.mjDATATYPE_QUATERNION): "quaternion"}
+    T = mujoco.mjtDataType
+    datatypes = {int(T.mjDATATYPE_REAL): "real", int(T.mjDATATYPE_POSITIVE): "positive",
+                 int(T.mjDATATYPE_AXIS): "axis", int(T.mjDATATYPE_QUATERNION): "quaternion"}
     zones = {int(getattr(mujoco.mjtGeom, f"mjGEOM_{z.upper()}")): z for z in ZONES}
     children = {}
     for b in range(1, mj.nbody):
