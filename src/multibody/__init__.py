@@ -21,6 +21,7 @@ _PUBLIC = {
                      "Energy", "rnea_derivatives", "aba_derivatives", "minv"], ".dynamics"),
     "gravity_compensation_forces": ".dynamics.gravcomp",
     **dict.fromkeys(["contacts", "Contacts"], ".kinematics.contacts"),
+    "sensors": ".kinematics.sensors",
     **dict.fromkeys(["contact_forces", "ContactForces"], ".dynamics.contact_forces"),
     **dict.fromkeys(["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim"], ".dynamics.floating"),
     **dict.fromkeys(["BodyStates", "body_states", "forward_kinematics", "frame_pose", "point_position",

@@ -64,8 +64,10 @@ Not kept, with an :class:`MJCFWarning` naming them because the passive forces of
 would differ: springs on ball and free joints and fluid forces (``density``/``viscosity``).
 Hinge and slide joints' springs (``stiffness``, ``springref``) → ``Model.stiffness`` and
 ``Model.springref``; joint-transmission actuators → ``Model.actuators``
-(:mod:`multibody.model.actuators`; the others are skipped with a warning naming each).  Contacts, sensors, cameras and lights are run-time or rendering matters and are
-ignored.  Malformed files: MuJoCo's compiler message (which names the element and its line)
+(:mod:`multibody.model.actuators`; the others are skipped with a warning naming each); sensors →
+``Model.sensors`` (:mod:`multibody.model.sensors`: the kinds computed here; the others skipped
+with one warning naming each element and its line).  Cameras and lights are rendering matters and
+are ignored.  Malformed files: MuJoCo's compiler message (which names the element and its line)
 wrapped in an :class:`MJCFError`; so is any other failure of the compiler.  Before MuJoCo sees
 a document, the sizes it declares (height fields, textures, replication, included and asset
 files) are checked against limits (``mjcf_sizes``), because MuJoCo's compiler allocates them and
@@ -88,6 +90,7 @@ from .geometry import from_mjmodel as from_mjmodel_geoms
 from .model import Frame, Geometry, Model
 from .tendons import FixedTendon
 from .actuators import from_mjmodel_actuators
+from .sensors import from_mjmodel_sensors
 from .._extras import require
 
 __all__ = ["MJCFError", "MJCFWarning", "load_mjcf", "from_mjmodel"]
@@ -602,6 +605,9 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
     constraints = _constraints(mj, reading, attach, bodies)
     tendons = _tendons(mj, reading)
     keyframes = read_keyframes(mj, label, _section_children(text, "keyframe", base_dir, assets), MJCFError)
+    actuators = from_mjmodel_actuators(mj, label, MJCFWarning)
+    sensors = from_mjmodel_sensors(mj, attach, actuators, label, _section_children(text, "sensor", base_dir, assets),
+                                   MJCFWarning)
     try:
         return Model(
             parent=np.array([B["parent"] for B in bodies], dtype=np.int64),
@@ -616,7 +622,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             frames=tuple(frames), geometries=geometries, geoms=geoms, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
             tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes, stiffness=stiff,
-            springref=np.array(mj.qpos_spring), actuators=from_mjmodel_actuators(mj, label, MJCFWarning))
+            springref=np.array(mj.qpos_spring), actuators=actuators, sensors=sensors)
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 

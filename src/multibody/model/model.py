@@ -228,6 +228,9 @@ class Model:
     springref: np.ndarray | None = None
     # joint actuators driven by a run's ctrl (MJCF <actuator>): a multibody.model.actuators.Actuators, or None
     actuators: Any = None
+    # sensors read from a file (MJCF <sensor>): a tuple of multibody.model.sensors.Sensor records
+    # (name, type, dim, address, what each reads); computed by mb.sensors and traj.sensordata
+    sensors: tuple = ()
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -317,6 +320,10 @@ class Model:
                                  or np.any(acts.q_index >= self.nq)):
             raise ValueError(f"actuators: their joint indices or dof_forcerange ({len(acts.dof_forcerange)} rows) do "
                              f"not fit this model (nq {self.nq}, nv {nv}); pass actuators=None or rebuild them")
+        if not isinstance(self.sensors, tuple) or any(
+                not hasattr(x, "bodies") or any(b >= nb or b < -1 for b in x.bodies()) for x in self.sensors):
+            raise ValueError("sensors: expected a tuple of multibody.model.sensors.Sensor records on this model's "
+                             f"bodies (−1 … {nb - 1})")
         cons = self.constraints
         if not isinstance(cons, tuple):
             raise TypeError(f"constraints: expected a tuple of constraint objects, got {type(cons).__name__}")

@@ -250,6 +250,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
                              atol, progress)
     traj.passive = system.passive()
     traj.contact = None if contact is None else getattr(contact, "name", type(contact).__name__)
+    traj.ctrl, traj.contact_geoms = system.ctrl, getattr(contact, "geoms", None)   # what traj.sensordata reads
     if sensitivities and system.soft:
         check_soft_stop_sensitivities(stops, traj)
     if traj.status == "diverged":

@@ -3,7 +3,9 @@
 A :class:`Trajectory` holds time samples ``t`` (N,) and the state and its derivatives at each
 sample: ``q`` (N, nq), ``qd`` (N, nv), ``qdd`` (N, nv), ``tau`` (N, nv, the controller's joint
 forces), the energies (N,), the events that fired (:class:`EventRecord`), constraint residuals
-(N, 2, nc) and contact forces where a run had them.
+(N, 2, nc) and contact forces where a run had them.  ``sensordata`` (N, nsensordata) and
+``sensor(name)``: the model's sensors (MJCF ``<sensor>``) at the samples, computed on first access
+from the recorded q, q̇, q̈ and contact forces (``kinematics/sensors.py``), not stored in files.
 
 The energies are not computed while a run steps (MuJoCo's rollout, our benchmark's reference,
 computes none; per sample they cost about a fifth of an RK4 step): a Trajectory keeps its model
@@ -268,6 +270,9 @@ class Trajectory:
         self.quaternion_starts = quaternion_starts  # first q index of each unit quaternion
         self.model = model
         self.passive = ()   # what mb.simulate applied from the model: limits, damping, friction, gravcomp
+        self.ctrl = None            # the run's constant ctrl (mb.simulate), for actuatorfrc sensors
+        self.contact_geoms = None   # the geoms of the run's contact (mb.simulate), for touch and force sensors
+        self._sensordata = None
 
     # ---- energies (lazy) ---------------------------------------------------------------------
     @property
@@ -322,6 +327,29 @@ class Trajectory:
     def __len__(self):
         return len(self.t)
 
+    # ---- sensors (lazy) ----------------------------------------------------------------------
+    @property
+    def sensordata(self) -> np.ndarray:
+        """The model's sensors (``model.sensors``) at every sample, (N, nsensordata): MuJoCo's
+        ``sensordata`` along the run, computed on first access from the recorded q, q̇, q̈ and
+        contact forces (:func:`multibody.sensors`; module notes of ``kinematics/sensors.py``)."""
+        if self._sensordata is None:
+            if self.model is None:
+                raise ValueError("sensordata: this trajectory has no model to read its sensors from; load it with "
+                                 "Trajectory.load(path, model)")
+            self._sensordata = recorded_sensordata(self)
+        return self._sensordata
+
+    def sensor(self, name) -> np.ndarray:
+        """The values (N, dim) of the sensor ``name`` along the run (a view of :attr:`sensordata`)."""
+        from ..model.model import _known
+        by_name = {s.name: s for s in (self.model.sensors if self.model is not None else ())}
+        if name not in by_name:
+            raise KeyError(f"no sensor named {name!r}; " + (_known("sensors", name, list(by_name)) if by_name
+                                                            else "the model has no sensors (MJCF <sensor>)"))
+        s = by_name[name]
+        return self.sensordata[:, s.address:s.address + s.dim]
+
     # ---- slicing and resampling --------------------------------------------------------------
     _PER_SAMPLE = ("t", "q", "qd", "qdd", "tau", "kinetic_energy", "potential_energy",
                    "constraint_residual", "contact_forces", "contact_state")
@@ -335,9 +363,11 @@ class Trajectory:
         t = kw["t"]
         lo, hi = (t[0], t[-1]) if len(t) else (np.inf, -np.inf)
         ev = [e for e in self.events if lo <= e.t <= hi]
-        return Trajectory(**kw, events=ev, status=self.status, message=self.message,
-                          integrator=self.integrator, model_fingerprint=self.model_fingerprint,
-                          model_name=self.model_name, quaternion_starts=self.quaternion_starts, model=self.model)
+        out = Trajectory(**kw, events=ev, status=self.status, message=self.message,
+                         integrator=self.integrator, model_fingerprint=self.model_fingerprint,
+                         model_name=self.model_name, quaternion_starts=self.quaternion_starts, model=self.model)
+        out.ctrl, out.contact_geoms = self.ctrl, self.contact_geoms
+        return out
 
     def __getitem__(self, key) -> "Trajectory":
         """``traj[i]``, ``traj[i:j]`` index samples; ``traj[t0:t1]`` with floats selects t0 ≤ t ≤ t1."""
@@ -502,3 +532,73 @@ class Trajectory:
         passive = f", {', '.join(self.passive)}" if self.passive else ""
         return (f"Trajectory({self.model_name!r}, {len(self.t)} samples, {span}, {len(self.events)} events, "
                 f"{self.status}{drift}{passive})")
+
+
+def recorded_sensordata(traj):
+    """(N, nsensordata) of a trajectory with a model: its sensors at the recorded samples, in one
+    batched call (:func:`multibody.kinematics.sensors.sensor_data`).  The contacts of the samples
+    with a recorded contact force are collided again at their q (the compiled narrow phase, one
+    call per such sample) to place each slot's force (slot = pair · SCENE_PAIR_MAX + k-th point)."""
+    from ..kinematics.sensors import sensor_data
+    model = traj.model
+    q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (traj.q, traj.qd, traj.qdd))
+    sens = model.sensors
+    if any(s.type == "actuatorfrc" for s in sens) and traj.ctrl is None:
+        raise ValueError(f"sensordata: actuatorfrc sensors {[s.name for s in sens if s.type == 'actuatorfrc'][:6]} "
+                         "need the run's ctrl, which this trajectory does not hold (a run of mb.simulate with a "
+                         "constant ctrl does); compute them with mb.sensors(model, q, qd, qdd, ctrl=...)")
+    acc = any(s.stage == "acc" for s in sens)
+    contact = None
+    needs_contact = any(s.type in ("touch", "force", "torque") for s in sens)
+    if needs_contact and traj.contact_forces is not None and len(q):
+        contact = _recorded_contacts(traj, q)
+    # a sample without a finite acceleration (the last of a diverged run) reads NaN, as its qdd
+    finite = np.all(np.isfinite(qdd), axis=1) if acc else np.ones(len(q), bool)
+    out = np.full((len(q), sum(s.dim for s in sens)), np.nan)
+    if finite.all():
+        return sensor_data(model, q, qd, qdd, traj.ctrl, contact)
+    rows = np.flatnonzero(finite)
+    if contact is not None:
+        keep = finite[contact[0]]
+        remap = np.cumsum(finite) - 1
+        contact = (remap[contact[0][keep]],) + tuple(np.asarray(c)[keep] for c in contact[1:])
+    out[rows] = sensor_data(model, q[rows], qd[rows], qdd[rows], traj.ctrl, contact)
+    return out
+
+
+def _recorded_contacts(traj, q):
+    """The recorded contact forces as a contact list (sample, geom a, geom b, position, normal, force on b)."""
+    from ..core import _core
+    from ..model.geometry import model_geoms
+    from .rollout import SCENE_PAIR_MAX
+    F = np.asarray(traj.contact_forces, dtype=float)
+    geoms = traj.contact_geoms
+    if geoms is None:   # a sliced or reloaded run: the model's geoms, or with the floor ground=True adds
+        for g in (model_geoms(traj.model), model_geoms(traj.model).with_ground()):
+            if F.ndim == 3 and F.shape[1] == SCENE_PAIR_MAX * len(g.pairs):
+                geoms = g
+                break
+    if geoms is None or F.ndim != 3 or F.shape[1] != SCENE_PAIR_MAX * len(geoms.pairs) or F.shape[2] != 3:
+        raise ValueError(f"sensordata: contact_forces {F.shape} are not the slots of the model's geoms "
+                         f"({SCENE_PAIR_MAX} per candidate pair); touch, force and torque sensors need a run "
+                         "with the model's own contact (mb.simulate's default)")
+    names = geoms.names
+    packed = geoms.packed
+    out = [[], [], [], [], [], []]
+    for n in np.flatnonzero(np.any(F != 0, axis=(1, 2))):
+        pair, pos, normal, _ = _core.scene_contacts(traj.model._c, np.ascontiguousarray(q[n]), *packed)
+        pair = np.asarray(pair, dtype=np.int64)
+        k = np.zeros(len(pair), dtype=np.int64)
+        for i in range(1, len(pair)):
+            k[i] = k[i - 1] + 1 if pair[i] == pair[i - 1] else 0
+        slot = pair * SCENE_PAIR_MAX + k
+        out[0].append(np.full(len(pair), n))
+        out[1] += [names[g] for g in geoms.pairs[pair, 0]]
+        out[2] += [names[g] for g in geoms.pairs[pair, 1]]
+        out[3].append(np.reshape(pos, (-1, 3)))
+        out[4].append(np.reshape(normal, (-1, 3)))
+        out[5].append(F[n, slot])
+    if not out[0]:
+        return None
+    return (np.concatenate(out[0]), out[1], out[2], np.concatenate(out[3]), np.concatenate(out[4]),
+            np.concatenate(out[5]))
