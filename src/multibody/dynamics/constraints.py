@@ -583,10 +583,11 @@ def rolling_contact_terms(con, center, v_center, a_center, R, omega, alpha, J_ce
     b = a_C + α × r d + ω × r ḋ.  Rows: n·P − height (holonomic; ċ = n·v_P, since P is the rim's
     lowest point its own motion along n vanishes), then t_k·v_P (nonholonomic).  Any array type."""
     a = R @ con.axis
-    rd, rddot, s, root = rolling_contact_point(con.normal, con.radius, a, omega)
-    if abs(root) < 1e-9:
+    s = a @ con.normal
+    if not abs(1.0 - s * s) > 1e-12:
         raise ConstraintError(f"{con.name}: the wheel's axis is normal to the plane (|a·n| = {abs(s):.12g}); "
                               "a disc lying flat has no rim contact point")
+    rd, rddot, _, _ = rolling_contact_point(con.normal, con.radius, a, omega)
     vP = v_center + _cross(omega, rd)
     bP = a_center + _cross(alpha, rd) + _cross(omega, rddot)
     skew = np.array([[0.0, -rd[2], rd[1]], [rd[2], 0.0, -rd[0]], [-rd[1], rd[0], 0.0]])

@@ -298,28 +298,33 @@ def _upright(model, roll, steer, tol=1e-15, max_iter=50):
     return q
 
 
-def _reduced_residual(model, x, speed, gravity):
-    """Nᵀ τ for the roll and steer rows: the generalised forces the motion x = (φ, δ, φ̇, δ̇, φ̈, δ̈) at
-    forward speed ``speed`` needs, all other coordinates and speeds following from the constraints.
+def _reduced(model, roll, steer, u, ud, gravity):
+    """Nᵀ τ (3,): the generalised forces along the independent speeds u = (φ̇, δ̇, θ̇_R) that the motion
+    (φ, δ, u, u̇) needs, every other coordinate, speed and acceleration following from the constraints.
 
-    q̇ = N u with u = (φ̇, δ̇, θ̇_R) the independent speeds (θ̇_R = −v/r_R), the dependent speeds
-    solving the constraint rows K q̇ = 0; q̈ likewise from K q̈ + bias = 0; τ = ID(q, q̇, q̈)."""
-    q = _upright(model, x[0], x[1])
+    q̇ = N u, the dependent speeds solving the constraint rows K q̇ = 0; q̈ likewise from
+    K q̈ + bias = 0; τ = ID(q, q̇, q̈) (Kane's equations: Nᵀ(τ_applied − ID) = 0)."""
+    q = _upright(model, roll, steer)
     ind, dep = _indices(model)
-    rR = model.constraints[0].radius
-    u = np.array([x[2], x[3], -speed / rR])
-    ud = np.array([x[4], x[5], 0.0], dtype=np.result_type(x, float))
+    dt = np.result_type(q, np.asarray(u), np.asarray(ud), float)
+    u, ud = np.asarray(u, dtype=dt), np.asarray(ud, dtype=dt)
     _, _, K, _ = _constraint_rows(model, q, np.zeros(model.nv))
-    Kd_inv_Ki = np.linalg.solve(K[:, dep], K[:, ind])
-    N = np.zeros((model.nv, 3), K.dtype)
+    N = np.zeros((model.nv, 3), dt)
     N[ind, np.arange(3)] = 1.0
-    N[dep] = -Kd_inv_Ki
+    N[dep] = -np.linalg.solve(K[:, dep], K[:, ind])
     qd = N @ u
     _, _, _, bias = _constraint_rows(model, q, qd)
     qdd = N @ ud
     qdd[dep] = qdd[dep] - np.linalg.solve(K[:, dep], bias)
     tau = _Tree(model, q, qd, qdd).inverse_dynamics(gravity)
-    return (N.T @ tau)[:2]
+    return N.T @ tau
+
+
+def _reduced_residual(model, x, speed, gravity):
+    """The roll and steer rows of :func:`_reduced` at x = (φ, δ, φ̇, δ̇, φ̈, δ̈) and forward speed
+    ``speed`` held (θ̈_R = 0)."""
+    rR = model.constraints[0].radius
+    return _reduced(model, x[0], x[1], [x[2], x[3], -speed / rR], [x[4], x[5], 0.0], gravity)[:2]
 
 
 def _complex_step(f, x0, h=1e-30):
