@@ -377,7 +377,7 @@ def whipple_linear(model: Model | BicycleParameters | None = None):
     >>> np.round(M, 8).tolist()
     [[80.81722, 2.31941332], [2.31941332, 0.29784188]]
     >>> np.round(K2[:, 1], 8).tolist()
-    [76.59734589, 2.65431524]
+    [76.5973459, 2.65431524]
     """
     if model is None or isinstance(model, BicycleParameters):
         model = whipple_bicycle(BENCHMARK if model is None else model)
