@@ -41,12 +41,11 @@ from .tmt_paper import biped_upper_body, clemens_joint, flapping_flyer
 from .gfx import gfx_example
 from .elbow import double_elbow
 from .disc import rolling_disc
-from .bicycle import BENCHMARK, BicycleParameters, whipple_bicycle, whipple_eigenvalues, whipple_linear, whipple_speeds
+from .bicycle import whipple_bicycle
 
 __all__ = ["auto_tree", "gfx_example", "planar", "vee", "singlebody", "scissor", "floatbase",
            "ra3link", "ra3link_prismatic", "starleth", "support_jacobian", "ma23",
            "double_pendulum", "single_pendulum", "biped_upper_body", "flapping_flyer", "clemens_joint",
-           "double_elbow", "rolling_disc", "whipple_bicycle", "whipple_linear", "whipple_eigenvalues",
-           "whipple_speeds", "BicycleParameters", "BENCHMARK",
+           "double_elbow", "rolling_disc", "whipple_bicycle",
            "SeedInfo", "seed_info", "parameters"]
 
