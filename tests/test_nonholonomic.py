@@ -210,3 +210,58 @@ def test_bad_input_is_named():
         constraint_terms(flat, disc, np.zeros(5), np.zeros(5))
     with pytest.raises(ValueError, match="nonholonomic rows"):
         gamma_q_partitioned(blade(True), [2])(model, np.zeros(3), np.zeros(3))
+
+
+# ---- the symbolic side: Kane's equations by projection -----------------------------------------
+def test_kane_equations_of_a_rolling_disc_agree_with_the_kkt_dynamics():
+    """The symbolic rolling rows and Kane's projection give the accelerations the numeric KKT solve
+    gives, at random leaning, turning, spinning states."""
+    import sympy as sp
+    from multibody.symbolic.nonholonomic import kane_equations
+
+    model, con = chain_disc()
+    q, dq = sp.symbols("x y psi phi theta"), sp.symbols("dx dy dpsi dphi dtheta")
+    red = kane_equations(model, [con], independent=[2, 3, 4], q=q, dq=dq)
+    assert sp.simplify(red.rows * red.N) == sp.zeros(2, 3)           # A N = 0: no work by the constraint forces
+    f = sp.lambdify([q, dq], [red.M, red.f, red.N], "numpy")
+    cs = ConstraintSet(con)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        qv = rng.uniform(-0.7, 0.7, 5)
+        u = rng.normal(size=3)
+        M, F, N = (np.array(x, dtype=float) for x in f(qv, np.zeros(5)))
+        qd = N @ u
+        M, F, N = (np.array(x, dtype=float) for x in f(qv, qd))
+        ud = np.linalg.solve(M, -F.ravel())
+        qdd, _ = cs.accelerations(model, qv, qd, np.zeros(5))
+        np.testing.assert_allclose(ud, qdd[2:], atol=1e-10)
+
+
+def test_kane_equations_give_the_discs_stability_speed_symbolically():
+    """Linearised about upright rolling at spin Ω, the disc's characteristic polynomial is
+    λ² [A (A + m R²) λ² + C (C + m R²) Ω² − m g R A] / (A (A + m R²)): stable for
+    Ω² > m g R A / (C (C + m R²)) (Routh), with m, A, C, g symbols."""
+    import sympy as sp
+    from multibody.symbolic.nonholonomic import kane_equations
+
+    m, A, C, g, W, lam = sp.symbols("m A C g Omega lambda", positive=True)
+    R = sp.Rational(1, 2)
+    b = mb.ModelBuilder("disc", gravity=(0, 0, -g))
+    b.add_body("cx", None, "prismatic", axis=[1, 0, 0], mass=0, allow_massless=True)
+    b.add_body("cy", "cx", "prismatic", axis=[0, 1, 0], mass=0, allow_massless=True)
+    b.add_body("heading", "cy", "revolute", axis=[0, 0, 1], mass=0, allow_massless=True)
+    b.add_body("lean", "heading", "revolute", axis=[1, 0, 0], mass=0, allow_massless=True)
+    b.add_body("disc", "lean", "revolute", axis=[0, 1, 0], joint_translation=[0, 0, 0.5], mass=m,
+               inertia=[A, C, A])
+    q, dq = sp.symbols("x y psi phi theta"), sp.symbols("dx dy dpsi dphi dtheta")
+    red = kane_equations(b.build(), [RollingContact("disc", 0.5, holonomic=False)], independent=[2, 3, 4],
+                         q=q, dq=dq)
+    state = [q[3], dq[2], dq[3], dq[4]]
+    at = {q[0]: 0, q[1]: 0, q[2]: 0, q[3]: 0, q[4]: 0, dq[2]: 0, dq[3]: 0, dq[4]: W}   # x, y, ψ, θ ignorable
+    M0, F = sp.nsimplify(red.M.subs(at)), sp.nsimplify(red.f.jacobian(state).subs(at))
+    Amat = sp.zeros(4, 4)
+    Amat[0, 2] = 1
+    Amat[1:, :] = -M0.LUsolve(F)
+    p = sp.cancel((Amat - lam * sp.eye(4)).det(method="berkowitz"))
+    want = lam ** 2 * (A * (A + m * R ** 2) * lam ** 2 + C * (C + m * R ** 2) * W ** 2 - m * g * R * A) / (A * (A + m * R ** 2))
+    assert sp.cancel(p - want) == 0
