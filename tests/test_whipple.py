@@ -159,3 +159,10 @@ def test_nonlinear_runs_self_stable_at_4_6_falls_at_3(bike):
     assert np.abs(r[:, 0]).max() < 1e-9 and np.abs(r[:, 1]).max() < 1e-7
     falls = _run(bike, 3.0, 8.0)
     assert falls.t[-1] < 6.0 and abs(falls.q[-1, 3]) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_speeds_bracket_without_a_crossing_is_named(matrices):
+    with pytest.raises(ValueError, match="weave mode does not become stable between 7.0 and 10.0"):
+        whipple_speeds((*matrices, BENCHMARK.g), bracket=(7.0, 10.0))
+    with pytest.raises(ValueError, match="bracket: expected speeds"):
+        whipple_speeds((*matrices, BENCHMARK.g), bracket=(5.0, 1.0))

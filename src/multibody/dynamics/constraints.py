@@ -590,14 +590,14 @@ def rolling_contact_terms(con, center, v_center, a_center, R, omega, alpha, J_ce
     rd, rddot, _, _ = rolling_contact_point(con.normal, con.radius, a, omega)
     vP = v_center + _cross(omega, rd)
     bP = a_center + _cross(alpha, rd) + _cross(omega, rddot)
-    skew = np.array([[0.0, -rd[2], rd[1]], [rd[2], 0.0, -rd[0]], [-rd[1], rd[0], 0.0]])
-    JP = J_center - skew @ J_omega                   # v_P = v_C − (r d)× ω
-    dirs = np.vstack([con.normal[None, :], con.tangents]) if con.holonomic else con.tangents
-    height = (center + rd) @ con.normal - con.height
+    dirs = con.directions
+    # e·v_P = e·v_C + e·(ω × r d) = e·v_C − (e × r d)·ω: the rows of J_P along each direction e
+    JP = dirs @ J_center - np.array([_cross(e, rd) for e in dirs]) @ J_omega
     rows = dirs @ vP
-    c = np.concatenate([[height], np.zeros(2)]) if con.holonomic else np.zeros(2, dtype=rows.dtype)
-    vel = np.array([False, True, True]) if con.holonomic else np.ones(2, bool)
-    return ConstraintTerms(c, rows, dirs @ JP, dirs @ bP, velocity=vel)
+    c = np.zeros(len(dirs), dtype=rows.dtype)
+    if con.holonomic:
+        c[0] = (center + rd) @ con.normal - con.height
+    return ConstraintTerms(c, rows, JP, dirs @ bP, velocity=con.velocity_rows)
 
 
 def _rolling(con, model, q, qd, t, kin):

@@ -404,6 +404,11 @@ class RollingContact(Constraint):
         t1 = e - (e @ self.normal) * self.normal
         t1 /= np.linalg.norm(t1)
         self.tangents = np.array([t1, np.cross(self.normal, t1)])
+        # the rows' directions (n for the height, then t₁, t₂) and which of them are velocity rows
+        self.directions = np.vstack([self.normal, self.tangents]) if self.holonomic else self.tangents.copy()
+        self.velocity_rows = np.array([False, True, True][3 - len(self.directions):])
+        for a in (self.axis, self.center, self.normal, self.tangents, self.directions, self.velocity_rows):
+            a.setflags(write=False)
         self.name = name or f"rolling({body})"
         self._seal()
 

@@ -436,7 +436,8 @@ def whipple_speeds(matrices=None, bracket=(0.5, 10.0), xtol=1e-15):
     eigenvalue cross zero — the bounds of the self-stable speed range (the paper's v_w, v_c).
 
     Found by Brent's method on the exact linearised matrices (``matrices`` as in
-    :func:`whipple_eigenvalues`) inside ``bracket``.
+    :func:`whipple_eigenvalues`) inside ``bracket`` (m/s); a ``ValueError`` says which mode does
+    not cross there.
 
     >>> vw, vc = whipple_speeds()
     >>> round(vw, 10), round(vc, 10)
@@ -454,14 +455,22 @@ def whipple_speeds(matrices=None, bracket=(0.5, 10.0), xtol=1e-15):
         e = whipple_eigenvalues(v, mats)[0]
         return max(x.real for x in e if abs(x.imag) <= 1e-9)
 
-    lo, hi = bracket
+    lo, hi = (float(b) for b in bracket)
+    if not 0 <= lo < hi or not np.isfinite(hi):
+        raise ValueError(f"bracket: expected speeds 0 ≤ low < high (m/s), got {bracket!r}")
     vs = np.linspace(lo, hi, 200)
-    wv = [weave(v) if any(abs(e.imag) > 1e-9 for e in whipple_eigenvalues(v, mats)[0]) else np.nan for v in vs]
-    k = next(i for i in range(len(vs) - 1) if wv[i] > 0 and wv[i + 1] < 0)
-    v_w = brentq(weave, vs[k], vs[k + 1], xtol=xtol, rtol=4 * np.finfo(float).eps)
-    cv = [capsize(v) for v in vs]
-    k = next(i for i in range(len(vs) - 1) if vs[i] > v_w and cv[i] < 0 and cv[i + 1] > 0)
-    v_c = brentq(capsize, vs[k], vs[k + 1], xtol=xtol, rtol=4 * np.finfo(float).eps)
+    ev = whipple_eigenvalues(vs, mats)
+    oscillating = np.abs(ev.imag) > 1e-9
+    wv = [e[o].real.max() if o.any() else np.nan for e, o in zip(ev, oscillating)]
+    cv = [e[~o].real.max() if (~o).any() else np.nan for e, o in zip(ev, oscillating)]
+    k = [i for i in range(len(vs) - 1) if wv[i] > 0 and wv[i + 1] < 0]
+    if not k:
+        raise ValueError(f"bracket: the weave mode does not become stable between {lo} and {hi} m/s")
+    v_w = brentq(weave, vs[k[0]], vs[k[0] + 1], xtol=xtol, rtol=4 * np.finfo(float).eps)
+    k = [i for i in range(len(vs) - 1) if vs[i] > v_w and cv[i] < 0 and cv[i + 1] > 0]
+    if not k:
+        raise ValueError(f"bracket: the capsize mode does not become unstable between {v_w} and {hi} m/s")
+    v_c = brentq(capsize, vs[k[0]], vs[k[0] + 1], xtol=xtol, rtol=4 * np.finfo(float).eps)
     return float(v_w), float(v_c)
 
 
