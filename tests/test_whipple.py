@@ -132,6 +132,8 @@ def test_state_is_on_the_constraints_and_bad_input(bike):
         whipple_bicycle(BicycleParameters(m_B=float("nan")))
     with pytest.raises(ValueError, match="whipple_bicycle model"):
         whipple_linear(mb.models.planar(2))
+    with pytest.raises(ValueError, match="expected finite numbers"):
+        whipple_state(bike, roll=float("nan"))
 
 
 def test_other_parameters_change_the_matrices():

@@ -388,18 +388,29 @@ def whipple_linear(model: Model | BicycleParameters | None = None):
     g = np.asarray(model.gravity, dtype=float)
     gn = float(np.linalg.norm(g))
     x0 = np.zeros(6)
-    M = _complex_step(lambda x: _reduced_residual(model, x, 0.0, g), x0)[:, 4:]
-    K0 = _complex_step(lambda x: _reduced_residual(model, x, 0.0, g), x0)[:, :2] / gn
-    D1 = _complex_step(lambda x: _reduced_residual(model, x, 1.0, np.zeros(3)), x0)
-    return M, D1[:, 2:4], K0, D1[:, :2]
+    D0 = _complex_step(lambda x: _reduced_residual(model, x, 0.0, g), x0)              # standing: M, g K0
+    D1 = _complex_step(lambda x: _reduced_residual(model, x, 1.0, np.zeros(3)), x0)    # 1 m/s, no gravity
+    return D0[:, 4:], D1[:, 2:4], D0[:, :2] / gn, D1[:, :2]
 
 
 def whipple_eigenvalues(speeds, matrices=None):
     """Eigenvalues of the linearised bicycle at each forward speed (m/s): the roots s of
     det(M s² + v C1 s + g K0 + v² K2) = 0, four per speed, sorted by real part (descending).
 
-    ``matrices`` is (M, C1, K0, K2, g) or None: those of :data:`BENCHMARK` with g = 9.81.
+    Parameters
+    ----------
+    speeds : float or array_like
+        Forward speeds v (m/s).
+    matrices : tuple, optional
+        (M, C1, K0, K2, g) — e.g. ``(*whipple_linear(model), g)``; None: :data:`BENCHMARK`'s.
 
+    Returns
+    -------
+    ndarray, shape (len(speeds), 4), complex
+        The eigenvalues (1/s) at each speed.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> ev = whipple_eigenvalues([0.0, 5.0])
     >>> ev.shape, bool(np.all(ev[1].real < 0))          # self-stable at 5 m/s
@@ -436,9 +447,29 @@ def whipple_speeds(matrices=None, bracket=(0.5, 10.0), xtol=1e-15):
     eigenvalue cross zero — the bounds of the self-stable speed range (the paper's v_w, v_c).
 
     Found by Brent's method on the exact linearised matrices (``matrices`` as in
-    :func:`whipple_eigenvalues`) inside ``bracket`` (m/s); a ``ValueError`` says which mode does
-    not cross there.
+    :func:`whipple_eigenvalues`) inside ``bracket`` (m/s).
 
+    Parameters
+    ----------
+    matrices : tuple, optional
+        (M, C1, K0, K2, g); None: :data:`BENCHMARK`'s.
+    bracket : (float, float)
+        The speeds (m/s) searched, 0 ≤ low < high.
+    xtol : float
+        Brent's tolerance on the speed (m/s).
+
+    Returns
+    -------
+    (float, float)
+        The weave and capsize speeds (m/s).
+
+    Raises
+    ------
+    ValueError
+        A bracket that is not 0 ≤ low < high, or in which a mode does not cross (named).
+
+    Examples
+    --------
     >>> vw, vc = whipple_speeds()
     >>> round(vw, 10), round(vc, 10)
     (4.2923825363, 6.0242620154)
@@ -479,6 +510,30 @@ def whipple_state(model: Model, roll=0.0, steer=0.0, roll_rate=0.0, steer_rate=0
     frame's pitch putting the front wheel on the ground, moving with the given roll and steer rates
     (rad/s) and forward speed (m/s, v = −θ̇_R r_R); every other speed follows from rolling.
 
+    Parameters
+    ----------
+    model : Model
+        A model built by :func:`whipple_bicycle`.
+    roll, steer : float
+        φ, δ (rad).
+    roll_rate, steer_rate : float
+        φ̇, δ̇ (rad/s).
+    speed : float
+        Forward speed v (m/s).
+
+    Returns
+    -------
+    q, qd : ndarray, shape (8,)
+        On the constraints: the front wheel's height and both wheels' slip are zero.
+
+    Raises
+    ------
+    ValueError
+        A value that is not finite, or a lean and steer at which no pitch puts the front wheel on
+        the ground.
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> bike = mb.models.whipple_bicycle()
     >>> q, qd = whipple_state(bike, roll=0.1, speed=4.6)
@@ -486,7 +541,10 @@ def whipple_state(model: Model, roll=0.0, steer=0.0, roll_rate=0.0, steer_rate=0
     >>> bool(np.abs(c).max() < 1e-14 and np.abs(cdot).max() < 1e-12)
     True
     """
-    q = _upright(model, float(roll), float(steer))
+    values = [float(x) for x in (roll, steer, roll_rate, steer_rate, speed)]
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"roll, steer, roll_rate, steer_rate, speed: expected finite numbers, got {values}")
+    q = _upright(model, values[0], values[1])
     ind, dep = _indices(model)
     K = ConstraintSet(*model.constraints).evaluate(model, q, np.zeros(model.nv)).J
     u = np.array([roll_rate, steer_rate, -float(speed) / model.constraints[0].radius], dtype=float)

@@ -85,6 +85,11 @@ def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-
     :func:`multibody.integrate`); ``method="fd"`` takes the central differences of the module
     docstring (``step`` is their h), for comparison.
 
+    With nonholonomic rows (``mb.RollingContact``, ``mb.VelocityConstraint``) the minimal states
+    are the tangent space of the constraints' state set — positions keep the dimensions only
+    velocities lose (a rolling wheel's place on the plane) — and the operating point may be a
+    steady motion (a bicycle running straight), not only an equilibrium.
+
     Example — a pendulum hanging down: ẍ = −(m g d / I) x, so A[1, 0] = −ω².
 
     >>> import numpy as np, multibody as mb
