@@ -36,6 +36,7 @@ CATALOG = {
     "gfx_example": mb.models.gfx_example,
     "double_elbow": mb.models.double_elbow,
     "rolling_disc": lambda: mb.models.rolling_disc(4),
+    "whipple_bicycle": mb.models.whipple_bicycle,
 }
 QUATERNION = {"vee", "singlebody", "scissor", "rolling_disc"}          # free joints: no symbolic coordinates
 MECHANISMS = {"biped_upper_body", "flapping_flyer", "clemens_joint"}

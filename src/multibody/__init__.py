@@ -39,7 +39,7 @@ _PUBLIC = {
                      "EventRecord", "PD", "SimulationError", "SimulationWarning"], ".simulation"),
     "fd_gq": ".dynamics.fdgq",
     **dict.fromkeys(["PointConstraint", "AxisConstraint", "JointCoupling", "FunctionConstraint", "WeldConstraint",
-                     "TendonCoupling", "JointPath"], ".model.constraints"),
+                     "TendonCoupling", "JointPath", "VelocityConstraint", "RollingContact"], ".model.constraints"),
     **dict.fromkeys(["GammaQ", "ConstraintSet", "revolute_closure"], ".dynamics.constraints"),
     "ConstraintError": ".errors",
     **dict.fromkeys(["gc_pos_vel", "gcontact", "contact_parameters", "GroundContact", "SceneContact", "gc_fd"],

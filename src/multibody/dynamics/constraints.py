@@ -42,6 +42,12 @@ describe constraints on a kinematic tree (RBDA §3.2), both here:
    joint driven along a prescribed motion — the TMT flyer's flapping input) and
    :class:`FunctionConstraint` (any c(q) or c(t, q) with or without its Jacobian).
 
+   Nonholonomic rows s = A(q) q̇ + a(t, q) = 0 (:class:`VelocityConstraint`, the tangential rows
+   of :class:`RollingContact`) enter the same system at the acceleration level, A q̈ = −(ṡ − A q̈)
+   − α s: J = A, the bias is d/dt(A q̇ + a) at q̈ = 0, and Baumgarte acts on the velocity
+   residual alone (ṡ + α s = 0; ``ConstraintTerms.velocity`` marks these rows, whose c is 0 and
+   whose ċ is s).
+
    Time-dependent (rheonomic) constraints c(t, q) = 0 enter the same system through their
    time derivatives: ċ = J q̇ + ∂c/∂t, and the bias c̈ − J q̈ = J̇q̇ + 2 (∂J/∂t) q̇ + ∂²c/∂t²,
    so Baumgarte's c̈ + 2αċ + β²c = 0 holds for them as for fixed ones.  :class:`ConstraintSet`
@@ -85,13 +91,14 @@ from ..kinematics.forward import body_states
 from ..kinematics.jacobians import body_jacobian
 from ..model.configuration import difference, integrate
 from ..model.constraints import (AxisConstraint, Constraint, FunctionConstraint, JointCoupling, JointPath,
-                                 PointConstraint, TendonCoupling, WeldConstraint)
+                                 PointConstraint, RollingContact, TendonCoupling, VelocityConstraint, WeldConstraint)
 from .fdgq import DEFAULT_TSTAB, _call_gamma_q, _fd_gq_with_force, _positive_time, gamma_stabilization
 from .handc import hand_c
 
 __all__ = [
     "DEFAULT_BAUMGARTE_TIME", "gamma_q_partitioned", "GammaQ", "ConstraintTerms", "TERMS", "constraint_terms",
-    "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints",
+    "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints", "rolling_contact_terms",
+    "rolling_contact_point",
 ]
 
 DEFAULT_BAUMGARTE_TIME = 0.02  # s, Baumgarte time constant: α = β = 1/T
@@ -162,6 +169,10 @@ def gamma_q_partitioned(constraint, independent, Tstab=DEFAULT_TSTAB, tol=1e-12,
         q = qo.copy()
         for _ in range(max_iter):
             terms = constraint_terms(constraint, model, q, np.zeros(n))
+            if terms.velocity is not None and terms.velocity.any():
+                raise ValueError("constraint: gamma_q_partitioned solves positions, and nonholonomic rows "
+                                 "(VelocityConstraint, RollingContact) constrain velocities only; solve them with "
+                                 "a ConstraintSet")
             if terms.c.shape[0] != len(dep):
                 raise ValueError(f"independent: {len(ind)} independent variables leave {len(dep)} dependent ones, "
                                  f"but the constraint has {terms.c.shape[0]} rows")
@@ -258,11 +269,33 @@ class GammaQ:
 @dataclass(frozen=True)
 class ConstraintTerms:
     """c (n,), ċ = J q̇ + ∂c/∂t (n,), J = ∂c/∂q in velocity coordinates (n, nv), and the bias
-    c̈ − J q̈ (n,) (= J̇q̇ for scleronomic constraints)."""
+    c̈ − J q̈ (n,) (= J̇q̇ for scleronomic constraints).
+
+    ``velocity`` (n,) marks nonholonomic rows, s = A q̇ + a = 0 with no position behind them: for
+    those c = 0, ċ = s, J = A and bias = ṡ − A q̈; None: every row is holonomic."""
     c: np.ndarray
     cdot: np.ndarray
     J: np.ndarray
     bias: np.ndarray
+    velocity: np.ndarray | None = None
+
+    @staticmethod
+    def stack(parts):
+        """The rows of several terms, one after the other (their ``velocity`` marks kept)."""
+        if len(parts) == 1:
+            return parts[0]
+        vel = None
+        if any(p.velocity is not None for p in parts):
+            vel = np.concatenate([np.zeros(p.c.shape[0], bool) if p.velocity is None else p.velocity
+                                  for p in parts])
+        return ConstraintTerms(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("c", "cdot", "J", "bias")),
+                               velocity=vel)
+
+    def stabilized_rhs(self, alpha, beta):
+        """J q̈ = rhs with Baumgarte's terms: −bias − 2α ċ − β² c on holonomic rows (c̈ + 2αċ + β²c
+        = 0), −bias − α s on nonholonomic rows (ṡ + α s = 0: there is no position to pull back)."""
+        gain = 2.0 * alpha if self.velocity is None else np.where(self.velocity, alpha, 2.0 * alpha)
+        return -self.bias - gain * self.cdot - beta ** 2 * self.c
 
 
 class _Workspace:
@@ -369,8 +402,8 @@ def _axis(con, model, q, qd, t, kin):
 def _weld(con, model, q, qd, t, kin):
     """WeldConstraint: its point rows, then its three axis rows, at one kinematics pass."""
     kin = kin or _Kinematics(model, q, qd)
-    parts = [_point(con.point, model, q, qd, t, kin)] + [_axis(a, model, q, qd, t, kin) for a in con.axes]
-    return ConstraintTerms(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("c", "cdot", "J", "bias")))
+    return ConstraintTerms.stack([_point(con.point, model, q, qd, t, kin)] +
+                                 [_axis(a, model, q, qd, t, kin) for a in con.axes])
 
 
 def _one_variable(model, joint, what):
@@ -495,10 +528,94 @@ def _tendon(con, model, q, qd, t, kin):
     return ConstraintTerms(np.array([c]), J @ qd, J, np.array([bias]))
 
 
+def _velocity(con, model, q, qd, t, kin):
+    """VelocityConstraint: s = A(q) q̇ + a, J = A, bias = ṡ − A q̈ (the user's, else a central
+    difference of s along the constant-velocity path s ↦ (t + s, q ⊕ s q̇))."""
+    def rows(tt, qq):
+        A = np.asarray(con.A(qq), dtype=float)
+        if A.ndim != 2 or A.shape[1] != model.nv or not _finite(A):
+            raise ValueError(f"{con.name}: A(q) must return a finite (m, {model.nv}) matrix, got shape "
+                             f"{getattr(A, 'shape', None)}")
+        if con.a is None:
+            return A, np.zeros(A.shape[0])
+        a = np.atleast_1d(np.asarray(con.a(tt, qq) if con.time_dependent else con.a(qq), dtype=float))
+        if a.shape != (A.shape[0],) or not _finite(a):
+            raise ValueError(f"{con.name}: a must return {A.shape[0]} finite numbers, got {a!r}")
+        return A, a
+
+    A, a = rows(t, q)
+    s = A @ qd + a
+    if con.bias_fn is not None:
+        b = np.asarray(con.bias_fn(t, q, qd) if con.time_dependent else con.bias_fn(q, qd), dtype=float)
+        if b.shape != s.shape or not _finite(b):
+            raise ValueError(f"{con.name}: bias must return {s.shape[0]} finite numbers, got {b!r}")
+    else:
+        h, dt = con.h, (con.h if con.time_dependent else 0.0)
+        (Ap, ap), (Am, am) = rows(t + dt, _move(model, q, qd, h)), rows(t - dt, _move(model, q, qd, -h))
+        b = ((Ap - Am) @ qd + ap - am) / (2 * h)
+    return ConstraintTerms(np.zeros_like(s), s, A, b, velocity=np.ones(s.shape[0], bool))
+
+
+def rolling_contact_point(normal, radius, axis, omega):
+    """The rim's lowest point of a wheel, and its rate: (r d, r ḋ, s = a·n, √(1 − s²)).
+
+    d = (−n + s a)/√(1 − s²) points from the wheel's centre to its contact point (n the plane's
+    normal, a the wheel's axis, both world); ȧ = ω × a, ṡ = ȧ·n and
+    ḋ = (ṡ a + s ȧ)/√(1 − s²) + d s ṡ/(1 − s²).  Written for any array type (a complex step
+    through it is exact)."""
+    s = axis @ normal
+    root = np.sqrt(1.0 - s * s)
+    d = (s * axis - normal) / root
+    adot = _cross(omega, axis)
+    sdot = adot @ normal
+    ddot = (sdot * axis + s * adot) / root + d * (s * sdot / (root * root))
+    return radius * d, radius * ddot, s, root
+
+
+def rolling_contact_terms(con, center, v_center, a_center, R, omega, alpha, J_center, J_omega):
+    """(c, ċ, J, bias, velocity marks) of a :class:`RollingContact` from its wheel's kinematics.
+
+    ``center``, ``v_center``, ``a_center`` — the wheel centre's world position, velocity and q̈ = 0
+    acceleration; ``R`` the wheel's rotation (body → world); ``omega``, ``alpha`` its world angular
+    velocity and q̈ = 0 angular acceleration; ``J_center`` (3, nv), ``J_omega`` (3, nv) the
+    Jacobians of the centre's velocity and of ω.  The material point at P = C + r d moves with
+    v_P = v_C + ω × r d, whose rate at q̈ = 0 — d moves over the rim — is
+    b = a_C + α × r d + ω × r ḋ.  Rows: n·P − height (holonomic; ċ = n·v_P, since P is the rim's
+    lowest point its own motion along n vanishes), then t_k·v_P (nonholonomic).  Any array type."""
+    a = R @ con.axis
+    s = a @ con.normal
+    if not abs(1.0 - s * s) > 1e-12:
+        raise ConstraintError(f"{con.name}: the wheel's axis is normal to the plane (|a·n| = {abs(s):.12g}); "
+                              "a disc lying flat has no rim contact point")
+    rd, rddot, _, _ = rolling_contact_point(con.normal, con.radius, a, omega)
+    vP = v_center + _cross(omega, rd)
+    bP = a_center + _cross(alpha, rd) + _cross(omega, rddot)
+    dirs = con.directions
+    # e·v_P = e·v_C + e·(ω × r d) = e·v_C − (e × r d)·ω: the rows of J_P along each direction e
+    JP = dirs @ J_center - np.array([_cross(e, rd) for e in dirs]) @ J_omega
+    rows = dirs @ vP
+    c = np.zeros(len(dirs), dtype=rows.dtype)
+    if con.holonomic:
+        c[0] = (center + rd) @ con.normal - con.height
+    return ConstraintTerms(c, rows, JP, dirs @ bP, velocity=con.velocity_rows)
+
+
+def _rolling(con, model, q, qd, t, kin):
+    """RollingContact: its wheel's kinematics (one ``body_states`` pass, one Jacobian at the centre)
+    handed to :func:`rolling_contact_terms`."""
+    kin = kin or _Kinematics(model, q, qd)
+    b = model.body_index(con.body)
+    pc, vc, ac = kin.point(b, con.center)
+    w, al = kin.omega(b)
+    Jc = kin.jacobian(b, con.center)
+    return rolling_contact_terms(con, pc, vc, ac, kin.R[b], w, al, Jc[3:], Jc[:3])
+
+
 # the evaluation of each description kind; the kinds that read body kinematics share one pass in a set
 TERMS = {PointConstraint: _point, AxisConstraint: _axis, WeldConstraint: _weld, JointCoupling: _coupling,
-         JointPath: _path, FunctionConstraint: _function, TendonCoupling: _tendon}
-_KINEMATIC = (PointConstraint, AxisConstraint, WeldConstraint)
+         JointPath: _path, FunctionConstraint: _function, TendonCoupling: _tendon, VelocityConstraint: _velocity,
+         RollingContact: _rolling}
+_KINEMATIC = (PointConstraint, AxisConstraint, WeldConstraint, RollingContact)
 
 
 def constraint_terms(constraint, model, q, qd, t=0.0, kin=None) -> ConstraintTerms:
@@ -680,10 +797,7 @@ class ConstraintSet:
         if rows != self._rows:  # the names of the rows, for error messages (rebuilt when counts change)
             self._rows = rows
             self._row_names = [nm for c, n in zip(self.constraints, rows) for nm in c.row_names(n)]
-        if len(parts) == 1:
-            return parts[0]
-        return ConstraintTerms(np.concatenate([p.c for p in parts]), np.concatenate([p.cdot for p in parts]),
-                               np.concatenate([p.J for p in parts]), np.concatenate([p.bias for p in parts]))
+        return ConstraintTerms.stack(parts)
 
     def _time(self, t):
         if t is None:
@@ -702,7 +816,7 @@ class ConstraintSet:
     def targets(self, model, q, qd, t=None):
         """(J, rhs): the rows J q̈ = rhs = −J̇q̇ − 2α ċ − β² c that the set asks of q̈ at (t, q, q̇)."""
         terms = self.evaluate(model, q, qd, self._time(t))
-        return terms.J, -terms.bias - 2.0 * self.alpha * terms.cdot - self.beta ** 2 * terms.c
+        return terms.J, terms.stabilized_rhs(self.alpha, self.beta)
 
     def solve(self, H, d, J, rhs):
         """TMT eq. (6) with this set's treatment of dependent rows (:func:`solve_constrained`)."""

@@ -11,7 +11,12 @@ Kinds: :class:`PointConstraint` (two points coincide — a spherical loop joint)
 :class:`JointCoupling` (q_a = r q_b + offset, or MuJoCo's polynomial joint equality),
 :class:`JointPath` (q_j = φ(t), a joint driven along a prescribed motion),
 :class:`FunctionConstraint` (any c(q) or c(t, q)), :class:`WeldConstraint` (two frames coincide,
-MuJoCo's ``<weld>``) and :class:`TendonCoupling` (MuJoCo's tendon equality).
+MuJoCo's ``<weld>``) and :class:`TendonCoupling` (MuJoCo's tendon equality) — all holonomic —
+and the nonholonomic kinds, whose rows constrain velocities, A(q) q̇ + a(t, q) = 0, without being
+the time derivative of a constraint on positions: :class:`VelocityConstraint` (any A, a given as
+functions) and :class:`RollingContact` (a knife-edge wheel or disc rolling without slipping on a
+plane: the velocity of its material contact point is zero in the plane; the contact point's height
+stays a holonomic row).
 
 A new kind is one description here and one evaluation function in ``dynamics/constraints.py``.
 
@@ -36,7 +41,7 @@ import numpy as np
 from .. import _checks
 
 __all__ = ["Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
-           "FunctionConstraint", "WeldConstraint", "TendonCoupling"]
+           "FunctionConstraint", "WeldConstraint", "TendonCoupling", "VelocityConstraint", "RollingContact"]
 
 
 def _finite(a) -> bool:
@@ -328,3 +333,93 @@ class TendonCoupling(Constraint):
         self.reference = _reference_values(reference)
         self.name = name or "tendon coupling"
         self._seal()
+
+
+class VelocityConstraint(Constraint):
+    """Nonholonomic rows A(q) q̇ + a(q) = 0 (or a(t, q) with ``time_dependent=True``), given as
+    functions: velocities constrained without a constraint on positions behind them.
+
+    ``A(q)`` returns the (m, nv) matrix (velocity coordinates); ``a`` the (m,) offset (None: 0).
+    ``bias(q, qd)`` (or ``bias(t, q, qd)``) returns d/dt(A q̇ + a) − A q̈; without it, it is the
+    central difference of s ↦ A(q ⊕ s q̇) q̇ + a(t + s, q ⊕ s q̇) with step ``h`` (O(h²), ~1e-9 at
+    the default for functions of order one).  The rows are stabilised at the velocity level only
+    (Baumgarte: ṡ + α s = 0 for s = A q̇ + a), and their residual is reported as c = 0, ċ = s.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> skate = VelocityConstraint(lambda q: np.array([[-np.sin(q[2]), np.cos(q[2]), 0.0]]), name="skate")
+    >>> skate.name, skate.time_dependent             # a Chaplygin sleigh's blade: no sideways slip
+    ('skate', False)
+    """
+
+    def __init__(self, A: Callable, a: Callable | None = None, bias: Callable | None = None,
+                 time_dependent: bool = False, name: str | None = None, h: float = 1e-5):
+        if not callable(A):
+            raise TypeError(f"A: expected a callable A(q) returning the (m, nv) matrix, got {type(A).__name__}")
+        for nm, f in (("a", a), ("bias", bias)):
+            if f is not None and not callable(f):
+                raise TypeError(f"{nm}: expected a callable or None, got {type(f).__name__}")
+        if time_dependent and a is None:
+            raise ValueError("a: a time_dependent velocity constraint needs its offset a(t, q)")
+        self.A, self.a, self.bias_fn, self.time_dependent = A, a, bias, bool(time_dependent)
+        self.h = _step("h", h)
+        self.name = name or getattr(A, "__name__", "velocity")
+        self._seal()
+
+
+class RollingContact(Constraint):
+    """A wheel (a thin disc or knife edge) rolling without slipping on a plane.
+
+    The wheel is the rim of radius ``radius`` about ``center`` (body coordinates) in the plane
+    normal to ``axis`` (body coordinates) of ``body``.  The plane is {x : n·x = height}, n =
+    ``normal`` (world, pointing to the wheel's side).  The contact point is the rim's lowest point
+    along n, P = C + r d with d = (−n + (a·n) a)/√(1 − (a·n)²) (a the wheel's axis in the world).
+
+    Rows: the height of P above the plane, n·P − height = 0 (holonomic; ``holonomic=False`` leaves
+    it out for a wheel whose joints keep it on the plane already, where its row would vanish), and
+    the velocity of the wheel's material point at P along two directions of the plane, t₁·v_P =
+    t₂·v_P = 0 (nonholonomic: rolling, no slip; no position constraint lies behind them).  The
+    wheel's axis must not be normal to the plane (a disc lying flat has no rim contact point).
+
+    Example
+    -------
+    >>> wheel = RollingContact("rear_wheel", 0.3)
+    >>> wheel.axis.tolist(), wheel.normal.tolist(), wheel.tangents.round(12).tolist()
+    ([0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    >>> RollingContact("w", 0.3, holonomic=False).row_names(2)
+    ['rolling(w).x', 'rolling(w).y']
+    """
+
+    def __init__(self, body, radius, axis=(0.0, 1.0, 0.0), center=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0),
+                 height=0.0, holonomic=True, name=None):
+        self.body = body
+        self.radius = _checks.number("radius (m)", radius, positive=True)
+        self.axis = _unit("axis", axis)
+        self.center = _point3("center", center)
+        self.normal = _unit("normal", normal)
+        self.height = _checks.number("height (m)", height)
+        self.holonomic = bool(holonomic)
+        e = np.eye(3)[int(np.argmin(np.abs(self.normal)))]
+        t1 = e - (e @ self.normal) * self.normal
+        t1 /= np.linalg.norm(t1)
+        self.tangents = np.array([t1, np.cross(self.normal, t1)])
+        # the rows' directions (n for the height, then t₁, t₂) and which of them are velocity rows
+        self.directions = np.vstack([self.normal, self.tangents]) if self.holonomic else self.tangents.copy()
+        self.velocity_rows = np.array([False, True, True][3 - len(self.directions):])
+        for a in (self.axis, self.center, self.normal, self.tangents, self.directions, self.velocity_rows):
+            a.setflags(write=False)
+        self.name = name or f"rolling({body})"
+        self._seal()
+
+    def row_names(self, n):
+        names = ([f"{self.name}.height"] if self.holonomic else []) + [f"{self.name}.x", f"{self.name}.y"]
+        return names[:n]
+
+
+def _unit(name, v):
+    u = _point3(name, v)
+    n = float(np.linalg.norm(u))
+    if not n > 1e-12:
+        raise ValueError(f"{name}: expected a non-zero 3-vector, got {u.tolist()}")
+    return u / n

@@ -16,6 +16,8 @@ constructor                seed                                        returns
 ``biped_upper_body``,      TMT paper, table 1                          Mechanism (tree Model +
 ``flapping_flyer``,                                                    constraints, springs,
 ``clemens_joint``                                                      forces, contacts)
+``whipple_bicycle``        Meijaard et al. 2007 benchmark bicycle      Model (rolling
+                                                                       constraints)
 =========================  ==========================================  =======================
 
 The seed constructors take the seed's physical parameters as keyword arguments (seed values as
@@ -39,10 +41,11 @@ from .tmt_paper import biped_upper_body, clemens_joint, flapping_flyer
 from .gfx import gfx_example
 from .elbow import double_elbow
 from .disc import rolling_disc
+from .bicycle import whipple_bicycle
 
 __all__ = ["auto_tree", "gfx_example", "planar", "vee", "singlebody", "scissor", "floatbase",
            "ra3link", "ra3link_prismatic", "starleth", "support_jacobian", "ma23",
            "double_pendulum", "single_pendulum", "biped_upper_body", "flapping_flyer", "clemens_joint",
-           "double_elbow", "rolling_disc",
+           "double_elbow", "rolling_disc", "whipple_bicycle",
            "SeedInfo", "seed_info", "parameters"]
 

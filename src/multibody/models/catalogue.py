@@ -28,7 +28,7 @@ def catalogue() -> dict[str, Entry]:
     """name → :class:`Entry` for every built-in model (a Model, or a Mechanism for the TMT systems)."""
     from . import (auto_tree, biped_upper_body, clemens_joint, double_elbow, double_pendulum, flapping_flyer,
                    gfx_example, ma23, planar, ra3link, ra3link_prismatic, rolling_disc, scissor, single_pendulum,
-                   singlebody, starleth, vee)
+                   singlebody, starleth, vee, whipple_bicycle)
     return {
         "double_pendulum": Entry(double_pendulum, "the OpenDE report's double pendulum (default)"),
         "single_pendulum": Entry(single_pendulum, "the OpenDE report's (colliding) single pendulum"),
@@ -40,6 +40,8 @@ def catalogue() -> dict[str, Entry]:
         "scissor": Entry(scissor, "spatial_v2 scissor: two strips joined at their middles"),
         "double_elbow": Entry(double_elbow, "spatial_v2 double-elbow planar arm (two joints with equal angles)"),
         "rolling_disc": Entry(rolling_disc, "spatial_v2 rolling disc: a free-floating polyhedral prism"),
+        "whipple_bicycle": Entry(whipple_bicycle, "Meijaard et al. 2007 benchmark bicycle: two wheels rolling "
+                                 "without slipping (nonholonomic)"),
         "gfx_example": Entry(gfx_example, "spatial_v2 gfxExample: every drawing instruction"),
         "gfx_example_tracking": Entry(lambda: gfx_example(tracking=True), "gfxExample with the tracking camera"),
         "ra3link": Entry(ra3link, "proNEu RA3Link arm (manual §3.1)"),

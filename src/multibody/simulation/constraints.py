@@ -22,11 +22,11 @@ from ..dynamics.constraints import (DEFAULT_BAUMGARTE_TIME, ConstraintSet, Const
                                     gamma_q_partitioned, revolute_closure, solve_constrained, with_model_constraints)
 from ..errors import ConstraintError
 from ..model.constraints import (AxisConstraint, Constraint, FunctionConstraint, JointCoupling, JointPath,
-                                 PointConstraint, TendonCoupling, WeldConstraint)
+                                 PointConstraint, RollingContact, TendonCoupling, VelocityConstraint, WeldConstraint)
 
 __all__ = [
     "DEFAULT_BAUMGARTE_TIME", "ConstraintError", "gamma_q_partitioned", "GammaQ",
     "ConstraintTerms", "Constraint", "PointConstraint", "AxisConstraint", "JointCoupling", "JointPath",
-    "FunctionConstraint", "WeldConstraint", "TendonCoupling",
+    "FunctionConstraint", "WeldConstraint", "TendonCoupling", "VelocityConstraint", "RollingContact",
     "ConstraintSet", "revolute_closure", "solve_constrained", "with_model_constraints", "constraint_terms",
 ]

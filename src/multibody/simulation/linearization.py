@@ -30,6 +30,13 @@ linear in q: joint couplings, fixed-tendon equalities — at any state) or at an
 q̈ = 0 — e.g. τ = the gravity torques ``mb.rnea(model, q, 0, 0)``).  Elsewhere the tangent space
 turns along the motion, no constant V reduces A, and ``coordinates="minimal"`` refuses.  Both come
 from central differences of ``fd_gq`` (Richardson-extrapolated in q, ``step``), whatever ``method``.
+
+Nonholonomic rows (``VelocityConstraint``, ``RollingContact``'s no-slip rows) constrain speeds
+only: their minimal states are the kernel of the state-space rows Φ = [J_h 0; ∂ċ/∂q J] (holonomic
+positions and rates, nonholonomic rates), so a rolling wheel keeps its position on the plane as a
+state.  About a steady motion whose rows do not depend on the coordinates that change (a bicycle
+running straight: its position, heading and wheel angles are ignorable) that kernel is invariant
+and A_r = Vᵀ A V holds the motion's eigenvalues (``_nonholonomic``).
 """
 from __future__ import annotations
 
@@ -77,6 +84,11 @@ def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-
     :func:`multibody.aba_derivatives` (exact, δq in the body-frame tangent space of
     :func:`multibody.integrate`); ``method="fd"`` takes the central differences of the module
     docstring (``step`` is their h), for comparison.
+
+    With nonholonomic rows (``mb.RollingContact``, ``mb.VelocityConstraint``) the minimal states
+    are the tangent space of the constraints' state set — positions keep the dimensions only
+    velocities lose (a rolling wheel's place on the plane) — and the operating point may be a
+    steady motion (a bicycle running straight), not only an equilibrium.
 
     Example — a pendulum hanging down: ẍ = −(m g d / I) x, so A[1, 0] = −ω².
 
@@ -153,6 +165,8 @@ def _constrained(model, q, qd, tau, f_ext, cons, step, coordinates):
     B = np.vstack([np.zeros((nv, nv)), (fd(q, qd, tau + E) - fd(q, qd, tau - E)).T / 2])
     if coordinates == "full":
         return Linearization(A, B, np.eye(2 * nv))
+    if cons is not None and _has_velocity_rows(model, cons, q, qd):
+        return _nonholonomic(model, cons, q, qd, A, B, step, lambda: fd(q, qd, tau))
     rows = _velocity_rows(model, cons)
     Phi = rows(q)
     _check_on_constraints(model, cons, q, qd, Phi)
@@ -167,6 +181,59 @@ def _constrained(model, q, qd, tau, f_ext, cons, step, coordinates):
                          f"(|q̈| = {np.abs(fd(q, qd, tau)).max():.3g}): the tangent space turns along the motion "
                          f"(|A V − V A_r| = {off:.3g}) and no constant basis reduces A; linearise at an "
                          "equilibrium (q̇ = 0, τ = mb.rnea(model, q, 0, 0)) or pass coordinates='full'")
+    return Linearization(Ar, Br, V)
+
+
+def _has_velocity_rows(model, cons, q, qd):
+    vel = cons.evaluate(model, q, qd).velocity
+    return vel is not None and bool(vel.any())
+
+
+def _nonholonomic(model, cons, q, qd, A, B, step, qdd):
+    """Minimal coordinates of a model with nonholonomic rows (``VelocityConstraint``,
+    ``RollingContact``): the tangent space, at the operating point, of the state set
+    {c = 0, ċ = 0 on holonomic rows; s = 0 on velocity rows}, the kernel of
+
+        Φ = ⎡ J_h        0   ⎤      (δc)
+            ⎢ ∂ċ_h/∂q    J_h ⎥      (δċ)
+            ⎣ ∂s/∂q      A   ⎦      (δs)
+
+    (∂/∂q by central differences on the manifold, Richardson-extrapolated).  Positions keep the
+    dimensions the nonholonomic rows do not take (nv − holonomic rows), speeds lose both: a
+    rolling wheel's position on the plane is a state, its sliding is not.  About a steady motion
+    whose state set does not turn along the motion (the rows do not depend on the coordinates
+    that change — a bicycle's position, heading and wheel angles), A maps ker Φ into itself and
+    A_r = Vᵀ A V (V an orthonormal basis of ker Φ, the result's ``basis``) holds the motion's
+    eigenvalues; elsewhere this refuses as the holonomic case does."""
+    if model.gamma_q is not None:
+        raise ValueError("constraints: minimal coordinates of nonholonomic rows together with model.gamma_q are "
+                         "not supported; pass coordinates='full'")
+    nv = model.nv
+    terms = cons.evaluate(model, q, qd)
+    hol = ~terms.velocity
+    c, cdot = terms.c, terms.cdot
+    scale = 1.0 + float(np.abs(qd).max(initial=0.0))
+    if np.abs(c).max(initial=0.0) > 1e-8 or np.abs(cdot).max(initial=0.0) > 1e-8 * scale:
+        raise ValueError(f"q, qd: the operating point is not on the constraints (|c| = "
+                         f"{np.abs(c).max(initial=0.0):.3g}, |ċ| = {np.abs(cdot).max(initial=0.0):.3g}); "
+                         "minimal coordinates need a consistent state — pass one, or coordinates='full'")
+    E = np.eye(nv)
+
+    def d_dq(h):
+        return np.column_stack([(cons.evaluate(model, integrate(model, q, h * E[k]), qd).cdot
+                                 - cons.evaluate(model, integrate(model, q, -h * E[k]), qd).cdot) / (2 * h)
+                                for k in range(nv)])
+
+    D = (4 * d_dq(step / 2) - d_dq(step)) / 3
+    J = terms.J
+    Phi = np.vstack([np.hstack([J[hol], np.zeros_like(J[hol])]), np.hstack([D, J])])
+    V = _null_basis(Phi, 2 * nv)
+    Ar, Br = V.T @ A @ V, V.T @ B
+    off = np.abs(A @ V - V @ Ar).max(initial=0.0)
+    if off > 1e-6 * max(1.0, np.abs(A).max()):
+        raise ValueError(f"q, qd, tau: the state set of the constraints turns along the motion here "
+                         f"(|q̈| = {np.abs(qdd()).max():.3g}, |A V − V A_r| = {off:.3g}) and no constant basis "
+                         "reduces A; linearise about a steady motion or an equilibrium, or pass coordinates='full'")
     return Linearization(Ar, Br, V)
 
 

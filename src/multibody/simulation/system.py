@@ -325,7 +325,7 @@ class System:
                              f"use Constraint/ConstraintSet constraints or limits='soft'")
         cs = self.constraints if isinstance(self.constraints, ConstraintSet) else ConstraintSet(self.constraints)
         terms = cs.evaluate(self.model, q, v, t if self.constraints_take_time else 0.0)
-        return terms.J, -terms.bias - 2.0 * cs.alpha * terms.cdot - cs.beta ** 2 * terms.c
+        return terms.J, terms.stabilized_rhs(cs.alpha, cs.beta)
 
     # controller output, checked
     def control(self, t, q, v):

@@ -20,6 +20,7 @@ from .pne_input import PneSystem, pne_system
 from .tmt import (Constraint, Contact, LinearDamper, LinearSpring, PointForce, RotationalDamper, RotationalSpring,
                   TMTBody, TMTSystem, derive_tmt, tmt_system_from_model)
 from .utils import dMATdt, euler_to_rot_A_BI, euler_to_rot_A_IB, is_orthonormal, skew, unskew
+from .nonholonomic import ReducedEquations, kane_equations, rolling_rows
 
 __all__ = ["derive", "model_symbols", "EquationsOfMotion", "register_method",
            "compute_pne", "Body", "RotForce", "LinForce", "PneSystem", "pne_system",
@@ -27,4 +28,5 @@ __all__ = ["derive", "model_symbols", "EquationsOfMotion", "register_method",
            "TMTSystem", "TMTBody", "PointForce", "LinearSpring", "RotationalSpring", "LinearDamper",
            "RotationalDamper", "Constraint", "Contact", "derive_tmt", "tmt_system_from_model",
            "derive_lagrange", "lagrange_from_energies", "christoffel_C",
-           "euler_to_rot_A_IB", "euler_to_rot_A_BI", "dMATdt", "skew", "unskew", "is_orthonormal"]
+           "euler_to_rot_A_IB", "euler_to_rot_A_BI", "dMATdt", "skew", "unskew", "is_orthonormal",
+           "kane_equations", "rolling_rows", "ReducedEquations"]
