@@ -1,5 +1,6 @@
 """The API reference (docs/api.md) is what tools/api_reference.py generates from the docstrings now,
 and every public function documents its parameters, its result and an example (numpydoc)."""
+import importlib
 import importlib.util
 import inspect
 import sys
@@ -23,6 +24,75 @@ NOT_YET_DOCUMENTED = {
     # .simulation
     "simulate", "simulate_batch", "linearize",
 }
+
+
+# The same rule for the public functions of each subpackage of mb._SUBMODULES (their __all__), as
+# "submodule.name".  view/, symbolic/ and codegen/ are being changed by other branches; this list,
+# too, may only shrink.
+SUBMODULE_NOT_YET_DOCUMENTED = {
+    # .codegen
+    "codegen.to_numpy", "codegen.to_c", "codegen.to_matlab", "codegen.compile", "codegen.compile_algorithm",
+    "codegen.derivatives", "codegen.make_spec", "codegen.eom_spec", "codegen.as_spec", "codegen.count_ops",
+    # .simulation (simulate, simulate_batch, linearize: as on NOT_YET_DOCUMENTED)
+    "simulation.simulate", "simulation.simulate_batch", "simulation.linearize",
+    # .symbolic
+    "symbolic.derive", "symbolic.model_symbols", "symbolic.register_method", "symbolic.compute_pne",
+    "symbolic.pne_system", "symbolic.derive_tmt", "symbolic.tmt_system_from_model", "symbolic.derive_lagrange",
+    "symbolic.lagrange_from_energies", "symbolic.christoffel_C", "symbolic.euler_to_rot_A_IB",
+    "symbolic.euler_to_rot_A_BI", "symbolic.dMATdt", "symbolic.skew", "symbolic.unskew", "symbolic.is_orthonormal",
+    # .view (and spatial_v2's showmotion, the same object)
+    "view.plot_bodies", "view.plot_states", "view.plot_gait", "view.plot_phase", "view.plot_energy",
+    "view.plot_paths", "view.compare", "view.showmotion", "view.show", "view.page_html", "view.load_animation",
+    "view.default_motion", "view.export_video", "view.default_appearance", "spatial_v2.showmotion",
+    # .engine
+    "engine.contact_params", "engine.record", "engine.scene_model",
+    # .mjcf
+    "mjcf.from_mjmodel", "mjcf.from_mujoco_state", "mjcf.to_mujoco_state",
+    # .models
+    "models.auto_tree", "models.biped_upper_body", "models.clemens_joint", "models.double_elbow",
+    "models.double_pendulum", "models.flapping_flyer", "models.floatbase", "models.gfx_example", "models.ma23",
+    "models.parameters", "models.planar", "models.ra3link", "models.ra3link_prismatic", "models.rolling_disc",
+    "models.scissor", "models.seed_info", "models.single_pendulum", "models.singlebody", "models.starleth",
+    "models.support_jacobian", "models.vee",
+    # .pinocchio
+    "pinocchio.from_pinocchio_q", "pinocchio.from_pinocchio_state", "pinocchio.from_pinocchio_v",
+    "pinocchio.joint_order", "pinocchio.to_pinocchio_q", "pinocchio.to_pinocchio_state",
+    "pinocchio.to_pinocchio_v",
+    # .simulation
+    "simulation.model_fingerprint", "simulation.tmt_biped",
+    # .spatial
+    "spatial.Fpt", "spatial.Vpt", "spatial.Xpt", "spatial.XtoV", "spatial.coord_rotation_x",
+    "spatial.coord_rotation_y", "spatial.coord_rotation_z", "spatial.hat", "spatial.homogeneous_to_plucker",
+    "spatial.inertia_parameters", "spatial.matrix_to_quat", "spatial.matrix_to_rotvec", "spatial.mcI",
+    "spatial.mci", "spatial.planar_transform", "spatial.plnr", "spatial.plucker_to_homogeneous",
+    "spatial.pluho", "spatial.point_forces", "spatial.point_velocities", "spatial.quat_derivative",
+    "spatial.quat_to_matrix", "spatial.quaternion", "spatial.rigid_body_inertia", "spatial.rotation_vector",
+    "spatial.rotvec_to_matrix", "spatial.rq", "spatial.rqd", "spatial.rv", "spatial.rx", "spatial.ry",
+    "spatial.rz", "spatial.skew", "spatial.transform_points", "spatial.vee", "spatial.x_to_v",
+    # .spatial_v2
+    "spatial_v2.Fpt", "spatial_v2.Vpt", "spatial_v2.Xpt", "spatial_v2.XtoV", "spatial_v2.autoTree",
+    "spatial_v2.doubleElbow", "spatial_v2.floatbase", "spatial_v2.gfxExample", "spatial_v2.jcalc",
+    "spatial_v2.mcI", "spatial_v2.planar", "spatial_v2.plnr", "spatial_v2.pluho", "spatial_v2.rollingdisc",
+    "spatial_v2.rq", "spatial_v2.rqd", "spatial_v2.rv", "spatial_v2.rx", "spatial_v2.ry", "spatial_v2.rz",
+    "spatial_v2.scissor", "spatial_v2.singlebody", "spatial_v2.skew", "spatial_v2.vee",
+}
+
+
+def submodule_routines():
+    """``"submodule.name"`` of every function (not class) in each submodule's ``__all__``."""
+    names = []
+    for sub in mb._SUBMODULES:
+        module = importlib.import_module(f"multibody.{sub}")
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if callable(obj) and not inspect.isclass(obj):
+                names.append(f"{sub}.{name}")
+    return sorted(names)
+
+
+def _submodule_object(qualified):
+    sub, name = qualified.split(".", 1)
+    return getattr(importlib.import_module(f"multibody.{sub}"), name)
 
 
 def public_routines():
@@ -92,6 +162,19 @@ def test_public_function_has_a_numpydoc_docstring(name):
 
 def test_the_list_of_undocumented_names_names_public_functions():
     assert NOT_YET_DOCUMENTED <= set(public_routines())
+
+
+@pytest.mark.parametrize("qualified", submodule_routines())
+def test_submodule_function_has_a_numpydoc_docstring(qualified):
+    faults = docstring_faults(_submodule_object(qualified))
+    if qualified in SUBMODULE_NOT_YET_DOCUMENTED:
+        assert faults, f"mb.{qualified} meets the rule now: take it off SUBMODULE_NOT_YET_DOCUMENTED"
+    else:
+        assert not faults, f"mb.{qualified}'s docstring lacks {', '.join(faults)}"
+
+
+def test_the_list_of_undocumented_submodule_names_names_public_functions():
+    assert SUBMODULE_NOT_YET_DOCUMENTED <= set(submodule_routines())
 
 
 def test_help_shows_the_signature_parameters_and_an_example():
