@@ -39,7 +39,8 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "symbolic.derive", "symbolic.model_symbols", "symbolic.register_method", "symbolic.compute_pne",
     "symbolic.pne_system", "symbolic.derive_tmt", "symbolic.tmt_system_from_model", "symbolic.derive_lagrange",
     "symbolic.lagrange_from_energies", "symbolic.christoffel_C", "symbolic.euler_to_rot_A_IB",
-    "symbolic.euler_to_rot_A_BI", "symbolic.dMATdt", "symbolic.skew", "symbolic.unskew", "symbolic.is_orthonormal",
+    "symbolic.euler_to_rot_A_BI", "symbolic.dMATdt", "symbolic.skew", "symbolic.unskew",
+    "symbolic.is_orthonormal",
     # .view (and spatial_v2's showmotion, the same object)
     "view.plot_bodies", "view.plot_states", "view.plot_gait", "view.plot_phase", "view.plot_energy",
     "view.plot_paths", "view.compare", "view.showmotion", "view.show", "view.page_html", "view.load_animation",
@@ -60,21 +61,10 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "pinocchio.to_pinocchio_v",
     # .simulation
     "simulation.model_fingerprint", "simulation.tmt_biped",
-    # .spatial
-    "spatial.Fpt", "spatial.Vpt", "spatial.Xpt", "spatial.XtoV", "spatial.coord_rotation_x",
-    "spatial.coord_rotation_y", "spatial.coord_rotation_z", "spatial.hat", "spatial.homogeneous_to_plucker",
-    "spatial.inertia_parameters", "spatial.matrix_to_quat", "spatial.matrix_to_rotvec", "spatial.mcI",
-    "spatial.mci", "spatial.planar_transform", "spatial.plnr", "spatial.plucker_to_homogeneous",
-    "spatial.pluho", "spatial.point_forces", "spatial.point_velocities", "spatial.quat_derivative",
-    "spatial.quat_to_matrix", "spatial.quaternion", "spatial.rigid_body_inertia", "spatial.rotation_vector",
-    "spatial.rotvec_to_matrix", "spatial.rq", "spatial.rqd", "spatial.rv", "spatial.rx", "spatial.ry",
-    "spatial.rz", "spatial.skew", "spatial.transform_points", "spatial.vee", "spatial.x_to_v",
     # .spatial_v2
-    "spatial_v2.Fpt", "spatial_v2.Vpt", "spatial_v2.Xpt", "spatial_v2.XtoV", "spatial_v2.autoTree",
-    "spatial_v2.doubleElbow", "spatial_v2.floatbase", "spatial_v2.gfxExample", "spatial_v2.jcalc",
-    "spatial_v2.mcI", "spatial_v2.planar", "spatial_v2.plnr", "spatial_v2.pluho", "spatial_v2.rollingdisc",
-    "spatial_v2.rq", "spatial_v2.rqd", "spatial_v2.rv", "spatial_v2.rx", "spatial_v2.ry", "spatial_v2.rz",
-    "spatial_v2.scissor", "spatial_v2.singlebody", "spatial_v2.skew", "spatial_v2.vee",
+    "spatial_v2.autoTree", "spatial_v2.doubleElbow", "spatial_v2.floatbase", "spatial_v2.gfxExample",
+    "spatial_v2.jcalc", "spatial_v2.planar", "spatial_v2.rollingdisc", "spatial_v2.scissor",
+    "spatial_v2.singlebody", "spatial_v2.vee",
 }
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["as_real", "shape_error", "check_last", "check_last2"]
+__all__ = ["as_real", "shape_error", "check_last", "check_last2", "batch_shape"]
 
 
 def as_real(x, fn: str, name: str) -> np.ndarray:
@@ -55,3 +55,15 @@ def check_last2(a: np.ndarray, n: int, m: int, fn: str, name: str) -> None:
     """Require ``a`` to have shape ``(..., n, m)``."""
     if a.ndim < 2 or a.shape[-2:] != (n, m):
         raise shape_error(fn, name, f"have shape (..., {n}, {m})", a)
+
+
+def batch_shape(fn: str, **leading) -> tuple:
+    """The broadcast of the arguments' leading (batch) dimensions, or ValueError naming them.
+
+    ``leading`` maps each argument's name to its leading dimensions, e.g.
+    ``batch_shape("plux", E=E.shape[:-2], r=r.shape[:-1])``."""
+    try:
+        return np.broadcast_shapes(*leading.values())
+    except ValueError:
+        shown = ", ".join(f"{name} {tuple(shape)}" for name, shape in leading.items())
+        raise ValueError(f"{fn}: the leading (batch) dimensions do not broadcast: {shown}") from None
