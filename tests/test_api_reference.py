@@ -49,12 +49,6 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "engine.contact_params", "engine.record", "engine.scene_model",
     # .mjcf
     "mjcf.from_mjmodel", "mjcf.from_mujoco_state", "mjcf.to_mujoco_state",
-    # .models
-    "models.auto_tree", "models.biped_upper_body", "models.clemens_joint", "models.double_elbow",
-    "models.double_pendulum", "models.flapping_flyer", "models.floatbase", "models.gfx_example", "models.ma23",
-    "models.parameters", "models.planar", "models.ra3link", "models.ra3link_prismatic", "models.rolling_disc",
-    "models.scissor", "models.seed_info", "models.single_pendulum", "models.singlebody", "models.starleth",
-    "models.support_jacobian", "models.vee",
     # .pinocchio
     "pinocchio.from_pinocchio_q", "pinocchio.from_pinocchio_state", "pinocchio.from_pinocchio_v",
     "pinocchio.joint_order", "pinocchio.to_pinocchio_q", "pinocchio.to_pinocchio_state",
@@ -62,9 +56,7 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     # .simulation
     "simulation.model_fingerprint", "simulation.tmt_biped",
     # .spatial_v2
-    "spatial_v2.autoTree", "spatial_v2.doubleElbow", "spatial_v2.floatbase", "spatial_v2.gfxExample",
-    "spatial_v2.jcalc", "spatial_v2.planar", "spatial_v2.rollingdisc", "spatial_v2.scissor",
-    "spatial_v2.singlebody", "spatial_v2.vee",
+    "spatial_v2.jcalc",
 }
 
 
