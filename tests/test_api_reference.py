@@ -49,10 +49,6 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "engine.contact_params", "engine.record", "engine.scene_model",
     # .mjcf
     "mjcf.from_mjmodel", "mjcf.from_mujoco_state", "mjcf.to_mujoco_state",
-    # .pinocchio
-    "pinocchio.from_pinocchio_q", "pinocchio.from_pinocchio_state", "pinocchio.from_pinocchio_v",
-    "pinocchio.joint_order", "pinocchio.to_pinocchio_q", "pinocchio.to_pinocchio_state",
-    "pinocchio.to_pinocchio_v",
     # .simulation
     "simulation.model_fingerprint", "simulation.tmt_biped",
     # .spatial_v2
