@@ -47,8 +47,6 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "view.default_motion", "view.export_video", "view.default_appearance", "spatial_v2.showmotion",
     # .engine
     "engine.contact_params", "engine.record", "engine.scene_model",
-    # .mjcf
-    "mjcf.from_mjmodel", "mjcf.from_mujoco_state", "mjcf.to_mujoco_state",
     # .simulation
     "simulation.model_fingerprint", "simulation.tmt_biped",
     # .spatial_v2
