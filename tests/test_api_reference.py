@@ -45,8 +45,6 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "view.plot_bodies", "view.plot_states", "view.plot_gait", "view.plot_phase", "view.plot_energy",
     "view.plot_paths", "view.compare", "view.showmotion", "view.show", "view.page_html", "view.load_animation",
     "view.default_motion", "view.export_video", "view.default_appearance", "spatial_v2.showmotion",
-    # .simulation
-    "simulation.model_fingerprint", "simulation.tmt_biped",
     # .spatial_v2
     "spatial_v2.jcalc",
 }
@@ -225,3 +223,17 @@ def test_documented_errors_of_revolute_closure():
         mb.revolute_closure("link2", [1, 0, 0], [0, 0, 1], None, [1, 1, 0], [0, 0, 0])
     with pytest.raises(TypeError, match=r"^axis_b: expected an array of numbers, got None"):
         mb.revolute_closure("link2", [1, 0, 0], [0, 0, 1], None, [1, 1, 0], None)
+
+
+def test_documented_errors_of_model_fingerprint_and_tmt_biped():
+    """model_fingerprint(None) was an AttributeError and a symbolic model 'Cannot convert expression to
+    float'; tmt_biped took upper_body='yes' as True and a negative I_0 was named as a body's inertia."""
+    from multibody.simulation import model_fingerprint, tmt_biped
+    with pytest.raises(TypeError, match=r"^model: expected a multibody.Model, got NoneType$"):
+        model_fingerprint(None)
+    with pytest.raises(ValueError, match=r"^model has symbolic parameters"):
+        model_fingerprint(mb.models.ra3link(symbolic=True))
+    with pytest.raises(TypeError, match=r"^upper_body: expected True or False, got str 'yes'$"):
+        tmt_biped(upper_body="yes")
+    with pytest.raises(ValueError, match=r"^I_0: expected a finite number ≥ 0, got -1.0$"):
+        tmt_biped(I_0=-1)
