@@ -45,8 +45,6 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "view.plot_bodies", "view.plot_states", "view.plot_gait", "view.plot_phase", "view.plot_energy",
     "view.plot_paths", "view.compare", "view.showmotion", "view.show", "view.page_html", "view.load_animation",
     "view.default_motion", "view.export_video", "view.default_appearance", "spatial_v2.showmotion",
-    # .spatial_v2
-    "spatial_v2.jcalc",
 }
 
 
