@@ -8,6 +8,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
+import multibody as mb
 import multibody.spatial as sp
 from multibody.spatial import (
     Fpt, Vpt, Xpt, XtoV, crf, crm, mcI, plnr, pluho, plux, rotx, roty, rotz, rq, rqd, rv, rx, ry,
@@ -589,6 +590,34 @@ def test_wrong_number_of_arguments_raises_type_error(call, match):
 def test_batches_that_do_not_broadcast_are_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+_BIG = 1e308
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [   # finite input, a result beyond the double range: was a silent inf/NaN (with numpy's RuntimeWarnings)
+        ("rv", lambda: rv([_BIG, _BIG, 0])),
+        ("rotvec_to_matrix", lambda: sp.rotvec_to_matrix([_BIG, _BIG, _BIG])),
+        ("rigid_body_inertia", lambda: sp.rigid_body_inertia(1e300, [1e10, 0, 0], np.eye(3))),
+        ("mcI", lambda: mcI(1e300, [1e10, 0], 1.0)),
+        ("plux", lambda: plux(np.eye(3) * _BIG, [_BIG, 0, 0])),
+        ("Xpt", lambda: Xpt(xlt([_BIG, 0, 0]), [-_BIG, 0, 0])),
+        ("Vpt", lambda: Vpt([0, 0, _BIG, _BIG, 0, 0], [0, _BIG, 0])),
+        ("Fpt", lambda: Fpt([_BIG, _BIG, 0], [_BIG, -_BIG, 0])),
+        ("pluho", lambda: pluho(plux(np.eye(3), [_BIG, _BIG, 0]))),
+        ("homogeneous_to_plucker", lambda: sp.homogeneous_to_plucker(np.full((4, 4), _BIG))),
+        ("vee", lambda: sp.vee(np.array([[0, 0, 0], [0, 0, _BIG], [0, -_BIG, 0]]))),
+        ("rq", lambda: rq(np.full((3, 3), _BIG))),
+    ],
+)
+def test_a_result_that_overflows_is_an_error_naming_the_function(name, call):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")               # and no RuntimeWarning on the way
+        with pytest.raises(mb.errors.ResultOverflowError, match=f"^{name}: the result overflows the double range"):
+            call()
 
 
 def test_aliases_point_to_seed_functions():

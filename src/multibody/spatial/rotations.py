@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._validate import as_real, batch_shape, check_last, check_last2, shape_error
+from ._validate import as_real, batch_shape, check_last, check_last2, finite_result, shape_error
 
 __all__ = [
     "rx", "ry", "rz", "rv", "rq", "rqd", "skew",
@@ -208,6 +208,7 @@ def _hat(a: np.ndarray) -> np.ndarray:
     return S
 
 
+@finite_result
 def vee(A) -> np.ndarray:
     """3-vector of the skew-symmetric part of a 3×3 matrix (inverse of :func:`hat`).
 
@@ -230,6 +231,9 @@ def vee(A) -> np.ndarray:
         ``A`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``A`` whose last two dimensions are not (3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -248,6 +252,7 @@ def _vee(A: np.ndarray) -> np.ndarray:
     )
 
 
+@finite_result
 def skew(x) -> np.ndarray:
     """spatial_v2 ``skew``: 3-vector → skew-symmetric matrix, or matrix → 3-vector.
 
@@ -272,6 +277,9 @@ def skew(x) -> np.ndarray:
         ``x`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``x`` is neither (..., 3) nor (..., 3, 3); NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -289,6 +297,7 @@ def skew(x) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- rotation vectors
+@finite_result
 def rotvec_to_matrix(v) -> np.ndarray:
     """Coordinate transform ``E`` of a rotation vector (the vector half of spatial_v2 ``rv``).
 
@@ -311,6 +320,9 @@ def rotvec_to_matrix(v) -> np.ndarray:
         ``v`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``v`` whose last dimension is not 3, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -333,6 +345,7 @@ def _rotvec_to_matrix(v: np.ndarray) -> np.ndarray:
     return E
 
 
+@finite_result
 def matrix_to_rotvec(E) -> np.ndarray:
     """Rotation vector of a coordinate transform (the matrix half of spatial_v2 ``rv``).
 
@@ -355,6 +368,9 @@ def matrix_to_rotvec(E) -> np.ndarray:
         ``E`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``E`` whose last two dimensions are not (3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -389,6 +405,7 @@ def _matrix_to_rotvec(E: np.ndarray) -> np.ndarray:
     return np.where(small[..., None], v_small, v_large)
 
 
+@finite_result
 def rv(x) -> np.ndarray:
     """spatial_v2 ``rv``: rotation vector ↔ 3×3 coordinate transform (also ``rotation_vector``).
 
@@ -412,6 +429,9 @@ def rv(x) -> np.ndarray:
         ``x`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``x`` is neither (..., 3) nor (..., 3, 3); NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -501,6 +521,7 @@ def _quat_to_matrix(q: np.ndarray, fn: str) -> np.ndarray:
     return 2.0 * E
 
 
+@finite_result
 def matrix_to_quat(E) -> np.ndarray:
     """Unit quaternion of a coordinate transform (the matrix half of spatial_v2 ``rq``).
 
@@ -522,6 +543,9 @@ def matrix_to_quat(E) -> np.ndarray:
         ``E`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``E`` whose last two dimensions are not (3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -549,6 +573,7 @@ def _matrix_to_quat(E: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q, axis=-1)[..., None]
 
 
+@finite_result
 def rq(x) -> np.ndarray:
     """spatial_v2 ``rq``: quaternion ↔ 3×3 coordinate transform (also ``quaternion``).
 
@@ -573,6 +598,9 @@ def rq(x) -> np.ndarray:
         ``x`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``x`` is neither (..., 4) nor (..., 3, 3); the zero quaternion; NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validate import as_real, batch_shape, check_last, check_last2, shape_error
+from ._validate import as_real, batch_shape, check_last, check_last2, finite_result, shape_error
 from .rotations import _hat, _vee, rx, ry, rz
 
 __all__ = [
@@ -141,6 +141,7 @@ cross_force = crf
 
 
 # --------------------------------------------------------------------------- rigid-body inertia
+@finite_result
 def rigid_body_inertia(m, c, I) -> np.ndarray:
     """Rigid-body spatial or planar inertia from mass, centre of mass and inertia at the CoM.
 
@@ -170,6 +171,9 @@ def rigid_body_inertia(m, c, I) -> np.ndarray:
     ValueError
         ``c`` of length other than 3 or 2, a spatial ``I`` that is not (..., 3, 3), leading
         dimensions that do not broadcast, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -216,6 +220,7 @@ def _mcI_to_rbi(m, c, I, fn: str) -> np.ndarray:
     raise shape_error(fn, "c", "have length 3 (spatial) or 2 (planar)", c)
 
 
+@finite_result
 def inertia_parameters(rbi):
     """Mass, centre of mass and rotational inertia about the CoM of a rigid-body inertia.
 
@@ -241,6 +246,9 @@ def inertia_parameters(rbi):
         ``rbi`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``rbi`` neither 6×6 nor 3×3, zero mass, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -273,6 +281,7 @@ def _rbi_to_mcI(rbi, fn: str):
     raise shape_error(fn, "rbi", "be a 6×6 (spatial) or 3×3 (planar) inertia", R)
 
 
+@finite_result
 def mcI(*args):
     """spatial_v2 ``mcI``: compose or decompose a rigid-body inertia (also ``mci``).
 
@@ -299,6 +308,9 @@ def mcI(*args):
         Not one or three arguments; an argument that is not real numbers.
     ValueError
         A wrong shape, zero mass (decomposing), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -460,6 +472,7 @@ translation = xlt
 
 
 # --------------------------------------------------------------------------- planar
+@finite_result
 def plnr(*args):
     """spatial_v2 ``plnr``: compose or decompose a planar coordinate transform (also
     ``planar_transform``).
@@ -491,6 +504,9 @@ def plnr(*args):
     ValueError
         ``r`` not (..., 2), ``X`` not (..., 3, 3), leading dimensions that do not broadcast, NaN
         or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -530,6 +546,7 @@ planar_transform = plnr
 
 
 # --------------------------------------------------------------------------- Plücker transforms
+@finite_result
 def plux(*args):
     """Compose or decompose a Plücker coordinate transform (spatial_v2 ``plux``; RBDA §2.8):
     ``X = [[E, 0], [-E·skew(r), E]]`` = ``rotation(E) @ xlt(r)``.
@@ -553,6 +570,9 @@ def plux(*args):
         Not one or two arguments; an argument that is not real numbers.
     ValueError
         A wrong shape, leading dimensions of ``E`` and ``r`` that do not broadcast, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -585,6 +605,7 @@ def plux(*args):
 plucker = plux
 
 
+@finite_result
 def plucker_to_homogeneous(X) -> np.ndarray:
     """4×4 homogeneous transform of a Plücker coordinate transform (the 6×6 half of spatial_v2
     ``pluho``).
@@ -608,6 +629,9 @@ def plucker_to_homogeneous(X) -> np.ndarray:
         ``X`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``X`` not (..., 6, 6), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -629,6 +653,7 @@ def _plux_to_ho(X: np.ndarray) -> np.ndarray:
     return T
 
 
+@finite_result
 def homogeneous_to_plucker(T) -> np.ndarray:
     """Plücker transform of a 4×4 homogeneous coordinate transform (the 4×4 half of spatial_v2
     ``pluho``; inverse of :func:`plucker_to_homogeneous`).
@@ -650,6 +675,9 @@ def homogeneous_to_plucker(T) -> np.ndarray:
         ``T`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``T`` not (..., 4, 4), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -671,6 +699,7 @@ def _ho_to_plux(T: np.ndarray) -> np.ndarray:
     return X
 
 
+@finite_result
 def pluho(X) -> np.ndarray:
     """spatial_v2 ``pluho``: Plücker (6×6) ↔ homogeneous (4×4) coordinate transform.
 
@@ -694,6 +723,9 @@ def pluho(X) -> np.ndarray:
         ``X`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``X`` neither (..., 6, 6) nor (..., 4, 4), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -710,6 +742,7 @@ def pluho(X) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- XtoV
+@finite_result
 def XtoV(X) -> np.ndarray:
     """spatial_v2 ``XtoV``: displacement vector of a coordinate transform (also ``x_to_v``).
 
@@ -734,6 +767,9 @@ def XtoV(X) -> np.ndarray:
         ``X`` is not real numbers (None, a string, complex, objects).
     ValueError
         ``X`` neither (..., 6, 6) nor (..., 3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -778,6 +814,7 @@ def _points(p, dim: int, fn: str, name: str = "p"):
     raise shape_error(fn, name, f"be a {dim}×n array of points (or a single {dim}-vector)", a)
 
 
+@finite_result
 def Xpt(X, p) -> np.ndarray:
     """spatial_v2 ``Xpt``: apply a coordinate transform to points (also ``transform_points``).
 
@@ -802,6 +839,9 @@ def Xpt(X, p) -> np.ndarray:
         An argument is not real numbers (None, a string, complex, objects).
     ValueError
         ``X`` neither 6×6 nor 3×3 (no batch), ``p`` not 3×n / 2×n to match, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -824,6 +864,7 @@ def Xpt(X, p) -> np.ndarray:
     return xp[:, 0] if single else xp
 
 
+@finite_result
 def Vpt(v, p) -> np.ndarray:
     """spatial_v2 ``Vpt``: linear velocities of points of a moving body (also ``point_velocities``).
 
@@ -848,6 +889,9 @@ def Vpt(v, p) -> np.ndarray:
         An argument is not real numbers (None, a string, complex, objects).
     ValueError
         ``v`` not 6 / 3 rows, ``p`` rows not matching, column counts that differ, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
@@ -871,6 +915,7 @@ def Vpt(v, p) -> np.ndarray:
     return vp[:, 0] if (single and va.ndim == 1) else vp
 
 
+@finite_result
 def Fpt(fp, p) -> np.ndarray:
     """spatial_v2 ``Fpt``: spatial forces of linear forces acting at points (also ``point_forces``).
 
@@ -895,6 +940,9 @@ def Fpt(fp, p) -> np.ndarray:
         An argument is not real numbers (None, a string, complex, objects).
     ValueError
         ``fp`` not 3 / 2 rows, ``p`` rows not matching, counts that differ, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
 
     Examples
     --------
