@@ -232,8 +232,7 @@ def vee(A) -> np.ndarray:
     ValueError
         ``A`` whose last two dimensions are not (3, 3), NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -278,8 +277,7 @@ def skew(x) -> np.ndarray:
     ValueError
         ``x`` is neither (..., 3) nor (..., 3, 3); NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -321,8 +319,7 @@ def rotvec_to_matrix(v) -> np.ndarray:
     ValueError
         ``v`` whose last dimension is not 3, NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -369,8 +366,7 @@ def matrix_to_rotvec(E) -> np.ndarray:
     ValueError
         ``E`` whose last two dimensions are not (3, 3), NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -430,8 +426,7 @@ def rv(x) -> np.ndarray:
     ValueError
         ``x`` is neither (..., 3) nor (..., 3, 3); NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -544,8 +539,7 @@ def matrix_to_quat(E) -> np.ndarray:
     ValueError
         ``E`` whose last two dimensions are not (3, 3), NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -599,8 +593,7 @@ def rq(x) -> np.ndarray:
     ValueError
         ``x`` is neither (..., 4) nor (..., 3, 3); the zero quaternion; NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------

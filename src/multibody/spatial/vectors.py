@@ -172,8 +172,7 @@ def rigid_body_inertia(m, c, I) -> np.ndarray:
         ``c`` of length other than 3 or 2, a spatial ``I`` that is not (..., 3, 3), leading
         dimensions that do not broadcast, NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -505,8 +504,7 @@ def plnr(*args):
         ``r`` not (..., 2), ``X`` not (..., 3, 3), leading dimensions that do not broadcast, NaN
         or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -571,8 +569,7 @@ def plux(*args):
     ValueError
         A wrong shape, leading dimensions of ``E`` and ``r`` that do not broadcast, NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -630,8 +627,7 @@ def plucker_to_homogeneous(X) -> np.ndarray:
     ValueError
         ``X`` not (..., 6, 6), NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -676,8 +672,7 @@ def homogeneous_to_plucker(T) -> np.ndarray:
     ValueError
         ``T`` not (..., 4, 4), NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -724,8 +719,7 @@ def pluho(X) -> np.ndarray:
     ValueError
         ``X`` neither (..., 6, 6) nor (..., 4, 4), NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -768,8 +762,7 @@ def XtoV(X) -> np.ndarray:
     ValueError
         ``X`` neither (..., 6, 6) nor (..., 3, 3), NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -840,8 +833,7 @@ def Xpt(X, p) -> np.ndarray:
     ValueError
         ``X`` neither 6×6 nor 3×3 (no batch), ``p`` not 3×n / 2×n to match, NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -890,8 +882,7 @@ def Vpt(v, p) -> np.ndarray:
     ValueError
         ``v`` not 6 / 3 rows, ``p`` rows not matching, column counts that differ, NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -941,8 +932,7 @@ def Fpt(fp, p) -> np.ndarray:
     ValueError
         ``fp`` not 3 / 2 rows, ``p`` rows not matching, counts that differ, NaN or inf.
     multibody.errors.ResultOverflowError
-        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
-        ``ValueError``.
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
