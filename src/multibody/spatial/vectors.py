@@ -494,7 +494,7 @@ def plnr(*args):
     X : ndarray, shape (..., 3, 3)
         From ``theta, r``: the A → B transform of planar motion vectors ``[ω, vx, vy]``.
     theta, r : tuple
-        From ``X``: theta (float or (...), in (−π, π]) and r (..., 2).
+        From ``X``: theta (float or (...), in [−π, π]) and r (..., 2).
 
     Raises
     ------
