@@ -156,3 +156,32 @@ def test_from_model_rejects_what_it_cannot_map():
     world.add_body(E.Sphere(0.1), mass=1.0)
     with pytest.raises(ValueError, match="from_model"):
         world.joint_positions()
+
+
+def test_contact_params_record_and_scene_model_name_their_bad_arguments():
+    """What their Raises sections say.  Before: contact_params('a', …) was "could not convert string to
+    float", an array "only 0-dimensional arrays …", 1e308 stiffness a silent (nan, 0.0);
+    record('x', 1) an AttributeError; record(world, 1e300) stepped forever, its list of states
+    growing; scene_model of an empty world "build: the model has no bodies"."""
+    with pytest.raises(TypeError, match=r"^stiffness: expected a real number, got str 'a'$"):
+        E.contact_params("a", 1.0, 1e-3)
+    with pytest.raises(TypeError, match=r"^damping: expected a real number, got array"):
+        E.contact_params(1.0, np.array([1.0, 2.0]), 1e-3)
+    with pytest.raises(mb.errors.ResultOverflowError, match=r"^contact_params: dt·stiffness \+ damping overflows"):
+        E.contact_params(1e308, 1e308, 1e10)
+    world = E.World(dt=1e-3)
+    world.add_geom(E.Plane())
+    world.add_body(E.Sphere(0.1), mass=1.0, position=(0, 0, 1))
+    with pytest.raises(TypeError, match=r"^world: expected a multibody.engine.World, got str$"):
+        E.record("x", 1.0)
+    with pytest.raises(ValueError, match=r"^t_final: 1e\+300 s in steps of the world's dt = 0.001 s is more than 2\*\*53"):
+        world.record(1e300)
+    from multibody.simulation.core import _available_memory
+    if _available_memory() is not None:                # (where the memory can be read)
+        with pytest.raises(MemoryError, match=r"^t_final: the recording would keep 1,000,000,000,000,002 states"):
+            E.record(world, 1e12)                      # refused before a step is taken
+        assert world.time == 0.0
+    with pytest.raises(ValueError, match=r"^extent: expected a finite number > 0, got -1.0$"):
+        E.scene_model(world, -1)
+    with pytest.raises(ValueError, match=r"^world: it has no bodies"):
+        E.scene_model(E.World())

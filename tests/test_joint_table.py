@@ -267,3 +267,22 @@ def test_unknown_joint_names_the_argument():
     with pytest.raises(ValueError, match=r"joint: unknown joint type 'cylinder'.*cylindrical"):
         mb.ModelBuilder().add_body("a", None, "cylinder")
     assert re.search(r"MB_CYLINDRICAL = 7", J.c_header())
+
+
+def test_jcalc_names_its_bad_arguments():
+    """jcalc('Rz', 'a') said "could not convert string to float", None and arrays gave float()'s own
+    messages, a list code "unhashable type", a NaN pitch "xlt: r contains NaN or inf", a True q
+    passed as 1.0, and an overflowing screw advance was reported as NaN in xlt."""
+    import multibody as mb
+    from multibody.model.joints import jcalc
+    with pytest.raises(TypeError, match=r"^q: expected a real number, got str 'a'$"):
+        jcalc("Rz", "a")
+    with pytest.raises(TypeError, match=r"^q: expected a real number, got True$"):
+        jcalc("Rz", True)
+    with pytest.raises(TypeError, match=r"^code: expected a joint code \(str\), got list \['Rz'\]$"):
+        jcalc(["Rz"], 1.0)
+    with pytest.raises(ValueError, match=r"^pitch: expected a finite number, got nan$"):
+        jcalc("H", 1.0, np.nan)
+    with pytest.raises(mb.errors.ResultOverflowError, match=r"^jcalc: the screw's advance q·pitch overflows"):
+        jcalc("H", 1e308, 1e308)
+    assert jcalc("R", np.float32(0.5))[1].tolist() == jcalc("Rz", 0.5)[1].tolist()

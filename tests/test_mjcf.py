@@ -476,3 +476,20 @@ def test_every_bundled_model_loads_and_matches_mujoco_or_is_refused_only_for_wha
             assert eM <= TOL and eT <= TOL and (eD <= TOL or os.path.basename(f) in refused), (f, eM, eT, eD)
     print(f"\n{len(loaded)} of {len(files)} bundled models load; refused (loaded with unsupported='warn'): {refused}")
     assert len(loaded) >= 55 and len(refused) <= 2
+
+
+def test_state_conversions_refuse_a_zero_quaternion_and_name_the_batch_that_does_not_broadcast():
+    """A zero free-joint quaternion gave a silent NaN state (0/0 in the normalisation); a 1e200 one
+    overflowed to NaN; qacc's batch was left out of the message; from_mjmodel(None) was an AttributeError."""
+    m = mb.load_mjcf('<mujoco><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>')
+    with pytest.raises(ValueError, match=r"^q: the free joint's quaternion q\[\.\.\., 3:7\] is zero"):
+        mb.mjcf.to_mujoco_state(m, np.zeros(7), np.ones(6))
+    with pytest.raises(ValueError, match=r"^qpos: the free joint's quaternion qpos\[\.\.\., 3:7\] is zero"):
+        mb.mjcf.from_mujoco_state(m, np.array([[0, 0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0.0]]), np.ones(6))
+    huge = np.array([0, 0, 0, 1e200, 1e200, 0, 0])
+    qpos, qvel = mb.mjcf.to_mujoco_state(m, huge, [0, 0, 0, 1, 0, 0])
+    np.testing.assert_allclose(qvel, [1, 0, 0, 0, 0, 0], atol=1e-15)      # turned π/2 about x: v = ex stays ex
+    with pytest.raises(ValueError, match=r"^q, qd, qdd: batch shapes \(2,\), \(2,\) and \(3,\) do not broadcast$"):
+        mb.mjcf.to_mujoco_state(m, np.tile([0, 0, 0, 1, 0, 0, 0.0], (2, 1)), np.ones((2, 6)), np.ones((3, 6)))
+    with pytest.raises(TypeError, match=r"^mj: expected a mujoco.MjModel, got NoneType$"):
+        mb.mjcf.from_mjmodel(None)

@@ -257,3 +257,40 @@ def test_vee_draws_the_seeds_construction_lines_and_spheres(L2):
         for i in range(2):
             point = world_point(folded, i, geoms[f"folded centre of mass rod{i + 1}"].translation)
             assert np.allclose(point, system_com(folded), atol=1e-12)
+
+
+# The Raises sections of the constructors, held: every bad argument is named, with the package's rule
+# (TypeError for the wrong kind, ValueError for a wrong value).  Before, numpy's or Python's own
+# messages came out ("ufunc 'isfinite' not supported …", "'>' not supported between instances of
+# 'str' and 'int'", "not enough values to unpack", "'str' object has no attribute 'planar'").
+@pytest.mark.parametrize("call, kind, match", [
+    (lambda: mb.models.auto_tree(2.5), TypeError, r"^nb: expected an integer, got 2.5$"),
+    (lambda: mb.models.auto_tree(0), ValueError, r"^nb: expected an integer ≥ 1, got 0$"),
+    (lambda: mb.models.auto_tree(3, bf="a"), TypeError, r"^bf: expected a real number, got str 'a'$"),
+    (lambda: mb.models.auto_tree(3, skew=None), TypeError, r"^skew: expected a real number, got NoneType"),
+    (lambda: mb.models.auto_tree(3, taper=float("nan")), ValueError, r"^taper: expected a finite number > 0, got nan$"),
+    (lambda: mb.models.planar(True), TypeError, r"^n: expected an integer, got True$"),
+    (lambda: mb.models.vee("a"), TypeError, r"^L2: expected a real number, got str 'a'$"),
+    (lambda: mb.models.vee(float("inf")), ValueError, r"^L2: expected a finite number > 0, got inf$"),
+    (lambda: mb.models.singlebody(size=(1, 2)), ValueError, r"^size: expected shape \(3,\), got \(2,\)$"),
+    (lambda: mb.models.singlebody(size=(1, 2, -1)), ValueError, r"^size: expected three lengths > 0"),
+    (lambda: mb.models.singlebody("a"), TypeError, r"^mass: expected a real number, got str 'a'$"),
+    (lambda: mb.models.scissor("a"), TypeError, r"^mass: expected a real number, got str 'a'$"),
+    (lambda: mb.models.scissor(length=float("inf")), ValueError, r"^length: expected a finite number > 0, got inf$"),
+    (lambda: mb.models.floatbase("x"), TypeError, r"^model: expected a multibody.Model, got str$"),
+    (lambda: mb.models.double_elbow(spacing="a"), TypeError, r"^spacing: expected a real number, got str 'a'$"),
+    (lambda: mb.models.rolling_disc(2.0), TypeError, r"^npt: expected an integer, got 2.0$"),
+    (lambda: mb.models.rolling_disc(radius=None), TypeError, r"^radius: expected a real number, got NoneType"),
+    (lambda: mb.models.rolling_disc(floating="x"), ValueError, r"^floating: expected one of \['free', 'floatbase'\]"),
+    (lambda: mb.models.parameters(None), TypeError, r"^obj: expected a Model or Mechanism"),
+    (lambda: mb.models.support_jacobian(None), TypeError, r"^eom: expected the EquationsOfMotion"),
+])
+def test_constructor_arguments_are_named(call, kind, match):
+    with pytest.raises(kind, match=match):
+        call()
+
+
+def test_checked_constructors_build_as_before():
+    assert mb.models.auto_tree(7, bf=2).name == "auto_tree(7, bf=2, skew=0, taper=1)"   # the values as given
+    assert mb.models.planar(np.int64(3)).nv == 3 and mb.models.rolling_disc(np.int32(8)).nv == 6
+    assert mb.models.singlebody(2, size=np.array([1.0, 2.0, 3.0])).mass[0] == 2.0

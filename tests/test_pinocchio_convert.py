@@ -139,3 +139,22 @@ def test_a_model_that_does_not_match_is_refused_by_name():
     pm_fixed = pin.buildModelFromUrdf(os.path.join(robots_dir(), ROBOTS["ANYmal"][0]))
     with pytest.raises(ValueError, match=r"no joint named 'root_joint'"):
         mb.pinocchio.to_pinocchio_q(floating, pm_fixed, floating.neutral())
+
+
+def test_the_state_functions_name_the_argument_that_is_wrong():
+    """to/from_pinocchio_state named a bad qd, qdd, v_pin or a_pin as 'x' / 'x_pin' (the names of the
+    functions they called); they name their own arguments now."""
+    from multibody.pinocchio import V_URDF
+    robot = mb.load_urdf(V_URDF, floating=True)
+    pm = pin.buildModelFromXML(V_URDF, pin.JointModelFreeFlyer())
+    q = np.r_[0, 0, 0, 1, 0, 0, 0, 0, 0.0]
+    with pytest.raises(ValueError, match=r"^qd: expected velocity-space values, shape \(…, 8\), got \(3,\)$"):
+        mb.pinocchio.to_pinocchio_state(robot, pm, q, np.zeros(3))
+    with pytest.raises(ValueError, match=r"^qdd: expected velocity-space values, shape \(…, 8\), got \(2,\)$"):
+        mb.pinocchio.to_pinocchio_state(robot, pm, q, np.zeros(8), np.zeros(2))
+    with pytest.raises(ValueError, match=r"^v_pin: expected Pinocchio velocity-space values"):
+        mb.pinocchio.from_pinocchio_state(robot, pm, pin.neutral(pm), np.zeros(9))
+    with pytest.raises(TypeError, match=r"^a_pin: expected an array of numbers"):
+        mb.pinocchio.from_pinocchio_state(robot, pm, pin.neutral(pm), np.zeros(8), "x")
+    with pytest.raises(ValueError, match=r"^x: expected velocity-space values"):   # the one-vector function: x
+        mb.pinocchio.to_pinocchio_v(robot, pm, np.zeros(3))

@@ -8,6 +8,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
+import multibody as mb
 import multibody.spatial as sp
 from multibody.spatial import (
     Fpt, Vpt, Xpt, XtoV, crf, crm, mcI, plnr, pluho, plux, rotx, roty, rotz, rq, rqd, rv, rx, ry,
@@ -538,10 +539,8 @@ def test_Fpt_resultant_and_power():
         (lambda: mcI(np.nan, [1, 2, 3], np.eye(3)), r"mcI: m contains NaN"),
         (lambda: mcI(np.zeros((6, 6))), r"mcI: rbi has zero mass"),
         (lambda: mcI(np.eye(4)), r"mcI: rbi must be a 6×6"),
-        (lambda: mcI(1.0, [1, 2, 3]), r"mcI: expected 1 argument"),
         (lambda: plux(np.eye(3)), r"plux: X must have shape \(\.\.\., 6, 6\), got shape \(3, 3\)"),
         (lambda: plux(np.eye(2), [1, 2, 3]), r"plux: E must have shape"),
-        (lambda: plux(), r"plux: expected 1 argument"),
         (lambda: plnr(0.1, [1, 2, 3]), r"plnr: r must have shape \(\.\.\., 2\)"),
         (lambda: plnr(np.eye(6)), r"plnr: X must have shape"),
         (lambda: pluho(np.eye(5)), r"pluho: X must be a 6×6"),
@@ -558,6 +557,67 @@ def test_Fpt_resultant_and_power():
 def test_bad_input_raises_value_error_naming_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [   # a wrong number of arguments is a TypeError, as Python's own calls say (was ValueError)
+        (lambda: mcI(1.0, [1, 2, 3]), r"^mcI: expected 1 argument \(rbi\) or 3 arguments \(m, c, I\), got 2$"),
+        (lambda: plux(), r"^plux: expected 1 argument \(X\) or 2 arguments \(E, r\), got 0$"),
+        (lambda: plnr(1, 2, 3), r"^plnr: expected 1 argument \(X\) or 2 arguments \(theta, r\), got 3$"),
+    ],
+)
+def test_wrong_number_of_arguments_raises_type_error(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [   # batches that do not broadcast name the function and the arguments' batch shapes (was numpy's
+        # "shape mismatch: objects cannot be broadcast … arg 0 … arg 1")
+        (lambda: mcI([1.0, 2.0, 3.0], np.zeros((2, 3)), np.eye(3)),
+         r"^mcI: the leading \(batch\) dimensions do not broadcast: m \(3,\), c \(2,\), I \(\)$"),
+        (lambda: sp.rigid_body_inertia([1.0, 2.0, 3.0], np.zeros((2, 2)), 0.1),
+         r"^rigid_body_inertia: the leading \(batch\) dimensions do not broadcast: m \(3,\), c \(2,\), I \(\)$"),
+        (lambda: plnr([0.1, 0.2, 0.3], np.zeros((2, 2))), r"^plnr: .* theta \(3,\), r \(2,\)$"),
+        (lambda: plux(np.zeros((2, 3, 3)), np.zeros((3, 3))), r"^plux: .* E \(2,\), r \(3,\)$"),
+        (lambda: rqd(np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((3, 3))), r"^rqd: .* q \(2,\), w \(3,\)$"),
+        (lambda: sp.quat_derivative(np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((3, 3))),
+         r"^quat_derivative: .* q \(2,\), w \(3,\)$"),
+    ],
+)
+def test_batches_that_do_not_broadcast_are_named(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+_BIG = 1e308
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [   # finite input, a result beyond the double range: was a silent inf/NaN (with numpy's RuntimeWarnings)
+        ("rv", lambda: rv([_BIG, _BIG, 0])),
+        ("rotvec_to_matrix", lambda: sp.rotvec_to_matrix([_BIG, _BIG, _BIG])),
+        ("rigid_body_inertia", lambda: sp.rigid_body_inertia(1e300, [1e10, 0, 0], np.eye(3))),
+        ("mcI", lambda: mcI(1e300, [1e10, 0], 1.0)),
+        ("plux", lambda: plux(np.eye(3) * _BIG, [_BIG, 0, 0])),
+        ("Xpt", lambda: Xpt(xlt([_BIG, 0, 0]), [-_BIG, 0, 0])),
+        ("Vpt", lambda: Vpt([0, 0, _BIG, _BIG, 0, 0], [0, _BIG, 0])),
+        ("Fpt", lambda: Fpt([_BIG, _BIG, 0], [_BIG, -_BIG, 0])),
+        ("pluho", lambda: pluho(plux(np.eye(3), [_BIG, _BIG, 0]))),
+        ("homogeneous_to_plucker", lambda: sp.homogeneous_to_plucker(np.full((4, 4), _BIG))),
+        ("vee", lambda: sp.vee(np.array([[0, 0, 0], [0, 0, _BIG], [0, -_BIG, 0]]))),
+        ("rq", lambda: rq(np.full((3, 3), _BIG))),
+    ],
+)
+def test_a_result_that_overflows_is_an_error_naming_the_function(name, call):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")               # and no RuntimeWarning on the way
+        with pytest.raises(mb.errors.ResultOverflowError, match=f"^{name}: the result overflows the double range"):
+            call()
 
 
 def test_aliases_point_to_seed_functions():

@@ -105,8 +105,32 @@ def _last(name, x, n, what):
 def joint_order(model, pin_model) -> list[int]:
     """Our joint index of each of Pinocchio's joints, in Pinocchio's order (its universe left out).
 
-    Example
+    Pinocchio orders joints depth-first, we in the file's order: the two differ on branched robots.
+    Fixed joints (no velocity) are left out, as Pinocchio leaves them out.
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model, e.g. ``mb.load_urdf(path)``.
+    pin_model : pinocchio.Model
+        Pinocchio's model of the same robot (``pin.buildModelFromUrdf(path)``, with
+        ``pin.JointModelFreeFlyer()`` for a floating base); joints are matched by name.
+
+    Returns
     -------
+    list of int
+        ``order[k]`` is our index (into ``model.joint_names``) of Pinocchio's joint k + 1.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`, ``pin_model`` not a pinocchio.Model.
+    ValueError
+        ``model`` is symbolic; ``pin_model`` lacks one of our joints, has one we lack, or a joint
+        of another kind.
+
+    Examples
+    --------
     >>> import multibody as mb, pinocchio as pin
     >>> robot = mb.load_urdf(V_URDF, floating=True)       # a base with two arms, listed b, a
     >>> robot.joint_names
@@ -118,9 +142,47 @@ def joint_order(model, pin_model) -> list[int]:
 
 
 def to_pinocchio_q(model, pin_model, q) -> np.ndarray:
-    """Pinocchio's configuration (…, pin_model.nq) for our ``q`` (…, nq): see the module's table."""
-    mp = _Map(model, pin_model)
-    q = _last("q", q, model.nq, "positions")
+    """Pinocchio's configuration for our ``q``: joints reordered, conventions as the module's table.
+
+    A free joint's quaternion goes scalar-last, a continuous (unbounded) revolute joint's and a
+    planar joint's angle θ becomes [cos θ, sin θ].
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model, e.g. ``mb.load_urdf(path)``.
+    pin_model : pinocchio.Model
+        Pinocchio's model of the same robot (``pin.buildModelFromUrdf(path)``, with
+        ``pin.JointModelFreeFlyer()`` for a floating base); joints are matched by name.
+    q : array_like, shape (..., model.nq)
+        Our joint positions (rad, m; quaternions scalar-first); leading dimensions are a batch.
+
+    Returns
+    -------
+    q_pin : ndarray, shape (..., pin_model.nq)
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`, ``pin_model`` not a pinocchio.Model, ``q`` not real numbers.
+    ValueError
+        ``model`` is symbolic; ``pin_model`` lacks one of our joints, has one we lack, or a joint
+        of another kind; ``q`` whose last dimension is wrong, NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb, pinocchio as pin
+    >>> robot = mb.load_urdf(V_URDF, floating=True)       # a free base with two arms: jb, ja (continuous)
+    >>> pm = pin.buildModelFromXML(V_URDF, pin.JointModelFreeFlyer())
+    >>> q = np.array([1, 2, 3,  1, 0, 0, 0,  0.3, np.pi / 2])
+    >>> mb.pinocchio.to_pinocchio_q(robot, pm, q).round(6).tolist()
+    [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.3]
+    """
+    return _to_q(_Map(model, pin_model), model, q, "q")
+
+
+def _to_q(mp, model, q, name):
+    q = _last(name, q, model.nq, "positions")
     out = np.zeros(q.shape[:-1] + (mp.nq,))
     for qs, _, kind, pq, _ in mp.joints:
         if kind == "plain":
@@ -139,10 +201,47 @@ def to_pinocchio_q(model, pin_model, q) -> np.ndarray:
 
 
 def from_pinocchio_q(model, pin_model, q_pin) -> np.ndarray:
-    """Our configuration (…, nq) for Pinocchio's ``q_pin`` (…, pin_model.nq): angles from [cos, sin]
-    by atan2, quaternions reordered (not renormalised)."""
-    mp = _Map(model, pin_model)
-    qp = _last("q_pin", q_pin, mp.nq, "Pinocchio positions")
+    """Our configuration for Pinocchio's ``q_pin``: the inverse of :func:`to_pinocchio_q`.
+
+    Angles come from [cos θ, sin θ] by atan2 (in (−π, π]), quaternions are reordered to
+    scalar-first (not renormalised).
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model, e.g. ``mb.load_urdf(path)``.
+    pin_model : pinocchio.Model
+        Pinocchio's model of the same robot (``pin.buildModelFromUrdf(path)``, with
+        ``pin.JointModelFreeFlyer()`` for a floating base); joints are matched by name.
+    q_pin : array_like, shape (..., pin_model.nq)
+        Pinocchio's configuration; leading dimensions are a batch.
+
+    Returns
+    -------
+    q : ndarray, shape (..., model.nq)
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`, ``pin_model`` not a pinocchio.Model, ``q_pin`` not real numbers.
+    ValueError
+        ``model`` is symbolic; ``pin_model`` lacks one of our joints, has one we lack, or a joint
+        of another kind; ``q_pin`` whose last dimension is wrong, NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb, pinocchio as pin
+    >>> robot = mb.load_urdf(V_URDF, floating=True)       # a free base with two arms: jb, ja (continuous)
+    >>> pm = pin.buildModelFromXML(V_URDF, pin.JointModelFreeFlyer())
+    >>> q = np.array([1, 2, 3,  np.cos(0.5), 0, 0, np.sin(0.5),  0.3, 2.0])
+    >>> np.allclose(mb.pinocchio.from_pinocchio_q(robot, pm, mb.pinocchio.to_pinocchio_q(robot, pm, q)), q)
+    True
+    """
+    return _from_q(_Map(model, pin_model), model, q_pin, "q_pin")
+
+
+def _from_q(mp, model, q_pin, name):
+    qp = _last(name, q_pin, mp.nq, "Pinocchio positions")
     out = np.zeros(qp.shape[:-1] + (model.nq,))
     for qs, _, kind, pq, _ in mp.joints:
         if kind == "plain":
@@ -161,30 +260,128 @@ def from_pinocchio_q(model, pin_model, q_pin) -> np.ndarray:
 
 
 def to_pinocchio_v(model, pin_model, x) -> np.ndarray:
-    """Pinocchio's ordering (…, pin_model.nv) of a velocity-space vector ``x`` (…, nv) of ours: q̇, q̈ or τ.
+    """Pinocchio's ordering of a velocity-space vector of ours: q̇, q̈ or τ.
 
-    A permutation: joints into Pinocchio's order, a free joint's halves swapped ([ω; v] → [v; ω]).
-    A Jacobian J of ours (rows [ω; v]) and Pinocchio's J_pin (rows [v; ω]) satisfy
-    ``J == J_pin[..., [3, 4, 5, 0, 1, 2], :] @ P`` with ``P = to_pinocchio_v(model, pin_model, I).T``.
+    A permutation: joints into Pinocchio's order, a free joint's halves swapped ([ω; v] → [v; ω];
+    both in body coordinates, Pinocchio's LOCAL). A Jacobian J of ours (rows [ω; v]) and
+    Pinocchio's J_pin (rows [v; ω]) satisfy ``J == J_pin[..., [3, 4, 5, 0, 1, 2], :] @ P`` with
+    ``P = to_pinocchio_v(model, pin_model, I).T``.
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model, e.g. ``mb.load_urdf(path)``.
+    pin_model : pinocchio.Model
+        Pinocchio's model of the same robot (``pin.buildModelFromUrdf(path)``, with
+        ``pin.JointModelFreeFlyer()`` for a floating base); joints are matched by name.
+    x : array_like, shape (..., model.nv)
+        Velocities (rad/s, m/s), accelerations or generalized forces (N·m, N) in our order.
+
+    Returns
+    -------
+    x_pin : ndarray, shape (..., pin_model.nv)
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`, ``pin_model`` not a pinocchio.Model, ``x`` not real numbers.
+    ValueError
+        ``model`` is symbolic; ``pin_model`` lacks one of our joints, has one we lack, or a joint
+        of another kind; ``x`` whose last dimension is wrong, NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb, pinocchio as pin
+    >>> robot = mb.load_urdf(V_URDF, floating=True)       # a free base with two arms: jb, ja (continuous)
+    >>> pm = pin.buildModelFromXML(V_URDF, pin.JointModelFreeFlyer())
+    >>> mb.pinocchio.to_pinocchio_v(robot, pm, np.arange(8.0)).tolist()   # [ω; v] → [v; ω]; jb, ja → ja, jb
+    [3.0, 4.0, 5.0, 0.0, 1.0, 2.0, 7.0, 6.0]
     """
-    mp = _Map(model, pin_model)
-    x = _last("x", x, model.nv, "velocity-space values")
+    return _to_v(_Map(model, pin_model), model, x, "x")
+
+
+def _to_v(mp, model, x, name):
+    x = _last(name, x, model.nv, "velocity-space values")
     out = np.empty(x.shape[:-1] + (mp.nv,))
     out[..., mp.vp] = x
     return out
 
 
 def from_pinocchio_v(model, pin_model, x_pin) -> np.ndarray:
-    """Our ordering (…, nv) of Pinocchio's velocity-space vector ``x_pin`` (…, pin_model.nv): v, a or τ."""
-    mp = _Map(model, pin_model)
-    return _last("x_pin", x_pin, mp.nv, "Pinocchio velocity-space values")[..., mp.vp]
+    """Our ordering of Pinocchio's velocity-space vector ``x_pin`` (v, a or τ): the inverse
+    permutation of :func:`to_pinocchio_v`.
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model, e.g. ``mb.load_urdf(path)``.
+    pin_model : pinocchio.Model
+        Pinocchio's model of the same robot (``pin.buildModelFromUrdf(path)``, with
+        ``pin.JointModelFreeFlyer()`` for a floating base); joints are matched by name.
+    x_pin : array_like, shape (..., pin_model.nv)
+        Pinocchio's velocities, accelerations or generalized forces.
+
+    Returns
+    -------
+    x : ndarray, shape (..., model.nv)
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`, ``pin_model`` not a pinocchio.Model, ``x_pin`` not real numbers.
+    ValueError
+        ``model`` is symbolic; ``pin_model`` lacks one of our joints, has one we lack, or a joint
+        of another kind; ``x_pin`` whose last dimension is wrong, NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb, pinocchio as pin
+    >>> robot = mb.load_urdf(V_URDF, floating=True)       # a free base with two arms: jb, ja (continuous)
+    >>> pm = pin.buildModelFromXML(V_URDF, pin.JointModelFreeFlyer())
+    >>> mb.pinocchio.from_pinocchio_v(robot, pm, [3, 4, 5, 0, 1, 2, 7, 6]).tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    return _from_v(_Map(model, pin_model), x_pin, "x_pin")
+
+
+def _from_v(mp, x_pin, name):
+    return _last(name, x_pin, mp.nv, "Pinocchio velocity-space values")[..., mp.vp]
 
 
 def to_pinocchio_state(model, pin_model, q, qd, qdd=None):
     """Pinocchio's ``(q, v)`` — and ``a`` when ``qdd`` is given — for our (q, q̇[, q̈]).
 
-    Example
+    :func:`to_pinocchio_q` and :func:`to_pinocchio_v` in one call.
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model, e.g. ``mb.load_urdf(path)``.
+    pin_model : pinocchio.Model
+        Pinocchio's model of the same robot (``pin.buildModelFromUrdf(path)``, with
+        ``pin.JointModelFreeFlyer()`` for a floating base); joints are matched by name.
+    q : array_like, shape (..., model.nq)
+        Our joint positions.
+    qd : array_like, shape (..., model.nv)
+        Our joint velocities.
+    qdd : array_like, shape (..., model.nv), optional
+        Our joint accelerations.
+
+    Returns
     -------
+    tuple of ndarray
+        ``(q_pin, v_pin)``, or ``(q_pin, v_pin, a_pin)`` with ``qdd``.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`, ``pin_model`` not a pinocchio.Model, ``q``, ``qd`` or ``qdd`` not real numbers.
+    ValueError
+        ``model`` is symbolic; ``pin_model`` lacks one of our joints, has one we lack, or a joint
+        of another kind; ``q``, ``qd`` or ``qdd`` whose last dimension is wrong, NaN or inf.
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb, pinocchio as pin
     >>> robot = mb.load_urdf(V_URDF, floating=True)
     >>> pm = pin.buildModelFromXML(V_URDF, pin.JointModelFreeFlyer())
@@ -198,11 +395,52 @@ def to_pinocchio_state(model, pin_model, q, qd, qdd=None):
     ...             mb.pinocchio.to_pinocchio_v(robot, pm, mb.rnea(robot, q, np.arange(8.0), np.arange(8.0))))
     True
     """
-    q_pin, v_pin = to_pinocchio_q(model, pin_model, q), to_pinocchio_v(model, pin_model, qd)
-    return (q_pin, v_pin) if qdd is None else (q_pin, v_pin, to_pinocchio_v(model, pin_model, qdd))
+    mp = _Map(model, pin_model)
+    q_pin, v_pin = _to_q(mp, model, q, "q"), _to_v(mp, model, qd, "qd")
+    return (q_pin, v_pin) if qdd is None else (q_pin, v_pin, _to_v(mp, model, qdd, "qdd"))
 
 
 def from_pinocchio_state(model, pin_model, q_pin, v_pin, a_pin=None):
-    """Our ``(q, q̇)`` — and ``q̈`` when ``a_pin`` is given — for Pinocchio's (q, v[, a])."""
-    q, qd = from_pinocchio_q(model, pin_model, q_pin), from_pinocchio_v(model, pin_model, v_pin)
-    return (q, qd) if a_pin is None else (q, qd, from_pinocchio_v(model, pin_model, a_pin))
+    """Our ``(q, q̇)`` — and ``q̈`` when ``a_pin`` is given — for Pinocchio's (q, v[, a]).
+
+    :func:`from_pinocchio_q` and :func:`from_pinocchio_v` in one call.
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model, e.g. ``mb.load_urdf(path)``.
+    pin_model : pinocchio.Model
+        Pinocchio's model of the same robot (``pin.buildModelFromUrdf(path)``, with
+        ``pin.JointModelFreeFlyer()`` for a floating base); joints are matched by name.
+    q_pin : array_like, shape (..., pin_model.nq)
+        Pinocchio's configuration.
+    v_pin : array_like, shape (..., pin_model.nv)
+        Pinocchio's velocity.
+    a_pin : array_like, shape (..., pin_model.nv), optional
+        Pinocchio's acceleration.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(q, qd)``, or ``(q, qd, qdd)`` with ``a_pin``.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`, ``pin_model`` not a pinocchio.Model, ``q_pin``, ``v_pin`` or ``a_pin`` not real numbers.
+    ValueError
+        ``model`` is symbolic; ``pin_model`` lacks one of our joints, has one we lack, or a joint
+        of another kind; ``q_pin``, ``v_pin`` or ``a_pin`` whose last dimension is wrong, NaN or inf.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb, pinocchio as pin
+    >>> robot = mb.load_urdf(V_URDF, floating=True)       # a free base with two arms: jb, ja (continuous)
+    >>> pm = pin.buildModelFromXML(V_URDF, pin.JointModelFreeFlyer())
+    >>> q, qd = mb.pinocchio.from_pinocchio_state(robot, pm, pin.neutral(pm), np.arange(8.0))
+    >>> q.tolist(), qd.tolist()
+    ([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [3.0, 4.0, 5.0, 0.0, 1.0, 2.0, 7.0, 6.0])
+    """
+    mp = _Map(model, pin_model)
+    q, qd = _from_q(mp, model, q_pin, "q_pin"), _from_v(mp, v_pin, "v_pin")
+    return (q, qd) if a_pin is None else (q, qd, _from_v(mp, a_pin, "a_pin"))

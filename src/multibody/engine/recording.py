@@ -18,6 +18,7 @@ page every model gets.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,11 +82,49 @@ def _geometry(world, geom, body, extent):
 
 
 def scene_model(world: World, extent: float = 2.0) -> Model:
-    """The world as a model for the viewer: one free body per engine body (named as in the world,
-    with its mass and inertia about its centre of mass) carrying its geoms; static geoms fixed to
-    the ground. ``extent`` [m]: half the width of a plane's tiled floor."""
+    """The engine world as a model for the browser viewer.
+
+    One free body per engine body (named as in the world, with its mass and inertia about its
+    centre of mass) carrying its geoms; static geoms are fixed to the ground, planes drawn as a
+    tiled floor, triangle meshes and convex hulls as solids.
+
+    Parameters
+    ----------
+    world : multibody.engine.World
+        The world, at its current poses (they place the static geoms).
+    extent : float, default 2.0
+        Half the width (m) of a plane's tiled floor (at least 1 m is drawn).
+
+    Returns
+    -------
+    Model
+        Free bodies only: its q per body is the body's centre of mass and quaternion
+        ``[x, y, z, w, qx, qy, qz]``, as :func:`record` keeps them.
+
+    Raises
+    ------
+    TypeError
+        ``world`` is not a World, ``extent`` not a real number.
+    ValueError
+        ``extent`` ≤ 0, NaN or inf; a world with no bodies (a model needs one).
+    multibody._extras.MissingExtraError
+        A convex shape is drawn and SciPy (its hull) is not installed.
+
+    Examples
+    --------
+    >>> from multibody import engine
+    >>> world = engine.World()
+    >>> ground = world.add_geom(engine.Plane())
+    >>> box = world.add_body(engine.Box(0.2, 0.2, 0.2), mass=2.0, position=(0, 0, 0.5), name="box")
+    >>> m = scene_model(world)
+    >>> m.body_names, m.nq, [g.kind for g in m.geometries]
+    (('box',), 7, ['tiles', 'box'])
+    """
     if not isinstance(world, World):
         raise TypeError(f"world: expected a multibody.engine.World, got {type(world).__name__}")
+    extent = _checks.number("extent", extent, positive=True)
+    if not world.bodies:
+        raise ValueError("world: it has no bodies (the viewer's model needs one)")
     b = ModelBuilder(name="engine scene", gravity=tuple(world.gravity))
     for body in world.bodies:
         b.add_body(body.name, None, "free", mass=body.mass, inertia=body.inertia)
@@ -101,14 +140,73 @@ def _q(world):
     return np.hstack((S[:, C.BS_POS:C.BS_POS + 3], S[:, C.BS_QUAT:C.BS_QUAT + 4])).ravel()
 
 
+def _check_record_size(world, t_final, every):
+    """Refuse, before stepping, a recording no run can finish or no memory can hold (``t_final=1e300``
+    stepped forever, its list of states growing until the machine ran out of memory)."""
+    from ..simulation.core import MAX_STEPS, _available_memory   # the limits simulate keeps
+    if not t_final / world.dt < MAX_STEPS:
+        raise ValueError(f"t_final: {t_final:g} s in steps of the world's dt = {world.dt:g} s is more than 2**53 "
+                         "steps; record a shorter span or use a larger dt")
+    samples = int(round(t_final / world.dt)) // every + 2
+    need = samples * (8 * 7 * len(world.bodies) + 120) * 2       # a list of arrays, then the array
+    if need > 2**26:
+        avail = _available_memory()
+        if avail is not None and need > avail:
+            raise MemoryError(f"t_final: the recording would keep {samples:,} states (about {need / 2**30:.1f} GiB) "
+                              f"but only {avail / 2**30:.1f} GiB of memory is available; pass every = "
+                              f"{math.ceil(every * need / (0.5 * avail))} or more, or record a shorter span")
+
+
 def record(world: World, t_final: float, every: int = 1) -> Recording:
-    """Step ``world`` for ``t_final`` seconds (its own ``dt``) and keep every ``every``-th state (and
-    the first and the last) as a :class:`Recording` for the viewer; the world moves on, as after
-    ``world.run``."""
+    """Step ``world`` for ``t_final`` seconds and keep its motion for the browser viewer.
+
+    The world steps with its own ``dt`` (``round(t_final / dt)`` steps) and moves on, as after
+    ``world.run``; every ``every``-th state is kept, and the first and the last.
+    ``mb.view.showmotion(rec)`` plays it (``world.record`` is the same as a method).
+
+    Parameters
+    ----------
+    world : multibody.engine.World
+        A world with at least one body.
+    t_final : float
+        The span to step (s), ≥ 0.
+    every : int, default 1
+        Keep one state in ``every`` steps.
+
+    Returns
+    -------
+    Recording
+        ``model`` (:func:`scene_model`), times ``t`` (n,) in s and configurations ``q``
+        (n, 7·bodies): each body's centre of mass (m) and quaternion, world coordinates.
+
+    Raises
+    ------
+    TypeError
+        ``world`` is not a World, ``t_final`` not a real number, ``every`` not an integer.
+    ValueError
+        ``t_final`` < 0, NaN or inf, or more than 2**53 steps; ``every`` < 1; a world without bodies.
+    MemoryError
+        The states kept would not fit in the available memory (before any step is taken).
+    multibody.engine.SimulationError
+        The simulation blew up (a body named, with the step).
+
+    Examples
+    --------
+    >>> from multibody import engine
+    >>> world = engine.World(dt=1e-3)
+    >>> ground = world.add_geom(engine.Plane())
+    >>> ball = world.add_body(engine.Sphere(0.1), mass=1.0, position=(0, 0, 1))
+    >>> rec = record(world, 0.5, every=10)
+    >>> rec.q.shape, rec.t[-1].round(9), bool(rec.q[-1, 2] < 1)             # it falls
+    ((51, 7), np.float64(0.5), True)
+    """
+    if not isinstance(world, World):
+        raise TypeError(f"world: expected a multibody.engine.World, got {type(world).__name__}")
     t_final = _checks.number("t_final", t_final, lo=0.0)
     every = _checks.integer("every", every, lo=1)
     if not world.bodies:
         raise ValueError("world: it has no bodies to record")
+    _check_record_size(world, t_final, every)
     steps = int(round(t_final / world.dt))
     t0 = world.time
     times, qs = [t0], [_q(world)]

@@ -37,21 +37,50 @@ _JOINTS = {"ball": C.J_BALL, "hinge": C.J_HINGE, "slider": C.J_SLIDER, "fixed": 
 
 
 def contact_params(stiffness, damping, dt):
-    """ERP and CFM of a spring ``stiffness`` [N/m] with ``damping`` [N·s/m] at step ``dt``
-    (report eqs. 3.6-3.7): ERP = h k / (h k + c), CFM = 1 / (h k + c).
+    """ERP and CFM of a contact spring with damping at a time step (OpenDE report eqs. 3.6–3.7).
 
+    ``ERP = h k / (h k + c)``, ``CFM = 1 / (h k + c)``: the error-reduction parameter and
+    constraint-force mixing that make a constraint behave as a spring ``k`` with damper ``c``
+    under the engine's implicit step ``h``.
+
+    Parameters
+    ----------
+    stiffness : float
+        The spring constant k (N/m), ≥ 0.
+    damping : float
+        The damping c (N·s/m), ≥ 0; k and c are not both zero.
+    dt : float
+        The time step h (s), > 0.
+
+    Returns
+    -------
+    erp : float
+        In [0, 1).
+    cfm : float
+        In m/N per step (1 / (h k + c)).
+
+    Raises
+    ------
+    TypeError
+        An argument is not a real number (a string, None, a bool, an array).
+    ValueError
+        A negative, NaN or infinite value, ``dt`` ≤ 0, or stiffness and damping both zero.
+    multibody.errors.ResultOverflowError
+        ``h k + c`` overflows (a ``ValueError``).
+
+    Examples
+    --------
     >>> contact_params(1e5, 1e3, 1e-3)
     (0.09090909090909091, 0.0009090909090909091)
     """
-    k, c, h = (float(x) for x in (stiffness, damping, dt))
-    if not (math.isfinite(k) and k >= 0):
-        raise ValueError(f"stiffness: expected a finite value ≥ 0 N/m, got {stiffness!r}")
-    if not (math.isfinite(c) and c >= 0):
-        raise ValueError(f"damping: expected a finite value ≥ 0 N·s/m, got {damping!r}")
-    if not (math.isfinite(h) and h > 0):
-        raise ValueError(f"dt: expected a finite time step > 0, got {dt!r}")
+    k = _checks.number("stiffness", stiffness, nonneg=True)
+    c = _checks.number("damping", damping, nonneg=True)
+    h = _checks.number("dt", dt, positive=True)
     if h * k + c <= 0:
         raise ValueError("stiffness, damping: at least one must be positive")
+    if not math.isfinite(h * k + c):
+        from ..core import ResultOverflowError     # finite inputs whose result overflows
+        raise ResultOverflowError(f"contact_params: dt·stiffness + damping overflows ({h:g}·{k:g} + {c:g})")
     return h * k / (h * k + c), 1.0 / (h * k + c)
 
 

@@ -241,23 +241,52 @@ def js_constants() -> str:
 def jcalc(code: str, q: float, pitch: float = 0.0):
     """spatial_v2 ``jcalc``: the joint transform ``X_J`` and motion subspace ``S`` of a one-dof joint.
 
-    ``code`` is a seed joint code: ``'Rx'``, ``'Ry'``, ``'Rz'``, ``'Px'``, ``'Py'``, ``'Pz'``, ``'R'`` and
-    ``'P'`` (the seed's older codes for ``'Rz'`` and ``'Pz'``), ``'H'``
-    (a screw about z advancing ``pitch`` per radian; the seed reads it from ``jtyp.pars.pitch``), or
-    the planar ``'r'``, ``'px'``, ``'py'`` (3×3 planar transforms, S of length 3).  ``X_J`` maps
-    predecessor coordinates to successor coordinates, as the seed's.
+    ``X_J`` maps predecessor coordinates to successor coordinates, as the seed's.
 
+    Parameters
+    ----------
+    code : str
+        A seed joint code: ``'Rx'``, ``'Ry'``, ``'Rz'``, ``'Px'``, ``'Py'``, ``'Pz'``, ``'R'`` and
+        ``'P'`` (the seed's older codes for ``'Rz'`` and ``'Pz'``), ``'H'`` (a screw about z), or
+        the planar ``'r'``, ``'px'``, ``'py'``.
+    q : float
+        The joint variable (rad for revolute and helical joints, m for prismatic ones).
+    pitch : float, default 0.0
+        The helical joint's advance per radian (m/rad; the seed reads it from ``jtyp.pars.pitch``);
+        other codes ignore it.
+
+    Returns
+    -------
+    XJ : ndarray, shape (6, 6), or (3, 3) for a planar code
+        The joint's Plücker (planar) coordinate transform.
+    S : ndarray, shape (6,), or (3,) for a planar code
+        The motion subspace: ``[angular; linear]`` (planar ``[ω, vx, vy]``) per unit q̇.
+
+    Raises
+    ------
+    TypeError
+        ``code`` is not a string, ``q`` or ``pitch`` not a real number.
+    ValueError
+        An unknown code; ``q`` or ``pitch`` NaN or inf.
+    multibody.errors.ResultOverflowError
+        A screw's advance ``q·pitch`` overflows (a ``ValueError``).
+
+    Examples
+    --------
     >>> import numpy as np
     >>> X, S = jcalc("Rz", 0.3)
     >>> bool(np.allclose(X[:3, :3], [[np.cos(0.3), np.sin(0.3), 0], [-np.sin(0.3), np.cos(0.3), 0], [0, 0, 1]]))
     True
     >>> S.tolist()
     [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    >>> jcalc("H", 1.0, pitch=0.1)[1].tolist()
+    [0.0, 0.0, 1.0, 0.0, 0.0, 0.1]
     """
     from ..spatial import plnr, rotx, roty, rotz, xlt
-    q = float(q)
-    if not np.isfinite(q):
-        raise ValueError(f"q: expected a finite number, got {q!r}")
+    if not isinstance(code, str):
+        raise TypeError(f"code: expected a joint code (str), got {type(code).__name__} {code!r}")
+    q = _checks.number("q", q)
+    pitch = _checks.number("pitch", pitch)
     spatial = {"Rx": (lambda: rotx(q), 0), "Ry": (lambda: roty(q), 1), "Rz": (lambda: rotz(q), 2),
                "Px": (lambda: xlt([q, 0, 0]), 3), "Py": (lambda: xlt([0, q, 0]), 4),
                "Pz": (lambda: xlt([0, 0, q]), 5)}
@@ -265,7 +294,10 @@ def jcalc(code: str, q: float, pitch: float = 0.0):
     planar = {"r": (lambda: plnr(q, [0, 0]), 0), "px": (lambda: plnr(0, [q, 0]), 1),
               "py": (lambda: plnr(0, [0, q]), 2)}
     if code == "H":
-        return rotz(q) @ xlt([0, 0, q * pitch]), np.array([0, 0, 1, 0, 0, float(pitch)])
+        if not np.isfinite(q * pitch):
+            from ..core import ResultOverflowError     # finite inputs whose result overflows
+            raise ResultOverflowError(f"jcalc: the screw's advance q·pitch overflows ({q:g}·{pitch:g})")
+        return rotz(q) @ xlt([0, 0, q * pitch]), np.array([0, 0, 1, 0, 0, pitch])
     if code in spatial or code in planar:
         make, k = spatial.get(code) or planar[code]
         S = np.zeros(6 if code in spatial else 3)

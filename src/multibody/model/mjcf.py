@@ -499,9 +499,55 @@ def load_mjcf(source, *, assets: dict | None = None, unsupported: str = "error")
 def from_mjmodel(mj, *, base_dir=None, unsupported: str = "error") -> Model:
     """Read a compiled ``mujoco.MjModel`` into a :class:`Model` (see the module notes).
 
-    ``base_dir``: the directory that the model's relative mesh paths start from (default: the
-    current directory).  ``unsupported``: as for :func:`load_mjcf`.
+    What :func:`load_mjcf` does after MuJoCo compiled the document, for a model compiled
+    elsewhere (``mujoco.MjModel.from_xml_path``, dm_control's ``physics.model.ptr``).
+
+    Parameters
+    ----------
+    mj : mujoco.MjModel
+        The compiled model.
+    base_dir : str or os.PathLike, optional
+        The directory that the model's relative mesh paths start from (default: the current
+        directory).
+    unsupported : {'error', 'warn'}, optional
+        What an element that changes the motion but is not represented does, as for
+        :func:`load_mjcf`.
+
+    Returns
+    -------
+    Model
+        The kinematic tree (our q is MuJoCo's qpos), geoms, actuators, joint springs, damping,
+        armature, equality constraints, keyframes and default state ``qpos0``.
+
+    Raises
+    ------
+    TypeError
+        ``mj`` is not a ``mujoco.MjModel``.
+    MJCFError
+        An unsupported element with ``unsupported="error"`` (named), or a bad ``unsupported``
+        value (a ``ValueError``).
+    MissingExtraError
+        The ``mujoco`` package (the ``[mjcf]`` extra) is not installed.
+
+    Warns
+    -----
+    MJCFWarning
+        Something the Model does not keep (springs of ball and free joints, fluid forces), and
+        each element dropped with ``unsupported="warn"``.
+
+    Examples
+    --------
+    >>> import mujoco, multibody as mb
+    >>> mj = mujoco.MjModel.from_xml_string('''<mujoco><worldbody><body name="arm">
+    ...   <joint name="shoulder" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+    ... </body></worldbody></mujoco>''')
+    >>> m = mb.mjcf.from_mjmodel(mj)
+    >>> m.nq, m.body_names, m.joint_names
+    (1, ('arm',), ('shoulder',))
     """
+    mujoco = _mujoco()
+    if not isinstance(mj, mujoco.MjModel):
+        raise TypeError(f"mj: expected a mujoco.MjModel, got {type(mj).__name__}")
     _unsupported(unsupported)
     return _build(mj, "mjModel", None, Path.cwd() if base_dir is None else Path(base_dir), None, unsupported)
 

@@ -70,9 +70,25 @@ def attach(obj, info: SeedInfo):
 def seed_info(obj) -> SeedInfo | None:
     """The :class:`SeedInfo` of a model built by a seed constructor (``None`` for any other).
 
+    Parameters
+    ----------
+    obj : object
+        A Model or Mechanism returned by a ``multibody.models`` constructor (anything else
+        gives None, never an error).
+
+    Returns
+    -------
+    SeedInfo or None
+        The seed's name, coordinate, rate and actuator names, parameter values and symbols, and
+        initial state.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> mb.models.seed_info(mb.models.ra3link()).coordinates
     ('q1', 'q2', 'q3')
+    >>> mb.models.seed_info(mb.models.planar(2)) is None
+    True
     """
     try:
         return _INFO.get(obj)
@@ -85,6 +101,25 @@ def parameters(obj) -> dict:
 
     The keys are the very symbols in the model, so ``eom.subs(parameters(model))`` substitutes.
 
+    Parameters
+    ----------
+    obj : Model or Mechanism
+        One returned by a seed constructor of ``multibody.models``.
+
+    Returns
+    -------
+    dict
+        sympy.Symbol → float, the numbers the constructor was given for the symbolic parameters.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` is not a Model or Mechanism.
+    ValueError
+        ``obj`` was not built by a seed constructor (``planar(2)``, a URDF model …).
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> model = mb.models.ra3link(symbolic=["m1", "l1"], l1=2.0)
     >>> sorted((str(s), v) for s, v in mb.models.parameters(model).items())
@@ -92,6 +127,10 @@ def parameters(obj) -> dict:
     """
     info = seed_info(obj)
     if info is None:
+        from .mechanism import Mechanism
+        from .model import Model
+        if not isinstance(obj, (Model, Mechanism)):
+            raise TypeError(f"obj: expected a Model or Mechanism built by multibody.models, got {type(obj).__name__}")
         raise ValueError(f"parameters: {type(obj).__name__} {getattr(obj, 'name', '')!r} was not built by a "
                          "multibody.models seed constructor; give the values yourself")
     return {expr: info.values[name] for name, expr in info.symbols.items()

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import _checks
 from ..model.builder import ModelBuilder
 from ..model.model import Model
 
@@ -25,21 +26,42 @@ def rolling_disc(npt: int = 12, radius: float = 0.05, thickness: float = 0.01, m
     ``floating="floatbase"``: spatial_v2's layout — five massless bodies and six joints
     (Px Py Pz Rx Ry Rz) with the disc as body 6 (index 5), for ``mb.fd_fb``.
 
-    Example
+    Parameters
+    ----------
+    npt : int, default 12
+        Vertices per face, ≥ 3.
+    radius : float, default 0.05
+        The disc's radius R (m).
+    thickness : float, default 0.01
+        Its thickness T (m).
+    mass : float, default 0.6
+        Its mass (kg).
+    floating : {"free", "floatbase"}, default "free"
+        The floating base's form (see above).
+
+    Returns
     -------
+    Model
+        nq = 7, nv = 6 (``"free"``) or nq = nv = 6 (``"floatbase"``), with contact frames gc0 ….
+
+    Raises
+    ------
+    TypeError
+        ``npt`` is not an integer, a size not a real number, ``floating`` not a string.
+    ValueError
+        ``npt`` < 3, a size ≤ 0, NaN or inf, ``floating`` neither "free" nor "floatbase".
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> m = mb.models.rolling_disc(8)
     >>> m.nq, m.nv, len([f for f in m.frames if f.name.startswith("gc")])
     (7, 6, 16)
     """
-    if not isinstance(npt, (int, np.integer)) or npt < 3:
-        raise ValueError(f"npt: expected an integer ≥ 3 (vertices of the polygon), got {npt!r}")
-    for name, v in (("radius", radius), ("thickness", thickness), ("mass", mass)):
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"{name}: expected a positive number, got {v!r}")
-    if floating not in ("free", "floatbase"):
-        raise ValueError(f"floating: expected 'free' or 'floatbase', got {floating!r}")
-    R, T, m = float(radius), float(thickness), float(mass)
+    npt = _checks.integer("npt", npt, lo=3)            # the polygon's vertices
+    R, T, m = (_checks.number(name, v, positive=True) for name, v in (
+        ("radius", radius), ("thickness", thickness), ("mass", mass)))
+    _checks.one_of("floating", floating, ("free", "floatbase"))
     Ic = np.diag([m * (3 * R * R + T * T) / 12, m * R * R / 2, m * (3 * R * R + T * T) / 12])
     b = ModelBuilder(f"rolling_disc({npt})", gravity=(0.0, 0.0, -9.81))
     b.add_body("disc", None, "free" if floating == "free" else "Rz", mass=m, inertia=Ic, joint_name="disc_joint")

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .. import _checks
 from ..model.builder import ModelBuilder
 from ..model.model import Model
 
@@ -23,19 +24,41 @@ def double_elbow(link_length: float = 1.0, link_mass: float = 1.0, spacing: floa
     planar (x–y plane, gravity −9.81 along y, as ``planar``).  spatial_v2 does not print the
     dimensions; these defaults are ours.
 
-    Example
+    Parameters
+    ----------
+    link_length : float, default 1.0
+        Length of links 1 and 2 (m).
+    link_mass : float, default 1.0
+        Mass of each (kg).
+    spacing : float, default 0.2
+        Distance between the two elbow joints: the carrier's length (m).
+    carrier_mass : float, default 0.2
+        The carrier's mass (kg).
+    Tstab : float, default 0.1
+        The constraint stabilisation time constant (s) of ``gamma_q``.
+
+    Returns
     -------
+    Model
+        A planar model with three revolute joints (shoulder, elbow1, elbow2) and ``gamma_q`` set.
+
+    Raises
+    ------
+    TypeError
+        An argument is not a real number.
+    ValueError
+        An argument ≤ 0, NaN or inf.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> m = mb.models.double_elbow()
     >>> m.nv, m.gamma_q is not None
     (3, True)
     """
     from ..dynamics.fdgq import gamma_q_linear
-    for name, v in (("link_length", link_length), ("link_mass", link_mass), ("spacing", spacing),
-                    ("carrier_mass", carrier_mass)):
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"{name}: expected a positive number, got {v!r}")
-    L, m, d, mc = float(link_length), float(link_mass), float(spacing), float(carrier_mass)
+    L, m, d, mc = (_checks.number(name, v, positive=True) for name, v in (
+        ("link_length", link_length), ("link_mass", link_mass), ("spacing", spacing), ("carrier_mass", carrier_mass)))
     rod = lambda length, mass: np.diag([0.0, mass * length ** 2 / 12, mass * length ** 2 / 12])  # noqa: E731
     b = ModelBuilder("double_elbow", gravity=(0.0, -9.81, 0.0))
     b.add_body("link1", None, "r", mass=m, com=[L / 2, 0, 0], inertia=rod(L, m), joint_name="shoulder")

@@ -24,8 +24,18 @@ def gfx_example(tracking: bool = False) -> Model:
     """planar(2) with boxes, cylinders, spheres, a capsule, lines, vertex/face solids, colours and a
     floor tile; ``tracking=True`` gives the camera that tracks the tip of the white triangle.
 
-    Example
+    Parameters
+    ----------
+    tracking : bool, default False
+        Add the camera that follows the triangle's tip (``model.camera``).
+
+    Returns
     -------
+    Model
+        spatial_v2 ``gfxExample``: ``planar(2)`` carrying every kind of drawing instruction.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> m = mb.models.gfx_example()
     >>> sorted({g.kind for g in m.geometries})

@@ -62,6 +62,45 @@ def ma23(symbolic=False, *, M1=12.0, I_x1=0.10, I_y1=0.12, I_z1=0.11,
     minus sign; A33's hand-mass "2 C3 C5 ℓ_y4 d5" and "CC6 d2²" are 2 CC4 S5 ℓ_y4 d5 and CC4 d5²;
     A44's "I_x4" is I_z4 (joint 4 rolls about z4); A13's "−S(2+3) SC4 I_x4" has the wrong sign.
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    M1, M2, M3, M4, M5, M6 : float
+        Masses (kg) of links 1–4, the hand (5) and the counterweight body 6.
+    I_x1, I_y1, I_z1, I_x2, I_y2, I_z2, I_x3, I_y3, I_z3, I_x4, I_y4, I_z4, I_x5, I_y5, I_z5, I_x6, I_y6, I_z6 : float
+        Principal inertias (kg·m²) about each body's centre of mass.
+    I_yz4 : float, default 0.0
+        Link 4's product of inertia (kg·m²).
+    d2, d3, d5, d6 : float
+        Centre-of-mass offsets (m) along z of links 2, 3, the hand and body 6.
+    l2 : float
+        The upper arm's length ℓ2 (m): joint 3's offset along z2.
+    h1, d_y4 : float
+        Link 4's centre of mass at (0, −d_y4, h1) (m).
+    h2, l_y4 : float
+        Joint 5 at (0, −l_y4, h2) in link 4's frame (m).
+    g : float, default 9.81
+        Gravity (m/s²) along −vertical.
+
+    Returns
+    -------
+    Model
+        Six revolute joints q1 … q6, with :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        ``symbolic`` asks for symbols and SymPy is not installed (the ``symbolic`` extra).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> model = mb.models.ma23()
     >>> model.nv, mb.models.seed_info(model).coordinates

@@ -34,6 +34,41 @@ def double_pendulum(symbolic=False, *, m1=1.0, m2=1.0, l1=1.0, l2=1.0, h1=1.0, h
     gravity ``g`` [m/s²] along −z. Coordinates th1 (link 1 from the horizontal) and th2 (link 2
     relative to link 1), rates Dth1, Dth2; the report's initial state q0 = [π/4, −π/4], q̇0 = 0.
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    m1, m2 : float, default 1.0
+        Link masses (kg).
+    l1, l2 : float, default 1.0
+        Joint distances (m); each CoM is at half of it.
+    h1, h2 : float, default 1.0
+        Box lengths (m).
+    w1, w2 : float, default 0.1
+        In-plane box widths (m).
+    d1, d2 : float, default 0.1
+        Box depths along the hinge axis (m).
+    g : float, default 9.81
+        Gravity (m/s²) along −z.
+
+    Returns
+    -------
+    Model
+        Two hinges about x named th1, th2, with :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        ``symbolic`` asks for symbols and SymPy is not installed (the ``symbolic`` extra).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> model = mb.models.double_pendulum()
     >>> H = mb.crba(model, np.array([np.pi / 4, -np.pi / 4]))
@@ -81,6 +116,37 @@ def single_pendulum(symbolic=False, *, m=1.0, l=1.0, h=1.0, w=0.1, d=0.1, g=9.81
     (bounce 1.0: the rate is reversed there); the wall is an event for the simulator, not part of
     the model.
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    m : float, default 1.0
+        Mass (kg).
+    l : float, default 1.0
+        Hinge-to-end distance (m); the CoM is at l/2.
+    h, w, d : float
+        Box length (1.0), in-plane width (0.1) and depth along the hinge (0.1), in m.
+    g : float, default 9.81
+        Gravity (m/s²) along −z.
+
+    Returns
+    -------
+    Model
+        One hinge about x named th1, with :class:`SeedInfo` attached (its notes hold the wall angle).
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        ``symbolic`` asks for symbols and SymPy is not installed (the ``symbolic`` extra).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> round(float(mb.crba(mb.models.single_pendulum(), np.zeros(1))[0, 0]) * 1200, 9)
     401.0

@@ -38,6 +38,39 @@ def ra3link(symbolic=False, *, l1=1.0, s1=0.5, m1=1.0, Th1_xx=1.0, Th1_yy=1.0, T
     gravity ``g`` [m/s²] along −z. Defaults: the manual's paramDef ``[1 0.5 1 1 1 1]`` per link
     and 9.81; qDef = π/4 for every joint. Coordinates q1, q2, q3; torques T1, T2, T3.
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    l1, l2, l3 : float, default 1.0
+        Link lengths (m); ``l3`` is the seed's and does not enter the model (nothing hangs on link 3).
+    s1, s2, s3 : float, default 0.5
+        Centre-of-mass offsets along each link (m).
+    m1, m2, m3 : float, default 1.0
+        Link masses (kg).
+    Th1_xx, Th1_yy, Th1_zz, Th2_xx, Th2_yy, Th2_zz, Th3_xx, Th3_yy, Th3_zz : float, default 1.0
+        Principal inertias about each link's centre of mass (kg·m²).
+    g : float, default 9.81
+        Gravity (m/s²) along −z.
+
+    Returns
+    -------
+    Model
+        Three revolute joints (about z, x, y) named q1, q2, q3, with :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        ``symbolic`` asks for symbols and SymPy is not installed (the ``symbolic`` extra).
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> model = mb.models.ra3link()
     >>> model.nv, [mb.JointType(t).name for t in model.jtype]
@@ -70,6 +103,39 @@ def ra3link_prismatic(symbolic=False, *, l1=1.0, s1=0.5, m1=1.0, Th1_xx=1.0, Th1
     slides along x, its joint frame at (l2, 0, 0) (CoM (s3, 0, 0)). Parameters as in
     :func:`ra3link`; coordinates q1, q2, x; actuators T1, T2, F1; qDef = [π/4, π/4, 0.2].
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    l1, l2, l3 : float, default 1.0
+        Link lengths (m); ``l3`` is the seed's and does not enter the model (nothing hangs on link 3).
+    s1, s2, s3 : float, default 0.5
+        Centre-of-mass offsets along each link (m).
+    m1, m2, m3 : float, default 1.0
+        Link masses (kg).
+    Th1_xx, Th1_yy, Th1_zz, Th2_xx, Th2_yy, Th2_zz, Th3_xx, Th3_yy, Th3_zz : float, default 1.0
+        Principal inertias about each link's centre of mass (kg·m²).
+    g : float, default 9.81
+        Gravity (m/s²) along −z.
+
+    Returns
+    -------
+    Model
+        Revolute z, revolute y, prismatic x, named q1, q2, x, with :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        ``symbolic`` asks for symbols and SymPy is not installed (the ``symbolic`` extra).
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> [mb.JointType(t).name for t in mb.models.ra3link_prismatic().jtype]
     ['REVOLUTE', 'REVOLUTE', 'PRISMATIC']
@@ -112,6 +178,42 @@ def starleth(symbolic=False, *, mB=16.0, ThB_xx=0.3, ThB_yy=0.4, ThB_zz=0.4, sB=
     paramDef block is not legible in the seed copy: the defaults are illustrative values of a
     robot of StarlETH's size (lengths in m, masses in kg).
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    mB, mH, mT, mS : float
+        Masses (kg) of the main body, hips, thighs, shanks.
+    ThB_xx, ThB_yy, ThB_zz, ThH_xx, ThH_yy, ThH_zz, ThT_xx, ThT_yy, ThT_zz, ThS_xx, ThS_yy, ThS_zz : float
+        Principal inertias (kg·m²) of each about its centre of mass.
+    sB, sH, sT, sS : float
+        Centre-of-mass offsets along each body's z axis (m).
+    b2hx, b2hy : float
+        The hips' offsets from the main body's centre along x and y (m).
+    lH, lT, lS : float
+        Hip → knee-flexion, thigh and shank offsets along z (m).
+    g : float, default 9.81
+        Gravity (m/s²) along −z.
+
+    Returns
+    -------
+    Model
+        18 dof: the base's qX, qY, qZ, qAL, qBE, qGA, then per leg (LF, RF, LH, RH) HAA, HFE, KFE;
+        massless foot bodies ``LF_Foot`` …; :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        ``symbolic`` asks for symbols and SymPy is not installed (the ``symbolic`` extra).
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> model = mb.models.starleth()
     >>> model.nv, mb.models.seed_info(model).coordinates[6]
@@ -155,16 +257,46 @@ def starleth(symbolic=False, *, mB=16.0, ThB_xx=0.3, ThB_yy=0.4, ThB_zz=0.4, sB=
 
 
 def support_jacobian(eom, feet=("LF_Foot", "RF_Foot", "LH_Foot", "RH_Foot")):
-    """Stacked foot-point Jacobians I_J_O of a derived StarlETH (the manual's ``Js``).
+    """Stacked foot-point Jacobians ``I_J_O`` of a derived StarlETH (proNEu manual 3.3, its ``Js``).
 
-    ``eom`` must carry per-body kinematics (``derive(model, "pne")``).
+    Parameters
+    ----------
+    eom : multibody.symbolic.EquationsOfMotion
+        Equations derived with per-body kinematics: ``derive(starleth(...), "pne")``.
+    feet : sequence of str, default the four feet
+        The bodies whose origin Jacobians are stacked, in order (a single name is one body).
+
+    Returns
+    -------
+    Js : sympy.Matrix, shape (3·len(feet), nv)
+        The feet's position Jacobians in the inertial frame I, stacked, in the model's coordinates
+        (qX … qGA, the legs' joints).
+
+    Raises
+    ------
+    TypeError
+        ``eom`` is not equations of motion.
+    ValueError
+        The equations carry no body kinematics (derived with another method), or a foot names no body.
+    multibody._extras.MissingExtraError
+        SymPy is not installed (the ``symbolic`` extra).
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> from multibody.symbolic import derive
+    >>> eom = derive(mb.models.starleth(symbolic=True), "pne")
+    >>> mb.models.support_jacobian(eom).shape
+    (12, 18)
     """
     sp = require("sympy", "symbolic", "symbolic models")
-
-    kin = eom.kinematics
+    if not hasattr(eom, "kinematics"):
+        raise TypeError(f"eom: expected the EquationsOfMotion of derive(model, 'pne'), got {type(eom).__name__}")
+    kin = eom.kinematics or {}
     if "I_J_O" not in kin:
         raise ValueError("support_jacobian: these equations have no body kinematics; derive with method='pne'")
     names = kin["names"]
+    feet = (feet,) if isinstance(feet, str) else tuple(feet)
     missing = [f for f in feet if f not in names]
     if missing:
         raise ValueError(f"support_jacobian: no body named {missing}; bodies are {names}")

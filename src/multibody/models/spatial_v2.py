@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .. import _checks
 from ..model.builder import ModelBuilder
 from ..model.joints import JointType
 from ..model.model import Model
@@ -25,20 +26,42 @@ def auto_tree(nb: int, bf: float = 1, skew: float = 0, taper: float = 1) -> Mode
 
     Body i is a thin-walled cylinder of length taper^i and mass taper^(3i) (0-based i) along its
     x axis; joint i is on its z axis; a child's joint axis sits at (l_parent, 0, 0), rotated by
-    ``skew`` about x.  ``bf`` is the branching factor (the base always has one child).
+    ``skew`` about x.  The base always has one child.
 
-    Example
+    Parameters
+    ----------
+    nb : int
+        The number of bodies, ≥ 1.
+    bf : float, default 1
+        The branching factor, ≥ 1 (1: an unbranched chain; 2: a binary tree; fractional values
+        mix the two, as in the seed).
+    skew : float, default 0
+        The angle (rad) about x between a parent's joint axis and its children's.
+    taper : float, default 1
+        The ratio of a body's length to its parent's, > 0 (masses scale with its cube).
+
+    Returns
     -------
+    Model
+        ``nb`` bodies on revolute joints, gravity −9.81 along z, with drawing instructions.
+
+    Raises
+    ------
+    TypeError
+        ``nb`` is not an integer, or ``bf``, ``skew``, ``taper`` not real numbers.
+    ValueError
+        ``nb`` < 1, ``bf`` < 1, ``taper`` ≤ 0, or a value NaN or inf.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> mb.models.auto_tree(7, bf=2).parent.tolist()
     [-1, 0, 0, 1, 1, 2, 2]
     """
-    if not isinstance(nb, (int, np.integer)) or nb < 1:
-        raise ValueError(f"nb: expected an integer ≥ 1, got {nb!r}")
-    if not (np.isfinite(bf) and bf >= 1):
-        raise ValueError(f"bf: expected a branching factor ≥ 1, got {bf!r}")
-    if not (np.isfinite(taper) and taper > 0) or not np.isfinite(skew):
-        raise ValueError("taper must be > 0 and skew finite")
+    nb = _checks.integer("nb", nb, lo=1)
+    _checks.number("bf", bf, lo=1)            # checked; the values as given name the model
+    _checks.number("skew", skew)
+    _checks.number("taper", taper, positive=True)
     b = ModelBuilder(f"auto_tree({nb}, bf={bf}, skew={skew}, taper={taper})")
     lengths = []
     for i in range(1, nb + 1):  # seed's 1-based loop, kept so the parent formula reads as in autoTree.m
@@ -64,14 +87,31 @@ def planar(n: int) -> Model:
     takes the planar gravity from the first two components of its spatial default [0, 0, −9.81],
     so a planar model without a ``gravity`` field falls with zero gravity there.
 
-    Example
+    Parameters
+    ----------
+    n : int
+        The number of links, ≥ 1 (each 1 m long, 1 kg).
+
+    Returns
     -------
+    Model
+        A planar chain (``model.planar`` is True), joints ``joint1 … jointn`` on bodies
+        ``link1 … linkn``.
+
+    Raises
+    ------
+    TypeError
+        ``n`` is not an integer (a float or a bool too).
+    ValueError
+        ``n`` < 1.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> mb.models.planar(3).nv
     3
     """
-    if not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n: expected an integer ≥ 1, got {n!r}")
+    n = _checks.integer("n", n, lo=1)
     b = ModelBuilder(f"planar({n})", gravity=(0.0, -9.81, 0.0))
     for i in range(n):
         b.add_body(f"link{i + 1}", i - 1 if i else None, "r", mass=1.0, com=[0.5, 0, 0],
@@ -107,10 +147,34 @@ def vee(L2: float = 1.0) -> Model:
 
     Rod 1 (mass and length 1) lies on the base x axis, rod 2 (mass and length L2) on the y axis,
     the joint axis is (1, 1, 0)/√2; zero gravity.  The floating base is a free joint (quaternion),
-    so the model has no emulation singularity.  Rods are thin cylinders of radius 2 % of length.
+    so the model has no emulation singularity.  Rods are thin cylinders of radius 2 % of length;
+    the page also shows the seed's construction lines and centre-of-mass spheres.
+
+    Parameters
+    ----------
+    L2 : float, default 1.0
+        Rod 2's length (m) and mass (kg).
+
+    Returns
+    -------
+    Model
+        nq = 8 (free joint: position, quaternion; then the hinge), nv = 7.
+
+    Raises
+    ------
+    TypeError
+        ``L2`` is not a real number.
+    ValueError
+        ``L2`` ≤ 0, NaN or inf.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> m = mb.models.vee(2.0)
+    >>> m.nq, m.nv, float(m.mass.sum())
+    (8, 7, 3.0)
     """
-    if not L2 > 0:
-        raise ValueError(f"L2: expected a positive length, got {L2!r}")
+    L2 = _checks.number("L2", L2, positive=True)
     b = ModelBuilder("vee", gravity=(0, 0, 0))
     b.add_body("rod1", None, "free", mass=1.0, com=[0.5, 0, 0], inertia=_rod(1.0, 1.0))
     # rod 2 lies on y: its body frame is rotated +90° about z so that the rod is on its own x axis
@@ -151,16 +215,37 @@ def _vee_construction(builder, L2):
 def singlebody(mass: float = 1.0, size=(3.0, 2.0, 1.0)) -> Model:
     """spatial_v2 ``singlebody`` (Simulink example 4): a free-floating box, zero gravity.
 
-    Default: the seed's 3×2×1 m box of 1 kg; one vertex is at the body origin, the opposite one
-    at ``size``.
+    One vertex of the box is at the body origin, the opposite one at ``size``; uniform density.
 
+    Parameters
+    ----------
+    mass : float, default 1.0
+        The box's mass (kg).
+    size : sequence of 3 floats, default (3.0, 2.0, 1.0)
+        Its edges along the body's x, y, z axes (m): the seed's 3×2×1 m box.
+
+    Returns
+    -------
+    Model
+        One body on a free joint (nq = 7, nv = 6).
+
+    Raises
+    ------
+    TypeError
+        ``mass`` or ``size`` is not real numbers.
+    ValueError
+        ``size`` not three numbers; a value ≤ 0, NaN or inf.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> mb.models.singlebody().nv
     6
     """
-    a, bb, c = (float(x) for x in size)
-    if not (mass > 0 and a > 0 and bb > 0 and c > 0):
-        raise ValueError(f"singlebody: mass and size must be positive, got mass={mass!r}, size={size!r}")
+    mass = _checks.number("mass", mass, positive=True)
+    a, bb, c = _checks.vector("size", size, 3)
+    if not (a > 0 and bb > 0 and c > 0):
+        raise ValueError(f"size: expected three lengths > 0, got {tuple(float(x) for x in (a, bb, c))}")
     b = ModelBuilder("singlebody", gravity=(0, 0, 0))
     b.add_body("box", None, "free", mass=float(mass), com=[a / 2, bb / 2, c / 2],
                inertia=float(mass) * np.diag([bb * bb + c * c, a * a + c * c, a * a + bb * bb]) / 12)
@@ -173,16 +258,41 @@ def scissor(mass: float = 1.0, length: float = 1.0, width: float = 0.1, thicknes
     """spatial_v2 ``scissor`` (Simulink example 5): two identical strips joined at their middles.
 
     The joint lies on the y axis, the strips' long axes are parallel to z, the system's centre of
-    mass is at the origin; zero gravity.  Default strips: 1 m × 0.1 m × 0.02 m, 1 kg, side by side
-    along y (``length`` along z, ``width`` along x, ``thickness`` along y).
+    mass is at the origin; zero gravity.  The strips lie side by side along y.
 
+    Parameters
+    ----------
+    mass : float, default 1.0
+        Each strip's mass (kg).
+    length : float, default 1.0
+        Each strip's extent along z (m).
+    width : float, default 0.1
+        Its extent along x (m).
+    thickness : float, default 0.02
+        Its extent along y (m).
+
+    Returns
+    -------
+    Model
+        Strip 1 on a free joint, strip 2 on a revolute joint about y (nq = 8, nv = 7).
+
+    Raises
+    ------
+    TypeError
+        An argument is not a real number.
+    ValueError
+        An argument ≤ 0, NaN or inf.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> mb.models.scissor().nv
     7
     """
-    lx, ly, lz, m = float(width), float(thickness), float(length), float(mass)
-    if not (m > 0 and lx > 0 and ly > 0 and lz > 0):
-        raise ValueError("scissor: mass, length, width and thickness must be positive")
+    m = _checks.number("mass", mass, positive=True)
+    lz = _checks.number("length", length, positive=True)
+    lx = _checks.number("width", width, positive=True)
+    ly = _checks.number("thickness", thickness, positive=True)
     b = ModelBuilder("scissor", gravity=(0, 0, 0))
     Ic = m * np.diag([ly * ly + lz * lz, lx * lx + lz * lz, lx * lx + ly * ly]) / 12
     b.add_body("strip1", None, "free", mass=m, com=[0, -ly / 2, 0], inertia=Ic)
@@ -198,14 +308,45 @@ def scissor(mass: float = 1.0, length: float = 1.0, width: float = 0.1, thicknes
 def floatbase(model: Model) -> Model:
     """spatial_v2 ``floatbase``: replace joint 1 by three prismatic and three revolute joints.
 
-    Body 1 of ``model`` becomes body 6 (index 5) of the result; five massless bodies precede it.
-    The chain is singular when the angle of joint 5 is ±π/2 (use a FREE joint, or ``fd_fb``,
-    to avoid it).  Warns, as the seed does, if Xtree{1} is not the identity (its offset is lost).
-    Frames, geometry, mimic records and the real joints' limits move with their bodies.  A
-    ``gamma_q`` constraint function is dropped with a warning (the seed warns too): it reads the
-    joint variables by number, and floating the base renumbers them.  The result
-    follows the convention that :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
+    Body 1 of ``model`` becomes body 6 (index 5) of the result; five massless bodies precede it
+    (joints Px, Py, Pz, Rx, Ry, Rz).  The chain is singular when the angle of joint 5 is ±π/2
+    (use a FREE joint, or ``fd_fb``, to avoid it).  Frames, geometry, mimic records and the real
+    joints' limits move with their bodies.  The result follows the convention that
+    :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
+
+    Parameters
+    ----------
+    model : Model
+        A numeric spatial model whose only root is body 0, on a joint other than free.
+
+    Returns
+    -------
+    Model
+        ``model`` with a floating base: nb + 5 bodies, nv + 5 velocities.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`.
+    ValueError
+        ``model`` is symbolic, planar, has more than one root or a root other than body 0, or
+        body 0 already has a free joint.
+
+    Warns
+    -----
+    UserWarning
+        As the seed does, when Xtree{1} is not the identity (its offset is lost), and when the
+        model's ``gamma_q`` is dropped (it reads joint variables by number, and floating the base
+        renumbers them).
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> fb = mb.models.floatbase(mb.models.auto_tree(3))
+    >>> fb.nv, fb.body_names[5]
+    (8, 'B1')
     """
+    _checks.model(model)
     if model.planar:
         raise ValueError("model: floatbase requires a spatial model (spatial_v2: it must use spatial arithmetic)")
     roots = [i for i in range(model.nb) if model.parent[i] < 0]

@@ -69,6 +69,44 @@ def biped_upper_body(symbolic=False, *, stance_foot_coordinates=True, m_u=1.0, m
     walker with a heavy hip). The paper's l_c/J tables are garbled in the seed text; the angle
     conventions above are this project's reading (at q0 both feet touch the slope).
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    stance_foot_coordinates : bool, default True
+        Keep the stance foot's xs, ys and their pin constraint (False: q = [q1, q2, q3]).
+    m_u, m_b, m_f : float
+        Upper-body, hip and foot masses (1, 1000, 1; non-dimensional).
+    l_f, l_u : float
+        Leg and upper-body lengths (1, 0.4).
+    k_h : float, default 0.0035
+        The hip spring's stiffness (torque per rad).
+    g : float, default 1.0
+        Gravity.
+    gamma : float, default 0.004
+        The slope (rad).
+    I_0 : float, default 1e-6
+        Each concentrated mass's small inertia.
+
+    Returns
+    -------
+    Mechanism
+        The tree model, its coordinate symbols, the hip spring, the heel-strike contact and (with
+        ``stance_foot_coordinates``) the stance-foot constraint; :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        SymPy is not installed (the ``symbolic`` extra): a Mechanism's elements are SymPy expressions.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> mech = mb.models.biped_upper_body()
     >>> mech.model.nv, [str(s) for s in mech.q]
@@ -137,6 +175,50 @@ def flapping_flyer(symbolic=False, *, input_as_constraint=True, m_b=1.0, m_w=0.1
     Paper values: m_b = 1, m_w = 0.1, l_w = 20, w = 10, g = 1, α_e = −6°, ρ = 1.2041,
     c_d0 = 0.05, c_dm = 1, c_lm = 2, inertias 1e-6; initial [q, u_x, u_z] = [−30°, −0.01, 0.01].
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    input_as_constraint : bool, default True
+        Impose the flapping motion as a constraint (False: keep only the synchronisation, u is the input).
+    m_b, m_w : float
+        Body and wing masses (1, 0.1).
+    l_w, w : float
+        Wing span and chord (20, 10).
+    g : float, default 1.0
+        Gravity along −z.
+    alpha_e : float
+        The effective angle of attack (rad; −6°).
+    rho : float
+        Air density (1.2041).
+    c_d0, c_dm, c_lm : float
+        Drag and lift coefficients (0.05, 1, 2).
+    I_0 : float, default 1e-6
+        Every body's inertia.
+    phi_u, phi_d : float
+        Upper and lower flapping angles (rad; 5°, −30°).
+    omega_f : float, default 0.5
+        Flapping frequency (rad per time unit).
+
+    Returns
+    -------
+    Mechanism
+        Five coordinates [x, y, z, phi1, phi2], two aerodynamic point forces, the constraints,
+        the input u and time symbol t; :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        SymPy is not installed (the ``symbolic`` extra): a Mechanism's elements are SymPy expressions.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> [str(s) for s in mb.models.flapping_flyer().q]
     ['x', 'y', 'z', 'phi1', 'phi2']
@@ -213,6 +295,39 @@ def clemens_joint(symbolic=False, *, m_p=1.0, I_p=0.001, m_l=0.0, I_l=0.0, l=1.0
     (knee bent by π/3, platform level at height √3·l) without its ±1e-3 perturbations, so that
     the constraints hold exactly.
 
+    Parameters
+    ----------
+    symbolic : bool, collection of str, or mapping str → sympy.Expr, default False
+        Which parameters become SymPy symbols: none (a numeric model), all (``True``), the named
+        ones, or the given expressions; the numbers below stay their values (``parameters(model)``).
+    m_p, I_p : float
+        Platform mass and inertia (1, 0.001).
+    m_l, I_l : float
+        Each link's mass and inertia (0, 0: massless links).
+    l : float, default 1.0
+        Link length.
+    l_b, l_p : float, default 1.0
+        Radii of the base's and the platform's joints.
+    g : float, default 1.0
+        Gravity along −z.
+
+    Returns
+    -------
+    Mechanism
+        13 coordinates, the loop-closure constraints of legs 2 and 3; :class:`SeedInfo` attached.
+
+    Raises
+    ------
+    TypeError
+        A parameter that is not a number (a string, None), or ``symbolic`` of another kind.
+    ValueError
+        A parameter NaN or inf, ``symbolic`` naming an unknown parameter, or a mass the model
+        builder refuses (negative).
+    multibody._extras.MissingExtraError
+        SymPy is not installed (the ``symbolic`` extra): a Mechanism's elements are SymPy expressions.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> mech = mb.models.clemens_joint()
     >>> mech.model.nv, len(mech.constraints)

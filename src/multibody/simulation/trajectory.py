@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _checks
 from .._io import MAX_NPZ_BYTES, atomic_path, read_npz
 
 FORMAT = "multibody.Trajectory/1"
@@ -50,8 +51,28 @@ def model_fingerprint(model) -> str:
     """SHA-256 of the arrays that define a model's dynamics (structure, geometry, inertia, gravity).
 
     Two models with the same fingerprint give the same equations of motion; names are included so
-    that a file cannot be silently attached to a renamed mechanism.
+    that a file cannot be silently attached to a renamed mechanism. A saved :class:`Trajectory`
+    carries its model's fingerprint, and ``Trajectory.load(path, model)`` compares them.
 
+    Parameters
+    ----------
+    model : Model
+        A numeric model.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits (cached on the model: it is immutable).
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`.
+    ValueError
+        ``model`` has symbolic parameters.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> model_fingerprint(mb.models.planar(2)) == model_fingerprint(mb.models.planar(2))
     True
@@ -62,6 +83,7 @@ def model_fingerprint(model) -> str:
     cache = isinstance(model, Model)   # a Model is immutable (read-only arrays, as its cached views assume)
     if cache and "_fingerprint" in model.__dict__:
         return model.__dict__["_fingerprint"]
+    _checks.model(model)               # a Model, numeric: the arrays hashed are numbers
     h = hashlib.sha256()
     for k in ("parent", "jtype", "jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com",
               "inertia_com", "gravity", "damping", "armature"):

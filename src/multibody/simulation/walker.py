@@ -454,18 +454,50 @@ def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0,
     """The TMT paper's 3-link passive biped with upper body (table 1) as a ``(Model, Walker)`` pair.
 
     The model has the tree of ``mb.models.biped_upper_body(...).model`` (built here, so that the
-    simulation package does not depend on the catalogue; keyword parameters: the paper's
-    non-dimensional values — upper-body mass ``m_u``, hip mass ``m_b``, foot masses ``m_f``, leg
-    length ``l_f``, upper-body length ``l_u``, hip spring ``k_h``, gravity ``g``, point-mass
-    inertia ``I_0``; the slope ``gamma`` is this project's choice, the paper gives none).
-    ``upper_body=False`` builds the same biped without the upper body (the "simplest walking
-    model" of Garcia et al. 1998 when k_h = 0).
+    simulation package does not depend on the catalogue).  ``upper_body=False`` builds the same
+    biped without the upper body (the "simplest walking model" of Garcia et al. 1998 when
+    k_h = 0).
 
     Coordinates ``q = [xs, ys, q1, q2, q3]``: stance-foot position (x down the slope, y along its
     normal), stance-leg angle from the normal (hip at foot + l_f·[−sin q1, cos q1]), swing leg and
     upper body relative to the stance leg.  The walker pins xs, ys during a step, applies the
     hip spring τ₂ = −k_h q2, strikes with the swing foot and swaps the legs.
 
+    Parameters
+    ----------
+    m_u, m_b, m_f : float
+        Upper-body, hip and foot masses (the paper's non-dimensional 1, 1000, 1), > 0.
+    l_f : float, default 1.0
+        Leg length, > 0.
+    l_u : float, default 0.4
+        Upper-body length (its point mass's distance above the hip).
+    k_h : float, default 0.0035
+        The hip spring's stiffness (torque per rad).
+    g : float, default 1.0
+        Gravity, > 0.
+    gamma : float, default 0.004
+        The slope (rad); this project's choice, the paper gives none.
+    I_0 : float, default 1e-6
+        Each point mass's small inertia, ≥ 0.
+    upper_body : bool, default True
+        Build the upper body (False: the two-leg walker, q = [xs, ys, q1, q2]).
+
+    Returns
+    -------
+    model : Model
+        The planar tree (gravity tilted by the slope).
+    walker : Walker
+        Its hybrid system: stance constraint, hip spring, heel-strike event, leg swap.
+
+    Raises
+    ------
+    TypeError
+        A parameter is not a real number, ``upper_body`` not a bool.
+    ValueError
+        A mass, ``l_f`` or ``g`` ≤ 0, ``I_0`` < 0, a value NaN or inf.
+
+    Examples
+    --------
     >>> from multibody.simulation.walker import tmt_biped
     >>> model, walker = tmt_biped()
     >>> [str(n) for n in model.joint_names if n != "hip_fixed"]
@@ -473,8 +505,11 @@ def tmt_biped(m_u=1.0, m_b=1000.0, m_f=1.0, l_f=1.0, l_u=0.4, k_h=0.0035, g=1.0,
     """
     for name, v in dict(m_u=m_u, m_b=m_b, m_f=m_f, l_f=l_f, g=g).items():
         _checks.number(name, v, positive=True)
-    for name, v in dict(l_u=l_u, k_h=k_h, gamma=gamma, I_0=I_0).items():
+    for name, v in dict(l_u=l_u, k_h=k_h, gamma=gamma).items():
         _checks.number(name, v)
+    _checks.number("I_0", I_0, nonneg=True)
+    if not isinstance(upper_body, (bool, np.bool_)):
+        raise TypeError(f"upper_body: expected True or False, got {type(upper_body).__name__} {upper_body!r}")
     b = ModelBuilder("biped_upper_body" if upper_body else "simplest_walker",
                      gravity=(g * np.sin(gamma), -g * np.cos(gamma), 0.0))
     I0 = I_0 * np.eye(3)

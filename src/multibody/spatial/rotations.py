@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._validate import as_real, check_last, check_last2, shape_error
+from ._validate import as_real, batch_shape, check_last, check_last2, finite_result, shape_error
 
 __all__ = [
     "rx", "ry", "rz", "rv", "rq", "rqd", "skew",
@@ -57,14 +57,35 @@ def _axis_rotation(theta, fn: str, axis: int) -> np.ndarray:
 def rx(theta) -> np.ndarray:
     """spatial_v2 ``rx``: 3×3 coordinate transform for a rotation θ about the x axis.
 
-    ``rx(θ) = [[1, 0, 0], [0, c, s], [0, -s, c]]``, mapping A- to B-coordinates when frame B is
-    rotated by θ about their common x axis. ``theta`` may be an array of shape ``(...)``; the
-    result then has shape ``(..., 3, 3)``.
+    ``rx(θ) = [[1, 0, 0], [0, c, s], [0, -s, c]]``, mapping A- to B-coordinates when frame B is rotated by θ about their
+    common x axis (the transpose of the matrix that rotates vectors). Also named
+    ``coord_rotation_x``.
 
+    Parameters
+    ----------
+    theta : array_like, shape (...)
+        The angle (rad) of B relative to A about the x axis; an array gives one transform per angle.
+
+    Returns
+    -------
+    E : ndarray, shape (..., 3, 3)
+        The A → B coordinate transform of 3-vectors.
+
+    Raises
+    ------
+    TypeError
+        ``theta`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``theta`` contains NaN or inf, or is a ragged nested sequence.
+
+    Examples
+    --------
     >>> rx(np.pi / 2).round(12)
     array([[ 1.,  0.,  0.],
            [ 0.,  0.,  1.],
            [ 0., -1.,  0.]])
+    >>> rx([0.0, 0.1, 0.2]).shape
+    (3, 3, 3)
     """
     return _axis_rotation(theta, "rx", 0)
 
@@ -72,8 +93,29 @@ def rx(theta) -> np.ndarray:
 def ry(theta) -> np.ndarray:
     """spatial_v2 ``ry``: 3×3 coordinate transform for a rotation θ about the y axis.
 
-    ``ry(θ) = [[c, 0, -s], [0, 1, 0], [s, 0, c]]``; batched over ``theta``.
+    ``ry(θ) = [[c, 0, -s], [0, 1, 0], [s, 0, c]]``, mapping A- to B-coordinates when frame B is rotated by θ about their
+    common y axis (the transpose of the matrix that rotates vectors). Also named
+    ``coord_rotation_y``.
 
+    Parameters
+    ----------
+    theta : array_like, shape (...)
+        The angle (rad) of B relative to A about the y axis; an array gives one transform per angle.
+
+    Returns
+    -------
+    E : ndarray, shape (..., 3, 3)
+        The A → B coordinate transform of 3-vectors.
+
+    Raises
+    ------
+    TypeError
+        ``theta`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``theta`` contains NaN or inf, or is a ragged nested sequence.
+
+    Examples
+    --------
     >>> ry(np.pi / 2).round(12)
     array([[ 0.,  0., -1.],
            [ 0.,  1.,  0.],
@@ -85,8 +127,29 @@ def ry(theta) -> np.ndarray:
 def rz(theta) -> np.ndarray:
     """spatial_v2 ``rz``: 3×3 coordinate transform for a rotation θ about the z axis.
 
-    ``rz(θ) = [[c, s, 0], [-s, c, 0], [0, 0, 1]]``; batched over ``theta``.
+    ``rz(θ) = [[c, s, 0], [-s, c, 0], [0, 0, 1]]``, mapping A- to B-coordinates when frame B is rotated by θ about their
+    common z axis (the transpose of the matrix that rotates vectors). Also named
+    ``coord_rotation_z``.
 
+    Parameters
+    ----------
+    theta : array_like, shape (...)
+        The angle (rad) of B relative to A about the z axis; an array gives one transform per angle.
+
+    Returns
+    -------
+    E : ndarray, shape (..., 3, 3)
+        The A → B coordinate transform of 3-vectors.
+
+    Raises
+    ------
+    TypeError
+        ``theta`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``theta`` contains NaN or inf, or is a ragged nested sequence.
+
+    Examples
+    --------
     >>> rz(np.pi / 2).round(12)
     array([[ 0.,  1.,  0.],
            [-1.,  0.,  0.],
@@ -97,8 +160,29 @@ def rz(theta) -> np.ndarray:
 
 # --------------------------------------------------------------------------- skew
 def hat(v) -> np.ndarray:
-    """3×3 skew-symmetric matrix of ``v`` (``hat(a) @ b == cross(a, b)``); batched ``(..., 3)``.
+    """3×3 skew-symmetric matrix of a 3-vector: ``hat(a) @ b == cross(a, b)``.
 
+    The vector → matrix half of spatial_v2 ``skew``; :func:`vee` is its inverse.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        The vector (any unit; an angular velocity in rad/s gives the matrix of ``ω ×``).
+
+    Returns
+    -------
+    S : ndarray, shape (..., 3, 3)
+        ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
+
+    Raises
+    ------
+    TypeError
+        ``v`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``v`` whose last dimension is not 3, NaN or inf.
+
+    Examples
+    --------
     >>> hat([1, 2, 3])
     array([[ 0., -3.,  2.],
            [ 3.,  0., -1.],
@@ -124,11 +208,34 @@ def _hat(a: np.ndarray) -> np.ndarray:
     return S
 
 
+@finite_result
 def vee(A) -> np.ndarray:
-    """3-D vector of the skew-symmetric part of ``A`` (inverse of :func:`hat`); batched.
+    """3-vector of the skew-symmetric part of a 3×3 matrix (inverse of :func:`hat`).
 
-    ``vee(A) = 0.5 * [A[2,1]-A[1,2], A[0,2]-A[2,0], A[1,0]-A[0,1]]``.
+    ``vee(A) = ½·[A[2,1] − A[1,2], A[0,2] − A[2,0], A[1,0] − A[0,1]]``: the matrix → vector half of
+    spatial_v2 ``skew``.
 
+    Parameters
+    ----------
+    A : array_like, shape (..., 3, 3)
+        The matrix; its symmetric part is ignored.
+
+    Returns
+    -------
+    v : ndarray, shape (..., 3)
+        The vector whose :func:`hat` is the skew-symmetric part of ``A``.
+
+    Raises
+    ------
+    TypeError
+        ``A`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``A`` whose last two dimensions are not (3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> vee(hat([1, 2, 3]))
     array([1., 2., 3.])
     """
@@ -144,13 +251,36 @@ def _vee(A: np.ndarray) -> np.ndarray:
     )
 
 
+@finite_result
 def skew(x) -> np.ndarray:
-    """spatial_v2 ``skew``: vector → skew-symmetric matrix, or matrix → vector.
+    """spatial_v2 ``skew``: 3-vector → skew-symmetric matrix, or matrix → 3-vector.
 
-    If the last two dimensions of ``x`` are ``(3, 3)`` it is taken to be a matrix ``A`` and the
-    vector of its skew-symmetric part is returned (:func:`vee`); otherwise ``x`` must have
-    shape ``(..., 3)`` and the skew-symmetric matrix is returned (:func:`hat`).
+    If the last two dimensions of ``x`` are ``(3, 3)`` it is a matrix ``A`` and the vector of its
+    skew-symmetric part is returned (:func:`vee`); otherwise ``x`` must have shape ``(..., 3)``
+    and its skew-symmetric matrix is returned (:func:`hat`). Use ``hat``/``vee`` when a batch of
+    three vectors could be mistaken for a matrix.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., 3) or (..., 3, 3)
+        A vector or a matrix.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3) or (..., 3)
+        ``hat(x)`` for a vector, ``vee(x)`` for a matrix.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``x`` is neither (..., 3) nor (..., 3, 3); NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> skew([1, 2, 3]) @ np.array([4, 5, 6])      # == cross([1,2,3], [4,5,6])
     array([-3.,  6., -3.])
     >>> skew(skew([1, 2, 3]))
@@ -165,12 +295,34 @@ def skew(x) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- rotation vectors
+@finite_result
 def rotvec_to_matrix(v) -> np.ndarray:
-    """Coordinate transform ``E`` for the rotation vector ``v`` (spatial_v2 ``rv(v)``); batched.
+    """Coordinate transform ``E`` of a rotation vector (the vector half of spatial_v2 ``rv``).
 
-    B is rotated relative to A by ``|v|`` radians about ``v``:
-    ``E = cos θ·1 − sin θ·skew(u) + (1 − cos θ)·u uᵀ``, ``u = v/θ``.
+    B is rotated relative to A by ``θ = |v|`` radians about ``u = v/θ``:
+    ``E = cos θ·1 − sin θ·skew(u) + (1 − cos θ)·u uᵀ``; ``v`` has the same coordinates in A and B.
 
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        The rotation vector (rad) of B relative to A.
+
+    Returns
+    -------
+    E : ndarray, shape (..., 3, 3)
+        The A → B coordinate transform.
+
+    Raises
+    ------
+    TypeError
+        ``v`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``v`` whose last dimension is not 3, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> np.allclose(rotvec_to_matrix([1, 0, 0]), rx(1))
     True
     """
@@ -190,12 +342,34 @@ def _rotvec_to_matrix(v: np.ndarray) -> np.ndarray:
     return E
 
 
+@finite_result
 def matrix_to_rotvec(E) -> np.ndarray:
-    """Rotation vector of the coordinate transform ``E`` (spatial_v2 ``rv(E)``); batched.
+    """Rotation vector of a coordinate transform (the matrix half of spatial_v2 ``rv``).
 
-    ``E`` must be accurately orthonormal. The result has magnitude in ``[0, π]``; at exactly π
-    its sign is arbitrary (``v`` and ``−v`` are the same rotation).
+    ``E`` must be accurately orthonormal (it is not checked). The result has magnitude in
+    ``[0, π]``; at exactly π its sign is arbitrary (``v`` and ``−v`` are the same rotation).
 
+    Parameters
+    ----------
+    E : array_like, shape (..., 3, 3)
+        An A → B coordinate transform.
+
+    Returns
+    -------
+    v : ndarray, shape (..., 3)
+        The rotation vector (rad) of B relative to A: ``rotvec_to_matrix(v) == E``.
+
+    Raises
+    ------
+    TypeError
+        ``E`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``E`` whose last two dimensions are not (3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> matrix_to_rotvec(ry(2)).round(12) + 0.0
     array([0., 2., 0.])
     """
@@ -227,13 +401,35 @@ def _matrix_to_rotvec(E: np.ndarray) -> np.ndarray:
     return np.where(small[..., None], v_small, v_large)
 
 
+@finite_result
 def rv(x) -> np.ndarray:
-    """spatial_v2 ``rv``: rotation vector ↔ 3×3 coordinate transform.
+    """spatial_v2 ``rv``: rotation vector ↔ 3×3 coordinate transform (also ``rotation_vector``).
 
     ``rv(v)`` returns ``E`` (:func:`rotvec_to_matrix`); ``rv(E)`` returns ``v``
     (:func:`matrix_to_rotvec`). An argument whose last two dimensions are ``(3, 3)`` is ``E``.
     ``v`` is common to both frames: ``rv(v) @ v == v``.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., 3) or (..., 3, 3)
+        A rotation vector (rad) of B relative to A, or an orthonormal A → B coordinate transform.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3) or (..., 3)
+        ``E`` for a vector, ``v`` (magnitude in [0, π]) for a matrix.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``x`` is neither (..., 3) nor (..., 3, 3); NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> np.allclose(rv([1, 0, 0]), rx(1))
     True
     >>> rv(ry(2)).round(12) + 0.0
@@ -255,11 +451,28 @@ coord_rotation_z = rz
 
 # --------------------------------------------------------------------------- quaternions
 def quat_to_matrix(q) -> np.ndarray:
-    """A→B coordinate transform ``E`` of quaternion ``q = [w, x, y, z]`` (spatial_v2 ``rq(q)``).
+    """A → B coordinate transform of a quaternion (the quaternion half of spatial_v2 ``rq``).
 
-    ``q`` gives the orientation of B relative to A; it may have any nonzero magnitude and is
-    normalised first. Batched over ``(..., 4)``.
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Scalar-first ``[w, x, y, z]``: the orientation of B relative to A. Any nonzero magnitude;
+        it is normalised first (without overflow, even at 1e200).
 
+    Returns
+    -------
+    E : ndarray, shape (..., 3, 3)
+        The A → B coordinate transform.
+
+    Raises
+    ------
+    TypeError
+        ``q`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``q`` whose last dimension is not 4, the zero quaternion, NaN or inf.
+
+    Examples
+    --------
     >>> h = 0.7
     >>> np.allclose(quat_to_matrix([np.cos(h/2), np.sin(h/2), 0, 0]), rx(h))
     True
@@ -303,11 +516,33 @@ def _quat_to_matrix(q: np.ndarray, fn: str) -> np.ndarray:
     return 2.0 * E
 
 
+@finite_result
 def matrix_to_quat(E) -> np.ndarray:
-    """Unit quaternion ``[w, x, y, z]`` with ``w >= 0`` of the coordinate transform ``E``.
+    """Unit quaternion of a coordinate transform (the matrix half of spatial_v2 ``rq``).
 
-    spatial_v2 ``rq(E)``; ``E`` must be accurately orthonormal. Batched over ``(..., 3, 3)``.
+    ``E`` must be accurately orthonormal (it is not checked).
 
+    Parameters
+    ----------
+    E : array_like, shape (..., 3, 3)
+        An A → B coordinate transform.
+
+    Returns
+    -------
+    q : ndarray, shape (..., 4)
+        Scalar-first ``[w, x, y, z]`` with ``|q| = 1`` and ``w >= 0``: the orientation of B relative to A.
+
+    Raises
+    ------
+    TypeError
+        ``E`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``E`` whose last two dimensions are not (3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> matrix_to_quat(rz(np.pi / 2)).round(12) + 0.0
     array([0.70710678, 0.        , 0.        , 0.70710678])
     """
@@ -332,13 +567,36 @@ def _matrix_to_quat(E: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q, axis=-1)[..., None]
 
 
+@finite_result
 def rq(x) -> np.ndarray:
-    """spatial_v2 ``rq``: quaternion ↔ 3×3 coordinate transform.
+    """spatial_v2 ``rq``: quaternion ↔ 3×3 coordinate transform (also ``quaternion``).
 
-    ``rq(q)`` (``q`` of shape ``(..., 4)``, any nonzero magnitude) returns ``E`` (A→B
-    coordinates, B's orientation relative to A is ``q``); ``rq(E)`` (shape ``(..., 3, 3)``)
-    returns the unit quaternion with ``q[0] >= 0``.
+    ``rq(q)`` returns ``E`` (:func:`quat_to_matrix`); ``rq(E)`` returns the unit quaternion with
+    ``q[0] >= 0`` (:func:`matrix_to_quat`). An argument whose last two dimensions are ``(3, 3)``
+    is ``E``.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., 4) or (..., 3, 3)
+        A scalar-first quaternion ``[w, x, y, z]`` (any nonzero magnitude) giving B's orientation
+        relative to A, or an orthonormal A → B coordinate transform.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3) or (..., 4)
+        ``E`` for a quaternion, the unit quaternion for a matrix.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``x`` is neither (..., 4) nor (..., 3, 3); the zero quaternion; NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> h = 1.2
     >>> np.allclose(rq([np.cos(h/2), np.sin(h/2), 0, 0]), rx(h))
     True
@@ -367,9 +625,34 @@ def rqd(a, b) -> np.ndarray:
         ``qd = 0.5 · Q(q) · [Kstab·|w|·(1 − |q|); w]``,    ``Kstab = 0.1``,
 
     i.e. ``qd = ½ q ⊗ (0, wB)`` (or ``½ (0, wA) ⊗ q``) plus a magnitude-stabilising term that
-    makes ``|q|`` converge to 1 when ``q`` is integrated from ``qd``. Batched over the leading
-    dimensions (broadcast between ``q`` and ``w``).
+    makes ``|q|`` converge to 1 when ``q`` is integrated from ``qd``. :func:`quat_derivative`
+    is the same with the frame named.
 
+    Parameters
+    ----------
+    a : array_like, shape (..., 4) or (..., 3)
+        ``q`` (scalar-first ``[w, x, y, z]``) or ``wA`` (rad/s, A coordinates).
+    b : array_like, shape (..., 3) or (..., 4)
+        ``wB`` (rad/s, B coordinates) when ``a`` is ``q``; ``q`` when ``a`` is ``wA``. The
+        leading dimensions of ``q`` and ``w`` broadcast.
+
+    Returns
+    -------
+    qd : ndarray, shape (..., 4)
+        dq/dt (1/s).
+
+    Raises
+    ------
+    TypeError
+        An argument is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``a`` of neither length 4 nor 3, ``b`` of the wrong length, leading dimensions that do
+        not broadcast, NaN or inf.
+    multibody.errors.ResultOverflowError
+        The rate overflows for finite input (``|q|`` far from 1, e.g. 1e200); a ``ValueError``.
+
+    Examples
+    --------
     >>> rqd([1, 0, 0, 0], [0, 0, 2])
     array([0., 0., 0., 1.])
     """
@@ -405,7 +688,7 @@ def _finite_rate(qd: np.ndarray, fn: str) -> np.ndarray:
 def _rqd(q: np.ndarray, w: np.ndarray, frame: str, fn: str = "rqd") -> np.ndarray:
     if q.ndim == 1 and w.ndim == 1:  # fast path for the common single-quaternion call
         return _finite_rate(_rqd1(q.tolist(), w.tolist(), frame), fn)
-    batch = np.broadcast_shapes(q.shape[:-1], w.shape[:-1])
+    batch = batch_shape(fn, q=q.shape[:-1], w=w.shape[:-1])
     q = np.broadcast_to(q, batch + (4,))
     w = np.broadcast_to(w, batch + (3,))
     q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
@@ -423,12 +706,41 @@ def _rqd(q: np.ndarray, w: np.ndarray, frame: str, fn: str = "rqd") -> np.ndarra
 
 
 def quat_derivative(q, w, frame: str = "B") -> np.ndarray:
-    """Quaternion derivative ``qd`` for angular velocity ``w`` expressed in ``frame`` "A" or "B".
+    """Quaternion derivative ``qd`` for an angular velocity expressed in frame "A" or "B".
 
-    Pythonic form of :func:`rqd`: ``quat_derivative(q, wB) == rqd(q, wB)`` and
-    ``quat_derivative(q, wA, frame="A") == rqd(wA, q)``.
+    Pythonic form of spatial_v2 ``rqd``: ``quat_derivative(q, wB) == rqd(q, wB)`` and
+    ``quat_derivative(q, wA, frame="A") == rqd(wA, q)``, magnitude stabilisation included.
 
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Scalar-first ``[w, x, y, z]``: the orientation of B relative to A.
+    w : array_like, shape (..., 3)
+        The angular velocity (rad/s) of B relative to A, in ``frame``'s coordinates; the leading
+        dimensions of ``q`` and ``w`` broadcast.
+    frame : {"B", "A"}, default "B"
+        The coordinates of ``w``.
+
+    Returns
+    -------
+    qd : ndarray, shape (..., 4)
+        dq/dt (1/s).
+
+    Raises
+    ------
+    TypeError
+        ``q`` or ``w`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``q`` not (..., 4), ``w`` not (..., 3), leading dimensions that do not broadcast, NaN or
+        inf; ``frame`` not "A" or "B".
+    multibody.errors.ResultOverflowError
+        The rate overflows for finite input (``|q|`` far from 1, e.g. 1e200); a ``ValueError``.
+
+    Examples
+    --------
     >>> quat_derivative([1, 0, 0, 0], [2, 0, 0])
+    array([0., 1., 0., 0.])
+    >>> quat_derivative([1, 0, 0, 0], [2, 0, 0], frame="A")
     array([0., 1., 0., 0.])
     """
     Q = as_real(q, "quat_derivative", "q")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validate import as_real, check_last, check_last2, shape_error
+from ._validate import as_real, batch_shape, check_last, check_last2, finite_result, shape_error
 from .rotations import _hat, _vee, rx, ry, rz
 
 __all__ = [
@@ -141,19 +141,49 @@ cross_force = crf
 
 
 # --------------------------------------------------------------------------- rigid-body inertia
+@finite_result
 def rigid_body_inertia(m, c, I) -> np.ndarray:
-    """Rigid-body spatial/planar inertia from mass ``m``, CoM ``c`` and inertia ``I`` at the CoM.
+    """Rigid-body spatial or planar inertia from mass, centre of mass and inertia at the CoM.
 
-    Spatial: ``c`` shape ``(..., 3)``, ``I`` ``(..., 3, 3)`` →
-    ``[[I + m·C·Cᵀ, m·C], [m·Cᵀ, m·1]]`` with ``C = skew(c)``, shape ``(..., 6, 6)``.
-    Planar: ``c`` shape ``(..., 2)``, ``I`` scalar ``(...)`` →
-    ``[[I + m·|c|², -m·cy, m·cx], [-m·cy, m, 0], [m·cx, 0, m]]``, shape ``(..., 3, 3)``.
-    Same as ``mcI(m, c, I)``.
+    The compose half of spatial_v2 ``mcI`` (RBDA §2.13). Spatial: ``[[I + m·C·Cᵀ, m·C],
+    [m·Cᵀ, m·1]]`` with ``C = skew(c)``. Planar: ``[[I + m·|c|², -m·cy, m·cx], [-m·cy, m, 0],
+    [m·cx, 0, m]]``. The leading dimensions of ``m``, ``c`` and ``I`` broadcast.
 
+    Parameters
+    ----------
+    m : array_like, shape (...)
+        The mass (kg).
+    c : array_like, shape (..., 3) or (..., 2)
+        The centre of mass (m) in the body's coordinates; its length chooses spatial or planar.
+    I : array_like, shape (..., 3, 3) or (...)
+        The rotational inertia (kg·m²) about the centre of mass, in the body's axes: a 3×3 matrix
+        (spatial) or a scalar (planar).
+
+    Returns
+    -------
+    rbi : ndarray, shape (..., 6, 6) or (..., 3, 3)
+        The inertia at the body frame's origin, acting on [angular; linear] motion vectors.
+
+    Raises
+    ------
+    TypeError
+        An argument is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``c`` of length other than 3 or 2, a spatial ``I`` that is not (..., 3, 3), leading
+        dimensions that do not broadcast, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> rigid_body_inertia(2.0, [0, 0, 0], np.eye(3))[3:, 3:]
     array([[2., 0., 0.],
            [0., 2., 0.],
            [0., 0., 2.]])
+    >>> rigid_body_inertia(2.0, [0.5, 0.0], 0.1) + 0.0          # planar (+ 0.0: no -0.)
+    array([[0.6, 0. , 1. ],
+           [0. , 2. , 0. ],
+           [1. , 0. , 2. ]])
     """
     return _mcI_to_rbi(m, c, I, "rigid_body_inertia")
 
@@ -164,7 +194,7 @@ def _mcI_to_rbi(m, c, I, fn: str) -> np.ndarray:
     I = as_real(I, fn, "I")
     if c.ndim >= 1 and c.shape[-1] == 3:
         check_last2(I, 3, 3, fn, "I (spatial, c has length 3)")
-        batch = np.broadcast_shapes(m.shape, c.shape[:-1], I.shape[:-2])
+        batch = batch_shape(fn, m=m.shape, c=c.shape[:-1], I=I.shape[:-2])
         mm = np.broadcast_to(m, batch)[..., None, None]
         C = _hat(np.broadcast_to(c, batch + (3,)))
         Ct = np.swapaxes(C, -1, -2)
@@ -175,7 +205,7 @@ def _mcI_to_rbi(m, c, I, fn: str) -> np.ndarray:
         rbi[..., 3:, 3:] = mm * np.eye(3)
         return rbi
     if c.ndim >= 1 and c.shape[-1] == 2:
-        batch = np.broadcast_shapes(m.shape, c.shape[:-1], I.shape)
+        batch = batch_shape(fn, m=m.shape, c=c.shape[:-1], I=I.shape)
         mm = np.broadcast_to(m, batch)
         cc = np.broadcast_to(c, batch + (2,))
         cx, cy = cc[..., 0], cc[..., 1]
@@ -189,13 +219,38 @@ def _mcI_to_rbi(m, c, I, fn: str) -> np.ndarray:
     raise shape_error(fn, "c", "have length 3 (spatial) or 2 (planar)", c)
 
 
+@finite_result
 def inertia_parameters(rbi):
-    """Mass, CoM and rotational inertia about the CoM of a rigid-body inertia ``rbi``.
+    """Mass, centre of mass and rotational inertia about the CoM of a rigid-body inertia.
 
-    Inverse of :func:`rigid_body_inertia`; same as ``mcI(rbi)``. ``rbi`` of shape ``(..., 6, 6)``
-    returns ``(m (...), c (..., 3), I (..., 3, 3))``; ``(..., 3, 3)`` (planar) returns
-    ``(m (...), c (..., 2), I (...))``. The mass must be nonzero.
+    The decompose half of spatial_v2 ``mcI``; inverse of :func:`rigid_body_inertia`.
 
+    Parameters
+    ----------
+    rbi : array_like, shape (..., 6, 6) or (..., 3, 3)
+        A spatial or planar rigid-body inertia with nonzero mass.
+
+    Returns
+    -------
+    m : float or ndarray, shape (...)
+        The mass (kg).
+    c : ndarray, shape (..., 3) or (..., 2)
+        The centre of mass (m).
+    I : ndarray, shape (..., 3, 3), or float / ndarray (...) for planar
+        The rotational inertia about the centre of mass (kg·m²).
+
+    Raises
+    ------
+    TypeError
+        ``rbi`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``rbi`` neither 6×6 nor 3×3, zero mass, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
+
+    Examples
+    --------
     >>> m, c, I = inertia_parameters(rigid_body_inertia(2.0, [0.5, -1.0], 0.3))
     >>> m, c, round(I, 12)
     (2.0, array([ 0.5, -1. ]), 0.3)
@@ -225,12 +280,39 @@ def _rbi_to_mcI(rbi, fn: str):
     raise shape_error(fn, "rbi", "be a 6×6 (spatial) or 3×3 (planar) inertia", R)
 
 
+@finite_result
 def mcI(*args):
-    """spatial_v2 ``mcI``: (de)compose a rigid-body inertia.
+    """spatial_v2 ``mcI``: compose or decompose a rigid-body inertia (also ``mci``).
 
-    ``mcI(m, c, I)`` returns ``rbi`` (spatial 6×6 if ``len(c) == 3``, planar 3×3 if
-    ``len(c) == 2`` with scalar ``I``); ``mcI(rbi)`` returns the tuple ``(m, c, I)``.
+    ``mcI(m, c, I)`` returns ``rbi`` (:func:`rigid_body_inertia`: spatial 6×6 if ``len(c) == 3``,
+    planar 3×3 if ``len(c) == 2`` with scalar ``I``); ``mcI(rbi)`` returns the tuple
+    ``(m, c, I)`` (:func:`inertia_parameters`).
 
+    Parameters
+    ----------
+    *args : array_like
+        ``m, c, I``: mass (kg), centre of mass (m) (..., 3) or (..., 2), rotational inertia about
+        the CoM (kg·m²) (..., 3, 3) or scalar; or ``rbi`` (..., 6, 6) or (..., 3, 3).
+
+    Returns
+    -------
+    rbi : ndarray, shape (..., 6, 6) or (..., 3, 3)
+        From ``m, c, I``.
+    m, c, I : tuple
+        From ``rbi``.
+
+    Raises
+    ------
+    TypeError
+        Not one or three arguments; an argument that is not real numbers.
+    ValueError
+        A wrong shape, zero mass (decomposing), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308, a mass near 0); a
+        ``ValueError``.
+
+    Examples
+    --------
     >>> rbi = mcI(1.5, [0.1, 0.2, 0.3], np.diag([1.0, 2.0, 3.0]))
     >>> m, c, I = mcI(rbi)
     >>> m, c.round(12), np.diag(I).round(12)
@@ -240,7 +322,7 @@ def mcI(*args):
         return _rbi_to_mcI(args[0], "mcI")
     if len(args) == 3:
         return _mcI_to_rbi(*args, "mcI")
-    raise ValueError(f"mcI: expected 1 argument (rbi) or 3 arguments (m, c, I), got {len(args)}")
+    raise TypeError(f"mcI: expected 1 argument (rbi) or 3 arguments (m, c, I), got {len(args)}")
 
 
 mci = mcI
@@ -389,16 +471,43 @@ translation = xlt
 
 
 # --------------------------------------------------------------------------- planar
+@finite_result
 def plnr(*args):
-    """spatial_v2 ``plnr``: compose/decompose a planar coordinate transform.
+    """spatial_v2 ``plnr``: compose or decompose a planar coordinate transform (also
+    ``planar_transform``).
 
     ``plnr(theta, r)`` returns the 3×3 transform from A to B coordinates, where B's origin is
-    at ``r`` (2-D, A coordinates) and B is rotated by ``theta`` (counter-clockwise)::
+    at ``r`` (A coordinates) and B is rotated by ``theta`` (counter-clockwise)::
 
         X = [[1, 0, 0], [s·rx − c·ry, c, s], [c·rx + s·ry, −s, c]]
 
-    ``plnr(X)`` returns the tuple ``(theta, r)``. Batched over leading dimensions.
+    ``plnr(X)`` returns the tuple ``(theta, r)``.
 
+    Parameters
+    ----------
+    *args : array_like
+        ``theta, r``: the angle (rad) (...) and B's origin (m) (..., 2), whose leading dimensions
+        broadcast; or ``X`` (..., 3, 3).
+
+    Returns
+    -------
+    X : ndarray, shape (..., 3, 3)
+        From ``theta, r``: the A → B transform of planar motion vectors ``[ω, vx, vy]``.
+    theta, r : tuple
+        From ``X``: theta (float or (...), in [−π, π]) and r (..., 2).
+
+    Raises
+    ------
+    TypeError
+        Not one or two arguments; an argument that is not real numbers.
+    ValueError
+        ``r`` not (..., 2), ``X`` not (..., 3, 3), leading dimensions that do not broadcast, NaN
+        or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> theta, r = plnr(plnr(0.5, [1.0, 2.0]))
     >>> round(float(theta), 12), r.round(12)
     (0.5, array([1., 2.]))
@@ -407,7 +516,7 @@ def plnr(*args):
         th = as_real(args[0], "plnr", "theta")
         r = as_real(args[1], "plnr", "r")
         check_last(r, 2, "plnr", "r")
-        batch = np.broadcast_shapes(th.shape, r.shape[:-1])
+        batch = batch_shape("plnr", theta=th.shape, r=r.shape[:-1])
         c = np.broadcast_to(np.cos(th), batch)
         s = np.broadcast_to(np.sin(th), batch)
         x, y = r[..., 0], r[..., 1]
@@ -428,13 +537,14 @@ def plnr(*args):
         r = np.stack([s * X[..., 1, 0] + c * X[..., 2, 0], s * X[..., 2, 0] - c * X[..., 1, 0]],
                      axis=-1)
         return (float(theta) if theta.ndim == 0 else theta), r
-    raise ValueError(f"plnr: expected 1 argument (X) or 2 arguments (theta, r), got {len(args)}")
+    raise TypeError(f"plnr: expected 1 argument (X) or 2 arguments (theta, r), got {len(args)}")
 
 
 planar_transform = plnr
 
 
 # --------------------------------------------------------------------------- Plücker transforms
+@finite_result
 def plux(*args):
     """Compose or decompose a Plücker coordinate transform (spatial_v2 ``plux``; RBDA §2.8):
     ``X = [[E, 0], [-E·skew(r), E]]`` = ``rotation(E) @ xlt(r)``.
@@ -455,9 +565,11 @@ def plux(*args):
     Raises
     ------
     TypeError
-        An argument is not real numbers (None, a string, complex, objects).
+        Not one or two arguments; an argument that is not real numbers.
     ValueError
-        Not one or two arguments; a wrong shape; NaN or inf.
+        A wrong shape, leading dimensions of ``E`` and ``r`` that do not broadcast, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
 
     Examples
     --------
@@ -472,7 +584,7 @@ def plux(*args):
         r = as_real(args[1], "plux", "r")
         check_last2(E, 3, 3, "plux", "E")
         check_last(r, 3, "plux", "r")
-        batch = np.broadcast_shapes(E.shape[:-2], r.shape[:-1])
+        batch = batch_shape("plux", E=E.shape[:-2], r=r.shape[:-1])
         X = np.zeros(batch + (6, 6))
         X[..., :3, :3] = E
         X[..., 3:, 3:] = E
@@ -484,18 +596,41 @@ def plux(*args):
         E = X[..., :3, :3].copy()
         r = -_vee(np.swapaxes(E, -1, -2) @ X[..., 3:, :3])
         return E, r
-    raise ValueError(f"plux: expected 1 argument (X) or 2 arguments (E, r), got {len(args)}")
+    raise TypeError(f"plux: expected 1 argument (X) or 2 arguments (E, r), got {len(args)}")
 
 
 plucker = plux
 
 
+@finite_result
 def plucker_to_homogeneous(X) -> np.ndarray:
-    """4×4 homogeneous coordinate transform ``T = [[E, -E·r], [0, 1]]`` of Plücker ``X``; batched.
+    """4×4 homogeneous transform of a Plücker coordinate transform (the 6×6 half of spatial_v2
+    ``pluho``).
 
-    ``T @ [p; 1]`` gives the B coordinates of a point with A coordinates ``p``; same as
-    ``pluho(X)`` for a 6×6 argument.
+    ``T = [[E, -E·r], [0, 1]]``: ``T @ [p; 1]`` gives the B coordinates of a point with A
+    coordinates ``p``.
 
+    Parameters
+    ----------
+    X : array_like, shape (..., 6, 6)
+        A → B Plücker transform ``[[E, 0], [-E·skew(r), E]]``.
+
+    Returns
+    -------
+    T : ndarray, shape (..., 4, 4)
+        The same A → B transform acting on homogeneous points (translation in m).
+
+    Raises
+    ------
+    TypeError
+        ``X`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``X`` not (..., 6, 6), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> plucker_to_homogeneous(xlt([1, 2, 3]))[:3, 3]
     array([-1., -2., -3.])
     """
@@ -514,11 +649,33 @@ def _plux_to_ho(X: np.ndarray) -> np.ndarray:
     return T
 
 
+@finite_result
 def homogeneous_to_plucker(T) -> np.ndarray:
-    """Plücker transform of the 4×4 homogeneous coordinate transform ``T``; batched.
+    """Plücker transform of a 4×4 homogeneous coordinate transform (the 4×4 half of spatial_v2
+    ``pluho``; inverse of :func:`plucker_to_homogeneous`).
 
-    Inverse of :func:`plucker_to_homogeneous`; same as ``pluho(T)`` for a 4×4 argument.
+    Parameters
+    ----------
+    T : array_like, shape (..., 4, 4)
+        A → B homogeneous transform ``[[E, -E·r], [0, 1]]`` (translation in m); its last row is
+        not read.
 
+    Returns
+    -------
+    X : ndarray, shape (..., 6, 6)
+        The A → B Plücker transform of motion vectors.
+
+    Raises
+    ------
+    TypeError
+        ``T`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``T`` not (..., 4, 4), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> T = np.eye(4); T[:3, 3] = [-1, -2, -3]
     >>> np.allclose(homogeneous_to_plucker(T), xlt([1, 2, 3]))
     True
@@ -537,12 +694,35 @@ def _ho_to_plux(T: np.ndarray) -> np.ndarray:
     return X
 
 
+@finite_result
 def pluho(X) -> np.ndarray:
     """spatial_v2 ``pluho``: Plücker (6×6) ↔ homogeneous (4×4) coordinate transform.
 
-    The shape of the argument decides the direction; both express the transform from A to B
-    coordinates (``T = [[E, -E·r], [0, 1]]``). Batched.
+    The shape of the argument decides the direction (:func:`plucker_to_homogeneous`,
+    :func:`homogeneous_to_plucker`); both express the transform from A to B coordinates
+    (``T = [[E, -E·r], [0, 1]]``).
 
+    Parameters
+    ----------
+    X : array_like, shape (..., 6, 6) or (..., 4, 4)
+        A Plücker or a homogeneous A → B transform.
+
+    Returns
+    -------
+    ndarray, shape (..., 4, 4) or (..., 6, 6)
+        The other form of the same transform.
+
+    Raises
+    ------
+    TypeError
+        ``X`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``X`` neither (..., 6, 6) nor (..., 4, 4), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> X = plux(rz(0.3), [1, 2, 3])
     >>> np.allclose(pluho(pluho(X)), X)
     True
@@ -556,15 +736,36 @@ def pluho(X) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- XtoV
+@finite_result
 def XtoV(X) -> np.ndarray:
-    """spatial_v2 ``XtoV``: displacement vector of a coordinate transform.
+    """spatial_v2 ``XtoV``: displacement vector of a coordinate transform (also ``x_to_v``).
 
     Returns the motion vector ``v`` that approximates the velocity carrying frame A onto B in
     one time unit (exact as the rotation angle → 0) and is an invariant of ``X``:
-    ``X @ v == v``. Spatial 6×6 → 6-vector, planar 3×3 → 3-vector; batched.
+    ``X @ v == v``. Spatial: ``v = ½·[X₂₃−X₃₂, X₃₁−X₁₃, X₁₂−X₂₁, X₅₃−X₆₂, X₆₁−X₄₃, X₄₂−X₅₁]``
+    (1-based).
 
-    Spatial: ``v = ½·[X₂₃−X₃₂, X₃₁−X₁₃, X₁₂−X₂₁, X₅₃−X₆₂, X₆₁−X₄₃, X₄₂−X₅₁]`` (1-based).
+    Parameters
+    ----------
+    X : array_like, shape (..., 6, 6) or (..., 3, 3)
+        A spatial or planar A → B coordinate transform.
 
+    Returns
+    -------
+    v : ndarray, shape (..., 6) or (..., 3)
+        ``[angular (rad); linear (m)]`` (spatial) or ``[ω, x, y]`` (planar), in A (= B) coordinates.
+
+    Raises
+    ------
+    TypeError
+        ``X`` is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``X`` neither (..., 6, 6) nor (..., 3, 3), NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> XtoV(xlt([0.1, 0.2, 0.3]))
     array([0. , 0. , 0. , 0.1, 0.2, 0.3])
     """
@@ -606,12 +807,36 @@ def _points(p, dim: int, fn: str, name: str = "p"):
     raise shape_error(fn, name, f"be a {dim}×n array of points (or a single {dim}-vector)", a)
 
 
+@finite_result
 def Xpt(X, p) -> np.ndarray:
-    """spatial_v2 ``Xpt``: apply a coordinate transform to points.
+    """spatial_v2 ``Xpt``: apply a coordinate transform to points (also ``transform_points``).
 
-    ``X`` 6×6 (Plücker) with ``p`` 3×n, or ``X`` 3×3 (planar) with ``p`` 2×n; returns the B
-    coordinates ``E·(p − r)`` of each point, same shape as ``p`` (a single 1-D point works).
+    Returns the B coordinates ``E·(p − r)`` of each point given in A coordinates.
 
+    Parameters
+    ----------
+    X : array_like, shape (6, 6) or (3, 3)
+        One A → B Plücker (spatial) or planar transform.
+    p : array_like, shape (3, n) or (2, n)
+        Points (m) in A coordinates, one per column (3-D with a 6×6 ``X``, 2-D with a 3×3); a
+        single point may be 1-D.
+
+    Returns
+    -------
+    ndarray, same shape as ``p``
+        The points in B coordinates (m).
+
+    Raises
+    ------
+    TypeError
+        An argument is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``X`` neither 6×6 nor 3×3 (no batch), ``p`` not 3×n / 2×n to match, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> Xpt(xlt([1, 0, 0]), [1, 2, 3])
     array([0., 2., 3.])
     """
@@ -631,12 +856,36 @@ def Xpt(X, p) -> np.ndarray:
     return xp[:, 0] if single else xp
 
 
+@finite_result
 def Vpt(v, p) -> np.ndarray:
-    """spatial_v2 ``Vpt``: linear velocities of points due to a spatial/planar velocity.
+    """spatial_v2 ``Vpt``: linear velocities of points of a moving body (also ``point_velocities``).
 
-    ``v`` is one spatial (6,) / planar (3,) velocity, or a 6×n / 3×n array of them (column i
-    for point i); ``p`` is 3×n / 2×n. Returns ``v_O + ω × p`` per point, same shape as ``p``.
+    Returns ``v_O + ω × p`` for each point ``p`` (planar: ``[vx − ω·py, vy + ω·px]``).
 
+    Parameters
+    ----------
+    v : array_like, shape (6,) or (6, n); (3,) or (3, n) planar
+        The body's spatial velocity ``[ω (rad/s); v_O (m/s)]`` (or planar ``[ω, vx, vy]``),
+        one for all points or one per point (column i for point i).
+    p : array_like, shape (3, n) or (2, n)
+        The points (m), in the same coordinates as ``v``; a single point may be 1-D.
+
+    Returns
+    -------
+    ndarray, shape of ``p`` (3, n) / (2, n)
+        Each point's linear velocity (m/s), in the same coordinates.
+
+    Raises
+    ------
+    TypeError
+        An argument is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``v`` not 6 / 3 rows, ``p`` rows not matching, column counts that differ, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> Vpt([0, 0, 1, 0, 0, 0], [1, 0, 0])
     array([0., 1., 0.])
     """
@@ -657,12 +906,36 @@ def Vpt(v, p) -> np.ndarray:
     return vp[:, 0] if (single and va.ndim == 1) else vp
 
 
+@finite_result
 def Fpt(fp, p) -> np.ndarray:
-    """spatial_v2 ``Fpt``: spatial/planar forces of linear forces acting at points.
+    """spatial_v2 ``Fpt``: spatial forces of linear forces acting at points (also ``point_forces``).
 
-    ``fp`` and ``p`` are both 3×n (→ 6×n, ``[p × fp; fp]``) or both 2×n (→ 3×n,
-    ``[px·fy − py·fx; fx; fy]``). The resultant of the whole system is ``Fpt(fp, p).sum(1)``.
+    3-D: ``[p × f; f]``; planar: ``[px·fy − py·fx, fx, fy]``. The resultant of the whole system is
+    ``Fpt(fp, p).sum(1)``.
 
+    Parameters
+    ----------
+    fp : array_like, shape (3, n) or (2, n)
+        Linear forces (N), one per column; a single force may be 1-D.
+    p : array_like, same shape as ``fp``
+        Their points of application (m), in the same coordinates.
+
+    Returns
+    -------
+    ndarray, shape (6, n) or (3, n); (6,) / (3,) for a single 1-D force
+        The spatial forces ``[moment about the origin (N·m); force (N)]``.
+
+    Raises
+    ------
+    TypeError
+        An argument is not real numbers (None, a string, complex, objects).
+    ValueError
+        ``fp`` not 3 / 2 rows, ``p`` rows not matching, counts that differ, NaN or inf.
+    multibody.errors.ResultOverflowError
+        Finite input whose result is beyond the double range (entries near 1e308); a ``ValueError``.
+
+    Examples
+    --------
     >>> Fpt([0, 1, 0], [1, 0, 0])
     array([0., 0., 1., 0., 1., 0.])
     """
