@@ -118,6 +118,35 @@ def to_mex(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *,
     ``mex FILE.c`` (MATLAB) or ``mkoctfile --mex FILE.c`` (GNU Octave); the function takes the
     arguments :func:`to_matlab`'s function files take and checks them.
 
+    Parameters
+    ----------
+    source : Model, EquationsOfMotion, CodeSpec or another input of :func:`as_spec`
+        What to generate: the equations of motion M, b, g (and f where the source has them).
+    out_dir : str or os.PathLike
+        The folder written (created if missing); existing files of the same names are replaced
+        atomically.
+    prefix : str, optional
+        The files' and functions' prefix (``""``: proNEu's own names).
+    arrays : dict of str to str, optional
+        New names for the arrays, e.g. ``{"M": "MpNE"}``.
+    values : dict, optional
+        Numeric values of symbolic parameters, fixed into the code.
+
+    Returns
+    -------
+    MexFiles
+        A mapping from array name to the written C file (``"paramDef"`` to the ``.m`` file), with
+        ``.args`` giving each function's MATLAB arguments.
+
+    Raises
+    ------
+    TypeError
+        ``source`` is none of the accepted inputs.
+    ValueError
+        A prefix or array name that is not a MATLAB identifier, or an unknown array in ``arrays``.
+
+    Example
+    -------
     >>> import os, tempfile, multibody as mb
     >>> from multibody import codegen
     >>> d = tempfile.mkdtemp()
