@@ -40,7 +40,7 @@ SUBMODULE_NOT_YET_DOCUMENTED = {
     "symbolic.pne_system", "symbolic.derive_tmt", "symbolic.tmt_system_from_model", "symbolic.derive_lagrange",
     "symbolic.lagrange_from_energies", "symbolic.christoffel_C", "symbolic.euler_to_rot_A_IB",
     "symbolic.euler_to_rot_A_BI", "symbolic.dMATdt", "symbolic.skew", "symbolic.unskew",
-    "symbolic.is_orthonormal",
+    "symbolic.is_orthonormal", "symbolic.cylinder_angle", "symbolic.cylinder_element",
     # .view (and spatial_v2's showmotion, the same object)
     "view.plot_bodies", "view.plot_states", "view.plot_gait", "view.plot_phase", "view.plot_energy",
     "view.plot_paths", "view.compare", "view.showmotion", "view.show", "view.page_html", "view.load_animation",

@@ -90,8 +90,48 @@ def rolling_rows(model, contact: RollingContact, kinematics=None, q=None) -> sp.
     """The rows of a :class:`~multibody.model.constraints.RollingContact` as a SymPy matrix A(q)
     (rows × nv): the height row's gradient (if ``contact.holonomic``), then t_k·v_P / q̇.
 
-    ``kinematics`` is :func:`multibody.symbolic.tmt.from_model.tree_kinematics`'s dict (built from
-    ``model`` and ``q`` when None)."""
+    Parameters
+    ----------
+    model : Model
+        The tree (revolute, prismatic, helical and fixed joints, as :func:`derive` takes them).
+    contact : RollingContact
+        The wheel or disc and the plane it rolls on.
+    kinematics : dict, optional
+        :func:`multibody.symbolic.tmt.from_model.tree_kinematics`'s result for ``model`` (built
+        from ``model`` and ``q`` when None; pass it to share it between contacts).
+    q : sequence of sympy.Symbol, optional
+        The coordinates' symbols (default ``q0, q1, …``).
+
+    Returns
+    -------
+    sympy.Matrix, shape (rows, nq)
+        A(q): the contact point's velocity along the plane's tangents (and the height row's gradient)
+        per unit q̇.
+
+    Raises
+    ------
+    TypeError
+        ``contact`` is not a RollingContact.
+    ValueError
+        An unknown body.
+
+    Example
+    -------
+    A disc on a chain x, y, heading, lean, spin rolling on the ground:
+
+    >>> import multibody as mb
+    >>> from multibody.model.constraints import RollingContact
+    >>> from multibody.symbolic.nonholonomic import rolling_rows
+    >>> b = mb.ModelBuilder("disc")
+    >>> for name, parent, axis in [("cx", None, [1, 0, 0]), ("cy", "cx", [0, 1, 0])]:
+    ...     _ = b.add_body(name, parent, "prismatic", axis=axis, mass=0, allow_massless=True)
+    >>> _ = b.add_body("heading", "cy", "revolute", axis=[0, 0, 1], mass=0, allow_massless=True)
+    >>> _ = b.add_body("lean", "heading", "revolute", axis=[1, 0, 0], mass=0, allow_massless=True)
+    >>> _ = b.add_body("disc", "lean", "revolute", axis=[0, 1, 0], joint_translation=[0, 0, 0.5],
+    ...                mass=1.0, inertia=[0.1, 0.2, 0.1])
+    >>> rolling_rows(b.build(), RollingContact("disc", 0.5, holonomic=False)).shape
+    (2, 5)
+    """
     from .tmt.from_model import tree_kinematics
 
     if not isinstance(contact, RollingContact):
@@ -130,10 +170,13 @@ def kane_equations(source, constraints, independent, *, method="rnea", q=None, d
         The indices of the independent speeds in q̇ (one per degree of freedom of the motion).
     method : str
         The derivation method for a model (:func:`~multibody.symbolic.derive`).
+    q, dq : sequence of sympy.Symbol, optional
+        The symbols of the coordinates and their rates (for a model; default ``q0, …``, ``dq0, …``).
 
     Returns
     -------
     ReducedEquations
+        M u̇ + f = Q τ on the independent speeds u, with N (q̇ = N u) and the rows A (A N = 0).
 
     Raises
     ------
@@ -142,6 +185,23 @@ def kane_equations(source, constraints, independent, *, method="rnea", q=None, d
         leave as many dependent speeds as rows; rows whose dependent block is singular.
     TypeError
         A constraint that is neither a RollingContact nor a SymPy matrix.
+
+    Example
+    -------
+    Chaplygin's sleigh: a body on the plane whose origin cannot slip sideways,
+    −sin θ ẋ + cos θ ẏ = 0, with ẋ and θ̇ independent:
+
+    >>> import sympy as sp, multibody as mb
+    >>> from multibody.symbolic.nonholonomic import kane_equations
+    >>> b = mb.ModelBuilder("sleigh", gravity=(0, 0, 0))
+    >>> _ = b.add_body("cx", None, "prismatic", axis=[1, 0, 0], mass=0, allow_massless=True)
+    >>> _ = b.add_body("cy", "cx", "prismatic", axis=[0, 1, 0], mass=0, allow_massless=True)
+    >>> _ = b.add_body("sled", "cy", "revolute", axis=[0, 0, 1], mass=1.0, inertia=[0.1, 0.1, 0.1])
+    >>> q, dq = sp.symbols("x y th"), sp.symbols("dx dy dth")
+    >>> A = sp.Matrix([[-sp.sin(q[2]), sp.cos(q[2]), 0]])
+    >>> red = kane_equations(b.build(), [A], independent=[0, 2], q=q, dq=dq)
+    >>> red.M.shape, sp.simplify(A * red.N)
+    ((2, 2), Matrix([[0, 0]]))
     """
     from ..model.model import Model
     from .derivation import derive
