@@ -203,17 +203,18 @@ def callgrind_instructions(cmd, count, folder, tag):
 
 def compare(folder, nv, vp):
     """{kernel: (largest |ours − Pinocchio's| over the checked states and outputs, that over max |x|)}:
-    Pinocchio's results (its order, vp: x_pin[vp] = x_ours) mapped to ours."""
+    Pinocchio's results (its order: its dof j is our vp[j]) mapped to ours."""
     res = {}
     for k in KERNELS:
         ours = np.fromfile(os.path.join(folder, f"ours_{k}.bin"))
         pin = np.fromfile(os.path.join(folder, f"pin_{k}.bin"))
         if ours.size != pin.size:
             raise RuntimeError(f"{k}: the harnesses wrote {ours.size} and {pin.size} numbers")
+        mapped = np.empty_like(pin)
         if k in ("rnea", "aba"):
-            mapped = pin.reshape(-1, nv)[:, vp]
+            mapped.reshape(-1, nv)[:, vp] = pin.reshape(-1, nv)
         else:
-            mapped = pin.reshape(-1, nv, nv)[:, vp][:, :, vp]
+            mapped.reshape(-1, nv, nv)[:, vp[:, None], vp] = pin.reshape(-1, nv, nv)
         diff = np.max(np.abs(ours - mapped.ravel()))
         res[k] = (diff, diff / max(1.0, np.max(np.abs(mapped))))
     return res
