@@ -33,7 +33,8 @@ C++ compiler, or no Pinocchio/Eigen headers, the missing side is skipped with on
 
 Options: ``--robots NAME,…`` (default all), ``--states N`` (default 200), ``--calls N`` (Python
 latency loop, default 500), ``--repeat N`` (default 5), ``--count N`` (callgrind calls, default 20;
-0 skips callgrind), ``--native`` (both harnesses with ``-march=native``), ``--robots-dir DIR``.
+0 skips callgrind), ``--native`` (both harnesses with ``-march=native``), ``--robots-dir DIR``,
+``--keep DIR`` (the harnesses' files are kept there; the last robot's stay).
 """
 from __future__ import annotations
 
@@ -387,6 +388,8 @@ def main(argv=None):
     ap.add_argument("--count", type=int, default=20, help="calls per kernel under callgrind (0: skip)")
     ap.add_argument("--native", action="store_true", help="both harnesses with -march=native")
     ap.add_argument("--robots-dir", default=None)
+    ap.add_argument("--keep", default=None, metavar="DIR",
+                    help="keep the harnesses' input and result files in DIR (one robot at a time)")
     a = ap.parse_args(argv)
     if a.states < 1 or a.calls < 1 or a.repeat < 1 or a.count < 0:
         ap.error("--states, --calls and --repeat must be positive, --count ≥ 0")
@@ -395,7 +398,8 @@ def main(argv=None):
     except ImportError:
         raise SystemExit("bench.pinocchio_cpp: Pinocchio is not installed (pip install pin)") from None
     t = time.perf_counter()
-    run(a.robots.split(",") if a.robots else None, a.states, a.calls, a.repeat, a.count, a.native, a.robots_dir)
+    run(a.robots.split(",") if a.robots else None, a.states, a.calls, a.repeat, a.count, a.native, a.robots_dir,
+        keep=a.keep)
     print(f"total {time.perf_counter() - t:.1f} s")
 
 
