@@ -87,6 +87,15 @@ static void read_model(const char *path, mb_model *m)
         die("mb_model_compile failed on", path);
 }
 
+/* the model's tables: read_model's and mb_model_compile's (all malloc'd, as py_model.c frees them) */
+static void free_model(mb_model *m)
+{
+    free(m->parent), free(m->jtype), free(m->q_start), free(m->nq_joint), free(m->v_start);
+    free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
+    free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
+    free(m->axis_kind), free(m->pose_kind), free(m->dof_unit), free(m->dof_axis), free(m->plnr);
+}
+
 typedef struct states {
     int n, nq, nv;
     double *Q, *V, *A, *T;
@@ -216,5 +225,7 @@ int main(int argc, char **argv)
     free(out);
     mb_data_free(b.d);
     free(b.scratch);
+    free(s.Q), free(s.V), free(s.A), free(s.T);
+    free_model(&m);
     return 0;
 }
