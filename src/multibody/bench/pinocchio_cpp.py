@@ -23,7 +23,10 @@ the same computation.
 
 Instructions per call come from ``valgrind --tool=callgrind`` (the machine's ``perf`` counters are
 not available in this VM): each harness runs ``--count`` calls of each kernel between a zeroing and a
-dump of callgrind's counters.  Flops: Featherstone's counts (RBDA table 10.1: ≈ 174 flops per
+dump of callgrind's counters.  Valgrind counts every iteration of a rep-prefixed string instruction as
+one instruction, and glibc's memset clears blocks over 2 kB by ``rep stosb``: a kernel that zeroes its
+nv × nv output first (our crba, M⁻¹, derivatives) shows about one instruction per byte cleared there
+(Talos' crba: 11.5 k of its 51.5 k), which the processor does at tens of bytes a cycle.  Flops: Featherstone's counts (RBDA table 10.1: ≈ 174 flops per
 degree of freedom for RNEA, ≈ 429 for ABA, for revolute joints); the ``peak×`` column is our
 C time over the time those flops take at the scalar peak (2 flops a cycle at the CPU's nominal clock).
 
