@@ -42,6 +42,26 @@ static inline void mb_motion_to_parent(const real *R, const real *p, const real 
     out[2] = w2;
 }
 
+/* out = X⁻¹ S_k for a unit-axis column S_k = σ e_s (model.h: dof_axis; neg: σ = −1): column s of X⁻¹,
+ * signed — mb_motion_to_parent's numbers bit for bit (its products with S_k's zeros add only ±0),
+ * with 6 of its 30 products left instead of 30. */
+static inline void mb_unit_motion_to_parent(const real *R, const real *p, int s, int neg, real *out)
+{
+    if (s < 3) {  /* revolute: ω = σ R e_s, v = p × ω */
+        const real w0 = neg ? -R[s] : R[s], w1 = neg ? -R[3 + s] : R[3 + s], w2 = neg ? -R[6 + s] : R[6 + s];
+        out[3] = p[1] * w2 - p[2] * w1;
+        out[4] = p[2] * w0 - p[0] * w2;
+        out[5] = p[0] * w1 - p[1] * w0;
+        out[0] = w0, out[1] = w1, out[2] = w2;
+    } else {      /* prismatic: ω = 0, v = σ R e_{s−3} */
+        const int c = s - 3;
+        out[0] = out[1] = out[2] = MB_SPLAT(0.0);
+        out[3] = neg ? -R[c] : R[c];
+        out[4] = neg ? -R[3 + c] : R[3 + c];
+        out[5] = neg ? -R[6 + c] : R[6 + c];
+    }
+}
+
 /* out += Xᵀ f: a child-coordinate force in parent coordinates, f = R f', n = R n' + p × f */
 static inline void mb_force_to_parent_add(const real *R, const real *p, const real *f, real *out)
 {

@@ -211,8 +211,13 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
     memset(Y, 0, sizeof(double) * MB_NI * m->nb);
     for (int i = 0; i < m->nb; i++) {
         mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Y + MB_NI * i);
-        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++)
-            mb_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, m->S + 6 * k, J + 6 * k);
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
+            const int s = m->dof_axis[k];  /* J_k = X_0i⁻¹ S_k: a signed column of X_0i⁻¹ for S_k = ±e_s */
+            if (s >= 0)
+                mb_unit_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, s, m->S[6 * k + s] < 0.0, J + 6 * k);
+            else
+                mb_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, m->S + 6 * k, J + 6 * k);
+        }
     }
     double *work = Y + MB_NI * m->nb;
     int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + m->nv, *count = first + m->nb;

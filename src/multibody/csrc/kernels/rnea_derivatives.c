@@ -180,8 +180,13 @@ MB_LANES_STATIC void MB_NAME(mb_rnead_forward_posed)(const mb_model *m, const mb
         real *vi = w->v + 6 * i, *ai = w->a + 6 * i, *Y = w->Yc + MB_NI * i, *Fi = w->F + 6 * i;
         for (int k = vs; k < vs + nj; k++) {
             real *Jk = w->J + 6 * k;
-            MODEL_REAL(Sk, m->S + 6 * k, 6);
-            mb_motion_to_parent(R0, p0, Sk, Jk);
+            const int s = m->dof_axis[k];  /* J_k = X_0i⁻¹ S_k: a signed column of X_0i⁻¹ for S_k = ±e_s */
+            if (s >= 0) {
+                mb_unit_motion_to_parent(R0, p0, s, m->S[6 * k + s] < 0.0, Jk);
+            } else {
+                MODEL_REAL(Sk, m->S + 6 * k, 6);
+                mb_motion_to_parent(R0, p0, Sk, Jk);
+            }
             for (int r = 0; r < 6; r++)
                 vJ[r] += Jk[r] * qd[k];
             if (qdd)

@@ -1,0 +1,410 @@
+"""Our C kernels against Pinocchio's C++ itself: ``python -m multibody.bench.pinocchio_cpp``.
+
+The anchor of issue 37: the record for rigid-body dynamics on a CPU is Pinocchio's C++, not its
+Python bindings.  In one run, on the URDFs of ``bench.urdf`` (example-robot-data: UR5, Panda,
+solo12, ANYmal, Talos), for rnea, crba, aba, M⁻¹ (computeMinverse), ∂RNEA and ∂ABA:
+
+* **our C kernels timed by a C harness** (``kernels_harness.c``, no Python): the core's kernel
+  sources (``csrc/common``, ``model``, the six kernels' files) compiled with the extension's flags
+  (``setup.py``: ``-O3 -std=c11 -ffp-contract=off``) into a program that reads the model's tables
+  and the states from files;
+* **Pinocchio's C++** timed by a C++ harness (``pinocchio_harness.cpp``) compiled with ``g++ -O3``
+  against the headers and libraries the ``pin`` wheel ships (``cmeel.prefix``: Pinocchio, Boost;
+  Eigen from ``cmeel-eigen``), the algorithms header-only, on the ``pin.Model`` this process built
+  from the URDF (saved by ``saveToBinary``; the wheel ships no URDF parser headers);
+* our Python calls (``mb.rnea`` …) and Pinocchio's Python calls (``pin.rnea`` …), one state a call.
+
+Both harnesses loop through the same ``--states`` states (Pinocchio's in its order and conventions,
+``multibody.pinocchio``), best of ``--repeat`` loops, CPU time per call.  Ratios are theirs ÷ ours
+(> 1: we are faster).  Both harnesses write their results on the first 4 states; the run prints
+their largest difference (Pinocchio's mapped to our order) and each side's checksum (sum of |x|,
+the same on both sides up to rounding, as the orders differ by a permutation): the timings compare
+the same computation.
+
+Instructions per call come from ``valgrind --tool=callgrind`` (the machine's ``perf`` counters are
+not available in this VM): each harness runs ``--count`` calls of each kernel between a zeroing and a
+dump of callgrind's counters.  Valgrind counts every iteration of a rep-prefixed string instruction as
+one instruction, and glibc's memset clears blocks over 2 kB by ``rep stosb``: a kernel that zeroes its
+nv × nv output first (our crba, M⁻¹, derivatives) shows about one instruction per byte cleared there
+(Talos' crba: 11.5 k of its 51.5 k), which the processor does at tens of bytes a cycle.  Flops: Featherstone's counts (RBDA table 10.1: ≈ 174 flops per
+degree of freedom for RNEA, ≈ 429 for ABA, for revolute joints); the ``peak×`` column is our
+C time over the time those flops take at the scalar peak (2 flops a cycle at the CPU's nominal clock).
+
+The programs are compiled once and cached under ``$MULTIBODY_BENCH_CACHE`` (default
+``~/.cache/multibody/bench``) in a folder keyed by a hash of the sources and flags.  With no C or
+C++ compiler, or no Pinocchio/Eigen headers, the missing side is skipped with one line saying why.
+
+Options: ``--robots NAME,…`` (default all), ``--states N`` (default 200), ``--calls N`` (Python
+latency loop, default 500), ``--repeat N`` (default 5), ``--count N`` (callgrind calls, default 20;
+0 skips callgrind), ``--native`` (both harnesses with ``-march=native``), ``--robots-dir DIR``,
+``--keep DIR`` (the harnesses' files are kept there; the last robot's stay).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+import numpy as np
+
+from .urdf import ROBOTS, _best, robots_dir
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = os.path.join(os.path.dirname(HERE), "csrc")
+KERNELS = ("rnea", "crba", "aba", "minv", "rnea_derivatives", "aba_derivatives")
+SHORT = {"rnea": "rnea", "crba": "crba", "aba": "aba", "minv": "M⁻¹", "rnea_derivatives": "∂RNEA",
+         "aba_derivatives": "∂ABA"}
+# the core's files the six kernels need (the planar FDab: aba.c hands planar trees to it; kkt.c:
+# the small SPD solves of multi-dof joints)
+C_SOURCES = ("common/status.c", "model/compile.c", "model/jcalc.c", "model/model.c", "kernels/rnea.c",
+             "kernels/crba.c", "kernels/aba.c", "kernels/planar.c", "kernels/minv.c",
+             "kernels/rnea_derivatives.c", "kernels/aba_derivatives.c", "sim/kkt.c")
+C_FLAGS = ("-std=c11", "-O3", "-ffp-contract=off")  # setup.py's
+CXX_FLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
+             "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12")
+# Featherstone, RBDA table 10.1: flops per degree of freedom (revolute joints)
+FLOPS_PER_DOF = {"rnea": 174, "aba": 429}
+
+
+def cache_dir():
+    """Where the compiled harnesses are kept: $MULTIBODY_BENCH_CACHE or ~/.cache/multibody/bench."""
+    return os.environ.get("MULTIBODY_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "multibody",
+                                                                   "bench")
+
+
+def pin_prefix():
+    """The ``cmeel.prefix`` folder of the pin wheel (Pinocchio's and Eigen's headers), or None."""
+    for base in dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path]):
+        p = os.path.join(base or "", "cmeel.prefix")
+        if base and os.path.isdir(os.path.join(p, "include", "pinocchio")):
+            return p
+    return None
+
+
+def _compile(kind, cmd, sources, out_name):
+    """Compile ``sources`` with ``cmd`` (a list, the output path appended) into the cache, once per
+    hash of the sources' bytes and the command.  (path, None) or (None, the reason it could not)."""
+    h = hashlib.sha256(" ".join(cmd).encode())
+    for s in sources:
+        with open(s, "rb") as f:
+            h.update(s.encode() + b"\0" + f.read())
+    folder = os.path.join(cache_dir(), f"{out_name}-{h.hexdigest()[:16]}")
+    exe = os.path.join(folder, out_name)
+    if os.path.exists(exe):
+        return exe, None
+    os.makedirs(folder, exist_ok=True)
+    tmp = exe + f".tmp{os.getpid()}"
+    try:
+        p = subprocess.run([*cmd, "-o", tmp], capture_output=True, text=True, timeout=1800)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"{kind} compile failed: {e}"
+    if p.returncode != 0:
+        first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[-300:])
+        return None, f"{kind} compile failed: {first}"
+    os.replace(tmp, exe)  # atomic: a concurrent run sees the whole program or none
+    return exe, None
+
+
+def build_ours(native=False):
+    """The C harness of our kernels: (path, None) or (None, why not)."""
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        return None, "no C compiler (gcc or $CC)"
+    sources = [os.path.join(CSRC, s) for s in C_SOURCES] + [os.path.join(HERE, "kernels_harness.c")]
+    missing = [s for s in sources if not os.path.exists(s)]
+    if missing:
+        return None, f"the core's C sources are missing ({missing[0]})"
+    flags = [*C_FLAGS, *(["-march=native"] if native else [])]
+    return _compile("C harness", [cc, *flags, "-I", CSRC, *sources, "-lm"], sources, "kernels_harness")
+
+
+def build_pinocchio(native=False):
+    """The C++ harness of Pinocchio's kernels: (path, None) or (None, why not)."""
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if not cxx:
+        return None, "no C++ compiler (g++ or $CXX)"
+    prefix = pin_prefix()
+    if prefix is None:
+        return None, "Pinocchio's headers not found (pip install pin)"
+    inc, lib = os.path.join(prefix, "include"), os.path.join(prefix, "lib")
+    if not os.path.isdir(os.path.join(inc, "eigen3", "Eigen")):
+        return None, "Eigen's headers not found in the pin wheel's prefix (pip install cmeel-eigen)"
+    source = os.path.join(HERE, "pinocchio_harness.cpp")
+    flags = [*CXX_FLAGS, *(["-march=native"] if native else [])]
+    cmd = [cxx, *flags, "-I", inc, "-I", os.path.join(inc, "eigen3"), source, "-L", lib, f"-Wl,-rpath,{lib}",
+           "-lboost_serialization"]
+    return _compile("C++ harness", cmd, [source], "pinocchio_harness")
+
+
+def write_model(model, path):
+    """Our model's tables for kernels_harness.c (int32 counts and tables, then float64 tables)."""
+    I = model.I  # noqa: E741  (the book's name; the 10 numbers as Model._build_c takes them)
+    inertia10 = np.column_stack([I[:, 5, 5], I[:, 2, 4], I[:, 0, 5], I[:, 1, 3], I[:, 0, 0], I[:, 0, 1],
+                                 I[:, 0, 2], I[:, 1, 1], I[:, 1, 2], I[:, 2, 2]])
+    ints = [[model.nb, model.nq, model.nv], model.parent, model.jtype, model.q_start, model.nq_joint,
+            model.v_start, model.nv_joint, model.dof_parent]
+    floats = [model.tree_rotation, model.tree_translation, model.jaxis, model.jpitch, inertia10, model.S,
+              model.armature, np.concatenate([np.zeros(3), model.gravity])]
+    with open(path, "wb") as f:
+        for x in ints:
+            f.write(np.ascontiguousarray(x, dtype="<i4").tobytes())
+        for x in floats:
+            f.write(np.ascontiguousarray(x, dtype="<f8").tobytes())
+
+
+def write_states(path, Q, V, A, T):
+    with open(path, "wb") as f:
+        f.write(np.array([len(Q), Q.shape[1], V.shape[1]], dtype="<i4").tobytes())
+        for x in (Q, V, A, T):
+            f.write(np.ascontiguousarray(x, dtype="<f8").tobytes())
+
+
+def _run_harness(cmd, what):
+    """{kernel: (seconds per call, checksum)} from a harness's lines, or raise naming the harness."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if p.returncode != 0:
+        raise RuntimeError(f"{what} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    res = {}
+    for line in p.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == "kernel":
+            res[parts[1]] = (float(parts[2]), float(parts[3]))
+    return res
+
+
+def callgrind_instructions(cmd, count, folder, tag):
+    """{kernel: instructions per call} of a harness run under callgrind with ``count`` calls per kernel,
+    or None when valgrind is missing or fails."""
+    vg = shutil.which("valgrind")
+    if not vg or count <= 0:
+        return None
+    out = os.path.join(folder, f"cg-{tag}.out")
+    p = subprocess.run([vg, "--tool=callgrind", f"--callgrind-out-file={out}", *cmd, str(count)],
+                       capture_output=True, text=True, timeout=3600)
+    if p.returncode != 0:
+        return None
+    res = {}
+    for name in os.listdir(folder):
+        if not name.startswith(f"cg-{tag}.out"):
+            continue
+        trigger, total = None, None
+        with open(os.path.join(folder, name)) as f:
+            for line in f:
+                if line.startswith("desc: Trigger: Client Request:"):
+                    trigger = line.split(":")[-1].strip()
+                elif line.startswith(("summary:", "totals:")):
+                    total = int(line.split()[1])
+        if trigger in KERNELS and total is not None:
+            res[trigger] = total / count
+    return res
+
+
+def compare(folder, nv, vp):
+    """{kernel: (largest |ours − Pinocchio's| over the checked states and outputs, that over max |x|)}:
+    Pinocchio's results (its order: its dof j is our vp[j]) mapped to ours."""
+    res = {}
+    for k in KERNELS:
+        ours = np.fromfile(os.path.join(folder, f"ours_{k}.bin"))
+        pin = np.fromfile(os.path.join(folder, f"pin_{k}.bin"))
+        if ours.size != pin.size:
+            raise RuntimeError(f"{k}: the harnesses wrote {ours.size} and {pin.size} numbers")
+        mapped = np.empty_like(pin)
+        if k in ("rnea", "aba"):
+            mapped.reshape(-1, nv)[:, vp] = pin.reshape(-1, nv)
+        else:
+            mapped.reshape(-1, nv, nv)[:, vp[:, None], vp] = pin.reshape(-1, nv, nv)
+        diff = np.max(np.abs(ours - mapped.ravel()))
+        res[k] = (diff, diff / max(1.0, np.max(np.abs(mapped))))
+    return res
+
+
+def _python_timings(model, pm, pd, Q, V, A, T, Qp, Vp, Ap, Tp, calls, repeat, clock):
+    """{kernel: (ours per call, Pinocchio's per call)} of the Python calls, one state a call."""
+    import pinocchio as pin
+
+    import multibody as mb
+    n = min(calls, len(Q))
+    ours = list(zip(Q[:n], V[:n], A[:n], T[:n]))
+    theirs = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
+    calls_ = {
+        "rnea": (lambda q, v, a, t: mb.rnea(model, q, v, a), lambda q, v, a, t: pin.rnea(pm, pd, q, v, a)),
+        "crba": (lambda q, v, a, t: mb.crba(model, q), lambda q, v, a, t: pin.crba(pm, pd, q)),
+        "aba": (lambda q, v, a, t: mb.aba(model, q, v, t), lambda q, v, a, t: pin.aba(pm, pd, q, v, t)),
+        "minv": (lambda q, v, a, t: mb.minv(model, q), lambda q, v, a, t: pin.computeMinverse(pm, pd, q)),
+        "rnea_derivatives": (lambda q, v, a, t: mb.rnea_derivatives(model, q, v, a),
+                             lambda q, v, a, t: pin.computeRNEADerivatives(pm, pd, q, v, a)),
+        "aba_derivatives": (lambda q, v, a, t: mb.aba_derivatives(model, q, v, t),
+                            lambda q, v, a, t: pin.computeABADerivatives(pm, pd, q, v, t)),
+    }
+    res = {}
+    for k, (fo, fp) in calls_.items():
+        def loop(fn, rows):
+            def run_():
+                for r in rows:
+                    fn(*r)
+            return run_
+        lo, lp = loop(fo, ours), loop(fp, theirs)
+        lo(), lp()  # warm-up
+        res[k] = (_best(lo, repeat, clock) / n, _best(lp, repeat, clock) / n)
+    return res
+
+
+def cpu_mhz():
+    """The CPU's nominal clock in MHz (/proc/cpuinfo), or None."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("cpu MHz"):
+                    return float(line.split(":")[1])
+    except OSError:
+        pass
+    return None
+
+
+def run(robots=None, states=200, calls=500, repeat=5, count=20, native=False, rdir=None, out=print,
+        clock=time.process_time, keep=None):
+    """Build both harnesses (cached), run them and the Python calls on each robot; the rows as dicts.
+
+    Each row: robot, nv, kernel, c_ours / cpp_pin / py_ours / py_pin (seconds per call; None when
+    that side was skipped), ir_ours / ir_pin (instructions per call, or None), checksum_ours /
+    checksum_pin, diff / rel_diff (ours against Pinocchio's C++ results)."""
+    import pinocchio as pin
+
+    from multibody.model.urdf import load_urdf
+
+    from .derivatives import _states
+    from .urdf import _pin_state_map
+
+    rdir = robots_dir(rdir)
+    share = os.path.dirname(os.path.dirname(rdir))
+    chosen = [r for r in ROBOTS if robots is None or r[0] in robots]
+    if not chosen:
+        raise SystemExit(f"bench.pinocchio_cpp: no robot among {robots}; known: {[r[0] for r in ROBOTS]}")
+    ours_exe, why_ours = build_ours(native)
+    pin_exe, why_pin = build_pinocchio(native)
+    if why_ours:
+        out(f"skipped: our C harness ({why_ours})")
+    if why_pin:
+        out(f"skipped: Pinocchio's C++ harness ({why_pin})")
+    mhz = cpu_mhz()
+    rng = np.random.default_rng(0)
+    out(f"multibody vs Pinocchio {pin.__version__}, C/C++ harnesses and Python calls: {states} states, best of "
+        f"{repeat}, CPU time per call (µs); ratios theirs ÷ ours; instructions per call by callgrind "
+        f"({count} calls); flops: RBDA table 10.1 per dof; {'-march=native' if native else 'portable -O3'}")
+    out(f"{'robot':7s} {'nv':>3s} {'kernel':6s}| {'C ours':>7s} {'C++ pin':>7s} {'ratio':>5s} | {'py ours':>7s} "
+        f"{'py pin':>7s} {'ratio':>5s} | {'Ir ours':>7s} {'Ir pin':>7s} | {'flops':>6s} {'peak×':>5s} | "
+        f"{'max |Δ|':>8s}")
+    rows = []
+    for label, rel, floating in chosen:
+        path = os.path.join(rdir, rel)
+        model = load_urdf(path, floating=floating, package_dirs=[share], check_meshes=False)
+        pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+        pd = pm.createData()
+        q_map, v_map = _pin_state_map(model, pm)
+        vp = v_map(np.arange(model.nv, dtype=float)).astype(int)
+        Q, V, A, T = _states(model, states, rng)
+        Qp, Vp, Ap, Tp = (np.ascontiguousarray(x) for x in (q_map(Q), v_map(V), v_map(A), v_map(T)))
+        folder = keep or tempfile.mkdtemp(prefix="mb-bench-")
+        os.makedirs(folder, exist_ok=True)
+        try:
+            write_model(model, os.path.join(folder, "model.bin"))
+            write_states(os.path.join(folder, "states.bin"), Q, V, A, T)
+            pm.saveToBinary(os.path.join(folder, "pin_model.bin"))
+            write_states(os.path.join(folder, "pin_states.bin"), Qp, Vp, Ap, Tp)
+            ours_cmd = [ours_exe, os.path.join(folder, "model.bin"), os.path.join(folder, "states.bin"), folder]
+            pin_cmd = [pin_exe, os.path.join(folder, "pin_model.bin"), os.path.join(folder, "pin_states.bin"), folder]
+            c_ours = _run_harness([*ours_cmd, str(repeat)], "our C harness") if ours_exe else {}
+            c_pin = _run_harness([*pin_cmd, str(repeat)], "Pinocchio's C++ harness") if pin_exe else {}
+            diffs = compare(folder, model.nv, vp) if ours_exe and pin_exe else {}
+            ir_ours = callgrind_instructions([*ours_cmd, "1"], count, folder, "ours") if ours_exe else None
+            ir_pin = callgrind_instructions([*pin_cmd, "1"], count, folder, "pin") if pin_exe else None
+        finally:
+            if keep is None:
+                shutil.rmtree(folder, ignore_errors=True)
+        py = _python_timings(model, pm, pd, Q, V, A, T, Qp, Vp, Ap, Tp, calls, repeat, clock)
+        for k in KERNELS:
+            row = dict(robot=label, nv=model.nv, kernel=k, c_ours=c_ours.get(k, (None,))[0],
+                       cpp_pin=c_pin.get(k, (None,))[0], py_ours=py[k][0], py_pin=py[k][1],
+                       ir_ours=(ir_ours or {}).get(k), ir_pin=(ir_pin or {}).get(k),
+                       checksum_ours=c_ours.get(k, (None, None))[1], checksum_pin=c_pin.get(k, (None, None))[1],
+                       diff=diffs.get(k, (None,))[0], rel_diff=diffs.get(k, (None, None))[1],
+                       flops=FLOPS_PER_DOF[k] * model.nv if k in FLOPS_PER_DOF else None)
+            rows.append(row)
+            out(_format_row(row, mhz))
+        if c_ours and c_pin:  # each program's own checksum: sum of |x| over its results on the 4 states
+            out(f"{'':7s} checksums C/C++: " + ", ".join(
+                f"{SHORT[k]} {c_ours[k][1]:.10g}/{c_pin[k][1]:.10g}" for k in KERNELS))
+    _summary(rows, mhz, out)
+    return rows
+
+
+def _us(x):
+    return f"{x * 1e6:7.3f}" if x is not None else f"{'—':>7s}"
+
+
+def _ratio(a, b):
+    return f"{a / b:5.2f}" if a is not None and b is not None else f"{'—':>5s}"
+
+
+def _format_row(r, mhz):
+    ir = lambda x: f"{x:7.0f}" if x is not None else f"{'—':>7s}"  # noqa: E731
+    peak = (f"{r['c_ours'] / (r['flops'] / (2 * mhz * 1e6)):5.2f}"
+            if r["flops"] and mhz and r["c_ours"] is not None else f"{'':5s}")
+    diff = f"{r['diff']:8.1e}" if r["diff"] is not None else f"{'—':>8s}"
+    flops = f"{r['flops']:6d}" if r["flops"] else f"{'':6s}"
+    return (f"{r['robot']:7s} {r['nv']:3d} {SHORT[r['kernel']]:6s}| {_us(r['c_ours'])} {_us(r['cpp_pin'])} "
+            f"{_ratio(r['cpp_pin'], r['c_ours'])} | {_us(r['py_ours'])} {_us(r['py_pin'])} "
+            f"{_ratio(r['py_pin'], r['py_ours'])} | {ir(r['ir_ours'])} {ir(r['ir_pin'])} | {flops} {peak} | {diff}")
+
+
+def _summary(rows, mhz, out):
+    c = [r["cpp_pin"] / r["c_ours"] for r in rows if r["cpp_pin"] and r["c_ours"]]
+    py = [r["py_pin"] / r["py_ours"] for r in rows]
+    if c:
+        out(f"C kernels vs Pinocchio's C++: median {np.median(c):.2f}×, {sum(x >= 1 for x in c)}/{len(c)} rows "
+            f"≤ Pinocchio's time (goal: every row, median ≥ 1.3×); worst {min(c):.2f}×")
+    out(f"Python calls vs Pinocchio's Python: median {np.median(py):.2f}×, {sum(x >= 1.5 for x in py)}/{len(py)} "
+        f"rows ≥ 1.5× (goal: every row, median ≥ 2×)")
+    peaks = [r["c_ours"] / (r["flops"] / (2 * mhz * 1e6)) for r in rows if r["flops"] and mhz and r["c_ours"]]
+    if peaks:
+        out(f"RNEA/ABA time over Featherstone's flops at the scalar peak (2 flops/cycle, {mhz:.0f} MHz): "
+            f"{min(peaks):.2f}–{max(peaks):.2f}× (goal ≤ 3×)")
+    d = [r["rel_diff"] for r in rows if r["rel_diff"] is not None]
+    if d:
+        out(f"agreement of the C harness with Pinocchio's C++ (first 4 states, every output): largest difference "
+            f"{max(d):.1e} relative to the outputs' size")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m multibody.bench.pinocchio_cpp",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--robots", default=None, help="comma-separated labels (default: all)")
+    ap.add_argument("--states", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--count", type=int, default=20, help="calls per kernel under callgrind (0: skip)")
+    ap.add_argument("--native", action="store_true", help="both harnesses with -march=native")
+    ap.add_argument("--robots-dir", default=None)
+    ap.add_argument("--keep", default=None, metavar="DIR",
+                    help="keep the harnesses' input and result files in DIR (one robot at a time)")
+    a = ap.parse_args(argv)
+    if a.states < 1 or a.calls < 1 or a.repeat < 1 or a.count < 0:
+        ap.error("--states, --calls and --repeat must be positive, --count ≥ 0")
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        raise SystemExit("bench.pinocchio_cpp: Pinocchio is not installed (pip install pin)") from None
+    t = time.perf_counter()
+    run(a.robots.split(",") if a.robots else None, a.states, a.calls, a.repeat, a.count, a.native, a.robots_dir,
+        keep=a.keep)
+    print(f"total {time.perf_counter() - t:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

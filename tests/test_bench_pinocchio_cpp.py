@@ -1,0 +1,57 @@
+"""bench.pinocchio_cpp: the C harness of our kernels and the C++ harness of Pinocchio's compute the same
+numbers (a correctness handshake before any timing is read; no timing is asserted).  The benchmark runs
+as the command it is (tests do not import bench/: test_architecture)."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pinocchio")
+pytestmark = pytest.mark.slow
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+
+
+def _bench(*args, env=None):
+    env = dict(os.environ if env is None else env)  # env: the whole environment of the run
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    p = subprocess.run([sys.executable, "-m", "multibody.bench.pinocchio_cpp", *args], capture_output=True,
+                       text=True, env=env, timeout=3600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout
+
+
+def test_the_c_harness_and_pinocchios_cpp_agree_on_a_branched_floating_robot(tmp_path):
+    # The first run compiles both harnesses (the C++ one takes minutes); later runs find them in the
+    # cache (~/.cache/multibody/bench or $MULTIBODY_BENCH_CACHE), keyed by the sources' hash.
+    out = _bench("--robots", "Talos", "--states", "6", "--calls", "3", "--repeat", "1", "--count", "0",
+                 "--keep", str(tmp_path))
+    if "skipped:" in out:  # a machine without a compiler or headers: the benchmark says so in one line
+        pytest.skip(next(line for line in out.splitlines() if line.startswith("skipped:")))
+    # Talos: Pinocchio orders its joints depth-first, we in the file's order, so the comparison maps a
+    # real permutation.  Every output of every kernel (τ, H, q̈, M⁻¹, the derivative matrices) on 4 states:
+    agreement = re.search(r"largest difference (\S+) relative", out)
+    assert agreement and float(agreement.group(1)) < 1e-10, out
+    # each program's own checksum (sum of |x| over its results): equal, as the orders are a permutation
+    pairs = re.findall(r"(\S+) ([0-9.e+-]+)/([0-9.e+-]+)", out.split("checksums C/C++:")[1].splitlines()[0])
+    assert [k for k, _, _ in pairs] == ["rnea", "crba", "aba", "M⁻¹", "∂RNEA", "∂ABA"]
+    for k, ours, theirs in pairs:
+        assert float(ours) == pytest.approx(float(theirs), rel=1e-9) and float(ours) > 0, k
+    rows = [line for line in out.splitlines() if line.startswith("Talos")]
+    assert len(rows) == 6 and all("—" not in r.split("|")[1] for r in rows)  # both harnesses timed
+    # the files the comparison read hold the real outputs (38 dof: 3 × 38² per derivative, 4 states)
+    assert np.fromfile(tmp_path / "ours_aba_derivatives.bin").size == 4 * 3 * 38 * 38
+    assert np.fromfile(tmp_path / "pin_aba_derivatives.bin").size == 4 * 3 * 38 * 38
+
+
+def test_a_missing_compiler_is_one_line_not_a_crash(tmp_path):
+    env = {"PATH": str(tmp_path), "MULTIBODY_BENCH_CACHE": str(tmp_path / "cache")}  # no gcc, g++, valgrind
+    env_clean = {k: v for k, v in os.environ.items() if k not in ("CC", "CXX")}
+    out = _bench("--robots", "UR5", "--states", "2", "--calls", "2", "--repeat", "1",
+                 env={**env_clean, **env})
+    assert "skipped: our C harness (no C compiler (gcc or $CC))" in out
+    assert "skipped: Pinocchio's C++ harness (no C++ compiler (g++ or $CXX))" in out
+    assert sum(line.startswith("UR5") for line in out.splitlines()) == 6  # the Python calls still run
