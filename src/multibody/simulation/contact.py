@@ -569,18 +569,34 @@ class HardContact:
     def initial_state(self, model, q, qd):
         return np.zeros(0)
 
-    def check_run(self, integrator, constraints=None, sensitivities=False):
+    def check_run(self, integrator, sensitivities=False):
         """Refuse what the time stepper cannot run with, naming what works."""
         if integrator != "semi_implicit":
             raise ValueError(f"contact='hard' is a velocity-level time stepper (v⁺ = v + M⁻¹(h(τ − C) + Jᵀλ), "
                              f"q⁺ = q ⊕ h v⁺): it runs with integrator='semi_implicit', not {integrator!r} "
                              "(or use contact='compliant' with that integrator)")
-        if constraints is not None:
-            raise ValueError("contact='hard' with constraints (or the model's own equality constraints): the impulses "
-                             "are solved on M alone, not the constrained dynamics; use contact='compliant'")
         if sensitivities:
             raise ValueError("contact='hard' with sensitivities=True: the LCP's impulses carry no variational "
                              "equations; use contact='compliant'")
+
+    def constraint_rows(self, model, constraints):
+        """G (n, nv): the rows of the run's constraints, kept by the impulses as the LCP's bilateral rows
+        (the free step is the constrained one).  Constant Jacobians only — joint and tendon couplings
+        that are linear (MJCF ``<equality>`` joint and tendon, e.g. dm_control's quadruped); any other
+        constraint is refused by name."""
+        from ..dynamics.constraints import ConstraintSet, constraint_terms
+        from ..model.constraints import JointCoupling, TendonCoupling
+        items = constraints.constraints if isinstance(constraints, ConstraintSet) else (constraints,)
+        q, rows = model.q_default if hasattr(model, "q_default") else model.neutral(), []
+        for c in items:
+            second = getattr(c, "tendon_b", None) if isinstance(c, TendonCoupling) else getattr(c, "joint_b", None)
+            if not isinstance(c, (JointCoupling, TendonCoupling)) or (
+                    second is not None and any(float(k) != 0.0 for k in tuple(c.polynomial)[2:])):
+                raise ValueError(f"contact='hard' keeps constraints whose Jacobian is constant (linear joint and "
+                                 f"tendon couplings); {getattr(c, 'name', None) or type(c).__name__!r} is not: use "
+                                 "contact='compliant'")
+            rows.append(constraint_terms(c, model, q, np.zeros(model.nv)).J)
+        return np.ascontiguousarray(np.vstack(rows), dtype=float)
 
     def check_step(self, model, dt, integrator):
         """(The fixed-step check ``simulate`` calls: hard contact has no stiffness to outrun.)"""

@@ -229,14 +229,19 @@ class Contact:
     """Contact (core.h: mb_contact): the ground's table (bodies, points, nd, K, D, μ) of a
     ``GroundContact``; or ``scene`` (gint, gdat, hulls, pairs, pdat, K, D) of a ``SceneContact``: the
     model's geoms (``Geoms.packed``) under the compliant law, 2 states per slot (pair, k-th point),
-    or with ``hard`` (restitution, erp, slop, cfm: ``csrc/sim/hard_contact.h``) under hard contact, no
-    states (K, D unused); or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with
+    or with ``hard`` (restitution, erp, slop, cfm, the limits' restitution: ``csrc/sim/hard_contact.h``)
+    under hard contact, no
+    states (K, D unused), keeping the rows ``hard_rows`` (n, nv) of the run's constant-Jacobian
+    constraints, with the joint limits ``hard_limits`` (q index, v index, position, sign) as rows of
+    its LCP; or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with
     its ``states``."""
     ground: tuple | None = None
     scene: tuple | None = None
     call: Callable | None = None
     states: int = 0
     hard: Array = None
+    hard_rows: Array = None
+    hard_limits: Array = None
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,9 @@ class System:
         self.ctrl = None if self.actuators is None else (
             np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
         self.limits = limits if limits else None        # a JointLimits with at least one finite bound
+        self.hard_limits = None   # hard contact takes hard stops as rows of its LCP (hard_contact.c), not events
+        if type(contact) is HardContact and self.limits is not None and self.limits.mode == "hard":
+            self.hard_limits, self.limits = self.limits, None
         self.soft = self.limits is not None and self.limits.mode == "soft"
         self.last_z = np.zeros(self.nz)
         self.zero_tau = np.zeros(nv)
@@ -189,7 +192,13 @@ class System:
                                           self.contact.D, self.contact.mu) if ground else None,
                                   scene=self.contact.table if scene else None,
                                   call=self._contact_call if law else None, states=self.nz if law else 0,
-                                  hard=self.contact.hard if type(self.contact) is HardContact else None)
+                                  hard=np.r_[self.contact.hard, self.hard_limits.restitution if self.hard_limits else 0.0]
+                                  if type(self.contact) is HardContact else None,
+                                  hard_limits=np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign
+                                                                    in self.hard_limits.stops], dtype=float)
+                                  if self.hard_limits else None,
+                                  hard_rows=self.contact.constraint_rows(self.model, self.constraints)
+                                  if type(self.contact) is HardContact and self.constraints is not None else None)
         callbacks = rollout.Callbacks(
             forces=self.forces if self.f_ext_fn is not None else None,
             guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,

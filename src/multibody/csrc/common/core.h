@@ -274,6 +274,10 @@ typedef struct mb_contact {
     int scene_slots;        /* (candidate pair, k-th point of that pair), MB_SCENE_PAIR_MAX per pair     */
     const double *hard;     /* or NULL: the scene under hard contact (sim/hard_contact.h's MB_HARD_SIZE
                              * parameters), impulses each step from an LCP, no states; K, D unused          */
+    int hard_rows;          /* and the rows (hard_rows × nv) of the run's constraints with a constant       */
+    const double *hard_G;   /* Jacobian, kept by the impulses (NULL: none)                                  */
+    int hard_limits;        /* and the joint limits, rows of its LCP: (q index, v index, position, sign)    */
+    const double *hard_limit_rows;
     mb_contact_callback call;  /* or NULL (one run; not with ground)                                     */
     void *ctx;
     int n_call_z;           /* the caller's law's states                                                  */

@@ -617,18 +617,36 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
 {
     PyObject *table = FIELD(rd, "ground"), *geoms = table ? FIELD(rd, "scene") : NULL,
              *call = geoms ? FIELD(rd, "call") : NULL, *states = call ? FIELD(rd, "states") : NULL;
-    npy_intp dh[1] = {MB_HARD_SIZE};
-    const double *hard = NULL;
-    if (!states || !optional_field(rd, "hard", 1, dh, &hard))
+    npy_intp dh[1] = {MB_HARD_SIZE}, dg[2] = {-1, m->nv}, dl[2] = {-1, 4};
+    const double *hard = NULL, *hard_G = NULL, *limits = NULL;
+    if (!states || !optional_field(rd, "hard", 1, dh, &hard) || !optional_field(rd, "hard_rows", 2, dg, &hard_G) ||
+        !optional_field(rd, "hard_limits", 2, dl, &limits))
         return 0;
+    if ((hard_G || limits) && !hard) {
+        PyErr_SetString(PyExc_ValueError, "contact: hard_rows, hard_limits (rows kept by hard contact) without hard");
+        return 0;
+    }
+    for (npy_intp k = 0; limits && k < dl[0]; k++) {
+        const double *row = limits + 4 * k;
+        if (!(row[0] >= 0 && row[0] < m->nq && row[0] == floor(row[0]) && row[1] >= 0 && row[1] < m->nv &&
+              row[1] == floor(row[1]) && fabs(row[3]) == 1.0)) {
+            PyErr_Format(PyExc_ValueError, "contact: hard_limits row %zd: expected (q index, v index, position, sign "
+                         "±1) of this model", (Py_ssize_t)k);
+            return 0;
+        }
+    }
+    c->hard_rows = hard_G ? (int)dg[0] : 0, c->hard_G = hard_G;
+    c->hard_limits = limits ? (int)dl[0] : 0, c->hard_limit_rows = limits;
     if (hard && geoms == Py_None) {
         PyErr_SetString(PyExc_ValueError, "contact: hard contact needs the scene (the model's geoms)");
         return 0;
     }
     if (hard && !(hard[MB_HARD_RESTITUTION] >= 0.0 && hard[MB_HARD_RESTITUTION] <= 1.0 && hard[MB_HARD_ERP] >= 0.0 &&
-                  hard[MB_HARD_ERP] <= 1.0 && hard[MB_HARD_SLOP] >= 0.0 && hard[MB_HARD_CFM] > 0.0)) {
-        PyErr_Format(PyExc_ValueError, "contact: hard contact's restitution %g, erp %g, slop %g, cfm %g; expected "
-                     "restitution and erp in [0, 1], slop >= 0, cfm > 0", hard[0], hard[1], hard[2], hard[3]);
+                  hard[MB_HARD_ERP] <= 1.0 && hard[MB_HARD_SLOP] >= 0.0 && hard[MB_HARD_CFM] > 0.0 &&
+                  hard[MB_HARD_LIMIT_RESTITUTION] >= 0.0 && hard[MB_HARD_LIMIT_RESTITUTION] <= 1.0)) {
+        PyErr_Format(PyExc_ValueError, "contact: hard contact's restitution %g, erp %g, slop %g, cfm %g, limits' "
+                     "restitution %g; expected restitutions and erp in [0, 1], slop >= 0, cfm > 0", hard[0], hard[1],
+                     hard[2], hard[3], hard[4]);
         return 0;
     }
     if ((table != Py_None) + (geoms != Py_None) + (call != Py_None) > 1) {
@@ -796,10 +814,11 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         !stops_from(&rs, m, N, &r->stops, resting_v, resting_sign, resting_fd) ||
         !contact_from(&rn, m, cb, ground, scene, &r->contact) || !callbacks_from(&rb, cb, &r->call))
         return 0;
-    if (r->contact.hard && (r->stops.n_resting || cb->dynamics || r->integrator != MB_SEMI_IMPLICIT)) {
+    if (r->contact.hard && (r->stops.n_resting || (cb->dynamics && !r->contact.hard_rows) ||
+                            r->integrator != MB_SEMI_IMPLICIT)) {
         PyErr_SetString(PyExc_ValueError, "contact='hard': a velocity-level time stepper on M's own factorisation: "
-                                          "it runs with integrator semi_implicit, with no joint resting on a hard stop "
-                                          "and no constraint dynamics");
+                                          "it runs with integrator semi_implicit, with no joint resting on a hard stop, "
+                                          "and constraint dynamics only with their rows (hard_rows)");
         return 0;
     }
     if (r->stops.n_resting && cb->dynamics) {

@@ -26,6 +26,15 @@
  * Friction rows are along t1, t2 (pyramid: Coulomb exact for sliding along a tangent); condim 1 or
  * μ = 0: the normal row alone; torsional and rolling friction are not modelled.  The impulses enter
  * the step as the mean force λ/h: q̈ = q̈₀ + M⁻¹ Jᵀ λ / h, recorded with the slot's force λ/h.
+ *
+ * Joint limits (the run's hard stops: rows q index, v index, position, sign) are rows of the same
+ * LCP, as MuJoCo and ODE take them: a limit whose gap sign (q − pos) the step may close gets the row
+ * sign·e_i, λ ≥ 0, with a contact normal's target (−gap/h while apart; restitution on the approach,
+ * ERP beyond the slop once past).
+ *
+ * A model with constraints of constant Jacobian G (MJCF fixed-tendon and joint couplings: its free
+ * step q̈₀ is the constrained one, G v_free the velocity they ask for) adds G's rows first, unbounded
+ * (the LCP's bilateral rows, as ODE's joints), b = 0: the contact impulses keep G v⁺ = G v_free.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -38,6 +47,7 @@ struct mb_hard_work {
     int cap, rows;                  /* contacts the narrow phase may give; rows the buffers hold */
     mb_scene_contact *c;            /* (cap) contacts                                          */
     int *slot, *first;              /* (cap) each contact's slot and its first row             */
+    int *lim;                       /* (joint limits) the limits in this step's rows           */
     double *H, *S, *L;              /* (nv × nv) M, scratch, its LTL factor                     */
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
     double *dir;                    /* (rows × 3) each row's direction (n, t1 or t2)            */
@@ -45,21 +55,21 @@ struct mb_hard_work {
     int *findex, *iwork;
 };
 
-mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_scene *s)
+mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc)
 {
     mb_hard_work *w = calloc(1, sizeof *w);
-    const int nv = m->nv, cap = s->npair * MB_SCENE_PAIR_MAX;
+    const int nv = m->nv, cap = hc->scene->npair * MB_SCENE_PAIR_MAX;
     if (!w)
         return NULL;
     w->cap = cap;
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
-    w->slot = malloc(sizeof(int) * 2 * (size_t)(cap ? cap : 1));
+    w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
     w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 5 * (size_t)nv + 1));
     if (!w->c || !w->slot || !w->H) {
         mb_hard_work_free(w);
         return NULL;
     }
-    w->first = w->slot + cap;
+    w->first = w->slot + cap, w->lim = w->first + cap;
     w->S = w->H + (size_t)nv * nv, w->L = w->S + (size_t)nv * nv, w->J3 = w->L + (size_t)nv * nv;
     w->u = w->J3 + 3 * nv, w->vfree = w->u + nv;
     return w;
@@ -101,17 +111,29 @@ static int body_of(const mb_scene *s, int pair, int which)
 }
 
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                          double *qdd, double h, const mb_scene *s, const double *par, double *F, mb_hard_work *w)
+                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w)
 {
-    const int nv = m->nv, *lam = m->dof_parent;
+    const int nv = m->nv, *lam = m->dof_parent, n_eq = hc->hard_rows;
+    const mb_scene *s = hc->scene;
+    const double *par = hc->hard, *G = hc->hard_G;
     const double e = par[MB_HARD_RESTITUTION], erp = par[MB_HARD_ERP], slop = par[MB_HARD_SLOP];
     memset(F, 0, sizeof(double) * 3 * (size_t)w->cap);
     const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap);  /* (poses d->R0, d->p0 at q) */
     if (nc < 0)
         return -1;
-    if (nc == 0)
+    for (int k = 0; k < nv; k++)
+        w->vfree[k] = v[k] + h * qdd[k];
+    int nl = 0;  /* the joint limits this step may reach: gap = sign (q − pos) within the free step's travel */
+    for (int k = 0; k < hc->hard_limits; k++) {
+        const double *row = hc->hard_limit_rows + 4 * k;
+        const double gap = row[3] * (q[(int)row[0]] - row[2]);
+        if (gap <= slop + h * fabs(w->vfree[(int)row[1]]))
+            w->lim[nl++] = k;
+    }
+    if (nc == 0 && nl == 0)
         return MB_OK;
-    int n = 0;  /* rows: a normal, then its two friction rows where the pair has sliding friction */
+    /* rows: G's, the limits', then per contact a normal and two friction rows where the pair has friction */
+    int n = n_eq + nl;
     for (int i = 0, k = 0; i < nc; i++) {
         const int p = w->c[i].pair;
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
@@ -121,12 +143,29 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     }
     if (reserve(w, nv, n))
         return MB_NO_MEMORY;
-    for (int k = 0; k < nv; k++)
-        w->vfree[k] = v[k] + h * qdd[k];
     /* J's rows and Y = L⁻ᵀ Jᵀ, row by row */
     mb_crba(md, d, q, w->H);
     if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
         return mb_pivot_status(w->H, nv * nv);
+    for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = G v_free */
+        double *y = w->Y + (size_t)r * nv;
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, G + (size_t)r * nv, y);
+        w->b[r] = 0.0, w->lo[r] = -INFINITY, w->hi[r] = INFINITY, w->findex[r] = -1, w->mu[r] = 0.0;
+    }
+    for (int j = 0; j < nl; j++) {  /* a limit: sign v⁺_i ≥ its target, as a contact's normal */
+        const double *row = hc->hard_limit_rows + 4 * w->lim[j];
+        const int qi = (int)row[0], vi = (int)row[1], r = n_eq + j;
+        const double sign = row[3], gap = sign * (q[qi] - row[2]), u = sign * v[vi];
+        double *y = w->Y + (size_t)r * nv;
+        memset(y, 0, sizeof(double) * nv);
+        y[vi] = sign;
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, y, y);
+        const double target = gap > 0.0 ? -gap / h
+                                         : fmax(par[MB_HARD_LIMIT_RESTITUTION] * fmax(-u, 0.0),
+                                                erp * fmax(-gap - slop, 0.0) / h);
+        w->b[r] = target - sign * w->vfree[vi], w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
+        w->mu[r] = 0.0;
+    }
     for (int i = 0; i < nc; i++) {
         const mb_scene_contact *c = w->c + i;
         const int p = c->pair, r0 = w->first[i], rows = (i + 1 < nc ? w->first[i + 1] : n) - r0;
@@ -171,6 +210,8 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     int err = 1;
     for (int attempt = 0; attempt < 2 && err; attempt++) {
         const double eps = par[MB_HARD_CFM] * (attempt ? 1e4 : 1.0);
+        for (int r = 0; attempt && r < n_eq + nl; r++)
+            w->lo[r] = r < n_eq ? -INFINITY : 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
         if (attempt)  /* lcp_friction changed the bounds and findex: set them again */
             for (int i = 0; i < nc; i++)
                 for (int r = w->first[i]; r < (i + 1 < nc ? w->first[i + 1] : n); r++) {
