@@ -19,7 +19,7 @@ from . import rollout
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
-from .system import System, _check_model, _positive, scene_contact
+from .system import System, _check_model, _positive, default_integrator, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 
@@ -247,7 +247,7 @@ def _sampled_in_python(model, controller):
         rollout.USE_COMPILED and rollout.controller_tables(model, controller)[0])
 
 
-def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None,
+def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator=None, controller=None, f_ext=None,
                    events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
 
@@ -295,6 +295,8 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     (2001, {8})
     """
     _check_model(model)
+    if integrator is None:   # rk4, or semi_implicit under contact="hard" (as simulate)
+        integrator = default_integrator(kwargs.get("contact"))
     keyframe = kwargs.pop("keyframe", None)
     if Q0 is None or QD0 is None or keyframe is not None:   # the model's default state (or a keyframe's), N rows
         q_d, qd_d = model.default_state(keyframe)

@@ -41,8 +41,8 @@ from .events import EventMonitor, check_events
 from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
-from .system import (System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message,
-                     scene_contact)
+from .system import (System, _NonFinite, _check_model, _positive, check_initial_state, default_integrator,
+                     non_finite_message, scene_contact)
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 from .._extras import require
 
@@ -195,8 +195,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     _check_model(model)
     q0, qd0 = default_start(model, q0, qd0, keyframe)
     if integrator is None:   # hard contact is a time stepper of its own: semi_implicit's step
-        hard = (isinstance(contact, str) and contact == "hard") or getattr(contact, "name", None) == "hard"
-        integrator = "semi_implicit" if hard else "rk4"
+        integrator = default_integrator(contact)
     _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
     dt = _positive("dt", dt)

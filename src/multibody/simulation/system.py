@@ -510,6 +510,13 @@ def _controller_output(out, t):
 CONTACT_MODELS = ("compliant", "hard", "off")
 
 
+def default_integrator(contact):
+    """``simulate``'s integrator when none is given: ``"semi_implicit"`` under hard contact (its time
+    stepper is that step), else ``"rk4"``."""
+    hard = (isinstance(contact, str) and contact == "hard") or getattr(contact, "name", None) == "hard"
+    return "semi_implicit" if hard else "rk4"
+
+
 def scene_contact(model, contact=None, ground=False):
     """The contact object a run takes: ``contact`` itself when given (a contact object), None for
     ``"off"``; the model's geoms (with a floor when ``ground`` asks for one) under the compliant law
