@@ -218,3 +218,17 @@ def test_the_quadruped_stands_as_mujocos(tmp_path, frictionless):
         np.testing.assert_allclose(tr.q[-1, 7:], d.qpos[7:], atol=1e-3)
     else:
         assert 5e-3 < z[-1] - d.qpos[2] < 12e-3
+
+
+def test_the_command_line_runs_hard_contact(tmp_path, capsys):
+    from multibody import cli
+    path = tmp_path / "box.xml"
+    path.write_text(f'<mujoco><worldbody>{FLOOR.format(mu=0.5, floor="")}<body pos="0 0 0.1"><freejoint/>'
+                    '<geom type="box" size="0.1 0.1 0.1" mass="2"/></body></worldbody></mujoco>')
+    out = tmp_path / "t.npz"
+    assert cli.main(["simulate", str(path), "--t-final", "0.2", "--contact", "hard", "--quiet", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "semi_implicit" in text and "under the hard law; total normal force at the end 19.62 N" in text
+    assert cli.main(["simulate", str(path), "--t-final", "0.2", "--contact", "hard", "--integrator", "rk4",
+                     "--quiet", "--out", str(out)]) != 0
+    assert "integrator='semi_implicit', not 'rk4'" in capsys.readouterr().err

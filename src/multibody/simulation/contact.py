@@ -580,10 +580,11 @@ class HardContact:
                              "equations; use contact='compliant'")
 
     def constraint_rows(self, model, constraints):
-        """G (n, nv): the rows of the run's constraints, kept by the impulses as the LCP's bilateral rows
-        (the free step is the constrained one).  Constant Jacobians only — joint and tendon couplings
-        that are linear (MJCF ``<equality>`` joint and tendon, e.g. dm_control's quadruped); any other
-        constraint is refused by name."""
+        """The run's constraints as rows of the LCP (its bilateral rows, Baumgarte's target
+        G v⁺ = −erp·c/h; the free step is FDab's): per row G (nv), and c = G_q q − c₀ as G_q (nq)
+        and c₀.  Constant Jacobians only — joint and tendon couplings that are linear (MJCF
+        ``<equality>`` joint and tendon, e.g. dm_control's quadruped) on one-variable joints; any
+        other constraint is refused by name."""
         from ..dynamics.constraints import ConstraintSet, constraint_terms
         from ..model.constraints import JointCoupling, TendonCoupling
         items = constraints.constraints if isinstance(constraints, ConstraintSet) else (constraints,)
@@ -595,7 +596,13 @@ class HardContact:
                 raise ValueError(f"contact='hard' keeps constraints whose Jacobian is constant (linear joint and "
                                  f"tendon couplings); {getattr(c, 'name', None) or type(c).__name__!r} is not: use "
                                  "contact='compliant'")
-            rows.append(constraint_terms(c, model, q, np.zeros(model.nv)).J)
+            terms = constraint_terms(c, model, q, np.zeros(model.nv))
+            for J, c0 in zip(terms.J, terms.c):
+                Gq = np.zeros(model.nq)
+                for j in range(model.nb):   # one-variable joints: q̇ = v, the row in q as in v
+                    if model.nq_joint[j] == 1 and model.nv_joint[j] == 1:
+                        Gq[int(model.q_start[j])] = J[int(model.v_start[j])]
+                rows.append(np.r_[J, Gq, Gq @ q - c0])   # c = G_q q − (G_q q_d − c(q_d))
         return np.ascontiguousarray(np.vstack(rows), dtype=float)
 
     def check_step(self, model, dt, integrator):

@@ -174,7 +174,8 @@ class System:
         compiled = rollout.USE_COMPILED   # (a batch's vectorised run is the compiled loop's either way)
         if integrator not in rollout.INTEGRATOR_CODES or not (compiled or batch):
             return None
-        if not callables and (events or self.constraints is not None or self.f_ext_fn is not None
+        in_lcp = type(self.contact) is HardContact   # hard contact's constraints are rows of its LCP, in C
+        if not callables and (events or (self.constraints is not None and not in_lcp) or self.f_ext_fn is not None
                               or (self.contact is not None and
                                   type(self.contact) not in (GroundContact, SceneContact, HardContact))):
             return None
@@ -203,7 +204,7 @@ class System:
             forces=self.forces if self.f_ext_fn is not None else None,
             guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
             directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
-            dynamics=self.constrained_accelerations if self.constraints is not None else None)
+            dynamics=self.constrained_accelerations if self.constraints is not None and not in_lcp else None)
         return rollout.Plan(control=control,
                             f_ext=None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const),
                             passive=self.passive_record(),

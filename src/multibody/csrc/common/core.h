@@ -274,8 +274,8 @@ typedef struct mb_contact {
     int scene_slots;        /* (candidate pair, k-th point of that pair), MB_SCENE_PAIR_MAX per pair     */
     const double *hard;     /* or NULL: the scene under hard contact (sim/hard_contact.h's MB_HARD_SIZE
                              * parameters), impulses each step from an LCP, no states; K, D unused          */
-    int hard_rows;          /* and the rows (hard_rows × nv) of the run's constraints with a constant       */
-    const double *hard_G;   /* Jacobian, kept by the impulses (NULL: none)                                  */
+    int hard_rows;          /* and the run's constraints with a constant Jacobian, rows of its LCP: per row  */
+    const double *hard_G;   /* G (nv), c = G_q q − c₀ as G_q (nq) and c₀ (hard_rows × (nv + nq + 1); NULL) */
     int hard_limits;        /* and the joint limits, rows of its LCP: (q index, v index, position, sign)    */
     const double *hard_limit_rows;
     mb_contact_callback call;  /* or NULL (one run; not with ground)                                     */

@@ -617,7 +617,7 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
 {
     PyObject *table = FIELD(rd, "ground"), *geoms = table ? FIELD(rd, "scene") : NULL,
              *call = geoms ? FIELD(rd, "call") : NULL, *states = call ? FIELD(rd, "states") : NULL;
-    npy_intp dh[1] = {MB_HARD_SIZE}, dg[2] = {-1, m->nv}, dl[2] = {-1, 4};
+    npy_intp dh[1] = {MB_HARD_SIZE}, dg[2] = {-1, m->nv + m->nq + 1}, dl[2] = {-1, 4};
     const double *hard = NULL, *hard_G = NULL, *limits = NULL;
     if (!states || !optional_field(rd, "hard", 1, dh, &hard) || !optional_field(rd, "hard_rows", 2, dg, &hard_G) ||
         !optional_field(rd, "hard_limits", 2, dl, &limits))
@@ -814,11 +814,10 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         !stops_from(&rs, m, N, &r->stops, resting_v, resting_sign, resting_fd) ||
         !contact_from(&rn, m, cb, ground, scene, &r->contact) || !callbacks_from(&rb, cb, &r->call))
         return 0;
-    if (r->contact.hard && (r->stops.n_resting || (cb->dynamics && !r->contact.hard_rows) ||
-                            r->integrator != MB_SEMI_IMPLICIT)) {
+    if (r->contact.hard && (r->stops.n_resting || cb->dynamics || r->integrator != MB_SEMI_IMPLICIT)) {
         PyErr_SetString(PyExc_ValueError, "contact='hard': a velocity-level time stepper on M's own factorisation: "
-                                          "it runs with integrator semi_implicit, with no joint resting on a hard stop, "
-                                          "and constraint dynamics only with their rows (hard_rows)");
+                                          "it runs with integrator semi_implicit, with no joint resting on a hard stop "
+                                          "and no constraint dynamics (its constraints are rows of its LCP: hard_rows)");
         return 0;
     }
     if (r->stops.n_resting && cb->dynamics) {

@@ -32,9 +32,10 @@
  * sign·e_i, λ ≥ 0, with a contact normal's target (−gap/h while apart; restitution on the approach,
  * ERP beyond the slop once past).
  *
- * A model with constraints of constant Jacobian G (MJCF fixed-tendon and joint couplings: its free
- * step q̈₀ is the constrained one, G v_free the velocity they ask for) adds G's rows first, unbounded
- * (the LCP's bilateral rows, as ODE's joints), b = 0: the contact impulses keep G v⁺ = G v_free.
+ * Constraints of constant Jacobian G (MJCF fixed-tendon and joint couplings, c = G q − c₀ on
+ * one-variable joints) are rows of the same LCP, unbounded (its bilateral rows, as ODE's joints), with
+ * Baumgarte's target G v⁺ = −ERP c/h: the free step q̈₀ is the unconstrained FDab's, and the whole
+ * step stays in C.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -116,6 +117,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     const int nv = m->nv, *lam = m->dof_parent, n_eq = hc->hard_rows;
     const mb_scene *s = hc->scene;
     const double *par = hc->hard, *G = hc->hard_G;
+    const int gn = nv + m->nq + 1;  /* a constraint's row: G (nv), its position form (nq), c₀ */
     const double e = par[MB_HARD_RESTITUTION], erp = par[MB_HARD_ERP], slop = par[MB_HARD_SLOP];
     memset(F, 0, sizeof(double) * 3 * (size_t)w->cap);
     const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap);  /* (poses d->R0, d->p0 at q) */
@@ -130,7 +132,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         if (gap <= slop + h * fabs(w->vfree[(int)row[1]]))
             w->lim[nl++] = k;
     }
-    if (nc == 0 && nl == 0)
+    if (nc == 0 && nl == 0 && n_eq == 0)
         return MB_OK;
     /* rows: G's, the limits', then per contact a normal and two friction rows where the pair has friction */
     int n = n_eq + nl;
@@ -147,10 +149,15 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     mb_crba(md, d, q, w->H);
     if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
         return mb_pivot_status(w->H, nv * nv);
-    for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = G v_free */
-        double *y = w->Y + (size_t)r * nv;
-        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, G + (size_t)r * nv, y);
-        w->b[r] = 0.0, w->lo[r] = -INFINITY, w->hi[r] = INFINITY, w->findex[r] = -1, w->mu[r] = 0.0;
+    for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = −ERP c / h */
+        const double *g = G + (size_t)r * gn, *gq = g + nv;
+        double *y = w->Y + (size_t)r * nv, c = -gq[m->nq], Gv = 0.0;
+        for (int k = 0; k < m->nq; k++)
+            c += gq[k] * q[k];
+        for (int k = 0; k < nv; k++)
+            Gv += g[k] * w->vfree[k];
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, g, y);
+        w->b[r] = -erp * c / h - Gv, w->lo[r] = -INFINITY, w->hi[r] = INFINITY, w->findex[r] = -1, w->mu[r] = 0.0;
     }
     for (int j = 0; j < nl; j++) {  /* a limit: sign v⁺_i ≥ its target, as a contact's normal */
         const double *row = hc->hard_limit_rows + 4 * w->lim[j];
