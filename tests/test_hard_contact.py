@@ -115,6 +115,8 @@ def test_bad_input_is_named():
         mb.HardContact(model, restitution=2)
     with pytest.raises(ValueError, match=r"sensitivities=True"):
         mb.simulate(model, None, None, 0.1, contact="hard", sensitivities=True)
+    with pytest.raises(ValueError, match=r"contact='hard' with events"):
+        mb.simulate(model, None, None, 0.1, contact="hard", events=mb.Event(lambda t, q, qd: q[2] - 0.05))
     free = mb.load_mjcf('<mujoco><worldbody><body><freejoint/><geom type="sphere" size=".1"/></body></worldbody>'
                         '</mujoco>')
     with pytest.raises(ValueError, match=r"no candidate contact pairs .* ground=True"):

@@ -569,7 +569,7 @@ class HardContact:
     def initial_state(self, model, q, qd):
         return np.zeros(0)
 
-    def check_run(self, integrator, sensitivities=False):
+    def check_run(self, integrator, sensitivities=False, events=()):
         """Refuse what the time stepper cannot run with, naming what works."""
         if integrator != "semi_implicit":
             raise ValueError(f"contact='hard' is a velocity-level time stepper (v⁺ = v + M⁻¹(h(τ − C) + Jᵀλ), "
@@ -578,6 +578,10 @@ class HardContact:
         if sensitivities:
             raise ValueError("contact='hard' with sensitivities=True: the LCP's impulses carry no variational "
                              "equations; use contact='compliant'")
+        if events:
+            raise ValueError("contact='hard' with events: an event's sample is recorded outside a step, where "
+                             "hard contact has no force law to evaluate (its impulses belong to steps); use "
+                             "contact='compliant', or stop the run at a time instead")
 
     def constraint_rows(self, model, constraints):
         """The run's constraints as rows of the LCP (its bilateral rows, Baumgarte's target

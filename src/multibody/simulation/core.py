@@ -208,8 +208,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     if ctrl is None and keyframe is not None and getattr(model, "actuators", None) is not None:
         ctrl = model.actuators.keyframe_ctrl(model.keyframes[keyframe])
     contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (system.py)
-    if hasattr(contact, "check_run"):   # hard contact: semi_implicit, no sensitivities
-        contact.check_run(integrator, sensitivities)
+    if hasattr(contact, "check_run"):   # hard contact: semi_implicit, no sensitivities, no events
+        contact.check_run(integrator, sensitivities, events)
     system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity, ctrl=ctrl)
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
