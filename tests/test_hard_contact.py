@@ -234,3 +234,15 @@ def test_the_command_line_runs_hard_contact(tmp_path, capsys):
     assert cli.main(["simulate", str(path), "--t-final", "0.2", "--contact", "hard", "--integrator", "rk4",
                      "--quiet", "--out", str(out)]) != 0
     assert "integrator='semi_implicit', not 'rk4'" in capsys.readouterr().err
+
+
+def test_the_friction_is_a_pyramid_on_the_contact_tangents():
+    """The pyramid |λ_t1|, |λ_t2| ≤ μ λ_n on the tangents (e_x, e_y on a floor): a box sliding along a
+    diagonal decelerates at μ g on each axis (μ g √2 in all), its direction kept; along an axis, at μ g."""
+    mu, h = 0.5, 1e-3
+    model = _box(mu)
+    qd0 = np.zeros(6)
+    qd0[3:5] = 1.0
+    tr = mb.simulate(model, model.q_default, qd0, 0.1, dt=h, contact="hard")
+    np.testing.assert_allclose(tr.qd[-1, 3:5], 1.0 - mu * G * tr.t[-1], rtol=1e-9)
+    assert np.abs(tr.qd[-1, :3]).max() < 1e-8                       # no spin
