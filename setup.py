@@ -21,7 +21,8 @@ the one include folder of both extensions.
   multibody.core._core      common/ model/ kernels/ sim/ *.c  +  py/py_*.c, py/_core.c
                             + the engine's narrow phase (ENGINE_NARROW_PHASE: the collision table and
                             its shapes), which sim/scene_contact.c calls: one collision library, built
-                            into both extensions
+                            into both extensions, and its LCP (ENGINE_LCP: lcp.c), which
+                            sim/hard_contact.c calls: one LCP solver
   multibody.engine._engine  engine/*.c  +  py/_engine.c
 
 The headers ship with the package (pyproject's package-data ``csrc/*/*.h``):
@@ -67,11 +68,13 @@ def csrc(*patterns):
 
 # the engine's files sim/scene_contact.c calls (they call nothing else of the engine)
 ENGINE_NARROW_PHASE = ("engine/collide.c", "engine/geometry.c", "engine/convex.c", "engine/trimesh.c")
+# and its LCP solver, which sim/hard_contact.c calls (one LCP solver in the project; it calls nothing else)
+ENGINE_LCP = ("engine/lcp.c",)
 
 EXTENSIONS = [
     c_extension("multibody.core._core",
                 csrc("common/*.c", "model/*.c", "kernels/*.c", "sim/*.c", "py/py_*.c", "py/_core.c",
-                     *ENGINE_NARROW_PHASE),
+                     *ENGINE_NARROW_PHASE, *ENGINE_LCP),
                 include_dirs=[CSRC]),
     c_extension("multibody.engine._engine", csrc("engine/*.c", "py/_engine.c"), include_dirs=[CSRC]),
 ]

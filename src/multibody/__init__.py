@@ -42,7 +42,7 @@ _PUBLIC = {
                      "TendonCoupling", "JointPath", "VelocityConstraint", "RollingContact"], ".model.constraints"),
     **dict.fromkeys(["GammaQ", "ConstraintSet", "revolute_closure"], ".dynamics.constraints"),
     "ConstraintError": ".errors",
-    **dict.fromkeys(["gc_pos_vel", "gcontact", "contact_parameters", "GroundContact", "SceneContact", "gc_fd"],
+    **dict.fromkeys(["gc_pos_vel", "gcontact", "contact_parameters", "GroundContact", "SceneContact", "HardContact", "gc_fd"],
                     ".simulation.contact"),
 }
 _EAGER = (".core", ".dynamics", ".dynamics.floating", ".kinematics", ".model.builder", ".model.configuration",

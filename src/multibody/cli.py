@@ -395,11 +395,14 @@ def cmd_simulate(args):
     except ValueError as e:
         raise CLIError(str(e)) from None
     _check_trajectory_size(model, args, out)
+    from .simulation.system import default_integrator
+    contact = None if args.contact == "on" else args.contact   # on: the file's own (compliant), if it has a floor
+    args.integrator = args.integrator or default_integrator(contact)   # semi_implicit under hard contact
     t0 = time.perf_counter()
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
                            record_every=args.record_every, progress=not args.quiet, on_divergence="raise",
-                           ground=args.ground, contact="off" if args.contact == "off" else None,
+                           ground=args.ground, contact=contact,
                            ctrl=_ctrl(model, args.ctrl, args.keyframe))
     except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
         if e.trajectory is not None:
@@ -708,7 +711,8 @@ def build_parser():
     p.add_argument("model", metavar="MODEL")
     p.add_argument("--t-final", type=_seconds, default=5.0, help="seconds to simulate (default 5)")
     p.add_argument("--dt", type=_seconds, default=1e-3, help="time step (default 1e-3)")
-    p.add_argument("--integrator", default="rk4", help="rk4 (default), rk3, euler, semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
+    p.add_argument("--integrator", default=None, help="rk4 (default; semi_implicit under --contact hard), rk3, euler, "
+                                                      "semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
@@ -721,8 +725,10 @@ def build_parser():
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--ground", nargs="?", type=float, const=True, default=False, metavar="HEIGHT",
                    help="add a floor z = 0 (or z = HEIGHT) under the model's geoms, for files without one (URDF)")
-    p.add_argument("--contact", choices=("on", "off"), default="on",
-                   help="the file's own contacts (its floor and geoms): on (default) or off")
+    p.add_argument("--contact", choices=("on", "compliant", "hard", "off"), default="on",
+                   help="the file's own contacts (its floor and geoms): on (default: the compliant law where the "
+                        "file has a floor), compliant, hard (Coulomb friction, an LCP each step; semi_implicit), "
+                        "or off")
 
     p = sub.add_parser("plot", help="states, phase, energy (and paths with --model) as PNG files")
     p.add_argument("trajectory", metavar="TRAJ.npz")

@@ -23,7 +23,14 @@ One run measures, on the same machine and in the same process:
    constraints, ours hard stops (neither is reached in these runs: the bench says so);
 6. **compliant ground** (report only) — solo12 standing on ``mb.GroundContact`` for 10 s
    (compiled loop: the contact law and its states in csrc/sim/rollout.c, a PD on the legs) against
-   MuJoCo's contact on the same robot.
+   MuJoCo's contact on the same robot;
+7. **hard contact** — dm_control's quadruped (``suite/quadruped.xml``: its floor, toes, tendon
+   couplings and joint limits; springs of 1000 N·m/rad at the zero pose in both, since multibody
+   does not load its tendon actuators, MuJoCo's actuation off, the falling ball taken out) standing
+   ``--seconds`` at MuJoCo's timestep under ``contact="hard"`` (csrc/sim/hard_contact.c: the LCP on
+   J M⁻¹ Jᵀ each step) against ``mujoco.rollout`` of the same file: one run on one thread, and
+   ``--batch`` runs of ``--batch-seconds`` in one ``mb.simulate_batch`` against one ``mujoco.rollout``
+   call (one thread per core each); base heights at the end, with friction and without.
 
 Times are best-of-``--repeat`` of the process's CPU time (``time.process_time``; robust when other
 jobs share the machine) for single-threaded work, and wall time for the batch (it uses threads).
@@ -131,7 +138,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=1000, help="number of simulations in the batch (1000)")
     ap.add_argument("--batch-seconds", type=float, default=1.0, help="simulated time of each batch run (1 s)")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs (3)")
-    ap.add_argument("--parts", default="1,2,3,4,5,6", help="which parts to run (default all: 1,2,3,4,5,6)")
+    ap.add_argument("--parts", default="1,2,3,4,5,6,7", help="which parts to run (default all: 1,2,3,4,5,6,7)")
     args = ap.parse_args(argv)
     parts = {int(p) for p in args.parts.split(",") if p.strip()}
     import mujoco
@@ -148,6 +155,8 @@ def main(argv=None) -> int:
         panda(args, rng)
     if 6 in parts:
         solo_standing(args)
+    if 7 in parts:
+        quadruped_hard(args, rng)
     return 0
 
 
@@ -510,6 +519,80 @@ def right_hand_sides(repeat):
     t_aba = per_call(lambda: mb.aba(flyer, qf, qdf, t5))
     t = per_call(lambda: cf.accelerations(flyer, qf, qdf, t5, t=0.3))
     print(f"  ConstraintSet.accelerations, TMT flyer, c(t, q)   {t * 1e6:7.1f} µs   ({t / t_aba:5.1f} × mb.aba {t_aba * 1e6:.2f} µs)")
+
+
+def sprung_quadruped(folder, frictionless=False):
+    """dm_control's quadruped.xml written to ``folder`` with springs in its joints (stiffness 1000 at the zero
+    pose), the ball taken out, optionally frictionless toes and floor; returns (path, model, q0: the default
+    state lowered until the toes touch the floor)."""
+    import re
+    import warnings
+    import dm_control
+    suite = os.path.join(os.path.dirname(dm_control.__file__), "suite")
+    src = open(os.path.join(suite, "quadruped.xml")).read()
+    src = src.replace('damping="30" armature=".01"', 'damping="30" armature=".01" stiffness="1000"')
+    src = re.sub(r'<body name="ball".*?</body>', "", src, flags=re.S)
+    if frictionless:
+        src = src.replace('friction="1.5"', 'condim="1"').replace('<geom name="floor" type="plane"',
+                                                                  '<geom name="floor" type="plane" condim="1"')
+    if not os.path.exists(os.path.join(folder, "common")):
+        os.symlink(os.path.join(suite, "common"), os.path.join(folder, "common"))
+    path = os.path.join(folder, "quadruped_frictionless.xml" if frictionless else "quadruped.xml")
+    with open(path, "w") as f:
+        f.write(src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(path)
+    g, st = model.geoms, mb.body_states(model, model.q_default)
+    toes = [k for k in range(len(g)) if g.kind[k] == "sphere" and g.body[k] >= 0]
+    q0 = model.q_default.copy()
+    q0[2] -= min((st.R[g.body[k]] @ g.translation[k] + st.p[g.body[k]])[2] - g.size[k][0] for k in toes)
+    return path, model, q0
+
+
+def quadruped_hard(args, rng):
+    """Part 7: hard contact on dm_control's quadruped, ours against mujoco.rollout of the same file."""
+    import tempfile
+    import mujoco
+    folder = tempfile.mkdtemp()
+    T = args.seconds
+    print(f"\n7. hard contact: dm_control's quadruped (springs 1000 N·m/rad, no actuators, no ball) standing {T:g} s "
+          "at MuJoCo's timestep")
+    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
+    for frictionless in (False, True):
+        path, model, q0 = sprung_quadruped(folder, frictionless)
+        mjm = mujoco.MjModel.from_xml_path(path)
+        mjm.opt.disableflags = mujoco.mjtDisableBit.mjDSBL_ACTUATION
+        dt = mjm.opt.timestep
+        nstep = int(round(T / dt))
+        qd0 = np.zeros((1, model.nv))
+        mcpu, _, out = best(lambda: mujoco_rollout(mjm, q0[None], qd0, nstep), args.repeat)
+        cpu, _, tr = best(lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep),
+                          args.repeat)
+        what = "frictionless toes" if frictionless else "toes μ = 1.5"
+        print(f"  {'multibody contact=hard (' + what + ')':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  {tr.q[-1, 2]:.4f} m "
+              f"({tr.status})")
+        print(f"  {'MuJoCo rollout (soft contact, ' + what + ')':52s} {out[2]:10.4f} {'':12s}  {out[0][0, -1, 2]:.4f} m")
+    # the batch: perturbed starts, all threads on both sides
+    path, model, q0 = sprung_quadruped(folder, False)
+    mjm = mujoco.MjModel.from_xml_path(path)
+    mjm.opt.disableflags = mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    dt, N, Tb = mjm.opt.timestep, args.batch, args.batch_seconds
+    nstep = int(round(Tb / dt))
+    Q0 = np.tile(q0, (N, 1))
+    Q0[:, 7:] += 0.02 * rng.standard_normal((N, model.nq - 7))
+    QD0 = np.zeros((N, model.nv))
+    threads = os.cpu_count() or 1
+    _, mwall, out = best(lambda: mujoco_rollout(mjm, Q0, QD0, nstep, nthread=threads), args.repeat)
+    _, wall, b = best(lambda: mb.simulate_batch(model, Q0, QD0, Tb, dt=dt, contact="hard", record_every=nstep),
+                      args.repeat)
+    print(f"  {f'batch: {N} runs of {Tb:g} s, mb.simulate_batch (wall)':52s} {wall:10.4f} {out[1] / wall:12.2f}  "
+          f"mean {np.mean(b.q[:, -1, 2]):.4f} m")
+    print(f"  {f'batch: one mujoco.rollout call, {threads} threads (wall)':52s} {out[1]:10.4f} {'':12s}  "
+          f"mean {np.mean(out[0][:, -1, 2]):.4f} m")
+    print("  (ours: impulses from the engine's Dantzig LCP on J M^-1 J^T each step, pyramid friction, the couplings "
+          "and limits as its rows; MuJoCo: soft constraints, pyramidal cone, Newton solver.  With friction the")
+    print("  feet stick where they land and MuJoCo's soft friction lets them creep: the stances differ by ~1 cm)")
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ import numpy as np
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .core import Recorder, _run_fixed, build_trajectory, check_record_size, simulate
+from .core import Recorder, _run_fixed, build_trajectory, check_record_size, model_constraints, simulate
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
-from .system import System, _check_model, _positive, scene_contact
+from .system import System, _check_model, _positive, default_integrator, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 
@@ -177,7 +177,9 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
 def _batch_system(model, kwargs):
     """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms."""
     stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
-    system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops,
+    contact = kwargs.get("contact")   # None, or hard contact (its constraints and limits rows of its LCP, in C)
+    system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops, contact=contact,
+                    constraints=model_constraints(model, None) if contact is not None else None,
                     friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
@@ -247,7 +249,7 @@ def _sampled_in_python(model, controller):
         rollout.USE_COMPILED and rollout.controller_tables(model, controller)[0])
 
 
-def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None,
+def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator=None, controller=None, f_ext=None,
                    events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
 
@@ -295,6 +297,8 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     (2001, {8})
     """
     _check_model(model)
+    if integrator is None:   # rk4, or semi_implicit under contact="hard" (as simulate)
+        integrator = default_integrator(kwargs.get("contact"))
     keyframe = kwargs.pop("keyframe", None)
     if Q0 is None or QD0 is None or keyframe is not None:   # the model's default state (or a keyframe's), N rows
         q_d, qd_d = model.default_state(keyframe)
@@ -314,9 +318,13 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
         params = list(params)
         if len(params) != N or not all(isinstance(p, dict) for p in params):
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
+    contact = scene_contact(model, kwargs.get("contact"), kwargs.get("ground", False))
+    in_lcp = getattr(contact, "name", None) == "hard"   # hard contact: the model's constraints are rows of its LCP
+    if in_lcp:
+        contact.check_run(integrator)
     vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
-                  and scene_contact(model, kwargs.get("contact"), kwargs.get("ground", False)) is None
-                  and not callable(f_ext) and not getattr(model, "constraints", ())
+                  and (contact is None or in_lcp)
+                  and not callable(f_ext) and (in_lcp or not getattr(model, "constraints", ()))
                   and getattr(model, "gamma_q", None) is None
                   and not _sampled_in_python(model, controller)
                   and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
@@ -335,7 +343,7 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
             if f_ext.shape != (model.nb, 6) or not np.all(np.isfinite(f_ext)):
                 raise ValueError(f"f_ext: expected finite spatial forces of shape ({model.nb}, 6)")
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext,
-                      record_every=int(record_every), **{k: v for k, v in kwargs.items() if k in (
+                      record_every=int(record_every), contact=contact, **{k: v for k, v in kwargs.items() if k in (
                           "limits", "limit_restitution", "friction_velocity")})
         kind = "vectorised"
     else:

@@ -611,6 +611,121 @@ class SceneContact:
         return f_ext, zdot, {"force": force, "state": st}
 
 
+#: hard contact's defaults: Baumgarte's error reduction per step (ODE's ERP), the depth left uncorrected
+#: (m), and the LCP's relative regularisation (A + ε diag A)
+HARD_ERP, HARD_SLOP, HARD_CFM = 0.2, 1e-4, 1e-8
+
+
+class HardContact:
+    """The model's own collision geometry under hard contact: ``mb.simulate(..., contact="hard")``.
+
+    A velocity-level time stepper (Stewart & Trinkle 1996, Anitescu & Potra 1997; ODE's and MuJoCo's
+    scheme): every step of h the contacts at q (``mb.contacts``) give rows J (normal, and two
+    tangents where the pair has sliding friction), and the impulses λ solve the LCP on the Delassus
+    operator A = J M⁻¹ Jᵀ (from the core's LTL factor of M) with the engine's pivoting solver
+    (``csrc/engine/lcp.c``: friction pyramid |λ_t| ≤ μ λ_n, followed to its fixed point), so that
+    v⁺ = v + M⁻¹(h (τ − C) + Jᵀ λ) and q⁺ = q ⊕ h v⁺ (``semi_implicit``, the one stepper it runs
+    with).  A contact approaching at speed u leaves at ``restitution`` · u; a depth beyond ``slop``
+    is removed at ``erp`` per step (Baumgarte stabilisation, ODE's ERP); ``cfm`` regularises A
+    (A + cfm·diag A) where contacts are redundant (a box's four corners).  No states; the recorded
+    force of a slot is its impulse over the step, λ/h (``traj.contact_forces``, the compliant law's
+    slots).  Runs in the compiled loop only (``csrc/sim/hard_contact.c``).
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1">'
+    ...                  '<freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>')
+    >>> traj = mb.simulate(m, m.q_default, np.zeros(6), 1.0, contact="hard")
+    >>> traj.contact, traj.integrator, round(float(traj.q[-1, 2]), 4), round(float(traj.contact_forces[-1, :, 2].sum()), 6)
+    ('hard', 'semi_implicit', 0.1, 9.81)
+    """
+    name = "hard"
+    n_states = 0
+    integrator = "semi_implicit"
+
+    def __init__(self, model, restitution=0.0, erp=HARD_ERP, slop=HARD_SLOP, cfm=HARD_CFM, ground=False, geoms=None):
+        from ..kinematics.contacts import scene_geoms
+        _checks.model(model)
+        self.geoms = scene_geoms(model, ground) if geoms is None else geoms
+        self.restitution = _unit_interval("restitution", restitution)
+        self.erp = _unit_interval("erp", erp)
+        self.slop = _pos_scalar("slop", slop, allow_zero=True)
+        self.cfm = _pos_scalar("cfm", cfm)
+        self.packed = self.geoms.packed
+        self.n_pairs = len(self.geoms.pairs)
+        if not self.n_pairs:
+            raise ValueError("contact='hard': the model's geoms have no candidate contact pairs (no floor in the "
+                             "file? pass ground=True for a floor z = 0)")
+        self.n_slots = SCENE_PAIR_MAX * self.n_pairs
+        self.hard = np.array([self.restitution, self.erp, self.slop, self.cfm])
+
+    @property
+    def table(self):
+        """The compiled loop's scene record (``rollout.Contact.scene``; K, D unused under ``hard``)."""
+        return (*self.packed, 0.0, 0.0)
+
+    def initial_state(self, model, q, qd):
+        return np.zeros(0)
+
+    def check_run(self, integrator, sensitivities=False, events=()):
+        """Refuse what the time stepper cannot run with, naming what works."""
+        if integrator != "semi_implicit":
+            raise ValueError(f"contact='hard' is a velocity-level time stepper (v⁺ = v + M⁻¹(h(τ − C) + Jᵀλ), "
+                             f"q⁺ = q ⊕ h v⁺): it runs with integrator='semi_implicit', not {integrator!r} "
+                             "(or use contact='compliant' with that integrator)")
+        if sensitivities:
+            raise ValueError("contact='hard' with sensitivities=True: the LCP's impulses carry no variational "
+                             "equations; use contact='compliant'")
+        if events:
+            raise ValueError("contact='hard' with events: an event's sample is recorded outside a step, where "
+                             "hard contact has no force law to evaluate (its impulses belong to steps); use "
+                             "contact='compliant', or stop the run at a time instead")
+
+    def constraint_rows(self, model, constraints):
+        """The run's constraints as rows of the LCP (its bilateral rows, Baumgarte's target
+        G v⁺ = −erp·c/h; the free step is FDab's): per row G (nv), and c = G_q q − c₀ as G_q (nq)
+        and c₀.  Constant Jacobians only — joint and tendon couplings that are linear (MJCF
+        ``<equality>`` joint and tendon, e.g. dm_control's quadruped) on one-variable joints; any
+        other constraint is refused by name."""
+        from ..dynamics.constraints import ConstraintSet, constraint_terms
+        from ..model.constraints import JointCoupling, TendonCoupling
+        items = constraints.constraints if isinstance(constraints, ConstraintSet) else (constraints,)
+        q, rows = model.q_default if hasattr(model, "q_default") else model.neutral(), []
+        for c in items:
+            second = getattr(c, "tendon_b", None) if isinstance(c, TendonCoupling) else getattr(c, "joint_b", None)
+            if not isinstance(c, (JointCoupling, TendonCoupling)) or (
+                    second is not None and any(float(k) != 0.0 for k in tuple(c.polynomial)[2:])):
+                raise ValueError(f"contact='hard' keeps constraints whose Jacobian is constant (linear joint and "
+                                 f"tendon couplings); {getattr(c, 'name', None) or type(c).__name__!r} is not: use "
+                                 "contact='compliant'")
+            terms = constraint_terms(c, model, q, np.zeros(model.nv))
+            for J, c0 in zip(terms.J, terms.c):
+                Gq = np.zeros(model.nq)
+                for j in range(model.nb):   # one-variable joints: q̇ = v, the row in q as in v
+                    if model.nq_joint[j] == 1 and model.nv_joint[j] == 1:
+                        Gq[int(model.q_start[j])] = J[int(model.v_start[j])]
+                rows.append(np.r_[J, Gq, Gq @ q - c0])   # c = G_q q − (G_q q_d − c(q_d))
+        return np.ascontiguousarray(np.vstack(rows), dtype=float)
+
+    def check_step(self, model, dt, integrator):
+        """(The fixed-step check ``simulate`` calls: hard contact has no stiffness to outrun.)"""
+        self.check_run(integrator)
+
+    def forces(self, model, q, qd, z=None):
+        """Hard contact has no force law at a state: its impulses belong to a step (the compiled loop's)."""
+        raise ValueError("contact='hard' runs in the compiled loop only (csrc/sim/hard_contact.c): a step the "
+                         "Python loop takes (rollout.USE_COMPILED = False, or a joint resting on a hard stop) "
+                         "cannot take it; use limits='soft' or 'off', or contact='compliant'")
+
+
+def _unit_interval(name, v):
+    v = _pos_scalar(name, v, allow_zero=True)
+    if v > 1.0:
+        raise ValueError(f"{name}: expected a number in [0, 1], got {v!r}")
+    return v
+
+
 def lightest_contact(model, geoms):
     """(body, m_eff) of the body with geoms in a candidate pair whose effective mass in its lightest
     direction, m_eff = 1/λ_max(J M⁻¹ Jᵀ) (J the linear Jacobian of its first geom's centre, at the

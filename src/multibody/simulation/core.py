@@ -41,8 +41,8 @@ from .events import EventMonitor, check_events
 from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
-from .system import (System, _NonFinite, _check_model, _positive, check_initial_state, non_finite_message,
-                     scene_contact)
+from .system import (System, _NonFinite, _check_model, _positive, check_initial_state, default_integrator,
+                     non_finite_message, scene_contact)
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 from .._extras import require
 
@@ -124,7 +124,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 
 
 # ---- the public function ----------------------------------------------------------------------
-def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None, f_ext=None, events=(),
+def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
              on_divergence="warn", sensitivities=False, keyframe=None, ground=False, ctrl=None) -> Trajectory:
@@ -142,7 +142,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         or a function ``(t, q, qd) -> ctrl`` (called back as the run's controller; then no
         ``controller``); None: the keyframe's, else zeros (MuJoCo's default).
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
-    integrator : ``"rk4"`` (default), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
+    integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"``), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
         order 3) — fixed step (``rollout.FIXED_STEP``, rollout.c's table); ``"rk45"``,
         ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
@@ -160,8 +160,11 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
         docs); the run uses ``constraints.accelerations`` instead of ``mb.aba`` when given.  The
         model's own constraints (``model.constraints``, e.g. from an MJCF ``<equality>``) are
         solved together with them.  By default a model whose geoms include a floor (an MJCF
-        plane) stands on it: the file's contacts under the compliant law (``SceneContact``);
-        ``contact="off"`` turns them off; ``traj.contact`` names the contact model.
+        plane) stands on it: the file's contacts under the compliant law (``SceneContact``;
+        ``contact="compliant"`` asks for it, with a floor from ``ground``); ``contact="hard"``: hard
+        contact with Coulomb friction and restitution (:class:`~multibody.simulation.contact.HardContact`,
+        impulses from an LCP each step; ``semi_implicit`` only); ``contact="off"`` turns them off;
+        ``traj.contact`` names the contact model.
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
     limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution
@@ -191,6 +194,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     """
     _check_model(model)
     q0, qd0 = default_start(model, q0, qd0, keyframe)
+    if integrator is None:   # hard contact is a time stepper of its own: semi_implicit's step
+        integrator = default_integrator(contact)
     _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
     dt = _positive("dt", dt)
@@ -203,6 +208,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator="rk4", controller=None
     if ctrl is None and keyframe is not None and getattr(model, "actuators", None) is not None:
         ctrl = model.actuators.keyframe_ctrl(model.keyframes[keyframe])
     contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (system.py)
+    if hasattr(contact, "check_run"):   # hard contact: semi_implicit, no sensitivities, no events
+        contact.check_run(integrator, sensitivities, events)
     system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity, ctrl=ctrl)
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,

@@ -228,12 +228,20 @@ SCENE_PAIR_MAX = 8
 class Contact:
     """Contact (core.h: mb_contact): the ground's table (bodies, points, nd, K, D, μ) of a
     ``GroundContact``; or ``scene`` (gint, gdat, hulls, pairs, pdat, K, D) of a ``SceneContact``: the
-    model's geoms (``Geoms.packed``) under the compliant law, 2 states per slot (pair, k-th point);
-    or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with its ``states``."""
+    model's geoms (``Geoms.packed``) under the compliant law, 2 states per slot (pair, k-th point),
+    or with ``hard`` (restitution, erp, slop, cfm, the limits' restitution: ``csrc/sim/hard_contact.h``)
+    under hard contact, no
+    states (K, D unused), keeping the rows ``hard_rows`` (n, nv) of the run's constant-Jacobian
+    constraints, with the joint limits ``hard_limits`` (q index, v index, position, sign) as rows of
+    its LCP; or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with
+    its ``states``."""
     ground: tuple | None = None
     scene: tuple | None = None
     call: Callable | None = None
     states: int = 0
+    hard: Array = None
+    hard_rows: Array = None
+    hard_limits: Array = None
 
 
 @dataclass(frozen=True)
@@ -384,7 +392,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     Z = F = None
     slots = len(scene[3]) * SCENE_PAIR_MAX if scene is not None else 0   # the scene's (pair, point) slots
     if ground is not None or scene is not None or law is not None:
-        nz = plan.contact.states if law is not None else 2 * slots if scene is not None else \
+        nz = plan.contact.states if law is not None else (0 if plan.contact.hard is not None else 2 * slots) \
+            if scene is not None else \
             (ground[2] - 1) * len(ground[0]) if ground[5] > 0 else 0
         Z0 = np.zeros((N, nz)) if Z0 is None else np.ascontiguousarray(Z0, dtype=float)
         Z = new((N, R, nz))

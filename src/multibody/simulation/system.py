@@ -16,7 +16,7 @@ from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .constraints import Constraint, ConstraintSet
 from ..model.geometry import model_geoms
-from .contact import GroundContact, SceneContact
+from .contact import GroundContact, HardContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces
@@ -134,6 +134,9 @@ class System:
         self.ctrl = None if self.actuators is None else (
             np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
         self.limits = limits if limits else None        # a JointLimits with at least one finite bound
+        self.hard_limits = None   # hard contact takes hard stops as rows of its LCP (hard_contact.c), not events
+        if type(contact) is HardContact and self.limits is not None and self.limits.mode == "hard":
+            self.hard_limits, self.limits = self.limits, None
         self.soft = self.limits is not None and self.limits.mode == "soft"
         self.last_z = np.zeros(self.nz)
         self.zero_tau = np.zeros(nv)
@@ -171,8 +174,10 @@ class System:
         compiled = rollout.USE_COMPILED   # (a batch's vectorised run is the compiled loop's either way)
         if integrator not in rollout.INTEGRATOR_CODES or not (compiled or batch):
             return None
-        if not callables and (events or self.constraints is not None or self.f_ext_fn is not None
-                              or (self.contact is not None and type(self.contact) not in (GroundContact, SceneContact))):
+        in_lcp = type(self.contact) is HardContact   # hard contact's constraints are rows of its LCP, in C
+        if not callables and (events or (self.constraints is not None and not in_lcp) or self.f_ext_fn is not None
+                              or (self.contact is not None and
+                                  type(self.contact) not in (GroundContact, SceneContact, HardContact))):
             return None
         ok, control, _period = rollout.controller_tables(self.model, self.controller) if compiled else (False,) * 3
         if not ok and batch:    # the batch's function of (t, Q, QD), called once a stage
@@ -182,17 +187,24 @@ class System:
         elif not ok:
             return None
         ground = type(self.contact) is GroundContact    # in C; another contact law is called back
-        scene = type(self.contact) is SceneContact      # the model's geoms, in C (scene_contact.c)
+        scene = type(self.contact) in (SceneContact, HardContact)   # the model's geoms, in C (scene_contact.c)
         law = self.contact is not None and not ground and not scene
         contact = rollout.Contact(ground=(self.contact.bodies, self.contact.points, self.contact.nd, self.contact.K,
                                           self.contact.D, self.contact.mu) if ground else None,
                                   scene=self.contact.table if scene else None,
-                                  call=self._contact_call if law else None, states=self.nz if law else 0)
+                                  call=self._contact_call if law else None, states=self.nz if law else 0,
+                                  hard=np.r_[self.contact.hard, self.hard_limits.restitution if self.hard_limits else 0.0]
+                                  if type(self.contact) is HardContact else None,
+                                  hard_limits=np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign
+                                                                    in self.hard_limits.stops], dtype=float)
+                                  if self.hard_limits else None,
+                                  hard_rows=self.contact.constraint_rows(self.model, self.constraints)
+                                  if type(self.contact) is HardContact and self.constraints is not None else None)
         callbacks = rollout.Callbacks(
             forces=self.forces if self.f_ext_fn is not None else None,
             guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
             directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
-            dynamics=self.constrained_accelerations if self.constraints is not None else None)
+            dynamics=self.constrained_accelerations if self.constraints is not None and not in_lcp else None)
         return rollout.Plan(control=control,
                             f_ext=None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const),
                             passive=self.passive_record(),
@@ -495,13 +507,31 @@ def _controller_output(out, t):
         raise TypeError(f"{e} (returned at t = {float(t)!r})") from None
 
 
+#: the contact models ``simulate(contact=...)`` names
+CONTACT_MODELS = ("compliant", "hard", "off")
+
+
+def default_integrator(contact):
+    """``simulate``'s integrator when none is given: ``"semi_implicit"`` under hard contact (its time
+    stepper is that step), else ``"rk4"``."""
+    hard = (isinstance(contact, str) and contact == "hard") or getattr(contact, "name", None) == "hard"
+    return "semi_implicit" if hard else "rk4"
+
+
 def scene_contact(model, contact=None, ground=False):
     """The contact object a run takes: ``contact`` itself when given (a contact object), None for
-    ``"off"``; else a :class:`SceneContact` of the model's geoms when ``ground`` asks for a floor or
-    the model's geoms hold one (a static plane with candidate pairs), else None."""
+    ``"off"``; the model's geoms (with a floor when ``ground`` asks for one) under the compliant law
+    (:class:`SceneContact`) for ``"compliant"`` or under hard contact (:class:`HardContact`) for
+    ``"hard"``; for None a :class:`SceneContact` when ``ground`` asks for a floor or the model's geoms
+    hold one (a static plane with candidate pairs), else None."""
     if isinstance(contact, str):
-        if contact != "off":
-            raise ValueError(f"contact: expected a contact object, None or 'off', got {contact!r}")
+        if contact not in CONTACT_MODELS:
+            raise ValueError(f"contact: expected a contact object, None or one of {', '.join(map(repr, CONTACT_MODELS))}, "
+                             f"got {contact!r}")
+        if contact == "hard":
+            return HardContact(model, ground=ground)
+        if contact == "compliant":
+            return SceneContact(model, ground=ground)
         return None
     if contact is not None:
         if ground is not False and ground is not None:

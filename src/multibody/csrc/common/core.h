@@ -121,6 +121,8 @@ void mb_body_states(const mb_model *m, mb_data *d, const double *q, const double
 void mb_jacobian(const mb_model *m, mb_data *d, const double *q, int body, const double *point, int frame,
                  double *J);
 void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc);
+void mb_point_jacobian_add(const mb_model *m, const double *R0, const double *p0, int body, const double *P,
+                           double weight, double *J3);
 void mb_integrate(const mb_model *m, const double *q, const double *v, double dt, double *out);
 
 /* energy.c — EnerMo */
@@ -275,6 +277,12 @@ typedef struct mb_contact {
     const struct mb_scene *scene; /* or NULL: the model's geoms (sim/scene_contact.h) under the compliant  */
     double K, D;            /* law with stiffness K, damping D; its states: 2 per slot, a slot per       */
     int scene_slots;        /* (candidate pair, k-th point of that pair), MB_SCENE_PAIR_MAX per pair     */
+    const double *hard;     /* or NULL: the scene under hard contact (sim/hard_contact.h's MB_HARD_SIZE
+                             * parameters), impulses each step from an LCP, no states; K, D unused          */
+    int hard_rows;          /* and the run's constraints with a constant Jacobian, rows of its LCP: per row  */
+    const double *hard_G;   /* G (nv), c = G_q q − c₀ as G_q (nq) and c₀ (hard_rows × (nv + nq + 1); NULL) */
+    int hard_limits;        /* and the joint limits, rows of its LCP: (q index, v index, position, sign)    */
+    const double *hard_limit_rows;
     mb_contact_callback call;  /* or NULL (one run; not with ground)                                     */
     void *ctx;
     int n_call_z;           /* the caller's law's states                                                  */
@@ -318,7 +326,7 @@ static inline int mb_rollout_contact_states(const mb_rollout *r)
     if (r->contact.call)
         return r->contact.n_call_z;
     if (r->contact.scene)
-        return 2 * r->contact.scene_slots;
+        return r->contact.hard ? 0 : 2 * r->contact.scene_slots;
     const struct mb_ground_contact_spec *g = r->contact.ground;
     return g && g->mu > 0.0 ? (g->nd - 1) * g->npt : 0;
 }

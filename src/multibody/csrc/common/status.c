@@ -21,6 +21,9 @@ static const char *const MESSAGES[MB_N_STATUS] = {
     [MB_BAD_V] = "v: contains NaN or inf",
     [MB_BAD_Z] = "z: the contact states contain NaN or inf",
     [MB_CALLBACK_FAILED] = "a Python function called from the compiled loop raised",
+    [MB_CONTACT_LCP] = "contact='hard': the contact LCP (engine/lcp.c, Dantzig pivoting on J M^-1 J^T) found no "
+                       "impulses at this step, even regularised (a degenerate contact set): try a smaller dt or "
+                       "a larger cfm (mb.HardContact(model, cfm=...))",
     [MB_OVERFLOW] = "the inputs are finite but too large for double precision: the algorithm overflowed or lost "
                     "every digit on the way (e.g. bodies 1e100 m from the origin)",
 };

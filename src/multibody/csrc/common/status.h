@@ -20,7 +20,8 @@ enum mb_status {
     MB_BAD_V = 13,       /* a tangent vector v (integrate) contains NaN or inf       */
     MB_BAD_Z = 14,       /* a run's contact states z (rollout.c) contain NaN or inf  */
     MB_CALLBACK_FAILED = 15, /* a caller's function (a Python callable) raised       */
-    MB_N_STATUS = 16
+    MB_CONTACT_LCP = 16, /* hard contact's LCP (lcp.c) found no impulses at a step (rollout.c) */
+    MB_N_STATUS = 17
 };
 
 /* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK.  For MB_SINGULAR it

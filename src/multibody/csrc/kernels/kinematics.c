@@ -106,6 +106,14 @@ void mb_jacobian(const mb_model *m, mb_data *d, const double *q, int body, const
     add_columns(m, d->R0, d->p0, body, P, frame, 1.0, 1, J);
 }
 
+/* J3 (3 × nv) += weight · the linear rows of body b's Jacobian at the world point P, world-aligned, from
+ * the world poses R0, p0 (mb_body_states): a contact point's rows (sim/hard_contact.c) */
+void mb_point_jacobian_add(const mb_model *m, const double *R0, const double *p0, int body, const double *P,
+                           double weight, double *J3)
+{
+    add_columns(m, R0, p0, body, P, 0, weight, 0, J3);
+}
+
 void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc)
 {
     mb_tree_poses(m, q, d->R, d->p);

@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 
 #include "py/py_boundary.h"
+#include "sim/hard_contact.h"
 #include "sim/scene_contact.h"
 
 /* A rollout job: the batch's runs go in groups of `width`: the lanes' width where the lanes run the
@@ -634,15 +635,46 @@ static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, in
 
 /* Contact: the ground's table (bodies (np,), points (np,3), nd, K, D, mu) (simulation.contact.GroundContact)
  * into *ground; or the model's geoms (gint, gdat, hulls, pairs, pdat, K, D) (simulation.contact.SceneContact)
- * into *scene, its hulls parsed once for the run (the caller frees them); or another law the loop calls
+ * into *scene, its hulls parsed once for the run (the caller frees them), under the compliant law or, with
+ * `hard` (restitution, erp, slop, cfm: sim/hard_contact.h), hard contact; or another law the loop calls
  * back with its number of states. */
 static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_ground_contact_spec *ground,
                         mb_scene *scene, mb_contact *c)
 {
     PyObject *table = FIELD(rd, "ground"), *geoms = table ? FIELD(rd, "scene") : NULL,
              *call = geoms ? FIELD(rd, "call") : NULL, *states = call ? FIELD(rd, "states") : NULL;
-    if (!states)
+    npy_intp dh[1] = {MB_HARD_SIZE}, dg[2] = {-1, m->nv + m->nq + 1}, dl[2] = {-1, 4};
+    const double *hard = NULL, *hard_G = NULL, *limits = NULL;
+    if (!states || !optional_field(rd, "hard", 1, dh, &hard) || !optional_field(rd, "hard_rows", 2, dg, &hard_G) ||
+        !optional_field(rd, "hard_limits", 2, dl, &limits))
         return 0;
+    if ((hard_G || limits) && !hard) {
+        PyErr_SetString(PyExc_ValueError, "contact: hard_rows, hard_limits (rows kept by hard contact) without hard");
+        return 0;
+    }
+    for (npy_intp k = 0; limits && k < dl[0]; k++) {
+        const double *row = limits + 4 * k;
+        if (!(row[0] >= 0 && row[0] < m->nq && row[0] == floor(row[0]) && row[1] >= 0 && row[1] < m->nv &&
+              row[1] == floor(row[1]) && fabs(row[3]) == 1.0)) {
+            PyErr_Format(PyExc_ValueError, "contact: hard_limits row %zd: expected (q index, v index, position, sign "
+                         "±1) of this model", (Py_ssize_t)k);
+            return 0;
+        }
+    }
+    c->hard_rows = hard_G ? (int)dg[0] : 0, c->hard_G = hard_G;
+    c->hard_limits = limits ? (int)dl[0] : 0, c->hard_limit_rows = limits;
+    if (hard && geoms == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "contact: hard contact needs the scene (the model's geoms)");
+        return 0;
+    }
+    if (hard && !(hard[MB_HARD_RESTITUTION] >= 0.0 && hard[MB_HARD_RESTITUTION] <= 1.0 && hard[MB_HARD_ERP] >= 0.0 &&
+                  hard[MB_HARD_ERP] <= 1.0 && hard[MB_HARD_SLOP] >= 0.0 && hard[MB_HARD_CFM] > 0.0 &&
+                  hard[MB_HARD_LIMIT_RESTITUTION] >= 0.0 && hard[MB_HARD_LIMIT_RESTITUTION] <= 1.0)) {
+        PyErr_Format(PyExc_ValueError, "contact: hard contact's restitution %g, erp %g, slop %g, cfm %g, limits' "
+                     "restitution %g; expected restitutions and erp in [0, 1], slop >= 0, cfm > 0", hard[0], hard[1],
+                     hard[2], hard[3], hard[4]);
+        return 0;
+    }
     if ((table != Py_None) + (geoms != Py_None) + (call != Py_None) > 1) {
         PyErr_SetString(PyExc_ValueError, "contact: expected one of the ground's table, the scene or a contact law, not both");
         return 0;
@@ -664,7 +696,7 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
         const double K = PyFloat_AsDouble(PyTuple_GET_ITEM(geoms, 5)), D = PyFloat_AsDouble(PyTuple_GET_ITEM(geoms, 6));
         if (PyErr_Occurred())
             return 0;
-        if (!(isfinite(K) && K >= 0.0 && isfinite(D) && D > 0.0)) {
+        if (!hard && !(isfinite(K) && K >= 0.0 && isfinite(D) && D > 0.0)) {
             PyErr_Format(PyExc_ValueError, "contact: stiffness %g and damping %g; expected K >= 0 and D > 0", K, D);
             return 0;
         }
@@ -674,7 +706,7 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
             PyErr_SetString(PyExc_ValueError, "contact: too many candidate pairs");
             return 0;
         }
-        c->scene = scene, c->K = K, c->D = D, c->scene_slots = scene->npair * MB_SCENE_PAIR_MAX;
+        c->scene = scene, c->K = K, c->D = D, c->scene_slots = scene->npair * MB_SCENE_PAIR_MAX, c->hard = hard;
     }
     if (call != Py_None) {  /* another contact law, called back: its states' count */
         long n_z;
@@ -808,6 +840,12 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         !stops_from(&rs, m, N, &r->stops, resting_v, resting_sign, resting_fd) ||
         !contact_from(&rn, m, cb, ground, scene, &r->contact) || !callbacks_from(&rb, cb, &r->call))
         return 0;
+    if (r->contact.hard && (r->stops.n_resting || cb->dynamics || r->integrator != MB_SEMI_IMPLICIT)) {
+        PyErr_SetString(PyExc_ValueError, "contact='hard': a velocity-level time stepper on M's own factorisation: "
+                                          "it runs with integrator semi_implicit, with no joint resting on a hard stop "
+                                          "and no constraint dynamics (its constraints are rows of its LCP: hard_rows)");
+        return 0;
+    }
     if (r->stops.n_resting && cb->dynamics) {
         PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct one-dof "
                                           "joints, for one run (N = 1) with hard stops and no dynamics function");

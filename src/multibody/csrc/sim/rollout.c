@@ -27,7 +27,10 @@
  * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
  * the contact forces join f_ext before gravcomp's (the Python loop's order of operations).  Another
  * contact law (a Python object's, r->contact.call) enters the same way: its states after v, its
- * forces and ż from one call back per stage.
+ * forces and ż from one call back per stage.  Hard contact on the model's geoms (r->contact.hard,
+ * hard_contact.c: a velocity-level time stepper, semi_implicit only) has no states: after the forward
+ * dynamics each right-hand side adds the step's contact impulses, q̈ += M⁻¹Jᵀλ/h (g->h, the step's size),
+ * so that semi_implicit's v₁ = v₀ + h q̈ is the stepper's v⁺.
  *
  * The steppers, on y = [q, v] and the tangent K = [v, q̈]:
  *
@@ -89,6 +92,7 @@
 #include <string.h>
 
 #include "common/core.h"
+#include "sim/hard_contact.h"
 #include "sim/scene_contact.h"
 
 /* Crouch & Grossman (1993), "Numerical integration of ordinary differential equations on manifolds",
@@ -168,6 +172,8 @@ typedef struct {
     int *pending;                      /* mb_run_rollouts: the last sample's q̈, τ wait for the step from it */
     double *last_recorded_t, *t_end;   /* and each run's last sample time and end */
     void *books;                       /* the block of the per-run arrays above */
+    double h;                          /* the step being taken (hard contact's impulses are per step) */
+    mb_hard_work *hard;                /* hard contact's solve (r->contact.hard), or NULL */
 } group;
 
 /* The group's per-run arrays for L runs, in one block (zeroed); MB_NO_MEMORY if there is no room. */
@@ -503,7 +509,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 continue;
             fext[l] = f;
         }
-        if (r->contact.ground || r->contact.scene || r->contact.call) {  /* f_ext = the user's + contact forces; ż after q̈ */
+        if (r->contact.ground || (r->contact.scene && !r->contact.hard) || r->contact.call) {  /* f_ext = the user's + contact forces; ż after q̈ */
             const int nb6 = 6 * m->nb;
             double *f = part(w->fcontact, l, nb6), *zdot = K + 2 * nv;
             if (r->contact.ground) {
@@ -555,6 +561,16 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         resting_dynamics(g, q, v, tau_all, fext, qdd);
     else
         forward_dynamics(g, cancel ? g->mf : g->md, q, v, tau_all, fext, qdd);
+    if (r->contact.hard)  /* the step's contact impulses into q̈ (hard_contact.c) */
+        for (int l = 0; l < g->L; l++) {
+            if (!busy(g, l) || !finite_all(qdd[l], nv))
+                continue;
+            double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
+            const int st = mb_hard_contact_stage(m, g->md, g->d, q[l], v[l], qdd[l], g->h, &r->contact, force,
+                                                 g->hard);
+            if (st != MB_OK)
+                g->st[l] = st < 0 ? MB_OVERFLOW : st;  /* (−1: mb_scene_check found a collider for every pair) */
+        }
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
@@ -679,6 +695,7 @@ static void step(group *g, double t, double h)
 #define EACH(l) for (int l = 0; l < L; l++) if (busy(g, l))
 #define Y(a, l) part(w->a, l, n)
 #define T(a, l) part(w->a, l, nk)
+    g->h = h;
     rhs(g, t, w->y, w->k1, w->tau, 1);
     switch (g->r->integrator) {  /* the rows with their own stage code, then the tableaus' */
     case MB_EULER:
@@ -830,6 +847,7 @@ static void finish(group *g, mb_rollout_out *const *o, int *status)
         for (int l = first; l < L; l++)
             if (due[l] && g->t_end[l] == t)
                 g->active[l] = 1, g->st[l] = MB_OK, due[l] = 0;
+        g->h = g->r->dt;  /* (hard contact: a final sample's impulses as over a step of dt) */
         rhs(g, t, g->w.y, g->w.k1, g->w.tau, 1);
         for (int l = first; l < L; l++) {
             if (!g->active[l])
@@ -901,10 +919,16 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     }
     for (int l = 0; l < L; l++)
         g.singular[l] = -1;
+    g.h = r->dt;
+    if (r->contact.hard && !(g.hard = mb_hard_work_new(m, &r->contact))) {
+        free(g.w.block), free(g.w.contact_flags), free(g.books);
+        return MB_NO_MEMORY;
+    }
     if (lanes && !r->fext && !r->passive.gc_lift && !r->contact.ground && !r->contact.scene && !r->contact.call &&
         !r->call.forces && (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
+            mb_hard_work_free(g.hard);
             free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
         }
@@ -942,6 +966,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->call.n_guards + 1)))) {
             if (g.dl)
                 lanes->data_free(g.dl);
+            mb_hard_work_free(g.hard);
             free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
         }
@@ -1103,6 +1128,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         o[l]->singular_body = status[l] == MB_SINGULAR ? g.singular[l] : -1;
     if (g.dl)
         lanes->data_free(g.dl);
+    mb_hard_work_free(g.hard);
     free(g.w.block), free(g.w.contact_flags), free(guard0), free(g.books);
     return MB_OK;
 }

@@ -1,0 +1,256 @@
+/* hard_contact.c — hard contact with Coulomb friction and restitution, in reduced coordinates:
+ * a velocity-level time stepper (Stewart & Trinkle 1996; Anitescu & Potra 1997), as ODE's step and
+ * MuJoCo's do, on the model's own geoms (scene_contact.c's narrow phase).
+ *
+ * Each step of h from (q, v) with the contacts at q (normal n from geom a into b, tangents t1, t2 of
+ * mb_scene_tangents, depth d):
+ *
+ *   v⁺ = v + M⁻¹ (h (τ − C) + Jᵀ λ) = v_free + M⁻¹ Jᵀ λ,     q⁺ = q ⊕ h v⁺      (semi_implicit's step)
+ *
+ * J the rows n·(J_b − J_a)(x), t·(J_b − J_a)(x) of each contact point x (linear Jacobians of the two
+ * bodies at x, world-aligned), λ the impulses from the LCP on the Delassus operator
+ *
+ *   A = J M⁻¹ Jᵀ = Yᵀ Y,  Y = L⁻ᵀ Jᵀ,  M = Lᵀ L  (the core's LTL: branch-induced sparsity, RBDA §6.5)
+ *   (A + ε diag A) λ = b + w:   normal rows   0 ≤ λ_n ⊥ w_n ≥ 0,  b_n = v*_n − J_n v_free
+ *                               friction rows |λ_t| ≤ μ λ_n (the pyramid), b_t = −J_t v_free
+ *
+ * solved by the engine's pivoting LCP (engine/lcp.c: lcp_friction, ODE's findex rows followed to the
+ * true pyramid's fixed point) — the one LCP solver of the project.  The normal target velocity
+ *
+ *   v*_n = max(e·max(−J_n v, 0),  ERP·max(d − slop, 0)/h)     (d ≥ 0: restitution, Baumgarte's ERP)
+ *   v*_n = d/h                                                 (−margin < d < 0: a gap the step may close)
+ *
+ * so a contact approaching at J_n v leaves at −e J_n v (Newton's restitution on the approach speed),
+ * and a penetration beyond the slop is removed at ERP per step (Baumgarte stabilisation, as ODE's
+ * ERP) while one within it stays (resting contacts persist: no lift-off and fall every other step).
+ * Friction rows are along t1, t2 (pyramid: Coulomb exact for sliding along a tangent); condim 1 or
+ * μ = 0: the normal row alone; torsional and rolling friction are not modelled.  The impulses enter
+ * the step as the mean force λ/h: q̈ = q̈₀ + M⁻¹ Jᵀ λ / h, recorded with the slot's force λ/h.
+ *
+ * Joint limits (the run's hard stops: rows q index, v index, position, sign) are rows of the same
+ * LCP, as MuJoCo and ODE take them: a limit whose gap sign (q − pos) the step may close gets the row
+ * sign·e_i, λ ≥ 0, with a contact normal's target (−gap/h while apart; restitution on the approach,
+ * ERP beyond the slop once past).
+ *
+ * Constraints of constant Jacobian G (MJCF fixed-tendon and joint couplings, c = G q − c₀ on
+ * one-variable joints) are rows of the same LCP, unbounded (its bilateral rows, as ODE's joints), with
+ * Baumgarte's target G v⁺ = −ERP c/h: the free step q̈₀ is the unconstrained FDab's, and the whole
+ * step stays in C.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "sim/hard_contact.h"
+
+struct mb_hard_work {
+    int cap, rows;                  /* contacts the narrow phase may give; rows the buffers hold */
+    mb_scene_contact *c;            /* (cap) contacts                                          */
+    int *slot, *first;              /* (cap) each contact's slot and its first row             */
+    int *lim;                       /* (joint limits) the limits in this step's rows           */
+    double *H, *S, *L;              /* (nv × nv) M, scratch, its LTL factor                     */
+    double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
+    double *dir;                    /* (rows × 3) each row's direction (n, t1 or t2)            */
+    double *Y, *A, *b, *lo, *hi, *mu, *x, *flo, *fhi, *work;
+    int *findex, *iwork;
+};
+
+mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc)
+{
+    mb_hard_work *w = calloc(1, sizeof *w);
+    const int nv = m->nv, cap = hc->scene->npair * MB_SCENE_PAIR_MAX;
+    if (!w)
+        return NULL;
+    w->cap = cap;
+    w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
+    w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
+    w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 5 * (size_t)nv + 1));
+    if (!w->c || !w->slot || !w->H) {
+        mb_hard_work_free(w);
+        return NULL;
+    }
+    w->first = w->slot + cap, w->lim = w->first + cap;
+    w->S = w->H + (size_t)nv * nv, w->L = w->S + (size_t)nv * nv, w->J3 = w->L + (size_t)nv * nv;
+    w->u = w->J3 + 3 * nv, w->vfree = w->u + nv;
+    return w;
+}
+
+void mb_hard_work_free(mb_hard_work *w)
+{
+    if (!w)
+        return;
+    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex);
+    free(w);
+}
+
+/* room for n rows (a contact-rich step grows the buffers once; later steps reuse them) */
+static int reserve(mb_hard_work *w, int nv, int n)
+{
+    if (n <= w->rows)
+        return 0;
+    free(w->Y), free(w->findex);
+    const size_t N = (size_t)n;
+    /* Y (n nv), A (n²), dir (3 n), b lo hi mu x flo fhi (7 n), lcp's work (n² + 8 n) */
+    w->Y = malloc(sizeof(double) * (N * nv + 2 * N * N + 18 * N));
+    w->findex = malloc(sizeof(int) * 4 * N);
+    if (!w->Y || !w->findex) {
+        free(w->Y), free(w->findex);
+        w->Y = NULL, w->findex = NULL, w->rows = 0;
+        return 1;
+    }
+    w->A = w->Y + N * nv, w->dir = w->A + N * N, w->b = w->dir + 3 * N, w->lo = w->b + N, w->hi = w->lo + N;
+    w->mu = w->hi + N, w->x = w->mu + N, w->flo = w->x + N, w->fhi = w->flo + N, w->work = w->fhi + N;
+    w->iwork = w->findex + N;
+    w->rows = n;
+    return 0;
+}
+
+static int body_of(const mb_scene *s, int pair, int which)
+{
+    return (int)s->gint[s->pairs[2 * pair + which] * MB_SG_INTS + MB_SG_BODY];
+}
+
+int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
+                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w)
+{
+    const int nv = m->nv, *lam = m->dof_parent, n_eq = hc->hard_rows;
+    const mb_scene *s = hc->scene;
+    const double *par = hc->hard, *G = hc->hard_G;
+    const int gn = nv + m->nq + 1;  /* a constraint's row: G (nv), its position form (nq), c₀ */
+    const double e = par[MB_HARD_RESTITUTION], erp = par[MB_HARD_ERP], slop = par[MB_HARD_SLOP];
+    memset(F, 0, sizeof(double) * 3 * (size_t)w->cap);
+    const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap);  /* (poses d->R0, d->p0 at q) */
+    if (nc < 0)
+        return -1;
+    for (int k = 0; k < nv; k++)
+        w->vfree[k] = v[k] + h * qdd[k];
+    int nl = 0;  /* the joint limits this step may reach: gap = sign (q − pos) within the free step's travel */
+    for (int k = 0; k < hc->hard_limits; k++) {
+        const double *row = hc->hard_limit_rows + 4 * k;
+        const double gap = row[3] * (q[(int)row[0]] - row[2]);
+        if (gap <= slop + h * fabs(w->vfree[(int)row[1]]))
+            w->lim[nl++] = k;
+    }
+    if (nc == 0 && nl == 0 && n_eq == 0)
+        return MB_OK;
+    /* rows: G's, the limits', then per contact a normal and two friction rows where the pair has friction */
+    int n = n_eq + nl;
+    for (int i = 0, k = 0; i < nc; i++) {
+        const int p = w->c[i].pair;
+        const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
+        k = i > 0 && p == w->c[i - 1].pair ? k + 1 : 0;
+        w->slot[i] = p * MB_SCENE_PAIR_MAX + k, w->first[i] = n;
+        n += pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? 3 : 1;
+    }
+    if (reserve(w, nv, n))
+        return MB_NO_MEMORY;
+    /* J's rows and Y = L⁻ᵀ Jᵀ, row by row */
+    mb_crba(md, d, q, w->H);
+    if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+        return mb_pivot_status(w->H, nv * nv);
+    for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = −ERP c / h */
+        const double *g = G + (size_t)r * gn, *gq = g + nv;
+        double *y = w->Y + (size_t)r * nv, c = -gq[m->nq], Gv = 0.0;
+        for (int k = 0; k < m->nq; k++)
+            c += gq[k] * q[k];
+        for (int k = 0; k < nv; k++)
+            Gv += g[k] * w->vfree[k];
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, g, y);
+        w->b[r] = -erp * c / h - Gv, w->lo[r] = -INFINITY, w->hi[r] = INFINITY, w->findex[r] = -1, w->mu[r] = 0.0;
+    }
+    for (int j = 0; j < nl; j++) {  /* a limit: sign v⁺_i ≥ its target, as a contact's normal */
+        const double *row = hc->hard_limit_rows + 4 * w->lim[j];
+        const int qi = (int)row[0], vi = (int)row[1], r = n_eq + j;
+        const double sign = row[3], gap = sign * (q[qi] - row[2]), u = sign * v[vi];
+        double *y = w->Y + (size_t)r * nv;
+        memset(y, 0, sizeof(double) * nv);
+        y[vi] = sign;
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, y, y);
+        const double target = gap > 0.0 ? -gap / h
+                                         : fmax(par[MB_HARD_LIMIT_RESTITUTION] * fmax(-u, 0.0),
+                                                erp * fmax(-gap - slop, 0.0) / h);
+        w->b[r] = target - sign * w->vfree[vi], w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
+        w->mu[r] = 0.0;
+    }
+    for (int i = 0; i < nc; i++) {
+        const mb_scene_contact *c = w->c + i;
+        const int p = c->pair, r0 = w->first[i], rows = (i + 1 < nc ? w->first[i + 1] : n) - r0;
+        const int ba = body_of(s, p, 0), bb = body_of(s, p, 1);
+        memset(w->J3, 0, sizeof(double) * 3 * nv);
+        if (bb >= 0)
+            mb_point_jacobian_add(m, d->R0, d->p0, bb, c->pos, 1.0, w->J3);
+        if (ba >= 0)
+            mb_point_jacobian_add(m, d->R0, d->p0, ba, c->pos, -1.0, w->J3);
+        double *dn = w->dir + 3 * r0;
+        mb_copy3(c->normal, dn);
+        if (rows == 3)
+            mb_scene_tangents(c->normal, dn + 3, dn + 6);
+        for (int r = r0; r < r0 + rows; r++) {
+            const double *t = w->dir + 3 * r;
+            double *y = w->Y + (size_t)r * nv, Jv = 0.0, Jvf = 0.0;
+            for (int k = 0; k < nv; k++) {
+                y[k] = t[0] * w->J3[k] + t[1] * w->J3[nv + k] + t[2] * w->J3[2 * nv + k];
+                Jv += y[k] * v[k], Jvf += y[k] * w->vfree[k];
+            }
+            mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, y, y);
+            if (r == r0) {  /* the normal: its target velocity */
+                const double depth = c->depth;
+                const double target = depth < 0.0 ? depth / h
+                                                  : fmax(e * fmax(-Jv, 0.0), erp * fmax(depth - slop, 0.0) / h);
+                w->b[r] = target - Jvf, w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1, w->mu[r] = 0.0;
+            } else {
+                w->b[r] = -Jvf, w->lo[r] = -INFINITY, w->hi[r] = INFINITY, w->findex[r] = r0;
+                w->mu[r] = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION];
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)  /* A = Yᵀ Y */
+        for (int j = 0; j <= i; j++) {
+            const double *yi = w->Y + (size_t)i * nv, *yj = w->Y + (size_t)j * nv;
+            double a = 0.0;
+            for (int k = 0; k < nv; k++)
+                a += yi[k] * yj[k];
+            w->A[(size_t)i * n + j] = w->A[(size_t)j * n + i] = a;
+        }
+    /* the engine's LCP; a failed pivoting (a degenerate contact set) once more with more regularisation */
+    int err = 1;
+    for (int attempt = 0; attempt < 2 && err; attempt++) {
+        const double eps = par[MB_HARD_CFM] * (attempt ? 1e4 : 1.0);
+        for (int r = 0; attempt && r < n_eq + nl; r++)
+            w->lo[r] = r < n_eq ? -INFINITY : 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
+        if (attempt)  /* lcp_friction changed the bounds and findex: set them again */
+            for (int i = 0; i < nc; i++)
+                for (int r = w->first[i]; r < (i + 1 < nc ? w->first[i + 1] : n); r++) {
+                    const int normal = r == w->first[i];
+                    w->lo[r] = normal ? 0.0 : -INFINITY, w->hi[r] = INFINITY, w->findex[r] = normal ? -1 : w->first[i];
+                }
+        for (int i = 0; i < n; i++) {
+            if (attempt)
+                w->A[(size_t)i * n + i] /= 1.0 + par[MB_HARD_CFM];
+            w->A[(size_t)i * n + i] *= 1.0 + eps;
+        }
+        int pivots = 0;
+        err = lcp_friction(n, w->A, w->b, w->lo, w->hi, w->findex, w->mu, NULL, w->x, w->flo, w->fhi, w->work,
+                           w->iwork, &pivots, 1000 + 100 * n);
+    }
+    if (err)
+        return MB_CONTACT_LCP;
+    /* q̈ += M⁻¹ Jᵀ λ / h = L⁻¹ (Y λ) / h;  each contact's mean force on its body b */
+    memset(w->u, 0, sizeof(double) * nv);
+    for (int r = 0; r < n; r++) {
+        const double *y = w->Y + (size_t)r * nv, xr = w->x[r];
+        for (int k = 0; k < nv; k++)
+            w->u[k] += y[k] * xr;
+    }
+    mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, w->u, w->u);
+    for (int k = 0; k < nv; k++)
+        qdd[k] += w->u[k] / h;
+    for (int i = 0; i < nc; i++) {
+        double *f = F + 3 * (size_t)w->slot[i];
+        for (int r = w->first[i]; r < (i + 1 < nc ? w->first[i + 1] : n); r++)
+            for (int j = 0; j < 3; j++)
+                f[j] += w->x[r] * w->dir[3 * r + j] / h;
+    }
+    return MB_OK;
+}

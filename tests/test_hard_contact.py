@@ -1,0 +1,248 @@
+"""Hard contact (``contact="hard"``, ``csrc/sim/hard_contact.c``): a velocity-level time stepper whose
+impulses come from the engine's LCP on J M⁻¹ Jᵀ — held to closed forms (a body at rest carries its
+weight, Coulomb's sliding deceleration, the incline's stick/slip threshold, Newton's restitution) and
+to MuJoCo on dm_control's quadruped."""
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.simulation.contact import HARD_SLOP, SCENE_PAIR_MAX
+from multibody.simulation.core import model_constraints
+
+G = 9.81
+FLOOR = '<geom type="plane" size="5 5 .1" friction="{mu}" {floor}/>'
+
+
+def _scene(body, mu=0.5, floor=""):
+    return mb.load_mjcf(f'<mujoco><worldbody>{FLOOR.format(mu=mu, floor=floor)}{body}</worldbody></mujoco>')
+
+
+def _box(mu=0.5, floor=""):
+    return _scene('<body pos="0 0 0.1"><freejoint/><geom type="box" size="0.1 0.1 0.1" mass="1" '
+                  f'friction="{mu}"/></body>', mu, floor)
+
+
+def test_a_box_and_a_sphere_at_rest_carry_their_weight_each_step():
+    """Σ normal impulses over a step = m g h (to 1e-9), every step once settled; the depth stays within
+    the slop and does not drift."""
+    h = 1e-3
+    for model in (_box(), _scene('<body pos="0 0 0.1"><freejoint/><geom type="sphere" size="0.1" mass="2"/></body>')):
+        tr = mb.simulate(model, model.q_default, np.zeros(6), 1.0, dt=h, contact="hard")
+        assert tr.contact == "hard" and tr.integrator == "semi_implicit" and tr.status == "finished"
+        m = float(np.sum(model.mass))
+        impulse = tr.contact_forces[:, :, 2].sum(axis=1) * h
+        assert np.abs(impulse[10:] - m * G * h).max() < 1e-9 * m * G * h / h   # m g h, to 1e-9 relative to m g
+        z = tr.q[:, 2]
+        assert z.min() > 0.1 - HARD_SLOP - 1e-9                     # no deeper than the slop
+        assert abs(z[-1] - z[len(z) // 2]) < 1e-9                    # and no drift
+        assert np.abs(tr.qd[-1]).max() < 1e-8
+
+
+def test_a_sliding_box_decelerates_at_mu_g_then_sticks():
+    """Coulomb: v(t) = v0 − μ g t exactly (semi-implicit steps of a constant deceleration) until it stops,
+    then it stays put."""
+    mu, v0, h = 0.5, 1.0, 1e-3
+    model = _box(mu)
+    qd0 = np.zeros(6)
+    qd0[3] = v0                                                      # [ω, v]: linear x
+    tr = mb.simulate(model, model.q_default, qd0, 0.4, dt=h, contact="hard")
+    t, vx = tr.t, tr.qd[:, 3]
+    sliding = t < v0 / (mu * G) - 2 * h
+    assert np.abs(vx[sliding] - (v0 - mu * G * t[sliding])).max() < 1e-9
+    assert np.abs(vx[t > v0 / (mu * G) + 2 * h]).max() < 1e-9       # stopped and stuck
+    x_stop = v0 ** 2 / (2 * mu * G)                                  # the closed form's distance
+    assert tr.q[-1, 0] == pytest.approx(x_stop, abs=v0 * h)          # (semi-implicit: within one step's travel)
+    F = tr.contact_forces[50]                                        # friction = μ N while sliding
+    assert F[:, 0].sum() == pytest.approx(-mu * F[:, 2].sum(), rel=1e-9)
+
+
+@pytest.mark.parametrize("theta_deg,mu", [(20.0, 0.5), (30.0, 0.5), (30.0, 0.3)])
+def test_a_box_on_an_incline_sticks_below_the_friction_angle_and_slides_above(theta_deg, mu):
+    """tan θ < μ: it stays; tan θ > μ: it slides down with a = g (sin θ − μ cos θ)."""
+    th = np.radians(theta_deg)
+    n = np.array([np.sin(th), 0.0, np.cos(th)])                     # the plane's normal (tilted about y)
+    down = np.array([np.cos(th), 0.0, -np.sin(th)])                  # downhill
+    c = (0.1 - HARD_SLOP / 2) * n                                    # resting on it from the start (within the slop)
+    model = _scene(f'<body pos="{c[0]} {c[1]} {c[2]}" euler="0 {theta_deg} 0"><freejoint/>'
+                   f'<geom type="box" size="0.1 0.1 0.1" mass="1" friction="{mu}"/></body>', mu,
+                   f'euler="0 {theta_deg} 0"')
+    T = 0.5
+    tr = mb.simulate(model, model.q_default, np.zeros(6), T, contact="hard")
+    assert tr.status == "finished"
+    v_down = tr.qd[:, 3]                         # body coordinates: the box's x axis is downhill (it stays aligned)
+    if np.tan(th) < mu:
+        assert np.abs(tr.qd[-1]).max() < 1e-8
+        assert abs((tr.q[-1, :3] - c) @ down) < 1e-6                   # not a micrometre down the slope
+        assert abs((tr.q[-1, :3] - c) @ n) < 1e-9                        # and not into it
+    else:
+        a = G * (np.sin(th) - mu * np.cos(th))
+        assert v_down[-1] == pytest.approx(a * T, rel=1e-6)
+        assert np.abs(tr.qd[-1, :3]).max() < 1e-8                    # no tumbling
+        assert (tr.q[-1, :3] - c) @ n == pytest.approx(0.0, abs=1e-9)   # on the plane
+        assert (tr.q[-1, :3] - c) @ down == pytest.approx(0.5 * a * T * (T + 1e-3), rel=1e-6)   # semi-implicit's s
+
+
+@pytest.mark.parametrize("e", [0.5, 0.8])
+def test_a_dropped_ball_bounces_to_e_squared_h(e):
+    """Newton's restitution on the approach speed: dropped from H, the first bounce reaches e² H."""
+    r, H, h = 0.1, 1.0, 1e-4
+    model = _scene(f'<body pos="0 0 {r + H}"><freejoint/><geom type="sphere" size="{r}" mass="1"/></body>')
+    contact = mb.HardContact(model, restitution=e)
+    tr = mb.simulate(model, model.q_default, np.zeros(6), 2.0 * np.sqrt(2 * H / G) + 0.2, dt=h, contact=contact)
+    z = tr.q[:, 2] - r
+    first = int(np.argmax(tr.qd[:, 5] > 0))                          # leaving the floor
+    apex = z[first:][: int(np.argmax(tr.qd[first:, 5] < 0)) + 1].max()
+    assert apex == pytest.approx(e ** 2 * H, rel=2e-3)
+    assert tr.contact == "hard"
+
+
+def test_bad_input_is_named():
+    model = _box()
+    with pytest.raises(ValueError, match=r"contact: expected a contact object, None or one of 'compliant', 'hard', "
+                                         r"'off', got 'hardd'"):
+        mb.simulate(model, None, None, 0.1, contact="hardd")
+    with pytest.raises(ValueError, match=r"contact='hard'.*integrator='semi_implicit', not 'rk4'"):
+        mb.simulate(model, None, None, 0.1, contact="hard", integrator="rk4")
+    with pytest.raises(ValueError, match=r"contact='hard'.*integrator='semi_implicit', not 'rk45'"):
+        mb.simulate(model, None, None, 0.1, contact="hard", integrator="rk45")
+    with pytest.raises(ValueError, match=r"restitution: expected a number in \[0, 1\], got 2"):
+        mb.HardContact(model, restitution=2)
+    with pytest.raises(ValueError, match=r"sensitivities=True"):
+        mb.simulate(model, None, None, 0.1, contact="hard", sensitivities=True)
+    with pytest.raises(ValueError, match=r"contact='hard' with events"):
+        mb.simulate(model, None, None, 0.1, contact="hard", events=mb.Event(lambda t, q, qd: q[2] - 0.05))
+    free = mb.load_mjcf('<mujoco><worldbody><body><freejoint/><geom type="sphere" size=".1"/></body></worldbody>'
+                        '</mujoco>')
+    with pytest.raises(ValueError, match=r"no candidate contact pairs .* ground=True"):
+        mb.simulate(free, None, None, 0.1, contact="hard")
+    from multibody.simulation import rollout
+    old = rollout.USE_COMPILED
+    rollout.USE_COMPILED = False
+    try:
+        with pytest.raises(ValueError, match=r"runs in the compiled loop only"):
+            mb.simulate(model, None, None, 0.01, contact="hard")
+    finally:
+        rollout.USE_COMPILED = old
+
+
+def test_a_urdf_on_a_ground_and_joint_limits_as_rows():
+    """A ground under a model without a floor (``ground=True``), and joint limits held as rows of the same
+    LCP: a pendulum falling onto its stop stays at it (no stop events), to the slop."""
+    pend = mb.load_mjcf('<mujoco><worldbody><body pos="0 0 1"><joint type="hinge" axis="0 1 0" range="-30 30"/>'
+                        '<geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/></body>'
+                        '<body pos="0 0 0.3"><freejoint/><geom type="sphere" size="0.1" mass="1"/></body>'
+                        '</worldbody></mujoco>')
+    tr = mb.simulate(pend, None, None, 1.0, contact="hard", ground=True)
+    assert tr.status == "finished" and tr.events == []
+    assert tr.q[-1, 0] == pytest.approx(np.radians(30.0), abs=1e-3)   # on its upper stop (gravity pushes it there)
+    assert tr.q[:, 0].max() < np.radians(30.0) + 1e-3
+    assert tr.q[-1, 3] == pytest.approx(0.1, abs=HARD_SLOP + 1e-9)    # the ball on the added ground
+
+
+def test_batch_runs_as_single_runs():
+    model = _box()
+    Q0 = np.tile(model.q_default, (3, 1))
+    QD0 = np.zeros((3, 6))
+    QD0[:, 3] = [0.5, 1.0, 1.5]
+    batch = mb.simulate_batch(model, Q0, QD0, 0.3, contact="hard")
+    for i in range(3):
+        one = mb.simulate(model, Q0[i], QD0[i], 0.3, contact="hard")
+        np.testing.assert_array_equal(batch[i].q, one.q)
+
+
+def _quadruped(tmp_path, frictionless):
+    """dm_control's quadruped with springs in its joints (stiffness 1000 at the zero pose: a stance both
+    simulators can hold without its tendon actuators, which multibody does not load), the falling ball
+    taken out; ``frictionless``: toes and floor condim 1."""
+    import dm_control
+    suite = os.path.join(os.path.dirname(dm_control.__file__), "suite")
+    src = open(os.path.join(suite, "quadruped.xml")).read()
+    src = src.replace('damping="30" armature=".01"', 'damping="30" armature=".01" stiffness="1000"')
+    src = re.sub(r'<body name="ball".*?</body>', "", src, flags=re.S)
+    if frictionless:
+        src = src.replace('friction="1.5"', 'condim="1"').replace('<geom name="floor" type="plane"',
+                                                                  '<geom name="floor" type="plane" condim="1"')
+    os.symlink(os.path.join(suite, "common"), tmp_path / "common")
+    path = tmp_path / "quadruped.xml"
+    path.write_text(src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(str(path))
+    g = model.geoms   # the start: the default state lowered until the toes touch the floor
+    st = mb.body_states(model, model.q_default)
+    toes = [k for k in range(len(g)) if g.kind[k] == "sphere" and g.body[k] >= 0]
+    q0 = model.q_default.copy()
+    q0[2] -= min((st.R[g.body[k]] @ g.translation[k] + st.p[g.body[k]])[2] - g.size[k][0] for k in toes)
+    return model, str(path), q0
+
+
+def _mujoco_rest(path, q0, T):
+    import mujoco
+    mj = mujoco.MjModel.from_xml_path(path)
+    mj.opt.disableflags = mujoco.mjtDisableBit.mjDSBL_ACTUATION   # the springs hold it, as in multibody
+    d = mujoco.MjData(mj)
+    d.qpos[:] = q0
+    while d.time < T - 1e-12:
+        mujoco.mj_step(mj, d)
+    return mj, d
+
+
+@pytest.mark.parametrize("frictionless", [True, False])
+def test_the_quadruped_stands_as_mujocos(tmp_path, frictionless):
+    """dm_control's quadruped (its tendon couplings kept as the LCP's bilateral rows, its joint limits as
+    its rows) stands 2 s at MuJoCo's timestep: base steady, the floor carrying m g to 0.1 %.  Without
+    friction the stance is unique and the base height is MuJoCo's to 1.5 mm (MuJoCo's soft contact
+    sinks 0.9 mm, ours at most the slop, 0.1 mm); with the toes' friction (μ = 1.5) the feet stick where
+    they land and carry 246 N inward each, while MuJoCo's soft friction lets them creep until they carry
+    none, so its base stands 9.6 mm lower (its legs splayed further)."""
+    model, path, q0 = _quadruped(tmp_path, frictionless)
+    T = 2.0
+    mj, d = _mujoco_rest(path, q0, T)
+    tr = mb.simulate(model, q0, None, T, dt=mj.opt.timestep, contact="hard")
+    assert tr.status == "finished" and tr.contact == "hard"
+    z = tr.q[:, 2]
+    assert np.ptp(z[tr.t >= 1.0]) < 5e-4                           # steady
+    g = model.geoms
+    floor = np.flatnonzero(g.body[g.pairs[:, 0]] < 0)
+    slots = (floor[:, None] * SCENE_PAIR_MAX + np.arange(SCENE_PAIR_MAX)).ravel()
+    weight = float(np.sum(model.mass)) * G
+    assert tr.contact_forces[-1, slots, 2].sum() == pytest.approx(weight, rel=1e-3)
+    residual, _rate = model_constraints(model, None).residual(model, tr.q[-1], tr.qd[-1])
+    assert np.abs(residual).max() < 1e-6                             # the couplings held
+    if frictionless:
+        assert abs(z[-1] - d.qpos[2]) < 1.5e-3
+        np.testing.assert_allclose(tr.q[-1, 7:], d.qpos[7:], atol=1e-3)
+    else:
+        assert 5e-3 < z[-1] - d.qpos[2] < 12e-3
+
+
+def test_the_command_line_runs_hard_contact(tmp_path, capsys):
+    from multibody import cli
+    path = tmp_path / "box.xml"
+    path.write_text(f'<mujoco><worldbody>{FLOOR.format(mu=0.5, floor="")}<body pos="0 0 0.1"><freejoint/>'
+                    '<geom type="box" size="0.1 0.1 0.1" mass="2"/></body></worldbody></mujoco>')
+    out = tmp_path / "t.npz"
+    assert cli.main(["simulate", str(path), "--t-final", "0.2", "--contact", "hard", "--quiet", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "semi_implicit" in text and "under the hard law; total normal force at the end 19.62 N" in text
+    assert cli.main(["simulate", str(path), "--t-final", "0.2", "--contact", "hard", "--integrator", "rk4",
+                     "--quiet", "--out", str(out)]) != 0
+    assert "integrator='semi_implicit', not 'rk4'" in capsys.readouterr().err
+
+
+def test_the_friction_is_a_pyramid_on_the_contact_tangents():
+    """The pyramid |λ_t1|, |λ_t2| ≤ μ λ_n on the tangents (e_x, e_y on a floor): a box sliding along a
+    diagonal decelerates at μ g on each axis (μ g √2 in all), its direction kept; along an axis, at μ g."""
+    mu, h = 0.5, 1e-3
+    model = _box(mu)
+    qd0 = np.zeros(6)
+    qd0[3:5] = 1.0
+    tr = mb.simulate(model, model.q_default, qd0, 0.1, dt=h, contact="hard")
+    np.testing.assert_allclose(tr.qd[-1, 3:5], 1.0 - mu * G * tr.t[-1], rtol=1e-9)
+    assert np.abs(tr.qd[-1, :3]).max() < 1e-8                       # no spin
