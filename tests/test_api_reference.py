@@ -27,24 +27,10 @@ NOT_YET_DOCUMENTED = {
 
 
 # The same rule for the public functions of each subpackage of mb._SUBMODULES (their __all__), as
-# "submodule.name".  view/, symbolic/ and codegen/ are being changed by other branches; this list,
-# too, may only shrink.
+# "submodule.name".  This list, too, may only shrink.
 SUBMODULE_NOT_YET_DOCUMENTED = {
-    # .codegen
-    "codegen.to_numpy", "codegen.to_c", "codegen.to_matlab", "codegen.compile", "codegen.compile_algorithm",
-    "codegen.derivatives", "codegen.make_spec", "codegen.eom_spec", "codegen.as_spec", "codegen.count_ops",
     # .simulation (simulate, simulate_batch, linearize: as on NOT_YET_DOCUMENTED)
     "simulation.simulate", "simulation.simulate_batch", "simulation.linearize",
-    # .symbolic
-    "symbolic.derive", "symbolic.model_symbols", "symbolic.register_method", "symbolic.compute_pne",
-    "symbolic.pne_system", "symbolic.derive_tmt", "symbolic.tmt_system_from_model", "symbolic.derive_lagrange",
-    "symbolic.lagrange_from_energies", "symbolic.christoffel_C", "symbolic.euler_to_rot_A_IB",
-    "symbolic.euler_to_rot_A_BI", "symbolic.dMATdt", "symbolic.skew", "symbolic.unskew",
-    "symbolic.is_orthonormal", "symbolic.cylinder_angle", "symbolic.cylinder_element",
-    # .view (and spatial_v2's showmotion, the same object)
-    "view.plot_bodies", "view.plot_states", "view.plot_gait", "view.plot_phase", "view.plot_energy",
-    "view.plot_paths", "view.compare", "view.showmotion", "view.show", "view.page_html", "view.load_animation",
-    "view.default_motion", "view.export_video", "view.default_appearance", "spatial_v2.showmotion",
 }
 
 

@@ -72,7 +72,7 @@ def test_registry_holds_the_four_methods_with_their_inputs():
 
     assert set(DERIVATION_METHODS) >= {"rnea", "pne", "tmt", "lagrange"}
     assert DERIVATION_METHODS["rnea"].accepts == (Model,)
-    assert DERIVATION_METHODS["lagrange"].accepts == (Model,)
+    assert DERIVATION_METHODS["lagrange"].accepts == (Model, Mechanism, TMTSystem)   # a mechanism by its energies
     assert set(DERIVATION_METHODS["pne"].accepts) == {Model, PneSystem, list}
     assert set(DERIVATION_METHODS["tmt"].accepts) == {Model, Mechanism, TMTSystem}
     assert all(entry.summary for entry in DERIVATION_METHODS.values())

@@ -45,10 +45,18 @@ def package_version() -> str:
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename if hasattr(os, "uname") else "host")[:32] or "host"
 
 
+def fspath(path, name="path") -> str:
+    """``os.fspath(path)`` with a one-line error naming the argument for what is not a path."""
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{name}: expected a file path (str or os.PathLike), got {type(path).__name__}") from None
+
+
 def check_writable(path, name="out") -> str:
     """The absolute path, after checking that its folder exists and can be written (one-line error
     naming the argument ``name``)."""
-    path = os.path.abspath(os.fspath(path))
+    path = os.path.abspath(fspath(path, name))
     folder = os.path.dirname(path)
     if os.path.isdir(path):
         raise ValueError(f"{name}: {path!r} is a folder; expected a file name")

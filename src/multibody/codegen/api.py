@@ -21,7 +21,7 @@ def _seed_values(obj) -> dict:
 
 
 def as_spec(source, *, values: dict | None = None, name: str = "eom", method: str | None = None) -> CodeSpec:
-    """A :class:`CodeSpec` for ``source``:
+    """The :class:`CodeSpec` every code generator works from, for any accepted ``source``.
 
     * :class:`CodeSpec` — used as it is (``values`` must be None);
     * :class:`~multibody.symbolic.EquationsOfMotion` — M, b, g, f with inputs q, dq, tau, param;
@@ -30,7 +30,39 @@ def as_spec(source, *, values: dict | None = None, name: str = "eom", method: st
       input, defaults = the seed's values, proNEu's ``paramDef``), a ``Mechanism`` (derived with
       the TMT method: constraints and force elements included), a ``TMTSystem``, a ``PneSystem``.
 
-    ``method`` picks the derivation method (default: "rnea" for models, "tmt" for mechanisms).
+    Parameters
+    ----------
+    source : Model, EquationsOfMotion, Mechanism, TMTSystem, PneSystem or CodeSpec
+        What to generate code for.
+    values : dict, optional
+        Default parameter values, {symbol or name: number}; they update the seed's own.
+    name : str, optional
+        Name of the generated function (an identifier; default ``"eom"``).
+    method : str, optional
+        Derivation method for a model or system (``"rnea"``, ``"tmt"``, ``"pne"``,
+        ``"lagrange"``); default ``"rnea"`` where it applies, else the first that accepts it.
+
+    Returns
+    -------
+    CodeSpec
+        Inputs q (n), dq (n), tau (m), param; outputs M (n×n), b, g, f (n).
+
+    Raises
+    ------
+    TypeError
+        ``source`` is none of the accepted kinds, or ``values`` is given with a ``CodeSpec``.
+    ValueError
+        ``method`` is unknown, or ``name`` is not a valid identifier.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> from multibody import codegen
+    >>> spec = codegen.as_spec(mb.models.double_pendulum())
+    >>> spec.input_names(), spec.output_names()
+    (['q', 'dq', 'tau', 'param'], ['M', 'b', 'g', 'f'])
+    >>> spec.input_size("param")         # a numeric model: no parameters left
+    0
     """
     from ..symbolic.eom import EquationsOfMotion
 

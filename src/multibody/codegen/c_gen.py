@@ -220,12 +220,52 @@ class CFiles(dict):
 
 def to_c(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *, values: dict | None = None,
          main: bool = True) -> CFiles:
-    """Write ``<prefix>.c``, ``<prefix>.h`` and ``main.c`` into ``out_dir``.
+    """Write C source ``<prefix>.c``, ``<prefix>.h`` and an example ``main.c`` into ``out_dir``.
 
-    ``arrays`` renames the arrays ({"M": "MpNE", "q": "x", ...}); names must be valid, distinct C
-    identifiers. The function is ``void <prefix>_eval(inputs..., outputs...)`` with matrices
-    row-major. ``gcc *.c -o <prefix> -lm`` in ``out_dir`` builds the example program.
+    The function is ``void <prefix>_eval(inputs..., outputs...)``: one ``const double *`` per
+    input array (``q``, ``dq``, ``tau``, ``param``), one ``double *restrict`` per output (``M``
+    row-major n×n, ``b``, ``g``, ``f``; zeroed, then written). ``main.c`` evaluates one reference
+    state and compares with values computed here, so ``gcc *.c -o <prefix> -lm`` in ``out_dir``
+    builds a program that checks itself.
 
+    Parameters
+    ----------
+    source : Model, EquationsOfMotion, Mechanism, TMTSystem, PneSystem or CodeSpec
+        What to generate code for (anything :func:`as_spec` accepts). A model is derived
+        symbolically first (``multibody.symbolic.derive``; seconds for a few bodies).
+    out_dir : str or os.PathLike
+        Folder to write into; created if missing.
+    prefix : str, optional
+        File stem and function-name prefix (a C identifier; default ``"eom"``).
+    arrays : dict, optional
+        New names for the input and output arrays, e.g. ``{"M": "MpNE", "q": "x"}``; every name
+        must be a distinct identifier that is not a keyword of the target language.
+    values : dict, optional
+        Default parameter values, {parameter symbol or name: number}, for equations that keep
+        symbolic parameters (they become the ``param`` input's default). A built-in
+        ``symbolic=True`` model brings its own; must be None for a ``CodeSpec``.
+    main : bool, optional
+        Also write ``main.c`` (default True).
+
+    Returns
+    -------
+    CFiles
+        Dict mapping ``"c"``, ``"h"``, ``"main"`` to the paths written; ``.state`` and ``.reference`` hold the input
+        state and the output values ``main.c`` checks (None without ``main``).
+
+    Raises
+    ------
+    TypeError
+        ``source`` is none of the accepted kinds (the message lists them), or ``values`` is given
+        with a ``CodeSpec``.
+        Also ``out_dir`` that is not a path.
+    ValueError
+        ``prefix`` or a name in ``arrays`` is not a valid C identifier, is reserved or clashes.
+    FileExistsError
+        ``out_dir`` exists and is a file.
+
+    Examples
+    --------
     >>> import os, tempfile, multibody as mb
     >>> from multibody import codegen
     >>> d = tempfile.mkdtemp()
@@ -236,11 +276,10 @@ def to_c(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *, va
     True
     """
     from .api import as_spec
-    from .cache import atomic_write
+    from .cache import atomic_write, output_folder
 
     spec = as_spec(source, values=values, name=prefix).renamed(arrays, name=prefix)
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = output_folder(out_dir)
     guard = f"{prefix.upper()}_H"
     sizes = "\n".join(f"#define {prefix.upper()}_SIZE_{nm} {len(s)}" for nm, s in spec.inputs)
     sizes += "\n" + "\n".join(f"#define {prefix.upper()}_SIZE_{nm} {r * c}  /* {r} x {c}, row-major */"

@@ -200,6 +200,18 @@ def atomic_write(path, data: bytes) -> None:
     write_bytes(path, data, name="path")
 
 
+def output_folder(out_dir, name: str = "out_dir") -> str:
+    """``out_dir`` as a str path to a folder, created if missing; a bad one is named in the error."""
+    try:
+        path = os.fsdecode(os.fspath(out_dir))
+    except TypeError:
+        raise TypeError(f"{name}: expected a folder path (str or os.PathLike), got {type(out_dir).__name__}") from None
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise FileExistsError(f"{name}: {path!r} exists and is not a folder")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 def sha256_file(path) -> str:
     h = hashlib.sha256()
     with open_regular(path) as fh:

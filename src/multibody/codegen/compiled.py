@@ -180,16 +180,66 @@ class CompiledFunction(GeneratedFunction):
         return outs
 
 
+def _compiler_flags(flags) -> tuple:
+    """The compiler flags as a tuple of strings (None: the defaults); a bare string is refused."""
+    if flags is None:
+        return tuple(K.CFLAGS)
+    if isinstance(flags, (str, bytes)) or not all(isinstance(f, str) for f in flags):
+        raise TypeError(f"flags: expected a list of strings such as ['-O2', '-march=native'], got {flags!r}")
+    return tuple(flags)
+
+
 def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=None, flags=None,
             progress=None) -> CompiledFunction:  # noqa: A001 - the issue's name
     """Compile equations of motion (or a :class:`CodeSpec`) with the system C compiler; cached.
 
-    The cache key is a SHA-256 of the generated module source (the expressions), the compiler's
-    path and version, the flags, the Python extension suffix and the multibody version; a new
-    process finds the library and loads it without compiling. ``cache_dir`` overrides the folder
-    (see :func:`multibody.codegen.cache.cache_dir`). Raises :class:`CompilerNotFoundError` (which
-    points to :func:`to_numpy`) when there is no C compiler.
+    The result is a CPython extension that evaluates N states per call in C with the GIL
+    released. The cache key is a SHA-256 of the generated module source (the expressions), the
+    compiler's path and version, the flags, the Python extension suffix and the multibody version;
+    a new process finds the library and loads it without compiling (a corrupted entry is rebuilt
+    with a warning).
 
+    Parameters
+    ----------
+    source : Model, EquationsOfMotion, Mechanism, TMTSystem, PneSystem or CodeSpec
+        What to generate code for (anything :func:`as_spec` accepts). A model is derived
+        symbolically first (``multibody.symbolic.derive``; seconds for a few bodies).
+    values : dict, optional
+        Default parameter values, {parameter symbol or name: number}, for equations that keep
+        symbolic parameters (they become the ``param`` input's default). A built-in
+        ``symbolic=True`` model brings its own; must be None for a ``CodeSpec``.
+    name : str, optional
+        Name of the generated function (an identifier; default ``"eom"``).
+    cache_dir : str or os.PathLike, optional
+        Cache folder; default :func:`multibody.codegen.cache.cache_dir` (``MULTIBODY_CACHE`` or
+        the user cache folder).
+    flags : list of str, optional
+        Compiler flags instead of the defaults (e.g. ``["-O2"]``).
+    progress : callable, optional
+        Called with a one-line message at each stage (CSE, compiling, done).
+
+    Returns
+    -------
+    CompiledFunction
+        Callable ``f(q, dq, tau=None, param=None)`` → dict of arrays ``M`` (..., n, n), ``b``,
+        ``g``, ``f`` (..., n), as :func:`to_numpy`'s; ``.path`` (the library), ``.key`` (cache
+        key), ``.built`` (False when it came from the cache).
+
+    Raises
+    ------
+    TypeError
+        ``source`` is none of the accepted kinds (the message lists them), or ``values`` is given
+        with a ``CodeSpec``.
+        Also ``flags`` that is not a list of strings.
+    ValueError
+        ``name`` is not a valid identifier or is reserved.
+    CompilerNotFoundError
+        There is no C compiler (the message points to :func:`to_numpy`).
+    RuntimeError
+        The compiler failed (its last lines of output are in the message).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> from multibody import codegen
     >>> f = codegen.compile(mb.models.double_pendulum())
@@ -203,7 +253,7 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     say = progress or (lambda msg: None)
     spec = as_spec(source, values=values, name=name)
     cc = K.find_compiler()
-    flags = tuple(K.CFLAGS if flags is None else flags)
+    flags = _compiler_flags(flags)
     say("common-subexpression elimination")
     spec.cse()
     probe = module_source(spec, "mbcg_MODNAME")
@@ -264,9 +314,9 @@ def export(source, out_dir, module_name: str = "eom", values: dict | None = None
         raise ValueError(f"module_name: expected a Python identifier (the name to import), got {module_name!r}")
     spec = as_spec(source, values=values, name=module_name)
     cc = K.find_compiler()
-    flags = tuple(K.CFLAGS if flags is None else flags)
+    flags = _compiler_flags(flags)
     spec.cse()
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = K.output_folder(out_dir)
     with tempfile.TemporaryDirectory(prefix=".export-", dir=out_dir) as work:
         final, _ = _build(module_source(spec, module_name), module_name, work, cc, flags)
         dest = os.path.join(out_dir, f"{module_name}{K.ext_suffix()}")

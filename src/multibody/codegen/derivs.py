@@ -151,8 +151,46 @@ def derivatives(source, values: dict | None = None, *, backend: str = "compiled"
                 cache_dir=None) -> Derivatives:
     """Derivatives of forward and inverse dynamics, generated from the symbolic equations.
 
-    ``backend``: "compiled" (system C compiler, cached) or "numpy".
+    The partial derivatives of M q̈ + b + g − Sᵀτ are differentiated symbolically (chain rule over
+    the CSE tape) and generated as one function; forward-dynamics derivatives follow from
+    ∂q̈/∂x = M⁻¹ ∂(Sᵀτ − M q̈ − b − g)/∂x at the q̈ of the state.
 
+    Parameters
+    ----------
+    source : Model, EquationsOfMotion, Mechanism, TMTSystem, PneSystem or CodeSpec
+        What to generate code for (anything :func:`as_spec` accepts). A model is derived
+        symbolically first (``multibody.symbolic.derive``; seconds for a few bodies).
+    values : dict, optional
+        Default parameter values, {parameter symbol or name: number}, for equations that keep
+        symbolic parameters (they become the ``param`` input's default). A built-in
+        ``symbolic=True`` model brings its own; must be None for a ``CodeSpec``.
+    backend : {"compiled", "numpy"}, optional
+        ``"compiled"`` (system C compiler, cached; default) or ``"numpy"`` (no compiler needed).
+    name : str, optional
+        Name of the generated function (an identifier; default ``"eom"``).
+    cache_dir : str or os.PathLike, optional
+        Cache folder of the compiled backend.
+
+    Returns
+    -------
+    Derivatives
+        Callable ``d(q, qd, tau=None, params=None)`` → dict ``qdd`` (..., n), ``dqdd_dq``,
+        ``dqdd_dqd`` (..., n, n), ``dqdd_dtau`` (..., n, m): the A and B of a linearisation (per
+        second and per unit of the coordinates); ``d.inverse(q, qd, qdd, params=None)`` → dict
+        ``tau_id`` (..., n), ``dID_dq``, ``dID_dqd`` (..., n, n).
+
+    Raises
+    ------
+    TypeError
+        ``source`` is none of the accepted kinds (the message lists them), or ``values`` is given
+        with a ``CodeSpec``.
+    ValueError
+        ``backend`` is neither ``"compiled"`` nor ``"numpy"``.
+    CompilerNotFoundError
+        ``backend="compiled"`` and there is no C compiler.
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> from multibody import codegen
     >>> d = codegen.derivatives(mb.models.double_pendulum(), backend="numpy")

@@ -147,11 +147,54 @@ def to_matlab(source, out_dir, prefix: str = "eom", arrays: dict | None = None, 
               values: dict | None = None) -> MatlabFiles:
     """Write proNEu-style MATLAB function files ``<prefix>_Mfunc.m`` … into ``out_dir``.
 
-    ``source`` is anything :func:`multibody.codegen.as_spec` accepts (a model, equations of
-    motion, a ``CodeSpec``); ``prefix=""`` gives proNEu's own names ``Mfunc.m``, ``bfunc.m``,
-    ``gfunc.m``; ``arrays`` renames the arrays ({"M": "MpNE", "q": "x", ...}). The inputs with
-    default values (the seed's parameters) also get ``<prefix>_<input>Def.m``.
+    One function file per output: ``M = <prefix>_Mfunc(q, param)``, ``b = <prefix>_bfunc(q, dq,
+    param)``, ``g = <prefix>_gfunc(q, param)``, ``f = <prefix>_ffunc(q, tau, param)`` (each takes
+    only the arrays its output uses), for M(q) q̈ + b + g = f. Inputs with default values (the
+    seed's parameters) also get ``<prefix>_<input>Def.m`` (proNEu's ``paramDef``). Nothing is
+    written when a name is refused.
 
+    Parameters
+    ----------
+    source : Model, EquationsOfMotion, Mechanism, TMTSystem, PneSystem or CodeSpec
+        What to generate code for (anything :func:`as_spec` accepts). A model is derived
+        symbolically first (``multibody.symbolic.derive``; seconds for a few bodies).
+    out_dir : str or os.PathLike
+        Folder to write into; created if missing.
+    prefix : str, optional
+        Stem of every function name (default ``"eom"``); ``""`` gives proNEu's own names
+        ``Mfunc.m``, ``bfunc.m``, ``gfunc.m``, ``ffunc.m``.
+    arrays : dict, optional
+        New names for the input and output arrays, e.g. ``{"M": "MpNE", "q": "x"}``; every name
+        must be a distinct identifier that is not a keyword of the target language.
+    values : dict, optional
+        Default parameter values, {parameter symbol or name: number}, for equations that keep
+        symbolic parameters (they become the ``param`` input's default). A built-in
+        ``symbolic=True`` model brings its own; must be None for a ``CodeSpec``.
+
+    Returns
+    -------
+    MatlabFiles
+        Dict mapping each output (and ``"<input>Def"``) to its path; ``.functions`` maps the same keys to MATLAB
+        function names, ``.args`` each output to its argument names.
+
+    Raises
+    ------
+    TypeError
+        ``source`` is none of the accepted kinds (the message lists them), or ``values`` is given
+        with a ``CodeSpec``.
+        Also ``prefix`` that is not a string, or ``out_dir`` that is not a path.
+    ValueError
+        A function or array name that is not an identifier, is a MATLAB keyword or a function the
+        code calls, or is longer than MATLAB's 63 characters.
+    FileExistsError
+        ``out_dir`` exists and is a file.
+
+    See Also
+    --------
+    to_mex : the same functions as compiled MEX sources.
+
+    Examples
+    --------
     >>> import os, tempfile, multibody as mb
     >>> from multibody import codegen
     >>> d = tempfile.mkdtemp()
@@ -162,7 +205,7 @@ def to_matlab(source, out_dir, prefix: str = "eom", arrays: dict | None = None, 
     'function M = eom_Mfunc(q, param)'
     """
     from .api import as_spec
-    from .cache import atomic_write
+    from .cache import atomic_write, output_folder
 
     if not isinstance(prefix, str):
         raise TypeError(f"prefix: expected a string, got {type(prefix).__name__}")
@@ -188,8 +231,7 @@ def to_matlab(source, out_dir, prefix: str = "eom", arrays: dict | None = None, 
             fname = f"{stem}{nm}Def"
             _check_matlab_name(fname, "function name (prefix + input)")
             jobs.append((f"{nm}Def", fname, _values_function(fname, nm, syms, spec.defaults[nm])))
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)   # only now: a refused name leaves nothing behind
+    out_dir = output_folder(out_dir)   # only now: a refused name leaves nothing behind
     for key, fname, text in jobs:
         path = os.path.join(out_dir, f"{fname}.m")
         atomic_write(path, text.encode())

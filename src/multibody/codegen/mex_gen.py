@@ -113,40 +113,49 @@ def to_mex(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *,
            values: dict | None = None) -> MexFiles:
     """Write MEX sources ``<prefix>_Mfunc_mex.c`` … (and ``<prefix>_paramDef.m``) into ``out_dir``.
 
-    ``source`` is anything :func:`multibody.codegen.as_spec` accepts; ``prefix=""`` gives proNEu's
-    names ``Mfunc_mex`` …; ``arrays`` renames the arrays ({"M": "MpNE", ...}). Build each file with
-    ``mex FILE.c`` (MATLAB) or ``mkoctfile --mex FILE.c`` (GNU Octave); the function takes the
-    arguments :func:`to_matlab`'s function files take and checks them.
+    The same functions as :func:`to_matlab`'s files, as C with a ``mexFunction`` gateway that
+    checks each argument (a real double array of the right number of finite entries) and raises a
+    MATLAB error naming it. Build each file with ``mex FILE.c`` (MATLAB) or ``mkoctfile --mex
+    FILE.c`` (GNU Octave).
 
     Parameters
     ----------
-    source : Model, EquationsOfMotion, CodeSpec or another input of :func:`as_spec`
-        What to generate: the equations of motion M, b, g (and f where the source has them).
+    source : Model, EquationsOfMotion, Mechanism, TMTSystem, PneSystem or CodeSpec
+        What to generate code for (anything :func:`as_spec` accepts). A model is derived
+        symbolically first (``multibody.symbolic.derive``; seconds for a few bodies).
     out_dir : str or os.PathLike
-        The folder written (created if missing); existing files of the same names are replaced
-        atomically.
+        Folder to write into; created if missing.
     prefix : str, optional
-        The files' and functions' prefix (``""``: proNEu's own names).
-    arrays : dict of str to str, optional
-        New names for the arrays, e.g. ``{"M": "MpNE"}``.
+        Stem of every function name (default ``"eom"``): letters, digits and underscores starting
+        with a letter; ``""`` gives proNEu's names ``Mfunc_mex`` ….
+    arrays : dict, optional
+        New names for the input and output arrays, e.g. ``{"M": "MpNE", "q": "x"}``; every name
+        must be a distinct identifier that is not a keyword of the target language.
     values : dict, optional
-        Numeric values of symbolic parameters, fixed into the code.
+        Default parameter values, {parameter symbol or name: number}, for equations that keep
+        symbolic parameters (they become the ``param`` input's default). A built-in
+        ``symbolic=True`` model brings its own; must be None for a ``CodeSpec``.
 
     Returns
     -------
     MexFiles
-        A mapping from array name to the written C file (``"paramDef"`` to the ``.m`` file), with
-        ``.args`` giving each function's MATLAB arguments.
+        Dict mapping each output (and ``"<input>Def"``) to its path; ``.functions`` maps the same keys to function
+        names, ``.args`` each output to its argument names.
 
     Raises
     ------
     TypeError
-        ``source`` is none of the accepted inputs.
+        ``source`` is none of the accepted kinds (the message lists them), or ``values`` is given
+        with a ``CodeSpec``.
+        Also ``out_dir`` that is not a path.
     ValueError
-        A prefix or array name that is not a MATLAB identifier, or an unknown array in ``arrays``.
+        ``prefix`` is not a string of letters, digits and underscores; a function or array name
+        is a MATLAB keyword, reserved or too long.
+    FileExistsError
+        ``out_dir`` exists and is a file.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import os, tempfile, multibody as mb
     >>> from multibody import codegen
     >>> d = tempfile.mkdtemp()
@@ -159,7 +168,7 @@ def to_mex(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *,
     True
     """
     from .api import as_spec
-    from .cache import atomic_write
+    from .cache import atomic_write, output_folder
 
     if not isinstance(prefix, str) or not _PREFIX.match(prefix):
         raise ValueError(f"prefix: expected '' or a name of letters, digits and underscores starting with a "
@@ -185,8 +194,7 @@ def to_mex(source, out_dir, prefix: str = "eom", arrays: dict | None = None, *,
             fname = f"{stem}{nm}Def"
             _check_matlab_name(fname, "function name (prefix + input)")
             jobs.append((f"{nm}Def", f"{fname}.m", fname, _values_function(fname, nm, syms, spec.defaults[nm])))
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)   # only now: a refused name leaves nothing behind
+    out_dir = output_folder(out_dir)   # only now: a refused name leaves nothing behind
     for key, filename, fname, text in jobs:
         path = os.path.join(out_dir, filename)
         atomic_write(path, text.encode())

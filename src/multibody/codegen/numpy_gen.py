@@ -82,6 +82,48 @@ class NumpyFunction(GeneratedFunction):
 def to_numpy(source, values: dict | None = None, *, name: str = "eom", arrays: dict | None = None) -> NumpyFunction:
     """NumPy function (and its source text) of equations of motion or a :class:`CodeSpec`.
 
+    The generated module evaluates the equations of motion M(q) q̈ + b(q, q̇) + g(q) = f = Sᵀτ
+    (proNEu's convention) after common-subexpression elimination; the function takes one state
+    or a batch (leading dimensions) and checks its inputs' shapes and finiteness.
+
+    Parameters
+    ----------
+    source : Model, EquationsOfMotion, Mechanism, TMTSystem, PneSystem or CodeSpec
+        What to generate code for (anything :func:`as_spec` accepts). A model is derived
+        symbolically first (``multibody.symbolic.derive``; seconds for a few bodies).
+    values : dict, optional
+        Default parameter values, {parameter symbol or name: number}, for equations that keep
+        symbolic parameters (they become the ``param`` input's default). A built-in
+        ``symbolic=True`` model brings its own; must be None for a ``CodeSpec``.
+    name : str, optional
+        Name of the generated Python function (an identifier; default ``"eom"``).
+    arrays : dict, optional
+        New names for the input and output arrays, e.g. ``{"M": "MpNE", "q": "x"}``; every name
+        must be a distinct identifier that is not a keyword of the target language.
+
+    Returns
+    -------
+    NumpyFunction
+        Callable ``f(q, dq, tau=None, param=None)`` → dict of arrays: ``M`` shape (..., n, n),
+        ``b``, ``g``, ``f`` shape (..., n), in the model's units (N·m or N per coordinate);
+        ``tau`` defaults to zeros, ``param`` to its defaults. ``f.source`` is the module text,
+        ``f.save(path)`` writes it.
+
+    Raises
+    ------
+    TypeError
+        ``source`` is none of the accepted kinds (the message lists them), or ``values`` is given
+        with a ``CodeSpec``.
+    ValueError
+        ``name`` or a name in ``arrays`` is not a valid identifier, is reserved, clashes with
+        another array, or ``arrays`` names an array that does not exist.
+
+    See Also
+    --------
+    compile : the same function compiled to C (much faster per state).
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> from multibody import codegen
     >>> f = codegen.to_numpy(mb.models.double_pendulum())

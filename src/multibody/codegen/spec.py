@@ -62,6 +62,31 @@ def count_ops(exprs) -> int:
     a negation 1. Shared subtrees are counted every time they occur (as printed code would do
     without CSE), so counting the temporaries and the reduced expressions after CSE gives the
     cost of the generated code.
+
+    Parameters
+    ----------
+    exprs : expression, or iterable of expressions
+        One SymPy/SymEngine expression (or number), or a list, tuple or matrix of them.
+
+    Returns
+    -------
+    int
+        The number of operations, summed over the expressions.
+
+    Raises
+    ------
+    TypeError
+        ``exprs`` is a string or not an expression or iterable of them.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from multibody import codegen
+    >>> x, y = sp.symbols("x y")
+    >>> codegen.count_ops([x + y, x * y * x, sp.sin(x) ** 3])
+    6
+    >>> codegen.count_ops(sp.Matrix([[x, -y], [y, x**2]]))
+    2
     """
     memo = {}
 
@@ -89,6 +114,15 @@ def count_ops(exprs) -> int:
         memo[key] = inner + n
         return memo[key]
 
+    if isinstance(exprs, (str, bytes)):
+        raise TypeError("exprs: expected SymPy/SymEngine expressions (one, or a list or matrix of them), "
+                        "got a string")
+    if isinstance(exprs, (se.Basic, sp.Basic, int, float)) and not isinstance(exprs, (sp.MatrixBase, se.MatrixBase)):
+        exprs = [exprs]
+    try:
+        exprs = list(exprs)
+    except TypeError:
+        raise TypeError(f"exprs: expected SymPy/SymEngine expressions, got {type(exprs).__name__}") from None
     total = 0
     for e in exprs:
         total += ops(_to_se(e))
@@ -279,9 +313,43 @@ def make_spec(outputs: dict, inputs: dict, *, name: str = "eom", defaults: dict 
               info: dict | None = None) -> CodeSpec:
     """A :class:`CodeSpec` from SymPy/SymEngine matrices with declared inputs.
 
-    ``outputs``: {array name: matrix or vector of expressions}; ``inputs``: {array name: list of
-    symbols}, in argument order; ``defaults``: {input name: values} or {symbol or symbol name: value}.
+    Use it to generate code for any expressions, not only equations of motion: every backend
+    (:func:`to_numpy`, :func:`to_c`, :func:`compile`, :func:`to_matlab`, :func:`to_mex`) takes
+    the spec.
 
+    Parameters
+    ----------
+    outputs : dict
+        {array name: matrix, vector or scalar of expressions}, non-empty; matrices are stored
+        row-major.
+    inputs : dict
+        {array name: list of symbols}, in argument order; every symbol the outputs use must be
+        declared in exactly one input.
+    name : str, optional
+        Name of the generated function (an identifier; default ``"eom"``).
+    defaults : dict, optional
+        Default values of inputs: {input name: values} or {symbol or symbol name: number}
+        (an input gets a default when all its symbols have one).
+    info : dict, optional
+        Free-form metadata carried to the generated code (e.g. ``{"model": "my model"}``).
+
+    Returns
+    -------
+    CodeSpec
+        The validated specification.
+
+    Raises
+    ------
+    TypeError
+        ``outputs`` is not a non-empty dict, ``inputs`` not a dict, or an input entry is not a
+        symbol.
+    ValueError
+        A name that is not an identifier, reserved or used twice; a symbol declared twice; an
+        output that uses undeclared symbols or is not at most 2-D; a ``defaults`` key that is no
+        input or input symbol, or values of the wrong size or not numbers.
+
+    Examples
+    --------
     >>> import sympy as sp
     >>> x, k = sp.symbols("x k")
     >>> spec = make_spec({"y": sp.Matrix([k * sp.sin(x), 0])}, {"x": [x], "k": [k]})
@@ -316,11 +384,18 @@ def _resolve_defaults(spec: CodeSpec, values: dict) -> dict:
     out = {}
     groups = dict(spec.inputs)
     by_sym = {}
+    known = {str(s) for _, syms in spec.inputs for s in syms}
     for k, v in values.items():
         if isinstance(k, str) and k in groups:
-            out[k] = np.asarray(v, dtype=float).ravel()
-        else:
+            try:
+                out[k] = np.asarray(v, dtype=float).ravel()
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"defaults[{k!r}]: expected numbers ({exc})") from None
+        elif str(k) in known:
             by_sym[str(k)] = v
+        else:
+            raise ValueError(f"defaults: no input and no input symbol named {str(k)!r}; "
+                             f"inputs are {', '.join(groups)}")
     if by_sym:
         for nm, syms in spec.inputs:
             if all(str(s) in by_sym for s in syms) and syms:
@@ -335,10 +410,56 @@ def eom_spec(eom, *, name: str = "eom", values: dict | None = None, outputs=("M"
     """The :class:`CodeSpec` of an :class:`~multibody.symbolic.EquationsOfMotion`.
 
     Inputs ``q`` (n), ``dq`` (n), ``tau`` (m), ``param`` (the parameters the expressions use, in
-    the order of ``eom.params``); outputs ``M`` (n×n), ``b``, ``g`` and ``f = Sᵀτ`` (n). ``values``
-    gives the parameters' default values (names or symbols as keys); defaults also come from
-    ``eom.extra['param_values']`` when a derivation left them there.
+    the order of ``eom.params``); outputs ``M`` (n×n), ``b``, ``g`` and ``f = Sᵀτ`` (n), for
+    M q̈ + b + g = f.
+
+    Parameters
+    ----------
+    eom : EquationsOfMotion
+        Equations from ``multibody.symbolic.derive`` (or any method).
+    name : str, optional
+        Name of the generated function (an identifier; default ``"eom"``).
+    values : dict, optional
+        The parameters' default values, {symbol or name: number}; defaults also come from
+        ``eom.extra['param_values']`` when a derivation left them there. When given, every
+        parameter the expressions use needs a value.
+    outputs : sequence of str, optional
+        Which of ``"M"``, ``"b"``, ``"g"``, ``"f"`` to generate (default all four).
+
+    Returns
+    -------
+    CodeSpec
+        The validated specification.
+
+    Raises
+    ------
+    TypeError
+        ``eom`` is not an ``EquationsOfMotion``.
+    ValueError
+        ``outputs`` names something other than M, b, g, f; the expressions use symbols that are
+        neither coordinates nor ``eom.params``; ``values`` lacks a parameter.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> from multibody import codegen
+    >>> model = mb.models.ra3link(symbolic=True)
+    >>> eom = mb.symbolic.derive(model)
+    >>> spec = codegen.eom_spec(eom, outputs=("M", "g"), values=mb.models.parameters(model))
+    >>> spec.input_names(), spec.output_names(), spec.output_shape("M")
+    (['q', 'dq', 'tau', 'param'], ['M', 'g'], (3, 3))
+    >>> len(spec.defaults["param"]) == len(spec.info["param_names"])    # the seed's values
+    True
     """
+    from ..symbolic.eom import EquationsOfMotion
+
+    if not isinstance(eom, EquationsOfMotion):
+        raise TypeError(f"eom: expected multibody.symbolic.EquationsOfMotion, got {type(eom).__name__}")
+    if isinstance(outputs, str) or not outputs:
+        raise ValueError(f"outputs: expected a non-empty sequence of names among M, b, g, f, got {outputs!r}")
+    unknown = [k for k in outputs if k not in ("M", "b", "g", "f")]
+    if unknown:
+        raise ValueError(f"outputs: unknown output(s) {', '.join(map(repr, unknown))}; choose among M, b, g, f")
     n = eom.n
     cache = getattr(eom, "_se_exprs", None)
     mats = {}

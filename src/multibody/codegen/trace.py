@@ -390,10 +390,39 @@ def _trace(model, alg, q, qd, x, nv):
 def compile_algorithm(model, algorithm: str, *, cache_dir=None, progress=None):
     """Straight-line compiled code of RNEA, CRBA or ABA for one fixed numeric model.
 
-    Returns a compiled function like :func:`multibody.codegen.compile`'s: ``rnea(q, qd, qdd)``
-    → {"tau"}, ``crba(q)`` → {"M"}, ``aba(q, qd, tau)`` → {"qdd"}; inputs may carry a batch
-    dimension. Free/spherical joints take scalar-first quaternions, as the numeric core does.
+    The algorithm (RBDA tables 5.1, 6.2, 7.1) runs once over symbols with the model's numbers in
+    place; the trace, after CSE, is compiled by :func:`multibody.codegen.compile` (cached).
+    Free and spherical joints take scalar-first quaternions [w, x, y, z], as the numeric core does.
 
+    Parameters
+    ----------
+    model : Model
+        A numeric model (a ``symbolic=True`` one is refused).
+    algorithm : {"rnea", "crba", "aba"}
+        Which algorithm (case-insensitive).
+    cache_dir : str or os.PathLike, optional
+        Cache folder, as :func:`compile`'s.
+    progress : callable, optional
+        Called with a one-line message at each stage.
+
+    Returns
+    -------
+    CompiledFunction
+        ``rnea(q, qd, qdd)`` → {"tau": (..., nv)}, ``crba(q)`` → {"M": (..., nv, nv)},
+        ``aba(q, qd, tau)`` → {"qdd": (..., nv)}; ``q`` (..., nq), the others (..., nv), in
+        the units of ``mb.rnea``/``mb.crba``/``mb.aba``; inputs may carry a batch dimension.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a multibody Model.
+    ValueError
+        ``algorithm`` is not one of rnea, crba, aba; ``model`` is symbolic.
+    CompilerNotFoundError
+        There is no C compiler.
+
+    Examples
+    --------
     >>> import numpy as np, multibody as mb
     >>> from multibody import codegen
     >>> model = mb.models.auto_tree(4, bf=2)

@@ -80,7 +80,12 @@ class Camera:
 def _rgba(colour):
     if colour is None:
         return None
-    c = tuple(float(x) for x in colour)
+    if isinstance(colour, (str, bytes)):
+        raise TypeError(f"colour: expected 3 or 4 numbers in [0, 1] (RGB or RGBA), got the string {colour!r}")
+    try:
+        c = tuple(float(x) for x in colour)
+    except (TypeError, ValueError):
+        raise TypeError(f"colour: expected 3 or 4 numbers in [0, 1] (RGB or RGBA), got {colour!r}") from None
     if len(c) == 3:
         c = c + (1.0,)
     if len(c) != 4 or not all(0.0 <= x <= 1.0 for x in c):
@@ -204,13 +209,35 @@ def default_appearance(model: Model, colour=None) -> tuple[Geometry, ...]:
     illustrative bodies (proNEu's RA3Link has Θ = 1 kg m² on 1 kg, a 2.4 m box on a 1 m link),
     which would hide the arm and its frames.
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        The model to draw.
+    colour : sequence of 3 or 4 float, optional
+        RGB or RGBA in [0, 1] of the bodies' shapes (default a grey blue); joints and links keep
+        their colours.
+
+    Returns
     -------
+    tuple of Geometry
+        The shapes, in body coordinates (m), each with its ``body`` index.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``colour`` is a string or not numbers.
+    ValueError
+        ``colour`` not 3 or 4 numbers in [0, 1].
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> g = default_appearance(mb.models.planar(2))
     >>> [x.kind for x in g if x.body == 0], [x.kind for x in g if x.body == 1]
     (['cylinder', 'capsule', 'sphere'], ['cylinder', 'capsule', 'sphere'])
     """
+    if not isinstance(model, Model):
+        raise TypeError(f"model: expected a multibody.Model, got {type(model).__name__}")
     L = characteristic_length(model)
     r = 0.05 * L
     joint_colour = (0.85, 0.55, 0.15, 1.0)

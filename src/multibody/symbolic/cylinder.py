@@ -37,8 +37,16 @@ def _symbolic(*xs) -> bool:
     return any(isinstance(x, sp.Basic) for x in xs)
 
 
+def _floats(x, what: str, expected: str):
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what}: expected {expected} as a number, an array or a SymPy expression, got {x!r}") from None
+
+
 def _numeric_lengths(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a = _floats(a, "a", "the distance (m) of the B mount from the joint axis")
+    b = _floats(b, "b", "the distance (m) of the P mount from the joint axis")
     if not (np.all(np.isfinite(a)) and np.all(a > 0)):
         raise ValueError(f"a: expected a positive finite distance of the B mount from the joint axis, got {a!r}")
     if not (np.all(np.isfinite(b)) and np.all(b > 0)):
@@ -47,7 +55,7 @@ def _numeric_lengths(a, b):
 
 
 def _numeric_angle(q, what="q"):
-    q = np.asarray(q, dtype=float)
+    q = _floats(q, what, "the joint angle (rad)")
     if not np.all(np.isfinite(q)):
         raise ValueError(f"{what}: expected finite joint angles, got {q!r}")
     return q
@@ -67,9 +75,32 @@ def _length(q, a, b):
 def cylinder_angle(q, a, b):
     """φ of eq. 2.1: the cylinder's angle at the P mount, ``atan2(a sin q1, b + a cos q1)``.
 
-    SymPy inputs give a SymPy expression, numbers (or arrays, broadcast) give NumPy values.
+    Parameters
+    ----------
+    q : sympy expression, float or array_like
+        Joint angle q1 (rad).
+    a : sympy expression or float
+        Distance (m) of the cylinder's mount on the action body B from the joint axis (> 0).
+    b : sympy expression or float
+        Distance (m) of its mount on the reaction body P from the joint axis (> 0).
 
+    Returns
+    -------
+    sympy expression or ndarray
+        φ (rad): a SymPy expression if any input is SymPy, else NumPy values (inputs broadcast).
+
+    Raises
+    ------
+    TypeError
+        A numeric argument that is not a number or array of numbers.
+    ValueError
+        Numeric ``a`` or ``b`` not positive and finite, a non-finite ``q``, or mounts that
+        coincide (``a = b``, ``q1 = ±π``: the cylinder has no direction).
+
+    Examples
+    --------
     >>> import numpy as np
+    >>> from multibody.symbolic import cylinder_angle
     >>> round(float(cylinder_angle(np.pi / 2, 0.3, 0.4)), 12) == round(float(np.arctan(0.3 / 0.4)), 12)
     True
     """
@@ -77,6 +108,7 @@ def cylinder_angle(q, a, b):
         return sp.atan2(a * sp.sin(q), b + a * sp.cos(q))
     q = _numeric_angle(q)
     a, b = _numeric_lengths(a, b)
+    _length(q, a, b)          # refuses coincident mounts: the cylinder has no direction there
     return np.arctan2(a * np.sin(q), b + a * np.cos(q))
 
 
@@ -117,21 +149,51 @@ def cylinder_torque(q, a, b, F):
         return F * a * b * sp.sin(q) / _length(q, a, b)
     q = _numeric_angle(q)
     a, b = _numeric_lengths(a, b)
-    F = np.asarray(F, dtype=float)
+    F = _floats(F, "F", "the cylinder force (N)")
     if not np.all(np.isfinite(F)):
         raise ValueError(f"F: expected a finite cylinder force, got {F!r}")
     return F * a * b * np.sin(q) / _length(q, a, b)
 
 
 def cylinder_element(body_P, body_B, q, a, b, F, axis=(0, 0, 1), name: str | None = None) -> RotForce:
-    """The manual's torque element ('rot') for a cylinder across the revolute joint between
-    ``body_P`` and ``body_B``: ``B_T = cylinder_torque(q, a, b, F) · axis``.
+    """The manual's torque element ('rot') of a cylinder across a revolute joint.
 
-    ``q`` is the joint's coordinate (a SymPy symbol), ``axis`` the joint axis in B coordinates (a
-    unit vector; z by default, as proNEu's ``ftel(i).B_T = [0;0;T1]``), ``F`` the force (an actuator
-    symbol τ or an expression in q and parameters). Give it to :func:`compute_pne` with the other
-    force elements.
+    The element between ``body_P`` and ``body_B`` has ``B_T = cylinder_torque(q, a, b, F) · axis``
+    (proNEu's ``ftel(i).B_T = [0;0;T1]`` for the z axis). Give it to :func:`compute_pne` with the
+    other force elements.
 
+    Parameters
+    ----------
+    body_P : str, int or None
+        The reaction body (name or index; None: the inertial frame).
+    body_B : str or int
+        The action body, the joint's child.
+    q : sympy.Symbol
+        The joint's coordinate (rad).
+    a, b : sympy expression or float
+        Distances (m) of the mounts on B and on P from the joint axis (> 0).
+    F : sympy expression or float
+        The cylinder force (N), positive pulling the mounts together: an actuator symbol τ or an
+        expression in q and parameters.
+    axis : sequence of 3, optional
+        The joint axis in B coordinates, a unit vector (default z).
+    name : str, optional
+        The element's name (in error messages).
+
+    Returns
+    -------
+    RotForce
+        The torque element.
+
+    Raises
+    ------
+    TypeError
+        ``q`` is not a SymPy symbol.
+    ValueError
+        Numeric ``a`` or ``b`` not positive and finite; ``axis`` not 3 components of a unit vector.
+
+    Examples
+    --------
     >>> import sympy as sp
     >>> from multibody.symbolic import cylinder_element
     >>> q1, F1 = sp.symbols("q1 F1")

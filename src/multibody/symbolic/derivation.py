@@ -27,6 +27,7 @@ three revolute joints through massless bodies, as ``multibody.models.starleth`` 
 """
 from __future__ import annotations
 
+import numbers
 import time
 from functools import singledispatch
 from typing import Callable
@@ -42,7 +43,7 @@ from . import lagrange as _lagrange  # noqa: F401  (registers "lagrange")
 from .eom import DERIVATION_METHODS, EquationsOfMotion
 from .pne_input import PneSystem
 from .tmt import TMTSystem
-from .tree import model_symbols
+from .tree import model_symbols, symbol_column
 
 __all__ = ["derive", "model_symbols"]
 
@@ -106,35 +107,78 @@ def _(source: list, q, dq, tau, actuated):
     if actuated is not None:
         raise ValueError("derive: for a proNEu body list the actuators are the τ in its force elements; "
                          "give tau= instead of actuated=")
-    tau = [] if tau is None else list(tau)
-    return sp.Matrix(list(q)), sp.Matrix(list(dq)), sp.Matrix(tau) if tau else sp.zeros(0, 1), None
+    tau = sp.zeros(0, 1) if tau is None else symbol_column(tau, "tau")
+    return symbol_column(q, "q"), symbol_column(dq, "dq"), tau, None
 
 
 def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=None,
            raw: bool = False, simplify: bool | float = False, progress: Callable[[str], None] | None = None,
            verbose: bool = False, **options) -> EquationsOfMotion:
-    """Symbolic ``M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ`` of ``source``.
+    """Symbolic equations of motion ``M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ`` of ``source``.
+
+    Every method gives the same equations (the tests compare them entry by entry); "rnea" is
+    the fastest. Revolute, prismatic, helical and fixed joints are derived; a floating base is
+    written with Euler angles (three prismatic and three revolute joints through massless
+    bodies, as ``multibody.models.starleth`` does).
 
     Parameters
     ----------
-    source   : a ``multibody.Model`` (numeric or symbolic), a ``multibody.model.mechanism.Mechanism``, a
-               ``TMTSystem``, a ``PneSystem`` or a list of proNEu ``Body`` (see the module docstring)
-    method   : "rnea" (default, fastest), "pne", "tmt", "lagrange" or a registered name
-    q, dq, tau : symbols to use for a model (default: the seed's names for built-in models, else
-               ``q0…``, ``dq0…``, ``tau0…``); required ``q``, ``dq`` for a body list
-    actuated : dof indices of a model that carry an actuator (default: the seed's, else all)
-    raw      : False (default): M, b, g in the readable form of :meth:`EquationsOfMotion.readable`
-               (``sin² + cos²`` and angle sums collapsed: the double pendulum's M[0,0] reads
-               ``… + l1*l2*m2*cos(th2)``); True: as the method derived them
-    simplify : False, True (60 s) or a time limit in seconds for ``EquationsOfMotion.simplify``
-    progress : callback ``progress(message)``; ``verbose=True`` prints the messages
-    options  : passed on to the method (``frame="body"|"inertial"|"auto"`` for "rnea" and "pne";
-               ``kinematics=`` for "pne"; ``force_elements=``, ``gravity=`` with a body list)
+    source : Model, Mechanism, TMTSystem, PneSystem or list of Body
+        A ``multibody.Model`` (numeric, or ``symbolic=True`` with SymPy parameters), a
+        ``multibody.model.mechanism.Mechanism`` (tree plus constraints and force elements), a
+        ``TMTSystem``, a ``PneSystem`` or a list of proNEu ``Body`` (see the module docstring).
+    method : str, optional
+        ``"rnea"`` (default), ``"pne"``, ``"tmt"``, ``"lagrange"`` or a name registered with
+        :func:`register_method` (case-insensitive).
+    q, dq, tau : sequence of sympy.Symbol, optional
+        Symbols of the coordinates (rad or m), rates and actuator forces for a model (default:
+        the seed's names for built-in models, else ``q0…``, ``dq0…``, ``tau0…``); required
+        ``q`` and ``dq`` for a body list. Systems carry their own and refuse them.
+    actuated : sequence of int, optional
+        Dof indices of a model that carry an actuator (default: the seed's, else all); S is the
+        m×n selection matrix of these dofs.
+    raw : bool, optional
+        False (default): M, b, g in the readable form of :meth:`EquationsOfMotion.readable`
+        (``sin² + cos²`` and angle sums collapsed: the double pendulum's M[0,0] reads
+        ``… + l1*l2*m2*cos(th2)``); True: as the method derived them.
+    simplify : bool or float, optional
+        False (default), True (a 60 s limit) or a positive time limit in seconds for
+        :meth:`EquationsOfMotion.simplify`.
+    progress : callable, optional
+        ``progress(message)``, called with one line at each stage.
+    verbose : bool, optional
+        Print the stage messages with elapsed times (when ``progress`` is None).
+    **options
+        Passed on to the method: ``frame="body"|"inertial"|"auto"`` for "rnea" and "pne";
+        ``kinematics=`` for "pne"; ``force_elements=``, ``gravity=`` (m/s², inertial frame)
+        with a body list; the elements of :class:`TMTSystem` (``springs=``, ``forces=``, …)
+        for "tmt" on a model.
 
+    Returns
+    -------
+    EquationsOfMotion
+        ``M`` (n×n), ``b``, ``g`` (n×1), ``S`` (m×n), ``q``, ``dq``, ``tau``, ``params`` (the
+        model's parameter symbols), ``extra["method"]``; ``to_numeric(values)`` evaluates them.
+
+    Raises
+    ------
+    TypeError
+        ``source`` is nothing a method derives from, or not what ``method`` accepts (the message
+        lists what does); ``q``, ``dq`` or ``tau`` are not sequences of symbols; ``progress`` is
+        not callable; an option the method does not take.
+    ValueError
+        An unknown ``method``; ``q``/``dq``/``tau``/``actuated`` of the wrong length, repeated
+        or out of range; symbols given for a system that carries its own; a joint the methods
+        cannot derive (quaternion or planar), naming the body; a bad ``simplify``.
+
+    Examples
+    --------
     >>> import multibody as mb
-    >>> eom = derive(mb.models.starleth())
-    >>> eom.M.shape, [str(t) for t in eom.tau[:3]]
-    ((18, 18), ['TLF_HAA', 'TLF_HFE', 'TLF_KFE'])
+    >>> eom = mb.symbolic.derive(mb.models.double_pendulum(symbolic=True))
+    >>> eom.M.shape, list(eom.q), list(eom.tau)
+    ((2, 2), [th1, th2], [T1, T2])
+    >>> eom.M[0, 1]                     # the second link: a box of length l2, width w2, height h2
+    l1*l2*m2*cos(th2)/2 + m2*(h2**2 + 3*l2**2 + w2**2)/12
     """
     key = str(method).lower()
     entry = DERIVATION_METHODS.get(key)
@@ -150,6 +194,10 @@ def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=
         accepted = ", ".join("a list of proNEu Body" if t is list else t.__name__ for t in entry.accepts)
         raise TypeError(f"derive: method {key!r} derives from {accepted}; got {_describe(source)}{hint}. "
                         f"derive accepts {_accepted()}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress: expected a callable progress(message) or None, got {type(progress).__name__}")
+    if not isinstance(simplify, bool) and not (isinstance(simplify, numbers.Real) and 0 < simplify < float("inf")):
+        raise ValueError(f"simplify: expected False, True or a positive time limit in seconds, got {simplify!r}")
     say = progress
     if say is None and verbose:
         t_start = time.perf_counter()

@@ -69,17 +69,59 @@ DERIVATION_METHODS: dict[str, DerivationMethod] = {}
 
 
 def register_method(name: str, *, accepts: tuple | None = None, summary: str = ""):
-    """Decorator: make ``func`` available as ``derive(source, method=name)``.
+    """Decorator: make a derivation function available as ``derive(source, method=name)``.
 
-    ``accepts`` lists the input types the method derives from (default: ``multibody.Model``).
     The function is called as ``func(source, q, dq, tau, S=S, progress=callback, **options)``
-    and must return an :class:`EquationsOfMotion`.
+    (the symbols chosen by :func:`derive`) and must return an :class:`EquationsOfMotion`.
+    Registering a name again replaces the earlier method of that name (the built-in ones too).
+
+    Parameters
+    ----------
+    name : str
+        The method's name (stored in lower case).
+    accepts : type or tuple of types, optional
+        The input types the method derives from (default: ``multibody.Model``).
+    summary : str, optional
+        One line for the method table (default: the function's docstring's first line).
+
+    Returns
+    -------
+    callable
+        The decorator; it registers the function and returns it unchanged.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a non-empty string.
+    TypeError
+        ``accepts`` is not a type or a tuple of types; the decorated object is not callable.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> from multibody.symbolic import derive, register_method
+    >>> from multibody.symbolic.rnea_sym import rnea_equations
+    >>> @register_method("rnea_body_frame", summary="RNEA in body coordinates")
+    ... def rnea_body(model, q, dq, tau, *, S, progress=None):
+    ...     return rnea_equations(model, q, dq, tau, S=S, progress=progress, frame="body")
+    >>> derive(mb.models.double_pendulum(), "rnea_body_frame").extra["method"]
+    'rnea'
+    >>> from multibody.symbolic.eom import DERIVATION_METHODS
+    >>> del DERIVATION_METHODS["rnea_body_frame"]         # leave the table as it was
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"register_method: name must be a non-empty string, got {name!r}")
 
+    types = accepts
+    if types is not None:
+        types = (types,) if isinstance(types, type) else types
+        if not isinstance(types, tuple) or not types or not all(isinstance(t, type) for t in types):
+            raise TypeError(f"register_method: accepts must be a type or a tuple of types, got {accepts!r}")
+
     def deco(func):
-        types = accepts
+        nonlocal types
+        if not callable(func):
+            raise TypeError(f"register_method({name!r}): decorates a function, got {type(func).__name__}")
         if types is None:
             from ..model.model import Model
 

@@ -30,10 +30,50 @@ __all__ = ["lagrange_from_energies", "derive_lagrange", "christoffel_C"]
 
 
 def christoffel_C(M: sp.Matrix, q, dq):
-    """Coriolis matrix C(q, q̇) and Christoffel symbols c[i][j][k] of the first kind of M(q)."""
+    """Coriolis matrix C(q, q̇) and Christoffel symbols c[i][j][k] of the first kind of M(q).
+
+    c[i][j][k] = ½ (∂M_kj/∂q_i + ∂M_ki/∂q_j − ∂M_ij/∂q_k) and C_kj = Σ_i c[i][j][k] q̇_i,
+    so that the Coriolis and centrifugal terms are b = C q̇.
+
+    Parameters
+    ----------
+    M : sympy.Matrix, shape (n, n)
+        Mass matrix as a function of q.
+    q, dq : sequence of sympy.Symbol
+        The n coordinates and their rates.
+
+    Returns
+    -------
+    C : sympy.Matrix, shape (n, n)
+        The Coriolis matrix.
+    c : list of list of list
+        The Christoffel symbols, ``c[i][j][k]``.
+
+    Raises
+    ------
+    ValueError
+        ``M`` is not n×n, or q and dq have different lengths.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from multibody.symbolic import christoffel_C
+    >>> r, th, dr, dth, m = sp.symbols("r th dr dth m")
+    >>> C, c = christoffel_C(sp.diag(m, m * r**2), [r, th], [dr, dth])     # a point in polar coordinates
+    >>> C * sp.Matrix([dr, dth])                                           # centrifugal and Coriolis terms
+    Matrix([
+    [ -dth**2*m*r],
+    [2*dr*dth*m*r]])
+    """
     q, dq = list(q), list(dq)
     n = len(q)
-    Ms = se.Matrix(sp.Matrix(M).tolist())
+    if len(dq) != n:
+        raise ValueError(f"christoffel_C: q has {n} entries but dq has {len(dq)}")
+    M = sp.Matrix(M)
+    if M.shape != (n, n):
+        raise ValueError(f"christoffel_C: M must be {n}×{n} (one row and column per coordinate), got "
+                         f"{M.rows}×{M.cols}")
+    Ms = se.Matrix(M.tolist())
     dM = [Ms.diff(se.sympify(qi)) for qi in q]
     conv = Converter(free_symbols(sp.Matrix(M)) | set(q))
     c = [[[conv((dM[i][k, j] + dM[j][k, i] - dM[k][i, j]) / 2) for k in range(n)] for j in range(n)]
@@ -63,8 +103,45 @@ def _is_quadratic_form(T, M, q, dq, params, trials: int = 3) -> bool:
 def lagrange_from_energies(T, V, q, dq, params=(), tau=None, S=None, simplify=False) -> EquationsOfMotion:
     """Equations of motion from kinetic energy T(q, q̇) and potential energy V(q).
 
-    T must be a quadratic form in q̇ (scleronomic): M = ∂²T/∂q̇² may not contain q̇.
-    Every symbol in T and V must be a coordinate, a rate or one of ``params``.
+    M = ∂²T/∂q̇², b = C(q, q̇) q̇ with the Christoffel symbols of M (:func:`christoffel_C`),
+    g = ∂V/∂q, for M q̈ + b + g = Sᵀ τ.
+
+    Parameters
+    ----------
+    T : sympy expression
+        Kinetic energy (J); a quadratic form in q̇ (scleronomic: M may not contain q̇).
+    V : sympy expression
+        Potential energy (J), a function of q and the parameters.
+    q, dq : sequence of sympy.Symbol
+        Coordinates and rates, of equal length.
+    params : sequence of sympy.Symbol, optional
+        The parameters; every other symbol in T and V must be a coordinate or a rate.
+    tau : sequence of sympy.Symbol, optional
+        Actuator symbols (default none: S is 0×n).
+    S : matrix, optional
+        Selection matrix (m×n); required when ``tau`` has fewer entries than q.
+    simplify : bool or float, optional
+        Simplify the results (False, True or seconds).
+
+    Returns
+    -------
+    EquationsOfMotion
+        M (n×n), b, g (n×1), S.
+
+    Raises
+    ------
+    ValueError
+        q and dq of different lengths; a symbol that is no coordinate, rate or parameter; T not
+        quadratic in q̇; tau and S of inconsistent sizes.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from multibody.symbolic import lagrange_from_energies
+    >>> x, dx, m, k = sp.symbols("x dx m k")
+    >>> eom = lagrange_from_energies(m * dx**2 / 2, k * x**2 / 2, [x], [dx], params=[m, k])
+    >>> eom.M, eom.b, eom.g                     # m ẍ + k x = 0
+    (Matrix([[m]]), Matrix([[0]]), Matrix([[k*x]]))
     """
     q = sp.Matrix(list(q))
     dq = sp.Matrix(list(dq))
@@ -147,24 +224,62 @@ def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None)
                  summary="Lagrange: energies, Christoffel symbols (DP_EOM)")
 def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simplify=False,
                     progress=None) -> EquationsOfMotion:
-    """Lagrange equations of a Model (revolute/prismatic/helical/fixed joints; S = I).
-
-    A :class:`~multibody.model.mechanism.Mechanism` or a :class:`TMTSystem` (a tree with
-    constraints, springs, dampers, forces and contacts) is derived by
-    :meth:`TMTSystem.equations` with ``method="lagrange"``: the bodies' M̄, convective and gravity
-    terms by Lagrange's equations, the elements as the TMT paper writes them (eqs. 4–9).
+    """Lagrange equations of a Model (revolute/prismatic/helical/fixed joints).
 
     Kinetic energy from CoM velocities and body-frame angular velocities (joint axes),
     K = Σ ½ (m v_cᵀ v_c + ω_Bᵀ I ω_B), potential energy V = −Σ m gᵀ r_c, then M = ∂²K/∂q̇²,
-    Christoffel C and g = ∂V/∂q as in :func:`lagrange_from_energies`. Reads only the Model
-    fields listed in :func:`multibody.symbolic.tmt.tree_kinematics`. Every joint is actuated
-    (S = I) unless ``S`` or ``actuated`` (dof indices) is given; ``progress(message)`` is called
-    at each stage.
+    Christoffel C and g = ∂V/∂q as in :func:`lagrange_from_energies`. A
+    :class:`~multibody.model.mechanism.Mechanism` or a :class:`TMTSystem` (a tree with
+    constraints, springs, dampers, forces and contacts) is derived by
+    :meth:`TMTSystem.equations` with ``method="lagrange"``: the bodies' M̄, convective and
+    gravity terms by Lagrange's equations, the elements as the TMT paper writes them (eqs. 4–9).
+
+    Parameters
+    ----------
+    model : Model, Mechanism or TMTSystem
+        A model with revolute, prismatic, helical or fixed joints (numeric or symbolic).
+    q, dq : sequence of sympy.Symbol, optional
+        Coordinate (rad or m) and rate symbols; default ``q0…``, ``dq0…``.
+    tau : sequence of sympy.Symbol, optional
+        Actuator symbols (N·m or N); default ``tau0…``, one per row of S.
+    S : matrix, optional
+        Selection matrix (m×n): the joint forces are Sᵀ τ (default: the identity, every joint
+        actuated).
+    actuated : sequence of int, optional
+        Dof indices that carry an actuator (builds S when ``S`` is None).
+    simplify : bool or float, optional
+        Simplify the system's expressions (False, True or seconds).
+    progress : callable, optional
+        ``progress(message)``, called at each stage.
+
+    Returns
+    -------
+    EquationsOfMotion
+        M (n×n), b, g (n×1), S (m×n), ``extra["method"] == "lagrange"``.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is none of Model, Mechanism, TMTSystem; ``q``, ``dq`` or ``tau`` is not a
+        sequence of symbols.
+    ValueError
+        Symbols or S of the wrong size, an ``actuated`` dof that does not exist, a model without
+        degrees of freedom, a quaternion or planar joint.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> from multibody.symbolic import derive_lagrange
+    >>> eom = derive_lagrange(mb.models.double_pendulum(symbolic=True))
+    >>> eom.extra["method"], eom.M.shape, eom.g.shape
+    ('lagrange', (2, 2), (2, 1))
     """
     from .tmt.from_model import _model_actuation, tmt_system, tree_kinematics
-    from .tree import sympy_array, sympy_entry
+    from .tree import symbol_column, sympy_array, sympy_entry
 
     say = progress or (lambda msg: None)
+    if not isinstance(model, (Model, Mechanism, TMTSystem)):
+        raise TypeError(f"model: expected a multibody Model, Mechanism or TMTSystem, got {type(model).__name__}")
     if not isinstance(model, Model):
         say("Lagrange: the mechanism's bodies and elements")
         system = model if isinstance(model, TMTSystem) else tmt_system(model, simplify=simplify)
@@ -176,7 +291,7 @@ def derive_lagrange(model, q=None, dq=None, tau=None, *, S=None, actuated=None, 
     kin = tree_kinematics(model, q)
     q = kin["q"]
     nq = kin["nq"]
-    dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else sp.Matrix(list(dq))
+    dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else symbol_column(dq, "dq")
     if len(dq) != nq:
         raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
     tau, S = _model_actuation(nq, tau, S, actuated)

@@ -139,25 +139,67 @@ def compute_pne(bodies: Sequence[Body], force_elements: Sequence, q, dq, tau, gr
                 progress: Callable[[str], None] | None = None) -> EquationsOfMotion:
     """proNEu ``computePNE``: M, b, g, S of ``M q̈ + b + g = Sᵀ τ`` by projected Newton-Euler.
 
+    The bodies' Jacobians of translation and rotation project the Newton and Euler equations
+    onto the generalized coordinates (proNEu manual §2): M = Σ (J_Pᵀ m J_P + J_Rᵀ Θ J_R),
+    b and g from the velocity- and gravity-dependent accelerations, Sᵀτ from the force elements.
+
     Parameters
     ----------
-    bodies, force_elements : kinematic tree (:class:`Body`) and :class:`RotForce`/:class:`LinForce`
-    q, dq, tau : generalized coordinates, velocities, actuator symbols
-    gravity    : I_a_grav, gravity acceleration in the inertial frame (may hold parameters)
-    params     : the model parameters; when given, any other symbol in the input is an error
-                 (naming the body/element and the symbol). When ``None`` every symbol that is
-                 not in q, dq, tau counts as a parameter.
-    simplify   : False, True (60 s) or seconds for :meth:`EquationsOfMotion.simplify`
-    kinematics : True: global kinematics of every body in ``eom.kinematics``; "full": also the
-                 Jacobian time derivatives I_dJ_O, I_dJ_CoG, I_dJr and dA_IB; False: none
-    frame      : where the recursion runs: "body" (each body's own coordinates; only the local
-                 A_PB enter, best for spatial trees), "inertial" (additive recursion in I with
-                 merged rotation chains A_IB, best for planar mechanisms, where R_z(q1)R_z(q2) =
-                 R_z(q1+q2)), or "auto" (inertial when every chain merges into one rotation)
-    progress   : optional callback ``progress(message)``
+    bodies : sequence of Body
+        The kinematic tree, parents before children (proNEu ``body(i)``): mass, inertia about
+        the CoG (body coordinates), CoG, origin and rotation A_PB in the parent, parent.
+    force_elements : sequence of RotForce or LinForce
+        Torque and force elements (proNEu ``ftel``); their τ symbols are the actuators.
+    q, dq : sequence of sympy.Symbol
+        Generalized coordinates (rad or m) and velocities.
+    tau : sequence of sympy.Symbol
+        Actuator symbols (N·m or N), in the order of S's rows.
+    gravity : sequence of 3, optional
+        I_a_grav, the gravity acceleration (m/s²) in the inertial frame; may hold parameters.
+    params : sequence of sympy.Symbol, optional
+        The model parameters; when given, any other symbol in the input is an error (naming the
+        body or element and the symbol). None: every symbol that is not in q, dq, tau counts
+        as a parameter.
+    simplify : bool or float, optional
+        False, True (60 s) or seconds for :meth:`EquationsOfMotion.simplify`.
+    kinematics : bool or "full", optional
+        True: global kinematics of every body in ``eom.kinematics``; "full": also the Jacobian
+        time derivatives I_dJ_O, I_dJ_CoG, I_dJr and dA_IB; False: none.
+    frame : {"auto", "body", "inertial"}, optional
+        Where the recursion runs: "body" (each body's own coordinates; only the local A_PB
+        enter, best for spatial trees), "inertial" (additive recursion in I with merged rotation
+        chains A_IB, best for planar mechanisms, where R_z(q1)R_z(q2) = R_z(q1+q2)), or "auto"
+        (inertial when every chain merges into one rotation).
+    check_rotations : bool, optional
+        Check that every A_PB is a rotation matrix (default True; False skips the test for
+        rotations built as products of elementary ones).
+    progress : callable, optional
+        ``progress(message)``, called at each stage.
 
-    Returns an :class:`EquationsOfMotion`; ``extra["f_passive"]`` holds force-element terms that
-    do not depend on τ (moved nowhere: ``M q̈ + b + g = Sᵀτ + f_passive``), if there are any.
+    Returns
+    -------
+    EquationsOfMotion
+        M (n×n), b, g (n×1), S (m×n); ``extra["f_passive"]`` holds force-element terms that do
+        not depend on τ (``M q̈ + b + g = Sᵀτ + f_passive``), if there are any.
+
+    Raises
+    ------
+    ValueError
+        A malformed tree (unknown or later parent, wrong shapes), an A_PB that is not a
+        rotation, q/dq of different lengths, a symbol outside ``params``, a force element on an
+        unknown body (each message names the body or element).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from multibody.symbolic import Body, RotForce, compute_pne
+    >>> from multibody.symbolic.utils import rot_y
+    >>> q, dq, T, m, l = sp.symbols("q dq T m l")
+    >>> arm = Body("arm", m, sp.zeros(3, 3), [0, 0, -l], [0, 0, 0], rot_y(q))   # a point mass on a rod
+    >>> eom = compute_pne([arm], [RotForce(None, "arm", sp.Matrix([0, T, 0]))], [q], [dq], [T],
+    ...                   gravity=[0, 0, -9.81])
+    >>> sp.simplify(eom.M), eom.g, eom.S
+    (Matrix([[l**2*m]]), Matrix([[9.81*l*m*sin(q)]]), Matrix([[1]]))
     """
     t0 = time.perf_counter()
     say = progress or (lambda msg: None)

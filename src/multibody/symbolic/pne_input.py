@@ -70,6 +70,30 @@ def pne_system(model, q=None, dq=None, tau=None, actuated=None) -> PneSystem:
     the manual writes StarlETH's floating base: one body with P_r_PO = [qX; qY; qZ] and
     A_PB = eulerToRotMat_A_IB(qAL, qBE, qGA) instead of five massless bodies in a chain.
 
+    Parameters
+    ----------
+    model : Model
+        A model with revolute, prismatic, helical or fixed joints.
+    q, dq, tau, actuated : optional
+        Symbols and actuated dofs, as :func:`model_symbols` takes them.
+
+    Returns
+    -------
+    PneSystem
+        ``bodies`` (list of :class:`Body`), ``force_elements`` (a :class:`RotForce` or
+        :class:`LinForce` per actuator), ``q``, ``dq``, ``tau``, ``gravity``, ``params``;
+        ``derive(system, "pne")`` gives its equations.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``q``, ``dq`` or ``tau`` is not a sequence of symbols.
+    ValueError
+        As :func:`model_symbols` (wrong numbers of symbols, bad ``actuated``, a quaternion or
+        planar joint).
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> system = mb.symbolic.pne_system(mb.models.starleth(symbolic=True))
     >>> system.bodies[0].name, system.bodies[0].P_r_PO.T, [f[0] for f in system.bodies[0].A_PB]

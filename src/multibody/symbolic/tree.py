@@ -184,16 +184,76 @@ def rotation_chains(bodies: list[SymBody], q) -> list[list]:
     return chains
 
 
+def check_model(model) -> None:
+    """Refuse, naming the argument, what is not a multibody Model (before any attribute is read)."""
+    from ..model.model import Model
+
+    if not isinstance(model, Model):
+        raise TypeError(f"model: expected a multibody Model, got {type(model).__name__}")
+
+
+def symbol_column(values, name: str) -> sp.Matrix:
+    """``values`` (a sequence of SymPy symbols) as a column matrix; anything else is refused by name."""
+    if isinstance(values, (str, bytes, sp.Basic)) and not isinstance(values, sp.MatrixBase):
+        raise TypeError(f"{name}: expected a sequence of SymPy symbols, got {type(values).__name__} {values!r}")
+    try:
+        entries = list(values)
+    except TypeError:
+        raise TypeError(f"{name}: expected a sequence of SymPy symbols, got {type(values).__name__}") from None
+    bad = [e for e in entries if not isinstance(e, sp.Symbol)]
+    if bad:
+        raise TypeError(f"{name}: expected SymPy symbols, got {bad[0]!r} ({type(bad[0]).__name__})")
+    return sp.Matrix(entries) if entries else sp.zeros(0, 1)
+
+
 def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     """Coordinate, rate and actuator symbols for ``model``, and its parameter symbols.
 
-    Defaults: the seed's names for a built-in model (``q1``, ``Dq1``, ``T1`` … for RA3Link),
-    else ``q0…``, ``dq0…``, ``tau0…``; all real. ``actuated`` (dof indices; default: the seed's
-    actuated dofs, else all) selects the dofs that get an actuator. Returns
-    ``(q, dq, tau, S, params)`` with SymPy column matrices and S (m×n) the selection matrix.
+    These are the symbols :func:`derive` uses for a model; all default symbols are real.
+
+    Parameters
+    ----------
+    model : Model
+        A multibody model whose joints are revolute, prismatic, helical or fixed.
+    q, dq : sequence of sympy.Symbol, optional
+        One symbol per coordinate (rad or m) and per rate; default: the seed's names for a
+        built-in model (``q1``, ``Dq1`` … for RA3Link), else ``q0…``, ``dq0…``.
+    tau : sequence of sympy.Symbol, optional
+        One symbol per actuated dof (N·m or N); default: the seed's names, else ``tau<k>`` for dof k.
+    actuated : sequence of int, optional
+        Dof indices that get an actuator (default: the seed's actuated dofs, else all).
+
+    Returns
+    -------
+    q, dq : sympy.Matrix, shape (n, 1)
+        Coordinate and rate symbols.
+    tau : sympy.Matrix, shape (m, 1)
+        Actuator symbols.
+    S : sympy.Matrix, shape (m, n)
+        Selection matrix: the joint forces are Sᵀ τ.
+    params : tuple of sympy.Symbol
+        The symbols in the model's arrays (masses, lengths, …), sorted by name.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``q``, ``dq`` or ``tau`` is not a sequence of symbols.
+    ValueError
+        Wrong numbers of symbols; ``actuated`` indices repeated or out of range; symbols that
+        repeat or clash with the model's parameters; a quaternion or planar joint.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> q, dq, tau, S, params = mb.symbolic.model_symbols(mb.models.ra3link(symbolic=True))
+    >>> list(q), list(dq), list(tau)
+    ([q1, q2, q3], [Dq1, Dq2, Dq3], [T1, T2, T3])
+    >>> S.shape, len(params)
+    ((3, 3), 18)
     """
     from ..model.seed import seed_info
 
+    check_model(model)
     _joint_chains(model)  # refuses quaternion/planar joints, naming the body
     n = int(model.nv)
     if int(model.nq) != n:  # pragma: no cover - symbolic_bodies refuses every joint with nq ≠ nv
@@ -201,8 +261,8 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     info = seed_info(model)
     names_q = info.coordinates if info else tuple(f"q{k}" for k in range(n))
     names_dq = info.rates if info else tuple(f"dq{k}" for k in range(n))
-    q = sp.Matrix([sp.Symbol(s, real=True) for s in names_q]) if q is None else sp.Matrix(list(q))
-    dq = sp.Matrix([sp.Symbol(s, real=True) for s in names_dq]) if dq is None else sp.Matrix(list(dq))
+    q = sp.Matrix([sp.Symbol(s, real=True) for s in names_q]) if q is None else symbol_column(q, "q")
+    dq = sp.Matrix([sp.Symbol(s, real=True) for s in names_dq]) if dq is None else symbol_column(dq, "dq")
     if q.rows != n or dq.rows != n:
         raise ValueError(f"model has {n} coordinates; got {q.rows} symbols in q and {dq.rows} in dq")
     if actuated is None:
@@ -214,7 +274,7 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     seed_tau = dict(zip(info.actuated, info.actuators)) if info else {}
     if tau is None:
         tau = [sp.Symbol(seed_tau.get(k, f"tau{k}"), real=True) for k in idx]
-    tau = sp.Matrix(list(tau)) if len(tau) else sp.zeros(0, 1)
+    tau = symbol_column(tau, "tau")
     if tau.rows != len(idx):
         raise ValueError(f"{len(idx)} actuated dofs but {tau.rows} symbols in tau")
     S = sp.zeros(len(idx), n)

@@ -51,14 +51,54 @@ def rot_z(a):
     return _rot("z", a)
 
 
+def _angle(x, name: str):
+    """An angle argument: a SymPy/SymEngine expression or a finite real number."""
+    import numbers
+
+    if x is None or isinstance(x, (bytes, bool)) or not (isinstance(x, (str, numbers.Number)) or hasattr(x, "free_symbols")):
+        raise TypeError(f"{name}: expected an angle (rad) as a number or a SymPy/SymEngine expression, "
+                        f"got {type(x).__name__}")
+    if isinstance(x, numbers.Number) and not (isinstance(x, numbers.Real) and cmath.isfinite(float(x))):
+        raise ValueError(f"{name}: expected a finite real angle (rad), got {x!r}")
+    return x
+
+
 def euler_to_rot_A_IB(alpha, beta, gamma):
     """proNEu ``eulerToRotMat_A_IB``: A_IB = R_x(α)·R_y(β)·R_z(γ) (x-y-z convention).
 
     Rotates coordinates of a vector in the body frame B into the inertial frame I:
     ``I_r = A_IB · B_r``. Zero angles give exact identity factors (no sin(0) terms).
+
+    Parameters
+    ----------
+    alpha, beta, gamma : sympy expression or float
+        The x, y and z angles (rad).
+
+    Returns
+    -------
+    sympy.Matrix, shape (3, 3)
+        A_IB (a SymEngine matrix if any angle is SymEngine).
+
+    Raises
+    ------
+    TypeError
+        An angle that is neither a number nor an expression (e.g. None).
+    ValueError
+        A numeric angle that is not finite.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from multibody.symbolic import euler_to_rot_A_IB
+    >>> a = sp.Symbol("a")
+    >>> euler_to_rot_A_IB(0, 0, a)
+    Matrix([
+    [cos(a), -sin(a), 0],
+    [sin(a),  cos(a), 0],
+    [     0,       0, 1]])
     """
     m = _backend(alpha, beta, gamma)
-    alpha, beta, gamma = (m.sympify(x) for x in (alpha, beta, gamma))
+    alpha, beta, gamma = (m.sympify(_angle(x, nm)) for x, nm in ((alpha, "alpha"), (beta, "beta"), (gamma, "gamma")))
     out = m.eye(3)
     for ang, rot in ((alpha, rot_x), (beta, rot_y), (gamma, rot_z)):
         if ang != 0:
@@ -67,14 +107,66 @@ def euler_to_rot_A_IB(alpha, beta, gamma):
 
 
 def euler_to_rot_A_BI(alpha, beta, gamma):
-    """proNEu ``eulerToRotMat_A_BI`` = (R_x(α)R_y(β)R_z(γ))ᵀ: rotates I coordinates into B."""
+    """proNEu ``eulerToRotMat_A_BI`` = (R_x(α)R_y(β)R_z(γ))ᵀ: rotates I coordinates into B.
+
+    Parameters
+    ----------
+    alpha, beta, gamma : sympy expression or float
+        The x, y and z angles (rad).
+
+    Returns
+    -------
+    sympy.Matrix, shape (3, 3)
+        A_BI = A_IBᵀ.
+
+    Raises
+    ------
+    TypeError
+        An angle that is neither a number nor an expression (e.g. None).
+    ValueError
+        A numeric angle that is not finite.
+
+    Examples
+    --------
+    >>> from multibody.symbolic import euler_to_rot_A_BI, euler_to_rot_A_IB
+    >>> A = euler_to_rot_A_BI(0.1, 0.2, 0.3) * euler_to_rot_A_IB(0.1, 0.2, 0.3)
+    >>> max(abs(float(e)) for e in A - A.eye(3)) < 1e-15
+    True
+    """
     return euler_to_rot_A_IB(alpha, beta, gamma).T
 
 
 def dMATdt(M, q, dq):
     """Full time derivative of a matrix (or vector) of expressions of q: Σ_k ∂M/∂q_k · q̇_k.
 
-    proNEu ``dMATdt``. ``q`` and ``dq`` are sequences of equal length.
+    proNEu ``dMATdt`` (for expressions without explicit time dependence).
+
+    Parameters
+    ----------
+    M : sympy.Matrix or sequence
+        Matrix or vector of expressions of q.
+    q, dq : sequence of sympy.Symbol
+        Coordinates and their rates, of equal length.
+
+    Returns
+    -------
+    sympy.Matrix
+        dM/dt, the shape of M (SymEngine if M or q is SymEngine).
+
+    Raises
+    ------
+    ValueError
+        q and dq have different lengths.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from multibody.symbolic import dMATdt
+    >>> q, dq = sp.symbols("q dq")
+    >>> dMATdt(sp.Matrix([sp.sin(q), q**2]), [q], [dq])
+    Matrix([
+    [dq*cos(q)],
+    [   2*dq*q]])
     """
     q, dq = list(q), list(dq)
     if len(q) != len(dq):
@@ -88,18 +180,81 @@ def dMATdt(M, q, dq):
 
 
 def skew(v):
-    """Skew-symmetric matrix ṽ with ṽ·w = v × w (proNEu ``skew``)."""
+    """Skew-symmetric matrix ṽ with ṽ·w = v × w (proNEu ``skew``).
+
+    Parameters
+    ----------
+    v : sequence of 3
+        A 3-vector of numbers or expressions.
+
+    Returns
+    -------
+    sympy.Matrix, shape (3, 3)
+        ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
+
+    Raises
+    ------
+    TypeError
+        ``v`` is a string or not iterable.
+    ValueError
+        ``v`` does not have 3 entries.
+
+    Examples
+    --------
+    >>> from multibody.symbolic import skew
+    >>> skew([1, 2, 3]) * skew([1, 2, 3]).T == skew([1, 2, 3]).T * skew([1, 2, 3])
+    True
+    >>> list(skew([1, 2, 3]) * __import__("sympy").Matrix([4, 5, 6]))     # (1, 2, 3) × (4, 5, 6)
+    [-3, 6, -3]
+    """
     m = _backend(v)
-    x, y, z = list(v)
+    if isinstance(v, (str, bytes)):
+        raise TypeError("skew: expected a 3-vector of numbers or expressions, got a string")
+    try:
+        entries = list(v)
+    except TypeError:
+        raise TypeError(f"skew: expected a 3-vector of numbers or expressions, got {type(v).__name__}") from None
+    if len(entries) != 3:
+        raise ValueError(f"skew: expected a 3-vector, got {len(entries)} entries")
+    x, y, z = entries
     return m.Matrix([[0, -z, y], [z, 0, -x], [-y, x, 0]])
 
 
 def unskew(S):
-    """Vector of a skew-symmetric matrix (proNEu ``unskew``): [S32, S13, S21]."""
+    """Vector of a skew-symmetric matrix (proNEu ``unskew``): [S32, S13, S21].
+
+    Parameters
+    ----------
+    S : sympy.Matrix or array_like, shape (3, 3)
+        A skew-symmetric matrix ṽ. A numeric one is checked (S + Sᵀ = 0); a symbolic one is
+        taken as skew-symmetric (e.g. Aᵀ dA/dq before simplification).
+
+    Returns
+    -------
+    sympy.Matrix, shape (3, 1)
+        v with ṽ = S.
+
+    Raises
+    ------
+    ValueError
+        ``S`` is not 3×3, or a numeric ``S`` is not skew-symmetric.
+
+    Examples
+    --------
+    >>> from multibody.symbolic import skew, unskew
+    >>> unskew(skew([1, 2, 3])).T
+    Matrix([[1, 2, 3]])
+    """
     m = _backend(S)
     S = m.Matrix(S)
     if (S.rows, S.cols) != (3, 3):
         raise ValueError(f"unskew: expected a 3×3 matrix, got {S.rows}×{S.cols}")
+    if not S.free_symbols:   # a numeric matrix: refuse one that is not skew (its entries would be read wrongly)
+        asym = max(abs(complex(m.sympify(S[i, j] + S[j, i]).evalf())) for i in range(3) for j in range(3))
+        scale = max(1.0, max(abs(complex(m.sympify(e).evalf())) for e in S))
+        if not asym <= 1e-9 * scale:
+            raise ValueError(f"unskew: the matrix is not skew-symmetric (|S + Sᵀ| = {asym:.3g}); "
+                             "unskew reads [S32, S13, S21] of S = ṽ")
     return m.Matrix([S[2, 1], S[0, 2], S[1, 0]])
 
 
@@ -112,8 +267,54 @@ def is_orthonormal(A, *, samples: int = 3, tol: float = 1e-9, seed: int = 0, pro
     ``exact=False``, for long chains where that form is expensive), evaluates Aᵀ A − I
     at ``samples`` random values of its free symbols (uniform in [-2, 2]) and accepts it when
     every entry is below ``tol``. The determinant is checked at one random point.
+
+    Parameters
+    ----------
+    A : sympy.Matrix or array_like
+        The matrix; anything but 3×3 gives False.
+    samples : int, optional
+        Random points of the numeric test (≥ 1; default 3).
+    tol : float, optional
+        Largest accepted entry of Aᵀ A − I at a sample (default 1e-9).
+    seed : int, optional
+        Seed of the random points (the answer is reproducible).
+    proper : bool, optional
+        Also require det A = +1 (default True).
+    exact : bool, optional
+        Try the exact test first (default True).
+
+    Returns
+    -------
+    bool
+        Whether A is orthonormal (and proper).
+
+    Raises
+    ------
+    TypeError
+        ``A`` is a string or cannot be read as a matrix.
+    ValueError
+        ``samples`` is not a positive integer, or ``tol`` not a positive finite number.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from multibody.symbolic import euler_to_rot_A_IB, is_orthonormal
+    >>> a, b, c = sp.symbols("a b c")
+    >>> is_orthonormal(euler_to_rot_A_IB(a, b, c))
+    True
+    >>> is_orthonormal(sp.diag(1, 1, -1)), is_orthonormal(sp.diag(1, 1, -1), proper=False)
+    (False, True)
     """
-    A = sp.Matrix(A) if _backend(A) is sp else sp.Matrix(A.tolist())
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"samples: expected a positive integer, got {samples!r}")
+    if not (isinstance(tol, (int, float)) and 0 < tol < float("inf")):
+        raise ValueError(f"tol: expected a positive finite tolerance, got {tol!r}")
+    if isinstance(A, (str, bytes)):
+        raise TypeError("A: expected a matrix, got a string")
+    try:
+        A = sp.Matrix(A) if _backend(A) is sp else sp.Matrix(A.tolist())
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"A: expected a matrix of numbers or expressions ({exc})") from None
     if (A.rows, A.cols) != (3, 3):
         return False
     D = A.T * A - sp.eye(3)

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _checks
 from ..model.model import Geometry, Model
-from .._io import NotRegularFile, open_regular, write_bytes
+from .._io import NotRegularFile, fspath, open_regular, write_bytes
 from ..model.appearance import Camera, appearance_of, characteristic_length, default_appearance, load_mesh
 
 __all__ = ["showmotion", "load_animation", "Animation", "default_motion", "page_html", "show", "Page"]
@@ -88,8 +88,29 @@ def default_motion(model: Model, samples_per_second: int = 30):
     along each velocity variable (``mb.integrate`` from the neutral configuration), so
     quaternions stay unit.
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        A numeric model.
+    samples_per_second : int, optional
+        Samples in each one-second ramp (≥ 1, at least 2 are used; default 30).
+
+    Returns
     -------
+    t : ndarray, shape (N,)
+        Times (s), 0 … nv (a model without dofs: [0, 1]).
+    q : ndarray, shape (N, nq)
+        Configurations.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``samples_per_second`` is not an integer.
+    ValueError
+        A symbolic model; ``samples_per_second`` < 1.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> t, q = default_motion(mb.models.planar(2), samples_per_second=4)
     >>> float(t[-1]), q[2].tolist(), q[6].tolist()
@@ -97,7 +118,8 @@ def default_motion(model: Model, samples_per_second: int = 30):
     """
     from ..model.configuration import integrate
 
-    n = max(int(samples_per_second), 2)
+    _checks.model(model)
+    n = max(_checks.integer("samples_per_second", samples_per_second, lo=1), 2)
     tau = np.linspace(0.0, 1.0, n + 1)[:-1]
     ramp = 1.0 - np.abs(2.0 * tau - 1.0)        # 0 → 1 → 0 within each second
     q0 = model.neutral()
@@ -304,26 +326,46 @@ def showmotion(model, trajectory=None, out="anim.html", title=None, author=None,
                camera=None) -> str:
     """Write an animation of ``model`` as one self-contained HTML page; returns its absolute path.
 
-    Parameters
-    ----------
-    model       : a :class:`multibody.Model` (or an :class:`Animation` from :func:`load_animation`,
-                  to write it again, e.g. with new metadata)
-    trajectory  : a ``Trajectory`` (``t``, ``q``, and ``qd``/energies when present, which are
-                  plotted), spatial_v2's ``(tdata, qdata)`` pair (qdata as samples × nq, nq × samples
-                  or Simulink's nq × 1 × samples), or None for the default animation (each joint
-                  ramped in turn, one second each)
-    out         : the HTML file to write (atomically)
-    title, author, description : metadata shown in the page; the date stamp is set here
-    camera      : a :class:`multibody.view.Camera`; default ``model.camera``, else an automatic one
-
     The page: a lit WebGL scene (the model's geometry or a default look, body frames, floor grid),
     play/pause, signed speed (negative plays backwards), coarse and fine time sliders, loop,
     orbit/zoom/pan with the mouse, a camera that can follow any body, energy and state plots on
-    the same time cursor, and the metadata.
+    the same time cursor, and the metadata. spatial_v2's ``showmotion``.
 
-    Example
+    Parameters
+    ----------
+    model : Model, Mechanism or Animation
+        A numeric :class:`multibody.Model` (a Mechanism draws its tree), or an
+        :class:`Animation` from :func:`load_animation`, to write it again (e.g. with new metadata).
+    trajectory : Trajectory or (tdata, qdata), optional
+        A ``Trajectory`` (``t`` in s, ``q``, and ``qd``/energies when present, which are
+        plotted), spatial_v2's ``(tdata, qdata)`` pair (qdata as samples × nq, nq × samples or
+        Simulink's nq × 1 × samples), or None for the default animation (each joint ramped in
+        turn, one second each: :func:`default_motion`).
+    out : str or os.PathLike, optional
+        The HTML file to write (atomically; default ``"anim.html"``).
+    title, author, description : str, optional
+        Metadata shown in the page (default title: the model's name); the date stamp is set here.
+    camera : Camera, optional
+        A :class:`multibody.view.Camera`; default ``model.camera``, else an automatic one.
+
+    Returns
     -------
+    str
+        The absolute path of the page written.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``camera`` is not a Camera; a metadata entry is not a string;
+        ``out`` is not a path.
+    ValueError
+        A trajectory that does not fit the model (shape, NaN or inf); ``out`` is a folder or in a
+        folder that does not exist.
+
+    Examples
+    --------
     >>> import os, tempfile, multibody as mb
+    >>> from multibody.view import load_animation, showmotion
     >>> path = showmotion(mb.models.double_pendulum(), out=os.path.join(tempfile.mkdtemp(), "dp.html"),
     ...                   title="double pendulum", author="me")
     >>> anim = load_animation(path)
@@ -338,6 +380,23 @@ def page_html(model, trajectory=None, *, title=None, author=None, description=No
     """The text of the page :func:`showmotion` writes (the same arguments, no file): for notebooks
     (:func:`show`) and for anything that serves the page itself.
 
+    Parameters
+    ----------
+    model, trajectory, title, author, description, camera
+        As :func:`showmotion` takes them.
+
+    Returns
+    -------
+    str
+        The self-contained HTML page.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`showmotion`.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> text = page_html(mb.models.double_pendulum(), title="dp")
     >>> text.startswith("<!DOCTYPE html>"), "<title>dp</title>" in text
@@ -388,7 +447,7 @@ class Page:
     self-contained, no file written) and as its text by ``str``."""
 
     def __init__(self, text: str, height: int = 560):
-        self.text, self.height = text, int(height)
+        self.text, self.height = text, _checks.integer("height", height, lo=1)
 
     def __str__(self):
         return self.text
@@ -404,11 +463,39 @@ def show(model, trajectory=None, *, title=None, author=None, description=None, c
     writing a file. ``model`` may also be a ``Trajectory`` or an engine ``Recording`` (its own model
     is drawn).
 
+    Parameters
+    ----------
+    model : Model, Trajectory or Recording
+        What to draw (as :func:`showmotion` takes it).
+    trajectory : Trajectory or (tdata, qdata), optional
+        The motion, as :func:`showmotion` takes it (None: the default animation).
+    title, author, description : str, optional
+        Metadata shown in the page.
+    camera : Camera, optional
+        The view; default ``model.camera``, else an automatic one.
+    height : int, optional
+        Height (pixels, ≥ 1) of the inline frame (default 560).
+
+    Returns
+    -------
+    Page
+        ``str(page)`` is the page's HTML; ``page._repr_html_()`` the ``<iframe srcdoc>`` Jupyter shows.
+
+    Raises
+    ------
+    TypeError
+        As :func:`showmotion`; ``height`` is not an integer.
+    ValueError
+        As :func:`showmotion`; ``height`` < 1.
+
+    Examples
+    --------
     >>> import multibody as mb
     >>> page = show(mb.models.double_pendulum())
     >>> page._repr_html_().startswith("<iframe srcdoc=")
     True
     """
+    height = _checks.integer("height", height, lo=1)     # before the page is built
     return Page(page_html(model, trajectory, title=title, author=author, description=description, camera=camera),
                 height)
 
@@ -493,8 +580,41 @@ def load_animation(path) -> Animation:
     """Read an animation written by :func:`showmotion` (spatial_v2 ``showmotion(filename)``).
 
     Raises ValueError for a file that is not such a page, or is truncated or damaged.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A page written by :func:`showmotion`.
+
+    Returns
+    -------
+    Animation
+        ``t`` (s, shape (N,)), ``q`` (N, nq), ``title``, ``meta`` (title, author, description,
+        date), ``default`` (True for the default animation) and the model's drawing data; give it
+        to :func:`showmotion` to write it again.
+
+    Raises
+    ------
+    TypeError
+        ``path`` is not a path.
+    ValueError
+        A file that cannot be read, is not such a page, or is truncated or damaged; a folder or
+        a FIFO.
+
+    Examples
+    --------
+    >>> import os, tempfile, multibody as mb
+    >>> from multibody.view import load_animation, showmotion
+    >>> d = tempfile.mkdtemp()
+    >>> path = showmotion(mb.models.planar(2), out=os.path.join(d, "p.html"), title="two links")
+    >>> anim = load_animation(path)
+    >>> anim.title, anim.q.shape
+    ('two links', (61, 2))
+    >>> again = showmotion(anim, out=os.path.join(d, "p2.html"), author="me")   # new metadata
+    >>> load_animation(again).meta["author"]
+    'me'
     """
-    path = os.fspath(path)
+    path = fspath(path, "path")
     try:
         with open_regular(path, "path") as f:   # a FIFO would block forever
             text = f.read().decode("utf-8")

@@ -41,8 +41,42 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
     ``"geometry"``) so that a script can find them.  Meshes with more than ``max_mesh_faces``
     triangles are thinned for matplotlib (the browser viewer draws them whole).
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        A numeric model.
+    q : array_like, shape (nq,), optional
+        The configuration (rad, m; quaternions [w, x, y, z]); default the neutral one.
+    ax : mpl_toolkits.mplot3d.Axes3D, optional
+        Axes to draw into; default a new figure's.
+    names : bool, optional
+        Write each body's name beside its origin (default False).
+    geometry : bool, optional
+        Draw the model's geometry, or its default appearance (default True).
+    frames : bool, optional
+        Draw the body frames (default True).
+    com : bool, optional
+        Mark the centres of mass (default True).
+    frame_length : float, optional
+        Length (m) of the body frames' axes (> 0); default 0.3 × the model's characteristic length.
+    max_mesh_faces : int, optional
+        Meshes with more triangles are thinned to about this many (≥ 1; default 4000).
+
+    Returns
     -------
+    mpl_toolkits.mplot3d.Axes3D
+        The axes drawn into, scaled equally in x, y, z (m).
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``q`` is not numbers.
+    ValueError
+        ``q`` of the wrong shape or not finite; a symbolic model; ``ax`` not 3-D;
+        ``frame_length`` not positive; ``max_mesh_faces`` < 1.
+
+    Examples
+    --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import numpy as np, multibody as mb
     >>> ax = mb.view.plot_bodies(mb.models.double_pendulum(), [np.pi / 4, -np.pi / 4])
@@ -65,7 +99,8 @@ def plot_bodies(model: Model, q=None, ax=None, names: bool = False, geometry: bo
     elif getattr(ax, "name", "") != "3d":
         raise ValueError("ax: expected a 3-D Axes (fig.add_subplot(projection='3d'))")
     L = characteristic_length(model)
-    flen = 0.3 * L if frame_length is None else float(frame_length)
+    flen = 0.3 * L if frame_length is None else _checks.number("frame_length", frame_length, positive=True)
+    max_mesh_faces = _checks.integer("max_mesh_faces", max_mesh_faces, lo=1)
     if model.nb:
         R, p = forward_kinematics(model, q)
     else:

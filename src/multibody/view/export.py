@@ -10,7 +10,8 @@ import os
 import numpy as np
 
 from ..model.model import Model
-from .._io import atomic_path
+from .. import _checks
+from .._io import atomic_path, fspath
 from .._extras import MissingExtraError, require
 
 __all__ = ["export_video"]
@@ -32,8 +33,45 @@ def export_video(model: Model, trajectory=None, out="anim.mp4", fps: int = 25, s
     ``imageio-ffmpeg`` package (it ships an ffmpeg binary); GIF needs only Pillow (a matplotlib
     dependency).
 
-    Example
+    Parameters
+    ----------
+    model : Model
+        A numeric model (a Mechanism draws its tree).
+    trajectory : Trajectory or (tdata, qdata), optional
+        The motion, as :func:`showmotion` takes it (None: the default animation).
+    out : str or os.PathLike, optional
+        The file to write, ending in ``.mp4`` or ``.gif`` (default ``"anim.mp4"``).
+    fps : float, optional
+        Frames per second of the video (> 0; default 25).
+    speed : float, optional
+        Playback speed (> 0; 2 plays twice as fast; default 1).
+    size : (int, int), optional
+        Width and height in pixels (≥ 2 each; rounded down to even; default (640, 480)).
+    title : str, optional
+        A title drawn on every frame.
+    progress : bool, optional
+        Show a progress bar.
+    max_frames : int, optional
+        Refuse a video of more frames (≥ 1; default 3000).
+
+    Returns
     -------
+    str
+        The absolute path of the video written.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``out`` is not a path; ``fps``, ``speed``, ``size`` or
+        ``max_frames`` not numbers of the right kind.
+    ValueError
+        ``out`` not ending in .mp4 or .gif; ``fps``, ``speed`` or ``size`` not positive; more
+        frames than ``max_frames``; a trajectory that does not fit the model.
+    MissingExtraError
+        An ``.mp4`` without the ``imageio-ffmpeg`` package (``pip install 'multibody[view]'``).
+
+    Examples
+    --------
     >>> import os, tempfile, multibody as mb
     >>> path = export_video(mb.models.planar(2), out=os.path.join(tempfile.mkdtemp(), "p.gif"), fps=4,
     ...                     size=(160, 120))
@@ -48,11 +86,19 @@ def export_video(model: Model, trajectory=None, out="anim.mp4", fps: int = 25, s
     from .bodies import plot_bodies
     from .animation import _motion
 
-    ext = os.path.splitext(os.fspath(out))[1].lower()
+    if isinstance(getattr(model, "model", None), Model):      # a Mechanism: draw its tree
+        model = model.model
+    _checks.model(model)
+    out = fspath(out, "out")
+    ext = os.path.splitext(out)[1].lower()
     if ext not in (".mp4", ".gif"):
         raise ValueError(f"out: expected a file name ending in .mp4 or .gif, got {os.fspath(out)!r}")
-    if not (np.isfinite(fps) and fps > 0) or not (np.isfinite(speed) and speed > 0):
-        raise ValueError("fps and speed must be positive numbers")
+    fps = _checks.number("fps", fps, positive=True)
+    speed = _checks.number("speed", speed, positive=True)
+    max_frames = _checks.integer("max_frames", max_frames, lo=1)
+    if isinstance(size, (str, bytes)) or len(size) != 2:
+        raise ValueError(f"size: expected (width, height) in pixels, got {size!r}")
+    size = tuple(_checks.integer("size", s, lo=2) for s in size)
     if ext == ".mp4":
         try:
             import imageio_ffmpeg

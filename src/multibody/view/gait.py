@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plots import _legend_outside
+from .plots import _arrays, _legend_outside
 from .._extras import require
 
 
@@ -28,8 +28,32 @@ def plot_gait(trajectory, strides=None, coordinates=None, title=None):
     not carry, i.e. all but the first two of ``Walker``'s models).  After each heel strike the legs
     swap labels, so the curves jump there — the TMT paper's "state variables for 4 steps".
 
-    Example
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A walk: ``t`` (s), ``q`` (rad), ``qd`` (rad/s), its events named ``"heel strike k"``.
+    strides : list of Stride, optional
+        :meth:`multibody.Walker.gait`'s strides; their times (s) and step lengths (m) are written
+        on the figure.
+    coordinates : sequence of str or int, optional
+        Position variables to draw (joint names or indices).
+    title : str, optional
+        The figure's title.
+
+    Returns
     -------
+    matplotlib.figure.Figure
+        The figure (nothing is shown or saved: ``fig.savefig(path)`` writes it).
+
+    Raises
+    ------
+    TypeError
+        ``trajectory`` lacks ``t``, ``q`` or ``qd``.
+    ValueError
+        A coordinate that is no joint of the model or an index out of range.
+
+    Examples
+    --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> from multibody.simulation.walker import tmt_biped
     >>> model, walker = tmt_biped(upper_body=False, k_h=0.0, gamma=0.009)
@@ -40,7 +64,7 @@ def plot_gait(trajectory, strides=None, coordinates=None, title=None):
     """
     require("matplotlib", "view", "gait plots")
     import matplotlib.pyplot as plt
-    t, q, qd = np.asarray(trajectory.t), np.asarray(trajectory.q), np.asarray(trajectory.qd)
+    t, q, qd = _arrays(trajectory, ("t", "q", "qd"))
     model = getattr(trajectory, "model", None)
     names = _variable_names(model, q.shape[1])
     if coordinates is None:

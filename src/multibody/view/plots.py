@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._layout import tidy_3d_axes
+from .. import _checks
 from .._extras import require
 
 __all__ = ["plot_states", "plot_phase", "plot_energy", "plot_paths", "compare"]
@@ -91,9 +92,19 @@ def _coordinates(model, which="q"):
     return out
 
 
-def _model_of(model, trajectory):
-    """The model to name coordinates by: ``model``, else the trajectory's own (a Trajectory keeps it)."""
+def _model_of(model, trajectory, columns=None):
+    """The model to name coordinates by: ``model``, else the trajectory's own (a Trajectory keeps it).
+
+    ``columns`` = (``"q"`` or ``"v"``, n): a given ``model`` must have n such variables (a model
+    that does not fit the run would name its lines wrongly)."""
     if model is not None:
+        _checks.model(model)
+        if columns is not None:
+            which, n = columns
+            size = model.nq if which == "q" else model.nv
+            if size != n:
+                raise ValueError(f"model: {model.name!r} has {'nq' if which == 'q' else 'nv'} = {size}, but the "
+                                 f"trajectory's {'q' if which == 'q' else 'qd'} has {n} columns")
         return model
     m = getattr(trajectory, "model", None)
     return m if hasattr(m, "jtype") and hasattr(m, "joint_names") else None
@@ -193,8 +204,32 @@ def plot_states(trajectory, model=None, title=None):
     repeat with another line style, so no two lines of a panel look alike.  Legends sit right of the
     panels, never over the curves.
 
-    Example
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A run: ``t`` (s, shape (N,), N ≥ 2), ``q`` (N, nq) and ``qd`` (N, nv) in the model's
+        units (rad, m; rad/s, m/s); any object with these attributes will do.
+    model : Model, optional
+        Names the lines and gives units (default: the trajectory's own model, if it keeps one).
+    title : str, optional
+        The figure's title (default: from the model and the run).
+
+    Returns
     -------
+    matplotlib.figure.Figure
+        The figure (nothing is shown or saved: ``fig.savefig(path)`` writes it).
+
+    Raises
+    ------
+    TypeError
+        ``trajectory`` lacks an array attribute the plot needs (``t``, ``q``, ``qd``); ``model``
+        is not a Model.
+    ValueError
+        ``t`` not 1-D with ≥ 2 samples, ``q``/``qd`` rows not matching ``t``, a ``model`` whose
+        nq differs from ``q``'s columns.
+
+    Examples
+    --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import numpy as np
     >>> from types import SimpleNamespace
@@ -215,7 +250,7 @@ def plot_states(trajectory, model=None, title=None):
     require("matplotlib", "view", "plots")
     import matplotlib.pyplot as plt
     t, q, qd = _arrays(trajectory)
-    model = _model_of(model, trajectory)
+    model = _model_of(model, trajectory, ("q", q.shape[1]))
     panels = [("q", q, "position", "q")] + ([("v", qd, "velocity", "q̇")] if qd is not None else [])
     width = 7 + 1.6 * (1 + (q.shape[1] - 1) // 12)          # room for the legend beside the curves
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(width, 2.8 * len(panels)), squeeze=False)
@@ -234,8 +269,36 @@ def plot_states(trajectory, model=None, title=None):
 def plot_phase(trajectory, model=None, dofs=None, title=None):
     """Phase portraits q̇_k against q_k, one panel per degree of freedom; returns the Figure.
 
-    Example
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A run: ``t`` (s, shape (N,), N ≥ 2), ``q`` (N, nq) and ``qd`` (N, nv) in the model's
+        units (rad, m; rad/s, m/s); any object with these attributes will do.
+        ``q`` and ``qd`` must have the same columns (no quaternion joints).
+    model : Model, optional
+        Names the axes (default: the trajectory's own model).
+    dofs : sequence of int, optional
+        The coordinates to draw (default all).
+    title : str, optional
+        The figure's title.
+
+    Returns
     -------
+    matplotlib.figure.Figure
+        The figure (nothing is shown or saved: ``fig.savefig(path)`` writes it).
+
+    Raises
+    ------
+    TypeError
+        ``trajectory`` lacks an array attribute the plot needs (``t``, ``q``, ``qd``); ``model``
+        is not a Model.
+        Also ``dofs`` that are not integers.
+    ValueError
+        Shapes as :func:`plot_states`; ``q`` and ``qd`` with different columns; a ``dofs``
+        index out of range.
+
+    Examples
+    --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import numpy as np
     >>> from types import SimpleNamespace
@@ -251,8 +314,13 @@ def plot_phase(trajectory, model=None, dofs=None, title=None):
     if q.shape[1] != qd.shape[1]:
         raise ValueError(f"plot_phase: q has {q.shape[1]} columns and qd {qd.shape[1]}; phase plots need "
                          "one velocity per coordinate (no quaternions)")
-    dofs = range(q.shape[1]) if dofs is None else list(dofs)
-    model = _model_of(model, trajectory)
+    if dofs is None:
+        dofs = range(q.shape[1])
+    elif isinstance(dofs, (str, bytes)) or not hasattr(dofs, "__iter__"):
+        raise TypeError(f"dofs: expected a sequence of coordinate indices, got {type(dofs).__name__} {dofs!r}")
+    else:
+        dofs = [_checks.integer("dofs", k) for k in dofs]
+    model = _model_of(model, trajectory, ("q", q.shape[1]))
     qlab = _labels(model, "q", q.shape[1], "q")
     vlab = _labels(model, "v", qd.shape[1], "q̇")
     cols = min(len(dofs), 4)                    # a grid, never a strip of many panels in one row
@@ -284,8 +352,30 @@ def plot_energy(trajectory, model=None, title=None):
 
     Returns the Figure; the drift panel's title states the largest |E(t) − E(0)|.
 
-    Example
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A run with ``t`` (s) and either its energies (``kinetic_energy``, ``potential_energy``,
+        optional ``total_energy``, J, shape (N,)) or ``q`` and ``qd`` to compute them from.
+    model : Model, optional
+        Computes the energies from q and q̇ (``mb.energy``) when the trajectory has none.
+    title : str, optional
+        The figure's title.
+
+    Returns
     -------
+    matplotlib.figure.Figure
+        The figure (nothing is shown or saved: ``fig.savefig(path)`` writes it).
+
+    Raises
+    ------
+    TypeError
+        ``trajectory`` lacks ``t`` or ``q``.
+    ValueError
+        The trajectory has no energies and no ``model`` is given; shapes as :func:`plot_states`.
+
+    Examples
+    --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import numpy as np
     >>> from types import SimpleNamespace
@@ -326,8 +416,32 @@ def plot_paths(trajectory, model, points=None, title=None):
     drawn.  Left: the paths in 3-D; right: their coordinates against time (report figure 5.9's
     "position of COG").
 
-    Example
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A run with ``t`` (s) and ``q`` (N, nq).
+    model : Model
+        The model that places the points (required).
+    points : sequence of (body, point), optional
+        Bodies (name or index) and points in their coordinates (m, shape (3,)).
+    title : str, optional
+        The figure's title.
+
+    Returns
     -------
+    matplotlib.figure.Figure
+        The figure (nothing is shown or saved: ``fig.savefig(path)`` writes it).
+
+    Raises
+    ------
+    TypeError
+        ``trajectory`` lacks ``t`` or ``q``; ``model`` is not a Model.
+    ValueError
+        No ``model``; ``q``'s columns differ from the model's nq; an unknown body; a point that
+        is not 3 coordinates.
+
+    Examples
+    --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import numpy as np, multibody as mb
     >>> from types import SimpleNamespace
@@ -344,6 +458,7 @@ def plot_paths(trajectory, model, points=None, title=None):
     t, q, _ = _arrays(trajectory)
     if model is None:
         raise ValueError("plot_paths: a model is needed to place the points")
+    _checks.model(model)
     if q.shape[1] != model.nq:
         raise ValueError(f"trajectory.q has {q.shape[1]} columns but model {model.name!r} has nq = {model.nq}")
     curves = [("CoM", np.asarray(center_of_mass(model, q), float))]
@@ -391,8 +506,34 @@ def compare(a, b, labels=("a", "b"), model=None, which="q", title=None):
     initial state).  Runs may have different time grids; the difference panel interpolates ``b``
     onto ``a``'s times.  Returns the Figure.
 
-    Example
+    Parameters
+    ----------
+    a, b : Trajectory
+        The two runs: ``t`` (s) and ``q`` (or ``qd``) with the same columns.
+    labels : (str, str), optional
+        Names of the runs in the legends (default ``("a", "b")``).
+    model : Model, optional
+        Names the coordinates (default: ``a``'s own model).
+    which : {"q", "qd"}, optional
+        Compare positions (default) or velocities.
+    title : str, optional
+        The figure's title (default ``"<a> vs <b>"``).
+
+    Returns
     -------
+    matplotlib.figure.Figure
+        The figure (nothing is shown or saved: ``fig.savefig(path)`` writes it).
+
+    Raises
+    ------
+    TypeError
+        A run lacks ``t`` or the compared array; ``model`` is not a Model.
+    ValueError
+        ``which`` is neither "q" nor "qd"; the runs have different columns; ``labels`` is not
+        two names; a ``model`` that does not fit the runs.
+
+    Examples
+    --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import numpy as np
     >>> from types import SimpleNamespace
@@ -413,7 +554,9 @@ def compare(a, b, labels=("a", "b"), model=None, which="q", title=None):
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"compare: the runs have {A.shape[1]} and {B.shape[1]} coordinates")
     n = A.shape[1]
-    model = _model_of(model, a)
+    if isinstance(labels, (str, bytes)) or len(labels) != 2:
+        raise ValueError(f"labels: expected two names (one per run), got {labels!r}")
+    model = _model_of(model, a, ("q" if which == "q" else "v", n))
     coords = _labels(model, "q" if which == "q" else "v", n, "q" if which == "q" else "q̇")
     fig, axes = plt.subplots(n + 1, 1, sharex=True, figsize=(8, 2.3 * (n + 1)))
     for k in range(n):

@@ -19,7 +19,8 @@ from ...model.mechanism import Mechanism
 from .. import _core as C
 from ..eom import EquationsOfMotion, register_method
 from ..rnea_sym import joint_transform
-from ..tree import model_parameters, rotation_chains, symbolic_bodies, sympy_array, sympy_entry
+from ..tree import (check_model, model_parameters, rotation_chains, symbol_column, symbolic_bodies, sympy_array,
+                    sympy_entry)
 from .elements import TMTBody
 from .system import TMTSystem
 
@@ -35,12 +36,13 @@ def tree_kinematics(model, q=None):
     summed along the body's rotation chain with same-axis rotations merged), and ``q``,
     ``qindex`` (coordinate of each body's joint, −1 for fixed), ``params``, ``names``, ``nq``.
     """
+    check_model(model)
     bodies = symbolic_bodies(model)
     nq = int(model.nv)
     if q is None:
         q = sp.Matrix(sp.symbols(f"q0:{nq}")) if nq else sp.zeros(0, 1)
     else:
-        q = sp.Matrix(list(q))
+        q = symbol_column(q, "q")
         if len(q) != nq:
             raise ValueError(f"q has {len(q)} entries, the model has nq = {nq}")
     params = model_parameters(model)
@@ -74,7 +76,7 @@ def _model_actuation(nq, tau, S, actuated):
         for r, i in enumerate(idx):
             S[r, i] = 1
     m = nq if S is None else sp.Matrix(S).shape[0]
-    tau = sp.Matrix(sp.symbols(f"tau0:{m}")) if tau is None else sp.Matrix(list(tau))
+    tau = sp.Matrix(sp.symbols(f"tau0:{m}")) if tau is None else symbol_column(tau, "tau")
     if S is None:
         if len(tau) != nq:
             raise ValueError(f"tau has {len(tau)} entries, the model has nq = {nq}: give S or actuated=")
@@ -87,14 +89,61 @@ def _model_actuation(nq, tau, S, actuated):
 
 def derive_tmt(model, q=None, dq=None, tau=None, *, S=None, actuated=None, simplify=False,
                progress=None, **kw) -> EquationsOfMotion:
-    """TMT equations of motion of a Model (eqs. 3–4).
+    """TMT equations of motion of a Model (the TMT paper's eqs. 3–4).
 
-    Reads only ``parent, jtype, jaxis, jpitch, tree_rotation, tree_translation, mass, com,
-    inertia_com, gravity, nq, body_names``. ``q``/``dq``/``tau`` default to symbols q0…, dq0…,
-    tau0…; every joint is actuated (S = I) unless ``S`` or ``actuated`` (dof indices) is given.
-    ``progress(message)`` is called at each stage. Returns the EquationsOfMotion of
-    :meth:`TMTSystem.equations` (saveable: ``extra`` holds only SymPy objects); use
-    :func:`tmt_system_from_model` for the TMTSystem and its numeric helpers.
+    The bodies' CoM positions and rotations come from the joint chain; T (the Jacobians of the
+    CoM velocities and body angular velocities) gives M = Tᵀ M̄ T and the convective terms
+    Tᵀ (M̄ ġ + ω × Θω). Reads only ``parent, jtype, jaxis, jpitch, tree_rotation,
+    tree_translation, mass, com, inertia_com, gravity, nq, body_names``.
+
+    Parameters
+    ----------
+    model : Model
+        A model with revolute, prismatic, helical or fixed joints (numeric or symbolic).
+    q, dq : sequence of sympy.Symbol, optional
+        Coordinate (rad or m) and rate symbols; default ``q0…``, ``dq0…``.
+    tau : sequence of sympy.Symbol, optional
+        Actuator symbols (N·m or N); default ``tau0…``, one per row of S.
+    S : matrix, optional
+        Selection matrix (m×n): the joint forces are Sᵀ τ (default: the identity, every joint
+        actuated).
+    actuated : sequence of int, optional
+        Dof indices that carry an actuator (builds S when ``S`` is None).
+    simplify : bool or float, optional
+        Simplify the system's expressions (False, True or seconds).
+    progress : callable, optional
+        ``progress(message)``, called at each stage.
+    **kw
+        Elements for :class:`TMTSystem`: ``springs``, ``dampers``, ``forces``, ``constraints``,
+        ``contacts`` (with ``extra_params`` for their parameter symbols), ``values``, ``name``.
+
+    Returns
+    -------
+    EquationsOfMotion
+        The equations of :meth:`TMTSystem.equations` (saveable: ``extra`` holds only SymPy
+        objects); use :func:`tmt_system_from_model` for the TMTSystem and its numeric helpers.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``q``, ``dq`` or ``tau`` is not a sequence of symbols; an
+        unknown keyword.
+    ValueError
+        Symbols or S of the wrong size, an ``actuated`` dof that does not exist, a quaternion or
+        planar joint.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> from multibody.symbolic import derive, derive_tmt
+    >>> model = mb.models.double_pendulum()
+    >>> eom = derive_tmt(model, actuated=[1])          # only the second joint driven
+    >>> eom.S
+    Matrix([[0, 1]])
+    >>> rnea = derive(model, q=eom.q, dq=eom.dq, tau=eom.tau, actuated=[1])   # the same equations
+    >>> at = dict(zip(eom.q, (0.3, -0.4)))
+    >>> max(abs(float((eom.M - rnea.M)[k].subs(at))) for k in range(4)) < 1e-12
+    True
     """
     say = progress or (lambda msg: None)
     say("TMT: kinematics of the tree")
@@ -111,14 +160,57 @@ def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=
                           simplify=False, extra_params=(), **kw) -> TMTSystem:
     """The :class:`TMTSystem` (3-D bodies) of a Model; see :func:`derive_tmt`.
 
-    Bodies with zero mass and zero inertia are left out (they move nothing). ``extra_params``
-    are parameter symbols of the elements in ``kw`` (forces, springs, dampers, constraints,
-    contacts) that are not in the model's arrays.
+    Bodies with zero mass and zero inertia are left out (they move nothing).
+
+    Parameters
+    ----------
+    model : Model
+        A model with revolute, prismatic, helical or fixed joints (numeric or symbolic).
+    q, dq : sequence of sympy.Symbol, optional
+        Coordinate (rad or m) and rate symbols; default ``q0…``, ``dq0…``.
+    tau : sequence of sympy.Symbol, optional
+        Actuator symbols (N·m or N); default ``tau0…``, one per row of S.
+    S : matrix, optional
+        Selection matrix (m×n): the joint forces are Sᵀ τ (default: the identity, every joint
+        actuated).
+    actuated : sequence of int, optional
+        Dof indices that carry an actuator (builds S when ``S`` is None).
+    simplify : bool or float, optional
+        Simplify the system's expressions (False, True or seconds).
+    extra_params : sequence of sympy.Symbol, optional
+        Parameter symbols of the elements in ``kw`` that are not in the model's arrays.
+    **kw
+        Elements and options of :class:`TMTSystem`: ``springs``, ``dampers``, ``forces``,
+        ``constraints``, ``contacts``, ``values``, ``q0``, ``dq0``, ``name``.
+
+    Returns
+    -------
+    TMTSystem
+        Its ``bodies``, ``q``, ``dq``, ``tau``, ``S``, ``params``; ``equations()`` derives them.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model; ``q``, ``dq`` or ``tau`` is not a sequence of symbols; an
+        unknown keyword.
+    ValueError
+        Symbols or S of the wrong size, an ``actuated`` dof that does not exist, a quaternion or
+        planar joint.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> from multibody.symbolic import tmt_system_from_model
+    >>> system = tmt_system_from_model(mb.models.double_pendulum())
+    >>> [b.name for b in system.bodies], list(system.q)
+    (['link1', 'link2'], [q0, q1])
+    >>> system.equations().M.shape
+    (2, 2)
     """
     kin = tree_kinematics(model, q)
     q = kin["q"]
     nq = kin["nq"]
-    dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else sp.Matrix(list(dq))
+    dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else symbol_column(dq, "dq")
     if len(dq) != nq:
         raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
     tau, S = _model_actuation(nq, tau, S, actuated)
