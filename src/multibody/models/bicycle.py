@@ -171,7 +171,7 @@ def _rotation(axis, angle):
     return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
 
 
-class _Tree:
+class _ComplexTree:
     """Poses, velocities, accelerations, Jacobians and inverse dynamics of a chain of revolute and
     prismatic joints, in world coordinates, written for any number type (NumPy complex included).
 
@@ -267,7 +267,7 @@ class _Tree:
 
 def _constraint_rows(model, q, qd):
     """The stacked rolling rows (c, ċ, J, bias) of the model's constraints, any number type."""
-    tree = _Tree(model, q, qd, np.zeros(model.nv))
+    tree = _ComplexTree(model, q, qd, np.zeros(model.nv))
     parts = [tree.rolling(c) for c in model.constraints]
     return tuple(np.concatenate([getattr(p, k) for p in parts]) for k in ("c", "cdot", "J", "bias"))
 
@@ -316,7 +316,7 @@ def _reduced(model, roll, steer, u, ud, gravity):
     _, _, _, bias = _constraint_rows(model, q, qd)
     qdd = N @ ud
     qdd[dep] = qdd[dep] - np.linalg.solve(K[:, dep], bias)
-    tau = _Tree(model, q, qd, qdd).inverse_dynamics(gravity)
+    tau = _ComplexTree(model, q, qd, qdd).inverse_dynamics(gravity)
     return N.T @ tau
 
 
