@@ -50,12 +50,12 @@ def test_the_complex_step_runs_through_the_kernels_own_numbers(bike):
     for _ in range(5):
         q, qd, qdd = rng.normal(size=(3, 8))
         s = mb.body_states(bike, q, qd, qdd)
-        tree = bicycle._Tree(bike, q, qd, qdd)
+        tree = bicycle._ComplexTree(bike, q, qd, qdd)
         np.testing.assert_allclose(tree.R, s.R, atol=1e-14)
         np.testing.assert_allclose(tree.p, s.p, atol=1e-14)
         np.testing.assert_allclose(tree.w, np.einsum("bij,bj->bi", s.R, s.v[:, :3]), atol=1e-13)
         np.testing.assert_allclose(tree.inverse_dynamics(bike.gravity), mb.rnea(bike, q, qd, qdd), atol=1e-11)
-        still = bicycle._Tree(bike, q, qd, np.zeros(8))
+        still = bicycle._ComplexTree(bike, q, qd, np.zeros(8))
         for con in bike.constraints:
             mine, theirs = still.rolling(con), constraint_terms(con, bike, q, qd)
             for k in ("c", "cdot", "J", "bias"):
