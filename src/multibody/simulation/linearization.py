@@ -90,7 +90,44 @@ def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-
     velocities lose (a rolling wheel's place on the plane) — and the operating point may be a
     steady motion (a bicycle running straight), not only an equilibrium.
 
-    Example — a pendulum hanging down: ẍ = −(m g d / I) x, so A[1, 0] = −ω².
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    q : array_like, shape (nq,)
+        The operating point's configuration.
+    qd : array_like, shape (nv,)
+        Its joint velocities.
+    tau : array_like, shape (nv,), optional
+        Its joint forces (default 0; ``mb.rnea(model, q, 0, 0)`` holds it at rest).
+    f_ext : array_like, shape (nb, 6), optional
+        External spatial forces on the bodies, held constant.
+    method : {'analytic', 'fd'}, optional
+        Exact derivatives (default) or central differences.
+    step : float, optional
+        h of the central differences (``method="fd"``).
+    constraints : optional
+        Constraints joined with the model's own (``mb.ConstraintSet``, ``mb.GammaQ``, …).
+    coordinates : {'minimal', 'full'}, optional
+        States on the constraint set, or all 2·nv (constrained models only).
+
+    Returns
+    -------
+    Linearization
+        ``(A, B)``, unpacking as a pair: A (n_x, n_x), B (n_x, nv), with ``.basis`` V (2·nv, n_x):
+        the full state [δq, δq̇] = V x (the identity for a tree without constraints).
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an argument is not numeric.
+    ValueError
+        A wrong shape, NaN or inf, an unknown ``method`` or ``coordinates``, a step that is not
+        positive, or constraints whose rows are dependent at the operating point.
+
+    Example
+    -------
+    A pendulum hanging down: ẍ = −(m g d / I) x, so A[1, 0] = −ω².
 
     >>> import numpy as np, multibody as mb
     >>> b = mb.ModelBuilder("pendulum", gravity=(0, 0, -9.81))
