@@ -536,7 +536,7 @@ def hull_points(points, where, warning=UserWarning, stacklevel=3):
 
 
 def hull_packed(verts, faces, planes, edges):
-    """A hull as one float64 block (the layout ``csrc/engine/convex.c``'s hulls_load reads): nv,
+    """A hull as one float64 block (the layout ``csrc/engine/convex.c``'s mb_hulls_load reads): nv,
     nf, ne, n_face_indices, vertices (nv × 3), planes (nf × [n, d]), face starts (nf + 1), face
     vertex indices, edges (ne × [v0, v1, left face, right face])."""
     starts = np.cumsum([0] + [len(f) for f in faces])

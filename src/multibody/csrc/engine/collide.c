@@ -12,7 +12,7 @@
  *
  * Dispatch: one table of pair colliders indexed by the two shape codes (at the end of this file),
  * as MuJoCo's engine_collision_driver.c has one (mjCOLLISIONFUNC); a pair the table has no entry
- * for is refused (collide_check, when the world is built) and an error if met in a step, never
+ * for is refused (mb_collide_check, when the world is built) and an error if met in a step, never
  * collided as some other pair (an if-chain here once sent every shape it did not know to the
  * cylinder's colliders).
  *
@@ -29,7 +29,7 @@
 
 #define EPS 1e-12
 
-static int emit(Contact *out, int n, int max, const double *pos, const double *normal, double depth)
+static int emit(mb_contact_point *out, int n, int max, const double *pos, const double *normal, double depth)
 {
     if (n >= max) {                         /* keep the deepest points */
         int worst = 0;
@@ -44,7 +44,7 @@ static int emit(Contact *out, int n, int max, const double *pos, const double *n
 }
 
 /* ---- spheres -------------------------------------------------------------------------------- */
-static int sphere_sphere(const double *pa, double ra, const double *pb, double rb, Contact *out, int n, int max)
+static int sphere_sphere(const double *pa, double ra, const double *pb, double rb, mb_contact_point *out, int n, int max)
 {
     double d[3]; mb_sub3(pa, pb, d);
     double dist = mb_norm3(d), depth = ra + rb - dist;
@@ -56,7 +56,7 @@ static int sphere_sphere(const double *pa, double ra, const double *pb, double r
 }
 
 /* sphere (centre c, radius r) against box b */
-static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out, int n, int max)
+static int sphere_box(const double *c, double r, const mb_geom_pose *b, mb_contact_point *out, int n, int max)
 {
     double d[3], l[3], h[3] = {0.5 * b->size[0], 0.5 * b->size[1], 0.5 * b->size[2]};
     mb_sub3(c, b->p, d); mb_mtv3(b->R, d, l);
@@ -73,7 +73,7 @@ static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out
         depth = r - dist;
         if (depth < 0) return n;
         mb_scale3(diff, 1.0 / dist, diff); mb_mv3(b->R, diff, nrm);
-        geom_point(b, q, pos);
+        mb_geom_point(b, q, pos);
         return emit(out, n, max, pos, nrm, depth);
     }
     int best = 0; double gap = INFINITY;                   /* centre inside: leave by the nearest face */
@@ -82,12 +82,12 @@ static int sphere_box(const double *c, double r, const GeomPose *b, Contact *out
     mb_mv3(b->R, ln, nrm);
     depth = r + gap;
     q[best] = ln[best] * h[best];
-    geom_point(b, q, pos);
+    mb_geom_point(b, q, pos);
     return emit(out, n, max, pos, nrm, depth);
 }
 
 /* sphere against a solid cylinder (axis z, radius R, half length hl) */
-static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact *out, int n, int max)
+static int sphere_cylinder(const double *c, double r, const mb_geom_pose *b, mb_contact_point *out, int n, int max)
 {
     double d[3], l[3], R = b->size[0], hl = 0.5 * b->size[1];
     mb_sub3(c, b->p, d); mb_mtv3(b->R, d, l);
@@ -102,7 +102,7 @@ static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact
         double diff[3]; mb_sub3(l, q, diff);
         double dist = mb_norm3(diff), depth = r - dist;
         if (depth < 0) return n;
-        mb_scale3(diff, 1.0 / dist, ln); mb_mv3(b->R, ln, nrm); geom_point(b, q, pos);
+        mb_scale3(diff, 1.0 / dist, ln); mb_mv3(b->R, ln, nrm); mb_geom_point(b, q, pos);
         return emit(out, n, max, pos, nrm, depth);
     }
     double side = R - rho, cap = hl - fabs(l[2]), depth;
@@ -112,11 +112,11 @@ static int sphere_cylinder(const double *c, double r, const GeomPose *b, Contact
     } else {
         ln[0] = 0; ln[1] = 0; ln[2] = l[2] >= 0 ? 1 : -1; depth = r + cap; q[2] = ln[2] * hl;
     }
-    mb_mv3(b->R, ln, nrm); geom_point(b, q, pos);
+    mb_mv3(b->R, ln, nrm); mb_geom_point(b, q, pos);
     return emit(out, n, max, pos, nrm, depth);
 }
 
-static int sphere_plane(const double *c, double r, const double *pn, double pd, double sign, Contact *out, int n, int max)
+static int sphere_plane(const double *c, double r, const double *pn, double pd, double sign, mb_contact_point *out, int n, int max)
 {
     double dist = mb_dot3(pn, c) - pd, depth = r - dist;
     if (depth < 0) return n;
@@ -127,12 +127,12 @@ static int sphere_plane(const double *c, double r, const double *pn, double pd, 
 }
 
 /* ---- planes ---------------------------------------------------------------------------------- */
-static int box_plane(const GeomPose *a, const double *pn, double pd, Contact *out, int n, int max)
+static int box_plane(const mb_geom_pose *a, const double *pn, double pd, mb_contact_point *out, int n, int max)
 {
     double h[3] = {0.5 * a->size[0], 0.5 * a->size[1], 0.5 * a->size[2]};
     for (int s = 0; s < 8; s++) {
         double lp[3] = {(s & 1) ? h[0] : -h[0], (s & 2) ? h[1] : -h[1], (s & 4) ? h[2] : -h[2]}, v[3];
-        geom_point(a, lp, v);
+        mb_geom_point(a, lp, v);
         double depth = pd - mb_dot3(pn, v);
         if (depth >= 0) {
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * pn[k];
@@ -142,19 +142,19 @@ static int box_plane(const GeomPose *a, const double *pn, double pd, Contact *ou
     return n;
 }
 
-static int capsule_plane(const GeomPose *a, const double *pn, double pd, Contact *out, int n, int max)
+static int capsule_plane(const mb_geom_pose *a, const double *pn, double pd, mb_contact_point *out, int n, int max)
 {
-    double e0[3], e1[3]; geom_segment(a, e0, e1);
+    double e0[3], e1[3]; mb_geom_segment(a, e0, e1);
     n = sphere_plane(e0, a->size[0], pn, pd, 1.0, out, n, max);
     return sphere_plane(e1, a->size[0], pn, pd, 1.0, out, n, max);
 }
 
 /* Rim points of both caps: the lowest one and the ones a quarter turn either side of it, so a
  * cylinder standing on its cap gets a tripod and one lying on its side gets a line. */
-static int cylinder_plane(const GeomPose *a, const double *pn, double pd, Contact *out, int n, int max)
+static int cylinder_plane(const mb_geom_pose *a, const double *pn, double pd, mb_contact_point *out, int n, int max)
 {
     double R = a->size[0], hl = 0.5 * a->size[1], ax[3], u[3], v[3];
-    geom_axis(a, 2, ax);
+    mb_geom_axis(a, 2, ax);
     double t = mb_dot3(pn, ax);
     for (int k = 0; k < 3; k++) u[k] = -(pn[k] - t * ax[k]);      /* down the plane, across the axis */
     if (!mb_normalize3(u)) { double w[3]; plane_space(ax, u, w); }
@@ -174,29 +174,29 @@ static int cylinder_plane(const GeomPose *a, const double *pn, double pd, Contac
 }
 
 /* ---- capsule-capsule: closest points of the two segments ----------------------------------- */
-static int capsule_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
+static int capsule_capsule(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int n, int max)
 {
     double a0[3], a1[3], b0[3], b1[3], c1[3], c2[3], ua[3], ub[3];
-    geom_segment(a, a0, a1); geom_segment(b, b0, b1);
-    geom_axis(a, 2, ua); geom_axis(b, 2, ub);
+    mb_geom_segment(a, a0, a1); mb_geom_segment(b, b0, b1);
+    mb_geom_axis(a, 2, ua); mb_geom_axis(b, 2, ub);
     if (fabs(mb_dot3(ua, ub)) > 0.999) {          /* parallel: each end against the other segment */
         int n0 = n;
         const double *ends[4] = {a0, a1, b0, b1};
         for (int i = 0; i < 4; i++) {
-            if (i < 2) { geom_closest_on_segment(ends[i], b0, b1, c2); n = sphere_sphere(ends[i], a->size[0], c2, b->size[0], out, n, max); }
-            else { geom_closest_on_segment(ends[i], a0, a1, c1); n = sphere_sphere(c1, a->size[0], ends[i], b->size[0], out, n, max); }
+            if (i < 2) { mb_geom_closest_on_segment(ends[i], b0, b1, c2); n = sphere_sphere(ends[i], a->size[0], c2, b->size[0], out, n, max); }
+            else { mb_geom_closest_on_segment(ends[i], a0, a1, c1); n = sphere_sphere(c1, a->size[0], ends[i], b->size[0], out, n, max); }
         }
         if (n > n0) return n;
     }
-    geom_closest_segments(a0, a1, b0, b1, c1, c2);
+    mb_geom_closest_segments(a0, a1, b0, b1, c1, c2);
     return sphere_sphere(c1, a->size[0], c2, b->size[0], out, n, max);
 }
 
 /* ---- box-box: separating axes, then the incident face clipped by the reference face ---------- */
-static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
+static int box_box(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int n, int max)
 {
     double A[3][3], B[3][3], ha[3], hb[3], d[3];
-    for (int k = 0; k < 3; k++) { geom_axis(a, k, A[k]); geom_axis(b, k, B[k]); ha[k] = 0.5 * a->size[k]; hb[k] = 0.5 * b->size[k]; }
+    for (int k = 0; k < 3; k++) { mb_geom_axis(a, k, A[k]); mb_geom_axis(b, k, B[k]); ha[k] = 0.5 * a->size[k]; hb[k] = 0.5 * b->size[k]; }
     mb_sub3(b->p, a->p, d);
     /* the 15 axes in a's frame: R = A B^T (R[i][j] = A_i . B_j), d in both frames; an edge axis
      * A_i x B_j has |L . A_m|, |L . B_m| and L . d from R's entries (Gottschalk's OBB test), its
@@ -239,7 +239,7 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
         }
         for (int c = 0; c < 3; c++) { ea[c] = pa[c] + ha[i] * A[i][c]; eb[c] = pb[c] + hb[j] * B[j][c]; pa[c] -= ha[i] * A[i][c]; pb[c] -= hb[j] * B[j][c]; }
         double c1[3], c2[3], pos[3];
-        geom_closest_segments(pa, ea, pb, eb, c1, c2);
+        mb_geom_closest_segments(pa, ea, pb, eb, c1, c2);
         for (int c = 0; c < 3; c++) pos[c] = 0.5 * (c1[c] + c2[c]);
         return emit(out, n, max, pos, nrm, best);
     }
@@ -266,8 +266,8 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
     for (int k = 0; k < 3 && m > 0; k++) {
         if (k == kr) continue;
         double ax[3], off = mb_dot3(Rf[k], cr);
-        mb_copy3(Rf[k], ax); m = geom_clip(poly, m, ax, off + hr[k], tmp, INT_MAX);
-        mb_scale3(Rf[k], -1, ax); m = geom_clip(tmp, m, ax, -off + hr[k], poly, INT_MAX);
+        mb_copy3(Rf[k], ax); m = mb_geom_clip(poly, m, ax, off + hr[k], tmp, INT_MAX);
+        mb_scale3(Rf[k], -1, ax); m = mb_geom_clip(tmp, m, ax, -off + hr[k], poly, INT_MAX);
     }
     double face = mb_dot3(nf, cr) + sr * hr[kr] * mb_dot3(nf, Rf[kr]);
     for (int s = 0; s < m; s++) {
@@ -281,17 +281,17 @@ static int box_box(const GeomPose *a, const GeomPose *b, Contact *out, int n, in
 
 /* ---- Minkowski portal refinement for the other convex pairs ----------------------------------- */
 /* support of the Minkowski difference a - b */
-static void support_md(const GeomPose *a, const GeomPose *b, const double *dir, double *out)
+static void support_md(const mb_geom_pose *a, const mb_geom_pose *b, const double *dir, double *out)
 {
     double nd[3] = {-dir[0], -dir[1], -dir[2]}, sa[3], sb[3];
-    geom_support(a, dir, sa); geom_support(b, nd, sb); mb_sub3(sa, sb, out);
+    mb_geom_support(a, dir, sa); mb_geom_support(b, nd, sb); mb_sub3(sa, sb, out);
 }
 static void tri_normal(const double *v0, const double *v1, const double *v2, double *n)
 {
     double e1[3], e2[3]; mb_sub3(v1, v0, e1); mb_sub3(v2, v0, e2); mb_cross3(e1, e2, n);
 }
 
-static int mpr(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
+static int mpr(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int n, int max)
 {
     const double tol = 1e-9;
     double v0[3], v1[3], v2[3], v3[3], v4[3], dir[3], t[3];
@@ -305,7 +305,7 @@ static int mpr(const GeomPose *a, const GeomPose *b, Contact *out, int n, int ma
         double nl = mb_norm3(v1); if (nl < EPS) return n;
         double nrm[3]; mb_scale3(v1, -1.0 / nl, nrm);
         double sa[3], sb[3], pos[3], m[3]; mb_scale3(nrm, -1, m);
-        geom_support(a, m, sa); geom_support(b, nrm, sb);
+        mb_geom_support(a, m, sa); mb_geom_support(b, nrm, sb);
         for (int k = 0; k < 3; k++) pos[k] = 0.5 * (sa[k] + sb[k]);
         return emit(out, n, max, pos, nrm, nl);
     }
@@ -353,15 +353,15 @@ static int mpr(const GeomPose *a, const GeomPose *b, Contact *out, int n, int ma
     mb_scale3(dir, -1, nrm);                                  /* a moves along -dir to separate... */
     mb_copy3(dir, m); mb_scale3(m, -1, m);
     /* ... so the contact normal (from b into a) is -dir */
-    geom_support(a, dir, sa);
-    geom_support(b, m, sb);
+    mb_geom_support(a, dir, sa);
+    mb_geom_support(b, m, sb);
     for (int k = 0; k < 3; k++) pos[k] = 0.5 * (sa[k] + sb[k]);
     return emit(out, n, max, pos, nrm, depth);
 }
 
-static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n, int max)
+static int box_capsule(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int n, int max)
 {   /* a is the box; the capsule's end spheres give a line contact when it lies on a face */
-    double e0[3], e1[3]; geom_segment(b, e0, e1);
+    double e0[3], e1[3]; mb_geom_segment(b, e0, e1);
     int n0 = n;
     n = sphere_box(e0, b->size[0], a, out, n, max);
     n = sphere_box(e1, b->size[0], a, out, n, max);
@@ -370,7 +370,7 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
     /* the segment may cut deeper than its ends (across an edge): add the portal's point then */
     double deepest = 0;
     for (int i = n0; i < n; i++) if (out[i].depth > deepest) deepest = out[i].depth;
-    Contact extra[1];
+    mb_contact_point extra[1];
     if (mpr(a, b, extra, 0, 1) && (n == n0 || extra[0].depth > deepest * (1 + 1e-6) + 1e-9))
         n = emit(out, n, max, extra[0].pos, extra[0].normal, extra[0].depth);
     return n;
@@ -378,8 +378,8 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
 
 /* ---- the table ------------------------------------------------------------------------------- *
  * Pair colliders take a and b with a's shape code <= b's (contact normals from b into a);
- * collide_pair swaps a pair given the other way round and negates the normals.  A hole in the
- * table is no collider: such a pair is refused when the world is built (collide_check) and, were
+ * mb_collide_pair swaps a pair given the other way round and negates the normals.  A hole in the
+ * table is no collider: such a pair is refused when the world is built (mb_collide_check) and, were
  * it met anyway, fails the step; it is never collided as some other pair.  The holes today are
  * the pairs of static-only shapes (planes, meshes), which never meet, and ellipsoid-mesh.
  *
@@ -387,37 +387,37 @@ static int box_capsule(const GeomPose *a, const GeomPose *b, Contact *out, int n
  * for a convex solid, a support function (geometry.c), a row here for every shape it meets (mpr
  * serves any two shapes with support functions), and its Python class with the same code
  * (shapes.py).  Rays (ray.c) are optional. */
-static int sphere_sphere_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int sphere_sphere_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return sphere_sphere(a->p, a->size[0], b->p, b->size[0], out, 0, max); }
-static int sphere_box_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int sphere_box_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return sphere_box(a->p, a->size[0], b, out, 0, max); }
-static int sphere_capsule_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int sphere_capsule_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 {   /* the sphere against the capsule's nearest point on its segment */
-    double e0[3], e1[3], c[3]; geom_segment(b, e0, e1); geom_closest_on_segment(a->p, e0, e1, c);
+    double e0[3], e1[3], c[3]; mb_geom_segment(b, e0, e1); mb_geom_closest_on_segment(a->p, e0, e1, c);
     return sphere_sphere(a->p, a->size[0], c, b->size[0], out, 0, max);
 }
-static int sphere_cylinder_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int sphere_cylinder_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return sphere_cylinder(a->p, a->size[0], b, out, 0, max); }
-static int sphere_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int sphere_plane_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return sphere_plane(a->p, a->size[0], b->plane, b->plane[3], 1.0, out, 0, max); }
-static int box_box_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max) { return box_box(a, b, out, 0, max); }
-static int box_capsule_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max) { return box_capsule(a, b, out, 0, max); }
-static int box_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int box_box_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max) { return box_box(a, b, out, 0, max); }
+static int box_capsule_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max) { return box_capsule(a, b, out, 0, max); }
+static int box_plane_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return box_plane(a, b->plane, b->plane[3], out, 0, max); }
-static int capsule_capsule_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int capsule_capsule_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return capsule_capsule(a, b, out, 0, max); }
-static int capsule_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int capsule_plane_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return capsule_plane(a, b->plane, b->plane[3], out, 0, max); }
-static int cylinder_plane_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int cylinder_plane_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return cylinder_plane(a, b->plane, b->plane[3], out, 0, max); }
-static int mpr_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max) { return mpr(a, b, out, 0, max); }
+static int mpr_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max) { return mpr(a, b, out, 0, max); }
 /* a plane and an ellipsoid b: the ellipsoid's point deepest below the plane is its support point
  * along -n (exact, one point, as for a sphere); the normal from b into the plane a is -n */
-static int plane_ellipsoid_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+static int plane_ellipsoid_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 {
     const double *pn = a->plane;
     double down[3] = {-pn[0], -pn[1], -pn[2]}, x[3], pos[3], nrm[3];
-    geom_support(b, down, x);
+    mb_geom_support(b, down, x);
     double depth = pn[3] - mb_dot3(pn, x);
     if (depth < 0) return 0;
     for (int k = 0; k < 3; k++) { pos[k] = x[k] + 0.5 * depth * pn[k]; nrm[k] = -pn[k]; }
@@ -427,34 +427,34 @@ static int plane_ellipsoid_pair(const GeomPose *a, const GeomPose *b, Contact *o
 static const CollideFn COLLIDERS[G_COUNT][G_COUNT] = {
     [G_SPHERE] = {
         [G_SPHERE] = sphere_sphere_pair, [G_BOX] = sphere_box_pair, [G_CAPSULE] = sphere_capsule_pair,
-        [G_CYLINDER] = sphere_cylinder_pair, [G_PLANE] = sphere_plane_pair, [G_CONVEX] = convex_core,
-        [G_TRIMESH] = trimesh_sphere, [G_ELLIPSOID] = mpr_pair},
+        [G_CYLINDER] = sphere_cylinder_pair, [G_PLANE] = sphere_plane_pair, [G_CONVEX] = mb_convex_core,
+        [G_TRIMESH] = mb_trimesh_sphere, [G_ELLIPSOID] = mpr_pair},
     [G_BOX] = {
         [G_BOX] = box_box_pair, [G_CAPSULE] = box_capsule_pair, [G_CYLINDER] = mpr_pair,
-        [G_PLANE] = box_plane_pair, [G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_box, [G_ELLIPSOID] = mpr_pair},
+        [G_PLANE] = box_plane_pair, [G_CONVEX] = mb_convex_hull, [G_TRIMESH] = mb_trimesh_box, [G_ELLIPSOID] = mpr_pair},
     [G_CAPSULE] = {
         [G_CAPSULE] = capsule_capsule_pair, [G_CYLINDER] = mpr_pair, [G_PLANE] = capsule_plane_pair,
-        [G_CONVEX] = convex_core, [G_TRIMESH] = trimesh_capsule, [G_ELLIPSOID] = mpr_pair},
+        [G_CONVEX] = mb_convex_core, [G_TRIMESH] = mb_trimesh_capsule, [G_ELLIPSOID] = mpr_pair},
     [G_CYLINDER] = {
         [G_CYLINDER] = mpr_pair, [G_PLANE] = cylinder_plane_pair, [G_CONVEX] = mpr_pair,
-        [G_TRIMESH] = trimesh_cylinder, [G_ELLIPSOID] = mpr_pair},
-    [G_PLANE] = {[G_CONVEX] = convex_plane, [G_ELLIPSOID] = plane_ellipsoid_pair},   /* plane-plane, plane-mesh: both static */
-    [G_CONVEX] = {[G_CONVEX] = convex_hull, [G_TRIMESH] = trimesh_convex, [G_ELLIPSOID] = mpr_pair},
-    /* mesh-mesh: both static; mesh-ellipsoid: no collider yet (refused by collide_check) */
+        [G_TRIMESH] = mb_trimesh_cylinder, [G_ELLIPSOID] = mpr_pair},
+    [G_PLANE] = {[G_CONVEX] = mb_convex_plane, [G_ELLIPSOID] = plane_ellipsoid_pair},   /* plane-plane, plane-mesh: both static */
+    [G_CONVEX] = {[G_CONVEX] = mb_convex_hull, [G_TRIMESH] = mb_trimesh_convex, [G_ELLIPSOID] = mpr_pair},
+    /* mesh-mesh: both static; mesh-ellipsoid: no collider yet (refused by mb_collide_check) */
     [G_ELLIPSOID] = {[G_ELLIPSOID] = mpr_pair},
 };
 
-CollideFn collide_find(int ta, int tb, int *flip)
+CollideFn mb_collide_find(int ta, int tb, int *flip)
 {
     *flip = ta > tb;
     if (*flip) { int t = ta; ta = tb; tb = t; }
     return ta >= 0 && tb < G_COUNT ? COLLIDERS[ta][tb] : NULL;
 }
 
-int collide_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+int mb_collide_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 {
     int flip;
-    CollideFn f = collide_find(a->type, b->type, &flip);
+    CollideFn f = mb_collide_find(a->type, b->type, &flip);
     if (!f) return -1;
     int n = flip ? f(b, a, out, max) : f(a, b, out, max);
     if (flip) for (int i = 0; i < n; i++) mb_scale3(out[i].normal, -1, out[i].normal);
@@ -464,7 +464,7 @@ int collide_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max)
 /* Two geometries meet unless both are static (step.c's narrow phase skips those pairs), so a pair
  * of shapes can meet when one of them is on a body and the world has the other, a second one of
  * it when the two shapes are the same. */
-int collide_check(const int64_t *gint, int ng, char *msg, size_t len)
+int mb_collide_check(const int64_t *gint, int ng, char *msg, size_t len)
 {
     int moving[G_COUNT] = {0}, fixed[G_COUNT] = {0};
     for (int g = 0; g < ng; g++) {
@@ -476,8 +476,8 @@ int collide_check(const int64_t *gint, int ng, char *msg, size_t len)
         int meet = ta == tb ? moving[ta] >= 2 || (moving[ta] && fixed[ta])
                             : (moving[ta] && moving[tb] + fixed[tb]) || (moving[tb] && moving[ta] + fixed[ta]);
         int flip;
-        if (meet && !collide_find(ta, tb, &flip)) {
-            snprintf(msg, len, "the engine has no collider for a %s-%s pair", geom_name(ta), geom_name(tb));
+        if (meet && !mb_collide_find(ta, tb, &flip)) {
+            snprintf(msg, len, "the engine has no collider for a %s-%s pair", mb_geom_name(ta), mb_geom_name(tb));
             return 1;
         }
     }

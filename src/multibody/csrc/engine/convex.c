@@ -1,5 +1,5 @@
 /* Convex polyhedra (hulls) against planes, spheres, capsules, boxes, each other and the triangles
- * of static meshes (trimesh.c calls convex_triangle, at the end: terrain contacts along the face normal).
+ * of static meshes (trimesh.c calls mb_convex_triangle, at the end: terrain contacts along the face normal).
  *
  * Method: the separating-axis test between polytopes with Gauss-map pruning (Gregorius, "The
  * Separating Axis Test between Convex Polyhedra", GDC 2013).  The candidate axes are the face
@@ -24,8 +24,8 @@
  * dependency); tests/test_engine_convex.py checks depth and normal against coal's GJK/EPA on
  * thousands of random pairs and python -m multibody.bench.engine times both.
  *
- * Hull data: shapes.Convex.packed() writes one float64 block per hull (vertices and planes are
- * read in place, indices are checked and converted to int once, in hulls_load).
+ * mb_hull data: shapes.Convex.packed() writes one float64 block per hull (vertices and planes are
+ * read in place, indices are checked and converted to int once, in mb_hulls_load).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@ static int hull_block(const double *d, int64_t left, int64_t *size)
     return *size <= left;
 }
 
-static const char *hull_parse(const double *d, Hull *h)
+static const char *hull_parse(const double *d, mb_hull *h)
 {
     h->nv = (int)d[0]; h->nf = (int)d[1]; h->ne = (int)d[2];
     int ni = (int)d[3];
@@ -87,13 +87,13 @@ static const char *hull_parse(const double *d, Hull *h)
     return NULL;
 }
 
-int hulls_load(EngineWorld *W, const double *data, int64_t n, char *msg, size_t len)
+int mb_hulls_load(mb_world *W, const double *data, int64_t n, char *msg, size_t len)
 {
     W->hulls = NULL; W->nhulls = 0;
     int count = 0;
     for (int64_t o = 0, size = 0; o < n; o += size, count++)
         if (!hull_block(data + o, n - o, &size)) { snprintf(msg, len, "hull %d: the block at %lld is not a hull", count, (long long)o); return 1; }
-    W->hulls = calloc((size_t)count + 1, sizeof(Hull));
+    W->hulls = calloc((size_t)count + 1, sizeof(mb_hull));
     if (!W->hulls) { snprintf(msg, len, "out of memory"); return -1; }
     int64_t o = 0, size = 0;
     for (int k = 0; k < count; k++, o += size) {
@@ -105,7 +105,7 @@ int hulls_load(EngineWorld *W, const double *data, int64_t n, char *msg, size_t 
     return 0;
 }
 
-void hulls_free(EngineWorld *W)
+void mb_hulls_free(mb_world *W)
 {
     for (int k = 0; k < W->nhulls; k++) free(W->hulls[k].own);
     free(W->hulls);
@@ -119,7 +119,7 @@ static const int BOX_EDGE[48] = {0, 4, 0, 3, 4, 6, 0, 4, 0, 2, 1, 0, 2, 3, 1, 2,
                                  0, 1, 3, 1, 1, 5, 3, 5, 4, 5, 4, 3, 5, 7, 4, 5, 1, 3, 5, 1, 3, 7, 5, 2};
 static const double BOX_N[6][3] = {{0, 0, -1}, {0, -1, 0}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
 
-static void box_hull(const double *size, double *v, double *plane, Hull *h)
+static void box_hull(const double *size, double *v, double *plane, mb_hull *h)
 {   /* corner i = (+-x by bit 1, +-y by bit 2, +-z by bit 0) */
     double e[3] = {0.5 * size[0], 0.5 * size[1], 0.5 * size[2]};
     for (int i = 0; i < 8; i++) { v[3 * i] = i & 2 ? e[0] : -e[0]; v[3 * i + 1] = i & 4 ? e[1] : -e[1]; v[3 * i + 2] = i & 1 ? e[2] : -e[2]; }
@@ -133,7 +133,7 @@ static void box_hull(const double *size, double *v, double *plane, Hull *h)
 }
 
 /* h moved by x -> R x + p into the buffers v, plane */
-static void move_hull(const Hull *src, const double *R, const double *p, double *v, double *plane, Hull *h)
+static void move_hull(const mb_hull *src, const double *R, const double *p, double *v, double *plane, mb_hull *h)
 {
     *h = *src;
     for (int i = 0; i < src->nv; i++) { mb_mv3(R, src->v + 3 * i, v + 3 * i); mb_add3(v + 3 * i, p, v + 3 * i); }
@@ -147,7 +147,7 @@ static void move_hull(const Hull *src, const double *R, const double *p, double 
 
 /* ---- separating axes -------------------------------------------------------------------------- */
 /* largest separation of b from the face planes of a (> 0: separated by that face) */
-static double face_query(const Hull *a, const Hull *b, int *best)
+static double face_query(const mb_hull *a, const mb_hull *b, int *best)
 {
     double sep = -INFINITY;
     *best = 0;
@@ -164,7 +164,7 @@ static double face_query(const Hull *a, const Hull *b, int *best)
 /* Edge pairs whose Gauss-map arcs cross: a-b (the normals around an edge of A) and c-d (around an
  * edge of B, negated, as the Minkowski difference A - B has them).  The arcs cross when c and d
  * lie on either side of a-b's plane, a and b on either side of c-d's, and on one hemisphere. */
-static double edge_query(const Hull *a, const Hull *b, int *ea, int *eb, double *axis)
+static double edge_query(const mb_hull *a, const mb_hull *b, int *ea, int *eb, double *axis)
 {
     /* A's arc normals b x a and face normals a, b as rows (x, y, z), so that the three tests run
      * over all of A's edges as one vectorizable loop per edge of B; the few pairs that pass go on */
@@ -247,7 +247,7 @@ static int reduce4(double (*pos)[3], const double *depth, int m, const double *n
     return 4;
 }
 
-static int emit_points(double (*pos)[3], const double *depth, int m, const double *normal, Contact *out, int max)
+static int emit_points(double (*pos)[3], const double *depth, int m, const double *normal, mb_contact_point *out, int max)
 {
     int keep[4], k = reduce4(pos, depth, m, normal, keep), n = 0;
     for (int i = 0; i < k && n < max; i++, n++) { mb_copy3(pos[keep[i]], out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth[keep[i]]; }
@@ -255,7 +255,7 @@ static int emit_points(double (*pos)[3], const double *depth, int m, const doubl
 }
 
 /* reference face f of ref against the incident face of inc; normal of the contacts from b into a */
-static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, Contact *out, int max)
+static int face_contact(const mb_hull *ref, int f, const mb_hull *inc, int ref_is_a, mb_contact_point *out, int max)
 {
     const double *n = ref->plane + 4 * f;
     /* incident face: the most anti-parallel among the faces around inc's deepest vertex (the
@@ -275,7 +275,7 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
     for (int k = s0; k < s1 && m > 0; k++) {
         const double *P = ref->v + 3 * ref->fidx[k], *Q = ref->v + 3 * ref->fidx[k + 1 < s1 ? k + 1 : s0];
         double e[3], side[3]; mb_sub3(Q, P, e); mb_cross3(e, n, side);
-        m = geom_clip(poly, m, side, mb_dot3(side, P), tmp, MAX_POLY);
+        m = mb_geom_clip(poly, m, side, mb_dot3(side, P), tmp, MAX_POLY);
         double (*t)[3] = poly; poly = tmp; tmp = t;
     }
     double normal[3], depth[MAX_POLY];
@@ -288,7 +288,7 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
         depth[kept++] = d;
     }
     if (!kept) {     /* rounding clipped everything: the incident hull's deepest vertex */
-        double dn[3], x[3]; mb_scale3(n, -1, dn); geom_hull_support(inc, dn, x);
+        double dn[3], x[3]; mb_scale3(n, -1, dn); mb_geom_hull_support(inc, dn, x);
         double d = n[3] - mb_dot3(n, x);
         if (d < 0) return 0;
         for (int k = 0; k < 3; k++) tmp[0][k] = x[k] + 0.5 * d * n[k];
@@ -298,7 +298,7 @@ static int face_contact(const Hull *ref, int f, const Hull *inc, int ref_is_a, C
 }
 
 /* two hulls in one frame; contact normals from b into a */
-static int hull_hull(const Hull *a, const Hull *b, Contact *out, int max)
+static int hull_hull(const mb_hull *a, const mb_hull *b, mb_contact_point *out, int max)
 {
     int fa, fb, ea, eb;
     double axis[3];
@@ -312,8 +312,8 @@ static int hull_hull(const Hull *a, const Hull *b, Contact *out, int max)
     if (ea >= 0 && se > EDGE_BIAS * sf + 1e-9) {
         const int *E = a->edge + 4 * ea, *F = b->edge + 4 * eb;
         double c1[3], c2[3];
-        geom_closest_segments(a->v + 3 * E[0], a->v + 3 * E[1], b->v + 3 * F[0], b->v + 3 * F[1], c1, c2);
-        Contact *c = out;
+        mb_geom_closest_segments(a->v + 3 * E[0], a->v + 3 * E[1], b->v + 3 * F[0], b->v + 3 * F[1], c1, c2);
+        mb_contact_point *c = out;
         for (int k = 0; k < 3; k++) { c->pos[k] = 0.5 * (c1[k] + c2[k]); c->normal[k] = -axis[k]; }
         c->depth = -se;
         return 1;
@@ -323,7 +323,7 @@ static int hull_hull(const Hull *a, const Hull *b, Contact *out, int max)
 }
 
 /* ---- points and segments with a radius (spheres, capsules) ------------------------------------ */
-static int inside_face(const Hull *h, int f, const double *x)
+static int inside_face(const mb_hull *h, int f, const double *x)
 {
     const double *n = h->plane + 4 * f;
     int s0 = h->fstart[f], s1 = h->fstart[f + 1];
@@ -336,7 +336,7 @@ static int inside_face(const Hull *h, int f, const double *x)
 }
 
 /* the segment e0-e1 (radius r) facing face f: the segment clipped by the face's side planes */
-static int face_segment(const Hull *h, int f, const double *e0, const double *e1, double r, Contact *out, int max)
+static int face_segment(const mb_hull *h, int f, const double *e0, const double *e1, double r, mb_contact_point *out, int max)
 {
     const double *n = h->plane + 4 * f;
     double t0 = 0, t1 = 1, u[3]; mb_sub3(e1, e0, u);
@@ -364,7 +364,7 @@ static int face_segment(const Hull *h, int f, const double *e0, const double *e1
 
 /* hull against the segment e0-e1 with radius r (e0 = e1: a sphere), all in the hull's frame;
  * contact normals point out of the hull */
-static int hull_segment(const Hull *h, const double *e0, const double *e1, double r, Contact *out, int max)
+static int hull_segment(const mb_hull *h, const double *e0, const double *e1, double r, mb_contact_point *out, int max)
 {
     double u[3]; mb_sub3(e1, e0, u);
     double t0 = 0, t1 = 1;
@@ -402,7 +402,7 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
         if (be >= 0 && eb > EDGE_BIAS * best + 1e-9) {
             const int *E = h->edge + 4 * be;
             double c1[3], c2[3];
-            geom_closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
+            mb_geom_closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
             double depth = r - eb;
             for (int k = 0; k < 3; k++) { out[0].pos[k] = c1[k] - (r - 0.5 * depth) * EL[k]; out[0].normal[k] = EL[k]; }
             out[0].depth = depth;
@@ -432,7 +432,7 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
     for (int e = 0; e < h->ne; e++) {
         const int *E = h->edge + 4 * e;
         double c1[3], c2[3], d[3];
-        geom_closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
+        mb_geom_closest_segments(e0, e1, h->v + 3 * E[0], h->v + 3 * E[1], c1, c2);
         mb_sub3(c1, c2, d);
         double t = mb_dot3(d, d);
         if (t < best) { best = t; mb_copy3(c1, cs); mb_copy3(c2, ch); }
@@ -449,7 +449,7 @@ static int hull_segment(const Hull *h, const double *e0, const double *e1, doubl
 }
 
 /* ---- one pair --------------------------------------------------------------------------------- */
-static int hull_plane(const Hull *h, const double *R, const double *p, const double *pn, double pd, Contact *out, int max)
+static int hull_plane(const mb_hull *h, const double *R, const double *p, const double *pn, double pd, mb_contact_point *out, int max)
 {   /* in the hull's frame: n . x = d; points midway between vertex and plane, normal pn */
     double n[3], pos[HULL_MAX_VERTS][3], depth[HULL_MAX_VERTS];
     mb_mtv3(R, pn, n);
@@ -467,14 +467,14 @@ static int hull_plane(const Hull *h, const double *R, const double *p, const dou
 
 /* The pair colliders of the table (collide.c): either of a, b is the hull.  Each works in the
  * hull's frame and hands its contacts back in world coordinates, normals from b into a. */
-static int hull_first(const GeomPose **a, const GeomPose **b)
+static int hull_first(const mb_geom_pose **a, const mb_geom_pose **b)
 {   /* the hull as a; 1 when that swapped them */
     if ((*a)->type == G_CONVEX) return 0;
-    const GeomPose *t = *a; *a = *b; *b = t;
+    const mb_geom_pose *t = *a; *a = *b; *b = t;
     return 1;
 }
 
-static int to_world(const GeomPose *a, Contact *out, int n, int flip)
+static int to_world(const mb_geom_pose *a, mb_contact_point *out, int n, int flip)
 {
     for (int i = 0; i < n; i++) {
         double x[3]; mb_mv3(a->R, out[i].pos, x); mb_add3(x, a->p, out[i].pos);
@@ -485,14 +485,14 @@ static int to_world(const GeomPose *a, Contact *out, int n, int flip)
     return n;
 }
 
-int convex_plane(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+int mb_convex_plane(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 {
     int flip = hull_first(&a, &b);
     int n = hull_plane(a->hull, a->R, a->p, b->plane, b->plane[3], out, max);
     return to_world(a, out, n, flip);
 }
 
-int convex_core(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+int mb_convex_core(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 {   /* b a sphere or capsule: its core (a point or a segment) in the hull's frame */
     int flip = hull_first(&a, &b);
     double e[2][3], d[3];
@@ -505,7 +505,7 @@ int convex_core(const GeomPose *a, const GeomPose *b, Contact *out, int max)
     return to_world(a, out, n, !flip);                         /* normals point from a into b */
 }
 
-int convex_hull(const GeomPose *a, const GeomPose *b, Contact *out, int max)
+int mb_convex_hull(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 {   /* b a box or a hull, moved into a's frame */
     int flip = hull_first(&a, &b);
     double v[3 * HULL_MAX_VERTS], pl[8 * HULL_MAX_VERTS];
@@ -513,14 +513,14 @@ int convex_hull(const GeomPose *a, const GeomPose *b, Contact *out, int max)
     for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)    /* b's frame in a's: Ra^T Rb */
         R[3 * r + c] = a->R[r] * b->R[c] + a->R[3 + r] * b->R[3 + c] + a->R[6 + r] * b->R[6 + c];
     mb_sub3(b->p, a->p, d); mb_mtv3(a->R, d, p);
-    Hull hb, moved;
+    mb_hull hb, moved;
     if (b->type == G_BOX) box_hull(b->size, bv, bp, &hb); else hb = *b->hull;
     move_hull(&hb, R, p, v, pl, &moved);
     int n = hull_hull(a->hull, &moved, out, max);
     return to_world(a, out, n, flip);
 }
 
-/* ---- a hull against one triangle of a static mesh (trimesh.c's trimesh_convex) ----------------
+/* ---- a hull against one triangle of a static mesh (trimesh.c's mb_trimesh_convex) ----------------
  * Terrain rule, as trimesh.c gives boxes and cylinders: the triangle pushes the hull along its own
  * face normal n, never along an edge or a hull face.  The separating-axis test (n, the hull's faces,
  * hull edge x triangle edge) only decides whether they touch.  A hull lying across the shared edge
@@ -532,11 +532,11 @@ int convex_hull(const GeomPose *a, const GeomPose *b, Contact *out, int max)
  *  - triangle corners inside the hull and the points where its edges enter and leave the hull,
  *    with the depth of the hull under them along -n.
  * Each triangle gives at most 4 of them; trimesh.c merges those of all the pair's triangles and
- * mesh_manifold cuts them to one manifold of at most 4 (reduce4), so a hull resting across many
+ * mb_mesh_manifold cuts them to one manifold of at most 4 (reduce4), so a hull resting across many
  * triangles gets the corners it gets from a plane. */
 #define TRI_POINTS (HULL_MAX_VERTS + 9)
 
-static int tri_separated(const Hull *h, const double t[3][3])
+static int tri_separated(const mb_hull *h, const double t[3][3])
 {
     for (int f = 0; f < h->nf; f++) {                          /* the hull's faces */
         const double *n = h->plane + 4 * f;
@@ -565,7 +565,7 @@ static int tri_separated(const Hull *h, const double t[3][3])
 }
 
 /* depth of the hull under x (inside it) along -n: where the ray x - s n leaves the hull */
-static double depth_under(const Hull *h, const double *x, const double *n)
+static double depth_under(const mb_hull *h, const double *x, const double *n)
 {
     double s = INFINITY;
     for (int f = 0; f < h->nf; f++) {
@@ -580,7 +580,7 @@ static double depth_under(const Hull *h, const double *x, const double *n)
  * whose first point is the deepest.  In a tie (a face resting flat, where rounding alone would
  * choose) that is the one farthest out from the hull's centre across the normal, a corner of that
  * face, so that the 4 points span the face as hull_plane's do. */
-static int first_point(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol)
+static int first_point(const mb_geom_pose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol)
 {
     double mid[3], top = -INFINITY, far = -1;
     mb_mv3(g->R, g->hull->centre, mid); mb_add3(mid, g->p, mid);
@@ -595,8 +595,8 @@ static int first_point(const GeomPose *g, double (*pos)[3], const double *depth,
     return i0;
 }
 
-static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol,
-                   Contact *out, int max)
+static int spread4(const mb_geom_pose *g, double (*pos)[3], const double *depth, double (*nrm)[3], int m, double tol,
+                   mb_contact_point *out, int max)
 {
     if (m <= 0 || max <= 0) return 0;
     double top = -INFINITY;
@@ -608,7 +608,7 @@ static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, dou
     sel[i0] = top + 1;
     int keep[4], k = reduce4(pos, sel, m, nrm[i0], keep), c = 0;
     free(sel);
-    Contact kept[4] = {{0}};
+    mb_contact_point kept[4] = {{0}};
     for (int i = 0; i < k && c < max; i++, c++) {
         mb_copy3(pos[keep[i]], kept[c].pos); mb_copy3(nrm[keep[i]], kept[c].normal); kept[c].depth = depth[keep[i]];
     }
@@ -616,9 +616,9 @@ static int spread4(const GeomPose *g, double (*pos)[3], const double *depth, dou
     return c;
 }
 
-int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, Contact *out, int n0, int max)
+int mb_convex_triangle(const mb_geom_pose *g, const double tw[3][3], const double *nw, mb_contact_point *out, int n0, int max)
 {
-    const Hull *h = g->hull;
+    const mb_hull *h = g->hull;
     if (!h || g->type != G_CONVEX) return n0;
     double t[3][3], n[3], r[3];                                /* the triangle in the hull's frame */
     for (int i = 0; i < 3; i++) { mb_sub3(tw[i], g->p, r); mb_mtv3(g->R, r, t[i]); }
@@ -635,7 +635,7 @@ int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, 
     for (int i = 0; i < h->nv; i++) {                          /* hull vertices below the triangle */
         const double *x = h->v + 3 * i;
         double dep = d - mb_dot3(n, x);
-        if (dep < 0 || !geom_in_triangle(x, t, n, tol)) continue;
+        if (dep < 0 || !mb_geom_in_triangle(x, t, n, tol)) continue;
         for (int k = 0; k < 3; k++) pos[m][k] = x[k] + 0.5 * dep * n[k];
         depth[m++] = dep;
     }
@@ -672,7 +672,7 @@ int convex_triangle(const GeomPose *g, const double tw[3][3], const double *nw, 
 }
 
 /* contacts c[0..n) as the arrays spread4 reads (one block: free pos), and the tie tolerance */
-static double (*as_arrays(const GeomPose *g, const Contact *c, int n, double **depth, double (**nrm)[3], double *tol))[3]
+static double (*as_arrays(const mb_geom_pose *g, const mb_contact_point *c, int n, double **depth, double (**nrm)[3], double *tol))[3]
 {
     double (*pos)[3] = malloc(sizeof(double) * 7 * (size_t)n);
     if (!pos) return NULL;
@@ -686,7 +686,7 @@ static double (*as_arrays(const GeomPose *g, const Contact *c, int n, double **d
 
 /* The pair's contacts against the whole mesh (each triangle's, merged by trimesh.c) cut to at most
  * 4 in place, as spread4 chooses them. */
-int mesh_manifold(const GeomPose *g, Contact *c, int n, int max)
+int mb_mesh_manifold(const mb_geom_pose *g, mb_contact_point *c, int n, int max)
 {
     if (n <= 0 || max <= 0) return 0;
     double *depth, (*nrm)[3], tol, (*pos)[3] = as_arrays(g, c, n, &depth, &nrm, &tol);
@@ -711,7 +711,7 @@ static double turn(const Flat *o, const Flat *a, const Flat *b)
  * of the points' outline seen along its normal: all that reduce4 can choose (the farthest point,
  * the largest triangle and the largest gain are corners of the outline), so trimesh.c may thin its
  * buffer with this as it fills, in any order of triangles, and get the manifold of all points. */
-int mesh_outline(const GeomPose *g, Contact *c, int n)
+int mb_mesh_outline(const mb_geom_pose *g, mb_contact_point *c, int n)
 {
     if (n <= 4) return n;
     double *depth, (*nrm)[3], tol, (*pos)[3] = as_arrays(g, c, n, &depth, &nrm, &tol);

@@ -108,7 +108,7 @@ enum { SOLVER_DANTZIG = 0, SOLVER_PGS = 1, SOLVER_AUTO = 2 };
 typedef struct {
     int g1, g2, b1, b2;
     double pos[3], normal[3], depth;
-} Contact;
+} mb_contact_point;
 
 /* One constraint row: J v = rhs - cfm lambda, lo <= lambda <= hi (findex: friction row bound by
  * mu |lambda[findex]|).  J has a 6-vector [linear; angular] per body. */
@@ -119,7 +119,7 @@ typedef struct {
     int findex;      /* -1 or the normal row this friction row is bounded by                     */
     int source;      /* joint index, or -(1 + contact index)                                      */
     int cone_pair;   /* for the cone: index of the other friction row of the same contact, or -1 */
-} Row;
+} mb_row;
 
 /* ---- small vector helpers: 3-vectors, 3×3 products and quaternions (mb_dot3, mb_cross3, mb_mv3,
  * mb_quat_mul, …) are common/vec.h's, shared with the core; the engine's own below ------------- */
@@ -210,11 +210,11 @@ typedef struct {
     const int *fstart, *fidx;   /* face f: vertices fidx[fstart[f] .. fstart[f+1]), counter-clockwise */
     const int *edge;            /* ne x 4: v0, v1, face on the left of v0 -> v1, face on the right */
     double centre[3];           /* mean of the vertices: inside the hull */
-    int *own;                   /* the index arrays, allocated by hulls_load */
-} Hull;
-struct EngineWorldS;
-int hulls_load(struct EngineWorldS *W, const double *data, int64_t n, char *msg, size_t len);
-void hulls_free(struct EngineWorldS *W);
+    int *own;                   /* the index arrays, allocated by mb_hulls_load */
+} mb_hull;
+struct mb_world_s;
+int mb_hulls_load(struct mb_world_s *W, const double *data, int64_t n, char *msg, size_t len);
+void mb_hulls_free(struct mb_world_s *W);
 
 /* ---- shapes and their shared geometry (geometry.h, geometry.c) --------------------------------- */
 #include "engine/geometry.h"
@@ -222,46 +222,46 @@ void hulls_free(struct EngineWorldS *W);
 /* ---- collision (collide.c): one table of pair colliders ---------------------------------------- */
 /* A pair collider: up to max contacts of a against b (a's shape code <= b's), normals from b into
  * a; returns the count. */
-typedef int (*CollideFn)(const GeomPose *a, const GeomPose *b, Contact *out, int max);
+typedef int (*CollideFn)(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max);
 /* the collider of a pair of shape codes in either order (NULL: none); *flip = 1 when it takes
  * them the other way round (its normals are then negated) */
-CollideFn collide_find(int ta, int tb, int *flip);
+CollideFn mb_collide_find(int ta, int tb, int *flip);
 /* Narrow phase for one pair: writes up to max contacts, returns the count, or -1 when the table
  * has no collider for the two shapes (never another shape's). */
-int collide_pair(const GeomPose *a, const GeomPose *b, Contact *out, int max);
+int mb_collide_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max);
 /* whether geometries of the world's shapes can meet in a pair the table has no collider for
  * (two static ones never meet): 0 when none, else 1 with a message naming both shapes */
-int collide_check(const int64_t *gint, int ng, char *msg, size_t len);
+int mb_collide_check(const int64_t *gint, int ng, char *msg, size_t len);
 
 /* pair colliders of convex.c (a hull against a plane, a sphere or capsule, a box or hull; either
  * of a, b the hull) and of trimesh.c (a shape against a static mesh b) */
-int convex_plane(const GeomPose *a, const GeomPose *b, Contact *out, int max);
-int convex_core(const GeomPose *a, const GeomPose *b, Contact *out, int max);
-int convex_hull(const GeomPose *a, const GeomPose *b, Contact *out, int max);
-int trimesh_sphere(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
-int trimesh_capsule(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
-int trimesh_box(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
-int trimesh_cylinder(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
-int trimesh_convex(const GeomPose *a, const GeomPose *mesh, Contact *out, int max);
+int mb_convex_plane(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max);
+int mb_convex_core(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max);
+int mb_convex_hull(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max);
+int mb_trimesh_sphere(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
+int mb_trimesh_capsule(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
+int mb_trimesh_box(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
+int mb_trimesh_cylinder(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
+int mb_trimesh_convex(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
 
 /* ---- LCP (lcp.c) ------------------------------------------------------------------------------ */
 /* A (n x n, row-major) lambda = b + w, boxed complementarity; returns 0 on success, nonzero on a
  * pivoting failure (the caller falls back to the iterative solver).  work: >= n^2 + 8 n doubles,
- * iwork: >= 2 n ints (lcp_friction: 3 n).  *pivots is added to; past max_pivots the solve stops
+ * iwork: >= 2 n ints (mb_lcp_friction: 3 n).  *pivots is added to; past max_pivots the solve stops
  * with 5. */
 enum { LCP_SINGULAR = 1, LCP_UNBOUNDED = 2, LCP_CYCLING = 3, LCP_NOT_FINITE = 4, LCP_PIVOT_LIMIT = 5 };
-int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
+int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
                 const int *findex, const double *mu, int friction_mode, double *x,
                 double *work, int *iwork, int *pivots, int max_pivots);
 /* the same with friction rows bounded by mu |x[findex]|, solved to the true pyramid (or cone) by
  * fixed-point passes on the bounds, ended by solving their fixed point directly once a pass has
  * fixed the rows' states (pyramid only); lo, hi in: the rows' bounds, out: the bounds used */
-int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
+int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
                  double *work, int *iwork, int *pivots, int max_pivots);
 
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
-typedef struct EngineWorldS {
+typedef struct mb_world_s {
     int nb, nj, ng;
     double *state, *load;                 /* nb x BS_SIZE, nb x BL_SIZE */
     const double *bprop;                  /* nb x BP_SIZE, fixed while the Sim lives */
@@ -272,9 +272,9 @@ typedef struct EngineWorldS {
     double *R, *invIw, *fext, *vfree, *save; /* nb*9, nb*9, nb*6, nb*6, nb*BS_SIZE */
     double *jlast, *jturns;               /* nj*2: last wrapped joint angle, whole turns added */
     int64_t *pairs; int npairs;           /* sorted body pairs joined by a joint (no contact) */
-    GeomPose *gp; double *planes; int *order, norder;
-    Contact *contacts; int nc, cap_c;
-    Row *rows; int m, cap_rows;
+    mb_geom_pose *gp; double *planes; int *order, norder;
+    mb_contact_point *contacts; int nc, cap_c;
+    mb_row *rows; int m, cap_rows;
     double *lambda, *b, *lo, *hi, *mu, *cfmh, *A, *iMJ, *Ad, *fc, *work, *w, *flo, *fhi;
     int *findex, *cone, *iwork; int cap_m, cap_A;
     /* tree.c: block-sparse factorization for joint trees (equality rows only) */
@@ -283,41 +283,41 @@ typedef struct EngineWorldS {
     double *tdiag, *nbr_block, *nbr_L, *tvec;   /* 6 x 6 padded blocks, 6 per joint in tvec */
     int used_tree;
     /* tree.c, ball-based joints only (ball, hinge, universal, fixed): blocks from angular parts */
-    int tree_ball, imj_stale;             /* imj_stale: this step formed no W J^T (world_residual forms it) */
+    int tree_ball, imj_stale;             /* imj_stale: this step formed no W J^T (mb_world_residual forms it) */
     int *nbr_side; double *nbr_imb, *tang, *tG;
     double *tim;                          /* per joint: its two bodies' inverse masses summed */
     /* a tree of free hinges (no motor, no stops) keeps what its rows are made of (hterms, nj x
-     * HT_SIZE) and writes the rows themselves only when asked for (rows_stale: world_residual) */
+     * HT_SIZE) and writes the rows themselves only when asked for (rows_stale: mb_world_residual) */
     int tree_hinges, rows_stale; double *hterms;
-    /* per joint JF_* (joint_flags), found at WP_JOINTS_VERSION = jversion */
+    /* per joint JF_* (mb_joint_flags), found at WP_JOINTS_VERSION = jversion */
     unsigned char *jflags; double jversion;
     /* warm start of the quick step: last step's contacts and joint multipliers */
-    Contact *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
+    mb_contact_point *wprev; double *wforce; int64_t *wkey; int *wperm, nwprev, cap_wprev;
     double *jlam; int *jrow_start, *jrow_count, njlam, cap_jlam;
-    Hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
+    mb_hull *hulls; int nhulls;              /* convex.c: the hulls of the G_CONVEX geometries */
     struct TreeContacts *tcon;            /* tree_contacts.c: a joint tree's other rows on the Schur complement */
     struct QRow *qrows; int cap_qrows;    /* quickstep.c: the quick step's rows, packed for its sweeps */
     struct QCache *qcache;                /* quickstep.c: its orders, kept while the rows join the same bodies */
     long steps;
     int solver_used, fallback, pivots, iterations, bad_body;
     const char *why;                      /* which solver ran this step and why (a static string) */
-    struct TriMesh **meshes;              /* ng pointers (NULL but for G_TRIMESH), owned by the Sim */
+    struct mb_trimesh **meshes;              /* ng pointers (NULL but for G_TRIMESH), owned by the Sim */
     double residual;
     char message[256];
-} EngineWorld;
+} mb_world;
 
-int world_init(EngineWorld *W);
-void world_free(EngineWorld *W);
-int world_step(EngineWorld *W, double h);   /* 0 ok, 1 exploded (message), -1 out of memory */
-void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update);
-double world_residual(EngineWorld *W);
+int mb_world_init(mb_world *W);
+void mb_world_free(mb_world *W);
+int mb_world_step(mb_world *W, double h);   /* 0 ok, 1 exploded (message), -1 out of memory */
+void mb_world_joint_coords(mb_world *W, double *pos, double *rate, int update);
+double mb_world_residual(mb_world *W);
 /* broad + narrow phase: the number of contacts, -1 out of memory, -2 a pair without a collider (message) */
-int world_collide_only(EngineWorld *W);
+int mb_world_collide_only(mb_world *W);
 /* quickstep.c: the quick step on the rows step.c built (0 ok, -1 out of memory), and the forces
  * kept after a solve for the next step's warm start */
-int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol);
-int quick_remember(EngineWorld *W);
-void quick_free(EngineWorld *W);
+int mb_quick_step(mb_world *W, double ih, int iters, double sor, double tol);
+int mb_quick_remember(mb_world *W);
+void mb_quick_free(mb_world *W);
 
 /* joints.c */
 typedef struct {
@@ -326,13 +326,13 @@ typedef struct {
     double J1[2][6], J2[2][6];            /* rows with J v = rate */
     double d[4];                          /* body 1's rotation relative to body 2 since attach time */
     double half[2];                       /* hinge: cos and sin of half its angle (cos >= 0)    */
-} AxisInfo;
+} mb_axis_info;
 /* what: AX_ANGLES for a hinge's pos (else NaN: its half-angle vector is enough to count turns),
  * AX_RATES for a hinge's rate and rate rows (else NaN and unset) */
 enum { AX_ANGLES = 1, AX_RATES = 2 };
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what);
-int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows);
-int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows);
+void mb_joint_axes(const mb_world *W, int j, mb_axis_info *ax, int what);
+int mb_joint_rows(const mb_world *W, int j, double h, const mb_axis_info *ax, const double *pos_unwrapped, mb_row *rows);
+int mb_hinge_rows(const mb_world *W, int j, double h, double *half, mb_row *rows);
 /* a free hinge's rows as terms: levers r1, r2 (anchor rows J = [+-e_k, +-(r x e_k)]), the axis
  * rows' directions p, q (J = [0, +-p]), the five rows' rhs and the CFM */
 #define HT_R1 0
@@ -342,49 +342,49 @@ int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows);
 #define HT_RHS 12
 #define HT_CFM 17
 #define HT_SIZE 18
-void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t);
+void mb_hinge_terms(const mb_world *W, int j, double h, double *half, double *t);
 /* joint flags: a free hinge (joint_free_hinge), and a joint with an ERP or CFM of its own */
 enum { JF_FREE_HINGE = 1, JF_OWN_PARAMS = 2 };
-void joint_flags(EngineWorld *W);
-int hinge_terms_run(const EngineWorld *W, int j, double h, double *half, int max);
+void mb_joint_flags(mb_world *W);
+int mb_hinge_terms_run(const mb_world *W, int j, double h, double *half, int max);
 /* whether axis a (0, 1) of joint j has a stop (lo <= hi, not both infinite) or a motor (fmax > 0) */
-static inline int joint_axis_stop(const EngineWorld *W, int j, int a)
+static inline int joint_axis_stop(const mb_world *W, int j, int a)
 {
     const double *pa = W->jdat + (size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a;
     return pa[JA_LO] <= pa[JA_HI] && (pa[JA_LO] > -INFINITY || pa[JA_HI] < INFINITY);
 }
-static inline int joint_axis_motor(const EngineWorld *W, int j, int a)
+static inline int joint_axis_motor(const mb_world *W, int j, int a)
 {
     return W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_SIZE * a + JA_MOTOR_FMAX] > 0;
 }
-/* a hinge without stops, motors or damping: its rows are the five of hinge_terms (its one axis's
+/* a hinge without stops, motors or damping: its rows are the five of mb_hinge_terms (its one axis's
  * damping is checked; axis 1's fields, which a hinge does not read, as before) */
-static inline int joint_free_hinge(const EngineWorld *W, int j)
+static inline int joint_free_hinge(const mb_world *W, int j)
 {
     return W->jint[(size_t)j * JI_SIZE + JI_TYPE] == J_HINGE && !joint_axis_stop(W, j, 0) && !joint_axis_stop(W, j, 1) &&
            !joint_axis_motor(W, j, 0) && !joint_axis_motor(W, j, 1) &&
            !(W->jdat[(size_t)j * JD_SIZE + JD_AXES + JA_DAMPING] > 0);
 }
-void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows);
-int tree_solve_hinges(EngineWorld *W, double ih);
+void mb_hinge_write_rows(const mb_world *W, int j, const double *t, mb_row *rows);
+int mb_tree_solve_hinges(mb_world *W, double ih);
 #define MAX_JOINT_ROWS 10
-int joint_base_rows(int type);
-int tree_init(EngineWorld *W);
-void tree_free(EngineWorld *W);
-int tree_solve(EngineWorld *W);
+int mb_joint_base_rows(int type);
+int mb_tree_init(mb_world *W);
+void mb_tree_free(mb_world *W);
+int mb_tree_solve(mb_world *W);
 /* a tree of ball-based joints: b, CFM/h and the multipliers straight from the rows (no W J^T),
  * then J^T lambda added into fc (nb x 6) */
-int tree_solve_ball(EngineWorld *W, double ih);
-void tree_add_forces(const EngineWorld *W, double *fc);
-/* another right-hand side on the last tree_solve's factors: tvec in, A_jj^-1 tvec out (and in lambda) */
-int tree_resolve(EngineWorld *W);
+int mb_tree_solve_ball(mb_world *W, double ih);
+void mb_tree_add_forces(const mb_world *W, double *fc);
+/* another right-hand side on the last mb_tree_solve's factors: tvec in, A_jj^-1 tvec out (and in lambda) */
+int mb_tree_resolve(mb_world *W);
 /* tree_contacts.c: a joint tree plus other rows (contacts, stops, motors), the tree's rows
  * eliminated through its factorization and the others pivoted on their Schur complement.
- * tree_contacts_rows: the number of other rows when the step's rows allow it, else -1 (-2 out
- * of memory); tree_contacts_solve: then lambda (0, or an LCP_* code), after lcp_terms. */
-int tree_contacts_rows(EngineWorld *W);
-int tree_contacts_solve(EngineWorld *W);
-void tree_contacts_free(EngineWorld *W);
+ * mb_tree_contacts_rows: the number of other rows when the step's rows allow it, else -1 (-2 out
+ * of memory); mb_tree_contacts_solve: then lambda (0, or an LCP_* code), after lcp_terms. */
+int mb_tree_contacts_rows(mb_world *W);
+int mb_tree_contacts_solve(mb_world *W);
+void mb_tree_contacts_free(mb_world *W);
 
 /* ==== rays, static triangle meshes and the angular motor (ray.c, trimesh.c, joints.c) ========== */
 enum { J_AMOTOR = 6 };        /* ODE's angular motor: no base rows, 1-3 axes of motors and stops   */
@@ -402,45 +402,45 @@ enum { J_AMOTOR = 6 };        /* ODE's angular motor: no base rows, 1-3 axes of 
 static inline const double *joint_axis_params(const double *jd, int a)
 { return a < 2 ? jd + JD_AXES + JA_SIZE * a : jd + JD_AM_AXIS3; }
 /* world axes, angles (rad, in (-pi, pi]) and rates of an AMotor; returns its number of axes */
-int amotor_axes(const EngineWorld *W, int j, double ax[3][3], double angle[3], double rate[3]);
-int amotor_rows(const EngineWorld *W, int j, double h, Row *rows);
+int mb_amotor_axes(const mb_world *W, int j, double ax[3][3], double angle[3], double rate[3]);
+int mb_amotor_rows(const mb_world *W, int j, double h, mb_row *rows);
 
 /* A triangle mesh with a bounding-volume hierarchy (trimesh.c) */
-typedef struct { double lo[3], hi[3]; int left, count; } BvhNode;   /* leaf: count > 0, first = left */
-typedef struct TriMesh {
+typedef struct { double lo[3], hi[3]; int left, count; } mb_bvh_node;   /* leaf: count > 0, first = left */
+typedef struct mb_trimesh {
     int nv, nt, nnodes;
     double *v;               /* nv x 3, world */
     int *tri;                /* nt x 3, in the hierarchy's leaf order */
     double *normal;          /* nt x 3, unit (counter-clockwise front) */
-    BvhNode *nodes;
+    mb_bvh_node *nodes;
     double lo[3], hi[3];
-} TriMesh;
-TriMesh *trimesh_build(const double *v, int nv, const int64_t *tri, int nt);   /* NULL: no memory */
-void trimesh_free(TriMesh *m);
+} mb_trimesh;
+mb_trimesh *mb_trimesh_build(const double *v, int nv, const int64_t *tri, int nt);   /* NULL: no memory */
+void mb_trimesh_free(mb_trimesh *m);
 /* One triangle (corners t, unit face normal n) against the convex geom g, writing contacts from
- * index n0 (convex.c; trimesh_convex calls it for every candidate triangle). */
-int convex_triangle(const GeomPose *g, const double t[3][3], const double *n, Contact *out, int n0, int max);
+ * index n0 (convex.c; mb_trimesh_convex calls it for every candidate triangle). */
+int mb_convex_triangle(const mb_geom_pose *g, const double t[3][3], const double *n, mb_contact_point *out, int n0, int max);
 /* the contacts c[0..n) of a convex geom g against a mesh (all its triangles') cut to at most 4 and max
  * spanning the largest area, in place; returns the count (convex.c) */
-int mesh_manifold(const GeomPose *g, Contact *c, int n, int max);
-/* of c[0..n) only what mesh_manifold can choose from (the deepest, the outline's corners), in place */
-int mesh_outline(const GeomPose *g, Contact *c, int n);
+int mb_mesh_manifold(const mb_geom_pose *g, mb_contact_point *c, int n, int max);
+/* of c[0..n) only what mb_mesh_manifold can choose from (the deepest, the outline's corners), in place */
+int mb_mesh_outline(const mb_geom_pose *g, mb_contact_point *c, int n);
 /* nearest triangle the ray o + t d (|d| = 1, 0 <= t <= tmax) crosses: t, normal facing the ray */
-int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax, double *t, double *normal);
+int mb_trimesh_ray(const mb_trimesh *m, const double *o, const double *d, double tmax, double *t, double *normal);
 
 /* Rays (ray.c).  Solid shapes: a ray from outside hits the entry; one starting inside hits the
  * exit with the normal negated (facing back along the ray), as ODE's dCollideRay*.  Planes and
  * triangles are surfaces hit from either side.  The normal always satisfies normal . d <= 0. */
-int ray_geom(const GeomPose *g, const double *plane, const double *o, const double *d, double tmax, double *t, double *normal);
+int mb_ray_geom(const mb_geom_pose *g, const double *plane, const double *o, const double *d, double tmax, double *t, double *normal);
 /* a convex polytope { x : n_i . x <= d_i }, planes nf x 4 (n_i unit, d_i), by slab clipping */
-int ray_convex_planes(const double *planes, int nf, const double *o, const double *d, double tmax, double *t, double *normal);
-typedef struct { int geom; double t, normal[3]; } RayHit;
-typedef struct { BvhNode *nodes; int *geoms; int n, nnodes; } RayTree;   /* over the non-plane geoms */
-int ray_tree_build(const EngineWorld *W, RayTree *T);    /* -1: no memory */
-void ray_tree_free(RayTree *T);
-int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const double *d, double tmax, int all, RayHit *out);
+int mb_ray_convex_planes(const double *planes, int nf, const double *o, const double *d, double tmax, double *t, double *normal);
+typedef struct { int geom; double t, normal[3]; } mb_ray_hit;
+typedef struct { mb_bvh_node *nodes; int *geoms; int n, nnodes; } mb_ray_tree;   /* over the non-plane geoms */
+int mb_ray_tree_build(const mb_world *W, mb_ray_tree *T);    /* -1: no memory */
+void mb_ray_tree_free(mb_ray_tree *T);
+int mb_world_ray(const mb_world *W, const mb_ray_tree *T, const double *o, const double *d, double tmax, int all, mb_ray_hit *out);
 /* poses and bounding boxes of every geom at the current state (step.c) */
-void world_geom_poses(EngineWorld *W);
+void mb_world_geom_poses(mb_world *W);
 /* ==== end of rays, triangle meshes, angular motor ============================================= */
 
 #endif

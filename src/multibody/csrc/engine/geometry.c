@@ -13,16 +13,16 @@
 #define EPS 1e-12
 
 /* ---- bounding boxes: half extents e along each world axis k (row k of R) -------------------- */
-static void around(GeomPose *g, const double *e)
+static void around(mb_geom_pose *g, const double *e)
 {
     for (int k = 0; k < 3; k++) { g->lo[k] = g->p[k] - e[k]; g->hi[k] = g->p[k] + e[k]; }
 }
-static void sphere_bounds(GeomPose *g)
+static void sphere_bounds(mb_geom_pose *g)
 {
     double e[3] = {g->size[0], g->size[0], g->size[0]};
     around(g, e);
 }
-static void box_bounds(GeomPose *g)
+static void box_bounds(mb_geom_pose *g)
 {
     double e[3];
     for (int k = 0; k < 3; k++) {
@@ -31,13 +31,13 @@ static void box_bounds(GeomPose *g)
     }
     around(g, e);
 }
-static void capsule_bounds(GeomPose *g)
+static void capsule_bounds(mb_geom_pose *g)
 {
     double e[3];
     for (int k = 0; k < 3; k++) e[k] = 0.5 * fabs(g->R[3 * k + 2]) * g->size[1] + g->size[0];
     around(g, e);
 }
-static void cylinder_bounds(GeomPose *g)
+static void cylinder_bounds(mb_geom_pose *g)
 {   /* the caps' discs: radius times the sine of the axis's angle to world axis k */
     double e[3];
     for (int k = 0; k < 3; k++) {
@@ -47,7 +47,7 @@ static void cylinder_bounds(GeomPose *g)
     }
     around(g, e);
 }
-static void ellipsoid_bounds(GeomPose *g)
+static void ellipsoid_bounds(mb_geom_pose *g)
 {   /* the support along world axis k: |diag(r) R^T e_k| = sqrt(sum_j (R_kj r_j)^2) */
     double e[3];
     for (int k = 0; k < 3; k++) {
@@ -57,18 +57,18 @@ static void ellipsoid_bounds(GeomPose *g)
     }
     around(g, e);
 }
-static void plane_bounds(GeomPose *g)
+static void plane_bounds(mb_geom_pose *g)
 {   /* unbounded: the broad phase tests planes against every box on their own (step.c) */
     for (int k = 0; k < 3; k++) { g->lo[k] = -INFINITY; g->hi[k] = INFINITY; }
 }
-static void convex_bounds(GeomPose *g) { geom_hull_extent(g->hull, g->R, g->p, g->lo, g->hi); }
-static void trimesh_bounds(GeomPose *g)
+static void convex_bounds(mb_geom_pose *g) { mb_geom_hull_extent(g->hull, g->R, g->p, g->lo, g->hi); }
+static void trimesh_bounds(mb_geom_pose *g)
 {   /* the mesh's own box (its vertices are in world coordinates); none yet: an empty box at p */
     if (g->mesh) { mb_copy3(g->mesh->lo, g->lo); mb_copy3(g->mesh->hi, g->hi); }
     else { mb_copy3(g->p, g->lo); mb_copy3(g->p, g->hi); }
 }
 
-void geom_hull_extent(const Hull *h, const double *R, const double *p, double *lo, double *hi)
+void mb_geom_hull_extent(const mb_hull *h, const double *R, const double *p, double *lo, double *hi)
 {
     for (int k = 0; k < 3; k++) { lo[k] = INFINITY; hi[k] = -INFINITY; }
     for (int i = 0; i < h->nv; i++) {
@@ -79,44 +79,44 @@ void geom_hull_extent(const Hull *h, const double *R, const double *p, double *l
 }
 
 /* ---- support functions: sphere, box, capsule, cylinder and hull in geometry.h (inline) -------- */
-void geom_hull_support(const Hull *h, const double *dir, double *out)
+void mb_geom_hull_support(const mb_hull *h, const double *dir, double *out)
 {
     int best = 0; double m = -INFINITY;
     for (int i = 0; i < h->nv; i++) { double t = mb_dot3(dir, h->v + 3 * i); if (t > m) { m = t; best = i; } }
     mb_copy3(h->v + 3 * best, out);
 }
 
-void geom_ellipsoid_support(const GeomPose *g, const double *l, double *s)
+void mb_geom_ellipsoid_support(const mb_geom_pose *g, const double *l, double *s)
 {
     double rl[3] = {g->size[0] * l[0], g->size[1] * l[1], g->size[2] * l[2]}, n = mb_norm3(rl);
     if (n > 1e-300) for (int k = 0; k < 3; k++) s[k] = g->size[k] * rl[k] / n;
 }
 
 /* ---- the shapes -------------------------------------------------------------------------------- */
-const GeomShape geom_shapes[G_COUNT] = {
-    [G_SPHERE]   = {"sphere",   0, sphere_bounds,   geom_sphere_support},
-    [G_BOX]      = {"box",      0, box_bounds,      geom_box_support},
-    [G_CAPSULE]  = {"capsule",  0, capsule_bounds,  geom_capsule_support},
-    [G_CYLINDER] = {"cylinder", 0, cylinder_bounds, geom_cylinder_support},
+const mb_geom_shape geom_shapes[G_COUNT] = {
+    [G_SPHERE]   = {"sphere",   0, sphere_bounds,   mb_geom_sphere_support},
+    [G_BOX]      = {"box",      0, box_bounds,      mb_geom_box_support},
+    [G_CAPSULE]  = {"capsule",  0, capsule_bounds,  mb_geom_capsule_support},
+    [G_CYLINDER] = {"cylinder", 0, cylinder_bounds, mb_geom_cylinder_support},
     [G_PLANE]    = {"plane",    1, plane_bounds,    NULL},
-    [G_CONVEX]   = {"convex",   0, convex_bounds,   geom_convex_support},
+    [G_CONVEX]   = {"convex",   0, convex_bounds,   mb_geom_convex_support},
     [G_TRIMESH]  = {"trimesh",  1, trimesh_bounds,  NULL},
-    [G_ELLIPSOID] = {"ellipsoid", 0, ellipsoid_bounds, geom_ellipsoid_support},
+    [G_ELLIPSOID] = {"ellipsoid", 0, ellipsoid_bounds, mb_geom_ellipsoid_support},
 };
 
-const char *geom_name(int type)
+const char *mb_geom_name(int type)
 {
     return type >= 0 && type < G_COUNT ? geom_shapes[type].name : NULL;
 }
 
-void geom_segment(const GeomPose *g, double *e0, double *e1)
+void mb_geom_segment(const mb_geom_pose *g, double *e0, double *e1)
 {
     double hl = 0.5 * g->size[1], lp[3] = {0, 0, hl};
-    geom_point(g, lp, e1); lp[2] = -hl; geom_point(g, lp, e0);
+    mb_geom_point(g, lp, e1); lp[2] = -hl; mb_geom_point(g, lp, e0);
 }
 
 /* ---- closest points ---------------------------------------------------------------------------- */
-void geom_closest_on_segment(const double *p, const double *a, const double *b, double *out)
+void mb_geom_closest_on_segment(const double *p, const double *a, const double *b, double *out)
 {
     double ab[3], ap[3]; mb_sub3(b, a, ab); mb_sub3(p, a, ap);
     double L = mb_dot3(ab, ab), t = L > EPS ? mb_dot3(ap, ab) / L : 0.0;
@@ -124,7 +124,7 @@ void geom_closest_on_segment(const double *p, const double *a, const double *b, 
     for (int k = 0; k < 3; k++) out[k] = a[k] + t * ab[k];
 }
 
-void geom_closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
+void mb_geom_closest_segments(const double *p1, const double *q1, const double *p2, const double *q2,
                            double *c1, double *c2)
 {
     double d1[3], d2[3], r[3]; mb_sub3(q1, p1, d1); mb_sub3(q2, p2, d2); mb_sub3(p1, p2, r);
@@ -147,7 +147,7 @@ void geom_closest_segments(const double *p1, const double *q1, const double *p2,
 }
 
 /* ---- polygons, triangles, boxes ---------------------------------------------------------------- */
-int geom_clip(double (*in)[3], int nin, const double *side, double off, double (*out)[3], int cap)
+int mb_geom_clip(double (*in)[3], int nin, const double *side, double off, double (*out)[3], int cap)
 {
     int m = 0;
     for (int i = 0; i < nin && m < cap - 1; i++) {
@@ -163,7 +163,7 @@ int geom_clip(double (*in)[3], int nin, const double *side, double off, double (
     return m;
 }
 
-int geom_in_triangle(const double *p, const double t[3][3], const double *n, double tol)
+int mb_geom_in_triangle(const double *p, const double t[3][3], const double *n, double tol)
 {
     for (int i = 0; i < 3; i++) {
         double e[3], ep[3], c[3];
@@ -173,7 +173,7 @@ int geom_in_triangle(const double *p, const double t[3][3], const double *n, dou
     return 1;
 }
 
-int geom_ray_box(const double *lo, const double *hi, const double *o, const double *inv, double reach)
+int mb_geom_ray_box(const double *lo, const double *hi, const double *o, const double *inv, double reach)
 {
     double t0 = 0, t1 = reach;
     for (int k = 0; k < 3; k++) {

@@ -21,7 +21,7 @@
 typedef struct { const double *R, *p, *v, *w, *q; } BodyFrame;
 static const double IDENTITY_R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, ZERO3[3] = {0, 0, 0}, IDENTITY_Q[4] = {1, 0, 0, 0};
 
-static void frame_of(const EngineWorld *W, int b, BodyFrame *f)
+static void frame_of(const mb_world *W, int b, BodyFrame *f)
 {
     if (b < 0) { f->R = IDENTITY_R; f->p = f->v = f->w = ZERO3; f->q = IDENTITY_Q; return; }
     const double *s = W->state + (size_t)b * BS_SIZE;
@@ -44,7 +44,7 @@ static double signed_angle(const double *from, const double *to, const double *a
     return atan2(mb_dot3(axis, c), mb_dot3(a, b));
 }
 
-void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what)
+void mb_joint_axes(const mb_world *W, int j, mb_axis_info *ax, int what)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -96,7 +96,7 @@ void joint_axes(const EngineWorld *W, int j, AxisInfo *ax, int what)
     }
 }
 
-static Row *row_init(Row *r, int b1, int b2, int src, double cfm)
+static mb_row *row_init(mb_row *r, int b1, int b2, int src, double cfm)
 {
     /* field by field: a memset of the whole row compiles to a slow string instruction */
     zero6(r->J1); zero6(r->J2);
@@ -107,11 +107,11 @@ static Row *row_init(Row *r, int b1, int b2, int src, double cfm)
 
 /* the three rows making the anchor points coincide along the world axes: with d a unit axis the
  * products of anchor_rows are picks and sign flips (r x e_x = (0, r_z, -r_y) ...), written out */
-static int anchor_rows_xyz(Row *rows, int b1, int b2, int src, const double *r1, const double *r2, const double *e,
+static int anchor_rows_xyz(mb_row *rows, int b1, int b2, int src, const double *r1, const double *r2, const double *e,
                            double k, double cfm)
 {
     for (int i = 0; i < 3; i++) {
-        Row *r = rows + i;
+        mb_row *r = rows + i;
         int i1 = (i + 1) % 3, i2 = (i + 2) % 3;         /* r x e_i: +r[i2] at i1, -r[i1] at i2 */
         r->b1 = b1; r->b2 = b2; r->source = src; r->cfm = cfm; r->mu = 0.0;
         r->lo = -INFINITY; r->hi = INFINITY; r->findex = -1; r->cone_pair = -1;
@@ -124,11 +124,11 @@ static int anchor_rows_xyz(Row *rows, int b1, int b2, int src, const double *r1,
 }
 
 /* three (or fewer) rows making the anchor points coincide along the given unit directions */
-static int anchor_rows(Row *rows, int b1, int b2, int src, const double *r1, const double *r2, const double *e,
+static int anchor_rows(mb_row *rows, int b1, int b2, int src, const double *r1, const double *r2, const double *e,
                        const double (*dirs)[3], int ndirs, double k, double cfm)
 {
     for (int i = 0; i < ndirs; i++) {
-        Row *r = row_init(rows + i, b1, b2, src, cfm);
+        mb_row *r = row_init(rows + i, b1, b2, src, cfm);
         const double *d = dirs[i];
         mb_copy3(d, r->J1); mb_cross3(r1, d, r->J1 + 3);
         mb_scale3(d, -1, r->J2); mb_cross3(r2, d, r->J2 + 3); mb_scale3(r->J2 + 3, -1, r->J2 + 3);
@@ -148,7 +148,7 @@ static inline __attribute__((always_inline)) void anchor_levers(const BodyFrame 
 }
 
 /* the hinge's two rows keeping the axis of body 1 along the axis of body 2 */
-static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b1, int b2, int j,
+static int hinge_axis_rows(mb_row *rows, const BodyFrame *f1, const BodyFrame *f2, const double *jd, int b1, int b2, int j,
                            double k, double cfm)
 {
     double u1[3], u2[3], p[3], q[3], c[3];
@@ -156,7 +156,7 @@ static int hinge_axis_rows(Row *rows, const BodyFrame *f1, const BodyFrame *f2, 
     plane_space(u1, p, q); mb_cross3(u1, u2, c);
     const double *pq[2] = {p, q};
     for (int i = 0; i < 2; i++) {
-        Row *r = row_init(rows + i, b1, b2, j, cfm);
+        mb_row *r = row_init(rows + i, b1, b2, j, cfm);
         mb_copy3(pq[i], r->J1 + 3); mb_scale3(pq[i], -1, r->J2 + 3);
         r->rhs = k * mb_dot3(c, pq[i]);
     }
@@ -172,8 +172,8 @@ static inline void mv3_pair(const double *R, const double *a, const double *b, d
 }
 
 /* A hinge without motor or stops, the common case, in one pass: its half-angle vector (for the
- * turn count, as joint_axes gives it) and what its five rows are made of (HT_*). */
-static inline __attribute__((always_inline)) void hinge_terms_one(const EngineWorld *W, int j, double k, double cfm,
+ * turn count, as mb_joint_axes gives it) and what its five rows are made of (HT_*). */
+static inline __attribute__((always_inline)) void hinge_terms_one(const mb_world *W, int j, double k, double cfm,
                                                                    double *half, double *t)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
@@ -205,21 +205,21 @@ static inline __attribute__((always_inline)) void hinge_terms_one(const EngineWo
 }
 
 /* the ERP / h and the CFM of joint j (its own, or the world's) */
-static inline void joint_params(const EngineWorld *W, int j, double h, double *k, double *cfm)
+static inline void joint_params(const mb_world *W, int j, double h, double *k, double *cfm)
 {
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
     *k = (isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP]) / h;
     *cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
 }
 
-ENGINE_CLONES_AVX2 void hinge_terms(const EngineWorld *W, int j, double h, double *half, double *t)
+ENGINE_CLONES_AVX2 void mb_hinge_terms(const mb_world *W, int j, double h, double *half, double *t)
 {
     double k, cfm;
     joint_params(W, j, h, &k, &cfm);
     hinge_terms_one(W, j, k, cfm, half, t);
 }
 
-void joint_flags(EngineWorld *W)
+void mb_joint_flags(mb_world *W)
 {
     for (int j = 0; j < W->nj; j++) {
         const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -229,11 +229,11 @@ void joint_flags(EngineWorld *W)
     W->jversion = W->wpar[WP_JOINTS_VERSION];
 }
 
-/* hinge_terms of the free hinges from joint j on, at most max of them (one call for a run, not
+/* mb_hinge_terms of the free hinges from joint j on, at most max of them (one call for a run, not
  * one a joint): their terms into hterms, their half-angle vectors into half, two a joint;
  * returns how many.  The flags (jflags, current) tell the free hinges and the joints with the
  * world's ERP and CFM, whose ERP / h is found once. */
-ENGINE_CLONES_AVX2 int hinge_terms_run(const EngineWorld *W, int j, double h, double *half, int max)
+ENGINE_CLONES_AVX2 int mb_hinge_terms_run(const mb_world *W, int j, double h, double *half, int max)
 {
     const double kw = W->wpar[WP_ERP] / h, cw = W->wpar[WP_CFM];
     const unsigned char *fl = W->jflags + j;
@@ -247,42 +247,42 @@ ENGINE_CLONES_AVX2 int hinge_terms_run(const EngineWorld *W, int j, double h, do
     return n;
 }
 
-/* the five rows of a free hinge from its terms (as joint_rows writes a hinge's base rows) */
-void hinge_write_rows(const EngineWorld *W, int j, const double *t, Row *rows)
+/* the five rows of a free hinge from its terms (as mb_joint_rows writes a hinge's base rows) */
+void mb_hinge_write_rows(const mb_world *W, int j, const double *t, mb_row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     int b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2];
     anchor_rows_xyz(rows, b1, b2, j, t + HT_R1, t + HT_R2, t + HT_RHS, 1.0, t[HT_CFM]);   /* 1 x rhs is rhs */
     for (int i = 0; i < 2; i++) {
         const double *pq = t + (i ? HT_Q : HT_P);
-        Row *r = row_init(rows + 3 + i, b1, b2, j, t[HT_CFM]);
+        mb_row *r = row_init(rows + 3 + i, b1, b2, j, t[HT_CFM]);
         mb_copy3(pq, r->J1 + 3); mb_scale3(pq, -1, r->J2 + 3);
         r->rhs = t[HT_RHS + 3 + i];
     }
 }
 
-int hinge_rows(const EngineWorld *W, int j, double h, double *half, Row *rows)
+int mb_hinge_rows(const mb_world *W, int j, double h, double *half, mb_row *rows)
 {
     double t[HT_SIZE];
-    hinge_terms(W, j, h, half, t);
-    hinge_write_rows(W, j, t, rows);
+    mb_hinge_terms(W, j, h, half, t);
+    mb_hinge_write_rows(W, j, t, rows);
     return 5;
 }
 
 /* The motor row and the stop row of one axis with rate rows J1, J2 (ODE's dxJointLimitMotor). */
-static int axis_rows(const EngineWorld *W, Row *rows, int b1, int b2, int j, const double *pa, const double *J1,
+static int axis_rows(const mb_world *W, mb_row *rows, int b1, int b2, int j, const double *pa, const double *J1,
                      const double *J2, double pos, double rate, double h, double erp, double cfm)
 {
     int m = 0;
     double fmax = pa[JA_MOTOR_FMAX], lo = pa[JA_LO], hi = pa[JA_HI];
     if (fmax > 0) {
-        Row *r = row_init(rows + m++, b1, b2, j, cfm);
+        mb_row *r = row_init(rows + m++, b1, b2, j, cfm);
         memcpy(r->J1, J1, sizeof r->J1); memcpy(r->J2, J2, sizeof r->J2);
         r->rhs = pa[JA_MOTOR_VEL]; r->lo = -fmax; r->hi = fmax;
     }
     /* viscous damping c, implicit: J v = -CFM lambda with CFM = 1/c is lambda = -c (rate after the step) */
     if (pa[JA_DAMPING] > 0) {
-        Row *r = row_init(rows + m++, b1, b2, j, 1.0 / pa[JA_DAMPING]);
+        mb_row *r = row_init(rows + m++, b1, b2, j, 1.0 / pa[JA_DAMPING]);
         memcpy(r->J1, J1, sizeof r->J1); memcpy(r->J2, J2, sizeof r->J2);
     }
     /* a stop holds from `layer` before its limit on (as contacts do), so a joint resting on it
@@ -291,7 +291,7 @@ static int axis_rows(const EngineWorld *W, Row *rows, int b1, int b2, int j, con
     if (lo <= hi && (pos <= lo + layer || pos >= hi - layer)) {
         double serp = isfinite(pa[JA_STOP_ERP]) ? pa[JA_STOP_ERP] : erp;
         double scfm = isfinite(pa[JA_STOP_CFM]) ? pa[JA_STOP_CFM] : cfm;
-        Row *r = row_init(rows + m++, b1, b2, j, scfm);
+        mb_row *r = row_init(rows + m++, b1, b2, j, scfm);
         memcpy(r->J1, J1, sizeof r->J1); memcpy(r->J2, J2, sizeof r->J2);
         double bounce = pa[JA_BOUNCE];
         if (pos <= lo + layer) {                             /* push up: lambda >= 0 */
@@ -306,17 +306,17 @@ static int axis_rows(const EngineWorld *W, Row *rows, int b1, int b2, int j, con
     return m;
 }
 
-int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const double *pos_unwrapped, Row *rows)
+int mb_joint_rows(const mb_world *W, int j, double h, const mb_axis_info *ax, const double *pos_unwrapped, mb_row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
     int type = (int)ji[JI_TYPE], b1 = (int)ji[JI_B1], b2 = (int)ji[JI_B2], m = 0;
-    if (type == J_AMOTOR) return amotor_rows(W, j, h, rows);
+    if (type == J_AMOTOR) return mb_amotor_rows(W, j, h, rows);
     double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
     double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
     double k = erp / h;
     BodyFrame f1, f2; frame_of(W, b1, &f1); frame_of(W, b2, &f2);
-    const double *d = ax->d;                                 /* relative rotation, from joint_axes */
+    const double *d = ax->d;                                 /* relative rotation, from mb_joint_axes */
 
     double r1[3], r2[3], e[3];
     anchor_levers(&f1, &f2, jd, b2, r1, r2, e);
@@ -337,7 +337,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
         for (int i = 0; i < 3; i++) th[i] = f * d[1 + i];
         mb_mv3(f2.R, th, thw);
         for (int i = 0; i < 3; i++) {
-            Row *r = row_init(rows + m++, b1, b2, j, cfm);
+            mb_row *r = row_init(rows + m++, b1, b2, j, cfm);
             r->J1[3 + i] = 1; r->J2[3 + i] = -1;
             r->rhs = -k * thw[i];
         }
@@ -349,7 +349,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
         plane_space(u, p, q);
         const double *pq[2] = {p, q};
         for (int i = 0; i < 2; i++) {
-            Row *r = row_init(rows + m++, b1, b2, j, cfm);
+            mb_row *r = row_init(rows + m++, b1, b2, j, cfm);
             mb_copy3(pq[i], r->J1); mb_scale3(pq[i], -1, r->J2);
             mb_cross3(dd, pq[i], r->J2 + 3); mb_scale3(r->J2 + 3, -1, r->J2 + 3);
             r->rhs = -k * mb_dot3(ee, pq[i]);
@@ -358,7 +358,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
     if (type == J_UNIVERSAL || type == J_HINGE2) {           /* the axes keep their angle */
         double a1w[3], a2w[3], c[3];
         mb_mv3(f1.R, jd + JD_AXIS1, a1w); mb_mv3(f2.R, jd + JD_AXIS2, a2w); mb_cross3(a1w, a2w, c);
-        Row *r = row_init(rows + m++, b1, b2, j, cfm);
+        mb_row *r = row_init(rows + m++, b1, b2, j, cfm);
         mb_copy3(c, r->J1 + 3); mb_scale3(c, -1, r->J2 + 3);
         r->rhs = -k * (mb_dot3(a1w, a2w) - jd[JD_DOT0]);
     }
@@ -381,7 +381,7 @@ int joint_rows(const EngineWorld *W, int j, double h, const AxisInfo *ax, const 
  *          axis 2 x axis 0; the angles are ODE's computeEulerAngles: with axis 0 = x of body 1
  *          and axis 2 = z of the world, body 1 is at Rz(angle 2) Ry(angle 1) Rx(angle 0).
  * The rows constrain (w1 - w2) . axis, as ODE does in both modes. */
-int amotor_axes(const EngineWorld *W, int j, double ax[3][3], double angle[3], double rate[3])
+int mb_amotor_axes(const mb_world *W, int j, double ax[3][3], double angle[3], double rate[3])
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -417,7 +417,7 @@ int amotor_axes(const EngineWorld *W, int j, double ax[3][3], double angle[3], d
     return naxes;
 }
 
-int amotor_rows(const EngineWorld *W, int j, double h, Row *rows)
+int mb_amotor_rows(const mb_world *W, int j, double h, mb_row *rows)
 {
     const int64_t *ji = W->jint + (size_t)j * JI_SIZE;
     const double *jd = W->jdat + (size_t)j * JD_SIZE;
@@ -425,7 +425,7 @@ int amotor_rows(const EngineWorld *W, int j, double h, Row *rows)
     double erp = isfinite(jd[JD_ERP]) ? jd[JD_ERP] : W->wpar[WP_ERP];
     double cfm = isfinite(jd[JD_CFM]) ? jd[JD_CFM] : W->wpar[WP_CFM];
     double ax[3][3], angle[3], rate[3];
-    int naxes = amotor_axes(W, j, ax, angle, rate);
+    int naxes = mb_amotor_axes(W, j, ax, angle, rate);
     for (int a = 0; a < naxes; a++) {
         double J1[6] = {0, 0, 0, ax[a][0], ax[a][1], ax[a][2]}, J2[6] = {0, 0, 0, -ax[a][0], -ax[a][1], -ax[a][2]};
         m += axis_rows(W, rows + m, b1, b2, j, joint_axis_params(jd, a), J1, J2, angle[a], rate[a], h, erp, cfm);

@@ -117,7 +117,7 @@ static int drive(int n, const double *A, const double *b, const double *lo, cons
     return LCP_CYCLING;                                              /* cycling: give up, fall back */
 }
 
-int lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
+int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
                 const int *findex, const double *mu, int friction_mode, double *x,
                 double *work, int *iwork, int *pivots, int max_pivots)
 {
@@ -246,12 +246,12 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
  *
  * lo, hi: the rows' own bounds in, the bounds used last out; findex is set to -1 (the passes'
  * bounds are fixed); cone_pair may be NULL.  flo, fhi: n doubles each; work, iwork as for
- * lcp_dantzig. */
-int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
+ * mb_lcp_dantzig. */
+int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
                  double *work, int *iwork, int *pivots, int max_pivots)
 {
-    int err = lcp_dantzig(n, A, b, lo, hi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
+    int err = mb_lcp_dantzig(n, A, b, lo, hi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
     if (err) return err;
     int *bound_by = iwork + 2 * n;                           /* findex, kept for the passes */
     int has_friction = 0, cone_pair_used = 0;
@@ -273,10 +273,10 @@ int lcp_friction(int n, const double *A, const double *b, double *lo, double *hi
             change = fmax(change, fabs(bound - old)); scale = fmax(scale, bound);
         }
         if (pass > 0 && change <= 1e-8 * (1 + scale)) break;
-        /* bound_by lies in iwork beyond lcp_dantzig's 2 n */
-        err = lcp_dantzig(n, A, b, flo, fhi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
+        /* bound_by lies in iwork beyond mb_lcp_dantzig's 2 n */
+        err = mb_lcp_dantzig(n, A, b, flo, fhi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
         if (err) return err;
-        /* the pass's states known: try their fixed point (work past lcp_dantzig's bounds is free) */
+        /* the pass's states known: try their fixed point (work past mb_lcp_dantzig's bounds is free) */
         if (!cone_pair_used && solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n,
                                                  work + 7 * n, work + 3 * n, work + 4 * n, work + 5 * n)) {
             (*pivots)++;

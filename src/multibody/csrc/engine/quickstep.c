@@ -1,9 +1,9 @@
 /* The quick step: projected Gauss-Seidel on the bodies' velocity changes (ODE's dWorldQuickStep,
  * report §3.4), warm-started from the last step's contact forces and joint multipliers.
  *
- * step.c builds the rows and calls quick_step when the solver is the iterative one, which forms
- * W J^T, b and CFM/h itself, packed for its sweeps (W J^T is left to world_residual); after any
- * solve step.c calls quick_remember to keep the forces for the next start.
+ * step.c builds the rows and calls mb_quick_step when the solver is the iterative one, which forms
+ * W J^T, b and CFM/h itself, packed for its sweeps (W J^T is left to mb_world_residual); after any
+ * solve step.c calls mb_quick_remember to keep the forces for the next start.
  */
 #include <stdlib.h>
 #include "engine/engine.h"
@@ -12,7 +12,7 @@ static void *grow(void *p, size_t n) { return realloc(p, n ? n : 1); }
 
 /* ---- warm start: the last step's forces as the quick step's first guess ------------------- */
 /* first: W->ng + 1 ints of scratch */
-static void warm_start(EngineWorld *W, double *x, int *first)
+static void warm_start(mb_world *W, double *x, int *first)
 {
     int m = W->m;
     for (int i = 0; i < m; i++) x[i] = 0;
@@ -33,16 +33,16 @@ static void warm_start(EngineWorld *W, double *x, int *first)
         first[g] = k;
     }
     for (int i = 0; i < m; i++) {
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         if (r->source >= 0 || r->findex >= 0 || (i > 0 && W->rows[i - 1].source == r->source && r->lo != 0)) continue;
         if (r->lo != 0) continue;                               /* the normal row of a contact */
-        const Contact *c = W->contacts + (-(r->source + 1));
+        const mb_contact_point *c = W->contacts + (-(r->source + 1));
         int64_t key = (int64_t)c->g1 * ng1 + c->g2;
         int best = -1, end = c->g1 < ng ? first[c->g1 + 1] : W->nwprev;
         double bd = 25e-6;
         for (int k = first[c->g1 < ng ? c->g1 : ng]; k < end && W->wkey[k] <= key; k++) {
             if (W->wkey[k] != key) continue;
-            const Contact *p = W->wprev + W->wperm[k];
+            const mb_contact_point *p = W->wprev + W->wperm[k];
             double d[3]; mb_sub3(p->pos, c->pos, d);
             double dd = mb_dot3(d, d);
             if (dd < bd) { bd = dd; best = W->wperm[k]; }
@@ -57,24 +57,24 @@ static void warm_start(EngineWorld *W, double *x, int *first)
 }
 
 /* Keep this step's contacts and forces, and the joints' multipliers, for the next warm start. */
-int quick_remember(EngineWorld *W)
+int mb_quick_remember(mb_world *W)
 {
     if (W->nc > W->cap_wprev) {
         int cap = W->nc * 2 + 16;
-        Contact *c = grow(W->wprev, (size_t)cap * sizeof(Contact)); if (!c) return -1; W->wprev = c;
+        mb_contact_point *c = grow(W->wprev, (size_t)cap * sizeof(mb_contact_point)); if (!c) return -1; W->wprev = c;
         double *f = grow(W->wforce, (size_t)cap * 3 * sizeof(double)); if (!f) return -1; W->wforce = f;
         int64_t *k = grow(W->wkey, (size_t)cap * sizeof(int64_t)); if (!k) return -1; W->wkey = k;
         int *pm = grow(W->wperm, (size_t)cap * sizeof(int)); if (!pm) return -1; W->wperm = pm;
         W->cap_wprev = cap;
     }
     if (W->nc) {
-        memcpy(W->wprev, W->contacts, sizeof(Contact) * (size_t)W->nc);
+        memcpy(W->wprev, W->contacts, sizeof(mb_contact_point) * (size_t)W->nc);
         memset(W->wforce, 0, sizeof(double) * 3 * (size_t)W->nc);
     }
     int ng1 = W->ng + 1, nj_rows = 0;                    /* the joints' rows come first */
     while (nj_rows < W->m && W->rows[nj_rows].source >= 0) nj_rows++;
     for (int i = nj_rows; i < W->m; i++) {
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         if (r->source >= 0) continue;
         int c = -(r->source + 1);
         for (int k = 0; k < 3; k++) W->wforce[3 * c + k] += W->lambda[i] * r->J1[k];
@@ -157,7 +157,7 @@ _Static_assert(sizeof(QRow) == 256, "QRow packs to 256 bytes");
 static inline v2d lda(const double *p) { return ld2(__builtin_assume_aligned(p, 16)); }
 static inline void sta(double *p, v2d v) { st2(__builtin_assume_aligned(p, 16), v); }
 
-static int reserve_qrows(EngineWorld *W, int m)
+static int reserve_qrows(mb_world *W, int m)
 {
     if (m <= W->cap_qrows) return 0;
     int cap = m * 2 + 16;
@@ -174,14 +174,14 @@ static int reserve_qrows(EngineWorld *W, int m)
  * registers, one after another (the same Gauss-Seidel steps as row by row, with fewer loads,
  * stores and sums), fc written once. */
 #define BLOCK_MOST 6
-static int free_joint_row(const Row *r)
+static int free_joint_row(const mb_row *r)
 {
     return r->source >= 0 && r->findex < 0 && r->cone_pair < 0 && r->lo == -INFINITY && r->hi == INFINITY;
 }
 /* what decides the blocks a row is in: the joint of a block's row, else -1 */
-static inline int block_key(const Row *r) { return free_joint_row(r) ? r->source : -1; }
+static inline int block_key(const mb_row *r) { return free_joint_row(r) ? r->source : -1; }
 /* the rows of the unit that starts at row i: a block, or 1 */
-static int unit_rows(const EngineWorld *W, int i)
+static int unit_rows(const mb_world *W, int i)
 {
     int n = 1;
     if (free_joint_row(W->rows + i))
@@ -191,12 +191,12 @@ static int unit_rows(const EngineWorld *W, int i)
 
 /* The sweep order: units (rows, blocks) by wavefront level, within a level by kind (against the
  * static world or between two bodies, row or block: the sweep's test of the kind changes once a
- * level), then by index (see quick_step).  order[k] is the row taken k-th, place[i] where row i
+ * level), then by index (see mb_quick_step).  order[k] is the row taken k-th, place[i] where row i
  * is taken, units[k] the rows of the unit that starts at place k (0 inside a block); the runs of
  * one kind of unit go to runs (run j ends before place runs[j] / 4, its kind the low two bits:
  * bit 0 two bodies, bit 1 a block), their number to *nruns; returns the number of levels.
  * scratch: nb + 1 + 6 m + 6 ints. */
-static int wavefront_order(const EngineWorld *W, int *order, int *place, int *units, int *runs, int *nruns, int *scratch)
+static int wavefront_order(const mb_world *W, int *order, int *place, int *units, int *runs, int *nruns, int *scratch)
 {
     int m = W->m, nb = W->nb, *last = scratch, *count = scratch + nb + 1, *len = count + 4 * m + 6, *kinds = len + m, top = 0;
     for (int b = 0; b <= nb; b++) last[b] = 0;
@@ -240,7 +240,7 @@ static int wavefront_order(const EngineWorld *W, int *order, int *place, int *un
  * sweep's wavefront order, so a unit's packed place names it; sched lists the places taken
  * (copies x the units), runs its runs of one kind (as wavefront_order's), their number returned.
  * scratch: nb + 1 + 6 copies m + 6 ints. */
-static int pipelined_schedule(const EngineWorld *W, const QRow *Q, const int *units, int copies, int *sched, int *runs,
+static int pipelined_schedule(const mb_world *W, const QRow *Q, const int *units, int copies, int *sched, int *runs,
                               int *scratch)
 {
     int m = W->m, nb = W->nb, n = copies * m, *last = scratch, *count = scratch + nb + 1, *key = count + 4 * n + 6, top = 0;
@@ -558,13 +558,13 @@ static double abs_max(const double *x, int m)
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void pack_rows(EngineWorld *W, QRow *Q, const int *order, const int *place, const int *units, double ih, double sor,
+static void pack_rows(mb_world *W, QRow *Q, const int *order, const int *place, const int *units, double ih, double sor,
                       const double *x, double *xs, double *fc, double *C, int *cone)
 {
     int m = W->m, nb = W->nb;
     for (int k = 0; k < m; k++) {
         int i = order[k];
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         /* W J^T, b = rhs/h - J (v/h + W f) and CFM/h, as lcp_terms forms them (the same bits:
          * the static world's v/h + W f is zero) */
         static const double zero[6];
@@ -640,7 +640,7 @@ typedef struct QCache {
     int *pass, *pass_runs, *last, *last_runs, cap_pipe;
 } QCache;
 
-void quick_free(EngineWorld *W)
+void mb_quick_free(mb_world *W)
 {
     QCache *C = W->qcache;
     if (C) { free(C->bodies); free(C->order); free(C->coup); free(C->pass); free(C); }
@@ -649,11 +649,11 @@ void quick_free(EngineWorld *W)
 
 /* the cache's orders for this step's rows (rebuilt when some row joins other bodies or the
  * blocks change); -1: out of memory */
-static int cached_order(EngineWorld *W, QCache *C)
+static int cached_order(mb_world *W, QCache *C)
 {
     int m = W->m, nb = W->nb, same = C->m == m && C->nb == nb;
     for (int i = 0; same && i < m; i++) {
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         same = C->bodies[3 * i] == r->b1 && C->bodies[3 * i + 1] == r->b2 && C->bodies[3 * i + 2] == block_key(r);
     }
     if (same) return 0;
@@ -683,7 +683,7 @@ static int cached_order(EngineWorld *W, QCache *C)
 
 /* the pipelined schedules for `iters` fixed sweeps of Q: passes of `copies` sweeps, the rest in
  * one pass (kept while the order is) */
-static int cached_pipeline(EngineWorld *W, QCache *C, const QRow *Q, int copies, int rem)
+static int cached_pipeline(mb_world *W, QCache *C, const QRow *Q, int copies, int rem)
 {
     if (C->copies == copies && C->rem == rem) return 0;
     size_t m = (size_t)W->m, need = 2 * ((size_t)copies + (size_t)rem) * m;
@@ -708,7 +708,7 @@ static int cached_pipeline(EngineWorld *W, QCache *C, const QRow *Q, int copies,
 /* and at most this many sweeps in one pass (its schedule: copies x m places) */
 #define PIPELINE_MOST_COPIES 32
 
-int quick_step(EngineWorld *W, double ih, int iters, double sor, double tol)
+int mb_quick_step(mb_world *W, double ih, int iters, double sor, double tol)
 {
     int m = W->m, nb = W->nb, cone = 0;
     double *fc = W->fc, *x = W->lambda;

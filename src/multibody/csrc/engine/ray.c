@@ -133,7 +133,7 @@ static int ray_cylinder(const double *o, const double *d, double r, double len, 
     return interval_hit(tin, nin, tout, nout, tmax, t, n);
 }
 
-int ray_convex_planes(const double *planes, int nf, const double *o, const double *d, double tmax, double *t, double *normal)
+int mb_ray_convex_planes(const double *planes, int nf, const double *o, const double *d, double tmax, double *t, double *normal)
 {
     double tin = -INFINITY, tout = INFINITY;
     const double *nin = NULL, *nout = NULL;
@@ -161,10 +161,10 @@ static int ray_plane(const double *pl, const double *o, const double *d, double 
     return 1;
 }
 
-int ray_geom(const GeomPose *g, const double *plane, const double *o, const double *d, double tmax, double *t, double *normal)
+int mb_ray_geom(const mb_geom_pose *g, const double *plane, const double *o, const double *d, double tmax, double *t, double *normal)
 {
     if (g->type == G_PLANE) return ray_plane(plane, o, d, tmax, t, normal);
-    if (g->type == G_TRIMESH) return g->mesh ? trimesh_ray(g->mesh, o, d, tmax, t, normal) : 0;
+    if (g->type == G_TRIMESH) return g->mesh ? mb_trimesh_ray(g->mesh, o, d, tmax, t, normal) : 0;
     double ol[3], dl[3], nl[3], r[3];
     mb_sub3(o, g->p, r); mb_mtv3(g->R, r, ol); mb_mtv3(g->R, d, dl);   /* into the shape's frame */
     int hit = 0;
@@ -173,7 +173,7 @@ int ray_geom(const GeomPose *g, const double *plane, const double *o, const doub
     case G_BOX: hit = ray_box(ol, dl, g->size, tmax, t, nl); break;
     case G_CAPSULE: hit = ray_capsule(ol, dl, g->size[0], g->size[1], tmax, t, nl); break;
     case G_CYLINDER: hit = ray_cylinder(ol, dl, g->size[0], g->size[1], tmax, t, nl); break;
-    default: return 0;                 /* convex meshes: ray_convex_planes, called by their owner */
+    default: return 0;                 /* convex meshes: mb_ray_convex_planes, called by their owner */
     }
     if (hit) mb_mv3(g->R, nl, normal);
     return hit;
@@ -190,10 +190,10 @@ static int cmp_gitem(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int tree_node(RayTree *T, GItem *it, int first, int count)
+static int tree_node(mb_ray_tree *T, GItem *it, int first, int count)
 {
     int id = T->nnodes++;
-    BvhNode *nd = T->nodes + id;
+    mb_bvh_node *nd = T->nodes + id;
     mb_copy3(it[first].lo, nd->lo); mb_copy3(it[first].hi, nd->hi);
     for (int i = 1; i < count; i++) for (int k = 0; k < 3; k++) {
         if (it[first + i].lo[k] < nd->lo[k]) nd->lo[k] = it[first + i].lo[k];
@@ -211,18 +211,18 @@ static int tree_node(RayTree *T, GItem *it, int first, int count)
     return id;
 }
 
-int ray_tree_build(const EngineWorld *W, RayTree *T)
+int mb_ray_tree_build(const mb_world *W, mb_ray_tree *T)
 {
     memset(T, 0, sizeof *T);
     int n = 0;
     for (int g = 0; g < W->ng; g++) if (W->gp[g].type != G_PLANE) n++;
     T->geoms = malloc(sizeof(int) * (size_t)(n + 1));
-    T->nodes = malloc(sizeof(BvhNode) * (size_t)(2 * n + 1));
+    T->nodes = malloc(sizeof(mb_bvh_node) * (size_t)(2 * n + 1));
     GItem *it = malloc(sizeof(GItem) * (size_t)(n + 1));
-    if (!T->geoms || !T->nodes || !it) { free(it); ray_tree_free(T); return -1; }
+    if (!T->geoms || !T->nodes || !it) { free(it); mb_ray_tree_free(T); return -1; }
     n = 0;
     for (int g = 0; g < W->ng; g++) {
-        const GeomPose *G = W->gp + g;
+        const mb_geom_pose *G = W->gp + g;
         if (G->type == G_PLANE) continue;
         mb_copy3(G->lo, it[n].lo); mb_copy3(G->hi, it[n].hi); it[n].g = g; n++;
     }
@@ -233,16 +233,16 @@ int ray_tree_build(const EngineWorld *W, RayTree *T)
     return 0;
 }
 
-void ray_tree_free(RayTree *T) { free(T->geoms); free(T->nodes); T->geoms = NULL; T->nodes = NULL; }
+void mb_ray_tree_free(mb_ray_tree *T) { free(T->geoms); free(T->nodes); T->geoms = NULL; T->nodes = NULL; }
 
-static int test_geom(const EngineWorld *W, int g, const double *o, const double *d, const double *inv, int all,
-                     double *reach, RayHit *out, int n)
+static int test_geom(const mb_world *W, int g, const double *o, const double *d, const double *inv, int all,
+                     double *reach, mb_ray_hit *out, int n)
 {
-    const GeomPose *G = W->gp + g;
-    if (G->type != G_PLANE && !geom_ray_box(G->lo, G->hi, o, inv, *reach)) return n;
+    const mb_geom_pose *G = W->gp + g;
+    if (G->type != G_PLANE && !mb_geom_ray_box(G->lo, G->hi, o, inv, *reach)) return n;
     double t, nrm[3];
-    if (!ray_geom(G, W->planes + 4 * g, o, d, *reach, &t, nrm)) return n;
-    RayHit *h = out + (all ? n : 0);
+    if (!mb_ray_geom(G, W->planes + 4 * g, o, d, *reach, &t, nrm)) return n;
+    mb_ray_hit *h = out + (all ? n : 0);
     h->geom = g; h->t = t; mb_copy3(nrm, h->normal);
     if (all) return n + 1;
     *reach = t;
@@ -250,9 +250,9 @@ static int test_geom(const EngineWorld *W, int g, const double *o, const double 
 }
 
 /* Every geom the ray hits (all != 0: out has room for ng; one hit per geom, unsorted) or only
- * the nearest (out has room for one).  The poses must be current (world_geom_poses); T, when
- * given, is the hierarchy over them (ray_tree_build), else every geom's box is tested. */
-int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const double *d, double tmax, int all, RayHit *out)
+ * the nearest (out has room for one).  The poses must be current (mb_world_geom_poses); T, when
+ * given, is the hierarchy over them (mb_ray_tree_build), else every geom's box is tested. */
+int mb_world_ray(const mb_world *W, const mb_ray_tree *T, const double *o, const double *d, double tmax, int all, mb_ray_hit *out)
 {
     double inv[3] = {1.0 / d[0], 1.0 / d[1], 1.0 / d[2]}, reach = tmax;
     int n = 0;
@@ -265,8 +265,8 @@ int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const dou
     int stack[128], sp = 0;
     stack[sp++] = 0;
     while (sp) {
-        const BvhNode *nd = T->nodes + stack[--sp];
-        if (!geom_ray_box(nd->lo, nd->hi, o, inv, reach)) continue;
+        const mb_bvh_node *nd = T->nodes + stack[--sp];
+        if (!mb_geom_ray_box(nd->lo, nd->hi, o, inv, reach)) continue;
         if (nd->count) {
             for (int i = 0; i < nd->count; i++) n = test_geom(W, T->geoms[nd->left + i], o, d, inv, all, &reach, out, n);
             continue;
@@ -274,7 +274,7 @@ int world_ray(const EngineWorld *W, const RayTree *T, const double *o, const dou
         if (sp + 2 > 128) continue;                         /* deeper than median splits make */
         int a = (int)(nd - T->nodes) + 1, b = nd->left;
         /* the child nearer the origin along the ray last, so it is popped first */
-        const BvhNode *na = T->nodes + a, *nb = T->nodes + b;
+        const mb_bvh_node *na = T->nodes + a, *nb = T->nodes + b;
         double ca = 0, cb = 0;
         for (int k = 0; k < 3; k++) { ca += (na->lo[k] + na->hi[k]) * d[k]; cb += (nb->lo[k] + nb->hi[k]) * d[k]; }
         if (ca <= cb) { stack[sp++] = b; stack[sp++] = a; } else { stack[sp++] = a; stack[sp++] = b; }

@@ -17,12 +17,12 @@
 
 #define MAX_PER_PAIR 8
 
-static void lcp_terms(EngineWorld *W, double ih, int rhs);
+static void lcp_terms(mb_world *W, double ih, int rhs);
 
 /* the rows of joints 0 .. n-1, free hinges kept as terms (5 rows each) */
-static void write_hinge_rows(EngineWorld *W, int n)
+static void write_hinge_rows(mb_world *W, int n)
 {
-    for (int j = 0; j < n; j++) hinge_write_rows(W, j, W->hterms + HT_SIZE * (size_t)j, W->rows + 5 * (size_t)j);
+    for (int j = 0; j < n; j++) mb_hinge_write_rows(W, j, W->hterms + HT_SIZE * (size_t)j, W->rows + 5 * (size_t)j);
     if (n == W->nj) W->rows_stale = 0;
 }
 
@@ -34,19 +34,19 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int world_init(EngineWorld *W)
+int mb_world_init(mb_world *W)
 {
     int nb = W->nb, nj = W->nj, ng = W->ng;
     W->R = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->invIw = calloc((size_t)nb * 9 + 1, sizeof(double));
     W->fext = calloc((size_t)nb * 6 + 1, sizeof(double));
     W->vfree = calloc((size_t)nb * 6 + 1, sizeof(double));
-    W->fc = calloc((size_t)(nb + 1) * 6, sizeof(double));   /* + the static world's slot (quick_step) */
+    W->fc = calloc((size_t)(nb + 1) * 6, sizeof(double));   /* + the static world's slot (mb_quick_step) */
     W->save = calloc((size_t)nb * BS_SIZE + 1, sizeof(double));
     W->jlast = calloc((size_t)nj * 2 + 1, sizeof(double));
     W->jturns = calloc((size_t)nj * 2 + 1, sizeof(double));
     W->pairs = calloc((size_t)nj + 1, sizeof(int64_t));
-    W->gp = calloc((size_t)ng + 1, sizeof(GeomPose));
+    W->gp = calloc((size_t)ng + 1, sizeof(mb_geom_pose));
     W->planes = calloc((size_t)ng * 4 + 1, sizeof(double));
     W->order = calloc((size_t)ng + 1, sizeof(int));
     W->bdiag = calloc((size_t)nb + 1, sizeof(int));
@@ -70,12 +70,12 @@ int world_init(EngineWorld *W)
     for (int g = 0; g < ng; g++) if (W->gint[(size_t)g * GI_SIZE + GI_TYPE] != G_PLANE) W->order[W->norder++] = g;
     /* joint angles start unwrapped at their attach-time values */
     for (int b = 0; b < nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
-    world_joint_coords(W, NULL, NULL, 1);
-    joint_flags(W);
-    return tree_init(W);
+    mb_world_joint_coords(W, NULL, NULL, 1);
+    mb_joint_flags(W);
+    return mb_tree_init(W);
 }
 
-void world_free(EngineWorld *W)
+void mb_world_free(mb_world *W)
 {
     void *ps[] = {W->bdiag, W->R, W->invIw, W->fext, W->vfree, W->fc, W->save, W->jlast, W->jturns, W->pairs, W->gp, W->planes,
                   W->order, W->contacts, W->rows, W->lambda, W->b, W->lo, W->hi, W->mu, W->cfmh, W->A,
@@ -83,23 +83,23 @@ void world_free(EngineWorld *W)
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
     free(W->jflags);
     free(W->wprev); free(W->wforce); free(W->wkey); free(W->wperm); free(W->jlam); free(W->jrow_start); free(W->jrow_count); free(W->qrows);
-    quick_free(W);
-    tree_contacts_free(W);
-    tree_free(W);
+    mb_quick_free(W);
+    mb_tree_contacts_free(W);
+    mb_tree_free(W);
     memset(W, 0, sizeof *W);
 }
 
-static int reserve_rows(EngineWorld *W, int m)
+static int reserve_rows(mb_world *W, int m)
 {
     if (m <= W->cap_rows) return 0;
     int cap = m * 2 + 16;
-    Row *r = grow(W->rows, (size_t)cap * sizeof(Row));
+    mb_row *r = grow(W->rows, (size_t)cap * sizeof(mb_row));
     if (!r) return -1;
     W->rows = r; W->cap_rows = cap;
     return 0;
 }
 
-static int reserve_m(EngineWorld *W, int m, int dense)
+static int reserve_m(mb_world *W, int m, int dense)
 {
     if (m > W->cap_m) {
         int cap = m * 2 + 16;
@@ -120,11 +120,11 @@ static int reserve_m(EngineWorld *W, int m, int dense)
     return 0;
 }
 
-static int add_contacts(EngineWorld *W, int n)
+static int add_contacts(mb_world *W, int n)
 {
     if (W->nc + n <= W->cap_c) return 0;
     int cap = (W->nc + n) * 2 + 16;
-    Contact *c = grow(W->contacts, (size_t)cap * sizeof(Contact));
+    mb_contact_point *c = grow(W->contacts, (size_t)cap * sizeof(mb_contact_point));
     if (!c) return -1;
     W->contacts = c; W->cap_c = cap;
     return 0;
@@ -132,10 +132,10 @@ static int add_contacts(EngineWorld *W, int n)
 
 
 /* ---- collision detection ------------------------------------------------------------------------ */
-static void geom_poses(EngineWorld *W)
+static void geom_poses(mb_world *W)
 {
     for (int g = 0; g < W->ng; g++) {
-        GeomPose *G = W->gp + g;
+        mb_geom_pose *G = W->gp + g;
         const double *gd = W->gdat + (size_t)g * GD_SIZE;
         G->type = (int)W->gint[(size_t)g * GI_SIZE + GI_TYPE];
         G->body = (int)W->gint[(size_t)g * GI_SIZE + GI_BODY];
@@ -166,33 +166,33 @@ static void geom_poses(EngineWorld *W)
     }
 }
 
-void world_geom_poses(EngineWorld *W)
+void mb_world_geom_poses(mb_world *W)
 {
     for (int b = 0; b < W->nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     geom_poses(W);
 }
 
-static int joined(const EngineWorld *W, int a, int b)
+static int joined(const mb_world *W, int a, int b)
 {
     if (a < 0 || b < 0 || !W->npairs) return 0;
     int64_t lo = a < b ? a : b, hi = a < b ? b : a, key = lo * (int64_t)(W->nb + 1) + hi;
     return bsearch(&key, W->pairs, (size_t)W->npairs, sizeof(int64_t), cmp_i64) != NULL;
 }
 
-static int narrow(EngineWorld *W, int ga, int gb)
+static int narrow(mb_world *W, int ga, int gb)
 {
     /* geom 1 is the lower index, unless it is a plane: contacts with planes carry its normal */
     if (W->gp[ga].type == G_PLANE || (W->gp[gb].type != G_PLANE && ga > gb)) { int t = ga; ga = gb; gb = t; }
-    const GeomPose *A = W->gp + ga, *B = W->gp + gb;
+    const mb_geom_pose *A = W->gp + ga, *B = W->gp + gb;
     if (A->body == B->body) return 0;
     if (A->body < 0 && B->body < 0) return 0;
     if (joined(W, A->body, B->body)) return 0;                /* dAreConnectedExcluding, report §6.2 */
     if (A->group && A->group == B->group) return 0;           /* one collision group (from_model) */
     if (add_contacts(W, MAX_PER_PAIR)) return -1;
-    Contact *c = W->contacts + W->nc;
-    int n = collide_pair(A, B, c, MAX_PER_PAIR);
+    mb_contact_point *c = W->contacts + W->nc;
+    int n = mb_collide_pair(A, B, c, MAX_PER_PAIR);
     if (n < 0) {                                              /* a hole in the table: never another pair's collider */
-        const char *na = geom_name(A->type), *nb = geom_name(B->type);
+        const char *na = mb_geom_name(A->type), *nb = mb_geom_name(B->type);
         char ca[32], cb[32];
         if (!na) { snprintf(ca, sizeof ca, "shape code %d", A->type); na = ca; }
         if (!nb) { snprintf(cb, sizeof cb, "shape code %d", B->type); nb = cb; }
@@ -207,10 +207,10 @@ static int narrow(EngineWorld *W, int ga, int gb)
 
 /* Sweep and prune along x: the order is kept between steps, so insertion sort is near linear.
  * 0, -1 out of memory, 1 a pair without a collider (W->message). */
-static int broad_phase(EngineWorld *W)
+static int broad_phase(mb_world *W)
 {
     int *o = W->order, n = W->norder, e;
-    const GeomPose *G = W->gp;
+    const mb_geom_pose *G = W->gp;
     if (W->wpar[WP_BROADPHASE] != 0) {                        /* all pairs, to test the sweep against */
         for (int i = 0; i < n; i++) for (int j = i + 1; j < n; j++) {
             int a = o[i], b = o[j], hit = 1;
@@ -248,7 +248,7 @@ static int broad_phase(EngineWorld *W)
     return 0;
 }
 
-int world_collide_only(EngineWorld *W)
+int mb_world_collide_only(mb_world *W)
 {
     for (int b = 0; b < W->nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + (size_t)b * 9);
     W->nc = 0;
@@ -263,7 +263,7 @@ int world_collide_only(EngineWorld *W)
  * in jlast: its angle 2 atan2(h) wrapped past +-pi exactly when the half angle moved by more
  * than pi/2, i.e. when h and the last h are more than a right angle apart, so the step never
  * needs the angle itself (an atan2 per hinge and step) unless a stop asks for it. */
-static double next_turns(EngineWorld *W, int j, int a, int type, const AxisInfo *ax, int update)
+static double next_turns(mb_world *W, int j, int a, int type, const mb_axis_info *ax, int update)
 {
     double turns = W->jturns[2 * j + a], *last = W->jlast + 2 * j;
     if (type == J_HINGE) {
@@ -281,10 +281,10 @@ static double next_turns(EngineWorld *W, int j, int a, int type, const AxisInfo 
     return turns;
 }
 
-void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update)
+void mb_world_joint_coords(mb_world *W, double *pos, double *rate, int update)
 {
     for (int j = 0; j < W->nj; j++) {
-        AxisInfo ax; joint_axes(W, j, &ax, (pos != NULL ? AX_ANGLES : 0) | AX_RATES);
+        mb_axis_info ax; mb_joint_axes(W, j, &ax, (pos != NULL ? AX_ANGLES : 0) | AX_RATES);
         int type = (int)W->jint[(size_t)j * JI_SIZE + JI_TYPE];
         for (int a = 0; a < 2; a++) {
             double p = 0.0, turns = W->jturns[2 * j + a];
@@ -298,7 +298,7 @@ void world_joint_coords(EngineWorld *W, double *pos, double *rate, int update)
 /* ---- contact rows ---------------------------------------------------------------------------- */
 static double combine_mu(double a, double b) { return isinf(a) ? b : (isinf(b) ? a : sqrt(a * b)); }
 
-static void point_velocity(const EngineWorld *W, int b, const double *r, double h, double *u)
+static void point_velocity(const mb_world *W, int b, const double *r, double h, double *u)
 {   /* velocity of the body point at lever r after a free step (no constraint forces) */
     if (b < 0) { u[0] = u[1] = u[2] = 0; return; }
     const double *s = W->state + (size_t)b * BS_SIZE, *f = W->fext + 6 * (size_t)b;
@@ -308,12 +308,12 @@ static void point_velocity(const EngineWorld *W, int b, const double *r, double 
     mb_cross3(w, r, wr); mb_add3(u, wr, u);
 }
 
-static int contact_rows(EngineWorld *W, double h, int first)
+static int contact_rows(mb_world *W, double h, int first)
 {
     const double *wp = W->wpar;
     int mode = (int)wp[WP_FRICTION], m = first;
     for (int c = 0; c < W->nc; c++) {
-        Contact *C = W->contacts + c;
+        mb_contact_point *C = W->contacts + c;
         const double *g1 = W->gdat + (size_t)C->g1 * GD_SIZE, *g2 = W->gdat + (size_t)C->g2 * GD_SIZE;
         double mu = combine_mu(g1[GD_MU], g2[GD_MU]);
         double bounce = g1[GD_BOUNCE] > g2[GD_BOUNCE] ? g1[GD_BOUNCE] : g2[GD_BOUNCE];
@@ -321,7 +321,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
         double r1[3] = {0, 0, 0}, r2[3] = {0, 0, 0}, *n = C->normal;
         if (C->b1 >= 0) mb_sub3(C->pos, W->state + (size_t)C->b1 * BS_SIZE + BS_POS, r1);
         if (C->b2 >= 0) mb_sub3(C->pos, W->state + (size_t)C->b2 * BS_SIZE + BS_POS, r2);
-        Row *r = W->rows + m;
+        mb_row *r = W->rows + m;
         r->rhs = r->cfm = r->lo = r->hi = r->mu = 0.0;     /* no memset: see zero6 */
         r->b1 = C->b1; r->b2 = C->b2; r->source = -(1 + c); r->findex = -1; r->cone_pair = -1;
         mb_copy3(n, r->J1); mb_cross3(r1, n, r->J1 + 3);
@@ -356,7 +356,7 @@ static int contact_rows(EngineWorld *W, double h, int first)
         if (mb_norm3(t1) > 1e-9) { mb_normalize3(t1); mb_cross3(n, t1, t2); } else plane_space(n, t1, t2);
         const double *ts[2] = {t1, t2};
         for (int i = 0; i < 2; i++) {
-            Row *f = W->rows + m;
+            mb_row *f = W->rows + m;
             f->rhs = f->cfm = f->lo = f->hi = f->mu = 0.0;
             f->b1 = C->b1; f->b2 = C->b2; f->source = -(1 + c); f->cone_pair = -1;
             mb_copy3(ts[i], f->J1); mb_cross3(r1, ts[i], f->J1 + 3);
@@ -372,34 +372,34 @@ static int contact_rows(EngineWorld *W, double h, int first)
 }
 
 /* ---- solvers -------------------------------------------------------------------------------------- */
-static inline void apply_minv(const EngineWorld *W, int b, const double *J, double *out)
+static inline void apply_minv(const mb_world *W, int b, const double *J, double *out)
 {   /* out = W J^T for one body: [J_lin / m; I^-1 J_ang] */
     double im = W->bprop[(size_t)b * BP_SIZE + BP_INVMASS];
     for (int k = 0; k < 3; k++) out[k] = im * J[k];
     smv3(W->invIw + 9 * (size_t)b, J + 3, out + 3);
 }
 
-static double row_dot_fc(const EngineWorld *W, const Row *r, const double *fc)
+static double row_dot_fc(const mb_world *W, const mb_row *r, const double *fc)
 {
     /* pairwise sums (dot6): the quick step runs row after row on this, so its latency counts */
     double s1 = r->b1 >= 0 ? dot6(r->J1, fc + 6 * r->b1) : 0.0, s2 = r->b2 >= 0 ? dot6(r->J2, fc + 6 * r->b2) : 0.0;
     return s1 + s2;
 }
-static void fc_add(const EngineWorld *W, const Row *r, const double *iMJ, double s, double *fc)
+static void fc_add(const mb_world *W, const mb_row *r, const double *iMJ, double s, double *fc)
 {
     if (r->b1 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b1 + k] += s * iMJ[k];
     if (r->b2 >= 0) for (int k = 0; k < 6; k++) fc[6 * r->b2 + k] += s * iMJ[6 + k];
 }
 
-static int dantzig(EngineWorld *W)
+static int dantzig(mb_world *W)
 {
     int m = W->m;
     if (reserve_m(W, m, 1)) return -1;
     double *A = W->A;
     for (int i = 0; i < m; i++) {
-        const Row *ri = W->rows + i;
+        const mb_row *ri = W->rows + i;
         for (int j = 0; j <= i; j++) {
-            const Row *rj = W->rows + j;
+            const mb_row *rj = W->rows + j;
             const double *iMJ = W->iMJ + 12 * (size_t)j;
             double s = 0;
             if (ri->b1 >= 0) {
@@ -416,15 +416,15 @@ static int dantzig(EngineWorld *W)
     }
     /* ODE's approximation, then the fixed-point passes to the true pyramid or cone (lcp.c) */
     for (int i = 0; i < m; i++) {
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         W->findex[i] = r->findex; W->mu[i] = r->mu; W->lo[i] = r->lo; W->hi[i] = r->hi; W->cone[i] = r->cone_pair;
     }
-    return lcp_friction(m, A, W->b, W->lo, W->hi, W->findex, W->mu, W->cone, W->lambda, W->flo, W->fhi, W->work, W->iwork,
+    return mb_lcp_friction(m, A, W->b, W->lo, W->hi, W->findex, W->mu, W->cone, W->lambda, W->flo, W->fhi, W->work, W->iwork,
                         &W->pivots, (int)W->wpar[WP_MAX_PIVOTS]);
 }
 
 /* natural-map residual  max |lambda - proj(lambda - w)|  with w = A lambda - b */
-double world_residual(EngineWorld *W)
+double mb_world_residual(mb_world *W)
 {
     int m = W->m;
     double *fc = W->fc, worst = 0;
@@ -434,7 +434,7 @@ double world_residual(EngineWorld *W)
     for (int i = 0; i < m; i++) fc_add(W, W->rows + i, W->iMJ + 12 * (size_t)i, W->lambda[i], fc);
     for (int i = 0; i < m; i++) W->w[i] = row_dot_fc(W, W->rows + i, fc) + W->cfmh[i] * W->lambda[i] - W->b[i];
     for (int i = 0; i < m; i++) {
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         double x = W->lambda[i], y = x - W->w[i], e;
         if (r->cone_pair >= 0) {
             if (r->cone_pair < i) continue;
@@ -485,7 +485,7 @@ static const char *const why_fallback[] = {
  * at any size; a joint tree with other rows (rest >= 0 of them: contacts, stops, motors) pivots
  * only those, on their Schur complement (tree_contacts.c), so the same rule counts them alone.
  * Returns whether the Schur complement path solves this step. */
-static int choose_solver(EngineWorld *W, int tree, int bounded, int rest)
+static int choose_solver(mb_world *W, int tree, int bounded, int rest)
 {
     int asked = (int)W->wpar[WP_SOLVER];
     if (W->m == 0) { W->solver_used = asked == SOLVER_PGS ? SOLVER_PGS : SOLVER_DANTZIG; W->why = WHY_NOTHING; return 0; }
@@ -502,7 +502,7 @@ static int choose_solver(EngineWorld *W, int tree, int bounded, int rest)
 /* W J^T (iMJ) of every row and, with `rhs`, b = rhs/h - J (v/h + W f) and CFM/h.  Rows come in
  * runs on the same two bodies (a joint's, a contact's): each run reads its bodies' inverse mass,
  * inverse world inertia and free velocity once, into locals the stores to iMJ cannot alias. */
-static void lcp_terms(EngineWorld *W, double ih, int rhs)
+static void lcp_terms(mb_world *W, double ih, int rhs)
 {
     const int m = W->m;
     for (int i = 0; i < m;) {
@@ -518,7 +518,7 @@ static void lcp_terms(EngineWorld *W, double ih, int rhs)
             memcpy(I2, W->invIw + 9 * (size_t)b2, sizeof I2); memcpy(vf + 6, W->vfree + 6 * (size_t)b2, 6 * sizeof(double));
         }
         for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
-            const Row *r = W->rows + i;
+            const mb_row *r = W->rows + i;
             double *restrict M = W->iMJ + 12 * (size_t)i;        /* W J^T */
             if (b1 >= 0) { for (int k = 0; k < 3; k++) M[k] = im1 * r->J1[k]; smv3(I1, r->J1 + 3, M + 3); } else zero6(M);
             if (b2 >= 0) { for (int k = 0; k < 3; k++) M[6 + k] = im2 * r->J2[k]; smv3(I2, r->J2 + 3, M + 9); } else zero6(M + 6);
@@ -536,7 +536,7 @@ static void lcp_terms(EngineWorld *W, double ih, int rhs)
  * moved them through general registers), so that no store to the world's arrays is taken to
  * alias what is read after it.  Compiled twice (ENGINE_CLONES_AVX2): the three-operand AVX
  * encoding spares the register copies the lane pairs need in SSE2, with the same bits. */
-ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
+ENGINE_CLONES_AVX2 static void bodies_forces(mb_world *W, double ih)
 {
     const double *wp = W->wpar;
     const int nb = W->nb;
@@ -554,7 +554,7 @@ ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
         /* I^-1 in world axes, R I_body^-1 R^T (eq. 5.50), exactly symmetric (smv3 relies on it);
          * the gyroscopic torque -w x I w with I w = R (I_body (R^T w)), so the world inertia
          * itself is never formed.  Bodies whose inertia is diagonal in body axes (every
-         * primitive shape; bdiag, from world_init) skip the zero products, which changes no bit. */
+         * primitive shape; bdiag, from mb_world_init) skip the zero products, which changes no bit. */
         double T[9], Iwb[3], Iw[3], gyro[3];
         const double *Ib = bp + BP_INVI;
         /* R^T w in lane pairs (mb_mtv3's sums: R's rows are R^T's columns); R's first two rows by
@@ -602,7 +602,7 @@ ENGINE_CLONES_AVX2 static void bodies_forces(EngineWorld *W, double ih)
 
 /* 5. semi-implicit Euler from the constraint forces fc and 6. the explosion check: 0, or 1 with the
  * state restored and the message set (cloned like bodies_forces) */
-ENGINE_CLONES_AVX2 static int bodies_integrate(EngineWorld *W, const double *fc, double h)
+ENGINE_CLONES_AVX2 static int bodies_integrate(mb_world *W, const double *fc, double h)
 {
     const double *wp = W->wpar;
     const int nb = W->nb;
@@ -650,7 +650,7 @@ ENGINE_CLONES_AVX2 static int bodies_integrate(EngineWorld *W, const double *fc,
     return 0;
 }
 
-int world_step(EngineWorld *W, double h)
+int mb_world_step(mb_world *W, double h)
 {
     const double *wp = W->wpar;
     int nb = W->nb;
@@ -664,17 +664,17 @@ int world_step(EngineWorld *W, double h)
     double upos[2];
     int m = 0, bounded = 0;                                /* some row has a bound (tree: none may) */
     if (reserve_rows(W, W->nj * MAX_JOINT_ROWS)) return -1;
-    /* a tree of free hinges keeps its rows as terms until they are asked for (world_residual);
+    /* a tree of free hinges keeps its rows as terms until they are asked for (mb_world_residual);
      * the first joint that is not a free hinge has the rows before it written */
     int terms = W->tree_hinges && W->nc == 0 && (int)wp[WP_SOLVER] != SOLVER_PGS && wp[WP_TREE] != 0;
-    if (wp[WP_JOINTS_VERSION] != W->jversion) joint_flags(W);   /* a stop, motor or ERP/CFM changed */
+    if (wp[WP_JOINTS_VERSION] != W->jversion) mb_joint_flags(W);   /* a stop, motor or ERP/CFM changed */
     W->rows_stale = 0;
     for (int j = 0; j < W->nj; j++) {
         if (terms) {                                      /* a run of free hinges in one call */
             double half[2 * 16];
-            int n = hinge_terms_run(W, j, h, half, 16);
+            int n = mb_hinge_terms_run(W, j, h, half, 16);
             for (int i = 0; i < n; i++) {
-                AxisInfo ax; ax.half[0] = half[2 * i]; ax.half[1] = half[2 * i + 1];
+                mb_axis_info ax; ax.half[0] = half[2 * i]; ax.half[1] = half[2 * i + 1];
                 next_turns(W, j + i, 0, J_HINGE, &ax, 1);
             }
             m += 5 * n;
@@ -688,20 +688,20 @@ int world_step(EngineWorld *W, double h)
             if (lo <= hi && (lo > -INFINITY || hi < INFINITY)) stops = 1;
             if (ja[JA_SIZE * a + JA_MOTOR_FMAX] > 0 || ja[JA_SIZE * a + JA_DAMPING] > 0) motors = 1;
         }
-        AxisInfo ax;
+        mb_axis_info ax;
         if (type == J_HINGE && !stops && !motors) {      /* the common case in one pass */
             ax.naxes = 1;
-            if (terms) { hinge_terms(W, j, h, ax.half, W->hterms + HT_SIZE * (size_t)j); m += 5; }
-            else m += hinge_rows(W, j, h, ax.half, W->rows + m);
+            if (terms) { mb_hinge_terms(W, j, h, ax.half, W->hterms + HT_SIZE * (size_t)j); m += 5; }
+            else m += mb_hinge_rows(W, j, h, ax.half, W->rows + m);
             next_turns(W, j, 0, type, &ax, 1);
             continue;
         }
         if (terms) { write_hinge_rows(W, j); terms = 0; }
-        joint_axes(W, j, &ax, (stops ? AX_ANGLES : 0) | (stops || motors ? AX_RATES : 0));
+        mb_joint_axes(W, j, &ax, (stops ? AX_ANGLES : 0) | (stops || motors ? AX_RATES : 0));
         for (int a = 0; a < ax.naxes; a++)       /* unwrap against the last step */
             upos[a] = ax.pos[a] + 2 * M_PI * next_turns(W, j, a, type, &ax, 1);
         int m0 = m;                                       /* (a free hinge's rows have no bounds) */
-        m += joint_rows(W, j, h, &ax, upos, W->rows + m);
+        m += mb_joint_rows(W, j, h, &ax, upos, W->rows + m);
         for (int i = m0; i < m; i++) bounded |= W->rows[i].lo != -INFINITY || W->rows[i].hi != INFINITY;
     }
     int mj = m;
@@ -722,31 +722,31 @@ int world_step(EngineWorld *W, double h)
         for (int j = 0; j < W->nj && tree; j++) if (W->rows[W->tstart[j]].source != j) tree = 0;
     }
     /* a joint tree with contacts, stops or motors: its other rows on the Schur complement (tree_contacts.c) */
-    int rest = tree ? -1 : tree_contacts_rows(W);
+    int rest = tree ? -1 : mb_tree_contacts_rows(W);
     if (rest < -1) return -1;
     int schur = choose_solver(W, tree, bounded, rest);
     if (terms) {
         W->rows_stale = W->imj_stale = 1;
-        if (tree_solve_hinges(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+        if (mb_tree_solve_hinges(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
         else { write_hinge_rows(W, W->nj); lcp_terms(W, ih, 1); W->imj_stale = 0; }
     } else if (tree && W->tree_ball) {
         W->imj_stale = 1;
-        if (tree_solve_ball(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+        if (mb_tree_solve_ball(W, ih) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
         else { lcp_terms(W, ih, 1); W->imj_stale = 0; }
     } else if (W->solver_used == SOLVER_PGS && !tree) {
         W->imj_stale = 1;                                  /* the quick step forms its terms itself */
     } else {
         lcp_terms(W, ih, 1);
-        if (tree && tree_solve(W) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
+        if (tree && mb_tree_solve(W) == 0) { W->used_tree = 1; W->why = WHY_TREE; }
     }
     if (tree && !W->used_tree && W->solver_used == SOLVER_DANTZIG && (int)wp[WP_SOLVER] == SOLVER_AUTO) W->why = WHY_SMALL_EQ;
     if (m && W->solver_used == SOLVER_DANTZIG && !W->used_tree) {
-        int err = schur ? tree_contacts_solve(W) : dantzig(W);
+        int err = schur ? mb_tree_contacts_solve(W) : dantzig(W);
         if (err < 0) return -1;
         if (err) { W->fallback = err; W->solver_used = SOLVER_PGS; W->why = why_fallback[err < 6 ? err : 0]; }
         else if ((int)wp[WP_FRICTION] == FRICTION_CONE) {  /* pyramid result brought into the cone */
             for (int i = 0; i < m; i++) {
-                const Row *r = W->rows + i;
+                const mb_row *r = W->rows + i;
                 if (r->cone_pair > i) {
                     int j = r->cone_pair;
                     double rad = r->mu * fabs(W->lambda[r->findex]), t = hypot(W->lambda[i], W->lambda[j]);
@@ -755,24 +755,24 @@ int world_step(EngineWorld *W, double h)
             }
         }
     }
-    if (m && W->solver_used == SOLVER_PGS && quick_step(W, ih, (int)wp[WP_ITERATIONS], wp[WP_SOR], wp[WP_TOLERANCE])) return -1;
+    if (m && W->solver_used == SOLVER_PGS && mb_quick_step(W, ih, (int)wp[WP_ITERATIONS], wp[WP_SOR], wp[WP_TOLERANCE])) return -1;
     W->residual = -1;                                      /* computed when asked for */
     /* warm starts follow quick steps, and under 'auto' also the pivoting steps a quick step may follow */
-    if (W->solver_used == SOLVER_PGS || ((int)wp[WP_SOLVER] == SOLVER_AUTO && !W->used_tree)) { if (quick_remember(W)) return -1; }
+    if (W->solver_used == SOLVER_PGS || ((int)wp[WP_SOLVER] == SOLVER_AUTO && !W->used_tree)) { if (mb_quick_remember(W)) return -1; }
     else { W->nwprev = 0; W->njlam = 0; }
     /* 5. semi-implicit Euler */
     memcpy(W->save, W->state, sizeof(double) * BS_SIZE * (size_t)nb);
     double *fc = W->fc;
     memset(fc, 0, sizeof(double) * 6 * (size_t)nb);
-    if (W->used_tree && W->imj_stale) tree_add_forces(W, fc);
+    if (W->used_tree && W->imj_stale) mb_tree_add_forces(W, fc);
     else for (int i = 0; i < m;) {
         /* J^T lambda summed in registers (two lanes) over each run of rows on the same two bodies
          * (a joint's rows, a contact's), then added once: no chain of stores and reloads */
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         int b1 = r->b1, b2 = r->b2;
         v2d f1[3] = {{0, 0}, {0, 0}, {0, 0}}, f2[3] = {{0, 0}, {0, 0}, {0, 0}};
         for (; i < m && W->rows[i].b1 == b1 && W->rows[i].b2 == b2; i++) {
-            const Row *q = W->rows + i; double l = W->lambda[i];
+            const mb_row *q = W->rows + i; double l = W->lambda[i];
             for (int k = 0; k < 3; k++) { f1[k] += l * ld2(q->J1 + 2 * k); f2[k] += l * ld2(q->J2 + 2 * k); }
         }
         if (b1 >= 0) for (int k = 0; k < 3; k++) st2(fc + 6 * b1 + 2 * k, ld2(fc + 6 * b1 + 2 * k) + f1[k]);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include "engine/engine.h"
 
-int joint_base_rows(int type)
+int mb_joint_base_rows(int type)
 {
     static const int rows[] = {3, 5, 5, 6, 4, 4};   /* ball hinge slider fixed universal hinge2 */
     return type >= 0 && type <= J_HINGE2 ? rows[type] : 0;
@@ -17,14 +17,14 @@ int joint_base_rows(int type)
 
 static int find(int *up, int a) { while (up[a] != a) { up[a] = up[up[a]]; a = up[a]; } return a; }
 
-void tree_free(EngineWorld *W)
+void mb_tree_free(mb_world *W)
 {
     void *ps[] = {W->torder, W->tpos, W->trows, W->tstart, W->nbr_start, W->nbr_list, W->tdiag, W->nbr_block, W->nbr_L, W->tvec,
                   W->nbr_side, W->nbr_imb, W->tang, W->tG, W->hterms, W->tim};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) free(ps[i]);
 }
 
-int tree_init(EngineWorld *W)
+int mb_tree_init(mb_world *W)
 {
     int nb = W->nb, nj = W->nj;
     W->tree_ok = 0;
@@ -74,7 +74,7 @@ int tree_init(EngineWorld *W)
     }
     if (nord != nj) goto done;
     int m = 0;
-    for (int j = 0; j < nj; j++) { W->trows[j] = joint_base_rows((int)W->jint[(size_t)j * JI_SIZE]); W->tstart[j] = m; m += W->trows[j]; }
+    for (int j = 0; j < nj; j++) { W->trows[j] = mb_joint_base_rows((int)W->jint[(size_t)j * JI_SIZE]); W->tstart[j] = m; m += W->trows[j]; }
     for (int j = 0; j < nj; j++) if (W->trows[j] < 3 || W->trows[j] > 6) goto done;   /* the kernels' sizes */
     for (int i = 0; i < nj; i++) W->tpos[W->torder[i]] = i;
     /* later neighbours of each joint: joints sharing a body, eliminated after it */
@@ -165,7 +165,7 @@ KERNEL v4d ld4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
 /* A_kj = J_k W J_j^T on the body they share (side sk of joint k, side sj of joint j), stored
  * transposed: for each of j's columns W J_j^T, the dot products with two of k's rows at once.
  * One copy per (n, m), from block_kernels. */
-KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *restrict B, const int n, const int m)
+KERNEL void neighbour_block(const mb_row *rk, int sk, const double *Mj, double *restrict B, const int n, const int m)
 {
 #pragma GCC unroll 3
     for (int r = 0; r + 1 < m; r += 2) {             /* a pair of k's rows held, j's columns streamed */
@@ -183,8 +183,8 @@ KERNEL void neighbour_block(const Row *rk, int sk, const double *Mj, double *res
         if (n & 1) B[(n - 1) * S + m - 1] = dot6(Jr, Mj + 12 * (n - 1));
     }
 }
-typedef void (*BlockKernel)(const Row *, int, const double *, double *);
-#define BLOCK(n, m) static void block_##n##_##m(const Row *rk, int sk, const double *Mj, double *B) \
+typedef void (*BlockKernel)(const mb_row *, int, const double *, double *);
+#define BLOCK(n, m) static void block_##n##_##m(const mb_row *rk, int sk, const double *Mj, double *B) \
     { neighbour_block(rk, sk, Mj, B, n, m); }
 #define BLOCKS(n) BLOCK(n, 3) BLOCK(n, 4) BLOCK(n, 5) BLOCK(n, 6)
 BLOCKS(3) BLOCKS(4) BLOCKS(5) BLOCKS(6)
@@ -194,9 +194,9 @@ static const BlockKernel block_kernels[4][4] = {BLOCK_ROW(3), BLOCK_ROW(4), BLOC
 /* Joint j's diagonal block A_jj = J W J^T (+ CFM/h) as its upper triangle, and the blocks A_kj
  * with its later neighbours k.  A column of W J^T (zero on the side of the static world) against
  * a row's J1, J2 is one 12-vector dot product, so neither side needs a test. */
-KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
+KERNEL void assemble_joint(mb_world *W, int j, const int n)
 {
-    const Row *rj = W->rows + W->tstart[j];
+    const mb_row *rj = W->rows + W->tstart[j];
     const double *Mj = W->iMJ + 12 * (size_t)W->tstart[j], *cfmh = W->cfmh + W->tstart[j];
     double *restrict U = W->tdiag + 36 * (size_t)j;
     int b1 = rj->b1, b2 = rj->b2;
@@ -213,7 +213,7 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
     for (int a = 0; a < n; a++) y[a] = W->b[W->tstart[j] + a];
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) {
         int k = W->nbr_list[e];
-        const Row *rk = W->rows + W->tstart[k];
+        const mb_row *rk = W->rows + W->tstart[k];
         /* in a forest two joints share exactly one body: the sides sk of k and sj of j */
         int sk = rk->b1 >= 0 && (rk->b1 == b1 || rk->b1 == b2) ? 0 : 1, bk = sk ? rk->b2 : rk->b1;
         int sj = bk == b1 ? 0 : 1;
@@ -221,7 +221,7 @@ KERNEL void assemble_joint(EngineWorld *W, int j, const int n)
     }
 }
 
-static double *lower_block(EngineWorld *W, int j, int k)
+static double *lower_block(mb_world *W, int j, int k)
 {   /* stored block A(k, j), transposed, for a later neighbour k of j */
     for (int e = W->nbr_start[j]; e < W->nbr_start[j + 1]; e++) if (W->nbr_list[e] == k) return W->nbr_block + 36 * (size_t)e;
     return NULL;
@@ -395,7 +395,7 @@ KERNEL int ldl(double *restrict U, double *restrict id, const int n)
  * ldl5_4 in four lanes), then for its later neighbours W, V and A_kk -= V W^T (neighbour_factor)
  * and A_lk -= V_l W_k^T.  0, or nonzero for a pivot that is not positive or a fill-in (not a tree
  * after all).  M: every neighbour's row count when all joints have the same (0: looked up). */
-KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L, const int M)
+KERNEL int eliminate_joint(mb_world *W, int j, const int n, const int L, const int M)
 {
     double *restrict U = W->tdiag + 36 * (size_t)j, id[6];
     if (n == 5 && L == 4 ? ldl5_4(U, id) : ldl(U, id, n)) return 1;
@@ -427,7 +427,7 @@ KERNEL int eliminate_joint(EngineWorld *W, int j, const int n, const int L, cons
 
 /* forward: z_j = L^-1 y_j (column by column), then y_k -= V_k z_j (= L_kj y_j) for the later
  * neighbours k of j, two of k's rows at a time */
-KERNEL void forward_joint(EngineWorld *W, int j, const int n, const int L)
+KERNEL void forward_joint(mb_world *W, int j, const int n, const int L)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *yj = W->tvec + S * (size_t)j, z[6];
@@ -460,7 +460,7 @@ KERNEL void forward_joint(EngineWorld *W, int j, const int n, const int L)
 
 /* backward: x_j = A_jj^-1 y_j - sum_k L_kj^T x_k = L^-T (D^-1 z_j - sum_k V_k^T x_k), also the
  * joint's multipliers */
-KERNEL void backward_joint(EngineWorld *W, int j, const int n)
+KERNEL void backward_joint(mb_world *W, int j, const int n)
 {
     const double *F = W->tdiag + 36 * (size_t)j;
     double *xj = W->tvec + S * (size_t)j, t[6];
@@ -488,7 +488,7 @@ KERNEL void backward_joint(EngineWorld *W, int j, const int n)
 
 /* x - x is 0 for every finite x and NaN otherwise: one sum over the multipliers in tvec (and the
  * zero pads) tells whether all are finite */
-ENGINE_CLONES_AVX2 static int multipliers_finite(const EngineWorld *W)
+ENGINE_CLONES_AVX2 static int multipliers_finite(const mb_world *W)
 {
     const double *x = W->tvec;
     const int nx = S * W->nj;
@@ -500,7 +500,7 @@ ENGINE_CLONES_AVX2 static int multipliers_finite(const EngineWorld *W)
 }
 
 /* The backward pass over every joint, last eliminated first (each joint's row count looked up) */
-ENGINE_CLONES_AVX2 static void backward_all(EngineWorld *W)
+ENGINE_CLONES_AVX2 static void backward_all(mb_world *W)
 {
     for (int i = W->nj - 1; i >= 0; i--) {
         int j = W->torder[i];
@@ -509,7 +509,7 @@ ENGINE_CLONES_AVX2 static void backward_all(EngineWorld *W)
     }
 }
 
-ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
+ENGINE_CLONES_AVX2 static int factor_solve(mb_world *W)
 {
     int nj = W->nj, err = 0;
     const int L4 = ENGINE_FOUR_LANES();
@@ -532,9 +532,9 @@ ENGINE_CLONES_AVX2 static int factor_solve(EngineWorld *W)
     return multipliers_finite(W) ? 0 : 3;
 }
 
-/* Another right-hand side on the factors the last tree_solve left: y in tvec (per joint, pads
+/* Another right-hand side on the factors the last mb_tree_solve left: y in tvec (per joint, pads
  * zero) becomes A_jj^-1 y, there and in lambda at tstart (tree_contacts.c); 0, or 3 when not finite */
-ENGINE_CLONES_AVX2 int tree_resolve(EngineWorld *W)
+ENGINE_CLONES_AVX2 int mb_tree_resolve(mb_world *W)
 {
     int nj = W->nj;
     const int L4 = ENGINE_FOUR_LANES();
@@ -547,7 +547,7 @@ ENGINE_CLONES_AVX2 int tree_resolve(EngineWorld *W)
     return multipliers_finite(W) ? 0 : 3;
 }
 
-ENGINE_CLONES_AVX2 int tree_solve(EngineWorld *W)
+ENGINE_CLONES_AVX2 int mb_tree_solve(mb_world *W)
 {
     for (int j = 0; j < W->nj; j++) {
 #define ASSEMBLE(n) assemble_joint(W, j, n)
@@ -570,10 +570,10 @@ KERNEL void put_g(double *G, int r, const double *g) { G[r] = g[0]; G[6 + r] = g
 static const double ZERO6[6] = {0, 0, 0, 0, 0, 0};
 
 /* angular parts, G, b = rhs/h - J (v/h + W f) (also the right-hand side y_j) and CFM/h of joint j's rows */
-KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
+KERNEL void ball_prepare(mb_world *W, int j, double ih, const int n)
 {
     const int t0 = W->tstart[j];
-    const Row *rj = W->rows + t0;
+    const mb_row *rj = W->rows + t0;
     const int b1 = rj->b1, b2 = rj->b2;
     double *restrict At = W->tang + 36 * (size_t)j, *restrict G = W->tG + 36 * (size_t)j;
     const double *v1 = W->vfree + 6 * (size_t)b1, *v2 = b2 >= 0 ? W->vfree + 6 * (size_t)b2 : ZERO6;
@@ -597,8 +597,8 @@ KERNEL void ball_prepare(EngineWorld *W, int j, double ih, const int n)
 }
 
 /* What both lane widths of ball_assemble add once U's products are in: CFM/h and the two bodies'
- * inverse masses (tim, from tree_init) on the diagonal (the linear rows) */
-static inline __attribute__((always_inline)) void diagonal(EngineWorld *W, int j, int n, double *restrict U)
+ * inverse masses (tim, from mb_tree_init) on the diagonal (the linear rows) */
+static inline __attribute__((always_inline)) void diagonal(mb_world *W, int j, int n, double *restrict U)
 {
     const double *cfmh = W->cfmh + W->tstart[j], im = W->tim[j];
 #pragma GCC unroll 6
@@ -608,7 +608,7 @@ static inline __attribute__((always_inline)) void diagonal(EngineWorld *W, int j
 /* A_jj (+ CFM/h) as the upper triangle U[c][r] (a pair may also write the unused entry left of
  * the diagonal), its right-hand side, and the blocks A_kj with its later neighbours, transposed:
  * B[q][r] = A_kj[r][q], all of k's row pairs (k's pads are zero) */
-KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
+KERNEL void ball_assemble4(mb_world *W, int j, const int n)
 {
     const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j;
     double *restrict U = W->tdiag + 36 * (size_t)j;
@@ -655,7 +655,7 @@ KERNEL void ball_assemble4(EngineWorld *W, int j, const int n)
     }
 }
 /* the same in two lanes only (the portable build), a pair of rows p, p + 1 at a time */
-KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
+KERNEL void ball_assemble2(mb_world *W, int j, const int n)
 {
     const double *At = W->tang + 36 * (size_t)j, *G = W->tG + 36 * (size_t)j;
     double *restrict U = W->tdiag + 36 * (size_t)j;
@@ -686,7 +686,7 @@ KERNEL void ball_assemble2(EngineWorld *W, int j, const int n)
         for (int q = 0; q < 3; q++) B[q * S + q] += imb;
     }
 }
-KERNEL void ball_assemble(EngineWorld *W, int j, const int n, const int L)
+KERNEL void ball_assemble(mb_world *W, int j, const int n, const int L)
 {
     if (L == 4) ball_assemble4(W, j, n); else ball_assemble2(W, j, n);
 }
@@ -725,7 +725,7 @@ KERNEL void hinge_side(const double *t, const double *r, const double *I, const 
     u[3] += mb_dot3(a[3], vf + 3); u[4] += mb_dot3(a[4], vf + 3);
 }
 
-KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
+KERNEL void hinge_prepare(mb_world *W, int j, double ih)
 {
     const double *t = W->hterms + HT_SIZE * (size_t)j;
     const int t0 = W->tstart[j], b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];
@@ -739,7 +739,7 @@ KERNEL void hinge_prepare(EngineWorld *W, int j, double ih)
 }
 
 /* a tree of free hinges from their terms; the rows stay unwritten */
-ENGINE_CLONES_AVX2 int tree_solve_hinges(EngineWorld *W, double ih)
+ENGINE_CLONES_AVX2 int mb_tree_solve_hinges(mb_world *W, double ih)
 {
     for (int j = 0; j < W->nj; j++) hinge_prepare(W, j, ih);
     if (ENGINE_FOUR_LANES()) for (int j = 0; j < W->nj; j++) ball_assemble(W, j, 5, 4);
@@ -747,7 +747,7 @@ ENGINE_CLONES_AVX2 int tree_solve_hinges(EngineWorld *W, double ih)
     return factor_solve(W);
 }
 
-ENGINE_CLONES_AVX2 int tree_solve_ball(EngineWorld *W, double ih)
+ENGINE_CLONES_AVX2 int mb_tree_solve_ball(mb_world *W, double ih)
 {
     const int L4 = ENGINE_FOUR_LANES();
     for (int j = 0; j < W->nj; j++) {
@@ -763,7 +763,7 @@ ENGINE_CLONES_AVX2 int tree_solve_ball(EngineWorld *W, double ih)
 
 /* J^T lambda of every joint added into fc: the anchor rows' force +-lambda on the linear parts,
  * the angular parts' torque sum_r lambda_r a_r from the transposed parts and the padded lambda */
-ENGINE_CLONES_AVX2 void tree_add_forces(const EngineWorld *W, double *fc)
+ENGINE_CLONES_AVX2 void mb_tree_add_forces(const mb_world *W, double *fc)
 {
     for (int j = 0; j < W->nj; j++) {
         const int b1 = (int)W->jint[(size_t)j * JI_SIZE + JI_B1], b2 = (int)W->jint[(size_t)j * JI_SIZE + JI_B2];

@@ -33,7 +33,7 @@ typedef struct TreeContacts {
 
 static void *grow(void *p, size_t n) { return realloc(p, n ? n : 1); }
 
-void tree_contacts_free(EngineWorld *W)
+void mb_tree_contacts_free(mb_world *W)
 {
     TreeContacts *T = W->tcon;
     if (!T) return;
@@ -61,7 +61,7 @@ static int reserve(TreeContacts *T, int n)
 /* Whether this step's rows are the tree's base rows, each joint's first, plus others: returns
  * the number of other rows (listed in crow, the base rows' places in start), -1 when the step
  * cannot take this path, -2 out of memory. */
-int tree_contacts_rows(EngineWorld *W)
+int mb_tree_contacts_rows(mb_world *W)
 {
     const double *wp = W->wpar;
     if (!W->tree_ok || wp[WP_TREE] == 0 || (int)wp[WP_SOLVER] == SOLVER_PGS) return -1;
@@ -81,7 +81,7 @@ int tree_contacts_rows(EngineWorld *W)
         if (i + nr > m) return -1;
         T->start[j] = i;
         for (int q = 0; q < nr; q++, i++) {
-            const Row *r = W->rows + i;
+            const mb_row *r = W->rows + i;
             if (r->source != j || r->lo != -INFINITY || r->hi != INFINITY) return -1;
         }
         while (i < m && W->rows[i].source == j) T->crow[n++] = i++;
@@ -95,11 +95,11 @@ int tree_contacts_rows(EngineWorld *W)
 }
 
 /* dv = W J_j^T x for the joint multipliers x in tvec's layout (6 per joint) */
-static void joint_response(const EngineWorld *W, const double *x, double *dv)
+static void joint_response(const mb_world *W, const double *x, double *dv)
 {
     memset(dv, 0, sizeof(double) * 6 * (size_t)W->nb);
     for (int j = 0; j < W->nj; j++) {
-        const Row *r = W->rows + W->tstart[j];
+        const mb_row *r = W->rows + W->tstart[j];
         const double *xj = x + 6 * (size_t)j;
         int b1 = r->b1, b2 = r->b2;
         for (int q = 0; q < W->trows[j]; q++) {
@@ -117,7 +117,7 @@ static void joint_response(const EngineWorld *W, const double *x, double *dv)
 
 /* J_r u for row r and a 12-vector u on bodies (b1, b2) (W J^T of another row): the sides the two
  * rows share */
-static double row_dot_pair(const Row *r, int b1, int b2, const double *u)
+static double row_dot_pair(const mb_row *r, int b1, int b2, const double *u)
 {
     double s = 0;
     if (r->b1 >= 0) {
@@ -132,18 +132,18 @@ static double row_dot_pair(const Row *r, int b1, int b2, const double *u)
 }
 
 /* J_r dv for a velocity change of every body */
-static double row_dot_bodies(const Row *r, const double *dv)
+static double row_dot_bodies(const mb_row *r, const double *dv)
 {
     return (r->b1 >= 0 ? dot6(r->J1, dv + 6 * r->b1) : 0.0) + (r->b2 >= 0 ? dot6(r->J2, dv + 6 * r->b2) : 0.0);
 }
 
 /* tvec = J_j u: the base rows' products with u = W J_k^T of a c row on bodies (b1, b2), zero
  * for the joints on neither body (the pads stay zero) */
-static void joint_rhs_of_row(EngineWorld *W, int b1, int b2, const double *u)
+static void joint_rhs_of_row(mb_world *W, int b1, int b2, const double *u)
 {
     memset(W->tvec, 0, sizeof(double) * 6 * (size_t)W->nj);
     for (int j = 0; j < W->nj; j++) {
-        const Row *r = W->rows + W->tstart[j];
+        const mb_row *r = W->rows + W->tstart[j];
         int touches = (r->b1 >= 0 && (r->b1 == b1 || r->b1 == b2)) || (r->b2 >= 0 && (r->b2 == b1 || r->b2 == b2));
         if (!touches) continue;
         for (int q = 0; q < W->trows[j]; q++) W->tvec[6 * (size_t)j + q] = row_dot_pair(r + q, b1, b2, u);
@@ -152,23 +152,23 @@ static void joint_rhs_of_row(EngineWorld *W, int b1, int b2, const double *u)
 
 /* The step's lambda for every row, W->lo and W->hi the bounds used; iMJ, b and CFM/h formed
  * (lcp_terms).  0, or an LCP_* code (a tree that will not factor reads as A_CC singular). */
-static int solve(EngineWorld *W, TreeContacts *T)
+static int solve(mb_world *W, TreeContacts *T)
 {
     const int n = T->n, nj = W->nj;
     double *tv = W->tvec, *dv = T->dv;
     /* A_jj factored, y = A_jj^-1 b_j (in tvec), b_c' = b_c - J_c W J_j^T y */
-    if (tree_solve(W)) return LCP_SINGULAR;
+    if (mb_tree_solve(W)) return LCP_SINGULAR;
     joint_response(W, tv, dv);
     for (int a = 0; a < n; a++) T->b[a] = W->b[T->crow[a]] - row_dot_bodies(W->rows + T->crow[a], dv);
     /* S column by column: dv_k = W J_k^T - W J_j^T A_jj^-1 J_j W J_k^T, S[a][k] = J_a dv_k */
     for (int k = 0; k < n; k++) {
-        const Row *rk = W->rows + T->crow[k];
+        const mb_row *rk = W->rows + T->crow[k];
         const double *u = W->iMJ + 12 * (size_t)T->crow[k];
         joint_rhs_of_row(W, rk->b1, rk->b2, u);
-        if (tree_resolve(W)) return LCP_NOT_FINITE;
+        if (mb_tree_resolve(W)) return LCP_NOT_FINITE;
         joint_response(W, tv, dv);
         for (int a = 0; a < n; a++) {
-            const Row *ra = W->rows + T->crow[a];
+            const mb_row *ra = W->rows + T->crow[a];
             T->S[(size_t)a * n + k] = row_dot_pair(ra, rk->b1, rk->b2, u) - row_dot_bodies(ra, dv);
         }
     }
@@ -185,12 +185,12 @@ static int solve(EngineWorld *W, TreeContacts *T)
     const int first = n ? T->crow[0] : 0;
     for (int a = 0; a < n; a++) place[T->crow[a] - first] = a;
     for (int a = 0; a < n; a++) {
-        const Row *r = W->rows + T->crow[a];
+        const mb_row *r = W->rows + T->crow[a];
         T->lo[a] = r->lo; T->hi[a] = r->hi; T->mu[a] = r->mu;
         T->findex[a] = r->findex >= first ? place[r->findex - first] : -1;
         T->cone[a] = r->cone_pair >= first ? place[r->cone_pair - first] : -1;
     }
-    int err = n ? lcp_friction(n, T->S, T->b, T->lo, T->hi, T->findex, T->mu, T->cone, T->x, T->flo, T->fhi, T->work,
+    int err = n ? mb_lcp_friction(n, T->S, T->b, T->lo, T->hi, T->findex, T->mu, T->cone, T->x, T->flo, T->fhi, T->work,
                                T->iwork, &W->pivots, (int)W->wpar[WP_MAX_PIVOTS]) : 0;
     if (err) return err;
     /* lambda_j = A_jj^-1 (b_j - J_j W J_c^T lambda_c): the c rows' forces as velocities, then one
@@ -198,7 +198,7 @@ static int solve(EngineWorld *W, TreeContacts *T)
     memset(dv, 0, sizeof(double) * 6 * (size_t)W->nb);
     for (int a = 0; a < n; a++) {
         const int i = T->crow[a];
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         const double *u = W->iMJ + 12 * (size_t)i;
         W->lambda[i] = T->x[a]; W->lo[i] = T->lo[a]; W->hi[i] = T->hi[a];
         if (r->b1 >= 0) for (int k = 0; k < 6; k++) dv[6 * r->b1 + k] += T->x[a] * u[k];
@@ -212,10 +212,10 @@ static int solve(EngineWorld *W, TreeContacts *T)
         }
         for (int q = W->trows[j]; q < 6; q++) tv[6 * (size_t)j + q] = 0;
     }
-    return tree_resolve(W) ? LCP_NOT_FINITE : 0;
+    return mb_tree_resolve(W) ? LCP_NOT_FINITE : 0;
 }
 
-int tree_contacts_solve(EngineWorld *W)
+int mb_tree_contacts_solve(mb_world *W)
 {
     /* tree.c reads joint j's base rows at tstart[j], their places when the rows are base rows
      * only; here each joint's stop and motor rows follow its base rows, so tstart points at the

@@ -14,8 +14,8 @@
  * triangle's corners inside the box and the points where the triangle's edges leave the box.
  * Cylinders likewise, by their rim points below a triangle and the triangle's corners inside them.
  * Contacts from neighbouring triangles at one point are merged (the deepest kept).
- * Convex hulls: convex.c's convex_triangle gives each triangle's points; merged here, and cut to
- * 4 there (mesh_manifold).
+ * Convex hulls: convex.c's mb_convex_triangle gives each triangle's points; merged here, and cut to
+ * 4 there (mb_mesh_manifold).
  * Shapes behind a triangle (centre under its plane) are not pushed through it.
  */
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static int cmp_item(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void tri_bounds(const TriMesh *m, const int64_t *tri, int t, double *lo, double *hi)
+static void tri_bounds(const mb_trimesh *m, const int64_t *tri, int t, double *lo, double *hi)
 {
     for (int c = 0; c < 3; c++) {
         const double *p = m->v + 3 * tri[3 * t + c];
@@ -43,10 +43,10 @@ static void tri_bounds(const TriMesh *m, const int64_t *tri, int t, double *lo, 
     }
 }
 
-static int build_node(TriMesh *m, const int64_t *tri, Item *items, int first, int count)
+static int build_node(mb_trimesh *m, const int64_t *tri, Item *items, int first, int count)
 {
     int id = m->nnodes++;
-    BvhNode *nd = m->nodes + id;
+    mb_bvh_node *nd = m->nodes + id;
     for (int i = 0; i < count; i++) {
         double lo[3], hi[3]; tri_bounds(m, tri, items[first + i].t, lo, hi);
         for (int k = 0; k < 3; k++) {
@@ -74,17 +74,17 @@ static int build_node(TriMesh *m, const int64_t *tri, Item *items, int first, in
     return id;
 }
 
-TriMesh *trimesh_build(const double *v, int nv, const int64_t *tri, int nt)
+mb_trimesh *mb_trimesh_build(const double *v, int nv, const int64_t *tri, int nt)
 {
-    TriMesh *m = calloc(1, sizeof *m);
+    mb_trimesh *m = calloc(1, sizeof *m);
     Item *items = malloc(sizeof(Item) * (size_t)(nt > 0 ? nt : 1));
     if (!m || !items) { free(m); free(items); return NULL; }
     m->nv = nv; m->nt = nt;
     m->v = malloc(sizeof(double) * 3 * (size_t)(nv > 0 ? nv : 1));
     m->tri = malloc(sizeof(int) * 3 * (size_t)(nt > 0 ? nt : 1));
     m->normal = malloc(sizeof(double) * 3 * (size_t)(nt > 0 ? nt : 1));
-    m->nodes = malloc(sizeof(BvhNode) * (size_t)(2 * nt + 1));
-    if (!m->v || !m->tri || !m->normal || !m->nodes) { free(items); trimesh_free(m); return NULL; }
+    m->nodes = malloc(sizeof(mb_bvh_node) * (size_t)(2 * nt + 1));
+    if (!m->v || !m->tri || !m->normal || !m->nodes) { free(items); mb_trimesh_free(m); return NULL; }
     memcpy(m->v, v, sizeof(double) * 3 * (size_t)nv);
     for (int t = 0; t < nt; t++) {
         items[t].t = t;
@@ -106,13 +106,13 @@ TriMesh *trimesh_build(const double *v, int nv, const int64_t *tri, int nt)
     return m;
 }
 
-void trimesh_free(TriMesh *m)
+void mb_trimesh_free(mb_trimesh *m)
 {
     if (!m) return;
     free(m->v); free(m->tri); free(m->normal); free(m->nodes); free(m);
 }
 
-static void corners(const TriMesh *m, int t, double c[3][3])
+static void corners(const mb_trimesh *m, int t, double c[3][3])
 {
     for (int i = 0; i < 3; i++) mb_copy3(m->v + 3 * m->tri[3 * t + i], c[i]);
 }
@@ -149,7 +149,7 @@ static int closest_on_triangle(const double *p, const double t[3][3], double *q)
 /* ---- candidate contacts of one pair, merged and trimmed at the end ------------------------------ */
 #define MAXC 64
 typedef struct {
-    Contact c[MAXC];
+    mb_contact_point c[MAXC];
     int face[MAXC];      /* 1: face contact (normal = the triangle's) */
     int tri[MAXC];
     int n;
@@ -198,7 +198,7 @@ static void sphere_triangle(const double *c, double r, const double t[3][3], con
 
 /* drop edge/corner contacts lying on a triangle that gave a face contact, then hand out the
  * deepest max contacts; positions of edge contacts move halfway into the overlap */
-static int flush(Buffer *B, const TriMesh *m, Contact *out, int max, int sphere_like)
+static int flush(Buffer *B, const mb_trimesh *m, mb_contact_point *out, int max, int sphere_like)
 {
     int n = 0;
     for (int i = 0; i < B->n; i++) {
@@ -208,13 +208,13 @@ static int flush(Buffer *B, const TriMesh *m, Contact *out, int max, int sphere_
                 if (!B->face[k]) continue;
                 double t[3][3]; corners(m, B->tri[k], t);
                 const double *nk = m->normal + 3 * B->tri[k];
-                if (fabs(mb_dot3(nk, B->c[i].pos) - mb_dot3(nk, t[0])) < B->tol && geom_in_triangle(B->c[i].pos, t, nk, B->tol)) covered = 1;
+                if (fabs(mb_dot3(nk, B->c[i].pos) - mb_dot3(nk, t[0])) < B->tol && mb_geom_in_triangle(B->c[i].pos, t, nk, B->tol)) covered = 1;
             }
             if (covered) continue;
             /* the contact point halfway into the overlap, as the sphere pairs of collide.c */
             for (int k = 0; k < 3; k++) B->c[i].pos[k] -= B->c[i].normal[k] * 0.5 * B->c[i].depth;
         }
-        Contact *c = B->c + i;
+        mb_contact_point *c = B->c + i;
         if (n < max) out[n++] = *c;
         else {                                                /* keep the deepest */
             int w = 0;
@@ -228,7 +228,7 @@ static int flush(Buffer *B, const TriMesh *m, Contact *out, int max, int sphere_
 /* ---- box --------------------------------------------------------------------------------------- */
 typedef struct { double A[3][3], h[3], p[3]; } BoxF;
 
-static void box_frame(const GeomPose *g, BoxF *b)
+static void box_frame(const mb_geom_pose *g, BoxF *b)
 {
     for (int k = 0; k < 3; k++) {
         b->A[k][0] = g->R[k]; b->A[k][1] = g->R[3 + k]; b->A[k][2] = g->R[6 + k];
@@ -275,7 +275,7 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
             v[k] = b->p[k] + ((s & 1) ? b->h[0] : -b->h[0]) * b->A[0][k] + ((s & 2) ? b->h[1] : -b->h[1]) * b->A[1][k]
                  + ((s & 4) ? b->h[2] : -b->h[2]) * b->A[2][k];
         double depth = d - mb_dot3(n, v);
-        if (depth < 0 || !geom_in_triangle(v, t, n, B->tol)) continue;
+        if (depth < 0 || !mb_geom_in_triangle(v, t, n, B->tol)) continue;
         double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * n[k];
         keep(B, pos, n, depth, 1, ti);
     }
@@ -314,7 +314,7 @@ static void box_triangle(const BoxF *b, const double t[3][3], const double *n, i
 /* As box_triangle, along the face normal: the rim points cylinder_plane (collide.c) takes against
  * the triangle's plane (the lowest points of both caps, and a quarter turn either side) where they
  * are below the triangle, and the triangle's corners inside the cylinder. */
-static void cylinder_triangle(const GeomPose *g, const double t[3][3], const double *n, int ti, Buffer *B)
+static void cylinder_triangle(const mb_geom_pose *g, const double t[3][3], const double *n, int ti, Buffer *B)
 {
     double R = g->size[0], hl = 0.5 * g->size[1], ax[3] = {g->R[2], g->R[5], g->R[8]}, u[3], v[3];
     double d = mb_dot3(n, t[0]), c = mb_dot3(n, g->p), a = mb_dot3(n, ax);
@@ -329,7 +329,7 @@ static void cylinder_triangle(const GeomPose *g, const double t[3][3], const dou
             double cs = q == 0 ? 1 : (q == 2 ? -1 : 0), sn = q == 1 ? 1 : (q == 3 ? -1 : 0), x[3];
             for (int k = 0; k < 3; k++) x[k] = g->p[k] + cap * hl * ax[k] + R * (cs * u[k] + sn * v[k]);
             double depth = d - mb_dot3(n, x);
-            if (depth < 0 || !geom_in_triangle(x, t, n, B->tol)) continue;
+            if (depth < 0 || !mb_geom_in_triangle(x, t, n, B->tol)) continue;
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = x[k] + 0.5 * depth * n[k];
             keep(B, pos, n, depth, 1, ti);
         }
@@ -344,15 +344,15 @@ static void cylinder_triangle(const GeomPose *g, const double t[3][3], const dou
 }
 
 /* ---- the walk over the hierarchy ---------------------------------------------------------------- */
-typedef void (*TriVisit)(const TriMesh *m, int t, void *ctx);
+typedef void (*TriVisit)(const mb_trimesh *m, int t, void *ctx);
 
-static void query(const TriMesh *m, const double *lo, const double *hi, TriVisit visit, void *ctx)
+static void query(const mb_trimesh *m, const double *lo, const double *hi, TriVisit visit, void *ctx)
 {
     if (m->nt == 0) return;
     int stack[128], sp = 0;
     stack[sp++] = 0;
     while (sp) {
-        const BvhNode *nd = m->nodes + stack[--sp];
+        const mb_bvh_node *nd = m->nodes + stack[--sp];
         if (nd->lo[0] > hi[0] || nd->hi[0] < lo[0] || nd->lo[1] > hi[1] || nd->hi[1] < lo[1] ||
             nd->lo[2] > hi[2] || nd->hi[2] < lo[2]) continue;
         if (nd->count) {
@@ -367,18 +367,18 @@ static void query(const TriMesh *m, const double *lo, const double *hi, TriVisit
     }
 }
 
-typedef struct { const GeomPose *g; Buffer *B; BoxF box; } Ctx;
+typedef struct { const mb_geom_pose *g; Buffer *B; BoxF box; } Ctx;
 
-static void visit_sphere(const TriMesh *m, int t, void *ctx)
+static void visit_sphere(const mb_trimesh *m, int t, void *ctx)
 {
     Ctx *x = ctx; double T[3][3]; corners(m, t, T);
     sphere_triangle(x->g->p, x->g->size[0], T, m->normal + 3 * t, t, x->B);
 }
-static void visit_capsule(const TriMesh *m, int t, void *ctx)
+static void visit_capsule(const mb_trimesh *m, int t, void *ctx)
 {   /* the end spheres, and the segment's point nearest the triangle when it lies deeper */
     Ctx *x = ctx; double T[3][3]; corners(m, t, T);
     const double *n = m->normal + 3 * t;
-    const GeomPose *g = x->g;
+    const mb_geom_pose *g = x->g;
     double hl = 0.5 * g->size[1], e0[3], e1[3], ax[3] = {g->R[2], g->R[5], g->R[8]};
     for (int k = 0; k < 3; k++) { e0[k] = g->p[k] - hl * ax[k]; e1[k] = g->p[k] + hl * ax[k]; }
     sphere_triangle(e0, g->size[0], T, n, t, x->B);
@@ -389,11 +389,11 @@ static void visit_capsule(const TriMesh *m, int t, void *ctx)
     double s0 = mb_dot3(n, e0) - mb_dot3(n, T[0]), s1 = mb_dot3(n, e1) - mb_dot3(n, T[0]);
     if ((s0 < 0) != (s1 < 0)) {
         double u = s0 / (s0 - s1), x0[3]; for (int k = 0; k < 3; k++) x0[k] = e0[k] + u * (e1[k] - e0[k]);
-        if (geom_in_triangle(x0, T, n, 0.0)) { best = 0; mb_copy3(x0, at); }
+        if (mb_geom_in_triangle(x0, T, n, 0.0)) { best = 0; mb_copy3(x0, at); }
     }
     for (int i = 0; i < 3 && best > 0; i++) {
         double c1[3], c2[3], d[3];
-        geom_closest_segments(e0, e1, T[i], T[(i + 1) % 3], c1, c2);
+        mb_geom_closest_segments(e0, e1, T[i], T[(i + 1) % 3], c1, c2);
         mb_sub3(c1, c2, d);
         double dd = mb_dot3(d, d);
         if (dd < best) { best = dd; mb_copy3(c1, at); }
@@ -401,34 +401,34 @@ static void visit_capsule(const TriMesh *m, int t, void *ctx)
     double end_gap = fmin(s0, s1);                            /* the ends' heights over the plane */
     if (isfinite(best) && sqrt(best) < end_gap - 1e-12) sphere_triangle(at, g->size[0], T, n, t, x->B);
 }
-static void visit_box(const TriMesh *m, int t, void *ctx)
+static void visit_box(const mb_trimesh *m, int t, void *ctx)
 {
     Ctx *x = ctx; double T[3][3]; corners(m, t, T);
     box_triangle(&x->box, T, m->normal + 3 * t, t, x->B);
 }
-static void visit_cylinder(const TriMesh *m, int t, void *ctx)
+static void visit_cylinder(const mb_trimesh *m, int t, void *ctx)
 {
     Ctx *x = ctx; double T[3][3]; corners(m, t, T);
     cylinder_triangle(x->g, T, m->normal + 3 * t, t, x->B);
 }
-static void visit_convex(const TriMesh *m, int t, void *ctx)
+static void visit_convex(const mb_trimesh *m, int t, void *ctx)
 {
     Ctx *x = ctx; double T[3][3], *n = m->normal + 3 * t; corners(m, t, T);
-    Contact c[4];
-    int k = convex_triangle(x->g, (const double (*)[3])T, n, c, 0, 4);
-    if (x->B->n + k > MAXC) x->B->n = mesh_outline(x->g, x->B->c, x->B->n);   /* full: thin it */
+    mb_contact_point c[4];
+    int k = mb_convex_triangle(x->g, (const double (*)[3])T, n, c, 0, 4);
+    if (x->B->n + k > MAXC) x->B->n = mb_mesh_outline(x->g, x->B->c, x->B->n);   /* full: thin it */
     for (int i = 0; i < k; i++) keep(x->B, c[i].pos, c[i].normal, c[i].depth, 1, t);
 }
 
 /* The pair colliders of the table (collide.c): the shape g against the mesh, normals from the
  * mesh into g.  One walk of the hierarchy with the shape's visit, then the buffer handed out:
  * spheres and capsules drop edge contacts a face covers (flush's sphere_like), convex hulls cut
- * theirs to one manifold (mesh_manifold). */
+ * theirs to one manifold (mb_mesh_manifold). */
 enum { FLUSH_SOLID = 0, FLUSH_ROUND = 1, FLUSH_MANIFOLD = 2 };
 
-static int walk(const GeomPose *g, const GeomPose *mg, Contact *out, int max, TriVisit visit, int how)
+static int walk(const mb_geom_pose *g, const mb_geom_pose *mg, mb_contact_point *out, int max, TriVisit visit, int how)
 {
-    const TriMesh *m = mg->mesh;
+    const mb_trimesh *m = mg->mesh;
     if (!m || max <= 0) return 0;
     Buffer *B = malloc(sizeof *B);
     if (!B) return 0;
@@ -440,31 +440,31 @@ static int walk(const GeomPose *g, const GeomPose *mg, Contact *out, int max, Tr
     if (g->type == G_BOX) box_frame(g, &x.box);
     query(m, g->lo, g->hi, visit, &x);
     int n;
-    if (how == FLUSH_MANIFOLD) { n = mesh_manifold(g, B->c, B->n, max); memcpy(out, B->c, sizeof(Contact) * (size_t)n); }
+    if (how == FLUSH_MANIFOLD) { n = mb_mesh_manifold(g, B->c, B->n, max); memcpy(out, B->c, sizeof(mb_contact_point) * (size_t)n); }
     else n = flush(B, m, out, max, how == FLUSH_ROUND);
     free(B);
     return n;
 }
 
-int trimesh_sphere(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_sphere, FLUSH_ROUND); }
-int trimesh_capsule(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_capsule, FLUSH_ROUND); }
-int trimesh_box(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_box, FLUSH_SOLID); }
-int trimesh_cylinder(const GeomPose *g, const GeomPose *mg, Contact *out, int max) { return walk(g, mg, out, max, visit_cylinder, FLUSH_SOLID); }
-int trimesh_convex(const GeomPose *g, const GeomPose *mg, Contact *out, int max)
-{   /* each triangle's points (convex.c's convex_triangle), then one manifold */
+int mb_trimesh_sphere(const mb_geom_pose *g, const mb_geom_pose *mg, mb_contact_point *out, int max) { return walk(g, mg, out, max, visit_sphere, FLUSH_ROUND); }
+int mb_trimesh_capsule(const mb_geom_pose *g, const mb_geom_pose *mg, mb_contact_point *out, int max) { return walk(g, mg, out, max, visit_capsule, FLUSH_ROUND); }
+int mb_trimesh_box(const mb_geom_pose *g, const mb_geom_pose *mg, mb_contact_point *out, int max) { return walk(g, mg, out, max, visit_box, FLUSH_SOLID); }
+int mb_trimesh_cylinder(const mb_geom_pose *g, const mb_geom_pose *mg, mb_contact_point *out, int max) { return walk(g, mg, out, max, visit_cylinder, FLUSH_SOLID); }
+int mb_trimesh_convex(const mb_geom_pose *g, const mb_geom_pose *mg, mb_contact_point *out, int max)
+{   /* each triangle's points (convex.c's mb_convex_triangle), then one manifold */
     return walk(g, mg, out, max, visit_convex, FLUSH_MANIFOLD);
 }
 
 /* ---- rays -------------------------------------------------------------------------------------- */
-int trimesh_ray(const TriMesh *m, const double *o, const double *d, double tmax, double *t_out, double *normal)
+int mb_trimesh_ray(const mb_trimesh *m, const double *o, const double *d, double tmax, double *t_out, double *normal)
 {
     if (m->nt == 0) return 0;
     double inv[3] = {1.0 / d[0], 1.0 / d[1], 1.0 / d[2]}, best = tmax;
     int hit = -1, stack[128], sp = 0;
     stack[sp++] = 0;
     while (sp) {
-        const BvhNode *nd = m->nodes + stack[--sp];
-        if (!geom_ray_box(nd->lo, nd->hi, o, inv, best)) continue;
+        const mb_bvh_node *nd = m->nodes + stack[--sp];
+        if (!mb_geom_ray_box(nd->lo, nd->hi, o, inv, best)) continue;
         if (!nd->count) { if (sp + 2 <= 128) { stack[sp++] = (int)(nd - m->nodes) + 1; stack[sp++] = nd->left; } continue; }
         for (int i = 0; i < nd->count; i++) {                 /* Moller-Trumbore, both sides */
             int t = nd->left + i;

@@ -1,4 +1,4 @@
-/* CPython entry points of the engine: the Sim object wraps an EngineWorld whose arrays are owned
+/* CPython entry points of the engine: the Sim object wraps an mb_world whose arrays are owned
  * by Python (multibody.engine.World keeps them and rebuilds the Sim when bodies, joints or
  * geometries are added).  Shapes and dtypes are checked here; a step releases the GIL.
  *
@@ -22,7 +22,7 @@ static PyObject *SimulationError;
 
 typedef struct {
     PyObject_HEAD
-    EngineWorld W;
+    mb_world W;
     PyArrayObject *arrays[9];     /* state load bprop jint jdat gint gdat wpar hulls */
     int ready;
     pthread_mutex_t lock;  /* held by whoever reads or writes W (see the top of this file) */
@@ -84,10 +84,10 @@ static PyArrayObject *take(PyObject *o, const char *name, int type, int flags, n
 }
 
 /* ---- triangle meshes, rays, angular motors (helper `rays`) -------------------------------- */
-static void free_meshes(EngineWorld *W)
+static void free_meshes(mb_world *W)
 {
     if (!W->meshes) return;
-    for (int g = 0; g < W->ng; g++) trimesh_free(W->meshes[g]);
+    for (int g = 0; g < W->ng; g++) mb_trimesh_free(W->meshes[g]);
     free(W->meshes); W->meshes = NULL;
 }
 
@@ -95,7 +95,7 @@ static PyObject *Sim_set_mesh_locked(SimObject *self, PyObject *args)
 {   /* set_mesh(g, vertices (nv, 3) float64 in world, triangles (nt, 3) int64): geom g's triangles */
     int g; PyObject *vo, *to;
     if (!PyArg_ParseTuple(args, "iOO", &g, &vo, &to)) return NULL;
-    EngineWorld *W = &self->W;
+    mb_world *W = &self->W;
     if (!self->ready || g < 0 || g >= W->ng || W->gint[(size_t)g * GI_SIZE + GI_TYPE] != G_TRIMESH) {
         PyErr_Format(PyExc_ValueError, "g: expected the index of a triangle-mesh geometry, got %d", g); return NULL; }
     PyArrayObject *v = take(vo, "vertices", NPY_DOUBLE, 0, 3, -1);
@@ -108,16 +108,16 @@ static PyObject *Sim_set_mesh_locked(SimObject *self, PyObject *args)
     for (npy_intp i = 0; i < 3 * nv && !bad; i++) if (!isfinite(vd[i])) bad = "vertices: expected finite numbers";
     for (npy_intp i = 0; i < 3 * nt && !bad; i++) if (td[i] < 0 || td[i] >= nv) bad = "triangles: expected vertex indices in [0, number of vertices)";
     if (nv > INT32_MAX / 3 || nt > INT32_MAX / 3) bad = "vertices, triangles: too many";
-    TriMesh *m = NULL;
-    if (!bad) m = trimesh_build(vd, (int)nv, td, (int)nt);
+    mb_trimesh *m = NULL;
+    if (!bad) m = mb_trimesh_build(vd, (int)nv, td, (int)nt);
     Py_DECREF(v); Py_DECREF(t);
     if (bad) { PyErr_SetString(PyExc_ValueError, bad); return NULL; }
     if (!m) return PyErr_NoMemory();
     if (!W->meshes) {
-        W->meshes = calloc((size_t)W->ng, sizeof(TriMesh *));
-        if (!W->meshes) { trimesh_free(m); return PyErr_NoMemory(); }
+        W->meshes = calloc((size_t)W->ng, sizeof(mb_trimesh *));
+        if (!W->meshes) { mb_trimesh_free(m); return PyErr_NoMemory(); }
     }
-    trimesh_free(W->meshes[g]);
+    mb_trimesh_free(W->meshes[g]);
     W->meshes[g] = m;
     Py_RETURN_NONE;
 }
@@ -131,26 +131,26 @@ static PyObject *Sim_ray_cast_locked(SimObject *self, PyObject *args)
     if (!O) return NULL;
     PyArrayObject *Dd = take(dobj, "directions", NPY_DOUBLE, 0, 3, PyArray_DIM(O, 0));
     if (!Dd) { Py_DECREF(O); return NULL; }
-    EngineWorld *W = &self->W;
+    mb_world *W = &self->W;
     npy_intp n = PyArray_DIM(O, 0), cap = all ? n * (W->ng > 0 ? W->ng : 1) : n;
-    RayHit *hits = malloc(sizeof(RayHit) * (size_t)(cap > 0 ? cap : 1));
+    mb_ray_hit *hits = malloc(sizeof(mb_ray_hit) * (size_t)(cap > 0 ? cap : 1));
     int64_t *ray = malloc(sizeof(int64_t) * (size_t)(cap > 0 ? cap : 1));
     if (!hits || !ray) { free(hits); free(ray); Py_DECREF(O); Py_DECREF(Dd); return PyErr_NoMemory(); }
-    world_geom_poses(W);
+    mb_world_geom_poses(W);
     /* a hierarchy over the geoms pays for itself after a few rays through a crowded world */
-    RayTree T, *tree = NULL;
+    mb_ray_tree T, *tree = NULL;
     if (n >= 8 && W->ng >= 32) {
-        if (ray_tree_build(W, &T)) { free(hits); free(ray); Py_DECREF(O); Py_DECREF(Dd); return PyErr_NoMemory(); }
+        if (mb_ray_tree_build(W, &T)) { free(hits); free(ray); Py_DECREF(O); Py_DECREF(Dd); return PyErr_NoMemory(); }
         tree = &T;
     }
     const double *o = PyArray_DATA(O), *d = PyArray_DATA(Dd);
     npy_intp k = 0;
     for (npy_intp i = 0; i < n; i++) {
-        int c = world_ray(W, tree, o + 3 * i, d + 3 * i, tmax, all, hits + k);
+        int c = mb_world_ray(W, tree, o + 3 * i, d + 3 * i, tmax, all, hits + k);
         for (int q = 0; q < c; q++) ray[k + q] = i;
         k += c;
     }
-    if (tree) ray_tree_free(tree);
+    if (tree) mb_ray_tree_free(tree);
     Py_DECREF(O); Py_DECREF(Dd);
     npy_intp d1[1] = {k}, d3[2] = {k, 3};
     PyObject *ri = PyArray_ZEROS(1, d1, NPY_INT64, 0), *gi = PyArray_ZEROS(1, d1, NPY_INT64, 0),
@@ -170,12 +170,12 @@ static PyObject *Sim_amotor_locked(SimObject *self, PyObject *arg)
 {   /* amotor(j) -> (angles (3,), rates (3,), world axes (3, 3)) of AMotor j (unused axes: 0) */
     long j = PyLong_AsLong(arg);
     if (j == -1 && PyErr_Occurred()) return NULL;
-    EngineWorld *W = &self->W;
+    mb_world *W = &self->W;
     if (j < 0 || j >= W->nj || W->jint[(size_t)j * JI_SIZE + JI_TYPE] != J_AMOTOR) {
         PyErr_Format(PyExc_ValueError, "j: expected the index of an AMotor, got %ld", j); return NULL; }
     for (int b = 0; b < W->nb; b++) mb_quat_to_R(W->state + (size_t)b * BS_SIZE + BS_QUAT, W->R + 9 * (size_t)b);
     double ax[3][3] = {{0}}, ang[3] = {0}, rate[3] = {0};
-    amotor_axes(W, (int)j, ax, ang, rate);
+    mb_amotor_axes(W, (int)j, ax, ang, rate);
     npy_intp d1[1] = {3}, d2[2] = {3, 3};
     PyObject *a = PyArray_ZEROS(1, d1, NPY_DOUBLE, 0), *r = PyArray_ZEROS(1, d1, NPY_DOUBLE, 0), *x = PyArray_ZEROS(2, d2, NPY_DOUBLE, 0);
     if (!a || !r || !x) { Py_XDECREF(a); Py_XDECREF(r); Py_XDECREF(x); return NULL; }
@@ -185,7 +185,7 @@ static PyObject *Sim_amotor_locked(SimObject *self, PyObject *arg)
 }
 static PyObject *engine_ray_convex(PyObject *mod, PyObject *args)
 {   /* ray_convex(planes (nf, 4): n . x <= d inside, origin, unit direction, max_distance)
-     * -> (distance, normal) or None: ray_convex_planes, for convex shapes and its tests */
+     * -> (distance, normal) or None: mb_ray_convex_planes, for convex shapes and its tests */
     PyObject *po, *oo, *dobj; double tmax;
     if (!PyArg_ParseTuple(args, "OOOd", &po, &oo, &dobj, &tmax)) return NULL;
     PyArrayObject *P = take(po, "planes", NPY_DOUBLE, 0, 4, -1);
@@ -193,7 +193,7 @@ static PyObject *engine_ray_convex(PyObject *mod, PyObject *args)
     PyArrayObject *O = take(oo, "origin", NPY_DOUBLE, 0, 0, 3), *Dd = O ? take(dobj, "direction", NPY_DOUBLE, 0, 0, 3) : NULL;
     if (!Dd) { Py_DECREF(P); Py_XDECREF(O); return NULL; }
     double t, n[3];
-    int hit = ray_convex_planes(PyArray_DATA(P), (int)PyArray_DIM(P, 0), PyArray_DATA(O), PyArray_DATA(Dd), tmax, &t, n);
+    int hit = mb_ray_convex_planes(PyArray_DATA(P), (int)PyArray_DIM(P, 0), PyArray_DATA(O), PyArray_DATA(Dd), tmax, &t, n);
     Py_DECREF(P); Py_DECREF(O); Py_DECREF(Dd);
     if (!hit) Py_RETURN_NONE;
     return Py_BuildValue("(d(ddd))", t, n[0], n[1], n[2]);
@@ -202,7 +202,7 @@ static PyObject *engine_ray_convex(PyObject *mod, PyObject *args)
 
 static void Sim_dealloc(SimObject *self)
 {
-    if (self->ready) { free_meshes(&self->W); hulls_free(&self->W); world_free(&self->W); }   /* no method runs: each holds a reference */
+    if (self->ready) { free_meshes(&self->W); mb_hulls_free(&self->W); mb_world_free(&self->W); }   /* no method runs: each holds a reference */
     for (int i = 0; i < 9; i++) Py_XDECREF(self->arrays[i]);
     pthread_mutex_destroy(&self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -213,7 +213,7 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     PyObject *o[9] = {NULL};
     static char *names[] = {"state", "load", "bprop", "jint", "jdat", "gint", "gdat", "wpar", "hulls", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOO|O", names, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8])) return -1;
-    if (self->ready) { free_meshes(&self->W); hulls_free(&self->W); world_free(&self->W); self->ready = 0; }
+    if (self->ready) { free_meshes(&self->W); mb_hulls_free(&self->W); mb_world_free(&self->W); self->ready = 0; }
     for (int i = 0; i < 9; i++) Py_CLEAR(self->arrays[i]);
     PyArrayObject **A = self->arrays;
     const int shared = MB_GATE_WRITABLE;  /* the World's arrays, used in place (see take) */
@@ -228,7 +228,7 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     npy_intp ng = PyArray_DIM(A[5], 0);
     if (!(A[6] = take(o[6], "gdat", NPY_DOUBLE, shared, GD_SIZE, ng)) ||
         !(A[7] = take(o[7], "wpar", NPY_DOUBLE, shared, 0, WP_SIZE))) return -1;
-    EngineWorld *W = &self->W;
+    mb_world *W = &self->W;
     memset(W, 0, sizeof *W);
     W->nb = (int)nb; W->nj = (int)nj; W->ng = (int)ng;
     W->state = PyArray_DATA(A[0]); W->load = PyArray_DATA(A[1]); W->bprop = PyArray_DATA(A[2]);
@@ -250,7 +250,7 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     }
     {   /* every pair of shapes that can meet has a collider (collide.c's table), refused here if not */
         char why[160];
-        if (collide_check(W->gint, (int)ng, why, sizeof why)) { PyErr_Format(PyExc_ValueError, "gint: %s", why); return -1; }
+        if (mb_collide_check(W->gint, (int)ng, why, sizeof why)) { PyErr_Format(PyExc_ValueError, "gint: %s", why); return -1; }
     }
     /* convex hulls: one float64 block each (shapes.Convex.packed), GD_SIZE3 of a G_CONVEX = its index */
     const double *hd = NULL; npy_intp nh = 0;
@@ -263,16 +263,16 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
         hd = PyArray_DATA(A[8]); nh = PyArray_DIM(A[8], 0);
     }
     char msg[160];
-    int hr = hulls_load(W, hd, (int64_t)nh, msg, sizeof msg);
-    if (hr) { hulls_free(W); if (hr < 0) PyErr_NoMemory(); else PyErr_Format(PyExc_ValueError, "hulls: %s", msg); return -1; }
+    int hr = mb_hulls_load(W, hd, (int64_t)nh, msg, sizeof msg);
+    if (hr) { mb_hulls_free(W); if (hr < 0) PyErr_NoMemory(); else PyErr_Format(PyExc_ValueError, "hulls: %s", msg); return -1; }
     for (npy_intp g = 0; g < ng; g++) {
         double k = W->gdat[g * GD_SIZE + GD_SIZE3];
         if (W->gint[g * GI_SIZE] == G_CONVEX && !(k >= 0 && k < W->nhulls && k == floor(k))) {
-            hulls_free(W);
+            mb_hulls_free(W);
             snprintf(msg, sizeof msg, "gdat: convex geometry %lld names hull %g of %d", (long long)g, k, W->nhulls);
             PyErr_SetString(PyExc_ValueError, msg); return -1; }
     }
-    if (world_init(W)) { hulls_free(W); world_free(W); PyErr_NoMemory(); return -1; }
+    if (mb_world_init(W)) { mb_hulls_free(W); mb_world_free(W); PyErr_NoMemory(); return -1; }
     self->ready = 1;
     return 0;
 }
@@ -304,7 +304,7 @@ static PyObject *Sim_step(SimObject *self, PyObject *const *args, Py_ssize_t nar
     for (long done = 0; done < n && !err;) {
         long stop = n - done > STEPS_BETWEEN_SIGNAL_CHECKS ? done + STEPS_BETWEEN_SIGNAL_CHECKS : n;
         Py_BEGIN_ALLOW_THREADS
-        for (; done < stop && !err; done++) err = world_step(&self->W, h);
+        for (; done < stop && !err; done++) err = mb_world_step(&self->W, h);
         Py_END_ALLOW_THREADS                      /* the lock is still held: W's message is ours */
         if (!err && done < n && PyErr_CheckSignals() < 0) { sim_unlock(self); return NULL; }
     }
@@ -333,7 +333,7 @@ static PyObject *Sim_joint_coords_locked(SimObject *self, PyObject *unused)
     PyObject *p = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0), *r = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
     if (!p || !r) { Py_XDECREF(p); Py_XDECREF(r); return NULL; }
     for (int b = 0; b < self->W.nb; b++) mb_quat_to_R(self->W.state + (size_t)b * BS_SIZE + BS_QUAT, self->W.R + 9 * (size_t)b);
-    world_joint_coords(&self->W, PyArray_DATA((PyArrayObject *)p), PyArray_DATA((PyArrayObject *)r), 0);
+    mb_world_joint_coords(&self->W, PyArray_DATA((PyArrayObject *)p), PyArray_DATA((PyArrayObject *)r), 0);
     return Py_BuildValue("(NN)", p, r);
 }
 
@@ -352,13 +352,13 @@ static PyObject *new_array(int nd, npy_intp *dims) { return PyArray_ZEROS(nd, di
 #define D(o) ((double *)PyArray_DATA((PyArrayObject *)(o)))
 #define I64(o) ((int64_t *)PyArray_DATA((PyArrayObject *)(o)))
 
-static PyObject *contacts_dict(EngineWorld *W, PyObject *d)
+static PyObject *contacts_dict(mb_world *W, PyObject *d)
 {
     npy_intp nc = W->nc, d3[2] = {nc, 3}, d1[1] = {nc}, d4[2] = {nc, 4};
     PyObject *pos = new_array(2, d3), *nrm = new_array(2, d3), *depth = new_array(1, d1), *ids = PyArray_ZEROS(2, d4, NPY_INT64, 0);
     if (!pos || !nrm || !depth || !ids) { Py_XDECREF(pos); Py_XDECREF(nrm); Py_XDECREF(depth); Py_XDECREF(ids); return NULL; }
     for (npy_intp c = 0; c < nc; c++) {
-        const Contact *C = W->contacts + c;
+        const mb_contact_point *C = W->contacts + c;
         mb_copy3(C->pos, D(pos) + 3 * c); mb_copy3(C->normal, D(nrm) + 3 * c); D(depth)[c] = C->depth;
         int64_t *id = I64(ids) + 4 * c; id[0] = C->g1; id[1] = C->g2; id[2] = C->b1; id[3] = C->b2;
     }
@@ -370,8 +370,8 @@ static PyObject *contacts_dict(EngineWorld *W, PyObject *d)
 
 static PyObject *Sim_last_step_locked(SimObject *self, PyObject *unused)
 {
-    EngineWorld *W = &self->W;
-    if (W->residual < 0) W->residual = W->m ? world_residual(W) : 0.0;
+    mb_world *W = &self->W;
+    if (W->residual < 0) W->residual = W->m ? mb_world_residual(W) : 0.0;
     npy_intp m = W->m, dJ[3] = {m, 2, 6}, d1[1] = {m}, d2[2] = {m, 2}, dc[2] = {W->nc, 3};
     PyObject *d = PyDict_New();
     if (!d) return NULL;
@@ -382,7 +382,7 @@ static PyObject *Sim_last_step_locked(SimObject *self, PyObject *unused)
     PyObject *all[] = {J, lam, rhs, lo, hi, cfm, b, w, bodies, src, cf};
     for (int i = 0; i < 11; i++) if (!all[i]) { for (int k = 0; k < 11; k++) Py_XDECREF(all[k]); Py_DECREF(d); return NULL; }
     for (npy_intp i = 0; i < m; i++) {
-        const Row *r = W->rows + i;
+        const mb_row *r = W->rows + i;
         memcpy(D(J) + 12 * i, r->J1, 6 * sizeof(double)); memcpy(D(J) + 12 * i + 6, r->J2, 6 * sizeof(double));
         D(lam)[i] = W->lambda[i]; D(rhs)[i] = r->rhs; D(cfm)[i] = r->cfm; D(b)[i] = W->b[i]; D(w)[i] = W->w[i];
         double l = r->lo, hh = r->hi;                         /* the bounds the solver used */
@@ -412,7 +412,7 @@ static PyObject *Sim_last_step_locked(SimObject *self, PyObject *unused)
 
 static PyObject *Sim_collide_locked(SimObject *self, PyObject *unused)
 {
-    int n = world_collide_only(&self->W);
+    int n = mb_world_collide_only(&self->W);
     if (n == -2) { PyErr_Format(PyExc_ValueError, "collide: %s", self->W.message); return NULL; }
     if (n < 0) return PyErr_NoMemory();
     PyObject *d = PyDict_New();
@@ -469,12 +469,12 @@ static PyObject *engine_shape_pair(PyObject *mod, PyObject *args)
 {
     int ta, tb, flip;
     if (!PyArg_ParseTuple(args, "ii", &ta, &tb)) return NULL;
-    const char *na = geom_name(ta), *nb = geom_name(tb);
+    const char *na = mb_geom_name(ta), *nb = mb_geom_name(tb);
     if (!na || !nb) {
         PyErr_Format(PyExc_ValueError, "shape code %d: the engine does not know it (codes 0 to %d)", na ? tb : ta, G_COUNT - 1);
         return NULL;
     }
-    return Py_BuildValue("(ssO)", na, nb, collide_find(ta, tb, &flip) ? Py_True : Py_False);
+    return Py_BuildValue("(ssO)", na, nb, mb_collide_find(ta, tb, &flip) ? Py_True : Py_False);
 }
 
 static PyMethodDef module_methods[] = {

@@ -14,7 +14,7 @@ PyObject *py_geom_shapes(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     PyObject *t = PyTuple_New(G_COUNT);
     for (int k = 0; t && k < G_COUNT; k++) {
-        PyObject *s = PyUnicode_FromString(geom_name(k));
+        PyObject *s = PyUnicode_FromString(mb_geom_name(k));
         if (!s) {
             Py_DECREF(t);
             return NULL;

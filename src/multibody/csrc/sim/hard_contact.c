@@ -14,7 +14,7 @@
  *   (A + ε diag A) λ = b + w:   normal rows   0 ≤ λ_n ⊥ w_n ≥ 0,  b_n = v*_n − J_n v_free
  *                               friction rows |λ_t| ≤ μ λ_n (the pyramid), b_t = −J_t v_free
  *
- * solved by the engine's pivoting LCP (engine/lcp.c: lcp_friction, ODE's findex rows followed to the
+ * solved by the engine's pivoting LCP (engine/lcp.c: mb_lcp_friction, ODE's findex rows followed to the
  * true pyramid's fixed point) — the one LCP solver of the project.  The normal target velocity
  *
  *   v*_n = max(e·max(−J_n v, 0),  ERP·max(d − slop, 0)/h)     (d ≥ 0: restitution, Baumgarte's ERP)
@@ -219,7 +219,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         const double eps = par[MB_HARD_CFM] * (attempt ? 1e4 : 1.0);
         for (int r = 0; attempt && r < n_eq + nl; r++)
             w->lo[r] = r < n_eq ? -INFINITY : 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
-        if (attempt)  /* lcp_friction changed the bounds and findex: set them again */
+        if (attempt)  /* mb_lcp_friction changed the bounds and findex: set them again */
             for (int i = 0; i < nc; i++)
                 for (int r = w->first[i]; r < (i + 1 < nc ? w->first[i + 1] : n); r++) {
                     const int normal = r == w->first[i];
@@ -231,7 +231,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
             w->A[(size_t)i * n + i] *= 1.0 + eps;
         }
         int pivots = 0;
-        err = lcp_friction(n, w->A, w->b, w->lo, w->hi, w->findex, w->mu, NULL, w->x, w->flo, w->fhi, w->work,
+        err = mb_lcp_friction(n, w->A, w->b, w->lo, w->hi, w->findex, w->mu, NULL, w->x, w->flo, w->fhi, w->work,
                            w->iwork, &pivots, 1000 + 100 * n);
     }
     if (err)

@@ -4,7 +4,7 @@
  * Narrow phase: the engine's collision table (engine/collide.c, over engine/geometry.c), compiled
  * into the core as well (setup.py), so that the reduced-coordinate loop and the maximal-coordinate
  * engine meet shapes through one library.  Each geom is posed as the engine poses its own
- * (GeomPose: world rotation and position, bounding box), here from the core's forward kinematics
+ * (mb_geom_pose: world rotation and position, bounding box), here from the core's forward kinematics
  * (mb_body_states) rather than from free bodies.
  *
  * Margins: the engine's colliders report penetrations only.  A pair with a margin is collided with
@@ -23,14 +23,14 @@
 
 int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, size_t len)
 {   /* convex.c keeps hulls on an engine world: borrow one as their container */
-    EngineWorld W;
+    mb_world W;
     memset(&W, 0, sizeof W);
     s->hulls = NULL, s->nhulls = 0;
     if (n == 0)
         return 0;
-    int st = hulls_load(&W, block, n, msg, len);
+    int st = mb_hulls_load(&W, block, n, msg, len);
     if (st) {
-        hulls_free(&W);
+        mb_hulls_free(&W);
         return st;
     }
     s->hulls = W.hulls, s->nhulls = W.nhulls;
@@ -39,10 +39,10 @@ int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, 
 
 void mb_scene_free_hulls(mb_scene *s)
 {
-    EngineWorld W;
+    mb_world W;
     memset(&W, 0, sizeof W);
     W.hulls = s->hulls, W.nhulls = s->nhulls;
-    hulls_free(&W);
+    mb_hulls_free(&W);
     s->hulls = NULL, s->nhulls = 0;
 }
 
@@ -78,7 +78,7 @@ int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len)
         for (int k = 0; k < 3; k++)
             if (t != G_PLANE && t != G_CONVEX && k < (t == G_SPHERE ? 1 : t == G_CAPSULE || t == G_CYLINDER ? 2 : 3) &&
                 !(gd[MB_SG_SIZE3 + k] > 0)) {
-                snprintf(msg, len, "geom %d (%s): size %d is %g; expected > 0", g, geom_name((int)t), k,
+                snprintf(msg, len, "geom %d (%s): size %d is %g; expected > 0", g, mb_geom_name((int)t), k,
                          gd[MB_SG_SIZE3 + k]);
                 return 1;
             }
@@ -97,8 +97,8 @@ int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len)
                      (long long)b);
             return 1;
         }
-        if (!collide_find(ta, tb, &flip)) {
-            snprintf(msg, len, "pair %d: the engine has no collider for a %s-%s pair", p, geom_name(ta), geom_name(tb));
+        if (!mb_collide_find(ta, tb, &flip)) {
+            snprintf(msg, len, "pair %d: the engine has no collider for a %s-%s pair", p, mb_geom_name(ta), mb_geom_name(tb));
             return 1;
         }
         for (int k = 0; k < MB_SP_SIZE; k++)
@@ -112,7 +112,7 @@ int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len)
 
 /* geom g posed from its body's world pose (R0, p0 of the core; static geoms: their own pose) */
 static void pose(const mb_scene *s, const double *R0, const double *p0, int g, double *size, double *plane,
-                 GeomPose *G)
+                 mb_geom_pose *G)
 {
     const int64_t *gi = s->gint + (size_t)g * MB_SG_INTS;
     const double *gd = s->gdat + (size_t)g * MB_SG_SIZE;
@@ -134,16 +134,16 @@ static void pose(const mb_scene *s, const double *R0, const double *p0, int g, d
     memcpy(size, gd + MB_SG_SIZE3, 3 * sizeof(double));
     G->size = size;
     if (G->type == G_PLANE) {   /* the plane z = 0 of its frame: n . x = d */
-        geom_axis(G, 2, plane);
+        mb_geom_axis(G, 2, plane);
         plane[3] = mb_dot3(plane, G->p);
         G->plane = plane;
     }
     if (G->type == G_CONVEX)
-        G->hull = (const Hull *)s->hulls + gi[MB_SG_HULL];
+        G->hull = (const mb_hull *)s->hulls + gi[MB_SG_HULL];
 }
 
 /* grow geom G by margin (a plane, sphere or capsule; returns 0 for any other shape) */
-static int grow(GeomPose *G, double *size, double *plane, double margin)
+static int grow(mb_geom_pose *G, double *size, double *plane, double margin)
 {
     if (G->type == G_PLANE)
         plane[3] += margin;
@@ -154,7 +154,7 @@ static int grow(GeomPose *G, double *size, double *plane, double margin)
     return 1;
 }
 
-static int boxes_apart(const GeomPose *a, const GeomPose *b, double margin)
+static int boxes_apart(const mb_geom_pose *a, const mb_geom_pose *b, double margin)
 {
     for (int k = 0; k < 3; k++)
         if (a->lo[k] > b->hi[k] + margin || b->lo[k] > a->hi[k] + margin)
@@ -171,7 +171,7 @@ int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_s
         const int ga = (int)s->pairs[2 * p], gb = (int)s->pairs[2 * p + 1];
         const double margin = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_MARGIN];
         double sa[3], sb[3], pla[4], plb[4];
-        GeomPose A, B;
+        mb_geom_pose A, B;
         pose(s, d->R0, d->p0, ga, sa, pla, &A);
         pose(s, d->R0, d->p0, gb, sb, plb, &B);
         geom_shapes[A.type].bounds(&A);
@@ -182,8 +182,8 @@ int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_s
         int grown = 0;
         if (margin > 0)
             grown = grow(&A, sa, pla, margin) ? 1 : grow(&B, sb, plb, margin) ? -1 : 0;
-        Contact c[MB_SCENE_PAIR_MAX];
-        const int k = collide_pair(&A, &B, c, MB_SCENE_PAIR_MAX);
+        mb_contact_point c[MB_SCENE_PAIR_MAX];
+        const int k = mb_collide_pair(&A, &B, c, MB_SCENE_PAIR_MAX);
         if (k < 0)
             return -1;
         for (int i = 0; i < k; i++, n++) {

@@ -42,7 +42,7 @@ typedef struct mb_scene {
     const double *gdat;
     const int64_t *pairs;
     const double *pdat;
-    void *hulls;          /* the engine's Hull array, parsed by mb_scene_load_hulls (NULL: none) */
+    void *hulls;          /* the engine's mb_hull array, parsed by mb_scene_load_hulls (NULL: none) */
     int nhulls;
 } mb_scene;
 
