@@ -1,8 +1,10 @@
 """The compiled fixed-step loop (csrc/sim/rollout.c) against the Python loop of mb.simulate.
 
-Every case runs twice — ``rollout.USE_COMPILED`` on (the whole run in C) and off (the Python
-stepper calling the ABA kernel per stage) — and the trajectories must agree to 1e-12: same
-samples, same times, same q, q̇, q̈ and τ.  Batches must equal single runs exactly."""
+Every case runs twice — the library's run (the whole run in C) and the tests' reference loop
+(``reference_steppers.python_loop``: the Python stepper calling the ABA kernel per stage) — and the
+trajectories must agree to 1e-12: same samples, same times, same q, q̇, q̈ and τ.  Batches must equal
+single runs exactly."""
+import contextlib
 import dataclasses
 import warnings
 
@@ -15,6 +17,8 @@ from multibody.simulation import rollout
 from multibody.simulation.rollout import FIXED_STEP
 from multibody.simulation.system import System
 
+from reference_steppers import python_loop
+
 INTEGRATORS = list(FIXED_STEP)   # every row of rollout.c's stepper table
 
 
@@ -26,11 +30,8 @@ def plan(m, integrator, controller, f_ext=None, events=()):
 def both(*args, **kw):
     """(compiled, python) trajectories of the same mb.simulate call."""
     compiled = mb.simulate(*args, **kw)
-    rollout.USE_COMPILED = False
-    try:
+    with python_loop():
         python = mb.simulate(*args, **kw)
-    finally:
-        rollout.USE_COMPILED = True
     return compiled, python
 
 
@@ -790,12 +791,9 @@ def test_errors_of_python_functions_in_the_compiled_loop_are_the_python_loops():
                          (lambda t, q, qd: np.zeros(3), r"controller: returned shape \(3,\)"),
                          (lambda t, q, qd: np.array([np.nan, 0.0]), "controller: returned NaN")):
         for compiled in (True, False):
-            rollout.USE_COMPILED = compiled
-            try:
+            with contextlib.nullcontext() if compiled else python_loop():
                 with pytest.raises(ValueError, match=message):
                     mb.simulate(m, [0.3, 0.1], [0.0, 0.0], 0.5, controller=bad)
-            finally:
-                rollout.USE_COMPILED = True
     with pytest.raises(ValueError, match="f_ext: the force function raised KeyError"):
         mb.simulate(m, [0.3, 0.1], [0.0, 0.0], 0.5, f_ext=lambda t, q, qd: {}["x"])
 
@@ -827,12 +825,9 @@ def test_a_guard_that_raises_in_the_compiled_loop_raises_as_in_the_python_loop()
             raise KeyError("gone")
         return q[0] + 3.0
     for compiled in (True, False):
-        rollout.USE_COMPILED = compiled
-        try:
+        with contextlib.nullcontext() if compiled else python_loop():
             with pytest.raises(ValueError, match=r"event 'guard': guard raised KeyError: 'gone' \(at t = 0\.20"):
                 mb.simulate(m, [0.0], [0.0], 1.0, events=mb.Event(guard), limits="off")
-        finally:
-            rollout.USE_COMPILED = True
 
 
 @pytest.mark.parametrize("integrator", INTEGRATORS)

@@ -573,7 +573,7 @@ static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
 }
 
 /* Stops: the hard stops' rows, and the joints resting on them (R,3) (body, v index, sign of its stop)
- * into the caller's buffers resting_v (nv), resting_sign (nv), resting_fd (nb). */
+ * into the caller's buffers resting_v (nv), resting_sign (nv); resting_fd (nb) marks the bodies seen. */
 static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, int *resting_v, double *resting_sign,
                       unsigned char *resting_fd)
 {
@@ -602,7 +602,7 @@ static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, in
                                           "function");
         return 0;
     }
-    s->n_resting = (int)dr[0], s->resting_v = resting_v, s->resting_sign = resting_sign, s->resting_fd = resting_fd;
+    s->n_resting = (int)dr[0], s->resting_v = resting_v, s->resting_sign = resting_sign;
     return 1;
 }
 
@@ -659,14 +659,17 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
     return 1;
 }
 
-/* Callbacks: the caller's force function, the user's events' guards with their directions, and a
- * constrained model's dynamics. */
+/* Callbacks: the caller's force function, the user's events' guards with their directions, a
+ * constrained model's dynamics, and the columns of the sensitivities' Z in the contact law's states. */
 static int callbacks_from(reader *rd, py_callbacks *cb, mb_callbacks *c)
 {
     PyObject *forces = FIELD(rd, "forces"), *guards = forces ? FIELD(rd, "guards") : NULL,
-             *dynamics = guards ? FIELD(rd, "dynamics") : NULL, *directions = dynamics ? FIELD(rd, "directions") : NULL;
-    if (!directions)
+             *dynamics = guards ? FIELD(rd, "dynamics") : NULL, *directions = dynamics ? FIELD(rd, "directions") : NULL,
+             *z_columns = directions ? FIELD(rd, "z_columns") : NULL;
+    long columns;
+    if (!z_columns || !get_long(z_columns, "z_columns", 0, INT_MAX / 2, &columns))
         return 0;
+    c->z_columns = (int)columns;
     cb->forces = forces == Py_None ? NULL : forces;
     cb->guards = guards == Py_None ? NULL : guards;
     cb->dynamics = dynamics == Py_None ? NULL : dynamics;
@@ -782,6 +785,17 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         !stops_from(&rs, m, N, &r->stops, resting_v, resting_sign, resting_fd) ||
         !contact_from(&rn, m, cb, ground, scene, &r->contact) || !callbacks_from(&rb, cb, &r->call))
         return 0;
+    if (r->call.z_columns) {  /* the law's states: its own nz_law, then Z ((2 nv + nz_law) × columns) */
+        const long cols = r->call.z_columns, total = cb->contact ? r->contact.n_call_z : -1;
+        const long law = (total - 2L * m->nv * cols) / (1 + cols);
+        if (total < 0 || law < 0 || law + (2L * m->nv + law) * cols != total) {
+            PyErr_Format(PyExc_ValueError, "z_columns: %ld columns of the sensitivities' Z do not fit the contact law's "
+                                           "%ld states; expected nz + (2 nv + nz) * columns with nv = %d",
+                         cols, total, m->nv);
+            return 0;
+        }
+        r->call.z_law = (int)law;
+    }
     if (r->stops.n_resting && cb->dynamics) {
         PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct one-dof "
                                           "joints, for one run (N = 1) with hard stops and no dynamics function");
