@@ -351,6 +351,38 @@ def test_model_constraints_are_solved_with_the_users():
         mb.simulate(m, [0.5, -0.5], [0.0, 0.0], 0.1, constraints=object())
 
 
+def test_a_constrained_model_resting_on_a_stop_steps_in_c_as_the_reference_loop(monkeypatch):
+    """A coupled chain (joint2 = −joint1 / 2) falls onto joint1's lower stop, rests there and is lifted
+    off by a torque table: while it rests, each step is one compiled step whose q̈ solves the stop and
+    the coupling together (System.resting_accelerations, the loop's dynamics callback) — the run of
+    the tests' Python reference loop (reference_steppers.python_loop) bit for bit."""
+    from multibody.simulation import rollout
+    from multibody.simulation.system import System
+    m = dataclasses.replace(mb.models.planar(2), q_lower=np.array([0.3, -np.inf]))
+    coupling = JointCoupling("joint2", "joint1", ratio=-0.5)
+    table = mb.TorqueTable(np.array([0.0, 0.5, 0.8]), [[0.0, 0.0], [0.0, 0.0], [60.0, 0.0]])
+    kw = dict(controller=table, constraints=coupling)
+    resting_steps = []
+    run_compiled = rollout.run_compiled
+
+    def counted(model, plan, *args, **kwargs):
+        if kwargs.get("one_step") and getattr(plan.callbacks.dynamics, "__func__", None) is System.resting_accelerations:
+            resting_steps.append(kwargs["t0"])
+        return run_compiled(model, plan, *args, **kwargs)
+    monkeypatch.setattr(rollout, "run_compiled", counted)
+    a = mb.simulate(m, [0.4, -0.2], [0.0, 0.0], 1.2, **kw)
+    with python_loop():
+        b = mb.simulate(m, [0.4, -0.2], [0.0, 0.0], 1.2, **kw)
+    assert [ev.name for ev in a.events] == ["joint1 lower limit", "joint1 lower limit release"]
+    assert [(ev.name, ev.t) for ev in a.events] == [(ev.name, ev.t) for ev in b.events]
+    for k in ("t", "q", "qd", "qdd", "tau"):
+        np.testing.assert_allclose(getattr(a, k), getattr(b, k), rtol=0, atol=1e-12)
+    resting = (a.t > a.events[0].t) & (a.t < a.events[1].t)
+    assert resting.sum() > 100 and np.all(a.q[resting, 0] == 0.3)
+    assert np.abs(a.q[:, 1] + 0.5 * a.q[:, 0]).max() < 1e-6                # the coupling holds throughout
+    assert len(resting_steps) > 100 and all(a.events[0].t <= t < a.events[1].t + 1e-3 for t in resting_steps)
+
+
 # ---- runs that fail ---------------------------------------------------------------------------------
 def test_a_diverged_run_says_so_once_and_raises_when_asked():
     m = mb.models.double_pendulum()

@@ -550,8 +550,8 @@ def _compiled_step(model, plan, system, flow, integrator):
 
     def step(space, f, t, y, h):
         out = rollout.run_compiled(model, _resting_plan(plan, system), y[None, :nq], y[None, nq:nq + nv], t + h,
-                                   h, integrator, 1, keep_last=False, t0=t, Z0=y[None, nq + nv:],
-                                   held=system.held_tau, one_step=h)
+                                   abs(h), integrator, 1, keep_last=False, t0=t, Z0=y[None, nq + nv:],
+                                   held=system.held_tau, one_step=h)   # (h < 0: the time rates' differences)
         if out.info[0, 1] < 0:
             raise _NonFinite()
         info = None
@@ -578,6 +578,11 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     its own)."""
     flow = flow or _FixedFlow(space, system, integrator)
     space, f = flow.space, flow.deriv
+    z_from, z_to = model.nq + model.nv, model.nq + model.nv + system.nz
+
+    def at(y):   # the guards (a resting stop's force: its contact forces) read the contact states of the state they see
+        system.last_z = y[z_from:z_to]
+        return y
     fired = []
     status, message = "finished", ""
     t = t0
@@ -609,7 +614,7 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                 if t >= t_final:
                     break
                 continue
-            monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
+            monitor.g = monitor.values(t, *space.split(at(y))[:2])   # as the Python steps would have left it
         step = _compiled_step(model, plan, system, flow, integrator)
 
         def sample(t, y=y):
@@ -629,18 +634,18 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
             rec.derived[-1] = info
         hit = None
         if monitor is not None:
-            q1, v1, _ = space.split(y1)
+            q1, v1, _ = space.split(at(y1))
             g_new = monitor.values(t_next, q1, v1)
 
             def g_at(i, tt, t0=t, y0=y):
                 ys = step(space, f, t0, y0, tt - t0)[0]
-                qs, vs, _ = space.split(ys)
+                qs, vs, _ = space.split(at(ys))
                 return monitor.events[i].value(tt, qs, vs)
             try:
                 hit = monitor.earliest(t, t_next, g_new, g_at)
                 if hit is not None:
                     te, i = hit
-                    ye = step(space, f, t, y, te - t)[0]
+                    ye = at(step(space, f, t, y, te - t)[0])
                     if not np.all(np.isfinite(ye)):
                         raise _NonFinite()
             except _NonFinite:

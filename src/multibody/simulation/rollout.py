@@ -368,7 +368,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     """Run N initial states from t0 (:class:`CompiledRuns`); with ground contact the states start
     from Z0 (zeros if None); a sampled controller resumed at t0 holds ``held`` until sample
     ``n_sample`` (None: it samples at t0).  ``one_step`` h: only one step of size h from t0 (no
-    sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end).  ``plan``: a
+    sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end; h < 0
+    steps backwards, with ``dt`` = |h|).  ``plan``: a
     :class:`Plan`, the window and recording become its :class:`Run`.
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or

@@ -288,7 +288,7 @@ typedef struct mb_rollout {
     int integrator;         /* row of mb_steppers (MB_EULER, MB_SEMI_IMPLICIT, MB_RK4, …)                */
     double t0;              /* start time (a run resumed after the Python loop took a step at a stop)    */
     double t_final, dt;     /* run [t0, t_final] on the grid k·dt (last step ends at t_final)            */
-    double one_step;        /* > 0: one step of exactly this size from t0, nothing else (no sampling, no */
+    double one_step;        /* ≠ 0: one step of exactly this size from t0 (< 0: backwards), nothing else (no sampling, no */
                             /* stop, guard or release checks, no q̈ at its end): the Python loop's event */
                             /* machinery taking a handed-back step or locating an event inside it      */
     const double *held0;    /* (nv) a sampled controller's τ held at t0, or NULL (sample at t0)          */

@@ -702,6 +702,21 @@ static int record_from(reader *rd, mb_record *r)
 
 /* The run's window (a Run record): integrator code, t0, t_final, dt, one_step (None or h > 0), and a
  * sampled controller's hold at t0: held0 (nv) | None, n_sample0. */
+/* One step's size h: finite and not 0 (h < 0: a step backwards from t0, the polynomial of the step
+ * continued — the sensitivities' time rates difference a step that ends a hair after an event). */
+static int get_one_step(PyObject *o, double *out)
+{
+    const double h = PyFloat_AsDouble(o);
+    if (h == -1.0 && PyErr_Occurred())
+        return 0;
+    if (!isfinite(h) || h == 0.0) {
+        PyErr_SetString(PyExc_ValueError, "one_step: expected a finite step size other than 0");
+        return 0;
+    }
+    *out = h;
+    return 1;
+}
+
 static int window_from(reader *rd, const mb_model *m, mb_rollout *r)
 {
     PyObject *integrator = FIELD(rd, "integrator"), *t0 = integrator ? FIELD(rd, "t0") : NULL,
@@ -711,7 +726,7 @@ static int window_from(reader *rd, const mb_model *m, mb_rollout *r)
     npy_intp dh[1] = {m->nv};
     if (!n_sample0 || !get_long(integrator, "integrator", 0, mb_n_steppers - 1, &code) ||
         !get_double(t0, "t0", 0.0, 1, &r->t0) || !get_double(t_final, "t_final", 0.0, 1, &r->t_final) ||
-        !get_double(dt, "dt", 0.0, 0, &r->dt) || (one != Py_None && !get_double(one, "one_step", 0.0, 1, &r->one_step)) ||
+        !get_double(dt, "dt", 0.0, 0, &r->dt) || (one != Py_None && !get_one_step(one, &r->one_step)) ||
         !get_long(n_sample0, "n_sample0", 0, LONG_MAX, &r->n_sample0) ||
         !optional_field(rd, "held0", 1, dh, &r->held0))
         return 0;

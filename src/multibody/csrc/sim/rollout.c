@@ -998,7 +998,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->call.dynamics && !r->stops.n_resting ? &free_model
                                                                                                  : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
-    const int one = r->one_step > 0.0;
+    const int one = r->one_step != 0.0;
     const mb_control *c = &r->control;
     if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->call.guards &&
         !r->call.dynamics && !r->stops.n_resting && !r->passive.friction && !r->passive.n_tendons && !r->passive.n_soft &&
@@ -1052,7 +1052,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     }
     if (r->call.guards && !one && (status[0] = r->call.guards(r->call.guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
         LEAVE(0);
-    while (t < t_final && running) {
+    while ((one || t < t_final) && running) {  /* (one step may be backwards: h < 0) */
         double next_sample = INFINITY;
         if (sampled && !one) {
             if (t >= (double)n_sample * period - eps) {
