@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.simulation import rollout
 from multibody.simulation.contact import SCENE_PAIR_MAX, SceneContact
 
 from reference_steppers import python_loop
