@@ -402,7 +402,7 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
  * method — and their stops' forces λ into w->stop_force (one run: L = 1).  The operations of
  * limits.py's JointLimits.resting_accelerations (hand_c, then solve_constrained), so a run with
  * resting joints agrees with that statement to rounding, its release λ = 0 included. */
-static void resting_dynamics(group *g, const double *const *q, const double *const *v,
+__attribute__((noinline)) static void resting_dynamics(group *g, const double *const *q, const double *const *v,
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
     const mb_rollout *r = g->r;
@@ -723,7 +723,7 @@ static void minus_ad(const mb_model *m, const double *v, const double *eta, int 
  * K's δv rows hold the rates Ż_δv; the η rows become −ad_{v₁} η + δv₁ with v₁ = K[:nv] the step's new
  * velocity and δv₁ = δv + h Ż_δv, so η₁ = η + h (−ad_{v₁} η + δv₁) (sensitivity.py's semi_implicit, its
  * η taking the new δv as q takes the new v). */
-static void new_velocity_eta(group *g, const double *y, double *K, double h)
+__attribute__((noinline)) static void new_velocity_eta(group *g, const double *y, double *K, double h)
 {
     const mb_model *m = g->m;
     const int nv = m->nv, cols = g->r->call.z_columns;
@@ -1052,7 +1052,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     }
     if (r->call.guards && !one && (status[0] = r->call.guards(r->call.guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
         LEAVE(0);
-    while ((one || t < t_final) && running) {  /* (one step may be backwards: h < 0) */
+    const double t_stop = one ? INFINITY : t_final;  /* (one step may be backwards: h < 0; it breaks after it) */
+    while (t < t_stop && running) {
         double next_sample = INFINITY;
         if (sampled && !one) {
             if (t >= (double)n_sample * period - eps) {
