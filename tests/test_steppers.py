@@ -138,7 +138,7 @@ def test_energy_drift_of_the_higher_order_rows_falls_with_their_order(name):
 def test_sensitivities_of_a_tableau_row_ride_in_the_compiled_loop(name, compiled_only):
     """Z = [Φ | ∂x/∂τ] as the loop's extra states, with no code of the row's own: one compiled stretch,
     the state's bits the plain run's, Φ the five-point derivative of the computed flow (PD, damping,
-    friction); the Python reference loop (sensitivity._step's tableau branch) agrees."""
+    friction); the Python reference loop (reference_steppers.sensitivity_step's tableau branch) agrees."""
     import dataclasses
     model = dataclasses.replace(mb.models.double_pendulum(), damping=[0.3, 0.1], friction=[0.05, 0.0])
     q0, v0 = np.array([0.7, -0.4]), np.array([0.1, 0.3])
