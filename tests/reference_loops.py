@@ -2,7 +2,7 @@
 
 ``batch_loop`` is the fixed-step loop ``simulate_batch`` ran in Python for a controller of the whole
 batch, ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)``, before that case moved into rollout.c:
-all N states in lockstep with ``integrators.STEPPERS``, each stage one controller call with every
+all N states in lockstep with ``reference_steppers.STEPPERS``, each stage one controller call with every
 run still going and one batched ``mb.aba`` call.  Two things differ from the loop the library had,
 both to match what the compiled loop (and a single ``simulate`` run) does: a run whose stage state
 is not finite is left out of that stage's controller call (it has diverged; the old loop handed
@@ -18,7 +18,7 @@ import numpy as np
 from multibody.core import ResultOverflowError
 from multibody.dynamics import aba
 from multibody.simulation.batch import BatchTrajectory
-from multibody.simulation.integrators import STEPPERS
+from reference_steppers import STEPPERS
 from multibody.simulation.rollout import StateSpace
 from multibody.simulation.trajectory import model_fingerprint
 from multibody.spatial.rotations import unit_quaternion

@@ -17,6 +17,8 @@ import pytest
 import multibody as mb
 from multibody.simulation import limits
 
+from reference_steppers import python_loop
+
 SUITE = os.path.join(os.path.dirname(dm_control.__file__), "suite")
 TOL = 1e-12
 
@@ -129,14 +131,9 @@ def test_run_under_constant_ctrl_follows_mujoco(integrator):
 
 def test_compiled_and_python_loops_agree():
     m, _ = load(SMALL)
-    from multibody.simulation import rollout
     a = mb.simulate(m, None, None, 0.3, keyframe="home", limits="off")
-    old = rollout.USE_COMPILED
-    try:
-        rollout.USE_COMPILED = False
+    with python_loop():
         b = mb.simulate(m, None, None, 0.3, keyframe="home", limits="off")
-    finally:
-        rollout.USE_COMPILED = old
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
 
 

@@ -121,14 +121,9 @@ def test_bad_input_is_named():
                         '</mujoco>')
     with pytest.raises(ValueError, match=r"no candidate contact pairs .* ground=True"):
         mb.simulate(free, None, None, 0.1, contact="hard")
-    from multibody.simulation import rollout
-    old = rollout.USE_COMPILED
-    rollout.USE_COMPILED = False
-    try:
-        with pytest.raises(ValueError, match=r"runs in the compiled loop only"):
-            mb.simulate(model, None, None, 0.01, contact="hard")
-    finally:
-        rollout.USE_COMPILED = old
+    from reference_steppers import python_loop
+    with python_loop(), pytest.raises(ValueError, match=r"runs in the compiled loop only"):
+        mb.simulate(model, None, None, 0.01, contact="hard")
 
 
 def test_a_urdf_on_a_ground_and_joint_limits_as_rows():

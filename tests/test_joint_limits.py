@@ -1,5 +1,6 @@
 """mb.simulate applies the model's position limits, damping, friction, gravity compensation and constraints;
 runs that diverge say so loudly."""
+import contextlib
 import dataclasses
 import os
 import warnings
@@ -13,6 +14,8 @@ from multibody import cli
 from multibody.errors import SimulationError, SimulationWarning
 from multibody.simulation.constraints import JointCoupling
 from multibody.simulation.limits import SOFT_LIMIT_TIME
+
+from reference_steppers import python_loop
 
 
 BOTTOM = -np.pi / 2
@@ -285,15 +288,11 @@ def test_semi_implicit_takes_the_damping_implicitly_so_any_damping_is_stable(tmp
     falls by exactly H / (H + dt·c) a step, in the compiled loop and the Python reference loop alike;
     the finger damped 1 on 2.8e-5 kg·m² (c (M⁻¹)_jj dt = 36, refused under rk4) runs, its velocity
     relaxing without a sign flip, and a batch equals its single runs bit for bit."""
-    from multibody.simulation import rollout
     rotor = dataclasses.replace(mb.models.planar(1), damping=[0.5], gravity=np.zeros(3))
     H = float(mb.crba(rotor, [0.0])[0, 0])
     for compiled in (True, False):
-        old, rollout.USE_COMPILED = rollout.USE_COMPILED, compiled
-        try:
+        with contextlib.nullcontext() if compiled else python_loop():
             traj = mb.simulate(rotor, [0.0], [1.0], 0.2, integrator="semi_implicit")
-        finally:
-            rollout.USE_COMPILED = old
         np.testing.assert_allclose(traj.qd[:, 0], (H / (H + 1e-3 * 0.5)) ** np.arange(len(traj.t)), rtol=1e-13)
     m = light_finger(tmp_path, damping=1.0, friction=0.0)
     traj = mb.simulate(m, [0.0, 0.0], [0.0, 3.0], 0.3, integrator="semi_implicit")
@@ -350,6 +349,38 @@ def test_model_constraints_are_solved_with_the_users():
     assert np.abs(traj.q[:, 0] + traj.q[:, 1]).max() < 1e-6
     with pytest.raises(TypeError, match="model carries constraints"):
         mb.simulate(m, [0.5, -0.5], [0.0, 0.0], 0.1, constraints=object())
+
+
+def test_a_constrained_model_resting_on_a_stop_steps_in_c_as_the_reference_loop(monkeypatch):
+    """A coupled chain (joint2 = −joint1 / 2) falls onto joint1's lower stop, rests there and is lifted
+    off by a torque table: while it rests, each step is one compiled step whose q̈ solves the stop and
+    the coupling together (System.resting_accelerations, the loop's dynamics callback) — the run of
+    the tests' Python reference loop (reference_steppers.python_loop) bit for bit."""
+    from multibody.simulation import rollout
+    from multibody.simulation.system import System
+    m = dataclasses.replace(mb.models.planar(2), q_lower=np.array([0.3, -np.inf]))
+    coupling = JointCoupling("joint2", "joint1", ratio=-0.5)
+    table = mb.TorqueTable(np.array([0.0, 0.5, 0.8]), [[0.0, 0.0], [0.0, 0.0], [60.0, 0.0]])
+    kw = dict(controller=table, constraints=coupling)
+    resting_steps = []
+    run_compiled = rollout.run_compiled
+
+    def counted(model, plan, *args, **kwargs):
+        if kwargs.get("one_step") and getattr(plan.callbacks.dynamics, "__func__", None) is System.resting_accelerations:
+            resting_steps.append(kwargs["t0"])
+        return run_compiled(model, plan, *args, **kwargs)
+    monkeypatch.setattr(rollout, "run_compiled", counted)
+    a = mb.simulate(m, [0.4, -0.2], [0.0, 0.0], 1.2, **kw)
+    with python_loop():
+        b = mb.simulate(m, [0.4, -0.2], [0.0, 0.0], 1.2, **kw)
+    assert [ev.name for ev in a.events] == ["joint1 lower limit", "joint1 lower limit release"]
+    assert [(ev.name, ev.t) for ev in a.events] == [(ev.name, ev.t) for ev in b.events]
+    for k in ("t", "q", "qd", "qdd", "tau"):
+        np.testing.assert_allclose(getattr(a, k), getattr(b, k), rtol=0, atol=1e-12)
+    resting = (a.t > a.events[0].t) & (a.t < a.events[1].t)
+    assert resting.sum() > 100 and np.all(a.q[resting, 0] == 0.3)
+    assert np.abs(a.q[:, 1] + 0.5 * a.q[:, 0]).max() < 1e-6                # the coupling holds throughout
+    assert len(resting_steps) > 100 and all(a.events[0].t <= t < a.events[1].t + 1e-3 for t in resting_steps)
 
 
 # ---- runs that fail ---------------------------------------------------------------------------------

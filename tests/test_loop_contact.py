@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.simulation import rollout
 from multibody.simulation.contact import SCENE_PAIR_MAX, SceneContact
 
+from reference_steppers import python_loop
 from scene_contact_reference import contact_forces as reference_forces
 
 BALL = ('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1"><freejoint/>'
@@ -39,11 +39,8 @@ class NumpyScene(SceneContact):
 
 
 def _python_loop(*args, **kw):
-    rollout.USE_COMPILED = False
-    try:
+    with python_loop():
         return mb.simulate(*args, **kw)
-    finally:
-        rollout.USE_COMPILED = True
 
 
 @pytest.mark.parametrize("xml, qd0", [(BALL, [0, 0, 0, 1.0, 0.3, 0]), (BOX, [1.0, -2.0, 0.5, 0.5, 0, -0.5])])

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
+from multibody.simulation.rollout import FIXED_STEP
 
 
 def ball(g=9.81):
@@ -223,13 +224,15 @@ def test_a_diverging_run_with_sensitivities_ends_diverged_with_one_warning():
 # ---- one loop: Z rides in the compiled loop (csrc/sim/rollout.c) ---------------------------------
 @pytest.fixture
 def compiled_only(monkeypatch):
-    """The handshake: the Python one-step stepper of the state with Z (sensitivity._step) raises, and
-    every compiled call of a sensitivity run is counted with the plan that carries Z."""
+    """The handshake: the Python one-step stepper of the state with Z (the tests' reference,
+    reference_steppers.sensitivity_step) raises, and every compiled call of a sensitivity run is
+    counted with the plan that carries Z."""
+    import reference_steppers
     from multibody.simulation import rollout, sensitivity
 
     def no_python_step(*args, **kwargs):
-        raise AssertionError("sensitivity._step: the run stepped Z in Python")
-    monkeypatch.setattr(sensitivity, "_step", no_python_step)
+        raise AssertionError("sensitivity_step: the run stepped Z in Python")
+    monkeypatch.setattr(reference_steppers, "sensitivity_step", no_python_step)
     calls = {"stretch": 0, "one step": 0}
     run_compiled = rollout.run_compiled
 
@@ -290,16 +293,56 @@ def test_hard_stop_impacts_in_fixed_steps_carry_z_through_the_compiled_loop(comp
     assert np.abs(traj.stm[k + 1] - traj.stm[k]).max() > 0.1
 
 
-def test_semi_implicit_and_sampled_runs_go_through_the_same_loop():
-    """Semi-implicit runs step Z in Python (sensitivity._step); a sampled controller's run takes one
-    compiled step at a time (Ψ at its samples): both are Φ = the derivative of their computed flows."""
+def test_semi_implicit_and_sampled_runs_go_through_the_same_loop(compiled_only):
+    """Semi-implicit runs ride the compiled loop too, Z's η taking the new δv (one stretch); a sampled
+    controller's run takes one compiled step at a time (Ψ at its samples): both are Φ = the
+    derivative of their computed flows."""
     model = mb.models.double_pendulum()
     q0, v0 = np.array([0.7, -0.4]), np.array([0.1, 0.3])
     for kw in (dict(dt=1e-2, integrator="semi_implicit"),
                dict(dt=1e-2, controller=mb.PD(kp=20.0, kd=2.0, q_ref=[0.2, 0.1], period=0.03))):
+        compiled_only.update({"stretch": 0, "one step": 0})
         traj = mb.simulate(model, q0, v0, 0.5, sensitivities=True, **kw)
+        if "integrator" in kw:
+            assert compiled_only == {"stretch": 1, "one step": 0}
+        else:
+            assert compiled_only["one step"] == 50 and compiled_only["stretch"] == 0
         fd = _tangent_fd(model, lambda q, v: mb.simulate(model, q, v, 0.5, **kw), q0, v0, h=1e-4, points=4)
         assert np.max(np.abs(traj.stm[-1] - fd)) < 1e-8 * max(1.0, np.abs(fd).max())
+
+
+@pytest.mark.parametrize("integrator", FIXED_STEP)
+@pytest.mark.parametrize("robot", ["double pendulum", "free body", "planar base"])
+def test_compiled_z_is_the_reference_steppers(integrator, robot):
+    """Z in the compiled loop against the tests' Python reference loop (reference_steppers.python_loop:
+    every step of [y, Z] in NumPy) to rounding, on R², on SE(3) (the free joint: semi_implicit's η
+    takes −ad_{v₁} η, rollout.c's minus_ad) and on SE(2) (a planar base), with an event reset (a wall)
+    whose steps around it carry the time rates."""
+    from reference_steppers import python_loop
+    if robot == "double pendulum":
+        model = mb.models.double_pendulum()
+        q0, v0 = np.array([0.7, -0.4]), np.array([0.1, 0.3])
+        wall = mb.joint_wall(model, "th1", 0.6, side="lower", restitution=0.7)   # th1 falls from 0.7
+    elif robot == "free body":
+        model = mb.models.singlebody()
+        q0 = mb.integrate(model, model.neutral(), [0.3, -0.2, 0.5, 0.1, 0.2, -0.3])
+        v0 = np.array([1.0, -2.0, 0.7, 0.3, 0.1, -0.5])
+        wall = mb.Event(lambda t, q, qd: q[2], direction=1, reset=lambda t, q, qd: (q, -0.5 * qd), name="up")
+    else:
+        builder = mb.ModelBuilder()
+        builder.add_body("base", joint="planar", mass=2.0, com=[0.1, 0.05, 0.0], inertia=np.diag([0.1, 0.2, 0.3]))
+        model = builder.build()
+        q0, v0 = np.array([0.2, -0.1, 0.4]), np.array([0.5, -0.3, 1.5])
+        wall = mb.Event(lambda t, q, qd: q[2] - 0.6, direction=1, reset=lambda t, q, qd: (q, -0.5 * qd), name="turned")
+    kw = dict(dt=1e-2, integrator=integrator, events=wall, limits="off")
+    compiled = mb.simulate(model, q0, v0, 0.4, sensitivities=True, **kw)
+    with python_loop():
+        python = mb.simulate(model, q0, v0, 0.4, sensitivities=True, **kw)
+    assert len(compiled.events) == len(python.events) >= 1 and len(compiled) == len(python)
+    np.testing.assert_allclose(compiled.q, python.q, rtol=0, atol=1e-12)
+    scale = max(1.0, np.abs(python.stm).max())
+    assert np.max(np.abs(compiled.stm - python.stm)) < 1e-10 * scale
+    assert np.max(np.abs(compiled.dx_dtau - python.dx_dtau)) < 1e-10 * max(1.0, np.abs(python.dx_dtau).max())
 
 
 @pytest.mark.parametrize("sensitivities", [False, True])

@@ -1,5 +1,6 @@
 """mb.simulate on the OpenDE report's systems: the double pendulum (ch. 5, appendix D.1–D.3) and the
 colliding pendulum (ch. 6, appendix D.5); Trajectory files, slicing, resampling; bad input."""
+import contextlib
 import os
 import warnings
 
@@ -9,6 +10,8 @@ from scipy.integrate import solve_ivp
 from scipy.special import ellipk
 
 import multibody as mb
+
+from reference_steppers import python_loop
 
 Q0 = [np.pi / 4, -np.pi / 4]   # simDP.m
 
@@ -154,12 +157,8 @@ def test_save_load_bit_exact_and_refuses_another_model(tmp_path, dp):
 def test_energies_are_lazy_equal_the_per_sample_formula_and_survive_files(tmp_path, dp):
     """Runs record no energies; the first access computes them (one batched mb.energy call)."""
     for compiled in (True, False):
-        from multibody.simulation import rollout
-        old, rollout.USE_COMPILED = rollout.USE_COMPILED, compiled
-        try:
+        with contextlib.nullcontext() if compiled else python_loop():
             traj = mb.simulate(dp, [np.pi / 4, -np.pi / 4], [0.0, 0.0], 0.5, integrator="rk4")
-        finally:
-            rollout.USE_COMPILED = old
         assert traj._ke is None and traj._pe is None           # nothing computed while stepping
         assert "energy drift" in repr(traj)                    # drift still reported by default
         ke, pe = traj.kinetic_energy, traj.potential_energy
@@ -273,7 +272,6 @@ def test_a_run_diverging_in_a_compiled_stretch_says_so(dp, how):
     that turns non-finite there ends 'diverged' at its last finite state, exactly as the Python
     reference loop, with one warning (a progress bar's run used to end "finished" with the overflowed
     state, and the CLI, which shows the bar, to exit 0)."""
-    from multibody.simulation import rollout
     kw = dict(dt=0.3, integrator="euler")
     if how == "progress":
         kw["progress"] = True
@@ -281,13 +279,10 @@ def test_a_run_diverging_in_a_compiled_stretch_says_so(dp, how):
         kw["events"] = mb.Event(lambda t, q, qd: t - 0.5, direction=1, name="half a second")
     runs = []
     for compiled in (True, False):
-        old, rollout.USE_COMPILED = rollout.USE_COMPILED, compiled
-        try:
+        with contextlib.nullcontext() if compiled else python_loop():
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 runs.append(mb.simulate(dp, [np.pi / 4, -np.pi / 4], [0.0, 0.0], 5.0, **kw))
-        finally:
-            rollout.USE_COMPILED = old
         assert [str(w.message).count("non-finite") for w in caught if w.category is mb.SimulationWarning] == [1]
     a, b = runs
     assert a.status == b.status == "diverged" and a.message == b.message

@@ -12,9 +12,11 @@ import pytest
 
 import multibody as mb
 from multibody.core import _core
-from multibody.simulation import integrators, rollout
-from multibody.simulation.integrators import STEPPERS
+from multibody.simulation import rollout
 from multibody.simulation.rollout import FIXED_STEP, ORDER, SYMPLECTIC
+
+import reference_steppers
+from reference_steppers import STEPPERS, python_loop
 
 from test_sensitivities import _tangent_fd, compiled_only  # noqa: F401  (a fixture)
 
@@ -136,7 +138,7 @@ def test_energy_drift_of_the_higher_order_rows_falls_with_their_order(name):
 def test_sensitivities_of_a_tableau_row_ride_in_the_compiled_loop(name, compiled_only):
     """Z = [Φ | ∂x/∂τ] as the loop's extra states, with no code of the row's own: one compiled stretch,
     the state's bits the plain run's, Φ the five-point derivative of the computed flow (PD, damping,
-    friction); the Python reference loop (sensitivity._step's tableau branch) agrees."""
+    friction); the Python reference loop (reference_steppers.sensitivity_step's tableau branch) agrees."""
     import dataclasses
     model = dataclasses.replace(mb.models.double_pendulum(), damping=[0.3, 0.1], friction=[0.05, 0.0])
     q0, v0 = np.array([0.7, -0.4]), np.array([0.1, 0.3])
@@ -156,11 +158,8 @@ def test_sensitivities_of_a_tableau_row_in_the_python_loop_and_on_a_group(name):
     m = mb.models.double_pendulum()
     q0, v0 = np.array([0.7, -0.4]), np.array([0.1, 0.3])
     compiled = mb.simulate(m, q0, v0, 0.5, dt=1e-2, integrator=name, sensitivities=True)
-    rollout.USE_COMPILED = False
-    try:
+    with python_loop():
         python = mb.simulate(m, q0, v0, 0.5, dt=1e-2, integrator=name, sensitivities=True)
-    finally:
-        rollout.USE_COMPILED = True
     np.testing.assert_allclose(compiled.q, python.q, rtol=0, atol=1e-14)
     assert np.max(np.abs(compiled.stm - python.stm)) < 1e-12
     body = mb.models.singlebody()
@@ -175,7 +174,7 @@ def test_sensitivities_of_a_tableau_row_in_the_python_loop_and_on_a_group(name):
 def test_a_new_tableau_row_needs_no_python_code():
     """The reference stepper of a tableau is built from the numbers alone: Heun's method (not in the
     table) takes the textbook step, and rk3's row matches Kutta-style hand arithmetic on R."""
-    heun = integrators.tableau_stepper((0.0, 0.0, 1.0, 0.0), (0.5, 0.5), (0.0, 1.0))
+    heun = reference_steppers.tableau_stepper((0.0, 0.0, 1.0, 0.0), (0.5, 0.5), (0.0, 1.0))
     space = rollout.StateSpace(mb.models.single_pendulum())
     f = lambda t, y: (np.array([y[1], -y[0] + t]), None)     # noqa: E731
     y0, h = np.array([1.0, 0.5]), 0.1

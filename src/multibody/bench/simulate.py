@@ -36,7 +36,8 @@ Times are best-of-``--repeat`` of the process's CPU time (``time.process_time``;
 jobs share the machine) for single-threaded work, and wall time for the batch (it uses threads).
 Ratios are MuJoCo time ÷ our time: > 1 means we are faster.  Our fixed-step runs here take the
 compiled loop (csrc/sim/rollout.c: the whole run in C, batches split across threads with the GIL
-released); the Python loop (one compiled ABA call per stage) is timed alongside for reference.
+released); every fixed step of the library is the compiled loop's (its Python reference steppers
+are the tests').
 """
 from __future__ import annotations
 
@@ -203,24 +204,16 @@ def single_runs(args, model, dt, T, nstep):
     cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator="rk4",
                                              f_ext=np.zeros((model.nb, 6))), args.repeat)
     rows["rk4_spatial"] = (cpu, drift(model, tr.q, tr.qd))
-    from multibody.simulation import rollout as _rollout
-    _rollout.USE_COMPILED = False   # the same run through the Python loop, for reference
-    try:
-        cpu, wall, tr = best(lambda: mb.simulate(model, Q0, [0, 0], T, dt=dt, integrator="rk4"), 1)
-        rows["rk4_python"] = (cpu, drift(model, tr.q, tr.qd))
-    finally:
-        _rollout.USE_COMPILED = True
     for integ, name in (("RK4", "rk4"), ("Euler", "euler")):
         m = mujoco_model(model, dt, integ)
         cpu, wall, out = best(lambda: mujoco_rollout(m, Q0[None], np.zeros((1, 2)), nstep), args.repeat)
         states = out[0]
         rows["mujoco_" + name] = (out[2], drift(model, states[0, :, :2], states[0, :, 2:]))
     for key, label in (("rk4", "multibody RK4 (compiled loop)"), ("rk4_spatial", "  the same on the 6-D ABA"),
-                       ("rk4_python", "multibody RK4 (Python loop)"),
                        ("mujoco_rk4", "MuJoCo RK4 (rollout)"),
                        ("euler", "multibody explicit Euler"), ("mujoco_euler", "MuJoCo Euler (semi-implicit)"),
                        ("semi_implicit", "multibody semi-implicit Euler")):
-        ref = rows.get("mujoco_" + key.replace("_python", "").replace("_spatial", ""))
+        ref = rows.get("mujoco_" + key.replace("_spatial", ""))
         ratio = f"{ref[0] / rows[key][0]:12.2f}" if ref else ""
         print(f"  {label:34s} {rows[key][0]:10.4f} {rows[key][1]:10.2e} {ratio}")
     print("  (MuJoCo's 'Euler' is semi-implicit in velocity; compare it with ours of the same kind)")

@@ -234,7 +234,7 @@ def _passive_beyond_damping(model, limits):
 
 def _compiled_passive(model, controller, integrator, kwargs):
     """Can the compiled loop apply the model's passive terms (limits, friction, gravcomp, tendons) to this batch?"""
-    if not rollout.USE_COMPILED or integrator not in rollout.INTEGRATOR_CODES:
+    if integrator not in rollout.INTEGRATOR_CODES:
         return False
     ok, _ctrl, period = rollout.controller_tables(model, controller)
     hard = kwargs.get("limits", "hard") == "hard" and bool(JointLimits(model, "hard"))
@@ -245,8 +245,7 @@ def _sampled_in_python(model, controller):
     """Is the controller sampled (a ``period``) but not one the compiled loop holds itself (an mb.PD with
     callable references, a function with a ``period``)?  Such a batch runs one ``simulate`` per state,
     which keeps the hold; the batch loop calls a Python controller at every stage."""
-    return getattr(controller, "period", None) is not None and not (
-        rollout.USE_COMPILED and rollout.controller_tables(model, controller)[0])
+    return getattr(controller, "period", None) is not None and not rollout.controller_tables(model, controller)[0]
 
 
 def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator=None, controller=None, f_ext=None,

@@ -714,9 +714,9 @@ class HardContact:
 
     def forces(self, model, q, qd, z=None):
         """Hard contact has no force law at a state: its impulses belong to a step (the compiled loop's)."""
-        raise ValueError("contact='hard' runs in the compiled loop only (csrc/sim/hard_contact.c): a step the "
-                         "Python loop takes (rollout.USE_COMPILED = False, or a joint resting on a hard stop) "
-                         "cannot take it; use limits='soft' or 'off', or contact='compliant'")
+        raise ValueError("contact='hard' runs in the compiled loop only (csrc/sim/hard_contact.c): a step "
+                         "taken outside it (the tests' reference steppers) cannot take it; use "
+                         "contact='compliant' there")
 
 
 def _unit_interval(name, v):

@@ -16,11 +16,12 @@ tendons and soft limits; a Python controller or force function, the constraints'
 another contact object's forces are called back from the loop) run whole in ``csrc/sim/rollout.c``, for
 one state or N (``simulate_batch``); with a progress bar, in pieces.  With hard limits or user events
 they run there too, except the steps that reach a stop or fire an event: rollout.c hands such a step
-back to ``_run_fixed``, whose event machinery locates and fires it, and the compiled loop resumes
-(joints resting on their stops held in C).  ``_run_fixed`` steps whole runs itself only with
-``rollout.USE_COMPILED = False``: the reference rollout.c follows operation for operation (tests
-compare the two bit for bit).  Runs with sensitivities go through the same loop with the
-state-transition matrix riding as extra states (``sensitivity.SensitivityFlow``).
+back to ``_run_fixed``, whose event machinery locates and fires it, taking it as one compiled step at a
+time, and the compiled loop resumes (joints resting on their stops held in C by the KKT solve).
+Every step of a fixed-step run is rollout.c's; the Python steppers it follows operation for
+operation are the tests' reference (``tests/reference_steppers.py``).  Runs with sensitivities go
+through the same loop with the state-transition matrix riding as extra states
+(``sensitivity.SensitivityFlow``).
 """
 from __future__ import annotations
 
@@ -240,7 +241,9 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     y0 = np.concatenate((q, qd, z))
     if sensitivities and integrator in FIXED_STEP:   # Z along in the compiled loop's extra states
         from .sensitivity import SensitivityFlow
-        flow = SensitivityFlow(space, system, integrator, dt)
+        flow = SensitivityFlow(space, system, integrator, dt,
+                               state_step=_compiled_step(model, plan, system, _FixedFlow(space, system, integrator),
+                                                         integrator))
         traj = _run_fixed(model, space, system, events, flow.start(y0), t_final, dt, integrator, int(record_every),
                           rtol, atol, progress, flow.plan(plan), flow=flow)
     elif sensitivities:
@@ -438,9 +441,8 @@ class _FixedFlow:
     """What :func:`_run_fixed` steps: the state alone (the sensitivity run's flow, the state with
     Z = [Φ | ∂x/∂τ] after it, is ``sensitivity.SensitivityFlow``, with the same hooks).
 
-    - ``space``, ``deriv``, ``python_step``: the stepped state's layout, right-hand side and Python
-      stepper (``integrators.STEPPERS``; used while joints rest on stops, or without a plan);
-      ``state_space``: the layout of the state [q, v, z] itself;
+    - ``space``, ``deriv``: the stepped state's layout and right-hand side (for the guards and the
+      resets); ``state_space``: the layout of the state [q, v, z] itself;
     - ``may_stretch()``: whether the compiled loop may run on from here (else one step at a time);
     - ``sample(t, y)``: a sampled controller takes its sample;
     - ``stepped(t, y, t1, y1)``: y1 of a step that fired no event, as the run goes on with it;
@@ -454,12 +456,6 @@ class _FixedFlow:
     def __init__(self, space, system, integrator):
         self.space = self.state_space = space
         self.system, self.deriv, self.integrator = system, system.deriv, integrator
-
-    @property
-    def python_step(self):
-        """The Python stepper (integrators.py): only for the steps the compiled loop does not take."""
-        from .integrators import STEPPERS
-        return STEPPERS[self.integrator]
 
     def may_stretch(self):
         return True
@@ -520,10 +516,25 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
     return t_end, Y_END[0].copy(), n_sample, info[0].copy(), None
 
 
+def _resting_plan(plan, system):
+    """The plan with the joints resting on hard stops held (TMT eq. 6): in C by the KKT solve
+    (``Stops.resting``: ``csrc/sim/rollout.c``'s resting_dynamics over ``csrc/sim/kkt.c``), or, with
+    constraints (whose rows Python evaluates), by the dynamics callback solving both together
+    (``System.resting_accelerations``); the plan itself when no joint rests."""
+    limits = system.limits
+    if limits is None or not limits.resting:
+        return plan
+    if system.constraints is not None:
+        return dataclasses.replace(plan, callbacks=dataclasses.replace(plan.callbacks,
+                                                                       dynamics=system.resting_accelerations))
+    return dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table()))
+
+
 def _compiled_plan(plan, system, monitor):
-    """The plan for a compiled stretch from here, or None while the Python loop must step: every event
-    armed, but a resting joint's own stop (it sits on that guard, g = 0; the compiled loop holds the
-    joint and hands back its release), and no constraints to solve with resting joints."""
+    """The plan for a compiled stretch from here, or None while ``_run_fixed`` must take one step at a
+    time: every event armed, but a resting joint's own stop (it sits on that guard, g = 0; the compiled
+    loop holds the joint and hands back its release), and no constraints with resting joints (the
+    loop reads the stops' forces for their release from its own KKT solve only)."""
     if plan is None:
         return None
     limits = system.limits
@@ -535,24 +546,20 @@ def _compiled_plan(plan, system, monitor):
         if not all(armed or (any(ev is h for h in held) and g == 0.0)
                    for ev, armed, g in zip(monitor.events, monitor.armed, monitor.g)):
             return None
-    return dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table())) \
-        if resting else plan
+    return _resting_plan(plan, system)
 
 
 def _compiled_step(model, plan, system, flow, integrator):
-    """An ``integrators.STEPPERS`` stepper (space, f, t, y, h) -> (y1, (None, (q̈, τ, contact info) at
-    the start)) that takes the step in ``csrc/sim/rollout.c`` (the same operations, so the same bits), or
-    None while joints rest on stops: the Python stepper's KKT solve then locates their release, as
-    the reference loop does (hybrid dynamics gives the same λ only to rounding, and a release whose
-    λ crosses zero slowly moves with it)."""
-    if plan is None or (system.limits is not None and system.limits.resting):
-        return None
+    """A stepper (space, f, t, y, h) -> (y1, (None, (q̈, τ, contact info) at the start)) that takes the
+    step in ``csrc/sim/rollout.c`` — the steps ``_run_fixed`` takes one at a time around an event, and
+    the steps the sensitivities' time rates differentiate — with the joints resting on stops at the
+    time of the call held (:func:`_resting_plan`)."""
     nq, nv = model.nq, model.nv
 
     def step(space, f, t, y, h):
-        out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t + h, h, integrator,
-                                   1, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
-                                   one_step=h)
+        out = rollout.run_compiled(model, _resting_plan(plan, system), y[None, :nq], y[None, nq:nq + nv], t + h,
+                                   abs(h), integrator, 1, keep_last=False, t0=t, Z0=y[None, nq + nv:],
+                                   held=system.held_tau, one_step=h)   # (h < 0: the time rates' differences)
         if out.info[0, 1] < 0:
             raise _NonFinite()
         info = None
@@ -566,11 +573,11 @@ def _compiled_step(model, plan, system, flow, integrator):
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
                plan=None, t0=0.0, rec=None, n_sample=0, flow=None):
-    """The event machinery around the compiled loop, and (without a ``plan``) the reference
-    fixed-step loop in Python.  With a ``plan`` the run goes on in ``csrc/sim/rollout.c`` whenever every
-    event is armed (but a resting joint's own stop, which the compiled loop holds) until a step
-    reaches a stop, a stop lets go or an event fires; that step is taken here, one compiled step at a
-    time (:func:`_compiled_step`), to locate and fire the event.  ``t0``, ``rec``, ``n_sample``:
+    """The event machinery around the compiled loop.  The run goes on in ``csrc/sim/rollout.c``
+    whenever every event is armed (but a resting joint's own stop, which the compiled loop holds)
+    until a step reaches a stop, a stop lets go or an event fires; that step is taken here, one
+    compiled step at a time (:func:`_compiled_step`, the seam where the tests' reference loop puts
+    its Python steppers), to locate and fire the event.  ``t0``, ``rec``, ``n_sample``:
     continue a run handed back at t0 (its samples so far in ``rec``, the last one at t0 or before; a
     sampled controller's hold in ``system.held_tau`` until sample ``n_sample``).  With a progress
     bar the compiled loop runs in pieces of about 1/200 of the run that end on recorded samples,
@@ -579,6 +586,11 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     its own)."""
     flow = flow or _FixedFlow(space, system, integrator)
     space, f = flow.space, flow.deriv
+    z_from, z_to = model.nq + model.nv, model.nq + model.nv + system.nz
+
+    def at(y):   # the guards (a resting stop's force: its contact forces) read the contact states of the state they see
+        system.last_z = y[z_from:z_to]
+        return y
     fired = []
     status, message = "finished", ""
     t = t0
@@ -610,8 +622,8 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
                 if t >= t_final:
                     break
                 continue
-            monitor.g = monitor.values(t, *space.split(y)[:2])   # as the Python steps would have left it
-        step = _compiled_step(model, plan, system, flow, integrator) or flow.python_step   # (no plan: the reference loop)
+            monitor.g = monitor.values(t, *space.split(at(y))[:2])   # as the Python steps would have left it
+        step = _compiled_step(model, plan, system, flow, integrator)
 
         def sample(t, y=y):
             flow.sample(t, y)
@@ -630,18 +642,18 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
             rec.derived[-1] = info
         hit = None
         if monitor is not None:
-            q1, v1, _ = space.split(y1)
+            q1, v1, _ = space.split(at(y1))
             g_new = monitor.values(t_next, q1, v1)
 
             def g_at(i, tt, t0=t, y0=y):
                 ys = step(space, f, t0, y0, tt - t0)[0]
-                qs, vs, _ = space.split(ys)
+                qs, vs, _ = space.split(at(ys))
                 return monitor.events[i].value(tt, qs, vs)
             try:
                 hit = monitor.earliest(t, t_next, g_new, g_at)
                 if hit is not None:
                     te, i = hit
-                    ye = step(space, f, t, y, te - t)[0]
+                    ye = at(step(space, f, t, y, te - t)[0])
                     if not np.all(np.isfinite(ye)):
                         raise _NonFinite()
             except _NonFinite:

@@ -15,8 +15,8 @@
     a joint sitting on its own stop that the impulse would drive into it joins the impact (plastic).
     A joint whose rebound is too slow to leave the stop within a step (|q̇⁺| ≤ |q̈| dt / 2,
     every plastic impact) comes to *rest* on it: the stop becomes a constraint q̈_j = 0 solved
-    with the others (TMT eq. 6; in the compiled loop by hybrid dynamics, RBDA §9.2, the same
-    solution to rounding), and a second event releases it when the stop's force
+    with the others (TMT eq. 6: :meth:`JointLimits.resting_accelerations`, which the compiled loop
+    follows operation for operation in C), and a second event releases it when the stop's force
     λ_j (≥ 0 while it pushes) crosses zero — the complementarity condition of a unilateral
     contact.  A run starting outside its limits is refused.
   - ``"soft"``: a spring–damper stop like MuJoCo's default soft constraint (``solref`` =
@@ -170,7 +170,8 @@ class JointLimits:
 
     def resting_accelerations(self, q, v, tau, fe, extra=None, model=None):
         """q̈ and the stop forces λ (one per resting joint, in the joint's positive sense) with the
-        resting joints held (TMT eq. 6); ``extra`` = (J, rhs) of model/user constraints solved with them;
+        resting joints held (TMT eq. 6; ``csrc/sim/rollout.c``'s resting_dynamics takes the same
+        operations in C); ``extra`` = (J, rhs) of model/user constraints solved with them;
         ``model``: the one forward dynamics runs on (System.dynamics_model; default the limits' own)."""
         from .constraints import solve_constrained
         H, C = hand_c(self.model if model is None else model, q, v, fe)

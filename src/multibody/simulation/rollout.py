@@ -7,12 +7,13 @@ or time tables (continuous or zero-order hold with a ``period``), and the model'
 as :mod:`multibody.simulation.limits` defines them: damping, smoothed Coulomb friction,
 ``gravcomp``, fixed tendons' springs and dampers, soft position limits, and compliant ground contact (``GroundContact``: its
 deformation states integrated with q and q̇).  It follows ``_run_fixed`` operation for operation (grid,
-sample instants, what is recorded), so results agree with the Python loop to rounding (tests:
-≤ 1e-12).  Hard position limits run here too: the loop watches the stops and hands a step that
+sample instants, what is recorded), so results agree with the tests' Python reference loop
+(``tests/reference_steppers.py``) to rounding (≤ 1e-12).  Hard position limits run here too: the loop watches the stops and hands a step that
 crosses one back to ``_run_fixed`` (its event machinery fires the impact), which resumes the
 compiled loop at once (the plan's :class:`Stops`); joints left resting on their stops are held there
-by hybrid dynamics (``Stops.resting``), and the step where a stop lets go is handed back as its release
-event.
+by TMT eq. (6)'s KKT solve (``Stops.resting``; ``csrc/sim/kkt.c``, the operations of
+``JointLimits.resting_accelerations``), and the step where a stop lets go is handed back as its
+release event.
 
 **The Plan.**  What the loop runs is a typed, frozen :class:`Plan` — one record per part, each read
 by ``csrc/py/py_rollout.c`` into its small struct of ``csrc/common/core.h``: :class:`Control`
@@ -49,13 +50,10 @@ from ..model.configuration import integrate
 from ..model.joints import JointType, spec
 from .controllers import PD, TorqueTable
 
-#: False sends every run through the Python loop (the tests compare the two paths).
-USE_COMPILED = True
-
 # ---- the fixed-step methods: rollout.c's table mb_steppers, one row each -----------------------------
 #: rollout.c's table: (name, order, stages, stable_decay, flags, a, b, c, source), row i = code i
 TABLE = _core.steppers()
-IMPLICIT_DAMPING, Z_IN_PYTHON, SYMPLECTIC = 1, 2, 4   # core.h's MB_STEP_* flags
+IMPLICIT_DAMPING, NEW_VELOCITY, SYMPLECTIC = 1, 2, 4   # core.h's MB_STEP_* flags
 FIXED_STEP = tuple(row[0] for row in TABLE)
 #: the compiled loop's integrator codes: row i of the table is code i
 INTEGRATOR_CODES = {row[0]: code for code, row in enumerate(TABLE)}
@@ -215,7 +213,7 @@ class Passive:
 class Stops:
     """Hard stops (core.h: mb_stops): ``rows`` (q index, v index, position, sign); a step that crosses
     one is handed back to the Python loop's events.  ``resting``: (body, v index, sign) of the joints
-    resting on their stops (one run), held by hybrid dynamics until their release is handed back."""
+    resting on their stops (one run), held by the KKT solve until their release is handed back."""
     rows: Array = None
     resting: Array = None
 
@@ -248,11 +246,14 @@ class Contact:
 class Callbacks:
     """The caller's functions the loop calls (one run; core.h: mb_callbacks): ``forces`` (t, q, qd) ->
     f_ext, ``guards`` (t, q, qd) -> the events' guard values with their ``directions`` (int32), and a
-    constrained model's ``dynamics`` (t, q, qd, τ_all, f_ext | None) -> q̈."""
+    constrained model's ``dynamics`` (t, q, qd, τ_all, f_ext | None) -> q̈.  ``z_columns`` > 0: the
+    contact law's states end with the sensitivities' Z ((2 nv + its own states) × z_columns, row
+    major), which a ``NEW_VELOCITY`` step (semi_implicit) moves with the new δv."""
     forces: Callable | None = None
     guards: Callable | None = None
     directions: Array = None
     dynamics: Callable | None = None
+    z_columns: int = 0
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     """Run N initial states from t0 (:class:`CompiledRuns`); with ground contact the states start
     from Z0 (zeros if None); a sampled controller resumed at t0 holds ``held`` until sample
     ``n_sample`` (None: it samples at t0).  ``one_step`` h: only one step of size h from t0 (no
-    sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end).  ``plan``: a
+    sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end; h < 0
+    steps backwards, with ``dt`` = |h|).  ``plan``: a
     :class:`Plan`, the window and recording become its :class:`Run`.
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or

@@ -30,9 +30,11 @@ integrate the augmented system [y, Z] under one error control.  Fixed-step runs 
 fixed-step loop, ``csrc/sim/rollout.c`` with ``core._run_fixed``'s event machinery around it
 (:class:`SensitivityFlow`): vec Z rides as the compiled loop's extra states, its rates Ż = A Z + …
 from a call back at every stage (one ``aba_derivatives`` call; the state's ABA stays in C).  A
-sampled controller's runs and the step after an event take one compiled step at a time, and
-semi-implicit runs step in Python (:func:`_step`).  A run with sensitivities is still slower than a
-plain one (the double pendulum's 1 s at 1 ms RK4: about 0.05 s against 0.0007 s).
+sampled controller's runs and the step after an event take one compiled step at a time; under
+``semi_implicit`` the loop moves Z's η rows with the new δv as it moves q with the new v.  The
+Python steppers of [y, Z] the loop follows are the tests' reference (``tests/reference_steppers.py``).
+A run with sensitivities is still slower than a plain one (the double pendulum's 1 s at 1 ms RK4:
+about 0.05 s against 0.0007 s).
 
 **At an event** with guard g(t, x) and reset x⁺ = R(t, x⁻), crossing at t_e(x₀)
 (Aizerman & Gantmacher 1958; Hiskens & Pai, IEEE TCAS-I 47(2), 2000, eq. 16):
@@ -78,8 +80,7 @@ from ..model.configuration import difference
 from ..model.joints import JointType
 from . import rollout
 from .adaptive import adaptive_loop
-from .integrators import STEPPERS
-from .rollout import ADAPTIVE, FLAGS, Z_IN_PYTHON, StateSpace
+from .rollout import ADAPTIVE, StateSpace
 from .limits import smoothed_friction
 from .system import _NonFinite
 from .trajectory import EventRecord, Trajectory, model_fingerprint
@@ -290,58 +291,6 @@ def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=None):
     return y1, Z1, f_plus, dte @ Ze
 
 
-def _step(integrator, space, G, t, y, Z, h):
-    """One fixed step of the state (the operations of ``integrators.STEPPERS``) and of Z: the Python
-    stepper of :class:`SensitivityFlow` (semi-implicit runs, joints resting on stops, the reference loop).
-    A tableau row steps [y, vec Z] with its reference stepper, Z as the compiled loop's extra states."""
-    adv = space.advance
-    if getattr(STEPPERS[integrator], "tableau", None):   # a tableau row: Z as the compiled loop's z
-        n = space.n
-        w1, (k1, info) = STEPPERS[integrator](_Augmented(space, Z.size), _augmented(G, n, Z.shape), t,
-                                              np.concatenate((y, Z.ravel())), h)
-        return w1[:n], w1[n:].reshape(Z.shape), (k1[:space.nv * 2 + space.nz], info)
-    k1, info, d1 = G(t, y, Z)
-    if integrator == "euler":
-        return adv(y, k1, h), Z + h * d1, (k1, info)
-    if integrator == "semi_implicit":
-        nq, nv = space.nq, space.nv
-        v1 = y[nq:nq + nv] + h * k1[nv:2 * nv]
-        K = k1.copy()
-        K[:nv] = v1
-        Z1 = Z + h * d1
-        # η₁ = η + h (−ad_{v₁} η + δv₁): exact for vector joints, first order on a group
-        Z1[:nv] = Z[:nv] + h * (kinematic_block(space, v1) @ Z[:nv] + Z1[nv:2 * nv])
-        return adv(y, K, h), Z1, (k1, info)
-    if space.vector:   # classical RK4, the stage states of step_rk4
-        k2, _, d2 = G(t + 0.5 * h, y + (0.5 * h) * k1, Z + (0.5 * h) * d1)
-        k3, _, d3 = G(t + 0.5 * h, y + (0.5 * h) * k2, Z + (0.5 * h) * d2)
-        k4, _, d4 = G(t + h, y + h * k3, Z + h * d3)
-        return (y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4), Z + (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4),
-                (k1, info))
-    y2 = adv(y, k1, 0.5 * h)           # CF4 stage states; Z by classical RK4 along them
-    k2, _, d2 = G(t + 0.5 * h, y2, Z + (0.5 * h) * d1)
-    k3, _, d3 = G(t + 0.5 * h, adv(y, k2, 0.5 * h), Z + (0.5 * h) * d2)
-    k4, _, d4 = G(t + h, adv(y2, k3 - 0.5 * k1, h), Z + h * d3)
-    first = 0.25 * k1 + (k2 + k3) / 6.0 - k4 / 12.0
-    second = -k1 / 12.0 + (k2 + k3) / 6.0 + 0.25 * k4
-    return adv(adv(y, first, h), second, h), Z + (h / 6.0) * (d1 + 2.0 * d2 + 2.0 * d3 + d4), (k1, info)
-
-
-class _Augmented(StateSpace):
-    """The layout [y, vec Z] with vec Z after z: Z moves by z + h·Ż, as in the compiled loop."""
-
-    def __init__(self, space, size):
-        super().__init__(space.model, space.nz + size)
-
-
-def _augmented(G, n, shape):
-    """f(t, w) = ([K, vec Ż], info) of w = [y, vec Z] from G(t, y, Z)."""
-    def f(t, w):
-        K, info, D = G(t, w[:n], w[n:].reshape(shape))
-        return np.concatenate((K, D.ravel())), info
-    return f
-
-
 class _Held:
     """Ψ = ∂τ_held/∂[x₀, τ] of a sampled controller (zero for continuous ones)."""
 
@@ -377,11 +326,13 @@ class SensitivityFlow:
     forces and ż (zeros without contact; ``GroundContact`` is then evaluated here, not in C) and
     Ż = A Z + [0 | B] (Ψ + [0 | I]) with A, B from :class:`Linearization`.  Its stages are then the
     run's method's on Z with A at the state's stage states (RK4's, on a group CF4's; a tableau row of
-    ``rollout.TABLE``, e.g. rk3, its tableau's: no code of its own here), as :func:`_step`.  Rows
-    flagged ``Z_IN_PYTHON`` (semi_implicit) step in Python with :func:`_step` (their η rows take the
-    new δv, which the compiled loop's z cannot);
-    a sampled controller's runs take one compiled step at a time (Ψ = ∂τ/∂x · Z is updated at each
-    sample time, in :meth:`sample`), and so does the step after an event (the time-rate term below).
+    ``rollout.TABLE``, e.g. rk3, its tableau's: no code of its own here).  A row flagged
+    ``NEW_VELOCITY`` (semi_implicit) moves Z's η rows with the new δv, η₁ = η + h (−ad_{v₁} η + δv₁),
+    as it moves q with the new v (``Callbacks.z_columns`` tells the loop where Z is); a sampled
+    controller's runs take one compiled step at a time (Ψ = ∂τ/∂x · Z is updated at each sample time,
+    in :meth:`sample`), and so does the step after an event (the time-rate term below).
+    ``state_step``: a stepper of the state alone (``core._compiled_step``), whose computed step the
+    time rates differentiate.
 
     The step that ends at an event ends at t_e(x₀): its Z gains ∂y/∂t_e · ∂t_e/∂[x₀, τ] with the
     computed step's own rate ∂y/∂t_e (for f⁻ in S), and the step after it, which starts at t_e(x₀),
@@ -390,8 +341,9 @@ class SensitivityFlow:
 
     plain = False
 
-    def __init__(self, state_space, system, integrator, dt):
+    def __init__(self, state_space, system, integrator, dt, state_step=None):
         self.state_space, self.system, self.integrator, self.dt = state_space, system, integrator, dt
+        self.state_step = state_step
         self.lin = lin = Linearization(system, state_space)
         self.held = _Held(lin)
         self.shape = (lin.n, lin.n + lin.nv)
@@ -424,16 +376,13 @@ class SensitivityFlow:
         K, info, D = self.G(t, y, Z)
         return np.concatenate((K, D.ravel())), info
 
-    def python_step(self, space, f, t, w, h):
-        y, Z = self.split(w)
-        y1, Z1, k = _step(self.integrator, self.state_space, self.G, t, y, Z, h)
-        return self.join(y1, Z1), k
-
     def plan(self, plan):
-        """The compiled loop's plan with Z along (None: the run steps in Python)."""
-        if plan is None or FLAGS[self.integrator] & Z_IN_PYTHON:   # (semi_implicit)
+        """The compiled loop's plan with Z along: its rates from :meth:`rates`, where Z sits from
+        ``Callbacks.z_columns`` (None without a plan)."""
+        if plan is None:
             return None
-        return dataclasses.replace(plan, contact=rollout.Contact(call=self.rates, states=self.space.nz))
+        return dataclasses.replace(plan, contact=rollout.Contact(call=self.rates, states=self.space.nz),
+                                   callbacks=dataclasses.replace(plan.callbacks, z_columns=self.shape[1]))
 
     def rates(self, t, q, v, z):
         """[f_ext (the contact law's, 6·nb), ż (its states'), vec Ż] at a stage (the compiled loop's call;
@@ -459,7 +408,7 @@ class SensitivityFlow:
     def stepped(self, t, w, t1, w1):
         if self.dt_a is None:
             return w1
-        D_a = _time_rates(self.integrator, self.state_space, self.system, t, self.split(w)[0], t1, self.dt_a,
+        D_a = _time_rates(self.state_step, self.state_space, self.system, t, self.split(w)[0], t1, self.dt_a,
                           self.dt)[0]
         y1, Z1 = self.split(w1)
         w1 = self.join(y1, Z1 + np.outer(D_a, self.dt_a))
@@ -468,7 +417,7 @@ class SensitivityFlow:
 
     def fire(self, monitor, i, te, we, rec, fired, t, w):
         ye, Ze = self.split(we)
-        D_a, D_b = _time_rates(self.integrator, self.state_space, self.system, t, self.split(w)[0], te, self.dt_a,
+        D_a, D_b = _time_rates(self.state_step, self.state_space, self.system, t, self.split(w)[0], te, self.dt_a,
                                self.dt)
         if self.dt_a is not None:
             Ze = Ze + np.outer(D_a, self.dt_a)
@@ -513,10 +462,10 @@ def run_with_sensitivities(model, space, system, events, y, t_final, dt, integra
     return traj
 
 
-def _time_rates(integrator, space, system, t_a, y_a, t_b, dt_a, dt):
+def _time_rates(step, space, system, t_a, y_a, t_b, dt_a, dt):
     """(∂y_b/∂t_a, ∂y_b/∂t_b) of the computed step y_b = step(t_a, y_a, t_b − t_a) (five-point
-    differences in time; ∂/∂t_a only when the step starts at an event, ``dt_a`` not None)."""
-    step = STEPPERS[integrator]
+    differences in time of the compiled step ``step``; ∂/∂t_a only when the step starts at an event,
+    ``dt_a`` not None)."""
     h = 1e-2 * dt     # the step is smooth in its ends (a polynomial in them for linear flows)
 
     def end(d):

@@ -161,8 +161,8 @@ class System:
     def plan(self, integrator, events=(), callables=False, batch=False):
         """The run's :class:`~multibody.simulation.rollout.Plan` for the compiled loop — the one factory
         ``simulate``, ``simulate_batch``, the sensitivities and the walker (through ``simulate``) build
-        their runs with — or None when the run needs the Python loop (``rollout.USE_COMPILED`` off, an
-        adaptive integrator, or a part the loop cannot call back).
+        their runs with — or None where the compiled loop does not run it (an adaptive integrator, or,
+        without ``callables``, a part the loop would have to call back).
 
         ``events`` are the user's: the hard stops' own events are handled by the plan (a step
         crossing a stop is handed back to the Python loop, a sampled controller's hold with it).
@@ -171,15 +171,14 @@ class System:
         the user's events' guards after every step (one run).  ``batch``: a batch's controller that is
         no built-in one is a Python function of all its states, called once a stage from the compiled
         loop (``System.control_batch``); a batch with the others runs one ``simulate`` each."""
-        compiled = rollout.USE_COMPILED   # (a batch's vectorised run is the compiled loop's either way)
-        if integrator not in rollout.INTEGRATOR_CODES or not (compiled or batch):
+        if integrator not in rollout.INTEGRATOR_CODES:
             return None
         in_lcp = type(self.contact) is HardContact   # hard contact's constraints are rows of its LCP, in C
         if not callables and (events or (self.constraints is not None and not in_lcp) or self.f_ext_fn is not None
                               or (self.contact is not None and
                                   type(self.contact) not in (GroundContact, SceneContact, HardContact))):
             return None
-        ok, control, _period = rollout.controller_tables(self.model, self.controller) if compiled else (False,) * 3
+        ok, control, _period = rollout.controller_tables(self.model, self.controller)
         if not ok and batch:    # the batch's function of (t, Q, QD), called once a stage
             control = rollout.Control(call_batch=None if self.controller is None else self.control_batch)
         elif not ok and callables:    # checked (shape, finite) and its errors named as in the Python loop
@@ -456,6 +455,12 @@ class System:
         if not np.all(np.isfinite(qdd)):
             raise _NonFinite()
         return qdd, tau, zdot, info
+
+    def resting_accelerations(self, t, q, v, tau_all, fe):
+        """q̈ with the joints resting on hard stops held and the constraints solved together with them
+        (TMT eq. 6): the compiled loop's dynamics callback while a constrained model rests on a stop."""
+        return self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v),
+                                                 self.dynamics_model)[0]
 
     def constrained_accelerations(self, t, q, v, tau_all, fe):
         """q̈ of the constrained model from the joint forces and f_ext (also the compiled loop's)."""

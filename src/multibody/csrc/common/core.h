@@ -163,8 +163,8 @@ enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };  /* the steppers with t
  * (core._core.steppers()): the names simulate accepts, the Python reference steppers, the damping
  * bound and the flags below. */
 enum { MB_STEP_IMPLICIT_DAMPING = 1,  /* FD runs with (M + dt·D): joint damping implicit            */
-       MB_STEP_Z_IN_PYTHON = 2,       /* sensitivities step Z in Python: its rows need more than the
-                                       * loop's z + c·ż (semi_implicit: η takes the new δv)            */
+       MB_STEP_NEW_VELOCITY = 2,      /* q moves with the step's new velocity, and so do the
+                                       * sensitivities' η rows with the new δv (semi_implicit)         */
        MB_STEP_SYMPLECTIC = 4 };      /* symplectic for separable Hamiltonians (q̈ independent of q̇)  */
 enum { MB_MAX_STAGES = 4 };           /* the loop's tangents k₁ … k₄                                 */
 typedef struct mb_stepper {
@@ -242,14 +242,13 @@ typedef struct mb_passive {
 } mb_passive;
 
 /* Hard position limits: events with impact resets, handled by the Python loop (rollout.c hands a step
- * that crosses one back); joints resting on their stops are held here by hybrid dynamics. */
+ * that crosses one back); joints resting on their stops are held here by the KKT solve (kkt.c). */
 typedef struct mb_stops {
     int n;                  /* rows (q index, v index, position, sign) as mb_passive's soft ones, or 0   */
     const double *rows;
-    int n_resting;          /* joints resting on hard stops (one run): held by hybrid dynamics, q̈ = 0;   */
+    int n_resting;          /* joints resting on hard stops (one run): rows q̈_j = 0 of TMT eq. (6);      */
     const int *resting_v;   /* (n_resting) their v indices, and the sign of each one's stop; the run is  */
     const double *resting_sign; /* handed back when a stop's push sign·λ falls to ≤ 0 (its release)      */
-    const unsigned char *resting_fd; /* (nb) hybrid.c's mask: 0 at the resting joints' bodies, else 1  */
 } mb_stops;
 
 /* The caller's functions the loop calls back (one run), each NULL where absent. */
@@ -264,6 +263,10 @@ typedef struct mb_callbacks {
     void *dynamics_ctx;     /* (a PD's g(q) then goes into τ instead of cancelling gravity)              */
     int (*interrupted)(void *ctx); /* asked every MB_POLL_STEPS steps: nonzero stops every run (Ctrl-C);  */
     void *interrupted_ctx;  /* or NULL.  Called from any thread of a batch, without the GIL              */
+    int z_columns;          /* > 0: the contact law's states end with the sensitivities' Z, (2 nv + nz_law)
+                             * rows × z_columns (row-major; rows η, δv, δz), rates from the law's call;
+                             * an MB_STEP_NEW_VELOCITY step moves η with the new δv (sensitivity.py)   */
+    int z_law;              /* with z_columns: the law's own states before Z (nz_law)                   */
 } mb_callbacks;
 
 /* Steps between two looks at the caller's interrupted(): a few ms of the heaviest single run. */
@@ -298,7 +301,7 @@ typedef struct mb_rollout {
     int integrator;         /* row of mb_steppers (MB_EULER, MB_SEMI_IMPLICIT, MB_RK4, …)                */
     double t0;              /* start time (a run resumed after the Python loop took a step at a stop)    */
     double t_final, dt;     /* run [t0, t_final] on the grid k·dt (last step ends at t_final)            */
-    double one_step;        /* > 0: one step of exactly this size from t0, nothing else (no sampling, no */
+    double one_step;        /* ≠ 0: one step of exactly this size from t0 (< 0: backwards), nothing else (no sampling, no */
                             /* stop, guard or release checks, no q̈ at its end): the Python loop's event */
                             /* machinery taking a handed-back step or locating an event inside it      */
     const double *held0;    /* (nv) a sampled controller's τ held at t0, or NULL (sample at t0)          */

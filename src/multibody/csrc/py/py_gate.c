@@ -199,7 +199,9 @@ int get_double(PyObject *o, const char *name, double lo, int allow_lo, double *o
     if (v == -1.0 && PyErr_Occurred())
         return 0;
     if (!isfinite(v) || v < lo || (v == lo && !allow_lo)) {
-        PyErr_Format(PyExc_ValueError, "%s: expected a finite number %s %g", name, allow_lo ? ">=" : ">", lo);
+        char bound[32];  /* (PyErr_Format has no %g: it printed "%g" itself) */
+        snprintf(bound, sizeof bound, "%g", lo);
+        PyErr_Format(PyExc_ValueError, "%s: expected a finite number %s %s", name, allow_lo ? ">=" : ">", bound);
         return 0;
     }
     *out = v;

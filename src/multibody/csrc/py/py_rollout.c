@@ -600,7 +600,7 @@ static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
 }
 
 /* Stops: the hard stops' rows, and the joints resting on them (R,3) (body, v index, sign of its stop)
- * into the caller's buffers resting_v (nv), resting_sign (nv), resting_fd (nb). */
+ * into the caller's buffers resting_v (nv), resting_sign (nv); resting_fd (nb) marks the bodies seen. */
 static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, int *resting_v, double *resting_sign,
                       unsigned char *resting_fd)
 {
@@ -629,7 +629,7 @@ static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, in
                                           "function");
         return 0;
     }
-    s->n_resting = (int)dr[0], s->resting_v = resting_v, s->resting_sign = resting_sign, s->resting_fd = resting_fd;
+    s->n_resting = (int)dr[0], s->resting_v = resting_v, s->resting_sign = resting_sign;
     return 1;
 }
 
@@ -717,14 +717,17 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
     return 1;
 }
 
-/* Callbacks: the caller's force function, the user's events' guards with their directions, and a
- * constrained model's dynamics. */
+/* Callbacks: the caller's force function, the user's events' guards with their directions, a
+ * constrained model's dynamics, and the columns of the sensitivities' Z in the contact law's states. */
 static int callbacks_from(reader *rd, py_callbacks *cb, mb_callbacks *c)
 {
     PyObject *forces = FIELD(rd, "forces"), *guards = forces ? FIELD(rd, "guards") : NULL,
-             *dynamics = guards ? FIELD(rd, "dynamics") : NULL, *directions = dynamics ? FIELD(rd, "directions") : NULL;
-    if (!directions)
+             *dynamics = guards ? FIELD(rd, "dynamics") : NULL, *directions = dynamics ? FIELD(rd, "directions") : NULL,
+             *z_columns = directions ? FIELD(rd, "z_columns") : NULL;
+    long columns;
+    if (!z_columns || !get_long(z_columns, "z_columns", 0, INT_MAX / 2, &columns))
         return 0;
+    c->z_columns = (int)columns;
     cb->forces = forces == Py_None ? NULL : forces;
     cb->guards = guards == Py_None ? NULL : guards;
     cb->dynamics = dynamics == Py_None ? NULL : dynamics;
@@ -757,6 +760,21 @@ static int record_from(reader *rd, mb_record *r)
 
 /* The run's window (a Run record): integrator code, t0, t_final, dt, one_step (None or h > 0), and a
  * sampled controller's hold at t0: held0 (nv) | None, n_sample0. */
+/* One step's size h: finite and not 0 (h < 0: a step backwards from t0, the polynomial of the step
+ * continued — the sensitivities' time rates difference a step that ends a hair after an event). */
+static int get_one_step(PyObject *o, double *out)
+{
+    const double h = PyFloat_AsDouble(o);
+    if (h == -1.0 && PyErr_Occurred())
+        return 0;
+    if (!isfinite(h) || h == 0.0) {
+        PyErr_SetString(PyExc_ValueError, "one_step: expected a finite step size other than 0");
+        return 0;
+    }
+    *out = h;
+    return 1;
+}
+
 static int window_from(reader *rd, const mb_model *m, mb_rollout *r)
 {
     PyObject *integrator = FIELD(rd, "integrator"), *t0 = integrator ? FIELD(rd, "t0") : NULL,
@@ -766,7 +784,7 @@ static int window_from(reader *rd, const mb_model *m, mb_rollout *r)
     npy_intp dh[1] = {m->nv};
     if (!n_sample0 || !get_long(integrator, "integrator", 0, mb_n_steppers - 1, &code) ||
         !get_double(t0, "t0", 0.0, 1, &r->t0) || !get_double(t_final, "t_final", 0.0, 1, &r->t_final) ||
-        !get_double(dt, "dt", 0.0, 0, &r->dt) || (one != Py_None && !get_double(one, "one_step", 0.0, 1, &r->one_step)) ||
+        !get_double(dt, "dt", 0.0, 0, &r->dt) || (one != Py_None && !get_one_step(one, &r->one_step)) ||
         !get_long(n_sample0, "n_sample0", 0, LONG_MAX, &r->n_sample0) ||
         !optional_field(rd, "held0", 1, dh, &r->held0))
         return 0;
@@ -845,6 +863,17 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
                                           "it runs with integrator semi_implicit, with no joint resting on a hard stop "
                                           "and no constraint dynamics (its constraints are rows of its LCP: hard_rows)");
         return 0;
+    }
+    if (r->call.z_columns) {  /* the law's states: its own nz_law, then Z ((2 nv + nz_law) × columns) */
+        const long cols = r->call.z_columns, total = cb->contact ? r->contact.n_call_z : -1;
+        const long law = (total - 2L * m->nv * cols) / (1 + cols);
+        if (total < 0 || law < 0 || law + (2L * m->nv + law) * cols != total) {
+            PyErr_Format(PyExc_ValueError, "z_columns: %ld columns of the sensitivities' Z do not fit the contact law's "
+                                           "%ld states; expected nz + (2 nv + nz) * columns with nv = %d",
+                         cols, total, m->nv);
+            return 0;
+        }
+        r->call.z_law = (int)law;
     }
     if (r->stops.n_resting && cb->dynamics) {
         PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct one-dof "

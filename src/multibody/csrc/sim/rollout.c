@@ -18,10 +18,10 @@
  * any size, advanced in lockstep, its forward dynamics in lanes where they apply.
  *
  * Joints resting on hard stops (r->stops.n_resting, one run resumed by the Python loop after a plastic
- * impact) are held by hybrid dynamics (hybrid.c, RBDA §9.2: q̈_j = 0 given, τ_j found), the stop's
- * force λ_j = τ_j − τ_all,j (limits.py JointLimits.resting_accelerations, TMT eq. 6); after each step
- * λ is evaluated at its end, and a step where a stop stops pushing (sign·λ ≤ 0: its release event)
- * is handed back like one that reaches a stop.
+ * impact) are held by TMT eq. (6): the tree's KKT system with a row q̈_j = 0 per resting joint, solved
+ * by kkt.c (limits.py JointLimits.resting_accelerations, the same operations), whose multipliers are
+ * the stops' forces λ_j; after each step λ is evaluated at its end, and a step where a stop stops
+ * pushing (sign·λ ≤ 0: its release event) is handed back like one that reaches a stop.
  *
  * With compliant ground contact (simulation/contact.py's GroundContact: contact.c, spatial_v2's
  * gcontact) the state carries the ground's tangential deformations z after v, ż comes with q̈, and
@@ -46,7 +46,7 @@
  *
  * The methods are the rows of one table, mb_steppers (below, core.h's mb_stepper): a row with a Butcher
  * tableau needs no code of its own (tableau_step takes its steps, Python its reference steps from the
- * same numbers, integrators.py); the three older rows keep their own stage code, dispatched by a
+ * same numbers, tests/reference_steppers.py); the three older rows keep their own stage code, dispatched by a
  * switch on the row's code, operation for operation as before.
  *
  * q ⊕ v·h is mb_integrate (kinematics.c): exact exponential maps, so quaternion norms stay 1.
@@ -110,7 +110,7 @@ static const double CG3_C[] = {0.0, 3.0 / 4.0, 17.0 / 24.0};
  * stability polynomial's real-axis bound (|R(−B)| = 1; limits.py's damping check). */
 const mb_stepper mb_steppers[] = {
     {"euler", 1, 1, 2.0, 0, NULL, NULL, NULL, "OpenDE report eq. 5.15"},
-    {"semi_implicit", 1, 1, 2.0, MB_STEP_IMPLICIT_DAMPING | MB_STEP_Z_IN_PYTHON | MB_STEP_SYMPLECTIC, NULL, NULL, NULL,
+    {"semi_implicit", 1, 1, 2.0, MB_STEP_IMPLICIT_DAMPING | MB_STEP_NEW_VELOCITY | MB_STEP_SYMPLECTIC, NULL, NULL, NULL,
      "symplectic Euler (Hairer, Lubich & Wanner, GNI §VI.3); damping implicit as MuJoCo's Euler"},
     {"rk4", 4, 4, 2.785, 0, NULL, NULL, NULL,
      "classical Runge–Kutta (OpenDE report eq. 5.17); CF4 of Celledoni, Marthinsen & Owren (2003) on groups"},
@@ -138,7 +138,8 @@ typedef struct {
     double *spare;                     /* shared: unused lane outputs (nv) */
     double *spare_step;                /* shared: an unused lane's y₁, k₁, τ in a lanes step (2 n + nv) */
     double *passive;                   /* shared: mb_passive_forces' scratch (mb_passive_scratch_size) */
-    double *hd_tau, *stop_force;       /* shared: hybrid dynamics' τ (nv), resting stops' λ (≤ nv)  */
+    double *kkt, *stop_force;          /* shared: the resting stops' KKT solve (2 nv² + 4 nv), their λ (≤ nv) */
+    double *zeta;                      /* shared: −ad_v η of the sensitivities' Z (nz: a new-velocity step) */
     double *call_out;                  /* shared: the caller's contact law's [f_ext, ż] (6 nb + nz)   */
     double *block;
 } workspace;
@@ -402,23 +403,37 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
     }
 }
 
-/* q̈ with the resting joints held (q̈_j = 0) by hybrid dynamics, and their stops' forces
- * λ_j = τ_j − τ_all,j into w->stop_force (one run: L = 1). */
-static void resting_dynamics(group *g, const double *const *q, const double *const *v,
+/* q̈ with the resting joints held, q̈_j = 0, by TMT eq. (6) — the KKT system of the tree with one row
+ * e_jᵀ q̈ = 0 per resting joint, H and C from CRBA and RNEA (HandC), solved by kkt.c's range-space
+ * method — and their stops' forces λ into w->stop_force (one run: L = 1).  The operations of
+ * limits.py's JointLimits.resting_accelerations (hand_c, then solve_constrained), so a run with
+ * resting joints agrees with that statement to rounding, its release λ = 0 included. */
+__attribute__((noinline)) static void resting_dynamics(group *g, const double *const *q, const double *const *v,
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
     const mb_rollout *r = g->r;
-    double *tau = g->w.hd_tau;
+    const int nv = g->m->nv, nr = r->stops.n_resting;
+    workspace *w = &g->w;
+    double *H = w->kkt, *J = H + (long)nv * nv, *C = J + (long)nv * nv, *d = C + nv, *zero = d + nv, *rhs = zero + nv;
     for (int l = 0; l < g->L; l++) {
         if (!busy(g, l))
             continue;
-        memcpy(tau, tau_all[l], sizeof(double) * g->m->nv);
-        for (int k = 0; k < r->stops.n_resting; k++)
+        memset(zero, 0, sizeof(double) * nv);
+        memset(rhs, 0, sizeof(double) * nr);
+        memset(J, 0, sizeof(double) * (size_t)nr * nv);
+        for (int k = 0; k < nr; k++)
+            J[(long)k * nv + r->stops.resting_v[k]] = 1.0;
+        mb_crba(g->md, g->d, q[l], H);
+        mb_rnea(g->md, g->d, q[l], v[l], zero, fext[l], C);
+        for (int k = 0; k < nv; k++)
+            d[k] = tau_all[l][k] - C[k];
+        const int st = mb_kkt_solve(nv, nr, H, d, J, rhs, 1e-13, 1e-10, qdd[l], w->stop_force);
+        if (st != MB_KKT_OK) {  /* (limits.py: a ConstraintError) */
+            g->st[l] = st == MB_KKT_NO_MEMORY ? MB_NO_MEMORY : MB_SINGULAR;
+            continue;
+        }
+        for (int k = 0; k < nr; k++)  /* exactly zero: a resting joint does not creep off its stop */
             qdd[l][r->stops.resting_v[k]] = 0.0;
-        if ((g->st[l] = mb_hybrid(g->md, g->d, r->stops.resting_fd, q[l], v[l], qdd[l], tau, fext[l])) == MB_SINGULAR)
-            g->singular[l] = mb_singular_take().body;
-        for (int k = 0; k < r->stops.n_resting; k++)
-            g->w.stop_force[k] = tau[r->stops.resting_v[k]] - tau_all[l][r->stops.resting_v[k]];
     }
 }
 
@@ -623,7 +638,7 @@ static inline __attribute__((always_inline)) void stage_state(group *g, double c
 
 /* out = y + h·Σⱼ coef[j]·k_j (j < terms, zero coefficients skipped, summed left to right) of run l; on
  * joint groups y ⊕ h coef[0] k₀ ⊕ h coef[1] k₁ ⊕ … (Crouch–Grossman), through the scratch states
- * s0, s1 (neither is out).  integrators.py's tableau stepper does the same operations. */
+ * s0, s1 (neither is out).  tests/reference_steppers.py's tableau stepper does the same operations. */
 static void tableau_state(group *g, int l, const double *coef, int terms, double *const *k, double h,
                           const double *y, double *out, double *s0, double *s1)
 {
@@ -684,6 +699,65 @@ __attribute__((noinline)) static void tableau_step(group *g, const mb_stepper *s
     }
 }
 
+/* out = −ad_v η (nv × cols, row-major) of the tangent rows η (nv × cols): ∂η̇/∂η of the sensitivities'
+ * kinematic rows (sensitivity.py kinematic_block) — zero on joints with q̇ = v, −[ω]× on SO(3), −ad of
+ * the twist [ω; u] on SE(3), and on SE(2) with v = [vx, vy, ω]: (ω J η_u − η_θ J u, 0). */
+static void minus_ad(const mb_model *m, const double *v, const double *eta, int cols, double *out)
+{
+    memset(out, 0, sizeof(double) * (size_t)m->nv * cols);
+    for (int i = 0; i < m->nb; i++) {
+        const int jt = m->jtype[i], vs = m->v_start[i];
+        if (mb_joint_is_vector(jt))
+            continue;
+        const double *w = v + vs;
+        for (int c = 0; c < cols; c++) {
+            const double *e = eta + (long)vs * cols + c;  /* e[k · cols]: row vs + k */
+            double *o = out + (long)vs * cols + c;
+#define E(k) e[(long)(k) * cols]
+#define O(k) o[(long)(k) * cols]
+            if (jt == MB_PLANAR) {
+                O(0) = w[2] * E(1) - w[1] * E(2);
+                O(1) = -w[2] * E(0) + w[0] * E(2);
+                continue;
+            }
+            for (int b = 0; b < (jt == MB_FREE ? 2 : 1); b++) {  /* −ω × η_block, and on SE(3) −u × η_ω */
+                const double *x = b ? w + 3 : w;                /* into the lower block: −[u]× η_ω − [ω]× η_u */
+                O(3 * b + 0) += -(x[1] * E(2) - x[2] * E(1));
+                O(3 * b + 1) += -(x[2] * E(0) - x[0] * E(2));
+                O(3 * b + 2) += -(x[0] * E(1) - x[1] * E(0));
+                if (b)
+                    O(3) += -(w[1] * E(5) - w[2] * E(4)), O(4) += -(w[2] * E(3) - w[0] * E(5)),
+                        O(5) += -(w[0] * E(4) - w[1] * E(3));
+            }
+#undef E
+#undef O
+        }
+    }
+}
+
+/* A new-velocity step's tangent for the sensitivities' Z riding in the contact law's states (one run):
+ * K's δv rows hold the rates Ż_δv; the η rows become −ad_{v₁} η + δv₁ with v₁ = K[:nv] the step's new
+ * velocity and δv₁ = δv + h Ż_δv, so η₁ = η + h (−ad_{v₁} η + δv₁) (sensitivity.py's semi_implicit, its
+ * η taking the new δv as q takes the new v). */
+__attribute__((noinline)) static void new_velocity_eta(group *g, const double *y, double *K, double h)
+{
+    const mb_model *m = g->m;
+    const int nv = m->nv, cols = g->r->call.z_columns;
+    const long off = m->nq + nv + g->r->call.z_law, koff = 2L * nv + g->r->call.z_law, rows = (long)nv * cols;
+    const double *eta = y + off, *dv = y + off + rows;
+    double *Keta = K + koff;
+    const double *Kdv = K + koff + rows;
+    if (!g->vector) {
+        double *ad = g->w.zeta;
+        minus_ad(m, K, eta, cols, ad);
+        for (long k = 0; k < rows; k++)
+            Keta[k] = ad[k] + (dv[k] + h * Kdv[k]);
+        return;
+    }
+    for (long k = 0; k < rows; k++)
+        Keta[k] = dv[k] + h * Kdv[k];
+}
+
 /* One step from (t, y) of size h into y1 for every active run; k1 and τ hold the first stage.  The
  * stages are those of one run, run by run, with each stage's right-hand sides evaluated together. */
 static void step(group *g, double t, double h)
@@ -709,6 +783,8 @@ static void step(group *g, double t, double h)
                 K[k] = y[nq + k] + h * k1[nv + k];  /* the new velocity moves q */
             for (int k = nv; k < nk; k++)
                 K[k] = k1[k];
+            if (g->r->call.z_columns)  /* the sensitivities' η take the new δv too */
+                new_velocity_eta(g, y, K, h);
             advance(m, vector, nz, y, K, h, Y(y1, l));
         }
         break;
@@ -879,8 +955,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 3L * nv + mb_passive_scratch_size(nv) + 6L * m->nb + nz + 2L * np3 +
-                               2L * n + nv + 1),
+    w->block = calloc((size_t)(L * per_run + 2L * nv + 2L * nv * nv + 4L * nv + mb_passive_scratch_size(nv) +
+                               6L * m->nb + 2L * nz + 2L * np3 + 2L * n + nv + 1),
                       sizeof(double));
     const size_t flags = ((size_t)(2L * npt + 1) + 63) / 64 * 64;  /* the scene's scratch after, aligned */
     w->contact_flags = calloc(flags + scene_bytes, 1);
@@ -897,8 +973,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
-    w->spare = p, p += nv, w->hd_tau = p, p += nv, w->stop_force = p, p += nv;
-    w->call_out = p, p += 6L * m->nb + nz, w->spare_step = p, p += 2L * n + nv, w->passive = p;
+    w->spare = p, p += nv, w->kkt = p, p += 2L * nv * nv + 4L * nv, w->stop_force = p, p += nv;
+    w->zeta = p, p += nz, w->call_out = p, p += 6L * m->nb + nz, w->spare_step = p, p += 2L * n + nv, w->passive = p;
     return MB_OK;
 }
 
@@ -946,7 +1022,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     g.mf = r->control.kind == MB_CONTROL_PD && r->control.gravity && !r->call.dynamics && !r->stops.n_resting ? &free_model
                                                                                                  : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
-    const int one = r->one_step > 0.0;
+    const int one = r->one_step != 0.0;
     const mb_control *c = &r->control;
     if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->call.guards &&
         !r->call.dynamics && !r->stops.n_resting && !r->passive.friction && !r->passive.n_tendons && !r->passive.n_soft &&
@@ -1001,8 +1077,9 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     }
     if (r->call.guards && !one && (status[0] = r->call.guards(r->call.guards_ctx, MB_CALL_GUARDS, t, q0[0], qd0[0], guard0)) != MB_OK)
         LEAVE(0);
+    const double t_stop = one ? INFINITY : t_final;  /* (one step may be backwards: h < 0; it breaks after it) */
     int steps_since_poll = 0;
-    while (t < t_final && running) {
+    while (t < t_stop && running) {
         if (r->call.interrupted && ++steps_since_poll >= MB_POLL_STEPS) {  /* Ctrl-C: every run stops here */
             steps_since_poll = 0;
             if (r->call.interrupted(r->call.interrupted_ctx)) {
