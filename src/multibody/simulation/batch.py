@@ -252,14 +252,23 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator=None, controller
                    events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
 
-    Parameters are those of :func:`simulate`, plus:
-
-    Q0, QD0 : None: rows of the model's default state (``keyframe=`` a keyframe's), as many as the
-        other one has (one run when both are None).
+    Parameters
+    ----------
+    model : Model
+        The mechanism.
+    Q0, QD0 : array_like, shape (N, nq) and (N, nv), or None
+        The runs' starts; None: rows of the model's default state (``keyframe=`` a keyframe's), as
+        many as the other one has (one run when both are None).
+    t_final, dt, integrator, controller, f_ext, events, record_every
+        As for :func:`simulate`; ``controller`` may also be a Python controller of the whole batch
+        (below).
+    **kwargs
+        :func:`simulate`'s other keyword arguments (``limits``, ``contact``, ``ground``, ``ctrl``,
+        ``keyframe``, ``progress``, …), the same for every run.
 
     params : None or N dicts of per-run keyword arguments for ``simulate`` (a dict may hold
         ``"model"`` to run a variant of the model: a parameter sweep).
-    executor : None (run here), a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``;
+    executor, chunks : None (run here), a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``;
         the runs are split into ``chunks`` tasks (default: 4 per worker, at most N).
     progress : a bar over the runs (tqdm), moved as groups of runs finish (without an executor
         the batch then runs in about 50 groups; the results are the same).
@@ -273,8 +282,21 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator=None, controller
     τ (nv,) for all), once per integrator stage with the runs still going, from the compiled loop
     (which does the rest; the runs advance together on one thread); a built-in ``mb.PD`` works
     unchanged.  A sampled controller (``period``) that is not a built-in one the compiled loop
-    holds runs one ``simulate`` per state (it is called with one state).  Returns a
-    :class:`BatchTrajectory`.
+    holds runs one ``simulate`` per state (it is called with one state).
+
+    Returns
+    -------
+    BatchTrajectory
+        ``t`` (n,) and ``q`` (N, n, nq), ``qd``, ``qdd``, ``tau`` (N, n, nv); ``batch[i]`` is run i's
+        :class:`Trajectory`.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an argument of the wrong kind, named.
+    ValueError
+        Starts of different counts or shapes, NaN or inf, or any of :func:`simulate`'s refusals
+        (named with the run it concerns).
 
     Example
     -------

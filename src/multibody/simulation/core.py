@@ -133,6 +133,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
 
     Parameters
     ----------
+    model : Model
+        The mechanism (its limits, damping, friction, actuators, constraints and geoms come along).
     q0, qd0 : the start (nq,), (nv,); None: the model's default state (``model.default_state()``:
         the file's ``qpos0`` — MuJoCo's — else the neutral configuration, at rest), or the
         keyframe's when ``keyframe`` is given.
@@ -142,7 +144,11 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         velocity, general on joints: :mod:`multibody.model.actuators`), held through the run (in C),
         or a function ``(t, q, qd) -> ctrl`` (called back as the run's controller; then no
         ``controller``); None: the keyframe's, else zeros (MuJoCo's default).
+    t_final : float
+        The end time, s (≥ 0).
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
+    rtol, atol : float
+        The adaptive integrators' relative and absolute tolerances.
     integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"``), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
         order 3) — fixed step (``rollout.FIXED_STEP``, rollout.c's table); ``"rk45"``,
@@ -173,6 +179,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         ``"off"``.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
         and gravity compensation are always applied; see :mod:`multibody.simulation.limits`.
         ``traj.passive`` lists what was applied.
+    limit_restitution : float
+        Coefficient of restitution of the hard stops (0: they stop the joint).
+    friction_velocity : float
+        The speed, rad/s or m/s, over which Coulomb friction is smoothed (tanh).
     on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
         trajectory up to the last finite state).
     ground : bool or float
@@ -181,6 +191,27 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         at every sample, by variational equations and saltation matrices at events
         (:mod:`multibody.simulation.sensitivity`; fixed steps in the compiled loop, its Python
         callback evaluating Z's rates at every stage).
+
+    Returns
+    -------
+    Trajectory
+        ``t`` (n,), ``q`` (n, nq), ``qd`` and ``qdd`` (n, nv), ``tau`` (n, nv) and what the run
+        recorded (contact forces, sensor data, constraint residuals, sensitivities), with
+        ``status`` ("finished", or "diverged" with the time in ``message``).
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a Model, or an argument of the wrong kind (a controller that is not
+        callable, …), each named.
+    ValueError
+        A wrong shape, NaN or inf, a negative ``t_final``, a step that is not positive, an
+        unknown integrator, contact model or limits mode, a start outside the hard stops, a stiff
+        PD or contact the fixed step cannot follow (naming the gain and the step that works), or
+        a run whose record would not fit in memory.
+    SimulationError
+        With ``on_divergence="raise"``, a run that became non-finite (carrying the trajectory up to
+        the last finite state).
 
     A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
     the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
