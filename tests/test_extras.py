@@ -90,3 +90,13 @@ def test_pyproject_extras_are_the_table():
     assert extras["all"] == [f"multibody[{','.join(EXTRAS)}]"]
     core = {req.split(">")[0] for req in project["dependencies"]}
     assert not core & set(dist_names.values())
+
+
+def test_the_wheel_says_its_licence_and_the_licence_ships():
+    """Issue 36's wheel metadata: the licence is declared (and its text is at the root, which
+    setuptools puts in the wheel), with the classifiers an index shows."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == {"text": "BSD-3-Clause"}
+    assert "License :: OSI Approved :: BSD License" in project["classifiers"]
+    assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License")
+    assert project["authors"] and project["keywords"]
