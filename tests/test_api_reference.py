@@ -215,3 +215,15 @@ def test_documented_errors_of_model_fingerprint_and_tmt_biped():
         tmt_biped(upper_body="yes")
     with pytest.raises(ValueError, match=r"^I_0: expected a finite number ≥ 0, got -1.0$"):
         tmt_biped(I_0=-1)
+
+
+def test_every_public_function_is_type_hinted():
+    """Issue 36: type hints on the public API (with py.typed), resolvable at run time."""
+    import typing
+    for name in public_routines():
+        fn = getattr(mb, name)
+        sig = inspect.signature(fn)
+        assert sig.return_annotation is not inspect.Signature.empty or any(
+            p.annotation is not inspect.Parameter.empty for p in sig.parameters.values()), name
+        typing.get_type_hints(fn)   # names it uses exist where it is defined
+    assert (ROOT / "src" / "multibody" / "py.typed").exists()

@@ -422,7 +422,7 @@ def fbkin_inverse(x: ArrayLike, xd: ArrayLike | None = None):
     return q, qd, qdd
 
 
-def fbkin(*args):
+def fbkin(*args: ArrayLike) -> NDArray[np.float64] | tuple[NDArray[np.float64], ...]:
     """Between the six emulation joints' variables and the floating base's state (spatial_v2
     ``fbkin``).
 

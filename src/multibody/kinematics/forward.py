@@ -13,6 +13,9 @@ import numpy as np
 from .. import _boundary as B
 from .. import _checks
 from ..core import _core
+from numpy.typing import ArrayLike, NDArray
+
+from ..model.model import Model
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def body_states(model, q, qd=None, qdd=None) -> BodyStates:
     return BodyStates(R=out[0], p=out[1], v=out[2], a=out[3])
 
 
-def forward_kinematics(model, q):
+def forward_kinematics(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Pose of every body: ``(R, p)`` with R = A_IB and p = I_r_OB.
 
     Parameters
@@ -126,7 +129,8 @@ def _required(**arrays):
             raise TypeError(f"{name}: expected an array of numbers, got None")
 
 
-def point_position(model, q, body, point=(0.0, 0.0, 0.0)):
+def point_position(model: Model, q: ArrayLike, body: str | int, point: ArrayLike = (0.0, 0.0, 0.0)
+                  ) -> NDArray[np.float64]:
     """World position of a point fixed in ``body``.
 
     Parameters
@@ -165,7 +169,8 @@ def point_position(model, q, body, point=(0.0, 0.0, 0.0)):
     return s.p[..., i, :] + s.R[..., i, :, :] @ r
 
 
-def point_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0)):
+def point_velocity(model: Model, q: ArrayLike, qd: ArrayLike, body: str | int,
+                   point: ArrayLike = (0.0, 0.0, 0.0)) -> NDArray[np.float64]:
     """World linear velocity R (v + ω × r) of a point fixed in ``body``.
 
     Parameters
@@ -208,7 +213,8 @@ def point_velocity(model, q, qd, body, point=(0.0, 0.0, 0.0)):
     return np.einsum("...ij,...j->...i", s.R[..., i, :, :], v + np.cross(w, r))
 
 
-def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
+def point_acceleration(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, body: str | int,
+                       point: ArrayLike = (0.0, 0.0, 0.0)) -> NDArray[np.float64]:
     """World classical acceleration of a point fixed in ``body`` (gravity not included).
 
     With ``qdd = 0`` this is J̇·q̇ of the point Jacobian.
@@ -259,7 +265,7 @@ def point_acceleration(model, q, qd, qdd, body, point=(0.0, 0.0, 0.0)):
     return np.einsum("...ij,...j->...i", s.R[..., i, :, :], acc)
 
 
-def frame_pose(model, q, frame):
+def frame_pose(model: Model, q: ArrayLike, frame: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """World pose (R, p) of a named frame: :func:`multibody.frame_placement` (this name came first).
 
     Parameters

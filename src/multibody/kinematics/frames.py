@@ -28,6 +28,9 @@ import numpy as np
 from .. import _checks
 from .forward import _required, body_states
 from .jacobians import body_jacobian
+from numpy.typing import ArrayLike, NDArray
+
+from ..model.model import Model
 
 REFERENCES = ("local", "world", "local_world_aligned")
 ACCELERATIONS = ("classical", "spatial")
@@ -43,7 +46,7 @@ def _apply(R, x):
     return np.einsum("...ij,...j->...i", R, x)
 
 
-def frame_placement(model, q, name):
+def frame_placement(model: Model, q: ArrayLike, name: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """World pose ``(R, p)`` of the frame ``name``: R = A_IF (…, 3, 3), p = I_r_OF (…, 3).
 
     Pinocchio's ``data.oMf[frame_id]`` after ``updateFramePlacements``.
@@ -108,7 +111,8 @@ def _zeros(model, q, shape):
     return np.zeros(body_states(model, q).p.shape[:-2] + shape)
 
 
-def frame_velocity(model, q, qd, name, reference="local"):
+def frame_velocity(model: Model, q: ArrayLike, qd: ArrayLike, name: str, reference: str = "local"
+                  ) -> NDArray[np.float64]:
     """Spatial velocity [ω; v] (…, 6) of the frame ``name`` in ``reference`` coordinates.
 
     Pinocchio's ``getFrameVelocity`` (order [v; ω] there).  In ``"local"`` and
@@ -160,7 +164,8 @@ def frame_velocity(model, q, qd, name, reference="local"):
     return _express(reference, f, s.R[..., i, :, :], s.p[..., i, :], w, v + np.cross(w, f.translation))
 
 
-def frame_acceleration(model, q, qd, qdd, name, reference="local", kind="classical"):
+def frame_acceleration(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, name: str,
+                       reference: str = "local", kind: str = "classical") -> NDArray[np.float64]:
     """Acceleration [α; a] (…, 6) of the frame ``name`` in ``reference`` coordinates (gravity not included).
 
     ``kind="classical"`` (default): in ``"local"`` and ``"local_world_aligned"``, ``a`` is the
@@ -226,7 +231,7 @@ def frame_acceleration(model, q, qd, qdd, name, reference="local", kind="classic
     return out
 
 
-def frame_jacobian(model, q, name, reference="local"):
+def frame_jacobian(model: Model, q: ArrayLike, name: str, reference: str = "local") -> NDArray[np.float64]:
     """Jacobian (…, 6, nv) of the frame ``name``: ``frame_velocity(model, q, qd, name, reference) == J @ qd``.
 
     Pinocchio's ``getFrameJacobian`` (rows [v; ω] there, columns in its velocity order: see

@@ -7,11 +7,15 @@ from .. import _boundary as B
 from .. import _checks
 from ..core import _core
 from .forward import _point, _required, body_states
+from numpy.typing import ArrayLike, NDArray
+
+from ..model.model import Model
 
 FRAMES = ("world_aligned", "local", "world")
 
 
-def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
+def body_jacobian(model: Model, q: ArrayLike, body: str | int, point: ArrayLike = (0.0, 0.0, 0.0),
+                  frame: str = "world_aligned") -> NDArray[np.float64]:
     """Jacobian mapping q̇ to [ω; v_P] of ``body`` at ``point`` (body coordinates).
 
     Parameters
@@ -63,7 +67,8 @@ def body_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
     return _core.jacobian(c, args["q"], i, r, code).reshape(batch + (6, model.nv))
 
 
-def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
+def point_jacobian(model: Model, q: ArrayLike, body: str | int, point: ArrayLike = (0.0, 0.0, 0.0),
+                   frame: str = "world_aligned") -> NDArray[np.float64]:
     """Translational Jacobian of a point fixed in ``body`` (proNEu's I_J_P).
 
     Parameters
@@ -105,7 +110,8 @@ def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), frame="world_aligned")
     return body_jacobian(model, q, body, point, frame)[..., 3:, :]
 
 
-def rotation_jacobian(model, q, body, frame="world_aligned"):
+def rotation_jacobian(model: Model, q: ArrayLike, body: str | int, frame: str = "world_aligned"
+                     ) -> NDArray[np.float64]:
     """Rotational Jacobian of ``body`` (proNEu's I_J_R).
 
     Parameters
@@ -144,7 +150,8 @@ def rotation_jacobian(model, q, body, frame="world_aligned"):
     return body_jacobian(model, q, body, (0.0, 0.0, 0.0), frame)[..., :3, :]
 
 
-def jdot_qd(model, q, qd, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
+def jdot_qd(model: Model, q: ArrayLike, qd: ArrayLike, body: str | int, point: ArrayLike = (0.0, 0.0, 0.0),
+            frame: str = "world_aligned") -> NDArray[np.float64]:
     """Bias J̇·q̇ = [α; a_P] of ``body`` at ``point`` for q̈ = 0 (classical acceleration).
 
     Parameters
@@ -199,7 +206,7 @@ def jdot_qd(model, q, qd, body, point=(0.0, 0.0, 0.0), frame="world_aligned"):
     return out
 
 
-def center_of_mass(model, q):
+def center_of_mass(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """Centre of mass of the whole tree in world coordinates.
 
     Parameters
@@ -233,7 +240,7 @@ def center_of_mass(model, q):
     return np.einsum("b,...bi->...i", model.mass, x) / model.mass.sum()
 
 
-def com_jacobian(model, q):
+def com_jacobian(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """Jacobian of the centre of mass: Σ mᵢ Jᵢ(cᵢ) / Σ mᵢ (``csrc/kernels/kinematics.c``).
 
     Parameters
@@ -270,7 +277,7 @@ def com_jacobian(model, q):
     return Jc / model.mass.sum()
 
 
-def com_velocity(model, q, qd):
+def com_velocity(model: Model, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
     """Velocity of the centre of mass.
 
     Parameters

@@ -32,6 +32,9 @@ import numpy as np
 
 from .. import _checks
 from .forward import body_states
+from numpy.typing import ArrayLike, NDArray
+
+from ..model.model import Model
 
 __all__ = ["sensors", "sensor_data", "nsensordata"]
 
@@ -344,7 +347,9 @@ def _touch(s, st, R, p, contact):
     return out
 
 
-def sensors(model, q, qd, qdd=None, *, ctrl=None, contacts=None, contact_forces=None):
+def sensors(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike | None = None, *,
+            ctrl: ArrayLike | None = None, contacts: object | None = None,
+            contact_forces: ArrayLike | None = None) -> NDArray[np.float64]:
     """The model's sensor values (``model.sensors``) at a state: MuJoCo's ``sensordata``.
 
     Parameters

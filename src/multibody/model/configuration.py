@@ -12,8 +12,11 @@ from .. import _checks
 from ..core import _core  # the exponential maps are in csrc/kernels/kinematics.c (mb_integrate)
 from .joints import spec
 from .model import enforced_position_limits
+from numpy.typing import ArrayLike, NDArray
 
-def integrate(model, q, v, dt=1.0):
+from ..model.model import Model
+
+def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> NDArray[np.float64]:
     """q ⊕ v·dt: move configuration ``q`` with velocity ``v`` for time ``dt`` (exact for constant v).
 
     Vector joints add v·dt; spherical and free joints compose the exponential of their angular
@@ -56,7 +59,7 @@ def integrate(model, q, v, dt=1.0):
     return _core.integrate(model._c, args["q"], args["v"], dt).reshape(batch + (model.nq,))
 
 
-def difference(model, q0, q1):
+def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> NDArray[np.float64]:
     """v such that ``integrate(model, q0, v) == q1`` (the configuration-space logarithm q₁ ⊖ q₀).
 
     Solved by Newton iteration on the exact integrator, so it is its inverse by construction.
@@ -135,7 +138,9 @@ def _residual(model, q0, v, q1):
     return out
 
 
-def random_configuration(model, rng=None, size=None, *, translation=(-1.0, 1.0)):
+def random_configuration(model: Model, rng: np.random.Generator | int | None = None,
+                         size: int | tuple[int, ...] | None=None, *,
+                         translation: tuple[float, float]=(-1.0, 1.0)) -> NDArray[np.float64]:
     """A configuration (…, nq) drawn at random within the model's position limits.
 
     Each coordinate is uniform between its limits (:func:`~multibody.model.model.enforced_position_limits`).

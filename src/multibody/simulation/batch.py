@@ -21,6 +21,9 @@ from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .system import System, _check_model, _positive, default_integrator, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
+from numpy.typing import ArrayLike, NDArray
+
+from ..model.model import Model
 
 
 class BatchTrajectory:
@@ -248,8 +251,11 @@ def _sampled_in_python(model, controller):
     return getattr(controller, "period", None) is not None and not rollout.controller_tables(model, controller)[0]
 
 
-def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator=None, controller=None, f_ext=None,
-                   events=(), record_every=1, params=None, executor=None, chunks=None, **kwargs):
+def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_final: float, dt: float = 1e-3,
+                   integrator: str | None = None, controller: object | None = None,
+                   f_ext: ArrayLike | None = None, events: object = (), record_every: int = 1,
+                   params: list[dict] | None = None, executor: object | None = None, chunks: int | None = None,
+                   **kwargs) -> BatchTrajectory:
     """Run N simulations of ``model`` from the rows of ``Q0`` (N, nq) and ``QD0`` (N, nv).
 
     Parameters

@@ -109,7 +109,7 @@ def _world_points(R, p, v, bodies, pts):
     return pos, vel
 
 
-def gc_pos_vel(model, q, qd, points=None):
+def gc_pos_vel(model: Model, q: ArrayLike, qd: ArrayLike, points: tuple | None = None) -> NDArray[np.float64]:
     """spatial_v2 ``gcPosVel``: positions and linear velocities of the ground-contact points.
 
     Parameters
@@ -185,7 +185,8 @@ def _pos_scalar(name, v, allow_zero=False):
     return _checks.number(name, v, nonneg=allow_zero, positive=not allow_zero)
 
 
-def gcontact(K, D, mu, p, pd, u=None):
+def gcontact(K: float, D: float, mu: float, p: ArrayLike, pd: ArrayLike, u: ArrayLike | None = None
+            ) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """spatial_v2 ``gcontact``: ground-reaction forces on points against a compliant ground.
 
     The normal force is K z^1.5 + D z^0.5 ż (a Hunt–Crossley law, z the penetration), the
@@ -281,7 +282,8 @@ def gcontact(K, D, mu, p, pd, u=None):
     return f, ud, fcone
 
 
-def contact_parameters(mass, depth, damping_ratio=1.0, gravity=9.81, n_points=1):
+def contact_parameters(mass: float, depth: float, damping_ratio: float = 1.0, gravity: float = 9.81,
+                       n_points: int = 1) -> tuple[float, float]:
     """(K, D) of :func:`gcontact` from physical quantities.
 
     ``mass`` resting on ``n_points`` points sinks ``depth`` at equilibrium: K d^1.5 = m g / n.
@@ -342,7 +344,8 @@ def point_forces_to_f_ext(model, bodies, pos, forces):
     return f_ext
 
 
-def gc_fd(model, fd, *args, gc_forces=None, points=None):
+def gc_fd(model: Model, fd: Callable, *args, gc_forces: ArrayLike | None = None, points: tuple | None = None
+         ) -> NDArray[np.float64]:
     """spatial_v2 ``gcFD``: call a forward-dynamics function with ground-contact forces as f_ext.
 
     Parameters
@@ -491,6 +494,10 @@ class GroundContact:
 
 
 from .rollout import SCENE_PAIR_MAX   # noqa: E402  (the slots per pair: scene_contact.h's MB_SCENE_PAIR_MAX)
+from numpy.typing import ArrayLike, NDArray
+from typing import Callable
+
+from ..model.model import Model
 #: the default static depth (m) the model's weight sinks on one contact, and damping ratio
 SCENE_DEPTH, SCENE_DAMPING_RATIO = 1e-3, 1.0
 

@@ -21,6 +21,10 @@ import numpy as np
 from .. import _checks
 from ..dynamics import crba
 from .events import Event
+from numpy.typing import ArrayLike, NDArray
+from typing import Callable
+
+from ..model.model import Model
 
 
 def _matrix(name, J, nv):
@@ -32,8 +36,10 @@ def _matrix(name, J, nv):
     return a
 
 
-def impact_map(model, q, qd, contact_jacobian, restitution=0.0, *, constraint_jacobian=None, E=None,
-               return_impulses=False):
+def impact_map(model: Model, q: ArrayLike, qd: ArrayLike, contact_jacobian: ArrayLike | Callable,
+               restitution: float | ArrayLike = 0.0, *, constraint_jacobian: ArrayLike | None = None,
+               E: ArrayLike | None = None,
+               return_impulses: bool = False) -> NDArray[np.float64] | tuple[NDArray[np.float64], ...]:
     """Post-impact joint velocities q̇* by the TMT paper's eq. (9).
 
     Solves the impulse balance M (q̇* − q̇) = T_ρᵀ ρ + T_cnᵀ ρ_λ with the contact rows' velocity law

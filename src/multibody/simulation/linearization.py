@@ -49,6 +49,9 @@ from ..dynamics import crba
 from ..dynamics import rnea
 from ..dynamics.fdgq import _call_gamma_q, _constraint_set, fd_gq
 from ..model.configuration import difference, integrate
+from numpy.typing import ArrayLike, NDArray
+
+from ..model.model import Model
 
 
 class Linearization(tuple):
@@ -69,8 +72,9 @@ class Linearization(tuple):
         return self[1]
 
 
-def linearize(model, q, qd, tau=None, f_ext=None, *, method="analytic", step=1e-3, constraints=None,
-              coordinates="minimal"):
+def linearize(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike | None = None,
+              f_ext: ArrayLike | None = None, *, method: str = "analytic", step: float = 1e-3,
+              constraints: object | None = None, coordinates: str = "minimal") -> Linearization:
     """(A, B) of ẋ = A x + B u about (q, q̇, τ): x = [δq, δq̇] (2·nv), u = δτ (nv).
 
     A constrained model (``model.constraints``, ``constraints`` joined with them, or
