@@ -86,6 +86,7 @@ from ..kinematics.jacobians import body_jacobian
 from ..model.configuration import difference, integrate
 from ..model.constraints import (AxisConstraint, Constraint, FunctionConstraint, JointCoupling, JointPath,
                                  PointConstraint, TendonCoupling, WeldConstraint)
+from .constraint_tables import constraint_tables
 from .fdgq import DEFAULT_TSTAB, _call_gamma_q, _fd_gq_with_force, _positive_time, gamma_stabilization
 from .handc import hand_c
 
@@ -709,9 +710,37 @@ class ConstraintSet:
         return solve_constrained(H, d, J, rhs, redundant=self.redundant, rank_tol=self.rank_tol,
                                  row_names=self._row_names)
 
+    def tables(self, model):
+        """The set's tables for ``csrc/sim/constraints.c`` on ``model`` (:mod:`multibody.dynamics.constraint_tables`),
+        or None when it holds a kind that stays in Python (kept for the last model asked)."""
+        cached = self.__dict__.get("_tables_for")
+        key = (self.alpha, self.beta, self.rank_tol)
+        if cached is not None and cached[0] is model and cached[1] == key:
+            return cached[2]
+        tables = None if getattr(model, "_symbolic", False) else constraint_tables(self, model)
+        self._tables_for = (model, key, tables)
+        return tables
+
     def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
         """(q̈ (nv,), λ (nc,)): TMT eq. (6) at (t, q, q̇) with joint forces ``tau`` and ``f_ext``
-        (nb, 6) in base coordinates; Jᵀλ is the generalised constraint force."""
+        (nb, 6) in base coordinates; Jᵀλ is the generalised constraint force.
+
+        Sets of the kinds of fixed geometry (:mod:`multibody.dynamics.constraint_tables`) are solved
+        in C (``csrc/sim/constraints.c``); the others, and a C solve that finds J H⁻¹Jᵀ singular (the
+        diagnostics, or the minimum-norm multipliers), by the Python statement :meth:`reference_accelerations`."""
+        tables = self.tables(model)
+        if tables is not None:
+            try:
+                st, qdd, lam = _core.constrained_accelerations(model._c, *tables, q, qd, tau, f_ext)
+            except (ValueError, TypeError):   # bad input: the Python statement names it as it always has
+                st = -1
+            if st == 0:
+                return qdd, lam
+        return self.reference_accelerations(model, q, qd, tau, f_ext, t)
+
+    def reference_accelerations(self, model, q, qd, tau, f_ext=None, t=None):
+        """:meth:`accelerations` by the Python statement: the evaluation of each kind's rows in this
+        module, ``hand_c`` and the KKT solve (the reference the C evaluation is tested against)."""
         t = self._time(t)
         q, qd = _state(model, q, qd)
         tau = _vector("tau", tau, model.nv)

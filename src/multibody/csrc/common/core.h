@@ -152,6 +152,28 @@ int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double 
                   const double *gs, double *qdd, double *tauc);
 
 #ifndef MB_LANE_BUILD
+/* constraints.c — loop and coupling constraints of fixed geometry (dynamics/constraint_tables.py writes
+ * the tables) and TMT eq. (6) with Baumgarte stabilisation.  An item is MB_CON_WIDTH numbers:
+ *   MB_CON_POINT  (kind, body a, body b (−1 base), n axes, point a (3), point b (3), –, –, axes (3), –)
+ *   MB_CON_AXIS   (kind, body a, body b, –, unit axis a (3) in a, unit direction (3) in b, …)  one row
+ *   MB_CON_LINEAR (kind, first term a, terms a, first term b, terms b (0: none), first coefficient,
+ *                  coefficients, a₀, b₀, …)  one row: L_a − a₀ − p(L_b − b₀), L = Σ k q over its terms
+ * terms: (q index, v index, coefficient) rows; coef: the polynomials' coefficients c₀, c₁, … */
+enum { MB_CON_POINT = 0, MB_CON_AXIS = 1, MB_CON_LINEAR = 2, MB_CON_WIDTH = 16 };
+typedef struct mb_constraints {
+    int n_items, n_terms, n_coef, rows;  /* rows: the constraint rows the items make                  */
+    const double *items, *terms, *coef;
+    double alpha, beta;     /* Baumgarte gains: c̈ + 2α ċ + β² c = 0                                    */
+    double rank_tol;        /* a pivot of J H⁻¹ Jᵀ below rank_tol × its diagonal entry: singular            */
+} mb_constraints;
+long mb_constraints_scratch(const mb_model *m, const mb_constraints *cs);  /* doubles of scratch */
+/* c, ċ, J (rows × nv, row-major) and the bias J̇q̇ at (q, q̇) */
+void mb_constraint_rows(const mb_model *m, mb_data *d, const mb_constraints *cs, double *scratch, const double *q,
+                        const double *qd, double *J, double *c, double *cdot, double *bias);
+/* q̈ and λ (rows, or NULL) of TMT eq. (6) with d = τ − C(q, q̇, f_ext): kkt.c's status (MB_KKT_*) */
+int mb_constrained_fd(const mb_model *m, mb_data *d, const mb_constraints *cs, double *scratch, const double *q,
+                      const double *qd, const double *tau, const double *fext, double *qdd, double *lam);
+
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };  /* the steppers with their own stage code */
 /* The fixed-step methods, one row each (rollout.c's mb_steppers, indexed by the integrator code).  A row
