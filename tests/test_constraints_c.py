@@ -19,7 +19,7 @@ from scipy.spatial.transform import Rotation
 
 import multibody as mb
 from multibody.core import _core
-from multibody.dynamics.constraint_tables import constraint_tables
+from multibody.dynamics.constraint_tables import constraint_tables, packed_table
 from multibody.model.joints import JointType
 from multibody.model.mjcf import MJCFWarning, load_mjcf
 from multibody.simulation import rollout
@@ -87,7 +87,7 @@ def test_c_rows_equal_the_python_evaluation(name, model, cs):
     for _ in range(20):
         q, qd = random_state(model)
         ref = cs.evaluate(model, q, qd)
-        c, cdot, J, bias = _core.constraint_rows(model._c, *tables, q, qd)
+        c, cdot, J, bias = _core.constraint_rows(model._c, packed_table(*tables), q, qd)
         for ours, theirs in ((c, ref.c), (cdot, ref.cdot), (J, ref.J), (bias, ref.bias)):
             assert ours.shape == theirs.shape
             np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12 * max(1.0, np.abs(theirs).max()))
@@ -115,7 +115,7 @@ def test_c_accelerations_equal_the_python_statement(name, model, cs):
         J = cs.evaluate(model, q, qd).J
         kappa = np.linalg.cond(J @ np.linalg.solve(H, J.T))
         tol = max(1e-12, 1e-16 * kappa) if np.isfinite(kappa) else 1e-12   # redundant: one statement, twice
-        st, qdd, lam = _core.constrained_accelerations(model._c, *cs.tables(model), q, qd, tau, f_ext)
+        st, qdd, lam = _core.constrained_accelerations(model._c, packed_table(*cs.tables(model)), q, qd, tau, f_ext)
         ours = cs.accelerations(model, q, qd, tau, f_ext)
         if cs.redundant == "error":
             assert st == 0, name
@@ -132,7 +132,7 @@ def test_a_redundant_set_keeps_the_python_diagnostics_and_minimum_norm_multiplie
     model = mb.models.auto_tree(4, skew=0.0)
     closure = revolute_closure(3, [1.0, 0, 0], [0, 0, 1], None, [1.5, 0.5, 0], [0, 0, 1])
     q, qd, tau = RNG.normal(size=4), RNG.normal(size=4), RNG.normal(size=4)
-    st, _, _ = _core.constrained_accelerations(model._c, *closure.tables(model), q, qd, tau, None)
+    st, _, _ = _core.constrained_accelerations(model._c, packed_table(*closure.tables(model)), q, qd, tau, None)
     assert st == 2
     with pytest.raises(ConstraintError, match=r"rows \[.*revolute.*\] are linearly dependent"):
         closure.accelerations(model, q, qd, tau)
@@ -165,16 +165,16 @@ def test_bad_tables_are_refused_by_name():
     bad = items.copy()
     bad[0, 1] = 7                                          # no body 7
     with pytest.raises(ValueError, match="body index"):
-        _core.constraint_rows(bar._c, bad, terms, coef, gains, q, q)
+        _core.constraint_rows(bar._c, packed_table(bad, terms, coef, gains), q, q)
     bad = items.copy()
     bad[0, 0] = 9
     with pytest.raises(ValueError, match="unknown kind"):
-        _core.constraint_rows(bar._c, bad, terms, coef, gains, q, q)
+        _core.constraint_rows(bar._c, packed_table(bad, terms, coef, gains), q, q)
     with pytest.raises(ValueError, match="gains"):
-        _core.constraint_rows(bar._c, items, terms, coef, np.array([1.0, np.nan, 0.0]), q, q)
+        _core.constraint_rows(bar._c, packed_table(items, terms, coef, [1.0, np.inf, 0.0]), q, q)
     lin = constraint_tables(ConstraintSet(JointCoupling(0, 1)), bar)
     with pytest.raises(ValueError, match="linear item"):
-        _core.constraint_rows(bar._c, lin[0], lin[1][:1], lin[2], lin[3], q, q)
+        _core.constraint_rows(bar._c, packed_table(lin[0], lin[1][:1], lin[2], lin[3]), q, q)
 
 
 def test_the_compiled_loop_integrates_the_c_right_hand_side():
@@ -216,3 +216,31 @@ def test_a_redundant_set_in_the_compiled_loop_takes_the_python_minimum_norm_solv
     np.testing.assert_allclose(ours.q, theirs.q, rtol=0, atol=1e-10)
     with pytest.raises(ConstraintError, match="linearly dependent"):
         mb.simulate(model, q0, qd0, 0.3, dt=1e-3, constraints=ConstraintSet(*model.constraints))
+
+
+def test_a_batch_of_constrained_runs_goes_through_the_compiled_loop(monkeypatch):
+    """simulate_batch with constraints of fixed geometry (given, or the model's own MJCF equalities)
+    runs vectorised in C — no per-state simulate — and each run is its single run's."""
+    from multibody.simulation import batch as batch_module
+
+    bar, closure = four_bar()
+    start = gamma_q_partitioned(closure, [0])
+    states = [start(bar, np.array([a, -1.0, -1.8]), np.array([w, 0, 0])) for a, w in ((1.4, 2.0), (1.7, -1.0), (2.0, 0.5))]
+    Q0, QD0 = np.array([s[0] for s in states]), np.array([s[1] for s in states])
+    fingers = load(FINGERS)
+    F0 = np.tile(fingers.default_state()[0], (3, 1))
+    FD0 = np.array([[1.0, -2.0, -1.6], [0.5, 1.0, 0.8], [-1.0, 0.0, 0.0]])
+    cs = ConstraintSet(closure)
+    singles = [[mb.simulate(bar, q, qd, 0.5, constraints=cs) for q, qd in zip(Q0, QD0)],
+               [mb.simulate(fingers, q, qd, 0.5) for q, qd in zip(F0, FD0)]]
+
+    def no_single_runs(*a, **k):
+        raise AssertionError("simulate_batch fell back to one simulate per state")
+
+    monkeypatch.setattr(batch_module, "simulate", no_single_runs)
+    for out, runs in zip((mb.simulate_batch(bar, Q0, QD0, 0.5, constraints=cs),
+                          mb.simulate_batch(fingers, F0, FD0, 0.5)), singles):
+        assert all(s == "finished" for s in out.status)
+        for i, run in enumerate(runs):
+            np.testing.assert_allclose(out.q[i], run.q, rtol=0, atol=1e-12)
+            assert np.abs(run.q[-1] - run.q[0]).max() > 0.05

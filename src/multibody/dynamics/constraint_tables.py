@@ -32,7 +32,7 @@ import numpy as np
 
 from ..model.constraints import AxisConstraint, JointCoupling, PointConstraint, TendonCoupling, WeldConstraint
 
-__all__ = ["WIDTH", "POINT", "AXIS", "LINEAR", "constraint_tables"]
+__all__ = ["WIDTH", "POINT", "AXIS", "LINEAR", "constraint_tables", "packed_table"]
 
 WIDTH, POINT, AXIS, LINEAR = 16, 0, 1, 2  # core.h: MB_CON_WIDTH, MB_CON_POINT, MB_CON_AXIS, MB_CON_LINEAR
 
@@ -123,3 +123,10 @@ def constraint_tables(cset, model):
     terms = np.array(lin.terms, dtype=float).reshape(-1, 3)
     return (np.ascontiguousarray(items, dtype=float), terms, np.array(lin.coef, dtype=float),
             np.array([cset.alpha, cset.beta, cset.rank_tol], dtype=float))
+
+
+def packed_table(items, terms, coef, gains):
+    """The four tables in one array, as the single-state entry points take them (one argument to
+    check a call): [n_items, n_terms, n_coef, α, β, rank_tol, items…, terms…, coef…]."""
+    head = [len(items), len(terms), len(coef), *gains]
+    return np.concatenate([np.asarray(head, dtype=float), np.ravel(items), np.ravel(terms), np.ravel(coef)])

@@ -86,7 +86,7 @@ from ..kinematics.jacobians import body_jacobian
 from ..model.configuration import difference, integrate
 from ..model.constraints import (AxisConstraint, Constraint, FunctionConstraint, JointCoupling, JointPath,
                                  PointConstraint, TendonCoupling, WeldConstraint)
-from .constraint_tables import constraint_tables
+from .constraint_tables import constraint_tables, packed_table
 from .fdgq import DEFAULT_TSTAB, _call_gamma_q, _fd_gq_with_force, _positive_time, gamma_stabilization
 from .handc import hand_c
 
@@ -695,7 +695,15 @@ class ConstraintSet:
         return float(t)
 
     def residual(self, model, q, qd, t=None):
-        """(c (nc,), ċ (nc,)) at (t, q, q̇): the constraint errors and their rates (m, rad …)."""
+        """(c (nc,), ċ (nc,)) at (t, q, q̇): the constraint errors and their rates (m, rad …) —
+        in C for the kinds of fixed geometry (``csrc/sim/constraints.c``), else by :meth:`evaluate`."""
+        packed = self._compiled(model)[1]
+        if packed is not None:
+            try:
+                c, cdot, _, _ = _core.constraint_rows(model._c, packed, q, qd)
+                return c, cdot
+            except (ValueError, TypeError):   # bad input: named below as it always has been
+                pass
         q, qd = _state(model, q, qd)
         terms = self.evaluate(model, q, qd, self._time(t))
         return terms.c, terms.cdot
@@ -713,13 +721,18 @@ class ConstraintSet:
     def tables(self, model):
         """The set's tables for ``csrc/sim/constraints.c`` on ``model`` (:mod:`multibody.dynamics.constraint_tables`),
         or None when it holds a kind that stays in Python (kept for the last model asked)."""
+        return self._compiled(model)[0]
+
+    def _compiled(self, model):
+        """(tables, the same packed in one array) for ``model``, or (None, None); cached."""
         cached = self.__dict__.get("_tables_for")
         key = (self.alpha, self.beta, self.rank_tol)
         if cached is not None and cached[0] is model and cached[1] == key:
             return cached[2]
         tables = None if getattr(model, "_symbolic", False) else constraint_tables(self, model)
-        self._tables_for = (model, key, tables)
-        return tables
+        out = (tables, None if tables is None else packed_table(*tables))
+        self._tables_for = (model, key, out)
+        return out
 
     def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
         """(q̈ (nv,), λ (nc,)): TMT eq. (6) at (t, q, q̇) with joint forces ``tau`` and ``f_ext``
@@ -728,10 +741,10 @@ class ConstraintSet:
         Sets of the kinds of fixed geometry (:mod:`multibody.dynamics.constraint_tables`) are solved
         in C (``csrc/sim/constraints.c``); the others, and a C solve that finds J H⁻¹Jᵀ singular (the
         diagnostics, or the minimum-norm multipliers), by the Python statement :meth:`reference_accelerations`."""
-        tables = self.tables(model)
-        if tables is not None:
+        packed = self._compiled(model)[1]
+        if packed is not None:
             try:
-                st, qdd, lam = _core.constrained_accelerations(model._c, *tables, q, qd, tau, f_ext)
+                st, qdd, lam = _core.constrained_accelerations(model._c, packed, q, qd, tau, f_ext)
             except (ValueError, TypeError):   # bad input: the Python statement names it as it always has
                 st = -1
             if st == 0:

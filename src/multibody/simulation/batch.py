@@ -1,8 +1,9 @@
 """``mb.simulate_batch``: many simulations of one model at once, here or on a cluster.
 
-Fixed-step runs without events, constraints or contact advance in ``csrc/sim/rollout.c``, the one
-fixed-step loop (``simulate``'s): with a built-in controller in groups of the SIMD lanes' width on
-all threads; with a Python controller of the whole batch all N states in lockstep, the controller
+Fixed-step runs without events or contact advance in ``csrc/sim/rollout.c``, the one fixed-step loop
+(``simulate``'s), constrained ones too where their constraints are of the kinds solved in C
+(``csrc/sim/constraints.c``; a singular solve stops that run): with a built-in controller in groups
+of the SIMD lanes' width on all threads; with a Python controller of the whole batch all N states in lockstep, the controller
 called once a stage with every run still going, the rest in C.  Anything else (adaptive integrators, events, per-run
 ``params``) runs ``mb.simulate`` once per initial state.  Given ``executor`` — any
 ``concurrent.futures.Executor`` or a ``dask.distributed.Client`` — the states are cut into chunks
@@ -20,6 +21,7 @@ from .core import Recorder, _run_fixed, build_trajectory, check_record_size, sim
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .system import System, _check_model, _positive, scene_contact
+from .constraints import ConstraintSet, with_model_constraints
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 
 
@@ -178,7 +180,8 @@ def _batch_system(model, kwargs):
     """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms."""
     stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
     system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops,
-                    friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
+                    friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY),
+                    constraints=_c_constraints(model, kwargs.get("constraints")))
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
     if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
@@ -230,6 +233,24 @@ def _passive_beyond_damping(model, limits):
     return limits != "off" and bool(JointLimits(model, limits))
 
 
+def _c_constraints(model, constraints):
+    """The ConstraintSet a vectorised batch solves in C (``csrc/sim/constraints.c``: the model's own
+    constraints joined with ``constraints``, all of the kinds of fixed geometry), None without
+    constraints, or False when they need one ``simulate`` per state (another kind, a GammaQ, a user's
+    object, a ``model.gamma_q``)."""
+    if getattr(model, "gamma_q", None) is not None:
+        return False
+    try:
+        cs = with_model_constraints(model, constraints)
+    except TypeError:
+        return False
+    if cs is None:
+        return None
+    if type(cs) is not ConstraintSet or not rollout.USE_COMPILED or cs.tables(model) is None:
+        return False
+    return cs
+
+
 def _compiled_passive(model, controller, integrator, kwargs):
     """Can the compiled loop apply the model's passive terms (limits, friction, gravcomp, tendons) to this batch?"""
     if not rollout.USE_COMPILED or integrator not in rollout.INTEGRATOR_CODES:
@@ -266,8 +287,10 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
     The model's position limits (``limits``, ``limit_restitution``), friction (``friction_velocity``)
     and gravity compensation are applied as ``mb.simulate`` applies them: in the compiled loop
     with a built-in controller (a run that reaches a hard stop takes that step in Python, as its
-    ``simulate`` would), else by one ``mb.simulate`` per state, as are models with constraints.
-    In the vectorised case (fixed step, no events/constraints/contact/params) a Python controller
+    ``simulate`` would), else by one ``mb.simulate`` per state.  Constraints (``constraints=``, the
+    model's own) of the kinds solved in C (:mod:`multibody.dynamics.constraint_tables`) run in the
+    compiled loop too; others run one ``mb.simulate`` per state.
+    In the vectorised case (fixed step, no events/contact/params) a Python controller
     is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)`` (or one
     τ (nv,) for all), once per integrator stage with the runs still going, from the compiled loop
     (which does the rest; the runs advance together on one thread); a built-in ``mb.PD`` works
@@ -314,10 +337,9 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
         params = list(params)
         if len(params) != N or not all(isinstance(p, dict) for p in params):
             raise ValueError(f"params: expected {N} dicts of keyword arguments (one per run)")
-    vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
+    vectorised = (integrator in FIXED_STEP and not events and params is None
                   and scene_contact(model, kwargs.get("contact"), kwargs.get("ground", False)) is None
-                  and not callable(f_ext) and not getattr(model, "constraints", ())
-                  and getattr(model, "gamma_q", None) is None
+                  and not callable(f_ext) and _c_constraints(model, kwargs.get("constraints")) is not False
                   and not _sampled_in_python(model, controller)
                   and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
                        or _compiled_passive(model, controller, integrator, kwargs)))
@@ -336,7 +358,7 @@ def simulate_batch(model, Q0, QD0, t_final, dt=1e-3, integrator="rk4", controlle
                 raise ValueError(f"f_ext: expected finite spatial forces of shape ({model.nb}, 6)")
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext,
                       record_every=int(record_every), **{k: v for k, v in kwargs.items() if k in (
-                          "limits", "limit_restitution", "friction_velocity")})
+                          "limits", "limit_restitution", "friction_velocity", "constraints")})
         kind = "vectorised"
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,

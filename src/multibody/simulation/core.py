@@ -70,12 +70,14 @@ def constraint_residuals(model, system, T, Q, V):
     """(c, ċ) of the run's constraints at each sample (n, 2, rows), or None without constraints."""
     if system.constraints is None or not len(T):
         return None
-    rows = []
-    for t, q, v in zip(T, Q, V):
+    out = None
+    for k, (t, q, v) in enumerate(zip(T, Q, V)):
         c, cd = (system.constraints.residual(model, q, v, t=t) if system.constraints_take_time
                  else system.constraints.residual(model, q, v))
-        rows.append(np.stack([np.asarray(c, float).reshape(-1), np.asarray(cd, float).reshape(-1)]))
-    return np.array(rows)
+        if out is None:   # filled in place: np.stack per sample cost more than a residual in C
+            out = np.empty((len(T), 2, np.size(c)))
+        out[k, 0], out[k, 1] = np.ravel(c), np.ravel(cd)
+    return out
 
 
 def contact_force_record(infos):

@@ -148,6 +148,13 @@ void mb_cholesky_apply_inverse(int n, const double *L, double *x);
 int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double *x);
 int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
                  double rank_tol, double *qdd, double *lam);
+/* the same in the caller's work (mb_kkt_work_size(n, m) doubles): MB_KKT_OK, _H_NOT_SPD or _A_SINGULAR */
+static inline long mb_kkt_work_size(int n, int m)
+{
+    return (long)n * n + (long)m * n + 2L * m * m;
+}
+int mb_kkt_solve_in(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
+                    double rank_tol, double *qdd, double *lam, double *work);
 int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double *tau, const double *G,
                   const double *gs, double *qdd, double *tauc);
 

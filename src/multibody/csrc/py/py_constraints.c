@@ -9,27 +9,18 @@ static int table_error(const char *what, int i)
     return 0;
 }
 
-/* items (n, MB_CON_WIDTH), terms (t, 3), coef (k,), gains (alpha, beta, rank_tol) into *cs, every index
- * checked against the model; 0 with the error set. */
-int constraint_tables_from(PyObject *items, PyObject *terms, PyObject *coef, PyObject *gains, gate_hold *held,
-                           const mb_model *m, mb_constraints *cs)
+/* The tables' indices checked against the model, and their rows counted into cs->rows; 0 with the
+ * error set. */
+static int check_tables(const mb_model *m, mb_constraints *cs)
 {
-    npy_intp di[2] = {-1, MB_CON_WIDTH}, dt[2] = {-1, 3}, dc[1] = {-1}, dg[1] = {3};
-    PyArrayObject *It = gated_array(held, items, "items", NPY_DOUBLE, 2, di, 0);
-    PyArrayObject *T = It ? gated_array(held, terms, "terms", NPY_DOUBLE, 2, dt, 0) : NULL;
-    PyArrayObject *C = T ? gated_array(held, coef, "coef", NPY_DOUBLE, 1, dc, 0) : NULL;
-    PyArrayObject *G = C ? gated_array(held, gains, "gains", NPY_DOUBLE, 1, dg, 0) : NULL;
-    if (!G || !finite_array(It, "items") || !finite_array(T, "terms") || !finite_array(C, "coef") ||
-        !finite_array(G, "gains"))
-        return 0;
-    if (di[0] < 1 || di[0] > 1000000 || dt[0] > 1000000 || dc[0] > 1000000)
+    if (cs->n_items < 1 || cs->n_items > 1000000 || cs->n_terms < 0 || cs->n_terms > 1000000 || cs->n_coef < 0 ||
+        cs->n_coef > 1000000)
         return table_error("expected 1 to 10⁶ items, up to 10⁶ terms and coefficients", 0);
-    cs->n_items = (int)di[0], cs->n_terms = (int)dt[0], cs->n_coef = (int)dc[0];
-    cs->items = PyArray_DATA(It), cs->terms = PyArray_DATA(T), cs->coef = PyArray_DATA(C);
-    const double *g = PyArray_DATA(G);
-    cs->alpha = g[0], cs->beta = g[1], cs->rank_tol = g[2];
-    if (!(g[0] >= 0.0 && g[1] >= 0.0 && g[2] >= 0.0))
-        return table_error("gains (alpha, beta, rank_tol) must be >= 0", 0);
+    if (!(cs->alpha >= 0.0 && cs->beta >= 0.0 && cs->rank_tol >= 0.0 && isfinite(cs->alpha + cs->beta + cs->rank_tol)))
+        return table_error("gains (alpha, beta, rank_tol) must be finite and >= 0", 0);
+    if (!all_finite(cs->items, (Py_ssize_t)cs->n_items * MB_CON_WIDTH) || !all_finite(cs->terms, 3L * cs->n_terms) ||
+        !all_finite(cs->coef, cs->n_coef))
+        return table_error("items, terms and coef must be finite numbers", 0);
     for (int i = 0; i < cs->n_terms; i++) {
         const double *t = cs->terms + 3 * i;
         if (!(t[0] >= 0 && t[0] < m->nq && t[0] == (int)t[0] && t[1] >= 0 && t[1] < m->nv && t[1] == (int)t[1]))
@@ -39,6 +30,8 @@ int constraint_tables_from(PyObject *items, PyObject *terms, PyObject *coef, PyO
     for (int i = 0; i < cs->n_items; i++) {
         const double *it = cs->items + MB_CON_WIDTH * i;
         const int kind = (int)it[0];
+        if (it[0] != kind)
+            return table_error("unknown kind (expected 0 point, 1 axis, 2 linear)", i);
         if (kind == MB_CON_POINT || kind == MB_CON_AXIS) {
             for (int s = 1; s <= 2; s++)
                 if (!(it[s] >= -1 && it[s] < m->nb && it[s] == (int)it[s]))
@@ -67,6 +60,44 @@ int constraint_tables_from(PyObject *items, PyObject *terms, PyObject *coef, PyO
         return table_error("more than 10⁵ rows", 0);
     cs->rows = (int)rows;
     return 1;
+}
+
+/* items (n, MB_CON_WIDTH), terms (t, 3), coef (k,), gains (alpha, beta, rank_tol) into *cs, every index
+ * checked against the model; 0 with the error set. */
+int constraint_tables_from(PyObject *items, PyObject *terms, PyObject *coef, PyObject *gains, gate_hold *held,
+                           const mb_model *m, mb_constraints *cs)
+{
+    npy_intp di[2] = {-1, MB_CON_WIDTH}, dt[2] = {-1, 3}, dc[1] = {-1}, dg[1] = {3};
+    PyArrayObject *It = gated_array(held, items, "items", NPY_DOUBLE, 2, di, 0);
+    PyArrayObject *T = It ? gated_array(held, terms, "terms", NPY_DOUBLE, 2, dt, 0) : NULL;
+    PyArrayObject *C = T ? gated_array(held, coef, "coef", NPY_DOUBLE, 1, dc, 0) : NULL;
+    PyArrayObject *G = C ? gated_array(held, gains, "gains", NPY_DOUBLE, 1, dg, 0) : NULL;
+    if (!G)
+        return 0;
+    const double *g = PyArray_DATA(G);
+    cs->n_items = (int)(di[0] < INT_MAX ? di[0] : INT_MAX), cs->n_terms = (int)(dt[0] < INT_MAX ? dt[0] : INT_MAX);
+    cs->n_coef = (int)(dc[0] < INT_MAX ? dc[0] : INT_MAX);
+    cs->items = PyArray_DATA(It), cs->terms = PyArray_DATA(T), cs->coef = PyArray_DATA(C);
+    cs->alpha = g[0], cs->beta = g[1], cs->rank_tol = g[2];
+    return check_tables(m, cs);
+}
+
+/* The same tables packed in one array (ConstraintSet.tables' packed form, one gate a call):
+ * [n_items, n_terms, n_coef, alpha, beta, rank_tol, items…, terms…, coef…]; 0 with the error set. */
+static int packed_tables_from(PyObject *table, gate_hold *held, const mb_model *m, mb_constraints *cs)
+{
+    npy_intp dt[1] = {-1};
+    PyArrayObject *T = gated_array(held, table, "table", NPY_DOUBLE, 1, dt, 0);
+    if (!T)
+        return 0;
+    const double *h = PyArray_DATA(T);
+    if (dt[0] < 6 || !(h[0] >= 1 && h[0] <= 1e6 && h[1] >= 0 && h[1] <= 1e6 && h[2] >= 0 && h[2] <= 1e6) ||
+        dt[0] != 6 + (npy_intp)h[0] * MB_CON_WIDTH + 3 * (npy_intp)h[1] + (npy_intp)h[2])
+        return table_error("table: expected [n_items, n_terms, n_coef, alpha, beta, rank_tol, items, terms, coef]", 0);
+    cs->n_items = (int)h[0], cs->n_terms = (int)h[1], cs->n_coef = (int)h[2];
+    cs->alpha = h[3], cs->beta = h[4], cs->rank_tol = h[5];
+    cs->items = h + 6, cs->terms = cs->items + MB_CON_WIDTH * cs->n_items, cs->coef = cs->terms + 3 * cs->n_terms;
+    return check_tables(m, cs);
 }
 
 /* The state arguments q (nq), qd (nv)[, tau (nv)], f_ext (nb, 6) | None, finite; 0 with the error set. */
@@ -100,14 +131,13 @@ static int state_from(gate_hold *held, const mb_model *m, PyObject *const *args,
     return 1;
 }
 
-/* constraint_rows(cmodel, items, terms, coef, gains, q, qd) -> (c, cdot, J, bias) */
+/* constraint_rows(cmodel, table, q, qd) -> (c, cdot, J, bias) */
 static PyObject *constraint_rows_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 7, "constraint_rows");
+    CModel *cm = entry_model(args, nargs, 4, "constraint_rows");
     mb_constraints cs;
     const double *q, *qd, *tau, *fext;
-    if (!cm || !constraint_tables_from(args[1], args[2], args[3], args[4], held, &cm->m, &cs) ||
-        !state_from(held, &cm->m, args + 5, 0, &q, &qd, &tau, &fext))
+    if (!cm || !packed_tables_from(args[1], held, &cm->m, &cs) || !state_from(held, &cm->m, args + 2, 0, &q, &qd, &tau, &fext))
         return NULL;
     const mb_model *m = &cm->m;
     npy_intp dr[1] = {cs.rows}, dJ[2] = {cs.rows, m->nv};
@@ -126,16 +156,15 @@ static PyObject *constraint_rows_entry(PyObject *const *args, Py_ssize_t nargs, 
     return Py_BuildValue("(NNNN)", c, cd, J, b);
 }
 
-/* constrained_accelerations(cmodel, items, terms, coef, gains, q, qd, tau, f_ext) -> (status, qdd, lam):
+/* constrained_accelerations(cmodel, table, q, qd, tau, f_ext) -> (status, qdd, lam):
  * TMT eq. (6); status kkt.c's (0 solved, 1 H not positive definite, 2 J H⁻¹Jᵀ singular: qdd, lam
  * meaningless, the caller takes the Python statement's diagnostics or minimum-norm solve). */
 static PyObject *constrained_accelerations_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 9, "constrained_accelerations");
+    CModel *cm = entry_model(args, nargs, 6, "constrained_accelerations");
     mb_constraints cs;
     const double *q, *qd, *tau, *fext;
-    if (!cm || !constraint_tables_from(args[1], args[2], args[3], args[4], held, &cm->m, &cs) ||
-        !state_from(held, &cm->m, args + 5, 1, &q, &qd, &tau, &fext))
+    if (!cm || !packed_tables_from(args[1], held, &cm->m, &cs) || !state_from(held, &cm->m, args + 2, 1, &q, &qd, &tau, &fext))
         return NULL;
     const mb_model *m = &cm->m;
     npy_intp dn[1] = {m->nv}, dr[1] = {cs.rows};

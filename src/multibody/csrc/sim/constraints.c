@@ -213,13 +213,13 @@ static void linear_row(const mb_model *m, const mb_constraints *cs, const double
 long mb_constraints_scratch(const mb_model *m, const mb_constraints *cs)
 {
     const long nb = m->nb, nv = m->nv, rows = cs->rows;
-    return 24 * nb + 6 * nv + nv * nv + rows * (nv + 5);
+    return 24 * nb + 6 * nv + nv * nv + rows * (nv + 5) + mb_kkt_work_size(m->nv, cs->rows);
 }
 
 /* Scratch layout: R0 (9 nb), p0 (3 nb), V, A (6 nb each), zero q̈, Jw (3 nv), Jb (nv), H (nv²), C (nv),
- * then J (rows × nv), c, ċ, bias, rhs (rows each) and λ (rows). */
+ * then J (rows × nv), c, ċ, bias, rhs (rows each), λ (rows) and the KKT solve's work. */
 typedef struct {
-    double *R0, *p0, *V, *A, *zero, *Jw, *Jb, *H, *C, *J, *c, *cd, *bias, *rhs, *lam;
+    double *R0, *p0, *V, *A, *zero, *Jw, *Jb, *H, *C, *J, *c, *cd, *bias, *rhs, *lam, *kkt;
 } layout;
 
 static layout lay_out(const mb_model *m, const mb_constraints *cs, double *s)
@@ -229,6 +229,7 @@ static layout lay_out(const mb_model *m, const mb_constraints *cs, double *s)
     L.R0 = s, L.p0 = L.R0 + 9 * nb, L.V = L.p0 + 3 * nb, L.A = L.V + 6 * nb, L.zero = L.A + 6 * nb;
     L.Jw = L.zero + nv, L.Jb = L.Jw + 3 * nv, L.H = L.Jb + nv, L.C = L.H + nv * nv, L.J = L.C + nv;
     L.c = L.J + rows * nv, L.cd = L.c + rows, L.bias = L.cd + rows, L.rhs = L.bias + rows, L.lam = L.rhs + rows;
+    L.kkt = L.lam + rows;
     return L;
 }
 
@@ -276,5 +277,5 @@ int mb_constrained_fd(const mb_model *m, mb_data *d, const mb_constraints *cs, d
     mb_rnea(m, d, q, qd, L.zero, fext, L.C);
     for (int k = 0; k < nv; k++)
         L.C[k] = tau[k] - L.C[k];
-    return mb_kkt_solve(nv, rows, L.H, L.C, L.J, L.rhs, 1e-13, cs->rank_tol, qdd, lam ? lam : L.lam);
+    return mb_kkt_solve_in(nv, rows, L.H, L.C, L.J, L.rhs, 1e-13, cs->rank_tol, qdd, lam ? lam : L.lam, L.kkt);
 }
