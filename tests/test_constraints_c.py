@@ -244,3 +244,19 @@ def test_a_batch_of_constrained_runs_goes_through_the_compiled_loop(monkeypatch)
         for i, run in enumerate(runs):
             np.testing.assert_allclose(out.q[i], run.q, rtol=0, atol=1e-12)
             assert np.abs(run.q[-1] - run.q[0]).max() > 0.05
+
+
+def test_a_batch_whose_solve_turns_singular_raises_the_python_diagnostics():
+    """The MJCF four-bar's planar loop (its y row ≡ 0): with the model's own set (redundant="error") a
+    batch run's C solve is singular and the Python statement raises its diagnostics, as a single run
+    does; with redundant="least_squares" each run is its single run (the minimum-norm solve)."""
+    model = load(FOUR_BAR)
+    Q0 = np.tile(model.default_state()[0], (2, 1))
+    QD0 = np.array([[2.0, -2.0, 2.0], [1.0, -1.0, 1.0]])
+    with pytest.raises(ConstraintError, match="linearly dependent"):
+        mb.simulate_batch(model, Q0, QD0, 0.2)
+    lsq = ConstraintSet(*model.constraints, redundant="least_squares")
+    out = mb.simulate_batch(model, Q0, QD0, 0.2, constraints=lsq)
+    for i in range(2):
+        np.testing.assert_allclose(out.q[i], mb.simulate(model, Q0[i], QD0[i], 0.2, constraints=lsq).q, rtol=0,
+                                   atol=1e-12)

@@ -37,20 +37,23 @@ __all__ = ["WIDTH", "POINT", "AXIS", "LINEAR", "constraint_tables", "packed_tabl
 WIDTH, POINT, AXIS, LINEAR = 16, 0, 1, 2  # core.h: MB_CON_WIDTH, MB_CON_POINT, MB_CON_AXIS, MB_CON_LINEAR
 
 
-def _body(model, body):
-    return -1 if body is None else int(model.body_index(body))
+def _body(model, body, base_allowed=True):
+    """The body's index; None is the base (−1) on side b only, as the Python statement reads it."""
+    if body is None and base_allowed:
+        return -1
+    return int(model.body_index(body))
 
 
 def _point(model, con):
     it = np.zeros(WIDTH)
-    it[:4] = POINT, _body(model, con.body_a), _body(model, con.body_b), len(con.axes)
+    it[:4] = POINT, _body(model, con.body_a, False), _body(model, con.body_b), len(con.axes)
     it[4:7], it[7:10] = con.point_a, con.point_b
     it[12:12 + len(con.axes)] = con.axes
     return [it]
 
 
 def _axis(model, con):
-    a, b = _body(model, con.body_a), _body(model, con.body_b)
+    a, b = _body(model, con.body_a, False), _body(model, con.body_b)
     out = []
     for w in con.directions_b:
         it = np.zeros(WIDTH)
@@ -118,7 +121,7 @@ def constraint_tables(cset, model):
             if rows is None:
                 return None
             items.extend(rows)
-    except (ValueError, TypeError, KeyError, IndexError):
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
     terms = np.array(lin.terms, dtype=float).reshape(-1, 3)
     return (np.ascontiguousarray(items, dtype=float), terms, np.array(lin.coef, dtype=float),

@@ -235,9 +235,9 @@ def _passive_beyond_damping(model, limits):
 
 def _c_constraints(model, constraints):
     """The ConstraintSet a vectorised batch solves in C (``csrc/sim/constraints.c``: the model's own
-    constraints joined with ``constraints``, all of the kinds of fixed geometry), None without
-    constraints, or False when they need one ``simulate`` per state (another kind, a GammaQ, a user's
-    object, a ``model.gamma_q``)."""
+    constraints joined with ``constraints``, all of the kinds of fixed geometry; a singular solve
+    stops that run), None without constraints, or False when they need one ``simulate`` per state
+    (another kind, ``redundant="least_squares"``, a GammaQ, a user's object, a ``model.gamma_q``)."""
     if getattr(model, "gamma_q", None) is not None:
         return False
     try:
@@ -246,7 +246,8 @@ def _c_constraints(model, constraints):
         return False
     if cs is None:
         return None
-    if type(cs) is not ConstraintSet or not rollout.USE_COMPILED or cs.tables(model) is None:
+    if (type(cs) is not ConstraintSet or not rollout.USE_COMPILED or cs.redundant != "error"
+            or cs.tables(model) is None):   # a redundant set's minimum-norm solve is the Python statement's
         return False
     return cs
 

@@ -12,8 +12,9 @@ location on their dense output; samples are taken on the same grid k·dt·record
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
 forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp, fixed
-tendons and soft limits; a Python controller or force function, the constraints' accelerations and
-another contact object's forces are called back from the loop) run whole in ``csrc/sim/rollout.c``, for
+tendons and soft limits, constraint sets of fixed geometry (``csrc/sim/constraints.c``); a Python
+controller or force function, other constraints' accelerations and another contact object's forces
+are called back from the loop) run whole in ``csrc/sim/rollout.c``, for
 one state or N (``simulate_batch``); with a progress bar, in pieces.  With hard limits or user events
 they run there too, except the steps that reach a stop or fire an event: rollout.c hands such a step
 back to ``_run_fixed``, whose event machinery locates and fires it, and the compiled loop resumes

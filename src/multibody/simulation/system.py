@@ -193,7 +193,8 @@ class System:
             forces=self.forces if self.f_ext_fn is not None else None,
             guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
             directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
-            dynamics=self.constrained_accelerations if self.constraints is not None and callables else None)
+            dynamics=self.constrained_accelerations if self.constraints is not None and (callables or tables is not None)
+            else None)   # beside C tables: only where their solve is singular (a batch's runs too)
         return rollout.Plan(control=control,
                             f_ext=None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const),
                             passive=self.passive_record(),

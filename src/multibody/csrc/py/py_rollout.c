@@ -900,7 +900,9 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
     int any = 0;
     for (int i = 0; i < 5; i++)
         if (functions[i]) {
-            any = 1;
+            /* beside C constraints the dynamics function only answers a singular solve (its
+             * diagnostics, raised; a redundant set's minimum-norm solve): any run of a batch may call it */
+            any |= !(i == 3 && *have_cons);
             if (!PyCallable_Check(functions[i])) {
                 PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics, contact: expected Python "
                                                  "functions or None");
