@@ -724,14 +724,18 @@ class ConstraintSet:
         return self._compiled(model)[0]
 
     def _compiled(self, model):
-        """(tables, the same packed in one array) for ``model``, or (None, None); cached."""
-        cached = self.__dict__.get("_tables_for")
+        """(tables, the same packed in one array) for ``model``, or (None, None); cached for the last few
+        models (a run asks for its model and for the one its forward dynamics runs on, in turn)."""
+        cache = self.__dict__.setdefault("_tables_for", {})
         key = (self.alpha, self.beta, self.rank_tol)
-        if cached is not None and cached[0] is model and cached[1] == key:
-            return cached[2]
+        hit = cache.get(id(model))
+        if hit is not None and hit[0] is model and hit[1] == key:
+            return hit[2]
         tables = None if getattr(model, "_symbolic", False) else constraint_tables(self, model)
         out = (tables, None if tables is None else packed_table(*tables))
-        self._tables_for = (model, key, out)
+        if len(cache) >= 4:
+            cache.clear()
+        cache[id(model)] = (model, key, out)
         return out
 
     def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
