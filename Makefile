@@ -23,14 +23,14 @@ ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_b
               tests/test_joint_limits.py tests/test_robot_files_close.py tests/test_aba_unit_axes.py \
               tests/test_engine_solver.py tests/test_engine_ode.py \
               tests/test_steppers.py tests/test_joint_table.py tests/test_engine_collision_table.py \
-              tests/test_scene_contact.py tests/test_cmodel_tables.py tests/test_interrupt.py
+              tests/test_scene_contact.py tests/test_cmodel_tables.py tests/test_interrupt.py tests/test_constraints_c.py
 
 .PHONY: demo test test-fast test-asan bench core clean system-deps
 
 # the demo's extras (derivation, plots); pip's editable install compiles the C core in place once
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'  # PEP 639 licence metadata; setup.py build_ext runs with it
 	$(PY) -m pip install -q -e '.[symbolic,sim,view]'
 	touch $(STAMP) $(CORE)
 

@@ -895,8 +895,9 @@ def test_fixed_tendons_run_in_c_like_the_python_loop(integrator, monkeypatch):
 def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, monkeypatch):
     """A four-bar closed by a point constraint, driven by a continuous PD with gravity compensation
     (the gravity then goes into τ, not cancelled out of ABA) and pushed by a constant force: the
-    compiled loop calls the constraints' accelerations at every stage and is the Python loop bit for
-    bit, constraint residuals included; a terminal user event and a progress bar keep it compiled."""
+    compiled loop solves the constraints in C (the plan's Constraints record; a Python dynamics
+    function alone is called at every stage) and is the Python loop bit for bit, constraint residuals
+    included; a terminal user event and a progress bar keep it compiled."""
     from multibody.simulation.closed_loops import four_bar
     model, closure = four_bar()
     q0 = np.array([0.5, 0.8, -1.0])
@@ -921,8 +922,9 @@ def test_constrained_runs_step_in_c_with_their_dynamics_called_back(integrator, 
     assert_same(c, d, tol=0.0) and c.status == "terminated"
     with pytest.raises(ValueError, match="constraints: returned 2 numbers; expected 3"):
         plan = System(model, pd, f_ext, constraints=solved).plan(integrator, callables=True)
-        plan = dataclasses.replace(plan, callbacks=dataclasses.replace(plan.callbacks,
-                                                                       dynamics=lambda t, q, v, tau, f: np.zeros(2)))
+        plan = dataclasses.replace(plan, constraints=None,    # the Python function alone, each stage
+                                   callbacks=dataclasses.replace(plan.callbacks,
+                                                                 dynamics=lambda t, q, v, tau, f: np.zeros(2)))
         rollout.run_compiled(model, plan, q0[None], np.zeros((1, 3)), 0.01, 1e-3, integrator, 1, True)
 
 

@@ -92,6 +92,7 @@ from ..kinematics.jacobians import body_jacobian
 from ..model.configuration import difference, integrate
 from ..model.constraints import (AxisConstraint, Constraint, FunctionConstraint, JointCoupling, JointPath,
                                  PointConstraint, RollingContact, TendonCoupling, VelocityConstraint, WeldConstraint)
+from .constraint_tables import constraint_tables, packed_table
 from .fdgq import DEFAULT_TSTAB, _call_gamma_q, _fd_gq_with_force, _positive_time, gamma_stabilization
 from .handc import hand_c
 
@@ -808,7 +809,15 @@ class ConstraintSet:
         return float(t)
 
     def residual(self, model, q, qd, t=None):
-        """(c (nc,), ċ (nc,)) at (t, q, q̇): the constraint errors and their rates (m, rad …)."""
+        """(c (nc,), ċ (nc,)) at (t, q, q̇): the constraint errors and their rates (m, rad …) —
+        in C for the kinds of fixed geometry (``csrc/sim/constraints.c``), else by :meth:`evaluate`."""
+        packed = self._compiled(model)[1]
+        if packed is not None:
+            try:
+                c, cdot, _, _ = _core.constraint_rows(model._c, packed, q, qd)
+                return c, cdot
+            except (ValueError, TypeError):   # bad input: named below as it always has been
+                pass
         q, qd = _state(model, q, qd)
         terms = self.evaluate(model, q, qd, self._time(t))
         return terms.c, terms.cdot
@@ -823,9 +832,46 @@ class ConstraintSet:
         return solve_constrained(H, d, J, rhs, redundant=self.redundant, rank_tol=self.rank_tol,
                                  row_names=self._row_names)
 
+    def tables(self, model):
+        """The set's tables for ``csrc/sim/constraints.c`` on ``model`` (:mod:`multibody.dynamics.constraint_tables`),
+        or None when it holds a kind that stays in Python (kept for the last model asked)."""
+        return self._compiled(model)[0]
+
+    def _compiled(self, model):
+        """(tables, the same packed in one array) for ``model``, or (None, None); cached for the last few
+        models (a run asks for its model and for the one its forward dynamics runs on, in turn)."""
+        cache = self.__dict__.setdefault("_tables_for", {})
+        key = (self.alpha, self.beta, self.rank_tol)
+        hit = cache.get(id(model))
+        if hit is not None and hit[0] is model and hit[1] == key:
+            return hit[2]
+        tables = None if getattr(model, "_symbolic", False) else constraint_tables(self, model)
+        out = (tables, None if tables is None else packed_table(*tables))
+        if len(cache) >= 4:
+            cache.clear()
+        cache[id(model)] = (model, key, out)
+        return out
+
     def accelerations(self, model, q, qd, tau, f_ext=None, t=None):
         """(q̈ (nv,), λ (nc,)): TMT eq. (6) at (t, q, q̇) with joint forces ``tau`` and ``f_ext``
-        (nb, 6) in base coordinates; Jᵀλ is the generalised constraint force."""
+        (nb, 6) in base coordinates; Jᵀλ is the generalised constraint force.
+
+        Sets of the kinds of fixed geometry (:mod:`multibody.dynamics.constraint_tables`) are solved
+        in C (``csrc/sim/constraints.c``); the others, and a C solve that finds J H⁻¹Jᵀ singular (the
+        diagnostics, or the minimum-norm multipliers), by the Python statement :meth:`reference_accelerations`."""
+        packed = self._compiled(model)[1]
+        if packed is not None:
+            try:
+                st, qdd, lam = _core.constrained_accelerations(model._c, packed, q, qd, tau, f_ext)
+            except (ValueError, TypeError):   # bad input: the Python statement names it as it always has
+                st = -1
+            if st == 0:
+                return qdd, lam
+        return self.reference_accelerations(model, q, qd, tau, f_ext, t)
+
+    def reference_accelerations(self, model, q, qd, tau, f_ext=None, t=None):
+        """:meth:`accelerations` by the Python statement: the evaluation of each kind's rows in this
+        module, ``hand_c`` and the KKT solve (the reference the C evaluation is tested against)."""
         t = self._time(t)
         q, qd = _state(model, q, qd)
         tau = _vector("tau", tau, model.nv)

@@ -1,8 +1,9 @@
 """``mb.simulate_batch``: many simulations of one model at once, here or on a cluster.
 
-Fixed-step runs without events, constraints or contact advance in ``csrc/sim/rollout.c``, the one
-fixed-step loop (``simulate``'s): with a built-in controller in groups of the SIMD lanes' width on
-all threads; with a Python controller of the whole batch all N states in lockstep, the controller
+Fixed-step runs without events or contact advance in ``csrc/sim/rollout.c``, the one fixed-step loop
+(``simulate``'s), constrained ones too where their constraints are of the kinds solved in C
+(``csrc/sim/constraints.c``; a singular solve stops that run): with a built-in controller in groups
+of the SIMD lanes' width on all threads; with a Python controller of the whole batch all N states in lockstep, the controller
 called once a stage with every run still going, the rest in C.  Anything else (adaptive integrators, events, per-run
 ``params``) runs ``mb.simulate`` once per initial state.  Given ``executor`` — any
 ``concurrent.futures.Executor`` or a ``dask.distributed.Client`` — the states are cut into chunks
@@ -19,6 +20,7 @@ from . import rollout
 from .core import Recorder, _run_fixed, build_trajectory, check_record_size, model_constraints, simulate
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
+from .constraints import ConstraintSet, with_model_constraints
 from .system import System, _check_model, _positive, default_integrator, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 from numpy.typing import ArrayLike, NDArray
@@ -182,7 +184,8 @@ def _batch_system(model, kwargs):
     stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
     contact = kwargs.get("contact")   # None, or hard contact (its constraints and limits rows of its LCP, in C)
     system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops, contact=contact,
-                    constraints=model_constraints(model, None) if contact is not None else None,
+                    constraints=model_constraints(model, None) if contact is not None
+                    else _c_constraints(model, kwargs.get("constraints")),
                     friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
@@ -235,6 +238,25 @@ def _passive_beyond_damping(model, limits):
     return limits != "off" and bool(JointLimits(model, limits))
 
 
+def _c_constraints(model, constraints):
+    """The ConstraintSet a vectorised batch solves in C (``csrc/sim/constraints.c``: the model's own
+    constraints joined with ``constraints``, all of the kinds of fixed geometry; a singular solve
+    stops that run), None without constraints, or False when they need one ``simulate`` per state
+    (another kind, ``redundant="least_squares"``, a GammaQ, a user's object, a ``model.gamma_q``)."""
+    if getattr(model, "gamma_q", None) is not None:
+        return False
+    try:
+        cs = with_model_constraints(model, constraints)
+    except TypeError:
+        return False
+    if cs is None:
+        return None
+    if (type(cs) is not ConstraintSet or cs.redundant != "error"
+            or cs.tables(model) is None):   # a redundant set's minimum-norm solve is the Python statement's
+        return False
+    return cs
+
+
 def _compiled_passive(model, controller, integrator, kwargs):
     """Can the compiled loop apply the model's passive terms (limits, friction, gravcomp, tendons) to this batch?"""
     if integrator not in rollout.INTEGRATOR_CODES:
@@ -282,8 +304,10 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     The model's position limits (``limits``, ``limit_restitution``), friction (``friction_velocity``)
     and gravity compensation are applied as ``mb.simulate`` applies them: in the compiled loop
     with a built-in controller (a run that reaches a hard stop takes that step in Python, as its
-    ``simulate`` would), else by one ``mb.simulate`` per state, as are models with constraints.
-    In the vectorised case (fixed step, no events/constraints/contact/params) a Python controller
+    ``simulate`` would), else by one ``mb.simulate`` per state.  Constraints (``constraints=``, the
+    model's own) of the kinds solved in C (:mod:`multibody.dynamics.constraint_tables`) run in the
+    compiled loop too; others run one ``mb.simulate`` per state.
+    In the vectorised case (fixed step, no events/contact/params) a Python controller
     is called with the whole batch: ``controller(t, Q (N, nq), QD (N, nv)) -> (N, nv)`` (or one
     τ (nv,) for all), once per integrator stage with the runs still going, from the compiled loop
     (which does the rest; the runs advance together on one thread); a built-in ``mb.PD`` works
@@ -349,10 +373,11 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     in_lcp = getattr(contact, "name", None) == "hard"   # hard contact: the model's constraints are rows of its LCP
     if in_lcp:
         contact.check_run(integrator)
-    vectorised = (integrator in FIXED_STEP and not events and params is None and not kwargs.get("constraints")
+    vectorised = (integrator in FIXED_STEP and not events and params is None
                   and (contact is None or in_lcp)
-                  and not callable(f_ext) and (in_lcp or not getattr(model, "constraints", ()))
-                  and getattr(model, "gamma_q", None) is None
+                  and not callable(f_ext)
+                  and ((in_lcp and not kwargs.get("constraints") and getattr(model, "gamma_q", None) is None)
+                       or (not in_lcp and _c_constraints(model, kwargs.get("constraints")) is not False))
                   and not _sampled_in_python(model, controller)
                   and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
                        or _compiled_passive(model, controller, integrator, kwargs)))
@@ -371,7 +396,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                 raise ValueError(f"f_ext: expected finite spatial forces of shape ({model.nb}, 6)")
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext,
                       record_every=int(record_every), contact=contact, **{k: v for k, v in kwargs.items() if k in (
-                          "limits", "limit_restitution", "friction_velocity")})
+                          "limits", "limit_restitution", "friction_velocity", "constraints")})
         kind = "vectorised"
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,

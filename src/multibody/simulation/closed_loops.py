@@ -9,9 +9,10 @@ import numpy as np
 
 from .. import _checks
 from ..model.builder import ModelBuilder
-from .constraints import DEFAULT_BAUMGARTE_TIME, ConstraintSet, JointCoupling, JointPath, PointConstraint
+from .constraints import (DEFAULT_BAUMGARTE_TIME, ConstraintSet, JointCoupling, JointPath, PointConstraint,
+                          revolute_closure)
 
-__all__ = ["four_bar", "FLYER_PAPER", "flyer_aero_forces", "flyer_constraints"]
+__all__ = ["four_bar", "spatial_loop", "FLYER_PAPER", "flyer_aero_forces", "flyer_constraints"]
 
 
 def four_bar(crank: float = 1.0, coupler: float = 2.0, rocker: float = 2.0, ground: float = 2.5,
@@ -49,6 +50,41 @@ def four_bar(crank: float = 1.0, coupler: float = 2.0, rocker: float = 2.0, grou
     model = replace(b.build(), planar=True)
     closure = PointConstraint("rocker", [rocker, 0, 0], None, [ground, 0, 0], axes="xy", name="closure")
     return model, closure
+
+
+def spatial_loop(links: int = 6, skew: float = 1.0):
+    """A spatial single loop: (model, closure, q0, qd0).
+
+    spatial_v2's ``autoTree(links, 1, skew)`` — a serial chain of revolute joints whose axes are
+    skewed by ``skew`` about the links (the links 1 m long, gravity −9.81 along z) — with the tip
+    of its last link joined to the ground by a revolute joint
+    (:func:`~multibody.dynamics.constraints.revolute_closure`: 3 point rows and 2 axis rows).  The
+    ground joint sits where the tip is at ``q0`` (1, −1, 1, … rad), its axis along the last
+    link's joint axis there, so that ``q0`` closes the loop; ``qd0`` is a unit velocity that keeps
+    it closed (in the null space of the closure's Jacobian).  Six links leave one degree of freedom.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> model, closure, q0, qd0 = spatial_loop()
+    >>> c, cdot = closure.residual(model, q0, qd0)
+    >>> c.shape, bool(np.abs(c).max() < 1e-12 and np.abs(cdot).max() < 1e-12)
+    ((5,), True)
+    """
+    from ..kinematics.forward import body_states
+    from ..models.spatial_v2 import auto_tree
+    from .constraints import constraint_terms
+
+    n = _checks.integer("links", links, lo=3)
+    model = auto_tree(n, skew=_checks.number("skew", skew))
+    q0 = np.resize([1.0, -1.0], n)
+    s = body_states(model, q0)
+    tip, R = n - 1, s.R[n - 1]
+    closure = revolute_closure(tip, [1.0, 0, 0], [0, 0, 1.0], None, s.p[tip] + R @ [1.0, 0, 0], R[:, 2],
+                               name="ground_joint")
+    J = constraint_terms(closure, model, q0, np.zeros(n)).J
+    qd0 = np.linalg.svd(J)[2][-1]
+    return model, closure, q0, qd0
 
 
 FLYER_PAPER = dict(m_b=1.0, m_w=0.1, l_w=20.0, w=10.0, g=1.0, alpha_e=np.radians(-6), rho=1.2041, c_d0=0.05,

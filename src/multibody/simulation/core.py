@@ -12,8 +12,9 @@ location on their dense output; samples are taken on the same grid k·dt·record
 One :class:`~multibody.simulation.system.System` validates a run's arguments once and evaluates
 its right-hand side.  Fixed-step runs it can compile (``System.plan``: built-in controllers, constant
 forces, compliant ground contact (``GroundContact``), the model's damping, friction, gravcomp, fixed
-tendons and soft limits; a Python controller or force function, the constraints' accelerations and
-another contact object's forces are called back from the loop) run whole in ``csrc/sim/rollout.c``, for
+tendons and soft limits, constraint sets of fixed geometry (``csrc/sim/constraints.c``); a Python
+controller or force function, other constraints' accelerations and another contact object's forces
+are called back from the loop) run whole in ``csrc/sim/rollout.c``, for
 one state or N (``simulate_batch``); with a progress bar, in pieces.  With hard limits or user events
 they run there too, except the steps that reach a stop or fire an event: rollout.c hands such a step
 back to ``_run_fixed``, whose event machinery locates and fires it, taking it as one compiled step at a
@@ -71,12 +72,14 @@ def constraint_residuals(model, system, T, Q, V):
     """(c, ċ) of the run's constraints at each sample (n, 2, rows), or None without constraints."""
     if system.constraints is None or not len(T):
         return None
-    rows = []
-    for t, q, v in zip(T, Q, V):
+    out = None
+    for k, (t, q, v) in enumerate(zip(T, Q, V)):
         c, cd = (system.constraints.residual(model, q, v, t=t) if system.constraints_take_time
                  else system.constraints.residual(model, q, v))
-        rows.append(np.stack([np.asarray(c, float).reshape(-1), np.asarray(cd, float).reshape(-1)]))
-    return np.array(rows)
+        if out is None:   # filled in place: np.stack per sample cost more than a residual in C
+            out = np.empty((len(T), 2, np.size(c)))
+        out[k, 0], out[k, 1] = np.ravel(c), np.ravel(cd)
+    return out
 
 
 def contact_force_record(infos):
@@ -555,9 +558,9 @@ def _resting_plan(plan, system):
     limits = system.limits
     if limits is None or not limits.resting:
         return plan
-    if system.constraints is not None:
-        return dataclasses.replace(plan, callbacks=dataclasses.replace(plan.callbacks,
-                                                                       dynamics=system.resting_accelerations))
+    if system.constraints is not None:   # (not the constraints' C tables: this callback solves them too)
+        return dataclasses.replace(plan, constraints=None,
+                                   callbacks=dataclasses.replace(plan.callbacks, dynamics=system.resting_accelerations))
     return dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table()))
 
 

@@ -257,6 +257,19 @@ class Callbacks:
 
 
 @dataclass(frozen=True)
+class Constraints:
+    """A constrained model's rows in C (core.h: mb_constraints; ``csrc/sim/constraints.c``): the tables
+    of :func:`multibody.dynamics.constraint_tables.constraint_tables` — ``items`` (n, 16), ``terms``
+    (t, 3), ``coef`` (k,) and ``gains`` (α, β, rank_tol).  The loop's forward dynamics is then TMT
+    eq. (6) in C; ``Callbacks.dynamics`` (the Python statement), where given, takes the stages whose
+    solve is singular (a redundant set's minimum-norm multipliers, or its diagnostics)."""
+    items: Array
+    terms: Array
+    coef: Array
+    gains: Array
+
+
+@dataclass(frozen=True)
 class Plan:
     """A run's plan: what ``csrc/sim/rollout.c`` integrates, one record per part, read by
     ``csrc/py/py_rollout.c`` into core.h's structs (one small function per record).  Built by one
@@ -268,6 +281,7 @@ class Plan:
     stops: Stops
     contact: Contact
     callbacks: Callbacks
+    constraints: Constraints | None = None
 
 
 @dataclass(frozen=True)

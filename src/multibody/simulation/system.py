@@ -174,7 +174,9 @@ class System:
         if integrator not in rollout.INTEGRATOR_CODES:
             return None
         in_lcp = type(self.contact) is HardContact   # hard contact's constraints are rows of its LCP, in C
-        if not callables and (events or (self.constraints is not None and not in_lcp) or self.f_ext_fn is not None
+        tables = None if in_lcp else self.constraint_tables()
+        if not callables and (events or (self.constraints is not None and tables is None and not in_lcp)
+                              or self.f_ext_fn is not None
                               or (self.contact is not None and
                                   type(self.contact) not in (GroundContact, SceneContact, HardContact))):
             return None
@@ -203,12 +205,22 @@ class System:
             forces=self.forces if self.f_ext_fn is not None else None,
             guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
             directions=np.array([ev.direction for ev in events], dtype=np.int32) if events else None,
-            dynamics=self.constrained_accelerations if self.constraints is not None and not in_lcp else None)
+            dynamics=self.constrained_accelerations
+            if self.constraints is not None and not in_lcp and (callables or tables is not None)
+            else None)   # beside C tables: only where their solve is singular (a batch's runs too)
         return rollout.Plan(control=control,
                             f_ext=None if self.f_ext_const is None else np.ascontiguousarray(self.f_ext_const),
                             passive=self.passive_record(),
                             stops=rollout.Stops(self._stop_rows() if self.hard_stops else None),
-                            contact=contact, callbacks=callbacks)
+                            contact=contact, callbacks=callbacks,
+                            constraints=None if tables is None else rollout.Constraints(*tables))
+
+    def constraint_tables(self):
+        """The constraints' tables for the compiled loop (``csrc/sim/constraints.c``: a ConstraintSet
+        of the kinds of fixed geometry, :mod:`multibody.dynamics.constraint_tables`), or None."""
+        if type(self.constraints) is not ConstraintSet:   # a subclass may solve otherwise
+            return None
+        return self.constraints.tables(self.model)
 
     def passive_record(self):
         """The plan's :class:`~multibody.simulation.rollout.Passive`: this run's passive laws as

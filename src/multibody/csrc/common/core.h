@@ -150,10 +150,39 @@ void mb_cholesky_apply_inverse(int n, const double *L, double *x);
 int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double *x);
 int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
                  double rank_tol, double *qdd, double *lam);
+/* the same in the caller's work (mb_kkt_work_size(n, m) doubles): MB_KKT_OK, _H_NOT_SPD or _A_SINGULAR */
+static inline long mb_kkt_work_size(int n, int m)
+{
+    return (long)n * n + (long)m * n + 2L * m * m;
+}
+int mb_kkt_solve_in(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
+                    double rank_tol, double *qdd, double *lam, double *work);
 int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double *tau, const double *G,
                   const double *gs, double *qdd, double *tauc);
 
 #ifndef MB_LANE_BUILD
+/* constraints.c — loop and coupling constraints of fixed geometry (dynamics/constraint_tables.py writes
+ * the tables) and TMT eq. (6) with Baumgarte stabilisation.  An item is MB_CON_WIDTH numbers:
+ *   MB_CON_POINT  (kind, body a, body b (−1 base), n axes, point a (3), point b (3), –, –, axes (3), –)
+ *   MB_CON_AXIS   (kind, body a, body b, –, unit axis a (3) in a, unit direction (3) in b, …)  one row
+ *   MB_CON_LINEAR (kind, first term a, terms a, first term b, terms b (0: none), first coefficient,
+ *                  coefficients, a₀, b₀, …)  one row: L_a − a₀ − p(L_b − b₀), L = Σ k q over its terms
+ * terms: (q index, v index, coefficient) rows; coef: the polynomials' coefficients c₀, c₁, … */
+enum { MB_CON_POINT = 0, MB_CON_AXIS = 1, MB_CON_LINEAR = 2, MB_CON_WIDTH = 16 };
+typedef struct mb_constraints {
+    int n_items, n_terms, n_coef, rows;  /* rows: the constraint rows the items make                  */
+    const double *items, *terms, *coef;
+    double alpha, beta;     /* Baumgarte gains: c̈ + 2α ċ + β² c = 0                                    */
+    double rank_tol;        /* a pivot of J H⁻¹ Jᵀ below rank_tol × its diagonal entry: singular            */
+} mb_constraints;
+long mb_constraints_scratch(const mb_model *m, const mb_constraints *cs);  /* doubles of scratch */
+/* c, ċ, J (rows × nv, row-major) and the bias J̇q̇ at (q, q̇) */
+void mb_constraint_rows(const mb_model *m, mb_data *d, const mb_constraints *cs, double *scratch, const double *q,
+                        const double *qd, double *J, double *c, double *cdot, double *bias);
+/* q̈ and λ (rows, or NULL) of TMT eq. (6) with d = τ − C(q, q̇, f_ext): kkt.c's status (MB_KKT_*) */
+int mb_constrained_fd(const mb_model *m, mb_data *d, const mb_constraints *cs, double *scratch, const double *q,
+                      const double *qd, const double *tau, const double *fext, double *qdd, double *lam);
+
 /* rollout.c — a whole fixed-step run: integrators, built-in controllers, recording */
 enum { MB_EULER = 0, MB_SEMI_IMPLICIT = 1, MB_RK4 = 2 };  /* the steppers with their own stage code */
 /* The fixed-step methods, one row each (rollout.c's mb_steppers, indexed by the integrator code).  A row

@@ -80,6 +80,11 @@ static PyMethodDef methods[] = {
      "kkt_solve(H, d, J, rhs, h_tol, rank_tol) -> (status, qdd, lam): TMT eq. (6) by the range-space method"},
     {"fdgq_solve", (PyCFunction)(void (*)(void))py_fdgq_solve, METH_FASTCALL,
      "fdgq_solve(H, C, tau, G, gs) -> (qdd, tauc) or None: FDgq's reduced solve (RBDA eq. 3.20)"},
+    {"constraint_rows", (PyCFunction)(void (*)(void))py_constraint_rows, METH_FASTCALL,
+     "constraint_rows(cmodel, table, q, qd) -> (c, cdot, J, bias): constraints.c's rows"},
+    {"constrained_accelerations", (PyCFunction)(void (*)(void))py_constrained_accelerations, METH_FASTCALL,
+     "constrained_accelerations(cmodel, table, q, qd, tau, f_ext) -> (status, qdd, lam): "
+     "TMT eq. (6) with Baumgarte stabilisation (constraints.c)"},
     {"rollout", (PyCFunction)(void (*)(void))py_rollout, METH_FASTCALL,
      "rollout(cmodel, Q0, QD0, outputs, plan, run): whole fixed-step runs of a Plan (simulation/rollout.py) "
      "into the given arrays"},

@@ -200,6 +200,9 @@ void bind_output(job *j, int k, PyArrayObject *a, Py_ssize_t per_state);
 
 /* py_contact.c: the ground contact law's settings (bodies, points, nd, K, D, mu) from six arguments */
 int contact_spec_from(PyObject *const *args, gate_hold *held, const mb_model *m, mb_ground_contact_spec *spec);
+/* py_constraints.c: the constraint tables (items, terms, coef, gains (alpha, beta, rank_tol)) checked against m */
+int constraint_tables_from(PyObject *items, PyObject *terms, PyObject *coef, PyObject *gains, gate_hold *held,
+                           const mb_model *m, mb_constraints *cs);
 PyObject *run_into_new_output(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int nd, npy_intp t0,
                               npy_intp t1);
 PyObject *run_into_outputs(CModel *cm, state_fn fn, job *j, int batch, Py_ssize_t N, int n, PyArrayObject **out,
@@ -247,6 +250,8 @@ int py_scene_from(PyObject *const *args, gate_hold *held, const mb_model *m, str
 PyObject *py_geom_shapes(PyObject *self, PyObject *unused);
 MB_ENTRY(py_kkt_solve);
 MB_ENTRY(py_fdgq_solve);
+MB_ENTRY(py_constraint_rows);
+MB_ENTRY(py_constrained_accelerations);
 MB_ENTRY(py_rnea_derivatives);  /* py_derivatives.c */
 MB_ENTRY(py_aba_derivatives);
 MB_ENTRY(py_minv);

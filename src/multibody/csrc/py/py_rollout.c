@@ -18,6 +18,8 @@ typedef struct {
     double *held_out, *n_sample_out;  /* HELD_END (N, nv), N_SAMPLE_END (N,), or NULL */
     int *singular;  /* (runs) run n's MB_SINGULAR body, for the message of the first failing run */
     int fill_nan;   /* the records' rows start NaN (rows a run does not reach stay so) */
+    const mb_constraints *constraints;  /* a constrained model's rows in C (constraints.c), or NULL */
+    void *fallback;  /* their Python statement where the C solve is singular (py_callbacks), or NULL */
 } rollout_job;
 
 /* An optional array argument of finite numbers: None leaves *data NULL; 0 with the error set if bad. */
@@ -130,6 +132,61 @@ static int call_dynamics(void *ctx, double t, const double *q, const double *v, 
     const int st = take_result(cb, r, cb->nv, "constraints", qdd);
     PyGILState_Release(gil);
     return st;
+}
+
+/* A constrained model's forward dynamics in C (constraints.c: TMT eq. (6)), one workspace per group of
+ * runs (a batch's groups run on several threads); where the solve finds J H⁻¹Jᵀ singular or H not
+ * positive definite, the Python statement (cb->dynamics: its diagnostics, or its minimum-norm
+ * multipliers for a redundant set) takes that stage, or without one (a batch) the run stops there. */
+typedef struct {
+    mb_model md;                 /* the model FD runs on (semi_implicit's armature, as rollout.c's) */
+    const mb_constraints *cs;
+    py_callbacks *cb;
+    mb_data *d;
+    double *scratch;
+} c_constraints;
+
+static int call_dynamics(void *ctx, double t, const double *q, const double *v, const double *tau_all,
+                         const double *fext, double *qdd);
+
+static int constrained_dynamics(void *ctx, double t, const double *q, const double *v, const double *tau_all,
+                                const double *fext, double *qdd)
+{
+    c_constraints *k = ctx;
+    const int st = mb_constrained_fd(&k->md, k->d, k->cs, k->scratch, q, v, tau_all, fext, qdd, NULL);
+    if (st == MB_KKT_OK)
+        return MB_OK;
+    if (st == MB_KKT_NO_MEMORY)
+        return MB_NO_MEMORY;
+    return k->cb && k->cb->dynamics ? call_dynamics(k->cb, t, q, v, tau_all, fext, qdd) : MB_SINGULAR;
+}
+
+/* A group's copy of the run r with its own constraint workspace (k), or r itself without constraints;
+ * NULL if there is no memory (free with constraints_end). */
+static const mb_rollout *constraints_begin(const mb_model *m, const rollout_job *rj, const mb_rollout *r,
+                                           mb_rollout *local, c_constraints *k)
+{
+    k->d = NULL, k->scratch = NULL;
+    if (!rj->constraints)
+        return r;
+    k->md = *m;
+    if (r->passive.implicit_armature)
+        k->md.armature = (double *)r->passive.implicit_armature;
+    k->cs = rj->constraints, k->cb = rj->fallback;
+    k->d = mb_data_new(m);
+    k->scratch = malloc(sizeof(double) * (size_t)(mb_constraints_scratch(m, k->cs) + 1));
+    if (!k->d || !k->scratch)
+        return NULL;
+    *local = *r;
+    local->call.dynamics = constrained_dynamics, local->call.dynamics_ctx = k;
+    return local;
+}
+
+static void constraints_end(c_constraints *k)
+{
+    if (k->d)
+        mb_data_free(k->d);
+    free(k->scratch);
 }
 
 /* [f_ext, ż] from the caller's contact law (call_python's rules). */
@@ -276,7 +333,11 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
     }
     if (L == 0)
         return MB_OK;
-    const int st = mb_run_rollouts(m, d, rj->lanes, r, L, q0, qd0, z0, o, status);
+    mb_rollout local;
+    c_constraints kc;
+    const mb_rollout *rg = constraints_begin(m, rj, r, &local, &kc);
+    const int st = rg ? mb_run_rollouts(m, d, rj->lanes, rg, L, q0, qd0, z0, o, status) : MB_NO_MEMORY;
+    constraints_end(&kc);
     end_runs(rj, st, L, out, run, status);
     return st;  /* MB_NO_MEMORY; the runs' failures are reported in info */
 }
@@ -303,7 +364,11 @@ static int rollout_together(const mb_model *m, mb_data *d, const job *j, Py_ssiz
         q0[L] = IN(j, 0, n), qd0[L] = IN(j, 1, n), o[L] = &out[L], run[L] = n;
         L++;
     }
-    st = L ? mb_run_rollouts(m, d, rj->lanes, j->rollout, L, q0, qd0, NULL, o, status) : MB_OK;
+    mb_rollout local;
+    c_constraints kc;
+    const mb_rollout *rg = constraints_begin(m, rj, j->rollout, &local, &kc);
+    st = !rg ? MB_NO_MEMORY : L ? mb_run_rollouts(m, d, rj->lanes, rg, L, q0, qd0, NULL, o, status) : MB_OK;
+    constraints_end(&kc);
     end_runs(rj, st, L, out, run, status);
 done:
     free(q0), free(out), free(o), free(run), free(status);
@@ -745,6 +810,23 @@ static int callbacks_from(reader *rd, py_callbacks *cb, mb_callbacks *c)
     return 1;
 }
 
+/* Constraints: a constrained model's tables in C (simulation/rollout.py's Constraints: items, terms, coef,
+ * gains), or None; the loop's forward dynamics is then constraints.c's (rollout_group gives each group
+ * its workspace). */
+static int constraints_from(reader *rd, const mb_model *m, PyObject *record, mb_constraints *cs, int *have)
+{
+    *have = 0;
+    if (record == Py_None)
+        return 1;
+    reader rc = {rd->k, rd->held, record, "Constraints"};
+    PyObject *items = FIELD(&rc, "items"), *terms = items ? FIELD(&rc, "terms") : NULL,
+             *coef = terms ? FIELD(&rc, "coef") : NULL, *gains = coef ? FIELD(&rc, "gains") : NULL;
+    if (!gains || !constraint_tables_from(items, terms, coef, gains, rd->held, m, cs))
+        return 0;
+    *have = 1;
+    return 1;
+}
+
 /* Record: keep every record_every-th grid sample; keep_last: a non-finite run also records its last
  * finite state off the grid. */
 static int record_from(reader *rd, mb_record *r)
@@ -842,13 +924,14 @@ static int known_entries(PyObject *d, const char *what, const char *const *names
 static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, const mb_model *m, npy_intp N,
                      int vector, py_callbacks *cb, mb_rollout *r, mb_ground_contact_spec *ground, mb_scene *scene,
                      int *resting_v,
-                     double *resting_sign, unsigned char *resting_fd)
+                     double *resting_sign, unsigned char *resting_fd, mb_constraints *cons, int *have_cons)
 {
     reader top = {k, held, plan, "Plan"}, window = {k, held, run, "Run"};
-    PyObject *control, *fext, *passive, *stops, *contact, *callbacks, *record;
+    PyObject *control, *fext, *passive, *stops, *contact, *callbacks, *record, *constraints;
     if (!(control = FIELD(&top, "control")) || !(fext = FIELD(&top, "f_ext")) || !(passive = FIELD(&top, "passive")) ||
         !(stops = FIELD(&top, "stops")) || !(contact = FIELD(&top, "contact")) ||
-        !(callbacks = FIELD(&top, "callbacks")) || !(record = FIELD(&window, "record")))
+        !(callbacks = FIELD(&top, "callbacks")) || !(constraints = FIELD(&top, "constraints")) ||
+        !(record = FIELD(&window, "record")) || !constraints_from(&top, m, constraints, cons, have_cons))
         return 0;
     reader rc = {k, held, control, "Control"}, rp = {k, held, passive, "Passive"}, rs = {k, held, stops, "Stops"},
            rn = {k, held, contact, "Contact"}, rb = {k, held, callbacks, "Callbacks"}, rr = {k, held, record, "Record"};
@@ -858,7 +941,7 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         !stops_from(&rs, m, N, &r->stops, resting_v, resting_sign, resting_fd) ||
         !contact_from(&rn, m, cb, ground, scene, &r->contact) || !callbacks_from(&rb, cb, &r->call))
         return 0;
-    if (r->contact.hard && (r->stops.n_resting || cb->dynamics || r->integrator != MB_SEMI_IMPLICIT)) {
+    if (r->contact.hard && (r->stops.n_resting || cb->dynamics || *have_cons || r->integrator != MB_SEMI_IMPLICIT)) {
         PyErr_SetString(PyExc_ValueError, "contact='hard': a velocity-level time stepper on M's own factorisation: "
                                           "it runs with integrator semi_implicit, with no joint resting on a hard stop "
                                           "and no constraint dynamics (its constraints are rows of its LCP: hard_rows)");
@@ -875,7 +958,7 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         }
         r->call.z_law = (int)law;
     }
-    if (r->stops.n_resting && cb->dynamics) {
+    if (r->stops.n_resting && (cb->dynamics || *have_cons)) {
         PyErr_SetString(PyExc_ValueError, "resting: expected rows (body, its v index, sign ±1) of distinct one-dof "
                                           "joints, for one run (N = 1) with hard stops and no dynamics function");
         return 0;
@@ -884,7 +967,9 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
     int any = 0;
     for (int i = 0; i < 5; i++)
         if (functions[i]) {
-            any = 1;
+            /* beside C constraints the dynamics function only answers a singular solve (its
+             * diagnostics, raised; a redundant set's minimum-norm solve): any run of a batch may call it */
+            any |= !(i == 3 && *have_cons);
             if (!PyCallable_Check(functions[i])) {
                 PyErr_SetString(PyExc_TypeError, "control, forces, guards, dynamics, contact: expected Python "
                                                  "functions or None");
@@ -902,6 +987,8 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
         r->call.guards = call_python, r->call.guards_ctx = cb;
     if (cb->dynamics)
         r->call.dynamics = call_dynamics, r->call.dynamics_ctx = cb;
+    if (*have_cons)  /* constraints.c's, with a workspace per group (rollout_group: constraints_begin) */
+        r->call.dynamics = constrained_dynamics, r->call.dynamics_ctx = NULL;
     if (cb->contact)
         r->contact.call = call_contact, r->contact.ctx = cb;
     if (cb->control)
@@ -970,7 +1057,10 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     int q_index[m->nv + 1];  /* a PD on a model with multi-dof joints: q index of each one-dof joint's dof */
     kept k = {.n = 0};
     PyObject *result = NULL;
-    if (!plan_from(args[4], args[5], &k, held, m, N, vector, &cb, &r, &ground, &scene, resting_v, resting_sign, resting_fd))
+    mb_constraints cons;
+    int have_cons = 0;
+    if (!plan_from(args[4], args[5], &k, held, m, N, vector, &cb, &r, &ground, &scene, resting_v, resting_sign, resting_fd,
+                   &cons, &have_cons))
         goto done;
     const int nz = cb.nz = mb_rollout_contact_states(&r);
     npy_intp dT[2] = {N, -1};
@@ -1052,6 +1142,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     rj.lanes = !lanes_run || !lanes_active ? NULL : N > 1 ? lanes_active : m->planar ? single_run_lanes() : NULL;
     rj.width = N > 1 && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
+    rj.constraints = have_cons ? &cons : NULL, rj.fallback = have_cons && cb.dynamics ? &cb : NULL;
     rj.fill_nan = N > 1 || r.stops.n > 0;  /* a single run's unreached rows stay unset */
     if (!(rj.singular = malloc(sizeof(int) * (N ? N : 1)))) {
         PyErr_NoMemory();

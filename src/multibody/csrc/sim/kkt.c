@@ -4,7 +4,10 @@
  * r (Baumgarte's −J̇q̇ − 2αċ − β²c), solved by the range-space (Schur complement) method:
  *
  *   [ H  −Jᵀ ] [ q̈ ]   [ d ]      q̈₀ = H⁻¹ d,   A = J H⁻¹ Jᵀ,
- *   [ J   0  ] [ λ  ] = [ r ]      λ = A⁻¹ (r − J q̈₀),   q̈ = q̈₀ + H⁻¹ Jᵀ λ.
+ *   [ J   0  ] [ λ  ] = [ r ]      λ = A⁻¹ (r − J q̈₀),   q̈ = q̈₀ + H⁻¹ Jᵀ λ,
+ *
+ * each H⁻¹ through the Cholesky factor H = L Lᵀ: with Y = L⁻¹Jᵀ and z = L⁻¹d, A = YᵀY, J q̈₀ = Yᵀz and
+ * q̈ = L⁻ᵀ(z + Y λ).
  *
  * FDgq (spatial_v2; RBDA eq. 3.20) needs one SPD solve, (Gᵀ H G) ÿ = Gᵀ(τ − C − H gs), by the same
  * Cholesky factorisation (mb_fdgq_solve).  Both H and A are symmetric positive definite when the problem is
@@ -41,8 +44,8 @@ int mb_cholesky_factor(int n, const double *A, double *L, double rel_tol)
     return 1;
 }
 
-/* x ← A⁻¹ x with A = L Lᵀ (forward, then back substitution). */
-void mb_cholesky_apply_inverse(int n, const double *L, double *x)
+/* x ← L⁻¹ x (forward substitution). */
+static void forward_substitute(int n, const double *L, double *x)
 {
     for (int i = 0; i < n; i++) {
         double s = x[i];
@@ -50,12 +53,24 @@ void mb_cholesky_apply_inverse(int n, const double *L, double *x)
             s -= L[n * i + k] * x[k];
         x[i] = s / L[n * i + i];
     }
+}
+
+/* x ← L⁻ᵀ x (back substitution). */
+static void back_substitute(int n, const double *L, double *x)
+{
     for (int i = n - 1; i >= 0; i--) {
         double s = x[i];
         for (int k = i + 1; k < n; k++)
             s -= L[n * k + i] * x[k];
         x[i] = s / L[n * i + i];
     }
+}
+
+/* x ← A⁻¹ x with A = L Lᵀ (forward, then back substitution). */
+void mb_cholesky_apply_inverse(int n, const double *L, double *x)
+{
+    forward_substitute(n, L, x);
+    back_substitute(n, L, x);
 }
 
 /* x = H⁻¹ b for SPD H (n×n) with L as scratch; 0 if a pivot is lost to round-off (H singular). */
@@ -69,34 +84,44 @@ int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double
     return 1;
 }
 
+/* With H = L Lᵀ, the solve needs only L⁻¹: Y = L⁻¹Jᵀ and z = L⁻¹d give A = YᵀY and J q̈₀ = Yᵀz, and
+ * q̈ = L⁻ᵀ(z + Y λ) — m + 1 forward substitutions and one back substitution. */
 int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
                  double rank_tol, double *qdd, double *lam)
 {
-    /* work: L (n²), X = H⁻¹Jᵀ stored by columns (m·n), A and its factor (2 m²) */
-    double *work = malloc(sizeof(double) * ((size_t)n * n + (size_t)m * n + 2 * (size_t)m * m + 1));
+    double *work = malloc(sizeof(double) * ((size_t)mb_kkt_work_size(n, m) + 1));
     if (!work)
         return MB_KKT_NO_MEMORY;
-    double *L = work, *X = L + n * n, *A = X + m * n, *LA = A + m * m;
+    const int st = mb_kkt_solve_in(n, m, H, d, J, r, h_tol, rank_tol, qdd, lam, work);
+    free(work);
+    return st;
+}
+
+int mb_kkt_solve_in(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
+                    double rank_tol, double *qdd, double *lam, double *work)
+{
+    /* work: L (n²), Y = L⁻¹Jᵀ stored by columns (m·n), A and its factor (2 m²) */
+    double *L = work, *Y = L + n * n, *A = Y + m * n, *LA = A + m * m;
     int st = MB_KKT_OK;
     if (!mb_cholesky_factor(n, H, L, h_tol)) {
         st = MB_KKT_H_NOT_SPD;
         goto done;
     }
     memcpy(qdd, d, sizeof(double) * n);
-    mb_cholesky_apply_inverse(n, L, qdd);  /* q̈₀ */
+    forward_substitute(n, L, qdd);  /* z = L⁻¹ d */
     if (m == 0)
-        goto done;
-    for (int k = 0; k < m; k++) {  /* column k of H⁻¹Jᵀ = H⁻¹ (row k of J) */
-        memcpy(X + n * k, J + n * k, sizeof(double) * n);
-        mb_cholesky_apply_inverse(n, L, X + n * k);
+        goto back;
+    for (int k = 0; k < m; k++) {  /* column k of Y = L⁻¹ (row k of J) */
+        memcpy(Y + n * k, J + n * k, sizeof(double) * n);
+        forward_substitute(n, L, Y + n * k);
     }
     double diag_max = 0.0;
     for (int i = 0; i < m; i++)
-        for (int k = 0; k < m; k++) {
+        for (int k = 0; k <= i; k++) {  /* A = J H⁻¹ Jᵀ = Yᵀ Y */
             double s = 0.0;
             for (int c = 0; c < n; c++)
-                s += J[n * i + c] * X[n * k + c];
-            A[m * i + k] = s;
+                s += Y[n * i + c] * Y[n * k + c];
+            A[m * i + k] = A[m * k + i] = s;
             if (i == k && s > diag_max)
                 diag_max = s;
         }
@@ -104,18 +129,19 @@ int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J
         st = MB_KKT_A_SINGULAR;
         goto done;
     }
-    for (int i = 0; i < m; i++) {  /* λ = A⁻¹ (r − J q̈₀) */
+    for (int i = 0; i < m; i++) {  /* λ = A⁻¹ (r − J q̈₀),  J q̈₀ = Yᵀ z */
         double s = r[i];
         for (int c = 0; c < n; c++)
-            s -= J[n * i + c] * qdd[c];
+            s -= Y[n * i + c] * qdd[c];
         lam[i] = s;
     }
     mb_cholesky_apply_inverse(m, LA, lam);
-    for (int k = 0; k < m; k++)  /* q̈ = q̈₀ + H⁻¹Jᵀ λ */
+    for (int k = 0; k < m; k++)  /* z + Y λ */
         for (int c = 0; c < n; c++)
-            qdd[c] += X[n * k + c] * lam[k];
+            qdd[c] += Y[n * k + c] * lam[k];
+back:
+    back_substitute(n, L, qdd);  /* q̈ = L⁻ᵀ (z + Y λ) */
 done:
-    free(work);
     return st;
 }
 
