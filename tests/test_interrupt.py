@@ -60,7 +60,7 @@ def test_ctrl_c_stops_a_compiled_module_s_run_between_chunks(tmp_path):
     """A generated module's run(n, …) evaluates its states in chunks of 65 536 without the GIL and
     looks at the signals between them.  The handshake: the interrupt is sent once the first state's
     output is written, so the run is inside C; the states of the later chunks stay unwritten."""
-    sp = pytest.importorskip("sympy")
+    import sympy as sp   # a test dependency ([symbolic] in [test])
     from multibody.codegen import compiled
     from multibody.codegen.spec import make_spec
     x, y = sp.symbols("x y")
