@@ -1,0 +1,216 @@
+"""The validation problems: one function per row of ``docs/validation.md``.
+
+Each function runs our computation, builds its reference independently (closed forms, published
+numbers, or a second computation written here for the problem — never ``mb.simulate``) and returns a
+:class:`~multibody.validation.Row`.  :data:`PROBLEMS` lists them in the table's order.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.special import ellipj, ellipk
+
+from . import Row, benchmark_error
+
+__all__ = ["PROBLEMS", "run", "a01_reference", "a02_reference", "euler_top_reference"]
+
+IFTOMM = ("IFToMM/Univ. A Coruña MBS benchmark {} (lim.ii.udc.es/mbsbenchmark, {}_specification.xml; "
+          "González et al., Multibody Syst. Dyn. 16:179, 2006)")
+
+
+def _cpu(f, *args, **kwargs):
+    """(f's value, CPU seconds it took: process time, not wall clock — the machine may be shared)."""
+    t0 = time.process_time()
+    out = f(*args, **kwargs)
+    return out, time.process_time() - t0
+
+
+# ------------------------------------------------------------------------------------ A01
+def a01_reference(t: np.ndarray, length: float = 1.0, g: float = 9.81) -> np.ndarray:
+    """P1's (x, y) of the A01 pendulum released at rest from horizontal (x = +L), in closed form.
+
+    With φ the angle from the downward vertical, sin(φ/2) = k sn(K − ω₀t | k²), k = sin(φ₀/2) =
+    sin(π/4), ω₀ = √(g/L) (the pendulum's Jacobi elliptic solution; e.g. Lawden, *Elliptic
+    Functions and Applications*, §5.2), so x = L sin φ = 2kL sn dn, y = −L cos φ = L(2k² sn² − 1).
+    The argument is reduced modulo the period 4K before ``scipy.special.ellipj`` sees it.
+    """
+    m = 0.5                                       # k² = sin²(π/4)
+    K = ellipk(m)
+    u = np.mod(K - np.sqrt(g / length) * np.asarray(t, dtype=float), 4 * K)
+    sn, _, dn, _ = ellipj(u, m)
+    k = np.sqrt(m)
+    return np.column_stack([2 * k * length * sn * dn, length * (2 * m * sn * sn - 1)])
+
+
+def a01(quick: bool = False) -> Row:
+    """A01: 2000 s (``quick``: 20 s), P1's x and y at 4000 output steps against the closed form."""
+    import multibody as mb
+    from ..models.iftomm import a01_pendulum
+    T, n_out = (20.0, 40) if quick else (2000.0, 4000)
+    dt = 1e-3
+    model = a01_pendulum()
+    traj, cpu = _cpu(mb.simulate, model, [0.0], [0.0], T, dt=dt, integrator="rk4", record_every=round(T / n_out / dt))
+    xy = np.column_stack([np.cos(traj.q[:, 0]), np.sin(traj.q[:, 0])])
+    err = benchmark_error(xy, a01_reference(traj.t), threshold=1e-3)
+    return Row("A01", "A01 simple pendulum", IFTOMM.format("A01", "A01"),
+               "closed form (Jacobi elliptic sn, dn)", f"mb.simulate rk4, h = {dt:g} s, {T:g} s",
+               f"max relative error of P1 (x, y) over {n_out} output steps, threshold 1e-3", err, 1e-1, 1e-3, cpu)
+
+
+# ------------------------------------------------------------------------------------ A02
+def a02_reference(t: np.ndarray, n: int = 40, length: float = 1.0, g: float = 9.81) -> np.ndarray:
+    """B0's (x, y, ẋ, ẏ) of the A02 N-four-bar from its own one-coordinate equation of motion.
+
+    The windows stay parallelograms, so every crank turns by the same angle θ and every coupler
+    translates with the cranks' ends: T = ½ θ̇² m L² ((N+1)/3 + N), V = m g L sin θ ((N+1)/2 + N),
+    hence θ̈ = −(g/L) cos θ ((N+1)/2 + N)/((N+1)/3 + N) — regular through the flat positions where
+    the closure equations are singular.  Integrated from θ = π/2, θ̇ = −1/L by SciPy's DOP853 at
+    rtol = atol = 1e-12 (a computation written for this problem, independent of ours).
+    """
+    c = g / length * ((n + 1) / 2 + n) / ((n + 1) / 3 + n)
+    t = np.asarray(t, dtype=float)
+    sol = solve_ivp(lambda _, y: [y[1], -c * np.cos(y[0])], (0.0, float(t[-1])), [np.pi / 2, -1.0 / length],
+                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=t)
+    th, w = sol.y
+    return length * np.column_stack([np.cos(th), np.sin(th), -np.sin(th) * w, np.cos(th) * w])
+
+
+def a02(quick: bool = False) -> Row:
+    """A02: N = 40, 20 s (``quick``: 2 s), B0's position and velocity at 400 output steps."""
+    import multibody as mb
+    from ..models.iftomm import a02_n_four_bar, a02_start
+    n = 40
+    T, n_out = (2.0, 40) if quick else (20.0, 400)
+    dt = 5e-3
+    model = a02_n_four_bar(n)
+    q0, qd0 = a02_start(model)
+    cons = mb.ConstraintSet(*model.constraints, redundant="least_squares")
+    traj, cpu = _cpu(mb.simulate, model, q0, qd0, T, dt=dt, integrator="rk4", constraints=cons,
+                     record_every=round(T / n_out / dt))
+    th, w = traj.q[:, 0], traj.qd[:, 0]
+    b0 = np.column_stack([np.cos(th), np.sin(th), -np.sin(th) * w, np.cos(th) * w])
+    err = benchmark_error(b0, a02_reference(traj.t, n), threshold=1e-3)
+    return Row("A02", f"A02 N-four-bar, N = {n} (through its singular flat positions)", IFTOMM.format("A02", "A02"),
+               "its one-coordinate ODE (parallelogram windows), SciPy DOP853 rtol 1e-12",
+               f"mb.simulate rk4, h = {dt:g} s, {T:g} s; KKT with Baumgarte, minimum-norm multipliers "
+               f"(redundant='least_squares')",
+               f"max relative error of B0 (x, y, ẋ, ẏ) over {n_out} output steps, threshold 1e-3",
+               err, 1e-1, 1e-3, cpu)
+
+
+# ------------------------------------------------------------------------------------ Euler's top
+TOP_INERTIA = (1.0, 2.0, 3.0)
+TOP_OMEGA0 = (1.0, 0.0, 0.7)
+
+
+def euler_top_reference(t: np.ndarray, inertia=TOP_INERTIA, omega0=TOP_OMEGA0):
+    """(ω (n, 3) in body axes, the flip interval) of a torque-free body, by Jacobi's closed form.
+
+    Landau & Lifshitz, *Mechanics*, §37 (I₁ < I₂ < I₃, M² > 2EI₂, start at ω₂ = 0):
+    ω₁ = ω₁(0) cn τ, ω₂ = √((2EI₃ − M²)/(I₂(I₃ − I₂))) sn τ, ω₃ = ω₃(0) dn τ, with
+    τ = t √((I₃ − I₂)(M² − 2EI₁)/(I₁I₂I₃)) and k² = (I₂ − I₁)(2EI₃ − M²)/((I₃ − I₂)(M² − 2EI₁)).
+    ω₂ changes sign — the body flips about its intermediate axis — every 2K(k)/rate seconds.
+    """
+    I1, I2, I3 = inertia
+    w1, w2, w3 = omega0
+    if w2 != 0.0:
+        raise ValueError("omega0: the closed form here starts at ω₂ = 0")
+    E2 = I1 * w1 ** 2 + I3 * w3 ** 2                 # 2E
+    M2 = (I1 * w1) ** 2 + (I3 * w3) ** 2
+    if not M2 > E2 * I2:
+        raise ValueError("omega0: expected M² > 2E I₂ (rotation about the major axis's side)")
+    rate = np.sqrt((I3 - I2) * (M2 - E2 * I1) / (I1 * I2 * I3))
+    m = (I2 - I1) * (E2 * I3 - M2) / ((I3 - I2) * (M2 - E2 * I1))
+    sn, cn, dn, _ = ellipj(rate * np.asarray(t, dtype=float), m)
+    w2max = np.sqrt((E2 * I3 - M2) / (I2 * (I3 - I2)))
+    return np.column_stack([w1 * cn, w2max * sn, w3 * dn]), 2 * ellipk(m) / rate
+
+
+def euler_top(quick: bool = False) -> Row:
+    """A torque-free asymmetric body on a spherical joint: ω(t) over 40 s and its flip interval."""
+    import multibody as mb
+    from ..model.builder import ModelBuilder
+    T = 10.0 if quick else 40.0
+    dt = 1e-3
+    b = ModelBuilder("euler_top", gravity=(0.0, 0.0, 0.0))
+    b.add_body("top", None, "spherical", mass=1.0, inertia=np.diag(TOP_INERTIA))
+    model = b.build()
+    traj, cpu = _cpu(mb.simulate, model, [1.0, 0.0, 0.0, 0.0], list(TOP_OMEGA0), T, dt=dt, integrator="rk4",
+                     record_every=10)
+    ref, flip = euler_top_reference(traj.t)
+    scale = np.abs(ref).max()
+    err_w = float(np.abs(traj.qd - ref).max() / scale)
+    # the flip interval measured: ω₂'s sign changes, located by linear interpolation between samples
+    # (its error O(Δt²·ω̈₂) is below 1e-9 of the interval at this sampling)
+    w2, t = traj.qd[:, 1], traj.t
+    k = np.flatnonzero(np.sign(w2[1:]) != np.sign(w2[:-1]))
+    k = k[w2[k] != 0.0]
+    zeros = t[k] - w2[k] * (t[k + 1] - t[k]) / (w2[k + 1] - w2[k])
+    intervals = np.diff(zeros)
+    err_flip = float(np.abs(intervals - flip).max() / flip) if len(intervals) else float("nan")
+    err = max(err_w, err_flip)
+    return Row("top", f"Torque-free asymmetric top, I = {TOP_INERTIA}, ω₀ = {TOP_OMEGA0} rad/s "
+                      f"(intermediate-axis flip every {flip:.6f} s)",
+               "Euler's equations; Landau & Lifshitz, Mechanics, §37",
+               "closed form (Jacobi cn, sn, dn; flip interval 2K(k)/rate)",
+               f"mb.simulate rk4 on a spherical joint (quaternion), h = {dt:g} s, {T:g} s",
+               f"max(|ω − ω_ref| / max|ω_ref|, relative error of the {len(intervals)} measured flip intervals)",
+               err, 1e-8, 1e-8, cpu)
+
+
+# ------------------------------------------------------------------------------------ Whipple
+WEAVE_CAPSIZE = (4.29238253634111, 6.02426201538837)
+
+
+def whipple(quick: bool = False) -> Row:
+    """The benchmark bicycle's weave and capsize speeds from our model's exact linearisation."""
+    from ..models.bicycle import whipple_linear, whipple_speeds
+
+    def speeds():
+        M, C1, K0, K2 = whipple_linear()
+        return whipple_speeds((M, C1, K0, K2, 9.81))
+    (vw, vc), cpu = _cpu(speeds)
+    err = max(abs(vw - WEAVE_CAPSIZE[0]), abs(vc - WEAVE_CAPSIZE[1]))
+    return Row("whipple", f"Whipple bicycle: weave {vw:.14f}, capsize {vc:.14f} m/s",
+               "Meijaard, Papadopoulos, Ruina, Schwab, Proc. R. Soc. A 463:1955 (2007), table 2",
+               f"published: {WEAVE_CAPSIZE[0]}, {WEAVE_CAPSIZE[1]} m/s",
+               "mb.models.whipple_bicycle, exact linearisation (whipple_linear), Brent on the eigenvalues",
+               "max |v − v_published| (m/s)", err, 1e-10, 1e-10, cpu)
+
+
+PROBLEMS: dict[str, Callable[..., Row]] = {"A01": a01, "A02": a02, "top": euler_top, "whipple": whipple}
+
+
+def run(keys=None, quick: bool = False) -> list[Row]:
+    """Run the problems named in ``keys`` (default: all of :data:`PROBLEMS`, in order).
+
+    Parameters
+    ----------
+    keys : sequence of str, optional
+        Keys of :data:`PROBLEMS`.
+    quick : bool, optional
+        Shorter runs (the same references and measures) for a smoke test.
+
+    Returns
+    -------
+    list of Row
+        One row per problem.
+
+    Raises
+    ------
+    ValueError
+        An unknown key (the known ones listed).
+
+    Examples
+    --------
+    >>> [r.level for r in run(["whipple"])]
+    ['high']
+    """
+    keys = list(PROBLEMS) if keys is None else list(keys)
+    unknown = [k for k in keys if k not in PROBLEMS]
+    if unknown:
+        raise ValueError(f"keys: unknown problem(s) {unknown}; expected some of {list(PROBLEMS)}")
+    return [PROBLEMS[k](quick=quick) for k in keys]
