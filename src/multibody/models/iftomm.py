@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _checks
 from ..model.builder import ModelBuilder
@@ -147,7 +148,8 @@ def a02_n_four_bar(n: int = 40, length: float = 1.0, mass: float = 1.0) -> Model
     return dataclasses.replace(b.build(), planar=True, constraints=closures)
 
 
-def a02_start(model: Model, theta: float = A02_START["theta"], theta_dot: float = A02_START["theta_dot"]):
+def a02_start(model: Model, theta: float = A02_START["theta"],
+              theta_dot: float = A02_START["theta_dot"]) -> tuple[np.ndarray, np.ndarray]:
     """(q, q̇) of :func:`a02_n_four_bar` with every crank at angle ``theta`` turning at ``theta_dot``.
 
     The couplers stay parallel to the ground line (the windows are parallelograms): their angle
@@ -176,7 +178,7 @@ def a02_start(model: Model, theta: float = A02_START["theta"], theta_dot: float 
     >>> import multibody as mb
     >>> q, qd = a02_start(mb.models.a02_n_four_bar(1))
     >>> [round(float(v), 4) for v in q], [float(v) for v in qd]
-    [1.5708, 1.5708, -1.5708], [-1.0, -1.0, 1.0]
+    ([1.5708, 1.5708, -1.5708], [-1.0, -1.0, 1.0])
     """
     th = _checks.number("theta", theta)
     w = _checks.number("theta_dot", theta_dot)
@@ -275,7 +277,7 @@ def a03_andrews() -> Model:
     return dataclasses.replace(b.build(), planar=True, constraints=closures)
 
 
-def a03_forces(model: Model, q, qd=None) -> np.ndarray:
+def a03_forces(model: Model, q: ArrayLike, qd: ArrayLike | None = None) -> np.ndarray:
     """Andrews' loads on :func:`a03_andrews` as ``f_ext`` (nb, 6), spatial forces in base coordinates.
 
     The drive torque mom about z on the crank ``b1``, and the spring force at D = B + R(γ)(sd, −sc)
