@@ -54,3 +54,19 @@ def test_the_command_check_passes_on_every_problem(tmp_path):
                        capture_output=True, text=True, timeout=1800)
     assert r.returncode == 0, r.stderr
     assert out.read_text().count("| **high** |") + out.read_text().count("| **low** |") >= 5
+
+
+def test_heavy_top_steady_precession():
+    from multibody.validation.problems import heavy_top
+    row = heavy_top(quick=True)
+    assert row.level == "high" and row.error < 1e-8
+
+
+def test_heavy_top_precession_rate_satisfies_its_condition_and_refuses_a_slow_spin():
+    from multibody.validation.problems import HEAVY_TOP, heavy_top_precession
+    p = HEAVY_TOP
+    Om = heavy_top_precession(**p)
+    I1 = p["Ic1"] + p["m"] * p["l"] ** 2
+    assert p["m"] * p["g"] * p["l"] == pytest.approx(Om * (p["I3"] * p["w3"] - I1 * Om * np.cos(p["theta"])), rel=1e-13)
+    with pytest.raises(ValueError, match="too slow"):
+        heavy_top_precession(**{**p, "w3": 0.1})

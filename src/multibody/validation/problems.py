@@ -15,7 +15,8 @@ from scipy.special import ellipj, ellipk
 
 from . import Row, benchmark_error
 
-__all__ = ["PROBLEMS", "run", "a01_reference", "a02_reference", "euler_top_reference", "ANDREWS_REFERENCE"]
+__all__ = ["PROBLEMS", "run", "a01_reference", "a02_reference", "euler_top_reference", "ANDREWS_REFERENCE",
+           "heavy_top_precession"]
 
 IFTOMM = ("IFToMM/Univ. A Coruña MBS benchmark {} (lim.ii.udc.es/mbsbenchmark, {}_specification.xml; "
           "González et al., Multibody Syst. Dyn. 16:179, 2006)")
@@ -197,6 +198,78 @@ def euler_top(quick: bool = False) -> Row:
                err, 1e-8, 1e-8, cpu)
 
 
+# ------------------------------------------------------------------------------------ heavy top
+#: the heavy symmetric top: mass (kg), CoM distance from the fixed tip (m), transverse and axial
+#: moments of inertia about the CoM (kg m²), tilt from the vertical (rad), spin ω₃ (rad/s)
+HEAVY_TOP = dict(m=1.0, l=0.5, Ic1=0.1, I3=0.15, theta=np.radians(30.0), w3=30.0, g=9.81)
+
+
+def heavy_top_precession(m: float, l: float, Ic1: float, I3: float, theta: float, w3: float,
+                         g: float = 9.81) -> float:
+    """The slow steady precession rate Ω (rad/s) of a heavy symmetric top, in closed form.
+
+    Goldstein, Poole & Safko, *Classical Mechanics*, 3rd ed., §5.7: a top tilted θ from the vertical
+    precesses steadily when m g l = Ω (I₃ω₃ − I₁Ω cos θ), I₁ = I_c1 + m l² about the tip; the
+    smaller root Ω = (I₃ω₃ − √(I₃²ω₃² − 4 I₁ m g l cos θ)) / (2 I₁ cos θ).
+
+    Parameters
+    ----------
+    m, l, Ic1, I3, theta, w3, g : float
+        Mass (kg), CoM distance from the tip (m), moments of inertia about the CoM (kg m²), tilt
+        (rad), spin about the symmetry axis (rad/s), gravity (m/s²).
+
+    Returns
+    -------
+    float
+        Ω (rad/s).
+
+    Raises
+    ------
+    ValueError
+        A spin too slow for steady precession (the discriminant is negative).
+
+    Examples
+    --------
+    >>> round(heavy_top_precession(**HEAVY_TOP), 10)
+    1.1845063393
+    """
+    I1 = Ic1 + m * l * l
+    disc = (I3 * w3) ** 2 - 4 * I1 * m * g * l * np.cos(theta)
+    if disc < 0:
+        raise ValueError(f"w3: a spin of {w3} rad/s is too slow for steady precession at this tilt")
+    return float((I3 * w3 - np.sqrt(disc)) / (2 * I1 * np.cos(theta)))
+
+
+def heavy_top(quick: bool = False) -> Row:
+    """The heavy symmetric top started in steady precession: its tilt stays and it precesses at Ω."""
+    import multibody as mb
+    from ..kinematics.forward import body_states
+    from ..model.builder import ModelBuilder
+    p = HEAVY_TOP
+    T = 5.0 if quick else 20.0
+    dt = 5e-4
+    b = ModelBuilder("heavy_top", gravity=(0.0, 0.0, -p["g"]))
+    b.add_body("top", None, "spherical", mass=p["m"], com=[0.0, 0.0, p["l"]],
+               inertia=np.diag([p["Ic1"], p["Ic1"], p["I3"]]))
+    model = b.build()
+    Om, th = heavy_top_precession(**p), p["theta"]
+    q0 = np.array([np.cos(th / 2), np.sin(th / 2), 0.0, 0.0])          # tilted θ about x
+    R0 = body_states(model, q0).R[0]
+    # body angular velocity: the precession Ω about the vertical plus the spin ψ̇ = ω₃ − Ω cos θ about the axis
+    w0 = Om * R0.T @ [0.0, 0.0, 1.0] + (p["w3"] - Om * np.cos(th)) * np.array([0.0, 0.0, 1.0])
+    traj, cpu = _cpu(mb.simulate, model, q0, w0, T, dt=dt, integrator="rk4", record_every=20)
+    z = np.array([body_states(model, q).R[0][:, 2] for q in traj.q])
+    tilt = np.arccos(np.clip(z[:, 2], -1.0, 1.0))
+    phi = np.unwrap(np.arctan2(z[:, 1], z[:, 0]))
+    phi -= phi[0]
+    err = max(float(np.abs(tilt - th).max() / th), float(np.abs(phi - Om * traj.t).max() / (Om * T)))
+    return Row("heavy_top", f"Heavy symmetric top in steady precession (θ = 30°, ω₃ = 30 rad/s: Ω = {Om:.10f} rad/s)",
+               "Goldstein, Poole & Safko, Classical Mechanics, 3rd ed., §5.7",
+               "closed form: m g l = Ω (I₃ω₃ − I₁Ω cos θ), tilt constant",
+               f"mb.simulate rk4 on a spherical joint (quaternion), h = {dt:g} s, {T:g} s",
+               "max(|tilt − θ|/θ, |precession angle − Ωt| / (ΩT))", err, 1e-8, 1e-8, cpu)
+
+
 # ------------------------------------------------------------------------------------ Whipple
 WEAVE_CAPSIZE = (4.29238253634111, 6.02426201538837)
 
@@ -218,7 +291,7 @@ def whipple(quick: bool = False) -> Row:
 
 
 PROBLEMS: dict[str, Callable[..., Row]] = {"A01": a01, "A02": a02, "A03": a03, "top": euler_top,
-                                           "whipple": whipple}
+                                           "heavy_top": heavy_top, "whipple": whipple}
 
 
 def run(keys: list[str] | None = None, quick: bool = False) -> list[Row]:
