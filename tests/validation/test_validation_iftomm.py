@@ -149,3 +149,23 @@ def test_a01_model_is_the_specified_pendulum():
     m = a01_pendulum()
     H, C = mb.hand_c(m, [0.3], [0.0])
     assert H[0, 0] == pytest.approx(1.0) and C[0] == pytest.approx(9.81 * np.cos(0.3))
+
+
+def test_a02_started_exactly_flat_follows_the_reference_branch():
+    """At θ = 0 the closure Jacobian has lost N rows of rank at the very first stage: the default set
+    refuses (naming the rows); minimum-norm multipliers (redundant='least_squares') carry the run on
+    the mechanism's one-degree-of-freedom branch, against the one-coordinate ODE from the same start."""
+    from scipy.integrate import solve_ivp
+    n = 40
+    model = a02_n_four_bar(n)
+    q0, qd0 = a02_start(model, theta=0.0, theta_dot=-1.0)
+    with pytest.raises(mb.errors.ConstraintError, match="singular"):
+        mb.ConstraintSet(*model.constraints).accelerations(model, q0, qd0, np.zeros(model.nv))
+    cs = mb.ConstraintSet(*model.constraints, redundant="least_squares")
+    traj = mb.simulate(model, q0, qd0, 1.0, dt=5e-3, integrator="rk4", constraints=cs, record_every=10)
+    c = 9.81 * ((n + 1) / 2 + n) / ((n + 1) / 3 + n)
+    sol = solve_ivp(lambda _, y: [y[1], -c * np.cos(y[0])], (0, 1.0), [0.0, -1.0], method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=traj.t)
+    assert np.abs(traj.q[:, 0] - sol.y[0]).max() < 1e-5
+    assert np.abs(traj.qd[:, 0] - sol.y[1]).max() < 1e-4
+    assert np.abs(traj.q[:, :n + 1] - traj.q[:, :1]).max() < 1e-5        # the windows stay parallelograms
