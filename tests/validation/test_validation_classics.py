@@ -70,3 +70,20 @@ def test_heavy_top_precession_rate_satisfies_its_condition_and_refuses_a_slow_sp
     assert p["m"] * p["g"] * p["l"] == pytest.approx(Om * (p["I3"] * p["w3"] - I1 * Om * np.cos(p["theta"])), rel=1e-13)
     with pytest.raises(ValueError, match="too slow"):
         heavy_top_precession(**{**p, "w3": 0.1})
+
+
+def test_kepler_orbit_against_keplers_equation():
+    from multibody.validation.problems import kepler
+    row = kepler(quick=True)
+    assert row.level == "high" and row.error < 1e-9
+
+
+def test_kepler_reference_solves_the_two_body_equation():
+    """Kepler's-equation positions against SciPy's DOP853 on r̈ = −μ r/|r|³ (the reference's own check)."""
+    from multibody.validation.problems import kepler_reference
+    t = np.linspace(0, 2 * np.pi, 50)
+    sol = solve_ivp(lambda _, y: np.r_[y[2:], -y[:2] / np.linalg.norm(y[:2]) ** 3], (0, t[-1]), [0.5, 0, 0, np.sqrt(3)],
+                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=t)
+    np.testing.assert_allclose(kepler_reference(t), sol.y[:2].T, atol=1e-9)
+    with pytest.raises(ValueError, match="eccentricity"):
+        kepler_reference(t, e=1.0)
