@@ -43,7 +43,27 @@ def _fmt(x: float) -> str:
 
 
 def table(rows: list[Row], machine: str = "") -> str:
-    """The markdown page for ``rows`` (header, one table line per row, sources, footer)."""
+    """The markdown page for ``rows`` (header, one table line per row, sources, footer).
+
+    Parameters
+    ----------
+    rows : list of Row
+        The results (:func:`multibody.validation.problems.run`).
+    machine : str, optional
+        Words on the machine the CPU times were taken on (put in the header).
+
+    Returns
+    -------
+    str
+        The page.
+
+    Examples
+    --------
+    >>> from multibody.validation import Row
+    >>> page = table([Row("x", "a problem", "a source", "a reference", "a method", "a measure", 1e-9, 1e-6, 1e-6, 0.1)])
+    >>> "| **high** |" in page and "- **x**: a source" in page
+    True
+    """
     lines = [HEADER.format(machine=machine),
              "| problem | reference | our method | error | thresholds (low / high) | level | CPU s |",
              "|---|---|---|---|---|---|---|"]
@@ -56,8 +76,27 @@ def table(rows: list[Row], machine: str = "") -> str:
     return "\n".join(lines) + "\n" + FOOTER
 
 
-def main(argv=None) -> int:
-    """Run the suite; write the table; with ``--check`` return 1 if a row misses its threshold."""
+def main(argv: list[str] | None = None) -> int:
+    """Run the suite and write the table.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line (default ``sys.argv[1:]``): ``--check``, ``--only KEY …``, ``--quick``,
+        ``--out PATH`` (``-``: stdout).
+
+    Returns
+    -------
+    int
+        The exit status: 1 with ``--check`` when a row misses its threshold, else 0.
+
+    Examples
+    --------
+    >>> main(["--only", "whipple", "--out", "-", "--check"])      # doctest: +ELLIPSIS
+    # Validation against published references
+    ...
+    0
+    """
     ap = argparse.ArgumentParser(prog="python -m multibody.validation", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if any row misses its threshold")
     ap.add_argument("--only", nargs="+", metavar="KEY", choices=list(PROBLEMS), help="run only these problems")

@@ -37,6 +37,23 @@ def a01_reference(t: np.ndarray, length: float = 1.0, g: float = 9.81) -> np.nda
     sin(π/4), ω₀ = √(g/L) (the pendulum's Jacobi elliptic solution; e.g. Lawden, *Elliptic
     Functions and Applications*, §5.2), so x = L sin φ = 2kL sn dn, y = −L cos φ = L(2k² sn² − 1).
     The argument is reduced modulo the period 4K before ``scipy.special.ellipj`` sees it.
+
+    Parameters
+    ----------
+    t : array_like
+        Times (s).
+    length, g : float, optional
+        The bar length (m) and gravity (m/s²).
+
+    Returns
+    -------
+    ndarray (n, 2)
+        P1's x and y (m).
+
+    Examples
+    --------
+    >>> [round(float(v), 12) for v in a01_reference([0.0])[0]]          # released at (L, 0)
+    [1.0, 0.0]
     """
     m = 0.5                                       # k² = sin²(π/4)
     K = ellipk(m)
@@ -70,6 +87,25 @@ def a02_reference(t: np.ndarray, n: int = 40, length: float = 1.0, g: float = 9.
     hence θ̈ = −(g/L) cos θ ((N+1)/2 + N)/((N+1)/3 + N) — regular through the flat positions where
     the closure equations are singular.  Integrated from θ = π/2, θ̇ = −1/L by SciPy's DOP853 at
     rtol = atol = 1e-12 (a computation written for this problem, independent of ours).
+
+    Parameters
+    ----------
+    t : array_like
+        Increasing output times (s), from 0.
+    n : int, optional
+        The number of windows N.
+    length, g : float, optional
+        Link length (m), gravity (m/s²).
+
+    Returns
+    -------
+    ndarray (n_t, 4)
+        B0's x, y (m) and ẋ, ẏ (m/s).
+
+    Examples
+    --------
+    >>> [round(float(v), 12) + 0.0 for v in a02_reference([0.0, 0.1])[0]]   # crank up, B0 at +1 m/s
+    [0.0, 1.0, 1.0, 0.0]
     """
     c = g / length * ((n + 1) / 2 + n) / ((n + 1) / 3 + n)
     t = np.asarray(t, dtype=float)
@@ -153,6 +189,31 @@ def euler_top_reference(t: np.ndarray, inertia: tuple = TOP_INERTIA,
     ω₁ = ω₁(0) cn τ, ω₂ = √((2EI₃ − M²)/(I₂(I₃ − I₂))) sn τ, ω₃ = ω₃(0) dn τ, with
     τ = t √((I₃ − I₂)(M² − 2EI₁)/(I₁I₂I₃)) and k² = (I₂ − I₁)(2EI₃ − M²)/((I₃ − I₂)(M² − 2EI₁)).
     ω₂ changes sign — the body flips about its intermediate axis — every 2K(k)/rate seconds.
+
+    Parameters
+    ----------
+    t : array_like
+        Times (s).
+    inertia : tuple, optional
+        Principal moments I₁ < I₂ < I₃ (kg m²).
+    omega0 : tuple, optional
+        ω at t = 0 in body axes (rad/s), with ω₂ = 0 and M² > 2EI₂.
+
+    Returns
+    -------
+    tuple
+        (ω (n, 3) in body axes, rad/s; the flip interval, s).
+
+    Raises
+    ------
+    ValueError
+        ω₂(0) ≠ 0, or M² ≤ 2EI₂.
+
+    Examples
+    --------
+    >>> w, flip = euler_top_reference([0.0])
+    >>> [float(v) for v in w[0]], round(float(flip), 6)
+    ([1.0, 0.0, 0.7], 5.849338)
     """
     I1, I2, I3 = inertia
     w1, w2, w3 = omega0
