@@ -32,7 +32,7 @@ was not reachable offline, and this pointwise maximum bounds its averaged (RMS) 
 FOOTER = """
 Not in the table yet: IFToMM A04 (Bricard mechanism) and A05 (flyball governor) — their geometry
 pages (A04/A05_specification.xml) were not reachable offline in full.  The rolling disc's stability
-speed (v² = gR/3, Neĭmark & Fufaev) is checked by `tests/test_nonholonomic.py`
+speed (v² = gR/3 for a uniform disc) is checked by `tests/test_nonholonomic.py`
 (`test_rolling_disc_stability_speed`), the Whipple bicycle's matrices M, C1, K0, K2 against Meijaard
 et al. to 1e-12 by `tests/test_whipple.py`.
 """
@@ -67,10 +67,12 @@ def table(rows: list[Row], machine: str = "") -> str:
     lines = [HEADER.format(machine=machine),
              "| problem | reference | our method | error | thresholds (low / high) | level | CPU s |",
              "|---|---|---|---|---|---|---|"]
+    def cell(text):          # a '|' inside a cell (|ω − ω_ref|) would end it
+        return text.replace("|", "\\|")
     for r in rows:
         thr = _fmt(r.low) if r.low == r.high else f"{_fmt(r.low)} / {_fmt(r.high)}"
-        lines.append(f"| {r.problem} | {r.reference} | {r.method} | {_fmt(r.error)} ({r.measure}) | {thr} | "
-                     f"**{r.level}** | {r.cpu_s:.2f} |")
+        lines.append(f"| {cell(r.problem)} | {cell(r.reference)} | {cell(r.method)} | {_fmt(r.error)} "
+                     f"({cell(r.measure)}) | {thr} | **{r.level}** | {r.cpu_s:.2f} |")
     lines += ["", "Sources:", ""]
     lines += [f"- **{r.key}**: {r.source}" + (f" — {r.note}" if r.note else "") for r in rows]
     return "\n".join(lines) + "\n" + FOOTER

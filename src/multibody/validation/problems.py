@@ -420,7 +420,7 @@ def whipple(quick: bool = False) -> Row:
     (vw, vc), cpu = _cpu(speeds)
     err = max(abs(vw - WEAVE_CAPSIZE[0]), abs(vc - WEAVE_CAPSIZE[1]))
     return Row("whipple", f"Whipple bicycle: weave {vw:.14f}, capsize {vc:.14f} m/s",
-               "Meijaard, Papadopoulos, Ruina, Schwab, Proc. R. Soc. A 463:1955 (2007), table 2",
+               "Meijaard, Papadopoulos, Ruina, Schwab, Proc. R. Soc. A 463:1955 (2007)",
                f"published: {WEAVE_CAPSIZE[0]}, {WEAVE_CAPSIZE[1]} m/s",
                "mb.models.whipple_bicycle, exact linearisation (whipple_linear), Brent on the eigenvalues",
                "max |v − v_published| (m/s)", err, 1e-10, 1e-10, cpu)
