@@ -98,10 +98,10 @@ def benchmark_error(y: ArrayLike, y_ref: ArrayLike, threshold: float) -> float:
     "threshold value", 1e-3) is not divided by, so zero crossings do not blow the measure up.
 
     The library's pages state the thresholds, the number of output steps and this threshold value
-    but the exact formula (González et al. 2006) was not reachable offline; this pointwise maximum
-    bounds the root-mean-square relative error over the same samples from above
-    (Σ dᵢ² / Σ max(|rᵢ|, t)² ≤ maxᵢ dᵢ² / max(|rᵢ|, t)²), so a row that meets a threshold in this
-    measure meets it in the averaged one too.
+    but the exact formula (González et al. 2006) was not reachable offline.  If it averages these
+    ratios over the output steps, or takes the ratio of root-mean-square values, this pointwise
+    maximum bounds it from above (Σ dᵢ² / Σ max(|rᵢ|, t)² ≤ maxᵢ dᵢ² / max(|rᵢ|, t)²), so a row that
+    meets a threshold here meets it there too; a measure of another form is not covered by this.
 
     Parameters
     ----------

@@ -25,7 +25,8 @@ and the CPU time of our computation (process time{machine}).
 The IFToMM measure (`multibody.validation.benchmark_error`): the largest relative difference over
 the output steps and reference variables, |y − y_ref| / max(|y_ref|, 10⁻³).  The library's pages give
 the thresholds, output steps and the 10⁻³ threshold value; the formula of González et al. (2006)
-was not reachable offline, and this pointwise maximum bounds its averaged (RMS) form from above.
+was not reachable offline; this pointwise maximum bounds an average (or RMS ratio) of the same
+ratios from above.
 
 """
 
