@@ -37,6 +37,9 @@ CATALOG = {
     "double_elbow": mb.models.double_elbow,
     "rolling_disc": lambda: mb.models.rolling_disc(4),
     "whipple_bicycle": mb.models.whipple_bicycle,
+    "a01_pendulum": mb.models.a01_pendulum,
+    "a02_n_four_bar": lambda: mb.models.a02_n_four_bar(2),
+    "a03_andrews": mb.models.a03_andrews,
 }
 QUATERNION = {"vee", "singlebody", "scissor", "rolling_disc"}          # free joints: no symbolic coordinates
 MECHANISMS = {"biped_upper_body", "flapping_flyer", "clemens_joint"}
