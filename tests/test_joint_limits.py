@@ -150,6 +150,12 @@ def test_a_start_outside_the_limits_starts_on_them_with_a_warning():
     assert batch.q[2, 0, 0] == 0.5 and batch.q[4, 0, 0] == -0.3 and batch.q[1, 0, 0] == 0.5 + 1e-13
     assert batch.status == ["finished"] * 5
     assert np.all(batch.q[..., 0] <= 0.5 + 1e-13) and np.all(batch.q[..., 0] >= -0.3)
+    for i in (2, 4):   # a run starting on its stop (row 4 rests on it) is its simulate's, bit for bit
+        with pytest.warns(SimulationWarning):
+            one = mb.simulate(m, Q0[i], [0.0], 0.1)
+        np.testing.assert_array_equal(batch[i].t, one.t)
+        np.testing.assert_array_equal(batch[i].q, one.q)
+        np.testing.assert_array_equal(batch[i].qd, one.qd)
 
 
 def test_hopper_starting_outside_its_knee_range_runs_as_mujoco_qualitatively():
