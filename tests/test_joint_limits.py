@@ -121,21 +121,76 @@ def test_a_plastic_stop_left_by_gravity_does_not_hold_an_explicit_euler_run():
     assert np.all(after >= m.q_lower - 1e-15) and np.all(after <= m.q_upper + 1e-15)
 
 
-def test_a_start_outside_the_limits_is_refused():
+def test_a_start_outside_the_limits_starts_on_them_with_a_warning():
+    """A start beyond a hard stop is accepted as MuJoCo accepts it: the joint starts on the stop it lies
+    beyond (the stop active from t = 0), with one warning naming the joint, its value and its range."""
     m = pendulum(q_lower=[-0.3], q_upper=[0.5])
-    with pytest.raises(ValueError, match="q0: joint 'joint1' starts at 1.0, outside its upper limit 0.5"):
-        mb.simulate(m, [1.0], [0.0], 0.1)
-    assert mb.simulate(m, [1.0], [0.0], 0.1, limits="off").status == "finished"
+    with pytest.warns(SimulationWarning, match=r"joint 'joint1' starts at 1.0, outside its range \[-0.3, 0.5\]") as w:
+        traj = mb.simulate(m, [1.0], [0.0], 0.3)
+    assert len([x for x in w if issubclass(x.category, SimulationWarning)]) == 1
+    assert traj.q[0, 0] == 0.5 and traj.status == "finished"
+    assert np.all(traj.q[:, 0] <= 0.5) and np.all(traj.q[:, 0] >= -0.3)
+    # the same as a run started on the stop (the projection is the whole difference)
+    on = mb.simulate(m, [0.5], [0.0], 0.3)
+    np.testing.assert_array_equal(traj.q, on.q)
+    np.testing.assert_array_equal(traj.qd, on.qd)
+    # moving further out at the start: the stop's impact at t = 0 (plastic: the joint's rate into it is gone)
+    with pytest.warns(SimulationWarning, match="starts at 1.0"):
+        out = mb.simulate(m, [1.0], [2.0], 0.3)
+    assert out.q[0, 0] == 0.5 and out.qd[0, 0] <= 0.0 and np.all(out.q[:, 0] <= 0.5)
+    assert mb.simulate(m, [1.0], [0.0], 0.1, limits="off").q[0, 0] == 1.0   # limits="off": no stop, no warning
     with pytest.raises(ValueError, match="limits"):
         mb.simulate(m, [0.0], [0.0], 0.1, limits="rigid")
     with pytest.raises(ValueError, match="limit_restitution"):
         mb.simulate(m, [0.0], [0.0], 0.1, limit_restitution=1.5)
     Q0 = np.array([[0.0], [0.5 + 1e-13], [0.7], [0.1], [-0.9]])   # row 1 on its stop to rounding: inside
-    with pytest.raises(ValueError, match="starts at 0.7, outside its upper limit 0.5"):   # the first row outside
-        mb.simulate_batch(m, Q0, np.zeros((5, 1)), 0.1)
-    with pytest.raises(ValueError, match="starts at -0.9, outside its lower limit -0.3"):
-        mb.simulate_batch(m, Q0[[0, 1, 3, 4]], np.zeros((4, 1)), 0.1)
-    assert mb.simulate_batch(m, Q0[:2], np.zeros((2, 1)), 0.1).status == ["finished"] * 2
+    with pytest.warns(SimulationWarning, match=r"starts at 0.7 \(run 2\), outside its range") as w:
+        batch = mb.simulate_batch(m, Q0, np.zeros((5, 1)), 0.1)
+    assert len([x for x in w if issubclass(x.category, SimulationWarning)]) == 1   # once per joint
+    assert batch.q[2, 0, 0] == 0.5 and batch.q[4, 0, 0] == -0.3 and batch.q[1, 0, 0] == 0.5 + 1e-13
+    assert batch.status == ["finished"] * 5
+    assert np.all(batch.q[..., 0] <= 0.5 + 1e-13) and np.all(batch.q[..., 0] >= -0.3)
+    for i in (2, 4):   # a run starting on its stop (row 4 rests on it) is its simulate's, bit for bit
+        with pytest.warns(SimulationWarning):
+            one = mb.simulate(m, Q0[i], [0.0], 0.1)
+        np.testing.assert_array_equal(batch[i].t, one.t)
+        np.testing.assert_array_equal(batch[i].q, one.q)
+        np.testing.assert_array_equal(batch[i].qd, one.qd)
+
+
+def test_hopper_starting_outside_its_knee_range_runs_as_mujoco_qualitatively():
+    """dm_control's hopper.xml: qpos0's knee (0) lies below its range (5…150°).  MuJoCo accepts it and
+    its soft limit pushes the knee in within ~0.05 s; here the knee starts on its stop (warned), and
+    both end the second inside the range, finite."""
+    import dm_control
+    import mujoco
+
+    path = os.path.join(os.path.dirname(dm_control.__file__), "suite", "hopper.xml")
+    mj = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(mj)
+    knee = mj.joint("knee")
+    lo, hi = mj.jnt_range[knee.id]
+    for _ in range(round(1.0 / mj.opt.timestep)):
+        mujoco.mj_step(mj, d)
+    mj_knee = d.qpos[mj.jnt_qposadr[knee.id]]
+    assert np.all(np.isfinite(d.qpos)) and lo - 1e-3 <= mj_knee <= hi + 1e-3   # (soft: a little past)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.errors.MJCFWarning)
+        hopper = mb.load_mjcf(path)
+    qi = int(hopper.q_start[hopper.joint_names.index("knee")])
+    assert hopper.q_default[qi] == 0.0 and hopper.q_lower[qi] == pytest.approx(lo)
+    with pytest.warns(SimulationWarning, match=r"joint 'knee' starts at 0.0, outside its range \[0.087"):
+        traj = mb.simulate(hopper, None, None, 1.0)
+    assert traj.status == "finished" and np.all(np.isfinite(traj.q))
+    assert traj.q[0, qi] == hopper.q_lower[qi]
+    slack = 2.0 * EVENT_TIME_TOL * np.abs(traj.qd).max()   # a located impact: up to |q̇| EVENT_TIME_TOL past
+    assert np.all(traj.q[:, qi] >= hopper.q_lower[qi] - slack) and np.all(traj.q[:, qi] <= hopper.q_upper[qi] + slack)
+    assert abs(traj.q[-1, qi] - mj_knee) < 0.05    # both fold the knee onto its upper limit within the second
+    soft = mb.simulate(hopper, None, None, 1.0, limits="soft")   # the soft stop pushes it in, as MuJoCo's
+    assert soft.status == "finished" and np.all(np.isfinite(soft.q)) and soft.q[0, qi] == 0.0
+    inside = np.flatnonzero(soft.q[:, qi] >= lo)
+    assert len(inside) and soft.t[inside[0]] < 0.2 and lo - 1e-2 <= soft.q[-1, qi] <= hi + 1e-2
 
 
 # ---- soft limits ---------------------------------------------------------------------------------

@@ -174,3 +174,38 @@ def test_bad_passive_records_are_refused_by_name():
             _core.passive(m._c, Passive(**{"soft_time": 0.02, **fields}), q, v, tau)
     with pytest.raises(ValueError, match="q"):
         _core.passive(m._c, Passive(soft_time=0.02), np.full(2, np.nan), v, tau)
+
+
+def test_the_lanes_rk4_step_takes_its_damping_from_passive_c():
+    """The lanes' RK4 step (rollout_lanes.h) applies passive.c's damping law compiled on lanes
+    (mb_passive_damping_lanes): a damped 3-D arm under a continuous PD, as a batch in every lanes kind,
+    equals the batch run by run ("none": rollout.c's stage-by-stage rhs through mb_passive_forces)
+    and the Python reference loop (System._loads: τ − c ⊙ q̇ in NumPy) bit for bit; the damping
+    acts (the undamped batch differs)."""
+    from reference_steppers import python_loop
+    from test_rollout import LANE_KINDS
+
+    m = mb.models.auto_tree(5)                          # spatial_v2's autoTree: a 3-D chain
+    md = dataclasses.replace(m, damping=np.linspace(0.05, 0.4, m.nv))
+    rng = np.random.default_rng(5)
+    N = 9                                              # not a multiple of any lanes' width
+    Q0, QD0 = rng.uniform(-1, 1, size=(N, m.nq)), rng.uniform(-1, 1, size=(N, m.nv))
+    pd = mb.PD(kp=20.0, kd=2.0, q_ref=np.full(m.nq, 0.3), gravity_compensation=True)
+    before = _core.use_lanes("none")
+    try:
+        out = {}
+        for kind in ["none", *LANE_KINDS]:
+            _core.use_lanes(kind)
+            out[kind] = mb.simulate_batch(md, Q0, QD0, 0.1, controller=pd)
+        undamped = mb.simulate_batch(m, Q0, QD0, 0.1, controller=pd)
+    finally:
+        _core.use_lanes(before)
+    for kind in LANE_KINDS:
+        for k in ("q", "qd", "qdd", "tau"):
+            np.testing.assert_array_equal(getattr(out[kind], k), getattr(out["none"], k), err_msg=f"{kind}: {k}")
+    assert np.abs(out["none"].qd - undamped.qd).max() > 1e-3
+    with python_loop():
+        for i in (0, 4, 8):
+            ref = mb.simulate(md, Q0[i], QD0[i], 0.1, controller=pd)
+            np.testing.assert_array_equal(out[LANE_KINDS[-1]][i].q, ref.q)
+            np.testing.assert_array_equal(out[LANE_KINDS[-1]][i].qd, ref.qd)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
+from multibody.simulation.events import EVENT_TIME_TOL
 from multibody.simulation.limits import _step_matrix, check_pd_step
 from test_default_state import urdf
 
@@ -62,3 +63,25 @@ def test_a_gentle_pd_is_not_refused():
     check_pd_step(m, mb.PD(kp=200, kd=2).bind(m), None, q0, 1e-3, "rk4")
     traj = mb.simulate(m, q0, None, 0.05, controller=mb.PD(kp=20, kd=2, gravity_compensation=True))
     assert traj.status == "finished"
+
+
+def test_the_fingers_resting_on_the_pd_reference_are_let_go_consistently():
+    """The fingers' PD reference is their lower stop, so a resting finger's stop force is zero to
+    rounding.  A release is decided on one rule (the stop stops pushing and the joint, let go, does not
+    move into it by the stepper's own q̈: JointLimits.release_guard): no finger creeps past its stop
+    and no impact event "fires forever" (start 11 did, by 3.76e-25, when the release read the
+    multiplier alone), every release leaves the finger exactly on its stop at rest."""
+    m, q0 = panda_start()
+    for k in range(12):
+        q = q0.copy()
+        q[:7] += 0.05 * np.sin(np.arange(7) + k)
+        q[-2:] = 0.0     # the fingers on their stops
+        traj = mb.simulate(m, q, None, 0.5, dt=1e-3, integrator="semi_implicit",
+                           controller=mb.PD(kp=200, kd=20, gravity_compensation=True))
+        assert traj.status == "finished"
+        slack = 2.0 * EVENT_TIME_TOL * np.abs(traj.qd[:, -2:]).max()   # a located impact: |q̇| EVENT_TIME_TOL
+        assert traj.q[:, -2:].min() >= -slack
+        releases = [ev for ev in traj.events if "finger" in ev.name and ev.name.endswith("release")]
+        for ev in releases:
+            vi = 7 if "joint1" in ev.name else 8
+            assert ev.q_after[vi] == 0.0 and ev.qd_after[vi] == 0.0

@@ -17,7 +17,8 @@ import numpy as np
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .core import Recorder, _run_fixed, build_trajectory, check_record_size, model_constraints, simulate
+from .core import (Recorder, _run_fixed, build_trajectory, check_record_size, model_constraints, release_by_step,
+                   simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
@@ -138,11 +139,18 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
             raise ValueError(f"Q0: the quaternion at Q0[{int(np.argmax(zero))}, {s}:{s + 4}] is zero; "
                              f"expected a unit quaternion")
         Q0[:, s:s + 4] = unit_quaternion(Q0[:, s:s + 4])
+    # runs that start on a hard stop start in the event machinery, as simulate's (JointLimits.start: an
+    # impact at t = 0 or rest on it; the compiled loop sees a stop only where its guard crosses from > 0)
+    on_stop = set()
+    if plan.stops.rows is not None and len(plan.stops.rows):
+        qi, pos = plan.stops.rows[:, 0].astype(int), plan.stops.rows[:, 2]
+        on_stop = set(np.flatnonzero(np.any(Q0[:, qi] == pos, axis=1)).tolist())
     out = rollout.run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last=False)
     T, Q, QD, QDD, TAU, Y_END, info = out[:7]
     back = np.flatnonzero(info[:, 1] == rollout.HANDED_BACK)
-    if len(back):
-        return _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record_every, make_system)
+    if len(back) or on_stop:
+        return _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record_every, make_system,
+                                   {i: (Q0[i], QD0[i]) for i in on_stop})
     counts = info[:, 0].astype(int)
     R = int(counts.max())
     full = int(np.flatnonzero(counts == R)[0])
@@ -156,12 +164,21 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
                            quaternion_starts=space.quaternion_starts)
 
 
-def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record_every, make_system):
+def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record_every, make_system, starts=None):
     """Every run as a Trajectory: those handed back at a hard stop continue in ``_run_fixed`` (with a
-    sampled controller's hold where they stopped)."""
+    sampled controller's hold where they stopped); ``starts`` (run → (q0, q̇0)): runs starting on a
+    hard stop, which go to ``_run_fixed`` from their start as simulate's (after ``JointLimits.start``)."""
     T, Q, QD, QDD, TAU, Y_END, info = out[:7]
     runs = []
     for i in range(Q.shape[0]):
+        if starts and i in starts:
+            system, events = make_system()
+            release_by_step(model, plan, system, space, integrator, dt)
+            system.last_z = np.zeros(0)
+            q0, qd0 = system.limits.start(0.0, starts[i][0].copy(), starts[i][1].copy())
+            runs.append(_run_fixed(model, space, system, events, np.concatenate((q0, qd0)), t_final, dt,
+                                   integrator, record_every, 0.0, 0.0, False, plan))
+            continue
         n = int(info[i, 0])
         rec = Recorder()
         Y = np.concatenate((Q[i, :n], QD[i, :n]), axis=1)
@@ -169,6 +186,7 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
             rec.add(float(T[i, k]), Y[k], (QDD[i, k], TAU[i, k], None) if np.isfinite(QDD[i, k, 0]) else None)
         if info[i, 1] == rollout.HANDED_BACK:
             system, events = make_system()
+            release_by_step(model, plan, system, space, integrator, dt)
             t0, n_sample = float(info[i, 2]), 0
             if out.held is not None:
                 system.held_tau, n_sample = out.held[i].copy(), int(out.n_sample[i])
@@ -200,8 +218,8 @@ def _run_chunk(task):
     if kind == "vectorised":
         system, _events = _batch_system(model, kwargs)
         plan = system.plan(kwargs["integrator"], batch=True)   # every run in C, on all threads
-        if system.hard_stops:
-            system.limits.check_start(Q0)
+        if system.hard_stops:   # rows beyond a stop start on it, warned (as simulate's)
+            Q0 = system.limits.enter(Q0)
         return _run_compiled_batch(model, plan, Q0, QD0, t_final, kwargs["dt"], kwargs["integrator"],
                                    kwargs["record_every"], lambda: _batch_system(model, kwargs))
     runs = []

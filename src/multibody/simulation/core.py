@@ -209,7 +209,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         callable, …), each named.
     ValueError
         A wrong shape, NaN or inf, a negative ``t_final``, a step that is not positive, an
-        unknown integrator, contact model or limits mode, a start outside the hard stops, a stiff
+        unknown integrator, contact model or limits mode, a stiff
         PD or contact the fixed step cannot follow (naming the gain and the step that works), or
         a run whose record would not fit in memory.
     SimulationError
@@ -255,6 +255,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
+    if system.hard_stops:   # a start beyond a stop starts on it, warned (limits.JointLimits.enter)
+        q = stops.enter(q)
     if integrator in FIXED_STEP and isinstance(controller, PD) and controller.period is None:
         check_pd_step(model, controller, system.damping, q, dt, integrator)   # a stiff PD refused up front
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
@@ -269,9 +271,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     # the user's events: C hands back the steps where one fires
     plan = system.plan(integrator, events, callables=True)
     if system.hard_stops:
-        stops.check_start(q)
         events = events + tuple(stops.events(system))
-        stops.start(0.0, q, qd)
+        if integrator in FIXED_STEP:
+            release_by_step(model, plan, system, space, integrator, dt)
+        q, qd = stops.start(0.0, q, qd)
     y0 = np.concatenate((q, qd, z))
     if sensitivities and integrator in FIXED_STEP:   # Z along in the compiled loop's extra states
         from .sensitivity import SensitivityFlow
@@ -603,6 +606,17 @@ def _compiled_step(model, plan, system, flow, integrator):
             info = flow.contact_info(out.Q[0, 0], out.QD[0, 0], out.Z[0, 0])
         return out.Y_END[0].copy(), (None, (out.QDD[0, 0].copy(), out.TAU[0, 0].copy(), info))
     return step
+
+
+def release_by_step(model, plan, system, space, integrator, dt):
+    """Let the hard stops decide a release on the q̈ the run's fixed step starts with
+    (``JointLimits.step_acceleration``: one :func:`_compiled_step` of dt, its q̈ at the start, with the
+    joints then resting held), so a joint let go is stepped with the acceleration it was let go on."""
+    stepper = _compiled_step(model, plan, system, _FixedFlow(space, system, integrator), integrator)
+
+    def step_acceleration(t, q, v):
+        return stepper(space, system.deriv, t, np.concatenate((q, v, system.last_z)), dt)[1][1][0]
+    system.limits.step_acceleration = step_acceleration
 
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,

@@ -28,10 +28,6 @@ class _NonFinite(Exception):
 EVENT_TIME_TOL = 1e-12
 #: an event that fires this many times in a row within ZENO_WINDOW seconds "fires forever"
 ZENO_COUNT = 50
-#: a just-fired guard within this of zero is still on it: a joint let go by its resting stop whose
-#: free acceleration is zero to rounding creeps by ~1e-22 (the Panda's finger under a semi-implicit
-#: PD), which is the stop's own position, not a new crossing
-GUARD_ROUNDING = 1e-18
 ZENO_WINDOW = 1e-9
 
 
@@ -198,8 +194,8 @@ class EventMonitor:
                 if g1 * side > 0.0:      # left the guard by the end of the step: armed again
                     rearm.append(i)
                     continue
-                if abs(g0) <= GUARD_ROUNDING and abs(g1) <= GUARD_ROUNDING:  # held on the guard (a joint
-                    continue                                                    # resting on its stop)
+                if g0 == 0.0 and g1 == 0.0:   # held exactly on the guard (a joint resting on its stop, or
+                    continue                  # let go from it with q̈ = 0: limits.JointLimits.release_guard)
                 if g0 * side > 0.0:    # the step starts on its side (another event's reset moved it
                     tm, gm = t0, g0    # there): armed from the start
                 else:

@@ -58,12 +58,14 @@ The run's :class:`Trajectory` lists what was applied in ``traj.passive`` and in 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import _checks
 from ..dynamics import crba
 from ..dynamics.handc import hand_c
+from ..errors import SimulationWarning
 from ..model.model import enforced_position_limits
 from .events import Event
 from .impact import impact_map
@@ -109,25 +111,50 @@ class JointLimits:
         self.resting: dict[int, tuple] = {}
         self.system = None
         self.impact_events = {}   # stop -> its impact Event (events())
+        self.step_acceleration = None   # (t, q, v) -> q̈ of the run's fixed step at its start (released_acceleration)
 
     def __bool__(self):
         return bool(self.stops)
 
-    # ---- checks ------------------------------------------------------------------------------
-    def check_start(self, q):
-        """Refuse a start q (nq,) outside a stop; given a batch's rows Q (N, nq), the first row outside
-        (one array test: a Python loop over a 1000-run batch's rows took longer than its runs' setup)."""
+    # ---- a start outside the stops ------------------------------------------------------------
+    def outside(self, q):
+        """(row, stop) of each start beyond a stop, for a start q (nq,) or a batch's rows Q (N, nq): one
+        array test (a Python loop over a 1000-run batch's rows took longer than its runs' setup).  A start
+        beyond a bound by rounding (1e-12 of it) is on it."""
         if not self.stops:
-            return
+            return []
         Q = np.atleast_2d(q)
         _names, qi, _vi, pos, sign = (np.array(c) for c in zip(*self.stops))
-        outside = sign * (Q[:, qi] - pos) < -1e-12 * np.maximum(1.0, np.abs(pos))
-        if np.any(outside):
-            row, k = np.argwhere(outside)[0]   # the first row, its first stop
-            name, qi, _vi, pos, sign = self.stops[k]
-            side = "lower" if sign > 0 else "upper"
-            raise ValueError(f"q0: joint {name!r} starts at {float(Q[row, qi])!r}, outside its {side} limit {pos!r}; "
-                             f"start inside [q_lower, q_upper] or pass limits='off' (or 'soft')")
+        beyond = sign * (Q[:, qi] - pos) < -1e-12 * np.maximum(1.0, np.abs(pos))
+        return [(int(row), self.stops[k]) for row, k in np.argwhere(beyond)]
+
+    def enter(self, q):
+        """A start q (nq,) or a batch's rows Q (N, nq) with every joint that starts beyond a hard stop
+        placed on it, warning once per joint (:class:`~multibody.errors.SimulationWarning`) with its
+        value and its range.
+
+        A file may start a joint outside its range (dm_control's hopper: qpos0's knee at 0 against its
+        range of 5…150°), and MuJoCo accepts it: its soft limit pushes the joint in within about its
+        time constant.  A rigid stop cannot push a joint that is already through it, so the stop is
+        active from t = 0 by projection onto the admissible set (the closest start that satisfies every
+        stop: each joint on the bound it lies beyond); a joint on its stop that moves further out then
+        meets it at once (:meth:`start`: its impact), one pressed into it rests there.  Rounding
+        (1e-12 of the bound) is not outside.  Returns a new array; the input is left as it was."""
+        Q = np.array(q, dtype=float)
+        rows = np.atleast_2d(Q)
+        seen = set()
+        for row, (name, qi, _vi, pos, sign) in self.outside(rows):
+            if name not in seen:
+                seen.add(name)
+                lo, hi = (pos, next((s[3] for s in self.stops if s[1] == qi and s[4] < 0), math.inf)) if sign > 0 \
+                    else (next((s[3] for s in self.stops if s[1] == qi and s[4] > 0), -math.inf), pos)
+                where = "" if Q.ndim == 1 else f" (run {row})"
+                warnings.warn(f"q0: joint {name!r} starts at {float(rows[row, qi])!r}{where}, outside its range "
+                              f"[{lo!r}, {hi!r}]; it starts on its {'lower' if sign > 0 else 'upper'} limit {pos!r} "
+                              f"(limits='soft' pushes it in as MuJoCo's soft limit does; limits='off' ignores "
+                              f"the range)", SimulationWarning, stacklevel=3)
+            rows[row, qi] = pos
+        return Q
 
     # ---- soft stops --------------------------------------------------------------------------
     def soft_forces(self, q, v):
@@ -193,6 +220,41 @@ class JointLimits:
         lam = self.system.stop_forces(t, q, v)
         return self.resting[vi][4] * lam[keys.index(vi)]
 
+    def released_acceleration(self, vi, t, q, v):
+        """q̈ of resting joint vi at a state were its stop to let go (the other resting joints held): the
+        run's own dynamics with vi's row left out of the KKT system — the q̈ the fixed stepper starts its
+        step with (``step_acceleration``, set by the run: ``core._compiled_step``'s, which differs from
+        the Python statement ``System.accelerations`` by rounding, and a release decided on the one
+        and stepped by the other crept into the stop), else ``System.accelerations`` (adaptive runs).  By TMT eq. (6) it is −S_jj λ_j with S_jj ≥ 0, so it points away from the stop exactly
+        when the stop stops pushing — up to rounding, where λ_j and it are both zero."""
+        saved = dict(self.resting)
+        del self.resting[vi]
+        try:
+            if self.step_acceleration is not None:   # the fixed stepper's own q̈ (rollout.c's, bit for bit)
+                return float(self.step_acceleration(t, q, v)[vi])
+            return float(self.system.accelerations(t, q, v, self.system.last_z)[0][vi])
+        finally:   # the same dict, in its order (the KKT rows' order is the resting table's)
+            self.resting.clear()
+            self.resting.update(saved)
+
+    def release_guard(self, vi, t, q, v):
+        """The release of resting joint vi, as a guard that crosses zero downwards where the joint lets go.
+
+        Complementarity decides it on one consistent rule: the stop lets go where its multiplier stops
+        pushing (sign·λ ≤ 0) **and** the joint, let go, would not move into the stop (sign·q̈ ≥ 0,
+        :meth:`released_acceleration`, from the very dynamics the stepper then takes).  In exact
+        arithmetic the two are one condition; where rounding splits them (a stop that holds an
+        equilibrium on itself: the Panda's finger under a PD whose reference is the stop, λ = 0 to
+        rounding) the joint stays at rest, q̈ = 0 exactly, rather than being let go with an
+        acceleration into its stop — which crept 1.25e-22 past it and read as an impact event
+        that "fires forever".  The value is the stop's push sign·λ wherever the two agree (the
+        located release is the multiplier's); where they disagree, −sign·q̈ > 0 (still held)."""
+        push = self.wall_force(vi, t, q, v)
+        if push > 0.0:
+            return push
+        away = self.resting[vi][4] * self.released_acceleration(vi, t, q, v)
+        return push if away >= 0.0 else -away
+
     # ---- events --------------------------------------------------------------------------------
     def events(self, system):
         """The hard stops as events: impact at each bound, and release from rest on it."""
@@ -205,13 +267,20 @@ class JointLimits:
         return out
 
     def start(self, t, q, v):
-        """Joints starting at rest on a stop and pressed into it rest there."""
+        """The state the run starts from at t, (q, v): a joint on its stop moving into it meets it at once
+        (the stop's impact, as at any impact: the run's guard reads 0 there and would never see it cross);
+        joints at rest on a stop and pressed into it rest there."""
+        for stop in self.stops:
+            _name, qi, vi, pos, sign = stop
+            if q[qi] == pos and sign * v[vi] < 0.0 and vi not in self.resting:
+                q, v = self.impact_events[stop].reset(t, np.array(q, dtype=float), np.array(v, dtype=float))
         for stop in self.stops:
             _name, qi, vi, pos, _sign = stop
             if q[qi] == pos and v[vi] == 0.0 and vi not in self.resting:
                 self.resting[vi] = stop
                 if self.wall_force(vi, t, q, v) <= 0.0:
                     del self.resting[vi]
+        return q, v
 
     def _impact_event(self, stop):
         name, qi, vi, pos, sign = stop
@@ -295,10 +364,12 @@ class JointLimits:
         def guard(t, q, qd):
             if self.resting.get(vi) is not stop:
                 return 1.0
-            return self.wall_force(vi, t, q, qd)
+            return self.release_guard(vi, t, q, qd)
 
         def reset(t, q, qd):
             self.resting.pop(vi, None)
+            q, qd = q.copy(), qd.copy()
+            q[qi], qd[vi] = pos, 0.0     # let go from the stop exactly, at rest (its q̈ points away or is 0)
             return q, qd
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit release")

@@ -32,6 +32,7 @@
 #include "kernels/planar.c"
 #include "kernels/crba.c"
 #include "kernels/rnea.c"
+#include "sim/passive.c"   /* the passive laws the lanes' step carries (damping), in `real` */
 #include "sim/rollout_lanes.h"
 
 static void *data_new(const mb_model *m)

@@ -26,13 +26,19 @@
 #include <string.h>
 
 #include "common/core.h"
+#include "common/lanes.h"
 
-/* τ_all = τ − damping ⊙ v (viscous joint damping; tau_all may be tau). */
-void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all)
+/* τ_all = τ − damping ⊙ v (viscous joint damping; tau_all may be tau).  Written in `real`: aba_lanes.c
+ * compiles this law once more on lanes (mb_passive_damping_lanes) for the lanes' RK4 step
+ * (rollout_lanes.h), so the law has one statement and every lane gets its run's bits. */
+MB_LANES_STATIC void MB_NAME(mb_passive_damping)(int nv, const double *damping, const real *v, const real *tau,
+                                                 real *tau_all)
 {
     for (int k = 0; k < nv; k++)
-        tau_all[k] = tau[k] - damping[k] * v[k];
+        tau_all[k] = tau[k] - MB_SPLAT(damping[k]) * v[k];
 }
+
+#ifndef MB_LANE_BUILD  /* the other laws: the scalar build's only (the lanes' step carries damping alone) */
 
 /* τ_all += −f ⊙ tanh(v / v_s) (Coulomb friction smoothed over the velocity scale v_s). */
 void mb_passive_friction(int nv, const double *restrict friction, const double *restrict velocity,
@@ -198,3 +204,4 @@ void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const
     if (p->n_soft)
         mb_passive_soft_stops(m, d, p, q, v, scratch + 3 * nv, scratch + 2 * nv, tau_all);
 }
+#endif /* MB_LANE_BUILD */

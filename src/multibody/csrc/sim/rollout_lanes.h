@@ -9,7 +9,8 @@
  * runs here instead, on the group's states held in lanes from its start to its end: one gather of
  * y, one scatter of y₁, k₁ and τ.
  *
- * Every operation is rollout.c's (control, rhs, stage_state, step), in the same order on the same
+ * Every operation is rollout.c's (control, rhs, stage_state, step; the damping law is passive.c's own
+ * mb_passive_damping, compiled on lanes by aba_lanes.c), in the same order on the same
  * numbers, so every lane ends with its run's own bits; so do its checks, lane by lane: a state
  * turning non-finite (−1, rollout.c's STAGE_NON_FINITE), a non-finite τ (MB_BAD_CONTROL).  A lane
  * that failed is dead for the rest of the step: before each ABA its inputs repeat a live lane's,
@@ -76,9 +77,8 @@ static inline __attribute__((always_inline)) int stage_lanes(const mb_model *m, 
         fail_lanes(ok, finite_lanes(tau, nv), MB_BAD_CONTROL, st);
     }
     const real *ta = tau;
-    if (s->damping) {  /* passive.c's mb_passive_damping, lane-wise (the one law these steps carry) */
-        for (int k = 0; k < nv; k++)
-            tau_all[k] = tau[k] - MB_SPLAT(s->damping[k]) * v[k];
+    if (s->damping) {  /* passive.c's law, compiled on lanes (the one law these steps carry) */
+        mb_passive_damping_lanes(nv, s->damping, v, tau, tau_all);
         ta = tau_all;
     }
     for (int k = 0; k < nv; k++)
