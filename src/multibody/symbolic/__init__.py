@@ -21,6 +21,7 @@ from .tmt import (Constraint, Contact, LinearDamper, LinearSpring, PointForce, R
                   TMTBody, TMTSystem, derive_tmt, tmt_system_from_model)
 from .utils import dMATdt, euler_to_rot_A_BI, euler_to_rot_A_IB, is_orthonormal, skew, unskew
 from .nonholonomic import ReducedEquations, kane_equations, rolling_rows
+from .mechanics_bridge import from_mechanics, to_mechanics
 
 __all__ = ["derive", "model_symbols", "EquationsOfMotion", "register_method",
            "compute_pne", "Body", "RotForce", "LinForce", "PneSystem", "pne_system",
@@ -29,4 +30,4 @@ __all__ = ["derive", "model_symbols", "EquationsOfMotion", "register_method",
            "RotationalDamper", "Constraint", "Contact", "derive_tmt", "tmt_system_from_model",
            "derive_lagrange", "lagrange_from_energies", "christoffel_C",
            "euler_to_rot_A_IB", "euler_to_rot_A_BI", "dMATdt", "skew", "unskew", "is_orthonormal",
-           "kane_equations", "rolling_rows", "ReducedEquations"]
+           "kane_equations", "rolling_rows", "ReducedEquations", "from_mechanics", "to_mechanics"]

@@ -89,7 +89,8 @@ def _is_quadratic_form(T, M, q, dq, params, trials: int = 3) -> bool:
     """Numerically: T(q, q̇) = ½ q̇ᵀ M(q) q̇ at random points (exact checks are too slow for big T)."""
     syms = list(q) + list(dq) + list(params)
     dqs = se.Matrix([se.sympify(v) for v in dq])
-    rest = se.sympify(T) - (dqs.T * se.Matrix(sp.Matrix(M).tolist()) * dqs)[0] / 2
+    Ms = M if isinstance(M, se.DenseMatrix) else se.Matrix(sp.Matrix(M).tolist())
+    rest = se.sympify(T) - (dqs.T * Ms * dqs)[0] / 2
     f = se.Lambdify([se.sympify(v) for v in syms], [rest, se.sympify(T)], real=False)
     ev = lambda x: np.asarray(f(x)).reshape(-1)  # noqa: E731
     rng = np.random.default_rng(0)
@@ -199,14 +200,16 @@ def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None)
     b_se = C_se * se.Matrix(dqs)
     conv = Converter(set(q) | set(dq) | set(params))
     out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
-    M = out(Mse)
-    if set().union(*[sp.sympify(e).free_symbols for e in M]) & set(dq):
+    # the checks read the SymEngine entries: M, b, g are converted once, after the readable pass
+    if set().union(*[e.free_symbols for e in Mse]) & set(dqs):
         raise ValueError("kinetic energy T is not a quadratic form in dq (M = ∂²T/∂dq² depends on dq)")
     T_sp = T_sympy if T_sympy is not None else conv(Ts)
     V_sp = V_sympy if V_sympy is not None else conv(Vs)
-    if not _is_quadratic_form(T_sp, M, q, dq, params):
+    if not _is_quadratic_form(Ts, Mse, q, dq, params):
         raise ValueError("kinetic energy T has terms that are not quadratic in dq (linear or constant terms)")
+    lazy = not simplify
     if simplify:
+        M = out(Mse)
         fn = sp.simplify if simplify is True else simplify
         M = M.applyfunc(fn)
         C, c = christoffel_C(M, q, dq)
@@ -214,10 +217,14 @@ def _lagrange(T, V, q, dq, params, tau, S, simplify, T_sympy=None, V_sympy=None)
         C, g = C.applyfunc(fn), g.applyfunc(fn)
         b = (C * dq).applyfunc(fn)
     else:
-        C, g, b = out(C_se), out(g_se), out(b_se)
+        C = out(C_se)
         c = [[[conv(c_se[i][j][k]) for k in range(n)] for j in range(n)] for i in range(n)]
-    return EquationsOfMotion(q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params,
-                             extra={"C": C, "christoffel": c, "kinetic_energy": T_sp, "potential_energy": V_sp})
+        M = b = g = sp.zeros(0, 0)
+    eom = EquationsOfMotion(q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params,
+                            extra={"C": C, "christoffel": c, "kinetic_energy": T_sp, "potential_energy": V_sp})
+    if lazy:   # M, b, g stay SymEngine until read (EquationsOfMotion.from_symengine)
+        eom._set_symengine(list(Mse), list(b_se), list(g_se))
+    return eom
 
 
 @register_method("lagrange", accepts=(Model, Mechanism, TMTSystem),

@@ -288,15 +288,18 @@ class TMTSystem:
         # M̄ = TᵀMT and the convective/gyroscopic force: computed in SymEngine when available
         # and converted to SymPy once, with one memo for the shared subexpressions.
         if method == "lagrange":
-            T, Mbar, b_conv, g_grav, omegas = _lagrange_core(rows_T, mass_blocks, f_g_rows, q, dq, self.planar,
-                                                             self.params)
+            T, Mbar, b_conv, g_grav, omegas, se_mbg = _lagrange_core(rows_T, mass_blocks, f_g_rows, q, dq,
+                                                                     self.planar, self.params)
             D = Dqd = None
         else:
-            T, D, Dqd, Mbar, b_conv, g_grav, omegas = _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq, self.planar)
+            T, D, Dqd, Mbar, b_conv, g_grav, omegas, se_mbg = _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq,
+                                                                        self.planar)
         kin["B_omega"] = omegas
         # springs (f_k), dampers (f_v), general forces (f_c/nc), eq. (4)
         f_k = sp.zeros(n, 1)
-        V = -sum(((sp.sympify(b.mass) * (self.gravity.T * column(b.position, ""))[0]) for b in self.bodies), sp.S.Zero)
+        Tk_se, V_se, conv = se_mbg[3:]
+        se_mbg = se_mbg[:3]
+        V = conv(V_se)           # −Σ m gᵀ r, formed in SymEngine by the core (a SymPy sum here cost more than TᵀMT)
         for s in self.springs:
             if isinstance(s, LinearSpring):
                 p1, p2 = column(s.point1, ""), column(s.point2, "")
@@ -322,7 +325,7 @@ class TMTSystem:
             f_ef += self._jac(column(f.point, "")).T * column(f.force, "")
         b = b_conv - f_v - f_ef
         g = g_grav - f_k
-        Tkin = C.matmul(dq.T, Mbar, dq)[0] / 2
+        Tkin = conv(Tk_se)       # ½ q̇ᵀ M̄ q̇ from the core's SymEngine M̄ (no round trip through SymPy)
 
         simp = self.simplify
         if simp:
@@ -386,6 +389,10 @@ class TMTSystem:
         kin["x"] = extra["x"]
         eom = EquationsOfMotion(q=q, dq=dq, M=Mbar, b=b, g=g, S=self.S, tau=self.tau,
                                 params=self.params, kinematics=kin, extra=extra)
+        if not (self.springs or self.dampers or self.forces or simp):
+            # M, b, g as the core left them in SymEngine: the readable pass reads them there (no
+            # conversion back), and they are converted once, after it
+            eom._set_symengine(*se_mbg)
         if method == "tmt":
             self._eom = eom
         else:
@@ -552,10 +559,19 @@ def _tmt_core(rows_T, gyro_rows, Mdiag, f_g, q, dq, planar):
     Dqd = D * dqs
     Mbar = T.T * Md * T
     b_conv = T.T * (Md * Dqd + f_gyro)
-    g_grav = -(T.T * S(f_g))
+    fg = S(f_g)
+    g_grav = -(T.T * fg)
+    # potential energy of gravity −Σ (m g)ᵀ r and kinetic energy ½ q̇ᵀ M̄ q̇, here in SymEngine
+    per, npos = (3, 2) if planar else (6, 3)
+    V = se.Integer(0)
+    for i, blk in enumerate(rows_T[0::2]):
+        r = S(blk)
+        V -= sum((fg[per * i + a] * r[a] for a in range(npos)), se.Integer(0))
+    Tk = (dqs.T * Mbar * dqs)[0] / 2
     conv = C.Converter(syms)
     out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
-    return (out(T), out(D), out(Dqd), out(Mbar), out(b_conv), out(g_grav), [out(w) for w in om])
+    return (out(T), out(D), out(Dqd), out(Mbar), out(b_conv), out(g_grav), [out(w) for w in om],
+            (list(Mbar), list(b_conv), list(g_grav), Tk, V, conv))
 
 
 def _lagrange_core(rows_T, mass_blocks, f_g_rows, q, dq, planar, params):
@@ -588,7 +604,10 @@ def _lagrange_core(rows_T, mass_blocks, f_g_rows, q, dq, planar, params):
     syms = set(q) | set(dq) | set(params)
     conv = C.Converter(syms)
     out = lambda m: sp.Matrix(m.nrows(), m.ncols(), [conv(e) for e in m])  # noqa: E731
-    return out(se.Matrix(rows)), eom.M, eom.b, eom.g, [out(w) for w in omegas]
+    se_mbg = tuple(eom.__dict__["_se_exprs"][k] for k in ("M", "b", "g"))
+    Ms = se.Matrix(len(q), len(q), list(se_mbg[0]))
+    se_mbg += ((dqs.T * Ms * dqs)[0] / 2, V, conv)
+    return out(se.Matrix(rows)), eom.M, eom.b, eom.g, [out(w) for w in omegas], se_mbg
 
 
 def _solve(A: np.ndarray, r: np.ndarray) -> np.ndarray:
