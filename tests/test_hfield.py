@@ -215,8 +215,8 @@ def test_a_ball_rolls_down_the_field_as_a_rolling_ball_does():
 
 
 def test_a_ball_and_a_box_rest_on_the_bumpy_field_where_mujoco_rests_them():
-    """Dropped over the field, the scene's default contact stands them on it: after 1.5 s both are
-    at rest at MuJoCo's heights (1 mm)."""
+    """Dropped over the field, hard contact stands them on it: after 1.5 s both are at rest at
+    MuJoCo's heights (1 mm); the default contact (compliant, the file's own scene) within 2 mm."""
     flat = np.zeros((5, 5))
     flat[0], flat[-1] = 1.0, 0.6                 # a bump at either end, a flat valley between
     xml = _xml(flat, 5, 5, "1 1 0.3 0.1",
@@ -233,6 +233,9 @@ def test_a_ball_and_a_box_rest_on_the_bumpy_field_where_mujoco_rests_them():
     assert abs(ball - (0.02 + 0.1)) < 1e-3 and abs(crate - (0.02 + 0.06)) < 1e-3, (ball, crate)
     assert abs(ball - q[2]) < 1e-3 and abs(crate - q[9]) < 1e-3
     assert np.abs(tr.qd[-1]).max() < 1e-2
+    soft = mb.simulate(model, None, None, 1.5)          # the file's own scene by default: the compliant law
+    assert soft.contact == "compliant"
+    assert abs(soft.q[-1][2] - q[2]) < 2e-3 and abs(soft.q[-1][9] - q[9]) < 2e-3   # its K sinks the weight ~1 mm
 
 
 def test_binary_and_png_files_give_the_inline_samples(tmp_path):
