@@ -267,9 +267,12 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     if (hr) { mb_hulls_free(W); if (hr < 0) PyErr_NoMemory(); else PyErr_Format(PyExc_ValueError, "hulls: %s", msg); return -1; }
     for (npy_intp g = 0; g < ng; g++) {
         double k = W->gdat[g * GD_SIZE + GD_SIZE3];
-        if (W->gint[g * GI_SIZE] == G_CONVEX && !(k >= 0 && k < W->nhulls && k == floor(k))) {
+        const int64_t t = W->gint[g * GI_SIZE];
+        if ((t == G_CONVEX || t == G_HFIELD) && !(k >= 0 && k < W->nhulls && k == floor(k) &&
+                                                  (W->hulls[(int)k].nv == 0) == (t == G_HFIELD))) {
             mb_hulls_free(W);
-            snprintf(msg, sizeof msg, "gdat: convex geometry %lld names hull %g of %d", (long long)g, k, W->nhulls);
+            snprintf(msg, sizeof msg, "gdat: %s geometry %lld names hull %g of %d", t == G_CONVEX ? "convex" : "height field",
+                     (long long)g, k, W->nhulls);
             PyErr_SetString(PyExc_ValueError, msg); return -1; }
     }
     if (mb_world_init(W)) { mb_hulls_free(W); mb_world_free(W); PyErr_NoMemory(); return -1; }
