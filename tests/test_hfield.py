@@ -315,3 +315,13 @@ def test_the_engine_rolls_a_ball_down_a_sloped_field_at_five_sevenths_g_sin_thet
     w.run(int(round(T / w.dt)))
     s = (np.array(b.position) - start) @ np.array([-np.cos(theta), 0, -np.sin(theta)])
     assert s == pytest.approx(0.5 * 5 / 7 * g * np.sin(theta) * T ** 2, rel=5e-3)
+
+
+def test_a_height_field_on_a_moving_body_is_left_out_by_name():
+    xml = ('<mujoco><asset><hfield name="h" nrow="3" ncol="3" size="1 1 .3 .1" elevation="0 0 0 0 1 0 0 0 0"/></asset>'
+           '<worldbody><geom name="floor" type="plane" size="2 2 .1"/><body name="b" pos="0 0 1"><freejoint/>'
+           '<geom name="carried" type="hfield" hfield="h"/><geom name="ball" type="sphere" size=".1"/></body>'
+           '</worldbody></mujoco>')
+    with pytest.warns(mb.MJCFWarning, match=r"no contact with <geom> 'carried' \(a height field on a moving body"):
+        model = mb.load_mjcf(xml)
+    assert model.geoms.names == ("floor", "ball")

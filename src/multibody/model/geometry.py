@@ -356,7 +356,7 @@ def from_mjmodel(mj, attach, label="mjModel", warning=UserWarning):
                      int(mj.geom_condim[g]), (fr[0], fr[1], fr[2]), float(mj.geom_margin[g]), hull))
     if left_out:
         warnings.warn(f"{label}: no contact with {'; '.join(left_out[:8])}{' …' if len(left_out) > 8 else ''}: "
-                      "the engine has no such collision shape", warning, stacklevel=4)
+                      "the engine cannot collide them", warning, stacklevel=4)
     pairs, params, seen = _mj_pairs(mj, ours, rows)
     geoms = _build(rows, pairs, params, hfields)
     _warn_margins(geoms, label, warning)
