@@ -125,10 +125,11 @@ def _least_translation(P, B, RB):
     """The least distance that separates two convex polytopes (corners P, B), by brute force over
     every candidate axis of the separating-axis theorem: both shapes' face normals and the cross
     products of their edge directions (a prism: its top normal, z, three sides; edges its three
-    top edges and z; the box: its axes)."""
+    top edges, their level copies below and z; the box: its axes)."""
     tn = np.cross(P[1] - P[0], P[2] - P[0])
     edges = [P[(i + 1) % 3] - P[i] for i in range(3)] + [np.array([0.0, 0.0, 1.0])]
     axes = [tn, edges[3]] + [np.cross(e, edges[3]) for e in edges[:3]] + list(RB.T)
+    edges += [e * [1.0, 1.0, 0.0] for e in edges[:3]]            # the bottom edges: the top's, level
     axes += [np.cross(e, a) for e in edges for a in RB.T]
     best = np.inf
     for a in axes:
