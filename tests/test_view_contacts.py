@@ -30,7 +30,7 @@ def rolling():
 
 def test_arrow_data_equals_the_recorded_forces(rolling):
     model, tr = rolling
-    samples, pos, force = contact_arrows(tr)
+    samples, pos, force, normal = contact_arrows(tr)
     F = np.asarray(tr.contact_forces)
     geoms = model_geoms(model)
     assert F.shape[1] == SCENE_PAIR_MAX * len(geoms.pairs)
@@ -61,6 +61,29 @@ def test_the_page_carries_the_arrows_and_only_for_runs_with_contact(rolling):
                                 re.S).group(1))["contacts"] is None
 
 
+def test_a_sliding_box_s_arrows_lean_by_its_friction_coefficient():
+    """A box sliding along x on the floor (friction 0.5): while it slides the force leans back by
+    atan μ, so the page's friction share |f_t| / |f| (the arrows' colour) is μ / √(1 + μ²)."""
+    import base64
+    import json
+    import re
+    mu = 0.5
+    xml = ('<mujoco><worldbody><geom name="floor" type="plane" size="3 3 .1" friction="0.5"/>'
+           '<body name="box" pos="0 0 0.1"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.1" friction="0.5"/>'
+           '</body></worldbody></mujoco>')
+    model = mb.load_mjcf(xml)
+    q0, v0 = mb.mjcf.from_mujoco_state(model, np.array([0, 0, 0.1, 1, 0, 0, 0.0]), np.array([2.0, 0, 0, 0, 0, 0]))[:2]
+    tr = mb.simulate(model, q0, v0, 0.2, contact="hard")
+    samples, pos, force, normal = contact_arrows(tr)
+    sliding = (samples > 5) & (samples < 150)          # it stops after v0 / (μ g) = 0.41 s: sliding throughout
+    f = force[sliding]
+    assert np.allclose(np.abs(f[:, 0]).sum() / f[:, 2].sum(), mu, rtol=1e-3)
+    data = json.loads(re.search(r'id="sm-data">(.*?)</script>', page_html(tr), re.S).group(1))
+    share = np.frombuffer(base64.b64decode(data["contacts"]["friction"]), "<f4")
+    assert len(share) == len(samples)
+    assert np.allclose(share[sliding], mu / np.hypot(1, mu), atol=1e-3)
+
+
 @pytest.mark.slow
 def test_arrows_in_the_browser_follow_the_contact_and_toggle(rolling, tmp_path):
     from test_view_browser import Browser
@@ -69,7 +92,7 @@ def test_arrows_in_the_browser_follow_the_contact_and_toggle(rolling, tmp_path):
     b = Browser()
     try:
         b.open(path)
-        samples, pos, force = contact_arrows(tr)
+        samples, pos, force, normal = contact_arrows(tr)
         scale = b.js("window.showmotion.contactScale")
         seen = []
         for t in (0.1, 0.3, 0.45):

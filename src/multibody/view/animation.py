@@ -326,6 +326,9 @@ def contact_arrows(trajectory, every: int = 1) -> tuple:
         Where each force acts (world coordinates, m).
     force : ndarray, shape (n, 3)
         The force (N) on geom b.
+    normal : ndarray, shape (n, 3)
+        The contact's unit normal (from geom a into b): the force's part along it is the normal
+        force, the rest friction (the viewer colours the arrow by their share).
 
     Raises
     ------
@@ -340,7 +343,7 @@ def contact_arrows(trajectory, every: int = 1) -> tuple:
     >>> m = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1">'
     ...                  '<freejoint/><geom type="sphere" size="0.1"/></body></worldbody></mujoco>')
     >>> tr = mb.simulate(m, None, None, 0.2, contact="hard")
-    >>> n, p, f = contact_arrows(tr)
+    >>> n, p, f, normal = contact_arrows(tr)
     >>> round(float(f[-1, 2] / (m.mass.sum() * 9.81)), 3), round(float(p[-1, 2]), 3)
     (1.0, -0.0)
     """
@@ -353,9 +356,9 @@ def contact_arrows(trajectory, every: int = 1) -> tuple:
     sub = _Sliced(trajectory, rows)
     c = _recorded_contacts(sub, q[rows])
     if c is None:
-        return np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3))
+        return np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3))
     keep = np.linalg.norm(c[5], axis=1) > 0
-    return rows[c[0][keep]], c[3][keep], c[5][keep]
+    return rows[c[0][keep]], c[3][keep], c[5][keep], c[4][keep]
 
 
 class _Sliced:
@@ -367,17 +370,23 @@ class _Sliced:
 
 
 def _contacts_json(model, trajectory, n, radius):
-    """The page's arrows: per sample the start of its arrows (n + 1), positions and forces, and the
-    length scale (m per N) that draws the largest force 0.25 of the scene's radius long."""
+    """The page's arrows: per sample the start of its arrows (n + 1), positions, forces and the
+    friction share of each (|f_t| / |f|: the viewer's colour, red for a push along the normal to
+    blue for friction alone), and the length scale (m per N) that draws the largest force 0.25 of
+    the scene's radius long."""
     if getattr(trajectory, "contact_forces", None) is None or getattr(trajectory, "model", None) is not model:
         return None
     try:
-        samples, pos, force = contact_arrows(trajectory)
+        samples, pos, force, normal = contact_arrows(trajectory)
     except ValueError:
         return None
+    size = np.linalg.norm(force, axis=1)
+    along = np.einsum("ij,ij->i", force, normal)
+    share = np.linalg.norm(force - along[:, None] * normal, axis=1) / np.where(size > 0, size, 1.0)
     start = np.searchsorted(samples, np.arange(n + 1)).astype("<i4")
     big = float(np.linalg.norm(force, axis=1).max()) if len(force) else 0.0
     return {"start": _b64(start, "<i4"), "pos": _b64(pos, "<f4"), "force": _b64(force, "<f4"),
+            "friction": _b64(share, "<f4"),
             "count": int(len(force)), "scale": 0.25 * radius / big if big > 0 else 0.0}
 
 

@@ -295,25 +295,27 @@
   // contact_arrows), from the contact point along the force on geom b, SCALE m per N ------------------
   const CT = DATA.contacts || null;
   const contactBuf = CT ? { start: new Int32Array(bytes(CT.start)), pos: new Float32Array(bytes(CT.pos)),
-                            force: new Float32Array(bytes(CT.force)), vbo: gl.createBuffer(), cbo: gl.createBuffer() } : null;
+                            force: new Float32Array(bytes(CT.force)), friction: new Float32Array(bytes(CT.friction)),
+                            vbo: gl.createBuffer(), cbo: gl.createBuffer() } : null;
   function sampleAt(t) {  // the last sample at or before t
     let lo = 0, hi = NS - 1;
     while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (T[mid] <= t + 1e-12) lo = mid; else hi = mid - 1; }
     return lo;
   }
-  function contactArrows(t) {  // [[start (3), end (3)], ...] in world coordinates
+  function contactArrows(t) {  // [[start (3), end (3), friction share], ...] in world coordinates
     if (!contactBuf) return [];
     const i = sampleAt(t), out = [];
     for (let k = contactBuf.start[i]; k < contactBuf.start[i + 1]; k++) {
       const p = [contactBuf.pos[3 * k], contactBuf.pos[3 * k + 1], contactBuf.pos[3 * k + 2]];
       const f = [contactBuf.force[3 * k], contactBuf.force[3 * k + 1], contactBuf.force[3 * k + 2]];
-      out.push([p, add(p, scl(f, CT.scale))]);
+      out.push([p, add(p, scl(f, CT.scale)), contactBuf.friction[k]]);
     }
     return out;
   }
-  function contactLines(t) {  // shaft and a two-stroke head per arrow, as gl.LINES
-    const pts = [], cols = [], C = [0.85, 0.1, 0.1];
-    for (const [a, b] of contactArrows(t)) {
+  function contactLines(t) {  // shaft and a two-stroke head per arrow, as gl.LINES: red along the normal, blue friction
+    const pts = [], cols = [];
+    for (const [a, b, fr] of contactArrows(t)) {
+      const C = [0.85 * (1 - fr) + 0.1 * fr, 0.1, 0.1 * (1 - fr) + 0.85 * fr];
       const d = sub(b, a), L = Math.hypot(d[0], d[1], d[2]);
       if (!(L > 0)) continue;
       const u = scl(d, 1 / L), s = norm(Math.abs(u[2]) < 0.9 ? cross(u, [0, 0, 1]) : cross(u, [1, 0, 0])), h = 0.25 * L;
