@@ -109,13 +109,13 @@ int mb_hfield_collide(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_p
     for (int r = 0; r < 3; r++) for (int c = 0; c < 3; c++)
         A.R[3 * r + c] = b->R[r] * a->R[c] + b->R[3 + r] * a->R[3 + c] + b->R[6 + r] * a->R[6 + c];
     geom_shapes[A.type].bounds(&A);
-    if (A.lo[0] > sz[0] || A.hi[0] < -sz[0] || A.lo[1] > sz[1] || A.hi[1] < -sz[1] ||
-        A.lo[2] > f->hmax * sz[2] || A.hi[2] < -sz[3]) return 0;
+    if (!(A.lo[0] <= sz[0] && A.hi[0] >= -sz[0] && A.lo[1] <= sz[1] && A.hi[1] >= -sz[1] &&
+          A.lo[2] <= f->hmax * sz[2] && A.hi[2] >= -sz[3])) return 0;     /* apart (or not finite) */
     const double dx = 2 * sz[0] / (ncol - 1), dy = 2 * sz[1] / (nrow - 1);
-    int cmin = (int)floor((A.lo[0] + sz[0]) / dx), cmax = (int)ceil((A.hi[0] + sz[0]) / dx);
-    int rmin = (int)floor((A.lo[1] + sz[1]) / dy), rmax = (int)ceil((A.hi[1] + sz[1]) / dy);
-    cmin = cmin < 0 ? 0 : cmin; rmin = rmin < 0 ? 0 : rmin;
-    cmax = cmax > ncol - 1 ? ncol - 1 : cmax; rmax = rmax > nrow - 1 ? nrow - 1 : rmax;
+    /* the cells under the box, clamped to the grid before any conversion to int */
+    const double c0 = fmax(0, floor((A.lo[0] + sz[0]) / dx)), c1 = fmin(ncol - 1, ceil((A.hi[0] + sz[0]) / dx));
+    const double r0 = fmax(0, floor((A.lo[1] + sz[1]) / dy)), r1 = fmin(nrow - 1, ceil((A.hi[1] + sz[1]) / dy));
+    const int cmin = (int)c0, cmax = (int)c1, rmin = (int)r0, rmax = (int)r1;
 
     double v[18], pl[20];
     mb_hull P;
