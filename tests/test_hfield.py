@@ -86,8 +86,8 @@ def _shallow(model, mj, d, geom, rng, n, deepest=0.05):
 
 def test_sphere_contacts_match_mujoco(bumpy):
     """One contact per prism the ball reaches, in both; each MuJoCo contact has ours at its position
-    with its depth and normal (MuJoCo's GJK/EPA to its tolerance, 1e-6; ours the exact sphere-hull
-    distance).  Positions agree to EPA's witness points (1e-3 of the depth)."""
+    with its depth and normal, to rounding (1e-8; measured 1e-13): both the exact sphere-prism
+    distance on shallow contacts."""
     model, mj, d = bumpy
     compared, worst = 0, np.zeros(3)
     for q, M, O in _shallow(model, mj, d, "ball", np.random.default_rng(1), 300):
@@ -102,7 +102,7 @@ def test_sphere_contacts_match_mujoco(bumpy):
                                        np.linalg.norm(o[2] - p) / (1e-2 + depth)])
             compared += 1
     assert compared > 100
-    assert worst[0] < 1e-5 and worst[1] < 1e-4 and worst[2] < 1e-3, worst
+    assert np.all(worst < 1e-8), worst
 
 
 def _prisms(hf, offset):
@@ -146,11 +146,11 @@ def _least_translation(P, B, RB):
 def test_box_contacts_are_the_least_translation_out_of_mujocos_prisms(bumpy):
     """A box against the field: our deepest contact is the least translation that separates the box
     from the deepest of MuJoCo's prisms (brute-force separating axes on the prisms built from MuJoCo's
-    compiled samples): to rounding at most poses (> 80 %), else within 6 % — the separating-axis
-    test prefers a face to an edge up to 5 % deeper (convex.c's EDGE_BIAS), and a face's clipped
-    points may leave out a corner beyond the prism.  MuJoCo reports contact at the same poses.  (MuJoCo's own box-prism
-    depths are smaller than that least translation: its EPA stops early there, so they are not the
-    reference.)"""
+    compiled samples): to rounding at most poses (> 80 %; measured 89 %), else within 6 % — the
+    separating-axis test prefers a face to an edge up to 5 % deeper (convex.c's EDGE_BIAS), and a
+    face's clipped points may leave out a corner beyond the prism.  MuJoCo reports contact at the
+    same poses, but its own box-prism depths are not this least translation (measured: a median
+    38 % below it, mujoco 4.0.0), so they are not the reference here."""
     import itertools
     model, mj, d = bumpy
     hf = model.geoms.hfields[model.geoms.index("field")]
@@ -170,8 +170,8 @@ def test_box_contacts_are_the_least_translation_out_of_mujocos_prisms(bumpy):
 
 def test_capsule_contacts_reach_mujocos_prisms(bumpy):
     """A capsule facing a prism's face gets the segment clipped by it (two points, so it lies
-    still), MuJoCo one point per prism: the deepest contact agrees (the exact capsule-hull distance,
-    and MuJoCo's EPA to 1e-5), with its normal."""
+    still), MuJoCo one point per prism: the deepest contact agrees with its normal, to rounding
+    (1e-8; measured 1e-13)."""
     model, mj, d = bumpy
     compared, worst = 0, np.zeros(2)
     for q, M, O in _shallow(model, mj, d, "pill", np.random.default_rng(3), 800):
@@ -179,7 +179,7 @@ def test_capsule_contacts_reach_mujocos_prisms(bumpy):
         worst = np.maximum(worst, [abs(m[0] - o[0]), np.linalg.norm(m[1] - o[1])])
         compared += 1
     assert compared > 50
-    assert worst[0] < 1e-5 and worst[1] < 1e-3, worst
+    assert np.all(worst < 1e-8), worst
 
 
 def _slope_xml(tan, friction="1"):
