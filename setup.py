@@ -67,7 +67,8 @@ def csrc(*patterns):
 
 
 # the engine's files sim/scene_contact.c calls (they call nothing else of the engine)
-ENGINE_NARROW_PHASE = ("engine/collide.c", "engine/geometry.c", "engine/convex.c", "engine/trimesh.c")
+ENGINE_NARROW_PHASE = ("engine/collide.c", "engine/geometry.c", "engine/convex.c", "engine/trimesh.c",
+                       "engine/hfield.c")
 # and its LCP solver, which sim/hard_contact.c calls (one LCP solver in the project; it calls nothing else)
 ENGINE_LCP = ("engine/lcp.c",)
 

@@ -8,8 +8,9 @@ from multibody import engine as E
 from multibody.engine import _engine as C
 
 NAMES = {C.G_SPHERE: "sphere", C.G_BOX: "box", C.G_CAPSULE: "capsule", C.G_CYLINDER: "cylinder",
-         C.G_PLANE: "plane", C.G_CONVEX: "convex", C.G_TRIMESH: "trimesh", C.G_ELLIPSOID: "ellipsoid"}
-STATIC_ONLY = {C.G_PLANE, C.G_TRIMESH}
+         C.G_PLANE: "plane", C.G_CONVEX: "convex", C.G_TRIMESH: "trimesh", C.G_ELLIPSOID: "ellipsoid",
+         C.G_HFIELD: "hfield"}
+STATIC_ONLY = {C.G_PLANE, C.G_TRIMESH, C.G_HFIELD}
 NO_COLLIDER_YET = {frozenset((C.G_ELLIPSOID, C.G_TRIMESH))}   # an ellipsoid on a static mesh: refused, named
 UNKNOWN = C.G_COUNT                        # the first code no shape has
 TYPE = 0                                  # gint column of the shape code (engine.h GI_TYPE)

@@ -130,7 +130,7 @@ def test_quadruped_geoms_from_the_file():
     assert g.kind[torso] == "ellipsoid" and np.allclose(g.size[torso], [0.3, 0.27, 0.2])
     toe = g.index("toe_front_left")
     assert g.kind[toe] == "sphere" and g.friction[toe, 0] == 1.5 and g.condim[toe] == 1
-    assert "terrain" not in g.names           # the height field: warned about, not collided
+    assert g.kind[g.index("terrain")] == "hfield" and g.body[g.index("terrain")] == -1   # the height field collides
     pairs = set(g.pair_names())
     assert ("floor", "toe_front_left") in pairs and ("floor", "torso") in pairs
     assert ("torso", "thigh_front_left") not in pairs and ("thigh_front_left", "torso") not in pairs   # parent–child
@@ -139,9 +139,11 @@ def test_quadruped_geoms_from_the_file():
     assert g.pair_condim[ball] == 6 and np.allclose(g.pair_friction[ball], [0.7, 0.005, 0.005])   # priority 1
 
 
-def test_height_field_is_named_in_a_warning():
-    with pytest.warns(MJCFWarning, match=r"no contact with <geom> 'terrain' \(a height field\)"):
+def test_height_field_is_kept_not_warned_about():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
         mb.load_mjcf(os.path.join(SUITE, "quadruped.xml"))
+    assert not [x for x in w if "terrain" in str(x.message)]
 
 
 FILTERS = """<mujoco><worldbody><geom name="floor" type="plane" size="1 1 .1"/>
@@ -312,8 +314,8 @@ def test_bad_geometry_is_refused_naming_it():
     model, _, _ = _load("humanoid.xml")
     g = model.geoms
     import dataclasses
-    with pytest.raises(ValueError, match="geom 'floor': unknown shape 'hfield'"):
-        dataclasses.replace(g, kind=("hfield",) + g.kind[1:])
+    with pytest.raises(ValueError, match="geom 'floor': unknown shape 'sdf'"):
+        dataclasses.replace(g, kind=("sdf",) + g.kind[1:])
     moving = dataclasses.replace(g, body=np.where(np.arange(len(g)) == 0, 0, g.body))
     with pytest.raises(ValueError, match="a plane must be static"):
         mb.contacts(model, model.neutral(), geoms=moving)

@@ -18,7 +18,9 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 * Collision: sweep-and-prune broad phase and a C narrow phase for every primitive pair
   (``csrc/engine/collide.c`` says why not coal or python-fcl: 8-9× cheaper per pair and no Python per step).
   Static triangle meshes (``TriangleMesh``, terrain) against every primitive, with a bounding-volume
-  hierarchy (``csrc/engine/trimesh.c``); rays against every shape (``World.ray_cast``, ``csrc/engine/ray.c``).
+  hierarchy (``csrc/engine/trimesh.c``); static height fields (``HField``: MuJoCo's, collided as its
+  triangular prisms, ``csrc/engine/hfield.c``); rays against every shape but height fields
+  (``World.ray_cast``, ``csrc/engine/ray.c``).
   Convex meshes: ``Convex(vertices)`` or ``Convex.from_file(path)`` (the hull, computed once),
   against every primitive, static triangle meshes and each other in C (``csrc/engine/convex.c``: separating axes, face clipping, up
   to 4 points, so a convex box rests like the primitive box); ``World.from_model`` turns URDF/MJCF
@@ -34,10 +36,10 @@ bounce and rub (ch. 6, §3.3); the step is semi-implicit Euler in C (``multibody
 0.1
 """
 from . import _engine  # noqa: F401
-from .shapes import Box, Capsule, Convex, Cylinder, Ellipsoid, Plane, Shape, Sphere, TriangleMesh
+from .shapes import Box, Capsule, Convex, Cylinder, Ellipsoid, HField, Plane, Shape, Sphere, TriangleMesh
 from .world import AMotor, Body, Geom, Joint, LastStep, RayHit, SimulationError, World, contact_params
 from .recording import Recording, record, scene_model
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params",
            "Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "Shape", "Convex",
-           "TriangleMesh", "AMotor", "RayHit", "Recording", "record", "scene_model"]
+           "TriangleMesh", "HField", "AMotor", "RayHit", "Recording", "record", "scene_model"]

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _checks
 from ..model import geometry
 
-__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "Shape", "TriangleMesh", "Convex"]
+__all__ = ["Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "Shape", "TriangleMesh", "Convex", "HField"]
 
 
 def _positive(name, value):
@@ -206,6 +206,37 @@ class Plane(Shape):
 
     def mass_properties(self, mass=None, density=None):
         raise ValueError("Plane: a plane is static and has no mass; add it with World.add_geom(Plane(...))")
+
+
+class HField(Shape):
+    """Static height field (MuJoCo's ``hfield``): ``samples`` (nrow, ncol) in [0, 1] over
+    |x| ≤ ``size[0]``, |y| ≤ ``size[1]`` of the geom's frame (row r at y = −size[1] + 2 r size[1]/(nrow − 1),
+    column c at x likewise), surface z = samples · ``size[2]``, solid down to z = −``size[3]``.
+    Collided as MuJoCo does, as triangular prisms, each against the shape as a convex hull
+    (``csrc/engine/hfield.c``).  Add it with ``World.add_geom(field)`` (static only).
+
+    >>> from multibody.engine import HField
+    >>> field = HField([[0, 0.5], [0.5, 1]], size=(1, 1, 0.2, 0.1))
+    >>> field.samples.shape, field.size
+    ((2, 2), (1.0, 1.0, 0.2))
+    """
+    code = 8
+
+    def __init__(self, samples, size):
+        from ..model.geometry import HeightField
+        self.field = HeightField(np.asarray(size, float), np.asarray(samples, float))
+        self.samples = self.field.samples
+
+    @property
+    def size(self):
+        return tuple(float(x) for x in self.field.size[:3])
+
+    def packed(self):
+        """The block ``csrc/engine/hfield.c`` reads in the world's hull list."""
+        return self.field.packed()
+
+    def mass_properties(self, mass=None, density=None):
+        raise ValueError("HField: a height field is static and has no mass; add it with World.add_geom(HField(...))")
 
 
 class TriangleMesh(Shape):

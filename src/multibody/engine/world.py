@@ -26,7 +26,7 @@ from .. import _checks
 from ..errors import SimulationError
 from ..spatial.rotations import unit_quaternion
 from . import _engine as C
-from .shapes import Plane, Shape, TriangleMesh
+from .shapes import HField, Plane, Shape, TriangleMesh
 
 __all__ = ["World", "Body", "Joint", "Geom", "LastStep", "SimulationError", "contact_params", "AMotor", "RayHit"]
 
@@ -765,7 +765,7 @@ class World:
         if any(b.name == name for b in self.bodies):
             raise ValueError(f"name: a body named {name!r} exists already")
         if shape is not None:
-            if not isinstance(shape, Shape) or isinstance(shape, (Plane, TriangleMesh)):
+            if not isinstance(shape, Shape) or isinstance(shape, (Plane, TriangleMesh, HField)):
                 raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder or Convex, got {shape!r}")
             if inertia is not None:
                 raise ValueError("inertia: the shape gives the inertia; pass mass or density only")
@@ -803,14 +803,14 @@ class World:
         if not isinstance(shape, Shape):
             raise TypeError(f"shape: expected Box, Sphere, Capsule, Cylinder, Convex or Plane, got {shape!r}")
         b = self._body(body, "body", allow_world=True)
-        if isinstance(shape, (Plane, TriangleMesh)) and b is not None:
+        if isinstance(shape, (Plane, TriangleMesh, HField)) and b is not None:
             raise ValueError(f"body: a {type(shape).__name__} is static; add it with body=None")
         gi = np.array([[shape.code, -1 if b is None else b.index]], dtype=np.int64)
         gd = np.zeros((1, C.GD_SIZE))
         gd[0, C.GD_POS:C.GD_POS + 3] = _vec("position", position)
         gd[0, C.GD_QUAT:C.GD_QUAT + 4] = _quat("quaternion", quaternion)
         gd[0, C.GD_SIZE3:C.GD_SIZE3 + 3] = shape.size
-        if shape.code == C.G_CONVEX:
+        if shape.code in (C.G_CONVEX, C.G_HFIELD):     # a height field's block rides in the hull list
             gd[0, C.GD_SIZE3] = len(self._hulls)
             self._hulls.append(shape.packed())
         gd[0, C.GD_MU] = _nonneg("mu", mu, allow_inf=True)

@@ -4,10 +4,13 @@ A :class:`Geoms` is to contact what the joint table is to motion: plain arrays, 
 narrow phase (``csrc/sim/scene_contact.c``, which runs the engine's collision table,
 ``csrc/engine/collide.c``) and never by Python in a loop.  Each geom is one of the engine's
 shapes — ``sphere``, ``box``, ``capsule``, ``cylinder``, ``plane``, ``convex`` (a mesh, as its
-convex hull) or ``ellipsoid`` (the names and codes are the engine's own, :data:`SHAPES`) — fixed
-in a body of the tree (``body`` −1: static, placed in the world).  Sizes are full lengths, as
+convex hull), ``ellipsoid`` or ``hfield`` (a height field: MuJoCo's, static) (the names and codes
+are the engine's own, :data:`SHAPES`) — fixed in a body of the tree (``body`` −1: static, placed
+in the world).  Sizes are full lengths, as
 :class:`~multibody.model.model.Geometry`'s: box edges, capsule/cylinder radius and length (along
-the geom's z), ellipsoid semi-axes; a plane is the geom's z = 0, its normal the geom's z.
+the geom's z), ellipsoid semi-axes; a plane is the geom's z = 0, its normal the geom's z; a
+height field's size is MuJoCo's (x, y half extents, top elevation) and its :class:`HeightField`
+(``Geoms.hfields``) holds the samples and the base depth.
 
 Where the tables come from:
 
@@ -19,8 +22,12 @@ Where the tables come from:
   ``<contact><exclude>``.  A pair's margin is the larger of the two, its condim and friction the
   higher-priority geom's (equal priorities: the larger), as ``mj_contactParam``; geom a comes
   first in MuJoCo's order, so normals point as MuJoCo's do.  Meshes become the convex hull of
-  their compiled vertices (MuJoCo collides meshes as hulls too).  Height fields and SDFs have no
-  engine shape: left out with a :class:`~multibody.model.mjcf.MJCFWarning` naming the geom.
+  their compiled vertices (MuJoCo collides meshes as hulls too).  Height fields (``<hfield>``
+  assets: inline ``elevation``, MuJoCo's binary file or a PNG, all read and normalised by MuJoCo's
+  compiler) keep MuJoCo's compiled samples (``hfield_data``, ``hfield_size``): the engine collides
+  them as MuJoCo does, as triangular prisms (``csrc/engine/hfield.c``); one on a moving body is
+  left out.  SDFs have no engine shape: left out with a :class:`~multibody.model.mjcf.MJCFWarning`
+  naming the geom.
 * **URDF** (:func:`from_geometries`, called by ``load_urdf``): the ``<collision>`` elements (box,
   cylinder, sphere, capsule, mesh → convex hull of the file's vertices), on the bodies they were
   merged into through fixed joints; no pair of two moving geoms by default (a robot file's links
@@ -51,13 +58,13 @@ import numpy as np
 from ..core import _core
 from .._extras import require
 
-__all__ = ["SHAPES", "Geoms", "from_mjmodel", "from_geometries", "model_geoms", "hull_tables", "hull_packed",
+__all__ = ["SHAPES", "Geoms", "HeightField", "from_mjmodel", "from_geometries", "model_geoms", "hull_tables", "hull_packed",
            "HULL_MAX_VERTICES"]
 
 SHAPES = _core.geom_shapes()   # the engine's shapes, in code order (csrc/engine/geometry.c's rows)
 CODE = {name: code for code, name in enumerate(SHAPES)}
 HULL_MAX_VERTICES = 256        # engine.h HULL_MAX_VERTS: the C narrow phase keeps one hull on its stack
-_SIZES = {"sphere": 1, "box": 3, "capsule": 2, "cylinder": 2, "plane": 0, "convex": 0, "ellipsoid": 3}
+_SIZES = {"sphere": 1, "box": 3, "capsule": 2, "cylinder": 2, "plane": 0, "convex": 0, "ellipsoid": 3, "hfield": 3}
 # per geom and pair: the layout of csrc/sim/scene_contact.h (MB_SG_*, MB_SP_*)
 _SG_SIZE, _SP_SIZE = 15, 5
 
@@ -69,6 +76,47 @@ def _ro(a, dtype):
 
 
 @dataclass(frozen=True, eq=False)
+class HeightField:
+    """A height field's data (MuJoCo's ``<hfield>`` as compiled): ``size`` = (x half extent, y half
+    extent, top elevation, base depth), all > 0, and ``samples`` (nrow, ncol) in [0, 1], row r at
+    y = −size[1] + 2 r size[1]/(nrow − 1), column c at x likewise; the surface is z = samples ·
+    size[2] over a solid down to z = −size[3] (``csrc/engine/hfield.c``)."""
+    size: Any
+    samples: Any
+
+    def __post_init__(self):
+        size = _ro(np.reshape(self.size, (4,)), float)
+        samples = _ro(self.samples, float)
+        if not (np.all(np.isfinite(size)) and np.all(size > 0)):
+            raise ValueError(f"height field size: expected 4 finite numbers > 0 (x, y, elevation, base), got {size}")
+        if samples.ndim != 2 or min(samples.shape) < 2:
+            raise ValueError(f"height field samples: expected an (nrow, ncol) array, both ≥ 2, got shape {samples.shape}")
+        if not (np.all(np.isfinite(samples)) and samples.min() >= 0 and samples.max() <= 1):
+            raise ValueError("height field samples: expected finite values in [0, 1] (MuJoCo's normalised elevation)")
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "samples", samples)
+
+    def packed(self):
+        """The block ``csrc/engine/hfield.c`` reads in the hull list: [−1, nrow, ncol, size (4), samples]."""
+        nrow, ncol = self.samples.shape
+        return np.concatenate([[-1.0, nrow, ncol], self.size, self.samples.ravel()])
+
+    def surface(self):
+        """(vertices (nrow·ncol, 3), triangles) of the top surface in the geom's frame, triangulated as
+        the collider cuts it (the diagonal from sample (r, c) to (r + 1, c + 1))."""
+        nrow, ncol = self.samples.shape
+        x = np.linspace(-self.size[0], self.size[0], ncol)
+        y = np.linspace(-self.size[1], self.size[1], nrow)
+        X, Y = np.meshgrid(x, y)
+        V = np.column_stack([X.ravel(), Y.ravel(), self.samples.ravel() * self.size[2]])
+        r, c = np.meshgrid(np.arange(nrow - 1), np.arange(ncol - 1), indexing="ij")
+        i0 = (r * ncol + c).ravel()
+        i1, i2, i3 = i0 + 1, i0 + ncol + 1, i0 + ncol
+        F = np.concatenate([np.column_stack([i0, i1, i2]), np.column_stack([i0, i2, i3])])
+        return V, F
+
+
+@dataclass(frozen=True, eq=False)
 class Geoms:
     """The collision geoms of a model and the pairs that may touch (module notes).
 
@@ -76,7 +124,8 @@ class Geoms:
     ``size`` (ng, 3) (unused entries 0), ``rotation`` (ng, 3, 3) and ``translation`` (ng, 3) in
     the body (world for static geoms), ``contype``, ``conaffinity``, ``condim``, ``friction``
     (ng, 3: sliding, torsional, rolling), ``margin``, ``hulls`` (a convex geom's hull vertices
-    (nv, 3) in the geom frame, else None).  Per pair (np): ``pairs`` (np, 2) geom indices (a, b;
+    (nv, 3) in the geom frame, else None), ``hfields`` (a height field geom's :class:`HeightField`,
+    else None).  Per pair (np): ``pairs`` (np, 2) geom indices (a, b;
     contact normals point from a into b), ``pair_margin``, ``pair_friction`` (np, 3),
     ``pair_condim``.
     """
@@ -96,10 +145,13 @@ class Geoms:
     pair_margin: Any
     pair_friction: Any
     pair_condim: Any
+    hfields: tuple = ()
 
     def __post_init__(self):
         ng = len(self.names)
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
+        if not self.hfields:
+            put("hfields", (None,) * ng)
         for k, shape, dt in (("body", (ng,), np.int64), ("size", (ng, 3), float), ("rotation", (ng, 3, 3), float),
                              ("translation", (ng, 3), float), ("contype", (ng,), np.int64),
                              ("conaffinity", (ng,), np.int64), ("condim", (ng,), np.int64),
@@ -112,14 +164,18 @@ class Geoms:
         for k, shape, dt in (("pairs", (npair, 2), np.int64), ("pair_margin", (npair,), float),
                              ("pair_friction", (npair, 3), float), ("pair_condim", (npair,), np.int64)):
             put(k, _ro(np.reshape(getattr(self, k), shape) if npair else np.zeros(shape), dt))
-        if len(self.kind) != ng or len(self.hulls) != ng:
-            raise ValueError(f"geoms: expected {ng} kinds and hulls (one per name)")
+        if len(self.kind) != ng or len(self.hulls) != ng or len(self.hfields) != ng:
+            raise ValueError(f"geoms: expected {ng} kinds, hulls and hfields (one per name)")
         for g, k in enumerate(self.kind):
             if k not in CODE or k == "trimesh":
                 raise ValueError(f"geom {self.names[g]!r}: unknown shape {k!r}; expected one of "
                                  f"{', '.join(s for s in SHAPES if s != 'trimesh')}")
             if (k == "convex") != (self.hulls[g] is not None):
                 raise ValueError(f"geom {self.names[g]!r}: a convex geom has hull vertices, no other does")
+            if (k == "hfield") != isinstance(self.hfields[g], HeightField):
+                raise ValueError(f"geom {self.names[g]!r}: a height field geom has a HeightField, no other does")
+            if k == "hfield" and self.body[g] != -1:
+                raise ValueError(f"geom {self.names[g]!r}: a height field is static (body -1), not on body {self.body[g]}")
         if npair and (self.pairs.min() < 0 or self.pairs.max() >= ng):
             raise ValueError(f"geoms.pairs: geom indices must be in 0..{ng - 1}")
 
@@ -156,6 +212,7 @@ class Geoms:
             translation=np.vstack([self.translation, [0.0, 0.0, h]]), contype=np.append(self.contype, 1),
             conaffinity=np.append(self.conaffinity, 1), condim=np.append(self.condim, condim),
             friction=np.vstack([self.friction, fr]), margin=np.append(self.margin, 0.0), hulls=self.hulls + (None,),
+            hfields=self.hfields + (None,),
             pairs=np.vstack([self.pairs, new_pairs]),
             pair_margin=np.concatenate([self.pair_margin, self.margin[moving]]),
             pair_friction=np.vstack([self.pair_friction, np.maximum(self.friction[moving], fr)]),
@@ -180,6 +237,10 @@ class Geoms:
                 except ValueError as e:
                     raise ValueError(f"geom {self.names[g]!r}: {e}") from None
                 nh += 1
+            elif self.kind[g] == "hfield":      # its block goes in the same list (hfield.c)
+                gint[g, 2] = nh
+                blocks.append(self.hfields[g].packed())
+                nh += 1
         hulls = np.concatenate(blocks) if blocks else np.zeros(0)
         pdat = np.column_stack([self.pair_margin, self.pair_friction, self.pair_condim.astype(float)]) \
             if len(self.pairs) else np.zeros((0, _SP_SIZE))
@@ -196,10 +257,12 @@ def _shape_size(kind, size):
     return s
 
 
-def _build(rows, pairs, pair_params):
-    """Geoms from rows (name, kind, body, size3, R, t, contype, conaffinity, condim, friction3, margin, hull)."""
+def _build(rows, pairs, pair_params, hfields=None):
+    """Geoms from rows (name, kind, body, size3, R, t, contype, conaffinity, condim, friction3, margin, hull)
+    and the height fields of rows {row: HeightField}."""
     cols = list(zip(*rows)) if rows else [()] * 12
     npair = len(pairs)
+    hfields = hfields or {}
     return Geoms(names=tuple(cols[0]), kind=tuple(cols[1]), body=np.array(cols[2], np.int64),
                  size=np.array(cols[3], float), rotation=np.array(cols[4], float), translation=np.array(cols[5], float),
                  contype=np.array(cols[6], np.int64), conaffinity=np.array(cols[7], np.int64),
@@ -207,7 +270,8 @@ def _build(rows, pairs, pair_params):
                  hulls=tuple(cols[11]), pairs=np.array(pairs, np.int64).reshape(npair, 2),
                  pair_margin=np.array([p[0] for p in pair_params], float),
                  pair_friction=np.array([p[1] for p in pair_params], float).reshape(npair, 3),
-                 pair_condim=np.array([p[2] for p in pair_params], np.int64))
+                 pair_condim=np.array([p[2] for p in pair_params], np.int64),
+                 hfields=tuple(hfields.get(i) for i in range(len(rows))))
 
 
 def _unique_names(names):
@@ -236,7 +300,7 @@ def from_mjmodel(mj, attach, label="mjModel", warning=UserWarning):
     G, obj = mujoco.mjtGeom, mujoco.mjtObj
     kinds = {int(G.mjGEOM_PLANE): "plane", int(G.mjGEOM_SPHERE): "sphere", int(G.mjGEOM_CAPSULE): "capsule",
              int(G.mjGEOM_ELLIPSOID): "ellipsoid", int(G.mjGEOM_CYLINDER): "cylinder", int(G.mjGEOM_BOX): "box",
-             int(G.mjGEOM_MESH): "convex"}
+             int(G.mjGEOM_MESH): "convex", int(G.mjGEOM_HFIELD): "hfield"}
 
     def _rotation(quat):
         R = np.empty(9)
@@ -245,14 +309,14 @@ def from_mjmodel(mj, attach, label="mjModel", warning=UserWarning):
     in_pair = set()
     for p in range(mj.npair):
         in_pair.update((int(mj.pair_geom1[p]), int(mj.pair_geom2[p])))
-    rows, ours, left_out = [], {}, []
+    rows, ours, left_out, hfields = [], {}, [], {}
     for g in range(mj.ngeom):
         name = mujoco.mj_id2name(mj, obj.mjOBJ_GEOM, g) or f"geom{g}"
         if not (mj.geom_contype[g] or mj.geom_conaffinity[g]) and g not in in_pair:
             continue     # collides with nothing
         gt = int(mj.geom_type[g])
         if gt not in kinds:
-            what = {int(G.mjGEOM_HFIELD): "a height field"}.get(gt, f"MuJoCo geom type {gt}")
+            what = {int(G.mjGEOM_SDF): "an SDF"}.get(gt, f"MuJoCo geom type {gt}")
             left_out.append(f"<geom> {name!r} ({what})")
             continue
         kind, s = kinds[gt], mj.geom_size[g]
@@ -272,6 +336,15 @@ def from_mjmodel(mj, attach, label="mjModel", warning=UserWarning):
             if k >= 0:
                 left_out.append(f"<geom> {name!r} (a plane on a moving body; planes are static in the engine)")
                 continue
+        elif kind == "hfield":     # MuJoCo's compiled samples: normalised to [0, 1], rows along y
+            if k >= 0:
+                left_out.append(f"<geom> {name!r} (a height field on a moving body; they are static in the engine)")
+                continue
+            i = int(mj.geom_dataid[g])
+            nr, nc, a = int(mj.hfield_nrow[i]), int(mj.hfield_ncol[i]), int(mj.hfield_adr[i])
+            hfields[len(rows)] = HeightField(np.array(mj.hfield_size[i], float),
+                                             np.array(mj.hfield_data[a:a + nr * nc], float).reshape(nr, nc))
+            size = mj.hfield_size[i][:3]
         else:   # the mesh's compiled vertices are in the geom's frame; MuJoCo collides their hull
             i = int(mj.geom_dataid[g])
             a, n = int(mj.mesh_vertadr[i]), int(mj.mesh_vertnum[i])
@@ -283,9 +356,9 @@ def from_mjmodel(mj, attach, label="mjModel", warning=UserWarning):
                      int(mj.geom_condim[g]), (fr[0], fr[1], fr[2]), float(mj.geom_margin[g]), hull))
     if left_out:
         warnings.warn(f"{label}: no contact with {'; '.join(left_out[:8])}{' …' if len(left_out) > 8 else ''}: "
-                      "the engine has no such collision shape", warning, stacklevel=4)
+                      "the engine cannot collide them", warning, stacklevel=4)
     pairs, params, seen = _mj_pairs(mj, ours, rows)
-    geoms = _build(rows, pairs, params)
+    geoms = _build(rows, pairs, params, hfields)
     _warn_margins(geoms, label, warning)
     return geoms
 

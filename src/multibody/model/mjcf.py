@@ -24,7 +24,8 @@ compiled mjModel is read into a :class:`~multibody.model.model.Model`:
   :class:`Geometry` (sizes converted to full lengths: box edges, cylinder/capsule length; a
   mesh's pose and scale are those of the mesh *file*, undoing MuJoCo's re-centring).  Every geom
   in the groups MuJoCo shows by default (0–2) is a visual; every geom that collides is also a
-  collision.  Planes, height fields, ellipsoids and SDFs are not kept there; contact reads
+  collision.  Planes, ellipsoids and SDFs are not kept there (a height field is drawn as its surface,
+  a ``solid``); contact reads
   ``Model.geoms`` (``model/geometry.py``: every colliding geom, planes and ellipsoids included,
   with MuJoCo's pair filters).
 
@@ -777,7 +778,7 @@ def _geometries(mj, attach, base):
         gt, s = int(mj.geom_type[g]), mj.geom_size[g]
         k, A, r = attach[int(mj.geom_bodyid[g])]
         R, t = A @ _rotation(mj.geom_quat[g]), A @ mj.geom_pos[g] + r
-        mesh, scale = None, (1.0, 1.0, 1.0)
+        mesh, scale, verts, faces = None, (1.0, 1.0, 1.0), None, None
         if gt == G.mjGEOM_BOX:
             kind, size = "box", tuple(2.0 * s)
         elif gt == G.mjGEOM_SPHERE:
@@ -796,7 +797,14 @@ def _geometries(mj, attach, base):
             Rm = _rotation(mj.mesh_quat[i])
             R, t = R @ Rm.T, t - R @ Rm.T @ mj.mesh_pos[i]
             scale = tuple(float(x) for x in mj.mesh_scale[i])
-        else:  # plane, height field, ellipsoid, SDF: not drawable as our Geometry kinds
+        elif gt == G.mjGEOM_HFIELD:   # its top surface as a solid, triangulated as the collider cuts it
+            from .geometry import HeightField
+            i = int(mj.geom_dataid[g])
+            nr, nc, a = int(mj.hfield_nrow[i]), int(mj.hfield_ncol[i]), int(mj.hfield_adr[i])
+            verts, F = HeightField(np.array(mj.hfield_size[i], float),
+                                   np.array(mj.hfield_data[a:a + nr * nc], float).reshape(nr, nc)).surface()
+            kind, size, faces = "solid", (), tuple(map(tuple, F.tolist()))
+        else:  # plane, ellipsoid, SDF: not drawable as our Geometry kinds
             continue
         matid = mj.geom_matid[g]
         rgba = mj.mat_rgba[matid] if matid >= 0 and np.array_equal(mj.geom_rgba[g], default_rgba) else mj.geom_rgba[g]
@@ -805,6 +813,8 @@ def _geometries(mj, attach, base):
         roles = (["visual"] if mj.geom_group[g] < 3 else []) + \
                 (["collision"] if mj.geom_contype[g] or mj.geom_conaffinity[g] else [])
         for role in roles:
+            if kind == "solid" and role == "collision":
+                continue     # the collision copy of a height field is Model.geoms' (model/geometry.py)
             out.append(Geometry(body=k, kind=kind, size=size, rotation=R, translation=t, mesh=mesh, scale=scale,
-                                role=role, rgba=rgba, name=name))
+                                role=role, rgba=rgba, name=name, vertices=verts, faces=faces))
     return tuple(out)

@@ -540,7 +540,7 @@ def scene_contact(model, contact=None, ground=False):
     ``"off"``; the model's geoms (with a floor when ``ground`` asks for one) under the compliant law
     (:class:`SceneContact`) for ``"compliant"`` or under hard contact (:class:`HardContact`) for
     ``"hard"``; for None a :class:`SceneContact` when ``ground`` asks for a floor or the model's geoms
-    hold one (a static plane with candidate pairs), else None."""
+    hold one (a static plane or height field with candidate pairs), else None."""
     if isinstance(contact, str):
         if contact not in CONTACT_MODELS:
             raise ValueError(f"contact: expected a contact object, None or one of {', '.join(map(repr, CONTACT_MODELS))}, "
@@ -557,6 +557,6 @@ def scene_contact(model, contact=None, ground=False):
     if ground is not False and ground is not None:
         return SceneContact(model, ground=ground)
     geoms = getattr(model, "geoms", None)   # a loader's (MJCF) may hold the file's floor; collision records never do
-    if geoms is not None and len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
+    if geoms is not None and len(geoms.pairs) and np.any((geoms.body < 0) & np.isin(geoms.kind, ("plane", "hfield"))):
         return SceneContact(model, geoms=geoms)
     return None

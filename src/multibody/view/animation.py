@@ -34,7 +34,7 @@ from ..model.model import Geometry, Model
 from .._io import NotRegularFile, fspath, open_regular, write_bytes
 from ..model.appearance import Camera, appearance_of, characteristic_length, default_appearance, load_mesh
 
-__all__ = ["showmotion", "load_animation", "Animation", "default_motion", "page_html", "show", "Page"]
+__all__ = ["showmotion", "load_animation", "Animation", "default_motion", "page_html", "show", "Page", "contact_arrows"]
 
 FORMAT = "multibody-showmotion/1"
 _PLOT_POINTS = 2000   # plot series are thinned to this many samples (the animation keeps all)
@@ -301,6 +301,95 @@ def _plots(model, t, q, qd, energies):
     return {"t": _b64(t[idx], "<f4"), "groups": groups}
 
 
+def contact_arrows(trajectory, every: int = 1) -> tuple:
+    """The contact forces a run recorded (``traj.contact_forces``, one per contact slot) as arrows:
+    where each acts and its force, per sample, as the viewer draws them.
+
+    The contacts are collided again at each recorded q (the compiled narrow phase, as
+    ``traj.sensordata`` does), so each arrow starts at its contact's position (the midpoint
+    between the two surfaces) and is the force on geom b (normal from a into b: the push of the
+    ground on the body, for a floor or height field).
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A run of :func:`multibody.simulate` with the model's own contact (``contact_forces`` of
+        shape (N, slots, 3)).
+    every : int, optional
+        Take every ``every``-th sample (≥ 1; default 1: all).
+
+    Returns
+    -------
+    samples : ndarray, shape (n,)
+        The sample index of each arrow.
+    position : ndarray, shape (n, 3)
+        Where each force acts (world coordinates, m).
+    force : ndarray, shape (n, 3)
+        The force (N) on geom b.
+    normal : ndarray, shape (n, 3)
+        The contact's unit normal (from geom a into b): the force's part along it is the normal
+        force, the rest friction (the viewer colours the arrow by their share).
+
+    Raises
+    ------
+    ValueError
+        The trajectory has no contact forces, or not the slots of its model's geoms.
+    TypeError
+        ``every`` is not an integer.
+
+    Examples
+    --------
+    >>> import multibody as mb
+    >>> m = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1">'
+    ...                  '<freejoint/><geom type="sphere" size="0.1"/></body></worldbody></mujoco>')
+    >>> tr = mb.simulate(m, None, None, 0.2, contact="hard")
+    >>> n, p, f, normal = contact_arrows(tr)
+    >>> round(float(f[-1, 2] / (m.mass.sum() * 9.81)), 3), round(float(p[-1, 2]), 3)
+    (1.0, -0.0)
+    """
+    from ..simulation.trajectory import _recorded_contacts
+    every = _checks.integer("every", every, lo=1)
+    if getattr(trajectory, "contact_forces", None) is None:
+        raise ValueError("trajectory: no contact forces recorded (a run with the model's own contact has them)")
+    q = np.asarray(trajectory.q, float)
+    rows = np.arange(0, len(q), every)
+    sub = _Sliced(trajectory, rows)
+    c = _recorded_contacts(sub, q[rows])
+    if c is None:
+        return np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3))
+    keep = np.linalg.norm(c[5], axis=1) > 0
+    return rows[c[0][keep]], c[3][keep], c[5][keep], c[4][keep]
+
+
+class _Sliced:
+    """The fields _recorded_contacts reads of a trajectory, at some of its samples."""
+
+    def __init__(self, traj, rows):
+        self.model, self.contact_geoms = traj.model, getattr(traj, "contact_geoms", None)
+        self.contact_forces = np.asarray(traj.contact_forces)[rows]
+
+
+def _contacts_json(model, trajectory, n, radius):
+    """The page's arrows: per sample the start of its arrows (n + 1), positions, forces and the
+    friction share of each (|f_t| / |f|: the viewer's colour, red for a push along the normal to
+    blue for friction alone), and the length scale (m per N) that draws the largest force 0.25 of
+    the scene's radius long."""
+    if getattr(trajectory, "contact_forces", None) is None or getattr(trajectory, "model", None) is not model:
+        return None
+    try:
+        samples, pos, force, normal = contact_arrows(trajectory)
+    except ValueError:
+        return None
+    size = np.linalg.norm(force, axis=1)
+    along = np.einsum("ij,ij->i", force, normal)
+    share = np.linalg.norm(force - along[:, None] * normal, axis=1) / np.where(size > 0, size, 1.0)
+    start = np.searchsorted(samples, np.arange(n + 1)).astype("<i4")
+    big = float(np.linalg.norm(force, axis=1).max()) if len(force) else 0.0
+    return {"start": _b64(start, "<i4"), "pos": _b64(pos, "<f4"), "force": _b64(force, "<f4"),
+            "friction": _b64(share, "<f4"),
+            "count": int(len(force)), "scale": 0.25 * radius / big if big > 0 else 0.0}
+
+
 def _model_json(model: Model):
     return {"name": model.name, "nb": model.nb, "nq": model.nq, "nv": model.nv,
             "parent": model.parent.tolist(), "jtype": model.jtype.tolist(), "axis": model.jaxis.tolist(),
@@ -439,6 +528,7 @@ def page_html(model, trajectory=None, *, title=None, author=None, description=No
         "motion": {"t": _b64(t, "<f8"), "q": _b64(q, "<f4"), "n": len(t), "default": is_default},
         "plots": _plots(model, t, q, qd, energies),
     }
+    data["contacts"] = None if is_default else _contacts_json(model, trajectory, len(t), data["scene"]["radius"])
     return _page(data)
 
 

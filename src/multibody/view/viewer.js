@@ -291,6 +291,41 @@
     frameDrawables.push(drawables[drawables.length - 1]);
   }
 
+  // ---------- contact forces: one arrow per contact of the sample at or before t (Python's
+  // contact_arrows), from the contact point along the force on geom b, SCALE m per N ------------------
+  const CT = DATA.contacts || null;
+  const contactBuf = CT ? { start: new Int32Array(bytes(CT.start)), pos: new Float32Array(bytes(CT.pos)),
+                            force: new Float32Array(bytes(CT.force)), friction: new Float32Array(bytes(CT.friction)),
+                            vbo: gl.createBuffer(), cbo: gl.createBuffer() } : null;
+  function sampleAt(t) {  // the last sample at or before t
+    let lo = 0, hi = NS - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (T[mid] <= t + 1e-12) lo = mid; else hi = mid - 1; }
+    return lo;
+  }
+  function contactArrows(t) {  // [[start (3), end (3), friction share], ...] in world coordinates
+    if (!contactBuf) return [];
+    const i = sampleAt(t), out = [];
+    for (let k = contactBuf.start[i]; k < contactBuf.start[i + 1]; k++) {
+      const p = [contactBuf.pos[3 * k], contactBuf.pos[3 * k + 1], contactBuf.pos[3 * k + 2]];
+      const f = [contactBuf.force[3 * k], contactBuf.force[3 * k + 1], contactBuf.force[3 * k + 2]];
+      out.push([p, add(p, scl(f, CT.scale)), contactBuf.friction[k]]);
+    }
+    return out;
+  }
+  function contactLines(t) {  // shaft and a two-stroke head per arrow, as gl.LINES: red along the normal, blue friction
+    const pts = [], cols = [];
+    for (const [a, b, fr] of contactArrows(t)) {
+      const C = [0.85 * (1 - fr) + 0.1 * fr, 0.1, 0.1 * (1 - fr) + 0.85 * fr];
+      const d = sub(b, a), L = Math.hypot(d[0], d[1], d[2]);
+      if (!(L > 0)) continue;
+      const u = scl(d, 1 / L), s = norm(Math.abs(u[2]) < 0.9 ? cross(u, [0, 0, 1]) : cross(u, [1, 0, 0])), h = 0.25 * L;
+      const back = add(b, scl(u, -h));
+      pts.push(...a, ...b, ...b, ...add(back, scl(s, 0.4 * h)), ...b, ...add(back, scl(s, -0.4 * h)));
+      for (let k = 0; k < 6; k++) cols.push(...C);
+    }
+    return { pts, cols };
+  }
+
   // ---------- camera: orbit / zoom / pan, fixed or tracking a body -------------------------------
   const cam = DATA.camera || {};
   const camUp = norm(cam.up || SC.up);
@@ -332,7 +367,9 @@
   // ---------- controls ---------------------------------------------------------------------------
   const $ = (id) => document.getElementById(id);
   const ui = { play: $("sm-play"), speed: $("sm-speed"), speedOut: $("sm-speed-out"), coarse: $("sm-coarse"), fine: $("sm-fine"),
-               loop: $("sm-loop"), follow: $("sm-follow"), frames: $("sm-frames"), time: $("sm-time"), reset: $("sm-reset") };
+               loop: $("sm-loop"), follow: $("sm-follow"), frames: $("sm-frames"), time: $("sm-time"), reset: $("sm-reset"),
+               contacts: $("sm-contacts") };
+  if (contactBuf) $("sm-contacts-label").hidden = false;    // the toggle shows only when there are arrows
   const state = { t: T0, playing: false, speed: 1, fineAnchor: T0 };
   let dirty = true;
   for (let b = 0; b < M.nb; b++) { const o = document.createElement("option"); o.value = b; o.textContent = M.body_names[b]; ui.follow.appendChild(o); }
@@ -360,6 +397,7 @@
   const followTitle = () => { const o = ui.follow.options[ui.follow.selectedIndex]; ui.follow.title = o ? o.textContent : ""; };
   ui.follow.addEventListener("change", () => { view.pan = [0, 0, 0]; followTitle(); dirty = true; });
   ui.frames.addEventListener("change", () => { dirty = true; });
+  ui.contacts.addEventListener("change", () => { dirty = true; });
   ui.reset.addEventListener("click", () => { resetView(); dirty = true; });
   window.addEventListener("keydown", (e) => {
     if (e.target.tagName === "INPUT" && e.target.type !== "range" && e.target.type !== "checkbox") return;
@@ -494,6 +532,21 @@
         }
       }
     }
+    if (contactBuf && ui.contacts.checked) {
+      const L = contactLines(state.t);
+      if (L.pts.length) {
+        gl.disable(gl.DEPTH_TEST);    // arrows start inside the contact: always drawn on top
+        gl.useProgram(flat);
+        gl.uniformMatrix4fv(gl.getUniformLocation(flat, "uModel"), false, ID4);
+        gl.uniformMatrix4fv(gl.getUniformLocation(flat, "uVP"), false, VP);
+        gl.bindBuffer(gl.ARRAY_BUFFER, contactBuf.vbo); gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(L.pts), gl.DYNAMIC_DRAW);
+        bind(flat, "aPos", contactBuf.vbo);
+        gl.bindBuffer(gl.ARRAY_BUFFER, contactBuf.cbo); gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(L.cols), gl.DYNAMIC_DRAW);
+        bind(flat, "aCol", contactBuf.cbo);
+        gl.drawArrays(gl.LINES, 0, L.pts.length / 3);
+        gl.enable(gl.DEPTH_TEST);
+      }
+    }
     ui.time.textContent = "t = " + state.t.toFixed(3) + " s";
     drawPlots();
     frames++;
@@ -538,6 +591,8 @@
     data: DATA, setTime, time: () => state.t, play: () => setPlaying(true), pause: () => setPlaying(false),
     isPlaying: () => state.playing, setSpeed, bodyPoses, qAt, frames: () => frames, range: [T0, T1],
     render: () => { render(); return frames; }, ready: true,
+    contactArrows: () => (contactBuf && ui.contacts.checked ? contactArrows(state.t) : []),
+    contactScale: CT ? CT.scale : null,
     plotLayouts: () => plotCanvases.map((P) => Object.assign({ id: P.c.id }, plotLayout(P))),
   };
   render();

@@ -29,7 +29,7 @@
 
 #define EPS 1e-12
 
-static int emit(mb_contact_point *out, int n, int max, const double *pos, const double *normal, double depth)
+int mb_collide_emit(mb_contact_point *out, int n, int max, const double *pos, const double *normal, double depth)
 {
     if (n >= max) {                         /* keep the deepest points */
         int worst = 0;
@@ -52,7 +52,7 @@ static int sphere_sphere(const double *pa, double ra, const double *pb, double r
     double nrm[3];
     if (dist > EPS) mb_scale3(d, 1.0 / dist, nrm); else { nrm[0] = 0; nrm[1] = 0; nrm[2] = 1; }
     double pos[3]; mb_scale3(nrm, rb - 0.5 * depth, pos); mb_add3(pos, pb, pos);
-    return emit(out, n, max, pos, nrm, depth);
+    return mb_collide_emit(out, n, max, pos, nrm, depth);
 }
 
 /* sphere (centre c, radius r) against box b */
@@ -74,7 +74,7 @@ static int sphere_box(const double *c, double r, const mb_geom_pose *b, mb_conta
         if (depth < 0) return n;
         mb_scale3(diff, 1.0 / dist, diff); mb_mv3(b->R, diff, nrm);
         mb_geom_point(b, q, pos);
-        return emit(out, n, max, pos, nrm, depth);
+        return mb_collide_emit(out, n, max, pos, nrm, depth);
     }
     int best = 0; double gap = INFINITY;                   /* centre inside: leave by the nearest face */
     for (int k = 0; k < 3; k++) { double g = h[k] - fabs(l[k]); if (g < gap) { gap = g; best = k; } }
@@ -83,7 +83,7 @@ static int sphere_box(const double *c, double r, const mb_geom_pose *b, mb_conta
     depth = r + gap;
     q[best] = ln[best] * h[best];
     mb_geom_point(b, q, pos);
-    return emit(out, n, max, pos, nrm, depth);
+    return mb_collide_emit(out, n, max, pos, nrm, depth);
 }
 
 /* sphere against a solid cylinder (axis z, radius R, half length hl) */
@@ -103,7 +103,7 @@ static int sphere_cylinder(const double *c, double r, const mb_geom_pose *b, mb_
         double dist = mb_norm3(diff), depth = r - dist;
         if (depth < 0) return n;
         mb_scale3(diff, 1.0 / dist, ln); mb_mv3(b->R, ln, nrm); mb_geom_point(b, q, pos);
-        return emit(out, n, max, pos, nrm, depth);
+        return mb_collide_emit(out, n, max, pos, nrm, depth);
     }
     double side = R - rho, cap = hl - fabs(l[2]), depth;
     if (side < cap && rho > EPS) {
@@ -113,7 +113,7 @@ static int sphere_cylinder(const double *c, double r, const mb_geom_pose *b, mb_
         ln[0] = 0; ln[1] = 0; ln[2] = l[2] >= 0 ? 1 : -1; depth = r + cap; q[2] = ln[2] * hl;
     }
     mb_mv3(b->R, ln, nrm); mb_geom_point(b, q, pos);
-    return emit(out, n, max, pos, nrm, depth);
+    return mb_collide_emit(out, n, max, pos, nrm, depth);
 }
 
 static int sphere_plane(const double *c, double r, const double *pn, double pd, double sign, mb_contact_point *out, int n, int max)
@@ -123,7 +123,7 @@ static int sphere_plane(const double *c, double r, const double *pn, double pd, 
     double pos[3], nrm[3];
     mb_scale3(pn, sign, nrm);
     for (int k = 0; k < 3; k++) pos[k] = c[k] - pn[k] * (r - 0.5 * depth);
-    return emit(out, n, max, pos, nrm, depth);
+    return mb_collide_emit(out, n, max, pos, nrm, depth);
 }
 
 /* ---- planes ---------------------------------------------------------------------------------- */
@@ -136,7 +136,7 @@ static int box_plane(const mb_geom_pose *a, const double *pn, double pd, mb_cont
         double depth = pd - mb_dot3(pn, v);
         if (depth >= 0) {
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * pn[k];
-            n = emit(out, n, max, pos, pn, depth);
+            n = mb_collide_emit(out, n, max, pos, pn, depth);
         }
     }
     return n;
@@ -166,7 +166,7 @@ static int cylinder_plane(const mb_geom_pose *a, const double *pn, double pd, mb
             double depth = pd - mb_dot3(pn, x);
             if (depth >= 0) {
                 double pos[3]; for (int k = 0; k < 3; k++) pos[k] = x[k] + 0.5 * depth * pn[k];
-                n = emit(out, n, max, pos, pn, depth);
+                n = mb_collide_emit(out, n, max, pos, pn, depth);
             }
         }
     }
@@ -241,7 +241,7 @@ static int box_box(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_poin
         double c1[3], c2[3], pos[3];
         mb_geom_closest_segments(pa, ea, pb, eb, c1, c2);
         for (int c = 0; c < 3; c++) pos[c] = 0.5 * (c1[c] + c2[c]);
-        return emit(out, n, max, pos, nrm, best);
+        return mb_collide_emit(out, n, max, pos, nrm, best);
     }
     /* reference face on the box owning the axis, incident face on the other */
     int ref_is_a = bestk < 3;
@@ -274,7 +274,7 @@ static int box_box(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_poin
         double depth = face - mb_dot3(nf, poly[s]);
         if (depth < 0) continue;
         double pos[3]; for (int c = 0; c < 3; c++) pos[c] = poly[s][c] + 0.5 * depth * nf[c];
-        n = emit(out, n, max, pos, nrm, depth);
+        n = mb_collide_emit(out, n, max, pos, nrm, depth);
     }
     return n;
 }
@@ -307,7 +307,7 @@ static int mpr(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *o
         double sa[3], sb[3], pos[3], m[3]; mb_scale3(nrm, -1, m);
         mb_geom_support(a, m, sa); mb_geom_support(b, nrm, sb);
         for (int k = 0; k < 3; k++) pos[k] = 0.5 * (sa[k] + sb[k]);
-        return emit(out, n, max, pos, nrm, nl);
+        return mb_collide_emit(out, n, max, pos, nrm, nl);
     }
     mb_normalize3(dir);
     support_md(a, b, dir, v2);
@@ -356,7 +356,7 @@ static int mpr(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *o
     mb_geom_support(a, dir, sa);
     mb_geom_support(b, m, sb);
     for (int k = 0; k < 3; k++) pos[k] = 0.5 * (sa[k] + sb[k]);
-    return emit(out, n, max, pos, nrm, depth);
+    return mb_collide_emit(out, n, max, pos, nrm, depth);
 }
 
 static int box_capsule(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int n, int max)
@@ -372,7 +372,7 @@ static int box_capsule(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_
     for (int i = n0; i < n; i++) if (out[i].depth > deepest) deepest = out[i].depth;
     mb_contact_point extra[1];
     if (mpr(a, b, extra, 0, 1) && (n == n0 || extra[0].depth > deepest * (1 + 1e-6) + 1e-9))
-        n = emit(out, n, max, extra[0].pos, extra[0].normal, extra[0].depth);
+        n = mb_collide_emit(out, n, max, extra[0].pos, extra[0].normal, extra[0].depth);
     return n;
 }
 
@@ -381,7 +381,9 @@ static int box_capsule(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_
  * mb_collide_pair swaps a pair given the other way round and negates the normals.  A hole in the
  * table is no collider: such a pair is refused when the world is built (mb_collide_check) and, were
  * it met anyway, fails the step; it is never collided as some other pair.  The holes today are
- * the pairs of static-only shapes (planes, meshes), which never meet, and ellipsoid-mesh.
+ * the pairs of static-only shapes (planes, meshes, height fields), which never meet, and
+ * ellipsoid-mesh.  A height field meets every other shape through hfield.c, which cuts it into
+ * triangular prisms and collides each with this table's convex row (MuJoCo's mjc_ConvexHField).
  *
  * Adding a shape (4 files): its code (geometry.h), its row in geom_shapes with a bounding box and,
  * for a convex solid, a support function (geometry.c), a row here for every shape it meets (mpr
@@ -421,27 +423,30 @@ static int plane_ellipsoid_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb
     double depth = pn[3] - mb_dot3(pn, x);
     if (depth < 0) return 0;
     for (int k = 0; k < 3; k++) { pos[k] = x[k] + 0.5 * depth * pn[k]; nrm[k] = -pn[k]; }
-    return emit(out, 0, max, pos, nrm, depth);
+    return mb_collide_emit(out, 0, max, pos, nrm, depth);
 }
 
 static const CollideFn COLLIDERS[G_COUNT][G_COUNT] = {
     [G_SPHERE] = {
         [G_SPHERE] = sphere_sphere_pair, [G_BOX] = sphere_box_pair, [G_CAPSULE] = sphere_capsule_pair,
         [G_CYLINDER] = sphere_cylinder_pair, [G_PLANE] = sphere_plane_pair, [G_CONVEX] = mb_convex_core,
-        [G_TRIMESH] = mb_trimesh_sphere, [G_ELLIPSOID] = mpr_pair},
+        [G_TRIMESH] = mb_trimesh_sphere, [G_ELLIPSOID] = mpr_pair, [G_HFIELD] = mb_hfield_collide},
     [G_BOX] = {
         [G_BOX] = box_box_pair, [G_CAPSULE] = box_capsule_pair, [G_CYLINDER] = mpr_pair,
-        [G_PLANE] = box_plane_pair, [G_CONVEX] = mb_convex_hull, [G_TRIMESH] = mb_trimesh_box, [G_ELLIPSOID] = mpr_pair},
+        [G_PLANE] = box_plane_pair, [G_CONVEX] = mb_convex_hull, [G_TRIMESH] = mb_trimesh_box, [G_ELLIPSOID] = mpr_pair,
+        [G_HFIELD] = mb_hfield_collide},
     [G_CAPSULE] = {
         [G_CAPSULE] = capsule_capsule_pair, [G_CYLINDER] = mpr_pair, [G_PLANE] = capsule_plane_pair,
-        [G_CONVEX] = mb_convex_core, [G_TRIMESH] = mb_trimesh_capsule, [G_ELLIPSOID] = mpr_pair},
+        [G_CONVEX] = mb_convex_core, [G_TRIMESH] = mb_trimesh_capsule, [G_ELLIPSOID] = mpr_pair, [G_HFIELD] = mb_hfield_collide},
     [G_CYLINDER] = {
         [G_CYLINDER] = mpr_pair, [G_PLANE] = cylinder_plane_pair, [G_CONVEX] = mpr_pair,
-        [G_TRIMESH] = mb_trimesh_cylinder, [G_ELLIPSOID] = mpr_pair},
+        [G_TRIMESH] = mb_trimesh_cylinder, [G_ELLIPSOID] = mpr_pair, [G_HFIELD] = mb_hfield_collide},
     [G_PLANE] = {[G_CONVEX] = mb_convex_plane, [G_ELLIPSOID] = plane_ellipsoid_pair},   /* plane-plane, plane-mesh: both static */
-    [G_CONVEX] = {[G_CONVEX] = mb_convex_hull, [G_TRIMESH] = mb_trimesh_convex, [G_ELLIPSOID] = mpr_pair},
+    [G_CONVEX] = {[G_CONVEX] = mb_convex_hull, [G_TRIMESH] = mb_trimesh_convex, [G_ELLIPSOID] = mpr_pair,
+                  [G_HFIELD] = mb_hfield_collide},
     /* mesh-mesh: both static; mesh-ellipsoid: no collider yet (refused by mb_collide_check) */
-    [G_ELLIPSOID] = {[G_ELLIPSOID] = mpr_pair},
+    [G_ELLIPSOID] = {[G_ELLIPSOID] = mpr_pair, [G_HFIELD] = mb_hfield_collide},
+    /* hfield-plane, hfield-mesh, hfield-hfield: static */
 };
 
 CollideFn mb_collide_find(int ta, int tb, int *flip)

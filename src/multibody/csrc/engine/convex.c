@@ -47,7 +47,8 @@ static int as_index(double x, int n, int *out)
 }
 
 static int hull_block(const double *d, int64_t left, int64_t *size)
-{   /* size of the block at d, or 0 when the header is not a hull's */
+{   /* size of the block at d, or 0 when the header is not a hull's (a height field's: hfield.c) */
+    if (left >= 1 && d[0] < 0) return mb_hfield_block(d, left, size);
     if (left < 4) return 0;
     double nv = d[0], nf = d[1], ne = d[2], ni = d[3];
     if (!(nv >= 4 && nv <= HULL_MAX_VERTS && nf >= 4 && nf <= 2 * HULL_MAX_VERTS && ne >= 6 &&
@@ -98,7 +99,7 @@ int mb_hulls_load(mb_world *W, const double *data, int64_t n, char *msg, size_t 
     int64_t o = 0, size = 0;
     for (int k = 0; k < count; k++, o += size) {
         hull_block(data + o, n - o, &size);
-        const char *why = hull_parse(data + o, W->hulls + k);
+        const char *why = data[o] < 0 ? mb_hfield_parse(data + o, W->hulls + k) : hull_parse(data + o, W->hulls + k);
         W->nhulls = k + 1;
         if (why) { snprintf(msg, len, "hull %d: %s", k, why); return 1; }
     }

@@ -211,6 +211,12 @@ typedef struct {
     const int *edge;            /* ne x 4: v0, v1, face on the left of v0 -> v1, face on the right */
     double centre[3];           /* mean of the vertices: inside the hull */
     int *own;                   /* the index arrays, allocated by mb_hulls_load */
+    /* a height field's block (hfield.c) in the same list: nv = 0, MuJoCo's hfield_size (x and y
+     * half extents, top elevation, base depth) and its nrow x ncol samples in [0, 1] (row r at y,
+     * column c at x: MuJoCo's hfield_data order), read in place; hmax the largest sample */
+    int nrow, ncol;
+    const double *hsize, *hdata;
+    double hmax;
 } mb_hull;
 struct mb_world_s;
 int mb_hulls_load(struct mb_world_s *W, const double *data, int64_t n, char *msg, size_t len);
@@ -243,6 +249,15 @@ int mb_trimesh_capsule(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_conta
 int mb_trimesh_box(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
 int mb_trimesh_cylinder(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
 int mb_trimesh_convex(const mb_geom_pose *a, const mb_geom_pose *mesh, mb_contact_point *out, int max);
+/* hfield.c: a convex shape a against the height field b (its prisms, MuJoCo's mjc_ConvexHField);
+ * the field's bounding box; its block in the hull list (size of the block at d, 0 when it is not
+ * a height field's; parse: NULL or why the block is bad) */
+int mb_hfield_collide(const mb_geom_pose *a, const mb_geom_pose *field, mb_contact_point *out, int max);
+void mb_hfield_bounds(mb_geom_pose *g);
+int mb_hfield_block(const double *d, int64_t left, int64_t *size);
+const char *mb_hfield_parse(const double *d, mb_hull *h);
+/* collide.c: add a contact to out[0..n) (max of them: the deepest are kept); returns the count */
+int mb_collide_emit(mb_contact_point *out, int n, int max, const double *pos, const double *normal, double depth);
 
 /* ---- LCP (lcp.c) ------------------------------------------------------------------------------ */
 /* A (n x n, row-major) lambda = b + w, boxed complementarity; returns 0 on success, nonzero on a

@@ -102,6 +102,7 @@ const mb_geom_shape geom_shapes[G_COUNT] = {
     [G_CONVEX]   = {"convex",   0, convex_bounds,   mb_geom_convex_support},
     [G_TRIMESH]  = {"trimesh",  1, trimesh_bounds,  NULL},
     [G_ELLIPSOID] = {"ellipsoid", 0, ellipsoid_bounds, mb_geom_ellipsoid_support},
+    [G_HFIELD]   = {"hfield",   1, mb_hfield_bounds, NULL},
 };
 
 const char *mb_geom_name(int type)

@@ -16,9 +16,9 @@
 #define MB_GEOMETRY_H
 
 /* Shape codes: gint's GI_TYPE, shapes.py's Shape.code, the index of geom_shapes and of the
- * collision table.  Planes and triangle meshes are static (their rows say so). */
+ * collision table.  Planes, triangle meshes and height fields are static (their rows say so). */
 enum { G_SPHERE = 0, G_BOX = 1, G_CAPSULE = 2, G_CYLINDER = 3, G_PLANE = 4, G_CONVEX = 5, G_TRIMESH = 6, G_ELLIPSOID = 7,
-       G_COUNT = 8 };
+       G_HFIELD = 8, G_COUNT = 9 };
 
 /* A geometry posed for this step (step.c's geom_poses fills it) */
 typedef struct {
@@ -28,7 +28,7 @@ typedef struct {
     const double *plane;    /* G_PLANE: n (unit), d with n . x = d (4 doubles in the world's planes) */
     double lo[3], hi[3];    /* axis-aligned bounding box */
     const struct mb_trimesh *mesh;   /* G_TRIMESH: its triangles (trimesh.c) */
-    const mb_hull *hull;       /* G_CONVEX: its hull */
+    const mb_hull *hull;       /* G_CONVEX: its hull; G_HFIELD: its height field (hfield.c) */
     int group;              /* GD_GROUP */
 } mb_geom_pose;
 

@@ -161,7 +161,7 @@ static void geom_poses(mb_world *W)
         } else {
             memcpy(G->R, Rl, sizeof Rl); mb_copy3(gd + GD_POS, G->p);
         }
-        if (G->type == G_CONVEX) G->hull = W->hulls + (int)G->size[0];
+        if (G->type == G_CONVEX || G->type == G_HFIELD) G->hull = W->hulls + (int)G->size[0];   /* hfield.c: its block */
         geom_shapes[G->type].bounds(G);                       /* geometry.c */
     }
 }

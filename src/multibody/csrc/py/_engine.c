@@ -267,9 +267,12 @@ static int Sim_init_locked(SimObject *self, PyObject *args, PyObject *kw)
     if (hr) { mb_hulls_free(W); if (hr < 0) PyErr_NoMemory(); else PyErr_Format(PyExc_ValueError, "hulls: %s", msg); return -1; }
     for (npy_intp g = 0; g < ng; g++) {
         double k = W->gdat[g * GD_SIZE + GD_SIZE3];
-        if (W->gint[g * GI_SIZE] == G_CONVEX && !(k >= 0 && k < W->nhulls && k == floor(k))) {
+        const int64_t t = W->gint[g * GI_SIZE];
+        if ((t == G_CONVEX || t == G_HFIELD) && !(k >= 0 && k < W->nhulls && k == floor(k) &&
+                                                  (W->hulls[(int)k].nv == 0) == (t == G_HFIELD))) {
             mb_hulls_free(W);
-            snprintf(msg, sizeof msg, "gdat: convex geometry %lld names hull %g of %d", (long long)g, k, W->nhulls);
+            snprintf(msg, sizeof msg, "gdat: %s geometry %lld names hull %g of %d", t == G_CONVEX ? "convex" : "height field",
+                     (long long)g, k, W->nhulls);
             PyErr_SetString(PyExc_ValueError, msg); return -1; }
     }
     if (mb_world_init(W)) { mb_hulls_free(W); mb_world_free(W); PyErr_NoMemory(); return -1; }
@@ -503,7 +506,7 @@ PyMODINIT_FUNC PyInit__engine(void)
     C(G_TRIMESH); C(J_AMOTOR); C(JD_AM_MODE); C(JD_AM_NAXES); C(JD_AM_AXIS3); C(JD_AM_AXES); C(JD_AM_REL);
     C(JD_AM_REF1); C(JD_AM_REF2); C(JD_AM_QREL);
     C(G_SPHERE); C(G_BOX); C(G_CAPSULE); C(G_CYLINDER); C(G_PLANE); C(GI_SIZE);
-    C(G_CONVEX); C(G_ELLIPSOID); C(HULL_MAX_VERTS); C(GD_GROUP); C(G_COUNT);
+    C(G_CONVEX); C(G_ELLIPSOID); C(G_HFIELD); C(HULL_MAX_VERTS); C(GD_GROUP); C(G_COUNT);
     C(GD_POS); C(GD_QUAT); C(GD_SIZE3); C(GD_MU); C(GD_BOUNCE); C(GD_PLANE_D); C(GD_SIZE);
     C(WP_GRAVITY); C(WP_ERP); C(WP_CFM); C(WP_DT); C(WP_SOLVER); C(WP_ITERATIONS); C(WP_SOR); C(WP_FRICTION);
     C(WP_BOUNCE_VEL); C(WP_CONTACT_ERP); C(WP_CONTACT_CFM); C(WP_SURFACE_LAYER); C(WP_MAX_CORRECTING_VEL);

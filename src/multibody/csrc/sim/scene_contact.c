@@ -61,13 +61,14 @@ int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len)
             snprintf(msg, len, "geom %d: body %lld; expected -1 (static) or 0..%d", g, (long long)b, m->nb - 1);
             return 1;
         }
-        if (t == G_PLANE && b != -1) {
-            snprintf(msg, len, "geom %d: a plane must be static (body -1), not on body %lld", g, (long long)b);
+        if (geom_shapes[t].static_only && b != -1) {
+            snprintf(msg, len, "geom %d: a %s must be static (body -1), not on body %lld", g, mb_geom_name((int)t), (long long)b);
             return 1;
         }
-        if (t == G_CONVEX ? (h < 0 || h >= s->nhulls) : h != -1) {
+        if (t == G_CONVEX || t == G_HFIELD ? (h < 0 || h >= s->nhulls || /* a height field's block has no vertices */
+                                               (((const mb_hull *)s->hulls)[h].nv == 0) != (t == G_HFIELD)) : h != -1) {
             snprintf(msg, len, "geom %d: hull index %lld; expected %s", g, (long long)h,
-                     t == G_CONVEX ? "one of the scene's hulls" : "-1 (not a convex mesh)");
+                     t == G_CONVEX ? "one of the scene's hulls" : t == G_HFIELD ? "one of the scene's height fields" : "-1 (not a convex mesh)");
             return 1;
         }
         for (int k = 0; k < MB_SG_SIZE; k++)
@@ -138,7 +139,7 @@ static void pose(const mb_scene *s, const double *R0, const double *p0, int g, d
         plane[3] = mb_dot3(plane, G->p);
         G->plane = plane;
     }
-    if (G->type == G_CONVEX)
+    if (G->type == G_CONVEX || G->type == G_HFIELD)
         G->hull = (const mb_hull *)s->hulls + gi[MB_SG_HULL];
 }
 
