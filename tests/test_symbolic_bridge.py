@@ -7,9 +7,9 @@ import sympy as sp
 import sympy.physics.mechanics as me
 from sympy.physics.mechanics.models import n_link_pendulum_on_cart as kane_pendulum
 
-from multibody.bench.symbolic import _lagrange_chain
 from multibody.symbolic import derive, from_mechanics, model_symbols, to_mechanics
 from multibody.symbolic.sym_models import n_link_pendulum_on_cart, spatial_chain
+from multibody.symbolic.sym_models import spatial_chain_in_mechanics as _lagrange_chain
 
 
 @pytest.mark.parametrize("n", [1, 3])

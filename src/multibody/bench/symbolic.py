@@ -33,6 +33,7 @@ import sympy as sp
 from multibody.models import starleth
 from multibody.symbolic import derive, model_symbols
 from multibody.symbolic.sym_models import n_link_pendulum_on_cart, spatial_chain
+from multibody.symbolic.sym_models import spatial_chain_in_mechanics as _lagrange_chain
 
 
 def _clear():
@@ -107,38 +108,6 @@ def _check_pendulum(n, km, eom, model, rng):
     ok = np.allclose(T.T @ Mk @ T, num.M(q), atol=1e-8) and \
         np.allclose(-(T.T @ Fk.ravel()), num.b(q, dq) + num.g(q), atol=1e-8)
     return ok
-
-
-def _lagrange_chain(n):
-    import sympy.physics.mechanics as me
-
-    q = me.dynamicsymbols(f"q0:{n}")
-    g = sp.Symbol("g")
-    N = me.ReferenceFrame("N")
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    prev_frame, prev_joint = N, O
-    bodies = []
-    for i in range(n):
-        axis = (prev_frame.z, prev_frame.x, prev_frame.y)[i % 3]
-        B = prev_frame.orientnew(f"B{i}", "Axis", [q[i], axis])
-        if i == 0:
-            J = O
-        else:
-            J = prev_joint.locatenew(f"J{i}", sp.Symbol(f"l{i - 1}") * prev_frame.z)
-            J.v2pt_theory(prev_joint, N, prev_frame)
-        Cp = J.locatenew(f"C{i}", sp.Symbol(f"s{i}") * B.z)
-        Cp.v2pt_theory(J, N, B)
-        m = sp.Symbol(f"m{i}")
-        inertia = me.inertia(B, sp.Symbol(f"Ixx{i}"), sp.Symbol(f"Iyy{i}"), sp.Symbol(f"Izz{i}"))
-        body = me.RigidBody(f"b{i}", Cp, B, m, (inertia, Cp))
-        body.potential_energy = m * g * Cp.pos_from(O).dot(N.z)
-        bodies.append(body)
-        prev_frame, prev_joint = B, J
-    L = me.Lagrangian(N, *bodies)
-    lm = me.LagrangesMethod(L, q)
-    lm.form_lagranges_equations()
-    return lm, lm.mass_matrix, lm.forcing
 
 
 def _check_chain(n, lm, eom, model, rng):

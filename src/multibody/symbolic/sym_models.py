@@ -56,3 +56,38 @@ def spatial_chain(n: int):
                            translation=(0, 0, sp.Symbol(f"l{i - 1}")) if i else (0, 0, 0),
                            mass=m, com=(0, 0, s), inertia=sp.diag(Ixx, Iyy, Izz)))
     return symbolic_model(bodies, gravity=(0, 0, -g), name=f"chain3d_{n}")
+
+
+def spatial_chain_in_mechanics(n: int):
+    """The chain of :func:`spatial_chain` written in ``sympy.physics.mechanics`` (a ``LagrangesMethod`` with its
+    equations formed), for comparing derivations: returns ``(lm, lm.mass_matrix, lm.forcing)``. The bench
+    times SymPy on it, the bridge's tests hold ``to_mechanics``/``from_mechanics`` to it."""
+    import sympy.physics.mechanics as me
+
+    q = me.dynamicsymbols(f"q0:{n}")
+    g = sp.Symbol("g")
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    prev_frame, prev_joint = N, O
+    bodies = []
+    for i in range(n):
+        axis = (prev_frame.z, prev_frame.x, prev_frame.y)[i % 3]
+        B = prev_frame.orientnew(f"B{i}", "Axis", [q[i], axis])
+        if i == 0:
+            J = O
+        else:
+            J = prev_joint.locatenew(f"J{i}", sp.Symbol(f"l{i - 1}") * prev_frame.z)
+            J.v2pt_theory(prev_joint, N, prev_frame)
+        Cp = J.locatenew(f"C{i}", sp.Symbol(f"s{i}") * B.z)
+        Cp.v2pt_theory(J, N, B)
+        m = sp.Symbol(f"m{i}")
+        inertia = me.inertia(B, sp.Symbol(f"Ixx{i}"), sp.Symbol(f"Iyy{i}"), sp.Symbol(f"Izz{i}"))
+        body = me.RigidBody(f"b{i}", Cp, B, m, (inertia, Cp))
+        body.potential_energy = m * g * Cp.pos_from(O).dot(N.z)
+        bodies.append(body)
+        prev_frame, prev_joint = B, J
+    L = me.Lagrangian(N, *bodies)
+    lm = me.LagrangesMethod(L, q)
+    lm.form_lagranges_equations()
+    return lm, lm.mass_matrix, lm.forcing
