@@ -249,6 +249,7 @@ class System:
             else np.ascontiguousarray(self.dynamics_model.armature, dtype=float),
             springs=self.springs,
             actuators=None if self.actuators is None else self.actuators.rows(),
+            actuator_terms=None if self.actuators is None else self.actuators.term_rows(),
             actuator_ctrl=None if self.actuators is None else np.ascontiguousarray(self.ctrl, dtype=float),
             actuator_dof_range=None if self.actuators is None
             else np.ascontiguousarray(self.actuators.dof_forcerange, dtype=float))

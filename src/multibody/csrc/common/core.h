@@ -264,8 +264,10 @@ typedef struct mb_passive {
                                         armature + dt·damping: System.implicit_damping) */
     int n_springs;          /* joint springs (MJCF stiffness): rows (q index, v index, k, q_spring),      */
     const double *springs;  /* τ_v −= k (q − q_spring)                                                   */
-    int n_actuators;        /* joint actuators (model/actuators.py ROW): rows (q index, v index, gear,    */
-    const double *actuators; /* gain, b0, b1, b2, ctrl lo, ctrl hi, force lo, force hi), ±inf: unlimited */
+    int n_actuators;        /* actuators (model/actuators.py ROW): rows (first term, terms, gear, gain,   */
+    const double *actuators; /* b0, b1, b2, ctrl lo, ctrl hi, force lo, force hi), ±inf: unlimited        */
+    int n_actuator_terms;   /* their transmissions: rows (q index, v index, coefficient), a joint's one   */
+    const double *actuator_terms; /* term of coefficient 1, a fixed tendon's one per joint              */
     const double *actuator_ctrl;      /* (n_actuators) the run's constant ctrl                           */
     const double *actuator_dof_range; /* (nv × 2) each variable's actuator force range (actuatorfrcrange) */
 } mb_passive;
