@@ -72,6 +72,8 @@ def test_springs_and_actuators_match_mujoco(name):
     checked = 0
     for q, v, d in random_states(m, mj, 20, rng):
         d.ctrl[:] = rng.uniform(-1.5, 1.5, mj.nu)
+        for a in np.flatnonzero(mj.actuator_dyntype == mujoco.mjtDyn.mjDYN_FILTER):   # at its steady state
+            d.act[mj.actuator_actadr[a]] = np.clip(d.ctrl[a], *mj.actuator_ctrlrange[a])
         mujoco.mj_forward(mj, d)
         spring = limits.spring_forces(m, q) + limits.tendon_forces(m, q, np.zeros(m.nv))  # (tendons' springs too)
         np.testing.assert_allclose(spring, ours_from_mujoco_v(m, d.qfrc_spring), rtol=0, atol=TOL)
@@ -84,14 +86,18 @@ def test_springs_and_actuators_match_mujoco(name):
             np.testing.assert_allclose(acts.forces(q, v, ctrl), ours_from_mujoco_v(m, d.qfrc_actuator),
                                        rtol=0, atol=TOL)
             checked += 1
-    if name != "quadruped" and mj.nu and name not in ("fish", "manipulator"):
+    if mj.nu and name not in ("fish", "manipulator"):
         assert checked == 20
 
 
 def test_what_is_kept_and_skipped():
-    with pytest.warns(mb.mjcf.MJCFWarning, match="actuators not kept.*transmission"):
-        m = mb.load_mjcf(os.path.join(SUITE, "quadruped.xml"))
-    assert m.actuators is None   # its 12 actuators: 8 with filter dynamics, 4 on tendons
+    m, _ = load(os.path.join(SUITE, "quadruped.xml"))   # 12 actuators with filter dynamics, 8 on fixed tendons
+    assert len(m.actuators) == 12 and m.actuators.filter_tau.tolist() == [0.1] * 12
+    assert np.count_nonzero(m.actuators.q_index < 0) == 8 and len(m.actuators.terms) == 4 * (1 + 2 + 3)
+    xml = """<mujoco><worldbody><body><joint name="j"/><geom size=".1" mass="1"/>
+      <site name="s"/></body></worldbody><actuator><motor site="s" gear="0 0 0 0 0 1"/></actuator></mujoco>"""
+    with pytest.warns(mb.mjcf.MJCFWarning, match="actuators not kept.*transmission mjTRN_SITE"):
+        assert mb.load_mjcf(xml).actuators is None
     m, mj = load(SMALL)
     assert m.actuators.names == ("m", "p", "v", "g")
     assert np.count_nonzero(m.stiffness) == 3 and m.springref.tolist() == pytest.approx([np.radians(0.3), 0.0, -0.1])
@@ -177,3 +183,35 @@ def test_actuators_that_do_not_fit_the_model_are_refused():
     with pytest.raises(ValueError, match="actuators: their joint indices"):
         dataclasses.replace(mb.models.planar(2), actuators=m.actuators)
     assert dataclasses.replace(m, actuators=None).actuators is None
+
+
+def test_quadruped_stands_on_its_tendon_actuators_where_mujoco_does():
+    """dm_control's quadruped holds its legs with 12 filtered actuators, 8 of them on fixed tendons
+    (their bias −1000 l is a spring on each tendon's length); without them it lay on its belly
+    (base 0.199 m).  Its feet's rest place depends on how they slid on landing (MuJoCo's soft
+    friction lets them slide out to the frictionless balance: 0.28 N tangential on a 296 N normal at
+    rest), so the comparison takes the floor's friction away: then the balance is unique, and ours
+    (hard contact, MuJoCo's 5 ms step) must sit where MuJoCo's does — base height within 1 mm once
+    MuJoCo's contact penetration is added back, joint angles within 2 mrad, Σ normal = m g to 0.1 %."""
+    import dataclasses
+    m, mj = load(os.path.join(SUITE, "quadruped.xml"))
+    d = mujoco.MjData(mj)
+    while d.time < 4.0 - 1e-9:
+        mujoco.mj_step(mj, d)
+    qm, _ = mb.mjcf.from_mujoco_state(m, d.qpos.copy(), d.qvel.copy())
+    toes = [mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, f"toe_{s}") for s in
+            ("front_left", "front_right", "back_right", "back_left")]
+    depth = -np.mean([d.contact[i].dist for i in range(d.ncon) if d.contact[i].geom2 in toes])
+    assert 1e-3 < depth < 3e-3          # MuJoCo's soft contact sinks the toes ≈ 1.7 mm
+    friction = np.array(m.geoms.pair_friction)
+    friction[:, 0] = 0.0
+    frictionless = dataclasses.replace(m, geoms=dataclasses.replace(m.geoms, pair_friction=friction))
+    traj = mb.simulate(frictionless, None, None, 4.0, contact="hard", dt=mj.opt.timestep)
+    q = traj.q[-1]
+    c = mb.contacts(frictionless, q)
+    ours_depth = np.mean(c.depth[np.asarray(c.position)[:, 2] < 0.1])        # the four toes on the floor
+    assert abs((q[2] + ours_depth) - (qm[2] + depth)) < 1e-3, (q[2], qm[2], depth, ours_depth)
+    np.testing.assert_allclose(q[7:23], qm[7:23], rtol=0, atol=2e-3)
+    weight = -m.gravity[2] * sum(mj.body_mass[1:])                      # the ball rests on the torso
+    forces = traj.contact_forces[-1]
+    assert abs(forces[:, 2][forces[:, 2] > 0].sum() - weight) < 1e-3 * weight

@@ -44,9 +44,10 @@ joints or bodies, and where it was written — file and line through ``<include>
   :class:`~multibody.model.constraints.WeldConstraint` (bodies or sites).  Kept as hard
   constraints (MuJoCo's ``solref``/``solimp`` softness is not).  Inactive ones (``active="false"``,
   or equalities disabled) are dropped with an :class:`MJCFWarning`.
-* Tendons with no limit, spring, damping, friction loss or armature and in no equality — those
-  that only drive an actuator, or nothing — leave M, C and g as they are: ignored, with one
-  :class:`MJCFWarning` naming them and the joints (bodies) they span.
+* Tendons with no limit, spring, damping, friction loss or armature, in no equality and driving
+  no actuator leave M, C and g as they are: ignored, with one :class:`MJCFWarning` naming them and
+  the joints (bodies) they span.  A fixed tendon that drives an actuator is that actuator's
+  transmission (``Model.actuators``).
 * Fixed tendons with a linear spring or damper (``stiffness``, ``damping``, ``springlength``)
   → ``Model.tendons`` (:class:`~multibody.model.tendons.FixedTendon`, a passive generalized force:
   ``multibody.simulation.limits.tendon_forces``).
@@ -63,7 +64,7 @@ joints or bodies, and where it was written — file and line through ``<include>
 Not kept, with an :class:`MJCFWarning` naming them because the passive forces of a simulation
 would differ: springs on ball and free joints and fluid forces (``density``/``viscosity``).
 Hinge and slide joints' springs (``stiffness``, ``springref``) → ``Model.stiffness`` and
-``Model.springref``; joint-transmission actuators → ``Model.actuators``
+``Model.springref``; joint- and fixed-tendon-transmission actuators → ``Model.actuators``
 (:mod:`multibody.model.actuators`; the others are skipped with a warning naming each); sensors →
 ``Model.sensors`` (:mod:`multibody.model.sensors`: the kinds computed here; the others skipped
 with one warning naming each element and its line).  Cameras and lights are rendering matters and
@@ -282,9 +283,10 @@ class _Reading:
                 effects.append(f"damping={mj.tendon_damping[t]:g}{'' if linear else ' (polynomial)'}")
             if effects:
                 self.refused.append(f"{what}: {' and '.join(effects)} — changes the motion and is not represented")
-            elif t not in in_equality:
-                use = "drives an actuator" if t in actuated else "unused"
-                self.ignored_tendons.append(f"{what} ({use})")
+            elif t not in in_equality and t not in actuated:
+                # (a tendon that drives an actuator is that actuator's transmission: model/actuators.py,
+                # or named with the actuator where it is skipped)
+                self.ignored_tendons.append(f"{what} (unused)")
 
         # equalities: joint and fixed-tendon couplings, connect and weld loop closures
         E = _Ints(mujoco.mjtEq)

@@ -133,6 +133,8 @@ class System:
             raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
         self.ctrl = None if self.actuators is None else (
             np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
+        if self.actuators is not None:
+            self._warn_filter_transient(self.actuators, self.ctrl)
         self.limits = limits if limits else None        # a JointLimits with at least one finite bound
         self.hard_limits = None   # hard contact takes hard stops as rows of its LCP (hard_contact.c), not events
         if type(contact) is HardContact and self.limits is not None and self.limits.mode == "hard":
@@ -143,6 +145,21 @@ class System:
         self.nq, self.nv = model.nq, nv
         self.plain = (controller is None and f_ext is None and constraints is None and contact is None
                       and self.damping is None and self.passive_free)
+
+    @staticmethod
+    def _warn_filter_transient(acts, ctrl):
+        """Filtered actuators are kept at their steady state a = clip(ctrl) (model/actuators.py): exact
+        from MuJoCo's start activation 0 only while that is the ctrl; otherwise say so, once, by name."""
+        import warnings
+
+        from ..errors import SimulationWarning
+        lo, hi, _, _ = acts.bounds()
+        moved = np.flatnonzero((acts.filter_tau > 0) & (np.minimum(np.maximum(ctrl, lo), hi) != 0))
+        if len(moved):
+            names = [f"{acts.names[a]!r} (τ = {acts.filter_tau[a]:g} s)" for a in moved[:6]]
+            warnings.warn(f"ctrl: actuators {', '.join(names)}{' …' if len(moved) > 6 else ''} have filter activation "
+                          "dynamics, taken at their steady state a = ctrl from the start; MuJoCo starts them at a = 0 "
+                          "and reaches ctrl with that time constant", SimulationWarning, stacklevel=4)
 
     def implicit_damping(self, dt):
         """Make the run's forward dynamics (M + dt·D) q̈ = τ − C − D q̇ (``semi_implicit``: its joint
