@@ -96,7 +96,7 @@ def test_what_is_kept_and_skipped():
     assert np.count_nonzero(m.actuators.q_index < 0) == 8 and len(m.actuators.terms) == 4 * (1 + 2 + 3)
     xml = """<mujoco><worldbody><body><joint name="j"/><geom size=".1" mass="1"/>
       <site name="s"/></body></worldbody><actuator><motor site="s" gear="0 0 0 0 0 1"/></actuator></mujoco>"""
-    with pytest.warns(mb.mjcf.MJCFWarning, match="actuators not kept.*transmission mjTRN_SITE"):
+    with pytest.warns(mb.mjcf.MJCFWarning, match=r"actuators not kept.*\(line 2\): transmission mjTRN_SITE"):
         assert mb.load_mjcf(xml).actuators is None
     m, mj = load(SMALL)
     assert m.actuators.names == ("m", "p", "v", "g")

@@ -178,11 +178,11 @@ class Actuators:
         return c[self.mujoco_index]
 
 
-def from_mjmodel_actuators(mj, label, warning):
+def from_mjmodel_actuators(mj, label, warning, lines=None):
     """The joint and fixed-tendon actuators of a compiled ``mujoco.MjModel`` (None if it has none
     kept); each other actuator (site or body transmission, a spatial tendon, a ball or free joint,
     activation dynamics other than a filter, a non-fixed gain or a non-affine bias) is skipped with
-    one ``warning`` naming it and why."""
+    one ``warning`` naming it, where it was written (``lines``: "line N" per actuator, or None) and why."""
     import warnings
 
     import mujoco
@@ -221,7 +221,8 @@ def from_mjmodel_actuators(mj, label, warning):
         elif int(mj.actuator_biastype[a]) not in (int(mujoco.mjtBias.mjBIAS_NONE), int(mujoco.mjtBias.mjBIAS_AFFINE)):
             why = f"bias type {mujoco.mjtBias(int(mj.actuator_biastype[a])).name} (none or affine only)"
         if why:
-            skipped.append(f"{name!r}: {why}")
+            where = f" ({lines[a]})" if lines is not None and lines[a] else ""
+            skipped.append(f"{name!r}{where}: {why}")
             continue
         affine = int(mj.actuator_biastype[a]) == int(mujoco.mjtBias.mjBIAS_AFFINE)
         cr, cl = np.array(mj.actuator_ctrlrange[a], float), bool(mj.actuator_ctrllimited[a]) and clamp_ctrl
