@@ -215,3 +215,42 @@ def test_quadruped_stands_on_its_tendon_actuators_where_mujoco_does():
     weight = -m.gravity[2] * sum(mj.body_mass[1:])                      # the ball rests on the torso
     forces = traj.contact_forces[-1]
     assert abs(forces[:, 2][forces[:, 2] > 0].sum() - weight) < 1e-3 * weight
+
+
+URDF_ARM = """<robot name="arm"><link name="base"/>
+<link name="l1"><inertial><origin xyz="0 0 -0.25"/><mass value="1"/>
+  <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="l2"><inertial><origin xyz="0 0 -0.2"/><mass value="0.6"/>
+  <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+  <limit lower="-3" upper="3" effort="4" velocity="10"/></joint>
+<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 -0.5"/><axis xyz="0 1 0"/>
+  <limit lower="-3" upper="3" effort="1.5" velocity="10"/></joint></robot>"""
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit"])
+def test_urdf_effort_limits_clip_the_controller_when_asked(integrator):
+    """simulate(..., effort_limits=True) runs the PD's τ clipped to the URDF's <limit effort>: under
+    RK4 the same run as a Python controller that clips its own τ (called back); the compiled loop and
+    the Python one agree (semi_implicit too, where the PD's kd stays implicit, as MuJoCo's
+    implicitfast keeps a clamped actuator's velocity gain); without the option the PD is not clipped
+    (a different motion)."""
+    m = mb.load_urdf(URDF_ARM)
+    assert m.effort_limit.tolist() == [4.0, 1.5]
+    kp, kd, ref = np.array([60.0, 40.0]), np.array([3.0, 2.0]), np.array([1.2, -0.9])
+    pd = mb.PD(kp=kp, kd=kd, q_ref=ref)
+
+    def clipped(t, q, qd):
+        return np.clip(kp * (ref - q) - kd * qd, -m.effort_limit, m.effort_limit)
+
+    kw = dict(dt=1e-3, integrator=integrator, limits="off")
+    got = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=pd, effort_limits=True, **kw)
+    want = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=clipped, **kw)
+    with python_loop():
+        slow = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=pd, effort_limits=True, **kw)
+    free = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=pd, **kw)
+    assert "effort limits" in got.passive
+    if integrator == "rk4":
+        np.testing.assert_allclose(got.q, want.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(slow.q, got.q, rtol=0, atol=1e-12)
+    assert np.abs(free.q - got.q).max() > 1e-2

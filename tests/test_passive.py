@@ -39,6 +39,7 @@ def passive_model():
                              spring_length=(0.1, 0.4)),
                  FixedTendon("twice", ("joint2", "joint3", "joint2"), (0.5, 0.25, 0.5), stiffness=1.5, damping=0.1)),
         stiffness=np.array([2.0, 0.0, 0.8]), springref=np.array([0.3, 0.0, -0.2]),
+        effort_limit=np.array([1.5, np.inf, 0.8]),
         actuators=Actuators(names=("motor", "servo", "general", "tendon"), q_index=[0, 2, 0, -1],
                             v_index=[0, 2, 0, -1], gear=[2.0, 1.0, -1.5, 1.3], gain=[1.0, 5.0, 0.7, 4.0],
                             bias=[[0, 0, 0], [0, -5.0, -0.5], [0.1, -0.3, 0.2], [0.2, -6.0, -0.4]],
@@ -65,7 +66,7 @@ def only(record, *laws):
 @pytest.fixture(scope="module")
 def setup():
     m = passive_model()
-    system = System(m, limits=JointLimits(m, "soft"), ctrl=CTRL)
+    system = System(m, limits=JointLimits(m, "soft"), ctrl=CTRL, effort_limits=True)
     system.friction_velocity = np.array([0.01, 0.02, 0.05])   # per variable, as a fixed step may raise it
     rng = np.random.default_rng(7)
     states = [(rng.uniform(-1.5, 2.2, 3), rng.normal(0.0, 2.0, 3), rng.normal(0.0, 3.0, 3)) for _ in range(STATES)]
@@ -142,7 +143,7 @@ def test_all_laws_together_in_the_python_loops_order(setup):
     """τ + damping, friction, springs, tendons, actuators, soft stops: System._loads's sum, in its order."""
     m, system, record, states = setup
     for q, v, tau in states:
-        want = tau - system.damping * v
+        want = np.clip(tau, -m.effort_limit, m.effort_limit) - system.damping * v   # the controller's τ first
         want = want + smoothed_friction(system.friction, v, system.friction_velocity)
         want = want + spring_forces(m, q)
         want = want + tendon_forces(m, q, v)
@@ -152,6 +153,22 @@ def test_all_laws_together_in_the_python_loops_order(setup):
         got, fext = c_forces(m, record, q, v, tau)
         np.testing.assert_allclose(got, want, rtol=0, atol=TOL * max(1.0, np.abs(want).max()))
         np.testing.assert_allclose(fext, gravity_compensation_forces(m, q), rtol=0, atol=TOL)
+
+
+def test_effort_limits(setup):
+    """simulate(..., effort_limits=True): the controller's τ clipped to ±effort (URDF <limit effort>)."""
+    m, system, record, states = setup
+    clipped = 0
+    for q, v, tau in states:
+        got = c_forces(m, only(record, "effort"), q, v, tau)[0]
+        want = np.clip(tau, -m.effort_limit, m.effort_limit)
+        clipped += np.any(want != tau)
+        np.testing.assert_array_equal(got, want)
+    assert 0 < clipped < STATES
+    with pytest.raises(ValueError, match="effort_limits: the model has no finite effort limit"):
+        System(mb.models.double_pendulum(), effort_limits=True)
+    with pytest.raises(ValueError, match="effort: expected"):
+        _core.passive(m._c, Passive(soft_time=0.02, effort=np.array([1.0, -1.0, 1.0])), *states[0])
 
 
 def test_the_plan_carries_only_the_laws_the_model_has():

@@ -70,7 +70,7 @@ class System:
     """
 
     def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None, limits=None,
-                 friction_velocity=FRICTION_VELOCITY, ctrl=None):
+                 friction_velocity=FRICTION_VELOCITY, ctrl=None, effort_limits=False):
         self.model = model
         self.dynamics_model = model   # the model FD runs on: with semi_implicit's damping in it (implicit_damping)
         nv, nb = model.nv, model.nb
@@ -135,6 +135,14 @@ class System:
             np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
         if self.actuators is not None:
             self._warn_filter_transient(self.actuators, self.ctrl)
+        self.effort = None       # the controller's τ within ±model.effort_limit (URDF <limit effort>), when asked
+        if effort_limits:
+            e = np.asarray(getattr(model, "effort_limit", None) if getattr(model, "effort_limit", None) is not None
+                           else np.full(nv, np.inf), dtype=float)
+            if not np.any(np.isfinite(e)):
+                raise ValueError("effort_limits: the model has no finite effort limit (model.effort_limit is inf on "
+                                 "every variable; a URDF's <limit effort=...>, an MJCF joint's actuatorfrcrange)")
+            self.effort = np.ascontiguousarray(e)
         self.limits = limits if limits else None        # a JointLimits with at least one finite bound
         self.hard_limits = None   # hard contact takes hard stops as rows of its LCP (hard_contact.c), not events
         if type(contact) is HardContact and self.limits is not None and self.limits.mode == "hard":
@@ -264,7 +272,8 @@ class System:
             soft_stops=self._stop_rows() if self.soft else None,
             implicit_armature=None if self.dynamics_model is model
             else np.ascontiguousarray(self.dynamics_model.armature, dtype=float),
-            springs=self.springs,
+            springs=self.springs,   # (no limit: the largest double, the core's gate takes finite numbers)
+            effort=None if self.effort is None else np.minimum(self.effort, np.finfo(float).max),
             actuators=None if self.actuators is None else self.actuators.rows(),
             actuator_terms=None if self.actuators is None else self.actuators.term_rows(),
             actuator_ctrl=None if self.actuators is None else np.ascontiguousarray(self.ctrl, dtype=float),
@@ -310,7 +319,7 @@ class System:
     @property
     def passive_free(self):
         return (self.friction is None and self.gravcomp is None and self.limits is None and not self.tendons
-                and self.springs is None and self.actuators is None)
+                and self.springs is None and self.actuators is None and self.effort is None)
 
     def passive(self):
         """What the run applies besides the controller and the user's forces (for the record)."""
@@ -318,6 +327,8 @@ class System:
         if self.limits is not None:
             out.append(f"limits {self.limits.mode}" + (f" (restitution {self.limits.restitution:g})"
                                                        if self.limits.mode == "hard" else ""))
+        if self.effort is not None:
+            out.append("effort limits")
         if self.damping is not None:
             out.append("damping")
         if self.friction is not None:
@@ -451,6 +462,8 @@ class System:
         if self.gravcomp is not None:
             fg = gravity_compensation_forces(model, q)   # MuJoCo's gravcomp, as f_ext
             fe = fg if fe is None else fe + fg
+        if self.effort is not None:     # passive.c's mb_passive_effort: the controller's τ clipped first
+            tau = np.minimum(np.maximum(tau, -self.effort), self.effort)
         tau_all = tau if self.damping is None else tau - self.damping * v
         if self.friction is not None:
             tau_all = tau_all + smoothed_friction(self.friction, v, self.friction_velocity)

@@ -248,6 +248,7 @@ typedef struct mb_control {
 /* The model's passive forces (passive.c: one function per law, mb_passive_forces for all of them).
  * Every table NULL (or count 0) where its law is absent. */
 typedef struct mb_passive {
+    const double *effort;   /* (nv) or NULL: the controller's τ clipped to ±effort first (URDF effort limits) */
     const double *damping;  /* (nv) joint damping: τ −= damping ⊙ q̇                                    */
     const double *friction; /* (nv) Coulomb friction f, smoothed: τ −= f ⊙ tanh(q̇ / friction_velocity)   */
     const double *friction_velocity; /* (nv) its v_s per variable (simulation/limits.py: step_friction_velocity) */
@@ -372,6 +373,7 @@ static inline long mb_passive_scratch_size(int nv)
 {
     return 3L * nv + (long)nv * nv;
 }
+void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all);
 void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all);
 void mb_passive_friction(int nv, const double *friction, const double *velocity, const double *v, double *tau_all);
 void mb_passive_springs(int n, const double *rows, const double *q, double *tau_all);
@@ -386,7 +388,7 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
 /* Does the plan carry joint-space passive forces (damping, friction, tendons, soft stops)? */
 static inline int mb_passive_joint_forces(const mb_passive *p)
 {
-    return p->damping || p->friction || p->n_tendons || p->n_soft || p->n_springs || p->n_actuators;
+    return p->effort || p->damping || p->friction || p->n_tendons || p->n_soft || p->n_springs || p->n_actuators;
 }
 /* τ_all = τ + the joint-space passive forces at (q, v), in the Python statement's order (damping,
  * friction, tendons, soft stops); scratch as above. */

@@ -654,8 +654,15 @@ static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
     if (!soft_time || !get_double(soft_time, "soft_time", 0.0, 0, &p->soft_time) ||
         !optional_field(rd, "damping", 1, dv, &p->damping) || !optional_field(rd, "friction", 1, dv, &p->friction) ||
         !optional_field(rd, "friction_velocity", 1, dv, &p->friction_velocity) ||
-        !optional_field(rd, "implicit_armature", 1, dv, &p->implicit_armature))
+        !optional_field(rd, "implicit_armature", 1, dv, &p->implicit_armature) ||
+        !optional_field(rd, "effort", 1, dv, &p->effort))
         return 0;
+    for (int k = 0; p->effort && k < m->nv; k++)
+        if (!(p->effort[k] >= 0.0)) {
+            PyErr_Format(PyExc_ValueError, "effort: expected (nv,) = (%d,) limits >= 0 (inf: none); entry %d is %g",
+                         m->nv, k, p->effort[k]);
+            return 0;
+        }
     for (int k = 0; p->implicit_armature && k < m->nv; k++)
         if (!(p->implicit_armature[k] >= 0.0)) {
             PyErr_Format(PyExc_ValueError, "implicit_armature: expected (nv,) = (%d,) numbers >= 0; entry %d is %g",

@@ -5,6 +5,8 @@
  * py_rollout.c).  Each law's Python statement is the tests' reference (tests/test_passive.py compares
  * them on random states):
  *
+ *   effort         τ = clip(τ, −e, e), the controller's τ first (URDF <limit effort>: simulate's
+ *                  effort_limits=True)                               simulation/system.py System._loads
  *   damping        τ −= c ⊙ q̇                                       simulation/system.py System._loads
  *   friction       τ −= f ⊙ tanh(q̇ / v_s)                           simulation/limits.py smoothed_friction
  *   springs        τ_v −= k (q_q − q_spring)                          simulation/limits.py spring_forces
@@ -27,6 +29,13 @@
 #include <string.h>
 
 #include "common/core.h"
+
+/* τ_all = clip(τ, −effort, effort) (the controller's torque within the joints' effort limits). */
+void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all)
+{
+    for (int k = 0; k < nv; k++)
+        tau_all[k] = fmin(fmax(tau[k], -effort[k]), effort[k]);
+}
 
 /* τ_all = τ − damping ⊙ v (viscous joint damping; tau_all may be tau). */
 void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all)
@@ -183,12 +192,17 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
     }
 }
 
-/* τ_all = τ + the joint-space passive forces (damping, friction, springs, tendons, actuators, soft stops,
+/* τ_all = τ (clipped to the effort limits first, where the plan has them) + the joint-space passive
+ * forces (damping, friction, springs, tendons, actuators, soft stops,
  * in that order). */
 void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
                        const double *tau, double *scratch, double *tau_all)
 {
     const int nv = m->nv;
+    if (p->effort) {
+        mb_passive_effort(nv, p->effort, tau, tau_all);
+        tau = tau_all;
+    }
     if (p->damping)
         mb_passive_damping(nv, p->damping, v, tau, tau_all);
     else if (tau_all != tau)
