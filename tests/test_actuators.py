@@ -254,3 +254,31 @@ def test_urdf_effort_limits_clip_the_controller_when_asked(integrator):
         np.testing.assert_allclose(got.q, want.q, rtol=0, atol=1e-12)
     np.testing.assert_allclose(slow.q, got.q, rtol=0, atol=1e-12)
     assert np.abs(free.q - got.q).max() > 1e-2
+
+
+STIFF = """<mujoco><option timestep="0.001" integrator="implicitfast"/><worldbody><body>
+  <joint name="wrist" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 -0.1" size="0.01" mass="0.05"/></body></worldbody>
+  <actuator><position name="servo" joint="wrist" kp="2000" kv="5"/></actuator></mujoco>"""
+
+
+def test_a_stiff_position_servo_runs_implicit_or_is_refused_by_name():
+    """kv/I ≈ 2.7e4 /s outruns RK4 at 1 ms: refused up front naming the actuator, its kv, the joint
+    and a step that works (which then runs); semi_implicit takes the kv implicit as MuJoCo's
+    implicitfast does and follows MuJoCo's run of the same file to the reference."""
+    m, mj = load(STIFF)
+    with pytest.raises(ValueError, match=r"actuator 'servo': kv = 5 \(gear 1\) on 'wrist' .* rk4 step of "
+                                         r"dt = 0.001 s.* Pass dt ≤ ([0-9.e-]+)") as e:
+        mb.simulate(m, None, None, 0.2, ctrl=[0.5], dt=1e-3)
+    works = float(str(e.value).split("dt ≤ ")[1].split(",")[0])
+    fine = mb.simulate(m, None, None, 0.05, ctrl=[0.5], dt=works)
+    assert np.all(np.isfinite(fine.q)) and abs(fine.q[-1, 0] - 0.5) < 1e-3
+    traj = mb.simulate(m, None, None, 0.3, ctrl=[0.5], dt=1e-3, integrator="semi_implicit")
+    d = mujoco.MjData(mj)
+    d.ctrl[:] = 0.5
+    qs = []
+    for _ in range(300):
+        mujoco.mj_step(mj, d)
+        qs.append(d.qpos[0])
+    assert abs(traj.q[-1, 0] - 0.5) < 1e-4
+    np.testing.assert_allclose(traj.q[1:, 0], qs, rtol=0, atol=2e-3)

@@ -170,6 +170,22 @@ class Actuators:
         f = self.gain * c + (b[:, 0] + b[:, 1] * L + b[:, 2] * Ld)
         return np.minimum(np.maximum(f, flo), fhi)
 
+    def gains(self, nv):
+        """(K, D, kv): the law's linearisation in joint space, K = −∂τ/∂q = −Σ b1 gear² c cᵀ and
+        D = −∂τ/∂q̇ = −Σ b2 gear² c cᵀ (nv × nv; the force ranges ignored: the unsaturated law), and
+        kv (nv,): the part of D that joint transmissions put on their own variable (diagonal)."""
+        K, D, kv = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros(nv)
+        for a in range(len(self)):
+            t = self.terms[self.terms[:, 0] == a]
+            c = np.zeros(nv)
+            np.add.at(c, t[:, 2].astype(int), t[:, 3])
+            g2 = self.gear[a] ** 2
+            K -= self.bias[a, 1] * g2 * np.outer(c, c)
+            D -= self.bias[a, 2] * g2 * np.outer(c, c)
+            if len(t) == 1 and self.bias[a, 2] < 0:
+                kv[int(t[0, 2])] -= self.bias[a, 2] * g2 * t[0, 3] ** 2
+        return K, D, kv
+
     def keyframe_ctrl(self, keyframe):
         """A keyframe's ``ctrl`` (one per MuJoCo actuator) for these rows; zeros where it has none."""
         c = np.asarray(keyframe.ctrl, dtype=float)

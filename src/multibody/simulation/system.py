@@ -177,6 +177,8 @@ class System:
         implicit = np.zeros(self.nv) if self.damping is None else self.damping
         if isinstance(self.controller, PD) and self.controller.period is None:   # its kd too (MuJoCo's implicitfast)
             implicit = implicit + self.controller._kd
+        if self.actuators is not None:   # joint actuators' velocity gain (position kv, velocity kv): implicitfast's
+            implicit = implicit + self.actuators.gains(self.nv)[2]
         if not np.any(implicit):
             return
         import dataclasses
@@ -591,3 +593,59 @@ def scene_contact(model, contact=None, ground=False):
     if geoms is not None and len(geoms.pairs) and np.any((geoms.body < 0) & (np.asarray(geoms.kind) == "plane")):
         return SceneContact(model, geoms=geoms)
     return None
+
+
+def check_actuator_step(model, acts, damping, q, dt, integrator):
+    """Refuse, before the run, actuators whose gains the fixed step cannot follow (MJCF position and
+    velocity servos: bias b1 = −kp, b2 = −kv).
+
+    Linearised at the start configuration q, the actuators act as the stiffness K and damping D of
+    :meth:`~multibody.model.actuators.Actuators.gains`: ẏ = [0 I; −M⁻¹K, −M⁻¹(D + D_joint)] y.  An
+    explicit step of dt maps it by the tableau's stability function (``limits._step_matrix``);
+    ``semi_implicit`` by its symplectic Euler with the joint damping and the joint actuators' kv
+    implicit (M̃ = M + dt (D_joint + kv), MuJoCo's implicitfast), the rest explicit.  When the map's
+    spectral radius passes 1 the run would blow up: the ValueError names the actuator, its gain,
+    the joint that leads the fastest mode and the largest dt that works.
+    """
+    from ..dynamics import crba
+    from .limits import _round_down, _spectral_radius, _step_matrix, velocity_names
+    nv = model.nv
+    K, D, kv = acts.gains(nv)
+    if nv == 0 or not (np.any(K) or np.any(D)):
+        return
+    q = np.asarray(q, float)
+    H = crba(model, q)
+    d = np.zeros(nv) if damping is None else np.asarray(damping, float)
+    implicit = integrator == "semi_implicit"
+    Dtot = D + np.diag(d)
+    I, Z = np.eye(nv), np.zeros((nv, nv))
+
+    def step(h):
+        if implicit:
+            Mi = np.linalg.inv(H + h * np.diag(d + kv))
+            vq, vv = -h * Mi @ K, I - h * Mi @ Dtot
+            return np.block([[I + h * vq, h * vv], [vq, vv]])
+        Hi = np.linalg.inv(H)
+        return _step_matrix(np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]]), h, integrator)
+
+    if _spectral_radius(step(dt)) <= 1.0 + 1e-9:
+        return
+    lo, hi = 0.0, dt      # the largest stable step, by bisection
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _spectral_radius(step(mid)) <= 1.0 + 1e-9 else (lo, mid)
+    Hi = np.linalg.inv(H)
+    w, V = np.linalg.eig(np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]]))
+    k = int(np.argmax(np.abs(w)))
+    j = int(np.argmax(np.abs(V[nv:, k])))
+    damper = abs(w[k].imag) < abs(w[k].real)
+    on_j = [a for a in range(len(acts)) if np.any(acts.terms[acts.terms[:, 0] == a][:, 2] == j)] or list(range(len(acts)))
+    a = max(on_j, key=lambda a: abs(acts.bias[a, 2 if damper else 1]) * acts.gear[a] ** 2)
+    gain, value = ("kv", -acts.bias[a, 2]) if damper else ("kp", -acts.bias[a, 1])
+    works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator"
+    raise ValueError(
+        f"actuator {acts.names[a]!r}: {gain} = {value:g} (gear {acts.gear[a]:g}) on {velocity_names(model)[j]!r} "
+        f"(inertia {H[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
+        f"mode (eigenvalue {complex(w[k]):.4g}) leaves the step's stability region and the run would blow up.  "
+        f"Pass {works}" + ("" if implicit else ", integrator='semi_implicit' (joint actuators' kv implicit, as "
+                                              "MuJoCo's implicitfast)") + ", or smaller gains")
