@@ -282,3 +282,16 @@ def test_a_stiff_position_servo_runs_implicit_or_is_refused_by_name():
         qs.append(d.qpos[0])
     assert abs(traj.q[-1, 0] - 0.5) < 1e-4
     np.testing.assert_allclose(traj.q[1:, 0], qs, rtol=0, atol=2e-3)
+
+
+def test_filtered_actuators_warn_by_name_when_ctrl_leaves_their_start():
+    """The quadruped's filtered actuators are exact at ctrl = 0 (MuJoCo's start activation): no warning;
+    a run whose ctrl is not 0 there, or a ctrl function, warns naming them and τ."""
+    m, _ = load(os.path.join(SUITE, "quadruped.xml"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mb.SimulationWarning)
+        mb.simulate(m, None, None, 0.01, contact="off")
+    with pytest.warns(mb.SimulationWarning, match=r"'yaw_front_left' \(τ = 0.1 s\).*steady state"):
+        mb.simulate(m, None, None, 0.01, contact="off", ctrl=np.full(12, 0.2))
+    with pytest.warns(mb.SimulationWarning, match=r"filter activation dynamics.*ctrl\(t\)"):
+        mb.simulate(m, None, None, 0.01, contact="off", ctrl=lambda t, q, qd: np.zeros(12))

@@ -114,7 +114,8 @@ def test_actuators(setup):
     for q, v, tau in states:
         act = m.actuators.forces(q, v, system.ctrl)            # System._loads
         clipped += abs(act[0]) == 1.2
-        got = c_forces(m, only(record, "actuators", "actuator_terms", "actuator_ctrl", "actuator_dof_range"), q, v, tau)[0]
+        laws = only(record, "actuators", "actuator_terms", "actuator_ctrl", "actuator_dof_range")
+        got = c_forces(m, laws, q, v, tau)[0]
         np.testing.assert_allclose(got, tau + act, rtol=0, atol=TOL)
     assert 0 < clipped < STATES          # the joint's actuator force range binds at some states only
 
@@ -195,7 +196,8 @@ def test_bad_passive_records_are_refused_by_name():
                          (dict(actuators=np.zeros((1, 11))), "actuator_terms"),
                          (dict(actuators=np.zeros((1, 11)), actuator_terms=np.array([[0.0, 2.0, 1.0]])),
                           "actuator_terms"),
-                         (dict(actuators=np.zeros((1, 11)), actuator_terms=np.array([[0.0, 0.0, 1.0]])), "actuator_ctrl"),
+                         (dict(actuators=np.zeros((1, 11)), actuator_terms=np.array([[0.0, 0.0, 1.0]])),
+                          "actuator_ctrl"),
                          (dict(actuators=np.array([[0.0, 1, 1, 1, 0, 0, 0, 1, -1, 0, 0]]), actuator_ctrl=np.zeros(1),
                                actuator_terms=np.array([[0.0, 0.0, 1.0]]), actuator_dof_range=np.zeros((2, 2))),
                           "actuators"),

@@ -99,8 +99,8 @@ class Actuators:
             a = t[:, 0]
             if (not np.all(np.isfinite(t)) or np.any(a != np.round(a)) or np.any(np.diff(a) < 0)
                     or set(a.astype(int).tolist()) != set(range(n)) or np.any(t[:, 1:3] < 0)):
-                raise ValueError("actuators: terms: expected rows (actuator, q index ≥ 0, v index ≥ 0, coefficient), "
-                                 "grouped by actuator in order, at least one per actuator")
+                raise ValueError("actuators: terms: expected rows (actuator, q index ≥ 0, v index ≥ 0, "
+                                 "coefficient), grouped by actuator in order, at least one per actuator")
         t.setflags(write=False)
         object.__setattr__(self, "terms", t)
         tau = np.zeros(n) if self.filter_tau is None else np.array(self.filter_tau, dtype=float).reshape(n)

@@ -653,7 +653,8 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
     constraints = _constraints(mj, reading, attach, bodies)
     tendons = _tendons(mj, reading)
     keyframes = read_keyframes(mj, label, _section_children(text, "keyframe", base_dir, assets), MJCFError)
-    actuators = from_mjmodel_actuators(mj, label, MJCFWarning, _section_lines(text, "actuator", mj.nu, base_dir, assets))
+    actuators = from_mjmodel_actuators(mj, label, MJCFWarning,
+                                       _section_lines(text, "actuator", mj.nu, base_dir, assets))
     sensors = from_mjmodel_sensors(mj, attach, actuators, label, _section_children(text, "sensor", base_dir, assets),
                                    MJCFWarning)
     try:

@@ -82,6 +82,16 @@ class System:
                 raise ValueError("ctrl: a function (t, q, qd) -> ctrl runs as the run's controller; give "
                                  "controller=None, or call model.actuators.forces(q, qd, ctrl) in your controller")
             controller = _ActuatorControl(model.actuators, ctrl, nv)
+            acts = model.actuators
+            if np.any(acts.filter_tau > 0):
+                import warnings
+
+                from ..errors import SimulationWarning
+                names = [f"{acts.names[a]!r} (τ = {acts.filter_tau[a]:g} s)"
+                         for a in np.flatnonzero(acts.filter_tau)[:6]]
+                warnings.warn(f"ctrl: actuators {', '.join(names)} have filter activation dynamics, taken at their "
+                              "steady state a = ctrl(t) (MuJoCo lags ctrl by that time constant)", SimulationWarning,
+                              stacklevel=4)
         self.controller = controller
         if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
@@ -165,7 +175,8 @@ class System:
         moved = np.flatnonzero((acts.filter_tau > 0) & (np.minimum(np.maximum(ctrl, lo), hi) != 0))
         if len(moved):
             names = [f"{acts.names[a]!r} (τ = {acts.filter_tau[a]:g} s)" for a in moved[:6]]
-            warnings.warn(f"ctrl: actuators {', '.join(names)}{' …' if len(moved) > 6 else ''} have filter activation "
+            more = " …" if len(moved) > 6 else ""
+            warnings.warn(f"ctrl: actuators {', '.join(names)}{more} have filter activation "
                           "dynamics, taken at their steady state a = ctrl from the start; MuJoCo starts them at a = 0 "
                           "and reaches ctrl with that time constant", SimulationWarning, stacklevel=4)
 
@@ -639,7 +650,8 @@ def check_actuator_step(model, acts, damping, q, dt, integrator):
     k = int(np.argmax(np.abs(w)))
     j = int(np.argmax(np.abs(V[nv:, k])))
     damper = abs(w[k].imag) < abs(w[k].real)
-    on_j = [a for a in range(len(acts)) if np.any(acts.terms[acts.terms[:, 0] == a][:, 2] == j)] or list(range(len(acts)))
+    on_j = ([a for a in range(len(acts)) if np.any(acts.terms[acts.terms[:, 0] == a][:, 2] == j)]
+            or list(range(len(acts))))
     a = max(on_j, key=lambda a: abs(acts.bias[a, 2 if damper else 1]) * acts.gear[a] ** 2)
     gain, value = ("kv", -acts.bias[a, 2]) if damper else ("kp", -acts.bias[a, 1])
     works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator"
