@@ -30,13 +30,6 @@
 
 #include "common/core.h"
 
-/* τ_all = clip(τ, −effort, effort) (the controller's torque within the joints' effort limits). */
-void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all)
-{
-    for (int k = 0; k < nv; k++)
-        tau_all[k] = fmin(fmax(tau[k], -effort[k]), effort[k]);
-}
-
 /* τ_all = τ − damping ⊙ v (viscous joint damping; tau_all may be tau). */
 void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all)
 {
@@ -60,6 +53,13 @@ void mb_passive_springs(int n, const double *rows, const double *q, double *tau_
         const int vi = (int)r[1];
         tau_all[vi] = tau_all[vi] + -r[2] * (q[(int)r[0]] - r[3]);
     }
+}
+
+/* τ_all = clip(τ, −effort, effort) (the controller's torque within the joints' effort limits). */
+void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all)
+{
+    for (int k = 0; k < nv; k++)
+        tau_all[k] = fmin(fmax(tau[k], -effort[k]), effort[k]);
 }
 
 static double clip(double x, double lo, double hi)
