@@ -72,6 +72,8 @@ def test_springs_and_actuators_match_mujoco(name):
     checked = 0
     for q, v, d in random_states(m, mj, 20, rng):
         d.ctrl[:] = rng.uniform(-1.5, 1.5, mj.nu)
+        for a in np.flatnonzero(mj.actuator_dyntype == mujoco.mjtDyn.mjDYN_FILTER):   # at its steady state
+            d.act[mj.actuator_actadr[a]] = np.clip(d.ctrl[a], *mj.actuator_ctrlrange[a])
         mujoco.mj_forward(mj, d)
         spring = limits.spring_forces(m, q) + limits.tendon_forces(m, q, np.zeros(m.nv))  # (tendons' springs too)
         np.testing.assert_allclose(spring, ours_from_mujoco_v(m, d.qfrc_spring), rtol=0, atol=TOL)
@@ -84,14 +86,18 @@ def test_springs_and_actuators_match_mujoco(name):
             np.testing.assert_allclose(acts.forces(q, v, ctrl), ours_from_mujoco_v(m, d.qfrc_actuator),
                                        rtol=0, atol=TOL)
             checked += 1
-    if name != "quadruped" and mj.nu and name not in ("fish", "manipulator"):
+    if mj.nu and name not in ("fish", "manipulator"):
         assert checked == 20
 
 
 def test_what_is_kept_and_skipped():
-    with pytest.warns(mb.mjcf.MJCFWarning, match="actuators not kept.*transmission"):
-        m = mb.load_mjcf(os.path.join(SUITE, "quadruped.xml"))
-    assert m.actuators is None   # its 12 actuators: 8 with filter dynamics, 4 on tendons
+    m, _ = load(os.path.join(SUITE, "quadruped.xml"))   # 12 actuators with filter dynamics, 8 on fixed tendons
+    assert len(m.actuators) == 12 and m.actuators.filter_tau.tolist() == [0.1] * 12
+    assert np.count_nonzero(m.actuators.q_index < 0) == 8 and len(m.actuators.terms) == 4 * (1 + 2 + 3)
+    xml = """<mujoco><worldbody><body><joint name="j"/><geom size=".1" mass="1"/>
+      <site name="s"/></body></worldbody><actuator><motor site="s" gear="0 0 0 0 0 1"/></actuator></mujoco>"""
+    with pytest.warns(mb.mjcf.MJCFWarning, match=r"actuators not kept.*\(line 2\): transmission mjTRN_SITE"):
+        assert mb.load_mjcf(xml).actuators is None
     m, mj = load(SMALL)
     assert m.actuators.names == ("m", "p", "v", "g")
     assert np.count_nonzero(m.stiffness) == 3 and m.springref.tolist() == pytest.approx([np.radians(0.3), 0.0, -0.1])
@@ -177,3 +183,115 @@ def test_actuators_that_do_not_fit_the_model_are_refused():
     with pytest.raises(ValueError, match="actuators: their joint indices"):
         dataclasses.replace(mb.models.planar(2), actuators=m.actuators)
     assert dataclasses.replace(m, actuators=None).actuators is None
+
+
+def test_quadruped_stands_on_its_tendon_actuators_where_mujoco_does():
+    """dm_control's quadruped holds its legs with 12 filtered actuators, 8 of them on fixed tendons
+    (their bias −1000 l is a spring on each tendon's length); without them it lay on its belly
+    (base 0.199 m).  Its feet's rest place depends on how they slid on landing (MuJoCo's soft
+    friction lets them slide out to the frictionless balance: 0.28 N tangential on a 296 N normal at
+    rest), so the comparison takes the floor's friction away: then the balance is unique, and ours
+    (hard contact, MuJoCo's 5 ms step) must sit where MuJoCo's does — base height within 1 mm once
+    MuJoCo's contact penetration is added back, joint angles within 2 mrad, Σ normal = m g to 0.1 %."""
+    import dataclasses
+    m, mj = load(os.path.join(SUITE, "quadruped.xml"))
+    d = mujoco.MjData(mj)
+    while d.time < 4.0 - 1e-9:
+        mujoco.mj_step(mj, d)
+    qm, _ = mb.mjcf.from_mujoco_state(m, d.qpos.copy(), d.qvel.copy())
+    toes = [mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, f"toe_{s}") for s in
+            ("front_left", "front_right", "back_right", "back_left")]
+    depth = -np.mean([d.contact[i].dist for i in range(d.ncon) if d.contact[i].geom2 in toes])
+    assert 1e-3 < depth < 3e-3          # MuJoCo's soft contact sinks the toes ≈ 1.7 mm
+    friction = np.array(m.geoms.pair_friction)
+    friction[:, 0] = 0.0
+    frictionless = dataclasses.replace(m, geoms=dataclasses.replace(m.geoms, pair_friction=friction))
+    traj = mb.simulate(frictionless, None, None, 4.0, contact="hard", dt=mj.opt.timestep)
+    q = traj.q[-1]
+    c = mb.contacts(frictionless, q)
+    ours_depth = np.mean(c.depth[np.asarray(c.position)[:, 2] < 0.1])        # the four toes on the floor
+    assert abs((q[2] + ours_depth) - (qm[2] + depth)) < 1e-3, (q[2], qm[2], depth, ours_depth)
+    np.testing.assert_allclose(q[7:23], qm[7:23], rtol=0, atol=2e-3)
+    weight = -m.gravity[2] * sum(mj.body_mass[1:])                      # the ball rests on the torso
+    forces = traj.contact_forces[-1]
+    assert abs(forces[:, 2][forces[:, 2] > 0].sum() - weight) < 1e-3 * weight
+
+
+URDF_ARM = """<robot name="arm"><link name="base"/>
+<link name="l1"><inertial><origin xyz="0 0 -0.25"/><mass value="1"/>
+  <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="l2"><inertial><origin xyz="0 0 -0.2"/><mass value="0.6"/>
+  <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+  <limit lower="-3" upper="3" effort="4" velocity="10"/></joint>
+<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 -0.5"/><axis xyz="0 1 0"/>
+  <limit lower="-3" upper="3" effort="1.5" velocity="10"/></joint></robot>"""
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit"])
+def test_urdf_effort_limits_clip_the_controller_when_asked(integrator):
+    """simulate(..., effort_limits=True) runs the PD's τ clipped to the URDF's <limit effort>: under
+    RK4 the same run as a Python controller that clips its own τ (called back); the compiled loop and
+    the Python one agree (semi_implicit too, where the PD's kd stays implicit, as MuJoCo's
+    implicitfast keeps a clamped actuator's velocity gain); without the option the PD is not clipped
+    (a different motion)."""
+    m = mb.load_urdf(URDF_ARM)
+    assert m.effort_limit.tolist() == [4.0, 1.5]
+    kp, kd, ref = np.array([60.0, 40.0]), np.array([3.0, 2.0]), np.array([1.2, -0.9])
+    pd = mb.PD(kp=kp, kd=kd, q_ref=ref)
+
+    def clipped(t, q, qd):
+        return np.clip(kp * (ref - q) - kd * qd, -m.effort_limit, m.effort_limit)
+
+    kw = dict(dt=1e-3, integrator=integrator, limits="off")
+    got = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=pd, effort_limits=True, **kw)
+    want = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=clipped, **kw)
+    with python_loop():
+        slow = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=pd, effort_limits=True, **kw)
+    free = mb.simulate(m, np.zeros(2), np.zeros(2), 1.0, controller=pd, **kw)
+    assert "effort limits" in got.passive
+    if integrator == "rk4":
+        np.testing.assert_allclose(got.q, want.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(slow.q, got.q, rtol=0, atol=1e-12)
+    assert np.abs(free.q - got.q).max() > 1e-2
+
+
+STIFF = """<mujoco><option timestep="0.001" integrator="implicitfast"/><worldbody><body>
+  <joint name="wrist" type="hinge" axis="0 1 0"/>
+  <geom type="capsule" fromto="0 0 0 0 0 -0.1" size="0.01" mass="0.05"/></body></worldbody>
+  <actuator><position name="servo" joint="wrist" kp="2000" kv="5"/></actuator></mujoco>"""
+
+
+def test_a_stiff_position_servo_runs_implicit_or_is_refused_by_name():
+    """kv/I ≈ 2.7e4 /s outruns RK4 at 1 ms: refused up front naming the actuator, its kv, the joint
+    and a step that works (which then runs); semi_implicit takes the kv implicit as MuJoCo's
+    implicitfast does and follows MuJoCo's run of the same file to the reference."""
+    m, mj = load(STIFF)
+    with pytest.raises(ValueError, match=r"actuator 'servo': kv = 5 \(gear 1\) on 'wrist' .* rk4 step of "
+                                         r"dt = 0.001 s.* Pass dt ≤ ([0-9.e-]+)") as e:
+        mb.simulate(m, None, None, 0.2, ctrl=[0.5], dt=1e-3)
+    works = float(str(e.value).split("dt ≤ ")[1].split(",")[0])
+    fine = mb.simulate(m, None, None, 0.05, ctrl=[0.5], dt=works)
+    assert np.all(np.isfinite(fine.q)) and abs(fine.q[-1, 0] - 0.5) < 1e-3
+    traj = mb.simulate(m, None, None, 0.3, ctrl=[0.5], dt=1e-3, integrator="semi_implicit")
+    d = mujoco.MjData(mj)
+    d.ctrl[:] = 0.5
+    qs = []
+    for _ in range(300):
+        mujoco.mj_step(mj, d)
+        qs.append(d.qpos[0])
+    assert abs(traj.q[-1, 0] - 0.5) < 1e-4
+    np.testing.assert_allclose(traj.q[1:, 0], qs, rtol=0, atol=2e-3)
+
+
+def test_filtered_actuators_warn_by_name_when_ctrl_leaves_their_start():
+    """The quadruped's filtered actuators are exact at ctrl = 0 (MuJoCo's start activation): no warning;
+    a run whose ctrl is not 0 there, or a ctrl function, warns naming them and τ."""
+    m, _ = load(os.path.join(SUITE, "quadruped.xml"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mb.SimulationWarning)
+        mb.simulate(m, None, None, 0.01, contact="off")
+    with pytest.warns(mb.SimulationWarning, match=r"'yaw_front_left' \(τ = 0.1 s\).*steady state"):
+        mb.simulate(m, None, None, 0.01, contact="off", ctrl=np.full(12, 0.2))
+    with pytest.warns(mb.SimulationWarning, match=r"filter activation dynamics.*ctrl\(t\)"):
+        mb.simulate(m, None, None, 0.01, contact="off", ctrl=lambda t, q, qd: np.zeros(12))

@@ -153,13 +153,14 @@ def test_batch_runs_as_single_runs():
 
 def _quadruped(tmp_path, frictionless):
     """dm_control's quadruped with springs in its joints (stiffness 1000 at the zero pose: a stance both
-    simulators can hold without its tendon actuators, which multibody does not load), the falling ball
-    taken out; ``frictionless``: toes and floor condim 1."""
+    simulators hold with actuation disabled in the file, for both: its tendon actuators are tested in
+    test_actuators.py), the falling ball taken out; ``frictionless``: toes and floor condim 1."""
     import dm_control
     suite = os.path.join(os.path.dirname(dm_control.__file__), "suite")
     src = open(os.path.join(suite, "quadruped.xml")).read()
     src = src.replace('damping="30" armature=".01"', 'damping="30" armature=".01" stiffness="1000"')
     src = re.sub(r'<body name="ball".*?</body>', "", src, flags=re.S)
+    src = src.replace('<option timestep=".005"/>', '<option timestep=".005"><flag actuation="disable"/></option>')
     if frictionless:
         src = src.replace('friction="1.5"', 'condim="1"').replace('<geom name="floor" type="plane"',
                                                                   '<geom name="floor" type="plane" condim="1"')

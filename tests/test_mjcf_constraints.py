@@ -89,12 +89,14 @@ def velocity_map(model, q):
 
 
 # --------------------------------------------------------------------------- tendons
-def test_tendons_that_only_drive_actuators_or_nothing_are_ignored_with_one_warning():
+def test_unused_tendons_are_ignored_with_one_warning_and_actuated_ones_kept_as_transmissions():
     with pytest.warns(MJCFWarning) as rec:
         model = load_mjcf(ROBOT)
     lines = [str(w.message) for w in rec if "tendons" in str(w.message)]
     assert len(lines) == 1 and "\n" not in lines[0]
-    assert "<tendon><fixed> 'grip' (joints ['f1', 'f2'], line 27) (drives an actuator)" in lines[0]
+    assert "'grip'" not in lines[0]            # drives the motor: its transmission (model.actuators)
+    f1, f2 = (model.v_start[model.joint_index(j)] for j in ("f1", "f2"))
+    assert model.actuators.terms[:, 2].tolist() == [f1, f2]
     assert "<tendon><fixed> #2 (joints ['a1'], line 29) (unused)" in lines[0]
     assert "'legs'" not in lines[0]            # in an equality: a constraint, not ignored
     assert len(model.constraints) == 4

@@ -28,8 +28,9 @@ STATES = 50
 
 def passive_model():
     """A three-link arm carrying every law: damping, friction, gravcomp, joint springs, two fixed
-    tendons (one with a dead band, one naming a joint twice), three actuators (two on one joint; a
-    ctrl range, a force range, an actuator force range on a joint) and position limits."""
+    tendons (one with a dead band, one naming a joint twice), four actuators (two on one joint; one
+    through a fixed tendon over all three; a ctrl range, a force range, an actuator force range on a
+    joint) and position limits."""
     m = mb.models.planar(3)
     return dataclasses.replace(
         m, damping=np.array([0.3, 0.02, 0.7]), friction=np.array([0.05, 0.0, 0.4]),
@@ -38,14 +39,21 @@ def passive_model():
                              spring_length=(0.1, 0.4)),
                  FixedTendon("twice", ("joint2", "joint3", "joint2"), (0.5, 0.25, 0.5), stiffness=1.5, damping=0.1)),
         stiffness=np.array([2.0, 0.0, 0.8]), springref=np.array([0.3, 0.0, -0.2]),
-        actuators=Actuators(names=("motor", "servo", "general"), q_index=[0, 2, 0], v_index=[0, 2, 0],
-                            gear=[2.0, 1.0, -1.5], gain=[1.0, 5.0, 0.7], bias=[[0, 0, 0], [0, -5.0, -0.5], [0.1, -0.3, 0.2]],
-                            ctrlrange=[[-0.5, 0.5], [-1, 1], [0, 0]], ctrllimited=[True, False, False],
-                            forcerange=[[0, 0], [-2.0, 2.5], [0, 0]], forcelimited=[False, True, False],
-                            mujoco_index=[0, 1, 2], dof_forcerange=[[-1.2, 1.2], [-np.inf, np.inf], [-np.inf, np.inf]]))
+        effort_limit=np.array([1.5, np.inf, 0.8]),
+        actuators=Actuators(names=("motor", "servo", "general", "tendon"), q_index=[0, 2, 0, -1],
+                            v_index=[0, 2, 0, -1], gear=[2.0, 1.0, -1.5, 1.3], gain=[1.0, 5.0, 0.7, 4.0],
+                            bias=[[0, 0, 0], [0, -5.0, -0.5], [0.1, -0.3, 0.2], [0.2, -6.0, -0.4]],
+                            ctrlrange=[[-0.5, 0.5], [-1, 1], [0, 0], [-0.3, 0.8]],
+                            ctrllimited=[True, False, False, True],
+                            forcerange=[[0, 0], [-2.0, 2.5], [0, 0], [-1.5, 3.0]],
+                            forcelimited=[False, True, False, True], mujoco_index=[0, 1, 2, 3],
+                            dof_forcerange=[[-1.2, 1.2], [-np.inf, np.inf], [-np.inf, np.inf]],
+                            # the fourth drives a fixed tendon L = 0.5 q1 − 0.25 q2 + 0.3 q3 (MJCF tendon=…)
+                            terms=[(0, 0, 0, 1.0), (1, 2, 2, 1.0), (2, 0, 0, 1.0), (3, 0, 0, 0.5), (3, 1, 1, -0.25),
+                                   (3, 2, 2, 0.3)]))
 
 
-CTRL = np.array([0.9, 0.4, -0.6])
+CTRL = np.array([0.9, 0.4, -0.6, 0.5])
 
 
 def only(record, *laws):
@@ -58,7 +66,7 @@ def only(record, *laws):
 @pytest.fixture(scope="module")
 def setup():
     m = passive_model()
-    system = System(m, limits=JointLimits(m, "soft"), ctrl=CTRL)
+    system = System(m, limits=JointLimits(m, "soft"), ctrl=CTRL, effort_limits=True)
     system.friction_velocity = np.array([0.01, 0.02, 0.05])   # per variable, as a fixed step may raise it
     rng = np.random.default_rng(7)
     states = [(rng.uniform(-1.5, 2.2, 3), rng.normal(0.0, 2.0, 3), rng.normal(0.0, 3.0, 3)) for _ in range(STATES)]
@@ -106,7 +114,8 @@ def test_actuators(setup):
     for q, v, tau in states:
         act = m.actuators.forces(q, v, system.ctrl)            # System._loads
         clipped += abs(act[0]) == 1.2
-        got = c_forces(m, only(record, "actuators", "actuator_ctrl", "actuator_dof_range"), q, v, tau)[0]
+        laws = only(record, "actuators", "actuator_terms", "actuator_ctrl", "actuator_dof_range")
+        got = c_forces(m, laws, q, v, tau)[0]
         np.testing.assert_allclose(got, tau + act, rtol=0, atol=TOL)
     assert 0 < clipped < STATES          # the joint's actuator force range binds at some states only
 
@@ -135,7 +144,7 @@ def test_all_laws_together_in_the_python_loops_order(setup):
     """τ + damping, friction, springs, tendons, actuators, soft stops: System._loads's sum, in its order."""
     m, system, record, states = setup
     for q, v, tau in states:
-        want = tau - system.damping * v
+        want = np.clip(tau, -m.effort_limit, m.effort_limit) - system.damping * v   # the controller's τ first
         want = want + smoothed_friction(system.friction, v, system.friction_velocity)
         want = want + spring_forces(m, q)
         want = want + tendon_forces(m, q, v)
@@ -147,14 +156,31 @@ def test_all_laws_together_in_the_python_loops_order(setup):
         np.testing.assert_allclose(fext, gravity_compensation_forces(m, q), rtol=0, atol=TOL)
 
 
+def test_effort_limits(setup):
+    """simulate(..., effort_limits=True): the controller's τ clipped to ±effort (URDF <limit effort>)."""
+    m, system, record, states = setup
+    clipped = 0
+    for q, v, tau in states:
+        got = c_forces(m, only(record, "effort"), q, v, tau)[0]
+        want = np.clip(tau, -m.effort_limit, m.effort_limit)
+        clipped += np.any(want != tau)
+        np.testing.assert_array_equal(got, want)
+    assert 0 < clipped < STATES
+    with pytest.raises(ValueError, match="effort_limits: the model has no finite effort limit"):
+        System(mb.models.double_pendulum(), effort_limits=True)
+    with pytest.raises(ValueError, match="effort: expected"):
+        _core.passive(m._c, Passive(soft_time=0.02, effort=np.array([1.0, -1.0, 1.0])), *states[0])
+
+
 def test_the_plan_carries_only_the_laws_the_model_has():
     """A model without passive forces gives an empty Passive record (the compiled loop then skips them);
     the factory's record names each law the model carries, and friction's v_s per variable."""
     plain = System(mb.models.double_pendulum()).passive_record()
     assert all(getattr(plain, f.name) is None for f in dataclasses.fields(Passive) if f.name != "soft_time")
     full = System(passive_model(), limits=JointLimits(passive_model(), "soft")).passive_record()
-    assert full.springs.tolist() == [[0, 0, 2.0, 0.3], [2, 2, 0.8, -0.2]] and full.actuators.shape == (3, 11)
-    assert full.actuator_ctrl.tolist() == [0.0] * 3
+    assert full.springs.tolist() == [[0, 0, 2.0, 0.3], [2, 2, 0.8, -0.2]] and full.actuators.shape == (4, 11)
+    assert full.actuator_terms.shape == (6, 3) and full.actuators[:, :2].tolist() == [[0, 1], [1, 1], [2, 1], [3, 3]]
+    assert full.actuator_ctrl.tolist() == [0.0] * 4
     assert full.friction_velocity.tolist() == [FRICTION_VELOCITY] * 3
     assert full.tendons.shape == (2, 4) and full.tendon_terms.shape == (5, 4) and full.soft_stops.shape == (6, 4)
     assert full.gc_lift.shape == (3, 3) and full.implicit_armature is None
@@ -167,9 +193,17 @@ def test_bad_passive_records_are_refused_by_name():
                          (dict(gc_lift=np.zeros((2, 3))), "gc_lift, gc_com"), (dict(soft_time=-1.0), "soft_time"),
                          (dict(soft_stops=np.array([[0.0, 7.0, 0.1, 1.0]])), "soft_stops"),
                          (dict(springs=np.array([[0.0, 2.0, 1.0, 0.0]])), "springs"),
-                         (dict(actuators=np.zeros((1, 11))), "actuator_ctrl"),
-                         (dict(actuators=np.array([[0.0, 0, 1, 1, 0, 0, 0, 1, -1, 0, 0]]), actuator_ctrl=np.zeros(1),
-                               actuator_dof_range=np.zeros((2, 2))), "actuators")):
+                         (dict(actuators=np.zeros((1, 11))), "actuator_terms"),
+                         (dict(actuators=np.zeros((1, 11)), actuator_terms=np.array([[0.0, 2.0, 1.0]])),
+                          "actuator_terms"),
+                         (dict(actuators=np.zeros((1, 11)), actuator_terms=np.array([[0.0, 0.0, 1.0]])),
+                          "actuator_ctrl"),
+                         (dict(actuators=np.array([[0.0, 1, 1, 1, 0, 0, 0, 1, -1, 0, 0]]), actuator_ctrl=np.zeros(1),
+                               actuator_terms=np.array([[0.0, 0.0, 1.0]]), actuator_dof_range=np.zeros((2, 2))),
+                          "actuators"),
+                         (dict(actuators=np.array([[0.0, 2, 1, 1, 0, 0, 0, -1, 1, 0, 0]]), actuator_ctrl=np.zeros(1),
+                               actuator_terms=np.array([[0.0, 0.0, 1.0]]), actuator_dof_range=np.zeros((2, 2))),
+                          "actuators")):
         with pytest.raises(ValueError, match=word):
             _core.passive(m._c, Passive(**{"soft_time": 0.02, **fields}), q, v, tau)
     with pytest.raises(ValueError, match="q"):

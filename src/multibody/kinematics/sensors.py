@@ -246,12 +246,9 @@ def _value(model, s, st, q, qd, ctrl, contact):
     if t in ("jointvel", "ballangvel"):
         return qd[:, s.index:s.index + s.dim]
     if t == "actuatorfrc":
-        acts, a = model.actuators, s.index     # model/actuators.py's law for one row, over the batch
-        clo, chi, flo, fhi = (x[a] for x in acts.bounds())
-        c = np.clip(np.broadcast_to(ctrl, (q.shape[0], len(acts)))[:, a], clo, chi)
-        g, (b0, b1, b2) = acts.gear[a], acts.bias[a]
-        f = acts.gain[a] * c + b0 + b1 * g * q[:, acts.q_index[a]] + b2 * g * qd[:, acts.v_index[a]]
-        return np.clip(f, flo, fhi)
+        acts, a = model.actuators, s.index     # model/actuators.py's law, over the batch
+        c = np.broadcast_to(ctrl, (q.shape[0], len(acts)))
+        return acts.actuator_force(q, qd, c)[:, a]
     if t in ("subtreecom", "subtreelinvel", "subtreeangmom"):
         return _subtree(s, st)
     R, p = st.pose(s.frame)

@@ -1,13 +1,23 @@
-"""Actuators on joints (MJCF ``<actuator>``: motor, position, velocity, general) as model data.
+"""Actuators on joints and fixed tendons (MJCF ``<actuator>``: motor, position, velocity, general)
+as model data.
 
 MuJoCo compiles every shortcut to a general actuator (``mjModel.actuator_*``); the rows kept here
-are the ones with a joint transmission, a fixed gain, a none or affine bias and no activation
-dynamics (MuJoCo's ``mj_fwdActuation`` for those rows):
+are the ones with a joint transmission (hinge, slide) or a fixed-tendon transmission (L = Σ c_j q_j,
+MuJoCo's ``mjTRN_TENDON`` on a ``<tendon><fixed>``), a fixed gain and a none or affine bias
+(MuJoCo's ``mj_fwdActuation`` for those rows):
 
     c = clip(ctrl, ctrlrange)              when ctrllimited
-    l = gear · q,  l̇ = gear · q̇            (the actuator's length and velocity)
+    l = gear · Σ c_j q_j,  l̇ = gear · Σ c_j q̇_j   (the actuator's length and velocity; one term
+                                            with c = 1 for a joint transmission)
     f = gain · c + (b0 + b1 · l + b2 · l̇)  clipped to forcerange when forcelimited
-    τ_j += gear · f,  then τ_j clipped to the joint's ``actuatorfrcrange`` where it is limited
+    τ_j += (gear · c_j) · f,  then τ_j clipped to the joint's ``actuatorfrcrange`` where it is limited
+
+Activation dynamics ``filter`` / ``filterexact`` (ȧ = (c − a)/τ, dm_control's quadruped) are kept
+at their steady state a = c (clamped to ``actrange`` where ``actlimited``), which is exact while the
+run's ctrl equals the start activation (0 in MuJoCo's default state: a stays 0); ``filter_tau``
+holds each row's τ (0 for none) and ``simulate`` warns, naming the rows and τ, when a run's ctrl
+differs from 0 there (the transient MuJoCo integrates is not modelled).  Other dynamics
+(integrator, muscle, user) are skipped with a warning.
 
 :meth:`Actuators.forces` is that statement (the reference ``csrc/sim/passive.c``'s
 ``mb_passive_actuators`` is held to in ``tests/test_passive.py``); a run applies it with a
@@ -20,14 +30,20 @@ from dataclasses import dataclass
 import numpy as np
 
 # the columns of one row as csrc/sim/passive.c reads them (rollout.py's Passive.actuators)
-ROW = ("q index", "v index", "gear", "gain", "b0", "b1", "b2", "ctrl lo", "ctrl hi", "force lo", "force hi")
+# (a row's transmission terms are rows first … first + count − 1 of the (k, 3) table
+# (q index, v index, coefficient): Actuators.term_rows)
+ROW = ("first term", "terms", "gear", "gain", "b0", "b1", "b2", "ctrl lo", "ctrl hi", "force lo", "force hi")
 
 
 @dataclass(frozen=True, eq=False)
 class Actuators:
     """The model's joint actuators, one entry per actuator (``model.actuators``).
 
-    ``names``; ``q_index``, ``v_index`` of the driven joint's variable; ``gear``; ``gain``
+    ``names``; ``q_index``, ``v_index`` of the driven joint's variable (−1 for a tendon
+    transmission); ``terms`` (k, 4): (actuator, q index, v index, coefficient) of each
+    transmission, grouped by actuator in order (None: one term of coefficient 1 on
+    ``q_index``/``v_index`` each); ``filter_tau`` (n,): activation filter time constant (0: none);
+    ``gear``; ``gain``
     (MuJoCo's ``gainprm[0]``); ``bias`` (n, 3) = ``biasprm[0:3]``; ``ctrlrange``/``forcerange``
     (n, 2) with ``ctrllimited``/``forcelimited``; ``mujoco_index`` (each row's index among the
     file's actuators, to read a keyframe's ``ctrl``); ``dof_forcerange`` (nv, 2): each variable's
@@ -54,6 +70,8 @@ class Actuators:
     forcelimited: np.ndarray
     mujoco_index: np.ndarray
     dof_forcerange: np.ndarray
+    terms: np.ndarray = None
+    filter_tau: np.ndarray = None
 
     def __post_init__(self):
         n = len(self.names)
@@ -72,6 +90,24 @@ class Actuators:
         d.setflags(write=False)
         object.__setattr__(self, "dof_forcerange", d)
         object.__setattr__(self, "names", tuple(str(x) for x in self.names))
+        if self.terms is None:
+            if np.any(self.q_index < 0) or np.any(self.v_index < 0):
+                raise ValueError("actuators: q_index, v_index: expected indices ≥ 0 without terms")
+            t = np.column_stack((np.arange(n), self.q_index, self.v_index, np.ones(n))) if n else np.zeros((0, 4))
+        else:
+            t = np.array(self.terms, dtype=float).reshape(-1, 4)
+            a = t[:, 0]
+            if (not np.all(np.isfinite(t)) or np.any(a != np.round(a)) or np.any(np.diff(a) < 0)
+                    or set(a.astype(int).tolist()) != set(range(n)) or np.any(t[:, 1:3] < 0)):
+                raise ValueError("actuators: terms: expected rows (actuator, q index ≥ 0, v index ≥ 0, "
+                                 "coefficient), grouped by actuator in order, at least one per actuator")
+        t.setflags(write=False)
+        object.__setattr__(self, "terms", t)
+        tau = np.zeros(n) if self.filter_tau is None else np.array(self.filter_tau, dtype=float).reshape(n)
+        if not np.all(np.isfinite(tau) & (tau >= 0)):
+            raise ValueError(f"actuators: filter_tau: expected {n} numbers ≥ 0, got {tau!r}"[:300])
+        tau.setflags(write=False)
+        object.__setattr__(self, "filter_tau", tau)
 
     def __len__(self):
         return len(self.names)
@@ -86,8 +122,15 @@ class Actuators:
     def rows(self):
         """The (n, 11) table ``csrc/sim/passive.c`` reads (columns :data:`ROW`)."""
         clo, chi, flo, fhi = self.bounds()
-        return np.ascontiguousarray(np.column_stack((self.q_index, self.v_index, self.gear, self.gain, self.bias,
+        a = self.terms[:, 0].astype(int)
+        count = np.bincount(a, minlength=len(self))
+        first = np.concatenate(([0], np.cumsum(count)[:-1])) if len(self) else np.zeros(0)
+        return np.ascontiguousarray(np.column_stack((first, count, self.gear, self.gain, self.bias,
                                                      clo, chi, flo, fhi)), dtype=float)
+
+    def term_rows(self):
+        """The (k, 3) transmission table ``csrc/sim/passive.c`` reads: (q index, v index, coefficient)."""
+        return np.ascontiguousarray(self.terms[:, 1:], dtype=float)
 
     def check_ctrl(self, ctrl):
         """``ctrl`` as an (n,) float array, or a ValueError naming the expected size."""
@@ -102,21 +145,46 @@ class Actuators:
         nv = len(self.dof_forcerange) if nv is None else nv
         force = self.actuator_force(q, v, ctrl)
         tau = np.zeros(nv)
-        for a in range(len(self)):
-            vi = int(self.v_index[a])
-            tau[vi] = tau[vi] + self.gear[a] * force[a]
+        for a, _qi, vi, c in self.terms:
+            a, vi = int(a), int(vi)
+            tau[vi] = tau[vi] + (self.gear[a] * c) * force[a]
         return np.minimum(np.maximum(tau, self.dof_forcerange[:, 0]), self.dof_forcerange[:, 1])
 
+    def lengths(self, q, v):
+        """(l, l̇): each actuator's length gear · Σ c_j q_j and velocity (…, n), over leading axes."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        L = np.zeros(q.shape[:-1] + (len(self),))
+        Ld = np.zeros(v.shape[:-1] + (len(self),))
+        for a, qi, vi, c in self.terms:   # summed term by term in order (passive.c's order: its bits)
+            a = int(a)
+            L[..., a] = L[..., a] + c * q[..., int(qi)]
+            Ld[..., a] = Ld[..., a] + c * v[..., int(vi)]
+        return self.gear * L, self.gear * Ld
+
     def actuator_force(self, q, v, ctrl):
-        """(n,) each actuator's scalar force (MuJoCo's ``actuator_force``)."""
+        """(…, n) each actuator's scalar force (MuJoCo's ``actuator_force``), over leading axes of q, v."""
         clo, chi, flo, fhi = self.bounds()
-        out = np.zeros(len(self))
+        L, Ld = self.lengths(q, v)
+        c = np.minimum(np.maximum(np.asarray(ctrl, dtype=float), clo), chi)
+        b = self.bias
+        f = self.gain * c + (b[:, 0] + b[:, 1] * L + b[:, 2] * Ld)
+        return np.minimum(np.maximum(f, flo), fhi)
+
+    def gains(self, nv):
+        """(K, D, kv): the law's linearisation in joint space, K = −∂τ/∂q = −Σ b1 gear² c cᵀ and
+        D = −∂τ/∂q̇ = −Σ b2 gear² c cᵀ (nv × nv; the force ranges ignored: the unsaturated law), and
+        kv (nv,): the part of D that joint transmissions put on their own variable (diagonal)."""
+        K, D, kv = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros(nv)
         for a in range(len(self)):
-            qi, vi, g = int(self.q_index[a]), int(self.v_index[a]), self.gear[a]
-            c = min(max(ctrl[a], clo[a]), chi[a])
-            b0, b1, b2 = self.bias[a]
-            out[a] = min(max(self.gain[a] * c + (b0 + b1 * (g * q[qi]) + b2 * (g * v[vi])), flo[a]), fhi[a])
-        return out
+            t = self.terms[self.terms[:, 0] == a]
+            c = np.zeros(nv)
+            np.add.at(c, t[:, 2].astype(int), t[:, 3])
+            g2 = self.gear[a] ** 2
+            K -= self.bias[a, 1] * g2 * np.outer(c, c)
+            D -= self.bias[a, 2] * g2 * np.outer(c, c)
+            if len(t) == 1 and self.bias[a, 2] < 0:
+                kv[int(t[0, 2])] -= self.bias[a, 2] * g2 * t[0, 3] ** 2
+        return K, D, kv
 
     def keyframe_ctrl(self, keyframe):
         """A keyframe's ``ctrl`` (one per MuJoCo actuator) for these rows; zeros where it has none."""
@@ -126,41 +194,65 @@ class Actuators:
         return c[self.mujoco_index]
 
 
-def from_mjmodel_actuators(mj, label, warning):
-    """The joint actuators of a compiled ``mujoco.MjModel`` (None if it has none kept); each other
-    actuator (tendon, site or body transmission, a ball or free joint, activation dynamics, a
-    non-fixed gain or a non-affine bias) is skipped with one ``warning`` naming it and why."""
+def from_mjmodel_actuators(mj, label, warning, lines=None):
+    """The joint and fixed-tendon actuators of a compiled ``mujoco.MjModel`` (None if it has none
+    kept); each other actuator (site or body transmission, a spatial tendon, a ball or free joint,
+    activation dynamics other than a filter, a non-fixed gain or a non-affine bias) is skipped with
+    one ``warning`` naming it, where it was written (``lines``: "line N" per actuator, or None) and why."""
     import warnings
 
     import mujoco
     if mj.nu == 0 or mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
         return None
     HINGE, SLIDE = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)
+    JOINT, TENDON = int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_TENDON)
+    FILTERS = (int(mujoco.mjtDyn.mjDYN_FILTER), int(mujoco.mjtDyn.mjDYN_FILTEREXACT))
     clamp_ctrl = not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL
     rows, skipped = [], []
     for a in range(mj.nu):
         name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"actuator{a}"
         trn, j = int(mj.actuator_trntype[a]), int(mj.actuator_trnid[a, 0])
-        why = None
-        if trn != int(mujoco.mjtTrn.mjTRN_JOINT):
-            why = f"transmission {mujoco.mjtTrn(trn).name} (joint transmissions only)"
-        elif int(mj.jnt_type[j]) not in (HINGE, SLIDE):
-            why = "drives a ball or free joint (hinge and slide joints only)"
-        elif int(mj.actuator_dyntype[a]) != int(mujoco.mjtDyn.mjDYN_NONE):
-            why = f"activation dynamics {mujoco.mjtDyn(int(mj.actuator_dyntype[a])).name} (none only)"
+        dyn = int(mj.actuator_dyntype[a])
+        why, terms = None, []
+        if trn == JOINT:
+            if int(mj.jnt_type[j]) not in (HINGE, SLIDE):
+                why = "drives a ball or free joint (hinge and slide joints only)"
+            else:
+                terms = [(int(mj.jnt_qposadr[j]), int(mj.jnt_dofadr[j]), 1.0)]
+        elif trn == TENDON:
+            w0, nw = int(mj.tendon_adr[j]), int(mj.tendon_num[j])
+            if any(int(mj.wrap_type[w]) != int(mujoco.mjtWrap.mjWRAP_JOINT) for w in range(w0, w0 + nw)):
+                why = "transmission through a spatial tendon (joints and fixed tendons only)"
+            else:   # L = Σ c_j q_j over the tendon's hinge/slide joints (MuJoCo allows no others there)
+                terms = [(int(mj.jnt_qposadr[mj.wrap_objid[w]]), int(mj.jnt_dofadr[mj.wrap_objid[w]]),
+                          float(mj.wrap_prm[w])) for w in range(w0, w0 + nw)]
+        else:
+            why = f"transmission {mujoco.mjtTrn(trn).name} (joint and fixed-tendon transmissions only)"
+        if why:
+            pass
+        elif dyn != int(mujoco.mjtDyn.mjDYN_NONE) and dyn not in FILTERS:
+            why = f"activation dynamics {mujoco.mjtDyn(dyn).name} (none, filter or filterexact only)"
         elif int(mj.actuator_gaintype[a]) != int(mujoco.mjtGain.mjGAIN_FIXED):
             why = f"gain type {mujoco.mjtGain(int(mj.actuator_gaintype[a])).name} (fixed only)"
         elif int(mj.actuator_biastype[a]) not in (int(mujoco.mjtBias.mjBIAS_NONE), int(mujoco.mjtBias.mjBIAS_AFFINE)):
             why = f"bias type {mujoco.mjtBias(int(mj.actuator_biastype[a])).name} (none or affine only)"
         if why:
-            skipped.append(f"{name!r}: {why}")
+            where = f" ({lines[a]})" if lines is not None and lines[a] else ""
+            skipped.append(f"{name!r}{where}: {why}")
             continue
         affine = int(mj.actuator_biastype[a]) == int(mujoco.mjtBias.mjBIAS_AFFINE)
-        rows.append(dict(name=name, q=int(mj.jnt_qposadr[j]), v=int(mj.jnt_dofadr[j]), gear=float(mj.actuator_gear[a, 0]),
-                         gain=float(mj.actuator_gainprm[a, 0]),
+        cr, cl = np.array(mj.actuator_ctrlrange[a], float), bool(mj.actuator_ctrllimited[a]) and clamp_ctrl
+        if dyn in FILTERS and mj.actuator_actlimited[a]:
+            # the steady state a = c is clamped to actrange as well: one range, their intersection
+            ar = np.array(mj.actuator_actrange[a], float)
+            cr = np.array([max(ar[0], cr[0]), min(ar[1], cr[1])]) if cl else ar
+            cl = True
+        rows.append(dict(name=name, q=terms[0][0] if trn == JOINT else -1, v=terms[0][1] if trn == JOINT else -1,
+                         terms=terms, gear=float(mj.actuator_gear[a, 0]), gain=float(mj.actuator_gainprm[a, 0]),
                          bias=np.array(mj.actuator_biasprm[a, :3], float) if affine else np.zeros(3),
-                         cr=np.array(mj.actuator_ctrlrange[a], float), cl=bool(mj.actuator_ctrllimited[a]) and clamp_ctrl,
-                         fr=np.array(mj.actuator_forcerange[a], float), fl=bool(mj.actuator_forcelimited[a]), a=a))
+                         cr=cr, cl=cl, fr=np.array(mj.actuator_forcerange[a], float),
+                         fl=bool(mj.actuator_forcelimited[a]), a=a,
+                         tau=float(mj.actuator_dynprm[a, 0]) if dyn in FILTERS else 0.0))
     if skipped:
         warnings.warn(f"{label}: actuators not kept (skipped): {'; '.join(skipped[:8])}"
                       f"{' …' if len(skipped) > 8 else ''}", warning, stacklevel=5)
@@ -170,8 +262,10 @@ def from_mjmodel_actuators(mj, label, warning):
     for j in range(mj.njnt):   # actuatorfrcrange: hinge and slide joints' one variable (MuJoCo's order = ours)
         if mj.jnt_actfrclimited[j] and int(mj.jnt_type[j]) in (HINGE, SLIDE):
             dof[mj.jnt_dofadr[j]] = mj.jnt_actfrcrange[j]
+    terms = [(k, qi, vi, c) for k, r in enumerate(rows) for qi, vi, c in r["terms"]]
     return Actuators(names=tuple(r["name"] for r in rows), q_index=[r["q"] for r in rows],
                      v_index=[r["v"] for r in rows], gear=[r["gear"] for r in rows], gain=[r["gain"] for r in rows],
                      bias=[r["bias"] for r in rows], ctrlrange=[r["cr"] for r in rows],
                      ctrllimited=[r["cl"] for r in rows], forcerange=[r["fr"] for r in rows],
-                     forcelimited=[r["fl"] for r in rows], mujoco_index=[r["a"] for r in rows], dof_forcerange=dof)
+                     forcelimited=[r["fl"] for r in rows], mujoco_index=[r["a"] for r in rows], dof_forcerange=dof,
+                     terms=terms, filter_tau=[r["tau"] for r in rows])

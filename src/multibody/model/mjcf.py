@@ -45,9 +45,10 @@ joints or bodies, and where it was written — file and line through ``<include>
   :class:`~multibody.model.constraints.WeldConstraint` (bodies or sites).  Kept as hard
   constraints (MuJoCo's ``solref``/``solimp`` softness is not).  Inactive ones (``active="false"``,
   or equalities disabled) are dropped with an :class:`MJCFWarning`.
-* Tendons with no limit, spring, damping, friction loss or armature and in no equality — those
-  that only drive an actuator, or nothing — leave M, C and g as they are: ignored, with one
-  :class:`MJCFWarning` naming them and the joints (bodies) they span.
+* Tendons with no limit, spring, damping, friction loss or armature, in no equality and driving
+  no actuator leave M, C and g as they are: ignored, with one :class:`MJCFWarning` naming them and
+  the joints (bodies) they span.  A fixed tendon that drives an actuator is that actuator's
+  transmission (``Model.actuators``).
 * Fixed tendons with a linear spring or damper (``stiffness``, ``damping``, ``springlength``)
   → ``Model.tendons`` (:class:`~multibody.model.tendons.FixedTendon`, a passive generalized force:
   ``multibody.simulation.limits.tendon_forces``).
@@ -64,7 +65,7 @@ joints or bodies, and where it was written — file and line through ``<include>
 Not kept, with an :class:`MJCFWarning` naming them because the passive forces of a simulation
 would differ: springs on ball and free joints and fluid forces (``density``/``viscosity``).
 Hinge and slide joints' springs (``stiffness``, ``springref``) → ``Model.stiffness`` and
-``Model.springref``; joint-transmission actuators → ``Model.actuators``
+``Model.springref``; joint- and fixed-tendon-transmission actuators → ``Model.actuators``
 (:mod:`multibody.model.actuators`; the others are skipped with a warning naming each); sensors →
 ``Model.sensors`` (:mod:`multibody.model.sensors`: the kinds computed here; the others skipped
 with one warning naming each element and its line).  Cameras and lights are rendering matters and
@@ -283,9 +284,10 @@ class _Reading:
                 effects.append(f"damping={mj.tendon_damping[t]:g}{'' if linear else ' (polynomial)'}")
             if effects:
                 self.refused.append(f"{what}: {' and '.join(effects)} — changes the motion and is not represented")
-            elif t not in in_equality:
-                use = "drives an actuator" if t in actuated else "unused"
-                self.ignored_tendons.append(f"{what} ({use})")
+            elif t not in in_equality and t not in actuated:
+                # (a tendon that drives an actuator is that actuator's transmission: model/actuators.py,
+                # or named with the actuator where it is skipped)
+                self.ignored_tendons.append(f"{what} (unused)")
 
         # equalities: joint and fixed-tendon couplings, connect and weld loop closures
         E = _Ints(mujoco.mjtEq)
@@ -652,7 +654,8 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
     constraints = _constraints(mj, reading, attach, bodies)
     tendons = _tendons(mj, reading)
     keyframes = read_keyframes(mj, label, _section_children(text, "keyframe", base_dir, assets), MJCFError)
-    actuators = from_mjmodel_actuators(mj, label, MJCFWarning)
+    actuators = from_mjmodel_actuators(mj, label, MJCFWarning,
+                                       _section_lines(text, "actuator", mj.nu, base_dir, assets))
     sensors = from_mjmodel_sensors(mj, attach, actuators, label, _section_children(text, "sensor", base_dir, assets),
                                    MJCFWarning)
     try:

@@ -316,8 +316,8 @@ class Model:
         put("stiffness", _readonly(k))
         put("springref", _readonly(ref))
         acts = self.actuators
-        if acts is not None and (len(acts.dof_forcerange) != nv or np.any(acts.v_index >= nv)
-                                 or np.any(acts.q_index >= self.nq)):
+        if acts is not None and (len(acts.dof_forcerange) != nv or np.any(acts.terms[:, 2] >= nv)
+                                 or np.any(acts.terms[:, 1] >= self.nq)):
             raise ValueError(f"actuators: their joint indices or dof_forcerange ({len(acts.dof_forcerange)} rows) do "
                              f"not fit this model (nq {self.nq}, nv {nv}); pass actuators=None or rebuild them")
         if not isinstance(self.sensors, tuple) or any(

@@ -43,8 +43,8 @@ from .events import EventMonitor, check_events
 from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
-from .system import (System, _NonFinite, _check_model, _positive, check_initial_state, default_integrator,
-                     non_finite_message, scene_contact)
+from .system import (System, _NonFinite, _check_model, _positive, check_actuator_step, check_initial_state,
+                     default_integrator, non_finite_message, scene_contact)
 from .trajectory import EventRecord, Trajectory, model_fingerprint
 from .._extras import require
 
@@ -131,7 +131,8 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
-             on_divergence="warn", sensitivities=False, keyframe=None, ground=False, ctrl=None) -> Trajectory:
+             on_divergence="warn", sensitivities=False, keyframe=None, ground=False, ctrl=None,
+             effort_limits: bool = False) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
 
     Parameters
@@ -147,6 +148,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         velocity, general on joints: :mod:`multibody.model.actuators`), held through the run (in C),
         or a function ``(t, q, qd) -> ctrl`` (called back as the run's controller; then no
         ``controller``); None: the keyframe's, else zeros (MuJoCo's default).
+    effort_limits : bool
+        True: the controller's torque is clipped to ±``model.effort_limit`` (a URDF's
+        ``<limit effort=...>``) before the passive forces are added (``csrc/sim/passive.c``); a
+        model with no finite limit is refused.  Default False (the controller's τ as it is).
     t_final : float
         The end time, s (≥ 0).
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
@@ -245,7 +250,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (system.py)
     if hasattr(contact, "check_run"):   # hard contact: semi_implicit, no sensitivities, no events
         contact.check_run(integrator, sensitivities, events)
-    system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity, ctrl=ctrl)
+    system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity, ctrl=ctrl,
+                    effort_limits=effort_limits)
     if integrator in FIXED_STEP:   # the smoothed friction as sticky as the step can hold (limits.py)
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)
@@ -259,6 +265,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         q = stops.enter(q)
     if integrator in FIXED_STEP and isinstance(controller, PD) and controller.period is None:
         check_pd_step(model, controller, system.damping, q, dt, integrator)   # a stiff PD refused up front
+    if integrator in FIXED_STEP and system.actuators is not None:    # so are stiff actuators (position servos)
+        check_actuator_step(model, system.actuators, system.damping, q, dt, integrator)
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
     check_record_size(model, space, t_final, dt, record_every, integrator,
                       extra=n_tangent * (n_tangent + model.nv) if sensitivities else 0)

@@ -190,9 +190,11 @@ class Passive:
     (k, d, L_lo, L_hi) per tendon with their ``tendon_terms`` (tendon, q index, v index, c); the soft
     stops' rows (q index, v index, position, sign) with their time constant; the armature forward
     dynamics runs with (``semi_implicit``'s damping); the joint springs' rows (q index, v index, k,
-    q_spring) ``springs``; the joint actuators' rows ``actuators`` (model/actuators.py ROW) with
-    their constant ``actuator_ctrl`` (n,) and each variable's actuator force range
-    ``actuator_dof_range`` (nv, 2)."""
+    q_spring) ``springs``; the actuators' rows ``actuators`` (model/actuators.py ROW) with their
+    transmissions' ``actuator_terms`` (k, 3) (q index, v index, coefficient), their constant
+    ``actuator_ctrl`` (n,) and each variable's actuator force range
+    ``actuator_dof_range`` (nv, 2); ``effort`` (nv,): the controller's τ clipped to ±effort first
+    (``simulate(..., effort_limits=True)``; the largest double where a variable has none)."""
     soft_time: float
     damping: Array = None
     friction: Array = None
@@ -205,6 +207,8 @@ class Passive:
     implicit_armature: Array = None
     springs: Array = None
     actuators: Array = None
+    effort: Array = None
+    actuator_terms: Array = None
     actuator_ctrl: Array = None
     actuator_dof_range: Array = None
 

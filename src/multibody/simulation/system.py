@@ -70,7 +70,7 @@ class System:
     """
 
     def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None, limits=None,
-                 friction_velocity=FRICTION_VELOCITY, ctrl=None):
+                 friction_velocity=FRICTION_VELOCITY, ctrl=None, effort_limits=False):
         self.model = model
         self.dynamics_model = model   # the model FD runs on: with semi_implicit's damping in it (implicit_damping)
         nv, nb = model.nv, model.nb
@@ -82,6 +82,16 @@ class System:
                 raise ValueError("ctrl: a function (t, q, qd) -> ctrl runs as the run's controller; give "
                                  "controller=None, or call model.actuators.forces(q, qd, ctrl) in your controller")
             controller = _ActuatorControl(model.actuators, ctrl, nv)
+            acts = model.actuators
+            if np.any(acts.filter_tau > 0):
+                import warnings
+
+                from ..errors import SimulationWarning
+                names = [f"{acts.names[a]!r} (τ = {acts.filter_tau[a]:g} s)"
+                         for a in np.flatnonzero(acts.filter_tau)[:6]]
+                warnings.warn(f"ctrl: actuators {', '.join(names)} have filter activation dynamics, taken at their "
+                              "steady state a = ctrl(t) (MuJoCo lags ctrl by that time constant)", SimulationWarning,
+                              stacklevel=4)
         self.controller = controller
         if isinstance(controller, (PD, TorqueTable)):
             controller.bind(model)
@@ -133,6 +143,16 @@ class System:
             raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
         self.ctrl = None if self.actuators is None else (
             np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
+        if self.actuators is not None:
+            self._warn_filter_transient(self.actuators, self.ctrl)
+        self.effort = None       # the controller's τ within ±model.effort_limit (URDF <limit effort>), when asked
+        if effort_limits:
+            e = np.asarray(getattr(model, "effort_limit", None) if getattr(model, "effort_limit", None) is not None
+                           else np.full(nv, np.inf), dtype=float)
+            if not np.any(np.isfinite(e)):
+                raise ValueError("effort_limits: the model has no finite effort limit (model.effort_limit is inf on "
+                                 "every variable; a URDF's <limit effort=...>, an MJCF joint's actuatorfrcrange)")
+            self.effort = np.ascontiguousarray(e)
         self.limits = limits if limits else None        # a JointLimits with at least one finite bound
         self.hard_limits = None   # hard contact takes hard stops as rows of its LCP (hard_contact.c), not events
         if type(contact) is HardContact and self.limits is not None and self.limits.mode == "hard":
@@ -144,6 +164,22 @@ class System:
         self.plain = (controller is None and f_ext is None and constraints is None and contact is None
                       and self.damping is None and self.passive_free)
 
+    @staticmethod
+    def _warn_filter_transient(acts, ctrl):
+        """Filtered actuators are kept at their steady state a = clip(ctrl) (model/actuators.py): exact
+        from MuJoCo's start activation 0 only while that is the ctrl; otherwise say so, once, by name."""
+        import warnings
+
+        from ..errors import SimulationWarning
+        lo, hi, _, _ = acts.bounds()
+        moved = np.flatnonzero((acts.filter_tau > 0) & (np.minimum(np.maximum(ctrl, lo), hi) != 0))
+        if len(moved):
+            names = [f"{acts.names[a]!r} (τ = {acts.filter_tau[a]:g} s)" for a in moved[:6]]
+            more = " …" if len(moved) > 6 else ""
+            warnings.warn(f"ctrl: actuators {', '.join(names)}{more} have filter activation "
+                          "dynamics, taken at their steady state a = ctrl from the start; MuJoCo starts them at a = 0 "
+                          "and reaches ctrl with that time constant", SimulationWarning, stacklevel=4)
+
     def implicit_damping(self, dt):
         """Make the run's forward dynamics (M + dt·D) q̈ = τ − C − D q̇ (``semi_implicit``: its joint
         damping implicit, as MuJoCo's Euler integrator): the model FD runs on carries
@@ -152,6 +188,8 @@ class System:
         implicit = np.zeros(self.nv) if self.damping is None else self.damping
         if isinstance(self.controller, PD) and self.controller.period is None:   # its kd too (MuJoCo's implicitfast)
             implicit = implicit + self.controller._kd
+        if self.actuators is not None:   # joint actuators' velocity gain (position kv, velocity kv): implicitfast's
+            implicit = implicit + self.actuators.gains(self.nv)[2]
         if not np.any(implicit):
             return
         import dataclasses
@@ -247,8 +285,10 @@ class System:
             soft_stops=self._stop_rows() if self.soft else None,
             implicit_armature=None if self.dynamics_model is model
             else np.ascontiguousarray(self.dynamics_model.armature, dtype=float),
-            springs=self.springs,
+            springs=self.springs,   # (no limit: the largest double, the core's gate takes finite numbers)
+            effort=None if self.effort is None else np.minimum(self.effort, np.finfo(float).max),
             actuators=None if self.actuators is None else self.actuators.rows(),
+            actuator_terms=None if self.actuators is None else self.actuators.term_rows(),
             actuator_ctrl=None if self.actuators is None else np.ascontiguousarray(self.ctrl, dtype=float),
             actuator_dof_range=None if self.actuators is None
             else np.ascontiguousarray(self.actuators.dof_forcerange, dtype=float))
@@ -292,7 +332,7 @@ class System:
     @property
     def passive_free(self):
         return (self.friction is None and self.gravcomp is None and self.limits is None and not self.tendons
-                and self.springs is None and self.actuators is None)
+                and self.springs is None and self.actuators is None and self.effort is None)
 
     def passive(self):
         """What the run applies besides the controller and the user's forces (for the record)."""
@@ -300,6 +340,8 @@ class System:
         if self.limits is not None:
             out.append(f"limits {self.limits.mode}" + (f" (restitution {self.limits.restitution:g})"
                                                        if self.limits.mode == "hard" else ""))
+        if self.effort is not None:
+            out.append("effort limits")
         if self.damping is not None:
             out.append("damping")
         if self.friction is not None:
@@ -433,6 +475,8 @@ class System:
         if self.gravcomp is not None:
             fg = gravity_compensation_forces(model, q)   # MuJoCo's gravcomp, as f_ext
             fe = fg if fe is None else fe + fg
+        if self.effort is not None:     # passive.c's mb_passive_effort: the controller's τ clipped first
+            tau = np.minimum(np.maximum(tau, -self.effort), self.effort)
         tau_all = tau if self.damping is None else tau - self.damping * v
         if self.friction is not None:
             tau_all = tau_all + smoothed_friction(self.friction, v, self.friction_velocity)
@@ -560,3 +604,60 @@ def scene_contact(model, contact=None, ground=False):
     if geoms is not None and len(geoms.pairs) and np.any((geoms.body < 0) & np.isin(geoms.kind, ("plane", "hfield"))):
         return SceneContact(model, geoms=geoms)
     return None
+
+
+def check_actuator_step(model, acts, damping, q, dt, integrator):
+    """Refuse, before the run, actuators whose gains the fixed step cannot follow (MJCF position and
+    velocity servos: bias b1 = −kp, b2 = −kv).
+
+    Linearised at the start configuration q, the actuators act as the stiffness K and damping D of
+    :meth:`~multibody.model.actuators.Actuators.gains`: ẏ = [0 I; −M⁻¹K, −M⁻¹(D + D_joint)] y.  An
+    explicit step of dt maps it by the tableau's stability function (``limits._step_matrix``);
+    ``semi_implicit`` by its symplectic Euler with the joint damping and the joint actuators' kv
+    implicit (M̃ = M + dt (D_joint + kv), MuJoCo's implicitfast), the rest explicit.  When the map's
+    spectral radius passes 1 the run would blow up: the ValueError names the actuator, its gain,
+    the joint that leads the fastest mode and the largest dt that works.
+    """
+    from ..dynamics import crba
+    from .limits import _round_down, _spectral_radius, _step_matrix, velocity_names
+    nv = model.nv
+    K, D, kv = acts.gains(nv)
+    if nv == 0 or not (np.any(K) or np.any(D)):
+        return
+    q = np.asarray(q, float)
+    H = crba(model, q)
+    d = np.zeros(nv) if damping is None else np.asarray(damping, float)
+    implicit = integrator == "semi_implicit"
+    Dtot = D + np.diag(d)
+    I, Z = np.eye(nv), np.zeros((nv, nv))
+
+    def step(h):
+        if implicit:
+            Mi = np.linalg.inv(H + h * np.diag(d + kv))
+            vq, vv = -h * Mi @ K, I - h * Mi @ Dtot
+            return np.block([[I + h * vq, h * vv], [vq, vv]])
+        Hi = np.linalg.inv(H)
+        return _step_matrix(np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]]), h, integrator)
+
+    if _spectral_radius(step(dt)) <= 1.0 + 1e-9:
+        return
+    lo, hi = 0.0, dt      # the largest stable step, by bisection
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _spectral_radius(step(mid)) <= 1.0 + 1e-9 else (lo, mid)
+    Hi = np.linalg.inv(H)
+    w, V = np.linalg.eig(np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]]))
+    k = int(np.argmax(np.abs(w)))
+    j = int(np.argmax(np.abs(V[nv:, k])))
+    damper = abs(w[k].imag) < abs(w[k].real)
+    on_j = ([a for a in range(len(acts)) if np.any(acts.terms[acts.terms[:, 0] == a][:, 2] == j)]
+            or list(range(len(acts))))
+    a = max(on_j, key=lambda a: abs(acts.bias[a, 2 if damper else 1]) * acts.gear[a] ** 2)
+    gain, value = ("kv", -acts.bias[a, 2]) if damper else ("kp", -acts.bias[a, 1])
+    works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator"
+    raise ValueError(
+        f"actuator {acts.names[a]!r}: {gain} = {value:g} (gear {acts.gear[a]:g}) on {velocity_names(model)[j]!r} "
+        f"(inertia {H[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
+        f"mode (eigenvalue {complex(w[k]):.4g}) leaves the step's stability region and the run would blow up.  "
+        f"Pass {works}" + ("" if implicit else ", integrator='semi_implicit' (joint actuators' kv implicit, as "
+                                              "MuJoCo's implicitfast)") + ", or smaller gains")

@@ -248,6 +248,7 @@ typedef struct mb_control {
 /* The model's passive forces (passive.c: one function per law, mb_passive_forces for all of them).
  * Every table NULL (or count 0) where its law is absent. */
 typedef struct mb_passive {
+    const double *effort;   /* (nv) or NULL: the controller's τ clipped to ±effort first (URDF effort limits) */
     const double *damping;  /* (nv) joint damping: τ −= damping ⊙ q̇                                    */
     const double *friction; /* (nv) Coulomb friction f, smoothed: τ −= f ⊙ tanh(q̇ / friction_velocity)   */
     const double *friction_velocity; /* (nv) its v_s per variable (simulation/limits.py: step_friction_velocity) */
@@ -264,8 +265,10 @@ typedef struct mb_passive {
                                         armature + dt·damping: System.implicit_damping) */
     int n_springs;          /* joint springs (MJCF stiffness): rows (q index, v index, k, q_spring),      */
     const double *springs;  /* τ_v −= k (q − q_spring)                                                   */
-    int n_actuators;        /* joint actuators (model/actuators.py ROW): rows (q index, v index, gear,    */
-    const double *actuators; /* gain, b0, b1, b2, ctrl lo, ctrl hi, force lo, force hi), ±inf: unlimited */
+    int n_actuators;        /* actuators (model/actuators.py ROW): rows (first term, terms, gear, gain,   */
+    const double *actuators; /* b0, b1, b2, ctrl lo, ctrl hi, force lo, force hi), ±inf: unlimited        */
+    int n_actuator_terms;   /* their transmissions: rows (q index, v index, coefficient), a joint's one   */
+    const double *actuator_terms; /* term of coefficient 1, a fixed tendon's one per joint              */
     const double *actuator_ctrl;      /* (n_actuators) the run's constant ctrl                           */
     const double *actuator_dof_range; /* (nv × 2) each variable's actuator force range (actuatorfrcrange) */
 } mb_passive;
@@ -370,6 +373,7 @@ static inline long mb_passive_scratch_size(int nv)
 {
     return 3L * nv + (long)nv * nv;
 }
+void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all);
 void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all);
 void mb_passive_friction(int nv, const double *friction, const double *velocity, const double *v, double *tau_all);
 void mb_passive_springs(int n, const double *rows, const double *q, double *tau_all);
@@ -384,7 +388,7 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
 /* Does the plan carry joint-space passive forces (damping, friction, tendons, soft stops)? */
 static inline int mb_passive_joint_forces(const mb_passive *p)
 {
-    return p->damping || p->friction || p->n_tendons || p->n_soft || p->n_springs || p->n_actuators;
+    return p->effort || p->damping || p->friction || p->n_tendons || p->n_soft || p->n_springs || p->n_actuators;
 }
 /* τ_all = τ + the joint-space passive forces at (q, v), in the Python statement's order (damping,
  * friction, tendons, soft stops); scratch as above. */

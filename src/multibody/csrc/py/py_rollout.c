@@ -590,18 +590,40 @@ static int actuator_rows(reader *rd, const mb_model *m, mb_passive *p)
     if (!a)
         return 0;
     const double *r = PyArray_DATA(a);
+    PyObject *to = FIELD(rd, "actuator_terms");
+    if (!to)
+        return 0;
+    npy_intp dt[2] = {-1, 3};
+    PyArrayObject *ta = to == Py_None ? NULL : gated_array(rd->held, to, "actuator_terms", NPY_DOUBLE, 2, dt, 0);
+    if (!ta) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "actuator_terms: expected (k, 3) rows with actuators");
+        return 0;
+    }
+    const double *t = PyArray_DATA(ta);
+    for (npy_intp k = 0; k < dt[0]; k++) {
+        const double *x = t + 3 * k;
+        if (!(x[0] >= 0 && x[0] < m->nq && x[0] == (int)x[0] && x[1] >= 0 && x[1] < m->nv && x[1] == (int)x[1] &&
+              isfinite(x[2])) || dt[0] > INT_MAX) {
+            PyErr_SetString(PyExc_ValueError, "actuator_terms: expected rows (q index, v index, coefficient) with "
+                                              "indices inside the model");
+            return 0;
+        }
+    }
     for (npy_intp k = 0; k < da[0]; k++) {
         const double *x = r + 11 * k;
-        int ok = x[0] >= 0 && x[0] < m->nq && x[0] == (int)x[0] && x[1] >= 0 && x[1] < m->nv && x[1] == (int)x[1] &&
+        int ok = x[0] >= 0 && x[0] == (int)x[0] && x[1] >= 0 && x[1] == (int)x[1] && x[0] + x[1] <= dt[0] &&
                  x[7] <= x[8] && x[9] <= x[10] && da[0] <= INT_MAX;
         for (int c = 2; c < 7; c++)
             ok = ok && isfinite(x[c]);
         if (!ok) {
-            PyErr_SetString(PyExc_ValueError, "actuators: expected rows (q index, v index, gear, gain, b0, b1, b2, "
-                                              "ctrl lo <= ctrl hi, force lo <= force hi) with indices inside the model");
+            PyErr_SetString(PyExc_ValueError, "actuators: expected rows (first term, terms, gear, gain, b0, b1, b2, "
+                                              "ctrl lo <= ctrl hi, force lo <= force hi) with terms inside "
+                                              "actuator_terms");
             return 0;
         }
     }
+    p->actuator_terms = t, p->n_actuator_terms = (int)dt[0];
     npy_intp dc[1] = {da[0]}, dr[2] = {m->nv, 2};
     PyObject *range = FIELD(rd, "actuator_dof_range");
     if (!range || !optional_field(rd, "actuator_ctrl", 1, dc, &p->actuator_ctrl))
@@ -632,8 +654,15 @@ static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
     if (!soft_time || !get_double(soft_time, "soft_time", 0.0, 0, &p->soft_time) ||
         !optional_field(rd, "damping", 1, dv, &p->damping) || !optional_field(rd, "friction", 1, dv, &p->friction) ||
         !optional_field(rd, "friction_velocity", 1, dv, &p->friction_velocity) ||
-        !optional_field(rd, "implicit_armature", 1, dv, &p->implicit_armature))
+        !optional_field(rd, "implicit_armature", 1, dv, &p->implicit_armature) ||
+        !optional_field(rd, "effort", 1, dv, &p->effort))
         return 0;
+    for (int k = 0; p->effort && k < m->nv; k++)
+        if (!(p->effort[k] >= 0.0)) {
+            PyErr_Format(PyExc_ValueError, "effort: expected (nv,) = (%d,) limits >= 0 (inf: none); entry %d is %g",
+                         m->nv, k, p->effort[k]);
+            return 0;
+        }
     for (int k = 0; p->implicit_armature && k < m->nv; k++)
         if (!(p->implicit_armature[k] >= 0.0)) {
             PyErr_Format(PyExc_ValueError, "implicit_armature: expected (nv,) = (%d,) numbers >= 0; entry %d is %g",

@@ -5,13 +5,16 @@
  * py_rollout.c).  Each law's Python statement is the tests' reference (tests/test_passive.py compares
  * them on random states):
  *
+ *   effort         τ = clip(τ, −e, e), the controller's τ first (URDF <limit effort>: simulate's
+ *                  effort_limits=True)                               simulation/system.py System._loads
  *   damping        τ −= c ⊙ q̇                                       simulation/system.py System._loads
  *   friction       τ −= f ⊙ tanh(q̇ / v_s)                           simulation/limits.py smoothed_friction
  *   springs        τ_v −= k (q_q − q_spring)                          simulation/limits.py spring_forces
  *   tendons        τ += Σ_tendons c f,  f = −k (dead-band excess of L = c·q) − d c·q̇
  *                                                                    model/tendons.py FixedTendon.forces
- *   actuators      τ_v += gear f,  f = clip(gain clip(ctrl) + b0 + b1 gear q + b2 gear q̇), then τ_v
- *                  clipped to the variable's actuatorfrcrange        model/actuators.py Actuators.forces
+ *   actuators      τ_j += gear c_j f,  f = clip(gain clip(ctrl) + b0 + b1 l + b2 l̇),  l = gear Σ c_j q_j
+ *                  (a joint's one term c = 1, a fixed tendon's), then τ clipped to each variable's
+ *                  actuatorfrcrange                                  model/actuators.py Actuators.forces
  *   soft stops     τ_j += sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a
  *                  bound, m_j = 1 / (H⁻¹)_jj                         simulation/limits.py JointLimits.soft_forces
  *   gravcomp       body i lifted by gravcomp_i m_i (−g) at its centre of mass, as f_ext
@@ -58,23 +61,35 @@ void mb_passive_springs(int n, const double *rows, const double *q, double *tau_
     }
 }
 
+/* τ_all = clip(τ, −effort, effort) (the controller's torque within the joints' effort limits). */
+void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all)
+{
+    for (int k = 0; k < nv; k++)
+        tau_all[k] = fmin(fmax(tau[k], -effort[k]), effort[k]);
+}
+
 static double clip(double x, double lo, double hi)
 {
     return fmin(fmax(x, lo), hi);
 }
 
-/* τ_all += the joint actuators' forces under the constant ctrl (model/actuators.py Actuators.forces:
- * each actuator's force into sum, sum clipped per variable, then added).  sum: nv scratch. */
+/* τ_all += the actuators' forces under the constant ctrl (model/actuators.py Actuators.forces: each
+ * actuator's length l = gear Σ c_j q_j over its transmission's terms, its force f, (gear c_j) f into
+ * sum, sum clipped per variable, then added).  sum: nv scratch. */
 void mb_passive_actuators(int nv, const mb_passive *p, const double *q, const double *v, double *sum,
                           double *tau_all)
 {
     memset(sum, 0, sizeof(double) * nv);
     for (int a = 0; a < p->n_actuators; a++) {
         const double *r = p->actuators + 11 * a;
-        const int qi = (int)r[0], vi = (int)r[1];
+        const double *t0 = p->actuator_terms + 3 * (long)r[0], *t1 = t0 + 3 * (long)r[1];
+        double L = 0.0, Ld = 0.0;
+        for (const double *t = t0; t < t1; t += 3)
+            L = L + t[2] * q[(int)t[0]], Ld = Ld + t[2] * v[(int)t[1]];
         const double g = r[2], c = clip(p->actuator_ctrl[a], r[7], r[8]);
-        const double f = clip(r[3] * c + (r[4] + r[5] * (g * q[qi]) + r[6] * (g * v[vi])), r[9], r[10]);
-        sum[vi] = sum[vi] + g * f;
+        const double f = clip(r[3] * c + (r[4] + r[5] * (g * L) + r[6] * (g * Ld)), r[9], r[10]);
+        for (const double *t = t0; t < t1; t += 3)
+            sum[(int)t[1]] = sum[(int)t[1]] + (g * t[2]) * f;
     }
     for (int k = 0; k < nv; k++)
         tau_all[k] = tau_all[k] + clip(sum[k], p->actuator_dof_range[2 * k], p->actuator_dof_range[2 * k + 1]);
@@ -183,12 +198,17 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
     }
 }
 
-/* τ_all = τ + the joint-space passive forces (damping, friction, springs, tendons, actuators, soft stops,
+/* τ_all = τ (clipped to the effort limits first, where the plan has them) + the joint-space passive
+ * forces (damping, friction, springs, tendons, actuators, soft stops,
  * in that order). */
 void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
                        const double *tau, double *scratch, double *tau_all)
 {
     const int nv = m->nv;
+    if (p->effort) {
+        mb_passive_effort(nv, p->effort, tau, tau_all);
+        tau = tau_all;
+    }
     if (p->damping)
         mb_passive_damping(nv, p->damping, v, tau, tau_all);
     else if (tau_all != tau)

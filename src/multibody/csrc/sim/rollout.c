@@ -1026,6 +1026,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     const mb_control *c = &r->control;
     if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->call.guards &&
         !r->call.dynamics && !r->stops.n_resting && !r->passive.friction && !r->passive.n_tendons && !r->passive.n_soft &&
+        !r->passive.effort &&
         !r->passive.n_springs && !r->passive.n_actuators &&
         lanes->width <= MAX_GROUP && nv <= 64 &&
         (c->kind == MB_CONTROL_NONE ||
