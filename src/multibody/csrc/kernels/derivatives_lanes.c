@@ -44,9 +44,17 @@ static long lane_count(const mb_model *m)
            3L * m->nv * m->nv;
 }
 
+/* minv_group's: mb_minv_world's, IA, Dinv and U, the poses, q, J, Y and M⁻¹ */
+static long minv_count(const mb_model *m)
+{
+    return mb_minv_world_scratch(m) + 72L * m->nb + 6L * m->nv + 24L * m->nb + m->nq + 6L * m->nv +
+           (long)MB_NI * m->nb + (long)m->nv * m->nv;
+}
+
 static size_t scratch_bytes(const mb_model *m)
 {
-    return sizeof(real) * (size_t)lane_count(m);
+    const long a = lane_count(m), b = minv_count(m);
+    return sizeof(real) * (size_t)(a > b ? a : b);
 }
 
 
@@ -173,6 +181,19 @@ typedef struct {
     real *x, *qdl, *D1, *D2, *D3;  /* x: q̈ or τ */
 } lanes_frame;
 
+/* Poses of the bodies in their parents (R, p) and in the base (R0, p0) from q in lanes: jcalc.c's
+ * mb_tree_poses and mb_world_poses. */
+static void world_poses(const mb_model *m, const real *ql, real *R, real *p, real *R0, real *p0)
+{
+    mb_tree_poses_inline(m, ql, R, p);
+    for (int i = 0; i < m->nb; i++)  /* jcalc.c: mb_world_poses */
+        if (m->parent[i] < 0)
+            mb_pose_copy(R + 9 * i, p + 3 * i, R0 + 9 * i, p0 + 3 * i);
+        else
+            mb_pose_compose(R0 + 9 * m->parent[i], p0 + 3 * m->parent[i], R + 9 * i, p + 3 * i, R0 + 9 * i,
+                            p0 + 3 * i);
+}
+
 /* Gather the group, the poses and RNEA's forward pass at q̈ (NULL: 0). */
 static lanes_frame forward(const mb_model *m, real *s, const double *const *q, const double *const *qd,
                            const double *const *x, int with_qdd)
@@ -186,13 +207,7 @@ static lanes_frame forward(const mb_model *m, real *s, const double *const *q, c
     gather(q, m->nq, ql);
     gather(qd, nv, f.qdl);
     gather(x, nv, f.x);
-    mb_tree_poses_inline(m, ql, R, p);
-    for (int i = 0; i < nb; i++)  /* jcalc.c: mb_world_poses */
-        if (m->parent[i] < 0)
-            mb_pose_copy(R + 9 * i, p + 3 * i, R0 + 9 * i, p0 + 3 * i);
-        else
-            mb_pose_compose(R0 + 9 * m->parent[i], p0 + 3 * m->parent[i], R + 9 * i, p + 3 * i, R0 + 9 * i,
-                            p0 + 3 * i);
+    world_poses(m, ql, R, p, R0, p0);
     mb_rnead_forward_posed_lanes(m, &f.w, R0, p0, f.qdl, with_qdd ? f.x : NULL, NULL);
     return f;
 }
@@ -242,4 +257,48 @@ static int aba_group(const mb_model *m, void *scratch, const double *const *q, c
     return st;
 }
 
-const mb_derivatives_lanes_impl MB_DERIV_LANES_IMPL = {MB_LANES, scratch_bytes, rnea_group, aba_group};
+/* M⁻¹ of the group: minv.c's mb_minv in lanes (the world motion subspaces J_k = X_0i⁻¹ S_k and
+ * inertias Y_i in the base, then mb_minv_world on the model's subtree columns), the same operations
+ * in the same order, so each lane is the single call's M⁻¹ bit for bit. */
+static int minv_group(const mb_model *m, void *scratch, const double *const *q, double *const *Minv, int stream,
+                      int *finite)
+{
+    const int nb = m->nb, nv = m->nv;
+    real *work = scratch;
+    minv_lanes_ws ws;
+    ws.IA = work + mb_minv_world_scratch(m), ws.Dinv = ws.IA + 36L * nb, ws.U = ws.Dinv + 36L * nb;
+    real *R = ws.U + 6L * nv, *p = R + 9 * nb, *R0 = p + 3 * nb, *p0 = R0 + 9 * nb, *ql = p0 + 3 * nb;
+    real *J = ql + m->nq, *Y = J + 6L * nv, *out = Y + (long)MB_NI * nb;
+    gather_blocks(q, m->nq, ql);
+    world_poses(m, ql, R, p, R0, p0);
+    for (int i = 0; i < nb; i++) {
+        real In[MB_NI];  /* the body's inertia in every lane */
+        for (int k = 0; k < MB_NI; k++)
+            In[k] = MB_SPLAT(m->inertia[MB_NI * i + k]), Y[MB_NI * i + k] = MB_SPLAT(0.0);
+        mb_inertia_to_parent_add(R0 + 9 * i, p0 + 3 * i, In, Y + MB_NI * i);
+        for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
+            const int s = m->dof_axis[k];
+            if (s >= 0)
+                mb_unit_motion_to_parent(R0 + 9 * i, p0 + 3 * i, s, m->S[6 * k + s] < 0.0, J + 6 * k);
+            else {
+                real Sk[6];
+                for (int r = 0; r < 6; r++)
+                    Sk[r] = MB_SPLAT(m->S[6 * k + r]);
+                mb_motion_to_parent(R0 + 9 * i, p0 + 3 * i, Sk, J + 6 * k);
+            }
+        }
+    }
+    const int st = mb_minv_world_lanes(m, &ws, work, J, Y, m->sub_cols, m->sub_first, m->sub_count, out);
+    if (st != MB_OK)
+        return st;
+    const long nv2 = (long)nv * nv;
+    if (stream)
+        *finite = scatter_streaming(out, nv2, Minv);
+    else {
+        scatter(out, nv2, Minv);
+        *finite = lanes_finite(out, nv2);
+    }
+    return MB_OK;
+}
+
+const mb_derivatives_lanes_impl MB_DERIV_LANES_IMPL = {MB_LANES, scratch_bytes, rnea_group, aba_group, minv_group};
