@@ -289,8 +289,8 @@ def test_batch_equals_single(n):
 @pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline", "none"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
-    """Batches without f_ext run groups of states in SIMD lanes (derivatives_lanes.c): every state,
-    the groups' and the leftover ones', is the single call's bit for bit."""
+    """Batches without f_ext (and of minv) run groups of states in SIMD lanes (derivatives_lanes.c):
+    every state, the groups' and the leftover ones', is the single call's bit for bit."""
     from multibody.core import _core
     model = model_named(name)
     rng = np.random.default_rng(16)
@@ -305,9 +305,11 @@ def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
     try:
         outs = mb.rnea_derivatives(model, Q, QD, QDD)
         aouts = mb.aba_derivatives(model, Q, QD, TAU)
+        minv = mb.minv(model, Q)  # derivatives_lanes.c's minv_group
     finally:
         _core.use_lanes(before)
     for k in range(n):
+        assert np.array_equal(minv[k], mb.minv(model, Q[k])), (name, lanes, k)
         for a, b in zip(outs, mb.rnea_derivatives(model, Q[k], QD[k], QDD[k])):
             assert np.array_equal(a[k], b), (name, lanes, k)
         for a, b in zip(aouts, mb.aba_derivatives(model, Q[k], QD[k], TAU[k])):
