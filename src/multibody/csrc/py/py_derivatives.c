@@ -305,14 +305,18 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
                        atomic_fetch_add(&batches, 1) + 1, &overflowed};
         return run_in_lanes(cm, &G, out);
     }
-    PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state
-                                         : which == D_ABA ? aba_derivatives_state : minv_state,
-                                         &j, batch, N, n_out, out, per_state);
-    if (!results || n_out > 1)
-        return results;
-    PyObject *minv = Py_NewRef(PyTuple_GET_ITEM(results, 0));  /* minv: the matrix itself */
-    Py_DECREF(results);
-    return minv;
+    if (which == D_MINV) {  /* the matrix itself, with no tuple made and taken apart around it */
+        if (!out[0])
+            return NULL;
+        bind_output(&j, 0, out[0], per_state[0]);
+        const int st = execute(cm, minv_state, &j, batch, N);
+        if (st == MB_OK)
+            return (PyObject *)out[0];
+        Py_DECREF(out[0]);
+        return raise_status(st);
+    }
+    return run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state : aba_derivatives_state, &j, batch, N,
+                            n_out, out, per_state);
 }
 
 static PyObject *rnea_derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
