@@ -118,7 +118,7 @@ def test_crba_lanes_bit_for_bit(lanes, n):
 
 
 def test_crba_of_a_batch_larger_than_the_caches(lanes):
-    """A CRBA batch whose outputs pass 32 MB is written with non-temporal stores and checked in the
+    """A CRBA batch whose outputs pass 8 MB is written with non-temporal stores and checked in the
     lanes (aba_lanes.c: crba_stream_group, py_dynamics.c: crba_streamed): every state still the single
     call's bit for bit, and a state whose H overflows named as the unstreamed batch names it."""
     b = mb.ModelBuilder("chain40")
