@@ -289,8 +289,8 @@ def test_batch_equals_single(n):
 @pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline", "none"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
-    """Batches without f_ext run groups of states in SIMD lanes (derivatives_lanes.c): every state,
-    the groups' and the leftover ones', is the single call's bit for bit."""
+    """Batches without f_ext (and of minv) run groups of states in SIMD lanes (derivatives_lanes.c):
+    every state, the groups' and the leftover ones', is the single call's bit for bit."""
     from multibody.core import _core
     model = model_named(name)
     rng = np.random.default_rng(16)
@@ -305,9 +305,11 @@ def test_batch_in_lanes_equals_single_bit_for_bit(name, lanes):
     try:
         outs = mb.rnea_derivatives(model, Q, QD, QDD)
         aouts = mb.aba_derivatives(model, Q, QD, TAU)
+        minv = mb.minv(model, Q)  # derivatives_lanes.c's minv_group
     finally:
         _core.use_lanes(before)
     for k in range(n):
+        assert np.array_equal(minv[k], mb.minv(model, Q[k])), (name, lanes, k)
         for a, b in zip(outs, mb.rnea_derivatives(model, Q[k], QD[k], QDD[k])):
             assert np.array_equal(a[k], b), (name, lanes, k)
         for a, b in zip(aouts, mb.aba_derivatives(model, Q[k], QD[k], TAU[k])):
@@ -336,10 +338,34 @@ def test_lanes_batches_in_turn_on_threads_keep_their_zeros():
 
 
 @pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
+@pytest.mark.parametrize("nv", [5, 6])
+def test_a_minv_batch_larger_than_the_caches_gives_the_same_numbers(nv, lanes):
+    """A minv batch of 8 MB or more is streamed from the lanes (derivatives_lanes.c: minv_group):
+    on and off 16-byte boundaries, every state equals the batch without lanes and the single call."""
+    from multibody.core import _core
+    model = mb.models.planar(nv)
+    n = (9 << 20) // (8 * nv * nv) + 3
+    Q = np.random.default_rng(21).normal(size=(n, model.nq))
+    try:
+        before = _core.use_lanes(lanes)
+    except ValueError:
+        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
+    try:
+        M = mb.minv(model, Q)
+        assert M.nbytes >= 8 << 20
+        _core.use_lanes("none")
+        np.testing.assert_array_equal(M, mb.minv(model, Q))
+    finally:
+        _core.use_lanes(before)
+    for k in (0, 1, 2, 3, 5, n // 2 + 1, n - 2, n - 1):
+        assert np.array_equal(M[k], mb.minv(model, Q[k])), k
+
+
+@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
 @pytest.mark.parametrize("nv", [2, 5, 6, 11])
 @pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
 def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv, lanes):
-    """Outputs of 32 MB or more are written with non-temporal stores (derivatives_lanes.c): nv = 6
+    """Outputs of 8 MB or more are written with non-temporal stores (lanes.h): nv = 6
     keeps every state's matrices on 16-byte boundaries (transposed in registers, four states at a
     time), nv = 5 puts every other state's off them (element pairs, one state at a time); with 8
     lanes each state's rows start at another offset in a cache line (whole lines transposed, the

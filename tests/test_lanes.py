@@ -117,6 +117,27 @@ def test_crba_lanes_bit_for_bit(lanes, n):
     assert str(batch.value) == str(single.value)
 
 
+def test_crba_of_a_batch_larger_than_the_caches(lanes):
+    """A CRBA batch whose outputs pass 8 MB is written with non-temporal stores and checked in the
+    lanes (aba_lanes.c: crba_stream_group, py_dynamics.c: crba_streamed): every state still the single
+    call's bit for bit, and a state whose H overflows named as the unstreamed batch names it."""
+    b = mb.ModelBuilder("chain40")
+    parent = None
+    for i in range(40):  # revolute and prismatic in turn: a prismatic offset enters H squared
+        parent = b.add_body(f"b{i}", parent, ["Rz", "Px", "Ry", "Pz"][i % 4], mass=1.0 + 0.1 * i,
+                            com=(0.1, 0.02 * i, 0.0), joint_translation=(0.0, 0.0, 0.3))
+    m = b.build()
+    n = 2_700  # 2 700 · 40² · 8 B = 34.6 MB
+    Q = np.random.default_rng(3).uniform(-1.0, 1.0, (n, m.nq))
+    H = mb.crba(m, Q)
+    for k in (0, 1, 2, 3, 1_001, n - 2, n - 1):
+        np.testing.assert_array_equal(H[k], mb.crba(m, Q[k]))
+    np.testing.assert_array_equal(H[::97], mb.crba(m, Q[::97]))  # a small batch: not streamed
+    Q[1_500, 1] = 1e200  # a prismatic offset whose square overflows
+    with pytest.raises(mb.errors.ResultOverflowError, match="at state 1500"):
+        mb.crba(m, Q)
+
+
 def test_rnea_lanes_take_every_joint_type(lanes):
     m = mixed(True, True)   # free, spherical, helical, planar, fixed: RNEA needs no D blocks
     Q, QD, QDD = states(m, 11, 9)

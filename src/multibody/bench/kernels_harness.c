@@ -94,6 +94,7 @@ static void free_model(mb_model *m)
     free(m->nv_joint), free(m->tree_R), free(m->tree_p), free(m->axis), free(m->pitch);
     free(m->inertia), free(m->inertia6), free(m->S), free(m->armature), free(m->dof_parent);
     free(m->axis_kind), free(m->pose_kind), free(m->dof_unit), free(m->dof_axis), free(m->plnr);
+    free(m->sub_cols);
 }
 
 typedef struct states {

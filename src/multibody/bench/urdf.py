@@ -142,8 +142,9 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
     out("Goals: single call ≥ 2× Pinocchio (median; every row ≥ 1.5×): median "
         f"{np.median([r['pin_us'] / r['ours_us'] for r in rows]):.2f}×, "
         f"{sum(r['pin_us'] / r['ours_us'] >= 1.5 for r in rows)}/{len(rows)} rows ≥ 1.5×; "
-        f"10 000 states on 1 thread ≥ 2.5× the Pinocchio loop: "
-        f"{sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 2.5 for r in rows)}/{len(rows)} rows")
+        f"10 000 states on 1 thread ≥ 5× the Pinocchio loop (issue 37): "
+        f"{sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 5 for r in rows)}/{len(rows)} rows "
+        f"(lowest {min(r['pin_loop_ms'] / r['ours_batch1_ms'] for r in rows):.2f}×)")
     return rows
 
 

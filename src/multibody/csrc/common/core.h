@@ -449,6 +449,11 @@ typedef struct mb_lanes_impl {
                       const double *const *qdd, double *const *tau);  /* any tree, no f_ext */
     int (*crba_group)(const mb_model *m, void *d, const double *const *q, const double *const *unused1,
                       const double *const *unused2, double *const *H);  /* any tree */
+    int (*crba_stream_group)(const mb_model *m, void *d, const double *const *q, const double *const *unused1,
+                             const double *const *unused2, double *const *H);
+                        /* crba_group for batches far larger than the caches: H written with
+                         * non-temporal stores (lanes.h: scatter_streaming); MB_OVERFLOW (H written
+                         * all the same) when some entry is not finite */
     int (*gravity_group)(const mb_model *m, void *d, const double *const *q, const double *const *fresh,
                          const double *const *unused, double *const *tau);  /* g(q): mb_gravity_torques;
                          * fresh NULL: d holds these q's poses (the last aba_group call on d, same lanes) */

@@ -155,6 +155,125 @@ static inline void scatter(const real *src, long n, double *const *dst)
             dst[l][k] = src[k][l];
 #endif
 }
+/* Large outputs (derivatives_lanes.c's matrices, aba_lanes.c's CRBA of big batches): written with
+ * non-temporal stores, and checked for finite numbers while still in the caches. */
+#include <stdint.h>
+/* 1 if every entry of every lane of x[0..n) is finite: x·0 is 0 for finite x, NaN for inf and NaN,
+ * and one NaN makes the sum NaN.  Checked here, where the group's results are still in the caches,
+ * rather than by a pass over the whole batch's outputs afterwards (Talos, 10 000 states: 346 MB read
+ * back from memory, a quarter of the batch's time). */
+static inline int lanes_finite(const real *x, long n)
+{
+    real s[4] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
+    long k = 0;
+    for (; k + 4 <= n; k += 4)
+        for (int e = 0; e < 4; e++)
+            s[e] += x[k + e] * 0.0;
+    for (; k < n; k++)
+        s[0] += x[k] * 0.0;
+    return mb_every((s[0] + s[1] + s[2] + s[3]) == 0.0);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* scatter with non-temporal stores, for outputs far larger than the caches: written once and not
+ * read back here, so the stores skip reading each line in first (half the memory traffic) and
+ * leave the caches to the kernel.  Returns lanes_finite of src (with whole lines: summed on the way).  SSE2 (every x86-64); 16-byte aligned pairs after one element
+ * where a lane's row starts between two. */
+static inline int scatter_streaming(const real *src, long n, double *const *dst)
+{
+#if defined(__AVX2__) && MB_LANES == 4
+    /* four rows of lanes at a time, turned into four rows of states by a 4 × 4 transpose in
+     * registers, when every state's row starts on a 16-byte boundary (nv² even: all or none) */
+    if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3]) & 15)) {
+        long k = 0;
+        for (; k + 4 <= n; k += 4) {
+            const __m256d r0 = _mm256_load_pd((const double *)(src + k)),
+                          r1 = _mm256_load_pd((const double *)(src + k + 1)),
+                          r2 = _mm256_load_pd((const double *)(src + k + 2)),
+                          r3 = _mm256_load_pd((const double *)(src + k + 3));
+            const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
+                          t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            const __m256d s[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                                  _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+            for (int l = 0; l < 4; l++) {
+                _mm_stream_pd(dst[l] + k, _mm256_castpd256_pd128(s[l]));
+                _mm_stream_pd(dst[l] + k + 2, _mm256_extractf128_pd(s[l], 1));
+            }
+        }
+        for (; k < n; k++)
+            for (int l = 0; l < 4; l++)
+                dst[l][k] = src[k][l];
+        _mm_sfence();
+        return lanes_finite(src, n);
+    }
+#endif
+#if defined(__AVX512F__) && MB_LANES == 8
+    /* Whole cache lines, one 64-byte non-temporal store each: a partly written line in the
+     * write-combining buffers costs a read of it from memory, and eight rows at a time written in
+     * 16-byte pieces leave many such lines (3× slower, measured).  Each block of eight entries is
+     * transposed once (lanes.h); lane l's row reaches a line boundary after off[l] entries, so its
+     * lines are the end of one block's row and the start of the next's (one two-source shuffle),
+     * or the row itself where off[l] = 0.  The entries before the first line and after the last go
+     * one by one. */
+    typedef long long pick __attribute__((vector_size(64)));
+    if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3] | (uintptr_t)dst[4] |
+           (uintptr_t)dst[5] | (uintptr_t)dst[6] | (uintptr_t)dst[7]) & 7)) {
+        int off[8];
+        pick join[8] = {{0}};  /* entries off … 7 of the earlier block's row, then 0 … off − 1 of the next's */
+        long lo[8], hi[8];  /* the entries [lo, hi) of each lane go in whole lines */
+        const long blocks = n / 8;
+        for (int l = 0; l < 8; l++) {
+            off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
+            for (int e = 0; e < 8; e++)
+                join[l][e] = off[l] + e;
+            lo[l] = off[l] == 0 || blocks < 2 ? 0 : off[l];
+            hi[l] = off[l] == 0 ? 8 * blocks : blocks >= 2 ? 8 * (blocks - 1) + off[l] : 0;
+        }
+        real prev[8] = {0}, row[8], zero = MB_SPLAT(0.0);
+        for (long b = 0; b < blocks; b++) {
+            const long k = 8 * b;
+            transpose8(src + k, row);
+            for (int l = 0; l < 8; l++)  /* lanes_finite's sum, on the numbers at hand */
+                zero += row[l] * 0.0;
+            for (int l = 0; l < 8; l++)
+                if (off[l] == 0)
+                    _mm512_stream_pd(dst[l] + k, (__m512d)row[l]);
+                else if (b > 0)
+                    _mm512_stream_pd(dst[l] + k - 8 + off[l], (__m512d)__builtin_shuffle(prev[l], row[l], join[l]));
+            for (int l = 0; l < 8; l++)
+                prev[l] = row[l];
+        }
+        for (int l = 0; l < 8; l++) {  /* the head before the first line, the tail after the last */
+            for (long k = 0; k < lo[l]; k++)
+                dst[l][k] = src[k][l];
+            for (long k = hi[l]; k < n; k++)
+                dst[l][k] = src[k][l];
+        }
+        _mm_sfence();
+        return mb_every(zero == 0.0) && lanes_finite(src + 8 * blocks, n - 8 * blocks);
+    }
+#endif
+    for (int l = 0; l < MB_LANES; l++) {
+        double *d = dst[l];
+        long k = 0;
+        if ((uintptr_t)d & 15)
+            d[0] = src[0][l], k = 1;
+        for (; k + 1 < n; k += 2)
+            _mm_stream_pd(d + k, _mm_set_pd(src[k + 1][l], src[k][l]));
+        if (k < n)
+            d[k] = src[k][l];
+    }
+    _mm_sfence();  /* the streamed lines are visible before the batch returns */
+    return lanes_finite(src, n);
+}
+#else
+static inline int scatter_streaming(const real *src, long n, double *const *dst)
+{
+    scatter(src, n, dst);
+    return lanes_finite(src, n);
+}
+#endif
+
 #else
 #define MB_LANES 1
 typedef double real;

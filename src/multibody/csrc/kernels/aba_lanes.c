@@ -113,5 +113,18 @@ static int crba_group(const mb_model *m, void *workspace, const double *const *q
     return MB_OK;
 }
 
-const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group, rnea_group, crba_group, gravity_group,
-                                     rk4_group};
+/* crba_group with non-temporal stores, for batches whose H's are far larger than the caches
+ * (Talos, 10 000 states: 122 MB): each line written once without being read in first, and checked
+ * for finite entries on the way, so the batch need not read its outputs back (py_dynamics.c). */
+static int crba_stream_group(const mb_model *m, void *workspace, const double *const *q, const double *const *qd,
+                             const double *const *x, double *const *H)
+{
+    (void)qd, (void)x;
+    mb_data_lanes *d = workspace;
+    gather(q, m->nq, d->tmp);
+    mb_crba_lanes(m, d, d->tmp, d->H);
+    return scatter_streaming(d->H, (long)m->nv * m->nv, H) ? MB_OK : MB_OVERFLOW;
+}
+
+const mb_lanes_impl MB_LANES_IMPL = {MB_LANES, data_new, data_free, aba_group, rnea_group, crba_group, crba_stream_group,
+                                     gravity_group, rk4_group};

@@ -18,10 +18,15 @@
 typedef int (*mb_derivatives_group)(const mb_model *m, void *scratch, const double *const *q,
                                     const double *const *qd, const double *const *x, double *const *o1,
                                     double *const *o2, double *const *o3, int stream, int fresh, int *finite);
+/* M⁻¹ of the states q[l] into Minv[l] (minv.c's mb_minv in lanes), with `scratch`, `stream` and
+ * `finite` as above; the model's subtree columns (compile.c).  A status other than MB_OK writes nothing. */
+typedef int (*mb_minv_group)(const mb_model *m, void *scratch, const double *const *q, double *const *Minv,
+                             int stream, int *finite);
 typedef struct mb_derivatives_lanes_impl {
     int width;
     size_t (*scratch_bytes)(const mb_model *m);
     mb_derivatives_group rnea, aba;
+    mb_minv_group minv;
 } mb_derivatives_lanes_impl;
 
 extern const mb_derivatives_lanes_impl mb_derivatives_lanes_baseline;

@@ -175,9 +175,9 @@ long mb_minv_world_scratch(const mb_model *m)
     return 6L * m->nv * (m->nb + 1) + m->nb / 2 + 1;
 }
 
-long mb_minv_scratch(const mb_model *m)  /* J, Y, mb_minv_world's, then the subtree columns (ints) */
+long mb_minv_scratch(const mb_model *m)  /* J, Y, mb_minv_world's */
 {
-    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m) + (m->nv + 3L * m->nb) / 2 + 2;
+    return 6L * m->nv + (long)MB_NI * m->nb + mb_minv_world_scratch(m);
 }
 
 /* cols: the columns in depth-first preorder of the bodies (children in index order); the subtree
@@ -219,10 +219,8 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
                 mb_motion_to_parent(d->R0 + 9 * i, d->p0 + 3 * i, m->S + 6 * k, J + 6 * k);
         }
     }
-    double *work = Y + MB_NI * m->nb;
-    int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + m->nv, *count = first + m->nb;
-    mb_subtree_columns(m, cols, first, count, count + m->nb);
-    return mb_minv_world(m, d, work, J, Y, cols, first, count, Minv);
+    /* the subtree columns are the model's (compile.c), not rebuilt on every call */
+    return mb_minv_world(m, d, Y + MB_NI * m->nb, J, Y, m->sub_cols, m->sub_first, m->sub_count, Minv);
 }
 #endif
 

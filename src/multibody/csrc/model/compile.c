@@ -9,6 +9,8 @@
  *       pose_kind       Xup_i a turn about e_k only (revolute about e_k, no tree rotation)
  *       dof_axis/unit   column k of S is ±e_s / e_s
  *       planar, plnr…   the planar tables (planar.c decides and fills them)
+ *       sub_cols, sub_first, sub_count  the subtree columns of M⁻¹ (minv.c: mb_subtree_columns),
+ *                       made here once instead of on every mb_minv call
  *
  * Only exact tests (== 1.0, == 0.0) decide the kinds, so a kind never changes a result: it picks
  * the same product with fewer operations (aba.c, jcalc's elementary rotations). */
@@ -26,8 +28,15 @@ int mb_model_compile(mb_model *m)
     m->pose_kind = malloc(sizeof(int) * (nb ? nb : 1));
     m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
     m->dof_axis = malloc(sizeof(int) * (nv ? nv : 1));
-    if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit || !m->dof_axis)
+    m->sub_cols = malloc(sizeof(int) * ((size_t)nv + 2 * (size_t)nb + 1));
+    int *slot = malloc(sizeof(int) * (nb ? nb : 1));  /* mb_subtree_columns' room, freed below */
+    if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit || !m->dof_axis || !m->sub_cols || !slot) {
+        free(slot);
         return MB_NO_MEMORY;
+    }
+    m->sub_first = m->sub_cols + nv, m->sub_count = m->sub_first + nb;
+    mb_subtree_columns(m, m->sub_cols, m->sub_first, m->sub_count, slot);
+    free(slot);
     for (int i = 0; i < nb; i++) {
         mb_inertia_to_matrix(m->inertia + MB_NI * i, m->inertia6 + 36 * i);
         const double *a = m->axis + 3 * i;

@@ -2,7 +2,7 @@
  *
  * Built once from the Python `multibody.Model` (see py_model.c: CModel) and owned by it: the
  * boundary copies the given tables, mb_model_compile (compile.c) derives the others (inertia6,
- * axis_kind, pose_kind, dof_unit, dof_axis, the planar tables); never written after that, so any number of threads may read it at once.  Bodies are
+ * axis_kind, pose_kind, dof_unit, dof_axis, the planar tables, the subtree columns); never written after that, so any number of threads may read it at once.  Bodies are
  * numbered 0…nb-1 parents first; parent −1 is the fixed base.  Body i hangs from its parent
  * through joint i.  Spatial vectors are [angular; linear] (Featherstone, spatial_v2).  SI units.
  *
@@ -66,6 +66,12 @@ typedef struct mb_model {
                                       translation (a, b); Ī_kk, h_a, h_b, m of the body inertia     */
     double *plnr_S;       /* (nv × 3) planar motion subspace columns (inside plnr's allocation)   */
     double plnr_grav[3];  /* planar gravity [0, g_a, g_b]                                         */
+
+    int *sub_cols;        /* (nv) the dofs in depth-first preorder of the bodies (children in index
+                                      order): M⁻¹'s columns by subtree (minv.c); one allocation
+                                      with the two below                                          */
+    int *sub_first;       /* (nb) the subtree of body i owns sub_cols[sub_first[i] … + sub_count[i]) */
+    int *sub_count;       /* (nb) number of dofs in the subtree of body i (joint i's included)    */
 
     double a_grav[6];     /* spatial gravity [0,0,0, gx,gy,gz] in base coordinates, m/s²      */
     int max_nvj;          /* largest nv_joint (size of the D blocks of ABA)                   */

@@ -4,7 +4,7 @@
  * The kernels allocate nothing: each thread keeps one scratch block for them (grown when a larger
  * model needs more, freed when the thread ends), so a batch's threads never share one and a
  * loop of single calls allocates once.  Batches of rnea_derivatives and aba_derivatives without
- * f_ext run groups of states in SIMD lanes (derivatives_lanes.c) with the lanes the other batches use. */
+ * f_ext, and of minv, run groups of states in SIMD lanes (derivatives_lanes.c) with the lanes the other batches use. */
 #include "py/py_boundary.h"
 #include "kernels/derivatives_lanes.h"
 
@@ -165,16 +165,18 @@ typedef struct {
     job j;  /* first: the state function gets &j */
     Py_ssize_t N;
     const mb_derivatives_lanes_impl *lanes;
-    int which;  /* D_RNEA or D_ABA */
+    int which;  /* D_RNEA, D_ABA or D_MINV */
     int stream; /* outputs far larger than the caches: non-temporal stores */
     unsigned long id;  /* this batch, for the zero entries its lanes leave in a thread's scratch */
     atomic_int *overflowed;  /* set by a group with an inf or NaN result: the batch's outputs get checked */
 } group_job;
 
-/* Are the three results of state n finite? */
-static int state_finite(const mb_model *m, const job *j, Py_ssize_t n)
+/* Are the results of state n finite (three, or M⁻¹ alone)? */
+static int state_finite(const mb_model *m, const job *j, Py_ssize_t n, int which)
 {
     const Py_ssize_t nv2 = (Py_ssize_t)m->nv * m->nv;
+    if (which == D_MINV)
+        return mb_gate_finite(OUT(j, 0, n), nv2);
     return mb_gate_finite(OUT(j, 0, n), nv2) && mb_gate_finite(OUT(j, 1, n), nv2) && mb_gate_finite(OUT(j, 2, n), nv2);
 }
 
@@ -190,7 +192,7 @@ static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ss
     int lanes = n1 - n0 == W;
     for (Py_ssize_t n = n0; n < n1 && lanes; n++)
         lanes = mb_check_configuration(m, IN(j, 0, n)) == MB_OK &&
-                check_rates(m, IN(j, 1, n), IN(j, 2, n), bad_x, NULL) == MB_OK;
+                (G->which == D_MINV || check_rates(m, IN(j, 1, n), IN(j, 2, n), bad_x, NULL) == MB_OK);
     if (lanes) {
         scratch_cache *c = thread_cache((G->lanes->scratch_bytes(m) + sizeof(double) - 1) / sizeof(double));
         if (!c)
@@ -200,12 +202,19 @@ static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ss
         c->zeroed_for = G->id;
         const double *q[8], *qd[8], *x[8];
         double *o1[8], *o2[8], *o3[8];
-        for (int l = 0; l < W; l++)
-            q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), x[l] = IN(j, 2, n0 + l),
-            o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
-        int finite = 1;
-        if ((G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3, G->stream,
-                                                                  fresh, &finite) == MB_OK) {
+        int finite = 1, st;
+        if (G->which == D_MINV) {  /* q in, M⁻¹ out */
+            for (int l = 0; l < W; l++)
+                q[l] = IN(j, 0, n0 + l), o1[l] = OUT(j, 0, n0 + l);
+            st = G->lanes->minv(m, scratch, q, o1, G->stream, &finite);
+        } else {
+            for (int l = 0; l < W; l++)
+                q[l] = IN(j, 0, n0 + l), qd[l] = IN(j, 1, n0 + l), x[l] = IN(j, 2, n0 + l),
+                o1[l] = OUT(j, 0, n0 + l), o2[l] = OUT(j, 1, n0 + l), o3[l] = OUT(j, 2, n0 + l);
+            st = (G->which == D_RNEA ? G->lanes->rnea : G->lanes->aba)(m, scratch, q, qd, x, o1, o2, o3, G->stream,
+                                                                       fresh, &finite);
+        }
+        if (st == MB_OK) {
             if (!finite)
                 atomic_store(G->overflowed, 1);
             return MB_OK;
@@ -215,23 +224,24 @@ static int derivatives_group(const mb_model *m, mb_data *d, const job *jj, Py_ss
         const int st = derivatives_state(m, d, j, n, G->which);
         if (st != MB_OK)
             return st;
-        if (!state_finite(m, j, n))
+        if (!state_finite(m, j, n, G->which))
             atomic_store(G->overflowed, 1);
     }
     return MB_OK;
 }
 
-/* A batch of rnea_derivatives or aba_derivatives in lanes into out[0..2] (execute's work, counted in
- * groups). */
+/* A batch of rnea_derivatives or aba_derivatives in lanes into out[0..2], of minv into out[0]
+ * (execute's work, counted in groups): a tuple of the three, or M⁻¹ itself. */
 static PyObject *run_in_lanes(CModel *cm, group_job *G, PyArrayObject **out)
 {
+    const int n_out = G->which == D_MINV ? 1 : 3;
     int st = MB_OK;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < n_out; k++)
         if (!out[k])
             st = STATUS_PY_ERROR;  /* the error is set */
     if (st == MB_OK) {
         const Py_ssize_t nv2 = (Py_ssize_t)cm->m.nv * cm->m.nv, W = G->lanes->width;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < n_out; k++)
             bind_output(&G->j, k, out[k], nv2);
         Py_BEGIN_ALLOW_THREADS
         st = run_batch(&cm->m, derivatives_group, &G->j, (G->N + W - 1) / W);
@@ -239,6 +249,12 @@ static PyObject *run_in_lanes(CModel *cm, group_job *G, PyArrayObject **out)
         /* the groups checked their own results (in the caches): the whole batch only if one failed */
         if (st == MB_OK && atomic_load(G->overflowed) && !outputs_finite(&G->j, 1, G->N))
             st = STATUS_PY_ERROR;
+    }
+    if (n_out == 1) {
+        if (st == MB_OK)
+            return (PyObject *)out[0];
+        Py_XDECREF(out[0]);
+        return st == STATUS_PY_ERROR ? NULL : raise_status(st);
     }
     PyObject *results = st == MB_OK ? PyTuple_New(3) : NULL;
     for (int k = 0; k < 3; k++) {
@@ -280,23 +296,29 @@ static PyObject *derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate
         if (out[k] && batch)
             ask_for_huge_pages(out[k]);
     }
-    if (which != D_MINV && batch && !j.use_fext && derivatives_lanes() && m->nv > 0) {
-        enum { STREAM_MIN_BYTES = 32 << 20 };  /* well beyond a core's share of the last-level cache */
+    if (batch && !j.use_fext && derivatives_lanes() && m->nv > 0) {
+        /* beyond a core's share of the last-level cache: on a loaded 2-core VM (32 MB L3 shared with the
+     * host) 8 MB of H's streamed took 0.55 µs a solo12 state against 0.9–1.2 cached (crba, 10 000 states) */
+    enum { STREAM_MIN_BYTES = 8 << 20 };
         static atomic_ulong batches;
         atomic_int overflowed = 0;
         group_job G = {j, N, derivatives_lanes(), which,
-                       3.0 * sizeof(double) * (double)N * m->nv * m->nv >= STREAM_MIN_BYTES,
+                       (double)n_out * sizeof(double) * (double)N * m->nv * m->nv >= STREAM_MIN_BYTES,
                        atomic_fetch_add(&batches, 1) + 1, &overflowed};
         return run_in_lanes(cm, &G, out);
     }
-    PyObject *results = run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state
-                                         : which == D_ABA ? aba_derivatives_state : minv_state,
-                                         &j, batch, N, n_out, out, per_state);
-    if (!results || n_out > 1)
-        return results;
-    PyObject *minv = Py_NewRef(PyTuple_GET_ITEM(results, 0));  /* minv: the matrix itself */
-    Py_DECREF(results);
-    return minv;
+    if (which == D_MINV) {  /* the matrix itself, with no tuple made and taken apart around it */
+        if (!out[0])
+            return NULL;
+        bind_output(&j, 0, out[0], per_state[0]);
+        const int st = execute(cm, minv_state, &j, batch, N);
+        if (st == MB_OK)
+            return (PyObject *)out[0];
+        Py_DECREF(out[0]);
+        return raise_status(st);
+    }
+    return run_into_outputs(cm, which == D_RNEA ? rnea_derivatives_state : aba_derivatives_state, &j, batch, N,
+                            n_out, out, per_state);
 }
 
 static PyObject *rnea_derivatives_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
