@@ -47,6 +47,7 @@
 struct mb_hard_work {
     int cap, rows;                  /* contacts the narrow phase may give; rows the buffers hold */
     mb_scene_contact *c;            /* (cap) contacts                                          */
+    void *poses;                    /* the narrow phase's geom poses (mb_scene_pose_scratch)    */
     int *slot, *first;              /* (cap) each contact's slot and its first row             */
     int *lim;                       /* (joint limits) the limits in this step's rows           */
     double *H, *S, *L;              /* (nv × nv) M, scratch, its LTL factor                     */
@@ -66,7 +67,8 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc)
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
     w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
     w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 5 * (size_t)nv + 1));
-    if (!w->c || !w->slot || !w->H) {
+    w->poses = malloc(mb_scene_pose_scratch(hc->scene));
+    if (!w->c || !w->slot || !w->H || !w->poses) {
         mb_hard_work_free(w);
         return NULL;
     }
@@ -80,7 +82,7 @@ void mb_hard_work_free(mb_hard_work *w)
 {
     if (!w)
         return;
-    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex);
+    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex), free(w->poses);
     free(w);
 }
 
@@ -120,7 +122,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     const int gn = nv + m->nq + 1;  /* a constraint's row: G (nv), its position form (nq), c₀ */
     const double e = par[MB_HARD_RESTITUTION], erp = par[MB_HARD_ERP], slop = par[MB_HARD_SLOP];
     memset(F, 0, sizeof(double) * 3 * (size_t)w->cap);
-    const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap);  /* (poses d->R0, d->p0 at q) */
+    const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap, w->poses);  /* (poses d->R0, d->p0 at q) */
     if (nc < 0)
         return -1;
     for (int k = 0; k < nv; k++)
