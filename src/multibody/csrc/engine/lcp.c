@@ -12,36 +12,43 @@
  * Never crashes and never stalls: a singular A_CC (1), a step without limit (2), a row that will
  * not settle (3, cycling), a result that is not finite (4) or a total past the caller's pivot
  * budget (5) return that code and the caller falls back to the projected Gauss-Seidel quick step.
- * Each pivot refactors A_CC afresh (|C|^3 / 6 flops), so the budget bounds the work of a step.
+ * A pivot factors only the rows of A_CC it changed (solve_cc), so the budget bounds the work of a step.
  */
 #include "engine/engine.h"
 
 enum { UNSEEN = 0, IN_C = 1, AT_LO = 2, AT_HI = 3 };
 
-/* Solve A_CC y = r for the rows listed in C (m of them) by a fresh Cholesky factorization. */
-static int solve_cc(int n, const double *A, const int *C, int m, const double *r, double *y, double *L)
+/* Solve A_CC y = r for the rows listed in C (m of them) by Cholesky, L (row stride n) holding the
+ * factor of the first *nf rows of C from the previous solve.  Row a of a Cholesky factor depends only
+ * on rows 0..a of A_CC, so rows of C left in place since then keep theirs: only rows *nf..m-1 are
+ * factored here, with the same operations in the same order as a fresh factorization (the result is
+ * the same to the bit).  The pivots change C by appending a row (the prefix stays) or by moving its
+ * last row into a removed one's place (the prefix ends there: drive lowers *nf), so a pivot costs
+ * O(|C|^2) where a fresh factor cost |C|^3 / 6. */
+static int solve_cc(int n, const double *A, const int *C, int m, const double *r, double *y, double *L, int *nf)
 {
-    for (int a = 0; a < m; a++) {
+    for (int a = *nf; a < m; a++) {
         for (int c = 0; c <= a; c++) {
             double s = A[(size_t)C[a] * n + C[c]];
-            for (int k = 0; k < c; k++) s -= L[a * m + k] * L[c * m + k];
+            for (int k = 0; k < c; k++) s -= L[(size_t)a * n + k] * L[(size_t)c * n + k];
             if (a == c) {                               /* not (numerically) positive definite: */
-                if (!(s > 1e-11 * fabs(A[(size_t)C[a] * n + C[a]]) + 1e-300)) return 1;   /* pivoting failed */
-                L[a * m + a] = sqrt(s);
+                if (!(s > 1e-11 * fabs(A[(size_t)C[a] * n + C[a]]) + 1e-300)) { *nf = a; return 1; }  /* pivoting failed */
+                L[(size_t)a * n + a] = sqrt(s);
             } else {
-                L[a * m + c] = s / L[c * m + c];
+                L[(size_t)a * n + c] = s / L[(size_t)c * n + c];
             }
         }
     }
+    *nf = m;
     for (int a = 0; a < m; a++) {                          /* L z = r */
         double s = r[a];
-        for (int k = 0; k < a; k++) s -= L[a * m + k] * y[k];
-        y[a] = s / L[a * m + a];
+        for (int k = 0; k < a; k++) s -= L[(size_t)a * n + k] * y[k];
+        y[a] = s / L[(size_t)a * n + a];
     }
     for (int a = m - 1; a >= 0; a--) {                     /* L^T y = z */
         double s = y[a];
-        for (int k = a + 1; k < m; k++) s -= L[k * m + a] * y[k];
-        y[a] = s / L[a * m + a];
+        for (int k = a + 1; k < m; k++) s -= L[(size_t)k * n + a] * y[k];
+        y[a] = s / L[(size_t)a * n + a];
     }
     return 0;
 }
@@ -57,7 +64,7 @@ static double row_w(int n, const double *A, const double *b, const double *x, in
 /* Drive row i into complementarity (the inner loop of Dantzig's method). */
 static int drive(int n, const double *A, const double *b, const double *lo, const double *hi, double *x,
                  double *w, int *state, int *C, int *nC, int i, double *dx, double *dw, double *r, double *y,
-                 double *L, int *pivots, int max_pivots)
+                 double *L, int *nf, int *pivots, int max_pivots)
 {
     w[i] = row_w(n, A, b, x, i);
     if (lo[i] == hi[i]) { x[i] = lo[i]; state[i] = AT_LO; return 0; }
@@ -71,7 +78,7 @@ static int drive(int n, const double *A, const double *b, const double *lo, cons
         int m = *nC;
         /* direction: dx_i = s, dx_C = -A_CC^-1 A_Ci s keeps w_C = 0 */
         for (int a = 0; a < m; a++) r[a] = -A[(size_t)C[a] * n + i] * s;
-        if (m && solve_cc(n, A, C, m, r, y, L)) return LCP_SINGULAR;
+        if (m && solve_cc(n, A, C, m, r, y, L, nf)) return LCP_SINGULAR;
         for (int j = 0; j < n; j++) dx[j] = 0;
         for (int a = 0; a < m; a++) dx[C[a]] = y[a];
         dx[i] = s;
@@ -107,6 +114,7 @@ static int drive(int n, const double *A, const double *b, const double *lo, cons
         if (kind == 2) {                                    /* a clamped row reaches its bound */
             int a = 0; while (C[a] != which) a++;
             C[a] = C[--(*nC)];
+            if (*nf > a) *nf = a;                           /* L's rows from a on no longer C's */
             x[which] = dx[which] > 0 ? hi[which] : lo[which];
             state[which] = dx[which] > 0 ? AT_HI : AT_LO;
             w[which] = 0;
@@ -124,13 +132,13 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
     (void)friction_mode;
     double *lo = work, *hi = lo + n, *w = hi + n, *dx = w + n, *dw = dx + n, *r = dw + n, *y = r + n;
     double *L = y + n;                                       /* n x n */
-    int *state = iwork, *C = state + n, nC = 0;
+    int *state = iwork, *C = state + n, nC = 0, nf = 0;     /* nf: rows of C factored in L */
     for (int i = 0; i < n; i++) { lo[i] = lo_in[i]; hi[i] = hi_in[i]; x[i] = 0; w[i] = 0; state[i] = UNSEEN; }
     /* 1. rows without bounds: all clamped at once, x_C = A_CC^-1 b_C */
     for (int i = 0; i < n; i++) if (findex[i] < 0 && isinf(lo[i]) && isinf(hi[i]) && lo[i] < 0 && hi[i] > 0) C[nC++] = i;
     if (nC) {
         for (int a = 0; a < nC; a++) r[a] = b[C[a]];
-        if (solve_cc(n, A, C, nC, r, y, L)) return LCP_SINGULAR;
+        if (solve_cc(n, A, C, nC, r, y, L, &nf)) return LCP_SINGULAR;
         for (int a = 0; a < nC; a++) { x[C[a]] = y[a]; state[C[a]] = IN_C; }
     }
     /* 2. bounded rows, 3. friction rows with bounds from the normal force found so far */
@@ -139,7 +147,7 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
             if (state[i] != UNSEEN) continue;
             if ((pass == 0) != (findex[i] < 0)) continue;
             if (findex[i] >= 0) { double f = mu[i] * fabs(x[findex[i]]); lo[i] = -f; hi[i] = f; }
-            int err = drive(n, A, b, lo, hi, x, w, state, C, &nC, i, dx, dw, r, y, L, pivots, max_pivots);
+            int err = drive(n, A, b, lo, hi, x, w, state, C, &nC, i, dx, dw, r, y, L, &nf, pivots, max_pivots);
             if (err) return err;
         }
     }

@@ -89,11 +89,15 @@ static PyObject *scene_contacts_entry(PyObject *const *args, Py_ssize_t nargs, g
             PyErr_NoMemory();
             goto done;
         }
-        n = mb_scene_contacts(m, cm->single, PyArray_DATA(q), &s, c, cap);
+        n = mb_scene_contacts(m, cm->single, PyArray_DATA(q), &s, c, cap, NULL);
         if (n <= cap)
             break;
         free(c);
         cap = n;
+    }
+    if (n == -2) {
+        PyErr_NoMemory();
+        goto done;
     }
     if (n < 0) {   /* mb_scene_check found a collider for every pair: not reached */
         PyErr_SetString(PyExc_RuntimeError, "scene_contacts: a pair without a collider");

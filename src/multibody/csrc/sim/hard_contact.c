@@ -47,7 +47,10 @@
 struct mb_hard_work {
     int cap, rows;                  /* contacts the narrow phase may give; rows the buffers hold */
     mb_scene_contact *c;            /* (cap) contacts                                          */
+    void *poses;                    /* the narrow phase's geom poses (mb_scene_pose_scratch)    */
     int *slot, *first;              /* (cap) each contact's slot and its first row             */
+    const double *F_last;           /* the F of the last call, and the slots it wrote there     */
+    int n_last;                     /*   (w->slot[0..n_last)): only those are zeroed next time  */
     int *lim;                       /* (joint limits) the limits in this step's rows           */
     double *H, *S, *L;              /* (nv × nv) M, scratch, its LTL factor                     */
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
@@ -66,7 +69,8 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc)
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
     w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
     w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 5 * (size_t)nv + 1));
-    if (!w->c || !w->slot || !w->H) {
+    w->poses = malloc(mb_scene_pose_scratch(hc->scene));
+    if (!w->c || !w->slot || !w->H || !w->poses) {
         mb_hard_work_free(w);
         return NULL;
     }
@@ -80,7 +84,7 @@ void mb_hard_work_free(mb_hard_work *w)
 {
     if (!w)
         return;
-    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex);
+    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex), free(w->poses);
     free(w);
 }
 
@@ -119,8 +123,13 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     const double *par = hc->hard, *G = hc->hard_G;
     const int gn = nv + m->nq + 1;  /* a constraint's row: G (nv), its position form (nq), c₀ */
     const double e = par[MB_HARD_RESTITUTION], erp = par[MB_HARD_ERP], slop = par[MB_HARD_SLOP];
-    memset(F, 0, sizeof(double) * 3 * (size_t)w->cap);
-    const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap);  /* (poses d->R0, d->p0 at q) */
+    if (F == w->F_last)  /* F is zero but for the slots the last call wrote (slots × 3 doubles is ~45 kB) */
+        for (int i = 0; i < w->n_last; i++)
+            memset(F + 3 * (size_t)w->slot[i], 0, sizeof(double) * 3);
+    else
+        memset(F, 0, sizeof(double) * 3 * (size_t)w->cap);
+    w->F_last = F, w->n_last = 0;
+    const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap, w->poses);  /* (poses d->R0, d->p0 at q) */
     if (nc < 0)
         return -1;
     for (int k = 0; k < nv; k++)
@@ -143,6 +152,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         w->slot[i] = p * MB_SCENE_PAIR_MAX + k, w->first[i] = n;
         n += pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? 3 : 1;
     }
+    w->n_last = nc;
     if (reserve(w, nv, n))
         return MB_NO_MEMORY;
     /* J's rows and Y = L⁻ᵀ Jᵀ, row by row */

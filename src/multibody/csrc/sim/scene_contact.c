@@ -163,30 +163,56 @@ static int boxes_apart(const mb_geom_pose *a, const mb_geom_pose *b, double marg
     return 0;
 }
 
-int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
-                      int cap)
+/* one geom posed with its bounding box, and the numbers its pose points at (size, plane) */
+typedef struct posed {
+    mb_geom_pose G;
+    double size[3], plane[4];
+} posed;
+
+size_t mb_scene_pose_scratch(const mb_scene *s)
 {
+    return sizeof(posed) * (size_t)(s->ng ? s->ng : 1);
+}
+
+int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
+                      int cap, void *scratch)
+{
+    posed *P = scratch;
+    if (!P && !(P = malloc(mb_scene_pose_scratch(s))))
+        return -2;
     mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    /* every geom posed once per call, not once per pair it is in (a toe meets dozens of candidates); the
+     * boxes then decide most pairs in six comparisons */
+    for (int g = 0; g < s->ng; g++) {
+        pose(s, d->R0, d->p0, g, P[g].size, P[g].plane, &P[g].G);
+        geom_shapes[P[g].G.type].bounds(&P[g].G);
+    }
     int n = 0;
     for (int p = 0; p < s->npair; p++) {
         const int ga = (int)s->pairs[2 * p], gb = (int)s->pairs[2 * p + 1];
         const double margin = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_MARGIN];
-        double sa[3], sb[3], pla[4], plb[4];
-        mb_geom_pose A, B;
-        pose(s, d->R0, d->p0, ga, sa, pla, &A);
-        pose(s, d->R0, d->p0, gb, sb, plb, &B);
-        geom_shapes[A.type].bounds(&A);
-        geom_shapes[B.type].bounds(&B);
-        if (boxes_apart(&A, &B, margin))
+        if (boxes_apart(&P[ga].G, &P[gb].G, margin))
             continue;
+        /* copies: a margin grows the pair's own (size, plane), never the step's poses */
+        double sa[3], sb[3], pla[4], plb[4];
+        mb_geom_pose A = P[ga].G, B = P[gb].G;
+        memcpy(sa, P[ga].size, sizeof sa), memcpy(pla, P[ga].plane, sizeof pla);
+        memcpy(sb, P[gb].size, sizeof sb), memcpy(plb, P[gb].plane, sizeof plb);
+        A.size = sa, B.size = sb;
+        if (A.plane)
+            A.plane = pla;
+        if (B.plane)
+            B.plane = plb;
         /* a grown geom (+1 a, −1 b, 0 none): the midpoint moves half a margin from it */
         int grown = 0;
         if (margin > 0)
             grown = grow(&A, sa, pla, margin) ? 1 : grow(&B, sb, plb, margin) ? -1 : 0;
         mb_contact_point c[MB_SCENE_PAIR_MAX];
         const int k = mb_collide_pair(&A, &B, c, MB_SCENE_PAIR_MAX);
-        if (k < 0)
-            return -1;
+        if (k < 0) {
+            n = -1;
+            break;
+        }
         for (int i = 0; i < k; i++, n++) {
             if (n >= cap)
                 continue;
@@ -198,6 +224,8 @@ int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_s
                 o->pos[j] = c[i].pos[j] - 0.5 * margin * grown * o->normal[j];
         }
     }
+    if (P != scratch)
+        free(P);
     return n;
 }
 
@@ -300,10 +328,16 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
     }
 }
 
-size_t mb_scene_stage_scratch(const mb_scene *s)
+/* the stage's scratch: contacts, u, u̇, F (doubles), slots, states, then the poses (aligned) */
+static size_t stage_poses_at(const mb_scene *s)
 {
     const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
-    return cap * (sizeof(mb_scene_contact) + sizeof(double) * 7 + 1 + sizeof(int)) + 64;
+    return (cap * (sizeof(mb_scene_contact) + sizeof(double) * 7 + 1 + sizeof(int)) + 64) / 64 * 64;
+}
+
+size_t mb_scene_stage_scratch(const mb_scene *s)
+{
+    return stage_poses_at(s) + mb_scene_pose_scratch(s);
 }
 
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
@@ -314,7 +348,7 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
     double *u = (double *)(c + cap), *ud = u + 2 * cap, *Fc = ud + 2 * cap;
     int *slot = (int *)(Fc + 3 * cap);
     unsigned char *state = (unsigned char *)(slot + cap);
-    const int nc = mb_scene_contacts(m, d, q, s, c, cap);
+    const int nc = mb_scene_contacts(m, d, q, s, c, cap, (char *)scratch + stage_poses_at(s));
     if (nc < 0)
         return -1;
     for (int i = 0, k = 0; i < nc; i++) {  /* contacts come pair by pair: k counts the pair's points */

@@ -60,9 +60,13 @@ void mb_scene_free_hulls(mb_scene *s);
  * naming the geom or pair */
 int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len);
 /* The contacts at configuration q, at most cap of them written to out; returns how many there are
- * (more than cap: call again with room for them), or −1 when a pair met has no collider. */
+ * (more than cap: call again with room for them), −1 when a pair met has no collider, −2 out of memory.
+ * Every geom is posed (and boxed) once per call, then each candidate pair whose boxes (grown by its
+ * margin) meet goes to the collider.  scratch: mb_scene_pose_scratch(s) bytes for the poses (8-byte
+ * aligned), or NULL to allocate them for this call. */
+size_t mb_scene_pose_scratch(const mb_scene *s);
 int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
-                      int cap);
+                      int cap, void *scratch);
 
 /* The compliant law (contact.c's GroundContact law, Azad & Featherstone, ACRA 2010) on a contact
  * list: with d the depth and v = v_b(pos) − v_a(pos) the relative velocity of the two bodies at
