@@ -414,7 +414,8 @@ def test_long_names_fit_the_side_plots_and_the_toolbar(browser, tmp_path, name):
         browser.call("Emulation.setDeviceMetricsOverride", width=900, height=700, deviceScaleFactor=1, mobile=False)
         groups = json.loads(browser.js(
             "JSON.stringify(Array.from(document.querySelectorAll('#sm-controls .sm-group')).map((g) => "
-            "Array.from(g.children).map((e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, "
+            "Array.from(g.children).filter((e) => !e.hidden).map((e) => { const r = e.getBoundingClientRect(); "
+            "return [r.left, r.top, r.right, "
             "r.bottom]; })))"))
         assert len(groups) == 2 and all(_rows(g) == 1 for g in groups)
         assert _rows(groups[0] + groups[1]) == 2

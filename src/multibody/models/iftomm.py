@@ -40,7 +40,7 @@ __all__ = ["a01_pendulum", "a02_n_four_bar", "a02_start", "A02_START", "a03_andr
 GRAVITY = 9.81
 
 
-def _rod(length: float, mass: float) -> dict:
+def _slender_rod(length: float, mass: float) -> dict:
     """A uniform slender rod along the body's x axis from its joint (inertia about its centre)."""
     i = mass * length * length / 12.0
     return dict(mass=mass, com=[length / 2, 0.0, 0.0], inertia=np.diag([0.0, i, i]))
@@ -139,10 +139,10 @@ def a02_n_four_bar(n: int = 40, length: float = 1.0, mass: float = 1.0) -> Model
     m = _checks.number("mass", mass, positive=True)
     b = ModelBuilder(f"iftomm_a02_{n}_four_bar", gravity=(0.0, -GRAVITY, 0.0))
     for i in range(n + 1):
-        b.add_body(f"crank{i}", None, "revolute", axis=[0, 0, 1], joint_translation=[i * L, 0.0, 0.0], **_rod(L, m))
+        b.add_body(f"crank{i}", None, "revolute", axis=[0, 0, 1], joint_translation=[i * L, 0.0, 0.0], **_slender_rod(L, m))
     for i in range(1, n + 1):
         b.add_body(f"coupler{i}", f"crank{i - 1}", "revolute", axis=[0, 0, 1], joint_translation=[L, 0.0, 0.0],
-                   **_rod(L, m))
+                   **_slender_rod(L, m))
     closures = tuple(PointConstraint(f"coupler{i}", [L, 0.0, 0.0], f"crank{i}", [L, 0.0, 0.0], axes="xy",
                                      name=f"window{i}") for i in range(1, n + 1))
     return dataclasses.replace(b.build(), planar=True, constraints=closures)
