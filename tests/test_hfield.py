@@ -252,7 +252,7 @@ def test_binary_and_png_files_give_the_inline_samples(tmp_path):
                             f'size="1 1 0.2 0.1" file="{tmp_path / "f.bin"}"')
     a, b = mb.load_mjcf(inline).geoms, mb.load_mjcf(binary).geoms
     assert np.allclose(a.hfields[a.index("field")].samples, b.hfields[b.index("field")].samples, atol=1e-6)
-    png = pytest.importorskip("PIL.Image")
+    import PIL.Image as png   # Pillow comes with matplotlib (the sim extra): a test dependency, never skipped
     img = (rows * 255).round().astype(np.uint8)
     png.fromarray(img, mode="L").save(tmp_path / "f.png")
     viapng = inline.replace(f'nrow="4" ncol="5" size="1 1 0.2 0.1" elevation="{elev}"',
