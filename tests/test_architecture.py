@@ -67,14 +67,7 @@ def test_nothing_in_the_library_below_bench_imports_bench():
     assert {a for a, b in edges if b == "bench"} <= {"cli"}     # `multibody bench` forwards to it
 
 
-# tests that still import bench/ (the Pinocchio twin and the robot lists are shared with the benchmarks;
-# moving them below bench/ is still to do): the list may only shrink
-KEPT_TESTS_IMPORTING_BENCH = {"test_derivatives.py", "test_dynamics_consistency.py", "test_floating.py",
-                              "test_robots_simulate.py", "test_rollout.py", "test_simulate.py",
-                              "test_vs_pinocchio.py"}
-
-
-def test_no_new_test_imports_bench():
+def test_no_test_imports_bench():
     found = set()
     for path in sorted(Path(__file__).parent.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -82,7 +75,7 @@ def test_no_new_test_imports_bench():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             if any(n == "multibody.bench" or n.startswith("multibody.bench.") for n in names):
                 found.add(path.name)
-    assert found <= KEPT_TESTS_IMPORTING_BENCH, f"tests importing bench/: {sorted(found - KEPT_TESTS_IMPORTING_BENCH)}"
+    assert not found, f"tests importing bench/ (run a benchmark as its command instead): {sorted(found)}"
 
 
 def test_the_walk_of_a_model_through_simulate_touches_six_simulation_files():

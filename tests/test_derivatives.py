@@ -1,7 +1,7 @@
 """Analytic derivatives (mb.rnea_derivatives, mb.aba_derivatives, mb.minv) against high-order central
 differences on trees with every joint type, armature and f_ext; the chain rule through mb.integrate;
 Pinocchio 4's computeRNEADerivatives / computeABADerivatives / computeMinverse on the same models
-(multibody/bench/pin_twin.py) and on the example-robot-data robots (slow); batches; bad input."""
+(mb.pinocchio.to_pinocchio_model) and on the example-robot-data robots (slow); batches; bad input."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.bench.pin_twin import q_to_pin, random_state, to_pinocchio, v_perm
+from pin_states import q_to_pin, random_state, to_pinocchio, v_perm
 from test_dynamics_consistency import _inertia, _rot, _unit, mixed
 
 # --------------------------------------------------------------------------- models
@@ -239,17 +239,15 @@ ROBOTS = [("ur_description/urdf/ur5_robot.urdf", False), ("panda_description/urd
 @pytest.mark.parametrize("rel_path, floating", ROBOTS, ids=[r[0].split("/")[-1] for r in ROBOTS])
 def test_against_pinocchio_on_example_robot_data(rel_path, floating):
     pin = pytest.importorskip("pinocchio")
-    from multibody.bench.urdf import _pin_state_map, robots_dir
-    try:
-        rdir = robots_dir()
-    except SystemExit:
-        pytest.skip("example-robot-data not installed")
+    from multibody import pinocchio as conv
+    from test_urdf_robots import robots_dir
+    rdir = robots_dir()
     path = os.path.join(rdir, rel_path)
     model = mb.load_urdf(path, floating=floating, package_dirs=[os.path.dirname(os.path.dirname(rdir))],
                          check_meshes=False)
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
     data = pm.createData()
-    q_map, v_map = _pin_state_map(model, pm)
+    q_map, v_map = (lambda Q: conv.to_pinocchio_q(model, pm, Q)), (lambda V: conv.to_pinocchio_v(model, pm, V))
     vp = v_map(np.arange(model.nv, dtype=float)).astype(int)  # pin index j holds our dof vp[j]
     ix = np.ix_(vp, vp)
     rng = np.random.default_rng(0)

@@ -19,7 +19,7 @@ from multibody.model.joints import JointType
 from multibody.sparse import ancestor_mask, ltdl, ltl
 from multibody.spatial import crf, crm, mcI, plnr, rq
 
-from multibody.bench.pin_twin import random_state
+from pin_states import random_state
 
 # --------------------------------------------------------------------------- models
 # (nb, bf, skew, taper): chains, binary/ternary and non-integer branching, skew 0 (planar), π/4 and

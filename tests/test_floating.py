@@ -401,7 +401,7 @@ def test_floating_tree_under_gravity_conserves_energy():
 @pytest.mark.parametrize("name", ["singlebody", "branched_free"])
 def test_free_joint_against_pinocchio_free_flyer(name):
     import pinocchio as pin
-    from multibody.bench.pin_twin import q_to_pin, random_state, to_pinocchio, v_perm
+    from pin_states import q_to_pin, random_state, to_pinocchio, v_perm
     m = singlebody() if name == "singlebody" else free_twin(FB_MODELS["branched"])
     pm = to_pinocchio(m)
     pd = pm.createData()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.bench.simulate import robots_dir
+from test_urdf_robots import robots_dir
 from multibody.model.model import enforced_position_limits
 
 FILES = sorted(glob.glob(os.path.join(robots_dir(), "*", "**", "*.urdf"), recursive=True))

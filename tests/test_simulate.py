@@ -377,10 +377,14 @@ def test_progress_bar_runs(dp, capsys):
     assert traj.status == "finished" and "simulate" in capsys.readouterr().err
 
 
-def test_benchmark_part_4_prints_the_right_hand_side_costs(capsys):
-    from multibody.bench.simulate import right_hand_sides
-    right_hand_sides(1)
-    out = capsys.readouterr().out
+def test_benchmark_part_4_prints_the_right_hand_side_costs():
+    """The command as a user runs it (tests do not import bench/: test_architecture)."""
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-m", "multibody.bench.simulate", "--parts", "4", "--repeat", "1"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
     for what in ("GroundContact.forces", "mb.fd_gq", "four-bar", "TMT flyer"):
         assert what in out
 

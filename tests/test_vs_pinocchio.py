@@ -1,4 +1,5 @@
-"""multibody against Pinocchio on the same models, built with Pinocchio's own API (multibody/bench/pin_twin.py).
+"""multibody against Pinocchio on the same models, built with Pinocchio's own API
+(``mb.pinocchio.to_pinocchio_model``; helpers in tests/pin_states.py).
 
 Pinocchio orders joints depth-first and writes free-flyer velocities [v; ω], spherical quaternions
 [x y z w], planar configurations [x y cosθ sinθ] and spatial vectors [linear; angular]; the twin
@@ -11,7 +12,7 @@ import pinocchio as pin
 import pytest
 
 import multibody as mb
-from multibody.bench.pin_twin import dfs_order, q_to_pin, random_state, to_pinocchio, v_perm
+from pin_states import dfs_order, q_to_pin, random_state, to_pinocchio, v_perm
 from test_dynamics_consistency import TREE_SHAPES, mixed
 
 TOL = 1e-10

@@ -46,7 +46,7 @@ V_URDF = """<robot name="vee"><link name="base"><inertial><mass value="2"/>
     <axis xyz="1 0 0"/></joint>
 </robot>"""
 
-__all__ = ["joint_order", "to_pinocchio_q", "from_pinocchio_q", "to_pinocchio_v", "from_pinocchio_v",
+__all__ = ["to_pinocchio_model", "joint_order", "to_pinocchio_q", "from_pinocchio_q", "to_pinocchio_v", "from_pinocchio_v",
            "to_pinocchio_state", "from_pinocchio_state"]
 
 
@@ -100,6 +100,91 @@ def _last(name, x, n, what):
     if x.ndim == 0 or x.shape[-1] != n:
         raise ValueError(f"{name}: expected {what}, shape (…, {n}), got {x.shape}")
     return x
+
+
+def _depth_first(model):
+    """Bodies in depth-first order: Pinocchio needs each subtree's dofs to be contiguous."""
+    children = [[] for _ in range(model.nb)]
+    roots = []
+    for i in range(model.nb):
+        (roots if model.parent[i] < 0 else children[model.parent[i]]).append(i)
+    order, stack = [], roots[::-1]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(children[i][::-1])
+    return order
+
+
+def to_pinocchio_model(model):
+    """Pinocchio's twin of our model, built with Pinocchio's own API: same joints (named as ours),
+    placements, inertias and gravity, for models that have no URDF (spatial_v2's trees, a builder's).
+
+    Joints go in depth-first (Pinocchio keeps each subtree's dofs contiguous); the converters of this
+    module then map states between the two (joints matched by name).  Revolute, prismatic and helical
+    joints become Pinocchio's *Unaligned* kinds about our axis; spherical, free and planar their
+    namesakes.  A body on a fixed joint has no Pinocchio joint: it may only be a massless leaf (a
+    frame), which is left out.
+
+    Parameters
+    ----------
+    model : Model
+        Our numeric model.
+
+    Returns
+    -------
+    pinocchio.Model
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not a :class:`multibody.Model`.
+    ValueError
+        ``model`` is symbolic, or a body on a fixed (or other unsupported) joint has mass or children.
+    ImportError
+        Pinocchio (the ``pin`` package) is not installed.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb, pinocchio as pin
+    >>> arm = mb.models.auto_tree(3)
+    >>> pm = mb.pinocchio.to_pinocchio_model(arm)
+    >>> q, qd, qdd = np.array([0.1, 0.2, 0.3]), np.zeros(3), np.array([1.0, 0.0, 0.0])
+    >>> tau_pin = pin.rnea(pm, pm.createData(), mb.pinocchio.to_pinocchio_q(arm, pm, q), qd, qdd)
+    >>> bool(np.allclose(tau_pin, mb.pinocchio.to_pinocchio_v(arm, pm, mb.rnea(arm, q, qd, qdd))))
+    True
+    """
+    _checks.model(model)
+    import pinocchio as pin
+
+    pm = pin.Model()
+    pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
+    ids = [None] * model.nb
+    for i in _depth_first(model):
+        kind, axis = JointType(model.jtype[i]), model.jaxis[i]
+        if kind == JointType.REVOLUTE:
+            joint = pin.JointModelRevoluteUnaligned(axis)
+        elif kind == JointType.PRISMATIC:
+            joint = pin.JointModelPrismaticUnaligned(axis)
+        elif kind == JointType.HELICAL:
+            joint = pin.JointModelHelicalUnaligned(axis, model.jpitch[i])
+        elif kind == JointType.SPHERICAL:
+            joint = pin.JointModelSpherical()
+        elif kind == JointType.FREE:
+            joint = pin.JointModelFreeFlyer()
+        elif kind == JointType.PLANAR:
+            joint = pin.JointModelPlanar()
+        elif model.mass[i] == 0 and not any(model.parent[j] == i for j in range(model.nb)):
+            continue  # a massless leaf on a fixed joint: a frame, nothing to simulate
+        else:
+            raise ValueError(f"to_pinocchio_model: body {model.body_names[i]!r} on a {kind.name} joint has mass "
+                             "or children; only massless leaves may hang on fixed joints here")
+        parent = 0 if model.parent[i] < 0 else ids[model.parent[i]]
+        jid = pm.addJoint(parent, joint, pin.SE3(model.tree_rotation[i], model.tree_translation[i]),
+                          model.joint_names[i])
+        pm.appendBodyToJoint(jid, pin.Inertia(model.mass[i], model.com[i], model.inertia_com[i]), pin.SE3.Identity())
+        ids[i] = jid
+    return pm
 
 
 def joint_order(model, pin_model) -> list[int]:

@@ -33,10 +33,10 @@ from .urdf import ROBOTS, _best, _pin_state_map, robots_dir
 
 
 def _states(model, n, rng):
-    from .pin_twin import random_state
-    rows = [random_state(model, rng) for _ in range(n)]
-    Q, V, A = (np.ascontiguousarray([r[k] for r in rows]) for k in range(3))
-    return Q, V, A, rng.normal(size=(n, model.nv))
+    from ..model.configuration import random_configuration
+    Q = np.ascontiguousarray(random_configuration(model, rng, n))
+    V, A, T = (rng.normal(size=(n, model.nv)) for _ in range(3))
+    return Q, V, A, T
 
 
 def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time):
