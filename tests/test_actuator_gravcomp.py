@@ -185,3 +185,19 @@ def test_refused_where_mujoco_drops_it_or_no_actuator_is_kept():
                                            r"compensation .* no actuator of the model is kept"):
         with pytest.warns(mb.MJCFWarning, match="actuators not kept"):
             mb.load_mjcf(site)
+
+
+def test_a_batch_runs_the_clamp_as_single_runs(arm):
+    """simulate_batch (its ctrl: zeros, the default) and one simulate per state agree bit for bit,
+    under semi_implicit (the position actuator's kv implicit) as well; the shoulder's clamp binds."""
+    model, mj = arm
+    rng = np.random.default_rng(8)
+    states = [mj_state(mj, rng)[:2] for _ in range(3)]
+    Q0, QD0 = np.array([s[0] for s in states]), np.array([s[1] for s in states])
+    assert np.all(np.abs(mb.gravity_compensation_torques(model, Q0)[:, 0]) > 4)
+    for integrator in ("rk4", "semi_implicit"):
+        batch = mb.simulate_batch(model, Q0, QD0, 0.02, dt=1e-3, integrator=integrator, limits="off", contact="off")
+        for n in range(len(Q0)):
+            one = mb.simulate(model, Q0[n], QD0[n], 0.02, dt=1e-3, integrator=integrator, limits="off",
+                              contact="off")
+            np.testing.assert_array_equal(batch.q[n], one.q)
