@@ -16,7 +16,6 @@ import pytest
 
 import multibody as mb
 from multibody.core import _core
-from multibody.model.actuators import Actuators
 from multibody.simulation.rollout import Passive
 from multibody.simulation.system import System
 
