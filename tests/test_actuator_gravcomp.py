@@ -22,7 +22,7 @@ from multibody.simulation.system import System
 mujoco = pytest.importorskip("mujoco")
 
 # a shoulder clamped tightly (its lift alone exceeds the range at most states), an elbow clamped
-# loosely (binds only with a large ctrl), a slide unclamped, a ball with actuatorgravcomp (MuJoCo
+# where its position actuator's force with the lift leaves the range at most states but not all, a slide unclamped, a ball with actuatorgravcomp (MuJoCo
 # clamps only hinge and slide joints), a joint with a range but no actuatorgravcomp; gravity off-axis;
 # no contact (the geoms would touch at some states)
 ARM = """<mujoco><option gravity="0.7 -0.4 -9.81"/><default><geom contype="0" conaffinity="0"/></default>
@@ -100,7 +100,7 @@ def test_actuator_and_passive_forces_are_mujocos_at_random_states(arm):
         ours = model.actuators.forces(q, v, ctrl, model.nv, g) + g
         np.testing.assert_allclose(ours, d.qfrc_actuator + d.qfrc_passive, rtol=0, atol=1e-10)
         bound += (d.qfrc_actuator <= lo + 1e-12) | (d.qfrc_actuator >= hi - 1e-12)
-    assert bound[0] > STATES // 2 and 0 < bound[1] < STATES              # tight shoulder, loose elbow
+    assert bound[0] > STATES // 2 and 0 < bound[1] < STATES              # (33 and 39 of 40 with this seed)
     assert bound[2] == 0 and bound[3:6].sum() == 0                      # slide, ball: never clamped
     with pytest.raises(ValueError, match=r"gravcomp: the actuators clip the gravity compensation of variables "
                                          r"\[0, 1\] .*gravity_compensation_torques"):
