@@ -22,9 +22,9 @@ from multibody.simulation.system import System
 mujoco = pytest.importorskip("mujoco")
 
 # a shoulder clamped tightly (its lift alone exceeds the range at most states), an elbow clamped
-# where its position actuator's force with the lift leaves the range at most states but not all, a slide unclamped, a ball with actuatorgravcomp (MuJoCo
-# clamps only hinge and slide joints), a joint with a range but no actuatorgravcomp; gravity off-axis;
-# no contact (the geoms would touch at some states)
+# where its position actuator's force with the lift leaves the range at most states but not all, a
+# slide unclamped, a ball with actuatorgravcomp (MuJoCo clamps only hinge and slide joints), a joint
+# with a range but no actuatorgravcomp; gravity off-axis; no contact (the geoms would touch at some states)
 ARM = """<mujoco><option gravity="0.7 -0.4 -9.81"/><default><geom contype="0" conaffinity="0"/></default>
 <worldbody>
  <body name="upper" gravcomp="1"><joint name="shoulder" axis="0 1 0.2" {shoulder}/>
