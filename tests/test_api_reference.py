@@ -160,6 +160,7 @@ def _calls(model, q):
         "rnea_derivatives": lambda: mb.rnea_derivatives(model, q, z, z),
         "aba_derivatives": lambda: mb.aba_derivatives(model, q, z, z),
         "gravity_compensation_forces": lambda: mb.gravity_compensation_forces(model, q),
+        "gravity_compensation_torques": lambda: mb.gravity_compensation_torques(model, q),
     }
 
 

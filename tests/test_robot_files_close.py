@@ -342,15 +342,11 @@ def test_actuator_gravcomp_unclamped_is_the_same_force_as_mujocos():
     assert np.allclose(mb.aba(model, q, qd, tau, fg), d.qacc, rtol=0, atol=1e-10)
 
 
-def test_actuator_gravcomp_clamped_by_the_actuator_range_is_refused_by_name():
+def test_actuator_gravcomp_clamped_by_the_actuator_range_is_kept_with_the_actuators():
+    # (held to MuJoCo at random states in tests/test_actuator_gravcomp.py)
     xml = ARM_GC.format(attrs='actuatorgravcomp="true" actuatorfrclimited="true" actuatorfrcrange="-2 2"')
-    pattern = (r"<joint> 'shoulder' \(body 'upper'\): actuatorgravcomp with actuatorfrcrange -2 … 2 — MuJoCo clamps "
-               r"the gravity compensation together with the joint's actuator forces")
-    with pytest.raises(MJCFError, match=pattern):
-        load_mjcf(xml)
-    with pytest.warns(MJCFWarning, match="dropped: " + pattern):
-        model = load_mjcf(xml, unsupported="warn")
-    assert model.gravcomp.tolist() == [1.0, 0.6]                            # unclamped
+    model = load_mjcf(xml)
+    assert model.gravcomp.tolist() == [1.0, 0.6] and model.actuators.gravcomp_clipped().tolist() == [0]
     # a range on a joint without actuatorgravcomp clamps actuators only: loads
     assert load(ARM_GC.format(attrs='actuatorfrclimited="true" actuatorfrcrange="-2 2"')).nv == 2
     # without actuators MuJoCo drops the joint's gravcomp altogether (qfrc_actuator stays 0)
@@ -360,5 +356,6 @@ def test_actuator_gravcomp_clamped_by_the_actuator_range_is_refused_by_name():
     mujoco.mj_forward(mj, d)
     assert d.qfrc_gravcomp[0] != 0 and d.qfrc_actuator[0] == 0 and d.qfrc_passive[0] == 0
     with pytest.raises(MJCFError, match=r"<joint> 'shoulder' \(body 'upper'\): actuatorgravcomp in a model without "
-                                        r"actuators — MuJoCo then applies none of this joint's gravity compensation"):
+                                        r"actuators \(or with actuation disabled\) — MuJoCo then applies none of this joint's "
+                                        r"gravity compensation"):
         load_mjcf(bare)

@@ -19,7 +19,7 @@ _PUBLIC = {
     **dict.fromkeys(["set_num_threads", "get_num_threads"], ".core"),
     **dict.fromkeys(["rnea", "crba", "hand_c", "aba", "fd_crb", "fd_sparse", "hybrid_dynamics", "energy",
                      "Energy", "rnea_derivatives", "aba_derivatives", "minv"], ".dynamics"),
-    "gravity_compensation_forces": ".dynamics.gravcomp",
+    **dict.fromkeys(["gravity_compensation_forces", "gravity_compensation_torques"], ".dynamics.gravcomp"),
     **dict.fromkeys(["contacts", "Contacts"], ".kinematics.contacts"),
     "sensors": ".kinematics.sensors",
     **dict.fromkeys(["contact_forces", "ContactForces"], ".dynamics.contact_forces"),

@@ -12,6 +12,12 @@ MuJoCo's ``mjTRN_TENDON`` on a ``<tendon><fixed>``), a fixed gain and a none or 
     f = gain · c + (b0 + b1 · l + b2 · l̇)  clipped to forcerange when forcelimited
     τ_j += (gear · c_j) · f,  then τ_j clipped to the joint's ``actuatorfrcrange`` where it is limited
 
+``actuatorgravcomp`` on a joint (``gravcomp_dofs``) moves its share g_j of the bodies' gravity
+compensation (``Model.gravcomp``, g = Σ_i J_i(c_i)ᵀ f_i: :func:`multibody.gravity_compensation_torques`)
+from MuJoCo's passive force into the actuator force before that clip: the variable gets
+clip(τ_j + g_j), not g_j + clip(τ_j).  A run applies g as ``f_ext`` on every variable (gravcomp's
+law), so :meth:`Actuators.forces` returns clip(τ_j + g_j) − g_j there; unclipped, the two agree.
+
 Activation dynamics ``filter`` / ``filterexact`` (ȧ = (c − a)/τ, dm_control's quadruped) are kept
 at their steady state a = c (clamped to ``actrange`` where ``actlimited``), which is exact while the
 run's ctrl equals the start activation (0 in MuJoCo's default state: a stays 0); ``filter_tau``
@@ -47,7 +53,9 @@ class Actuators:
     (MuJoCo's ``gainprm[0]``); ``bias`` (n, 3) = ``biasprm[0:3]``; ``ctrlrange``/``forcerange``
     (n, 2) with ``ctrllimited``/``forcelimited``; ``mujoco_index`` (each row's index among the
     file's actuators, to read a keyframe's ``ctrl``); ``dof_forcerange`` (nv, 2): each variable's
-    ``actuatorfrcrange`` (±inf where the joint has none).
+    ``actuatorfrcrange`` (±inf where the joint has none); ``gravcomp_dofs`` (nv,) bool: the
+    variables whose joint routes its gravity compensation through the actuators (MJCF
+    ``actuatorgravcomp``; None: none).
 
     Example:
 
@@ -72,6 +80,7 @@ class Actuators:
     dof_forcerange: np.ndarray
     terms: np.ndarray = None
     filter_tau: np.ndarray = None
+    gravcomp_dofs: np.ndarray = None
 
     def __post_init__(self):
         n = len(self.names)
@@ -108,6 +117,14 @@ class Actuators:
             raise ValueError(f"actuators: filter_tau: expected {n} numbers ≥ 0, got {tau!r}"[:300])
         tau.setflags(write=False)
         object.__setattr__(self, "filter_tau", tau)
+        nv = len(d)
+        gd = np.zeros(nv, dtype=bool) if self.gravcomp_dofs is None else np.asarray(self.gravcomp_dofs)
+        if gd.shape != (nv,) or gd.dtype != bool:
+            raise ValueError(f"actuators: gravcomp_dofs: expected {nv} booleans (one per variable, as "
+                             f"dof_forcerange), got {self.gravcomp_dofs!r}"[:300])
+        gd = gd.copy()
+        gd.setflags(write=False)
+        object.__setattr__(self, "gravcomp_dofs", gd)
 
     def __len__(self):
         return len(self.names)
@@ -140,15 +157,34 @@ class Actuators:
                              f"{list(self.names)[:8]}), got {np.asarray(ctrl)!r}"[:400])
         return c
 
-    def forces(self, q, v, ctrl, nv=None):
-        """(nv,) generalized actuator forces at (q, q̇) under ``ctrl`` (the module's statement)."""
+    def gravcomp_clipped(self):
+        """The increasing variable indices where ``actuatorgravcomp`` meets a limited
+        ``actuatorfrcrange``: where :meth:`forces` needs the gravity compensation (``csrc/sim/passive.c``
+        reads them as ``actuator_gravcomp``)."""
+        r = self.dof_forcerange
+        return np.flatnonzero(self.gravcomp_dofs & (np.isfinite(r[:, 0]) | np.isfinite(r[:, 1])))
+
+    def forces(self, q, v, ctrl, nv=None, gravcomp=None):
+        """(nv,) generalized actuator forces at (q, q̇) under ``ctrl`` (the module's statement).
+        ``gravcomp`` (nv,): the gravity compensation g at q (:func:`multibody.gravity_compensation_torques`),
+        needed where :meth:`gravcomp_clipped` names variables: they get clip(τ_j + g_j) − g_j (module notes)."""
         nv = len(self.dof_forcerange) if nv is None else nv
         force = self.actuator_force(q, v, ctrl)
         tau = np.zeros(nv)
         for a, _qi, vi, c in self.terms:
             a, vi = int(a), int(vi)
             tau[vi] = tau[vi] + (self.gear[a] * c) * force[a]
-        return np.minimum(np.maximum(tau, self.dof_forcerange[:, 0]), self.dof_forcerange[:, 1])
+        lo, hi = self.dof_forcerange[:, 0], self.dof_forcerange[:, 1]
+        out = np.minimum(np.maximum(tau, lo), hi)
+        k = self.gravcomp_clipped()
+        if len(k):
+            if gravcomp is None:
+                raise ValueError(f"gravcomp: the actuators clip the gravity compensation of variables {k.tolist()} "
+                                 "with their force (MJCF actuatorgravcomp with actuatorfrcrange); pass "
+                                 "gravcomp=mb.gravity_compensation_torques(model, q)")
+            g = np.asarray(gravcomp, dtype=float)[k]
+            out[k] = np.minimum(np.maximum(tau[k] + g, lo[k]), hi[k]) - g
+        return out
 
     def lengths(self, q, v):
         """(l, l̇): each actuator's length gear · Σ c_j q_j and velocity (…, n), over leading axes."""
@@ -262,10 +298,14 @@ def from_mjmodel_actuators(mj, label, warning, lines=None):
     for j in range(mj.njnt):   # actuatorfrcrange: hinge and slide joints' one variable (MuJoCo's order = ours)
         if mj.jnt_actfrclimited[j] and int(mj.jnt_type[j]) in (HINGE, SLIDE):
             dof[mj.jnt_dofadr[j]] = mj.jnt_actfrcrange[j]
+    gravcomp = np.zeros(mj.nv, dtype=bool)   # actuatorgravcomp: every variable of the joint (MuJoCo's order = ours)
+    for j in np.flatnonzero(getattr(mj, "jnt_actgravcomp", np.zeros(mj.njnt))):
+        n = {int(mujoco.mjtJoint.mjJNT_FREE): 6, int(mujoco.mjtJoint.mjJNT_BALL): 3}.get(int(mj.jnt_type[j]), 1)
+        gravcomp[mj.jnt_dofadr[j]:mj.jnt_dofadr[j] + n] = True
     terms = [(k, qi, vi, c) for k, r in enumerate(rows) for qi, vi, c in r["terms"]]
     return Actuators(names=tuple(r["name"] for r in rows), q_index=[r["q"] for r in rows],
                      v_index=[r["v"] for r in rows], gear=[r["gear"] for r in rows], gain=[r["gain"] for r in rows],
                      bias=[r["bias"] for r in rows], ctrlrange=[r["cr"] for r in rows],
                      ctrllimited=[r["cl"] for r in rows], forcerange=[r["fr"] for r in rows],
                      forcelimited=[r["fl"] for r in rows], mujoco_index=[r["a"] for r in rows], dof_forcerange=dof,
-                     terms=terms, filter_tau=[r["tau"] for r in rows])
+                     terms=terms, filter_tau=[r["tau"] for r in rows], gravcomp_dofs=gravcomp)

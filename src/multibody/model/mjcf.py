@@ -53,11 +53,12 @@ joints or bodies, and where it was written — file and line through ``<include>
   → ``Model.tendons`` (:class:`~multibody.model.tendons.FixedTendon`, a passive generalized force:
   ``multibody.simulation.limits.tendon_forces``).
 * ``actuatorgravcomp`` on a joint moves its gravity compensation from MuJoCo's passive to its
-  actuator force: the same force, unless ``actuatorfrclimited`` clamps the sum or the model has no
-  actuators (MuJoCo then drops it), both refused.
+  actuator force: the same force, unless ``actuatorfrclimited`` clamps the sum (kept:
+  ``Actuators.gravcomp_dofs``, :mod:`multibody.model.actuators`; refused where no actuator is
+  kept) or the model has no actuators or actuation disabled (MuJoCo then drops it: refused).
 * What changes the motion and is not represented — limited or frictional tendons, sprung or
   damped spatial tendons (or polynomial springs), equalities between spatial tendons, flexes,
-  clamped ``actuatorgravcomp`` — is refused with an :class:`MJCFError` naming each,
+  ``actuatorgravcomp`` without actuators — is refused with an :class:`MJCFError` naming each,
   unless ``unsupported="warn"``, which loads the tree and warns once per element dropped.
   Armature on a free joint (MuJoCo adds it in world-aligned translation coordinates) is always
   refused.
@@ -330,27 +331,32 @@ class _Reading:
         """``actuatorgravcomp``: MuJoCo adds the joint's gravity compensation to its actuator force
         (``qfrc_actuator`` instead of ``qfrc_passive``).  Unclamped, that is bookkeeping: the same
         force, the same motion (Model.gravcomp).  With ``actuatorfrclimited`` the sum is clamped to
-        ``actuatorfrcrange`` together with the actuators' forces, which the Model does not carry,
-        and in a model without actuators MuJoCo applies none of it (``mj_fwdActuation`` returns
-        first): both refused."""
+        ``actuatorfrcrange`` together with the actuators' forces: ``Actuators.gravcomp_dofs``
+        (model/actuators.py), which needs an actuator kept (``clamped`` lists these joints for
+        _build to refuse where none is).  In a model without actuators, or with actuation
+        disabled, MuJoCo applies none of it (``mj_fwdActuation`` returns first): refused."""
         mj = self.mj
+        self.clamped = []
         lifted = np.zeros(mj.nbody, dtype=bool)          # bodies with gravcomp in their subtree
         for b in range(mj.nbody - 1, 0, -1):
             lifted[b] |= mj.body_gravcomp[b] != 0 and mj.body_mass[b] > 0
             lifted[mj.body_parentid[b]] |= lifted[b]
+        no_actuation = mj.nu == 0 or bool(mj.opt.disableflags & self.mujoco.mjtDisableBit.mjDSBL_ACTUATION)
         for j in np.flatnonzero(getattr(mj, "jnt_actgravcomp", np.zeros(mj.njnt))):
             b = int(mj.jnt_bodyid[j])
             if gravity_off or not lifted[b]:
                 continue
             what = f"<joint> {self.joint(j)!r} (body {self.body(b)!r}): actuatorgravcomp"
-            if mj.nu == 0:  # mj_fwdActuation stops before adding it when there are no actuators
-                self.refused.append(f"{what} in a model without actuators — MuJoCo then applies none of this joint's "
-                                    "gravity compensation, which one gravcomp per body cannot express")
-            elif mj.jnt_actfrclimited[j]:
+            if no_actuation:  # mj_fwdActuation stops before adding it
+                self.refused.append(f"{what} in a model without actuators (or with actuation disabled) — MuJoCo "
+                                    "then applies none of this joint's gravity compensation, which one gravcomp per "
+                                    "body cannot express")
+            elif mj.jnt_actfrclimited[j] and int(mj.jnt_type[j]) in (int(self.mujoco.mjtJoint.mjJNT_HINGE),
+                                                                    int(self.mujoco.mjtJoint.mjJNT_SLIDE)):
                 lo, hi = mj.jnt_actfrcrange[j]
-                self.refused.append(f"{what} with actuatorfrcrange {lo:g} … {hi:g} — MuJoCo clamps the gravity "
-                                    "compensation together with the joint's actuator forces, which the Model does "
-                                    "not carry")
+                self.clamped.append(f"{what} with actuatorfrcrange {lo:g} … {hi:g} — MuJoCo clamps the gravity "
+                                    "compensation together with the joint's actuator forces, and no actuator of the "
+                                    "model is kept (model.actuators is None)")
 
     # ---- names -----------------------------------------------------------------------------------
     def body(self, b):
@@ -656,6 +662,9 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
     keyframes = read_keyframes(mj, label, _section_children(text, "keyframe", base_dir, assets), MJCFError)
     actuators = from_mjmodel_actuators(mj, label, MJCFWarning,
                                        _section_lines(text, "actuator", mj.nu, base_dir, assets))
+    if actuators is None and reading.clamped:   # the clamp lives in Model.actuators (model/actuators.py)
+        reading.refused, reading.dropped = reading.clamped, []
+        reading.settle(unsupported, stacklevel=4)
     sensors = from_mjmodel_sensors(mj, attach, actuators, label, _section_children(text, "sensor", base_dir, assets),
                                    MJCFWarning)
     try:

@@ -193,8 +193,10 @@ class Passive:
     q_spring) ``springs``; the actuators' rows ``actuators`` (model/actuators.py ROW) with their
     transmissions' ``actuator_terms`` (k, 3) (q index, v index, coefficient), their constant
     ``actuator_ctrl`` (n,) and each variable's actuator force range
-    ``actuator_dof_range`` (nv, 2); ``effort`` (nv,): the controller's τ clipped to ±effort first
-    (``simulate(..., effort_limits=True)``; the largest double where a variable has none)."""
+    ``actuator_dof_range`` (nv, 2); ``actuator_gravcomp`` (k,): the increasing v indices whose range
+    clips the actuators' force together with gravcomp's generalized force (MJCF ``actuatorgravcomp``
+    with ``actuatorfrcrange``; needs ``gc_lift``); ``effort`` (nv,): the controller's τ clipped to
+    ±effort first (``simulate(..., effort_limits=True)``; the largest double where a variable has none)."""
     soft_time: float
     damping: Array = None
     friction: Array = None
@@ -211,6 +213,7 @@ class Passive:
     actuator_terms: Array = None
     actuator_ctrl: Array = None
     actuator_dof_range: Array = None
+    actuator_gravcomp: Array = None
 
 
 @dataclass(frozen=True)

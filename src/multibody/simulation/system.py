@@ -19,7 +19,7 @@ from ..model.geometry import model_geoms
 from .contact import GroundContact, HardContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
-from ..dynamics.gravcomp import gravity_compensation_forces
+from ..dynamics.gravcomp import gravity_compensation_forces, gravity_compensation_torques
 from .limits import (FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, spring_forces, spring_rows,
                      tendon_forces, velocity_names)
 
@@ -81,7 +81,7 @@ class System:
             if controller is not None:
                 raise ValueError("ctrl: a function (t, q, qd) -> ctrl runs as the run's controller; give "
                                  "controller=None, or call model.actuators.forces(q, qd, ctrl) in your controller")
-            controller = _ActuatorControl(model.actuators, ctrl, nv)
+            controller = _ActuatorControl(model, ctrl, nv)
             acts = model.actuators
             if np.any(acts.filter_tau > 0):
                 import warnings
@@ -291,7 +291,16 @@ class System:
             actuator_terms=None if self.actuators is None else self.actuators.term_rows(),
             actuator_ctrl=None if self.actuators is None else np.ascontiguousarray(self.ctrl, dtype=float),
             actuator_dof_range=None if self.actuators is None
-            else np.ascontiguousarray(self.actuators.dof_forcerange, dtype=float))
+            else np.ascontiguousarray(self.actuators.dof_forcerange, dtype=float),
+            actuator_gravcomp=self._actuator_gravcomp_rows())
+
+    def _actuator_gravcomp_rows(self):
+        """The variables whose actuator force range clips gravcomp's share with the actuators' force
+        (MJCF actuatorgravcomp: model/actuators.py), where the run applies gravcomp; else None."""
+        if self.actuators is None or self.gravcomp is None:
+            return None
+        k = self.actuators.gravcomp_clipped()
+        return np.ascontiguousarray(k, dtype=float) if len(k) else None
 
     def _stop_rows(self):
         """The stops' rows (q index, v index, position, sign) for the compiled loop."""
@@ -485,7 +494,7 @@ class System:
         if self.tendons:
             tau_all = tau_all + tendon_forces(model, q, v)
         if self.actuators is not None:
-            tau_all = tau_all + self.actuators.forces(q, v, self.ctrl, model.nv)
+            tau_all = tau_all + self.actuators.forces(q, v, self.ctrl, model.nv, actuator_gravcomp(model, q))
         if self.soft:
             ts = self.limits.soft_forces(q, v)
             if ts is not None:
@@ -544,18 +553,29 @@ class System:
         return np.concatenate((v, qdd, zdot)), (qdd, tau, info)
 
 
+def actuator_gravcomp(model, q):
+    """The gravity compensation the actuators' clip takes (``Actuators.forces``' ``gravcomp``): g at q
+    where a variable clips it (MJCF actuatorgravcomp with actuatorfrcrange), zeros without gravcomp,
+    None where no variable needs it."""
+    if not len(model.actuators.gravcomp_clipped()):
+        return None
+    if not np.any(model.gravcomp != 0):
+        return np.zeros(model.nv)
+    return gravity_compensation_torques(model, q)
+
+
 class _ActuatorControl:
     """The actuators' law (model/actuators.py) under the caller's ctrl(t, q, qd), as a controller."""
 
-    def __init__(self, actuators, ctrl, nv):
-        self.actuators, self.ctrl, self.nv = actuators, ctrl, nv
+    def __init__(self, model, ctrl, nv):
+        self.model, self.actuators, self.ctrl, self.nv = model, model.actuators, ctrl, nv
 
     def __call__(self, t, q, qd):
         try:
             c = self.ctrl(t, q, qd)
         except Exception as e:
             raise ValueError(f"ctrl: raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
-        return self.actuators.forces(q, qd, self.actuators.check_ctrl(c), self.nv)
+        return self.actuators.forces(q, qd, self.actuators.check_ctrl(c), self.nv, actuator_gravcomp(self.model, q))
 
 
 def _controller_output(out, t):

@@ -271,6 +271,8 @@ typedef struct mb_passive {
     const double *actuator_terms; /* term of coefficient 1, a fixed tendon's one per joint              */
     const double *actuator_ctrl;      /* (n_actuators) the run's constant ctrl                           */
     const double *actuator_dof_range; /* (nv × 2) each variable's actuator force range (actuatorfrcrange) */
+    int n_actuator_gc;      /* variables whose joint routes its gravity compensation (gc_lift) through   */
+    const double *actuator_gc; /* the actuator force range (MJCF actuatorgravcomp): v indices, increasing */
 } mb_passive;
 
 /* Hard position limits: events with impact resets, handled by the Python loop (rollout.c hands a step
@@ -367,18 +369,18 @@ static inline int mb_rollout_contact_states(const mb_rollout *r)
 }
 
 /* passive.c — the model's passive forces, one function per law (each with its Python statement, the
- * tests' reference: simulation/limits.py, dynamics/gravcomp.py, model/tendons.py).  Scratch: 3 nv + nv²
+ * tests' reference: simulation/limits.py, dynamics/gravcomp.py, model/tendons.py).  Scratch: 5 nv + nv²
  * doubles (mb_passive_scratch_size); the soft stops' Cholesky factor goes to d->L. */
 static inline long mb_passive_scratch_size(int nv)
 {
-    return 3L * nv + (long)nv * nv;
+    return 5L * nv + (long)nv * nv;
 }
 void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all);
 void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all);
 void mb_passive_friction(int nv, const double *friction, const double *velocity, const double *v, double *tau_all);
 void mb_passive_springs(int n, const double *rows, const double *q, double *tau_all);
-void mb_passive_actuators(int nv, const mb_passive *p, const double *q, const double *v, double *sum,
-                          double *tau_all);
+void mb_passive_actuators(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                          double *scratch, double *tau_all);
 void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const double *v, double *sum, double *one,
                         double *tau_all);
 void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,

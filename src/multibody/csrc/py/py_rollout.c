@@ -583,8 +583,12 @@ static int actuator_rows(reader *rd, const mb_model *m, mb_passive *p)
     PyObject *o = FIELD(rd, "actuators");
     if (!o)
         return 0;
-    if (o == Py_None)
-        return 1;
+    if (o == Py_None) {
+        PyObject *go = FIELD(rd, "actuator_gravcomp");
+        if (go && go != Py_None)
+            PyErr_SetString(PyExc_ValueError, "actuator_gravcomp: expected None without actuators");
+        return go == Py_None;
+    }
     npy_intp da[2] = {-1, 11};
     PyArrayObject *a = gated_array(rd->held, o, "actuators", NPY_DOUBLE, 2, da, 0);
     if (!a)
@@ -642,6 +646,26 @@ static int actuator_rows(reader *rd, const mb_model *m, mb_passive *p)
             return 0;
         }
     p->actuators = r, p->n_actuators = (int)da[0];
+    /* actuatorgravcomp: variables whose clamp takes gravcomp's generalized force with the actuators' */
+    PyObject *go = FIELD(rd, "actuator_gravcomp");
+    if (!go)
+        return 0;
+    if (go == Py_None)
+        return 1;
+    npy_intp dg[1] = {-1};
+    PyArrayObject *ga = gated_array(rd->held, go, "actuator_gravcomp", NPY_DOUBLE, 1, dg, 0);
+    if (!ga)
+        return 0;
+    const double *gi = PyArray_DATA(ga);
+    int ok = p->gc_lift != NULL && dg[0] <= m->nv;
+    for (npy_intp k = 0; ok && k < dg[0]; k++)
+        ok = gi[k] >= 0 && gi[k] < m->nv && gi[k] == (int)gi[k] && (k == 0 || gi[k] > gi[k - 1]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "actuator_gravcomp: expected increasing v indices inside the model, "
+                                          "with the gravity compensation's gc_lift, gc_com");
+        return 0;
+    }
+    p->actuator_gc = gi, p->n_actuator_gc = (int)dg[0];
     return 1;
 }
 

@@ -14,7 +14,10 @@
  *                                                                    model/tendons.py FixedTendon.forces
  *   actuators      τ_j += gear c_j f,  f = clip(gain clip(ctrl) + b0 + b1 l + b2 l̇),  l = gear Σ c_j q_j
  *                  (a joint's one term c = 1, a fixed tendon's), then τ clipped to each variable's
- *                  actuatorfrcrange                                  model/actuators.py Actuators.forces
+ *                  actuatorfrcrange; on a variable whose joint has actuatorgravcomp, the clip takes
+ *                  the sum with the gravity compensation g_j = Σ_i (J_i(c_i)ᵀ lift_i)_j, which gravcomp
+ *                  applies as f_ext, so τ_j += clip(τ_j + g_j) − g_j (MuJoCo's qfrc_actuator clamp)
+ *                                                                    model/actuators.py Actuators.forces
  *   soft stops     τ_j += sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a
  *                  bound, m_j = 1 / (H⁻¹)_jj                         simulation/limits.py JointLimits.soft_forces
  *   gravcomp       body i lifted by gravcomp_i m_i (−g) at its centre of mass, as f_ext
@@ -73,12 +76,43 @@ static double clip(double x, double lo, double hi)
     return fmin(fmax(x, lo), hi);
 }
 
+/* g_j = Σ_i (J_i(c_i)ᵀ lift_i)_j: the generalized force of gravcomp's lifts (mb_passive_gravcomp's f_ext)
+ * on every variable, through each lifted body's linear Jacobian at its centre of mass — the point as
+ * mb_jacobian places it and the rows summed in dynamics/gravcomp.py gravity_compensation_torques' order,
+ * so the two agree bit for bit.  Poses into d; J3: 3 nv scratch. */
+static void gravcomp_torques(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, double *J3,
+                             double *g)
+{
+    const int nv = m->nv;
+    mb_tree_poses(m, q, d->R, d->p);
+    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    memset(g, 0, sizeof(double) * nv);
+    for (int i = 0; i < m->nb; i++) {
+        const double *f = p->gc_lift + 3 * i, *com = p->gc_com + 3 * i;
+        if (f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0)
+            continue;
+        const double *R = d->R0 + 9 * i, *pb = d->p0 + 3 * i;
+        double P[3];
+        for (int r = 0; r < 3; r++)
+            P[r] = pb[r] + R[3 * r] * com[0] + R[3 * r + 1] * com[1] + R[3 * r + 2] * com[2];
+        memset(J3, 0, sizeof(double) * 3 * nv);
+        mb_point_jacobian_add(m, d->R0, d->p0, i, P, 1.0, J3);
+        for (int k = 0; k < nv; k++)
+            g[k] = g[k] + J3[k] * f[0] + J3[nv + k] * f[1] + J3[2 * nv + k] * f[2];
+    }
+}
+
 /* τ_all += the actuators' forces under the constant ctrl (model/actuators.py Actuators.forces: each
  * actuator's length l = gear Σ c_j q_j over its transmission's terms, its force f, (gear c_j) f into
- * sum, sum clipped per variable, then added).  sum: nv scratch. */
-void mb_passive_actuators(int nv, const mb_passive *p, const double *q, const double *v, double *sum,
-                          double *tau_all)
+ * sum, sum clipped per variable, then added).  On the variables of p->actuator_gc (joints with
+ * actuatorgravcomp and an actuatorfrcrange) MuJoCo clips the sum together with the joint's gravity
+ * compensation; gravcomp already applies g as f_ext, so those add clip(sum + g) − g.  Poses into d
+ * where actuator_gc is given.  scratch: 5 nv (sum, g, a 3 × nv Jacobian). */
+void mb_passive_actuators(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                          double *scratch, double *tau_all)
 {
+    const int nv = m->nv;
+    double *sum = scratch;
     memset(sum, 0, sizeof(double) * nv);
     for (int a = 0; a < p->n_actuators; a++) {
         const double *r = p->actuators + 11 * a;
@@ -91,8 +125,18 @@ void mb_passive_actuators(int nv, const mb_passive *p, const double *q, const do
         for (const double *t = t0; t < t1; t += 3)
             sum[(int)t[1]] = sum[(int)t[1]] + (g * t[2]) * f;
     }
-    for (int k = 0; k < nv; k++)
-        tau_all[k] = tau_all[k] + clip(sum[k], p->actuator_dof_range[2 * k], p->actuator_dof_range[2 * k + 1]);
+    const double *range = p->actuator_dof_range, *gc = NULL;
+    if (p->n_actuator_gc) {  /* (py_rollout.c: with gc_lift, indices increasing) */
+        gravcomp_torques(m, d, p, q, scratch + 2 * nv, scratch + nv);
+        gc = scratch + nv;
+    }
+    for (int k = 0, s = 0; k < nv; k++) {
+        if (gc && s < p->n_actuator_gc && (int)p->actuator_gc[s] == k) {
+            tau_all[k] = tau_all[k] + (clip(sum[k] + gc[k], range[2 * k], range[2 * k + 1]) - gc[k]);
+            s++;
+        } else
+            tau_all[k] = tau_all[k] + clip(sum[k], range[2 * k], range[2 * k + 1]);
+    }
 }
 
 /* NumPy's maximum(x, 0) and minimum(x, 0) (NaN and −0 as they are), for the Python statement's bits. */
@@ -220,7 +264,7 @@ void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const
     if (p->n_tendons)
         mb_passive_tendons(nv, p, q, v, scratch, scratch + nv, tau_all);
     if (p->n_actuators)
-        mb_passive_actuators(nv, p, q, v, scratch, tau_all);
+        mb_passive_actuators(m, d, p, q, v, scratch, tau_all);
     if (p->n_soft)
         mb_passive_soft_stops(m, d, p, q, v, scratch + 3 * nv, scratch + 2 * nv, tau_all);
 }
