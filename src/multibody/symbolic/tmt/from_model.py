@@ -36,6 +36,21 @@ def tree_kinematics(model, q=None):
     summed along the body's rotation chain with same-axis rotations merged), and ``q``,
     ``qindex`` (coordinate of each body's joint, −1 for fixed), ``params``, ``names``, ``nq``.
     """
+    kin = _tree_kinematics_se(model, q)
+    conv = C.Converter(list(kin["q"]) + list(kin["params"]))
+    out = dict(kin)
+    for key in ("R", "p", "r_com"):
+        out[key] = [conv.matrix(x) for x in kin[key]]
+    out["T_omega"] = [conv.matrix(x) if kin["nq"] else sp.zeros(3, 0) for x in kin["T_omega"]]
+    del out["qe"]
+    return out
+
+
+def _tree_kinematics_se(model, q=None):
+    """:func:`tree_kinematics` with its lists of SymEngine expressions, not converted: ``R`` (3×3
+    lists of rows), ``p``, ``r_com`` (3-lists), ``T_omega`` (3 rows of nq), and ``qe``, the
+    coordinates as SymEngine symbols (``q`` stays the SymPy column). The symbolic Kane projection
+    (:mod:`multibody.symbolic.nonholonomic`) works on these without a round trip through SymPy."""
     check_model(model)
     bodies = symbolic_bodies(model)
     nq = int(model.nv)
@@ -49,7 +64,6 @@ def tree_kinematics(model, q=None):
     qe = [C.to_se(s) for s in q]
     chains = rotation_chains(bodies, qe)
     cache = C.ChainCache()
-    conv = C.Converter(list(q) + list(params))
     origins, R, p, rc, Tw = [], [], [], [], []
     for i, bd in enumerate(bodies):
         t = joint_transform(bd, qe)[1]                       # joint origin (+ slide) in the parent
@@ -57,11 +71,11 @@ def tree_kinematics(model, q=None):
             t = C.add(origins[bd.parent], C.mv(cache.matrix(chains[bd.parent]), t))
         origins.append(t)
         A_IB = cache.matrix(chains[i])
-        R.append(conv.matrix(A_IB))
-        p.append(conv.matrix(t))
-        rc.append(conv.matrix(C.add(t, C.mv(A_IB, bd.com))))
-        Tw.append(conv.matrix(C.chain_local_omega(chains[i], qe, nq)) if nq else sp.zeros(3, 0))
-    return {"R": R, "p": p, "r_com": rc, "T_omega": Tw, "q": q, "qindex": [bd.dof for bd in bodies],
+        R.append(A_IB)
+        p.append(t)
+        rc.append(C.add(t, C.mv(A_IB, bd.com)))
+        Tw.append(C.chain_local_omega(chains[i], qe, nq) if nq else [[], [], []])
+    return {"R": R, "p": p, "r_com": rc, "T_omega": Tw, "q": q, "qe": qe, "qindex": [bd.dof for bd in bodies],
             "params": params, "names": [bd.name for bd in bodies], "nq": nq}
 
 
