@@ -450,7 +450,7 @@ def _sample_points(symbols, count, seed=0):
     return [{s: float(rng.uniform(-0.9, 0.9)) for s in symbols} for _ in range(count)]
 
 
-def _numeric(rows, values):
+def _evaluate_rows(rows, values):
     """A list of rows of SymEngine expressions at ``values`` as a float array."""
     flat = [e for r in rows for e in r]
     if not flat:
@@ -558,7 +558,7 @@ def kane_equations(source, constraints, independent, *, method="rnea", q=None, d
         syms = sorted(set().union(*(e.free_symbols for r in A for e in r)), key=str)
         best = None
         for point in _sample_points(syms, _SAMPLES):
-            W = _numeric(A, point) if syms else np.array([[float(e) for e in r] for r in A])
+            W = _evaluate_rows(A, point) if syms else np.array([[float(e) for e in r] for r in A])
             WD = W[:, dep]
             top = np.linalg.svd(W, compute_uv=False)[0]
             ratio = np.linalg.svd(WD, compute_uv=False)[-1] / top if top > 0 else 0.0
