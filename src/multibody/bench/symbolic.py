@@ -10,7 +10,12 @@
 2. a 3-D chain of rigid bodies (axes z, x, y, …) against ``LagrangesMethod``;
 3. StarlETH (18 DoF): total time for M, b, g.
 
-4. the TMT method (IRIS 2015) against our own Lagrange on the paper's and the seeds' systems.
+4. the TMT method (IRIS 2015) against our own Lagrange on the paper's and the seeds' systems;
+5. the Whipple bicycle (Meijaard et al. 2007): Kane's projection onto roll, steer and rear-wheel
+   speeds (``kane_equations``) and its linearisation about upright running, held to
+   ``whipple_linear`` (goal ≤ 10 s; SymPy's own Whipple test takes minutes).
+
+``--only bicycle`` (or pendulum, chain, starleth, tmt; repeatable) runs those parts alone.
 
 Our times are ``derive`` (readable entries, the default) *and* reading ``M``, ``b``, ``g`` as
 SymPy matrices, which is what Kane's ``mass_matrix_full``/``forcing_full`` give. The operation
@@ -128,6 +133,31 @@ def _check_chain(n, lm, eom, model, rng):
         np.allclose(-Fl.ravel(), num.b(q, dq) + num.g(q), atol=1e-8)
 
 
+PARTS = ("pendulum", "chain", "starleth", "tmt", "bicycle")
+
+
+def _bicycle():
+    """(derive s, linearise s, max |error| of M, C1, K0, K2 against whipple_linear)."""
+    from multibody.models.bicycle import whipple_bicycle, whipple_linear
+    from multibody.symbolic.nonholonomic import kane_equations
+
+    bike = whipple_bicycle()
+    names = list(bike.joint_names)
+    roll, pitch, rear, steer = (names.index(k) for k in ("roll", "pitch", "rear_wheel", "steer"))
+    q, dq = sp.symbols("q0:8"), sp.symbols("dq0:8")
+    t_d, red = _timed(lambda: kane_equations(bike, bike.constraints, [roll, steer, rear], q=q, dq=dq))
+    v = sp.Symbol("v")
+    point = {s: 0 for s in q}
+    point.update({dq[roll]: 0, dq[steer]: 0, dq[rear]: -v / bike.constraints[0].radius})
+    t_l, (M, C, K) = _timed(lambda: red.linearize(point, coordinates=[roll, steer], follow=[pitch]))
+    g = float(np.linalg.norm(bike.gravity))
+    C, K = C.applyfunc(sp.expand), K.applyfunc(sp.expand)
+    mine = [M, C.applyfunc(lambda e: e.coeff(v, 1)), K.applyfunc(lambda e: e.coeff(v, 0)) / g,
+            K.applyfunc(lambda e: e.coeff(v, 2))]
+    err = max(float(np.abs(np.array(a.tolist(), dtype=float) - b).max()) for a, b in zip(mine, whipple_linear(bike)))
+    return t_d, t_l, err
+
+
 def _row(cells, widths):
     return "  ".join(str(c).rjust(w) for c, w in zip(cells, widths))
 
@@ -137,7 +167,9 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--full", action="store_true", help="pendula n = 2…18, 3-D chains n = 2…5")
     ap.add_argument("--no-check", action="store_true", help="skip the numeric agreement checks")
+    ap.add_argument("--only", action="append", choices=PARTS, help="run only this part (repeatable)")
     args = ap.parse_args(argv)
+    parts = set(args.only or PARTS)
     rng = np.random.default_rng(0)
     pend_n = list(range(2, 19, 2)) if args.full else [2, 4, 6, 8, 10, 12]
     chain_n = [2, 3, 4, 5] if args.full else [2, 3, 4]
@@ -148,69 +180,93 @@ def main(argv=None) -> int:
     derive(n_link_pendulum_on_cart(1), "pne")
     _kane(1)
     _lagrange_chain(1)
+    if "pendulum" not in parts:
+        pend_n = []
+    if "chain" not in parts:
+        chain_n = []
 
-    print("n-link pendulum on a cart — SymPy KanesMethod (mass_matrix_full, forcing_full) "
-          "vs multibody derive (M, b, g)")
     w = (4, 12, 12, 12, 10, 6)
-    w2 = (4, 12, 12, 12, 10, 10, 10, 6)
-    print(_row(("n", "Kane [s]", "rnea [s]", "pne [s]", "ratio", "Kane ops", "our ops", "check"), w2))
-    for n in pend_n:
-        model = n_link_pendulum_on_cart(n)
-        t_k, (km, _, _) = _timed(lambda: _kane(n))
-        t_r, e_r = _timed(lambda: _derived(model, "rnea"))
-        t_p, e_p = _timed(lambda: _derived(model, "pne", kinematics=False))
-        best = min(t_r, t_p)
-        fast = e_p if t_p <= t_r else e_r
-        ok = "-" if args.no_check else ("ok" if _check_pendulum(n, km, fast, model, rng) else "FAIL")
-        ops_k, ops_o = _kane_ops(km, n), _our_ops(fast)
-        results["pendulum"].append((n, t_k, t_r, t_p, t_k / best, ok, ops_k, ops_o))
-        print(_row((n, f"{t_k:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_k / best:.1f}x", ops_k, ops_o, ok), w2),
-              flush=True)
+    if pend_n:
+        print("n-link pendulum on a cart — SymPy KanesMethod (mass_matrix_full, forcing_full) "
+              "vs multibody derive (M, b, g)")
+        w2 = (4, 12, 12, 12, 10, 10, 10, 6)
+        print(_row(("n", "Kane [s]", "rnea [s]", "pne [s]", "ratio", "Kane ops", "our ops", "check"), w2))
+        for n in pend_n:
+            model = n_link_pendulum_on_cart(n)
+            t_k, (km, _, _) = _timed(lambda: _kane(n))
+            t_r, e_r = _timed(lambda: _derived(model, "rnea"))
+            t_p, e_p = _timed(lambda: _derived(model, "pne", kinematics=False))
+            best = min(t_r, t_p)
+            fast = e_p if t_p <= t_r else e_r
+            ok = "-" if args.no_check else ("ok" if _check_pendulum(n, km, fast, model, rng) else "FAIL")
+            ops_k, ops_o = _kane_ops(km, n), _our_ops(fast)
+            results["pendulum"].append((n, t_k, t_r, t_p, t_k / best, ok, ops_k, ops_o))
+            print(_row((n, f"{t_k:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_k / best:.1f}x", ops_k, ops_o, ok), w2),
+                  flush=True)
 
-    print("\n3-D chain (joint axes z, x, y, …; rigid bodies) — SymPy LagrangesMethod vs multibody derive")
-    print(_row(("n", "Lagrange [s]", "rnea [s]", "pne [s]", "ratio", "check"), w))
-    for n in chain_n:
-        model = spatial_chain(n)
-        t_l, (lm, _, _) = _timed(lambda: _lagrange_chain(n))
-        t_r, e_r = _timed(lambda: _derived(model, "rnea"))
-        t_p, e_p = _timed(lambda: _derived(model, "pne", kinematics=False))
-        best = min(t_r, t_p)
-        ok = "-" if args.no_check else ("ok" if _check_chain(n, lm, e_r, model, rng) else "FAIL")
-        results["chain"].append((n, t_l, t_r, t_p, t_l / best, ok))
-        print(_row((n, f"{t_l:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_l / best:.1f}x", ok), w), flush=True)
+    if chain_n:
+        print("\n3-D chain (joint axes z, x, y, …; rigid bodies) — SymPy LagrangesMethod vs multibody derive")
+        print(_row(("n", "Lagrange [s]", "rnea [s]", "pne [s]", "ratio", "check"), w))
+        for n in chain_n:
+            model = spatial_chain(n)
+            t_l, (lm, _, _) = _timed(lambda: _lagrange_chain(n))
+            t_r, e_r = _timed(lambda: _derived(model, "rnea"))
+            t_p, e_p = _timed(lambda: _derived(model, "pne", kinematics=False))
+            best = min(t_r, t_p)
+            ok = "-" if args.no_check else ("ok" if _check_chain(n, lm, e_r, model, rng) else "FAIL")
+            results["chain"].append((n, t_l, t_r, t_p, t_l / best, ok))
+            print(_row((n, f"{t_l:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_l / best:.1f}x", ok), w), flush=True)
 
-    print("\nStarlETH (18 DoF, Euler x-y-z floating base): total time for M, b, g")
-    from multibody.symbolic import pne_system
+    if "starleth" in parts:
+        print("\nStarlETH (18 DoF, Euler x-y-z floating base): total time for M, b, g")
+        from multibody.symbolic import pne_system
 
-    t_s1, _ = _timed(lambda: derive(starleth(symbolic=True), "rnea"))
-    t_s2, _ = _timed(lambda: derive(starleth(symbolic=True), "pne", kinematics=False))
-    t_s3, _ = _timed(lambda: pne_system(starleth(symbolic=True)).derive())
-    print(f"  derive(starleth(symbolic=True), 'rnea')          {t_s1:8.3f} s")
-    print(f"  derive(starleth(symbolic=True), 'pne')           {t_s2:8.3f} s")
-    print(f"  compute_pne(body list, with kinematics)          {t_s3:8.3f} s   (goal < 30 s)")
-    print("\nTMT (IRIS 2015) against our Lagrange: derive(…, 'tmt') and derive(…, 'lagrange'), readable, as SymPy")
-    w3 = (22, 10, 10, 8, 9, 9)
-    print(_row(("system", "TMT [s]", "Lagr. [s]", "ratio", "TMT ops", "Lag ops"), w3))
-    import multibody as mb
-    tmt_rows = [("double_pendulum", lambda: mb.models.double_pendulum(symbolic=True)),
-                ("RA3Link", lambda: mb.models.ra3link(symbolic=True)), ("MA23", lambda: mb.models.ma23()),
-                *[(f"pendulum on cart n={k}", lambda k=k: n_link_pendulum_on_cart(k)) for k in (2, 4, 6)],
-                # the paper's constrained mechanisms (tree + constraints and force elements)
-                ("biped upper body", mb.models.biped_upper_body), ("flapping flyer", mb.models.flapping_flyer),
-                ("Clemens joint", mb.models.clemens_joint)]
-    for label, make in tmt_rows:
-        src = make()
-        t_t, e_t = _timed(lambda: _derived(src, "tmt"))
-        t_l, e_l = _timed(lambda: _derived(src, "lagrange"))
-        results.setdefault("tmt", []).append((label, t_t, t_l))
-        print(_row((label, f"{t_t:.3f}", f"{t_l:.3f}", f"{t_l / t_t:.2f}x", _our_ops(e_t), _our_ops(e_l)), w3),
-              flush=True)
+        t_s1, _ = _timed(lambda: derive(starleth(symbolic=True), "rnea"))
+        t_s2, _ = _timed(lambda: derive(starleth(symbolic=True), "pne", kinematics=False))
+        t_s3, _ = _timed(lambda: pne_system(starleth(symbolic=True)).derive())
+        print(f"  derive(starleth(symbolic=True), 'rnea')          {t_s1:8.3f} s")
+        print(f"  derive(starleth(symbolic=True), 'pne')           {t_s2:8.3f} s")
+        print(f"  compute_pne(body list, with kinematics)          {t_s3:8.3f} s   (goal < 30 s)")
+    if "tmt" in parts:
+        print("\nTMT (IRIS 2015) against our Lagrange: derive(…, 'tmt') and derive(…, 'lagrange'), readable, as SymPy")
+        w3 = (22, 10, 10, 8, 9, 9)
+        print(_row(("system", "TMT [s]", "Lagr. [s]", "ratio", "TMT ops", "Lag ops"), w3))
+        import multibody as mb
+        tmt_rows = [("double_pendulum", lambda: mb.models.double_pendulum(symbolic=True)),
+                    ("RA3Link", lambda: mb.models.ra3link(symbolic=True)), ("MA23", lambda: mb.models.ma23()),
+                    *[(f"pendulum on cart n={k}", lambda k=k: n_link_pendulum_on_cart(k)) for k in (2, 4, 6)],
+                    # the paper's constrained mechanisms (tree + constraints and force elements)
+                    ("biped upper body", mb.models.biped_upper_body), ("flapping flyer", mb.models.flapping_flyer),
+                    ("Clemens joint", mb.models.clemens_joint)]
+        for label, make in tmt_rows:
+            src = make()
+            t_t, e_t = _timed(lambda: _derived(src, "tmt"))
+            t_l, e_l = _timed(lambda: _derived(src, "lagrange"))
+            results.setdefault("tmt", []).append((label, t_t, t_l))
+            print(_row((label, f"{t_t:.3f}", f"{t_l:.3f}", f"{t_l / t_t:.2f}x", _our_ops(e_t), _our_ops(e_l)), w3),
+                  flush=True)
+    if "bicycle" in parts:
+        print("\nWhipple bicycle (Meijaard et al. 2007): kane_equations (tree, rolling rows, projection onto "
+              "roll, steer, rear wheel) and linearize about upright running")
+        t_d, t_l, err = _bicycle()
+        results["bicycle"] = (t_d, t_l, err)
+        print(f"  derive {t_d:.3f} s   linearise {t_l:.3f} s   total {t_d + t_l:.3f} s (goal ≤ 10 s)   "
+              f"max |M, C1, K0, K2 − whipple_linear| {err:.1e} ({'ok' if err < 1e-12 else 'FAIL'})", flush=True)
     ratios = [r[4] for r in results["pendulum"]]
-    print(f"\npendulum ratio SymPy/multibody: min {min(ratios):.1f}x, max {max(ratios):.1f}x (goal ≥ 50x); "
-          f"3-D chain vs LagrangesMethod: min {min(r[4] for r in results['chain']):.1f}x (goal ≥ 100x); "
-          f"ops after CSE ≤ Kane's at {sum(r[7] <= r[6] for r in results['pendulum'])}/{len(ratios)} sizes; "
-          f"TMT/Lagrange time ratio min {min(r[2] / r[1] for r in results['tmt']):.2f}x (goal ≥ 2x)")
+    notes = []
+    if ratios:
+        notes.append(f"pendulum ratio SymPy/multibody: min {min(ratios):.1f}x, max {max(ratios):.1f}x (goal ≥ 50x); "
+                     f"ops after CSE ≤ Kane's at {sum(r[7] <= r[6] for r in results['pendulum'])}/{len(ratios)} sizes")
+    if results["chain"]:
+        notes.append(f"3-D chain vs LagrangesMethod: min {min(r[4] for r in results['chain']):.1f}x (goal ≥ 100x)")
+    if results.get("tmt"):
+        notes.append(f"TMT/Lagrange time ratio min {min(r[2] / r[1] for r in results['tmt']):.2f}x (goal ≥ 2x)")
+    if "bicycle" in results:
+        notes.append(f"bicycle {sum(results['bicycle'][:2]):.2f} s (goal ≤ 10 s)")
+    print("\n" + "; ".join(notes))
     fails = [r for key in ("pendulum", "chain") for r in results[key] if r[5] == "FAIL"]
+    if "bicycle" in results and not results["bicycle"][2] < 1e-12:
+        fails.append("bicycle")
     return 1 if fails else 0
 
 

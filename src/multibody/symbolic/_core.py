@@ -156,7 +156,7 @@ class Converter:
         else:
             fn = _SP_FUNCS.get(type(e).__name__)
             if fn is not None:
-                r = fn(*[self._conv(a) for a in e.args], evaluate=False)
+                r = _apply(fn, [self._conv(a) for a in e.args])
             else:  # anything else: SymPy's own conversion, then our symbols
                 r = e._sympy_()
                 if r.free_symbols:
@@ -181,6 +181,25 @@ _UNKNOWN_RANK = len(_sp_basic.ordering_of_classes) + 1
 _SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": sp.log,
              "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "atan2": sp.atan2,
              "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "Abs": sp.Abs, "sign": sp.sign}
+
+
+_NARGS: dict = {}
+
+
+def _apply(fn, args):
+    """``fn(*args, evaluate=False)`` without its cost: SymPy's Function.__new__ builds the class's
+    ``nargs`` FiniteSet twice per call (about 0.1 ms after the cache is cleared, the largest fixed
+    cost of converting a small system); the node it returns is ``Basic.__new__(fn, *args)`` with
+    that set as ``nargs``, which is built here once per (function, arity) by SymPy itself."""
+    key = (fn, len(args))
+    nargs = _NARGS.get(key)
+    if nargs is None:
+        r = fn(*args, evaluate=False)
+        _NARGS[key] = r.nargs
+        return r
+    r = _sp_basic.Basic.__new__(fn, *args)
+    r.nargs = nargs
+    return r
 
 
 def free_symbols(obj) -> set:
