@@ -100,12 +100,15 @@ class StateSpace:
         self.model = model
         self.nq, self.nv, self.nz = model.nq, model.nv, nz
         self.n = self.nq + self.nv + nz
-        manifold = [(JointType(int(model.jtype[i])), int(model.q_start[i]), int(model.v_start[i]))
-                    for i in range(model.nb)
-                    if not spec(model.jtype[i]).vector]
-        self.manifold = manifold
-        self.vector = not manifold
-        self.quaternion_starts = tuple(qs + spec(jt).quat for jt, qs, _ in manifold if spec(jt).quat >= 0)
+        layout = model.__dict__.get("_state_layout")   # the model's alone: once per (immutable) Model
+        if layout is None:
+            manifold = tuple((JointType(int(model.jtype[i])), int(model.q_start[i]), int(model.v_start[i]))
+                             for i in range(model.nb)
+                             if not spec(model.jtype[i]).vector)
+            layout = model.__dict__["_state_layout"] = (
+                manifold, tuple(qs + spec(jt).quat for jt, qs, _ in manifold if spec(jt).quat >= 0))
+        self.manifold, self.quaternion_starts = layout
+        self.vector = not self.manifold
 
     def split(self, y):
         nq, nv = self.nq, self.nv
