@@ -129,8 +129,9 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
     """N fixed-step runs in ``csrc/sim/rollout.c``: every run is ``simulate``'s compiled run, bit for bit
     (groups of runs advance in lockstep, their forward dynamics in SIMD lanes).
 
-    With hard stops, a run handed back before a step that reaches a stop goes on in ``_run_fixed``
-    (``make_system()`` gives it its own System and stops), as its ``simulate`` would."""
+    With hard stops, a run handed back before a step that reaches a stop goes on through the event
+    machinery (``make_system()`` gives it its own System and stops), as its ``simulate`` would, the
+    handed-back runs together (:func:`_finish_handed_back`)."""
     space = StateSpace(model)
     Q0 = np.array(Q0, dtype=float)
     for s in space.quaternion_starts:

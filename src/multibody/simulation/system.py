@@ -7,6 +7,8 @@ fixed-step and adaptive run of ``mb.simulate`` and ``mb.simulate_batch`` goes th
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _checks
@@ -39,6 +41,8 @@ def _state_vector(name, x, n):
 
 
 def _positive(name, x, allow_zero=False):
+    if type(x) is float and (0.0 <= x if allow_zero else 0.0 < x) and x < math.inf:   # the common case, at once
+        return x
     return _checks.number(name, x, nonneg=allow_zero, positive=not allow_zero)
 
 
