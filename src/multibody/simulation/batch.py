@@ -187,8 +187,8 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
         n = int(info[i, 0])
         rec = Recorder()
         Y = np.concatenate((Q[i, :n], QD[i, :n]), axis=1)
-        for k in range(n):
-            rec.add(float(T[i, k]), Y[k], (QDD[i, k], TAU[i, k], None) if np.isfinite(QDD[i, k, 0]) else None)
+        finite = np.isfinite(QDD[i, :n, 0]).tolist()
+        rec.extend(T[i, :n], Y, [(QDD[i, k], TAU[i, k], None) if finite[k] else None for k in range(n)])
         if info[i, 1] == rollout.HANDED_BACK:
             system, events = make_system()
             release_by_step(model, plan, system, space, integrator, dt)

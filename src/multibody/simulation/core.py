@@ -64,6 +64,14 @@ class Recorder:
         self.derived.append(derived)
         self.held.append(held)
 
+    def extend(self, T, Y, derived):
+        """Keep the samples T (n,), rows of Y (n, …) and their ``derived`` (n entries) at once, as n calls
+        of :meth:`add` would (a compiled stretch's records: one list operation each, not n calls)."""
+        self.t.extend(T.tolist())
+        self.y.extend(Y)
+        self.derived.extend(derived)
+        self.held.extend([None] * len(T))
+
     def fill_last(self, t, derived):
         if self.derived and self.t[-1] == t and self.derived[-1] is None:
             self.derived[-1] = derived
@@ -116,8 +124,15 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
         except _NonFinite:
             a, tu, info = np.full(nv, np.nan), np.full(nv, np.nan), None
         rec.derived[i] = (a, tu, info)
-    for i in range(n):
-        if rec.derived[i] is not None:
+    rows = [i for i in range(n) if rec.derived[i] is not None]
+    A = np.array([rec.derived[i][0] for i in rows], dtype=float) if rows else None
+    B = np.array([rec.derived[i][1] for i in rows], dtype=float) if rows else None
+    if rows and A.shape == B.shape == (len(rows), nv):   # every sample's (q̈, τ) at once
+        qdd[rows], tau[rows] = A, B
+        for i in rows:
+            infos[i] = rec.derived[i][2]
+    else:
+        for i in rows:
             qdd[i], tau[i], infos[i] = rec.derived[i][0], rec.derived[i][1], rec.derived[i][2]
     residual = constraint_residuals(model, system, T, Q, V)
     forces = contact_force_record(infos) if system.contact is not None else None
@@ -556,9 +571,8 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
     if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
         rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), contact_info(0))   # the sample it started from
     Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]) + (() if Z is None else (Z[0, 1:n],)), axis=1)
-    for k in range(1, n):
-        derived = (QDD[0, k], TAU[0, k], contact_info(k)) if np.isfinite(QDD[0, k, 0]) else None
-        rec.add(float(T[0, k]), Y[k - 1], derived)
+    finite = np.isfinite(QDD[0, :n, 0]).tolist()
+    rec.extend(T[0, 1:n], Y, [(QDD[0, k], TAU[0, k], contact_info(k)) if finite[k] else None for k in range(1, n)])
     if piece_end and not stopped and n > 1:
         rec.derived[-1] = None   # a piece's end: q̈, τ come from the next piece's first step (after a sample there)
     return t_end, Y_END[0].copy(), n_sample, info[0].copy(), None
