@@ -188,7 +188,7 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
         rec = Recorder()
         Y = np.concatenate((Q[i, :n], QD[i, :n]), axis=1)
         finite = np.isfinite(QDD[i, :n, 0]).tolist()
-        rec.extend(T[i, :n], Y, [(QDD[i, k], TAU[i, k], None) if finite[k] else None for k in range(n)])
+        rec.extend(T[i, :n], Y, [(a, b, None) if f else None for a, b, f in zip(QDD[i, :n], TAU[i, :n], finite)])
         if info[i, 1] == rollout.HANDED_BACK:
             system, events = make_system()
             release_by_step(model, plan, system, space, integrator, dt)
