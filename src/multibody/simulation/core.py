@@ -572,8 +572,9 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
         rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), contact_info(0))   # the sample it started from
     Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]) + (() if Z is None else (Z[0, 1:n],)), axis=1)
     finite = np.isfinite(QDD[0, :n, 0]).tolist()
-    rec.extend(T[0, 1:n], Y, [(a, b, contact_info(k)) if f else None   # (rows of QDD, TAU: views, as QDD[0, k])
-                              for k, a, b, f in zip(range(1, n), QDD[0, 1:n], TAU[0, 1:n], finite[1:])])
+    # (rows of compact copies: a batch's call holds every run's records, which then go at once)
+    rec.extend(T[0, 1:n], Y, [(a, b, contact_info(k)) if f else None
+                              for k, a, b, f in zip(range(1, n), QDD[0, 1:n].copy(), TAU[0, 1:n].copy(), finite[1:])])
     if piece_end and not stopped and n > 1:
         rec.derived[-1] = None   # a piece's end: q̈, τ come from the next piece's first step (after a sample there)
     return t_end, Y_END[0].copy(), n_sample, info[0].copy(), None
