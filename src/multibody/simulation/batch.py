@@ -17,8 +17,8 @@ import numpy as np
 from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
-from .core import (Recorder, _run_fixed, build_trajectory, check_record_size, model_constraints, release_by_step,
-                   simulate)
+from .core import (Recorder, _fixed_machine, _resume_together, build_trajectory, check_record_size,
+                   model_constraints, release_by_step, simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
@@ -129,8 +129,9 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
     """N fixed-step runs in ``csrc/sim/rollout.c``: every run is ``simulate``'s compiled run, bit for bit
     (groups of runs advance in lockstep, their forward dynamics in SIMD lanes).
 
-    With hard stops, a run handed back before a step that reaches a stop goes on in ``_run_fixed``
-    (``make_system()`` gives it its own System and stops), as its ``simulate`` would."""
+    With hard stops, a run handed back before a step that reaches a stop goes on through the event
+    machinery (``make_system()`` gives it its own System and stops), as its ``simulate`` would, the
+    handed-back runs together (:func:`_finish_handed_back`)."""
     space = StateSpace(model)
     Q0 = np.array(Q0, dtype=float)
     for s in space.quaternion_starts:
@@ -165,35 +166,43 @@ def _run_compiled_batch(model, plan, Q0, QD0, t_final, dt, integrator, record_ev
 
 
 def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record_every, make_system, starts=None):
-    """Every run as a Trajectory: those handed back at a hard stop continue in ``_run_fixed`` (with a
-    sampled controller's hold where they stopped); ``starts`` (run → (q0, q̇0)): runs starting on a
-    hard stop, which go to ``_run_fixed`` from their start as simulate's (after ``JointLimits.start``)."""
+    """Every run as a Trajectory: those handed back at a hard stop continue through the event machinery
+    (``core._fixed_machine``, with a sampled controller's hold where they stopped), all of them together
+    (``core._resume_together``: between their events their compiled stretches run as one call on all
+    threads); ``starts`` (run → (q0, q̇0)): runs starting on a hard stop, which enter the machinery from
+    their start as simulate's (after ``JointLimits.start``).  Each run's numbers are its ``simulate``'s."""
     T, Q, QD, QDD, TAU, Y_END, info = out[:7]
-    runs = []
+    runs, machines, which = [], [], []
     for i in range(Q.shape[0]):
         if starts and i in starts:
             system, events = make_system()
             release_by_step(model, plan, system, space, integrator, dt)
             system.last_z = np.zeros(0)
             q0, qd0 = system.limits.start(0.0, starts[i][0].copy(), starts[i][1].copy())
-            runs.append(_run_fixed(model, space, system, events, np.concatenate((q0, qd0)), t_final, dt,
-                                   integrator, record_every, 0.0, 0.0, False, plan))
+            machines.append(_fixed_machine(model, space, system, events, np.concatenate((q0, qd0)), t_final, dt,
+                                           integrator, record_every, 0.0, 0.0, False, plan))
+            which.append(i)
+            runs.append(None)
             continue
         n = int(info[i, 0])
         rec = Recorder()
         Y = np.concatenate((Q[i, :n], QD[i, :n]), axis=1)
-        for k in range(n):
-            rec.add(float(T[i, k]), Y[k], (QDD[i, k], TAU[i, k], None) if np.isfinite(QDD[i, k, 0]) else None)
+        finite = np.isfinite(QDD[i, :n, 0]).tolist()
+        rec.extend(T[i, :n], Y, [(a, b, None) if f else None for a, b, f in zip(QDD[i, :n], TAU[i, :n], finite)])
         if info[i, 1] == rollout.HANDED_BACK:
             system, events = make_system()
             release_by_step(model, plan, system, space, integrator, dt)
             t0, n_sample = float(info[i, 2]), 0
             if out.held is not None:
                 system.held_tau, n_sample = out.held[i].copy(), int(out.n_sample[i])
-            runs.append(_run_fixed(model, space, system, events, Y_END[i].copy(), t_final, dt, integrator,
-                                   record_every, 0.0, 0.0, False, plan, t0=t0, rec=rec, n_sample=n_sample))
+            machines.append(_fixed_machine(model, space, system, events, Y_END[i].copy(), t_final, dt, integrator,
+                                           record_every, 0.0, 0.0, False, plan, t0=t0, rec=rec, n_sample=n_sample))
+            which.append(i)
+            runs.append(None)
             continue
         runs.append(build_trajectory(model, space, System(model), rec, [], "finished", "", integrator))
+    for i, traj in zip(which, _resume_together(model, plan, machines, dt, integrator, record_every)):
+        runs[i] = traj
     return BatchTrajectory.from_runs(runs)
 
 

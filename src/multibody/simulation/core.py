@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,6 +63,14 @@ class Recorder:
         self.y.append(y)
         self.derived.append(derived)
         self.held.append(held)
+
+    def extend(self, T, Y, derived):
+        """Keep the samples T (n,), rows of Y (n, …) and their ``derived`` (n entries) at once, as n calls
+        of :meth:`add` would (a compiled stretch's records: one list operation each, not n calls)."""
+        self.t.extend(T.tolist())
+        self.y.extend(Y)
+        self.derived.extend(derived)
+        self.held.extend([None] * len(T))
 
     def fill_last(self, t, derived):
         if self.derived and self.t[-1] == t and self.derived[-1] is None:
@@ -115,8 +124,15 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
         except _NonFinite:
             a, tu, info = np.full(nv, np.nan), np.full(nv, np.nan), None
         rec.derived[i] = (a, tu, info)
-    for i in range(n):
-        if rec.derived[i] is not None:
+    rows = [i for i in range(n) if rec.derived[i] is not None]
+    A = np.array([rec.derived[i][0] for i in rows], dtype=float) if rows else None
+    B = np.array([rec.derived[i][1] for i in rows], dtype=float) if rows else None
+    if rows and A.shape == B.shape == (len(rows), nv):   # every sample's (q̈, τ) at once
+        qdd[rows], tau[rows] = A, B
+        for i in rows:
+            infos[i] = rec.derived[i][2]
+    else:
+        for i in rows:
             qdd[i], tau[i], infos[i] = rec.derived[i][0], rec.derived[i][1], rec.derived[i][2]
     residual = constraint_residuals(model, system, T, Q, V)
     forces = contact_force_record(infos) if system.contact is not None else None
@@ -525,7 +541,7 @@ class _FixedFlow:
 
 
 def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, dt, integrator, record_every,
-                      whole_run=True, piece_end=False):
+                      whole_run=True, piece_end=False, out=None):
     """Run on in ``csrc/sim/rollout.c`` from (t, y) until t_final or a step that crosses a hard stop; a
     sampled controller's hold (``system.held_tau``, next sample ``n_sample``) goes on in C and comes
     back.  Returns (t, y, n_sample, info, out) where it stopped, ``info`` (count, code, t_from, t_to)
@@ -533,11 +549,13 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
     step turned the state non-finite, y is the last finite one), ``out`` run_compiled's arrays; the samples join
     ``rec`` unless the stretch is the whole run (``whole_run``: t_final is the run's end, ``rec``
     holds only its start, and the stretch was not handed back; ``piece_end``: t_final is a progress
-    bar's piece's end, not the run's)."""
+    bar's piece's end, not the run's).  ``out``: the stretch already run (this run's row of a batch's
+    call, :func:`_resume_together`), else it runs here."""
     nq, nv = model.nq, model.nv
-    out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
-                               record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
-                               n_sample=n_sample)
+    if out is None:
+        out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
+                                   record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
+                                   n_sample=n_sample)
     T, Q, QD, QDD, TAU, Y_END, info, Z, F, held, next_sample = out
     if held is not None:
         system.held_tau, n_sample = held[0].copy(), int(next_sample[0])
@@ -553,9 +571,10 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
     if rec.t[-1] == t and rec.derived[-1] is None and np.isfinite(QDD[0, 0, 0]):
         rec.derived[-1] = (QDD[0, 0].copy(), TAU[0, 0].copy(), contact_info(0))   # the sample it started from
     Y = np.concatenate((Q[0, 1:n], QD[0, 1:n]) + (() if Z is None else (Z[0, 1:n],)), axis=1)
-    for k in range(1, n):
-        derived = (QDD[0, k], TAU[0, k], contact_info(k)) if np.isfinite(QDD[0, k, 0]) else None
-        rec.add(float(T[0, k]), Y[k - 1], derived)
+    finite = np.isfinite(QDD[0, :n, 0]).tolist()
+    # (rows of compact copies: a batch's call holds every run's records, which then go at once)
+    rec.extend(T[0, 1:n], Y, [(a, b, contact_info(k)) if f else None
+                              for k, a, b, f in zip(range(1, n), QDD[0, 1:n].copy(), TAU[0, 1:n].copy(), finite[1:])])
     if piece_end and not stopped and n > 1:
         rec.derived[-1] = None   # a piece's end: q̈, τ come from the next piece's first step (after a sample there)
     return t_end, Y_END[0].copy(), n_sample, info[0].copy(), None
@@ -629,6 +648,92 @@ def release_by_step(model, plan, system, space, integrator, dt):
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
                plan=None, t0=0.0, rec=None, n_sample=0, flow=None):
+    """One run through the event machinery (:func:`_fixed_machine`), its compiled stretches run as it asks."""
+    machine = _fixed_machine(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol,
+                            progress, plan, t0, rec, n_sample, flow)
+    try:
+        next(machine)
+        while True:
+            machine.send(None)
+    except StopIteration as done:
+        return done.value
+
+
+class _Stretch(NamedTuple):
+    """A compiled stretch a run's event machinery asks for: its plan, from (t, y) with a sampled
+    controller's hold (``held``, next sample ``n_sample``) to ``t_stop``."""
+    plan: rollout.Plan
+    t: float
+    y: np.ndarray
+    n_sample: int
+    t_stop: float
+    held: np.ndarray | None
+
+
+def _shares_plan(stretch, plan):
+    """Can this stretch run in one call with others of ``plan``: the same records but for its resting
+    joints (``Stops.resting``), a continuous controller and no Python function (each run's own)?"""
+    p = stretch.plan
+    return (stretch.held is None and plan.control.period == 0.0 and plan.control.call is None
+            and plan.control.call_batch is None and plan.contact.call is None
+            and all(getattr(plan.callbacks, k) is None for k in ("forces", "guards", "dynamics"))
+            and not plan.callbacks.z_columns and p.stops.rows is plan.stops.rows
+            and all(getattr(p, k) is getattr(plan, k) for k in ("control", "f_ext", "passive", "contact",
+                                                                  "callbacks", "constraints")))
+
+
+def _resume_together(model, plan, machines, dt, integrator, record_every):
+    """Drive several runs' event machineries (:func:`_fixed_machine`) to their ends: each goes on in
+    Python until it asks for a compiled stretch; the stretches of ``plan`` that end at one time run in
+    one compiled call (``Run.starts``: each run from its own start with its own resting joints, a
+    group of one, on all threads without the GIL), each run sent its row; the others run alone.
+    Every run's numbers are those of its own :func:`_run_fixed`.  Returns the Trajectories in order."""
+    nq, nv = model.nq, model.nv
+    results, asks = [None] * len(machines), {}
+
+    def advance(i, out):
+        try:
+            asks[i] = machines[i].send(out) if out is not None or i in asks else next(machines[i])
+        except StopIteration as done:
+            asks.pop(i, None)
+            results[i] = done.value
+    for i in range(len(machines)):
+        advance(i, None)
+    while asks:
+        together = {}
+        for i, ask in list(asks.items()):
+            if _shares_plan(ask, plan):
+                together.setdefault(ask.t_stop, []).append(i)
+            else:   # alone: the machine runs its stretch itself
+                asks[i] = None
+                advance(i, None)
+        for t_stop, runs in together.items():
+            if len(runs) == 1:
+                i = runs[0]
+                advance(i, rollout.run_compiled(
+                    model, asks[i].plan, asks[i].y[None, :nq], asks[i].y[None, nq:nq + nv], t_stop, dt, integrator,
+                    record_every, keep_last=False, t0=asks[i].t, Z0=asks[i].y[None, nq + nv:]))
+                continue
+            Y = np.stack([asks[i].y for i in runs])
+            starts = np.array([asks[i].t for i in runs])
+            resting = None
+            if any(asks[i].plan.stops.resting is not None for i in runs):
+                resting = np.full((len(runs), nv, 3), -1.0)
+                for r, i in enumerate(runs):
+                    table = asks[i].plan.stops.resting
+                    if table is not None:
+                        resting[r, :len(table)] = table
+            base = dataclasses.replace(asks[runs[0]].plan, stops=plan.stops)
+            out = rollout.run_compiled(model, base, Y[:, :nq], Y[:, nq:nq + nv], t_stop, dt, integrator,
+                                       record_every, keep_last=False, t0=float(starts.min()), Z0=Y[:, nq + nv:],
+                                       starts=starts, resting=resting)
+            for r, i in enumerate(runs):
+                advance(i, rollout.CompiledRuns(*(None if a is None else a[r:r + 1] for a in out)))
+    return results
+
+
+def _fixed_machine(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,
+                  plan=None, t0=0.0, rec=None, n_sample=0, flow=None):
     """The event machinery around the compiled loop.  The run goes on in ``csrc/sim/rollout.c``
     whenever every event is armed (but a resting joint's own stop, which the compiled loop holds)
     until a step reaches a stop, a stop lets go or an event fires; that step is taken here, one
@@ -639,7 +744,12 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
     bar the compiled loop runs in pieces of about 1/200 of the run that end on recorded samples,
     and the bar moves between them.  ``flow``: what is stepped (:class:`_FixedFlow`, the default:
     the state; ``sensitivity.SensitivityFlow``: the state and Z = [Φ | ∂x/∂τ], ``y`` and ``plan``
-    its own)."""
+    its own).
+
+    A generator: it yields each compiled stretch it wants as a :class:`_Stretch` and is sent back
+    that stretch's :class:`~multibody.simulation.rollout.CompiledRuns` (the run's row, N = 1), or None
+    to run it itself; it returns the Trajectory.  One run (:func:`_run_fixed`) sends None; a batch's
+    runs (:func:`_resume_together`) are sent their rows of one compiled call."""
     flow = flow or _FixedFlow(space, system, integrator)
     space, f = flow.space, flow.deriv
     z_from, z_to = model.nq + model.nv, model.nq + model.nv + system.nz
@@ -663,10 +773,11 @@ def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_
         stretch = _compiled_plan(plan, system, monitor) if flow.may_stretch() else None
         if stretch is not None:
             t_stop = t_final if not progress else min(t_final, (math.floor(t / dt + 1e-9) // piece + 1) * piece * dt)
+            out = yield _Stretch(stretch, t, y, n_sample, t_stop, system.held_tau)   # run by the driver, or here
             t, y, n_sample, info, whole = _compiled_stretch(model, stretch, system, flow, rec, t, y, n_sample,
                                                             t_stop, dt, integrator, record_every,
                                                             whole_run=not progress and flow.plain,
-                                                            piece_end=t_stop < t_final)
+                                                            piece_end=t_stop < t_final, out=out)
             if whole is not None:   # no stop reached: the run is the compiled one
                 return _compiled_trajectory(model, space, system, whole, integrator)
             last_recorded_t = rec.t[-1]

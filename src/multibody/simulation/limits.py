@@ -84,6 +84,24 @@ MASSLESS = 1e-9
 LIMIT_MODES = ("hard", "soft", "off")
 
 
+def model_stops(model):
+    """The stops (joint name, q index, v index, position, sign) of the model's finite position limits
+    on its one-variable joints; computed once per Model (immutable) and cached on it."""
+    stops = model.__dict__.get("_stops")
+    if stops is None:
+        stops = []
+        lower, upper = enforced_position_limits(model)   # equal bounds: URDF's omitted ones, not a limit
+        for j in range(model.nb):
+            if model.nq_joint[j] != 1 or model.nv_joint[j] != 1:
+                continue
+            qi, vi = int(model.q_start[j]), int(model.v_start[j])
+            for pos, sign in ((lower[qi], 1.0), (upper[qi], -1.0)):
+                if np.isfinite(pos):
+                    stops.append((model.joint_names[j], qi, vi, float(pos), sign))
+        stops = model.__dict__["_stops"] = tuple(stops)
+    return stops
+
+
 class JointLimits:
     """The model's position limits on its one-variable joints, as ``mb.simulate`` enforces them.
 
@@ -98,16 +116,7 @@ class JointLimits:
         self.restitution = _checks.number("limit_restitution", restitution, nonneg=True)
         if self.restitution > 1.0:
             raise ValueError(f"limit_restitution: expected a number in [0, 1], got {restitution!r}")
-        self.stops = []
-        if mode != "off":
-            lower, upper = enforced_position_limits(model)   # equal bounds: URDF's omitted ones, not a limit
-            for j in range(model.nb):
-                if model.nq_joint[j] != 1 or model.nv_joint[j] != 1:
-                    continue
-                qi, vi = int(model.q_start[j]), int(model.v_start[j])
-                for pos, sign in ((lower[qi], 1.0), (upper[qi], -1.0)):
-                    if np.isfinite(pos):
-                        self.stops.append((model.joint_names[j], qi, vi, float(pos), sign))
+        self.stops = list(model_stops(model)) if mode != "off" else []
         self.resting: dict[int, tuple] = {}
         self.system = None
         self.impact_events = {}   # stop -> its impact Event (events())

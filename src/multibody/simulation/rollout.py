@@ -100,12 +100,15 @@ class StateSpace:
         self.model = model
         self.nq, self.nv, self.nz = model.nq, model.nv, nz
         self.n = self.nq + self.nv + nz
-        manifold = [(JointType(int(model.jtype[i])), int(model.q_start[i]), int(model.v_start[i]))
-                    for i in range(model.nb)
-                    if not spec(model.jtype[i]).vector]
-        self.manifold = manifold
-        self.vector = not manifold
-        self.quaternion_starts = tuple(qs + spec(jt).quat for jt, qs, _ in manifold if spec(jt).quat >= 0)
+        layout = model.__dict__.get("_state_layout")   # the model's alone: once per (immutable) Model
+        if layout is None:
+            manifold = tuple((JointType(int(model.jtype[i])), int(model.q_start[i]), int(model.v_start[i]))
+                             for i in range(model.nb)
+                             if not spec(model.jtype[i]).vector)
+            layout = model.__dict__["_state_layout"] = (
+                manifold, tuple(qs + spec(jt).quat for jt, qs, _ in manifold if spec(jt).quat >= 0))
+        self.manifold, self.quaternion_starts = layout
+        self.vector = not self.manifold
 
     def split(self, y):
         nq, nv = self.nq, self.nv
@@ -303,7 +306,10 @@ class Record:
 class Run:
     """One call's window over a Plan: the integrator's code, [t0, t_final] in steps of dt (or one step
     of ``one_step``), a sampled controller's hold at t0 (``held0``, next sample ``n_sample0``), the
-    contact states' start ``Z0`` and its Record."""
+    contact states' start ``Z0`` and its Record.  ``starts`` (N,): runs of their own windows (a batch's
+    runs handed back, resumed together between their events), run n from ``starts[n]`` ≥ t0 with
+    ``resting[n]`` (nv, 3) its joints resting on their stops (``Stops.resting``'s rows, then rows of
+    body −1); each run is then advanced exactly as its own single call would advance it."""
     integrator: int
     t0: float
     t_final: float
@@ -313,6 +319,8 @@ class Run:
     n_sample0: int
     Z0: Array
     record: Record
+    starts: Array = None
+    resting: Array = None
 
 
 def _pd_tables(model, pd):
@@ -393,13 +401,15 @@ class CompiledRuns(NamedTuple):
 
 
 def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0, Z0=None,
-                 held=None, n_sample=0, one_step=None):
+                 held=None, n_sample=0, one_step=None, starts=None, resting=None):
     """Run N initial states from t0 (:class:`CompiledRuns`); with ground contact the states start
     from Z0 (zeros if None); a sampled controller resumed at t0 holds ``held`` until sample
     ``n_sample`` (None: it samples at t0).  ``one_step`` h: only one step of size h from t0 (no
     sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end; h < 0
     steps backwards, with ``dt`` = |h|).  ``plan``: a
-    :class:`Plan`, the window and recording become its :class:`Run`.
+    :class:`Plan`, the window and recording become its :class:`Run`.  ``starts`` (N,), ``resting``
+    (N, nv, 3) or None: each run from its own start with its own resting joints (``Run.starts``;
+    ``t0`` is then their earliest).
 
     Rows past a run's count are NaN (batches: a run that stopped early; runs with hard stops), or
     unset for one run: the C loop fills them, each run's on the thread that runs it (the records are
@@ -436,7 +446,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
         outputs.update(HELD_END=HELD, N_SAMPLE_END=NS)
     run = Run(INTEGRATOR_CODES[integrator], float(t0), float(t_final), float(dt),
               None if one_step is None else float(one_step), held, int(n_sample), Z0,
-              Record(int(record_every), bool(keep_last)))
+              Record(int(record_every), bool(keep_last)), starts, resting)
     _core.rollout(model._c, np.ascontiguousarray(Q0, dtype=float), np.ascontiguousarray(QD0, dtype=float), outputs,
                   plan, run)
     bad = np.flatnonzero(info[:, 1] > 0)

@@ -7,6 +7,8 @@ fixed-step and adaptive run of ``mb.simulate`` and ``mb.simulate_batch`` goes th
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _checks
@@ -39,6 +41,8 @@ def _state_vector(name, x, n):
 
 
 def _positive(name, x, allow_zero=False):
+    if type(x) is float and (0.0 <= x if allow_zero else 0.0 < x) and x < math.inf:   # the common case, at once
+        return x
     return _checks.number(name, x, nonneg=allow_zero, positive=not allow_zero)
 
 
@@ -61,6 +65,45 @@ def _takes_time(method) -> bool:
     except (TypeError, ValueError):
         return False
     return "t" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+class _ModelFacts:
+    """What a run reads of its model alone — the passive laws' arrays and their compiled loop's rows —
+    computed once per Model (:func:`model_facts`).  A Model is immutable (frozen fields, read-only
+    arrays; ``dataclasses.replace`` makes another Model, with its own facts), so they stay true; the
+    arrays here are read-only too, shared by every run of the model."""
+
+    def __init__(self, model):
+        def frozen(a):
+            if a is not None:
+                a.setflags(write=False)
+            return a
+        self.damping = frozen(np.array(model.damping, float)) if np.any(model.damping != 0) else None
+        self.friction = frozen(np.array(model.friction, float)) if np.any(model.friction != 0) else None
+        gc = getattr(model, "gravcomp", None)
+        self.gravcomp = None if gc is None or not np.any(np.asarray(gc) != 0) else frozen(np.array(gc, float))
+        self.tendons = tuple(getattr(model, "tendons", ()) or ())   # sprung/damped fixed tendons (MJCF)
+        springs = spring_rows(model)                                  # joint springs (MJCF stiffness)
+        self.springs = frozen(np.ascontiguousarray(springs)) if len(springs) else None
+        self.gc_lift = self.gc_com = None
+        if self.gravcomp is not None:   # dynamics/gravcomp.py's lift, computed the same way
+            self.gc_lift = frozen(np.ascontiguousarray((self.gravcomp * model.mass)[:, None]
+                                                       * -np.asarray(model.gravity), dtype=float))
+            self.gc_com = frozen(np.array(model.com, dtype=float))
+        self.tendon_rows = self.tendon_terms = None
+        if self.tendons:   # model/tendons.py: (k, d, L_lo, L_hi) per tendon, (tendon, q index, v index, c) per term
+            self.tendon_rows = frozen(np.array([(t.stiffness, t.damping, *t.spring_length) for t in self.tendons],
+                                               dtype=float))
+            self.tendon_terms = frozen(np.array([(i, qi, vi, c) for i, t in enumerate(self.tendons)
+                                                 for qi, vi, c in zip(*t._indices(model), t.coef)], dtype=float))
+
+
+def model_facts(model) -> _ModelFacts:
+    """The model's :class:`_ModelFacts`, cached on the Model (as ``model_fingerprint`` is)."""
+    facts = model.__dict__.get("_run_facts")
+    if facts is None:
+        facts = model.__dict__["_run_facts"] = _ModelFacts(model)
+    return facts
 
 
 class System:
@@ -129,15 +172,11 @@ class System:
                                     f"and .forces(model, q, qd, z); it has no {attr!r}")
             self.nz = _checks.integer("contact.n_states", getattr(contact, "n_states", 0), lo=0)
         self.contact = contact
-        self.damping = np.asarray(model.damping, float) if np.any(model.damping != 0) else None
-        self.friction = np.asarray(model.friction, float) if np.any(model.friction != 0) else None
+        facts = self.facts = model_facts(model)   # the model's own laws, computed once per model
+        self.damping, self.friction, self.gravcomp = facts.damping, facts.friction, facts.gravcomp
         self.friction_velocity = _positive("friction_velocity", friction_velocity)
         self.friction_velocity_asked = self.friction_velocity   # (a fixed step may raise it per joint)
-        gc = getattr(model, "gravcomp", None)
-        self.gravcomp = None if gc is None or not np.any(np.asarray(gc) != 0) else np.asarray(gc, float)
-        self.tendons = tuple(getattr(model, "tendons", ()) or ())   # sprung/damped fixed tendons (MJCF)
-        springs = spring_rows(model)                                  # joint springs (MJCF stiffness)
-        self.springs = np.ascontiguousarray(springs) if len(springs) else None
+        self.tendons, self.springs = facts.tendons, facts.springs
         self.actuators = None if self.ctrl_function else getattr(model, "actuators", None)   # under a constant ctrl
         if self.actuators is None and ctrl is not None and not self.ctrl_function:
             raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
@@ -263,22 +302,12 @@ class System:
     def passive_record(self):
         """The plan's :class:`~multibody.simulation.rollout.Passive`: this run's passive laws as
         ``csrc/sim/passive.c`` reads them (None where a law is absent)."""
-        model = self.model
-        gc_lift = gc_com = None
-        if self.gravcomp is not None:   # dynamics/gravcomp.py's lift, computed the same way
-            gc_lift = np.ascontiguousarray((self.gravcomp * model.mass)[:, None] * -np.asarray(model.gravity),
-                                           dtype=float)
-            gc_com = np.ascontiguousarray(model.com, dtype=float)
-        tendon_rows = tendon_terms = None
-        if self.tendons:   # model/tendons.py: (k, d, L_lo, L_hi) per tendon, (tendon, q index, v index, c) per term
-            tendon_rows = np.array([(t.stiffness, t.damping, *t.spring_length) for t in self.tendons], dtype=float)
-            tendon_terms = np.array([(i, qi, vi, c) for i, t in enumerate(self.tendons)
-                                     for qi, vi, c in zip(*t._indices(model), t.coef)], dtype=float)
+        model, facts = self.model, self.facts   # gravcomp's lift and the tendons' rows: the model's (_ModelFacts)
+        gc_lift, gc_com, tendon_rows, tendon_terms = facts.gc_lift, facts.gc_com, facts.tendon_rows, facts.tendon_terms
         friction = self.friction
         return rollout.Passive(
             soft_time=float(SOFT_LIMIT_TIME),
-            damping=None if self.damping is None else np.ascontiguousarray(self.damping, dtype=float),
-            friction=None if friction is None else np.ascontiguousarray(friction, dtype=float),
+            damping=self.damping, friction=friction,   # (the model's, float and contiguous: _ModelFacts)
             friction_velocity=None if friction is None else np.ascontiguousarray(
                 np.broadcast_to(np.asarray(self.friction_velocity, dtype=float), (model.nv,))),
             gc_lift=gc_lift, gc_com=gc_com, tendons=tendon_rows, tendon_terms=tendon_terms,

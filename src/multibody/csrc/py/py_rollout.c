@@ -20,6 +20,12 @@ typedef struct {
     int fill_nan;   /* the records' rows start NaN (rows a run does not reach stay so) */
     const mb_constraints *constraints;  /* a constrained model's rows in C (constraints.c), or NULL */
     void *fallback;  /* their Python statement where the C solve is singular (py_callbacks), or NULL */
+    /* Runs of their own windows (Run.starts, Run.resting: the batch's runs handed back, resumed together
+     * between their events): run n starts at t0s[n] with its n_resting[n] joints resting on their stops
+     * (resting_v, resting_sign + n·nv), each run a group of one as its own single call is; or NULL. */
+    const double *t0s;
+    const int *n_resting, *resting_v;
+    const double *resting_sign;
 } rollout_job;
 
 /* An optional array argument of finite numbers: None leaves *data NULL; 0 with the error set if bad. */
@@ -333,6 +339,15 @@ static int rollout_group(const mb_model *m, mb_data *d, const job *j, Py_ssize_t
     }
     if (L == 0)
         return MB_OK;
+    mb_rollout own;
+    if (rj->t0s) {  /* a run of its own window (width 1): its start and its resting joints */
+        const int nv = m->nv;
+        own = *r;
+        own.t0 = rj->t0s[run[0]];
+        own.stops.n_resting = rj->n_resting[run[0]];
+        own.stops.resting_v = rj->resting_v + run[0] * nv, own.stops.resting_sign = rj->resting_sign + run[0] * nv;
+        r = &own;
+    }
     mb_rollout local;
     c_constraints kc;
     const mb_rollout *rg = constraints_begin(m, rj, r, &local, &kc);
@@ -927,6 +942,77 @@ static int window_from(reader *rd, const mb_model *m, mb_rollout *r)
     return 1;
 }
 
+/* Run.starts (N,) and Run.resting (N, nv, 3) | None: runs of their own windows (a batch's runs resumed
+ * together between their events, rj->t0s), each started at its t0 ∈ [Run.t0, t_final] with its joints
+ * resting on their stops (rows (body, v index, sign) as Stops.resting's, unused rows body −1 after the
+ * used ones); into rj (its block in *block, freed by the caller).  None: 1, the run's one window. */
+static int own_windows(reader *rd, const mb_model *m, npy_intp N, const mb_rollout *r, const py_callbacks *cb,
+                       int have_cons, rollout_job *rj, void **block)
+{
+    PyObject *starts = FIELD(rd, "starts"), *resting = starts ? FIELD(rd, "resting") : NULL;
+    if (!resting)
+        return 0;
+    if (starts == Py_None) {
+        if (resting == Py_None)
+            return 1;
+        PyErr_SetString(PyExc_ValueError, "resting: per-run resting rows need per-run starts (Run.starts)");
+        return 0;
+    }
+    npy_intp ds[1] = {N}, dr[3] = {N, m->nv, 3};
+    const double *t0s, *rows = NULL;
+    if (!optional_finite(rd->held, starts, "starts", 1, ds, &t0s) ||
+        !optional_finite(rd->held, resting, "resting", 3, dr, &rows))
+        return 0;
+    for (npy_intp n = 0; n < N; n++)
+        if (!(t0s[n] >= r->t0 && t0s[n] <= r->t_final)) {
+            PyErr_SetString(PyExc_ValueError, "starts: expected each run's start in [t0, t_final]");
+            return 0;
+        }
+    if (r->one_step != 0.0 || r->stops.n_resting || r->control.kind == MB_CONTROL_BATCH ||
+        (rows && (!r->stops.n || cb->dynamics || have_cons))) {
+        PyErr_SetString(PyExc_ValueError, "starts, resting: runs of their own windows take no one_step, no Stops.resting "
+                                          "and no batch controller; resting rows need hard stops and no dynamics "
+                                          "function");
+        return 0;
+    }
+    const int nv = m->nv;
+    char *b = calloc(1, sizeof(double) * (size_t)N * nv + sizeof(int) * (size_t)N * (nv + 1) + 1);
+    unsigned char *seen = malloc((size_t)m->nb + 1);
+    if (!b || !seen) {
+        free(b), free(seen);
+        PyErr_NoMemory();
+        return 0;
+    }
+    *block = b;
+    double *sign = (double *)b;
+    int *v_index = (int *)(sign + (size_t)N * nv), *count = v_index + (size_t)N * nv;
+    int ok = 1;
+    for (npy_intp n = 0; ok && rows && n < N; n++) {  /* stops_from's checks, run by run */
+        memset(seen, 1, (size_t)m->nb);
+        const double *row = rows + n * nv * 3;
+        int k = 0;
+        for (; k < nv && row[3 * k] != -1.0; k++) {
+            const double b_ = row[3 * k];
+            ok = b_ >= 0 && b_ < m->nb && b_ == (int)b_ && fabs(row[3 * k + 2]) == 1.0 && seen[(int)b_] &&
+                 m->nv_joint[(int)b_] == 1 && row[3 * k + 1] == m->v_start[(int)b_];
+            if (!ok)
+                break;
+            seen[(int)b_] = 0, v_index[n * nv + k] = m->v_start[(int)b_], sign[n * nv + k] = row[3 * k + 2];
+        }
+        for (int u = k; ok && u < nv; u++)
+            ok = row[3 * u] == -1.0;
+        count[n] = k;
+    }
+    free(seen);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "resting: expected per run rows (body, its v index, sign ±1) of distinct "
+                                          "one-dof joints, then rows of body -1");
+        return 0;
+    }
+    rj->t0s = t0s, rj->n_resting = count, rj->resting_v = v_index, rj->resting_sign = sign;
+    return 1;
+}
+
 /* The entries of rollout's outputs dict (any other is an error: a misspelt one would be ignored). */
 static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
                                       "N_SAMPLE_END", NULL};
@@ -1110,6 +1196,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     int q_index[m->nv + 1];  /* a PD on a model with multi-dof joints: q index of each one-dof joint's dof */
     kept k = {.n = 0};
     PyObject *result = NULL;
+    void *windows = NULL;  /* own_windows' block */
     mb_constraints cons;
     int have_cons = 0;
     if (!plan_from(args[4], args[5], &k, held, m, N, vector, &cb, &r, &ground, &scene, resting_v, resting_sign, resting_fd,
@@ -1170,6 +1257,9 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         r.control.q_index = q_index;
     }
     rollout_job rj = {{0}};
+    reader window = {&k, held, args[5], "Run"};
+    if (!own_windows(&window, m, N, &r, &cb, have_cons, &rj, &windows))
+        goto done;
     job j = {0};
     j.in[0] = PyArray_DATA(Q0), j.step[0] = m->nq;
     j.in[1] = PyArray_DATA(QD0), j.step[1] = m->nv;
@@ -1192,8 +1282,9 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     /* A batch's groups: the widest lanes.  One run of a planar tree: two lanes (single_run_lanes), for
      * the lean RK4 step (rollout_lanes.h; its FDab is small, the step's bookkeeping is not); other single
      * runs, whose FDab dominates, run scalar (measured: the double pendulum 9 % faster, the Panda not). */
-    rj.lanes = !lanes_run || !lanes_active ? NULL : N > 1 ? lanes_active : m->planar ? single_run_lanes() : NULL;
-    rj.width = N > 1 && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
+    const int single = N == 1 || rj.t0s;  /* runs of their own windows: each run as its single call */
+    rj.lanes = !lanes_run || !lanes_active ? NULL : !single ? lanes_active : m->planar ? single_run_lanes() : NULL;
+    rj.width = !single && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
     rj.constraints = have_cons ? &cons : NULL, rj.fallback = have_cons && cb.dynamics ? &cb : NULL;
     rj.fill_nan = N > 1 || r.stops.n > 0;  /* a single run's unreached rows stay unset */
@@ -1224,6 +1315,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     result = Py_None;
     Py_INCREF(result);
 done:
+    free(windows);
     mb_scene_free_hulls(&scene);
     kept_release(&k);
     return result;
