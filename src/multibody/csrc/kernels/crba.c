@@ -15,7 +15,7 @@
  * (RBDA §2.18), so Xupᵀ Ic Xup costs ~90 flops, fewer for a turn about a coordinate axis
  * (spatial.h: mb_inertia_to_parent_add_kind).  Each entry below the diagonal is written
  * to its mirror image above it at once (only the structurally non-zero ones: a branched tree's H
- * is mostly zeros, which the memset provides).
+ * is mostly zeros, which clearing each row as it is reached provides).
  */
 #include <string.h>
 
