@@ -15,7 +15,7 @@
  * (RBDA §2.18), so Xupᵀ Ic Xup costs ~90 flops, fewer for a turn about a coordinate axis
  * (spatial.h: mb_inertia_to_parent_add_kind).  Each entry below the diagonal is written
  * to its mirror image above it at once (only the structurally non-zero ones: a branched tree's H
- * is mostly zeros, which clearing each row as it is reached provides).
+ * is mostly zeros, which the memset provides).
  */
 #include <string.h>
 
@@ -86,13 +86,10 @@ MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real 
         if (m->parent[i] >= 0)
             mb_inertia_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, Ic + MB_NI * i,
                                           Ic + MB_NI * m->parent[i]);
+    memset(H, 0, sizeof(real) * nv * nv);
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
             real F[6];
-            /* row k is cleared here, not H at the top: every entry of row k is written after this, by
-             * row k's own pass or as the mirror of a later dof's (a descendant of body i has a larger
-             * index, py_model.c), and a clear of nv·nv numbers at once is glibc's `rep stosb`. */
-            memset(H + (long)nv * k, 0, sizeof(real) * nv);
             if (m->dof_unit[k] >= 0)  /* F = Ic_i S_k */
                 composite_column(Ic + MB_NI * i, m->dof_unit[k], F);
             else

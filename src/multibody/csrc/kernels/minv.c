@@ -288,8 +288,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
     /* only the upper triangle starts at 0 (the passes add into it; the lower one is its mirror at the
      * end, and the joints' diagonal blocks are written whole), cleared row by row: half the stores,
      * and no glibc `rep stosb` on a block of nv·nv */
-    for (int r = 0; r < nv; r++)
-        memset(Minv + (long)nv * r + r, 0, sizeof(real) * (nv - r));
+    memset(Minv, 0, sizeof(real) * nv * nv);
     memset(F, 0, sizeof(real) * 6 * nv);
     for (int i = 0; i < nb; i++)
         world_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
