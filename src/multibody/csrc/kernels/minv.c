@@ -168,45 +168,6 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #endif
 }
 
-/* Row block i of M⁻¹ in the columns t = nj … ns − 1 of its subtree: −D⁻¹ Jᵀ F[:, c].  Inlined with
- * nj a constant 6 for a free joint (the compiler unrolls its 6 × 6 loops) and a variable otherwise:
- * the same operations in the same order, so the same bits. */
-static inline __attribute__((always_inline)) void subtree_rows(const real *J, const real *Dinv, const real *F,
-                                                               const int *sub, int nj, int ns, int vs, long nv,
-                                                               real *Minv)
-{
-    for (int t = nj; t < ns; t++) {
-        const int c = sub[t];
-        real JF[6];
-        for (int e2 = 0; e2 < nj; e2++)
-            JF[e2] = mb_dot6(J + 6 * (vs + e2), F + 6 * c);
-        for (int e = 0; e < nj; e++) {
-            real s = MB_SPLAT(0.0);
-            for (int e2 = 0; e2 < nj; e2++)
-                s += Dinv[nj * e + e2] * JF[e2];
-            Minv[nv * (vs + e) + c] = -s;
-        }
-    }
-}
-
-/* A root's P_i[:, c] = Σ_e J_e M⁻¹[e, c] for c ≥ vs (its parent's acceleration is 0), the general
- * loop's operations in its order; inlined with nj a constant 6 for a free joint, like subtree_rows. */
-static inline __attribute__((always_inline)) void root_accelerations(const real *J, const real *Minv, int nj,
-                                                                     int vs, int nv, real *Pi)
-{
-    for (int c = vs; c < nv; c++) {
-        real *pc = Pi + 6 * c;
-        for (int r = 0; r < 6; r++)
-            pc[r] = MB_SPLAT(0.0);
-        for (int e = 0; e < nj; e++) {
-            const real y = Minv[(long)nv * (vs + e) + c];
-            const real *Je = J + 6 * (vs + e);
-            for (int r = 0; r < 6; r++)
-                pc[r] += Je[r] * y;
-        }
-    }
-}
-
 #ifndef MB_LANE_BUILD
 
 long mb_minv_world_scratch(const mb_model *m)
@@ -285,9 +246,6 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
     }
     for (int i = 0; i < nb; i++)
         slot[i] = !preorder ? i : m->parent[i] < 0 ? 0 : slot[m->parent[i]] + 1;
-    /* only the upper triangle starts at 0 (the passes add into it; the lower one is its mirror at the
-     * end, and the joints' diagonal blocks are written whole), cleared row by row: half the stores,
-     * and no glibc `rep stosb` on a block of nv·nv */
     memset(Minv, 0, sizeof(real) * nv * nv);
     memset(F, 0, sizeof(real) * 6 * nv);
     for (int i = 0; i < nb; i++)
@@ -320,10 +278,18 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             const real w = -Dinv[0];
             for (int t = 1; t < ns; t++)
                 Minv[(long)nv * vs + sub[t]] = w * mb_dot6(J + 6 * vs, F + 6 * sub[t]);
-        } else if (nj == 6)  /* a free joint */
-            subtree_rows(J, Dinv, F, sub, 6, ns, vs, nv, Minv);
-        else
-            subtree_rows(J, Dinv, F, sub, nj, ns, vs, nv, Minv);
+        } else for (int t = nj; t < ns; t++) {
+            const int c = sub[t];
+            real JF[6];
+            for (int e2 = 0; e2 < nj; e2++)
+                JF[e2] = mb_dot6(J + 6 * (vs + e2), F + 6 * c);
+            for (int e = 0; e < nj; e++) {
+                real s = MB_SPLAT(0.0);
+                for (int e2 = 0; e2 < nj; e2++)
+                    s += Dinv[nj * e + e2] * JF[e2];
+                Minv[(long)nv * (vs + e) + c] = -s;
+            }
+        }
         if (par < 0)
             continue;
         if (nj == 1) {  /* most joints: U_i and D⁻¹ in registers, IA_λ += IA_i − U_i D⁻¹ U_iᵀ in one sweep
@@ -393,33 +359,31 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                 }
             continue;
         }
-        if (par < 0) {  /* a root: no parent's acceleration to pass on */
-            if (nj == 6)
-                root_accelerations(J, Minv, 6, vs, nv, Pi);
-            else
-                root_accelerations(J, Minv, nj, vs, nv, Pi);
-            continue;
-        }
         for (int c = vs; c < nv; c++) {
             real *pc = Pi + 6 * c;
-            const real *x = Pp + 6 * c;
-            if (nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
+            if (par >= 0 && nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
+                const real *x = Pp + 6 * c;
                 const real y = Minv[(long)nv * vs + c] - Dinv1 * mb_dot6(U1, x);
                 Minv[(long)nv * vs + c] = y;
                 sum_scaled6(pc, x, J1, y);
                 continue;
+            } else if (par >= 0) {
+                const real *x = Pp + 6 * c;
+                real Ux[6];
+                for (int e = 0; e < nj; e++)
+                    Ux[e] = mb_dot6(d->U + 6 * (vs + e), x);
+                for (int e = 0; e < nj; e++) {
+                    real s = MB_SPLAT(0.0);
+                    for (int e2 = 0; e2 < nj; e2++)
+                        s += Dinv[nj * e + e2] * Ux[e2];
+                    Minv[(long)nv * (vs + e) + c] -= s;
+                }
+                for (int r = 0; r < 6; r++)
+                    pc[r] = x[r];
+            } else {
+                for (int r = 0; r < 6; r++)
+                    pc[r] = MB_SPLAT(0.0);
             }
-            real Ux[6];
-            for (int e = 0; e < nj; e++)
-                Ux[e] = mb_dot6(d->U + 6 * (vs + e), x);
-            for (int e = 0; e < nj; e++) {
-                real s = MB_SPLAT(0.0);
-                for (int e2 = 0; e2 < nj; e2++)
-                    s += Dinv[nj * e + e2] * Ux[e2];
-                Minv[(long)nv * (vs + e) + c] -= s;
-            }
-            for (int r = 0; r < 6; r++)
-                pc[r] = x[r];
             for (int e = 0; e < nj; e++) {
                 const real y = Minv[(long)nv * (vs + e) + c];
                 const real *Je = J + 6 * (vs + e);
