@@ -55,7 +55,8 @@ void mb_rnead_add_qdd(const mb_model *m, const mb_rnead *w, const double *qdd);
 void mb_rnead_backward(const mb_model *m, const mb_rnead *w, const double *fext, double *dtau_dq,
                        double *dtau_dqd, double *M);
 /* … and M⁻¹ from world motion subspaces J (nv × 6), world inertias Y (nb × 10) and the subtree columns
- * cols, first, count (mb_subtree_columns: the caller makes them once for M⁻¹ and what follows) */
+ * cols, first, count (mb_subtree_columns; mb_model_compile makes them once: the model's sub_cols,
+ * sub_first, sub_count) */
 long mb_minv_world_scratch(const mb_model *m);
 void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot);
 int mb_minv_world(const mb_model *m, mb_data *d, double *scratch, const double *J, const double *Y,

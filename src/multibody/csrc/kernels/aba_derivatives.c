@@ -21,7 +21,7 @@
 long mb_aba_derivatives_scratch(const mb_model *m)
 {
     return mb_rnea_derivatives_scratch(m) + mb_minv_world_scratch(m) + 2L * m->nv * m->nv + 2L * m->nv +
-           (2L * m->nv + 3L * m->nb) / 2 + 2;  /* the last: ints (cols, first, count, slot, ks) */
+           m->nv / 2 + 1;  /* the last: nv ints (ks; the subtree columns are the model's, compile.c) */
 }
 #endif
 
@@ -154,8 +154,9 @@ static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data 
     const int nv = m->nv;
     real *dtau_dq = scratch + mb_rnea_derivatives_scratch(m), *dtau_dqd = dtau_dq + (long)nv * nv;
     real *qdd = dtau_dqd + (long)nv * nv, *rhs = qdd + nv, *work = rhs + nv;
-    int *cols = (int *)(work + mb_minv_world_scratch(m)), *first = cols + nv, *count = first + m->nb;
-    mb_subtree_columns(m, cols, first, count, count + m->nb);  /* for M⁻¹ and the products */
+    int *ks = (int *)(work + mb_minv_world_scratch(m));  /* minus_products' row offsets */
+    /* the subtree columns, for M⁻¹ and the products: made once by mb_model_compile (compile.c) */
+    const int *cols = m->sub_cols, *first = m->sub_first, *count = m->sub_count;
     const int st = MB_NAME(mb_minv_world)(m, d, work, w->J, w->Yc, cols, first, count, Minv);
     if (st != MB_OK)
         return st;
@@ -170,7 +171,7 @@ static int MB_NAME(mb_aba_derivatives_after_forward)(const mb_model *m, mb_data 
     }
     MB_NAME(mb_rnead_add_qdd)(m, w, qdd);
     MB_NAME(mb_rnead_backward)(m, w, fext, dtau_dq, dtau_dqd, NULL);
-    minus_products(m, cols, first, count, count + 2 * m->nb, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd,
+    minus_products(m, cols, first, count, ks, Minv, dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd,
                    qdd);  /* q̈ and rhs, used up: the room for a column */
     return MB_OK;
 }

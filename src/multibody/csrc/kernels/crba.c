@@ -23,6 +23,50 @@
 #include "model/poses.h"
 #include "common/spatial.h"
 
+/* F = Ic e_s: column s of a 10-parameter inertia's 6×6 matrix (mb_inertia_mul's product with a unit
+ * vector written out: copies and sign flips, the same values but for the sign of a zero).  For a
+ * free joint these six columns are the floating base's whole 6×6 block of H. */
+static inline void composite_column(const real *J, int s, real *F)
+{
+    const real m = J[0], h0 = J[1], h1 = J[2], h2 = J[3], z = MB_SPLAT(0.0);
+    switch (s) {
+    case 0: F[0] = J[4], F[1] = J[5], F[2] = J[6], F[3] = z, F[4] = -h2, F[5] = h1; break;
+    case 1: F[0] = J[5], F[1] = J[7], F[2] = J[8], F[3] = h2, F[4] = z, F[5] = -h0; break;
+    case 2: F[0] = J[6], F[1] = J[8], F[2] = J[9], F[3] = -h1, F[4] = h0, F[5] = z; break;
+    case 3: F[0] = z, F[1] = h2, F[2] = -h1, F[3] = m, F[4] = z, F[5] = z; break;
+    case 4: F[0] = -h2, F[1] = z, F[2] = h0, F[3] = z, F[4] = m, F[5] = z; break;
+    default: F[0] = h1, F[1] = -h0, F[2] = z, F[3] = z, F[4] = z, F[5] = m;
+    }
+}
+
+/* F = Xup_iᵀ F for a turn by θ (cos c, sin s) about e_K with no tree rotation (model.h: pose_kind):
+ * spatial.h's mb_force_to_parent_add_K, storing instead of adding (F in place). */
+#define FORCE_TURN_TO_PARENT(SUFFIX, K)                                                                  \
+    static inline void force_to_parent_##SUFFIX(real c, real s, const real *p, real *f)                 \
+    {                                                                                                   \
+        enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
+        real g[3], n[3];                                                                                \
+        g[K] = f[3 + (K)], g[KA] = c * f[3 + KA] - s * f[3 + KB], g[KB] = s * f[3 + KA] + c * f[3 + KB]; \
+        n[K] = f[K], n[KA] = c * f[KA] - s * f[KB], n[KB] = s * f[KA] + c * f[KB];                      \
+        f[0] = n[0] + p[1] * g[2] - p[2] * g[1];                                                        \
+        f[1] = n[1] + p[2] * g[0] - p[0] * g[2];                                                        \
+        f[2] = n[2] + p[0] * g[1] - p[1] * g[0];                                                        \
+        f[3] = g[0], f[4] = g[1], f[5] = g[2];                                                          \
+    }
+FORCE_TURN_TO_PARENT(x, 0)
+FORCE_TURN_TO_PARENT(y, 1)
+FORCE_TURN_TO_PARENT(z, 2)
+
+static inline void force_to_parent_kind(int kind, const real *R, const real *p, real *f)
+{
+    switch (kind) {  /* c = R_aa, s = R_ba (spatial.h: mb_force_to_parent_add_kind) */
+    case 0: force_to_parent_x(R[4], R[7], p, f); break;
+    case 1: force_to_parent_y(R[8], R[2], p, f); break;
+    case 2: force_to_parent_z(R[0], R[3], p, f); break;
+    default: mb_force_to_parent(R, p, f, f);
+    }
+}
+
 /* S_kᵀ F: a pick when column k of S is a unit vector. */
 static inline real subspace_dot(const mb_model *m, int k, const real *F)
 {
@@ -46,12 +90,15 @@ MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real 
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
             real F[6];
-            mb_composite_mul(Ic + MB_NI * i, m->S + 6 * k, F);  /* F = Ic_i S_k */
+            if (m->dof_unit[k] >= 0)  /* F = Ic_i S_k */
+                composite_column(Ic + MB_NI * i, m->dof_unit[k], F);
+            else
+                mb_composite_mul(Ic + MB_NI * i, m->S + 6 * k, F);
             real *row = H + (long)nv * k;                    /* row k, left of the diagonal */
             for (int k2 = m->v_start[i]; k2 <= k; k2++)
                 row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);
             for (int j = i; m->parent[j] >= 0;) {  /* F = Xup_jᵀ F, one joint nearer the root */
-                mb_force_to_parent(d->R + 9 * j, d->p + 3 * j, F, F);
+                force_to_parent_kind(m->pose_kind[j], d->R + 9 * j, d->p + 3 * j, F);
                 j = m->parent[j];
                 for (int k2 = m->v_start[j]; k2 < m->v_start[j] + m->nv_joint[j]; k2++)
                     row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);

@@ -23,7 +23,6 @@
 long mb_rnea_derivatives_scratch(const mb_model *m);
 long mb_minv_world_scratch(const mb_model *m);
 long mb_aba_derivatives_scratch(const mb_model *m);
-void mb_subtree_columns(const mb_model *m, int *cols, int *first, int *count, int *slot);
 int mb_invert_small(const double *D, int n, double *Dinv);
 
 /* the part of the workspace (data.h) that mb_minv_world uses, in lanes */
