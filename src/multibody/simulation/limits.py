@@ -58,6 +58,7 @@ The run's :class:`Trajectory` lists what was applied in ``traj.passive`` and in 
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
@@ -152,7 +153,7 @@ class JointLimits:
                 warnings.warn(f"q0: joint {name!r} starts at {float(rows[row, qi])!r}{where}, outside its range "
                               f"[{lo!r}, {hi!r}]; it starts on its {'lower' if sign > 0 else 'upper'} limit {pos!r} "
                               f"(limits='soft' pushes it in as MuJoCo's soft limit does; limits='off' ignores "
-                              f"the range)", SimulationWarning, stacklevel=3)
+                              f"the range)", SimulationWarning, stacklevel=_caller_level())
             rows[row, qi] = pos
         return Q
 
@@ -429,6 +430,18 @@ class JointLimits:
             return q, qd
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit release")
+
+
+def _caller_level():
+    """The ``stacklevel`` of a warning raised by the function that calls this one that names the first
+    frame outside the package: the user's call of ``simulate`` or ``simulate_batch``, however many of
+    the package's frames lie between (a fixed level named ``batch.py`` for ``simulate_batch``)."""
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def effective_inertia(H, L, j):
