@@ -295,3 +295,20 @@ def test_filtered_actuators_warn_by_name_when_ctrl_leaves_their_start():
         mb.simulate(m, None, None, 0.01, contact="off", ctrl=np.full(12, 0.2))
     with pytest.warns(mb.SimulationWarning, match=r"filter activation dynamics.*ctrl\(t\)"):
         mb.simulate(m, None, None, 0.01, contact="off", ctrl=lambda t, q, qd: np.zeros(12))
+
+
+def test_actuators_repr_is_one_line_with_counts_read_from_mujoco():
+    """``repr(model.actuators)`` is one line (the dataclass's printed every array), and its counts are
+    MuJoCo's own for the file: actuators, ctrl-limited, force-limited, filtered (dyntype filter) and
+    on tendons (trntype tendon)."""
+    for name in ("humanoid.xml", "quadruped.xml"):
+        path = os.path.join(SUITE, name)
+        model, mj = load(path)
+        act = model.actuators
+        text = repr(act)
+        assert "\n" not in text and len(text) < 200
+        n, tendons = mj.nu, int(np.sum(mj.actuator_trntype == mujoco.mjtTrn.mjTRN_TENDON))
+        filtered = int(np.sum(mj.actuator_dyntype == mujoco.mjtDyn.mjDYN_FILTER))
+        assert text.startswith(f"Actuators({n} actuators: {mj.actuator(0).name}, ")
+        assert text.endswith(f"; ctrl-limited {int(mj.actuator_ctrllimited.sum())}, force-limited "
+                             f"{int(mj.actuator_forcelimited.sum())}, filtered {filtered}, on tendons {tendons})")

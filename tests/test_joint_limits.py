@@ -609,3 +609,123 @@ def test_a_joint_a_rounding_error_past_its_stop_joins_the_next_impact(integrator
             j = m.joint_names.index(ev.name.split()[0])
             side = m.q_lower if " lower " in ev.name else m.q_upper
             assert ev.qd_after[j] == 0.0 and ev.q_after[j] == side[j]
+
+
+# ---- the resting set as a whole (issue 33: dm_control's humanoid's 'abdomen_x upper limit release') ----
+#: planar(3) under gravity and a constant τ: joint1 starts on its upper stop, pressed into it (it rests);
+#: joint2 starts 1 mm above its lower stop and is driven onto it (plastic: it comes to rest).  Held together,
+#: joint1's stop pulls (λ < 0): joint2's impact frees joint1 — found by a search over random states and τ
+CHAIN_Q0 = np.array([-1.4, 0.65, -1.45])
+CHAIN_TAU = np.array([10.0, 0.5, 17.0])
+CHAIN_STOPS = [(0, -1.0, -1.4), (1, 1.0, 0.649)]      # (joint, sign: +1 lower / −1 upper, position)
+
+
+def _chain():
+    return dataclasses.replace(mb.models.planar(3), q_upper=np.array([-1.4, np.inf, np.inf]),
+                               q_lower=np.array([-np.inf, 0.649, -np.inf]))
+
+
+def _held(m, q, qd, tau, held):
+    """q̈ and the stops' forces (each in its push's sense) with the joints ``held`` fixed: the KKT
+    system of CRBA's H and RNEA's bias solved by NumPy, H q̈ = τ − C + Jᵀλ, J q̈ = 0."""
+    H = mb.crba(m, q)
+    f = tau - mb.rnea(m, q, qd, np.zeros(m.nv))
+    J = np.zeros((len(held), m.nv))
+    for k, (j, _s, _p) in enumerate(held):
+        J[k, j] = 1.0
+    K = np.block([[H, -J.T], [J, np.zeros((len(held), len(held)))]])
+    x = np.linalg.solve(K, np.concatenate([f, np.zeros(len(held))]))
+    return x[:m.nv], np.array([s * lam for (_j, s, _p), lam in zip(held, x[m.nv:])])
+
+
+def _complementary_sets(m, q, qd, tau, stops):
+    """Every held set of the stops that solves the complementarity problem (λ ≥ 0 held, sign·q̈ ≥ 0
+    free), by enumerating all subsets: the reference the pivoting in JointLimits.settle is held to."""
+    import itertools
+    out = []
+    for r in range(len(stops) + 1):
+        for held in itertools.combinations(stops, r):
+            qdd, push = _held(m, q, qd, tau, list(held))
+            if np.all(push >= 0.0) and all(s * qdd[j] >= 0.0 for (j, s, p) in stops if (j, s, p) not in held):
+                out.append({j for j, _s, _p in held})
+    return out
+
+
+def test_the_complementarity_reference_sees_the_chain_as_built():
+    """The chain's premise, from the reference alone: joint1 alone pushes on its stop and joint2, free,
+    is driven into its own; both held, joint1's stop would pull."""
+    m = _chain()
+    qdd, push = _held(m, CHAIN_Q0, np.zeros(3), CHAIN_TAU, CHAIN_STOPS[:1])
+    assert push[0] > 1.0 and qdd[1] < -1.0
+    _qdd, push = _held(m, CHAIN_Q0, np.zeros(3), CHAIN_TAU, CHAIN_STOPS)
+    assert push[0] < -1.0 and push[1] > 1.0
+    assert _complementary_sets(m, CHAIN_Q0, np.zeros(3), CHAIN_TAU, CHAIN_STOPS) == [{1}]
+
+
+@pytest.mark.parametrize("integrator", ["euler", "semi_implicit", "rk4", "rk45"])
+def test_an_impact_that_turns_another_resting_stop_to_pull_releases_it(integrator):
+    """Before, joint2's impact added it to the resting set and left joint1 resting on a stop that pulls
+    (its release guard already below zero: never a crossing) — joint1 stayed glued at −1.4 for the whole
+    run.  Now the resting set is solved as a whole after the impact (JointLimits.settle): it is the one
+    set the enumeration of the complementarity problem finds at the state after the impact, joint1
+    leaves its stop at once, joint2 stays on its own, and (rk4, rk45) joint1's motion is the reference's
+    with joint2 held, integrated by SciPy from the impact on."""
+    from scipy.integrate import solve_ivp
+    m = _chain()
+    T = 0.1
+    traj = mb.simulate(m, CHAIN_Q0, np.zeros(3), T, controller=lambda t, q, qd: CHAIN_TAU, integrator=integrator)
+    assert traj.status == "finished" and [e.name for e in traj.events] == ["joint2 lower limit"]
+    hit = traj.events[0]
+    before = traj.t < hit.t
+    assert np.all(traj.q[before, 0] == -1.4) and np.all(traj.qd[before, 0] == 0.0)   # joint1 rested until then
+    assert _complementary_sets(m, hit.q_after, hit.qd_after, CHAIN_TAU, CHAIN_STOPS) == [{1}]
+    after = traj.t > hit.t
+    assert np.all(traj.q[after, 1] == 0.649) and np.all(traj.qd[after, 1] == 0.0)    # joint2 rests
+    qa = traj.q[after, 0]                                # joint1 let go, downwards (Euler's first step: at rest)
+    assert np.all(qa <= -1.4) and np.all(qa[1:] < -1.4) and np.all(np.diff(qa) < 0.0) and qa[-1] < -1.44
+    if integrator in ("rk4", "rk45"):
+        def rate(t, y):
+            qdd, _ = _held(m, y[:3], y[3:], CHAIN_TAU, CHAIN_STOPS[1:])
+            return np.concatenate([y[3:], qdd])
+        ref = solve_ivp(rate, (hit.t, T), np.concatenate([hit.q_after, hit.qd_after]), rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(traj.q[-1], ref.y[:3, -1], atol=1e-7)
+
+
+@pytest.mark.slow
+def test_dm_control_humanoid_runs_its_ten_seconds_on_compliant_contact_within_its_ranges():
+    """Bench part 9's humanoid row: 10 s at 2 ms semi-implicit from qpos0 on the default (compliant)
+    contact.  Before, it ended at t = 5.67 s in "event 'abdomen_x upper limit release' fires forever":
+    that release was left unarmed while other joints' impacts fired step after step (EventMonitor's
+    re-arm), and left_hip_z's impact turned abdomen_x's resting stop from pushing (+2.0e5) to pulling
+    (−2.5e5) (JointLimits.settle).  Now the run finishes, comes to rest (kinetic energy below 1e-2 J
+    over its last second) exactly inside every joint's range, and lies above the floor (torso z above
+    its capsule's radius, 0.07 m).  On the way it is inside its ranges to 1e-2 rad: the compliant law
+    at this step gains energy at touchdown (E 389 → 966 J in the step at t = 0.212 s, with soft stops
+    as well: the contact's, not the stops'), joints reach 1300 rad/s, and four times (t = 0.37 …
+    2.5 s) a joint passes its stop inside a 2 ms step whose end finds it out again (guards are read at
+    a step's ends), another event cuts that step while it is past, and it stays there until a later
+    impact presses it back (9.9e-3 rad at most).  Its rest is not MuJoCo's."""
+    import dm_control
+    path = os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        h = mb.load_mjcf(path)
+    traj = mb.simulate(h, h.q_default, None, 10.0, dt=0.002, integrator="semi_implicit", record_every=5)
+    assert traj.status == "finished" and traj.contact == "compliant" and traj.t[-1] == pytest.approx(10.0)
+    assert np.all(np.isfinite(traj.q)) and len(traj.events) > 100
+    hinge = [int(h.q_start[j]) for j in range(h.nb) if h.nq_joint[j] == 1]
+    beyond = np.maximum(h.q_lower[hinge] - traj.q[:, hinge], traj.q[:, hinge] - h.q_upper[hinge])
+    last = traj.t >= 9.0
+    assert beyond.max() < 1e-2 and beyond[last].max() <= 1e-12
+    assert traj.kinetic_energy[last].max() < 1e-2
+    assert traj.q[-1, 2] > 0.07
+
+
+def test_a_start_outside_the_limits_is_warned_at_the_callers_line_for_single_runs_and_batches():
+    """The warning points at the user's call of simulate and of simulate_batch (it pointed at batch.py)."""
+    m = dataclasses.replace(mb.models.planar(2), q_lower=np.array([0.0, -1.0]), q_upper=np.array([1.0, 1.0]))
+    for call in (lambda: mb.simulate_batch(m, np.array([[-0.5, 0.0], [0.5, 0.0]]), np.zeros((2, 2)), 0.01),
+                 lambda: mb.simulate(m, np.array([-0.5, 0.0]), np.zeros(2), 0.01)):
+        with pytest.warns(SimulationWarning, match="outside its range") as record:
+            call()
+        assert [os.path.basename(w.filename) for w in record] == [os.path.basename(__file__)]

@@ -129,6 +129,16 @@ class Actuators:
     def __len__(self):
         return len(self.names)
 
+    def __repr__(self):
+        """One line: the count, the first and last names, and what is limited, filtered or on tendons (the
+        dataclass's default printed every array: a model's repr ran to pages)."""
+        n = len(self)
+        names = ", ".join(self.names) if n <= 4 else f"{', '.join(self.names[:3])}, …, {self.names[-1]}"
+        tendon = int(np.sum((self.q_index < 0) | (self.v_index < 0)))
+        return (f"Actuators({n} actuator{'s' if n != 1 else ''}" + (f": {names}" if n else "")
+                + f"; ctrl-limited {int(self.ctrllimited.sum())}, force-limited {int(self.forcelimited.sum())}, "
+                f"filtered {int(np.count_nonzero(self.filter_tau))}, on tendons {tendon})")
+
     def bounds(self):
         """(ctrl lo, ctrl hi, force lo, force hi) per actuator, ±inf where a range is not limited."""
         inf = np.inf

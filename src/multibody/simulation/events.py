@@ -192,7 +192,7 @@ class EventMonitor:
             else:
                 side = self.side[i]
                 if g1 * side > 0.0:      # left the guard by the end of the step: armed again
-                    rearm.append(i)
+                    rearm.append((i, t0 if g0 * side > 0.0 else t1))
                     continue
                 if g0 == 0.0 and g1 == 0.0:   # held exactly on the guard (a joint resting on its stop, or
                     continue                  # let go from it with q̈ = 0: limits.JointLimits.release_guard)
@@ -200,6 +200,16 @@ class EventMonitor:
                     tm, gm = t0, g0    # there): armed from the start
                 else:
                     tm, gm = self._search(i, t0, t1, g_at, want_side=side)
+                if tm is None and g0 == 0.0 and g1 * side < 0.0 and ev.reset is not None:
+                    # exactly on its guard at the step's start (where a reset put it: a joint let go on its
+                    # stop with q̈ ≈ 0) and into the side it fires on by the end: the state left the guard
+                    # with the step and came back — a new crossing from t0 (a joint driven back into its
+                    # stop from rest: its impact, at rate 0), not a reset that cannot separate it; one
+                    # that returns at once is caught as Zeno (fired)
+                    tc = locate_crossing(lambda tt, i=i: g_at(i, tt), t0, t1, g0, g1)
+                    if best is None or tc < best[0]:
+                        best = (tc, i)
+                    continue
                 if tm is None:
                     if t1 - self.fired_at[i] > 1e-9 * max(1.0, abs(t1)) and g1 * side < 0.0:
                         raise ValueError(
@@ -208,16 +218,22 @@ class EventMonitor:
                             f"move the state off the guard (e.g. reverse the approach velocity), or the "
                             f"motion is Zeno (bounces of ever shorter flight)")
                     continue
-                rearm.append(i)
+                rearm.append((i, tm))
                 if not ev.crosses(gm, g1):
                     continue
                 tc = locate_crossing(lambda tt, i=i: g_at(i, tt), tm, t1, gm, g1)
             if best is None or tc < best[0]:
                 best = (tc, i)
-        if best is None:   # the step stands: events that left their guard are armed again
-            for i in rearm:
+        # Events seen off their guard (at tm) before the step's end — or, when another event fires in the
+        # step, no later than its crossing — are armed again: the run reaches tm.  Re-arming only when no
+        # event fired left a stop's release unarmed for good while other joints' impacts fired step
+        # after step (dm_control's humanoid: 'abdomen_x upper limit release' at t = 5.67 s); one seen off
+        # its guard only after the crossing is looked at again from the reset state (g0 above).
+        t_cut = t1 if best is None else best[0]
+        for i, tm in rearm:
+            if tm <= t_cut:
                 self.armed[i] = True
-        else:
+        if best is not None:
             self.armed[best[1]] = True
         return best
 

@@ -58,6 +58,7 @@ The run's :class:`Trajectory` lists what was applied in ``traj.passive`` and in 
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
@@ -161,7 +162,7 @@ class JointLimits:
                 warnings.warn(f"q0: joint {name!r} starts at {float(rows[row, qi])!r}{where}, outside its range "
                               f"[{lo!r}, {hi!r}]; it starts on its {'lower' if sign > 0 else 'upper'} limit {pos!r} "
                               f"(limits='soft' pushes it in as MuJoCo's soft limit does; limits='off' ignores "
-                              f"the range)", SimulationWarning, stacklevel=3)
+                              f"the range)", SimulationWarning, stacklevel=_caller_level())
             rows[row, qi] = pos
         return Q
 
@@ -278,17 +279,12 @@ class JointLimits:
     def start(self, t, q, v):
         """The state the run starts from at t, (q, v): a joint on its stop moving into it meets it at once
         (the stop's impact, as at any impact: the run's guard reads 0 there and would never see it cross);
-        joints at rest on a stop and pressed into it rest there."""
+        joints at rest on a stop and pressed into it rest there (:meth:`settle`: the resting set as a whole)."""
         for stop in self.stops:
             _name, qi, vi, pos, sign = stop
             if q[qi] == pos and sign * v[vi] < 0.0 and vi not in self.resting:
                 q, v = self.impact_events[stop].reset(t, np.array(q, dtype=float), np.array(v, dtype=float))
-        for stop in self.stops:
-            _name, qi, vi, pos, _sign = stop
-            if q[qi] == pos and v[vi] == 0.0 and vi not in self.resting:
-                self.resting[vi] = stop
-                if self.wall_force(vi, t, q, v) <= 0.0:
-                    del self.resting[vi]
+        self.settle(t, q, v)
         return q, v
 
     def _impact_event(self, stop):
@@ -312,7 +308,7 @@ class JointLimits:
             on[qi] = pos                    # a resting joint sits exactly on its stop (the guard reads 0)
             a = self.system.accelerations(t, on, qd_0, self.system.last_z)[0]   # the stop not yet holding
             slow = abs(qd_e[vi]) <= 0.5 * abs(a[vi]) * self.dt   # too slow to leave the stop within a step
-            self._come_to_rest(t, on, qd_0, ([stop] if slow else []) + joined)
+            self.settle(t, on, qd_0, ([stop] if slow else []) + joined, exclude=() if slow else [stop])
             if vi in self.resting:
                 qd_0[vi] = 0.0              # at rest on it
                 return on, qd_0
@@ -350,21 +346,81 @@ class JointLimits:
             qd_e[s[2]] = qd_0[s[2]] = 0.0
         return qd_e, qd_0, joined
 
-    def _come_to_rest(self, t, q, v, candidates):
-        """Of the ``candidates`` (stops whose joints sit on them at rate 0 at (q, v)), those that come to
-        rest: all held, then the one whose stop pulls hardest let go, until every held stop pushes
-        (the unilateral contacts' active set)."""
-        held = list(candidates)
-        while held:
-            for s in held:
-                self.resting[s[2]] = s
-            pushes = [self.wall_force(s[2], t, q, v) for s in held]
-            k = int(np.argmin(pushes))
-            if pushes[k] > 0.0:
-                return
-            for s in held:
-                del self.resting[s[2]]
-            del held[k]
+    def on_stop(self, q, v):
+        """The stops whose joints sit exactly on them at rate 0 at (q, v): the candidates to rest."""
+        return [s for s in self.stops if q[s[1]] == s[3] and v[s[2]] == 0.0]
+
+    #: principal pivots :meth:`settle` takes at most, per candidate (Murty's rule ends far sooner on the
+    #: positive definite J H⁻¹ Jᵀ of distinct joints; the cap only stops a rounding cycle)
+    SETTLE_PIVOTS = 8
+
+    def settle(self, t, q, v, candidates=(), exclude=(), released=None):
+        """Re-solve which joints rest on their stops at (q, v), all together: the resting active set.
+
+        The candidates are the joints resting now, the ``candidates`` given, and every other joint
+        sitting exactly on a stop at rate 0 (:meth:`on_stop`) but those in ``exclude``.  A unilateral
+        stop j holds with a force λ_j ≥ 0 (its push, :meth:`wall_force`) or lets go with an
+        acceleration a_j = sign·q̈_j ≥ 0 away from it, and λ_j a_j = 0: a linear complementarity
+        problem a = A λ + a₀ over the candidates, A = S J H⁻¹ Jᵀ S positive definite for distinct
+        joints, so it has one solution.  It is found by Murty's principal pivoting (K. G. Murty, "Note
+        on a Bard-type scheme for solving the complementarity problem", Opsearch 11, 1974: the
+        least-index rule, finite on a P-matrix) on the run's own dynamics rather than on A: a trial set
+        W held, the stops in W read their forces (one KKT solve) and the others their accelerations
+        (one step's q̈, as :meth:`released_acceleration`); the first candidate in the stops' order that
+        breaks its condition changes sides, until none does.  Releasing or admitting one joint at a
+        time by its own sign is not enough: after another joint's impact a stop can pull while the
+        joint it would free is pressed into its own stop (dm_control's humanoid at t = 5.675 s), and a
+        greedy release leaves such a joint driving into its stop from rest, which its impact event
+        (g = 0) cannot see.
+
+        One rule decides both sides, on a's sign for a joint alone (a_j: its q̈ let go, W's others
+        held): a > 0 lets go, a < 0 holds, and a = 0 — the degenerate tie of λ = a = 0, such as a
+        joint on its stop in free fall — holds too (held, its release event sees it leave; free, a
+        later push into the stop starts from g = 0 and is not a crossing), but for ``released``, the
+        stop whose release event fires (let go with q̈ = 0, as :meth:`release_guard` decides).  A held
+        stop that pushes (λ ≥ 0) keeps its place without a's evaluation.
+
+        Sets ``self.resting`` (the stops kept in their order, new ones after them) and returns it.
+        """
+        pool = list(self.resting.values())
+        for s in list(candidates) + [s for s in self.on_stop(q, v) if s not in exclude]:
+            if s not in pool and s[2] not in (p[2] for p in pool):
+                pool.append(s)
+        if not pool:
+            return self.resting
+        order = sorted(range(len(pool)), key=lambda k: self.stops.index(pool[k]))
+        held = [s[2] in self.resting or s in candidates for s in pool]
+
+        def lets_go(s, a):
+            return a > 0.0 or (a == 0.0 and s == released)
+        for _ in range(self.SETTLE_PIVOTS * len(pool) + 8):
+            self.resting.clear()
+            self.resting.update({s[2]: s for k, s in enumerate(pool) if held[k]})
+            lam = self.system.stop_forces(t, q, v) if self.resting else None
+            qdd = self._held_acceleration(t, q, v) if not all(held) else None
+            keys = list(self.resting)
+            flip = None
+            for k in order:
+                s = pool[k]
+                if held[k]:
+                    bad = (s[4] * lam[keys.index(s[2])] < 0.0
+                           and lets_go(s, s[4] * self.released_acceleration(s[2], t, q, v)))
+                else:
+                    bad = not lets_go(s, s[4] * qdd[s[2]])
+                if bad:
+                    flip = k
+                    break
+            if flip is None:
+                return self.resting
+            held[flip] = not held[flip]
+        return self.resting     # (a rounding cycle: the last trial set; the run's events go on from it)
+
+    def _held_acceleration(self, t, q, v):
+        """q̈ at a state with the joints now in ``self.resting`` held: the run's fixed step's
+        (``step_acceleration``) as :meth:`released_acceleration` reads it, else ``System.accelerations``."""
+        if self.step_acceleration is not None:
+            return np.asarray(self.step_acceleration(t, q, v), dtype=float)
+        return np.asarray(self.system.accelerations(t, q, v, self.system.last_z)[0], dtype=float)
 
     def _release_event(self, stop):
         name, qi, vi, pos, sign = stop
@@ -379,9 +435,22 @@ class JointLimits:
             self.resting.pop(vi, None)
             q, qd = q.copy(), qd.copy()
             q[qi], qd[vi] = pos, 0.0     # let go from the stop exactly, at rest (its q̈ points away or is 0)
+            self.settle(t, q, qd, released=stop)   # the others' forces change with it: the set as a whole
             return q, qd
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit release")
+
+
+def _caller_level():
+    """The ``stacklevel`` of a warning raised by the function that calls this one that names the first
+    frame outside the package: the user's call of ``simulate`` or ``simulate_batch``, however many of
+    the package's frames lie between (a fixed level named ``batch.py`` for ``simulate_batch``)."""
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def effective_inertia(H, L, j):
