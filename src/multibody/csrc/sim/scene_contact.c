@@ -169,6 +169,15 @@ typedef struct posed {
     double size[3], plane[4];
 } posed;
 
+/* a plane and a geom whose box lies beyond it (by more than the pair's margin: the plane grown by it) never
+ * meet; a plane's box is unbounded, so without this test every plane pair went to its collider (dm_control's
+ * quadruped: its floor and four walls against 19 geoms, 95 collider calls a step for 4 contacts) */
+static int plane_apart(const posed *plane, const posed *other, double margin)
+{
+    return plane->G.type == G_PLANE && other->G.type != G_PLANE &&
+           mb_geom_box_low(plane->plane, other->G.lo, other->G.hi) > plane->plane[3] + margin;
+}
+
 size_t mb_scene_pose_scratch(const mb_scene *s)
 {
     return sizeof(posed) * (size_t)(s->ng ? s->ng : 1);
@@ -191,7 +200,8 @@ int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_s
     for (int p = 0; p < s->npair; p++) {
         const int ga = (int)s->pairs[2 * p], gb = (int)s->pairs[2 * p + 1];
         const double margin = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_MARGIN];
-        if (boxes_apart(&P[ga].G, &P[gb].G, margin))
+        if (boxes_apart(&P[ga].G, &P[gb].G, margin) || plane_apart(&P[ga], &P[gb], margin) ||
+            plane_apart(&P[gb], &P[ga], margin))
             continue;
         /* copies: a margin grows the pair's own (size, plane), never the step's poses */
         double sa[3], sb[3], pla[4], plb[4];
