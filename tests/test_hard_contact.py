@@ -242,3 +242,63 @@ def test_the_friction_is_a_pyramid_on_the_contact_tangents():
     tr = mb.simulate(model, model.q_default, qd0, 0.1, dt=h, contact="hard")
     np.testing.assert_allclose(tr.qd[-1, 3:5], 1.0 - mu * G * tr.t[-1], rtol=1e-9)
     assert np.abs(tr.qd[-1, :3]).max() < 1e-8                       # no spin
+
+
+def _cold_step_errors(model, tr, h):
+    """Each step of ``tr`` against the same step taken alone: a run's first step solves its LCP cold (Dantzig's
+    pivoting from nothing), the run's later ones warm from the last step's row states (lcp.c's
+    mb_lcp_friction_warm).  Returns the largest force difference relative to max(1 N, |F|) and the largest
+    velocity difference after the step."""
+    df = dv = 0.0
+    for k in range(len(tr.t) - 1):
+        one = mb.simulate(model, tr.q[k], tr.qd[k], h, dt=h, contact="hard")
+        F = one.contact_forces[0]
+        df = max(df, np.abs(tr.contact_forces[k] - F).max() / max(1.0, np.abs(F).max()))
+        dv = max(dv, np.abs(tr.qd[k + 1] - one.qd[1]).max())
+    return df, dv
+
+
+@pytest.mark.parametrize("frictionless", [False, True])
+def test_a_warm_started_step_solves_the_cold_steps_lcp(tmp_path, frictionless):
+    """The warm start is the LCP's own solution, not an approximation: dm_control's quadruped thrown from 5 cm
+    (1 m/s sideways, rolling at 1.5 rad/s: landing, toes sliding and lifting, then sticking — rows entering,
+    leaving and changing state) steps as the same steps solved cold, forces to 1e-12 relative and velocities
+    to 1e-12 m/s."""
+    model, _, q0 = _quadruped(tmp_path, frictionless)
+    q0 = q0.copy()
+    q0[2] += 0.05
+    qd0 = np.zeros(model.nv)
+    qd0[0], qd0[4] = 1.5, 1.0
+    h = 0.005
+    tr = mb.simulate(model, q0, qd0, 0.6, dt=h, contact="hard")
+    assert tr.status == "finished" and np.abs(tr.contact_forces).sum(axis=(1, 2)).min() == 0.0  # starts in the air
+    df, dv = _cold_step_errors(model, tr, h)
+    assert df < 1e-12 and dv < 1e-12
+
+
+def test_a_warm_started_sliding_box_solves_the_cold_steps_lcp():
+    """A box sliding diagonally (friction rows held at μ λ_n of their free normal: the warm start's
+    non-symmetric solve) and one spun on its face, each step as the step solved cold, to what the LCP
+    determines: a box's four coplanar contacts share its weight by CFM alone (their normal block's
+    condition is near 1e8, lcp.c), so any double-precision solve fixes their split to about 1e-8 (the cold
+    solve's passes stop at that change) and the motion to about 1e-10 m/s; the box's speed is 1 m/s."""
+    model = _box(0.5)
+    for qd0 in ([0, 0, 0, 1.0, 1.0, 0], [0, 0, 4.0, 0.3, 0, 0]):
+        tr = mb.simulate(model, model.q_default, np.array(qd0), 0.3, dt=1e-3, contact="hard")
+        df, dv = _cold_step_errors(model, tr, 1e-3)
+        assert df < 1e-7 and dv < 1e-9
+
+
+def test_a_quadruped_batch_runs_as_single_runs(tmp_path):
+    """Each run of a batch warm-starts from its own last step (its own row states: the workspace keeps them per
+    run of a group): perturbed quadrupeds in one batch, on all threads, are the single runs bit for bit."""
+    model, _, q0 = _quadruped(tmp_path, False)
+    rng = np.random.default_rng(3)
+    Q0 = np.tile(q0, (4, 1))
+    Q0[:, 7:] += 0.02 * rng.standard_normal((4, model.nq - 7))
+    QD0 = np.zeros((4, model.nv))
+    batch = mb.simulate_batch(model, Q0, QD0, 0.3, dt=0.005, contact="hard")
+    for i in range(4):
+        one = mb.simulate(model, Q0[i], QD0[i], 0.3, dt=0.005, contact="hard")
+        np.testing.assert_array_equal(batch[i].q, one.q)
+        np.testing.assert_array_equal(batch[i].qd, one.qd)

@@ -265,6 +265,8 @@ int mb_collide_emit(mb_contact_point *out, int n, int max, const double *pos, co
  * iwork: >= 2 n ints (mb_lcp_friction: 3 n).  *pivots is added to; past max_pivots the solve stops
  * with 5. */
 enum { LCP_SINGULAR = 1, LCP_UNBOUNDED = 2, LCP_CYCLING = 3, LCP_NOT_FINITE = 4, LCP_PIVOT_LIMIT = 5 };
+/* a row's state in a solution: free between its bounds (w = 0), or held at its lower or upper bound */
+enum { MB_LCP_FREE = 1, MB_LCP_AT_LO = 2, MB_LCP_AT_HI = 3 };
 int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
                 const int *findex, const double *mu, int friction_mode, double *x,
                 double *work, int *iwork, int *pivots, int max_pivots);
@@ -274,6 +276,11 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
 int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
                  double *work, int *iwork, int *pivots, int max_pivots);
+/* mb_lcp_friction's pyramid LCP from guessed row states (MB_LCP_*: the last step's), one linear solve; 1
+ * with x the solution when every row is complementary under the guess, else 0 (then solve cold).  lo, hi,
+ * findex as mb_lcp_friction takes them (not changed); work: n^2 + 6 n doubles, iwork: 2 n ints. */
+int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *lo, const double *hi,
+                         const int *findex, const double *mu, const int *guess, double *x, double *work, int *iwork);
 
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
 typedef struct mb_world_s {

@@ -92,6 +92,15 @@ static inline void mb_geom_support(const mb_geom_pose *g, const double *dir, dou
     mb_geom_point(g, s, out);
 }
 static inline void mb_geom_axis(const mb_geom_pose *g, int k, double *a) { a[0] = g->R[k]; a[1] = g->R[3 + k]; a[2] = g->R[6 + k]; }
+/* The broad phase's plane test: the lowest value of n·x over the box [lo, hi] (plane = n, d).  A box whose
+ * low is above d (plus a pair's margin) lies wholly outside the plane's half-space n·x <= d, where its
+ * colliders report no contact: a plane's own box is unbounded, so the box test alone passes every pair. */
+static inline double mb_geom_box_low(const double *plane, const double *lo, const double *hi)
+{
+    double low = 0;
+    for (int k = 0; k < 3; k++) low += plane[k] * (plane[k] >= 0 ? lo[k] : hi[k]);
+    return low;
+}
 /* a capsule's (or cylinder's) segment: the ends of its axis, e0 at -z */
 void mb_geom_segment(const mb_geom_pose *g, double *e0, double *e1);
 

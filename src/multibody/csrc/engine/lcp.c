@@ -16,7 +16,7 @@
  */
 #include "engine/engine.h"
 
-enum { UNSEEN = 0, IN_C = 1, AT_LO = 2, AT_HI = 3 };
+enum { UNSEEN = 0, IN_C = MB_LCP_FREE, AT_LO = MB_LCP_AT_LO, AT_HI = MB_LCP_AT_HI };
 
 /* Solve A_CC y = r for the rows listed in C (m of them) by Cholesky, L (row stride n) holding the
  * factor of the first *nf rows of C from the previous solve.  Row a of a Cholesky factor depends only
@@ -163,10 +163,13 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
  * bounds mu |x_n| exactly.  It is taken only if it keeps every row complementary (free rows within
  * those bounds, rows at a bound pushing the right way, to tol); then it is the passes' limit and
  * the solve is done, otherwise the passes go on.  Pyramid rows only (cone bounds are not linear).
- * x_new: n doubles out; M: n (n + 1) doubles of scratch; rhs: n.  Returns 1 when x_new is taken. */
+ * Without such rows M is A_CC itself, solved by Cholesky.
+ * x_new: n doubles out; M: n (n + 1) doubles of scratch; rhs: n; Cs: n ints of scratch; tol: the checks' tolerance relative to
+ * max(1, |x|) and max(1, |b|).  Returns 1 when x_new is taken. */
 static int solve_fixed_point(int n, const double *A, const double *b, const double *lo, const double *hi,
                              const int *bound_by, const double *mu, const int *state, const double *x,
-                             double *x_new, double *M, double *rhs, double *lo_new, double *hi_new)
+                             double *x_new, double *M, double *rhs, double *lo_new, double *hi_new, double tol,
+                             int *Cs)
 {
     int m = 0;
     double xscale = 1, bscale = 1;
@@ -174,41 +177,58 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
     /* the C index of each free row sits in lo_new (as a double) while M is built */
     for (int i = 0; i < n; i++) lo_new[i] = state[i] == IN_C ? (double)m++ : -1.0;
     if (m == 0) return 0;
-    for (int a = 0; a < m; a++) for (int c = 0; c <= m; c++) M[a * (m + 1) + c] = 0;
-    for (int j = 0, a = 0; j < n; j++) {                 /* rows of M: the free rows' w_j = 0 */
-        if (state[j] != IN_C) continue;
-        double r = b[j];
-        for (int i = 0; i < n; i++) {
-            const double Aji = A[(size_t)j * n + i];
-            if (state[i] == IN_C) { M[a * (m + 1) + (int)lo_new[i]] += Aji; continue; }
-            const int k = bound_by[i];
-            if (k >= 0 && state[k] == IN_C && x[i] != 0) {
-                const double sigma = x[i] > 0 ? 1.0 : -1.0, sn = x[k] >= 0 ? 1.0 : -1.0;
-                M[a * (m + 1) + (int)lo_new[k]] += Aji * sigma * mu[i] * sn;
-            } else {
-                r -= Aji * x[i];
+    int linked = 0;                                      /* a friction row carried on a free normal? */
+    for (int i = 0; i < n; i++) {
+        const int k = bound_by[i];
+        if (state[i] != IN_C && k >= 0 && state[k] == IN_C && x[i] != 0) linked = 1;
+    }
+    if (!linked) {   /* M is A_CC, symmetric positive definite: Cholesky (solve_cc), half of LU's work */
+        for (int i = 0, a = 0; i < n; i++) if (state[i] == IN_C) Cs[a++] = i;
+        for (int a = 0; a < m; a++) {
+            const int j = Cs[a];
+            double r = b[j];
+            for (int i = 0; i < n; i++) if (state[i] != IN_C) r -= A[(size_t)j * n + i] * x[i];
+            hi_new[a] = r;
+        }
+        int nf = 0;
+        if (solve_cc(n, A, Cs, m, hi_new, rhs, M, &nf)) return 0;
+    } else {
+        for (int a = 0; a < m; a++) for (int c = 0; c <= m; c++) M[a * (m + 1) + c] = 0;
+        for (int j = 0, a = 0; j < n; j++) {                 /* rows of M: the free rows' w_j = 0 */
+            if (state[j] != IN_C) continue;
+            double r = b[j];
+            for (int i = 0; i < n; i++) {
+                const double Aji = A[(size_t)j * n + i];
+                if (state[i] == IN_C) { M[a * (m + 1) + (int)lo_new[i]] += Aji; continue; }
+                const int k = bound_by[i];
+                if (k >= 0 && state[k] == IN_C && x[i] != 0) {
+                    const double sigma = x[i] > 0 ? 1.0 : -1.0, sn = x[k] >= 0 ? 1.0 : -1.0;
+                    M[a * (m + 1) + (int)lo_new[k]] += Aji * sigma * mu[i] * sn;
+                } else {
+                    r -= Aji * x[i];
+                }
+            }
+            M[a * (m + 1) + m] = r;
+            a++;
+        }
+        for (int c = 0; c < m; c++) {                        /* Gaussian elimination, partial pivoting */
+            int p = c;
+            for (int a = c + 1; a < m; a++) if (fabs(M[a * (m + 1) + c]) > fabs(M[p * (m + 1) + c])) p = a;
+            if (!(fabs(M[p * (m + 1) + c]) > 1e-300)) return 0;
+            for (int k = c; p != c && k <= m; k++) {
+                const double t = M[c * (m + 1) + k];
+                M[c * (m + 1) + k] = M[p * (m + 1) + k]; M[p * (m + 1) + k] = t;
+            }
+            for (int a = c + 1; a < m; a++) {
+                const double f = M[a * (m + 1) + c] / M[c * (m + 1) + c];
+                if (f != 0) for (int k = c; k <= m; k++) M[a * (m + 1) + k] -= f * M[c * (m + 1) + k];
             }
         }
-        M[a * (m + 1) + m] = r;
-        a++;
-    }
-    for (int c = 0; c < m; c++) {                        /* Gaussian elimination, partial pivoting */
-        int p = c;
-        for (int a = c + 1; a < m; a++) if (fabs(M[a * (m + 1) + c]) > fabs(M[p * (m + 1) + c])) p = a;
-        if (!(fabs(M[p * (m + 1) + c]) > 1e-300)) return 0;
-        for (int k = c; p != c && k <= m; k++) {
-            const double t = M[c * (m + 1) + k];
-            M[c * (m + 1) + k] = M[p * (m + 1) + k]; M[p * (m + 1) + k] = t;
+        for (int a = m - 1; a >= 0; a--) {
+            double s = M[a * (m + 1) + m];
+            for (int k = a + 1; k < m; k++) s -= M[a * (m + 1) + k] * rhs[k];
+            rhs[a] = s / M[a * (m + 1) + a];
         }
-        for (int a = c + 1; a < m; a++) {
-            const double f = M[a * (m + 1) + c] / M[c * (m + 1) + c];
-            if (f != 0) for (int k = c; k <= m; k++) M[a * (m + 1) + k] -= f * M[c * (m + 1) + k];
-        }
-    }
-    for (int a = m - 1; a >= 0; a--) {
-        double s = M[a * (m + 1) + m];
-        for (int k = a + 1; k < m; k++) s -= M[a * (m + 1) + k] * rhs[k];
-        rhs[a] = s / M[a * (m + 1) + a];
     }
     for (int i = 0; i < n; i++) x_new[i] = state[i] == IN_C ? rhs[(int)lo_new[i]] : x[i];
     for (int i = 0; i < n; i++) {                        /* the rows carried on their normal force */
@@ -217,7 +237,9 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
             x_new[i] = (x[i] > 0 ? 1.0 : -1.0) * mu[i] * fabs(x_new[k]);
     }
     /* is every row complementary under the bounds x_new implies? */
-    const double tol_x = 1e-9 * xscale, tol_w = 1e-9 * bscale;
+    for (int i = 0; i < n; i++)  /* (a warm start's x holds only signs: the scale is the solution's too) */
+        xscale = fmax(xscale, fabs(x_new[i]));
+    const double tol_x = tol * xscale, tol_w = tol * bscale;
     for (int i = 0; i < n; i++) {
         double l = lo[i], h = hi[i];
         if (bound_by[i] >= 0) { h = mu[i] * fabs(x_new[bound_by[i]]); l = -h; }
@@ -286,7 +308,8 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
         if (err) return err;
         /* the pass's states known: try their fixed point (work past mb_lcp_dantzig's bounds is free) */
         if (!cone_pair_used && solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n,
-                                                 work + 7 * n, work + 3 * n, work + 4 * n, work + 5 * n)) {
+                                                 work + 7 * n, work + 3 * n, work + 4 * n, work + 5 * n, 1e-9,
+                                                 iwork + n)) {
             (*pivots)++;
             for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
             break;
@@ -294,4 +317,54 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
     }
     for (int i = 0; i < n; i++) { lo[i] = work[i]; hi[i] = work[n + i]; }
     return 0;
+}
+
+
+/* Warm start: the rows' states guessed (free, at the lower or the upper bound; the last step's, where the
+ * caller knows them), the LCP's solution with those states is one linear solve, solve_fixed_point's:
+ * free rows w = 0, rows at a fixed bound at it, friction rows at a bound carrying sigma mu x_n of their
+ * normal (unknown when the normal is free).  It is taken only if every row is then complementary under
+ * the bounds it implies (free rows within mu |x_n|, rows at a bound pushing the right way) to 1e-12
+ * relative: then it is a solution of the pyramid LCP itself, not an approximation (Dantzig's pivoting from
+ * a guessed index set, as Featherstone's and Todorov's warm starts: one factorisation where a cold solve
+ * drives every row in by pivots).  Otherwise nothing is written but scratch and the caller solves cold.
+ * lo, hi: the rows' own bounds (friction rows: their mu and findex say the bounds); guess: n states;
+ * work: n^2 + 6 n doubles; iwork: 2 n ints.  Returns 1 when x holds the solution. */
+int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *lo, const double *hi,
+                         const int *findex, const double *mu, const int *guess, double *x, double *work, int *iwork)
+{
+    double *xg = work, *x_new = xg + n, *rhs = x_new + n, *lo_new = rhs + n, *hi_new = lo_new + n, *M = hi_new + n;
+    int *state = iwork;
+    /* the guess as the numbers solve_fixed_point reads: a row's value at its bound, a friction row at a
+     * bound of a free normal only its sign (its value follows the normal's), a free normal's sign + */
+    for (int i = 0; i < n; i++) {
+        const int g = guess[i], k = findex[i];
+        if (g != IN_C && g != AT_LO && g != AT_HI)
+            return 0;
+        state[i] = g;
+        if (g == IN_C)
+            xg[i] = 1.0;
+        else if (k < 0)
+            xg[i] = g == AT_LO ? lo[i] : hi[i];
+        else
+            xg[i] = 0.0;  /* set below, once the normals' states are known */
+        if (g != IN_C && k < 0 && !isfinite(xg[i]))
+            return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        const int k = findex[i];
+        if (k < 0 || state[i] == IN_C)
+            continue;
+        if (k >= n || findex[k] >= 0)
+            return 0;
+        const double sigma = state[i] == AT_HI ? 1.0 : -1.0;
+        xg[i] = state[k] == IN_C ? sigma : sigma * mu[i] * fabs(xg[k]);
+    }
+    if (!solve_fixed_point(n, A, b, lo, hi, findex, mu, state, xg, x_new, M, rhs, lo_new, hi_new, 1e-12, iwork + n))
+        return 0;
+    for (int i = 0; i < n; i++)  /* a free normal carrying friction rows must come out >= 0 (its sign was +) */
+        if (findex[i] >= 0 && state[i] != IN_C && state[findex[i]] == IN_C && x_new[findex[i]] < 0)
+            return 0;
+    memcpy(x, x_new, sizeof(double) * n);
+    return 1;
 }

@@ -239,9 +239,7 @@ static int broad_phase(mb_world *W)
         for (int i = 0; i < n; i++) {
             int a = o[i];
             if (G[a].body < 0) continue;
-            double low = 0;
-            for (int k = 0; k < 3; k++) low += pn[k] * (pn[k] >= 0 ? G[a].lo[k] : G[a].hi[k]);
-            if (low > pn[3]) continue;
+            if (mb_geom_box_low(pn, G[a].lo, G[a].hi) > pn[3]) continue;
             if ((e = narrow(W, a, p))) return e;
         }
     }

@@ -56,16 +56,33 @@ struct mb_hard_work {
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
     double *dir;                    /* (rows × 3) each row's direction (n, t1 or t2)            */
     double *Y, *A, *b, *lo, *hi, *mu, *x, *flo, *fhi, *work;
-    int *findex, *iwork;
+    int *findex, *iwork, *guess;
+    int *nz, *nnz;                  /* (rows × nv), (rows): each row of Y's nonzero columns, ascending */
+    /* the warm start: per run (lane) of the group, the states of the last solve's rows (MB_LCP_*; 0 none),
+     * 3 per slot (normal, t1, t2) and 1 per joint limit, valid where stamp (per slot, per limit) is the
+     * lane's call count less one: each run guesses from its own last step, so a batch's runs are the
+     * single runs bit for bit */
+    int lanes, keys;                /* keys: slots (cap) + joint limits */
+    signed char *memo;              /* (lanes × keys × 3) */
+    long *stamp, *calls;            /* (lanes × keys), (lanes) */
 };
 
-mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc)
+mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lanes)
 {
     mb_hard_work *w = calloc(1, sizeof *w);
     const int nv = m->nv, cap = hc->scene->npair * MB_SCENE_PAIR_MAX;
     if (!w)
         return NULL;
-    w->cap = cap;
+    w->cap = cap, w->lanes = lanes > 0 ? lanes : 1, w->keys = cap + hc->hard_limits;
+    w->memo = calloc((size_t)w->lanes * w->keys * 3 + 1, 1);
+    w->stamp = calloc((size_t)w->lanes * (w->keys + 1) + 1, sizeof(long));
+    if (!w->memo || !w->stamp) {
+        mb_hard_work_free(w);
+        return NULL;
+    }
+    w->calls = w->stamp + (size_t)w->lanes * w->keys;
+    for (size_t i = 0; i < (size_t)w->lanes * w->keys; i++)
+        w->stamp[i] = -2;  /* (calls start at 0: no key is the last call's) */
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
     w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
     w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 5 * (size_t)nv + 1));
@@ -85,6 +102,7 @@ void mb_hard_work_free(mb_hard_work *w)
     if (!w)
         return;
     free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex), free(w->poses);
+    free(w->memo), free(w->stamp);
     free(w);
 }
 
@@ -97,7 +115,7 @@ static int reserve(mb_hard_work *w, int nv, int n)
     const size_t N = (size_t)n;
     /* Y (n nv), A (n²), dir (3 n), b lo hi mu x flo fhi (7 n), lcp's work (n² + 8 n) */
     w->Y = malloc(sizeof(double) * (N * nv + 2 * N * N + 18 * N));
-    w->findex = malloc(sizeof(int) * 4 * N);
+    w->findex = malloc(sizeof(int) * (6 * N + N * nv));
     if (!w->Y || !w->findex) {
         free(w->Y), free(w->findex);
         w->Y = NULL, w->findex = NULL, w->rows = 0;
@@ -105,9 +123,28 @@ static int reserve(mb_hard_work *w, int nv, int n)
     }
     w->A = w->Y + N * nv, w->dir = w->A + N * N, w->b = w->dir + 3 * N, w->lo = w->b + N, w->hi = w->lo + N;
     w->mu = w->hi + N, w->x = w->mu + N, w->flo = w->x + N, w->fhi = w->flo + N, w->work = w->fhi + N;
-    w->iwork = w->findex + N;
+    w->iwork = w->findex + N, w->guess = w->iwork + 3 * N, w->nnz = w->guess + N, w->nz = w->nnz + N;
     w->rows = n;
     return 0;
+}
+
+/* y = L⁻ᵀ y in place (mb_sparse_mpy's MB_MPY_LIT), for a sparse y: a contact's row lives on the dofs of its
+ * bodies and their ancestors, and so does its solution (branch-induced sparsity, RBDA §6.5), so a zero y_i
+ * (nothing to carry to i's ancestors) is skipped; then Y's row r's nonzero columns into nz (ascending). */
+static void solve_row(int nv, const int *lam, const double *L, double *y, int *nz, int *nnz)
+{
+    for (int i = nv - 1; i >= 0; i--) {
+        if (y[i] == 0.0)
+            continue;
+        y[i] /= L[(size_t)nv * i + i];
+        for (int j = lam[i]; j >= 0; j = lam[j])
+            y[j] -= L[(size_t)nv * i + j] * y[i];
+    }
+    int c = 0;
+    for (int k = 0; k < nv; k++)
+        if (y[k] != 0.0)
+            nz[c++] = k;
+    *nnz = c;
 }
 
 static int body_of(const mb_scene *s, int pair, int which)
@@ -116,13 +153,18 @@ static int body_of(const mb_scene *s, int pair, int which)
 }
 
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w)
+                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane)
 {
     const int nv = m->nv, *lam = m->dof_parent, n_eq = hc->hard_rows;
     const mb_scene *s = hc->scene;
     const double *par = hc->hard, *G = hc->hard_G;
     const int gn = nv + m->nq + 1;  /* a constraint's row: G (nv), its position form (nq), c₀ */
     const double e = par[MB_HARD_RESTITUTION], erp = par[MB_HARD_ERP], slop = par[MB_HARD_SLOP];
+    if (lane < 0 || lane >= w->lanes)
+        return MB_NO_MEMORY;
+    const long call = w->calls[lane]++;  /* (a step without rows breaks the chain of warm starts) */
+    signed char *memo = w->memo + (size_t)lane * w->keys * 3;
+    long *stamp = w->stamp + (size_t)lane * w->keys;
     if (F == w->F_last)  /* F is zero but for the slots the last call wrote (slots × 3 doubles is ~45 kB) */
         for (int i = 0; i < w->n_last; i++)
             memset(F + 3 * (size_t)w->slot[i], 0, sizeof(double) * 3);
@@ -166,7 +208,8 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
             c += gq[k] * q[k];
         for (int k = 0; k < nv; k++)
             Gv += g[k] * w->vfree[k];
-        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, g, y);
+        memcpy(y, g, sizeof(double) * nv);
+        solve_row(nv, lam, w->L, y, w->nz + (size_t)r * nv, w->nnz + r);
         w->b[r] = -erp * c / h - Gv, w->lo[r] = -INFINITY, w->hi[r] = INFINITY, w->findex[r] = -1, w->mu[r] = 0.0;
     }
     for (int j = 0; j < nl; j++) {  /* a limit: sign v⁺_i ≥ its target, as a contact's normal */
@@ -176,7 +219,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         double *y = w->Y + (size_t)r * nv;
         memset(y, 0, sizeof(double) * nv);
         y[vi] = sign;
-        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, y, y);
+        solve_row(nv, lam, w->L, y, w->nz + (size_t)r * nv, w->nnz + r);
         const double target = gap > 0.0 ? -gap / h
                                          : fmax(par[MB_HARD_LIMIT_RESTITUTION] * fmax(-u, 0.0),
                                                 erp * fmax(-gap - slop, 0.0) / h);
@@ -203,7 +246,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
                 y[k] = t[0] * w->J3[k] + t[1] * w->J3[nv + k] + t[2] * w->J3[2 * nv + k];
                 Jv += y[k] * v[k], Jvf += y[k] * w->vfree[k];
             }
-            mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, y, y);
+            solve_row(nv, lam, w->L, y, w->nz + (size_t)r * nv, w->nnz + r);
             if (r == r0) {  /* the normal: its target velocity */
                 const double depth = c->depth;
                 const double target = depth < 0.0 ? depth / h
@@ -215,16 +258,34 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
             }
         }
     }
-    for (int i = 0; i < n; i++)  /* A = Yᵀ Y */
+    for (int i = 0; i < n; i++)  /* A = Yᵀ Y, each entry over the nonzero columns of the sparser row */
         for (int j = 0; j <= i; j++) {
-            const double *yi = w->Y + (size_t)i * nv, *yj = w->Y + (size_t)j * nv;
+            const int a_ = w->nnz[i] <= w->nnz[j] ? i : j, c = a_ == i ? j : i;
+            const double *ya = w->Y + (size_t)a_ * nv, *yc = w->Y + (size_t)c * nv;
+            const int *nz = w->nz + (size_t)a_ * nv;
             double a = 0.0;
-            for (int k = 0; k < nv; k++)
-                a += yi[k] * yj[k];
+            for (int t = 0; t < w->nnz[a_]; t++)
+                a += ya[nz[t]] * yc[nz[t]];
             w->A[(size_t)i * n + j] = w->A[(size_t)j * n + i] = a;
         }
-    /* the engine's LCP; a failed pivoting (a degenerate contact set) once more with more regularisation */
-    int err = 1;
+    /* the warm start's guess: each row's state in the last step's solution where the row was there (its
+     * contact's slot, its limit), a new row free (a contact that stays, a limit that holds) */
+    int known = 0;
+    for (int r = 0; r < n_eq; r++)
+        w->guess[r] = MB_LCP_FREE;
+    for (int j = 0; j < nl; j++) {
+        const int key = w->cap + w->lim[j], was = stamp[key] == call - 1;
+        w->guess[n_eq + j] = was ? memo[3 * key] : MB_LCP_FREE, known += was;
+    }
+    for (int i = 0; i < nc; i++) {
+        const int key = w->slot[i], was = stamp[key] == call - 1;
+        for (int r = w->first[i], t = 0; r < (i + 1 < nc ? w->first[i + 1] : n); r++, t++)
+            w->guess[r] = was ? memo[3 * key + t] : MB_LCP_FREE;
+        known += was;
+    }
+    /* the engine's LCP, warm from the guess (one solve, taken only when it is the LCP's solution) or cold;
+     * a failed pivoting (a degenerate contact set) once more with more regularisation */
+    int err = 1, warm = 0;
     for (int attempt = 0; attempt < 2 && err; attempt++) {
         const double eps = par[MB_HARD_CFM] * (attempt ? 1e4 : 1.0);
         for (int r = 0; attempt && r < n_eq + nl; r++)
@@ -240,18 +301,38 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
                 w->A[(size_t)i * n + i] /= 1.0 + par[MB_HARD_CFM];
             w->A[(size_t)i * n + i] *= 1.0 + eps;
         }
+        if (!attempt && known &&
+            mb_lcp_friction_warm(n, w->A, w->b, w->lo, w->hi, w->findex, w->mu, w->guess, w->x, w->work, w->iwork)) {
+            err = 0, warm = 1;
+            continue;
+        }
         int pivots = 0;
         err = mb_lcp_friction(n, w->A, w->b, w->lo, w->hi, w->findex, w->mu, NULL, w->x, w->flo, w->fhi, w->work,
                            w->iwork, &pivots, 1000 + 100 * n);
     }
     if (err)
         return MB_CONTACT_LCP;
+    /* the solution's row states, for the next step's guess (cold: mb_lcp_friction left the bounds it used) */
+    if (!warm)
+        for (int r = 0; r < n; r++)
+            w->guess[r] = w->x[r] == w->lo[r] ? MB_LCP_AT_LO : w->x[r] == w->hi[r] ? MB_LCP_AT_HI : MB_LCP_FREE;
+    for (int j = 0; j < nl; j++) {
+        const int key = w->cap + w->lim[j];
+        memo[3 * key] = (signed char)w->guess[n_eq + j], stamp[key] = call;
+    }
+    for (int i = 0; i < nc; i++) {
+        const int key = w->slot[i];
+        for (int r = w->first[i], t = 0; r < (i + 1 < nc ? w->first[i + 1] : n); r++, t++)
+            memo[3 * key + t] = (signed char)w->guess[r];
+        stamp[key] = call;
+    }
     /* q̈ += M⁻¹ Jᵀ λ / h = L⁻¹ (Y λ) / h;  each contact's mean force on its body b */
     memset(w->u, 0, sizeof(double) * nv);
     for (int r = 0; r < n; r++) {
         const double *y = w->Y + (size_t)r * nv, xr = w->x[r];
-        for (int k = 0; k < nv; k++)
-            w->u[k] += y[k] * xr;
+        const int *nz = w->nz + (size_t)r * nv;
+        for (int t = 0; t < w->nnz[r]; t++)
+            w->u[nz[t]] += y[nz[t]] * xr;
     }
     mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, w->u, w->u);
     for (int k = 0; k < nv; k++)

@@ -15,7 +15,7 @@
 #define MB_HARD_SIZE 5
 
 typedef struct mb_hard_work mb_hard_work;  /* the solve's buffers (grown to the contacts met) */
-mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc);
+mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lanes);
 void mb_hard_work_free(mb_hard_work *w);
 
 /* One step's contact impulses.  On entry qdd holds the free acceleration q̈₀ (contact-free forward
@@ -25,8 +25,9 @@ void mb_hard_work_free(mb_hard_work *w);
  * the impulses keep them) and the joint limits (rows of the LCP).  F (slots × 3, MB_SCENE_PAIR_MAX slots per
  * pair as the compliant law's): each slot's mean force λ/h on its geom b.  Returns MB_OK, MB_SINGULAR
  * (M not positive definite), MB_NO_MEMORY, MB_CONTACT_LCP (no solution found), or −1 (a pair met has no
- * collider). */
+ * collider).  lane: the run (0 .. the lanes mb_hard_work_new was given − 1) whose last step's solve warm-starts
+ * this one's LCP. */
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w);
+                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane);
 
 #endif

@@ -582,7 +582,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 continue;
             double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
             const int st = mb_hard_contact_stage(m, g->md, g->d, q[l], v[l], qdd[l], g->h, &r->contact, force,
-                                                 g->hard);
+                                                 g->hard, l);
             if (st != MB_OK)
                 g->st[l] = st < 0 ? MB_OVERFLOW : st;  /* (−1: mb_scene_check found a collider for every pair) */
         }
@@ -996,7 +996,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     for (int l = 0; l < L; l++)
         g.singular[l] = -1;
     g.h = r->dt;
-    if (r->contact.hard && !(g.hard = mb_hard_work_new(m, &r->contact))) {
+    if (r->contact.hard && !(g.hard = mb_hard_work_new(m, &r->contact, L))) {
         free(g.w.block), free(g.w.contact_flags), free(g.books);
         return MB_NO_MEMORY;
     }
