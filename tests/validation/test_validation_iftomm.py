@@ -230,7 +230,9 @@ def test_a05_forces_are_the_spring_dampers_law_on_point_kinematics():
         np.testing.assert_allclose(f.sum(0), 0.0, atol=1e-6)          # internal forces: no net wrench
 
 
+@pytest.mark.slow
 def test_a05_quick_meets_high_precision():
+    """1 s (9 s of CPU on the loaded shared machine: SymPy's derivation of the reference is most of it)."""
     from multibody.validation.problems import a05
     row = a05(quick=True)
     assert row.level == "high" and row.error < 1e-5, row
