@@ -40,6 +40,8 @@ CATALOG = {
     "a01_pendulum": mb.models.a01_pendulum,
     "a02_n_four_bar": lambda: mb.models.a02_n_four_bar(2),
     "a03_andrews": mb.models.a03_andrews,
+    "a04_bricard": mb.models.a04_bricard,
+    "a05_flyball_governor": mb.models.a05_flyball_governor,
 }
 QUATERNION = {"vee", "singlebody", "scissor", "rolling_disc"}          # free joints: no symbolic coordinates
 MECHANISMS = {"biped_upper_body", "flapping_flyer", "clemens_joint"}

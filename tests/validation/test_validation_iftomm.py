@@ -169,3 +169,77 @@ def test_a02_started_exactly_flat_follows_the_reference_branch():
     assert np.abs(traj.q[:, 0] - sol.y[0]).max() < 1e-5
     assert np.abs(traj.qd[:, 0] - sol.y[1]).max() < 1e-4
     assert np.abs(traj.q[:, :n + 1] - traj.q[:, :1]).max() < 1e-5        # the windows stay parallelograms
+
+
+# ------------------------------------------------------------------------------------ A04, A05
+def test_a04_closure_is_redundant_and_the_mechanism_moves_with_one_dof():
+    """Grübler: 5 joints − 5 closure rows = 0; the rows' rank is 4 at the start and along the motion, so
+    one degree of freedom remains; the default set refuses the singular solve, least squares carries it."""
+    from multibody.models.iftomm import a04_bricard
+    model = a04_bricard()
+    cs = mb.ConstraintSet(*model.constraints, redundant="least_squares")
+    z = np.zeros(5)
+    traj = mb.simulate(model, z, z, 0.5, dt=5e-3, integrator="rk4", constraints=cs, record_every=20)
+    for q, qd in zip(traj.q, traj.qd):
+        J = cs.evaluate(model, q, qd).J
+        assert np.linalg.matrix_rank(J, tol=1e-9) == 4
+        assert np.abs(J @ qd).max() < 1e-5 * max(1.0, np.abs(qd).max())     # rk4 drift at h = 5 ms, Baumgarte-held
+    assert np.ptp(traj.q[:, 0]) > 0.1                       # it moves from rest under gravity
+    with pytest.raises(mb.errors.ConstraintError, match="singular"):
+        mb.ConstraintSet(*model.constraints).accelerations(model, z, z, z)
+
+
+def test_a04_quick_meets_high_precision_and_conserves_energy():
+    from multibody.validation.problems import a04
+    row = a04(quick=True)
+    assert row.level == "high" and row.error < 1e-5, row
+    from multibody.models.iftomm import a04_bricard
+    model = a04_bricard()
+    cs = mb.ConstraintSet(*model.constraints, redundant="least_squares")
+    traj = mb.simulate(model, np.zeros(5), np.zeros(5), 2.0, dt=5e-3, integrator="rk4", constraints=cs, record_every=10)
+    e = mb.energy(model, traj.q, traj.qd)
+    E = e.KE + e.PE
+    assert np.abs(E - E[0]).max() < 1e-7 * abs(E[0])       # no dissipation: T + V stays
+    assert e.KE.max() > 1.0                                 # while real energy moves between T and V
+
+
+@pytest.mark.slow
+def test_a04_full_10_s_meets_high_precision():
+    from multibody.validation.problems import a04
+    row = a04()
+    assert row.level == "high", row
+
+
+def test_a05_forces_are_the_spring_dampers_law_on_point_kinematics():
+    """a05_forces against the law written on the library's point kinematics, at random states."""
+    from multibody.models.iftomm import FLYBALL, a05_flyball_governor, a05_forces
+    model = a05_flyball_governor()
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, qd = rng.normal(size=4) * 0.3 + [0.0, 0.5, 0.0, 0.0], rng.normal(size=4)
+        f = a05_forces(model, q, qd)
+        for k, side in ((1, 1.0), (2, -1.0)):
+            a_pt, b_pt = [side * 0.05, 0, 0], [0.5, 0, 0]
+            A, B = mb.point_position(model, q, "slider", a_pt), mb.point_position(model, q, f"rod{k}", b_pt)
+            vA, vB = mb.point_velocity(model, q, qd, "slider", a_pt), mb.point_velocity(model, q, qd, f"rod{k}", b_pt)
+            d = np.linalg.norm(B - A)
+            e = (B - A) / d
+            F = (FLYBALL["K"] * (d - FLYBALL["rest"]) + FLYBALL["C"] * e @ (vB - vA)) * e
+            i = model.body_index(f"rod{k}")
+            np.testing.assert_allclose(f[i], -np.concatenate([np.cross(B, F), F]), rtol=1e-12, atol=1e-6)
+        np.testing.assert_allclose(f.sum(0), 0.0, atol=1e-6)          # internal forces: no net wrench
+
+
+@pytest.mark.slow
+def test_a05_quick_meets_high_precision():
+    """1 s (9 s of CPU on the loaded shared machine: SymPy's derivation of the reference is most of it)."""
+    from multibody.validation.problems import a05
+    row = a05(quick=True)
+    assert row.level == "high" and row.error < 1e-5, row
+
+
+@pytest.mark.slow
+def test_a05_full_10_s_meets_high_precision():
+    from multibody.validation.problems import a05
+    row = a05()
+    assert row.level == "high", row

@@ -18,9 +18,11 @@ constructor                seed                                        returns
 ``clemens_joint``                                                      forces, contacts)
 ``whipple_bicycle``        Meijaard et al. 2007 benchmark bicycle      Model (rolling
                                                                        constraints)
-``a01_pendulum``,          IFToMM MBS benchmark A01, A02, A03          Model (loop closures in
+``a01_pendulum``,          IFToMM MBS benchmark A01 – A05              Model (loop closures in
 ``a02_n_four_bar``,        (models/iftomm.py)                          ``model.constraints``)
-``a03_andrews``
+``a03_andrews``,
+``a04_bricard``,
+``a05_flyball_governor``
 =========================  ==========================================  =======================
 
 The seed constructors take the seed's physical parameters as keyword arguments (seed values as
@@ -45,11 +47,12 @@ from .gfx import gfx_example
 from .elbow import double_elbow
 from .disc import rolling_disc
 from .bicycle import whipple_bicycle
-from .iftomm import a01_pendulum, a02_n_four_bar, a03_andrews
+from .iftomm import a01_pendulum, a02_n_four_bar, a03_andrews, a04_bricard, a05_flyball_governor
 
 __all__ = ["auto_tree", "gfx_example", "planar", "vee", "singlebody", "scissor", "floatbase",
            "ra3link", "ra3link_prismatic", "starleth", "support_jacobian", "ma23",
            "double_pendulum", "single_pendulum", "biped_upper_body", "flapping_flyer", "clemens_joint",
            "double_elbow", "rolling_disc", "whipple_bicycle", "a01_pendulum", "a02_n_four_bar", "a03_andrews",
+           "a04_bricard", "a05_flyball_governor",
            "SeedInfo", "seed_info", "parameters"]
 

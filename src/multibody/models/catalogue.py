@@ -26,9 +26,10 @@ class Entry:
 
 def catalogue() -> dict[str, Entry]:
     """name → :class:`Entry` for every built-in model (a Model, or a Mechanism for the TMT systems)."""
-    from . import (auto_tree, biped_upper_body, clemens_joint, double_elbow, double_pendulum, flapping_flyer,
-                   gfx_example, ma23, planar, ra3link, ra3link_prismatic, rolling_disc, scissor, single_pendulum,
-                   singlebody, starleth, vee, whipple_bicycle)
+    from . import (a01_pendulum, a02_n_four_bar, a03_andrews, a04_bricard, a05_flyball_governor, auto_tree,
+                   biped_upper_body, clemens_joint, double_elbow, double_pendulum, flapping_flyer, gfx_example, ma23,
+                   planar, ra3link, ra3link_prismatic, rolling_disc, scissor, single_pendulum, singlebody, starleth,
+                   vee, whipple_bicycle)
     return {
         "double_pendulum": Entry(double_pendulum, "the OpenDE report's double pendulum (default)"),
         "single_pendulum": Entry(single_pendulum, "the OpenDE report's (colliding) single pendulum"),
@@ -51,6 +52,14 @@ def catalogue() -> dict[str, Entry]:
         "biped_upper_body": Entry(biped_upper_body, "TMT paper's passive biped with upper body"),
         "flapping_flyer": Entry(flapping_flyer, "TMT paper's flapping flyer"),
         "clemens_joint": Entry(clemens_joint, "TMT paper's Clemens joint, 3-RSR"),
+        "a01_pendulum": Entry(a01_pendulum, "IFToMM benchmark A01: simple pendulum (1 kg on a massless 1 m bar)"),
+        "a02_n_four_bar": Entry(lambda n=40: a02_n_four_bar(n), "IFToMM benchmark A02: N-four-bar mechanism, "
+                                "singular when flat (a02_n_four_bar:N, default 40)", True),
+        "a03_andrews": Entry(a03_andrews, "IFToMM benchmark A03: Andrews' squeezing mechanism (7 bodies, 3 loops)"),
+        "a04_bricard": Entry(a04_bricard, "IFToMM benchmark A04: Bricard's mechanism (5 rods, 6 revolute joints; "
+                             "redundant closure)"),
+        "a05_flyball_governor": Entry(a05_flyball_governor, "IFToMM benchmark A05: stiff flyball governor "
+                                      "(its spring-dampers: models.iftomm.a05_forces as f_ext)"),
     }
 
 

@@ -14,7 +14,15 @@ constructor                problem
 ``a01_pendulum``           A01 simple pendulum (1 kg point mass on a massless 1 m bar)
 ``a02_n_four_bar``         A02 N-four-bar mechanism (N = 40 as specified; singular when flat)
 ``a03_andrews``            A03 Andrews' squeezing mechanism (Hairer–Wanner's parameters)
+``a04_bricard``            A04 Bricard's mechanism (five rods, six revolute joints; redundant)
+``a05_flyball_governor``   A05 stiff flyball governor (couplers as stiff spring-dampers)
 =========================  ===============================================================
+
+The geometry, initial states and simulated times of A04 and A05 are the ones of the OpenSim
+implementation of the library by its users (Tagliapietra, Vivian, Ceseracciu, Reggiani,
+"Multibody Systems Benchmark in OpenSim", University of Padua, 2013–2015: public repository
+RehabEngGroup/MBSbenchmarksInOpenSim, ``src/A04-BricardsMechanism``, ``src/A05-FlyballGovernor``
+and ``help/benchmarks/A0*.rst``): the library's own specification pages were not reachable.
 
 >>> import multibody as mb
 >>> model = mb.models.a02_n_four_bar(3)
@@ -30,11 +38,12 @@ from numpy.typing import ArrayLike
 
 from .. import _checks
 from ..model.builder import ModelBuilder
-from ..model.constraints import PointConstraint
+from ..model.constraints import AxisConstraint, PointConstraint
 from ..model.model import Model
 
 __all__ = ["a01_pendulum", "a02_n_four_bar", "a02_start", "A02_START", "a03_andrews", "a03_forces", "ANDREWS",
-           "ANDREWS_Q0", "ANDREWS_ORDER"]
+           "ANDREWS_Q0", "ANDREWS_ORDER", "a04_bricard", "BRICARD_JOINTS", "a05_flyball_governor", "a05_forces",
+           "FLYBALL", "A05_START"]
 
 #: gravity of every A-series problem: 9.81 N/kg along −y
 GRAVITY = 9.81
@@ -321,4 +330,218 @@ def a03_forces(model: Model, q: ArrayLike, qd: ArrayLike | None = None) -> np.nd
     f = np.zeros((model.nb, 6))
     f[model.body_index("b1"), 2] = p["mom"]
     f[model.body_index("b3")] = [0.0, 0.0, xd * fy - yd * fx, fx, fy, 0.0]
+    return f
+
+
+#: A04's six revolute joints at the start (all joint angles 0): (point, axis) in world coordinates
+#: (m), in the order of the loop O → P1 → … → P5 → O; the rods run between consecutive points
+BRICARD_JOINTS = (((0.0, 0.0, 0.0), (0.0, 1.0, 0.0)), ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+                  ((1.0, -1.0, 0.0), (1.0, 0.0, 0.0)), ((1.0, -1.0, 1.0), (0.0, 1.0, 0.0)),
+                  ((0.0, -1.0, 1.0), (0.0, 0.0, 1.0)), ((0.0, 0.0, 1.0), (1.0, 0.0, 0.0)))
+
+
+def _bar(mass: float, length: float, side: float, along: int, sign: float) -> dict:
+    """A uniform bar of square section ``side`` from its joint along ±body axis ``along``."""
+    i_long, i_trans = mass * 2 * side * side / 12.0, mass * (length * length + side * side) / 12.0
+    com = np.zeros(3)
+    com[along] = sign * length / 2
+    return dict(mass=mass, com=com, inertia=np.diag(np.where(np.arange(3) == along, i_long, i_trans)))
+
+
+def a04_bricard(mass: float = 1.0, length: float = 1.0, side: float = 0.1) -> Model:
+    """IFToMM benchmark A04: Bricard's mechanism, over-constrained, with one degree of freedom.
+
+    Five uniform rods (1 kg, 1 m, square section 0.1 m) and six revolute joints, gravity 9.81 N/kg
+    along −y (``A04_specification.xml``; the library's page gives the problem, the OpenSim
+    implementation of its users the geometry: see the module docstring).  At the start (every
+    joint angle 0, at rest) the rods run O(0,0,0) → P1(1,0,0) → P2(1,−1,0) → P3(1,−1,1) →
+    P4(0,−1,1) → P5(0,0,1), the joint axes at O…P5 along y, z, x, y, z, x
+    (:data:`BRICARD_JOINTS`; a trihedral Bricard linkage).  Grübler's count gives 6·5 − 5·6 = 0
+    degrees of freedom; the special axes give the mechanism one.
+
+    As a tree: ``rod1`` … ``rod5`` hang one from the other from O (joints ``j1`` … ``j5``); the
+    joint at P5 closes the loop as a :class:`~multibody.PointConstraint` (3 rows) and an
+    :class:`~multibody.AxisConstraint` (2 rows) in ``model.constraints``.  5 joints, 5 rows, but the
+    rows' Jacobian has rank 4 everywhere along the motion: one row is redundant, so solve them with
+    ``mb.ConstraintSet(*model.constraints, redundant="least_squares")``.  The point the benchmark
+    records (its "P3", the joint between the second and third rod: (1, −1, 0) at the start, as
+    the OpenSim implementation records it) is the origin of ``rod3``.
+
+    Parameters
+    ----------
+    mass, length, side : float, optional
+        Every rod's mass (kg), length (m) and the side of its square section (m) (defaults 1, 1, 0.1).
+
+    Returns
+    -------
+    Model
+        Five revolute joints ``j1`` … ``j5`` (angles 0 at the start); the closure's 5 rows in
+        ``model.constraints``.
+
+    Raises
+    ------
+    ValueError
+        A mass, length or side that is not a finite number > 0.
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> model = mb.models.a04_bricard()
+    >>> cs = mb.ConstraintSet(*model.constraints, redundant="least_squares")
+    >>> ev = cs.evaluate(model, np.zeros(5), np.zeros(5))
+    >>> model.nv, ev.J.shape, int(np.linalg.matrix_rank(ev.J))      # 5 joints, 5 rows of rank 4
+    (5, (5, 5), 4)
+    """
+    m = _checks.number("mass", mass, positive=True)
+    L = _checks.number("length", length, positive=True)
+    a = _checks.number("side", side, positive=True)
+    pts = np.array([p for p, _ in BRICARD_JOINTS]) * L
+    b = ModelBuilder("iftomm_a04_bricard", gravity=(0.0, -GRAVITY, 0.0))
+    parent = None
+    for i in range(5):
+        d = pts[i + 1] - pts[i]
+        along = int(np.argmax(np.abs(d)))
+        # every body frame is parallel to the world's at the start, its origin at its joint
+        b.add_body(f"rod{i + 1}", parent, "revolute", axis=BRICARD_JOINTS[i][1],
+                   joint_translation=pts[i] - (pts[i - 1] if i else 0.0), joint_name=f"j{i + 1}",
+                   **_bar(m, L, a, along, float(np.sign(d[along]))))
+        parent = f"rod{i + 1}"
+    u6 = np.array(BRICARD_JOINTS[5][1])
+    closure = (PointConstraint("rod5", pts[5] - pts[4], None, pts[5], name="P5_point"),
+               AxisConstraint("rod5", u6, None, directions_b=(np.roll(u6, 1), np.roll(u6, 2)), name="P5_axis"))
+    return dataclasses.replace(b.build(), constraints=closure)
+
+
+#: A05's data (SI units): shaft and rods 1 × 0.01 × 0.01 m, slider a 0.1 m cube, density 3000 kg/m³,
+#: point masses 5 kg at the rods' ends, spring-dampers K = 8e5 N/m, C = 4e4 N s/m, rest length
+#: 0.5 m from the slider's sides (±``offset``) to the rods' midpoints; the rods are pinned ±``offset``
+#: from the shaft's axis at its top; ``alpha`` the rods' start angle below the horizontal (rad)
+FLYBALL = dict(length=1.0, section=0.01, slider=0.1, density=3000.0, ball=5.0, K=8e5, C=4e4, rest=0.5,
+               offset=0.05, alpha=np.pi / 6)
+
+#: A05's start: the shaft turning at 2π rad/s, the slider at s = 0.5 m, rods at α = 30° (q = 0), at rest
+A05_START = dict(q=(0.0, 0.5, 0.0, 0.0), qd=(2 * np.pi, 0.0, 0.0, 0.0))
+
+
+def a05_flyball_governor() -> Model:
+    """IFToMM benchmark A05: the stiff flyball governor (Watt's), its couplers stiff spring-dampers.
+
+    A vertical shaft turning freely about y (gravity 9.81 N/kg along −y), a slider along it, and two
+    rods pinned at the shaft's top carrying 5 kg point masses at their ends; the coupler rods of
+    the governor are replaced by spring-dampers (K = 8·10⁵ N/m, C = 4·10⁴ N s/m, rest length 0.5 m)
+    from the slider's sides to the rods' midpoints (``A05_specification.xml``; the data as in
+    :data:`FLYBALL`, the geometry and start as the OpenSim implementation of the library's users
+    builds them: see the module docstring).  The damper's fast decay (~10⁴ s⁻¹) against the
+    governor's slow motion makes the problem stiff.  The benchmark records the slider's height
+    ``s``.
+
+    Joints: ``psi`` (the shaft, about y), ``s`` (the slider's height on it, from the shaft's foot,
+    prismatic; 0.5 m at the start: the shaft's middle), ``theta1``, ``theta2`` (the rods, about the
+    shaft's z axis, pinned at (±0.05, 1, 0) of the shaft; 0 at the start, when both hang 30° below
+    the horizontal and each spring has its rest length).  Shaft, rods and slider are uniform
+    prisms of density 3000 kg/m³; each point mass is merged into its rod's inertia.  The
+    spring-dampers are :func:`a05_forces` (as ``f_ext``); the start is :data:`A05_START`.
+
+    Returns
+    -------
+    Model
+        Four joints (``psi``, ``s``, ``theta1``, ``theta2``) and four bodies (``shaft``,
+        ``slider``, ``rod1``, ``rod2``); ``q_default`` is the start's configuration.
+
+    Raises
+    ------
+    ValueError
+        Never for the fixed data (the builder's checks run on them).
+
+    Examples
+    --------
+    >>> import numpy as np, multibody as mb
+    >>> model = mb.models.a05_flyball_governor()
+    >>> q0 = np.array(A05_START["q"])
+    >>> a = mb.point_position(model, q0, "slider", [0.05, 0, 0])
+    >>> m = mb.point_position(model, q0, "rod1", [0.5, 0, 0])
+    >>> round(float(np.linalg.norm(m - a)), 12)                # each spring starts at its rest length
+    0.5
+    """
+    p = FLYBALL
+    L, w, rho = p["length"], p["section"], p["density"]
+    m_bar = rho * L * w * w
+    i_long, i_trans = m_bar * 2 * w * w / 12.0, m_bar * (L * L + w * w) / 12.0
+    m_sl = rho * p["slider"] ** 3
+    b = ModelBuilder("iftomm_a05_flyball_governor", gravity=(0.0, -GRAVITY, 0.0))
+    b.add_body("shaft", None, "revolute", axis=[0, 1, 0], joint_name="psi", mass=m_bar, com=[0.0, L / 2, 0.0],
+               inertia=np.diag([i_trans, i_long, i_trans]))
+    b.add_body("slider", "shaft", "prismatic", axis=[0, 1, 0], joint_name="s", mass=m_sl,
+               inertia=np.eye(3) * m_sl * 2 * p["slider"] ** 2 / 12.0)
+    # a rod along its body x from the pin, with the ball at its end: one rigid body
+    m_rod = m_bar + p["ball"]
+    xc = (m_bar * L / 2 + p["ball"] * L) / m_rod
+    i_perp = i_trans + m_bar * (L / 2 - xc) ** 2 + p["ball"] * (L - xc) ** 2
+    rod = dict(mass=m_rod, com=[xc, 0.0, 0.0], inertia=np.diag([i_long, i_perp, i_perp]))
+    for k, (side, angle) in enumerate(((1.0, -p["alpha"]), (-1.0, np.pi + p["alpha"])), start=1):
+        c, s_ = np.cos(angle), np.sin(angle)
+        b.add_body(f"rod{k}", "shaft", "revolute", axis=[0, 0, 1], joint_name=f"theta{k}",
+                   joint_translation=[side * p["offset"], L, 0.0],
+                   joint_rotation=np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]]), **rod)
+    # the start's configuration as the model's default (s = 0.5 m, not the neutral 0: the slider's foot)
+    return dataclasses.replace(b.build(), qpos0=np.array(A05_START["q"], dtype=float))
+
+
+def _cross(a, b):
+    """a × b of two 3-vectors (np.cross's generality costs more than this right-hand side's whole law)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def a05_forces(model: Model, q: ArrayLike, qd: ArrayLike) -> np.ndarray:
+    """A05's two spring-dampers on :func:`a05_flyball_governor` as ``f_ext`` (nb, 6), base coordinates.
+
+    Each acts along the line from the slider's side point A = (±0.05, 0, 0) to the rod's midpoint
+    B = (0.5, 0, 0): tension f = K (d − d₀) + C ḋ, d = |B − A|, ḋ = (B − A)·(Ḃ − Ȧ)/d; the force
+    f (B − A)/d on the slider at A and its opposite on the rod at B (spatial forces [p × F; F]).
+
+    Parameters
+    ----------
+    model : Model
+        The model of :func:`a05_flyball_governor`.
+    q, qd : array_like (4,)
+        Its joint positions and velocities.
+
+    Returns
+    -------
+    ndarray (nb, 6)
+        The external forces (moments about the base origin, then forces).
+
+    Raises
+    ------
+    ValueError
+        A model without the bodies ``slider``, ``rod1`` and ``rod2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = a05_flyball_governor()
+    >>> f = a05_forces(m, A05_START["q"], A05_START["qd"])      # springs at rest length, not stretching
+    >>> bool(np.abs(f).max() < 1e-9)
+    True
+    """
+    from ..kinematics.forward import body_states
+    p = FLYBALL
+    f = np.zeros((model.nb, 6))
+    bs = body_states(model, q, qd)                     # one pass: every pose and velocity [ω; v] (body axes)
+
+    def point(i, r):                                   # world position and velocity of body i's point r
+        r = np.asarray(r, dtype=float)
+        R, w, v = bs.R[i], bs.v[i, :3], bs.v[i, 3:]
+        return bs.p[i] + R @ r, R @ (v + _cross(w, r))
+    i_sl = model.body_index("slider")
+    for k, side in ((1, 1.0), (2, -1.0)):
+        i_rod = model.body_index(f"rod{k}")
+        A, vA = point(i_sl, [side * p["offset"], 0.0, 0.0])
+        B, vB = point(i_rod, [p["length"] / 2, 0.0, 0.0])
+        d = B - A
+        n = np.linalg.norm(d)
+        e = d / n
+        F = (p["K"] * (n - p["rest"]) + p["C"] * float(e @ (vB - vA))) * e    # pulls A toward B when stretched
+        f[i_sl] += np.concatenate([_cross(A, F), F])
+        f[i_rod] -= np.concatenate([_cross(B, F), F])
     return f

@@ -31,8 +31,12 @@ ratios from above.
 """
 
 FOOTER = """
-Not in the table yet: IFToMM A04 (Bricard mechanism) and A05 (flyball governor) — their geometry
-pages (A04/A05_specification.xml) were not reachable offline in full.  The rolling disc's stability
+IFToMM A04 (Bricard mechanism) and A05 (flyball governor): the library's specification pages and
+reference solutions were not reachable offline; their geometry, start and simulated time are those of
+the OpenSim implementation of the library by its users (RehabEngGroup/MBSbenchmarksInOpenSim), and
+their references are second computations written for them (`a04_reference`: rods as free bodies with
+30 joint rows, SciPy DOP853; `a05_reference`: Lagrange's equations by SymPy, SciPy Radau), never
+`mb.simulate`.  The rolling disc's stability
 speed (v² = gR/3 for a uniform disc) is checked by `tests/test_nonholonomic.py`
 (`test_rolling_disc_stability_speed`), the Whipple bicycle's matrices M, C1, K0, K2 against Meijaard
 et al. to 1e-12 by `tests/test_whipple.py`.
