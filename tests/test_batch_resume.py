@@ -118,3 +118,25 @@ def test_bad_windows_are_refused_by_name():
     rest[0, 1] = (-1.0, -1.0, -1.0)
     with pytest.raises(ValueError, match="hard stops"):
         one_windows_call(m, no_stops, Y, [0.0, 0.01], rest)
+
+
+def test_a_batch_takes_simulates_ctrl_and_keyframe():
+    """``ctrl`` (constant) and ``keyframe`` reach every run of a batch as they reach ``simulate``: each
+    run equals its own simulate bit for bit; a ctrl function runs one simulate per state, likewise."""
+    m = mb.load_mjcf('<mujoco><compiler angle="radian"/><worldbody><body><joint name="j" type="hinge" axis="0 1 0" range="-1 1"/>'
+                     '<geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="1"/></body></worldbody>'
+                     '<actuator><motor joint="j" gear="2" ctrlrange="-1 1"/></actuator>'
+                     '<keyframe><key name="push" qpos="0.1" ctrl="0.5"/></keyframe></mujoco>')
+    Q0, QD0 = np.array([[0.0], [0.3]]), np.zeros((2, 1))
+    for ctrl in ([0.7], lambda t, q, qd: [np.sin(t)]):
+        batch = mb.simulate_batch(m, Q0, QD0, 0.5, ctrl=ctrl)
+        for i in range(2):
+            single = mb.simulate(m, Q0[i], QD0[i], 0.5, ctrl=ctrl)
+            assert np.array_equal(batch[i].q, single.q) and np.array_equal(batch[i].tau, single.tau)
+    still = mb.simulate_batch(m, Q0, QD0, 0.5)
+    assert not np.array_equal(batch[1].q[-1], still[1].q[-1])     # the control did act
+    kf = mb.simulate_batch(m, None, None, 0.5, keyframe="push")
+    single = mb.simulate(m, None, None, 0.5, keyframe="push")
+    assert np.array_equal(kf[0].q, single.q) and kf[0].q[0, 0] == 0.1 and kf[0].q[-1, 0] != still[0].q[-1, 0]
+    with pytest.raises(ValueError, match="ctrl"):
+        mb.simulate_batch(m, Q0, QD0, 0.5, ctrl=[1.0, 2.0])

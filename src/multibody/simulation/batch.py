@@ -213,7 +213,7 @@ def _batch_system(model, kwargs):
     system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops, contact=contact,
                     constraints=model_constraints(model, None) if contact is not None
                     else _c_constraints(model, kwargs.get("constraints")),
-                    friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY))
+                    friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY), ctrl=kwargs.get("ctrl"))
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
     if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
@@ -383,6 +383,10 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
         rows = next((len(np.atleast_2d(X)) for X in (Q0, QD0) if X is not None), 1)
         Q0 = np.tile(q_d, (rows, 1)) if Q0 is None else Q0
         QD0 = np.tile(qd_d, (rows, 1)) if QD0 is None else QD0
+    if kwargs.get("ctrl") is None and keyframe is not None and getattr(model, "actuators", None) is not None:
+        kwargs["ctrl"] = model.actuators.keyframe_ctrl(model.keyframes[keyframe])   # as simulate: its ctrl too
+    if kwargs.get("ctrl") is None:
+        kwargs.pop("ctrl", None)
     Q0 = _batch_states("Q0", Q0, model.nq)
     QD0 = _batch_states("QD0", QD0, model.nv)
     if Q0.shape[0] != QD0.shape[0]:
@@ -402,14 +406,14 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
         contact.check_run(integrator)
     vectorised = (integrator in FIXED_STEP and not events and params is None
                   and (contact is None or in_lcp)
-                  and not callable(f_ext)
+                  and not callable(f_ext) and not callable(kwargs.get("ctrl"))   # ctrl(t, q, q̇): a run's controller
                   and ((in_lcp and not kwargs.get("constraints") and getattr(model, "gamma_q", None) is None)
                        or (not in_lcp and _c_constraints(model, kwargs.get("constraints")) is not False))
                   and not _sampled_in_python(model, controller)
                   and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
                        or _compiled_passive(model, controller, integrator, kwargs)))
     unknown = set(kwargs) - {"constraints", "contact", "ground", "rtol", "atol", "progress", "limits", "limit_restitution",
-                             "friction_velocity"}
+                             "friction_velocity", "ctrl"}
     if unknown:
         raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")
     check_record_size(model, StateSpace(model), t_final, dt,
@@ -423,7 +427,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                 raise ValueError(f"f_ext: expected finite spatial forces of shape ({model.nb}, 6)")
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext,
                       record_every=int(record_every), contact=contact, **{k: v for k, v in kwargs.items() if k in (
-                          "limits", "limit_restitution", "friction_velocity", "constraints")})
+                          "limits", "limit_restitution", "friction_velocity", "constraints", "ctrl")})
         kind = "vectorised"
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,
