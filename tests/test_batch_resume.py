@@ -140,3 +140,19 @@ def test_a_batch_takes_simulates_ctrl_and_keyframe():
     assert np.array_equal(kf[0].q, single.q) and kf[0].q[0, 0] == 0.1 and kf[0].q[-1, 0] != still[0].q[-1, 0]
     with pytest.raises(ValueError, match="ctrl"):
         mb.simulate_batch(m, Q0, QD0, 0.5, ctrl=[1.0, 2.0])
+
+
+def test_a_batch_refuses_a_stiff_pd_up_front_as_simulate_does():
+    """kd 20 on the Panda's wrist outruns RK4 at 1 ms: simulate refuses it by name before the run; the
+    batch used to run it into 'singular joint-space inertia' at a finger's stop (issue 33's wrong
+    diagnosis).  It is refused the same way now, naming the run; semi_implicit runs it."""
+    m = panda_model()
+    pd = mb.PD(kp=200, kd=20, q_ref=m.neutral(), gravity_compensation=True)
+    Q0 = np.tile(m.neutral(), (3, 1))
+    Q0[:, :7] += 0.1
+    with pytest.raises(ValueError, match=r"run 0: controller: kd = 20 on 'panda_joint7'.*rk4"):
+        mb.simulate_batch(m, Q0, np.zeros((3, m.nv)), 0.05, controller=pd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batch = mb.simulate_batch(m, Q0, np.zeros((3, m.nv)), 0.05, controller=pd, integrator="semi_implicit")
+    assert batch.status == ["finished"] * 3 and np.all(np.isfinite(batch[0].q))

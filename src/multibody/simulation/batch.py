@@ -20,9 +20,10 @@ from . import rollout
 from .core import (Recorder, _fixed_machine, _resume_together, build_trajectory, check_record_size,
                    model_constraints, release_by_step, simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
-from .limits import FRICTION_VELOCITY, JointLimits, step_friction_velocity
+from .controllers import PD
+from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
-from .system import System, _check_model, _positive, default_integrator, scene_contact
+from .system import System, _check_model, _positive, check_actuator_step, default_integrator, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
 from numpy.typing import ArrayLike, NDArray
 
@@ -219,6 +220,23 @@ def _batch_system(model, kwargs):
     if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(kwargs["dt"])
     return system, tuple(stops.events(system)) if system.hard_stops else ()
+
+
+def _check_gains(model, system, kwargs, Q0):
+    """A stiff PD or actuator the fixed step cannot follow is refused up front, as simulate refuses it,
+    at every distinct start of the batch (the effective inertia, and so the mode, depends on q)."""
+    controller, dt, integrator = kwargs["controller"], kwargs["dt"], kwargs["integrator"]
+    pd = isinstance(controller, PD) and controller.period is None
+    if not (pd or system.actuators is not None):
+        return
+    for i in np.unique(Q0, axis=0, return_index=True)[1]:
+        try:
+            if pd:
+                check_pd_step(model, controller, system.damping, Q0[i], dt, integrator)
+            if system.actuators is not None:
+                check_actuator_step(model, system.actuators, system.damping, Q0[i], dt, integrator)
+        except ValueError as e:
+            raise ValueError(f"run {int(i)}: {e}") from None
 
 
 def _run_chunk(task):
@@ -429,6 +447,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                       record_every=int(record_every), contact=contact, **{k: v for k, v in kwargs.items() if k in (
                           "limits", "limit_restitution", "friction_velocity", "constraints", "ctrl")})
         kind = "vectorised"
+        _check_gains(model, _batch_system(model, run_kw)[0], run_kw, Q0)   # per run, simulate checks them
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,
                       record_every=record_every, **kwargs)
