@@ -19,7 +19,7 @@ from multibody.core import _core
 from multibody.simulation.rollout import Passive
 from multibody.simulation.system import System
 
-mujoco = pytest.importorskip("mujoco")
+import mujoco  # a test dependency, installed with .[test]: a missing one must fail, not skip
 
 # a shoulder clamped tightly (its lift alone exceeds the range at most states), an elbow clamped
 # where its position actuator's force with the lift leaves the range at most states but not all, a
