@@ -110,9 +110,12 @@ def adaptive_loop(flow, integrator, Solver, space, events, w, t_final, sample_dt
             if monitor is not None:
                 def g_at(i, tt, sol=sol):
                     return monitor.events[i].value(tt, *state(flow.normalise(sol(tt))))
+
+                def g_all(tt, sol=sol):
+                    return monitor.values(tt, *state(flow.normalise(sol(tt))))
                 try:   # (the hard stops' guards and resets compute the dynamics: they may blow up too)
                     g_new = monitor.values(t_new, *state(w_new))
-                    hit = monitor.earliest(t_old, t_new, g_new, g_at)
+                    hit = monitor.earliest(t_old, t_new, g_new, g_at, g_all)
                     if hit is not None:
                         te, i = hit
                         emit_grid(sol, te)

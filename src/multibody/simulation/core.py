@@ -816,8 +816,11 @@ def _fixed_machine(model, space, system, events, y, t_final, dt, integrator, rec
                 ys = step(space, f, t0, y0, tt - t0)[0]
                 qs, vs, _ = space.split(at(ys))
                 return monitor.events[i].value(tt, qs, vs)
+            def g_all(tt, t0=t, y0=y):
+                qs, vs, _ = space.split(at(step(space, f, t0, y0, tt - t0)[0]))
+                return monitor.values(tt, qs, vs)
             try:
-                hit = monitor.earliest(t, t_next, g_new, g_at)
+                hit = monitor.earliest(t, t_next, g_new, g_at, g_all)
                 if hit is not None:
                     te, i = hit
                     ye = at(step(space, f, t, y, te - t)[0])

@@ -180,8 +180,10 @@ class EventMonitor:
     def values(self, t, q, qd):
         return [ev.value(t, q, qd) for ev in self.events]
 
-    def earliest(self, t0, t1, g_new, g_at):
-        """(t_cross, index) of the earliest crossing in (t0, t1], or None; ``g_at(i, t)`` evaluates a guard."""
+    def earliest(self, t0, t1, g_new, g_at, g_all=None):
+        """(t_cross, index) of the earliest crossing in (t0, t1], or None; ``g_at(i, t)`` evaluates a guard,
+        ``g_all(t)`` (optional) every guard at once — then a step cut by one event is looked at again
+        at the cut (:meth:`_crossed_before`), where another armed guard may stand past its wall."""
         best, rearm = None, []
         for i, ev in enumerate(self.events):
             g0, g1 = self.g[i], g_new[i]
@@ -192,7 +194,7 @@ class EventMonitor:
             else:
                 side = self.side[i]
                 if g1 * side > 0.0:      # left the guard by the end of the step: armed again
-                    rearm.append((i, t0 if g0 * side > 0.0 else t1))
+                    rearm.append((i, t0, g0) if g0 * side > 0.0 else (i, t1, g1))
                     continue
                 if g0 == 0.0 and g1 == 0.0:   # held exactly on the guard (a joint resting on its stop, or
                     continue                  # let go from it with q̈ = 0: limits.JointLimits.release_guard)
@@ -218,7 +220,7 @@ class EventMonitor:
                             f"move the state off the guard (e.g. reverse the approach velocity), or the "
                             f"motion is Zeno (bounces of ever shorter flight)")
                     continue
-                rearm.append((i, tm))
+                rearm.append((i, tm, gm))
                 if not ev.crosses(gm, g1):
                     continue
                 tc = locate_crossing(lambda tt, i=i: g_at(i, tt), tm, t1, gm, g1)
@@ -229,13 +231,38 @@ class EventMonitor:
         # event fired left a stop's release unarmed for good while other joints' impacts fired step
         # after step (dm_control's humanoid: 'abdomen_x upper limit release' at t = 5.67 s); one seen off
         # its guard only after the crossing is looked at again from the reset state (g0 above).
+        if best is not None and g_all is not None and best[0] < t1:
+            watched = [(i, t0, self.g[i]) for i in range(len(self.events)) if self.armed[i]] + rearm
+            best = self._crossed_before(best, g_at, g_all, watched)
         t_cut = t1 if best is None else best[0]
-        for i, tm in rearm:
+        for i, tm, _ in rearm:
             if tm <= t_cut:
                 self.armed[i] = True
         if best is not None:
             self.armed[best[1]] = True
         return best
+
+    def _crossed_before(self, best, g_at, g_all, watched):
+        """The earliest crossing once the step is cut at ``best``: a guard that crossed its wall and
+        came back within the step (g_new on its first side again) is missed at the step's end, but a
+        cut between its crossing and its return leaves the state past that wall — a joint up to 1e-2
+        rad through its stop on dm_control's humanoid, where the limbs' stops fire many times a
+        step.  So every guard watched in the step (``watched``: (index, armed from t, g there): armed
+        at its start, or armed again within it) is read at the cut, and one that has crossed by then
+        moves the cut back to its own crossing, until none has."""
+        while True:
+            g_cut = g_all(best[0])
+            earlier = best
+            for k, ta, ga in watched:
+                ev = self.events[k]
+                if k == best[1] or ta >= best[0] or not ev.crosses(ga, g_cut[k]):
+                    continue
+                tc = locate_crossing(lambda tt, k=k: g_at(k, tt), ta, best[0], ga, g_cut[k])
+                if tc < earlier[0]:
+                    earlier = (tc, k)
+            if earlier is best:
+                return best
+            best = earlier
 
     def _search(self, i, t0, t1, g_at, want_side):
         """First point of a dyadic grid on (t0, t1) where guard i has the sign ``want_side``."""
