@@ -755,3 +755,20 @@ def test_no_joint_of_the_falling_humanoid_passes_its_stop_when_another_stop_cuts
     lo, hi = np.where(np.isfinite(m.q_lower), m.q_lower, -np.inf), np.where(np.isfinite(m.q_upper), m.q_upper, np.inf)
     past = np.maximum(tr.q - hi, lo - tr.q).max()
     assert len(tr.events) > 100 and past < 1e-8, past
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit", "rk45"])
+def test_a_user_reset_that_kicks_a_resting_joint_off_its_stop_lets_gravity_act_on_it(integrator):
+    """A pendulum rests on its lower stop (gravity presses it there); a user event at t = 0.3 s gives it
+    3 rad/s away from the stop.  It used to stay in the resting set, its q̈ held at 0 while it moved
+    (q linear in t, up to 1.2 rad); now the stops' resting set is solved again after the reset
+    (JointLimits.after_reset) and the swing is a free pendulum's from (0.3, 3), up to 0.646 rad."""
+    m = dataclasses.replace(mb.models.single_pendulum(), q_lower=np.array([0.3]), q_upper=np.array([1.5]))
+    kick = mb.Event(lambda t, q, qd: (0.3 - t) + 10 * (q[0] - 0.3), direction=-1,
+                    reset=lambda t, q, qd: (q, qd + 3.0), name="kick")
+    tr = mb.simulate(m, [0.3], [0.0], 0.45, events=[kick], integrator=integrator, dt=1e-3)
+    assert [e.name for e in tr.events] == ["kick"]
+    free = mb.simulate(mb.models.single_pendulum(), [0.3], [3.0], 0.45 - tr.events[0].t, integrator="rk45",
+                       rtol=1e-11, atol=1e-12, dt=1e-3)
+    tol = 2e-3 if integrator == "semi_implicit" else 1e-6       # first order: its own error, not the stop's
+    assert abs(tr.q[-1, 0] - free.q[-1, 0]) < tol and abs(tr.qd[-1, 0] - free.qd[-1, 0]) < tol

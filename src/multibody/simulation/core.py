@@ -292,6 +292,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
+    if system.hard_stops:   # a user's reset leaves the stops' resting set to be solved again
+        events = tuple(_with_stops(ev, stops, model) for ev in events)
     # the user's events: C hands back the steps where one fires
     plan = system.plan(integrator, events, callables=True)
     if system.hard_stops:
@@ -329,6 +331,17 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
             raise SimulationError(f"simulate: {traj.message}", traj)
         warnings.warn(f"simulate: {traj.message}", SimulationWarning, stacklevel=2)
     return traj
+
+
+def _with_stops(event, stops, model):
+    """The user's event with its reset followed by the hard stops' :meth:`~limits.JointLimits.after_reset`."""
+    if event.reset is None:
+        return event
+
+    def reset(t, q, qd):
+        q1, qd1 = event.apply_reset(t, q, qd, model.nq, model.nv)
+        return stops.after_reset(t, np.array(q1, dtype=float), np.array(qd1, dtype=float))
+    return dataclasses.replace(event, reset=reset)
 
 
 def default_start(model, q0, qd0, keyframe=None):

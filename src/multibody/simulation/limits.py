@@ -287,6 +287,16 @@ class JointLimits:
         self.settle(t, q, v)
         return q, v
 
+    def after_reset(self, t, q, v):
+        """The state after an outside reset (a user event's, at t), with the stops caught up: a joint
+        resting on its stop that the reset moved off it or set moving leaves the resting set (held,
+        its q̈ would stay 0 while it moves); then, as at the start (:meth:`start`), a joint on its stop
+        moving into it meets it and the resting set is solved again as a whole."""
+        for vi, stop in list(self.resting.items()):
+            if q[stop[1]] != stop[3] or v[vi] != 0.0:
+                del self.resting[vi]
+        return self.start(t, q, v)
+
     def _impact_event(self, stop):
         name, qi, vi, pos, sign = stop
         model = self.model
