@@ -25,10 +25,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import sysconfig
 import time
 
 import numpy as np
+
+from .._extras import robots_dir  # the one finder of example-robot-data (tests use it too)
 
 ROBOTS = [  # (label, path under example-robot-data/robots, floating)
     ("UR5", "ur_description/urdf/ur5_robot.urdf", False),
@@ -37,19 +38,6 @@ ROBOTS = [  # (label, path under example-robot-data/robots, floating)
     ("ANYmal", "anymal_b_simple_description/robots/anymal.urdf", True),
     ("Talos", "talos_data/robots/talos_reduced.urdf", True),
 ]
-
-
-def robots_dir(given=None):
-    """example-robot-data's robots folder: --robots-dir, $EXAMPLE_ROBOT_DATA_DIR, or the cmeel prefix."""
-    cands = [given, os.environ.get("EXAMPLE_ROBOT_DATA_DIR")]
-    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path}:
-        if base:
-            cands.append(os.path.join(base, "cmeel.prefix", "share", "example-robot-data", "robots"))
-    for c in cands:
-        if c and os.path.isdir(c):
-            return c
-    raise SystemExit("bench.urdf: example-robot-data not found; install it (pip install example-robot-data) "
-                     "or pass --robots-dir")
 
 
 def _best(fn, repeat, clock):
