@@ -312,6 +312,24 @@ print(ours, loaded, float(np.max(np.abs(tau - (H @ qdd + C)))), mb.load_urdf.__m
     assert out[3:5] == ["multibody.model.urdf", "True"]
 
 
+@pytest.mark.slow
+def test_startup_benchmark_prints_both_libraries_in_one_run():
+    """`python -m multibody.bench.urdf --startup-only` (issue 37's start-up row) runs both snippets in
+    new processes and prints ours and Pinocchio's numbers side by side, and the goal line; no time is
+    asserted (the machine's load decides those), only that each run produced a result."""
+    import re
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "multibody.bench.urdf", "--startup-only", "--startup-repeat", "1"],
+                         capture_output=True, text=True, check=True, timeout=600).stdout
+    for label in ("6-body tree", "UR5 URDF"):
+        line = next(x for x in out.splitlines() if x.startswith(f"start-up to the first rnea, {label} "))
+        times = [float(t) for t in re.findall(r"(?:ours|Pinocchio) ([0-9.]+) s", line)]
+        assert len(times) == 6 and all(t > 0 for t in times), line
+    assert re.search(r"Goal \(issue 37\).*(met|NOT met) on wall .* on CPU", out), out
+
+
 def _random_planar_tree(rng, normal, n=7):
     """A branched tree in the plane ⊥ e_normal: revolute joints about e_normal, prismatic ones in
     the plane, fixed joints, joint frames turned about e_normal and offset along it, bodies with
