@@ -51,13 +51,16 @@ _PUBLIC = {
 _SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "mjcf", "models", "pinocchio", "simulation",
                "sparse", "spatial", "spatial_v2", "symbolic", "view")
 __all__ = sorted(_PUBLIC) + list(_SUBMODULES)
+# reachable too, though not in __all__: the packages `import multibody` used to load with it (mb.core's
+# release_output_memory and ResultOverflowError, mb.model.mjcf) stay one attribute away
+_LAZY_ALSO = ("core", "model")
 
 
 def __getattr__(name):
     if name == "__version__":      # read once, on first use (importlib.metadata is slow to load)
         value = globals()[name] = _importlib.import_module("._io", __name__).package_version()
         return value
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or name in _LAZY_ALSO:
         value = _importlib.import_module("." + name, __name__)
     elif name in _PUBLIC:
         value = getattr(_importlib.import_module(_PUBLIC[name], __name__), name)
