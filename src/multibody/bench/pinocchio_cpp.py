@@ -464,6 +464,10 @@ def main(argv=None):
             print(f"{what}: {exe}" if exe else f"{what}: skipped ({why})")
         return
     try:
+        a.robots_dir = robots_dir(a.robots_dir)   # a missing folder: one line, not a traceback
+    except FileNotFoundError as e:
+        raise SystemExit(f"bench.pinocchio_cpp: {e}") from None
+    try:
         import pinocchio  # noqa: F401
     except ImportError:
         raise SystemExit("bench.pinocchio_cpp: Pinocchio is not installed (pip install pin)") from None
