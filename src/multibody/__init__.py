@@ -51,8 +51,8 @@ _PUBLIC = {
 _SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "mjcf", "models", "pinocchio", "simulation",
                "sparse", "spatial", "spatial_v2", "symbolic", "view")
 __all__ = sorted(_PUBLIC) + list(_SUBMODULES)
-# reachable too, though not in __all__: the packages `import multibody` used to load with it (mb.core's
-# release_output_memory and ResultOverflowError, mb.model.mjcf) stay one attribute away
+# reachable too, though not in __all__: the two packages `import multibody` used to load with it, so
+# mb.core.release_output_memory, mb.core.ResultOverflowError and mb.model stay one attribute away
 _LAZY_ALSO = ("core", "model")
 
 
