@@ -201,7 +201,7 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
             which.append(i)
             runs.append(None)
             continue
-        runs.append(build_trajectory(model, space, System(model), rec, [], "finished", "", integrator))
+        runs.append(build_trajectory(model, space, System(model, warn=False), rec, [], "finished", "", integrator))
     for i, traj in zip(which, _resume_together(model, plan, machines, dt, integrator, record_every)):
         runs[i] = traj
     return BatchTrajectory.from_runs(runs)
