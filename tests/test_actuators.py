@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import dm_control
 import mujoco
@@ -295,6 +296,24 @@ def test_filtered_actuators_warn_by_name_when_ctrl_leaves_their_start():
         mb.simulate(m, None, None, 0.01, contact="off", ctrl=np.full(12, 0.2))
     with pytest.warns(mb.SimulationWarning, match=r"filter activation dynamics.*ctrl\(t\)"):
         mb.simulate(m, None, None, 0.01, contact="off", ctrl=lambda t, q, qd: np.zeros(12))
+
+
+def test_a_batch_warns_once_about_filtered_actuators():
+    """simulate_batch's warning on filtered actuators comes once per call: the batch used to build one
+    System to check the gains and one per chunk, each warning (twice in one call, chunks + 1 with
+    chunks). The batch's runs still equal simulate's (the quiet Systems run the same law)."""
+    m, _ = load(os.path.join(SUITE, "quadruped.xml"))
+    ctrl = np.full(12, 0.2)
+    Q0, QD0 = np.tile(m.q_default, (4, 1)), np.zeros((4, m.nv))
+    with ThreadPoolExecutor(2) as pool:
+        for extra in ({}, {"chunks": 3}, {"chunks": 2, "executor": pool}):
+            with pytest.warns(mb.SimulationWarning) as record:
+                batch = mb.simulate_batch(m, Q0, QD0, 0.01, contact="off", ctrl=ctrl, **extra)
+            assert len(record) == 1, (extra, [str(w.message) for w in record])
+            assert "'yaw_front_left' (τ = 0.1 s)" in str(record[0].message)
+    with pytest.warns(mb.SimulationWarning):
+        one = mb.simulate(m, Q0[0], QD0[0], 0.01, contact="off", ctrl=ctrl)
+    np.testing.assert_array_equal(batch.q[0], one.q)
 
 
 def test_actuators_repr_is_one_line_with_counts_read_from_mujoco():

@@ -58,3 +58,43 @@ def test_a_missing_compiler_is_one_line_not_a_crash(tmp_path):
     assert "skipped: our C harness (no C compiler (gcc or $CC))" in out
     assert "skipped: Pinocchio's C++ harness (no C++ compiler (g++ or $CXX))" in out
     assert sum(line.startswith("UR5") for line in out.splitlines()) == 6  # the Python calls still run
+
+
+def test_the_harness_cache_is_keyed_on_content_not_on_paths(tmp_path):
+    """Two copies of one tree (two git worktrees) share the compiled harnesses: the key is the bytes
+    compiled (sources, the headers under csrc/), the flags, the compiler and the pin wheel's version —
+    not the paths. It used to hash the paths, so every worktree recompiled Pinocchio's C++ harness
+    (~25 min on a loaded machine). A changed header in one copy gives that copy its own program.
+    (The C++ compiler is /bin/false here: its key is still computed, and its compile fails at once.)"""
+    import shutil
+    import time
+
+    cache = tmp_path / "cache"
+    trees = [tmp_path / "a", tmp_path / "b"]
+    for t in trees:
+        shutil.copytree(os.path.join(SRC, "multibody"), t / "multibody",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.o"))
+
+    def build(tree):
+        env = {**os.environ, "MULTIBODY_BENCH_CACHE": str(cache), "CXX": "/bin/false"}
+        env["PYTHONPATH"] = str(tree)
+        p = subprocess.run([sys.executable, "-m", "multibody.bench.pinocchio_cpp", "--build-only"],
+                           capture_output=True, text=True, env=env, timeout=1800)
+        assert p.returncode == 0, p.stderr[-2000:]
+        line = next(ln for ln in p.stdout.splitlines() if ln.startswith("C harness: "))
+        if "skipped" in line:
+            pytest.skip(line)
+        return line.split(": ", 1)[1]
+
+    exe_a = build(trees[0])
+    made = os.stat(exe_a).st_mtime_ns
+    time.sleep(0.01)
+    exe_b = build(trees[1])
+    assert exe_b == exe_a and os.stat(exe_b).st_mtime_ns == made      # found, not rebuilt
+    assert len(list(cache.glob("pinocchio_harness-*"))) == 1           # one C++ key for both trees
+    header = trees[1] / "multibody" / "csrc" / "common" / "vec.h"
+    header.write_text(header.read_text(encoding="utf-8") + "\n/* changed */\n", encoding="utf-8")
+    exe_changed = build(trees[1])
+    assert exe_changed != exe_a and os.path.isfile(exe_changed)
+    assert sorted(p.name.split("-")[0] for p in cache.iterdir()) == ["kernels_harness", "kernels_harness",
+                                                                     "pinocchio_harness"]

@@ -275,6 +275,61 @@ def test_import_is_quick_and_loads_simulation_view_and_models_on_first_use():
         mb.simulat
 
 
+def test_first_result_loads_neither_lxml_nor_sympy_scipy_matplotlib():
+    """Issue 37's start-up handshake: a new process's first result (import, a 6-body tree from
+    ModelBuilder, one rnea) loads what it uses — the core, the model, dynamics — and not lxml (URDF,
+    MJCF), SymPy, SciPy, Matplotlib, the MJCF tables (geometry, actuators, sensors) or _io's archive
+    and random-name modules; `import multibody` alone loads none of our modules. The rnea's value is
+    checked against the same tree's crba times q̈ plus its bias (two kernels, one answer), and
+    load_urdf still resolves afterwards (then lxml loads)."""
+    import subprocess
+    import sys
+
+    heavy = ("lxml", "sympy", "scipy", "matplotlib", "zipfile", "secrets", "multibody.model.geometry",
+             "multibody.model.actuators", "multibody.model.sensors", "multibody.model.urdf",
+             "multibody.model.mjcf", "multibody.simulation", "multibody.kinematics")
+    code = f"""
+import sys
+import multibody as mb
+ours = sorted(m for m in sys.modules if m.startswith("multibody."))
+import numpy as np
+b = mb.ModelBuilder("six")
+for i in range(6):
+    b.add_body(f"b{{i}}", parent=f"b{{i - 1}}" if i else None, joint="revolute", axis=(0, i % 2, 1 - i % 2),
+               mass=1.0 + i, com=(0.1, 0.02, 0), inertia=(0.1, 0.2, 0.3), joint_translation=(0.3, 0, 0.1))
+m = b.build()
+q, qd, qdd = np.linspace(-1, 1, 6), np.linspace(0.5, -0.5, 6), np.linspace(2, -1, 6)
+tau = mb.rnea(m, q, qd, qdd)
+loaded = [name for name in {heavy!r} if name in sys.modules]
+H, C = mb.hand_c(m, q, qd)
+print(ours, loaded, float(np.max(np.abs(tau - (H @ qdd + C)))), mb.load_urdf.__module__, "lxml" in sys.modules,
+      sep="\\n")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]", f"import multibody loaded {out[0]}"
+    assert out[1] == "[]", f"the first result loaded {out[1]}"
+    assert float(out[2]) < 1e-12
+    assert out[3:5] == ["multibody.model.urdf", "True"]
+
+
+@pytest.mark.slow
+def test_startup_benchmark_prints_both_libraries_in_one_run():
+    """`python -m multibody.bench.urdf --startup-only` (issue 37's start-up row) runs both snippets in
+    new processes and prints ours and Pinocchio's numbers side by side, and the goal line; no time is
+    asserted (the machine's load decides those), only that each run produced a result."""
+    import re
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "multibody.bench.urdf", "--startup-only", "--startup-repeat", "1"],
+                         capture_output=True, text=True, check=True, timeout=600).stdout
+    for label in ("6-body tree", "UR5 URDF"):
+        line = next(x for x in out.splitlines() if x.startswith(f"start-up to the first rnea, {label} "))
+        times = [float(t) for t in re.findall(r"(?:ours|Pinocchio) ([0-9.]+) s", line)]
+        assert len(times) == 6 and all(t > 0 for t in times), line
+    assert re.search(r"Goal \(issue 37\).*(met|NOT met) on wall .* on CPU", out), out
+
+
 def _random_planar_tree(rng, normal, n=7):
     """A branched tree in the plane ⊥ e_normal: revolute joints about e_normal, prismatic ones in
     the plane, fixed joints, joint frames turned about e_normal and offset along it, bodies with

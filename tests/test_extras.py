@@ -3,11 +3,14 @@
 A fresh interpreter hides every optional package (an import hook refuses them, as a core-only
 venv would), then uses the numeric functions and asks for each optional feature.  The extras in
 pyproject.toml are checked against multibody._extras.EXTRAS, the one table."""
+import re
 import subprocess
 import sys
 import textwrap
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from multibody._extras import EXTRAS
 
@@ -100,3 +103,35 @@ def test_the_wheel_says_its_licence_and_the_licence_ships():
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"][0] == "setuptools>=77"
     assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License")
     assert project["authors"] and project["keywords"]
+
+
+def test_robots_dir_is_one_function_that_finds_example_robot_data(tmp_path, monkeypatch):
+    """example-robot-data's folder is found by multibody._extras.robots_dir alone (the benchmarks
+    and the tests used to hold three copies that disagreed on the search order): it finds the
+    installed package's URDFs, an explicit folder or $EXAMPLE_ROBOT_DATA_DIR comes first, and a
+    missing folder is an error that names it — never a path that does not exist."""
+    import os
+    import sysconfig
+
+    from multibody._extras import robots_dir
+
+    found = robots_dir()
+    for rel in ("ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf",
+                "solo_description/robots/solo12.urdf", "talos_data/robots/talos_reduced.urdf"):
+        assert os.path.isfile(os.path.join(found, rel)), rel
+    monkeypatch.setenv("EXAMPLE_ROBOT_DATA_DIR", str(tmp_path))
+    assert robots_dir() == str(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    assert robots_dir(other) == str(other)
+    with pytest.raises(FileNotFoundError, match=r"robots_dir: '.*nowhere' is not a folder"):
+        robots_dir(tmp_path / "nowhere")
+    monkeypatch.setenv("EXAMPLE_ROBOT_DATA_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setattr(sys, "path", [])
+    monkeypatch.setattr(sysconfig, "get_paths", lambda: {"purelib": str(tmp_path), "platlib": str(tmp_path)})
+    monkeypatch.setitem(sys.modules, "example_robot_data", None)      # the optional module hidden too
+    with pytest.raises(FileNotFoundError, match="not found .*pip install example-robot-data"):
+        robots_dir()
+    copies = [str(p.relative_to(ROOT)) for folder in ("src", "tests") for p in (ROOT / folder).rglob("*.py")
+              if re.search(r"^\s*def robots_dir\(", p.read_text(encoding="utf-8"), re.M)]
+    assert copies == ["src/multibody/_extras.py"]

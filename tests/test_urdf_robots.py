@@ -25,6 +25,7 @@ import pytest
 
 import pinocchio as pin
 
+from multibody._extras import robots_dir  # noqa: E402  (the package's one finder; other tests import it from here)
 from multibody.dynamics import aba  # noqa: E402
 from multibody.dynamics import crba  # noqa: E402
 from multibody.dynamics import energy  # noqa: E402
@@ -36,25 +37,6 @@ from multibody.model.urdf import URDFError, URDFWarning, load_urdf  # noqa: E402
 
 N_STATES = 100
 TOL = 1e-9
-
-
-def robots_dir():
-    """example-robot-data's robots folder (cmeel prefix of the installed wheel)."""
-    try:
-        import example_robot_data  # noqa: F401
-        from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR
-        return EXAMPLE_ROBOT_DATA_MODEL_DIR
-    except ImportError:
-        pass
-    import cmeel
-    d = os.path.join(cmeel.__path__[0] if hasattr(cmeel, "__path__") else os.path.dirname(cmeel.__file__),
-                     "..", "cmeel.prefix", "share", "example-robot-data", "robots")
-    d = os.path.normpath(d)
-    if not os.path.isdir(d):
-        import sysconfig
-        d = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
-                         "robots")
-    return d
 
 
 ROBOTS = robots_dir()

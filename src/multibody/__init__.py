@@ -11,10 +11,12 @@ import importlib as _importlib
 import sys as _sys
 
 # The public namespace: one snake_case name per function (and the result and model types), each
-# name → the module that defines it.  This one table makes __all__ and drives the imports: the
-# "eager" modules load with the package (the compiled core's faces: a few ms); the others —
-# models, viewer, codegen (SymPy), simulation (SciPy) — on first use, so that `import multibody`
-# stays quick (start-up to the first rnea is a benchmark goal).
+# name → the module that defines it.  This one table makes __all__ and drives the imports: every
+# module loads on the first use of one of its names (module __getattr__ below), none with the
+# package — so `import multibody` costs the table alone, and a first result pays for what it uses:
+# ModelBuilder + rnea load the core, the model and dynamics (no lxml, no _io's zipfile/secrets, no
+# geometry/actuators/sensors tables).  Start-up to the first rnea is a benchmark goal (issue 37,
+# `python -m multibody.bench.urdf --startup-only`); tests/test_core.py holds the import's handshake.
 _PUBLIC = {
     **dict.fromkeys(["set_num_threads", "get_num_threads"], ".core"),
     **dict.fromkeys(["rnea", "crba", "hand_c", "aba", "fd_crb", "fd_sparse", "hybrid_dynamics", "energy",
@@ -45,24 +47,20 @@ _PUBLIC = {
     **dict.fromkeys(["gc_pos_vel", "gcontact", "contact_parameters", "GroundContact", "SceneContact", "HardContact", "gc_fd"],
                     ".simulation.contact"),
 }
-_EAGER = (".core", ".dynamics", ".dynamics.floating", ".kinematics", ".model.builder", ".model.configuration",
-          ".model.joints", ".model.model", ".model.urdf", ".model.mjcf")
 # subpackages and modules reachable as attributes (mb.sparse, mb.view, …), imported on first use
 _SUBMODULES = ("codegen", "dynamics", "engine", "errors", "kinematics", "mjcf", "models", "pinocchio", "simulation",
                "sparse", "spatial", "spatial_v2", "symbolic", "view")
 __all__ = sorted(_PUBLIC) + list(_SUBMODULES)
-
-for _name, _where in _PUBLIC.items():
-    if _where in _EAGER:
-        globals()[_name] = getattr(_importlib.import_module(_where, __name__), _name)
-del _name, _where
+# reachable too, though not in __all__: the two packages `import multibody` used to load with it, so
+# mb.core.release_output_memory, mb.core.ResultOverflowError and mb.model stay one attribute away
+_LAZY_ALSO = ("core", "model")
 
 
 def __getattr__(name):
     if name == "__version__":      # read once, on first use (importlib.metadata is slow to load)
         value = globals()[name] = _importlib.import_module("._io", __name__).package_version()
         return value
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or name in _LAZY_ALSO:
         value = _importlib.import_module("." + name, __name__)
     elif name in _PUBLIC:
         value = getattr(_importlib.import_module(_PUBLIC[name], __name__), name)

@@ -26,9 +26,7 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
-import zipfile
 
 import numpy as np
 
@@ -157,6 +155,8 @@ def remove_stale_parts(path, suffix=None) -> list[str]:
 
 def _create_part(folder, base, suffix) -> str:
     """A new empty part file; mode 0o666 filtered by the umask (see the module docstring)."""
+    import secrets  # here, not at the top: its hashlib/hmac/random cost every MJCF load (start-up, issue 37)
+
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
         tmp = os.path.join(folder, f".{base}.{_HOST}.{os.getpid()}.{secrets.token_hex(6)}.part{suffix}")
@@ -233,6 +233,8 @@ def read_npz(path, *, max_bytes=MAX_NPZ_BYTES, name="path") -> dict:
     ...
     ValueError: path: '...a.npz' expands to more than max_bytes=1000 bytes (the zip declares 16128 bytes uncompressed)
     """
+    import zipfile  # here, not at the top: only .npz files need it (start-up, issue 37)
+
     path = os.fspath(path)
     if not isinstance(max_bytes, (int, np.integer)) or isinstance(max_bytes, bool) or max_bytes < 0:
         raise ValueError(f"max_bytes: expected a non-negative integer, got {max_bytes!r}")

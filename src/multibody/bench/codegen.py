@@ -122,14 +122,12 @@ def bench_talos(n_batch: int):
     from multibody import codegen
 
     print("3. Traced ABA, Talos (example-robot-data, free-floating)")
+    from .._extras import robots_dir
     try:
-        from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR as robots
-    except ImportError:
-        import sysconfig
-
-        robots = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
-                              "robots")
-    path = os.path.join(robots, "talos_data", "robots", "talos_reduced.urdf")
+        path = os.path.join(robots_dir(), "talos_data", "robots", "talos_reduced.urdf")
+    except FileNotFoundError as e:
+        print(f"   skipped: {e}")
+        return
     if not os.path.isfile(path):
         print(f"   skipped: {path} not found (install example-robot-data)")
         return

@@ -139,6 +139,10 @@ def main(argv=None):
     if a.states < 1 or a.calls < 1 or a.repeat < 1:
         ap.error("--states, --calls and --repeat must be positive")
     try:
+        a.robots_dir = robots_dir(a.robots_dir)   # a missing folder: one line, not a traceback
+    except FileNotFoundError as e:
+        raise SystemExit(f"bench.derivatives: {e}") from None
+    try:
         import pinocchio  # noqa: F401
     except ImportError:
         raise SystemExit("bench.derivatives: Pinocchio is not installed (pip install pin)") from None

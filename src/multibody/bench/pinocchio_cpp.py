@@ -31,13 +31,16 @@ degree of freedom for RNEA, ≈ 429 for ABA, for revolute joints); the ``peak×`
 C time over the time those flops take at the scalar peak (2 flops a cycle at the CPU's nominal clock).
 
 The programs are compiled once and cached under ``$MULTIBODY_BENCH_CACHE`` (default
-``~/.cache/multibody/bench``) in a folder keyed by a hash of the sources and flags.  With no C or
+``~/.cache/multibody/bench``) in a folder keyed by a hash of what is compiled — the sources' and
+included headers' bytes, the flags, the compiler's version, the pin wheel's version — never by
+where the files lie, so every checkout or git worktree of one tree shares the compiled programs.  With no C or
 C++ compiler, or no Pinocchio/Eigen headers, the missing side is skipped with one line saying why.
 
 Options: ``--robots NAME,…`` (default all), ``--states N`` (default 200), ``--calls N`` (Python
 latency loop, default 500), ``--repeat N`` (default 5), ``--count N`` (callgrind calls, default 20;
 0 skips callgrind), ``--native`` (both harnesses with ``-march=native``), ``--robots-dir DIR``,
-``--keep DIR`` (the harnesses' files are kept there; the last robot's stay).
+``--keep DIR`` (the harnesses' files are kept there; the last robot's stay), ``--build-only`` (build or
+find both programs in the cache, print their paths, stop).
 """
 from __future__ import annotations
 
@@ -87,14 +90,70 @@ def pin_prefix():
     return None
 
 
-def _compile(kind, cmd, sources, out_name):
+def _compiler_identity(compiler):
+    """The compiler's ``--version`` text: the cache key names the compiler by what it is, not by
+    where it lies."""
+    try:
+        p = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=120)
+        return p.stdout + p.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return compiler   # it will fail to compile too, and say so
+
+
+def _dist_versions(names):
+    """``name==version`` of each installed distribution (the headers and libraries a harness builds on)."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = []
+    for name in names:
+        try:
+            out.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            out.append(f"{name}==absent")
+    return out
+
+
+def cache_key(cmd, sources, trees=(), extra=()):
+    """The hash a compiled harness is cached under: what is compiled, never where it lies.
+
+    Every argument of ``cmd`` that is (or lies under) a source or a tree folder is written relative to
+    it (``<src0>``, ``<tree0>/…``), so the same files in another checkout or git worktree give the same
+    key; the bytes of the sources and of every C/C++ file under each tree (what they can include,
+    by relative path) are hashed; so are the compiler's ``--version`` text and ``extra`` (the versions of
+    the wheels whose headers and libraries are used).  A changed byte, flag, compiler or wheel gives
+    another key."""
+    roots = [(os.path.abspath(t), f"<tree{i}>") for i, t in enumerate(trees)]
+    srcs = {os.path.abspath(x): f"<src{i}>" for i, x in enumerate(sources)}
+    words = []
+    for arg in cmd:
+        a = os.path.abspath(arg) if os.path.isabs(arg) else arg
+        if a in srcs:
+            words.append(srcs[a])
+            continue
+        for root, name in roots:
+            if a == root or a.startswith(root + os.sep):
+                words.append(name + a[len(root):])
+                break
+        else:
+            words.append(arg)
+    h = hashlib.sha256("\0".join([*words, _compiler_identity(cmd[0]), *extra]).encode())
+    for x, name in srcs.items():
+        with open(x, "rb") as f:
+            h.update(b"\0" + name.encode() + b"\0" + f.read())
+    for root, name in roots:
+        for folder, _, files in sorted(os.walk(root)):
+            for fn in sorted(files):
+                if fn.endswith((".h", ".hpp", ".inc", ".c", ".cpp")):   # what an #include can reach (lanes include .c)
+                    path = os.path.join(folder, fn)
+                    with open(path, "rb") as f:
+                        h.update(b"\0" + (name + path[len(root):]).encode() + b"\0" + f.read())
+    return h.hexdigest()[:16]
+
+
+def _compile(kind, cmd, sources, out_name, trees=(), extra=()):
     """Compile ``sources`` with ``cmd`` (a list, the output path appended) into the cache, once per
-    hash of the sources' bytes and the command.  (path, None) or (None, the reason it could not)."""
-    h = hashlib.sha256(" ".join(cmd).encode())
-    for s in sources:
-        with open(s, "rb") as f:
-            h.update(s.encode() + b"\0" + f.read())
-    folder = os.path.join(cache_dir(), f"{out_name}-{h.hexdigest()[:16]}")
+    :func:`cache_key` (the sources' and trees' bytes, the command, the compiler, ``extra``).
+    (path, None) or (None, the reason it could not)."""
+    folder = os.path.join(cache_dir(), f"{out_name}-{cache_key(cmd, sources, trees, extra)}")
     exe = os.path.join(folder, out_name)
     if os.path.exists(exe):
         return exe, None
@@ -121,7 +180,8 @@ def build_ours(native=False):
     if missing:
         return None, f"the core's C sources are missing ({missing[0]})"
     flags = [*C_FLAGS, *(["-march=native"] if native else [])]
-    return _compile("C harness", [cc, *flags, "-I", CSRC, *sources, "-lm"], sources, "kernels_harness")
+    return _compile("C harness", [cc, *flags, "-I", CSRC, *sources, "-lm"], sources, "kernels_harness",
+                    trees=[CSRC])   # the headers the sources include lie under CSRC
 
 
 def build_pinocchio(native=False):
@@ -139,7 +199,8 @@ def build_pinocchio(native=False):
     flags = [*CXX_FLAGS, *(["-march=native"] if native else [])]
     cmd = [cxx, *flags, "-I", inc, "-I", os.path.join(inc, "eigen3"), source, "-L", lib, f"-Wl,-rpath,{lib}",
            "-lboost_serialization"]
-    return _compile("C++ harness", cmd, [source], "pinocchio_harness")
+    return _compile("C++ harness", cmd, [source], "pinocchio_harness",
+                    extra=_dist_versions(("pin", "cmeel-eigen", "cmeel-boost")))
 
 
 def write_model(model, path):
@@ -393,9 +454,19 @@ def main(argv=None):
     ap.add_argument("--robots-dir", default=None)
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="keep the harnesses' input and result files in DIR (one robot at a time)")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build (or find in the cache) both harnesses, print where they are, and stop")
     a = ap.parse_args(argv)
     if a.states < 1 or a.calls < 1 or a.repeat < 1 or a.count < 0:
         ap.error("--states, --calls and --repeat must be positive, --count ≥ 0")
+    if a.build_only:
+        for what, (exe, why) in (("C harness", build_ours(a.native)), ("C++ harness", build_pinocchio(a.native))):
+            print(f"{what}: {exe}" if exe else f"{what}: skipped ({why})")
+        return
+    try:
+        a.robots_dir = robots_dir(a.robots_dir)   # a missing folder: one line, not a traceback
+    except FileNotFoundError as e:
+        raise SystemExit(f"bench.pinocchio_cpp: {e}") from None
     try:
         import pinocchio  # noqa: F401
     except ImportError:

@@ -65,6 +65,7 @@ import time
 import numpy as np
 
 import multibody as mb
+from multibody._extras import robots_dir  # the one finder of example-robot-data (tests use it too)
 
 Q0 = np.array([np.pi / 4, -np.pi / 4])
 
@@ -290,17 +291,6 @@ def table_5_2(args, model):
 
 
 # ---- 5. a real robot: the Panda under PD + gravity compensation, with its limits ---------------------------
-def robots_dir():
-    """example-robot-data's robots folder (its package, or the cmeel prefix it installs into)."""
-    try:
-        from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR
-        return EXAMPLE_ROBOT_DATA_MODEL_DIR
-    except ImportError:
-        import cmeel
-        base = cmeel.__path__[0] if hasattr(cmeel, "__path__") else os.path.dirname(cmeel.__file__)
-        return os.path.join(base, "..", "cmeel.prefix", "share", "example-robot-data", "robots")
-
-
 def urdf_without_meshes(path):
     """The URDF's text without <visual>/<collision> (MuJoCo would need the mesh files; contacts are off)."""
     import re

@@ -7,8 +7,10 @@ The same URDF files (from the ``example-robot-data`` package) are loaded by ``lo
   over a loop through ``--calls`` states whose rows were sliced beforehand (the same loop for both);
 * **throughput** on 10 000 states: ours is *one* batched call, Pinocchio a Python loop of calls —
   ours on one thread (same CPU budget as the loop) and on all threads (wall clock);
-* **start-up**: a new process from ``import`` to its first ``rnea`` result on UR5 (the URDF loaded
-  by each library), best of 3 wall-clock runs, ours vs Pinocchio's.
+* **start-up** (issue 37): a new process from ``import`` to its first ``rnea`` result — a 6-joint
+  chain built in code (ours: ``ModelBuilder``; Pinocchio's ``buildSampleModelManipulator``) and the
+  UR5 URDF loaded by each library — best of 5 new processes each, whole process, import → result
+  and CPU time, ours vs Pinocchio's (``startup``).
 
 Ratios are Pinocchio ÷ ours (> 1: we are faster).  Robots: fixed-base UR5 and Panda; floating
 (free-flyer root) solo12, ANYmal (B) and Talos (reduced, 32 joints).  Single-thread timings are
@@ -18,17 +20,18 @@ triangle; ours returns the full symmetric matrix.  A short agreement check runs 
 
 Options: ``--states N`` (default 10 000), ``--calls N`` (latency loop length, default 1 000),
 ``--repeat N`` (best of N, default 3), ``--robots-dir DIR``, ``--threads N``, ``--wall``,
-``--no-startup``.
+``--no-startup``, ``--startup-only``, ``--startup-repeat N`` (new processes per start-up row, default 5).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-import sysconfig
 import time
 
 import numpy as np
+
+from .._extras import robots_dir  # the one finder of example-robot-data (tests use it too)
 
 ROBOTS = [  # (label, path under example-robot-data/robots, floating)
     ("UR5", "ur_description/urdf/ur5_robot.urdf", False),
@@ -37,19 +40,6 @@ ROBOTS = [  # (label, path under example-robot-data/robots, floating)
     ("ANYmal", "anymal_b_simple_description/robots/anymal.urdf", True),
     ("Talos", "talos_data/robots/talos_reduced.urdf", True),
 ]
-
-
-def robots_dir(given=None):
-    """example-robot-data's robots folder: --robots-dir, $EXAMPLE_ROBOT_DATA_DIR, or the cmeel prefix."""
-    cands = [given, os.environ.get("EXAMPLE_ROBOT_DATA_DIR")]
-    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path}:
-        if base:
-            cands.append(os.path.join(base, "cmeel.prefix", "share", "example-robot-data", "robots"))
-    for c in cands:
-        if c and os.path.isdir(c):
-            return c
-    raise SystemExit("bench.urdf: example-robot-data not found; install it (pip install example-robot-data) "
-                     "or pass --robots-dir")
 
 
 def _best(fn, repeat, clock):
@@ -148,38 +138,81 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
     return rows
 
 
-_STARTUP = {
-    "multibody": ("import time; t = time.perf_counter(); import numpy as np; import multibody as mb; "
-                  "m = mb.load_urdf({path!r}, check_meshes=False); "
-                  "mb.rnea(m, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)"),
-    "pinocchio": ("import time; t = time.perf_counter(); import numpy as np; import pinocchio as pin; "
-                  "m = pin.buildModelFromUrdf({path!r}); d = m.createData(); "
-                  "pin.rnea(m, d, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)"),
-}
+# A new process's first result, each library's own way: (label, ours, Pinocchio's). Each snippet
+# prints the wall time from its first import to the result; the parent times the whole process.
+# "6-body tree" is issue 37's goal row: a 6-joint chain built in code (our ModelBuilder; Pinocchio's
+# buildSampleModelManipulator, a 6-joint arm) and one rnea. "UR5 URDF" loads the same file in both.
+_TREE6 = ("b = mb.ModelBuilder('six')\n"
+          "for i in range(6):\n"
+          "    b.add_body(f'b{{i}}', parent=f'b{{i - 1}}' if i else None, joint='revolute', axis=(0, i % 2, 1 - i % 2), "
+          "mass=1.0, com=(0.1, 0, 0), inertia=(0.01, 0.02, 0.02), joint_translation=(0.2, 0, 0) if i else (0, 0, 0))\n"
+          "m = b.build()\n")
+_STARTUP = [
+    ("6-body tree",
+     "import time; t = time.perf_counter(); import numpy as np; import multibody as mb\n" + _TREE6 +
+     "mb.rnea(m, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)",
+     "import time; t = time.perf_counter(); import numpy as np; import pinocchio as pin; "
+     "m = pin.buildSampleModelManipulator(); d = m.createData(); "
+     "pin.rnea(m, d, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)"),
+    ("UR5 URDF",
+     "import time; t = time.perf_counter(); import numpy as np; import multibody as mb; "
+     "m = mb.load_urdf({path!r}, check_meshes=False); "
+     "mb.rnea(m, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)",
+     "import time; t = time.perf_counter(); import numpy as np; import pinocchio as pin; "
+     "m = pin.buildModelFromUrdf({path!r}); d = m.createData(); "
+     "pin.rnea(m, d, np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)); print(time.perf_counter() - t)"),
+]
 
 
-def startup(rdir=None, repeat=3, out=print):
-    """Best-of-``repeat`` wall time of a new process to its first rnea result (UR5), ours vs Pinocchio.
-
-    Two numbers per library: the whole process (interpreter start included) and, inside it, from
-    the first ``import`` to the result."""
+def _fresh_process(code, env):
+    """(whole-process wall s, import → result wall s, the child's CPU s) of one new interpreter."""
+    import resource
     import subprocess
+    r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    whole, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise SystemExit(f"bench.urdf: a start-up run failed:\n{p.stderr}")
+    return whole, float(p.stdout.split()[-1]), (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+
+
+def startup(rdir=None, repeat=5, out=print):
+    """A new process to its first rnea result, ours against Pinocchio's, in one run (issue 37's goal).
+
+    Two rows: a 6-joint chain built in code (our ModelBuilder; Pinocchio's
+    ``buildSampleModelManipulator``) and the UR5 URDF loaded by each. Per row and library, the best
+    of ``repeat`` new processes (ours and Pinocchio's alternate, so a load change on a shared
+    machine hits both) of three numbers: the whole process's wall time (interpreter start included),
+    the wall time from the first ``import`` to the result, and the process's CPU time (user + system,
+    the robust one when other jobs share the machine). Both read compiled bytecode, as an installed
+    package does: the children write and read it under one temporary ``PYTHONPYCACHEPREFIX`` (even
+    where ``PYTHONDONTWRITEBYTECODE`` is set), filled by one uncounted run of each snippet.
+
+    Returns ``{label: {"multibody": (whole, inner, cpu), "pinocchio": (...)}}`` in seconds.
+    """
+    import tempfile
     path = os.path.join(robots_dir(rdir), ROBOTS[0][1])
     res = {}
-    for lib, code in _STARTUP.items():
-        whole, inner = np.inf, np.inf
-        for _ in range(repeat):
-            t = time.perf_counter()
-            p = subprocess.run([sys.executable, "-c", code.format(path=path)], capture_output=True, text=True)
-            whole = min(whole, time.perf_counter() - t)
-            if p.returncode != 0:
-                raise SystemExit(f"bench.urdf: start-up run of {lib} failed:\n{p.stderr}")
-            inner = min(inner, float(p.stdout.split()[-1]))
-        res[lib] = (whole, inner)
-    (mw, mi), (pw, pi) = res["multibody"], res["pinocchio"]
-    out(f"start-up to the first rnea (UR5, best of {repeat}, wall): whole process ours {mw:.3f} s, "
-        f"Pinocchio {pw:.3f} s (ratio p/ours {pw / mw:.2f}); import → result ours {mi:.3f} s, "
-        f"Pinocchio {pi:.3f} s (ratio {pi / mi:.2f})")
+    with tempfile.TemporaryDirectory(prefix="mb-startup-") as cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = cache
+        for label, ours, theirs in _STARTUP:
+            codes = {"multibody": ours.format(path=path), "pinocchio": theirs.format(path=path)}
+            for code in codes.values():
+                _fresh_process(code, env)  # warm-up: fills the bytecode cache, not counted
+            best = {lib: (np.inf,) * 3 for lib in codes}
+            for _ in range(repeat):
+                for lib, code in codes.items():
+                    best[lib] = tuple(map(min, best[lib], _fresh_process(code, env)))
+            res[label] = best
+            (mw, mi, mc), (pw, pi, pc) = best["multibody"], best["pinocchio"]
+            out(f"start-up to the first rnea, {label} (best of {repeat} new processes): whole process ours "
+                f"{mw:.3f} s, Pinocchio {pw:.3f} s (p/ours {pw / mw:.2f}); import → result ours {mi:.3f} s, "
+                f"Pinocchio {pi:.3f} s ({pi / mi:.2f}); CPU ours {mc:.3f} s, Pinocchio {pc:.3f} s ({pc / mc:.2f})")
+    (mw, _, mc), (pw, _, pc) = res[_STARTUP[0][0]]["multibody"], res[_STARTUP[0][0]]["pinocchio"]
+    out(f"Goal (issue 37): a new process's first result ≤ Pinocchio's (6-body tree, whole process): "
+        f"{'met' if mw <= pw else 'NOT met'} on wall ({mw:.3f} s vs {pw:.3f} s), "
+        f"{'met' if mc <= pc else 'NOT met'} on CPU ({mc:.3f} s vs {pc:.3f} s)")
     return res
 
 
@@ -192,9 +225,17 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--wall", action="store_true", help="wall-clock instead of CPU time")
     ap.add_argument("--no-startup", action="store_true", help="skip the new-process start-up measurement")
+    ap.add_argument("--startup-only", action="store_true", help="only the new-process start-up measurement")
+    ap.add_argument("--startup-repeat", type=int, default=5, help="new processes per start-up row and library")
     a = ap.parse_args(argv)
-    if a.states < 1 or a.calls < 1 or a.repeat < 1:
-        ap.error("--states, --calls and --repeat must be positive")
+    if a.states < 1 or a.calls < 1 or a.repeat < 1 or a.startup_repeat < 1:
+        ap.error("--states, --calls, --repeat and --startup-repeat must be positive")
+    if a.no_startup and a.startup_only:
+        ap.error("--no-startup and --startup-only exclude each other")
+    try:
+        a.robots_dir = robots_dir(a.robots_dir)
+    except FileNotFoundError as e:
+        raise SystemExit(f"bench.urdf: {e}") from None
     try:
         import pinocchio  # noqa: F401
     except ImportError:
@@ -204,7 +245,9 @@ def main(argv=None):
         mb.set_num_threads(a.threads)
     t = time.perf_counter()
     if not a.no_startup:
-        startup(a.robots_dir)
+        startup(a.robots_dir, a.startup_repeat)
+    if a.startup_only:
+        return
     run(a.states, a.calls, a.repeat, a.robots_dir, clock=time.perf_counter if a.wall else time.process_time)
     print(f"total {time.perf_counter() - t:.1f} s")
 

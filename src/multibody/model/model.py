@@ -12,7 +12,6 @@ centre of mass, body coordinates).  Arrays of dtype object holding SymPy express
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -100,6 +99,8 @@ class Keyframes(Mapping):
 
 def _known(kind, name, names, n=12):
     """'KIND are [...]' with close matches to ``name`` first (difflib), for an unknown-name message."""
+    import difflib  # only for an error message: kept off the import path (start-up, issue 37)
+
     close = difflib.get_close_matches(str(name), [str(x) for x in names], n=5, cutoff=0.5)
     rest = [x for x in names if x not in close]
     shown = close + rest[:max(0, n - len(close))]

@@ -201,20 +201,24 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
             which.append(i)
             runs.append(None)
             continue
-        runs.append(build_trajectory(model, space, System(model), rec, [], "finished", "", integrator))
+        runs.append(build_trajectory(model, space, System(model, warn=False), rec, [], "finished", "", integrator))
     for i, traj in zip(which, _resume_together(model, plan, machines, dt, integrator, record_every)):
         runs[i] = traj
     return BatchTrajectory.from_runs(runs)
 
 
-def _batch_system(model, kwargs):
-    """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms."""
+def _batch_system(model, kwargs, warn=False):
+    """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms.
+
+    ``warn``: the System's warnings (filtered actuators leaving their start) — True only for the one
+    System simulate_batch builds to check the gains, so a batch call warns once, not per chunk."""
     stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
     contact = kwargs.get("contact")   # None, or hard contact (its constraints and limits rows of its LCP, in C)
     system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops, contact=contact,
                     constraints=model_constraints(model, None) if contact is not None
                     else _c_constraints(model, kwargs.get("constraints")),
-                    friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY), ctrl=kwargs.get("ctrl"))
+                    friction_velocity=kwargs.get("friction_velocity", FRICTION_VELOCITY), ctrl=kwargs.get("ctrl"),
+                    warn=warn)
     system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,   # as simulate
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
     if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
@@ -447,7 +451,8 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                       record_every=int(record_every), contact=contact, **{k: v for k, v in kwargs.items() if k in (
                           "limits", "limit_restitution", "friction_velocity", "constraints", "ctrl")})
         kind = "vectorised"
-        _check_gains(model, _batch_system(model, run_kw)[0], run_kw, Q0)   # per run, simulate checks them
+        # per run, simulate checks them; this System is the batch's one that warns (the chunks' are quiet)
+        _check_gains(model, _batch_system(model, run_kw, warn=True)[0], run_kw, Q0)
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,
                       record_every=record_every, **kwargs)

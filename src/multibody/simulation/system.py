@@ -113,7 +113,9 @@ class System:
     """
 
     def __init__(self, model, controller=None, f_ext=None, constraints=None, contact=None, limits=None,
-                 friction_velocity=FRICTION_VELOCITY, ctrl=None, effort_limits=False):
+                 friction_velocity=FRICTION_VELOCITY, ctrl=None, effort_limits=False, warn=True):
+        # warn=False: the filtered actuators' start-up warning is the caller's (simulate_batch warns
+        # once per call, not once per System it builds for its chunks and resumed runs)
         self.model = model
         self.dynamics_model = model   # the model FD runs on: with semi_implicit's damping in it (implicit_damping)
         nv, nb = model.nv, model.nb
@@ -182,7 +184,7 @@ class System:
             raise ValueError("ctrl: the model has no actuators (model.actuators is None); drive it with a controller")
         self.ctrl = None if self.actuators is None else (
             np.zeros(len(self.actuators)) if ctrl is None else self.actuators.check_ctrl(ctrl))
-        if self.actuators is not None:
+        if self.actuators is not None and warn:
             self._warn_filter_transient(self.actuators, self.ctrl)
         self.effort = None       # the controller's τ within ±model.effort_limit (URDF <limit effort>), when asked
         if effort_limits:
