@@ -267,3 +267,14 @@ def test_quadruped_at_5ms_against_a_fine_step():
     fine = mb.simulate(model, q0, None, 2.0, dt=0.00025, record_every=8000)
     assert coarse.status == fine.status == "finished"
     assert abs(coarse.q[-1, 2] - fine.q[-1, 2]) < 5e-4
+
+
+def test_a_sensitivity_run_takes_the_law_explicitly_and_is_refused_as_such():
+    """A sensitivity run's Z rides the explicit law (sensitivity.py's contact callback), so semi_implicit
+    with sensitivities is checked as the explicit law is: the step the implicit law runs is refused there."""
+    model = mb.load_mjcf(BOX)
+    qd0 = np.zeros(6)
+    tr = mb.simulate(model, model.q_default, qd0, 0.2, dt=0.02, integrator="semi_implicit")
+    assert tr.status == "finished"
+    with pytest.raises(ValueError, match=r"stiffness K = .*dt <= "):
+        mb.simulate(model, model.q_default, qd0, 0.2, dt=0.02, integrator="semi_implicit", sensitivities=True)

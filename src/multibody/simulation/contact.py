@@ -566,7 +566,7 @@ class SceneContact:
         disc = c * c - 4.0 * m * k
         return (c + math.sqrt(disc)) / (2.0 * m) if disc >= 0 else math.sqrt(k / m)
 
-    def check_step(self, model, dt, integrator):
+    def check_step(self, model, dt, integrator, implicit=True):
         """Refuse a fixed step the contact oscillator outruns (|λ| dt ≥ the stepper's STABLE_DECAY
         bound, :meth:`fastest_rate`), naming the stiffness, damping, body and the largest dt that
         works: never a run that chatters or blows up silently.
@@ -577,9 +577,11 @@ class SceneContact:
         through h v⁺) on the Delassus operator of all active contacts, the deformations' relaxation
         implicit too, so the contact mode bounds no step there (backward Euler on the linearised
         law); what stays explicit is the geometry (normals, points, which pairs touch) and a sliding
-        contact's direction, which bound accuracy, not stability."""
+        contact's direction, which bound accuracy, not stability.  ``implicit=False``: a run whose steps
+        take the law explicitly all the same (a sensitivity run: its Z rides the explicit law's
+        derivatives) is checked as any other."""
         from .rollout import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY
-        if FLAGS[integrator] & IMPLICIT_DAMPING:
+        if implicit and FLAGS[integrator] & IMPLICIT_DAMPING:
             return
         bound, rate = STABLE_DECAY[integrator], self.fastest_rate()
         if rate * dt < bound:
