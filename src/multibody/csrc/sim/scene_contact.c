@@ -415,6 +415,8 @@ struct mb_scene_implicit {
     double *b, *g, *df, *rhs, *dir;  /* rows each (dir 3 per row) */
     int *idx, *fixed;             /* per row: the free rows' list, fixed */
     int *act, *row0, *nrow;       /* per active contact: its index in the stage's list, first row, rows */
+    int *nz, *nnz;                /* rows × nv, rows: each row of Y's nonzero columns (a row lives on its
+                                   * bodies' dofs and their ancestors': branch-induced sparsity) */
 };
 
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
@@ -448,7 +450,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
     free(w->Jr), free(w->idx);
     const size_t N = (size_t)rows, nv = (size_t)w->nv;
     w->Jr = malloc(sizeof(double) * (2 * N * nv + 2 * N * N + 7 * N));
-    w->idx = malloc(sizeof(int) * 5 * N);
+    w->idx = malloc(sizeof(int) * (6 * N + N * nv));
     if (!w->Jr || !w->idx) {
         free(w->Jr), free(w->idx);
         w->Jr = NULL, w->idx = NULL, w->cap = 0;
@@ -457,6 +459,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
     w->Y = w->Jr + N * nv, w->A = w->Y + N * nv, w->C = w->A + N * N, w->b = w->C + N * N, w->g = w->b + N;
     w->df = w->g + N, w->rhs = w->df + N, w->dir = w->rhs + N;
     w->fixed = w->idx + N, w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N;
+    w->nnz = w->nrow + N, w->nz = w->nnz + N;
     w->cap = rows;
     return 0;
 }
@@ -572,14 +575,23 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     mb_crba(md, d, q, w->H);
     if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
         return mb_pivot_status(w->H, nv * nv);
-    for (int r = 0; r < n; r++)
-        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, w->Jr + (size_t)r * nv, w->Y + (size_t)r * nv);
-    for (int i = 0; i < n; i++)
+    for (int r = 0; r < n; r++) {
+        double *y = w->Y + (size_t)r * nv;
+        int *nz = w->nz + (size_t)r * nv, c = 0;
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, w->Jr + (size_t)r * nv, y);
+        for (int k = 0; k < nv; k++)
+            if (y[k] != 0.0)
+                nz[c++] = k;
+        w->nnz[r] = c;
+    }
+    for (int i = 0; i < n; i++)  /* each entry over the sparser row's nonzero columns */
         for (int j = 0; j <= i; j++) {
+            const int a = w->nnz[i] <= w->nnz[j] ? i : j, o = a == i ? j : i;
+            const double *ya = w->Y + (size_t)a * nv, *yo = w->Y + (size_t)o * nv;
+            const int *nz = w->nz + (size_t)a * nv;
             double sum = 0.0;
-            const double *yi = w->Y + (size_t)i * nv, *yj = w->Y + (size_t)j * nv;
-            for (int k = 0; k < nv; k++)
-                sum += yi[k] * yj[k];
+            for (int k = 0; k < w->nnz[a]; k++)
+                sum += ya[nz[k]] * yo[nz[k]];
             w->A[(size_t)i * n + j] = w->A[(size_t)j * n + i] = sum;
         }
     /* the solve; a normal it would make pull is released (its rows fixed at Δf = −f) and the rest solved again */
