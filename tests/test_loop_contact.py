@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.simulation.contact import SCENE_PAIR_MAX, SceneContact
+from multibody.simulation.contact import SCENE_DEPTH, SCENE_PAIR_MAX, SceneContact
 
 from reference_steppers import python_loop
 from scene_contact_reference import contact_forces as reference_forces
@@ -35,7 +35,9 @@ class NumpyScene(SceneContact):
         zdot.reshape(-1, 2)[slot] = ud
         force = np.zeros((self.n_slots, 3))
         force[slot] = F
-        return f_ext, zdot, {"force": force}
+        st = np.zeros(self.n_slots, np.uint8)
+        st[slot] = _state
+        return f_ext, zdot, {"force": force, "state": st}
 
 
 def _python_loop(*args, **kw):
@@ -57,6 +59,58 @@ def test_compiled_loop_matches_the_python_reference(xml, qd0):
     assert ref.contact == "numpy"
     assert np.abs(ref.q - fast.q).max() <= 1e-10
     assert np.abs(ref.contact_state - fast.contact_state).max() <= 1e-10
+
+
+@pytest.mark.parametrize("xml, qd0, dt", [(BALL, [0, 0, 0, 1.0, 0.3, -2.0], 0.002), (BOX, [1.0, -2.0, 0.5, 0.5, 0, -1.5], 0.005)])
+def test_semi_implicit_law_matches_its_python_statement(xml, qd0, dt):
+    """semi_implicit takes the law implicit in the step (scene_contact.c's mb_scene_contact_implicit): the
+    compiled loop against SceneContact.implicit_step (NumPy: the Delassus operator from crba and
+    body_jacobian), with the explicit forces from C and from tests/scene_contact_reference.py."""
+    model = mb.load_mjcf(xml)
+    qd0 = np.array(qd0)
+    fast = mb.simulate(model, model.q_default, qd0, 0.4, dt=dt, integrator="semi_implicit")
+    assert np.abs(fast.contact_forces[:, :, 2]).max() > 1.0      # it touched
+    assert np.any(np.abs(fast.contact_state) > 0)                 # and stuck somewhere (the tangential rows)
+    slow = _python_loop(model, model.q_default, qd0, 0.4, dt=dt, integrator="semi_implicit")
+    assert np.abs(slow.q - fast.q).max() <= 1e-10
+    assert np.abs(slow.contact_forces - fast.contact_forces).max() <= 1e-7
+    assert np.abs(slow.contact_state - fast.contact_state).max() <= 1e-10
+    ref = _python_loop(model, model.q_default, qd0, 0.4, dt=dt, integrator="semi_implicit", contact=NumpyScene(model))
+    assert np.abs(ref.q - fast.q).max() <= 1e-10
+    assert np.abs(ref.contact_state - fast.contact_state).max() <= 1e-10
+
+
+def test_semi_implicit_damping_never_reverses_the_approach():
+    """A ball dropped at 2 m/s on a contact damped 300 times past critical, at 5 ms: explicitly the damping
+    alone throws it back (|c h / m| ≫ 2: refused for rk4); implicit in the step it stops on the floor
+    within the step that meets it, without a bounce (it creeps out of its depth, overdamped), and
+    the floor carries its weight."""
+    model = mb.load_mjcf(BALL)
+    K = 9.81 / SCENE_DEPTH ** 1.5
+    D = 300 * 2.0 * np.sqrt(1.5 * K * np.sqrt(SCENE_DEPTH) * 1.0) / np.sqrt(SCENE_DEPTH)
+    contact = SceneContact(model, stiffness=K, damping=D)
+    qd0 = np.array([0, 0, 0, 0, 0, -2.0])
+    with pytest.raises(ValueError, match="stiffness K"):
+        mb.simulate(model, model.q_default, qd0, 0.3, dt=0.005, contact=contact)
+    tr = mb.simulate(model, model.q_default, qd0, 0.3, dt=0.005, integrator="semi_implicit", contact=contact)
+    assert tr.status == "finished"
+    assert tr.qd[2, 5] > -0.01 and tr.qd[:, 5].max() < 0.01   # stopped in a step, no bounce: it creeps out
+    assert tr.q[:, 2].min() > 0.1 - 0.02                # of the 1 cm it sank in that step (overdamped)
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(9.81, rel=0.05)
+
+
+def test_semi_implicit_at_5ms_against_a_fine_explicit_run():
+    """The box thrown onto its floor: semi_implicit at MuJoCo's 5 ms with the law implicit against the
+    explicit law under rk4 at 0.1 ms (an independent integration of the same law): the rest pose agrees
+    to 0.05 mm and the floor carries the weight."""
+    model = mb.load_mjcf(BOX)
+    qd0 = np.array([1.0, -2.0, 0.5, 0.5, 0, -0.5])
+    coarse = mb.simulate(model, model.q_default, qd0, 1.5, dt=0.005, integrator="semi_implicit")
+    fine = mb.simulate(model, model.q_default, qd0, 1.5, dt=0.0001, record_every=50)
+    assert coarse.status == fine.status == "finished"
+    assert abs(coarse.q[-1, 2] - fine.q[-1, 2]) < 5e-5
+    assert coarse.contact_forces[-1, :, 2].sum() == pytest.approx(2 * 9.81, rel=1e-3)
+    assert np.abs(coarse.qd[-1]).max() < 1e-3
 
 
 def test_box_at_rest_carries_its_weight_on_four_slots():
@@ -82,10 +136,11 @@ def test_batch_agrees_with_single_runs():
     Q0[1, 2] += 0.05
     QD0 = np.zeros((2, 6))
     QD0[0, 0] = 1.0
-    batch = mb.simulate_batch(model, Q0, QD0, 0.3)
-    for n in range(2):
-        one = mb.simulate(model, Q0[n], QD0[n], 0.3)
-        assert np.abs(batch.q[n] - one.q).max() == 0.0
+    for kw in ({}, {"integrator": "semi_implicit", "dt": 0.005}):   # the law explicit (rk4), implicit
+        batch = mb.simulate_batch(model, Q0, QD0, 0.3, **kw)
+        for n in range(2):
+            one = mb.simulate(model, Q0[n], QD0[n], 0.3, **kw)
+            assert np.abs(batch.q[n] - one.q).max() == 0.0
 
 
 def test_urdf_on_a_ground():
@@ -161,3 +216,65 @@ def test_humanoid_falls_and_lies_on_its_floor():
     floor = np.flatnonzero(g.body[g.pairs[:, 0]] < 0)
     slots = (floor[:, None] * SCENE_PAIR_MAX + np.arange(SCENE_PAIR_MAX)).ravel()
     assert tr.contact_forces[-1, slots, 2].sum() == pytest.approx(weight, rel=5e-3)   # the floor carries it
+
+
+def test_humanoid_at_2ms_lies_as_mujocos_does():
+    """Issue 33: dm_control's humanoid from its qpos0 at 2 ms semi_implicit (the law implicit in the step)
+    falls and lies as MuJoCo's run of the same file does: no self-contact spike (the explicit law threw
+    it ~84 m off 91–163 kN hand–thigh pairs at t = 0.246 s), the largest contact force the torso's
+    landing (MuJoCo's own largest normal force there is ~5 kN), and the torso at rest within 2 mm of
+    MuJoCo's at 2.5–4 s (both lie still then; MuJoCo's soft contact then creeps down 1.8 cm by 10 s)."""
+    import dm_control
+    import mujoco
+    xml = os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(xml)
+    tr = mb.simulate(model, None, None, 4.0, dt=0.002, integrator="semi_implicit", limits="soft")
+    assert tr.status == "finished"
+    mj = mujoco.MjModel.from_xml_path(xml)
+    d = mujoco.MjData(mj)
+    z, fmax = {}, 0.0
+    while d.time < 4.0 - 1e-9:
+        mujoco.mj_step(mj, d)
+        for i in range(d.ncon):
+            f = np.zeros(6)
+            mujoco.mj_contactForce(mj, d, i, f)
+            fmax = max(fmax, f[0])
+        for s in (2.5, 3.0, 3.5, 4.0):
+            if abs(d.time - s) < 1e-9:
+                z[s] = d.qpos[2]
+    F = np.linalg.norm(tr.contact_forces, axis=2)
+    assert F.max() < 2.0 * fmax                                  # no spike beyond the landing's order
+    assert np.abs(tr.q[:, :2]).max() < 2.0                       # not thrown across the floor
+    for s, zm in z.items():
+        k = np.argmin(np.abs(tr.t - s))
+        assert abs(tr.q[k, 2] - zm) < 2e-3, (s, tr.q[k, 2], zm)
+    assert np.abs(tr.qd[-1]).max() < 0.05                        # lying still
+    weight = np.sum(model.mass) * 9.81
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(weight, rel=5e-3)
+
+
+def test_quadruped_at_5ms_against_a_fine_step():
+    """dm_control's quadruped (bench part 9: springs in its joints, standing) at MuJoCo's 5 ms with the law
+    implicit, against the explicit law under rk4 at 0.25 ms: the base height at the end within 0.5 mm."""
+    import tempfile
+    from multibody.bench.simulate import sprung_quadruped
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _path, model, q0 = sprung_quadruped(tempfile.mkdtemp(), False)
+    coarse = mb.simulate(model, q0, None, 2.0, dt=0.005, integrator="semi_implicit", record_every=400)
+    fine = mb.simulate(model, q0, None, 2.0, dt=0.00025, record_every=8000)
+    assert coarse.status == fine.status == "finished"
+    assert abs(coarse.q[-1, 2] - fine.q[-1, 2]) < 5e-4
+
+
+def test_a_sensitivity_run_takes_the_law_explicitly_and_is_refused_as_such():
+    """A sensitivity run's Z rides the explicit law (sensitivity.py's contact callback), so semi_implicit
+    with sensitivities is checked as the explicit law is: the step the implicit law runs is refused there."""
+    model = mb.load_mjcf(BOX)
+    qd0 = np.zeros(6)
+    tr = mb.simulate(model, model.q_default, qd0, 0.2, dt=0.02, integrator="semi_implicit")
+    assert tr.status == "finished"
+    with pytest.raises(ValueError, match=r"stiffness K = .*dt <= "):
+        mb.simulate(model, model.q_default, qd0, 0.2, dt=0.02, integrator="semi_implicit", sensitivities=True)

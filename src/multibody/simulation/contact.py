@@ -566,11 +566,23 @@ class SceneContact:
         disc = c * c - 4.0 * m * k
         return (c + math.sqrt(disc)) / (2.0 * m) if disc >= 0 else math.sqrt(k / m)
 
-    def check_step(self, model, dt, integrator):
+    def check_step(self, model, dt, integrator, implicit=True):
         """Refuse a fixed step the contact oscillator outruns (|λ| dt ≥ the stepper's STABLE_DECAY
         bound, :meth:`fastest_rate`), naming the stiffness, damping, body and the largest dt that
-        works: never a run that chatters or blows up silently."""
-        from .rollout import STABLE_DECAY
+        works: never a run that chatters or blows up silently.
+
+        ``semi_implicit`` takes the law implicit in the step (:meth:`implicit_step`, the compiled
+        loop's ``mb_scene_contact_implicit``): each active contact's force at the step's end
+        linearised in its velocity (damping D √d, stiffness 1.5 K √d normal and K √d sticking,
+        through h v⁺) on the Delassus operator of all active contacts, the deformations' relaxation
+        implicit too, so the contact mode bounds no step there (backward Euler on the linearised
+        law); what stays explicit is the geometry (normals, points, which pairs touch) and a sliding
+        contact's direction, which bound accuracy, not stability.  ``implicit=False``: a run whose steps
+        take the law explicitly all the same (a sensitivity run: its Z rides the explicit law's
+        derivatives) is checked as any other."""
+        from .rollout import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY
+        if implicit and FLAGS[integrator] & IMPLICIT_DAMPING:
+            return
         bound, rate = STABLE_DECAY[integrator], self.fastest_rate()
         if rate * dt < bound:
             return
@@ -616,6 +628,113 @@ class SceneContact:
         st = np.zeros(self.n_slots, np.uint8)
         st[slot] = state
         return f_ext, zdot, {"force": force, "state": st}
+
+
+    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h):
+        """The law implicit in a ``semi_implicit`` step of h: (q̈, ż, info) from the explicit ones
+        (:meth:`forces`' ż and info, q̈ the forward dynamics' with its forces) — the NumPy statement of
+        the compiled loop's ``mb_scene_contact_implicit`` (csrc/sim/scene_contact.c says the method).
+
+        Each active contact's rows (its normal; t1, t2 while it sticks) get the force at the step's end
+        linearised in the row's velocity, f⁺ = f − D_r (v⁺ − v) − h K_r v⁺ (D_r = D √d; K_r = 1.5 K √d
+        normal, K √d sticking), with v⁺ = v_free + h W Δf on the Delassus operator W = J M⁻¹ Jᵀ of the
+        step's M (``dynamics_model``: semi_implicit's damping in its armature): the symmetric positive
+        definite (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free), G = diag(D_r + h K_r).  A normal that
+        would pull is released and the rest solved again; a sticking force past the cone goes onto
+        μ f_n⁺; a sliding one follows its normal.  The deformations relax implicitly (D → D + h K)."""
+        from ..dynamics.handc import crba
+        from ..kinematics.jacobians import body_jacobian
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        qdd, zdot = np.array(qdd, float), np.array(zdot, float)
+        K, D, Dh = self.K, self.D, self.D + h * self.K
+        zdot *= D / Dh
+        force, state = info["force"].copy(), info["state"]
+        active = np.flatnonzero(state)
+        if not len(active):
+            return qdd, zdot, {"force": force, "state": state}
+        pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed)
+        slots = self.slots(pair)
+        st = body_states(model, q)
+        g = self.geoms
+        rows, J3s, meta = [], {}, []
+        for s in active:
+            i = int(np.flatnonzero(slots == s)[0])
+            p = int(pair[i])
+            ba, bb = (int(g.body[k]) for k in g.pairs[p])
+            J3 = np.zeros((3, model.nv))
+            for b, sign in ((bb, 1.0), (ba, -1.0)):
+                if b >= 0:
+                    J3 += sign * body_jacobian(model, q, b, point=st.R[b].T @ (pos[i] - st.p[b]))[3:]
+            J3s[s] = J3
+            mu = float(g.pair_friction[p, 0]) if g.pair_condim[p] >= 3 else 0.0
+            t1, t2 = _tangents(normal[i])
+            dirs = [normal[i]] + ([t1, t2] if state[s] == 1 and mu > 0 else [])
+            zr = math.sqrt(max(0.0, depth[i]))
+            meta.append((s, i, len(rows), len(dirs), mu, zr, normal[i], t1, t2))
+            for k, d in enumerate(dirs):
+                rows.append((d @ J3, zr * D, (1.5 if k == 0 else 1.0) * zr * K))
+        Jr = np.array([r[0] for r in rows])
+        Dr, Kr = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
+        jv, ja = Jr @ qd, Jr @ qdd
+        G = Dr + h * Kr
+        b = -(Dr * h * ja + h * Kr * (jv + h * ja))
+        M = crba(dynamics_model, q)
+        W = Jr @ np.linalg.solve(M, Jr.T)
+        n = len(rows)
+        fixed = np.zeros(n, bool)
+        df = np.zeros(n)
+        for _ in range(len(meta) + 1):
+            free = ~fixed
+            A = h * W[np.ix_(free, free)] + np.diag(1.0 / G[free])
+            rhs = b[free] / G[free] - h * W[np.ix_(free, fixed)] @ df[fixed]
+            df[free] = np.linalg.solve(A, rhs)
+            released = False
+            for s, i, r, nr, *_ in meta:
+                if fixed[r] or force[s] @ normal[i] + df[r] >= 0.0:
+                    continue
+                dirs = [normal[i]] + ([_tangents(normal[i])[0], _tangents(normal[i])[1]] if nr == 3 else [])
+                for k in range(nr):
+                    fixed[r + k], df[r + k] = True, -(force[s] @ dirs[k])
+                released = True
+            if not released:
+                break
+        tau = np.zeros(model.nv)
+        sticking = []
+        for s, i, r, nr, mu, zr, nrm, t1, t2 in meta:
+            f0 = force[s]
+            u = z[2 * s:2 * s + 2]
+            fn0 = f0 @ nrm
+            fn = max(0.0, fn0 + df[r])
+            if fn <= 0.0:
+                ft = np.zeros(2)
+                zdot[2 * s:2 * s + 2] = (-K / Dh) * u if mu > 0 else 0.0
+            elif nr == 3:
+                ft = np.array([f0 @ t1 + df[r + 1], f0 @ t2 + df[r + 2]])
+                cone = math.sqrt(ft @ ft) / (mu * fn)
+                if cone > 1.0:
+                    ft = ft / cone
+                    zdot[2 * s:2 * s + 2] = -(ft + zr * K * u) / (zr * Dh)
+                else:
+                    sticking.append((s, r))
+            else:
+                ft = (fn / fn0 if fn0 > 0 else 0.0) * np.array([f0 @ t1, f0 @ t2])
+                if mu > 0 and zr > 0:
+                    zdot[2 * s:2 * s + 2] = -(ft + zr * K * u) / (zr * Dh)
+            f = fn * nrm + ft[0] * t1 + ft[1] * t2
+            tau += J3s[s].T @ (f - f0)
+            force[s] = f
+        qdd = qdd + np.linalg.solve(M, tau)
+        for s, r in sticking:
+            zdot[2 * s:2 * s + 2] = Jr[r + 1:r + 3] @ (qd + h * qdd)
+        return qdd, zdot, {"force": force, "state": state}
+
+
+def _tangents(n):
+    """scene_contact.c's mb_scene_tangents: t1 = e_x (e_y near ±e_x) orthogonal to n, t2 = n × t1."""
+    e = np.array([0.0, 1.0, 0.0]) if abs(n[0]) > 0.9 else np.array([1.0, 0.0, 0.0])
+    t1 = e - (e @ n) * n
+    t1 = t1 / np.linalg.norm(t1)
+    return t1, np.cross(n, t1)
 
 
 #: hard contact's defaults: Baumgarte's error reduction per step (ODE's ERP), the depth left uncorrected

@@ -272,7 +272,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         system.friction_velocity = step_friction_velocity(model, system.damping, system.friction,
                                                           system.friction_velocity, dt, integrator)
     if integrator in FIXED_STEP and hasattr(contact, "check_step"):   # the contact mode the step can follow
-        contact.check_step(model, dt, integrator)
+        if hasattr(contact, "implicit_step"):   # SceneContact: implicit under semi_implicit, not in a sensitivity run
+            contact.check_step(model, dt, integrator, implicit=not sensitivities)
+        else:
+            contact.check_step(model, dt, integrator)
     if integrator in FIXED_STEP and FLAGS[integrator] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)

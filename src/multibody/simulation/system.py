@@ -118,6 +118,7 @@ class System:
         # once per call, not once per System it builds for its chunks and resumed runs)
         self.model = model
         self.dynamics_model = model   # the model FD runs on: with semi_implicit's damping in it (implicit_damping)
+        self.contact_step = None      # semi_implicit's dt: the scene's law implicit in the step (implicit_damping)
         nv, nb = model.nv, model.nb
         self.ctrl_function = callable(ctrl)
         if self.ctrl_function:   # the actuators' law under ctrl(t, q, qd): the run's controller (called back)
@@ -226,6 +227,8 @@ class System:
         damping implicit, as MuJoCo's Euler integrator): the model FD runs on carries
         dt·damping as extra armature — and dt·kd of a continuous ``mb.PD`` (its velocity gain a
         damper toward q̇_ref, implicit as MuJoCo's implicitfast takes an actuator's).  The Model itself (energies, impacts, records) is unchanged."""
+        if hasattr(self.contact, "implicit_step"):   # the compliant scene's law too (SceneContact.implicit_step)
+            self.contact_step = float(dt)
         implicit = np.zeros(self.nv) if self.damping is None else self.damping
         if isinstance(self.controller, PD) and self.controller.period is None:   # its kd too (MuJoCo's implicitfast)
             implicit = implicit + self.controller._kd
@@ -548,6 +551,10 @@ class System:
                 qdd = aba(self.dynamics_model, q, v, tau_all, fe)
             except ResultOverflowError:  # a huge finite state overflows in ABA: the run blew up
                 raise _NonFinite() from None
+        if self.contact_step is not None and info is not None and not (
+                self.limits is not None and self.limits.resting):   # semi_implicit: the scene's law implicit (tree's M)
+            qdd, zdot, info = self.contact.implicit_step(model, self.dynamics_model, q, v, qdd, z, zdot, info,
+                                                         self.contact_step)
         if not np.all(np.isfinite(qdd)):
             raise _NonFinite()
         return qdd, tau, zdot, info

@@ -175,6 +175,7 @@ typedef struct {
     void *books;                       /* the block of the per-run arrays above */
     double h;                          /* the step being taken (hard contact's impulses are per step) */
     mb_hard_work *hard;                /* hard contact's solve (r->contact.hard), or NULL */
+    mb_scene_implicit *implicit;       /* the compliant scene's law implicit in a semi_implicit step, or NULL */
 } group;
 
 /* The group's per-run arrays for L runs, in one block (zeroed); MB_NO_MEMORY if there is no room. */
@@ -585,6 +586,19 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                                                  g->hard, l);
             if (st != MB_OK)
                 g->st[l] = st < 0 ? MB_OVERFLOW : st;  /* (−1: mb_scene_check found a collider for every pair) */
+        }
+    if (g->implicit && !r->stops.n_resting)  /* the compliant scene's law implicit in the semi_implicit step
+         * (scene_contact.c), on the tree's M: a constrained model's rows (their Baumgarte terms) restore what the
+         * correction moves; not while joints rest on stops (held exactly at q̈ = 0) */
+        for (int l = 0; l < g->L; l++) {
+            if (!busy(g, l) || !finite_all(qdd[l], nv))
+                continue;
+            double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
+            const int st = mb_scene_contact_implicit(m, g->md, g->d, q[l], v[l], qdd[l], part(KK, l, nk) + 2 * nv, g->h,
+                                                     r->contact.scene, r->contact.K, r->contact.D, force,
+                                                     w->scene_scratch, g->implicit);
+            if (st != MB_OK)
+                g->st[l] = st;
         }
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
@@ -1000,11 +1014,19 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         free(g.w.block), free(g.w.contact_flags), free(g.books);
         return MB_NO_MEMORY;
     }
+    /* the compliant scene under semi_implicit: its law implicit in the step (one run a group: the stage's
+     * scratch holds the contacts of the run whose forward dynamics follow; py_rollout runs scene contact alone) */
+    if (r->contact.scene && !r->contact.hard && r->integrator == MB_SEMI_IMPLICIT &&
+        (L != 1 || !(g.implicit = mb_scene_implicit_new(m)))) {
+        mb_hard_work_free(g.hard);
+        free(g.w.block), free(g.w.contact_flags), free(g.books);
+        return MB_NO_MEMORY;
+    }
     if (lanes && !r->fext && !r->passive.gc_lift && !r->contact.ground && !r->contact.scene && !r->contact.call &&
         !r->call.forces && (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
         if (!(g.dl = lanes->data_new(m))) {
-            mb_hard_work_free(g.hard);
+            mb_hard_work_free(g.hard), mb_scene_implicit_free(g.implicit);
             free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
         }
@@ -1043,7 +1065,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         if (L != 1 || !(guard0 = malloc(sizeof(double) * 2 * (size_t)(r->call.n_guards + 1)))) {
             if (g.dl)
                 lanes->data_free(g.dl);
-            mb_hard_work_free(g.hard);
+            mb_hard_work_free(g.hard), mb_scene_implicit_free(g.implicit);
             free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
         }
@@ -1206,7 +1228,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         o[l]->singular_body = status[l] == MB_SINGULAR ? g.singular[l] : -1;
     if (g.dl)
         lanes->data_free(g.dl);
-    mb_hard_work_free(g.hard);
+    mb_hard_work_free(g.hard), mb_scene_implicit_free(g.implicit);
     free(g.w.block), free(g.w.contact_flags), free(guard0), free(g.books);
     return MB_OK;
 }

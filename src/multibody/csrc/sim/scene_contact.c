@@ -393,3 +393,312 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
     memo->F_last = F, memo->n_last = nc < cap ? nc : cap;
     return 0;
 }
+
+/* ---- the law implicit in the step (semi_implicit) --------------------------------------------------------
+ * A per-contact linearisation in the contact's own velocity, solved on the Delassus operator of the
+ * active contacts (as Drake's TAMSI, Castro et al. 2019, linearises its compliant contact in the
+ * velocity; MuJoCo's implicitfast does it for a damper).  Each row r (a contact's normal, and t1, t2
+ * while it sticks) has the law's force f_r(d, u, v_r):
+ *   normal   ∂f/∂v = −√d D,  ∂f/∂d = 1.5 K √d,  d₁ = d − h v_n⁺
+ *   sticking ∂f/∂v = −√d D,  ∂f/∂u = −√d K,     u₁ = u + h v_t⁺  (the new velocity moves u, as it moves q)
+ * so over the step f_r⁺ = f_r − D_r (v_r⁺ − v_r) − h K_r v_r⁺ with v⁺ = v_free + h W Δf (W = J M⁻¹ Jᵀ on
+ * the step's M, v_free the explicit step's), i.e.
+ *   (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free,r),   G = diag(D_r + h K_r),  a_r = J_r q̈_explicit,
+ * symmetric positive definite (Cholesky).  Any step then damps a contact's relative velocity towards
+ * rest instead of reversing it.  A normal the solve would make pull is released (force 0, its rows fixed
+ * at Δf = −f) and the rest solved again; a sticking force past the cone is scaled onto μ f_n⁺ (sliding);
+ * a sliding contact's friction follows its normal (f_t⁺ = f_t f_n⁺ / f_n). */
+struct mb_scene_implicit {
+    int nv, cap;                  /* rows the buffers hold */
+    double *H, *S, *L, *tau, *J3; /* nv², nv², nv², nv, 3 nv */
+    double *Jr, *Y, *A, *C;       /* rows × nv, rows × nv, rows², rows² */
+    double *b, *g, *df, *rhs, *dir;  /* rows each (dir 3 per row) */
+    int *idx, *fixed;             /* per row: the free rows' list, fixed */
+    int *act, *row0, *nrow;       /* per active contact: its index in the stage's list, first row, rows */
+    int *nz, *nnz;                /* rows × nv, rows: each row of Y's nonzero columns (a row lives on its
+                                   * bodies' dofs and their ancestors': branch-induced sparsity) */
+};
+
+mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
+{
+    mb_scene_implicit *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    const size_t nv = (size_t)m->nv;
+    w->nv = m->nv;
+    w->H = malloc(sizeof(double) * (3 * nv * nv + 4 * nv + 1));
+    if (!w->H) {
+        free(w);
+        return NULL;
+    }
+    w->S = w->H + nv * nv, w->L = w->S + nv * nv, w->tau = w->L + nv * nv, w->J3 = w->tau + nv;
+    return w;
+}
+
+void mb_scene_implicit_free(mb_scene_implicit *w)
+{
+    if (!w)
+        return;
+    free(w->H), free(w->Jr), free(w->idx);
+    free(w);
+}
+
+static int implicit_reserve(mb_scene_implicit *w, int rows)
+{
+    if (rows <= w->cap)
+        return 0;
+    free(w->Jr), free(w->idx);
+    const size_t N = (size_t)rows, nv = (size_t)w->nv;
+    w->Jr = malloc(sizeof(double) * (2 * N * nv + 2 * N * N + 7 * N));
+    w->idx = malloc(sizeof(int) * (6 * N + N * nv));
+    if (!w->Jr || !w->idx) {
+        free(w->Jr), free(w->idx);
+        w->Jr = NULL, w->idx = NULL, w->cap = 0;
+        return 1;
+    }
+    w->Y = w->Jr + N * nv, w->A = w->Y + N * nv, w->C = w->A + N * N, w->b = w->C + N * N, w->g = w->b + N;
+    w->df = w->g + N, w->rhs = w->df + N, w->dir = w->rhs + N;
+    w->fixed = w->idx + N, w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N;
+    w->nnz = w->nrow + N, w->nz = w->nnz + N;
+    w->cap = rows;
+    return 0;
+}
+
+/* the free rows of (G⁻¹ + h W) Δf = G⁻¹ b − h W Δf_fixed, by Cholesky; 1 when not positive definite */
+static int implicit_solve(mb_scene_implicit *w, int n, double h)
+{
+    double *C = w->C, *x = w->df;
+    int nf = 0;
+    for (int r = 0; r < n; r++)
+        if (!w->fixed[r])
+            w->idx[nf++] = r;
+    for (int i = 0; i < nf; i++) {
+        const int r = w->idx[i];
+        double rhs = w->b[r] / w->g[r];
+        for (int s = 0; s < n; s++)
+            if (w->fixed[s])
+                rhs -= h * w->A[(size_t)r * n + s] * x[s];
+        w->rhs[i] = rhs;
+        for (int j = 0; j <= i; j++)
+            C[(size_t)i * nf + j] = h * w->A[(size_t)r * n + w->idx[j]] + (i == j ? 1.0 / w->g[r] : 0.0);
+    }
+    for (int i = 0; i < nf; i++)  /* C = R Rᵀ in its lower triangle */
+        for (int j = 0; j <= i; j++) {
+            double s = C[(size_t)i * nf + j];
+            for (int k = 0; k < j; k++)
+                s -= C[(size_t)i * nf + k] * C[(size_t)j * nf + k];
+            if (i == j) {
+                if (!(s > 0.0))
+                    return 1;
+                C[(size_t)i * nf + i] = sqrt(s);
+            } else {
+                C[(size_t)i * nf + j] = s / C[(size_t)j * nf + j];
+            }
+        }
+    for (int i = 0; i < nf; i++) {
+        double s = w->rhs[i];
+        for (int k = 0; k < i; k++)
+            s -= C[(size_t)i * nf + k] * w->rhs[k];
+        w->rhs[i] = s / C[(size_t)i * nf + i];
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        double s = w->rhs[i];
+        for (int k = i + 1; k < nf; k++)
+            s -= C[(size_t)k * nf + i] * w->rhs[k];
+        w->rhs[i] = s / C[(size_t)i * nf + i];
+    }
+    for (int i = 0; i < nf; i++)
+        x[w->idx[i]] = w->rhs[i];
+    return 0;
+}
+
+int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
+                              double *qdd, double *zdot, double h, const mb_scene *s, double K, double D,
+                              double *F, void *scratch, mb_scene_implicit *w)
+{
+    const int nv = m->nv, cap = s->npair * MB_SCENE_PAIR_MAX, *lam = m->dof_parent;
+    const stage_memo *memo = scratch;
+    const mb_scene_contact *c = (const mb_scene_contact *)((char *)scratch + 64);
+    const double *u = (const double *)(c + cap), *Fc = u + 4 * (size_t)cap;
+    const int *slot = (const int *)(Fc + 3 * (size_t)cap);
+    const unsigned char *state = (const unsigned char *)(slot + cap);
+    const int nc = memo->n_last;
+    /* the deformations' relaxation (apart u̇ = −(K/D) u, sliding u̇ = −(f_t/√d + K u)/D) implicit in u too:
+     * u₁ = u + h u̇(u₁), i.e. D → D + h K, so no step overshoots the decay (explicit: h K/D < 2) */
+    const double Dh = D + h * K;
+    for (int k = 0; k < 2 * cap; k++)
+        zdot[k] *= D / Dh;
+    int na = 0, n = 0;
+    for (int i = 0; i < nc; i++)
+        if (state[i])
+            na++, n += state[i] == 1 ? 3 : 1;
+    if (!na)
+        return MB_OK;
+    if (implicit_reserve(w, n))
+        return MB_NO_MEMORY;
+    /* the rows: per active contact its normal, then t1, t2 while it sticks (state 1 with μ > 0) */
+    mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    for (int i = 0, a = 0, r = 0; i < nc; i++) {
+        if (!state[i])
+            continue;
+        const int p = c[i].pair, rows = state[i] == 1 && s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_CONDIM] >= 3 &&
+                                                 s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION] > 0.0 ? 3 : 1;
+        const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
+        const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
+        const double zr = sqrt(fmax(0.0, c[i].depth));
+        w->act[a] = i, w->row0[a] = r, w->nrow[a] = rows, a++;
+        memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
+        if (bb >= 0)
+            mb_point_jacobian_add(m, d->R0, d->p0, bb, c[i].pos, 1.0, w->J3);
+        if (ba >= 0)
+            mb_point_jacobian_add(m, d->R0, d->p0, ba, c[i].pos, -1.0, w->J3);
+        double *dn = w->dir + 3 * (size_t)r;
+        mb_copy3(c[i].normal, dn);
+        if (rows == 3)
+            mb_scene_tangents(c[i].normal, dn + 3, dn + 6);
+        for (int k = 0; k < rows; k++, r++) {
+            const double *t = w->dir + 3 * (size_t)r;
+            double *jr = w->Jr + (size_t)r * nv, jv = 0.0, ja = 0.0;
+            for (int j = 0; j < nv; j++) {
+                jr[j] = t[0] * w->J3[j] + t[1] * w->J3[nv + j] + t[2] * w->J3[2 * nv + j];
+                jv += jr[j] * v[j], ja += jr[j] * qdd[j];
+            }
+            const double Dr = zr * D, Kr = (k == 0 ? 1.5 : 1.0) * zr * K;
+            w->g[r] = Dr + h * Kr;
+            w->b[r] = -(Dr * h * ja + h * Kr * (jv + h * ja));
+        }
+    }
+    n = 0;
+    for (int a = 0; a < na; a++)
+        n += w->nrow[a];
+    /* W = J M⁻¹ Jᵀ = Yᵀ Y, Y = L⁻ᵀ Jᵀ, M = Lᵀ L on the step's M (md: semi_implicit's damping in its armature) */
+    mb_crba(md, d, q, w->H);
+    if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+        return mb_pivot_status(w->H, nv * nv);
+    for (int r = 0; r < n; r++) {
+        double *y = w->Y + (size_t)r * nv;
+        int *nz = w->nz + (size_t)r * nv, c = 0;
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, w->Jr + (size_t)r * nv, y);
+        for (int k = 0; k < nv; k++)
+            if (y[k] != 0.0)
+                nz[c++] = k;
+        w->nnz[r] = c;
+    }
+    for (int i = 0; i < n; i++)  /* each entry over the sparser row's nonzero columns */
+        for (int j = 0; j <= i; j++) {
+            const int a = w->nnz[i] <= w->nnz[j] ? i : j, o = a == i ? j : i;
+            const double *ya = w->Y + (size_t)a * nv, *yo = w->Y + (size_t)o * nv;
+            const int *nz = w->nz + (size_t)a * nv;
+            double sum = 0.0;
+            for (int k = 0; k < w->nnz[a]; k++)
+                sum += ya[nz[k]] * yo[nz[k]];
+            w->A[(size_t)i * n + j] = w->A[(size_t)j * n + i] = sum;
+        }
+    /* the solve; a normal it would make pull is released (its rows fixed at Δf = −f) and the rest solved again */
+    for (int r = 0; r < n; r++)
+        w->fixed[r] = 0;
+    for (int pass = 0; pass <= na; pass++) {
+        if (implicit_solve(w, n, h))
+            return MB_SINGULAR;
+        int released = 0;
+        for (int a = 0; a < na; a++) {
+            const int r = w->row0[a], i = w->act[a];
+            if (w->fixed[r] || mb_dot3(Fc + 3 * (size_t)i, c[i].normal) + w->df[r] >= 0.0)
+                continue;
+            for (int k = 0; k < w->nrow[a]; k++) {
+                w->fixed[r + k] = 1;
+                w->df[r + k] = -mb_dot3(Fc + 3 * (size_t)i, w->dir + 3 * (size_t)(r + k));
+            }
+            released = 1;
+        }
+        if (!released)
+            break;
+    }
+    /* each contact's force over the step, f⁺, and its change Δf into τ = Σ J3ᵀ Δf; u̇ from f⁺ */
+    memset(w->tau, 0, sizeof(double) * (size_t)nv);
+    for (int a = 0; a < na; a++) {
+        const int i = w->act[a], r = w->row0[a], p = c[i].pair;
+        const double *n3 = c[i].normal, *f0 = Fc + 3 * (size_t)i;
+        const double mu = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_CONDIM] >= 3
+                              ? s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION] : 0.0;
+        const double zr = sqrt(fmax(0.0, c[i].depth)), fn0 = mb_dot3(f0, n3);
+        const double fn = fmax(0.0, fn0 + w->df[r]);
+        double t[2][3], ft[2], f[3], *ud = zdot + 2 * (size_t)slot[i];
+        mb_scene_tangents(n3, t[0], t[1]);
+        const double *ui = u + 2 * (size_t)i;
+        if (fn <= 0.0) {  /* released: apart */
+            ft[0] = ft[1] = 0.0;
+            ud[0] = mu > 0.0 ? (-K / Dh) * ui[0] : 0.0, ud[1] = mu > 0.0 ? (-K / Dh) * ui[1] : 0.0;
+        } else if (w->nrow[a] == 3) {  /* sticking: its rows' forces, onto the cone if past it */
+            ft[0] = mb_dot3(f0, t[0]) + w->df[r + 1], ft[1] = mb_dot3(f0, t[1]) + w->df[r + 2];
+            const double cone = sqrt(ft[0] * ft[0] + ft[1] * ft[1]) / (mu * fn);
+            for (int j = 0; j < 2; j++)
+                if (cone > 1.0)
+                    ft[j] /= cone;
+            /* u̇ = v_t⁺ (sticking) or the law's sliding rate at f_t⁺; v_t⁺ after q̈ is known: below */
+            for (int j = 0; j < 2; j++)
+                ud[j] = cone > 1.0 ? -(ft[j] + zr * K * ui[j]) / (zr * Dh) : NAN;
+        } else {  /* sliding (or frictionless): the friction follows the normal */
+            const double scale = fn0 > 0.0 ? fn / fn0 : 0.0;
+            for (int j = 0; j < 2; j++)
+                ft[j] = scale * mb_dot3(f0, t[j]);
+            if (mu > 0.0 && zr > 0.0)
+                for (int j = 0; j < 2; j++)
+                    ud[j] = -(ft[j] + zr * K * ui[j]) / (zr * Dh);
+        }
+        for (int j = 0; j < 3; j++)
+            f[j] = fn * n3[j] + ft[0] * t[0][j] + ft[1] * t[1][j];
+        double df3[3];
+        mb_sub3(f, f0, df3);
+        mb_copy3(f, F + 3 * (size_t)slot[i]);
+        /* τ += J3ᵀ Δf: the rows n, t1, t2 of this contact span its J3 (rebuilt from the rows kept) */
+        const double *jn = w->Jr + (size_t)r * nv;
+        const double dfn = mb_dot3(df3, n3);
+        for (int j = 0; j < nv; j++)
+            w->tau[j] += dfn * jn[j];
+        if (w->nrow[a] == 3)
+            for (int k = 1; k < 3; k++) {
+                const double dfk = mb_dot3(df3, w->dir + 3 * (size_t)(r + k));
+                const double *jk = w->Jr + (size_t)(r + k) * nv;
+                for (int j = 0; j < nv; j++)
+                    w->tau[j] += dfk * jk[j];
+            }
+        else if (ft[0] != 0.0 || ft[1] != 0.0 || mb_dot3(f0, t[0]) != 0.0 || mb_dot3(f0, t[1]) != 0.0) {
+            /* a sliding contact's tangential change: its point Jacobian again */
+            const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
+            const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
+            memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
+            if (bb >= 0)
+                mb_point_jacobian_add(m, d->R0, d->p0, bb, c[i].pos, 1.0, w->J3);
+            if (ba >= 0)
+                mb_point_jacobian_add(m, d->R0, d->p0, ba, c[i].pos, -1.0, w->J3);
+            for (int k = 0; k < 2; k++) {
+                const double dfk = mb_dot3(df3, t[k]);
+                for (int j = 0; j < nv; j++)
+                    w->tau[j] += dfk * (t[k][0] * w->J3[j] + t[k][1] * w->J3[nv + j] + t[k][2] * w->J3[2 * nv + j]);
+            }
+        }
+    }
+    /* q̈ += M⁻¹ τ = L⁻¹ L⁻ᵀ τ */
+    mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, w->tau, w->tau);
+    mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, w->tau, w->tau);
+    for (int j = 0; j < nv; j++)
+        qdd[j] += w->tau[j];
+    /* a sticking contact's u̇ = v_t⁺ = J_t (v + h q̈⁺) */
+    for (int a = 0; a < na; a++) {
+        const int i = w->act[a], r = w->row0[a];
+        double *ud = zdot + 2 * (size_t)slot[i];
+        if (w->nrow[a] != 3)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            if (!isnan(ud[k]))
+                continue;
+            const double *jk = w->Jr + (size_t)(r + 1 + k) * nv;
+            double vt = 0.0;
+            for (int j = 0; j < nv; j++)
+                vt += jk[j] * (v[j] + h * qdd[j]);
+            ud[k] = vt;
+        }
+    }
+    return MB_OK;
+}
