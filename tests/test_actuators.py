@@ -265,16 +265,19 @@ STIFF = """<mujoco><option timestep="0.001" integrator="implicitfast"/><worldbod
 
 def test_a_stiff_position_servo_runs_implicit_or_is_refused_by_name():
     """kv/I ≈ 2.7e4 /s outruns RK4 at 1 ms: refused up front naming the actuator, its kv, the joint
-    and a step that works (which then runs); semi_implicit takes the kv implicit as MuJoCo's
-    implicitfast does and follows MuJoCo's run of the same file to the reference."""
+    and a step that works (which then runs); semi_implicit — the default for this file, whose
+    <option integrator="implicitfast"> it stands for — takes the kv implicit as MuJoCo's implicitfast
+    does and follows MuJoCo's run of the same file to the reference."""
     m, mj = load(STIFF)
     with pytest.raises(ValueError, match=r"actuator 'servo': kv = 5 \(gear 1\) on 'wrist' .* rk4 step of "
                                          r"dt = 0.001 s.* Pass dt ≤ ([0-9.e-]+)") as e:
-        mb.simulate(m, None, None, 0.2, ctrl=[0.5], dt=1e-3)
+        mb.simulate(m, None, None, 0.2, ctrl=[0.5], dt=1e-3, integrator="rk4")
     works = float(str(e.value).split("dt ≤ ")[1].split(",")[0])
-    fine = mb.simulate(m, None, None, 0.05, ctrl=[0.5], dt=works)
+    fine = mb.simulate(m, None, None, 0.05, ctrl=[0.5], dt=works, integrator="rk4")
     assert np.all(np.isfinite(fine.q)) and abs(fine.q[-1, 0] - 0.5) < 1e-3
-    traj = mb.simulate(m, None, None, 0.3, ctrl=[0.5], dt=1e-3, integrator="semi_implicit")
+    assert m.integrator == "semi_implicit"      # the file's implicitfast: simulate's default for it
+    traj = mb.simulate(m, None, None, 0.3, ctrl=[0.5], dt=1e-3)
+    assert traj.integrator == "semi_implicit"
     d = mujoco.MjData(mj)
     d.ctrl[:] = 0.5
     qs = []

@@ -397,7 +397,7 @@ def cmd_simulate(args):
     _check_trajectory_size(model, args, out)
     from .simulation.system import default_integrator
     contact = None if args.contact == "on" else args.contact   # on: the file's own (compliant), if it has a floor
-    args.integrator = args.integrator or default_integrator(contact)   # semi_implicit under hard contact
+    args.integrator = args.integrator or default_integrator(contact, model)   # semi_implicit under hard contact
     t0 = time.perf_counter()
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,

@@ -681,9 +681,17 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             frames=tuple(frames), geometries=geometries, geoms=geoms, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
             tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes, stiffness=stiff,
-            springref=np.array(mj.qpos_spring), actuators=actuators, sensors=sensors)
+            springref=np.array(mj.qpos_spring), actuators=actuators, sensors=sensors,
+            integrator=_integrator(mujoco, mj))
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
+
+
+def _integrator(mujoco, mj):
+    """Our fixed step for the file's ``<option integrator>``: MuJoCo's Euler (semi-implicit, with the
+    joint damping implicit), implicit and implicitfast (implicit in the damping too) → ``semi_implicit``,
+    whose damping is implicit as theirs; RK4 → ``rk4``."""
+    return "rk4" if mj.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4 else "semi_implicit"
 
 
 def _gravcomp(bodies, reading, unsupported):

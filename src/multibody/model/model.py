@@ -232,6 +232,11 @@ class Model:
     # sensors read from a file (MJCF <sensor>): a tuple of multibody.model.sensors.Sensor records
     # (name, type, dim, address, what each reads); computed by mb.sensors and traj.sensordata
     sensors: tuple = ()
+    # the fixed-step scheme the file steps with (MJCF <option integrator>: MuJoCo's Euler, implicit and
+    # implicitfast, whose joint damping is implicit → "semi_implicit"; RK4 → "rk4"): simulate's integrator
+    # when none is given, so a file whose damping only an implicit step follows runs as it does in MuJoCo;
+    # None: simulate's own default (rk4)
+    integrator: str | None = None
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -335,6 +340,9 @@ class Model:
         if not isinstance(self.tendons, tuple) or not all(callable(getattr(t, "forces", None)) for t in self.tendons):
             raise TypeError(f"tendons: expected a tuple of tendon objects with forces(model, q, v) (e.g. "
                             f"multibody.model.tendons.FixedTendon), got {self.tendons!r}"[:300])
+        if self.integrator is not None and not isinstance(self.integrator, str):
+            raise TypeError(f"integrator: expected None or a fixed-step integrator's name (e.g. 'rk4', "
+                            f"'semi_implicit'), got {type(self.integrator).__name__}")
         if self.qpos0 is not None:
             q0 = np.asarray(self.qpos0, dtype=float)
             if q0.shape != (self.nq,) or not np.all(np.isfinite(q0)):

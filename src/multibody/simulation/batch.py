@@ -398,7 +398,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     """
     _check_model(model)
     if integrator is None:   # rk4, or semi_implicit under contact="hard" (as simulate)
-        integrator = default_integrator(kwargs.get("contact"))
+        integrator = default_integrator(kwargs.get("contact"), model)
     keyframe = kwargs.pop("keyframe", None)
     if Q0 is None or QD0 is None or keyframe is not None:   # the model's default state (or a keyframe's), N rows
         q_d, qd_d = model.default_state(keyframe)

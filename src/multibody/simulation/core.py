@@ -173,7 +173,9 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
     rtol, atol : float
         The adaptive integrators' relative and absolute tolerances.
-    integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"``), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
+    integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"``; a file's own
+        ``model.integrator`` — an MJCF's ``<option integrator>``, MuJoCo's default Euler as
+        ``"semi_implicit"`` — where the file names one), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
         order 3) — fixed step (``rollout.FIXED_STEP``, rollout.c's table); ``"rk45"``,
         ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
@@ -250,8 +252,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     """
     _check_model(model)
     q0, qd0 = default_start(model, q0, qd0, keyframe)
-    if integrator is None:   # hard contact is a time stepper of its own: semi_implicit's step
-        integrator = default_integrator(contact)
+    if integrator is None:   # hard contact is a time stepper of its own: semi_implicit's step; else the file's
+        integrator = default_integrator(contact, model)
     _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
     dt = _positive("dt", dt)

@@ -630,11 +630,22 @@ def _controller_output(out, t):
 CONTACT_MODELS = ("compliant", "hard", "off")
 
 
-def default_integrator(contact):
+def default_integrator(contact, model=None):
     """``simulate``'s integrator when none is given: ``"semi_implicit"`` under hard contact (its time
-    stepper is that step), else ``"rk4"``."""
+    stepper is that step), else the model's own (``model.integrator``: an MJCF's ``<option
+    integrator>``, MuJoCo's Euler as ``"semi_implicit"``), else ``"rk4"``.
+
+    >>> import multibody as mb
+    >>> m = mb.load_mjcf('<mujoco><worldbody><body><joint damping="5"/><geom size="0.01"/></body>'
+    ...                  '</worldbody></mujoco>')
+    >>> default_integrator(None, m), default_integrator("hard", m), default_integrator(None)
+    ('semi_implicit', 'semi_implicit', 'rk4')
+    """
     hard = (isinstance(contact, str) and contact == "hard") or getattr(contact, "name", None) == "hard"
-    return "semi_implicit" if hard else "rk4"
+    if hard:
+        return "semi_implicit"
+    own = getattr(model, "integrator", None)
+    return own if own is not None else "rk4"
 
 
 def scene_contact(model, contact=None, ground=False):
