@@ -346,9 +346,12 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                 for (int k = 0; k < 3; k++) {  /* J⁻¹ = [Rᵀ 0; (p × R)ᵀ Rᵀ] */
                     const real *Rk = Jr + 6 * (3 + k) + 3, *PRk = Jr + 6 * k + 3;
                     const real w = Rk[0] * pc[0] + Rk[1] * pc[1] + Rk[2] * pc[2];
-                    Minv[(long)nv * (vs + k) + c] = w;
-                    Minv[(long)nv * (vs + 3 + k) + c] = (Rk[0] * pc[3] + Rk[1] * pc[4] + Rk[2] * pc[5]) +
-                                                        (PRk[0] * pc[0] + PRk[1] * pc[1] + PRk[2] * pc[2]);
+                    const real w3 = (Rk[0] * pc[3] + Rk[1] * pc[4] + Rk[2] * pc[5]) +
+                                    (PRk[0] * pc[0] + PRk[1] * pc[1] + PRk[2] * pc[2]);
+                    /* final numbers: the mirror entry too (in the root's own block the later of the
+                     * two writes wins in both places) */
+                    Minv[(long)nv * (vs + k) + c] = Minv[(long)nv * c + vs + k] = w;
+                    Minv[(long)nv * (vs + 3 + k) + c] = Minv[(long)nv * c + vs + 3 + k] = w3;
                 }
             }
             continue;
@@ -454,23 +457,24 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         }
         if (par >= 0 && nj == 1) {  /* most joints: two sweeps, from the backward pass's numbers and from 0 */
             real *row = Minv + (long)nv * vs;
+            /* the row's numbers are final here: each goes to its mirror entry (column vs) at once */
             if (count[i] == nj) {  /* no dofs below: P_i has no reader */
                 for (int c = vs; c < c_end; c++)
-                    row[c] -= Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                    row[c] = Minv[(long)nv * c + vs] = row[c] - Dinv1 * mb_dot6(U1, Pp + 6 * c);
                 for (int c = c_end; c < nv; c++)
-                    row[c] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                    row[c] = Minv[(long)nv * c + vs] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
                 continue;
             }
             for (int c = vs; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
                 const real *x = Pp + 6 * c;
                 const real y = row[c] - Dinv1 * mb_dot6(U1, x);
-                row[c] = y;
+                row[c] = Minv[(long)nv * c + vs] = y;
                 sum_scaled6(Pi + 6 * c, x, J1, y);
             }
             for (int c = c_end; c < nv; c++) {
                 const real *x = Pp + 6 * c;
                 const real y = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, x);
-                row[c] = y;
+                row[c] = Minv[(long)nv * c + vs] = y;
                 sum_scaled6(Pi + 6 * c, x, J1, y);
             }
             continue;
@@ -518,8 +522,15 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         }
 #undef MINV_START
     }
-    for (int r = 0; r < nv; r++)
-        for (int c = 0; c < r; c++)
-            Minv[(long)nv * r + c] = Minv[(long)nv * c + r];
+    /* M⁻¹ is symmetric: the lower triangle is the upper's mirror (one-dof joints below a parent and
+     * a free root wrote theirs with the rows) */
+    for (int i = 0; i < nb; i++) {
+        const int vs = m->v_start[i];
+        if ((m->nv_joint[i] == 1 && m->parent[i] >= 0) || (i == 0 && free_root))
+            continue;
+        for (int r = vs; r < vs + m->nv_joint[i]; r++)
+            for (int c = r + 1; c < nv; c++)
+                Minv[(long)nv * c + r] = Minv[(long)nv * r + c];
+    }
     return MB_OK;
 }
