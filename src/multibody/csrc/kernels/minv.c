@@ -15,6 +15,10 @@
  *       M⁻¹[i, c] −= D_i⁻¹ U_iᵀ P_λ[:, c];   P_i[:, c] = P_λ[:, c] + J_i M⁻¹[i, c]
  *           (P_i[:, c]: body i's acceleration under τ = e_c)
  *   M⁻¹ is symmetric: the lower triangle is the upper's mirror.
+ * A free joint at the only root (S = 1): J_0 = X_0⁻¹ has a closed-form inverse, and the root's rows
+ * and accelerations come from its articulated inertia's inverse, P_0[:, c] = IA_0⁻¹ (J_0⁻ᵀ e_c − F[:, c]),
+ * M⁻¹[0, c] = J_0⁻¹ P_0[:, c] (the same numbers to rounding; invert_spd6).  Nothing is zeroed first
+ * in depth-first trees: each entry's first write is its value or the start of its sum.
  * F needs one 6-vector per column, not per body: in world coordinates a child's F[:, c] is its
  * parent's, and sibling subtrees have disjoint columns.  The columns of a subtree are a range of
  * `cols`, the columns in depth-first order of the bodies (the identity when the bodies are
