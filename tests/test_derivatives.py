@@ -138,6 +138,47 @@ def test_minv_is_the_inverse_of_crba(name):
         assert rel(Minv, mb.aba_derivatives(model, q, np.zeros(model.nv), np.zeros(model.nv))[2]) == 0.0
 
 
+def _floating_tree(kind):
+    """A free-floating base with two branches (minv.c's free-root rows), in the variants that must
+    leave that path: a second tree beside it, armature on the free joint; and one numbered
+    breadth-first (the path with one body acceleration per body)."""
+    b = mb.ModelBuilder(kind)
+    b.add_body("base", None, "free", mass=3.0, com=[0.05, -0.02, 0.1], inertia=[0.2, 0.3, 0.25],
+               armature=0.1 if kind == "free_armature" else None)
+    links = [("a", "base"), ("b", "a"), ("c", "base"), ("d", "c")]
+    if kind == "breadth_first":
+        links = [("a", "base"), ("c", "base"), ("b", "a"), ("d", "c")]
+    for k, (name, parent) in enumerate(links):
+        b.add_body(name, parent, ["Rz", "Rx", "Ry"][k % 3], mass=1.0 + k, com=[0.1, 0.2 * k, 0.3],
+                   inertia=[0.1, 0.2, 0.3], joint_translation=[0.3, 0.5 - 0.2 * k, 0.1 * k])
+    if kind == "forest":  # a second root after the first tree: its columns are 0 in the first tree's rows
+        b.add_body("arm", None, "Rz", mass=2.0, com=[0.2, 0.0, 0.0], inertia=[0.1, 0.1, 0.1])
+        b.add_body("hand", "arm", "Ry", mass=1.0, com=[0.1, 0.0, 0.1], inertia=[0.05, 0.1, 0.1],
+                   joint_translation=[0.5, 0.0, 0.0])
+    return b.build()
+
+
+@pytest.mark.parametrize("kind", ["depth_first", "breadth_first", "forest", "free_armature"])
+def test_minv_of_floating_trees(kind):
+    """A free root's rows by IA⁻¹ (minv.c) or by D's inversion: the inverse of CRBA's M (another
+    algorithm), symmetric, the batch in lanes bit for bit the single calls, and aba_derivatives' M⁻¹."""
+    model = _floating_tree(kind)
+    from multibody.model.configuration import random_configuration
+    rng = np.random.default_rng(5)
+    Q = np.ascontiguousarray(random_configuration(model, rng, 9))
+    Q[4, :3] = [40.0, -70.0, 25.0]  # a base far from the origin: world coordinates lose digits there
+    batch = mb.minv(model, Q)
+    for k in range(len(Q)):
+        Minv = mb.minv(model, Q[k])
+        assert np.array_equal(Minv, Minv.T)
+        assert np.array_equal(batch[k], Minv)
+        assert rel(Minv @ mb.crba(model, Q[k]), np.eye(model.nv)) < (1e-9 if k == 4 else 1e-12)
+        assert rel(Minv, np.linalg.inv(mb.crba(model, Q[k]))) < (1e-9 if k == 4 else 1e-12)
+        assert np.array_equal(Minv, mb.aba_derivatives(model, Q[k], np.zeros(model.nv), np.zeros(model.nv))[2])
+    if kind == "forest":  # the two trees do not couple
+        assert np.all(batch[:, :model.nv - 2, model.nv - 2:] == 0.0)
+
+
 @pytest.mark.parametrize("order", ["depth_first", "breadth_first"])
 def test_minv_for_bodies_in_any_order(order):
     """minv.c keeps one body acceleration per depth when the bodies are numbered depth-first and one

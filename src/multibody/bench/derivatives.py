@@ -19,7 +19,8 @@ timing.  The goals (issue 21) are for the ∂RNEA and ∂ABA rows; M⁻¹'s (iss
 line of their own.
 
 Options: ``--states N`` (default 10 000), ``--calls N`` (default 1 000), ``--repeat N`` (default 3),
-``--robots-dir DIR``, ``--wall``.
+``--robots-dir DIR``, ``--wall``, ``--algos`` (a comma list of ``rnea``, ``aba``, ``minv``; default
+all three: ``--algos minv`` times M⁻¹ alone).
 """
 from __future__ import annotations
 
@@ -39,7 +40,10 @@ def _states(model, n, rng):
     return Q, V, A, T
 
 
-def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time):
+ALGOS = {"rnea": "∂rnea", "aba": "∂aba", "minv": "minv"}  # --algos names → the rows' names
+
+
+def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time, algos=tuple(ALGOS)):
     import pinocchio as pin
 
     import multibody as mb
@@ -85,7 +89,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
                         fn(*r)
                 return run_
 
-            algos = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index)
+            table = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index)
                 "∂rnea": (loop(lambda q, v, a, _: mb.rnea_derivatives(model, q, v, a), ours_rows),
                           loop(lambda q, v, a, _: pin.computeRNEADerivatives(pm, pd, q, v, a), pin_rows),
                           lambda: mb.rnea_derivatives(model, Q, V, A),
@@ -99,7 +103,9 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
                          lambda: mb.minv(model, Q),
                          lambda k: pin.computeMinverse(pm, pd, Qp[k])),
             }
-            for name, (one, pone, batch, pk) in algos.items():
+            for name, (one, pone, batch, pk) in table.items():
+                if name not in {ALGOS[a] for a in algos}:
+                    continue
                 one(), pone(), batch()  # warm-up
                 t_one = _best(one, repeat, clock) / n
                 t_pone = _best(pone, repeat, clock) / n
@@ -114,17 +120,19 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
         mb.set_num_threads(threads)
     goal = [r for r in rows if r["algo"] != "minv"]
     single = [r["pin_us"] / r["ours_us"] for r in goal]
-    out(f"Goals on the ∂rnea and ∂aba rows: single call ≥ 1.5× Pinocchio on every row: {sum(s >= 1.5 for s in single)}"
-        f"/{len(goal)} rows (lowest {min(single):.2f}×); median ≥ 2×: {np.median(single):.2f}×; "
-        f"{states} states on 1 thread ≥ 5× the Pinocchio loop: "
-        f"{sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 5 for r in goal)}/{len(goal)} rows "
-        f"(lowest {min(r['pin_loop_ms'] / r['ours_batch1_ms'] for r in goal):.2f}×)")
+    if goal:
+        out(f"Goals on the ∂rnea and ∂aba rows: single call ≥ 1.5× Pinocchio on every row: {sum(s >= 1.5 for s in single)}"
+            f"/{len(goal)} rows (lowest {min(single):.2f}×); median ≥ 2×: {np.median(single):.2f}×; "
+            f"{states} states on 1 thread ≥ 5× the Pinocchio loop: "
+            f"{sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 5 for r in goal)}/{len(goal)} rows "
+            f"(lowest {min(r['pin_loop_ms'] / r['ours_batch1_ms'] for r in goal):.2f}×)")
     mrows = [r for r in rows if r["algo"] == "minv"]
-    out(f"Goals on the minv rows (issue 37): single call ≥ 1.5× Pinocchio: "
-        f"{sum(r['pin_us'] / r['ours_us'] >= 1.5 for r in mrows)}/{len(mrows)} rows "
-        f"(lowest {min(r['pin_us'] / r['ours_us'] for r in mrows):.2f}×); {states} states on 1 thread ≥ 5× the "
-        f"Pinocchio loop: {sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 5 for r in mrows)}/{len(mrows)} rows "
-        f"(lowest {min(r['pin_loop_ms'] / r['ours_batch1_ms'] for r in mrows):.2f}×)")
+    if mrows:
+        out(f"Goals on the minv rows (issue 37): single call ≥ 1.5× Pinocchio: "
+            f"{sum(r['pin_us'] / r['ours_us'] >= 1.5 for r in mrows)}/{len(mrows)} rows "
+            f"(lowest {min(r['pin_us'] / r['ours_us'] for r in mrows):.2f}×); {states} states on 1 thread ≥ 5× the "
+            f"Pinocchio loop: {sum(r['pin_loop_ms'] / r['ours_batch1_ms'] >= 5 for r in mrows)}/{len(mrows)} rows "
+            f"(lowest {min(r['pin_loop_ms'] / r['ours_batch1_ms'] for r in mrows):.2f}×)")
     return rows
 
 
@@ -135,7 +143,11 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--robots-dir", default=None)
     ap.add_argument("--wall", action="store_true", help="wall-clock instead of CPU time")
+    ap.add_argument("--algos", default=",".join(ALGOS), help="comma list of rnea, aba, minv (default: all)")
     a = ap.parse_args(argv)
+    algos = tuple(x.strip() for x in a.algos.split(",") if x.strip())
+    if not algos or any(x not in ALGOS for x in algos):
+        ap.error(f"--algos must be a comma list of {', '.join(ALGOS)}, got {a.algos!r}")
     if a.states < 1 or a.calls < 1 or a.repeat < 1:
         ap.error("--states, --calls and --repeat must be positive")
     try:
@@ -147,7 +159,8 @@ def main(argv=None):
     except ImportError:
         raise SystemExit("bench.derivatives: Pinocchio is not installed (pip install pin)") from None
     t = time.perf_counter()
-    run(a.states, a.calls, a.repeat, a.robots_dir, clock=time.perf_counter if a.wall else time.process_time)
+    run(a.states, a.calls, a.repeat, a.robots_dir, clock=time.perf_counter if a.wall else time.process_time,
+        algos=algos)
     print(f"total {time.perf_counter() - t:.1f} s")
 
 

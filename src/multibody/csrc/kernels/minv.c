@@ -15,6 +15,10 @@
  *       M⁻¹[i, c] −= D_i⁻¹ U_iᵀ P_λ[:, c];   P_i[:, c] = P_λ[:, c] + J_i M⁻¹[i, c]
  *           (P_i[:, c]: body i's acceleration under τ = e_c)
  *   M⁻¹ is symmetric: the lower triangle is the upper's mirror.
+ * A free joint at the only root (S = 1): J_0 = X_0⁻¹ has a closed-form inverse, and the root's rows
+ * and accelerations come from its articulated inertia's inverse, P_0[:, c] = IA_0⁻¹ (J_0⁻ᵀ e_c − F[:, c]),
+ * M⁻¹[0, c] = J_0⁻¹ P_0[:, c] (the same numbers to rounding; invert_spd6).  Nothing is zeroed first
+ * in depth-first trees: each entry's first write is its value or the start of its sum.
  * F needs one 6-vector per column, not per body: in world coordinates a child's F[:, c] is its
  * parent's, and sibling subtrees have disjoint columns.  The columns of a subtree are a range of
  * `cols`, the columns in depth-first order of the bodies (the identity when the bodies are
@@ -168,6 +172,58 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #endif
 }
 
+/* x > y in every lane (the scalar build: x > y), and the larger of x and y lane by lane */
+#ifdef MB_LANE_BUILD
+#define ALL_ABOVE(x, y) mb_all((x) > (y))
+#define MAX_REAL(x, y) select_lanes((x) > (y), (x), (y))
+#else
+#define ALL_ABOVE(x, y) ((x) > (y))
+#define MAX_REAL(x, y) ((x) > (y) ? (x) : (y))
+#endif
+
+/* A = IA⁻¹ for a symmetric positive definite 6×6 IA (row-major), by IA = L D Lᵀ (L unit lower
+ * triangular) and A = L⁻ᵀ D⁻¹ L⁻¹: about 150 products where Gauss-Jordan on the 6×12 block takes
+ * 430, and no pivot search (a positive definite matrix needs none).  0 when a pivot is not above
+ * 1e-14 times the largest diagonal entry (mb_invert_small's test), in any lane. */
+static int invert_spd6(const real *IA, real *A)
+{
+    real L[6][6], W[6][6], dinv[6], scale = IA[0];  /* W[r][k] = L[r][k] d_k */
+    for (int k = 1; k < 6; k++)
+        scale = MAX_REAL(IA[7 * k], scale);
+    for (int j = 0; j < 6; j++) {
+        real dj = IA[7 * j];
+        for (int k = 0; k < j; k++)
+            dj -= L[j][k] * W[j][k];
+        if (!ALL_ABOVE(dj, 1e-14 * scale))  /* a NaN fails too */
+            return 0;
+        dinv[j] = 1.0 / dj;
+        for (int r = j + 1; r < 6; r++) {
+            real w = IA[6 * r + j];
+            for (int k = 0; k < j; k++)
+                w -= L[r][k] * W[j][k];
+            W[r][j] = w, L[r][j] = w * dinv[j];
+        }
+    }
+    real Li[6][6];  /* L⁻¹, unit lower triangular: column c by forward substitution */
+    for (int c = 0; c < 6; c++) {
+        Li[c][c] = MB_SPLAT(1.0);
+        for (int r = c + 1; r < 6; r++) {
+            real s = -L[r][c];
+            for (int k = c + 1; k < r; k++)
+                s -= L[r][k] * Li[k][c];
+            Li[r][c] = s;
+        }
+    }
+    for (int r = 0; r < 6; r++)  /* A_rc = Σ_{k ≥ max(r, c)} L⁻¹_kr d_k⁻¹ L⁻¹_kc, the upper half mirrored */
+        for (int c = r; c < 6; c++) {
+            real s = Li[c][r] * dinv[c];
+            for (int k = c + 1; k < 6; k++)
+                s += Li[k][r] * dinv[k] * Li[k][c];
+            A[6 * r + c] = A[6 * c + r] = s;
+        }
+    return 1;
+}
+
 #ifndef MB_LANE_BUILD
 
 long mb_minv_world_scratch(const mb_model *m)
@@ -246,8 +302,23 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
     }
     for (int i = 0; i < nb; i++)
         slot[i] = !preorder ? i : m->parent[i] < 0 ? 0 : slot[m->parent[i]] + 1;
-    memset(Minv, 0, sizeof(real) * nv * nv);
-    memset(F, 0, sizeof(real) * 6 * nv);
+    /* Nothing is zeroed first.  M⁻¹: in depth-first order the subtree of body i owns the columns
+     * vs … vs + count − 1, which the backward pass writes in i's rows; the forward pass writes the
+     * rest of the upper triangle (its "M⁻¹ −= …" starts from 0 there) and the mirror the lower.  In
+     * any other order the columns are scattered: all of M⁻¹ starts at 0, as it used to.  F: a
+     * column's F starts at the body that owns the column (below). */
+    if (!preorder)
+        memset(Minv, 0, sizeof(real) * nv * nv);
+    /* A tree with a free joint at its root and no other root (floating robots): S = 1 there, so J
+     * (6 × 6) is X_0⁻¹ = [R 0; [p]R R], invertible in closed form, and with D = Jᵀ IA J the root's
+     * rows D⁻¹ (e_c − Jᵀ F_c) are J⁻¹ P_c with P_c = IA⁻¹ (J⁻ᵀ e_c − F_c): the root's
+     * acceleration under τ = e_c, which the forward pass needs anyway.  One symmetric 6×6 inverse
+     * (invert_spd6) instead of D's Gauss-Jordan, and per column 63 products instead of 108. */
+    int free_root = nb > 0 && m->parent[0] < 0 && m->nv_joint[0] == 6;
+    for (int i = 1; i < nb && free_root; i++)
+        free_root = m->parent[i] >= 0;
+    for (int e = 0; e < 6 && free_root; e++)
+        free_root = m->dof_unit[m->v_start[0] + e] == e && m->armature[m->v_start[0] + e] == 0.0;
     for (int i = 0; i < nb; i++)
         world_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
 
@@ -255,6 +326,40 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const int *sub = cols + first[i], ns = count[i];  /* the subtree's columns, own ones first */
         real *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i, D[36];
+        if (i == 0 && free_root) {
+            real A[36];
+            if (!invert_spd6(IA, A))
+                return PIVOT_STATUS(IA, 36);
+            const real *Jr = J + 6 * vs;  /* J_k = [R_k; (p × R)_k], J_{3+k} = [0; R_k] */
+            real *P0 = P + 6L * nv * slot[0];
+            for (int t = 0; t < ns; t++) {
+                const int c = sub[t];
+                real x[6], *pc = P0 + 6 * c;
+                if (t < 3)  /* J⁻ᵀ e_k = [R_k; 0] */
+                    for (int r = 0; r < 3; r++)
+                        x[r] = Jr[6 * (3 + t) + 3 + r], x[3 + r] = MB_SPLAT(0.0);
+                else if (t < 6)  /* J⁻ᵀ e_{3+k} = [(p × R)_k; R_k] */
+                    for (int r = 0; r < 3; r++)
+                        x[r] = Jr[6 * (t - 3) + 3 + r], x[3 + r] = Jr[6 * t + 3 + r];
+                else
+                    for (int r = 0; r < 6; r++)
+                        x[r] = -F[6 * c + r];
+                for (int r = 0; r < 6; r++)
+                    pc[r] = A[6 * r] * x[0] + A[6 * r + 1] * x[1] + A[6 * r + 2] * x[2] + A[6 * r + 3] * x[3] +
+                            A[6 * r + 4] * x[4] + A[6 * r + 5] * x[5];
+                for (int k = 0; k < 3; k++) {  /* J⁻¹ = [Rᵀ 0; (p × R)ᵀ Rᵀ] */
+                    const real *Rk = Jr + 6 * (3 + k) + 3, *PRk = Jr + 6 * k + 3;
+                    const real w = Rk[0] * pc[0] + Rk[1] * pc[1] + Rk[2] * pc[2];
+                    const real w3 = (Rk[0] * pc[3] + Rk[1] * pc[4] + Rk[2] * pc[5]) +
+                                    (PRk[0] * pc[0] + PRk[1] * pc[1] + PRk[2] * pc[2]);
+                    /* final numbers: the mirror entry too (in the root's own block the later of the
+                     * two writes wins in both places) */
+                    Minv[(long)nv * (vs + k) + c] = Minv[(long)nv * c + vs + k] = w;
+                    Minv[(long)nv * (vs + 3 + k) + c] = Minv[(long)nv * c + vs + 3 + k] = w3;
+                }
+            }
+            continue;
+        }
         for (int k = vs; k < vs + nj; k++) {
             real *Uk = d->U + 6 * k;
             for (int r = 0; r < 6; r++)
@@ -298,12 +403,18 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             real u[6], uw[6];
             for (int r = 0; r < 6; r++)
                 u[r] = d->U[6 * vs + r], uw[r] = u[r] * w;
-            for (int t = 0; t < ns; t++)
+            const real x0 = Minv[(long)nv * vs + sub[0]];
+            for (int r = 0; r < 6; r++)  /* the joint's own column: F starts here (0 + u x: its bits) */
+                F[6 * sub[0] + r] = MB_SPLAT(0.0) + u[r] * x0;
+            for (int t = 1; t < ns; t++)
                 mb_add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
             for (int r = 0; r < 6; r++)
                 add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
             continue;
         }
+        for (int t = 0; t < nj; t++)  /* the joint's own columns: F starts here */
+            for (int r = 0; r < 6; r++)
+                F[6 * sub[t] + r] = MB_SPLAT(0.0);
         for (int t = 0; t < ns; t++) {
             const int c = sub[t];
             real *f = F + 6 * c;
@@ -329,10 +440,17 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             }
     }
 
-    for (int i = 0; i < nb; i++) {
+    for (int i = free_root; i < nb; i++) {  /* a free root's rows and P are made */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * (par < 0 ? 0 : slot[par]);
         real *Pi = P + 6L * nv * slot[i];
+        /* columns vs … c_end − 1 of i's rows hold the backward pass's numbers, the others 0 (not stored) */
+        const int c_end = preorder ? vs + count[i] : nv;
+#define MINV_START(e, c) ((c) < c_end ? Minv[(long)nv * (vs + (e)) + (c)] : MB_SPLAT(0.0))
+        if (par < 0)  /* a root: its rows beyond its tree are 0 (other trees') */
+            for (int e = 0; e < nj; e++)
+                for (int c = c_end; c < nv; c++)
+                    Minv[(long)nv * (vs + e) + c] = MB_SPLAT(0.0);
         /* a one-dof joint's U, J and D⁻¹ in registers for the sweep over the columns (the stores to
          * M⁻¹ and P would make the compiler reload them) */
         real U1[6] = {0}, J1[6] = {0}, Dinv1 = MB_SPLAT(0.0);
@@ -341,11 +459,32 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int r = 0; r < 6; r++)
                 U1[r] = d->U[6 * vs + r], J1[r] = J[6 * vs + r];
         }
+        if (par >= 0 && nj == 1) {  /* most joints: two sweeps, from the backward pass's numbers and from 0 */
+            real *row = Minv + (long)nv * vs;
+            /* the row's numbers are final here: each goes to its mirror entry (column vs) at once */
+            if (count[i] == nj) {  /* no dofs below: P_i has no reader */
+                for (int c = vs; c < c_end; c++)
+                    row[c] = Minv[(long)nv * c + vs] = row[c] - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                for (int c = c_end; c < nv; c++)
+                    row[c] = Minv[(long)nv * c + vs] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                continue;
+            }
+            for (int c = vs; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
+                const real *x = Pp + 6 * c;
+                const real y = row[c] - Dinv1 * mb_dot6(U1, x);
+                row[c] = Minv[(long)nv * c + vs] = y;
+                sum_scaled6(Pi + 6 * c, x, J1, y);
+            }
+            for (int c = c_end; c < nv; c++) {
+                const real *x = Pp + 6 * c;
+                const real y = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, x);
+                row[c] = Minv[(long)nv * c + vs] = y;
+                sum_scaled6(Pi + 6 * c, x, J1, y);
+            }
+            continue;
+        }
         if (count[i] == nj) {  /* no dofs below: P_i has no reader */
-            if (par >= 0 && nj == 1)
-                for (int c = vs; c < nv; c++)
-                    Minv[(long)nv * vs + c] -= Dinv1 * mb_dot6(U1, Pp + 6 * c);
-            else if (par >= 0)
+            if (par >= 0)
                 for (int c = vs; c < nv; c++) {
                     real Ux[6];
                     for (int e = 0; e < nj; e++)
@@ -354,20 +493,14 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                         real s = MB_SPLAT(0.0);
                         for (int e2 = 0; e2 < nj; e2++)
                             s += Dinv[nj * e + e2] * Ux[e2];
-                        Minv[(long)nv * (vs + e) + c] -= s;
+                        Minv[(long)nv * (vs + e) + c] = MINV_START(e, c) - s;
                     }
                 }
             continue;
         }
         for (int c = vs; c < nv; c++) {
             real *pc = Pi + 6 * c;
-            if (par >= 0 && nj == 1) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
-                const real *x = Pp + 6 * c;
-                const real y = Minv[(long)nv * vs + c] - Dinv1 * mb_dot6(U1, x);
-                Minv[(long)nv * vs + c] = y;
-                sum_scaled6(pc, x, J1, y);
-                continue;
-            } else if (par >= 0) {
+            if (par >= 0) {
                 const real *x = Pp + 6 * c;
                 real Ux[6];
                 for (int e = 0; e < nj; e++)
@@ -376,7 +509,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                     real s = MB_SPLAT(0.0);
                     for (int e2 = 0; e2 < nj; e2++)
                         s += Dinv[nj * e + e2] * Ux[e2];
-                    Minv[(long)nv * (vs + e) + c] -= s;
+                    Minv[(long)nv * (vs + e) + c] = MINV_START(e, c) - s;
                 }
                 for (int r = 0; r < 6; r++)
                     pc[r] = x[r];
@@ -391,9 +524,17 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                     pc[r] += Je[r] * y;
             }
         }
+#undef MINV_START
     }
-    for (int r = 0; r < nv; r++)
-        for (int c = 0; c < r; c++)
-            Minv[(long)nv * r + c] = Minv[(long)nv * c + r];
+    /* M⁻¹ is symmetric: the lower triangle is the upper's mirror (one-dof joints below a parent and
+     * a free root wrote theirs with the rows) */
+    for (int i = 0; i < nb; i++) {
+        const int vs = m->v_start[i];
+        if ((m->nv_joint[i] == 1 && m->parent[i] >= 0) || (i == 0 && free_root))
+            continue;
+        for (int r = vs; r < vs + m->nv_joint[i]; r++)
+            for (int c = r + 1; c < nv; c++)
+                Minv[(long)nv * c + r] = Minv[(long)nv * r + c];
+    }
     return MB_OK;
 }
