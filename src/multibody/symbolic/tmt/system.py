@@ -38,6 +38,14 @@ EXTRA_KEYS = ("T", "Mdiag", "D", "Dqd", "x", "b_convective", "g_gravity", "f_spr
 KINEMATICS_KEYS = ("I_r_CoG", "A_IB", "angle", "B_omega", "x")
 
 
+def _check_names(m, allowed: set, what: str, kind: str) -> None:
+    """:func:`_check_symbols` for a SymEngine matrix, against the allowed symbols' names."""
+    bad = {s.name for e in m for s in e.free_symbols} - allowed
+    if bad:
+        raise ValueError(f"{what}: contains symbol(s) {', '.join(sorted(bad))} that are neither {kind} "
+                         f"(declare model parameters in params=)")
+
+
 def _check_symbols(expr, allowed: set, what: str, kind: str) -> None:
     bad = C.free_symbols(expr) - allowed
     if bad:
@@ -137,6 +145,8 @@ class TMTSystem:
             self.gravity = column(gravity, "gravity")
             if self.gravity.shape[0] != self.dim:
                 raise ValueError(f"gravity has {self.gravity.shape[0]} entries, bodies have {self.dim}")
+        self._se_elements: dict = {}        # (element, field) → SymEngine column (_element)
+        self._memo: dict = {}               # SymPy → SymEngine conversions (_to_se)
         self._validate()
         self._eom: EquationsOfMotion | None = None
         self._eom_lagrange: EquationsOfMotion | None = None
@@ -190,40 +200,44 @@ class TMTSystem:
                     if To.shape != (3, len(self.q)):
                         raise ValueError(f"{nm}: T_omega must be 3×{len(self.q)}, got {To.shape}")
                     _check_symbols(To, qs | ps, nm + " T_omega", "coordinates q nor parameters")
+        # the elements: each field read once (column), converted to SymEngine once (kept for
+        # equations) and its symbols checked there, by name
+        qn, dqn, pn = {s.name for s in qs}, {s.name for s in dqs}, {s.name for s in ps}
+        tn, taun = {s.name for s in ts}, {s.name for s in taus}
+        el = self._element
         for i, f in enumerate(self.forces):
             nm = self._ename("force", i, f)
-            p = column(f.point, nm + " point")
-            F = column(f.force, nm + " force")
-            if p.shape[0] != self.dim or F.shape[0] != self.dim:
-                raise ValueError(f"{nm}: point and force need {self.dim} entries, got {p.shape[0]} and {F.shape[0]}")
-            _check_symbols(p, qs | ps, nm + " point", "coordinates q nor parameters")
-            _check_symbols(F, qs | dqs | ps | taus | ts, nm + " force", "coordinates, rates, actuators, time nor parameters")
+            p, F = el(f, "point", nm + " point"), el(f, "force", nm + " force")
+            if p.nrows() != self.dim or F.nrows() != self.dim:
+                raise ValueError(f"{nm}: point and force need {self.dim} entries, got {p.nrows()} and {F.nrows()}")
+            _check_names(p, qn | pn, nm + " point", "coordinates q nor parameters")
+            _check_names(F, qn | dqn | pn | taun | tn, nm + " force", "coordinates, rates, actuators, time nor parameters")
         for i, s in enumerate(self.springs):
             if isinstance(s, LinearSpring):
                 nm = self._ename("linear spring", i, s)
-                for p in (s.point1, s.point2):
-                    pp = column(p, nm)
-                    if pp.shape[0] != self.dim:
-                        raise ValueError(f"{nm}: end points need {self.dim} entries, got {pp.shape[0]}")
-                    _check_symbols(pp, qs | ps, nm + " end point", "coordinates q nor parameters")
+                for a in ("point1", "point2"):
+                    pp = el(s, a, nm)
+                    if pp.nrows() != self.dim:
+                        raise ValueError(f"{nm}: end points need {self.dim} entries, got {pp.nrows()}")
+                    _check_names(pp, qn | pn, nm + " end point", "coordinates q nor parameters")
                 _check_symbols(sp.Matrix([s.stiffness, s.rest_length]), ps, nm + " stiffness/rest length", "parameters")
             elif isinstance(s, RotationalSpring):
                 nm = self._ename("rotational spring", i, s)
-                _check_symbols(s.angle, qs | ps, nm + " angle", "coordinates q nor parameters")
+                _check_names(el(s, "angle", nm + " angle"), qn | pn, nm + " angle", "coordinates q nor parameters")
                 _check_symbols(sp.Matrix([s.stiffness, s.rest_angle]), ps, nm + " stiffness/rest angle", "parameters")
             else:
                 raise ValueError(f"spring {i}: expected LinearSpring or RotationalSpring, got {type(s).__name__}")
         for i, d in enumerate(self.dampers):
             if isinstance(d, LinearDamper):
                 nm = self._ename("linear damper", i, d)
-                for p in (d.point1, d.point2):
-                    pp = column(p, nm)
-                    if pp.shape[0] != self.dim:
-                        raise ValueError(f"{nm}: end points need {self.dim} entries, got {pp.shape[0]}")
-                    _check_symbols(pp, qs | ps, nm + " end point", "coordinates q nor parameters")
+                for a in ("point1", "point2"):
+                    pp = el(d, a, nm)
+                    if pp.nrows() != self.dim:
+                        raise ValueError(f"{nm}: end points need {self.dim} entries, got {pp.nrows()}")
+                    _check_names(pp, qn | pn, nm + " end point", "coordinates q nor parameters")
             elif isinstance(d, RotationalDamper):
                 nm = self._ename("rotational damper", i, d)
-                _check_symbols(d.angle, qs | ps, nm + " angle", "coordinates q nor parameters")
+                _check_names(el(d, "angle", nm + " angle"), qn | pn, nm + " angle", "coordinates q nor parameters")
             else:
                 raise ValueError(f"damper {i}: expected LinearDamper or RotationalDamper, got {type(d).__name__}")
             _check_symbols(d.damping, ps, nm + " damping", "parameters")
@@ -231,15 +245,15 @@ class TMTSystem:
             if not isinstance(c, Constraint):
                 c = self.constraints[i] = Constraint(c)
             nm = self._ename("constraint", i, c)
-            _check_symbols(column(c.expr, nm), qs | ps | ts, nm, "coordinates q, time nor parameters")
+            _check_names(el(c, "expr", nm), qn | pn | tn, nm, "coordinates q, time nor parameters")
         for i, c in enumerate(self.contacts):
             if not isinstance(c, Contact):
                 c = self.contacts[i] = Contact(c)
             nm = self._ename("contact", i, c)
-            p = column(c.point, nm)
-            if p.shape[0] != self.dim:
-                raise ValueError(f"{nm}: point needs {self.dim} entries, got {p.shape[0]}")
-            _check_symbols(p, qs | ps, nm + " point", "coordinates q nor parameters")
+            p = el(c, "point", nm)
+            if p.nrows() != self.dim:
+                raise ValueError(f"{nm}: point needs {self.dim} entries, got {p.nrows()}")
+            _check_names(p, qn | pn, nm + " point", "coordinates q nor parameters")
             if c.directions is not None:
                 Dm = sp.Matrix(c.directions)
                 if Dm.shape[1] != self.dim:
@@ -249,6 +263,15 @@ class TMTSystem:
             if k not in set(self.params):
                 raise ValueError(f"values: {k} is not one of the parameters")
 
+    def _element(self, element, field: str, what: str) -> se.DenseMatrix:
+        """An element's field (a scalar or a vector, read by :func:`column`) as a SymEngine
+        column, converted once per system (:meth:`_validate` checks it, :meth:`equations` uses it)."""
+        key = (id(element), field)
+        hit = self._se_elements.get(key)
+        if hit is None or hit[0] is not element:
+            hit = self._se_elements[key] = (element, _se_col(getattr(element, field), what, self._memo))
+        return hit[1]
+
     # -- derivation ----------------------------------------------------------------------------
     def _inputs(self) -> dict:
         """The system's input in SymEngine, once: per body (m, Θ, r, T_ω) for :func:`tree_terms`
@@ -256,6 +279,7 @@ class TMTSystem:
         converted once here, a :class:`TreeBody`'s kinematics are taken as the tree walk left them."""
         if self._se is not None:
             return self._se
+        memo = self._memo
         q = [se.Symbol(s.name) for s in self.q]
         qm = se.Matrix(q) if q else se.zeros(0, 1)
         dqm = se.Matrix([se.Symbol(s.name) for s in self.dq]) if q else se.zeros(0, 1)
@@ -263,35 +287,35 @@ class TMTSystem:
         bodies, angles, rots = [], [], []
         for b in self.bodies:
             twins = b.se if isinstance(b, TreeBody) else {}
-            m = twins["m"] if "m" in twins else _se_scalar(b.mass)
+            m = twins["m"] if "m" in twins else _se_scalar(b.mass, memo)
             r = twins.get("r")
             if r is None:
-                r = _se_col(b.position)
+                r = _se_col(b.position, memo=memo)
             if self.planar:
-                th = _se_scalar(b.orientation)
+                th = _se_scalar(b.orientation, memo)
                 To = se.Matrix([[th]]).jacobian(qm) if n else se.zeros(1, 0)
-                Th = se.Matrix([[_se_scalar(b.inertia)]])
+                Th = se.Matrix([[_se_scalar(b.inertia, memo)]])
                 angles.append(th)
             else:
                 R = twins.get("R")
                 if R is None:
-                    R = se.eye(3) if _is_scalar_zero(b.orientation) else _se_mat(b.orientation)
+                    R = se.eye(3) if _is_scalar_zero(b.orientation) else _se_mat(b.orientation, memo=memo)
                 To = twins.get("To")
                 if To is None:
                     if b.T_omega is not None:
-                        To = _se_mat(b.T_omega) if n else se.zeros(3, 0)
+                        To = _se_mat(b.T_omega, memo=memo) if n else se.zeros(3, 0)
                     else:
                         # eq. (2) in body coordinates: skew(ω_B) = Rᵀ ∂R/∂q_k q̇_k (SymPy: trigsimp
                         # keeps ω readable; only bodies given without T_ω take this road)
                         Rs = sp.eye(3) if _is_scalar_zero(b.orientation) else sp.Matrix(b.orientation)
                         cols = [unskew(Rs.T * Rs.diff(qk)) for qk in self.q]
-                        To = _se_mat(sp.Matrix.hstack(*cols).applyfunc(_tidy)) if cols else se.zeros(3, 0)
-                Th = twins["I"] if "I" in twins else _se_mat(b.inertia)
+                        To = _se_mat(sp.Matrix.hstack(*cols).applyfunc(_tidy), memo) if cols else se.zeros(3, 0)
+                Th = twins["I"] if "I" in twins else _se_mat(b.inertia, memo=memo)
                 rots.append(R)
             bodies.append((m, Th, r, To))
         t = se.Symbol(self.time.name) if self.time is not None else None
         self._se = {"q": qm, "dq": dqm, "bodies": bodies, "angles": angles, "rotations": rots, "time": t,
-                    "gravity": _se_col(self.gravity),
+                    "gravity": _se_col(self.gravity, memo=memo),
                     "tau": se.Matrix([se.Symbol(s.name) for s in self.tau]) if len(self.tau) else se.zeros(0, 1),
                     "S": se.Matrix(self.S.tolist()) if 0 not in self.S.shape else se.zeros(*self.S.shape)}
         return self._se
@@ -325,33 +349,34 @@ class TMTSystem:
         else:
             M, b_conv, g_grav, V, per = tree_terms(inp["bodies"], qm, dqm, inp["gravity"])
         # springs (f_k), dampers (f_v), general forces (f_c/nc), eq. (4)
+        el, memo = self._element, self._memo
         f_k, f_v, f_ef = se.zeros(n, 1), se.zeros(n, 1), se.zeros(n, 1)
         for s in self.springs:
-            k = _se_scalar(s.stiffness)
+            k = _se_scalar(s.stiffness, memo)
             if isinstance(s, LinearSpring):
-                p1, p2 = _se_col(s.point1), _se_col(s.point2)
+                p1, p2 = el(s, "point1", ""), el(s, "point2", "")
                 l = p2 - p1
                 L = se.sqrt((l.T * l)[0])
-                l0 = _se_scalar(s.rest_length)
+                l0 = _se_scalar(s.rest_length, memo)
                 f_k += (-k * (L - l0) / L) * ((J(p2) - J(p1)).T * l)
                 V += k * (L - l0) ** 2 / 2
             else:
-                th, th0 = _se_scalar(s.angle), _se_scalar(s.rest_angle)
+                th, th0 = el(s, "angle", "")[0], _se_scalar(s.rest_angle, memo)
                 f_k += (-k * (th - th0)) * J(se.Matrix([[th]])).T
                 V += k * (th - th0) ** 2 / 2
         for d in self.dampers:
-            c = _se_scalar(d.damping)
+            c = _se_scalar(d.damping, memo)
             if isinstance(d, LinearDamper):
-                Tv = J(_se_col(d.point2)) - J(_se_col(d.point1))
+                Tv = J(el(d, "point2", "")) - J(el(d, "point1", ""))
             else:
-                Tv = J(se.Matrix([[_se_scalar(d.angle)]]))
+                Tv = J(el(d, "angle", ""))
             f_v += -c * (Tv.T * (Tv * dqm))
         for f in self.forces:
-            f_ef += J(_se_col(f.point)).T * _se_col(f.force)
+            f_ef += J(el(f, "point", "")).T * el(f, "force", "")
         b = b_conv - f_v - f_ef
         g = g_grav - f_k
         # constraints, eq. (5)
-        c = _vstack([_se_col(cc.expr) for cc in self.constraints], 1)
+        c = _vstack([el(cc, "expr", "") for cc in self.constraints], 1)
         nc = c.nrows()
         Tcn = J(c) if nc else se.zeros(0, n)
         Dcn = J(Tcn * dqm) if nc else se.zeros(0, n)
@@ -362,10 +387,10 @@ class TMTSystem:
         # contacts, eq. (7)–(9)
         Trho_rows, Drho_rows, points = [], [], []
         for cc in self.contacts:
-            p = _se_col(cc.point)
+            p = el(cc, "point", "")
             Jp = J(p)
             if cc.directions is not None:
-                Jp = _se_mat(cc.directions) * Jp
+                Jp = _se_mat(cc.directions, memo=memo) * Jp
             Trho_rows.append(Jp)
             Drho_rows.append(J(Jp * dqm))
             points.append(p)
@@ -735,24 +760,68 @@ class LazyDict(dict):
         return (dict, (dict(self.items()),))
 
 
-def _se_scalar(x):
+_SE_FUNCS = {"sin": se.sin, "cos": se.cos, "tan": se.tan, "exp": se.exp, "log": se.log, "atan2": se.atan2,
+             "Abs": se.Abs, "asin": se.asin, "acos": se.acos, "atan": se.atan, "sinh": se.sinh, "cosh": se.cosh,
+             "tanh": se.tanh, "sign": se.sign}
+
+
+def _to_se(e, memo: dict):
+    """SymPy → SymEngine through a memo (a subexpression shared by elements is converted once).
+
+    Why not ``se.sympify``: it asks SymPy for each node's parts, and with SymPy's cache cleared
+    that cost 13 ms on the flapping flyer's aerodynamic forces against 0.6 ms here. Anything
+    but symbols, rationals, double floats, sums, products, powers and the functions of
+    ``_SE_FUNCS`` goes to ``se.sympify``."""
+    r = memo.get(e)
+    if r is not None:
+        return r
+    if not isinstance(e, sp.Basic):
+        r = se.sympify(e)
+    elif e.is_Symbol:
+        r = se.Symbol(e.name)
+    elif e.is_Integer:
+        r = se.Integer(int(e))
+    elif e.is_Rational:
+        r = se.Rational(int(e.p), int(e.q))
+    elif e.is_Float and e._prec <= 53:
+        r = se.RealDouble(float(e))
+    elif e.is_Add:
+        r = se.Add(*[_to_se(a, memo) for a in e.args])
+    elif e.is_Mul:
+        r = se.Mul(*[_to_se(a, memo) for a in e.args])
+    elif e.is_Pow:
+        r = se.Pow(_to_se(e.base, memo), _to_se(e.exp, memo))
+    else:
+        fn = _SE_FUNCS.get(type(e).__name__)
+        r = fn(*[_to_se(a, memo) for a in e.args]) if fn is not None else se.sympify(e)
+    memo[e] = r
+    return r
+
+
+def _se_scalar(x, memo: dict | None = None):
     """A scalar input (number, SymPy or SymEngine) as SymEngine."""
-    return x if isinstance(x, se.Basic) else se.sympify(x)
+    if isinstance(x, se.Basic):
+        return x
+    return _to_se(sp.sympify(x), {} if memo is None else memo)
 
 
-def _se_col(x) -> se.DenseMatrix:
+def _se_col(x, what: str = "", memo: dict | None = None) -> se.DenseMatrix:
     """A column input (anything :func:`column` reads) as a SymEngine n×1 matrix."""
     if isinstance(x, se.DenseMatrix):
         return x
-    return se.Matrix(column(x, "").tolist())
+    memo = {} if memo is None else memo
+    return se.Matrix([_to_se(e, memo) for e in column(x, what)])
 
 
-def _se_mat(x) -> se.DenseMatrix:
+def _se_mat(x, memo: dict | None = None) -> se.DenseMatrix:
     """A matrix input as a SymEngine matrix."""
     if isinstance(x, se.DenseMatrix):
         return x
     m = sp.Matrix(x)
-    return se.Matrix(m.tolist()) if 0 not in m.shape else se.zeros(*m.shape)
+    if 0 in m.shape:
+        return se.zeros(*m.shape)
+    memo = {} if memo is None else memo
+    return se.Matrix([[_to_se(e, memo) for e in row] for row in m.tolist()])
 
 
 def _vstack(blocks, ncols) -> se.DenseMatrix:
