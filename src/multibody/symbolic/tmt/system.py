@@ -211,7 +211,8 @@ class TMTSystem:
             if p.nrows() != self.dim or F.nrows() != self.dim:
                 raise ValueError(f"{nm}: point and force need {self.dim} entries, got {p.nrows()} and {F.nrows()}")
             _check_names(p, qn | pn, nm + " point", "coordinates q nor parameters")
-            _check_names(F, qn | dqn | pn | taun | tn, nm + " force", "coordinates, rates, actuators, time nor parameters")
+            _check_names(F, qn | dqn | pn | taun | tn, nm + " force",
+                         "coordinates, rates, actuators, time nor parameters")
         for i, s in enumerate(self.springs):
             if isinstance(s, LinearSpring):
                 nm = self._ename("linear spring", i, s)
@@ -614,23 +615,56 @@ class TMTSystem:
         return x[:n], x[n:n + nc], x[n + nc:]
 
 
-def tree_terms(bodies, q, dq, gravity):
+def tree_terms(bodies, q, dq, gravity) -> tuple:
     """The TMT paper's eqs. 3–4 for rigid bodies, in SymEngine: M̄ = TᵀMT, the convective and
     gyroscopic force Tᵀ(M D q̇ + f_gyro) and the gravity force −Tᵀ f_g, body by body.
 
-    ``bodies`` are ``(m, Θ, r, T_ω)``: mass, inertia about the CoM (3×3 in body coordinates; 1×1
-    for a planar body), CoM position r(q) (a column), and the angular-velocity Jacobian (ω = T_ω q̇:
-    3×n in body coordinates, eq. 2; planar 1×n, ∂θ/∂q); ``q``, ``dq`` and ``gravity`` are
-    SymEngine columns.  Per body, with J_r = ∂r/∂q (T = [J_r; T_ω], eq. 3)::
+    Per body, with J_r = ∂r/∂q (T = [J_r; T_ω], eq. 3)::
 
         M̄ += m J_rᵀ J_r + T_ωᵀ Θ T_ω
-        b += J_rᵀ m (D_r q̇) + T_ωᵀ (Θ D_ω q̇ + ω × Θ ω),    D_r = ∂(J_r q̇)/∂q, D_ω = ∂(T_ω q̇)/∂q
+        b += J_rᵀ m (D_r q̇) + T_ωᵀ (Θ D_ω q̇ + ω × Θ ω),   D_r = ∂(J_r q̇)/∂q,  D_ω = ∂(T_ω q̇)/∂q
         g −= J_rᵀ m g_vec,    V −= m g_vecᵀ r
 
-    Returns ``(M, b, g, V, per_body)`` with ``per_body[i] = (J_r, T_ω, D_r, D_ω, ω)``: the blocks
-    of T and D (eq. 3) that ``extra`` holds.  ``derive(model, "tmt")`` on a bare tree and
-    :meth:`TMTSystem.equations` both run this (the sum over bodies of the block-diagonal M, without
-    forming T, M or D whole).
+    ``derive(model, "tmt")`` on a bare tree and :meth:`TMTSystem.equations` both run this (the
+    block-diagonal M summed body by body, T, M and D never formed whole).
+
+    Parameters
+    ----------
+    bodies : sequence of (m, Θ, r, T_ω)
+        Per body, SymEngine: the mass, the inertia about the CoM (3×3 in body coordinates; 1×1
+        for a planar body), the CoM position r(q) (a column of 3, or 2 for a planar body) and the
+        angular-velocity Jacobian (ω = T_ω q̇: 3×n in body coordinates, eq. 2; planar 1×n, ∂θ/∂q).
+    q, dq : symengine.DenseMatrix
+        The n coordinates and rates, columns.
+    gravity : symengine.DenseMatrix
+        The gravity vector, a column like r.
+
+    Returns
+    -------
+    M, b, g : symengine.DenseMatrix
+        M̄ (n×n), the convective and gyroscopic terms (n×1), the gravity terms (n×1): M̄ q̈ + b + g = f.
+    V : symengine.Expr
+        The potential energy of gravity, −Σ m g_vecᵀ r.
+    per_body : list of tuple
+        ``(J_r, T_ω, D_r, D_ω, ω)`` per body: the blocks of T and D (eq. 3) ``extra`` holds.
+
+    Raises
+    ------
+    symengine.SympifyError, TypeError
+        An entry that is not a SymEngine expression, or blocks of mismatched shapes.
+
+    Examples
+    --------
+    A point mass on a rod of length l about z, under gravity −g ŷ: M = m l² (as derived, not
+    simplified), no convective term, g = m g l cos a.
+
+    >>> import symengine as se
+    >>> a, da, m, l, g = se.symbols("a da m l g")
+    >>> r = se.Matrix([l * se.cos(a), l * se.sin(a), 0])
+    >>> M, b, grav, V, _ = tree_terms([(m, se.zeros(3, 3), r, se.Matrix([[0], [0], [1]]))],
+    ...                               se.Matrix([a]), se.Matrix([da]), se.Matrix([0, -g, 0]))
+    >>> M[0, 0], b[0], grav[0]
+    ((l**2*sin(a)**2 + l**2*cos(a)**2)*m, 0, g*l*m*cos(a))
     """
     n = q.nrows()
     M, b, g, V = se.zeros(n, n), se.zeros(n, 1), se.zeros(n, 1), se.Integer(0)
@@ -698,9 +732,34 @@ class LazyDict(dict):
     and impact terms are converted to SymPy only when a caller reads them. ``copy()`` shares the
     pending entries (each is computed once for all copies); reading every entry — ``items()``,
     ``values()``, ``dict(d)``, saving — computes the rest.
+
+    >>> d = LazyDict(method="tmt")
+    >>> d.lazy("T", lambda: "computed")
+    >>> "T" in d, d["T"], dict(d)
+    (True, 'computed', {'method': 'tmt', 'T': 'computed'})
     """
 
-    def lazy(self, key, fn) -> None:
+    def lazy(self, key, fn: Callable[[], Any]) -> None:
+        """Set ``key`` to ``fn()``, called when the entry is first read.
+
+        Parameters
+        ----------
+        key : hashable
+            The entry.
+        fn : callable
+            No arguments; its result becomes the entry's value (once, for every copy).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> d = LazyDict()
+        >>> d.lazy("x", lambda: 2 + 2)
+        >>> d["x"]
+        4
+        """
         dict.__setitem__(self, key, _Pending(fn))
 
     def __getitem__(self, key):
