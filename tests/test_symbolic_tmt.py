@@ -705,3 +705,133 @@ def test_tmt_of_a_bare_tree_equals_the_recursive_newton_euler_equations():
         np.testing.assert_allclose(num.M(q), mb.crba(model, q), atol=1e-10)
         np.testing.assert_allclose(np.ravel(num.b(q, dq)) + np.ravel(num.g(q)), mb.rnea(model, q, dq, np.zeros(model.nv)),
                                    atol=1e-10)
+
+
+# ==============================================================================================
+# the SymEngine road: extra converted when read, the tree's terms from the numeric core
+# ==============================================================================================
+def test_bare_tree_extra_holds_the_tmt_terms_and_T_is_the_cores_com_jacobian():
+    """derive(Model, "tmt") again fills extra with T, D, the impact map (they were dropped when the
+    bare tree stopped going through TMTSystem); read lazily, they are the model's TMTSystem's, and
+    T's position rows are the CoM Jacobians of the compiled core's forward kinematics."""
+    from multibody.kinematics.forward import forward_kinematics
+    from multibody.models import auto_tree
+    from multibody.symbolic import derive
+    from multibody.symbolic.tmt.system import EXTRA_KEYS
+
+    model = auto_tree(4, 1.5, 0.6, 0.9)            # a branched, skewed 3-D tree
+    e = derive(model, "tmt")
+    assert set(EXTRA_KEYS) <= set(e.extra)
+    ref = tmt_system_from_model(model, q=e.q, dq=e.dq, tau=e.tau, S=e.S).equations()
+    for key in ("T", "D", "x", "constraint_jacobian", "contact_jacobian"):
+        assert e.extra[key] == ref.extra[key], key
+    assert e.extra["impact_map"]["A"] == ref.extra["impact_map"]["A"]
+    assert e.kinematics["A_IB"] == ref.kinematics["A_IB"]
+    # T = ∂x/∂q (eq. 3): its CoM rows by central differences of the core's CoM positions
+    fT = sp.lambdify([list(e.q)], e.extra["T"], "numpy")
+    rng = _rng(21)
+    q = rng.uniform(-1.5, 1.5, model.nq)
+    h = 1e-6
+
+    def coms(qq):
+        R, p = forward_kinematics(model, qq)
+        return np.concatenate([p[i] + R[i] @ model.com[i] for i in range(model.nb)])
+    J = np.column_stack([(coms(q + h * np.eye(model.nq)[k]) - coms(q - h * np.eye(model.nq)[k])) / (2 * h)
+                         for k in range(model.nq)])
+    T = np.asarray(fT(q), dtype=float)
+    rows = [6 * i + a for i in range(model.nb) for a in range(3)]
+    np.testing.assert_allclose(T[rows], J, atol=1e-8)
+    # the impact map of a bare tree is M q̇* = M q̇: its A is M̄ (= the core's CRBA)
+    fA = sp.lambdify([list(e.q)], e.extra["impact_map"]["A"], "numpy")
+    np.testing.assert_allclose(np.asarray(fA(q), dtype=float), mb.crba(model, q), atol=1e-10)
+
+
+def test_lazy_extra_copies_share_saves_and_reads_like_a_dict(tmp_path):
+    """extra is a LazyDict: derive's readable copy does not convert it, copies compute an entry
+    once for all, and every way of reading all of it (dict(), items(), save) gives the values."""
+    from multibody.symbolic import derive
+    from multibody.symbolic.eom import EquationsOfMotion
+    from multibody.symbolic.tmt.system import LazyDict
+
+    calls = []
+    d = LazyDict(a=1)
+    d.lazy("b", lambda: calls.append("b") or sp.Integer(2))
+    c = d.copy()
+    assert calls == [] and isinstance(c, LazyDict) and set(c) == {"a", "b"}
+    assert c["b"] == 2 and d["b"] == 2 and calls == ["b"]          # computed once, for both copies
+    d.lazy("c", lambda: 3)
+    assert dict(d) == {"a": 1, "b": 2, "c": 3} and {**d} == dict(d) and d == {"a": 1, "b": 2, "c": 3}
+    d.lazy("e", lambda: 5)
+    assert d.get("e") == 5 and d.get("zz", 7) == 7 and d.setdefault("e", 0) == 5 and d.pop("e") == 5
+    assert "e" not in d and list(d.values()) == [1, 2, 3]
+    e = derive(mb.models.biped_upper_body(), "tmt")
+    assert isinstance(e.extra, LazyDict)
+    e.save(tmp_path / "biped.json")
+    back = EquationsOfMotion.load(tmp_path / "biped.json")
+    assert back.extra["constraint_jacobian"] == e.extra["constraint_jacobian"]
+    assert back.extra["impact_map"]["B"] == e.extra["impact_map"]["B"]
+
+
+def test_tree_bodies_read_as_the_tree_kinematics_and_take_new_values():
+    """tmt_system_from_model's bodies carry the tree walk's SymEngine kinematics; read, they are
+    tree_kinematics' SymPy matrices, and a field set by hand is what the system derives from."""
+    model = mb.models.double_pendulum(symbolic=True)
+    q, dq, _, _, params = model_symbols(model)
+    kin = tree_kinematics(model, q)
+    s = tmt_system_from_model(model, q=q, dq=dq, actuated=[])
+    for b in s.bodies:
+        i = kin["names"].index(b.name)
+        assert b.position == kin["r_com"][i] and b.orientation == kin["R"][i] and b.T_omega == kin["T_omega"][i]
+    m1 = s.bodies[0].mass
+    M0 = s.equations().M
+    s2 = tmt_system_from_model(model, q=q, dq=dq, actuated=[])
+    s2.bodies[0].mass = 2 * m1                     # the first link twice as heavy, its inertia kept
+    M2 = s2.equations().M
+    # M = Σ m J_rᵀ J_r + T_ωᵀ Θ T_ω: the extra mass adds m1 J_rᵀ J_r of the first link's CoM
+    Jr = kin["r_com"][kin["names"].index(s.bodies[0].name)].jacobian(list(q))
+    assert sp.simplify(M2 - M0 - m1 * Jr.T * Jr) == sp.zeros(2, 2)
+
+
+@pytest.mark.parametrize("method", ["rnea", "pne", "tmt", "lagrange"])
+def test_joints_about_negative_axes_against_the_core(method):
+    """A joint about −x, −y or −z is the elementary rotation by −q in every derivation (it was
+    Rodrigues' matrix, whose angular velocity needed SymPy's trigonometric canonical form): M, b, g
+    against the compiled CRBA and RNEA at random states."""
+    from multibody.model.builder import ModelBuilder
+    from multibody.symbolic import derive
+
+    b = ModelBuilder("negative_axes")
+    I = np.diag([0.02, 0.03, 0.04])
+    b.add_body("a", None, "revolute", axis=[0, 0, -1], mass=1.0, com=[0.4, 0.1, 0], inertia=I)
+    b.add_body("b", "a", "revolute", axis=[0, 0, 1], mass=0.8, com=[0.3, 0, 0.1], inertia=I,
+               joint_translation=[0.9, 0, 0])
+    b.add_body("c", "b", "revolute", axis=[-1, 0, 0], mass=0.6, com=[0.1, 0.2, 0], inertia=I,
+               joint_translation=[0.7, 0, 0])
+    b.add_body("d", "c", "revolute", axis=[0, -1, 0], mass=0.5, com=[0.2, 0, 0.1], inertia=I,
+               joint_translation=[0.1, 0.2, 0.3])
+    model = b.build()
+    num = derive(model, method).to_numeric({})
+    rng = _rng(22)
+    for _ in range(3):
+        q, dq = rng.uniform(-2, 2, model.nq), rng.normal(size=model.nq)
+        np.testing.assert_allclose(num.M(q), mb.crba(model, q), atol=1e-10)
+        np.testing.assert_allclose(np.ravel(num.b(q, dq)) + np.ravel(num.g(q)), mb.rnea(model, q, dq, 0 * dq),
+                                   atol=1e-10)
+
+
+def test_sympy_to_symengine_walk_equals_sympify():
+    """The memoised SymPy → SymEngine walk of the elements gives what se.sympify gives (the flyer's
+    aerodynamic forces: sums, products, square roots, floats), and hands what it does not know
+    (a high-precision float, an undefined function) to se.sympify."""
+    import symengine as se
+
+    from multibody.symbolic.tmt.system import _to_se
+
+    mech = mb.models.flapping_flyer()
+    memo = {}
+    for f in mech.forces:
+        for x in list(sp.Matrix(f.force)) + list(sp.Matrix(f.point)):
+            assert _to_se(x, memo) == se.sympify(x)
+    a = sp.Symbol("a")
+    odd = sp.Float("0.1", 40) * a + sp.Function("f")(a) + sp.Rational(3, 7) * sp.atan2(a, 2)
+    assert _to_se(odd, {}) == se.sympify(odd)

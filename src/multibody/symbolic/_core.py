@@ -423,9 +423,16 @@ def axis_rotation(axis, angle):
 
 
 def joint_factor(axis, angle) -> "Factor":
-    """The rotation of a revolute/helical joint as one chain factor (elementary when it can be)."""
+    """The rotation of a revolute/helical joint as one chain factor (elementary when it can be:
+    about −x, −y or −z it is the elementary rotation by −angle, which merges with its neighbours
+    and whose angular velocity needs no trigonometric canonical form, as Rodrigues' matrix did)."""
     letter = axis_letter(axis)
-    return Factor(letter, angle) if letter is not None else Factor(matrix=axis_rotation(axis, angle))
+    if letter is not None:
+        return Factor(letter, angle)
+    letter = axis_letter([-a for a in axis])
+    if letter is not None:
+        return Factor(letter, -angle)
+    return Factor(matrix=axis_rotation(axis, angle))
 
 
 class Factor:

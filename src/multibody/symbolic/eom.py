@@ -478,7 +478,7 @@ class EquationsOfMotion:
             newM[i * n + j] = newM[j * n + i] = e
         nb = len(upper)
         b, g = done[nb:nb + n], done[nb + n:]
-        extra = dict(self.extra)
+        extra = self.extra.copy()     # a lazy extra (TMT) stays lazy in the copy
         ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
         extra["size"] = {"derived": {k: ops(cache[k]) for k in ("M", "b", "g")},
                          "readable": {"M": ops(newM), "b": ops(b), "g": ops(g)}}
@@ -612,7 +612,7 @@ class EquationsOfMotion:
         for i in range(n):
             for j in range(i):
                 new["M"][i, j] = new["M"][j, i]
-        extra = dict(self.extra)
+        extra = self.extra.copy()
         extra["simplified"] = {"entries": len(flat), "done": done,
                                "seconds": time.perf_counter() - t0}
         return replace(self, M=new["M"], b=new["b"], g=new["g"], S=new["S"], extra=extra)

@@ -50,6 +50,10 @@ Result convention (shared with proNEu, :class:`EquationsOfMotion`)::
     b = Tᵀ (M D q̇ + f_gyro) − f_v − f_c/nc      (convective, gyroscopic, dampers, applied forces)
     g = −Tᵀ f_g − f_k                            (gravity and springs: g = ∂V/∂q)
 
+Everything is derived in SymEngine (:func:`~.system.tree_terms` for the bodies, the same code for a
+bare tree and a mechanism); M, b, g are converted to SymPy when first read, and so is each entry of
+``extra`` and ``kinematics`` (a :class:`~.system.LazyDict`: reading T costs nothing until then).
+
 ``extra`` keys (all SymPy):
     "T", "Mdiag", "D" (matrix D of eq. 3), "Dqd" (D q̇), "x" (stacked CoM positions; angles for
     planar bodies), "b_convective", "g_gravity", "f_springs", "f_dampers", "f_forces",

@@ -70,6 +70,39 @@ class TMTBody:
     T_omega: Any = None
 
 
+class TreeBody(TMTBody):
+    """A :class:`TMTBody` of a Model's tree (:func:`~multibody.symbolic.tmt.tmt_system_from_model`):
+    its mass, inertia, CoM position, rotation and T_ω are the SymEngine expressions of the tree
+    walk, which :meth:`TMTSystem.equations` derives from as they are; the fields read as SymPy
+    (converted on first read, once). Why: converting a tree's kinematics to SymPy and back was a
+    third of a small mechanism's derivation.
+
+    ``se`` holds the twins: ``"m"`` (an expression), ``"I"`` (3×3), ``"r"`` (3×1), ``"R"`` (3×3),
+    ``"To"`` (3×n); ``convert`` turns one into SymPy. Assigning a field replaces its twin (the
+    system then reads the new SymPy value).
+    """
+
+    _TWIN = {"mass": "m", "inertia": "I", "position": "r", "orientation": "R", "T_omega": "To"}
+
+    def __init__(self, name, se, convert):
+        self.__dict__.update(name=name, se=dict(se), _convert=convert, _sp={})
+
+    def _get(self, field):
+        if field not in self._sp:
+            self._sp[field] = self._convert(self.se[self._TWIN[field]])
+        return self._sp[field]
+
+    def _set(self, field, value):
+        self._sp[field] = value
+        self.se.pop(self._TWIN[field], None)
+
+    mass = property(lambda self: self._get("mass"), lambda self, v: self._set("mass", v))
+    inertia = property(lambda self: self._get("inertia"), lambda self, v: self._set("inertia", v))
+    position = property(lambda self: self._get("position"), lambda self, v: self._set("position", v))
+    orientation = property(lambda self: self._get("orientation"), lambda self, v: self._set("orientation", v))
+    T_omega = property(lambda self: self._get("T_omega"), lambda self, v: self._set("T_omega", v))
+
+
 @dataclass
 class PointForce:
     """General force F acting at point r_f(q): generalized force ``T_fᵀ F``, ``T_f = ∂r_f/∂q``.

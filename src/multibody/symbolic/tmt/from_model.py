@@ -12,7 +12,10 @@ tree's kinematics (to write the elements with), :func:`tmt_system` the mechanism
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import symengine as se
 import sympy as sp
 
 from ...model.model import Model
@@ -20,10 +23,10 @@ from ...model.mechanism import Mechanism
 from .. import _core as C
 from ..eom import EquationsOfMotion, register_method
 from ..rnea_sym import joint_transform
-from ..tree import (check_model, model_parameters, rotation_chains, symbol_column, symbolic_bodies, sympy_array,
-                    sympy_entry)
-from .elements import TMTBody
-from .system import TMTSystem
+from ..tree import (check_model, model_parameters, rotation_chains, symbol_column, symbolic_bodies,
+                    sympy_array)
+from .elements import TreeBody
+from .system import EXTRA_KEYS, KINEMATICS_KEYS, LazyDict, TMTSystem, tree_terms
 
 __all__ = ["tree_kinematics", "tmt_system_from_model", "derive_tmt", "tmt_equations", "tmt_system",
            "mechanism_point", "mechanism_rotation"]
@@ -222,69 +225,77 @@ def tmt_system_from_model(model, q=None, dq=None, tau=None, *, S=None, actuated=
     >>> system.equations().M.shape
     (2, 2)
     """
-    kin = tree_kinematics(model, q)
+    kin = _tree_kinematics_se(model, q)
     q = kin["q"]
     nq = kin["nq"]
     dq = sp.Matrix(sp.symbols(f"dq0:{nq}")) if dq is None else symbol_column(dq, "dq")
     if len(dq) != nq:
         raise ValueError(f"dq has {len(dq)} entries, the model has nq = {nq}")
     tau, S = _model_actuation(nq, tau, S, actuated)
-    bodies = []
-    for i in range(len(kin["R"])):
-        m, I = sympy_entry(model.mass[i]), sympy_array(model.inertia_com[i], (3, 3))
-        if m == 0 and I == sp.zeros(3, 3):
-            continue
-        bodies.append(TMTBody(mass=m, inertia=I, position=kin["r_com"][i], orientation=kin["R"][i],
-                              name=kin["names"][i], T_omega=kin["T_omega"][i]))
+    # the bodies keep the tree walk's SymEngine kinematics (TreeBody): the system derives from
+    # them without a round trip through SymPy, which is made only when a body's field is read
+    conv = C.Converter(list(q) + list(kin["params"]))
+
+    def convert(x):
+        return sp.Matrix(x.nrows(), x.ncols(), [conv(e) for e in x]) if isinstance(x, se.DenseMatrix) else conv(x)
+    bodies = [TreeBody(name, twins, convert) for name, twins in _tree_bodies(kin)]
     params = tuple(dict.fromkeys(list(kin["params"]) + [sp.sympify(p) for p in extra_params]))
     kw.setdefault("name", getattr(model, "name", ""))
     return TMTSystem(q, dq, bodies, params=params, gravity=sympy_array(model.gravity, (3,)),
                      tau=tau, S=S, simplify=simplify, _rotations_checked=True, **kw)
 
 
-def _tree_tmt(model, q, dq, tau, S, say) -> EquationsOfMotion:
-    """The TMT paper's eqs. 3–4 for a bare tree, in SymEngine from the tree's kinematics to M, b, g.
+def _tree_bodies(kin):
+    """(name, twins) of each body with mass of a tree walk (:func:`_tree_kinematics_se`), the
+    twins in SymEngine as :class:`TreeBody` and :func:`tree_terms` read them: ``"m"``, ``"I"``
+    (inertia about the CoM, body coordinates), ``"r"`` (CoM), ``"R"`` (A_IB), ``"To"`` (T_ω).
+    A joint chain's massless bodies move nothing and are left out."""
+    nq = kin["nq"]
+    out = []
+    for i, bd in enumerate(kin["bodies"]):
+        if bd.mass == 0 and all(e == 0 for row in bd.inertia_com for e in row):
+            continue
+        out.append((kin["names"][i], {"m": bd.mass, "I": se.Matrix(bd.inertia_com), "r": se.Matrix(kin["r_com"][i]),
+                                      "R": se.Matrix(kin["R"][i]),
+                                      "To": se.Matrix(kin["T_omega"][i]) if nq else se.zeros(3, 0)}))
+    return out
 
-    Per body with mass: T = [∂r_C/∂q; T_ω] (T_ω in body coordinates, from the joint axes), the
-    convective accelerations D q̇ = ∂(T q̇)/∂q q̇, and
-    M̄ += m J_rᵀ J_r + T_ωᵀ Θ T_ω,  b += J_rᵀ m (D_r q̇) + T_ωᵀ (Θ D_ω q̇ + ω × Θ ω),  g −= J_rᵀ m g.
-    Why not through :class:`TMTSystem`: its general machinery (elements, constraints, contacts,
-    the impact map, all in SymPy) is a fixed cost that made the TMT derivation of a bare tree
-    slower than Lagrange's (double pendulum 0.16 against 0.10 s, one loaded run); the system's
-    terms (T, D, the impact map) stay available from :func:`tmt_system_from_model`.
+
+def _tree_tmt(model, q, dq, tau, S, say) -> EquationsOfMotion:
+    """The TMT paper's eqs. 3–4 for a bare tree: the tree walk's bodies straight into
+    :func:`~multibody.symbolic.tmt.system.tree_terms` (the code :meth:`TMTSystem.equations` runs
+    on a mechanism's tree), M, b, g handed over in SymEngine.
+
+    ``extra`` and ``kinematics`` have the keys of :meth:`TMTSystem.equations` (T, D, the impact
+    map, …); the first one read derives the model's :class:`TMTSystem` (:func:`tmt_system_from_model`)
+    and takes them from it. Why not always through the system: building it (its SymPy symbols,
+    the checks, the elements' empty terms) was a fixed cost that made the bare double pendulum's
+    derivation 1.9× slower (3.5 against 1.8 ms, min of 40 on the loaded machine).
     """
     import time
 
-    import symengine as se
-
     t0 = time.perf_counter()
     kin = _tree_kinematics_se(model, q)
-    qe, n = kin["qe"], kin["nq"]
-    dqe = [C.to_se(s) for s in dq]
-    say(f"TMT: T, D q̇ and TᵀMT for {len(kin['bodies'])} bodies, n = {n} (SymEngine)")
-    grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
-    qm, dqm = se.Matrix(qe), se.Matrix(dqe)
-    M = se.zeros(n, n)
-    b = se.zeros(n, 1)
-    g = se.zeros(n, 1)
-    for i, bd in enumerate(kin["bodies"]):
-        m, Th = bd.mass, se.Matrix(bd.inertia_com)
-        if m == 0 and all(e == 0 for e in Th):
-            continue
-        Jr = se.Matrix(kin["r_com"][i]).jacobian(qm)
-        To = se.Matrix(kin["T_omega"][i])
-        v, w = Jr * dqm, To * dqm
-        Dr, Dw = v.jacobian(qm) * dqm, w.jacobian(qm) * dqm      # convective accelerations, eq. 3
-        Tw = Th * w
-        gyro = se.Matrix([w[1] * Tw[2] - w[2] * Tw[1], w[2] * Tw[0] - w[0] * Tw[2], w[0] * Tw[1] - w[1] * Tw[0]])
-        JrT, ToT = Jr.T, To.T
-        M = M + m * (JrT * Jr) + ToT * Th * To
-        b = b + JrT * (m * Dr) + ToT * (Th * Dw + gyro)
-        g = g - JrT * (m * se.Matrix(grav))
+    n = kin["nq"]
+    qm = se.Matrix(kin["qe"]) if n else se.zeros(0, 1)
+    dqm = se.Matrix([C.to_se(s) for s in dq]) if n else se.zeros(0, 1)
+    bodies = _tree_bodies(kin)
+    say(f"TMT: T, D q̇ and TᵀMT for {len(bodies)} bodies, n = {n} (SymEngine)")
+    grav = se.Matrix(C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity"))
+    M, b, g, _, _ = tree_terms([(tw["m"], tw["I"], tw["r"], tw["To"]) for _, tw in bodies], qm, dqm, grav)
+
+    @functools.cache
+    def system():
+        return tmt_system_from_model(model, q=q, dq=dq, tau=tau, S=S).equations()
+    extra, kinematics = LazyDict(), LazyDict()
+    for key in EXTRA_KEYS:
+        extra.lazy(key, lambda key=key: system().extra[key])
+    for key in KINEMATICS_KEYS:
+        kinematics.lazy(key, lambda key=key: system().kinematics[key])
+    extra.update({"method": "tmt", "body_names": [name for name, _ in bodies], "seconds": time.perf_counter() - t0})
     return EquationsOfMotion.from_symengine(
-        M=[[M[r, c] for c in range(n)] for r in range(n)], b=[b[r] for r in range(n)], g=[g[r] for r in range(n)],
-        q=q, dq=dq, tau=tau, S=S, params=kin["params"],
-        extra={"method": "tmt", "body_names": kin["names"], "seconds": time.perf_counter() - t0})
+        M=[[M[r, c] for c in range(n)] for r in range(n)], b=list(b), g=list(g), q=q, dq=dq, tau=tau, S=S,
+        params=kin["params"], kinematics=kinematics, extra=extra)
 
 
 def _mechanism_kinematics(mechanism):
