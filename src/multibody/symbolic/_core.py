@@ -202,6 +202,9 @@ def _apply(fn, args):
     return r
 
 
+_PLAIN = (int, float, bool)
+
+
 def free_symbols(obj) -> set:
     """SymPy free symbols of anything the derivations handle: SymPy or SymEngine expressions and
     matrices, nested lists/tuples, NumPy object arrays, plain numbers (none)."""
@@ -216,7 +219,8 @@ def free_symbols(obj) -> set:
     if isinstance(obj, np.ndarray):
         if obj.dtype != object:
             return set()
-        return set().union(*(free_symbols(e) for e in obj.ravel())) if obj.size else set()
+        # a model's arrays are mostly plain numbers: skip them before the isinstance chain
+        return set().union(*(free_symbols(e) for e in obj.ravel() if type(e) not in _PLAIN))
     if isinstance(obj, (list, tuple)):
         return set().union(*(free_symbols(e) for e in obj)) if obj else set()
     if isinstance(obj, (int, float, complex, np.number)) or obj is None:
@@ -401,7 +405,7 @@ def elementary_rows(axis: str, c, s, one=ONE, zero=ZERO):
 def elementary(axis: str, a):
     """Elementary rotation matrix (list of rows) about x/y/z by angle ``a`` (SymEngine)."""
     a = to_se(a)
-    return [list(row) for row in se.Matrix(elementary_rows(axis, se.cos(a), se.sin(a))).tolist()]
+    return elementary_rows(axis, se.cos(a), se.sin(a))   # fresh lists of SymEngine entries
 
 
 def axis_letter(axis):
