@@ -36,6 +36,8 @@ from math import gcd
 
 import symengine as se
 
+from ._core import _Sym as _SymTwin   # the SymEngine twins of SymPy symbols (derivations' symbols)
+
 __all__ = ["fourier_form", "readable", "readable_entries", "READABLE_MAX_OPS"]
 
 #: entries with more operations than this are left as derived (they are not read by a person)
@@ -173,6 +175,7 @@ def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
 
 
 _HALF = se.Rational(1, 2)
+_LEAVES = frozenset({se.Symbol, _SymTwin, se.Integer, se.Rational, type(_HALF)})
 _CONST = ("1", 0, None)          # the key of the harmonic-free part
 _SIN, _COS = se.sin, se.cos
 
@@ -198,10 +201,12 @@ class _Harmonics:
         self.budget = _MAX_WORK
 
     def form(self, e):
+        t = type(e)
+        if t in _LEAVES:       # symbols and numbers: no memo (a lookup compares, a microsecond and more)
+            return {_CONST: e}
         f = self.memo.get(e)
         if f is not None:
             return f
-        t = type(e)
         if t is se.Add:
             f = self._sum([self.form(a) for a in e.args], e)
         elif t is se.Mul:
