@@ -328,7 +328,9 @@ def _factored(E, numbers):
     times each symbol to its smallest power. Read with type
     tests and memoised numbers (SymEngine's ``isinstance`` and ``int`` cost a microsecond each) and
     divided out by one ``expand`` in C++ instead of one division per term."""
-    terms = E.args if type(E) is se.Add else (E,)
+    if type(E) is not se.Add:
+        return E            # one term is its own content: c · 1
+    terms = E.args
     g, lcm, neg, powers = 0, 1, True, None
     Pow, Mul, Integer = se.Pow, se.Mul, se.Integer
     for t in terms:
