@@ -119,6 +119,48 @@ class Converter:
         except (_NoKey, TypeError):   # an item Basic.compare would handle differently: its own sort
             args.sort(key=_sp_basic._args_sortkey)
 
+    def _flat_add(self, args):
+        """``sympy.Add(*args)`` for canonical arguments of which some are sums (SymPy distributes
+        a number over a sum, so SymEngine's ``2*(x + y)`` comes back as ``2*x + 2*y``), as
+        ``Add.flatten`` does it: the sums' terms merged in, like terms collected (coefficient by
+        ``as_coeff_Mul``), numbers added first, the rest in canonical order by the tuple key of
+        :meth:`_sort` instead of ``Basic.compare`` (Add.flatten's sort was 70 % of reading a
+        16-link pendulum's M, b, g). Anything but plain finite exact terms goes to SymPy's own Add."""
+        terms: dict = {}
+        num = sp.S.Zero
+        for a in args:
+            for t in (a.args if a.is_Add else (a,)):
+                if t.is_Number:
+                    if not t.is_finite or t.is_Float:
+                        return sp.Add(*args)
+                    num = num + t
+                    continue
+                if t.is_Pow and t.base.is_Number or not t.is_commutative or t.is_Order:
+                    return sp.Add(*args)
+                c, m = t.as_coeff_Mul() if t.is_Mul else (sp.S.One, t)
+                if not c.is_finite or c.is_Float:     # floats: SymPy's own sums, to the last bit
+                    return sp.Add(*args)
+                old = terms.get(m)
+                terms[m] = c if old is None else old + c
+        out = []
+        for m, c in terms.items():
+            if c.is_zero:
+                continue
+            if c is sp.S.One:
+                out.append(m)
+            elif m.is_Mul:
+                out.append(m._new_rawargs(*((c,) + m.args)))   # Add.flatten's own fast way
+            else:
+                out.append(sp.Mul(c, m))
+        self._sort(out)
+        if num is not sp.S.Zero:
+            out.insert(0, num)
+        if not out:
+            return sp.S.Zero
+        if len(out) == 1:
+            return out[0]
+        return sp.Add._from_args(out)
+
     def __call__(self, x):
         if not isinstance(x, se.Basic):
             return sp.sympify(x)
@@ -137,7 +179,7 @@ class Converter:
         elif isinstance(e, se.Add):
             args = [self._conv(a) for a in e.args]
             if any(a.is_Add for a in args):
-                r = sp.Add(*args)  # a distributed coefficient produced a nested sum: evaluate
+                r = self._flat_add(args)  # a distributed coefficient produced a nested sum
             else:
                 self._sort(args)
                 r = sp.Add._from_args(args)
@@ -202,6 +244,9 @@ def _apply(fn, args):
     return r
 
 
+_PLAIN = (int, float, bool)
+
+
 def free_symbols(obj) -> set:
     """SymPy free symbols of anything the derivations handle: SymPy or SymEngine expressions and
     matrices, nested lists/tuples, NumPy object arrays, plain numbers (none)."""
@@ -216,7 +261,8 @@ def free_symbols(obj) -> set:
     if isinstance(obj, np.ndarray):
         if obj.dtype != object:
             return set()
-        return set().union(*(free_symbols(e) for e in obj.ravel())) if obj.size else set()
+        # a model's arrays are mostly plain numbers: skip them before the isinstance chain
+        return set().union(*(free_symbols(e) for e in obj.ravel() if type(e) not in _PLAIN))
     if isinstance(obj, (list, tuple)):
         return set().union(*(free_symbols(e) for e in obj)) if obj else set()
     if isinstance(obj, (int, float, complex, np.number)) or obj is None:
@@ -401,7 +447,7 @@ def elementary_rows(axis: str, c, s, one=ONE, zero=ZERO):
 def elementary(axis: str, a):
     """Elementary rotation matrix (list of rows) about x/y/z by angle ``a`` (SymEngine)."""
     a = to_se(a)
-    return [list(row) for row in se.Matrix(elementary_rows(axis, se.cos(a), se.sin(a))).tolist()]
+    return elementary_rows(axis, se.cos(a), se.sin(a))   # fresh lists of SymEngine entries
 
 
 def axis_letter(axis):

@@ -18,10 +18,16 @@ collapse by themselves: ``cos(th1)cos(th1 + th2) + sin(th1)sin(th1 + th2)`` *is*
 Each harmonic's coefficient then has its common factor taken out
 (``m2*(h2**2 + 3*l2**2 + w2**2)/12``).
 
-No simplifier runs: one ``expand`` (SymEngine, C++) and one pass over the terms. Which entries
-are rewritten depends on their size only (never on the clock): an entry with more than
-``max_ops`` operations, or whose product-to-sum form would take more than ``max_work`` terms,
-is left as it is, and a rewritten entry is kept only when it is no longer than the original.
+No simplifier runs. The form is built bottom-up over the expression DAG (:class:`_Harmonics`):
+each node's harmonics with SymEngine coefficients, the identities applied where two forms
+multiply, every node done once for all entries (the rows of b share most of their factors); then
+one ``expand`` (C++) per harmonic's coefficient. The Python work goes with the number of
+harmonics, not with the terms of the expanded entry, which the term-by-term pass this replaces
+walked one by one (SymEngine's Python wrappers cost about a microsecond per ``args``, ``==`` or
+``isinstance``). Which entries are rewritten depends on their size only (never on the clock): an
+entry with more than ``max_ops`` operations, or whose form takes more than ``max_work`` products
+of harmonics, is left as it is, and a rewritten entry is kept only when it is no longer than
+the original.
 """
 from __future__ import annotations
 
@@ -30,11 +36,14 @@ from math import gcd
 
 import symengine as se
 
+from ._core import _Sym as _SymTwin   # the SymEngine twins of SymPy symbols (derivations' symbols)
+
 __all__ = ["fourier_form", "readable", "readable_entries", "READABLE_MAX_OPS"]
 
 #: entries with more operations than this are left as derived (they are not read by a person)
 READABLE_MAX_OPS = 600
-_MAX_WORK = 5000   # harmonics the product-to-sum expansion of one entry may create
+_MAX_WORK = 128    # products of two harmonics one entry may take: planar chains need a few dozen; the
+                   # 3-D entries past it (MA23's Lagrange entries need 500 and more) stay as derived
 _ZERO, _ONE = se.Integer(0), se.Integer(1)
 _TRIG = (se.sin, se.cos)
 
@@ -58,7 +67,8 @@ class _Angles:
         self.weight = {c: _BASE ** (n - 1 - i) for i, c in enumerate(self.coords)}
         self.memo = {}
         self.trig = {}     # sin/cos atom → (kind, k, φ), or None for an argument parse refuses
-        self.monos = {}    # tuple of factors → their SymEngine product
+        self.angle_exprs = {}   # (k, φ) → the angle as an expression
+        self.numbers = {}  # SymEngine rational → (numerator, denominator)
 
     def harmonic(self, f):
         """(kind, k, φ) of one ``sin``/``cos`` (memoised), None when its angle does not parse."""
@@ -96,6 +106,13 @@ class _Angles:
         return out
 
     def expr(self, k, phi):
+        """The angle ``k·q + φ`` as a SymEngine expression (memoised: entries share their angles)."""
+        got = self.angle_exprs.get((k, phi))
+        if got is None:
+            got = self.angle_exprs[(k, phi)] = self._expr(k, phi)
+        return got
+
+    def _expr(self, k, phi):
         digits = []
         for _ in self.coords:
             d = k % _BASE
@@ -115,29 +132,6 @@ def _add(p, q, sign=1):
     return p + q if sign > 0 else p - q
 
 
-def _times(prod, kind, k, phi):
-    """A sum of harmonics [(c, kind, k, φ)] (c an integer numerator) times one cos/sin, by the
-    product-to-sum identities."""
-    out = []
-    for c, kd, k0, p0 in prod:
-        if kd == "1":
-            out.append((c, kind, k, phi))
-            continue
-        h = c >> 1     # exact: c is a multiple of 2^(levels left), see fourier_form's scale
-        kp, km = k0 + k, k0 - k
-        pp, pm = _add(p0, phi), _add(p0, phi, -1)
-        if kd == "c":
-            if kind == "c":                 # cos A cos B = ½[cos(A − B) + cos(A + B)]
-                out += [(h, "c", km, pm), (h, "c", kp, pp)]
-            else:                           # cos A sin B = ½[sin(A + B) − sin(A − B)]
-                out += [(h, "s", kp, pp), (-h, "s", km, pm)]
-        elif kind == "s":                   # sin A sin B = ½[cos(A − B) − cos(A + B)]
-            out += [(h, "c", km, pm), (-h, "c", kp, pp)]
-        else:                               # sin A cos B = ½[sin(A + B) + sin(A − B)]
-            out += [(h, "s", kp, pp), (h, "s", km, pm)]
-    return out
-
-
 def _normal(kind, k, phi, c):
     """(kind, k, φ, c) with k > 0 (its first non-zero entry positive): cos(−A) = cos A,
     sin(−A) = −sin A. A harmonic with k = 0 is a number: kind "1", its value put into ``extra``."""
@@ -152,125 +146,229 @@ def _normal(kind, k, phi, c):
 
 def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
     """``{(kind, k, φ): {monomial: Fraction}}`` of a SymEngine expression: kind "c" (cos), "s" (sin)
-    or "1" (no harmonic). Raises ``_TooBig`` past ``max_work`` harmonics; returns None when a sine
-    or cosine has an argument that is not an integer combination of ``coords`` (plus a phase).
-    The work is bounded before it is done: at most ``max_work`` harmonics, and at most four per
-    term of the expanded entry on average (planar chains need two; deep 3-D products, which would
-    only grow, are left alone). Numeric factors are integers over one common denominator
-    (``lcm · 2^depth``, so every halving is exact) until the end: ``sin² + cos²`` cancels by
-    integer addition, without building an expression or a fraction."""
+    or "1" (no harmonic). Raises ``_TooBig`` past ``max_work`` products of harmonics; returns None
+    when a sine or cosine has an argument that is not an integer combination of ``coords`` (plus a
+    phase). A view of :class:`_Harmonics` (the form :func:`readable` rebuilds from), each
+    harmonic's coefficient expanded into its monomials."""
     angles = coords if isinstance(coords, _Angles) else _Angles(coords)
-    e = se.expand(expr)
-    terms = e.args if isinstance(e, se.Add) else (e,)
-    split = []
-    work = 0
-    depth = 0
-    lcm = 1
-    trig_of = angles.trig
-    bound = min(max_work, 4 * len(terms) + 32)
-    for term in terms:
-        if work > bound:       # decided: the rest of the terms cannot bring it back under
-            raise _TooBig
-        a, b, rest, trig = 1, 1, [], []
-        for f in (term.args if isinstance(term, se.Mul) else (term,)):
-            t = trig_of.get(f)
-            if t is None:
-                if isinstance(f, _TRIG):
-                    t = angles.harmonic(f)
-                elif isinstance(f, se.Pow) and isinstance(f.args[0], _TRIG) \
-                        and isinstance(f.args[1], se.Integer) and int(f.args[1]) > 0:
-                    t = angles.harmonic(f.args[0])
-                    trig += [t] * int(f.args[1])
-                    continue
-                elif isinstance(f, (se.Integer, se.Rational)):
-                    a, b = (int(x) for x in f.as_numer_denom())
-                    continue
-                else:
-                    rest.append(f)
-                    continue
-            trig.append(t)
-        d = len(trig)
-        work += 1 << max(d - 1, 0)
-        depth = max(depth, d)
-        if b != 1:
-            lcm = lcm * b // gcd(lcm, b)
-        split.append((a, b, rest, trig))
-    if work > min(max_work, 4 * len(terms) + 32):
-        raise _TooBig
-    acc: dict = {}
-    scale = lcm << depth
-    monos = angles.monos
-    for a, b, rest, trig in split:
-        prod = [(a * (scale // b), "1", 0, None)]
-        for t in trig:
-            if t is None:
-                return None
-            prod = _times(prod, *t)
-        key = tuple(rest)
-        r = monos.get(key)
-        if r is None:
-            r = monos[key] = se.Mul(*rest) if rest else _ONE
-        for c, kind, k, phi in prod:
-            kind, k, phi, c, value = _normal(kind, k, phi, c)
-            if kind is None or not c:
+    h = _Harmonics(angles)
+    h.budget = max_work
+    try:
+        form = h.form(expr)
+    except _Unparsed:
+        return None
+    acc = {}
+    for key, coef in form.items():
+        E = se.expand(coef)
+        slot = {}
+        for t in (E.args if type(E) is se.Add else (E,)):
+            if t == 0:
                 continue
-            mono = r if value is None else r * value
-            slot = acc.get((kind, k, phi))
-            if slot is None:
-                acc[(kind, k, phi)] = {mono: c}
-            else:
-                slot[mono] = slot.get(mono, 0) + c
-    for slot in acc.values():
-        for mono, c in slot.items():
-            slot[mono] = Fraction(c, scale)
+            c, m = (t.args[0], se.Mul(*t.args[1:])) if type(t) is se.Mul and t.args[0].is_Number else (_ONE, t)
+            if t.is_Number:
+                c, m = t, _ONE
+            p, q = (int(v) for v in c.as_numer_denom())
+            slot[m] = Fraction(p, q)
+        if slot:
+            acc[key] = slot
     return acc
 
 
-def _content(terms):
-    """(content, rest): the common numeric and symbol-power factor of a list of monomials."""
-    nums, powers = [], None
-    for t in terms:
-        num = _ONE
-        pw = {}
-        for f in (t.args if isinstance(t, se.Mul) else (t,)):
-            if isinstance(f, se.Number):
-                num = f
-            elif isinstance(f, se.Pow) and isinstance(f.args[1], se.Integer) and int(f.args[1]) > 0:
-                pw[f.args[0]] = int(f.args[1])
+_HALF = se.Rational(1, 2)
+_LEAVES = frozenset({se.Symbol, _SymTwin, se.Integer, se.Rational, type(_HALF)})
+_CONST = ("1", 0, None)          # the key of the harmonic-free part
+_SIN, _COS = se.sin, se.cos
+
+
+class _Unparsed(Exception):
+    pass
+
+
+class _Harmonics:
+    """Fourier forms ``{(kind, k, φ): SymEngine coefficient}`` of the nodes of SymEngine expressions,
+    built bottom-up over the expression DAG and memoised per node, so subexpressions shared between
+    entries (b's rows share most of their factors) are put in Fourier form once.
+
+    The product-to-sum identities are applied where two forms are multiplied; the coefficients stay
+    SymEngine expressions (combined in C++), so the Python work goes with the number of harmonics of
+    each node, not with the number of terms of the expanded entry. ``budget`` bounds the
+    harmonic products of one entry (``_TooBig`` past it), a bound on size, never on the clock."""
+
+    def __init__(self, angles: _Angles):
+        self.angles = angles
+        self.memo: dict = {}
+        self.work = 0
+        self.budget = _MAX_WORK
+
+    def form(self, e):
+        t = type(e)
+        if t in _LEAVES:       # symbols and numbers: no memo (a lookup compares, a microsecond and more)
+            return {_CONST: e}
+        f = self.memo.get(e)
+        if f is not None:
+            return f
+        if t is se.Add:
+            f = self._sum([self.form(a) for a in e.args], e)
+        elif t is se.Mul:
+            f = self._mul(e.args, e)
+        elif t is _SIN or t is _COS:
+            h = self.angles.harmonic(e) if e not in self.angles.trig else self.angles.trig[e]
+            if h is None:
+                raise _Unparsed
+            kind, k, phi, c, value = _normal(h[0], h[1], h[2], _ONE)
+            if kind is None:
+                f = {}
             else:
-                pw[f] = 1
-        if not isinstance(num, (se.Integer, se.Rational)):
-            return _ONE, terms
-        p, q = (int(x) for x in num.as_numer_denom())
-        nums.append((p, q))
-        powers = pw if powers is None else {b: min(e, pw[b]) for b, e in powers.items() if b in pw}
-    g = 0
-    lcm = 1
-    for p, q in nums:
-        g = gcd(g, abs(p))
-        lcm = lcm * q // gcd(lcm, q)
-    sign = -1 if all(p < 0 for p, _ in nums) else 1
-    c = se.Rational(sign * g, lcm) * se.Mul(*[b ** e for b, e in (powers or {}).items()])
-    if c == 1:
-        return _ONE, terms
-    return c, [t / c for t in terms]
+                f = {(kind, k, phi): c if value is None else c * value}
+        elif t is se.Pow:
+            base, ex = e.args
+            fb = self.form(base)
+            if len(fb) == 1 and _CONST in fb or type(ex) is not se.Integer or int(ex) <= 0:
+                f = {_CONST: e}      # free of harmonics, or not a polynomial in them: a coefficient
+            else:
+                f = fb
+                for _ in range(int(ex) - 1):
+                    f = self._product(f, fb)
+        elif e.is_Float:
+            # floating-point coefficients (a numeric model): no exact cancellation to find, and a
+            # form rebuilt from them evaluated differently from the entry (auto_tree's b[2], 6e-3)
+            raise _Unparsed
+        else:
+            f = {_CONST: e}
+        self.memo[e] = f
+        return f
+
+    @staticmethod
+    def _sum(forms, e):
+        if all(len(f) == 1 and _CONST in f for f in forms):
+            return {_CONST: e}
+        acc: dict = {}
+        for f in forms:
+            for key, c in f.items():
+                acc.setdefault(key, []).append(c)
+        return {key: cs[0] if len(cs) == 1 else se.Add(*cs) for key, cs in acc.items()}
+
+    def _mul(self, args, e):
+        const, forms = [], []
+        for a in args:
+            f = self.form(a)
+            if len(f) == 1 and _CONST in f:
+                const.append(a)
+            else:
+                forms.append(f)
+        if not forms:
+            return {_CONST: e}
+        f = forms[0]
+        for g in forms[1:]:
+            f = self._product(f, g)
+        if const:
+            c = se.Mul(*const)
+            f = {key: c * v for key, v in f.items()}
+        return f
+
+    def _product(self, fa, fb):
+        """Product of two forms by cos A cos B = ½[cos(A − B) + cos(A + B)],
+        sin A sin B = ½[cos(A − B) − cos(A + B)], sin A cos B = ½[sin(A + B) + sin(A − B)]."""
+        self.work += len(fa) * len(fb)
+        if self.work > self.budget:     # decided before the products are built
+            raise _TooBig
+        acc: dict = {}
+        put = acc.setdefault
+        for (ka, k0, p0), ca in fa.items():
+            for (kb, k1, p1), cb in fb.items():
+                c = ca * cb
+                if ka == "1":
+                    put((kb, k1, p1), []).append(c)
+                    continue
+                if kb == "1":
+                    put((ka, k0, p0), []).append(c)
+                    continue
+                h = _HALF * c
+                kp, km = k0 + k1, k0 - k1
+                pp, pm = _add(p0, p1), _add(p0, p1, -1)
+                if ka == "c":
+                    if kb == "c":
+                        pair = (("c", km, pm, h), ("c", kp, pp, h))
+                    else:
+                        pair = (("s", kp, pp, h), ("s", km, pm, -h))
+                elif kb == "s":
+                    pair = (("c", km, pm, h), ("c", kp, pp, -h))
+                else:
+                    pair = (("s", kp, pp, h), ("s", km, pm, h))
+                for kind, k, phi, v in pair:
+                    kind, k, phi, v, value = _normal(kind, k, phi, v)
+                    if kind is not None:
+                        put((kind, k, phi), []).append(v if value is None else v * value)
+        return {key: cs[0] if len(cs) == 1 else se.Add(*cs) for key, cs in acc.items()}
 
 
-def _rebuild(acc, angles):
+def _rebuild_form(form, angles):
+    """The readable expression of a form: each harmonic's coefficient expanded (SymEngine), its
+    common factor taken out (:func:`_factored`), harmonic-free part first."""
     parts = []
-    for (kind, k, phi), monos in sorted(acc.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
-        terms = [(se.Integer(c.numerator) if c.denominator == 1 else se.Rational(c.numerator, c.denominator)) * m
-                 for m, c in monos.items() if c]
-        if not terms:
+    for (kind, k, phi), coef in sorted(form.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
+        E = se.expand(coef)
+        if E == 0:
             continue
-        c, rest = _content(terms)
-        coef = c * se.Add(*rest) if len(rest) > 1 else c * rest[0]
+        coef = _factored(E, angles.numbers)
         if kind == "1":
             parts.append(coef)
         else:
             a = angles.expr(k, phi)
             parts.append(coef * (se.cos(a) if kind == "c" else se.sin(a)))
     return se.Add(*parts) if parts else _ZERO
+
+
+_NUMBER_TYPES = (se.Integer, se.Rational)
+
+
+def _factored(E, numbers):
+    """``c * (E / c)`` with c the common factor of the terms of the expanded polynomial ``E``:
+    the gcd of their numerators over the lcm of their denominators (negative when every term is),
+    times each symbol to its smallest power. Read with type
+    tests and memoised numbers (SymEngine's ``isinstance`` and ``int`` cost a microsecond each) and
+    divided out by one ``expand`` in C++ instead of one division per term."""
+    if type(E) is not se.Add:
+        return E            # one term is its own content: c · 1
+    terms = E.args
+    g, lcm, neg, powers = 0, 1, True, None
+    Pow, Mul, Integer = se.Pow, se.Mul, se.Integer
+    for t in terms:
+        p, q = 1, 1
+        pw = {}
+        for f in (t.args if type(t) is Mul else (t,)):
+            tf = type(f)
+            if tf is Pow:
+                b, x = f.args
+                if type(x) is Integer:
+                    n = numbers.get(x)
+                    if n is None:
+                        n = numbers[x] = (int(x), 1)
+                    if n[0] > 0:
+                        pw[b] = n[0]
+                        continue
+                pw[f] = 1
+            elif f.is_Number:
+                n = numbers.get(f)
+                if n is None:
+                    if not isinstance(f, _NUMBER_TYPES):
+                        return E              # a float or a complex factor: no content taken out
+                    n = numbers[f] = tuple(int(v) for v in f.as_numer_denom())
+                p, q = n
+            else:
+                pw[f] = 1
+        g = gcd(g, abs(p))
+        if q != 1:
+            lcm = lcm * q // gcd(lcm, q)
+        neg = neg and p < 0
+        powers = pw if powers is None else {b: min(x, pw[b]) for b, x in powers.items() if b in pw}
+    c = se.Rational(-g if neg else g, lcm)
+    if powers:
+        c = c * se.Mul(*[b if x == 1 else b ** x for b, x in powers.items()])
+    if c == 1:
+        return E
+    rest = se.expand(E / c)
+    return c * rest
 
 
 def readable(expr, coords, *, max_ops: int = READABLE_MAX_OPS, _angles=None):
@@ -287,19 +385,18 @@ def readable(expr, coords, *, max_ops: int = READABLE_MAX_OPS, _angles=None):
     ops = se.count_ops(expr)
     if ops > max_ops:
         return expr
-    angles = _angles or _Angles(coords)
+    harm = _angles if isinstance(_angles, _Harmonics) else _Harmonics(_angles or _Angles(coords))
+    harm.work = 0
     try:
-        acc = fourier_form(expr, angles)
-    except _TooBig:
+        form = harm.form(expr)
+    except (_TooBig, _Unparsed):
         return expr
-    if acc is None:
-        return expr
-    out = _rebuild(acc, angles)
+    out = _rebuild_form(form, harm.angles)
     return out if se.count_ops(out) <= ops else expr
 
 
 def readable_entries(exprs, coords, *, max_ops: int = READABLE_MAX_OPS):
     """:func:`readable` of each entry of a list (one angle table for all)."""
     coords = list(coords)
-    angles = _Angles(coords)
-    return [readable(e, coords, max_ops=max_ops, _angles=angles) for e in exprs]
+    harm = _Harmonics(_Angles(coords))     # one memo: the entries share their subexpressions
+    return [readable(e, coords, max_ops=max_ops, _angles=harm) for e in exprs]
