@@ -601,10 +601,19 @@ def _resting_plan(plan, system):
     limits = system.limits
     if limits is None or not limits.resting:
         return plan
+    # The same resting set gives the same plan: kept per (plan, set), since every compiled step around an
+    # event (a crossing's location takes dozens) asked for it anew (two dataclasses.replace and the table).
+    key = tuple(limits.resting.items())
+    memo = system.__dict__.get("_resting_plan_memo")
+    if memo is not None and memo[0] is plan and memo[1] == key:
+        return memo[2]
     if system.constraints is not None:   # (not the constraints' C tables: this callback solves them too)
-        return dataclasses.replace(plan, constraints=None,
-                                   callbacks=dataclasses.replace(plan.callbacks, dynamics=system.resting_accelerations))
-    return dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table()))
+        out = dataclasses.replace(plan, constraints=None,
+                                  callbacks=dataclasses.replace(plan.callbacks, dynamics=system.resting_accelerations))
+    else:
+        out = dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table()))
+    system._resting_plan_memo = (plan, key, out)
+    return out
 
 
 def _compiled_plan(plan, system, monitor):
