@@ -237,6 +237,12 @@ class Actuators:
     def lengths(self, q, v):
         """(l, l̇): each actuator's length gear · Σ c_j q_j and velocity (…, n), over leading axes."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        if q.ndim == 1 and v.ndim == 1:   # one state (a run's events ask this): plain indices, no Ellipsis
+            L, Ld = np.zeros(len(self)), np.zeros(len(self))
+            for a, qi, vi, c in self._passes(0):
+                L[a] = L[a] + c * q[qi]
+                Ld[a] = Ld[a] + c * v[vi]
+            return self.gear * L, self.gear * Ld
         L = np.zeros(q.shape[:-1] + (len(self),))
         Ld = np.zeros(v.shape[:-1] + (len(self),))
         for a, qi, vi, c in self._passes(0):   # summed term by term in order (passive.c's order: its bits)
