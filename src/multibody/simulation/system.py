@@ -428,14 +428,15 @@ class System:
             key = (float(t), q.tobytes(), v.tobytes(), np.asarray(self.last_z).tobytes(),
                    tuple(self.limits.resting.items()), None if held is None else held.tobytes())
             memo = self.__dict__.get("_stop_forces_memo")
-            if memo is not None and memo[0] == key:
+            if (memo is not None and memo[0] == key and memo[2] is self.dynamics_model
+                    and memo[3] is self.friction_velocity):   # (both set up before a run, never during it)
                 return memo[1].copy()
         tau = self.control(t, q, v)
         tau_all, fe, _zdot, _info = self._loads(t, q, v, self.last_z, tau)
         lam = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v),
                                                 self.dynamics_model)[1]
         if key is not None:
-            self._stop_forces_memo = (key, lam.copy())
+            self._stop_forces_memo = (key, lam.copy(), self.dynamics_model, self.friction_velocity)
         return lam
 
     def _stop_forces_pure(self):
