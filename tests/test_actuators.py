@@ -334,3 +334,37 @@ def test_actuators_repr_is_one_line_with_counts_read_from_mujoco():
         assert text.startswith(f"Actuators({n} actuators: {mj.actuator(0).name}, ")
         assert text.endswith(f"; ctrl-limited {int(mj.actuator_ctrllimited.sum())}, force-limited "
                              f"{int(mj.actuator_forcelimited.sum())}, filtered {filtered}, on tendons {tendons})")
+
+
+def test_lengths_and_forces_sum_each_actuators_terms_in_order_as_the_term_loop_does():
+    """Actuators.lengths/forces add the transmission terms in vectorised passes (each target's r-th
+    term); the statement is the term-by-term loop in the terms' order (csrc/sim/passive.c's), so a
+    tendon actuator of three terms and three actuators on one variable give the loop's bits, for one
+    state and for a batch's rows."""
+    acts = mb.model.actuators.Actuators(
+        names=("motor", "servo", "general", "tendon"), q_index=[0, 2, 0, -1], v_index=[0, 2, 0, -1],
+        gear=[2.0, 1.0, -1.5, 1.3], gain=[1.0, 5.0, 0.7, 4.0],
+        bias=[[0, 0, 0], [0, -5.0, -0.5], [0.1, -0.3, 0.2], [0.2, -6.0, -0.4]],
+        ctrlrange=[[-0.5, 0.5], [-1, 1], [0, 0], [-0.3, 0.8]], ctrllimited=[True, False, False, True],
+        forcerange=[[0, 0], [-2.0, 2.5], [0, 0], [-1.5, 3.0]], forcelimited=[False, True, False, True],
+        mujoco_index=[0, 1, 2, 3], dof_forcerange=[[-1.2, 1.2], [-np.inf, np.inf], [-np.inf, np.inf]],
+        terms=[(0, 0, 0, 1.0), (1, 2, 2, 1.0), (2, 0, 0, 1.0), (3, 0, 0, 0.5), (3, 1, 1, -0.25), (3, 2, 2, 0.3)])
+    rng = np.random.default_rng(7)
+    Q, V = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    ctrl = np.array([0.9, 0.4, -0.6, 0.5])
+    for q, v in zip(Q, V):
+        L, Ld = np.zeros(4), np.zeros(4)
+        for a, qi, vi, c in acts.terms:        # the statement: term by term, in order
+            L[int(a)] += c * q[int(qi)]
+            Ld[int(a)] += c * v[int(vi)]
+        L, Ld = acts.gear * L, acts.gear * Ld
+        got = acts.lengths(q, v)
+        assert np.array_equal(got[0], L) and np.array_equal(got[1], Ld)
+        force = acts.actuator_force(q, v, ctrl)
+        tau = np.zeros(3)
+        for a, _qi, vi, c in acts.terms:
+            tau[int(vi)] += (acts.gear[int(a)] * c) * force[int(a)]
+        tau = np.clip(tau, acts.dof_forcerange[:, 0], acts.dof_forcerange[:, 1])
+        assert np.array_equal(acts.forces(q, v, ctrl, 3), tau)
+    rows = acts.lengths(Q, V)                  # a batch's rows: each row's own numbers
+    assert all(np.array_equal(rows[k][i], acts.lengths(Q[i], V[i])[k]) for i in range(5) for k in range(2))

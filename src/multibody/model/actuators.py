@@ -35,6 +35,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+
+def _frozen(a):
+    """``a``, read-only (a table cached on the immutable record: no caller may change it in place)."""
+    a.setflags(write=False)
+    return a
+
 # the columns of one row as csrc/sim/passive.c reads them (rollout.py's Passive.actuators)
 # (a row's transmission terms are rows first … first + count − 1 of the (k, 3) table
 # (q index, v index, coefficient): Actuators.term_rows)
@@ -140,11 +146,40 @@ class Actuators:
                 f"filtered {int(np.count_nonzero(self.filter_tau))}, on tendons {tendon})")
 
     def bounds(self):
-        """(ctrl lo, ctrl hi, force lo, force hi) per actuator, ±inf where a range is not limited."""
-        inf = np.inf
-        c = np.where(self.ctrllimited[:, None], self.ctrlrange, [-inf, inf])
-        f = np.where(self.forcelimited[:, None], self.forcerange, [-inf, inf])
-        return c[:, 0], c[:, 1], f[:, 0], f[:, 1]
+        """(ctrl lo, ctrl hi, force lo, force hi) per actuator, ±inf where a range is not limited
+        (read-only arrays, computed once: the record is immutable and a run reads them at every event)."""
+        got = self.__dict__.get("_bounds")
+        if got is None:
+            inf = np.inf
+            c = np.where(self.ctrllimited[:, None], self.ctrlrange, [-inf, inf])
+            f = np.where(self.forcelimited[:, None], self.forcerange, [-inf, inf])
+            got = tuple(_frozen(np.ascontiguousarray(x)) for x in (c[:, 0], c[:, 1], f[:, 0], f[:, 1]))
+            object.__setattr__(self, "_bounds", got)
+        return got
+
+    def _passes(self, column):
+        """The transmission terms as vectorised passes that add them in :meth:`lengths`' (and
+        ``csrc/sim/passive.c``'s) order: pass r holds each target's r-th term (the target: the actuator,
+        column 0, for the lengths; the variable, column 2, for :meth:`forces`), so no target appears
+        twice in a pass and each target's sum is taken term by term in order — the loop's bits.
+        Returns [(actuator, q index, v index, coefficient) arrays] per pass; computed once."""
+        key = f"_passes{column}"
+        got = self.__dict__.get(key)
+        if got is None:
+            t = self.terms
+            target = t[:, column].astype(np.int64)
+            rank = np.zeros(len(t), dtype=np.int64)
+            seen: dict[int, int] = {}
+            for k, x in enumerate(target.tolist()):
+                rank[k] = seen.get(x, 0)
+                seen[x] = rank[k] + 1
+            got = []
+            for r in range(int(rank.max()) + 1 if len(t) else 0):
+                sel = np.flatnonzero(rank == r)
+                got.append(tuple(_frozen(a) for a in (t[sel, 0].astype(np.int64), t[sel, 1].astype(np.int64),
+                                                      t[sel, 2].astype(np.int64), t[sel, 3].copy())))
+            object.__setattr__(self, key, tuple(got))
+        return got
 
     def rows(self):
         """The (n, 11) table ``csrc/sim/passive.c`` reads (columns :data:`ROW`)."""
@@ -171,8 +206,12 @@ class Actuators:
         """The increasing variable indices where ``actuatorgravcomp`` meets a limited
         ``actuatorfrcrange``: where :meth:`forces` needs the gravity compensation (``csrc/sim/passive.c``
         reads them as ``actuator_gravcomp``)."""
-        r = self.dof_forcerange
-        return np.flatnonzero(self.gravcomp_dofs & (np.isfinite(r[:, 0]) | np.isfinite(r[:, 1])))
+        got = self.__dict__.get("_gravcomp_clipped")
+        if got is None:
+            r = self.dof_forcerange
+            got = _frozen(np.flatnonzero(self.gravcomp_dofs & (np.isfinite(r[:, 0]) | np.isfinite(r[:, 1]))))
+            object.__setattr__(self, "_gravcomp_clipped", got)
+        return got
 
     def forces(self, q, v, ctrl, nv=None, gravcomp=None):
         """(nv,) generalized actuator forces at (q, q̇) under ``ctrl`` (the module's statement).
@@ -181,8 +220,7 @@ class Actuators:
         nv = len(self.dof_forcerange) if nv is None else nv
         force = self.actuator_force(q, v, ctrl)
         tau = np.zeros(nv)
-        for a, _qi, vi, c in self.terms:
-            a, vi = int(a), int(vi)
+        for a, _qi, vi, c in self._passes(2):   # each variable's terms added in the terms' order
             tau[vi] = tau[vi] + (self.gear[a] * c) * force[a]
         lo, hi = self.dof_forcerange[:, 0], self.dof_forcerange[:, 1]
         out = np.minimum(np.maximum(tau, lo), hi)
@@ -199,12 +237,17 @@ class Actuators:
     def lengths(self, q, v):
         """(l, l̇): each actuator's length gear · Σ c_j q_j and velocity (…, n), over leading axes."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        if q.ndim == 1 and v.ndim == 1:   # one state (a run's events ask this): plain indices, no Ellipsis
+            L, Ld = np.zeros(len(self)), np.zeros(len(self))
+            for a, qi, vi, c in self._passes(0):
+                L[a] = L[a] + c * q[qi]
+                Ld[a] = Ld[a] + c * v[vi]
+            return self.gear * L, self.gear * Ld
         L = np.zeros(q.shape[:-1] + (len(self),))
         Ld = np.zeros(v.shape[:-1] + (len(self),))
-        for a, qi, vi, c in self.terms:   # summed term by term in order (passive.c's order: its bits)
-            a = int(a)
-            L[..., a] = L[..., a] + c * q[..., int(qi)]
-            Ld[..., a] = Ld[..., a] + c * v[..., int(vi)]
+        for a, qi, vi, c in self._passes(0):   # summed term by term in order (passive.c's order: its bits)
+            L[..., a] = L[..., a] + c * q[..., qi]
+            Ld[..., a] = Ld[..., a] + c * v[..., vi]
         return self.gear * L, self.gear * Ld
 
     def actuator_force(self, q, v, ctrl):

@@ -606,10 +606,19 @@ def _resting_plan(plan, system):
     limits = system.limits
     if limits is None or not limits.resting:
         return plan
+    # The same resting set gives the same plan: kept per (plan, set), since every compiled step around an
+    # event (a crossing's location takes dozens) asked for it anew (two dataclasses.replace and the table).
+    key = tuple(limits.resting.items())
+    memo = system.__dict__.get("_resting_plan_memo")
+    if memo is not None and memo[0] is plan and memo[1] == key:
+        return memo[2]
     if system.constraints is not None:   # (not the constraints' C tables: this callback solves them too)
-        return dataclasses.replace(plan, constraints=None,
-                                   callbacks=dataclasses.replace(plan.callbacks, dynamics=system.resting_accelerations))
-    return dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table()))
+        out = dataclasses.replace(plan, constraints=None,
+                                  callbacks=dataclasses.replace(plan.callbacks, dynamics=system.resting_accelerations))
+    else:
+        out = dataclasses.replace(plan, stops=dataclasses.replace(plan.stops, resting=limits.resting_table()))
+    system._resting_plan_memo = (plan, key, out)
+    return out
 
 
 def _compiled_plan(plan, system, monitor):
@@ -830,18 +839,32 @@ def _fixed_machine(model, space, system, events, y, t_final, dt, integrator, rec
             q1, v1, _ = space.split(at(y1))
             g_new = monitor.values(t_next, q1, v1)
 
-            def g_at(i, tt, t0=t, y0=y):
-                ys = step(space, f, t0, y0, tt - t0)[0]
-                qs, vs, _ = space.split(at(ys))
+            # The state at tt in the step from (t, y), the step re-taken: the crossing's location, the
+            # look at the cut (g_all) and the event's state ask for the same tt more than once; each
+            # answer is kept for this step (keyed on what the compiled step reads besides tt: the
+            # resting set and a sampled controller's hold), so each is taken once — the same numbers.
+            partial = {}
+
+            def state_at(tt, t0=t, y0=y, partial=partial):
+                held = system.held_tau
+                key = (tt, tuple(system.limits.resting.items()) if system.limits is not None else (),
+                       None if held is None else held.tobytes())
+                ys = partial.get(key)
+                if ys is None:
+                    ys = partial[key] = step(space, f, t0, y0, tt - t0)[0]
+                return ys.copy()
+
+            def g_at(i, tt):
+                qs, vs, _ = space.split(at(state_at(tt)))
                 return monitor.events[i].value(tt, qs, vs)
-            def g_all(tt, t0=t, y0=y):
-                qs, vs, _ = space.split(at(step(space, f, t0, y0, tt - t0)[0]))
+            def g_all(tt):
+                qs, vs, _ = space.split(at(state_at(tt)))
                 return monitor.values(tt, qs, vs)
             try:
                 hit = monitor.earliest(t, t_next, g_new, g_at, g_all)
                 if hit is not None:
                     te, i = hit
-                    ye = at(step(space, f, t, y, te - t)[0])
+                    ye = at(state_at(te))
                     if not np.all(np.isfinite(ye)):
                         raise _NonFinite()
             except _NonFinite:

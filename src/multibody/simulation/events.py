@@ -67,10 +67,13 @@ class Event:
             raise
         except Exception as e:  # the user's function: name it in the error
             raise ValueError(f"event {self.name!r}: guard raised {type(e).__name__}: {e} (at t = {float(t)!r})") from e
-        try:
-            g = float(np.asarray(g, dtype=float).reshape(()))
-        except (TypeError, ValueError):
-            raise ValueError(f"event {self.name!r}: guard must return one number, got {g!r}") from None
+        if type(g) is float or type(g) is np.float64:   # the common answer (every hard stop's): float(g) is g's value
+            g = float(g)
+        else:
+            try:
+                g = float(np.asarray(g, dtype=float).reshape(()))
+            except (TypeError, ValueError):
+                raise ValueError(f"event {self.name!r}: guard must return one number, got {g!r}") from None
         if not math.isfinite(g):
             raise ValueError(f"event {self.name!r}: guard returned {g} at t = {float(t)!r}; expected a finite number")
         return g
@@ -178,6 +181,7 @@ class EventMonitor:
         self.history: dict[int, list[float]] = {}
 
     def values(self, t, q, qd):
+        """Every guard's value at one state, in the events' order."""
         return [ev.value(t, q, qd) for ev in self.events]
 
     def earliest(self, t0, t1, g_new, g_at, g_all=None):

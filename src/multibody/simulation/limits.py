@@ -197,8 +197,10 @@ class JointLimits:
 
     def resting_table(self):
         """(body, v index, sign) of each resting joint's stop: the compiled loop's ``resting`` rows."""
-        m = self.model
-        body = {int(m.v_start[j]): j for j in range(m.nb) if m.nv_joint[j] == 1}
+        body = self.__dict__.get("_body_of_v")
+        if body is None:   # (the model's, once: every compiled step around an event asks for the table)
+            m = self.model
+            body = self._body_of_v = {int(m.v_start[j]): j for j in range(m.nb) if m.nv_joint[j] == 1}
         return np.array([(body[vi], vi, stop[4]) for vi, stop in self.resting.items()], dtype=float)
 
     def held_events(self):
@@ -565,16 +567,21 @@ def smoothed_friction(friction, v, velocity_scale):
 def spring_rows(model):
     """The joint springs' rows (q index, v index, stiffness, springref) of the variables with a
     stiffness (model.stiffness; one-to-one joints only, so each variable has its q); (0, 4) if none."""
-    k = np.asarray(getattr(model, "stiffness", None) if getattr(model, "stiffness", None) is not None
-                   else np.zeros(model.nv), dtype=float)
-    rows = []
-    for j in range(model.nb):
-        for i in range(int(model.nv_joint[j])):
-            vi = int(model.v_start[j]) + i
-            if k[vi] != 0.0:
-                qi = int(model.q_start[j]) + i
-                rows.append((qi, vi, k[vi], float(model.springref[qi])))
-    return np.array(rows, dtype=float).reshape(-1, 4)
+    rows = model.__dict__.get("_spring_rows")   # computed once per Model (immutable): a run reads it per event
+    if rows is None:
+        k = np.asarray(getattr(model, "stiffness", None) if getattr(model, "stiffness", None) is not None
+                       else np.zeros(model.nv), dtype=float)
+        rows = []
+        for j in range(model.nb):
+            for i in range(int(model.nv_joint[j])):
+                vi = int(model.v_start[j]) + i
+                if k[vi] != 0.0:
+                    qi = int(model.q_start[j]) + i
+                    rows.append((qi, vi, k[vi], float(model.springref[qi])))
+        rows = np.array(rows, dtype=float).reshape(-1, 4)
+        rows.setflags(write=False)
+        model.__dict__["_spring_rows"] = rows
+    return rows
 
 
 def spring_forces(model, q):
@@ -588,8 +595,10 @@ def spring_forces(model, q):
     [-1.0, 0.0]
     """
     tau = np.zeros(model.nv)
-    for qi, vi, k, ref in spring_rows(model):
-        tau[int(vi)] = tau[int(vi)] + -k * (q[int(qi)] - ref)
+    rows = spring_rows(model)
+    if len(rows):   # one row per variable: a vectorised sum takes the loop's operations (0 + −k (q − ref))
+        qi, vi = rows[:, 0].astype(np.intp), rows[:, 1].astype(np.intp)
+        tau[vi] = tau[vi] + -rows[:, 2] * (np.asarray(q, dtype=float)[qi] - rows[:, 3])
     return tau
 
 
