@@ -28,7 +28,7 @@ import numpy as np
 from .._io import package_version
 from ..core._core import gate as _gate
 from . import cache as K
-from .c_gen import c_function
+from .c_gen import c_lanes_function
 from .printer import comment_text
 from .function import GeneratedFunction
 from .spec import CodeSpec
@@ -68,23 +68,19 @@ def module_source(spec: CodeSpec, modname: str) -> str:
     nin, nout = len(spec.inputs), len(spec.outputs)
     in_sizes = [len(s) for _, s in spec.inputs]
     out_sizes = [r * c for _, (r, c), _ in spec.outputs]
-    run_args = [f"cg_in[{i}] + k * cg_stride[{i}]" for i in range(nin)]
-    run_args += [f"cg_out[{j}] + k * {out_sizes[j]}" for j in range(nout)]
-    one_args = [f"cg_in[{i}]" for i in range(nin)] + [f"cg_out[{j}]" for j in range(nout)]
     quoted = lambda names: ", ".join(f'"{n}"' for n in names)  # noqa: E731
     listed = lambda values: ", ".join(map(str, values)) or "0"  # noqa: E731
     return _module_template().substitute(
         modname=modname,
         outputs=", ".join(spec.output_names()),
         model=comment_text(spec.info.get("model", spec.name)),
-        kernel=c_function(spec, static=True, func_name="cg_eval"),
+        kernel=c_lanes_function(spec),
         nin=nin, nout=nout,
         in_names=quoted(spec.input_names()), in_sizes=listed(in_sizes),
         out_names=quoted(spec.output_names()), out_sizes=listed(out_sizes),
         out_ndim=listed("1" if spec.is_vector(nm) else "2" for nm in spec.output_names()),
         out_rows=listed(r for _, (r, c), _ in spec.outputs),
-        out_cols=listed(c for _, (r, c), _ in spec.outputs),
-        run_args=", ".join(run_args), one_args=", ".join(one_args))
+        out_cols=listed(c for _, (r, c), _ in spec.outputs))
 
 
 def _load(modname: str, path: str):
@@ -180,10 +176,10 @@ class CompiledFunction(GeneratedFunction):
         return outs
 
 
-def _compiler_flags(flags) -> tuple:
+def _compiler_flags(flags, cc) -> tuple:
     """The compiler flags as a tuple of strings (None: the defaults); a bare string is refused."""
     if flags is None:
-        return tuple(K.CFLAGS)
+        return K.default_flags(cc)
     if isinstance(flags, (str, bytes)) or not all(isinstance(f, str) for f in flags):
         raise TypeError(f"flags: expected a list of strings such as ['-O2', '-march=native'], got {flags!r}")
     return tuple(flags)
@@ -253,12 +249,12 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     say = progress or (lambda msg: None)
     spec = as_spec(source, values=values, name=name)
     cc = K.find_compiler()
-    flags = _compiler_flags(flags)
+    flags = _compiler_flags(flags, cc)
     say("common-subexpression elimination")
     spec.cse()
     probe = module_source(spec, "mbcg_MODNAME")
     key = hashlib.sha256(json.dumps([probe, gate_header(), K.compiler_id(cc), list(flags), K.ext_suffix(),
-                                     package_version(), np.__version__])
+                                     package_version(), np.__version__, K.host_id()])
                          .encode()).hexdigest()
     modname = f"mbcg_{key[:24]}"
     if key in _LOADED:
@@ -314,7 +310,7 @@ def export(source, out_dir, module_name: str = "eom", values: dict | None = None
         raise ValueError(f"module_name: expected a Python identifier (the name to import), got {module_name!r}")
     spec = as_spec(source, values=values, name=module_name)
     cc = K.find_compiler()
-    flags = _compiler_flags(flags)
+    flags = tuple(K.CFLAGS) if flags is None else _compiler_flags(flags, cc)   # portable: a file to ship
     spec.cse()
     out_dir = K.output_folder(out_dir)
     with tempfile.TemporaryDirectory(prefix=".export-", dir=out_dir) as work:

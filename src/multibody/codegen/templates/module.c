@@ -7,6 +7,142 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #include "common/gate.h"
+#include <string.h>
+
+/* Lanes: the batch is CG_W states side by side, every value of the kernel one cg_vd (GCC's and
+ * Clang's vector extension; one state, plain double, for other compilers). The states of a batch,
+ * not the expressions, are what runs in parallel: each operation of the straight-line code is one
+ * SIMD instruction for CG_W states. */
+#if defined(__GNUC__)
+#define CG_NOINLINE __attribute__((noinline))
+#else
+#define CG_NOINLINE
+#endif
+#if defined(__GNUC__) && !defined(CG_SCALAR)
+#define CG_W 4
+typedef double cg_vd __attribute__((vector_size(CG_W * sizeof(double))));
+typedef unsigned long long cg_vu __attribute__((vector_size(CG_W * sizeof(unsigned long long))));
+
+static inline cg_vd cg_splat(double x)
+{
+    cg_vd v = {x, x, x, x};
+    return v;
+}
+
+static inline cg_vd cg_gather(const double *const *p, Py_ssize_t k)
+{
+    cg_vd v = {p[0][k], p[1][k], p[2][k], p[3][k]};
+    return v;
+}
+
+static inline void cg_scatter(double *const *p, Py_ssize_t k, cg_vd v)
+{
+    p[0][k] = v[0]; p[1][k] = v[1]; p[2][k] = v[2]; p[3][k] = v[3];
+}
+
+/* sin and cos on the lanes: x = n pi/2 + r with |r| <= pi/4 (Cody and Waite's reduction, pi/2 in
+ * three parts of 33, 33 and 53 bits, so n * part is exact for |n| < 2^20), then the Taylor series
+ * of sin r to r^17 and of cos r to r^16 (the first term left out is below 1e-17 on |r| <= pi/4),
+ * and n mod 4 picks which and its sign. n comes from adding 1.5 * 2^52: the sum's low mantissa
+ * bits are n's, so no double -> integer conversion is needed (AVX2 has none for 64 bits). Lanes
+ * beyond |x| = 1e5 (never a joint angle; there the reduction would lose digits) use the library.
+ * Exact to about one unit in the last place: the library's result to ~1e-16. */
+#define CG_TRIG_REDUCE_MAX 1e5
+
+static inline void cg_vsincos(cg_vd x, cg_vd *s_out, cg_vd *c_out)
+{
+    const double shifter = 6755399441055744.0;   /* 1.5 * 2^52 */
+    cg_vd t = x * 0.6366197723675814 + shifter;     /* 2/pi */
+    cg_vd n = t - shifter;
+    cg_vd r = x - n * 1.5707963267341256;
+    r = r - n * 6.077100506303966e-11;
+    r = r - n * 2.0222662487959506e-21;
+    cg_vd r2 = r * r;
+    cg_vd ps = r + r * r2 * (-0.16666666666666666 + r2 * (0.008333333333333333 + r2 * (-0.0001984126984126984
+               + r2 * (2.7557319223985893e-06 + r2 * (-2.505210838544172e-08 + r2 * (1.6059043836821613e-10
+               + r2 * (-7.647163731819816e-13 + r2 * 2.8114572543455206e-15)))))));
+    cg_vd pc = 1.0 - 0.5 * r2 + r2 * r2 * (0.041666666666666664 + r2 * (-0.001388888888888889
+               + r2 * (2.48015873015873e-05 + r2 * (-2.755731922398589e-07 + r2 * (2.08767569878681e-09
+               + r2 * (-1.1470745597729725e-11 + r2 * 4.779477332387385e-14))))));
+    cg_vu q = (cg_vu)t;
+    cg_vu odd = -(q & 1u);                           /* all ones where n is odd: sin and cos swap */
+    cg_vu sb = (cg_vu)ps, cb = (cg_vu)pc;
+    cg_vu sv = (sb & ~odd) | (cb & odd), cv = (cb & ~odd) | (sb & odd);
+    sv ^= (q & 2u) << 62;                             /* sin negative for n mod 4 in {2, 3} */
+    cv ^= ((q + 1u) & 2u) << 62;                      /* cos negative for n mod 4 in {1, 2} */
+    cg_vd s = (cg_vd)sv, c = (cg_vd)cv;
+    int l;
+    for (l = 0; l < CG_W; ++l) {
+        if (!(fabs(x[l]) <= CG_TRIG_REDUCE_MAX)) {
+            s[l] = sin(x[l]);
+            c[l] = cos(x[l]);
+        }
+    }
+    *s_out = s;
+    *c_out = c;
+}
+
+static inline cg_vd cg_vsin(cg_vd x)
+{
+    cg_vd s, c;
+    cg_vsincos(x, &s, &c);
+    return s;
+}
+
+static inline cg_vd cg_vcos(cg_vd x)
+{
+    cg_vd s, c;
+    cg_vsincos(x, &s, &c);
+    return c;
+}
+
+/* the other functions lane by lane (sqrt becomes one instruction: -fno-math-errno) */
+#define CG_LANEWISE1(name, f) \
+    static inline cg_vd name(cg_vd x) { int l; for (l = 0; l < CG_W; ++l) x[l] = f(x[l]); return x; }
+#define CG_LANEWISE2(name, f) \
+    static inline cg_vd name(cg_vd x, cg_vd y) { int l; for (l = 0; l < CG_W; ++l) x[l] = f(x[l], y[l]); return x; }
+CG_LANEWISE1(cg_vsqrt, sqrt)
+CG_LANEWISE1(cg_vtan, tan)
+CG_LANEWISE1(cg_vasin, asin)
+CG_LANEWISE1(cg_vacos, acos)
+CG_LANEWISE1(cg_vatan, atan)
+CG_LANEWISE1(cg_vsinh, sinh)
+CG_LANEWISE1(cg_vcosh, cosh)
+CG_LANEWISE1(cg_vtanh, tanh)
+CG_LANEWISE1(cg_vexp, exp)
+CG_LANEWISE1(cg_vlog, log)
+CG_LANEWISE1(cg_vfabs, fabs)
+CG_LANEWISE2(cg_vatan2, atan2)
+CG_LANEWISE2(cg_vpow, pow)
+#else
+#define CG_W 1
+typedef double cg_vd;
+#define cg_splat(x) (x)
+#define cg_gather(p, k) ((p)[0][k])
+#define cg_scatter(p, k, v) ((p)[0][k] = (v))
+#define cg_vsin sin
+#define cg_vcos cos
+#define cg_vsqrt sqrt
+#define cg_vtan tan
+#define cg_vasin asin
+#define cg_vacos acos
+#define cg_vatan atan
+#define cg_vsinh sinh
+#define cg_vcosh cosh
+#define cg_vtanh tanh
+#define cg_vexp exp
+#define cg_vlog log
+#define cg_vfabs fabs
+#define cg_vatan2 atan2
+#define cg_vpow pow
+#endif
+
+static inline void cg_zero(double *const *p, Py_ssize_t size)
+{
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        memset(p[l], 0, (size_t)size * sizeof(double));
+}
 
 ${kernel}
 #define CG_NIN ${nin}
@@ -108,8 +244,21 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (k = 0; k < n;) {
         const Py_ssize_t chunk_end = n - k > 65536 ? k + 65536 : n;
         Py_BEGIN_ALLOW_THREADS
-        for (; k < chunk_end; ++k)
-            cg_eval(${run_args});
+        for (; k < chunk_end; k += CG_W) {
+            /* CG_W states per kernel call; spare lanes of the last block repeat the last state
+             * (its outputs written twice with equal values) */
+            const double *cg_p[CG_NIN * CG_W + 1];
+            double *cg_o[CG_NOUT * CG_W + 1];
+            Py_ssize_t l, s;
+            for (l = 0; l < CG_W; ++l) {
+                s = k + l < n ? k + l : n - 1;
+                for (i = 0; i < CG_NIN; ++i)
+                    cg_p[i * CG_W + l] = cg_in[i] + s * cg_stride[i];
+                for (i = 0; i < CG_NOUT; ++i)
+                    cg_o[i * CG_W + l] = cg_out[i] + s * cg_out_sizes[i];
+            }
+            cg_eval_lanes(cg_p, cg_o);
+        }
         Py_END_ALLOW_THREADS
         if (k < n && PyErr_CheckSignals() < 0)
             goto done;
@@ -195,7 +344,18 @@ static PyObject *cg_one_state(PyObject *const *args, Py_ssize_t nargs, int stric
         }
         cg_out[j] = (double *)PyArray_DATA((PyArrayObject *)outs[j]);
     }
-    cg_eval(${one_args});
+    {
+        const double *cg_p[CG_NIN * CG_W + 1];
+        double *cg_o[CG_NOUT * CG_W + 1];
+        int l;
+        for (l = 0; l < CG_W; ++l) {   /* every lane the one state */
+            for (i = 0; i < CG_NIN; ++i)
+                cg_p[i * CG_W + l] = cg_in[i];
+            for (j = 0; j < CG_NOUT; ++j)
+                cg_o[j * CG_W + l] = cg_out[j];
+        }
+        cg_eval_lanes(cg_p, cg_o);
+    }
     if (cg_outputs_finite(cg_out, 1))
         dict = PyDict_New();
     for (j = 0; j < CG_NOUT; ++j) {
