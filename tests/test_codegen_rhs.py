@@ -126,3 +126,22 @@ def test_lanes_constants_inside_functions_compile():
     X = np.array([[0.3, 1.5], [0.7, -0.5], [1.1, -2.0], [2.0, 3.0], [0.9, 0.1]])
     want = np.array([[float(e.subs({x: a, y: b})) for e in exprs] for a, b in X])
     assert rel_err(f(X)["v"], want) <= 1e-14
+
+
+@needs_cc
+@pytest.mark.parametrize("native, extra", [(False, ["-DCG_SCALAR"]), (False, ["-Wall", "-Wextra", "-Werror"]),
+                                           (True, ["-Wall", "-Wextra", "-Werror"])])
+def test_scalar_build_and_warnings(native, extra):
+    """The module builds without the vector extension (CG_SCALAR: what a compiler other than GCC or
+    Clang gets) with the same numbers, and the lanes' build is clean under -Wall -Wextra, portable
+    (two lanes on x86-64's SSE2) and for this machine (four with AVX)."""
+    from multibody.codegen import cache
+
+    model = mb.models.double_pendulum()
+    flags = list(cache.default_flags(cache.find_compiler()) if native else cache.CFLAGS) + extra
+    f = codegen.compile(codegen.rhs_spec(model), flags=flags)
+    rng = np.random.default_rng(2)
+    Q, QD, TAU = rng.uniform(-2, 2, (3, 5, 2))
+    got = f(Q, QD, TAU)["qdd"]
+    for k in range(5):
+        assert rel_err(got[k], mb.aba(model, Q[k], QD[k], TAU[k])) <= 1e-12

@@ -19,25 +19,37 @@
 #define CG_NOINLINE
 #endif
 #if defined(__GNUC__) && !defined(CG_SCALAR)
-#define CG_W 4
+#if defined(__AVX__)
+#define CG_W 4          /* one 256-bit register */
+#else
+#define CG_W 2          /* SSE2, NEON: 128 bits (wider vectors would only be split, and change the ABI) */
+#endif
 typedef double cg_vd __attribute__((vector_size(CG_W * sizeof(double))));
 typedef unsigned long long cg_vu __attribute__((vector_size(CG_W * sizeof(unsigned long long))));
 
 static inline cg_vd cg_splat(double x)
 {
-    cg_vd v = {x, x, x, x};
+    cg_vd v;
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        v[l] = x;
     return v;
 }
 
 static inline cg_vd cg_gather(const double *const *p, Py_ssize_t k)
 {
-    cg_vd v = {p[0][k], p[1][k], p[2][k], p[3][k]};
+    cg_vd v;
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        v[l] = p[l][k];
     return v;
 }
 
 static inline void cg_scatter(double *const *p, Py_ssize_t k, cg_vd v)
 {
-    p[0][k] = v[0]; p[1][k] = v[1]; p[2][k] = v[2]; p[3][k] = v[3];
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        p[l][k] = v[l];
 }
 
 /* sin and cos on the lanes: x = n pi/2 + r with |r| <= pi/4 (Cody and Waite's reduction, pi/2 in
@@ -389,7 +401,8 @@ static PyMethodDef cg_methods[] = {
      "_one(in0, in1, ...): one(), or NotImplemented when an input is None or not of its size"},
     {NULL, NULL, 0, NULL}
 };
-static struct PyModuleDef cg_module = {PyModuleDef_HEAD_INIT, "${modname}", NULL, -1, cg_methods};
+static struct PyModuleDef cg_module = {PyModuleDef_HEAD_INIT, "${modname}", NULL, -1, cg_methods, NULL, NULL, NULL,
+                                        NULL};
 PyMODINIT_FUNC PyInit_${modname}(void)
 {
     PyObject *core;
