@@ -1,7 +1,10 @@
 """``compile``: a CPython extension built with the system C compiler, cached on disk (proNEu
 ``emlc``: "mex-functions are executed much faster … for systems with a lot of degrees of freedom").
 
-The module wraps the same C function ``to_c`` writes. One call evaluates N states: the inputs
+The module holds the code ``to_c`` writes in its lanes form (:func:`~multibody.codegen.c_gen.c_lanes_function`:
+CG_W states per SIMD block, four with AVX; ``one`` fills every lane with its state). It is compiled
+-O3 and, where the compiler takes it, ``-march=native`` (the machine's CPU is in the cache key).
+One call evaluates N states in one C loop, no Python per state: the inputs
 pass the C core's one array gate (``multibody/csrc/common/gate.h``, #included with ``-I`` to
 the installed package's C tree: the same rules as ``mb.rnea``), sizes and finiteness are checked in C, the
 loop runs with the GIL released, and a result that overflowed raises ``ResultOverflowError``.
@@ -210,7 +213,9 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
         Cache folder; default :func:`multibody.codegen.cache.cache_dir` (``MULTIBODY_CACHE`` or
         the user cache folder).
     flags : list of str, optional
-        Compiler flags instead of the defaults (e.g. ``["-O2"]``).
+        Compiler flags instead of the defaults (:func:`multibody.codegen.cache.default_flags`:
+        ``-O3 -fPIC -shared -fno-math-errno -march=native``), e.g. ``["-O2", "-fPIC", "-shared"]``.
+        Not ``-ffast-math``: the lanes' sin and cos rely on exact rounding.
     progress : callable, optional
         Called with a one-line message at each stage (CSE, compiling, done).
 
