@@ -215,7 +215,8 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     flags : list of str, optional
         Compiler flags instead of the defaults (:func:`multibody.codegen.cache.default_flags`:
         ``-O3 -fPIC -shared -fno-math-errno -march=native``), e.g. ``["-O2", "-fPIC", "-shared"]``.
-        Not ``-ffast-math``: the lanes' sin and cos rely on exact rounding.
+        Under ``-ffast-math`` the lanes' sin and cos (which rely on exact rounding) become the
+        library's, lane by lane.
     progress : callable, optional
         Called with a one-line message at each stage (CSE, compiling, done).
 

@@ -61,6 +61,17 @@ static inline void cg_scatter(double *const *p, Py_ssize_t k, cg_vd v)
  * Exact to about one unit in the last place: the library's result to ~1e-16. */
 #define CG_TRIG_REDUCE_MAX 1e5
 
+#if defined(__FAST_MATH__)
+/* -ffast-math may fold (y + shifter) - shifter to y: the library on every lane instead */
+static inline void cg_vsincos(cg_vd x, cg_vd *s_out, cg_vd *c_out)
+{
+    int l;
+    for (l = 0; l < CG_W; ++l) {
+        (*s_out)[l] = sin(x[l]);
+        (*c_out)[l] = cos(x[l]);
+    }
+}
+#else
 static inline void cg_vsincos(cg_vd x, cg_vd *s_out, cg_vd *c_out)
 {
     const double shifter = 6755399441055744.0;   /* 1.5 * 2^52 */
@@ -93,6 +104,7 @@ static inline void cg_vsincos(cg_vd x, cg_vd *s_out, cg_vd *c_out)
     *s_out = s;
     *c_out = c;
 }
+#endif
 
 static inline cg_vd cg_vsin(cg_vd x)
 {
