@@ -338,6 +338,39 @@ def _small_power(e) -> bool:
     return (x == int(x) and 1 <= abs(x) <= 4) or x in (0.5, -0.5)
 
 
+def _sincos_pair(a, b) -> bool:
+    """True when a and b are sin and cos (either order) of one argument that depends on an input."""
+    names = {type(a).__name__, type(b).__name__}
+    return names == {"sin", "cos"} and a.args[0] == b.args[0] and bool(a.args[0].free_symbols)
+
+
+def _sincos_adjacent(temps):
+    """The temporaries with cos(x) moved next to sin(x) (or sin next to cos), the later one up to
+    the earlier: it depends only on x, which the earlier one needs too, so the order stays a
+    dependency order, and the lanes compute both with one reduction (cg_vsincos)."""
+    first = {}
+    partner = {}
+    for k, (_, e) in enumerate(temps):
+        t = type(e).__name__
+        if t in ("sin", "cos") and e.args[0].free_symbols:
+            key = e.args[0]
+            if key in first and type(temps[first[key]][1]).__name__ != t and first[key] not in partner:
+                partner[first[key]] = k
+            else:
+                first.setdefault(key, k)
+    if not partner:
+        return list(temps)
+    moved = set(partner.values())
+    order = []
+    for k in range(len(temps)):
+        if k in moved:
+            continue
+        order.append(temps[k])
+        if k in partner:
+            order.append(temps[partner[k]])
+    return order
+
+
 def c_lanes_function(spec: CodeSpec, func_name: str = "cg_eval_lanes") -> str:
     """Text of ``static void <func_name>(const double *const *cg_p, double *const *cg_o)``: the
     spec's code evaluated for ``CG_W`` states at once (CSE applied).
@@ -372,7 +405,7 @@ def c_lanes_function(spec: CodeSpec, func_name: str = "cg_eval_lanes") -> str:
             if s in used:
                 names[s] = f"cg_x[{len(gathers)}]"
                 gathers.append((i, k, f"{nm}[{k}]"))
-    temps = spec.temporaries
+    temps = _sincos_adjacent(spec.temporaries)
     index = {t: k for k, (t, _) in enumerate(temps)}
     nparts = max((len(temps) + CHUNK - 1) // CHUNK, 1)
     part_of = lambda k: k // CHUNK  # noqa: E731
@@ -420,10 +453,23 @@ def c_lanes_function(spec: CodeSpec, func_name: str = "cg_eval_lanes") -> str:
             return text if e.free_symbols else f"cg_splat({text})"   # a constant: the same on every lane
 
         body = []
-        for k in range(p * CHUNK, min((p + 1) * CHUNK, len(temps))):
-            body.append(f"    const cg_vd {TEMP_PREFIX}{k} = {value(temps[k][1])};")
+        end = min((p + 1) * CHUNK, len(temps))
+        paired = False
+        for k in range(p * CHUNK, end):
+            if paired:                     # the cos (or sin) its neighbour's cg_vsincos wrote
+                paired = False
+            elif k + 1 < end and _sincos_pair(temps[k][1], temps[k + 1][1]):
+                # sin and cos of one argument share the reduction: one cg_vsincos for both
+                sk, ck = (k, k + 1) if type(temps[k][1]).__name__ == "sin" else (k + 1, k)
+                body.append(f"    cg_vd {TEMP_PREFIX}{k}, {TEMP_PREFIX}{k + 1};")
+                body.append(f"    cg_vsincos({pr(temps[k][1].args[0])}, &{TEMP_PREFIX}{sk}, &{TEMP_PREFIX}{ck});")
+                paired = True
+            else:
+                body.append(f"    const cg_vd {TEMP_PREFIX}{k} = {value(temps[k][1])};")
             if k in slot:
                 body.append(f"    cg_w[{slot[k]}] = {TEMP_PREFIX}{k};")
+            if paired and k + 1 in slot:
+                body.append(f"    cg_w[{slot[k + 1]}] = {TEMP_PREFIX}{k + 1};")
         for j, k, e in writes[p]:
             body.append(f"    cg_scatter(cg_o + {j} * CG_W, {k}, {value(e)});  /* {spec.reduced[j][0]}[{k}] */")
         return body
