@@ -490,9 +490,15 @@ def c_lanes_function(spec: CodeSpec, func_name: str = "cg_eval_lanes") -> str:
     lines.append(f"    /* inputs, lane by lane: {len(gathers)} used */")
     for k, (i, idx, what) in enumerate(gathers):
         lines.append(f"    cg_x[{k}] = cg_gather(cg_p + {i} * CG_W, {idx});  /* {what} */")
-    lines.append("    /* outputs start at zero: only non-zero entries are written below */")
-    for j, (nm, (r, c), _) in enumerate(spec.reduced):
-        lines.append(f"    cg_zero(cg_o + {j} * CG_W, {r * c});  /* {nm} */")
+    lines.append("    /* structural zeros of the outputs: a few as stores, many by memset (measured: StarlETH's batch")
+    lines.append("     * 0.79 -> 0.68-0.75 us/state with b and g's memset gone, slower with M's 132 zeros as stores) */")
+    for j, (nm, (r, c), ex) in enumerate(spec.reduced):
+        zeros = [k for k, e in enumerate(ex) if e == 0]
+        if len(zeros) * 4 > len(ex):     # StarlETH: b, g as stores, M (132 of 324 zero) by memset
+            lines.append(f"    cg_zero(cg_o + {j} * CG_W, {r * c});  /* {nm} */")
+            continue
+        for k in zeros:
+            lines.append(f"    cg_scatter(cg_o + {j} * CG_W, {k}, cg_splat(0.0));  /* {nm}[{k}] */")
     lines.append(f"    /* {len(temps)} common subexpressions, {nparts} part(s), {nslots} values live across parts */")
     if nparts > 1:
         lines.append(f"    cg_vd cg_w[{max(nslots, 1)}];")

@@ -19,7 +19,9 @@
 #define CG_NOINLINE
 #endif
 #if defined(__GNUC__) && !defined(CG_SCALAR)
-#if defined(__AVX__)
+#if defined(CG_LANES)
+#define CG_W CG_LANES   /* -DCG_LANES=8: a block of that many states (a power of two) */
+#elif defined(__AVX__)
 #define CG_W 4          /* one 256-bit register */
 #else
 #define CG_W 2          /* SSE2, NEON: 128 bits (wider vectors would only be split, and change the ABI) */
@@ -146,6 +148,11 @@ typedef double cg_vd;
 #define cg_scatter(p, k, v) ((p)[0][k] = (v))
 #define cg_vsin sin
 #define cg_vcos cos
+static inline void cg_vsincos(double x, double *s, double *c)
+{
+    *s = sin(x);
+    *c = cos(x);
+}
 #define cg_vsqrt sqrt
 #define cg_vtan tan
 #define cg_vasin asin
