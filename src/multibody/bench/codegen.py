@@ -305,6 +305,8 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="pendulum n ≤ 6 and batches of 1 000")
     p.add_argument("--skip-talos", action="store_true", help="leave out the traced Talos ABA")
     p.add_argument("--skip-rhs", action="store_true", help="leave out the pendulum right-hand side and PyDy")
+    p.add_argument("--only", choices=("starleth", "talos", "ops", "rhs"), help="run one part")
+    p.add_argument("--rhs-n", type=int, default=None, help="links of the pendulum in part 5 (default 20; 10 with --quick)")
     p.add_argument("--wall", action="store_true",
                    help="wall-clock times, the core's batches on all its threads (default: CPU time, one thread)")
     args = p.parse_args(argv)
@@ -319,12 +321,15 @@ def main(argv=None) -> int:
         mb.set_num_threads(1)
         print("Times: CPU time of this process, one thread each (the core's batches too; its SIMD lanes "
               "stay): a loaded machine's waits are not counted. --wall for wall clock.")
-    bench_starleth(n_batch)
-    if not args.skip_talos:
+    run = (lambda part: args.only in (None, part))  # noqa: E731
+    if run("starleth"):
+        bench_starleth(n_batch)
+    if run("talos") and not args.skip_talos:
         bench_talos(n_batch)
-    bench_ops(6 if args.quick else 12)
-    if not args.skip_rhs:
-        bench_rhs(10 if args.quick else 20, n_batch)
+    if run("ops"):
+        bench_ops(6 if args.quick else 12)
+    if run("rhs") and not args.skip_rhs:
+        bench_rhs(args.rhs_n or (10 if args.quick else 20), n_batch)
     mb.set_num_threads(threads)
     return 0
 
