@@ -217,7 +217,7 @@ def test_module_source_comes_from_the_template_filled_once():
     names = {m.group("named") or m.group("braced") for m in compiled._module_template().pattern.finditer(text)
              if m.group("named") or m.group("braced")}
     assert names == {"modname", "outputs", "model", "kernel", "nin", "nout", "in_names", "in_sizes", "out_names",
-                     "out_sizes", "out_ndim", "out_rows", "out_cols", "run_args", "one_args"}
+                     "out_sizes", "out_ndim", "out_rows", "out_cols"}
     filled = compiled._module_template().substitute({name: "${nin}$modname" for name in names})
     assert "${nin}$modname" in filled and filled.count("${nin}$modname") == text.count("$")
     x, y = sp.symbols("x y")

@@ -15,6 +15,8 @@ feeds every backend:
 * :func:`compile`   — a CPython extension built with the system C compiler, cached on disk by a
   hash of the expressions, compiler, flags and multibody version; N states per call, GIL released;
   :func:`export` builds one importable under a name of your choice into a folder;
+* :func:`rhs_spec`  — q̈ = M⁻¹(f − b − g) as one program (M, forcing and an unrolled LDLᵀ solve),
+  for an ODE right-hand side with no call into NumPy;
 * :func:`compile_algorithm` — RNEA, CRBA or ABA of one fixed model traced into straight-line C;
 * :func:`derivatives` — ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ and ∂(M q̈ + b + g)/∂(q, q̇).
 
@@ -36,9 +38,10 @@ from .matlab_gen import to_matlab
 from .mex_gen import to_mex
 from .cache import CompilerNotFoundError
 from .numpy_gen import NumpyFunction, to_numpy
+from .rhs import rhs_spec
 from .spec import CodeSpec, count_ops, eom_spec, make_spec
 
-__all__ = ["to_numpy", "to_c", "to_matlab", "to_mex", "compile", "compile_algorithm", "derivatives", "make_spec", "eom_spec",
+__all__ = ["to_numpy", "to_c", "to_matlab", "to_mex", "compile", "compile_algorithm", "derivatives", "make_spec", "eom_spec", "rhs_spec",
            "as_spec", "CodeSpec", "count_ops", "CompilerNotFoundError", "NumpyFunction"]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import shlex
 import shutil
 import stat
@@ -28,10 +29,11 @@ import warnings
 from .._io import open_regular, write_bytes
 
 __all__ = ["CompilerNotFoundError", "find_compiler", "cache_dir", "folder_problem", "entry_path", "atomic_write",
-           "sha256_file", "CFLAGS", "compiler_id"]
+           "sha256_file", "CFLAGS", "compiler_id", "default_flags", "host_id"]
 
-#: flags for compiled modules (one set, like the compiled core's)
-CFLAGS = ("-O2", "-fPIC", "-shared", "-fno-math-errno")
+#: flags for compiled modules (one set, like the compiled core's); :func:`default_flags` adds
+#: ``-march=native`` where the compiler takes it
+CFLAGS = ("-O3", "-fPIC", "-shared", "-fno-math-errno")
 
 
 class CompilerNotFoundError(RuntimeError):
@@ -70,6 +72,56 @@ def compiler_id(cmd: list[str]) -> str:
             out = ""
         _COMPILER_IDS[key] = f"{shutil.which(cmd[0]) or cmd[0]} | {out.splitlines()[0] if out else '?'}"
     return _COMPILER_IDS[key]
+
+
+_NATIVE: dict = {}
+
+
+def default_flags(cmd: list[str]) -> tuple:
+    """:data:`CFLAGS`, plus ``-march=native`` when the compiler accepts it.
+
+    A generated module is compiled on the machine that runs it (unlike the core's wheel, which
+    setup.py builds portable unless ``MULTIBODY_NATIVE=1``), so it may use every instruction the
+    machine has: the batch kernel's lanes become AVX2/AVX-512 registers. The cache key holds
+    :func:`host_id`, so a cache folder shared by different machines never hands one a library
+    built for another's instructions.
+    """
+    key = tuple(cmd)
+    if key not in _NATIVE:
+        ok = False
+        with tempfile.TemporaryDirectory(prefix="mb-native-") as work:
+            src = os.path.join(work, "probe.c")
+            with open(src, "w", encoding="utf-8") as fh:
+                fh.write("int cg_probe(void) { return 0; }\n")
+            try:
+                res = subprocess.run(cmd + ["-march=native", "-c", src, "-o", os.path.join(work, "probe.o")],
+                                     capture_output=True, text=True, timeout=60)
+                ok = res.returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                ok = False
+        _NATIVE[key] = ok
+    return CFLAGS + (("-march=native",) if _NATIVE[key] else ())
+
+
+_HOST: list = []
+
+
+def host_id() -> str:
+    """The machine's architecture and CPU (model and feature flags where the system says them):
+    part of the cache key, since ``-march=native`` code runs only on CPUs with those features."""
+    if not _HOST:
+        parts = [platform.machine(), platform.processor()]
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    if line.split(":")[0].strip() in ("model name", "flags", "Features", "CPU part"):
+                        parts.append(line.strip())
+                    elif not line.strip() and len(parts) > 2:
+                        break        # the first processor's block is enough
+        except OSError:
+            pass
+        _HOST.append(hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16])
+    return _HOST[0]
 
 
 def _writable(path: str) -> bool:

@@ -1,7 +1,10 @@
 """``compile``: a CPython extension built with the system C compiler, cached on disk (proNEu
 ``emlc``: "mex-functions are executed much faster … for systems with a lot of degrees of freedom").
 
-The module wraps the same C function ``to_c`` writes. One call evaluates N states: the inputs
+The module holds the code ``to_c`` writes in its lanes form (:func:`~multibody.codegen.c_gen.c_lanes_function`:
+CG_W states per SIMD block, four with AVX; ``one`` fills every lane with its state). It is compiled
+-O3 and, where the compiler takes it, ``-march=native`` (the machine's CPU is in the cache key).
+One call evaluates N states in one C loop, no Python per state: the inputs
 pass the C core's one array gate (``multibody/csrc/common/gate.h``, #included with ``-I`` to
 the installed package's C tree: the same rules as ``mb.rnea``), sizes and finiteness are checked in C, the
 loop runs with the GIL released, and a result that overflowed raises ``ResultOverflowError``.
@@ -28,7 +31,7 @@ import numpy as np
 from .._io import package_version
 from ..core._core import gate as _gate
 from . import cache as K
-from .c_gen import c_function
+from .c_gen import c_lanes_function
 from .printer import comment_text
 from .function import GeneratedFunction
 from .spec import CodeSpec
@@ -68,23 +71,19 @@ def module_source(spec: CodeSpec, modname: str) -> str:
     nin, nout = len(spec.inputs), len(spec.outputs)
     in_sizes = [len(s) for _, s in spec.inputs]
     out_sizes = [r * c for _, (r, c), _ in spec.outputs]
-    run_args = [f"cg_in[{i}] + k * cg_stride[{i}]" for i in range(nin)]
-    run_args += [f"cg_out[{j}] + k * {out_sizes[j]}" for j in range(nout)]
-    one_args = [f"cg_in[{i}]" for i in range(nin)] + [f"cg_out[{j}]" for j in range(nout)]
     quoted = lambda names: ", ".join(f'"{n}"' for n in names)  # noqa: E731
     listed = lambda values: ", ".join(map(str, values)) or "0"  # noqa: E731
     return _module_template().substitute(
         modname=modname,
         outputs=", ".join(spec.output_names()),
         model=comment_text(spec.info.get("model", spec.name)),
-        kernel=c_function(spec, static=True, func_name="cg_eval"),
+        kernel=c_lanes_function(spec),
         nin=nin, nout=nout,
         in_names=quoted(spec.input_names()), in_sizes=listed(in_sizes),
         out_names=quoted(spec.output_names()), out_sizes=listed(out_sizes),
         out_ndim=listed("1" if spec.is_vector(nm) else "2" for nm in spec.output_names()),
         out_rows=listed(r for _, (r, c), _ in spec.outputs),
-        out_cols=listed(c for _, (r, c), _ in spec.outputs),
-        run_args=", ".join(run_args), one_args=", ".join(one_args))
+        out_cols=listed(c for _, (r, c), _ in spec.outputs))
 
 
 def _load(modname: str, path: str):
@@ -180,10 +179,10 @@ class CompiledFunction(GeneratedFunction):
         return outs
 
 
-def _compiler_flags(flags) -> tuple:
+def _compiler_flags(flags, cc) -> tuple:
     """The compiler flags as a tuple of strings (None: the defaults); a bare string is refused."""
     if flags is None:
-        return tuple(K.CFLAGS)
+        return K.default_flags(cc)
     if isinstance(flags, (str, bytes)) or not all(isinstance(f, str) for f in flags):
         raise TypeError(f"flags: expected a list of strings such as ['-O2', '-march=native'], got {flags!r}")
     return tuple(flags)
@@ -214,7 +213,10 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
         Cache folder; default :func:`multibody.codegen.cache.cache_dir` (``MULTIBODY_CACHE`` or
         the user cache folder).
     flags : list of str, optional
-        Compiler flags instead of the defaults (e.g. ``["-O2"]``).
+        Compiler flags instead of the defaults (:func:`multibody.codegen.cache.default_flags`:
+        ``-O3 -fPIC -shared -fno-math-errno -march=native``), e.g. ``["-O2", "-fPIC", "-shared"]``.
+        Under ``-ffast-math`` the lanes' sin and cos (which rely on exact rounding) become the
+        library's, lane by lane.
     progress : callable, optional
         Called with a one-line message at each stage (CSE, compiling, done).
 
@@ -253,12 +255,12 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     say = progress or (lambda msg: None)
     spec = as_spec(source, values=values, name=name)
     cc = K.find_compiler()
-    flags = _compiler_flags(flags)
+    flags = _compiler_flags(flags, cc)
     say("common-subexpression elimination")
     spec.cse()
     probe = module_source(spec, "mbcg_MODNAME")
     key = hashlib.sha256(json.dumps([probe, gate_header(), K.compiler_id(cc), list(flags), K.ext_suffix(),
-                                     package_version(), np.__version__])
+                                     package_version(), np.__version__, K.host_id()])
                          .encode()).hexdigest()
     modname = f"mbcg_{key[:24]}"
     if key in _LOADED:
@@ -314,7 +316,7 @@ def export(source, out_dir, module_name: str = "eom", values: dict | None = None
         raise ValueError(f"module_name: expected a Python identifier (the name to import), got {module_name!r}")
     spec = as_spec(source, values=values, name=module_name)
     cc = K.find_compiler()
-    flags = _compiler_flags(flags)
+    flags = tuple(K.CFLAGS) if flags is None else _compiler_flags(flags, cc)   # portable: a file to ship
     spec.cse()
     out_dir = K.output_folder(out_dir)
     with tempfile.TemporaryDirectory(prefix=".export-", dir=out_dir) as work:

@@ -71,6 +71,7 @@ class Printer:
         self.dialect = dialect
         self.funcs = _DIALECT_FUNCS[dialect]
         self.sqrt = self.funcs["sqrt"]
+        self.pow = "pow" if dialect == "c" else "np.power"
 
     def num(self, x: float) -> str:
         if not math.isfinite(x):
@@ -175,5 +176,4 @@ class Printer:
         if self.dialect == "matlab":
             s = f"{b}.^{self.expr(ex, 2)}"
             return f"({s})" if prec > 1 else s
-        powf = "pow" if self.dialect == "c" else "np.power"
-        return f"{powf}({self.expr(base)}, {self.expr(ex)})"
+        return f"{self.pow}({self.expr(base)}, {self.expr(ex)})"

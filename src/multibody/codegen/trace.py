@@ -140,9 +140,14 @@ def plux(R, p):
 
 
 def congruence(X, A):
-    """Xᵀ A X for 6×6 lists."""
+    """Xᵀ A X for 6×6 lists, A symmetric: the upper triangle computed, the lower its mirror (the two
+    triangles' expressions differ in form, so CSE would not find them equal: half the products)."""
     AX = [[sum((A[r][k] * X[k][c] for k in range(6)), se.Integer(0)) for c in range(6)] for r in range(6)]
-    return [[sum((X[k][r] * AX[k][c] for k in range(6)), se.Integer(0)) for c in range(6)] for r in range(6)]
+    out = [[0] * 6 for _ in range(6)]
+    for r in range(6):
+        for c in range(r, 6):
+            out[r][c] = out[c][r] = sum((X[k][r] * AX[k][c] for k in range(6)), se.Integer(0))
+    return out
 
 
 # ---- joints ----------------------------------------------------------------------------------
@@ -315,8 +320,12 @@ def trace_aba(model, q, qd, tau):
         if par >= 0:
             if k:
                 Dsolve_Ut[i] = B(_solve_small(D, Ui))            # D⁻¹ Uᵀ (k × 6)
-                Ia = B([[IA[i][r][cc] - sum((Ui[j][r] * Dsolve_Ut[i][j][cc] for j in range(k)), se.Integer(0))
-                         for cc in range(6)] for r in range(6)])
+                Ia = [[0] * 6 for _ in range(6)]           # IA − U D⁻¹ Uᵀ: symmetric, upper triangle mirrored
+                for r in range(6):
+                    for cc in range(r, 6):
+                        Ia[r][cc] = Ia[cc][r] = IA[i][r][cc] - sum((Ui[j][r] * Dsolve_Ut[i][j][cc] for j in range(k)),
+                                                                   se.Integer(0))
+                Ia = B(Ia)
                 pa = B(add(add(pA[i], mat6_vec(Ia, c[i])),
                            [sum((Ui[j][r] * Dsolve_u[i][j] for j in range(k)), se.Integer(0)) for r in range(6)]))
             else:

@@ -7,6 +7,173 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #include "common/gate.h"
+#include <string.h>
+
+/* Lanes: the batch is CG_W states side by side, every value of the kernel one cg_vd (GCC's and
+ * Clang's vector extension; one state, plain double, for other compilers). The states of a batch,
+ * not the expressions, are what runs in parallel: each operation of the straight-line code is one
+ * SIMD instruction for CG_W states. */
+#if defined(__GNUC__)
+#define CG_NOINLINE __attribute__((noinline))
+#else
+#define CG_NOINLINE
+#endif
+#if defined(__GNUC__) && !defined(CG_SCALAR)
+#if defined(CG_LANES)
+#define CG_W CG_LANES   /* -DCG_LANES=8: a block of that many states (a power of two) */
+#elif defined(__AVX__)
+#define CG_W 4          /* one 256-bit register */
+#else
+#define CG_W 2          /* SSE2, NEON: 128 bits (wider vectors would only be split, and change the ABI) */
+#endif
+typedef double cg_vd __attribute__((vector_size(CG_W * sizeof(double))));
+typedef unsigned long long cg_vu __attribute__((vector_size(CG_W * sizeof(unsigned long long))));
+
+static inline cg_vd cg_splat(double x)
+{
+    cg_vd v;
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        v[l] = x;
+    return v;
+}
+
+static inline cg_vd cg_gather(const double *const *p, Py_ssize_t k)
+{
+    cg_vd v;
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        v[l] = p[l][k];
+    return v;
+}
+
+static inline void cg_scatter(double *const *p, Py_ssize_t k, cg_vd v)
+{
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        p[l][k] = v[l];
+}
+
+/* sin and cos on the lanes: x = n pi/2 + r with |r| <= pi/4 (Cody and Waite's reduction, pi/2 in
+ * three parts of 33, 33 and 53 bits, so n * part is exact for |n| < 2^20), then the Taylor series
+ * of sin r to r^17 and of cos r to r^16 (the first term left out is below 1e-17 on |r| <= pi/4),
+ * and n mod 4 picks which and its sign. n comes from adding 1.5 * 2^52: the sum's low mantissa
+ * bits are n's, so no double -> integer conversion is needed (AVX2 has none for 64 bits). Lanes
+ * beyond |x| = 1e5 (never a joint angle; there the reduction would lose digits) use the library.
+ * Exact to about one unit in the last place: the library's result to ~1e-16. */
+#define CG_TRIG_REDUCE_MAX 1e5
+
+#if defined(__FAST_MATH__)
+/* -ffast-math may fold (y + shifter) - shifter to y: the library on every lane instead */
+static inline void cg_vsincos(cg_vd x, cg_vd *s_out, cg_vd *c_out)
+{
+    int l;
+    for (l = 0; l < CG_W; ++l) {
+        (*s_out)[l] = sin(x[l]);
+        (*c_out)[l] = cos(x[l]);
+    }
+}
+#else
+static inline void cg_vsincos(cg_vd x, cg_vd *s_out, cg_vd *c_out)
+{
+    const double shifter = 6755399441055744.0;   /* 1.5 * 2^52 */
+    cg_vd t = x * 0.6366197723675814 + shifter;     /* 2/pi */
+    cg_vd n = t - shifter;
+    cg_vd r = x - n * 1.5707963267341256;
+    r = r - n * 6.077100506303966e-11;
+    r = r - n * 2.0222662487959506e-21;
+    cg_vd r2 = r * r;
+    cg_vd ps = r + r * r2 * (-0.16666666666666666 + r2 * (0.008333333333333333 + r2 * (-0.0001984126984126984
+               + r2 * (2.7557319223985893e-06 + r2 * (-2.505210838544172e-08 + r2 * (1.6059043836821613e-10
+               + r2 * (-7.647163731819816e-13 + r2 * 2.8114572543455206e-15)))))));
+    cg_vd pc = 1.0 - 0.5 * r2 + r2 * r2 * (0.041666666666666664 + r2 * (-0.001388888888888889
+               + r2 * (2.48015873015873e-05 + r2 * (-2.755731922398589e-07 + r2 * (2.08767569878681e-09
+               + r2 * (-1.1470745597729725e-11 + r2 * 4.779477332387385e-14))))));
+    cg_vu q = (cg_vu)t;
+    cg_vu odd = -(q & 1u);                           /* all ones where n is odd: sin and cos swap */
+    cg_vu sb = (cg_vu)ps, cb = (cg_vu)pc;
+    cg_vu sv = (sb & ~odd) | (cb & odd), cv = (cb & ~odd) | (sb & odd);
+    sv ^= (q & 2u) << 62;                             /* sin negative for n mod 4 in {2, 3} */
+    cv ^= ((q + 1u) & 2u) << 62;                      /* cos negative for n mod 4 in {1, 2} */
+    cg_vd s = (cg_vd)sv, c = (cg_vd)cv;
+    int l;
+    for (l = 0; l < CG_W; ++l) {
+        if (!(fabs(x[l]) <= CG_TRIG_REDUCE_MAX)) {
+            s[l] = sin(x[l]);
+            c[l] = cos(x[l]);
+        }
+    }
+    *s_out = s;
+    *c_out = c;
+}
+#endif
+
+static inline cg_vd cg_vsin(cg_vd x)
+{
+    cg_vd s, c;
+    cg_vsincos(x, &s, &c);
+    return s;
+}
+
+static inline cg_vd cg_vcos(cg_vd x)
+{
+    cg_vd s, c;
+    cg_vsincos(x, &s, &c);
+    return c;
+}
+
+/* the other functions lane by lane (sqrt becomes one instruction: -fno-math-errno) */
+#define CG_LANEWISE1(name, f) \
+    static inline cg_vd name(cg_vd x) { int l; for (l = 0; l < CG_W; ++l) x[l] = f(x[l]); return x; }
+#define CG_LANEWISE2(name, f) \
+    static inline cg_vd name(cg_vd x, cg_vd y) { int l; for (l = 0; l < CG_W; ++l) x[l] = f(x[l], y[l]); return x; }
+CG_LANEWISE1(cg_vsqrt, sqrt)
+CG_LANEWISE1(cg_vtan, tan)
+CG_LANEWISE1(cg_vasin, asin)
+CG_LANEWISE1(cg_vacos, acos)
+CG_LANEWISE1(cg_vatan, atan)
+CG_LANEWISE1(cg_vsinh, sinh)
+CG_LANEWISE1(cg_vcosh, cosh)
+CG_LANEWISE1(cg_vtanh, tanh)
+CG_LANEWISE1(cg_vexp, exp)
+CG_LANEWISE1(cg_vlog, log)
+CG_LANEWISE1(cg_vfabs, fabs)
+CG_LANEWISE2(cg_vatan2, atan2)
+CG_LANEWISE2(cg_vpow, pow)
+#else
+#define CG_W 1
+typedef double cg_vd;
+#define cg_splat(x) (x)
+#define cg_gather(p, k) ((p)[0][k])
+#define cg_scatter(p, k, v) ((p)[0][k] = (v))
+#define cg_vsin sin
+#define cg_vcos cos
+static inline void cg_vsincos(double x, double *s, double *c)
+{
+    *s = sin(x);
+    *c = cos(x);
+}
+#define cg_vsqrt sqrt
+#define cg_vtan tan
+#define cg_vasin asin
+#define cg_vacos acos
+#define cg_vatan atan
+#define cg_vsinh sinh
+#define cg_vcosh cosh
+#define cg_vtanh tanh
+#define cg_vexp exp
+#define cg_vlog log
+#define cg_vfabs fabs
+#define cg_vatan2 atan2
+#define cg_vpow pow
+#endif
+
+static inline void cg_zero(double *const *p, Py_ssize_t size)
+{
+    int l;
+    for (l = 0; l < CG_W; ++l)
+        memset(p[l], 0, (size_t)size * sizeof(double));
+}
 
 ${kernel}
 #define CG_NIN ${nin}
@@ -24,13 +191,18 @@ static const npy_intp cg_out_cols[CG_NOUT + 1] = {${out_cols}};
  * alignment and strides converted; outputs used in place, never copied). */
 static PyObject *cg_overflow;  /* multibody.core.ResultOverflowError, or ValueError */
 
+static void cg_overflow_error(Py_ssize_t j)
+{
+    PyErr_Format(cg_overflow, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs are "
+                 "too large", cg_out_names[j]);
+}
+
 static int cg_outputs_finite(double *const *cg_out, Py_ssize_t n)
 {
     Py_ssize_t j;
     for (j = 0; j < CG_NOUT; ++j) {
         if (!mb_gate_finite(cg_out[j], n * cg_out_sizes[j])) {
-            PyErr_Format(cg_overflow, "%s: the result overflowed (inf or NaN) from finite inputs; the inputs are "
-                         "too large", cg_out_names[j]);
+            cg_overflow_error(j);
             return 0;
         }
     }
@@ -52,7 +224,7 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const double *cg_in[CG_NIN + 1];
     double *cg_out[CG_NOUT + 1];
     Py_ssize_t cg_stride[CG_NIN + 1];
-    Py_ssize_t n, k, i, got = 0, need;
+    Py_ssize_t n, k, i, got = 0, need, cg_bad = 0;
     PyObject *result = NULL;
     (void)self;
     if (nargs != 1 + 2 * CG_NIN + CG_NOUT) {
@@ -105,16 +277,39 @@ static PyObject *cg_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     /* Chunks without the GIL, Python's signals looked at between them: Ctrl-C stops a long batch. */
-    for (k = 0; k < n;) {
+    for (k = 0; k < n && !cg_bad;) {
         const Py_ssize_t chunk_end = n - k > 65536 ? k + 65536 : n;
         Py_BEGIN_ALLOW_THREADS
-        for (; k < chunk_end; ++k)
-            cg_eval(${run_args});
+        for (; k < chunk_end && !cg_bad; k += CG_W) {
+            /* CG_W states per kernel call; spare lanes of the last block repeat the last state
+             * (its outputs written twice with equal values) */
+            const double *cg_p[CG_NIN * CG_W + 1];
+            double *cg_o[CG_NOUT * CG_W + 1];
+            Py_ssize_t l, s;
+            for (l = 0; l < CG_W; ++l) {
+                s = k + l < n ? k + l : n - 1;
+                for (i = 0; i < CG_NIN; ++i)
+                    cg_p[i * CG_W + l] = cg_in[i] + s * cg_stride[i];
+                for (i = 0; i < CG_NOUT; ++i)
+                    cg_o[i * CG_W + l] = cg_out[i] + s * cg_out_sizes[i];
+            }
+            cg_eval_lanes(cg_p, cg_o);
+            /* the block's results checked while they are in the cache (a pass over the whole
+             * output afterwards read it back from memory: a tenth of a batch's time) */
+            for (i = 0; i < CG_NOUT && !cg_bad; ++i)
+                for (l = 0; l < CG_W; ++l)
+                    if (!mb_gate_finite(cg_o[i * CG_W + l], cg_out_sizes[i])) {
+                        cg_bad = i + 1;
+                        break;
+                    }
+        }
         Py_END_ALLOW_THREADS
-        if (k < n && PyErr_CheckSignals() < 0)
+        if (k < n && !cg_bad && PyErr_CheckSignals() < 0)
             goto done;
     }
-    if (cg_outputs_finite(cg_out, n))
+    if (cg_bad)
+        cg_overflow_error(cg_bad - 1);
+    else
         result = Py_NewRef(Py_None);
 done:
     for (i = 0; i < got; ++i) Py_DECREF(held[i]);
@@ -195,7 +390,18 @@ static PyObject *cg_one_state(PyObject *const *args, Py_ssize_t nargs, int stric
         }
         cg_out[j] = (double *)PyArray_DATA((PyArrayObject *)outs[j]);
     }
-    cg_eval(${one_args});
+    {
+        const double *cg_p[CG_NIN * CG_W + 1];
+        double *cg_o[CG_NOUT * CG_W + 1];
+        int l;
+        for (l = 0; l < CG_W; ++l) {   /* every lane the one state */
+            for (i = 0; i < CG_NIN; ++i)
+                cg_p[i * CG_W + l] = cg_in[i];
+            for (j = 0; j < CG_NOUT; ++j)
+                cg_o[j * CG_W + l] = cg_out[j];
+        }
+        cg_eval_lanes(cg_p, cg_o);
+    }
     if (cg_outputs_finite(cg_out, 1))
         dict = PyDict_New();
     for (j = 0; j < CG_NOUT; ++j) {
@@ -229,7 +435,8 @@ static PyMethodDef cg_methods[] = {
      "_one(in0, in1, ...): one(), or NotImplemented when an input is None or not of its size"},
     {NULL, NULL, 0, NULL}
 };
-static struct PyModuleDef cg_module = {PyModuleDef_HEAD_INIT, "${modname}", NULL, -1, cg_methods};
+static struct PyModuleDef cg_module = {PyModuleDef_HEAD_INIT, "${modname}", NULL, -1, cg_methods, NULL, NULL, NULL,
+                                        NULL};
 PyMODINIT_FUNC PyInit_${modname}(void)
 {
     PyObject *core;

@@ -1,0 +1,25 @@
+"""bench.codegen's right-hand-side part, run as its command: ours and PyDy's agree before anything
+is timed (the timings themselves are not asserted)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None, reason="needs a C compiler")
+def test_bench_rhs_agrees_with_pydy(tmp_path):
+    env = dict(os.environ, MULTIBODY_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")])))
+    res = subprocess.run([sys.executable, "-m", "multibody.bench.codegen", "--quick", "--only", "rhs", "--rhs-n", "3"],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    agree = re.search(r"agreement with PyDy: ([0-9.e+-]+)", res.stdout)
+    assert agree is not None, res.stdout
+    assert float(agree.group(1)) <= 1e-10
+    assert re.search(r"one call: ours +[0-9.]+ µs", res.stdout)
