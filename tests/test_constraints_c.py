@@ -65,19 +65,31 @@ def spatial_chain():
     return model, cs
 
 
+def quadruped():
+    """dm_control's quadruped: four fixed-tendon equalities (pitch + knee + ankle of each leg) on a branched
+    tree under a free joint — kkt.c's sparse (LTL) solve with rows on a few joints each."""
+    import os
+
+    import dm_control
+    model = load(os.path.join(os.path.dirname(dm_control.__file__), "suite", "quadruped.xml"))
+    assert len(model.constraints) == 4 and {type(c) for c in model.constraints} == {TendonCoupling}
+    return model
+
+
 def sets():
     """(name, model, ConstraintSet) for every kind of fixed geometry."""
     bar, closure = four_bar()
     model, cs = spatial_chain()
     rob = robot()
     loop, ground_joint, _, _ = spatial_loop()
-    fingers, mj_bar = load(FINGERS), load(FOUR_BAR)
+    fingers, mj_bar, quad = load(FINGERS), load(FOUR_BAR), quadruped()
     weld = ConstraintSet(WeldConstraint(8, [0.1, 0.2, 0.3], 2, [0.0, 0.1, -0.2],
                                         rotation_a=Rotation.from_rotvec([0.2, -0.1, 0.3]).as_matrix()), alpha=3.0, beta=7.0)
     return [("four-bar", bar, ConstraintSet(closure)), ("spatial chain", model, cs),
             ("weld", mb.models.auto_tree(10, skew=0.6), weld), ("spatial loop", loop, ConstraintSet(ground_joint)), ("MJCF robot", rob, ConstraintSet(*rob.constraints)),
             ("MJCF fingers", fingers, ConstraintSet(*fingers.constraints)),
-            ("MJCF four-bar", mj_bar, ConstraintSet(*mj_bar.constraints, redundant="least_squares"))]
+            ("MJCF four-bar", mj_bar, ConstraintSet(*mj_bar.constraints, redundant="least_squares")),
+            ("dm_control quadruped", quad, ConstraintSet(*quad.constraints))]
 
 
 @pytest.mark.parametrize("name, model, cs", sets(), ids=lambda x: x if isinstance(x, str) else "")
@@ -92,7 +104,7 @@ def test_c_rows_equal_the_python_evaluation(name, model, cs):
             assert ours.shape == theirs.shape
             np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12 * max(1.0, np.abs(theirs).max()))
         # the curvature terms are there (not a vacuous comparison); a linear coupling has none
-        assert np.abs(bias).max() > 1e-3 or name == "MJCF fingers"
+        assert np.abs(bias).max() > 1e-3 or name in ("MJCF fingers", "dm_control quadruped")
 
 
 @pytest.mark.parametrize("name, model, cs", sets(), ids=lambda x: x if isinstance(x, str) else "")

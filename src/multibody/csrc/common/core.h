@@ -158,6 +158,9 @@ static inline long mb_kkt_work_size(int n, int m)
 }
 int mb_kkt_solve_in(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
                     double rank_tol, double *qdd, double *lam, double *work);
+/* the same on H = Lᵀ L with the tree's sparsity (lam: dof_parent), in the same work */
+int mb_kkt_solve_tree(int n, const int *lam, int m, const double *H, const double *d, const double *J,
+                      const double *r, double h_tol, double rank_tol, double *qdd, double *lmb, double *work);
 int mb_fdgq_solve(int n, int ny, const double *H, const double *C, const double *tau, const double *G,
                   const double *gs, double *qdd, double *tauc);
 

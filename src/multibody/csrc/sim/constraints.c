@@ -19,7 +19,8 @@
  * Baumgarte's (1972) critically damped error dynamics c̈ + 2α ċ + β² c = 0 as the rows' right-hand side:
  *
  *   [ H  −Jᵀ ] [ q̈ ]   [ τ − C                      ]      H = CRBA(q), C = RNEA(q, q̇, 0, f_ext)
- *   [ J   0  ] [ λ  ] = [ −J̇q̇ − 2α ċ − β² c          ]      (the range-space solve of kkt.c)
+ *   [ J   0  ] [ λ  ] = [ −J̇q̇ − 2α ċ − β² c          ]      (the range-space solve of kkt.c, on
+ *                                                             H = LᵀL with the tree's sparsity: mb_kkt_solve_tree)
  *
  * Poses, velocities and the q̈ = 0 accelerations come from one mb_body_states pass; the Jacobian
  * columns of a point or a body's rotation are written here from those poses (RBDA §8.1: column k of
@@ -240,7 +241,11 @@ void mb_constraint_rows(const mb_model *m, mb_data *d, const mb_constraints *cs,
     const int nv = m->nv;
     memset(L.zero, 0, sizeof(double) * (size_t)nv);
     memset(J, 0, sizeof(double) * (size_t)cs->rows * nv);
-    mb_body_states(m, d, q, qd, L.zero, L.R0, L.p0, L.V, L.A);
+    int posed = 0;  /* linear rows (fixed tendons, joint couplings) read q and q̇ only: no kinematics for them */
+    for (int i = 0; i < cs->n_items && !posed; i++)
+        posed = (int)cs->items[MB_CON_WIDTH * i] != MB_CON_LINEAR;
+    if (posed)
+        mb_body_states(m, d, q, qd, L.zero, L.R0, L.p0, L.V, L.A);
     const poses k = {L.R0, L.p0, L.V, L.A};
     int row = 0;
     for (int i = 0; i < cs->n_items; i++) {
@@ -277,5 +282,6 @@ int mb_constrained_fd(const mb_model *m, mb_data *d, const mb_constraints *cs, d
     mb_rnea(m, d, q, qd, L.zero, fext, L.C);
     for (int k = 0; k < nv; k++)
         L.C[k] = tau[k] - L.C[k];
-    return mb_kkt_solve_in(nv, rows, L.H, L.C, L.J, L.rhs, 1e-13, cs->rank_tol, qdd, lam ? lam : L.lam, L.kkt);
+    return mb_kkt_solve_tree(nv, m->dof_parent, rows, L.H, L.C, L.J, L.rhs, 1e-13, cs->rank_tol, qdd,
+                             lam ? lam : L.lam, L.kkt);
 }

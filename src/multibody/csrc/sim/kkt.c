@@ -145,6 +145,97 @@ done:
     return st;
 }
 
+/* The same range-space solve on H = Lᵀ L, L lower triangular with the tree's branch-induced sparsity
+ * (RBDA §6.5, table 6.3's LTL; lam = the model's dof_parent): row i of L is non-zero only at i and its
+ * ancestors, so the factor costs O(n·depth²) and a solve O(n·depth) instead of n³/6 and n².  With
+ * H⁻¹ = L⁻¹ L⁻ᵀ: Y = L⁻ᵀ Jᵀ, z = L⁻ᵀ d, A = YᵀY, J q̈₀ = Yᵀz and q̈ = L⁻¹ (z + Y λ).  A row of J that
+ * lives on a few joints (a fixed tendon's) makes a column of Y on their ancestors only. */
+static int ltl_factor(int n, const int *lam, const double *H, double *L, double rel_tol)
+{
+    for (int i = 0; i < n; i++) {  /* L ← H's lower pattern (the rest of L is never read) */
+        L[n * i + i] = H[n * i + i];
+        for (int j = lam[i]; j >= 0; j = lam[j])
+            L[n * i + j] = H[n * i + j];
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        const double s = L[n * k + k];
+        if (!(s > 0.0 && s > rel_tol * H[n * k + k]))  /* as mb_cholesky_factor's pivots */
+            return 0;
+        const double r = sqrt(s);
+        L[n * k + k] = r;
+        for (int i = lam[k]; i >= 0; i = lam[i])
+            L[n * k + i] /= r;
+        for (int i = lam[k]; i >= 0; i = lam[i])
+            for (int j = i; j >= 0; j = lam[j])
+                L[n * i + j] -= L[n * k + i] * L[n * k + j];
+    }
+    return 1;
+}
+
+/* x ← L⁻ᵀ x (Lᵀ is upper triangular: from the leaves to the root, each entry pushed to its ancestors). */
+static void ltl_solve_t(int n, const int *lam, const double *L, double *x)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (x[i] == 0.0)  /* (a sparse row: nothing to push) */
+            continue;
+        x[i] /= L[n * i + i];
+        for (int j = lam[i]; j >= 0; j = lam[j])
+            x[j] -= L[n * i + j] * x[i];
+    }
+}
+
+/* x ← L⁻¹ x (from the root to the leaves). */
+static void ltl_solve(int n, const int *lam, const double *L, double *x)
+{
+    for (int i = 0; i < n; i++) {
+        double s = x[i];
+        for (int j = lam[i]; j >= 0; j = lam[j])
+            s -= L[n * i + j] * x[j];
+        x[i] = s / L[n * i + i];
+    }
+}
+
+int mb_kkt_solve_tree(int n, const int *lam, int m, const double *H, const double *d, const double *J,
+                      const double *r, double h_tol, double rank_tol, double *qdd, double *lmb, double *work)
+{
+    /* work: L (n², its lower pattern), Y = L⁻ᵀJᵀ stored by columns (m·n), A and its factor (2 m²) */
+    double *L = work, *Y = L + n * n, *A = Y + m * n, *LA = A + m * m;
+    if (!ltl_factor(n, lam, H, L, h_tol))
+        return MB_KKT_H_NOT_SPD;
+    memcpy(qdd, d, sizeof(double) * n);
+    ltl_solve_t(n, lam, L, qdd);  /* z = L⁻ᵀ d */
+    if (m > 0) {
+        double diag_max = 0.0;
+        for (int k = 0; k < m; k++) {  /* column k of Y = L⁻ᵀ (row k of J) */
+            memcpy(Y + n * k, J + n * k, sizeof(double) * n);
+            ltl_solve_t(n, lam, L, Y + n * k);
+        }
+        for (int i = 0; i < m; i++)
+            for (int k = 0; k <= i; k++) {  /* A = J H⁻¹ Jᵀ = Yᵀ Y */
+                double s = 0.0;
+                for (int c = 0; c < n; c++)
+                    s += Y[n * i + c] * Y[n * k + c];
+                A[m * i + k] = A[m * k + i] = s;
+                if (i == k && s > diag_max)
+                    diag_max = s;
+            }
+        if (diag_max == 0.0 || !mb_cholesky_factor(m, A, LA, rank_tol))
+            return MB_KKT_A_SINGULAR;
+        for (int i = 0; i < m; i++) {  /* λ = A⁻¹ (r − J q̈₀),  J q̈₀ = Yᵀ z */
+            double s = r[i];
+            for (int c = 0; c < n; c++)
+                s -= Y[n * i + c] * qdd[c];
+            lmb[i] = s;
+        }
+        mb_cholesky_apply_inverse(m, LA, lmb);
+        for (int k = 0; k < m; k++)  /* z + Y λ */
+            for (int c = 0; c < n; c++)
+                qdd[c] += Y[n * k + c] * lmb[k];
+    }
+    ltl_solve(n, lam, L, qdd);  /* q̈ = L⁻¹ (z + Y λ) */
+    return MB_KKT_OK;
+}
+
 /* FDgq's solve (RBDA eq. 3.20): q̈ = G (Gᵀ H G)⁻¹ Gᵀ (τ − C − H gs) + gs for G (n × ny), and the
  * generalised constraint force τc = H q̈ + C − τ (Gᵀ τc = 0).  0 if Gᵀ H G is not positive definite
  * (a Cholesky pivot ≤ 1e-13 of its diagonal entry). */
