@@ -106,6 +106,17 @@ def model_facts(model) -> _ModelFacts:
     return facts
 
 
+def actuator_gains(acts, nv):
+    """``acts.gains(nv)`` (K, D, kv), computed once per Actuators record (immutable) and cached on it
+    as read-only arrays: each run's set-up reads them twice (the implicit kv, the step check)."""
+    key = f"_run_gains{nv}"
+    got = acts.__dict__.get(key)
+    if got is None:
+        got = tuple(a.setflags(write=False) or a for a in acts.gains(nv))
+        object.__setattr__(acts, key, got)
+    return got
+
+
 class System:
     """State derivative of y = [q, v, z]: controller, forces, contact, constraints or ABA.
 
@@ -233,12 +244,24 @@ class System:
         if isinstance(self.controller, PD) and self.controller.period is None:   # its kd too (MuJoCo's implicitfast)
             implicit = implicit + self.controller._kd
         if self.actuators is not None:   # joint actuators' velocity gain (position kv, velocity kv): implicitfast's
-            implicit = implicit + self.actuators.gains(self.nv)[2]
+            implicit = implicit + actuator_gains(self.actuators, self.nv)[2]
         if not np.any(implicit):
             return
-        import dataclasses
-        self.dynamics_model = dataclasses.replace(self.model, armature=np.asarray(self.model.armature, float)
-                                                  + float(dt) * implicit)
+        armature = np.asarray(self.model.armature, float) + float(dt) * implicit
+        # the same Model for the same armature: built (and validated, its C model packed) once per
+        # (model, armature), not once per run — a short run's set-up was mostly this (issue 33)
+        models = self.model.__dict__.get("_implicit_models")
+        if models is None:
+            models = self.model.__dict__["_implicit_models"] = {}
+        key = armature.tobytes()
+        dyn = models.get(key)
+        if dyn is None:
+            import dataclasses
+            dyn = dataclasses.replace(self.model, armature=armature)
+            if len(models) >= 8:   # a few steps and gains per model; a sweep over dt does not grow it unbounded
+                models.pop(next(iter(models)))
+            models[key] = dyn
+        self.dynamics_model = dyn
 
     def plan(self, integrator, events=(), callables=False, batch=False):
         """The run's :class:`~multibody.simulation.rollout.Plan` for the compiled loop — the one factory
@@ -720,7 +743,7 @@ def check_actuator_step(model, acts, damping, q, dt, integrator):
     from ..dynamics import crba
     from .limits import _round_down, _spectral_radius, _step_matrix, velocity_names
     nv = model.nv
-    K, D, kv = acts.gains(nv)
+    K, D, kv = actuator_gains(acts, nv)
     if nv == 0 or not (np.any(K) or np.any(D)):
         return
     q = np.asarray(q, float)
