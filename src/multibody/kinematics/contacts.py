@@ -106,9 +106,19 @@ def scene_geoms(model, ground=False):
     geoms = model_geoms(model)
     if ground is False or ground is None:
         return geoms
-    if ground is True:
-        return geoms.with_ground()
-    return geoms.with_ground(height=_checks.number("ground", ground))
+    height = 0.0 if ground is True else _checks.number("ground", ground)
+    # the floored table is kept with the model per height (Model and Geoms are immutable, the arrays
+    # read-only): each run's SceneContact takes the same one, its hulls packed once (issue 33)
+    floored = model.__dict__.get("_scene_geoms")
+    if floored is None:
+        floored = model.__dict__["_scene_geoms"] = {}
+    key = (id(geoms), height)
+    got = floored.get(key)
+    if got is None or got[0] is not geoms:
+        if len(floored) >= 8:
+            floored.pop(next(iter(floored)))
+        got = floored[key] = (geoms, geoms.with_ground() if ground is True else geoms.with_ground(height=height))
+    return got[1]
 
 
 def contacts(model, q, ground=False, geoms=None) -> Contacts:

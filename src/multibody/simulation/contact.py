@@ -858,10 +858,24 @@ def lightest_contact(model, geoms):
     model's default state), is the least; None when no moving geom has a pair.  The lightest
     direction, not the normal's: sticking, the law's tangential spring and damper (K √d, D √d) act
     along the floor, where a foot is often lighter (the first runs of ANYmal chattered sideways)."""
-    from ..dynamics.derivatives import minv
-    from ..kinematics.jacobians import body_jacobian
     if not len(geoms.pairs):
         return None
+    # computed once per (Model, Geoms), both immutable: every SceneContact a run builds asks (issue 33)
+    cache = model.__dict__.get("_lightest_contact")
+    if cache is None:
+        cache = model.__dict__["_lightest_contact"] = {}
+    got = cache.get(id(geoms))
+    if got is None or got[0] is not geoms:   # the Geoms kept with it: its id is not reused meanwhile
+        if len(cache) >= 8:
+            cache.pop(next(iter(cache)))
+        got = cache[id(geoms)] = (geoms, _lightest_contact(model, geoms))
+    return got[1]
+
+
+def _lightest_contact(model, geoms):
+    """:func:`lightest_contact`, computed."""
+    from ..dynamics.derivatives import minv
+    from ..kinematics.jacobians import body_jacobian
     q = model.q_default if hasattr(model, "q_default") else model.neutral()
     Minv = minv(model, q)
     best = None
