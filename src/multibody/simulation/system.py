@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import weakref
+
 import numpy as np
 
 from .. import _checks
@@ -57,8 +59,25 @@ def check_initial_state(model, space, q0, qd0):
 
 
 # ---- the right-hand side ----------------------------------------------------------------------
+_TAKES_TIME = weakref.WeakKeyDictionary()   # function -> bool: a signature is read once, not per run
+
+
 def _takes_time(method) -> bool:
     """True if ``method`` accepts a keyword argument ``t`` (the time-aware constraint protocol)."""
+    fn = getattr(method, "__func__", method)   # a bound method's function: the same for every instance
+    try:
+        return _TAKES_TIME[fn]
+    except (KeyError, TypeError):   # TypeError: not weakly referenceable (a builtin): read it each time
+        pass
+    got = _read_takes_time(method)
+    try:
+        _TAKES_TIME[fn] = got
+    except TypeError:
+        pass
+    return got
+
+
+def _read_takes_time(method) -> bool:
     import inspect
     try:
         params = inspect.signature(method).parameters
@@ -740,13 +759,31 @@ def check_actuator_step(model, acts, damping, q, dt, integrator):
     spectral radius passes 1 the run would blow up: the ValueError names the actuator, its gain,
     the joint that leads the fastest mode and the largest dt that works.
     """
-    from ..dynamics import crba
-    from .limits import _round_down, _spectral_radius, _step_matrix, velocity_names
     nv = model.nv
     K, D, kv = actuator_gains(acts, nv)
     if nv == 0 or not (np.any(K) or np.any(D)):
         return
     q = np.asarray(q, float)
+    # a start that passed is remembered per (model, actuators, damping, q, dt, integrator): the same
+    # run again (a benchmark's repeats, a batch's equal starts) is not linearised again (issue 33)
+    passed = model.__dict__.get("_actuator_steps_ok")
+    if passed is None:
+        passed = model.__dict__["_actuator_steps_ok"] = {}
+    key = (id(acts), q.tobytes(), None if damping is None else np.asarray(damping, float).tobytes(), float(dt),
+           integrator)
+    if passed.get(key) is acts:
+        return
+    _check_actuator_step(model, acts, damping, q, dt, integrator, K, D, kv)
+    if len(passed) >= 64:
+        passed.pop(next(iter(passed)))
+    passed[key] = acts
+
+
+def _check_actuator_step(model, acts, damping, q, dt, integrator, K, D, kv):
+    """:func:`check_actuator_step`, computed."""
+    from ..dynamics import crba
+    from .limits import _round_down, _spectral_radius, _step_matrix, velocity_names
+    nv = model.nv
     H = crba(model, q)
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
     implicit = integrator == "semi_implicit"
