@@ -267,7 +267,7 @@ class Model:
         put("_symbolic", symbolic)
         _validate_tree(self.parent, self.jtype)
         if not symbolic:
-            _validate_numbers(self)
+            _validate_numbers_once(self)
         nq_j = np.array([NQ[JointType(t)] for t in self.jtype], dtype=np.int64)
         nv_j = np.array([NV[JointType(t)] for t in self.jtype], dtype=np.int64)
         put("nq_joint", _readonly(nq_j))
@@ -648,6 +648,30 @@ def _validate_tree(parent, jtype):
         if int(t) not in valid:
             raise ValueError(f"jtype: body {i} has unknown joint type code {t}; expected one of "
                              f"{ {t.name: int(t) for t in JointType} }")
+
+
+_VALIDATED: dict = {}   # digest of what _validate_numbers reads -> True, for the numbers that passed
+
+
+def _validate_numbers_once(m: Model):
+    """:func:`_validate_numbers`, skipped for numbers that already passed it: a pure function of the
+    arrays, joint types and ``_inertia_as_written`` (the names only word its errors), so equal
+    numbers pass again; ``dataclasses.replace`` of a valid model (semi_implicit's armature, each
+    run's) revalidated every inertia otherwise (issue 33).  Keyed by a digest, bounded."""
+    import hashlib
+    h = hashlib.blake2b(digest_size=20)
+    h.update(b"1" if m._inertia_as_written else b"0")
+    for a in (m.jtype, m.jaxis, m.jpitch, m.tree_rotation, m.tree_translation, m.mass, m.com, m.inertia_com,
+              m.gravity):
+        h.update(repr(a.shape).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    key = h.digest()
+    if key in _VALIDATED:
+        return
+    _validate_numbers(m)
+    if len(_VALIDATED) >= 1024:
+        _VALIDATED.pop(next(iter(_VALIDATED)))
+    _VALIDATED[key] = True
 
 
 def _validate_numbers(m: Model):
