@@ -91,7 +91,7 @@ def test_semi_implicit_damping_never_reverses_the_approach():
     contact = SceneContact(model, stiffness=K, damping=D)
     qd0 = np.array([0, 0, 0, 0, 0, -2.0])
     with pytest.raises(ValueError, match="stiffness K"):
-        mb.simulate(model, model.q_default, qd0, 0.3, dt=0.005, contact=contact)
+        mb.simulate(model, model.q_default, qd0, 0.3, dt=0.005, contact=contact, integrator="rk4")
     tr = mb.simulate(model, model.q_default, qd0, 0.3, dt=0.005, integrator="semi_implicit", contact=contact)
     assert tr.status == "finished"
     assert tr.qd[2, 5] > -0.01 and tr.qd[:, 5].max() < 0.01   # stopped in a step, no bounce: it creeps out
@@ -106,7 +106,7 @@ def test_semi_implicit_at_5ms_against_a_fine_explicit_run():
     model = mb.load_mjcf(BOX)
     qd0 = np.array([1.0, -2.0, 0.5, 0.5, 0, -0.5])
     coarse = mb.simulate(model, model.q_default, qd0, 1.5, dt=0.005, integrator="semi_implicit")
-    fine = mb.simulate(model, model.q_default, qd0, 1.5, dt=0.0001, record_every=50)
+    fine = mb.simulate(model, model.q_default, qd0, 1.5, dt=0.0001, record_every=50, integrator="rk4")
     assert coarse.status == fine.status == "finished"
     assert abs(coarse.q[-1, 2] - fine.q[-1, 2]) < 5e-5
     assert coarse.contact_forces[-1, :, 2].sum() == pytest.approx(2 * 9.81, rel=1e-3)
@@ -256,17 +256,18 @@ def test_humanoid_at_2ms_lies_as_mujocos_does():
 
 
 def test_quadruped_at_5ms_against_a_fine_step():
-    """dm_control's quadruped (bench part 9: springs in its joints, standing) at MuJoCo's 5 ms with the law
-    implicit, against the explicit law under rk4 at 0.25 ms: the base height at the end within 0.5 mm."""
-    import tempfile
-    from multibody.bench.simulate import sprung_quadruped
+    """dm_control's quadruped, its file as it is (its actuators at ctrl 0 hold the legs; it stands), at
+    MuJoCo's 5 ms with the law implicit, against the explicit law under rk4 at 0.25 ms: the base heights
+    at the end agree within 1 mm, the issue's rest-height tolerance (measured: 0.52 mm; bench part 9's
+    sprung variant, 0.03 mm)."""
+    import dm_control
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _path, model, q0 = sprung_quadruped(tempfile.mkdtemp(), False)
-    coarse = mb.simulate(model, q0, None, 2.0, dt=0.005, integrator="semi_implicit", record_every=400)
-    fine = mb.simulate(model, q0, None, 2.0, dt=0.00025, record_every=8000)
+        model = mb.load_mjcf(os.path.join(os.path.dirname(dm_control.__file__), "suite", "quadruped.xml"))
+    coarse = mb.simulate(model, None, None, 2.0, dt=0.005, integrator="semi_implicit", record_every=400)
+    fine = mb.simulate(model, None, None, 2.0, dt=0.00025, integrator="rk4", record_every=8000)
     assert coarse.status == fine.status == "finished"
-    assert abs(coarse.q[-1, 2] - fine.q[-1, 2]) < 5e-4
+    assert abs(coarse.q[-1, 2] - fine.q[-1, 2]) < 1e-3
 
 
 def test_a_sensitivity_run_takes_the_law_explicitly_and_is_refused_as_such():

@@ -79,9 +79,12 @@ class Event:
         return g
 
     def crosses(self, g0: float, g1: float) -> bool:
-        """Does the guard cross zero in this event's direction between values g0 and g1?"""
-        down = g0 > 0.0 and g1 <= 0.0
-        up = g0 < 0.0 and g1 >= 0.0
+        """Does the guard cross zero in this event's direction between values g0 and g1?  A guard exactly
+        on zero at the start crosses when it moves to the side it fires on: a joint let go exactly on its
+        stop (q = pos, its release) that rounding or another force turns back in was otherwise never
+        seen again, and went through the stop (dm_control's humanoid: 1.5e-2 rad)."""
+        down = (g0 > 0.0 and g1 <= 0.0) or (g0 == 0.0 and g1 < 0.0)
+        up = (g0 < 0.0 and g1 >= 0.0) or (g0 == 0.0 and g1 > 0.0)
         return down if self.direction < 0 else up if self.direction > 0 else (down or up)
 
     def apply_reset(self, t, q, qd, nq, nv):

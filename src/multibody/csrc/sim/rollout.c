@@ -319,13 +319,15 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
     return finite_all(tau, nv) ? MB_OK : MB_BAD_CONTROL;
 }
 
-/* Does a step from y to y1 take a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0? */
+/* Does a step from y to y1 take a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0, or from exactly 0 (a
+ * joint let go on its stop) to < 0 (events.py Event.crosses)? */
 static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
 {
     for (int s = 0; s < r->stops.n; s++) {
         const double *row = r->stops.rows + 4 * s;
         const int qi = (int)row[0];
-        if (row[3] * (y[qi] - row[2]) > 0.0 && row[3] * (y1[qi] - row[2]) <= 0.0)
+        const double g0 = row[3] * (y[qi] - row[2]), g1 = row[3] * (y1[qi] - row[2]);
+        if ((g0 > 0.0 && g1 <= 0.0) || (g0 == 0.0 && g1 < 0.0))
             return 1;
     }
     return 0;
@@ -335,7 +337,8 @@ static int crosses_stop(const mb_rollout *r, const double *y, const double *y1)
 static int crosses_guard(const mb_rollout *r, const double *g0, const double *g1)
 {
     for (int e = 0; e < r->call.n_guards; e++) {
-        const int down = g0[e] > 0.0 && g1[e] <= 0.0, up = g0[e] < 0.0 && g1[e] >= 0.0;
+        const int down = (g0[e] > 0.0 && g1[e] <= 0.0) || (g0[e] == 0.0 && g1[e] < 0.0),
+                  up = (g0[e] < 0.0 && g1[e] >= 0.0) || (g0[e] == 0.0 && g1[e] > 0.0);
         if (r->call.directions[e] < 0 ? down : r->call.directions[e] > 0 ? up : (down || up))
             return 1;
     }

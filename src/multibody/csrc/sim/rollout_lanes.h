@@ -119,7 +119,8 @@ static real_mask crossing_lanes(const mb_group_step *s, const real *y, const rea
     for (int k = 0; k < s->n_stops; k++) {
         const double *row = s->stops + 4 * k;
         const int qi = (int)row[0];
-        hit |= (row[3] * (y[qi] - row[2]) > 0.0) & (row[3] * (y1[qi] - row[2]) <= 0.0);
+        const real g0 = row[3] * (y[qi] - row[2]), g1 = row[3] * (y1[qi] - row[2]);
+        hit |= ((g0 > 0.0) & (g1 <= 0.0)) | ((g0 == 0.0) & (g1 < 0.0));   /* (crosses_stop's rule) */
     }
     return hit;
 }
