@@ -84,6 +84,36 @@ int mb_cholesky_solve(int n, const double *H, double *L, const double *b, double
     return 1;
 }
 
+/* The multipliers of both solves, given Y (m columns of n: H's factor applied to Jᵀ) and z (in qdd): A = YᵀY
+ * = J H⁻¹ Jᵀ factored, λ = A⁻¹ (r − Yᵀz), and z ← z + Y λ.  0 if A is singular (rank_tol). */
+static int schur_step(int n, int m, const double *Y, const double *r, double rank_tol, double *A, double *LA,
+                      double *qdd, double *lam)
+{
+    double diag_max = 0.0;
+    for (int i = 0; i < m; i++)
+        for (int k = 0; k <= i; k++) {  /* A = J H⁻¹ Jᵀ = Yᵀ Y */
+            double s = 0.0;
+            for (int c = 0; c < n; c++)
+                s += Y[n * i + c] * Y[n * k + c];
+            A[m * i + k] = A[m * k + i] = s;
+            if (i == k && s > diag_max)
+                diag_max = s;
+        }
+    if (diag_max == 0.0 || !mb_cholesky_factor(m, A, LA, rank_tol))
+        return 0;
+    for (int i = 0; i < m; i++) {  /* λ = A⁻¹ (r − J q̈₀),  J q̈₀ = Yᵀ z */
+        double s = r[i];
+        for (int c = 0; c < n; c++)
+            s -= Y[n * i + c] * qdd[c];
+        lam[i] = s;
+    }
+    mb_cholesky_apply_inverse(m, LA, lam);
+    for (int k = 0; k < m; k++)  /* z + Y λ */
+        for (int c = 0; c < n; c++)
+            qdd[c] += Y[n * k + c] * lam[k];
+    return 1;
+}
+
 /* With H = L Lᵀ, the solve needs only L⁻¹: Y = L⁻¹Jᵀ and z = L⁻¹d give A = YᵀY and J q̈₀ = Yᵀz, and
  * q̈ = L⁻ᵀ(z + Y λ) — m + 1 forward substitutions and one back substitution. */
 int mb_kkt_solve(int n, int m, const double *H, const double *d, const double *J, const double *r, double h_tol,
@@ -115,30 +145,10 @@ int mb_kkt_solve_in(int n, int m, const double *H, const double *d, const double
         memcpy(Y + n * k, J + n * k, sizeof(double) * n);
         forward_substitute(n, L, Y + n * k);
     }
-    double diag_max = 0.0;
-    for (int i = 0; i < m; i++)
-        for (int k = 0; k <= i; k++) {  /* A = J H⁻¹ Jᵀ = Yᵀ Y */
-            double s = 0.0;
-            for (int c = 0; c < n; c++)
-                s += Y[n * i + c] * Y[n * k + c];
-            A[m * i + k] = A[m * k + i] = s;
-            if (i == k && s > diag_max)
-                diag_max = s;
-        }
-    if (diag_max == 0.0 || !mb_cholesky_factor(m, A, LA, rank_tol)) {
+    if (!schur_step(n, m, Y, r, rank_tol, A, LA, qdd, lam)) {
         st = MB_KKT_A_SINGULAR;
         goto done;
     }
-    for (int i = 0; i < m; i++) {  /* λ = A⁻¹ (r − J q̈₀),  J q̈₀ = Yᵀ z */
-        double s = r[i];
-        for (int c = 0; c < n; c++)
-            s -= Y[n * i + c] * qdd[c];
-        lam[i] = s;
-    }
-    mb_cholesky_apply_inverse(m, LA, lam);
-    for (int k = 0; k < m; k++)  /* z + Y λ */
-        for (int c = 0; c < n; c++)
-            qdd[c] += Y[n * k + c] * lam[k];
 back:
     back_substitute(n, L, qdd);  /* q̈ = L⁻ᵀ (z + Y λ) */
 done:
@@ -205,32 +215,12 @@ int mb_kkt_solve_tree(int n, const int *lam, int m, const double *H, const doubl
     memcpy(qdd, d, sizeof(double) * n);
     ltl_solve_t(n, lam, L, qdd);  /* z = L⁻ᵀ d */
     if (m > 0) {
-        double diag_max = 0.0;
         for (int k = 0; k < m; k++) {  /* column k of Y = L⁻ᵀ (row k of J) */
             memcpy(Y + n * k, J + n * k, sizeof(double) * n);
             ltl_solve_t(n, lam, L, Y + n * k);
         }
-        for (int i = 0; i < m; i++)
-            for (int k = 0; k <= i; k++) {  /* A = J H⁻¹ Jᵀ = Yᵀ Y */
-                double s = 0.0;
-                for (int c = 0; c < n; c++)
-                    s += Y[n * i + c] * Y[n * k + c];
-                A[m * i + k] = A[m * k + i] = s;
-                if (i == k && s > diag_max)
-                    diag_max = s;
-            }
-        if (diag_max == 0.0 || !mb_cholesky_factor(m, A, LA, rank_tol))
+        if (!schur_step(n, m, Y, r, rank_tol, A, LA, qdd, lmb))
             return MB_KKT_A_SINGULAR;
-        for (int i = 0; i < m; i++) {  /* λ = A⁻¹ (r − J q̈₀),  J q̈₀ = Yᵀ z */
-            double s = r[i];
-            for (int c = 0; c < n; c++)
-                s -= Y[n * i + c] * qdd[c];
-            lmb[i] = s;
-        }
-        mb_cholesky_apply_inverse(m, LA, lmb);
-        for (int k = 0; k < m; k++)  /* z + Y λ */
-            for (int c = 0; c < n; c++)
-                qdd[c] += Y[n * k + c] * lmb[k];
     }
     ltl_solve(n, lam, L, qdd);  /* q̈ = L⁻¹ (z + Y λ) */
     return MB_KKT_OK;
