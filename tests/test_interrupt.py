@@ -3,6 +3,7 @@ measured). The handshake: a thread sends SIGINT to the main thread while a run t
 hours is inside C; the run must raise KeyboardInterrupt, with the world whole and its clock
 counting exactly the steps taken."""
 import _thread
+import signal
 import threading
 import time
 
@@ -10,6 +11,16 @@ import numpy as np
 import pytest
 
 from multibody import engine as E
+
+
+@pytest.fixture(autouse=True)
+def python_handles_sigint():
+    """Python's own SIGINT handler for each test: _thread.interrupt_main() does nothing while SIGINT is
+    ignored, and a test process can inherit it ignored (a CI worker was found with SIGINT in SigIgn after
+    earlier tests: the interrupt never came and World.run(10**10) ran on for hours)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def interrupt_soon():
