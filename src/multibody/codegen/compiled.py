@@ -94,6 +94,9 @@ def _load(modname: str, path: str):
     return mod
 
 
+_PROCESS_WIDE_MATH_FLAGS = frozenset({"-ffast-math", "-Ofast", "-funsafe-math-optimizations"})
+
+
 def _build(src: str, modname: str, folder: str, cc: list[str], flags: tuple) -> tuple[str, str]:
     """Compile into a private temporary folder, then move the library into place atomically.
 
@@ -106,15 +109,23 @@ def _build(src: str, modname: str, folder: str, cc: list[str], flags: tuple) -> 
         with open(c_path, "w", encoding="utf-8") as fh:
             fh.write(src)
         so_tmp = os.path.join(work, f"{modname}{K.ext_suffix()}")
-        cmd = cc + list(flags) + [f"-I{K.python_include()}", f"-I{np.get_include()}", f"-I{core_include()}", c_path,
-                                  "-o", so_tmp, "-lm"]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as exc:
-            raise K.CompilerNotFoundError(f"could not run the C compiler {cc[0]!r} ({exc}); "
-                                          "use multibody.codegen.to_numpy(...), which needs no compiler") from exc
-        if res.returncode != 0:
-            raise RuntimeError(f"C compiler failed ({' '.join(cmd[:3])} …):\n{res.stderr[-3000:]}")
+        includes = [f"-I{K.python_include()}", f"-I{np.get_include()}", f"-I{core_include()}"]
+        link_flags = [f for f in flags if f not in _PROCESS_WIDE_MATH_FLAGS]
+        if len(link_flags) == len(flags):
+            steps = [cc + list(flags) + includes + [c_path, "-o", so_tmp, "-lm"]]
+        else:   # compiled with every flag, linked without the fast-math ones: given those at link time gcc
+            # (before 13) links crtfastmath.o even into a shared library, and loading that would turn on
+            # flush-to-zero for the whole Python process
+            obj = os.path.join(work, f"{modname}.o")
+            steps = [cc + list(flags) + includes + ["-c", c_path, "-o", obj], cc + link_flags + [obj, "-o", so_tmp, "-lm"]]
+        for cmd in steps:
+            try:
+                res = subprocess.run(cmd, capture_output=True, text=True)
+            except OSError as exc:
+                raise K.CompilerNotFoundError(f"could not run the C compiler {cc[0]!r} ({exc}); "
+                                              "use multibody.codegen.to_numpy(...), which needs no compiler") from exc
+            if res.returncode != 0:
+                raise RuntimeError(f"C compiler failed ({' '.join(cmd[:3])} …):\n{res.stderr[-3000:]}")
         digest = K.sha256_file(so_tmp)
         final = f"{modname}-{digest[:16]}{K.ext_suffix()}"
         os.replace(so_tmp, os.path.join(folder, final))
