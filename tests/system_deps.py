@@ -46,3 +46,15 @@ def require_library(load, package: str, what: str):
     if under_ci():
         pytest.fail(f"{message} (CI=true: a missing test dependency is a failure)", pytrace=False)
     pytest.skip(message, allow_module_level=True)
+
+
+# A C compiler: the codegen tests build modules with it (CI has gcc: there a missing one fails).
+needs_c_compiler = pytest.mark.skipif(not under_ci() and shutil.which("gcc") is None and shutil.which("cc") is None,
+                                      reason="needs a C compiler")
+
+
+@pytest.fixture(autouse=True)
+def private_codegen_cache(tmp_path_factory, monkeypatch):
+    """Every test compiles into one cache folder of this session, not the user's (a test module
+    imports this fixture to use it)."""
+    monkeypatch.setenv("MULTIBODY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "mbcache"))

@@ -13,15 +13,10 @@ import multibody as mb
 from multibody import codegen
 from multibody.model.mechanism import Mechanism
 from multibody.codegen.c_gen import reference_state, reference_values
+from system_deps import private_codegen_cache  # noqa: F401 (an autouse fixture)
 
 RTOL = 1e-12
 HAVE_CC = shutil.which("gcc") is not None or shutil.which("cc") is not None
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    """Every test compiles into one cache folder of this session (not the user's cache)."""
-    monkeypatch.setenv("MULTIBODY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "mbcache"))
 
 
 def close(a, b, rtol=RTOL):

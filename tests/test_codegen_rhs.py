@@ -2,26 +2,17 @@
 PyDy's own generated right-hand side; the compiled module's lanes (batch blocks, the tail, the
 polynomial sin and cos) against the library's numbers."""
 import os
-import shutil
 
 import numpy as np
 import pydy
 import pytest
-from system_deps import under_ci
+from system_deps import needs_c_compiler as needs_cc, private_codegen_cache  # noqa: F401 (an autouse fixture)
 import sympy as sp
 
 import multibody as mb
 from multibody import codegen
 from multibody.symbolic import derive
 from multibody.symbolic.sym_models import n_link_pendulum_on_cart
-
-needs_cc = pytest.mark.skipif(not under_ci() and shutil.which("gcc") is None and shutil.which("cc") is None,
-                              reason="needs a C compiler")   # (CI has gcc: there a missing one fails)
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("MULTIBODY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "mbcache"))
 
 
 def rel_err(a, b):

@@ -1,7 +1,6 @@
 """multibody.codegen.compile_algorithm (traced RNEA/CRBA/ABA) against the numeric core, on built-in
 models and example-robot-data robots; codegen.derivatives against finite differences."""
 import os
-import shutil
 import warnings
 
 import numpy as np
@@ -10,14 +9,9 @@ import pytest
 import multibody as mb
 from multibody import codegen
 from multibody.codegen.trace import trace_algorithm
+from system_deps import needs_c_compiler, private_codegen_cache  # noqa: F401 (an autouse fixture)
 
-pytestmark = pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None,
-                                reason="needs a C compiler")
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("MULTIBODY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "mbcache"))
+pytestmark = needs_c_compiler
 
 
 def load_robot(rel, floating):

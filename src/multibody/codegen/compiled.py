@@ -221,7 +221,7 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     name : str, optional
         Name of the generated function (an identifier; default ``"eom"``).
     cache_dir : str or os.PathLike, optional
-        Cache folder; default :func:`multibody.codegen.cache.cache_dir` (``MULTIBODY_CACHE`` or
+        Cache folder; default :func:`multibody.codegen.cache.cache_dir` (``MULTIBODY_CACHE_DIR`` or
         the user cache folder).
     flags : list of str, optional
         Compiler flags instead of the defaults (:func:`multibody.codegen.cache.default_flags`:
