@@ -22,7 +22,7 @@ _PUBLIC = {
     **dict.fromkeys(["rnea", "crba", "hand_c", "aba", "fd_crb", "fd_sparse", "hybrid_dynamics", "energy",
                      "Energy", "rnea_derivatives", "aba_derivatives", "minv"], ".dynamics"),
     **dict.fromkeys(["gravity_compensation_forces", "gravity_compensation_torques"], ".dynamics.gravcomp"),
-    **dict.fromkeys(["contacts", "Contacts"], ".kinematics.contacts"),
+    **dict.fromkeys(["contacts", "Contacts", "lift_onto_ground"], ".kinematics.contacts"),
     "sensors": ".kinematics.sensors",
     **dict.fromkeys(["contact_forces", "ContactForces"], ".dynamics.contact_forces"),
     **dict.fromkeys(["fd_fb", "id_fb", "fbkin", "fbkin_forward", "fbkin_inverse", "fbanim"], ".dynamics.floating"),

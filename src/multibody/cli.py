@@ -126,9 +126,10 @@ def _floats(text, n, what):
     return v
 
 
-def _initial_state(model, q0, qd0, keyframe=None):
+def _initial_state(model, q0, qd0, keyframe=None, ground=False):
     """--q0/--qd0, else --keyframe's, else the seed's initial state for a built-in model, else the
-    model's default state (``model.default_state()``: an MJCF file's qpos0, else neutral, at rest)."""
+    model's default state (``model.default_state()``: an MJCF file's qpos0, else neutral, at rest),
+    lifted onto the floor --ground adds (as ``mb.simulate``'s default start)."""
     import multibody as mb
     info = None if keyframe is not None else mb.models.seed_info(model)
     try:
@@ -140,7 +141,8 @@ def _initial_state(model, q0, qd0, keyframe=None):
     elif info is not None and info.q0 is not None and len(info.q0) == model.nq:
         q = np.array(info.q0, dtype=float)
     else:
-        q = q_d
+        from .simulation.core import default_start
+        q = default_start(model, None, qd_d, keyframe, ground)[0]
     if qd0 is not None:
         qd = _floats(qd0, model.nv, "--qd0")
     elif info is not None and info.dq0 is not None and len(info.dq0) == model.nv:
@@ -378,7 +380,7 @@ def _check_trajectory_size(model, args, out):
 def cmd_simulate(args):
     import multibody as mb
     model = load_model(args.model, args.floating)
-    q0, qd0 = _initial_state(model, args.q0, args.qd0, args.keyframe)
+    q0, qd0 = _initial_state(model, args.q0, args.qd0, args.keyframe, args.ground)
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
     from .simulation.core import check_step_count     # simulate's own check, before the file-size check

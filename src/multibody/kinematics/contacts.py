@@ -37,7 +37,7 @@ from .. import _checks
 from ..core import _core
 from ..model.geometry import Geoms, model_geoms
 
-__all__ = ["Contacts", "contacts", "scene_geoms"]
+__all__ = ["Contacts", "contacts", "lift_onto_ground", "scene_geoms"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,3 +158,72 @@ def contacts(model, q, ground=False, geoms=None) -> Contacts:
         raise ValueError(f"geoms: a geom is on body {int(geoms.body.max())}; the model has {model.nb} bodies")
     pair, pos, normal, depth = _core.scene_contacts(model._c, q, *geoms.packed)
     return Contacts(geoms, pair, pos, normal, depth)
+
+
+def lift_onto_ground(model, q, ground=True) -> np.ndarray:
+    """``q`` with each floating base whose collision geoms start inside the floor z = ``ground``
+    raised until its lowest geom touches it (other coordinates, and a base above the floor, as given).
+
+    A URDF's neutral configuration has its base at the origin, half the robot under a floor added
+    with ``ground=True``; ``mb.simulate`` and the CLI start a run from the default state this way.
+    The lowest point of each geom is its depth below a plane placed above the whole model (the
+    floor's own narrow phase, so every shape, hull and margin is measured as contact sees it).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) configuration
+    ground : True or float
+        the floor's height (True: z = 0), as ``mb.contacts``' ``ground``.
+
+    Returns
+    -------
+    (nq,) array
+        the configuration, its free roots' z raised where they penetrated the floor.
+
+    Raises
+    ------
+    ValueError
+        ``q`` of the wrong length or not finite, or a ``ground`` that is neither True nor a finite number.
+
+    Example
+    -------
+    >>> import numpy as np, multibody as mb
+    >>> b = mb.ModelBuilder()
+    >>> ball = b.add_body("ball", parent=None, joint="free", mass=1.0, inertia=np.eye(3) * 1e-3)
+    >>> b.add_geometry(mb.Geometry(ball, "sphere", (0.1,), role="collision", name="ball"))
+    >>> model = b.build()
+    >>> mb.lift_onto_ground(model, model.neutral())[:3].round(12).tolist()      # the ball's centre 0.1 up
+    [0.0, 0.0, 0.1]
+    >>> mb.lift_onto_ground(model, [0, 0, 0.5, 1, 0, 0, 0])[:3].tolist()        # above the floor: as given
+    [0.0, 0.0, 0.5]
+    """
+    _checks.model(model)
+    model._require_numeric()
+    q = _checks.vector("q", q, model.nq)
+    if ground is True or ground is False or ground is None:
+        height = 0.0
+    else:
+        height = _checks.number("ground", ground)
+    from ..model.joints import JointType
+    roots = [b for b in range(model.nb) if model.parent[b] < 0 and model.jtype[b] == JointType.FREE]
+    geoms = model_geoms(model)
+    if not roots or not len(geoms):
+        return q
+    root_of = np.arange(model.nb)
+    for b in range(model.nb):          # parents come before their children
+        if model.parent[b] >= 0:
+            root_of[b] = root_of[model.parent[b]]
+    # a plane above every geom: the highest body origin plus far more than any geom's reach from it
+    from . import body_states
+    above = float(np.asarray(body_states(model, q).p)[:, 2].max()) + 1e3
+    floored = geoms.with_ground(height=above)
+    c = contacts(model, q, geoms=floored)
+    on_plane = c.geom_a == len(floored) - 1
+    for r in roots:
+        mine = on_plane & (root_of[c.body_b] == r)
+        if np.any(mine):
+            lowest = above - float(c.depth[mine].max())
+            if lowest < height:
+                q[model.q_start[r] + 2] += height - lowest
+    return q

@@ -18,7 +18,7 @@ from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .core import (Recorder, _fixed_machine, _resume_together, build_trajectory, check_record_size,
-                   model_constraints, release_by_step, simulate)
+                   default_start, model_constraints, release_by_step, simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
@@ -401,7 +401,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
         integrator = default_integrator(kwargs.get("contact"), model)
     keyframe = kwargs.pop("keyframe", None)
     if Q0 is None or QD0 is None or keyframe is not None:   # the model's default state (or a keyframe's), N rows
-        q_d, qd_d = model.default_state(keyframe)
+        q_d, qd_d = default_start(model, None, None, keyframe, kwargs.get("ground", False))
         rows = next((len(np.atleast_2d(X)) for X in (Q0, QD0) if X is not None), 1)
         Q0 = np.tile(q_d, (rows, 1)) if Q0 is None else Q0
         QD0 = np.tile(qd_d, (rows, 1)) if QD0 is None else QD0

@@ -212,7 +212,9 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
         trajectory up to the last finite state).
     ground : bool or float
-        add a floor z = 0 (or z = ``ground``) under the model's geoms, for files without one (URDF).
+        add a floor z = 0 (or z = ``ground``) under the model's geoms, for files without one (URDF);
+        a start from the default state (``q0`` None, no keyframe) is lifted onto it
+        (:func:`~multibody.kinematics.contacts.lift_onto_ground`).
     sensitivities : also return ``traj.stm`` = ∂x(t)/∂x(0) and ``traj.dx_dtau`` = ∂x(t)/∂τ (held τ)
         at every sample, by variational equations and saltation matrices at events
         (:mod:`multibody.simulation.sensitivity`; fixed steps in the compiled loop, its Python
@@ -251,7 +253,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     (1001, True)
     """
     _check_model(model)
-    q0, qd0 = default_start(model, q0, qd0, keyframe)
+    q0, qd0 = default_start(model, q0, qd0, keyframe, ground)
     if integrator is None:   # hard contact is a time stepper of its own: semi_implicit's step; else the file's
         integrator = default_integrator(contact, model)
     _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
@@ -349,11 +351,17 @@ def _with_stops(event, stops, model):
     return dataclasses.replace(event, reset=reset)
 
 
-def default_start(model, q0, qd0, keyframe=None):
+def default_start(model, q0, qd0, keyframe=None, ground=False):
     """``(q0, qd0)`` with None filled from the model's default state or a keyframe
-    (:meth:`~multibody.model.model.Model.default_state`)."""
+    (:meth:`~multibody.model.model.Model.default_state`).  Under a floor added with ``ground`` the
+    default state (not a keyframe: the file's own) is lifted onto it
+    (:func:`~multibody.kinematics.contacts.lift_onto_ground`): a URDF's neutral configuration has
+    the base at the origin, half the robot inside that floor."""
     if q0 is None or qd0 is None or keyframe is not None:
         q_d, qd_d = model.default_state(keyframe)
+        if q0 is None and keyframe is None and ground is not False and ground is not None:
+            from ..kinematics.contacts import lift_onto_ground
+            q_d = lift_onto_ground(model, q_d, ground)
         q0 = q_d if q0 is None else q0
         qd0 = qd_d if qd0 is None else qd0
     return q0, qd0
@@ -837,7 +845,11 @@ def _fixed_machine(model, space, system, events, y, t_final, dt, integrator, rec
         hit = None
         if monitor is not None:
             q1, v1, _ = space.split(at(y1))
-            g_new = monitor.values(t_next, q1, v1)
+            try:   # (a resting stop's release guard takes a step: from a blown-up state it overflows)
+                g_new = monitor.values(t_next, q1, v1)
+            except _NonFinite:
+                status, message = "diverged", non_finite_message(t, t_next)
+                break
 
             # The state at tt in the step from (t, y), the step re-taken: the crossing's location, the
             # look at the cut (g_all) and the event's state ask for the same tt more than once; each
