@@ -557,6 +557,10 @@ def sprung_quadruped(folder, frictionless=False):
     src = open(os.path.join(suite, "quadruped.xml")).read()
     src = src.replace('damping="30" armature=".01"', 'damping="30" armature=".01" stiffness="1000"')
     src = re.sub(r'<body name="ball".*?</body>', "", src, flags=re.S)
+    # actuation off in the file itself, so that both simulators read it: set on MuJoCo's compiled model
+    # alone, our loader kept the twelve position servos (bias −1000 × tendon length at ctrl 0), which
+    # stiffened our legs and stood our base 1.2 cm above MuJoCo's
+    src = src.replace('<option timestep=".005"/>', '<option timestep=".005"><flag actuation="disable"/></option>')
     if frictionless:
         src = src.replace('friction="1.5"', 'condim="1"').replace('<geom name="floor" type="plane"',
                                                                   '<geom name="floor" type="plane" condim="1"')
