@@ -579,6 +579,49 @@ def sprung_quadruped(folder, frictionless=False):
     return path, model, q0
 
 
+def mujoco_rest(mjm, q, qd):
+    """MuJoCo's contacts at the state (q, q̇): (Σ normal force [N], deepest penetration [m]) — its
+    forces as mj_forward solves them there (the constraint forces of its last step)."""
+    import mujoco
+    d = mujoco.MjData(mjm)
+    d.qpos[:], d.qvel[:] = q, qd
+    mujoco.mj_forward(mjm, d)
+    f, total = np.zeros(6), 0.0
+    for i in range(d.ncon):
+        mujoco.mj_contactForce(mjm, d, i, f)
+        total += f[0]
+    return total, max([-c.dist for c in d.contact[:d.ncon]], default=0.0)
+
+
+def mujoco_settled(mjm, q0, T, stiff=False, noslip=0):
+    """MuJoCo's state after ``T`` s from rest at ``q0`` (mj_step), optionally with its constraints made
+    near-hard (contacts and equalities solref 0.002, solimp 0.99–0.999: the penetration and the couplings'
+    give at rest shrink to ~0.1–0.3 mm) and ``noslip`` iterations (its post-solve that removes the soft
+    friction's creep: the feet then stay where they land, as Coulomb's law keeps them) — the references
+    hard contact's rest is held to, the law's differences taken out one at a time."""
+    import copy
+    import mujoco
+    m = copy.copy(mjm)   # a deep copy: MjModel's __copy__ copies its arrays
+    if stiff:
+        m.geom_solref[:] = [0.002, 1.0]
+        m.geom_solimp[:, :3] = [0.99, 0.999, 0.001]
+        m.eq_solref[:] = [0.002, 1.0]
+        m.eq_solimp[:, :3] = [0.99, 0.999, 0.001]
+    m.opt.noslip_iterations = noslip
+    d = mujoco.MjData(m)
+    d.qpos[:] = q0
+    for _ in range(int(round(T / m.opt.timestep))):
+        mujoco.mj_step(m, d)
+    return m, d.qpos.copy(), d.qvel.copy()
+
+
+def rest_columns(z, fn, weight, z_mj, pen=None):
+    """The rest columns of a row: base height, its difference to MuJoCo's default run, Σ normal / m g − 1
+    (goal: within 1 mm where the laws agree, and 0.1 %), the deepest penetration."""
+    return (f"{z:.4f} m {1e3 * (z - z_mj):+7.2f} mm {100 * (fn / weight - 1):+8.3f} %"
+            + ("" if pen is None else f"  {1e3 * pen:5.2f} mm"))
+
+
 def quadruped_hard(args, rng):
     """Part 7: hard contact on dm_control's quadruped, ours against mujoco.rollout of the same file."""
     import tempfile
@@ -587,25 +630,39 @@ def quadruped_hard(args, rng):
     T = args.seconds
     print(f"\n7. hard contact: dm_control's quadruped (springs 1000 N·m/rad, no actuators, no ball) standing {T:g} s "
           "at MuJoCo's timestep")
-    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
+    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height, − MuJoCo's, ΣF_n/(m g) − 1, "
+          "penetration (at the end)")
     for frictionless in (False, True):
         path, model, q0 = sprung_quadruped(folder, frictionless)
         mjm = mujoco.MjModel.from_xml_path(path)
-        mjm.opt.disableflags = mujoco.mjtDisableBit.mjDSBL_ACTUATION
         dt = mjm.opt.timestep
         nstep = int(round(T / dt))
         qd0 = np.zeros((1, model.nv))
         mcpu, _, out = best(lambda: mujoco_rollout(mjm, q0[None], qd0, nstep), args.repeat)
         cpu, _, tr = best(lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep),
                           args.repeat)
+        weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
+        end = out[0][0, -1]
+        z_mj = end[2]
+        fn_mj, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])
+        pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
         what = "frictionless toes" if frictionless else "toes μ = 1.5"
-        print(f"  {'multibody contact=hard (' + what + ')':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  {tr.q[-1, 2]:.4f} m "
-              f"({tr.status})")
-        print(f"  {'MuJoCo rollout (soft contact, ' + what + ')':52s} {out[2]:10.4f} {'':12s}  {out[0][0, -1, 2]:.4f} m")
+        print(f"  {'multibody contact=hard (' + what + ')':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen) + f" ({tr.status})")
+        print(f"  {'MuJoCo rollout (soft contact, ' + what + ')':52s} {out[2]:10.4f} {'':12s}  "
+              + rest_columns(z_mj, fn_mj, weight, z_mj, pen_mj))
+        # the references with the laws' differences taken out (not timed): near-hard constraints; with
+        # friction also MuJoCo's noslip, without which its soft friction creeps until the toes carry no
+        # tangential force (their stance then is the frictionless one); hard Coulomb friction keeps the
+        # toes where they land, carrying ~220 N inward each
+        m2, q2, v2 = mujoco_settled(mjm, q0, min(T, 4.0), stiff=True, noslip=0 if frictionless else 20)
+        fn2, pen2 = mujoco_rest(m2, q2, v2)
+        label = "  MuJoCo near-hard (solref .002" + ("" if frictionless else ", noslip 20") + ", not timed)"
+        print(f"  {label:52s} {'':10s} {'':12s}  " + rest_columns(q2[2], fn2, weight, z_mj, pen2)
+              + f"; ours − this {1e3 * (tr.q[-1, 2] - q2[2]):+.2f} mm")
     # the batch: perturbed starts, all threads on both sides
     path, model, q0 = sprung_quadruped(folder, False)
     mjm = mujoco.MjModel.from_xml_path(path)
-    mjm.opt.disableflags = mujoco.mjtDisableBit.mjDSBL_ACTUATION
     dt, N, Tb = mjm.opt.timestep, args.batch, args.batch_seconds
     nstep = int(round(Tb / dt))
     Q0 = np.tile(q0, (N, 1))
@@ -626,7 +683,8 @@ def quadruped_hard(args, rng):
           f"(MuJoCo {mcpu:.4f} s; goal ≥ 5)")
     print("  (ours: impulses from the engine's Dantzig LCP on J M^-1 J^T each step, warm-started from the last step's "
           "row states, pyramid friction, the couplings and limits as its rows; MuJoCo: soft constraints, pyramidal cone, Newton solver.  With friction the")
-    print("  feet stick where they land and MuJoCo's soft friction lets them creep: the stances differ by ~1 cm)")
+    print("  toes stick where they land (~220 N inward each) and MuJoCo's soft friction lets them creep to none: the "
+          "stances differ by ~1 cm; with MuJoCo's constraints near-hard (and noslip) the rests agree to < 1 mm)")
 
 
 def compliant_scenes(args):
