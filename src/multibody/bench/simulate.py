@@ -698,7 +698,8 @@ def compliant_scenes(args):
     quadruped = sprung_quadruped(tempfile.mkdtemp(), False)
     print(f"\n9. compliant contact (the default law, SceneContact), {T:g} s semi-implicit: ours at dt = {dt:g} s "
           "(the law implicit in the step), MuJoCo's rollout at its own timestep and at ours")
-    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
+    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height, − MuJoCo's (its step), "
+          "ΣF_n/(m g) − 1, penetration (at the end)")
     for name, path, q0 in (("quadruped", quadruped[0], quadruped[2]), ("humanoid", os.path.join(suite, "humanoid.xml"), None)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -720,11 +721,17 @@ def compliant_scenes(args):
             mjm.opt.timestep = mdt
             mcpu, _, out = best(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), int(round(T / mdt))),
                                 args.repeat)
-            rows.append((mdt, out[2], out[0][0, -1, 2]))
+            rows.append((mdt, out[2], out[0][0, -1, 2], out[0][0, -1]))
+        weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
+        z_mj = rows[0][2]
+        pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
         print(f"  {f'{name}: multibody compliant (dt {dt:g} s)':52s} {cpu:10.4f} {rows[0][1] / cpu:12.2f}  "
-              f"{tr.q[-1, 2]:.4f} m ({tr.status}; goal ≥ 3 against MuJoCo at its own step)")
-        for mdt, mcpu, z in rows:
-            print(f"  {f'{name}: MuJoCo rollout (dt {mdt:g} s)':52s} {mcpu:10.4f} {mcpu / cpu:12.2f}  {z:.4f} m")
+              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen)
+              + f" ({tr.status}; goal ≥ 3 against MuJoCo at its own step)")
+        for mdt, mcpu, z, end in rows:
+            fn, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])
+            print(f"  {f'{name}: MuJoCo rollout (dt {mdt:g} s)':52s} {mcpu:10.4f} {mcpu / cpu:12.2f}  "
+                  + rest_columns(z, fn, weight, z_mj, pen_mj))
 
 
 def closed_loops(args):
