@@ -23,14 +23,18 @@ One run measures, on the same machine and in the same process:
    constraints, ours hard stops (neither is reached in these runs: the bench says so);
 6. **compliant ground** (report only) — solo12 standing on ``mb.GroundContact`` for 10 s
    (compiled loop: the contact law and its states in csrc/sim/rollout.c, a PD on the legs) against
-   MuJoCo's contact on the same robot;
+   MuJoCo's contact on the same robot: at the bench's dt and at a quarter of it (at 1 ms RK4 the law
+   does not come to rest on this robot), with friction and without, and MuJoCo with noslip (its soft
+   friction otherwise creeps to the frictionless stance); the rest columns as in part 7;
 7. **hard contact** — dm_control's quadruped (``suite/quadruped.xml``: its floor, toes, tendon
    couplings and joint limits; springs of 1000 N·m/rad at the zero pose in both, since multibody
    does not load its tendon actuators, MuJoCo's actuation off, the falling ball taken out) standing
    ``--seconds`` at MuJoCo's timestep under ``contact="hard"`` (csrc/sim/hard_contact.c: the LCP on
    J M⁻¹ Jᵀ each step) against ``mujoco.rollout`` of the same file: one run on one thread, and
    ``--batch`` runs of ``--batch-seconds`` in one ``mb.simulate_batch`` against one ``mujoco.rollout``
-   call (one thread per core each); base heights at the end, with friction and without.
+   call (one thread per core each); the rest at the end, with friction and without: base height and its
+   difference to MuJoCo's, Σ normal force / m g − 1, the deepest penetration, and MuJoCo with its
+   constraints made near-hard (and noslip) as the reference with the laws' differences taken out.
 9. **compliant contact** — the default contact law (``SceneContact``: csrc/sim/scene_contact.c) on
    dm_control's quadruped (as in part 7) and humanoid (``suite/humanoid.xml``, falling from its qpos0 onto
    its floor; its joint limits soft, as MuJoCo's), ``--seconds`` semi-implicit: ours at MuJoCo's own 5 ms (semi_implicit takes the law implicit
@@ -330,8 +334,9 @@ def _compile_with_pd(spec, joints, kp, kd, dt):
     return m
 
 
-def mujoco_controlled(mjm, q0s, qd0s, ctrl, nstep, nthread=1):
-    """mujoco_rollout with a constant control vector (the actuators' reference)."""
+def mujoco_controlled(mjm, q0s, qd0s, ctrl, nstep, nthread=1, velocities=False):
+    """mujoco_rollout with a constant control vector (the actuators' reference): positions (N, nstep, nq),
+    or with ``velocities`` positions and velocities (N, nstep, nq + nv)."""
     import mujoco
     from mujoco import rollout
     datas = [mujoco.MjData(mjm) for _ in range(nthread)]
@@ -345,7 +350,7 @@ def mujoco_controlled(mjm, q0s, qd0s, ctrl, nstep, nthread=1):
     control = np.broadcast_to(ctrl, (len(q0s), nstep, mjm.nu))
     t, c = time.perf_counter(), time.process_time()
     state, _ = rollout.rollout(mjm, datas if nthread > 1 else datas[0], init, control, nstep=nstep)
-    return state[:, :, 1:1 + mjm.nq], time.perf_counter() - t, time.process_time() - c
+    return state[:, :, 1:1 + mjm.nq + (mjm.nv if velocities else 0)], time.perf_counter() - t, time.process_time() - c
 
 
 def panda(args, rng):
@@ -465,6 +470,7 @@ def solo_mujoco(path, feet, kp, kd, dt, foot_radius):
 
 def solo_standing(args):
     """Part 6 (report only): solo12 holding its stance on compliant ground, ours vs MuJoCo's contact."""
+    import copy
     import warnings
     path = os.path.join(robots_dir(), "solo_description", "robots", "solo12.urdf")
     with warnings.catch_warnings():
@@ -481,28 +487,53 @@ def solo_standing(args):
     q0[2] = -min(foot_z)                                       # feet on the ground
     mass = float(np.sum(model.mass))
     K, D = mb.contact_parameters(mass, 1e-3, n_points=4)
-    contact = mb.GroundContact(model, K, D, mu=1.0, points=feet)
     kp, kd = 5.0, 0.2
+    weight = mass * float(np.linalg.norm(model.gravity))
     # the joint PD on the 12 leg joints, none on the free base: the compiled loop runs it
     pd = mb.PD(kp=np.r_[np.zeros(6), np.full(12, kp)], kd=np.r_[np.zeros(6), np.full(12, kd)], q_ref=q_ref)
-    print(f"\n6. compliant ground (report, no goal): solo12 ({mass:.2f} kg, floating base) standing {T:g} s at "
-          f"dt = {dt:g} s RK4, joint PD kp = {kp:g}, kd = {kd:g}")
-    cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd,
-                                          contact=contact, record_every=10), args.repeat)
+    print(f"\n6. compliant ground (report, no goal): solo12 ({mass:.2f} kg, floating base) standing {T:g} s RK4, "
+          f"joint PD kp = {kp:g}, kd = {kd:g}")
+    print(f"  {'method':50s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height, − MuJoCo's, ΣF_n/(m g) − 1, "
+          "max |q̇| (at the end)")
     mjm = solo_mujoco(path, feet, kp, kd, dt, foot_radius=FOOT_RADIUS)
     mq0 = q0.copy()
     mq0[2] += FOOT_RADIUS                                      # the spheres' bottoms on the floor
     ctrl = q_ref[7:]
-    mcpu, _, out = best(lambda: mujoco_controlled(mjm, mq0[None], np.zeros((1, model.nv)), ctrl, nstep), args.repeat)
-    mj_q = out[0][0]
-    print(f"  {'method':44s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
-    print(f"  {'multibody GroundContact (compiled loop, K, D)':44s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
-          f"{tr.q[-1, 2]:.4f} m ({tr.status})")
-    print(f"  {'  start height (both)':44s} {'':10s} {'':12s}  {q0[2]:.4f} m")
-    print(f"  {'MuJoCo contact (soft, rollout, 1 thread)':44s} {out[2]:10.4f} {'':12s}  {mj_q[-1, 2]:.4f} m")
-    print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ = 1, "
-          "the contact law and its deformation states in csrc/sim/rollout.c;")
-    print("  MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane)")
+    mcpu, _, out = best(lambda: mujoco_controlled(mjm, mq0[None], np.zeros((1, model.nv)), ctrl, nstep,
+                                                  velocities=True), args.repeat)
+    # MuJoCo's base height less the spheres' radius: our feet are the points at the spheres' centres
+    z_mj = out[0][0, -1, 2] - FOOT_RADIUS
+    for mu in (1.0, 0.0):
+        contact = mb.GroundContact(model, K, D, mu=mu, points=feet)
+        # at the bench's dt and at a quarter of it: at 1 ms RK4 the law does not come to rest on this robot
+        # (its feet hop: no force at the end's sample, |q̇| ~ 0.6 rad/s, and the base sags 1.5 cm; the same
+        # at 0.5 ms); at 0.25 ms it rests
+        for h in ((dt, dt / 4) if mu else (dt / 4,)):
+            cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=h, controller=pd,
+                                                  contact=contact, record_every=int(round(0.01 / h))), args.repeat)
+            label = f"multibody GroundContact μ = {mu:g}, dt {h * 1e3:g} ms"
+            print(f"  {label:50s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+                  + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj)
+                  + f" {np.abs(tr.qd[-1]).max():9.2e} ({tr.status})")
+    m2 = copy.copy(mjm)
+    for label, noslip, condim in (("MuJoCo contact (soft, rollout, 1 thread), μ = 1", 0, 3),
+                                  ("  MuJoCo μ = 1 with noslip 20 (not timed)", 20, 3),
+                                  ("  MuJoCo frictionless, condim 1 (not timed)", 0, 1)):
+        m2.opt.noslip_iterations = noslip
+        m2.geom_condim[:] = condim
+        _, _, o = best(lambda: mujoco_controlled(m2, mq0[None], np.zeros((1, model.nv)), ctrl, nstep,
+                                                 velocities=True), 1)
+        end = o[0][0, -1]
+        fn, _ = mujoco_rest(m2, end[:model.nq], end[model.nq:], ctrl)
+        timed = f"{o[2]:10.4f}" if noslip == 0 and condim == 3 else f"{'':10s}"
+        print(f"  {label:50s} {timed} {'':12s}  "
+              + rest_columns(end[2] - FOOT_RADIUS, fn, weight, z_mj) + f" {np.abs(end[model.nq:]).max():9.2e}")
+    print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ, the contact law "
+          "and its deformation states in csrc/sim/rollout.c; heights of MuJoCo less its spheres' 5 mm radius;")
+    print("  MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane.  Its soft friction creeps "
+          "until the feet carry no tangential force — the frictionless stance; with noslip the feet stay where")
+    print("  they land, as ours at 0.25 ms do (within ~1 mm of each other; its spheres sink 1.6–2.1 mm, our points "
+          "0.25 mm))")
 
 
 def right_hand_sides(repeat):
@@ -579,12 +610,14 @@ def sprung_quadruped(folder, frictionless=False):
     return path, model, q0
 
 
-def mujoco_rest(mjm, q, qd):
-    """MuJoCo's contacts at the state (q, q̇): (Σ normal force [N], deepest penetration [m]) — its
-    forces as mj_forward solves them there (the constraint forces of its last step)."""
+def mujoco_rest(mjm, q, qd, ctrl=None):
+    """MuJoCo's contacts at the state (q, q̇) under the controls ``ctrl``: (Σ normal force [N], deepest
+    penetration [m]) — its forces as mj_forward solves them there (the constraint forces of its last step)."""
     import mujoco
     d = mujoco.MjData(mjm)
     d.qpos[:], d.qvel[:] = q, qd
+    if ctrl is not None:
+        d.ctrl[:] = ctrl
     mujoco.mj_forward(mjm, d)
     f, total = np.zeros(6), 0.0
     for i in range(d.ncon):
