@@ -468,6 +468,25 @@ def solo_mujoco(path, feet, kp, kd, dt, foot_radius):
     return _compile_with_pd(spec, [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE], kp, kd, dt)
 
 
+def solo_meshes_mujoco(path, share, kp, kd, dt):
+    """solo12's URDF in MuJoCo with its own collision meshes (``package://`` resolved under ``share``), a free
+    joint, a floor and position actuators, MuJoCo's Euler (its semi-implicit step) at ``dt``.  The robot's geoms
+    meet the floor only: its meshes of non-adjacent links overlap at the hips (MuJoCo's parent–child filter
+    leaves those pairs, and their contacts would push inside the robot); ours find none there."""
+    import re
+    import mujoco
+    text = re.sub(r"<visual>.*?</visual>", "", open(path).read().replace("package://", share + "/"), flags=re.S)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.bodies[1].add_freejoint()
+    floor = spec.worldbody.add_geom()
+    floor.type, floor.size = mujoco.mjtGeom.mjGEOM_PLANE, [0.0, 0.0, 1.0]
+    m = _compile_with_pd(spec, [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE], kp, kd, dt)
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    is_floor = m.geom_type == mujoco.mjtGeom.mjGEOM_PLANE
+    m.geom_contype[:], m.geom_conaffinity[:] = np.where(is_floor, 0, 1), np.where(is_floor, 1, 0)
+    return m
+
+
 def solo_standing(args):
     """Part 6 (report only): solo12 holding its stance on compliant ground, ours vs MuJoCo's contact."""
     import copy
@@ -528,12 +547,58 @@ def solo_standing(args):
         timed = f"{o[2]:10.4f}" if noslip == 0 and condim == 3 else f"{'':10s}"
         print(f"  {label:50s} {timed} {'':12s}  "
               + rest_columns(end[2] - FOOT_RADIUS, fn, weight, z_mj) + f" {np.abs(end[model.nq:]).max():9.2e}")
+    solo_meshes(args, q_ref, pd, kp, kd, weight)
     print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ, the contact law "
           "and its deformation states in csrc/sim/rollout.c; heights of MuJoCo less its spheres' 5 mm radius;")
     print("  MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane.  Its soft friction creeps "
           "until the feet carry no tangential force — the frictionless stance; with noslip the feet stay where")
     print("  they land, as ours at 0.25 ms do (within ~1 mm of each other; its spheres sink 1.6–2.1 mm, our points "
-          "0.25 mm))")
+          "0.25 mm).  On its meshes, hard contact (the LCP, semi-implicit) rests within 1 mm of MuJoCo's noslip rest;")
+    print("  MuJoCo's soft friction is still creeping at the end)")
+
+
+def solo_meshes(args, q_ref, pd, kp, kd, weight):
+    """Part 6's rows for solo12 on its own collision meshes (convex hulls) and a floor (``ground=True``) under
+    hard contact, ours against MuJoCo compiling the same URDF with its meshes: the rest columns."""
+    import copy
+    import warnings
+    path = os.path.join(robots_dir(), "solo_description", "robots", "solo12.urdf")
+    share = os.path.dirname(os.path.dirname(robots_dir()))       # package://example-robot-data/… lives here
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                             # the hulls' vertices sampled down to 256
+        meshed = mb.load_urdf(path, floating=True, package_dirs=[share])
+        mb.contacts(meshed, q_ref)                                  # reads the meshes once, before the timing
+    dt, T = args.dt, args.seconds
+    nstep = int(round(T / dt))
+    q0 = q_ref.copy()
+    q0[2] = 0.0
+    st, g = mb.body_states(meshed, q0), mb.contacts(meshed, q0).geoms
+    q0[2] = -min(float((st.R[g.body[k]] @ (g.rotation[k] @ np.asarray(g.hulls[k]).T + g.translation[k][:, None]))[2].min()
+                       + st.p[g.body[k]][2]) for k in range(len(g.kind)) if g.body[k] >= 0)   # the lowest vertex on the floor
+    cpu, _, tr = best(lambda: mb.simulate(meshed, q0, None, T, dt=dt, contact="hard", ground=True, controller=pd,
+                                          record_every=nstep), args.repeat)
+    mjm = solo_meshes_mujoco(path, share, kp, kd, dt)
+    ctrl = q_ref[7:]
+    rows = []
+    for noslip in (0, 20):
+        m = copy.copy(mjm)
+        m.opt.noslip_iterations = noslip
+        mcpu, _, out = best(lambda: mujoco_controlled(m, q0[None], np.zeros((1, meshed.nv)), ctrl, nstep,
+                                                      velocities=True), args.repeat if noslip == 0 else 1)
+        end = out[0][0, -1]
+        fn, pen = mujoco_rest(m, end[:meshed.nq], end[meshed.nq:], ctrl)
+        rows.append((noslip, out[2], end, fn, pen))
+    z_mj = rows[0][2][2]
+    pen = float(np.max(mb.contacts(meshed, tr.q[-1], ground=True).depth, initial=0.0))
+    print(f"  {f'multibody contact=hard, its meshes, ground=True, {dt * 1e3:g} ms':50s} {cpu:10.4f} {rows[0][1] / cpu:12.2f}  "
+          + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj)
+          + f" {np.abs(tr.qd[-1]).max():9.2e} ({tr.status}; penetration {pen * 1e3:.2f} mm)")
+    for noslip, mcpu, end, fn, pen_mj in rows:
+        label = "MuJoCo, the same meshes (soft, Euler)" if noslip == 0 else "  MuJoCo, the same meshes, noslip 20 (not timed)"
+        timed = f"{mcpu:10.4f}" if noslip == 0 else f"{'':10s}"
+        print(f"  {label:50s} {timed} {'':12s}  " + rest_columns(end[2], fn, weight, z_mj)
+              + f" {np.abs(end[meshed.nq:]).max():9.2e} (penetration {pen_mj * 1e3:.2f} mm"
+              + (f"; ours − this {1e3 * (tr.q[-1, 2] - end[2]):+.2f} mm)" if noslip else ")"))
 
 
 def right_hand_sides(repeat):
