@@ -272,6 +272,49 @@ def test_the_quadruped_rests_under_the_compliant_law_as_mujocos(tmp_path):
     assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(float(np.sum(model.mass)) * G, rel=1e-3)
 
 
+def test_a_urdf_quadruped_on_its_meshes_rests_as_mujocos(recwarn):
+    """example-robot-data's solo12 (URDF, floating) on its own collision meshes with ``ground=True``, a leg PD
+    (kp 5, kd 0.2), 4 s at 1 ms under hard contact: at rest, the floor carrying m g to 0.1 %, its base within
+    1 mm of MuJoCo compiling the same URDF with its meshes and a plane (measured 0.66 mm: MuJoCo sinks 0.69 mm,
+    our hulls keep 256 vertices each), with MuJoCo's noslip (its soft friction otherwise creeps: 1 cm lower
+    and still moving at 4 s)."""
+    import mujoco
+    from test_urdf_robots import ROBOTS    # example-robot-data's robots folder, found once there
+    path = os.path.join(ROBOTS, "solo_description/robots/solo12.urdf")
+    share = os.path.dirname(os.path.dirname(ROBOTS))
+    model = mb.load_urdf(path, floating=True, package_dirs=[share])
+    kp, kd, h, T = 5.0, 0.2, 1e-3, 4.0
+    q_ref = model.neutral()
+    q_ref[7:] = [0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6]
+    q0 = q_ref.copy()
+    q0[2] = 0.24                                         # its lowest hull vertex 1 mm above the floor
+    pd = mb.PD(kp=np.r_[np.zeros(6), np.full(12, kp)], kd=np.r_[np.zeros(6), np.full(12, kd)], q_ref=q_ref)
+    tr = mb.simulate(model, q0, None, T, dt=h, contact="hard", ground=True, controller=pd, record_every=100)
+    assert tr.status == "finished" and np.abs(tr.qd[-1]).max() < 1e-5
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(float(np.sum(model.mass)) * G, rel=1e-3)
+    text = re.sub(r"<visual>.*?</visual>", "", open(path).read().replace("package://", share + "/"), flags=re.S)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.bodies[1].add_freejoint()
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1.0])
+    for j in spec.joints:
+        if j.type == mujoco.mjtJoint.mjJNT_HINGE:
+            a = spec.add_actuator()
+            a.target, a.trntype = j.name, mujoco.mjtTrn.mjTRN_JOINT
+            a.set_to_position(kp=kp, kv=kd)
+    mj = spec.compile()
+    mj.jnt_actfrclimited[:] = 0                          # the URDF's effort limits: our PD does not clamp
+    mj.opt.timestep, mj.opt.noslip_iterations = h, 20
+    floor = mj.geom_type == mujoco.mjtGeom.mjGEOM_PLANE  # the robot meets the floor only (MuJoCo's parent-child
+    mj.geom_contype[:], mj.geom_conaffinity[:] = ~floor, floor   # filter leaves overlapping hip meshes; ours none)
+    d = mujoco.MjData(mj)
+    d.qpos[:], d.ctrl[:] = q0, q_ref[7:]
+    while d.time < T - 1e-9:
+        mujoco.mj_step(mj, d)
+    assert np.abs(d.qvel).max() < 1e-5
+    assert abs(tr.q[-1, 2] - d.qpos[2]) < 1e-3
+    np.testing.assert_allclose(tr.q[-1, 7:], d.qpos[7:], atol=3e-3)
+
+
 def test_the_command_line_runs_hard_contact(tmp_path, capsys):
     from multibody import cli
     path = tmp_path / "box.xml"
