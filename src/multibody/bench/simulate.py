@@ -27,8 +27,8 @@ One run measures, on the same machine and in the same process:
    does not come to rest on this robot), with friction and without, and MuJoCo with noslip (its soft
    friction otherwise creeps to the frictionless stance); the rest columns as in part 7;
 7. **hard contact** — dm_control's quadruped (``suite/quadruped.xml``: its floor, toes, tendon
-   couplings and joint limits; springs of 1000 N·m/rad at the zero pose in both, since multibody
-   does not load its tendon actuators, MuJoCo's actuation off, the falling ball taken out) standing
+   couplings and joint limits; springs of 1000 N·m/rad at the zero pose, actuation disabled in the
+   file — ``<flag actuation="disable"/>``, so both simulators read it —, the falling ball taken out) standing
    ``--seconds`` at MuJoCo's timestep under ``contact="hard"`` (csrc/sim/hard_contact.c: the LCP on
    J M⁻¹ Jᵀ each step) against ``mujoco.rollout`` of the same file: one run on one thread, and
    ``--batch`` runs of ``--batch-seconds`` in one ``mb.simulate_batch`` against one ``mujoco.rollout``
