@@ -70,6 +70,21 @@ def to_sp(x):
     return sp.sympify(x)
 
 
+def expand(e):
+    """``se.expand(e)``, made canonical.
+
+    SymEngine 0.15's ``expand`` leaves a non-canonical sum when the base of a power collapses to
+    one term with a number in front, and other terms are beside it: ``expand(x**2/50 +
+    (x/2 + y/8 - y/8)**2/25)`` holds the key ``(1/4)*x**2`` under the coefficient 1/25. It prints
+    right and ``xreplace`` evaluates it right, but ``args`` drop the key's number (two terms
+    ``x**2/50`` and ``x**2/25``), and everything that walks ``args`` — ``cse``, ``Lambdify(cse=True)``,
+    the conversion to SymPy — reads a different expression (auto_tree(5, bf=2, skew=0.4)'s b[2], pne
+    inertial: 1.4e-3 off). A second ``expand`` over the result (a polynomial with no powers of sums
+    left) multiplies each key's number into its coefficient; it is all C++ and linear in the terms.
+    """
+    return se.expand(se.expand(e))
+
+
 class Converter:
     """SymEngine → SymPy, fast, giving back the caller's own symbols.
 
@@ -540,7 +555,7 @@ class ChainCache:
 
 def _matches(A, factors) -> bool:
     P = product(factors)
-    return all(se.expand(A[i][j] - P[i][j]) == 0 for i in range(3) for j in range(3))
+    return all(expand(A[i][j] - P[i][j]) == 0 for i in range(3) for j in range(3))
 
 
 def factor_rotation(A, coords) -> list[Factor]:

@@ -37,6 +37,7 @@ from math import gcd
 import symengine as se
 
 from ._core import _Sym as _SymTwin   # the SymEngine twins of SymPy symbols (derivations' symbols)
+from ._core import expand as _expand  # se.expand made canonical (SymEngine 0.15 leaves some sums non-canonical)
 
 __all__ = ["fourier_form", "readable", "readable_entries", "READABLE_MAX_OPS"]
 
@@ -159,7 +160,7 @@ def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
         return None
     acc = {}
     for key, coef in form.items():
-        E = se.expand(coef)
+        E = _expand(coef)
         slot = {}
         for t in (E.args if type(E) is se.Add else (E,)):
             if t == 0:
@@ -167,8 +168,11 @@ def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
             c, m = (t.args[0], se.Mul(*t.args[1:])) if type(t) is se.Mul and t.args[0].is_Number else (_ONE, t)
             if t.is_Number:
                 c, m = t, _ONE
-            p, q = (int(v) for v in c.as_numer_denom())
-            slot[m] = Fraction(p, q)
+            if isinstance(c, _NUMBER_TYPES):
+                p, q = (int(v) for v in c.as_numer_denom())
+                slot[m] = Fraction(p, q)
+            else:                  # a float (a numeric model): its exact binary value, never int()'s truncation
+                slot[m] = Fraction(float(c))
         if slot:
             acc[key] = slot
     return acc
@@ -229,10 +233,6 @@ class _Harmonics:
                 f = fb
                 for _ in range(int(ex) - 1):
                     f = self._product(f, fb)
-        elif e.is_Float:
-            # floating-point coefficients (a numeric model): no exact cancellation to find, and a
-            # form rebuilt from them evaluated differently from the entry (auto_tree's b[2], 6e-3)
-            raise _Unparsed
         else:
             f = {_CONST: e}
         self.memo[e] = f
@@ -307,7 +307,7 @@ def _rebuild_form(form, angles):
     common factor taken out (:func:`_factored`), harmonic-free part first."""
     parts = []
     for (kind, k, phi), coef in sorted(form.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
-        E = se.expand(coef)
+        E = _expand(coef)
         if E == 0:
             continue
         coef = _factored(E, angles.numbers)
