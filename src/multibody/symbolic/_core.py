@@ -260,6 +260,7 @@ def _apply(fn, args):
 
 
 _PLAIN = (int, float, bool)
+_SP_NUMBERS = frozenset(type(x) for x in (sp.S.Zero, sp.S.One, sp.S.NegativeOne, sp.S.Half))
 
 
 def free_symbols(obj) -> set:
@@ -276,8 +277,19 @@ def free_symbols(obj) -> set:
     if isinstance(obj, np.ndarray):
         if obj.dtype != object:
             return set()
-        # a model's arrays are mostly plain numbers: skip them before the isinstance chain
-        return set().union(*(free_symbols(e) for e in obj.ravel() if type(e) not in _PLAIN))
+        # a model's arrays are mostly plain numbers, SymPy's 0 and 1 and bare symbols: those are
+        # answered here (Basic.free_symbols walks and hashes each one, ~1 µs a call after the
+        # cache is cleared; a symbolic model has ~90 entries and derive reads them twice)
+        out = set()
+        for e in obj.ravel():
+            t = type(e)
+            if t in _PLAIN or t in _SP_NUMBERS:
+                continue
+            if t is sp.Symbol:
+                out.add(e)
+            else:
+                out |= free_symbols(e)
+        return out
     if isinstance(obj, (list, tuple)):
         return set().union(*(free_symbols(e) for e in obj)) if obj else set()
     if isinstance(obj, (int, float, complex, np.number)) or obj is None:
