@@ -335,6 +335,22 @@ def _factored(E, numbers):
     Pow, Mul, Integer = se.Pow, se.Mul, se.Integer
     for t in terms:
         p, q = 1, 1
+        if powers is not None and not powers:
+            # no symbol is common any more: only the term's number is read (SymEngine puts it
+            # first in a product's args), not every factor into a dict
+            f = t.args[0] if type(t) is Mul else t
+            if f.is_Number:
+                n = numbers.get(f)
+                if n is None:
+                    if not isinstance(f, _NUMBER_TYPES):
+                        return E
+                    n = numbers[f] = tuple(int(v) for v in f.as_numer_denom())
+                p, q = n
+            g = gcd(g, abs(p))
+            if q != 1:
+                lcm = lcm * q // gcd(lcm, q)
+            neg = neg and p < 0
+            continue
         pw = {}
         for f in (t.args if type(t) is Mul else (t,)):
             tf = type(f)
