@@ -22,6 +22,7 @@ from sympy.core import basic as _sp_basic
 
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
+_Z = type(ZERO)     # SymEngine's 0 is its own class: a type test is 65 ns, ``x == 0`` 1.3 µs
 
 # ---------------------------------------------------------------------------------------------
 # conversion
@@ -361,19 +362,28 @@ def mat3(A, what="matrix"):
 # ---------------------------------------------------------------------------------------------
 
 
+def _plus(x, y):
+    """``x + y``; an exact 0 on either side gives the other one (no SymEngine call)."""
+    return x if type(y) is _Z else (y if type(x) is _Z else x + y)
+
+
+def minus_product(acc, x, y):
+    """``acc − x*y``, with no SymEngine call when x or y is an exact 0 (then ``acc``)."""
+    if type(x) is _Z or type(y) is _Z:
+        return acc
+    return acc - x * y
+
+
 def add(a, b):
-    return [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+    return [_plus(a[0], b[0]), _plus(a[1], b[1]), _plus(a[2], b[2])]
 
 
 def sub(a, b):
-    return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+    return [x if type(y) is _Z else x - y for x, y in zip(a, b)]
 
 
 def scale(s, a):
-    return [s * a[0], s * a[1], s * a[2]]
-
-
-_Z = type(ZERO)     # SymEngine's 0 is its own class: a type test is 65 ns, ``x == 0`` 1.3 µs
+    return [e if type(e) is _Z else s * e for e in a]
 
 
 def _lin(a0, b0, a1, b1, a2, b2):
@@ -422,8 +432,9 @@ def mtv(A, v):
 
 
 def mm(A, B):
-    return [[A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j] for j in range(3)]
-            for i in range(3)]
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = B
+    return [[_lin(a0, b00, a1, b10, a2, b20), _lin(a0, b01, a1, b11, a2, b21), _lin(a0, b02, a1, b12, a2, b22)]
+            for a0, a1, a2 in A]
 
 
 def transpose(A):

@@ -146,11 +146,16 @@ def crba(bodies: list[SymBody], q, transforms=None):
         # I_about_parent = I1 − r̃h̃ − h̃r̃ − m r̃r̃  (h, r in parent coordinates)
         rh = C.dot(r, h1)
         rr = C.dot(r, r)
+        two_rh = rh * 2
         for a_ in range(3):
             for b_ in range(3):
-                d = (rh if a_ == b_ else C.ZERO) * 2 - r[a_] * h1[b_] - h1[a_] * r[b_]
-                d2 = m * ((rr if a_ == b_ else C.ZERO) - r[a_] * r[b_])
-                Ic[p_i][a_][b_] = Ic[p_i][a_][b_] + I1[a_][b_] + d + d2
+                # d = δ·2 r·h − r_a h_b − h_a r_b,  d2 = m (δ r·r − r_a r_b), left to right as written,
+                # the terms with an exact 0 factor left out (the same expression, fewer SymEngine calls)
+                d = C.minus_product(C.minus_product(two_rh if a_ == b_ else C.ZERO, r[a_], h1[b_]), h1[a_], r[b_])
+                d2 = C.minus_product(rr if a_ == b_ else C.ZERO, r[a_], r[b_])
+                if type(d2) is not C._Z:
+                    d2 = m * d2
+                Ic[p_i][a_][b_] = C._plus(C._plus(C._plus(Ic[p_i][a_][b_], I1[a_][b_]), d), d2)
         hc[p_i] = C.add(hc[p_i], C.add(h1, C.scale(m, r)))
         mc[p_i] = mc[p_i] + m
     M = [[C.ZERO] * n for _ in range(n)]
