@@ -97,6 +97,10 @@ class Converter:
 
     def __init__(self, symbols=()):
         self.back = {s.name: s for s in symbols}
+        # SymEngine has only commutative symbols; with the caller's all commutative too, every node
+        # is, and Add/Mul are built without SymPy asking each argument (fuzzy_and over
+        # is_commutative: a fifth of converting a pendulum's M, b, g)
+        self.commutative = True if all(s.is_commutative for s in self.back.values()) else None
         self.memo = {}
         self.keys = {}     # id of a converted SymPy node → its canonical sort key (see _key)
 
@@ -175,7 +179,7 @@ class Converter:
             return sp.S.Zero
         if len(out) == 1:
             return out[0]
-        return sp.Add._from_args(out)
+        return sp.Add._from_args(out, self.commutative)
 
     def __call__(self, x):
         if not isinstance(x, se.Basic):
@@ -190,6 +194,8 @@ class Converter:
             r = e._sympy_()
             if isinstance(r, sp.Symbol):
                 r = self.back.get(r.name, r)
+            if r.is_commutative is not True:
+                self.commutative = None   # nodes built from here on ask their arguments
         elif isinstance(e, se.Number):
             r = e._sympy_()
         elif isinstance(e, se.Add):
@@ -198,7 +204,7 @@ class Converter:
                 r = self._flat_add(args)  # a distributed coefficient produced a nested sum
             else:
                 self._sort(args)
-                r = sp.Add._from_args(args)
+                r = sp.Add._from_args(args, self.commutative)
         elif isinstance(e, se.Mul):
             args = [self._conv(a) for a in e.args]
             if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
@@ -206,7 +212,7 @@ class Converter:
                 r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
             else:
                 self._sort(args)
-                r = sp.Mul._from_args(args)
+                r = sp.Mul._from_args(args, self.commutative)
         elif isinstance(e, se.Pow):
             b, ex = e.args
             b, ex = self._conv(b), self._conv(ex)
