@@ -46,6 +46,7 @@ READABLE_MAX_OPS = 600
 _MAX_WORK = 128    # products of two harmonics one entry may take: planar chains need a few dozen; the
                    # 3-D entries past it (MA23's Lagrange entries need 500 and more) stay as derived
 _ZERO, _ONE = se.Integer(0), se.Integer(1)
+_ZERO_T = type(_ZERO)
 _TRIG = (se.sin, se.cos)
 
 
@@ -70,6 +71,8 @@ class _Angles:
         self.trig = {}     # sin/cos atom → (kind, k, φ), or None for an argument parse refuses
         self.angle_exprs = {}   # (k, φ) → the angle as an expression
         self.numbers = {}  # SymEngine rational → (numerator, denominator)
+        self.rebuilt = {}  # a harmonic's coefficient → its expanded, factored form (entries share them:
+                           # the pendulum's M entries and b rows repeat half of theirs)
 
     def harmonic(self, f):
         """(kind, k, φ) of one ``sin``/``cos`` (memoised), None when its angle does not parse."""
@@ -306,11 +309,15 @@ def _rebuild_form(form, angles):
     """The readable expression of a form: each harmonic's coefficient expanded (SymEngine), its
     common factor taken out (:func:`_factored`), harmonic-free part first."""
     parts = []
+    memo = angles.rebuilt
     for (kind, k, phi), coef in sorted(form.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
-        E = _expand(coef)
-        if E == 0:
+        done = memo.get(coef)
+        if done is None:
+            E = _expand(coef)
+            done = memo[coef] = _ZERO if E == 0 else _factored(E, angles.numbers)
+        if type(done) is _ZERO_T:
             continue
-        coef = _factored(E, angles.numbers)
+        coef = done
         if kind == "1":
             parts.append(coef)
         else:
