@@ -301,31 +301,34 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         events = tuple(_with_stops(ev, stops, model) for ev in events)
     # the user's events: C hands back the steps where one fires
     plan = system.plan(integrator, events, callables=True)
-    if system.hard_stops:
-        events = events + tuple(stops.events(system))
-        if integrator in FIXED_STEP:
-            release_by_step(model, plan, system, space, integrator, dt)
-        q, qd = stops.start(0.0, q, qd)
-    y0 = np.concatenate((q, qd, z))
-    if sensitivities and integrator in FIXED_STEP:   # Z along in the compiled loop's extra states
-        from .sensitivity import SensitivityFlow
-        flow = SensitivityFlow(space, system, integrator, dt,
-                               state_step=_compiled_step(model, plan, system, _FixedFlow(space, system, integrator),
-                                                         integrator))
-        traj = _run_fixed(model, space, system, events, flow.start(y0), t_final, dt, integrator, int(record_every),
-                          rtol, atol, progress, flow.plan(plan), flow=flow)
-    elif sensitivities:
-        from .sensitivity import run_with_sensitivities
-        traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
-                                      rtol, atol)
-    elif plan is not None and not system.hard_stops and not events and not progress:   # the whole run in C
-        traj = _run_compiled(model, space, system, y0, t_final, dt, integrator, int(record_every), plan)
-    elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
-        traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
-                          atol, progress, plan)
-    else:
-        traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
-                             atol, progress)
+    try:
+        if system.hard_stops:
+            events = events + tuple(stops.events(system))
+            if integrator in FIXED_STEP:
+                release_by_step(model, plan, system, space, integrator, dt)
+            q, qd = stops.start(0.0, q, qd)
+        y0 = np.concatenate((q, qd, z))
+        if sensitivities and integrator in FIXED_STEP:   # Z along in the compiled loop's extra states
+            from .sensitivity import SensitivityFlow
+            flow = SensitivityFlow(space, system, integrator, dt,
+                                   state_step=_compiled_step(model, plan, system, _FixedFlow(space, system, integrator),
+                                                             integrator))
+            traj = _run_fixed(model, space, system, events, flow.start(y0), t_final, dt, integrator, int(record_every),
+                              rtol, atol, progress, flow.plan(plan), flow=flow)
+        elif sensitivities:
+            from .sensitivity import run_with_sensitivities
+            traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
+                                          rtol, atol)
+        elif plan is not None and not system.hard_stops and not events and not progress:   # the whole run in C
+            traj = _run_compiled(model, space, system, y0, t_final, dt, integrator, int(record_every), plan)
+        elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
+            traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                              atol, progress, plan)
+        else:
+            traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                                 atol, progress)
+    finally:   # the stops' events, lent to this run, go back to the model (limits.JointLimits.release)
+        stops.release()
     traj.passive = system.passive()
     traj.contact = None if contact is None else getattr(contact, "name", type(contact).__name__)
     traj.ctrl, traj.contact_geoms = system.ctrl, getattr(contact, "geoms", None)   # what traj.sensordata reads
@@ -414,6 +417,11 @@ def model_constraints(model, constraints):
     from .constraints import GammaQ
 
     if getattr(model, "gamma_q", None) is None:
+        if constraints is None and getattr(model, "constraints", ()):   # the model's own set: one per Model
+            own = model.__dict__.get("_own_constraint_set")          # (its C tables are built once, on it)
+            if own is None:
+                own = model.__dict__["_own_constraint_set"] = _with_model_constraints(model, None)
+            return own
         return _with_model_constraints(model, constraints)
     if constraints is None or isinstance(constraints, GammaQ):
         return GammaQ() if constraints is None else constraints
