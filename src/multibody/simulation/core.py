@@ -518,8 +518,8 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     fired.append(EventRecord(te, ev.name, q.copy(), v.copy(), y1[:space.nq].copy(),
                              y1[space.nq:space.nq + space.nv].copy()))
     rec.add(te, y1, held=system.held_tau)
-    monitor.fired(i, te, monitor.g[i], ev.reset is not None)
     qa, va, _ = space.split(y1)
+    monitor.fired(i, te, monitor.g[i], ev.reset is not None, state=(qa, va))
     monitor.g = monitor.values(te, qa, va)
     return y1
 
@@ -642,8 +642,8 @@ def _compiled_plan(plan, system, monitor):
         return None
     if monitor is not None and not all(monitor.armed):
         held = limits.held_events() if resting else []
-        if not all(armed or (any(ev is h for h in held) and g == 0.0)
-                   for ev, armed, g in zip(monitor.events, monitor.armed, monitor.g)):
+        if not all(not monitor.blocks(i) or (any(ev is h for h in held) and g == 0.0)
+                   for i, (ev, g) in enumerate(zip(monitor.events, monitor.g))):
             return None
     return _resting_plan(plan, system)
 
