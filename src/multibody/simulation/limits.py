@@ -371,14 +371,19 @@ class JointLimits:
                 extra = np.zeros((len(joined), self.model.nv))
                 extra[np.arange(len(joined)), [s[2] for s in joined]] = 1.0
                 closed = extra if closed is None else np.vstack([closed, extra])
-            qd_e = impact_map(self.model, q, qd, row, restitution=self.restitution, constraint_jacobian=closed)
+            qd_e = impact_map(self.model, q, qd, row, restitution=self.restitution, constraint_jacobian=closed,
+                              redundant="drop")
             pressed = [s for s in touching if s not in joined and s[4] * qd_e[s[2]] < 0.0]
             if not pressed:
                 break
             joined += pressed
-        qd_0 = impact_map(self.model, q, qd, row, restitution=0.0, constraint_jacobian=closed)
-        for s in joined:    # exactly still on their stops (the guard reads 0 until they move off)
-            qd_e[s[2]] = qd_0[s[2]] = 0.0
+        qd_0 = impact_map(self.model, q, qd, row, restitution=0.0, constraint_jacobian=closed, redundant="drop")
+        # exactly still on their stops (the guard reads 0 until they move off): the joints the impact
+        # pressed, and the resting ones (closed rows: the solve left them ~1e-12, which on dm_control's
+        # humanoid drove a resting hip into its own stop, and that stop's impact then met its own row
+        # among the closed ones: rows dependent, which redundant="drop" now solves)
+        for vi in [s[2] for s in joined] + list(self.resting):
+            qd_e[vi] = qd_0[vi] = 0.0
         return qd_e, qd_0, joined
 
     def on_stop(self, q, v):
