@@ -124,3 +124,16 @@ def test_the_model_constraint_set_and_its_tables_are_built_once_per_model(monkey
     second = mb.simulate(m, None, None, 0.02, dt=0.005)
     assert built.n == 0
     same(first, second)
+    import pickle
+    same(mb.simulate(pickle.loads(pickle.dumps(m)), None, None, 0.02, dt=0.005), first)   # the caches travel
+
+
+def test_a_model_with_its_cached_set_up_still_pickles_and_its_copy_runs_the_same():
+    """A Model goes to other processes (simulate_batch's process executors, dask) by pickle: the
+    cached stop events are closures, so they travel as an empty pool and the copy builds its own."""
+    import pickle
+    m = chain()
+    first = run(m)
+    copy = pickle.loads(pickle.dumps(m))
+    assert len(copy.__dict__.get("_stop_event_sets", ())) == 0
+    same(run(copy), first)

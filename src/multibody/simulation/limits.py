@@ -292,7 +292,7 @@ class JointLimits:
         self.system = system
         lease = self.__dict__.get("_lease")
         if lease is None:
-            pool = self.model.__dict__.setdefault("_stop_event_sets", [])
+            pool = self.model.__dict__.setdefault("_stop_event_sets", _StopEventPool())
             try:
                 lease = pool.pop()   # (atomic: two threads never take one set)
             except IndexError:
@@ -307,7 +307,7 @@ class JointLimits:
         lease = self.__dict__.pop("_lease", None)
         if lease is not None:
             lease.limits = None
-            pool = self.model.__dict__.setdefault("_stop_event_sets", [])
+            pool = self.model.__dict__.setdefault("_stop_event_sets", _StopEventPool())
             if len(pool) < _POOL_SIZE:
                 pool.append(lease)
 
@@ -474,6 +474,14 @@ class JointLimits:
 
 #: stop-event sets a Model keeps for its runs (one per run that holds one at the same time)
 _POOL_SIZE = 8
+
+
+class _StopEventPool(list):
+    """The stop-event sets a Model keeps (:meth:`JointLimits.events`), pickled empty: their events are
+    closures, and a Model sent to another process (a process pool's batch, dask) builds its own."""
+
+    def __reduce__(self):
+        return (_StopEventPool, ())
 
 
 class _StopEvents:
