@@ -379,7 +379,20 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int e2 = 0; e2 < nj; e2++)
                 row[vs + e2] = Dinv[nj * e + e2];
         }
-        if (nj == 1) {  /* most joints: scalar, and no small array to store and reload */
+        if (nj == 1 && par >= 0) {  /* most joints: the row's entries and F's update in one sweep over the
+                                     * subtree's columns (F[:, c] += U_i M⁻¹[i, c] below, here while F[:, c]
+                                     * is at hand: the same operations, the same bits) */
+            const real w = -Dinv[0];
+            real u[6];
+            for (int r = 0; r < 6; r++)
+                u[r] = d->U[6 * vs + r];
+            for (int t = 1; t < ns; t++) {
+                real *f = F + 6 * sub[t];
+                const real x = w * mb_dot6(J + 6 * vs, f);
+                Minv[(long)nv * vs + sub[t]] = x;
+                mb_add_scaled6(f, u, x);
+            }
+        } else if (nj == 1) {  /* a root: no F to hand on */
             const real w = -Dinv[0];
             for (int t = 1; t < ns; t++)
                 Minv[(long)nv * vs + sub[t]] = w * mb_dot6(J + 6 * vs, F + 6 * sub[t]);
@@ -406,8 +419,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             const real x0 = Minv[(long)nv * vs + sub[0]];
             for (int r = 0; r < 6; r++)  /* the joint's own column: F starts here (0 + u x: its bits) */
                 F[6 * sub[0] + r] = MB_SPLAT(0.0) + u[r] * x0;
-            for (int t = 1; t < ns; t++)
-                mb_add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
+            /* (the subtree's other columns took U_i M⁻¹[i, c] in the sweep above) */
             for (int r = 0; r < 6; r++)
                 add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
             continue;
