@@ -178,8 +178,15 @@ static inline int lanes_finite(const real *x, long n)
 /* scatter with non-temporal stores, for outputs far larger than the caches: written once and not
  * read back here, so the stores skip reading each line in first (half the memory traffic) and
  * leave the caches to the kernel.  Returns lanes_finite of src (with whole lines: summed on the way).  SSE2 (every x86-64); 16-byte aligned pairs after one element
- * where a lane's row starts between two. */
-static inline int scatter_streaming(const real *src, long n, double *const *dst)
+ * where a lane's row starts between two.  Unfenced: the caller ends its stores with stream_fence()
+ * (scatter_streaming below does), so that a matrix written in pieces (derivatives_lanes.c's
+ * M⁻¹, row by row) fences once. */
+static inline void stream_fence(void)
+{
+    _mm_sfence();  /* the streamed lines are visible before the batch returns */
+}
+
+static inline int scatter_streaming_unfenced(const real *src, long n, double *const *dst)
 {
 #if defined(__AVX2__) && MB_LANES == 4
     /* four rows of lanes at a time, turned into four rows of states by a 4 × 4 transpose in
@@ -203,7 +210,6 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
         for (; k < n; k++)
             for (int l = 0; l < 4; l++)
                 dst[l][k] = src[k][l];
-        _mm_sfence();
         return lanes_finite(src, n);
     }
 #endif
@@ -249,7 +255,6 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
             for (long k = hi[l]; k < n; k++)
                 dst[l][k] = src[k][l];
         }
-        _mm_sfence();
         return mb_every(zero == 0.0) && lanes_finite(src + 8 * blocks, n - 8 * blocks);
     }
 #endif
@@ -263,16 +268,24 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
         if (k < n)
             d[k] = src[k][l];
     }
-    _mm_sfence();  /* the streamed lines are visible before the batch returns */
     return lanes_finite(src, n);
 }
 #else
-static inline int scatter_streaming(const real *src, long n, double *const *dst)
+static inline void stream_fence(void) {}
+
+static inline int scatter_streaming_unfenced(const real *src, long n, double *const *dst)
 {
     scatter(src, n, dst);
     return lanes_finite(src, n);
 }
 #endif
+/* scatter_streaming_unfenced, fenced */
+static inline int scatter_streaming(const real *src, long n, double *const *dst)
+{
+    const int finite = scatter_streaming_unfenced(src, n, dst);
+    stream_fence();
+    return finite;
+}
 
 #else
 #define MB_LANES 1

@@ -172,6 +172,18 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #endif
 }
 
+/* Rows … r_end − 1 of M⁻¹ are final: a streamed batch in lanes writes them out now
+ * (derivatives_lanes.c: minv_stream_rows); nothing in the scalar build and in ∂ABA. */
+#ifdef MB_LANE_BUILD
+#define MINV_ROWS_FINAL(r_end)                          \
+    do {                                                \
+        if (d->stream_to)                               \
+            minv_stream_rows(d, Minv, nv, (r_end));     \
+    } while (0)
+#else
+#define MINV_ROWS_FINAL(r_end) ((void)0)
+#endif
+
 /* x > y in every lane (the scalar build: x > y), and the larger of x and y lane by lane */
 #ifdef MB_LANE_BUILD
 #define ALL_ABOVE(x, y) mb_all((x) > (y))
@@ -452,8 +464,17 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             }
     }
 
+    /* Rows final before the end: in depth-first order, with one-dof joints below a free root or a
+     * parent, the rows of body i are final once i's forward step is done (the later bodies write
+     * rows further down, the mirror loop at the end has nothing to do), the free root's after the
+     * backward pass. */
+    int rows_early = preorder;
+    for (int i = 0; i < nb && rows_early; i++)
+        rows_early = (i == 0 && free_root) || (m->nv_joint[i] == 1 && m->parent[i] >= 0);
     for (int i = free_root; i < nb; i++) {  /* a free root's rows and P are made */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        if (rows_early)
+            MINV_ROWS_FINAL(vs);  /* the rows of the bodies before i */
         const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * (par < 0 ? 0 : slot[par]);
         real *Pi = P + 6L * nv * slot[i];
         /* columns vs … c_end − 1 of i's rows hold the backward pass's numbers, the others 0 (not stored) */
@@ -548,5 +569,6 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int c = r + 1; c < nv; c++)
                 Minv[(long)nv * c + r] = Minv[(long)nv * r + c];
     }
+    MINV_ROWS_FINAL(nv);
     return MB_OK;
 }
