@@ -193,11 +193,14 @@ static inline int scatter_streaming_unfenced(const real *src, long n, double *co
      * registers, when every state's row starts on a 16-byte boundary (nv² even: all or none) */
     if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3]) & 15)) {
         long k = 0;
+        real zero[4] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
         for (; k + 4 <= n; k += 4) {
             const __m256d r0 = _mm256_load_pd((const double *)(src + k)),
                           r1 = _mm256_load_pd((const double *)(src + k + 1)),
                           r2 = _mm256_load_pd((const double *)(src + k + 2)),
                           r3 = _mm256_load_pd((const double *)(src + k + 3));
+            /* lanes_finite's sums, on the numbers at hand */
+            zero[0] += (real)r0 * 0.0, zero[1] += (real)r1 * 0.0, zero[2] += (real)r2 * 0.0, zero[3] += (real)r3 * 0.0;
             const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
                           t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
             const __m256d s[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
@@ -207,10 +210,11 @@ static inline int scatter_streaming_unfenced(const real *src, long n, double *co
                 _mm_stream_pd(dst[l] + k + 2, _mm256_extractf128_pd(s[l], 1));
             }
         }
+        const long tail = k;
         for (; k < n; k++)
             for (int l = 0; l < 4; l++)
                 dst[l][k] = src[k][l];
-        return lanes_finite(src, n);
+        return mb_every((zero[0] + zero[1] + zero[2] + zero[3]) == 0.0) && lanes_finite(src + tail, n - tail);
     }
 #endif
 #if defined(__AVX512F__) && MB_LANES == 8
