@@ -58,6 +58,10 @@ static void minv_stream_rows(minv_lanes_ws *ws, const real *Minv, int nv, int r_
         stream_fence();
 }
 
+/* Rows out as they become final with 2 and 4 lanes; with 8 (AVX-512) the streamed scatter writes
+ * whole 64-byte lines and the entries outside them one by one, which pieces of rows would multiply
+ * (not measured: this machine has no AVX-512), so that build writes the matrix at the end as before. */
+#define MINV_STREAM_EARLY (MB_LANES != 8)
 #include "kernels/rnea_derivatives.c"
 #include "kernels/minv.c"
 #include "kernels/aba_derivatives.c"

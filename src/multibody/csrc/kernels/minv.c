@@ -183,6 +183,9 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #else
 #define MINV_ROWS_FINAL(r_end) ((void)0)
 #endif
+#ifndef MINV_STREAM_EARLY  /* derivatives_lanes.c: rows out before the end (1) or all at the end (0) */
+#define MINV_STREAM_EARLY 0
+#endif
 
 /* x > y in every lane (the scalar build: x > y), and the larger of x and y lane by lane */
 #ifdef MB_LANE_BUILD
@@ -468,7 +471,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
      * parent, the rows of body i are final once i's forward step is done (the later bodies write
      * rows further down, the mirror loop at the end has nothing to do), the free root's after the
      * backward pass. */
-    int rows_early = preorder;
+    int rows_early = preorder && MINV_STREAM_EARLY;
     for (int i = 0; i < nb && rows_early; i++)
         rows_early = (i == 0 && free_root) || (m->nv_joint[i] == 1 && m->parent[i] >= 0);
     for (int i = free_root; i < nb; i++) {  /* a free root's rows and P are made */
