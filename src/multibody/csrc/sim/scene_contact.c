@@ -470,8 +470,10 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
     return 0;
 }
 
-/* the free rows of (G⁻¹ + h W) Δf = G⁻¹ b − h W Δf_fixed, by Cholesky; 1 when not positive definite */
-static int implicit_solve(mb_scene_implicit *w, int n, double h)
+/* the free rows of (G⁻¹ + h W) Δf = G⁻¹ b − h W Δf_fixed, by Cholesky; 1 when not positive definite.
+ * factor = 0: the free set is the last call's, only the fixed rows' values moved (a sliding contact's
+ * friction following its normal): its factor is reused, only the right-hand side is solved again */
+static int implicit_solve(mb_scene_implicit *w, int n, double h, int factor)
 {
     double *C = w->C, *x = w->df;
     int nf = 0;
@@ -485,20 +487,22 @@ static int implicit_solve(mb_scene_implicit *w, int n, double h)
             if (w->fixed[s])
                 rhs -= h * w->A[(size_t)r * n + s] * x[s];
         w->rhs[i] = rhs;
-        for (int j = 0; j <= i; j++)
-            C[(size_t)i * nf + j] = h * w->A[(size_t)r * n + w->idx[j]] + (i == j ? 1.0 / w->g[r] : 0.0);
+        if (factor)
+            for (int j = 0; j <= i; j++)
+                C[(size_t)i * nf + j] = h * w->A[(size_t)r * n + w->idx[j]] + (i == j ? 1.0 / w->g[r] : 0.0);
     }
-    for (int i = 0; i < nf; i++)  /* C = R Rᵀ in its lower triangle */
+    for (int i = 0; factor && i < nf; i++)  /* C = R Rᵀ in its lower triangle */
         for (int j = 0; j <= i; j++) {
-            double s = C[(size_t)i * nf + j];
+            const double *ci = C + (size_t)i * nf, *cj = C + (size_t)j * nf;
+            double s = ci[j];
             for (int k = 0; k < j; k++)
-                s -= C[(size_t)i * nf + k] * C[(size_t)j * nf + k];
+                s -= ci[k] * cj[k];
             if (i == j) {
                 if (!(s > 0.0))
                     return 1;
                 C[(size_t)i * nf + i] = sqrt(s);
             } else {
-                C[(size_t)i * nf + j] = s / C[(size_t)j * nf + j];
+                C[(size_t)i * nf + j] = s / cj[j];
             }
         }
     for (int i = 0; i < nf; i++) {
@@ -610,10 +614,11 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
      * contacts meet the friction that is applied, not the unbounded one), until no row changes */
     for (int r = 0; r < n; r++)
         w->fixed[r] = 0;
-    for (int pass = 0; pass <= 2 * na + 8; pass++) {
-        if (implicit_solve(w, n, h))
+    for (int pass = 0, grown = 1; pass <= 2 * na + 8; pass++) {  /* grown: the fixed set grew (refactor) */
+        if (implicit_solve(w, n, h, grown))
             return MB_SINGULAR;
         int changed = 0;
+        grown = 0;
         for (int a = 0; a < na; a++) {
             const int r = w->row0[a], i = w->act[a];
             if (w->nrow[a] != 3 || w->fixed[r])
@@ -627,6 +632,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                 if (norm <= lim * (1.0 + 1e-12))
                     continue;
                 w->tdir[r + 1] = ft[0] / norm, w->tdir[r + 2] = ft[1] / norm;
+                grown = 1;
             } else if (fabs(norm - lim) <= 1e-12 * (lim + 1e-300)) {
                 continue;
             }
@@ -646,7 +652,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                 w->fixed[r + k] = 1;
                 w->df[r + k] = -mb_dot3(Fc + 3 * (size_t)i, w->dir + 3 * (size_t)(r + k));
             }
-            changed = 1;
+            changed = grown = 1;
         }
         if (!changed)
             break;
