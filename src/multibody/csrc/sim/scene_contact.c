@@ -522,6 +522,27 @@ static int implicit_solve(mb_scene_implicit *w, int n, double h, int factor)
     return 0;
 }
 
+/* y = L⁻ᵀ x (kinematics' MB_MPY_LIT back substitution) for a row x of a contact's Jacobian: it lives on its
+ * bodies' dofs and their ancestors', and so does y (the substitution only carries a dof's value to its
+ * ancestors), so the substitution visits those dofs alone — the same operations on them, where the full one
+ * walked every dof's ancestor chain to subtract zeros (14% of the humanoid's run).  mark: nv ints scratch */
+static void lit_on_path(int nv, const int *lam, const double *L, const double *x, double *y, int *mark)
+{
+    memset(mark, 0, sizeof(int) * (size_t)nv);
+    for (int j = 0; j < nv; j++)
+        if (x[j] != 0.0)
+            for (int k = j; k >= 0 && !mark[k]; k = lam[k])
+                mark[k] = 1;
+    memmove(y, x, sizeof(double) * (size_t)nv);
+    for (int i = nv - 1; i >= 0; i--) {
+        if (!mark[i])
+            continue;
+        y[i] /= L[(size_t)nv * i + i];
+        for (int j = lam[i]; j >= 0; j = lam[j])
+            y[j] -= L[(size_t)nv * i + j] * y[i];
+    }
+}
+
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               double *qdd, double *zdot, double h, const mb_scene *s, double K, double D,
                               double *F, void *scratch, mb_scene_implicit *w)
@@ -592,7 +613,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     for (int r = 0; r < n; r++) {
         double *y = w->Y + (size_t)r * nv;
         int *nz = w->nz + (size_t)r * nv, c = 0;
-        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, w->Jr + (size_t)r * nv, y);
+        lit_on_path(nv, lam, w->L, w->Jr + (size_t)r * nv, y, nz);
         for (int k = 0; k < nv; k++)
             if (y[k] != 0.0)
                 nz[c++] = k;
