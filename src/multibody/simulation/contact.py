@@ -630,7 +630,7 @@ class SceneContact:
         return f_ext, zdot, {"force": force, "state": st}
 
 
-    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h):
+    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h, held=()):
         """The law implicit in a ``semi_implicit`` step of h: (q̈, ż, info) from the explicit ones
         (:meth:`forces`' ż and info, q̈ the forward dynamics' with its forces) — the NumPy statement of
         the compiled loop's ``mb_scene_contact_implicit`` (csrc/sim/scene_contact.c says the method).
@@ -641,7 +641,9 @@ class SceneContact:
         step's M (``dynamics_model``: semi_implicit's damping in its armature): the symmetric positive
         definite (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free), G = diag(D_r + h K_r).  A normal that
         would pull is released and the rest solved again; a sticking force past the cone goes onto
-        μ f_n⁺; a sliding one follows its normal.  The deformations relax implicitly (D → D + h K)."""
+        μ f_n⁺; a sliding one follows its normal.  The deformations relax implicitly (D → D + h K).
+        Joints resting on stops (``held``: their v indices) stay held: the correction solves on the free
+        joints' block of M (held rows and columns the identity's, held columns of J zero)."""
         from ..dynamics.handc import crba
         from ..kinematics.jacobians import body_jacobian
         q, qd = np.asarray(q, float), np.asarray(qd, float)
@@ -679,6 +681,11 @@ class SceneContact:
         G = Dr + h * Kr
         b = -(Dr * h * ja + h * Kr * (jv + h * ja))
         M = crba(dynamics_model, q)
+        held = list(held)
+        M[held, :] = 0.0
+        M[:, held] = 0.0
+        M[held, held] = 1.0
+        Jr[:, held] = 0.0
         W = Jr @ np.linalg.solve(M, Jr.T)
         n = len(rows)
         fixed = np.zeros(n, bool)
@@ -723,6 +730,7 @@ class SceneContact:
             f = fn * nrm + ft[0] * t1 + ft[1] * t2
             tau += J3s[s].T @ (f - f0)
             force[s] = f
+        tau[held] = 0.0
         qdd = qdd + np.linalg.solve(M, tau)
         for s, r in sticking:
             zdot[2 * s:2 * s + 2] = Jr[r + 1:r + 3] @ (qd + h * qdd)
