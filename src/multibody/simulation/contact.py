@@ -635,15 +635,18 @@ class SceneContact:
         (:meth:`forces`' ż and info, q̈ the forward dynamics' with its forces) — the NumPy statement of
         the compiled loop's ``mb_scene_contact_implicit`` (csrc/sim/scene_contact.c says the method).
 
-        Each active contact's rows (its normal; t1, t2 while it sticks) get the force at the step's end
+        Each active contact's rows (its normal; t1, t2 where it has friction) get the force at the step's end
         linearised in the row's velocity, f⁺ = f − D_r (v⁺ − v) − h K_r v⁺ (D_r = D √d; K_r = 1.5 K √d
         normal, K √d sticking), with v⁺ = v_free + h W Δf on the Delassus operator W = J M⁻¹ Jᵀ of the
         step's M (``dynamics_model``: semi_implicit's damping in its armature): the symmetric positive
-        definite (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free), G = diag(D_r + h K_r).  A normal that
-        would pull is released and the rest solved again; a sticking force past the cone goes onto
-        μ f_n⁺; a sliding one follows its normal.  The deformations relax implicitly (D → D + h K).
-        Joints resting on stops (``held``: their v indices) stay held: the correction solves on the free
-        joints' block of M (held rows and columns the identity's, held columns of J zero)."""
+        definite (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free), G = diag(D_r + h K_r).  A contact
+        sliding at the step's start linearises its sticking law too (beyond the cone; b takes the
+        difference from the applied force).  A tangential force past the cone is fixed on it (μ f_n⁺
+        along the solve's direction: sliding) and the rest solved again; then a normal that would pull
+        is released and the rest solved again, until nothing changes.  The deformations relax
+        implicitly (D → D + h K).  Joints resting on stops (``held``: their v indices) stay held: the
+        correction solves on the free joints' block of M (held rows and columns the identity's, held
+        columns of J zero)."""
         from ..dynamics.handc import crba
         from ..kinematics.jacobians import body_jacobian
         q, qd = np.asarray(q, float), np.asarray(qd, float)
@@ -670,7 +673,7 @@ class SceneContact:
             J3s[s] = J3
             mu = float(g.pair_friction[p, 0]) if g.pair_condim[p] >= 3 else 0.0
             t1, t2 = _tangents(normal[i])
-            dirs = [normal[i]] + ([t1, t2] if state[s] == 1 and mu > 0 else [])
+            dirs = [normal[i]] + ([t1, t2] if mu > 0 else [])   # sticking or sliding: the tangents too
             zr = math.sqrt(max(0.0, depth[i]))
             meta.append((s, i, len(rows), len(dirs), mu, zr, normal[i], t1, t2))
             for k, d in enumerate(dirs):
@@ -680,6 +683,10 @@ class SceneContact:
         jv, ja = Jr @ qd, Jr @ qdd
         G = Dr + h * Kr
         b = -(Dr * h * ja + h * Kr * (jv + h * ja))
+        for s, i, r, nr, mu, zr, nrm, t1, t2 in meta:   # a sliding contact's tangents: its sticking law's
+            if nr == 3 and state[s] == 2:             # force, beyond the cone, less the force applied
+                for k, t in ((1, t1), (2, t2)):
+                    b[r + k] += -zr * (K * z[2 * s + k - 1] + D * jv[r + k]) - force[s] @ t
         M = crba(dynamics_model, q)
         held = list(held)
         M[held, :] = 0.0
@@ -689,21 +696,38 @@ class SceneContact:
         W = Jr @ np.linalg.solve(M, Jr.T)
         n = len(rows)
         fixed = np.zeros(n, bool)
-        df = np.zeros(n)
-        for _ in range(len(meta) + 1):
+        df, tdir = np.zeros(n), np.zeros(n)
+        for _ in range(2 * len(meta) + 9):
             free = ~fixed
             A = h * W[np.ix_(free, free)] + np.diag(1.0 / G[free])
             rhs = b[free] / G[free] - h * W[np.ix_(free, fixed)] @ df[fixed]
             df[free] = np.linalg.solve(A, rhs)
-            released = False
+            changed = False
+            for s, i, r, nr, mu, zr, nrm, t1, t2 in meta:   # past the cone: fixed on it, the rest again
+                if nr != 3 or fixed[r]:
+                    continue
+                fn = force[s] @ nrm + df[r]
+                ft = np.array([force[s] @ t1 + df[r + 1], force[s] @ t2 + df[r + 2]])
+                norm, lim = math.sqrt(ft[0] * ft[0] + ft[1] * ft[1]), mu * max(fn, 0.0)
+                if not fixed[r + 1]:
+                    if norm <= lim * (1.0 + 1e-12):
+                        continue
+                    tdir[r + 1], tdir[r + 2] = ft[0] / norm, ft[1] / norm
+                elif abs(norm - lim) <= 1e-12 * (lim + 1e-300):
+                    continue
+                for k, t in ((1, t1), (2, t2)):
+                    fixed[r + k], df[r + k] = True, lim * tdir[r + k] - force[s] @ t
+                changed = True
+            if changed:
+                continue
             for s, i, r, nr, *_ in meta:
                 if fixed[r] or force[s] @ normal[i] + df[r] >= 0.0:
                     continue
                 dirs = [normal[i]] + ([_tangents(normal[i])[0], _tangents(normal[i])[1]] if nr == 3 else [])
                 for k in range(nr):
                     fixed[r + k], df[r + k] = True, -(force[s] @ dirs[k])
-                released = True
-            if not released:
+                changed = True
+            if not changed:
                 break
         tau = np.zeros(model.nv)
         sticking = []
@@ -720,6 +744,7 @@ class SceneContact:
                 cone = math.sqrt(ft @ ft) / (mu * fn)
                 if cone > 1.0:
                     ft = ft / cone
+                if cone > 1.0 or fixed[r + 1]:   # slides: the law's sliding rate at f_t⁺
                     zdot[2 * s:2 * s + 2] = -(ft + zr * K * u) / (zr * Dh)
                 else:
                     sticking.append((s, r))

@@ -398,21 +398,27 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * A per-contact linearisation in the contact's own velocity, solved on the Delassus operator of the
  * active contacts (as Drake's TAMSI, Castro et al. 2019, linearises its compliant contact in the
  * velocity; MuJoCo's implicitfast does it for a damper).  Each row r (a contact's normal, and t1, t2
- * while it sticks) has the law's force f_r(d, u, v_r):
+ * where it has friction) has the law's force f_r(d, u, v_r):
  *   normal   ∂f/∂v = −√d D,  ∂f/∂d = 1.5 K √d,  d₁ = d − h v_n⁺
  *   sticking ∂f/∂v = −√d D,  ∂f/∂u = −√d K,     u₁ = u + h v_t⁺  (the new velocity moves u, as it moves q)
  * so over the step f_r⁺ = f_r − D_r (v_r⁺ − v_r) − h K_r v_r⁺ with v⁺ = v_free + h W Δf (W = J M⁻¹ Jᵀ on
  * the step's M, v_free the explicit step's), i.e.
  *   (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free,r),   G = diag(D_r + h K_r),  a_r = J_r q̈_explicit,
  * symmetric positive definite (Cholesky).  Any step then damps a contact's relative velocity towards
- * rest instead of reversing it.  A normal the solve would make pull is released (force 0, its rows fixed
- * at Δf = −f) and the rest solved again; a sticking force past the cone is scaled onto μ f_n⁺ (sliding);
- * a sliding contact's friction follows its normal (f_t⁺ = f_t f_n⁺ / f_n). */
+ * rest instead of reversing it.  A contact sliding at the step's start has the same tangent rows: its
+ * sticking law's force, −√d (K u + D v_t), lies beyond the cone, and b takes the difference from the force
+ * applied (on the cone), so that it sticks within the step where the solve slows its slip enough.  A
+ * tangential force the solve puts past the cone is fixed on it (μ f_n⁺ along the solve's direction, then
+ * sliding) and the rest solved again; then a normal the solve would make pull is released (force 0, its
+ * rows fixed at Δf = −f) and the rest solved again, until no row changes.  (Before, a sliding contact's
+ * friction was explicit, f_t f_n⁺ / f_n: at 5 ms dm_control's humanoid then stick-slipped its feet and
+ * head, which threw it out of the pose MuJoCo's lies in.) */
 struct mb_scene_implicit {
     int nv, cap;                  /* rows the buffers hold */
     double *H, *S, *L, *tau, *J3; /* nv², nv², nv², nv, 3 nv */
     double *Jr, *Y, *A, *C;       /* rows × nv, rows × nv, rows², rows² */
-    double *b, *g, *df, *rhs, *dir;  /* rows each (dir 3 per row) */
+    double *b, *g, *df, *rhs, *dir, *tdir;  /* rows each (dir 3 per row; tdir: a sliding contact's unit
+                                             * friction direction, on its tangent rows) */
     int *idx, *fixed;             /* per row: the free rows' list, fixed */
     int *act, *row0, *nrow;       /* per active contact: its index in the stage's list, first row, rows */
     int *nz, *nnz;                /* rows × nv, rows: each row of Y's nonzero columns (a row lives on its
@@ -449,7 +455,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
         return 0;
     free(w->Jr), free(w->idx);
     const size_t N = (size_t)rows, nv = (size_t)w->nv;
-    w->Jr = malloc(sizeof(double) * (2 * N * nv + 2 * N * N + 7 * N));
+    w->Jr = malloc(sizeof(double) * (2 * N * nv + 2 * N * N + 8 * N));
     w->idx = malloc(sizeof(int) * (6 * N + N * nv));
     if (!w->Jr || !w->idx) {
         free(w->Jr), free(w->idx);
@@ -457,7 +463,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
         return 1;
     }
     w->Y = w->Jr + N * nv, w->A = w->Y + N * nv, w->C = w->A + N * N, w->b = w->C + N * N, w->g = w->b + N;
-    w->df = w->g + N, w->rhs = w->df + N, w->dir = w->rhs + N;
+    w->df = w->g + N, w->rhs = w->df + N, w->dir = w->rhs + N, w->tdir = w->dir + 3 * N;
     w->fixed = w->idx + N, w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N;
     w->nnz = w->nrow + N, w->nz = w->nnz + N;
     w->cap = rows;
@@ -531,7 +537,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     int na = 0, n = 0;
     for (int i = 0; i < nc; i++)
         if (state[i])
-            na++, n += state[i] == 1 ? 3 : 1;
+            na++, n += 3;
     if (!na)
         return MB_OK;
     if (implicit_reserve(w, n))
@@ -541,8 +547,8 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     for (int i = 0, a = 0, r = 0; i < nc; i++) {
         if (!state[i])
             continue;
-        const int p = c[i].pair, rows = state[i] == 1 && s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_CONDIM] >= 3 &&
-                                                 s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION] > 0.0 ? 3 : 1;
+        const int p = c[i].pair, rows = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_CONDIM] >= 3 &&
+                                        s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION] > 0.0 ? 3 : 1;
         const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
         const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
         const double zr = sqrt(fmax(0.0, c[i].depth));
@@ -566,6 +572,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             const double Dr = zr * D, Kr = (k == 0 ? 1.5 : 1.0) * zr * K;
             w->g[r] = Dr + h * Kr;
             w->b[r] = -(Dr * h * ja + h * Kr * (jv + h * ja));
+            /* a sliding contact's tangent rows linearise its sticking law, −√d (K u + D v_t), beyond the cone,
+             * from which the force applied at the step's start (on the cone) is off by the difference */
+            if (k > 0 && state[i] == 2)
+                w->b[r] += -zr * (K * u[2 * (size_t)i + k - 1] + D * jv) - mb_dot3(Fc + 3 * (size_t)i, t);
         }
     }
     n = 0;
@@ -605,13 +615,40 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                 sum += ya[nz[k]] * yo[nz[k]];
             w->A[(size_t)i * n + j] = w->A[(size_t)j * n + i] = sum;
         }
-    /* the solve; a normal it would make pull is released (its rows fixed at Δf = −f) and the rest solved again */
+    /* the solve; a normal it would make pull is released (its rows fixed at Δf = −f) and the rest solved again;
+     * a contact whose tangential force the solve puts past its cone slides: its tangent rows are fixed on the
+     * cone, μ f_n⁺ along the solve's direction, and the rest solved again (so that the normals and the other
+     * contacts meet the friction that is applied, not the unbounded one), until no row changes */
     for (int r = 0; r < n; r++)
         w->fixed[r] = 0;
-    for (int pass = 0; pass <= na; pass++) {
+    for (int pass = 0; pass <= 2 * na + 8; pass++) {
         if (implicit_solve(w, n, h))
             return MB_SINGULAR;
-        int released = 0;
+        int changed = 0;
+        for (int a = 0; a < na; a++) {
+            const int r = w->row0[a], i = w->act[a];
+            if (w->nrow[a] != 3 || w->fixed[r])
+                continue;
+            const double mu = s->pdat[(size_t)c[i].pair * MB_SP_SIZE + MB_SP_FRICTION];
+            const double *f0 = Fc + 3 * (size_t)i, fn = mb_dot3(f0, c[i].normal) + w->df[r];
+            const double ft[2] = {mb_dot3(f0, w->dir + 3 * (size_t)(r + 1)) + w->df[r + 1],
+                                  mb_dot3(f0, w->dir + 3 * (size_t)(r + 2)) + w->df[r + 2]};
+            const double norm = sqrt(ft[0] * ft[0] + ft[1] * ft[1]), lim = mu * fmax(fn, 0.0);
+            if (!w->fixed[r + 1]) {  /* sticks, or slides from now on along the solve's direction */
+                if (norm <= lim * (1.0 + 1e-12))
+                    continue;
+                w->tdir[r + 1] = ft[0] / norm, w->tdir[r + 2] = ft[1] / norm;
+            } else if (fabs(norm - lim) <= 1e-12 * (lim + 1e-300)) {
+                continue;
+            }
+            for (int k = 0; k < 2; k++) {
+                w->fixed[r + 1 + k] = 1;
+                w->df[r + 1 + k] = lim * w->tdir[r + 1 + k] - mb_dot3(f0, w->dir + 3 * (size_t)(r + 1 + k));
+            }
+            changed = 1;
+        }
+        if (changed)   /* the cone first: a normal is judged under the friction that is applied */
+            continue;
         for (int a = 0; a < na; a++) {
             const int r = w->row0[a], i = w->act[a];
             if (w->fixed[r] || mb_dot3(Fc + 3 * (size_t)i, c[i].normal) + w->df[r] >= 0.0)
@@ -620,9 +657,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                 w->fixed[r + k] = 1;
                 w->df[r + k] = -mb_dot3(Fc + 3 * (size_t)i, w->dir + 3 * (size_t)(r + k));
             }
-            released = 1;
+            changed = 1;
         }
-        if (!released)
+        if (!changed)
             break;
     }
     /* each contact's force over the step, f⁺, and its change Δf into τ = Σ J3ᵀ Δf; u̇ from f⁺ */
@@ -646,9 +683,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             for (int j = 0; j < 2; j++)
                 if (cone > 1.0)
                     ft[j] /= cone;
-            /* u̇ = v_t⁺ (sticking) or the law's sliding rate at f_t⁺; v_t⁺ after q̈ is known: below */
+            /* u̇ = v_t⁺ (sticking; v_t⁺ after q̈ is known: below) or the law's sliding rate at f_t⁺ */
+            const int slides = cone > 1.0 || w->fixed[r + 1];
             for (int j = 0; j < 2; j++)
-                ud[j] = cone > 1.0 ? -(ft[j] + zr * K * ui[j]) / (zr * Dh) : NAN;
+                ud[j] = slides ? -(ft[j] + zr * K * ui[j]) / (zr * Dh) : NAN;
         } else {  /* sliding (or frictionless): the friction follows the normal */
             const double scale = fn0 > 0.0 ? fn / fn0 : 0.0;
             for (int j = 0; j < 2; j++)
