@@ -401,6 +401,44 @@ def test_a_minv_batch_larger_than_the_caches_gives_the_same_numbers(nv, lanes):
 
 
 @pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
+@pytest.mark.parametrize("branch", [2, 3])
+def test_a_streamed_minv_batch_of_a_floating_tree_writes_its_rows_as_they_are_final(branch, lanes):
+    """A free root and one-dof joints numbered depth-first (floating robots): a streamed batch in lanes
+    writes each row of M⁻¹ as soon as the forward pass has made it (derivatives_lanes.c:
+    minv_stream_rows), in pieces ending on multiples of 8 entries, the rest at the end.  nv = 10 and
+    12 (rows cut inside a piece differently), and every state equals the batch without lanes and
+    the single call."""
+    from multibody.core import _core
+    b = mb.ModelBuilder("streamed")
+    b.add_body("base", None, "free", mass=3.0, com=[0.05, -0.02, 0.1], inertia=[0.2, 0.3, 0.25])
+    for leg in range(2):
+        parent = "base"
+        for k in range(branch):
+            name = f"l{leg}{k}"
+            b.add_body(name, parent, ["Rz", "Rx", "Ry"][k % 3], mass=1.0 + k, com=[0.1, 0.2 * k, 0.3],
+                       inertia=[0.1, 0.2, 0.3], joint_translation=[0.3 * (-1) ** leg, 0.5 - 0.2 * k, 0.1])
+            parent = name
+    model = b.build()
+    from multibody.model.configuration import random_configuration
+    n = (9 << 20) // (8 * model.nv ** 2) + 3
+    Q = np.ascontiguousarray(random_configuration(model, np.random.default_rng(23), n))
+    try:
+        before = _core.use_lanes(lanes)
+    except ValueError:
+        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
+    try:
+        M = mb.minv(model, Q)
+        assert M.nbytes >= 8 << 20
+        _core.use_lanes("none")
+        np.testing.assert_array_equal(M, mb.minv(model, Q))
+    finally:
+        _core.use_lanes(before)
+    for k in (0, 1, 2, 3, 5, n // 2 + 1, n - 2, n - 1):
+        assert np.array_equal(M[k], mb.minv(model, Q[k])), k
+    assert rel(M[7] @ mb.crba(model, Q[7]), np.eye(model.nv)) < 1e-12
+
+
+@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
 @pytest.mark.parametrize("nv", [2, 5, 6, 11])
 @pytest.mark.parametrize("fn", ["rnea_derivatives", "aba_derivatives"])
 def test_a_batch_larger_than_the_caches_gives_the_same_numbers(fn, nv, lanes):

@@ -95,3 +95,14 @@ def test_divergence_inside_a_release_guard_is_reported():
     assert tr.status == "diverged" and "t = " in tr.message
     with pytest.raises(mb.SimulationError, match="non-finite"):
         mb.simulate(model, model.neutral(), None, 0.01, ground=True, on_divergence="raise")
+
+
+def test_cli_info_shows_the_added_floor_and_the_lifted_start():
+    model = load(ANYMAL)
+    lifted = mb.lift_onto_ground(model, model.neutral(), 0.25)
+    res = subprocess.run([sys.executable, "-m", "multibody", "info", os.path.join(ROBOTS, ANYMAL), "--floating",
+                          "--ground", "0.25"], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "a floor z = 0.25 added" in res.stdout
+    start = next(line for line in res.stdout.splitlines() if "start (default state)" in line)
+    assert f"{round(lifted[2], 6)}" in start

@@ -218,6 +218,103 @@ def test_the_quadruped_stands_as_mujocos(tmp_path, frictionless):
         assert 5e-3 < z[-1] - d.qpos[2] < 12e-3
 
 
+def _mujoco_near_hard(path, q0, T, noslip):
+    """MuJoCo's rest with its laws' give taken out: contacts and the couplings' equalities near-hard
+    (solref 0.002, solimp 0.99–0.999: at rest its toes sink 0.1–0.3 mm, not 0.9–1.7 mm, and the couplings
+    give 0.2–0.4 mrad), and ``noslip`` iterations of its post-solve, which stops its soft friction's creep
+    (without it the toes slide until they carry no tangential force)."""
+    import mujoco
+    mj = mujoco.MjModel.from_xml_path(path)
+    mj.geom_solref[:] = [0.002, 1.0]
+    mj.geom_solimp[:, :3] = [0.99, 0.999, 0.001]
+    mj.eq_solref[:] = [0.002, 1.0]
+    mj.eq_solimp[:, :3] = [0.99, 0.999, 0.001]
+    mj.opt.noslip_iterations = noslip
+    d = mujoco.MjData(mj)
+    d.qpos[:] = q0
+    while d.time < T - 1e-12:
+        mujoco.mj_step(mj, d)
+    return d
+
+
+@pytest.mark.parametrize("frictionless", [True, False])
+def test_the_quadruped_rests_where_a_near_hard_mujoco_rests(tmp_path, frictionless):
+    """The rest state, not only the stance: after 4 s (both at rest: ours |q̇| < 1e-6, MuJoCo's < 1e-4) our hard contact's base is
+    MuJoCo's to 1 mm and its joints to 1 mrad (3 mrad with friction: where the toes stuck) once MuJoCo's constraints are made near-hard (measured: 0.15 mm
+    without friction, 0.42 mm with μ = 1.5 and MuJoCo's noslip), and the floor carries m g to 0.1 %.  With
+    MuJoCo's own soft constraints the frictionless rest is 1.0 mm lower (its toes sink 0.9 mm, its couplings
+    give 0.26 mrad)."""
+    model, path, q0 = _quadruped(tmp_path, frictionless)
+    T = 4.0
+    tr = mb.simulate(model, q0, None, T, dt=0.005, contact="hard", record_every=100)
+    d = _mujoco_near_hard(path, q0, T, noslip=0 if frictionless else 20)
+    assert np.abs(tr.qd[-1]).max() < 1e-6 and np.abs(d.qvel).max() < 1e-4      # both at rest (noslip jitters ~4e-5)
+    assert abs(tr.q[-1, 2] - d.qpos[2]) < 1e-3
+    # with friction the stance is where the toes stuck on landing: the knees and ankles differ by 2.4 mrad
+    np.testing.assert_allclose(tr.q[-1, 7:], d.qpos[7:], atol=1e-3 if frictionless else 3e-3)
+    weight = float(np.sum(model.mass)) * G
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(weight, rel=1e-3)
+    if frictionless:   # MuJoCo's own soft rest: the difference is its toes' 0.9 mm sink and the couplings' give
+        _, soft = _mujoco_rest(path, q0, T)
+        assert 0 < tr.q[-1, 2] - soft.qpos[2] < 1.2e-3
+
+
+def test_the_quadruped_rests_under_the_compliant_law_as_mujocos(tmp_path):
+    """The default (compliant) law at MuJoCo's 5 ms, frictionless toes (the stance then unique): the base
+    rests within 1 mm of MuJoCo's own soft-contact rest (measured 0.71 mm: MuJoCo's toes sink 0.89 mm, ours
+    0.25 mm under a quarter of the weight) and the floor carries m g to 0.1 %."""
+    model, path, q0 = _quadruped(tmp_path, True)
+    T = 4.0
+    tr = mb.simulate(model, q0, None, T, dt=0.005, integrator="semi_implicit", record_every=100)
+    assert tr.contact == "compliant" and np.abs(tr.qd[-1]).max() < 1e-6
+    _, d = _mujoco_rest(path, q0, T)
+    assert abs(tr.q[-1, 2] - d.qpos[2]) < 1e-3
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(float(np.sum(model.mass)) * G, rel=1e-3)
+
+
+def test_a_urdf_quadruped_on_its_meshes_rests_as_mujocos(recwarn):
+    """example-robot-data's solo12 (URDF, floating) on its own collision meshes with ``ground=True``, a leg PD
+    (kp 5, kd 0.2), 4 s at 1 ms under hard contact: at rest, the floor carrying m g to 0.1 %, its base within
+    1 mm of MuJoCo compiling the same URDF with its meshes and a plane (measured 0.66 mm: MuJoCo sinks 0.69 mm,
+    our hulls keep 256 vertices each), with MuJoCo's noslip (its soft friction otherwise creeps: 1 cm lower
+    and still moving at 4 s)."""
+    import mujoco
+    from test_urdf_robots import ROBOTS    # example-robot-data's robots folder, found once there
+    path = os.path.join(ROBOTS, "solo_description/robots/solo12.urdf")
+    share = os.path.dirname(os.path.dirname(ROBOTS))
+    model = mb.load_urdf(path, floating=True, package_dirs=[share])
+    kp, kd, h, T = 5.0, 0.2, 1e-3, 4.0
+    q_ref = model.neutral()
+    q_ref[7:] = [0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6]
+    q0 = q_ref.copy()
+    q0[2] = 0.24                                         # its lowest hull vertex 1 mm above the floor
+    pd = mb.PD(kp=np.r_[np.zeros(6), np.full(12, kp)], kd=np.r_[np.zeros(6), np.full(12, kd)], q_ref=q_ref)
+    tr = mb.simulate(model, q0, None, T, dt=h, contact="hard", ground=True, controller=pd, record_every=100)
+    assert tr.status == "finished" and np.abs(tr.qd[-1]).max() < 1e-5
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(float(np.sum(model.mass)) * G, rel=1e-3)
+    text = re.sub(r"<visual>.*?</visual>", "", open(path).read().replace("package://", share + "/"), flags=re.S)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.bodies[1].add_freejoint()
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1.0])
+    for j in spec.joints:
+        if j.type == mujoco.mjtJoint.mjJNT_HINGE:
+            a = spec.add_actuator()
+            a.target, a.trntype = j.name, mujoco.mjtTrn.mjTRN_JOINT
+            a.set_to_position(kp=kp, kv=kd)
+    mj = spec.compile()
+    mj.jnt_actfrclimited[:] = 0                          # the URDF's effort limits: our PD does not clamp
+    mj.opt.timestep, mj.opt.noslip_iterations = h, 20
+    floor = mj.geom_type == mujoco.mjtGeom.mjGEOM_PLANE  # the robot meets the floor only (MuJoCo's parent-child
+    mj.geom_contype[:], mj.geom_conaffinity[:] = ~floor, floor   # filter leaves overlapping hip meshes; ours none)
+    d = mujoco.MjData(mj)
+    d.qpos[:], d.ctrl[:] = q0, q_ref[7:]
+    while d.time < T - 1e-9:
+        mujoco.mj_step(mj, d)
+    assert np.abs(d.qvel).max() < 1e-5
+    assert abs(tr.q[-1, 2] - d.qpos[2]) < 1e-3
+    np.testing.assert_allclose(tr.q[-1, 7:], d.qpos[7:], atol=3e-3)
+
+
 def test_the_command_line_runs_hard_contact(tmp_path, capsys):
     from multibody import cli
     path = tmp_path / "box.xml"

@@ -258,7 +258,12 @@ def cmd_info(args):
         print("  " + line)
     if model.camera is not None:
         print(f"  camera: {model.camera}")
-    q, qd = _initial_state(model, None, None, args.keyframe)
+    if args.ground is not False:
+        from .kinematics.contacts import scene_geoms
+        pairs = scene_geoms(model, args.ground).pairs
+        print(f"  contact: a floor z = {0.0 if args.ground is True else args.ground:g} added; {len(pairs)} candidate "
+              "pairs (simulate takes them under the compliant law, --contact hard for the LCP)")
+    q, qd = _initial_state(model, None, None, args.keyframe, args.ground)
     print(f"  start ({'keyframe ' + repr(args.keyframe) if args.keyframe is not None else 'default state'}): "
           f"q = {np.round(q, 6).tolist()}" + (f", q̇ = {np.round(qd, 6).tolist()}" if np.any(qd) else ""))
     if len(model.keyframes):
@@ -667,12 +672,16 @@ def _join_negative_values(argv):
     return out
 
 
-def _robot_flags(p, keyframe=True):
+def _robot_flags(p, keyframe=True, ground=False):
     """The flags that say how a robot file is loaded and where it starts (info, simulate, animate, demo)."""
     p.add_argument("--floating", action="store_true", help="URDF: on a free-floating base (as codegen --floating)")
     if keyframe:
         p.add_argument("--keyframe", metavar="NAME", help="start from the model's keyframe NAME (or index) "
                                                           "instead of its default state")
+    if ground:
+        p.add_argument("--ground", nargs="?", type=float, const=True, default=False, metavar="HEIGHT",
+                       help="add a floor z = 0 (or z = HEIGHT) under the model's geoms, for files without one "
+                            "(URDF); the default start is lifted onto it")
 
 
 def _hooks():
@@ -698,7 +707,7 @@ def build_parser():
     p = sub.add_parser("info", help="the model's tree, masses and geometry")
     p.add_argument("model", nargs="?", metavar="MODEL")
     p.add_argument("--list", action="store_true", help="list the built-in models")
-    _robot_flags(p)
+    _robot_flags(p, ground=True)
 
     p = sub.add_parser("derive", help="symbolic equations of motion")
     p.add_argument("model", metavar="MODEL", help="a built-in model (seed models keep their parameters as "
@@ -718,15 +727,13 @@ def build_parser():
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")
-    _robot_flags(p)
+    _robot_flags(p, ground=True)
     p.add_argument("--ctrl", help="a constant control per actuator, comma-separated (default: the keyframe's, "
                                   "else zeros)")
     p.add_argument("--record-every", type=_sample_stride, default=1, metavar="K",
                    help="keep every K-th sample (default 1; the final state is always kept)")
     p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--ground", nargs="?", type=float, const=True, default=False, metavar="HEIGHT",
-                   help="add a floor z = 0 (or z = HEIGHT) under the model's geoms, for files without one (URDF)")
     p.add_argument("--contact", choices=("on", "compliant", "hard", "off"), default="on",
                    help="the file's own contacts (its floor and geoms): on (default: the compliant law where the "
                         "file has a floor), compliant, hard (Coulomb friction, an LCP each step; semi_implicit), "

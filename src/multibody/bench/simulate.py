@@ -23,14 +23,18 @@ One run measures, on the same machine and in the same process:
    constraints, ours hard stops (neither is reached in these runs: the bench says so);
 6. **compliant ground** (report only) — solo12 standing on ``mb.GroundContact`` for 10 s
    (compiled loop: the contact law and its states in csrc/sim/rollout.c, a PD on the legs) against
-   MuJoCo's contact on the same robot;
+   MuJoCo's contact on the same robot: at the bench's dt and at a quarter of it (at 1 ms RK4 the law
+   does not come to rest on this robot), with friction and without, and MuJoCo with noslip (its soft
+   friction otherwise creeps to the frictionless stance); the rest columns as in part 7;
 7. **hard contact** — dm_control's quadruped (``suite/quadruped.xml``: its floor, toes, tendon
-   couplings and joint limits; springs of 1000 N·m/rad at the zero pose in both, since multibody
-   does not load its tendon actuators, MuJoCo's actuation off, the falling ball taken out) standing
+   couplings and joint limits; springs of 1000 N·m/rad at the zero pose, actuation disabled in the
+   file — ``<flag actuation="disable"/>``, so both simulators read it —, the falling ball taken out) standing
    ``--seconds`` at MuJoCo's timestep under ``contact="hard"`` (csrc/sim/hard_contact.c: the LCP on
    J M⁻¹ Jᵀ each step) against ``mujoco.rollout`` of the same file: one run on one thread, and
    ``--batch`` runs of ``--batch-seconds`` in one ``mb.simulate_batch`` against one ``mujoco.rollout``
-   call (one thread per core each); base heights at the end, with friction and without.
+   call (one thread per core each); the rest at the end, with friction and without: base height and its
+   difference to MuJoCo's, Σ normal force / m g − 1, the deepest penetration, and MuJoCo with its
+   constraints made near-hard (and noslip) as the reference with the laws' differences taken out.
 9. **compliant contact** — the default contact law (``SceneContact``: csrc/sim/scene_contact.c) on
    dm_control's quadruped (as in part 7) and humanoid (``suite/humanoid.xml``, falling from its qpos0 onto
    its floor; its joint limits soft, as MuJoCo's), ``--seconds`` semi-implicit: ours at MuJoCo's own 5 ms (semi_implicit takes the law implicit
@@ -330,8 +334,9 @@ def _compile_with_pd(spec, joints, kp, kd, dt):
     return m
 
 
-def mujoco_controlled(mjm, q0s, qd0s, ctrl, nstep, nthread=1):
-    """mujoco_rollout with a constant control vector (the actuators' reference)."""
+def mujoco_controlled(mjm, q0s, qd0s, ctrl, nstep, nthread=1, velocities=False):
+    """mujoco_rollout with a constant control vector (the actuators' reference): positions (N, nstep, nq),
+    or with ``velocities`` positions and velocities (N, nstep, nq + nv)."""
     import mujoco
     from mujoco import rollout
     datas = [mujoco.MjData(mjm) for _ in range(nthread)]
@@ -345,7 +350,7 @@ def mujoco_controlled(mjm, q0s, qd0s, ctrl, nstep, nthread=1):
     control = np.broadcast_to(ctrl, (len(q0s), nstep, mjm.nu))
     t, c = time.perf_counter(), time.process_time()
     state, _ = rollout.rollout(mjm, datas if nthread > 1 else datas[0], init, control, nstep=nstep)
-    return state[:, :, 1:1 + mjm.nq], time.perf_counter() - t, time.process_time() - c
+    return state[:, :, 1:1 + mjm.nq + (mjm.nv if velocities else 0)], time.perf_counter() - t, time.process_time() - c
 
 
 def panda(args, rng):
@@ -463,8 +468,28 @@ def solo_mujoco(path, feet, kp, kd, dt, foot_radius):
     return _compile_with_pd(spec, [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE], kp, kd, dt)
 
 
+def solo_meshes_mujoco(path, share, kp, kd, dt):
+    """solo12's URDF in MuJoCo with its own collision meshes (``package://`` resolved under ``share``), a free
+    joint, a floor and position actuators, MuJoCo's Euler (its semi-implicit step) at ``dt``.  The robot's geoms
+    meet the floor only: its meshes of non-adjacent links overlap at the hips (MuJoCo's parent–child filter
+    leaves those pairs, and their contacts would push inside the robot); ours find none there."""
+    import re
+    import mujoco
+    text = re.sub(r"<visual>.*?</visual>", "", open(path).read().replace("package://", share + "/"), flags=re.S)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.bodies[1].add_freejoint()
+    floor = spec.worldbody.add_geom()
+    floor.type, floor.size = mujoco.mjtGeom.mjGEOM_PLANE, [0.0, 0.0, 1.0]
+    m = _compile_with_pd(spec, [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE], kp, kd, dt)
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    is_floor = m.geom_type == mujoco.mjtGeom.mjGEOM_PLANE
+    m.geom_contype[:], m.geom_conaffinity[:] = np.where(is_floor, 0, 1), np.where(is_floor, 1, 0)
+    return m
+
+
 def solo_standing(args):
     """Part 6 (report only): solo12 holding its stance on compliant ground, ours vs MuJoCo's contact."""
+    import copy
     import warnings
     path = os.path.join(robots_dir(), "solo_description", "robots", "solo12.urdf")
     with warnings.catch_warnings():
@@ -481,28 +506,99 @@ def solo_standing(args):
     q0[2] = -min(foot_z)                                       # feet on the ground
     mass = float(np.sum(model.mass))
     K, D = mb.contact_parameters(mass, 1e-3, n_points=4)
-    contact = mb.GroundContact(model, K, D, mu=1.0, points=feet)
     kp, kd = 5.0, 0.2
+    weight = mass * float(np.linalg.norm(model.gravity))
     # the joint PD on the 12 leg joints, none on the free base: the compiled loop runs it
     pd = mb.PD(kp=np.r_[np.zeros(6), np.full(12, kp)], kd=np.r_[np.zeros(6), np.full(12, kd)], q_ref=q_ref)
-    print(f"\n6. compliant ground (report, no goal): solo12 ({mass:.2f} kg, floating base) standing {T:g} s at "
-          f"dt = {dt:g} s RK4, joint PD kp = {kp:g}, kd = {kd:g}")
-    cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd,
-                                          contact=contact, record_every=10), args.repeat)
+    print(f"\n6. compliant ground (report, no goal): solo12 ({mass:.2f} kg, floating base) standing {T:g} s RK4, "
+          f"joint PD kp = {kp:g}, kd = {kd:g}")
+    print(f"  {'method':50s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height, − MuJoCo's, ΣF_n/(m g) − 1, "
+          "max |q̇| (at the end)")
     mjm = solo_mujoco(path, feet, kp, kd, dt, foot_radius=FOOT_RADIUS)
     mq0 = q0.copy()
     mq0[2] += FOOT_RADIUS                                      # the spheres' bottoms on the floor
     ctrl = q_ref[7:]
-    mcpu, _, out = best(lambda: mujoco_controlled(mjm, mq0[None], np.zeros((1, model.nv)), ctrl, nstep), args.repeat)
-    mj_q = out[0][0]
-    print(f"  {'method':44s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
-    print(f"  {'multibody GroundContact (compiled loop, K, D)':44s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
-          f"{tr.q[-1, 2]:.4f} m ({tr.status})")
-    print(f"  {'  start height (both)':44s} {'':10s} {'':12s}  {q0[2]:.4f} m")
-    print(f"  {'MuJoCo contact (soft, rollout, 1 thread)':44s} {out[2]:10.4f} {'':12s}  {mj_q[-1, 2]:.4f} m")
-    print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ = 1, "
-          "the contact law and its deformation states in csrc/sim/rollout.c;")
-    print("  MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane)")
+    mcpu, _, out = best(lambda: mujoco_controlled(mjm, mq0[None], np.zeros((1, model.nv)), ctrl, nstep,
+                                                  velocities=True), args.repeat)
+    # MuJoCo's base height less the spheres' radius: our feet are the points at the spheres' centres
+    z_mj = out[0][0, -1, 2] - FOOT_RADIUS
+    for mu in (1.0, 0.0):
+        contact = mb.GroundContact(model, K, D, mu=mu, points=feet)
+        # at the bench's dt and at a quarter of it: at 1 ms RK4 the law does not come to rest on this robot
+        # (its feet hop: no force at the end's sample, |q̇| ~ 0.6 rad/s, and the base sags 1.5 cm; the same
+        # at 0.5 ms); at 0.25 ms it rests
+        for h in ((dt, dt / 4) if mu else (dt / 4,)):
+            cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=h, controller=pd,
+                                                  contact=contact, record_every=int(round(0.01 / h))), args.repeat)
+            label = f"multibody GroundContact μ = {mu:g}, dt {h * 1e3:g} ms"
+            print(f"  {label:50s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+                  + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj)
+                  + f" {np.abs(tr.qd[-1]).max():9.2e} ({tr.status})")
+    m2 = copy.copy(mjm)
+    for label, noslip, condim in (("MuJoCo contact (soft, rollout, 1 thread), μ = 1", 0, 3),
+                                  ("  MuJoCo μ = 1 with noslip 20 (not timed)", 20, 3),
+                                  ("  MuJoCo frictionless, condim 1 (not timed)", 0, 1)):
+        m2.opt.noslip_iterations = noslip
+        m2.geom_condim[:] = condim
+        _, _, o = best(lambda: mujoco_controlled(m2, mq0[None], np.zeros((1, model.nv)), ctrl, nstep,
+                                                 velocities=True), 1)
+        end = o[0][0, -1]
+        fn, _ = mujoco_rest(m2, end[:model.nq], end[model.nq:], ctrl)
+        timed = f"{o[2]:10.4f}" if noslip == 0 and condim == 3 else f"{'':10s}"
+        print(f"  {label:50s} {timed} {'':12s}  "
+              + rest_columns(end[2] - FOOT_RADIUS, fn, weight, z_mj) + f" {np.abs(end[model.nq:]).max():9.2e}")
+    solo_meshes(args, q_ref, pd, kp, kd, weight)
+    print("  (ours: compliant Hunt–Crossley points sinking 1 mm under the robot's weight, friction μ, the contact law "
+          "and its deformation states in csrc/sim/rollout.c; heights of MuJoCo less its spheres' 5 mm radius;")
+    print("  MuJoCo: its default soft contacts, 5 mm spheres at the foot points on a plane.  Its soft friction creeps "
+          "until the feet carry no tangential force — the frictionless stance; with noslip the feet stay where")
+    print("  they land, as ours at 0.25 ms do (within ~1 mm of each other; its spheres sink 1.6–2.1 mm, our points "
+          "0.25 mm).  On its meshes, hard contact (the LCP, semi-implicit) rests within 1 mm of MuJoCo's noslip rest;")
+    print("  MuJoCo's soft friction is still creeping at the end)")
+
+
+def solo_meshes(args, q_ref, pd, kp, kd, weight):
+    """Part 6's rows for solo12 on its own collision meshes (convex hulls) and a floor (``ground=True``) under
+    hard contact, ours against MuJoCo compiling the same URDF with its meshes: the rest columns."""
+    import copy
+    import warnings
+    path = os.path.join(robots_dir(), "solo_description", "robots", "solo12.urdf")
+    share = os.path.dirname(os.path.dirname(robots_dir()))       # package://example-robot-data/… lives here
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                             # the hulls' vertices sampled down to 256
+        meshed = mb.load_urdf(path, floating=True, package_dirs=[share])
+        mb.contacts(meshed, q_ref)                                  # reads the meshes once, before the timing
+    dt, T = args.dt, args.seconds
+    nstep = int(round(T / dt))
+    q0 = q_ref.copy()
+    q0[2] = 0.0
+    st, g = mb.body_states(meshed, q0), mb.contacts(meshed, q0).geoms
+    q0[2] = -min(float((st.R[g.body[k]] @ (g.rotation[k] @ np.asarray(g.hulls[k]).T + g.translation[k][:, None]))[2].min()
+                       + st.p[g.body[k]][2]) for k in range(len(g.kind)) if g.body[k] >= 0)   # the lowest vertex on the floor
+    cpu, _, tr = best(lambda: mb.simulate(meshed, q0, None, T, dt=dt, contact="hard", ground=True, controller=pd,
+                                          record_every=nstep), args.repeat)
+    mjm = solo_meshes_mujoco(path, share, kp, kd, dt)
+    ctrl = q_ref[7:]
+    rows = []
+    for noslip in (0, 20):
+        m = copy.copy(mjm)
+        m.opt.noslip_iterations = noslip
+        mcpu, _, out = best(lambda: mujoco_controlled(m, q0[None], np.zeros((1, meshed.nv)), ctrl, nstep,
+                                                      velocities=True), args.repeat if noslip == 0 else 1)
+        end = out[0][0, -1]
+        fn, pen = mujoco_rest(m, end[:meshed.nq], end[meshed.nq:], ctrl)
+        rows.append((noslip, out[2], end, fn, pen))
+    z_mj = rows[0][2][2]
+    pen = float(np.max(mb.contacts(meshed, tr.q[-1], ground=True).depth, initial=0.0))
+    print(f"  {f'multibody contact=hard, its meshes, ground=True, {dt * 1e3:g} ms':50s} {cpu:10.4f} {rows[0][1] / cpu:12.2f}  "
+          + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj)
+          + f" {np.abs(tr.qd[-1]).max():9.2e} ({tr.status}; penetration {pen * 1e3:.2f} mm)")
+    for noslip, mcpu, end, fn, pen_mj in rows:
+        label = "MuJoCo, the same meshes (soft, Euler)" if noslip == 0 else "  MuJoCo, the same meshes, noslip 20 (not timed)"
+        timed = f"{mcpu:10.4f}" if noslip == 0 else f"{'':10s}"
+        print(f"  {label:50s} {timed} {'':12s}  " + rest_columns(end[2], fn, weight, z_mj)
+              + f" {np.abs(end[meshed.nq:]).max():9.2e} (penetration {pen_mj * 1e3:.2f} mm"
+              + (f"; ours − this {1e3 * (tr.q[-1, 2] - end[2]):+.2f} mm)" if noslip else ")"))
 
 
 def right_hand_sides(repeat):
@@ -557,6 +653,10 @@ def sprung_quadruped(folder, frictionless=False):
     src = open(os.path.join(suite, "quadruped.xml")).read()
     src = src.replace('damping="30" armature=".01"', 'damping="30" armature=".01" stiffness="1000"')
     src = re.sub(r'<body name="ball".*?</body>', "", src, flags=re.S)
+    # actuation off in the file itself, so that both simulators read it: set on MuJoCo's compiled model
+    # alone, our loader kept the twelve position servos (bias −1000 × tendon length at ctrl 0), which
+    # stiffened our legs and stood our base 1.2 cm above MuJoCo's
+    src = src.replace('<option timestep=".005"/>', '<option timestep=".005"><flag actuation="disable"/></option>')
     if frictionless:
         src = src.replace('friction="1.5"', 'condim="1"').replace('<geom name="floor" type="plane"',
                                                                   '<geom name="floor" type="plane" condim="1"')
@@ -575,6 +675,51 @@ def sprung_quadruped(folder, frictionless=False):
     return path, model, q0
 
 
+def mujoco_rest(mjm, q, qd, ctrl=None):
+    """MuJoCo's contacts at the state (q, q̇) under the controls ``ctrl``: (Σ normal force [N], deepest
+    penetration [m]) — its forces as mj_forward solves them there (the constraint forces of its last step)."""
+    import mujoco
+    d = mujoco.MjData(mjm)
+    d.qpos[:], d.qvel[:] = q, qd
+    if ctrl is not None:
+        d.ctrl[:] = ctrl
+    mujoco.mj_forward(mjm, d)
+    f, total = np.zeros(6), 0.0
+    for i in range(d.ncon):
+        mujoco.mj_contactForce(mjm, d, i, f)
+        total += f[0]
+    return total, max([-c.dist for c in d.contact[:d.ncon]], default=0.0)
+
+
+def mujoco_settled(mjm, q0, T, stiff=False, noslip=0):
+    """MuJoCo's state after ``T`` s from rest at ``q0`` (mj_step), optionally with its constraints made
+    near-hard (contacts and equalities solref 0.002, solimp 0.99–0.999: the penetration and the couplings'
+    give at rest shrink to ~0.1–0.3 mm) and ``noslip`` iterations (its post-solve that removes the soft
+    friction's creep: the feet then stay where they land, as Coulomb's law keeps them) — the references
+    hard contact's rest is held to, the law's differences taken out one at a time."""
+    import copy
+    import mujoco
+    m = copy.copy(mjm)   # a deep copy: MjModel's __copy__ copies its arrays
+    if stiff:
+        m.geom_solref[:] = [0.002, 1.0]
+        m.geom_solimp[:, :3] = [0.99, 0.999, 0.001]
+        m.eq_solref[:] = [0.002, 1.0]
+        m.eq_solimp[:, :3] = [0.99, 0.999, 0.001]
+    m.opt.noslip_iterations = noslip
+    d = mujoco.MjData(m)
+    d.qpos[:] = q0
+    for _ in range(int(round(T / m.opt.timestep))):
+        mujoco.mj_step(m, d)
+    return m, d.qpos.copy(), d.qvel.copy()
+
+
+def rest_columns(z, fn, weight, z_mj, pen=None):
+    """The rest columns of a row: base height, its difference to MuJoCo's default run, Σ normal / m g − 1
+    (goal: within 1 mm where the laws agree, and 0.1 %), the deepest penetration."""
+    return (f"{z:.4f} m {1e3 * (z - z_mj):+7.2f} mm {100 * (fn / weight - 1):+8.3f} %"
+            + ("" if pen is None else f"  {1e3 * pen:5.2f} mm"))
+
+
 def quadruped_hard(args, rng):
     """Part 7: hard contact on dm_control's quadruped, ours against mujoco.rollout of the same file."""
     import tempfile
@@ -583,25 +728,39 @@ def quadruped_hard(args, rng):
     T = args.seconds
     print(f"\n7. hard contact: dm_control's quadruped (springs 1000 N·m/rad, no actuators, no ball) standing {T:g} s "
           "at MuJoCo's timestep")
-    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
+    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height, − MuJoCo's, ΣF_n/(m g) − 1, "
+          "penetration (at the end)")
     for frictionless in (False, True):
         path, model, q0 = sprung_quadruped(folder, frictionless)
         mjm = mujoco.MjModel.from_xml_path(path)
-        mjm.opt.disableflags = mujoco.mjtDisableBit.mjDSBL_ACTUATION
         dt = mjm.opt.timestep
         nstep = int(round(T / dt))
         qd0 = np.zeros((1, model.nv))
         mcpu, _, out = best(lambda: mujoco_rollout(mjm, q0[None], qd0, nstep), args.repeat)
         cpu, _, tr = best(lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep),
                           args.repeat)
+        weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
+        end = out[0][0, -1]
+        z_mj = end[2]
+        fn_mj, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])
+        pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
         what = "frictionless toes" if frictionless else "toes μ = 1.5"
-        print(f"  {'multibody contact=hard (' + what + ')':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  {tr.q[-1, 2]:.4f} m "
-              f"({tr.status})")
-        print(f"  {'MuJoCo rollout (soft contact, ' + what + ')':52s} {out[2]:10.4f} {'':12s}  {out[0][0, -1, 2]:.4f} m")
+        print(f"  {'multibody contact=hard (' + what + ')':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen) + f" ({tr.status})")
+        print(f"  {'MuJoCo rollout (soft contact, ' + what + ')':52s} {out[2]:10.4f} {'':12s}  "
+              + rest_columns(z_mj, fn_mj, weight, z_mj, pen_mj))
+        # the references with the laws' differences taken out (not timed): near-hard constraints; with
+        # friction also MuJoCo's noslip, without which its soft friction creeps until the toes carry no
+        # tangential force (their stance then is the frictionless one); hard Coulomb friction keeps the
+        # toes where they land, carrying ~220 N inward each
+        m2, q2, v2 = mujoco_settled(mjm, q0, min(T, 4.0), stiff=True, noslip=0 if frictionless else 20)
+        fn2, pen2 = mujoco_rest(m2, q2, v2)
+        label = "  MuJoCo near-hard (solref .002" + ("" if frictionless else ", noslip 20") + ", not timed)"
+        print(f"  {label:52s} {'':10s} {'':12s}  " + rest_columns(q2[2], fn2, weight, z_mj, pen2)
+              + f"; ours − this {1e3 * (tr.q[-1, 2] - q2[2]):+.2f} mm")
     # the batch: perturbed starts, all threads on both sides
     path, model, q0 = sprung_quadruped(folder, False)
     mjm = mujoco.MjModel.from_xml_path(path)
-    mjm.opt.disableflags = mujoco.mjtDisableBit.mjDSBL_ACTUATION
     dt, N, Tb = mjm.opt.timestep, args.batch, args.batch_seconds
     nstep = int(round(Tb / dt))
     Q0 = np.tile(q0, (N, 1))
@@ -622,7 +781,8 @@ def quadruped_hard(args, rng):
           f"(MuJoCo {mcpu:.4f} s; goal ≥ 5)")
     print("  (ours: impulses from the engine's Dantzig LCP on J M^-1 J^T each step, warm-started from the last step's "
           "row states, pyramid friction, the couplings and limits as its rows; MuJoCo: soft constraints, pyramidal cone, Newton solver.  With friction the")
-    print("  feet stick where they land and MuJoCo's soft friction lets them creep: the stances differ by ~1 cm)")
+    print("  toes stick where they land (~220 N inward each) and MuJoCo's soft friction lets them creep to none: the "
+          "stances differ by ~1 cm; with MuJoCo's constraints near-hard (and noslip) the rests agree to < 1 mm)")
 
 
 def compliant_scenes(args):
@@ -636,7 +796,8 @@ def compliant_scenes(args):
     quadruped = sprung_quadruped(tempfile.mkdtemp(), False)
     print(f"\n9. compliant contact (the default law, SceneContact), {T:g} s semi-implicit: ours at dt = {dt:g} s "
           "(the law implicit in the step), MuJoCo's rollout at its own timestep and at ours")
-    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height at the end")
+    print(f"  {'method':52s} {'time [s]':>10s} {'MuJoCo/ours':>12s}  base height, − MuJoCo's (its step), "
+          "ΣF_n/(m g) − 1, penetration (at the end)")
     for name, path, q0 in (("quadruped", quadruped[0], quadruped[2]), ("humanoid", os.path.join(suite, "humanoid.xml"), None)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -658,11 +819,17 @@ def compliant_scenes(args):
             mjm.opt.timestep = mdt
             mcpu, _, out = best(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), int(round(T / mdt))),
                                 args.repeat)
-            rows.append((mdt, out[2], out[0][0, -1, 2]))
+            rows.append((mdt, out[2], out[0][0, -1, 2], out[0][0, -1]))
+        weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
+        z_mj = rows[0][2]
+        pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
         print(f"  {f'{name}: multibody compliant (dt {dt:g} s)':52s} {cpu:10.4f} {rows[0][1] / cpu:12.2f}  "
-              f"{tr.q[-1, 2]:.4f} m ({tr.status}; goal ≥ 3 against MuJoCo at its own step)")
-        for mdt, mcpu, z in rows:
-            print(f"  {f'{name}: MuJoCo rollout (dt {mdt:g} s)':52s} {mcpu:10.4f} {mcpu / cpu:12.2f}  {z:.4f} m")
+              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen)
+              + f" ({tr.status}; goal ≥ 3 against MuJoCo at its own step)")
+        for mdt, mcpu, z, end in rows:
+            fn, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])
+            print(f"  {f'{name}: MuJoCo rollout (dt {mdt:g} s)':52s} {mcpu:10.4f} {mcpu / cpu:12.2f}  "
+                  + rest_columns(z, fn, weight, z_mj, pen_mj))
 
 
 def closed_loops(args):

@@ -182,13 +182,18 @@ class Actuators:
         return got
 
     def rows(self):
-        """The (n, 11) table ``csrc/sim/passive.c`` reads (columns :data:`ROW`)."""
+        """The (n, 11) table ``csrc/sim/passive.c`` reads (columns :data:`ROW`); built once, read-only."""
+        got = self.__dict__.get("_rows")
+        if got is not None:
+            return got
         clo, chi, flo, fhi = self.bounds()
         a = self.terms[:, 0].astype(int)
         count = np.bincount(a, minlength=len(self))
         first = np.concatenate(([0], np.cumsum(count)[:-1])) if len(self) else np.zeros(0)
-        return np.ascontiguousarray(np.column_stack((first, count, self.gear, self.gain, self.bias,
-                                                     clo, chi, flo, fhi)), dtype=float)
+        got = _frozen(np.ascontiguousarray(np.column_stack((first, count, self.gear, self.gain, self.bias,
+                                                           clo, chi, flo, fhi)), dtype=float))
+        object.__setattr__(self, "_rows", got)   # (every run's plan reads it)
+        return got
 
     def term_rows(self):
         """The (k, 3) transmission table ``csrc/sim/passive.c`` reads: (q index, v index, coefficient)."""

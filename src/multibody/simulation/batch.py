@@ -173,10 +173,11 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
     threads); ``starts`` (run → (q0, q̇0)): runs starting on a hard stop, which enter the machinery from
     their start as simulate's (after ``JointLimits.start``).  Each run's numbers are its ``simulate``'s."""
     T, Q, QD, QDD, TAU, Y_END, info = out[:7]
-    runs, machines, which = [], [], []
+    runs, machines, which, systems = [], [], [], []
     for i in range(Q.shape[0]):
         if starts and i in starts:
             system, events = make_system()
+            systems.append(system)
             release_by_step(model, plan, system, space, integrator, dt)
             system.last_z = np.zeros(0)
             q0, qd0 = system.limits.start(0.0, starts[i][0].copy(), starts[i][1].copy())
@@ -192,6 +193,7 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
         rec.extend(T[i, :n], Y, [(a, b, None) if f else None for a, b, f in zip(QDD[i, :n], TAU[i, :n], finite)])
         if info[i, 1] == rollout.HANDED_BACK:
             system, events = make_system()
+            systems.append(system)
             release_by_step(model, plan, system, space, integrator, dt)
             t0, n_sample = float(info[i, 2]), 0
             if out.held is not None:
@@ -202,13 +204,21 @@ def _finish_handed_back(model, space, plan, out, t_final, dt, integrator, record
             runs.append(None)
             continue
         runs.append(build_trajectory(model, space, System(model, warn=False), rec, [], "finished", "", integrator))
-    for i, traj in zip(which, _resume_together(model, plan, machines, dt, integrator, record_every)):
-        runs[i] = traj
+    try:
+        for i, traj in zip(which, _resume_together(model, plan, machines, dt, integrator, record_every)):
+            runs[i] = traj
+    finally:   # the stops' events lent to the handed-back runs go back to the model (limits.JointLimits.release)
+        for system in systems:
+            if system.limits is not None:
+                system.limits.release()
     return BatchTrajectory.from_runs(runs)
 
 
-def _batch_system(model, kwargs, warn=False):
+def _batch_system(model, kwargs, warn=False, events=True):
     """(System, stop events) of one vectorised run: the controller, forces and the model's passive terms.
+
+    ``events``: False for a System that runs no event machinery (no stop events lent: ``()``); a run
+    that takes them gives them back when it is over (``system.limits.release()``).
 
     ``warn``: the System's warnings (filtered actuators leaving their start) — True only for the one
     System simulate_batch builds to check the gains, so a batch call warns once, not per chunk."""
@@ -223,7 +233,7 @@ def _batch_system(model, kwargs, warn=False):
                                                       system.friction_velocity, kwargs["dt"], kwargs["integrator"])
     if FLAGS[kwargs["integrator"]] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(kwargs["dt"])
-    return system, tuple(stops.events(system)) if system.hard_stops else ()
+    return system, tuple(stops.events(system)) if events and system.hard_stops else ()
 
 
 def _check_gains(model, system, kwargs, Q0):
@@ -247,7 +257,7 @@ def _run_chunk(task):
     """One executor task: a chunk of initial states, vectorised or one simulate() per state."""
     kind, model, Q0, QD0, t_final, kwargs, params = task
     if kind == "vectorised":
-        system, _events = _batch_system(model, kwargs)
+        system, _events = _batch_system(model, kwargs, events=False)
         plan = system.plan(kwargs["integrator"], batch=True)   # every run in C, on all threads
         if system.hard_stops:   # rows beyond a stop start on it, warned (as simulate's)
             Q0 = system.limits.enter(Q0)
@@ -452,7 +462,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                           "limits", "limit_restitution", "friction_velocity", "constraints", "ctrl")})
         kind = "vectorised"
         # per run, simulate checks them; this System is the batch's one that warns (the chunks' are quiet)
-        _check_gains(model, _batch_system(model, run_kw, warn=True)[0], run_kw, Q0)
+        _check_gains(model, _batch_system(model, run_kw, warn=True, events=False)[0], run_kw, Q0)
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,
                       record_every=record_every, **kwargs)

@@ -303,31 +303,34 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         events = tuple(_with_stops(ev, stops, model) for ev in events)
     # the user's events: C hands back the steps where one fires
     plan = system.plan(integrator, events, callables=True)
-    if system.hard_stops:
-        events = events + tuple(stops.events(system))
-        if integrator in FIXED_STEP:
-            release_by_step(model, plan, system, space, integrator, dt)
-        q, qd = stops.start(0.0, q, qd)
-    y0 = np.concatenate((q, qd, z))
-    if sensitivities and integrator in FIXED_STEP:   # Z along in the compiled loop's extra states
-        from .sensitivity import SensitivityFlow
-        flow = SensitivityFlow(space, system, integrator, dt,
-                               state_step=_compiled_step(model, plan, system, _FixedFlow(space, system, integrator),
-                                                         integrator))
-        traj = _run_fixed(model, space, system, events, flow.start(y0), t_final, dt, integrator, int(record_every),
-                          rtol, atol, progress, flow.plan(plan), flow=flow)
-    elif sensitivities:
-        from .sensitivity import run_with_sensitivities
-        traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
-                                      rtol, atol)
-    elif plan is not None and not system.hard_stops and not events and not progress:   # the whole run in C
-        traj = _run_compiled(model, space, system, y0, t_final, dt, integrator, int(record_every), plan)
-    elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
-        traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
-                          atol, progress, plan)
-    else:
-        traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
-                             atol, progress)
+    try:
+        if system.hard_stops:
+            events = events + tuple(stops.events(system))
+            if integrator in FIXED_STEP:
+                release_by_step(model, plan, system, space, integrator, dt)
+            q, qd = stops.start(0.0, q, qd)
+        y0 = np.concatenate((q, qd, z))
+        if sensitivities and integrator in FIXED_STEP:   # Z along in the compiled loop's extra states
+            from .sensitivity import SensitivityFlow
+            flow = SensitivityFlow(space, system, integrator, dt,
+                                   state_step=_compiled_step(model, plan, system, _FixedFlow(space, system, integrator),
+                                                             integrator))
+            traj = _run_fixed(model, space, system, events, flow.start(y0), t_final, dt, integrator, int(record_every),
+                              rtol, atol, progress, flow.plan(plan), flow=flow)
+        elif sensitivities:
+            from .sensitivity import run_with_sensitivities
+            traj = run_with_sensitivities(model, space, system, events, y0, t_final, dt, integrator, int(record_every),
+                                          rtol, atol)
+        elif plan is not None and not system.hard_stops and not events and not progress:   # the whole run in C
+            traj = _run_compiled(model, space, system, y0, t_final, dt, integrator, int(record_every), plan)
+        elif integrator in FIXED_STEP:   # in C between the steps that reach a hard stop
+            traj = _run_fixed(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                              atol, progress, plan)
+        else:
+            traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
+                                 atol, progress)
+    finally:   # the stops' events, lent to this run, go back to the model (limits.JointLimits.release)
+        stops.release()
     traj.passive = system.passive()
     traj.contact = None if contact is None else getattr(contact, "name", type(contact).__name__)
     traj.ctrl, traj.contact_geoms = system.ctrl, getattr(contact, "geoms", None)   # what traj.sensordata reads
@@ -422,6 +425,11 @@ def model_constraints(model, constraints):
     from .constraints import GammaQ
 
     if getattr(model, "gamma_q", None) is None:
+        if constraints is None and getattr(model, "constraints", ()):   # the model's own set: one per Model
+            own = model.__dict__.get("_own_constraint_set")          # (its C tables are built once, on it)
+            if own is None:
+                own = model.__dict__["_own_constraint_set"] = _with_model_constraints(model, None)
+            return own
         return _with_model_constraints(model, constraints)
     if constraints is None or isinstance(constraints, GammaQ):
         return GammaQ() if constraints is None else constraints
@@ -518,8 +526,8 @@ def _fire(monitor, i, te, ye, space, system, rec, fired):
     fired.append(EventRecord(te, ev.name, q.copy(), v.copy(), y1[:space.nq].copy(),
                              y1[space.nq:space.nq + space.nv].copy()))
     rec.add(te, y1, held=system.held_tau)
-    monitor.fired(i, te, monitor.g[i], ev.reset is not None)
     qa, va, _ = space.split(y1)
+    monitor.fired(i, te, monitor.g[i], ev.reset is not None, state=(qa, va))
     monitor.g = monitor.values(te, qa, va)
     return y1
 
@@ -642,8 +650,8 @@ def _compiled_plan(plan, system, monitor):
         return None
     if monitor is not None and not all(monitor.armed):
         held = limits.held_events() if resting else []
-        if not all(armed or (any(ev is h for h in held) and g == 0.0)
-                   for ev, armed, g in zip(monitor.events, monitor.armed, monitor.g)):
+        if not all(not monitor.blocks(i) or (any(ev is h for h in held) and g == 0.0)
+                   for i, (ev, g) in enumerate(zip(monitor.events, monitor.g))):
             return None
     return _resting_plan(plan, system)
 

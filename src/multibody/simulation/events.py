@@ -171,6 +171,15 @@ class EventMonitor:
     by sampling the step on a dyadic grid for a point on that side.  If the state never leaves the guard, the reset
     cannot separate it from the wall and the event "fires forever": a ``ValueError`` says so.  An
     event that fires ZENO_COUNT times within ZENO_WINDOW seconds (Zeno motion) is the same error.
+
+    A *time event* — a guard that does not read the state, such as ``0.3 − t`` ("kick at t = 0.3") —
+    fires once where t crosses its zero: no reset can move its guard back, so a guard that stays past
+    its zero after the reset is not a reset that cannot separate but the crossing being over.  Such
+    a guard is recognised where the rule above would call it "fires forever" (:meth:`_time_only`:
+    the same value at the state after its reset and at two states displaced from it); it is then
+    *spent* — unarmed without an error, armed again when its guard returns to its side (a periodic
+    guard fires each period), and it does not keep a fixed-step run out of the compiled loop
+    (:meth:`blocks`).
     """
 
     SEARCH_DEPTH = 8   # a return within 1/256 of a step is treated as sticking to the guard
@@ -182,6 +191,36 @@ class EventMonitor:
         self.side = [0.0] * len(events)      # sign the guard must show to re-arm
         self.fired_at = [-math.inf] * len(events)
         self.history: dict[int, list[float]] = {}
+        self.reset_state: dict[int, tuple] = {}   # event -> the state (q, q̇) its last reset left
+        self.spent = [False] * len(events)        # a time event past its crossing (_time_only)
+
+    def blocks(self, i):
+        """Does unarmed event i need the run's steps taken one at a time (to see it re-arm or fire
+        again)?  Not a spent time event: its guard stays past its zero whatever the state, and it fires
+        again only after a return to its side, which a compiled stretch hands back as a crossing."""
+        return not (self.armed[i] or self.spent[i])
+
+    def _time_only(self, i, t, g):
+        """Is event i's guard a function of time alone?  Probed once per firing, where the re-arm rule
+        would call it "fires forever": its value ``g`` at t on the run's state, at the state its reset
+        left (``reset_state``) and at two states displaced from that one by 0.1 (1 + |x|) per entry
+        (either sign) must agree exactly.  A guard that reads the state (a wall at q = c) differs
+        there; one that raises on a displaced state is taken as reading it."""
+        if self.spent[i]:
+            return True
+        state = self.reset_state.get(i)
+        if state is None:
+            return False
+        q, v = (np.asarray(x, dtype=float) for x in state)
+        guard = self.events[i].guard
+        try:
+            probes = [guard(t, q, v)] + [guard(t, q + s * 0.1 * (1.0 + np.abs(q)), v + s * 0.1 * (1.0 + np.abs(v)))
+                                         for s in (1.0, -1.0)]
+            same = all(float(np.asarray(p, dtype=float).reshape(())) == g for p in probes)
+        except Exception:   # (a guard that cannot read a displaced state reads the state)
+            return False
+        self.spent[i] = same
+        return same
 
     def values(self, t, q, qd):
         """Every guard's value at one state, in the events' order."""
@@ -201,12 +240,21 @@ class EventMonitor:
             else:
                 side = self.side[i]
                 if g1 * side > 0.0:      # left the guard by the end of the step: armed again
+                    self.spent[i] = False
                     rearm.append((i, t0, g0) if g0 * side > 0.0 else (i, t1, g1))
                     continue
                 if g0 == 0.0 and g1 == 0.0:   # held exactly on the guard (a joint resting on its stop, or
                     continue                  # let go from it with q̈ = 0: limits.JointLimits.release_guard)
                 if g0 * side > 0.0:    # the step starts on its side (another event's reset moved it
                     tm, gm = t0, g0    # there): armed from the start
+                elif g1 * side < 0.0 and self._time_only(i, t1, g1):
+                    # a time event past its crossing: spent, not a reset that cannot separate; a return to
+                    # its side within the step is looked for on its guard alone (no step re-taken)
+                    q_r, v_r = self.reset_state[i]
+                    tm, gm = self._search(i, t0, t1, lambda k, tt: self.events[k].value(tt, q_r, v_r),
+                                          want_side=side)
+                    if tm is None:
+                        continue
                 else:
                     tm, gm = self._search(i, t0, t1, g_at, want_side=side)
                 if tm is None and g0 == 0.0 and g1 * side < 0.0 and ev.reset is not None:
@@ -284,9 +332,13 @@ class EventMonitor:
                     return tt, g
         return None, None
 
-    def fired(self, i, t, g_before, has_reset):
-        """Bookkeeping after event i fired at t (its pre-crossing guard value g_before)."""
+    def fired(self, i, t, g_before, has_reset, state=None):
+        """Bookkeeping after event i fired at t (its pre-crossing guard value g_before; ``state``: the
+        state (q, q̇) its reset left, which :meth:`_time_only` probes)."""
         ev = self.events[i]
+        self.spent[i] = False
+        if state is not None:
+            self.reset_state[i] = state
         if has_reset:
             self.armed[i] = False
             self.side[i] = (1.0 if ev.direction < 0 else -1.0 if ev.direction > 0

@@ -36,10 +36,16 @@ def _matrix(name, J, nv):
     return a
 
 
+#: a row whose part independent of the rows before it is below this share of its own size (in J M⁻¹ Jᵀ's
+#: metric) is dependent on them (``redundant="drop"``); the kept rows' J M⁻¹ Jᵀ is then far from singular
+DEPENDENT_ROW = 1e-10
+REDUNDANT_MODES = ("error", "drop")
+
+
 def impact_map(model: Model, q: ArrayLike, qd: ArrayLike, contact_jacobian: ArrayLike | Callable,
                restitution: float | ArrayLike = 0.0, *, constraint_jacobian: ArrayLike | None = None,
-               E: ArrayLike | None = None,
-               return_impulses: bool = False) -> NDArray[np.float64] | tuple[NDArray[np.float64], ...]:
+               E: ArrayLike | None = None, return_impulses: bool = False,
+               redundant: str = "error") -> NDArray[np.float64] | tuple[NDArray[np.float64], ...]:
     """Post-impact joint velocities q̇* by the TMT paper's eq. (9).
 
     Solves the impulse balance M (q̇* − q̇) = T_ρᵀ ρ + T_cnᵀ ρ_λ with the contact rows' velocity law
@@ -62,6 +68,14 @@ def impact_map(model: Model, q: ArrayLike, qd: ArrayLike, contact_jacobian: Arra
         The paper's matrix of eq. (8), used instead of ``restitution`` (T_ρ q̇* = E T_ρ q̇).
     return_impulses : bool, optional
         Also return the impulses.
+    redundant : {'error', 'drop'}, optional
+        Rows that depend on others (a joint's stop row with the same joint already held, two
+        stops of a coupled pair): ``'error'`` (default) refuses them; ``'drop'`` keeps the rows
+        in order — the closed constraints first, then the contact rows — and drops each row that
+        depends on those kept before it (its impulse 0; its velocity is then what the kept rows
+        give: a closed row wins over a contact row on the same direction), as the LCP of hard
+        contact keeps a dependent row's impulse 0.  Independent rows give the same numbers in
+        both modes.
 
     Returns
     -------
@@ -75,8 +89,9 @@ def impact_map(model: Model, q: ArrayLike, qd: ArrayLike, contact_jacobian: Arra
     TypeError
         ``model`` is not a Model, or an argument is not numeric.
     ValueError
-        A Jacobian of the wrong width, a negative restitution, or a singular impulse system
-        (dependent contact and constraint rows).
+        A Jacobian of the wrong width, a negative restitution, an unknown ``redundant``, or a
+        singular impulse system (dependent contact and constraint rows under
+        ``redundant='error'``; a massless direction in either mode).
 
     Example
     -------
@@ -91,6 +106,12 @@ def impact_map(model: Model, q: ArrayLike, qd: ArrayLike, contact_jacobian: Arra
     >>> M = mb.crba(model, q)                       # … and the kinetic energy kept
     >>> bool(np.isclose(qd_plus @ M @ qd_plus, qd @ M @ qd))
     True
+
+    The hinge's row twice, once held closed: the closed row is kept, the contact row dropped
+
+    >>> mb.impact_map(model, q, qd, [[1.0, 0.0]], 1.0, constraint_jacobian=[[1.0, 0.0]],
+    ...               redundant="drop")[0].round(12)
+    np.float64(0.0)
     """
     nv = model.nv
     q = np.asarray(q, dtype=float)
@@ -118,6 +139,7 @@ def impact_map(model: Model, q: ArrayLike, qd: ArrayLike, contact_jacobian: Arra
     T_cn = np.zeros((0, nv)) if constraint_jacobian is None else _matrix("constraint_jacobian",
                                                                          constraint_jacobian, nv)
     nc = T_cn.shape[0]
+    _checks.one_of("redundant", redundant, REDUNDANT_MODES)
     M = crba(model, q)
     A = np.block([[M, -T_cn.T, -T_rho.T],
                   [T_cn, np.zeros((nc, nc)), np.zeros((nc, k))],
@@ -125,16 +147,52 @@ def impact_map(model: Model, q: ArrayLike, qd: ArrayLike, contact_jacobian: Arra
     b = np.concatenate([M @ qd, np.zeros(nc), Em @ (T_rho @ qd)])
     try:
         x = np.linalg.solve(A, b)
+        singular = not np.all(np.isfinite(x)) or np.linalg.cond(A) > 1e14
     except np.linalg.LinAlgError:
-        raise ValueError("contact_jacobian: the contact and constraint rows are linearly dependent (or the "
-                         "model has a massless direction); the impact has no unique solution") from None
-    if not np.all(np.isfinite(x)) or np.linalg.cond(A) > 1e14:
+        singular = True
+    if singular and redundant == "drop":
+        x = _drop_dependent_rows(M, np.vstack([T_cn, T_rho]), b[nv:], qd)
+    elif singular:
         raise ValueError("contact_jacobian: the impact equations (9) are singular: contact/constraint rows "
-                         "linearly dependent or a massless direction")
+                         "linearly dependent (redundant='drop' keeps the independent ones) or a massless "
+                         "direction; the impact has no unique solution")
     qd_plus = x[:nv]
     if return_impulses:
         return qd_plus, x[nv + nc:], x[nv:nv + nc]
     return qd_plus
+
+
+def _drop_dependent_rows(M, J, targets, qd):
+    """[q̇*; impulses] of eq. (9) with the rows of J (closed constraints, then contact rows) that depend
+    on the rows before them dropped (impulse 0).
+
+    In M's metric a row j is the vector y_j = L⁻¹ j (M = L Lᵀ), and J M⁻¹ Jᵀ = YᵀY; a row is kept
+    when y_j has a part orthogonal to the kept rows' of more than DEPENDENT_ROW of |y_j|² (modified
+    Gram–Schmidt in the rows' order).  The kept rows' impulses ρ solve (Y_kᵀY_k) ρ = targets − J_k q̇,
+    and q̇* = q̇ + M⁻¹ J_kᵀ ρ."""
+    nv = M.shape[0]
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ValueError("contact_jacobian: the impact equations (9) are singular: the joint-space inertia "
+                         "is not positive definite (a massless direction)") from None
+    Y = np.linalg.solve(L, J.T)            # (nv, rows): the rows in M's metric
+    basis, kept = [], []
+    for j in range(Y.shape[1]):
+        y = Y[:, j]
+        size = float(y @ y)
+        r = y.copy()
+        for e in basis:
+            r -= (e @ r) * e
+        if size > 0.0 and float(r @ r) > DEPENDENT_ROW * size:
+            basis.append(r / np.sqrt(float(r @ r)))
+            kept.append(j)
+    rho = np.zeros(J.shape[0])
+    if kept:
+        Yk = Y[:, kept]
+        rho[kept] = np.linalg.solve(Yk.T @ Yk, targets[kept] - J[kept] @ qd)
+    qd_plus = qd + np.linalg.solve(L.T, Yk @ rho[kept]) if kept else qd.copy()
+    return np.concatenate([qd_plus, rho])
 
 
 def joint_wall(model, joint, position, side="lower", restitution=1.0, name=None) -> Event:

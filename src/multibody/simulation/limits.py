@@ -103,6 +103,18 @@ def model_stops(model):
     return stops
 
 
+def model_stop_table(model):
+    """The stops of :func:`model_stops` as one read-only (n, 4) array of (q index, v index, position,
+    sign): the compiled loop's stop rows and the start's check against them; once per Model."""
+    table = model.__dict__.get("_stop_table")
+    if table is None:
+        table = np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign in model_stops(model)],
+                                     dtype=float).reshape(-1, 4)
+        table.setflags(write=False)
+        model.__dict__["_stop_table"] = table
+    return table
+
+
 class JointLimits:
     """The model's position limits on its one-variable joints, as ``mb.simulate`` enforces them.
 
@@ -134,7 +146,8 @@ class JointLimits:
         if not self.stops:
             return []
         Q = np.atleast_2d(q)
-        _names, qi, _vi, pos, sign = (np.array(c) for c in zip(*self.stops))
+        table = model_stop_table(self.model)   # (self.stops is the model's stops, in their order)
+        qi, pos, sign = table[:, 0].astype(np.intp), table[:, 2], table[:, 3]
         beyond = sign * (Q[:, qi] - pos) < -1e-12 * np.maximum(1.0, np.abs(pos))
         return [(int(row), self.stops[k]) for row, k in np.argwhere(beyond)]
 
@@ -269,14 +282,34 @@ class JointLimits:
 
     # ---- events --------------------------------------------------------------------------------
     def events(self, system):
-        """The hard stops as events: impact at each bound, and release from rest on it."""
+        """The hard stops as events: impact at each bound, and release from rest on it.
+
+        The events depend only on the model's stops, so they are built once per Model
+        (:class:`_StopEvents`) and lent to one run's limits at a time: their guards and resets read
+        the run's state (``resting``, ``system``) through the set's ``limits``.  A set in use (a run
+        inside a run's callback, another thread's run) is not lent again: a new one is built.
+        :meth:`release` gives the set back when the run is over."""
         self.system = system
-        out = []
-        for stop in self.stops:
-            self.impact_events[stop] = self._impact_event(stop)
-            out.append(self.impact_events[stop])
-            out.append(self._release_event(stop))
-        return out
+        lease = self.__dict__.get("_lease")
+        if lease is None:
+            pool = self.model.__dict__.setdefault("_stop_event_sets", _StopEventPool())
+            try:
+                lease = pool.pop()   # (atomic: two threads never take one set)
+            except IndexError:
+                lease = _StopEvents(self.model)
+            lease.limits = self
+            self._lease = lease
+            self.impact_events = lease.impact
+        return list(lease.events)
+
+    def release(self):
+        """Give the stops' events lent by :meth:`events` back to the model's pool (the run is over)."""
+        lease = self.__dict__.pop("_lease", None)
+        if lease is not None:
+            lease.limits = None
+            pool = self.model.__dict__.setdefault("_stop_event_sets", _StopEventPool())
+            if len(pool) < _POOL_SIZE:
+                pool.append(lease)
 
     def start(self, t, q, v):
         """The state the run starts from at t, (q, v): a joint on its stop moving into it meets it at once
@@ -299,39 +332,29 @@ class JointLimits:
                 del self.resting[vi]
         return self.start(t, q, v)
 
-    def _impact_event(self, stop):
-        name, qi, vi, pos, sign = stop
-        model = self.model
-        row = np.zeros((1, model.nv))
-        row[0, vi] = 1.0
-        side = "lower" if sign > 0 else "upper"
-
-        def guard(t, q, qd):
-            return sign * (q[qi] - pos)
-
-        def reset(t, q, qd):
-            qd_e, qd_0, joined = self._impact(t, q, qd, row)
-            if self.restitution == 0.0:     # plastic exactly (the impact map leaves ~1e-16)
-                qd_e[vi] = qd_0[vi] = 0.0
-            q = q.copy()
-            for s in joined:                # the joints it pressed: exactly on their stops
-                q[s[1]] = s[3]
-            on = q.copy()
-            on[qi] = pos                    # a resting joint sits exactly on its stop (the guard reads 0)
-            a = self.system.accelerations(t, on, qd_0, self.system.last_z)[0]   # the stop not yet holding
-            slow = abs(qd_e[vi]) <= 0.5 * abs(a[vi]) * self.dt   # too slow to leave the stop within a step
-            self.settle(t, on, qd_0, ([stop] if slow else []) + joined, exclude=() if slow else [stop])
-            if vi in self.resting:
-                qd_0[vi] = 0.0              # at rest on it
-                return on, qd_0
-            if qd_e[vi] == 0.0:
-                # plastic: an explicit Euler step leaves q where it is, and a crossing located a
-                # rounding error past the stop would read as "never leaves the guard"; on the stop
-                # exactly the guard reads 0 ("held on the guard") until the joint moves off
-                return on, qd_e
-            return q, qd_e
-
-        return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit")
+    def _impact_reset(self, stop, row, t, q, qd):
+        """The reset of ``stop``'s impact event (``row``: the joint's own row, the contact Jacobian)."""
+        _name, qi, vi, pos, _sign = stop
+        qd_e, qd_0, joined = self._impact(t, q, qd, row)
+        if self.restitution == 0.0:     # plastic exactly (the impact map leaves ~1e-16)
+            qd_e[vi] = qd_0[vi] = 0.0
+        q = q.copy()
+        for s in joined:                # the joints it pressed: exactly on their stops
+            q[s[1]] = s[3]
+        on = q.copy()
+        on[qi] = pos                    # a resting joint sits exactly on its stop (the guard reads 0)
+        a = self.system.accelerations(t, on, qd_0, self.system.last_z)[0]   # the stop not yet holding
+        slow = abs(qd_e[vi]) <= 0.5 * abs(a[vi]) * self.dt   # too slow to leave the stop within a step
+        self.settle(t, on, qd_0, ([stop] if slow else []) + joined, exclude=() if slow else [stop])
+        if vi in self.resting:
+            qd_0[vi] = 0.0              # at rest on it
+            return on, qd_0
+        if qd_e[vi] == 0.0:
+            # plastic: an explicit Euler step leaves q where it is, and a crossing located a
+            # rounding error past the stop would read as "never leaves the guard"; on the stop
+            # exactly the guard reads 0 ("held on the guard") until the joint moves off
+            return on, qd_e
+        return q, qd_e
 
     def _impact(self, t, q, qd, row):
         """q̇ after the impact on ``row`` with the limits' restitution and plastic, and the stops it
@@ -348,14 +371,19 @@ class JointLimits:
                 extra = np.zeros((len(joined), self.model.nv))
                 extra[np.arange(len(joined)), [s[2] for s in joined]] = 1.0
                 closed = extra if closed is None else np.vstack([closed, extra])
-            qd_e = impact_map(self.model, q, qd, row, restitution=self.restitution, constraint_jacobian=closed)
+            qd_e = impact_map(self.model, q, qd, row, restitution=self.restitution, constraint_jacobian=closed,
+                              redundant="drop")
             pressed = [s for s in touching if s not in joined and s[4] * qd_e[s[2]] < 0.0]
             if not pressed:
                 break
             joined += pressed
-        qd_0 = impact_map(self.model, q, qd, row, restitution=0.0, constraint_jacobian=closed)
-        for s in joined:    # exactly still on their stops (the guard reads 0 until they move off)
-            qd_e[s[2]] = qd_0[s[2]] = 0.0
+        qd_0 = impact_map(self.model, q, qd, row, restitution=0.0, constraint_jacobian=closed, redundant="drop")
+        # exactly still on their stops (the guard reads 0 until they move off): the joints the impact
+        # pressed, and the resting ones (closed rows: the solve left them ~1e-12, which on dm_control's
+        # humanoid drove a resting hip into its own stop, and that stop's impact then met its own row
+        # among the closed ones: rows dependent, which redundant="drop" now solves)
+        for vi in [s[2] for s in joined] + list(self.resting):
+            qd_e[vi] = qd_0[vi] = 0.0
         return qd_e, qd_0, joined
 
     def on_stop(self, q, v):
@@ -434,21 +462,71 @@ class JointLimits:
             return np.asarray(self.step_acceleration(t, q, v), dtype=float)
         return np.asarray(self.system.accelerations(t, q, v, self.system.last_z)[0], dtype=float)
 
-    def _release_event(self, stop):
+    def _release_reset(self, stop, t, q, qd):
+        """The reset of ``stop``'s release event: the joint let go from its stop exactly, at rest."""
+        _name, qi, vi, pos, _sign = stop
+        self.resting.pop(vi, None)
+        q, qd = q.copy(), qd.copy()
+        q[qi], qd[vi] = pos, 0.0     # let go from the stop exactly, at rest (its q̈ points away or is 0)
+        self.settle(t, q, qd, released=stop)   # the others' forces change with it: the set as a whole
+        return q, qd
+
+
+#: stop-event sets a Model keeps for its runs (one per run that holds one at the same time)
+_POOL_SIZE = 8
+
+
+class _StopEventPool(list):
+    """The stop-event sets a Model keeps (:meth:`JointLimits.events`), pickled empty: their events are
+    closures, and a Model sent to another process (a process pool's batch, dask) builds its own."""
+
+    def __reduce__(self):
+        return (_StopEventPool, ())
+
+
+class _StopEvents:
+    """The hard stops of one Model as events (an impact and a release per stop), built once per Model
+    and lent to one run's :class:`JointLimits` at a time (``limits``: :meth:`JointLimits.events`).
+
+    Building them was most of a short run's set-up (two Events a stop, each checking its functions:
+    84 on dm_control's humanoid, per ``simulate`` call).  The impact's guard is the model's alone; the
+    resets and the release guard read the run's limits."""
+
+    def __init__(self, model):
+        self.limits = None
+        self.impact = {}
+        events = []
+        for stop in model_stops(model):
+            self.impact[stop] = self._impact_event(model, stop)
+            events += [self.impact[stop], self._release_event(stop)]
+        self.events = tuple(events)
+
+    def _impact_event(self, model, stop):
         name, qi, vi, pos, sign = stop
+        row = np.zeros((1, model.nv))
+        row[0, vi] = 1.0
         side = "lower" if sign > 0 else "upper"
 
         def guard(t, q, qd):
-            if self.resting.get(vi) is not stop:
-                return 1.0
-            return self.release_guard(vi, t, q, qd)
+            return sign * (q[qi] - pos)
 
         def reset(t, q, qd):
-            self.resting.pop(vi, None)
-            q, qd = q.copy(), qd.copy()
-            q[qi], qd[vi] = pos, 0.0     # let go from the stop exactly, at rest (its q̈ points away or is 0)
-            self.settle(t, q, qd, released=stop)   # the others' forces change with it: the set as a whole
-            return q, qd
+            return self.limits._impact_reset(stop, row, t, q, qd)
+
+        return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit")
+
+    def _release_event(self, stop):
+        name, _qi, vi, _pos, sign = stop
+        side = "lower" if sign > 0 else "upper"
+
+        def guard(t, q, qd):
+            limits = self.limits
+            if limits.resting.get(vi) is not stop:
+                return 1.0
+            return limits.release_guard(vi, t, q, qd)
+
+        def reset(t, q, qd):
+            return self.limits._release_reset(stop, t, q, qd)
 
         return Event(guard, direction=-1, reset=reset, name=f"{name} {side} limit release")
 
@@ -522,8 +600,36 @@ def step_friction_velocity(model, damping, friction, friction_velocity, dt, inte
     base = np.full(model.nv, float(friction_velocity))
     if (damping is None and friction is None) or model.nv == 0:
         return base
-    from ..dynamics.derivatives import minv
-    inverse_inertia = minv(model, model.neutral())
+    # a function of the model and these numbers alone: kept per Model (immutable), since every run
+    # asks (M⁻¹ at the neutral configuration and its eigenvalues were a tenth of a short run's set-up)
+    key = (None if damping is None else np.asarray(damping, float).tobytes(),
+           None if friction is None else np.asarray(friction, float).tobytes(), float(friction_velocity), float(dt),
+           integrator)
+    memo = model.__dict__.setdefault("_step_friction_velocity", {})
+    hit = memo.get(key)
+    if hit is None:
+        hit = _step_friction_velocity(model, damping, friction, base, dt, integrator)
+        if len(memo) >= 16:
+            memo.clear()
+        memo[key] = hit
+    return hit.copy()
+
+
+def neutral_inverse_inertia(model):
+    """M⁻¹ at the model's neutral configuration, computed once per Model (immutable) and kept on it
+    (read-only): the passive laws' step checks read the model's inertia there, per run."""
+    out = model.__dict__.get("_neutral_inverse_inertia")
+    if out is None:
+        from ..dynamics.derivatives import minv
+        out = np.array(minv(model, model.neutral()), dtype=float)
+        out.setflags(write=False)
+        model.__dict__["_neutral_inverse_inertia"] = out
+    return out
+
+
+def _step_friction_velocity(model, damping, friction, base, dt, integrator):
+    """:func:`step_friction_velocity` computed (``base``: ``friction_velocity`` per variable)."""
+    inverse_inertia = neutral_inverse_inertia(model)
     bound = STABLE_DECAY[integrator]
     explicit = damping is not None and not FLAGS[integrator] & IMPLICIT_DAMPING   # (semi_implicit's is implicit)
     c = np.asarray(damping, float) if explicit else np.zeros(model.nv)

@@ -286,7 +286,7 @@ def _fire(lin, monitor, i, te, ye, Ze, rec, fired, system, f_minus=None):
     fired.append(EventRecord(te, ev.name, q.copy(), v.copy(), y1[:space.nq].copy(),
                              y1[space.nq:space.nq + space.nv].copy()))
     rec.add(te, np.concatenate((y1, Z1.ravel())), held=system.held_tau)
-    monitor.fired(i, te, monitor.g[i], ev.reset is not None)
+    monitor.fired(i, te, monitor.g[i], ev.reset is not None, state=tuple(space.split(y1)[:2]))
     monitor.g = monitor.values(te, *space.split(y1)[:2])
     return y1, Z1, f_plus, dte @ Ze
 

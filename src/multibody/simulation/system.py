@@ -24,8 +24,8 @@ from .contact import GroundContact, HardContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces, gravity_compensation_torques
-from .limits import (FRICTION_VELOCITY, SOFT_LIMIT_TIME, smoothed_friction, spring_forces, spring_rows,
-                     tendon_forces, velocity_names)
+from .limits import (FRICTION_VELOCITY, SOFT_LIMIT_TIME, model_stop_table, smoothed_friction, spring_forces,
+                     spring_rows, tendon_forces, velocity_names)
 
 
 def non_finite_message(t0, t1):
@@ -381,7 +381,7 @@ class System:
 
     def _stop_rows(self):
         """The stops' rows (q index, v index, position, sign) for the compiled loop."""
-        return np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign in self.limits.stops], dtype=float)
+        return model_stop_table(self.model)   # (the limits' stops are the model's: built once per Model)
 
     @property
     def hard_stops(self):

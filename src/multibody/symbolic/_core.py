@@ -22,6 +22,7 @@ from sympy.core import basic as _sp_basic
 
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
+_Z = type(ZERO)     # SymEngine's 0 is its own class: a type test is 65 ns, ``x == 0`` 1.3 µs
 
 # ---------------------------------------------------------------------------------------------
 # conversion
@@ -70,6 +71,21 @@ def to_sp(x):
     return sp.sympify(x)
 
 
+def expand(e):
+    """``se.expand(e)``, made canonical.
+
+    SymEngine 0.15's ``expand`` leaves a non-canonical sum when the base of a power collapses to
+    one term with a number in front, and other terms are beside it: ``expand(x**2/50 +
+    (x/2 + y/8 - y/8)**2/25)`` holds the key ``(1/4)*x**2`` under the coefficient 1/25. It prints
+    right and ``xreplace`` evaluates it right, but ``args`` drop the key's number (two terms
+    ``x**2/50`` and ``x**2/25``), and everything that walks ``args`` — ``cse``, ``Lambdify(cse=True)``,
+    the conversion to SymPy — reads a different expression (auto_tree(5, bf=2, skew=0.4)'s b[2], pne
+    inertial: 1.4e-3 off). A second ``expand`` over the result (a polynomial with no powers of sums
+    left) multiplies each key's number into its coefficient; it is all C++ and linear in the terms.
+    """
+    return se.expand(se.expand(e))
+
+
 class Converter:
     """SymEngine → SymPy, fast, giving back the caller's own symbols.
 
@@ -81,6 +97,10 @@ class Converter:
 
     def __init__(self, symbols=()):
         self.back = {s.name: s for s in symbols}
+        # SymEngine has only commutative symbols; with the caller's all commutative too, every node
+        # is, and Add/Mul are built without SymPy asking each argument (fuzzy_and over
+        # is_commutative: a fifth of converting a pendulum's M, b, g)
+        self.commutative = True if all(s.is_commutative for s in self.back.values()) else None
         self.memo = {}
         self.keys = {}     # id of a converted SymPy node → its canonical sort key (see _key)
 
@@ -159,7 +179,7 @@ class Converter:
             return sp.S.Zero
         if len(out) == 1:
             return out[0]
-        return sp.Add._from_args(out)
+        return sp.Add._from_args(out, self.commutative)
 
     def __call__(self, x):
         if not isinstance(x, se.Basic):
@@ -174,6 +194,8 @@ class Converter:
             r = e._sympy_()
             if isinstance(r, sp.Symbol):
                 r = self.back.get(r.name, r)
+            if r.is_commutative is not True:
+                self.commutative = None   # nodes built from here on ask their arguments
         elif isinstance(e, se.Number):
             r = e._sympy_()
         elif isinstance(e, se.Add):
@@ -182,7 +204,7 @@ class Converter:
                 r = self._flat_add(args)  # a distributed coefficient produced a nested sum
             else:
                 self._sort(args)
-                r = sp.Add._from_args(args)
+                r = sp.Add._from_args(args, self.commutative)
         elif isinstance(e, se.Mul):
             args = [self._conv(a) for a in e.args]
             if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
@@ -190,7 +212,7 @@ class Converter:
                 r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
             else:
                 self._sort(args)
-                r = sp.Mul._from_args(args)
+                r = sp.Mul._from_args(args, self.commutative)
         elif isinstance(e, se.Pow):
             b, ex = e.args
             b, ex = self._conv(b), self._conv(ex)
@@ -245,6 +267,7 @@ def _apply(fn, args):
 
 
 _PLAIN = (int, float, bool)
+_SP_NUMBERS = frozenset(type(x) for x in (sp.S.Zero, sp.S.One, sp.S.NegativeOne, sp.S.Half))
 
 
 def free_symbols(obj) -> set:
@@ -261,8 +284,19 @@ def free_symbols(obj) -> set:
     if isinstance(obj, np.ndarray):
         if obj.dtype != object:
             return set()
-        # a model's arrays are mostly plain numbers: skip them before the isinstance chain
-        return set().union(*(free_symbols(e) for e in obj.ravel() if type(e) not in _PLAIN))
+        # a model's arrays are mostly plain numbers, SymPy's 0 and 1 and bare symbols: those are
+        # answered here (Basic.free_symbols walks and hashes each one, ~1 µs a call after the
+        # cache is cleared; a symbolic model has ~90 entries and derive reads them twice)
+        out = set()
+        for e in obj.ravel():
+            t = type(e)
+            if t in _PLAIN or t in _SP_NUMBERS:
+                continue
+            if t is sp.Symbol:
+                out.add(e)
+            else:
+                out |= free_symbols(e)
+        return out
     if isinstance(obj, (list, tuple)):
         return set().union(*(free_symbols(e) for e in obj)) if obj else set()
     if isinstance(obj, (int, float, complex, np.number)) or obj is None:
@@ -334,43 +368,79 @@ def mat3(A, what="matrix"):
 # ---------------------------------------------------------------------------------------------
 
 
+def _plus(x, y):
+    """``x + y``; an exact 0 on either side gives the other one (no SymEngine call)."""
+    return x if type(y) is _Z else (y if type(x) is _Z else x + y)
+
+
+def minus_product(acc, x, y):
+    """``acc − x*y``, with no SymEngine call when x or y is an exact 0 (then ``acc``)."""
+    if type(x) is _Z or type(y) is _Z:
+        return acc
+    return acc - x * y
+
+
 def add(a, b):
-    return [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+    return [_plus(a[0], b[0]), _plus(a[1], b[1]), _plus(a[2], b[2])]
 
 
 def sub(a, b):
-    return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+    return [x if type(y) is _Z else x - y for x, y in zip(a, b)]
 
 
 def scale(s, a):
-    return [s * a[0], s * a[1], s * a[2]]
+    return [e if type(e) is _Z else s * e for e in a]
+
+
+def _lin(a0, b0, a1, b1, a2, b2):
+    """``a0*b0 + a1*b1 + a2*b2`` with the products of an exact 0 left out: the same expression
+    (0·x = 0 and y + 0 = y, the other terms added in the same order), without the SymEngine
+    operations on zeros — an axis, a CoM or a point mass's inertia is mostly zeros, and the
+    recursions multiply them by every rotation and velocity."""
+    out = None
+    if type(a0) is not _Z and type(b0) is not _Z:
+        out = a0 * b0
+    if type(a1) is not _Z and type(b1) is not _Z:
+        out = a1 * b1 if out is None else out + a1 * b1
+    if type(a2) is not _Z and type(b2) is not _Z:
+        out = a2 * b2 if out is None else out + a2 * b2
+    return ZERO if out is None else out
+
+
+def _det2(a, b, c, d):
+    """``a*b - c*d``, zeros left out as in :func:`_lin`."""
+    if type(a) is _Z or type(b) is _Z:
+        return ZERO if type(c) is _Z or type(d) is _Z else -(c * d)
+    if type(c) is _Z or type(d) is _Z:
+        return a * b
+    return a * b - c * d
 
 
 def dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    return _lin(a[0], b[0], a[1], b[1], a[2], b[2])
 
 
 def cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    return [_det2(a[1], b[2], a[2], b[1]), _det2(a[2], b[0], a[0], b[2]), _det2(a[0], b[1], a[1], b[0])]
 
 
 def mv(A, v):
     """A·v."""
-    return [A[0][0] * v[0] + A[0][1] * v[1] + A[0][2] * v[2],
-            A[1][0] * v[0] + A[1][1] * v[1] + A[1][2] * v[2],
-            A[2][0] * v[0] + A[2][1] * v[1] + A[2][2] * v[2]]
+    v0, v1, v2 = v
+    return [_lin(r[0], v0, r[1], v1, r[2], v2) for r in A]
 
 
 def mtv(A, v):
     """Aᵀ·v."""
-    return [A[0][0] * v[0] + A[1][0] * v[1] + A[2][0] * v[2],
-            A[0][1] * v[0] + A[1][1] * v[1] + A[2][1] * v[2],
-            A[0][2] * v[0] + A[1][2] * v[1] + A[2][2] * v[2]]
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = A
+    v0, v1, v2 = v
+    return [_lin(a00, v0, a10, v1, a20, v2), _lin(a01, v0, a11, v1, a21, v2), _lin(a02, v0, a12, v1, a22, v2)]
 
 
 def mm(A, B):
-    return [[A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j] for j in range(3)]
-            for i in range(3)]
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = B
+    return [[_lin(a0, b00, a1, b10, a2, b20), _lin(a0, b01, a1, b11, a2, b21), _lin(a0, b02, a1, b12, a2, b22)]
+            for a0, a1, a2 in A]
 
 
 def transpose(A):
@@ -381,12 +451,22 @@ def eye3():
     return [[ONE if i == j else ZERO for j in range(3)] for i in range(3)]
 
 
+def _is0(e) -> bool:
+    """``e == 0``, answered by a type test for SymEngine's 0 (and for anything else not a number)."""
+    t = type(e)
+    if t is _Z:
+        return True
+    if isinstance(e, se.Basic) and not e.is_Number:
+        return False          # a canonical expression that is 0 is SymEngine's 0 itself
+    return e == 0             # a float 0.0, a Python number, SymPy
+
+
 def is_zero_vec(v):
-    return all(e == 0 for e in v)
+    return all(_is0(e) for e in v)
 
 
 def is_identity(A):
-    return all(A[i][j] == (1 if i == j else 0) for i in range(3) for j in range(3))
+    return all((A[i][j] == 1) if i == j else _is0(A[i][j]) for i in range(3) for j in range(3))
 
 
 def time_derivative(expr, q, dq):
@@ -540,7 +620,7 @@ class ChainCache:
 
 def _matches(A, factors) -> bool:
     P = product(factors)
-    return all(se.expand(A[i][j] - P[i][j]) == 0 for i in range(3) for j in range(3))
+    return all(expand(A[i][j] - P[i][j]) == 0 for i in range(3) for j in range(3))
 
 
 def factor_rotation(A, coords) -> list[Factor]:

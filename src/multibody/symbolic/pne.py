@@ -583,7 +583,7 @@ def _actuator_selection(tree: _Tree, fv: list):
     n, tau, taus = tree.n, tree.tau, set(tree.tau)
     taue = [C.to_se(t) for t in tau]
     S_rows = [[fv[k].diff(t) for k in range(n)] for t in taue]
-    passive = [se.expand(fv[k] - sum((S_rows[j][k] * taue[j] for j in range(len(tau))), C.ZERO))
+    passive = [C.expand(fv[k] - sum((S_rows[j][k] * taue[j] for j in range(len(tau))), C.ZERO))
                for k in range(n)]
     for j, t in enumerate(tau):
         if all(S_rows[j][k] == 0 for k in range(n)):

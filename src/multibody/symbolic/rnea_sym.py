@@ -45,6 +45,13 @@ def joint_transform(body: SymBody, q):
     return A, t
 
 
+def _rotates(transforms) -> list[bool]:
+    """Per joint transform, whether its rotation is other than the identity. The inertial view's
+    are all the identity (and a prismatic or fixed joint's often is): the recursions then skip
+    ``E v`` and ``E I Eᵀ``, 15 and 90 SymEngine operations that give back what they were given."""
+    return [not C.is_identity(E) for E, _ in transforms]
+
+
 def rnea(bodies: list[SymBody], q, dq, ddq, gravity, transforms=None):
     """Generalized forces τ (list over dofs, length n = len(q)) by the recursion above.
 
@@ -54,6 +61,7 @@ def rnea(bodies: list[SymBody], q, dq, ddq, gravity, transforms=None):
     nb = len(bodies)
     if transforms is None:
         transforms = [joint_transform(b, q) for b in bodies]
+    rot = _rotates(transforms)
     z3 = [C.ZERO, C.ZERO, C.ZERO]
     w, dw, a = [None] * nb, [None] * nb, [None] * nb
     F, N = [None] * nb, [None] * nb
@@ -69,9 +77,10 @@ def rnea(bodies: list[SymBody], q, dq, ddq, gravity, transforms=None):
             lin = C.add(lin, C.cross(dwp, p))
         if not C.is_zero_vec(wp):
             lin = C.add(lin, C.cross(wp, C.cross(wp, p)))
-        ai = C.mtv(E, lin)
-        wP = C.mtv(E, wp)
-        dwi = C.mtv(E, dwp)
+        if rot[i]:
+            ai, wP, dwi = C.mtv(E, lin), C.mtv(E, wp), C.mtv(E, dwp)
+        else:
+            ai, wP, dwi = lin, wp, dwp
         wi = wP
         qd = dq[bd.dof] if (dq is not None and bd.dof >= 0) else C.ZERO
         qdd = ddq[bd.dof] if (ddq is not None and bd.dof >= 0) else C.ZERO
@@ -102,9 +111,9 @@ def rnea(bodies: list[SymBody], q, dq, ddq, gravity, transforms=None):
                 tau[bd.dof] = C.dot(nn[i], Z) + bd.pitch * C.dot(f[i], Z)
         if bd.parent >= 0:
             E, p = transforms[i]
-            Ef = C.mv(E, f[i])
+            Ef, En = (C.mv(E, f[i]), C.mv(E, nn[i])) if rot[i] else (f[i], nn[i])
             f[bd.parent] = C.add(f[bd.parent], Ef)
-            nn[bd.parent] = C.add(nn[bd.parent], C.add(C.mv(E, nn[i]), C.cross(p, Ef)))
+            nn[bd.parent] = C.add(nn[bd.parent], C.add(En, C.cross(p, Ef)))
     return tau
 
 
@@ -114,6 +123,7 @@ def crba(bodies: list[SymBody], q, transforms=None):
     nb = len(bodies)
     if transforms is None:
         transforms = [joint_transform(b, q) for b in bodies]
+    rot = _rotates(transforms)
     mc, hc, Ic = [], [], []
     for bd in bodies:
         m, c, Th = bd.mass, bd.com, bd.inertia_com
@@ -128,17 +138,24 @@ def crba(bodies: list[SymBody], q, transforms=None):
         if p_i < 0:
             continue
         E, r = transforms[i]
-        h1 = C.mv(E, hc[i])
-        I1 = C.mm(C.mm(E, Ic[i]), C.transpose(E))
+        if rot[i]:
+            h1, I1 = C.mv(E, hc[i]), C.mm(C.mm(E, Ic[i]), C.transpose(E))
+        else:
+            h1, I1 = hc[i], Ic[i]
         m = mc[i]
         # I_about_parent = I1 − r̃h̃ − h̃r̃ − m r̃r̃  (h, r in parent coordinates)
         rh = C.dot(r, h1)
         rr = C.dot(r, r)
+        two_rh = rh * 2
         for a_ in range(3):
             for b_ in range(3):
-                d = (rh if a_ == b_ else C.ZERO) * 2 - r[a_] * h1[b_] - h1[a_] * r[b_]
-                d2 = m * ((rr if a_ == b_ else C.ZERO) - r[a_] * r[b_])
-                Ic[p_i][a_][b_] = Ic[p_i][a_][b_] + I1[a_][b_] + d + d2
+                # d = δ·2 r·h − r_a h_b − h_a r_b,  d2 = m (δ r·r − r_a r_b), left to right as written,
+                # the terms with an exact 0 factor left out (the same expression, fewer SymEngine calls)
+                d = C.minus_product(C.minus_product(two_rh if a_ == b_ else C.ZERO, r[a_], h1[b_]), h1[a_], r[b_])
+                d2 = C.minus_product(rr if a_ == b_ else C.ZERO, r[a_], r[b_])
+                if type(d2) is not C._Z:
+                    d2 = m * d2
+                Ic[p_i][a_][b_] = C._plus(C._plus(C._plus(Ic[p_i][a_][b_], I1[a_][b_]), d), d2)
         hc[p_i] = C.add(hc[p_i], C.add(h1, C.scale(m, r)))
         mc[p_i] = mc[p_i] + m
     M = [[C.ZERO] * n for _ in range(n)]
@@ -163,8 +180,9 @@ def crba(bodies: list[SymBody], q, transforms=None):
         j = i
         while bodies[j].parent >= 0:
             E, r = transforms[j]
-            fF = C.mv(E, fF)
-            nF = C.add(C.mv(E, nF), C.cross(r, fF))
+            if rot[j]:
+                fF, nF = C.mv(E, fF), C.mv(E, nF)
+            nF = C.add(nF, C.cross(r, fF))
             j = bodies[j].parent
             bj = bodies[j]
             if bj.dof >= 0:

@@ -37,6 +37,7 @@ from math import gcd
 import symengine as se
 
 from ._core import _Sym as _SymTwin   # the SymEngine twins of SymPy symbols (derivations' symbols)
+from ._core import expand as _expand  # se.expand made canonical (SymEngine 0.15 leaves some sums non-canonical)
 
 __all__ = ["fourier_form", "readable", "readable_entries", "READABLE_MAX_OPS"]
 
@@ -45,6 +46,7 @@ READABLE_MAX_OPS = 600
 _MAX_WORK = 128    # products of two harmonics one entry may take: planar chains need a few dozen; the
                    # 3-D entries past it (MA23's Lagrange entries need 500 and more) stay as derived
 _ZERO, _ONE = se.Integer(0), se.Integer(1)
+_ZERO_T = type(_ZERO)
 _TRIG = (se.sin, se.cos)
 
 
@@ -69,6 +71,8 @@ class _Angles:
         self.trig = {}     # sin/cos atom → (kind, k, φ), or None for an argument parse refuses
         self.angle_exprs = {}   # (k, φ) → the angle as an expression
         self.numbers = {}  # SymEngine rational → (numerator, denominator)
+        self.rebuilt = {}  # a harmonic's coefficient → its expanded, factored form (entries share them:
+                           # the pendulum's M entries and b rows repeat half of theirs)
 
     def harmonic(self, f):
         """(kind, k, φ) of one ``sin``/``cos`` (memoised), None when its angle does not parse."""
@@ -159,7 +163,7 @@ def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
         return None
     acc = {}
     for key, coef in form.items():
-        E = se.expand(coef)
+        E = _expand(coef)
         slot = {}
         for t in (E.args if type(E) is se.Add else (E,)):
             if t == 0:
@@ -167,8 +171,11 @@ def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
             c, m = (t.args[0], se.Mul(*t.args[1:])) if type(t) is se.Mul and t.args[0].is_Number else (_ONE, t)
             if t.is_Number:
                 c, m = t, _ONE
-            p, q = (int(v) for v in c.as_numer_denom())
-            slot[m] = Fraction(p, q)
+            if isinstance(c, _NUMBER_TYPES):
+                p, q = (int(v) for v in c.as_numer_denom())
+                slot[m] = Fraction(p, q)
+            else:                  # a float (a numeric model): its exact binary value, never int()'s truncation
+                slot[m] = Fraction(float(c))
         if slot:
             acc[key] = slot
     return acc
@@ -229,10 +236,6 @@ class _Harmonics:
                 f = fb
                 for _ in range(int(ex) - 1):
                     f = self._product(f, fb)
-        elif e.is_Float:
-            # floating-point coefficients (a numeric model): no exact cancellation to find, and a
-            # form rebuilt from them evaluated differently from the entry (auto_tree's b[2], 6e-3)
-            raise _Unparsed
         else:
             f = {_CONST: e}
         self.memo[e] = f
@@ -306,11 +309,15 @@ def _rebuild_form(form, angles):
     """The readable expression of a form: each harmonic's coefficient expanded (SymEngine), its
     common factor taken out (:func:`_factored`), harmonic-free part first."""
     parts = []
+    memo = angles.rebuilt
     for (kind, k, phi), coef in sorted(form.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
-        E = se.expand(coef)
-        if E == 0:
+        done = memo.get(coef)
+        if done is None:
+            E = _expand(coef)
+            done = memo[coef] = _ZERO if E == 0 else _factored(E, angles.numbers)
+        if type(done) is _ZERO_T:
             continue
-        coef = _factored(E, angles.numbers)
+        coef = done
         if kind == "1":
             parts.append(coef)
         else:
@@ -335,6 +342,22 @@ def _factored(E, numbers):
     Pow, Mul, Integer = se.Pow, se.Mul, se.Integer
     for t in terms:
         p, q = 1, 1
+        if powers is not None and not powers:
+            # no symbol is common any more: only the term's number is read (SymEngine puts it
+            # first in a product's args), not every factor into a dict
+            f = t.args[0] if type(t) is Mul else t
+            if f.is_Number:
+                n = numbers.get(f)
+                if n is None:
+                    if not isinstance(f, _NUMBER_TYPES):
+                        return E
+                    n = numbers[f] = tuple(int(v) for v in f.as_numer_denom())
+                p, q = n
+            g = gcd(g, abs(p))
+            if q != 1:
+                lcm = lcm * q // gcd(lcm, q)
+            neg = neg and p < 0
+            continue
         pw = {}
         for f in (t.args if type(t) is Mul else (t,)):
             tf = type(f)

@@ -178,19 +178,29 @@ static inline int lanes_finite(const real *x, long n)
 /* scatter with non-temporal stores, for outputs far larger than the caches: written once and not
  * read back here, so the stores skip reading each line in first (half the memory traffic) and
  * leave the caches to the kernel.  Returns lanes_finite of src (with whole lines: summed on the way).  SSE2 (every x86-64); 16-byte aligned pairs after one element
- * where a lane's row starts between two. */
-static inline int scatter_streaming(const real *src, long n, double *const *dst)
+ * where a lane's row starts between two.  Unfenced: the caller ends its stores with stream_fence()
+ * (scatter_streaming below does), so that a matrix written in pieces (derivatives_lanes.c's
+ * M⁻¹, row by row) fences once. */
+static inline void stream_fence(void)
+{
+    _mm_sfence();  /* the streamed lines are visible before the batch returns */
+}
+
+static inline int scatter_streaming_unfenced(const real *src, long n, double *const *dst)
 {
 #if defined(__AVX2__) && MB_LANES == 4
     /* four rows of lanes at a time, turned into four rows of states by a 4 × 4 transpose in
      * registers, when every state's row starts on a 16-byte boundary (nv² even: all or none) */
     if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3]) & 15)) {
         long k = 0;
+        real zero[4] = {MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0), MB_SPLAT(0.0)};
         for (; k + 4 <= n; k += 4) {
             const __m256d r0 = _mm256_load_pd((const double *)(src + k)),
                           r1 = _mm256_load_pd((const double *)(src + k + 1)),
                           r2 = _mm256_load_pd((const double *)(src + k + 2)),
                           r3 = _mm256_load_pd((const double *)(src + k + 3));
+            /* lanes_finite's sums, on the numbers at hand */
+            zero[0] += (real)r0 * 0.0, zero[1] += (real)r1 * 0.0, zero[2] += (real)r2 * 0.0, zero[3] += (real)r3 * 0.0;
             const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
                           t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
             const __m256d s[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
@@ -200,11 +210,11 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
                 _mm_stream_pd(dst[l] + k + 2, _mm256_extractf128_pd(s[l], 1));
             }
         }
+        const long tail = k;
         for (; k < n; k++)
             for (int l = 0; l < 4; l++)
                 dst[l][k] = src[k][l];
-        _mm_sfence();
-        return lanes_finite(src, n);
+        return mb_every((zero[0] + zero[1] + zero[2] + zero[3]) == 0.0) && lanes_finite(src + tail, n - tail);
     }
 #endif
 #if defined(__AVX512F__) && MB_LANES == 8
@@ -249,7 +259,6 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
             for (long k = hi[l]; k < n; k++)
                 dst[l][k] = src[k][l];
         }
-        _mm_sfence();
         return mb_every(zero == 0.0) && lanes_finite(src + 8 * blocks, n - 8 * blocks);
     }
 #endif
@@ -263,16 +272,24 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
         if (k < n)
             d[k] = src[k][l];
     }
-    _mm_sfence();  /* the streamed lines are visible before the batch returns */
     return lanes_finite(src, n);
 }
 #else
-static inline int scatter_streaming(const real *src, long n, double *const *dst)
+static inline void stream_fence(void) {}
+
+static inline int scatter_streaming_unfenced(const real *src, long n, double *const *dst)
 {
     scatter(src, n, dst);
     return lanes_finite(src, n);
 }
 #endif
+/* scatter_streaming_unfenced, fenced */
+static inline int scatter_streaming(const real *src, long n, double *const *dst)
+{
+    const int finite = scatter_streaming_unfenced(src, n, dst);
+    stream_fence();
+    return finite;
+}
 
 #else
 #define MB_LANES 1

@@ -25,12 +25,43 @@ long mb_minv_world_scratch(const mb_model *m);
 long mb_aba_derivatives_scratch(const mb_model *m);
 int mb_invert_small(const double *D, int n, double *Dinv);
 
-/* the part of the workspace (data.h) that mb_minv_world uses, in lanes */
+/* the part of the workspace (data.h) that mb_minv_world uses, in lanes; and, for minv_group's
+ * streamed batches, each lane's M⁻¹ (stream_to, else NULL), how many of its entries are written
+ * there (`out`) and whether they were all finite */
 typedef struct {
     real *IA, *Dinv, *U;
+    double *const *stream_to;
+    long out;
+    int finite;
 } minv_lanes_ws;
 #define mb_data minv_lanes_ws
 
+/* Rows … r_end − 1 of the group's M⁻¹ are final: out to each lane's matrix with non-temporal
+ * stores now, while mb_minv_world goes on with the next rows (minv.c: MINV_ROWS_FINAL).  Written
+ * all at the end, a group's M⁻¹ (Talos: 46 kB) waited for memory in one burst, 30 % of the
+ * group's time on this machine; row by row the stores overlap the arithmetic (Talos group
+ * 11.6 → 10.6 µs, best of 5 in 6 alternating runs, loaded machine).  Pieces end on a multiple of
+ * 8 entries (a 64-byte line where the matrix starts on one) and are not fenced until the last:
+ * a line left partly written and fenced is flushed half-empty (one fence per row: 4× slower). */
+static void minv_stream_rows(minv_lanes_ws *ws, const real *Minv, int nv, int r_end)
+{
+    const long end = r_end < nv ? ((long)nv * r_end) & ~7L : (long)nv * nv;
+    if (end > ws->out) {
+        double *dst[MB_LANES];
+        for (int l = 0; l < MB_LANES; l++)
+            dst[l] = ws->stream_to[l] + ws->out;
+        if (!scatter_streaming_unfenced(Minv + ws->out, end - ws->out, dst))
+            ws->finite = 0;
+        ws->out = end;
+    }
+    if (r_end == nv)
+        stream_fence();
+}
+
+/* Rows out as they become final with 2 and 4 lanes; with 8 (AVX-512) the streamed scatter writes
+ * whole 64-byte lines and the entries outside them one by one, which pieces of rows would multiply
+ * (not measured: this machine has no AVX-512), so that build writes the matrix at the end as before. */
+#define MINV_STREAM_EARLY (MB_LANES != 8)
 #include "kernels/rnea_derivatives.c"
 #include "kernels/minv.c"
 #include "kernels/aba_derivatives.c"
@@ -86,6 +117,7 @@ static lanes_frame forward(const mb_model *m, real *s, const double *const *q, c
     lanes_frame f;
     f.w = mb_rnead_layout_lanes(m, s);
     f.ws.IA = s + mb_aba_derivatives_scratch(m), f.ws.Dinv = f.ws.IA + 36L * nb, f.ws.U = f.ws.Dinv + 36L * nb;
+    f.ws.stream_to = NULL, f.ws.out = 0, f.ws.finite = 1;  /* ∂ABA keeps M⁻¹ in its lanes */
     real *R = f.ws.U + 6L * nv, *p = R + 9 * nb, *R0 = p + 3 * nb, *p0 = R0 + 9 * nb, *ql = p0 + 3 * nb;
     f.qdl = ql + m->nq, f.x = f.qdl + nv, f.D1 = f.x + nv, f.D2 = f.D1 + (long)nv * nv, f.D3 = f.D2 + (long)nv * nv;
     gather(q, m->nq, ql);
@@ -151,6 +183,7 @@ static int minv_group(const mb_model *m, void *scratch, const double *const *q, 
     real *work = scratch;
     minv_lanes_ws ws;
     ws.IA = work + mb_minv_world_scratch(m), ws.Dinv = ws.IA + 36L * nb, ws.U = ws.Dinv + 36L * nb;
+    ws.stream_to = stream ? Minv : NULL, ws.out = 0, ws.finite = 1;  /* streamed: row by row, as final */
     real *R = ws.U + 6L * nv, *p = R + 9 * nb, *R0 = p + 3 * nb, *p0 = R0 + 9 * nb, *ql = p0 + 3 * nb;
     real *J = ql + m->nq, *Y = J + 6L * nv, *out = Y + (long)MB_NI * nb;
     gather_blocks(q, m->nq, ql);
@@ -176,8 +209,8 @@ static int minv_group(const mb_model *m, void *scratch, const double *const *q, 
     if (st != MB_OK)
         return st;
     const long nv2 = (long)nv * nv;
-    if (stream)
-        *finite = scatter_streaming(out, nv2, Minv);
+    if (stream)  /* every row is out (mb_minv_world's last rows at its end) */
+        *finite = ws.finite;
     else {
         scatter(out, nv2, Minv);
         *finite = lanes_finite(out, nv2);

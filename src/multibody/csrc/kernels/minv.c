@@ -172,6 +172,21 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #endif
 }
 
+/* Rows … r_end − 1 of M⁻¹ are final: a streamed batch in lanes writes them out now
+ * (derivatives_lanes.c: minv_stream_rows); nothing in the scalar build and in ∂ABA. */
+#ifdef MB_LANE_BUILD
+#define MINV_ROWS_FINAL(r_end)                          \
+    do {                                                \
+        if (d->stream_to)                               \
+            minv_stream_rows(d, Minv, nv, (r_end));     \
+    } while (0)
+#else
+#define MINV_ROWS_FINAL(r_end) ((void)0)
+#endif
+#ifndef MINV_STREAM_EARLY  /* derivatives_lanes.c: rows out before the end (1) or all at the end (0) */
+#define MINV_STREAM_EARLY 0
+#endif
+
 /* x > y in every lane (the scalar build: x > y), and the larger of x and y lane by lane */
 #ifdef MB_LANE_BUILD
 #define ALL_ABOVE(x, y) mb_all((x) > (y))
@@ -379,7 +394,20 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int e2 = 0; e2 < nj; e2++)
                 row[vs + e2] = Dinv[nj * e + e2];
         }
-        if (nj == 1) {  /* most joints: scalar, and no small array to store and reload */
+        if (nj == 1 && par >= 0) {  /* most joints: the row's entries and F's update in one sweep over the
+                                     * subtree's columns (F[:, c] += U_i M⁻¹[i, c] below, here while F[:, c]
+                                     * is at hand: the same operations, the same bits) */
+            const real w = -Dinv[0];
+            real u[6];
+            for (int r = 0; r < 6; r++)
+                u[r] = d->U[6 * vs + r];
+            for (int t = 1; t < ns; t++) {
+                real *f = F + 6 * sub[t];
+                const real x = w * mb_dot6(J + 6 * vs, f);
+                Minv[(long)nv * vs + sub[t]] = x;
+                mb_add_scaled6(f, u, x);
+            }
+        } else if (nj == 1) {  /* a root: no F to hand on */
             const real w = -Dinv[0];
             for (int t = 1; t < ns; t++)
                 Minv[(long)nv * vs + sub[t]] = w * mb_dot6(J + 6 * vs, F + 6 * sub[t]);
@@ -406,8 +434,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             const real x0 = Minv[(long)nv * vs + sub[0]];
             for (int r = 0; r < 6; r++)  /* the joint's own column: F starts here (0 + u x: its bits) */
                 F[6 * sub[0] + r] = MB_SPLAT(0.0) + u[r] * x0;
-            for (int t = 1; t < ns; t++)
-                mb_add_scaled6(F + 6 * sub[t], u, Minv[(long)nv * vs + sub[t]]);
+            /* (the subtree's other columns took U_i M⁻¹[i, c] in the sweep above) */
             for (int r = 0; r < 6; r++)
                 add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
             continue;
@@ -440,8 +467,17 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             }
     }
 
+    /* Rows final before the end: in depth-first order, with one-dof joints below a free root or a
+     * parent, the rows of body i are final once i's forward step is done (the later bodies write
+     * rows further down, the mirror loop at the end has nothing to do), the free root's after the
+     * backward pass. */
+    int rows_early = preorder && MINV_STREAM_EARLY;
+    for (int i = 0; i < nb && rows_early; i++)
+        rows_early = (i == 0 && free_root) || (m->nv_joint[i] == 1 && m->parent[i] >= 0);
     for (int i = free_root; i < nb; i++) {  /* a free root's rows and P are made */
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
+        if (rows_early)
+            MINV_ROWS_FINAL(vs);  /* the rows of the bodies before i */
         const real *Dinv = d->Dinv + 36 * i, *Pp = P + 6L * nv * (par < 0 ? 0 : slot[par]);
         real *Pi = P + 6L * nv * slot[i];
         /* columns vs … c_end − 1 of i's rows hold the backward pass's numbers, the others 0 (not stored) */
@@ -536,5 +572,6 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int c = r + 1; c < nv; c++)
                 Minv[(long)nv * c + r] = Minv[(long)nv * r + c];
     }
+    MINV_ROWS_FINAL(nv);
     return MB_OK;
 }

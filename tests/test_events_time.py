@@ -1,0 +1,116 @@
+"""Time events: a user event whose guard reads only the time ("kick at t = 0.3": guard 0.3 − t with a
+reset) fires once where t crosses its zero.  Its guard stays past zero after the reset, which the
+re-arm rule read as a reset that cannot separate ("fires forever", issue 33); a state reset that
+truly cannot separate keeps that diagnosis."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.simulation import rollout
+
+T_KICK = 0.3
+
+
+def kick(guard=lambda t, q, qd: T_KICK - t):
+    return mb.Event(guard, direction=-1, reset=lambda t, q, qd: (q, qd + 3.0), name="kick")
+
+
+def reference(m, q0, qd0, t_final, **kw):
+    """The run to T_KICK, then a second run from (q, q̇ + 3) for the rest: what the kick must give."""
+    a = mb.simulate(m, q0, qd0, T_KICK, **kw)
+    return mb.simulate(m, a.q[-1], a.qd[-1] + 3.0, t_final - T_KICK, **kw)
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit", "rk3", "rk45"])
+def test_a_kick_at_a_time_fires_once_and_the_run_goes_on_from_the_kicked_state(integrator):
+    m = mb.models.double_pendulum()
+    q0, qd0 = [0.4, -0.2], [0.0, 0.0]
+    kw = dict(integrator=integrator, dt=1e-3) | (dict(rtol=1e-10, atol=1e-12) if integrator == "rk45" else {})
+    tr = mb.simulate(m, q0, qd0, 1.0, events=[kick()], **kw)
+    assert tr.status == "finished" and [e.name for e in tr.events] == ["kick"]
+    assert tr.events[0].t == pytest.approx(T_KICK, abs=1e-12)
+    assert np.array_equal(tr.events[0].qd_after, tr.events[0].qd_before + 3.0)
+    ref = reference(m, q0, qd0, 1.0, **kw)
+    tol = 1e-7 if integrator == "rk45" else 1e-9   # the kick's time located to 1e-12 s, not on the grid's
+    assert np.allclose(tr.q[-1], ref.q[-1], atol=tol) and np.allclose(tr.qd[-1], ref.qd[-1], atol=tol)
+
+
+def test_after_the_kick_the_run_goes_back_to_the_compiled_loop(monkeypatch):
+    """A spent time event does not keep the run stepping in Python: after the kick one step is taken
+    there (where the event is seen to be a time event) and the rest is one compiled stretch."""
+    starts = []
+    original = rollout.run_compiled
+
+    def counted(*a, **kw):
+        starts.append(kw.get("t0", 0.0))
+        return original(*a, **kw)
+    monkeypatch.setattr(rollout, "run_compiled", counted)
+    tr = mb.simulate(mb.models.single_pendulum(), [0.3], [0.0], 2.0, events=[kick()], dt=1e-3)
+    assert [e.name for e in tr.events] == ["kick"] and tr.t[-1] == pytest.approx(2.0)
+    assert len([t for t in starts if t > T_KICK]) <= 2
+
+
+def test_a_batch_with_a_time_event_kicks_every_run():
+    m = mb.models.single_pendulum()
+    Q0 = np.array([[0.3], [-0.5]])
+    b = mb.simulate_batch(m, Q0, np.zeros((2, 1)), 0.8, events=[kick()])
+    for i in range(2):
+        assert [e.name for e in b[i].events] == ["kick"]
+        ref = reference(m, Q0[i], [0.0], 0.8)
+        assert np.allclose(b[i].q[-1], ref.q[-1], atol=1e-9)
+
+
+def test_a_periodic_time_event_fires_each_period():
+    """sin(2π t / 0.2) falls through zero at t = 0.1, 0.3, 0.5: armed again each time its guard
+    returns positive."""
+    ev = mb.Event(lambda t, q, qd: np.sin(2 * np.pi * t / 0.2), direction=-1,
+                  reset=lambda t, q, qd: (q, qd + 1.0), name="tick")
+    tr = mb.simulate(mb.models.single_pendulum(), [0.3], [0.0], 0.65, events=[ev], dt=1e-3)
+    assert np.allclose([e.t for e in tr.events], [0.1, 0.3, 0.5], atol=1e-11)
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit", "rk45"])
+def test_a_kick_at_a_time_moves_a_joint_resting_on_its_stop(integrator):
+    """Gravity presses a pendulum on its lower stop (it rests there); the kick at t = 0.3 s (guard
+    0.3 − t, without the state term the hard-stop test needed to dodge "fires forever") sets it
+    swinging as a free pendulum from (0.3, 3)."""
+    m = dataclasses.replace(mb.models.single_pendulum(), q_lower=np.array([0.3]), q_upper=np.array([1.5]))
+    tr = mb.simulate(m, [0.3], [0.0], 0.45, events=[kick()], integrator=integrator, dt=1e-3)
+    assert [e.name for e in tr.events] == ["kick"]
+    free = mb.simulate(mb.models.single_pendulum(), [0.3], [3.0], 0.45 - tr.events[0].t, integrator="rk45",
+                       rtol=1e-11, atol=1e-12, dt=1e-3)
+    tol = 2e-3 if integrator == "semi_implicit" else 1e-6
+    assert abs(tr.q[-1, 0] - free.q[-1, 0]) < tol and abs(tr.qd[-1, 0] - free.qd[-1, 0]) < tol
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "rk45"])
+def test_a_state_reset_that_cannot_separate_still_fires_forever(integrator):
+    """A wall at q = −0.2 whose reset leaves the state as it is: the pendulum goes on through it.
+    Its guard reads the state, so this is still the error (with the state term, a guard of time and
+    state is one too)."""
+    for guard in (lambda t, q, qd: q[0] + 0.2, lambda t, q, qd: q[0] + 0.2 + 0.0 * t):
+        wall = mb.Event(guard, direction=-1, reset=lambda t, q, qd: (q, qd), name="wall")
+        with pytest.raises(ValueError, match="'wall' fires forever"):
+            mb.simulate(mb.models.single_pendulum(), [0.3], [0.0], 2.0, events=[wall], integrator=integrator,
+                        dt=1e-3)
+
+
+def test_sensitivities_across_a_time_event():
+    """The variational run carries the kick too (its saltation matrix: a time event moves no
+    crossing time with the state): the STM against central differences of the final state."""
+    m = mb.models.single_pendulum()
+    x0 = np.array([0.3, 0.0])
+    tr = mb.simulate(m, x0[:1], x0[1:], 0.6, events=[kick()], sensitivities=True, dt=1e-3)
+    assert [e.name for e in tr.events] == ["kick"]
+    h, fd = 1e-6, np.zeros((2, 2))
+    for k in range(2):
+        xs = []
+        for s in (1, -1):
+            x = x0.copy()
+            x[k] += s * h
+            r = mb.simulate(m, x[:1], x[1:], 0.6, events=[kick()], dt=1e-3)
+            xs.append(np.r_[r.q[-1], r.qd[-1]])
+        fd[:, k] = (xs[0] - xs[1]) / (2 * h)
+    assert np.allclose(tr.stm[-1], fd, atol=1e-5)
