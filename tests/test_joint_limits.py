@@ -705,7 +705,9 @@ def test_dm_control_humanoid_runs_its_ten_seconds_on_compliant_contact_within_it
     as well: the contact's, not the stops'), joints reach 1300 rad/s, and four times (t = 0.37 …
     2.5 s) a joint passes its stop inside a 2 ms step whose end finds it out again (guards are read at
     a step's ends), another event cuts that step while it is past, and it stays there until a later
-    impact presses it back (9.9e-3 rad at most).  Its rest is not MuJoCo's."""
+    impact presses it back (9.9e-3 rad at most).  Its rest is not MuJoCo's.  (Since the implicit law
+    also holds while joints rest on stops, the touchdown no longer gains energy and the run has ~70
+    events, not hundreds.)"""
     import dm_control
     path = os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml")
     with warnings.catch_warnings():
@@ -713,7 +715,7 @@ def test_dm_control_humanoid_runs_its_ten_seconds_on_compliant_contact_within_it
         h = mb.load_mjcf(path)
     traj = mb.simulate(h, h.q_default, None, 10.0, dt=0.002, integrator="semi_implicit", record_every=5)
     assert traj.status == "finished" and traj.contact == "compliant" and traj.t[-1] == pytest.approx(10.0)
-    assert np.all(np.isfinite(traj.q)) and len(traj.events) > 100
+    assert np.all(np.isfinite(traj.q)) and len(traj.events) > 20
     hinge = [int(h.q_start[j]) for j in range(h.nb) if h.nq_joint[j] == 1]
     beyond = np.maximum(h.q_lower[hinge] - traj.q[:, hinge], traj.q[:, hinge] - h.q_upper[hinge])
     last = traj.t >= 9.0
@@ -750,13 +752,15 @@ def test_no_joint_of_the_falling_humanoid_passes_its_stop_when_another_stop_cuts
     """dm_control's humanoid, compliant at 2 ms: its limbs' stops fire many times a step.  A joint that
     hit its stop and came back within a step cut by another joint's stop used to be left up to
     9.9e-3 rad through it (right_hip_x at t = 0.366 s, left_hip_x at 0.410 s); and a knee let go exactly on
-    its stop (g = 0) that came back in was never seen to cross (1.5e-2 rad: Event.crosses, crosses_stop)."""
+    its stop (g = 0) that came back in was never seen to cross (1.5e-2 rad: Event.crosses, crosses_stop).
+    (The cut-step case itself is test_a_guard_that_crosses_and_returns_within_a_step_…; with the
+    implicit law holding while joints rest, this fall has a handful of stops, not dozens.)"""
     import dm_control
     m = mb.load_mjcf(os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml"))
     tr = mb.simulate(m, None, None, 0.45, dt=2e-3, integrator="semi_implicit")
     lo, hi = np.where(np.isfinite(m.q_lower), m.q_lower, -np.inf), np.where(np.isfinite(m.q_upper), m.q_upper, np.inf)
     past = np.maximum(tr.q - hi, lo - tr.q).max()
-    assert len(tr.events) > 10 and past < 1e-8, past
+    assert len(tr.events) >= 5 and past < 1e-8, past
 
 
 @pytest.mark.parametrize("integrator", ["rk4", "semi_implicit", "rk45"])

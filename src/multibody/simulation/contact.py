@@ -630,7 +630,7 @@ class SceneContact:
         return f_ext, zdot, {"force": force, "state": st}
 
 
-    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h):
+    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h, held=()):
         """The law implicit in a ``semi_implicit`` step of h: (q̈, ż, info) from the explicit ones
         (:meth:`forces`' ż and info, q̈ the forward dynamics' with its forces) — the NumPy statement of
         the compiled loop's ``mb_scene_contact_implicit`` (csrc/sim/scene_contact.c says the method).
@@ -644,7 +644,9 @@ class SceneContact:
         difference from the applied force).  A tangential force past the cone is fixed on it (μ f_n⁺
         along the solve's direction: sliding) and the rest solved again; then a normal that would pull
         is released and the rest solved again, until nothing changes.  The deformations relax
-        implicitly (D → D + h K)."""
+        implicitly (D → D + h K).  Joints resting on stops (``held``: their v indices) stay held: the
+        correction solves on the free joints' block of M (held rows and columns the identity's, held
+        columns of J zero)."""
         from ..dynamics.handc import crba
         from ..kinematics.jacobians import body_jacobian
         q, qd = np.asarray(q, float), np.asarray(qd, float)
@@ -686,6 +688,11 @@ class SceneContact:
                 for k, t in ((1, t1), (2, t2)):
                     b[r + k] += -zr * (K * z[2 * s + k - 1] + D * jv[r + k]) - force[s] @ t
         M = crba(dynamics_model, q)
+        held = list(held)
+        M[held, :] = 0.0
+        M[:, held] = 0.0
+        M[held, held] = 1.0
+        Jr[:, held] = 0.0
         W = Jr @ np.linalg.solve(M, Jr.T)
         n = len(rows)
         fixed = np.zeros(n, bool)
@@ -748,6 +755,7 @@ class SceneContact:
             f = fn * nrm + ft[0] * t1 + ft[1] * t2
             tau += J3s[s].T @ (f - f0)
             force[s] = f
+        tau[held] = 0.0
         qdd = qdd + np.linalg.solve(M, tau)
         for s, r in sticking:
             zdot[2 * s:2 * s + 2] = Jr[r + 1:r + 3] @ (qd + h * qdd)

@@ -242,7 +242,9 @@ class Contact:
     states (K, D unused), keeping the rows ``hard_rows`` (n, nv) of the run's constant-Jacobian
     constraints, with the joint limits ``hard_limits`` (q index, v index, position, sign) as rows of
     its LCP; or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with
-    its ``states``."""
+    its ``states``.  ``implicit_step``: the step the compliant scene's law is implicit over under
+    ``semi_implicit`` (the run's dt, also in the partial steps that locate an event, as the implicit
+    damping's armature is; 0: each step's own size)."""
     ground: tuple | None = None
     scene: tuple | None = None
     call: Callable | None = None
@@ -250,6 +252,7 @@ class Contact:
     hard: Array = None
     hard_rows: Array = None
     hard_limits: Array = None
+    implicit_step: float = 0.0
 
 
 @dataclass(frozen=True)

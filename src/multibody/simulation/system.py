@@ -324,7 +324,8 @@ class System:
                                                                     in self.hard_limits.stops], dtype=float)
                                   if self.hard_limits else None,
                                   hard_rows=self.contact.constraint_rows(self.model, self.constraints)
-                                  if type(self.contact) is HardContact and self.constraints is not None else None)
+                                  if type(self.contact) is HardContact and self.constraints is not None else None,
+                                  implicit_step=float(self.contact_step or 0.0))
         callbacks = rollout.Callbacks(
             forces=self.forces if self.f_ext_fn is not None else None,
             guards=(lambda t, q, v: [ev.value(t, q, v) for ev in events]) if events else None,
@@ -623,10 +624,10 @@ class System:
                 qdd = aba(self.dynamics_model, q, v, tau_all, fe)
             except ResultOverflowError:  # a huge finite state overflows in ABA: the run blew up
                 raise _NonFinite() from None
-        if self.contact_step is not None and info is not None and not (
-                self.limits is not None and self.limits.resting):   # semi_implicit: the scene's law implicit (tree's M)
+        if self.contact_step is not None and info is not None:   # semi_implicit: the scene's law implicit (tree's M)
+            held = sorted(self.limits.resting) if self.limits is not None and self.limits.resting else ()
             qdd, zdot, info = self.contact.implicit_step(model, self.dynamics_model, q, v, qdd, z, zdot, info,
-                                                         self.contact_step)
+                                                         self.contact_step, held)
         if not np.all(np.isfinite(qdd)):
             raise _NonFinite()
         return qdd, tau, zdot, info

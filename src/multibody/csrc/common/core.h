@@ -327,6 +327,8 @@ typedef struct mb_contact {
     mb_contact_callback call;  /* or NULL (one run; not with ground)                                     */
     void *ctx;
     int n_call_z;           /* the caller's law's states                                                  */
+    double implicit_dt;     /* the step the scene's law is implicit over (semi_implicit: the run's dt, also
+                             * in a partial step that locates an event); 0: each step's own size          */
 } mb_contact;
 
 typedef struct mb_record {

@@ -775,10 +775,12 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
                         mb_scene *scene, mb_contact *c)
 {
     PyObject *table = FIELD(rd, "ground"), *geoms = table ? FIELD(rd, "scene") : NULL,
-             *call = geoms ? FIELD(rd, "call") : NULL, *states = call ? FIELD(rd, "states") : NULL;
+             *call = geoms ? FIELD(rd, "call") : NULL, *states = call ? FIELD(rd, "states") : NULL,
+             *implicit_step = states ? FIELD(rd, "implicit_step") : NULL;
     npy_intp dh[1] = {MB_HARD_SIZE}, dg[2] = {-1, m->nv + m->nq + 1}, dl[2] = {-1, 4};
     const double *hard = NULL, *hard_G = NULL, *limits = NULL;
-    if (!states || !optional_field(rd, "hard", 1, dh, &hard) || !optional_field(rd, "hard_rows", 2, dg, &hard_G) ||
+    if (!implicit_step || !get_double(implicit_step, "implicit_step", 0.0, 1, &c->implicit_dt) ||
+        !optional_field(rd, "hard", 1, dh, &hard) || !optional_field(rd, "hard_rows", 2, dg, &hard_G) ||
         !optional_field(rd, "hard_limits", 2, dl, &limits))
         return 0;
     if ((hard_G || limits) && !hard) {

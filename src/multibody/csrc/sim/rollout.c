@@ -590,15 +590,19 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
             if (st != MB_OK)
                 g->st[l] = st < 0 ? MB_OVERFLOW : st;  /* (−1: mb_scene_check found a collider for every pair) */
         }
-    if (g->implicit && !r->stops.n_resting)  /* the compliant scene's law implicit in the semi_implicit step
-         * (scene_contact.c), on the tree's M: a constrained model's rows (their Baumgarte terms) restore what the
-         * correction moves; not while joints rest on stops (held exactly at q̈ = 0) */
+    if (g->implicit)  /* the compliant scene's law implicit in the semi_implicit step (scene_contact.c), on the
+         * tree's M: a constrained model's rows (their Baumgarte terms) restore what the correction moves; joints
+         * resting on stops stay held (q̈ = 0: the correction on the free joints' block).  Linearised over the
+         * run's dt (contact.implicit_dt), also in the partial steps that locate an event, as the implicit
+         * damping in g->md is and as SceneContact.implicit_step is */
         for (int l = 0; l < g->L; l++) {
             if (!busy(g, l) || !finite_all(qdd[l], nv))
                 continue;
             double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
-            const int st = mb_scene_contact_implicit(m, g->md, g->d, q[l], v[l], qdd[l], part(KK, l, nk) + 2 * nv, g->h,
-                                                     r->contact.scene, r->contact.K, r->contact.D, force,
+            const int st = mb_scene_contact_implicit(m, g->md, g->d, q[l], v[l], qdd[l], part(KK, l, nk) + 2 * nv,
+                                                     r->contact.implicit_dt > 0.0 ? r->contact.implicit_dt : g->h,
+                                                     r->contact.scene, r->contact.K, r->contact.D,
+                                                     r->stops.resting_v, r->stops.n_resting, force,
                                                      w->scene_scratch, g->implicit);
             if (st != MB_OK)
                 g->st[l] = st;

@@ -545,7 +545,7 @@ static void lit_on_path(int nv, const int *lam, const double *L, const double *x
 
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               double *qdd, double *zdot, double h, const mb_scene *s, double K, double D,
-                              double *F, void *scratch, mb_scene_implicit *w)
+                              const int *held, int n_held, double *F, void *scratch, mb_scene_implicit *w)
 {
     const int nv = m->nv, cap = s->npair * MB_SCENE_PAIR_MAX, *lam = m->dof_parent;
     const stage_memo *memo = scratch;
@@ -606,8 +606,19 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     n = 0;
     for (int a = 0; a < na; a++)
         n += w->nrow[a];
-    /* W = J M⁻¹ Jᵀ = Yᵀ Y, Y = L⁻ᵀ Jᵀ, M = Lᵀ L on the step's M (md: semi_implicit's damping in its armature) */
+    /* W = J M⁻¹ Jᵀ = Yᵀ Y, Y = L⁻ᵀ Jᵀ, M = Lᵀ L on the step's M (md: semi_implicit's damping in its armature).
+     * Joints resting on stops are held (q̈_j = 0, their stops take up any change): their rows and columns of M
+     * become the identity's and their columns of J zero, so the correction moves only the free joints — the
+     * solve on the free block, M_ff Δq̈_f = J_fᵀ Δf (the tree's sparsity kept: entries only vanish) */
     mb_crba(md, d, q, w->H);
+    for (int k = 0; k < n_held; k++) {
+        const int j = held[k];
+        for (int i = 0; i < nv; i++)
+            w->H[(size_t)i * nv + j] = w->H[(size_t)j * nv + i] = 0.0;
+        w->H[(size_t)j * nv + j] = 1.0;
+        for (int r = 0; r < n; r++)
+            w->Jr[(size_t)r * nv + j] = 0.0;
+    }
     if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
         return mb_pivot_status(w->H, nv * nv);
     for (int r = 0; r < n; r++) {
@@ -744,7 +755,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             }
         }
     }
-    /* q̈ += M⁻¹ τ = L⁻¹ L⁻ᵀ τ */
+    /* q̈ += M⁻¹ τ = L⁻¹ L⁻ᵀ τ (a held joint's share of τ goes to its stop) */
+    for (int k = 0; k < n_held; k++)
+        w->tau[held[k]] = 0.0;
     mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, w->tau, w->tau);
     mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, w->tau, w->tau);
     for (int j = 0; j < nv; j++)

@@ -105,7 +105,7 @@ mb_scene_implicit *mb_scene_implicit_new(const mb_model *m);
 void mb_scene_implicit_free(mb_scene_implicit *w);
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               double *qdd, double *zdot, double h, const mb_scene *s, double K, double D,
-                              double *F, void *scratch, mb_scene_implicit *w);
+                              const int *held, int n_held, double *F, void *scratch, mb_scene_implicit *w);
 /* the contact's tangent basis: t1 = e_x (or e_y when n is near ±e_x) made orthogonal to n, t2 = n × t1;
  * for n = e_z it is (e_x, e_y), the ground contact's axes */
 void mb_scene_tangents(const double *n, double *t1, double *t2);
