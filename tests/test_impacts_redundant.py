@@ -102,21 +102,21 @@ def test_a_stop_met_by_its_own_resting_joint_holds_it_exactly():
     stops.release()
 
 
-@pytest.mark.slow
 def test_dm_control_humanoid_falls_past_the_impact_that_met_a_resting_joints_own_stop():
     """The humanoid of bench part 9 (suite/humanoid.xml from qpos0, compliant floor, semi-implicit at
     5 ms) with its limits hard ended at t = 1.0149 s in "event 'right_hip_x upper limit': reset
-    raised ... rows linearly dependent".  Now that impact holds the joint and the run goes on, inside
-    its ranges.  (Later, at t = 1.018 s, this run still diverges: while joints rest on stops the
-    compiled loop takes the compliant law explicitly — rollout.c skips mb_scene_contact_implicit then —
-    and the explicit law is unstable at 5 ms; that is the contact's, not the impact map's.)"""
+    raised ... rows linearly dependent" (an impact met a resting joint's own stop among the held
+    rows; the fast tests above hold that case against SciPy's projection).  That run had already
+    gone wrong — while joints rested, the compiled loop took the contact explicitly, unstable at
+    5 ms — and with the law implicit then too (test_contact_with_stops) it no longer reaches that
+    state: here it falls and lies through 2 s, inside its ranges."""
     import dm_control
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         h = mb.load_mjcf(os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml"))
-    tr = mb.simulate(h, None, None, 1.016, dt=0.005, integrator="semi_implicit", record_every=20)
-    assert tr.status == "finished" and tr.t[-1] == pytest.approx(1.016)
-    assert len([e for e in tr.events if e.t > 1.0148]) > 10   # (the stops fire many times a step here)
+    tr = mb.simulate(h, None, None, 2.0, dt=0.005, integrator="semi_implicit", record_every=20)
+    assert tr.status == "finished" and tr.t[-1] == pytest.approx(2.0)
+    assert len(tr.events) > 0
     hinge = [int(h.q_start[j]) for j in range(h.nb) if h.nq_joint[j] == 1]
     beyond = np.maximum(h.q_lower[hinge] - tr.q[:, hinge], tr.q[:, hinge] - h.q_upper[hinge])
     assert beyond.max() < 1e-2
