@@ -376,15 +376,10 @@ def test_lanes_batches_in_turn_on_threads_keep_their_zeros():
         mb.set_num_threads(threads)
 
 
-@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
-@pytest.mark.parametrize("nv", [5, 6])
-def test_a_minv_batch_larger_than_the_caches_gives_the_same_numbers(nv, lanes):
-    """A minv batch of 8 MB or more is streamed from the lanes (derivatives_lanes.c: minv_group):
-    on and off 16-byte boundaries, every state equals the batch without lanes and the single call."""
+def _streamed_minv_equals_the_unstreamed(model, Q, lanes):
+    """mb.minv of a batch over 8 MB (streamed) with ``lanes``: equal to the batch without lanes and, at
+    a few states, to the single call; the batch's M⁻¹."""
     from multibody.core import _core
-    model = mb.models.planar(nv)
-    n = (9 << 20) // (8 * nv * nv) + 3
-    Q = np.random.default_rng(21).normal(size=(n, model.nq))
     try:
         before = _core.use_lanes(lanes)
     except ValueError:
@@ -396,8 +391,21 @@ def test_a_minv_batch_larger_than_the_caches_gives_the_same_numbers(nv, lanes):
         np.testing.assert_array_equal(M, mb.minv(model, Q))
     finally:
         _core.use_lanes(before)
+    n = len(Q)
     for k in (0, 1, 2, 3, 5, n // 2 + 1, n - 2, n - 1):
         assert np.array_equal(M[k], mb.minv(model, Q[k])), k
+    return M
+
+
+@pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
+@pytest.mark.parametrize("nv", [5, 6])
+def test_a_minv_batch_larger_than_the_caches_gives_the_same_numbers(nv, lanes):
+    """A minv batch of 8 MB or more is streamed from the lanes (derivatives_lanes.c: minv_group):
+    on and off 16-byte boundaries, every state equals the batch without lanes and the single call."""
+    model = mb.models.planar(nv)
+    n = (9 << 20) // (8 * nv * nv) + 3
+    Q = np.random.default_rng(21).normal(size=(n, model.nq))
+    _streamed_minv_equals_the_unstreamed(model, Q, lanes)
 
 
 @pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
@@ -408,7 +416,6 @@ def test_a_streamed_minv_batch_of_a_floating_tree_writes_its_rows_as_they_are_fi
     minv_stream_rows), in pieces ending on multiples of 8 entries, the rest at the end.  nv = 10 and
     12 (rows cut inside a piece differently), and every state equals the batch without lanes and
     the single call."""
-    from multibody.core import _core
     b = mb.ModelBuilder("streamed")
     b.add_body("base", None, "free", mass=3.0, com=[0.05, -0.02, 0.1], inertia=[0.2, 0.3, 0.25])
     for leg in range(2):
@@ -422,19 +429,7 @@ def test_a_streamed_minv_batch_of_a_floating_tree_writes_its_rows_as_they_are_fi
     from multibody.model.configuration import random_configuration
     n = (9 << 20) // (8 * model.nv ** 2) + 3
     Q = np.ascontiguousarray(random_configuration(model, np.random.default_rng(23), n))
-    try:
-        before = _core.use_lanes(lanes)
-    except ValueError:
-        pytest.skip(f"lanes {lanes!r} not built or not supported by this CPU")
-    try:
-        M = mb.minv(model, Q)
-        assert M.nbytes >= 8 << 20
-        _core.use_lanes("none")
-        np.testing.assert_array_equal(M, mb.minv(model, Q))
-    finally:
-        _core.use_lanes(before)
-    for k in (0, 1, 2, 3, 5, n // 2 + 1, n - 2, n - 1):
-        assert np.array_equal(M[k], mb.minv(model, Q[k])), k
+    M = _streamed_minv_equals_the_unstreamed(model, Q, lanes)
     assert rel(M[7] @ mb.crba(model, Q[7]), np.eye(model.nv)) < 1e-12
 
 
