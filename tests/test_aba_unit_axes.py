@@ -56,7 +56,8 @@ def test_signed_axes_in_lanes_bit_for_bit(kind):
         _core.use_lanes(before)
 
 
-# ---- revolute joints under a tree rotation that is a signed permutation (model.h: turn_code) ----------------
+# ---- revolute joints under a tree rotation that is a signed permutation, prismatic ones under a turn about a
+# coordinate axis (model.h: turn_code) ---------------------------------------------------------------------------
 # URDF's rpy at multiples of π/2 (the double 1.5707963267948966 has cos 6.1e-17): compile.c takes such a
 # rotation as the permutation it rounds (tree_R_exact) and ABA's transforms skip its zeros.
 QUARTERS = [0.0, np.pi / 2, np.pi, -np.pi / 2]
@@ -70,7 +71,11 @@ def permuted_turn_model(seed):
     for k in range(12):
         m = rng.uniform(0.3, 1.5)
         rpy = rng.choice(QUARTERS, size=3)
-        b.add_body(f"b{k}", names[rng.integers(len(names))] if names else None, "revolute",
+        slide = k % 3 == 2  # a prismatic joint under a turn about one coordinate axis (the Panda's fingers)
+        if slide:
+            rpy = np.zeros(3)
+            rpy[k % 2 * 2] = rng.uniform(-3, 3)
+        b.add_body(f"b{k}", names[rng.integers(len(names))] if names else None, "prismatic" if slide else "revolute",
                    axis=AXES[3 + (k + seed) % 3], mass=m, com=rng.normal(scale=0.2, size=3),
                    inertia=_inertia(rng, m), joint_rotation=rpy_to_rot(*rpy),
                    joint_translation=rng.normal(scale=0.3, size=3) if k % 4 else np.zeros(3))

@@ -333,6 +333,16 @@ ABA_UNIT_HANDOVER(handover_perm_12, 2, 8)
 ABA_UNIT_HANDOVER(handover_perm_20, 0, 9)
 ABA_UNIT_HANDOVER(handover_perm_21, 1, 10)
 ABA_UNIT_HANDOVER(handover_perm_22, 2, 11)
+/* prismatic along e_{K−3} under a tree rotation with row and column t ±e_t (turn_code 3 + 4t) */
+ABA_UNIT_HANDOVER(handover_slide_30, 3, 3)
+ABA_UNIT_HANDOVER(handover_slide_31, 3, 7)
+ABA_UNIT_HANDOVER(handover_slide_32, 3, 11)
+ABA_UNIT_HANDOVER(handover_slide_40, 4, 3)
+ABA_UNIT_HANDOVER(handover_slide_41, 4, 7)
+ABA_UNIT_HANDOVER(handover_slide_42, 4, 11)
+ABA_UNIT_HANDOVER(handover_slide_50, 5, 3)
+ABA_UNIT_HANDOVER(handover_slide_51, 5, 7)
+ABA_UNIT_HANDOVER(handover_slide_52, 5, 11)
 
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
@@ -349,14 +359,15 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
 {
     real pa[6], Ia_local[36];
     for (int i = m->nb - 1; i >= first; i--) {
-        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i], s = unit_axis(m, i);
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i], hand = m->unit_handover[i];
         const int forward = !fd || fd[i];
         real *IA = d->IA + 36 * i;
         const real *Ia = IA;
         real *Dinv = d->Dinv + 36 * i;
         const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
-        if (forward && s >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = σ e_s, D = IA_ss */
+        if (forward && hand >= 0) {  /* the common case: S = σ e_s, D = IA_ss, no rotor inertia */
+            const int s = m->dof_axis[vs];
             real U[6];
             for (int r = 0; r < 6; r++)  /* U = σ column s of IA (= row s) */
                 U[r] = axis_sign(m, vs, s, IA[MB_U6(s, r)]);
@@ -371,8 +382,16 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                 pa[r] += U[r] * ud;
             const real *R = d->R + 9 * i, *p = d->p + 3 * i;
             real *IA_parent = d->IA + 36 * par;
-            const int code = m->turn_code[i];  /* a permuted turn's is 3 + 3ρ + s */
-            switch (code >= 3 ? 6 + code : code == s ? s : 3 + s) {
+            switch (hand) {  /* (compile.c: by s and the pose's turn_code) */
+            case 18: handover_slide_30(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 19: handover_slide_31(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 20: handover_slide_32(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 21: handover_slide_40(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 22: handover_slide_41(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 23: handover_slide_42(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 24: handover_slide_50(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 25: handover_slide_51(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 26: handover_slide_52(IA, dinv, c, R, p, pa, IA_parent); break;
             case 9: handover_perm_00(IA, dinv, c, R, p, pa, IA_parent); break;
             case 10: handover_perm_01(IA, dinv, c, R, p, pa, IA_parent); break;
             case 11: handover_perm_02(IA, dinv, c, R, p, pa, IA_parent); break;

@@ -57,7 +57,11 @@ typedef struct mb_model {
                                       k = 0…2; 3 + 3ρ + k when joint i is revolute about e_k and its
                                       tree rotation is a signed permutation T other than the identity
                                       (tree_R_exact): R = T·R_k(θ) has column k ±e_ρ and row ρ ±e_kᵀ;
-                                      −1 otherwise.  Inside pose_kind's allocation               */
+                                      3 + 4t for a prismatic joint whose R = T has row and column t
+                                      ±e_t; −1 otherwise.  Inside pose_kind's allocation          */
+    int *unit_handover;   /* (nb) ABA's hand-over copy (aba.c's switch) for a one-dof joint with
+                                      S = ±e_s and no rotor inertia, −1 for the general hand-over;
+                                      inside pose_kind's allocation                               */
     double *tree_R_exact; /* (nb × 9) tree_R, but a rotation that is a signed permutation up to the
                                       rounding of multiples of π/2 (URDF rpy ±1.5707963267948966:
                                       cos = 6.1e-17) has those residues exactly 0: the poses
