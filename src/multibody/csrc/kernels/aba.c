@@ -197,6 +197,13 @@ static inline void to_parent_add(const mb_model *m, int i, const real *R, const 
 #undef ABA_TO_PARENT
 }
 
+/* U = row s of the upper-triangle IA (MB_U6), s a compile-time constant at each call. */
+MB_FOLD void unit_row(const real *IA, int s, real *U)
+{
+    MB_UNROLL for (int r = 0; r < 6; r++)
+        U[r] = IA[MB_U6(s, r)];
+}
+
 /* c = v ×m vJ for vJ = q̇ e_s: the column s of crm(v) times q̇, four products (its entries s and, for
  * s < 3, 3 + s are zero; pass 2's unit_handover relies on it).  (x × e_k) has x_kb at ka and −x_ka at
  * kb, with ka, kb = k+1, k+2 (mod 3). */
@@ -367,11 +374,20 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
         const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
         if (forward && hand >= 0) {  /* the common case: S = σ e_s, D = IA_ss, no rotor inertia */
-            const int s = m->dof_axis[vs];
+            const int s = m->dof_axis[vs], neg = m->S[6 * vs + s] < 0.0;
             real U[6];
-            for (int r = 0; r < 6; r++)  /* U = σ column s of IA (= row s) */
-                U[r] = axis_sign(m, vs, s, IA[MB_U6(s, r)]);
-            const real Dk = IA[6 * s + s], uk = tau[vs] - axis_sign(m, vs, s, pA[s]);
+            switch (s) {  /* U = σ column s of IA (= row s), s a constant in each copy */
+            case 0: unit_row(IA, 0, U); break;
+            case 1: unit_row(IA, 1, U); break;
+            case 2: unit_row(IA, 2, U); break;
+            case 3: unit_row(IA, 3, U); break;
+            case 4: unit_row(IA, 4, U); break;
+            default: unit_row(IA, 5, U);
+            }
+            if (neg)
+                for (int r = 0; r < 6; r++)
+                    U[r] = -U[r];
+            const real Dk = IA[6 * s + s], uk = tau[vs] - (neg ? -pA[s] : pA[s]);
             const int st = keep_pivot(m, d, i, vs, Dk, uk, U, Dinv);
             if (st != MB_OK)
                 return st;
