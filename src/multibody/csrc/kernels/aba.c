@@ -171,7 +171,7 @@ static inline real axis_sign(const mb_model *m, int k, int s, real x)
     case 10: CALL(10); break;                                                                           \
     case 11: CALL(11); break;
 
-static inline void to_child(const mb_model *m, int i, const real *R, const real *p, const real *x, real *out)
+MB_FOLD void to_child(const mb_model *m, int i, const real *R, const real *p, const real *x, real *out)
 {
 #define ABA_TO_CHILD(T) mb_motion_to_child_pat(T, R, p, x, out)
     switch (m->turn_code[i]) {
@@ -184,7 +184,7 @@ static inline void to_child(const mb_model *m, int i, const real *R, const real 
 #undef ABA_TO_CHILD
 }
 
-static inline void to_parent_add(const mb_model *m, int i, const real *R, const real *p, const real *f, real *out)
+MB_FOLD void to_parent_add(const mb_model *m, int i, const real *R, const real *p, const real *f, real *out)
 {
 #define ABA_TO_PARENT(T) mb_force_to_parent_add_pat(T, R, p, f, out)
     switch (m->turn_code[i]) {
