@@ -373,7 +373,9 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
         real *Dinv = d->Dinv + 36 * i;
         const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
-        if (forward && hand >= 0) {  /* the common case: S = σ e_s, D = IA_ss, no rotor inertia */
+        if (forward && hand >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = σ e_s, D = IA_ss (the
+                                                                  * armature is read here: the loop's implicit
+                                                                  * damping runs a copy of m with its own) */
             const int s = m->dof_axis[vs], neg = m->S[6 * vs + s] < 0.0;
             real U[6];
             switch (s) {  /* U = σ column s of IA (= row s), s a constant in each copy */

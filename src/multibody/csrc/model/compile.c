@@ -118,9 +118,10 @@ int mb_model_compile(mb_model *m)
         m->dof_axis[k] = nonzero == 1 && s >= 0 ? s : -1;
         m->dof_unit[k] = m->dof_axis[k] >= 0 && S[s] == 1.0 ? s : -1;
     }
-    for (int i = 0; i < nb; i++) {  /* ABA's hand-over of a one-dof joint with S = ±e_s and no rotor inertia */
+    for (int i = 0; i < nb; i++) {  /* ABA's hand-over of a one-dof joint with S = ±e_s (the rotor inertia is
+        * tested where it is used: a run's implicit damping hands ABA this model with another armature) */
         const int vs = m->v_start[i], s = m->nv_joint[i] == 1 ? m->dof_axis[vs] : -1, code = m->turn_code[i];
-        m->unit_handover[i] = s < 0 || m->armature[vs] != 0.0 ? -1
+        m->unit_handover[i] = s < 0 ? -1
                               : code < 3   ? (code == s ? s : 3 + s)  /* a turn about e_s, or a general pose */
                               : s < 3      ? 6 + code                 /* a permuted turn (its k is s) */
                                            : 18 + 3 * (s - 3) + (code - 3) / 4;  /* a slide under a turn */

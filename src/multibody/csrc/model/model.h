@@ -60,7 +60,7 @@ typedef struct mb_model {
                                       3 + 4t for a prismatic joint whose R = T has row and column t
                                       ±e_t; −1 otherwise.  Inside pose_kind's allocation          */
     int *unit_handover;   /* (nb) ABA's hand-over copy (aba.c's switch) for a one-dof joint with
-                                      S = ±e_s and no rotor inertia, −1 for the general hand-over;
+                                      S = ±e_s (taken when its armature is 0), −1 for the general one;
                                       inside pose_kind's allocation                               */
     double *tree_R_exact; /* (nb × 9) tree_R, but a rotation that is a signed permutation up to the
                                       rounding of multiples of π/2 (URDF rpy ±1.5707963267948966:
