@@ -54,3 +54,64 @@ def test_signed_axes_in_lanes_bit_for_bit(kind):
         np.testing.assert_array_equal(mb.aba(model, Q, QD, X), single)
     finally:
         _core.use_lanes(before)
+
+
+# ---- revolute joints under a tree rotation that is a signed permutation, prismatic ones under a turn about a
+# coordinate axis (model.h: turn_code) ---------------------------------------------------------------------------
+# URDF's rpy at multiples of π/2 (the double 1.5707963267948966 has cos 6.1e-17): compile.c takes such a
+# rotation as the permutation it rounds (tree_R_exact) and ABA's transforms skip its zeros.
+QUARTERS = [0.0, np.pi / 2, np.pi, -np.pi / 2]
+
+
+def permuted_turn_model(seed):
+    from multibody.model.urdf import rpy_to_rot
+    rng = np.random.default_rng(seed)
+    b = mb.ModelBuilder("permuted turns", gravity=(0.0, -3.0, -9.81))
+    names = []
+    for k in range(12):
+        m = rng.uniform(0.3, 1.5)
+        rpy = rng.choice(QUARTERS, size=3)
+        slide = k % 3 == 2  # a prismatic joint under a turn about one coordinate axis (the Panda's fingers)
+        if slide:
+            rpy = np.zeros(3)
+            rpy[k % 2 * 2] = rng.uniform(-3, 3)
+        b.add_body(f"b{k}", names[rng.integers(len(names))] if names else None, "prismatic" if slide else "revolute",
+                   axis=AXES[3 + (k + seed) % 3], mass=m, com=rng.normal(scale=0.2, size=3),
+                   inertia=_inertia(rng, m), joint_rotation=rpy_to_rot(*rpy),
+                   joint_translation=rng.normal(scale=0.3, size=3) if k % 4 else np.zeros(3))
+        names.append(f"b{k}")
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_permuted_turns_against_pinocchio(seed):
+    """The twin keeps the rotations' residues: ABA agrees with Pinocchio's to the rounding of the angles."""
+    pin = pytest.importorskip("pinocchio")
+    from pin_states import q_to_pin, to_pinocchio, v_perm
+    model = permuted_turn_model(seed)
+    T = model.tree_rotation
+    assert np.any((np.abs(T) > 0) & (np.abs(T) < 1e-15)), "no rounding residues: the test would not test the snap"
+    pm = to_pinocchio(model)
+    data, P = pm.createData(), v_perm(model)
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        q, qd, tau = rng.uniform(-3, 3, model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
+        ours = mb.aba(model, q, qd, tau)
+        theirs = pin.aba(pm, data, q_to_pin(model, q), qd[P], tau[P])
+        np.testing.assert_allclose(ours[P], theirs, rtol=0, atol=1e-11 * max(1.0, np.abs(theirs).max()))
+        np.testing.assert_allclose(mb.rnea(model, q, qd, ours), tau, rtol=0, atol=1e-11)
+
+
+def test_permuted_turns_are_the_exact_permutations():
+    """The residues are the only change: the model and its copy with exact permutations give the same
+    numbers bit for bit (ABA through its permuted turns, RNEA through the general pose code)."""
+    import dataclasses
+    model = permuted_turn_model(3)
+    exact = dataclasses.replace(model, tree_rotation=np.where(np.abs(model.tree_rotation) < 1e-15, 0.0,
+                                                              model.tree_rotation))
+    rng = np.random.default_rng(3)
+    Q, QD, X = rng.uniform(-3, 3, (9, model.nq)), rng.normal(size=(9, model.nv)), rng.normal(size=(9, model.nv))
+    for f in (mb.aba, mb.rnea):
+        np.testing.assert_array_equal(f(model, Q, QD, X), f(exact, Q, QD, X))
+    single = np.array([mb.aba(model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
+    np.testing.assert_array_equal(mb.aba(model, Q, QD, X), single)   # the lanes' copy of the permuted turns

@@ -990,3 +990,27 @@ def test_a_contact_law_of_the_users_steps_in_c_called_back(integrator, monkeypat
     assert len(caught) == 2                                  # one warning a run
     assert c.status == d.status == "diverged" and len(c) == len(d)
     np.testing.assert_array_equal(c.q, d.q)
+
+
+
+def test_implicit_damping_on_unit_axis_joints():
+    """semi_implicit's damping rides in ABA as rotor inertia h·d on a copy of the model (rollout.c: md, the
+    run's implicit armature) that the model compile never saw: the unit-axis hand-over chosen at compile
+    (model.h: unit_handover) must still step aside for it.  A chain of z-axis revolute joints under URDF
+    quarter turns (the Panda's layout), damped: the first step's q̈ against (M + h D) q̈ = −C − D q̇ by
+    CRBA and RNEA (the law of MuJoCo's implicit damping), and the run against the Python stepper."""
+    from multibody.model.urdf import rpy_to_rot
+    b = mb.ModelBuilder("quarter turns", gravity=(0.0, 0.0, -9.81))
+    for k in range(5):
+        b.add_body(f"b{k}", f"b{k - 1}" if k else None, "revolute", axis=(0, 0, 1), mass=1.0 + 0.2 * k,
+                   com=(0.05, 0.02 * k, 0.1), inertia=np.diag([0.02, 0.03, 0.01]),
+                   joint_rotation=rpy_to_rot((-1) ** k * np.pi / 2, 0.0, 0.0), joint_translation=(0.0, -0.3, 0.0),
+                   damping=2.0)
+    m = b.build()
+    h, q0, v0 = 1e-2, 0.3 * np.ones(5), np.array([1.0, -2.0, 0.5, 3.0, -1.0])
+    tr = mb.simulate(m, q0, v0, h, dt=h, integrator="semi_implicit", limits="off")
+    M, C = mb.crba(m, q0), mb.rnea(m, q0, v0, np.zeros(5))
+    qdd = np.linalg.solve(M + h * np.diag(m.damping), -C - m.damping * v0)
+    np.testing.assert_allclose(tr.qd[1], v0 + h * qdd, rtol=0, atol=1e-12)
+    a, c = both(m, q0, np.zeros(5), 0.5, dt=1e-3, integrator="semi_implicit")
+    assert_same(a, c)

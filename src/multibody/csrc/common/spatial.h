@@ -464,11 +464,18 @@ MB_FOLD real mb_sum3(int mask, real t0, real t1, real t2)
     }
 }
 
-/* Is R_rj a structural zero of a turn about e_turn (turn ≥ 0): row and column `turn` of R are
- * those of the identity. */
+/* The structure of a pose's R known at compile time, `turn` (model.h: turn_code):
+ *   −1            none (a general rotation);
+ *   t = 0…2       a turn about e_t with no tree rotation: row and column t of R are the identity's;
+ *   3 + 3ρ + k    R = T·R_k(θ), a turn about e_k after a signed-permutation tree rotation T: column k
+ *                 of R is ±e_ρ and row ρ is ±e_kᵀ, the other four entries are ±cos θ, ±sin θ.
+ * Is R_rj a structural zero? */
 MB_FOLD int mb_turn_zero(int turn, int r, int j)
 {
-    return turn >= 0 && (r == turn) != (j == turn);
+    if (turn < 0)
+        return 0;
+    const int row = turn < 3 ? turn : (turn - 3) / 3, col = turn < 3 ? turn : (turn - 3) % 3;
+    return (r == row) != (j == col);
 }
 
 /* Which of the three terms of (R B)_rk = Σ_j R_rj B_jk are there (see mb_sum3), for a block B whose
@@ -482,10 +489,56 @@ MB_FOLD int mb_rb_mask(int turn, int zr, int zc, int r, int k)
     return mask;
 }
 
-/* R_rj x, with the turn's R_tt = 1 not multiplied. */
+/* R_rj x, with a turn's R_tt = 1 not multiplied (a permuted turn's ±1 is: its sign is in R). */
 MB_FOLD real mb_r_times(int turn, const real *R, int r, int j, real x)
 {
-    return r == turn && j == turn ? x : R[3 * r + j] * x;
+    return turn >= 0 && turn < 3 && r == turn && j == turn ? x : R[3 * r + j] * x;
+}
+
+/* X m (mb_motion_to_child) and out += Xᵀ f (mb_force_to_parent_add) for a pose whose R has the
+ * structure `turn` (above, a compile-time constant): the same sums in the same order with R's
+ * structural zeros left out, so on the same R the same numbers (zero products add only ±0). */
+MB_FOLD real mb_rt_dot(int turn, const real *R, int j, real x0, real x1, real x2)  /* (Rᵀ x)_j */
+{
+    return mb_sum3((!mb_turn_zero(turn, 0, j)) | (!mb_turn_zero(turn, 1, j)) << 1 | (!mb_turn_zero(turn, 2, j)) << 2,
+                   mb_turn_zero(turn, 0, j) ? MB_SPLAT(0.0) : R[j] * x0,
+                   mb_turn_zero(turn, 1, j) ? MB_SPLAT(0.0) : R[3 + j] * x1,
+                   mb_turn_zero(turn, 2, j) ? MB_SPLAT(0.0) : R[6 + j] * x2);
+}
+
+MB_FOLD real mb_r_dot(int turn, const real *R, int r, real x0, real x1, real x2)  /* (R x)_r */
+{
+    return mb_sum3((!mb_turn_zero(turn, r, 0)) | (!mb_turn_zero(turn, r, 1)) << 1 | (!mb_turn_zero(turn, r, 2)) << 2,
+                   mb_turn_zero(turn, r, 0) ? MB_SPLAT(0.0) : R[3 * r] * x0,
+                   mb_turn_zero(turn, r, 1) ? MB_SPLAT(0.0) : R[3 * r + 1] * x1,
+                   mb_turn_zero(turn, r, 2) ? MB_SPLAT(0.0) : R[3 * r + 2] * x2);
+}
+
+MB_FOLD void mb_motion_to_child_pat(int turn, const real *R, const real *p, const real *m, real *out)
+{
+    const real w0 = m[0], w1 = m[1], w2 = m[2];
+    const real l0 = m[3] + w1 * p[2] - w2 * p[1];
+    const real l1 = m[4] + w2 * p[0] - w0 * p[2];
+    const real l2 = m[5] + w0 * p[1] - w1 * p[0];
+    out[0] = mb_rt_dot(turn, R, 0, w0, w1, w2);
+    out[1] = mb_rt_dot(turn, R, 1, w0, w1, w2);
+    out[2] = mb_rt_dot(turn, R, 2, w0, w1, w2);
+    out[3] = mb_rt_dot(turn, R, 0, l0, l1, l2);
+    out[4] = mb_rt_dot(turn, R, 1, l0, l1, l2);
+    out[5] = mb_rt_dot(turn, R, 2, l0, l1, l2);
+}
+
+MB_FOLD void mb_force_to_parent_add_pat(int turn, const real *R, const real *p, const real *f, real *out)
+{
+    const real g0 = mb_r_dot(turn, R, 0, f[3], f[4], f[5]);
+    const real g1 = mb_r_dot(turn, R, 1, f[3], f[4], f[5]);
+    const real g2 = mb_r_dot(turn, R, 2, f[3], f[4], f[5]);
+    out[0] += mb_r_dot(turn, R, 0, f[0], f[1], f[2]) + p[1] * g2 - p[2] * g1;
+    out[1] += mb_r_dot(turn, R, 1, f[0], f[1], f[2]) + p[2] * g0 - p[0] * g2;
+    out[2] += mb_r_dot(turn, R, 2, f[0], f[1], f[2]) + p[0] * g1 - p[1] * g0;
+    out[3] += g0;
+    out[4] += g1;
+    out[5] += g2;
 }
 
 /* M = R B Rᵀ for the 3×3 block B of the upper-triangle A at rows r0…r0+2, columns c0…c0+2 with row zr
@@ -522,7 +575,7 @@ MB_FOLD void mb_rotate_block(int turn, int zr, int zc, int sym, const real *R, c
  * rotated blocks M = R A Rᵀ, then with P = p×, Y = P M22 and G = M12 P,
  *   out11 += M11 − (G + Gᵀ) − Y P,   out12 += M12 + Y,   out22 += M22.
  * A's row and column za (angular, 0…2) and 3 + zl (linear) are zero where za, zl ≥ 0 (a one-dof
- * joint's Ia, aba.c); turn ≥ 0: R is a turn about e_turn (model.h: pose_kind).  One function per
+ * joint's Ia, aba.c); turn ≥ 0: R has that structure (mb_turn_zero).  One function per
  * constant (turn, za, zl), made by MB_SYM6_UPPER_ADD. */
 MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const real *p, const real *A, real *out)
 {

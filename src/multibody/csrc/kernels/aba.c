@@ -157,6 +157,53 @@ static inline real axis_sign(const mb_model *m, int k, int s, real x)
     return m->S[6 * k + s] < 0.0 ? -x : x;
 }
 
+/* X m and out += Xᵀ f for body i's pose, by the structure of its R (model.h: turn_code; spatial.h:
+ * mb_turn_zero): a turn about e_k as mb_*_kind, a permuted turn (code 3 + 3ρ + k, a constant in
+ * each case, so each copy folds) with the structure's zeros left out. */
+#define ABA_PERM_CASES(CALL)                                                                            \
+    case 3: CALL(3); break;                                                                             \
+    case 4: CALL(4); break;                                                                             \
+    case 5: CALL(5); break;                                                                             \
+    case 6: CALL(6); break;                                                                             \
+    case 7: CALL(7); break;                                                                             \
+    case 8: CALL(8); break;                                                                             \
+    case 9: CALL(9); break;                                                                             \
+    case 10: CALL(10); break;                                                                           \
+    case 11: CALL(11); break;
+
+MB_FOLD void to_child(const mb_model *m, int i, const real *R, const real *p, const real *x, real *out)
+{
+#define ABA_TO_CHILD(T) mb_motion_to_child_pat(T, R, p, x, out)
+    switch (m->turn_code[i]) {
+    case 0: mb_motion_to_child_x(R[4], R[7], p, x, out); break;  /* (mb_motion_to_child_kind's) */
+    case 1: mb_motion_to_child_y(R[8], R[2], p, x, out); break;
+    case 2: mb_motion_to_child_z(R[0], R[3], p, x, out); break;
+    ABA_PERM_CASES(ABA_TO_CHILD)
+    default: mb_motion_to_child(R, p, x, out);
+    }
+#undef ABA_TO_CHILD
+}
+
+MB_FOLD void to_parent_add(const mb_model *m, int i, const real *R, const real *p, const real *f, real *out)
+{
+#define ABA_TO_PARENT(T) mb_force_to_parent_add_pat(T, R, p, f, out)
+    switch (m->turn_code[i]) {
+    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;  /* (mb_force_to_parent_add_kind's) */
+    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
+    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
+    ABA_PERM_CASES(ABA_TO_PARENT)
+    default: mb_force_to_parent_add(R, p, f, out);
+    }
+#undef ABA_TO_PARENT
+}
+
+/* U = row s of the upper-triangle IA (MB_U6), s a compile-time constant at each call. */
+MB_FOLD void unit_row(const real *IA, int s, real *U)
+{
+    MB_UNROLL for (int r = 0; r < 6; r++)
+        U[r] = IA[MB_U6(s, r)];
+}
+
 /* c = v ×m vJ for vJ = q̇ e_s: the column s of crm(v) times q̇, four products (its entries s and, for
  * s < 3, 3 + s are zero; pass 2's unit_handover relies on it).  (x × e_k) has x_kb at ka and −x_ka at
  * kb, with ka, kb = k+1, k+2 (mod 3). */
@@ -188,7 +235,7 @@ MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d
             for (int r = 0; r < 6; r++)
                 v[r] = MB_SPLAT(0.0);
         else
-            mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
+            to_child(m, i, d->R + 9 * i, d->p + 3 * i, d->v + 6 * par, v);
         if (s >= 0) {  /* vJ = σ q̇ e_s */
             const real qdk = axis_sign(m, vs, s, qd[vs]);
             v[s] += qdk;
@@ -245,7 +292,7 @@ ABA_SYM6_ADD(sym6_add_turn_z, 2)
  * compile-time constant those zeros fold through Ia c and the congruence Xupᵀ Ia Xup
  * (mb_sym6_upper_add), which skip about a third of their products; everything is in upper-triangle
  * form.  One copy per K and pose: the general one, and for K < 3 a turn about e_K with no tree
- * rotation (model.h: pose_kind). */
+ * rotation (model.h: pose_kind) or after a signed-permutation one (turn_code). */
 #define ABA_UNIT_HANDOVER(NAME, K, TURN)                                                                \
     static void NAME(const real *IA, real dinv, const real *c, const real *R, const real *p, real *pa,  \
                      real *IA_parent)                                                                   \
@@ -282,6 +329,27 @@ ABA_UNIT_HANDOVER(handover_unit_2, 2, -1)
 ABA_UNIT_HANDOVER(handover_unit_3, 3, -1)
 ABA_UNIT_HANDOVER(handover_unit_4, 4, -1)
 ABA_UNIT_HANDOVER(handover_unit_5, 5, -1)
+/* revolute about e_K under a signed-permutation tree rotation: R = T·R_K(θ), row ρ ±e_Kᵀ (model.h:
+ * turn_code = 3 + 3ρ + K, spatial.h mb_turn_zero) */
+ABA_UNIT_HANDOVER(handover_perm_00, 0, 3)
+ABA_UNIT_HANDOVER(handover_perm_01, 1, 4)
+ABA_UNIT_HANDOVER(handover_perm_02, 2, 5)
+ABA_UNIT_HANDOVER(handover_perm_10, 0, 6)
+ABA_UNIT_HANDOVER(handover_perm_11, 1, 7)
+ABA_UNIT_HANDOVER(handover_perm_12, 2, 8)
+ABA_UNIT_HANDOVER(handover_perm_20, 0, 9)
+ABA_UNIT_HANDOVER(handover_perm_21, 1, 10)
+ABA_UNIT_HANDOVER(handover_perm_22, 2, 11)
+/* prismatic along e_{K−3} under a tree rotation with row and column t ±e_t (turn_code 3 + 4t) */
+ABA_UNIT_HANDOVER(handover_slide_30, 3, 3)
+ABA_UNIT_HANDOVER(handover_slide_31, 3, 7)
+ABA_UNIT_HANDOVER(handover_slide_32, 3, 11)
+ABA_UNIT_HANDOVER(handover_slide_40, 4, 3)
+ABA_UNIT_HANDOVER(handover_slide_41, 4, 7)
+ABA_UNIT_HANDOVER(handover_slide_42, 4, 11)
+ABA_UNIT_HANDOVER(handover_slide_50, 5, 3)
+ABA_UNIT_HANDOVER(handover_slide_51, 5, 7)
+ABA_UNIT_HANDOVER(handover_slide_52, 5, 11)
 
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
@@ -298,18 +366,30 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
 {
     real pa[6], Ia_local[36];
     for (int i = m->nb - 1; i >= first; i--) {
-        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i], s = unit_axis(m, i);
+        const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i], hand = m->unit_handover[i];
         const int forward = !fd || fd[i];
         real *IA = d->IA + 36 * i;
         const real *Ia = IA;
         real *Dinv = d->Dinv + 36 * i;
         const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
-        if (forward && s >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = σ e_s, D = IA_ss */
+        if (forward && hand >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = σ e_s, D = IA_ss (the
+                                                                  * armature is read here: the loop's implicit
+                                                                  * damping runs a copy of m with its own) */
+            const int s = m->dof_axis[vs], neg = m->S[6 * vs + s] < 0.0;
             real U[6];
-            for (int r = 0; r < 6; r++)  /* U = σ column s of IA (= row s) */
-                U[r] = axis_sign(m, vs, s, IA[MB_U6(s, r)]);
-            const real Dk = IA[6 * s + s], uk = tau[vs] - axis_sign(m, vs, s, pA[s]);
+            switch (s) {  /* U = σ column s of IA (= row s), s a constant in each copy */
+            case 0: unit_row(IA, 0, U); break;
+            case 1: unit_row(IA, 1, U); break;
+            case 2: unit_row(IA, 2, U); break;
+            case 3: unit_row(IA, 3, U); break;
+            case 4: unit_row(IA, 4, U); break;
+            default: unit_row(IA, 5, U);
+            }
+            if (neg)
+                for (int r = 0; r < 6; r++)
+                    U[r] = -U[r];
+            const real Dk = IA[6 * s + s], uk = tau[vs] - (neg ? -pA[s] : pA[s]);
             const int st = keep_pivot(m, d, i, vs, Dk, uk, U, Dinv);
             if (st != MB_OK)
                 return st;
@@ -320,7 +400,25 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                 pa[r] += U[r] * ud;
             const real *R = d->R + 9 * i, *p = d->p + 3 * i;
             real *IA_parent = d->IA + 36 * par;
-            switch (m->pose_kind[i] == s ? s : 3 + s) {
+            switch (hand) {  /* (compile.c: by s and the pose's turn_code) */
+            case 18: handover_slide_30(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 19: handover_slide_31(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 20: handover_slide_32(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 21: handover_slide_40(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 22: handover_slide_41(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 23: handover_slide_42(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 24: handover_slide_50(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 25: handover_slide_51(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 26: handover_slide_52(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 9: handover_perm_00(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 10: handover_perm_01(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 11: handover_perm_02(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 12: handover_perm_10(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 13: handover_perm_11(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 14: handover_perm_12(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 15: handover_perm_20(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 16: handover_perm_21(IA, dinv, c, R, p, pa, IA_parent); break;
+            case 17: handover_perm_22(IA, dinv, c, R, p, pa, IA_parent); break;
             case 0: handover_turn_x(IA, dinv, c, R, p, pa, IA_parent); break;
             case 1: handover_turn_y(IA, dinv, c, R, p, pa, IA_parent); break;
             case 2: handover_turn_z(IA, dinv, c, R, p, pa, IA_parent); break;
@@ -331,7 +429,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             case 7: handover_unit_4(IA, dinv, c, R, p, pa, IA_parent); break;
             default: handover_unit_5(IA, dinv, c, R, p, pa, IA_parent);
             }
-            mb_force_to_parent_add_kind(m->pose_kind[i], R, p, pa, d->pA + 6 * par);
+            to_parent_add(m, i, R, p, pa, d->pA + 6 * par);
             continue;
         }
         mb_sym6_mirror(IA);
@@ -437,7 +535,7 @@ MB_LANES_STATIC int MB_NAME(mb_aba_acceleration_pass)(const mb_model *m, mb_data
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         real *a = d->a + 6 * i;
         const real *c = d->c + 6 * i;
-        mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, par < 0 ? a_root : d->a + 6 * par, a);
+        to_child(m, i, d->R + 9 * i, d->p + 3 * i, par < 0 ? a_root : d->a + 6 * par, a);
         if (is_free_root(m, i, fd)) {  /* IA a_i = τ − pA;  q̈ = a_i − Xup a_base */
             real rhs[6], a_i[6];
             for (int r = 0; r < 6; r++)

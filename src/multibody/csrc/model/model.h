@@ -2,7 +2,7 @@
  *
  * Built once from the Python `multibody.Model` (see py_model.c: CModel) and owned by it: the
  * boundary copies the given tables, mb_model_compile (compile.c) derives the others (inertia6,
- * axis_kind, pose_kind, dof_unit, dof_axis, the planar tables, the subtree columns); never written after that, so any number of threads may read it at once.  Bodies are
+ * axis_kind, pose_kind, turn_code, tree_R_exact, dof_unit, dof_axis, the planar tables, the subtree columns); never written after that, so any number of threads may read it at once.  Bodies are
  * numbered 0…nb-1 parents first; parent −1 is the fixed base.  Body i hangs from its parent
  * through joint i.  Spatial vectors are [angular; linear] (Featherstone, spatial_v2).  SI units.
  *
@@ -53,6 +53,20 @@ typedef struct mb_model {
                                       elementary rotation), −1 otherwise                      */
     int *pose_kind;       /* (nb) k = 0, 1, 2 when Xup_i is a turn about e_k only (a revolute joint
                                       about e_k with no tree rotation), −1 otherwise            */
+    int *turn_code;       /* (nb) the structure of Xup_i's R (spatial.h: mb_turn_zero): pose_kind's
+                                      k = 0…2; 3 + 3ρ + k when joint i is revolute about e_k and its
+                                      tree rotation is a signed permutation T other than the identity
+                                      (tree_R_exact): R = T·R_k(θ) has column k ±e_ρ and row ρ ±e_kᵀ;
+                                      3 + 4t for a prismatic joint whose R = T has row and column t
+                                      ±e_t; −1 otherwise.  Inside pose_kind's allocation          */
+    int *unit_handover;   /* (nb) ABA's hand-over copy (aba.c's switch) for a one-dof joint with
+                                      S = ±e_s (taken when its armature is 0), −1 for the general one;
+                                      inside pose_kind's allocation                               */
+    double *tree_R_exact; /* (nb × 9) tree_R, but a rotation that is a signed permutation up to the
+                                      rounding of multiples of π/2 (URDF rpy ±1.5707963267948966:
+                                      cos = 6.1e-17) has those residues exactly 0: the poses
+                                      (poses.h) are then exact ±cos θ, ±sin θ, ±1, 0; inside
+                                      inertia6's allocation                                    */
     int *dof_unit;        /* (nv) s when column k of S is the unit vector e_s (s = 0…5), so
                                       products with S are picks (ABA's U = IA S), −1 otherwise  */
     int *dof_axis;        /* (nv) s when column k of S is ±e_s (then S_sk = ±1 is its sign): ABA's

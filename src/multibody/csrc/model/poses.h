@@ -130,7 +130,7 @@ static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *
 {
     for (int i = 0; i < m->nb; i++) {
         real Rj[9], pj[3];
-        const double *T = m->tree_R + 9 * i, *t = m->tree_p + 3 * i;
+        const double *T = m->tree_R_exact + 9 * i, *t = m->tree_p + 3 * i;  /* (compile.c) */
         real *Ri = R + 9 * i, *pi = p + 3 * i;
         const int k = m->axis_kind[i];
         if (k >= 0) {  /* about the coordinate axis e_k: columns a, b of T turn, column k stays */
