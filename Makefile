@@ -25,7 +25,7 @@ ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_b
               tests/test_steppers.py tests/test_joint_table.py tests/test_engine_collision_table.py \
               tests/test_scene_contact.py tests/test_cmodel_tables.py tests/test_interrupt.py tests/test_constraints_c.py \
               tests/test_hfield.py tests/test_hard_contact.py tests/test_batch_resume.py tests/test_actuator_gravcomp.py \
-              tests/test_loop_contact.py
+              tests/test_loop_contact.py tests/test_contact_with_stops.py tests/test_ground_start.py
 
 .PHONY: demo test test-fast test-asan bench core clean system-deps
 
