@@ -228,3 +228,35 @@ def test_bad_input_is_named():
         mb.models.rolling_disc(2)
     with pytest.raises(ValueError, match="floating"):
         mb.models.rolling_disc(8, floating="hover")
+
+
+def test_ground_contact_refuses_a_step_its_feet_outrun():
+    """GroundContact.check_step: solo12 on contact_parameters(its mass, 1 mm, 4 points) — critically
+    damped for the whole robot, far past critical for a 34 g lower leg — hopped for the whole run at
+    1 ms and 0.5 ms RK4, silently.  Now refused up front, naming K, D, the body and the step that works
+    (0.39 ms); at 0.25 ms it rests quietly.  StarlETH's demo stance (feet carrying heavy legs) passes at 1 ms."""
+    import os
+    import warnings
+    from multibody import cli
+    from multibody._extras import robots_dir
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mb.load_urdf(os.path.join(robots_dir(), "solo_description/robots/solo12.urdf"), floating=True)
+    feet = [(m.body_names[f.body], f.translation) for f in m.frames if f.name.endswith("_FOOT")]
+    q_ref = m.neutral()
+    q_ref[7:] = [0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6]
+    R, p = mb.forward_kinematics(m, q_ref)
+    q0 = q_ref.copy()
+    q0[2] = -min(float(p[m.body_index(b), 2] + R[m.body_index(b)][2] @ x) for b, x in feet)
+    K, D = mb.contact_parameters(float(np.sum(m.mass)), 1e-3, n_points=4)
+    contact = mb.GroundContact(m, K, D, mu=1.0, points=feet)
+    pd = mb.PD(kp=np.r_[np.zeros(6), 5.0 * np.ones(12)], kd=np.r_[np.zeros(6), 0.2 * np.ones(12)], q_ref=q_ref)
+    for dt in (1e-3, 5e-4):
+        with pytest.raises(ValueError, match=r"stiffness K = .* on body '\w+_LOWER_LEG' .*Pass dt <= 0\.000389"):
+            mb.simulate(m, q0, None, 0.5, dt=dt, controller=pd, contact=contact)
+    tr = mb.simulate(m, q0, None, 2.0, dt=2.5e-4, controller=pd, contact=contact, record_every=40)
+    assert tr.status == "finished" and np.abs(tr.qd[-1]).max() < 1e-6
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(float(np.sum(m.mass)) * 9.81, rel=1e-6)
+    s = mb.models.starleth()
+    q, stance, stand, _camera = cli._stance(mb, s, s.neutral())
+    assert mb.simulate(s, q, None, 0.5, controller=stand, contact=stance).status == "finished"

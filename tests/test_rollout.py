@@ -708,7 +708,9 @@ def solo12():
     R, p = mb.forward_kinematics(m, q_ref)
     q0 = q_ref.copy()
     q0[2] = -min(float(p[m.body_index(b), 2] + R[m.body_index(b)][2] @ x) for b, x in feet)
-    K, D = mb.contact_parameters(float(np.sum(m.mass)), 1e-3, n_points=4)
+    # a third of critical damping for the whole robot: critical, its 34 g lower legs would need a step
+    # below 0.39 ms (GroundContact.check_step; they hopped at 1 ms)
+    K, D = mb.contact_parameters(float(np.sum(m.mass)), 1e-3, damping_ratio=0.3, n_points=4)
     return m, q_ref, q0, mb.GroundContact(m, K, D, mu=1.0, points=feet)
 
 
@@ -736,7 +738,7 @@ def test_floating_base_pd_on_compliant_ground_runs_in_c(solo12, monkeypatch):
     # the same instant: the guard reads the contact states of the state it sees), to rounding
     assert_same_contact(c, d)
     assert c.events and all("limit" in ev.name for ev in c.events)
-    assert len(count.calls) >= 2 and count.calls[1] > c.events[0].t    # back in C after the impact
+    assert len(count.calls) >= 2 and count.calls[1] >= c.events[0].t   # back in C from the impact on
     assert c.contact_state is not None
 
 

@@ -458,6 +458,28 @@ class GroundContact:
         """Undeformed ground: u = 0."""
         return np.zeros(self.n_states)
 
+    def check_step(self, model, dt, integrator, q0):
+        """Refuse a fixed step the contact outruns (the points law is explicit under every stepper),
+        as :meth:`SceneContact.check_step`: the law linearised where one point carries the model's
+        whole weight, on the least effective mass of a point along the floor's normal at the run's
+        start ``q0`` (1/(J_z M⁻¹ J_zᵀ)).  solo12 on contact_parameters(2.5 kg, 1 mm, 4 points) used
+        to hop for the whole run at 1 ms and at 0.5 ms RK4, silently (this bound: 0.39 ms; it rests
+        at 0.25 ms), while StarlETH's stance, heavier at its feet, is quiet at 1 ms (bound 15 ms)."""
+        from ..dynamics.derivatives import minv
+        from ..kinematics.jacobians import body_jacobian
+        Minv = minv(model, q0)
+        lightest = None
+        for b, p in zip(self.bodies, self.points):
+            jz = body_jacobian(model, q0, int(b), point=p)[5]
+            mobility = float(jz @ Minv @ jz)
+            if mobility > 0 and (lightest is None or 1.0 / mobility < lightest[1]):
+                lightest = (int(b), 1.0 / mobility)
+        if lightest is not None:
+            weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
+            _check_contact_step(model, dt, integrator, self.K, self.D, weight, *lightest,
+                                "along the floor's normal at the start",
+                                "a softer contact (mb.contact_parameters with a deeper depth or less damping)")
+
     def forces(self, model, q, qd, z=None):
         """(f_ext (nb, 6), zdot (n_states,), info) at one state; ``z`` the tangential deformations."""
         if model.nb != self._nb:
@@ -558,13 +580,7 @@ class SceneContact:
         """|λ| (1/s) of the fastest root of m s² + c s + k: the law linearised at the depth d where one
         contact carries the model's whole weight (k = 1.5 K √d, c = D √d) on the lightest body's
         effective mass m (:func:`lightest_contact`)."""
-        if self.lightest is None:
-            return 0.0
-        m = self.lightest[1]
-        d = (self.weight / self.K) ** (2.0 / 3.0) if self.K > 0 else SCENE_DEPTH
-        k, c = 1.5 * self.K * math.sqrt(d), self.D * math.sqrt(d)
-        disc = c * c - 4.0 * m * k
-        return (c + math.sqrt(disc)) / (2.0 * m) if disc >= 0 else math.sqrt(k / m)
+        return _contact_rate(self.K, self.D, self.weight, None if self.lightest is None else self.lightest[1])
 
     def check_step(self, model, dt, integrator, implicit=True):
         """Refuse a fixed step the contact oscillator outruns (|λ| dt ≥ the stepper's STABLE_DECAY
@@ -580,19 +596,14 @@ class SceneContact:
         contact's direction, which bound accuracy, not stability.  ``implicit=False``: a run whose steps
         take the law explicitly all the same (a sensitivity run: its Z rides the explicit law's
         derivatives) is checked as any other."""
-        from .rollout import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY
+        from .rollout import FLAGS, IMPLICIT_DAMPING
         if implicit and FLAGS[integrator] & IMPLICIT_DAMPING:
             return
-        bound, rate = STABLE_DECAY[integrator], self.fastest_rate()
-        if rate * dt < bound:
-            return
-        body, m = self.lightest
-        raise ValueError(
-            f"contact: stiffness K = {self.K:.4g} N/m^1.5 and damping D = {self.D:.4g} N·s/m^1.5 on body "
-            f"{model.body_names[body]!r} (effective mass {m:.3g} kg in its lightest direction at the model's default "
-            f"state) make a contact mode of rate {rate:.4g} 1/s: an explicit {integrator} step of dt = {dt:g} s "
-            f"is stable below {bound:g}/rate; it would chatter or blow up.  Pass dt <= {0.99 * bound / rate:.3g} "
-            f"or a softer contact (mb.SceneContact(model, stiffness, damping), e.g. from mb.contact_parameters)")
+        if self.lightest is not None:
+            _check_contact_step(model, dt, integrator, self.K, self.D, self.weight, *self.lightest,
+                                "in its lightest direction at the model's default state",
+                                "a softer contact (mb.SceneContact(model, stiffness, damping), e.g. from "
+                                "mb.contact_parameters)")
 
     @property
     def table(self):
@@ -876,6 +887,32 @@ class HardContact:
         raise ValueError("contact='hard' runs in the compiled loop only (csrc/sim/hard_contact.c): a step "
                          "taken outside it (the tests' reference steppers) cannot take it; use "
                          "contact='compliant' there")
+
+
+def _contact_rate(K, D, weight, m):
+    """|λ| (1/s) of the fastest root of m s² + c s + k: the law K d^1.5, D √d ḋ linearised at the depth
+    d where one contact carries the whole ``weight`` (k = 1.5 K √d, c = D √d), on the effective mass m
+    (None: no contact, rate 0)."""
+    if m is None:
+        return 0.0
+    d = (weight / K) ** (2.0 / 3.0) if K > 0 else SCENE_DEPTH
+    k, c = 1.5 * K * math.sqrt(d), D * math.sqrt(d)
+    disc = c * c - 4.0 * m * k
+    return (c + math.sqrt(disc)) / (2.0 * m) if disc >= 0 else math.sqrt(k / m)
+
+
+def _check_contact_step(model, dt, integrator, K, D, weight, body, m, where, softer):
+    """Refuse an explicit fixed step the compliant contact's fastest mode outruns (|λ| dt ≥ the
+    stepper's STABLE_DECAY bound), naming K, D, the body, its effective mass and the largest dt."""
+    from .rollout import STABLE_DECAY
+    bound, rate = STABLE_DECAY[integrator], _contact_rate(K, D, weight, m)
+    if rate * dt < bound:
+        return
+    raise ValueError(
+        f"contact: stiffness K = {K:.4g} N/m^1.5 and damping D = {D:.4g} N·s/m^1.5 on body "
+        f"{model.body_names[body]!r} (effective mass {m:.3g} kg {where}) make a contact mode of rate {rate:.4g} "
+        f"1/s: an explicit {integrator} step of dt = {dt:g} s is stable below {bound:g}/rate; it would chatter or "
+        f"blow up.  Pass dt <= {0.99 * bound / rate:.3g} or {softer}")
 
 
 def _unit_interval(name, v):

@@ -42,6 +42,7 @@ from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
 from .events import EventMonitor, check_events
 from .controllers import PD
+from .contact import GroundContact
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import (System, _NonFinite, _check_model, _positive, check_actuator_step, check_initial_state,
@@ -278,12 +279,14 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     if integrator in FIXED_STEP and hasattr(contact, "check_step"):   # the contact mode the step can follow
         if hasattr(contact, "implicit_step"):   # SceneContact: implicit under semi_implicit, not in a sensitivity run
             contact.check_step(model, dt, integrator, implicit=not sensitivities)
-        else:
+        elif not isinstance(contact, GroundContact):   # (its points' masses at the checked start: below)
             contact.check_step(model, dt, integrator)
     if integrator in FIXED_STEP and FLAGS[integrator] & IMPLICIT_DAMPING:   # semi_implicit (System.implicit_damping)
         system.implicit_damping(dt)
     space = StateSpace(model, system.nz)
     q, qd = check_initial_state(model, space, q0, qd0)
+    if integrator in FIXED_STEP and isinstance(contact, GroundContact):
+        contact.check_step(model, dt, integrator, q)
     if system.hard_stops:   # a start beyond a stop starts on it, warned (limits.JointLimits.enter)
         q = stops.enter(q)
     if integrator in FIXED_STEP and isinstance(controller, PD) and controller.period is None:
