@@ -86,7 +86,7 @@ def permuted_turn_model(seed):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_permuted_turns_against_pinocchio(seed):
     """The twin keeps the rotations' residues: ABA agrees with Pinocchio's to the rounding of the angles."""
-    pin = pytest.importorskip("pinocchio")
+    import pinocchio as pin   # (a test dependency: CI installs it, so a missing one fails)
     from pin_states import q_to_pin, to_pinocchio, v_perm
     model = permuted_turn_model(seed)
     T = model.tree_rotation

@@ -2,19 +2,17 @@
 is timed (the timings themselves are not asserted)."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
-from system_deps import under_ci
+from system_deps import needs_c_compiler
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not under_ci() and shutil.which("gcc") is None and shutil.which("cc") is None,
-                    reason="needs a C compiler")   # (CI has gcc: there a missing one fails)
+@needs_c_compiler
 def test_bench_rhs_agrees_with_pydy(tmp_path):
     env = dict(os.environ, MULTIBODY_CACHE_DIR=str(tmp_path),
                PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")])))
