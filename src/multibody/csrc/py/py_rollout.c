@@ -261,13 +261,19 @@ static void fill_nan(double *x, Py_ssize_t n)
 /* Run n's records (T, Q, QD, QDD, TAU, Z, F) all NaN, filled by the thread that runs it just before,
  * not by the caller before the threads start: that was a serial pass over the whole record and
  * the first touch of its fresh pages (the Panda batch's 300 MB: 0.05–0.9 s, much of it in the
- * kernel, against 0.5 s of runs on two threads). */
+ * kernel, against 0.5 s of runs on two threads).  One run (a stretch of simulate between hard-stop
+ * events) leaves Z and F unset: its reader takes Z's rows below the count (each written with its
+ * sample) and F's where q̈ is finite (written with it) — a scene's Z and F rows are ~250 k numbers
+ * each (dm_control's dog, 6277 pairs), and every stretch's record has the rest of the run's rows,
+ * so filling them cost 9 s of the dog's 1 s run. */
 static void nan_records(const mb_model *m, const rollout_job *rj, Py_ssize_t n, Py_ssize_t R)
 {
     const job *j = &rj->j;
     for (int k = 0; k < 4; k++)
         fill_nan(OUT(j, k, n), j->ostep[k]);
     fill_nan(j->tau_out + n * R * m->nv, R * m->nv);
+    if (rj->runs == 1)
+        return;
     if (rj->nz)
         fill_nan(rj->z_out + n * R * rj->nz, R * rj->nz);
     if (rj->np3)
