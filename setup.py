@@ -1,7 +1,7 @@
 """Build the C extensions of multibody (metadata lives in pyproject.toml).
 
 Flags (one helper for every extension):
-  default                 portable: -O3 -std=c11 -ffp-contract=off (runs on any CPU of the architecture;
+  default                 portable: -O3 -std=c11 -ffp-contract=off -fno-wrapv (runs on any CPU of the architecture;
                           no a*b + c fused into one rounding, so the SIMD lanes' AVX-512 build and
                           the FMA clones give the scalar kernels' results bit for bit)
   MULTIBODY_NATIVE=1      adds -march=native (faster on the building machine, not portable)
@@ -38,7 +38,12 @@ from setuptools import Extension, setup
 
 def c_flags():
     """(compile flags, link flags) from the environment; see the module docstring."""
-    compile_args = ["-std=c11", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+    # -fno-wrapv: Python's own CFLAGS (which come first) carry -fwrapv, which defines signed overflow as
+    # wrapping and so keeps the compiler from assuming a loop index never wraps: 4–6 % more instructions in
+    # every kernel (callgrind, Panda rnea 7207 against 6782).  Our C relies on no wrap; with it off,
+    # UBSan's build checks that signed overflow never happens.
+    compile_args = ["-std=c11", "-ffp-contract=off", "-fno-wrapv", "-Wall", "-Wextra", "-Wno-unused-parameter",
+                    "-Wno-missing-field-initializers"]
     link_args = ["-pthread"]
     if os.environ.get("MULTIBODY_SANITIZE") == "1":
         san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
