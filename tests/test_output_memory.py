@@ -1,5 +1,6 @@
-"""The core's reuse of large batch outputs (_core.c: new_array, a NEP 49 memory handler): results
-stay independent and correct when their memory comes back, and nothing else is affected."""
+"""The core's reuse of large batch outputs (_core.c: new_array, a NEP 49 memory handler) and of
+small dropped results (py_output.c: the free list): results stay independent and correct when their
+memory comes back, and nothing else is affected."""
 import gc
 
 import numpy as np
@@ -131,3 +132,45 @@ def test_at_most_four_blocks_are_kept(model):
     assert _core.kept_output_bytes() == 4 * size                 # the oldest two were freed
     _core.release_output_memory()
     assert _core.kept_output_bytes() == 0
+
+
+# ---- small outputs: the free list of the arrays returned last (py_output.c: small_array) ----------
+
+def test_a_held_small_result_is_never_handed_out_again(model):
+    q1, q2 = _states(model, 2, 10)
+    H1 = mb.crba(model, q1)
+    keep = H1.copy()
+    H2 = mb.crba(model, q2)              # H1 is held: H2 is another array
+    assert H2 is not H1 and not np.shares_memory(H1, H2)
+    np.testing.assert_array_equal(H1, keep)
+    view = mb.crba(model, q1)[0]         # a view keeps its base: the base is not reused either
+    row = view.copy()
+    mb.crba(model, q2), mb.crba(model, q2)
+    np.testing.assert_array_equal(view, row)
+    D = mb.rnea_derivatives(model, q1, q2, q1)   # several outputs of one shape in one call: all distinct
+    assert len({id(x) for x in D}) == 3 and not any(np.shares_memory(D[0], x) for x in D[1:])
+
+
+def test_a_dropped_small_result_comes_back_correct_and_as_made(model):
+    q1, q2 = _states(model, 2, 11)
+    expected = mb.crba(model, q2)        # held throughout: never reused
+    H = mb.crba(model, q1)
+    address = H.__array_interface__["data"][0]
+    H[:] = np.nan                        # a holder's writes do not leak into the next result
+    del H
+    H = mb.crba(model, q2)               # the dropped array is handed out again, rewritten whole
+    assert H.__array_interface__["data"][0] == address
+    assert H is not expected
+    np.testing.assert_array_equal(H, expected)
+    # one whose flags or shape a holder changed in place is not reused: the next is a plain result
+    H.flags.writeable = False
+    del H
+    H = mb.crba(model, q1)
+    assert H.flags.writeable and H.flags.owndata and H.flags.c_contiguous
+    H.shape = (model.nv * model.nv,)
+    del H
+    H = mb.crba(model, q1)
+    assert H.shape == (model.nv, model.nv) and H.dtype == np.float64
+    mb.core.release_output_memory()      # empties the free list too
+    M = mb.minv(model, q1)
+    np.testing.assert_allclose(M @ mb.crba(model, q1), np.eye(model.nv), atol=1e-9)

@@ -83,7 +83,11 @@ def release_output_memory() -> None:
     derivatives batch among them) for the next result of the same size: a loop over batches then
     reuses warm memory instead of mapping, zeroing and unmapping fresh pages on every call.  The
     next large result of another size frees the blocks; call this to hand them back to the system
-    at once.
+    at once.  It also empties the free list of small results (up to 8 arrays of at most 32 kB: a
+    single call's result that its caller dropped is handed out again by the next call of its
+    shape, rewritten whole; the list keeps a reference to each, so ``ndarray.resize`` with its
+    reference check refuses a small result while the list holds it, and a weak reference to a
+    dropped one lives on until the list lets it go).
 
     Example
     -------

@@ -57,15 +57,83 @@ FORCE_TURN_TO_PARENT(x, 0)
 FORCE_TURN_TO_PARENT(y, 1)
 FORCE_TURN_TO_PARENT(z, 2)
 
-static inline void force_to_parent_kind(int kind, const real *R, const real *p, real *f)
+/* F = Xup_iᵀ F by the structure of Xup_i's R (model.h: turn_code): a turn about e_k as above; a
+ * permuted turn (URDF rpy at multiples of π/2, code 3 + 3ρ + k: the Panda's joints) as spatial.h's
+ * mb_force_to_parent_add_pat stores it: R's structural zeros left out, the same sums as the
+ * general product on the same R (whose zero products add only ±0).  T a constant at each use. */
+#define CRBA_TO_PARENT(T)                                                                                \
+    do {                                                                                                \
+        const real g0 = mb_r_dot(T, R, 0, f[3], f[4], f[5]), g1 = mb_r_dot(T, R, 1, f[3], f[4], f[5]);  \
+        const real g2 = mb_r_dot(T, R, 2, f[3], f[4], f[5]);                                            \
+        const real n0 = mb_r_dot(T, R, 0, f[0], f[1], f[2]) + p[1] * g2 - p[2] * g1;                    \
+        const real n1 = mb_r_dot(T, R, 1, f[0], f[1], f[2]) + p[2] * g0 - p[0] * g2;                    \
+        const real n2 = mb_r_dot(T, R, 2, f[0], f[1], f[2]) + p[0] * g1 - p[1] * g0;                    \
+        f[0] = n0, f[1] = n1, f[2] = n2, f[3] = g0, f[4] = g1, f[5] = g2;                               \
+    } while (0)
+static inline void force_to_parent_kind(int code, const real *R, const real *p, real *f)
 {
-    switch (kind) {  /* c = R_aa, s = R_ba (spatial.h: mb_force_to_parent_add_kind) */
+    switch (code) {  /* c = R_aa, s = R_ba (spatial.h: mb_force_to_parent_add_kind) */
     case 0: force_to_parent_x(R[4], R[7], p, f); break;
     case 1: force_to_parent_y(R[8], R[2], p, f); break;
     case 2: force_to_parent_z(R[0], R[3], p, f); break;
+    case 3: CRBA_TO_PARENT(3); break;
+    case 4: CRBA_TO_PARENT(4); break;
+    case 5: CRBA_TO_PARENT(5); break;
+    case 6: CRBA_TO_PARENT(6); break;
+    case 7: CRBA_TO_PARENT(7); break;
+    case 8: CRBA_TO_PARENT(8); break;
+    case 9: CRBA_TO_PARENT(9); break;
+    case 10: CRBA_TO_PARENT(10); break;
+    case 11: CRBA_TO_PARENT(11); break;
     default: mb_force_to_parent(R, p, f, f);
     }
 }
+#undef CRBA_TO_PARENT
+
+/* Ic_λ += Xup_iᵀ Ic_i Xup_i by the structure of Xup_i's R (turn_code): a turn about e_k as spatial.h's
+ * mb_inertia_to_parent_add_kind; a permuted turn as mb_inertia_to_parent_add's sums (y = R h, R Ī Rᵀ
+ * row by row) with R's structural zeros left out (mb_r_dot), the same numbers on the same R. */
+#define CRBA_INERTIA_TO_PARENT(T)                                                                        \
+    do {                                                                                                \
+        const real Ib[3][3] = {{J[4], J[5], J[6]}, {J[5], J[7], J[8]}, {J[6], J[8], J[9]}};             \
+        const real y[3] = {mb_r_dot(T, R, 0, J[1], J[2], J[3]), mb_r_dot(T, R, 1, J[1], J[2], J[3]),    \
+                           mb_r_dot(T, R, 2, J[1], J[2], J[3])};                                        \
+        real RIR[3][3];                                                                                 \
+        MB_UNROLL for (int r = 0; r < 3; r++) {                                                         \
+            real t[3];                                                                                  \
+            MB_UNROLL for (int k = 0; k < 3; k++)                                                       \
+                t[k] = mb_r_dot(T, R, r, Ib[0][k], Ib[1][k], Ib[2][k]);                                 \
+            MB_UNROLL for (int c = r; c < 3; c++)                                                       \
+                RIR[r][c] = mb_r_dot(T, R, c, t[0], t[1], t[2]);                                        \
+        }                                                                                               \
+        mb_inertia_shift_add(p, J[0], y, RIR, out);                                                     \
+    } while (0)
+/* (out of line: inlined, its nine copies slowed the quadrupeds' CRBA, which never take them, by a
+ * quarter; measured, kernels_harness) */
+static __attribute__((noinline)) void inertia_to_parent_add_perm(int code, const real *R, const real *p,
+                                                                 const real *J, real *out)
+{
+    switch (code) {
+    case 3: CRBA_INERTIA_TO_PARENT(3); break;
+    case 4: CRBA_INERTIA_TO_PARENT(4); break;
+    case 5: CRBA_INERTIA_TO_PARENT(5); break;
+    case 6: CRBA_INERTIA_TO_PARENT(6); break;
+    case 7: CRBA_INERTIA_TO_PARENT(7); break;
+    case 8: CRBA_INERTIA_TO_PARENT(8); break;
+    case 9: CRBA_INERTIA_TO_PARENT(9); break;
+    case 10: CRBA_INERTIA_TO_PARENT(10); break;
+    default: CRBA_INERTIA_TO_PARENT(11); break;
+    }
+}
+
+static inline void inertia_to_parent_add_code(int code, const real *R, const real *p, const real *J, real *out)
+{
+    if (code >= 3 && code <= 11)
+        inertia_to_parent_add_perm(code, R, p, J, out);
+    else  /* 0…2: a turn about e_k; −1: general */
+        mb_inertia_to_parent_add_kind(code, R, p, J, out);
+}
+#undef CRBA_INERTIA_TO_PARENT
 
 /* S_kᵀ F: a pick when column k of S is a unit vector. */
 static inline real subspace_dot(const mb_model *m, int k, const real *F)
@@ -84,8 +152,8 @@ MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real 
         Ic[k] = MB_SPLAT(m->inertia[k]);
     for (int i = nb - 1; i >= 0; i--)  /* composite inertias, leaves to root */
         if (m->parent[i] >= 0)
-            mb_inertia_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, Ic + MB_NI * i,
-                                          Ic + MB_NI * m->parent[i]);
+            inertia_to_parent_add_code(m->turn_code[i], d->R + 9 * i, d->p + 3 * i, Ic + MB_NI * i,
+                                       Ic + MB_NI * m->parent[i]);
     memset(H, 0, sizeof(real) * nv * nv);
     for (int i = 0; i < nb; i++)
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
@@ -98,7 +166,7 @@ MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real 
             for (int k2 = m->v_start[i]; k2 <= k; k2++)
                 row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);
             for (int j = i; m->parent[j] >= 0;) {  /* F = Xup_jᵀ F, one joint nearer the root */
-                force_to_parent_kind(m->pose_kind[j], d->R + 9 * j, d->p + 3 * j, F);
+                force_to_parent_kind(m->turn_code[j], d->R + 9 * j, d->p + 3 * j, F);
                 j = m->parent[j];
                 for (int k2 = m->v_start[j]; k2 < m->v_start[j] + m->nv_joint[j]; k2++)
                     row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);

@@ -243,7 +243,7 @@ static int invert_spd6(const real *IA, real *A)
 
 long mb_minv_world_scratch(const mb_model *m)
 {
-    return 6L * m->nv * (m->nb + 1) + m->nb / 2 + 1;
+    return 6L * m->nv * (m->nb + 1);
 }
 
 long mb_minv_scratch(const mb_model *m)  /* J, Y, mb_minv_world's */
@@ -304,19 +304,11 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
 {
     const int nb = m->nb, nv = m->nv;
     real *F = scratch, *P = F + 6L * nv;  /* P: per slot (below), column c at 6c */
-    int *slot = (int *)(P + 6L * nv * nb);
     /* P_i is read by i's children only.  With the bodies in depth-first order (URDF and MJCF trees),
      * every body between i and a descendant of i is below i: one P per depth serves, which keeps the
-     * forward pass's P in the caches (Talos: 11 depths, not 33 bodies); any other order, one per body. */
-    int preorder = 1;
-    for (int i = 1; i < nb && preorder; i++) {
-        int a = i - 1;  /* i's parent must be i − 1 or one of its ancestors */
-        while (a >= 0 && a != m->parent[i])
-            a = m->parent[a];
-        preorder = m->parent[i] < 0 || a == m->parent[i];
-    }
-    for (int i = 0; i < nb; i++)
-        slot[i] = !preorder ? i : m->parent[i] < 0 ? 0 : slot[m->parent[i]] + 1;
+     * forward pass's P in the caches (Talos: 11 depths, not 33 bodies); any other order, one per body.
+     * The order and the slots are the model's (compile.c: dfs_preorder, sub_slot). */
+    const int preorder = m->dfs_preorder, *slot = m->sub_slot;
     /* Nothing is zeroed first.  M⁻¹: in depth-first order the subtree of body i owns the columns
      * vs … vs + count − 1, which the backward pass writes in i's rows; the forward pass writes the
      * rest of the upper triangle (its "M⁻¹ −= …" starts from 0 there) and the mirror the lower.  In
@@ -329,11 +321,9 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
      * rows D⁻¹ (e_c − Jᵀ F_c) are J⁻¹ P_c with P_c = IA⁻¹ (J⁻ᵀ e_c − F_c): the root's
      * acceleration under τ = e_c, which the forward pass needs anyway.  One symmetric 6×6 inverse
      * (invert_spd6) instead of D's Gauss-Jordan, and per column 63 products instead of 108. */
-    int free_root = nb > 0 && m->parent[0] < 0 && m->nv_joint[0] == 6;
-    for (int i = 1; i < nb && free_root; i++)
-        free_root = m->parent[i] >= 0;
+    int free_root = m->free_root;  /* the structure is the model's (compile.c); the armature a run may change */
     for (int e = 0; e < 6 && free_root; e++)
-        free_root = m->dof_unit[m->v_start[0] + e] == e && m->armature[m->v_start[0] + e] == 0.0;
+        free_root = m->armature[m->v_start[0] + e] == 0.0;
     for (int i = 0; i < nb; i++)
         world_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
 
@@ -387,6 +377,11 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                 D[nj * (k - vs) + (k2 - vs)] = e;
             }
         }
+#ifndef MB_LANE_BUILD
+        if (nj == 1 && D[0] > 0.0)  /* mb_invert_small's 1 × 1 case without the call */
+            Dinv[0] = 1.0 / D[0];
+        else
+#endif
         if (nj > 0 && !INVERT_SMALL(D, nj, Dinv))  /* a fixed joint has no block */
             return PIVOT_STATUS(D, nj * nj);
         for (int e = 0; e < nj; e++) {

@@ -16,6 +16,8 @@
  *       planar, plnr…   the planar tables (planar.c decides and fills them)
  *       sub_cols, sub_first, sub_count  the subtree columns of M⁻¹ (minv.c: mb_subtree_columns),
  *                       made here once instead of on every mb_minv call
+ *       dfs_preorder, sub_slot, free_root  the tree's order and M⁻¹'s P blocks, a free root (minv.c),
+ *                       once instead of on every call (Talos: ~600 instructions a call)
  *
  * Only exact tests (== 1.0, == 0.0) decide the kinds, so a kind never changes a result: it picks
  * the same product with fewer operations (aba.c, jcalc's elementary rotations).  The one rounding
@@ -79,7 +81,7 @@ int mb_model_compile(mb_model *m)
     m->pose_kind = malloc(sizeof(int) * 3 * (nb ? nb : 1));  /* and turn_code, unit_handover */
     m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
     m->dof_axis = malloc(sizeof(int) * (nv ? nv : 1));
-    m->sub_cols = malloc(sizeof(int) * ((size_t)nv + 2 * (size_t)nb + 1));
+    m->sub_cols = malloc(sizeof(int) * ((size_t)nv + 3 * (size_t)nb + 1));
     int *slot = malloc(sizeof(int) * (nb ? nb : 1));  /* mb_subtree_columns' room, freed below */
     if (!m->inertia6 || !m->axis_kind || !m->pose_kind || !m->dof_unit || !m->dof_axis || !m->sub_cols || !slot) {
         free(slot);
@@ -87,9 +89,18 @@ int mb_model_compile(mb_model *m)
     }
     m->tree_R_exact = m->inertia6 + 36 * (nb ? nb : 1), m->turn_code = m->pose_kind + (nb ? nb : 1);
     m->unit_handover = m->turn_code + (nb ? nb : 1);
-    m->sub_first = m->sub_cols + nv, m->sub_count = m->sub_first + nb;
+    m->sub_first = m->sub_cols + nv, m->sub_count = m->sub_first + nb, m->sub_slot = m->sub_count + nb;
     mb_subtree_columns(m, m->sub_cols, m->sub_first, m->sub_count, slot);
     free(slot);
+    m->dfs_preorder = 1;
+    for (int i = 1; i < nb && m->dfs_preorder; i++) {
+        int a = i - 1;  /* i's parent must be i − 1 or one of its ancestors */
+        while (a >= 0 && a != m->parent[i])
+            a = m->parent[a];
+        m->dfs_preorder = m->parent[i] < 0 || a == m->parent[i];
+    }
+    for (int i = 0; i < nb; i++)  /* parents come first in either order */
+        m->sub_slot[i] = !m->dfs_preorder ? i : m->parent[i] < 0 ? 0 : m->sub_slot[m->parent[i]] + 1;
     for (int i = 0; i < nb; i++) {
         mb_inertia_to_matrix(m->inertia + MB_NI * i, m->inertia6 + 36 * i);
         const double *a = m->axis + 3 * i;
@@ -118,6 +129,11 @@ int mb_model_compile(mb_model *m)
         m->dof_axis[k] = nonzero == 1 && s >= 0 ? s : -1;
         m->dof_unit[k] = m->dof_axis[k] >= 0 && S[s] == 1.0 ? s : -1;
     }
+    m->free_root = nb > 0 && m->parent[0] < 0 && m->nv_joint[0] == 6;
+    for (int i = 1; i < nb && m->free_root; i++)
+        m->free_root = m->parent[i] >= 0;
+    for (int e = 0; e < 6 && m->free_root; e++)
+        m->free_root = m->dof_unit[m->v_start[0] + e] == e;
     for (int i = 0; i < nb; i++) {  /* ABA's hand-over of a one-dof joint with S = ±e_s (the rotor inertia is
         * tested where it is used: a run's implicit damping hands ABA this model with another armature) */
         const int vs = m->v_start[i], s = m->nv_joint[i] == 1 ? m->dof_axis[vs] : -1, code = m->turn_code[i];

@@ -86,6 +86,12 @@ typedef struct mb_model {
                                       with the two below                                          */
     int *sub_first;       /* (nb) the subtree of body i owns sub_cols[sub_first[i] … + sub_count[i]) */
     int *sub_count;       /* (nb) number of dofs in the subtree of body i (joint i's included)    */
+    int *sub_slot;        /* (nb) M⁻¹'s forward pass: the block of P body i writes (its depth when
+                                      dfs_preorder, else i); inside sub_cols' allocation       */
+    int dfs_preorder;     /* 1 if every body's parent is the body before it or one of that body's
+                                      ancestors (bodies numbered depth-first: URDF, MJCF)      */
+    int free_root;        /* 1 if body 0 is the only root and its joint a free joint with S = 1
+                                      (the armature, which a run may change, is tested by minv.c) */
 
     double a_grav[6];     /* spatial gravity [0,0,0, gx,gy,gz] in base coordinates, m/s²      */
     int max_nvj;          /* largest nv_joint (size of the D blocks of ABA)                   */

@@ -5,7 +5,7 @@
  *   py_gate.c        arguments: the gate, shapes, batch layouts, scalar ranges (errors name them)
  *   py_states.c      per-state functions: check state n of a job, run its kernel
  *   py_batch.c       running a job: GIL, threads, SIMD lanes; status code → Python error
- *   py_output.c      output arrays (large ones reuse the last block freed)
+ *   py_output.c      output arrays (large ones reuse the last block freed, small dropped ones come back)
  *   py_dynamics.c    py_kinematics.c  py_sparse.c  py_rollout.c  py_contact.c  py_kkt.c  py_scene.c: entry points
  *   py_fastcall.c    fast_function: the public single-call entry
  *   _core.c          the method table and the module

@@ -88,9 +88,12 @@ PyDataMem_Handler reuse_handler = {
     "multibody_reuse_large_outputs", 1, {NULL, reuse_malloc, reuse_calloc, reuse_realloc, reuse_free}};
 PyObject *reuse_capsule;  /* the handler as NumPy takes it, made at import */
 
+static void free_list_clear(void);
+
 PyObject *py_release_output_memory(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
+    free_list_clear();  /* the small outputs' free list too */
     void *stale[REUSE_SLOTS];
     int n_stale = 0;
     pthread_mutex_lock(&reuse.lock);
@@ -113,12 +116,66 @@ PyObject *py_kept_output_bytes(PyObject *self, PyObject *unused)
     return PyLong_FromSize_t(kept);
 }
 
-/* A new float64 output array of shape dims[0..k); large ones through the reuse handler. */
+/* ---- Small outputs: a free list of the arrays returned last ------------------------------------
+ * Making a small ndarray costs ~650 instructions (NumPy's descriptor, strides, memory-handler
+ * lookup, two mallocs): a tenth of a UR5 CRBA call through Python.  The free list keeps the last
+ * FREE_SLOTS small outputs (a strong reference each); one whose only reference is the list's (its
+ * caller dropped it: `for q in Q: mb.crba(model, q)[0, 0]`) is handed out again when an output of
+ * its shape is asked for — as CPython's own free lists reuse floats and tuples, invisible to any
+ * holder, since there is none: no view (a base), no weak reference, no other reference.  It must
+ * still be the C-contiguous, aligned, writeable, owning float64 array it was made (a holder may
+ * have changed its flags or shape in place before letting it go).  Every kernel writes its whole
+ * output (NumPy's own outputs start uninitialised too).  Only with the GIL held, as all of this file. */
+enum { FREE_SLOTS = 8, FREE_MAX_BYTES = 32 << 10 };
+static PyArrayObject *free_list[FREE_SLOTS];
+static int free_next;
+
+static int reusable(PyArrayObject *a, int k, const npy_intp *dims)
+{
+    enum { FLAGS = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE | NPY_ARRAY_OWNDATA };
+    if (Py_REFCNT(a) != 1 || PyArray_NDIM(a) != k || (PyArray_FLAGS(a) & FLAGS) != FLAGS ||
+        PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a) || PyArray_BASE(a) != NULL ||
+        ((PyArrayObject_fields *)a)->weakreflist != NULL)
+        return 0;
+    for (int t = 0; t < k; t++)
+        if (PyArray_DIM(a, t) != dims[t])
+            return 0;
+    return 1;
+}
+
+/* A small output from the free list, or a new one that joins it (in a free slot, else the oldest's). */
+static PyArrayObject *small_array(int k, npy_intp *dims)
+{
+    for (int s = 0; s < FREE_SLOTS; s++)
+        if (free_list[s] && reusable(free_list[s], k, dims))
+            return (PyArrayObject *)Py_NewRef(free_list[s]);
+    PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
+    if (!a)
+        return NULL;
+    int s = 0;
+    while (s < FREE_SLOTS && free_list[s] && Py_REFCNT(free_list[s]) != 1)
+        s++;
+    if (s == FREE_SLOTS)
+        s = free_next, free_next = (free_next + 1) % FREE_SLOTS;
+    Py_XSETREF(free_list[s], (PyArrayObject *)Py_NewRef(a));
+    return a;
+}
+
+static void free_list_clear(void)
+{
+    for (int s = 0; s < FREE_SLOTS; s++)
+        Py_CLEAR(free_list[s]);
+}
+
+/* A new float64 output array of shape dims[0..k); small ones from the free list, large ones
+ * through the reuse handler. */
 PyArrayObject *new_array(int k, npy_intp *dims)
 {
     size_t bytes = sizeof(double);
     for (int t = 0; t < k; t++)
         bytes *= (size_t)dims[t];
+    if (bytes <= FREE_MAX_BYTES && k >= 1)
+        return small_array(k, dims);
     if (bytes < REUSE_MIN_BYTES)
         return (PyArrayObject *)PyArray_SimpleNew(k, dims, NPY_DOUBLE);
     PyObject *previous = PyDataMem_SetHandler(reuse_capsule);
