@@ -127,7 +127,7 @@ def crba(bodies: list[SymBody], q, transforms=None):
     mc, hc, Ic = [], [], []
     for bd in bodies:
         m, c, Th = bd.mass, bd.com, bd.inertia_com
-        cc = C.dot(c, c)
+        cc = C.dot(c, c) if bd.com_sq is None else bd.com_sq
         IO = [[Th[r][k] + m * ((cc if r == k else C.ZERO) - c[r] * c[k]) for k in range(3)]
               for r in range(3)]
         mc.append(m)
@@ -145,7 +145,7 @@ def crba(bodies: list[SymBody], q, transforms=None):
         m = mc[i]
         # I_about_parent = I1 − r̃h̃ − h̃r̃ − m r̃r̃  (h, r in parent coordinates)
         rh = C.dot(r, h1)
-        rr = C.dot(r, r)
+        rr = C.dot(r, r) if bodies[i].origin_sq is None else bodies[i].origin_sq
         two_rh = rh * 2
         for a_ in range(3):
             for b_ in range(3):
@@ -231,8 +231,10 @@ def inertial_view(bodies: list[SymBody], q, frame: str = "auto"):
         A = cache.matrix(chains[i])
         A_IP = cache.matrix(chains[bd.parent]) if bd.parent >= 0 else C.eye3()
         Th = C.mm(C.mm(A, bd.inertia_com), C.transpose(A))
+        # lengths are the rotation's invariants: |A c|² written as |c|², not as c_x² (sin² + cos²) + …
         out.append(SymBody(bd.name, bd.parent, bd.kind, bd.dof, C.mv(A, bd.axis), bd.pitch,
-                           C.eye3(), C.mv(A_IP, bd.t_PJ), bd.mass, C.mv(A, bd.com), Th))
+                           C.eye3(), C.mv(A_IP, bd.t_PJ), bd.mass, C.mv(A, bd.com), Th,
+                           com_sq=C.dot(bd.com, bd.com), origin_sq=C.dot(locs[i][1], locs[i][1])))
         transforms.append((C.eye3(), C.mv(A_IP, locs[i][1])))
     return out, transforms, "inertial"
 

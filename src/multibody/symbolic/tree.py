@@ -44,6 +44,10 @@ class SymBody:
     mass: object
     com: list
     inertia_com: list    # 3×3 rows about the CoM, body coordinates
+    # |com|² and |P_r_PO|² when the vectors above are rotated copies (rnea_sym.inertial_view): the
+    # lengths of the unrotated vectors, so sin² + cos² never enters the expressions (None: compute)
+    com_sq: object = None
+    origin_sq: object = None
 
 _ARRAYS = ("jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com", "inertia_com", "gravity")
 
