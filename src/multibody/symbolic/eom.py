@@ -441,7 +441,7 @@ class EquationsOfMotion:
     def __getattr__(self, name):
         # only reached for M, b, g still waiting as SymEngine entries (see from_symengine)
         if name in ("M", "b", "g") and "_se_exprs" in self.__dict__:
-            from ._core import Converter
+            from ._core import Converter, flat_matrix
 
             conv = Converter(list(self.q) + list(self.dq) + list(self.tau) + list(self.params))
             n = self.q.rows
@@ -449,7 +449,7 @@ class EquationsOfMotion:
             for key in ("M", "b", "g"):
                 if key not in self.__dict__:
                     flat = [conv(e) for e in cache[key]]
-                    self.__dict__[key] = sp.Matrix(n, n, flat) if key == "M" else sp.Matrix(n, 1, flat)
+                    self.__dict__[key] = flat_matrix(n, n if key == "M" else 1, flat)
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
