@@ -78,7 +78,7 @@ class _Term:
     """One phasor ``z e^{iθ}`` of a position: z = (x, y) SymEngine, θ as {dof: ±1}, the bodies
     whose position holds it (``subtree``), its rate ż for a prismatic joint's offset."""
 
-    __slots__ = ("x", "y", "theta", "bodies", "dz", "dof_pri")
+    __slots__ = ("x", "y", "theta", "bodies", "dz", "dof_pri", "index", "key")
 
     def __init__(self, x, y, theta, bodies, dz=None, dof_pri=-1):
         self.x, self.y, self.theta, self.bodies = x, y, theta, bodies
@@ -157,13 +157,17 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
     if work > (PLANAR_MAX_WORK if max_work is None else max_work):
         return None
 
-    pair_memo = {}
+    for idx, t in enumerate(terms + list(axis_terms.values())):
+        t.index, t.key = idx, key(t.theta)
+    nt = len(terms) + len(axis_terms)
+    pairs = [[False] * nt for _ in range(nt)]
 
     def pair(t, u):
-        """(K, W x, W y): Re and Im of W z_t z̄_u at the angle key K = θ_t − θ_u, W the mass of the
-        bodies holding both (None when none does)."""
-        got = pair_memo.get((id(t), id(u)))
-        if got is None:
+        """The inner products of the pair (t, u) in harmonics: (K, X, Y) with K = |θ_t − θ_u| as a key,
+        X and sgn(θ_t − θ_u)·Y the cosine's and sine's parts of W z_t z̄_u e^{i(θ_t − θ_u)} ... see
+        ``contributions``; None when no body holds both."""
+        got = pairs[t.index][u.index]
+        if got is False:
             common = t.bodies & u.bodies
             if not common:
                 got = None
@@ -171,39 +175,58 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
                 W = mass_of(common)
                 x = C._lin(t.x, u.x, t.y, u.y, C.ZERO, C.ZERO)
                 y = C._det2(t.y, u.x, t.x, u.y)
-                got = (key(t.theta) - key(u.theta), W * x if type(x) is not C._Z else x,
-                       W * y if type(y) is not C._Z else y)
-            pair_memo[(id(t), id(u))] = got
+                X = W * x if type(x) is not C._Z else x
+                Y = W * y if type(y) is not C._Z else y
+                K = t.key - u.key
+                sgn = (K > 0) - (K < 0)
+                # Re(p e^{iK}) = X cos K − Y sin K and Im(p e^{iK}) = X sin K + Y cos K, with K ≥ 0 as the
+                # key (cos(−K) = cos K, sin(−K) = −sin K) and sin 0 = 0: (cosine key, sine key or None,
+                # the cosine's and the sine's coefficient as (value, sign)) for Re and for Im
+                kc = ("c", abs(K), None) if K else T._CONST
+                ks = ("s", abs(K), None) if K else None
+                got = (kc, ks, (X, 1), (Y, -sgn), (Y, 1), (X, sgn))
+            pairs[t.index][u.index] = got
         return got
 
-    def put(acc, kind, k, c):
-        if type(c) is C._Z:
-            return
-        kind, k, phi, c, value = T._normal(kind, k, None, c)
-        if kind is not None:
-            acc.setdefault((kind, k, phi), []).append(c)
-
-    def inner(acc, fa, sa, t, fb, sb, u, scale=None):
-        """acc += sa sb scale ⟨(i if fa) z_t e^{iθ_t}, (i if fb) z_u e^{iθ_u}⟩ in harmonics."""
+    def add_to(acc, fa, sa, t, fb, sb, u):
+        """acc += sa sb ⟨(i if fa) z_t e^{iθ_t}, (i if fb) z_u e^{iθ_u}⟩: acc maps a harmonic to its
+        (plus, minus) lists of coefficients (no SymEngine negation per term)."""
         p = pair(t, u)
         if p is None:
             return
-        K, x, y = p
+        kc, ks, re_c, re_s, im_c, im_s = p
         s = sa * sb
-        if scale is not None:
-            x, y = x * scale, y * scale
-        if fa == fb:          # Re(p e^{iK}) = x cos K − y sin K
-            put(acc, "c", K, x if s > 0 else -x)
-            put(acc, "s", K, -y if s > 0 else y)
-        elif fa:              # Re(i p e^{iK}) = −Im(p e^{iK}) = −(x sin K + y cos K)
-            put(acc, "s", K, -x if s > 0 else x)
-            put(acc, "c", K, -y if s > 0 else y)
-        else:                 # Re(−i p e^{iK}) = x sin K + y cos K
-            put(acc, "s", K, x if s > 0 else -x)
-            put(acc, "c", K, y if s > 0 else -y)
+        if fa == fb:           # Re
+            c_part, s_part = re_c, re_s
+        else:                  # fa: Re(i p) = −Im(p); fb: Re(−i p) = Im(p)
+            c_part, s_part = im_c, im_s
+            if fa:
+                s = -s
+        v, sg = c_part
+        if type(v) is not C._Z:
+            slot = acc.get(kc)
+            if slot is None:
+                slot = acc[kc] = ([], [])
+            slot[0 if s * sg > 0 else 1].append(v)
+        v, sg = s_part
+        if ks is not None and sg and type(v) is not C._Z:
+            slot = acc.get(ks)
+            if slot is None:
+                slot = acc[ks] = ([], [])
+            slot[0 if s * sg > 0 else 1].append(v)
 
-    def rebuild(acc):
-        form = {kk: (cs[0] if len(cs) == 1 else C.se.Add(*cs)) for kk, cs in acc.items()}
+    def total(slot):
+        plus, minus = slot
+        a = plus[0] if len(plus) == 1 else C.se.Add(*plus) if plus else C.ZERO
+        if not minus:
+            return a
+        return a - (minus[0] if len(minus) == 1 else C.se.Add(*minus))
+
+    def rebuild(acc, extra=None):
+        form = {kk: total(sl) for kk, sl in acc.items()}
+        if extra:
+            form[T._CONST] = C._plus(form.get(T._CONST, C.ZERO), C.se.Add(*extra))
+        form = {kk: v for kk, v in form.items() if type(v) is not C._Z}
         return T._rebuild_form(form, angles) if form else C.ZERO
 
     inertias = [bd.inertia_com[normal][normal] for bd in bodies]
@@ -213,45 +236,61 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
             acc = {}
             for fa, sa, t in cols[i]:
                 for fb, sb, u in cols[j]:
-                    inner(acc, fa, sa, t, fb, sb, u)
+                    add_to(acc, fa, sa, t, fb, sb, u)
             rot = [inertias[k] * (theta[k].get(i, 0) * theta[k].get(j, 0)) for k in range(nb)
                    if theta[k].get(i) and theta[k].get(j) and type(inertias[k]) is not C._Z]
-            if rot:
-                acc.setdefault(T._CONST, []).extend(rot)
-            M[i][j] = M[j][i] = rebuild(acc)
-    # velocity-product accelerations: −θ̇² z (every term), 2 i θ̇ ż (a prismatic offset: ż = u q̇)
+            M[i][j] = M[j][i] = rebuild(acc, rot)
+    # velocity-product accelerations: −θ̇² z (every term), 2 i θ̇ ż (a prismatic offset: ż = u q̇);
+    # the products with one rate factor are summed before it multiplies them (one product per
+    # harmonic and rate, not per pair)
     rates = {}
-
-    def rate(th):
-        k = key(th)
-        got = rates.get(k)
-        if got is None:
-            got = rates[k] = C.se.Add(*[dq[j] * s for j, s in th.items() if s])
-        return got
-
     accel = []
     for t in terms:
-        w = rate(t.theta)
+        w = rates.get(t.key)
+        if w is None:
+            w = rates[t.key] = C.se.Add(*[dq[j] * s for j, s in t.theta.items() if s])
         if type(w) is C._Z:
             continue
-        accel.append((False, -(w * w), t))
+        accel.append((False, ("w2", t.key), t))
         if t.dz is not None:
-            accel.append((True, 2 * w * dq[t.dof_pri], t.dz))
+            accel.append((True, ("wd", t.key, t.dof_pri), t.dz))
+    factors = {}
+    for _, name, _ in accel:
+        if name not in factors:
+            w = rates[name[1]]
+            factors[name] = -(w * w) if name[0] == "w2" else 2 * w * dq[name[2]]
     b = []
     for i in range(n):
-        acc = {}
+        groups = {}
         for fa, sa, t in cols[i]:
-            for fb, scale, u in accel:
-                inner(acc, fa, sa, t, fb, 1, u, scale)
+            for fb, name, u in accel:
+                acc = groups.get(name)
+                if acc is None:
+                    acc = groups[name] = {}
+                add_to(acc, fa, sa, t, fb, 1, u)
+        acc = {}
+        for name, part in groups.items():
+            f = factors[name]
+            for kk, sl in part.items():
+                v = total(sl)
+                if type(v) is not C._Z:
+                    slot = acc.get(kk)
+                    if slot is None:
+                        slot = acc[kk] = ([], [])
+                    slot[0].append(f * v)
         b.append(rebuild(acc))
     gx, gy = gravity[ra], gravity[im]
-    g = []
     if type(gx) is C._Z and type(gy) is C._Z:
-        return M, [*b], [C.ZERO] * n
+        return M, b, [C.ZERO] * n
     G = _Term(-gx, -gy, {}, frozenset(range(nb)))      # −g: g_i = −Σ m ⟨J, g⟩
+    G.index, G.key = nt, 0
+    for row in pairs:
+        row.append(False)
+    pairs.append([False] * (nt + 1))
+    g = []
     for i in range(n):
         acc = {}
         for fa, sa, t in cols[i]:
-            inner(acc, fa, sa, t, False, 1, G)
+            add_to(acc, fa, sa, t, False, 1, G)
         g.append(rebuild(acc))
     return M, b, g
