@@ -336,6 +336,10 @@ def cmd_derive(args):
         eom, name = _derive_eom(args.model, args.method, lambda msg: status.update(f"derive: {msg}"),
                                 raw=args.raw)
     size = eom.extra.get("size")
+    if size and "derived" not in size:    # derived readable directly (a planar tree): the raw size for the line
+        with console.status("counting the raw form's operations …") as status:
+            raw, _ = _derive_eom(args.model, args.method, lambda msg: None, raw=True)
+        size = {**size, "derived": raw.count_ops()}
     ops = (size["readable"] if size else eom.count_ops())
     sized = (f"size: M {ops['M']}, b {ops['b']}, g {ops['g']} operations"
              + (f" (as derived: {sum(size['derived'].values())}, --raw)" if size else " (raw)"))

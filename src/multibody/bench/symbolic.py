@@ -21,9 +21,12 @@
 Our times are ``derive`` (readable entries, the default) *and* reading ``M``, ``b``, ``g`` as
 SymPy matrices, which is what Kane's ``mass_matrix_full``/``forcing_full`` give. The operation
 counts are after one common-subexpression elimination of each side's mass matrix and forcing
-(SymEngine's ``cse``, the same count for both; Kane's dynamic part ``mass_matrix``, ``forcing``).
+(SymEngine's ``cse``, the same count for both; Kane's dynamic part ``mass_matrix``, ``forcing``;
+ours of derive's default method, "rnea", whichever of rnea and pne ran faster: the column does not
+change with the timing — one run at n = 12 printed pne's 2654 because rnea's single run was slow).
 
-Every time is the process's CPU time (``time.process_time``), not wall-clock time.  Times of parts 1
+Every time is the process's CPU time (``time.process_time``), not wall-clock time, with the cyclic
+garbage collector run before and kept off during each timed run (as ``timeit``), for both tools.  Times of parts 1
 and 2: each tool's fastest of five runs when every tool of the row runs in under a second, else one run each (the same rule for both sides; our side derives from a fresh
 model each run, so nothing derived before is reused).
 
@@ -34,6 +37,7 @@ tool derives a small case first so import and first-call costs are not counted.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 
@@ -55,11 +59,22 @@ def _clear():
 def _timed(fn):
     """(CPU seconds of this process, fn()): both sides are single-threaded Python, and the process's
     CPU time is what a loaded machine leaves unchanged (wall time took others' slices: SymPy's Kane
-    at n = 4 read 0.39 s in one run and 1.16 s in the next)."""
+    at n = 4 read 0.39 s in one run and 1.16 s in the next). The cyclic garbage collector is run
+    before and kept off during the run, as ``timeit`` does: a full collection walks every live object
+    of the process — most of them the SymPy expressions of the row's earlier runs — and took 35–56 ms
+    each (two in the n = 8 row and one in the n = 12 row of one run), charged to whichever tool it
+    fell in: our rnea read 0.104 s at n = 10 against 0.030–0.033 s in every other run (likely the
+    same cause as an earlier run's 0.123 s against 0.038 s at n = 12). Both tools are timed the same
+    way."""
     _clear()
-    t = time.process_time()
-    out = fn()
-    return time.process_time() - t, out
+    gc.collect()
+    gc.disable()
+    try:
+        t = time.process_time()
+        out = fn()
+        return time.process_time() - t, out
+    finally:
+        gc.enable()
 
 
 def _best(tools, repeats=5, below=1.0):
@@ -246,7 +261,7 @@ def main(argv=None) -> int:
             best = min(t_r, t_p)
             fast = e_p if t_p <= t_r else e_r
             ok = "-" if args.no_check else ("ok" if _check_pendulum(n, km, fast, model, rng) else "FAIL")
-            ops_k, ops_o = _kane_ops(km, n), _our_ops(fast)
+            ops_k, ops_o = _kane_ops(km, n), _our_ops(e_r)     # derive's default method, whatever the timing
             results["pendulum"].append((n, t_k, t_r, t_p, t_k / best, ok, ops_k, ops_o))
             print(_row((n, f"{t_k:.3f}", f"{t_r:.3f}", f"{t_p:.3f}", f"{t_k / best:.1f}x", ops_k, ops_o, ok), w2),
                   flush=True)

@@ -206,11 +206,13 @@ def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=
             print(f"[derive {key} {time.perf_counter() - t_start:7.2f} s] {msg}", flush=True)
 
     qs, dqs, taus, S = _symbols(source, q, dq, tau, actuated)
+    if entry.readable and not raw:
+        options = {**options, "readable": True}
     eom = entry.function(source, qs, dqs, taus, S=S, progress=say, **options)
     if not isinstance(eom, EquationsOfMotion):
         raise TypeError(f"derive(method={method!r}) returned {type(eom).__name__}, not an EquationsOfMotion")
     eom.extra.setdefault("method", key)
-    if not raw:
+    if not raw and eom.extra.get("form") != "readable":
         eom = eom.readable()
     if simplify:
         eom = eom.simplify(time_limit=60.0 if simplify is True else float(simplify), progress=say)

@@ -62,13 +62,14 @@ class DerivationMethod:
     function: Callable[..., "EquationsOfMotion"]
     accepts: tuple
     summary: str = ""
+    readable: bool = False   # the function takes ``readable=True`` and may return the readable form itself
 
 
 #: method name → :class:`DerivationMethod`; ``derive(source, method=name)`` dispatches on it.
 DERIVATION_METHODS: dict[str, DerivationMethod] = {}
 
 
-def register_method(name: str, *, accepts: tuple | None = None, summary: str = ""):
+def register_method(name: str, *, accepts: tuple | None = None, summary: str = "", readable: bool = False):
     """Decorator: make a derivation function available as ``derive(source, method=name)``.
 
     The function is called as ``func(source, q, dq, tau, S=S, progress=callback, **options)``
@@ -83,6 +84,10 @@ def register_method(name: str, *, accepts: tuple | None = None, summary: str = "
         The input types the method derives from (default: ``multibody.Model``).
     summary : str, optional
         One line for the method table (default: the function's docstring's first line).
+    readable : bool, optional
+        The function takes ``readable=True`` (``derive`` passes it unless ``raw``) and may then
+        return M, b, g in the readable form itself, marked ``extra["form"] = "readable"``; default
+        False (``derive`` runs :meth:`EquationsOfMotion.readable` on what it returns).
 
     Returns
     -------
@@ -127,7 +132,8 @@ def register_method(name: str, *, accepts: tuple | None = None, summary: str = "
 
             types = (Model,)
         DERIVATION_METHODS[name.lower()] = DerivationMethod(name.lower(), func, tuple(types),
-                                                            summary or (func.__doc__ or "").strip().split("\n")[0])
+                                                            summary or (func.__doc__ or "").strip().split("\n")[0],
+                                                            bool(readable))
         return func
 
     return deco
@@ -435,7 +441,7 @@ class EquationsOfMotion:
     def __getattr__(self, name):
         # only reached for M, b, g still waiting as SymEngine entries (see from_symengine)
         if name in ("M", "b", "g") and "_se_exprs" in self.__dict__:
-            from ._core import Converter
+            from ._core import Converter, flat_matrix
 
             conv = Converter(list(self.q) + list(self.dq) + list(self.tau) + list(self.params))
             n = self.q.rows
@@ -443,7 +449,7 @@ class EquationsOfMotion:
             for key in ("M", "b", "g"):
                 if key not in self.__dict__:
                     flat = [conv(e) for e in cache[key]]
-                    self.__dict__[key] = sp.Matrix(n, n, flat) if key == "M" else sp.Matrix(n, 1, flat)
+                    self.__dict__[key] = flat_matrix(n, n if key == "M" else 1, flat)
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _core as C
 from .eom import EquationsOfMotion, register_method
+from .planar import planar_normal, planar_readable
 from .tree import FIX, HEL, PRI, REV, SymBody, rotation_chains
 
 __all__ = ["rnea", "crba", "derive_rnea", "rnea_equations", "joint_transform", "inertial_view"]
@@ -127,7 +128,7 @@ def crba(bodies: list[SymBody], q, transforms=None):
     mc, hc, Ic = [], [], []
     for bd in bodies:
         m, c, Th = bd.mass, bd.com, bd.inertia_com
-        cc = C.dot(c, c)
+        cc = C.dot(c, c) if bd.com_sq is None else bd.com_sq
         IO = [[Th[r][k] + m * ((cc if r == k else C.ZERO) - c[r] * c[k]) for k in range(3)]
               for r in range(3)]
         mc.append(m)
@@ -145,7 +146,7 @@ def crba(bodies: list[SymBody], q, transforms=None):
         m = mc[i]
         # I_about_parent = I1 − r̃h̃ − h̃r̃ − m r̃r̃  (h, r in parent coordinates)
         rh = C.dot(r, h1)
-        rr = C.dot(r, r)
+        rr = C.dot(r, r) if bodies[i].origin_sq is None else bodies[i].origin_sq
         two_rh = rh * 2
         for a_ in range(3):
             for b_ in range(3):
@@ -231,17 +232,23 @@ def inertial_view(bodies: list[SymBody], q, frame: str = "auto"):
         A = cache.matrix(chains[i])
         A_IP = cache.matrix(chains[bd.parent]) if bd.parent >= 0 else C.eye3()
         Th = C.mm(C.mm(A, bd.inertia_com), C.transpose(A))
+        # lengths are the rotation's invariants: |A c|² written as |c|², not as c_x² (sin² + cos²) + …
         out.append(SymBody(bd.name, bd.parent, bd.kind, bd.dof, C.mv(A, bd.axis), bd.pitch,
-                           C.eye3(), C.mv(A_IP, bd.t_PJ), bd.mass, C.mv(A, bd.com), Th))
+                           C.eye3(), C.mv(A_IP, bd.t_PJ), bd.mass, C.mv(A, bd.com), Th,
+                           com_sq=C.dot(bd.com, bd.com), origin_sq=C.dot(locs[i][1], locs[i][1])))
         transforms.append((C.eye3(), C.mv(A_IP, locs[i][1])))
     return out, transforms, "inertial"
 
 
-@register_method("rnea", summary="symbolic CRBA + recursive Newton-Euler (fastest)")
-def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto") -> EquationsOfMotion:
+@register_method("rnea", summary="symbolic CRBA + recursive Newton-Euler (fastest)", readable=True)
+def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto",
+                   readable: bool = False) -> EquationsOfMotion:
     """``derive(model, "rnea")``: M by CRBA, b = RNEA(q, q̇, 0) without gravity, g = RNEA(q, 0, 0).
 
-    ``frame``: "body", "inertial" or "auto" (see :func:`inertial_view`).
+    ``frame``: "body", "inertial" or "auto" (see :func:`inertial_view`). ``readable=True`` (what
+    ``derive`` asks unless ``raw``): a planar tree (:func:`.planar.planar_normal`, frame "auto")
+    is derived in the readable form directly by :mod:`.planar`; any other tree as derived (the
+    readable pass runs afterwards).
     """
     import time
 
@@ -255,8 +262,18 @@ def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto") 
     qe = [C.to_se(s) for s in q]
     dqe = [C.to_se(s) for s in dq]
     grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
-    M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
-    return EquationsOfMotion.from_symengine(
-        q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params,
-        extra={"method": "rnea", "frame": frame, "body_names": [bd.name for bd in bodies],
-               "seconds": time.perf_counter() - t0})
+    plane = planar_normal(bodies) if readable and frame == "auto" else None
+    done = planar_readable(bodies, qe, dqe, grav, *plane) if plane is not None else None
+    if done is not None:
+        say("planar tree: M, b, g in harmonics of the relative angles (readable form)")
+        M, b, g = done
+        import symengine as se
+
+        ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
+        extra = {"method": "rnea", "frame": "planar", "form": "readable",
+                 "size": {"readable": {"M": ops([x for r in M for x in r]), "b": ops(b), "g": ops(g)}}}
+    else:
+        M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
+        extra = {"method": "rnea", "frame": frame}
+    extra.update(body_names=[bd.name for bd in bodies], seconds=time.perf_counter() - t0)
+    return EquationsOfMotion.from_symengine(q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params, extra=extra)

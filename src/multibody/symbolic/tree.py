@@ -44,6 +44,10 @@ class SymBody:
     mass: object
     com: list
     inertia_com: list    # 3×3 rows about the CoM, body coordinates
+    # |com|² and |P_r_PO|² when the vectors above are rotated copies (rnea_sym.inertial_view): the
+    # lengths of the unrotated vectors, so sin² + cos² never enters the expressions (None: compute)
+    com_sq: object = None
+    origin_sq: object = None
 
 _ARRAYS = ("jaxis", "jpitch", "tree_rotation", "tree_translation", "mass", "com", "inertia_com", "gravity")
 
@@ -261,8 +265,8 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     info = seed_info(model)
     names_q = info.coordinates if info else tuple(f"q{k}" for k in range(n))
     names_dq = info.rates if info else tuple(f"dq{k}" for k in range(n))
-    q = sp.Matrix([sp.Symbol(s, real=True) for s in names_q]) if q is None else symbol_column(q, "q")
-    dq = sp.Matrix([sp.Symbol(s, real=True) for s in names_dq]) if dq is None else symbol_column(dq, "dq")
+    q = C.flat_matrix(len(names_q), 1, [sp.Symbol(s, real=True) for s in names_q]) if q is None else symbol_column(q, "q")
+    dq = C.flat_matrix(len(names_dq), 1, [sp.Symbol(s, real=True) for s in names_dq]) if dq is None else symbol_column(dq, "dq")
     if q.rows != n or dq.rows != n:
         raise ValueError(f"model has {n} coordinates; got {q.rows} symbols in q and {dq.rows} in dq")
     if actuated is None:
@@ -272,14 +276,14 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     if any(not 0 <= k < n for k in idx) or len(set(idx)) != len(idx):
         raise ValueError(f"actuated: dof indices must be distinct and in 0…{n - 1}, got {idx}")
     seed_tau = dict(zip(info.actuated, info.actuators)) if info else {}
-    if tau is None:
-        tau = [sp.Symbol(seed_tau.get(k, f"tau{k}"), real=True) for k in idx]
-    tau = symbol_column(tau, "tau")
+    if tau is None:      # ours: symbols already, one per actuated dof (nothing to check)
+        tau = C.flat_matrix(len(idx), 1, [sp.Symbol(seed_tau.get(k, f"tau{k}"), real=True) for k in idx])
+    else:
+        tau = symbol_column(tau, "tau")
     if tau.rows != len(idx):
         raise ValueError(f"{len(idx)} actuated dofs but {tau.rows} symbols in tau")
-    S = sp.zeros(len(idx), n)
-    for r, k in enumerate(idx):
-        S[r, k] = 1
+    one, zero = sp.S.One, sp.S.Zero
+    S = C.flat_matrix(len(idx), n, [one if k == idx[r] else zero for r in range(len(idx)) for k in range(n)])
     fixed = set(q) | set(dq) | set(tau)
     if len(fixed) != 2 * n + tau.rows:
         raise ValueError("q, dq and tau must be distinct symbols")

@@ -215,7 +215,7 @@ class _Harmonics:
         if f is not None:
             return f
         if t is se.Add:
-            f = self._sum([self.form(a) for a in e.args], e)
+            f = self._sum(e.args, e)
         elif t is se.Mul:
             f = self._mul(e.args, e)
         elif t is _SIN or t is _COS:
@@ -241,11 +241,22 @@ class _Harmonics:
         self.memo[e] = f
         return f
 
-    @staticmethod
-    def _sum(forms, e):
-        if all(len(f) == 1 and _CONST in f for f in forms):
+    def _sum(self, args, e):
+        # symbols and numbers go straight into the harmonic-free part (no form of their own: most
+        # terms' factors are parameters); a sum free of harmonics is its own coefficient
+        consts, forms = [], []
+        for a in args:
+            if type(a) in _LEAVES:
+                consts.append(a)
+                continue
+            f = self.form(a)
+            if len(f) == 1 and _CONST in f:
+                consts.append(f[_CONST])
+            else:
+                forms.append(f)
+        if not forms:
             return {_CONST: e}
-        acc: dict = {}
+        acc: dict = {_CONST: consts} if consts else {}
         for f in forms:
             for key, c in f.items():
                 acc.setdefault(key, []).append(c)
@@ -254,6 +265,9 @@ class _Harmonics:
     def _mul(self, args, e):
         const, forms = [], []
         for a in args:
+            if type(a) in _LEAVES:
+                const.append(a)
+                continue
             f = self.form(a)
             if len(f) == 1 and _CONST in f:
                 const.append(a)
