@@ -7,15 +7,12 @@ import pytest
 import multibody as mb
 from multibody.model import geometry
 
-pytest.importorskip("scipy")
-
 # an octahedron stretched along x, on a free body above a floor (MJCF mesh given by its vertices)
 MJCF = """
 <mujoco><asset><mesh name="m" vertex="0.2 0 0  -0.2 0 0  0 0.1 0  0 -0.1 0  0 0 0.1  0 0 -0.1"/></asset>
 <worldbody><geom type="plane" size="1 1 .1"/>
 <body pos="0 0 0.099"><freejoint/><geom type="mesh" mesh="m" mass="1"/></body></worldbody></mujoco>
 """
-
 
 def test_block_is_the_packed_hull_and_kept():
     rng = np.random.default_rng(3)
@@ -28,13 +25,11 @@ def test_block_is_the_packed_hull_and_kept():
     other[0, 0] += 1e-9                                       # another point set: another block
     assert geometry._hull_block(other) is not block
 
-
 def test_degenerate_points_still_refused_and_not_kept():
     flat = np.c_[np.random.default_rng(0).standard_normal((10, 2)), np.zeros(10)]
     for _ in range(2):
         with pytest.raises(ValueError, match="plane"):
             geometry._hull_block(flat)
-
 
 def test_floored_geoms_and_runs_do_not_hull_again(monkeypatch):
     model = mb.load_mjcf(MJCF)
