@@ -34,7 +34,9 @@ One run measures, on the same machine and in the same process:
    ``--batch`` runs of ``--batch-seconds`` in one ``mb.simulate_batch`` against one ``mujoco.rollout``
    call (one thread per core each); the rest at the end, with friction and without: base height and its
    difference to MuJoCo's, Σ normal force / m g − 1, the deepest penetration, and MuJoCo with its
-   constraints made near-hard (and noslip) as the reference with the laws' differences taken out.
+   constraints made near-hard (and noslip) as the reference with the laws' differences taken out;
+   and dm_control's humanoid (``suite/humanoid.xml``) falling from its qpos0 and lying on its floor, the same
+   rows (its joint limits as LCP rows, and as compliant stops, MuJoCo's being soft).
 9. **compliant contact** — the default contact law (``SceneContact``: csrc/sim/scene_contact.c) on
    dm_control's quadruped (as in part 7) and humanoid (``suite/humanoid.xml``, falling from its qpos0 onto
    its floor; its joint limits soft, as MuJoCo's), ``--seconds`` semi-implicit: ours at MuJoCo's own 5 ms (semi_implicit takes the law implicit
@@ -177,6 +179,7 @@ def main(argv=None) -> int:
         solo_standing(args)
     if 7 in parts:
         quadruped_hard(args, rng)
+        humanoid_hard(args, rng)
     if 8 in parts:
         closed_loops(args)
     if 9 in parts:
@@ -789,6 +792,58 @@ def quadruped_hard(args, rng):
           "row states, pyramid friction, the couplings and limits as its rows; MuJoCo: soft constraints, pyramidal cone, Newton solver.  With friction the")
     print("  toes stick where they land (~220 N inward each) and MuJoCo's soft friction lets them creep to none: the "
           "stances differ by ~1 cm; with MuJoCo's constraints near-hard (and noslip) the rests agree to < 1 mm)")
+
+
+def humanoid_hard(args, rng):
+    """Part 7's rows for dm_control's humanoid (``suite/humanoid.xml``, from its qpos0 at MuJoCo's own timestep: it
+    falls and lies on its floor) under ``contact="hard"``, ours against mujoco.rollout of the same file: one run,
+    the batch, and the rest columns as the quadruped's."""
+    import warnings
+    import dm_control
+    import mujoco
+    path = os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(path)
+    mjm = mujoco.MjModel.from_xml_path(path)
+    T, dt = args.seconds, mjm.opt.timestep
+    nstep = int(round(T / dt))
+    q0 = model.q_default
+    mb.contacts(model, q0)                                          # packs its geoms once, before the timing
+    print(f"  humanoid (dm_control suite/humanoid.xml) falling from its qpos0, {T:g} s at MuJoCo's dt = {dt:g} s")
+    mcpu, _, out = best(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), nstep), args.repeat)
+    end = out[0][0, -1]
+    z_mj = end[2]
+    weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
+    # its joint limits as rows of the LCP (hard, the default under contact="hard") and, as MuJoCo's are soft
+    # constraints, as the compliant stops (limits="soft")
+    for limits in ("hard", "soft"):
+        cpu, _, tr = best(lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep,
+                                              limits=limits), args.repeat)
+        pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
+        print(f"  {f'humanoid: multibody contact=hard, limits={limits}':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen)
+              + f" ({tr.status}; goal ≥ 1.5)")
+    fn_mj, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])
+    print(f"  {'humanoid: MuJoCo rollout (soft contact and limits)':52s} {out[2]:10.4f} {'':12s}  "
+          + rest_columns(z_mj, fn_mj, weight, z_mj, pen_mj))
+    N, Tb = args.batch, args.batch_seconds
+    nstep = int(round(Tb / dt))
+    Q0 = np.tile(q0, (N, 1))
+    Q0[:, 7:] += 0.02 * rng.standard_normal((N, model.nq - 7))
+    QD0 = np.zeros((N, model.nv))
+    threads = os.cpu_count() or 1
+    from multibody.core import _core
+    mcpu, mwall, out = best(lambda: mujoco_rollout(mjm, Q0, QD0, nstep, nthread=threads), args.repeat)
+    cpu, wall, b = best(lambda: mb.simulate_batch(model, Q0, QD0, Tb, dt=dt, contact="hard", record_every=nstep),
+                        args.repeat)
+    mwall, mcpu = min(mwall, out[1]), min(mcpu, out[2])
+    print(f"  {f'humanoid batch: {N} runs of {Tb:g} s, {_core.get_num_threads()} threads (wall)':52s} {wall:10.4f} "
+          f"{mwall / wall:12.2f}  mean torso height {np.mean(b.q[:, -1, 2]):.4f} m (goal ≥ 5)")
+    print(f"  {f'humanoid batch: one mujoco.rollout call, {threads} threads (wall)':52s} {mwall:10.4f} {'':12s}  "
+          f"mean torso height {np.mean(out[0][:, -1, 2]):.4f} m")
+    print(f"  {'  the same batch, CPU time of all threads: ours':52s} {cpu:10.4f} {mcpu / cpu:12.2f}  "
+          f"(MuJoCo {mcpu:.4f} s)")
 
 
 def compliant_scenes(args):

@@ -233,7 +233,7 @@ class Geoms:
             if self.kind[g] == "convex":
                 gint[g, 2] = nh
                 try:
-                    blocks.append(hull_packed(*hull_tables(self.hulls[g])))
+                    blocks.append(_hull_block(self.hulls[g]))
                 except ValueError as e:
                     raise ValueError(f"geom {self.names[g]!r}: {e}") from None
                 nh += 1
@@ -456,7 +456,7 @@ def from_geometries(geometries, parent, label="model", warning=UserWarning, fric
                     raise ValueError("no mesh file")
                 hull, _ = load_mesh(geo.mesh, geo.scale)
                 hull = hull_points(hull, f"{label}: collision mesh {name!r}", warning, stacklevel=4)
-                hull_tables(hull)   # refuse it here, naming it, if it has no hull
+                _hull_block(hull)   # refuse it here, naming it, if it has no hull (the block is kept)
             except (ImportError, ValueError, OSError) as e:
                 unread.append(f"{name!r} ({str(geo.mesh)[:120]}: {str(e)[:120]})")
                 continue
@@ -606,6 +606,27 @@ def hull_points(points, where, warning=UserWarning, stacklevel=3):
                           "(farthest-point sampling)", warning, stacklevel=stacklevel)
             return _farthest_points(points[hull.vertices], HULL_MAX_VERTICES)
     return points
+
+
+# hull_tables' packed blocks by the points' bytes: a URDF's meshes are hulled once, when the loader checks
+# them, and every geoms table of the model (its own, with_ground's floored copies, one per height) packs
+# the same blocks (issue 33: the 17 hulls of solo12 took 0.5 s of its first hard-contact run, three times)
+_HULL_BLOCKS: dict = {}
+_HULL_BLOCKS_MAX = 512
+
+
+def _hull_block(points):
+    """``hull_packed(*hull_tables(points))``, kept by the points' bytes (read-only: it is shared)."""
+    points = np.ascontiguousarray(points, dtype=float)
+    key = (points.shape, points.tobytes())
+    block = _HULL_BLOCKS.get(key)
+    if block is None:
+        block = hull_packed(*hull_tables(points))
+        block.setflags(write=False)
+        if len(_HULL_BLOCKS) >= _HULL_BLOCKS_MAX:
+            _HULL_BLOCKS.pop(next(iter(_HULL_BLOCKS)))
+        _HULL_BLOCKS[key] = block
+    return block
 
 
 def hull_packed(verts, faces, planes, edges):

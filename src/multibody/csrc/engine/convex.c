@@ -85,6 +85,9 @@ static const char *hull_parse(const double *d, mb_hull *h)
     h->centre[0] = h->centre[1] = h->centre[2] = 0;
     for (int i = 0; i < h->nv; i++) mb_add3(h->centre, h->v + 3 * i, h->centre);
     mb_scale3(h->centre, 1.0 / h->nv, h->centre);
+    h->cols = malloc(sizeof(double) * 3 * (size_t)h->nv);
+    if (!h->cols) return "out of memory";
+    for (int i = 0; i < h->nv; i++) for (int k = 0; k < 3; k++) h->cols[(size_t)k * h->nv + i] = h->v[3 * i + k];
     return NULL;
 }
 
@@ -108,7 +111,7 @@ int mb_hulls_load(mb_world *W, const double *data, int64_t n, char *msg, size_t 
 
 void mb_hulls_free(mb_world *W)
 {
-    for (int k = 0; k < W->nhulls; k++) free(W->hulls[k].own);
+    for (int k = 0; k < W->nhulls; k++) { free(W->hulls[k].own); free(W->hulls[k].cols); }
     free(W->hulls);
     W->hulls = NULL; W->nhulls = 0;
 }
@@ -129,7 +132,7 @@ static void box_hull(const double *size, double *v, double *plane, mb_hull *h)
         plane[4 * f + 3] = fabs(BOX_N[f][0]) * e[0] + fabs(BOX_N[f][1]) * e[1] + fabs(BOX_N[f][2]) * e[2];
     }
     h->nv = 8; h->nf = 6; h->ne = 12; h->v = v; h->plane = plane;
-    h->fstart = BOX_FSTART; h->fidx = BOX_FIDX; h->edge = BOX_EDGE; h->own = NULL;
+    h->fstart = BOX_FSTART; h->fidx = BOX_FIDX; h->edge = BOX_EDGE; h->own = NULL; h->cols = NULL;
     h->centre[0] = h->centre[1] = h->centre[2] = 0;
 }
 
@@ -143,7 +146,7 @@ static void move_hull(const mb_hull *src, const double *R, const double *p, doub
         plane[4 * f + 3] = src->plane[4 * f + 3] + mb_dot3(plane + 4 * f, p);
     }
     mb_mv3(R, src->centre, h->centre); mb_add3(h->centre, p, h->centre);
-    h->v = v; h->plane = plane; h->own = NULL;
+    h->v = v; h->plane = plane; h->own = NULL; h->cols = NULL;   /* (src's columns are not these vertices) */
 }
 
 /* ---- separating axes -------------------------------------------------------------------------- */

@@ -211,6 +211,8 @@ typedef struct {
     const int *edge;            /* ne x 4: v0, v1, face on the left of v0 -> v1, face on the right */
     double centre[3];           /* mean of the vertices: inside the hull */
     int *own;                   /* the index arrays, allocated by mb_hulls_load */
+    double *cols;               /* the vertices by coordinate (nv x's, nv y's, nv z's) for mb_geom_hull_extent's
+                                 * two-lane scan: mb_hulls_load's hulls own one, NULL elsewhere (moved, boxes) */
     /* a height field's block (hfield.c) in the same list: nv = 0, MuJoCo's hfield_size (x and y
      * half extents, top elevation, base depth) and its nrow x ncol samples in [0, 1] (row r at y,
      * column c at x: MuJoCo's hfield_data order), read in place; hmax the largest sample */

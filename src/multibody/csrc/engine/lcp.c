@@ -193,17 +193,18 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
         int nf = 0;
         if (solve_cc(n, A, Cs, m, hi_new, rhs, M, &nf)) return 0;
     } else {
-        for (int a = 0; a < m; a++) for (int c = 0; c <= m; c++) M[a * (m + 1) + c] = 0;
+        memset(M, 0, sizeof(double) * (size_t)m * (m + 1));
+        for (int i = 0; i < n; i++) Cs[i] = (int)lo_new[i];  /* (each row's C index as an int, once) */
         for (int j = 0, a = 0; j < n; j++) {                 /* rows of M: the free rows' w_j = 0 */
             if (state[j] != IN_C) continue;
             double r = b[j];
             for (int i = 0; i < n; i++) {
                 const double Aji = A[(size_t)j * n + i];
-                if (state[i] == IN_C) { M[a * (m + 1) + (int)lo_new[i]] += Aji; continue; }
+                if (state[i] == IN_C) { M[a * (m + 1) + Cs[i]] += Aji; continue; }
                 const int k = bound_by[i];
                 if (k >= 0 && state[k] == IN_C && x[i] != 0) {
                     const double sigma = x[i] > 0 ? 1.0 : -1.0, sn = x[k] >= 0 ? 1.0 : -1.0;
-                    M[a * (m + 1) + (int)lo_new[k]] += Aji * sigma * mu[i] * sn;
+                    M[a * (m + 1) + Cs[k]] += Aji * sigma * mu[i] * sn;
                 } else {
                     r -= Aji * x[i];
                 }
@@ -219,9 +220,12 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
                 const double t = M[c * (m + 1) + k];
                 M[c * (m + 1) + k] = M[p * (m + 1) + k]; M[p * (m + 1) + k] = t;
             }
-            for (int a = c + 1; a < m; a++) {
-                const double f = M[a * (m + 1) + c] / M[c * (m + 1) + c];
-                if (f != 0) for (int k = c; k <= m; k++) M[a * (m + 1) + k] -= f * M[c * (m + 1) + k];
+            for (int a = c + 1; a < m; a++) {   /* (rows a and c apart, said so: the update runs on lanes, each
+                                                  * entry's product and difference as before, to the bit) */
+                double *restrict Ma = M + a * (m + 1);
+                const double *restrict Mc = M + c * (m + 1);
+                const double f = Ma[c] / Mc[c];
+                if (f != 0) for (int k = c; k <= m; k++) Ma[k] -= f * Mc[k];
             }
         }
         for (int a = m - 1; a >= 0; a--) {
