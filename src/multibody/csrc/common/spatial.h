@@ -174,6 +174,18 @@ static inline void mb_crf_add(const real *v, const real *f, real *out)
     out[5] += v[0] * f[4] - v[1] * f[3];
 }
 
+/* out = v ×* f: mb_crf_add into a zero vector, without its reads of out (the same numbers, but that
+ * 0 + (−0) is +0) */
+static inline void mb_crf(const real *v, const real *f, real *out)
+{
+    out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4];
+    out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5];
+    out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3];
+    out[3] = v[1] * f[5] - v[2] * f[4];
+    out[4] = v[2] * f[3] - v[0] * f[5];
+    out[5] = v[0] * f[4] - v[1] * f[3];
+}
+
 /* dst += src, n entries (not overlapping: a parent's sums and its child's); for one state four
  * at a time (the compiler keeps these short loops scalar) */
 static inline void mb_add_to(real *restrict dst, const real *restrict src, int n)
@@ -571,13 +583,15 @@ MB_FOLD void mb_rotate_block(int turn, int zr, int zc, int sym, const real *R, c
         }
 }
 
-/* out += Xᵀ A X on upper triangles, X = plux(Rᵀ, p) (see mb_sym6_to_parent_add for the blocks):
+/* out = base + Xᵀ A X on upper triangles, X = plux(Rᵀ, p) (see mb_sym6_to_parent_add for the blocks;
+ * base = out: out += …, each entry read before it is written):
  * rotated blocks M = R A Rᵀ, then with P = p×, Y = P M22 and G = M12 P,
  *   out11 += M11 − (G + Gᵀ) − Y P,   out12 += M12 + Y,   out22 += M22.
  * A's row and column za (angular, 0…2) and 3 + zl (linear) are zero where za, zl ≥ 0 (a one-dof
  * joint's Ia, aba.c); turn ≥ 0: R has that structure (mb_turn_zero).  One function per
  * constant (turn, za, zl), made by MB_SYM6_UPPER_ADD. */
-MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const real *p, const real *A, real *out)
+MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const real *p, const real *A, const real *base,
+                               real *out)
 {
     real M11[3][3], M12[3][3], M22[3][3], Y[3][3], G[3][3];
     mb_rotate_block(turn, za, za, 1, R, A, 0, 0, M11);
@@ -599,10 +613,10 @@ MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const re
         const real yp[3] = {y1 * p[2] - y2 * p[1], y2 * p[0] - y0 * p[2], y0 * p[1] - y1 * p[0]};  /* row r of Y P */
         MB_UNROLL for (int c = 0; c < 3; c++) {
             if (c >= r) {
-                out[6 * r + c] += M11[r][c] - (G[r][c] + G[c][r]) - yp[c];
-                out[6 * (3 + r) + 3 + c] += M22[r][c];
+                out[6 * r + c] = base[6 * r + c] + (M11[r][c] - (G[r][c] + G[c][r]) - yp[c]);
+                out[6 * (3 + r) + 3 + c] = base[6 * (3 + r) + 3 + c] + M22[r][c];
             }
-            out[6 * r + 3 + c] += M12[r][c] + Y[r][c];
+            out[6 * r + 3 + c] = base[6 * r + 3 + c] + (M12[r][c] + Y[r][c]);
         }
     }
 }
