@@ -17,6 +17,10 @@
  * floating base (floating.c, FDfb) run the same passes: a joint with fd[i] = 0 is an
  * inverse-dynamics joint whose q̈ is known (folded into c_i), and `first` lets FDfb start the
  * recursion below its floating base.
+ *
+ * This file is compiled three ways: as itself (scalar, the architecture's baseline), by aba_avx2.c
+ * (scalar in AVX2 code, which mb_aba calls on CPUs that have it: the same numbers) and by aba_lanes.c
+ * (`real` a vector of MB_LANES states).
  */
 #include <math.h>
 #include <string.h>
@@ -25,7 +29,7 @@
 #include "model/poses.h"
 #include "common/spatial.h"
 
-#ifndef MB_LANE_BUILD
+#if !defined(MB_LANE_BUILD) && !defined(MB_ABA_AVX2)
 /* Inverse of the small SPD block D (n×n, row-major, n ≤ 6) by Gauss-Jordan with partial pivoting;
  * 0 if D is (numerically) singular. */
 int mb_invert_small(const double *D, int n, double *Dinv)
@@ -89,7 +93,7 @@ static int is_free_root(const mb_model *m, int i, const unsigned char *fd)
     return 1;
 }
 
-#ifndef MB_LANE_BUILD
+#if !defined(MB_LANE_BUILD) && !defined(MB_ABA_AVX2)
 int mb_lanes_supported(const mb_model *m)
 {
     if (m->planar)
@@ -638,6 +642,10 @@ MB_LANES_STATIC void MB_NAME(mb_aba_start)(const mb_model *m, mb_data *d, const 
 MB_LANES_STATIC int MB_NAME(mb_aba)(const mb_model *m, mb_data *d, const real *q, const real *qd,
                                     const real *tau, const double *fext, real *qdd)
 {
+#if defined(MB_HAVE_ABA_AVX2) && !defined(MB_LANE_BUILD) && !defined(MB_ABA_AVX2)
+    if (__builtin_cpu_supports("avx2"))  /* this function in AVX2 code (aba_avx2.c): the same numbers */
+        return mb_aba_avx2(m, d, q, qd, tau, fext, qdd);
+#endif
 #ifndef MB_LANE_BUILD
     if (m->planar && !fext)  /* the same algorithm in planar vectors (planar.c) */
         return mb_aba_planar(m, d, q, qd, tau, qdd);
