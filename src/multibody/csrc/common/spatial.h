@@ -588,15 +588,27 @@ MB_FOLD void mb_rotate_block(int turn, int zr, int zc, int sym, const real *R, c
  * rotated blocks M = R A Rᵀ, then with P = p×, Y = P M22 and G = M12 P,
  *   out11 += M11 − (G + Gᵀ) − Y P,   out12 += M12 + Y,   out22 += M22.
  * A's row and column za (angular, 0…2) and 3 + zl (linear) are zero where za, zl ≥ 0 (a one-dof
- * joint's Ia, aba.c); turn ≥ 0: R has that structure (mb_turn_zero).  One function per
- * constant (turn, za, zl), made by MB_SYM6_UPPER_ADD. */
-MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const real *p, const real *A, const real *base,
-                               real *out)
+ * joint's Ia, aba.c); turn ≥ 0: R has that structure (mb_turn_zero); p0: p is exactly 0 (a revolute
+ * joint at its parent frame's origin, model.h: unit_handover), so only the rotated blocks are added (the
+ * same numbers: the products with p are zeros, which change no sum but for the sign of a zero). */
+MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, int p0, const real *R, const real *p, const real *A,
+                               const real *base, real *out)
 {
     real M11[3][3], M12[3][3], M22[3][3], Y[3][3], G[3][3];
     mb_rotate_block(turn, za, za, 1, R, A, 0, 0, M11);
     mb_rotate_block(turn, za, zl, 0, R, A, 0, 3, M12);
     mb_rotate_block(turn, zl, zl, 1, R, A, 3, 3, M22);
+    if (p0) {  /* p = 0 exactly: Y, G and Y P are zeros, and out = base + M */
+        MB_UNROLL for (int r = 0; r < 3; r++)
+            MB_UNROLL for (int c = 0; c < 3; c++) {
+                if (c >= r) {
+                    out[6 * r + c] = base[6 * r + c] + M11[r][c];
+                    out[6 * (3 + r) + 3 + c] = base[6 * (3 + r) + 3 + c] + M22[r][c];
+                }
+                out[6 * r + 3 + c] = base[6 * r + 3 + c] + M12[r][c];
+            }
+        return;
+    }
     MB_UNROLL for (int c = 0; c < 3; c++) {  /* column c of Y = p × column c of M22 */
         const real m0 = c >= 0 ? M22[0][c] : M22[c][0], m1 = c >= 1 ? M22[1][c] : M22[c][1], m2 = M22[c][2];
         Y[0][c] = p[1] * m2 - p[2] * m1;

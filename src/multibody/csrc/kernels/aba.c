@@ -285,7 +285,7 @@ MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d
 #define ABA_SYM6_ADD(NAME, TURN)                                                                        \
     static void NAME(const real *R, const real *p, const real *A, const real *base, real *out)          \
     {                                                                                                   \
-        mb_sym6_upper_add(TURN, -1, -1, R, p, A, base, out);                                            \
+        mb_sym6_upper_add(TURN, -1, -1, 0, R, p, A, base, out);                                         \
     }
 ABA_SYM6_ADD(sym6_add, -1)
 ABA_SYM6_ADD(sym6_add_turn_x, 0)
@@ -300,7 +300,8 @@ ABA_SYM6_ADD(sym6_add_turn_z, 2)
  * (mb_sym6_upper_add), which skip about a third of their products; everything is in upper-triangle
  * form.  One copy per K and pose: the general one, and for K < 3 a turn about e_K with no tree
  * rotation (model.h: pose_kind) or after a signed-permutation one (turn_code). */
-#define ABA_UNIT_HANDOVER(NAME, K, TURN)                                                                \
+#define ABA_UNIT_HANDOVER(NAME, K, TURN) ABA_UNIT_HANDOVER_P(NAME, K, TURN, 0)
+#define ABA_UNIT_HANDOVER_P(NAME, K, TURN, P0)                                                          \
     static void NAME(const real *IA, real dinv, const real *c, const real *R, const real *p, real *pa,  \
                      const real *base, real *IA_parent)                                                 \
     {                                                                                                   \
@@ -325,7 +326,7 @@ ABA_SYM6_ADD(sym6_add_turn_z, 2)
                 }                                                                                       \
             pa[r] += s;                                                                                 \
         }                                                                                               \
-        mb_sym6_upper_add(TURN, (K) < 3 ? (K) : -1, (K) < 3 ? -1 : (K) - 3, R, p, Ia, base, IA_parent);  \
+        mb_sym6_upper_add(TURN, (K) < 3 ? (K) : -1, (K) < 3 ? -1 : (K) - 3, P0, R, p, Ia, base, IA_parent); \
     }
 ABA_UNIT_HANDOVER(handover_turn_x, 0, 0)
 ABA_UNIT_HANDOVER(handover_turn_y, 1, 1)
@@ -347,6 +348,22 @@ ABA_UNIT_HANDOVER(handover_perm_12, 2, 8)
 ABA_UNIT_HANDOVER(handover_perm_20, 0, 9)
 ABA_UNIT_HANDOVER(handover_perm_21, 1, 10)
 ABA_UNIT_HANDOVER(handover_perm_22, 2, 11)
+/* the revolute copies for a joint at its parent frame's origin, p = 0 (unit_handover 27 + the code above) */
+ABA_UNIT_HANDOVER_P(handover_turn_x_p0, 0, 0, 1)
+ABA_UNIT_HANDOVER_P(handover_turn_y_p0, 1, 1, 1)
+ABA_UNIT_HANDOVER_P(handover_turn_z_p0, 2, 2, 1)
+ABA_UNIT_HANDOVER_P(handover_unit_0_p0, 0, -1, 1)
+ABA_UNIT_HANDOVER_P(handover_unit_1_p0, 1, -1, 1)
+ABA_UNIT_HANDOVER_P(handover_unit_2_p0, 2, -1, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_00_p0, 0, 3, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_01_p0, 1, 4, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_02_p0, 2, 5, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_10_p0, 0, 6, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_11_p0, 1, 7, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_12_p0, 2, 8, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_20_p0, 0, 9, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_21_p0, 1, 10, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_22_p0, 2, 11, 1)
 /* prismatic along e_{K−3} under a tree rotation with row and column t ±e_t (turn_code 3 + 4t) */
 ABA_UNIT_HANDOVER(handover_slide_30, 3, 3)
 ABA_UNIT_HANDOVER(handover_slide_31, 3, 7)
@@ -437,6 +454,21 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
             case 24: handover_slide_50(IA, dinv, c, R, p, pa, base, IA_parent); break;
             case 25: handover_slide_51(IA, dinv, c, R, p, pa, base, IA_parent); break;
             case 26: handover_slide_52(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 27: handover_turn_x_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 28: handover_turn_y_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 29: handover_turn_z_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 30: handover_unit_0_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 31: handover_unit_1_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 32: handover_unit_2_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 36: handover_perm_00_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 37: handover_perm_01_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 38: handover_perm_02_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 39: handover_perm_10_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 40: handover_perm_11_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 41: handover_perm_12_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 42: handover_perm_20_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 43: handover_perm_21_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 44: handover_perm_22_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
             case 9: handover_perm_00(IA, dinv, c, R, p, pa, base, IA_parent); break;
             case 10: handover_perm_01(IA, dinv, c, R, p, pa, base, IA_parent); break;
             case 11: handover_perm_02(IA, dinv, c, R, p, pa, base, IA_parent); break;

@@ -11,7 +11,8 @@
  *                       of the double nearest π/2 is 6.1e-17) set to 0: URDF's rpy of π/2 multiples
  *       turn_code       pose_kind, or Xup_i a turn about e_k after such a permutation (revolute about e_k),
  *                       or a prismatic joint's tree rotation a turn about a coordinate axis
- *       unit_handover   which of aba.c's hand-over copies a one-dof unit-axis joint takes
+ *       unit_handover   which of aba.c's hand-over copies a one-dof unit-axis joint takes (+27: a
+ *                       revolute joint whose p = tree_p is exactly 0)
  *       aba_tree        has a child / is its parent's child of largest index (aba.c pass 2: where IA
  *                       starts from the body's own inertia instead of a copy of it)
  *       dof_axis/unit   column k of S is ±e_s / e_s
@@ -127,6 +128,9 @@ int mb_model_compile(mb_model *m)
                               : code < 3   ? (code == s ? s : 3 + s)  /* a turn about e_s, or a general pose */
                               : s < 3      ? 6 + code                 /* a permuted turn (its k is s) */
                                            : 18 + 3 * (s - 3) + (code - 3) / 4;  /* a slide under a turn */
+        const double *t = m->tree_p + 3 * i;  /* a revolute joint's p is its tree_p (poses.h): exactly 0 here */
+        if (m->jtype[i] == MB_REVOLUTE && s >= 0 && s < 3 && t[0] == 0.0 && t[1] == 0.0 && t[2] == 0.0)
+            m->unit_handover[i] += 27;
     }
     for (int i = 0; i < nb; i++)
         m->aba_tree[i] = 0;
