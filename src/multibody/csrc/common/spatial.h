@@ -553,6 +553,48 @@ MB_FOLD void mb_force_to_parent_add_pat(int turn, const real *R, const real *p, 
     out[5] += g2;
 }
 
+/* X m and out += Xᵀ f for a pose whose R has the structure `turn` (model.h: turn_code, the body's, read at
+ * run time): a turn about e_k as mb_*_kind, a permuted turn (code 3 + 3ρ + k, a constant in each case,
+ * so each copy folds) with the structure's zeros left out, else the general pose.  ABA's passes and
+ * g(q) (rnea.c: mb_gravity_torques) take these. */
+#define MB_PERM_CASES(CALL)                                                                             \
+    case 3: CALL(3); break;                                                                             \
+    case 4: CALL(4); break;                                                                             \
+    case 5: CALL(5); break;                                                                             \
+    case 6: CALL(6); break;                                                                             \
+    case 7: CALL(7); break;                                                                             \
+    case 8: CALL(8); break;                                                                             \
+    case 9: CALL(9); break;                                                                             \
+    case 10: CALL(10); break;                                                                           \
+    case 11: CALL(11); break;
+
+MB_FOLD void mb_motion_to_child_turn(int turn, const real *R, const real *p, const real *x, real *out)
+{
+#define MB_TO_CHILD(T) mb_motion_to_child_pat(T, R, p, x, out)
+    switch (turn) {
+    case 0: mb_motion_to_child_x(R[4], R[7], p, x, out); break;  /* (mb_motion_to_child_kind's) */
+    case 1: mb_motion_to_child_y(R[8], R[2], p, x, out); break;
+    case 2: mb_motion_to_child_z(R[0], R[3], p, x, out); break;
+    MB_PERM_CASES(MB_TO_CHILD)
+    default: mb_motion_to_child(R, p, x, out);
+    }
+#undef MB_TO_CHILD
+}
+
+MB_FOLD void mb_force_to_parent_add_turn(int turn, const real *R, const real *p, const real *f, real *out)
+{
+#define MB_TO_PARENT(T) mb_force_to_parent_add_pat(T, R, p, f, out)
+    switch (turn) {
+    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;  /* (mb_force_to_parent_add_kind's) */
+    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
+    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
+    MB_PERM_CASES(MB_TO_PARENT)
+    default: mb_force_to_parent_add(R, p, f, out);
+    }
+#undef MB_TO_PARENT
+}
+#undef MB_PERM_CASES
+
 /* M = R B Rᵀ for the 3×3 block B of the upper-triangle A at rows r0…r0+2, columns c0…c0+2 with row zr
  * and column zc zero; a diagonal block (sym) gets its upper triangle only.  All int arguments are
  * compile-time constants at every call. */

@@ -161,44 +161,15 @@ static inline real axis_sign(const mb_model *m, int k, int s, real x)
     return m->S[6 * k + s] < 0.0 ? -x : x;
 }
 
-/* X m and out += Xᵀ f for body i's pose, by the structure of its R (model.h: turn_code; spatial.h:
- * mb_turn_zero): a turn about e_k as mb_*_kind, a permuted turn (code 3 + 3ρ + k, a constant in
- * each case, so each copy folds) with the structure's zeros left out. */
-#define ABA_PERM_CASES(CALL)                                                                            \
-    case 3: CALL(3); break;                                                                             \
-    case 4: CALL(4); break;                                                                             \
-    case 5: CALL(5); break;                                                                             \
-    case 6: CALL(6); break;                                                                             \
-    case 7: CALL(7); break;                                                                             \
-    case 8: CALL(8); break;                                                                             \
-    case 9: CALL(9); break;                                                                             \
-    case 10: CALL(10); break;                                                                           \
-    case 11: CALL(11); break;
-
+/* X m and out += Xᵀ f for body i's pose, by the structure of its R (spatial.h: mb_motion_to_child_turn). */
 MB_FOLD void to_child(const mb_model *m, int i, const real *R, const real *p, const real *x, real *out)
 {
-#define ABA_TO_CHILD(T) mb_motion_to_child_pat(T, R, p, x, out)
-    switch (m->turn_code[i]) {
-    case 0: mb_motion_to_child_x(R[4], R[7], p, x, out); break;  /* (mb_motion_to_child_kind's) */
-    case 1: mb_motion_to_child_y(R[8], R[2], p, x, out); break;
-    case 2: mb_motion_to_child_z(R[0], R[3], p, x, out); break;
-    ABA_PERM_CASES(ABA_TO_CHILD)
-    default: mb_motion_to_child(R, p, x, out);
-    }
-#undef ABA_TO_CHILD
+    mb_motion_to_child_turn(m->turn_code[i], R, p, x, out);
 }
 
 MB_FOLD void to_parent_add(const mb_model *m, int i, const real *R, const real *p, const real *f, real *out)
 {
-#define ABA_TO_PARENT(T) mb_force_to_parent_add_pat(T, R, p, f, out)
-    switch (m->turn_code[i]) {
-    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;  /* (mb_force_to_parent_add_kind's) */
-    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
-    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
-    ABA_PERM_CASES(ABA_TO_PARENT)
-    default: mb_force_to_parent_add(R, p, f, out);
-    }
-#undef ABA_TO_PARENT
+    mb_force_to_parent_add_turn(m->turn_code[i], R, p, f, out);
 }
 
 /* U = row s of the upper-triangle IA (MB_U6), s a compile-time constant at each call. */
