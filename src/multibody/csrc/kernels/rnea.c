@@ -65,11 +65,11 @@ MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real 
                 for (int r = 0; r < 6; r++)
                     v[r] = MB_SPLAT(0.0);
                 v[s] = qdk;
-                mb_motion_to_child_turn(m->turn_code[i], R, p, minus_grav, a);
+                mb_motion_to_child_kind(m->pose_kind[i], R, p, minus_grav, a);
             } else {
-                mb_motion_to_child_turn(m->turn_code[i], R, p, d->v + 6 * par, v);
+                mb_motion_to_child_kind(m->pose_kind[i], R, p, d->v + 6 * par, v);
                 v[s] += qdk;
-                mb_motion_to_child_turn(m->turn_code[i], R, p, d->a + 6 * par, a);
+                mb_motion_to_child_kind(m->pose_kind[i], R, p, d->a + 6 * par, a);
                 switch (s) {  /* s a constant in each copy */
                 case 0: crm_unit_add(v, 0, qdk, a); break;
                 case 1: crm_unit_add(v, 1, qdk, a); break;
@@ -88,12 +88,12 @@ MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real 
             if (par < 0) {
                 for (int r = 0; r < 6; r++)
                     v[r] = vJ[r];
-                mb_motion_to_child_turn(m->turn_code[i], R, p, minus_grav, a);   /* v_base = 0: no v ×m vJ term */
+                mb_motion_to_child_kind(m->pose_kind[i], R, p, minus_grav, a);   /* v_base = 0: no v ×m vJ term */
             } else {
-                mb_motion_to_child_turn(m->turn_code[i], R, p, d->v + 6 * par, v);
+                mb_motion_to_child_kind(m->pose_kind[i], R, p, d->v + 6 * par, v);
                 for (int r = 0; r < 6; r++)
                     v[r] += vJ[r];
-                mb_motion_to_child_turn(m->turn_code[i], R, p, d->a + 6 * par, a);
+                mb_motion_to_child_kind(m->pose_kind[i], R, p, d->a + 6 * par, a);
                 mb_crm_add(v, vJ, a);
             }
             for (int k = vs; k < vs + nj; k++)
@@ -127,13 +127,12 @@ MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real 
             tau[k] = s;
         }
         if (par >= 0)
-            mb_force_to_parent_add_turn(m->turn_code[i], d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
+            mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
     }
 }
 
 /* g(q) = RNEA(q, 0, 0): with q̇ = q̈ = 0 the forward pass is a_i = Xup_i a_λ(i), f_i = I_i a_i, and the
- * terms left out are exact zeros, so τ is mb_rnea's (up to the sign of a zero; its transforms skip the
- * structural zeros of R as ABA's do, spatial.h: mb_motion_to_child_turn).  The lanes build has
+ * terms left out are exact zeros, so τ is mb_rnea's (up to the sign of a zero).  The lanes build has
  * it too (a batch's recorded τ of a PD with g(q)), each lane this function's result bit for bit. */
 MB_LANES_STATIC void MB_NAME(mb_gravity_torques)(const mb_model *m, mb_data *d, const real *q, int have_poses,
                                                  real *tau)
@@ -158,6 +157,6 @@ MB_LANES_STATIC void MB_NAME(mb_gravity_torques)(const mb_model *m, mb_data *d, 
             tau[k] = s >= 0 ? f[s] : S[0] * f[0] + S[1] * f[1] + S[2] * f[2] + S[3] * f[3] + S[4] * f[4] + S[5] * f[5];
         }
         if (par >= 0)
-            mb_force_to_parent_add_turn(m->turn_code[i], d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
+            mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
     }
 }
