@@ -555,8 +555,8 @@ MB_FOLD void mb_force_to_parent_add_pat(int turn, const real *R, const real *p, 
 
 /* X m and out += Xᵀ f for a pose whose R has the structure `turn` (model.h: turn_code, the body's, read at
  * run time): a turn about e_k as mb_*_kind, a permuted turn (code 3 + 3ρ + k, a constant in each case,
- * so each copy folds) with the structure's zeros left out, else the general pose.  ABA's passes and
- * g(q) (rnea.c: mb_gravity_torques) take these. */
+ * so each copy folds) with the structure's zeros left out, else the general pose.  ABA's passes take
+ * both, g(q)'s forward pass the first (rnea.c: mb_gravity_torques). */
 #define MB_PERM_CASES(CALL)                                                                             \
     case 3: CALL(3); break;                                                                             \
     case 4: CALL(4); break;                                                                             \
