@@ -115,3 +115,42 @@ def test_permuted_turns_are_the_exact_permutations():
         np.testing.assert_array_equal(f(model, Q, QD, X), f(exact, Q, QD, X))
     single = np.array([mb.aba(model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
     np.testing.assert_array_equal(mb.aba(model, Q, QD, X), single)   # the lanes' copy of the permuted turns
+
+
+# ---- revolute joints at their parent frame's origin (p = 0: compile.c's unit_handover + 27), in a branching
+# tree whose bodies have several children (model.h: aba_tree — the child of largest index starts its parent's IA)
+def origin_joints_model(seed):
+    from multibody.model.urdf import rpy_to_rot
+    rng = np.random.default_rng(seed)
+    b = mb.ModelBuilder("joints at the origin", gravity=(0.0, -3.0, -9.81))
+    names = []
+    for k in range(14):
+        m = rng.uniform(0.3, 1.5)
+        rotation = (None, rpy_to_rot(*rng.choice(QUARTERS, size=3)), _rot(rng))[k % 3]  # a turn, permuted, general
+        b.add_body(f"b{k}", names[rng.integers(max(1, len(names) - 3), len(names) + 1) - 1] if names else None,
+                   "revolute", axis=AXES[(k + seed) % 6], mass=m, com=rng.normal(scale=0.2, size=3),
+                   inertia=_inertia(rng, m), joint_rotation=rotation,
+                   joint_translation=np.zeros(3) if k % 4 else rng.normal(scale=0.3, size=3))
+        names.append(f"b{k}")
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_joints_at_the_origin_against_pinocchio(seed):
+    import pinocchio as pin
+    from pin_states import q_to_pin, to_pinocchio, v_perm
+    model = origin_joints_model(seed)
+    assert np.sum(np.all(model.tree_translation == 0.0, axis=1)) >= 10
+    assert len(set(model.parent)) < model.nb - 2, "no body with several children"
+    pm = to_pinocchio(model)
+    data, P = pm.createData(), v_perm(model)
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        q, qd, tau = rng.uniform(-3, 3, model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
+        ours = mb.aba(model, q, qd, tau)
+        theirs = pin.aba(pm, data, q_to_pin(model, q), qd[P], tau[P])
+        np.testing.assert_allclose(ours[P], theirs, rtol=0, atol=1e-11 * max(1.0, np.abs(theirs).max()))
+        np.testing.assert_allclose(mb.rnea(model, q, qd, ours), tau, rtol=0, atol=1e-11)
+    Q, QD, X = rng.uniform(-3, 3, (9, model.nq)), rng.normal(size=(9, model.nv)), rng.normal(size=(9, model.nv))
+    single = np.array([mb.aba(model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
+    np.testing.assert_array_equal(mb.aba(model, Q, QD, X), single)   # the lanes (their IA copied in pass 1)

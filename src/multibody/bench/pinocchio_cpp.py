@@ -66,7 +66,7 @@ SHORT = {"rnea": "rnea", "crba": "crba", "aba": "aba", "minv": "M⁻¹", "rnea_d
 # the core's files the six kernels need (the planar FDab: aba.c hands planar trees to it; kkt.c:
 # the small SPD solves of multi-dof joints)
 C_SOURCES = ("common/status.c", "model/compile.c", "model/jcalc.c", "model/model.c", "kernels/rnea.c",
-             "kernels/crba.c", "kernels/aba.c", "kernels/planar.c", "kernels/minv.c",
+             "kernels/crba.c", "kernels/aba.c", "kernels/aba_avx2.c", "kernels/planar.c", "kernels/minv.c",
              "kernels/rnea_derivatives.c", "kernels/aba_derivatives.c", "sim/kkt.c")
 C_FLAGS = ("-std=c11", "-O3", "-ffp-contract=off")  # setup.py's
 CXX_FLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",

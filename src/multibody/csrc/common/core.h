@@ -477,6 +477,9 @@ extern const mb_lanes_impl mb_lanes_baseline;
 #define MB_HAVE_LANES_AVX2 1
 extern const mb_lanes_impl mb_lanes_avx2;
 extern const mb_lanes_impl mb_lanes_avx2_pair;  /* 2 lanes, AVX2 code: single planar runs (py_rollout.c) */
+#define MB_HAVE_ABA_AVX2 1
+int mb_aba_avx2(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+                const double *fext, double *qdd);  /* mb_aba in AVX2 code (aba_avx2.c); mb_aba calls it */
 #endif
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX512F__)
 #define MB_HAVE_LANES_AVX512 1

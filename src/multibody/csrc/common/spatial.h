@@ -174,6 +174,18 @@ static inline void mb_crf_add(const real *v, const real *f, real *out)
     out[5] += v[0] * f[4] - v[1] * f[3];
 }
 
+/* out = v ×* f: mb_crf_add into a zero vector, without its reads of out (the same numbers, but that
+ * 0 + (−0) is +0) */
+static inline void mb_crf(const real *v, const real *f, real *out)
+{
+    out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4];
+    out[1] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5];
+    out[2] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3];
+    out[3] = v[1] * f[5] - v[2] * f[4];
+    out[4] = v[2] * f[3] - v[0] * f[5];
+    out[5] = v[0] * f[4] - v[1] * f[3];
+}
+
 /* dst += src, n entries (not overlapping: a parent's sums and its child's); for one state four
  * at a time (the compiler keeps these short loops scalar) */
 static inline void mb_add_to(real *restrict dst, const real *restrict src, int n)
@@ -541,6 +553,48 @@ MB_FOLD void mb_force_to_parent_add_pat(int turn, const real *R, const real *p, 
     out[5] += g2;
 }
 
+/* X m and out += Xᵀ f for a pose whose R has the structure `turn` (model.h: turn_code, the body's, read at
+ * run time): a turn about e_k as mb_*_kind, a permuted turn (code 3 + 3ρ + k, a constant in each case,
+ * so each copy folds) with the structure's zeros left out, else the general pose.  ABA's passes take
+ * both, g(q)'s forward pass the first (rnea.c: mb_gravity_torques). */
+#define MB_PERM_CASES(CALL)                                                                             \
+    case 3: CALL(3); break;                                                                             \
+    case 4: CALL(4); break;                                                                             \
+    case 5: CALL(5); break;                                                                             \
+    case 6: CALL(6); break;                                                                             \
+    case 7: CALL(7); break;                                                                             \
+    case 8: CALL(8); break;                                                                             \
+    case 9: CALL(9); break;                                                                             \
+    case 10: CALL(10); break;                                                                           \
+    case 11: CALL(11); break;
+
+MB_FOLD void mb_motion_to_child_turn(int turn, const real *R, const real *p, const real *x, real *out)
+{
+#define MB_TO_CHILD(T) mb_motion_to_child_pat(T, R, p, x, out)
+    switch (turn) {
+    case 0: mb_motion_to_child_x(R[4], R[7], p, x, out); break;  /* (mb_motion_to_child_kind's) */
+    case 1: mb_motion_to_child_y(R[8], R[2], p, x, out); break;
+    case 2: mb_motion_to_child_z(R[0], R[3], p, x, out); break;
+    MB_PERM_CASES(MB_TO_CHILD)
+    default: mb_motion_to_child(R, p, x, out);
+    }
+#undef MB_TO_CHILD
+}
+
+MB_FOLD void mb_force_to_parent_add_turn(int turn, const real *R, const real *p, const real *f, real *out)
+{
+#define MB_TO_PARENT(T) mb_force_to_parent_add_pat(T, R, p, f, out)
+    switch (turn) {
+    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;  /* (mb_force_to_parent_add_kind's) */
+    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
+    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
+    MB_PERM_CASES(MB_TO_PARENT)
+    default: mb_force_to_parent_add(R, p, f, out);
+    }
+#undef MB_TO_PARENT
+}
+#undef MB_PERM_CASES
+
 /* M = R B Rᵀ for the 3×3 block B of the upper-triangle A at rows r0…r0+2, columns c0…c0+2 with row zr
  * and column zc zero; a diagonal block (sym) gets its upper triangle only.  All int arguments are
  * compile-time constants at every call. */
@@ -571,18 +625,32 @@ MB_FOLD void mb_rotate_block(int turn, int zr, int zc, int sym, const real *R, c
         }
 }
 
-/* out += Xᵀ A X on upper triangles, X = plux(Rᵀ, p) (see mb_sym6_to_parent_add for the blocks):
+/* out = base + Xᵀ A X on upper triangles, X = plux(Rᵀ, p) (see mb_sym6_to_parent_add for the blocks;
+ * base = out: out += …, each entry read before it is written):
  * rotated blocks M = R A Rᵀ, then with P = p×, Y = P M22 and G = M12 P,
  *   out11 += M11 − (G + Gᵀ) − Y P,   out12 += M12 + Y,   out22 += M22.
  * A's row and column za (angular, 0…2) and 3 + zl (linear) are zero where za, zl ≥ 0 (a one-dof
- * joint's Ia, aba.c); turn ≥ 0: R has that structure (mb_turn_zero).  One function per
- * constant (turn, za, zl), made by MB_SYM6_UPPER_ADD. */
-MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const real *p, const real *A, real *out)
+ * joint's Ia, aba.c); turn ≥ 0: R has that structure (mb_turn_zero); p0: p is exactly 0 (a revolute
+ * joint at its parent frame's origin, model.h: unit_handover), so only the rotated blocks are added (the
+ * same numbers: the products with p are zeros, which change no sum but for the sign of a zero). */
+MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, int p0, const real *R, const real *p, const real *A,
+                               const real *base, real *out)
 {
     real M11[3][3], M12[3][3], M22[3][3], Y[3][3], G[3][3];
     mb_rotate_block(turn, za, za, 1, R, A, 0, 0, M11);
     mb_rotate_block(turn, za, zl, 0, R, A, 0, 3, M12);
     mb_rotate_block(turn, zl, zl, 1, R, A, 3, 3, M22);
+    if (p0) {  /* p = 0 exactly: Y, G and Y P are zeros, and out = base + M */
+        MB_UNROLL for (int r = 0; r < 3; r++)
+            MB_UNROLL for (int c = 0; c < 3; c++) {
+                if (c >= r) {
+                    out[6 * r + c] = base[6 * r + c] + M11[r][c];
+                    out[6 * (3 + r) + 3 + c] = base[6 * (3 + r) + 3 + c] + M22[r][c];
+                }
+                out[6 * r + 3 + c] = base[6 * r + 3 + c] + M12[r][c];
+            }
+        return;
+    }
     MB_UNROLL for (int c = 0; c < 3; c++) {  /* column c of Y = p × column c of M22 */
         const real m0 = c >= 0 ? M22[0][c] : M22[c][0], m1 = c >= 1 ? M22[1][c] : M22[c][1], m2 = M22[c][2];
         Y[0][c] = p[1] * m2 - p[2] * m1;
@@ -599,10 +667,10 @@ MB_FOLD void mb_sym6_upper_add(int turn, int za, int zl, const real *R, const re
         const real yp[3] = {y1 * p[2] - y2 * p[1], y2 * p[0] - y0 * p[2], y0 * p[1] - y1 * p[0]};  /* row r of Y P */
         MB_UNROLL for (int c = 0; c < 3; c++) {
             if (c >= r) {
-                out[6 * r + c] += M11[r][c] - (G[r][c] + G[c][r]) - yp[c];
-                out[6 * (3 + r) + 3 + c] += M22[r][c];
+                out[6 * r + c] = base[6 * r + c] + (M11[r][c] - (G[r][c] + G[c][r]) - yp[c]);
+                out[6 * (3 + r) + 3 + c] = base[6 * (3 + r) + 3 + c] + M22[r][c];
             }
-            out[6 * r + 3 + c] += M12[r][c] + Y[r][c];
+            out[6 * r + 3 + c] = base[6 * r + 3 + c] + (M12[r][c] + Y[r][c]);
         }
     }
 }

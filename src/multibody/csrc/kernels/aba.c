@@ -17,6 +17,10 @@
  * floating base (floating.c, FDfb) run the same passes: a joint with fd[i] = 0 is an
  * inverse-dynamics joint whose q̈ is known (folded into c_i), and `first` lets FDfb start the
  * recursion below its floating base.
+ *
+ * This file is compiled three ways: as itself (scalar, the architecture's baseline), by aba_avx2.c
+ * (scalar in AVX2 code, which mb_aba calls on CPUs that have it: the same numbers) and by aba_lanes.c
+ * (`real` a vector of MB_LANES states).
  */
 #include <math.h>
 #include <string.h>
@@ -25,7 +29,7 @@
 #include "model/poses.h"
 #include "common/spatial.h"
 
-#ifndef MB_LANE_BUILD
+#if !defined(MB_LANE_BUILD) && !defined(MB_ABA_AVX2)
 /* Inverse of the small SPD block D (n×n, row-major, n ≤ 6) by Gauss-Jordan with partial pivoting;
  * 0 if D is (numerically) singular. */
 int mb_invert_small(const double *D, int n, double *Dinv)
@@ -89,7 +93,7 @@ static int is_free_root(const mb_model *m, int i, const unsigned char *fd)
     return 1;
 }
 
-#ifndef MB_LANE_BUILD
+#if !defined(MB_LANE_BUILD) && !defined(MB_ABA_AVX2)
 int mb_lanes_supported(const mb_model *m)
 {
     if (m->planar)
@@ -157,44 +161,15 @@ static inline real axis_sign(const mb_model *m, int k, int s, real x)
     return m->S[6 * k + s] < 0.0 ? -x : x;
 }
 
-/* X m and out += Xᵀ f for body i's pose, by the structure of its R (model.h: turn_code; spatial.h:
- * mb_turn_zero): a turn about e_k as mb_*_kind, a permuted turn (code 3 + 3ρ + k, a constant in
- * each case, so each copy folds) with the structure's zeros left out. */
-#define ABA_PERM_CASES(CALL)                                                                            \
-    case 3: CALL(3); break;                                                                             \
-    case 4: CALL(4); break;                                                                             \
-    case 5: CALL(5); break;                                                                             \
-    case 6: CALL(6); break;                                                                             \
-    case 7: CALL(7); break;                                                                             \
-    case 8: CALL(8); break;                                                                             \
-    case 9: CALL(9); break;                                                                             \
-    case 10: CALL(10); break;                                                                           \
-    case 11: CALL(11); break;
-
+/* X m and out += Xᵀ f for body i's pose, by the structure of its R (spatial.h: mb_motion_to_child_turn). */
 MB_FOLD void to_child(const mb_model *m, int i, const real *R, const real *p, const real *x, real *out)
 {
-#define ABA_TO_CHILD(T) mb_motion_to_child_pat(T, R, p, x, out)
-    switch (m->turn_code[i]) {
-    case 0: mb_motion_to_child_x(R[4], R[7], p, x, out); break;  /* (mb_motion_to_child_kind's) */
-    case 1: mb_motion_to_child_y(R[8], R[2], p, x, out); break;
-    case 2: mb_motion_to_child_z(R[0], R[3], p, x, out); break;
-    ABA_PERM_CASES(ABA_TO_CHILD)
-    default: mb_motion_to_child(R, p, x, out);
-    }
-#undef ABA_TO_CHILD
+    mb_motion_to_child_turn(m->turn_code[i], R, p, x, out);
 }
 
 MB_FOLD void to_parent_add(const mb_model *m, int i, const real *R, const real *p, const real *f, real *out)
 {
-#define ABA_TO_PARENT(T) mb_force_to_parent_add_pat(T, R, p, f, out)
-    switch (m->turn_code[i]) {
-    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;  /* (mb_force_to_parent_add_kind's) */
-    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
-    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
-    ABA_PERM_CASES(ABA_TO_PARENT)
-    default: mb_force_to_parent_add(R, p, f, out);
-    }
-#undef ABA_TO_PARENT
+    mb_force_to_parent_add_turn(m->turn_code[i], R, p, f, out);
 }
 
 /* U = row s of the upper-triangle IA (MB_U6), s a compile-time constant at each call. */
@@ -221,8 +196,10 @@ MB_FOLD void bias_unit(const real *v, int s, real qd, real *c)
 }
 
 /* Pass 1 for bodies first … nb−1 (poses already in d->R, d->p; a body whose parent is < 0 starts
- * from rest).  IA_i = I_i in upper-triangle form (spatial.h: MB_U6; pass 2 reads no more).
- * External forces, if any, are subtracted (world poses in d->R0, d->p0). */
+ * from rest).  pA_i = v_i ×* I_i v_i; external forces, if any, are subtracted (world poses in d->R0,
+ * d->p0).  IA_i = I_i is not copied here but where pass 2 starts from it (ABA_IA_BASE); the lanes build
+ * copies it here, in upper-triangle form (spatial.h: MB_U6; pass 2 reads no more), as its I_i is the
+ * model's double, not lanes. */
 MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d, const real *q,
                                                    const real *qd, const double *fext, int first)
 {
@@ -258,10 +235,11 @@ MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d
             if (par >= 0)
                 mb_crm_add(v, vJ, c);
         }
+#ifdef MB_LANE_BUILD  /* (the scalar build's pass 2 reads I_i from the model: ABA_IA_BASE) */
         mb_copy_sym6_upper(m->inertia6 + 36 * i, d->IA + 36 * i);
+#endif
         mb_inertia_mul(m->inertia + MB_NI * i, v, Iv);
-        memset(pA, 0, 6 * sizeof(real));
-        mb_crf_add(v, Iv, pA);
+        mb_crf(v, Iv, pA);
 #ifndef MB_LANE_BUILD
         if (fext) {
             double fx[6];
@@ -276,9 +254,9 @@ MB_LANES_STATIC void MB_NAME(mb_aba_velocity_pass)(const mb_model *m, mb_data *d
 /* out += Xupᵀ A Xup on upper triangles (mb_sym6_upper_add) for a full A: the general pose, and a
  * turn about e_TURN (model.h: pose_kind). */
 #define ABA_SYM6_ADD(NAME, TURN)                                                                        \
-    static void NAME(const real *R, const real *p, const real *A, real *out)                            \
+    static void NAME(const real *R, const real *p, const real *A, const real *base, real *out)          \
     {                                                                                                   \
-        mb_sym6_upper_add(TURN, -1, -1, R, p, A, out);                                                  \
+        mb_sym6_upper_add(TURN, -1, -1, 0, R, p, A, base, out);                                         \
     }
 ABA_SYM6_ADD(sym6_add, -1)
 ABA_SYM6_ADD(sym6_add_turn_x, 0)
@@ -293,9 +271,10 @@ ABA_SYM6_ADD(sym6_add_turn_z, 2)
  * (mb_sym6_upper_add), which skip about a third of their products; everything is in upper-triangle
  * form.  One copy per K and pose: the general one, and for K < 3 a turn about e_K with no tree
  * rotation (model.h: pose_kind) or after a signed-permutation one (turn_code). */
-#define ABA_UNIT_HANDOVER(NAME, K, TURN)                                                                \
+#define ABA_UNIT_HANDOVER(NAME, K, TURN) ABA_UNIT_HANDOVER_P(NAME, K, TURN, 0)
+#define ABA_UNIT_HANDOVER_P(NAME, K, TURN, P0)                                                          \
     static void NAME(const real *IA, real dinv, const real *c, const real *R, const real *p, real *pa,  \
-                     real *IA_parent)                                                                   \
+                     const real *base, real *IA_parent)                                                 \
     {                                                                                                   \
         enum { CZERO = (K) < 3 ? (1 << (K)) | (8 << (K)) : 7 | (1 << (K)) };                            \
         real Ia[36];                                                                                    \
@@ -318,7 +297,7 @@ ABA_SYM6_ADD(sym6_add_turn_z, 2)
                 }                                                                                       \
             pa[r] += s;                                                                                 \
         }                                                                                               \
-        mb_sym6_upper_add(TURN, (K) < 3 ? (K) : -1, (K) < 3 ? -1 : (K) - 3, R, p, Ia, IA_parent);        \
+        mb_sym6_upper_add(TURN, (K) < 3 ? (K) : -1, (K) < 3 ? -1 : (K) - 3, P0, R, p, Ia, base, IA_parent); \
     }
 ABA_UNIT_HANDOVER(handover_turn_x, 0, 0)
 ABA_UNIT_HANDOVER(handover_turn_y, 1, 1)
@@ -340,6 +319,22 @@ ABA_UNIT_HANDOVER(handover_perm_12, 2, 8)
 ABA_UNIT_HANDOVER(handover_perm_20, 0, 9)
 ABA_UNIT_HANDOVER(handover_perm_21, 1, 10)
 ABA_UNIT_HANDOVER(handover_perm_22, 2, 11)
+/* the revolute copies for a joint at its parent frame's origin, p = 0 (unit_handover 27 + the code above) */
+ABA_UNIT_HANDOVER_P(handover_turn_x_p0, 0, 0, 1)
+ABA_UNIT_HANDOVER_P(handover_turn_y_p0, 1, 1, 1)
+ABA_UNIT_HANDOVER_P(handover_turn_z_p0, 2, 2, 1)
+ABA_UNIT_HANDOVER_P(handover_unit_0_p0, 0, -1, 1)
+ABA_UNIT_HANDOVER_P(handover_unit_1_p0, 1, -1, 1)
+ABA_UNIT_HANDOVER_P(handover_unit_2_p0, 2, -1, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_00_p0, 0, 3, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_01_p0, 1, 4, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_02_p0, 2, 5, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_10_p0, 0, 6, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_11_p0, 1, 7, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_12_p0, 2, 8, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_20_p0, 0, 9, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_21_p0, 1, 10, 1)
+ABA_UNIT_HANDOVER_P(handover_perm_22_p0, 2, 11, 1)
 /* prismatic along e_{K−3} under a tree rotation with row and column t ±e_t (turn_code 3 + 4t) */
 ABA_UNIT_HANDOVER(handover_slide_30, 3, 3)
 ABA_UNIT_HANDOVER(handover_slide_31, 3, 7)
@@ -350,6 +345,15 @@ ABA_UNIT_HANDOVER(handover_slide_42, 4, 11)
 ABA_UNIT_HANDOVER(handover_slide_50, 5, 3)
 ABA_UNIT_HANDOVER(handover_slide_51, 5, 7)
 ABA_UNIT_HANDOVER(handover_slide_52, 5, 11)
+
+/* Where IA_λ(i) starts as body i hands over to it: from the parent's own inertia I_λ(i) when body i is its
+ * first child in pass 2's order (the one of largest index, model.h: aba_tree), so that no pass copies I
+ * into IA; else from the sums already there.  The lanes build copies I in pass 1. */
+#ifdef MB_LANE_BUILD
+#define ABA_IA_BASE(i, par) (d->IA + 36 * (par))
+#else
+#define ABA_IA_BASE(i, par) (m->aba_tree[i] & MB_ABA_FIRST_CHILD ? m->inertia6 + 36 * (par) : d->IA + 36 * (par))
+#endif
 
 /* Pass 2 for bodies nb−1 … first.  Joints with fd[i] == 0 (fd may be NULL: all forward) are
  * inverse-dynamics joints: their known acceleration is already in c_i, and they pass the full
@@ -368,14 +372,24 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
     for (int i = m->nb - 1; i >= first; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i], hand = m->unit_handover[i];
         const int forward = !fd || fd[i];
+        const int unit = forward && hand >= 0 && m->armature[vs] == 0.0;  /* the common case: S = σ e_s, D = IA_ss
+                                                                               * (the armature is read here: the loop's
+                                                                               * implicit damping runs a copy of m with
+                                                                               * its own) */
         real *IA = d->IA + 36 * i;
+#ifndef MB_LANE_BUILD
+        if (!(m->aba_tree[i] & MB_ABA_HAS_CHILD)) {  /* a leaf: IA_i = I_i, read from the model where it is only read */
+            if (unit)
+                IA = m->inertia6 + 36 * i;
+            else
+                mb_copy_sym6_upper(m->inertia6 + 36 * i, IA);
+        }
+#endif
         const real *Ia = IA;
         real *Dinv = d->Dinv + 36 * i;
         const real *pA = d->pA + 6 * i, *c = d->c + 6 * i;
         memcpy(pa, pA, sizeof pa);
-        if (forward && hand >= 0 && m->armature[vs] == 0.0) {  /* the common case: S = σ e_s, D = IA_ss (the
-                                                                  * armature is read here: the loop's implicit
-                                                                  * damping runs a copy of m with its own) */
+        if (unit) {
             const int s = m->dof_axis[vs], neg = m->S[6 * vs + s] < 0.0;
             real U[6];
             switch (s) {  /* U = σ column s of IA (= row s), s a constant in each copy */
@@ -400,34 +414,50 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
                 pa[r] += U[r] * ud;
             const real *R = d->R + 9 * i, *p = d->p + 3 * i;
             real *IA_parent = d->IA + 36 * par;
+            const real *base = ABA_IA_BASE(i, par);
             switch (hand) {  /* (compile.c: by s and the pose's turn_code) */
-            case 18: handover_slide_30(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 19: handover_slide_31(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 20: handover_slide_32(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 21: handover_slide_40(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 22: handover_slide_41(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 23: handover_slide_42(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 24: handover_slide_50(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 25: handover_slide_51(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 26: handover_slide_52(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 9: handover_perm_00(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 10: handover_perm_01(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 11: handover_perm_02(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 12: handover_perm_10(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 13: handover_perm_11(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 14: handover_perm_12(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 15: handover_perm_20(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 16: handover_perm_21(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 17: handover_perm_22(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 0: handover_turn_x(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 1: handover_turn_y(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 2: handover_turn_z(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 3: handover_unit_0(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 4: handover_unit_1(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 5: handover_unit_2(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 6: handover_unit_3(IA, dinv, c, R, p, pa, IA_parent); break;
-            case 7: handover_unit_4(IA, dinv, c, R, p, pa, IA_parent); break;
-            default: handover_unit_5(IA, dinv, c, R, p, pa, IA_parent);
+            case 18: handover_slide_30(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 19: handover_slide_31(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 20: handover_slide_32(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 21: handover_slide_40(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 22: handover_slide_41(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 23: handover_slide_42(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 24: handover_slide_50(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 25: handover_slide_51(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 26: handover_slide_52(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 27: handover_turn_x_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 28: handover_turn_y_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 29: handover_turn_z_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 30: handover_unit_0_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 31: handover_unit_1_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 32: handover_unit_2_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 36: handover_perm_00_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 37: handover_perm_01_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 38: handover_perm_02_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 39: handover_perm_10_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 40: handover_perm_11_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 41: handover_perm_12_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 42: handover_perm_20_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 43: handover_perm_21_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 44: handover_perm_22_p0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 9: handover_perm_00(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 10: handover_perm_01(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 11: handover_perm_02(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 12: handover_perm_10(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 13: handover_perm_11(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 14: handover_perm_12(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 15: handover_perm_20(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 16: handover_perm_21(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 17: handover_perm_22(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 0: handover_turn_x(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 1: handover_turn_y(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 2: handover_turn_z(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 3: handover_unit_0(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 4: handover_unit_1(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 5: handover_unit_2(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 6: handover_unit_3(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            case 7: handover_unit_4(IA, dinv, c, R, p, pa, base, IA_parent); break;
+            default: handover_unit_5(IA, dinv, c, R, p, pa, base, IA_parent);
             }
             to_parent_add(m, i, R, p, pa, d->pA + 6 * par);
             continue;
@@ -511,10 +541,10 @@ MB_LANES_STATIC int MB_NAME(mb_aba_articulated_pass)(const mb_model *m, mb_data 
         }
         const real *R = d->R + 9 * i, *p = d->p + 3 * i;  /* IA_λ += Xupᵀ Ia Xup */
         switch (m->pose_kind[i]) {
-        case 0: sym6_add_turn_x(R, p, Ia, d->IA + 36 * par); break;
-        case 1: sym6_add_turn_y(R, p, Ia, d->IA + 36 * par); break;
-        case 2: sym6_add_turn_z(R, p, Ia, d->IA + 36 * par); break;
-        default: sym6_add(R, p, Ia, d->IA + 36 * par);
+        case 0: sym6_add_turn_x(R, p, Ia, ABA_IA_BASE(i, par), d->IA + 36 * par); break;
+        case 1: sym6_add_turn_y(R, p, Ia, ABA_IA_BASE(i, par), d->IA + 36 * par); break;
+        case 2: sym6_add_turn_z(R, p, Ia, ABA_IA_BASE(i, par), d->IA + 36 * par); break;
+        default: sym6_add(R, p, Ia, ABA_IA_BASE(i, par), d->IA + 36 * par);
         }
         mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, pa, d->pA + 6 * par);
     }
@@ -615,6 +645,10 @@ MB_LANES_STATIC void MB_NAME(mb_aba_start)(const mb_model *m, mb_data *d, const 
 MB_LANES_STATIC int MB_NAME(mb_aba)(const mb_model *m, mb_data *d, const real *q, const real *qd,
                                     const real *tau, const double *fext, real *qdd)
 {
+#if defined(MB_HAVE_ABA_AVX2) && !defined(MB_LANE_BUILD) && !defined(MB_ABA_AVX2)
+    if (__builtin_cpu_supports("avx2"))  /* this function in AVX2 code (aba_avx2.c): the same numbers */
+        return mb_aba_avx2(m, d, q, qd, tau, fext, qdd);
+#endif
 #ifndef MB_LANE_BUILD
     if (m->planar && !fext)  /* the same algorithm in planar vectors (planar.c) */
         return mb_aba_planar(m, d, q, qd, tau, qdd);

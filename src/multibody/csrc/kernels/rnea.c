@@ -132,7 +132,10 @@ MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real 
 }
 
 /* g(q) = RNEA(q, 0, 0): with q̇ = q̈ = 0 the forward pass is a_i = Xup_i a_λ(i), f_i = I_i a_i, and the
- * terms left out are exact zeros, so τ is mb_rnea's (up to the sign of a zero).  The lanes build has
+ * terms left out are exact zeros, so τ is mb_rnea's (up to the sign of a zero).  Its forward transform
+ * skips the structural zeros of R as ABA's does (spatial.h: mb_motion_to_child_turn); the backward one
+ * stays the pose_kind one mb_rnea shares: left to mb_rnea alone, GCC inlines it there and mb_rnea runs
+ * 3-5 % slower on UR5, solo12 and Talos (kernels_harness).  The lanes build has
  * it too (a batch's recorded τ of a PD with g(q)), each lane this function's result bit for bit. */
 MB_LANES_STATIC void MB_NAME(mb_gravity_torques)(const mb_model *m, mb_data *d, const real *q, int have_poses,
                                                  real *tau)
@@ -145,7 +148,7 @@ MB_LANES_STATIC void MB_NAME(mb_gravity_torques)(const mb_model *m, mb_data *d, 
     for (int i = 0; i < m->nb; i++) {
         const int par = m->parent[i];
         real *a = d->a + 6 * i;
-        mb_motion_to_child_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, par < 0 ? minus_grav : d->a + 6 * par, a);
+        mb_motion_to_child_turn(m->turn_code[i], d->R + 9 * i, d->p + 3 * i, par < 0 ? minus_grav : d->a + 6 * par, a);
         mb_inertia_mul(m->inertia + MB_NI * i, a, d->f + 6 * i);
     }
     for (int i = m->nb - 1; i >= 0; i--) {

@@ -11,7 +11,10 @@
  *                       of the double nearest π/2 is 6.1e-17) set to 0: URDF's rpy of π/2 multiples
  *       turn_code       pose_kind, or Xup_i a turn about e_k after such a permutation (revolute about e_k),
  *                       or a prismatic joint's tree rotation a turn about a coordinate axis
- *       unit_handover   which of aba.c's hand-over copies a one-dof unit-axis joint takes
+ *       unit_handover   which of aba.c's hand-over copies a one-dof unit-axis joint takes (+27: a
+ *                       revolute joint whose p = tree_p is exactly 0)
+ *       aba_tree        has a child / is its parent's child of largest index (aba.c pass 2: where IA
+ *                       starts from the body's own inertia instead of a copy of it)
  *       dof_axis/unit   column k of S is ±e_s / e_s
  *       planar, plnr…   the planar tables (planar.c decides and fills them)
  *       sub_cols, sub_first, sub_count  the subtree columns of M⁻¹ (minv.c: mb_subtree_columns),
@@ -78,7 +81,7 @@ int mb_model_compile(mb_model *m)
     const int nb = m->nb, nv = m->nv;
     m->inertia6 = malloc(sizeof(double) * 45 * (nb ? nb : 1));  /* and tree_R_exact */
     m->axis_kind = malloc(sizeof(int) * (nb ? nb : 1));
-    m->pose_kind = malloc(sizeof(int) * 3 * (nb ? nb : 1));  /* and turn_code, unit_handover */
+    m->pose_kind = malloc(sizeof(int) * 4 * (nb ? nb : 1));  /* and turn_code, unit_handover, aba_tree */
     m->dof_unit = malloc(sizeof(int) * (nv ? nv : 1));
     m->dof_axis = malloc(sizeof(int) * (nv ? nv : 1));
     m->sub_cols = malloc(sizeof(int) * ((size_t)nv + 3 * (size_t)nb + 1));
@@ -88,7 +91,7 @@ int mb_model_compile(mb_model *m)
         return MB_NO_MEMORY;
     }
     m->tree_R_exact = m->inertia6 + 36 * (nb ? nb : 1), m->turn_code = m->pose_kind + (nb ? nb : 1);
-    m->unit_handover = m->turn_code + (nb ? nb : 1);
+    m->unit_handover = m->turn_code + (nb ? nb : 1), m->aba_tree = m->unit_handover + (nb ? nb : 1);
     m->sub_first = m->sub_cols + nv, m->sub_count = m->sub_first + nb, m->sub_slot = m->sub_count + nb;
     mb_subtree_columns(m, m->sub_cols, m->sub_first, m->sub_count, slot);
     free(slot);
@@ -141,6 +144,16 @@ int mb_model_compile(mb_model *m)
                               : code < 3   ? (code == s ? s : 3 + s)  /* a turn about e_s, or a general pose */
                               : s < 3      ? 6 + code                 /* a permuted turn (its k is s) */
                                            : 18 + 3 * (s - 3) + (code - 3) / 4;  /* a slide under a turn */
+        const double *t = m->tree_p + 3 * i;  /* a revolute joint's p is its tree_p (poses.h): exactly 0 here */
+        if (m->jtype[i] == MB_REVOLUTE && s >= 0 && s < 3 && t[0] == 0.0 && t[1] == 0.0 && t[2] == 0.0)
+            m->unit_handover[i] += 27;
+    }
+    for (int i = 0; i < nb; i++)
+        m->aba_tree[i] = 0;
+    for (int i = nb - 1; i >= 0; i--) {  /* children come after their parent: the first seen from the end is the last */
+        const int par = m->parent[i];
+        if (par >= 0 && !(m->aba_tree[par] & MB_ABA_HAS_CHILD))
+            m->aba_tree[i] |= MB_ABA_FIRST_CHILD, m->aba_tree[par] |= MB_ABA_HAS_CHILD;
     }
     return mb_planar_setup(m) ? MB_OK : MB_NO_MEMORY;
 }

@@ -21,6 +21,9 @@
  * spatial inertia is [Ī, h×; (h×)ᵀ, m·1]. */
 enum { MB_I_M = 0, MB_I_H = 1, MB_I_BAR = 4, MB_NI = 10 };
 
+/* mb_model.aba_tree's bits (compile.c) */
+enum { MB_ABA_HAS_CHILD = 1, MB_ABA_FIRST_CHILD = 2 };
+
 typedef struct mb_model {
     int nb;               /* number of bodies (= joints)                                   */
     int nq;               /* length of q (configuration)                                   */
@@ -61,6 +64,11 @@ typedef struct mb_model {
                                       ±e_t; −1 otherwise.  Inside pose_kind's allocation          */
     int *unit_handover;   /* (nb) ABA's hand-over copy (aba.c's switch) for a one-dof joint with
                                       S = ±e_s (taken when its armature is 0), −1 for the general one;
+                                      inside pose_kind's allocation                               */
+    int *aba_tree;        /* (nb) ABA's articulated-inertia bookkeeping (aba.c pass 2), from parent[]
+                                      only: MB_ABA_HAS_CHILD when body i has a child, MB_ABA_FIRST_CHILD
+                                      when it is its parent's child of largest index (pass 2's first
+                                      hand-over into the parent, which then starts from I_λ(i));
                                       inside pose_kind's allocation                               */
     double *tree_R_exact; /* (nb × 9) tree_R, but a rotation that is a signed permutation up to the
                                       rounding of multiples of π/2 (URDF rpy ±1.5707963267948966:
