@@ -778,15 +778,16 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         for (int j = 0; j < 3; j++)
             f[j] = fn * n3[j] + ft[0] * t[0][j] + ft[1] * t[1][j];
         mb_copy3(f, F + 3 * (size_t)slot[i]);
-        /* δ = f⁺ − (f + Σ_rows Δf_r d_r), in the rows' directions (n; t1, t2 where it has them) */
+        /* δ = f⁺ − (f + Σ_rows Δf_r d_r), in the rows' directions (n; t1, t2 where it has them), against the
+         * contact's forces' size */
         double dl[3], sized = 0.0;
         for (int k = 0; k < 3; k++) {
             const double fr = k == 0 ? fn0 + w->dfs[r] : w->nrow[a] == 3 ? mb_dot3(f0, t[k - 1]) + w->dfs[r + k]
                                                                          : mb_dot3(f0, t[k - 1]);
             dl[k] = (k == 0 ? fn : ft[k - 1]) - fr;
-            sized += fabs(fr) + fabs(k == 0 ? fn : ft[k - 1]);
+            sized += fabs(f0[k]) + fabs(f[k]);
         }
-        if (!(fabs(dl[0]) + fabs(dl[1]) + fabs(dl[2]) > 0.0 * sized))
+        if (!(fabs(dl[0]) + fabs(dl[1]) + fabs(dl[2]) > 1e-10 * sized))
             continue;
         moved = 1;
         const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
