@@ -234,19 +234,27 @@ static unsigned busy_mask(const group *g)
 
 /* Are all n numbers finite?  Without a branch per number: x·0 is ±0 for a finite x and NaN for an
  * infinite one or NaN, and a sum of such products is 0 exactly when all are finite; two numbers per
- * instruction (a pair of doubles: every x86-64 and ARM64 CPU has them). */
+ * instruction (a pair of doubles: every x86-64 and ARM64 CPU has them), in four independent sums (one sum
+ * waited out each addition's latency: 1.7 µs a call on the compliant scene's 2 576 contact states). */
 typedef double number_pair __attribute__((vector_size(16)));
 
 static int finite_all(const double *x, long n)
 {
-    number_pair acc = {0.0, 0.0};
+    number_pair acc[4] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}};
     long k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int j = 0; j < 4; j++) {
+            number_pair p;
+            memcpy(&p, x + k + 2 * j, sizeof p);
+            acc[j] += p * 0.0;
+        }
     for (; k + 2 <= n; k += 2) {
         number_pair p;
         memcpy(&p, x + k, sizeof p);
-        acc += p * 0.0;
+        acc[0] += p * 0.0;
     }
-    double s = acc[0] + acc[1];
+    const number_pair sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    double s = sum[0] + sum[1];
     if (k < n)
         s += x[k] * 0.0;
     return s == 0.0;
@@ -541,7 +549,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                                   w->contact_flags, w->contact_flags + r->contact.ground->npt);
             } else if (r->contact.scene) {  /* the model's geoms (scene_contact.c) */
                 double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
-                if (mb_scene_contact_stage(m, g->d, q[l], v[l], r->contact.scene, r->contact.K, r->contact.D,
+                const double hz = r->contact.implicit_dt > 0.0 ? r->contact.implicit_dt : g->h;  /* (the implicit's h) */
+                const double zscale = g->implicit ? r->contact.D / (r->contact.D + hz * r->contact.K) : 1.0;
+                if (mb_scene_contact_stage(m, g->d, q[l], v[l], r->contact.scene, r->contact.K, r->contact.D, zscale,
                                            y + nq + nv, f, zdot, force, w->scene_scratch) != 0) {
                     g->st[l] = MB_OVERFLOW;  /* (mb_scene_check found a collider for every pair) */
                     continue;

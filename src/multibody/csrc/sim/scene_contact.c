@@ -357,7 +357,8 @@ size_t mb_scene_stage_scratch(const mb_scene *s)
 }
 
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
-                           double K, double D, const double *z, double *fext, double *zdot, double *F, void *scratch)
+                           double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
+                           void *scratch)
 {
     const int cap = s->npair * MB_SCENE_PAIR_MAX;
     stage_memo *memo = scratch;
@@ -384,10 +385,10 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
         const double rate = pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? -K / D : 0.0;
         for (int k = 2 * p * MB_SCENE_PAIR_MAX; k < 2 * (p + 1) * MB_SCENE_PAIR_MAX; k++)
-            zdot[k] = rate * z[k];
+            zdot[k] = rate * z[k] * zscale;
     }
     for (int i = 0; i < nc; i++) {
-        zdot[2 * slot[i]] = ud[2 * i], zdot[2 * slot[i] + 1] = ud[2 * i + 1];
+        zdot[2 * slot[i]] = ud[2 * i] * zscale, zdot[2 * slot[i] + 1] = ud[2 * i + 1] * zscale;
         mb_copy3(Fc + 3 * i, F + 3 * slot[i]);
     }
     memo->F_last = F, memo->n_last = nc < cap ? nc : cap;
@@ -602,10 +603,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     const unsigned char *state = (const unsigned char *)(slot + cap);
     const int nc = memo->n_last;
     /* the deformations' relaxation (apart u̇ = −(K/D) u, sliding u̇ = −(f_t/√d + K u)/D) implicit in u too:
-     * u₁ = u + h u̇(u₁), i.e. D → D + h K, so no step overshoots the decay (explicit: h K/D < 2) */
+     * u₁ = u + h u̇(u₁), i.e. D → D + h K, so no step overshoots the decay (explicit: h K/D < 2); the stage
+     * scaled its ż by D/(D + h K) (its zscale) */
     const double Dh = D + h * K;
-    for (int k = 0; k < 2 * cap; k++)
-        zdot[k] *= D / Dh;
     int na = 0, n = 0;
     for (int i = 0; i < nc; i++)
         if (state[i])

@@ -82,7 +82,8 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
                              const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
                              double *udot, double *F, unsigned char *state);
 /* The loop's contact stage (rollout.c): contacts at q, the compliant law on them, and the states
- * z (2 per slot) mapped to them.  Slot p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of
+ * z (2 per slot) mapped to them, each ż times zscale (1; D/(D + h K) where the law is implicit in a
+ * semi_implicit step of h, whose relaxation of u that is: mb_scene_contact_implicit).  Slot p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of
  * the k-th contact point the narrow phase reports for candidate pair p (its order is the collider's,
  * fixed for a given configuration of the pair).  A slot without a contact is apart: u̇ = −(K/D) u
  * when the pair has friction (the ground law's release, u decays to 0), else u̇ = 0; its force is 0.
@@ -92,7 +93,8 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
  * collider. */
 size_t mb_scene_stage_scratch(const mb_scene *s);
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
-                           double K, double D, const double *z, double *fext, double *zdot, double *F, void *scratch);
+                           double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
+                           void *scratch);
 /* The law implicit in a semi_implicit step (scene_contact.c says the method): from the explicit q̈ (with the
  * stage's forces), q̈ gets M⁻¹ Jᵀ Δf and ż (2 per slot, the stage's) the sticking contacts' new tangential
  * velocity, so that v⁺ = v + h q̈ is the step with each active contact's force at the step's end linearised
