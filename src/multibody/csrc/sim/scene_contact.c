@@ -183,13 +183,12 @@ size_t mb_scene_pose_scratch(const mb_scene *s)
     return sizeof(posed) * (size_t)(s->ng ? s->ng : 1);
 }
 
-int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
-                      int cap, void *scratch)
+/* mb_scene_contacts on the body poses d->R0, d->p0 already computed at q */
+static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, int cap, void *scratch)
 {
     posed *P = scratch;
     if (!P && !(P = malloc(mb_scene_pose_scratch(s))))
         return -2;
-    mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
     /* every geom posed once per call, not once per pair it is in (a toe meets dozens of candidates); the
      * boxes then decide most pairs in six comparisons */
     for (int g = 0; g < s->ng; g++) {
@@ -239,6 +238,13 @@ int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_s
     return n;
 }
 
+int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
+                      int cap, void *scratch)
+{
+    mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    return contacts_posed(d, s, out, cap, scratch);
+}
+
 void mb_scene_tangents(const double *n, double *t1, double *t2)
 {
     double e[3] = {1.0, 0.0, 0.0};
@@ -279,11 +285,11 @@ static void add_force(double *fext, int k, const double *x, const double *f, dou
     fb[3] += sign * f[0], fb[4] += sign * f[1], fb[5] += sign * f[2];
 }
 
-void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
-                             const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
-                             double *udot, double *F, unsigned char *state)
+/* mb_scene_contact_forces on the body poses and velocities d->R0, d->p0, d->v already computed at (q, q̇) */
+static void forces_posed(const mb_model *m, mb_data *d, const mb_scene *s, const mb_scene_contact *c, int nc,
+                         double K, double D, const double *u, double *fext, double *udot, double *F,
+                         unsigned char *state)
 {
-    mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
     memset(fext, 0, sizeof(double) * 6 * m->nb);
     for (int i = 0; i < nc; i++) {
         const int p = c[i].pair;
@@ -338,6 +344,14 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
     }
 }
 
+void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
+                             const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
+                             double *udot, double *F, unsigned char *state)
+{
+    mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, udot, F, state);
+}
+
 /* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F (doubles), slots, states, then
  * the poses (aligned) */
 typedef struct stage_memo {
@@ -372,7 +386,9 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
     else
         memset(F, 0, sizeof(double) * 3 * cap);
     memo->F_last = NULL, memo->n_last = 0;
-    const int nc = mb_scene_contacts(m, d, q, s, c, cap, (char *)scratch + stage_poses_at(s));
+    /* the bodies' poses and velocities once, for the narrow phase and the law */
+    mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
+    const int nc = contacts_posed(d, s, c, cap, (char *)scratch + stage_poses_at(s));
     if (nc < 0)
         return -1;
     for (int i = 0, k = 0; i < nc; i++) {  /* contacts come pair by pair: k counts the pair's points */
@@ -380,7 +396,7 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
         slot[i] = c[i].pair * MB_SCENE_PAIR_MAX + k;
         u[2 * i] = z[2 * slot[i]], u[2 * i + 1] = z[2 * slot[i] + 1];
     }
-    mb_scene_contact_forces(m, d, q, qd, s, c, nc, K, D, u, fext, ud, Fc, state);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, ud, Fc, state);
     for (int p = 0; p < s->npair; p++) {  /* every slot apart first */
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
         const double rate = pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? -K / D : 0.0;
@@ -614,8 +630,16 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         return MB_OK;
     if (implicit_reserve(w, n > 0 ? n : 1))
         return MB_NO_MEMORY;
+    /* the forward dynamics' part of the right-hand side first, τ − C(q, v, f_ext) (RNEA): with f_ext it poses the
+     * bodies in d->R0, d->p0 at q, which the rows then read */
+    if (tau_all) {
+        memset(w->x, 0, sizeof(double) * (size_t)nv);
+        mb_rnea(md, d, q, v, w->x, fext, w->C);
+        for (int k = 0; k < nv; k++)
+            w->C[k] = tau_all[k] - w->C[k];
+    }
     /* the rows: per active contact its normal, then t1, t2 while it sticks (state 1 with μ > 0) */
-    if (na)
+    if (na && !(tau_all && fext))
         mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
     int dense = 0;  /* rows across two branches of the tree (implicit_solve) */
     for (int i = 0, a = 0, r = 0; i < nc; i++) {
@@ -663,12 +687,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
      * stops take up any change; never with tau_all): their rows and columns of M become the identity's and
      * their columns of J zero, so the correction moves only the free joints — the solve on the free block (the
      * tree's sparsity kept: entries only vanish), whose rows j keep q̈_j = q̈₀_j = 0 */
-    if (tau_all) {
-        memset(w->x, 0, sizeof(double) * (size_t)nv);
-        mb_rnea(md, d, q, v, w->x, fext, w->C);
-        for (int k = 0; k < nv; k++)
-            w->C[k] = tau_all[k] - w->C[k];
-    } else {
+    if (!tau_all) {
         mb_crba(md, d, q, w->H);
         for (int k = 0; k < n_held; k++) {
             const int j = held[k];
