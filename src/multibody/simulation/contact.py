@@ -658,6 +658,8 @@ class SceneContact:
         implicitly (D → D + h K).  Joints resting on stops (``held``: their v indices) stay held: the
         correction solves on the free joints' block of M (held rows and columns the identity's, held
         columns of J zero)."""
+        # This statement solves the Delassus form; the C its joint-space twin, (M + h J_Fᵀ G J_F) q̈ (Woodbury's
+        # identity), so the tests that hold the two together check that algebra as well.
         from ..dynamics.handc import crba
         from ..kinematics.jacobians import body_jacobian
         q, qd = np.asarray(q, float), np.asarray(qd, float)
