@@ -451,8 +451,9 @@ struct mb_scene_implicit {
                                              * rows) */
     int *fixed;                   /* per row */
     int *act, *row0, *nrow;       /* per active contact: its index in the stage's list, first row, rows */
-    int *nz, *nnz;                /* rows × nv, rows: each row's nonzero columns, ascending (a row lives on its
-                                   * bodies' dofs and their ancestors') */
+    int *nz, *nnz;                /* rows × nv, rows: each row's columns, ascending: its bodies' dofs and their
+                                   * ancestors' (the row is zero elsewhere, and is not written there) */
+    int *mark;                    /* nv */
 };
 
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
@@ -463,7 +464,9 @@ mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
     const size_t nv = (size_t)m->nv;
     w->nv = m->nv;
     w->Hm = malloc(sizeof(double) * (5 * nv * nv + 7 * nv + 1));
-    if (!w->Hm) {
+    w->mark = malloc(sizeof(int) * (nv + 1));
+    if (!w->Hm || !w->mark) {
+        free(w->Hm), free(w->mark);
         free(w);
         return NULL;
     }
@@ -476,7 +479,7 @@ void mb_scene_implicit_free(mb_scene_implicit *w)
 {
     if (!w)
         return;
-    free(w->Hm), free(w->Jr), free(w->fixed);
+    free(w->Hm), free(w->mark), free(w->Jr), free(w->fixed);
     free(w);
 }
 
@@ -662,10 +665,25 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         mb_copy3(c[i].normal, dn);
         if (rows == 3)
             mb_scene_tangents(c[i].normal, dn + 3, dn + 6);
+        /* the contact's columns, ascending: its bodies' dofs and their ancestors' (J3 is zero elsewhere) */
+        int *cols = w->nz + (size_t)r * nv, ncol = 0;
+        memset(w->mark, 0, sizeof(int) * (size_t)nv);
+        for (int e = 0; e < 2; e++)
+            for (int b = e ? ba : bb; b >= 0; b = m->parent[b])
+                for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++)
+                    w->mark[k] = 1;
+        for (int j = 0; j < nv; j++)
+            if (w->mark[j])
+                cols[ncol++] = j;
         for (int k = 0; k < rows; k++, r++) {
             const double *t = w->dir + 3 * (size_t)r;
             double *jr = w->Jr + (size_t)r * nv, jv = 0.0;
-            for (int j = 0; j < nv; j++) {
+            int *nz = w->nz + (size_t)r * nv;
+            if (k > 0)
+                memcpy(nz, cols, sizeof(int) * (size_t)ncol);
+            w->nnz[r] = ncol;
+            for (int p = 0; p < ncol; p++) {
+                const int j = cols[p];
                 jr[j] = t[0] * w->J3[j] + t[1] * w->J3[nv + j] + t[2] * w->J3[2 * nv + j];
                 jv += jr[j] * v[j];
             }
@@ -698,14 +716,6 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                 w->Jr[(size_t)r * nv + j] = 0.0;
         }
         mb_sparse_mpy(MB_MPY_H, nv, lam, w->H, qdd, w->C);
-    }
-    for (int r = 0; r < n; r++) {
-        const double *jr = w->Jr + (size_t)r * nv;
-        int *nz = w->nz + (size_t)r * nv, cnt = 0;
-        for (int k = 0; k < nv; k++)
-            if (jr[k] != 0.0)
-                nz[cnt++] = k;
-        w->nnz[r] = cnt;
     }
     /* the solve; a normal it would make pull is released (its rows fixed at Δf = −f) and the rest solved again;
      * a contact whose tangential force the solve puts past its cone slides: its tangent rows are fixed on the
@@ -842,9 +852,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             if (!isnan(ud[k]))
                 continue;
             const double *jk = w->Jr + (size_t)(r + 1 + k) * nv;
+            const int *nz = w->nz + (size_t)(r + 1 + k) * nv;
             double vt = 0.0;
-            for (int j = 0; j < nv; j++)
-                vt += jk[j] * (v[j] + h * qdd[j]);
+            for (int p = 0; p < w->nnz[r + 1 + k]; p++)
+                vt += jk[nz[p]] * (v[nz[p]] + h * qdd[nz[p]]);
             ud[k] = vt;
         }
     }
