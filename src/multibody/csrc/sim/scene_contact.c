@@ -454,6 +454,7 @@ struct mb_scene_implicit {
     int *nz, *nnz;                /* rows × nv, rows: each row's columns, ascending: its bodies' dofs and their
                                    * ancestors' (the row is zero elsewhere, and is not written there) */
     int *mark;                    /* nv */
+    int na;                       /* active contacts */
 };
 
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
@@ -538,17 +539,31 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
     const int nv = w->nv, *lam = m->dof_parent;
     if (factor) {
         memcpy(w->A, w->H, sizeof(double) * (size_t)nv * nv);
-        for (int r = 0; r < n; r++) {
-            if (w->fixed[r])
+        for (int c = 0; c < w->na; c++) {  /* (a, b) with b ≤ a: both on the contact's columns */
+            const int r0 = w->row0[c], *nz = w->nz + (size_t)r0 * nv, cnt = w->nnz[r0];
+            if (w->nrow[c] == 3 && !w->fixed[r0] && !w->fixed[r0 + 1]) {  /* a sticking contact's three rows at once */
+                const double *j0 = w->Jr + (size_t)r0 * nv, *j1 = j0 + nv, *j2 = j1 + nv;
+                const double h0 = h * w->g[r0], h1 = h * w->g[r0 + 1], h2 = h * w->g[r0 + 2];
+                for (int p = 0; p < cnt; p++) {
+                    const int a = nz[p];
+                    const double c0 = h0 * j0[a], c1 = h1 * j1[a], c2 = h2 * j2[a];
+                    double *Aa = w->A + (size_t)a * nv;
+                    for (int k = 0; k <= p; k++)
+                        Aa[nz[k]] += c0 * j0[nz[k]] + c1 * j1[nz[k]] + c2 * j2[nz[k]];
+                }
                 continue;
-            const double *jr = w->Jr + (size_t)r * nv, hg = h * w->g[r];
-            const int *nz = w->nz + (size_t)r * nv;
-            for (int p = 0; p < w->nnz[r]; p++) {  /* (a, c) with c ≤ a: both on the row's chain */
-                const int a = nz[p];
-                const double ca = hg * jr[a];
-                double *Aa = w->A + (size_t)a * nv;
-                for (int k = 0; k <= p; k++)
-                    Aa[nz[k]] += ca * jr[nz[k]];
+            }
+            for (int r = r0; r < r0 + w->nrow[c]; r++) {
+                if (w->fixed[r])
+                    continue;
+                const double *jr = w->Jr + (size_t)r * nv, hg = h * w->g[r];
+                for (int p = 0; p < cnt; p++) {
+                    const int a = nz[p];
+                    const double ca = hg * jr[a];
+                    double *Aa = w->A + (size_t)a * nv;
+                    for (int k = 0; k <= p; k++)
+                        Aa[nz[k]] += ca * jr[nz[k]];
+                }
             }
         }
         const int st = factor_tree(m, w->A, dense, w->S, w->diag);
@@ -699,6 +714,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     n = 0;
     for (int a = 0; a < na; a++)
         n += w->nrow[a];
+    w->na = na;
     /* M on the step's configuration (md: semi_implicit's damping in its armature; mb_scene_implicit_inertia's
      * where the forward dynamics is this function's) and the solve's right-hand side without the rows, M q̈₀:
      * τ − C(q, v, f_ext) here, M times the caller's q̈₀ else.  Joints resting on stops are held (q̈_j = 0, their
