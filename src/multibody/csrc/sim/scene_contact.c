@@ -449,7 +449,11 @@ struct mb_scene_implicit {
     double *b, *g, *df, *dfs, *dir, *tdir;  /* rows each (dir 3 per row; dfs: the Δf the last solve's q̈ is for,
                                              * tdir: a sliding contact's unit friction direction, on its tangent
                                              * rows) */
-    int *fixed;                   /* per row */
+    double *f0d, *mu, *dfc;       /* rows each: the step's applied force along the row, its contact's μ; a
+                                   * sliding row's Δf but for its normal's share (below) */
+    double *Z, *Sk;               /* rows × nv, rows²: A⁻¹ U and I + Vᵀ A⁻¹ U's LU of the sliding contacts */
+    int *fixed;                   /* per row: 0 free, 1 fixed at df, 2 sliding (on the cone, with its normal) */
+    int *slid, *piv, nslid;       /* the sliding contacts (their first row), the LU's pivots; how many */
     int *act, *row0, *nrow;       /* per active contact: its index in the stage's list, first row, rows */
     int *nz, *nnz;                /* rows × nv, rows: each row's columns, ascending: its bodies' dofs and their
                                    * ancestors' (the row is zero elsewhere, and is not written there) */
@@ -490,16 +494,18 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
         return 0;
     free(w->Jr), free(w->fixed);
     const size_t N = (size_t)rows, nv = (size_t)w->nv;
-    w->Jr = malloc(sizeof(double) * (N * nv + 8 * N));
-    w->fixed = malloc(sizeof(int) * (5 * N + N * nv));
+    w->Jr = malloc(sizeof(double) * (2 * N * nv + N * N + 11 * N));
+    w->fixed = malloc(sizeof(int) * (7 * N + N * nv));
     if (!w->Jr || !w->fixed) {
         free(w->Jr), free(w->fixed);
         w->Jr = NULL, w->fixed = NULL, w->cap = 0;
         return 1;
     }
     w->b = w->Jr + N * nv, w->g = w->b + N, w->df = w->g + N, w->dfs = w->df + N, w->dir = w->dfs + N;
-    w->tdir = w->dir + 3 * N;
+    w->tdir = w->dir + 3 * N, w->f0d = w->tdir + N, w->mu = w->f0d + N, w->dfc = w->mu + N, w->Z = w->dfc + N;
+    w->Sk = w->Z + N * nv;
     w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N, w->nnz = w->nrow + N, w->nz = w->nnz + N;
+    w->slid = w->nz + N * nv, w->piv = w->slid + N;
     w->cap = rows;
     return 0;
 }
@@ -529,14 +535,77 @@ static int factor_tree(const mb_model *m, double *A, int dense, double *S, doubl
     return MB_SINGULAR;
 }
 
-/* The step's q̈ = (M + h J_Fᵀ G_F J_F)⁻¹ (C + J_Fᵀ b_F + J_Xᵀ Δf_X) (C: M q̈₀, or τ − C(q, v, f_ext)), then the
- * free rows' Δf_F = b_F − h G_F J_F q̈.  factor = 0: the free set is the last call's, only the fixed rows'
- * values moved (a sliding contact's friction following its normal): its factor is reused.  dense: rows across
- * branches, the sum factored dense.  MB_OK or factor_tree's status */
+/* x = A⁻¹ x with A's factors (implicit_solve's) */
+static void apply_inverse(const mb_model *m, const mb_scene_implicit *w, int dense, double *x)
+{
+    if (dense)
+        mb_cholesky_apply_inverse(w->nv, w->S, x);
+    else
+        mb_ltdl_solve(w->nv, m->dof_parent, w->A, x);
+}
+
+/* x ← S⁻¹ x with S (k × k) LU-factored in place with partial pivoting (factor: do it first); 0 if singular */
+static int small_lu(int k, double *S, int *piv, double *x, int factor)
+{
+    for (int c = 0; factor && c < k; c++) {
+        int p = c;
+        for (int r = c + 1; r < k; r++)
+            if (fabs(S[r * k + c]) > fabs(S[p * k + c]))
+                p = r;
+        if (!(fabs(S[p * k + c]) > 0.0))
+            return 0;
+        piv[c] = p;
+        if (p != c)
+            for (int j = 0; j < k; j++) {
+                const double t = S[c * k + j];
+                S[c * k + j] = S[p * k + j], S[p * k + j] = t;
+            }
+        for (int r = c + 1; r < k; r++) {
+            S[r * k + c] /= S[c * k + c];
+            for (int j = c + 1; j < k; j++)
+                S[r * k + j] -= S[r * k + c] * S[c * k + j];
+        }
+    }
+    for (int c = 0; c < k; c++) {
+        if (piv[c] != c) {
+            const double t = x[c];
+            x[c] = x[piv[c]], x[piv[c]] = t;
+        }
+        for (int r = c + 1; r < k; r++)
+            x[r] -= S[r * k + c] * x[c];
+    }
+    for (int c = k - 1; c >= 0; c--) {
+        for (int j = c + 1; j < k; j++)
+            x[c] -= S[c * k + j] * x[j];
+        x[c] /= S[c * k + c];
+    }
+    return 1;
+}
+
+/* J_r · x on the row's columns */
+static double row_dot(const mb_scene_implicit *w, int r, const double *x)
+{
+    const double *jr = w->Jr + (size_t)r * w->nv;
+    const int *nz = w->nz + (size_t)r * w->nv;
+    double s = 0.0;
+    for (int k = 0; k < w->nnz[r]; k++)
+        s += jr[nz[k]] * x[nz[k]];
+    return s;
+}
+
+/* The step's q̈ = (M + h J_Fᵀ G_F J_F + U Vᵀ)⁻¹ (C + J_Fᵀ b_F + J_Xᵀ Δf_X + J_Sᵀ Δf_S⁰) (C: M q̈₀, or τ − C(q, v,
+ * f_ext)), then the free rows' Δf_F = b_F − h G_F J_F q̈.  The sliding contacts' tangent rows S carry their
+ * friction on the cone, μ (f_n + Δf_n) along tdir, exactly: with Δf_n = b_n − h g_n J_n q̈ their share is the
+ * constant Δf_S⁰ = μ tdir (f_n + b_n) − f_t (dfc) and the rank-one − h g_n μ (tdir·J_t)ᵀ J_n q̈ per contact,
+ * moved to the left as U Vᵀ (u = h g_n μ (tdir·J_t)ᵀ, v = J_nᵀ: not symmetric) and solved by Woodbury's
+ * identity on A = M + h J_Fᵀ G_F J_F's factors: q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y, y = A⁻¹ rhs, Z = A⁻¹ U.
+ * factor = 0: the free and sliding sets are the last call's, only the fixed rows' values moved: A's factors,
+ * Z and the small LU are reused.  dense: rows across branches, A factored dense.  MB_OK, MB_SINGULAR (the
+ * small system) or factor_tree's status */
 static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double h, int factor, int dense,
                           double *qdd)
 {
-    const int nv = w->nv, *lam = m->dof_parent;
+    const int nv = w->nv;
     if (factor) {
         memcpy(w->A, w->H, sizeof(double) * (size_t)nv * nv);
         for (int c = 0; c < w->na; c++) {  /* (a, b) with b ≤ a: both on the contact's columns */
@@ -569,29 +638,54 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
         const int st = factor_tree(m, w->A, dense, w->S, w->diag);
         if (st != MB_OK)
             return st;
+        w->nslid = 0;  /* the sliding contacts: Z = A⁻¹ U, and I + Vᵀ Z factored */
+        for (int c = 0; c < w->na; c++) {
+            const int r0 = w->row0[c];
+            if (w->nrow[c] != 3 || w->fixed[r0 + 1] != 2)
+                continue;
+            double *z = w->Z + (size_t)w->nslid * nv;
+            const int *nz = w->nz + (size_t)r0 * nv;
+            const double *j1 = w->Jr + (size_t)(r0 + 1) * nv, *j2 = j1 + nv;
+            const double coef = h * w->g[r0] * w->mu[r0 + 1];
+            memset(z, 0, sizeof(double) * (size_t)nv);
+            for (int k = 0; k < w->nnz[r0]; k++)
+                z[nz[k]] = coef * (w->tdir[r0 + 1] * j1[nz[k]] + w->tdir[r0 + 2] * j2[nz[k]]);
+            apply_inverse(m, w, dense, z);
+            w->slid[w->nslid++] = r0;
+        }
+        const int k = w->nslid;
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++)
+                w->Sk[i * k + j] = (i == j ? 1.0 : 0.0) + row_dot(w, w->slid[i], w->Z + (size_t)j * nv);
     }
     memcpy(qdd, w->C, sizeof(double) * (size_t)nv);
     for (int r = 0; r < n; r++) {
-        const double *jr = w->Jr + (size_t)r * nv, f = w->fixed[r] ? w->df[r] : w->b[r];
+        const double *jr = w->Jr + (size_t)r * nv;
+        const double f = w->fixed[r] == 2 ? w->dfc[r] : w->fixed[r] ? w->df[r] : w->b[r];
         const int *nz = w->nz + (size_t)r * nv;
         for (int k = 0; k < w->nnz[r]; k++)
             qdd[nz[k]] += f * jr[nz[k]];
     }
-    if (dense)
-        mb_cholesky_apply_inverse(nv, w->S, qdd);
-    else
-        mb_ltdl_solve(nv, lam, w->A, qdd);
-    for (int r = 0; r < n; r++) {
-        if (w->fixed[r]) {
-            w->dfs[r] = w->df[r];
-            continue;
+    apply_inverse(m, w, dense, qdd);
+    if (w->nslid) {  /* q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y */
+        double t[w->nslid];
+        for (int i = 0; i < w->nslid; i++)
+            t[i] = row_dot(w, w->slid[i], qdd);
+        if (!small_lu(w->nslid, w->Sk, w->piv, t, factor))
+            return MB_SINGULAR;
+        for (int j = 0; j < w->nslid; j++)
+            for (int k = 0; k < nv; k++)
+                qdd[k] -= w->Z[(size_t)j * nv + k] * t[j];
+    }
+    for (int r = 0; r < n; r++)
+        if (!w->fixed[r])
+            w->df[r] = w->b[r] - h * w->g[r] * row_dot(w, r, qdd);
+    for (int r = 0; r < n; r++) {  /* a sliding row's friction follows its normal's solved force (r − 1 or r − 2) */
+        if (w->fixed[r] == 2) {
+            const int rn = w->fixed[r - 1] == 2 ? r - 2 : r - 1;
+            w->df[r] = w->mu[r] * w->tdir[r] * (w->f0d[rn] + w->df[rn]) - w->f0d[r];
         }
-        const double *jr = w->Jr + (size_t)r * nv;
-        const int *nz = w->nz + (size_t)r * nv;
-        double jx = 0.0;
-        for (int k = 0; k < w->nnz[r]; k++)
-            jx += jr[nz[k]] * qdd[nz[k]];
-        w->dfs[r] = w->df[r] = w->b[r] - h * w->g[r] * jx;
+        w->dfs[r] = w->df[r];
     }
     return MB_OK;
 }
@@ -705,6 +799,8 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             const double Dr = zr * D, Kr = (k == 0 ? 1.5 : 1.0) * zr * K;
             w->g[r] = Dr + h * Kr;
             w->b[r] = -h * Kr * jv;
+            w->f0d[r] = mb_dot3(Fc + 3 * (size_t)i, t);
+            w->mu[r] = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION];
             /* a sliding contact's tangent rows linearise its sticking law, −√d (K u + D v_t), beyond the cone,
              * from which the force applied at the step's start (on the cone) is off by the difference */
             if (k > 0 && state[i] == 2)
@@ -734,9 +830,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         mb_sparse_mpy(MB_MPY_H, nv, lam, w->H, qdd, w->C);
     }
     /* the solve; a normal it would make pull is released (its rows fixed at Δf = −f) and the rest solved again;
-     * a contact whose tangential force the solve puts past its cone slides: its tangent rows are fixed on the
-     * cone, μ f_n⁺ along the solve's direction, and the rest solved again (so that the normals and the other
-     * contacts meet the friction that is applied, not the unbounded one), until no row changes */
+     * a contact whose tangential force the solve puts past its cone slides: its tangent rows carry μ f_n⁺ along
+     * the solve's direction, f_n⁺ its normal's solved force (implicit_solve: exactly, not by passes that chase
+     * it), and the rest solved again (so that the normals and the other contacts meet the friction that is
+     * applied, not the unbounded one), until no row changes */
     for (int r = 0; r < n; r++)
         w->fixed[r] = 0;
     for (int pass = 0, grown = 1; pass <= 2 * na + 8; pass++) {  /* grown: the fixed set grew (refactor) */
@@ -745,28 +842,21 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             return st;
         int changed = 0;
         grown = 0;
-        for (int a = 0; a < na; a++) {
-            const int r = w->row0[a], i = w->act[a];
-            if (w->nrow[a] != 3 || w->fixed[r])
+        for (int a = 0; a < na; a++) {  /* sticks, or slides from now on along the solve's direction */
+            const int r = w->row0[a];
+            if (w->nrow[a] != 3 || w->fixed[r] || w->fixed[r + 1])
                 continue;
-            const double mu = s->pdat[(size_t)c[i].pair * MB_SP_SIZE + MB_SP_FRICTION];
-            const double *f0 = Fc + 3 * (size_t)i, fn = mb_dot3(f0, c[i].normal) + w->df[r];
-            const double ft[2] = {mb_dot3(f0, w->dir + 3 * (size_t)(r + 1)) + w->df[r + 1],
-                                  mb_dot3(f0, w->dir + 3 * (size_t)(r + 2)) + w->df[r + 2]};
-            const double norm = sqrt(ft[0] * ft[0] + ft[1] * ft[1]), lim = mu * fmax(fn, 0.0);
-            if (!w->fixed[r + 1]) {  /* sticks, or slides from now on along the solve's direction */
-                if (norm <= lim * (1.0 + 1e-12))
-                    continue;
-                w->tdir[r + 1] = ft[0] / norm, w->tdir[r + 2] = ft[1] / norm;
-                grown = 1;
-            } else if (fabs(norm - lim) <= 1e-12 * (lim + 1e-300)) {
+            const double fn = w->f0d[r] + w->df[r];
+            const double ft[2] = {w->f0d[r + 1] + w->df[r + 1], w->f0d[r + 2] + w->df[r + 2]};
+            const double norm = sqrt(ft[0] * ft[0] + ft[1] * ft[1]), lim = w->mu[r] * fmax(fn, 0.0);
+            if (norm <= lim * (1.0 + 1e-12))
                 continue;
+            w->tdir[r + 1] = ft[0] / norm, w->tdir[r + 2] = ft[1] / norm;
+            for (int k = 1; k < 3; k++) {
+                w->fixed[r + k] = 2;
+                w->dfc[r + k] = w->mu[r + k] * w->tdir[r + k] * (w->f0d[r] + w->b[r]) - w->f0d[r + k];
             }
-            for (int k = 0; k < 2; k++) {
-                w->fixed[r + 1 + k] = 1;
-                w->df[r + 1 + k] = lim * w->tdir[r + 1 + k] - mb_dot3(f0, w->dir + 3 * (size_t)(r + 1 + k));
-            }
-            changed = 1;
+            changed = grown = 1;
         }
         if (changed)   /* the cone first: a normal is judged under the friction that is applied */
             continue;
