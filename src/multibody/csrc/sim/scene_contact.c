@@ -887,7 +887,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         const double zr = sqrt(fmax(0.0, c[i].depth)), fn0 = mb_dot3(f0, n3);
         const double fn = fmax(0.0, fn0 + w->df[r]);
         double t[2][3], ft[2], f[3], *ud = zdot + 2 * (size_t)slot[i];
-        mb_scene_tangents(n3, t[0], t[1]);
+        if (w->nrow[a] == 3)  /* (the rows' own, mb_scene_tangents's) */
+            mb_copy3(w->dir + 3 * (size_t)(r + 1), t[0]), mb_copy3(w->dir + 3 * (size_t)(r + 2), t[1]);
+        else
+            mb_scene_tangents(n3, t[0], t[1]);
         const double *ui = u + 2 * (size_t)i;
         if (fn <= 0.0) {  /* released: apart */
             ft[0] = ft[1] = 0.0;

@@ -98,8 +98,8 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
 /* The law implicit in a semi_implicit step (scene_contact.c says the method): from the explicit q̈ (with the
  * stage's forces), q̈ gets M⁻¹ Jᵀ Δf and ż (2 per slot, the stage's) the sticking contacts' new tangential
  * velocity, so that v⁺ = v + h q̈ is the step with each active contact's force at the step's end linearised
- * in its velocity (damping and stiffness), solved on the active contacts' Delassus operator J M⁻¹ Jᵀ (md:
- * the model FD runs on, M its CRBA).  The explicit q̈ is either the caller's (tau_all NULL: qdd holds it on
+ * in its velocity (damping and stiffness), on the active contacts' Delassus operator J M⁻¹ Jᵀ (md: the model
+ * FD runs on, M its CRBA), solved in joint space on M + h Jᵀ G J.  The explicit q̈ is either the caller's (tau_all NULL: qdd holds it on
  * entry) or this function's, from one CRBA and its factors that the correction then reuses (tau_all, fext:
  * the forward dynamics' τ and f_ext, after mb_scene_implicit_inertia at this q; no held joints).  F (3 per
  * slot): the contact forces of the step.  scratch: the stage's (the contacts of its last call, at this q).
