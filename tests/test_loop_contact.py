@@ -19,6 +19,11 @@ BALL = ('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1
         '<geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>')
 BOX = ('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.12" euler="3 2 0"><freejoint/>'
        '<geom type="box" size="0.1 0.08 0.05" mass="2"/></body></worldbody></mujoco>')
+# a ball dropped onto a box on the floor: the ball-box contact joins two branches of the tree (two free bodies),
+# so the implicit step's joint-space matrix M + h Jᵀ G J fills in across them and is factored dense
+STACK = ('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.05"><freejoint/>'
+         '<geom type="box" size="0.1 0.08 0.05" mass="2"/></body><body pos="0.02 0.01 0.2"><freejoint/>'
+         '<geom type="sphere" size="0.04" mass="0.5"/></body></worldbody></mujoco>')
 
 
 class NumpyScene(SceneContact):
@@ -62,15 +67,20 @@ def test_compiled_loop_matches_the_python_reference(xml, qd0):
 
 
 @pytest.mark.parametrize("xml, qd0, dt", [(BALL, [0, 0, 0, 1.0, 0.3, -2.0], 0.002), (BOX, [1.0, -2.0, 0.5, 0.5, 0, -1.5], 0.005),
-                                          (BOX, [0, 0, 0, 2.0, 0.5, -1.0], 0.005)])   # lands sliding
+                                          (BOX, [0, 0, 0, 2.0, 0.5, -1.0], 0.005),   # lands sliding
+                                          (STACK, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0.3, 0, -1.5], 0.005)])
 def test_semi_implicit_law_matches_its_python_statement(xml, qd0, dt):
-    """semi_implicit takes the law implicit in the step (scene_contact.c's mb_scene_contact_implicit): the
-    compiled loop against SceneContact.implicit_step (NumPy: the Delassus operator from crba and
+    """semi_implicit takes the law implicit in the step (scene_contact.c's mb_scene_contact_implicit, which
+    solves it in joint space: M + h Jᵀ G J, LTDL on the tree's sparsity or dense across branches): the
+    compiled loop against SceneContact.implicit_step (NumPy: the Delassus form, its operator from crba and
     body_jacobian), with the explicit forces from C and from tests/scene_contact_reference.py."""
     model = mb.load_mjcf(xml)
     qd0 = np.array(qd0)
     fast = mb.simulate(model, model.q_default, qd0, 0.4, dt=dt, integrator="semi_implicit")
     assert np.abs(fast.contact_forces[:, :, 2]).max() > 1.0      # it touched
+    if xml is STACK:   # the ball met the box (pair 2: box-ball), the rows across the two free bodies
+        k = [set(p) for p in model.geoms.pairs.tolist()].index({1, 2})
+        assert np.abs(fast.contact_forces[:, k * SCENE_PAIR_MAX:(k + 1) * SCENE_PAIR_MAX, 2]).max() > 1.0
     assert np.any(np.abs(fast.contact_state) > 0)                 # and stuck somewhere (the tangential rows)
     if qd0[3] == 2.0:   # and slid: friction on the cone (μ = 1), the tangent rows fixed there in the solve
         F = fast.contact_forces

@@ -662,6 +662,8 @@ class SceneContact:
         implicitly (D → D + h K).  Joints resting on stops (``held``: their v indices) stay held: the
         correction solves on the free joints' block of M (held rows and columns the identity's, held
         columns of J zero)."""
+        # This statement solves the Delassus form; the C its joint-space twin, (M + h J_Fᵀ G J_F) q̈ (Woodbury's
+        # identity), so the tests that hold the two together check that algebra as well.
         from ..dynamics.handc import crba
         from ..kinematics.jacobians import body_jacobian
         q, qd = np.asarray(q, float), np.asarray(qd, float)
@@ -718,27 +720,33 @@ class SceneContact:
         W = Jr @ np.linalg.solve(M, Jr.T)
         n = len(rows)
         fixed = np.zeros(n, bool)
+        # a sliding contact's tangent rows: Δf_t = e + μ tdir Δf_n (on the cone with its normal's solved force,
+        # exactly), e = μ tdir f_n − f_t; their normal's row, μ
+        slide, e, of, mus = np.zeros(n, bool), np.zeros(n), np.zeros(n, int), np.zeros(n)
         df, tdir = np.zeros(n), np.zeros(n)
         for _ in range(2 * len(meta) + 9):
-            free = ~fixed
+            free = ~fixed & ~slide
+            pos = np.cumsum(free) - 1   # a free row's place among the free rows
             A = h * W[np.ix_(free, free)] + np.diag(1.0 / G[free])
             rhs = b[free] / G[free] - h * W[np.ix_(free, fixed)] @ df[fixed]
+            for j in np.flatnonzero(slide):
+                A[:, pos[of[j]]] += h * W[free, j] * mus[j] * tdir[j]
+                rhs -= h * W[free, j] * e[j]
             df[free] = np.linalg.solve(A, rhs)
+            df[slide] = e[slide] + mus[slide] * tdir[slide] * df[of[slide]]
             changed = False
-            for s, i, r, nr, mu, zr, nrm, t1, t2 in meta:   # past the cone: fixed on it, the rest again
-                if nr != 3 or fixed[r]:
+            for s, i, r, nr, mu, zr, nrm, t1, t2 in meta:   # past the cone: slides on it, the rest again
+                if nr != 3 or fixed[r] or slide[r + 1]:
                     continue
                 fn = force[s] @ nrm + df[r]
                 ft = np.array([force[s] @ t1 + df[r + 1], force[s] @ t2 + df[r + 2]])
                 norm, lim = math.sqrt(ft[0] * ft[0] + ft[1] * ft[1]), mu * max(fn, 0.0)
-                if not fixed[r + 1]:
-                    if norm <= lim * (1.0 + 1e-12):
-                        continue
-                    tdir[r + 1], tdir[r + 2] = ft[0] / norm, ft[1] / norm
-                elif abs(norm - lim) <= 1e-12 * (lim + 1e-300):
+                if norm <= lim * (1.0 + 1e-12):
                     continue
+                tdir[r + 1], tdir[r + 2] = ft[0] / norm, ft[1] / norm
                 for k, t in ((1, t1), (2, t2)):
-                    fixed[r + k], df[r + k] = True, lim * tdir[r + k] - force[s] @ t
+                    slide[r + k], of[r + k], mus[r + k] = True, r, mu
+                    e[r + k] = mu * tdir[r + k] * (force[s] @ nrm) - force[s] @ t
                 changed = True
             if changed:
                 continue
@@ -747,7 +755,7 @@ class SceneContact:
                     continue
                 dirs = [normal[i]] + ([_tangents(normal[i])[0], _tangents(normal[i])[1]] if nr == 3 else [])
                 for k in range(nr):
-                    fixed[r + k], df[r + k] = True, -(force[s] @ dirs[k])
+                    fixed[r + k], slide[r + k], df[r + k] = True, False, -(force[s] @ dirs[k])
                 changed = True
             if not changed:
                 break
@@ -768,7 +776,7 @@ class SceneContact:
                 cone = math.sqrt(ft @ ft) / (mu * fn)
                 if cone > 1.0:
                     ft = ft / cone
-                if cone > 1.0 or fixed[r + 1]:   # slides: the law's sliding rate at f_t⁺
+                if cone > 1.0 or slide[r + 1]:   # slides: the law's sliding rate at f_t⁺
                     zdot[2 * s:2 * s + 2] = -(ft + zr * K * u) / (zr * Dh)
                 else:
                     sticking.append((s, r))

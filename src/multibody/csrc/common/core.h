@@ -376,7 +376,7 @@ static inline int mb_rollout_contact_states(const mb_rollout *r)
 
 /* passive.c — the model's passive forces, one function per law (each with its Python statement, the
  * tests' reference: simulation/limits.py, dynamics/gravcomp.py, model/tendons.py).  Scratch: 5 nv + nv²
- * doubles (mb_passive_scratch_size); the soft stops' Cholesky factor goes to d->L. */
+ * doubles (mb_passive_scratch_size); the soft stops' factors (LTDL) go to d->L. */
 static inline long mb_passive_scratch_size(int nv)
 {
     return 5L * nv + (long)nv * nv;
@@ -390,7 +390,7 @@ void mb_passive_actuators(const mb_model *m, mb_data *d, const mb_passive *p, co
 void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const double *v, double *sum, double *one,
                         double *tau_all);
 void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                           double *H, double *y, double *tau_all);
+                           const double *Hq, double *H, double *y, double *tau_all);
 void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *base,
                          double *fext);
 /* Does the plan carry joint-space passive forces (damping, friction, tendons, soft stops)? */
@@ -399,9 +399,10 @@ static inline int mb_passive_joint_forces(const mb_passive *p)
     return p->effort || p->damping || p->friction || p->n_tendons || p->n_soft || p->n_springs || p->n_actuators;
 }
 /* τ_all = τ + the joint-space passive forces at (q, v), in the Python statement's order (damping,
- * friction, tendons, soft stops); scratch as above. */
+ * friction, tendons, soft stops); H: CRBA(m, q) when the caller has it (the soft stops need it), else NULL;
+ * scratch as above. */
 void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                       const double *tau, double *scratch, double *tau_all);
+                       const double *tau, const double *H, double *scratch, double *tau_all);
 
 typedef struct mb_rollout_out {
     double *t, *q, *qd, *qdd, *tau;  /* (capacity), (capacity × nq), (capacity × nv) ×3          */

@@ -16,14 +16,24 @@
  * index, or −1. */
 int mb_ltdl(int n, const int *lam, double *A)
 {
+    /* k's ancestors, nearest first, walked once per k: the ancestors of each i in the list are the rest of it,
+     * so the inner loops run over an array instead of chasing λ (each hop a dependent load: the humanoid's
+     * factor spent most of its time there).  The same operations in the same order as the book's loops. */
+    int chain[n > 0 ? n : 1];
     for (int k = n - 1; k >= 0; k--) {
         if (!(A[n * k + k] > 0.0))
             return k;
-        for (int i = lam[k]; i >= 0; i = lam[i]) {
-            const double a = A[n * k + i] / A[n * k + k];
-            for (int j = i; j >= 0; j = lam[j])
-                A[n * i + j] -= a * A[n * k + j];
-            A[n * k + i] = a;
+        int len = 0;
+        for (int i = lam[k]; i >= 0; i = lam[i])
+            chain[len++] = i;
+        const double *Ak = A + (long)n * k;
+        for (int p = 0; p < len; p++) {
+            const int i = chain[p];
+            const double a = Ak[i] / Ak[k];
+            double *Ai = A + (long)n * i;
+            for (int r = p; r < len; r++)
+                Ai[chain[r]] -= a * Ak[chain[r]];
+            A[(long)n * k + i] = a;
         }
     }
     return -1;

@@ -177,30 +177,38 @@ void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const doub
         tau_all[j] = tau_all[j] + sum[j];
 }
 
-/* The joint's effective inertia 1 / (H⁻¹)_jj from H's Cholesky factor L: (H⁻¹)_jj = |L⁻¹ e_j|²
- * (limits.py effective_inertia; H_jj where H is not positive definite).  y: nv scratch. */
-static double effective_inertia(int nv, const double *H, const double *L, int factored, int j, double *y)
+/* The joint's effective inertia 1 / (H⁻¹)_jj from H's factors H = Lᵀ D L (mb_ltdl: L unit lower below A's
+ * diagonal, D on it): (H⁻¹)_jj = Σ_i y_i² / D_i with Lᵀ y = e_j (limits.py effective_inertia's |L⁻¹ e_j|² of
+ * the Cholesky factor, the same number).  y lives on j and its ancestors (the back substitution carries a
+ * value only to a dof's ancestors), so the sum visits that chain alone; H_jj where H is not positive definite
+ * (A NULL).  y: nv scratch. */
+static double effective_inertia(int nv, const int *lam, const double *H, const double *A, int j, double *y)
 {
-    if (!factored)
+    if (!A)
         return H[(long)j * nv + j];
+    for (int i = lam[j]; i >= 0; i = lam[i])
+        y[i] = 0.0;
+    y[j] = 1.0;
     double sum = 0.0;
-    for (int i = j; i < nv; i++) {
-        double s = i == j ? 1.0 : 0.0;
-        for (int k = j; k < i; k++)
-            s -= L[(long)i * nv + k] * y[k];
-        y[i] = s / L[(long)i * nv + i];
-        sum += y[i] * y[i];
+    for (int i = j; i >= 0; i = lam[i]) {  /* the chain, descending: each y_i final before it is carried on */
+        for (int k = lam[i]; k >= 0; k = lam[k])
+            y[k] -= A[(long)nv * i + k] * y[i];
+        sum += y[i] * y[i] / A[(long)nv * i + i];
     }
     return 1.0 / sum;
 }
 
-/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces); H (nv², scratch) and its factor
- * (d->L) only when a joint is beyond its bound.  y: nv scratch. */
+/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces), only when a joint is beyond its bound:
+ * H = CRBA(q) into the scratch H, unless the caller has it (Hq: semi_implicit's implicit contact step computes
+ * M once for the step), and its factors (mb_ltdl, branch-induced sparsity: the tree's H fills in nothing) in
+ * d->L.  y: nv scratch. */
 void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                           double *H, double *y, double *tau_all)
+                           const double *Hq, double *H, double *y, double *tau_all)
 {
     const double T = p->soft_time, T2 = T * T;
-    int have_H = 0, factored = 0;
+    const int nv = m->nv;
+    const double *A = NULL;
+    int have_H = 0;
     for (int s = 0; s < p->n_soft; s++) {
         const double *row = p->soft + 4 * s;
         const int qi = (int)row[0], vi = (int)row[1];
@@ -209,12 +217,16 @@ void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, c
         if (pen <= 0.0)
             continue;
         if (!have_H) {
-            mb_crba(m, d, q, H);
-            factored = mb_cholesky_factor(m->nv, H, d->L, 0.0);
+            if (Hq)
+                H = (double *)Hq;  /* (only read) */
+            else
+                mb_crba(m, d, q, H);
+            memcpy(d->L, H, sizeof(double) * (size_t)nv * nv);
+            A = mb_ltdl(nv, m->dof_parent, d->L) < 0 ? d->L : NULL;  /* NULL: not positive definite, H_jj */
             have_H = 1;
         }
         const double pdot = -sign * v[vi];
-        const double inertia = effective_inertia(m->nv, H, d->L, factored, vi, y);
+        const double inertia = effective_inertia(nv, m->dof_parent, H, A, vi, y);
         tau_all[vi] += sign * fmax(0.0, inertia * (pen / T2 + 2.0 * pdot / T));
     }
 }
@@ -244,9 +256,9 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
 
 /* τ_all = τ (clipped to the effort limits first, where the plan has them) + the joint-space passive
  * forces (damping, friction, springs, tendons, actuators, soft stops,
- * in that order). */
+ * in that order).  H: CRBA(m, q) where the caller has it (the soft stops' inertia), else NULL. */
 void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                       const double *tau, double *scratch, double *tau_all)
+                       const double *tau, const double *H, double *scratch, double *tau_all)
 {
     const int nv = m->nv;
     if (p->effort) {
@@ -266,6 +278,6 @@ void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const
     if (p->n_actuators)
         mb_passive_actuators(m, d, p, q, v, scratch, tau_all);
     if (p->n_soft)
-        mb_passive_soft_stops(m, d, p, q, v, scratch + 3 * nv, scratch + 2 * nv, tau_all);
+        mb_passive_soft_stops(m, d, p, q, v, H, scratch + 3 * nv, scratch + 2 * nv, tau_all);
 }
 #endif /* MB_LANE_BUILD */

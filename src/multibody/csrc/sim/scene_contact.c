@@ -183,13 +183,12 @@ size_t mb_scene_pose_scratch(const mb_scene *s)
     return sizeof(posed) * (size_t)(s->ng ? s->ng : 1);
 }
 
-int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
-                      int cap, void *scratch)
+/* mb_scene_contacts on the body poses d->R0, d->p0 already computed at q */
+static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, int cap, void *scratch)
 {
     posed *P = scratch;
     if (!P && !(P = malloc(mb_scene_pose_scratch(s))))
         return -2;
-    mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
     /* every geom posed once per call, not once per pair it is in (a toe meets dozens of candidates); the
      * boxes then decide most pairs in six comparisons */
     for (int g = 0; g < s->ng; g++) {
@@ -239,6 +238,13 @@ int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_s
     return n;
 }
 
+int mb_scene_contacts(const mb_model *m, mb_data *d, const double *q, const mb_scene *s, mb_scene_contact *out,
+                      int cap, void *scratch)
+{
+    mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    return contacts_posed(d, s, out, cap, scratch);
+}
+
 void mb_scene_tangents(const double *n, double *t1, double *t2)
 {
     double e[3] = {1.0, 0.0, 0.0};
@@ -279,11 +285,11 @@ static void add_force(double *fext, int k, const double *x, const double *f, dou
     fb[3] += sign * f[0], fb[4] += sign * f[1], fb[5] += sign * f[2];
 }
 
-void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
-                             const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
-                             double *udot, double *F, unsigned char *state)
+/* mb_scene_contact_forces on the body poses and velocities d->R0, d->p0, d->v already computed at (q, q̇) */
+static void forces_posed(const mb_model *m, mb_data *d, const mb_scene *s, const mb_scene_contact *c, int nc,
+                         double K, double D, const double *u, double *fext, double *udot, double *F,
+                         unsigned char *state)
 {
-    mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
     memset(fext, 0, sizeof(double) * 6 * m->nb);
     for (int i = 0; i < nc; i++) {
         const int p = c[i].pair;
@@ -338,6 +344,14 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
     }
 }
 
+void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
+                             const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
+                             double *udot, double *F, unsigned char *state)
+{
+    mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, udot, F, state);
+}
+
 /* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F (doubles), slots, states, then
  * the poses (aligned) */
 typedef struct stage_memo {
@@ -357,7 +371,8 @@ size_t mb_scene_stage_scratch(const mb_scene *s)
 }
 
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
-                           double K, double D, const double *z, double *fext, double *zdot, double *F, void *scratch)
+                           double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
+                           void *scratch)
 {
     const int cap = s->npair * MB_SCENE_PAIR_MAX;
     stage_memo *memo = scratch;
@@ -371,7 +386,9 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
     else
         memset(F, 0, sizeof(double) * 3 * cap);
     memo->F_last = NULL, memo->n_last = 0;
-    const int nc = mb_scene_contacts(m, d, q, s, c, cap, (char *)scratch + stage_poses_at(s));
+    /* the bodies' poses and velocities once, for the narrow phase and the law */
+    mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
+    const int nc = contacts_posed(d, s, c, cap, (char *)scratch + stage_poses_at(s));
     if (nc < 0)
         return -1;
     for (int i = 0, k = 0; i < nc; i++) {  /* contacts come pair by pair: k counts the pair's points */
@@ -379,15 +396,15 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
         slot[i] = c[i].pair * MB_SCENE_PAIR_MAX + k;
         u[2 * i] = z[2 * slot[i]], u[2 * i + 1] = z[2 * slot[i] + 1];
     }
-    mb_scene_contact_forces(m, d, q, qd, s, c, nc, K, D, u, fext, ud, Fc, state);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, ud, Fc, state);
     for (int p = 0; p < s->npair; p++) {  /* every slot apart first */
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
         const double rate = pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? -K / D : 0.0;
         for (int k = 2 * p * MB_SCENE_PAIR_MAX; k < 2 * (p + 1) * MB_SCENE_PAIR_MAX; k++)
-            zdot[k] = rate * z[k];
+            zdot[k] = rate * z[k] * zscale;
     }
     for (int i = 0; i < nc; i++) {
-        zdot[2 * slot[i]] = ud[2 * i], zdot[2 * slot[i] + 1] = ud[2 * i + 1];
+        zdot[2 * slot[i]] = ud[2 * i] * zscale, zdot[2 * slot[i] + 1] = ud[2 * i + 1] * zscale;
         mb_copy3(Fc + 3 * i, F + 3 * slot[i]);
     }
     memo->F_last = F, memo->n_last = nc < cap ? nc : cap;
@@ -403,26 +420,45 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  *   sticking ∂f/∂v = −√d D,  ∂f/∂u = −√d K,     u₁ = u + h v_t⁺  (the new velocity moves u, as it moves q)
  * so over the step f_r⁺ = f_r − D_r (v_r⁺ − v_r) − h K_r v_r⁺ with v⁺ = v_free + h W Δf (W = J M⁻¹ Jᵀ on
  * the step's M, v_free the explicit step's), i.e.
- *   (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free,r),   G = diag(D_r + h K_r),  a_r = J_r q̈_explicit,
- * symmetric positive definite (Cholesky).  Any step then damps a contact's relative velocity towards
- * rest instead of reversing it.  A contact sliding at the step's start has the same tangent rows: its
- * sticking law's force, −√d (K u + D v_t), lies beyond the cone, and b takes the difference from the force
- * applied (on the cone), so that it sticks within the step where the solve slows its slip enough.  A
- * tangential force the solve puts past the cone is fixed on it (μ f_n⁺ along the solve's direction, then
- * sliding) and the rest solved again; then a normal the solve would make pull is released (force 0, its
- * rows fixed at Δf = −f) and the rest solved again, until no row changes.  (Before, a sliding contact's
- * friction was explicit, f_t f_n⁺ / f_n: at 5 ms dm_control's humanoid then stick-slipped its feet and
- * head, which threw it out of the pose MuJoCo's lies in.) */
+ *   (G⁻¹ + h W) Δf = b/G,  b_r = −(D_r h a_r + h K_r v_free,r),  G = diag(D_r + h K_r),  a_r = J_r q̈_explicit,
+ * symmetric positive definite.  Any step then damps a contact's relative velocity towards rest instead of
+ * reversing it.  A contact sliding at the step's start has the same tangent rows: its sticking law's force,
+ * −√d (K u + D v_t), lies beyond the cone, and b takes the difference from the force applied (on the cone),
+ * so that it sticks within the step where the solve slows its slip enough.  A tangential force the solve
+ * puts past the cone is fixed on it (μ f_n⁺ along the solve's direction, then sliding) and the rest solved
+ * again; then a normal the solve would make pull is released (force 0, its rows fixed at Δf = −f) and the
+ * rest solved again, until no row changes.  (Before, a sliding contact's friction was explicit, f_t f_n⁺ /
+ * f_n: at 5 ms dm_control's humanoid then stick-slipped its feet and head, which threw it out of the pose
+ * MuJoCo's lies in.)
+ *
+ * The solve is the Delassus form's joint-space twin (Woodbury's identity): with x = M⁻¹ Jᵀ Δf, the change
+ * of q̈, the free rows F read Δf_F = b_F − h G_F J_F x, so that, the fixed rows X carrying their Δf_X,
+ *   (M + h J_Fᵀ G_F J_F) x = J_Fᵀ b_F + J_Xᵀ Δf_X,
+ * nv × nv however many rows are active (dm_control's humanoid lying on its floor: 11 contacts, 33 rows on
+ * 27 dofs, where the rows' own Cholesky and W's assembly were 35 % of its run).  A contact with the static
+ * world, or between a body and one of its ancestors, has its rows on one chain of the tree, so its JᵀJ falls
+ * inside M's branch-induced sparsity and the sum factors by LTDL as M does (RBDA §6.5, sparse.c); rows
+ * across two branches fill in between them, and that step factors the sum dense (Cholesky).  SceneContact.
+ * implicit_step states the Delassus form in NumPy: the tests hold the two forms to each other. */
 struct mb_scene_implicit {
     int nv, cap;                  /* rows the buffers hold */
-    double *H, *S, *L, *tau, *J3; /* nv², nv², nv², nv, 3 nv */
-    double *Jr, *Y, *A, *C;       /* rows × nv, rows × nv, rows², rows² */
-    double *b, *g, *df, *rhs, *dir, *tdir;  /* rows each (dir 3 per row; tdir: a sliding contact's unit
-                                             * friction direction, on its tangent rows) */
-    int *idx, *fixed;             /* per row: the free rows' list, fixed */
+    double *Hm, *H, *S, *L, *A;   /* nv² each: CRBA(m) (mb_scene_implicit_inertia), M (md's), the dense factor,
+                                   * M's LTDL factors, M + h Jᵀ G J (factored in place) */
+    double *tau, *x, *C, *diag, *J3;  /* nv each (C: the solve's right-hand side without the rows), 3 nv */
+    double *Jr;                   /* rows × nv */
+    double *b, *g, *df, *dfs, *dir, *tdir;  /* rows each (dir 3 per row; dfs: the Δf the last solve's q̈ is for,
+                                             * tdir: a sliding contact's unit friction direction, on its tangent
+                                             * rows) */
+    double *f0d, *mu, *dfc;       /* rows each: the step's applied force along the row, its contact's μ; a
+                                   * sliding row's Δf but for its normal's share (below) */
+    double *Z, *Sk;               /* rows × nv, rows²: A⁻¹ U and I + Vᵀ A⁻¹ U's LU of the sliding contacts */
+    int *fixed;                   /* per row: 0 free, 1 fixed at df, 2 sliding (on the cone, with its normal) */
+    int *slid, *piv, nslid;       /* the sliding contacts (their first row), the LU's pivots; how many */
     int *act, *row0, *nrow;       /* per active contact: its index in the stage's list, first row, rows */
-    int *nz, *nnz;                /* rows × nv, rows: each row of Y's nonzero columns (a row lives on its
-                                   * bodies' dofs and their ancestors': branch-induced sparsity) */
+    int *nz, *nnz;                /* rows × nv, rows: each row's columns, ascending: its bodies' dofs and their
+                                   * ancestors' (the row is zero elsewhere, and is not written there) */
+    int *mark;                    /* nv */
+    int na;                       /* active contacts */
 };
 
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
@@ -432,12 +468,15 @@ mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
         return NULL;
     const size_t nv = (size_t)m->nv;
     w->nv = m->nv;
-    w->H = malloc(sizeof(double) * (3 * nv * nv + 4 * nv + 1));
-    if (!w->H) {
+    w->Hm = malloc(sizeof(double) * (5 * nv * nv + 7 * nv + 1));
+    w->mark = malloc(sizeof(int) * (nv + 1));
+    if (!w->Hm || !w->mark) {
+        free(w->Hm), free(w->mark);
         free(w);
         return NULL;
     }
-    w->S = w->H + nv * nv, w->L = w->S + nv * nv, w->tau = w->L + nv * nv, w->J3 = w->tau + nv;
+    w->H = w->Hm + nv * nv, w->S = w->H + nv * nv, w->L = w->S + nv * nv, w->A = w->L + nv * nv;
+    w->tau = w->A + nv * nv, w->x = w->tau + nv, w->C = w->x + nv, w->diag = w->C + nv, w->J3 = w->diag + nv;
     return w;
 }
 
@@ -445,7 +484,7 @@ void mb_scene_implicit_free(mb_scene_implicit *w)
 {
     if (!w)
         return;
-    free(w->H), free(w->Jr), free(w->idx);
+    free(w->Hm), free(w->mark), free(w->Jr), free(w->fixed);
     free(w);
 }
 
@@ -453,99 +492,236 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
 {
     if (rows <= w->cap)
         return 0;
-    free(w->Jr), free(w->idx);
+    free(w->Jr), free(w->fixed);
     const size_t N = (size_t)rows, nv = (size_t)w->nv;
-    w->Jr = malloc(sizeof(double) * (2 * N * nv + 2 * N * N + 8 * N));
-    w->idx = malloc(sizeof(int) * (6 * N + N * nv));
-    if (!w->Jr || !w->idx) {
-        free(w->Jr), free(w->idx);
-        w->Jr = NULL, w->idx = NULL, w->cap = 0;
+    w->Jr = malloc(sizeof(double) * (2 * N * nv + N * N + 11 * N));
+    w->fixed = malloc(sizeof(int) * (7 * N + N * nv));
+    if (!w->Jr || !w->fixed) {
+        free(w->Jr), free(w->fixed);
+        w->Jr = NULL, w->fixed = NULL, w->cap = 0;
         return 1;
     }
-    w->Y = w->Jr + N * nv, w->A = w->Y + N * nv, w->C = w->A + N * N, w->b = w->C + N * N, w->g = w->b + N;
-    w->df = w->g + N, w->rhs = w->df + N, w->dir = w->rhs + N, w->tdir = w->dir + 3 * N;
-    w->fixed = w->idx + N, w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N;
-    w->nnz = w->nrow + N, w->nz = w->nnz + N;
+    w->b = w->Jr + N * nv, w->g = w->b + N, w->df = w->g + N, w->dfs = w->df + N, w->dir = w->dfs + N;
+    w->tdir = w->dir + 3 * N, w->f0d = w->tdir + N, w->mu = w->f0d + N, w->dfc = w->mu + N, w->Z = w->dfc + N;
+    w->Sk = w->Z + N * nv;
+    w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N, w->nnz = w->nrow + N, w->nz = w->nnz + N;
+    w->slid = w->nz + N * nv, w->piv = w->slid + N;
     w->cap = rows;
     return 0;
 }
 
-/* the free rows of (G⁻¹ + h W) Δf = G⁻¹ b − h W Δf_fixed, by Cholesky; 1 when not positive definite.
- * factor = 0: the free set is the last call's, only the fixed rows' values moved (a sliding contact's
- * friction following its normal): its factor is reused, only the right-hand side is solved again */
-static int implicit_solve(mb_scene_implicit *w, int n, double h, int factor)
+/* A (holding a copy of an SPD matrix of the tree, nv × nv) factored: in place by LTDL (RBDA table 6.3, the
+ * tree's branch-induced sparsity: mb_ltdl), or dense into S by Cholesky (lower triangles read alone).  MB_OK,
+ * else a pivot not above round-off of its diagonal (fd_sparse's test; diag: nv scratch) makes the tree
+ * singular at the body whose dof it is (as ABA's D_i would), or MB_OVERFLOW where the numbers are not finite */
+static int factor_tree(const mb_model *m, double *A, int dense, double *S, double *diag)
 {
-    double *C = w->C, *x = w->df;
-    int nf = 0;
-    for (int r = 0; r < n; r++)
-        if (!w->fixed[r])
-            w->idx[nf++] = r;
-    for (int i = 0; i < nf; i++) {
-        const int r = w->idx[i];
-        double rhs = w->b[r] / w->g[r];
-        for (int s = 0; s < n; s++)
-            if (w->fixed[s])
-                rhs -= h * w->A[(size_t)r * n + s] * x[s];
-        w->rhs[i] = rhs;
-        if (factor)
-            for (int j = 0; j <= i; j++)
-                C[(size_t)i * nf + j] = h * w->A[(size_t)r * n + w->idx[j]] + (i == j ? 1.0 / w->g[r] : 0.0);
-    }
-    for (int i = 0; factor && i < nf; i++)  /* C = R Rᵀ in its lower triangle */
-        for (int j = 0; j <= i; j++) {
-            const double *ci = C + (size_t)i * nf, *cj = C + (size_t)j * nf;
-            double s = ci[j];
-            for (int k = 0; k < j; k++)
-                s -= ci[k] * cj[k];
-            if (i == j) {
-                if (!(s > 0.0))
-                    return 1;
-                C[(size_t)i * nf + i] = sqrt(s);
-            } else {
-                C[(size_t)i * nf + j] = s / cj[j];
-            }
-        }
-    for (int i = 0; i < nf; i++) {
-        double s = w->rhs[i];
-        for (int k = 0; k < i; k++)
-            s -= C[(size_t)i * nf + k] * w->rhs[k];
-        w->rhs[i] = s / C[(size_t)i * nf + i];
-    }
-    for (int i = nf - 1; i >= 0; i--) {
-        double s = w->rhs[i];
-        for (int k = i + 1; k < nf; k++)
-            s -= C[(size_t)k * nf + i] * w->rhs[k];
-        w->rhs[i] = s / C[(size_t)i * nf + i];
-    }
-    for (int i = 0; i < nf; i++)
-        x[w->idx[i]] = w->rhs[i];
-    return 0;
+    const int nv = m->nv;
+    if (dense)
+        return mb_cholesky_factor(nv, A, S, 1e-13) ? MB_OK : mb_pivot_status(A, nv * nv);
+    for (int k = 0; k < nv; k++)
+        diag[k] = A[(size_t)nv * k + k];
+    int bad = mb_ltdl(nv, m->dof_parent, A);
+    for (int k = nv - 1; bad < 0 && k >= 0; k--)
+        if (!(A[(size_t)nv * k + k] > 1e-13 * diag[k]))
+            bad = k;
+    if (bad < 0)
+        return MB_OK;
+    if (mb_pivot_status(diag, nv) != MB_SINGULAR || mb_pivot_status(A, nv * nv) != MB_SINGULAR)
+        return MB_OVERFLOW;
+    for (int i = m->nb - 1; i >= 0; i--)
+        if (m->v_start[i] <= bad)
+            return mb_singular_at(m, i);
+    return MB_SINGULAR;
 }
 
-/* y = L⁻ᵀ x (kinematics' MB_MPY_LIT back substitution) for a row x of a contact's Jacobian: it lives on its
- * bodies' dofs and their ancestors', and so does y (the substitution only carries a dof's value to its
- * ancestors), so the substitution visits those dofs alone — the same operations on them, where the full one
- * walked every dof's ancestor chain to subtract zeros (14% of the humanoid's run).  mark: nv ints scratch */
-static void lit_on_path(int nv, const int *lam, const double *L, const double *x, double *y, int *mark)
+/* x = A⁻¹ x with A's factors (implicit_solve's) */
+static void apply_inverse(const mb_model *m, const mb_scene_implicit *w, int dense, double *x)
 {
-    memset(mark, 0, sizeof(int) * (size_t)nv);
-    for (int j = 0; j < nv; j++)
-        if (x[j] != 0.0)
-            for (int k = j; k >= 0 && !mark[k]; k = lam[k])
-                mark[k] = 1;
-    memmove(y, x, sizeof(double) * (size_t)nv);
-    for (int i = nv - 1; i >= 0; i--) {
-        if (!mark[i])
-            continue;
-        y[i] /= L[(size_t)nv * i + i];
-        for (int j = lam[i]; j >= 0; j = lam[j])
-            y[j] -= L[(size_t)nv * i + j] * y[i];
+    if (dense)
+        mb_cholesky_apply_inverse(w->nv, w->S, x);
+    else
+        mb_ltdl_solve(w->nv, m->dof_parent, w->A, x);
+}
+
+/* x ← S⁻¹ x with S (k × k) LU-factored in place with partial pivoting (factor: do it first); 0 if singular */
+static int small_lu(int k, double *S, int *piv, double *x, int factor)
+{
+    for (int c = 0; factor && c < k; c++) {
+        int p = c;
+        for (int r = c + 1; r < k; r++)
+            if (fabs(S[r * k + c]) > fabs(S[p * k + c]))
+                p = r;
+        if (!(fabs(S[p * k + c]) > 0.0))
+            return 0;
+        piv[c] = p;
+        if (p != c)
+            for (int j = 0; j < k; j++) {
+                const double t = S[c * k + j];
+                S[c * k + j] = S[p * k + j], S[p * k + j] = t;
+            }
+        for (int r = c + 1; r < k; r++) {
+            S[r * k + c] /= S[c * k + c];
+            for (int j = c + 1; j < k; j++)
+                S[r * k + j] -= S[r * k + c] * S[c * k + j];
+        }
     }
+    for (int c = 0; c < k; c++) {
+        if (piv[c] != c) {
+            const double t = x[c];
+            x[c] = x[piv[c]], x[piv[c]] = t;
+        }
+        for (int r = c + 1; r < k; r++)
+            x[r] -= S[r * k + c] * x[c];
+    }
+    for (int c = k - 1; c >= 0; c--) {
+        for (int j = c + 1; j < k; j++)
+            x[c] -= S[c * k + j] * x[j];
+        x[c] /= S[c * k + c];
+    }
+    return 1;
+}
+
+/* J_r · x on the row's columns */
+static double row_dot(const mb_scene_implicit *w, int r, const double *x)
+{
+    const double *jr = w->Jr + (size_t)r * w->nv;
+    const int *nz = w->nz + (size_t)r * w->nv;
+    double s = 0.0;
+    for (int k = 0; k < w->nnz[r]; k++)
+        s += jr[nz[k]] * x[nz[k]];
+    return s;
+}
+
+/* The step's q̈ = (M + h J_Fᵀ G_F J_F + U Vᵀ)⁻¹ (C + J_Fᵀ b_F + J_Xᵀ Δf_X + J_Sᵀ Δf_S⁰) (C: M q̈₀, or τ − C(q, v,
+ * f_ext)), then the free rows' Δf_F = b_F − h G_F J_F q̈.  The sliding contacts' tangent rows S carry their
+ * friction on the cone, μ (f_n + Δf_n) along tdir, exactly: with Δf_n = b_n − h g_n J_n q̈ their share is the
+ * constant Δf_S⁰ = μ tdir (f_n + b_n) − f_t (dfc) and the rank-one − h g_n μ (tdir·J_t)ᵀ J_n q̈ per contact,
+ * moved to the left as U Vᵀ (u = h g_n μ (tdir·J_t)ᵀ, v = J_nᵀ: not symmetric) and solved by Woodbury's
+ * identity on A = M + h J_Fᵀ G_F J_F's factors: q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y, y = A⁻¹ rhs, Z = A⁻¹ U.
+ * factor = 0: the free and sliding sets are the last call's, only the fixed rows' values moved: A's factors,
+ * Z and the small LU are reused.  dense: rows across branches, A factored dense.  MB_OK, MB_SINGULAR (the
+ * small system) or factor_tree's status */
+static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double h, int factor, int dense,
+                          double *qdd)
+{
+    const int nv = w->nv;
+    if (factor) {
+        memcpy(w->A, w->H, sizeof(double) * (size_t)nv * nv);
+        for (int c = 0; c < w->na; c++) {  /* (a, b) with b ≤ a: both on the contact's columns */
+            const int r0 = w->row0[c], *nz = w->nz + (size_t)r0 * nv, cnt = w->nnz[r0];
+            if (w->nrow[c] == 3 && !w->fixed[r0] && !w->fixed[r0 + 1]) {  /* a sticking contact's three rows at once */
+                const double *j0 = w->Jr + (size_t)r0 * nv, *j1 = j0 + nv, *j2 = j1 + nv;
+                const double h0 = h * w->g[r0], h1 = h * w->g[r0 + 1], h2 = h * w->g[r0 + 2];
+                for (int p = 0; p < cnt; p++) {
+                    const int a = nz[p];
+                    const double c0 = h0 * j0[a], c1 = h1 * j1[a], c2 = h2 * j2[a];
+                    double *Aa = w->A + (size_t)a * nv;
+                    for (int k = 0; k <= p; k++)
+                        Aa[nz[k]] += c0 * j0[nz[k]] + c1 * j1[nz[k]] + c2 * j2[nz[k]];
+                }
+                continue;
+            }
+            for (int r = r0; r < r0 + w->nrow[c]; r++) {
+                if (w->fixed[r])
+                    continue;
+                const double *jr = w->Jr + (size_t)r * nv, hg = h * w->g[r];
+                for (int p = 0; p < cnt; p++) {
+                    const int a = nz[p];
+                    const double ca = hg * jr[a];
+                    double *Aa = w->A + (size_t)a * nv;
+                    for (int k = 0; k <= p; k++)
+                        Aa[nz[k]] += ca * jr[nz[k]];
+                }
+            }
+        }
+        const int st = factor_tree(m, w->A, dense, w->S, w->diag);
+        if (st != MB_OK)
+            return st;
+        w->nslid = 0;  /* the sliding contacts: Z = A⁻¹ U, and I + Vᵀ Z factored */
+        for (int c = 0; c < w->na; c++) {
+            const int r0 = w->row0[c];
+            if (w->nrow[c] != 3 || w->fixed[r0 + 1] != 2)
+                continue;
+            double *z = w->Z + (size_t)w->nslid * nv;
+            const int *nz = w->nz + (size_t)r0 * nv;
+            const double *j1 = w->Jr + (size_t)(r0 + 1) * nv, *j2 = j1 + nv;
+            const double coef = h * w->g[r0] * w->mu[r0 + 1];
+            memset(z, 0, sizeof(double) * (size_t)nv);
+            for (int k = 0; k < w->nnz[r0]; k++)
+                z[nz[k]] = coef * (w->tdir[r0 + 1] * j1[nz[k]] + w->tdir[r0 + 2] * j2[nz[k]]);
+            apply_inverse(m, w, dense, z);
+            w->slid[w->nslid++] = r0;
+        }
+        const int k = w->nslid;
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++)
+                w->Sk[i * k + j] = (i == j ? 1.0 : 0.0) + row_dot(w, w->slid[i], w->Z + (size_t)j * nv);
+    }
+    memcpy(qdd, w->C, sizeof(double) * (size_t)nv);
+    for (int r = 0; r < n; r++) {
+        const double *jr = w->Jr + (size_t)r * nv;
+        const double f = w->fixed[r] == 2 ? w->dfc[r] : w->fixed[r] ? w->df[r] : w->b[r];
+        const int *nz = w->nz + (size_t)r * nv;
+        for (int k = 0; k < w->nnz[r]; k++)
+            qdd[nz[k]] += f * jr[nz[k]];
+    }
+    apply_inverse(m, w, dense, qdd);
+    if (w->nslid) {  /* q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y */
+        double t[w->nslid];
+        for (int i = 0; i < w->nslid; i++)
+            t[i] = row_dot(w, w->slid[i], qdd);
+        if (!small_lu(w->nslid, w->Sk, w->piv, t, factor))
+            return MB_SINGULAR;
+        for (int j = 0; j < w->nslid; j++)
+            for (int k = 0; k < nv; k++)
+                qdd[k] -= w->Z[(size_t)j * nv + k] * t[j];
+    }
+    for (int r = 0; r < n; r++)
+        if (!w->fixed[r])
+            w->df[r] = w->b[r] - h * w->g[r] * row_dot(w, r, qdd);
+    for (int r = 0; r < n; r++) {  /* a sliding row's friction follows its normal's solved force (r − 1 or r − 2) */
+        if (w->fixed[r] == 2) {
+            const int rn = w->fixed[r - 1] == 2 ? r - 2 : r - 1;
+            w->df[r] = w->mu[r] * w->tdir[r] * (w->f0d[rn] + w->df[rn]) - w->f0d[r];
+        }
+        w->dfs[r] = w->df[r];
+    }
+    return MB_OK;
+}
+
+/* Do bodies a and b (≥ 0) lie on one chain of the tree (one an ancestor of the other, or the same)? */
+static int one_chain(const mb_model *m, int a, int b)
+{
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    while (hi > lo)
+        hi = m->parent[hi];
+    return hi == lo;
+}
+
+const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
+                                        const double *q)
+{   /* md differs from m in its armature alone (semi_implicit's damping), which CRBA adds on the diagonal */
+    const int nv = m->nv;
+    mb_crba(m, d, q, w->Hm);
+    memcpy(w->H, w->Hm, sizeof(double) * (size_t)nv * nv);
+    if (md->armature != m->armature)
+        for (int k = 0; k < nv; k++)
+            w->H[(size_t)nv * k + k] += md->armature[k] - m->armature[k];
+    return w->Hm;
+}
+
+/* M = Lᵀ D L into w->L (mb_ltdl on a copy of w->H); MB_OK or factor_tree's status */
+static int factor_inertia(const mb_model *m, mb_scene_implicit *w)
+{
+    memcpy(w->L, w->H, sizeof(double) * (size_t)w->nv * w->nv);
+    return factor_tree(m, w->L, 0, NULL, w->diag);
 }
 
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                              double *qdd, double *zdot, double h, const mb_scene *s, double K, double D,
-                              const int *held, int n_held, double *F, void *scratch, mb_scene_implicit *w)
+                              const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
+                              const mb_scene *s, double K, double D, const int *held, int n_held, double *F,
+                              void *scratch, mb_scene_implicit *w)
 {
     const int nv = m->nv, cap = s->npair * MB_SCENE_PAIR_MAX, *lam = m->dof_parent;
     const stage_memo *memo = scratch;
@@ -555,10 +731,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     const unsigned char *state = (const unsigned char *)(slot + cap);
     const int nc = memo->n_last;
     /* the deformations' relaxation (apart u̇ = −(K/D) u, sliding u̇ = −(f_t/√d + K u)/D) implicit in u too:
-     * u₁ = u + h u̇(u₁), i.e. D → D + h K, so no step overshoots the decay (explicit: h K/D < 2) */
+     * u₁ = u + h u̇(u₁), i.e. D → D + h K, so no step overshoots the decay (explicit: h K/D < 2); the stage
+     * scaled its ż by D/(D + h K) (its zscale) */
     const double Dh = D + h * K;
-    for (int k = 0; k < 2 * cap; k++)
-        zdot[k] *= D / Dh;
     /* the candidates: the contacts the law pushes at the step's start, and those in the floor it judged apart
      * (their damping pulled harder than their depth pushed), with their normal row alone: the step's end
      * decides.  Left out, an overdamped contact leaving at a crawl let go for a whole step, fell back in and
@@ -567,12 +742,22 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     for (int i = 0; i < nc; i++)
         if (state[i] || c[i].depth > 0.0)
             na++, n += 3;
-    if (!na)
+    if (!na && !tau_all)
         return MB_OK;
-    if (implicit_reserve(w, n))
+    if (implicit_reserve(w, n > 0 ? n : 1))
         return MB_NO_MEMORY;
+    /* the forward dynamics' part of the right-hand side first, τ − C(q, v, f_ext) (RNEA): with f_ext it poses the
+     * bodies in d->R0, d->p0 at q, which the rows then read */
+    if (tau_all) {
+        memset(w->x, 0, sizeof(double) * (size_t)nv);
+        mb_rnea(md, d, q, v, w->x, fext, w->C);
+        for (int k = 0; k < nv; k++)
+            w->C[k] = tau_all[k] - w->C[k];
+    }
     /* the rows: per active contact its normal, then t1, t2 while it sticks (state 1 with μ > 0) */
-    mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    if (na && !(tau_all && fext))
+        mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    int dense = 0;  /* rows across two branches of the tree (implicit_solve) */
     for (int i = 0, a = 0, r = 0; i < nc; i++) {
         if (!state[i] && !(c[i].depth > 0.0))
             continue;
@@ -581,6 +766,8 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
         const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
         const double zr = sqrt(fmax(0.0, c[i].depth));
+        if (ba >= 0 && bb >= 0 && !one_chain(m, ba, bb))
+            dense = 1;
         w->act[a] = i, w->row0[a] = r, w->nrow[a] = rows, a++;
         memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
         if (bb >= 0)
@@ -591,16 +778,33 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         mb_copy3(c[i].normal, dn);
         if (rows == 3)
             mb_scene_tangents(c[i].normal, dn + 3, dn + 6);
+        /* the contact's columns, ascending: its bodies' dofs and their ancestors' (J3 is zero elsewhere) */
+        int *cols = w->nz + (size_t)r * nv, ncol = 0;
+        memset(w->mark, 0, sizeof(int) * (size_t)nv);
+        for (int e = 0; e < 2; e++)
+            for (int b = e ? ba : bb; b >= 0; b = m->parent[b])
+                for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++)
+                    w->mark[k] = 1;
+        for (int j = 0; j < nv; j++)
+            if (w->mark[j])
+                cols[ncol++] = j;
         for (int k = 0; k < rows; k++, r++) {
             const double *t = w->dir + 3 * (size_t)r;
-            double *jr = w->Jr + (size_t)r * nv, jv = 0.0, ja = 0.0;
-            for (int j = 0; j < nv; j++) {
+            double *jr = w->Jr + (size_t)r * nv, jv = 0.0;
+            int *nz = w->nz + (size_t)r * nv;
+            if (k > 0)
+                memcpy(nz, cols, sizeof(int) * (size_t)ncol);
+            w->nnz[r] = ncol;
+            for (int p = 0; p < ncol; p++) {
+                const int j = cols[p];
                 jr[j] = t[0] * w->J3[j] + t[1] * w->J3[nv + j] + t[2] * w->J3[2 * nv + j];
-                jv += jr[j] * v[j], ja += jr[j] * qdd[j];
+                jv += jr[j] * v[j];
             }
             const double Dr = zr * D, Kr = (k == 0 ? 1.5 : 1.0) * zr * K;
             w->g[r] = Dr + h * Kr;
-            w->b[r] = -(Dr * h * ja + h * Kr * (jv + h * ja));
+            w->b[r] = -h * Kr * jv;
+            w->f0d[r] = mb_dot3(Fc + 3 * (size_t)i, t);
+            w->mu[r] = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION];
             /* a sliding contact's tangent rows linearise its sticking law, −√d (K u + D v_t), beyond the cone,
              * from which the force applied at the step's start (on the cone) is off by the difference */
             if (k > 0 && state[i] == 2)
@@ -612,73 +816,53 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     n = 0;
     for (int a = 0; a < na; a++)
         n += w->nrow[a];
-    /* W = J M⁻¹ Jᵀ = Yᵀ Y, Y = L⁻ᵀ Jᵀ, M = Lᵀ L on the step's M (md: semi_implicit's damping in its armature).
-     * Joints resting on stops are held (q̈_j = 0, their stops take up any change): their rows and columns of M
-     * become the identity's and their columns of J zero, so the correction moves only the free joints — the
-     * solve on the free block, M_ff Δq̈_f = J_fᵀ Δf (the tree's sparsity kept: entries only vanish) */
-    mb_crba(md, d, q, w->H);
-    for (int k = 0; k < n_held; k++) {
-        const int j = held[k];
-        for (int i = 0; i < nv; i++)
-            w->H[(size_t)i * nv + j] = w->H[(size_t)j * nv + i] = 0.0;
-        w->H[(size_t)j * nv + j] = 1.0;
-        for (int r = 0; r < n; r++)
-            w->Jr[(size_t)r * nv + j] = 0.0;
-    }
-    if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
-        return mb_pivot_status(w->H, nv * nv);
-    for (int r = 0; r < n; r++) {
-        double *y = w->Y + (size_t)r * nv;
-        int *nz = w->nz + (size_t)r * nv, c = 0;
-        lit_on_path(nv, lam, w->L, w->Jr + (size_t)r * nv, y, nz);
-        for (int k = 0; k < nv; k++)
-            if (y[k] != 0.0)
-                nz[c++] = k;
-        w->nnz[r] = c;
-    }
-    for (int i = 0; i < n; i++)  /* each entry over the sparser row's nonzero columns */
-        for (int j = 0; j <= i; j++) {
-            const int a = w->nnz[i] <= w->nnz[j] ? i : j, o = a == i ? j : i;
-            const double *ya = w->Y + (size_t)a * nv, *yo = w->Y + (size_t)o * nv;
-            const int *nz = w->nz + (size_t)a * nv;
-            double sum = 0.0;
-            for (int k = 0; k < w->nnz[a]; k++)
-                sum += ya[nz[k]] * yo[nz[k]];
-            w->A[(size_t)i * n + j] = w->A[(size_t)j * n + i] = sum;
+    w->na = na;
+    /* M on the step's configuration (md: semi_implicit's damping in its armature; mb_scene_implicit_inertia's
+     * where the forward dynamics is this function's) and the solve's right-hand side without the rows, M q̈₀:
+     * τ − C(q, v, f_ext) here, M times the caller's q̈₀ else.  Joints resting on stops are held (q̈_j = 0, their
+     * stops take up any change; never with tau_all): their rows and columns of M become the identity's and
+     * their columns of J zero, so the correction moves only the free joints — the solve on the free block (the
+     * tree's sparsity kept: entries only vanish), whose rows j keep q̈_j = q̈₀_j = 0 */
+    if (!tau_all) {
+        mb_crba(md, d, q, w->H);
+        for (int k = 0; k < n_held; k++) {
+            const int j = held[k];
+            for (int i = 0; i < nv; i++)
+                w->H[(size_t)i * nv + j] = w->H[(size_t)j * nv + i] = 0.0;
+            w->H[(size_t)j * nv + j] = 1.0;
+            for (int r = 0; r < n; r++)
+                w->Jr[(size_t)r * nv + j] = 0.0;
         }
+        mb_sparse_mpy(MB_MPY_H, nv, lam, w->H, qdd, w->C);
+    }
     /* the solve; a normal it would make pull is released (its rows fixed at Δf = −f) and the rest solved again;
-     * a contact whose tangential force the solve puts past its cone slides: its tangent rows are fixed on the
-     * cone, μ f_n⁺ along the solve's direction, and the rest solved again (so that the normals and the other
-     * contacts meet the friction that is applied, not the unbounded one), until no row changes */
+     * a contact whose tangential force the solve puts past its cone slides: its tangent rows carry μ f_n⁺ along
+     * the solve's direction, f_n⁺ its normal's solved force (implicit_solve: exactly, not by passes that chase
+     * it), and the rest solved again (so that the normals and the other contacts meet the friction that is
+     * applied, not the unbounded one), until no row changes */
     for (int r = 0; r < n; r++)
         w->fixed[r] = 0;
     for (int pass = 0, grown = 1; pass <= 2 * na + 8; pass++) {  /* grown: the fixed set grew (refactor) */
-        if (implicit_solve(w, n, h, grown))
-            return MB_SINGULAR;
+        const int st = implicit_solve(m, w, n, h, grown, dense, qdd);
+        if (st != MB_OK)
+            return st;
         int changed = 0;
         grown = 0;
-        for (int a = 0; a < na; a++) {
-            const int r = w->row0[a], i = w->act[a];
-            if (w->nrow[a] != 3 || w->fixed[r])
+        for (int a = 0; a < na; a++) {  /* sticks, or slides from now on along the solve's direction */
+            const int r = w->row0[a];
+            if (w->nrow[a] != 3 || w->fixed[r] || w->fixed[r + 1])
                 continue;
-            const double mu = s->pdat[(size_t)c[i].pair * MB_SP_SIZE + MB_SP_FRICTION];
-            const double *f0 = Fc + 3 * (size_t)i, fn = mb_dot3(f0, c[i].normal) + w->df[r];
-            const double ft[2] = {mb_dot3(f0, w->dir + 3 * (size_t)(r + 1)) + w->df[r + 1],
-                                  mb_dot3(f0, w->dir + 3 * (size_t)(r + 2)) + w->df[r + 2]};
-            const double norm = sqrt(ft[0] * ft[0] + ft[1] * ft[1]), lim = mu * fmax(fn, 0.0);
-            if (!w->fixed[r + 1]) {  /* sticks, or slides from now on along the solve's direction */
-                if (norm <= lim * (1.0 + 1e-12))
-                    continue;
-                w->tdir[r + 1] = ft[0] / norm, w->tdir[r + 2] = ft[1] / norm;
-                grown = 1;
-            } else if (fabs(norm - lim) <= 1e-12 * (lim + 1e-300)) {
+            const double fn = w->f0d[r] + w->df[r];
+            const double ft[2] = {w->f0d[r + 1] + w->df[r + 1], w->f0d[r + 2] + w->df[r + 2]};
+            const double norm = sqrt(ft[0] * ft[0] + ft[1] * ft[1]), lim = w->mu[r] * fmax(fn, 0.0);
+            if (norm <= lim * (1.0 + 1e-12))
                 continue;
+            w->tdir[r + 1] = ft[0] / norm, w->tdir[r + 2] = ft[1] / norm;
+            for (int k = 1; k < 3; k++) {
+                w->fixed[r + k] = 2;
+                w->dfc[r + k] = w->mu[r + k] * w->tdir[r + k] * (w->f0d[r] + w->b[r]) - w->f0d[r + k];
             }
-            for (int k = 0; k < 2; k++) {
-                w->fixed[r + 1 + k] = 1;
-                w->df[r + 1 + k] = lim * w->tdir[r + 1 + k] - mb_dot3(f0, w->dir + 3 * (size_t)(r + 1 + k));
-            }
-            changed = 1;
+            changed = grown = 1;
         }
         if (changed)   /* the cone first: a normal is judged under the friction that is applied */
             continue;
@@ -695,8 +879,12 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (!changed)
             break;
     }
-    /* each contact's force over the step, f⁺, and its change Δf into τ = Σ J3ᵀ Δf; u̇ from f⁺ */
+    /* each contact's force over the step, f⁺ (its normal clipped at 0, its friction onto the cone), u̇ from f⁺.
+     * q̈ is the last solve's, for the rows' Δf then (dfs); where f⁺ − f differs from them by more than the
+     * loop's own tolerance (its passes ran out before the rows settled: the fixed rows moved after that solve),
+     * that difference δ moves q̈ too: q̈ += M⁻¹ Jᵀ δ */
     memset(w->tau, 0, sizeof(double) * (size_t)nv);
+    int moved = 0;
     for (int a = 0; a < na; a++) {
         const int i = w->act[a], r = w->row0[a], p = c[i].pair;
         const double *n3 = c[i].normal, *f0 = Fc + 3 * (size_t)i;
@@ -707,7 +895,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (!state[i] && fn <= 0.0)  /* apart at the start and still: as the stage left it */
             continue;
         double t[2][3], ft[2], f[3], *ud = zdot + 2 * (size_t)slot[i];
-        mb_scene_tangents(n3, t[0], t[1]);
+        if (w->nrow[a] == 3)  /* (the rows' own, mb_scene_tangents's) */
+            mb_copy3(w->dir + 3 * (size_t)(r + 1), t[0]), mb_copy3(w->dir + 3 * (size_t)(r + 2), t[1]);
+        else
+            mb_scene_tangents(n3, t[0], t[1]);
         const double *ui = u + 2 * (size_t)i;
         if (fn <= 0.0) {  /* released: apart */
             ft[0] = ft[1] = 0.0;
@@ -722,7 +913,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             const int slides = cone > 1.0 || w->fixed[r + 1];
             for (int j = 0; j < 2; j++)
                 ud[j] = slides ? -(ft[j] + zr * K * ui[j]) / (zr * Dh) : NAN;
-        } else {  /* sliding (or frictionless): the friction follows the normal */
+        } else {  /* frictionless (one row): the friction, if any, follows the normal */
             const double scale = fn0 > 0.0 ? fn / fn0 : 0.0;
             for (int j = 0; j < 2; j++)
                 ft[j] = scale * mb_dot3(f0, t[j]);
@@ -732,44 +923,42 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         }
         for (int j = 0; j < 3; j++)
             f[j] = fn * n3[j] + ft[0] * t[0][j] + ft[1] * t[1][j];
-        double df3[3];
-        mb_sub3(f, f0, df3);
         mb_copy3(f, F + 3 * (size_t)slot[i]);
-        /* τ += J3ᵀ Δf: the rows n, t1, t2 of this contact span its J3 (rebuilt from the rows kept) */
-        const double *jn = w->Jr + (size_t)r * nv;
-        const double dfn = mb_dot3(df3, n3);
-        for (int j = 0; j < nv; j++)
-            w->tau[j] += dfn * jn[j];
-        if (w->nrow[a] == 3)
-            for (int k = 1; k < 3; k++) {
-                const double dfk = mb_dot3(df3, w->dir + 3 * (size_t)(r + k));
-                const double *jk = w->Jr + (size_t)(r + k) * nv;
-                for (int j = 0; j < nv; j++)
-                    w->tau[j] += dfk * jk[j];
-            }
-        else if (ft[0] != 0.0 || ft[1] != 0.0 || mb_dot3(f0, t[0]) != 0.0 || mb_dot3(f0, t[1]) != 0.0) {
-            /* a sliding contact's tangential change: its point Jacobian again */
-            const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
-            const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
-            memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
-            if (bb >= 0)
-                mb_point_jacobian_add(m, d->R0, d->p0, bb, c[i].pos, 1.0, w->J3);
-            if (ba >= 0)
-                mb_point_jacobian_add(m, d->R0, d->p0, ba, c[i].pos, -1.0, w->J3);
-            for (int k = 0; k < 2; k++) {
-                const double dfk = mb_dot3(df3, t[k]);
-                for (int j = 0; j < nv; j++)
-                    w->tau[j] += dfk * (t[k][0] * w->J3[j] + t[k][1] * w->J3[nv + j] + t[k][2] * w->J3[2 * nv + j]);
-            }
+        /* δ = f⁺ − (f + Σ_rows Δf_r d_r), in the rows' directions (n; t1, t2 where it has them), against the
+         * contact's forces' size */
+        double dl[3], sized = 0.0;
+        for (int k = 0; k < 3; k++) {
+            const double fr = k == 0 ? fn0 + w->dfs[r] : w->nrow[a] == 3 ? mb_dot3(f0, t[k - 1]) + w->dfs[r + k]
+                                                                         : mb_dot3(f0, t[k - 1]);
+            dl[k] = (k == 0 ? fn : ft[k - 1]) - fr;
+            sized += fabs(f0[k]) + fabs(f[k]);
         }
+        if (!(fabs(dl[0]) + fabs(dl[1]) + fabs(dl[2]) > 1e-10 * sized))
+            continue;
+        moved = 1;
+        const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
+        const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
+        double d3[3];
+        for (int j = 0; j < 3; j++)
+            d3[j] = dl[0] * n3[j] + dl[1] * t[0][j] + dl[2] * t[1][j];
+        memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
+        if (bb >= 0)
+            mb_point_jacobian_add(m, d->R0, d->p0, bb, c[i].pos, 1.0, w->J3);
+        if (ba >= 0)
+            mb_point_jacobian_add(m, d->R0, d->p0, ba, c[i].pos, -1.0, w->J3);
+        for (int j = 0; j < nv; j++)
+            w->tau[j] += d3[0] * w->J3[j] + d3[1] * w->J3[nv + j] + d3[2] * w->J3[2 * nv + j];
     }
-    /* q̈ += M⁻¹ τ = L⁻¹ L⁻ᵀ τ (a held joint's share of τ goes to its stop) */
-    for (int k = 0; k < n_held; k++)
-        w->tau[held[k]] = 0.0;
-    mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, w->tau, w->tau);
-    mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, w->tau, w->tau);
-    for (int j = 0; j < nv; j++)
-        qdd[j] += w->tau[j];
+    if (moved) {  /* q̈ += M⁻¹ τ = L⁻¹ D⁻¹ L⁻ᵀ τ (a held joint's share of τ goes to its stop) */
+        const int st = factor_inertia(m, w);
+        if (st != MB_OK)
+            return st;
+        for (int k = 0; k < n_held; k++)
+            w->tau[held[k]] = 0.0;
+        mb_ltdl_solve(nv, lam, w->L, w->tau);
+        for (int j = 0; j < nv; j++)
+            qdd[j] += w->tau[j];
+    }
     /* a sticking contact's u̇ = v_t⁺ = J_t (v + h q̈⁺) */
     for (int a = 0; a < na; a++) {
         const int i = w->act[a], r = w->row0[a];
@@ -780,9 +969,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             if (!isnan(ud[k]))
                 continue;
             const double *jk = w->Jr + (size_t)(r + 1 + k) * nv;
+            const int *nz = w->nz + (size_t)(r + 1 + k) * nv;
             double vt = 0.0;
-            for (int j = 0; j < nv; j++)
-                vt += jk[j] * (v[j] + h * qdd[j]);
+            for (int p = 0; p < w->nnz[r + 1 + k]; p++)
+                vt += jk[nz[p]] * (v[nz[p]] + h * qdd[nz[p]]);
             ud[k] = vt;
         }
     }

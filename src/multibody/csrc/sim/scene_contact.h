@@ -82,7 +82,8 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
                              const mb_scene_contact *c, int nc, double K, double D, const double *u, double *fext,
                              double *udot, double *F, unsigned char *state);
 /* The loop's contact stage (rollout.c): contacts at q, the compliant law on them, and the states
- * z (2 per slot) mapped to them.  Slot p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of
+ * z (2 per slot) mapped to them, each ż times zscale (1; D/(D + h K) where the law is implicit in a
+ * semi_implicit step of h, whose relaxation of u that is: mb_scene_contact_implicit).  Slot p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of
  * the k-th contact point the narrow phase reports for candidate pair p (its order is the collider's,
  * fixed for a given configuration of the pair).  A slot without a contact is apart: u̇ = −(K/D) u
  * when the pair has friction (the ground law's release, u decays to 0), else u̇ = 0; its force is 0.
@@ -92,20 +93,27 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
  * collider. */
 size_t mb_scene_stage_scratch(const mb_scene *s);
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
-                           double K, double D, const double *z, double *fext, double *zdot, double *F, void *scratch);
-/* The law implicit in a semi_implicit step (scene_contact.c says the method): after the forward dynamics
- * at (q, v) gave the explicit q̈ (with the stage's forces), q̈ gets M⁻¹ Jᵀ Δf and ż (2 per slot, the
- * stage's) the sticking contacts' new tangential velocity, so that v⁺ = v + h q̈ is the step with each
- * active contact's force at the step's end linearised in its velocity (damping and stiffness), solved on
- * the active contacts' Delassus operator J M⁻¹ Jᵀ (md: the model FD ran on, M its CRBA).  F (3 per slot):
- * the contact forces of the step.  scratch: the stage's (the contacts of its last call, at this q).
+                           double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
+                           void *scratch);
+/* The law implicit in a semi_implicit step (scene_contact.c says the method): from the explicit q̈ (with the
+ * stage's forces), q̈ gets M⁻¹ Jᵀ Δf and ż (2 per slot, the stage's) the sticking contacts' new tangential
+ * velocity, so that v⁺ = v + h q̈ is the step with each active contact's force at the step's end linearised
+ * in its velocity (damping and stiffness), on the active contacts' Delassus operator J M⁻¹ Jᵀ (md: the model
+ * FD runs on, M its CRBA), solved in joint space on M + h Jᵀ G J.  The explicit q̈ is either the caller's (tau_all NULL: qdd holds it on
+ * entry) or this function's, from one CRBA and its factors that the correction then reuses (tau_all, fext:
+ * the forward dynamics' τ and f_ext, after mb_scene_implicit_inertia at this q; no held joints).  F (3 per
+ * slot): the contact forces of the step.  scratch: the stage's (the contacts of its last call, at this q).
  * Returns MB_OK, MB_SINGULAR, MB_NO_MEMORY or the pivot status of a singular M. */
 typedef struct mb_scene_implicit mb_scene_implicit;
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m);
 void mb_scene_implicit_free(mb_scene_implicit *w);
+/* the step's joint-space inertia, once: CRBA(m, q) (returned: the soft stops read it) and M of md from it */
+const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
+                                        const double *q);
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                              double *qdd, double *zdot, double h, const mb_scene *s, double K, double D,
-                              const int *held, int n_held, double *F, void *scratch, mb_scene_implicit *w);
+                              const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
+                              const mb_scene *s, double K, double D, const int *held, int n_held, double *F,
+                              void *scratch, mb_scene_implicit *w);
 /* the contact's tangent basis: t1 = e_x (or e_y when n is near ±e_x) made orthogonal to n, t2 = n × t1;
  * for n = e_z it is (e_x, e_y), the ground contact's axes */
 void mb_scene_tangents(const double *n, double *t1, double *t2);
