@@ -652,11 +652,7 @@ class SceneContact:
         step's M (``dynamics_model``: semi_implicit's damping in its armature): the symmetric positive
         definite (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free), G = diag(D_r + h K_r).  A contact
         sliding at the step's start linearises its sticking law too (beyond the cone; b takes the
-        difference from the applied force).  A contact in the floor that the law judged apart at the
-        step's start (its damping pulled harder than its depth pushed: f = √d (K d − D v) < 0) gets its
-        normal row too, with that unclamped force less none applied, so that the step's end decides:
-        else an overdamped contact leaving at a crawl lets go for a whole step, falls back in, and the
-        alternation grows.  A tangential force past the cone is fixed on it (μ f_n⁺
+        difference from the applied force).  A tangential force past the cone is fixed on it (μ f_n⁺
         along the solve's direction: sliding) and the rest solved again; then a normal that would pull
         is released and the rest solved again, until nothing changes.  The deformations relax
         implicitly (D → D + h K).  Joints resting on stops (``held``: their v indices) stay held: the
@@ -671,21 +667,16 @@ class SceneContact:
         K, D, Dh = self.K, self.D, self.D + h * self.K
         zdot *= D / Dh
         force, state = info["force"].copy(), info["state"]
-        if not state.any() and not len(self.geoms.pairs):
+        active = np.flatnonzero(state)
+        if not len(active):
             return qdd, zdot, {"force": force, "state": state}
         pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed)
         slots = self.slots(pair)
-        # the candidates: the contacts the law pushes at the step's start, and those in the floor that it
-        # judged apart (their damping pulled harder than their depth pushed) — the step's end decides
-        # (only the normal row: no friction from a contact apart at the start)
-        candidates = [i for i in range(len(pair)) if state[slots[i]] or depth[i] > 0.0]
-        if not candidates:
-            return qdd, zdot, {"force": force, "state": state}
         st = body_states(model, q)
         g = self.geoms
         rows, J3s, meta = [], {}, []
-        for i in candidates:
-            s = int(slots[i])
+        for s in active:
+            i = int(np.flatnonzero(slots == s)[0])
             p = int(pair[i])
             ba, bb = (int(g.body[k]) for k in g.pairs[p])
             J3 = np.zeros((3, model.nv))
@@ -695,7 +686,7 @@ class SceneContact:
             J3s[s] = J3
             mu = float(g.pair_friction[p, 0]) if g.pair_condim[p] >= 3 else 0.0
             t1, t2 = _tangents(normal[i])
-            dirs = [normal[i]] + ([t1, t2] if mu > 0 and state[s] else [])   # sticking or sliding: the tangents too
+            dirs = [normal[i]] + ([t1, t2] if mu > 0 else [])   # sticking or sliding: the tangents too
             zr = math.sqrt(max(0.0, depth[i]))
             meta.append((s, i, len(rows), len(dirs), mu, zr, normal[i], t1, t2))
             for k, d in enumerate(dirs):
@@ -709,8 +700,6 @@ class SceneContact:
             if nr == 3 and state[s] == 2:             # force, beyond the cone, less the force applied
                 for k, t in ((1, t1), (2, t2)):
                     b[r + k] += -zr * (K * z[2 * s + k - 1] + D * jv[r + k]) - force[s] @ t
-            elif not state[s]:   # apart at the start: the law's normal force unclamped (it pulls), none applied
-                b[r] += zr * (K * depth[i] - D * jv[r])
         M = crba(dynamics_model, q)
         held = list(held)
         M[held, :] = 0.0
@@ -766,8 +755,6 @@ class SceneContact:
             u = z[2 * s:2 * s + 2]
             fn0 = f0 @ nrm
             fn = max(0.0, fn0 + df[r])
-            if not state[s] and fn <= 0.0:   # apart at the start and still: as forces() left it
-                continue
             if fn <= 0.0:
                 ft = np.zeros(2)
                 zdot[2 * s:2 * s + 2] = (-K / Dh) * u if mu > 0 else 0.0

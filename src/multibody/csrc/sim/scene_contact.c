@@ -734,13 +734,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
      * u₁ = u + h u̇(u₁), i.e. D → D + h K, so no step overshoots the decay (explicit: h K/D < 2); the stage
      * scaled its ż by D/(D + h K) (its zscale) */
     const double Dh = D + h * K;
-    /* the candidates: the contacts the law pushes at the step's start, and those in the floor it judged apart
-     * (their damping pulled harder than their depth pushed), with their normal row alone: the step's end
-     * decides.  Left out, an overdamped contact leaving at a crawl let go for a whole step, fell back in and
-     * the alternation grew (the quadruped at 64× the default damping and 5 ms was thrown 6 m up) */
     int na = 0, n = 0;
     for (int i = 0; i < nc; i++)
-        if (state[i] || c[i].depth > 0.0)
+        if (state[i])
             na++, n += 3;
     if (!na && !tau_all)
         return MB_OK;
@@ -759,9 +755,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
     int dense = 0;  /* rows across two branches of the tree (implicit_solve) */
     for (int i = 0, a = 0, r = 0; i < nc; i++) {
-        if (!state[i] && !(c[i].depth > 0.0))
+        if (!state[i])
             continue;
-        const int p = c[i].pair, rows = state[i] && s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_CONDIM] >= 3 &&
+        const int p = c[i].pair, rows = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_CONDIM] >= 3 &&
                                         s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION] > 0.0 ? 3 : 1;
         const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
         const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
@@ -809,8 +805,6 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
              * from which the force applied at the step's start (on the cone) is off by the difference */
             if (k > 0 && state[i] == 2)
                 w->b[r] += -zr * (K * u[2 * (size_t)i + k - 1] + D * jv) - mb_dot3(Fc + 3 * (size_t)i, t);
-            else if (!state[i])  /* apart at the start: the law's normal force unclamped (it pulls), none applied */
-                w->b[r] += zr * (K * c[i].depth - D * jv);
         }
     }
     n = 0;
@@ -892,8 +886,6 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                               ? s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION] : 0.0;
         const double zr = sqrt(fmax(0.0, c[i].depth)), fn0 = mb_dot3(f0, n3);
         const double fn = fmax(0.0, fn0 + w->df[r]);
-        if (!state[i] && fn <= 0.0)  /* apart at the start and still: as the stage left it */
-            continue;
         double t[2][3], ft[2], f[3], *ud = zdot + 2 * (size_t)slot[i];
         if (w->nrow[a] == 3)  /* (the rows' own, mb_scene_tangents's) */
             mb_copy3(w->dir + 3 * (size_t)(r + 1), t[0]), mb_copy3(w->dir + 3 * (size_t)(r + 2), t[1]);
