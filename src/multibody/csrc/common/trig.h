@@ -85,7 +85,7 @@ static inline void mb_sincos_joint(double x, double *s, double *c)
     memcpy(s, &out_s, sizeof out_s);
     memcpy(c, &out_c, sizeof out_c);
 }
-/* Four joint angles at once in the scalar build (poses.h: the tree's unit-axis revolute joints), each
+/* Four joint angles at once in the scalar build (poses.h: the unit-axis revolute joints, in AVX2 code), each
  * lane mb_sincos_joint's result bit for bit: one AVX2 (or two SSE2) pass of the reduction and the
  * series in place of four. */
 typedef double mb_sincos4 __attribute__((vector_size(32)));

@@ -137,7 +137,16 @@ MB_FOLD void mb_turn_pose(const mb_model *m, int i, real c, real s, real *R, rea
     }
 }
 
-#ifndef MB_LANE_BUILD
+/* Four sines and cosines at once pay only in AVX2 code (aba_avx2.c's ABA: the Panda's 82 → 31
+ * instructions a joint); in SSE2 code a four-double vector is two halves plus the masks, and UR5's
+ * rnea + crba + aba took 3 % more instructions (callgrind), so the baseline build keeps one at a time. */
+#if !defined(MB_LANE_BUILD) && defined(__AVX2__)
+#define MB_POSES_SINCOS4 1
+#else
+#define MB_POSES_SINCOS4 0
+#endif
+
+#if MB_POSES_SINCOS4
 /* The poses of the bodies turn[0 .. n), n ≤ 4, unit-axis revolute joints: their sines and cosines
  * in one call of trig.h's mb_sincos_joint4 (each lane mb_sincos_joint's bits), padded with angle 0. */
 static inline void mb_turn_poses4(const mb_model *m, const int *turn, int n, const real *q, real *R, real *p)
@@ -155,12 +164,12 @@ static inline void mb_turn_poses4(const mb_model *m, const int *turn, int n, con
 
 /* Xup_i = XJ(q_i) Xtree_i for every body, as poses of body i in its parent:
  * R_PB = A_PJ R_JB,  P_r_PB = P_r_PJ + A_PJ J_r_JB.  Each body's pose depends on its own q_i alone,
- * so in the scalar build the unit-axis revolute ones wait in fours for their sines and cosines
+ * so in AVX2 code the unit-axis revolute ones wait in fours for their sines and cosines
  * (mb_turn_poses4): one at a time, mb_sincos_joint took ~80 instructions a joint, 45 % of the
  * Panda's poses (callgrind). */
 static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *R, real *p)
 {
-#ifndef MB_LANE_BUILD
+#if MB_POSES_SINCOS4
     int turn[4], n_turn = 0;
 #endif
     for (int i = 0; i < m->nb; i++) {
@@ -171,7 +180,7 @@ static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *
         if (k >= 0) {  /* about the coordinate axis e_k: columns a, b of T turn, column k stays */
             const real qi = q[m->q_start[i]];
             if (m->jtype[i] == MB_REVOLUTE) {
-#ifndef MB_LANE_BUILD
+#if MB_POSES_SINCOS4
                 turn[n_turn++] = i;
                 if (n_turn == 4)
                     mb_turn_poses4(m, turn, n_turn, q, R, p), n_turn = 0;
@@ -198,7 +207,7 @@ static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *
             pi[r] = t[r] + t0 * pj[0] + t1 * pj[1] + t2 * pj[2];
         }
     }
-#ifndef MB_LANE_BUILD
+#if MB_POSES_SINCOS4
     if (n_turn)
         mb_turn_poses4(m, turn, n_turn, q, R, p);
 #endif
