@@ -124,10 +124,54 @@ MB_FOLD void mb_turn_columns(const double *T, int k, real c, real s, real *R)
     }
 }
 
+/* Xup_i of a revolute joint about the coordinate axis e_k (axis_kind k ≥ 0) given (c, s) = cos, sin q_i. */
+MB_FOLD void mb_turn_pose(const mb_model *m, int i, real c, real s, real *R, real *p)
+{
+    const double *T = m->tree_R_exact + 9 * i, *t = m->tree_p + 3 * i;  /* (compile.c) */
+    real *Ri = R + 9 * i, *pi = p + 3 * i;
+    pi[0] = MB_SPLAT(t[0]), pi[1] = MB_SPLAT(t[1]), pi[2] = MB_SPLAT(t[2]);
+    switch (m->axis_kind[i]) {  /* k a constant in each copy */
+    case 0: mb_turn_columns(T, 0, c, s, Ri); break;
+    case 1: mb_turn_columns(T, 1, c, s, Ri); break;
+    default: mb_turn_columns(T, 2, c, s, Ri);
+    }
+}
+
+/* Four sines and cosines at once pay only in AVX2 code (aba_avx2.c's ABA: the Panda's 82 → 31
+ * instructions a joint); in SSE2 code a four-double vector is two halves plus the masks, and UR5's
+ * rnea + crba + aba took 3 % more instructions (callgrind), so the baseline build keeps one at a time. */
+#if !defined(MB_LANE_BUILD) && defined(__AVX2__)
+#define MB_POSES_SINCOS4 1
+#else
+#define MB_POSES_SINCOS4 0
+#endif
+
+#if MB_POSES_SINCOS4
+/* The poses of the bodies turn[0 .. n), n ≤ 4, unit-axis revolute joints: their sines and cosines
+ * in one call of trig.h's mb_sincos_joint4 (each lane mb_sincos_joint's bits), padded with angle 0. */
+static inline void mb_turn_poses4(const mb_model *m, const int *turn, int n, const real *q, real *R, real *p)
+{
+    double x[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int j = 0; j < n; j++)
+        x[j] = q[m->q_start[turn[j]]];
+    mb_sincos4 xv, sv, cv;
+    memcpy(&xv, x, sizeof xv);
+    mb_sincos_joint4(xv, &sv, &cv);
+    for (int j = 0; j < n; j++)
+        mb_turn_pose(m, turn[j], cv[j], sv[j], R, p);
+}
+#endif
+
 /* Xup_i = XJ(q_i) Xtree_i for every body, as poses of body i in its parent:
- * R_PB = A_PJ R_JB,  P_r_PB = P_r_PJ + A_PJ J_r_JB. */
+ * R_PB = A_PJ R_JB,  P_r_PB = P_r_PJ + A_PJ J_r_JB.  Each body's pose depends on its own q_i alone,
+ * so in AVX2 code the unit-axis revolute ones wait in fours for their sines and cosines
+ * (mb_turn_poses4): one at a time, mb_sincos_joint took ~80 instructions a joint, 45 % of the
+ * Panda's poses (callgrind). */
 static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *R, real *p)
 {
+#if MB_POSES_SINCOS4
+    int turn[4], n_turn = 0;
+#endif
     for (int i = 0; i < m->nb; i++) {
         real Rj[9], pj[3];
         const double *T = m->tree_R_exact + 9 * i, *t = m->tree_p + 3 * i;  /* (compile.c) */
@@ -135,16 +179,18 @@ static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *
         const int k = m->axis_kind[i];
         if (k >= 0) {  /* about the coordinate axis e_k: columns a, b of T turn, column k stays */
             const real qi = q[m->q_start[i]];
-            pi[0] = MB_SPLAT(t[0]), pi[1] = MB_SPLAT(t[1]), pi[2] = MB_SPLAT(t[2]);
             if (m->jtype[i] == MB_REVOLUTE) {
+#if MB_POSES_SINCOS4
+                turn[n_turn++] = i;
+                if (n_turn == 4)
+                    mb_turn_poses4(m, turn, n_turn, q, R, p), n_turn = 0;
+#else
                 real c, s;
                 mb_sincos_joint(qi, &s, &c);
-                switch (k) {  /* k a constant in each copy */
-                case 0: mb_turn_columns(T, 0, c, s, Ri); break;
-                case 1: mb_turn_columns(T, 1, c, s, Ri); break;
-                default: mb_turn_columns(T, 2, c, s, Ri);
-                }
+                mb_turn_pose(m, i, c, s, R, p);
+#endif
             } else {
+                pi[0] = MB_SPLAT(t[0]), pi[1] = MB_SPLAT(t[1]), pi[2] = MB_SPLAT(t[2]);
                 for (int r = 0; r < 9; r++)
                     Ri[r] = MB_SPLAT(T[r]);
                 for (int r = 0; r < 3; r++)
@@ -161,6 +207,10 @@ static inline void mb_tree_poses_inline(const mb_model *m, const real *q, real *
             pi[r] = t[r] + t0 * pj[0] + t1 * pj[1] + t2 * pj[2];
         }
     }
+#if MB_POSES_SINCOS4
+    if (n_turn)
+        mb_turn_poses4(m, turn, n_turn, q, R, p);
+#endif
 }
 
 #endif
