@@ -83,23 +83,27 @@ def permuted_turn_model(seed):
     return b.build()
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_permuted_turns_against_pinocchio(seed):
-    """The twin keeps the rotations' residues: ABA agrees with Pinocchio's to the rounding of the angles."""
+def _aba_agrees_with_pinocchio(model, rng):
+    """ABA on 20 random states against Pinocchio's, to the rounding of the angles, and against RNEA."""
     import pinocchio as pin   # (a test dependency: CI installs it, so a missing one fails)
     from pin_states import q_to_pin, to_pinocchio, v_perm
-    model = permuted_turn_model(seed)
-    T = model.tree_rotation
-    assert np.any((np.abs(T) > 0) & (np.abs(T) < 1e-15)), "no rounding residues: the test would not test the snap"
     pm = to_pinocchio(model)
     data, P = pm.createData(), v_perm(model)
-    rng = np.random.default_rng(seed)
     for _ in range(20):
         q, qd, tau = rng.uniform(-3, 3, model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
         ours = mb.aba(model, q, qd, tau)
         theirs = pin.aba(pm, data, q_to_pin(model, q), qd[P], tau[P])
         np.testing.assert_allclose(ours[P], theirs, rtol=0, atol=1e-11 * max(1.0, np.abs(theirs).max()))
         np.testing.assert_allclose(mb.rnea(model, q, qd, ours), tau, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_permuted_turns_against_pinocchio(seed):
+    """The twin keeps the rotations' residues: ABA agrees with Pinocchio's to the rounding of the angles."""
+    model = permuted_turn_model(seed)
+    T = model.tree_rotation
+    assert np.any((np.abs(T) > 0) & (np.abs(T) < 1e-15)), "no rounding residues: the test would not test the snap"
+    _aba_agrees_with_pinocchio(model, np.random.default_rng(seed))
 
 
 def test_permuted_turns_are_the_exact_permutations():
@@ -137,20 +141,11 @@ def origin_joints_model(seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_joints_at_the_origin_against_pinocchio(seed):
-    import pinocchio as pin
-    from pin_states import q_to_pin, to_pinocchio, v_perm
     model = origin_joints_model(seed)
     assert np.sum(np.all(model.tree_translation == 0.0, axis=1)) >= 10
     assert len(set(model.parent)) < model.nb - 2, "no body with several children"
-    pm = to_pinocchio(model)
-    data, P = pm.createData(), v_perm(model)
     rng = np.random.default_rng(seed)
-    for _ in range(20):
-        q, qd, tau = rng.uniform(-3, 3, model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
-        ours = mb.aba(model, q, qd, tau)
-        theirs = pin.aba(pm, data, q_to_pin(model, q), qd[P], tau[P])
-        np.testing.assert_allclose(ours[P], theirs, rtol=0, atol=1e-11 * max(1.0, np.abs(theirs).max()))
-        np.testing.assert_allclose(mb.rnea(model, q, qd, ours), tau, rtol=0, atol=1e-11)
+    _aba_agrees_with_pinocchio(model, rng)
     Q, QD, X = rng.uniform(-3, 3, (9, model.nq)), rng.normal(size=(9, model.nv)), rng.normal(size=(9, model.nv))
     single = np.array([mb.aba(model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
     np.testing.assert_array_equal(mb.aba(model, Q, QD, X), single)   # the lanes (their IA copied in pass 1)

@@ -729,6 +729,22 @@ def rest_columns(z, fn, weight, z_mj, pen=None):
             + ("" if pen is None else f"  {1e3 * pen:5.2f} mm"))
 
 
+def hard_batch(args, rng, model, mjm, q0, Tb, dt):
+    """Part 7's batch: ``args.batch`` runs of Tb s under ``contact="hard"`` from q0 with its joints perturbed
+    (0.02 rad), ours (mb.simulate_batch) against one mujoco.rollout call, all threads on both sides.  Returns
+    (cpu, wall, batch, MuJoCo's cpu, its wall, its rollout output, its threads, ours)."""
+    from multibody.core import _core
+    N, nstep = args.batch, int(round(Tb / dt))
+    Q0 = np.tile(q0, (N, 1))
+    Q0[:, 7:] += 0.02 * rng.standard_normal((N, model.nq - 7))
+    QD0 = np.zeros((N, model.nv))
+    threads = os.cpu_count() or 1
+    mcpu, mwall, out = best(lambda: mujoco_rollout(mjm, Q0, QD0, nstep, nthread=threads), args.repeat)
+    cpu, wall, b = best(lambda: mb.simulate_batch(model, Q0, QD0, Tb, dt=dt, contact="hard", record_every=nstep),
+                        args.repeat)
+    return cpu, wall, b, min(mcpu, out[2]), min(mwall, out[1]), out, threads, _core.get_num_threads()
+
+
 def quadruped_hard(args, rng):
     """Part 7: hard contact on dm_control's quadruped, ours against mujoco.rollout of the same file."""
     import tempfile
@@ -771,17 +787,7 @@ def quadruped_hard(args, rng):
     path, model, q0 = sprung_quadruped(folder, False)
     mjm = mujoco.MjModel.from_xml_path(path)
     dt, N, Tb = mjm.opt.timestep, args.batch, args.batch_seconds
-    nstep = int(round(Tb / dt))
-    Q0 = np.tile(q0, (N, 1))
-    Q0[:, 7:] += 0.02 * rng.standard_normal((N, model.nq - 7))
-    QD0 = np.zeros((N, model.nv))
-    threads = os.cpu_count() or 1
-    from multibody.core import _core
-    ours_threads = _core.get_num_threads()
-    mcpu, mwall, out = best(lambda: mujoco_rollout(mjm, Q0, QD0, nstep, nthread=threads), args.repeat)
-    cpu, wall, b = best(lambda: mb.simulate_batch(model, Q0, QD0, Tb, dt=dt, contact="hard", record_every=nstep),
-                        args.repeat)
-    mwall, mcpu = min(mwall, out[1]), min(mcpu, out[2])
+    cpu, wall, b, mcpu, mwall, out, threads, ours_threads = hard_batch(args, rng, model, mjm, q0, Tb, dt)
     print(f"  {f'batch: {N} runs of {Tb:g} s, mb.simulate_batch, {ours_threads} threads (wall)':52s} {wall:10.4f} "
           f"{mwall / wall:12.2f}  mean {np.mean(b.q[:, -1, 2]):.4f} m")
     print(f"  {f'batch: one mujoco.rollout call, {threads} threads (wall)':52s} {mwall:10.4f} {'':12s}  "
@@ -828,17 +834,8 @@ def humanoid_hard(args, rng):
     print(f"  {'humanoid: MuJoCo rollout (soft contact and limits)':52s} {out[2]:10.4f} {'':12s}  "
           + rest_columns(z_mj, fn_mj, weight, z_mj, pen_mj))
     N, Tb = args.batch, args.batch_seconds
-    nstep = int(round(Tb / dt))
-    Q0 = np.tile(q0, (N, 1))
-    Q0[:, 7:] += 0.02 * rng.standard_normal((N, model.nq - 7))
-    QD0 = np.zeros((N, model.nv))
-    threads = os.cpu_count() or 1
-    from multibody.core import _core
-    mcpu, mwall, out = best(lambda: mujoco_rollout(mjm, Q0, QD0, nstep, nthread=threads), args.repeat)
-    cpu, wall, b = best(lambda: mb.simulate_batch(model, Q0, QD0, Tb, dt=dt, contact="hard", record_every=nstep),
-                        args.repeat)
-    mwall, mcpu = min(mwall, out[1]), min(mcpu, out[2])
-    print(f"  {f'humanoid batch: {N} runs of {Tb:g} s, {_core.get_num_threads()} threads (wall)':52s} {wall:10.4f} "
+    cpu, wall, b, mcpu, mwall, out, threads, ours_threads = hard_batch(args, rng, model, mjm, q0, Tb, dt)
+    print(f"  {f'humanoid batch: {N} runs of {Tb:g} s, {ours_threads} threads (wall)':52s} {wall:10.4f} "
           f"{mwall / wall:12.2f}  mean torso height {np.mean(b.q[:, -1, 2]):.4f} m (goal ≥ 5)")
     print(f"  {f'humanoid batch: one mujoco.rollout call, {threads} threads (wall)':52s} {mwall:10.4f} {'':12s}  "
           f"mean torso height {np.mean(out[0][:, -1, 2]):.4f} m")
