@@ -39,6 +39,9 @@ def require(module: str, extra: str, feature: str):
     saying which feature needed it and the one ``pip install`` line that brings it."""
     if extra not in EXTRAS:
         raise ValueError(f"extra: expected one of {sorted(EXTRAS)}, got {extra!r}")
+    loaded = sys.modules.get(module)   # imported already: no import machinery (model builders ask per entry)
+    if loaded is not None:
+        return loaded
     try:
         return importlib.import_module(module)
     except ImportError as e:

@@ -28,6 +28,14 @@ def _is_symbolic(x) -> bool:
     return mod.startswith("sympy")
 
 
+def _vector3(x) -> bool:
+    """Is x a flat sequence of three entries (principal moments)?"""
+    try:
+        return np.shape(x) == (3,)
+    except ValueError:   # ragged: sympy.Matrix says what is wrong with it
+        return False
+
+
 def sympy_entry(x):
     """A model array entry as SymPy; integral floats of a numeric model become exact integers
     (1.0 → 1, 0.0 → 0), so unit axes are recognised as coordinate axes and zeros vanish."""
@@ -82,6 +90,9 @@ def _symbolic_tree(name, bodies, gravity) -> Model:
     sp = require("sympy", "symbolic", "symbolic models")
 
     _exact = sympy_entry
+    one, zero = sp.Integer(1), sp.Integer(0)
+    eye = [[one if r == c else zero for c in range(3)] for r in range(3)]
+    zeros = [[zero] * 3 for _ in range(3)]
 
     nb = len(bodies)
     obj = lambda shape: np.empty(shape, dtype=object)  # noqa: E731
@@ -108,16 +119,22 @@ def _symbolic_tree(name, bodies, gravity) -> Model:
         jaxis[i] = [_exact(x) for x in axis]
         jpitch[i] = _exact(b.get("pitch", 0))
         rot = b.get("rotation")
-        R[i] = np.array(sp.eye(3).tolist() if rot is None else
+        R[i] = np.array(eye if rot is None else
                         [[_exact(x) for x in row] for row in sp.Matrix(rot).tolist()], dtype=object)
         t[i] = [_exact(x) for x in b.get("translation", (0, 0, 0))]
         mass[i] = _exact(b.get("mass", 0))
         com[i] = [_exact(x) for x in b.get("com", (0, 0, 0))]
         inert = b.get("inertia")
-        inert = sp.zeros(3, 3) if inert is None else sp.Matrix(inert)
-        if inert.shape == (3, 1) or inert.shape == (1, 3):
-            inert = sp.diag(*inert)
-        inertia[i] = np.array([[_exact(x) for x in row] for row in inert.tolist()], dtype=object)
+        if inert is None:   # (the common cases without sympy.Matrix's parsing: a derivation builds a model each time)
+            inertia[i] = np.array(zeros, dtype=object)
+        elif _vector3(inert):
+            inertia[i] = np.array([[_exact(inert[r]) if r == c else zero for c in range(3)] for r in range(3)],
+                                  dtype=object)
+        else:
+            inert = sp.Matrix(inert)
+            if inert.shape == (3, 1) or inert.shape == (1, 3):
+                inert = sp.diag(*inert)
+            inertia[i] = np.array([[_exact(x) for x in row] for row in inert.tolist()], dtype=object)
     return Model(parent=np.array(parent), jtype=np.array(jtype), jaxis=jaxis, jpitch=jpitch,
                  tree_rotation=R, tree_translation=t, mass=mass, com=com, inertia_com=inertia,
                  gravity=np.array([_exact(x) for x in gravity], dtype=object),
