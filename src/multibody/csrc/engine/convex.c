@@ -85,6 +85,12 @@ static const char *hull_parse(const double *d, mb_hull *h)
     h->centre[0] = h->centre[1] = h->centre[2] = 0;
     for (int i = 0; i < h->nv; i++) mb_add3(h->centre, h->v + 3 * i, h->centre);
     mb_scale3(h->centre, 1.0 / h->nv, h->centre);
+    h->radius = 0;
+    for (int i = 0; i < h->nv; i++) {
+        double r[3]; mb_sub3(h->v + 3 * i, h->centre, r);
+        const double d = mb_norm3(r);
+        if (d > h->radius) h->radius = d;
+    }
     h->cols = malloc(sizeof(double) * 3 * (size_t)h->nv);
     if (!h->cols) return "out of memory";
     for (int i = 0; i < h->nv; i++) for (int k = 0; k < 3; k++) h->cols[(size_t)k * h->nv + i] = h->v[3 * i + k];
@@ -134,6 +140,7 @@ static void box_hull(const double *size, double *v, double *plane, mb_hull *h)
     h->nv = 8; h->nf = 6; h->ne = 12; h->v = v; h->plane = plane;
     h->fstart = BOX_FSTART; h->fidx = BOX_FIDX; h->edge = BOX_EDGE; h->own = NULL; h->cols = NULL;
     h->centre[0] = h->centre[1] = h->centre[2] = 0;
+    h->radius = mb_norm3(e);
 }
 
 /* h moved by x -> R x + p into the buffers v, plane */

@@ -163,11 +163,34 @@ static int boxes_apart(const mb_geom_pose *a, const mb_geom_pose *b, double marg
     return 0;
 }
 
-/* one geom posed with its bounding box, and the numbers its pose points at (size, plane) */
+/* one geom posed with its bounding box, and the numbers its pose points at (size, plane); coarse: the box
+ * is still its bounding sphere's (coarse_bounds) */
 typedef struct posed {
     mb_geom_pose G;
     double size[3], plane[4];
+    int coarse;
 } posed;
+
+/* A loaded hull's exact box costs a scan of its vertices (mb_geom_hull_extent: 17 hulls of 256 vertices were
+ * ~17 % of a hard-contact step of solo12 on its meshes), and most of a robot's hulls are far from everything.
+ * So a hull gets first the box of its bounding sphere, R centre + p ± radius, widened by far more than the
+ * rounding of the exact box's products so that it holds that box; the exact box is computed only for a pair
+ * the coarse one does not part, and decides as before: the contacts are the same to the bit. */
+static int coarse_bounds(mb_geom_pose *G)
+{
+    const mb_hull *h = G->hull;
+    if (G->type != G_CONVEX || !h || h->nv <= 0 || !h->cols || !(h->radius > 0))
+        return 0;
+    double c[3];
+    mb_mv3(G->R, h->centre, c);
+    const double reach = h->radius + mb_norm3(h->centre);
+    for (int k = 0; k < 3; k++) {
+        const double slack = 1e-9 * (reach + fabs(G->p[k])) + h->radius;
+        G->lo[k] = c[k] + G->p[k] - slack;
+        G->hi[k] = c[k] + G->p[k] + slack;
+    }
+    return 1;
+}
 
 /* a plane and a geom whose box lies beyond it (by more than the pair's margin: the plane grown by it) never
  * meet; a plane's box is unbounded, so without this test every plane pair went to its collider (dm_control's
@@ -176,6 +199,12 @@ static int plane_apart(const posed *plane, const posed *other, double margin)
 {
     return plane->G.type == G_PLANE && other->G.type != G_PLANE &&
            mb_geom_box_low(plane->plane, other->G.lo, other->G.hi) > plane->plane[3] + margin;
+}
+
+static int pair_apart(const posed *P, int ga, int gb, double margin)
+{
+    return boxes_apart(&P[ga].G, &P[gb].G, margin) || plane_apart(&P[ga], &P[gb], margin) ||
+           plane_apart(&P[gb], &P[ga], margin);
 }
 
 size_t mb_scene_pose_scratch(const mb_scene *s)
@@ -193,15 +222,25 @@ static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, 
      * boxes then decide most pairs in six comparisons */
     for (int g = 0; g < s->ng; g++) {
         pose(s, d->R0, d->p0, g, P[g].size, P[g].plane, &P[g].G);
-        geom_shapes[P[g].G.type].bounds(&P[g].G);
+        P[g].coarse = coarse_bounds(&P[g].G);
+        if (!P[g].coarse)
+            geom_shapes[P[g].G.type].bounds(&P[g].G);
     }
     int n = 0;
     for (int p = 0; p < s->npair; p++) {
         const int ga = (int)s->pairs[2 * p], gb = (int)s->pairs[2 * p + 1];
         const double margin = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_MARGIN];
-        if (boxes_apart(&P[ga].G, &P[gb].G, margin) || plane_apart(&P[ga], &P[gb], margin) ||
-            plane_apart(&P[gb], &P[ga], margin))
+        if (pair_apart(P, ga, gb, margin))
             continue;
+        if (P[ga].coarse || P[gb].coarse) {   /* the exact boxes decide */
+            for (int k = 0; k < 2; k++) {
+                posed *Q = P + (k ? gb : ga);
+                if (Q->coarse)
+                    geom_shapes[Q->G.type].bounds(&Q->G), Q->coarse = 0;
+            }
+            if (pair_apart(P, ga, gb, margin))
+                continue;
+        }
         /* copies: a margin grows the pair's own (size, plane), never the step's poses */
         double sa[3], sb[3], pla[4], plb[4];
         mb_geom_pose A = P[ga].G, B = P[gb].G;
