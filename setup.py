@@ -42,8 +42,10 @@ def c_flags():
     # wrapping and so keeps the compiler from assuming a loop index never wraps: 4–6 % more instructions in
     # every kernel (callgrind, Panda rnea 7207 against 6782).  Our C relies on no wrap; with it off,
     # UBSan's build checks that signed overflow never happens.
+    # -Werror=implicit-function-declaration: a call to a function nothing declares (a deleted helper) otherwise
+    # builds with a warning into an extension that fails to import with "undefined symbol".
     compile_args = ["-std=c11", "-ffp-contract=off", "-fno-wrapv", "-Wall", "-Wextra", "-Wno-unused-parameter",
-                    "-Wno-missing-field-initializers"]
+                    "-Wno-missing-field-initializers", "-Werror=implicit-function-declaration"]
     link_args = ["-pthread"]
     if os.environ.get("MULTIBODY_SANITIZE") == "1":
         san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]

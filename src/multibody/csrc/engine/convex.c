@@ -85,11 +85,10 @@ static const char *hull_parse(const double *d, mb_hull *h)
     h->centre[0] = h->centre[1] = h->centre[2] = 0;
     for (int i = 0; i < h->nv; i++) mb_add3(h->centre, h->v + 3 * i, h->centre);
     mb_scale3(h->centre, 1.0 / h->nv, h->centre);
-    h->radius = 0;
-    for (int i = 0; i < h->nv; i++) {
-        double r[3]; mb_sub3(h->v + 3 * i, h->centre, r);
-        const double d = mb_norm3(r);
-        if (d > h->radius) h->radius = d;
+    for (int k = 0; k < 3; k++) {
+        double lo = h->v[k], hi = h->v[k];
+        for (int i = 1; i < h->nv; i++) { const double x = h->v[3 * i + k]; lo = x < lo ? x : lo; hi = x > hi ? x : hi; }
+        h->box_mid[k] = 0.5 * (lo + hi), h->box_half[k] = 0.5 * (hi - lo);
     }
     h->cols = malloc(sizeof(double) * 3 * (size_t)h->nv);
     if (!h->cols) return "out of memory";
@@ -140,7 +139,7 @@ static void box_hull(const double *size, double *v, double *plane, mb_hull *h)
     h->nv = 8; h->nf = 6; h->ne = 12; h->v = v; h->plane = plane;
     h->fstart = BOX_FSTART; h->fidx = BOX_FIDX; h->edge = BOX_EDGE; h->own = NULL; h->cols = NULL;
     h->centre[0] = h->centre[1] = h->centre[2] = 0;
-    h->radius = mb_norm3(e);
+    for (int k = 0; k < 3; k++) h->box_mid[k] = 0, h->box_half[k] = e[k];
 }
 
 /* h moved by x -> R x + p into the buffers v, plane */

@@ -210,7 +210,7 @@ typedef struct {
     const int *fstart, *fidx;   /* face f: vertices fidx[fstart[f] .. fstart[f+1]), counter-clockwise */
     const int *edge;            /* ne x 4: v0, v1, face on the left of v0 -> v1, face on the right */
     double centre[3];           /* mean of the vertices: inside the hull */
-    double radius;              /* the largest |v - centre|: the hull lies in that sphere (scene_contact.c's coarse box) */
+    double box_mid[3], box_half[3]; /* the vertices' box in the hull's frame: mid ± half (scene_contact.c's coarse box) */
     int *own;                   /* the index arrays, allocated by mb_hulls_load */
     double *cols;               /* the vertices by coordinate (nv x's, nv y's, nv z's) for mb_geom_hull_extent's
                                  * two-lane scan: mb_hulls_load's hulls own one, NULL elsewhere (moved, boxes) */

@@ -164,7 +164,7 @@ static int boxes_apart(const mb_geom_pose *a, const mb_geom_pose *b, double marg
 }
 
 /* one geom posed with its bounding box, and the numbers its pose points at (size, plane); coarse: the box
- * is still its bounding sphere's (coarse_bounds) */
+ * is still coarse_bounds's */
 typedef struct posed {
     mb_geom_pose G;
     double size[3], plane[4];
@@ -173,19 +173,23 @@ typedef struct posed {
 
 /* A loaded hull's exact box costs a scan of its vertices (mb_geom_hull_extent: 17 hulls of 256 vertices were
  * ~17 % of a hard-contact step of solo12 on its meshes), and most of a robot's hulls are far from everything.
- * So a hull gets first the box of its bounding sphere, R centre + p ± radius, widened by far more than the
- * rounding of the exact box's products so that it holds that box; the exact box is computed only for a pair
- * the coarse one does not part, and decides as before: the contacts are the same to the bit. */
+ * So a hull gets first the world box of its vertices' box in its own frame (as box_bounds bounds a box:
+ * R mid + p ± |R| half), widened by far more than the rounding of the exact box's products so that it holds
+ * that box; the exact box is computed only for a pair the coarse one does not part, and decides as before:
+ * the contacts are the same to the bit.  (A bounding sphere's box let the base and lower legs of a standing
+ * solo12 through to the exact scan; this one parts them.) */
 static int coarse_bounds(mb_geom_pose *G)
 {
     const mb_hull *h = G->hull;
-    if (G->type != G_CONVEX || !h || h->nv <= 0 || !h->cols || !(h->radius > 0))
+    if (G->type != G_CONVEX || !h || h->nv <= 0 || !h->cols)
         return 0;
     double c[3];
-    mb_mv3(G->R, h->centre, c);
-    const double reach = h->radius + mb_norm3(h->centre);
+    mb_mv3(G->R, h->box_mid, c);
+    const double reach = mb_norm3(h->box_mid) + mb_norm3(h->box_half);
     for (int k = 0; k < 3; k++) {
-        const double slack = 1e-9 * (reach + fabs(G->p[k])) + h->radius;
+        const double *Rk = G->R + 3 * k;
+        const double e = fabs(Rk[0]) * h->box_half[0] + fabs(Rk[1]) * h->box_half[1] + fabs(Rk[2]) * h->box_half[2];
+        const double slack = e + 1e-9 * (reach + fabs(G->p[k]));
         G->lo[k] = c[k] + G->p[k] - slack;
         G->hi[k] = c[k] + G->p[k] + slack;
     }
