@@ -175,9 +175,10 @@ typedef struct posed {
  * ~17 % of a hard-contact step of solo12 on its meshes), and most of a robot's hulls are far from everything.
  * So a hull gets first the world box of its vertices' box in its own frame (as box_bounds bounds a box:
  * R mid + p ± |R| half), widened by far more than the rounding of the exact box's products so that it holds
- * that box; the exact box is computed only for a pair the coarse one does not part, and decides as before:
- * the contacts are the same to the bit.  (A bounding sphere's box let the base and lower legs of a standing
- * solo12 through to the exact scan; this one parts them.) */
+ * that box; the exact box is computed only for a pair the coarse one does not part, and decides as before.
+ * (A bounding sphere's box let the base and lower legs of a standing solo12 through to the exact scan; this
+ * one parts them.)  A hull against a plane goes from the coarse box straight to its collider, which finds
+ * no vertex beyond the plane where the exact box would have parted them. */
 static int coarse_bounds(mb_geom_pose *G)
 {
     const mb_hull *h = G->hull;
@@ -236,7 +237,9 @@ static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, 
         const double margin = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_MARGIN];
         if (pair_apart(P, ga, gb, margin))
             continue;
-        if (P[ga].coarse || P[gb].coarse) {   /* the exact boxes decide */
+        /* the exact boxes decide, but not against a plane: the hull's collider (hull_plane) scans its vertices
+         * against the plane anyway, so the exact box's scan would only repeat it */
+        if ((P[ga].coarse || P[gb].coarse) && P[ga].G.type != G_PLANE && P[gb].G.type != G_PLANE) {
             for (int k = 0; k < 2; k++) {
                 posed *Q = P + (k ? gb : ga);
                 if (Q->coarse)
