@@ -181,6 +181,7 @@ typedef struct {
     double h;                          /* the step being taken (hard contact's impulses are per step) */
     mb_hard_work *hard;                /* hard contact's solve (r->contact.hard), or NULL */
     mb_scene_implicit *implicit;       /* the compliant scene's law implicit in a semi_implicit step, or NULL */
+    int fast_single;                   /* one run's RK4 steps by rk4_single */
     int defer_g;                       /* the recorded τ's g(q) later, in lanes (one run: flush_gravity) */
     int n_deferred;                    /* samples whose τ waits for its g(q): rows deferred[0 … n_deferred) */
     long deferred[MAX_GROUP];
@@ -889,6 +890,93 @@ static void step(group *g, double t, double h)
 #undef T
 }
 
+/* acc += x·0 for n numbers (finite_all's test, summed over several arrays: 0 exactly when all are finite) */
+static inline void finite_add(number_pair *acc, const double *x, long n)
+{
+    long k = 0;
+    for (; k + 2 <= n; k += 2) {
+        number_pair p;
+        memcpy(&p, x + k, sizeof p);
+        *acc += p * 0.0;
+    }
+    if (k < n)
+        (*acc)[0] += x[k] * 0.0;
+}
+
+/* One stage of rk4_single: rhs's statements for its one run (control, the passive forces, FDab; K = [v, q̈]),
+ * without rhs's checks, whose numbers go into acc instead; 0 where a status is not MB_OK. */
+static inline __attribute__((always_inline)) int single_stage(group *g, double t, const double *y, double *K,
+                                                              double *tau, int first, number_pair *acc)
+{
+    const mb_model *m = g->m;
+    const mb_rollout *r = g->r;
+    workspace *w = &g->w;
+    const int nv = m->nv, cancel = g->mf != NULL;
+    const double *q = y, *v = y + m->nq;
+    if (!first)
+        finite_add(acc, y, 2L * nv);
+    if (control(m, g->d, w, &r->control, t, q, v, !cancel, tau) != MB_OK)
+        return 0;
+    const double *ta = tau;
+    if (mb_passive_joint_forces(&r->passive)) {
+        mb_passive_forces(m, g->d, &r->passive, q, v, tau, NULL, w->passive, w->tau_all);
+        ta = w->tau_all;
+    }
+    copy_numbers(K, v, nv);
+    if (mb_aba(cancel ? g->mf : g->md, g->d, q, v, ta, NULL, K + nv) != MB_OK)
+        return 0;
+    finite_add(acc, K + nv, nv);
+    if (first && cancel && !g->defer_g) {  /* rhs's gravity_torques for one run: ABA left q's poses in d */
+        mb_gravity_torques(m, g->d, q, 1, w->gq);
+        for (int k = 0; k < nv; k++)
+            tau[k] += w->gq[k];
+        finite_add(acc, tau, nv);
+    }
+    return 1;
+}
+
+/* step()'s classical RK4 for one run on vector spaces whose right-hand side calls nothing outside C (no
+ * Python, no contact, no held τ: fast_single): the same statements in the same order, so the same numbers, with
+ * the finiteness checks of rhs and step summed into one test at the end.  Where that test or a status
+ * fails, step() takes the step again from y, with its checks in their places, and so its exact outcome (the
+ * statements have no effects outside the workspace; their inputs are unchanged). */
+static void rk4_single(group *g, double t, double h)
+{
+    workspace *w = &g->w;
+    const int n = g->m->nq + g->m->nv;
+    number_pair acc = {0.0, 0.0};
+    g->h = h;
+    const double *restrict y = w->y;
+    double *restrict ys = w->ys;
+    if (!single_stage(g, t, y, w->k1, w->tau, 1, &acc))
+        goto again;
+    for (int k = 0; k < n; k++)
+        ys[k] = y[k] + 0.5 * h * w->k1[k];
+    if (!single_stage(g, t + 0.5 * h, ys, w->k2, w->tau_stage, 0, &acc))
+        goto again;
+    for (int k = 0; k < n; k++)
+        ys[k] = y[k] + 0.5 * h * w->k2[k];
+    if (!single_stage(g, t + 0.5 * h, ys, w->k3, w->tau_stage, 0, &acc))
+        goto again;
+    for (int k = 0; k < n; k++)
+        ys[k] = y[k] + h * w->k3[k];
+    if (!single_stage(g, t + h, ys, w->k4, w->tau_stage, 0, &acc))
+        goto again;
+    {
+        const double *restrict k1 = w->k1, *restrict k2 = w->k2, *restrict k3 = w->k3, *restrict k4 = w->k4;
+        double *restrict y1 = w->y1;
+        for (int k = 0; k < n; k++)
+            y1[k] = y[k] + (h / 6.0) * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k]);
+        finite_add(&acc, y1, n);
+    }
+    if (acc[0] + acc[1] == 0.0) {
+        g->first_ok[0] = 1;
+        return;
+    }
+again:
+    step(g, t, h);
+}
+
 /* One RK4 step of the group wholly in lanes (rollout_lanes.h: the same operations, each run's bits);
  * where a lane fails the ABA (a singular run), the step again stage by stage, which finds the run. */
 static void lanes_step(group *g, double t, double h)
@@ -1161,6 +1249,10 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     g.defer_g = g.mf && L == 1 && g.dl && g.stage_lanes && !g.use_lanes_step && lanes->width <= MAX_GROUP &&
                 c->period <= 0.0 && !one && r->record.record_every == 1 && !nz && !r->call.guards && !r->call.forces &&
                 !r->contact.hard && !g.implicit;
+    g.fast_single = L == 1 && g.vector && !m->planar && r->integrator == MB_RK4 && !nz && !one && !g.use_lanes_step &&
+                    (c->kind == MB_CONTROL_PD || c->kind == MB_CONTROL_NONE) && c->period <= 0.0 && !r->fext &&
+                    !r->call.forces && !r->call.dynamics && !r->stops.n_resting && !r->contact.ground &&
+                    !r->contact.scene && !r->contact.call && !r->contact.hard && !r->passive.gc_lift && !g.implicit;
     const int hard = !one && (r->stops.n || r->call.guards);
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
     if (r->call.guards) {
@@ -1241,6 +1333,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.lanes_stepped = 0;
         if (g.use_lanes_step && (g.L == 1 || count_busy(&g) > 1))
             lanes_step(&g, t, t_next - t);
+        else if (g.fast_single)
+            rk4_single(&g, t, t_next - t);
         else
             step(&g, t, one ? r->one_step : t_next - t);
         for (int l = 0; l < L; l++) {
