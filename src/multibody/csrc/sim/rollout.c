@@ -1076,14 +1076,24 @@ static int gravity_now_finite(group *g)
 }
 
 /* The one run back to sample `row`'s step, whose first stage's τ = τ_pd + g(q) flush_gravity found not finite:
- * the outcome step by step (that step MB_BAD_CONTROL, the run's state and samples as they were at its start).
- * 1 if the run was still going (the caller counts it out). */
+ * the outcome step by step (that step MB_BAD_CONTROL, the run's state and samples as they were at its start:
+ * the row's q̈ and τ, and the rows after it, NaN again, as py_rollout.c's nan_records left them).  1 if the run
+ * was still going (the caller counts it out). */
 static int rewind_to(group *g, mb_rollout_out *o, long row, int *status, long n_sample)
 {
     const mb_rollout *r = g->r;
     const int nq = g->m->nq, nv = g->m->nv, was_active = g->active[0];
     const double t = o->t[row];
     status[0] = MB_BAD_CONTROL;
+    for (long k = row * nv; k < (row + 1) * nv; k++)
+        o->qdd[k] = o->tau[k] = NAN;
+    for (long i = row + 1; i < o->count; i++) {
+        o->t[i] = NAN;
+        for (int k = 0; k < nq; k++)
+            o->q[i * nq + k] = NAN;
+        for (int k = 0; k < nv; k++)
+            o->qd[i * nv + k] = o->qdd[i * nv + k] = o->tau[i * nv + k] = NAN;
+    }
     o->count = row + 1;
     o->handed_back = o->non_finite = 0;
     o->t_from = t, o->t_to = fmin((double)((long)floor(t / r->dt + 1e-9) + 1) * r->dt, r->t_final);
