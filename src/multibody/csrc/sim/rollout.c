@@ -1049,7 +1049,8 @@ static long flush_gravity(group *g, mb_rollout_out *o)
     double *gq[MAX_GROUP];
     for (int s = 0; s < W; s++)
         q[s] = o->q + g->deferred[s < n ? s : 0] * nq, gq[s] = g->w.deferred_gq + (long)s * nv;
-    if (g->lanes->gravity_group(g->m, g->dl, q, q, q, gq) != MB_OK)
+    if (!(g->dl || (g->dl = g->lanes->data_new(g->m))) ||  /* (its first call makes the workspace) */
+        g->lanes->gravity_group(g->m, g->dl, q, q, q, gq) != MB_OK)
         for (int s = 0; s < n; s++)
             mb_gravity_torques(g->m, g->d, q[s], 0, gq[s]);
     long bad = -1;
@@ -1219,7 +1220,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     if (lanes && !r->fext && !r->passive.gc_lift && !r->contact.ground && !r->contact.scene && !r->contact.call &&
         !r->call.forces && (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
-        if (!(g.dl = lanes->data_new(m))) {
+        /* (a lone run of another tree takes them for its deferred g(q) only: flush_gravity makes the workspace) */
+        if ((L > 1 || m->planar) && !(g.dl = lanes->data_new(m))) {
             mb_hard_work_free(g.hard), mb_scene_implicit_free(g.implicit);
             free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
@@ -1256,7 +1258,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     }
     /* a single run that records every step, with nothing in it that calls back into Python: the recorded τ's
      * g(q) in lanes, several samples at a time (flush_gravity) */
-    g.defer_g = g.mf && L == 1 && g.dl && g.stage_lanes && !g.use_lanes_step && lanes->width <= MAX_GROUP &&
+    g.defer_g = g.mf && L == 1 && g.lanes && g.stage_lanes && !g.use_lanes_step && lanes->width <= MAX_GROUP &&
                 c->period <= 0.0 && !one && r->record.record_every == 1 && !nz && !r->call.guards && !r->call.forces &&
                 !r->contact.hard && !g.implicit;
     g.fast_single = L == 1 && g.vector && !m->planar && r->integrator == MB_RK4 && !nz && !one && !g.use_lanes_step &&
