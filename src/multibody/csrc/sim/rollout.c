@@ -65,6 +65,8 @@
  * width of recorded samples at a time (gravity_group: mb_gravity_torques bit for bit, about half the
  * instructions a sample), and adds it to their τ then; a g(q) that turns out non-finite rewinds the run to
  * that sample's step, whose outcome it was (MB_BAD_CONTROL), so records and outcomes stay the step-by-step ones.
+ * Such a run's classical RK4 steps on vector spaces (fast_single) are rk4_single's: rhs's and step's statements
+ * for the one run, their finiteness checks summed into one test at the step's end, and step() again where it fails.
  *
  * The user's events (r->call.guards, one run) are watched the same way: their guards are called back after
  * each step, and a step where one crosses zero in its direction is handed back for the Python loop
@@ -508,7 +510,9 @@ static void batch_control(group *g, double t, double *Y, double *TAU)
             g->st[l] = st;
 }
 
-/* f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
+/* (A new part of a run's right-hand side goes here and into the conditions of the lean paths that leave
+ * it out: fast_single's (rk4_single), defer_g's and rk4_group's, in mb_run_rollouts.)
+ * f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
  * Y, KK, TAU); with g->mf and no held τ the PD's g(q) cancels the model's gravity, so ABA runs on
  * the model without gravity and τ gets its g(q) only when `full_tau` (the stage whose τ is
  * recorded).  A run's failure (STAGE_NON_FINITE or a status) goes to its st; the others go on. */
