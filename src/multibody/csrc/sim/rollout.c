@@ -65,8 +65,9 @@
  * width of recorded samples at a time (gravity_group: mb_gravity_torques bit for bit, about half the
  * instructions a sample), and adds it to their τ then; a g(q) that turns out non-finite rewinds the run to
  * that sample's step, whose outcome it was (MB_BAD_CONTROL), so records and outcomes stay the step-by-step ones.
- * Such a run's classical RK4 steps on vector spaces (fast_single) are rk4_single's: rhs's and step's statements
- * for the one run, their finiteness checks summed into one test at the step's end, and step() again where it fails.
+ * A single run's classical RK4 steps on vector spaces, where its right-hand side calls nothing outside C
+ * (fast_single), are rk4_single's: rhs's and step's statements for the one run, their finiteness checks summed
+ * into one test at the step's end, and step() again where that test fails.
  *
  * The user's events (r->call.guards, one run) are watched the same way: their guards are called back after
  * each step, and a step where one crosses zero in its direction is handed back for the Python loop
