@@ -1289,9 +1289,12 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
                                                                   * (planar trees: their RK4 steps in lanes, rollout.c) */
     /* A batch's groups: the widest lanes.  One run of a planar tree: two lanes (single_run_lanes), for
      * the lean RK4 step (rollout_lanes.h; its FDab is small, the step's bookkeeping is not); other single
-     * runs, whose FDab dominates, run scalar (measured: the double pendulum 9 % faster, the Panda not). */
+     * runs, whose FDab dominates, step scalar (measured: the double pendulum 9 % faster, the Panda not) and
+     * have the widest lanes for the g(q) of their recorded τ, several samples a call (rollout.c's
+     * flush_gravity, which makes their workspace where it is used: the Panda's PD + g(q) RK4 step 45.4k ->
+     * 44.1k instructions). */
     const int single = N == 1 || rj.t0s;  /* runs of their own windows: each run as its single call */
-    rj.lanes = !lanes_run || !lanes_active ? NULL : !single ? lanes_active : m->planar ? single_run_lanes() : NULL;
+    rj.lanes = !lanes_run || !lanes_active ? NULL : single && m->planar ? single_run_lanes() : lanes_active;
     rj.width = !single && rj.lanes && rj.lanes->width <= 8 ? rj.lanes->width : 1;
     rj.runs = N;
     rj.constraints = have_cons ? &cons : NULL, rj.fallback = have_cons && cb.dynamics ? &cb : NULL;

@@ -60,7 +60,14 @@
  *
  * A continuous PD with gravity compensation cancels the model's gravity: M q̈ = τ_pd + g(q) − C − g(q)
  * (− …) is FDab with the gravity switched off and τ_pd, so the stages run ABA on a copy of the
- * model without gravity and no RNEA; g(q) is evaluated once per step, for the recorded τ only.
+ * model without gravity and no RNEA; g(q) is evaluated once per step, for the recorded τ only.  A single
+ * run that records every step (no callbacks into Python, no sampled τ) evaluates it later, for the lanes'
+ * width of recorded samples at a time (gravity_group: mb_gravity_torques bit for bit, about half the
+ * instructions a sample), and adds it to their τ then; a g(q) that turns out non-finite rewinds the run to
+ * that sample's step, whose outcome it was (MB_BAD_CONTROL), so records and outcomes stay the step-by-step ones.
+ * A single run's classical RK4 steps on vector spaces, where its right-hand side calls nothing outside C
+ * (fast_single), are rk4_single's: rhs's and step's statements for the one run, their finiteness checks summed
+ * into one test at the step's end, and step() again where that test fails.
  *
  * The user's events (r->call.guards, one run) are watched the same way: their guards are called back after
  * each step, and a step where one crosses zero in its direction is handed back for the Python loop
@@ -136,6 +143,7 @@ typedef struct {
     unsigned char *contact_flags;      /* shared: in contact, sticking (points each)          */
     void *scene_scratch;               /* shared: the scene's contact stage (in contact_flags' block) */
     double *spare;                     /* shared: unused lane outputs (nv) */
+    double *deferred_gq;               /* shared: g(q) of the deferred samples (MAX_GROUP × nv) */
     double *spare_step;                /* shared: an unused lane's y₁, k₁, τ in a lanes step (2 n + nv) */
     double *passive;                   /* shared: mb_passive_forces' scratch (mb_passive_scratch_size) */
     double *kkt, *stop_force;          /* shared: the resting stops' KKT solve (2 nv² + 4 nv), their λ (≤ nv) */
@@ -176,6 +184,10 @@ typedef struct {
     double h;                          /* the step being taken (hard contact's impulses are per step) */
     mb_hard_work *hard;                /* hard contact's solve (r->contact.hard), or NULL */
     mb_scene_implicit *implicit;       /* the compliant scene's law implicit in a semi_implicit step, or NULL */
+    int fast_single;                   /* one run's RK4 steps by rk4_single */
+    int defer_g;                       /* the recorded τ's g(q) later, in lanes (one run: flush_gravity) */
+    int n_deferred;                    /* samples whose τ waits for its g(q): rows deferred[0 … n_deferred) */
+    long deferred[MAX_GROUP];
 } group;
 
 /* The group's per-run arrays for L runs, in one block (zeroed); MB_NO_MEMORY if there is no room. */
@@ -499,7 +511,9 @@ static void batch_control(group *g, double t, double *Y, double *TAU)
             g->st[l] = st;
 }
 
-/* f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
+/* (A new part of a run's right-hand side goes here and into the conditions of the lean paths that leave
+ * it out: fast_single's (rk4_single), defer_g's and rk4_group's, in mb_run_rollouts.)
+ * f(t, y) -> K = [v, q̈] and the controller's τ of every busy run (run l's y, K, τ are its parts of
  * Y, KK, TAU); with g->mf and no held τ the PD's g(q) cancels the model's gravity, so ABA runs on
  * the model without gravity and τ gets its g(q) only when `full_tau` (the stage whose τ is
  * recorded).  A run's failure (STAGE_NON_FINITE or a status) goes to its st; the others go on. */
@@ -628,10 +642,11 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !finite_all(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
-    if (full_tau && Y == w->y && r->control.kind == MB_CONTROL_BATCH)  /* a step's first stage: the start's k₁, τ */
+    if (full_tau && Y == w->y && (r->control.kind == MB_CONTROL_BATCH || g->defer_g))  /* a step's first stage:
+                                                                  * the start's k₁, τ (deferred: its g(q) is due) */
         for (int l = 0; l < g->L; l++)
             g->first_ok[l] = busy(g, l);
-    if (!(cancel && full_tau))
+    if (!(cancel && full_tau) || g->defer_g)  /* (deferred: τ_pd now, + g(q) in flush_gravity) */
         return;
     for (int l = 0; l < g->L; l++)  /* the recorded τ is the controller's: τ_pd + g(q) */
         gq[l] = part(w->gq, l, nv);
@@ -880,6 +895,93 @@ static void step(group *g, double t, double h)
 #undef T
 }
 
+/* acc += x·0 for n numbers (finite_all's test, summed over several arrays: 0 exactly when all are finite) */
+static inline void finite_add(number_pair *acc, const double *x, long n)
+{
+    long k = 0;
+    for (; k + 2 <= n; k += 2) {
+        number_pair p;
+        memcpy(&p, x + k, sizeof p);
+        *acc += p * 0.0;
+    }
+    if (k < n)
+        (*acc)[0] += x[k] * 0.0;
+}
+
+/* One stage of rk4_single: rhs's statements for its one run (control, the passive forces, FDab; K = [v, q̈]),
+ * without rhs's checks, whose numbers go into acc instead; 0 where a status is not MB_OK. */
+static inline __attribute__((always_inline)) int single_stage(group *g, double t, const double *y, double *K,
+                                                              double *tau, int first, number_pair *acc)
+{
+    const mb_model *m = g->m;
+    const mb_rollout *r = g->r;
+    workspace *w = &g->w;
+    const int nv = m->nv, cancel = g->mf != NULL;
+    const double *q = y, *v = y + m->nq;
+    if (!first)
+        finite_add(acc, y, 2L * nv);
+    if (control(m, g->d, w, &r->control, t, q, v, !cancel, tau) != MB_OK)
+        return 0;
+    const double *ta = tau;
+    if (mb_passive_joint_forces(&r->passive)) {
+        mb_passive_forces(m, g->d, &r->passive, q, v, tau, NULL, w->passive, w->tau_all);
+        ta = w->tau_all;
+    }
+    copy_numbers(K, v, nv);
+    if (mb_aba(cancel ? g->mf : g->md, g->d, q, v, ta, NULL, K + nv) != MB_OK)
+        return 0;
+    finite_add(acc, K + nv, nv);
+    if (first && cancel && !g->defer_g) {  /* rhs's gravity_torques for one run: ABA left q's poses in d */
+        mb_gravity_torques(m, g->d, q, 1, w->gq);
+        for (int k = 0; k < nv; k++)
+            tau[k] += w->gq[k];
+        finite_add(acc, tau, nv);
+    }
+    return 1;
+}
+
+/* step()'s classical RK4 for one run on vector spaces whose right-hand side calls nothing outside C (no
+ * Python, no contact, no held τ: fast_single): the same statements in the same order, so the same numbers, with
+ * the finiteness checks of rhs and step summed into one test at the end.  Where that test or a status
+ * fails, step() takes the step again from y, with its checks in their places, and so its exact outcome (the
+ * statements have no effects outside the workspace; their inputs are unchanged). */
+static void rk4_single(group *g, double t, double h)
+{
+    workspace *w = &g->w;
+    const int n = g->m->nq + g->m->nv;
+    number_pair acc = {0.0, 0.0};
+    g->h = h;
+    const double *restrict y = w->y;
+    double *restrict ys = w->ys;
+    if (!single_stage(g, t, y, w->k1, w->tau, 1, &acc))
+        goto again;
+    for (int k = 0; k < n; k++)
+        ys[k] = y[k] + 0.5 * h * w->k1[k];
+    if (!single_stage(g, t + 0.5 * h, ys, w->k2, w->tau_stage, 0, &acc))
+        goto again;
+    for (int k = 0; k < n; k++)
+        ys[k] = y[k] + 0.5 * h * w->k2[k];
+    if (!single_stage(g, t + 0.5 * h, ys, w->k3, w->tau_stage, 0, &acc))
+        goto again;
+    for (int k = 0; k < n; k++)
+        ys[k] = y[k] + h * w->k3[k];
+    if (!single_stage(g, t + h, ys, w->k4, w->tau_stage, 0, &acc))
+        goto again;
+    {
+        const double *restrict k1 = w->k1, *restrict k2 = w->k2, *restrict k3 = w->k3, *restrict k4 = w->k4;
+        double *restrict y1 = w->y1;
+        for (int k = 0; k < n; k++)
+            y1[k] = y[k] + (h / 6.0) * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k]);
+        finite_add(&acc, y1, n);
+    }
+    if (acc[0] + acc[1] == 0.0) {
+        g->first_ok[0] = 1;
+        return;
+    }
+again:
+    step(g, t, h);
+}
+
 /* One RK4 step of the group wholly in lanes (rollout_lanes.h: the same operations, each run's bits);
  * where a lane fails the ABA (a singular run), the step again stage by stage, which finds the run. */
 static void lanes_step(group *g, double t, double h)
@@ -937,6 +1039,75 @@ static void record_derived(const mb_model *m, const mb_rollout *r, mb_rollout_ou
     const int np = mb_rollout_contact_points(r);
     if (np)
         memcpy(o->force + row * 3 * np, force, sizeof(double) * 3 * np);
+}
+
+/* The deferred samples' τ += g(q) (their rows hold the first stage's τ_pd, rhs with g->defer_g), the lanes'
+ * width at a time through gravity_group (mb_gravity_torques' bits; τ_pd + g(q) as rhs adds them); the first
+ * row whose τ is then not finite, or −1.  Lanes without a sample repeat the first's q. */
+static long flush_gravity(group *g, mb_rollout_out *o)
+{
+    const int n = g->n_deferred, nq = g->m->nq, nv = g->m->nv, W = g->lanes->width;
+    if (!n)
+        return -1;
+    g->n_deferred = 0;
+    const double *q[MAX_GROUP];
+    double *gq[MAX_GROUP];
+    for (int s = 0; s < W; s++)
+        q[s] = o->q + g->deferred[s < n ? s : 0] * nq, gq[s] = g->w.deferred_gq + (long)s * nv;
+    if (!(g->dl || (g->dl = g->lanes->data_new(g->m))) ||  /* (its first call makes the workspace) */
+        g->lanes->gravity_group(g->m, g->dl, q, q, q, gq) != MB_OK)
+        for (int s = 0; s < n; s++)
+            mb_gravity_torques(g->m, g->d, q[s], 0, gq[s]);
+    long bad = -1;
+    for (int s = 0; s < n; s++) {
+        double *tau = o->tau + g->deferred[s] * nv;
+        for (int k = 0; k < nv; k++)
+            tau[k] += gq[s][k];
+        if (bad < 0 && !finite_all(tau, nv))
+            bad = g->deferred[s];
+    }
+    return bad;
+}
+
+/* A step's g(q) that no recorded row waits for (the step failed later, or the records are full): is the
+ * first stage's τ_pd + g(q) finite, as rhs checks it step by step?  (One run: its τ_pd in w->tau.) */
+static int gravity_now_finite(group *g)
+{
+    const int nv = g->m->nv;
+    double *gq = g->w.deferred_gq;
+    mb_gravity_torques(g->m, g->d, g->w.y, 0, gq);
+    for (int k = 0; k < nv; k++)
+        gq[k] = g->w.tau[k] + gq[k];
+    return finite_all(gq, nv);
+}
+
+/* The one run back to sample `row`'s step, whose first stage's τ = τ_pd + g(q) flush_gravity found not finite:
+ * the outcome step by step (that step MB_BAD_CONTROL, the run's state and samples as they were at its start:
+ * the row's q̈ and τ, and the rows after it, NaN again, as py_rollout.c's nan_records left them).  1 if the run
+ * was still going (the caller counts it out). */
+static int rewind_to(group *g, mb_rollout_out *o, long row, int *status, long n_sample)
+{
+    const mb_rollout *r = g->r;
+    const int nq = g->m->nq, nv = g->m->nv, was_active = g->active[0];
+    const double t = o->t[row];
+    status[0] = MB_BAD_CONTROL;
+    for (long k = row * nv; k < (row + 1) * nv; k++)
+        o->qdd[k] = o->tau[k] = NAN;
+    for (long i = row + 1; i < o->count; i++) {
+        o->t[i] = NAN;
+        for (int k = 0; k < nq; k++)
+            o->q[i * nq + k] = NAN;
+        for (int k = 0; k < nv; k++)
+            o->qd[i * nv + k] = o->qdd[i * nv + k] = o->tau[i * nv + k] = NAN;
+    }
+    o->count = row + 1;
+    o->handed_back = o->non_finite = 0;
+    o->t_from = t, o->t_to = fmin((double)((long)floor(t / r->dt + 1e-9) + 1) * r->dt, r->t_final);
+    memcpy(g->w.y, o->q + row * nq, sizeof(double) * nq);
+    memcpy(g->w.y + nq, o->qd + row * nv, sizeof(double) * nv);
+    g->active[0] = 0, g->t_end[0] = t, o->n_sample_end = n_sample;
+    g->last_recorded_t[0] = t, g->pending[0] = 1;
+    return was_active;
 }
 
 /* The runs' ends, run l at g->t_end[l]: a diverged run keeps its last finite state (keep_last), the
@@ -997,8 +1168,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 2L * nv + 2L * nv * nv + 4L * nv + mb_passive_scratch_size(nv) +
-                               6L * m->nb + 2L * nz + 2L * np3 + 2L * n + nv + 1),
+    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)MAX_GROUP * nv + 2L * nv * nv + 4L * nv +
+                               mb_passive_scratch_size(nv) + 6L * m->nb + 2L * nz + 2L * np3 + 2L * n + nv + 1),
                       sizeof(double));
     const size_t flags = ((size_t)(2L * npt + 1) + 63) / 64 * 64;  /* the scene's scratch after, aligned */
     w->contact_flags = calloc(flags + scene_bytes, 1);
@@ -1015,7 +1186,8 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_
     for (int a = 0; a < (int)(sizeof length / sizeof length[0]); a++)
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
-    w->spare = p, p += nv, w->kkt = p, p += 2L * nv * nv + 4L * nv, w->stop_force = p, p += nv;
+    w->spare = p, p += nv, w->deferred_gq = p, p += (long)MAX_GROUP * nv;
+    w->kkt = p, p += 2L * nv * nv + 4L * nv, w->stop_force = p, p += nv;
     w->zeta = p, p += nz, w->call_out = p, p += 6L * m->nb + nz, w->spare_step = p, p += 2L * n + nv, w->passive = p;
     return MB_OK;
 }
@@ -1053,7 +1225,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     if (lanes && !r->fext && !r->passive.gc_lift && !r->contact.ground && !r->contact.scene && !r->contact.call &&
         !r->call.forces && (mb_lanes_supported(m) || m->planar)) {
         g.lanes = lanes, g.stage_lanes = mb_lanes_supported(m);
-        if (!(g.dl = lanes->data_new(m))) {
+        /* (a lone run of another tree takes them for its deferred g(q) only: flush_gravity makes the workspace) */
+        if ((L > 1 || m->planar) && !(g.dl = lanes->data_new(m))) {
             mb_hard_work_free(g.hard), mb_scene_implicit_free(g.implicit);
             free(g.w.block), free(g.w.contact_flags), free(g.books);
             return MB_NO_MEMORY;
@@ -1078,7 +1251,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         !r->call.dynamics && !r->stops.n_resting && !r->passive.friction && !r->passive.n_tendons && !r->passive.n_soft &&
         !r->passive.effort &&
         !r->passive.n_springs && !r->passive.n_actuators &&
-        lanes->width <= MAX_GROUP && nv <= 64 &&
+        lanes->width <= MAX_GROUP && nv <= 64 && (L > 1 || m->planar) &&  /* (a lone run of another tree: scalar,
+                                                                           * faster; py_rollout.c single_run_lanes) */
         (c->kind == MB_CONTROL_NONE ||
          (c->kind == MB_CONTROL_PD && c->n_times == 1 && !c->q_index && c->period <= 0.0 && (!c->gravity || g.mf)))) {
         const int pd = c->kind == MB_CONTROL_PD;
@@ -1087,6 +1261,15 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                                        r->stops.n};
         g.use_lanes_step = 1;
     }
+    /* a single run that records every step, with nothing in it that calls back into Python: the recorded τ's
+     * g(q) in lanes, several samples at a time (flush_gravity) */
+    g.defer_g = g.mf && L == 1 && g.lanes && g.stage_lanes && !g.use_lanes_step && lanes->width <= MAX_GROUP &&
+                c->period <= 0.0 && !one && r->record.record_every == 1 && !nz && !r->call.guards && !r->call.forces &&
+                !r->contact.hard && !g.implicit;
+    g.fast_single = L == 1 && g.vector && !m->planar && r->integrator == MB_RK4 && !nz && !one && !g.use_lanes_step &&
+                    (c->kind == MB_CONTROL_PD || c->kind == MB_CONTROL_NONE) && c->period <= 0.0 && !r->fext &&
+                    !r->call.forces && !r->call.dynamics && !r->stops.n_resting && !r->contact.ground &&
+                    !r->contact.scene && !r->contact.call && !r->contact.hard && !r->passive.gc_lift && !g.implicit;
     const int hard = !one && (r->stops.n || r->call.guards);
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
     if (r->call.guards) {
@@ -1167,6 +1350,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         g.lanes_stepped = 0;
         if (g.use_lanes_step && (g.L == 1 || count_busy(&g) > 1))
             lanes_step(&g, t, t_next - t);
+        else if (g.fast_single)
+            rk4_single(&g, t, t_next - t);
         else
             step(&g, t, one ? r->one_step : t_next - t);
         for (int l = 0; l < L; l++) {
@@ -1176,7 +1361,17 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             /* dynamics that overflow from a finite state the run reached (a pivot inf − inf) have blown
              * up as a non-finite state has (System.accelerations: the same); from the start the
              * caller gave, its overflow is named */
-            const int st = g.st[l] == MB_OVERFLOW && (t > r->t0 || one) ? STAGE_NON_FINITE : g.st[l];
+            int st = g.st[l] == MB_OVERFLOW && (t > r->t0 || one) ? STAGE_NON_FINITE : g.st[l];
+            if (g.defer_g && g.first_ok[l] && (st != MB_OK || !(pending[l] && ol->t[ol->count - 1] == t))) {
+                /* no row will take this step's g(q): the rows before it first, then its own, as step by step */
+                const long bad = flush_gravity(&g, ol);
+                if (bad >= 0) {
+                    running -= rewind_to(&g, ol, bad, status, n_sample);
+                    continue;
+                }
+                if (!gravity_now_finite(&g))
+                    st = MB_BAD_CONTROL;
+            }
             if (st != MB_OK) {  /* non-finite with hard stops: handed back, the Python loop reports it */
                 if (st == STAGE_NON_FINITE && c->kind == MB_CONTROL_BATCH && g.first_ok[l] && pending[l] &&
                     ol->t[ol->count - 1] == t) {  /* the start's q̈, τ: no second call for them */
@@ -1195,6 +1390,14 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                 record_derived(m, r, ol, ol->count - 1, part(g.w.k1, l, nk), part(g.w.tau, l, nv),
                                np3 ? part(g.w.force, l, np3) : NULL);
                 pending[l] = 0;
+                if (g.defer_g) {  /* its τ is τ_pd: g(q) added with the next few samples' */
+                    g.deferred[g.n_deferred++] = ol->count - 1;
+                    long bad;
+                    if (g.n_deferred == g.lanes->width && (bad = flush_gravity(&g, ol)) >= 0) {
+                        running -= rewind_to(&g, ol, bad, status, n_sample);
+                        continue;
+                    }
+                }
             }
             if (one)
                 continue;
@@ -1244,6 +1447,12 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
             break;
     }
 #undef LEAVE
+    if (g.defer_g) {  /* the last few samples' g(q); the final sample's own (finish) as step by step */
+        const long bad = flush_gravity(&g, o[0]);
+        if (bad >= 0)
+            rewind_to(&g, o[0], bad, status, n_sample);
+        g.defer_g = 0;
+    }
     for (int l = 0; l < L; l++) {
         if (g.active[l])
             t_end[l] = t, o[l]->n_sample_end = n_sample;
