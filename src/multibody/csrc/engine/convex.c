@@ -465,12 +465,17 @@ static int hull_plane(const mb_hull *h, const double *R, const double *p, const 
     mb_mtv3(R, pn, n);
     double d = pd - mb_dot3(pn, p);
     int m = 0;
+    if (h->cols) {   /* every depth first, from the coordinate columns: a loop the compiler vectorises, the same
+                      * products and sums as mb_dot3 (a foot of solo12 on the floor: 256 vertices, 4 beyond) */
+        const double *X = h->cols, *Y = X + h->nv, *Z = Y + h->nv;
+        for (int i = 0; i < h->nv; i++) depth[i] = d - (n[0] * X[i] + n[1] * Y[i] + n[2] * Z[i]);
+    } else
+        for (int i = 0; i < h->nv; i++) depth[i] = d - mb_dot3(n, h->v + 3 * i);
     for (int i = 0; i < h->nv; i++) {
-        const double *x = h->v + 3 * i;
-        double dep = d - mb_dot3(n, x);
+        const double dep = depth[i], *x = h->v + 3 * i;
         if (dep < 0) continue;
         for (int k = 0; k < 3; k++) pos[m][k] = x[k] + 0.5 * dep * n[k];
-        depth[m++] = dep;
+        depth[m++] = dep;   /* (m <= i: a slot already read) */
     }
     return m ? emit_points(pos, depth, m, n, out, max) : 0;
 }
