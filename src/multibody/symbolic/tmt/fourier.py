@@ -46,10 +46,6 @@ MAX_WORK = 6000
 MAX_ENTRY_WORK = T._MAX_WORK
 
 
-class _TooBig(Exception):
-    pass
-
-
 class _Forms:
     """Fourier forms ``{(kind, k, φ): coefficient}`` (trig's representation) and the operations
     TMT needs on them: derivatives along q and along the motion, and the products of eq. 4
@@ -151,7 +147,7 @@ class _Forms:
                 continue
             self.work += len(fa) * len(fb)
             if self.work > MAX_WORK:
-                raise _TooBig
+                raise T._TooBig
             for (ka, k0, p0), ca in fa.items():
                 for (kb, k1, p1), cb in fb.items():
                     c = ca * cb
@@ -340,7 +336,7 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
             return _finish(acc)
         Mf = {key: products(pairs) for key, pairs in Mp.items()}
         bf = [products(pairs) for pairs in bp]
-    except (_TooBig, T._Unparsed):
+    except (T._TooBig, T._Unparsed):
         return None
     angles = F.harm.angles
     M_raw, b_raw, g_raw = raw
