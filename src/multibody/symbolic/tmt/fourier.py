@@ -236,11 +236,16 @@ def _join(acc: dict) -> dict:
     return {key: cs[0] if len(cs) == 1 else se.Add(*cs) for key, cs in acc.items()}
 
 
+def _is_zero(x) -> bool:
+    return x == 0
+
+
 def _scale(f: dict, c) -> dict:
-    if c == 0:
-        return {}
-    if c == 1:
-        return f
+    if type(c) is se.Integer:
+        if c == 0:
+            return {}
+        if c == 1:
+            return f
     return {key: c * v for key, v in f.items()}
 
 
@@ -289,43 +294,53 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     """
     n = len(q)
     F = _Forms(q, dq)
-    grav = [gravity[k] for k in range(3)]
+    grav = [(k, -gravity[k]) for k in range(3) if not _is_zero(gravity[k])]
     # the pairs of forms each entry's products take, gathered first: an entry whose pairs would take
     # more than MAX_ENTRY_WORK products of harmonics stays as derived (as the readable pass leaves an
-    # entry past its budget), and its products are never formed
+    # entry past its budget), and its products are never formed. Matrices are read as lists once
+    # (a SymEngine matrix's [a, c] costs microseconds in Python), zeros of Θ and T_ω skipped.
     Mp = {(i, j): [] for i in range(n) for j in range(i, n)}
     bp = [[] for _ in range(n)]
     gf = [[] for _ in range(n)]
-    rots = []
+    R3 = range(3)
     try:
         for m, Th, r, To in bodies:
             if r.nrows() != 3 or To.nrows() != 3:
                 return None
-            fr = [F.of(r[k]) for k in range(3)]
-            J = [[F.partial(fr[k], i) for i in range(n)] for k in range(3)]          # T = ∂r/∂q (eq. 3)
-            mJ = [[_scale(J[k][i], m) for i in range(n)] for k in range(3)]
-            acc = [F.rate(F.rate(fr[k])) for k in range(3)]                           # D_r q̇ (eq. 3)
+            fr = [F.of(x) for x in list(r)]
+            J = [[F.partial(fr[k], i) for i in range(n)] for k in R3]                 # T = ∂r/∂q (eq. 3)
+            mJ = [[_scale(J[k][i], m) for i in range(n)] for k in R3]
+            acc = [F.rate(F.rate(fr[k])) for k in R3]                                 # D_r q̇ (eq. 3)
             for i in range(n):
+                mJi = [mJ[k][i] for k in R3]
                 for j in range(i, n):
-                    Mp[(i, j)] += [(mJ[k][i], J[k][j]) for k in range(3)]
-                bp[i] += [(mJ[k][i], acc[k]) for k in range(3)]
-                gf[i].append(_sum(_scale(mJ[k][i], -grav[k]) for k in range(3) if grav[k] != 0))
-            if all(Th[a, c] == 0 for a in range(3) for c in range(3)):
+                    Mp[(i, j)] += [(mJi[k], J[k][j]) for k in R3 if mJi[k] and J[k][j]]
+                bp[i] += [(mJi[k], acc[k]) for k in R3 if mJi[k] and acc[k]]
+                gf[i] += [_scale(mJi[k], c) for k, c in grav if mJi[k]]
+            th = [(a, c, Th[a, c]) for a in R3 for c in R3]
+            th = [(a, c, x) for a, c, x in th if not _is_zero(x)]
+            if not th:
                 continue
-            W = [[F.of(To[a, j]) for j in range(n)] for a in range(3)]              # T_ω (eq. 2)
-            ThW = [[_sum(_scale(W[c][j], Th[a, c]) for c in range(3)) for j in range(n)] for a in range(3)]
-            w = [_sum(_scale(W[a][j], dq[j]) for j in range(n)) for a in range(3)]    # ω = T_ω q̇
-            Iw = [_sum(_scale(w[c], Th[a, c]) for c in range(3)) for a in range(3)]
-            wdot = [F.rate(w[a]) for a in range(3)]                                   # D_ω q̇
+            W = [[F.of(x) for x in row] for row in To.tolist()] if n else [[], [], []]  # T_ω (eq. 2)
+
+            def times_theta(v):            # Θ v for a 3-vector of forms
+                out = [[], [], []]
+                for a, c, x in th:
+                    if v[c]:
+                        out[a].append(_scale(v[c], x))
+                return [_sum(f) for f in out]
+            ThW = [times_theta([W[0][j], W[1][j], W[2][j]]) for j in range(n)]       # ThW[j][a]
+            w = [_sum([_scale(W[a][j], dq[j]) for j in range(n) if W[a][j]]) for a in R3]   # ω = T_ω q̇
+            Iw = times_theta(w)
+            lin = times_theta([F.rate(w[a]) for a in R3])                             # Θ D_ω q̇
             # Θ D_ω q̇ + ω × Θω, row a; its length bounded before the cross product is formed
-            rot = [_Rot(_sum(_scale(wdot[c], Th[a, c]) for c in range(3)),
-                        [(w[(a + 1) % 3], Iw[(a + 2) % 3]), (_scale(w[(a + 2) % 3], -1), Iw[(a + 1) % 3])])
-                   for a in range(3)]
-            rots += rot
+            rot = [_Rot(lin[a], [(w[(a + 1) % 3], Iw[(a + 2) % 3]), (_scale(w[(a + 2) % 3], -1), Iw[(a + 1) % 3])])
+                   for a in R3]
             for i in range(n):
+                Wi = [W[a][i] for a in R3]
                 for j in range(i, n):
-                    Mp[(i, j)] += [(W[a][i], ThW[a][j]) for a in range(3)]
-                bp[i] += [(W[a][i], rot[a]) for a in range(3)]
+                    Mp[(i, j)] += [(Wi[a], ThW[j][a]) for a in R3 if Wi[a] and ThW[j][a]]
+                bp[i] += [(Wi[a], rot[a]) for a in R3 if Wi[a]]
         budget = MAX_ENTRY_WORK
 
         def products(pairs):
