@@ -62,7 +62,7 @@ class _Forms:
 
     def of(self, e) -> dict:
         """The form of a SymEngine expression (no entry for a zero: it takes no products)."""
-        if type(e) is se.Integer and e == 0:
+        if _is_zero(e):
             return {}
         return self.harm.form(e)
 
@@ -104,7 +104,7 @@ class _Forms:
             kind, k, phi = key
             if self._has_q(c):
                 dc = c.diff(qi)
-                if dc != 0:
+                if not _is_zero(dc):
                     acc.setdefault(key, []).append(dc)
             if kind == "1":
                 continue
@@ -123,7 +123,7 @@ class _Forms:
             kind, k, phi = key
             if self._has_q(c):
                 dc = se.Add(*[s * c.diff(qi) for qi, s in zip(self.q, self.dq)])
-                if dc != 0:
+                if not _is_zero(dc):
                     acc.setdefault(key, []).append(dc)
             if kind == "1":
                 continue
@@ -236,15 +236,20 @@ def _join(acc: dict) -> dict:
     return {key: cs[0] if len(cs) == 1 else se.Add(*cs) for key, cs in acc.items()}
 
 
+_ZERO, _ONE, _INT = se.Integer(0), se.Integer(1), se.Integer
+
+
 def _is_zero(x) -> bool:
-    return x == 0
+    """An exact zero. Type first, then SymEngine's own 0: ``x == 0`` sympifies the Python 0 and cost
+    four times as much, with hundreds of calls a derivation."""
+    return type(x) is _INT and x == _ZERO
 
 
 def _scale(f: dict, c) -> dict:
-    if type(c) is se.Integer:
-        if c == 0:
+    if type(c) is _INT:
+        if c == _ZERO:
             return {}
-        if c == 1:
+        if c == _ONE:
             return f
     return {key: c * v for key, v in f.items()}
 
