@@ -869,7 +869,18 @@ def _se_col(x, what: str = "", memo: dict | None = None) -> se.DenseMatrix:
     if isinstance(x, se.DenseMatrix):
         return x
     memo = {} if memo is None else memo
+    # the common inputs read without a sympy.Matrix (building one cost ~0.1 ms, six a flyer's
+    # element): a list or tuple of SymPy expressions and numbers, a SymPy row or column
+    if isinstance(x, (list, tuple)) and x and all(isinstance(e, _SCALARS) and type(e) is not bool for e in x):
+        return se.Matrix([_to_se(e, memo) for e in x])
+    if isinstance(x, sp.MatrixBase) and 1 in x.shape and len(x):
+        return se.Matrix([_to_se(e, memo) for e in x])
+    if isinstance(x, _SCALARS) and type(x) is not bool:
+        return se.Matrix([_to_se(x, memo)])
     return se.Matrix([_to_se(e, memo) for e in column(x, what)])
+
+
+_SCALARS = (sp.Expr, int, float)     # what _se_col converts entry by entry (sp.Expr: not a Boolean or a set)
 
 
 def _se_mat(x, memo: dict | None = None) -> se.DenseMatrix:
