@@ -34,9 +34,6 @@ from .. import trig as T
 __all__ = ["tree_terms_readable"]
 
 _CONST = T._CONST
-#: products of two harmonics the whole tree may take before the direct form gives up (the readable
-#: pass then runs on the derived entries as before); a bound on size, never on the clock
-MAX_WORK = 6000
 #: products of two harmonics one entry may take, else it stays as derived: the readable pass's own
 #: bound (trig._MAX_WORK), counted here on the entry's pairs of eq. 4 (T and D cost none). On
 #: RA3Link it leaves b[2] as derived where the readable pass rewrote it (344 against 142 operations);
@@ -55,18 +52,15 @@ class _Forms:
         self.q, self.dq = list(q), list(dq)
         self.harm = T._Harmonics(T._Angles(self.q))
         self.n = len(self.q)
-        self.work = 0
         self._digits: dict = {}
         self._kdq: dict = {}
         self._qset = frozenset(self.q)
 
     def of(self, e) -> dict:
-        """The form of a SymEngine expression, each coefficient expanded and the harmonics whose
-        coefficient cancels dropped (``cos(q0)·(x − x)`` is no harmonic, and would take products):
-        a slider's position on RA3-like arms had 6 harmonics where 4 are left."""
+        """The form of a SymEngine expression (no entry for a zero: it takes no products)."""
         if _is_zero(e):
             return {}
-        return _clean(self.harm.form(e))
+        return self.harm.form(e)
 
     def digits(self, k: int) -> list:
         """The integer vector k of an angle ``k·q`` (trig keeps it as one integer, base 2²⁰)."""
@@ -116,7 +110,7 @@ class _Forms:
                     acc.setdefault(("s", k, phi), []).append(-ki * c)
                 else:
                     acc.setdefault(("c", k, phi), []).append(ki * c)
-        return _join(acc)
+        return _join_clean(acc)
 
     def rate(self, f: dict) -> dict:
         """d f/dt = Σ_i q̇_i ∂f/∂q_i (the coefficients' rates q̇ are constants of the motion, q̈ = 0)."""
@@ -134,7 +128,7 @@ class _Forms:
                 acc.setdefault(("s", k, phi), []).append(-w * c)
             else:
                 acc.setdefault(("c", k, phi), []).append(w * c)
-        return _join(acc)
+        return _join_clean(acc)
 
     def dot(self, acc: dict, pairs) -> None:
         """Add Σ fa·fb over ``pairs`` of forms to the entry ``acc`` (``{key: [whole, halves, −halves]}``).
@@ -143,13 +137,10 @@ class _Forms:
         cos(A + B)], sin A sin B = ½[cos(A − B) − cos(A + B)], sin A cos B = ½[sin(A + B) + sin(A − B)]),
         with the sums over bodies and rows of eq. 4 taken into one entry and the ½ and the signs
         applied once per harmonic (:func:`_finish`), not once per pair: one SymEngine product per
-        pair of harmonics. Raises ``_TooBig`` past ``MAX_WORK`` pairs for the whole tree."""
+        pair of harmonics (the caller bounds the pairs of each entry)."""
         for fa, fb in pairs:
             if not fa or not fb:
                 continue
-            self.work += len(fa) * len(fb)
-            if self.work > MAX_WORK:
-                raise T._TooBig
             for (ka, k0, p0), ca in fa.items():
                 for (kb, k1, p1), cb in fb.items():
                     c = ca * cb
@@ -234,12 +225,19 @@ def _finish(acc: dict) -> dict:
     return out
 
 
-def _clean(f: dict) -> dict:
+def _join_clean(acc: dict) -> dict:
+    """:func:`_join` where a coefficient's own derivative met a harmonic's (a prismatic or helical
+    coordinate): those sums expanded and dropped when they cancel (a harmonic with coefficient 0
+    would take products). Keys from one source keep their coefficient as it is: the derivative
+    maps distinct harmonics to distinct ones."""
     out = {}
-    for key, c in f.items():
-        E = T._expand(c)
-        if not _is_zero(E):
-            out[key] = E
+    for key, cs in acc.items():
+        if len(cs) == 1:
+            out[key] = cs[0]
+        else:
+            E = T._expand(se.Add(*cs))
+            if not _is_zero(E):
+                out[key] = E
     return out
 
 
@@ -293,8 +291,9 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     -------
     (M_flat, b, g) or None
         The entries (M row by row), or None when a sine's or cosine's argument is not an integer
-        combination of q plus a phase (a helical joint), a body is planar, or the forms would
-        take more than ``MAX_WORK`` products: the caller then runs the readable pass on ``raw``.
+        combination of q plus a phase, or a body is planar: the caller then runs the readable
+        pass on ``raw``. Every entry's products are bounded by ``MAX_ENTRY_WORK`` (a bound on
+        size, never on the clock).
 
     Examples
     --------
@@ -311,31 +310,55 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     n = len(q)
     F = _Forms(q, dq)
     grav = [(k, -gravity[k]) for k in range(3) if not _is_zero(gravity[k])]
-    # the pairs of forms each entry's products take, gathered first: an entry whose pairs would take
-    # more than MAX_ENTRY_WORK products of harmonics stays as derived (as the readable pass leaves an
-    # entry past its budget), and its products are never formed. Matrices are read as lists once
-    # (a SymEngine matrix's [a, c] costs microseconds in Python), zeros of Θ and T_ω skipped.
-    Mp = {(i, j): [] for i in range(n) for j in range(i, n)}
-    bp = [[] for _ in range(n)]
+    M_raw, b_raw, g_raw = raw
+    # the readable pass's rules, decided before any form is built: an atom, or an entry with more
+    # than READABLE_MAX_OPS operations derived, stays as derived; and so does an entry whose pairs
+    # of forms would take more than MAX_ENTRY_WORK products of harmonics — its pairs are counted as
+    # the bodies are read, and once no entry of M or b is left to rewrite the bodies' D q̇ and
+    # rotations are no longer put in harmonics (MA23: every entry past the bounds).
+    # Matrices are read as lists once (a SymEngine matrix's [a, c] costs microseconds in Python),
+    # zeros of Θ and T_ω skipped.
+
+    def alive(e):
+        return isinstance(e, se.Basic) and not e.is_Atom and se.count_ops(e) <= T.READABLE_MAX_OPS
+    Mp = {(i, j): [] if alive(M_raw[i * n + j]) else None for i in range(n) for j in range(i, n)}
+    bp = [[] if alive(e) else None for e in b_raw]
+    work = dict.fromkeys(list(Mp) + list(range(n)), 0)
     gf = [[] for _ in range(n)]
     R3 = range(3)
+    budget = MAX_ENTRY_WORK
+
+    def add(slots, key, pairs):
+        got = slots[key]
+        if got is None:
+            return
+        w = work[key] + sum(len(a) * len(b) for a, b in pairs)
+        if w > budget:
+            slots[key] = None
+        else:
+            work[key] = w
+            got += pairs
     try:
         for m, Th, r, To in bodies:
             if r.nrows() != 3 or To.nrows() != 3:
                 return None
+            need_M = any(v is not None for v in Mp.values())
+            need_b = any(v is not None for v in bp)
             fr = [F.of(x) for x in list(r)]
-            J = [[_clean(F.partial(fr[k], i)) for i in range(n)] for k in R3]         # T = ∂r/∂q (eq. 3)
+            J = [[F.partial(fr[k], i) for i in range(n)] for k in R3]                 # T = ∂r/∂q (eq. 3)
             mJ = [[_scale(J[k][i], m) for i in range(n)] for k in R3]
-            acc = [F.rate(F.rate(fr[k])) for k in R3]                                 # D_r q̇ (eq. 3)
+            acc = [F.rate(F.rate(fr[k])) for k in R3] if need_b else None             # D_r q̇ (eq. 3)
             for i in range(n):
                 mJi = [mJ[k][i] for k in R3]
-                for j in range(i, n):
-                    Mp[(i, j)] += [(mJi[k], J[k][j]) for k in R3 if mJi[k] and J[k][j]]
-                bp[i] += [(mJi[k], acc[k]) for k in R3 if mJi[k] and acc[k]]
+                if need_M:
+                    for j in range(i, n):
+                        add(Mp, (i, j), [(mJi[k], J[k][j]) for k in R3 if mJi[k] and J[k][j]])
+                if need_b:
+                    add(bp, i, [(mJi[k], acc[k]) for k in R3 if mJi[k] and acc[k]])
                 gf[i] += [_scale(mJi[k], c) for k, c in grav if mJi[k]]
             th = [(a, c, Th[a, c]) for a in R3 for c in R3]
             th = [(a, c, x) for a, c, x in th if not _is_zero(x)]
-            if not th:
+            if not th or not (need_M or need_b):
                 continue
             W = [[F.of(x) for x in row] for row in To.tolist()] if n else [[], [], []]  # T_ω (eq. 2)
 
@@ -355,12 +378,11 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
             for i in range(n):
                 Wi = [W[a][i] for a in R3]
                 for j in range(i, n):
-                    Mp[(i, j)] += [(Wi[a], ThW[j][a]) for a in R3 if Wi[a] and ThW[j][a]]
-                bp[i] += [(Wi[a], rot[a]) for a in R3 if Wi[a]]
-        budget = MAX_ENTRY_WORK
+                    add(Mp, (i, j), [(Wi[a], ThW[j][a]) for a in R3 if Wi[a] and ThW[j][a]])
+                add(bp, i, [(Wi[a], rot[a]) for a in R3 if Wi[a]])
 
         def products(pairs):
-            if sum(len(fa) * len(fb) for fa, fb in pairs) > budget:
+            if pairs is None:
                 return None
             acc: dict = {}
             F.dot(acc, [(fa, fb.form(F) if type(fb) is _Rot else fb) for fa, fb in pairs])
@@ -370,7 +392,6 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     except (T._TooBig, T._Unparsed):
         return None
     angles = F.harm.angles
-    M_raw, b_raw, g_raw = raw
 
     def entry(form, derived):
         # the readable pass's rules (trig.readable): atoms and entries past READABLE_MAX_OPS stay
