@@ -66,9 +66,11 @@ bare tree and a mechanism); M, b, g are converted to SymPy when first read, and 
     "time" (the time symbol or None).
 
 The package follows the paper: :mod:`.elements` (the input: bodies, forces, springs, dampers,
-constraints, contacts, the joint cube J of eq. 1), :mod:`.system` (:class:`TMTSystem`, eqs. 2–9)
-and :mod:`.from_model` (a ``Model`` or ``Mechanism`` in that input form: :func:`tmt_system`,
-:func:`mechanism_point`, :func:`mechanism_rotation`; ``derive(…, "tmt")``).
+constraints, contacts, the joint cube J of eq. 1), :mod:`.system` (:class:`TMTSystem`, eqs. 2–9),
+:mod:`.from_model` (a ``Model`` or ``Mechanism`` in that input form: :func:`tmt_system`,
+:func:`mechanism_point`, :func:`mechanism_rotation`; ``derive(…, "tmt")``) and :mod:`.fourier`
+(a bare tree's eqs. 3–4 in the readable form directly: T and D q̇ as derivatives of the bodies'
+positions in harmonics, what ``derive(model, "tmt")`` returns unless ``raw``).
 """
 from .elements import (Constraint, Contact, LinearDamper, LinearSpring, PointForce, RotationalDamper,
                        RotationalSpring, TMTBody, joint_chain, newton_restitution)

@@ -26,6 +26,7 @@ from ..rnea_sym import joint_transform
 from ..tree import (check_model, model_parameters, rotation_chains, symbol_column, symbolic_bodies,
                     sympy_array)
 from .elements import TreeBody
+from .fourier import tree_terms_readable
 from .system import EXTRA_KEYS, KINEMATICS_KEYS, LazyDict, TMTSystem, tree_terms
 
 __all__ = ["tree_kinematics", "tmt_system_from_model", "derive_tmt", "tmt_equations", "tmt_system",
@@ -261,7 +262,7 @@ def _tree_bodies(kin):
     return out
 
 
-def _tree_tmt(model, q, dq, tau, S, say) -> EquationsOfMotion:
+def _tree_tmt(model, q, dq, tau, S, say, readable=False) -> EquationsOfMotion:
     """The TMT paper's eqs. 3–4 for a bare tree: the tree walk's bodies straight into
     :func:`~multibody.symbolic.tmt.system.tree_terms` (the code :meth:`TMTSystem.equations` runs
     on a mechanism's tree), M, b, g handed over in SymEngine.
@@ -282,7 +283,19 @@ def _tree_tmt(model, q, dq, tau, S, say) -> EquationsOfMotion:
     bodies = _tree_bodies(kin)
     say(f"TMT: T, D q̇ and TᵀMT for {len(bodies)} bodies, n = {n} (SymEngine)")
     grav = se.Matrix(C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity"))
-    M, b, g, _, _ = tree_terms([(tw["m"], tw["I"], tw["r"], tw["To"]) for _, tw in bodies], qm, dqm, grav)
+    bodies_se = [(tw["m"], tw["I"], tw["r"], tw["To"]) for _, tw in bodies]
+    M, b, g, _, _ = tree_terms(bodies_se, qm, dqm, grav)
+    M, b, g = [M[r, c] for r in range(n) for c in range(n)], list(b), list(g)
+    form = {}
+    if readable and n:
+        done = tree_terms_readable(bodies_se, kin["qe"], list(dqm), grav, (M, b, g))
+        if done is not None:
+            say("TMT: M, b, g in the readable form directly (harmonics of T and D q̇)")
+            ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
+            size = {"derived": {"M": ops(M), "b": ops(b), "g": ops(g)}}
+            M, b, g = done
+            size["readable"] = {"M": ops(M), "b": ops(b), "g": ops(g)}
+            form = {"form": "readable", "size": size}
 
     @functools.cache
     def system():
@@ -292,9 +305,10 @@ def _tree_tmt(model, q, dq, tau, S, say) -> EquationsOfMotion:
         extra.lazy(key, lambda key=key: system().extra[key])
     for key in KINEMATICS_KEYS:
         kinematics.lazy(key, lambda key=key: system().kinematics[key])
-    extra.update({"method": "tmt", "body_names": [name for name, _ in bodies], "seconds": time.perf_counter() - t0})
+    extra.update({"method": "tmt", "body_names": [name for name, _ in bodies], "seconds": time.perf_counter() - t0,
+                  **form})
     return EquationsOfMotion.from_symengine(
-        M=[[M[r, c] for c in range(n)] for r in range(n)], b=list(b), g=list(g), q=q, dq=dq, tau=tau, S=S,
+        M=[M[r * n:(r + 1) * n] for r in range(n)], b=b, g=g, q=q, dq=dq, tau=tau, S=S,
         params=kin["params"], kinematics=kinematics, extra=extra)
 
 
@@ -352,14 +366,17 @@ def tmt_system(mechanism, simplify=False) -> TMTSystem:
         q0=m.q0, dq0=m.dq0, name=m.name)
 
 
-@register_method("tmt", accepts=(Model, Mechanism, TMTSystem), summary="TMT method: linear vector form of Lagrange (IRIS 2015)")
-def tmt_equations(source, q, dq, tau, *, S, progress=None, **options) -> EquationsOfMotion:
+@register_method("tmt", accepts=(Model, Mechanism, TMTSystem), summary="TMT method: linear vector form of Lagrange (IRIS 2015)",
+                 readable=True)
+def tmt_equations(source, q, dq, tau, *, S, progress=None, readable=False, **options) -> EquationsOfMotion:
     """``derive(source, "tmt")`` for a Model, a :class:`~multibody.model.mechanism.Mechanism` (tree plus
-    constraints, springs, dampers, forces, contacts) or a :class:`TMTSystem`."""
+    constraints, springs, dampers, forces, contacts) or a :class:`TMTSystem`. ``readable=True`` (what
+    ``derive`` passes unless ``raw``): a bare tree's M, b, g are formed in the readable form directly
+    (:mod:`.fourier`); anything else is derived as is and ``derive`` runs the readable pass."""
     say = progress or (lambda msg: None)
     say("TMT: kinematics of the tree")
     if isinstance(source, Model) and not options:
-        return _tree_tmt(source, q, dq, tau, S, say)
+        return _tree_tmt(source, q, dq, tau, S, say, readable=readable)
     if isinstance(source, Model):
         system = tmt_system_from_model(source, q=q, dq=dq, tau=tau, S=S, **options)
     elif isinstance(source, Mechanism):

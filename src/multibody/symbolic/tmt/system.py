@@ -396,20 +396,22 @@ class TMTSystem:
             Drho_rows.append(J(Jp * dqm))
             points.append(p)
         Trho, Drho = _vstack(Trho_rows, n), _vstack(Drho_rows, n)
-        d_vec = inp["S"].T * inp["tau"] - b - g if len(self.tau) else -b - g
         x_blocks = []            # x of eq. (3): CoM positions (planar: and the absolute angles)
         for i, (_, _, r, _) in enumerate(inp["bodies"]):
             x_blocks += [r, se.Matrix([[inp["angles"][i]]])] if self.planar else [r]
-        terms = {"M": M, "b": b, "g": g, "T": _vstack([blk for Jr, To, *_ in per for blk in (Jr, To)], n),
-                 "x": _vstack(x_blocks, 1),
-                 "b_convective": b_conv, "g_gravity": g_grav, "f_springs": f_k, "f_dampers": f_v, "f_forces": f_ef,
-                 "kinetic_energy": se.Matrix([[(dqm.T * M * dqm)[0] / 2 if n else se.Integer(0)]]),
-                 "potential_energy": se.Matrix([[V]]),
-                 "constraint": c, "constraint_jacobian": Tcn, "constraint_D": Dcn, "constraint_convective": gamma,
-                 "contact_jacobian": Trho, "contact_D": Drho, "d": d_vec}
+        # M, b, g and the sizes read at once are formed here; T, D, x, the energy and d (eq. 6) when
+        # first read (stacking the blocks and T q̇ products were a third of the flyer's equations)
+        terms = LazyDict({"M": M, "b": b, "g": g, "b_convective": b_conv, "g_gravity": g_grav, "f_springs": f_k,
+                          "f_dampers": f_v, "f_forces": f_ef, "potential_energy": se.Matrix([[V]]),
+                          "constraint": c, "constraint_jacobian": Tcn, "constraint_D": Dcn,
+                          "constraint_convective": gamma, "contact_jacobian": Trho, "contact_D": Drho})
+        terms.lazy("T", lambda: _vstack([blk for Jr, To, *_ in per for blk in (Jr, To)], n))
+        terms.lazy("x", lambda: _vstack(x_blocks, 1))
+        terms.lazy("kinetic_energy", lambda: se.Matrix([[(dqm.T * M * dqm)[0] / 2 if n else se.Integer(0)]]))
+        terms.lazy("d", lambda: inp["S"].T * inp["tau"] - b - g if len(self.tau) else -b - g)
         if method == "tmt":
-            terms["D"] = _vstack([blk for _, _, Dr, Dw, _ in per for blk in (Dr, Dw)], n)
-            terms["Dqd"] = terms["D"] * dqm if n else se.zeros(terms["D"].nrows(), 1)
+            terms.lazy("D", lambda: _vstack([blk for _, _, Dr, Dw, _ in per for blk in (Dr, Dw)], n))
+            terms.lazy("Dqd", lambda: terms["D"] * dqm if n else se.zeros(terms["D"].nrows(), 1))
         self._terms[method] = terms
         eom = self._eom_of(terms, per, inp, points, method)
         if method == "tmt":
@@ -869,7 +871,18 @@ def _se_col(x, what: str = "", memo: dict | None = None) -> se.DenseMatrix:
     if isinstance(x, se.DenseMatrix):
         return x
     memo = {} if memo is None else memo
+    # the common inputs read without a sympy.Matrix (building one cost ~0.1 ms, six a flyer's
+    # element): a list or tuple of SymPy expressions and numbers, a SymPy row or column
+    if isinstance(x, (list, tuple)) and x and all(isinstance(e, _SCALARS) and type(e) is not bool for e in x):
+        return se.Matrix([_to_se(e, memo) for e in x])
+    if isinstance(x, sp.MatrixBase) and 1 in x.shape and len(x):
+        return se.Matrix([_to_se(e, memo) for e in x])
+    if isinstance(x, _SCALARS) and type(x) is not bool:
+        return se.Matrix([_to_se(x, memo)])
     return se.Matrix([_to_se(e, memo) for e in column(x, what)])
+
+
+_SCALARS = (sp.Expr, int, float)     # what _se_col converts entry by entry (sp.Expr: not a Boolean or a set)
 
 
 def _se_mat(x, memo: dict | None = None) -> se.DenseMatrix:
@@ -884,8 +897,9 @@ def _se_mat(x, memo: dict | None = None) -> se.DenseMatrix:
 
 
 def _vstack(blocks, ncols) -> se.DenseMatrix:
-    """Rows of SymEngine matrices stacked (no blocks: 0 × ncols)."""
-    rows = [[blk[i, j] for j in range(blk.ncols())] for blk in blocks for i in range(blk.nrows())]
+    """Rows of SymEngine matrices stacked (no blocks: 0 × ncols); read by ``tolist`` (a matrix's
+    ``[i, j]`` costs microseconds in Python)."""
+    rows = [row for blk in blocks if blk.nrows() for row in blk.tolist()]
     return se.Matrix(rows) if rows and ncols else se.zeros(len(rows), ncols)
 
 
