@@ -155,16 +155,24 @@ def test_spatial_chain_methods_agree():
     check_against_numeric(eoms["pne"], model, vals, trials=2)
 
 
-def test_helical_and_fixed_joints():
+def screw_arm(slider=False):
+    """A helical joint of pitch h and mass m (its coordinate in the position's coefficients, not only in
+    the angles), a fixed bracket and a revolute arm about x; with ``slider`` a prismatic slide on top."""
     h, m = sp.symbols("h m", positive=True)
-    model = symbolic_model([
+    return symbolic_model([
         dict(name="screw", joint="helical", axis="z", pitch=h, mass=m, com=(0.1, 0, 0),
              inertia=sp.diag(1, 2, 3)),
         dict(name="bracket", parent="screw", joint="fixed", translation=(0.2, 0.1, 0), mass=1,
              com=(0, 0, 0.1), inertia=sp.diag(0.1, 0.1, 0.1)),
         dict(name="arm", parent="bracket", axis="x", translation=(0, 0, 0.3), mass=2, com=(0, 0.2, 0),
              inertia=sp.diag(0.2, 0.1, 0.3)),
-    ])
+    ] + ([dict(name="slider", parent="arm", joint="prismatic", axis="y", mass=0.7, com=(0.05, 0, 0),
+               inertia=sp.diag(0.01, 0.02, 0.03))] if slider else []))
+
+
+def test_helical_and_fixed_joints():
+    h, m = sp.symbols("h m", positive=True)
+    model = screw_arm()
     vals = {h: 0.05, m: 1.3}
     for method in ("rnea", "pne"):
         check_against_numeric(derive(model, method), model, vals)

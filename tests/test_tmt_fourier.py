@@ -4,34 +4,18 @@ form, never running the readable pass. Held to the readable pass on TMT's own ra
 (symbol for symbol where both rewrite an entry) and to the RNEA on random states."""
 import numpy as np
 import pytest
-import sympy as sp
 
 import multibody as mb
 from multibody.symbolic import derive
-from multibody.symbolic.sym_models import n_link_pendulum_on_cart, spatial_chain, symbolic_model
+from multibody.symbolic.sym_models import n_link_pendulum_on_cart, spatial_chain
 from multibody.symbolic.tmt import fourier
+from test_symbolic_derive import screw_arm
 
 RNG = np.random.default_rng(11)
 
 
-def _screw_arm():
-    """A helical joint (its coordinate in the position's coefficients, not only in the angles), a
-    fixed bracket and a revolute arm about x, and a prismatic slide on top."""
-    h, m = sp.symbols("h m", positive=True)
-    return symbolic_model([
-        dict(name="screw", joint="helical", axis="z", pitch=h, mass=m, com=(0.1, 0, 0),
-             inertia=sp.diag(1, 2, 3)),
-        dict(name="bracket", parent="screw", joint="fixed", translation=(0.2, 0.1, 0), mass=1,
-             com=(0, 0, 0.1), inertia=sp.diag(0.1, 0.1, 0.1)),
-        dict(name="arm", parent="bracket", axis="x", translation=(0, 0, 0.3), mass=2, com=(0, 0.2, 0),
-             inertia=sp.diag(0.2, 0.1, 0.3)),
-        dict(name="slider", parent="arm", joint="prismatic", axis="y", mass=0.7, com=(0.05, 0, 0),
-             inertia=sp.diag(0.01, 0.02, 0.03)),
-    ])
-
-
 MODELS = [lambda: mb.models.double_pendulum(symbolic=True), lambda: mb.models.ra3link(symbolic=True),
-          lambda: n_link_pendulum_on_cart(3), lambda: spatial_chain(3), _screw_arm]
+          lambda: n_link_pendulum_on_cart(3), lambda: spatial_chain(3), lambda: screw_arm(slider=True)]
 
 
 @pytest.mark.parametrize("make", MODELS)
