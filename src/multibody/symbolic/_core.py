@@ -343,9 +343,38 @@ def flat_matrix(rows: int, cols: int, flat) -> sp.Matrix:
     if not rows or not cols:
         return sp.zeros(rows, cols)
     try:
+        types = set(map(type, flat))
+        if types <= _SURELY_EXPR and not types.isdisjoint(_NEVER_ZERO) and _EXRAW is not None:
+            # what _flat_list_to_DomainMatrix does for entries that are expressions and not all
+            # rational numbers (those go to ZZ or QQ there): the non-zero entries into an EXRAW
+            # matrix. Its ``element != 0`` sympifies 0 for every entry; a symbol, sum, product,
+            # power or function is never structurally 0, so only the others are compared
+            dod: dict = {}
+            zero = sp.S.Zero
+            for k, e in enumerate(flat):
+                if e is zero or (type(e) not in _NEVER_ZERO and e == 0):
+                    continue
+                i, j = divmod(k, cols)
+                row = dod.get(i)
+                if row is None:
+                    row = dod[i] = {}
+                row[j] = e
+            return _DENSE._fromrep(_DomainMatrix(dod, (rows, cols), _EXRAW))
         return _DENSE._fromrep(_DENSE._flat_list_to_DomainMatrix(rows, cols, flat))
     except AttributeError:    # pragma: no cover - another SymPy's internals
         return sp.Matrix(rows, cols, flat)
+
+
+try:
+    from sympy.polys.domains import EXRAW as _EXRAW
+    from sympy.polys.matrices import DomainMatrix as _DomainMatrix
+except ImportError:           # pragma: no cover - another SymPy's layout
+    _EXRAW = _DomainMatrix = None
+_NEVER_ZERO = frozenset({sp.Symbol, sp.Add, sp.Mul, sp.Pow, sp.sin, sp.cos})
+# entry types of the fast path: expressions that are not all rational numbers together (a matrix
+# with a symbol in it is EXRAW in SymPy too); the numbers SymPy's derivations leave beside them
+_SURELY_EXPR = _NEVER_ZERO | {type(sp.S.Zero), type(sp.S.One), type(sp.S.NegativeOne), type(sp.S.Half),
+                              sp.Integer, sp.Rational}
 
 
 def sp_matrix(rows, conv: Converter | None = None) -> sp.Matrix:
