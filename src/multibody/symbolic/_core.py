@@ -103,6 +103,7 @@ class Converter:
         self.commutative = True if all(s.is_commutative for s in self.back.values()) else None
         self.memo = {}
         self.keys = {}     # id of a converted SymPy node → its canonical sort key (see _key)
+        self._alive = []   # nodes whose id() is a key in self.keys stay alive with the converter
 
     def _key(self, x):
         """A tuple that orders SymPy nodes exactly as ``Basic.compare`` (the order SymPy's
@@ -132,8 +133,6 @@ class Converter:
 
     def _sort(self, args):
         """Sort Add/Mul arguments in SymPy's canonical order (``_addsort``/``_mulsort``)."""
-        if not hasattr(self, "_alive"):
-            self._alive = []   # nodes whose id() is a key in self.keys stay alive with the converter
         try:
             args.sort(key=self._key)
         except (_NoKey, TypeError):   # an item Basic.compare would handle differently: its own sort
@@ -186,11 +185,33 @@ class Converter:
             return sp.sympify(x)
         return self._conv(x)
 
+    def _args(self, e):
+        """The converted arguments of ``e``: those already converted (most of a DAG's leaves and
+        shared nodes) read from the memo here, without a call of :meth:`_conv` each."""
+        get, conv = self.memo.get, self._conv
+        return [r if (r := get(a)) is not None else conv(a) for a in e.args]
+
     def _conv(self, e):
         r = self.memo.get(e)
         if r is not None:
             return r
-        if isinstance(e, se.Symbol):
+        t = type(e)
+        if t is _SE_ADD:
+            args = self._args(e)
+            if any(a.is_Add for a in args):
+                r = self._flat_add(args)  # a distributed coefficient produced a nested sum
+            else:
+                self._sort(args)
+                r = sp.Add._from_args(args, self.commutative)
+        elif t is _SE_MUL:
+            args = self._args(e)
+            if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
+                    or any(a.is_Mul for a in args):
+                r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
+            else:
+                self._sort(args)
+                r = sp.Mul._from_args(args, self.commutative)
+        elif isinstance(e, se.Symbol):
             r = e._sympy_()
             if isinstance(r, sp.Symbol):
                 r = self.back.get(r.name, r)
@@ -239,6 +260,7 @@ class _NoKey(Exception):
     pass
 
 
+_SE_ADD, _SE_MUL = type(se.Symbol("x") + se.Symbol("y")), type(se.Symbol("x") * se.Symbol("y"))
 _CLASS_RANK = {name: i for i, name in enumerate(_sp_basic.ordering_of_classes)}
 _UNKNOWN_RANK = len(_sp_basic.ordering_of_classes) + 1
 
@@ -343,9 +365,38 @@ def flat_matrix(rows: int, cols: int, flat) -> sp.Matrix:
     if not rows or not cols:
         return sp.zeros(rows, cols)
     try:
+        types = set(map(type, flat))
+        if types <= _SURELY_EXPR and not types.isdisjoint(_NEVER_ZERO) and _EXRAW is not None:
+            # what _flat_list_to_DomainMatrix does for entries that are expressions and not all
+            # rational numbers (those go to ZZ or QQ there): the non-zero entries into an EXRAW
+            # matrix. Its ``element != 0`` sympifies 0 for every entry; a symbol, sum, product,
+            # power or function is never structurally 0, so only the others are compared
+            dod: dict = {}
+            zero = sp.S.Zero
+            for k, e in enumerate(flat):
+                if e is zero or (type(e) not in _NEVER_ZERO and e == 0):
+                    continue
+                i, j = divmod(k, cols)
+                row = dod.get(i)
+                if row is None:
+                    row = dod[i] = {}
+                row[j] = e
+            return _DENSE._fromrep(_DomainMatrix(dod, (rows, cols), _EXRAW))
         return _DENSE._fromrep(_DENSE._flat_list_to_DomainMatrix(rows, cols, flat))
     except AttributeError:    # pragma: no cover - another SymPy's internals
         return sp.Matrix(rows, cols, flat)
+
+
+try:
+    from sympy.polys.domains import EXRAW as _EXRAW
+    from sympy.polys.matrices import DomainMatrix as _DomainMatrix
+except ImportError:           # pragma: no cover - another SymPy's layout
+    _EXRAW = _DomainMatrix = None
+_NEVER_ZERO = frozenset({sp.Symbol, sp.Add, sp.Mul, sp.Pow, sp.sin, sp.cos})
+# entry types of the fast path: expressions that are not all rational numbers together (a matrix
+# with a symbol in it is EXRAW in SymPy too); the numbers SymPy's derivations leave beside them
+_SURELY_EXPR = _NEVER_ZERO | {type(sp.S.Zero), type(sp.S.One), type(sp.S.NegativeOne), type(sp.S.Half),
+                              sp.Integer, sp.Rational}
 
 
 def sp_matrix(rows, conv: Converter | None = None) -> sp.Matrix:

@@ -265,8 +265,11 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     info = seed_info(model)
     names_q = info.coordinates if info else tuple(f"q{k}" for k in range(n))
     names_dq = info.rates if info else tuple(f"dq{k}" for k in range(n))
-    q = C.flat_matrix(len(names_q), 1, [sp.Symbol(s, real=True) for s in names_q]) if q is None else symbol_column(q, "q")
-    dq = C.flat_matrix(len(names_dq), 1, [sp.Symbol(s, real=True) for s in names_dq]) if dq is None else symbol_column(dq, "dq")
+    # the symbols as lists too: the checks below read them (a Matrix's entries cost a __getitem__ each)
+    q_l = [sp.Symbol(s, real=True) for s in names_q] if q is None else None
+    dq_l = [sp.Symbol(s, real=True) for s in names_dq] if dq is None else None
+    q = C.flat_matrix(len(q_l), 1, q_l) if q is None else symbol_column(q, "q")
+    dq = C.flat_matrix(len(dq_l), 1, dq_l) if dq is None else symbol_column(dq, "dq")
     if q.rows != n or dq.rows != n:
         raise ValueError(f"model has {n} coordinates; got {q.rows} symbols in q and {dq.rows} in dq")
     if actuated is None:
@@ -276,15 +279,17 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
     if any(not 0 <= k < n for k in idx) or len(set(idx)) != len(idx):
         raise ValueError(f"actuated: dof indices must be distinct and in 0…{n - 1}, got {idx}")
     seed_tau = dict(zip(info.actuated, info.actuators)) if info else {}
+    tau_l = None
     if tau is None:      # ours: symbols already, one per actuated dof (nothing to check)
-        tau = C.flat_matrix(len(idx), 1, [sp.Symbol(seed_tau.get(k, f"tau{k}"), real=True) for k in idx])
+        tau_l = [sp.Symbol(seed_tau.get(k, f"tau{k}"), real=True) for k in idx]
+        tau = C.flat_matrix(len(idx), 1, tau_l)
     else:
         tau = symbol_column(tau, "tau")
     if tau.rows != len(idx):
         raise ValueError(f"{len(idx)} actuated dofs but {tau.rows} symbols in tau")
     one, zero = sp.S.One, sp.S.Zero
     S = C.flat_matrix(len(idx), n, [one if k == idx[r] else zero for r in range(len(idx)) for k in range(n)])
-    fixed = set(q) | set(dq) | set(tau)
+    fixed = set(q if q_l is None else q_l) | set(dq if dq_l is None else dq_l) | set(tau if tau_l is None else tau_l)
     if len(fixed) != 2 * n + tau.rows:
         raise ValueError("q, dq and tau must be distinct symbols")
     params = model_parameters(model)

@@ -341,6 +341,7 @@ def _rebuild_form(form, angles):
 
 
 _NUMBER_TYPES = (se.Integer, se.Rational)
+_SYMBOLS = frozenset({se.Symbol, _SymTwin})
 
 
 def _factored(E, numbers):
@@ -375,7 +376,9 @@ def _factored(E, numbers):
         pw = {}
         for f in (t.args if type(t) is Mul else (t,)):
             tf = type(f)
-            if tf is Pow:
+            if tf in _SYMBOLS:          # most factors: a symbol (tested first, no ``is_Number`` call)
+                pw[f] = 1
+            elif tf is Pow:
                 b, x = f.args
                 if type(x) is Integer:
                     n = numbers.get(x)
