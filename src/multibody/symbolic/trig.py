@@ -182,6 +182,16 @@ def fourier_form(expr, coords, *, max_work: int = _MAX_WORK):
 
 
 _HALF = se.Rational(1, 2)
+
+#: The product-to-sum identities: a harmonic of kind ka (angle A) times one of kind kb (B) is ½ times the
+#: sum of two harmonics, each (of A + B: True, of A − B: False; its kind; its sign), in the order the
+#: readable pass and TMT's direct form (tmt/fourier.py) accumulate them.
+_PRODUCT_TO_SUM = {
+    ("c", "c"): ((False, "c", 1), (True, "c", 1)),     # cos A cos B = ½[cos(A − B) + cos(A + B)]
+    ("s", "s"): ((False, "c", 1), (True, "c", -1)),    # sin A sin B = ½[cos(A − B) − cos(A + B)]
+    ("s", "c"): ((True, "s", 1), (False, "s", 1)),     # sin A cos B = ½[sin(A + B) + sin(A − B)]
+    ("c", "s"): ((True, "s", 1), (False, "s", -1)),    # cos A sin B = ½[sin(A + B) − sin(A − B)]
+}
 _LEAVES = frozenset({se.Symbol, _SymTwin, se.Integer, se.Rational, type(_HALF)})
 _CONST = ("1", 0, None)          # the key of the harmonic-free part
 _SIN, _COS = se.sin, se.cos
@@ -284,8 +294,7 @@ class _Harmonics:
         return f
 
     def _product(self, fa, fb):
-        """Product of two forms by cos A cos B = ½[cos(A − B) + cos(A + B)],
-        sin A sin B = ½[cos(A − B) − cos(A + B)], sin A cos B = ½[sin(A + B) + sin(A − B)]."""
+        """Product of two forms by the product-to-sum identities (:data:`_PRODUCT_TO_SUM`)."""
         self.work += len(fa) * len(fb)
         if self.work > self.budget:     # decided before the products are built
             raise _TooBig
@@ -303,17 +312,8 @@ class _Harmonics:
                 h = _HALF * c
                 kp, km = k0 + k1, k0 - k1
                 pp, pm = _add(p0, p1), _add(p0, p1, -1)
-                if ka == "c":
-                    if kb == "c":
-                        pair = (("c", km, pm, h), ("c", kp, pp, h))
-                    else:
-                        pair = (("s", kp, pp, h), ("s", km, pm, -h))
-                elif kb == "s":
-                    pair = (("c", km, pm, h), ("c", kp, pp, -h))
-                else:
-                    pair = (("s", kp, pp, h), ("s", km, pm, h))
-                for kind, k, phi, v in pair:
-                    kind, k, phi, v, value = _normal(kind, k, phi, v)
+                for plus, kind, sign in _PRODUCT_TO_SUM[ka, kb]:
+                    kind, k, phi, v, value = _normal(kind, kp if plus else km, pp if plus else pm, h if sign > 0 else -h)
                     if kind is not None:
                         put((kind, k, phi), []).append(v if value is None else v * value)
         return {key: cs[0] if len(cs) == 1 else se.Add(*cs) for key, cs in acc.items()}

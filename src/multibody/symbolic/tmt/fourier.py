@@ -133,9 +133,8 @@ class _Forms:
     def dot(self, acc: dict, pairs) -> None:
         """Add Σ fa·fb over ``pairs`` of forms to the entry ``acc`` (``{key: [whole, halves, −halves]}``).
 
-        The product-to-sum identities of ``trig._Harmonics._product`` (cos A cos B = ½[cos(A − B) +
-        cos(A + B)], sin A sin B = ½[cos(A − B) − cos(A + B)], sin A cos B = ½[sin(A + B) + sin(A − B)]),
-        with the sums over bodies and rows of eq. 4 taken into one entry and the ½ and the signs
+        The product-to-sum identities of ``trig._PRODUCT_TO_SUM`` (the readable pass's), with the sums
+        over bodies and rows of eq. 4 taken into one entry and the ½ and the signs
         applied once per harmonic (:func:`_finish`), not once per pair: one SymEngine product per
         pair of harmonics (the caller bounds the pairs of each entry)."""
         for fa, fb in pairs:
@@ -151,18 +150,11 @@ class _Forms:
                     kp, pp = k0 + k1, T._add(p0, p1)
                     km = k0 - k1
                     pm = T._add(p0, p1, -1)
-                    if ka == "c" and kb == "c":          # ½[cos(A − B) + cos(A + B)]
-                        _put_harmonic(acc, "c", km, pm, 1, c)
-                        _put(acc, ("c", kp, pp), 1, c)
-                    elif ka == "s" and kb == "s":        # ½[cos(A − B) − cos(A + B)]
-                        _put_harmonic(acc, "c", km, pm, 1, c)
-                        _put(acc, ("c", kp, pp), 2, c)
-                    elif ka == "s":                      # sin A cos B = ½[sin(A + B) + sin(A − B)]
-                        _put(acc, ("s", kp, pp), 1, c)
-                        _put_harmonic(acc, "s", km, pm, 1, c)
-                    else:                                # cos A sin B = ½[sin(A + B) − sin(A − B)]
-                        _put(acc, ("s", kp, pp), 1, c)
-                        _put_harmonic(acc, "s", km, pm, 2, c)
+                    for plus, kind, sign in T._PRODUCT_TO_SUM[ka, kb]:   # slot 1: +½, 2: −½
+                        if plus:
+                            _put(acc, (kind, kp, pp), 1 if sign > 0 else 2, c)
+                        else:
+                            _put_harmonic(acc, kind, km, pm, 1 if sign > 0 else 2, c)
 
 
 class _Rot:
