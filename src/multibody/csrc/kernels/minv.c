@@ -17,7 +17,8 @@
  *   M⁻¹ is symmetric: the lower triangle is the upper's mirror.
  * A free joint at the only root (S = 1): J_0 = X_0⁻¹ has a closed-form inverse, and the root's rows
  * and accelerations come from its articulated inertia's inverse, P_0[:, c] = IA_0⁻¹ (J_0⁻ᵀ e_c − F[:, c]),
- * M⁻¹[0, c] = J_0⁻¹ P_0[:, c] (the same numbers to rounding; invert_spd6).  Nothing is zeroed first
+ * M⁻¹[0, c] = J_0⁻¹ P_0[:, c] (the same numbers to rounding; invert_spd6).  IA is symmetric and read
+ * by its upper triangle only (SYM6): the lanes build updates only that (21 entries a row sweep, not 36).  Nothing is zeroed first
  * in depth-first trees: each entry's first write is its value or the start of its sum.
  * F needs one 6-vector per column, not per body: in world coordinates a child's F[:, c] is its
  * parent's, and sibling subtrees have disjoint columns.  The columns of a subtree are a range of
@@ -149,15 +150,29 @@ static inline void world_inertia_to_matrix(const real *J, real *M)
 typedef double v4u __attribute__((vector_size(32), aligned(8)));
 typedef double v2u __attribute__((vector_size(16), aligned(8)));
 #endif
-static inline void add_minus_scaled6(real *restrict dst, const real *restrict src, real s, const real *restrict u)
+static inline void add_minus_scaled6(real *restrict dst, const real *restrict src, real s, const real *restrict u,
+                                     int r)
 {
 #ifndef MB_LANE_BUILD
+    (void)r;  /* all six: two vector operations; the entries left of the diagonal are never read */
     *(v4u *)dst = (*(v4u *)dst + *(const v4u *)src) - s * *(const v4u *)u;
     *(v2u *)(dst + 4) = (*(v2u *)(dst + 4) + *(const v2u *)(src + 4)) - s * *(const v2u *)(u + 4);
 #else
-    for (int c = 0; c < 6; c++)
+#pragma GCC unroll 6
+    for (int c = r; c < 6; c++)  /* the upper triangle's part of row r: IA is read there only (SYM6) */
         dst[c] = (dst[c] + src[c]) - s * u[c];
 #endif
+}
+
+/* Entry (r, c) of a symmetric 6×6 kept by its upper triangle (row-major: the entries left of the
+ * diagonal are stale) */
+#define SYM6(A, r, c) ((A)[(r) <= (c) ? 6 * (r) + (c) : 6 * (c) + (r)])
+
+/* row r of the symmetric A (upper triangle) times x: mb_dot6's order */
+static inline real sym_dot6(const real *A, int r, const real *x)
+{
+    return SYM6(A, r, 0) * x[0] + SYM6(A, r, 1) * x[1] + SYM6(A, r, 2) * x[2] + SYM6(A, r, 3) * x[3] +
+           SYM6(A, r, 4) * x[4] + SYM6(A, r, 5) * x[5];
 }
 
 /* out = x + u y, 6 entries (out is not x: another body's P) */
@@ -196,7 +211,7 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #define MAX_REAL(x, y) ((x) > (y) ? (x) : (y))
 #endif
 
-/* A = IA⁻¹ for a symmetric positive definite 6×6 IA (row-major), by IA = L D Lᵀ (L unit lower
+/* A = IA⁻¹ for a symmetric positive definite 6×6 IA (row-major, read by its upper triangle), by IA = L D Lᵀ (L unit lower
  * triangular) and A = L⁻ᵀ D⁻¹ L⁻¹: about 150 products where Gauss-Jordan on the 6×12 block takes
  * 430, and no pivot search (a positive definite matrix needs none).  0 when a pivot is not above
  * 1e-14 times the largest diagonal entry (mb_invert_small's test), in any lane. */
@@ -213,7 +228,7 @@ static int invert_spd6(const real *IA, real *A)
             return 0;
         dinv[j] = 1.0 / dj;
         for (int r = j + 1; r < 6; r++) {
-            real w = IA[6 * r + j];
+            real w = IA[6 * j + r];  /* (r, j) of the upper triangle */
             for (int k = 0; k < j; k++)
                 w -= L[r][k] * W[j][k];
             W[r][j] = w, L[r][j] = w * dinv[j];
@@ -368,7 +383,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         for (int k = vs; k < vs + nj; k++) {
             real *Uk = d->U + 6 * k;
             for (int r = 0; r < 6; r++)
-                Uk[r] = mb_dot6(IA + 6 * r, J + 6 * k);
+                Uk[r] = sym_dot6(IA, r, J + 6 * k);
             for (int k2 = vs; k2 < vs + nj; k2++)
             {
                 real e = mb_dot6(J + 6 * k2, Uk);
@@ -430,8 +445,9 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int r = 0; r < 6; r++)  /* the joint's own column: F starts here (0 + u x: its bits) */
                 F[6 * sub[0] + r] = MB_SPLAT(0.0) + u[r] * x0;
             /* (the subtree's other columns took U_i M⁻¹[i, c] in the sweep above) */
-            for (int r = 0; r < 6; r++)
-                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
+#pragma GCC unroll 6
+            for (int r = 0; r < 6; r++)  /* unrolled: each row's columns r … 5 a constant count */
+                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u, r);
             continue;
         }
         for (int t = 0; t < nj; t++)  /* the joint's own columns: F starts here */
