@@ -138,9 +138,17 @@ static inline void world_inertia_to_matrix(const real *J, real *M)
         {z, h2, -h1, m, z, z},
         {-h2, z, h0, z, m, z},
         {h1, -h0, z, z, z, m}};
-    for (int r = 0; r < 6; r++)
+#ifdef MB_LANE_BUILD
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; r++)  /* the upper triangle: all that is read (SYM6) or updated in lanes */
+#pragma GCC unroll 6
+        for (int c = r; c < 6; c++)
+            M[6 * r + c] = B[r][c];
+#else
+    for (int r = 0; r < 6; r++)  /* all of it: add_minus_scaled6's vectors sweep whole rows */
         for (int c = 0; c < 6; c++)
             M[6 * r + c] = B[r][c];
+#endif
 }
 
 /* 6-vectors for one-dof joints: dst = (dst + src) − s u (dst += u x: spatial.h).  For one state as a
@@ -294,9 +302,13 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
     double *J = scratch, *Y = J + 6L * m->nv;
     mb_tree_poses(m, q, d->R, d->p);
     mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    memset(Y, 0, sizeof(double) * MB_NI * m->nb);
     for (int i = 0; i < m->nb; i++) {
-        mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Y + MB_NI * i);
+        /* Y_i summed onto −0 (x + −0 = x for every x, so the compiler drops the sums): no memset and
+         * no adds, the same numbers as onto 0 but for the sign of an exact zero */
+        double *Yi = Y + MB_NI * i;
+        for (int k = 0; k < MB_NI; k++)
+            Yi[k] = -0.0;
+        mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Yi);
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
             const int s = m->dof_axis[k];  /* J_k = X_0i⁻¹ S_k: a signed column of X_0i⁻¹ for S_k = ±e_s */
             if (s >= 0)
@@ -464,15 +476,21 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             }
         }
         real *IAp = d->IA + 36 * par;
-        for (int r = 0; r < 36; r++)
-            IAp[r] += IA[r];
+#ifdef MB_LANE_BUILD
+        const int lower = 0;  /* the upper triangle only: the lanes never write the rest (SYM6) */
+#else
+        const int lower = 1;
+#endif
+        for (int r = 0; r < 6; r++)
+            for (int c = lower ? 0 : r; c < 6; c++)
+                IAp[6 * r + c] += IA[6 * r + c];
         for (int e = 0; e < nj; e++)
             for (int e2 = 0; e2 < nj; e2++) {
                 const real w = Dinv[nj * e + e2];
                 const real *Ue = d->U + 6 * (vs + e), *Ue2 = d->U + 6 * (vs + e2);
                 for (int r = 0; r < 6; r++) {
                     const real x = Ue[r] * w;
-                    for (int c = 0; c < 6; c++)
+                    for (int c = lower ? 0 : r; c < 6; c++)
                         IAp[6 * r + c] -= x * Ue2[c];
                 }
             }
