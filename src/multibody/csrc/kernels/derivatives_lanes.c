@@ -187,7 +187,8 @@ static int minv_group(const mb_model *m, void *scratch, const double *const *q, 
     real *R = ws.U + 6L * nv, *p = R + 9 * nb, *R0 = p + 3 * nb, *p0 = R0 + 9 * nb, *ql = p0 + 3 * nb;
     real *J = ql + m->nq, *Y = J + 6L * nv, *out = Y + (long)MB_NI * nb;
     gather_blocks(q, m->nq, ql);
-    world_poses(m, ql, R, p, R0, p0);
+    mb_tree_poses_inline(m, ql, R, p);
+    world_poses_turn(m, R, p, R0, p0);  /* minv.c: by the turn codes, as mb_minv */
     for (int i = 0; i < nb; i++) {
         /* the body's inertia in every lane; Y_i summed onto −0, which the compiler drops (x + −0 = x
          * for every x): the single call's bits (minv.c: mb_minv) */

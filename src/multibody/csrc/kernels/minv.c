@@ -127,6 +127,57 @@ static int invert_small_lanes(const real *D, int n, real *Dinv)
 #define PIVOT_STATUS mb_pivot_status
 #endif
 
+/* (Ro, po) = (Rp, pp) ∘ (R, p) (spatial.h: mb_pose_compose) for an R of the structure `turn` (model.h:
+ * turn_code; a compile-time constant at each call): Ro's products with R's structural zeros left out
+ * and a turn's R_kk = 1 not multiplied (spatial.h: mb_turn_zero, mb_r_times), the remaining terms
+ * summed in mb_pose_compose's order: the same numbers (a left-out term only added ±0), 18 products
+ * where it takes 27. */
+MB_FOLD void pose_compose_pat(int turn, const real *Rp, const real *pp, const real *R, const real *p, real *Ro,
+                              real *po)
+{
+    MB_UNROLL for (int r = 0; r < 3; r++) {
+        const real a[3] = {Rp[3 * r], Rp[3 * r + 1], Rp[3 * r + 2]};
+        po[r] = pp[r] + a[0] * p[0] + a[1] * p[1] + a[2] * p[2];
+        MB_UNROLL for (int c = 0; c < 3; c++) {
+            real t[3];
+            int mask = 0;
+            MB_UNROLL for (int j = 0; j < 3; j++) {
+                const int zero = mb_turn_zero(turn, j, c);
+                mask |= !zero << j;
+                t[j] = zero ? MB_SPLAT(0.0) : mb_r_times(turn, R, j, c, a[j]);
+            }
+            Ro[3 * r + c] = mb_sum3(mask, t[0], t[1], t[2]);
+        }
+    }
+}
+
+/* The base-frame poses (R0, p0) of the bodies from their poses in their parents (R, p) (jcalc.c:
+ * mb_world_poses), each composed by its turn_code's structure (pose_compose_pat; −1: in full) */
+static inline void world_poses_turn(const mb_model *m, const real *R, const real *p, real *R0, real *p0)
+{
+    for (int i = 0; i < m->nb; i++) {
+        const int par = m->parent[i];
+        const real *Ri = R + 9 * i, *pi = p + 3 * i;
+        real *Ro = R0 + 9 * i, *po = p0 + 3 * i;
+        if (par < 0) {
+            mb_pose_copy(Ri, pi, Ro, po);
+            continue;
+        }
+        const real *Rp = R0 + 9 * par, *pp = p0 + 3 * par;
+        switch (m->turn_code[i]) {
+#define POSE_CASE(T)                                         \
+    case T:                                                  \
+        pose_compose_pat(T, Rp, pp, Ri, pi, Ro, po);         \
+        break;
+            POSE_CASE(0) POSE_CASE(1) POSE_CASE(2) POSE_CASE(3) POSE_CASE(4) POSE_CASE(5) POSE_CASE(6)
+            POSE_CASE(7) POSE_CASE(8) POSE_CASE(9) POSE_CASE(10) POSE_CASE(11)
+#undef POSE_CASE
+        default:
+            mb_pose_compose(Rp, pp, Ri, pi, Ro, po);
+        }
+    }
+}
+
 /* 6×6 spatial inertia (row-major) of a world inertia (spatial.h: mb_inertia_to_matrix, in real) */
 static inline void world_inertia_to_matrix(const real *J, real *M)
 {
@@ -301,7 +352,7 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
 {
     double *J = scratch, *Y = J + 6L * m->nv;
     mb_tree_poses(m, q, d->R, d->p);
-    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+    world_poses_turn(m, d->R, d->p, d->R0, d->p0);
     for (int i = 0; i < m->nb; i++) {
         /* Y_i summed onto −0 (x + −0 = x for every x, so the compiler drops the sums): no memset and
          * no adds, the same numbers as onto 0 but for the sign of an exact zero */
