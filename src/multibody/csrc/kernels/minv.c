@@ -585,7 +585,10 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                     row[c] = Minv[(long)nv * c + vs] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
                 continue;
             }
-            for (int c = vs; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
+            /* column vs (the joint's own): its P_i has no reader (i's children read columns past their
+             * own, which are past vs) */
+            row[vs] = row[vs] - Dinv1 * mb_dot6(U1, Pp + 6 * vs);
+            for (int c = vs + 1; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
                 const real *x = Pp + 6 * c;
                 const real y = row[c] - Dinv1 * mb_dot6(U1, x);
                 row[c] = Minv[(long)nv * c + vs] = y;
