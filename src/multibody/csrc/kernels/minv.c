@@ -474,12 +474,22 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             real u[6];
             for (int r = 0; r < 6; r++)
                 u[r] = d->U[6 * vs + r];
-            for (int t = 1; t < ns; t++) {
-                real *f = F + 6 * sub[t];
-                const real x = w * mb_dot6(J + 6 * vs, f);
-                Minv[(long)nv * vs + sub[t]] = x;
-                mb_add_scaled6(f, u, x);
-            }
+#ifdef MB_LANE_BUILD  /* (in the single call GCC's code for this split took more instructions on solo12) */
+            if (preorder)  /* the subtree's columns are vs … vs + ns − 1 (mb_subtree_columns): no index loads */
+                for (int c = vs + 1; c < vs + ns; c++) {
+                    real *f = F + 6 * c;
+                    const real x = w * mb_dot6(J + 6 * vs, f);
+                    Minv[(long)nv * vs + c] = x;
+                    mb_add_scaled6(f, u, x);
+                }
+            else
+#endif
+                for (int t = 1; t < ns; t++) {
+                    real *f = F + 6 * sub[t];
+                    const real x = w * mb_dot6(J + 6 * vs, f);
+                    Minv[(long)nv * vs + sub[t]] = x;
+                    mb_add_scaled6(f, u, x);
+                }
         } else if (nj == 1) {  /* a root: no F to hand on */
             const real w = -Dinv[0];
             for (int t = 1; t < ns; t++)
