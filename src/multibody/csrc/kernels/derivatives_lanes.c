@@ -187,12 +187,17 @@ static int minv_group(const mb_model *m, void *scratch, const double *const *q, 
     real *R = ws.U + 6L * nv, *p = R + 9 * nb, *R0 = p + 3 * nb, *p0 = R0 + 9 * nb, *ql = p0 + 3 * nb;
     real *J = ql + m->nq, *Y = J + 6L * nv, *out = Y + (long)MB_NI * nb;
     gather_blocks(q, m->nq, ql);
-    world_poses(m, ql, R, p, R0, p0);
+    mb_tree_poses_inline(m, ql, R, p);
+    world_poses_turn(m, R, p, R0, p0);  /* minv.c: by the turn codes, as mb_minv */
     for (int i = 0; i < nb; i++) {
-        real In[MB_NI];  /* the body's inertia in every lane */
+        /* the body's inertia in every lane; Y_i summed onto −0, which the compiler drops (x + −0 = x
+         * for every x): the single call's bits (minv.c: mb_minv) */
+        real In[MB_NI], Yi[MB_NI];
         for (int k = 0; k < MB_NI; k++)
-            In[k] = MB_SPLAT(m->inertia[MB_NI * i + k]), Y[MB_NI * i + k] = MB_SPLAT(0.0);
-        mb_inertia_to_parent_add(R0 + 9 * i, p0 + 3 * i, In, Y + MB_NI * i);
+            In[k] = MB_SPLAT(m->inertia[MB_NI * i + k]), Yi[k] = MB_SPLAT(-0.0);
+        mb_inertia_to_parent_add(R0 + 9 * i, p0 + 3 * i, In, Yi);
+        for (int k = 0; k < MB_NI; k++)
+            Y[MB_NI * i + k] = Yi[k];
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
             const int s = m->dof_axis[k];
             if (s >= 0)

@@ -17,7 +17,8 @@
  *   M⁻¹ is symmetric: the lower triangle is the upper's mirror.
  * A free joint at the only root (S = 1): J_0 = X_0⁻¹ has a closed-form inverse, and the root's rows
  * and accelerations come from its articulated inertia's inverse, P_0[:, c] = IA_0⁻¹ (J_0⁻ᵀ e_c − F[:, c]),
- * M⁻¹[0, c] = J_0⁻¹ P_0[:, c] (the same numbers to rounding; invert_spd6).  Nothing is zeroed first
+ * M⁻¹[0, c] = J_0⁻¹ P_0[:, c] (the same numbers to rounding; invert_spd6).  IA is symmetric and read
+ * by its upper triangle only (SYM6): the lanes build updates only that (21 entries a row sweep, not 36).  Nothing is zeroed first
  * in depth-first trees: each entry's first write is its value or the start of its sum.
  * F needs one 6-vector per column, not per body: in world coordinates a child's F[:, c] is its
  * parent's, and sibling subtrees have disjoint columns.  The columns of a subtree are a range of
@@ -126,6 +127,57 @@ static int invert_small_lanes(const real *D, int n, real *Dinv)
 #define PIVOT_STATUS mb_pivot_status
 #endif
 
+/* (Ro, po) = (Rp, pp) ∘ (R, p) (spatial.h: mb_pose_compose) for an R of the structure `turn` (model.h:
+ * turn_code; a compile-time constant at each call): Ro's products with R's structural zeros left out
+ * and a turn's R_kk = 1 not multiplied (spatial.h: mb_turn_zero, mb_r_times), the remaining terms
+ * summed in mb_pose_compose's order: the same numbers (a left-out term only added ±0), 18 products
+ * where it takes 27. */
+MB_FOLD void pose_compose_pat(int turn, const real *Rp, const real *pp, const real *R, const real *p, real *Ro,
+                              real *po)
+{
+    MB_UNROLL for (int r = 0; r < 3; r++) {
+        const real a[3] = {Rp[3 * r], Rp[3 * r + 1], Rp[3 * r + 2]};
+        po[r] = pp[r] + a[0] * p[0] + a[1] * p[1] + a[2] * p[2];
+        MB_UNROLL for (int c = 0; c < 3; c++) {
+            real t[3];
+            int mask = 0;
+            MB_UNROLL for (int j = 0; j < 3; j++) {
+                const int zero = mb_turn_zero(turn, j, c);
+                mask |= !zero << j;
+                t[j] = zero ? MB_SPLAT(0.0) : mb_r_times(turn, R, j, c, a[j]);
+            }
+            Ro[3 * r + c] = mb_sum3(mask, t[0], t[1], t[2]);
+        }
+    }
+}
+
+/* The base-frame poses (R0, p0) of the bodies from their poses in their parents (R, p) (jcalc.c:
+ * mb_world_poses), each composed by its turn_code's structure (pose_compose_pat; −1: in full) */
+static inline void world_poses_turn(const mb_model *m, const real *R, const real *p, real *R0, real *p0)
+{
+    for (int i = 0; i < m->nb; i++) {
+        const int par = m->parent[i];
+        const real *Ri = R + 9 * i, *pi = p + 3 * i;
+        real *Ro = R0 + 9 * i, *po = p0 + 3 * i;
+        if (par < 0) {
+            mb_pose_copy(Ri, pi, Ro, po);
+            continue;
+        }
+        const real *Rp = R0 + 9 * par, *pp = p0 + 3 * par;
+        switch (m->turn_code[i]) {
+#define POSE_CASE(T)                                         \
+    case T:                                                  \
+        pose_compose_pat(T, Rp, pp, Ri, pi, Ro, po);         \
+        break;
+            POSE_CASE(0) POSE_CASE(1) POSE_CASE(2) POSE_CASE(3) POSE_CASE(4) POSE_CASE(5) POSE_CASE(6)
+            POSE_CASE(7) POSE_CASE(8) POSE_CASE(9) POSE_CASE(10) POSE_CASE(11)
+#undef POSE_CASE
+        default:
+            mb_pose_compose(Rp, pp, Ri, pi, Ro, po);
+        }
+    }
+}
+
 /* 6×6 spatial inertia (row-major) of a world inertia (spatial.h: mb_inertia_to_matrix, in real) */
 static inline void world_inertia_to_matrix(const real *J, real *M)
 {
@@ -137,9 +189,17 @@ static inline void world_inertia_to_matrix(const real *J, real *M)
         {z, h2, -h1, m, z, z},
         {-h2, z, h0, z, m, z},
         {h1, -h0, z, z, z, m}};
-    for (int r = 0; r < 6; r++)
+#ifdef MB_LANE_BUILD
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; r++)  /* the upper triangle: all that is read (SYM6) or updated in lanes */
+#pragma GCC unroll 6
+        for (int c = r; c < 6; c++)
+            M[6 * r + c] = B[r][c];
+#else
+    for (int r = 0; r < 6; r++)  /* all of it: add_minus_scaled6's vectors sweep whole rows */
         for (int c = 0; c < 6; c++)
             M[6 * r + c] = B[r][c];
+#endif
 }
 
 /* 6-vectors for one-dof joints: dst = (dst + src) − s u (dst += u x: spatial.h).  For one state as a
@@ -149,15 +209,29 @@ static inline void world_inertia_to_matrix(const real *J, real *M)
 typedef double v4u __attribute__((vector_size(32), aligned(8)));
 typedef double v2u __attribute__((vector_size(16), aligned(8)));
 #endif
-static inline void add_minus_scaled6(real *restrict dst, const real *restrict src, real s, const real *restrict u)
+static inline void add_minus_scaled6(real *restrict dst, const real *restrict src, real s, const real *restrict u,
+                                     int r)
 {
 #ifndef MB_LANE_BUILD
+    (void)r;  /* all six: two vector operations; the entries left of the diagonal are never read */
     *(v4u *)dst = (*(v4u *)dst + *(const v4u *)src) - s * *(const v4u *)u;
     *(v2u *)(dst + 4) = (*(v2u *)(dst + 4) + *(const v2u *)(src + 4)) - s * *(const v2u *)(u + 4);
 #else
-    for (int c = 0; c < 6; c++)
+#pragma GCC unroll 6
+    for (int c = r; c < 6; c++)  /* the upper triangle's part of row r: IA is read there only (SYM6) */
         dst[c] = (dst[c] + src[c]) - s * u[c];
 #endif
+}
+
+/* Entry (r, c) of a symmetric 6×6 kept by its upper triangle (row-major: the entries left of the
+ * diagonal are stale) */
+#define SYM6(A, r, c) ((A)[(r) <= (c) ? 6 * (r) + (c) : 6 * (c) + (r)])
+
+/* row r of the symmetric A (upper triangle) times x: mb_dot6's order */
+static inline real sym_dot6(const real *A, int r, const real *x)
+{
+    return SYM6(A, r, 0) * x[0] + SYM6(A, r, 1) * x[1] + SYM6(A, r, 2) * x[2] + SYM6(A, r, 3) * x[3] +
+           SYM6(A, r, 4) * x[4] + SYM6(A, r, 5) * x[5];
 }
 
 /* out = x + u y, 6 entries (out is not x: another body's P) */
@@ -196,7 +270,7 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #define MAX_REAL(x, y) ((x) > (y) ? (x) : (y))
 #endif
 
-/* A = IA⁻¹ for a symmetric positive definite 6×6 IA (row-major), by IA = L D Lᵀ (L unit lower
+/* A = IA⁻¹ for a symmetric positive definite 6×6 IA (row-major, read by its upper triangle), by IA = L D Lᵀ (L unit lower
  * triangular) and A = L⁻ᵀ D⁻¹ L⁻¹: about 150 products where Gauss-Jordan on the 6×12 block takes
  * 430, and no pivot search (a positive definite matrix needs none).  0 when a pivot is not above
  * 1e-14 times the largest diagonal entry (mb_invert_small's test), in any lane. */
@@ -213,7 +287,7 @@ static int invert_spd6(const real *IA, real *A)
             return 0;
         dinv[j] = 1.0 / dj;
         for (int r = j + 1; r < 6; r++) {
-            real w = IA[6 * r + j];
+            real w = IA[6 * j + r];  /* (r, j) of the upper triangle */
             for (int k = 0; k < j; k++)
                 w -= L[r][k] * W[j][k];
             W[r][j] = w, L[r][j] = w * dinv[j];
@@ -278,10 +352,14 @@ int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, dou
 {
     double *J = scratch, *Y = J + 6L * m->nv;
     mb_tree_poses(m, q, d->R, d->p);
-    mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-    memset(Y, 0, sizeof(double) * MB_NI * m->nb);
+    world_poses_turn(m, d->R, d->p, d->R0, d->p0);
     for (int i = 0; i < m->nb; i++) {
-        mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Y + MB_NI * i);
+        /* Y_i summed onto −0 (x + −0 = x for every x, so the compiler drops the sums): no memset and
+         * no adds, the same numbers as onto 0 but for the sign of an exact zero */
+        double *Yi = Y + MB_NI * i;
+        for (int k = 0; k < MB_NI; k++)
+            Yi[k] = -0.0;
+        mb_inertia_to_parent_add(d->R0 + 9 * i, d->p0 + 3 * i, m->inertia + MB_NI * i, Yi);
         for (int k = m->v_start[i]; k < m->v_start[i] + m->nv_joint[i]; k++) {
             const int s = m->dof_axis[k];  /* J_k = X_0i⁻¹ S_k: a signed column of X_0i⁻¹ for S_k = ±e_s */
             if (s >= 0)
@@ -368,7 +446,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
         for (int k = vs; k < vs + nj; k++) {
             real *Uk = d->U + 6 * k;
             for (int r = 0; r < 6; r++)
-                Uk[r] = mb_dot6(IA + 6 * r, J + 6 * k);
+                Uk[r] = sym_dot6(IA, r, J + 6 * k);
             for (int k2 = vs; k2 < vs + nj; k2++)
             {
                 real e = mb_dot6(J + 6 * k2, Uk);
@@ -396,12 +474,22 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             real u[6];
             for (int r = 0; r < 6; r++)
                 u[r] = d->U[6 * vs + r];
-            for (int t = 1; t < ns; t++) {
-                real *f = F + 6 * sub[t];
-                const real x = w * mb_dot6(J + 6 * vs, f);
-                Minv[(long)nv * vs + sub[t]] = x;
-                mb_add_scaled6(f, u, x);
-            }
+#ifdef MB_LANE_BUILD  /* (in the single call GCC's code for this split took more instructions on solo12) */
+            if (preorder)  /* the subtree's columns are vs … vs + ns − 1 (mb_subtree_columns): no index loads */
+                for (int c = vs + 1; c < vs + ns; c++) {
+                    real *f = F + 6 * c;
+                    const real x = w * mb_dot6(J + 6 * vs, f);
+                    Minv[(long)nv * vs + c] = x;
+                    mb_add_scaled6(f, u, x);
+                }
+            else
+#endif
+                for (int t = 1; t < ns; t++) {
+                    real *f = F + 6 * sub[t];
+                    const real x = w * mb_dot6(J + 6 * vs, f);
+                    Minv[(long)nv * vs + sub[t]] = x;
+                    mb_add_scaled6(f, u, x);
+                }
         } else if (nj == 1) {  /* a root: no F to hand on */
             const real w = -Dinv[0];
             for (int t = 1; t < ns; t++)
@@ -430,8 +518,9 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int r = 0; r < 6; r++)  /* the joint's own column: F starts here (0 + u x: its bits) */
                 F[6 * sub[0] + r] = MB_SPLAT(0.0) + u[r] * x0;
             /* (the subtree's other columns took U_i M⁻¹[i, c] in the sweep above) */
-            for (int r = 0; r < 6; r++)
-                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u);
+#pragma GCC unroll 6
+            for (int r = 0; r < 6; r++)  /* unrolled: each row's columns r … 5 a constant count */
+                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u, r);
             continue;
         }
         for (int t = 0; t < nj; t++)  /* the joint's own columns: F starts here */
@@ -448,15 +537,21 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             }
         }
         real *IAp = d->IA + 36 * par;
-        for (int r = 0; r < 36; r++)
-            IAp[r] += IA[r];
+#ifdef MB_LANE_BUILD
+        const int lower = 0;  /* the upper triangle only: the lanes never write the rest (SYM6) */
+#else
+        const int lower = 1;
+#endif
+        for (int r = 0; r < 6; r++)
+            for (int c = lower ? 0 : r; c < 6; c++)
+                IAp[6 * r + c] += IA[6 * r + c];
         for (int e = 0; e < nj; e++)
             for (int e2 = 0; e2 < nj; e2++) {
                 const real w = Dinv[nj * e + e2];
                 const real *Ue = d->U + 6 * (vs + e), *Ue2 = d->U + 6 * (vs + e2);
                 for (int r = 0; r < 6; r++) {
                     const real x = Ue[r] * w;
-                    for (int c = 0; c < 6; c++)
+                    for (int c = lower ? 0 : r; c < 6; c++)
                         IAp[6 * r + c] -= x * Ue2[c];
                 }
             }
@@ -500,7 +595,10 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                     row[c] = Minv[(long)nv * c + vs] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
                 continue;
             }
-            for (int c = vs; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
+            /* column vs (the joint's own): its P_i has no reader (i's children read columns past their
+             * own, which are past vs) */
+            row[vs] = row[vs] - Dinv1 * mb_dot6(U1, Pp + 6 * vs);
+            for (int c = vs + 1; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
                 const real *x = Pp + 6 * c;
                 const real y = row[c] - Dinv1 * mb_dot6(U1, x);
                 row[c] = Minv[(long)nv * c + vs] = y;

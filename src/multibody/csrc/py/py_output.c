@@ -50,7 +50,11 @@ static void *reuse_malloc(void *ctx, size_t size)
     pthread_mutex_unlock(&reuse.lock);
     while (n_stale > 0)
         free(stale[--n_stale]);
-    return p ? p : malloc(size ? size : 1);
+    if (p)
+        return p;
+    /* 64-byte aligned (glibc's large blocks start 16 bytes into a page): the streamed batches write
+     * whole 32-byte vectors and 64-byte lines where the states' rows start on them (lanes.h) */
+    return posix_memalign(&p, 64, size ? size : 1) == 0 ? p : NULL;
 }
 
 static void *reuse_calloc(void *ctx, size_t nelem, size_t elsize)
