@@ -370,9 +370,10 @@ def test_humanoid_at_5ms_gains_no_energy_after_landing(humanoid_5ms):
     entered the floor in that step (found deep by the explicit geometry: the feet's first touch at 0.21 s
     7 mm deep, 125 J; 10.2 J at 0.425 s; 2.97 J at the torso's landing at 1.735 s), + 1e-5 J (measured:
     2.4e-6 J); lying from 3 s on, it never
-    rises above its value at 3 s (measured per step ≤ 6.1e-9 J).  With the lead's candidate contacts (normal
-    row alone, no d − h v_n test) it gained 29 J in the step at 2.25 s, after its feet — candidates step
-    after step, without friction — slid and slapped the floor 3 mm deep (9.7 J entered) at 2.245 s."""
+    rises above its value at 3 s (measured per step ≤ 6.1e-9 J).  With candidates as 7f5965f had them (the
+    normal row alone, no d − h v_n test; measured with the reset) it gained 29 J in the step at 2.25 s, after
+    its feet — candidates step after step, without friction — slid and slapped the floor 3 mm deep (9.7 J
+    entered) at 2.245 s."""
     model, tr, _ = humanoid_5ms
     assert tr.status == "finished"
     E, entered = _mechanical_energy(model, tr, SceneContact(model))
