@@ -726,16 +726,18 @@ static int factor_inertia(const mb_model *m, mb_scene_implicit *w)
  * the solve) forgets its tangential deformation: ż = −z/h, so z = 0 after the step (z₁ = z + h ż).  The law's
  * own release, u̇ = −(K/D) u (D → D + h K here), left u/(1 + h K/D) of it, which a contact entering again in
  * a later step read as a sticking force with no work stored behind it: dm_control's humanoid at 5 ms with the
- * candidates above gained 23 J after landing from it */
+ * candidates above gained 23 J after landing from it.  Every slot is visited (z read first: most hold none),
+ * not only those of this call's contacts and the last call's: the partial steps that locate an event call the
+ * stage at trial states between, and a slot left out there kept its deformation */
 static void reset_apart(const mb_scene *s, const double *z, double *zdot, const double *F, double h)
 {
     const int cap = s->npair * MB_SCENE_PAIR_MAX;
     if (!z)
         return;
     for (int k = 0; k < cap; k++) {
-        const double *f = F + 3 * (size_t)k;
-        if (f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0)
-            zdot[2 * (size_t)k] = -z[2 * (size_t)k] / h, zdot[2 * (size_t)k + 1] = -z[2 * (size_t)k + 1] / h;
+        const double *f = F + 3 * (size_t)k, *zk = z + 2 * (size_t)k;
+        if ((zk[0] != 0.0 || zk[1] != 0.0) && f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0)
+            zdot[2 * (size_t)k] = -zk[0] / h, zdot[2 * (size_t)k + 1] = -zk[1] / h;
     }
 }
 
