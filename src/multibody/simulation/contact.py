@@ -652,12 +652,19 @@ class SceneContact:
         step's M (``dynamics_model``: semi_implicit's damping in its armature): the symmetric positive
         definite (G⁻¹ + h W) Δf = −G⁻¹ (D_r h a_r + h K_r v_free), G = diag(D_r + h K_r).  A contact
         sliding at the step's start linearises its sticking law too (beyond the cone; b takes the
-        difference from the applied force).  A tangential force past the cone is fixed on it (μ f_n⁺
+        difference from the applied force).  A contact in the floor that the law judged apart at the
+        step's start (its damping pulled harder than its depth pushed: f = √d (K d − D v) < 0) is a
+        candidate: its rows, with that unclamped force (and its sticking law's from u = 0, −√d D v_t)
+        less none applied in b, so that the step's end decides (else an overdamped contact leaving at a
+        crawl lets go for a whole step, falls back in faster, and the alternation grows); it enters with
+        its tangential deformation zeroed, and one that leaves the floor within the step at its speed
+        (d − h v_n ≤ 0) is none.  A tangential force past the cone is fixed on it (μ f_n⁺
         along the solve's direction: sliding) and the rest solved again; then a normal that would pull
         is released and the rest solved again, until nothing changes.  The deformations relax
-        implicitly (D → D + h K).  Joints resting on stops (``held``: their v indices) stay held: the
-        correction solves on the free joints' block of M (held rows and columns the identity's, held
-        columns of J zero)."""
+        implicitly (D → D + h K); a slot apart at the step's end (force zero) forgets its deformation
+        (ż = −z/h: z = 0 after the step), so that no contact entering later reads a stale one.  Joints
+        resting on stops (``held``: their v indices) stay held: the correction solves on the free joints'
+        block of M (held rows and columns the identity's, held columns of J zero)."""
         # This statement solves the Delassus form; the C its joint-space twin, (M + h J_Fᵀ G J_F) q̈ (Woodbury's
         # identity), so the tests that hold the two together check that algebra as well.
         from ..dynamics.handc import crba
@@ -667,22 +674,32 @@ class SceneContact:
         K, D, Dh = self.K, self.D, self.D + h * self.K
         zdot *= D / Dh
         force, state = info["force"].copy(), info["state"]
-        active = np.flatnonzero(state)
-        if not len(active):
+        z = np.asarray(z, float)
+
+        def reset_apart():   # a slot apart at the step's end forgets its tangential deformation (z₁ = 0)
+            apart = np.repeat(~force.any(axis=1), 2)
+            zdot[apart] = -z[apart] / h
             return qdd, zdot, {"force": force, "state": state}
-        pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed)
+
+        pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed) if len(self.geoms.pairs) \
+            else (np.zeros(0, np.int64), None, None, np.zeros(0))
         slots = self.slots(pair)
+        # the candidates: the contacts the law pushes at the step's start, and those in the floor that it
+        # judged apart (their damping pulled harder than their depth pushed) — the step's end decides
+        candidates = [i for i in range(len(pair)) if state[slots[i]] or depth[i] > 0.0]
         st = body_states(model, q)
         g = self.geoms
         rows, J3s, meta = [], {}, []
-        for s in active:
-            i = int(np.flatnonzero(slots == s)[0])
+        for i in candidates:
+            s = int(slots[i])
             p = int(pair[i])
             ba, bb = (int(g.body[k]) for k in g.pairs[p])
             J3 = np.zeros((3, model.nv))
             for b, sign in ((bb, 1.0), (ba, -1.0)):
                 if b >= 0:
                     J3 += sign * body_jacobian(model, q, b, point=st.R[b].T @ (pos[i] - st.p[b]))[3:]
+            if not state[s] and not depth[i] - h * (normal[i] @ J3 @ qd) > 0.0:
+                continue   # a candidate that leaves the floor within the step at its speed: not one
             J3s[s] = J3
             mu = float(g.pair_friction[p, 0]) if g.pair_condim[p] >= 3 else 0.0
             t1, t2 = _tangents(normal[i])
@@ -691,6 +708,8 @@ class SceneContact:
             meta.append((s, i, len(rows), len(dirs), mu, zr, normal[i], t1, t2))
             for k, d in enumerate(dirs):
                 rows.append((d @ J3, zr * D, (1.5 if k == 0 else 1.0) * zr * K))
+        if not meta:
+            return reset_apart()
         Jr = np.array([r[0] for r in rows])
         Dr, Kr = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
         jv, ja = Jr @ qd, Jr @ qdd
@@ -700,6 +719,10 @@ class SceneContact:
             if nr == 3 and state[s] == 2:             # force, beyond the cone, less the force applied
                 for k, t in ((1, t1), (2, t2)):
                     b[r + k] += -zr * (K * z[2 * s + k - 1] + D * jv[r + k]) - force[s] @ t
+            elif not state[s]:   # a candidate: the law's normal force unclamped (it pulls), and its sticking
+                b[r] += zr * (K * depth[i] - D * jv[r])   # law's from u = 0, −√d D v_t; none applied
+                for k in range(1, nr):
+                    b[r + k] += -zr * D * jv[r + k]
         M = crba(dynamics_model, q)
         held = list(held)
         M[held, :] = 0.0
@@ -753,20 +776,21 @@ class SceneContact:
         for s, i, r, nr, mu, zr, nrm, t1, t2 in meta:
             f0 = force[s]
             u = z[2 * s:2 * s + 2]
+            ui = u if state[s] else np.zeros(2)   # a candidate's deformation zeroed (u̇ carries −u/h)
             fn0 = f0 @ nrm
             fn = max(0.0, fn0 + df[r])
-            if fn <= 0.0:
+            if fn <= 0.0:   # released: apart (its deformation zeroed)
                 ft = np.zeros(2)
-                zdot[2 * s:2 * s + 2] = (-K / Dh) * u if mu > 0 else 0.0
+                zdot[2 * s:2 * s + 2] = -u / h
             elif nr == 3:
                 ft = np.array([f0 @ t1 + df[r + 1], f0 @ t2 + df[r + 2]])
                 cone = math.sqrt(ft @ ft) / (mu * fn)
                 if cone > 1.0:
                     ft = ft / cone
                 if cone > 1.0 or slide[r + 1]:   # slides: the law's sliding rate at f_t⁺
-                    zdot[2 * s:2 * s + 2] = -(ft + zr * K * u) / (zr * Dh)
+                    zdot[2 * s:2 * s + 2] = -(ft + zr * K * ui) / (zr * Dh) + (ui - u) / h
                 else:
-                    sticking.append((s, r))
+                    sticking.append((s, r, (ui - u) / h))
             else:
                 ft = (fn / fn0 if fn0 > 0 else 0.0) * np.array([f0 @ t1, f0 @ t2])
                 if mu > 0 and zr > 0:
@@ -776,9 +800,9 @@ class SceneContact:
             force[s] = f
         tau[held] = 0.0
         qdd = qdd + np.linalg.solve(M, tau)
-        for s, r in sticking:
-            zdot[2 * s:2 * s + 2] = Jr[r + 1:r + 3] @ (qd + h * qdd)
-        return qdd, zdot, {"force": force, "state": state}
+        for s, r, jump in sticking:
+            zdot[2 * s:2 * s + 2] = Jr[r + 1:r + 3] @ (qd + h * qdd) + jump
+        return reset_apart()
 
 
 def _tangents(n):

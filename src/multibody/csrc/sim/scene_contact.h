@@ -102,7 +102,10 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * FD runs on, M its CRBA), solved in joint space on M + h Jᵀ G J.  The explicit q̈ is either the caller's (tau_all NULL: qdd holds it on
  * entry) or this function's, from one CRBA and its factors that the correction then reuses (tau_all, fext:
  * the forward dynamics' τ and f_ext, after mb_scene_implicit_inertia at this q; no held joints).  F (3 per
- * slot): the contact forces of the step.  scratch: the stage's (the contacts of its last call, at this q).
+ * slot): the contact forces of the step.  scratch: the stage's (the contacts of its last call, at this q, and
+ * its z).  A contact in the floor that the law judged apart at the step's start but that stays in it over the
+ * step at its speed is a candidate (the step's end decides), and every slot apart at the step's end gets
+ * ż = −z/h (its deformation forgotten: z = 0 after the step).
  * Returns MB_OK, MB_SINGULAR, MB_NO_MEMORY or the pivot status of a singular M. */
 typedef struct mb_scene_implicit mb_scene_implicit;
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m);
