@@ -59,8 +59,9 @@ def to_se(x):
     if isinstance(x, sp.Symbol):
         return se_symbol(x)
     e = se.sympify(x)
-    if isinstance(x, sp.Basic) and x.free_symbols:
-        e = e.subs({se.Symbol(s.name): se_symbol(s) for s in x.free_symbols})
+    free = x.free_symbols if isinstance(x, sp.Basic) else None   # (a walk of x: once)
+    if free:
+        e = e.subs({se.Symbol(s.name): se_symbol(s) for s in free})
     return e
 
 
