@@ -423,7 +423,7 @@ def test_an_overdamped_contact_leaving_at_a_crawl_is_decided_at_the_steps_end(tm
     stands it (measured: 0.48812 m both frictionless; 0.49716 m against 0.49561 m with friction, whose
     toes settle as the damping lets them), and the compiled loop agrees with the NumPy statement
     (SceneContact.implicit_step) through the landing."""
-    from multibody.bench.simulate import sprung_quadruped
+    from multibody.models.dm_control_scenes import sprung_quadruped
     _, model, q0 = sprung_quadruped(str(tmp_path), frictionless)
     default = SceneContact(model)
     damped = SceneContact(model, stiffness=default.K, damping=64 * default.D)

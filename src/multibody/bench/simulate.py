@@ -71,6 +71,7 @@ import numpy as np
 
 import multibody as mb
 from multibody._extras import robots_dir  # the one finder of example-robot-data (tests use it too)
+from multibody.models.dm_control_scenes import sprung_quadruped  # (tests build it too)
 
 Q0 = np.array([np.pi / 4, -np.pi / 4])
 
@@ -649,39 +650,6 @@ def right_hand_sides(repeat):
     t_aba = per_call(lambda: mb.aba(flyer, qf, qdf, t5))
     t = per_call(lambda: cf.accelerations(flyer, qf, qdf, t5, t=0.3))
     print(f"  ConstraintSet.accelerations, TMT flyer, c(t, q)   {t * 1e6:7.1f} µs   ({t / t_aba:5.1f} × mb.aba {t_aba * 1e6:.2f} µs)")
-
-
-def sprung_quadruped(folder, frictionless=False):
-    """dm_control's quadruped.xml written to ``folder`` with springs in its joints (stiffness 1000 at the zero
-    pose), the ball taken out, optionally frictionless toes and floor; returns (path, model, q0: the default
-    state lowered until the toes touch the floor)."""
-    import re
-    import warnings
-    import dm_control
-    suite = os.path.join(os.path.dirname(dm_control.__file__), "suite")
-    src = open(os.path.join(suite, "quadruped.xml")).read()
-    src = src.replace('damping="30" armature=".01"', 'damping="30" armature=".01" stiffness="1000"')
-    src = re.sub(r'<body name="ball".*?</body>', "", src, flags=re.S)
-    # actuation off in the file itself, so that both simulators read it: set on MuJoCo's compiled model
-    # alone, our loader kept the twelve position servos (bias −1000 × tendon length at ctrl 0), which
-    # stiffened our legs and stood our base 1.2 cm above MuJoCo's
-    src = src.replace('<option timestep=".005"/>', '<option timestep=".005"><flag actuation="disable"/></option>')
-    if frictionless:
-        src = src.replace('friction="1.5"', 'condim="1"').replace('<geom name="floor" type="plane"',
-                                                                  '<geom name="floor" type="plane" condim="1"')
-    if not os.path.exists(os.path.join(folder, "common")):
-        os.symlink(os.path.join(suite, "common"), os.path.join(folder, "common"))
-    path = os.path.join(folder, "quadruped_frictionless.xml" if frictionless else "quadruped.xml")
-    with open(path, "w") as f:
-        f.write(src)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = mb.load_mjcf(path)
-    g, st = model.geoms, mb.body_states(model, model.q_default)
-    toes = [k for k in range(len(g)) if g.kind[k] == "sphere" and g.body[k] >= 0]
-    q0 = model.q_default.copy()
-    q0[2] -= min((st.R[g.body[k]] @ g.translation[k] + st.p[g.body[k]])[2] - g.size[k][0] for k in toes)
-    return path, model, q0
 
 
 def mujoco_rest(mjm, q, qd, ctrl=None):
