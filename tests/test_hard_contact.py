@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 
 import numpy as np
 import pytest
 
 import multibody as mb
+from multibody.models.dm_control_scenes import sprung_quadruped
 from multibody.simulation.contact import HARD_SLOP, SCENE_PAIR_MAX
 from multibody.simulation.core import model_constraints
 
@@ -154,28 +154,10 @@ def test_batch_runs_as_single_runs():
 def _quadruped(tmp_path, frictionless):
     """dm_control's quadruped with springs in its joints (stiffness 1000 at the zero pose: a stance both
     simulators hold with actuation disabled in the file, for both: its tendon actuators are tested in
-    test_actuators.py), the falling ball taken out; ``frictionless``: toes and floor condim 1."""
-    import dm_control
-    suite = os.path.join(os.path.dirname(dm_control.__file__), "suite")
-    src = open(os.path.join(suite, "quadruped.xml")).read()
-    src = src.replace('damping="30" armature=".01"', 'damping="30" armature=".01" stiffness="1000"')
-    src = re.sub(r'<body name="ball".*?</body>', "", src, flags=re.S)
-    src = src.replace('<option timestep=".005"/>', '<option timestep=".005"><flag actuation="disable"/></option>')
-    if frictionless:
-        src = src.replace('friction="1.5"', 'condim="1"').replace('<geom name="floor" type="plane"',
-                                                                  '<geom name="floor" type="plane" condim="1"')
-    os.symlink(os.path.join(suite, "common"), tmp_path / "common")
-    path = tmp_path / "quadruped.xml"
-    path.write_text(src)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = mb.load_mjcf(str(path))
-    g = model.geoms   # the start: the default state lowered until the toes touch the floor
-    st = mb.body_states(model, model.q_default)
-    toes = [k for k in range(len(g)) if g.kind[k] == "sphere" and g.body[k] >= 0]
-    q0 = model.q_default.copy()
-    q0[2] -= min((st.R[g.body[k]] @ g.translation[k] + st.p[g.body[k]])[2] - g.size[k][0] for k in toes)
-    return model, str(path), q0
+    test_actuators.py), the falling ball taken out; ``frictionless``: toes and floor condim 1.
+    (model, its file, the default state lowered until the toes touch the floor)."""
+    path, model, q0 = sprung_quadruped(str(tmp_path), frictionless)
+    return model, path, q0
 
 
 def _mujoco_rest(path, q0, T):

@@ -197,14 +197,14 @@ class Converter:
         if r is not None:
             return r
         t = type(e)
-        if t is _SE_ADD:
+        if t is _SE_ADD or (t is not _SE_MUL and isinstance(e, se.Add)):   # (the class first: most nodes)
             args = self._args(e)
             if any(a.is_Add for a in args):
                 r = self._flat_add(args)  # a distributed coefficient produced a nested sum
             else:
                 self._sort(args)
                 r = sp.Add._from_args(args, self.commutative)
-        elif t is _SE_MUL:
+        elif t is _SE_MUL or isinstance(e, se.Mul):
             args = self._args(e)
             if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
                     or any(a.is_Mul for a in args):
@@ -220,21 +220,6 @@ class Converter:
                 self.commutative = None   # nodes built from here on ask their arguments
         elif isinstance(e, se.Number):
             r = e._sympy_()
-        elif isinstance(e, se.Add):
-            args = [self._conv(a) for a in e.args]
-            if any(a.is_Add for a in args):
-                r = self._flat_add(args)  # a distributed coefficient produced a nested sum
-            else:
-                self._sort(args)
-                r = sp.Add._from_args(args, self.commutative)
-        elif isinstance(e, se.Mul):
-            args = [self._conv(a) for a in e.args]
-            if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
-                    or any(a.is_Mul for a in args):
-                r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
-            else:
-                self._sort(args)
-                r = sp.Mul._from_args(args, self.commutative)
         elif isinstance(e, se.Pow):
             b, ex = e.args
             b, ex = self._conv(b), self._conv(ex)
