@@ -104,7 +104,9 @@ static inline void mb_force_to_child(const real *R, const real *p, const real *f
 
 /* X m and Xᵀ f for Xup = a turn by θ (cos c, sin s) about the coordinate axis e_K with no tree
  * rotation (model.h: pose_kind): Rᵀ only mixes components A = K+1, B = K+2 (mod 3).  One copy
- * per axis (K a compile-time constant), chosen by the *_kind dispatchers below. */
+ * per axis (K a compile-time constant), chosen by the *_kind dispatchers below.  The force's
+ * `add` (a constant at each use): out += Xᵀ f, else out = Xᵀ f, where out may be f (CRBA's
+ * composite column carried to the root in place). */
 #define MB_TURN_TRANSFORMS(SUFFIX, K)                                                                   \
     static inline void mb_motion_to_child_##SUFFIX(real c, real s, const real *p, const real *m,        \
                                                    real *out)                                           \
@@ -115,17 +117,17 @@ static inline void mb_force_to_child(const real *R, const real *p, const real *f
         out[K] = m[K], out[KA] = c * m[KA] + s * m[KB], out[KB] = c * m[KB] - s * m[KA];                \
         out[3 + (K)] = l[K], out[3 + KA] = c * l[KA] + s * l[KB], out[3 + KB] = c * l[KB] - s * l[KA];  \
     }                                                                                                   \
-    static inline void mb_force_to_parent_add_##SUFFIX(real c, real s, const real *p, const real *f,    \
-                                                       real *out)                                       \
+    static inline void mb_force_to_parent_##SUFFIX(int add, real c, real s, const real *p, const real *f, \
+                                                   real *out)                                           \
     {                                                                                                   \
         enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
         real g[3], n[3];                                                                                \
         g[K] = f[3 + (K)], g[KA] = c * f[3 + KA] - s * f[3 + KB], g[KB] = s * f[3 + KA] + c * f[3 + KB]; \
         n[K] = f[K], n[KA] = c * f[KA] - s * f[KB], n[KB] = s * f[KA] + c * f[KB];                      \
-        out[0] += n[0] + p[1] * g[2] - p[2] * g[1];                                                     \
-        out[1] += n[1] + p[2] * g[0] - p[0] * g[2];                                                     \
-        out[2] += n[2] + p[0] * g[1] - p[1] * g[0];                                                     \
-        out[3] += g[0], out[4] += g[1], out[5] += g[2];                                                 \
+        const real r[6] = {n[0] + p[1] * g[2] - p[2] * g[1], n[1] + p[2] * g[0] - p[0] * g[2],          \
+                           n[2] + p[0] * g[1] - p[1] * g[0], g[0], g[1], g[2]};                         \
+        for (int e = 0; e < 6; e++)                                                                     \
+            out[e] = add ? out[e] + r[e] : r[e];                                                        \
     }
 MB_TURN_TRANSFORMS(x, 0)
 MB_TURN_TRANSFORMS(y, 1)
@@ -145,9 +147,9 @@ static inline void mb_motion_to_child_kind(int kind, const real *R, const real *
 static inline void mb_force_to_parent_add_kind(int kind, const real *R, const real *p, const real *f, real *out)
 {
     switch (kind) {
-    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;
-    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
-    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
+    case 0: mb_force_to_parent_x(1, R[4], R[7], p, f, out); break;
+    case 1: mb_force_to_parent_y(1, R[8], R[2], p, f, out); break;
+    case 2: mb_force_to_parent_z(1, R[0], R[3], p, f, out); break;
     default: mb_force_to_parent_add(R, p, f, out);
     }
 }
@@ -540,17 +542,17 @@ MB_FOLD void mb_motion_to_child_pat(int turn, const real *R, const real *p, cons
     out[5] = mb_rt_dot(turn, R, 2, l0, l1, l2);
 }
 
-MB_FOLD void mb_force_to_parent_add_pat(int turn, const real *R, const real *p, const real *f, real *out)
+/* out += Xᵀ f (add), else out = Xᵀ f with out possibly f: every product read before out is written */
+MB_FOLD void mb_force_to_parent_pat(int turn, int add, const real *R, const real *p, const real *f, real *out)
 {
     const real g0 = mb_r_dot(turn, R, 0, f[3], f[4], f[5]);
     const real g1 = mb_r_dot(turn, R, 1, f[3], f[4], f[5]);
     const real g2 = mb_r_dot(turn, R, 2, f[3], f[4], f[5]);
-    out[0] += mb_r_dot(turn, R, 0, f[0], f[1], f[2]) + p[1] * g2 - p[2] * g1;
-    out[1] += mb_r_dot(turn, R, 1, f[0], f[1], f[2]) + p[2] * g0 - p[0] * g2;
-    out[2] += mb_r_dot(turn, R, 2, f[0], f[1], f[2]) + p[0] * g1 - p[1] * g0;
-    out[3] += g0;
-    out[4] += g1;
-    out[5] += g2;
+    const real r[6] = {mb_r_dot(turn, R, 0, f[0], f[1], f[2]) + p[1] * g2 - p[2] * g1,
+                       mb_r_dot(turn, R, 1, f[0], f[1], f[2]) + p[2] * g0 - p[0] * g2,
+                       mb_r_dot(turn, R, 2, f[0], f[1], f[2]) + p[0] * g1 - p[1] * g0, g0, g1, g2};
+    for (int e = 0; e < 6; e++)
+        out[e] = add ? out[e] + r[e] : r[e];
 }
 
 /* X m and out += Xᵀ f for a pose whose R has the structure `turn` (model.h: turn_code, the body's, read at
@@ -581,15 +583,20 @@ MB_FOLD void mb_motion_to_child_turn(int turn, const real *R, const real *p, con
 #undef MB_TO_CHILD
 }
 
-MB_FOLD void mb_force_to_parent_add_turn(int turn, const real *R, const real *p, const real *f, real *out)
+/* out += Xᵀ f (add) or out = Xᵀ f (out may be f; CRBA's column to the root), `add` a constant */
+MB_FOLD void mb_force_to_parent_turn(int turn, int add, const real *R, const real *p, const real *f, real *out)
 {
-#define MB_TO_PARENT(T) mb_force_to_parent_add_pat(T, R, p, f, out)
+#define MB_TO_PARENT(T) mb_force_to_parent_pat(T, add, R, p, f, out)
     switch (turn) {
-    case 0: mb_force_to_parent_add_x(R[4], R[7], p, f, out); break;  /* (mb_force_to_parent_add_kind's) */
-    case 1: mb_force_to_parent_add_y(R[8], R[2], p, f, out); break;
-    case 2: mb_force_to_parent_add_z(R[0], R[3], p, f, out); break;
+    case 0: mb_force_to_parent_x(add, R[4], R[7], p, f, out); break;  /* (mb_force_to_parent_add_kind's) */
+    case 1: mb_force_to_parent_y(add, R[8], R[2], p, f, out); break;
+    case 2: mb_force_to_parent_z(add, R[0], R[3], p, f, out); break;
     MB_PERM_CASES(MB_TO_PARENT)
-    default: mb_force_to_parent_add(R, p, f, out);
+    default:
+        if (add)
+            mb_force_to_parent_add(R, p, f, out);
+        else
+            mb_force_to_parent(R, p, f, out);
     }
 #undef MB_TO_PARENT
 }

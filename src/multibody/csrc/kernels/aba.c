@@ -169,7 +169,7 @@ MB_FOLD void to_child(const mb_model *m, int i, const real *R, const real *p, co
 
 MB_FOLD void to_parent_add(const mb_model *m, int i, const real *R, const real *p, const real *f, real *out)
 {
-    mb_force_to_parent_add_turn(m->turn_code[i], R, p, f, out);
+    mb_force_to_parent_turn(m->turn_code[i], 1, R, p, f, out);
 }
 
 /* U = row s of the upper-triangle IA (MB_U6), s a compile-time constant at each call. */

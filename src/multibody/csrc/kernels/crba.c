@@ -39,57 +39,6 @@ static inline void composite_column(const real *J, int s, real *F)
     }
 }
 
-/* F = Xup_iᵀ F for a turn by θ (cos c, sin s) about e_K with no tree rotation (model.h: pose_kind):
- * spatial.h's mb_force_to_parent_add_K, storing instead of adding (F in place). */
-#define FORCE_TURN_TO_PARENT(SUFFIX, K)                                                                  \
-    static inline void force_to_parent_##SUFFIX(real c, real s, const real *p, real *f)                 \
-    {                                                                                                   \
-        enum { KA = ((K) + 1) % 3, KB = ((K) + 2) % 3 };                                                \
-        real g[3], n[3];                                                                                \
-        g[K] = f[3 + (K)], g[KA] = c * f[3 + KA] - s * f[3 + KB], g[KB] = s * f[3 + KA] + c * f[3 + KB]; \
-        n[K] = f[K], n[KA] = c * f[KA] - s * f[KB], n[KB] = s * f[KA] + c * f[KB];                      \
-        f[0] = n[0] + p[1] * g[2] - p[2] * g[1];                                                        \
-        f[1] = n[1] + p[2] * g[0] - p[0] * g[2];                                                        \
-        f[2] = n[2] + p[0] * g[1] - p[1] * g[0];                                                        \
-        f[3] = g[0], f[4] = g[1], f[5] = g[2];                                                          \
-    }
-FORCE_TURN_TO_PARENT(x, 0)
-FORCE_TURN_TO_PARENT(y, 1)
-FORCE_TURN_TO_PARENT(z, 2)
-
-/* F = Xup_iᵀ F by the structure of Xup_i's R (model.h: turn_code): a turn about e_k as above; a
- * permuted turn (URDF rpy at multiples of π/2, code 3 + 3ρ + k: the Panda's joints) as spatial.h's
- * mb_force_to_parent_add_pat stores it: R's structural zeros left out, the same sums as the
- * general product on the same R (whose zero products add only ±0).  T a constant at each use. */
-#define CRBA_TO_PARENT(T)                                                                                \
-    do {                                                                                                \
-        const real g0 = mb_r_dot(T, R, 0, f[3], f[4], f[5]), g1 = mb_r_dot(T, R, 1, f[3], f[4], f[5]);  \
-        const real g2 = mb_r_dot(T, R, 2, f[3], f[4], f[5]);                                            \
-        const real n0 = mb_r_dot(T, R, 0, f[0], f[1], f[2]) + p[1] * g2 - p[2] * g1;                    \
-        const real n1 = mb_r_dot(T, R, 1, f[0], f[1], f[2]) + p[2] * g0 - p[0] * g2;                    \
-        const real n2 = mb_r_dot(T, R, 2, f[0], f[1], f[2]) + p[0] * g1 - p[1] * g0;                    \
-        f[0] = n0, f[1] = n1, f[2] = n2, f[3] = g0, f[4] = g1, f[5] = g2;                               \
-    } while (0)
-static inline void force_to_parent_kind(int code, const real *R, const real *p, real *f)
-{
-    switch (code) {  /* c = R_aa, s = R_ba (spatial.h: mb_force_to_parent_add_kind) */
-    case 0: force_to_parent_x(R[4], R[7], p, f); break;
-    case 1: force_to_parent_y(R[8], R[2], p, f); break;
-    case 2: force_to_parent_z(R[0], R[3], p, f); break;
-    case 3: CRBA_TO_PARENT(3); break;
-    case 4: CRBA_TO_PARENT(4); break;
-    case 5: CRBA_TO_PARENT(5); break;
-    case 6: CRBA_TO_PARENT(6); break;
-    case 7: CRBA_TO_PARENT(7); break;
-    case 8: CRBA_TO_PARENT(8); break;
-    case 9: CRBA_TO_PARENT(9); break;
-    case 10: CRBA_TO_PARENT(10); break;
-    case 11: CRBA_TO_PARENT(11); break;
-    default: mb_force_to_parent(R, p, f, f);
-    }
-}
-#undef CRBA_TO_PARENT
-
 /* Ic_λ += Xup_iᵀ Ic_i Xup_i by the structure of Xup_i's R (turn_code): a turn about e_k as spatial.h's
  * mb_inertia_to_parent_add_kind; a permuted turn as mb_inertia_to_parent_add's sums (y = R h, R Ī Rᵀ
  * row by row) with R's structural zeros left out (mb_r_dot), the same numbers on the same R. */
@@ -166,7 +115,7 @@ MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real 
             for (int k2 = m->v_start[i]; k2 <= k; k2++)
                 row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);
             for (int j = i; m->parent[j] >= 0;) {  /* F = Xup_jᵀ F, one joint nearer the root */
-                force_to_parent_kind(m->turn_code[j], d->R + 9 * j, d->p + 3 * j, F);
+                mb_force_to_parent_turn(m->turn_code[j], 0, d->R + 9 * j, d->p + 3 * j, F, F);
                 j = m->parent[j];
                 for (int k2 = m->v_start[j]; k2 < m->v_start[j] + m->nv_joint[j]; k2++)
                     row[k2] = H[(long)nv * k2 + k] = subspace_dot(m, k2, F);
