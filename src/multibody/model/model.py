@@ -441,6 +441,11 @@ class Model:
         >>> m.neutral().tolist()
         [0.5, 0.0]
         """
+        return self._neutral.copy()
+
+    @cached_property
+    def _neutral(self) -> np.ndarray:
+        """:meth:`neutral`, computed once (the model is immutable; simulate asks for it per call)."""
         parts = [neutral_configuration(JointType(t)) for t in self.jtype]
         q = np.concatenate(parts) if parts else np.zeros(0)
         lower, upper = enforced_position_limits(self)
@@ -450,7 +455,7 @@ class Model:
             if o >= 0:
                 plain[self.q_start[i] + o:self.q_start[i] + o + 4] = False
         q[plain] = np.clip(q[plain], lower[plain], upper[plain])
-        return q
+        return _readonly(q)
 
     @property
     def q_default(self) -> np.ndarray:
