@@ -65,6 +65,29 @@ def test_a_gentle_pd_is_not_refused():
     assert traj.status == "finished"
 
 
+def test_a_passed_check_is_remembered_by_its_values_and_a_refusal_never(monkeypatch):
+    """The same run again (a benchmark's repeats, a loop of short runs) is not linearised again;
+    other gains, another start or step are; a refused PD is refused every time."""
+    from multibody.simulation import limits
+    computed = []
+    real = limits._check_pd_step
+    monkeypatch.setattr(limits, "_check_pd_step", lambda *a: (computed.append(a[1:3]), real(*a)))
+    m, q0 = panda_start()
+    gentle = mb.PD(kp=200, kd=2).bind(m)
+    for _ in range(3):
+        check_pd_step(m, gentle, None, q0, 1e-3, "rk4")
+    assert len(computed) == 1
+    check_pd_step(m, mb.PD(kp=201, kd=2).bind(m), None, q0, 1e-3, "rk4")
+    check_pd_step(m, gentle, None, q0 + 0.01, 1e-3, "rk4")
+    check_pd_step(m, gentle, None, q0, 5e-4, "rk4")
+    assert len(computed) == 4
+    stiff = mb.PD(kp=200, kd=20).bind(m)
+    for attempt in range(2):
+        with pytest.raises(ValueError, match="too stiff"):
+            check_pd_step(m, stiff, None, q0, 1e-3, "rk4")
+    assert len(computed) == 6
+
+
 def test_the_fingers_resting_on_the_pd_reference_are_let_go_consistently():
     """The fingers' PD reference is their lower stop, so a resting finger's stop force is zero to
     rounding.  A release is decided on one rule (the stop stops pushing and the joint, let go, does not

@@ -764,20 +764,12 @@ def check_actuator_step(model, acts, damping, q, dt, integrator):
     K, D, kv = actuator_gains(acts, nv)
     if nv == 0 or not (np.any(K) or np.any(D)):
         return
+    from .limits import unless_passed_before
     q = np.asarray(q, float)
-    # a start that passed is remembered per (model, actuators, damping, q, dt, integrator): the same
-    # run again (a benchmark's repeats, a batch's equal starts) is not linearised again (issue 33)
-    passed = model.__dict__.get("_actuator_steps_ok")
-    if passed is None:
-        passed = model.__dict__["_actuator_steps_ok"] = {}
-    key = (id(acts), q.tobytes(), None if damping is None else np.asarray(damping, float).tobytes(), float(dt),
-           integrator)
-    if passed.get(key) is acts:
-        return
-    _check_actuator_step(model, acts, damping, q, dt, integrator, K, D, kv)
-    if len(passed) >= 64:
-        passed.pop(next(iter(passed)))
-    passed[key] = acts
+    key = ("actuators", id(acts), q.tobytes(), None if damping is None else np.asarray(damping, float).tobytes(),
+           float(dt), integrator)
+    unless_passed_before(model, key, acts, lambda: _check_actuator_step(model, acts, damping, q, dt, integrator,
+                                                                        K, D, kv))
 
 
 def _check_actuator_step(model, acts, damping, q, dt, integrator, K, D, kv):
