@@ -12,6 +12,7 @@ import pytest
 
 import multibody as mb
 from multibody.simulation.events import EVENT_TIME_TOL
+from multibody.simulation import limits
 from multibody.simulation.limits import _step_matrix, check_pd_step
 from test_default_state import urdf
 
@@ -58,6 +59,26 @@ def test_the_step_matrix_is_the_stability_function():
             assert _step_matrix(lam, h, name)[0, 0] == pytest.approx(R(-3.0 * h), rel=1e-14)
 
 
+@pytest.mark.parametrize("integrator", ["euler", "rk3", "rk4", "semi_implicit"])
+def test_the_batched_radii_are_the_step_matrices_radii(integrator):
+    """check_pd_steps' radii (explicit: the stability polynomial on A's eigenvalues, computed once;
+    semi_implicit: the symplectic map, stacked over the starts) against _step_matrix's stages
+    built start by start, at random Panda starts and steps around the stability edge."""
+    m, q0 = panda_start()
+    rng = np.random.default_rng(5)
+    Q = q0 + 0.2 * rng.uniform(-1, 1, (6, m.nq))
+    kp, kd, d = np.full(m.nv, 200.0), np.full(m.nv, 20.0), np.asarray(m.damping, float)
+    H_inv, A, radii = limits._pd_step_radii(m, kp, kd, d, Q, integrator)
+    implicit = integrator == "semi_implicit"
+    for h in (2e-4, 1e-3, 4e-3):
+        expected = []
+        for i, q in enumerate(Q):
+            Mi = np.linalg.inv(mb.crba(m, q) + np.diag(h * (d + kd))) if implicit else None
+            S = _step_matrix(A[i], h, integrator, Mi, np.diag(kp))
+            expected.append(np.abs(np.linalg.eigvals(S)).max())
+        np.testing.assert_allclose(radii(h), expected, rtol=1e-9)
+
+
 def test_a_gentle_pd_is_not_refused():
     m, q0 = panda_start()
     check_pd_step(m, mb.PD(kp=200, kd=2).bind(m), None, q0, 1e-3, "rk4")
@@ -70,8 +91,8 @@ def test_a_passed_check_is_remembered_by_its_values_and_a_refusal_never(monkeypa
     other gains, another start or step are; a refused PD is refused every time."""
     from multibody.simulation import limits
     computed = []
-    real = limits._check_pd_step
-    monkeypatch.setattr(limits, "_check_pd_step", lambda *a: (computed.append(a[1:3]), real(*a)))
+    real = limits.check_pd_steps
+    monkeypatch.setattr(limits, "check_pd_steps", lambda *a: (computed.append(a[3]), real(*a)))
     m, q0 = panda_start()
     gentle = mb.PD(kp=200, kd=2).bind(m)
     for _ in range(3):

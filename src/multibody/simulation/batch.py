@@ -21,7 +21,7 @@ from .core import (Recorder, _fixed_machine, _resume_together, build_trajectory,
                    default_start, model_constraints, release_by_step, simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .controllers import PD
-from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
+from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
 from .system import System, _check_model, _positive, check_actuator_step, default_integrator, scene_contact
 from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
@@ -243,12 +243,14 @@ def _check_gains(model, system, kwargs, Q0):
     pd = isinstance(controller, PD) and controller.period is None
     if not (pd or system.actuators is not None):
         return
-    for i in np.unique(Q0, axis=0, return_index=True)[1]:
+    starts = np.unique(Q0, axis=0, return_index=True)[1]
+    if pd:
+        check_pd_steps(model, controller, system.damping, Q0[starts], dt, integrator, runs=starts)
+    if system.actuators is None:
+        return
+    for i in starts:
         try:
-            if pd:
-                check_pd_step(model, controller, system.damping, Q0[i], dt, integrator)
-            if system.actuators is not None:
-                check_actuator_step(model, system.actuators, system.damping, Q0[i], dt, integrator)
+            check_actuator_step(model, system.actuators, system.damping, Q0[i], dt, integrator)
         except ValueError as e:
             raise ValueError(f"run {int(i)}: {e}") from None
 

@@ -731,6 +731,31 @@ _TABLEAUS = {"euler": ([[0.0]], [1.0]),
              "rk4": ([[0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0.5, 0, 0], [0, 0, 1.0, 0]], [1 / 6, 1 / 3, 1 / 3, 1 / 6])}
 
 
+def _tableau(integrator):
+    """The explicit Runge–Kutta tableau (a, b) of a fixed-step integrator (rollout.c's table row's
+    own a, b where it gives them)."""
+    if integrator in _TABLEAUS:
+        a, b = _TABLEAUS[integrator]
+    else:   # rollout.c's row: a (s×s, row major), b (s)
+        row = next(r for r in TABLE if r[0] == integrator)
+        s = int(row[2])
+        a, b = np.reshape(row[5], (s, s)), row[6]
+    return np.asarray(a, float), np.asarray(b, float)
+
+
+def _stability_polynomial(integrator):
+    """Coefficients c_k, k = 0 … s, of an explicit tableau's stability function R(z) = Σ c_k z^k:
+    c_0 = 1, c_{k+1} = bᵀ a^k 1 (Hairer & Wanner II, IV.2).  On ẏ = A y one step is R(hA), whose
+    eigenvalues are R(hλ) for A's eigenvalues λ (spectral mapping): A's are computed once, for
+    every h."""
+    a, b = _tableau(integrator)
+    c, v = [1.0], np.ones(len(b))
+    for _ in range(len(b)):
+        c.append(float(b @ v))
+        v = a @ v
+    return np.array(c)
+
+
 def _step_matrix(A, h, integrator, M_inv_implicit=None, K=None):
     """The one-step map y₁ = S y₀ of a fixed step h on the linear system ẏ = A y, y = [q; q̇]:
     the explicit tableau's stages applied to A (exact: S = R(hA), R the method's stability
@@ -743,13 +768,7 @@ def _step_matrix(A, h, integrator, M_inv_implicit=None, K=None):
         S[n:, :n] = -h * (M_inv_implicit @ K)
         S[:n, :] = np.hstack((np.eye(n), np.zeros((n, n)))) + h * S[n:, :]
         return S
-    row = next(r for r in TABLE if r[0] == integrator)
-    if integrator in _TABLEAUS:
-        a, b = _TABLEAUS[integrator]
-    else:   # rollout.c's row: a (s×s, row major), b (s)
-        s = int(row[2])
-        a, b = np.reshape(row[5], (s, s)), row[6]
-    a, b = np.asarray(a, float), np.asarray(b, float)
+    a, b = _tableau(integrator)
     stages = []   # stage k_i = A (I + h Σ_j a_ij k_j) as matrices acting on y₀
     for i in range(len(b)):
         Y = np.eye(n2) + h * sum((a[i, j] * stages[j] for j in range(i)), np.zeros((n2, n2)))
@@ -813,42 +832,82 @@ def check_pd_step(model, pd, damping, q, dt, integrator):
     q = np.asarray(q, float)
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
     key = ("pd", kp.tobytes(), kd.tobytes(), q.tobytes(), d.tobytes(), float(dt), integrator)
-    unless_passed_before(model, key, True, lambda: _check_pd_step(model, kp, kd, d, q, dt, integrator))
+    unless_passed_before(model, key, True, lambda: check_pd_steps(model, pd, damping, q[None], dt, integrator))
 
 
-def _check_pd_step(model, kp, kd, d, q, dt, integrator):
-    """:func:`check_pd_step`, computed."""
-    from ..dynamics.derivatives import minv
+def check_pd_steps(model, pd, damping, Q, dt, integrator, runs=None):
+    """:func:`check_pd_step` at every start of a batch (the rows of Q), linearised together: one
+    batched M⁻¹ and eigenvalue solve for all (a 1 000-run batch paid one solve per run).  The first
+    start refused raises check_pd_step's ValueError, prefixed "run i: " with i from ``runs`` (the
+    starts' run numbers) when given.
+
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(2)
+    >>> Q = np.array([[0.0, 0.0], [0.3, -0.2]])
+    >>> check_pd_steps(m, mb.PD(kp=10.0, kd=1.0).bind(m), None, Q, 1e-3, "rk4")   # both pass
+    >>> check_pd_steps(m, mb.PD(kp=1e6, kd=0.0).bind(m), None, Q, 1e-3, "rk4", runs=[4, 7])
+    Traceback (most recent call last):
+    ...
+    ValueError: run 4: controller: kp = 1e+06 on 'joint2' (effective inertia 0.0729 at the start) is too stiff ...
+    """
     nv = model.nv
-    H_inv = minv(model, q)
-    implicit = integrator == "semi_implicit"
-
-    M = crba(model, q) if implicit else None
-
-    def radius(h):
-        if implicit:
-            return _spectral_radius(_step_matrix(A, h, integrator, np.linalg.inv(M + np.diag(h * (d + kd))),
-                                                 np.diag(kp)))
-        return _spectral_radius(_step_matrix(A, h, integrator))
-
-    A = np.block([[np.zeros((nv, nv)), np.eye(nv)], [-H_inv * kp[None, :], -H_inv * (kd + (0 if implicit else d))[None, :]]])
-    if radius(dt) <= 1.0 + 1e-9:
+    kp, kd = np.asarray(pd._kp, float), np.asarray(pd._kd, float)
+    if nv == 0 or not (np.any(kp) or np.any(kd)):
         return
+    Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
+    d = np.zeros(nv) if damping is None else np.asarray(damping, float)
+    H_inv, A, radii = _pd_step_radii(model, kp, kd, d, Q, integrator)
+    refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
+    if len(refused) == 0:
+        return
+    i = int(refused[0])
     lo, hi = 0.0, dt     # the largest stable step, by bisection (stable near 0 for every stepper here)
+    _, _, radius = _pd_step_radii(model, kp, kd, d, Q[i:i + 1], integrator)
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if radius(mid) <= 1.0 + 1e-9 else (lo, mid)
-    w, V = np.linalg.eig(A)
+        lo, hi = (mid, hi) if radius(mid)[0] <= 1.0 + 1e-9 else (lo, mid)
+    w, V = np.linalg.eig(A[i])
     k = int(np.argmax(np.abs(w)))
     j = int(np.argmax(np.abs(V[nv:, k])))
     gain = "kd" if abs(w[k].imag) < abs(w[k].real) else "kp"
     value = kd[j] if gain == "kd" else kp[j]
     works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator (an undamped spring)"
     raise ValueError(
-        f"controller: {gain} = {value:g} on {velocity_names(model)[j]!r} (effective inertia "
-        f"{1 / H_inv[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
+        ("" if runs is None else f"run {int(runs[i])}: ")
+        + f"controller: {gain} = {value:g} on {velocity_names(model)[j]!r} (effective inertia "
+        f"{1 / H_inv[i, j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
         f"fastest mode (eigenvalue {complex(w[k]):.4g} of [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)]) leaves the step's stability "
         f"region and the run would blow up.  Pass {works}"
-        + ("" if implicit or gain == "kp" else ", integrator='semi_implicit' (the PD's kd implicit, as MuJoCo's "
-                                               "implicitfast)")
-        + f", or smaller gains")
+        + ("" if integrator == "semi_implicit" or gain == "kp" else
+           ", integrator='semi_implicit' (the PD's kd implicit, as MuJoCo's implicitfast)")
+        + ", or smaller gains")
+
+
+def _pd_step_radii(model, kp, kd, d, Q, integrator):
+    """(M⁻¹, A, h ↦ spectral radii) of the PD oscillator ẏ = A y, A = [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)],
+    linearised at each start (rows of Q; stacked over them): for an explicit tableau R(hλ) on A's
+    eigenvalues (:func:`_stability_polynomial`); for ``semi_implicit`` the eigenvalues of its
+    symplectic Euler map (:func:`_step_matrix`'s) with D and Kd inside M̃ = M + h(D + Kd), and A
+    without D (the mode the error names)."""
+    from ..dynamics.derivatives import minv
+    nv, n = model.nv, len(Q)
+    H_inv = np.reshape(minv(model, Q), (n, nv, nv))
+    implicit = integrator == "semi_implicit"
+    A = np.zeros((n, 2 * nv, 2 * nv))
+    A[:, :nv, nv:] = np.eye(nv)
+    A[:, nv:, :nv] = -H_inv * kp
+    A[:, nv:, nv:] = -H_inv * (kd + (0 if implicit else d))
+    if implicit:
+        M = np.reshape(crba(model, Q), (n, nv, nv))
+
+        def radii(h):
+            S = np.zeros_like(A)
+            S[:, nv:, :nv] = -h * (np.linalg.inv(M + np.diag(h * (d + kd))) * kp)
+            S[:, nv:, nv:] = np.eye(nv)
+            S[:, :nv, :nv] = np.eye(nv) + h * S[:, nv:, :nv]
+            S[:, :nv, nv:] = h * np.eye(nv)
+            return np.abs(np.linalg.eigvals(S)).max(axis=-1)
+        return H_inv, A, radii
+    lam = np.linalg.eigvals(A)
+    c = _stability_polynomial(integrator)[::-1]
+    return H_inv, A, lambda h: np.abs(np.polyval(c, h * lam)).max(axis=-1)
