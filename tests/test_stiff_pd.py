@@ -74,9 +74,30 @@ def test_the_batched_radii_are_the_step_matrices_radii(integrator):
         expected = []
         for i, q in enumerate(Q):
             Mi = np.linalg.inv(mb.crba(m, q) + np.diag(h * (d + kd))) if implicit else None
-            S = _step_matrix(A[i], h, integrator, Mi, np.diag(kp))
+            S = _step_matrix(A[i], h, integrator, Mi, np.diag(kp), np.diag(d + kd))
             expected.append(np.abs(np.linalg.eigvals(S)).max())
         np.testing.assert_allclose(radii(h), expected, rtol=1e-9)
+
+
+def test_semi_implicit_bound_counts_the_damping_term(monkeypatch):
+    """A stiff, strongly damped slider (m = 1, h c = 3): semi_implicit steps v₁ = (v₀ − h(k q₀ + c v₀)/(1 + hc)),
+    stable while h²k/(1 + hc) < 2 + 2/(1 + hc) = 2.5.  Just past it the run is refused, and it does blow up
+    (checked with the refusal switched off: the check once left out the −h M̃⁻¹C q̇₀ term, passed every
+    h²k/(1 + hc) ≤ 4, and such a run ended 'finished' at 1e53); just inside, it settles."""
+    from multibody.simulation import core
+    b = mb.ModelBuilder(gravity=[0, 0, 0])
+    b.add_body("slider", parent=None, joint="Px", mass=1.0, com=[0, 0, 0], inertia=1e-3 * np.eye(3))
+    m, h, hc = b.build(), 1e-3, 3.0
+
+    def run(x):
+        pd = mb.PD(kp=x / h**2 * (1 + hc), kd=hc / h)
+        return mb.simulate(m, [0.01], [0.0], 0.5, dt=h, integrator="semi_implicit", controller=pd, limits="off")
+
+    assert abs(run(2.45).q[-1, 0]) < 1e-12
+    with pytest.raises(ValueError, match=r"kp = .* too stiff for a semi_implicit step of dt = 0.001 s.*dt ≤ 0.000"):
+        run(2.55)
+    monkeypatch.setattr(core, "check_pd_step", lambda *a: None)
+    assert abs(run(2.55).q[-1, 0]) > 1e3
 
 
 def test_a_gentle_pd_is_not_refused():

@@ -756,18 +756,18 @@ def _stability_polynomial(integrator):
     return np.array(c)
 
 
-def _step_matrix(A, h, integrator, M_inv_implicit=None, K=None):
+def _step_matrix(A, h, integrator, M_inv_implicit=None, K=None, C=None):
     """The one-step map y₁ = S y₀ of a fixed step h on the linear system ẏ = A y, y = [q; q̇]:
     the explicit tableau's stages applied to A (exact: S = R(hA), R the method's stability
-    function), or ``semi_implicit``'s symplectic Euler with the damping inside M̃⁻¹
-    (q̇₁ = q̇₀ − h M̃⁻¹ K q₀ with M̃ = M + h(D + K_d), q₁ = q₀ + h q̇₁)."""
+    function), or ``semi_implicit``'s symplectic Euler with the damping C inside M̃ = M + hC_implicit
+    (MuJoCo's implicitfast: M̃ (q̇₁ − q̇₀) = h(−K q₀ − C q̇₀), so q̇₁ = (I − h M̃⁻¹C) q̇₀ − h M̃⁻¹K q₀,
+    then q₁ = q₀ + h q̇₁).  The damping's own term matters: without it the map has determinant 1 and
+    passes a scalar spring while h²k/(m + hc) ≤ 4, where the run blows up past 2 + 2m/(m + hc)."""
     n2 = len(A)
     if M_inv_implicit is not None:
         n = n2 // 2
-        S = np.eye(n2)
-        S[n:, :n] = -h * (M_inv_implicit @ K)
-        S[:n, :] = np.hstack((np.eye(n), np.zeros((n, n)))) + h * S[n:, :]
-        return S
+        vq, vv = -h * (M_inv_implicit @ K), np.eye(n) - h * (M_inv_implicit @ C)
+        return np.block([[np.eye(n) + h * vq, h * vv], [vq, vv]])
     a, b = _tableau(integrator)
     stages = []   # stage k_i = A (I + h Σ_j a_ij k_j) as matrices acting on y₀
     for i in range(len(b)):
@@ -900,12 +900,10 @@ def _pd_step_radii(model, kp, kd, d, Q, integrator):
     if implicit:
         M = np.reshape(crba(model, Q), (n, nv, nv))
 
-        def radii(h):
-            S = np.zeros_like(A)
-            S[:, nv:, :nv] = -h * (np.linalg.inv(M + np.diag(h * (d + kd))) * kp)
-            S[:, nv:, nv:] = np.eye(nv)
-            S[:, :nv, :nv] = np.eye(nv) + h * S[:, nv:, :nv]
-            S[:, :nv, nv:] = h * np.eye(nv)
+        def radii(h):   # _step_matrix's semi_implicit map, stacked over the starts
+            M_inv = np.linalg.inv(M + np.diag(h * (d + kd)))
+            vq, vv = -h * (M_inv * kp), np.eye(nv) - h * (M_inv * (d + kd))
+            S = np.block([[np.eye(nv) + h * vq, h * vv], [vq, vv]])
             return np.abs(np.linalg.eigvals(S)).max(axis=-1)
         return H_inv, A, radii
     lam = np.linalg.eigvals(A)

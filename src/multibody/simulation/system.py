@@ -783,13 +783,12 @@ def _check_actuator_step(model, acts, damping, q, dt, integrator, K, D, kv):
     Dtot = D + np.diag(d)
     I, Z = np.eye(nv), np.zeros((nv, nv))
 
+    Hi = np.linalg.inv(H)
+    A = np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]])
+
     def step(h):
-        if implicit:
-            Mi = np.linalg.inv(H + h * np.diag(d + kv))
-            vq, vv = -h * Mi @ K, I - h * Mi @ Dtot
-            return np.block([[I + h * vq, h * vv], [vq, vv]])
-        Hi = np.linalg.inv(H)
-        return _step_matrix(np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]]), h, integrator)
+        Mi = np.linalg.inv(H + h * np.diag(d + kv)) if implicit else None
+        return _step_matrix(A, h, integrator, Mi, K, Dtot)
 
     if _spectral_radius(step(dt)) <= 1.0 + 1e-9:
         return
@@ -797,8 +796,7 @@ def _check_actuator_step(model, acts, damping, q, dt, integrator, K, D, kv):
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if _spectral_radius(step(mid)) <= 1.0 + 1e-9 else (lo, mid)
-    Hi = np.linalg.inv(H)
-    w, V = np.linalg.eig(np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]]))
+    w, V = np.linalg.eig(A)
     k = int(np.argmax(np.abs(w)))
     j = int(np.argmax(np.abs(V[nv:, k])))
     damper = abs(w[k].imag) < abs(w[k].real)
