@@ -7,6 +7,7 @@ and a small file with every kind of actuator; a run under a constant ctrl agains
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -273,6 +274,11 @@ def test_a_stiff_position_servo_runs_implicit_or_is_refused_by_name():
                                          r"dt = 0.001 s.* Pass dt ≤ ([0-9.e-]+)") as e:
         mb.simulate(m, None, None, 0.2, ctrl=[0.5], dt=1e-3, integrator="rk4")
     works = float(str(e.value).split("dt ≤ ")[1].split(",")[0])
+    # a batch checks its distinct starts together and names the run refused (the inertia does not
+    # depend on this joint's angle: every start is refused, one named)
+    Q0 = np.array([[0.1], [0.1], [-0.2]])
+    with pytest.raises(ValueError, match=r"^run [0-2]: actuator 'servo': kv = 5 .* Pass dt ≤ " + re.escape(f"{works:.3g}")):
+        mb.simulate_batch(m, Q0, np.zeros((3, 1)), 0.01, ctrl=[0.5], dt=1e-3, integrator="rk4")
     fine = mb.simulate(m, None, None, 0.05, ctrl=[0.5], dt=works, integrator="rk4")
     assert np.all(np.isfinite(fine.q)) and abs(fine.q[-1, 0] - 0.5) < 1e-3
     assert m.integrator == "semi_implicit"      # the file's implicitfast: simulate's default for it

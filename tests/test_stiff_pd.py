@@ -13,10 +13,27 @@ import pytest
 import multibody as mb
 from multibody.simulation.events import EVENT_TIME_TOL
 from multibody.simulation import limits
-from multibody.simulation.limits import _step_matrix, check_pd_step
+from multibody.simulation.limits import check_pd_step
 from test_default_state import urdf
 
 PANDA = "panda_description/urdf/panda.urdf"
+
+
+def step_matrix(A, h, integrator, M_inv_implicit=None, K=None, C=None):
+    """The reference one-step map y₁ = S y₀ of a fixed step h on ẏ = A y, y = [q; q̇], built stage by
+    stage from the tableau (S = R(hA)), or semi_implicit's symplectic Euler with M̃⁻¹ given:
+    q̇₁ = (I − h M̃⁻¹C) q̇₀ − h M̃⁻¹K q₀, q₁ = q₀ + h q̇₁ (rollout.c's step, MuJoCo's implicitfast)."""
+    n2 = len(A)
+    if M_inv_implicit is not None:
+        n = n2 // 2
+        vq, vv = -h * (M_inv_implicit @ K), np.eye(n) - h * (M_inv_implicit @ C)
+        return np.block([[np.eye(n) + h * vq, h * vv], [vq, vv]])
+    a, b = limits._tableau(integrator)
+    stages = []   # stage k_i = A (I + h Σ_j a_ij k_j) as matrices acting on y₀
+    for i in range(len(b)):
+        Y = np.eye(n2) + h * sum((a[i, j] * stages[j] for j in range(i)), np.zeros((n2, n2)))
+        stages.append(A @ Y)
+    return np.eye(n2) + h * sum(bi * k for bi, k in zip(b, stages))
 
 
 def panda_start():
@@ -50,31 +67,35 @@ def test_semi_implicit_takes_the_pd_kd_implicitly_and_reaches_the_reference():
     assert np.abs(traj.q[0] - m.q_default).max() > 0.19
 
 
-def test_the_step_matrix_is_the_stability_function():
-    """R(z) of each tableau on ẏ = λy: Euler 1 + z, RK4 the degree-4 Taylor polynomial."""
+def test_the_stability_polynomial_is_the_tableaus_stability_function():
+    """R(z) of each tableau on ẏ = λy: Euler 1 + z, RK4 the degree-4 Taylor polynomial — from the
+    check's coefficients (bᵀaᵏ1) and from the reference step built stage by stage."""
     lam = np.array([[-3.0]])
     for name, R in (("euler", lambda z: 1 + z), ("rk4", lambda z: 1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24),
                     ("rk3", lambda z: 1 + z + z**2 / 2 + z**3 / 6)):
+        c = limits._stability_polynomial(name)[::-1]
         for h in (0.1, 0.5, 0.9):
-            assert _step_matrix(lam, h, name)[0, 0] == pytest.approx(R(-3.0 * h), rel=1e-14)
+            assert step_matrix(lam, h, name)[0, 0] == pytest.approx(R(-3.0 * h), rel=1e-14)
+            assert np.polyval(c, -3.0 * h) == pytest.approx(R(-3.0 * h), rel=1e-14)
 
 
 @pytest.mark.parametrize("integrator", ["euler", "rk3", "rk4", "semi_implicit"])
 def test_the_batched_radii_are_the_step_matrices_radii(integrator):
     """check_pd_steps' radii (explicit: the stability polynomial on A's eigenvalues, computed once;
-    semi_implicit: the symplectic map, stacked over the starts) against _step_matrix's stages
+    semi_implicit: the symplectic map, stacked over the starts) against step_matrix's stages
     built start by start, at random Panda starts and steps around the stability edge."""
     m, q0 = panda_start()
     rng = np.random.default_rng(5)
     Q = q0 + 0.2 * rng.uniform(-1, 1, (6, m.nq))
     kp, kd, d = np.full(m.nv, 200.0), np.full(m.nv, 20.0), np.asarray(m.damping, float)
-    H_inv, A, radii = limits._pd_step_radii(m, kp, kd, d, Q, integrator)
+    H = np.stack([mb.crba(m, q) for q in Q])
+    A, radii = limits.oscillator_step_radii(H, np.diag(kp), np.diag(kd + d), kd + d, integrator)
     implicit = integrator == "semi_implicit"
     for h in (2e-4, 1e-3, 4e-3):
         expected = []
         for i, q in enumerate(Q):
             Mi = np.linalg.inv(mb.crba(m, q) + np.diag(h * (d + kd))) if implicit else None
-            S = _step_matrix(A[i], h, integrator, Mi, np.diag(kp), np.diag(d + kd))
+            S = step_matrix(A[i], h, integrator, Mi, np.diag(kp), np.diag(d + kd))
             expected.append(np.abs(np.linalg.eigvals(S)).max())
         np.testing.assert_allclose(radii(h), expected, rtol=1e-9)
 

@@ -756,30 +756,6 @@ def _stability_polynomial(integrator):
     return np.array(c)
 
 
-def _step_matrix(A, h, integrator, M_inv_implicit=None, K=None, C=None):
-    """The one-step map y₁ = S y₀ of a fixed step h on the linear system ẏ = A y, y = [q; q̇]:
-    the explicit tableau's stages applied to A (exact: S = R(hA), R the method's stability
-    function), or ``semi_implicit``'s symplectic Euler with the damping C inside M̃ = M + hC_implicit
-    (MuJoCo's implicitfast: M̃ (q̇₁ − q̇₀) = h(−K q₀ − C q̇₀), so q̇₁ = (I − h M̃⁻¹C) q̇₀ − h M̃⁻¹K q₀,
-    then q₁ = q₀ + h q̇₁).  The damping's own term matters: without it the map has determinant 1 and
-    passes a scalar spring while h²k/(m + hc) ≤ 4, where the run blows up past 2 + 2m/(m + hc)."""
-    n2 = len(A)
-    if M_inv_implicit is not None:
-        n = n2 // 2
-        vq, vv = -h * (M_inv_implicit @ K), np.eye(n) - h * (M_inv_implicit @ C)
-        return np.block([[np.eye(n) + h * vq, h * vv], [vq, vv]])
-    a, b = _tableau(integrator)
-    stages = []   # stage k_i = A (I + h Σ_j a_ij k_j) as matrices acting on y₀
-    for i in range(len(b)):
-        Y = np.eye(n2) + h * sum((a[i, j] * stages[j] for j in range(i)), np.zeros((n2, n2)))
-        stages.append(A @ Y)
-    return np.eye(n2) + h * sum(bi * k for bi, k in zip(b, stages))
-
-
-def _spectral_radius(S):
-    return float(np.max(np.abs(np.linalg.eigvals(S))))
-
-
 def unless_passed_before(model, key, token, check):
     """Run ``check()`` (a step's stability check, which raises when the step is refused) unless it
     passed before on this model with this ``key``: the same run again (a benchmark's repeats, a
@@ -856,56 +832,73 @@ def check_pd_steps(model, pd, damping, Q, dt, integrator, runs=None):
         return
     Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
-    H_inv, A, radii = _pd_step_radii(model, kp, kd, d, Q, integrator)
+    H = np.reshape(crba(model, Q), (len(Q), nv, nv))
+    A, radii = oscillator_step_radii(H, np.diag(kp), np.diag(kd + d), kd + d, integrator)
     refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
     if len(refused) == 0:
         return
     i = int(refused[0])
-    lo, hi = 0.0, dt     # the largest stable step, by bisection (stable near 0 for every stepper here)
-    _, _, radius = _pd_step_radii(model, kp, kd, d, Q[i:i + 1], integrator)
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if radius(mid)[0] <= 1.0 + 1e-9 else (lo, mid)
-    w, V = np.linalg.eig(A[i])
-    k = int(np.argmax(np.abs(w)))
-    j = int(np.argmax(np.abs(V[nv:, k])))
-    gain = "kd" if abs(w[k].imag) < abs(w[k].real) else "kp"
+    lo = largest_stable_step(oscillator_step_radii(H[i:i + 1], np.diag(kp), np.diag(kd + d), kd + d,
+                                                   integrator)[1], dt)
+    w, j, damper = fastest_mode(A[i], nv)
+    gain = "kd" if damper else "kp"
     value = kd[j] if gain == "kd" else kp[j]
     works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator (an undamped spring)"
     raise ValueError(
         ("" if runs is None else f"run {int(runs[i])}: ")
         + f"controller: {gain} = {value:g} on {velocity_names(model)[j]!r} (effective inertia "
-        f"{1 / H_inv[i, j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
-        f"fastest mode (eigenvalue {complex(w[k]):.4g} of [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)]) leaves the step's stability "
+        f"{1 / np.linalg.inv(H[i])[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
+        f"fastest mode (eigenvalue {w:.4g} of [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)]) leaves the step's stability "
         f"region and the run would blow up.  Pass {works}"
         + ("" if integrator == "semi_implicit" or gain == "kp" else
            ", integrator='semi_implicit' (the PD's kd implicit, as MuJoCo's implicitfast)")
         + ", or smaller gains")
 
 
-def _pd_step_radii(model, kp, kd, d, Q, integrator):
-    """(M⁻¹, A, h ↦ spectral radii) of the PD oscillator ẏ = A y, A = [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)],
-    linearised at each start (rows of Q; stacked over them): for an explicit tableau R(hλ) on A's
-    eigenvalues (:func:`_stability_polynomial`); for ``semi_implicit`` the eigenvalues of its
-    symplectic Euler map (:func:`_step_matrix`'s) with D and Kd inside M̃ = M + h(D + Kd), and A
-    without D (the mode the error names)."""
-    from ..dynamics.derivatives import minv
-    nv, n = model.nv, len(Q)
-    H_inv = np.reshape(minv(model, Q), (n, nv, nv))
-    implicit = integrator == "semi_implicit"
+def oscillator_step_radii(H, K, C, C_implicit, integrator):
+    """(A, h ↦ spectral radii) of a fixed step on the linearised ẏ = A y, A = [0 I; −H⁻¹K, −H⁻¹C],
+    stacked over starts (H: (n, nv, nv); K, C: (nv, nv)): for an explicit tableau R(hλ) on A's
+    eigenvalues (:func:`_stability_polynomial`, A's computed once for every h); for ``semi_implicit``
+    the eigenvalues of the symplectic Euler map (MuJoCo's implicitfast: M̃ (q̇₁ − q̇₀) = h(−K q₀ − C q̇₀) with M̃ = H + h diag(C_implicit),
+    so q̇₁ = (I − h M̃⁻¹C) q̇₀ − h M̃⁻¹K q₀, then q₁ = q₀ + h q̇₁; without the damping's own term the map has
+    determinant 1 and passes a damped spring up to h²k/(m + hc) = 4, where the run blows up past 2 + 2m/(m + hc)).  The PD's and the
+    actuators' step checks both ask it (a batch's starts in one call).
+
+    >>> import numpy as np
+    >>> A, radii = oscillator_step_radii(np.ones((1, 1, 1)), np.eye(1), np.zeros((1, 1)), np.zeros(1), "euler")
+    >>> round(float(radii(0.5)[0]), 6)       # |1 + h·i| for the undamped unit oscillator's λ = ±i
+    1.118034
+    """
+    n, nv = H.shape[0], H.shape[-1]
+    H_inv = np.linalg.inv(H)
     A = np.zeros((n, 2 * nv, 2 * nv))
     A[:, :nv, nv:] = np.eye(nv)
-    A[:, nv:, :nv] = -H_inv * kp
-    A[:, nv:, nv:] = -H_inv * (kd + (0 if implicit else d))
-    if implicit:
-        M = np.reshape(crba(model, Q), (n, nv, nv))
-
-        def radii(h):   # _step_matrix's semi_implicit map, stacked over the starts
-            M_inv = np.linalg.inv(M + np.diag(h * (d + kd)))
-            vq, vv = -h * (M_inv * kp), np.eye(nv) - h * (M_inv * (d + kd))
+    A[:, nv:, :nv] = -H_inv @ K
+    A[:, nv:, nv:] = -H_inv @ C
+    if integrator == "semi_implicit":
+        def radii(h):   # the semi_implicit map, stacked over the starts
+            M_inv = np.linalg.inv(H + np.diag(h * C_implicit))
+            vq, vv = -h * (M_inv @ K), np.eye(nv) - h * (M_inv @ C)
             S = np.block([[np.eye(nv) + h * vq, h * vv], [vq, vv]])
             return np.abs(np.linalg.eigvals(S)).max(axis=-1)
-        return H_inv, A, radii
+        return A, radii
     lam = np.linalg.eigvals(A)
     c = _stability_polynomial(integrator)[::-1]
-    return H_inv, A, lambda h: np.abs(np.polyval(c, h * lam)).max(axis=-1)
+    return A, lambda h: np.abs(np.polyval(c, h * lam)).max(axis=-1)
+
+
+def largest_stable_step(radius, dt):
+    """The largest step ≤ dt at which ``radius(h)`` (a one-start spectral radius) is ≤ 1, by
+    bisection (every stepper here is stable near h = 0)."""
+    lo, hi = 0.0, dt
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if radius(mid)[0] <= 1.0 + 1e-9 else (lo, mid)
+    return lo
+
+
+def fastest_mode(A, nv):
+    """(eigenvalue, velocity index leading it, whether a damper's) of A's fastest mode."""
+    w, V = np.linalg.eig(A)
+    k = int(np.argmax(np.abs(w)))
+    return complex(w[k]), int(np.argmax(np.abs(V[nv:, k]))), abs(w[k].imag) < abs(w[k].real)

@@ -754,60 +754,50 @@ def check_actuator_step(model, acts, damping, q, dt, integrator):
 
     Linearised at the start configuration q, the actuators act as the stiffness K and damping D of
     :meth:`~multibody.model.actuators.Actuators.gains`: ẏ = [0 I; −M⁻¹K, −M⁻¹(D + D_joint)] y.  An
-    explicit step of dt maps it by the tableau's stability function (``limits._step_matrix``);
+    explicit step of dt maps it by the tableau's stability function (``limits.oscillator_step_radii``);
     ``semi_implicit`` by its symplectic Euler with the joint damping and the joint actuators' kv
     implicit (M̃ = M + dt (D_joint + kv), MuJoCo's implicitfast), the rest explicit.  When the map's
     spectral radius passes 1 the run would blow up: the ValueError names the actuator, its gain,
     the joint that leads the fastest mode and the largest dt that works.
     """
-    nv = model.nv
-    K, D, kv = actuator_gains(acts, nv)
-    if nv == 0 or not (np.any(K) or np.any(D)):
-        return
     from .limits import unless_passed_before
     q = np.asarray(q, float)
     key = ("actuators", id(acts), q.tobytes(), None if damping is None else np.asarray(damping, float).tobytes(),
            float(dt), integrator)
-    unless_passed_before(model, key, acts, lambda: _check_actuator_step(model, acts, damping, q, dt, integrator,
-                                                                        K, D, kv))
+    unless_passed_before(model, key, acts, lambda: check_actuator_steps(model, acts, damping, q[None], dt, integrator))
 
 
-def _check_actuator_step(model, acts, damping, q, dt, integrator, K, D, kv):
-    """:func:`check_actuator_step`, computed."""
+def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
+    """:func:`check_actuator_step` at every start of a batch (the rows of Q), linearised together (one
+    batched CRBA and eigenvalue solve); the first start refused raises, prefixed "run i: " with i from
+    ``runs`` (the starts' run numbers) when given."""
     from ..dynamics import crba
-    from .limits import _round_down, _spectral_radius, _step_matrix, velocity_names
+    from .limits import _round_down, fastest_mode, largest_stable_step, oscillator_step_radii, velocity_names
     nv = model.nv
-    H = crba(model, q)
-    d = np.zeros(nv) if damping is None else np.asarray(damping, float)
-    implicit = integrator == "semi_implicit"
-    Dtot = D + np.diag(d)
-    I, Z = np.eye(nv), np.zeros((nv, nv))
-
-    Hi = np.linalg.inv(H)
-    A = np.block([[Z, I], [-Hi @ K, -Hi @ Dtot]])
-
-    def step(h):
-        Mi = np.linalg.inv(H + h * np.diag(d + kv)) if implicit else None
-        return _step_matrix(A, h, integrator, Mi, K, Dtot)
-
-    if _spectral_radius(step(dt)) <= 1.0 + 1e-9:
+    K, D, kv = actuator_gains(acts, nv)
+    if nv == 0 or not (np.any(K) or np.any(D)):
         return
-    lo, hi = 0.0, dt      # the largest stable step, by bisection
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if _spectral_radius(step(mid)) <= 1.0 + 1e-9 else (lo, mid)
-    w, V = np.linalg.eig(A)
-    k = int(np.argmax(np.abs(w)))
-    j = int(np.argmax(np.abs(V[nv:, k])))
-    damper = abs(w[k].imag) < abs(w[k].real)
+    Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
+    d = np.zeros(nv) if damping is None else np.asarray(damping, float)
+    H = np.reshape(crba(model, Q), (len(Q), nv, nv))
+    Dtot = D + np.diag(d)
+    A, radii = oscillator_step_radii(H, K, Dtot, d + kv, integrator)
+    refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
+    if len(refused) == 0:
+        return
+    i = int(refused[0])
+    lo = largest_stable_step(oscillator_step_radii(H[i:i + 1], K, Dtot, d + kv, integrator)[1], dt)
+    w, j, damper = fastest_mode(A[i], nv)
     on_j = ([a for a in range(len(acts)) if np.any(acts.terms[acts.terms[:, 0] == a][:, 2] == j)]
             or list(range(len(acts))))
     a = max(on_j, key=lambda a: abs(acts.bias[a, 2 if damper else 1]) * acts.gear[a] ** 2)
     gain, value = ("kv", -acts.bias[a, 2]) if damper else ("kp", -acts.bias[a, 1])
     works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator"
     raise ValueError(
-        f"actuator {acts.names[a]!r}: {gain} = {value:g} (gear {acts.gear[a]:g}) on {velocity_names(model)[j]!r} "
-        f"(inertia {H[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
-        f"mode (eigenvalue {complex(w[k]):.4g}) leaves the step's stability region and the run would blow up.  "
-        f"Pass {works}" + ("" if implicit else ", integrator='semi_implicit' (joint actuators' kv implicit, as "
-                                              "MuJoCo's implicitfast)") + ", or smaller gains")
+        ("" if runs is None else f"run {int(runs[i])}: ")
+        + f"actuator {acts.names[a]!r}: {gain} = {value:g} (gear {acts.gear[a]:g}) on {velocity_names(model)[j]!r} "
+        f"(inertia {H[i, j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
+        f"mode (eigenvalue {w:.4g}) leaves the step's stability region and the run would blow up.  "
+        f"Pass {works}" + ("" if integrator == "semi_implicit" else
+                           ", integrator='semi_implicit' (joint actuators' kv implicit, as MuJoCo's implicitfast)")
+        + ", or smaller gains")
