@@ -33,7 +33,13 @@ How the times are taken (the same rules for both sides, so that neither gets the
   loops, so a slow spell of the machine falls on both sides alike;
 * the Python calls likewise: per kernel, loops of ours and theirs alternately (the order swapped
   each time), the same number for both, at least ``--repeat`` and until each side has had
-  ``--rounds`` × ``--min-time`` seconds.  Both harnesses write their results on the first 4 states; the run prints
+  ``--rounds`` × ``--min-time`` seconds.
+
+Why: the run used to time each harness once, best of 5 loops per kernel.  Pinocchio's sub-µs
+kernels reach their best only after tens of loops (UR5 crba, 200 states, one process: its first 5
+loops 0.72–0.89 µs a call, its best of 60 0.49–0.51 µs; ours flat at 0.37), so the old reading
+flattered us on those rows (UR5 crba read up to 2.06×; now 1.36–1.38×), and one noisy spell of
+the shared machine fell on one side only (UR5 crba also read 0.74×).  Both harnesses write their results on the first 4 states; the run prints
 their largest difference (Pinocchio's mapped to our order) and each side's checksum (sum of |x|,
 the same on both sides up to rounding, as the orders differ by a permutation): the timings compare
 the same computation.
