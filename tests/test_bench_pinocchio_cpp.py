@@ -28,8 +28,8 @@ def _bench(*args, env=None):
 def test_the_c_harness_and_pinocchios_cpp_agree_on_a_branched_floating_robot(tmp_path):
     # The first run compiles both harnesses (the C++ one takes minutes); later runs find them in the
     # cache (~/.cache/multibody/bench or $MULTIBODY_BENCH_CACHE), keyed by the sources' hash.
-    out = _bench("--robots", "Talos", "--states", "6", "--calls", "3", "--repeat", "1", "--count", "0",
-                 "--keep", str(tmp_path))
+    out = _bench("--robots", "Talos", "--states", "6", "--calls", "3", "--repeat", "1", "--rounds", "2",
+                 "--min-time", "0", "--count", "0", "--keep", str(tmp_path))
     if "skipped:" in out:  # a machine without a compiler or headers: the benchmark says so in one line
         reason = next(line for line in out.splitlines() if line.startswith("skipped:"))
         if os.environ.get("CI") == "true":   # CI installs g++ and cmeel-eigen: a skip there is a failure
@@ -101,3 +101,40 @@ def test_the_harness_cache_is_keyed_on_content_not_on_paths(tmp_path):
     assert exe_changed != exe_a and os.path.isfile(exe_changed)
     assert sorted(p.name.split("-")[0] for p in cache.iterdir()) == ["kernels_harness", "kernels_harness",
                                                                      "pinocchio_harness"]
+
+
+def _harnesses(env=None):
+    """Both harnesses' paths (``--build-only``), or skip where a compiler or the headers are missing."""
+    out = _bench("--build-only", env=env)
+    exes = dict(line.split(": ", 1) for line in out.splitlines() if line.startswith(("C harness", "C++ harness")))
+    for what, exe in exes.items():
+        if exe.startswith("skipped"):
+            if under_ci():
+                pytest.fail(f"{what}: {exe}")
+            pytest.skip(f"{what}: {exe}")
+    return exes["C harness"], exes["C++ harness"]
+
+
+def test_both_harnesses_time_each_kernel_the_loops_they_are_given_and_refuse_bad_counts(tmp_path):
+    """The fairness contract of the timing: the benchmark hands both programs the same loop count per
+    kernel (more loops for the short ones) and reads every loop's time back, so neither side takes its
+    best from more samples. Each must run exactly the given count, kernel by kernel, and refuse a
+    count list it cannot read with a message naming LOOPS (never a silent default)."""
+    ours, theirs = _harnesses()
+    _bench("--robots", "UR5", "--states", "3", "--calls", "2", "--repeat", "1", "--rounds", "1", "--min-time", "0",
+           "--count", "0", "--keep", str(tmp_path))
+    counts = [3, 1, 4, 1, 5, 2]
+    for exe, model, states in ((ours, "model.bin", "states.bin"), (theirs, "pin_model.bin", "pin_states.bin")):
+        base = [exe, str(tmp_path / model), str(tmp_path / states), str(tmp_path)]
+        p = subprocess.run([*base, ",".join(map(str, counts))], capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        loops = {ln.split()[1]: [float(x) for x in ln.split()[2:]] for ln in p.stdout.splitlines()
+                 if ln.startswith("loops ")}
+        best = {ln.split()[1]: float(ln.split()[2]) for ln in p.stdout.splitlines() if ln.startswith("kernel ")}
+        kernels = ["rnea", "crba", "aba", "minv", "rnea_derivatives", "aba_derivatives"]
+        assert list(loops) == kernels and [len(loops[k]) for k in kernels] == counts, p.stdout
+        for k in kernels:  # the best printed is the least of the loops printed, a positive time
+            assert best[k] == pytest.approx(min(loops[k]), rel=1e-5) and best[k] > 0, k
+        for bad in ("0", "1,2", "1,1,1,1,1,1,1", "2,x", "100001", "1,1,1,1,1,1,"):
+            p = subprocess.run([*base, bad], capture_output=True, text=True, timeout=600)
+            assert p.returncode == 2 and "LOOPS" in p.stderr and bad in p.stderr, (exe, bad, p.stderr)

@@ -3,7 +3,7 @@
  * Compiled by bench/pinocchio_cpp.py together with the core's kernel sources (csrc/common, model,
  * kernels) under the extension's flags, and run as
  *
- *     kernels_harness MODEL STATES OUTDIR REPEAT [COUNT]
+ *     kernels_harness MODEL STATES OUTDIR LOOPS [COUNT]
  *
  * MODEL: the tables of model.h that the Python Model hands to CModel (pinocchio_cpp.write_model);
  * STATES: n states (q, q̇, q̈, τ) in our conventions.  For each kernel (rnea, crba, aba, minv,
@@ -11,10 +11,15 @@
  *   - writes its results on the first NCHECK states to OUTDIR/ours_KERNEL.bin (the Python side
  *     compares them with Pinocchio's C++ results, mapped to our order) and prints a checksum, the
  *     sum of |x| over them (the same for Pinocchio's, since the orders differ by a permutation);
- *   - timing mode (no COUNT): the best of REPEAT loops through the n states, as CPU time per call;
- *   - counting mode (COUNT, under valgrind --tool=callgrind): COUNT calls between a zeroing and a
+ *   - timing mode (no COUNT, or 0): one untimed loop through the n states, then LOOPS timed loops,
+ *     each one's CPU time per call printed.  LOOPS is one count for every kernel or six, comma-
+ *     separated, in the order above: pinocchio_cpp.py gives both harnesses the same counts (more
+ *     loops for the short kernels), so neither side gets more samples to take its best from;
+ *   - counting mode (COUNT > 0, under valgrind --tool=callgrind): COUNT calls between a zeroing and a
  *     dump of callgrind's counters, named by the kernel, so the dump holds their instructions.
- * One line per kernel on stdout: "kernel NAME SECONDS_PER_CALL CHECKSUM". */
+ * Two lines per kernel on stdout: "kernel NAME BEST_SECONDS_PER_CALL CHECKSUM" and "loops NAME T1 T2 …"
+ * (every timed loop's CPU time per call; none in counting mode).  pinocchio_harness.cpp follows the
+ * same rules line for line. */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
@@ -35,7 +40,7 @@
 #define CALLGRIND_DUMP_STATS_AT(name) (void)(name)
 #endif
 
-enum { NCHECK = 4 };
+enum { NCHECK = 4, NKERNELS = 6, MAX_LOOPS = 100000 };
 
 static void die(const char *what, const char *path)
 {
@@ -147,6 +152,26 @@ static void k_abad(bench *b, int k, double *out)
     mb_aba_derivatives(b->m, b->d, b->scratch, Q(k), V(k), T(k), NULL, out, out + nn, out + 2 * nn);
 }
 
+/* LOOPS: one count for every kernel, or NKERNELS comma-separated; each in 1 … MAX_LOOPS */
+static void parse_loops(const char *arg, int *loops)
+{
+    const char *p = arg;
+    int k = 0, ended = 0;
+    while (k < NKERNELS && !ended) {
+        char *end;
+        const long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > MAX_LOOPS || (*end != ',' && *end != '\0'))
+            break;
+        loops[k++] = (int)v;
+        ended = *end == '\0';
+        p = end + 1;
+    }
+    if (!ended || (k != 1 && k != NKERNELS))
+        die("LOOPS: expected 1 or 6 comma-separated counts in 1..100000, got", arg);
+    for (int j = k; j < NKERNELS; j++)
+        loops[j] = loops[0];
+}
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -167,7 +192,7 @@ __attribute__((noinline)) static void run_loop(void (*kernel)(bench *, int, doub
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: kernels_harness MODEL STATES OUTDIR REPEAT [COUNT]\n");
+        fprintf(stderr, "usage: kernels_harness MODEL STATES OUTDIR LOOPS [COUNT]\n");
         return 2;
     }
     mb_model m;
@@ -175,7 +200,8 @@ int main(int argc, char **argv)
     states s = read_states(argv[2]);
     if (s.nq != m.nq || s.nv != m.nv || s.n < 1)
         die("states do not fit the model:", argv[2]);
-    const int repeat = atoi(argv[4]);
+    int loops[NKERNELS];
+    parse_loops(argv[4], loops);
     const long count = argc > 5 ? atol(argv[5]) : 0;
     long scratch_size = mb_rnea_derivatives_scratch(&m);
     if (mb_minv_scratch(&m) > scratch_size)
@@ -191,6 +217,8 @@ int main(int argc, char **argv)
         {"rnea_derivatives", k_rnead, 3 * nn}, {"aba_derivatives", k_abad, 3 * nn},
     };
     double *out = calloc(3 * nn + 1, sizeof(double));
+    if (!out)
+        die("out of memory for", argv[1]);
     for (size_t j = 0; j < sizeof kernels / sizeof kernels[0]; j++) {
         const int ncheck = s.n < NCHECK ? s.n : NCHECK;
         char path[4096];
@@ -212,16 +240,19 @@ int main(int argc, char **argv)
             CALLGRIND_ZERO_STATS;
             run_loop(kernels[j].kernel, &b, count, out);
             CALLGRIND_DUMP_STATS_AT(kernels[j].name);
-        } else {
-            run_loop(kernels[j].kernel, &b, s.n, out);  /* warm-up */
-            for (int r = 0; r < repeat; r++) {
-                const double t0 = cpu_seconds();
-                run_loop(kernels[j].kernel, &b, s.n, out);
-                const double t = cpu_seconds() - t0;
-                best = t < best ? t : best;
-            }
+            printf("kernel %s 0 %.17g\n", kernels[j].name, checksum);
+            continue;
         }
-        printf("kernel %s %.6e %.17g\n", kernels[j].name, count > 0 ? 0.0 : best / s.n, checksum);
+        run_loop(kernels[j].kernel, &b, s.n, out);  /* warm-up */
+        printf("loops %s", kernels[j].name);
+        for (int r = 0; r < loops[j]; r++) {
+            const double t0 = cpu_seconds();
+            run_loop(kernels[j].kernel, &b, s.n, out);
+            const double t = cpu_seconds() - t0;
+            best = t < best ? t : best;
+            printf(" %.6e", t / s.n);
+        }
+        printf("\nkernel %s %.6e %.17g\n", kernels[j].name, best / s.n, checksum);
     }
     free(out);
     mb_data_free(b.d);

@@ -3,15 +3,17 @@
 // Compiled by bench/pinocchio_cpp.py against the headers and libraries of the `pin` wheel
 // (cmeel.prefix: Pinocchio, Boost; Eigen from cmeel-eigen), header-only for the algorithms, and run as
 //
-//     pinocchio_harness MODEL STATES OUTDIR REPEAT [COUNT]
+//     pinocchio_harness MODEL STATES OUTDIR LOOPS [COUNT]
 //
 // MODEL is the pin.Model the Python side built from the URDF (pin.buildModelFromUrdf, saved by its
 // saveToBinary: the wheel ships no urdfdom headers to parse it here); STATES holds n states (q, v, a, τ) in Pinocchio's order and conventions.  For each kernel (rnea, crba, aba,
 // computeMinverse, computeRNEADerivatives, computeABADerivatives) it writes its results on the first
 // NCHECK states to OUTDIR/pin_KERNEL.bin (symmetric matrices completed from the upper triangle, which
-// is what Pinocchio fills), prints a checksum (sum of |x|), and times it as kernels_harness.c does
-// (best of REPEAT loops through the n states, CPU time per call), or, with COUNT, runs COUNT calls
-// between a zeroing and a dump of callgrind's counters.
+// is what Pinocchio fills), prints a checksum (sum of |x|), and times it by kernels_harness.c's rules:
+// one untimed loop through the n states, then LOOPS timed loops (one count, or six comma-separated in
+// the kernels' order; the same counts both harnesses get), lines "loops NAME T1 T2 …" (CPU time per
+// call of each loop) and "kernel NAME BEST CHECKSUM"; or, with COUNT > 0, COUNT calls between a
+// zeroing and a dump of callgrind's counters.
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/crba.hpp>
@@ -41,7 +43,7 @@
 
 namespace {
 
-constexpr int NCHECK = 4;
+constexpr int NCHECK = 4, NKERNELS = 6, MAX_LOOPS = 100000;
 using Matrix = Eigen::MatrixXd;
 using Vector = Eigen::VectorXd;
 
@@ -77,6 +79,31 @@ States read_states(const char *path)
     return s;
 }
 
+// LOOPS: one count for every kernel, or NKERNELS comma-separated; each in 1 … MAX_LOOPS
+std::vector<int> parse_loops(const std::string &arg)
+{
+    const std::string bad = "LOOPS: expected 1 or 6 comma-separated counts in 1..100000, got " + arg;
+    std::vector<int> loops;
+    size_t at = 0;
+    while (true) {
+        const size_t comma = arg.find(',', at);
+        const std::string word = arg.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        char *end = nullptr;
+        const long v = std::strtol(word.c_str(), &end, 10);
+        if (word.empty() || *end != '\0' || v < 1 || v > MAX_LOOPS)
+            die(bad);
+        loops.push_back(int(v));
+        if (comma == std::string::npos)
+            break;
+        at = comma + 1;
+    }
+    if (loops.size() == 1)
+        loops.assign(NKERNELS, loops[0]);
+    if (loops.size() != size_t(NKERNELS))
+        die(bad);
+    return loops;
+}
+
 double cpu_seconds()
 {
     timespec t;
@@ -102,7 +129,7 @@ __attribute__((noinline)) void run_loop(const std::function<void(int)> &kernel, 
 int main(int argc, char **argv)
 {
     if (argc < 5)
-        die("usage: pinocchio_harness MODEL STATES OUTDIR REPEAT [COUNT]");
+        die("usage: pinocchio_harness MODEL STATES OUTDIR LOOPS [COUNT]");
     pinocchio::Model model;
     model.loadFromBinary(argv[1]);
     pinocchio::Data data(model);
@@ -110,7 +137,7 @@ int main(int argc, char **argv)
     if (s.nq != model.nq || s.nv != model.nv || s.n < 1)
         die(std::string("states do not fit the model: ") + argv[2]);
     const std::string outdir = argv[3];
-    const int repeat = std::atoi(argv[4]);
+    const std::vector<int> loops = parse_loops(argv[4]);
     const long count = argc > 5 ? std::atol(argv[5]) : 0;
 
     // each kernel: the call on state k, and its results as one row of numbers
@@ -135,7 +162,8 @@ int main(int argc, char **argv)
          [&](int k) { pinocchio::computeABADerivatives(model, data, s.Q[k], s.V[k], s.T[k]); },
          [&] { return std::vector<Matrix>{data.ddq_dq, data.ddq_dv, symmetric(data.Minv)}; }},
     };
-    for (const Kernel &kernel : kernels) {
+    for (size_t j = 0; j < kernels.size(); j++) {
+        const Kernel &kernel = kernels[j];
         const std::string path = outdir + "/pin_" + kernel.name + ".bin";
         FILE *f = std::fopen(path.c_str(), "wb");
         if (!f)
@@ -156,15 +184,19 @@ int main(int argc, char **argv)
             CALLGRIND_ZERO_STATS;
             run_loop(kernel.call, s.n, count);
             CALLGRIND_DUMP_STATS_AT(kernel.name);
-        } else {
-            run_loop(kernel.call, s.n, s.n);  // warm-up
-            for (int r = 0; r < repeat; r++) {
-                const double t0 = cpu_seconds();
-                run_loop(kernel.call, s.n, s.n);
-                best = std::min(best, cpu_seconds() - t0);
-            }
+            std::printf("kernel %s 0 %.17g\n", kernel.name, checksum);
+            continue;
         }
-        std::printf("kernel %s %.6e %.17g\n", kernel.name, count > 0 ? 0.0 : best / s.n, checksum);
+        run_loop(kernel.call, s.n, s.n);  // warm-up
+        std::printf("loops %s", kernel.name);
+        for (int r = 0; r < loops[j]; r++) {
+            const double t0 = cpu_seconds();
+            run_loop(kernel.call, s.n, s.n);
+            const double t = cpu_seconds() - t0;
+            best = std::min(best, t);
+            std::printf(" %.6e", t / s.n);
+        }
+        std::printf("\nkernel %s %.6e %.17g\n", kernel.name, best / s.n, checksum);
     }
     return 0;
 }
