@@ -55,12 +55,20 @@ class _Forms:
         self._digits: dict = {}
         self._kdq: dict = {}
         self._qset = frozenset(self.q)
+        # whether any coefficient read by :meth:`of` holds a coordinate (a prismatic or helical
+        # joint's offset): the derivatives and products of q-free coefficients are q-free, so
+        # without one no coefficient is ever differentiated and _has_q answers at once (the
+        # double pendulum asked free_symbols ~26 times per derivation, for nothing)
+        self._poly = False
 
     def of(self, e) -> dict:
         """The form of a SymEngine expression (no entry for a zero: it takes no products)."""
         if _is_zero(e):
             return {}
-        return self.harm.form(e)
+        f = self.harm.form(e)
+        if not self._poly:
+            self._poly = any(self._holds_q(c) for c in f.values())
+        return f
 
     def digits(self, k: int) -> list:
         """The integer vector k of an angle ``k·q`` (trig keeps it as one integer, base 2²⁰)."""
@@ -85,6 +93,9 @@ class _Forms:
 
     def _has_q(self, c) -> bool:
         """Whether a coefficient holds a coordinate (a prismatic joint's): only then is it differentiated."""
+        return self._poly and self._holds_q(c)
+
+    def _holds_q(self, c) -> bool:
         t = type(c)
         if t is se.Integer or t is se.Rational:
             return False
