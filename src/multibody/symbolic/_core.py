@@ -19,6 +19,7 @@ import numpy as np
 import symengine as se
 import sympy as sp
 from sympy.core import basic as _sp_basic
+from sympy.core.parameters import global_parameters as _sp_params
 
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
@@ -52,12 +53,47 @@ def se_symbol(sym: sp.Symbol):
     return t
 
 
+class _Unwalked(Exception):
+    """A SymPy node :func:`_walk_se` leaves to SymEngine's own conversion."""
+
+
+def _walk_se(x):
+    """SymPy → SymEngine for sums, products and powers of symbols, exact rationals and the
+    functions of ``_SE_FUNCS``, built bottom-up with the symbols' twins (:func:`se_symbol`) in
+    place; anything else raises :class:`_Unwalked`. ``se.sympify`` followed by the twins'
+    ``subs`` took ~85 µs for the double pendulum's ``m1*(h1**2 + w1**2)/12`` (a symbolic model's
+    inertia entry; the double pendulum has nine such), this walk ~10 µs: SymEngine builds the
+    same canonical expression from the same arguments."""
+    if x.is_Symbol:
+        if not isinstance(x, sp.Symbol):
+            raise _Unwalked
+        return se_symbol(x)
+    if x.is_Rational:            # Integer or Rational (a Float is not)
+        return se.Integer(x.p) if x.q == 1 else se.Rational(x.p, x.q)
+    if x.is_Add:
+        return se.Add(*[_walk_se(a) for a in x.args])
+    if x.is_Mul:
+        return se.Mul(*[_walk_se(a) for a in x.args])
+    if x.is_Pow:
+        b, e = x.args
+        return se.Pow(_walk_se(b), _walk_se(e))
+    fn = _SE_FUNCS.get(type(x))
+    if fn is None:
+        raise _Unwalked
+    return fn(*[_walk_se(a) for a in x.args])
+
+
 def to_se(x):
     """SymPy (or number) → SymEngine; symbols keep their SymPy identity on the way back."""
     if isinstance(x, se.Basic):
         return x
     if isinstance(x, sp.Symbol):
         return se_symbol(x)
+    if isinstance(x, sp.Expr):
+        try:
+            return _walk_se(x)
+        except _Unwalked:
+            pass
     e = se.sympify(x)
     free = x.free_symbols if isinstance(x, sp.Basic) else None   # (a walk of x: once)
     if free:
@@ -181,6 +217,33 @@ class Converter:
             return out[0]
         return sp.Add._from_args(out, self.commutative)
 
+    def _distribute(self, c, s):
+        """``sympy.Mul(c, s)`` for a number ``c`` and a canonical sum ``s``: what Mul.flatten's
+        two-argument case does for a rational ``c`` (``Add(*[_keep_coeff(c, t) for t in s.args])``),
+        each term's coefficient multiplied in and the terms summed by :meth:`_flat_add`, without
+        Mul.flatten and Add.flatten (their sorts by ``Basic.compare`` were a fifth of converting the
+        double pendulum's readable M, b, g: ``(1/12)*(h1**2*m1 + …)`` in M[0,0]). A float, a number
+        times a power of a number (``2*sqrt(2)``) or SymPy's distribution switched off: SymPy's own."""
+        if not c.is_Rational or c.is_zero or self.commutative is not True or not _sp_params.distribute:
+            return sp.Mul(c, s)
+        new = sp.Mul._from_args
+        terms = []
+        for t in s.args:
+            if t.is_Number:
+                if not t.is_Rational:
+                    return sp.Mul(c, s)
+                terms.append(c * t)
+                continue
+            fs = t.args if t.is_Mul else (t,)
+            if any(f.is_Pow and f.base.is_Number or f.is_Number and not f.is_Rational for f in fs):
+                return sp.Mul(c, s)
+            if t.is_Mul and fs[0].is_Number:
+                k = fs[0] * c
+                terms.append(new(fs[1:], True) if k is sp.S.One else new((k,) + fs[1:], True))
+            else:
+                terms.append(new((c,) + fs, True))
+        return self._flat_add(terms)
+
     def __call__(self, x):
         if not isinstance(x, se.Basic):
             return sp.sympify(x)
@@ -206,9 +269,11 @@ class Converter:
                 r = sp.Add._from_args(args, self.commutative)
         elif t is _SE_MUL or isinstance(e, se.Mul):
             args = self._args(e)
-            if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
-                    or any(a.is_Mul for a in args):
-                r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
+            if len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args):
+                # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
+                r = self._distribute(*args) if args[0].is_Number else self._distribute(args[1], args[0])
+            elif any(a.is_Mul for a in args):
+                r = sp.Mul(*args)
             else:
                 self._sort(args)
                 r = sp.Mul._from_args(args, self.commutative)
@@ -255,6 +320,8 @@ _SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": 
              "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "Abs": sp.Abs, "sign": sp.sign}
 
 
+_SE_FUNCS = {getattr(sp, name): getattr(se, name) for name in ("sin", "cos", "tan", "exp", "log", "asin", "acos",
+                                                                 "atan", "sinh", "cosh", "tanh")}
 _NARGS: dict = {}
 
 
