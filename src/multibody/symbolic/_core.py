@@ -235,9 +235,10 @@ class Converter:
         summed by :meth:`_flat_add`, without Mul.flatten and Add.flatten (their sorts by
         ``Basic.compare`` were a fifth of converting the double pendulum's readable M, b, g:
         ``(1/12)*(h1**2*m1 + …)`` in M[0,0]; most of the flyer's). ``_keep_coeff`` drops a
-        product's coefficient that became 1 (``== 1``, so 1.0 too); for ``c = −1`` it negates
-        (``Mul.__neg__``), which keeps a 1.0. A float ``c``, a power of a number (``2*sqrt(2)``) or
-        SymPy's distribution switched off: SymPy's own."""
+        product's coefficient that became 1 by its own ``== 1`` (SymPy 1.13 on: a float 1.0 is
+        not 1 and stays), and for ``c = −1`` negates (``Mul.__neg__``: only an exact 1 goes), both
+        kept here. A float ``c``, a power of a number (``2*sqrt(2)``) or SymPy's distribution
+        switched off: SymPy's own."""
         if not c.is_Rational or c.is_zero or self.commutative is not True or not _sp_params.distribute:
             return sp.Mul(c, s)
         new = sp.Mul._from_args
