@@ -322,8 +322,16 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     # Matrices are read as lists once (a SymEngine matrix's [a, c] costs microseconds in Python),
     # zeros of Θ and T_ω skipped.
 
+    counted: dict = {}      # id of a derived entry → its operations (read by alive and entry)
+
+    def ops_of(e):
+        got = counted.get(id(e))
+        if got is None:
+            got = counted[id(e)] = se.count_ops(e)
+        return got
+
     def alive(e):
-        return isinstance(e, se.Basic) and not e.is_Atom and se.count_ops(e) <= T.READABLE_MAX_OPS
+        return isinstance(e, se.Basic) and not e.is_Atom and ops_of(e) <= T.READABLE_MAX_OPS
     Mp = {(i, j): [] if alive(M_raw[i * n + j]) else None for i in range(n) for j in range(i, n)}
     bp = [[] if alive(e) else None for e in b_raw]
     work = dict.fromkeys(list(Mp) + list(range(n)), 0)
@@ -401,7 +409,7 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
         # as derived, and so does an entry the rewrite would lengthen
         if not isinstance(derived, se.Basic) or derived.is_Atom:
             return derived
-        ops = se.count_ops(derived)
+        ops = ops_of(derived)
         if ops > T.READABLE_MAX_OPS or form is None:
             return derived
         out = T._rebuild_form(form, angles)
