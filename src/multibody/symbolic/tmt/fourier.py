@@ -312,7 +312,7 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     """
     n = len(q)
     F = _Forms(q, dq)
-    grav = [(k, -gravity[k]) for k in range(3) if not _is_zero(gravity[k])]
+    grav = [(k, -x) for k, x in enumerate(list(gravity)) if not _is_zero(x)]
     M_raw, b_raw, g_raw = raw
     # the readable pass's rules, decided before any form is built: an atom, or an entry with more
     # than READABLE_MAX_OPS operations derived, stays as derived; and so does an entry whose pairs
@@ -367,7 +367,8 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
                 if need_b:
                     add(bp, i, [(mJi[k], acc[k]) for k in R3 if mJi[k] and acc[k]])
                 gf[i] += [_scale(mJi[k], c) for k, c in grav if mJi[k]]
-            th = [(a, c, Th[a, c]) for a in R3 for c in R3]
+            Thl = Th.tolist()              # (a SymEngine matrix's [a, c] checks its key in Python each time)
+            th = [(a, c, Thl[a][c]) for a in R3 for c in R3]
             th = [(a, c, x) for a, c, x in th if not _is_zero(x)]
             if not th or not (need_M or need_b):
                 continue

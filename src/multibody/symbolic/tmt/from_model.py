@@ -285,7 +285,7 @@ def _tree_tmt(model, q, dq, tau, S, say, readable=False) -> EquationsOfMotion:
     grav = se.Matrix(C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity"))
     bodies_se = [(tw["m"], tw["I"], tw["r"], tw["To"]) for _, tw in bodies]
     M, b, g, _, _ = tree_terms(bodies_se, qm, dqm, grav)
-    M, b, g = [M[r, c] for r in range(n) for c in range(n)], list(b), list(g)
+    M, b, g = list(M), list(b), list(g)       # (row by row, as M[r, c] for r, c, without a key check each)
     size = None
     if readable and n:
         done = tree_terms_readable(bodies_se, kin["qe"], list(dqm), grav, (M, b, g))
