@@ -129,6 +129,44 @@ def test_symengine_round_trip_keeps_assumptions():
     assert all(s.is_real for s in back.free_symbols)
 
 
+def test_conversions_match_sympy_on_random_sums():
+    """Both directions against SymPy's own conversion, structurally (srepr): to_se's walk against
+    se.sympify, and the converter's own sums and distributions (a rational times a sum, float
+    coefficients added in Add.flatten's order, 1.0 coefficients) against sympify of the result."""
+    import random
+
+    import symengine as se
+
+    rng = random.Random(3)
+    X = sp.symbols("x y z w", real=True)
+    nums = [sp.Integer(2), sp.Integer(-1), sp.Rational(1, 2), sp.Rational(-3, 4), sp.Float(1.0), sp.Float(-1.0),
+            sp.Float(2.5), sp.Float(-0.1), sp.Float(0.415823381635519)]
+
+    def term(depth):
+        k = rng.randrange(7)
+        x, y = rng.choice(X), rng.choice(X)
+        return [x, rng.choice(nums), rng.choice(nums) * x * y, rng.choice(nums) * sp.sin(x), x ** 2,
+                sp.sqrt(add(depth + 1)) * x if depth < 1 else y, rng.choice(nums) * x ** 2 * sp.cos(y)][k]
+
+    def add(depth=0):
+        return sp.Add(*[term(depth) for _ in range(rng.randint(2, 5))])
+
+    plain = {sp.Symbol(s.name): s for s in X}
+    x, y, z = (_core.to_se(s) for s in X[:3])
+    cases = [-(-1.0 * x + y), -(1.0 * x - 2.0 * y * z), se.Rational(1, 2) * (2.0 * x + y), se.Rational(1, 2) * (2 * x + y),
+             x * y + se.Rational(1, 4) * (4.0 * x * y + 0.5), se.Rational(1, 12) * (x ** 2 + 3 * y)]
+    for x in cases:
+        assert sp.srepr(_core.Converter(X)(x)) == sp.srepr(sp.sympify(x).xreplace(plain)), x
+    for _ in range(60):
+        a, b = add(), add()
+        assert _core.to_se(a) == se.sympify(a)
+        c = _core.to_se(rng.choice(nums + [sp.Integer(-1)] * 3))
+        e = c * _core.to_se(a) + _core.to_se(b) * rng.choice([1, -1, se.Rational(1, 3)])
+        for x in (e, c * _core.to_se(a)):
+            got = _core.Converter(X)(x)
+            assert sp.srepr(got) == sp.srepr(sp.sympify(x).xreplace(plain)), x
+
+
 # ---------------------------------------------------------------------------------------------
 # the manual's examples against Pinocchio
 # ---------------------------------------------------------------------------------------------

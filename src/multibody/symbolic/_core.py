@@ -19,6 +19,10 @@ import numpy as np
 import symengine as se
 import sympy as sp
 from sympy.core import basic as _sp_basic
+from sympy.core.parameters import global_parameters as _sp_params
+from mpmath.libmp import fzero as _mpf_zero, finf as _mpf_inf, fninf as _mpf_ninf, fnan as _mpf_nan
+
+_MPF_SPECIAL = (_mpf_inf, _mpf_ninf, _mpf_nan)
 
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
@@ -52,12 +56,47 @@ def se_symbol(sym: sp.Symbol):
     return t
 
 
+class _Unwalked(Exception):
+    """A SymPy node :func:`_walk_se` leaves to SymEngine's own conversion."""
+
+
+def _walk_se(x):
+    """SymPy → SymEngine for sums, products and powers of symbols, exact rationals and the
+    functions of ``_SE_FUNCS``, built bottom-up with the symbols' twins (:func:`se_symbol`) in
+    place; anything else raises :class:`_Unwalked`. ``se.sympify`` followed by the twins'
+    ``subs`` took ~85 µs for the double pendulum's ``m1*(h1**2 + w1**2)/12`` (a symbolic model's
+    inertia entry; the double pendulum has nine such), this walk ~10 µs: SymEngine builds the
+    same canonical expression from the same arguments."""
+    if x.is_Symbol:
+        if not isinstance(x, sp.Symbol):
+            raise _Unwalked
+        return se_symbol(x)
+    if x.is_Rational:            # Integer or Rational (a Float is not)
+        return se.Integer(x.p) if x.q == 1 else se.Rational(x.p, x.q)
+    if x.is_Add:
+        return se.Add(*[_walk_se(a) for a in x.args])
+    if x.is_Mul:
+        return se.Mul(*[_walk_se(a) for a in x.args])
+    if x.is_Pow:
+        b, e = x.args
+        return se.Pow(_walk_se(b), _walk_se(e))
+    fn = _SE_FUNCS.get(type(x))
+    if fn is None:
+        raise _Unwalked
+    return fn(*[_walk_se(a) for a in x.args])
+
+
 def to_se(x):
     """SymPy (or number) → SymEngine; symbols keep their SymPy identity on the way back."""
     if isinstance(x, se.Basic):
         return x
     if isinstance(x, sp.Symbol):
         return se_symbol(x)
+    if isinstance(x, sp.Expr):
+        try:
+            return _walk_se(x)
+        except _Unwalked:
+            pass
     e = se.sympify(x)
     free = x.free_symbols if isinstance(x, sp.Basic) else None   # (a walk of x: once)
     if free:
@@ -145,31 +184,39 @@ class Converter:
         ``Add.flatten`` does it: the sums' terms merged in, like terms collected (coefficient by
         ``as_coeff_Mul``), numbers added first, the rest in canonical order by the tuple key of
         :meth:`_sort` instead of ``Basic.compare`` (Add.flatten's sort was 70 % of reading a
-        16-link pendulum's M, b, g). Anything but plain finite exact terms goes to SymPy's own Add."""
+        16-link pendulum's M, b, g). The terms are visited in Add.flatten's order (a sum's terms
+        appended at the end, not in place), so float coefficients are added in the same order
+        and come out the same to the last bit (the flapping flyer's b is full of floats). Anything
+        but finite terms and powers of symbolic bases goes to SymPy's own Add."""
         terms: dict = {}
         num = sp.S.Zero
-        for a in args:
-            for t in (a.args if a.is_Add else (a,)):
-                if t.is_Number:
-                    if not t.is_finite or t.is_Float:
-                        return sp.Add(*args)
-                    num = num + t
-                    continue
-                if t.is_Pow and t.base.is_Number or not t.is_commutative or t.is_Order:
+        seq = list(args)
+        for t in seq:           # (extended while visited, as Add.flatten's loop)
+            if t.is_Add:
+                seq.extend(t.args)
+                continue
+            if t.is_Number:
+                if not _finite(t):
                     return sp.Add(*args)
-                c, m = t.as_coeff_Mul() if t.is_Mul else (sp.S.One, t)
-                if not c.is_finite or c.is_Float:     # floats: SymPy's own sums, to the last bit
-                    return sp.Add(*args)
-                old = terms.get(m)
-                terms[m] = c if old is None else old + c
+                num = num + t
+                continue
+            if t.is_Pow and t.base.is_Number or not t.is_commutative or t.is_Order:
+                return sp.Add(*args)
+            c, m = t.as_coeff_Mul() if t.is_Mul else (sp.S.One, t)
+            if not _finite(c):
+                return sp.Add(*args)
+            old = terms.get(m)
+            terms[m] = c if old is None else old + c
         out = []
         for m, c in terms.items():
-            if c.is_zero:
+            if _number_zero(c):
                 continue
             if c is sp.S.One:
                 out.append(m)
             elif m.is_Mul:
                 out.append(m._new_rawargs(*((c,) + m.args)))   # Add.flatten's own fast way
+            elif m.is_Add:
+                out.append(sp.Mul(c, m, evaluate=False))
             else:
                 out.append(sp.Mul(c, m))
         self._sort(out)
@@ -180,6 +227,37 @@ class Converter:
         if len(out) == 1:
             return out[0]
         return sp.Add._from_args(out, self.commutative)
+
+    def _distribute(self, c, s):
+        """``sympy.Mul(c, s)`` for a number ``c`` and a canonical sum ``s``: what Mul.flatten's
+        two-argument case does for a rational ``c`` (``Add(*[_keep_coeff(c, t) for t in s.args])``),
+        each term's coefficient multiplied in (by SymPy's own number arithmetic) and the terms
+        summed by :meth:`_flat_add`, without Mul.flatten and Add.flatten (their sorts by
+        ``Basic.compare`` were a fifth of converting the double pendulum's readable M, b, g:
+        ``(1/12)*(h1**2*m1 + …)`` in M[0,0]; most of the flyer's). ``_keep_coeff`` drops a
+        product's coefficient that became 1 by its own ``== 1`` (SymPy 1.13 on: a float 1.0 is
+        not 1 and stays), and for ``c = −1`` negates (``Mul.__neg__``: only an exact 1 goes), both
+        kept here. A float ``c``, a power of a number (``2*sqrt(2)``) or SymPy's distribution
+        switched off: SymPy's own."""
+        if not c.is_Rational or c.is_zero or self.commutative is not True or not _sp_params.distribute:
+            return sp.Mul(c, s)
+        new = sp.Mul._from_args
+        neg = c is sp.S.NegativeOne
+        terms = []
+        for t in s.args:
+            if t.is_Number:
+                terms.append(c * t)
+                continue
+            fs = t.args if t.is_Mul else (t,)
+            if any(f.is_Pow and f.base.is_Number for f in fs):
+                return sp.Mul(c, s)
+            if t.is_Mul and fs[0].is_Number:
+                k = fs[0] * c
+                drop = k is sp.S.One if neg else k == 1
+                terms.append(new(fs[1:], True) if drop else new((k,) + fs[1:], True))
+            else:
+                terms.append(new((c,) + fs, True))
+        return self._flat_add(terms)
 
     def __call__(self, x):
         if not isinstance(x, se.Basic):
@@ -206,9 +284,11 @@ class Converter:
                 r = sp.Add._from_args(args, self.commutative)
         elif t is _SE_MUL or isinstance(e, se.Mul):
             args = self._args(e)
-            if (len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args)) \
-                    or any(a.is_Mul for a in args):
-                r = sp.Mul(*args)  # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
+            if len(args) == 2 and any(a.is_Number for a in args) and any(a.is_Add for a in args):
+                # SymPy distributes a number over a sum: 2*(x + y) → 2*x + 2*y
+                r = self._distribute(*args) if args[0].is_Number else self._distribute(args[1], args[0])
+            elif any(a.is_Mul for a in args):
+                r = sp.Mul(*args)
             else:
                 self._sort(args)
                 r = sp.Mul._from_args(args, self.commutative)
@@ -242,6 +322,26 @@ class Converter:
         return sp.Matrix([self(e) for e in rows])
 
 
+def _finite(c) -> bool:
+    """``c.is_finite`` of a SymPy number, for rationals and floats from the class and the mpf
+    (an assumption query on a new Float deduces its facts: ~10 µs, a tenth of converting the
+    flapping flyer's M, b, g)."""
+    if c.is_Rational:
+        return True
+    if c.is_Float:
+        return c._mpf_ not in _MPF_SPECIAL
+    return c.is_finite
+
+
+def _number_zero(c) -> bool:
+    """``c.is_zero`` of a SymPy number (as :func:`_finite`)."""
+    if c.is_Rational:
+        return c is sp.S.Zero
+    if c.is_Float:
+        return c._mpf_ == _mpf_zero
+    return c.is_zero
+
+
 class _NoKey(Exception):
     pass
 
@@ -255,6 +355,8 @@ _SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": 
              "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "Abs": sp.Abs, "sign": sp.sign}
 
 
+_SE_FUNCS = {getattr(sp, name): getattr(se, name) for name in ("sin", "cos", "tan", "exp", "log", "asin", "acos",
+                                                                 "atan", "sinh", "cosh", "tanh")}
 _NARGS: dict = {}
 
 

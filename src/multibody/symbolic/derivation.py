@@ -43,7 +43,7 @@ from . import lagrange as _lagrange  # noqa: F401  (registers "lagrange")
 from .eom import DERIVATION_METHODS, EquationsOfMotion
 from .pne_input import PneSystem
 from .tmt import TMTSystem
-from .tree import model_symbols, symbol_column
+from .tree import model_symbols, one_derivation, symbol_column
 
 __all__ = ["derive", "model_symbols"]
 
@@ -205,10 +205,11 @@ def derive(source, method: str = "rnea", *, q=None, dq=None, tau=None, actuated=
         def say(msg):
             print(f"[derive {key} {time.perf_counter() - t_start:7.2f} s] {msg}", flush=True)
 
-    qs, dqs, taus, S = _symbols(source, q, dq, tau, actuated)
-    if entry.readable and not raw:
-        options = {**options, "readable": True}
-    eom = entry.function(source, qs, dqs, taus, S=S, progress=say, **options)
+    with one_derivation(source):     # the model's joint checks and parameters: once, not per stage
+        qs, dqs, taus, S = _symbols(source, q, dq, tau, actuated)
+        if entry.readable and not raw:
+            options = {**options, "readable": True}
+        eom = entry.function(source, qs, dqs, taus, S=S, progress=say, **options)
     if not isinstance(eom, EquationsOfMotion):
         raise TypeError(f"derive(method={method!r}) returned {type(eom).__name__}, not an EquationsOfMotion")
     eom.extra.setdefault("method", key)

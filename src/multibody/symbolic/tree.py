@@ -13,10 +13,12 @@ The model's arrays may hold SymPy expressions (a *symbolic* model); only ``paren
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
 import numpy as np
 import sympy as sp
-
-from dataclasses import dataclass
 
 from ..model.joints import JointType, spec
 from ..model.tree import sympy_entry  # the one rule for model entries as SymPy (model/tree.py builds with it)
@@ -67,8 +69,40 @@ def sympy_array(a, shape=None) -> sp.Matrix:
     return sp.Matrix(arr.shape[0], arr.shape[1], [sympy_entry(v) for v in arr.reshape(-1)])
 
 
+# --- what one derivation reads of its model more than once -------------------------------------
+# derive checks the joints and lists the parameters (model_symbols) before the method runs, and the
+# method does both again (symbolic_bodies, model_parameters; pne's pne_system all of model_symbols):
+# within one derive (:func:`one_derivation`) each is computed once per model. Nothing is kept past
+# the call: a model's arrays may change between two derivations.
+_DERIVING: ContextVar = ContextVar("multibody_symbolic_deriving", default=None)
+
+
+@contextmanager
+def one_derivation(model):
+    """Within the block, :func:`model_parameters` and the joint checks of ``model`` are computed once."""
+    token = _DERIVING.set((model, {}))
+    try:
+        yield
+    finally:
+        _DERIVING.reset(token)
+
+
+def _once(model, key, fn):
+    got = _DERIVING.get()
+    if got is None or got[0] is not model:
+        return fn(model)
+    memo = got[1]
+    if key not in memo:
+        memo[key] = fn(model)
+    return memo[key]
+
+
 def model_parameters(model) -> tuple:
     """The symbols in the model's arrays, sorted by name."""
+    return _once(model, "params", _model_parameters)
+
+
+def _model_parameters(model) -> tuple:
     params = set()
     for name in _ARRAYS:
         params |= C.free_symbols(np.asarray(getattr(model, name), dtype=object))
@@ -106,6 +140,10 @@ def _entry_converter():
 def _joint_chains(model) -> list:
     """Per model body its joint type's chain of one-dof joints, after the checks: known joint type,
     no quaternion or planar coordinates, parents before children."""
+    return _once(model, "chains", _checked_chains)
+
+
+def _checked_chains(model) -> list:
     parent = np.asarray(model.parent)
     jtype = np.asarray(model.jtype)
     chains = []

@@ -55,12 +55,20 @@ class _Forms:
         self._digits: dict = {}
         self._kdq: dict = {}
         self._qset = frozenset(self.q)
+        # whether any coefficient read by :meth:`of` holds a coordinate (a prismatic or helical
+        # joint's offset): the derivatives and products of q-free coefficients are q-free, so
+        # without one no coefficient is ever differentiated and _has_q answers at once (the
+        # double pendulum asked free_symbols ~26 times per derivation, for nothing)
+        self._poly = False
 
     def of(self, e) -> dict:
         """The form of a SymEngine expression (no entry for a zero: it takes no products)."""
         if _is_zero(e):
             return {}
-        return self.harm.form(e)
+        f = self.harm.form(e)
+        if not self._poly:
+            self._poly = any(self._holds_q(c) for c in f.values())
+        return f
 
     def digits(self, k: int) -> list:
         """The integer vector k of an angle ``k·q`` (trig keeps it as one integer, base 2²⁰)."""
@@ -85,6 +93,9 @@ class _Forms:
 
     def _has_q(self, c) -> bool:
         """Whether a coefficient holds a coordinate (a prismatic joint's): only then is it differentiated."""
+        return self._poly and self._holds_q(c)
+
+    def _holds_q(self, c) -> bool:
         t = type(c)
         if t is se.Integer or t is se.Rational:
             return False
@@ -301,7 +312,7 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     """
     n = len(q)
     F = _Forms(q, dq)
-    grav = [(k, -gravity[k]) for k in range(3) if not _is_zero(gravity[k])]
+    grav = [(k, -x) for k, x in enumerate(list(gravity)) if not _is_zero(x)]
     M_raw, b_raw, g_raw = raw
     # the readable pass's rules, decided before any form is built: an atom, or an entry with more
     # than READABLE_MAX_OPS operations derived, stays as derived; and so does an entry whose pairs
@@ -311,8 +322,16 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
     # Matrices are read as lists once (a SymEngine matrix's [a, c] costs microseconds in Python),
     # zeros of Θ and T_ω skipped.
 
+    counted: dict = {}      # id of a derived entry → its operations (read by alive and entry)
+
+    def ops_of(e):
+        got = counted.get(id(e))
+        if got is None:
+            got = counted[id(e)] = se.count_ops(e)
+        return got
+
     def alive(e):
-        return isinstance(e, se.Basic) and not e.is_Atom and se.count_ops(e) <= T.READABLE_MAX_OPS
+        return isinstance(e, se.Basic) and not e.is_Atom and ops_of(e) <= T.READABLE_MAX_OPS
     Mp = {(i, j): [] if alive(M_raw[i * n + j]) else None for i in range(n) for j in range(i, n)}
     bp = [[] if alive(e) else None for e in b_raw]
     work = dict.fromkeys(list(Mp) + list(range(n)), 0)
@@ -348,7 +367,8 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
                 if need_b:
                     add(bp, i, [(mJi[k], acc[k]) for k in R3 if mJi[k] and acc[k]])
                 gf[i] += [_scale(mJi[k], c) for k, c in grav if mJi[k]]
-            th = [(a, c, Th[a, c]) for a in R3 for c in R3]
+            Thl = Th.tolist()              # (a SymEngine matrix's [a, c] checks its key in Python each time)
+            th = [(a, c, Thl[a][c]) for a in R3 for c in R3]
             th = [(a, c, x) for a, c, x in th if not _is_zero(x)]
             if not th or not (need_M or need_b):
                 continue
@@ -390,7 +410,7 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
         # as derived, and so does an entry the rewrite would lengthen
         if not isinstance(derived, se.Basic) or derived.is_Atom:
             return derived
-        ops = se.count_ops(derived)
+        ops = ops_of(derived)
         if ops > T.READABLE_MAX_OPS or form is None:
             return derived
         out = T._rebuild_form(form, angles)

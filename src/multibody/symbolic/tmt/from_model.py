@@ -285,17 +285,17 @@ def _tree_tmt(model, q, dq, tau, S, say, readable=False) -> EquationsOfMotion:
     grav = se.Matrix(C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity"))
     bodies_se = [(tw["m"], tw["I"], tw["r"], tw["To"]) for _, tw in bodies]
     M, b, g, _, _ = tree_terms(bodies_se, qm, dqm, grav)
-    M, b, g = [M[r, c] for r in range(n) for c in range(n)], list(b), list(g)
-    form = {}
+    M, b, g = list(M), list(b), list(g)       # (row by row, as M[r, c] for r, c, without a key check each)
+    size = None
     if readable and n:
         done = tree_terms_readable(bodies_se, kin["qe"], list(dqm), grav, (M, b, g))
         if done is not None:
             say("TMT: M, b, g in the readable form directly (harmonics of T and D q̇)")
-            ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
-            size = {"derived": {"M": ops(M), "b": ops(b), "g": ops(g)}}
-            M, b, g = done
-            size["readable"] = {"M": ops(M), "b": ops(b), "g": ops(g)}
-            form = {"form": "readable", "size": size}
+            derived, (M, b, g) = (M, b, g), done
+
+            def size(derived=derived, readable=done):    # counted when read (extra is lazy)
+                ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
+                return {"derived": dict(zip("Mbg", map(ops, derived))), "readable": dict(zip("Mbg", map(ops, readable)))}
 
     @functools.cache
     def system():
@@ -305,8 +305,10 @@ def _tree_tmt(model, q, dq, tau, S, say, readable=False) -> EquationsOfMotion:
         extra.lazy(key, lambda key=key: system().extra[key])
     for key in KINEMATICS_KEYS:
         kinematics.lazy(key, lambda key=key: system().kinematics[key])
-    extra.update({"method": "tmt", "body_names": [name for name, _ in bodies], "seconds": time.perf_counter() - t0,
-                  **form})
+    extra.update({"method": "tmt", "body_names": [name for name, _ in bodies], "seconds": time.perf_counter() - t0})
+    if size is not None:
+        extra["form"] = "readable"
+        extra.lazy("size", size)
     return EquationsOfMotion.from_symengine(
         M=[M[r * n:(r + 1) * n] for r in range(n)], b=b, g=g, q=q, dq=dq, tau=tau, S=S,
         params=kin["params"], kinematics=kinematics, extra=extra)
