@@ -821,42 +821,15 @@ class LazyDict(dict):
         return (dict, (dict(self.items()),))
 
 
-_SE_FUNCS = {"sin": se.sin, "cos": se.cos, "tan": se.tan, "exp": se.exp, "log": se.log, "atan2": se.atan2,
-             "Abs": se.Abs, "asin": se.asin, "acos": se.acos, "atan": se.atan, "sinh": se.sinh, "cosh": se.cosh,
-             "tanh": se.tanh, "sign": se.sign}
+def _plain_symbol(s):
+    return se.Symbol(s.name)
 
 
 def _to_se(e, memo: dict):
-    """SymPy → SymEngine through a memo (a subexpression shared by elements is converted once).
-
-    Why not ``se.sympify``: it asks SymPy for each node's parts, and with SymPy's cache cleared
-    that cost 13 ms on the flapping flyer's aerodynamic forces against 0.6 ms here. Anything
-    but symbols, rationals, double floats, sums, products, powers and the functions of
-    ``_SE_FUNCS`` goes to ``se.sympify``."""
-    r = memo.get(e)
-    if r is not None:
-        return r
-    if not isinstance(e, sp.Basic):
-        r = se.sympify(e)
-    elif e.is_Symbol:
-        r = se.Symbol(e.name)
-    elif e.is_Integer:
-        r = se.Integer(int(e))
-    elif e.is_Rational:
-        r = se.Rational(int(e.p), int(e.q))
-    elif e.is_Float and e._prec <= 53:
-        r = se.RealDouble(float(e))
-    elif e.is_Add:
-        r = se.Add(*[_to_se(a, memo) for a in e.args])
-    elif e.is_Mul:
-        r = se.Mul(*[_to_se(a, memo) for a in e.args])
-    elif e.is_Pow:
-        r = se.Pow(_to_se(e.base, memo), _to_se(e.exp, memo))
-    else:
-        fn = _SE_FUNCS.get(type(e).__name__)
-        r = fn(*[_to_se(a, memo) for a in e.args]) if fn is not None else se.sympify(e)
-    memo[e] = r
-    return r
+    """SymPy → SymEngine through a memo (a subexpression shared by elements is converted once):
+    :func:`~multibody.symbolic._core.walk_se` with plain SymEngine symbols, anything it does not
+    walk through ``se.sympify``."""
+    return C.walk_se(e, _plain_symbol, memo, se.sympify)
 
 
 def _se_scalar(x, memo: dict | None = None):
