@@ -915,14 +915,22 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             mb_scene_tangents(c[i].normal, dn + 3, dn + 6);
         /* the contact's columns, ascending: its bodies' dofs and their ancestors' (J3 is zero elsewhere) */
         int *cols = w->nz + (size_t)r * nv, ncol = 0;
-        memset(w->mark, 0, sizeof(int) * (size_t)nv);
-        for (int e = 0; e < 2; e++)
-            for (int b = e ? ba : bb; b >= 0; b = m->parent[b])
-                for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++)
-                    w->mark[k] = 1;
-        for (int j = 0; j < nv; j++)
-            if (w->mark[j])
-                cols[ncol++] = j;
+        const int pp = a > 1 ? c[w->act[a - 2]].pair : -1;  /* the last contact's pair: the same bodies, the */
+        if (pp >= 0 && (pp == p ||                          /* same columns (a pair's points come together) */
+                        ((int)s->gint[s->pairs[2 * pp] * MB_SG_INTS + MB_SG_BODY] == ba &&
+                         (int)s->gint[s->pairs[2 * pp + 1] * MB_SG_INTS + MB_SG_BODY] == bb))) {
+            ncol = w->nnz[w->row0[a - 2]];
+            memcpy(cols, w->nz + (size_t)w->row0[a - 2] * nv, sizeof(int) * (size_t)ncol);
+        } else {
+            memset(w->mark, 0, sizeof(int) * (size_t)nv);
+            for (int e = 0; e < 2; e++)
+                for (int b = e ? ba : bb; b >= 0; b = m->parent[b])
+                    for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++)
+                        w->mark[k] = 1;
+            for (int j = 0; j < nv; j++)
+                if (w->mark[j])
+                    cols[ncol++] = j;
+        }
         int k = 0;
         for (; k < rows; k++, r++) {
             const double *t = w->dir + 3 * (size_t)r;
