@@ -398,23 +398,58 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
     forces_posed(m, d, s, c, nc, K, D, u, fext, udot, F, state);
 }
 
-/* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F (doubles), slots, states, then
- * the poses (aligned) */
+/* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F (doubles), slots, the live
+ * slots, states, the live marks, then the poses (aligned) */
 typedef struct stage_memo {
     const double *F_last;  /* the F of the last call (NULL: none yet), and the slots it wrote there:     */
     int n_last;            /*   slot[0 .. n_last) (F is zero elsewhere; 3 × slots doubles is ~50 kB)     */
+    int live_ok;           /* 1: live[0 .. n_live) holds every slot whose z may not be zero (0: not yet)  */
     const double *z_last;  /* the z of the last call (mb_scene_contact_implicit resets the slots apart)  */
+    const double *zdot_last;  /* the ż the last call wrote: zero outside the live slots                */
+    int n_live;
 } stage_memo;
+
+/* the stage's arrays in its scratch (cap = npair · MB_SCENE_PAIR_MAX slots) */
+typedef struct stage_view {
+    mb_scene_contact *c;
+    double *u, *ud, *Fc;
+    int *slot, *live;
+    unsigned char *state, *inlive;
+} stage_view;
+
+static stage_view stage_arrays(const mb_scene *s, void *scratch)
+{
+    const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
+    stage_view v;
+    v.c = (mb_scene_contact *)((char *)scratch + 64);
+    v.u = (double *)(v.c + cap), v.ud = v.u + 2 * cap, v.Fc = v.ud + 2 * cap;
+    v.slot = (int *)(v.Fc + 3 * cap), v.live = v.slot + cap;
+    v.state = (unsigned char *)(v.live + cap), v.inlive = v.state + cap;
+    return v;
+}
 
 static size_t stage_poses_at(const mb_scene *s)
 {
     const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
-    return (64 + cap * (sizeof(mb_scene_contact) + sizeof(double) * 7 + 1 + sizeof(int)) + 64) / 64 * 64;
+    return (64 + cap * (sizeof(mb_scene_contact) + sizeof(double) * 7 + 2 + 2 * sizeof(int)) + 64) / 64 * 64;
 }
 
 size_t mb_scene_stage_scratch(const mb_scene *s)
 {
     return stage_poses_at(s) + mb_scene_pose_scratch(s);
+}
+
+/* The live slots: a list that holds every slot whose deformation z may not be zero, so that a call visits those
+ * and its contacts' alone, not every slot (dm_control's humanoid: 1 288 slots, ~10 in contact; the visits of all
+ * were ~15 % of its step).  A run's first call (the scratch zeroed) finds them in z; each call adds its contacts'
+ * slots (their ż may move z), and mb_scene_contact_implicit drops the slots whose z and ż are then both zero: a
+ * semi_implicit run calls the stage at the states it steps from alone, each the last one's z + h ż, so such a
+ * slot's z stays zero until a contact adds it again.  (The explicit steppers call the stage at states between,
+ * from which a later stage starts over: there the list only grows, which is exact too.) */
+static void live_add(stage_memo *memo, stage_view *v, int k)
+{
+    if (!v->inlive[k])
+        v->inlive[k] = 1, v->live[memo->n_live++] = k;
 }
 
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
@@ -423,16 +458,23 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
 {
     const int cap = s->npair * MB_SCENE_PAIR_MAX;
     stage_memo *memo = scratch;
-    mb_scene_contact *c = (mb_scene_contact *)((char *)scratch + 64);
-    double *u = (double *)(c + cap), *ud = u + 2 * cap, *Fc = ud + 2 * cap;
-    int *slot = (int *)(Fc + 3 * cap);
-    unsigned char *state = (unsigned char *)(slot + cap);
+    stage_view V = stage_arrays(s, scratch);
+    mb_scene_contact *c = V.c;
+    double *u = V.u, *ud = V.ud, *Fc = V.Fc;
+    int *slot = V.slot;
+    unsigned char *state = V.state;
     if (F == memo->F_last)  /* zero but for the slots the last call wrote (their list is still in slot) */
         for (int i = 0; i < memo->n_last; i++)
             memset(F + 3 * (size_t)slot[i], 0, sizeof(double) * 3);
     else
         memset(F, 0, sizeof(double) * 3 * cap);
     memo->F_last = NULL, memo->n_last = 0;
+    if (!memo->live_ok) {  /* the run's first call: the slots deformed at its start */
+        for (int k = 0; k < cap; k++)
+            if (z[2 * (size_t)k] != 0.0 || z[2 * (size_t)k + 1] != 0.0)
+                live_add(memo, &V, k);
+        memo->live_ok = 1;
+    }
     /* the bodies' poses and velocities once, for the narrow phase and the law */
     mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
     const int nc = contacts_posed(d, s, c, cap, (char *)scratch + stage_poses_at(s));
@@ -442,19 +484,25 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
         k = i > 0 && c[i].pair == c[i - 1].pair ? k + 1 : 0;
         slot[i] = c[i].pair * MB_SCENE_PAIR_MAX + k;
         u[2 * i] = z[2 * slot[i]], u[2 * i + 1] = z[2 * slot[i] + 1];
+        live_add(memo, &V, slot[i]);
     }
     forces_posed(m, d, s, c, nc, K, D, u, fext, ud, Fc, state);
-    for (int p = 0; p < s->npair; p++) {  /* every slot apart first */
+    /* every slot apart first: u̇ = −(K/D) u, zero where u is (every slot off the live list); a ż the last call
+     * wrote is zero off the list already */
+    if (zdot != memo->zdot_last)
+        memset(zdot, 0, sizeof(double) * 2 * (size_t)cap);
+    for (int j = 0; j < memo->n_live; j++) {
+        const int p = V.live[j] / MB_SCENE_PAIR_MAX;
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
         const double rate = pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? -K / D : 0.0;
-        for (int k = 2 * p * MB_SCENE_PAIR_MAX; k < 2 * (p + 1) * MB_SCENE_PAIR_MAX; k++)
+        for (int k = 2 * V.live[j]; k < 2 * V.live[j] + 2; k++)
             zdot[k] = rate * z[k] * zscale;
     }
     for (int i = 0; i < nc; i++) {
         zdot[2 * slot[i]] = ud[2 * i] * zscale, zdot[2 * slot[i] + 1] = ud[2 * i + 1] * zscale;
         mb_copy3(Fc + 3 * i, F + 3 * slot[i]);
     }
-    memo->F_last = F, memo->n_last = nc < cap ? nc : cap, memo->z_last = z;
+    memo->F_last = F, memo->n_last = nc < cap ? nc : cap, memo->z_last = z, memo->zdot_last = zdot;
     return 0;
 }
 
@@ -772,19 +820,29 @@ static int factor_inertia(const mb_model *m, mb_scene_implicit *w)
  * the solve) forgets its tangential deformation: ż = −z/h, so z = 0 after the step (z₁ = z + h ż).  The law's
  * own release, u̇ = −(K/D) u (D → D + h K here), left u/(1 + h K/D) of it, which a contact entering again in
  * a later step read as a sticking force with no work stored behind it: dm_control's humanoid at 5 ms with the
- * candidates above gained 23 J after landing from it.  Every slot is visited (z read first: most hold none),
- * not only those of this call's contacts and the last call's: the partial steps that locate an event call the
- * stage at trial states between, and a slot left out there kept its deformation */
-static void reset_apart(const mb_scene *s, const double *z, double *zdot, const double *F, double h)
+ * candidates above gained 23 J after landing from it.  Every slot whose z is not zero is visited: the live list
+ * (mb_scene_contact_stage) holds them all.  (Visiting only this call's contacts and the last call's missed
+ * slots in the partial steps that locate an event: those linearise over the run's dt, so a reset there leaves
+ * z (1 − h'/dt) behind, in a slot neither call's contacts name.)  Then the slots whose z and ż are both zero
+ * leave the list: this call's state is the one the step starts from, and its z + h ż the next call's. */
+static void reset_apart(stage_memo *memo, stage_view *v, double *zdot, const double *F, double h)
 {
-    const int cap = s->npair * MB_SCENE_PAIR_MAX;
+    const double *z = memo->z_last;
     if (!z)
         return;
-    for (int k = 0; k < cap; k++) {
+    int kept = 0;
+    for (int j = 0; j < memo->n_live; j++) {
+        const int k = v->live[j];
         const double *f = F + 3 * (size_t)k, *zk = z + 2 * (size_t)k;
+        double *zd = zdot + 2 * (size_t)k;
         if ((zk[0] != 0.0 || zk[1] != 0.0) && f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0)
-            zdot[2 * (size_t)k] = -zk[0] / h, zdot[2 * (size_t)k + 1] = -zk[1] / h;
+            zd[0] = -zk[0] / h, zd[1] = -zk[1] / h;
+        if (zk[0] != 0.0 || zk[1] != 0.0 || zd[0] != 0.0 || zd[1] != 0.0)
+            v->live[kept++] = k;
+        else
+            v->inlive[k] = 0, zd[0] = zd[1] = 0.0;  /* (a −0.0 left from the stage's −(K/D)·0 made +0) */
     }
+    memo->n_live = kept;
 }
 
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
@@ -792,12 +850,13 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                               const mb_scene *s, double K, double D, const int *held, int n_held, double *F,
                               void *scratch, mb_scene_implicit *w)
 {
-    const int nv = m->nv, cap = s->npair * MB_SCENE_PAIR_MAX, *lam = m->dof_parent;
-    const stage_memo *memo = scratch;
-    const mb_scene_contact *c = (const mb_scene_contact *)((char *)scratch + 64);
-    const double *u = (const double *)(c + cap), *Fc = u + 4 * (size_t)cap;
-    const int *slot = (const int *)(Fc + 3 * (size_t)cap);
-    const unsigned char *state = (const unsigned char *)(slot + cap);
+    const int nv = m->nv, *lam = m->dof_parent;
+    stage_memo *memo = scratch;
+    stage_view V = stage_arrays(s, scratch);
+    const mb_scene_contact *c = V.c;
+    const double *u = V.u, *Fc = V.Fc;
+    const int *slot = V.slot;
+    const unsigned char *state = V.state;
     const int nc = memo->n_last;
     /* the deformations' relaxation (apart u̇ = −(K/D) u, sliding u̇ = −(f_t/√d + K u)/D) implicit in u too:
      * u₁ = u + h u̇(u₁), i.e. D → D + h K, so no step overshoots the decay (explicit: h K/D < 2); the stage
@@ -817,7 +876,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (state[i] || c[i].depth > 0.0)
             na++, n += 3;
     if (!na && !tau_all) {
-        reset_apart(s, memo->z_last, zdot, F, h);
+        reset_apart(memo, &V, zdot, F, h);
         return MB_OK;
     }
     if (implicit_reserve(w, n > 0 ? n : 1))
@@ -856,14 +915,22 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             mb_scene_tangents(c[i].normal, dn + 3, dn + 6);
         /* the contact's columns, ascending: its bodies' dofs and their ancestors' (J3 is zero elsewhere) */
         int *cols = w->nz + (size_t)r * nv, ncol = 0;
-        memset(w->mark, 0, sizeof(int) * (size_t)nv);
-        for (int e = 0; e < 2; e++)
-            for (int b = e ? ba : bb; b >= 0; b = m->parent[b])
-                for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++)
-                    w->mark[k] = 1;
-        for (int j = 0; j < nv; j++)
-            if (w->mark[j])
-                cols[ncol++] = j;
+        const int pp = a > 1 ? c[w->act[a - 2]].pair : -1;  /* the last contact's pair: the same bodies, the */
+        if (pp >= 0 && (pp == p ||                          /* same columns (a pair's points come together) */
+                        ((int)s->gint[s->pairs[2 * pp] * MB_SG_INTS + MB_SG_BODY] == ba &&
+                         (int)s->gint[s->pairs[2 * pp + 1] * MB_SG_INTS + MB_SG_BODY] == bb))) {
+            ncol = w->nnz[w->row0[a - 2]];
+            memcpy(cols, w->nz + (size_t)w->row0[a - 2] * nv, sizeof(int) * (size_t)ncol);
+        } else {
+            memset(w->mark, 0, sizeof(int) * (size_t)nv);
+            for (int e = 0; e < 2; e++)
+                for (int b = e ? ba : bb; b >= 0; b = m->parent[b])
+                    for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++)
+                        w->mark[k] = 1;
+            for (int j = 0; j < nv; j++)
+                if (w->mark[j])
+                    cols[ncol++] = j;
+        }
         int k = 0;
         for (; k < rows; k++, r++) {
             const double *t = w->dir + 3 * (size_t)r;
@@ -1064,6 +1131,6 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             ud[k] = state[i] ? vt : vt - u[2 * (size_t)i + k] / h;
         }
     }
-    reset_apart(s, memo->z_last, zdot, F, h);
+    reset_apart(memo, &V, zdot, F, h);
     return MB_OK;
 }

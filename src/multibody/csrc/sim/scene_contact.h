@@ -89,8 +89,9 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
  * when the pair has friction (the ground law's release, u decays to 0), else u̇ = 0; its force is 0.
  * fext (nb × 6) as mb_scene_contact_forces; zdot (2 slots); F (3 slots) each slot's force on body b.
  * scratch: mb_scene_stage_scratch(s) bytes, zeroed before the run's first call (it remembers the slots of F
- * it wrote, so that a call on the same F zeroes only those).  Returns 0, or −1 when a pair met has no
- * collider. */
+ * it wrote, so that a call on the same F zeroes only those, and the live slots, those whose z may not be zero,
+ * so that a call visits those and its contacts' alone: a call on the same zdot as the last call's expects it
+ * as that call left it, zero off the live slots).  Returns 0, or −1 when a pair met has no collider. */
 size_t mb_scene_stage_scratch(const mb_scene *s);
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
                            double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
