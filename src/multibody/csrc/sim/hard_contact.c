@@ -247,7 +247,8 @@ static int body_of(const mb_scene *s, int pair, int which)
 }
 
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane)
+                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane,
+                          const double *tau, const double *fext)
 {
     const int nv = m->nv, *lam = m->dof_parent, n_eq = hc->hard_rows;
     const mb_scene *s = hc->scene;
@@ -268,6 +269,21 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap, w->poses);  /* (poses d->R0, d->p0 at q) */
     if (nc < 0)
         return -1;
+    if (tau) {  /* the free acceleration q̈₀ from M's factor (RBDA §6.5: CRBA, LTL), which the rows need too */
+        if (nc == 0 && hc->hard_limits == 0 && n_eq == 0)
+            return MB_HARD_NO_ROWS;
+        mb_crba(md, d, q, w->H);
+        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+            return mb_pivot_status(w->H, nv * nv);
+        memset(w->u, 0, sizeof(double) * nv);
+        mb_rnea(md, d, q, v, w->u, fext, qdd);  /* C(q, v, f_ext) */
+        for (int k = 0; k < nv; k++)
+            qdd[k] = tau[k] - qdd[k];
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, qdd, qdd);
+        mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, qdd, qdd);
+        if (fext)  /* (RNEA with f_ext posed the bodies again; the rows read the narrow phase's poses) */
+            mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    }
     for (int k = 0; k < nv; k++)
         w->vfree[k] = v[k] + h * qdd[k];
     int nl = 0;  /* the joint limits this step may reach: gap = sign (q − pos) within the free step's travel */
@@ -292,9 +308,11 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     if (reserve(w, nv, n))
         return MB_NO_MEMORY;
     /* J's rows and Y = L⁻ᵀ Jᵀ, row by row */
-    mb_crba(md, d, q, w->H);
-    if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
-        return mb_pivot_status(w->H, nv * nv);
+    if (!tau) {
+        mb_crba(md, d, q, w->H);
+        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+            return mb_pivot_status(w->H, nv * nv);
+    }
     for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = −ERP c / h */
         const double *g = G + (size_t)r * gn, *gq = g + nv;
         double *y = w->Y + (size_t)r * nv, c = -gq[m->nq], Gv = 0.0;
