@@ -624,7 +624,8 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
             double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
             int st = mb_hard_contact_stage(m, g->md, g->d, q[l], v[l], qdd[l], g->h, &r->contact, force, g->hard, l,
                                            hard_fd ? tau_all[l] : NULL, hard_fd ? fext[l] : NULL);
-            if (st == MB_HARD_NO_ROWS || (hard_fd && st == MB_SINGULAR)) {  /* no rows: ABA alone; M not factored: ABA locates */
+            /* no rows: ABA alone; M not factored: ABA names the body */
+            if (st == MB_HARD_NO_ROWS || (hard_fd && st == MB_SINGULAR)) {
                 forward_dynamics_one(g, g->md, l, q[l], v[l], tau_all[l], fext[l], qdd[l]);
                 if (st == MB_HARD_NO_ROWS)
                     continue;
