@@ -279,11 +279,13 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
 int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
                  double *work, int *iwork, int *pivots, int max_pivots);
-/* mb_lcp_friction's pyramid LCP from guessed row states (MB_LCP_*: the last step's), one linear solve; 1
- * with x the solution when every row is complementary under the guess, else 0 (then solve cold).  lo, hi,
- * findex as mb_lcp_friction takes them (not changed); work: n^2 + 6 n doubles, iwork: 2 n ints. */
+/* mb_lcp_friction's pyramid LCP from guessed row states (MB_LCP_*: the last step's), one linear solve, the
+ * guess corrected from the rows that break complementarity and solved again up to MB_LCP_WARM_TRIES solves;
+ * 1 with x the solution and guess its rows' states, else 0 (then solve cold).  lo, hi, findex as
+ * mb_lcp_friction takes them (not changed); work: n^2 + 6 n doubles, iwork: 2 n ints. */
+#define MB_LCP_WARM_TRIES 3
 int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *lo, const double *hi,
-                         const int *findex, const double *mu, const int *guess, double *x, double *work, int *iwork);
+                         const int *findex, const double *mu, int *guess, double *x, double *work, int *iwork);
 
 /* ---- the world (step.c): pointers into the Python-owned arrays plus per-step scratch --------- */
 typedef struct mb_world_s {

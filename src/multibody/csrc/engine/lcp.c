@@ -165,7 +165,8 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
  * the solve is done, otherwise the passes go on.  Pyramid rows only (cone bounds are not linear).
  * Without such rows M is A_CC itself, solved by Cholesky.
  * x_new: n doubles out; M: n (n + 1) doubles of scratch; rhs: n; Cs: n ints of scratch; tol: the checks' tolerance relative to
- * max(1, |x|) and max(1, |b|).  Returns 1 when x_new is taken. */
+ * max(1, |x|) and max(1, |b|).  Returns 1 when x_new is taken, 2 when x_new (finite) is the held states' point
+ * but some row is not complementary there, 0 when the solve failed. */
 static int solve_fixed_point(int n, const double *A, const double *b, const double *lo, const double *hi,
                              const int *bound_by, const double *mu, const int *state, const double *x,
                              double *x_new, double *M, double *rhs, double *lo_new, double *hi_new, double tol,
@@ -252,15 +253,15 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
     }
     for (int i = 0; i < n; i++) {
         const double l = lo_new[i], h = hi_new[i];
-        if (x_new[i] < l - tol_x || x_new[i] > h + tol_x) return 0;
+        if (x_new[i] < l - tol_x || x_new[i] > h + tol_x) return 2;
         if (state[i] == IN_C) continue;
         double w = -b[i];
         for (int j = 0; j < n; j++) w += A[(size_t)i * n + j] * x_new[j];
         if (l == h) continue;                            /* a row held at a point: any w */
         if (x_new[i] - l <= h - x_new[i]) {              /* at its lower bound: pushing up */
-            if (x_new[i] > l + tol_x || w < -tol_w) return 0;
+            if (x_new[i] > l + tol_x || w < -tol_w) return 2;
         } else if (x_new[i] < h - tol_x || w > tol_w) {  /* at its upper bound: pushing down */
-            return 0;
+            return 2;
         }
     }
     return 1;
@@ -313,7 +314,7 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
         /* the pass's states known: try their fixed point (work past mb_lcp_dantzig's bounds is free) */
         if (!cone_pair_used && solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n,
                                                  work + 7 * n, work + 3 * n, work + 4 * n, work + 5 * n, 1e-9,
-                                                 iwork + n)) {
+                                                 iwork + n) == 1) {
             (*pivots)++;
             for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
             break;
@@ -331,44 +332,89 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
  * the bounds it implies (free rows within mu |x_n|, rows at a bound pushing the right way) to 1e-12
  * relative: then it is a solution of the pyramid LCP itself, not an approximation (Dantzig's pivoting from
  * a guessed index set, as Featherstone's and Todorov's warm starts: one factorisation where a cold solve
- * drives every row in by pivots).  Otherwise nothing is written but scratch and the caller solves cold.
- * lo, hi: the rows' own bounds (friction rows: their mu and findex say the bounds); guess: n states;
- * work: n^2 + 6 n doubles; iwork: 2 n ints.  Returns 1 when x holds the solution. */
+ * drives every row in by pivots).  Where it is not, the guess is corrected and solved again, up to
+ * MB_LCP_WARM_TRIES solves in all: every row that breaks complementarity at that point changes its state at
+ * once — a free row past a bound to that bound, a row at a bound pulling (w of the wrong sign) to free, a free
+ * normal carrying friction rows that came out negative to its bound 0 — Judice and Pires' block principal
+ * pivoting ("A block principal pivoting algorithm for large-scale strictly monotone linear complementarity
+ * problems", 1994), capped because it may cycle where A is not a P-matrix's; a falling humanoid's steps
+ * where contacts start to slide or stick then cost a few solves, not a cold pivoting of every row.
+ * Otherwise nothing is written but scratch and the caller solves cold.
+ * lo, hi: the rows' own bounds (friction rows: their mu and findex say the bounds); guess: n states in, the
+ * solution's out (when 1 is returned); work: n^2 + 6 n doubles; iwork: 2 n ints.  Returns 1 when x holds the
+ * solution. */
 int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *lo, const double *hi,
-                         const int *findex, const double *mu, const int *guess, double *x, double *work, int *iwork)
+                         const int *findex, const double *mu, int *guess, double *x, double *work, int *iwork)
 {
     double *xg = work, *x_new = xg + n, *rhs = x_new + n, *lo_new = rhs + n, *hi_new = lo_new + n, *M = hi_new + n;
     int *state = iwork;
-    /* the guess as the numbers solve_fixed_point reads: a row's value at its bound, a friction row at a
-     * bound of a free normal only its sign (its value follows the normal's), a free normal's sign + */
     for (int i = 0; i < n; i++) {
-        const int g = guess[i], k = findex[i];
-        if (g != IN_C && g != AT_LO && g != AT_HI)
+        if (guess[i] != IN_C && guess[i] != AT_LO && guess[i] != AT_HI)
             return 0;
-        state[i] = g;
-        if (g == IN_C)
-            xg[i] = 1.0;
-        else if (k < 0)
-            xg[i] = g == AT_LO ? lo[i] : hi[i];
-        else
-            xg[i] = 0.0;  /* set below, once the normals' states are known */
-        if (g != IN_C && k < 0 && !isfinite(xg[i]))
+        if (findex[i] >= n || (findex[i] >= 0 && findex[findex[i]] >= 0))
+            return 0;
+        state[i] = guess[i];
+    }
+    double bscale = 1;
+    for (int i = 0; i < n; i++)
+        bscale = fmax(bscale, fabs(b[i]));
+    for (int tries = 0; tries < MB_LCP_WARM_TRIES; tries++) {
+        /* the states as the numbers solve_fixed_point reads: a row's value at its bound, a friction row at a
+         * bound of a free normal only its sign (its value follows the normal's), a free normal's sign + */
+        for (int i = 0; i < n; i++) {
+            const int g = state[i], k = findex[i];
+            if (g == IN_C)
+                xg[i] = 1.0;
+            else if (k < 0)
+                xg[i] = g == AT_LO ? lo[i] : hi[i];
+            else
+                xg[i] = 0.0;  /* set below, once the normals' states are known */
+            if (g != IN_C && k < 0 && !isfinite(xg[i]))
+                return 0;
+        }
+        for (int i = 0; i < n; i++) {
+            const int k = findex[i];
+            if (k < 0 || state[i] == IN_C)
+                continue;
+            const double sigma = state[i] == AT_HI ? 1.0 : -1.0;
+            xg[i] = state[k] == IN_C ? sigma : sigma * mu[i] * fabs(xg[k]);
+        }
+        const int got = solve_fixed_point(n, A, b, lo, hi, findex, mu, state, xg, x_new, M, rhs, lo_new, hi_new,
+                                          1e-12, iwork + n);
+        if (!got)
+            return 0;
+        int changed = 0;
+        for (int i = 0; i < n; i++)  /* a free normal carrying friction rows must come out >= 0 (its sign was +) */
+            if (findex[i] >= 0 && state[i] != IN_C && state[findex[i]] == IN_C && x_new[findex[i]] < 0)
+                state[findex[i]] = AT_LO, changed = 1;
+        if (got == 1 && !changed) {
+            memcpy(x, x_new, sizeof(double) * n);
+            memcpy(guess, state, sizeof(int) * n);
+            return 1;
+        }
+        if (got == 2) {  /* the rows that break complementarity at x_new (solve_fixed_point's tests) change state */
+            double xscale = 1;
+            for (int i = 0; i < n; i++)
+                xscale = fmax(xscale, fabs(x_new[i]));
+            const double tol_x = 1e-12 * xscale, tol_w = 1e-12 * bscale;
+            for (int i = 0; i < n; i++) {
+                double l = lo[i], h = hi[i];
+                if (findex[i] >= 0) { h = mu[i] * fabs(x_new[findex[i]]); l = -h; }
+                if (state[i] == IN_C) {
+                    if (x_new[i] < l - tol_x) state[i] = AT_LO, changed = 1;
+                    else if (x_new[i] > h + tol_x) state[i] = AT_HI, changed = 1;
+                    continue;
+                }
+                if (l == h)
+                    continue;
+                double w = -b[i];
+                for (int j = 0; j < n; j++) w += A[(size_t)i * n + j] * x_new[j];
+                if ((state[i] == AT_LO && w < -tol_w) || (state[i] == AT_HI && w > tol_w))
+                    state[i] = IN_C, changed = 1;
+            }
+        }
+        if (!changed)
             return 0;
     }
-    for (int i = 0; i < n; i++) {
-        const int k = findex[i];
-        if (k < 0 || state[i] == IN_C)
-            continue;
-        if (k >= n || findex[k] >= 0)
-            return 0;
-        const double sigma = state[i] == AT_HI ? 1.0 : -1.0;
-        xg[i] = state[k] == IN_C ? sigma : sigma * mu[i] * fabs(xg[k]);
-    }
-    if (!solve_fixed_point(n, A, b, lo, hi, findex, mu, state, xg, x_new, M, rhs, lo_new, hi_new, 1e-12, iwork + n))
-        return 0;
-    for (int i = 0; i < n; i++)  /* a free normal carrying friction rows must come out >= 0 (its sign was +) */
-        if (findex[i] >= 0 && state[i] != IN_C && state[findex[i]] == IN_C && x_new[findex[i]] < 0)
-            return 0;
-    memcpy(x, x_new, sizeof(double) * n);
-    return 1;
+    return 0;
 }

@@ -58,6 +58,8 @@ struct mb_hard_work {
     double *Y, *A, *b, *lo, *hi, *mu, *x, *flo, *fhi, *work;
     int *findex, *iwork, *guess;
     int *nz, *nnz;                  /* (rows × nv), (rows): each row of Y's nonzero columns, ascending */
+    int *group, groups;             /* (rows + 1): the first row of each group of rows sharing nz (a contact's) */
+    int *chain;                     /* (3 nv) scratch: two bodies' dof chains, a pair of groups' common columns */
     /* the warm start: per run (lane) of the group, the states of the last solve's rows (MB_LCP_*; 0 none),
      * 3 per slot (normal, t1, t2) and 1 per joint limit, valid where stamp (per slot, per limit) is the
      * lane's call count less one: each run guesses from its own last step, so a batch's runs are the
@@ -87,7 +89,8 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
     w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
     w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 5 * (size_t)nv + 1));
     w->poses = malloc(mb_scene_pose_scratch(hc->scene));
-    if (!w->c || !w->slot || !w->H || !w->poses) {
+    w->chain = malloc(sizeof(int) * (3 * (size_t)nv + 1));
+    if (!w->c || !w->slot || !w->H || !w->poses || !w->chain) {
         mb_hard_work_free(w);
         return NULL;
     }
@@ -101,7 +104,7 @@ void mb_hard_work_free(mb_hard_work *w)
 {
     if (!w)
         return;
-    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex), free(w->poses);
+    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex), free(w->poses), free(w->chain);
     free(w->memo), free(w->stamp);
     free(w);
 }
@@ -115,7 +118,7 @@ static int reserve(mb_hard_work *w, int nv, int n)
     const size_t N = (size_t)n;
     /* Y (n nv), A (n²), dir (3 n), b lo hi mu x flo fhi (7 n), lcp's work (n² + 8 n) */
     w->Y = malloc(sizeof(double) * (N * nv + 2 * N * N + 18 * N));
-    w->findex = malloc(sizeof(int) * (6 * N + N * nv));
+    w->findex = malloc(sizeof(int) * (7 * N + N * nv + 1));
     if (!w->Y || !w->findex) {
         free(w->Y), free(w->findex);
         w->Y = NULL, w->findex = NULL, w->rows = 0;
@@ -123,7 +126,8 @@ static int reserve(mb_hard_work *w, int nv, int n)
     }
     w->A = w->Y + N * nv, w->dir = w->A + N * N, w->b = w->dir + 3 * N, w->lo = w->b + N, w->hi = w->lo + N;
     w->mu = w->hi + N, w->x = w->mu + N, w->flo = w->x + N, w->fhi = w->flo + N, w->work = w->fhi + N;
-    w->iwork = w->findex + N, w->guess = w->iwork + 3 * N, w->nnz = w->guess + N, w->nz = w->nnz + N;
+    w->iwork = w->findex + N, w->guess = w->iwork + 3 * N, w->nnz = w->guess + N, w->group = w->nnz + N;
+    w->nz = w->group + N + 1;
     w->rows = n;
     return 0;
 }
@@ -147,13 +151,104 @@ static void solve_row(int nv, const int *lam, const double *L, double *y, int *n
     *nnz = c;
 }
 
+/* The dofs a contact's rows live on, ascending into pat (returns their count): the ancestors of its two
+ * bodies' dofs (a body's point Jacobian has its columns there), a set closed under λ, so L⁻ᵀ keeps a row in
+ * it (branch-induced sparsity, RBDA §6.5).  Its rows share it: one walk for the contact's 1 or 3 rows, where
+ * solve_row scans all nv columns per row.  chain: 2 nv ints of scratch. */
+static int contact_pattern(const mb_model *m, int ba, int bb, int *chain, int *pat)
+{
+    int n[2] = {0, 0}, *c[2] = {chain, chain + m->nv};
+    for (int s = 0; s < 2; s++) {  /* each body's chain from its (or its nearest moving ancestor's) last dof, descending */
+        int j = s ? bb : ba;
+        while (j >= 0 && m->nv_joint[j] == 0)
+            j = m->parent[j];
+        for (int k = j >= 0 ? m->v_start[j] + m->nv_joint[j] - 1 : -1; k >= 0; k = m->dof_parent[k])
+            c[s][n[s]++] = k;
+    }
+    int a = n[0] - 1, b = n[1] - 1, p = 0;  /* the union, ascending (both end in the root's dofs) */
+    while (a >= 0 || b >= 0) {
+        const int ka = a >= 0 ? c[0][a] : m->nv, kb = b >= 0 ? c[1][b] : m->nv;
+        pat[p++] = ka < kb ? ka : kb;
+        a -= ka <= kb, b -= kb <= ka;
+    }
+    return p;
+}
+
+/* Y's rows r0 .. r0 + rows − 1 = L⁻ᵀ (their J rows) in place, on their common columns pat (ascending, closed
+ * under λ): solve_row's operations on each row, in its order (a zero y_i it skips changes nothing here: its
+ * terms are exact zeros), the rows together. */
+static void solve_rows(int nv, const int *lam, const double *L, double *Y, int rows, const int *pat, int np)
+{
+    for (int t = np - 1; t >= 0; t--) {
+        const int i = pat[t];
+        const double *Li = L + (size_t)nv * i;
+        for (int r = 0; r < rows; r++) {
+            double *y = Y + (size_t)r * nv;
+            y[i] /= Li[i];
+            for (int j = lam[i]; j >= 0; j = lam[j])
+                y[j] -= Li[j] * y[i];
+        }
+    }
+}
+
+/* A = Yᵀ Y (n × n, both triangles) by blocks of groups of rows sharing their columns (a contact's normal and
+ * tangents): a block's entries summed over the columns the two groups have in common, ascending — each entry
+ * the sum over the sparser row's nonzeros in their order, the other terms exact zeros — loading each column's
+ * values once for the block.  isect: nv ints of scratch. */
+static void delassus(int n, int nv, const double *Y, const int *nz, const int *nnz, const int *group, int groups,
+                     int *isect, double *A)
+{
+    for (int gi = 0; gi < groups; gi++)
+        for (int gj = 0; gj <= gi; gj++) {
+            const int ri = group[gi], ni = group[gi + 1] - ri, rj = group[gj], nj = group[gj + 1] - rj;
+            const int *pa = nz + (size_t)ri * nv, *pb = nz + (size_t)rj * nv;
+            const int *ks = gi == gj ? pa : isect;
+            int nk = gi == gj ? nnz[ri] : 0;
+            if (gi != gj)
+                for (int a = 0, b = 0; a < nnz[ri] && b < nnz[rj];) {
+                    if (pa[a] == pb[b])
+                        isect[nk++] = pa[a], a++, b++;
+                    else if (pa[a] < pb[b])
+                        a++;
+                    else
+                        b++;
+                }
+            const double *yi = Y + (size_t)ri * nv, *yj = Y + (size_t)rj * nv;
+            if (ni == 3 && nj == 3) {  /* two contacts with friction: the common case, 9 sums in registers */
+                double s00 = 0.0, s01 = 0.0, s02 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s20 = 0.0, s21 = 0.0, s22 = 0.0;
+                for (int t = 0; t < nk; t++) {
+                    const int k = ks[t];
+                    const double a0 = yi[k], a1 = yi[nv + k], a2 = yi[2 * nv + k];
+                    const double b0 = yj[k], b1 = yj[nv + k], b2 = yj[2 * nv + k];
+                    s00 += a0 * b0, s01 += a0 * b1, s02 += a0 * b2;
+                    s10 += a1 * b0, s11 += a1 * b1, s12 += a1 * b2;
+                    s20 += a2 * b0, s21 += a2 * b1, s22 += a2 * b2;
+                }
+                const double s[9] = {s00, s01, s02, s10, s11, s12, s20, s21, s22};
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++)
+                        A[(size_t)(ri + a) * n + rj + b] = A[(size_t)(rj + b) * n + ri + a] = s[3 * a + b];
+                continue;
+            }
+            for (int a = 0; a < ni; a++)
+                for (int b = 0; b < (gi == gj ? a + 1 : nj); b++) {
+                    const double *ya = yi + (size_t)a * nv, *yb = yj + (size_t)b * nv;
+                    double sum = 0.0;
+                    for (int t = 0; t < nk; t++)
+                        sum += ya[ks[t]] * yb[ks[t]];
+                    A[(size_t)(ri + a) * n + rj + b] = A[(size_t)(rj + b) * n + ri + a] = sum;
+                }
+        }
+}
+
 static int body_of(const mb_scene *s, int pair, int which)
 {
     return (int)s->gint[s->pairs[2 * pair + which] * MB_SG_INTS + MB_SG_BODY];
 }
 
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane)
+                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane,
+                          const double *tau, const double *fext)
 {
     const int nv = m->nv, *lam = m->dof_parent, n_eq = hc->hard_rows;
     const mb_scene *s = hc->scene;
@@ -174,6 +269,21 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap, w->poses);  /* (poses d->R0, d->p0 at q) */
     if (nc < 0)
         return -1;
+    if (tau) {  /* the free acceleration q̈₀ from M's factor (RBDA §6.5: CRBA, LTL), which the rows need too */
+        if (nc == 0 && hc->hard_limits == 0 && n_eq == 0)
+            return MB_HARD_NO_ROWS;
+        mb_crba(md, d, q, w->H);
+        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+            return mb_pivot_status(w->H, nv * nv);
+        memset(w->u, 0, sizeof(double) * nv);
+        mb_rnea(md, d, q, v, w->u, fext, qdd);  /* C(q, v, f_ext) */
+        for (int k = 0; k < nv; k++)
+            qdd[k] = tau[k] - qdd[k];
+        mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, qdd, qdd);
+        mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, qdd, qdd);
+        if (fext)  /* (RNEA with f_ext posed the bodies again; the rows read the narrow phase's poses) */
+            mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    }
     for (int k = 0; k < nv; k++)
         w->vfree[k] = v[k] + h * qdd[k];
     int nl = 0;  /* the joint limits this step may reach: gap = sign (q − pos) within the free step's travel */
@@ -198,9 +308,11 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     if (reserve(w, nv, n))
         return MB_NO_MEMORY;
     /* J's rows and Y = L⁻ᵀ Jᵀ, row by row */
-    mb_crba(md, d, q, w->H);
-    if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
-        return mb_pivot_status(w->H, nv * nv);
+    if (!tau) {
+        mb_crba(md, d, q, w->H);
+        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+            return mb_pivot_status(w->H, nv * nv);
+    }
     for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = −ERP c / h */
         const double *g = G + (size_t)r * gn, *gq = g + nv;
         double *y = w->Y + (size_t)r * nv, c = -gq[m->nq], Gv = 0.0;
@@ -230,7 +342,10 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         const mb_scene_contact *c = w->c + i;
         const int p = c->pair, r0 = w->first[i], rows = (i + 1 < nc ? w->first[i + 1] : n) - r0;
         const int ba = body_of(s, p, 0), bb = body_of(s, p, 1);
-        memset(w->J3, 0, sizeof(double) * 3 * nv);
+        int *pat = w->nz + (size_t)r0 * nv;
+        const int np = contact_pattern(m, ba, bb, w->chain, pat);
+        for (int t = 0; t < np; t++)  /* (J3's columns off the pattern are not read) */
+            w->J3[pat[t]] = w->J3[nv + pat[t]] = w->J3[2 * nv + pat[t]] = 0.0;
         if (bb >= 0)
             mb_point_jacobian_add(m, d->R0, d->p0, bb, c->pos, 1.0, w->J3);
         if (ba >= 0)
@@ -242,11 +357,14 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         for (int r = r0; r < r0 + rows; r++) {
             const double *t = w->dir + 3 * r;
             double *y = w->Y + (size_t)r * nv, Jv = 0.0, Jvf = 0.0;
-            for (int k = 0; k < nv; k++) {
+            for (int u = 0; u < np; u++) {  /* (Y's columns off the pattern are not read either) */
+                const int k = pat[u];
                 y[k] = t[0] * w->J3[k] + t[1] * w->J3[nv + k] + t[2] * w->J3[2 * nv + k];
                 Jv += y[k] * v[k], Jvf += y[k] * w->vfree[k];
             }
-            solve_row(nv, lam, w->L, y, w->nz + (size_t)r * nv, w->nnz + r);
+            if (r > r0)
+                memcpy(w->nz + (size_t)r * nv, pat, sizeof(int) * (size_t)np);
+            w->nnz[r] = np;
             if (r == r0) {  /* the normal: its target velocity */
                 const double depth = c->depth;
                 const double target = depth < 0.0 ? depth / h
@@ -257,17 +375,16 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
                 w->mu[r] = s->pdat[(size_t)p * MB_SP_SIZE + MB_SP_FRICTION];
             }
         }
+        solve_rows(nv, lam, w->L, w->Y + (size_t)r0 * nv, rows, pat, np);
     }
-    for (int i = 0; i < n; i++)  /* A = Yᵀ Y, each entry over the nonzero columns of the sparser row */
-        for (int j = 0; j <= i; j++) {
-            const int a_ = w->nnz[i] <= w->nnz[j] ? i : j, c = a_ == i ? j : i;
-            const double *ya = w->Y + (size_t)a_ * nv, *yc = w->Y + (size_t)c * nv;
-            const int *nz = w->nz + (size_t)a_ * nv;
-            double a = 0.0;
-            for (int t = 0; t < w->nnz[a_]; t++)
-                a += ya[nz[t]] * yc[nz[t]];
-            w->A[(size_t)i * n + j] = w->A[(size_t)j * n + i] = a;
-        }
+    /* A = Yᵀ Y by groups of rows: each constraint's and limit's row alone, each contact's rows together */
+    w->groups = 0;
+    for (int r = 0; r < n_eq + nl; r++)
+        w->group[w->groups++] = r;
+    for (int i = 0; i < nc; i++)
+        w->group[w->groups++] = w->first[i];
+    w->group[w->groups] = n;
+    delassus(n, nv, w->Y, w->nz, w->nnz, w->group, w->groups, w->chain, w->A);
     /* the warm start's guess: each row's state in the last step's solution where the row was there (its
      * contact's slot, its limit), a new row free (a contact that stays, a limit that holds) */
     int known = 0;

@@ -26,8 +26,15 @@ void mb_hard_work_free(mb_hard_work *w);
  * pair as the compliant law's): each slot's mean force λ/h on its geom b.  Returns MB_OK, MB_SINGULAR
  * (M not positive definite), MB_NO_MEMORY, MB_CONTACT_LCP (no solution found), or −1 (a pair met has no
  * collider).  lane: the run (0 .. the lanes mb_hard_work_new was given − 1) whose last step's solve warm-starts
- * this one's LCP. */
+ * this one's LCP.  tau (fext may be NULL): given, qdd is not read: q̈₀ = M⁻¹ (τ − C(q, v, f_ext)) is found here on
+ * the factor the Delassus operator needs anyway (M = LᵀL, C by RNEA on md), in place of the caller's ABA: one
+ * inertia for both (MB_HARD_NO_ROWS: no rows, qdd untouched, the caller's forward dynamics then stands alone). */
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
-                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane);
+                          double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane,
+                          const double *tau, const double *fext);
+
+/* mb_hard_contact_stage's answer, given τ, when the step has no rows (no contact, constraint or joint limit
+ * within reach): q̈₀ is not computed (the caller's ABA is cheaper than CRBA, LTL and RNEA), nor needed more */
+#define MB_HARD_NO_ROWS (-2)
 
 #endif

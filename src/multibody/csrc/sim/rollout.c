@@ -407,6 +407,16 @@ static int count_busy(const group *g)
 
 /* q̈ = FDab(ma, q, v, τ_all, f_ext) of every busy run: all in the lanes, or (without lanes, or when a
  * lane failed, to know which run) run by run; a failing run's status goes to st. */
+/* run l's q̈ by ABA (forward_dynamics' for one run; a singular model's body located) */
+static void forward_dynamics_one(group *g, const mb_model *ma, int l, const double *q, const double *v,
+                                 const double *tau, const double *fext, double *qdd)
+{
+    g->st[l] = ma->planar && !fext ? mb_aba_planar(ma, g->d, q, v, tau, qdd)  /* mb_aba's choice */
+                                   : mb_aba(ma, g->d, q, v, tau, fext, qdd);
+    if (g->st[l] == MB_SINGULAR)
+        g->singular[l] = mb_singular_take().body;
+}
+
 static void forward_dynamics(group *g, const mb_model *ma, const double *const *q, const double *const *v,
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
@@ -417,14 +427,9 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
             g->posed = busy_mask(g);
         return;
     }
-    for (int l = 0; l < g->L; l++) {
-        if (!busy(g, l))
-            continue;
-        g->st[l] = ma->planar && !fext[l] ? mb_aba_planar(ma, g->d, q[l], v[l], tau_all[l], qdd[l])  /* mb_aba's choice */
-                                          : mb_aba(ma, g->d, q[l], v[l], tau_all[l], fext[l], qdd[l]);
-        if (g->st[l] == MB_SINGULAR)
-            g->singular[l] = mb_singular_take().body;
-    }
+    for (int l = 0; l < g->L; l++)
+        if (busy(g, l))
+            forward_dynamics_one(g, ma, l, q[l], v[l], tau_all[l], fext[l], qdd[l]);
 }
 
 /* q̈ with the resting joints held, q̈_j = 0, by TMT eq. (6) — the KKT system of the tree with one row
@@ -528,6 +533,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
      * soft stops, the forward dynamics and the implicit correction (mb_scene_contact_implicit does the forward
      * dynamics, on M's factors, in place of ABA) */
     const int one_inertia = g->implicit && !r->call.dynamics && !r->stops.n_resting && !cancel;
+    /* hard contact on the tree's own dynamics: the stage's CRBA and LTL factor, which the Delassus operator needs,
+     * give the free acceleration too (RNEA on its right-hand side), in place of ABA; a step without rows runs ABA */
+    const int hard_fd = r->contact.hard && !r->call.dynamics && !r->stops.n_resting && !cancel;
     const double **q = g->q, **v = g->v, **tau_all = g->tau_all, **fext = g->fext;
     double **qdd = g->qdd, **gq = g->gq;
     if (r->control.kind == MB_CONTROL_BATCH && !g->have_held)
@@ -607,15 +615,22 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 g->st[l] = r->call.dynamics(r->call.dynamics_ctx, t, q[l], v[l], tau_all[l], fext[l], qdd[l]);
     } else if (r->stops.n_resting)
         resting_dynamics(g, q, v, tau_all, fext, qdd);
-    else if (!one_inertia)
+    else if (!one_inertia && !hard_fd)
         forward_dynamics(g, cancel ? g->mf : g->md, q, v, tau_all, fext, qdd);
     if (r->contact.hard)  /* the step's contact impulses into q̈ (hard_contact.c) */
         for (int l = 0; l < g->L; l++) {
-            if (!busy(g, l) || !finite_all(qdd[l], nv))
+            if (!busy(g, l) || (!hard_fd && !finite_all(qdd[l], nv)))
                 continue;
             double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
-            const int st = mb_hard_contact_stage(m, g->md, g->d, q[l], v[l], qdd[l], g->h, &r->contact, force,
-                                                 g->hard, l);
+            int st = mb_hard_contact_stage(m, g->md, g->d, q[l], v[l], qdd[l], g->h, &r->contact, force, g->hard, l,
+                                           hard_fd ? tau_all[l] : NULL, hard_fd ? fext[l] : NULL);
+            /* no rows: ABA alone; M not factored: ABA names the body */
+            if (st == MB_HARD_NO_ROWS || (hard_fd && st == MB_SINGULAR)) {
+                forward_dynamics_one(g, g->md, l, q[l], v[l], tau_all[l], fext[l], qdd[l]);
+                if (st == MB_HARD_NO_ROWS)
+                    continue;
+                st = g->st[l] == MB_OK ? st : g->st[l];
+            }
             if (st != MB_OK)
                 g->st[l] = st < 0 ? MB_OVERFLOW : st;  /* (−1: mb_scene_check found a collider for every pair) */
         }
