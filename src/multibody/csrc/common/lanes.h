@@ -276,6 +276,14 @@ static inline int scatter_streaming_unfenced(const real *src, long n, double *co
         return mb_every(zero == 0.0) && lanes_finite(src + 8 * blocks, n - 8 * blocks);
     }
 #endif
+    if (((uintptr_t)dst[0] ^ (uintptr_t)dst[MB_LANES - 1]) & 15) {
+        /* the states' rows start on both sides of 16-byte boundaries (an odd nv², the Panda's 81):
+         * 16-byte non-temporal pieces of rows a few entries long leave partly written lines in the
+         * write-combining buffers, each a read from memory (the Panda's ∂RNEA batch: 55 % of its
+         * time); ordinary stores, whose lines the caches complete, cost half that (measured) */
+        scatter(src, n, dst);
+        return lanes_finite(src, n);
+    }
     for (int l = 0; l < MB_LANES; l++) {
         double *d = dst[l];
         long k = 0;
