@@ -58,14 +58,17 @@ def c_flags():
     return compile_args, link_args + ["-lm"]
 
 
+CSRC = "src/multibody/csrc"
+
+
 def c_extension(name, sources, include_dirs=()):
-    """One extension module with the shared flags and NumPy's headers."""
+    """One extension module with the shared flags and NumPy's headers.  It depends on every header of
+    csrc/ too: without them, ``setup.py build_ext --inplace`` after a change to a header only (an
+    inline function of spatial.h or lanes.h) kept the objects built from the old one."""
     compile_args, link_args = c_flags()
     return Extension(name, sources=sorted(sources), include_dirs=[numpy.get_include(), *include_dirs],
+                     depends=sorted(glob(os.path.join(CSRC, "*", "*.h"))),
                      extra_compile_args=compile_args, extra_link_args=link_args)
-
-
-CSRC = "src/multibody/csrc"
 
 
 def csrc(*patterns):
