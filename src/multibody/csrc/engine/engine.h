@@ -282,7 +282,7 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
 /* mb_lcp_friction's pyramid LCP from guessed row states (MB_LCP_*: the last step's), one linear solve, the
  * guess corrected from the rows that break complementarity and solved again up to MB_LCP_WARM_TRIES solves;
  * 1 with x the solution and guess its rows' states, else 0 (then solve cold).  lo, hi, findex as
- * mb_lcp_friction takes them (not changed); work: n^2 + 6 n doubles, iwork: 2 n ints. */
+ * mb_lcp_friction takes them (not changed); work: n^2 + 6 n doubles, iwork: 3 n ints. */
 #define MB_LCP_WARM_TRIES 3
 int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *lo, const double *hi,
                          const int *findex, const double *mu, int *guess, double *x, double *work, int *iwork);

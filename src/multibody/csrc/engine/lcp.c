@@ -166,11 +166,14 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
  * Without such rows M is A_CC itself, solved by Cholesky.
  * x_new: n doubles out; M: n (n + 1) doubles of scratch; rhs: n; Cs: n ints of scratch; tol: the checks' tolerance relative to
  * max(1, |x|) and max(1, |b|).  Returns 1 when x_new is taken, 2 when x_new (finite) is the held states' point
- * but some row is not complementary there, 0 when the solve failed. */
+ * but some row is not complementary there, 0 when the solve failed.  next: NULL (the tests stop at the first
+ * row that fails), or n states that every row failing them changes to — a free row past a bound to that bound,
+ * a row at a bound pulling the wrong way to free (block principal pivoting: mb_lcp_friction_warm); the others'
+ * entries are left as they are. */
 static int solve_fixed_point(int n, const double *A, const double *b, const double *lo, const double *hi,
                              const int *bound_by, const double *mu, const int *state, const double *x,
                              double *x_new, double *M, double *rhs, double *lo_new, double *hi_new, double tol,
-                             int *Cs)
+                             int *Cs, int *next)
 {
     int m = 0;
     double xscale = 1, bscale = 1;
@@ -251,20 +254,29 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
         if (!isfinite(x_new[i])) return 0;
         lo_new[i] = l; hi_new[i] = h;
     }
+    int broken = 0;
     for (int i = 0; i < n; i++) {
         const double l = lo_new[i], h = hi_new[i];
-        if (x_new[i] < l - tol_x || x_new[i] > h + tol_x) return 2;
-        if (state[i] == IN_C) continue;
-        double w = -b[i];
-        for (int j = 0; j < n; j++) w += A[(size_t)i * n + j] * x_new[j];
-        if (l == h) continue;                            /* a row held at a point: any w */
-        if (x_new[i] - l <= h - x_new[i]) {              /* at its lower bound: pushing up */
-            if (x_new[i] > l + tol_x || w < -tol_w) return 2;
-        } else if (x_new[i] < h - tol_x || w > tol_w) {  /* at its upper bound: pushing down */
-            return 2;
+        int to = -1;                                     /* the state a row that breaks complementarity takes */
+        if (x_new[i] < l - tol_x) {
+            to = AT_LO;
+        } else if (x_new[i] > h + tol_x) {
+            to = AT_HI;
+        } else if (state[i] != IN_C) {
+            double w = -b[i];
+            for (int j = 0; j < n; j++) w += A[(size_t)i * n + j] * x_new[j];
+            if (l == h) continue;                        /* a row held at a point: any w */
+            if (x_new[i] - l <= h - x_new[i]) {          /* at its lower bound: pushing up */
+                if (x_new[i] > l + tol_x || w < -tol_w) to = IN_C;
+            } else if (x_new[i] < h - tol_x || w > tol_w) {  /* at its upper bound: pushing down */
+                to = IN_C;
+            }
         }
+        if (to < 0) continue;
+        if (!next) return 2;
+        next[i] = to, broken = 1;
     }
-    return 1;
+    return broken ? 2 : 1;
 }
 
 /* The boxed LCP with friction rows (findex >= 0) bounded by mu |x[findex]|: first ODE's
@@ -314,7 +326,7 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
         /* the pass's states known: try their fixed point (work past mb_lcp_dantzig's bounds is free) */
         if (!cone_pair_used && solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n,
                                                  work + 7 * n, work + 3 * n, work + 4 * n, work + 5 * n, 1e-9,
-                                                 iwork + n) == 1) {
+                                                 iwork + n, NULL) == 1) {
             (*pivots)++;
             for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
             break;
@@ -341,7 +353,7 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
  * where contacts start to slide or stick then cost a few solves, not a cold pivoting of every row.
  * Otherwise nothing is written but scratch and the caller solves cold.
  * lo, hi: the rows' own bounds (friction rows: their mu and findex say the bounds); guess: n states in, the
- * solution's out (when 1 is returned); work: n^2 + 6 n doubles; iwork: 2 n ints.  Returns 1 when x holds the
+ * solution's out (when 1 is returned); work: n^2 + 6 n doubles; iwork: 3 n ints.  Returns 1 when x holds the
  * solution. */
 int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *lo, const double *hi,
                          const int *findex, const double *mu, int *guess, double *x, double *work, int *iwork)
@@ -355,9 +367,6 @@ int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *
             return 0;
         state[i] = guess[i];
     }
-    double bscale = 1;
-    for (int i = 0; i < n; i++)
-        bscale = fmax(bscale, fabs(b[i]));
     for (int tries = 0; tries < MB_LCP_WARM_TRIES; tries++) {
         /* the states as the numbers solve_fixed_point reads: a row's value at its bound, a friction row at a
          * bound of a free normal only its sign (its value follows the normal's), a free normal's sign + */
@@ -379,42 +388,23 @@ int mb_lcp_friction_warm(int n, const double *A, const double *b, const double *
             const double sigma = state[i] == AT_HI ? 1.0 : -1.0;
             xg[i] = state[k] == IN_C ? sigma : sigma * mu[i] * fabs(xg[k]);
         }
-        const int got = solve_fixed_point(n, A, b, lo, hi, findex, mu, state, xg, x_new, M, rhs, lo_new, hi_new,
-                                          1e-12, iwork + n);
+        /* the states solved with, kept; the rows that break complementarity at x_new change theirs in `state`
+         * (solve_fixed_point's tests) */
+        int *held = iwork + 2 * n;
+        memcpy(held, state, sizeof(int) * n);
+        const int got = solve_fixed_point(n, A, b, lo, hi, findex, mu, held, xg, x_new, M, rhs, lo_new, hi_new,
+                                          1e-12, iwork + n, state);
         if (!got)
             return 0;
-        int changed = 0;
+        int changed = got == 2;
         for (int i = 0; i < n; i++)  /* a free normal carrying friction rows must come out >= 0 (its sign was +) */
-            if (findex[i] >= 0 && state[i] != IN_C && state[findex[i]] == IN_C && x_new[findex[i]] < 0)
+            if (findex[i] >= 0 && held[i] != IN_C && held[findex[i]] == IN_C && x_new[findex[i]] < 0)
                 state[findex[i]] = AT_LO, changed = 1;
-        if (got == 1 && !changed) {
+        if (!changed) {
             memcpy(x, x_new, sizeof(double) * n);
             memcpy(guess, state, sizeof(int) * n);
             return 1;
         }
-        if (got == 2) {  /* the rows that break complementarity at x_new (solve_fixed_point's tests) change state */
-            double xscale = 1;
-            for (int i = 0; i < n; i++)
-                xscale = fmax(xscale, fabs(x_new[i]));
-            const double tol_x = 1e-12 * xscale, tol_w = 1e-12 * bscale;
-            for (int i = 0; i < n; i++) {
-                double l = lo[i], h = hi[i];
-                if (findex[i] >= 0) { h = mu[i] * fabs(x_new[findex[i]]); l = -h; }
-                if (state[i] == IN_C) {
-                    if (x_new[i] < l - tol_x) state[i] = AT_LO, changed = 1;
-                    else if (x_new[i] > h + tol_x) state[i] = AT_HI, changed = 1;
-                    continue;
-                }
-                if (l == h)
-                    continue;
-                double w = -b[i];
-                for (int j = 0; j < n; j++) w += A[(size_t)i * n + j] * x_new[j];
-                if ((state[i] == AT_LO && w < -tol_w) || (state[i] == AT_HI && w > tol_w))
-                    state[i] = IN_C, changed = 1;
-            }
-        }
-        if (!changed)
-            return 0;
     }
     return 0;
 }
