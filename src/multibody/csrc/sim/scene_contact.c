@@ -452,6 +452,13 @@ static void live_add(stage_memo *memo, stage_view *v, int k)
         v->inlive[k] = 1, v->live[memo->n_live++] = k;
 }
 
+int mb_scene_live_slots(const mb_scene *s, void *scratch, const int **live)
+{
+    const stage_memo *memo = scratch;
+    *live = stage_arrays(s, scratch).live;
+    return memo->live_ok ? memo->n_live : -1;
+}
+
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
                            double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
                            void *scratch)

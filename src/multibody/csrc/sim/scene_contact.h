@@ -93,6 +93,12 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
  * so that a call visits those and its contacts' alone: a call on the same zdot as the last call's expects it
  * as that call left it, zero off the live slots).  Returns 0, or −1 when a pair met has no collider. */
 size_t mb_scene_stage_scratch(const mb_scene *s);
+/* The stage's live slots in its scratch: how many (*live: their indices, in no order), or −1 before the run's
+ * first call.  Every slot off the list has z = 0, and ż = 0 in what the last call wrote; under semi_implicit with
+ * the law implicit (mb_scene_contact_implicit, which drops the slots whose z and ż are both zero) a slot leaves
+ * the list only where the state the step starts from has z = 0 there, so a step z₁ = z + h ż need visit the
+ * listed slots alone (rollout.c's z_live). */
+int mb_scene_live_slots(const mb_scene *s, void *scratch, const int **live);
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
                            double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
                            void *scratch);
