@@ -124,6 +124,10 @@ void mb_jacobian(const mb_model *m, mb_data *d, const double *q, int body, const
 void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc);
 void mb_point_jacobian_add(const mb_model *m, const double *R0, const double *p0, int body, const double *P,
                            double weight, double *J3);
+void mb_dof_world_axes(const mb_model *m, const double *R0, double *ax);
+void mb_point_jacobian_axes_add(const mb_model *m, const double *ax, const double *p0, int body, const double *P,
+                                double weight, double *J3);
+int mb_contact_columns(const mb_model *m, int ba, int bb, int *chain, int *cols);
 void mb_integrate(const mb_model *m, const double *q, const double *v, double dt, double *out);
 
 /* energy.c — EnerMo */
