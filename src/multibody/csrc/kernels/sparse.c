@@ -11,12 +11,24 @@
 
 #include "common/core.h"
 
-/* y[lo .. hi] −= a x[lo .. hi]: one row of LTDL's update on a run of consecutive dofs (restrict: two rows of A,
- * never the same one; the elements are independent, so the loop runs two or four at an instruction with each
- * element's operations unchanged) */
-static inline void sub_scaled(double *restrict y, const double *restrict x, double a, int lo, int hi)
+/* y[lo .. hi] −= a x[lo .. hi]: one row of LTDL's update on a run of consecutive dofs (two rows of A, never the
+ * same one).  The elements are independent, so they go two at an instruction, each element's operations (a
+ * product, then a difference: no fused multiply-add, -ffp-contract=off) unchanged; written out in pairs rather
+ * than left to the vectoriser, whose checks and remainder loops cost more than the few elements of a run. */
+typedef double ltdl_pair __attribute__((vector_size(16)));
+
+static inline void sub_scaled(double *y, const double *x, double a, int lo, int hi)
 {
-    for (int j = lo; j <= hi; j++)
+    int j = lo;
+    const ltdl_pair a2 = {a, a};
+    for (; j + 1 <= hi; j += 2) {
+        ltdl_pair xv, yv;
+        memcpy(&xv, x + j, sizeof xv);
+        memcpy(&yv, y + j, sizeof yv);
+        yv -= a2 * xv;
+        memcpy(y + j, &yv, sizeof yv);
+    }
+    if (j == hi)
         y[j] -= a * x[j];
 }
 

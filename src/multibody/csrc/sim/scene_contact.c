@@ -719,17 +719,38 @@ static double row_dot(const mb_scene_implicit *w, int r, const double *x)
     return s;
 }
 
-/* y[lo .. hi] += c0 x0 + c1 x1 + c2 x2 (a sticking contact's three rows into A), += c0 x0 (one row) */
-static inline void add_rows3(double *restrict y, const double *restrict x0, const double *restrict x1,
-                             const double *restrict x2, double c0, double c1, double c2, int lo, int hi)
+/* y[lo .. hi] += c0 x0 + c1 x1 + c2 x2 (a sticking contact's three rows into A), += c0 x0 (one row): two elements
+ * an instruction, each element's operations unchanged (as sparse.c's sub_scaled: pairs written out, the runs are
+ * too short for the vectoriser's checks and remainder loops) */
+typedef double row_pair __attribute__((vector_size(16)));
+
+static inline void add_rows3(double *y, const double *x0, const double *x1, const double *x2, double c0, double c1,
+                             double c2, int lo, int hi)
 {
-    for (int j = lo; j <= hi; j++)
+    const row_pair a0 = {c0, c0}, a1 = {c1, c1}, a2 = {c2, c2};
+    int j = lo;
+    for (; j + 1 <= hi; j += 2) {
+        row_pair v0, v1, v2, yv;
+        memcpy(&v0, x0 + j, sizeof v0), memcpy(&v1, x1 + j, sizeof v1), memcpy(&v2, x2 + j, sizeof v2);
+        memcpy(&yv, y + j, sizeof yv);
+        yv += a0 * v0 + a1 * v1 + a2 * v2;
+        memcpy(y + j, &yv, sizeof yv);
+    }
+    if (j == hi)
         y[j] += c0 * x0[j] + c1 * x1[j] + c2 * x2[j];
 }
 
-static inline void add_row(double *restrict y, const double *restrict x0, double c0, int lo, int hi)
+static inline void add_row(double *y, const double *x0, double c0, int lo, int hi)
 {
-    for (int j = lo; j <= hi; j++)
+    const row_pair a0 = {c0, c0};
+    int j = lo;
+    for (; j + 1 <= hi; j += 2) {
+        row_pair v0, yv;
+        memcpy(&v0, x0 + j, sizeof v0), memcpy(&yv, y + j, sizeof yv);
+        yv += a0 * v0;
+        memcpy(y + j, &yv, sizeof yv);
+    }
+    if (j == hi)
         y[j] += c0 * x0[j];
 }
 
