@@ -22,6 +22,8 @@ void mb_quat_normalise(const double *q, double *out);
 /* rnea.c — ID */
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, double *tau);
+void mb_rnea_posed(const mb_model *m, mb_data *d, const double *qd, const double *qdd, const double *fext,
+                   double *tau);
 /* g(q) = RNEA(q, 0, 0), the joint forces that hold the tree still against gravity: the same numbers
  * without the velocity terms.  have_poses: d->R, d->p already hold q's poses (an mb_aba on this d and
  * q just ran, not planar), so they are not recomputed. */
@@ -67,6 +69,7 @@ int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const dou
 
 /* crba.c — CRBA / HandC */
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H);
+void mb_crba_posed(const mb_model *m, mb_data *d, double *H);
 
 /* aba.c — FDab, its passes shared with HD (hybrid.c) and FDfb (floating.c) */
 int mb_invert_small(const double *D, int n, double *Dinv);

@@ -632,7 +632,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
             fext[l] = f;
         }
         tau_all[l] = tau;
-        const double *H = one_inertia ? mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l]) : NULL;
+        /* (posed: the scene's stage posed the bodies at q[l] above, tree and world, and every computation since is
+         * at q[l] too) */
+        const double *H = one_inertia ? mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l], 1) : NULL;
         if (mb_passive_joint_forces(&r->passive)) {  /* passive.c: damping, friction, tendons, soft stops */
             double *ta = part(w->tau_all, l, nv);
             mb_passive_forces(m, g->d, &r->passive, q[l], v[l], tau, H, w->passive, ta);

@@ -567,6 +567,7 @@ struct mb_scene_implicit {
     int *nrun, *runs;             /* rows, rows × 2 nv: each row's columns as runs of consecutive dofs, (lo, hi)
                                    * pairs ascending (column_runs) */
     int na;                       /* active contacts */
+    int posed;                    /* mb_scene_implicit_inertia's: d held the poses at q (the RNEA reads them) */
 };
 
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
@@ -863,10 +864,14 @@ static int one_chain(const mb_model *m, int a, int b)
 }
 
 const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
-                                        const double *q)
+                                        const double *q, int posed)
 {   /* md differs from m in its armature alone (semi_implicit's damping), which CRBA adds on the diagonal */
     const int nv = m->nv;
-    mb_crba(m, d, q, w->Hm);
+    if (posed)
+        mb_crba_posed(m, d, w->Hm);
+    else
+        mb_crba(m, d, q, w->Hm);
+    w->posed = posed;
     memcpy(w->H, w->Hm, sizeof(double) * (size_t)nv * nv);
     if (md->armature != m->armature)
         for (int k = 0; k < nv; k++)
@@ -950,7 +955,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
      * bodies in d->R0, d->p0 at q, which the rows then read */
     if (tau_all) {
         memset(w->x, 0, sizeof(double) * (size_t)nv);
-        mb_rnea(md, d, q, v, w->x, fext, w->C);
+        if (w->posed)  /* (the stage's poses at q: tree and world) */
+            mb_rnea_posed(md, d, v, w->x, fext, w->C);
+        else
+            mb_rnea(md, d, q, v, w->x, fext, w->C);
         for (int k = 0; k < nv; k++)
             w->C[k] = tau_all[k] - w->C[k];
     }
