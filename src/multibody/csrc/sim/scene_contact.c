@@ -332,9 +332,10 @@ static void add_force(double *fext, int k, const double *x, const double *f, dou
 }
 
 /* mb_scene_contact_forces on the body poses and velocities d->R0, d->p0, d->v already computed at (q, q̇) */
+/* (tn: each contact's tangents t1, t2 kept, 6 numbers, for the implicit step; or NULL) */
 static void forces_posed(const mb_model *m, mb_data *d, const mb_scene *s, const mb_scene_contact *c, int nc,
                          double K, double D, const double *u, double *fext, double *udot, double *F,
-                         unsigned char *state)
+                         unsigned char *state, double *tn)
 {
     memset(fext, 0, sizeof(double) * 6 * m->nb);
     for (int i = 0; i < nc; i++) {
@@ -349,6 +350,8 @@ static void forces_posed(const mb_model *m, mb_data *d, const mb_scene *s, const
         point_velocity(d, bb, x, vb);
         mb_sub3(vb, va, v);
         mb_scene_tangents(n, t[0], t[1]);
+        if (tn)
+            mb_copy3(t[0], tn + 6 * (size_t)i), mb_copy3(t[1], tn + 6 * (size_t)i + 3);
         const double depth = c[i].depth, vn = mb_dot3(n, v);
         const double zr = sqrt(fmax(0.0, depth));
         const double fn = zr * (K * depth - D * vn);
@@ -395,10 +398,10 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
                              double *udot, double *F, unsigned char *state)
 {
     mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
-    forces_posed(m, d, s, c, nc, K, D, u, fext, udot, F, state);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, udot, F, state, NULL);
 }
 
-/* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F (doubles), slots, the live
+/* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F, tangents (doubles), slots, the live
  * slots, states, the live marks, then the poses (aligned) */
 typedef struct stage_memo {
     const double *F_last;  /* the F of the last call (NULL: none yet), and the slots it wrote there:     */
@@ -412,7 +415,7 @@ typedef struct stage_memo {
 /* the stage's arrays in its scratch (cap = npair · MB_SCENE_PAIR_MAX slots) */
 typedef struct stage_view {
     mb_scene_contact *c;
-    double *u, *ud, *Fc;
+    double *u, *ud, *Fc, *tn;  /* (tn: each contact's tangents t1, t2, mb_scene_tangents's, 6 numbers) */
     int *slot, *live;
     unsigned char *state, *inlive;
 } stage_view;
@@ -423,7 +426,7 @@ static stage_view stage_arrays(const mb_scene *s, void *scratch)
     stage_view v;
     v.c = (mb_scene_contact *)((char *)scratch + 64);
     v.u = (double *)(v.c + cap), v.ud = v.u + 2 * cap, v.Fc = v.ud + 2 * cap;
-    v.slot = (int *)(v.Fc + 3 * cap), v.live = v.slot + cap;
+    v.tn = v.Fc + 3 * cap, v.slot = (int *)(v.tn + 6 * cap), v.live = v.slot + cap;
     v.state = (unsigned char *)(v.live + cap), v.inlive = v.state + cap;
     return v;
 }
@@ -431,7 +434,7 @@ static stage_view stage_arrays(const mb_scene *s, void *scratch)
 static size_t stage_poses_at(const mb_scene *s)
 {
     const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
-    return (64 + cap * (sizeof(mb_scene_contact) + sizeof(double) * 7 + 2 + 2 * sizeof(int)) + 64) / 64 * 64;
+    return (64 + cap * (sizeof(mb_scene_contact) + sizeof(double) * 13 + 2 + 2 * sizeof(int)) + 64) / 64 * 64;
 }
 
 size_t mb_scene_stage_scratch(const mb_scene *s)
@@ -493,7 +496,7 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
         u[2 * i] = z[2 * slot[i]], u[2 * i + 1] = z[2 * slot[i] + 1];
         live_add(memo, &V, slot[i]);
     }
-    forces_posed(m, d, s, c, nc, K, D, u, fext, ud, Fc, state);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, ud, Fc, state, V.tn);
     /* every slot apart first: u̇ = −(K/D) u, zero where u is (every slot off the live list); a ż the last call
      * wrote is zero off the list already */
     if (zdot != memo->zdot_last)
@@ -997,8 +1000,8 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             mb_point_jacobian_axes_add(m, w->ax, d->p0, ba, c[i].pos, -1.0, w->J3);
         double *dn = w->dir + 3 * (size_t)r;
         mb_copy3(c[i].normal, dn);
-        if (rows == 3)
-            mb_scene_tangents(c[i].normal, dn + 3, dn + 6);
+        if (rows == 3)  /* (the law's tangents, mb_scene_tangents's: the stage kept them) */
+            mb_copy3(V.tn + 6 * (size_t)i, dn + 3), mb_copy3(V.tn + 6 * (size_t)i + 3, dn + 6);
         int k = 0;
         for (; k < rows; k++, r++) {
             const double *t = w->dir + 3 * (size_t)r;
@@ -1124,7 +1127,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (w->nrow[a] == 3)  /* (the rows' own, mb_scene_tangents's) */
             mb_copy3(w->dir + 3 * (size_t)(r + 1), t[0]), mb_copy3(w->dir + 3 * (size_t)(r + 2), t[1]);
         else
-            mb_scene_tangents(n3, t[0], t[1]);
+            mb_copy3(V.tn + 6 * (size_t)i, t[0]), mb_copy3(V.tn + 6 * (size_t)i + 3, t[1]);
         /* a candidate's deformation is zeroed (its sticking law starts from u = 0: u̇ carries −u/h, below) */
         const double zero2[2] = {0.0, 0.0}, *ui = state[i] ? u + 2 * (size_t)i : zero2;
         if (fn <= 0.0) {  /* released: apart (its u zeroed: reset_apart) */
