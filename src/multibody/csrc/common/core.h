@@ -22,6 +22,8 @@ void mb_quat_normalise(const double *q, double *out);
 /* rnea.c — ID */
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, double *tau);
+void mb_rnea_posed(const mb_model *m, mb_data *d, const double *qd, const double *qdd, const double *fext,
+                   double *tau);
 /* g(q) = RNEA(q, 0, 0), the joint forces that hold the tree still against gravity: the same numbers
  * without the velocity terms.  have_poses: d->R, d->p already hold q's poses (an mb_aba on this d and
  * q just ran, not planar), so they are not recomputed. */
@@ -67,6 +69,7 @@ int mb_aba_derivatives(const mb_model *m, mb_data *d, double *scratch, const dou
 
 /* crba.c — CRBA / HandC */
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *H);
+void mb_crba_posed(const mb_model *m, mb_data *d, double *H);
 
 /* aba.c — FDab, its passes shared with HD (hybrid.c) and FDfb (floating.c) */
 int mb_invert_small(const double *D, int n, double *Dinv);
@@ -124,6 +127,10 @@ void mb_jacobian(const mb_model *m, mb_data *d, const double *q, int body, const
 void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc);
 void mb_point_jacobian_add(const mb_model *m, const double *R0, const double *p0, int body, const double *P,
                            double weight, double *J3);
+void mb_dof_world_axes(const mb_model *m, const double *R0, double *ax);
+void mb_point_jacobian_axes_add(const mb_model *m, const double *ax, const double *p0, int body, const double *P,
+                                double weight, double *J3);
+int mb_contact_columns(const mb_model *m, int ba, int bb, int *chain, int *cols);
 void mb_integrate(const mb_model *m, const double *q, const double *v, double dt, double *out);
 
 /* energy.c — EnerMo */

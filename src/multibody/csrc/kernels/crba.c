@@ -92,11 +92,11 @@ static inline real subspace_dot(const mb_model *m, int k, const real *F)
     return s >= 0 ? F[s] : S[0] * F[0] + S[1] * F[1] + S[2] * F[2] + S[3] * F[3] + S[4] * F[4] + S[5] * F[5];
 }
 
-MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real *q, real *H)
+/* mb_crba on the tree's poses at q already in d->R, d->p (mb_tree_poses, or mb_body_states) */
+MB_LANES_STATIC void MB_NAME(mb_crba_posed)(const mb_model *m, mb_data *d, real *H)
 {
     const int nb = m->nb, nv = m->nv;
     real *Ic = d->Ic;
-    mb_tree_poses_inline(m, q, d->R, d->p);
     for (int k = 0; k < MB_NI * nb; k++)
         Ic[k] = MB_SPLAT(m->inertia[k]);
     for (int i = nb - 1; i >= 0; i--)  /* composite inertias, leaves to root */
@@ -123,4 +123,10 @@ MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real 
         }
     for (int k = 0; k < nv; k++)  /* the rotors on the diagonal */
         H[(long)nv * k + k] += m->armature[k];
+}
+
+MB_LANES_STATIC void MB_NAME(mb_crba)(const mb_model *m, mb_data *d, const real *q, real *H)
+{
+    mb_tree_poses_inline(m, q, d->R, d->p);
+    MB_NAME(mb_crba_posed)(m, d, H);
 }

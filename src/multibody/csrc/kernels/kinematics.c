@@ -114,6 +114,65 @@ void mb_point_jacobian_add(const mb_model *m, const double *R0, const double *p0
     add_columns(m, R0, p0, body, P, 0, weight, 0, J3);
 }
 
+/* ax (nv × 6): each dof's axis in world coordinates at the world poses R0 (mb_body_states), [R0_j S_k^ω; R0_j S_k^v]
+ * with j the dof's body: add_columns's products, which do not depend on the point, once per configuration for
+ * the many points of a contact step (dm_control's humanoid: ~10 contacts a step, each on ~12 dofs, each dof's
+ * two rotations per contact were most of the contacts' Jacobians) */
+void mb_dof_world_axes(const mb_model *m, const double *R0, double *ax)
+{
+    for (int j = 0; j < m->nb; j++) {
+        const double *Rj = R0 + 9 * j;
+        for (int k = m->v_start[j]; k < m->v_start[j] + m->nv_joint[j]; k++) {
+            const double *S = m->S + 6 * k;
+            double *a = ax + 6 * k;
+            for (int r = 0; r < 3; r++) {
+                a[r] = Rj[3 * r] * S[0] + Rj[3 * r + 1] * S[1] + Rj[3 * r + 2] * S[2];
+                a[3 + r] = Rj[3 * r] * S[3] + Rj[3 * r + 1] * S[4] + Rj[3 * r + 2] * S[5];
+            }
+        }
+    }
+}
+
+/* mb_point_jacobian_add from the dofs' world axes ax (mb_dof_world_axes at the same poses): the same numbers */
+void mb_point_jacobian_axes_add(const mb_model *m, const double *ax, const double *p0, int body, const double *P,
+                                double weight, double *J3)
+{
+    const int nv = m->nv;
+    for (int j = body; j >= 0; j = m->parent[j]) {
+        const double *pj = p0 + 3 * j;
+        const double d0 = P[0] - pj[0], d1 = P[1] - pj[1], d2 = P[2] - pj[2];
+        for (int k = m->v_start[j]; k < m->v_start[j] + m->nv_joint[j]; k++) {
+            const double *w = ax + 6 * k, *u = w + 3;
+            J3[k] += weight * (u[0] + (w[1] * d2 - w[2] * d1));
+            J3[nv + k] += weight * (u[1] + (w[2] * d0 - w[0] * d2));
+            J3[2 * nv + k] += weight * (u[2] + (w[0] * d1 - w[1] * d0));
+        }
+    }
+}
+
+/* The dofs the point Jacobians of bodies ba and bb (−1: the static world, none) have columns on, ascending into
+ * cols (returns how many): their ancestors' dofs, a set closed under λ (dof_parent), so that L⁻ᵀ keeps a row on
+ * it too (branch-induced sparsity, RBDA §6.5); a contact's rows share it (sim/hard_contact.c,
+ * sim/scene_contact.c).  chain: 2 nv ints of scratch. */
+int mb_contact_columns(const mb_model *m, int ba, int bb, int *chain, int *cols)
+{
+    int n[2] = {0, 0}, *c[2] = {chain, chain + m->nv};
+    for (int s = 0; s < 2; s++) {  /* each body's chain from its (or its nearest moving ancestor's) last dof, descending */
+        int j = s ? bb : ba;
+        while (j >= 0 && m->nv_joint[j] == 0)
+            j = m->parent[j];
+        for (int k = j >= 0 ? m->v_start[j] + m->nv_joint[j] - 1 : -1; k >= 0; k = m->dof_parent[k])
+            c[s][n[s]++] = k;
+    }
+    int a = n[0] - 1, b = n[1] - 1, p = 0;  /* the union, ascending (both end in the root's dofs) */
+    while (a >= 0 || b >= 0) {
+        const int ka = a >= 0 ? c[0][a] : m->nv, kb = b >= 0 ? c[1][b] : m->nv;
+        cols[p++] = ka < kb ? ka : kb;
+        a -= ka <= kb, b -= kb <= ka;
+    }
+    return p;
+}
+
 void mb_com_jacobian(const mb_model *m, mb_data *d, const double *q, double *Jc)
 {
     mb_tree_poses(m, q, d->R, d->p);

@@ -39,17 +39,16 @@ MB_FOLD void crm_unit_add(const real *v, int s, real qd, real *a)
     }
 }
 
-MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real *q, const real *qd,
-                                      const real *qdd, const double *fext, real *tau)
+/* mb_rnea on the poses at q already in d: the tree's d->R, d->p (mb_tree_poses), and with f_ext the world's
+ * d->R0, d->p0 (mb_world_poses; mb_body_states computes both), so that a step that has posed the bodies for its
+ * contacts does not pose them again (scene_contact.c's implicit step) */
+MB_LANES_STATIC void MB_NAME(mb_rnea_posed)(const mb_model *m, mb_data *d, const real *qd, const real *qdd,
+                                            const double *fext, real *tau)
 {
     real minus_grav[6], vJ[6], Iv[6];
     for (int r = 0; r < 6; r++)
         minus_grav[r] = MB_SPLAT(-m->a_grav[r]);
-    mb_tree_poses_inline(m, q, d->R, d->p);
-#ifndef MB_LANE_BUILD
-    if (fext)
-        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
-#else
+#ifdef MB_LANE_BUILD
     (void)fext;
 #endif
 
@@ -129,6 +128,17 @@ MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real 
         if (par >= 0)
             mb_force_to_parent_add_kind(m->pose_kind[i], d->R + 9 * i, d->p + 3 * i, f, d->f + 6 * par);
     }
+}
+
+MB_LANES_STATIC void MB_NAME(mb_rnea)(const mb_model *m, mb_data *d, const real *q, const real *qd,
+                                      const real *qdd, const double *fext, real *tau)
+{
+    mb_tree_poses_inline(m, q, d->R, d->p);
+#ifndef MB_LANE_BUILD
+    if (fext)
+        mb_world_poses(m, d->R, d->p, d->R0, d->p0);
+#endif
+    MB_NAME(mb_rnea_posed)(m, d, qd, qdd, fext, tau);
 }
 
 /* g(q) = RNEA(q, 0, 0): with q̇ = q̈ = 0 the forward pass is a_i = Xup_i a_λ(i), f_i = I_i a_i, and the

@@ -11,30 +11,59 @@
 
 #include "common/core.h"
 
+/* y[lo .. hi] −= a x[lo .. hi]: one row of LTDL's update on a run of consecutive dofs (two rows of A, never the
+ * same one).  The elements are independent, so they go two at an instruction, each element's operations (a
+ * product, then a difference: no fused multiply-add, -ffp-contract=off) unchanged; written out in pairs rather
+ * than left to the vectoriser, whose checks and remainder loops cost more than the few elements of a run. */
+typedef double ltdl_pair __attribute__((vector_size(16)));
+
+static inline void sub_scaled(double *y, const double *x, double a, int lo, int hi)
+{
+    int j = lo;
+    const ltdl_pair a2 = {a, a};
+    for (; j + 1 <= hi; j += 2) {
+        ltdl_pair xv, yv;
+        memcpy(&xv, x + j, sizeof xv);
+        memcpy(&yv, y + j, sizeof yv);
+        yv -= a2 * xv;
+        memcpy(y + j, &yv, sizeof yv);
+    }
+    if (j == hi)
+        y[j] -= a * x[j];
+}
+
 /* LTDL (RBDA table 6.3) in place on A (n×n, row-major, holding H): afterwards L's strictly lower
  * part is below A's diagonal (unit diagonal implied) and D on it.  Returns the failing pivot
  * index, or −1. */
 int mb_ltdl(int n, const int *lam, double *A)
 {
-    /* k's ancestors, nearest first, walked once per k: the ancestors of each i in the list are the rest of it,
-     * so the inner loops run over an array instead of chasing λ (each hop a dependent load: the humanoid's
-     * factor spent most of its time there).  The same operations in the same order as the book's loops. */
-    int chain[n > 0 ? n : 1];
+    /* k's ancestors, nearest first, walked once per k as runs of consecutive dofs hi[r] ≥ … ≥ lo[r] (a joint's
+     * dofs, and a child's first dof after its parent's last: dm_control's humanoid has one or two runs a dof),
+     * so that the updates run over contiguous memory instead of chasing λ or an index list (each hop a dependent
+     * load, each element a gather: the humanoid's factor, twice a step, spent most of its time there).  The same
+     * operations in the same order as the book's loops: row i of the ancestors, nearest first, each gets
+     * A_ij −= a A_kj for i and its ancestors j, the elements independent of each other. */
+    int lo[n > 0 ? n : 1], hi[n > 0 ? n : 1];
     for (int k = n - 1; k >= 0; k--) {
         if (!(A[n * k + k] > 0.0))
             return k;
-        int len = 0;
-        for (int i = lam[k]; i >= 0; i = lam[i])
-            chain[len++] = i;
-        const double *Ak = A + (long)n * k;
-        for (int p = 0; p < len; p++) {
-            const int i = chain[p];
-            const double a = Ak[i] / Ak[k];
-            double *Ai = A + (long)n * i;
-            for (int r = p; r < len; r++)
-                Ai[chain[r]] -= a * Ak[chain[r]];
-            A[(long)n * k + i] = a;
+        int nr = 0;
+        for (int i = lam[k]; i >= 0; i = lam[i]) {
+            hi[nr] = i;
+            while (i > 0 && lam[i] == i - 1)
+                i--;
+            lo[nr++] = i;
         }
+        double *Ak = A + (long)n * k;
+        for (int r = 0; r < nr; r++)
+            for (int i = hi[r]; i >= lo[r]; i--) {
+                const double a = Ak[i] / Ak[k];
+                double *Ai = A + (long)n * i;
+                sub_scaled(Ai, Ak, a, lo[r], i);
+                for (int t = r + 1; t < nr; t++)
+                    sub_scaled(Ai, Ak, a, lo[t], hi[t]);
+                Ak[i] = a;
+            }
     }
     return -1;
 }

@@ -54,6 +54,7 @@ struct mb_hard_work {
     int *lim;                       /* (joint limits) the limits in this step's rows           */
     double *H, *S, *L;              /* (nv × nv) M, scratch, its LTL factor                     */
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
+    double *ax;                     /* (6 nv) the dofs' world axes at the step's poses (mb_dof_world_axes) */
     double *dir;                    /* (rows × 3) each row's direction (n, t1 or t2)            */
     double *Y, *A, *b, *lo, *hi, *mu, *x, *flo, *fhi, *work;
     int *findex, *iwork, *guess;
@@ -87,7 +88,7 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
         w->stamp[i] = -2;  /* (calls start at 0: no key is the last call's) */
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
     w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
-    w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 5 * (size_t)nv + 1));
+    w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 11 * (size_t)nv + 1));
     w->poses = malloc(mb_scene_pose_scratch(hc->scene));
     w->chain = malloc(sizeof(int) * (3 * (size_t)nv + 1));
     if (!w->c || !w->slot || !w->H || !w->poses || !w->chain) {
@@ -96,7 +97,7 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
     }
     w->first = w->slot + cap, w->lim = w->first + cap;
     w->S = w->H + (size_t)nv * nv, w->L = w->S + (size_t)nv * nv, w->J3 = w->L + (size_t)nv * nv;
-    w->u = w->J3 + 3 * nv, w->vfree = w->u + nv;
+    w->u = w->J3 + 3 * nv, w->vfree = w->u + nv, w->ax = w->vfree + nv;
     return w;
 }
 
@@ -149,29 +150,6 @@ static void solve_row(int nv, const int *lam, const double *L, double *y, int *n
         if (y[k] != 0.0)
             nz[c++] = k;
     *nnz = c;
-}
-
-/* The dofs a contact's rows live on, ascending into pat (returns their count): the ancestors of its two
- * bodies' dofs (a body's point Jacobian has its columns there), a set closed under λ, so L⁻ᵀ keeps a row in
- * it (branch-induced sparsity, RBDA §6.5).  Its rows share it: one walk for the contact's 1 or 3 rows, where
- * solve_row scans all nv columns per row.  chain: 2 nv ints of scratch. */
-static int contact_pattern(const mb_model *m, int ba, int bb, int *chain, int *pat)
-{
-    int n[2] = {0, 0}, *c[2] = {chain, chain + m->nv};
-    for (int s = 0; s < 2; s++) {  /* each body's chain from its (or its nearest moving ancestor's) last dof, descending */
-        int j = s ? bb : ba;
-        while (j >= 0 && m->nv_joint[j] == 0)
-            j = m->parent[j];
-        for (int k = j >= 0 ? m->v_start[j] + m->nv_joint[j] - 1 : -1; k >= 0; k = m->dof_parent[k])
-            c[s][n[s]++] = k;
-    }
-    int a = n[0] - 1, b = n[1] - 1, p = 0;  /* the union, ascending (both end in the root's dofs) */
-    while (a >= 0 || b >= 0) {
-        const int ka = a >= 0 ? c[0][a] : m->nv, kb = b >= 0 ? c[1][b] : m->nv;
-        pat[p++] = ka < kb ? ka : kb;
-        a -= ka <= kb, b -= kb <= ka;
-    }
-    return p;
 }
 
 /* Y's rows r0 .. r0 + rows − 1 = L⁻ᵀ (their J rows) in place, on their common columns pat (ascending, closed
@@ -338,18 +316,20 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         w->b[r] = target - sign * w->vfree[vi], w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
         w->mu[r] = 0.0;
     }
+    if (nc)  /* the dofs' world axes once, for every contact's point Jacobian */
+        mb_dof_world_axes(m, d->R0, w->ax);
     for (int i = 0; i < nc; i++) {
         const mb_scene_contact *c = w->c + i;
         const int p = c->pair, r0 = w->first[i], rows = (i + 1 < nc ? w->first[i + 1] : n) - r0;
         const int ba = body_of(s, p, 0), bb = body_of(s, p, 1);
         int *pat = w->nz + (size_t)r0 * nv;
-        const int np = contact_pattern(m, ba, bb, w->chain, pat);
+        const int np = mb_contact_columns(m, ba, bb, w->chain, pat);  /* (the ancestors' dofs of its bodies) */
         for (int t = 0; t < np; t++)  /* (J3's columns off the pattern are not read) */
             w->J3[pat[t]] = w->J3[nv + pat[t]] = w->J3[2 * nv + pat[t]] = 0.0;
         if (bb >= 0)
-            mb_point_jacobian_add(m, d->R0, d->p0, bb, c->pos, 1.0, w->J3);
+            mb_point_jacobian_axes_add(m, w->ax, d->p0, bb, c->pos, 1.0, w->J3);
         if (ba >= 0)
-            mb_point_jacobian_add(m, d->R0, d->p0, ba, c->pos, -1.0, w->J3);
+            mb_point_jacobian_axes_add(m, w->ax, d->p0, ba, c->pos, -1.0, w->J3);
         double *dn = w->dir + 3 * r0;
         mb_copy3(c->normal, dn);
         if (rows == 3)

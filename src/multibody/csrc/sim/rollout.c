@@ -184,6 +184,8 @@ typedef struct {
     double h;                          /* the step being taken (hard contact's impulses are per step) */
     mb_hard_work *hard;                /* hard contact's solve (r->contact.hard), or NULL */
     mb_scene_implicit *implicit;       /* the compliant scene's law implicit in a semi_implicit step, or NULL */
+    int z_live;                        /* its contact states stepped, checked and copied on the scene's live slots
+                                        * alone (live_advance) */
     int fast_single;                   /* one run's RK4 steps by rk4_single */
     int defer_g;                       /* the recorded τ's g(q) later, in lanes (one run: flush_gravity) */
     int n_deferred;                    /* samples whose τ waits for its g(q): rows deferred[0 … n_deferred) */
@@ -270,6 +272,37 @@ static int finite_all(const double *x, long n)
     if (k < n)
         s += x[k] * 0.0;
     return s == 0.0;
+}
+
+/* A z_live run's contact states z (2 per slot) finite?  Only the scene's live slots can be anything but zero
+ * (mb_scene_live_slots), so only they are read: dm_control's humanoid has 2 576 states, ~20 of them live, and
+ * the whole array's passes (this test twice a step, the step, the copy into y) were ~10 % of its run. */
+static int live_finite(const group *g, const double *z)
+{
+    const int *live;
+    const int n = mb_scene_live_slots(g->r->contact.scene, g->w.scene_scratch, &live);
+    if (n < 0)
+        return finite_all(z, g->nz);
+    double acc = 0.0;
+    for (int j = 0; j < n; j++)
+        acc += z[2 * (long)live[j]] * 0.0 + z[2 * (long)live[j] + 1] * 0.0;
+    return acc == 0.0;
+}
+
+/* dst = src on a z_live run's q, v and its live slots' z (the other slots are zero in both: mb_scene_live_slots) */
+static void live_copy(const group *g, double *dst, const double *src)
+{
+    const int nqv = g->m->nq + g->m->nv, *live;
+    const int n = mb_scene_live_slots(g->r->contact.scene, g->w.scene_scratch, &live);
+    if (n < 0) {
+        copy_numbers(dst, src, nqv + g->nz);
+        return;
+    }
+    copy_numbers(dst, src, nqv);
+    for (int j = 0; j < n; j++) {
+        const long k = nqv + 2 * (long)live[j];
+        dst[k] = src[k], dst[k + 1] = src[k + 1];
+    }
 }
 
 /* numpy.interp(t, times, table[:, col]) for one column (the same operations, so the same bits). */
@@ -584,7 +617,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 memcpy(f, w->call_out, sizeof(double) * nb6);
                 memcpy(zdot, w->call_out + nb6, sizeof(double) * nz);
             }
-            if (!finite_all(f, nb6) || !finite_all(zdot, nz)) {
+            if (!finite_all(f, nb6) || !(g->z_live ? live_finite(g, zdot) : finite_all(zdot, nz))) {
                 g->st[l] = STAGE_NON_FINITE;
                 continue;
             }
@@ -599,7 +632,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
             fext[l] = f;
         }
         tau_all[l] = tau;
-        const double *H = one_inertia ? mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l]) : NULL;
+        /* (posed: the scene's stage posed the bodies at q[l] above, tree and world, and every computation since is
+         * at q[l] too) */
+        const double *H = one_inertia ? mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l], 1) : NULL;
         if (mb_passive_joint_forces(&r->passive)) {  /* passive.c: damping, friction, tendons, soft stops */
             double *ta = part(w->tau_all, l, nv);
             mb_passive_forces(m, g->d, &r->passive, q[l], v[l], tau, H, w->passive, ta);
@@ -692,6 +727,32 @@ static void advance(const mb_model *m, int vector, int nz, const double *restric
     double *restrict ov = out + nq;
     for (long k = 0; k < (long)nv + nz; k++)
         ov[k] = yv[k] + h * Kv[k];
+}
+
+/* A z_live run's semi_implicit step y1 = y ⊕ h·[K, k1's v̇ and ż] (advance's numbers: K holds the new velocity,
+ * k1 the stage's derivatives), its contact states on the scene's live slots alone: the others are zero in y, y1
+ * and ż (mb_scene_live_slots), and stay so. */
+static void live_advance(const group *g, const double *restrict y, const double *restrict K,
+                         const double *restrict k1, double h, double *restrict y1)
+{
+    const mb_model *m = g->m;
+    const int nq = m->nq, nv = m->nv, *live;
+    if (g->vector)
+        for (int k = 0; k < nq; k++)
+            y1[k] = y[k] + h * K[k];
+    else
+        mb_integrate(m, y, K, h, y1);
+    for (int k = 0; k < nv; k++)
+        y1[nq + k] = y[nq + k] + h * k1[nv + k];
+    const double *z = y + nq + nv, *zd = k1 + 2 * nv;
+    double *z1 = y1 + nq + nv;
+    const int n = mb_scene_live_slots(g->r->contact.scene, g->w.scene_scratch, &live);
+    if (n < 0)
+        for (int k = 0; k < g->nz; k++)
+            z1[k] = z[k] + h * zd[k];
+    for (int j = 0; j < n; j++)
+        for (long k = 2 * (long)live[j]; k < 2 * (long)live[j] + 2; k++)
+            z1[k] = z[k] + h * zd[k];
 }
 
 /* ys = y + c·K of every busy run (vector spaces: nq = nv, so a state and a tangent have one length). */
@@ -853,6 +914,10 @@ static void step(group *g, double t, double h)
             double *K = T(K, l);
             for (int k = 0; k < nv; k++)
                 K[k] = y[nq + k] + h * k1[nv + k];  /* the new velocity moves q */
+            if (g->z_live) {
+                live_advance(g, y, K, k1, h, Y(y1, l));
+                continue;
+            }
             for (int k = nv; k < nk; k++)
                 K[k] = k1[k];
             if (g->r->call.z_columns)  /* the sensitivities' η take the new δv too */
@@ -904,7 +969,8 @@ static void step(group *g, double t, double h)
     default:  /* a row with a Butcher tableau (mb_steppers): the one explicit Runge–Kutta stepper */
         tableau_step(g, &mb_steppers[g->r->integrator], t, h);
     }
-    EACH(l) if (!finite_all(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
+    EACH(l) if (g->z_live ? !finite_all(Y(y1, l), nq + nv) || !live_finite(g, Y(y1, l) + nq + nv)
+                          : !finite_all(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
 #undef EACH
 #undef Y
 #undef T
@@ -1285,6 +1351,9 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                     (c->kind == MB_CONTROL_PD || c->kind == MB_CONTROL_NONE) && c->period <= 0.0 && !r->fext &&
                     !r->call.forces && !r->call.dynamics && !r->stops.n_resting && !r->contact.ground &&
                     !r->contact.scene && !r->contact.call && !r->contact.hard && !r->passive.gc_lift && !g.implicit;
+    /* the law implicit keeps the scene's live list exact at the states the steps start from (mb_scene_live_slots);
+     * a resting stop's stage at y₁ would prune it there, the sensitivities' η read every state */
+    g.z_live = g.implicit && L == 1 && !r->stops.n_resting && !r->call.z_columns;
     const int hard = !one && (r->stops.n || r->call.guards);
     double *guard0 = NULL, *guard1 = NULL;  /* the user's guards at the step's start and end (one run) */
     if (r->call.guards) {
@@ -1309,6 +1378,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         memcpy(y + nq, qd0[l], sizeof(double) * nv);
         if (nz)
             memcpy(y + nq + nv, z0[l], sizeof(double) * nz);
+        if (g.z_live)  /* y₁ = y off the live slots from here on (live_advance writes those alone) */
+            memcpy(part(g.w.y1, l, n), y, sizeof(double) * n);
         o[l]->count = 0;
         o[l]->non_finite = 0;
         o[l]->handed_back = 0;
@@ -1451,7 +1522,10 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
         for (int l = 0; l < L; l++) {
             if (!g.active[l])
                 continue;
-            copy_numbers(part(g.w.y, l, n), part(g.w.y1, l, n), n);
+            if (g.z_live)
+                live_copy(&g, part(g.w.y, l, n), part(g.w.y1, l, n));
+            else
+                copy_numbers(part(g.w.y, l, n), part(g.w.y1, l, n), n);
             if ((one || t >= t_final || (on_grid && k_next % r->record.record_every == 0)) && o[l]->count < r->record.capacity) {
                 record(m, nz, o[l], t, part(g.w.y, l, n));
                 last_recorded_t[l] = t;

@@ -332,9 +332,10 @@ static void add_force(double *fext, int k, const double *x, const double *f, dou
 }
 
 /* mb_scene_contact_forces on the body poses and velocities d->R0, d->p0, d->v already computed at (q, q̇) */
+/* (tn: each contact's tangents t1, t2 kept, 6 numbers, for the implicit step; or NULL) */
 static void forces_posed(const mb_model *m, mb_data *d, const mb_scene *s, const mb_scene_contact *c, int nc,
                          double K, double D, const double *u, double *fext, double *udot, double *F,
-                         unsigned char *state)
+                         unsigned char *state, double *tn)
 {
     memset(fext, 0, sizeof(double) * 6 * m->nb);
     for (int i = 0; i < nc; i++) {
@@ -349,6 +350,8 @@ static void forces_posed(const mb_model *m, mb_data *d, const mb_scene *s, const
         point_velocity(d, bb, x, vb);
         mb_sub3(vb, va, v);
         mb_scene_tangents(n, t[0], t[1]);
+        if (tn)
+            mb_copy3(t[0], tn + 6 * (size_t)i), mb_copy3(t[1], tn + 6 * (size_t)i + 3);
         const double depth = c[i].depth, vn = mb_dot3(n, v);
         const double zr = sqrt(fmax(0.0, depth));
         const double fn = zr * (K * depth - D * vn);
@@ -395,10 +398,10 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
                              double *udot, double *F, unsigned char *state)
 {
     mb_body_states(m, d, q, qd, NULL, d->R0, d->p0, d->v, NULL);
-    forces_posed(m, d, s, c, nc, K, D, u, fext, udot, F, state);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, udot, F, state, NULL);
 }
 
-/* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F (doubles), slots, the live
+/* the stage's scratch: its memory of the last call (64 bytes), contacts, u, u̇, F, tangents (doubles), slots, the live
  * slots, states, the live marks, then the poses (aligned) */
 typedef struct stage_memo {
     const double *F_last;  /* the F of the last call (NULL: none yet), and the slots it wrote there:     */
@@ -412,7 +415,7 @@ typedef struct stage_memo {
 /* the stage's arrays in its scratch (cap = npair · MB_SCENE_PAIR_MAX slots) */
 typedef struct stage_view {
     mb_scene_contact *c;
-    double *u, *ud, *Fc;
+    double *u, *ud, *Fc, *tn;  /* (tn: each contact's tangents t1, t2, mb_scene_tangents's, 6 numbers) */
     int *slot, *live;
     unsigned char *state, *inlive;
 } stage_view;
@@ -423,7 +426,7 @@ static stage_view stage_arrays(const mb_scene *s, void *scratch)
     stage_view v;
     v.c = (mb_scene_contact *)((char *)scratch + 64);
     v.u = (double *)(v.c + cap), v.ud = v.u + 2 * cap, v.Fc = v.ud + 2 * cap;
-    v.slot = (int *)(v.Fc + 3 * cap), v.live = v.slot + cap;
+    v.tn = v.Fc + 3 * cap, v.slot = (int *)(v.tn + 6 * cap), v.live = v.slot + cap;
     v.state = (unsigned char *)(v.live + cap), v.inlive = v.state + cap;
     return v;
 }
@@ -431,7 +434,7 @@ static stage_view stage_arrays(const mb_scene *s, void *scratch)
 static size_t stage_poses_at(const mb_scene *s)
 {
     const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
-    return (64 + cap * (sizeof(mb_scene_contact) + sizeof(double) * 7 + 2 + 2 * sizeof(int)) + 64) / 64 * 64;
+    return (64 + cap * (sizeof(mb_scene_contact) + sizeof(double) * 13 + 2 + 2 * sizeof(int)) + 64) / 64 * 64;
 }
 
 size_t mb_scene_stage_scratch(const mb_scene *s)
@@ -450,6 +453,13 @@ static void live_add(stage_memo *memo, stage_view *v, int k)
 {
     if (!v->inlive[k])
         v->inlive[k] = 1, v->live[memo->n_live++] = k;
+}
+
+int mb_scene_live_slots(const mb_scene *s, void *scratch, const int **live)
+{
+    const stage_memo *memo = scratch;
+    *live = stage_arrays(s, scratch).live;
+    return memo->live_ok ? memo->n_live : -1;
 }
 
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
@@ -486,7 +496,7 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
         u[2 * i] = z[2 * slot[i]], u[2 * i + 1] = z[2 * slot[i] + 1];
         live_add(memo, &V, slot[i]);
     }
-    forces_posed(m, d, s, c, nc, K, D, u, fext, ud, Fc, state);
+    forces_posed(m, d, s, c, nc, K, D, u, fext, ud, Fc, state, V.tn);
     /* every slot apart first: u̇ = −(K/D) u, zero where u is (every slot off the live list); a ż the last call
      * wrote is zero off the list already */
     if (zdot != memo->zdot_last)
@@ -543,6 +553,7 @@ struct mb_scene_implicit {
     double *Hm, *H, *S, *L, *A;   /* nv² each: CRBA(m) (mb_scene_implicit_inertia), M (md's), the dense factor,
                                    * M's LTDL factors, M + h Jᵀ G J (factored in place) */
     double *tau, *x, *C, *diag, *J3;  /* nv each (C: the solve's right-hand side without the rows), 3 nv */
+    double *ax;                   /* 6 nv: the dofs' world axes at the step's poses (mb_dof_world_axes) */
     double *Jr;                   /* rows × nv */
     double *b, *g, *df, *dfs, *dir, *tdir;  /* rows each (dir 3 per row; dfs: the Δf the last solve's q̈ is for,
                                              * tdir: a sliding contact's unit friction direction, on its tangent
@@ -555,8 +566,11 @@ struct mb_scene_implicit {
     int *act, *row0, *nrow;       /* per active contact: its index in the stage's list, first row, rows */
     int *nz, *nnz;                /* rows × nv, rows: each row's columns, ascending: its bodies' dofs and their
                                    * ancestors' (the row is zero elsewhere, and is not written there) */
-    int *mark;                    /* nv */
+    int *chain;                   /* 2 nv (mb_contact_columns) */
+    int *nrun, *runs;             /* rows, rows × 2 nv: each row's columns as runs of consecutive dofs, (lo, hi)
+                                   * pairs ascending (column_runs) */
     int na;                       /* active contacts */
+    int posed;                    /* mb_scene_implicit_inertia's: d held the poses at q (the RNEA reads them) */
 };
 
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
@@ -566,15 +580,16 @@ mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
         return NULL;
     const size_t nv = (size_t)m->nv;
     w->nv = m->nv;
-    w->Hm = malloc(sizeof(double) * (5 * nv * nv + 7 * nv + 1));
-    w->mark = malloc(sizeof(int) * (nv + 1));
-    if (!w->Hm || !w->mark) {
-        free(w->Hm), free(w->mark);
+    w->Hm = malloc(sizeof(double) * (5 * nv * nv + 13 * nv + 1));
+    w->chain = malloc(sizeof(int) * (2 * nv + 1));
+    if (!w->Hm || !w->chain) {
+        free(w->Hm), free(w->chain);
         free(w);
         return NULL;
     }
     w->H = w->Hm + nv * nv, w->S = w->H + nv * nv, w->L = w->S + nv * nv, w->A = w->L + nv * nv;
     w->tau = w->A + nv * nv, w->x = w->tau + nv, w->C = w->x + nv, w->diag = w->C + nv, w->J3 = w->diag + nv;
+    w->ax = w->J3 + 3 * nv;
     return w;
 }
 
@@ -582,7 +597,7 @@ void mb_scene_implicit_free(mb_scene_implicit *w)
 {
     if (!w)
         return;
-    free(w->Hm), free(w->mark), free(w->Jr), free(w->fixed);
+    free(w->Hm), free(w->chain), free(w->Jr), free(w->fixed);
     free(w);
 }
 
@@ -593,7 +608,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
     free(w->Jr), free(w->fixed);
     const size_t N = (size_t)rows, nv = (size_t)w->nv;
     w->Jr = malloc(sizeof(double) * (2 * N * nv + N * N + 11 * N));
-    w->fixed = malloc(sizeof(int) * (7 * N + N * nv));
+    w->fixed = malloc(sizeof(int) * (8 * N + 3 * N * nv));
     if (!w->Jr || !w->fixed) {
         free(w->Jr), free(w->fixed);
         w->Jr = NULL, w->fixed = NULL, w->cap = 0;
@@ -603,7 +618,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
     w->tdir = w->dir + 3 * N, w->f0d = w->tdir + N, w->mu = w->f0d + N, w->dfc = w->mu + N, w->Z = w->dfc + N;
     w->Sk = w->Z + N * nv;
     w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N, w->nnz = w->nrow + N, w->nz = w->nnz + N;
-    w->slid = w->nz + N * nv, w->piv = w->slid + N;
+    w->slid = w->nz + N * nv, w->piv = w->slid + N, w->nrun = w->piv + N, w->runs = w->nrun + N;
     w->cap = rows;
     return 0;
 }
@@ -680,15 +695,67 @@ static int small_lu(int k, double *S, int *piv, double *x, int factor)
     return 1;
 }
 
-/* J_r · x on the row's columns */
+/* A row's columns (ascending) as runs of consecutive dofs into runs, (lo, hi) pairs; returns how many.  A
+ * contact's columns are its bodies' chains of ancestors, whose dofs are mostly consecutive (dm_control's
+ * humanoid: one or two runs a contact), so that the loops over them below run over contiguous memory, without
+ * an index per element, and the element-wise ones two numbers an instruction, each number's operations as
+ * before. */
+static int column_runs(const int *cols, int n, int *runs)
+{
+    int nr = 0;
+    for (int p = 0; p < n; p++)
+        if (p > 0 && cols[p] == cols[p - 1] + 1)
+            runs[2 * nr - 1] = cols[p];
+        else
+            runs[2 * nr] = runs[2 * nr + 1] = cols[p], nr++;
+    return nr;
+}
+
+/* J_r · x on the row's columns, ascending */
 static double row_dot(const mb_scene_implicit *w, int r, const double *x)
 {
     const double *jr = w->Jr + (size_t)r * w->nv;
-    const int *nz = w->nz + (size_t)r * w->nv;
+    const int *run = w->runs + (size_t)r * 2 * w->nv;
     double s = 0.0;
-    for (int k = 0; k < w->nnz[r]; k++)
-        s += jr[nz[k]] * x[nz[k]];
+    for (int t = 0; t < w->nrun[r]; t++)
+        for (int j = run[2 * t]; j <= run[2 * t + 1]; j++)
+            s += jr[j] * x[j];
     return s;
+}
+
+/* y[lo .. hi] += c0 x0 + c1 x1 + c2 x2 (a sticking contact's three rows into A), += c0 x0 (one row): two elements
+ * an instruction, each element's operations unchanged (as sparse.c's sub_scaled: pairs written out, the runs are
+ * too short for the vectoriser's checks and remainder loops) */
+typedef double row_pair __attribute__((vector_size(16)));
+
+static inline void add_rows3(double *y, const double *x0, const double *x1, const double *x2, double c0, double c1,
+                             double c2, int lo, int hi)
+{
+    const row_pair a0 = {c0, c0}, a1 = {c1, c1}, a2 = {c2, c2};
+    int j = lo;
+    for (; j + 1 <= hi; j += 2) {
+        row_pair v0, v1, v2, yv;
+        memcpy(&v0, x0 + j, sizeof v0), memcpy(&v1, x1 + j, sizeof v1), memcpy(&v2, x2 + j, sizeof v2);
+        memcpy(&yv, y + j, sizeof yv);
+        yv += a0 * v0 + a1 * v1 + a2 * v2;
+        memcpy(y + j, &yv, sizeof yv);
+    }
+    if (j == hi)
+        y[j] += c0 * x0[j] + c1 * x1[j] + c2 * x2[j];
+}
+
+static inline void add_row(double *y, const double *x0, double c0, int lo, int hi)
+{
+    const row_pair a0 = {c0, c0};
+    int j = lo;
+    for (; j + 1 <= hi; j += 2) {
+        row_pair v0, yv;
+        memcpy(&v0, x0 + j, sizeof v0), memcpy(&yv, y + j, sizeof yv);
+        yv += a0 * v0;
+        memcpy(y + j, &yv, sizeof yv);
+    }
+    if (j == hi)
+        y[j] += c0 * x0[j];
 }
 
 /* The step's q̈ = (M + h J_Fᵀ G_F J_F + U Vᵀ)⁻¹ (C + J_Fᵀ b_F + J_Xᵀ Δf_X + J_Sᵀ Δf_S⁰) (C: M q̈₀, or τ − C(q, v,
@@ -706,31 +773,33 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
     const int nv = w->nv;
     if (factor) {
         memcpy(w->A, w->H, sizeof(double) * (size_t)nv * nv);
-        for (int c = 0; c < w->na; c++) {  /* (a, b) with b ≤ a: both on the contact's columns */
-            const int r0 = w->row0[c], *nz = w->nz + (size_t)r0 * nv, cnt = w->nnz[r0];
+        for (int c = 0; c < w->na; c++) {  /* (a, b) with b ≤ a: both on the contact's columns (runs) */
+            const int r0 = w->row0[c], *run = w->runs + (size_t)r0 * 2 * nv, nr = w->nrun[r0];
             if (w->nrow[c] == 3 && !w->fixed[r0] && !w->fixed[r0 + 1]) {  /* a sticking contact's three rows at once */
                 const double *j0 = w->Jr + (size_t)r0 * nv, *j1 = j0 + nv, *j2 = j1 + nv;
                 const double h0 = h * w->g[r0], h1 = h * w->g[r0 + 1], h2 = h * w->g[r0 + 2];
-                for (int p = 0; p < cnt; p++) {
-                    const int a = nz[p];
-                    const double c0 = h0 * j0[a], c1 = h1 * j1[a], c2 = h2 * j2[a];
-                    double *Aa = w->A + (size_t)a * nv;
-                    for (int k = 0; k <= p; k++)
-                        Aa[nz[k]] += c0 * j0[nz[k]] + c1 * j1[nz[k]] + c2 * j2[nz[k]];
-                }
+                for (int t = 0; t < nr; t++)
+                    for (int a = run[2 * t]; a <= run[2 * t + 1]; a++) {
+                        const double c0 = h0 * j0[a], c1 = h1 * j1[a], c2 = h2 * j2[a];
+                        double *Aa = w->A + (size_t)a * nv;
+                        for (int u = 0; u < t; u++)
+                            add_rows3(Aa, j0, j1, j2, c0, c1, c2, run[2 * u], run[2 * u + 1]);
+                        add_rows3(Aa, j0, j1, j2, c0, c1, c2, run[2 * t], a);
+                    }
                 continue;
             }
             for (int r = r0; r < r0 + w->nrow[c]; r++) {
                 if (w->fixed[r])
                     continue;
                 const double *jr = w->Jr + (size_t)r * nv, hg = h * w->g[r];
-                for (int p = 0; p < cnt; p++) {
-                    const int a = nz[p];
-                    const double ca = hg * jr[a];
-                    double *Aa = w->A + (size_t)a * nv;
-                    for (int k = 0; k <= p; k++)
-                        Aa[nz[k]] += ca * jr[nz[k]];
-                }
+                for (int t = 0; t < nr; t++)
+                    for (int a = run[2 * t]; a <= run[2 * t + 1]; a++) {
+                        const double ca = hg * jr[a];
+                        double *Aa = w->A + (size_t)a * nv;
+                        for (int u = 0; u < t; u++)
+                            add_row(Aa, jr, ca, run[2 * u], run[2 * u + 1]);
+                        add_row(Aa, jr, ca, run[2 * t], a);
+                    }
             }
         }
         const int st = factor_tree(m, w->A, dense, w->S, w->diag);
@@ -760,9 +829,9 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
     for (int r = 0; r < n; r++) {
         const double *jr = w->Jr + (size_t)r * nv;
         const double f = w->fixed[r] == 2 ? w->dfc[r] : w->fixed[r] ? w->df[r] : w->b[r];
-        const int *nz = w->nz + (size_t)r * nv;
-        for (int k = 0; k < w->nnz[r]; k++)
-            qdd[nz[k]] += f * jr[nz[k]];
+        const int *run = w->runs + (size_t)r * 2 * nv;
+        for (int t = 0; t < w->nrun[r]; t++)
+            add_row(qdd, jr, f, run[2 * t], run[2 * t + 1]);
     }
     apply_inverse(m, w, dense, qdd);
     if (w->nslid) {  /* q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y */
@@ -798,10 +867,14 @@ static int one_chain(const mb_model *m, int a, int b)
 }
 
 const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
-                                        const double *q)
+                                        const double *q, int posed)
 {   /* md differs from m in its armature alone (semi_implicit's damping), which CRBA adds on the diagonal */
     const int nv = m->nv;
-    mb_crba(m, d, q, w->Hm);
+    if (posed)
+        mb_crba_posed(m, d, w->Hm);
+    else
+        mb_crba(m, d, q, w->Hm);
+    w->posed = posed;
     memcpy(w->H, w->Hm, sizeof(double) * (size_t)nv * nv);
     if (md->armature != m->armature)
         for (int k = 0; k < nv; k++)
@@ -885,13 +958,18 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
      * bodies in d->R0, d->p0 at q, which the rows then read */
     if (tau_all) {
         memset(w->x, 0, sizeof(double) * (size_t)nv);
-        mb_rnea(md, d, q, v, w->x, fext, w->C);
+        if (w->posed)  /* (the stage's poses at q: tree and world) */
+            mb_rnea_posed(md, d, v, w->x, fext, w->C);
+        else
+            mb_rnea(md, d, q, v, w->x, fext, w->C);
         for (int k = 0; k < nv; k++)
             w->C[k] = tau_all[k] - w->C[k];
     }
     /* the rows: per active contact its normal, then t1, t2 while it sticks (state 1 with μ > 0) */
     if (na && !(tau_all && fext))
         mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
+    if (na)  /* the dofs' world axes once, for every contact's point Jacobian */
+        mb_dof_world_axes(m, d->R0, w->ax);
     int dense = 0, a = 0, r = 0;  /* dense: rows across two branches of the tree (implicit_solve) */
     for (int i = 0; i < nc; i++) {
         if (!state[i] && !(c[i].depth > 0.0))
@@ -904,15 +982,6 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (ba >= 0 && bb >= 0 && !one_chain(m, ba, bb))
             dense = 1;
         w->act[a] = i, w->row0[a] = r, w->nrow[a] = rows, a++;
-        memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
-        if (bb >= 0)
-            mb_point_jacobian_add(m, d->R0, d->p0, bb, c[i].pos, 1.0, w->J3);
-        if (ba >= 0)
-            mb_point_jacobian_add(m, d->R0, d->p0, ba, c[i].pos, -1.0, w->J3);
-        double *dn = w->dir + 3 * (size_t)r;
-        mb_copy3(c[i].normal, dn);
-        if (rows == 3)
-            mb_scene_tangents(c[i].normal, dn + 3, dn + 6);
         /* the contact's columns, ascending: its bodies' dofs and their ancestors' (J3 is zero elsewhere) */
         int *cols = w->nz + (size_t)r * nv, ncol = 0;
         const int pp = a > 1 ? c[w->act[a - 2]].pair : -1;  /* the last contact's pair: the same bodies, the */
@@ -921,23 +990,30 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
                          (int)s->gint[s->pairs[2 * pp + 1] * MB_SG_INTS + MB_SG_BODY] == bb))) {
             ncol = w->nnz[w->row0[a - 2]];
             memcpy(cols, w->nz + (size_t)w->row0[a - 2] * nv, sizeof(int) * (size_t)ncol);
-        } else {
-            memset(w->mark, 0, sizeof(int) * (size_t)nv);
-            for (int e = 0; e < 2; e++)
-                for (int b = e ? ba : bb; b >= 0; b = m->parent[b])
-                    for (int k = m->v_start[b]; k < m->v_start[b] + m->nv_joint[b]; k++)
-                        w->mark[k] = 1;
-            for (int j = 0; j < nv; j++)
-                if (w->mark[j])
-                    cols[ncol++] = j;
-        }
+        } else
+            ncol = mb_contact_columns(m, ba, bb, w->chain, cols);
+        for (int p = 0; p < ncol; p++)  /* (J3 off the columns is not read) */
+            w->J3[cols[p]] = w->J3[nv + cols[p]] = w->J3[2 * nv + cols[p]] = 0.0;
+        if (bb >= 0)
+            mb_point_jacobian_axes_add(m, w->ax, d->p0, bb, c[i].pos, 1.0, w->J3);
+        if (ba >= 0)
+            mb_point_jacobian_axes_add(m, w->ax, d->p0, ba, c[i].pos, -1.0, w->J3);
+        double *dn = w->dir + 3 * (size_t)r;
+        mb_copy3(c[i].normal, dn);
+        if (rows == 3)  /* (the law's tangents, mb_scene_tangents's: the stage kept them) */
+            mb_copy3(V.tn + 6 * (size_t)i, dn + 3), mb_copy3(V.tn + 6 * (size_t)i + 3, dn + 6);
         int k = 0;
         for (; k < rows; k++, r++) {
             const double *t = w->dir + 3 * (size_t)r;
             double *jr = w->Jr + (size_t)r * nv, jv = 0.0;
             int *nz = w->nz + (size_t)r * nv;
-            if (k > 0)
+            int *run = w->runs + (size_t)r * 2 * nv;
+            if (k > 0) {
                 memcpy(nz, cols, sizeof(int) * (size_t)ncol);
+                w->nrun[r] = w->nrun[r - 1];
+                memcpy(run, run - 2 * nv, sizeof(int) * 2 * (size_t)w->nrun[r]);
+            } else
+                w->nrun[r] = column_runs(cols, ncol, run);
             w->nnz[r] = ncol;
             for (int p = 0; p < ncol; p++) {
                 const int j = cols[p];
@@ -1051,7 +1127,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (w->nrow[a] == 3)  /* (the rows' own, mb_scene_tangents's) */
             mb_copy3(w->dir + 3 * (size_t)(r + 1), t[0]), mb_copy3(w->dir + 3 * (size_t)(r + 2), t[1]);
         else
-            mb_scene_tangents(n3, t[0], t[1]);
+            mb_copy3(V.tn + 6 * (size_t)i, t[0]), mb_copy3(V.tn + 6 * (size_t)i + 3, t[1]);
         /* a candidate's deformation is zeroed (its sticking law starts from u = 0: u̇ carries −u/h, below) */
         const double zero2[2] = {0.0, 0.0}, *ui = state[i] ? u + 2 * (size_t)i : zero2;
         if (fn <= 0.0) {  /* released: apart (its u zeroed: reset_apart) */
@@ -1098,9 +1174,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             d3[j] = dl[0] * n3[j] + dl[1] * t[0][j] + dl[2] * t[1][j];
         memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
         if (bb >= 0)
-            mb_point_jacobian_add(m, d->R0, d->p0, bb, c[i].pos, 1.0, w->J3);
+            mb_point_jacobian_axes_add(m, w->ax, d->p0, bb, c[i].pos, 1.0, w->J3);
         if (ba >= 0)
-            mb_point_jacobian_add(m, d->R0, d->p0, ba, c[i].pos, -1.0, w->J3);
+            mb_point_jacobian_axes_add(m, w->ax, d->p0, ba, c[i].pos, -1.0, w->J3);
         for (int j = 0; j < nv; j++)
             w->tau[j] += d3[0] * w->J3[j] + d3[1] * w->J3[nv + j] + d3[2] * w->J3[2 * nv + j];
     }

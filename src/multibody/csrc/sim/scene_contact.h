@@ -93,6 +93,12 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
  * so that a call visits those and its contacts' alone: a call on the same zdot as the last call's expects it
  * as that call left it, zero off the live slots).  Returns 0, or −1 when a pair met has no collider. */
 size_t mb_scene_stage_scratch(const mb_scene *s);
+/* The stage's live slots in its scratch: how many (*live: their indices, in no order), or −1 before the run's
+ * first call.  Every slot off the list has z = 0, and ż = 0 in what the last call wrote; under semi_implicit with
+ * the law implicit (mb_scene_contact_implicit, which drops the slots whose z and ż are both zero) a slot leaves
+ * the list only where the state the step starts from has z = 0 there, so a step z₁ = z + h ż need visit the
+ * listed slots alone (rollout.c's z_live). */
+int mb_scene_live_slots(const mb_scene *s, void *scratch, const int **live);
 int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const double *qd, const mb_scene *s,
                            double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
                            void *scratch);
@@ -102,7 +108,8 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * in its velocity (damping and stiffness), on the active contacts' Delassus operator J M⁻¹ Jᵀ (md: the model
  * FD runs on, M its CRBA), solved in joint space on M + h Jᵀ G J.  The explicit q̈ is either the caller's (tau_all NULL: qdd holds it on
  * entry) or this function's, from one CRBA and its factors that the correction then reuses (tau_all, fext:
- * the forward dynamics' τ and f_ext, after mb_scene_implicit_inertia at this q; no held joints).  F (3 per
+ * the forward dynamics' τ and f_ext, after mb_scene_implicit_inertia at this q; no held joints; where it was
+ * posed, the poses it read are this function's too).  F (3 per
  * slot): the contact forces of the step.  scratch: the stage's (the contacts of its last call, at this q, and
  * its z).  A contact in the floor that the law judged apart at the step's start but that stays in it over the
  * step at its speed is a candidate (the step's end decides), and every slot apart at the step's end gets
@@ -111,9 +118,11 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
 typedef struct mb_scene_implicit mb_scene_implicit;
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m);
 void mb_scene_implicit_free(mb_scene_implicit *w);
-/* the step's joint-space inertia, once: CRBA(m, q) (returned: the soft stops read it) and M of md from it */
+/* the step's joint-space inertia, once: CRBA(m, q) (returned: the soft stops read it) and M of md from it.
+ * posed: d holds the bodies' poses at q already (the stage's mb_body_states at q, the step's state), which
+ * this CRBA and the implicit step's RNEA then read instead of posing the bodies again */
 const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
-                                        const double *q);
+                                        const double *q, int posed);
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
                               const mb_scene *s, double K, double D, const int *held, int n_held, double *F,
