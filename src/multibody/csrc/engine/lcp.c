@@ -27,16 +27,31 @@ enum { UNSEEN = 0, IN_C = MB_LCP_FREE, AT_LO = MB_LCP_AT_LO, AT_HI = MB_LCP_AT_H
  * O(|C|^2) where a fresh factor cost |C|^3 / 6. */
 static int solve_cc(int n, const double *A, const int *C, int m, const double *r, double *y, double *L, int *nf)
 {
-    for (int a = *nf; a < m; a++) {
-        for (int c = 0; c <= a; c++) {
-            double s = A[(size_t)C[a] * n + C[c]];
-            for (int k = 0; k < c; k++) s -= L[(size_t)a * n + k] * L[(size_t)c * n + k];
-            if (a == c) {                               /* not (numerically) positive definite: */
-                if (!(s > 1e-11 * fabs(A[(size_t)C[a] * n + C[a]]) + 1e-300)) { *nf = a; return 1; }  /* pivoting failed */
-                L[(size_t)a * n + a] = sqrt(s);
-            } else {
-                L[(size_t)a * n + c] = s / L[(size_t)c * n + c];
-            }
+    /* By columns (right-looking): column k's entries below the diagonal are divisions independent of each
+     * other, and its updates of the rows below are too, where row by row every entry waited for the one before
+     * it (a chain of divisions: a lying humanoid's A_CC of 26 rows is refactored every step).  Each entry still
+     * takes its terms A − L·L − … in k's order and its division last: the same bits as row by row. */
+    const int f = *nf;
+    for (int a = f; a < m; a++)  /* the new rows' entries start as A_CC's */
+        for (int c = 0; c <= a; c++)
+            L[(size_t)a * n + c] = A[(size_t)C[a] * n + C[c]];
+    for (int k = 0; k < m; k++) {
+        double *Lk = L + (size_t)k * n;
+        if (k >= f) {                                   /* not (numerically) positive definite: */
+            if (!(Lk[k] > 1e-11 * fabs(A[(size_t)C[k] * n + C[k]]) + 1e-300)) { *nf = k; return 1; }  /* pivoting failed */
+            Lk[k] = sqrt(Lk[k]);
+        }
+        const int below = k + 1 > f ? k + 1 : f;        /* the rows of column k still to make */
+        for (int a = below; a < m; a++)
+            L[(size_t)a * n + k] /= Lk[k];
+        double *col = y;                                /* column k below the diagonal, in a row (y: free until the solves) */
+        for (int j = k + 1; j < m; j++)
+            col[j] = L[(size_t)j * n + k];
+        for (int a = below; a < m; a++) {               /* their entries right of column k: − L_ak L_jk */
+            double *restrict La = L + (size_t)a * n;
+            const double x = La[k];
+            for (int j = k + 1; j <= a; j++)
+                La[j] -= x * col[j];
         }
     }
     *nf = m;
