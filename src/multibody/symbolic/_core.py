@@ -178,22 +178,30 @@ class Converter:
         content item by item, Basic items by their own key. Built once per node and compared as
         tuples in C, where ``cmp_to_key(Basic.compare)`` walks both trees in Python at every
         comparison of a sort."""
-        k = self.keys.get(id(x))
+        keys = self.keys
+        k = keys.get(id(x))
         if k is not None:
             return k
-        name = type(x).__name__
-        rank = _CLASS_RANK.get(name, _UNKNOWN_RANK)
-        hc = x._hashable_content()
-        items = []
-        for item in hc:
-            if isinstance(item, sp.Basic):
-                items.append(self._key(item))
-            elif isinstance(item, frozenset):
-                raise _NoKey
-            else:
-                items.append(item)
-        k = (rank, name if rank == _UNKNOWN_RANK else "", len(hc), tuple(items))
-        self.keys[id(x)] = k
+        t = type(x)
+        head = _HEADS.get(t)
+        if head is None:
+            head = _HEADS[t] = _head(t)
+        if head[2]:        # sums, products, powers, functions: the content is the arguments, all Basic
+            args = x._args
+            get = keys.get
+            k = (head[0], head[1], len(args), tuple([get(id(a)) or self._key(a) for a in args]))
+        else:
+            hc = x._hashable_content()
+            items = []
+            for item in hc:
+                if isinstance(item, sp.Basic):
+                    items.append(self._key(item))
+                elif isinstance(item, frozenset):
+                    raise _NoKey
+                else:
+                    items.append(item)
+            k = (head[0], head[1], len(hc), tuple(items))
+        keys[id(x)] = k
         self._alive.append(x)
         return k
 
@@ -329,7 +337,16 @@ class Converter:
         elif isinstance(e, se.Pow):
             b, ex = e.args
             b, ex = self._conv(b), self._conv(ex)
-            r = sp.Pow(b, ex) if b.is_Mul else sp.Pow(b, ex, evaluate=False)
+            if b.is_Mul:
+                r = sp.Pow(b, ex)       # SymPy distributes an integer power over a product
+            elif self.commutative is True and type(ex) in _SP_NUMBERS_OR_INT:
+                # what Pow(b, ex, evaluate=False) builds (its cache lookup and constructor
+                # post-processors cost ~8 µs a power after the cache is cleared; a symbol's
+                # square is in most entries of M): the node, commutative as its base
+                r = _sp_basic.Basic.__new__(sp.Pow, b, ex)
+                r.is_commutative = b.is_commutative
+            else:
+                r = sp.Pow(b, ex, evaluate=False)
         else:
             fn = _SP_FUNCS.get(type(e).__name__)
             if fn is not None:
@@ -375,6 +392,18 @@ class _NoKey(Exception):
 _SE_ADD, _SE_MUL = type(se.Symbol("x") + se.Symbol("y")), type(se.Symbol("x") * se.Symbol("y"))
 _CLASS_RANK = {name: i for i, name in enumerate(_sp_basic.ordering_of_classes)}
 _UNKNOWN_RANK = len(_sp_basic.ordering_of_classes) + 1
+_HEADS: dict = {}   # SymPy class → (rank, name or "", whether its hashable content is its arguments)
+
+
+def _head(cls):
+    """The class's part of :meth:`Converter._key`: its place in ``ordering_of_classes`` (its name
+    breaks ties among the unknown ones), and whether ``_hashable_content`` is Basic's own (the
+    arguments: sums, products, powers, sin, cos …), read as ``_args`` without the call and the
+    per-item class tests."""
+    name = cls.__name__
+    rank = _CLASS_RANK.get(name, _UNKNOWN_RANK)
+    own = cls._hashable_content in (_sp_basic.Basic._hashable_content, sp.Expr._hashable_content)
+    return rank, name if rank == _UNKNOWN_RANK else "", own
 
 _SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": sp.log,
              "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "atan2": sp.atan2,
@@ -405,6 +434,7 @@ def _apply(fn, args):
 
 _PLAIN = (int, float, bool)
 _SP_NUMBERS = frozenset(type(x) for x in (sp.S.Zero, sp.S.One, sp.S.NegativeOne, sp.S.Half))
+_SP_NUMBERS_OR_INT = _SP_NUMBERS | {sp.Integer, sp.Rational}
 
 
 def free_symbols(obj) -> set:
@@ -500,6 +530,27 @@ def flat_matrix(rows: int, cols: int, flat) -> sp.Matrix:
         return _DENSE._fromrep(_DENSE._flat_list_to_DomainMatrix(rows, cols, flat))
     except AttributeError:    # pragma: no cover - another SymPy's internals
         return sp.Matrix(rows, cols, flat)
+
+
+def selection_matrix(rows, cols: int) -> sp.Matrix:
+    """The m×n matrix with a 1 in row r at column ``rows[r]`` and zeros elsewhere (an actuator
+    selection S), as ``sympy.Matrix`` builds it from those ones and zeros (a sparse integer matrix
+    over ZZ), without reading and classifying each entry (22 of the 145 µs of a small model's
+    symbols). SymPy's own constructor when its private layout is not there.
+
+    >>> selection_matrix([0, 2], 3)
+    Matrix([
+    [1, 0, 0],
+    [0, 0, 1]])
+    """
+    rows = list(rows)
+    try:
+        from sympy.polys.domains import ZZ
+
+        one = ZZ(1)
+        return _DENSE._fromrep(_DomainMatrix({r: {int(k): one} for r, k in enumerate(rows)}, (len(rows), cols), ZZ))
+    except (AttributeError, TypeError):    # pragma: no cover - another SymPy's internals
+        return sp.Matrix(len(rows), cols, lambda r, k: 1 if k == rows[r] else 0)
 
 
 try:
