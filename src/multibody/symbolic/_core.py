@@ -27,6 +27,7 @@ _MPF_SPECIAL = (_mpf_inf, _mpf_ninf, _mpf_nan)
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
 _Z = type(ZERO)     # SymEngine's 0 is its own class: a type test is 65 ns, ``x == 0`` 1.3 µs
+_ONE_T = type(ONE)  # and so is its 1
 
 # ---------------------------------------------------------------------------------------------
 # conversion
@@ -699,8 +700,23 @@ def is_zero_vec(v):
     return all(_is0(e) for e in v)
 
 
+def _is1(e) -> bool:
+    """``e == 1``, answered by a type test for SymEngine's 1 (``==`` with a Python 1 costs ~1 µs: it
+    converts the 1 first) and for anything else not a number."""
+    t = type(e)
+    if t is _ONE_T:
+        return True
+    if isinstance(e, se.Basic) and not e.is_Number:
+        return False          # a canonical expression that is 1 is SymEngine's 1 itself
+    return e == 1             # a float 1.0, a Python number, SymPy
+
+
 def is_identity(A):
-    return all((A[i][j] == 1) if i == j else _is0(A[i][j]) for i in range(3) for j in range(3))
+    """Whether the 3×3 list ``A`` is the identity (each body's A_PJ and joint rotation is asked, by
+    several recursions: type tests, not SymEngine comparisons)."""
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = A
+    return (_is1(a00) and _is1(a11) and _is1(a22) and _is0(a01) and _is0(a02) and _is0(a10) and _is0(a12)
+            and _is0(a20) and _is0(a21))
 
 
 def time_derivative(expr, q, dq):
@@ -765,8 +781,17 @@ def elementary(axis: str, a):
 
 
 def axis_letter(axis):
-    """"x", "y" or "z" when ``axis`` (3 SymEngine entries) is that coordinate axis, else None."""
-    return next((name for name, e in AXES.items() if all(a == b for a, b in zip(axis, e))), None)
+    """"x", "y" or "z" when ``axis`` (3 SymEngine entries) is that coordinate axis, else None
+    (type tests, :func:`_is1` and :func:`_is0`: every joint asks, twice)."""
+    x, y, z = axis
+    if _is0(y) and _is0(z):
+        return "x" if _is1(x) else None
+    if _is0(x):
+        if _is1(y) and _is0(z):
+            return "y"
+        if _is0(y) and _is1(z):
+            return "z"
+    return None
 
 
 def axis_rotation(axis, angle):
