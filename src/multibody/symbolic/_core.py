@@ -27,6 +27,7 @@ _MPF_SPECIAL = (_mpf_inf, _mpf_ninf, _mpf_nan)
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
 _Z = type(ZERO)     # SymEngine's 0 is its own class: a type test is 65 ns, ``x == 0`` 1.3 µs
+_ONE_T = type(ONE)  # and so is its 1
 
 # ---------------------------------------------------------------------------------------------
 # conversion
@@ -178,22 +179,30 @@ class Converter:
         content item by item, Basic items by their own key. Built once per node and compared as
         tuples in C, where ``cmp_to_key(Basic.compare)`` walks both trees in Python at every
         comparison of a sort."""
-        k = self.keys.get(id(x))
+        keys = self.keys
+        k = keys.get(id(x))
         if k is not None:
             return k
-        name = type(x).__name__
-        rank = _CLASS_RANK.get(name, _UNKNOWN_RANK)
-        hc = x._hashable_content()
-        items = []
-        for item in hc:
-            if isinstance(item, sp.Basic):
-                items.append(self._key(item))
-            elif isinstance(item, frozenset):
-                raise _NoKey
-            else:
-                items.append(item)
-        k = (rank, name if rank == _UNKNOWN_RANK else "", len(hc), tuple(items))
-        self.keys[id(x)] = k
+        t = type(x)
+        head = _HEADS.get(t)
+        if head is None:
+            head = _HEADS[t] = _head(t)
+        if head[2]:        # sums, products, powers, functions: the content is the arguments, all Basic
+            args = x._args
+            get = keys.get
+            k = (head[0], head[1], len(args), tuple([get(id(a)) or self._key(a) for a in args]))
+        else:
+            hc = x._hashable_content()
+            items = []
+            for item in hc:
+                if isinstance(item, sp.Basic):
+                    items.append(self._key(item))
+                elif isinstance(item, frozenset):
+                    raise _NoKey
+                else:
+                    items.append(item)
+            k = (head[0], head[1], len(hc), tuple(items))
+        keys[id(x)] = k
         self._alive.append(x)
         return k
 
@@ -329,7 +338,16 @@ class Converter:
         elif isinstance(e, se.Pow):
             b, ex = e.args
             b, ex = self._conv(b), self._conv(ex)
-            r = sp.Pow(b, ex) if b.is_Mul else sp.Pow(b, ex, evaluate=False)
+            if b.is_Mul:
+                r = sp.Pow(b, ex)       # SymPy distributes an integer power over a product
+            elif self.commutative is True and type(ex) in _SP_NUMBERS_OR_INT:
+                # what Pow(b, ex, evaluate=False) builds (its cache lookup and constructor
+                # post-processors cost ~8 µs a power after the cache is cleared; a symbol's
+                # square is in most entries of M): the node, commutative as its base
+                r = _sp_basic.Basic.__new__(sp.Pow, b, ex)
+                r.is_commutative = b.is_commutative
+            else:
+                r = sp.Pow(b, ex, evaluate=False)
         else:
             fn = _SP_FUNCS.get(type(e).__name__)
             if fn is not None:
@@ -375,6 +393,18 @@ class _NoKey(Exception):
 _SE_ADD, _SE_MUL = type(se.Symbol("x") + se.Symbol("y")), type(se.Symbol("x") * se.Symbol("y"))
 _CLASS_RANK = {name: i for i, name in enumerate(_sp_basic.ordering_of_classes)}
 _UNKNOWN_RANK = len(_sp_basic.ordering_of_classes) + 1
+_HEADS: dict = {}   # SymPy class → (rank, name or "", whether its hashable content is its arguments)
+
+
+def _head(cls):
+    """The class's part of :meth:`Converter._key`: its place in ``ordering_of_classes`` (its name
+    breaks ties among the unknown ones), and whether ``_hashable_content`` is Basic's own (the
+    arguments: sums, products, powers, sin, cos …), read as ``_args`` without the call and the
+    per-item class tests."""
+    name = cls.__name__
+    rank = _CLASS_RANK.get(name, _UNKNOWN_RANK)
+    own = cls._hashable_content in (_sp_basic.Basic._hashable_content, sp.Expr._hashable_content)
+    return rank, name if rank == _UNKNOWN_RANK else "", own
 
 _SP_FUNCS = {"sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "exp": sp.exp, "log": sp.log,
              "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "atan2": sp.atan2,
@@ -405,6 +435,7 @@ def _apply(fn, args):
 
 _PLAIN = (int, float, bool)
 _SP_NUMBERS = frozenset(type(x) for x in (sp.S.Zero, sp.S.One, sp.S.NegativeOne, sp.S.Half))
+_SP_NUMBERS_OR_INT = _SP_NUMBERS | {sp.Integer, sp.Rational}
 
 
 def free_symbols(obj) -> set:
@@ -500,6 +531,27 @@ def flat_matrix(rows: int, cols: int, flat) -> sp.Matrix:
         return _DENSE._fromrep(_DENSE._flat_list_to_DomainMatrix(rows, cols, flat))
     except AttributeError:    # pragma: no cover - another SymPy's internals
         return sp.Matrix(rows, cols, flat)
+
+
+def selection_matrix(rows, cols: int) -> sp.Matrix:
+    """The m×n matrix with a 1 in row r at column ``rows[r]`` and zeros elsewhere (an actuator
+    selection S), as ``sympy.Matrix`` builds it from those ones and zeros (a sparse integer matrix
+    over ZZ), without reading and classifying each entry (22 of the 145 µs of a small model's
+    symbols). SymPy's own constructor when its private layout is not there.
+
+    >>> selection_matrix([0, 2], 3)
+    Matrix([
+    [1, 0, 0],
+    [0, 0, 1]])
+    """
+    rows = list(rows)
+    try:
+        from sympy.polys.domains import ZZ
+
+        one = ZZ(1)
+        return _DENSE._fromrep(_DomainMatrix({r: {int(k): one} for r, k in enumerate(rows)}, (len(rows), cols), ZZ))
+    except (AttributeError, TypeError):    # pragma: no cover - another SymPy's internals
+        return sp.Matrix(len(rows), cols, lambda r, k: 1 if k == rows[r] else 0)
 
 
 try:
@@ -648,8 +700,23 @@ def is_zero_vec(v):
     return all(_is0(e) for e in v)
 
 
+def _is1(e) -> bool:
+    """``e == 1``, answered by a type test for SymEngine's 1 (``==`` with a Python 1 costs ~1 µs: it
+    converts the 1 first) and for anything else not a number."""
+    t = type(e)
+    if t is _ONE_T:
+        return True
+    if isinstance(e, se.Basic) and not e.is_Number:
+        return False          # a canonical expression that is 1 is SymEngine's 1 itself
+    return e == 1             # a float 1.0, a Python number, SymPy
+
+
 def is_identity(A):
-    return all((A[i][j] == 1) if i == j else _is0(A[i][j]) for i in range(3) for j in range(3))
+    """Whether the 3×3 list ``A`` is the identity (each body's A_PJ and joint rotation is asked, by
+    several recursions: type tests, not SymEngine comparisons)."""
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = A
+    return (_is1(a00) and _is1(a11) and _is1(a22) and _is0(a01) and _is0(a02) and _is0(a10) and _is0(a12)
+            and _is0(a20) and _is0(a21))
 
 
 def time_derivative(expr, q, dq):
@@ -714,8 +781,17 @@ def elementary(axis: str, a):
 
 
 def axis_letter(axis):
-    """"x", "y" or "z" when ``axis`` (3 SymEngine entries) is that coordinate axis, else None."""
-    return next((name for name, e in AXES.items() if all(a == b for a, b in zip(axis, e))), None)
+    """"x", "y" or "z" when ``axis`` (3 SymEngine entries) is that coordinate axis, else None
+    (type tests, :func:`_is1` and :func:`_is0`: every joint asks, twice)."""
+    x, y, z = axis
+    if _is0(y) and _is0(z):
+        return "x" if _is1(x) else None
+    if _is0(x):
+        if _is1(y) and _is0(z):
+            return "y"
+        if _is0(y) and _is1(z):
+            return "z"
+    return None
 
 
 def axis_rotation(axis, angle):

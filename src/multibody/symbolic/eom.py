@@ -295,6 +295,13 @@ def simplify_with_time_limit(exprs, *, time_limit: float = 60.0, per_entry: floa
 # --------------------------------------------------------------------------------------------
 
 
+def _count_ops(exprs) -> int:
+    """SymEngine's operation count of a list of SymEngine expressions (0 for none)."""
+    import symengine as se
+
+    return int(se.count_ops(*exprs)) if exprs else 0
+
+
 def _coord_label(sym: sp.Symbol, position: int) -> str:
     m = re.search(r"(\d+)$", sym.name)
     return m.group(1) if m else str(position + 1)
@@ -466,8 +473,6 @@ class EquationsOfMotion:
         >>> eom.M[0, 1]
         l1*l2*m2*cos(th2)/2 + m2*(h2**2 + 3*l2**2 + w2**2)/12
         """
-        import symengine as se
-
         from ._core import to_se
         from .trig import readable_entries
 
@@ -484,10 +489,14 @@ class EquationsOfMotion:
             newM[i * n + j] = newM[j * n + i] = e
         nb = len(upper)
         b, g = done[nb:nb + n], done[nb + n:]
-        extra = self.extra.copy()     # a lazy extra (TMT) stays lazy in the copy
-        ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
-        extra["size"] = {"derived": {k: ops(cache[k]) for k in ("M", "b", "g")},
-                         "readable": {"M": ops(newM), "b": ops(b), "g": ops(g)}}
+        from .tmt.system import LazyDict
+
+        # a lazy extra (TMT) stays lazy in the copy; the sizes are counted when read (the CLI prints
+        # them): counting every entry before and after was a sixth of the pendulum's readable pass
+        extra = self.extra.copy() if isinstance(self.extra, LazyDict) else LazyDict(self.extra)
+        derived = {k: list(cache[k]) for k in ("M", "b", "g")}
+        extra.lazy("size", lambda: {"derived": {k: _count_ops(v) for k, v in derived.items()},
+                                    "readable": {"M": _count_ops(newM), "b": _count_ops(b), "g": _count_ops(g)}})
         extra["form"] = "readable"
         out = EquationsOfMotion.from_symengine(
             M=[newM[i * n:(i + 1) * n] for i in range(n)], b=b, g=g, q=self.q, dq=self.dq, tau=self.tau,

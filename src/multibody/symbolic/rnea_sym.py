@@ -267,11 +267,12 @@ def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto",
     if done is not None:
         say("planar tree: M, b, g in harmonics of the relative angles (readable form)")
         M, b, g = done
-        import symengine as se
+        from .eom import _count_ops
+        from .tmt.system import LazyDict
 
-        ops = lambda xs: int(se.count_ops(*xs)) if xs else 0  # noqa: E731
-        extra = {"method": "rnea", "frame": "planar", "form": "readable",
-                 "size": {"readable": {"M": ops([x for r in M for x in r]), "b": ops(b), "g": ops(g)}}}
+        extra = LazyDict(method="rnea", frame="planar", form="readable")
+        extra.lazy("size", lambda: {"readable": {"M": _count_ops([x for r in M for x in r]), "b": _count_ops(b),
+                                                 "g": _count_ops(g)}})   # counted when read
     else:
         M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
         extra = {"method": "rnea", "frame": frame}

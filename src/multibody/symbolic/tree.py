@@ -137,6 +137,12 @@ def _entry_converter():
     return conv
 
 
+def _as_list(a) -> list:
+    """A model array as nested Python lists of its entries (NumPy scalars of a numeric array become
+    Python numbers, which :func:`_entry_converter` reads the same way)."""
+    return a.tolist() if isinstance(a, np.ndarray) else list(a)
+
+
 def _joint_chains(model) -> list:
     """Per model body its joint type's chain of one-dof joints, after the checks: known joint type,
     no quaternion or planar coordinates, parents before children."""
@@ -182,8 +188,13 @@ def symbolic_bodies(model) -> list[SymBody]:
     to build instead.
     """
     chains = _joint_chains(model)
-    parent = np.asarray(model.parent)
-    v_start = np.asarray(model.v_start)
+    parent = np.asarray(model.parent).tolist()
+    v_start = np.asarray(model.v_start).tolist()
+    # the arrays read as nested lists once: a NumPy object array's rows and items cost an indexing
+    # call each, and every entry of a body is read
+    jaxis, jpitch = _as_list(model.jaxis), _as_list(model.jpitch)
+    rotation, translation = _as_list(model.tree_rotation), _as_list(model.tree_translation)
+    mass, com, inertia = _as_list(model.mass), _as_list(model.com), _as_list(model.inertia_com)
     conv = _entry_converter()
     vec = lambda a: [conv(x) for x in a]                      # noqa: E731
     mat = lambda a: [[conv(x) for x in row] for row in a]     # noqa: E731
@@ -192,8 +203,8 @@ def symbolic_bodies(model) -> list[SymBody]:
     out, record = [], []  # record[i]: index in out of model body i (the last of its chain)
     for i, chain in enumerate(chains):
         p = int(parent[i])
-        axis, pitch = vec(model.jaxis[i]), conv(model.jpitch[i])
-        A_PJ, t_PJ = mat(model.tree_rotation[i]), vec(model.tree_translation[i])
+        axis, pitch = vec(jaxis[i]), conv(jpitch[i])
+        A_PJ, t_PJ = mat(rotation[i]), vec(translation[i])
         for j, kind in enumerate(chain):  # all but the last: massless, on the joint frame
             last = j == len(chain) - 1
             out.append(SymBody(
@@ -201,9 +212,9 @@ def symbolic_bodies(model) -> list[SymBody]:
                 parent=(record[p] if p >= 0 else -1) if j == 0 else len(out) - 1,
                 dof=int(v_start[i]) + j if kind != "fixed" else -1, axis=axis, pitch=pitch,
                 A_PJ=A_PJ if j == 0 else eye, t_PJ=t_PJ if j == 0 else list(z3),
-                mass=conv(model.mass[i]) if last else C.ZERO,
-                com=vec(model.com[i]) if last else list(z3),
-                inertia_com=mat(model.inertia_com[i]) if last else [list(r) for r in z33]))
+                mass=conv(mass[i]) if last else C.ZERO,
+                com=vec(com[i]) if last else list(z3),
+                inertia_com=mat(inertia[i]) if last else [list(r) for r in z33]))
         record.append(len(out) - 1)
     return out
 
@@ -325,8 +336,7 @@ def model_symbols(model, q=None, dq=None, tau=None, actuated=None):
         tau = symbol_column(tau, "tau")
     if tau.rows != len(idx):
         raise ValueError(f"{len(idx)} actuated dofs but {tau.rows} symbols in tau")
-    one, zero = sp.S.One, sp.S.Zero
-    S = C.flat_matrix(len(idx), n, [one if k == idx[r] else zero for r in range(len(idx)) for k in range(n)])
+    S = C.selection_matrix(idx, n)
     fixed = set(q if q_l is None else q_l) | set(dq if dq_l is None else dq_l) | set(tau if tau_l is None else tau_l)
     if len(fixed) != 2 * n + tau.rows:
         raise ValueError("q, dq and tau must be distinct symbols")

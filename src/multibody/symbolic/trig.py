@@ -70,6 +70,7 @@ class _Angles:
         self.memo = {}
         self.trig = {}     # sin/cos atom → (kind, k, φ), or None for an argument parse refuses
         self.angle_exprs = {}   # (k, φ) → the angle as an expression
+        self.atoms = {}         # (kind, k, φ) → its cos or sin
         self.numbers = {}  # SymEngine rational → (numerator, denominator)
         self.rebuilt = {}  # a harmonic's coefficient → its expanded, factored form (entries share them:
                            # the pendulum's M entries and b rows repeat half of theirs)
@@ -108,6 +109,16 @@ class _Angles:
             out = (k, se.Add(*phi) if phi else None)
         self.memo[arg] = out
         return out
+
+    def harmonic_atom(self, kind, k, phi):
+        """``cos(k·q + φ)`` (kind "c") or ``sin(k·q + φ)`` (kind "s"), memoised: the entries of M, b
+        and g repeat their harmonics."""
+        key = (kind, k, phi)
+        got = self.atoms.get(key)
+        if got is None:
+            a = self.expr(k, phi)
+            got = self.atoms[key] = se.cos(a) if kind == "c" else se.sin(a)
+        return got
 
     def expr(self, k, phi):
         """The angle ``k·q + φ`` as a SymEngine expression (memoised: entries share their angles)."""
@@ -319,24 +330,41 @@ class _Harmonics:
         return {key: cs[0] if len(cs) == 1 else se.Add(*cs) for key, cs in acc.items()}
 
 
-def _rebuild_form(form, angles):
+def _rebuild_form(form, angles, limit=None):
     """The readable expression of a form: each harmonic's coefficient expanded (SymEngine), its
-    common factor taken out (:func:`_factored`), harmonic-free part first."""
+    common factor taken out (:func:`_factored`), harmonic-free part first.
+
+    ``limit``: None when the expression would take more than ``limit`` operations (``count_ops``).
+    The parts are distinct harmonics, so the sum's count is at least the parts' counts plus one
+    ``+`` between each two that are not numbers (numbers, a float model's ``0.0`` too, merge into
+    one); that running bound, taken after 1, 2, 4, … parts (a few ``count_ops`` calls per entry), decides
+    as soon as it passes ``limit``: :func:`readable` keeps the entry as derived then, and the
+    rest of a form longer than its entry (most of the 3-D chains' entries, two of the 8-link
+    pendulum's) is never expanded and factored."""
     parts = []
     memo = angles.rebuilt
+    counted, ops, signs, check = 0, 0, 0, 1
     for (kind, k, phi), coef in sorted(form.items(), key=lambda kv: (kv[0][0] != "1", kv[0][1])):
         done = memo.get(coef)
         if done is None:
             E = _expand(coef)
-            done = memo[coef] = _ZERO if E == 0 else _factored(E, angles.numbers)
+            # (a canonical 0 is SymEngine's own zero; only a number, 0.0, needs the comparison)
+            zero = type(E) is _ZERO_T or E.is_Number and E == 0
+            done = memo[coef] = _ZERO if zero else _factored(E, angles.numbers)
         if type(done) is _ZERO_T:
             continue
         coef = done
         if kind == "1":
             parts.append(coef)
         else:
-            a = angles.expr(k, phi)
-            parts.append(coef * (se.cos(a) if kind == "c" else se.sin(a)))
+            parts.append(coef * angles.harmonic_atom(kind, k, phi))
+        if limit is not None and len(parts) >= check:
+            new = parts[counted:]
+            ops += se.count_ops(*new)
+            signs += sum(not p.is_Number for p in new)
+            counted, check = len(parts), 2 * len(parts)
+            if ops + signs - 1 > limit:
+                return None
     return se.Add(*parts) if parts else _ZERO
 
 
@@ -402,11 +430,11 @@ def _factored(E, numbers):
             lcm = lcm * q // gcd(lcm, q)
         neg = neg and p < 0
         powers = pw if powers is None else {b: min(x, pw[b]) for b, x in powers.items() if b in pw}
+    if not powers and not neg and g == 1 and lcm == 1:
+        return E      # c = 1 (g/lcm is in lowest terms: no prime divides a numerator and its denominator)
     c = se.Rational(-g if neg else g, lcm)
     if powers:
         c = c * se.Mul(*[b if x == 1 else b ** x for b, x in powers.items()])
-    if c == 1:
-        return E
     rest = se.expand(E / c)
     return c * rest
 
@@ -431,8 +459,8 @@ def readable(expr, coords, *, max_ops: int = READABLE_MAX_OPS, _angles=None):
         form = harm.form(expr)
     except (_TooBig, _Unparsed):
         return expr
-    out = _rebuild_form(form, harm.angles)
-    return out if se.count_ops(out) <= ops else expr
+    out = _rebuild_form(form, harm.angles, limit=ops)
+    return out if out is not None and se.count_ops(out) <= ops else expr
 
 
 def readable_entries(exprs, coords, *, max_ops: int = READABLE_MAX_OPS):

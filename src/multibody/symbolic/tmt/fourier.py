@@ -413,8 +413,8 @@ def tree_terms_readable(bodies, q, dq, gravity, raw):
         ops = ops_of(derived)
         if ops > T.READABLE_MAX_OPS or form is None:
             return derived
-        out = T._rebuild_form(form, angles)
-        return out if se.count_ops(out) <= ops else derived
+        out = T._rebuild_form(form, angles, limit=ops)
+        return out if out is not None and se.count_ops(out) <= ops else derived
     M = [None] * (n * n)
     for (i, j), forms in Mf.items():
         M[i * n + j] = M[j * n + i] = entry(forms, M_raw[i * n + j])
