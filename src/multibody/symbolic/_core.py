@@ -686,14 +686,20 @@ def eye3():
     return [[ONE if i == j else ZERO for j in range(3)] for i in range(3)]
 
 
-def _is0(e) -> bool:
-    """``e == 0``, answered by a type test for SymEngine's 0 (and for anything else not a number)."""
-    t = type(e)
-    if t is _Z:
+def _is_exactly(e, value, canonical) -> bool:
+    """``e == value`` for 0 or 1, answered by a type test where ``e`` is SymEngine's own ``canonical`` number
+    (``==`` with a Python number costs ~1 µs: it converts the number first) and for any other SymEngine
+    expression that is not a number (a canonical expression equal to 0 or 1 is SymEngine's 0 or 1 itself);
+    a float, a Python number or SymPy compares."""
+    if type(e) is canonical:
         return True
     if isinstance(e, se.Basic) and not e.is_Number:
-        return False          # a canonical expression that is 0 is SymEngine's 0 itself
-    return e == 0             # a float 0.0, a Python number, SymPy
+        return False
+    return e == value
+
+
+def _is0(e) -> bool:
+    return _is_exactly(e, 0, _Z)
 
 
 def is_zero_vec(v):
@@ -701,14 +707,7 @@ def is_zero_vec(v):
 
 
 def _is1(e) -> bool:
-    """``e == 1``, answered by a type test for SymEngine's 1 (``==`` with a Python 1 costs ~1 µs: it
-    converts the 1 first) and for anything else not a number."""
-    t = type(e)
-    if t is _ONE_T:
-        return True
-    if isinstance(e, se.Basic) and not e.is_Number:
-        return False          # a canonical expression that is 1 is SymEngine's 1 itself
-    return e == 1             # a float 1.0, a Python number, SymPy
+    return _is_exactly(e, 1, _ONE_T)
 
 
 def is_identity(A):
