@@ -77,4 +77,25 @@ static inline void mb_quat_mul(const double *a, const double *b, double *c)
 }
 static inline void mb_quat_conj(const double *a, double *c) { c[0] = a[0]; c[1] = -a[1]; c[2] = -a[2]; c[3] = -a[3]; }
 
+/* y[lo .. hi] += a x[lo .. hi] on a run of consecutive entries (a dof run of a tree: sparse.c's LTDL, the implicit
+ * contact step's rows): two entries an instruction, each entry's operations (a product, then a sum) unchanged;
+ * written out in pairs rather than left to the vectoriser, whose checks and remainder loops cost more than the few
+ * entries of a run.  (y −= a x is this with −a: (−a)·x is −(a·x) exactly, the same bits.) */
+typedef double mb_pair __attribute__((vector_size(16)));
+
+static inline void mb_add_scaled_run(double *y, const double *x, double a, int lo, int hi)
+{
+    const mb_pair a2 = {a, a};
+    int j = lo;
+    for (; j + 1 <= hi; j += 2) {
+        mb_pair xv, yv;
+        memcpy(&xv, x + j, sizeof xv);
+        memcpy(&yv, y + j, sizeof yv);
+        yv += a2 * xv;
+        memcpy(y + j, &yv, sizeof yv);
+    }
+    if (j == hi)
+        y[j] += a * x[j];
+}
+
 #endif

@@ -52,6 +52,24 @@ void mb_body_states(const mb_model *m, mb_data *d, const double *q, const double
     }
 }
 
+/* dof k's axis in world coordinates on its body's world rotation Rj: w = Rj S_k^ω, u = Rj S_k^v */
+static inline void dof_world_axis(const mb_model *m, const double *Rj, int k, double *w, double *u)
+{
+    const double *S = m->S + 6 * k;
+    for (int r = 0; r < 3; r++) {
+        w[r] = Rj[3 * r] * S[0] + Rj[3 * r + 1] * S[1] + Rj[3 * r + 2] * S[2];
+        u[r] = Rj[3 * r] * S[3] + Rj[3 * r + 1] * S[4] + Rj[3 * r + 2] * S[5];
+    }
+}
+
+/* The axis (w, u) at a point d from the body's origin: u + w × d */
+static inline void axis_at(const double *w, const double *u, double d0, double d1, double d2, double *out)
+{
+    out[0] = u[0] + (w[1] * d2 - w[2] * d1);
+    out[1] = u[1] + (w[2] * d0 - w[0] * d2);
+    out[2] = u[2] + (w[0] * d1 - w[1] * d0);
+}
+
 /* Add w·(columns of body b's ancestors' dofs for point P, world coordinates) to J (rows 0-2 ω,
  * rows 3-5 v_P; J is 6×nv or, with rot_rows 0, 3×nv linear rows only).  frame: 0 world-aligned,
  * 1 local (rotated into body b's coordinates), 2 world (P = origin). */
@@ -64,15 +82,9 @@ static void add_columns(const mb_model *m, const double *R0, const double *p0, i
         const double *Rj = R0 + 9 * j, *pj = p0 + 3 * j;
         const double d0 = P[0] - pj[0], d1 = P[1] - pj[1], d2 = P[2] - pj[2];
         for (int k = m->v_start[j]; k < m->v_start[j] + m->nv_joint[j]; k++) {
-            const double *S = m->S + 6 * k;
             double w[3], u[3];
-            for (int r = 0; r < 3; r++) {
-                w[r] = Rj[3 * r] * S[0] + Rj[3 * r + 1] * S[1] + Rj[3 * r + 2] * S[2];
-                u[r] = Rj[3 * r] * S[3] + Rj[3 * r + 1] * S[4] + Rj[3 * r + 2] * S[5];
-            }
-            u[0] += w[1] * d2 - w[2] * d1;
-            u[1] += w[2] * d0 - w[0] * d2;
-            u[2] += w[0] * d1 - w[1] * d0;
+            dof_world_axis(m, Rj, k, w, u);
+            axis_at(w, u, d0, d1, d2, u);
             if (frame == 1) {  /* into body coordinates: Rbᵀ x */
                 double wl[3], ul[3];
                 for (int r = 0; r < 3; r++) {
@@ -122,14 +134,8 @@ void mb_dof_world_axes(const mb_model *m, const double *R0, double *ax)
 {
     for (int j = 0; j < m->nb; j++) {
         const double *Rj = R0 + 9 * j;
-        for (int k = m->v_start[j]; k < m->v_start[j] + m->nv_joint[j]; k++) {
-            const double *S = m->S + 6 * k;
-            double *a = ax + 6 * k;
-            for (int r = 0; r < 3; r++) {
-                a[r] = Rj[3 * r] * S[0] + Rj[3 * r + 1] * S[1] + Rj[3 * r + 2] * S[2];
-                a[3 + r] = Rj[3 * r] * S[3] + Rj[3 * r + 1] * S[4] + Rj[3 * r + 2] * S[5];
-            }
-        }
+        for (int k = m->v_start[j]; k < m->v_start[j] + m->nv_joint[j]; k++)
+            dof_world_axis(m, Rj, k, ax + 6 * k, ax + 6 * k + 3);
     }
 }
 
@@ -142,10 +148,9 @@ void mb_point_jacobian_axes_add(const mb_model *m, const double *ax, const doubl
         const double *pj = p0 + 3 * j;
         const double d0 = P[0] - pj[0], d1 = P[1] - pj[1], d2 = P[2] - pj[2];
         for (int k = m->v_start[j]; k < m->v_start[j] + m->nv_joint[j]; k++) {
-            const double *w = ax + 6 * k, *u = w + 3;
-            J3[k] += weight * (u[0] + (w[1] * d2 - w[2] * d1));
-            J3[nv + k] += weight * (u[1] + (w[2] * d0 - w[0] * d2));
-            J3[2 * nv + k] += weight * (u[2] + (w[0] * d1 - w[1] * d0));
+            double c[3];
+            axis_at(ax + 6 * k, ax + 6 * k + 3, d0, d1, d2, c);
+            J3[k] += weight * c[0], J3[nv + k] += weight * c[1], J3[2 * nv + k] += weight * c[2];
         }
     }
 }

@@ -10,27 +10,7 @@
 #include <string.h>
 
 #include "common/core.h"
-
-/* y[lo .. hi] −= a x[lo .. hi]: one row of LTDL's update on a run of consecutive dofs (two rows of A, never the
- * same one).  The elements are independent, so they go two at an instruction, each element's operations (a
- * product, then a difference: no fused multiply-add, -ffp-contract=off) unchanged; written out in pairs rather
- * than left to the vectoriser, whose checks and remainder loops cost more than the few elements of a run. */
-typedef double ltdl_pair __attribute__((vector_size(16)));
-
-static inline void sub_scaled(double *y, const double *x, double a, int lo, int hi)
-{
-    int j = lo;
-    const ltdl_pair a2 = {a, a};
-    for (; j + 1 <= hi; j += 2) {
-        ltdl_pair xv, yv;
-        memcpy(&xv, x + j, sizeof xv);
-        memcpy(&yv, y + j, sizeof yv);
-        yv -= a2 * xv;
-        memcpy(y + j, &yv, sizeof yv);
-    }
-    if (j == hi)
-        y[j] -= a * x[j];
-}
+#include "common/vec.h"
 
 /* LTDL (RBDA table 6.3) in place on A (n×n, row-major, holding H): afterwards L's strictly lower
  * part is below A's diagonal (unit diagonal implied) and D on it.  Returns the failing pivot
@@ -59,9 +39,9 @@ int mb_ltdl(int n, const int *lam, double *A)
             for (int i = hi[r]; i >= lo[r]; i--) {
                 const double a = Ak[i] / Ak[k];
                 double *Ai = A + (long)n * i;
-                sub_scaled(Ai, Ak, a, lo[r], i);
+                mb_add_scaled_run(Ai, Ak, -a, lo[r], i);  /* Ai −= a Ak */
                 for (int t = r + 1; t < nr; t++)
-                    sub_scaled(Ai, Ak, a, lo[t], hi[t]);
+                    mb_add_scaled_run(Ai, Ak, -a, lo[t], hi[t]);
                 Ak[i] = a;
             }
     }

@@ -729,21 +729,17 @@ static void advance(const mb_model *m, int vector, int nz, const double *restric
         ov[k] = yv[k] + h * Kv[k];
 }
 
-/* A z_live run's semi_implicit step y1 = y ⊕ h·[K, k1's v̇ and ż] (advance's numbers: K holds the new velocity,
- * k1 the stage's derivatives), its contact states on the scene's live slots alone: the others are zero in y, y1
- * and ż (mb_scene_live_slots), and stay so. */
-static void live_advance(const group *g, const double *restrict y, const double *restrict K,
+/* A z_live run's semi_implicit step y1 = y ⊕ h·[K, k1's v̇ and ż]: advance on q and v (K holds the new velocity,
+ * then k1's v̇), its contact states on the scene's live slots alone: the others are zero in y, y1 and ż
+ * (mb_scene_live_slots), and stay so. */
+static void live_advance(const group *g, const double *restrict y, double *restrict K,
                          const double *restrict k1, double h, double *restrict y1)
 {
     const mb_model *m = g->m;
     const int nq = m->nq, nv = m->nv, *live;
-    if (g->vector)
-        for (int k = 0; k < nq; k++)
-            y1[k] = y[k] + h * K[k];
-    else
-        mb_integrate(m, y, K, h, y1);
-    for (int k = 0; k < nv; k++)
-        y1[nq + k] = y[nq + k] + h * k1[nv + k];
+    for (int k = nv; k < 2 * nv; k++)
+        K[k] = k1[k];
+    advance(m, g->vector, 0, y, K, h, y1);  /* q and v */
     const double *z = y + nq + nv, *zd = k1 + 2 * nv;
     double *z1 = y1 + nq + nv;
     const int n = mb_scene_live_slots(g->r->contact.scene, g->w.scene_scratch, &live);

@@ -723,18 +723,15 @@ static double row_dot(const mb_scene_implicit *w, int r, const double *x)
     return s;
 }
 
-/* y[lo .. hi] += c0 x0 + c1 x1 + c2 x2 (a sticking contact's three rows into A), += c0 x0 (one row): two elements
- * an instruction, each element's operations unchanged (as sparse.c's sub_scaled: pairs written out, the runs are
- * too short for the vectoriser's checks and remainder loops) */
-typedef double row_pair __attribute__((vector_size(16)));
-
+/* y[lo .. hi] += c0 x0 + c1 x1 + c2 x2 (a sticking contact's three rows into A; one row: vec.h's mb_add_scaled_run):
+ * two elements an instruction, each element's operations unchanged, pairs written out as there */
 static inline void add_rows3(double *y, const double *x0, const double *x1, const double *x2, double c0, double c1,
                              double c2, int lo, int hi)
 {
-    const row_pair a0 = {c0, c0}, a1 = {c1, c1}, a2 = {c2, c2};
+    const mb_pair a0 = {c0, c0}, a1 = {c1, c1}, a2 = {c2, c2};
     int j = lo;
     for (; j + 1 <= hi; j += 2) {
-        row_pair v0, v1, v2, yv;
+        mb_pair v0, v1, v2, yv;
         memcpy(&v0, x0 + j, sizeof v0), memcpy(&v1, x1 + j, sizeof v1), memcpy(&v2, x2 + j, sizeof v2);
         memcpy(&yv, y + j, sizeof yv);
         yv += a0 * v0 + a1 * v1 + a2 * v2;
@@ -742,20 +739,6 @@ static inline void add_rows3(double *y, const double *x0, const double *x1, cons
     }
     if (j == hi)
         y[j] += c0 * x0[j] + c1 * x1[j] + c2 * x2[j];
-}
-
-static inline void add_row(double *y, const double *x0, double c0, int lo, int hi)
-{
-    const row_pair a0 = {c0, c0};
-    int j = lo;
-    for (; j + 1 <= hi; j += 2) {
-        row_pair v0, yv;
-        memcpy(&v0, x0 + j, sizeof v0), memcpy(&yv, y + j, sizeof yv);
-        yv += a0 * v0;
-        memcpy(y + j, &yv, sizeof yv);
-    }
-    if (j == hi)
-        y[j] += c0 * x0[j];
 }
 
 /* The step's q̈ = (M + h J_Fᵀ G_F J_F + U Vᵀ)⁻¹ (C + J_Fᵀ b_F + J_Xᵀ Δf_X + J_Sᵀ Δf_S⁰) (C: M q̈₀, or τ − C(q, v,
@@ -797,8 +780,8 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
                         const double ca = hg * jr[a];
                         double *Aa = w->A + (size_t)a * nv;
                         for (int u = 0; u < t; u++)
-                            add_row(Aa, jr, ca, run[2 * u], run[2 * u + 1]);
-                        add_row(Aa, jr, ca, run[2 * t], a);
+                            mb_add_scaled_run(Aa, jr, ca, run[2 * u], run[2 * u + 1]);
+                        mb_add_scaled_run(Aa, jr, ca, run[2 * t], a);
                     }
             }
         }
@@ -831,7 +814,7 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
         const double f = w->fixed[r] == 2 ? w->dfc[r] : w->fixed[r] ? w->df[r] : w->b[r];
         const int *run = w->runs + (size_t)r * 2 * nv;
         for (int t = 0; t < w->nrun[r]; t++)
-            add_row(qdd, jr, f, run[2 * t], run[2 * t + 1]);
+            mb_add_scaled_run(qdd, jr, f, run[2 * t], run[2 * t + 1]);
     }
     apply_inverse(m, w, dense, qdd);
     if (w->nslid) {  /* q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y */
