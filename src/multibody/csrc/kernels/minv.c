@@ -257,6 +257,15 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #else
 #define MINV_ROWS_FINAL(r_end) ((void)0)
 #endif
+/* Whether the lower triangle is written (the mirror of the upper): always in the scalar build; in
+ * lanes not where the caller reads it from the upper triangle (derivatives_lanes.c: upper_only, the
+ * AVX-512 batches of M⁻¹, whose group then writes about half as much into its lanes, 92 → 47 kB
+ * for Talos, and whose forward pass keeps its working set in the first-level cache) */
+#ifdef MB_LANE_BUILD
+#define MIRROR_ROWS (!d->upper_only)
+#else
+#define MIRROR_ROWS 1
+#endif
 #ifndef MINV_STREAM_EARLY  /* derivatives_lanes.c: rows out before the end (1) or all at the end (0) */
 #define MINV_STREAM_EARLY 0
 #endif
@@ -437,8 +446,9 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                                     (PRk[0] * pc[0] + PRk[1] * pc[1] + PRk[2] * pc[2]);
                     /* final numbers: the mirror entry too (in the root's own block the later of the
                      * two writes wins in both places) */
-                    Minv[(long)nv * (vs + k) + c] = Minv[(long)nv * c + vs + k] = w;
-                    Minv[(long)nv * (vs + 3 + k) + c] = Minv[(long)nv * c + vs + 3 + k] = w3;
+                    Minv[(long)nv * (vs + k) + c] = w, Minv[(long)nv * (vs + 3 + k) + c] = w3;
+                    if (MIRROR_ROWS)
+                        Minv[(long)nv * c + vs + k] = w, Minv[(long)nv * c + vs + 3 + k] = w3;
                 }
             }
             continue;
@@ -589,10 +599,16 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             real *row = Minv + (long)nv * vs;
             /* the row's numbers are final here: each goes to its mirror entry (column vs) at once */
             if (count[i] == nj) {  /* no dofs below: P_i has no reader */
-                for (int c = vs; c < c_end; c++)
-                    row[c] = Minv[(long)nv * c + vs] = row[c] - Dinv1 * mb_dot6(U1, Pp + 6 * c);
-                for (int c = c_end; c < nv; c++)
-                    row[c] = Minv[(long)nv * c + vs] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                for (int c = vs; c < c_end; c++) {
+                    row[c] = row[c] - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                    if (MIRROR_ROWS)
+                        Minv[(long)nv * c + vs] = row[c];
+                }
+                for (int c = c_end; c < nv; c++) {
+                    row[c] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                    if (MIRROR_ROWS)
+                        Minv[(long)nv * c + vs] = row[c];
+                }
                 continue;
             }
             /* column vs (the joint's own): its P_i has no reader (i's children read columns past their
@@ -601,13 +617,17 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int c = vs + 1; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
                 const real *x = Pp + 6 * c;
                 const real y = row[c] - Dinv1 * mb_dot6(U1, x);
-                row[c] = Minv[(long)nv * c + vs] = y;
+                row[c] = y;
+                if (MIRROR_ROWS)
+                    Minv[(long)nv * c + vs] = y;
                 sum_scaled6(Pi + 6 * c, x, J1, y);
             }
             for (int c = c_end; c < nv; c++) {
                 const real *x = Pp + 6 * c;
                 const real y = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, x);
-                row[c] = Minv[(long)nv * c + vs] = y;
+                row[c] = y;
+                if (MIRROR_ROWS)
+                    Minv[(long)nv * c + vs] = y;
                 sum_scaled6(Pi + 6 * c, x, J1, y);
             }
             continue;
@@ -657,7 +677,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
     }
     /* M⁻¹ is symmetric: the lower triangle is the upper's mirror (one-dof joints below a parent and
      * a free root wrote theirs with the rows) */
-    for (int i = 0; i < nb; i++) {
+    for (int i = 0; i < nb && MIRROR_ROWS; i++) {
         const int vs = m->v_start[i];
         if ((m->nv_joint[i] == 1 && m->parent[i] >= 0) || (i == 0 && free_root))
             continue;
