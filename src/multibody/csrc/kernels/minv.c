@@ -411,13 +411,18 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
     int free_root = m->free_root;  /* the structure is the model's (compile.c); the armature a run may change */
     for (int e = 0; e < 6 && free_root; e++)
         free_root = m->armature[m->v_start[0] + e] == 0.0;
-    for (int i = 0; i < nb; i++)
-        world_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
+    /* IA_i is made from Y_i where it is first needed: by the first hand-over into it (its child of
+     * largest index, model.h: aba_tree), or at i itself if it has no child; and one IA per depth
+     * serves as one P does (a body's IA is live from its first child's hand-over until its own
+     * turn, when only its descendants run): Talos 11 blocks written just before use, not 33 up front */
+#define IA_OF(i) (d->IA + 36 * (preorder ? slot[i] : (i)))
 
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const int *sub = cols + first[i], ns = count[i];  /* the subtree's columns, own ones first */
-        real *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i, D[36];
+        real *IA = IA_OF(i), *Dinv = d->Dinv + 36 * i, D[36];
+        if (!(m->aba_tree[i] & MB_ABA_HAS_CHILD))
+            world_inertia_to_matrix(Y + MB_NI * i, IA);
         if (i == 0 && free_root) {
             real A[36];
             if (!invert_spd6(IA, A))
@@ -528,9 +533,12 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int r = 0; r < 6; r++)  /* the joint's own column: F starts here (0 + u x: its bits) */
                 F[6 * sub[0] + r] = MB_SPLAT(0.0) + u[r] * x0;
             /* (the subtree's other columns took U_i M⁻¹[i, c] in the sweep above) */
+            real *IAp = IA_OF(par);
+            if (m->aba_tree[i] & MB_ABA_FIRST_CHILD)
+                world_inertia_to_matrix(Y + MB_NI * par, IAp);
 #pragma GCC unroll 6
             for (int r = 0; r < 6; r++)  /* unrolled: each row's columns r … 5 a constant count */
-                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u, r);
+                add_minus_scaled6(IAp + 6 * r, IA + 6 * r, uw[r], u, r);
             continue;
         }
         for (int t = 0; t < nj; t++)  /* the joint's own columns: F starts here */
@@ -546,7 +554,9 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                     f[r] += Ue[r] * x;
             }
         }
-        real *IAp = d->IA + 36 * par;
+        real *IAp = IA_OF(par);
+        if (m->aba_tree[i] & MB_ABA_FIRST_CHILD)
+            world_inertia_to_matrix(Y + MB_NI * par, IAp);
 #ifdef MB_LANE_BUILD
         const int lower = 0;  /* the upper triangle only: the lanes never write the rest (SYM6) */
 #else
