@@ -187,6 +187,80 @@ static inline void stream_fence(void)
     _mm_sfence();  /* the streamed lines are visible before the batch returns */
 }
 
+#if defined(__AVX512F__) && MB_LANES == 8
+/* Where entry k of an n-entry matrix in lanes is kept: at k, or (sym_nv > 0) a symmetric sym_nv × sym_nv
+ * matrix kept by its upper triangle, whose lower entries are read from their mirrors */
+static inline const real *stored_entry(const real *src, long k, long sym_nv)
+{
+    if (!sym_nv)
+        return src + k;
+    const long r = k / sym_nv, c = k % sym_nv;
+    return src + (r <= c ? k : c * sym_nv + r);
+}
+
+/* scatter_streaming_unfenced's AVX-512 branch, for a matrix kept whole (sym_nv = 0) or by its upper
+ * triangle (stored_entry); -1 where the rows do not start on 8-byte boundaries (not written). */
+static inline int scatter_lines_avx512(const real *src, long n, double *const *dst, long sym_nv)
+{
+    /* Whole cache lines, one 64-byte non-temporal store each: a partly written line in the
+     * write-combining buffers costs a read of it from memory, and eight rows at a time written in
+     * 16-byte pieces leave many such lines (3× slower, measured).  Each block of eight entries is
+     * transposed once (lanes.h); lane l's row reaches a line boundary after off[l] entries, so its
+     * lines are the end of one block's row and the start of the next's (one two-source shuffle),
+     * or the row itself where off[l] = 0.  The entries before the first line and after the last go
+     * one by one. */
+    typedef long long pick __attribute__((vector_size(64)));
+    if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3] | (uintptr_t)dst[4] |
+           (uintptr_t)dst[5] | (uintptr_t)dst[6] | (uintptr_t)dst[7]) & 7)) {
+        int off[8];
+        pick join[8] = {{0}};  /* entries off … 7 of the earlier block's row, then 0 … off − 1 of the next's */
+        long lo[8], hi[8];  /* the entries [lo, hi) of each lane go in whole lines */
+        const long blocks = n / 8;
+        for (int l = 0; l < 8; l++) {
+            off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
+            for (int e = 0; e < 8; e++)
+                join[l][e] = off[l] + e;
+            lo[l] = off[l] == 0 || blocks < 2 ? 0 : off[l];
+            hi[l] = off[l] == 0 ? 8 * blocks : blocks >= 2 ? 8 * (blocks - 1) + off[l] : 0;
+        }
+        real prev[8] = {0}, row[8], zero = MB_SPLAT(0.0);
+        long r = 0, c = 0;  /* with sym_nv: the entry k's row and column */
+        for (long b = 0; b < blocks; b++) {
+            const long k = 8 * b;
+            if (sym_nv) {  /* the block's entries, each from its place in the upper triangle */
+                real v[8];
+                for (int j = 0; j < 8; j++) {
+                    v[j] = src[r <= c ? r * sym_nv + c : c * sym_nv + r];
+                    if (++c == sym_nv)
+                        c = 0, r++;
+                }
+                transpose8(v, row);
+            } else
+                transpose8(src + k, row);
+            for (int l = 0; l < 8; l++)  /* lanes_finite's sum, on the numbers at hand */
+                zero += row[l] * 0.0;
+            for (int l = 0; l < 8; l++)
+                if (off[l] == 0)
+                    _mm512_stream_pd(dst[l] + k, (__m512d)row[l]);
+                else if (b > 0)
+                    _mm512_stream_pd(dst[l] + k - 8 + off[l], (__m512d)__builtin_shuffle(prev[l], row[l], join[l]));
+            for (int l = 0; l < 8; l++)
+                prev[l] = row[l];
+        }
+        for (int l = 0; l < 8; l++) {  /* the head before the first line, the tail after the last */
+            for (long k = 0; k < lo[l]; k++)
+                dst[l][k] = (*stored_entry(src, k, sym_nv))[l];
+            for (long k = hi[l]; k < n; k++)
+                dst[l][k] = (*stored_entry(src, k, sym_nv))[l];
+        }
+        for (long k = 8 * blocks; k < n; k++)  /* the entries after the last block: the check */
+            zero += *stored_entry(src, k, sym_nv) * 0.0;
+        return mb_every(zero == 0.0);
+    }
+    return -1;
+}
+#endif
+
 static inline int scatter_streaming_unfenced(const real *src, long n, double *const *dst)
 {
 #if defined(__AVX2__) && MB_LANES == 4
@@ -232,49 +306,9 @@ static inline int scatter_streaming_unfenced(const real *src, long n, double *co
     }
 #endif
 #if defined(__AVX512F__) && MB_LANES == 8
-    /* Whole cache lines, one 64-byte non-temporal store each: a partly written line in the
-     * write-combining buffers costs a read of it from memory, and eight rows at a time written in
-     * 16-byte pieces leave many such lines (3× slower, measured).  Each block of eight entries is
-     * transposed once (lanes.h); lane l's row reaches a line boundary after off[l] entries, so its
-     * lines are the end of one block's row and the start of the next's (one two-source shuffle),
-     * or the row itself where off[l] = 0.  The entries before the first line and after the last go
-     * one by one. */
-    typedef long long pick __attribute__((vector_size(64)));
-    if (!(((uintptr_t)dst[0] | (uintptr_t)dst[1] | (uintptr_t)dst[2] | (uintptr_t)dst[3] | (uintptr_t)dst[4] |
-           (uintptr_t)dst[5] | (uintptr_t)dst[6] | (uintptr_t)dst[7]) & 7)) {
-        int off[8];
-        pick join[8] = {{0}};  /* entries off … 7 of the earlier block's row, then 0 … off − 1 of the next's */
-        long lo[8], hi[8];  /* the entries [lo, hi) of each lane go in whole lines */
-        const long blocks = n / 8;
-        for (int l = 0; l < 8; l++) {
-            off[l] = (int)((64 - ((uintptr_t)dst[l] & 63)) & 63) / 8;
-            for (int e = 0; e < 8; e++)
-                join[l][e] = off[l] + e;
-            lo[l] = off[l] == 0 || blocks < 2 ? 0 : off[l];
-            hi[l] = off[l] == 0 ? 8 * blocks : blocks >= 2 ? 8 * (blocks - 1) + off[l] : 0;
-        }
-        real prev[8] = {0}, row[8], zero = MB_SPLAT(0.0);
-        for (long b = 0; b < blocks; b++) {
-            const long k = 8 * b;
-            transpose8(src + k, row);
-            for (int l = 0; l < 8; l++)  /* lanes_finite's sum, on the numbers at hand */
-                zero += row[l] * 0.0;
-            for (int l = 0; l < 8; l++)
-                if (off[l] == 0)
-                    _mm512_stream_pd(dst[l] + k, (__m512d)row[l]);
-                else if (b > 0)
-                    _mm512_stream_pd(dst[l] + k - 8 + off[l], (__m512d)__builtin_shuffle(prev[l], row[l], join[l]));
-            for (int l = 0; l < 8; l++)
-                prev[l] = row[l];
-        }
-        for (int l = 0; l < 8; l++) {  /* the head before the first line, the tail after the last */
-            for (long k = 0; k < lo[l]; k++)
-                dst[l][k] = src[k][l];
-            for (long k = hi[l]; k < n; k++)
-                dst[l][k] = src[k][l];
-        }
-        return mb_every(zero == 0.0) && lanes_finite(src + 8 * blocks, n - 8 * blocks);
-    }
+    const int lines = scatter_lines_avx512(src, n, dst, 0);
+    if (lines >= 0)
+        return lines;
 #endif
     if (((uintptr_t)dst[0] ^ (uintptr_t)dst[MB_LANES - 1]) & 15) {
         /* the states' rows start on both sides of 16-byte boundaries (an odd nv², the Panda's 81):
@@ -311,6 +345,30 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
     const int finite = scatter_streaming_unfenced(src, n, dst);
     stream_fence();
     return finite;
+}
+
+/* A symmetric nv × nv matrix in lanes kept by its upper triangle (minv.c: M⁻¹ in the AVX-512 lanes)
+ * streamed out whole to each lane's matrix, the lower entries read from their mirrors, and fenced.
+ * Returns 1 if every entry is finite (0 may also mean finite entries whose sum overflowed: callers
+ * check exactly then). */
+static inline int scatter_streaming_symmetric(const real *src, int nv, double *const *dst)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__AVX512F__) && MB_LANES == 8
+    const int lines = scatter_lines_avx512(src, (long)nv * nv, dst, nv);
+    if (lines >= 0) {
+        stream_fence();
+        return lines;
+    }
+#endif
+    real zero = MB_SPLAT(0.0);
+    for (int r = 0; r < nv; r++)
+        for (int c = 0; c < nv; c++) {
+            const real x = src[r <= c ? (long)nv * r + c : (long)nv * c + r];
+            zero += x * 0.0;
+            for (int l = 0; l < MB_LANES; l++)
+                dst[l][(long)nv * r + c] = x[l];
+        }
+    return mb_every(zero == 0.0);
 }
 
 #else

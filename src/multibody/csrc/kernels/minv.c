@@ -257,6 +257,15 @@ static inline void sum_scaled6(real *restrict out, const real *restrict x, const
 #else
 #define MINV_ROWS_FINAL(r_end) ((void)0)
 #endif
+/* Whether the lower triangle is written (the mirror of the upper): always in the scalar build; in
+ * lanes not where the caller reads it from the upper triangle (derivatives_lanes.c: upper_only, the
+ * AVX-512 batches of M⁻¹, whose group then writes about half as much into its lanes, 92 → 47 kB
+ * for Talos, and whose forward pass keeps its working set in the first-level cache) */
+#ifdef MB_LANE_BUILD
+#define MIRROR_ROWS (!d->upper_only)
+#else
+#define MIRROR_ROWS 1
+#endif
 #ifndef MINV_STREAM_EARLY  /* derivatives_lanes.c: rows out before the end (1) or all at the end (0) */
 #define MINV_STREAM_EARLY 0
 #endif
@@ -402,13 +411,18 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
     int free_root = m->free_root;  /* the structure is the model's (compile.c); the armature a run may change */
     for (int e = 0; e < 6 && free_root; e++)
         free_root = m->armature[m->v_start[0] + e] == 0.0;
-    for (int i = 0; i < nb; i++)
-        world_inertia_to_matrix(Y + MB_NI * i, d->IA + 36 * i);
+    /* IA_i is made from Y_i where it is first needed: by the first hand-over into it (its child of
+     * largest index, model.h: aba_tree), or at i itself if it has no child; and one IA per depth
+     * serves as one P does (a body's IA is live from its first child's hand-over until its own
+     * turn, when only its descendants run): Talos 11 blocks written just before use, not 33 up front */
+#define IA_OF(i) (d->IA + 36 * (preorder ? slot[i] : (i)))
 
     for (int i = nb - 1; i >= 0; i--) {
         const int par = m->parent[i], vs = m->v_start[i], nj = m->nv_joint[i];
         const int *sub = cols + first[i], ns = count[i];  /* the subtree's columns, own ones first */
-        real *IA = d->IA + 36 * i, *Dinv = d->Dinv + 36 * i, D[36];
+        real *IA = IA_OF(i), *Dinv = d->Dinv + 36 * i, D[36];
+        if (!(m->aba_tree[i] & MB_ABA_HAS_CHILD))
+            world_inertia_to_matrix(Y + MB_NI * i, IA);
         if (i == 0 && free_root) {
             real A[36];
             if (!invert_spd6(IA, A))
@@ -437,8 +451,9 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                                     (PRk[0] * pc[0] + PRk[1] * pc[1] + PRk[2] * pc[2]);
                     /* final numbers: the mirror entry too (in the root's own block the later of the
                      * two writes wins in both places) */
-                    Minv[(long)nv * (vs + k) + c] = Minv[(long)nv * c + vs + k] = w;
-                    Minv[(long)nv * (vs + 3 + k) + c] = Minv[(long)nv * c + vs + 3 + k] = w3;
+                    Minv[(long)nv * (vs + k) + c] = w, Minv[(long)nv * (vs + 3 + k) + c] = w3;
+                    if (MIRROR_ROWS)
+                        Minv[(long)nv * c + vs + k] = w, Minv[(long)nv * c + vs + 3 + k] = w3;
                 }
             }
             continue;
@@ -518,9 +533,12 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int r = 0; r < 6; r++)  /* the joint's own column: F starts here (0 + u x: its bits) */
                 F[6 * sub[0] + r] = MB_SPLAT(0.0) + u[r] * x0;
             /* (the subtree's other columns took U_i M⁻¹[i, c] in the sweep above) */
+            real *IAp = IA_OF(par);
+            if (m->aba_tree[i] & MB_ABA_FIRST_CHILD)
+                world_inertia_to_matrix(Y + MB_NI * par, IAp);
 #pragma GCC unroll 6
             for (int r = 0; r < 6; r++)  /* unrolled: each row's columns r … 5 a constant count */
-                add_minus_scaled6(d->IA + 36 * par + 6 * r, IA + 6 * r, uw[r], u, r);
+                add_minus_scaled6(IAp + 6 * r, IA + 6 * r, uw[r], u, r);
             continue;
         }
         for (int t = 0; t < nj; t++)  /* the joint's own columns: F starts here */
@@ -536,7 +554,9 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
                     f[r] += Ue[r] * x;
             }
         }
-        real *IAp = d->IA + 36 * par;
+        real *IAp = IA_OF(par);
+        if (m->aba_tree[i] & MB_ABA_FIRST_CHILD)
+            world_inertia_to_matrix(Y + MB_NI * par, IAp);
 #ifdef MB_LANE_BUILD
         const int lower = 0;  /* the upper triangle only: the lanes never write the rest (SYM6) */
 #else
@@ -589,10 +609,16 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             real *row = Minv + (long)nv * vs;
             /* the row's numbers are final here: each goes to its mirror entry (column vs) at once */
             if (count[i] == nj) {  /* no dofs below: P_i has no reader */
-                for (int c = vs; c < c_end; c++)
-                    row[c] = Minv[(long)nv * c + vs] = row[c] - Dinv1 * mb_dot6(U1, Pp + 6 * c);
-                for (int c = c_end; c < nv; c++)
-                    row[c] = Minv[(long)nv * c + vs] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                for (int c = vs; c < c_end; c++) {
+                    row[c] = row[c] - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                    if (MIRROR_ROWS)
+                        Minv[(long)nv * c + vs] = row[c];
+                }
+                for (int c = c_end; c < nv; c++) {
+                    row[c] = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, Pp + 6 * c);
+                    if (MIRROR_ROWS)
+                        Minv[(long)nv * c + vs] = row[c];
+                }
                 continue;
             }
             /* column vs (the joint's own): its P_i has no reader (i's children read columns past their
@@ -601,13 +627,17 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
             for (int c = vs + 1; c < c_end; c++) {  /* one pass: M⁻¹[i, c], then P_i = P_λ + J_i M⁻¹[i, c] */
                 const real *x = Pp + 6 * c;
                 const real y = row[c] - Dinv1 * mb_dot6(U1, x);
-                row[c] = Minv[(long)nv * c + vs] = y;
+                row[c] = y;
+                if (MIRROR_ROWS)
+                    Minv[(long)nv * c + vs] = y;
                 sum_scaled6(Pi + 6 * c, x, J1, y);
             }
             for (int c = c_end; c < nv; c++) {
                 const real *x = Pp + 6 * c;
                 const real y = MB_SPLAT(0.0) - Dinv1 * mb_dot6(U1, x);
-                row[c] = Minv[(long)nv * c + vs] = y;
+                row[c] = y;
+                if (MIRROR_ROWS)
+                    Minv[(long)nv * c + vs] = y;
                 sum_scaled6(Pi + 6 * c, x, J1, y);
             }
             continue;
@@ -657,7 +687,7 @@ MB_LANES_STATIC int MB_NAME(mb_minv_world)(const mb_model *m, mb_data *d, real *
     }
     /* M⁻¹ is symmetric: the lower triangle is the upper's mirror (one-dof joints below a parent and
      * a free root wrote theirs with the rows) */
-    for (int i = 0; i < nb; i++) {
+    for (int i = 0; i < nb && MIRROR_ROWS; i++) {
         const int vs = m->v_start[i];
         if ((m->nv_joint[i] == 1 && m->parent[i] >= 0) || (i == 0 && free_root))
             continue;
