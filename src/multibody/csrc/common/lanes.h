@@ -349,8 +349,7 @@ static inline int scatter_streaming(const real *src, long n, double *const *dst)
 
 /* A symmetric nv × nv matrix in lanes kept by its upper triangle (minv.c: M⁻¹ in the AVX-512 lanes)
  * streamed out whole to each lane's matrix, the lower entries read from their mirrors, and fenced.
- * Returns 1 if every entry is finite (0 may also mean finite entries whose sum overflowed: callers
- * check exactly then). */
+ * Returns 1 if every entry is finite (x·0 summed: 0 for finite x, NaN otherwise). */
 static inline int scatter_streaming_symmetric(const real *src, int nv, double *const *dst)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__AVX512F__) && MB_LANES == 8
