@@ -52,7 +52,7 @@ struct mb_hard_work {
     const double *F_last;           /* the F of the last call, and the slots it wrote there     */
     int n_last;                     /*   (w->slot[0..n_last)): only those are zeroed next time  */
     int *lim;                       /* (joint limits) the limits in this step's rows           */
-    double *H, *S, *L;              /* (nv × nv) M, scratch, its LTL factor                     */
+    double *H, *L;                  /* (nv × nv) M, its LTL factor (on M's pattern: mb_ltl_factor_pattern) */
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
     double *ax;                     /* (6 nv) the dofs' world axes at the step's poses (mb_dof_world_axes) */
     double *dir;                    /* (rows × 3) each row's direction (n, t1 or t2)            */
@@ -88,7 +88,7 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
         w->stamp[i] = -2;  /* (calls start at 0: no key is the last call's) */
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
     w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
-    w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 11 * (size_t)nv + 1));
+    w->H = malloc(sizeof(double) * (2 * (size_t)nv * nv + 11 * (size_t)nv + 1));
     w->poses = malloc(mb_scene_pose_scratch(hc->scene));
     w->chain = malloc(sizeof(int) * (3 * (size_t)nv + 1));
     if (!w->c || !w->slot || !w->H || !w->poses || !w->chain) {
@@ -96,7 +96,7 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
         return NULL;
     }
     w->first = w->slot + cap, w->lim = w->first + cap;
-    w->S = w->H + (size_t)nv * nv, w->L = w->S + (size_t)nv * nv, w->J3 = w->L + (size_t)nv * nv;
+    w->L = w->H + (size_t)nv * nv, w->J3 = w->L + (size_t)nv * nv;
     w->u = w->J3 + 3 * nv, w->vfree = w->u + nv, w->ax = w->vfree + nv;
     return w;
 }
@@ -250,17 +250,15 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     if (tau) {  /* the free acceleration q̈₀ from M's factor (RBDA §6.5: CRBA, LTL), which the rows need too */
         if (nc == 0 && hc->hard_limits == 0 && n_eq == 0)
             return MB_HARD_NO_ROWS;
-        mb_crba(md, d, q, w->H);
-        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+        mb_crba_posed(md, d, w->H);  /* (on the narrow phase's poses at q: d->R, d->p, d->R0, d->p0) */
+        if (mb_ltl_factor_pattern(nv, lam, w->H, w->L) >= 0)
             return mb_pivot_status(w->H, nv * nv);
         memset(w->u, 0, sizeof(double) * nv);
-        mb_rnea(md, d, q, v, w->u, fext, qdd);  /* C(q, v, f_ext) */
+        mb_rnea_posed(md, d, v, w->u, fext, qdd);  /* C(q, v, f_ext) */
         for (int k = 0; k < nv; k++)
             qdd[k] = tau[k] - qdd[k];
         mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, qdd, qdd);
         mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, qdd, qdd);
-        if (fext)  /* (RNEA with f_ext posed the bodies again; the rows read the narrow phase's poses) */
-            mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
     }
     for (int k = 0; k < nv; k++)
         w->vfree[k] = v[k] + h * qdd[k];
@@ -287,8 +285,8 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         return MB_NO_MEMORY;
     /* J's rows and Y = L⁻ᵀ Jᵀ, row by row */
     if (!tau) {
-        mb_crba(md, d, q, w->H);
-        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+        mb_crba_posed(md, d, w->H);
+        if (mb_ltl_factor_pattern(nv, lam, w->H, w->L) >= 0)
             return mb_pivot_status(w->H, nv * nv);
     }
     for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = −ERP c / h */
