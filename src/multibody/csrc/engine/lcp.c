@@ -222,11 +222,13 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
         if (state[i] != IN_C && k >= 0 && state[k] == IN_C && x[i] != 0) linked = 1;
     }
     if (!linked) {   /* M is A_CC, symmetric positive definite: Cholesky (solve_cc), half of LU's work */
-        for (int i = 0, a = 0; i < n; i++) if (state[i] == IN_C) Cs[a++] = i;
+        int nfix = 0;    /* Cs: the free rows, then the others (fixed), both ascending */
+        const int *fixed = Cs + m;
+        for (int i = 0, a = 0; i < n; i++) if (state[i] == IN_C) Cs[a++] = i; else Cs[m + nfix++] = i;
         for (int a = 0; a < m; a++) {
             const int j = Cs[a];
             double r = b[j];
-            for (int i = 0; i < n; i++) if (state[i] != IN_C) r -= A[(size_t)j * n + i] * x[i];
+            for (int t = 0; t < nfix; t++) r -= A[(size_t)j * n + fixed[t]] * x[fixed[t]];
             hi_new[a] = r;
         }
         int nf = 0;

@@ -350,9 +350,14 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         const int qi = (int)row[0], vi = (int)row[1], r = n_eq + j;
         const double sign = row[3], gap = sign * (q[qi] - row[2]), u = sign * v[vi];
         double *y = w->Y + (size_t)r * nv;
-        memset(y, 0, sizeof(double) * nv);
+        int *pat = w->nz + (size_t)r * nv, np = 0;
+        for (int k = vi; k >= 0; k = lam[k])  /* its columns: vi and its ancestors (L⁻ᵀ e_vi lives there), ascending */
+            np++;
+        for (int k = vi, t = np - 1; k >= 0; k = lam[k], t--)
+            pat[t] = k, y[k] = 0.0;
         y[vi] = sign;
-        solve_row(nv, lam, w->L, y, w->nz + (size_t)r * nv, w->nnz + r);
+        solve_rows(nv, lam, w->L, y, 1, pat, np);
+        w->nnz[r] = np;
         const double target = gap > 0.0 ? -gap / h
                                          : fmax(par[MB_HARD_LIMIT_RESTITUTION] * fmax(-u, 0.0),
                                                 erp * fmax(-gap - slop, 0.0) / h);
