@@ -341,6 +341,15 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
     int has_friction = 0, cone_pair_used = 0;
     for (int i = 0; i < n; i++) { bound_by[i] = findex[i]; if (findex[i] >= 0) { has_friction = 1; findex[i] = -1; } }
     if (cone_pair) for (int i = 0; i < n; i++) if (cone_pair[i] >= 0) cone_pair_used = 1;
+    /* the first pivoting's states may already be the pyramid's: their fixed point first (a cold step of a falling
+     * humanoid otherwise pivots every row in again for pass 0 before it is tried) */
+    if (has_friction && !cone_pair_used &&
+        solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n, work + 7 * n, work + 3 * n,
+                          work + 4 * n, work + 5 * n, 1e-9, iwork + n, NULL) == 1) {
+        (*pivots)++;
+        for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
+        has_friction = 0;
+    }
     for (int pass = 0; has_friction && pass < 20; pass++) {
         double change = 0, scale = 0;
         for (int i = 0; i < n; i++) {
