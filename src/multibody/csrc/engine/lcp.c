@@ -30,12 +30,16 @@ static int solve_cc(int n, const double *A, const int *C, int m, const double *r
     /* By columns (right-looking): column k's entries below the diagonal are divisions independent of each
      * other, and its updates of the rows below are too, where row by row every entry waited for the one before
      * it (a chain of divisions: a lying humanoid's A_CC of 26 rows is refactored every step).  Each entry still
-     * takes its terms A − L·L − … in k's order and its division last: the same bits as row by row. */
+     * takes its terms A − L·L − … in k's order and its division last: the same bits as row by row.  Columns go
+     * two at a time: column k's update of column k + 1 first, k + 1 made, then both updates of the entries right
+     * of them in one pass, (a − x_k c_k) − x_{k+1} c_{k+1} as the two passes took them (the trailing rows are
+     * loaded and stored once per pair, not per column).  Column k is copied to row k right of its diagonal (L's
+     * unused upper part), so that the passes read it contiguously. */
     const int f = *nf;
     for (int a = f; a < m; a++)  /* the new rows' entries start as A_CC's */
         for (int c = 0; c <= a; c++)
             L[(size_t)a * n + c] = A[(size_t)C[a] * n + C[c]];
-    for (int k = 0; k < m; k++) {
+    for (int k = 0; k < m; k += 2) {
         double *Lk = L + (size_t)k * n;
         if (k >= f) {                                   /* not (numerically) positive definite: */
             if (!(Lk[k] > 1e-11 * fabs(A[(size_t)C[k] * n + C[k]]) + 1e-300)) { *nf = k; return 1; }  /* pivoting failed */
@@ -44,14 +48,30 @@ static int solve_cc(int n, const double *A, const int *C, int m, const double *r
         const int below = k + 1 > f ? k + 1 : f;        /* the rows of column k still to make */
         for (int a = below; a < m; a++)
             L[(size_t)a * n + k] /= Lk[k];
-        double *col = y;                                /* column k below the diagonal, in a row (y: free until the solves) */
         for (int j = k + 1; j < m; j++)
-            col[j] = L[(size_t)j * n + k];
-        for (int a = below; a < m; a++) {               /* their entries right of column k: − L_ak L_jk */
+            Lk[j] = L[(size_t)j * n + k];
+        if (k + 1 == m)
+            break;
+        double *Lk1 = Lk + n;
+        for (int a = below; a < m; a++)                 /* column k's update of column k + 1 (and its diagonal) */
+            L[(size_t)a * n + k + 1] -= L[(size_t)a * n + k] * Lk[k + 1];
+        if (k + 1 >= f) {
+            if (!(Lk1[k + 1] > 1e-11 * fabs(A[(size_t)C[k + 1] * n + C[k + 1]]) + 1e-300)) { *nf = k + 1; return 1; }
+            Lk1[k + 1] = sqrt(Lk1[k + 1]);
+        }
+        const int below1 = k + 2 > f ? k + 2 : f;
+        for (int a = below1; a < m; a++)
+            L[(size_t)a * n + k + 1] /= Lk1[k + 1];
+        for (int j = k + 2; j < m; j++)
+            Lk1[j] = L[(size_t)j * n + k + 1];
+        const double *restrict c0 = Lk, *restrict c1 = Lk1;
+        for (int a = below1; a < m; a++) {              /* the entries right of both: − L_ak L_jk − L_a,k+1 L_j,k+1 */
             double *restrict La = L + (size_t)a * n;
-            const double x = La[k];
-            for (int j = k + 1; j <= a; j++)
-                La[j] -= x * col[j];
+            const double x0 = La[k], x1 = La[k + 1];
+            for (int j = k + 2; j <= a; j++) {
+                const double t = La[j] - x0 * c0[j];
+                La[j] = t - x1 * c1[j];
+            }
         }
     }
     *nf = m;
@@ -202,11 +222,13 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
         if (state[i] != IN_C && k >= 0 && state[k] == IN_C && x[i] != 0) linked = 1;
     }
     if (!linked) {   /* M is A_CC, symmetric positive definite: Cholesky (solve_cc), half of LU's work */
-        for (int i = 0, a = 0; i < n; i++) if (state[i] == IN_C) Cs[a++] = i;
+        int nfix = 0;    /* Cs: the free rows, then the others (fixed), both ascending */
+        const int *fixed = Cs + m;
+        for (int i = 0, a = 0; i < n; i++) if (state[i] == IN_C) Cs[a++] = i; else Cs[m + nfix++] = i;
         for (int a = 0; a < m; a++) {
             const int j = Cs[a];
             double r = b[j];
-            for (int i = 0; i < n; i++) if (state[i] != IN_C) r -= A[(size_t)j * n + i] * x[i];
+            for (int t = 0; t < nfix; t++) r -= A[(size_t)j * n + fixed[t]] * x[fixed[t]];
             hi_new[a] = r;
         }
         int nf = 0;
@@ -319,6 +341,15 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
     int has_friction = 0, cone_pair_used = 0;
     for (int i = 0; i < n; i++) { bound_by[i] = findex[i]; if (findex[i] >= 0) { has_friction = 1; findex[i] = -1; } }
     if (cone_pair) for (int i = 0; i < n; i++) if (cone_pair[i] >= 0) cone_pair_used = 1;
+    /* the first pivoting's states may already be the pyramid's: their fixed point first (a cold step of a falling
+     * humanoid otherwise pivots every row in again for pass 0 before it is tried) */
+    if (has_friction && !cone_pair_used &&
+        solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n, work + 7 * n, work + 3 * n,
+                          work + 4 * n, work + 5 * n, 1e-9, iwork + n, NULL) == 1) {
+        (*pivots)++;
+        for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
+        has_friction = 0;
+    }
     for (int pass = 0; has_friction && pass < 20; pass++) {
         double change = 0, scale = 0;
         for (int i = 0; i < n; i++) {

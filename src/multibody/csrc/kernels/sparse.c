@@ -101,30 +101,54 @@ int mb_ltdl_factors(int n, const int *lam, const double *H, double *A, double *L
     return info;
 }
 
-/* L with H = Lᵀ L (LTL, RBDA table 6.3); A is n×n scratch.  Returns the failing pivot or −1. */
+/* L with H = Lᵀ L (LTL, RBDA table 6.3), dense: L's entries off the pattern zero (mb_ltl_factor_pattern on a
+ * cleared L; A, n×n scratch, is not used).  Returns the failing pivot or −1. */
 int mb_ltl_factor(int n, const int *lam, const double *H, double *A, double *L)
 {
-    int info = -1;
-    memcpy(A, H, sizeof(double) * n * n);
-    for (int k = n - 1; k >= 0; k--) {
-        if (!(A[n * k + k] > 0.0)) {
-            info = k;
-            break;
-        }
-        A[n * k + k] = sqrt(A[n * k + k]);
-        for (int i = lam[k]; i >= 0; i = lam[i])
-            A[n * k + i] /= A[n * k + k];
-        for (int i = lam[k]; i >= 0; i = lam[i])
-            for (int j = i; j >= 0; j = lam[j])
-                A[n * i + j] -= A[n * k + i] * A[n * k + j];
-    }
+    (void)A;
     memset(L, 0, sizeof(double) * n * n);
+    return mb_ltl_factor_pattern(n, lam, H, L);
+}
+
+/* LTL on H's pattern alone: L's diagonal and the columns λ(i), λ(λ(i)), … of each row i are H's and then the
+ * factor's; its other entries are neither read nor written (the solves mb_sparse_mpy and hard_contact.c's read
+ * the pattern only), so a caller refactoring every step keeps no n² copies or clears (hard contact: two copies
+ * and a clear of 27² doubles a humanoid step before).  k's ancestors walked as runs of consecutive dofs, as
+ * mb_ltdl's; the same operations in the same order as the book's loops: A_kk = √A_kk, A_ki /= A_kk, then
+ * A_ij −= A_ki A_kj for i and its ancestors j (each entry once per k, independent of the others).  Returns the
+ * failing pivot or −1. */
+int mb_ltl_factor_pattern(int n, const int *lam, const double *H, double *L)
+{
     for (int i = 0; i < n; i++) {
-        L[n * i + i] = A[n * i + i];
+        L[n * i + i] = H[n * i + i];
         for (int j = lam[i]; j >= 0; j = lam[j])
-            L[n * i + j] = A[n * i + j];
+            L[n * i + j] = H[n * i + j];
     }
-    return info;
+    int lo[n > 0 ? n : 1], hi[n > 0 ? n : 1];
+    for (int k = n - 1; k >= 0; k--) {
+        double *Lk = L + (long)n * k;
+        if (!(Lk[k] > 0.0))
+            return k;
+        Lk[k] = sqrt(Lk[k]);
+        int nr = 0;
+        for (int i = lam[k]; i >= 0; i = lam[i]) {
+            hi[nr] = i;
+            while (i > 0 && lam[i] == i - 1)
+                i--;
+            lo[nr++] = i;
+        }
+        for (int r = 0; r < nr; r++)
+            for (int i = hi[r]; i >= lo[r]; i--)
+                Lk[i] /= Lk[k];
+        for (int r = 0; r < nr; r++)
+            for (int i = hi[r]; i >= lo[r]; i--) {
+                double *Li = L + (long)n * i;
+                mb_add_scaled_run(Li, Lk, -Lk[i], lo[r], i);  /* L_i −= L_ki L_k on i's ancestors and i */
+                for (int t = r + 1; t < nr; t++)
+                    mb_add_scaled_run(Li, Lk, -Lk[i], lo[t], hi[t]);
+            }
+    }
+    return -1;
 }
 
 /* y = op(M) x for op = MB_MPY_H (symmetric H from its lower pattern), MB_MPY_L (L x),

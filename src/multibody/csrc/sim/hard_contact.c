@@ -38,6 +38,7 @@
  * step stays in C.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,7 @@ struct mb_hard_work {
     const double *F_last;           /* the F of the last call, and the slots it wrote there     */
     int n_last;                     /*   (w->slot[0..n_last)): only those are zeroed next time  */
     int *lim;                       /* (joint limits) the limits in this step's rows           */
-    double *H, *S, *L;              /* (nv × nv) M, scratch, its LTL factor                     */
+    double *H, *L;                  /* (nv × nv) M, its LTL factor (on M's pattern: mb_ltl_factor_pattern) */
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
     double *ax;                     /* (6 nv) the dofs' world axes at the step's poses (mb_dof_world_axes) */
     double *dir;                    /* (rows × 3) each row's direction (n, t1 or t2)            */
@@ -60,6 +61,7 @@ struct mb_hard_work {
     int *findex, *iwork, *guess;
     int *nz, *nnz;                  /* (rows × nv), (rows): each row of Y's nonzero columns, ascending */
     int *group, groups;             /* (rows + 1): the first row of each group of rows sharing nz (a contact's) */
+    uint64_t *mask;                 /* (rows × ⌈nv / 64⌉) each group's columns as bits (delassus)             */
     int *chain;                     /* (3 nv) scratch: two bodies' dof chains, a pair of groups' common columns */
     /* the warm start: per run (lane) of the group, the states of the last solve's rows (MB_LCP_*; 0 none),
      * 3 per slot (normal, t1, t2) and 1 per joint limit, valid where stamp (per slot, per limit) is the
@@ -88,7 +90,7 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
         w->stamp[i] = -2;  /* (calls start at 0: no key is the last call's) */
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
     w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
-    w->H = malloc(sizeof(double) * (3 * (size_t)nv * nv + 11 * (size_t)nv + 1));
+    w->H = malloc(sizeof(double) * (2 * (size_t)nv * nv + 11 * (size_t)nv + 1));
     w->poses = malloc(mb_scene_pose_scratch(hc->scene));
     w->chain = malloc(sizeof(int) * (3 * (size_t)nv + 1));
     if (!w->c || !w->slot || !w->H || !w->poses || !w->chain) {
@@ -96,7 +98,7 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
         return NULL;
     }
     w->first = w->slot + cap, w->lim = w->first + cap;
-    w->S = w->H + (size_t)nv * nv, w->L = w->S + (size_t)nv * nv, w->J3 = w->L + (size_t)nv * nv;
+    w->L = w->H + (size_t)nv * nv, w->J3 = w->L + (size_t)nv * nv;
     w->u = w->J3 + 3 * nv, w->vfree = w->u + nv, w->ax = w->vfree + nv;
     return w;
 }
@@ -105,7 +107,7 @@ void mb_hard_work_free(mb_hard_work *w)
 {
     if (!w)
         return;
-    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex), free(w->poses), free(w->chain);
+    free(w->c), free(w->slot), free(w->H), free(w->Y), free(w->findex), free(w->mask), free(w->poses), free(w->chain);
     free(w->memo), free(w->stamp);
     free(w);
 }
@@ -115,14 +117,15 @@ static int reserve(mb_hard_work *w, int nv, int n)
 {
     if (n <= w->rows)
         return 0;
-    free(w->Y), free(w->findex);
+    free(w->Y), free(w->findex), free(w->mask);
     const size_t N = (size_t)n;
     /* Y (n nv), A (n²), dir (3 n), b lo hi mu x flo fhi (7 n), lcp's work (n² + 8 n) */
     w->Y = malloc(sizeof(double) * (N * nv + 2 * N * N + 18 * N));
     w->findex = malloc(sizeof(int) * (7 * N + N * nv + 1));
-    if (!w->Y || !w->findex) {
-        free(w->Y), free(w->findex);
-        w->Y = NULL, w->findex = NULL, w->rows = 0;
+    w->mask = malloc(sizeof(uint64_t) * (N * (size_t)((nv + 63) / 64) + 1));
+    if (!w->Y || !w->findex || !w->mask) {
+        free(w->Y), free(w->findex), free(w->mask);
+        w->Y = NULL, w->findex = NULL, w->mask = NULL, w->rows = 0;
         return 1;
     }
     w->A = w->Y + N * nv, w->dir = w->A + N * N, w->b = w->dir + 3 * N, w->lo = w->b + N, w->hi = w->lo + N;
@@ -154,12 +157,22 @@ static void solve_row(int nv, const int *lam, const double *L, double *y, int *n
 
 /* Y's rows r0 .. r0 + rows − 1 = L⁻ᵀ (their J rows) in place, on their common columns pat (ascending, closed
  * under λ): solve_row's operations on each row, in its order (a zero y_i it skips changes nothing here: its
- * terms are exact zeros), the rows together. */
+ * terms are exact zeros), the rows together: i's chain of ancestors walked once for all of them (a contact's
+ * normal and tangents: each hop of λ a dependent load, three rows' updates independent). */
 static void solve_rows(int nv, const int *lam, const double *L, double *Y, int rows, const int *pat, int np)
 {
+    double *y0 = Y, *y1 = Y + nv, *y2 = Y + 2 * (size_t)nv;
     for (int t = np - 1; t >= 0; t--) {
         const int i = pat[t];
         const double *Li = L + (size_t)nv * i;
+        if (rows == 3) {
+            const double a0 = y0[i] /= Li[i], a1 = y1[i] /= Li[i], a2 = y2[i] /= Li[i];
+            for (int j = lam[i]; j >= 0; j = lam[j]) {
+                const double l = Li[j];
+                y0[j] -= l * a0, y1[j] -= l * a1, y2[j] -= l * a2;
+            }
+            continue;
+        }
         for (int r = 0; r < rows; r++) {
             double *y = Y + (size_t)r * nv;
             y[i] /= Li[i];
@@ -169,53 +182,85 @@ static void solve_rows(int nv, const int *lam, const double *L, double *Y, int r
     }
 }
 
+/* Block (a, b) of A = YᵀY for groups of 1 or 3 rows: the sums Σ_t ya[ks[t]] yb[ks[t]] over the common columns
+ * ks in ascending order, in registers, each column's values loaded once for the block (the 3 × 3 block of two
+ * contacts with friction, a limit's 1 × 3 with one, 1 × 1); s[3 a + b] out. */
+static inline void block_sums(int na, int nb, int nv, const double *ya, const double *yb, const int *ks, int nk,
+                              double *s)
+{
+    if (na == 3 && nb == 3) {
+        double s00 = 0.0, s01 = 0.0, s02 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s20 = 0.0, s21 = 0.0, s22 = 0.0;
+        for (int t = 0; t < nk; t++) {
+            const int k = ks[t];
+            const double a0 = ya[k], a1 = ya[nv + k], a2 = ya[2 * nv + k];
+            const double b0 = yb[k], b1 = yb[nv + k], b2 = yb[2 * nv + k];
+            s00 += a0 * b0, s01 += a0 * b1, s02 += a0 * b2;
+            s10 += a1 * b0, s11 += a1 * b1, s12 += a1 * b2;
+            s20 += a2 * b0, s21 += a2 * b1, s22 += a2 * b2;
+        }
+        s[0] = s00, s[1] = s01, s[2] = s02, s[3] = s10, s[4] = s11, s[5] = s12, s[6] = s20, s[7] = s21, s[8] = s22;
+    } else if (na == 1 && nb == 3) {
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0;
+        for (int t = 0; t < nk; t++) {
+            const int k = ks[t];
+            const double a = ya[k];
+            s0 += a * yb[k], s1 += a * yb[nv + k], s2 += a * yb[2 * nv + k];
+        }
+        s[0] = s0, s[1] = s1, s[2] = s2;
+    } else {
+        for (int a = 0; a < na; a++)
+            for (int b = 0; b < nb; b++) {
+                const double *y1 = ya + (size_t)a * nv, *y2 = yb + (size_t)b * nv;
+                double sum = 0.0;
+                for (int t = 0; t < nk; t++)
+                    sum += y1[ks[t]] * y2[ks[t]];
+                s[3 * a + b] = sum;
+            }
+    }
+}
+
 /* A = Yᵀ Y (n × n, both triangles) by blocks of groups of rows sharing their columns (a contact's normal and
  * tangents): a block's entries summed over the columns the two groups have in common, ascending — each entry
- * the sum over the sparser row's nonzeros in their order, the other terms exact zeros — loading each column's
- * values once for the block.  isect: nv ints of scratch. */
+ * the sum over the sparser row's nonzeros in their order, the other terms exact zeros.  The common columns are
+ * the set bits of the two groups' column masks ANDed (words of 64 columns, mask: groups × words of scratch),
+ * lowest first; a product's two factors commute, so a block (3, 1) is the (1, 3) of its mirror.  isect: nv ints
+ * of scratch. */
 static void delassus(int n, int nv, const double *Y, const int *nz, const int *nnz, const int *group, int groups,
-                     int *isect, double *A)
+                     uint64_t *mask, int *isect, double *A)
 {
+    const int words = (nv + 63) / 64;
+    for (int g = 0; g < groups; g++) {
+        uint64_t *mg = mask + (size_t)g * words;
+        const int r = group[g], *pat = nz + (size_t)r * nv;
+        memset(mg, 0, sizeof(uint64_t) * words);
+        for (int t = 0; t < nnz[r]; t++)
+            mg[pat[t] >> 6] |= (uint64_t)1 << (pat[t] & 63);
+    }
     for (int gi = 0; gi < groups; gi++)
         for (int gj = 0; gj <= gi; gj++) {
             const int ri = group[gi], ni = group[gi + 1] - ri, rj = group[gj], nj = group[gj + 1] - rj;
-            const int *pa = nz + (size_t)ri * nv, *pb = nz + (size_t)rj * nv;
-            const int *ks = gi == gj ? pa : isect;
-            int nk = gi == gj ? nnz[ri] : 0;
-            if (gi != gj)
-                for (int a = 0, b = 0; a < nnz[ri] && b < nnz[rj];) {
-                    if (pa[a] == pb[b])
-                        isect[nk++] = pa[a], a++, b++;
-                    else if (pa[a] < pb[b])
-                        a++;
-                    else
-                        b++;
-                }
+            const int *ks = isect;
+            int nk = 0;
+            if (gi == gj) {
+                ks = nz + (size_t)ri * nv, nk = nnz[ri];
+            } else {
+                const uint64_t *mi = mask + (size_t)gi * words, *mj = mask + (size_t)gj * words;
+                for (int wd = 0; wd < words; wd++)
+                    for (uint64_t bits = mi[wd] & mj[wd]; bits; bits &= bits - 1)
+                        isect[nk++] = 64 * wd + __builtin_ctzll(bits);
+            }
             const double *yi = Y + (size_t)ri * nv, *yj = Y + (size_t)rj * nv;
-            if (ni == 3 && nj == 3) {  /* two contacts with friction: the common case, 9 sums in registers */
-                double s00 = 0.0, s01 = 0.0, s02 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s20 = 0.0, s21 = 0.0, s22 = 0.0;
-                for (int t = 0; t < nk; t++) {
-                    const int k = ks[t];
-                    const double a0 = yi[k], a1 = yi[nv + k], a2 = yi[2 * nv + k];
-                    const double b0 = yj[k], b1 = yj[nv + k], b2 = yj[2 * nv + k];
-                    s00 += a0 * b0, s01 += a0 * b1, s02 += a0 * b2;
-                    s10 += a1 * b0, s11 += a1 * b1, s12 += a1 * b2;
-                    s20 += a2 * b0, s21 += a2 * b1, s22 += a2 * b2;
-                }
-                const double s[9] = {s00, s01, s02, s10, s11, s12, s20, s21, s22};
+            double s[9];
+            if (ni == 3 && nj == 1) {  /* (the mirror's sums: s[b] is row ri + b's with row rj) */
+                block_sums(1, 3, nv, yj, yi, ks, nk, s);
                 for (int a = 0; a < 3; a++)
-                    for (int b = 0; b < 3; b++)
-                        A[(size_t)(ri + a) * n + rj + b] = A[(size_t)(rj + b) * n + ri + a] = s[3 * a + b];
+                    A[(size_t)(ri + a) * n + rj] = A[(size_t)rj * n + ri + a] = s[a];
                 continue;
             }
+            block_sums(ni, nj, nv, yi, yj, ks, nk, s);
             for (int a = 0; a < ni; a++)
-                for (int b = 0; b < (gi == gj ? a + 1 : nj); b++) {
-                    const double *ya = yi + (size_t)a * nv, *yb = yj + (size_t)b * nv;
-                    double sum = 0.0;
-                    for (int t = 0; t < nk; t++)
-                        sum += ya[ks[t]] * yb[ks[t]];
-                    A[(size_t)(ri + a) * n + rj + b] = A[(size_t)(rj + b) * n + ri + a] = sum;
-                }
+                for (int b = 0; b < nj; b++)
+                    A[(size_t)(ri + a) * n + rj + b] = A[(size_t)(rj + b) * n + ri + a] = s[3 * a + b];
         }
 }
 
@@ -250,17 +295,15 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     if (tau) {  /* the free acceleration q̈₀ from M's factor (RBDA §6.5: CRBA, LTL), which the rows need too */
         if (nc == 0 && hc->hard_limits == 0 && n_eq == 0)
             return MB_HARD_NO_ROWS;
-        mb_crba(md, d, q, w->H);
-        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+        mb_crba_posed(md, d, w->H);  /* (on the narrow phase's poses at q: d->R, d->p, d->R0, d->p0) */
+        if (mb_ltl_factor_pattern(nv, lam, w->H, w->L) >= 0)
             return mb_pivot_status(w->H, nv * nv);
         memset(w->u, 0, sizeof(double) * nv);
-        mb_rnea(md, d, q, v, w->u, fext, qdd);  /* C(q, v, f_ext) */
+        mb_rnea_posed(md, d, v, w->u, fext, qdd);  /* C(q, v, f_ext) */
         for (int k = 0; k < nv; k++)
             qdd[k] = tau[k] - qdd[k];
         mb_sparse_mpy(MB_MPY_LIT, nv, lam, w->L, qdd, qdd);
         mb_sparse_mpy(MB_MPY_LI, nv, lam, w->L, qdd, qdd);
-        if (fext)  /* (RNEA with f_ext posed the bodies again; the rows read the narrow phase's poses) */
-            mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
     }
     for (int k = 0; k < nv; k++)
         w->vfree[k] = v[k] + h * qdd[k];
@@ -287,8 +330,8 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         return MB_NO_MEMORY;
     /* J's rows and Y = L⁻ᵀ Jᵀ, row by row */
     if (!tau) {
-        mb_crba(md, d, q, w->H);
-        if (mb_ltl_factor(nv, lam, w->H, w->S, w->L) >= 0)
+        mb_crba_posed(md, d, w->H);
+        if (mb_ltl_factor_pattern(nv, lam, w->H, w->L) >= 0)
             return mb_pivot_status(w->H, nv * nv);
     }
     for (int r = 0; r < n_eq; r++) {  /* the constraints' rows: G v⁺ = −ERP c / h */
@@ -307,9 +350,14 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         const int qi = (int)row[0], vi = (int)row[1], r = n_eq + j;
         const double sign = row[3], gap = sign * (q[qi] - row[2]), u = sign * v[vi];
         double *y = w->Y + (size_t)r * nv;
-        memset(y, 0, sizeof(double) * nv);
+        int *pat = w->nz + (size_t)r * nv, np = 0;
+        for (int k = vi; k >= 0; k = lam[k])  /* its columns: vi and its ancestors (L⁻ᵀ e_vi lives there), ascending */
+            np++;
+        for (int k = vi, t = np - 1; k >= 0; k = lam[k], t--)
+            pat[t] = k, y[k] = 0.0;
         y[vi] = sign;
-        solve_row(nv, lam, w->L, y, w->nz + (size_t)r * nv, w->nnz + r);
+        solve_rows(nv, lam, w->L, y, 1, pat, np);
+        w->nnz[r] = np;
         const double target = gap > 0.0 ? -gap / h
                                          : fmax(par[MB_HARD_LIMIT_RESTITUTION] * fmax(-u, 0.0),
                                                 erp * fmax(-gap - slop, 0.0) / h);
@@ -364,7 +412,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     for (int i = 0; i < nc; i++)
         w->group[w->groups++] = w->first[i];
     w->group[w->groups] = n;
-    delassus(n, nv, w->Y, w->nz, w->nnz, w->group, w->groups, w->chain, w->A);
+    delassus(n, nv, w->Y, w->nz, w->nnz, w->group, w->groups, w->mask, w->chain, w->A);
     /* the warm start's guess: each row's state in the last step's solution where the row was there (its
      * contact's slot, its limit), a new row free (a contact that stays, a limit that holds) */
     int known = 0;
