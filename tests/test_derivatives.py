@@ -409,22 +409,25 @@ def test_a_minv_batch_larger_than_the_caches_gives_the_same_numbers(nv, lanes):
 
 
 @pytest.mark.parametrize("lanes", ["avx512", "avx2", "baseline"])
+@pytest.mark.parametrize("order", ["depth-first", "breadth-first"])
 @pytest.mark.parametrize("branch", [2, 3])
-def test_a_streamed_minv_batch_of_a_floating_tree_writes_its_rows_as_they_are_final(branch, lanes):
+def test_a_streamed_minv_batch_of_a_floating_tree_writes_its_rows_as_they_are_final(branch, order, lanes):
     """A free root and one-dof joints numbered depth-first (floating robots): a streamed batch in lanes
     writes each row of M⁻¹ as soon as the forward pass has made it (derivatives_lanes.c:
-    minv_stream_rows), in pieces ending on multiples of 8 entries, the rest at the end.  nv = 10 and
-    12 (rows cut inside a piece differently), and every state equals the batch without lanes and
-    the single call."""
+    minv_stream_rows), in pieces ending on multiples of 8 entries, the rest at the end; with 8 lanes
+    from the upper triangle alone (lanes.h: scatter_streaming_symmetric).  nv = 10 and 12 (rows cut
+    inside a piece differently), numbered depth-first and breadth-first (the legs' bodies
+    interleaved: no one P or IA per depth, minv.c), and every state equals the batch without lanes
+    and the single call."""
     b = mb.ModelBuilder("streamed")
     b.add_body("base", None, "free", mass=3.0, com=[0.05, -0.02, 0.1], inertia=[0.2, 0.3, 0.25])
-    for leg in range(2):
-        parent = "base"
-        for k in range(branch):
-            name = f"l{leg}{k}"
-            b.add_body(name, parent, ["Rz", "Rx", "Ry"][k % 3], mass=1.0 + k, com=[0.1, 0.2 * k, 0.3],
-                       inertia=[0.1, 0.2, 0.3], joint_translation=[0.3 * (-1) ** leg, 0.5 - 0.2 * k, 0.1])
-            parent = name
+    bodies = [(leg, k) for leg in range(2) for k in range(branch)]
+    if order == "breadth-first":
+        bodies.sort(key=lambda lk: (lk[1], lk[0]))
+    for leg, k in bodies:
+        b.add_body(f"l{leg}{k}", "base" if k == 0 else f"l{leg}{k - 1}", ["Rz", "Rx", "Ry"][k % 3],
+                   mass=1.0 + k, com=[0.1, 0.2 * k, 0.3], inertia=[0.1, 0.2, 0.3],
+                   joint_translation=[0.3 * (-1) ** leg, 0.5 - 0.2 * k, 0.1])
     model = b.build()
     from multibody.model.configuration import random_configuration
     n = (9 << 20) // (8 * model.nv ** 2) + 3
