@@ -12,6 +12,20 @@
 #include "common/core.h"
 #include "common/vec.h"
 
+/* k's ancestors, nearest first, as runs of consecutive dofs hi[r] ≥ … ≥ lo[r] (a dof whose λ is the dof
+ * before it continues the run); returns the number of runs */
+static int ancestor_runs(const int *lam, int k, int *lo, int *hi)
+{
+    int nr = 0;
+    for (int i = lam[k]; i >= 0; i = lam[i]) {
+        hi[nr] = i;
+        while (i > 0 && lam[i] == i - 1)
+            i--;
+        lo[nr++] = i;
+    }
+    return nr;
+}
+
 /* LTDL (RBDA table 6.3) in place on A (n×n, row-major, holding H): afterwards L's strictly lower
  * part is below A's diagonal (unit diagonal implied) and D on it.  Returns the failing pivot
  * index, or −1. */
@@ -27,13 +41,7 @@ int mb_ltdl(int n, const int *lam, double *A)
     for (int k = n - 1; k >= 0; k--) {
         if (!(A[n * k + k] > 0.0))
             return k;
-        int nr = 0;
-        for (int i = lam[k]; i >= 0; i = lam[i]) {
-            hi[nr] = i;
-            while (i > 0 && lam[i] == i - 1)
-                i--;
-            lo[nr++] = i;
-        }
+        const int nr = ancestor_runs(lam, k, lo, hi);
         double *Ak = A + (long)n * k;
         for (int r = 0; r < nr; r++)
             for (int i = hi[r]; i >= lo[r]; i--) {
@@ -130,13 +138,7 @@ int mb_ltl_factor_pattern(int n, const int *lam, const double *H, double *L)
         if (!(Lk[k] > 0.0))
             return k;
         Lk[k] = sqrt(Lk[k]);
-        int nr = 0;
-        for (int i = lam[k]; i >= 0; i = lam[i]) {
-            hi[nr] = i;
-            while (i > 0 && lam[i] == i - 1)
-                i--;
-            lo[nr++] = i;
-        }
+        const int nr = ancestor_runs(lam, k, lo, hi);
         for (int r = 0; r < nr; r++)
             for (int i = hi[r]; i >= lo[r]; i--)
                 Lk[i] /= Lk[k];
