@@ -316,6 +316,20 @@ static int solve_fixed_point(int n, const double *A, const double *b, const doub
     return broken ? 2 : 1;
 }
 
+/* mb_lcp_friction's try of the fixed point of the row states in iwork (mb_lcp_dantzig's last pivoting's) with
+ * the rows' own bounds: where it holds (1), x and the bounds used (work[0 … 2n)) are its, one pivot counted;
+ * else (0) nothing but scratch is written (work past mb_lcp_dantzig's bounds, iwork past its 2 n states). */
+static int take_fixed_point(int n, const double *A, const double *b, const double *lo, const double *hi,
+                            const int *bound_by, const double *mu, double *x, double *work, int *iwork, int *pivots)
+{
+    if (solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n, work + 7 * n, work + 3 * n,
+                          work + 4 * n, work + 5 * n, 1e-9, iwork + n, NULL) != 1)
+        return 0;
+    (*pivots)++;
+    for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
+    return 1;
+}
+
 /* The boxed LCP with friction rows (findex >= 0) bounded by mu |x[findex]|: first ODE's
  * approximation (bounds from the normal forces reached while pivoting), then fixed-point passes
  * with the bounds from the previous normal forces until they settle, which is the true pyramid
@@ -343,13 +357,8 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
     if (cone_pair) for (int i = 0; i < n; i++) if (cone_pair[i] >= 0) cone_pair_used = 1;
     /* the first pivoting's states may already be the pyramid's: their fixed point first (a cold step of a falling
      * humanoid otherwise pivots every row in again for pass 0 before it is tried) */
-    if (has_friction && !cone_pair_used &&
-        solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n, work + 7 * n, work + 3 * n,
-                          work + 4 * n, work + 5 * n, 1e-9, iwork + n, NULL) == 1) {
-        (*pivots)++;
-        for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
+    if (has_friction && !cone_pair_used && take_fixed_point(n, A, b, lo, hi, bound_by, mu, x, work, iwork, pivots))
         has_friction = 0;
-    }
     for (int pass = 0; has_friction && pass < 20; pass++) {
         double change = 0, scale = 0;
         for (int i = 0; i < n; i++) {
@@ -370,13 +379,8 @@ int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double 
         err = mb_lcp_dantzig(n, A, b, flo, fhi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
         if (err) return err;
         /* the pass's states known: try their fixed point (work past mb_lcp_dantzig's bounds is free) */
-        if (!cone_pair_used && solve_fixed_point(n, A, b, lo, hi, bound_by, mu, iwork, x, work + 2 * n,
-                                                 work + 7 * n, work + 3 * n, work + 4 * n, work + 5 * n, 1e-9,
-                                                 iwork + n, NULL) == 1) {
-            (*pivots)++;
-            for (int i = 0; i < n; i++) { x[i] = work[2 * n + i]; work[i] = work[4 * n + i]; work[n + i] = work[5 * n + i]; }
+        if (!cone_pair_used && take_fixed_point(n, A, b, lo, hi, bound_by, mu, x, work, iwork, pivots))
             break;
-        }
     }
     for (int i = 0; i < n; i++) { lo[i] = work[i]; hi[i] = work[n + i]; }
     return 0;
