@@ -7,6 +7,7 @@
 #include "model/data.h"
 #include "model/model.h"
 #include "common/status.h"
+#include "common/clones.h"  /* MB_CLONES_AVX2 */
 
 #ifndef MB_LANE_BUILD  /* aba_lanes.c sees only kkt.c's solves and its own functions below */
 /* jcalc.c */
@@ -37,12 +38,6 @@ void mb_rnea_derivatives(const mb_model *m, mb_data *d, double *scratch, const d
                          const double *qdd, const double *fext, double *dtau_dq, double *dtau_dqd, double *M);
 long mb_minv_scratch(const mb_model *m);
 int mb_minv(const mb_model *m, mb_data *d, double *scratch, const double *q, double *Minv);
-/* x86-64: an AVX2 clone of a function beside the portable one, picked at load time by the CPU */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
-#define MB_CLONES_AVX2 __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define MB_CLONES_AVX2
-#endif
 /* their pieces, shared by aba_derivatives.c: the world-frame RNEA passes on `scratch` … */
 typedef struct mb_rnead {
     double *J, *U, *dAq, *dAv;          /* (nv × 6) J_k, u_k, ∂a/∂q_k's and ∂a/∂q̇_k's own parts   */

@@ -14,6 +14,7 @@
  * budget (5) return that code and the caller falls back to the projected Gauss-Seidel quick step.
  * A pivot factors only the rows of A_CC it changed (solve_cc), so the budget bounds the work of a step.
  */
+#include "common/clones.h"
 #include "engine/engine.h"
 
 enum { UNSEEN = 0, IN_C = MB_LCP_FREE, AT_LO = MB_LCP_AT_LO, AT_HI = MB_LCP_AT_HI };
@@ -25,6 +26,7 @@ enum { UNSEEN = 0, IN_C = MB_LCP_FREE, AT_LO = MB_LCP_AT_LO, AT_HI = MB_LCP_AT_H
  * the same to the bit).  The pivots change C by appending a row (the prefix stays) or by moving its
  * last row into a removed one's place (the prefix ends there: drive lowers *nf), so a pivot costs
  * O(|C|^2) where a fresh factor cost |C|^3 / 6. */
+MB_CLONES_AVX2
 static int solve_cc(int n, const double *A, const int *C, int m, const double *r, double *y, double *L, int *nf)
 {
     /* By columns (right-looking): column k's entries below the diagonal are divisions independent of each
@@ -205,6 +207,7 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
  * row that fails), or n states that every row failing them changes to — a free row past a bound to that bound,
  * a row at a bound pulling the wrong way to free (block principal pivoting: mb_lcp_friction_warm); the others'
  * entries are left as they are. */
+MB_CLONES_AVX2
 static int solve_fixed_point(int n, const double *A, const double *b, const double *lo, const double *hi,
                              const int *bound_by, const double *mu, const int *state, const double *x,
                              double *x_new, double *M, double *rhs, double *lo_new, double *hi_new, double tol,

@@ -93,6 +93,9 @@ static inline real subspace_dot(const mb_model *m, int k, const real *F)
 }
 
 /* mb_crba on the tree's poses at q already in d->R, d->p (mb_tree_poses, or mb_body_states) */
+#ifndef MB_LANE_BUILD
+MB_CLONES_AVX2
+#endif
 MB_LANES_STATIC void MB_NAME(mb_crba_posed)(const mb_model *m, mb_data *d, real *H)
 {
     const int nb = m->nb, nv = m->nv;

@@ -42,6 +42,9 @@ MB_FOLD void crm_unit_add(const real *v, int s, real qd, real *a)
 /* mb_rnea on the poses at q already in d: the tree's d->R, d->p (mb_tree_poses), and with f_ext the world's
  * d->R0, d->p0 (mb_world_poses; mb_body_states computes both), so that a step that has posed the bodies for its
  * contacts does not pose them again (scene_contact.c's implicit step) */
+#ifndef MB_LANE_BUILD
+MB_CLONES_AVX2
+#endif
 MB_LANES_STATIC void MB_NAME(mb_rnea_posed)(const mb_model *m, mb_data *d, const real *qd, const real *qdd,
                                             const double *fext, real *tau)
 {

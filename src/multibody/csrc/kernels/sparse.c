@@ -29,6 +29,7 @@ static int ancestor_runs(const int *lam, int k, int *lo, int *hi)
 /* LTDL (RBDA table 6.3) in place on A (n×n, row-major, holding H): afterwards L's strictly lower
  * part is below A's diagonal (unit diagonal implied) and D on it.  Returns the failing pivot
  * index, or −1. */
+MB_CLONES_AVX2
 int mb_ltdl(int n, const int *lam, double *A)
 {
     /* k's ancestors, nearest first, walked once per k as runs of consecutive dofs hi[r] ≥ … ≥ lo[r] (a joint's
@@ -125,6 +126,7 @@ int mb_ltl_factor(int n, const int *lam, const double *H, double *A, double *L)
  * mb_ltdl's; the same operations in the same order as the book's loops: A_kk = √A_kk, A_ki /= A_kk, then
  * A_ij −= A_ki A_kj for i and its ancestors j (each entry once per k, independent of the others).  Returns the
  * failing pivot or −1. */
+MB_CLONES_AVX2
 int mb_ltl_factor_pattern(int n, const int *lam, const double *H, double *L)
 {
     for (int i = 0; i < n; i++) {

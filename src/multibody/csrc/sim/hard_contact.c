@@ -269,6 +269,7 @@ static int body_of(const mb_scene *s, int pair, int which)
     return (int)s->gint[s->pairs[2 * pair + which] * MB_SG_INTS + MB_SG_BODY];
 }
 
+MB_CLONES_AVX2
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                           double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane,
                           const double *tau, const double *fext)

@@ -901,6 +901,7 @@ static void reset_apart(stage_memo *memo, stage_view *v, double *zdot, const dou
     memo->n_live = kept;
 }
 
+MB_CLONES_AVX2
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
                               const mb_scene *s, double K, double D, const int *held, int n_held, double *F,
