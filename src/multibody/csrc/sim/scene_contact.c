@@ -750,6 +750,7 @@ static inline void add_rows3(double *y, const double *x0, const double *x1, cons
  * factor = 0: the free and sliding sets are the last call's, only the fixed rows' values moved: A's factors,
  * Z and the small LU are reused.  dense: rows across branches, A factored dense.  MB_OK, MB_SINGULAR (the
  * small system) or factor_tree's status */
+MB_CLONES_AVX2
 static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double h, int factor, int dense,
                           double *qdd)
 {
