@@ -6,7 +6,9 @@ ANYmal and Talos), loaded by ``load_urdf`` and ``pinocchio.buildModelFromUrdf``.
 vs ``pin.computeABADerivatives``) and M⁻¹ (``mb.minv`` vs ``pin.computeMinverse``):
 
 * **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed over
-  a loop through ``--calls`` states sliced beforehand that drops each result (the same loop for both);
+  a loop through ``--calls`` states sliced beforehand that drops each result (the same loop for both),
+  the two sides' loops alternating (``bench.timing.interleaved``: at least ``--repeat`` loops each and
+  0.03 s of them), the best loop of each;
 * **throughput** on ``--states`` states on one thread: ours is *one* batched call, Pinocchio a
   Python loop of calls (the same CPU budget).  Both are timed best-of-``--repeat`` after a warm-up
   call, as in a loop over batches: Pinocchio computes into its reused ``Data``, ours into the blocks
@@ -30,7 +32,8 @@ import time
 
 import numpy as np
 
-from .urdf import ROBOTS, _best, _pin_state_map, robots_dir
+from .timing import best, interleaved
+from .urdf import ROBOTS, _pin_state_map, robots_dir
 
 
 def _states(model, n, rng):
@@ -81,36 +84,57 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
                 theirs = pin.computeABADerivatives(pm, pd, Qp[k], Vp[k], Tp[k])[0]
                 assert np.allclose(ours, theirs, rtol=1e-7, atol=1e-7), label
             n = min(calls, states)
-            ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))
+            ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))  # 1-D rows, sliced before timing
             pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
-            def loop(fn, rows_):  # results dropped as they come, as a caller's loop would
+            rnea_d, aba_d, minv = mb.rnea_derivatives, mb.aba_derivatives, mb.minv
+            pin_rnea_d, pin_aba_d, pin_minv = pin.computeRNEADerivatives, pin.computeABADerivatives, pin.computeMinverse
+
+            # the single-call loops: each call written out, its result dropped as a caller's loop would, the
+            # same loop for both sides (no wrapper between the loop and the call)
+            def ours_rnea_d():
+                for q, v, a, _ in ours_rows:
+                    rnea_d(model, q, v, a)
+
+            def pin_rnea_d_loop():
+                for q, v, a, _ in pin_rows:
+                    pin_rnea_d(pm, pd, q, v, a)
+
+            def ours_aba_d():
+                for q, v, _, t in ours_rows:
+                    aba_d(model, q, v, t)
+
+            def pin_aba_d_loop():
+                for q, v, _, t in pin_rows:
+                    pin_aba_d(pm, pd, q, v, t)
+
+            def ours_minv():
+                for q, _, _, _ in ours_rows:
+                    minv(model, q)
+
+            def pin_minv_loop():
+                for q, _, _, _ in pin_rows:
+                    pin_minv(pm, pd, q)
+
+            def loop(fn, rows_):
                 def run_():
                     for r in rows_:
                         fn(*r)
                 return run_
 
             table = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index)
-                "∂rnea": (loop(lambda q, v, a, _: mb.rnea_derivatives(model, q, v, a), ours_rows),
-                          loop(lambda q, v, a, _: pin.computeRNEADerivatives(pm, pd, q, v, a), pin_rows),
-                          lambda: mb.rnea_derivatives(model, Q, V, A),
-                          lambda k: pin.computeRNEADerivatives(pm, pd, Qp[k], Vp[k], Ap[k])),
-                "∂aba": (loop(lambda q, v, _, t: mb.aba_derivatives(model, q, v, t), ours_rows),
-                         loop(lambda q, v, _, t: pin.computeABADerivatives(pm, pd, q, v, t), pin_rows),
-                         lambda: mb.aba_derivatives(model, Q, V, T),
-                         lambda k: pin.computeABADerivatives(pm, pd, Qp[k], Vp[k], Tp[k])),
-                "minv": (loop(lambda q, *_: mb.minv(model, q), ours_rows),
-                         loop(lambda q, *_: pin.computeMinverse(pm, pd, q), pin_rows),
-                         lambda: mb.minv(model, Q),
-                         lambda k: pin.computeMinverse(pm, pd, Qp[k])),
+                "∂rnea": (ours_rnea_d, pin_rnea_d_loop, lambda: rnea_d(model, Q, V, A),
+                          lambda k: pin_rnea_d(pm, pd, Qp[k], Vp[k], Ap[k])),
+                "∂aba": (ours_aba_d, pin_aba_d_loop, lambda: aba_d(model, Q, V, T),
+                         lambda k: pin_aba_d(pm, pd, Qp[k], Vp[k], Tp[k])),
+                "minv": (ours_minv, pin_minv_loop, lambda: minv(model, Q), lambda k: pin_minv(pm, pd, Qp[k])),
             }
             for name, (one, pone, batch, pk) in table.items():
                 if name not in {ALGOS[a] for a in algos}:
                     continue
-                one(), pone(), batch()  # warm-up
-                t_one = _best(one, repeat, clock) / n
-                t_pone = _best(pone, repeat, clock) / n
-                t_b1 = _best(batch, repeat, clock)
-                t_ploop = _best(loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
+                batch()  # warm-up (interleaved warms the single-call loops)
+                (t_one, _), (t_pone, _) = interleaved(one, pone, repeat, 0.03, clock, n)
+                t_b1 = best(batch, repeat, clock)
+                t_ploop = best(loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
                 rows.append(dict(robot=label, nv=model.nv, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,
                                  ours_batch1_ms=t_b1 * 1e3, pin_loop_ms=t_ploop * 1e3))
                 out(f"{label:7s} {model.nv:3d} {name:5s}| {t_one * 1e6:7.2f} {t_pone * 1e6:7.2f} "

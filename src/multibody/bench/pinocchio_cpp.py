@@ -82,6 +82,7 @@ import time
 
 import numpy as np
 
+from .timing import interleaved
 from .urdf import ROBOTS, robots_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -351,7 +352,7 @@ def compare(folder, nv, vp):
 
 def _python_timings(model, pm, pd, Q, V, A, T, Qp, Vp, Ap, Tp, calls, repeat, clock, min_time=0.0):
     """{kernel: ((best, median) of ours, (best, median) of Pinocchio's)}, seconds per call of the
-    Python calls, one state a call, timed by :func:`_interleaved`."""
+    Python calls, one state a call, timed by :func:`multibody.bench.timing.interleaved`."""
     import pinocchio as pin
 
     import multibody as mb
@@ -375,24 +376,8 @@ def _python_timings(model, pm, pd, Q, V, A, T, Qp, Vp, Ap, Tp, calls, repeat, cl
                 for r in rows:
                     fn(*r)
             return run_
-        res[k] = _interleaved(loop(fo, ours), loop(fp, theirs), repeat, min_time, clock, n)
+        res[k] = interleaved(loop(fo, ours), loop(fp, theirs), repeat, min_time, clock, n, MAX_LOOPS)
     return res
-
-
-def _interleaved(lo, lp, repeat, min_time, clock, n):
-    """((best, median) of ours, (best, median) of theirs), seconds per call: loops of ``lo`` and
-    ``lp`` (n calls each) alternately, the order swapped every pair, as many of each: at least
-    ``repeat`` and until both have had ``min_time`` seconds (at most MAX_LOOPS)."""
-    lo(), lp()  # warm-up
-    t_o, t_p, total = [], [], [0.0, 0.0]
-    while len(t_o) < MAX_LOOPS and (len(t_o) < repeat or min(total) < min_time):
-        pair = ((lo, t_o, 0), (lp, t_p, 1)) if len(t_o) % 2 == 0 else ((lp, t_p, 1), (lo, t_o, 0))
-        for fn, acc, side in pair:
-            t = clock()
-            fn()
-            acc.append(clock() - t)
-            total[side] += acc[-1]
-    return tuple((min(x) / n, float(np.median(x)) / n) for x in (t_o, t_p))
 
 
 def pin_to_cpu(cpu=None):

@@ -4,7 +4,9 @@ The same URDF files (from the ``example-robot-data`` package) are loaded by ``lo
 ``pinocchio.buildModelFromUrdf``; then, in one run, for RNEA, CRBA and ABA:
 
 * **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed
-  over a loop through ``--calls`` states whose rows were sliced beforehand (the same loop for both);
+  over a loop through ``--calls`` states whose rows were sliced beforehand (the same loop for both),
+  the two sides' loops alternating (``bench.timing.interleaved``: at least ``--repeat`` loops each and
+  0.03 s of them), the best loop of each;
 * **throughput** on 10 000 states: ours is *one* batched call, Pinocchio a Python loop of calls —
   ours on one thread (same CPU budget as the loop) and on all threads (wall clock);
 * **start-up** (issue 37): a new process from ``import`` to its first ``rnea`` result — a 6-joint
@@ -32,6 +34,7 @@ import time
 import numpy as np
 
 from .._extras import robots_dir  # the one finder of example-robot-data (tests use it too)
+from .timing import best, interleaved
 
 ROBOTS = [  # (label, path under example-robot-data/robots, floating)
     ("UR5", "ur_description/urdf/ur5_robot.urdf", False),
@@ -40,15 +43,6 @@ ROBOTS = [  # (label, path under example-robot-data/robots, floating)
     ("ANYmal", "anymal_b_simple_description/robots/anymal.urdf", True),
     ("Talos", "talos_data/robots/talos_reduced.urdf", True),
 ]
-
-
-def _best(fn, repeat, clock):
-    best = np.inf
-    for _ in range(repeat):
-        t = clock()
-        fn()
-        best = min(best, clock() - t)
-    return best
 
 
 def _pin_state_map(model, pm):
@@ -117,13 +111,12 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
         }
         for name, (one, batch, pone) in algos.items():
             one(0), batch(), pone(0)  # warm-up
-            t_one = _best(latency[name][0], repeat, clock) / n
-            t_pone = _best(latency[name][1], repeat, clock) / n
+            (t_one, _), (t_pone, _) = interleaved(latency[name][0], latency[name][1], repeat, 0.03, clock, n)
             mb.set_num_threads(1)
-            t_b1 = _best(batch, repeat, clock)
+            t_b1 = best(batch, repeat, clock)
             mb.set_num_threads(threads)
-            t_bn = _best(batch, repeat, time.perf_counter)
-            t_ploop = _best(lambda: [pone(k) for k in range(states)], max(1, repeat - 1), clock)
+            t_bn = best(batch, repeat, time.perf_counter)
+            t_ploop = best(lambda: [pone(k) for k in range(states)], max(1, repeat - 1), clock)
             rows.append(dict(robot=label, nq=model.nq, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,
                              ours_batch1_ms=t_b1 * 1e3, ours_batchN_ms=t_bn * 1e3, pin_loop_ms=t_ploop * 1e3))
             out(f"{label:7s} {model.nq:3d} {name:5s}| {t_one * 1e6:7.2f} {t_pone * 1e6:7.2f} {t_pone / t_one:6.2f} | "
