@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from .timing import best, interleaved
+from .timing import calls as call_loop  # (run's `calls` is the loop length)
 from .urdf import ROBOTS, _pin_state_map, robots_dir
 
 
@@ -89,44 +90,17 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
             rnea_d, aba_d, minv = mb.rnea_derivatives, mb.aba_derivatives, mb.minv
             pin_rnea_d, pin_aba_d, pin_minv = pin.computeRNEADerivatives, pin.computeABADerivatives, pin.computeMinverse
 
-            # the single-call loops: each call written out, its result dropped as a caller's loop would, the
-            # same loop for both sides (no wrapper between the loop and the call)
-            def ours_rnea_d():
-                for q, v, a, _ in ours_rows:
-                    rnea_d(model, q, v, a)
-
-            def pin_rnea_d_loop():
-                for q, v, a, _ in pin_rows:
-                    pin_rnea_d(pm, pd, q, v, a)
-
-            def ours_aba_d():
-                for q, v, _, t in ours_rows:
-                    aba_d(model, q, v, t)
-
-            def pin_aba_d_loop():
-                for q, v, _, t in pin_rows:
-                    pin_aba_d(pm, pd, q, v, t)
-
-            def ours_minv():
-                for q, _, _, _ in ours_rows:
-                    minv(model, q)
-
-            def pin_minv_loop():
-                for q, _, _, _ in pin_rows:
-                    pin_minv(pm, pd, q)
-
-            def loop(fn, rows_):
-                def run_():
-                    for r in rows_:
-                        fn(*r)
-                return run_
-
-            table = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index)
-                "∂rnea": (ours_rnea_d, pin_rnea_d_loop, lambda: rnea_d(model, Q, V, A),
-                          lambda k: pin_rnea_d(pm, pd, Qp[k], Vp[k], Ap[k])),
-                "∂aba": (ours_aba_d, pin_aba_d_loop, lambda: aba_d(model, Q, V, T),
-                         lambda k: pin_aba_d(pm, pd, Qp[k], Vp[k], Tp[k])),
-                "minv": (ours_minv, pin_minv_loop, lambda: minv(model, Q), lambda k: pin_minv(pm, pd, Qp[k])),
+            table = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index): each single
+                # call's arguments as tuples built beforehand, the same loop for both (bench.timing.calls)
+                "∂rnea": (call_loop(rnea_d, [(model, q, v, a) for q, v, a, _ in ours_rows]),
+                          call_loop(pin_rnea_d, [(pm, pd, q, v, a) for q, v, a, _ in pin_rows]),
+                          lambda: rnea_d(model, Q, V, A), lambda k: pin_rnea_d(pm, pd, Qp[k], Vp[k], Ap[k])),
+                "∂aba": (call_loop(aba_d, [(model, q, v, t) for q, v, _, t in ours_rows]),
+                         call_loop(pin_aba_d, [(pm, pd, q, v, t) for q, v, _, t in pin_rows]),
+                         lambda: aba_d(model, Q, V, T), lambda k: pin_aba_d(pm, pd, Qp[k], Vp[k], Tp[k])),
+                "minv": (call_loop(minv, [(model, q) for q, _, _, _ in ours_rows]),
+                         call_loop(pin_minv, [(pm, pd, q) for q, _, _, _ in pin_rows]),
+                         lambda: minv(model, Q), lambda k: pin_minv(pm, pd, Qp[k])),
             }
             for name, (one, pone, batch, pk) in table.items():
                 if name not in {ALGOS[a] for a in algos}:
@@ -134,7 +108,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
                 batch()  # warm-up (interleaved warms the single-call loops)
                 (t_one, _), (t_pone, _) = interleaved(one, pone, repeat, 0.03, clock, n)
                 t_b1 = best(batch, repeat, clock)
-                t_ploop = best(loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
+                t_ploop = best(call_loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
                 rows.append(dict(robot=label, nv=model.nv, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,
                                  ours_batch1_ms=t_b1 * 1e3, pin_loop_ms=t_ploop * 1e3))
                 out(f"{label:7s} {model.nv:3d} {name:5s}| {t_one * 1e6:7.2f} {t_pone * 1e6:7.2f} "

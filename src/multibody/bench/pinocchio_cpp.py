@@ -33,7 +33,9 @@ How the times are taken (the same rules for both sides, so that neither gets the
   loops, so a slow spell of the machine falls on both sides alike;
 * the Python calls likewise: per kernel, loops of ours and theirs alternately (the order swapped
   each time), the same number for both, at least ``--repeat`` and until each side has had
-  ``--rounds`` × ``--min-time`` seconds.
+  ``--rounds`` × ``--min-time`` seconds; each loop calls the function itself on argument tuples built
+  beforehand (``bench.timing.calls``: no wrapper frame, whose fixed cost on both sides pulled every
+  ratio toward 1).
 
 Why: the run used to time each harness once, best of 5 loops per kernel.  Pinocchio's sub-µs
 kernels reach their best only after tens of loops (UR5 crba, 200 states, one process: its first 5
@@ -82,6 +84,7 @@ import time
 
 import numpy as np
 
+from .timing import calls as call_loop  # (the runs' `calls` is a loop length)
 from .timing import interleaved
 from .urdf import ROBOTS, robots_dir
 
@@ -359,24 +362,23 @@ def _python_timings(model, pm, pd, Q, V, A, T, Qp, Vp, Ap, Tp, calls, repeat, cl
     n = min(calls, len(Q))
     ours = list(zip(Q[:n], V[:n], A[:n], T[:n]))
     theirs = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
+    # each call's arguments as a tuple built beforehand: the loop calls the function itself, no wrapper
     calls_ = {
-        "rnea": (lambda q, v, a, t: mb.rnea(model, q, v, a), lambda q, v, a, t: pin.rnea(pm, pd, q, v, a)),
-        "crba": (lambda q, v, a, t: mb.crba(model, q), lambda q, v, a, t: pin.crba(pm, pd, q)),
-        "aba": (lambda q, v, a, t: mb.aba(model, q, v, t), lambda q, v, a, t: pin.aba(pm, pd, q, v, t)),
-        "minv": (lambda q, v, a, t: mb.minv(model, q), lambda q, v, a, t: pin.computeMinverse(pm, pd, q)),
-        "rnea_derivatives": (lambda q, v, a, t: mb.rnea_derivatives(model, q, v, a),
-                             lambda q, v, a, t: pin.computeRNEADerivatives(pm, pd, q, v, a)),
-        "aba_derivatives": (lambda q, v, a, t: mb.aba_derivatives(model, q, v, t),
-                            lambda q, v, a, t: pin.computeABADerivatives(pm, pd, q, v, t)),
+        "rnea": ((mb.rnea, [(model, q, v, a) for q, v, a, _ in ours]),
+                 (pin.rnea, [(pm, pd, q, v, a) for q, v, a, _ in theirs])),
+        "crba": ((mb.crba, [(model, q) for q, _, _, _ in ours]), (pin.crba, [(pm, pd, q) for q, _, _, _ in theirs])),
+        "aba": ((mb.aba, [(model, q, v, t) for q, v, _, t in ours]),
+                (pin.aba, [(pm, pd, q, v, t) for q, v, _, t in theirs])),
+        "minv": ((mb.minv, [(model, q) for q, _, _, _ in ours]),
+                 (pin.computeMinverse, [(pm, pd, q) for q, _, _, _ in theirs])),
+        "rnea_derivatives": ((mb.rnea_derivatives, [(model, q, v, a) for q, v, a, _ in ours]),
+                             (pin.computeRNEADerivatives, [(pm, pd, q, v, a) for q, v, a, _ in theirs])),
+        "aba_derivatives": ((mb.aba_derivatives, [(model, q, v, t) for q, v, _, t in ours]),
+                            (pin.computeABADerivatives, [(pm, pd, q, v, t) for q, v, _, t in theirs])),
     }
     res = {}
-    for k, (fo, fp) in calls_.items():
-        def loop(fn, rows):
-            def run_():
-                for r in rows:
-                    fn(*r)
-            return run_
-        res[k] = interleaved(loop(fo, ours), loop(fp, theirs), repeat, min_time, clock, n, MAX_LOOPS)
+    for k, (ours_call, pin_call) in calls_.items():
+        res[k] = interleaved(call_loop(*ours_call), call_loop(*pin_call), repeat, min_time, clock, n, MAX_LOOPS)
     return res
 
 

@@ -4,6 +4,8 @@ Every time is what ``clock`` reads (the benches pass ``time.process_time``, the 
 ``time.perf_counter`` for ``--wall``).
 
 >>> import time
+>>> best(calls(sum, [(range(1000),)] * 10), 3, time.perf_counter) > 0
+True
 >>> best(lambda: sum(range(1000)), 3, time.perf_counter) > 0
 True
 >>> (ours, _), (theirs, _) = interleaved(lambda: sum(range(100)), lambda: sum(range(100_000)), 3, 0.0,
@@ -24,6 +26,16 @@ def best(fn, repeat, clock):
         fn()
         shortest = min(shortest, clock() - t)
     return shortest
+
+
+def calls(fn, rows):
+    """A loop of ``fn(*row)`` over ``rows`` (argument tuples built beforehand), each result dropped as a
+    caller's loop would: no Python frame between the loop and the call, so the two sides of a
+    single-call row pay the same loop and nothing else."""
+    def loop():
+        for row in rows:
+            fn(*row)
+    return loop
 
 
 def interleaved(ours, theirs, repeat, min_time, clock, n, max_loops=100_000):
