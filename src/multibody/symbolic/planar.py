@@ -38,7 +38,7 @@ from . import _core as C
 from . import trig as T
 from .tree import FIX, PRI, REV, SymBody
 
-__all__ = ["planar_normal", "planar_readable"]
+__all__ = ["planar_normal", "planar_readable", "planar_forms", "PlanarForms"]
 
 _PLANES = {0: (1, 2), 1: (2, 0), 2: (0, 1)}   # normal → (re, im) axes, (re, im, normal) right-handed
 
@@ -94,7 +94,7 @@ class _Poly:
         self.monos = {}       # monomial → SymEngine product
         self.numbers = {}     # exact coefficient → SymEngine number
         self.terms = {}       # (coefficient, monomial) → SymEngine term
-        self.exprs = {}       # a coefficient's (monomial, coefficient) items → its SymEngine form
+        self.shapes = {}      # a coefficient's (coefficient, monomial) items → its shape
 
     def of(self, e):
         """The polynomial of a SymEngine expression (memoised: the model's entries repeat)."""
@@ -173,24 +173,24 @@ class _Poly:
             self.terms[key] = got
         return got
 
-    def expr(self, p):
-        """A harmonic's coefficient as SymEngine, its common factor taken out the way
-        :func:`.trig._factored` takes it out of the expanded coefficient (the gcd of the numerators over
-        the lcm of the denominators, negative when every term is, each variable to its smallest power;
-        none for a float model): ``c * rest``, the very expression the readable pass builds. Memoised
-        by value: M's entries and b's rows repeat half of their coefficients."""
-        items = [(m, c) for m, c in p.items() if c]
+    def shape(self, p):
+        """A harmonic's coefficient with its common factor taken out the way :func:`.trig._factored`
+        takes it out of the expanded coefficient (the gcd of the numerators over the lcm of the
+        denominators, negative when every term is, each variable to its smallest power; none for a
+        float model): None (zero), ``(c, m)`` (one term), ``(None, None, terms)`` (a sum) or
+        ``(k, cm, terms)`` (``k·cm`` times the sum of ``terms``), terms as (coefficient, monomial).
+        Memoised by value: M's entries and b's rows repeat half of their coefficients."""
+        items = [(c, m) for m, c in p.items() if c]
         if not items:
-            return C.ZERO
+            return None
         if len(items) == 1:
-            m, c = items[0]
-            return self.term(c, m)
+            return items[0]
         key = frozenset(items)
-        got = self.exprs.get(key)
+        got = self.shapes.get(key)
         if got is not None:
             return got
         g, lcm, neg, common, floats = 0, 1, True, None, False
-        for m, c in items:
+        for c, m in items:
             tc = type(c)
             if tc is int:
                 num, den = c, 1
@@ -205,16 +205,27 @@ class _Poly:
             neg = neg and num < 0
             common = m if common is None else _meet(common, m) if common else common
         if floats or (not common and not neg and g == 1 and lcm == 1):
-            got = C.se.Add(*[self.term(c, m) for m, c in items])
+            got = (None, None, items)
         else:
             k = Fraction(-g if neg else g, lcm)
             whole = k.denominator == 1
             kn = k.numerator
-            got = self.term(k, common) * C.se.Add(*[
-                self.term(c // kn if whole and type(c) is int else c / k, _minus(m, common) if common else m)
-                for m, c in items])
-        self.exprs[key] = got
+            got = (k, common, [(c // kn if whole and type(c) is int else c / k, _minus(m, common) if common else m)
+                               for c, m in items])
+        self.shapes[key] = got
         return got
+
+    def expr(self, p):
+        """A harmonic's coefficient as SymEngine: ``k·cm * (rest)``, the very expression the
+        readable pass builds (see :meth:`shape`)."""
+        sh = self.shape(p)
+        if sh is None:
+            return C.ZERO
+        if len(sh) == 2:
+            return self.term(*sh)
+        k, cm, terms = sh
+        rest = C.se.Add(*[self.term(c, m) for c, m in terms])
+        return rest if k is None else self.term(k, cm) * rest
 
 
 def _meet(a, b):
@@ -299,6 +310,13 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
     """(M rows, b, g) of a planar tree (see the module docstring) as readable SymEngine entries;
     ``q``, ``dq`` SymEngine symbols, ``gravity`` a 3-vector. None when it would take more than
     ``max_work`` phasor inner products (a bound on size, never on the clock)."""
+    got = planar_forms(bodies, q, dq, gravity, normal, signs, max_work=max_work)
+    return None if got is None else got.symengine()
+
+
+def planar_forms(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_work: int | None = None):
+    """:class:`PlanarForms` of a planar tree: per entry of M, b, g its harmonics' coefficients as
+    polynomials, made SymEngine or SymPy by the caller (arguments as :func:`planar_readable`)."""
     n = len(q)
     ra, im = _PLANES[normal]
     angles = T._Angles(q)
@@ -425,18 +443,11 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
             _add_into(slot, v, s * sg)
 
     def rebuild(acc):
-        """The entry: each harmonic's coefficient made SymEngine (:meth:`_Poly.expr`), times its
-        cosine or sine, harmonic-free part first (the readable pass's form)."""
-        parts = []
-        for kk in sorted(acc, key=lambda h: (h[0] != "1", h[1])):
-            c = P.expr(acc[kk])
-            if type(c) is C._Z:
-                continue
-            parts.append(c if kk[0] == "1" else c * angles.harmonic_atom(*kk))
-        return C.se.Add(*parts) if parts else C.ZERO
+        """The entry's harmonics, harmonic-free part first (the readable pass's order)."""
+        return [(kk, acc[kk]) for kk in sorted(acc, key=lambda h: (h[0] != "1", h[1]))]
 
     inertias = [P.of(bd.inertia_com[normal][normal]) for bd in bodies]
-    M = [[C.ZERO] * n for _ in range(n)]
+    M = [[None] * n for _ in range(n)]
     for i in range(n):
         for j in range(i, n):
             acc = {}
@@ -496,7 +507,7 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
         b.append(rebuild(acc))
     gx, gy = P.of(gravity[ra]), P.of(gravity[im])
     if not gx and not gy:
-        return M, b, [C.ZERO] * n
+        return PlanarForms(P, angles, M, b, [[] for _ in range(n)])
     G = _Term({m: -c for m, c in gx.items()}, {m: -c for m, c in gy.items()}, {}, frozenset(range(nb)))
     G.index, G.key = nt, 0        # −g: g_i = −Σ m ⟨J, g⟩
     for row in pairs:
@@ -508,4 +519,115 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
         for fa, sa, t in cols[i]:
             add_to(acc, fa, sa, t, False, 1, G)
         g.append(rebuild(acc))
-    return M, b, g
+    return PlanarForms(P, angles, M, b, g)
+
+
+class PlanarForms:
+    """M (rows, the upper triangle's forms shared with the lower), b and g of a planar tree: per
+    entry its harmonics ``[(key, polynomial)]``, harmonic-free part first. :meth:`symengine` and
+    :meth:`sympy` build the same readable entries; the SymPy ones straight from the polynomials (no
+    SymEngine entry built and walked again: that conversion was a third of deriving the pendulum on
+    a cart at n = 2 and half of it at n = 6)."""
+
+    def __init__(self, poly: _Poly, angles, M, b, g):
+        self.poly, self.angles, self.M, self.b, self.g = poly, angles, M, b, g
+
+    def _rows(self, entry):
+        memo = {}
+
+        def one(form):
+            got = memo.get(id(form))
+            if got is None:
+                got = memo[id(form)] = entry(form)
+            return got
+        return [[one(f) for f in row] for row in self.M], [one(f) for f in self.b], [one(f) for f in self.g]
+
+    def symengine(self):
+        """(M rows, b, g) as SymEngine entries."""
+        return self._rows(self._entry_se)
+
+    def sympy(self, conv):
+        """(M rows, b, g) as SymPy entries, node for node what ``conv`` (a :class:`._core.Converter`)
+        makes of :meth:`symengine`'s: each product and sum built from the arguments SymEngine's would
+        hold, by the converter's own rules (its canonical sort, a number distributed over a sum of
+        two arguments, nested sums flattened), so the two agree symbol for symbol (the tests hold
+        them). Models with an atom that is no symbol (``sqrt(2)``: SymEngine folds its powers) go
+        through SymEngine."""
+        P, angles = self.poly, self.angles
+        if not all(type(a) in _SYMBOL_TYPES for a in P.atoms):
+            return self._rows(lambda form: conv(self._entry_se(form)))
+        sp_mul, sp_add, com = C.sp.Mul._from_args, C.sp.Add._from_args, conv.commutative
+        powers, terms = {}, {}
+
+        def mul(args):
+            if len(args) == 1:
+                return args[0]
+            if len(args) == 2 and (args[0].is_Number or args[1].is_Number) and (args[0].is_Add or args[1].is_Add):
+                return conv._distribute(*args) if args[0].is_Number else conv._distribute(args[1], args[0])
+            if any(a.is_Mul for a in args):
+                return C.sp.Mul(*args)
+            conv._sort(args)
+            return sp_mul(args, com)
+
+        def add(args):
+            if len(args) == 1:
+                return args[0]
+            if any(a.is_Add for a in args):
+                return conv._flat_add(args)
+            conv._sort(args)
+            return sp_add(args, com)
+
+        def factors(c, m):
+            """The converted arguments of SymEngine's product c·m."""
+            out = [] if (c == 1 and type(c) is not float) and m else [conv(P.number(c))]
+            k = 0
+            while k < len(m):
+                j = k
+                while j < len(m) and m[j] == m[k]:
+                    j += 1
+                key = (m[k], j - k)
+                f = powers.get(key)
+                if f is None:
+                    a = P.atoms[m[k]]
+                    f = powers[key] = conv(a if j == k + 1 else a ** (j - k))
+                out.append(f)
+                k = j
+            return out
+
+        def term(c, m):
+            key = (c, m)
+            got = terms.get(key)
+            if got is None:
+                got = terms[key] = mul(factors(c, m))
+            return got
+
+        def entry(form):
+            args = []
+            for kk, p in form:
+                sh = P.shape(p)
+                if sh is None:
+                    continue
+                atom = [] if kk[0] == "1" else [conv(angles.harmonic_atom(*kk))]
+                if len(sh) == 2:
+                    args.append(term(*sh) if not atom else mul(factors(*sh) + atom))
+                    continue
+                k, cm, items = sh
+                if k is None and not atom:      # SymEngine's sum takes a sum's terms in
+                    args.extend(term(c, m) for c, m in items)
+                    continue
+                rest = add([term(c, m) for c, m in items])
+                args.append(mul((factors(k, cm) if k is not None else []) + [rest] + atom))
+            return add(args) if args else C.sp.S.Zero
+        return self._rows(entry)
+
+    def _entry_se(self, form):
+        P, angles = self.poly, self.angles
+        parts = []
+        for kk, p in form:
+            c = P.expr(p)
+            if type(c) is not C._Z:
+                parts.append(c if kk[0] == "1" else c * angles.harmonic_atom(*kk))
+        return C.se.Add(*parts) if parts else C.ZERO
+
+
+_SYMBOL_TYPES = (C.se.Symbol, C._Sym)
