@@ -559,7 +559,7 @@ class PlanarForms:
         if not all(type(a) in _SYMBOL_TYPES for a in P.atoms):
             return self._rows(lambda form: conv(self._entry_se(form)))
         sp_mul, sp_add, com = C.sp.Mul._from_args, C.sp.Add._from_args, conv.commutative
-        powers, terms = {}, {}
+        powers, terms, factor_memo, parts = {}, {}, {}, {}
 
         def mul(args):
             if len(args) == 1:
@@ -580,7 +580,14 @@ class PlanarForms:
             return sp_add(args, com)
 
         def factors(c, m):
-            """The converted arguments of SymEngine's product c·m."""
+            """The converted arguments of SymEngine's product c·m (a new list)."""
+            key = (c, m)
+            got = factor_memo.get(key)
+            if got is None:
+                got = factor_memo[key] = _factors(c, m)
+            return list(got)
+
+        def _factors(c, m):
             out = [] if (c == 1 and type(c) is not float) and m else [conv(P.number(c))]
             k = 0
             while k < len(m):
@@ -603,22 +610,30 @@ class PlanarForms:
                 got = terms[key] = mul(factors(c, m))
             return got
 
+        def part(sh, kk):
+            """The arguments one harmonic gives its entry's sum (a list)."""
+            atom = [] if kk[0] == "1" else [conv(angles.harmonic_atom(*kk))]
+            if len(sh) == 2:
+                return [term(*sh) if not atom else mul(factors(*sh) + atom)]
+            k, cm, items = sh
+            if k is None and not atom:      # SymEngine's sum takes a sum's terms in
+                return [term(c, m) for c, m in items]
+            rest = add([term(c, m) for c, m in items])
+            return [mul((factors(k, cm) if k is not None else []) + [rest] + atom)]
+
         def entry(form):
+            # a harmonic and its coefficient recur across entries (M's cos(θa − θb) with la lb Wab in
+            # every M_ij with i ≤ a, j ≤ b): each built once (shapes are kept by P, their ids stable)
             args = []
             for kk, p in form:
                 sh = P.shape(p)
                 if sh is None:
                     continue
-                atom = [] if kk[0] == "1" else [conv(angles.harmonic_atom(*kk))]
-                if len(sh) == 2:
-                    args.append(term(*sh) if not atom else mul(factors(*sh) + atom))
-                    continue
-                k, cm, items = sh
-                if k is None and not atom:      # SymEngine's sum takes a sum's terms in
-                    args.extend(term(c, m) for c, m in items)
-                    continue
-                rest = add([term(c, m) for c, m in items])
-                args.append(mul((factors(k, cm) if k is not None else []) + [rest] + atom))
+                key = (sh if len(sh) == 2 else id(sh), kk)
+                got = parts.get(key)
+                if got is None:
+                    got = parts[key] = part(sh, kk)
+                args.extend(got)
             return add(args) if args else C.sp.S.Zero
         return self._rows(entry)
 
