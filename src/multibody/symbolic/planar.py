@@ -545,8 +545,11 @@ class PlanarForms:
         return [[one(f) for f in row] for row in self.M], [one(f) for f in self.b], [one(f) for f in self.g]
 
     def symengine(self):
-        """(M rows, b, g) as SymEngine entries."""
-        return self._rows(self._entry_se)
+        """(M rows, b, g) as SymEngine entries (built once)."""
+        got = self.__dict__.get("_se")
+        if got is None:
+            got = self._se = self._rows(self._entry_se)
+        return got
 
     def sympy(self, conv):
         """(M rows, b, g) as SymPy entries, node for node what ``conv`` (a :class:`._core.Converter`)
