@@ -94,3 +94,30 @@ def test_trees_off_the_plane_go_to_the_recursion():
                                   translation=(1, 0, 0), mass=sp.Symbol("m"), com=(1, 0, 0))])
     assert derive(tilted).extra["frame"] != "planar"          # a rotated joint frame
     assert derive(tilted, raw=True).extra.get("form") is None
+
+
+@pytest.mark.parametrize("make", [lambda: n_link_pendulum_on_cart(3), lambda: _tree("y"),
+                                  lambda: mb.models.double_pendulum(), lambda: mb.models.double_pendulum(symbolic=True)],
+                         ids=["pendulum3", "tree_y", "double_pendulum", "double_pendulum_sym"])
+def test_planar_sympy_build_is_the_conversion_of_its_symengine_entries(make):
+    """PlanarForms.sympy builds M, b, g straight from the polynomials: node for node what the
+    Converter makes of the SymEngine entries (srepr equal), symbolic and float models."""
+    from multibody.symbolic import _core as C
+    from multibody.symbolic.planar import planar_forms, planar_normal
+    from multibody.symbolic.tree import symbolic_bodies
+
+    model = make()
+    q, dq, tau, _, params = model_symbols(model)
+    bodies = symbolic_bodies(model)
+    grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
+    forms = planar_forms(bodies, [C.to_se(s) for s in q], [C.to_se(s) for s in dq], grav, *planar_normal(bodies))
+    syms = list(q) + list(dq) + list(tau) + list(params)
+    M, b, g = forms.symengine()
+    conv = C.Converter(syms)
+    want = [conv(x) for row in M for x in row] + [conv(x) for x in b + g]
+    M, b, g = forms.sympy(C.Converter(syms))
+    got = [x for row in M for x in row] + list(b) + list(g)
+    assert [sp.srepr(x) for x in got] == [sp.srepr(x) for x in want]
+    eom = derive(model)          # derive's entries are these, and its SymEngine ones (read lazily) agree
+    assert list(eom.M) == [x for row in M for x in row] and list(eom.b) == list(b)
+    assert [C.to_sp(x) for x in eom._se_exprs["g"]] == list(g)
