@@ -95,6 +95,8 @@ class _Poly:
         self.numbers = {}     # exact coefficient → SymEngine number
         self.terms = {}       # (coefficient, monomial) → SymEngine term
         self.shapes = {}      # a coefficient's (coefficient, monomial) items → its shape
+        self.opaque = False   # an atom that is no symbol (its powers may fold: sqrt(2)**2 = 2)
+        self.numbers_trig = {}
 
     def of(self, e):
         """The polynomial of a SymEngine expression (memoised: the model's entries repeat)."""
@@ -130,6 +132,8 @@ class _Poly:
             if k is None:
                 k = self.index[e] = len(self.atoms)
                 self.atoms.append(e)
+                if type(e) not in _SYMBOL_TYPES:
+                    self.opaque = True
             p = {(k,): 1}
         self.memo[e] = p
         return p
@@ -217,7 +221,14 @@ class _Poly:
 
     def expr(self, p):
         """A harmonic's coefficient as SymEngine: ``k·cm * (rest)``, the very expression the
-        readable pass builds (see :meth:`shape`)."""
+        readable pass builds (see :meth:`shape`). With an atom that is no symbol the terms are
+        summed, expanded and factored by SymEngine as the readable pass does (a product of such
+        atoms folds, ``sqrt(2)**2 = 2``, so the polynomial's coefficients are not the terms')."""
+        if self.opaque:
+            E = C.expand(C.se.Add(*[self.term(c, m) for m, c in p.items() if c]))
+            if type(E) is C._Z or E.is_Number and E == 0:
+                return C.ZERO
+            return T._factored(E, self.numbers_trig)
         sh = self.shape(p)
         if sh is None:
             return C.ZERO
