@@ -94,3 +94,45 @@ def test_trees_off_the_plane_go_to_the_recursion():
                                   translation=(1, 0, 0), mass=sp.Symbol("m"), com=(1, 0, 0))])
     assert derive(tilted).extra["frame"] != "planar"          # a rotated joint frame
     assert derive(tilted, raw=True).extra.get("form") is None
+
+
+@pytest.mark.parametrize("make", [lambda: n_link_pendulum_on_cart(3), lambda: _tree("y"),
+                                  lambda: mb.models.double_pendulum(), lambda: mb.models.double_pendulum(symbolic=True)],
+                         ids=["pendulum3", "tree_y", "double_pendulum", "double_pendulum_sym"])
+def test_planar_sympy_build_is_the_conversion_of_its_symengine_entries(make):
+    """PlanarForms.sympy builds M, b, g straight from the polynomials: node for node what the
+    Converter makes of the SymEngine entries (srepr equal), symbolic and float models."""
+    from multibody.symbolic import _core as C
+    from multibody.symbolic.planar import planar_forms, planar_normal
+    from multibody.symbolic.tree import symbolic_bodies
+
+    model = make()
+    q, dq, tau, _, params = model_symbols(model)
+    bodies = symbolic_bodies(model)
+    grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
+    forms = planar_forms(bodies, [C.to_se(s) for s in q], [C.to_se(s) for s in dq], grav, *planar_normal(bodies))
+    syms = list(q) + list(dq) + list(tau) + list(params)
+    M, b, g = forms.symengine()
+    conv = C.Converter(syms)
+    want = [conv(x) for row in M for x in row] + [conv(x) for x in b + g]
+    M, b, g = forms.sympy(C.Converter(syms))
+    got = [x for row in M for x in row] + list(b) + list(g)
+    assert [sp.srepr(x) for x in got] == [sp.srepr(x) for x in want]
+    eom = derive(model)          # derive's entries are these, and its SymEngine ones (read lazily) agree
+    assert list(eom.M) == [x for row in M for x in row] and list(eom.b) == list(b)
+    assert [C.to_sp(x) for x in eom._se_exprs["g"]] == list(g)
+
+
+def test_planar_entries_with_atoms_that_are_no_symbols():
+    """√2, √3 and sin(a) in the parameters: their products fold (√2·√2 = 2), so the planar path sums
+    such coefficients in SymEngine; the entries are still the readable pass's, M and g symbol for
+    symbol (the polynomial path alone left (1/9)*m2*(9*sqrt(3) + 3*l**2) unreduced)."""
+    m1, m2, l, a = sp.symbols("m1 m2 l a")
+    model = symbolic_model([dict(name="a", axis="z", mass=m1, com=(sp.sqrt(2) * l, sp.sin(a), 0)),
+                            dict(name="b", parent=0, axis="z", translation=(l, 0, 0), mass=m2,
+                                 com=(sp.sqrt(2) * l / 3, l / 3, 0), inertia=sp.diag(1, 1, sp.sqrt(3) * m2))],
+                           gravity=(0, -9.81, 0))
+    eom, nice = derive(model), derive(model, raw=True).readable()
+    assert eom.extra["frame"] == "planar"
+    assert list(eom.M) == list(nice.M) and list(eom.g) == list(nice.g)
+    assert all(sp.expand(sp.expand_trig(x - y)) == 0 for x, y in zip(eom.b, nice.b))

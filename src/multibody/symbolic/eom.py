@@ -440,13 +440,43 @@ class EquationsOfMotion:
         eom._set_symengine([x for row in M for x in row], list(b), list(g))
         return eom
 
+    @classmethod
+    def from_builders(cls, *, sympy, symengine, q, dq, tau, params=(), **fields) -> "EquationsOfMotion":
+        """Equations whose M, b, g are built on first use, each form from the derivation's own
+        result: ``sympy(converter)`` gives the SymPy entries (M rows, b, g; ``converter`` a
+        :class:`._core.Converter` with the caller's symbols) when ``M``, ``b`` or ``g`` is read,
+        ``symengine()`` the SymEngine ones when code generation or :meth:`to_numeric` asks for them.
+        The planar derivation builds either straight from its polynomials, neither from the other."""
+        z = sp.zeros(0, 0)
+        eom = cls(M=z, b=z, g=z, q=q, dq=dq, tau=tau, params=params, **fields)
+        for name in ("M", "b", "g"):
+            eom.__dict__.pop(name, None)
+        eom.__dict__["_builders"] = (sympy, symengine)
+        return eom
+
     def _set_symengine(self, M_flat, b, g) -> None:
         self._se_exprs = {"M": list(M_flat), "b": list(b), "g": list(g)}
         for name in ("M", "b", "g"):     # converted on first access (__getattr__)
             self.__dict__.pop(name, None)
 
     def __getattr__(self, name):
-        # only reached for M, b, g still waiting as SymEngine entries (see from_symengine)
+        # only reached for M, b, g still waiting as SymEngine entries (see from_symengine) or to be
+        # built (from_builders), and for the SymEngine entries of the latter
+        builders = self.__dict__.get("_builders")
+        if builders is not None and name in ("M", "b", "g", "_se_exprs"):
+            from ._core import Converter, flat_matrix
+
+            if name == "_se_exprs":
+                M, b, g = builders[1]()
+                self.__dict__["_se_exprs"] = {"M": [x for row in M for x in row], "b": list(b), "g": list(g)}
+                return self.__dict__["_se_exprs"]
+            conv = Converter(list(self.q) + list(self.dq) + list(self.tau) + list(self.params))
+            M, b, g = builders[0](conv)
+            n = self.q.rows
+            for key, flat in (("M", [x for row in M for x in row]), ("b", b), ("g", g)):
+                if key not in self.__dict__:
+                    self.__dict__[key] = flat_matrix(n, n if key == "M" else 1, flat)
+            return self.__dict__[name]
         if name in ("M", "b", "g") and "_se_exprs" in self.__dict__:
             from ._core import Converter, flat_matrix
 
@@ -477,7 +507,7 @@ class EquationsOfMotion:
         from .trig import readable_entries
 
         n = self.n
-        cache = self.__dict__.get("_se_exprs")
+        cache = getattr(self, "_se_exprs", None)
         if cache is None:
             cache = {k: [to_se(e) for e in getattr(self, k)] for k in ("M", "b", "g")}
         M = cache["M"]

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _core as C
 from .eom import EquationsOfMotion, register_method
-from .planar import planar_normal, planar_readable
+from .planar import planar_forms, planar_normal
 from .tree import FIX, HEL, PRI, REV, SymBody, rotation_chains
 
 __all__ = ["rnea", "crba", "derive_rnea", "rnea_equations", "joint_transform", "inertial_view"]
@@ -263,18 +263,25 @@ def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto",
     dqe = [C.to_se(s) for s in dq]
     grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
     plane = planar_normal(bodies) if readable and frame == "auto" else None
-    done = planar_readable(bodies, qe, dqe, grav, *plane) if plane is not None else None
-    if done is not None:
+    forms = planar_forms(bodies, qe, dqe, grav, *plane) if plane is not None else None
+    if forms is not None:
         say("planar tree: M, b, g in harmonics of the relative angles (readable form)")
-        M, b, g = done
         from .eom import _count_ops
         from .tmt.system import LazyDict
 
         extra = LazyDict(method="rnea", frame="planar", form="readable")
-        extra.lazy("size", lambda: {"readable": {"M": _count_ops([x for r in M for x in r]), "b": _count_ops(b),
-                                                 "g": _count_ops(g)}})   # counted when read
-    else:
-        M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
-        extra = {"method": "rnea", "frame": frame}
+        extra.update(body_names=[bd.name for bd in bodies], seconds=time.perf_counter() - t0)
+        # M, b, g built from the polynomials when read: SymPy ones for the reader of M, b, g,
+        # SymEngine ones for code generation and to_numeric (neither converted from the other)
+        eom = EquationsOfMotion.from_builders(sympy=forms.sympy, symengine=forms.symengine, q=q, dq=dq, S=S,
+                                              tau=tau, params=params, extra=extra)
+        def size():
+            M, b, g = forms.symengine()
+            return {"readable": {"M": _count_ops([x for r in M for x in r]), "b": _count_ops(b), "g": _count_ops(g)}}
+
+        extra.lazy("size", size)      # counted when read (the CLI prints it)
+        return eom
+    M, b, g, frame = derive_rnea(bodies, qe, dqe, grav, progress=say, frame=frame)
+    extra = {"method": "rnea", "frame": frame}
     extra.update(body_names=[bd.name for bd in bodies], seconds=time.perf_counter() - t0)
     return EquationsOfMotion.from_symengine(q=q, dq=dq, M=M, b=b, g=g, S=S, tau=tau, params=params, extra=extra)
