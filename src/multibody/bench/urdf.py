@@ -4,7 +4,8 @@ The same URDF files (from the ``example-robot-data`` package) are loaded by ``lo
 ``pinocchio.buildModelFromUrdf``; then, in one run, for RNEA, CRBA and ABA:
 
 * **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed
-  over a loop through ``--calls`` states whose rows were sliced beforehand (the same loop for both),
+  over a loop of the call itself on ``--calls`` states' argument tuples built beforehand, each result
+  dropped (``bench.timing.calls``: the same loop for both),
   the two sides' loops alternating (``bench.timing.interleaved``: at least ``--repeat`` loops each and
   0.03 s of them), the best loop of each;
 * **throughput** on 10 000 states: ours is *one* batched call, Pinocchio a Python loop of calls —
@@ -35,6 +36,7 @@ import numpy as np
 
 from .._extras import robots_dir  # the one finder of example-robot-data (tests use it too)
 from .timing import best, interleaved
+from .timing import calls as call_loop  # (run's `calls` is the loop length)
 
 ROBOTS = [  # (label, path under example-robot-data/robots, floating)
     ("UR5", "ur_description/urdf/ur5_robot.urdf", False),
@@ -101,13 +103,13 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
         n = min(calls, states)
         ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))  # 1-D rows, sliced before timing
         pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
-        latency = {  # the calls alone: a loop over prepared states, the same loop for both
-            "rnea": (lambda: [rnea(model, q, v, a) for q, v, a, _ in ours_rows],
-                     lambda: [pin.rnea(pm, pd, q, v, a) for q, v, a, _ in pin_rows]),
-            "crba": (lambda: [crba(model, q) for q, _, _, _ in ours_rows],
-                     lambda: [pin.crba(pm, pd, q) for q, _, _, _ in pin_rows]),
-            "aba": (lambda: [aba(model, q, v, t) for q, v, _, t in ours_rows],
-                    lambda: [pin.aba(pm, pd, q, v, t) for q, v, _, t in pin_rows]),
+        latency = {  # the calls alone: a loop over argument tuples built beforehand, the same loop for both
+            "rnea": (call_loop(rnea, [(model, q, v, a) for q, v, a, _ in ours_rows]),
+                     call_loop(pin.rnea, [(pm, pd, q, v, a) for q, v, a, _ in pin_rows])),
+            "crba": (call_loop(crba, [(model, q) for q, _, _, _ in ours_rows]),
+                     call_loop(pin.crba, [(pm, pd, q) for q, _, _, _ in pin_rows])),
+            "aba": (call_loop(aba, [(model, q, v, t) for q, v, _, t in ours_rows]),
+                    call_loop(pin.aba, [(pm, pd, q, v, t) for q, v, _, t in pin_rows])),
         }
         for name, (one, batch, pone) in algos.items():
             one(0), batch(), pone(0)  # warm-up
