@@ -8,7 +8,7 @@ vs ``pin.computeABADerivatives``) and M⁻¹ (``mb.minv`` vs ``pin.computeMinver
 * **latency**: one call on one state (ours: 1-D arrays; Pinocchio: its Python binding), timed over
   a loop through ``--calls`` states sliced beforehand that drops each result (the same loop for both),
   the two sides' loops alternating (``bench.timing.interleaved``: at least ``--repeat`` loops each and
-  0.03 s of them), the best loop of each;
+  0.1 s of them), the best loop of each;
 * **throughput** on ``--states`` states on one thread: ours is *one* batched call, Pinocchio a
   Python loop of calls (the same CPU budget).  Both are timed best-of-``--repeat`` after a warm-up
   call, as in a loop over batches: Pinocchio computes into its reused ``Data``, ours into the blocks
@@ -106,7 +106,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
                 if name not in {ALGOS[a] for a in algos}:
                     continue
                 batch()  # warm-up (interleaved warms the single-call loops)
-                (t_one, _), (t_pone, _) = interleaved(one, pone, repeat, 0.03, clock, n)
+                (t_one, _), (t_pone, _) = interleaved(one, pone, repeat, 0.1, clock, n)
                 t_b1 = best(batch, repeat, clock)
                 t_ploop = best(call_loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
                 rows.append(dict(robot=label, nv=model.nv, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,

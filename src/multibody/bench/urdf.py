@@ -7,7 +7,7 @@ The same URDF files (from the ``example-robot-data`` package) are loaded by ``lo
   over a loop of the call itself on ``--calls`` states' argument tuples built beforehand, each result
   dropped (``bench.timing.calls``: the same loop for both),
   the two sides' loops alternating (``bench.timing.interleaved``: at least ``--repeat`` loops each and
-  0.03 s of them), the best loop of each;
+  0.1 s of them), the best loop of each;
 * **throughput** on 10 000 states: ours is *one* batched call, Pinocchio a Python loop of calls —
   ours on one thread (same CPU budget as the loop) and on all threads (wall clock);
 * **start-up** (issue 37): a new process from ``import`` to its first ``rnea`` result — a 6-joint
@@ -113,7 +113,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
         }
         for name, (one, batch, pone) in algos.items():
             one(0), batch(), pone(0)  # warm-up
-            (t_one, _), (t_pone, _) = interleaved(latency[name][0], latency[name][1], repeat, 0.03, clock, n)
+            (t_one, _), (t_pone, _) = interleaved(latency[name][0], latency[name][1], repeat, 0.1, clock, n)
             mb.set_num_threads(1)
             t_b1 = best(batch, repeat, clock)
             mb.set_num_threads(threads)
