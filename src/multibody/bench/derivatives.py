@@ -34,7 +34,7 @@ import numpy as np
 
 from .timing import best, interleaved
 from .timing import calls as call_loop  # (run's `calls` is the loop length)
-from .urdf import ROBOTS, _pin_state_map, robots_dir
+from .urdf import ROBOTS, _pin_state_map, robots_dir, single_call_loops
 
 
 def _states(model, n, rng):
@@ -87,26 +87,19 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
             n = min(calls, states)
             ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))  # 1-D rows, sliced before timing
             pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
-            rnea_d, aba_d, minv = mb.rnea_derivatives, mb.aba_derivatives, mb.minv
-            pin_rnea_d, pin_aba_d, pin_minv = pin.computeRNEADerivatives, pin.computeABADerivatives, pin.computeMinverse
-
-            table = {  # (latency loop ours, latency loop pin, batch ours, one pin call by index): each single
-                # call's arguments as tuples built beforehand, the same loop for both (bench.timing.calls)
-                "∂rnea": (call_loop(rnea_d, [(model, q, v, a) for q, v, a, _ in ours_rows]),
-                          call_loop(pin_rnea_d, [(pm, pd, q, v, a) for q, v, a, _ in pin_rows]),
-                          lambda: rnea_d(model, Q, V, A), lambda k: pin_rnea_d(pm, pd, Qp[k], Vp[k], Ap[k])),
-                "∂aba": (call_loop(aba_d, [(model, q, v, t) for q, v, _, t in ours_rows]),
-                         call_loop(pin_aba_d, [(pm, pd, q, v, t) for q, v, _, t in pin_rows]),
-                         lambda: aba_d(model, Q, V, T), lambda k: pin_aba_d(pm, pd, Qp[k], Vp[k], Tp[k])),
-                "minv": (call_loop(minv, [(model, q) for q, _, _, _ in ours_rows]),
-                         call_loop(pin_minv, [(pm, pd, q) for q, _, _, _ in pin_rows]),
-                         lambda: minv(model, Q), lambda k: pin_minv(pm, pd, Qp[k])),
+            table = {  # (the single-call rows' kernel, batch ours, one pin call by index)
+                "∂rnea": ("rnea_derivatives", lambda: mb.rnea_derivatives(model, Q, V, A),
+                          lambda k: pin.computeRNEADerivatives(pm, pd, Qp[k], Vp[k], Ap[k])),
+                "∂aba": ("aba_derivatives", lambda: mb.aba_derivatives(model, Q, V, T),
+                         lambda k: pin.computeABADerivatives(pm, pd, Qp[k], Vp[k], Tp[k])),
+                "minv": ("minv", lambda: mb.minv(model, Q), lambda k: pin.computeMinverse(pm, pd, Qp[k])),
             }
-            for name, (one, pone, batch, pk) in table.items():
+            for name, (kernel, batch, pk) in table.items():
                 if name not in {ALGOS[a] for a in algos}:
                     continue
                 batch()  # warm-up (interleaved warms the single-call loops)
-                (t_one, _), (t_pone, _) = interleaved(one, pone, repeat, 0.1, clock, n)
+                (t_one, _), (t_pone, _) = interleaved(
+                    *single_call_loops(kernel, model, pm, pd, ours_rows, pin_rows), repeat, 0.1, clock, n)
                 t_b1 = best(batch, repeat, clock)
                 t_ploop = best(call_loop(pk, [(k,) for k in range(states)]), max(1, repeat - 1), clock)
                 rows.append(dict(robot=label, nv=model.nv, algo=name, ours_us=t_one * 1e6, pin_us=t_pone * 1e6,

@@ -84,9 +84,8 @@ import time
 
 import numpy as np
 
-from .timing import calls as call_loop  # (the runs' `calls` is a loop length)
 from .timing import interleaved
-from .urdf import ROBOTS, robots_dir
+from .urdf import ROBOTS, robots_dir, single_call_loops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join(os.path.dirname(HERE), "csrc")
@@ -356,30 +355,11 @@ def compare(folder, nv, vp):
 def _python_timings(model, pm, pd, Q, V, A, T, Qp, Vp, Ap, Tp, calls, repeat, clock, min_time=0.0):
     """{kernel: ((best, median) of ours, (best, median) of Pinocchio's)}, seconds per call of the
     Python calls, one state a call, timed by :func:`multibody.bench.timing.interleaved`."""
-    import pinocchio as pin
-
-    import multibody as mb
     n = min(calls, len(Q))
     ours = list(zip(Q[:n], V[:n], A[:n], T[:n]))
     theirs = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
-    # each call's arguments as a tuple built beforehand: the loop calls the function itself, no wrapper
-    calls_ = {
-        "rnea": ((mb.rnea, [(model, q, v, a) for q, v, a, _ in ours]),
-                 (pin.rnea, [(pm, pd, q, v, a) for q, v, a, _ in theirs])),
-        "crba": ((mb.crba, [(model, q) for q, _, _, _ in ours]), (pin.crba, [(pm, pd, q) for q, _, _, _ in theirs])),
-        "aba": ((mb.aba, [(model, q, v, t) for q, v, _, t in ours]),
-                (pin.aba, [(pm, pd, q, v, t) for q, v, _, t in theirs])),
-        "minv": ((mb.minv, [(model, q) for q, _, _, _ in ours]),
-                 (pin.computeMinverse, [(pm, pd, q) for q, _, _, _ in theirs])),
-        "rnea_derivatives": ((mb.rnea_derivatives, [(model, q, v, a) for q, v, a, _ in ours]),
-                             (pin.computeRNEADerivatives, [(pm, pd, q, v, a) for q, v, a, _ in theirs])),
-        "aba_derivatives": ((mb.aba_derivatives, [(model, q, v, t) for q, v, _, t in ours]),
-                            (pin.computeABADerivatives, [(pm, pd, q, v, t) for q, v, _, t in theirs])),
-    }
-    res = {}
-    for k, (ours_call, pin_call) in calls_.items():
-        res[k] = interleaved(call_loop(*ours_call), call_loop(*pin_call), repeat, min_time, clock, n, MAX_LOOPS)
-    return res
+    return {k: interleaved(*single_call_loops(k, model, pm, pd, ours, theirs), repeat, min_time, clock, n, MAX_LOOPS)
+            for k in KERNELS}
 
 
 def pin_to_cpu(cpu=None):

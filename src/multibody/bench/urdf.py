@@ -47,6 +47,29 @@ ROBOTS = [  # (label, path under example-robot-data/robots, floating)
 ]
 
 
+# kernel → (our function in mb, Pinocchio's, the state's entries it takes: indices into a row (q, v, a, τ))
+KERNEL_CALLS = {
+    "rnea": ("rnea", "rnea", (0, 1, 2)),
+    "crba": ("crba", "crba", (0,)),
+    "aba": ("aba", "aba", (0, 1, 3)),
+    "minv": ("minv", "computeMinverse", (0,)),
+    "rnea_derivatives": ("rnea_derivatives", "computeRNEADerivatives", (0, 1, 2)),
+    "aba_derivatives": ("aba_derivatives", "computeABADerivatives", (0, 1, 3)),
+}
+
+
+def single_call_loops(kernel, model, pm, pd, ours_rows, pin_rows):
+    """(our loop, Pinocchio's loop) of one ``kernel`` call per state (rows (q, v, a, τ) in each side's
+    conventions): each call's arguments a tuple built here, the loop calling the function itself
+    (bench.timing.calls), the same loop for both sides."""
+    import pinocchio as pin
+
+    import multibody as mb
+    ours, theirs, take = KERNEL_CALLS[kernel]
+    return (call_loop(getattr(mb, ours), [(model, *(r[i] for i in take)) for r in ours_rows]),
+            call_loop(getattr(pin, theirs), [(pm, pd, *(r[i] for i in take)) for r in pin_rows]))
+
+
 def _pin_state_map(model, pm):
     """(q_map, v_map): our q and velocity-space arrays in Pinocchio's order and conventions (mb.pinocchio)."""
     from multibody import pinocchio as conv
@@ -103,17 +126,10 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
         n = min(calls, states)
         ours_rows = list(zip(Q[:n], V[:n], A[:n], T[:n]))  # 1-D rows, sliced before timing
         pin_rows = list(zip(Qp[:n], Vp[:n], Ap[:n], Tp[:n]))
-        latency = {  # the calls alone: a loop over argument tuples built beforehand, the same loop for both
-            "rnea": (call_loop(rnea, [(model, q, v, a) for q, v, a, _ in ours_rows]),
-                     call_loop(pin.rnea, [(pm, pd, q, v, a) for q, v, a, _ in pin_rows])),
-            "crba": (call_loop(crba, [(model, q) for q, _, _, _ in ours_rows]),
-                     call_loop(pin.crba, [(pm, pd, q) for q, _, _, _ in pin_rows])),
-            "aba": (call_loop(aba, [(model, q, v, t) for q, v, _, t in ours_rows]),
-                    call_loop(pin.aba, [(pm, pd, q, v, t) for q, v, _, t in pin_rows])),
-        }
         for name, (one, batch, pone) in algos.items():
             one(0), batch(), pone(0)  # warm-up
-            (t_one, _), (t_pone, _) = interleaved(latency[name][0], latency[name][1], repeat, 0.1, clock, n)
+            (t_one, _), (t_pone, _) = interleaved(*single_call_loops(name, model, pm, pd, ours_rows, pin_rows),
+                                                  repeat, 0.1, clock, n)
             mb.set_num_threads(1)
             t_b1 = best(batch, repeat, clock)
             mb.set_num_threads(threads)

@@ -102,7 +102,7 @@ int mb_ltdl(int n, const int *lam, double *A);
 void mb_ltdl_solve(int n, const int *lam, const double *A, double *x);
 enum { MB_MPY_H = 0, MB_MPY_L = 1, MB_MPY_LT = 2, MB_MPY_LI = 3, MB_MPY_LIT = 4 };
 int mb_ltdl_factors(int n, const int *lam, const double *H, double *A, double *L, double *d);
-int mb_ltl_factor(int n, const int *lam, const double *H, double *A, double *L);
+int mb_ltl_factor(int n, const int *lam, const double *H, double *L);
 int mb_ltl_factor_pattern(int n, const int *lam, const double *H, double *L);
 void mb_sparse_mpy(int op, int n, const int *lam, const double *M, const double *x, double *y);
 void mb_solve_ltdl(int n, const int *lam, const double *L, const double *d, const double *b, double *x);

@@ -111,10 +111,9 @@ int mb_ltdl_factors(int n, const int *lam, const double *H, double *A, double *L
 }
 
 /* L with H = Lᵀ L (LTL, RBDA table 6.3), dense: L's entries off the pattern zero (mb_ltl_factor_pattern on a
- * cleared L; A, n×n scratch, is not used).  Returns the failing pivot or −1. */
-int mb_ltl_factor(int n, const int *lam, const double *H, double *A, double *L)
+ * cleared L).  Returns the failing pivot or −1. */
+int mb_ltl_factor(int n, const int *lam, const double *H, double *L)
 {
-    (void)A;
     memset(L, 0, sizeof(double) * n * n);
     return mb_ltl_factor_pattern(n, lam, H, L);
 }

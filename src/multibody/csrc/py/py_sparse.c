@@ -74,7 +74,7 @@ static PyObject *ltl_kernel_entry(PyObject *const *args, Py_ssize_t nargs, gate_
     const npy_intp n = f.n;
     for (npy_intp b = 0; b < f.B; b++)
         ((npy_int64 *)PyArray_DATA(f.info))[b] =
-            mb_ltl_factor((int)n, f.lam, (double *)PyArray_DATA(f.H) + b * n * n, f.A,
+            mb_ltl_factor((int)n, f.lam, (double *)PyArray_DATA(f.H) + b * n * n,
                           (double *)PyArray_DATA(f.L) + b * n * n);
     factor_io_free(&f);
     Py_RETURN_NONE;
