@@ -62,6 +62,58 @@ def test_a_sliding_box_decelerates_at_mu_g_then_sticks():
     assert F[:, 0].sum() == pytest.approx(-mu * F[:, 2].sum(), rel=1e-9)
 
 
+def _planar_box(mu=0.5):
+    """A box in the x-z plane (slide x, slide z, hinge y): no dof moves it across the plane, so each
+    contact's second tangent row of J is zero."""
+    return _scene('<body pos="0 0 0.1"><joint name="x" type="slide" axis="1 0 0"/>'
+                  '<joint name="z" type="slide" axis="0 0 1"/><joint name="pitch" type="hinge" axis="0 1 0"/>'
+                  f'<geom type="box" size="0.1 0.1 0.1" mass="1" friction="{mu}"/></body>', mu)
+
+
+def test_a_planar_box_slides_at_mu_g_and_rests_on_its_weight():
+    """Rows no dof can move (a planar model's friction across its plane: A_rr = 0) are held at zero; they
+    made the pivoting's A_CC singular ("found no impulses ... even regularised") on every planar model.
+    The in-plane law is untouched: Coulomb's v0 − μ g t while sliding, then at rest on m g each step."""
+    mu, v0, h = 0.5, 1.0, 1e-3
+    model = _planar_box(mu)
+    tr = mb.simulate(model, model.q_default, [v0, 0.0, 0.0], 0.5, dt=h, contact="hard")
+    assert tr.status == "finished"
+    t, vx = tr.t, tr.qd[:, 0]
+    sliding = t < v0 / (mu * G) - 2 * h
+    assert np.abs(vx[sliding] - (v0 - mu * G * t[sliding])).max() < 1e-9
+    assert np.abs(tr.qd[-1]).max() < 1e-8
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(G, rel=1e-9)
+    assert np.all(tr.contact_forces[:, :, 1] == 0.0)                # nothing across the plane
+
+
+@pytest.mark.parametrize("name", ["cheetah", "walker", "hopper"])
+def test_dm_controls_planar_robots_fall_and_rest_under_hard_contact(name):
+    """dm_control's planar robots (rootx, rootz, rooty), 4 s from their qpos0 at MuJoCo's timestep: they
+    fall, come to rest with the floor carrying m g (to 0.1 %), no deeper than the slop.  The cheetah lands
+    on its feet and rests within 1 cm of MuJoCo's soft contact (measured 7 mm: MuJoCo's sink); the walker
+    and hopper topple, to poses that depend on every impact."""
+    import warnings
+
+    mujoco = pytest.importorskip("mujoco")
+    dm_control = pytest.importorskip("dm_control")
+    path = os.path.join(os.path.dirname(dm_control.__file__), "suite", name + ".xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(path)
+        mjm = mujoco.MjModel.from_xml_path(path)
+    T, dt = 4.0, mjm.opt.timestep
+    tr = mb.simulate(model, None, None, T, dt=dt, contact="hard", record_every=int(round(0.5 / dt)))
+    assert tr.status == "finished" and np.abs(tr.qd[-1]).max() < 1e-2
+    weight = float(np.sum(model.mass)) * G
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(weight, rel=1e-3)
+    assert np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0) < HARD_SLOP + 1e-6
+    if name == "cheetah":
+        d = mujoco.MjData(mjm)
+        for _ in range(int(round(T / dt))):
+            mujoco.mj_step(mjm, d)
+        assert abs(tr.q[-1, 1] - d.qpos[1]) < 1e-2                  # rootz
+
+
 @pytest.mark.parametrize("theta_deg,mu", [(20.0, 0.5), (30.0, 0.5), (30.0, 0.3)])
 def test_a_box_on_an_incline_sticks_below_the_friction_angle_and_slides_above(theta_deg, mu):
     """tan θ < μ: it stays; tan θ > μ: it slides down with a = g (sin θ − μ cos θ)."""

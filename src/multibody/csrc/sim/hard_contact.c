@@ -264,6 +264,20 @@ static void delassus(int n, int nv, const double *Y, const int *nz, const int *n
         }
 }
 
+/* Rows that no dof can move (A_rr = 0 to 1e-12 of the largest: a planar model's friction across its plane, a
+ * constraint row with nothing left to act on) do nothing whatever impulse they carry, and they make A_CC
+ * singular once pivoted in (no CFM helps a zero diagonal: it scales it).  They are held at 0, out of the
+ * pivoting: bounds [0, 0], no normal to follow, the warm start's guess at that bound. */
+static void hold_idle_rows(int n, const double *A, double *lo, double *hi, int *findex, int *guess)
+{
+    double largest = 0.0;
+    for (int r = 0; r < n; r++)
+        largest = fmax(largest, A[(size_t)r * n + r]);
+    for (int r = 0; r < n; r++)
+        if (!(A[(size_t)r * n + r] > 1e-12 * largest))
+            lo[r] = hi[r] = 0.0, findex[r] = -1, guess[r] = MB_LCP_AT_LO;
+}
+
 static int body_of(const mb_scene *s, int pair, int which)
 {
     return (int)s->gint[s->pairs[2 * pair + which] * MB_SG_INTS + MB_SG_BODY];
@@ -442,6 +456,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
                     const int normal = r == w->first[i];
                     w->lo[r] = normal ? 0.0 : -INFINITY, w->hi[r] = INFINITY, w->findex[r] = normal ? -1 : w->first[i];
                 }
+        hold_idle_rows(n, w->A, w->lo, w->hi, w->findex, w->guess);
         for (int i = 0; i < n; i++) {
             if (attempt)
                 w->A[(size_t)i * n + i] /= 1.0 + par[MB_HARD_CFM];
