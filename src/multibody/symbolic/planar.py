@@ -588,7 +588,7 @@ class PlanarForms:
         if not all(type(a) in _SYMBOL_TYPES for a in P.atoms):
             return self._rows(lambda form: conv(self._entry_se(form)))
         sp_mul, sp_add, com = C.sp.Mul._from_args, C.sp.Add._from_args, conv.commutative
-        powers, terms, factor_memo, parts = {}, {}, {}, {}
+        powers, terms, factor_memo, parts, atoms = {}, {}, {}, {}, {}
 
         def mul(args):
             if len(args) == 1:
@@ -639,9 +639,28 @@ class PlanarForms:
                 got = terms[key] = mul(factors(c, m))
             return got
 
+        coords = [conv(x) for x in angles.coords]
+        sp_integer, sp_cos, sp_sin = C.sp.Integer, C.sp.cos, C.sp.sin
+
+        def harmonic(kk):
+            """``cos``/``sin`` of the angle ``kk`` as the converter makes it of SymEngine's (the angle's
+            terms ``d*q`` sorted and summed by its rules, the function applied as it applies it),
+            built here from the coordinates: making SymEngine's first and converting it was a twelfth
+            of reading the pendulum on a cart's M, b, g at n = 6."""
+            got = atoms.get(kk)
+            if got is None:
+                kind, k, phi = kk
+                if phi is not None:
+                    got = conv(angles.harmonic_atom(*kk))
+                else:
+                    terms = [q if d == 1 else mul([sp_integer(d), q]) for d, q in zip(angles.digits(k), coords) if d]
+                    got = C._apply(sp_cos if kind == "c" else sp_sin, [add(terms)])
+                atoms[kk] = got
+            return got
+
         def part(sh, kk):
             """The arguments one harmonic gives its entry's sum (a list)."""
-            atom = [] if kk[0] == "1" else [conv(angles.harmonic_atom(*kk))]
+            atom = [] if kk[0] == "1" else [harmonic(kk)]
             if len(sh) == 2:
                 return [term(*sh) if not atom else mul(factors(*sh) + atom)]
             k, cm, items = sh
