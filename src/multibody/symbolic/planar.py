@@ -189,9 +189,7 @@ class _Poly:
             return None
         if len(items) == 1:
             return items[0]
-        # keyed by the coefficients' numerators and denominators: a Fraction's own hash is computed
-        # in Python (a modular inverse each time), a quarter of reading the pendulum's M, b, g at n = 6
-        key = frozenset([(m, c) if type(c) is not Fraction else (m, c.numerator, c.denominator) for c, m in items])
+        key = frozenset(items)
         got = self.shapes.get(key)
         if got is not None:
             return got
