@@ -7,6 +7,7 @@ import sympy as sp
 
 import multibody as mb
 from multibody.symbolic import derive, model_symbols
+from multibody.symbolic import _core as C
 from multibody.symbolic.sym_models import n_link_pendulum_on_cart, spatial_chain, symbolic_model
 
 RNG = np.random.default_rng(11)
@@ -88,7 +89,9 @@ def test_planar_entries_are_the_readable_pass_symbol_for_symbol():
 
 def test_trees_off_the_plane_go_to_the_recursion():
     assert derive(spatial_chain(3)).extra["frame"] != "planar"
-    assert derive(n_link_pendulum_on_cart(8)).extra["frame"] == "inertial"    # past PLANAR_MAX_WORK
+    hybrid = derive(n_link_pendulum_on_cart(8)).extra   # past PLANAR_MAX_WORK: M and g planar, b by the recursion
+    assert hybrid["frame"] == "planar" and hybrid["frames"] == {"M": "planar", "b": "inertial", "g": "planar"}
+    assert derive(n_link_pendulum_on_cart(12)).extra["frame"] == "inertial"   # past PLANAR_MG_MAX_WORK too
     tilted = symbolic_model([dict(name="a", axis="z", mass=sp.Symbol("m"), com=(1, 0, 0)),
                              dict(name="b", parent=0, axis="z", rotation=sp.Matrix([[0, -1, 0], [1, 0, 0], [0, 0, 1]]),
                                   translation=(1, 0, 0), mass=sp.Symbol("m"), com=(1, 0, 0))])
@@ -136,3 +139,32 @@ def test_planar_entries_with_atoms_that_are_no_symbols():
     assert eom.extra["frame"] == "planar"
     assert list(eom.M) == list(nice.M) and list(eom.g) == list(nice.g)
     assert all(sp.expand(sp.expand_trig(x - y)) == 0 for x, y in zip(eom.b, nice.b))
+
+
+@pytest.mark.parametrize("make", [lambda: n_link_pendulum_on_cart(3), lambda: _tree("z"),
+                                  lambda: mb.models.double_pendulum(symbolic=True), lambda: mb.models.double_pendulum()],
+                         ids=["pendulum3", "tree_z", "double_pendulum_sym", "double_pendulum"])
+def test_planar_m_and_g_with_b_by_the_recursion(make, monkeypatch):
+    """Past PLANAR_MAX_WORK (forced to 0 here) M and g stay planar and b comes from the recursion and
+    the readable pass: M and g symbol for symbol the full planar path's, b the readable pass's of the
+    raw equations, all three held to the numeric core."""
+    from multibody.symbolic import planar
+
+    model = make()
+    full = derive(model)
+    monkeypatch.setattr(planar, "PLANAR_MAX_WORK", 0)
+    eom = derive(model)
+    assert eom.extra["frames"] == {"M": "planar", "b": "inertial", "g": "planar"}
+    assert list(eom.M) == list(full.M) and list(eom.g) == list(full.g)
+    assert list(eom.b) == list(derive(model, raw=True, frame="inertial").readable().b)
+    assert [C.to_sp(x) for x in eom._se_exprs["b"]] == list(eom.b)
+    values = _values(model)
+    num = eom.to_numeric(values)
+    for _ in range(2):
+        q, dq = RNG.uniform(-2, 2, model.nv), RNG.normal(size=model.nv)
+        M, b, g = _core(model, values, q, dq)
+        np.testing.assert_allclose(num.M(q), M, atol=1e-10 * max(1, np.abs(M).max()))
+        np.testing.assert_allclose(num.b(q, dq), b, atol=1e-10 * max(1, np.abs(b).max()))
+        np.testing.assert_allclose(num.g(q), g, atol=1e-10 * max(1, np.abs(g).max()))
+    monkeypatch.setattr(planar, "PLANAR_MG_MAX_WORK", 0)
+    assert derive(model).extra["frame"] == "inertial"         # past both bounds: the recursion alone

@@ -38,7 +38,7 @@ from . import _core as C
 from . import trig as T
 from .tree import FIX, PRI, REV, SymBody
 
-__all__ = ["planar_normal", "planar_readable", "planar_forms", "PlanarForms"]
+__all__ = ["planar_normal", "planar_readable", "planar_forms", "PlanarForms", "PLANAR_MAX_WORK", "PLANAR_MG_MAX_WORK"]
 
 _PLANES = {0: (1, 2), 1: (2, 0), 2: (0, 1)}   # normal → (re, im) axes, (re, im, normal) right-handed
 
@@ -318,6 +318,16 @@ class _Term:
 #: 17.8 / 18.6 at n = 7 (a tie), 30.2 / 18.5 at n = 8
 PLANAR_MAX_WORK = 2000
 
+#: the same bound for M and g alone (``planar_forms(..., rates=False)``), b then derived by the
+#: recursion: M's and g's harmonics grow as n⁴ and n², not n⁵ as b's do. The pendulum on a cart needs
+#: 865 at n = 6, 2518 at n = 8, 5867 at n = 10, 8450 at n = 11, 11 808 at n = 12. Measured (M and g,
+#: derived and read as SymPy, min of 5, cache cleared): planar against CRBA + RNEA + readable pass
+#: 7.3 / 14.2 ms at n = 8, 13.9 / 20.4 at n = 10, 25.5 / 25.4 at n = 12 (a tie), 38.9 / 31.8 at n = 14.
+#: Where the readable pass gives up on an entry of M (its harmonics take more than ``trig._MAX_WORK``
+#: products: 23 of the 81 at n = 8) the planar entry is the readable one: M at n = 8 has 4956
+#: operations against 12 856 (after CSE 343 against 411)
+PLANAR_MG_MAX_WORK = 9000
+
 
 def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_work: int | None = None):
     """(M rows, b, g) of a planar tree (see the module docstring) as readable SymEngine entries;
@@ -327,9 +337,12 @@ def planar_readable(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max
     return None if got is None else got.symengine()
 
 
-def planar_forms(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_work: int | None = None):
+def planar_forms(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_work: int | None = None,
+                 rates: bool = True):
     """:class:`PlanarForms` of a planar tree: per entry of M, b, g its harmonics' coefficients as
-    polynomials, made SymEngine or SymPy by the caller (arguments as :func:`planar_readable`)."""
+    polynomials, made SymEngine or SymPy by the caller (arguments as :func:`planar_readable`).
+    ``rates=False``: M and g only (b empty, its work not counted), for a tree whose b is derived by
+    the recursion (see :func:`.rnea_sym.rnea_equations`)."""
     n = len(q)
     ra, im = _PLANES[normal]
     angles = T._Angles(q)
@@ -391,7 +404,7 @@ def planar_forms(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_wo
     for j, u in axis_terms.items():
         cols[j].append((False, 1, u))
     sizes = [len(c) for c in cols]
-    n_acc = sum(2 if t.dz is not None else 1 for t in terms)
+    n_acc = sum(2 if t.dz is not None else 1 for t in terms) if rates else 0
     work = sum(sizes[i] * (sum(sizes[i:]) + n_acc + 1) for i in range(n))
     if work > (PLANAR_MAX_WORK if max_work is None else max_work):
         return None
@@ -475,12 +488,12 @@ def planar_forms(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_wo
     # velocity-product accelerations: −θ̇² z (every term), 2 i θ̇ ż (a prismatic offset: ż = u q̇);
     # the products with one rate factor are summed before it multiplies them (one product per
     # harmonic and rate, not per pair)
-    rates = {}
+    omegas = {}
     accel = []
-    for t in terms:
-        w = rates.get(t.key)
+    for t in (terms if rates else ()):
+        w = omegas.get(t.key)
         if w is None:
-            w = rates[t.key] = {}
+            w = omegas[t.key] = {}
             for j, s in t.theta.items():
                 if s:
                     _add_into(w, P.of(dq[j]), s)
@@ -492,7 +505,7 @@ def planar_forms(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_wo
     factors = {}
     for _, name, _ in accel:
         if name not in factors:
-            w = rates[name[1]]
+            w = omegas[name[1]]
             if name[0] == "w2":
                 f = {}
                 _add_into(f, _mul(w, w), -1)
@@ -500,7 +513,7 @@ def planar_forms(bodies: list[SymBody], q, dq, gravity, normal, signs, *, max_wo
                 f = _mul(w, P.of(2 * dq[name[2]]))
             factors[name] = f
     b = []
-    for i in range(n):
+    for i in range(n if rates else 0):
         groups = {}
         for fa, sa, t in cols[i]:
             for fb, name, u in accel:
@@ -573,7 +586,7 @@ class PlanarForms:
         if not all(type(a) in _SYMBOL_TYPES for a in P.atoms):
             return self._rows(lambda form: conv(self._entry_se(form)))
         sp_mul, sp_add, com = C.sp.Mul._from_args, C.sp.Add._from_args, conv.commutative
-        powers, terms, factor_memo, parts = {}, {}, {}, {}
+        powers, terms, factor_memo, parts, atoms = {}, {}, {}, {}, {}
 
         def mul(args):
             if len(args) == 1:
@@ -624,9 +637,28 @@ class PlanarForms:
                 got = terms[key] = mul(factors(c, m))
             return got
 
+        coords = [conv(x) for x in angles.coords]
+        sp_integer, sp_cos, sp_sin = C.sp.Integer, C.sp.cos, C.sp.sin
+
+        def harmonic(kk):
+            """``cos``/``sin`` of the angle ``kk`` as the converter makes it of SymEngine's (the angle's
+            terms ``d*q`` sorted and summed by its rules, the function applied as it applies it),
+            built here from the coordinates: making SymEngine's first and converting it was a twelfth
+            of reading the pendulum on a cart's M, b, g at n = 6."""
+            got = atoms.get(kk)
+            if got is None:
+                kind, k, phi = kk
+                if phi is not None:
+                    got = conv(angles.harmonic_atom(*kk))
+                else:
+                    terms = [q if d == 1 else mul([sp_integer(d), q]) for d, q in zip(angles.digits(k), coords) if d]
+                    got = C._apply(sp_cos if kind == "c" else sp_sin, [add(terms)])
+                atoms[kk] = got
+            return got
+
         def part(sh, kk):
             """The arguments one harmonic gives its entry's sum (a list)."""
-            atom = [] if kk[0] == "1" else [conv(angles.harmonic_atom(*kk))]
+            atom = [] if kk[0] == "1" else [harmonic(kk)]
             if len(sh) == 2:
                 return [term(*sh) if not atom else mul(factors(*sh) + atom)]
             k, cm, items = sh

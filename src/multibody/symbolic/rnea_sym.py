@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _core as C
 from .eom import EquationsOfMotion, register_method
+from . import planar as _planar
 from .planar import planar_forms, planar_normal
 from .tree import FIX, HEL, PRI, REV, SymBody, rotation_chains
 
@@ -264,19 +265,43 @@ def rnea_equations(model, q, dq, tau, *, S, progress=None, frame: str = "auto",
     grav = C.vec3(np.asarray(model.gravity, dtype=object).tolist(), "gravity")
     plane = planar_normal(bodies) if readable and frame == "auto" else None
     forms = planar_forms(bodies, qe, dqe, grav, *plane) if plane is not None else None
+    b_read = None
+    if forms is None and plane is not None:
+        # past PLANAR_MAX_WORK: M and g still in harmonics (their work grows as n⁴, b's as n⁵), b by
+        # the recursion in inertial coordinates and the readable pass, as the general path gives it
+        forms = planar_forms(bodies, qe, dqe, grav, *plane, rates=False, max_work=_planar.PLANAR_MG_MAX_WORK)
+        if forms is not None:
+            from .trig import readable_entries
+
+            say("planar tree: M, g in harmonics of the relative angles; b = RNEA(q, q̇, 0) in inertial coordinates")
+            ibodies, transforms, _ = inertial_view(bodies, qe, "inertial")
+            b_read = readable_entries(rnea(ibodies, qe, dqe, None, None, transforms), qe)
     if forms is not None:
-        say("planar tree: M, b, g in harmonics of the relative angles (readable form)")
+        if b_read is None:
+            say("planar tree: M, b, g in harmonics of the relative angles (readable form)")
         from .eom import _count_ops
         from .tmt.system import LazyDict
 
         extra = LazyDict(method="rnea", frame="planar", form="readable")
         extra.update(body_names=[bd.name for bd in bodies], seconds=time.perf_counter() - t0)
+        if b_read is None:
+            sympy, symengine = forms.sympy, forms.symengine
+        else:
+            extra["frames"] = {"M": "planar", "b": "inertial", "g": "planar"}
+
+            def sympy(conv):
+                M, _, g = forms.sympy(conv)
+                return M, [conv(x) for x in b_read], g
+
+            def symengine():
+                M, _, g = forms.symengine()
+                return M, b_read, g
         # M, b, g built from the polynomials when read: SymPy ones for the reader of M, b, g,
         # SymEngine ones for code generation and to_numeric (neither converted from the other)
-        eom = EquationsOfMotion.from_builders(sympy=forms.sympy, symengine=forms.symengine, q=q, dq=dq, S=S,
+        eom = EquationsOfMotion.from_builders(sympy=sympy, symengine=symengine, q=q, dq=dq, S=S,
                                               tau=tau, params=params, extra=extra)
         def size():
-            M, b, g = forms.symengine()
+            M, b, g = symengine()
             return {"readable": {"M": _count_ops([x for r in M for x in r]), "b": _count_ops(b), "g": _count_ops(g)}}
 
         extra.lazy("size", size)      # counted when read (the CLI prints it)

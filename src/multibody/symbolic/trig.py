@@ -127,7 +127,8 @@ class _Angles:
             got = self.angle_exprs[(k, phi)] = self._expr(k, phi)
         return got
 
-    def _expr(self, k, phi):
+    def digits(self, k):
+        """The integer vector of the angle ``k`` (see ``_BASE``), one entry per coordinate, in order."""
         digits = []
         for _ in self.coords:
             d = k % _BASE
@@ -135,7 +136,10 @@ class _Angles:
                 d -= _BASE
             digits.append(d)
             k = (k - d) // _BASE
-        a = se.Add(*[c * d for c, d in zip(self.coords, reversed(digits)) if d])
+        return digits[::-1]
+
+    def _expr(self, k, phi):
+        a = se.Add(*[c * d for c, d in zip(self.coords, self.digits(k)) if d])
         return a if phi is None else a + phi
 
 
