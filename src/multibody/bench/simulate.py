@@ -396,7 +396,7 @@ def panda(args, rng):
     mb.simulate(model, q0, np.zeros(model.nv), 0.01, controller=pd)
     cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd), args.repeat)
     mcpu, _, out = best_mujoco(lambda: mujoco_controlled(mjm, q0[None], np.zeros((1, model.nv)), q_ref, nstep),
-                        args.repeat)
+                               args.repeat)
     mj_q = out[0][0]
     print(f"  {'method':34s} {'time [s]':>10s} {'MuJoCo/ours':>12s}")
     print(f"  {'multibody RK4 (compiled loop)':34s} {cpu:10.4f} {out[2] / cpu:12.2f}   "
@@ -421,7 +421,7 @@ def panda(args, rng):
     mjm2 = panda_mujoco(path, kp2, kd2, dt)
     mjm2.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     mcpu2, _, out2 = best_mujoco(lambda: mujoco_controlled(mjm2, q0[None], np.zeros((1, model.nv)), q_ref, nstep),
-                          args.repeat)
+                                 args.repeat)
     mq2 = out2[0][0]
     print(f"  PD kp = {kp2:g}, kd = {kd2:g} + g(q) at dt = {dt:g} s: RK4 {rk4}")
     print(f"  {'multibody semi-implicit':34s} {cpu2:10.4f} {out2[2] / cpu2:12.2f}   final |q − q_ref| "
@@ -535,7 +535,7 @@ def solo_standing(args):
     mq0[2] += FOOT_RADIUS                                      # the spheres' bottoms on the floor
     ctrl = q_ref[7:]
     mcpu, _, out = best_mujoco(lambda: mujoco_controlled(mjm, mq0[None], np.zeros((1, model.nv)), ctrl, nstep,
-                                                  velocities=True), args.repeat)
+                                                         velocities=True), args.repeat)
     # MuJoCo's base height less the spheres' radius: our feet are the points at the spheres' centres
     z_mj = out[0][0, -1, 2] - FOOT_RADIUS
     for mu in (1.0, 0.0):
@@ -562,7 +562,7 @@ def solo_standing(args):
         m2.opt.noslip_iterations = noslip
         m2.geom_condim[:] = condim
         _, _, o = best_mujoco(lambda: mujoco_controlled(m2, mq0[None], np.zeros((1, model.nv)), ctrl, nstep,
-                                                 velocities=True), 1)
+                                                        velocities=True), 1)
         end = o[0][0, -1]
         fn, _ = mujoco_rest(m2, end[:model.nq], end[model.nq:], ctrl)
         timed = f"{o[2]:10.4f}" if noslip == 0 and condim == 3 else f"{'':10s}"
@@ -605,7 +605,7 @@ def solo_meshes(args, q_ref, pd, kp, kd, weight):
         m = copy.copy(mjm)
         m.opt.noslip_iterations = noslip
         mcpu, _, out = best_mujoco(lambda: mujoco_controlled(m, q0[None], np.zeros((1, meshed.nv)), ctrl, nstep,
-                                                      velocities=True), args.repeat if noslip == 0 else 1)
+                                                             velocities=True), args.repeat if noslip == 0 else 1)
         end = out[0][0, -1]
         fn, pen = mujoco_rest(m, end[:meshed.nq], end[meshed.nq:], ctrl)
         rows.append((noslip, out[2], end, fn, pen))
@@ -858,7 +858,7 @@ def compliant_scenes(args):
         for mdt in (mjm.opt.timestep, dt):
             mjm.opt.timestep = mdt
             mcpu, _, out = best_mujoco(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), int(round(T / mdt))),
-                                args.repeat)
+                                       args.repeat)
             rows.append((mdt, out[2], out[0][0, -1, 2], out[0][0, -1]))
         weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
         z_mj = rows[0][2]
