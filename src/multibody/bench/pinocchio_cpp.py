@@ -489,7 +489,7 @@ def _us(x):
 
 
 def _ratio(a, b):
-    return f"{a / b:5.2f}" if a is not None and b is not None else f"{'—':>5s}"
+    return f"{a / b:5.2f}" if a is not None and b else f"{'—':>5s}"
 
 
 def _spread(best, median):
@@ -513,16 +513,17 @@ def _format_row(r, mhz):
 def _summary(rows, mhz, out):
     c = [r["cpp_pin"] / r["c_ours"] for r in rows if r["cpp_pin"] and r["c_ours"]]
     c_med = [r["cpp_pin_med"] / r["c_ours_med"] for r in rows if r["cpp_pin_med"] and r["c_ours_med"]]
-    py = [r["py_pin"] / r["py_ours"] for r in rows]
-    py_med = [r["py_pin_med"] / r["py_ours_med"] for r in rows]
+    py = [r["py_pin"] / r["py_ours"] for r in rows if r["py_ours"]]
+    py_med = [r["py_pin_med"] / r["py_ours_med"] for r in rows if r["py_ours_med"]]
     if c:
         out(f"C kernels vs Pinocchio's C++: median {np.median(c):.2f}×, {sum(x >= 1 for x in c)}/{len(c)} rows "
             f"≤ Pinocchio's time (goal: every row, median ≥ 1.3×); worst {min(c):.2f}× "
             f"[on median loops: median {np.median(c_med):.2f}×, {sum(x >= 1 for x in c_med)}/{len(c_med)} rows, "
             f"worst {min(c_med):.2f}×]")
-    out(f"Python calls vs Pinocchio's Python: median {np.median(py):.2f}×, {sum(x >= 1.5 for x in py)}/{len(py)} "
-        f"rows ≥ 1.5× (goal: every row, median ≥ 2×); worst {min(py):.2f}× [on median loops: median "
-        f"{np.median(py_med):.2f}×, {sum(x >= 1.5 for x in py_med)}/{len(py_med)} rows, worst {min(py_med):.2f}×]")
+    if py:
+        out(f"Python calls vs Pinocchio's Python: median {np.median(py):.2f}×, {sum(x >= 1.5 for x in py)}/{len(py)} "
+            f"rows ≥ 1.5× (goal: every row, median ≥ 2×); worst {min(py):.2f}× [on median loops: median "
+            f"{np.median(py_med):.2f}×, {sum(x >= 1.5 for x in py_med)}/{len(py_med)} rows, worst {min(py_med):.2f}×]")
     peaks = [r["c_ours"] / (r["flops"] / (2 * mhz * 1e6)) for r in rows if r["flops"] and mhz and r["c_ours"]]
     if peaks:
         out(f"RNEA/ABA time over Featherstone's flops at the scalar peak (2 flops/cycle, {mhz:.0f} MHz): "

@@ -19,13 +19,25 @@ import numpy as np
 
 
 def best(fn, repeat, clock):
-    """The shortest of ``repeat`` runs of ``fn()`` (seconds by ``clock``)."""
-    shortest = np.inf
+    """The shortest of ``repeat`` runs of ``fn()`` (seconds by ``clock``); see :func:`resolved`."""
+    times = []
     for _ in range(repeat):
         t = clock()
         fn()
-        shortest = min(shortest, clock() - t)
-    return shortest
+        times.append(clock() - t)
+    return resolved(times)
+
+
+def resolved(times):
+    """The shortest of ``times``, or their mean where the shortest read zero: a clock coarser than one
+    run (CPU-time clocks tick in milliseconds on some machines) reads 0 for a short run, which is no
+    time at all; the mean over many runs still resolves it.
+
+    >>> resolved([3.0, 2.0]), resolved([0.0, 0.002, 0.0, 0.0])
+    (2.0, 0.0005)
+    """
+    shortest = min(times)
+    return shortest if shortest > 0 else float(np.mean(times))
 
 
 def calls(fn, rows):
@@ -42,7 +54,22 @@ def interleaved(ours, theirs, repeat, min_time, clock, n, max_loops=100_000):
     """((best, median) of ``ours``, (best, median) of ``theirs``), seconds per call: loops of ``n``
     calls each, run alternately with the order swapped every pair, so that a slow stretch of a shared
     machine falls on both; as many of each: at least ``repeat``, and until both have had ``min_time``
-    seconds (at most ``max_loops``).  One warm-up loop of each first."""
+    seconds (at most ``max_loops``).  One warm-up loop of each first.
+
+    A clock coarser than a loop reads 0 for most loops (CI's CPU-time clock did, and a ratio divided
+    by zero); the times are then the mean over the loops (:func:`resolved`).  Simulated, loops of 0.1
+    and 0.3 ms under a clock that ticks every millisecond:
+
+    >>> now = [0.0]
+    >>> def costs(seconds):
+    ...     def run():
+    ...         now[0] += seconds
+    ...     return run
+    >>> coarse_clock = lambda: np.floor(now[0] / 1e-3) * 1e-3
+    >>> (ours, _), (theirs, _) = interleaved(costs(1e-4), costs(3e-4), 3, 0.05, coarse_clock, 1)
+    >>> round(ours * 1e4, 1), round(theirs * 1e4, 1)
+    (1.0, 3.0)
+    """
     ours(), theirs()
     t_o, t_p, total = [], [], [0.0, 0.0]
     while len(t_o) < max_loops and (len(t_o) < repeat or min(total) < min_time):
@@ -52,4 +79,4 @@ def interleaved(ours, theirs, repeat, min_time, clock, n, max_loops=100_000):
             fn()
             acc.append(clock() - t)
             total[side] += acc[-1]
-    return tuple((min(x) / n, float(np.median(x)) / n) for x in (t_o, t_p))
+    return tuple((resolved(x) / n, (float(np.median(x)) or resolved(x)) / n) for x in (t_o, t_p))
