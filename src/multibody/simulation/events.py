@@ -134,8 +134,18 @@ def locate_crossing(g_of_t: Callable[[float], float], t0: float, t1: float, g0: 
     Illinois (modified regula falsi) on the bracket, with bisection when it stalls; returns the
     bracket's far end ``b``: the guard has already crossed there, so a continuation from ``b``
     does not find the same crossing again.
+
+    A guard exactly on zero at t0 (a joint let go on its stop) has crossed where it reaches g1's
+    side: a point between still at zero, or off to the other side (the joint leaving before it is
+    pressed back), has not.  Taken as crossed, every such point drew the bracket to t0 + tol, and
+    Talos' arm, let go at q̈ = 2e-6 rad/s² away from its stop 2e-11 s before its feet pressed it
+    back, met its stop 50 times in 1e-16 s ("fires forever").
+
+    >>> round(locate_crossing(lambda t: t * (0.5 - t), 0.0, 1.0, 0.0, -0.5), 9)   # leaves, returns at 0.5
+    0.5
     """
     a, b, fa, fb = t0, t1, g0, g1
+    start_side = g0 if g0 != 0.0 else -g1     # the side a point has not crossed from
     side, width = 0, b - a
     for it in range(400):
         if b - a <= tol:
@@ -149,7 +159,7 @@ def locate_crossing(g_of_t: Callable[[float], float], t0: float, t1: float, g0: 
             if not a < m < b:
                 m = 0.5 * (a + b)
         fm = g_of_t(m)
-        if fm * fa > 0.0:        # same side as the start: the crossing is in [m, b]
+        if fm * start_side > 0.0 or (fm == 0.0 and g0 == 0.0):   # not crossed yet: it is in [m, b]
             a, fa = m, fm
             if side < 0:
                 fb *= 0.5        # Illinois: the stale end's value is halved
@@ -242,6 +252,16 @@ class EventMonitor:
                 if g1 * side > 0.0:      # left the guard by the end of the step: armed again
                     self.spent[i] = False
                     rearm.append((i, t0, g0) if g0 * side > 0.0 else (i, t1, g1))
+                    if g0 == 0.0 and ev.reset is not None:
+                        # from exactly on its guard (a joint let go on its stop) it may dip to the side
+                        # it fires on before it leaves: a crossing from t0 (simple_humanoid's shoulder,
+                        # let go at q̈ = 4e-12 and pressed 1e-10 into its stop within the step, was
+                        # seen only at another event's cut, unarmed, and called "fires forever")
+                        tm, gm = self._search(i, t0, t1, g_at, want_side=-side)
+                        if tm is not None:
+                            tc = locate_crossing(lambda tt, i=i: g_at(i, tt), t0, tm, g0, gm)
+                            if best is None or tc < best[0]:
+                                best = (tc, i)
                     continue
                 if g0 == 0.0 and g1 == 0.0:   # held exactly on the guard (a joint resting on its stop, or
                     continue                  # let go from it with q̈ = 0: limits.JointLimits.release_guard)
