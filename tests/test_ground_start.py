@@ -106,3 +106,18 @@ def test_cli_info_shows_the_added_floor_and_the_lifted_start():
     assert "a floor z = 0.25 added" in res.stdout
     start = next(line for line in res.stdout.splitlines() if "start (default state)" in line)
     assert f"{round(lifted[2], 6)}" in start
+
+
+@pytest.mark.parametrize("contact", [None, "compliant", "hard"])
+def test_a_floor_no_collision_geometry_can_meet_is_refused_naming_the_model(contact):
+    """human.urdf has no <collision> element: on ground=True it fell through the floor in free fall
+    (z = −g t²/2) and the run said "finished".  Now the floor is refused up front, for either law,
+    naming the model and the ways to give it contact; contact="off" asks for no floor contact."""
+    model = load("human_description/robots/human.urdf")
+    with pytest.raises(ValueError, match=r"ground: no body of model 'human_36dof_ISB_model' has collision "
+                                         r"geometry.*fall through.*mb\.GroundContact"):
+        mb.simulate(model, None, None, 0.01, ground=True, contact=contact)
+    assert mb.simulate(model, None, None, 0.01, ground=True, contact="off").status == "finished"
+    points = mb.GroundContact(model, *mb.contact_parameters(float(model.mass.sum()), 1e-3, n_points=1),
+                              points=[(model.body_names[0], np.zeros(3))])
+    assert mb.simulate(model, None, None, 0.01, contact=points).status == "finished"

@@ -130,7 +130,7 @@ def test_a_robot_whose_joints_start_on_their_stops_lands_on_the_ground_under_the
     to t0 + 1e-12 (locate_crossing took a point still off the stop as crossed), 50 impacts in 1e-16 s.
     The shoulder, let go likewise, dipped 1e-10 rad into its stop inside a step whose end found it
     out again, and another joint's event cut the step there, where its impact, not yet armed, could
-    not see it (EventMonitor.earliest now searches such a step for the dip)."""
+    not see it (EventMonitor.earliest now watches a guard let go exactly on its wall from the step's start)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = mb.load_urdf(os.path.join(robots_dir(), name), floating=True, check_meshes=False)
