@@ -250,14 +250,16 @@ class EventMonitor:
             else:
                 side = self.side[i]
                 # exactly on its guard at the step's start, where a reset put it (a joint let go on its
-                # stop): a crossing from there is a new one (Event.crosses), so the guard is watched from
-                # t0 — a step whose end finds it off the guard may dip past it first, and another event's
-                # cut there left simple_humanoid's shoulder 1e-10 rad into its stop, unarmed, and called
-                # "fires forever" (_crossed_before reads it at the cut)
-                on_guard = g0 == 0.0 and ev.reset is not None
+                # stop), and off it by the end: a crossing from there is a new one (Event.crosses), so
+                # the guard is watched from t0 (_crossed_before reads it at another event's cut).  The
+                # state may dip past the guard first, or leave and come back: simple_humanoid's shoulder
+                # and tiago's fingers were cut there 1e-10 rad into their stops, unarmed, and each
+                # was called "fires forever" at the next step
+                if g0 == 0.0 and g1 != 0.0 and ev.reset is not None:
+                    rearm.append((i, t0, g0))
                 if g1 * side > 0.0:      # left the guard by the end of the step: armed again
                     self.spent[i] = False
-                    rearm.append((i, t0, g0) if g0 * side > 0.0 or on_guard else (i, t1, g1))
+                    rearm.append((i, t0, g0) if g0 * side > 0.0 else (i, t1, g1))
                     continue
                 if g0 == 0.0 and g1 == 0.0:   # held exactly on the guard (a joint resting on its stop, or
                     continue                  # let go from it with q̈ = 0: limits.JointLimits.release_guard)
@@ -279,7 +281,6 @@ class EventMonitor:
                     # with the step and came back — a new crossing from t0 (a joint driven back into its
                     # stop from rest: its impact, at rate 0), not a reset that cannot separate it; one
                     # that returns at once is caught as Zeno (fired)
-                    rearm.append((i, t0, g0))
                     tc = locate_crossing(lambda tt, i=i: g_at(i, tt), t0, t1, g0, g1)
                     if best is None or tc < best[0]:
                         best = (tc, i)
