@@ -215,7 +215,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     ground : bool or float
         add a floor z = 0 (or z = ``ground``) under the model's geoms, for files without one (URDF);
         a start from the default state (``q0`` None, no keyframe) is lifted onto it
-        (:func:`~multibody.kinematics.contacts.lift_onto_ground`).
+        (:func:`~multibody.kinematics.contacts.lift_onto_ground`).  A model with no collision
+        geometry for the floor to meet is refused (ValueError), not dropped through it.
     sensitivities : also return ``traj.stm`` = ∂x(t)/∂x(0) and ``traj.dx_dtau`` = ∂x(t)/∂τ (held τ)
         at every sample, by variational equations and saltation matrices at events
         (:mod:`multibody.simulation.sensitivity`; fixed steps in the compiled loop, its Python
