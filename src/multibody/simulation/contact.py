@@ -524,6 +524,16 @@ from ..model.model import Model
 SCENE_DEPTH, SCENE_DAMPING_RATIO = 1e-3, 1.0
 
 
+def _refuse_an_unmet_floor(model, ground, geoms):
+    """A floor asked for (``ground``) must meet some body's collision geometry: a URDF without
+    <collision> elements fell through it silently, its run 'finished' in free fall."""
+    if ground is not False and ground is not None and not len(geoms.pairs):
+        raise ValueError(f"ground: no body of model {model.name!r} has collision geometry the floor can meet "
+                         f"(URDF <collision>, MJCF geoms with contype/conaffinity): it would fall through "
+                         f"the floor; add collision geometry, or contact points with "
+                         f"contact=mb.GroundContact(model, K, D, mu, points=[(body, point), ...])")
+
+
 class SceneContact:
     """The model's own collision geometry under the compliant law, the contact ``mb.simulate`` takes
     by default for a model whose geoms include a floor (``Model.geoms``; ``ground=`` adds one).
@@ -558,6 +568,7 @@ class SceneContact:
         from ..kinematics.contacts import scene_geoms
         _checks.model(model)
         self.geoms = scene_geoms(model, ground) if geoms is None else geoms
+        _refuse_an_unmet_floor(model, ground, self.geoms)
         if (stiffness is None) != (damping is None):
             raise ValueError("stiffness, damping: give both or neither (the defaults come from the model's weight)")
         self.weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
@@ -850,6 +861,7 @@ class HardContact:
         from ..kinematics.contacts import scene_geoms
         _checks.model(model)
         self.geoms = scene_geoms(model, ground) if geoms is None else geoms
+        _refuse_an_unmet_floor(model, ground, self.geoms)
         self.restitution = _unit_interval("restitution", restitution)
         self.erp = _unit_interval("erp", erp)
         self.slop = _pos_scalar("slop", slop, allow_zero=True)

@@ -731,8 +731,6 @@ def scene_contact(model, contact=None, ground=False):
         if contact not in CONTACT_MODELS:
             raise ValueError(f"contact: expected a contact object, None or one of {', '.join(map(repr, CONTACT_MODELS))}, "
                              f"got {contact!r}")
-        if contact != "off":
-            _check_floor_meets_a_geom(model, ground)
         if contact == "hard":
             return HardContact(model, ground=ground)
         if contact == "compliant":
@@ -743,25 +741,11 @@ def scene_contact(model, contact=None, ground=False):
             raise ValueError("ground: a floor for the model's geoms; not with an explicit contact object")
         return contact
     if ground is not False and ground is not None:
-        _check_floor_meets_a_geom(model, ground)
         return SceneContact(model, ground=ground)
     geoms = getattr(model, "geoms", None)   # a loader's (MJCF) may hold the file's floor; collision records never do
     if geoms is not None and len(geoms.pairs) and np.any((geoms.body < 0) & np.isin(geoms.kind, ("plane", "hfield"))):
         return SceneContact(model, geoms=geoms)
     return None
-
-
-def _check_floor_meets_a_geom(model, ground):
-    """A floor asked for (``ground``) must meet some body's collision geometry: a URDF without
-    <collision> elements fell through it silently, its run 'finished' in free fall."""
-    if ground is False or ground is None:
-        return
-    from ..kinematics.contacts import scene_geoms
-    if not len(scene_geoms(model, ground).pairs):
-        raise ValueError(f"ground: no body of model {model.name!r} has collision geometry the floor can meet "
-                         f"(URDF <collision>, MJCF geoms with contype/conaffinity): it would fall through "
-                         f"the floor; add collision geometry, or contact points with "
-                         f"contact=mb.GroundContact(model, K, D, mu, points=[(body, point), ...])")
 
 
 def check_actuator_step(model, acts, damping, q, dt, integrator):
