@@ -146,23 +146,37 @@ def drift(model, q, qd):
 
 def best(fn, repeat):
     """(best CPU time, best wall time, last result) over ``repeat`` runs."""
-    cpu, wall, out = np.inf, np.inf, None
-    for _ in range(repeat):
-        t, c = time.perf_counter(), time.process_time()
-        out = fn()
-        wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
-    return cpu, wall, out
+    return versus(fn, None, repeat)[0]
 
 
 def best_mujoco(fn, repeat):
     """:func:`best` for the MuJoCo helpers (mujoco_rollout, mujoco_controlled), whose result ends with the
     rollout call's own wall and CPU time: (best CPU, best wall, the last result with those two replaced by
     the best), both over ``repeat`` runs — the same best-of-N as ours (a row read the last run's time)."""
-    cpu, wall, out = np.inf, np.inf, None
-    for _ in range(repeat):
-        out = fn()
-        wall, cpu = min(wall, out[-2]), min(cpu, out[-1])
-    return cpu, wall, (*out[:-2], wall, cpu)
+    return versus(None, fn, repeat)[1]
+
+
+def versus(ours, mujoco, repeat):
+    """(:func:`best` of ``ours``, :func:`best_mujoco` of ``mujoco``) with their runs alternated, the order
+    swapped every round, so that a slow spell of a shared machine falls on both sides rather than on
+    whichever block it hit: this VM's speed swings by up to 2× for longer than a run (the Panda's 10 s
+    read 0.036 s in one process and 0.067 s in the next, with MuJoCo's block timed in a faster spell).
+    Either side None: the other's runs alone (its entry None)."""
+    sides = [None, None]
+    for k in range(repeat):
+        for side in ((0, 1) if k % 2 == 0 else (1, 0)):
+            fn = (ours, mujoco)[side]
+            if fn is None:
+                continue
+            t, c = time.perf_counter(), time.process_time()
+            out = fn()
+            wall, cpu = (time.perf_counter() - t, time.process_time() - c) if side == 0 else out[-2:]
+            was = sides[side] or (np.inf, np.inf, None)
+            sides[side] = (min(was[0], cpu), min(was[1], wall), out)
+    if sides[1] is not None:   # MuJoCo's result carries the best times, not the last run's
+        cpu, wall, out = sides[1]
+        sides[1] = (cpu, wall, (*out[:-2], wall, cpu))
+    return tuple(sides)
 
 
 def main(argv=None) -> int:
@@ -394,9 +408,9 @@ def panda(args, rng):
           f"(MuJoCo: position actuators + gravcomp=1, the URDF's finger <mimic> equality")
     print("  and effort clamps removed; limits: MuJoCo's soft constraints, our hard stops)")
     mb.simulate(model, q0, np.zeros(model.nv), 0.01, controller=pd)
-    cpu, _, tr = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd), args.repeat)
-    mcpu, _, out = best_mujoco(lambda: mujoco_controlled(mjm, q0[None], np.zeros((1, model.nv)), q_ref, nstep),
-                               args.repeat)
+    (cpu, _, tr), (mcpu, _, out) = versus(
+        lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd),
+        lambda: mujoco_controlled(mjm, q0[None], np.zeros((1, model.nv)), q_ref, nstep), args.repeat)
     mj_q = out[0][0]
     print(f"  {'method':34s} {'time [s]':>10s} {'MuJoCo/ours':>12s}")
     print(f"  {'multibody RK4 (compiled loop)':34s} {cpu:10.4f} {out[2] / cpu:12.2f}   "
@@ -416,12 +430,11 @@ def panda(args, rng):
         rk4 = "runs"
     except ValueError as e:
         rk4 = "refused: " + str(e).split(":")[0] + ": " + str(e).split(":")[1].split("(")[0].strip()
-    cpu2, _, tr2 = best(lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd2,
-                                            integrator="semi_implicit"), args.repeat)
     mjm2 = panda_mujoco(path, kp2, kd2, dt)
     mjm2.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-    mcpu2, _, out2 = best_mujoco(lambda: mujoco_controlled(mjm2, q0[None], np.zeros((1, model.nv)), q_ref, nstep),
-                                 args.repeat)
+    (cpu2, _, tr2), (mcpu2, _, out2) = versus(
+        lambda: mb.simulate(model, q0, np.zeros(model.nv), T, dt=dt, controller=pd2, integrator="semi_implicit"),
+        lambda: mujoco_controlled(mjm2, q0[None], np.zeros((1, model.nv)), q_ref, nstep), args.repeat)
     mq2 = out2[0][0]
     print(f"  PD kp = {kp2:g}, kd = {kd2:g} + g(q) at dt = {dt:g} s: RK4 {rk4}")
     print(f"  {'multibody semi-implicit':34s} {cpu2:10.4f} {out2[2] / cpu2:12.2f}   final |q − q_ref| "
@@ -718,9 +731,9 @@ def hard_batch(args, rng, model, mjm, q0, Tb, dt):
     Q0[:, 7:] += 0.02 * rng.standard_normal((N, model.nq - 7))
     QD0 = np.zeros((N, model.nv))
     threads = os.cpu_count() or 1
-    mcpu, mwall, out = best_mujoco(lambda: mujoco_rollout(mjm, Q0, QD0, nstep, nthread=threads), args.repeat)
-    cpu, wall, b = best(lambda: mb.simulate_batch(model, Q0, QD0, Tb, dt=dt, contact="hard", record_every=nstep),
-                        args.repeat)
+    (cpu, wall, b), (mcpu, mwall, out) = versus(
+        lambda: mb.simulate_batch(model, Q0, QD0, Tb, dt=dt, contact="hard", record_every=nstep),
+        lambda: mujoco_rollout(mjm, Q0, QD0, nstep, nthread=threads), args.repeat)
     return cpu, wall, b, mcpu, mwall, out, threads, _core.get_num_threads()
 
 
@@ -740,9 +753,9 @@ def quadruped_hard(args, rng):
         dt = mjm.opt.timestep
         nstep = int(round(T / dt))
         qd0 = np.zeros((1, model.nv))
-        mcpu, _, out = best_mujoco(lambda: mujoco_rollout(mjm, q0[None], qd0, nstep), args.repeat)
-        cpu, _, tr = best(lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep),
-                          args.repeat)
+        (cpu, _, tr), (mcpu, _, out) = versus(
+            lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep),
+            lambda: mujoco_rollout(mjm, q0[None], qd0, nstep), args.repeat)
         weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
         end = out[0][0, -1]
         z_mj = end[2]
@@ -796,17 +809,19 @@ def humanoid_hard(args, rng):
     q0 = model.q_default
     mb.contacts(model, q0)                                          # packs its geoms once, before the timing
     print(f"  humanoid (dm_control suite/humanoid.xml) falling from its qpos0, {T:g} s at MuJoCo's dt = {dt:g} s")
-    mcpu, _, out = best_mujoco(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), nstep), args.repeat)
+    out = best_mujoco(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), nstep), 1)[2]   # (its rest)
     end = out[0][0, -1]
     z_mj = end[2]
     weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
     # its joint limits as rows of the LCP (hard, the default under contact="hard") and, as MuJoCo's are soft
-    # constraints, as the compliant stops (limits="soft")
+    # constraints, as the compliant stops (limits="soft"); each row timed alternately with MuJoCo's run
     for limits in ("hard", "soft"):
-        cpu, _, tr = best(lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep,
-                                              limits=limits), args.repeat)
+        (cpu, _, tr), (_, _, o) = versus(
+            lambda: mb.simulate(model, q0, None, T, dt=dt, contact="hard", record_every=nstep, limits=limits),
+            lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), nstep), args.repeat)
+        out = o if o[2] < out[2] else out
         pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
-        print(f"  {f'humanoid: multibody contact=hard, limits={limits}':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
+        print(f"  {f'humanoid: multibody contact=hard, limits={limits}':52s} {cpu:10.4f} {o[2] / cpu:12.2f}  "
               + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen)
               + f" ({tr.status}; goal ≥ 1.5)")
     fn_mj, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])
@@ -849,17 +864,18 @@ def compliant_scenes(args):
             # one untimed run of two steps first: the first simulate of a session imports multibody.simulation
             # (~0.1 s) and builds the Model's once-per-Model tables, as MuJoCo's model is compiled before its timing
             mb.simulate(model, q0, None, 2 * dt, dt=dt, integrator="semi_implicit", limits=limits)
-            cpu, _, tr = best(lambda: mb.simulate(model, q0, None, T, dt=dt, integrator="semi_implicit",
-                                                  record_every=nstep, limits=limits), args.repeat)
+            own = mjm.opt.timestep   # the goal's row (MuJoCo at its own step) timed alternately with ours
+            (cpu, _, tr), (_, _, out) = versus(
+                lambda: mb.simulate(model, q0, None, T, dt=dt, integrator="semi_implicit", record_every=nstep,
+                                    limits=limits),
+                lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), int(round(T / own))), args.repeat)
         except ValueError as e:   # reported as the row, not hidden: the other rows still run
             print(f"  {f'{name}: multibody compliant (dt {dt:g} s)':52s} fails: {str(e)[:160]}")
             continue
-        rows = []
-        for mdt in (mjm.opt.timestep, dt):
-            mjm.opt.timestep = mdt
-            mcpu, _, out = best_mujoco(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), int(round(T / mdt))),
-                                       args.repeat)
-            rows.append((mdt, out[2], out[0][0, -1, 2], out[0][0, -1]))
+        rows = [(own, out[2], out[0][0, -1, 2], out[0][0, -1])]
+        mjm.opt.timestep = dt
+        out = best_mujoco(lambda: mujoco_rollout(mjm, q0[None], np.zeros((1, model.nv)), nstep), args.repeat)[2]
+        rows.append((dt, out[2], out[0][0, -1, 2], out[0][0, -1]))
         weight = float(np.sum(model.mass)) * float(np.linalg.norm(model.gravity))
         z_mj = rows[0][2]
         pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
