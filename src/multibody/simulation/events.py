@@ -146,7 +146,7 @@ def locate_crossing(g_of_t: Callable[[float], float], t0: float, t1: float, g0: 
     """
     a, b, fa, fb = t0, t1, g0, g1
     start_side = g0 if g0 != 0.0 else -g1     # the side a point has not crossed from
-    side, width = 0, b - a
+    side, width, inside = 0, b - a, False
     for it in range(400):
         if b - a <= tol:
             break
@@ -154,10 +154,14 @@ def locate_crossing(g_of_t: Callable[[float], float], t0: float, t1: float, g0: 
             width = b - a
         if it % 3 == 2 and b - a > 0.5 * width:  # not halved in two steps: bisect
             m = 0.5 * (a + b)
+        elif fb == 0.0 and not inside:   # a probe on the crossing itself: one just inside closes the bracket
+            m, inside = b - 0.5 * tol, True
         else:
             m = (a * fb - b * fa) / (fb - fa) if fb != fa else 0.5 * (a + b)
             if not a < m < b:
                 m = 0.5 * (a + b)
+            if it == 0:
+                m = _toward_an_end(a, b, m)
         fm = g_of_t(m)
         if fm * start_side > 0.0 or (fm == 0.0 and g0 == 0.0):   # not crossed yet: it is in [m, b]
             a, fa = m, fm
@@ -170,6 +174,25 @@ def locate_crossing(g_of_t: Callable[[float], float], t0: float, t1: float, g0: 
                 fa *= 0.5
             side = 1
     return b
+
+
+def _toward_an_end(a, b, m):
+    """The probe for a secant point m within 1e-3 of the bracket [a, b]'s width from an end: the
+    geometric mean of its distance and the width from that end instead.  A guard that starts at
+    rest on its wall leaves it quadratically (a joint let go, or pressed, from q̇ = 0), and the
+    secant through its end values then lands |g0 / g1| of the way in — 1e-13 of a step where the
+    crossing is at 1e-6 of it — and Illinois crept from there: 80 guard evaluations (each a
+    stepped state) per crossing, tiago_dual's fingers 636 crossings in its first millisecond.  The
+    square root is exact for a quadratic from rest and overshoots a straight line, which then
+    brackets the crossing within the probe.  Only the first probe: later secants near an end are
+    Illinois converging, whose last point lands on the crossing (a run's derivative by finite
+    differences needs its event times that smooth in the start, tests/test_sensitivities.py)."""
+    w = b - a
+    if m - a < 1e-3 * w:
+        return a + w * math.sqrt((m - a) / w)
+    if b - m < 1e-3 * w:
+        return b - w * math.sqrt((b - m) / w)
+    return m
 
 
 class EventMonitor:
@@ -246,7 +269,7 @@ class EventMonitor:
             if self.armed[i]:
                 if not ev.crosses(g0, g1):
                     continue
-                tc = locate_crossing(lambda tt, i=i: g_at(i, tt), t0, t1, g0, g1)
+                tc = self._locate(i, t0, t1, g0, g1, g_at, best)
             else:
                 side = self.side[i]
                 # exactly on its guard at the step's start, where a reset put it (a joint let go on its
@@ -281,8 +304,8 @@ class EventMonitor:
                     # with the step and came back — a new crossing from t0 (a joint driven back into its
                     # stop from rest: its impact, at rate 0), not a reset that cannot separate it; one
                     # that returns at once is caught as Zeno (fired)
-                    tc = locate_crossing(lambda tt, i=i: g_at(i, tt), t0, t1, g0, g1)
-                    if best is None or tc < best[0]:
+                    tc = self._locate(i, t0, t1, g0, g1, g_at, best)
+                    if tc is not None and (best is None or tc < best[0]):
                         best = (tc, i)
                     continue
                 if tm is None:
@@ -296,8 +319,8 @@ class EventMonitor:
                 rearm.append((i, tm, gm))
                 if not ev.crosses(gm, g1):
                     continue
-                tc = locate_crossing(lambda tt, i=i: g_at(i, tt), tm, t1, gm, g1)
-            if best is None or tc < best[0]:
+                tc = self._locate(i, tm, t1, gm, g1, g_at, best)
+            if tc is not None and (best is None or tc < best[0]):
                 best = (tc, i)
         # Events seen off their guard (at tm) before the step's end — or, when another event fires in the
         # step, no later than its crossing — are armed again: the run reaches tm.  Re-arming only when no
@@ -314,6 +337,20 @@ class EventMonitor:
         if best is not None:
             self.armed[best[1]] = True
         return best
+
+    def _locate(self, i, ta, t1, ga, g1, g_at, best):
+        """Where guard i, ``ga`` at ``ta`` and ``g1`` at t1, crosses in (ta, t1]; None where it has not
+        crossed by the earliest crossing found so far (``best``), which it then cannot precede: one
+        read at best's time (a state the step has taken) instead of a search to tolerance for a
+        crossing that would not be used (tiago_dual's fingers crossed their stops together, ~19
+        searches an event).  A guard that crosses and returns before best is then not seen at all,
+        as at the step's end (g1 on its first side) — :meth:`_crossed_before` looks at the cut."""
+        if best is not None and best[0] < t1:
+            g_best = g_at(i, best[0])
+            if not self.events[i].crosses(ga, g_best):
+                return None
+            t1, g1 = best[0], g_best
+        return locate_crossing(lambda tt: g_at(i, tt), ta, t1, ga, g1)
 
     def _crossed_before(self, best, g_at, g_all, watched):
         """The earliest crossing once the step is cut at ``best``: a guard that crossed its wall and
