@@ -164,3 +164,25 @@ def test_a_guard_that_crosses_after_the_earliest_crossing_is_read_once_not_searc
     assert i == early and abs(tc - times[0]) <= 1e-12
     if early == 0:      # found first: the later guard is read at its time, once
         assert reads[1] == 1
+
+
+def test_a_guard_its_reset_left_on_zero_and_past_its_wall_by_the_step_end_is_located_without_a_grid_search():
+    """A joint let go exactly on its stop and back into it within the step (simple_humanoid's shoulder
+    at λ = 0, hundreds of times a second): the crossing is located from the step's start, where the
+    reset left the guard at 0.  A dyadic search for a point off the wall (255 stepped states when
+    there is none) only chose between two ways to that same locate."""
+    from multibody.simulation.events import EventMonitor
+    q = qd = np.zeros(1)
+    t0, t1 = 0.3, 0.301
+    wall = mb.Event(lambda t, q, qd: q[0], direction=-1, reset=lambda t, q, qd: (q, qd), name="wall")
+    position = lambda t: np.array([-1e-3 * (t - t0) ** 2])     # from rest on the wall, into it  # noqa: E731
+    monitor = EventMonitor([wall], t0, q, qd)
+    monitor.fired(0, t0, 1.0, True, state=(q, qd))      # its reset at t0: unarmed, on the guard
+    reads = []
+
+    def g_at(i, t):
+        reads.append(t)
+        return wall.value(t, position(t), qd)
+    tc, i = monitor.earliest(t0, t1, [wall.value(t1, position(t1), qd)], g_at)
+    assert i == 0 and t0 < tc <= t0 + 1e-9
+    assert len(reads) <= 60

@@ -296,6 +296,14 @@ class EventMonitor:
                                           want_side=side)
                     if tm is None:
                         continue
+                elif g0 == 0.0 and g1 * side < 0.0 and ev.reset is not None:
+                    # on its guard at t0 (a reset put it there) and past it by t1: a crossing in the step
+                    # whether the state left the guard first or not, located below from t0 (a point
+                    # still on zero or off to its side has not crossed).  The dyadic search for a point
+                    # on its side decided only which of the two ways led to that locate, at up to 255
+                    # stepped states: simple_humanoid's shoulder, let go at λ = 0 and back on its stop
+                    # 0.4 µs later, hundreds of times a second
+                    tm = None
                 else:
                     tm, gm = self._search(i, t0, t1, g_at, want_side=side)
                 if tm is None and g0 == 0.0 and g1 * side < 0.0 and ev.reset is not None:
