@@ -354,6 +354,8 @@ class EventMonitor:
         searches an event).  A guard that crosses and returns before best is then not seen at all,
         as at the step's end (g1 on its first side) — :meth:`_crossed_before` looks at the cut."""
         if best is not None and best[0] < t1:
+            if ta >= best[0]:    # watched only from after best's crossing: it cannot precede it
+                return None
             g_best = g_at(i, best[0])
             if not self.events[i].crosses(ga, g_best):
                 return None
