@@ -297,25 +297,21 @@ class EventMonitor:
                     if tm is None:
                         continue
                 elif g0 == 0.0 and g1 * side < 0.0 and ev.reset is not None:
-                    # on its guard at t0 (a reset put it there) and past it by t1: a crossing in the step
-                    # whether the state left the guard first or not, located below from t0 (a point
-                    # still on zero or off to its side has not crossed).  The dyadic search for a point
-                    # on its side decided only which of the two ways led to that locate, at up to 255
-                    # stepped states: simple_humanoid's shoulder, let go at λ = 0 and back on its stop
-                    # 0.4 µs later, hundreds of times a second
-                    tm = None
-                else:
-                    tm, gm = self._search(i, t0, t1, g_at, want_side=side)
-                if tm is None and g0 == 0.0 and g1 * side < 0.0 and ev.reset is not None:
                     # exactly on its guard at the step's start (where a reset put it: a joint let go on its
-                    # stop with q̈ ≈ 0) and into the side it fires on by the end: the state left the guard
-                    # with the step and came back — a new crossing from t0 (a joint driven back into its
-                    # stop from rest: its impact, at rate 0), not a reset that cannot separate it; one
-                    # that returns at once is caught as Zeno (fired)
+                    # stop with q̈ ≈ 0) and into the side it fires on by the end: a new crossing from t0,
+                    # whether the state left the guard first and came back or was driven back into its
+                    # stop from rest (its impact, at rate 0) — not a reset that cannot separate it; one
+                    # that returns at once is caught as Zeno (fired).  Located from t0 (a point still on
+                    # zero or off to its side has not crossed), without the dyadic search for a point on
+                    # its side, which only chose between those two ways to the same locate at up to 255
+                    # stepped states (simple_humanoid's shoulder, let go at λ = 0 and back on its stop
+                    # 0.4 µs later, hundreds of times a second)
                     tc = self._locate(i, t0, t1, g0, g1, g_at, best)
                     if tc is not None and (best is None or tc < best[0]):
                         best = (tc, i)
                     continue
+                else:
+                    tm, gm = self._search(i, t0, t1, g_at, want_side=side)
                 if tm is None:
                     if t1 - self.fired_at[i] > 1e-9 * max(1.0, abs(t1)) and g1 * side < 0.0:
                         raise ValueError(
