@@ -419,6 +419,36 @@ def test_dynamics_that_overflow_on_a_state_the_run_reached_end_it_diverged():
     assert batch.status == ["diverged", "finished"]
 
 
+def test_a_run_that_blows_up_without_overflowing_ends_diverged_where_it_passed_the_bound():
+    """A user's controller too stiff for the step (kp = 1e5 on a link of inertia 1/3 at dt = 0.01: RK4's
+    growth ~33 a step) reached |q| = 4.6e149 at t = 1 s, still finite, and the run said "finished".  It is
+    "diverged" from the first sample past 1e10 (MuJoCo's bound), the message names the time and the
+    coordinate, the samples end before it, and on_divergence="raise" raises it."""
+    m = mb.models.planar(1)
+    stiff = lambda t, q, qd: -1e5 * q   # noqa: E731  (a Python controller: no up-front gain check)
+    with pytest.warns(mb.SimulationWarning, match=r"grew past 1e\+10 between t = 0.05 and t = 0.06 "
+                                                  r"\(q̇ of 'joint1' = -5.89e\+10\)"):
+        traj = mb.simulate(m, [0.1], [0.0], 1.0, dt=0.01, controller=stiff)
+    assert traj.status == "diverged" and traj.t[-1] == pytest.approx(0.05)
+    assert np.max(np.abs(np.c_[traj.q, traj.qd])) <= 1e10
+    whole = mb.simulate(m, [0.1], [0.0], 0.05, dt=0.01, controller=stiff)   # the same samples, unbounded
+    assert whole.status == "finished" and np.array_equal(whole.q, traj.q)
+    with pytest.raises(mb.SimulationError, match="grew past"):
+        mb.simulate(m, [0.1], [0.0], 1.0, dt=0.01, controller=stiff, on_divergence="raise")
+    # a joint spring too stiff for the step, in a compiled batch (its runs do not go through simulate): the
+    # run at rest on the spring's reference finishes, the other is cut as its own simulate cuts it
+    import dataclasses
+    sprung = dataclasses.replace(m.with_gravity([0.0, 0.0, 0.0]), stiffness=np.array([1e5]), springref=np.array([0.2]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.SimulationWarning)
+        batch = mb.simulate_batch(sprung, np.array([[0.2], [0.3]]), np.zeros((2, 1)), 1.0, dt=0.01)
+        single = mb.simulate(sprung, [0.3], [0.0], 1.0, dt=0.01)
+    assert batch.status == ["finished", "diverged"] and single.status == "diverged"
+    assert batch.messages[1] == single.message and "'joint1'" in single.message
+    assert np.array_equal(batch[1].t, single.t) and np.array_equal(batch[1].q, single.q)
+    assert np.all(np.isnan(batch.q[1, len(single.t):])) and np.all(batch.q[0] == 0.2)
+
+
 def test_a_hard_stop_reached_by_a_blown_up_run_ends_it_diverged():
     """A stop's reset computes the dynamics; from a blown-up state they overflow.  That is the run's
     divergence, not an error of the reset ("reset raised _NonFinite", before)."""

@@ -24,7 +24,8 @@ from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
 from .system import System, _check_model, _positive, check_actuator_steps, default_integrator, scene_contact
-from .trajectory import _NO_ENERGY, EnergyUnavailable, Trajectory, energies_of, model_fingerprint
+from .trajectory import (_NO_ENERGY, STATE_LIMIT, EnergyUnavailable, Trajectory, blow_up, cut_at_blow_up,
+                         energies_of, model_fingerprint)
 from numpy.typing import ArrayLike, NDArray
 
 from ..model.model import Model
@@ -34,8 +35,9 @@ class BatchTrajectory:
     """N runs on a common time grid: ``t`` (T,), ``q`` (N, T, nq), ``qd``/``qdd``/``tau`` (N, T, nv),
     energies (N, T), ``status`` (N,) and ``messages``.  ``batch[i]`` is run i as a :class:`Trajectory`.
 
-    A run that blew up keeps its samples up to its last finite state; later samples are NaN and its
-    ``status`` is ``"diverged"`` (message with the time).  Batches of runs with events, whose
+    A run that blew up keeps its samples up to its last finite state, or its last within 1e10 (as
+    :func:`multibody.simulate`'s); later samples are NaN and its ``status`` is ``"diverged"`` (message
+    with the time).  Batches of runs with events, whose
     sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.  As in a
     :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first access (one
     batched ``mb.energy`` call over every finite sample) and cached.
@@ -469,7 +471,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                         f"{type(executor).__name__}")
     if executor is None and not progress:
         out = _run_chunk((kind, model, Q0, QD0, t_final, run_kw, params))
-        return out if kind == "vectorised" else BatchTrajectory.from_runs(out)
+        return _cut_blow_ups(model, out) if kind == "vectorised" else BatchTrajectory.from_runs(out)
     if chunks is None:
         chunks = 50 if executor is None else min(N, 4 * _worker_count(executor))
     chunks = _checks.integer("chunks", chunks, lo=1)
@@ -489,8 +491,31 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     if bar is not None:
         bar.close()
     if kind == "vectorised":
-        return _concat(parts)
+        return _cut_blow_ups(model, _concat(parts))
     return BatchTrajectory.from_runs([r for p in parts for r in p])
+
+
+def _cut_blow_ups(model, batch):
+    """``simulate``'s cut at a blow-up (trajectory.cut_at_blow_up) on every run of a compiled batch (whose
+    runs do not go through ``simulate``) that did not end at a non-finite state: a run list's runs cut,
+    stacked samples NaN from the blow-up on (as after a non-finite state), the run "diverged" with the
+    message."""
+    if batch.runs is not None:
+        runs = [cut_at_blow_up(model, r) for r in batch.runs]
+        return batch if all(a is b for a, b in zip(runs, batch.runs)) else BatchTrajectory.from_runs(runs)
+    for i, status in enumerate(batch.status):
+        # (a run that diverged at a non-finite state keeps its report; a finished one has no NaN, and its
+        # largest magnitude tells it within the bound without blow_up's arrays)
+        if status == "diverged" or max(np.abs(batch.q[i]).max(initial=0.0),
+                                       np.abs(batch.qd[i]).max(initial=0.0)) <= STATE_LIMIT:
+            continue
+        found = blow_up(model, batch.t, batch.q[i], batch.qd[i])
+        if found is not None:
+            k, batch.messages[i] = found
+            batch.status[i] = "diverged"
+            for X in (batch.q, batch.qd, batch.qdd, batch.tau):
+                X[i, k:] = np.nan
+    return batch
 
 
 def _worker_count(executor) -> int:

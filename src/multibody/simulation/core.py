@@ -47,7 +47,7 @@ from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import (System, _NonFinite, _check_model, _positive, check_actuator_step, check_initial_state,
                      default_integrator, non_finite_message, scene_contact)
-from .trajectory import EventRecord, Trajectory, model_fingerprint
+from .trajectory import EventRecord, Trajectory, cut_at_blow_up, model_fingerprint
 from .._extras import require
 
 
@@ -240,11 +240,14 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         PD or contact the fixed step cannot follow (naming the gain and the step that works), or
         a run whose record would not fit in memory.
     SimulationError
-        With ``on_divergence="raise"``, a run that became non-finite (carrying the trajectory up to
-        the last finite state).
+        With ``on_divergence="raise"``, a run that diverged (carrying the trajectory up to where it
+        did).
 
     A run whose state becomes non-finite stops, warns once (:class:`SimulationWarning`) and returns
     the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
+    A run that blows up without overflowing — a recorded ``|q|`` or ``|q̇|`` past 1e10, MuJoCo's bound
+    (past its start, for a coordinate that starts beyond it) — is diverged the same way from the first
+    such sample, its message naming the coordinate.
     A run whose record would not fit in the available memory is refused before it starts.
 
     Example — the OpenDE report's double pendulum (section 5.6), 1 s with RK4 at 1 ms:
@@ -335,6 +338,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
                                  atol, progress)
     finally:   # the stops' events, lent to this run, go back to the model (limits.JointLimits.release)
         stops.release()
+    traj = cut_at_blow_up(model, traj)
     traj.passive = system.passive()
     traj.contact = None if contact is None else getattr(contact, "name", type(contact).__name__)
     traj.ctrl, traj.contact_geoms = system.ctrl, getattr(contact, "geoms", None)   # what traj.sensordata reads

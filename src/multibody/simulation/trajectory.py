@@ -99,6 +99,66 @@ def model_fingerprint(model) -> str:
     return digest
 
 
+#: |q| or |q̇| past this in a recorded sample is a run blowing up that has not overflowed yet (MuJoCo's
+#: mjMAXVAL, behind its "Nan, Inf or huge value in QPOS/QVEL" warning: no joint of a robot or mechanism
+#: in SI units gets near it); a coordinate that starts past it is bounded by its start instead
+STATE_LIMIT = 1e10
+
+
+def blow_up(model, t, q, qd):
+    """(k, message) for the first recorded sample k ≥ 1 of a run (t, q, q̇) whose |q| or |q̇| passes
+    :data:`STATE_LIMIT` — a blow-up that has not overflowed yet, which a run reports as "diverged" as it
+    does a non-finite state (a user's stiff controller at too large a step ended "finished" with
+    |q| = 4.6e149) — or None.  The message names the time, the coordinate and its value.
+
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(1)
+    >>> blow_up(m, np.array([0.0, 0.1, 0.2]), np.array([[0.1], [3e4], [2e11]]), np.zeros((3, 1)))[0]
+    2
+    >>> blow_up(m, np.array([0.0, 0.1]), np.array([[0.1], [3e4]]), np.zeros((2, 1))) is None
+    True
+    """
+    if len(t) < 2:
+        return None
+    over = []
+    for X in (np.asarray(q, dtype=float), np.asarray(qd, dtype=float)):
+        bound = np.maximum(STATE_LIMIT, np.abs(X[0]))
+        over.append(np.abs(X[1:]) > bound)   # (NaN compares False: non-finite states are reported as such)
+    past = over[0].any(axis=1) | over[1].any(axis=1)
+    if not past.any():
+        return None
+    k = int(np.argmax(past)) + 1
+    which = 0 if over[0][k - 1].any() else 1
+    X = (q, qd)[which]
+    j = int(np.flatnonzero(over[which][k - 1])[np.argmax(np.abs(X[k][over[which][k - 1]]))])
+    if which == 0:
+        b = int(np.searchsorted(model.q_start, j, side="right")) - 1
+        name = model.joint_names[b] + (f"[{j - int(model.q_start[b])}]" if int(model.nq_joint[b]) > 1 else "")
+    else:
+        from .limits import velocity_names
+        name = velocity_names(model)[j]
+    return k, (f"the state grew past {STATE_LIMIT:.0e} between t = {float(t[k - 1])!r} and t = {float(t[k])!r} "
+               f"({'q' if which == 0 else 'q̇'} of {name!r} = {float(X[k][j]):.3g}): a run blowing up (a step too "
+               f"large for the system's stiffness, or an unstable controller or force) before it overflows; the "
+               f"trajectory ends at the last sample within it (t = {float(t[k - 1])!r})")
+
+
+def cut_at_blow_up(model, traj):
+    """``traj`` itself, or where a run that did not end at a non-finite state ("finished", or "terminated"
+    by an event) blew up on the way (:func:`blow_up`), its samples before that, ``status`` "diverged" with
+    the message (the sensitivities' per-sample arrays cut with them)."""
+    found = blow_up(model, traj.t, traj.q, traj.qd) if traj.status != "diverged" else None
+    if found is None:
+        return traj
+    k, message = found
+    out = traj[:k]
+    out.status, out.message = "diverged", message
+    for name in ("stm", "dx_dtau"):
+        if hasattr(traj, name):
+            setattr(out, name, getattr(traj, name)[:k])
+    return out
+
+
 def energies_of(model, q, qd):
     """(KE, PE) of states ``q`` (..., nq), ``qd`` (..., nv) in one batched ``mb.energy`` call.
 
@@ -257,8 +317,8 @@ class Trajectory:
     """Samples of a simulation run (see the module docstring for shapes).
 
     ``status`` is ``"finished"`` (reached t_final), ``"terminated"`` (a terminal event fired) or
-    ``"diverged"`` (the state blew up; the samples end at the last finite state and
-    ``message`` says at what time).  ``kinetic_energy`` and ``potential_energy`` may be given
+    ``"diverged"`` (the state blew up: it became non-finite, or a coordinate passed
+    :data:`STATE_LIMIT`; the samples end before that and ``message`` says at what time).  ``kinetic_energy`` and ``potential_energy`` may be given
     (a loaded file) or left None: with ``model`` they are computed on first access and cached.
 
     Example
