@@ -447,6 +447,10 @@ def test_a_run_that_blows_up_without_overflowing_ends_diverged_where_it_passed_t
     assert batch.messages[1] == single.message and "'joint1'" in single.message
     assert np.array_equal(batch[1].t, single.t) and np.array_equal(batch[1].q, single.q)
     assert np.all(np.isnan(batch.q[1, len(single.t):])) and np.all(batch.q[0] == 0.2)
+    with warnings.catch_warnings():   # the sensitivities end with the samples
+        warnings.simplefilter("ignore", mb.SimulationWarning)
+        flow = mb.simulate(sprung, [0.3], [0.0], 1.0, dt=0.01, sensitivities=True)
+    assert flow.status == "diverged" and flow.stm.shape == (len(flow.t), 2, 2) == (len(single.t), 2, 2)
 
 
 def test_a_hard_stop_reached_by_a_blown_up_run_ends_it_diverged():
