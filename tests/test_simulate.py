@@ -435,6 +435,12 @@ def test_a_run_that_blows_up_without_overflowing_ends_diverged_where_it_passed_t
     assert whole.status == "finished" and np.array_equal(whole.q, traj.q)
     with pytest.raises(mb.SimulationError, match="grew past"):
         mb.simulate(m, [0.1], [0.0], 1.0, dt=0.01, controller=stiff, on_divergence="raise")
+    # run on to a non-finite state (t = 2.01 s), its samples are the C loop's to the last finite one, and its
+    # report says where it blew up
+    with pytest.warns(mb.SimulationWarning, match=r"non-finite between t = 2.01.*it had grown past 1e\+10 "
+                                                  r"between t = 0.05 and t = 0.06"):
+        longer = mb.simulate(m, [0.1], [0.0], 3.0, dt=0.01, controller=stiff)
+    assert longer.status == "diverged" and longer.t[-1] == pytest.approx(2.01)
     # a joint spring too stiff for the step, in a compiled batch (its runs do not go through simulate): the
     # run at rest on the spring's reference finishes, the other is cut as its own simulate cuts it
     import dataclasses

@@ -497,24 +497,27 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
 
 def _cut_blow_ups(model, batch):
     """``simulate``'s cut at a blow-up (trajectory.cut_at_blow_up) on every run of a compiled batch (whose
-    runs do not go through ``simulate``) that did not end at a non-finite state: a run list's runs cut,
-    stacked samples NaN from the blow-up on (as after a non-finite state), the run "diverged" with the
-    message."""
+    runs do not go through ``simulate``): a run list's runs cut, stacked samples NaN from the blow-up on (as
+    after a non-finite state), the run "diverged" with the message; a run that ended at a non-finite state
+    keeps its samples, its message noting where it passed the bound."""
     if batch.runs is not None:
         runs = [cut_at_blow_up(model, r) for r in batch.runs]
         return batch if all(a is b for a, b in zip(runs, batch.runs)) else BatchTrajectory.from_runs(runs)
     for i, status in enumerate(batch.status):
-        # (a run that diverged at a non-finite state keeps its report; a finished one has no NaN, and its
-        # largest magnitude tells it within the bound without blow_up's arrays)
-        if status == "diverged" or max(np.abs(batch.q[i]).max(initial=0.0),
-                                       np.abs(batch.qd[i]).max(initial=0.0)) <= STATE_LIMIT:
+        # (a finished run has no NaN: its largest magnitude tells it within the bound without blow_up's arrays)
+        if status == "finished" and max(np.abs(batch.q[i]).max(initial=0.0),
+                                        np.abs(batch.qd[i]).max(initial=0.0)) <= STATE_LIMIT:
             continue
         found = blow_up(model, batch.t, batch.q[i], batch.qd[i])
-        if found is not None:
-            k, batch.messages[i] = found
-            batch.status[i] = "diverged"
-            for X in (batch.q, batch.qd, batch.qdd, batch.tau):
-                X[i, k:] = np.nan
+        if found is None:
+            continue
+        k, message, note = found
+        if status == "diverged":
+            batch.messages[i] += note
+            continue
+        batch.status[i], batch.messages[i] = "diverged", message
+        for X in (batch.q, batch.qd, batch.qdd, batch.tau):
+            X[i, k:] = np.nan
     return batch
 
 

@@ -106,15 +106,17 @@ STATE_LIMIT = 1e10
 
 
 def blow_up(model, t, q, qd):
-    """(k, message) for the first recorded sample k ≥ 1 of a run (t, q, q̇) whose |q| or |q̇| passes
-    :data:`STATE_LIMIT` — a blow-up that has not overflowed yet, which a run reports as "diverged" as it
-    does a non-finite state (a user's stiff controller at too large a step ended "finished" with
-    |q| = 4.6e149) — or None.  The message names the time, the coordinate and its value.
+    """(k, message, note) for the first recorded sample k ≥ 1 of a run (t, q, q̇) whose |q| or |q̇|
+    passes :data:`STATE_LIMIT` — a blow-up that has not overflowed yet, which a run reports as
+    "diverged" as it does a non-finite state (a user's stiff controller at too large a step ended
+    "finished" with |q| = 4.6e149) — or None.  ``message`` reports the run cut there, naming the time,
+    the coordinate and its value; ``note`` adds the same to the report of a run that went on to a
+    non-finite state (which became non-finite at t = 2.01 s, past 1e10 since t = 0.06 s).
 
     >>> import numpy as np, multibody as mb
     >>> m = mb.models.planar(1)
-    >>> blow_up(m, np.array([0.0, 0.1, 0.2]), np.array([[0.1], [3e4], [2e11]]), np.zeros((3, 1)))[0]
-    2
+    >>> blow_up(m, np.array([0.0, 0.1, 0.2]), np.array([[0.1], [3e4], [2e11]]), np.zeros((3, 1)))[:2]
+    (2, "the state grew past 1e+10 between t = 0.1 and t = 0.2 (q of 'joint1' = 2e+11): a run blowing up (a step too large for the system's stiffness, or an unstable controller or force) before it overflows; the trajectory ends at the last sample within it (t = 0.1)")
     >>> blow_up(m, np.array([0.0, 0.1]), np.array([[0.1], [3e4]]), np.zeros((2, 1))) is None
     True
     """
@@ -137,20 +139,25 @@ def blow_up(model, t, q, qd):
     else:
         from .limits import velocity_names
         name = velocity_names(model)[j]
-    return k, (f"the state grew past {STATE_LIMIT:.0e} between t = {float(t[k - 1])!r} and t = {float(t[k])!r} "
-               f"({'q' if which == 0 else 'q̇'} of {name!r} = {float(X[k][j]):.3g}): a run blowing up (a step too "
-               f"large for the system's stiffness, or an unstable controller or force) before it overflows; the "
-               f"trajectory ends at the last sample within it (t = {float(t[k - 1])!r})")
+    onset = (f"past {STATE_LIMIT:.0e} between t = {float(t[k - 1])!r} and t = {float(t[k])!r} "
+             f"({'q' if which == 0 else 'q̇'} of {name!r} = {float(X[k][j]):.3g}): a run blowing up (a step too "
+             f"large for the system's stiffness, or an unstable controller or force)")
+    return (k, f"the state grew {onset} before it overflows; the trajectory ends at the last sample within it "
+               f"(t = {float(t[k - 1])!r})", f"; it had grown {onset}")
 
 
 def cut_at_blow_up(model, traj):
     """``traj`` itself, or where a run that did not end at a non-finite state ("finished", or "terminated"
     by an event) blew up on the way (:func:`blow_up`), its samples before that, ``status`` "diverged" with
-    the message (the sensitivities' per-sample arrays cut with them)."""
-    found = blow_up(model, traj.t, traj.q, traj.qd) if traj.status != "diverged" else None
+    the message (the sensitivities' per-sample arrays cut with them); a run that did end at one keeps its
+    samples, its message noting where it passed the bound."""
+    found = blow_up(model, traj.t, traj.q, traj.qd)
     if found is None:
         return traj
-    k, message = found
+    k, message, note = found
+    if traj.status == "diverged":
+        traj.message += note
+        return traj
     out = traj[:k]
     out.status, out.message = "diverged", message
     for name in ("stm", "dx_dtau"):
