@@ -211,7 +211,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
     friction_velocity : float
         The speed, rad/s or m/s, over which Coulomb friction is smoothed (tanh).
     on_divergence : ``"warn"`` (default) or ``"raise"`` (a :class:`SimulationError` carrying the
-        trajectory up to the last finite state).
+        trajectory up to the last finite state, or the last within 1e10; see below).
     ground : bool or float
         add a floor z = 0 (or z = ``ground``) under the model's geoms, for files without one (URDF);
         a start from the default state (``q0`` None, no keyframe) is lifted onto it
