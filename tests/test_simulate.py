@@ -441,22 +441,40 @@ def test_a_run_that_blows_up_without_overflowing_ends_diverged_where_it_passed_t
                                                   r"between t = 0.05 and t = 0.06"):
         longer = mb.simulate(m, [0.1], [0.0], 3.0, dt=0.01, controller=stiff)
     assert longer.status == "diverged" and longer.t[-1] == pytest.approx(2.01)
-    # a joint spring too stiff for the step, in a compiled batch (its runs do not go through simulate): the
-    # run at rest on the spring's reference finishes, the other is cut as its own simulate cuts it
-    import dataclasses
-    sprung = dataclasses.replace(m.with_gravity([0.0, 0.0, 0.0]), stiffness=np.array([1e5]), springref=np.array([0.2]))
+    # a sampled PD too stiff for its period (not refused up front: a zero-order hold's own dynamics), in a
+    # compiled batch (its runs do not go through simulate): the run at rest on the reference finishes, the
+    # other is cut as its own simulate cuts it
+    free = m.with_gravity([0.0, 0.0, 0.0])
+    held = mb.PD(kp=1e5, kd=0.0, q_ref=[0.2], period=0.01)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mb.SimulationWarning)
-        batch = mb.simulate_batch(sprung, np.array([[0.2], [0.3]]), np.zeros((2, 1)), 1.0, dt=0.01)
-        single = mb.simulate(sprung, [0.3], [0.0], 1.0, dt=0.01)
-    assert batch.status == ["finished", "diverged"] and single.status == "diverged"
+        batch = mb.simulate_batch(free, np.array([[0.2], [0.3]]), np.zeros((2, 1)), 1.0, dt=0.01, controller=held)
+        single = mb.simulate(free, [0.3], [0.0], 1.0, dt=0.01, controller=held)
+        flow = mb.simulate(m, [0.1], [0.0], 1.0, dt=0.01, controller=stiff, sensitivities=True)
+    assert batch.runs is None and batch.status == ["finished", "diverged"] and single.status == "diverged"
     assert batch.messages[1] == single.message and "'joint1'" in single.message
     assert np.array_equal(batch[1].t, single.t) and np.array_equal(batch[1].q, single.q)
     assert np.all(np.isnan(batch.q[1, len(single.t):])) and np.all(batch.q[0] == 0.2)
-    with warnings.catch_warnings():   # the sensitivities end with the samples
-        warnings.simplefilter("ignore", mb.SimulationWarning)
-        flow = mb.simulate(sprung, [0.3], [0.0], 1.0, dt=0.01, sensitivities=True)
-    assert flow.status == "diverged" and flow.stm.shape == (len(flow.t), 2, 2) == (len(single.t), 2, 2)
+    assert flow.status == "diverged" and flow.stm.shape == (len(flow.t), 2, 2)   # cut with the samples
+
+
+def test_a_joint_spring_too_stiff_for_the_step_is_refused_up_front():
+    """A joint spring (MJCF stiffness) of 1e5 N·m/rad on a link of inertia 1/3 at dt = 0.01 grew ~33× a
+    step; it is refused before the run as a stiff PD or servo is, naming the joint and a step that works
+    (which then runs), in simulate and in a batch."""
+    import dataclasses
+    m = dataclasses.replace(mb.models.planar(1).with_gravity([0.0, 0.0, 0.0]), stiffness=np.array([1e5]),
+                            springref=np.array([0.2]))
+    for integrator in ("rk4", "semi_implicit"):
+        with pytest.raises(ValueError, match=rf"joint spring: stiffness = 100000 on 'joint1' .* {integrator} step "
+                                             r"of dt = 0.01 s.*Pass dt ≤ "):
+            mb.simulate(m, [0.3], [0.0], 1.0, dt=0.01, integrator=integrator)
+        with pytest.raises(ValueError, match="run 0: joint spring"):   # (unstable from any start)
+            mb.simulate_batch(m, np.array([[0.2], [0.3]]), np.zeros((2, 1)), 1.0, dt=0.01, integrator=integrator)
+    works = float(str(pytest.raises(ValueError, mb.simulate, m, [0.3], [0.0], 1.0, dt=0.01).value)
+                  .split("Pass dt ≤ ")[1].split(",")[0])
+    traj = mb.simulate(m, [0.3], [0.0], 0.2, dt=works)
+    assert traj.status == "finished" and np.max(np.abs(traj.q - 0.2)) <= 0.1 + 1e-9   # an undamped oscillation
 
 
 def test_a_hard_stop_reached_by_a_blown_up_run_ends_it_diverged():

@@ -23,7 +23,8 @@ from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
-from .system import System, _check_model, _positive, check_actuator_steps, default_integrator, scene_contact
+from .system import (System, _check_model, _positive, check_actuator_steps, check_spring_steps, default_integrator,
+                     scene_contact)
 from .trajectory import (_NO_ENERGY, STATE_LIMIT, EnergyUnavailable, Trajectory, blow_up, cut_at_blow_up,
                          energies_of, model_fingerprint)
 from numpy.typing import ArrayLike, NDArray
@@ -239,17 +240,20 @@ def _batch_system(model, kwargs, warn=False, events=True):
 
 
 def _check_gains(model, system, kwargs, Q0):
-    """A stiff PD or actuator the fixed step cannot follow is refused up front, as simulate refuses it,
+    """A stiff PD, actuator or joint spring the fixed step cannot follow is refused up front, as simulate refuses it,
     at every distinct start of the batch (the effective inertia, and so the mode, depends on q)."""
     controller, dt, integrator = kwargs["controller"], kwargs["dt"], kwargs["integrator"]
     pd = isinstance(controller, PD) and controller.period is None
-    if not (pd or system.actuators is not None):
+    springs = model.stiffness is not None and bool(np.any(model.stiffness))
+    if not (pd or system.actuators is not None or springs):
         return
     starts = np.unique(Q0, axis=0, return_index=True)[1]
     if pd:
         check_pd_steps(model, controller, system.damping, Q0[starts], dt, integrator, runs=starts)
     if system.actuators is not None:
         check_actuator_steps(model, system.actuators, system.damping, Q0[starts], dt, integrator, runs=starts)
+    if springs:
+        check_spring_steps(model, system.damping, Q0[starts], dt, integrator, runs=starts)
 
 
 def _run_chunk(task):

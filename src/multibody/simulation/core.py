@@ -46,6 +46,7 @@ from .contact import GroundContact
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import (System, _NonFinite, _check_model, _positive, check_actuator_step, check_initial_state,
+                     check_spring_step,
                      default_integrator, non_finite_message, scene_contact)
 from .trajectory import EventRecord, Trajectory, cut_at_blow_up, model_fingerprint
 from .._extras import require
@@ -297,6 +298,8 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         check_pd_step(model, controller, system.damping, q, dt, integrator)   # a stiff PD refused up front
     if integrator in FIXED_STEP and system.actuators is not None:    # so are stiff actuators (position servos)
         check_actuator_step(model, system.actuators, system.damping, q, dt, integrator)
+    if integrator in FIXED_STEP:                                      # and stiff joint springs
+        check_spring_step(model, system.damping, q, dt, integrator)
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
     check_record_size(model, space, t_final, dt, record_every, integrator,
                       extra=n_tangent * (n_tangent + model.nv) if sensitivities else 0)

@@ -801,3 +801,56 @@ def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
         f"Pass {works}" + ("" if integrator == "semi_implicit" else
                            ", integrator='semi_implicit' (joint actuators' kv implicit, as MuJoCo's implicitfast)")
         + ", or smaller gains")
+
+
+def check_spring_step(model, damping, q, dt, integrator):
+    """Refuse, before the run, joint springs (the model's ``stiffness``: MJCF ``<joint stiffness>``)
+    the fixed step cannot follow, as :func:`check_actuator_step` refuses servos: linearised at q,
+    ẏ = [0 I; −M⁻¹K, −M⁻¹D] y with K = diag(stiffness) and D the joint damping (implicit under
+    ``semi_implicit``, the springs explicit, as in MuJoCo's implicitfast).  Where the step's map passes
+    spectral radius 1 the run would blow up (a spring of 1e5 N·m/rad on a link of inertia 1/3 at
+    dt = 0.01 grew 33× a step): the ValueError names the joint, its stiffness and the largest dt that
+    works.
+
+    >>> import dataclasses, numpy as np, multibody as mb
+    >>> m = dataclasses.replace(mb.models.planar(1), stiffness=np.array([1e5]))
+    >>> check_spring_step(m, None, m.neutral(), 1e-3, "rk4")        # passes
+    >>> check_spring_step(m, None, m.neutral(), 1e-2, "rk4")
+    Traceback (most recent call last):
+    ...
+    ValueError: joint spring: stiffness = 100000 on 'joint1' (inertia 0.333 at the start) is too stiff ...
+    """
+    from .limits import unless_passed_before
+    q = np.asarray(q, float)
+    key = ("springs", q.tobytes(), None if damping is None else np.asarray(damping, float).tobytes(), float(dt),
+           integrator)
+    unless_passed_before(model, key, True, lambda: check_spring_steps(model, damping, q[None], dt, integrator))
+
+
+def check_spring_steps(model, damping, Q, dt, integrator, runs=None):
+    """:func:`check_spring_step` at every start of a batch (the rows of Q), linearised together; the first
+    start refused raises, prefixed "run i: " with i from ``runs`` when given."""
+    from ..dynamics import crba
+    from .limits import _round_down, fastest_mode, largest_stable_step, oscillator_step_radii, velocity_names
+    nv = model.nv
+    k = np.zeros(nv) if model.stiffness is None else np.asarray(model.stiffness, float)
+    if nv == 0 or not np.any(k):
+        return
+    Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
+    d = np.zeros(nv) if damping is None else np.asarray(damping, float)
+    H = np.reshape(crba(model, Q), (len(Q), nv, nv))
+    A, radii = oscillator_step_radii(H, np.diag(k), np.diag(d), d, integrator)
+    refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
+    if len(refused) == 0:
+        return
+    i = int(refused[0])
+    lo = largest_stable_step(oscillator_step_radii(H[i:i + 1], np.diag(k), np.diag(d), d, integrator)[1], dt)
+    w, j, _ = fastest_mode(A[i], nv)
+    if k[j] == 0.0:   # the mode led by a joint without a spring: name the stiffest one
+        j = int(np.argmax(k))
+    works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator"
+    raise ValueError(
+        ("" if runs is None else f"run {int(runs[i])}: ")
+        + f"joint spring: stiffness = {k[j]:g} on {velocity_names(model)[j]!r} (inertia {H[i, j, j]:.3g} at the "
+        f"start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest mode (eigenvalue {w:.4g}) "
+        f"leaves the step's stability region and the run would blow up.  Pass {works}, or a softer spring")
