@@ -155,14 +155,14 @@ def cut_at_blow_up(model, traj):
     if found is None:
         return traj
     k, message, note = found
-    if traj.status == "diverged":
-        traj.message += note
-        return traj
-    out = traj[:k]
+    if traj.status == "diverged":   # (a new Trajectory on the same samples: a batch reads its runs' messages)
+        out, message = traj[:], traj.message + note
+    else:
+        out = traj[:k]
     out.status, out.message = "diverged", message
     for name in ("stm", "dx_dtau"):
         if hasattr(traj, name):
-            setattr(out, name, getattr(traj, name)[:k])
+            setattr(out, name, getattr(traj, name)[:len(out.t)])
     return out
 
 
