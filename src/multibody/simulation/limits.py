@@ -830,29 +830,50 @@ def check_pd_steps(model, pd, damping, Q, dt, integrator, runs=None):
     kp, kd = np.asarray(pd._kp, float), np.asarray(pd._kd, float)
     if nv == 0 or not (np.any(kp) or np.any(kd)):
         return
-    Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
-    H = np.reshape(crba(model, Q), (len(Q), nv, nv))
-    A, radii = oscillator_step_radii(H, np.diag(kp), np.diag(kd + d), kd + d, integrator)
-    refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
-    if len(refused) == 0:
+    found = first_unstable_start(model, Q, np.diag(kp), np.diag(kd + d), kd + d, dt, integrator)
+    if found is None:
         return
-    i = int(refused[0])
-    lo = largest_stable_step(oscillator_step_radii(H[i:i + 1], np.diag(kp), np.diag(kd + d), kd + d,
-                                                   integrator)[1], dt)
-    w, j, damper = fastest_mode(A[i], nv)
+    i, H, w, j, damper, lo = found
     gain = "kd" if damper else "kp"
     value = kd[j] if gain == "kd" else kp[j]
     works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator (an undamped spring)"
     raise ValueError(
         ("" if runs is None else f"run {int(runs[i])}: ")
         + f"controller: {gain} = {value:g} on {velocity_names(model)[j]!r} (effective inertia "
-        f"{1 / np.linalg.inv(H[i])[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
+        f"{1 / np.linalg.inv(H)[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
         f"fastest mode (eigenvalue {w:.4g} of [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)]) leaves the step's stability "
         f"region and the run would blow up.  Pass {works}"
         + ("" if integrator == "semi_implicit" or gain == "kp" else
            ", integrator='semi_implicit' (the PD's kd implicit, as MuJoCo's implicitfast)")
         + ", or smaller gains")
+
+
+def first_unstable_start(model, Q, K, C, C_implicit, dt, integrator):
+    """The linearised step test the PD's, the servos' and the joint springs' checks share: None when a
+    fixed step of ``dt`` follows ẏ = [0 I; −M⁻¹K, −M⁻¹C] y (:func:`oscillator_step_radii`, ``C_implicit``
+    the damping semi_implicit takes implicitly) at every start (the rows of Q: one batched CRBA and
+    eigenvalue solve), else (i, M at start i, the fastest eigenvalue, the velocity leading its mode,
+    whether it is a damper's, the largest stable step ≤ dt) for the first start it does not.
+
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(1)
+    >>> first_unstable_start(m, m.neutral(), np.diag([10.0]), np.zeros((1, 1)), np.zeros(1), 1e-3, "rk4") is None
+    True
+    >>> round(first_unstable_start(m, m.neutral(), np.diag([1e5]), np.zeros((1, 1)), np.zeros(1), 1e-2, "rk4")[-1], 5)
+    0.00516
+    """
+    nv = model.nv
+    Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
+    H = np.reshape(crba(model, Q), (len(Q), nv, nv))
+    A, radii = oscillator_step_radii(H, K, C, C_implicit, integrator)
+    refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
+    if len(refused) == 0:
+        return None
+    i = int(refused[0])
+    lo = largest_stable_step(oscillator_step_radii(H[i:i + 1], K, C, C_implicit, integrator)[1], dt)
+    w, j, damper = fastest_mode(A[i], nv)
+    return i, H[i], w, j, damper, lo
 
 
 def oscillator_step_radii(H, K, C, C_implicit, integrator):

@@ -771,23 +771,16 @@ def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
     """:func:`check_actuator_step` at every start of a batch (the rows of Q), linearised together (one
     batched CRBA and eigenvalue solve); the first start refused raises, prefixed "run i: " with i from
     ``runs`` (the starts' run numbers) when given."""
-    from ..dynamics import crba
-    from .limits import _round_down, fastest_mode, largest_stable_step, oscillator_step_radii, velocity_names
+    from .limits import _round_down, first_unstable_start, velocity_names
     nv = model.nv
     K, D, kv = actuator_gains(acts, nv)
     if nv == 0 or not (np.any(K) or np.any(D)):
         return
-    Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
-    H = np.reshape(crba(model, Q), (len(Q), nv, nv))
-    Dtot = D + np.diag(d)
-    A, radii = oscillator_step_radii(H, K, Dtot, d + kv, integrator)
-    refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
-    if len(refused) == 0:
+    found = first_unstable_start(model, Q, K, D + np.diag(d), d + kv, dt, integrator)
+    if found is None:
         return
-    i = int(refused[0])
-    lo = largest_stable_step(oscillator_step_radii(H[i:i + 1], K, Dtot, d + kv, integrator)[1], dt)
-    w, j, damper = fastest_mode(A[i], nv)
+    i, H, w, j, damper, lo = found
     on_j = ([a for a in range(len(acts)) if np.any(acts.terms[acts.terms[:, 0] == a][:, 2] == j)]
             or list(range(len(acts))))
     a = max(on_j, key=lambda a: abs(acts.bias[a, 2 if damper else 1]) * acts.gear[a] ** 2)
@@ -796,7 +789,7 @@ def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
     raise ValueError(
         ("" if runs is None else f"run {int(runs[i])}: ")
         + f"actuator {acts.names[a]!r}: {gain} = {value:g} (gear {acts.gear[a]:g}) on {velocity_names(model)[j]!r} "
-        f"(inertia {H[i, j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
+        f"(inertia {H[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
         f"mode (eigenvalue {w:.4g}) leaves the step's stability region and the run would blow up.  "
         f"Pass {works}" + ("" if integrator == "semi_implicit" else
                            ", integrator='semi_implicit' (joint actuators' kv implicit, as MuJoCo's implicitfast)")
@@ -830,27 +823,21 @@ def check_spring_step(model, damping, q, dt, integrator):
 def check_spring_steps(model, damping, Q, dt, integrator, runs=None):
     """:func:`check_spring_step` at every start of a batch (the rows of Q), linearised together; the first
     start refused raises, prefixed "run i: " with i from ``runs`` when given."""
-    from ..dynamics import crba
-    from .limits import _round_down, fastest_mode, largest_stable_step, oscillator_step_radii, velocity_names
+    from .limits import _round_down, first_unstable_start, velocity_names
     nv = model.nv
     k = np.zeros(nv) if model.stiffness is None else np.asarray(model.stiffness, float)
     if nv == 0 or not np.any(k):
         return
-    Q = np.reshape(np.asarray(Q, float), (-1, model.nq))
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
-    H = np.reshape(crba(model, Q), (len(Q), nv, nv))
-    A, radii = oscillator_step_radii(H, np.diag(k), np.diag(d), d, integrator)
-    refused = np.flatnonzero(radii(dt) > 1.0 + 1e-9)
-    if len(refused) == 0:
+    found = first_unstable_start(model, Q, np.diag(k), np.diag(d), d, dt, integrator)
+    if found is None:
         return
-    i = int(refused[0])
-    lo = largest_stable_step(oscillator_step_radii(H[i:i + 1], np.diag(k), np.diag(d), d, integrator)[1], dt)
-    w, j, _ = fastest_mode(A[i], nv)
+    i, H, w, j, _, lo = found
     if k[j] == 0.0:   # the mode led by a joint without a spring: name the stiffest one
         j = int(np.argmax(k))
     works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator"
     raise ValueError(
         ("" if runs is None else f"run {int(runs[i])}: ")
-        + f"joint spring: stiffness = {k[j]:g} on {velocity_names(model)[j]!r} (inertia {H[i, j, j]:.3g} at the "
+        + f"joint spring: stiffness = {k[j]:g} on {velocity_names(model)[j]!r} (inertia {H[j, j]:.3g} at the "
         f"start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest mode (eigenvalue {w:.4g}) "
         f"leaves the step's stability region and the run would blow up.  Pass {works}, or a softer spring")
