@@ -477,6 +477,30 @@ def test_a_joint_spring_too_stiff_for_the_step_is_refused_up_front():
     assert traj.status == "finished" and np.max(np.abs(traj.q - 0.2)) <= 0.1 + 1e-9   # an undamped oscillation
 
 
+def test_a_pd_stable_alone_but_too_stiff_beside_the_joint_spring_is_refused_up_front():
+    """A joint spring and a PD's kp act on the same joint: the step must follow their sum.  On a link of
+    inertia 1/3 at dt = 0.01, RK4 follows 1.5e4 N·m/rad of either alone (h ω = 2.1 < 2.83) and not of both
+    (h ω = 3.0): the run grew past 1e10 and ended "diverged" before the checks linearised the sum.  Now it
+    is refused up front naming kp and the spring beside it, in simulate and a batch, and the step it
+    names runs."""
+    import dataclasses
+    base = mb.models.planar(1).with_gravity([0.0, 0.0, 0.0])
+    sprung = dataclasses.replace(base, stiffness=np.array([1.5e4]), springref=np.array([0.0]))
+    pd = mb.PD(kp=1.5e4, kd=0.0)
+    assert mb.simulate(sprung, [0.3], [0.0], 0.5, dt=0.01).status == "finished"                 # the spring alone
+    assert mb.simulate(base, [0.3], [0.0], 0.5, dt=0.01, controller=pd).status == "finished"    # the PD alone
+    match = r"controller: kp = 15000 on 'joint1' with its joint spring of 15000 .* rk4 step of dt = 0.01 s.*Pass dt ≤ "
+    with pytest.raises(ValueError, match=match) as e:
+        mb.simulate(sprung, [0.3], [0.0], 0.5, dt=0.01, controller=pd)
+    with pytest.raises(ValueError, match="run 1: controller: kp = 15000 on 'joint1' with its joint spring"):
+        mb.simulate_batch(sprung, np.array([[0.3], [0.3], [0.1]]) * [[1], [0], [1]], np.zeros((3, 1)), 0.5, dt=0.01,
+                          controller=pd)
+    works = float(str(e.value).split("Pass dt ≤ ")[1].split(",")[0])
+    assert 0.005 < works < 0.01
+    traj = mb.simulate(sprung, [0.3], [0.0], 0.5, dt=works, controller=pd)
+    assert traj.status == "finished" and np.max(np.abs(traj.q)) <= 0.3 + 1e-9   # an undamped oscillation about 0
+
+
 def test_a_hard_stop_reached_by_a_blown_up_run_ends_it_diverged():
     """A stop's reset computes the dynamics; from a blown-up state they overflow.  That is the run's
     divergence, not an error of the reset ("reset raised _NonFinite", before)."""

@@ -248,12 +248,12 @@ def _check_gains(model, system, kwargs, Q0):
     if not (pd or system.actuators is not None or springs):
         return
     starts = np.unique(Q0, axis=0, return_index=True)[1]
+    if springs:   # (first: the PD's and the servos' checks linearise the springs beside their gains)
+        check_spring_steps(model, system.damping, Q0[starts], dt, integrator, runs=starts)
     if pd:
         check_pd_steps(model, controller, system.damping, Q0[starts], dt, integrator, runs=starts)
     if system.actuators is not None:
         check_actuator_steps(model, system.actuators, system.damping, Q0[starts], dt, integrator, runs=starts)
-    if springs:
-        check_spring_steps(model, system.damping, Q0[starts], dt, integrator, runs=starts)
 
 
 def _run_chunk(task):

@@ -294,12 +294,12 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         contact.check_step(model, dt, integrator, q)
     if system.hard_stops:   # a start beyond a stop starts on it, warned (limits.JointLimits.enter)
         q = stops.enter(q)
-    if integrator in FIXED_STEP and isinstance(controller, PD) and controller.period is None:
-        check_pd_step(model, controller, system.damping, q, dt, integrator)   # a stiff PD refused up front
-    if integrator in FIXED_STEP and system.actuators is not None:    # so are stiff actuators (position servos)
-        check_actuator_step(model, system.actuators, system.damping, q, dt, integrator)
-    if integrator in FIXED_STEP:                                      # and stiff joint springs
+    if integrator in FIXED_STEP:                                      # stiff joint springs refused up front,
         check_spring_step(model, system.damping, q, dt, integrator)
+    if integrator in FIXED_STEP and isinstance(controller, PD) and controller.period is None:
+        check_pd_step(model, controller, system.damping, q, dt, integrator)   # a PD too stiff beside them
+    if integrator in FIXED_STEP and system.actuators is not None:    # and actuators (position servos)
+        check_actuator_step(model, system.actuators, system.damping, q, dt, integrator)
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
     check_record_size(model, space, t_final, dt, record_every, integrator,
                       extra=n_tangent * (n_tangent + model.nv) if sensitivities else 0)

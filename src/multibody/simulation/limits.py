@@ -785,7 +785,8 @@ def check_pd_step(model, pd, damping, q, dt, integrator):
     """Refuse a continuous ``mb.PD`` whose gains the fixed step cannot follow, before the run.
 
     Linearised at the start configuration q, the PD on the model is the oscillator
-    ẏ = [0 I; −M⁻¹K_p, −M⁻¹(K_d + D)] y (D the model's damping).  An explicit Runge–Kutta step of
+    ẏ = [0 I; −M⁻¹(K_p + K), −M⁻¹(K_d + D)] y (K the joints' springs, D the model's damping: a kp the
+    step follows alone can fail beside a joint's spring).  An explicit Runge–Kutta step of
     dt maps it by R(dt·A), R the tableau's stability function (exact for the linear system), and
     ``semi_implicit`` by its symplectic Euler with D and K_d implicit (M̃ = M + dt (D + K_d), as
     MuJoCo's implicitfast treats an actuator's velocity gain).  When that map's spectral radius
@@ -831,7 +832,8 @@ def check_pd_steps(model, pd, damping, Q, dt, integrator, runs=None):
     if nv == 0 or not (np.any(kp) or np.any(kd)):
         return
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
-    found = first_unstable_start(model, Q, np.diag(kp), np.diag(kd + d), kd + d, dt, integrator)
+    springs = joint_springs(model)   # the joints' own springs act beside kp: the step must follow the sum
+    found = first_unstable_start(model, Q, np.diag(kp + springs), np.diag(kd + d), kd + d, dt, integrator)
     if found is None:
         return
     i, H, w, j, damper, lo = found
@@ -840,13 +842,25 @@ def check_pd_steps(model, pd, damping, Q, dt, integrator, runs=None):
     works = f"dt ≤ {_round_down(0.8 * lo):.3g}" if lo > 0 else "no step of this integrator (an undamped spring)"
     raise ValueError(
         ("" if runs is None else f"run {int(runs[i])}: ")
-        + f"controller: {gain} = {value:g} on {velocity_names(model)[j]!r} (effective inertia "
-        f"{1 / np.linalg.inv(H)[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: the PD's "
-        f"fastest mode (eigenvalue {w:.4g} of [0 I; −M⁻¹Kp, −M⁻¹(Kd+D)]) leaves the step's stability "
-        f"region and the run would blow up.  Pass {works}"
+        + f"controller: {gain} = {value:g} on {velocity_names(model)[j]!r} "
+        + (f"with its joint spring of {springs[j]:g} " if gain == "kp" and springs[j] else "")
+        + f"(effective inertia {1 / np.linalg.inv(H)[j, j]:.3g} at the start) is too stiff for a {integrator} step of "
+        f"dt = {dt:g} s: the PD's fastest mode (eigenvalue {w:.4g} of [0 I; −M⁻¹(Kp+K), −M⁻¹(Kd+D)], K the joint "
+        f"springs) leaves the step's stability region and the run would blow up.  Pass {works}"
         + ("" if integrator == "semi_implicit" or gain == "kp" else
            ", integrator='semi_implicit' (the PD's kd implicit, as MuJoCo's implicitfast)")
         + ", or smaller gains")
+
+
+def joint_springs(model):
+    """The joints' spring stiffnesses (the model's ``stiffness``, MJCF ``<joint stiffness>``), zeros where there
+    are none: the PD's, the servos' and the springs' own step checks all linearise them.
+
+    >>> import dataclasses, numpy as np, multibody as mb
+    >>> joint_springs(mb.models.planar(2)).tolist(), joint_springs(dataclasses.replace(mb.models.planar(1), stiffness=np.array([5.0]))).tolist()
+    ([0.0, 0.0], [5.0])
+    """
+    return np.zeros(model.nv) if model.stiffness is None else np.asarray(model.stiffness, float).reshape(model.nv)
 
 
 def first_unstable_start(model, Q, K, C, C_implicit, dt, integrator):

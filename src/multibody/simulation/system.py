@@ -753,7 +753,8 @@ def check_actuator_step(model, acts, damping, q, dt, integrator):
     velocity servos: bias b1 = −kp, b2 = −kv).
 
     Linearised at the start configuration q, the actuators act as the stiffness K and damping D of
-    :meth:`~multibody.model.actuators.Actuators.gains`: ẏ = [0 I; −M⁻¹K, −M⁻¹(D + D_joint)] y.  An
+    :meth:`~multibody.model.actuators.Actuators.gains`: ẏ = [0 I; −M⁻¹(K + K_joint), −M⁻¹(D + D_joint)] y,
+    K_joint the joints' own springs.  An
     explicit step of dt maps it by the tableau's stability function (``limits.oscillator_step_radii``);
     ``semi_implicit`` by its symplectic Euler with the joint damping and the joint actuators' kv
     implicit (M̃ = M + dt (D_joint + kv), MuJoCo's implicitfast), the rest explicit.  When the map's
@@ -771,13 +772,14 @@ def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
     """:func:`check_actuator_step` at every start of a batch (the rows of Q), linearised together (one
     batched CRBA and eigenvalue solve); the first start refused raises, prefixed "run i: " with i from
     ``runs`` (the starts' run numbers) when given."""
-    from .limits import _round_down, first_unstable_start, velocity_names
+    from .limits import _round_down, first_unstable_start, joint_springs, velocity_names
     nv = model.nv
     K, D, kv = actuator_gains(acts, nv)
     if nv == 0 or not (np.any(K) or np.any(D)):
         return
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
-    found = first_unstable_start(model, Q, K, D + np.diag(d), d + kv, dt, integrator)
+    # the joints' own springs act beside the servos' kp: the step must follow the sum
+    found = first_unstable_start(model, Q, K + np.diag(joint_springs(model)), D + np.diag(d), d + kv, dt, integrator)
     if found is None:
         return
     i, H, w, j, damper, lo = found
@@ -823,9 +825,9 @@ def check_spring_step(model, damping, q, dt, integrator):
 def check_spring_steps(model, damping, Q, dt, integrator, runs=None):
     """:func:`check_spring_step` at every start of a batch (the rows of Q), linearised together; the first
     start refused raises, prefixed "run i: " with i from ``runs`` when given."""
-    from .limits import _round_down, first_unstable_start, velocity_names
+    from .limits import _round_down, first_unstable_start, joint_springs, velocity_names
     nv = model.nv
-    k = np.zeros(nv) if model.stiffness is None else np.asarray(model.stiffness, float)
+    k = joint_springs(model)
     if nv == 0 or not np.any(k):
         return
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
