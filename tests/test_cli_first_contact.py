@@ -194,3 +194,38 @@ def test_record_every_thins_the_saved_trajectory(tmp_path):
     assert len(a.t) == 501 and len(b.t) == 51
     np.testing.assert_array_equal(b.q, a.q[::10])
     np.testing.assert_array_equal(b.t, a.t[::10])
+
+
+def test_an_mjcf_file_steps_at_its_own_timestep_by_default(tmp_path, capsys):
+    """MuJoCo steps a file at its <option timestep> (0.002 s where it sets none); so do simulate,
+    simulate_batch and `multibody simulate` when no dt is given (dm_control's humanoid: 5 ms, not 1 ms
+    with five times the steps); an explicit dt still wins; a URDF or a built model steps 1 ms."""
+    import dataclasses
+    import mujoco
+
+    import multibody as mb
+    body = '<worldbody><body pos="0 0 1"><joint axis="0 1 0" damping="0.1"/><geom type="capsule" ' \
+           'fromto="0 0 0 0 0 -0.5" size="0.05" mass="1"/></body></worldbody>'
+    own = mb.load_mjcf(f'<mujoco><option timestep="0.005"/>{body}</mujoco>')
+    plain = mb.load_mjcf(f"<mujoco>{body}</mujoco>")
+    assert own.timestep == 0.005 and plain.timestep == mujoco.MjModel.from_xml_string(f"<mujoco>{body}</mujoco>").opt.timestep
+    assert plain.timestep == 0.002 and mb.models.planar(2).timestep is None
+    q0 = [0.4]
+    traj = mb.simulate(own, q0, [0.0], 0.1)
+    assert traj.t[1] == 0.005 and len(traj) == 21
+    explicit = mb.simulate(own, q0, [0.0], 0.1, dt=0.005)
+    assert np.array_equal(traj.q, explicit.q) and np.array_equal(traj.t, explicit.t)
+    assert mb.simulate(own, q0, [0.0], 0.1, dt=1e-3).t[1] == 1e-3                # a dt given wins
+    assert mb.simulate(mb.models.planar(1), [0.4], [0.0], 0.01).t[1] == 1e-3     # no file: 1 ms
+    batch = mb.simulate_batch(own, np.array([q0, [0.1]]), np.zeros((2, 1)), 0.1)
+    assert np.array_equal(batch.t, traj.t) and np.array_equal(batch.q[0], traj.q)
+    with pytest.raises(ValueError, match=r"^timestep: expected None or a positive finite step in seconds, got -1"):
+        dataclasses.replace(own, timestep=-1.0)
+    path = tmp_path / "arm.xml"
+    path.write_text(f'<mujoco><option timestep="0.005"/>{body}</mujoco>')
+    out = tmp_path / "arm.npz"
+    assert run("simulate", path, "--t-final", "0.1", "--out", out, "--quiet") == 0
+    assert "dt = 0.005" in capsys.readouterr().out
+    assert Trajectory.load(out).t[1] == 0.005
+    assert run("simulate", path, "--t-final", "0.1", "--dt", "0.001", "--out", out, "--quiet") == 0
+    assert "dt = 0.001" in capsys.readouterr().out

@@ -96,7 +96,7 @@ def test_a_time_step_that_is_not_a_number_is_a_type_error_everywhere(arm):
     q = np.zeros(2)
     for dt in ("0.01", None, [0.01], 1j, True):
         _raises(TypeError, r"^dt: expected a real number", {
-            "simulate": lambda: mb.simulate(arm, q, q, 1.0, dt=dt),
+            **({} if dt is None else {"simulate": lambda: mb.simulate(arm, q, q, 1.0, dt=dt)}),  # None: the default
             "World()": lambda: World(dt=dt),
             "World.step": lambda: World().step(dt) if dt is not None else World(dt=dt),  # None: world.dt
             "integrate": lambda: mb.integrate(arm, q, q, dt),

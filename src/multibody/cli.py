@@ -389,6 +389,9 @@ def cmd_simulate(args):
     import multibody as mb
     model = load_model(args.model, args.floating)
     q0, qd0 = _initial_state(model, args.q0, args.qd0, args.keyframe, args.ground)
+    from .simulation.system import default_integrator, default_step
+    if args.dt is None:   # the file's own step (an MJCF's <option timestep>), else 1 ms
+        args.dt = default_step(model)
     if not (args.t_final > 0 and args.dt > 0):
         raise CLIError("--t-final and --dt must be positive", EXIT_USAGE)
     from .simulation.core import check_step_count     # simulate's own check, before the file-size check
@@ -405,7 +408,6 @@ def cmd_simulate(args):
     except ValueError as e:
         raise CLIError(str(e)) from None
     _check_trajectory_size(model, args, out)
-    from .simulation.system import default_integrator
     contact = None if args.contact == "on" else args.contact   # on: the file's own (compliant), if it has a floor
     args.integrator = args.integrator or default_integrator(contact, model)   # semi_implicit under hard contact
     t0 = time.perf_counter()
@@ -724,8 +726,10 @@ def build_parser():
     p = sub.add_parser("simulate", help="integrate the motion and save the trajectory (.npz)")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("--t-final", type=_seconds, default=5.0, help="seconds to simulate (default 5)")
-    p.add_argument("--dt", type=_seconds, default=1e-3, help="time step (default 1e-3)")
-    p.add_argument("--integrator", default=None, help="rk4 (default; semi_implicit under --contact hard), rk3, euler, "
+    p.add_argument("--dt", type=_seconds, default=None, help="time step (default: the file's own, an MJCF's "
+                                                              "<option timestep>; else 1e-3)")
+    p.add_argument("--integrator", default=None, help="rk4 (default; semi_implicit under --contact hard or where the "
+                                                      "file's <option integrator> is MuJoCo's Euler), rk3, euler, "
                                                       "semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")

@@ -682,7 +682,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
             tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes, stiffness=stiff,
             springref=np.array(mj.qpos_spring), actuators=actuators, sensors=sensors,
-            integrator=_integrator(mujoco, mj))
+            integrator=_integrator(mujoco, mj), timestep=float(mj.opt.timestep))
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 

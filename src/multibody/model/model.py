@@ -237,6 +237,9 @@ class Model:
     # when none is given, so a file whose damping only an implicit step follows runs as it does in MuJoCo;
     # None: simulate's own default (rk4)
     integrator: str | None = None
+    # the step the file steps with (MJCF <option timestep>, MuJoCo's 0.002 s where the file sets none), s:
+    # simulate's dt when none is given, so a file runs at its own step as in MuJoCo; None: simulate's own (1 ms)
+    timestep: float | None = None
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -343,6 +346,10 @@ class Model:
         if self.integrator is not None and not isinstance(self.integrator, str):
             raise TypeError(f"integrator: expected None or a fixed-step integrator's name (e.g. 'rk4', "
                             f"'semi_implicit'), got {type(self.integrator).__name__}")
+        if self.timestep is not None and not (isinstance(self.timestep, (int, float, np.floating))
+                                              and not isinstance(self.timestep, bool)
+                                              and 0.0 < float(self.timestep) < float("inf")):
+            raise ValueError(f"timestep: expected None or a positive finite step in seconds, got {self.timestep!r}")
         if self.qpos0 is not None:
             q0 = np.asarray(self.qpos0, dtype=float)
             if q0.shape != (self.nq,) or not np.all(np.isfinite(q0)):

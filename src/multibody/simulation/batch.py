@@ -24,7 +24,7 @@ from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
 from .system import (System, _check_model, _positive, check_actuator_steps, check_spring_steps, default_integrator,
-                     scene_contact)
+                     default_step, scene_contact)
 from .trajectory import (_NO_ENERGY, STATE_LIMIT, EnergyUnavailable, Trajectory, blow_up, cut_at_blow_up,
                          energies_of, model_fingerprint)
 from numpy.typing import ArrayLike, NDArray
@@ -335,7 +335,7 @@ def _sampled_in_python(model, controller):
     return getattr(controller, "period", None) is not None and not rollout.controller_tables(model, controller)[0]
 
 
-def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_final: float, dt: float = 1e-3,
+def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_final: float, dt: float | None = None,
                    integrator: str | None = None, controller: object | None = None,
                    f_ext: ArrayLike | None = None, events: object = (), record_every: int = 1,
                    params: list[dict] | None = None, executor: object | None = None, chunks: int | None = None,
@@ -430,7 +430,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     if N == 0:
         raise ValueError("Q0: expected at least one initial state")
     t_final = _positive("t_final", t_final, allow_zero=True)
-    dt = _positive("dt", dt)
+    dt = _positive("dt", default_step(model) if dt is None else dt)   # (the file's own step, as simulate's)
     if params is not None:
         params = list(params)
         if len(params) != N or not all(isinstance(p, dict) for p in params):

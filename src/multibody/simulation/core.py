@@ -47,7 +47,7 @@ from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import (System, _NonFinite, _check_model, _positive, check_actuator_step, check_initial_state,
                      check_spring_step,
-                     default_integrator, non_finite_message, scene_contact)
+                     default_integrator, default_step, non_finite_message, scene_contact)
 from .trajectory import EventRecord, Trajectory, cut_at_blow_up, model_fingerprint
 from .._extras import require
 
@@ -146,7 +146,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 
 
 # ---- the public function ----------------------------------------------------------------------
-def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None, f_ext=None, events=(),
+def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
              progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
              on_divergence="warn", sensitivities=False, keyframe=None, ground=False, ctrl=None,
@@ -172,7 +172,10 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         model with no finite limit is refused.  Default False (the controller's τ as it is).
     t_final : float
         The end time, s (≥ 0).
-    dt : step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
+    dt : float, optional
+        Step size of fixed-step integrators; sample interval (× ``record_every``) of adaptive ones.
+        Default: the file's own step (``model.timestep``: an MJCF's ``<option timestep>``, MuJoCo's
+        0.002 s where it sets none), else 1e-3 s.
     rtol, atol : float
         The adaptive integrators' relative and absolute tolerances.
     integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"``; a file's own
@@ -264,7 +267,7 @@ def simulate(model, q0, qd0, t_final, dt=1e-3, integrator=None, controller=None,
         integrator = default_integrator(contact, model)
     _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
-    dt = _positive("dt", dt)
+    dt = _positive("dt", default_step(model) if dt is None else dt)
     record_every = _checks.integer("record_every", record_every, lo=1)
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
     events = check_events(events)

@@ -721,6 +721,20 @@ def default_integrator(contact, model=None):
     return own if own is not None else "rk4"
 
 
+def default_step(model):
+    """``simulate``'s dt when none is given: the file's own step (``model.timestep``: an MJCF's ``<option
+    timestep>``, MuJoCo's 0.002 s where the file sets none), else 1 ms.
+
+    >>> import multibody as mb
+    >>> m = mb.load_mjcf('<mujoco><option timestep="0.005"/><worldbody><body><joint/><geom size="0.1"/></body>'
+    ...                  '</worldbody></mujoco>')
+    >>> default_step(m), default_step(mb.models.planar(2))
+    (0.005, 0.001)
+    """
+    own = getattr(model, "timestep", None)
+    return float(own) if own is not None else 1e-3
+
+
 def scene_contact(model, contact=None, ground=False):
     """The contact object a run takes: ``contact`` itself when given (a contact object), None for
     ``"off"``; the model's geoms (with a floor when ``ground`` asks for one) under the compliant law
