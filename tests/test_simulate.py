@@ -482,7 +482,7 @@ def test_a_pd_stable_alone_but_too_stiff_beside_the_joint_spring_is_refused_up_f
     inertia 1/3 at dt = 0.01, RK4 follows 1.5e4 N·m/rad of either alone (h ω = 2.1 < 2.83) and not of both
     (h ω = 3.0): the run grew past 1e10 and ended "diverged" before the checks linearised the sum.  Now it
     is refused up front naming kp and the spring beside it, in simulate and a batch, and the step it
-    names runs."""
+    names runs; an MJCF position servo beside its joint's spring the same way."""
     import dataclasses
     base = mb.models.planar(1).with_gravity([0.0, 0.0, 0.0])
     sprung = dataclasses.replace(base, stiffness=np.array([1.5e4]), springref=np.array([0.0]))
@@ -499,6 +499,18 @@ def test_a_pd_stable_alone_but_too_stiff_beside_the_joint_spring_is_refused_up_f
     assert 0.005 < works < 0.01
     traj = mb.simulate(sprung, [0.3], [0.0], 0.5, dt=works, controller=pd)
     assert traj.status == "finished" and np.max(np.abs(traj.q)) <= 0.3 + 1e-9   # an undamped oscillation about 0
+    # a position servo (MJCF kp) beside the joint's own spring (MJCF stiffness): inertia 0.1, RK4 at 10 ms
+    # follows 5 000 N·m/rad of either (h ω = 2.2) and not of both (h ω = 3.2)
+    def servo(stiffness, kp):
+        return mb.load_mjcf(f'<mujoco><option gravity="0 0 0"/><worldbody><body><joint name="j" axis="0 1 0" '
+                            f'stiffness="{stiffness}"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/>'
+                            f'</body></worldbody><actuator><position name="servo" joint="j" kp="{kp}"/></actuator>'
+                            f'</mujoco>')
+    for alone in (servo(5000, 0), servo(0, 5000)):
+        assert mb.simulate(alone, [0.3], [0.0], 0.5, dt=0.01, integrator="rk4", ctrl=[0.0]).status == "finished"
+    with pytest.raises(ValueError, match=r"actuator 'servo': kp = 5000 \(gear 1\) on 'j' with its joint spring of "
+                                         r"5000 .* rk4 step of dt = 0.01 s"):
+        mb.simulate(servo(5000, 5000), [0.3], [0.0], 0.5, dt=0.01, integrator="rk4", ctrl=[0.0])
 
 
 def test_a_hard_stop_reached_by_a_blown_up_run_ends_it_diverged():

@@ -793,7 +793,8 @@ def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
         return
     d = np.zeros(nv) if damping is None else np.asarray(damping, float)
     # the joints' own springs act beside the servos' kp: the step must follow the sum
-    found = first_unstable_start(model, Q, K + np.diag(joint_springs(model)), D + np.diag(d), d + kv, dt, integrator)
+    springs = joint_springs(model)
+    found = first_unstable_start(model, Q, K + np.diag(springs), D + np.diag(d), d + kv, dt, integrator)
     if found is None:
         return
     i, H, w, j, damper, lo = found
@@ -805,7 +806,8 @@ def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
     raise ValueError(
         ("" if runs is None else f"run {int(runs[i])}: ")
         + f"actuator {acts.names[a]!r}: {gain} = {value:g} (gear {acts.gear[a]:g}) on {velocity_names(model)[j]!r} "
-        f"(inertia {H[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
+        + (f"with its joint spring of {springs[j]:g} " if gain == "kp" and springs[j] else "")
+        + f"(inertia {H[j, j]:.3g} at the start) is too stiff for a {integrator} step of dt = {dt:g} s: its fastest "
         f"mode (eigenvalue {w:.4g}) leaves the step's stability region and the run would blow up.  "
         f"Pass {works}" + ("" if integrator == "semi_implicit" else
                            ", integrator='semi_implicit' (joint actuators' kv implicit, as MuJoCo's implicitfast)")
