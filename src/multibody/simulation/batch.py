@@ -21,7 +21,7 @@ from .core import (Recorder, _fixed_machine, _resume_together, build_trajectory,
                    default_start, model_constraints, release_by_step, simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .controllers import PD
-from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, step_friction_velocity
+from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, joint_springs, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
 from .system import (System, _check_model, _positive, check_actuator_steps, check_spring_steps, default_integrator,
                      default_step, scene_contact)
@@ -244,7 +244,7 @@ def _check_gains(model, system, kwargs, Q0):
     at every distinct start of the batch (the effective inertia, and so the mode, depends on q)."""
     controller, dt, integrator = kwargs["controller"], kwargs["dt"], kwargs["integrator"]
     pd = isinstance(controller, PD) and controller.period is None
-    springs = model.stiffness is not None and bool(np.any(model.stiffness))
+    springs = bool(np.any(joint_springs(model)))
     if not (pd or system.actuators is not None or springs):
         return
     starts = np.unique(Q0, axis=0, return_index=True)[1]

@@ -564,9 +564,18 @@ def effective_inertia(H, L, j):
 
 def velocity_names(model):
     """A name per velocity variable: its joint's, with the variable's index for joints of several."""
+    return _variable_names(model, model.nv_joint)
+
+
+def position_names(model):
+    """A name per position variable (q): its joint's, with the variable's index for joints of several."""
+    return _variable_names(model, model.nq_joint)
+
+
+def _variable_names(model, counts):
     names = []
     for j in range(model.nb):
-        n = int(model.nv_joint[j])
+        n = int(counts[j])
         names += [model.joint_names[j]] if n == 1 else [f"{model.joint_names[j]}[{a}]" for a in range(n)]
     return names
 

@@ -133,12 +133,8 @@ def blow_up(model, t, q, qd):
     which = 0 if over[0][k - 1].any() else 1
     X = (q, qd)[which]
     j = int(np.flatnonzero(over[which][k - 1])[np.argmax(np.abs(X[k][over[which][k - 1]]))])
-    if which == 0:
-        b = int(np.searchsorted(model.q_start, j, side="right")) - 1
-        name = model.joint_names[b] + (f"[{j - int(model.q_start[b])}]" if int(model.nq_joint[b]) > 1 else "")
-    else:
-        from .limits import velocity_names
-        name = velocity_names(model)[j]
+    from .limits import position_names, velocity_names
+    name = (position_names if which == 0 else velocity_names)(model)[j]
     onset = (f"past {STATE_LIMIT:.0e} between t = {float(t[k - 1])!r} and t = {float(t[k])!r} "
              f"({'q' if which == 0 else 'q̇'} of {name!r} = {float(X[k][j]):.3g}): a run blowing up (a step too "
              f"large for the system's stiffness, or an unstable controller or force)")
