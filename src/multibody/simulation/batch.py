@@ -507,10 +507,11 @@ def _cut_blow_ups(model, batch):
     if batch.runs is not None:
         runs = [cut_at_blow_up(model, r) for r in batch.runs]
         return batch if all(a is b for a, b in zip(runs, batch.runs)) else BatchTrajectory.from_runs(runs)
+    # a finished run has no NaN: its largest magnitude tells it within the bound (one pass over the batch);
+    # blow_up reads the others
+    largest = np.maximum(np.abs(batch.q).max(axis=(1, 2), initial=0.0), np.abs(batch.qd).max(axis=(1, 2), initial=0.0))
     for i, status in enumerate(batch.status):
-        # (a finished run has no NaN: its largest magnitude tells it within the bound without blow_up's arrays)
-        if status == "finished" and max(np.abs(batch.q[i]).max(initial=0.0),
-                                        np.abs(batch.qd[i]).max(initial=0.0)) <= STATE_LIMIT:
+        if status == "finished" and largest[i] <= STATE_LIMIT:
             continue
         found = blow_up(model, batch.t, batch.q[i], batch.qd[i])
         if found is None:
