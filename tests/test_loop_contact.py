@@ -233,8 +233,8 @@ def test_humanoid_falls_and_lies_on_its_floor():
 
 
 @pytest.mark.xfail(strict=True, reason="known (issue 33): the explicit-law step check takes the lightest body's "
-                   "effective mass at its geom's centre and one contact; a box rests on four corners 6x lighter (0.32 against 2 kg), "
-                   "its critically damped default overdamped there, and RK4 at 5 ms blows up")
+                   "effective mass at its geom's centre and one contact; a box rests on four corners 6x lighter "
+                   "(0.32 against 2 kg), its critically damped default overdamped there: RK4 at 5 ms blows up")
 def test_an_explicit_step_the_compliant_check_passes_does_not_blow_up_a_box():
     """A step the compliant contact's check passes must run: refused up front or finished, never diverged.
     A 2 kg box dropped on the floor under the default contact and RK4: the check estimates the contact mode at
