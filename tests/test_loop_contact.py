@@ -249,6 +249,90 @@ def test_an_explicit_step_the_compliant_check_passes_does_not_blow_up_a_box():
     assert tr.status == "finished"
 
 
+def test_the_geoms_surface_points_and_the_lightest_of_them():
+    """``surface_points`` lie on each shape's surface at its extremes (geoms' sizes are full lengths), and
+    ``lightest_contact(at="surface")`` is the least effective mass over them: 2/7 kg for a free 1 kg ball
+    (1/(1/m + r²/I), I = 2/5 m r²: sticking along the floor rolls it), a box's corner by brute force."""
+    from multibody.kinematics.jacobians import body_jacobian
+    from multibody.simulation.contact import lightest_contact, surface_points
+    m = mb.load_mjcf('<mujoco><worldbody><body><freejoint/>'
+                     '<geom type="box" size="0.1 0.08 0.05" pos="0.3 0 0"/>'
+                     '<geom type="capsule" size="0.05" fromto="0 0 -0.2 0 0 0.2"/>'
+                     '<geom type="cylinder" size="0.04 0.1"/><geom type="sphere" size="0.07"/>'
+                     '<geom type="ellipsoid" size="0.1 0.2 0.3"/></body></worldbody></mujoco>')
+    g = m.geoms
+    box, capsule, cylinder, sphere, ellipsoid = (surface_points(g, k) for k in range(5))
+    assert np.allclose(np.abs(box - [0.3, 0, 0]), [0.1, 0.08, 0.05]) and len(box) == 8
+    assert np.abs(capsule[:, 2]).max() == pytest.approx(0.25)              # the caps: half-length + radius
+    assert np.allclose(np.hypot(cylinder[:, 0], cylinder[:, 1]), 0.04) and np.allclose(np.abs(cylinder[:, 2]), 0.1)
+    assert np.allclose(np.linalg.norm(sphere, axis=1), 0.07)
+    assert np.allclose(np.sum((ellipsoid / [0.1, 0.2, 0.3]) ** 2, axis=1), 1.0)
+    ball = mb.load_mjcf(BALL)
+    assert lightest_contact(ball, ball.geoms)[1] == pytest.approx(1.0)
+    assert lightest_contact(ball, ball.geoms, at="surface")[1] == pytest.approx(2 / 7)
+    model = mb.load_mjcf(BOX)
+    Minv = np.linalg.inv(mb.crba(model, model.q_default))
+    brute = min(1 / np.linalg.eigvalsh(J @ Minv @ J.T)[-1] for J in
+                (body_jacobian(model, model.q_default, 0, point=p)[3:] for p in surface_points(model.geoms, 1)))
+    assert lightest_contact(model, model.geoms, at="surface")[1] == pytest.approx(brute, rel=1e-12)
+    with pytest.raises(ValueError, match="at"):
+        lightest_contact(model, model.geoms, at="corner")
+
+
+def test_a_files_own_rk4_step_runs_on_the_default_contact_softened_to_fit_it():
+    """Issue 33: dm_control's testing humanoid asks for RK4 at 3 ms (``<option integrator="RK4"
+    timestep="0.003">``), which the default contact (the whole weight sinking 1 mm: its mode at 1000 1/s on
+    the 0.62 kg forearm) outruns; ``mb.simulate(model, None, None, T)`` refused the file's own step.  Where
+    the check refuses a step for the 1 mm contact, the default a run builds now sinks deeper (up to 1 cm),
+    as far as the stricter estimate on its geoms' surface points needs (``STEP_MARGIN`` of RK4's bound), as
+    MuJoCo softens a contact whose time constant is under two steps: the file runs as MuJoCo runs it, the
+    humanoid falls and lies on its floor as MuJoCo's does.  A step the check passes keeps the 1 mm contact;
+    one no depth up to 1 cm fits is refused as before."""
+    import dm_control
+    import mujoco
+    from multibody.simulation.contact import SCENE_MAX_DEPTH
+    xml = os.path.join(os.path.dirname(dm_control.__file__), "mujoco", "testing", "assets", "humanoid.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(xml)
+    dt = model.timestep
+    assert (dt, model.integrator) == (0.003, "rk4")
+    stiff = SceneContact(model)
+    assert stiff.depth == SCENE_DEPTH
+    with pytest.raises(ValueError, match=r"stiffness K = .*dt <= 0\.002"):
+        stiff.check_step(model, dt, "rk4")
+    assert SceneContact(model, step=(2e-3, "rk4")).depth == SCENE_DEPTH     # a step the check passes keeps 1 mm
+    fitted = SceneContact(model, step=(dt, "rk4"))
+    assert SCENE_DEPTH < fitted.depth < SCENE_MAX_DEPTH
+    fitted.check_step(model, dt, "rk4")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")           # the knees start outside their ranges (warned, as MuJoCo's)
+        tr = mb.simulate(model, None, None, 6.0, record_every=10)
+    mj = mujoco.MjModel.from_xml_path(xml)
+    d = mujoco.MjData(mj)
+    while d.time < 6.0:
+        mujoco.mj_step(mj, d)
+    assert tr.status == "finished" and tr.contact == "compliant"
+    # never through the floor: the torso (radius 0.07) sinks less than the softened contact's depth on landing
+    # (measured 5.2 mm of its 8.9; MuJoCo's soft contacts sink 18 mm somewhere on the same landing)
+    assert tr.q[:, 2].min() > 0.07 - fitted.depth
+    assert np.abs(tr.qd[-1]).max() < 1e-3            # at rest (from 5 s), lying as MuJoCo's does
+    assert tr.q[-1, 2] < 0.35 and d.qpos[2] < 0.35
+    g = model.geoms
+    floor = np.flatnonzero(g.body[g.pairs[:, 0]] < 0)
+    slots = (floor[:, None] * SCENE_PAIR_MAX + np.arange(SCENE_PAIR_MAX)).ravel()
+    weight = np.sum(model.mass) * np.linalg.norm(model.gravity)
+    assert tr.contact_forces[-1, slots, 2].sum() == pytest.approx(weight, rel=5e-3)   # the floor carries it
+    assert mb.contacts(model, tr.q[-1]).depth.max() < fitted.depth
+    # the box of the test above at 30 ms: no depth up to 1 cm fits its corners' mode: refused as before
+    box = mb.load_mjcf(BOX)
+    assert SceneContact(box, step=(0.03, "rk4")).depth == SCENE_DEPTH
+    with pytest.raises(ValueError, match=r"stiffness K = .*dt <= 0\.02"):
+        mb.simulate(box, box.q_default, np.zeros(6), 0.5, dt=0.03, integrator="rk4")
+    with pytest.raises(ValueError, match=r"step: expected \(dt, integrator\)"):
+        SceneContact(model, step=(dt, "rk45"))
+
+
 def test_humanoid_at_2ms_lies_as_mujocos_does():
     """Issue 33: dm_control's humanoid from its qpos0 at 2 ms semi_implicit (the law implicit in the step)
     falls and lies as MuJoCo's run of the same file does: no self-contact spike (the explicit law threw

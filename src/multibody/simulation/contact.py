@@ -46,7 +46,7 @@ from ..kinematics.forward import body_states
 
 __all__ = ["GC_PREFIX", "contact_points", "gc_pos_vel", "gc_pos_vel_fb", "gcontact",
            "contact_parameters", "point_forces_to_f_ext", "gc_fd", "GroundContact", "SceneContact",
-           "lightest_contact"]
+           "lightest_contact", "surface_points"]
 
 GC_PREFIX = "gc"   # frames named gc0, gc1, … (any name starting with "gc") are ground-contact points
 
@@ -522,6 +522,18 @@ from typing import Callable
 from ..model.model import Model
 #: the default static depth (m) the model's weight sinks on one contact, and damping ratio
 SCENE_DEPTH, SCENE_DAMPING_RATIO = 1e-3, 1.0
+#: the deepest the default may sink to fit an explicit step (m): past it the floor no longer reads as rigid,
+#: and the step is refused instead (:meth:`SceneContact.check_step` names the step that works)
+SCENE_MAX_DEPTH = 1e-2
+STEP_MARGIN = 0.6   # a softened default's contact mode takes this share of the stepper's stable bound: at 0.9 a box
+#                     dropped on its corners rocked for seconds (RK4 at 2–5 ms) and RK3 threw it 20 cm up
+
+
+def _default_law(weight, depth, m):
+    """(K, D) of the default law: the whole ``weight`` on one contact sinks ``depth``, and the contact is
+    critically damped (``SCENE_DAMPING_RATIO``) there on the effective mass ``m``."""
+    K = weight / depth ** 1.5
+    return K, 2.0 * SCENE_DAMPING_RATIO * math.sqrt(1.5 * K * math.sqrt(depth) * m) / math.sqrt(depth)
 
 
 def _refuse_an_unmet_floor(model, ground, geoms):
@@ -546,8 +558,13 @@ class SceneContact:
     (u̇ = −(K/D) u, to 0).  ``stiffness`` defaults to the model's whole weight sinking one contact
     ``SCENE_DEPTH`` (1 mm), ``damping`` to critical damping (``SCENE_DAMPING_RATIO``) of that
     contact on the lightest contacting body (:func:`lightest_contact`): heavier modes ring a little
-    longer, none chatters.  ``simulate`` refuses a fixed step this contact mode outruns
-    (:meth:`check_step`).  The compiled loop runs it in C (``rollout.Contact.scene``);
+    longer, none chatters.  ``step=(dt, integrator)``, an explicit fixed step the law will be taken in
+    (``simulate`` passes its own unless the law is implicit in it, as under ``semi_implicit``): where
+    :meth:`check_step` would refuse that step for the 1 mm contact, the default sinks deeper, as far as
+    ``SCENE_MAX_DEPTH`` (1 cm), as MuJoCo softens a contact whose ``solref`` time constant is under two steps,
+    so that a file's own RK4 step runs as MuJoCo runs it (:meth:`_default_depth` says how deep).  ``depth`` is
+    the default's static depth (None for a stiffness given).  ``simulate`` refuses a fixed step this contact
+    mode outruns (:meth:`check_step`).  The compiled loop runs it in C (``rollout.Contact.scene``);
     :meth:`forces` is its Python statement (the Python reference loop calls it).
 
     Example
@@ -561,10 +578,15 @@ class SceneContact:
     >>> traj = mb.simulate(m, m.q_default, np.zeros(6), 1.0)     # the floor is the file's: on by default
     >>> traj.contact, round(float(traj.q[-1, 2]), 4), round(float(traj.contact_forces[-1, :, 2].sum()), 3)
     ('compliant', 0.099, 9.81)
+    >>> slider = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1">'
+    ...                       '<joint type="slide" axis="0 0 1"/><geom type="sphere" size="0.1" mass="1"/>'
+    ...                       '</body></worldbody></mujoco>')
+    >>> [round(mb.SceneContact(slider, step=(dt, "rk4")).depth, 5) for dt in (0.02, 0.03)]   # RK4 at 30 ms: deeper
+    [0.001, 0.00474]
     """
     name = "compliant"
 
-    def __init__(self, model, stiffness=None, damping=None, ground=False, geoms=None):
+    def __init__(self, model, stiffness=None, damping=None, ground=False, geoms=None, step=None):
         from ..kinematics.contacts import scene_geoms
         _checks.model(model)
         self.geoms = scene_geoms(model, ground) if geoms is None else geoms
@@ -573,11 +595,11 @@ class SceneContact:
             raise ValueError("stiffness, damping: give both or neither (the defaults come from the model's weight)")
         self.weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
         self.lightest = lightest_contact(model, self.geoms)     # (body, effective mass) or None
-        if stiffness is None:   # the weight on one contact sinks SCENE_DEPTH; the lightest body's mode
-            stiffness = self.weight / SCENE_DEPTH ** 1.5   # critically damped (the heavy modes less)
-            m_eff = self.lightest[1] if self.lightest else self.weight / 9.81
-            damping = 2.0 * SCENE_DAMPING_RATIO * math.sqrt(1.5 * stiffness * math.sqrt(SCENE_DEPTH) * m_eff) \
-                / math.sqrt(SCENE_DEPTH)
+        self.depth = None
+        if stiffness is None:   # the weight on one contact sinks the depth; the lightest body's mode
+            m_eff = self.lightest[1] if self.lightest else self.weight / 9.81  # critically damped (heavy ones less)
+            depth = self.depth = self._default_depth(model, m_eff, step)
+            stiffness, damping = _default_law(self.weight, depth, m_eff)
         self.K = _pos_scalar("stiffness", stiffness)
         self.D = _pos_scalar("damping", damping)
         self.packed = self.geoms.packed          # hulls packed once, parsed once per run in C
@@ -586,6 +608,35 @@ class SceneContact:
         self.n_states = 2 * self.n_slots
         mu = self.geoms.pair_friction[:, 0] * (self.geoms.pair_condim >= 3) if self.n_pairs else np.zeros(0)
         self._decay = np.repeat(np.where(mu > 0, -self.K / self.D, 0.0), 2 * SCENE_PAIR_MAX)
+
+    def _default_depth(self, model, m_eff, step):
+        """The default's static depth: ``SCENE_DEPTH``, unless :meth:`check_step` would refuse the explicit
+        ``step`` (dt, integrator) for it; then the depth where the contact mode on the least effective mass of
+        the geoms' surface points (:func:`lightest_contact` ``at="surface"``: a box's corners, lighter than the
+        centre the check reads, and overdamped by the default damping, critical at the centre) takes
+        ``STEP_MARGIN`` of the stepper's bound, if that is no deeper than ``SCENE_MAX_DEPTH`` (else 1 mm, and
+        the check refuses the step, naming the one that works).  So no run the check passes changes, and a
+        step it refused runs only where the stricter estimate says it may.  With K = W/d^1.5 and D critical
+        on ``m_eff`` at d, the law's k = 1.5 W/d and c ∝ 1/√d, so every root of m s² + c s + k goes as 1/√d:
+        the depth is closed-form."""
+        from .rollout import STABLE_DECAY
+        if step is None:
+            return SCENE_DEPTH
+        if not (isinstance(step, tuple) and len(step) == 2 and step[1] in STABLE_DECAY):
+            raise ValueError(f"step: expected (dt, integrator) with integrator one of {', '.join(STABLE_DECAY)}, "
+                             f"got {step!r}")
+        dt, bound = _pos_scalar("step: dt", step[0]), STABLE_DECAY[step[1]]
+        if self.lightest is None:
+            return SCENE_DEPTH
+        K, D = _default_law(self.weight, SCENE_DEPTH, m_eff)
+        if _contact_rate(K, D, self.weight, self.lightest[1]) * dt < bound:
+            return SCENE_DEPTH          # the check passes the 1 mm contact: it stays
+        point = lightest_contact(model, self.geoms, at="surface")
+        if point is None:
+            return SCENE_DEPTH
+        rate = _contact_rate(K, D, self.weight, point[1])
+        need = SCENE_DEPTH * (rate * dt / (STEP_MARGIN * bound)) ** 2
+        return need if need <= SCENE_MAX_DEPTH else SCENE_DEPTH
 
     def fastest_rate(self):
         """|λ| (1/s) of the fastest root of m s² + c s + k: the law linearised at the depth d where one
@@ -966,24 +1017,79 @@ def _unit_interval(name, v):
     return v
 
 
-def lightest_contact(model, geoms):
+def lightest_contact(model, geoms, at="centre"):
     """(body, m_eff) of the body with geoms in a candidate pair whose effective mass in its lightest
-    direction, m_eff = 1/λ_max(J M⁻¹ Jᵀ) (J the linear Jacobian of its first geom's centre, at the
-    model's default state), is the least; None when no moving geom has a pair.  The lightest
-    direction, not the normal's: sticking, the law's tangential spring and damper (K √d, D √d) act
-    along the floor, where a foot is often lighter (the first runs of ANYmal chattered sideways)."""
+    direction, m_eff = 1/λ_max(J M⁻¹ Jᵀ) (J the linear Jacobian of a point, at the model's default state),
+    is the least; None when no moving geom has a pair.  The lightest direction, not the normal's: sticking,
+    the law's tangential spring and damper (K √d, D √d) act along the floor, where a foot is often lighter
+    (the first runs of ANYmal chattered sideways).  ``at="centre"``: the point is the body's first geom's
+    centre (the default damping's mass); ``at="surface"``: the least over the points where its geoms can
+    touch (:func:`surface_points`) — a box rests on corners six times lighter than its centre."""
     if not len(geoms.pairs):
         return None
+    _checks.one_of("at", at, ("centre", "surface"))
     # computed once per (Model, Geoms), both immutable: every SceneContact a run builds asks (issue 33)
     cache = model.__dict__.get("_lightest_contact")
     if cache is None:
         cache = model.__dict__["_lightest_contact"] = {}
-    got = cache.get(id(geoms))
+    got = cache.get((id(geoms), at))
     if got is None or got[0] is not geoms:   # the Geoms kept with it: its id is not reused meanwhile
-        if len(cache) >= 8:
+        if len(cache) >= 16:
             cache.pop(next(iter(cache)))
-        got = cache[id(geoms)] = (geoms, _lightest_contact(model, geoms))
+        find = _lightest_contact if at == "centre" else _lightest_surface_point
+        got = cache[(id(geoms), at)] = (geoms, find(model, geoms))
     return got[1]
+
+
+def surface_points(geoms, g):
+    """Points (k, 3) in its body's coordinates where geom ``g`` can touch another: its surface's extremes
+    along its own axes (sphere and ellipsoid ±radii, a capsule's caps and the rims of its cylinder, a
+    cylinder's rims, a box's corners), a convex geom's hull vertices; the centre for a plane or height
+    field (static in every loader)."""
+    kind, (a, b, c) = geoms.kind[g], geoms.size[g]    # full lengths (geometry.py): box edges, radius and length
+    if kind == "box":
+        a, b, c = a / 2, b / 2, c / 2
+        P = np.array([(x, y, z) for x in (-a, a) for y in (-b, b) for z in (-c, c)])
+    elif kind in ("sphere", "ellipsoid"):    # radius; semi-axes
+        r = np.array([a, a, a]) if kind == "sphere" else np.array([a, b, c])
+        P = np.vstack([np.diag(r), -np.diag(r)])
+    elif kind in ("capsule", "cylinder"):   # radius a, length b along z
+        b = b / 2
+        rims = [(x, y, z) for z in (-b, b) for x, y in ((a, 0), (-a, 0), (0, a), (0, -a))]
+        P = np.array(rims + ([(0, 0, b + a), (0, 0, -b - a)] if kind == "capsule" else []), float)
+    elif kind == "convex":
+        P = np.asarray(geoms.hulls[g], float)
+    else:
+        P = np.zeros((1, 3))
+    return P @ geoms.rotation[g].T + geoms.translation[g]
+
+
+def _lightest_surface_point(model, geoms):
+    """:func:`lightest_contact` ``at="surface"``, computed: per body, W = J M⁻¹ Jᵀ (6 × 6) of its local
+    Jacobian once, then each point p's A_p = P W Pᵀ with P = [−[p]× I] (the point's velocity v + ω × p)."""
+    from ..dynamics.derivatives import minv
+    from ..kinematics.jacobians import body_jacobian
+    q = model.q_default if hasattr(model, "q_default") else model.neutral()
+    Minv = minv(model, q)
+    points: dict = {}
+    for g in np.unique(geoms.pairs):
+        b = int(geoms.body[g])
+        if b >= 0:
+            points.setdefault(b, []).append(surface_points(geoms, g))
+    best = None
+    for b, Ps in points.items():
+        J = body_jacobian(model, q, b, frame="local")
+        W = J @ Minv @ J.T
+        P = np.concatenate(Ps)
+        X = np.zeros((len(P), 3, 6))
+        X[:, 0, 1], X[:, 0, 2] = P[:, 2], -P[:, 1]       # −[p]× (rows of −p × ω)
+        X[:, 1, 0], X[:, 1, 2] = -P[:, 2], P[:, 0]
+        X[:, 2, 0], X[:, 2, 1] = P[:, 1], -P[:, 0]
+        X[:, :, 3:] = np.eye(3)
+        mobility = float(np.linalg.eigvalsh(X @ W @ X.transpose(0, 2, 1))[:, -1].max())
+        if mobility > 0 and (best is None or 1.0 / mobility < best[1]):
+            best = (b, 1.0 / mobility)
+    return best
 
 
 def _lightest_contact(model, geoms):

@@ -276,7 +276,9 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     stops = JointLimits(model, limits, limit_restitution, dt)
     if ctrl is None and keyframe is not None and getattr(model, "actuators", None) is not None:
         ctrl = model.actuators.keyframe_ctrl(model.keyframes[keyframe])
-    contact = scene_contact(model, contact, ground)   # the file's floor and geoms by default (system.py)
+    # the file's floor and geoms by default (system.py), the default law soft enough for an explicit step
+    explicit = integrator in FIXED_STEP and (sensitivities or not FLAGS[integrator] & IMPLICIT_DAMPING)
+    contact = scene_contact(model, contact, ground, step=(dt, integrator) if explicit else None)
     if hasattr(contact, "check_run"):   # hard contact: semi_implicit, no sensitivities, no events
         contact.check_run(integrator, sensitivities, events)
     system = System(model, controller, f_ext, constraints, contact, stops, friction_velocity, ctrl=ctrl,

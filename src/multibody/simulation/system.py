@@ -735,12 +735,13 @@ def default_step(model):
     return float(own) if own is not None else 1e-3
 
 
-def scene_contact(model, contact=None, ground=False):
+def scene_contact(model, contact=None, ground=False, step=None):
     """The contact object a run takes: ``contact`` itself when given (a contact object), None for
     ``"off"``; the model's geoms (with a floor when ``ground`` asks for one) under the compliant law
     (:class:`SceneContact`) for ``"compliant"`` or under hard contact (:class:`HardContact`) for
     ``"hard"``; for None a :class:`SceneContact` when ``ground`` asks for a floor or the model's geoms
-    hold one (a static plane or height field with candidate pairs), else None."""
+    hold one (a static plane or height field with candidate pairs), else None.  ``step``: (dt, integrator)
+    of the explicit fixed step a compliant law built here will be taken in (its default fits it)."""
     if isinstance(contact, str):
         if contact not in CONTACT_MODELS:
             raise ValueError(f"contact: expected a contact object, None or one of {', '.join(map(repr, CONTACT_MODELS))}, "
@@ -748,17 +749,17 @@ def scene_contact(model, contact=None, ground=False):
         if contact == "hard":
             return HardContact(model, ground=ground)
         if contact == "compliant":
-            return SceneContact(model, ground=ground)
+            return SceneContact(model, ground=ground, step=step)
         return None
     if contact is not None:
         if ground is not False and ground is not None:
             raise ValueError("ground: a floor for the model's geoms; not with an explicit contact object")
         return contact
     if ground is not False and ground is not None:
-        return SceneContact(model, ground=ground)
+        return SceneContact(model, ground=ground, step=step)
     geoms = getattr(model, "geoms", None)   # a loader's (MJCF) may hold the file's floor; collision records never do
     if geoms is not None and len(geoms.pairs) and np.any((geoms.body < 0) & np.isin(geoms.kind, ("plane", "hfield"))):
-        return SceneContact(model, geoms=geoms)
+        return SceneContact(model, geoms=geoms, step=step)
     return None
 
 
