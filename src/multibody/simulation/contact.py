@@ -529,6 +529,18 @@ STEP_MARGIN = 0.6   # a softened default's contact mode takes this share of the 
 #                     dropped on its corners rocked for seconds (RK4 at 2–5 ms) and RK3 threw it 20 cm up
 
 
+def _explicit_step(step):
+    """``step`` = (dt, integrator) as (dt, the stepper's stable bound ``STABLE_DECAY``), None for None;
+    anything else refused by name."""
+    from .rollout import STABLE_DECAY
+    if step is None:
+        return None
+    if not (isinstance(step, tuple) and len(step) == 2 and step[1] in STABLE_DECAY):
+        raise ValueError(f"step: expected (dt, integrator) with integrator one of {', '.join(STABLE_DECAY)}, "
+                         f"got {step!r}")
+    return _pos_scalar("step: dt", step[0]), STABLE_DECAY[step[1]]
+
+
 def _default_law(weight, depth, m):
     """(K, D) of the default law: the whole ``weight`` on one contact sinks ``depth``, and the contact is
     critically damped (``SCENE_DAMPING_RATIO``) there on the effective mass ``m``."""
@@ -595,6 +607,7 @@ class SceneContact:
             raise ValueError("stiffness, damping: give both or neither (the defaults come from the model's weight)")
         self.weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
         self.lightest = lightest_contact(model, self.geoms)     # (body, effective mass) or None
+        step = _explicit_step(step)   # checked whether or not the default reads it
         self.depth = None
         if stiffness is None:   # the weight on one contact sinks the depth; the lightest body's mode
             m_eff = self.lightest[1] if self.lightest else self.weight / 9.81  # critically damped (heavy ones less)
@@ -611,7 +624,7 @@ class SceneContact:
 
     def _default_depth(self, model, m_eff, step):
         """The default's static depth: ``SCENE_DEPTH``, unless :meth:`check_step` would refuse the explicit
-        ``step`` (dt, integrator) for it; then the depth where the contact mode on the least effective mass of
+        ``step`` (dt, its stepper's bound: :func:`_explicit_step`) for it; then the depth where the contact mode on the least effective mass of
         the geoms' surface points (:func:`lightest_contact` ``at="surface"``: a box's corners, lighter than the
         centre the check reads, and overdamped by the default damping, critical at the centre) takes
         ``STEP_MARGIN`` of the stepper's bound, if that is no deeper than ``SCENE_MAX_DEPTH`` (else 1 mm, and
@@ -619,15 +632,9 @@ class SceneContact:
         step it refused runs only where the stricter estimate says it may.  With K = W/d^1.5 and D critical
         on ``m_eff`` at d, the law's k = 1.5 W/d and c ∝ 1/√d, so every root of m s² + c s + k goes as 1/√d:
         the depth is closed-form."""
-        from .rollout import STABLE_DECAY
-        if step is None:
+        if step is None or self.lightest is None:
             return SCENE_DEPTH
-        if not (isinstance(step, tuple) and len(step) == 2 and step[1] in STABLE_DECAY):
-            raise ValueError(f"step: expected (dt, integrator) with integrator one of {', '.join(STABLE_DECAY)}, "
-                             f"got {step!r}")
-        dt, bound = _pos_scalar("step: dt", step[0]), STABLE_DECAY[step[1]]
-        if self.lightest is None:
-            return SCENE_DEPTH
+        dt, bound = step
         K, D = _default_law(self.weight, SCENE_DEPTH, m_eff)
         if _contact_rate(K, D, self.weight, self.lightest[1]) * dt < bound:
             return SCENE_DEPTH          # the check passes the 1 mm contact: it stays
