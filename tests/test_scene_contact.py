@@ -302,6 +302,30 @@ def test_ellipsoid_on_a_plane_is_exact():
         assert np.allclose(c.normal[0], [0, 0, 1])
 
 
+def test_a_point_on_a_plane_keeps_its_slot_as_the_others_touch_down():
+    """Contacts.slot: a box's corner, a capsule's end and a cylinder's rim point on a plane keep their own
+    slot (pair · 8 + the point's feature) whichever of the pair's points touch, so a run's state of a contact
+    (its tangential deformation) stays with it; before, a point's slot was its place among the points in
+    contact, and the end that touched first took the other end's slot when both did."""
+    from multibody.simulation.rollout import SCENE_PAIR_MAX
+    for shape in ('type="capsule" fromto="-0.1 0 -0.03 0.1 0 0.03" size="0.02"',
+                  'type="box" size="0.1 0.05 0.02" euler="0 10 0"',
+                  'type="cylinder" fromto="-0.1 0 -0.03 0.1 0 0.03" size="0.02"'):
+        m = mb.load_mjcf(f'<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 1"><freejoint/>'
+                         f'<geom {shape}/></body></worldbody></mujoco>')
+        q = m.q_default.copy()
+        seen = {}                 # the slot of each contact point, by its x in the body (the low end is −x)
+        for z in np.linspace(0.04, -0.02, 13):      # lowered: the −x end first, then the +x end too
+            q[2] = z
+            c = mb.contacts(m, q)
+            assert len(set(c.slot.tolist())) == len(c)              # one slot per point
+            assert np.all(c.slot // SCENE_PAIR_MAX == c.pair)
+            for x, y, slot in zip(c.position[:, 0].round(3), c.position[:, 1].round(3), c.slot):
+                assert seen.setdefault((x, y), int(slot)) == slot, (shape, z)
+        ends = {x for x, _ in seen}
+        assert min(ends) < 0 < max(ends), shape      # both ends were met, and each kept its slot
+
+
 def test_ellipsoid_in_the_engine_rests_on_a_plane():
     world = World(dt=1e-3)
     world.add_geom(Plane((0, 0, 1), 0.0))

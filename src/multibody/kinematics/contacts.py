@@ -48,13 +48,17 @@ class Contacts:
     (index into ``geoms.pairs``), ``geom_a``, ``geom_b``, ``body_a``, ``body_b`` (−1: static),
     ``position`` (n, 3) world midpoint, ``normal`` (n, 3) unit, from a into b, ``depth`` (n,)
     penetration [m], ``friction`` (n, 3) sliding, torsional, rolling, ``condim`` (n,) and
-    ``margin`` (n,) of the pair.
+    ``margin`` (n,) of the pair; ``slot`` (n,), where a run keeps the contact's state and records its
+    force (``traj.contact_forces[k, slot]``): ``pair · SCENE_PAIR_MAX +`` the point's feature where the
+    collider names fixed points (a box's corner, a capsule's end, a cylinder's rim point on a plane: a
+    point keeps its slot as the others touch down), else its place among the pair's points.
     """
     geoms: Geoms
     pair: Any
     position: Any
     normal: Any
     depth: Any
+    slot: Any = None
 
     def __len__(self):
         return len(self.pair)
@@ -156,8 +160,8 @@ def contacts(model, q, ground=False, geoms=None) -> Contacts:
         raise TypeError(f"geoms: expected a multibody.model.geometry.Geoms, got {type(geoms).__name__}")
     if len(geoms) and geoms.body.max() >= model.nb:
         raise ValueError(f"geoms: a geom is on body {int(geoms.body.max())}; the model has {model.nb} bodies")
-    pair, pos, normal, depth = _core.scene_contacts(model._c, q, *geoms.packed)
-    return Contacts(geoms, pair, pos, normal, depth)
+    pair, pos, normal, depth, slot = _core.scene_contacts(model._c, q, *geoms.packed)
+    return Contacts(geoms, pair, pos, normal, depth, slot)
 
 
 def lift_onto_ground(model, q, ground=True) -> np.ndarray:

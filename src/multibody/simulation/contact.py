@@ -565,8 +565,10 @@ class SceneContact:
     Each stage collides the candidate pairs (``mb.contacts``: the engine's narrow phase) and applies
     the law of ``mb.contact_forces`` (this module's ground law along each contact's normal).  The
     tangential deformation u of every contact point is a state in z with a fixed layout: slot
-    ``p * SCENE_PAIR_MAX + k`` (2 numbers) belongs to the k-th point the collider reports for
-    candidate pair p; a slot without a contact relaxes as the ground law's released point does
+    ``p * SCENE_PAIR_MAX + k`` (2 numbers) belongs to point k of candidate pair p — its feature where
+    the collider names fixed points (a box's corner, a capsule's end on a plane: ``Contacts.slot``, so
+    a point keeps its deformation as the others touch down), else the k-th point reported; a slot
+    without a contact relaxes as the ground law's released point does
     (u̇ = −(K/D) u, to 0).  ``stiffness`` defaults to the model's whole weight sinking one contact
     ``SCENE_DEPTH`` (1 mm), ``damping`` to critical damping (``SCENE_DAMPING_RATIO``) of that
     contact on the lightest contacting body (:func:`lightest_contact`): heavier modes ring a little
@@ -682,22 +684,13 @@ class SceneContact:
     def initial_state(self, model, q, qd):
         return np.zeros(self.n_states)
 
-    def slots(self, pair):
-        """The state slot of each contact of a contact list (pairs in order, k-th point of its pair)."""
-        pair = np.asarray(pair, dtype=np.int64)
-        k = np.zeros(len(pair), dtype=np.int64)
-        for i in range(1, len(pair)):
-            k[i] = k[i - 1] + 1 if pair[i] == pair[i - 1] else 0
-        return pair * SCENE_PAIR_MAX + k
-
     def forces(self, model, q, qd, z=None):
         """(f_ext (nb, 6), zdot (n_states,), info) at one state; ``info["force"]`` (slots, 3) each
         slot's force on its geom b (zero where apart), ``info["state"]`` 0 apart, 1 sticking, 2 sliding."""
         q = np.asarray(q, dtype=float)
         qd = np.asarray(qd, dtype=float)
         z = np.zeros(self.n_states) if z is None else np.asarray(z, dtype=float)
-        pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed)
-        slot = self.slots(pair)
+        pair, pos, normal, depth, slot = _core.scene_contacts(model._c, q, *self.packed)
         u = z.reshape(-1, 2)[slot] if len(slot) else np.zeros((0, 2))
         f_ext, ud, F, state = _core.scene_forces(model._c, q, qd, *self.packed, pair, pos, normal, depth,
                                                  self.K, self.D, np.ascontiguousarray(u))
@@ -750,9 +743,8 @@ class SceneContact:
             zdot[apart] = -z[apart] / h
             return qdd, zdot, {"force": force, "state": state}
 
-        pair, pos, normal, depth = _core.scene_contacts(model._c, q, *self.packed) if len(self.geoms.pairs) \
-            else (np.zeros(0, np.int64), None, None, np.zeros(0))
-        slots = self.slots(pair)
+        pair, pos, normal, depth, slots = _core.scene_contacts(model._c, q, *self.packed) if len(self.geoms.pairs) \
+            else (np.zeros(0, np.int64), None, None, np.zeros(0), np.zeros(0, np.int64))
         # the candidates: the contacts the law pushes at the step's start, and those in the floor that it
         # judged apart (their damping pulled harder than their depth pushed) — the step's end decides
         candidates = [i for i in range(len(pair)) if state[slots[i]] or depth[i] > 0.0]

@@ -236,7 +236,7 @@ SCENE_PAIR_MAX = 8
 class Contact:
     """Contact (core.h: mb_contact): the ground's table (bodies, points, nd, K, D, μ) of a
     ``GroundContact``; or ``scene`` (gint, gdat, hulls, pairs, pdat, K, D) of a ``SceneContact``: the
-    model's geoms (``Geoms.packed``) under the compliant law, 2 states per slot (pair, k-th point),
+    model's geoms (``Geoms.packed``) under the compliant law, 2 states per slot (pair, point: ``Contacts.slot``),
     or with ``hard`` (restitution, erp, slop, cfm, the limits' restitution: ``csrc/sim/hard_contact.h``)
     under hard contact, no
     states (K, D unused), keeping the rows ``hard_rows`` (n, nv) of the run's constant-Jacobian

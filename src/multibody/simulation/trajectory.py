@@ -623,7 +623,7 @@ def recorded_sensordata(traj):
     """(N, nsensordata) of a trajectory with a model: its sensors at the recorded samples, in one
     batched call (:func:`multibody.kinematics.sensors.sensor_data`).  The contacts of the samples
     with a recorded contact force are collided again at their q (the compiled narrow phase, one
-    call per such sample) to place each slot's force (slot = pair · SCENE_PAIR_MAX + k-th point)."""
+    call per such sample) to place each slot's force (``Contacts.slot``)."""
     from ..kinematics.sensors import sensor_data
     model = traj.model
     q, qd, qdd = (np.ascontiguousarray(a, dtype=float) for a in (traj.q, traj.qd, traj.qdd))
@@ -671,12 +671,7 @@ def _recorded_contacts(traj, q):
     packed = geoms.packed
     out = [[], [], [], [], [], []]
     for n in np.flatnonzero(np.any(F != 0, axis=(1, 2))):
-        pair, pos, normal, _ = _core.scene_contacts(traj.model._c, np.ascontiguousarray(q[n]), *packed)
-        pair = np.asarray(pair, dtype=np.int64)
-        k = np.zeros(len(pair), dtype=np.int64)
-        for i in range(1, len(pair)):
-            k[i] = k[i - 1] + 1 if pair[i] == pair[i - 1] else 0
-        slot = pair * SCENE_PAIR_MAX + k
+        pair, pos, normal, _, slot = _core.scene_contacts(traj.model._c, np.ascontiguousarray(q[n]), *packed)
         out[0].append(np.full(len(pair), n))
         out[1] += [names[g] for g in geoms.pairs[pair, 0]]
         out[2] += [names[g] for g in geoms.pairs[pair, 1]]

@@ -320,7 +320,7 @@ typedef struct mb_contact {
     const struct mb_ground_contact_spec *ground; /* or NULL                                             */
     const struct mb_scene *scene; /* or NULL: the model's geoms (sim/scene_contact.h) under the compliant  */
     double K, D;            /* law with stiffness K, damping D; its states: 2 per slot, a slot per       */
-    int scene_slots;        /* (candidate pair, k-th point of that pair), MB_SCENE_PAIR_MAX per pair     */
+    int scene_slots;        /* (candidate pair, its point: mb_scene_contact.slot), MB_SCENE_PAIR_MAX per pair */
     const double *hard;     /* or NULL: the scene under hard contact (sim/hard_contact.h's MB_HARD_SIZE
                              * parameters), impulses each step from an LCP, no states; K, D unused          */
     int hard_rows;          /* and the run's constraints with a constant Jacobian, rows of its LCP: per row  */

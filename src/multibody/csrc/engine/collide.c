@@ -29,18 +29,25 @@
 
 #define EPS 1e-12
 
-int mb_collide_emit(mb_contact_point *out, int n, int max, const double *pos, const double *normal, double depth)
+/* a point of the pair's fixed feature (mb_contact_point.feature; −1: none) */
+static int emit_feature(mb_contact_point *out, int n, int max, const double *pos, const double *normal, double depth,
+                        int feature)
 {
     if (n >= max) {                         /* keep the deepest points */
         int worst = 0;
         for (int i = 1; i < n; i++) if (out[i].depth < out[worst].depth) worst = i;
         if (out[worst].depth >= depth) return n;
         n = worst;
-        mb_copy3(pos, out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth;
+        mb_copy3(pos, out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth, out[n].feature = feature;
         return max;
     }
-    mb_copy3(pos, out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth;
+    mb_copy3(pos, out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth, out[n].feature = feature;
     return n + 1;
+}
+
+int mb_collide_emit(mb_contact_point *out, int n, int max, const double *pos, const double *normal, double depth)
+{
+    return emit_feature(out, n, max, pos, normal, depth, -1);
 }
 
 /* ---- spheres -------------------------------------------------------------------------------- */
@@ -116,14 +123,15 @@ static int sphere_cylinder(const double *c, double r, const mb_geom_pose *b, mb_
     return mb_collide_emit(out, n, max, pos, nrm, depth);
 }
 
-static int sphere_plane(const double *c, double r, const double *pn, double pd, double sign, mb_contact_point *out, int n, int max)
+static int sphere_plane(const double *c, double r, const double *pn, double pd, double sign, int feature,
+                        mb_contact_point *out, int n, int max)
 {
     double dist = mb_dot3(pn, c) - pd, depth = r - dist;
     if (depth < 0) return n;
     double pos[3], nrm[3];
     mb_scale3(pn, sign, nrm);
     for (int k = 0; k < 3; k++) pos[k] = c[k] - pn[k] * (r - 0.5 * depth);
-    return mb_collide_emit(out, n, max, pos, nrm, depth);
+    return emit_feature(out, n, max, pos, nrm, depth, feature);
 }
 
 /* ---- planes ---------------------------------------------------------------------------------- */
@@ -136,7 +144,7 @@ static int box_plane(const mb_geom_pose *a, const double *pn, double pd, mb_cont
         double depth = pd - mb_dot3(pn, v);
         if (depth >= 0) {
             double pos[3]; for (int k = 0; k < 3; k++) pos[k] = v[k] + 0.5 * depth * pn[k];
-            n = mb_collide_emit(out, n, max, pos, pn, depth);
+            n = emit_feature(out, n, max, pos, pn, depth, s);     /* the corner: its own state slot */
         }
     }
     return n;
@@ -145,8 +153,8 @@ static int box_plane(const mb_geom_pose *a, const double *pn, double pd, mb_cont
 static int capsule_plane(const mb_geom_pose *a, const double *pn, double pd, mb_contact_point *out, int n, int max)
 {
     double e0[3], e1[3]; mb_geom_segment(a, e0, e1);
-    n = sphere_plane(e0, a->size[0], pn, pd, 1.0, out, n, max);
-    return sphere_plane(e1, a->size[0], pn, pd, 1.0, out, n, max);
+    n = sphere_plane(e0, a->size[0], pn, pd, 1.0, 0, out, n, max);   /* each end its own feature: the second end */
+    return sphere_plane(e1, a->size[0], pn, pd, 1.0, 1, out, n, max);  /* touching down leaves the first's alone */
 }
 
 /* Rim points of both caps: the lowest one and the ones a quarter turn either side of it, so a
@@ -166,7 +174,7 @@ static int cylinder_plane(const mb_geom_pose *a, const double *pn, double pd, mb
             double depth = pd - mb_dot3(pn, x);
             if (depth >= 0) {
                 double pos[3]; for (int k = 0; k < 3; k++) pos[k] = x[k] + 0.5 * depth * pn[k];
-                n = mb_collide_emit(out, n, max, pos, pn, depth);
+                n = emit_feature(out, n, max, pos, pn, depth, (cap > 0) * 4 + s);
             }
         }
     }
@@ -401,7 +409,7 @@ static int sphere_capsule_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_
 static int sphere_cylinder_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 { return sphere_cylinder(a->p, a->size[0], b, out, 0, max); }
 static int sphere_plane_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
-{ return sphere_plane(a->p, a->size[0], b->plane, b->plane[3], 1.0, out, 0, max); }
+{ return sphere_plane(a->p, a->size[0], b->plane, b->plane[3], 1.0, 0, out, 0, max); }
 static int box_box_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max) { return box_box(a, b, out, 0, max); }
 static int box_capsule_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max) { return box_capsule(a, b, out, 0, max); }
 static int box_plane_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
@@ -463,6 +471,11 @@ int mb_collide_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_poi
     if (!f) return -1;
     int n = flip ? f(b, a, out, max) : f(a, b, out, max);
     if (flip) for (int i = 0; i < n; i++) mb_scale3(out[i].normal, -1, out[i].normal);
+    /* the colliders of fixed points (a primitive on a plane) name each point's feature; the others' points
+     * are their order (their writers leave the field as it was) */
+    const int fixed_points = f == sphere_plane_pair || f == box_plane_pair || f == capsule_plane_pair
+                             || f == cylinder_plane_pair;
+    if (!fixed_points) for (int i = 0; i < n; i++) out[i].feature = -1;
     return n;
 }
 

@@ -71,7 +71,7 @@ static PyMethodDef methods[] = {
      "ground_contact(cmodel, q, qd, z, bodies, points, nd, K, D, mu) -> (f_ext, zdot, F, pos, in_contact, "
      "sticking): spatial_v2 gcPosVel + gcontact + Fpt for all contact points of one state"},
     {"scene_contacts", (PyCFunction)(void (*)(void))py_scene_contacts, METH_FASTCALL,
-     "scene_contacts(cmodel, q, gint, gdat, hulls, pairs, pdat) -> (pair, pos, normal, depth)"},
+     "scene_contacts(cmodel, q, gint, gdat, hulls, pairs, pdat) -> (pair, pos, normal, depth, slot)"},
     {"scene_forces", (PyCFunction)(void (*)(void))py_scene_forces, METH_FASTCALL,
      "scene_forces(cmodel, q, qd, gint, gdat, hulls, pairs, pdat, pair, pos, normal, depth, K, D, u) -> "
      "(f_ext, udot, F, state)"},

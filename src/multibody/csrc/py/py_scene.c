@@ -64,7 +64,8 @@ int py_scene_from(PyObject *const *args, gate_hold *held, const mb_model *m, mb_
     return 1;
 }
 
-/* scene_contacts(cmodel, q, gint, gdat, hulls, pairs, pdat) -> (pair (n,) int64, pos (n, 3), normal (n, 3), depth (n,)) */
+/* scene_contacts(cmodel, q, gint, gdat, hulls, pairs, pdat) -> (pair (n,) int64, pos (n, 3), normal (n, 3), depth (n,),
+ * slot (n,) int64: each contact's state slot, mb_scene_contact.slot) */
 static PyObject *scene_contacts_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
     CModel *cm = entry_model(args, nargs, 7, "scene_contacts");
@@ -75,7 +76,7 @@ static PyObject *scene_contacts_entry(PyObject *const *args, Py_ssize_t nargs, g
     mb_scene s;
     if (!q || !py_scene_from(args + 2, held, m, &s))
         return NULL;
-    PyObject *result = NULL, *out[4] = {NULL};
+    PyObject *result = NULL, *out[5] = {NULL};
     mb_scene_contact *c = NULL;
     int st = mb_check_configuration(m, PyArray_DATA(q));
     if (st != MB_OK) {
@@ -106,21 +107,22 @@ static PyObject *scene_contacts_entry(PyObject *const *args, Py_ssize_t nargs, g
     npy_intp d1[1] = {n}, d3[2] = {n, 3};
     out[0] = PyArray_SimpleNew(1, d1, NPY_INT64), out[1] = PyArray_SimpleNew(2, d3, NPY_DOUBLE);
     out[2] = PyArray_SimpleNew(2, d3, NPY_DOUBLE), out[3] = PyArray_SimpleNew(1, d1, NPY_DOUBLE);
-    for (int k = 0; k < 4; k++)
+    out[4] = PyArray_SimpleNew(1, d1, NPY_INT64);
+    for (int k = 0; k < 5; k++)
         if (!out[k])
             goto done;
-    npy_int64 *pair = PyArray_DATA((PyArrayObject *)out[0]);
+    npy_int64 *pair = PyArray_DATA((PyArrayObject *)out[0]), *slot = PyArray_DATA((PyArrayObject *)out[4]);
     double *pos = PyArray_DATA((PyArrayObject *)out[1]), *nrm = PyArray_DATA((PyArrayObject *)out[2]),
            *depth = PyArray_DATA((PyArrayObject *)out[3]);
     for (int i = 0; i < n; i++) {
-        pair[i] = c[i].pair, depth[i] = c[i].depth;
+        pair[i] = c[i].pair, depth[i] = c[i].depth, slot[i] = c[i].slot;
         memcpy(pos + 3 * i, c[i].pos, 3 * sizeof(double));
         memcpy(nrm + 3 * i, c[i].normal, 3 * sizeof(double));
     }
-    result = Py_BuildValue("(NNNN)", out[0], out[1], out[2], out[3]);
-    out[0] = out[1] = out[2] = out[3] = NULL;
+    result = Py_BuildValue("(NNNNN)", out[0], out[1], out[2], out[3], out[4]);
+    out[0] = out[1] = out[2] = out[3] = out[4] = NULL;
 done:
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         Py_XDECREF(out[k]);
     free(c);
     mb_scene_free_hulls(&s);
@@ -188,7 +190,7 @@ static PyObject *scene_forces_entry(PyObject *const *args, Py_ssize_t nargs, gat
         }
         const double *pd = s.pdat + (size_t)pp[i] * MB_SP_SIZE;
         friction |= pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0;
-        c[i].pair = (int)pp[i], c[i].depth = dep[i];
+        c[i].pair = (int)pp[i], c[i].depth = dep[i], c[i].slot = -1;   /* (the law reads no slot) */
         memcpy(c[i].pos, pos + 3 * i, 3 * sizeof(double));
         memcpy(c[i].normal, nrm + 3 * i, 3 * sizeof(double));
     }

@@ -333,11 +333,10 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         return MB_OK;
     /* rows: G's, the limits', then per contact a normal and two friction rows where the pair has friction */
     int n = n_eq + nl;
-    for (int i = 0, k = 0; i < nc; i++) {
+    for (int i = 0; i < nc; i++) {
         const int p = w->c[i].pair;
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
-        k = i > 0 && p == w->c[i - 1].pair ? k + 1 : 0;
-        w->slot[i] = p * MB_SCENE_PAIR_MAX + k, w->first[i] = n;
+        w->slot[i] = w->c[i].slot, w->first[i] = n;
         n += pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? 3 : 1;
     }
     w->n_last = nc;

@@ -272,7 +272,7 @@ static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, 
             if (n >= cap)
                 continue;
             mb_scene_contact *o = out + n;
-            o->pair = p;
+            o->pair = p, o->slot = p * MB_SCENE_PAIR_MAX + (c[i].feature >= 0 ? c[i].feature : i);
             mb_scale3(c[i].normal, -1.0, o->normal);    /* the engine's points from b into a */
             o->depth = c[i].depth - (grown ? margin : 0.0);
             for (int j = 0; j < 3; j++)
@@ -490,9 +490,8 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
     const int nc = contacts_posed(d, s, c, cap, (char *)scratch + stage_poses_at(s));
     if (nc < 0)
         return -1;
-    for (int i = 0, k = 0; i < nc; i++) {  /* contacts come pair by pair: k counts the pair's points */
-        k = i > 0 && c[i].pair == c[i - 1].pair ? k + 1 : 0;
-        slot[i] = c[i].pair * MB_SCENE_PAIR_MAX + k;
+    for (int i = 0; i < nc; i++) {
+        slot[i] = c[i].slot;
         u[2 * i] = z[2 * slot[i]], u[2 * i + 1] = z[2 * slot[i] + 1];
         live_add(memo, &V, slot[i]);
     }

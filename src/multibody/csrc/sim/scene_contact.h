@@ -49,6 +49,9 @@ typedef struct mb_scene {
 typedef struct mb_scene_contact {
     int pair;                     /* index into the scene's pairs: geoms, bodies, friction, condim */
     double pos[3], normal[3], depth;
+    int slot;                     /* its state slot, pair · MB_SCENE_PAIR_MAX + k: k the point's feature where the
+                                   * collider names one (a box's corner, a capsule's end on a plane: a point keeps
+                                   * its slot as others touch down), else the k-th point the collider reports */
 } mb_scene_contact;
 
 /* parse the hull block (multibody.model.geometry's layout, the engine's shapes.Convex.packed) into
@@ -83,9 +86,9 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
                              double *udot, double *F, unsigned char *state);
 /* The loop's contact stage (rollout.c): contacts at q, the compliant law on them, and the states
  * z (2 per slot) mapped to them, each ż times zscale (1; D/(D + h K) where the law is implicit in a
- * semi_implicit step of h, whose relaxation of u that is: mb_scene_contact_implicit).  Slot p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of
- * the k-th contact point the narrow phase reports for candidate pair p (its order is the collider's,
- * fixed for a given configuration of the pair).  A slot without a contact is apart: u̇ = −(K/D) u
+ * semi_implicit step of h, whose relaxation of u that is: mb_scene_contact_implicit).  Slot
+ * p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of point k of candidate pair p (its feature,
+ * or its place in the collider's list: mb_scene_contact.slot).  A slot without a contact is apart: u̇ = −(K/D) u
  * when the pair has friction (the ground law's release, u decays to 0), else u̇ = 0; its force is 0.
  * fext (nb × 6) as mb_scene_contact_forces; zdot (2 slots); F (3 slots) each slot's force on body b.
  * scratch: mb_scene_stage_scratch(s) bytes, zeroed before the run's first call (it remembers the slots of F
