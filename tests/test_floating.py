@@ -222,8 +222,14 @@ def test_floatbase_convention_and_seed_warning():
         floatbase(b.build())
     m = FB_MODELS["auto_tree"]
     assert m.nb == 7 + 5 and np.all(m.mass[:5] == 0) and m.parent.tolist()[:6] == [-1, 0, 1, 2, 3, 4]
-    with pytest.raises(ValueError, match="free joint"):
-        floatbase(singlebody())
+    # a free joint 1 is replaced as any other: the same body, its velocity [ω; v] read as the chain's
+    # translation and Euler rates (equal at the zero pose), as symbolic derivation takes it
+    body = singlebody()
+    fb = floatbase(body)
+    assert fb.joint_names[:6] == ("fb_Px", "fb_Py", "fb_Pz", "fb_Rx", "fb_Ry", "fb_Rz") and fb.nv == 6
+    swap = [3, 4, 5, 0, 1, 2]
+    H_free = crba(body, np.array([0, 0, 0, 1.0, 0, 0, 0]))
+    assert np.allclose(crba(fb, np.zeros(6)), H_free[np.ix_(swap, swap)], atol=1e-14)
 
 
 # --------------------------------------------------------------------------- fbkin / fbanim

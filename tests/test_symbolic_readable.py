@@ -114,6 +114,54 @@ def test_cli_derives_every_small_seed_model(name, capsys):
     assert "M[0,0] = " in out and "size: M " in out
 
 
+@pytest.mark.parametrize("name", ["vee", "scissor", "rolling_disc", "singlebody"])
+def test_cli_derives_the_free_floating_seed_models_in_euler_angles(name, capsys):
+    """spatial_v2's free-floating models: their free joint (quaternion coordinates, which symbolic
+    derivation does not take) written as floatbase's chain, said in the header; the printed equations
+    are floatbase's model's, numerically its CRBA at a random state."""
+    assert cli_main(["derive", name]) == 0
+    out = capsys.readouterr().out
+    assert f"# floatbase({getattr(mb.models, name)().name})" in out
+    assert "free joint written as floatbase's chain" in out and "Euler angles, singular at q4 = ±π/2" in out
+    fb = mb.models.floatbase(getattr(mb.models, name)())
+    assert fb.joint_names[:6] == ("fb_Px", "fb_Py", "fb_Pz", "fb_Rx", "fb_Ry", "fb_Rz")
+    q = np.random.default_rng(1).uniform(-1, 1, fb.nq)
+    entries = {}
+    for line in out.splitlines():
+        if line.startswith("M["):
+            key, text = line.split(" = ", 1)
+            entries[tuple(int(x) for x in key[2:-1].split(","))] = text
+    H = mb.crba(fb, q)
+    at = {sp.Symbol(f"q{k}"): q[k] for k in range(fb.nq)}
+    for i in range(fb.nv):
+        for j in range(i, fb.nv):
+            value = float(sp.sympify(entries[i, j]).subs(at)) if (i, j) in entries else 0.0
+            assert value == pytest.approx(H[i, j], abs=1e-12)
+
+
+def test_long_entries_print_from_symengine(monkeypatch):
+    """An entry longer than PRINT_ORDERED_MAX_OPS prints as SymEngine writes its form (SymPy's printer
+    ordered StarlETH's 4 MB of terms for 69 s): the same expression, a line saying how many; a matrix
+    the user replaced prints as SymPy's again."""
+    from multibody.symbolic import eom as eom_module
+    eom = derive(mb.models.ra3link(symbolic=True))
+    ordered = str(eom)
+    monkeypatch.setattr(eom_module, "PRINT_ORDERED_MAX_OPS", 10)
+    text = str(eom)
+    assert text != ordered and "entries of more than 10 operations in SymEngine's order of terms" in text
+    symbols = [*eom.q, *eom.dq, *eom.tau, *eom.params]
+    names = {str(s): s for s in symbols}
+    at = dict(zip(symbols, np.random.default_rng(2).uniform(0.5, 2.0, len(symbols))))
+    for line in text.splitlines():
+        if line.startswith(("M[", "b[", "g[")):
+            key, expr = line.split(" = ", 1)
+            name, index = key[0], tuple(int(x) for x in key[2:-1].split(","))
+            entry = getattr(eom, name)[index if name == "M" else (index[0], 0)]
+            assert float(sp.sympify(expr, locals=names).subs(at)) == pytest.approx(float(entry.subs(at)), abs=1e-12), key
+    eom.M = eom.M.copy()
+    assert "M[0,0] = " + str(eom.M[0, 0]) in str(eom)
+
+
 def _walked(e):
     """``e`` rebuilt from its ``args`` (what cse, Lambdify and the SymPy conversion read)."""
     if e.is_Atom:

@@ -319,22 +319,49 @@ def _symbolic_source(spec):
 
 
 def _derive_eom(spec, method, say, raw=False):
+    """(equations, the source's name, a note for the header or None)."""
+    import multibody as mb
     from multibody.symbolic import derive
     source = _symbolic_source(spec)
+    floated = _free_base(source)
+    if floated:
+        # symbolic derivation takes no quaternions: the floating base in Euler angles, as the seed's own
+        # floatbase writes it (spatial_v2's free-floating models are built that way there)
+        source = mb.models.floatbase(source)
     if method is None:
         method = "tmt" if hasattr(source, "model") else "rnea"   # a Mechanism needs TMT
     try:
-        return derive(source, method, raw=raw, progress=say), getattr(source, "name", spec)
+        eom = derive(source, method, raw=raw, progress=say)
     except ValueError as e:
         raise CLIError(str(e)) from None
+    note = None
+    if floated:
+        x, y, z, rx, ry, rz = list(eom.q)[:6]
+        note = (f"body 0's free joint written as floatbase's chain (no quaternions symbolically): {x}, {y}, {z} its "
+                f"x, y, z and {rx}, {ry}, {rz} its x-y-z Euler angles, singular at {ry} = ±π/2")
+    return eom, getattr(source, "name", spec), note
+
+
+def _free_base(source):
+    """Whether ``source`` is a numeric model whose one root, body 0, is on a free joint and whose other
+    joints take no quaternion (what floatbase turns into a tree derive takes)."""
+    import numpy as np
+
+    import multibody as mb
+    if not isinstance(source, mb.Model) or source.is_symbolic or source.planar:
+        return False
+    parent, jtype = np.asarray(source.parent), np.asarray(source.jtype)
+    quaternion = {int(mb.JointType.FREE), int(mb.JointType.SPHERICAL)}
+    return (source.nb > 0 and int(jtype[0]) == int(mb.JointType.FREE) and int(np.sum(parent < 0)) == 1
+            and not any(int(j) in quaternion for j in jtype[1:]))
 
 
 def cmd_derive(args):
     from rich.console import Console
     console = Console(stderr=True)
     with console.status(f"deriving the equations of motion of {args.model} …") as status:
-        eom, name = _derive_eom(args.model, args.method, lambda msg: status.update(f"derive: {msg}"),
-                                raw=args.raw)
+        eom, name, note = _derive_eom(args.model, args.method, lambda msg: status.update(f"derive: {msg}"),
+                                      raw=args.raw)
     size = eom.extra.get("size")
     ops = (size["readable"] if size else eom.count_ops())
     # a planar tree is derived in the readable form directly: there is no other form to count, and
@@ -344,10 +371,14 @@ def cmd_derive(args):
     sized = f"size: M {ops['M']}, b {ops['b']}, g {ops['g']} operations" + as_derived
     if args.latex:
         print(f"% {name}, {sized}")
+        if note:
+            print(f"% {note}")
         print(eom.latex())
     else:
         print(f"# {name}: M(q) q̈ + b(q, q̇) + g(q) = Sᵀ τ   (method {eom.extra.get('method', args.method)})")
         print(f"# {sized}")
+        if note:
+            print(f"# {note}")
         print(eom)
     return 0
 

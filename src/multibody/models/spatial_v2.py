@@ -310,14 +310,15 @@ def floatbase(model: Model) -> Model:
 
     Body 1 of ``model`` becomes body 6 (index 5) of the result; five massless bodies precede it
     (joints Px, Py, Pz, Rx, Ry, Rz).  The chain is singular when the angle of joint 5 is ±π/2
-    (use a FREE joint, or ``fd_fb``, to avoid it).  Frames, geometry, mimic records and the real
+    (use a FREE joint, or ``fd_fb``, to avoid it).  A FREE joint 1 is replaced as any other: the
+    same floating base in Euler angles, what symbolic derivation (no quaternions) takes.  Frames, geometry, mimic records and the real
     joints' limits move with their bodies.  The result follows the convention that
     :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
 
     Parameters
     ----------
     model : Model
-        A numeric spatial model whose only root is body 0, on a joint other than free.
+        A numeric spatial model whose only root is body 0.
 
     Returns
     -------
@@ -329,8 +330,7 @@ def floatbase(model: Model) -> Model:
     TypeError
         ``model`` is not a :class:`multibody.Model`.
     ValueError
-        ``model`` is symbolic, planar, has more than one root or a root other than body 0, or
-        body 0 already has a free joint.
+        ``model`` is symbolic, planar, or has more than one root or a root other than body 0.
 
     Warns
     -----
@@ -345,6 +345,8 @@ def floatbase(model: Model) -> Model:
     >>> fb = mb.models.floatbase(mb.models.auto_tree(3))
     >>> fb.nv, fb.body_names[5]
     (8, 'B1')
+    >>> mb.models.floatbase(mb.models.vee()).joint_names     # a free base in Euler angles
+    ('fb_Px', 'fb_Py', 'fb_Pz', 'fb_Rx', 'fb_Ry', 'fb_Rz', 'rod2_joint')
     """
     _checks.model(model)
     if model.planar:
@@ -352,8 +354,6 @@ def floatbase(model: Model) -> Model:
     roots = [i for i in range(model.nb) if model.parent[i] < 0]
     if len(roots) != 1 or roots[0] != 0:
         raise ValueError("model: floatbase requires exactly one body (body 0) connected to the base")
-    if model.jtype[0] == JointType.FREE:
-        raise ValueError("model: body 0 already has a free joint")
     if not (np.allclose(model.tree_rotation[0], np.eye(3)) and np.allclose(model.tree_translation[0], 0)):
         warnings.warn("floatbase: Xtree of joint 1 is not the identity; its offset is lost", stacklevel=2)
     if model.gamma_q is not None:

@@ -345,6 +345,10 @@ def abbreviate(expr, q):
 # --------------------------------------------------------------------------------------------
 
 _FORMAT = "multibody.EquationsOfMotion"
+#: entries longer than this (operations) are printed as SymEngine writes them, from the derivation's own
+#: SymEngine form: SymPy's printer orders the terms of every sum, 69 s for StarlETH's 4 MB of equations
+#: against SymEngine's 0.6 s (and 1.3 s for its entries up to this size)
+PRINT_ORDERED_MAX_OPS = 1000
 _VERSION = 1
 
 
@@ -483,10 +487,11 @@ class EquationsOfMotion:
             conv = Converter(list(self.q) + list(self.dq) + list(self.tau) + list(self.params))
             n = self.q.rows
             cache = self.__dict__["_se_exprs"]
+            made = self.__dict__.setdefault("_from_se", {})    # the matrices built from it (see _entry_text)
             for key in ("M", "b", "g"):
                 if key not in self.__dict__:
                     flat = [conv(e) for e in cache[key]]
-                    self.__dict__[key] = flat_matrix(n, n if key == "M" else 1, flat)
+                    self.__dict__[key] = made[key] = flat_matrix(n, n if key == "M" else 1, flat)
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -552,15 +557,33 @@ class EquationsOfMotion:
                  f"q   = {list(self.q)}", f"dq  = {list(self.dq)}", f"tau = {list(self.tau)}"]
         if self.params:
             lines.append(f"params = {list(self.params)}")
+        long = []
         for i in range(n):
             for j in range(i, n):
                 if self.M[i, j] != 0:
-                    lines.append(f"M[{i},{j}] = {self.M[i, j]}")
+                    lines.append(f"M[{i},{j}] = {self._entry_text('M', i * n + j, self.M[i, j], long)}")
         for name, vec in (("b", self.b), ("g", self.g), ("f", self.f)):
             for i in range(n):
                 if vec[i] != 0:
-                    lines.append(f"{name}[{i}] = {vec[i]}")
+                    lines.append(f"{name}[{i}] = {self._entry_text(name, i, vec[i], long)}")
+        if long:
+            lines.insert(5 if self.params else 4, f"({len(long)} entries of more than {PRINT_ORDERED_MAX_OPS} "
+                         "operations in SymEngine's order of terms)")
         return "\n".join(lines)
+
+    def _entry_text(self, key, k, expr, long):
+        """SymPy's text of ``expr``, entry k of M (flattened), b or g; for one of more than
+        ``PRINT_ORDERED_MAX_OPS`` operations in a matrix built from the derivation's SymEngine form,
+        SymEngine's text of that form (the same expression, its terms unordered; appended to ``long``)."""
+        cache = self.__dict__.get("_se_exprs")
+        if cache is not None and key in cache and self.__dict__.get("_from_se", {}).get(key) is self.__dict__.get(key):
+            import symengine as se
+
+            e = cache[key][k]
+            if se.count_ops(e) > PRINT_ORDERED_MAX_OPS:
+                long.append((key, k))
+                return str(e)
+        return str(expr)
 
     def __repr__(self) -> str:
         return (f"EquationsOfMotion(n={self.n}, q={list(self.q)}, actuators={self.tau.rows}, "
