@@ -139,10 +139,11 @@ def bench_talos(n_batch: int):
     print("3. Traced ABA, Talos (example-robot-data, free-floating)")
     from .._extras import robots_dir
     try:
-        path = os.path.join(robots_dir(), "talos_data", "robots", "talos_reduced.urdf")
+        robots = robots_dir()
     except FileNotFoundError as e:
         print(f"   skipped: {e}")
         return
+    path = os.path.join(robots, "talos_data", "robots", "talos_reduced.urdf")
     if not os.path.isfile(path):
         print(f"   skipped: {path} not found (install example-robot-data)")
         return
