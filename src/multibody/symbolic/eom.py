@@ -567,8 +567,8 @@ class EquationsOfMotion:
                 if vec[i] != 0:
                     lines.append(f"{name}[{i}] = {self._entry_text(name, i, vec[i], long)}")
         if long:
-            lines.insert(5 if self.params else 4, f"({len(long)} entries of more than {PRINT_ORDERED_MAX_OPS} "
-                         "operations in SymEngine's order of terms)")
+            lines.insert(5 if self.params else 4, f"({len(long)} {'entry' if len(long) == 1 else 'entries'} of more "
+                         f"than {PRINT_ORDERED_MAX_OPS} operations in SymEngine's order of terms)")
         return "\n".join(lines)
 
     def _entry_text(self, key, k, expr, long):
@@ -576,7 +576,8 @@ class EquationsOfMotion:
         ``PRINT_ORDERED_MAX_OPS`` operations in a matrix built from the derivation's SymEngine form,
         SymEngine's text of that form (the same expression, its terms unordered; appended to ``long``)."""
         cache = self.__dict__.get("_se_exprs")
-        if cache is not None and key in cache and self.__dict__.get("_from_se", {}).get(key) is self.__dict__.get(key):
+        made = self.__dict__.get("_from_se", {}).get(key)
+        if cache is not None and key in cache and made is not None and made is self.__dict__.get(key):
             import symengine as se
 
             e = cache[key][k]
