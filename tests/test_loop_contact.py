@@ -161,6 +161,8 @@ def test_contact_off_and_the_default():
     model = mb.load_mjcf(BALL)
     off = mb.simulate(model, model.q_default, np.zeros(6), 0.3, contact="off")
     assert off.contact is None and off.q[-1, 2] < 0.0              # falls through the floor
+    on = mb.simulate(model, model.q_default, np.zeros(6), 0.3)
+    assert on.contact == "compliant" and not any("softened" in p for p in on.passive)   # the 1 mm default
     with pytest.raises(ValueError, match="'of'"):
         mb.simulate(model, model.q_default, np.zeros(6), 0.3, contact="of")
 
@@ -334,6 +336,8 @@ def test_a_files_own_rk4_step_runs_on_the_default_contact_softened_to_fit_it():
     while d.time < 6.0:
         mujoco.mj_step(mj, d)
     assert tr.status == "finished" and tr.contact == "compliant"
+    softened = f"contact softened to {1e3 * fitted.depth:.3g} mm (the step's stability)"
+    assert softened in tr.passive and softened in repr(tr)       # said, not silent
     # never through the floor: the torso (radius 0.07) sinks less than the softened contact's depth on landing
     # (measured 5.2 mm of its 8.9; MuJoCo's soft contacts sink 18 mm somewhere on the same landing)
     assert tr.q[:, 2].min() > 0.07 - fitted.depth

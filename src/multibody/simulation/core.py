@@ -202,7 +202,8 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
         ``contact="compliant"`` asks for it, with a floor from ``ground``); ``contact="hard"``: hard
         contact with Coulomb friction and restitution (:class:`~multibody.simulation.contact.HardContact`,
         impulses from an LCP each step; ``semi_implicit`` only); ``contact="off"`` turns them off;
-        ``traj.contact`` names the contact model.
+        ``traj.contact`` names the contact model (``traj.passive`` says where the default compliant
+        contact was softened for an explicit step, ``SceneContact``'s ``step``).
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
     limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution

@@ -20,7 +20,7 @@ from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .constraints import Constraint, ConstraintSet
 from ..model.geometry import model_geoms
-from .contact import GroundContact, HardContact, SceneContact
+from .contact import SCENE_DEPTH, GroundContact, HardContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces, gravity_compensation_torques
@@ -440,6 +440,9 @@ class System:
             out.append("tendons")
         if self.actuators is not None or self.ctrl_function:
             out.append("actuators" + (" (ctrl function)" if self.ctrl_function else ""))
+        depth = getattr(self.contact, "depth", None)   # SceneContact's default, sunk deeper for the step
+        if depth is not None and depth > SCENE_DEPTH:
+            out.append(f"contact softened to {1e3 * depth:.3g} mm (the step's stability)")
         return tuple(out)
 
     def _friction_description(self):
