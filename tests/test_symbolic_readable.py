@@ -157,7 +157,8 @@ def test_long_entries_print_from_symengine(monkeypatch):
             key, expr = line.split(" = ", 1)
             name, index = key[0], tuple(int(x) for x in key[2:-1].split(","))
             entry = getattr(eom, name)[index if name == "M" else (index[0], 0)]
-            assert float(sp.sympify(expr, locals=names).subs(at)) == pytest.approx(float(entry.subs(at)), abs=1e-12), key
+            printed = float(sp.sympify(expr, locals=names).subs(at))
+            assert printed == pytest.approx(float(entry.subs(at)), abs=1e-12), key
     eom.M = eom.M.copy()
     assert "M[0,0] = " + str(eom.M[0, 0]) in str(eom)
 

@@ -311,9 +311,9 @@ def floatbase(model: Model) -> Model:
     Body 1 of ``model`` becomes body 6 (index 5) of the result; five massless bodies precede it
     (joints Px, Py, Pz, Rx, Ry, Rz).  The chain is singular when the angle of joint 5 is ±π/2
     (use a FREE joint, or ``fd_fb``, to avoid it).  A FREE joint 1 is replaced as any other: the
-    same floating base in Euler angles, what symbolic derivation (no quaternions) takes.  Frames, geometry, mimic records and the real
-    joints' limits move with their bodies.  The result follows the convention that
-    :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
+    same floating base in Euler angles, what symbolic derivation (no quaternions) takes.  Frames,
+    geometry, mimic records and the real joints' limits move with their bodies.  The result follows
+    the convention that :func:`multibody.dynamics.floating.fd_fb` / ``id_fb`` expect.
 
     Parameters
     ----------

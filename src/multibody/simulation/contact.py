@@ -577,8 +577,8 @@ class SceneContact:
     :meth:`check_step` would refuse that step for the 1 mm contact, the default sinks deeper, as far as
     ``SCENE_MAX_DEPTH`` (1 cm), as MuJoCo softens a contact whose ``solref`` time constant is under two steps,
     so that a file's own RK4 step runs as MuJoCo runs it (:meth:`_default_depth` says how deep; a run's
-    ``traj.passive`` says so).  ``depth`` is the default's static depth (None for a stiffness given).  ``simulate`` refuses a fixed step this contact
-    mode outruns (:meth:`check_step`).  The compiled loop runs it in C (``rollout.Contact.scene``);
+    ``traj.passive`` says so).  ``depth`` is the default's static depth (None for a stiffness given).
+    ``simulate`` refuses a fixed step this contact mode outruns (:meth:`check_step`).  The compiled loop runs it in C (``rollout.Contact.scene``);
     :meth:`forces` is its Python statement (the Python reference loop calls it).
 
     Example
@@ -626,14 +626,14 @@ class SceneContact:
 
     def _default_depth(self, model, m_eff, step):
         """The default's static depth: ``SCENE_DEPTH``, unless :meth:`check_step` would refuse the explicit
-        ``step`` (dt, its stepper's bound: :func:`_explicit_step`) for it; then the depth where the contact mode on the least effective mass of
-        the geoms' surface points (:func:`lightest_contact` ``at="surface"``: a box's corners, lighter than the
-        centre the check reads, and overdamped by the default damping, critical at the centre) takes
-        ``STEP_MARGIN`` of the stepper's bound, if that is no deeper than ``SCENE_MAX_DEPTH`` (else 1 mm, and
-        the check refuses the step, naming the one that works).  So no run the check passes changes, and a
-        step it refused runs only where the stricter estimate says it may.  With K = W/d^1.5 and D critical
-        on ``m_eff`` at d, the law's k = 1.5 W/d and c ∝ 1/√d, so every root of m s² + c s + k goes as 1/√d:
-        the depth is closed-form."""
+        ``step`` (dt, its stepper's bound: :func:`_explicit_step`) for it; then the depth where the
+        contact mode on the least effective mass of the geoms' surface points (:func:`lightest_contact`
+        ``at="surface"``: a box's corners, lighter than the centre the check reads, and overdamped by the
+        default damping, critical at the centre) takes ``STEP_MARGIN`` of the stepper's bound, if that is
+        no deeper than ``SCENE_MAX_DEPTH`` (else 1 mm, and the check refuses the step, naming the one that
+        works).  So no run the check passes changes, and a step it refused runs only where the stricter
+        estimate says it may.  With K = W/d^1.5 and D critical on ``m_eff`` at d, the law's k = 1.5 W/d
+        and c ∝ 1/√d, so every root of m s² + c s + k goes as 1/√d: the depth is closed-form."""
         if step is None or self.lightest is None:
             return SCENE_DEPTH
         dt, bound = step

@@ -557,19 +557,19 @@ class EquationsOfMotion:
                  f"q   = {list(self.q)}", f"dq  = {list(self.dq)}", f"tau = {list(self.tau)}"]
         if self.params:
             lines.append(f"params = {list(self.params)}")
-        long = []
+        entries, long = [], []
         for i in range(n):
             for j in range(i, n):
                 if self.M[i, j] != 0:
-                    lines.append(f"M[{i},{j}] = {self._entry_text('M', i * n + j, self.M[i, j], long)}")
+                    entries.append(f"M[{i},{j}] = {self._entry_text('M', i * n + j, self.M[i, j], long)}")
         for name, vec in (("b", self.b), ("g", self.g), ("f", self.f)):
             for i in range(n):
                 if vec[i] != 0:
-                    lines.append(f"{name}[{i}] = {self._entry_text(name, i, vec[i], long)}")
+                    entries.append(f"{name}[{i}] = {self._entry_text(name, i, vec[i], long)}")
         if long:
-            lines.insert(5 if self.params else 4, f"({len(long)} {'entry' if len(long) == 1 else 'entries'} of more "
-                         f"than {PRINT_ORDERED_MAX_OPS} operations in SymEngine's order of terms)")
-        return "\n".join(lines)
+            lines.append(f"({len(long)} {'entry' if len(long) == 1 else 'entries'} of more than "
+                         f"{PRINT_ORDERED_MAX_OPS} operations in SymEngine's order of terms)")
+        return "\n".join(lines + entries)
 
     def _entry_text(self, key, k, expr, long):
         """SymPy's text of ``expr``, entry k of M (flattened), b or g; for one of more than
