@@ -38,7 +38,7 @@ def test_rhs_matches_the_core_s_aba_on_starleth():
     for k in range(7):
         want = mb.aba(model, Q[k], QD[k], np.zeros(model.nv))
         assert rel_err(f(Q[k], QD[k])["qdd"], want) <= 1e-12
-        assert np.array_equal(batch[k], f(Q[k], QD[k])["qdd"])
+        assert rel_err(batch[k], f(Q[k], QD[k])["qdd"]) <= 1e-14   # one state wide and CG_W wide: to rounding
 
 
 def test_rhs_takes_joint_torques_and_parameters():

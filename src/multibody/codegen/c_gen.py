@@ -381,8 +381,8 @@ def c_lanes_function(spec: CodeSpec, func_name: str = "cg_eval_lanes") -> str:
     each operation one SIMD instruction for ``CG_W`` states, and sin/cos a polynomial on the lanes
     (``cg_vsin``, ``cg_vcos``) instead of ``CG_W`` library calls. ``cg_p[i * CG_W + l]`` points at
     input ``i`` of lane ``l``'s state, ``cg_o[j * CG_W + l]`` at its output ``j``; lanes may share an
-    output (the module's tail and single state point spare lanes at a real state's arrays: equal
-    values written twice by one thread).
+    output (a batch's last block points spare lanes at a real state's arrays: equal values written
+    twice by one thread). The module's ``one()`` runs the same text compiled with ``CG_W`` = 1.
 
     Long code is cut into ``CG_NOINLINE`` parts of :data:`CHUNK` temporaries (one huge basic block
     makes the compiler's register allocation superlinear). A temporary used only inside its part is

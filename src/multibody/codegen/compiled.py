@@ -2,7 +2,7 @@
 ``emlc``: "mex-functions are executed much faster … for systems with a lot of degrees of freedom").
 
 The module holds the code ``to_c`` writes in its lanes form (:func:`~multibody.codegen.c_gen.c_lanes_function`:
-CG_W states per SIMD block, four with AVX; ``one`` fills every lane with its state). It is compiled
+CG_W states per SIMD block, four with AVX; ``one`` runs the same kernel compiled one state wide). It is compiled
 -O3 and, where the compiler takes it, ``-march=native`` (the machine's CPU is in the cache key).
 One call evaluates N states in one C loop, no Python per state: the inputs
 pass the C core's one array gate (``multibody/csrc/common/gate.h``, #included with ``-I`` to
@@ -97,8 +97,37 @@ def _load(modname: str, path: str):
 _PROCESS_WIDE_MATH_FLAGS = frozenset({"-ffast-math", "-Ofast", "-funsafe-math-optimizations"})
 
 
+def _run_compiler(cmds: list) -> None:
+    """Run the compiler commands side by side (the module's two parts) and wait for all of them;
+    the first that failed raises with its last lines of output."""
+    procs = []
+    try:
+        for cmd in cmds:
+            procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    except OSError as exc:
+        for _, p in procs:
+            p.kill()
+            p.communicate()
+        raise K.CompilerNotFoundError(f"could not run the C compiler {cmds[0][0]!r} ({exc}); "
+                                      "use multibody.codegen.to_numpy(...), which needs no compiler") from exc
+    failed = None
+    for cmd, p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0 and failed is None:
+            failed = (cmd, err)
+    if failed is not None:
+        cmd, err = failed
+        raise RuntimeError(f"C compiler failed ({' '.join(cmd[:3])} …):\n{err[-3000:]}")
+
+
 def _build(src: str, modname: str, folder: str, cc: list[str], flags: tuple) -> tuple[str, str]:
     """Compile into a private temporary folder, then move the library into place atomically.
+
+    The source is compiled twice, side by side: the module with the kernel CG_W states wide, and
+    (``-DCG_ONE_STATE_PART``) the kernel alone one state wide for ``one()`` (templates/module.c);
+    then linked. The link leaves out the fast-math flags: given those at link time gcc (before 13)
+    links crtfastmath.o even into a shared library, and loading that would turn on flush-to-zero
+    for the whole Python process.
 
     Returns (file name, sha256). The final name carries the checksum, so concurrent builders
     never overwrite a library another process may be loading.
@@ -110,22 +139,11 @@ def _build(src: str, modname: str, folder: str, cc: list[str], flags: tuple) -> 
             fh.write(src)
         so_tmp = os.path.join(work, f"{modname}{K.ext_suffix()}")
         includes = [f"-I{K.python_include()}", f"-I{np.get_include()}", f"-I{core_include()}"]
+        parts = [os.path.join(work, f"{modname}.o"), os.path.join(work, f"{modname}_one.o")]
+        _run_compiler([cc + list(flags) + includes + ["-c", c_path, "-o", parts[0]],
+                       cc + list(flags) + includes + ["-DCG_ONE_STATE_PART", "-c", c_path, "-o", parts[1]]])
         link_flags = [f for f in flags if f not in _PROCESS_WIDE_MATH_FLAGS]
-        if len(link_flags) == len(flags):
-            steps = [cc + list(flags) + includes + [c_path, "-o", so_tmp, "-lm"]]
-        else:   # compiled with every flag, linked without the fast-math ones: given those at link time gcc
-            # (before 13) links crtfastmath.o even into a shared library, and loading that would turn on
-            # flush-to-zero for the whole Python process
-            obj = os.path.join(work, f"{modname}.o")
-            steps = [cc + list(flags) + includes + ["-c", c_path, "-o", obj], cc + link_flags + [obj, "-o", so_tmp, "-lm"]]
-        for cmd in steps:
-            try:
-                res = subprocess.run(cmd, capture_output=True, text=True)
-            except OSError as exc:
-                raise K.CompilerNotFoundError(f"could not run the C compiler {cc[0]!r} ({exc}); "
-                                              "use multibody.codegen.to_numpy(...), which needs no compiler") from exc
-            if res.returncode != 0:
-                raise RuntimeError(f"C compiler failed ({' '.join(cmd[:3])} …):\n{res.stderr[-3000:]}")
+        _run_compiler([cc + link_flags + parts + ["-o", so_tmp, "-lm"]])
         digest = K.sha256_file(so_tmp)
         final = f"{modname}-{digest[:16]}{K.ext_suffix()}"
         os.replace(so_tmp, os.path.join(folder, final))
