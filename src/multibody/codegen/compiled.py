@@ -172,10 +172,12 @@ class CompiledFunction(GeneratedFunction):
         self._filled = [self.defaults.get(nm, np.zeros(size) if (nm in self.zero_default or size == 0) else None)
                         for nm, size in zip(self.input_names, self.sizes)]
         # default values of the trailing inputs, for calls that leave them out (None: some are required)
-        self._tails = [tuple(self._filled[k:]) if all(x is not None for x in self._filled[k:]) else None
-                       for k in range(self._nin + 1)]
+        # (a tuple of tuples: the module's C caller reads it)
+        self._tails = tuple(tuple(self._filled[k:]) if all(x is not None for x in self._filled[k:]) else None
+                            for k in range(self._nin + 1))
 
     def __call__(self, *args, **kwargs) -> dict:
+        # (what compile() returns calls its module's C caller instead, the same steps without a Python frame)
         if not kwargs:                          # one state: all in C (through the core's array gate)
             nargs = len(args)
             if nargs == self._nin:
@@ -186,6 +188,10 @@ class CompiledFunction(GeneratedFunction):
                 out = NotImplemented
             if out is not NotImplemented:
                 return out
+        return self._general(*args, **kwargs)
+
+    def _general(self, *args, **kwargs) -> dict:
+        """Any call: defaults filled, inputs broadcast to one batch, ``run`` over it."""
         # the same array gate as the C core (complex, object and masked arrays refused, byte order fixed)
         names = self.input_names
         args = tuple(x if x is None or k >= len(names) else _gate(names[k], x) for k, x in enumerate(args))
@@ -206,6 +212,21 @@ class CompiledFunction(GeneratedFunction):
         call += list(outs.values())
         self._run(*call)
         return outs
+
+
+_CALLING: dict = {}  # module name -> CompiledFunction's subclass whose __call__ is the module's C caller
+
+
+def _function(spec, module, path, key, built, seconds) -> CompiledFunction:
+    """The CompiledFunction of a loaded module, of the module's own subclass: its ``__call__`` is the
+    module's ``_caller`` (templates/module.c), so a call of one state runs without a Python frame
+    (~0.6 µs a call: the generated 20-link right-hand side's one call went from 5.1 to 4.4 µs)."""
+    cls = _CALLING.get(module.__name__)
+    if cls is None:
+        cls = _CALLING[module.__name__] = type(CompiledFunction.__name__, (CompiledFunction,), {
+            "__call__": module._caller, "__module__": CompiledFunction.__module__,
+            "__qualname__": CompiledFunction.__qualname__, "__doc__": CompiledFunction.__doc__})
+    return cls(spec, module, path, key, built, seconds)
 
 
 def _compiler_flags(flags, cc) -> tuple:
@@ -294,7 +315,7 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     modname = f"mbcg_{key[:24]}"
     if key in _LOADED:
         mod, path = _LOADED[key]
-        return CompiledFunction(spec, mod, path, key, False, time.perf_counter() - t0)
+        return _function(spec, mod, path, key, False, time.perf_counter() - t0)
     folder = K.cache_dir(cache_dir)
     rec_path = os.path.join(folder, f"{modname}.json")
     rec = K.read_record(rec_path)
@@ -306,7 +327,7 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
         elif os.path.isfile(path) and K.sha256_file(path) == rec.get("sha256"):
             mod = _load(modname, path)
             _LOADED[key] = (mod, path)
-            return CompiledFunction(spec, mod, path, key, False, time.perf_counter() - t0)
+            return _function(spec, mod, path, key, False, time.perf_counter() - t0)
         else:
             warnings.warn(f"codegen cache entry {rec_path} is corrupted or incomplete (checksum mismatch); "
                           "rebuilding", RuntimeWarning, stacklevel=2)
@@ -320,7 +341,7 @@ def compile(source, values: dict | None = None, *, name: str = "eom", cache_dir=
     mod = _load(modname, path)
     _LOADED[key] = (mod, path)
     say("done")
-    return CompiledFunction(spec, mod, path, key, True, time.perf_counter() - t0)
+    return _function(spec, mod, path, key, True, time.perf_counter() - t0)
 
 
 def export(source, out_dir, module_name: str = "eom", values: dict | None = None, *, flags=None) -> str:

@@ -7,6 +7,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #include "common/gate.h"
+#include <stddef.h>
 #include <string.h>
 
 /* Lanes: the batch is CG_W states side by side, every value of the kernel one cg_vd (GCC's and
@@ -436,6 +437,78 @@ static PyObject *cg_one_or_not(PyObject *self, PyObject *const *args, Py_ssize_t
     return cg_one_state(args, nargs, 0);
 }
 
+/* The library's call f(q, dq, ...) without a Python frame: CompiledFunction's __call__ is this object
+ * (its class is made per module), a method descriptor, so Python passes the function object first.
+ * Inputs left out at the end take the function's defaults (its _tails[k]: the defaults of inputs k
+ * on, or None); a call one() cannot take (keywords, batches, other shapes, a missing input without a
+ * default) goes to the library's general path, the function's _general(*args, **kwargs). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+} cg_caller_object;
+
+static PyObject *cg_caller_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    static PyObject *general_name, *tails_name;
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    (void)callable;
+    if (general_name == NULL && !(general_name = PyUnicode_InternFromString("_general")))
+        return NULL;
+    if (tails_name == NULL && !(tails_name = PyUnicode_InternFromString("_tails")))
+        return NULL;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "a compiled function's __call__ takes the function first");
+        return NULL;
+    }
+    if ((kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) && nargs - 1 <= CG_NIN) {
+        PyObject *full[CG_NIN + 1];
+        PyObject *all = NULL, *out;
+        const Py_ssize_t given = nargs - 1;
+        Py_ssize_t i;
+        for (i = 0; i < given; ++i)
+            full[i] = args[1 + i];
+        if (given < CG_NIN) {
+            PyObject *tails;
+            all = PyObject_GetAttr(args[0], tails_name);   /* held while full[] points into it */
+            if (all == NULL)
+                return NULL;
+            tails = PyTuple_Check(all) && PyTuple_GET_SIZE(all) > given ? PyTuple_GET_ITEM(all, given) : NULL;
+            if (tails == NULL || !PyTuple_Check(tails) || PyTuple_GET_SIZE(tails) != CG_NIN - given) {
+                Py_DECREF(all);
+                goto general;
+            }
+            for (i = given; i < CG_NIN; ++i)
+                full[i] = PyTuple_GET_ITEM(tails, i - given);
+        }
+        out = cg_one_state(full, CG_NIN, 0);
+        Py_XDECREF(all);
+        if (out != Py_NotImplemented)
+            return out;                                  /* a result, or NULL with the error set */
+        Py_DECREF(out);
+    }
+general:
+    return PyObject_VectorcallMethod(general_name, (PyObject *const *)args, nargsf, kwnames);
+}
+
+static PyObject *cg_caller_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyTypeObject cg_caller_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "${modname}.caller",
+    .tp_basicsize = sizeof(cg_caller_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(cg_caller_object, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = cg_caller_get,
+    .tp_doc = "f(in0, in1, ...) for the library's CompiledFunction: one state in C, the rest its general path",
+};
+
 static PyMethodDef cg_methods[] = {
     {"run", (PyCFunction)(void (*)(void))cg_run, METH_FASTCALL, "run(n, in0, stride0, ..., out0, ...)"},
     {"one", (PyCFunction)(void (*)(void))cg_one, METH_FASTCALL, "one(in0, in1, ...) -> dict of outputs"},
@@ -456,6 +529,25 @@ PyMODINIT_FUNC PyInit_${modname}(void)
         PyErr_Clear();
         cg_overflow = Py_NewRef(PyExc_ValueError);
     }
-    return PyModule_Create(&cg_module);
+    {
+        PyObject *mod, *caller;
+        if (PyType_Ready(&cg_caller_type) < 0)
+            return NULL;
+        mod = PyModule_Create(&cg_module);
+        if (mod == NULL)
+            return NULL;
+        caller = (PyObject *)PyObject_New(cg_caller_object, &cg_caller_type);
+        if (caller == NULL) {
+            Py_DECREF(mod);
+            return NULL;
+        }
+        ((cg_caller_object *)caller)->vectorcall = cg_caller_call;
+        if (PyModule_AddObject(mod, "_caller", caller) < 0) {
+            Py_DECREF(caller);
+            Py_DECREF(mod);
+            return NULL;
+        }
+        return mod;
+    }
 }
 #endif
