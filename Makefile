@@ -16,7 +16,7 @@ ASAN_TESTS := tests/test_core.py tests/test_dynamics_consistency.py tests/test_b
               tests/test_floating.py tests/test_kinematics.py tests/test_sparse.py tests/test_urdf_errors.py \
               tests/test_engine.py tests/test_engine_bad_input.py tests/test_engine_collision.py \
               tests/test_rollout.py tests/test_passive.py tests/test_joint_limits.py tests/test_contact.py tests/test_constraints.py \
-              tests/test_output_memory.py \
+              tests/test_output_memory.py tests/test_codegen_caller.py \
               tests/test_lanes.py tests/test_gate.py tests/test_threads.py tests/test_fuzz_api.py tests/test_derivatives.py \
               tests/test_engine_rays.py tests/test_engine_trimesh.py tests/test_engine_amotor.py \
               tests/test_engine_convex.py tests/test_engine_convex_mesh.py \

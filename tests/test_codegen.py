@@ -183,28 +183,6 @@ def test_batch_equals_single_states_and_shares_parameters():
     assert np.array_equal(f(Q[3], qd=QD[3], params=spec.defaults["param"])["b"], f(Q[3], QD[3])["b"])
 
 
-@pytest.mark.skipif(not HAVE_CC, reason="needs a C compiler")
-def test_one_state_calls_stay_in_c_and_the_rest_take_the_general_path():
-    """f(q, dq) with the trailing inputs left out runs in the module's C caller with the function's defaults;
-    keywords, batches and bad shapes go to ``_general`` (here replaced by a recorder: the handshake)."""
-    model = mb.models.double_pendulum()
-    f = codegen.compile(model)
-    q, dq = np.array([0.3, -0.2]), np.array([0.5, 1.0])
-    full = f(q, dq, np.zeros(2), np.zeros(0))
-    calls = []
-    f._general = lambda *a, **k: calls.append((len(a), sorted(k))) or "general"
-    for out in (f(q, dq), f(q, dq, np.zeros(2))):
-        assert calls == [] and all(np.array_equal(out[k], full[k]) for k in full)
-    assert close(full["M"], mb.crba(model, q))
-    assert f(q, dq=dq) == "general" and f(np.tile(q, (3, 1)), dq) == "general" and f(q[:1], dq) == "general"
-    assert f() == "general" and calls == [(1, ["dq"]), (2, []), (2, []), (0, [])]
-    del f._general
-    with pytest.raises(ValueError, match="q: contains NaN"):   # refused in C, as the general path refuses it
-        f(np.array([np.nan, 0.0]), dq)
-    with pytest.raises(TypeError, match="missing input 'q'"):
-        f()
-
-
 @pytest.mark.parametrize("mixed", [False, True])
 def test_generated_c_builds_as_cplusplus(tmp_path, mixed):
     """proNEu's manual builds its generated code with g++: C++ has no `restrict` and needs C linkage
