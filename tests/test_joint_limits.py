@@ -320,6 +320,7 @@ def test_friction_on_a_light_joint_keeps_a_fixed_step_stable(tmp_path, integrato
     assert np.count_nonzero(np.diff(np.sign(traj.qd[5:, 1]))) <= 2
     batch = mb.simulate_batch(m, np.array([[0.0, 0.0], [0.3, -0.2]]), np.zeros((2, 2)), 0.5, integrator=integrator)
     assert np.array_equal(batch[0].q, traj.q)
+    assert batch.passive == batch[1].passive == traj.passive and traj.passive[-1] in repr(batch)   # said there too
 
 
 def test_damping_a_fixed_step_cannot_follow_is_refused_naming_the_joint_and_a_step_that_works(tmp_path):

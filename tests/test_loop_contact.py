@@ -338,6 +338,10 @@ def test_a_files_own_rk4_step_runs_on_the_default_contact_softened_to_fit_it():
     assert tr.status == "finished" and tr.contact == "compliant"
     softened = f"contact softened to {1e3 * fitted.depth:.3g} mm (the step's stability)"
     assert softened in tr.passive and softened in repr(tr)       # said, not silent
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batch = mb.simulate_batch(model, None, np.zeros((2, model.nv)), 0.01)   # a batch says it as well
+    assert batch.passive == tr.passive and batch.contact == "compliant" and softened in repr(batch)
     # never through the floor: the torso (radius 0.07) sinks less than the softened contact's depth on landing
     # (measured 5.2 mm of its 8.9; MuJoCo's soft contacts sink 18 mm somewhere on the same landing)
     assert tr.q[:, 2].min() > 0.07 - fitted.depth

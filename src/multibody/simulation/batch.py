@@ -38,15 +38,19 @@ class BatchTrajectory:
 
     A run that blew up keeps its samples up to its last finite state, or its last within 1e10 (as
     :func:`multibody.simulate`'s); later samples are NaN and its ``status`` is ``"diverged"`` (message
-    with the time).  Batches of runs with events, whose
+    with the time).  ``passive`` and ``contact`` say, as a :class:`Trajectory`'s, what the runs applied
+    from the model (limits, damping, friction and its v_s, a softened default contact, …) and the contact
+    model's name.  Batches of runs with events, whose
     sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.  As in a
     :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first access (one
     batched ``mb.energy`` call over every finite sample) and cached.
     """
 
     def __init__(self, t, q, qd, qdd, tau, kinetic_energy=None, potential_energy=None, status=(), messages=(),
-                 integrator="", model_name="", model_fingerprint="", quaternion_starts=(), runs=None, model=None):
+                 integrator="", model_name="", model_fingerprint="", quaternion_starts=(), runs=None, model=None,
+                 passive=(), contact=None):
         self.t, self.q, self.qd, self.qdd, self.tau = t, q, qd, qdd, tau
+        self.passive, self.contact = tuple(passive), contact
         self._ke, self._pe = kinetic_energy, potential_energy
         self.status, self.messages = list(status), list(messages)
         self.integrator, self.model_name, self.model_fingerprint = integrator, model_name, model_fingerprint
@@ -87,8 +91,9 @@ class BatchTrajectory:
 
     def __repr__(self):
         shape = "runs of differing sample times" if self.q is None else f"{self.q.shape[1]} samples each"
+        passive = f", {', '.join(self.passive)}" if self.passive else ""
         return (f"BatchTrajectory({self.model_name!r}, {len(self)} runs, {shape}, "
-                f"{sum(s != 'finished' for s in self.status)} not finished)")
+                f"{sum(s != 'finished' for s in self.status)} not finished{passive})")
 
     def __getitem__(self, i) -> Trajectory:
         if not isinstance(i, (int, np.integer)):
@@ -99,12 +104,14 @@ class BatchTrajectory:
             return self.runs[i]
         keep = np.all(np.isfinite(self.q[i]), axis=-1)
         cached = self._ke is not None
-        return Trajectory(t=self.t[keep], q=self.q[i][keep], qd=self.qd[i][keep], qdd=self.qdd[i][keep],
-                          tau=self.tau[i][keep], kinetic_energy=self._ke[i][keep] if cached else None,
-                          potential_energy=self._pe[i][keep] if cached else None, status=self.status[i],
-                          message=self.messages[i], integrator=self.integrator,
-                          model_fingerprint=self.model_fingerprint, model_name=self.model_name,
-                          quaternion_starts=self.quaternion_starts, model=self.model)
+        run = Trajectory(t=self.t[keep], q=self.q[i][keep], qd=self.qd[i][keep], qdd=self.qdd[i][keep],
+                         tau=self.tau[i][keep], kinetic_energy=self._ke[i][keep] if cached else None,
+                         potential_energy=self._pe[i][keep] if cached else None, status=self.status[i],
+                         message=self.messages[i], integrator=self.integrator,
+                         model_fingerprint=self.model_fingerprint, model_name=self.model_name,
+                         quaternion_starts=self.quaternion_starts, model=self.model)
+        run.passive, run.contact = self.passive, self.contact
+        return run
 
     @classmethod
     def from_runs(cls, runs: list) -> "BatchTrajectory":
@@ -112,7 +119,8 @@ class BatchTrajectory:
         first = runs[0]
         meta = dict(status=[r.status for r in runs], messages=[r.message for r in runs],
                     integrator=first.integrator, model_name=first.model_name,
-                    model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)
+                    model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts,
+                    passive=first.passive, contact=getattr(first, "contact", None))
         if same and len({(r.q.shape[1], r.qd.shape[1]) for r in runs}) == 1:
             st = lambda k: np.stack([getattr(r, k) for r in runs])  # noqa: E731
             return cls(t=first.t, q=st("q"), qd=st("qd"), qdd=st("qdd"), tau=st("tau"), runs=runs, **meta)
@@ -287,7 +295,8 @@ def _concat(parts):
                            potential_energy=cat("_pe", 0) if cached else None, model=first.model,
                            status=sum((p.status for p in parts), []), messages=sum((p.messages for p in parts), []),
                            integrator=first.integrator, model_name=first.model_name,
-                           model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts)
+                           model_fingerprint=first.model_fingerprint, quaternion_starts=first.quaternion_starts,
+                           passive=first.passive, contact=first.contact)
 
 
 def _passive_beyond_damping(model, limits):
@@ -465,7 +474,9 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                           "limits", "limit_restitution", "friction_velocity", "constraints", "ctrl")})
         kind = "vectorised"
         # per run, simulate checks them; this System is the batch's one that warns (the chunks' are quiet)
-        _check_gains(model, _batch_system(model, run_kw, warn=True, events=False)[0], run_kw, Q0)
+        checked = _batch_system(model, run_kw, warn=True, events=False)[0]
+        _check_gains(model, checked, run_kw, Q0)
+        applied = (checked.passive(), None if contact is None else getattr(contact, "name", type(contact).__name__))
     else:
         run_kw = dict(dt=dt, integrator=integrator, controller=controller, f_ext=f_ext, events=events,
                       record_every=record_every, **kwargs)
@@ -475,7 +486,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                         f"{type(executor).__name__}")
     if executor is None and not progress:
         out = _run_chunk((kind, model, Q0, QD0, t_final, run_kw, params))
-        return _cut_blow_ups(model, out) if kind == "vectorised" else BatchTrajectory.from_runs(out)
+        return _labelled(_cut_blow_ups(model, out), *applied) if kind == "vectorised" else BatchTrajectory.from_runs(out)
     if chunks is None:
         chunks = 50 if executor is None else min(N, 4 * _worker_count(executor))
     chunks = _checks.integer("chunks", chunks, lo=1)
@@ -495,8 +506,17 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     if bar is not None:
         bar.close()
     if kind == "vectorised":
-        return _cut_blow_ups(model, _concat(parts))
+        return _labelled(_cut_blow_ups(model, _concat(parts)), *applied)
     return BatchTrajectory.from_runs([r for p in parts for r in p])
+
+
+def _labelled(batch, passive, contact):
+    """A compiled batch (whose runs do not go through ``simulate``) with ``passive`` and ``contact`` said, on the
+    batch and on runs it holds as Trajectories."""
+    batch.passive, batch.contact = tuple(passive), contact
+    for run in batch.runs or ():
+        run.passive, run.contact = batch.passive, contact
+    return batch
 
 
 def _cut_blow_ups(model, batch):
