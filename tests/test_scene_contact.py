@@ -326,6 +326,40 @@ def test_a_point_on_a_plane_keeps_its_slot_as_the_others_touch_down():
         assert min(ends) < 0 < max(ends), shape      # both ends were met, and each kept its slot
 
 
+def test_a_hull_vertex_on_a_plane_keeps_its_slot_as_the_foot_rocks():
+    """A convex mesh's points on a plane are its vertices (mb_contact_point.feature = the vertex): each keeps
+    one slot (feature mod 8) while the hull rocks, whichever of the touching vertices is deepest and which
+    four the collider keeps; before, a point's slot was its place in the collider's list, deepest first, so
+    the rocking foot's points swapped their state (URDF mesh feet: solo12's)."""
+    from multibody.simulation.rollout import SCENE_PAIR_MAX
+    ring = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+    bottom = np.c_[0.1 * np.cos(ring), 0.1 * np.sin(ring), np.full(8, -0.02)]
+    verts = np.r_[bottom, bottom + [0, 0, 0.04]]            # an octagonal prism
+    m = mb.load_mjcf(f'<mujoco><asset><mesh name="m" vertex="{" ".join(map(str, verts.ravel()))}"/></asset>'
+                     '<worldbody><geom type="plane" size="1 1 .1"/><body><freejoint/><geom type="mesh" mesh="m"/>'
+                     '</body></worldbody></mujoco>')
+    seen, deepest, counts = {}, set(), set()
+    for a in np.linspace(-0.02, 0.02, 41):                  # rocked about y (and a little about x)
+        q = m.q_default.copy()
+        w = np.cos(a / 2)
+        q[3:7] = [w, 0.002 * w, np.sin(a / 2), 0.0]          # about y by a, tilted 0.004 rad about x
+        q[3:7] /= np.linalg.norm(q[3:7])
+        q[2] = 0.02 - 0.002                                  # the centre of the bottom 2 mm below the floor
+        c = mb.contacts(m, q)
+        qw, qx, qy, qz = q[3:7]
+        Rq = np.array([[1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
+                       [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
+                       [2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)]])
+        at = bottom @ Rq.T + q[:3]                            # the bottom vertices in the world
+        assert len(set(c.slot.tolist())) == len(c) and np.all(c.slot // SCENE_PAIR_MAX == c.pair)
+        ids = [int(np.argmin(np.linalg.norm(at[:, :2] - x[:2], axis=1))) for x in c.position]
+        for v, slot in zip(ids, c.slot):
+            assert seen.setdefault(v, int(slot)) == slot, (a, v)
+        deepest.add(ids[int(np.argmax(c.depth))])
+        counts.add(int((at[:, 2] < 0).sum()))
+    assert len(deepest) >= 2 and max(counts) > 4 and len(seen) >= 6   # rocked: other vertices deepest, 4 of > 4 kept
+
+
 def test_ellipsoid_in_the_engine_rests_on_a_plane():
     world = World(dt=1e-3)
     world.add_geom(Plane((0, 0, 1), 0.0))

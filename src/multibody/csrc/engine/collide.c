@@ -471,10 +471,10 @@ int mb_collide_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_poi
     if (!f) return -1;
     int n = flip ? f(b, a, out, max) : f(a, b, out, max);
     if (flip) for (int i = 0; i < n; i++) mb_scale3(out[i].normal, -1, out[i].normal);
-    /* the colliders of fixed points (a primitive on a plane) name each point's feature; the others' points
-     * are their order (their writers leave the field as it was) */
+    /* the colliders of fixed points (a primitive or a hull's vertices on a plane) name each point's feature; the
+     * others' points are their order (their writers leave the field as it was) */
     const int fixed_points = f == sphere_plane_pair || f == box_plane_pair || f == capsule_plane_pair
-                             || f == cylinder_plane_pair;
+                             || f == cylinder_plane_pair || f == mb_convex_plane;
     if (!fixed_points) for (int i = 0; i < n; i++) out[i].feature = -1;
     return n;
 }

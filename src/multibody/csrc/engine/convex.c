@@ -257,10 +257,15 @@ static int reduce4(double (*pos)[3], const double *depth, int m, const double *n
     return 4;
 }
 
-static int emit_points(double (*pos)[3], const double *depth, int m, const double *normal, mb_contact_point *out, int max)
+/* ids: each point's vertex of the hull (its feature: mb_contact_point.feature), or NULL (none: −1) */
+static int emit_points(double (*pos)[3], const double *depth, const int *ids, int m, const double *normal,
+                       mb_contact_point *out, int max)
 {
     int keep[4], k = reduce4(pos, depth, m, normal, keep), n = 0;
-    for (int i = 0; i < k && n < max; i++, n++) { mb_copy3(pos[keep[i]], out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth[keep[i]]; }
+    for (int i = 0; i < k && n < max; i++, n++) {
+        mb_copy3(pos[keep[i]], out[n].pos); mb_copy3(normal, out[n].normal); out[n].depth = depth[keep[i]];
+        out[n].feature = ids ? ids[keep[i]] : -1;
+    }
     return n;
 }
 
@@ -304,7 +309,7 @@ static int face_contact(const mb_hull *ref, int f, const mb_hull *inc, int ref_i
         for (int k = 0; k < 3; k++) tmp[0][k] = x[k] + 0.5 * d * n[k];
         depth[0] = d; kept = 1;
     }
-    return emit_points(tmp, depth, kept, normal, out, max);
+    return emit_points(tmp, depth, NULL, kept, normal, out, max);
 }
 
 /* two hulls in one frame; contact normals from b into a */
@@ -462,6 +467,7 @@ static int hull_segment(const mb_hull *h, const double *e0, const double *e1, do
 static int hull_plane(const mb_hull *h, const double *R, const double *p, const double *pn, double pd, mb_contact_point *out, int max)
 {   /* in the hull's frame: n . x = d; points midway between vertex and plane, normal pn */
     double n[3], pos[HULL_MAX_VERTS][3], depth[HULL_MAX_VERTS];
+    int vertex[HULL_MAX_VERTS];   /* each point's vertex: its feature, which keeps its state slot as others come and go */
     mb_mtv3(R, pn, n);
     double d = pd - mb_dot3(pn, p);
     int m = 0;
@@ -475,9 +481,10 @@ static int hull_plane(const mb_hull *h, const double *R, const double *p, const 
         const double dep = depth[i], *x = h->v + 3 * i;
         if (dep < 0) continue;
         for (int k = 0; k < 3; k++) pos[m][k] = x[k] + 0.5 * dep * n[k];
+        vertex[m] = i;
         depth[m++] = dep;   /* (m <= i: a slot already read) */
     }
-    return m ? emit_points(pos, depth, m, n, out, max) : 0;
+    return m ? emit_points(pos, depth, vertex, m, n, out, max) : 0;
 }
 
 /* The pair colliders of the table (collide.c): either of a, b is the hull.  Each works in the

@@ -105,8 +105,9 @@ enum { FRICTION_FORCE = 0, FRICTION_PYRAMID = 1, FRICTION_CONE = 2 };
 enum { SOLVER_DANTZIG = 0, SOLVER_PGS = 1, SOLVER_AUTO = 2 };
 
 /* A contact point from the narrow phase: normal points from geom 2 into geom 1.  feature: which fixed point of
- * the pair it is (a box's corner 0…7, a capsule's end 0, 1, a cylinder's rim point 0…7 on a plane), the same
- * whichever of them touch, or −1 where the collider has no fixed points (its k-th point is then the k-th). */
+ * the pair it is (a box's corner 0…7, a capsule's end 0, 1, a cylinder's rim point 0…7, a hull's vertex on a
+ * plane), the same whichever of them touch, or −1 where the collider has no fixed points (its k-th point is
+ * then the k-th). */
 typedef struct {
     int g1, g2, b1, b2;
     double pos[3], normal[3], depth;

@@ -217,6 +217,33 @@ size_t mb_scene_pose_scratch(const mb_scene *s)
     return sizeof(posed) * (size_t)(s->ng ? s->ng : 1);
 }
 
+/* The state slots of a pair's k points (mb_scene_contact.slot = pair · MB_SCENE_PAIR_MAX + slot[i]): a point
+ * with a feature (a fixed point of its shape: a box's corner, a capsule's end, a hull's vertex) takes
+ * feature mod MB_SCENE_PAIR_MAX, so it keeps its state whichever others touch or which is deepest; where a
+ * point of a lower feature holds that one (a hull's vertices, up to 256, share the 8), the next free one.
+ * Points without a feature take their order. */
+static void pair_slots(const mb_contact_point *c, int k, int *slot)
+{
+    unsigned used = 0;   /* (k <= MB_SCENE_PAIR_MAX: a free one is always left for the next point) */
+    for (int i = 0; i < k; i++) {
+        slot[i] = c[i].feature >= 0 ? -1 : i;
+        if (slot[i] >= 0)
+            used |= 1u << i;
+    }
+    for (int done = 0; done < k; done++) {
+        int low = -1;   /* the lowest feature not placed yet */
+        for (int i = 0; i < k; i++)
+            if (slot[i] < 0 && (low < 0 || c[i].feature < c[low].feature))
+                low = i;
+        if (low < 0)
+            break;
+        int j = c[low].feature % MB_SCENE_PAIR_MAX;
+        while (used >> j & 1u)
+            j = (j + 1) % MB_SCENE_PAIR_MAX;
+        slot[low] = j, used |= 1u << j;
+    }
+}
+
 /* mb_scene_contacts on the body poses d->R0, d->p0 already computed at q */
 static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, int cap, void *scratch)
 {
@@ -268,11 +295,13 @@ static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, 
             n = -1;
             break;
         }
+        int slot[MB_SCENE_PAIR_MAX];
+        pair_slots(c, k, slot);
         for (int i = 0; i < k; i++, n++) {
             if (n >= cap)
                 continue;
             mb_scene_contact *o = out + n;
-            o->pair = p, o->slot = p * MB_SCENE_PAIR_MAX + (c[i].feature >= 0 ? c[i].feature : i);
+            o->pair = p, o->slot = p * MB_SCENE_PAIR_MAX + slot[i];
             mb_scale3(c[i].normal, -1.0, o->normal);    /* the engine's points from b into a */
             o->depth = c[i].depth - (grown ? margin : 0.0);
             for (int j = 0; j < 3; j++)
