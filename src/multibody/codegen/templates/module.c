@@ -498,6 +498,18 @@ static PyObject *cg_caller_get(PyObject *self, PyObject *obj, PyObject *type)
     return PyMethod_New(self, obj);
 }
 
+static PyObject *cg_caller_name(PyObject *self, void *qualified)
+{
+    (void)self;   /* (a bound method's repr and help() read these) */
+    return PyUnicode_FromString(qualified ? "CompiledFunction.__call__" : "__call__");
+}
+
+static PyGetSetDef cg_caller_names[] = {
+    {"__name__", cg_caller_name, NULL, NULL, NULL},
+    {"__qualname__", cg_caller_name, NULL, NULL, (void *)1},
+    {NULL, NULL, NULL, NULL, NULL}
+};
+
 static PyTypeObject cg_caller_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "${modname}.caller",
@@ -506,6 +518,7 @@ static PyTypeObject cg_caller_type = {
     .tp_vectorcall_offset = offsetof(cg_caller_object, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_descr_get = cg_caller_get,
+    .tp_getset = cg_caller_names,
     .tp_doc = "f(in0, in1, ...) for the library's CompiledFunction: one state in C, the rest its general path",
 };
 
