@@ -346,11 +346,8 @@ def test_a_hull_vertex_on_a_plane_keeps_its_slot_as_the_foot_rocks():
         q[3:7] /= np.linalg.norm(q[3:7])
         q[2] = 0.02 - 0.002                                  # the centre of the bottom 2 mm below the floor
         c = mb.contacts(m, q)
-        qw, qx, qy, qz = q[3:7]
-        Rq = np.array([[1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
-                       [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
-                       [2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)]])
-        at = bottom @ Rq.T + q[:3]                            # the bottom vertices in the world
+        E = mb.spatial.quat_to_matrix(q[3:7])                # world → body
+        at = bottom @ E + q[:3]                               # the bottom vertices in the world
         assert len(set(c.slot.tolist())) == len(c) and np.all(c.slot // SCENE_PAIR_MAX == c.pair)
         ids = [int(np.argmin(np.linalg.norm(at[:, :2] - x[:2], axis=1))) for x in c.position]
         for v, slot in zip(ids, c.slot):

@@ -40,7 +40,7 @@ class BatchTrajectory:
     :func:`multibody.simulate`'s); later samples are NaN and its ``status`` is ``"diverged"`` (message
     with the time).  ``passive`` and ``contact`` say, as a :class:`Trajectory`'s, what the runs applied
     from the model (limits, damping, friction and its v_s, a softened default contact, …) and the contact
-    model's name.  Batches of runs with events, whose
+    model's name (the first run's, where a ``params`` sweep's runs differ: each ``batch[i]`` says its own).  Batches of runs with events, whose
     sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.  As in a
     :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first access (one
     batched ``mb.energy`` call over every finite sample) and cached.
@@ -486,7 +486,9 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                         f"{type(executor).__name__}")
     if executor is None and not progress:
         out = _run_chunk((kind, model, Q0, QD0, t_final, run_kw, params))
-        return _labelled(_cut_blow_ups(model, out), *applied) if kind == "vectorised" else BatchTrajectory.from_runs(out)
+        if kind == "vectorised":
+            return _labelled(_cut_blow_ups(model, out), *applied)
+        return BatchTrajectory.from_runs(out)
     if chunks is None:
         chunks = 50 if executor is None else min(N, 4 * _worker_count(executor))
     chunks = _checks.integer("chunks", chunks, lo=1)
