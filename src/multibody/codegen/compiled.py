@@ -176,20 +176,6 @@ class CompiledFunction(GeneratedFunction):
         self._tails = tuple(tuple(self._filled[k:]) if all(x is not None for x in self._filled[k:]) else None
                             for k in range(self._nin + 1))
 
-    def __call__(self, *args, **kwargs) -> dict:
-        # (what compile() returns calls its module's C caller instead, the same steps without a Python frame)
-        if not kwargs:                          # one state: all in C (through the core's array gate)
-            nargs = len(args)
-            if nargs == self._nin:
-                out = self._one(*args)
-            elif nargs < self._nin and self._tails[nargs] is not None:
-                out = self._one(*args, *self._tails[nargs])
-            else:
-                out = NotImplemented
-            if out is not NotImplemented:
-                return out
-        return self._general(*args, **kwargs)
-
     def _general(self, *args, **kwargs) -> dict:
         """Any call: defaults filled, inputs broadcast to one batch, ``run`` over it."""
         # the same array gate as the C core (complex, object and masked arrays refused, byte order fixed)
@@ -212,6 +198,9 @@ class CompiledFunction(GeneratedFunction):
         call += list(outs.values())
         self._run(*call)
         return outs
+
+    # compile() returns the module's own subclass, whose __call__ is its C caller: one state there, the rest here
+    __call__ = _general
 
 
 _CALLING: dict = {}  # module name -> CompiledFunction's subclass whose __call__ is the module's C caller

@@ -578,8 +578,9 @@ class SceneContact:
     ``SCENE_MAX_DEPTH`` (1 cm), as MuJoCo softens a contact whose ``solref`` time constant is under two steps,
     so that a file's own RK4 step runs as MuJoCo runs it (:meth:`_default_depth` says how deep; a run's
     ``traj.passive`` says so).  ``depth`` is the default's static depth (None for a stiffness given).
-    ``simulate`` refuses a fixed step this contact mode outruns (:meth:`check_step`).  The compiled loop runs it in C (``rollout.Contact.scene``);
-    :meth:`forces` is its Python statement (the Python reference loop calls it).
+    ``simulate`` refuses a fixed step this contact mode outruns (:meth:`check_step`).  The compiled loop
+    runs it in C (``rollout.Contact.scene``); :meth:`forces` is its Python statement (the Python
+    reference loop calls it).
 
     Example
     -------
