@@ -138,3 +138,22 @@ def test_both_harnesses_time_each_kernel_the_loops_they_are_given_and_refuse_bad
         for bad in ("0", "1,2", "1,1,1,1,1,1,1", "2,x", "100001", "1,1,1,1,1,1,"):
             p = subprocess.run([*base, bad], capture_output=True, text=True, timeout=600)
             assert p.returncode == 2 and "LOOPS" in p.stderr and bad in p.stderr, (exe, bad, p.stderr)
+
+
+def test_goals_prints_every_goal_of_issue_37_from_one_command():
+    """``--goals``: the kernels table, then the batches, the start-up and the Panda's RK4 run, and one line per
+    goal, met or not, with what was measured (which way each goes is the machine's: not asserted)."""
+    out = _bench("--robots", "UR5", "--states", "6", "--calls", "3", "--repeat", "1", "--rounds", "1",
+                 "--min-time", "0", "--count", "0", "--goals")
+    lines = out.split("Issue 37's goals, this run")[1].splitlines()[1:7]
+    assert [re.match(r"\s+(met|NOT met)\s+(.*?):", line).group(2) for line in lines] == [
+        "C kernel ≤ Pinocchio's C++ on every row, median ≥ 1.3×",
+        "Python single call ≥ 1.5× Pinocchio's on every row, median ≥ 2×",
+        "10000 states on one thread ≥ 5× the Pinocchio loop on every row",
+        "RNEA and ABA within 3× of Featherstone's flops at the scalar peak",
+        "Panda's 10 s RK4 run ≥ 4× MuJoCo's rollout",
+        "a new process's first result ≤ Pinocchio's (6-body tree, whole process)"]
+    # the batch goal covers the six batched kernels of the robot asked for (bench.urdf's and bench.derivatives')
+    assert "/6 rows" in lines[2] and "not measured" not in out
+    for row in ("UR5       6 crba", "UR5       6 minv", "UR5       6 ∂aba"):
+        assert row in out

@@ -47,7 +47,8 @@ def _states(model, n, rng):
 ALGOS = {"rnea": "∂rnea", "aba": "∂aba", "minv": "minv"}  # --algos names → the rows' names
 
 
-def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time, algos=tuple(ALGOS)):
+def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time, algos=tuple(ALGOS),
+        robots=None):
     import pinocchio as pin
 
     import multibody as mb
@@ -66,7 +67,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
     rows = []
     try:
         mb.set_num_threads(1)
-        for label, rel, floating in ROBOTS:
+        for label, rel, floating in [r for r in ROBOTS if robots is None or r[0] in robots]:
             path = os.path.join(rdir, rel)
             model = load_urdf(path, floating=floating, package_dirs=[share], check_meshes=False)
             pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)

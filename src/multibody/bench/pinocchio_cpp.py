@@ -46,6 +46,12 @@ their largest difference (Pinocchio's mapped to our order) and each side's check
 the same on both sides up to rounding, as the orders differ by a permutation): the timings compare
 the same computation.
 
+``--goals``: then, pinned to the same CPU, the 10 000-state batches on one thread against a loop of
+Pinocchio's Python calls (``bench.urdf``'s rnea, crba, aba; ``bench.derivatives``' ∂RNEA, ∂ABA, M⁻¹), a new
+process's first result (``bench.urdf.startup``) and the Panda's 10 s RK4 run against MuJoCo's rollout
+(``bench.simulate`` part 5), and one line per goal of issue 37, met or not, naming the rows that miss
+(:func:`goals`): every goal from one command.
+
 Instructions per call come from ``valgrind --tool=callgrind`` (the machine's ``perf`` counters are
 not available in this VM): each harness runs ``--count`` calls of each kernel between a zeroing and a
 dump of callgrind's counters.  Valgrind counts every iteration of a rep-prefixed string instruction as
@@ -534,6 +540,72 @@ def _summary(rows, mhz, out):
             f"{max(d):.1e} relative to the outputs' size")
 
 
+def goals(kernel_rows, robots=None, states=10_000, repeat=3, rdir=None, cpu=None, out=print):
+    """Every goal of issue 37 from one run: after the kernels table (``kernel_rows``, :func:`run`'s), the
+    10 000-state batches on one thread against a loop of Pinocchio's Python calls (``bench.urdf``: rnea, crba,
+    aba; ``bench.derivatives``: ∂RNEA, ∂ABA, M⁻¹), a new process's first result (``bench.urdf.startup``) and
+    the Panda's 10 s RK4 run against MuJoCo's rollout (``bench.simulate`` part 5, which needs ``mujoco``),
+    all pinned to the kernels' CPU; then one line per goal, met or not, naming the rows that miss.
+    Returns ``{goal: (met, what was measured)}``."""
+    import multibody as mb
+
+    from . import derivatives, simulate, urdf
+    pinned, before = pin_to_cpu(cpu)
+    threads = mb.get_num_threads()
+    try:
+        mb.set_num_threads(1)
+        batch = urdf.run(states=states, repeat=repeat, rdir=rdir, out=out, robots=robots)
+        batch += derivatives.run(states=states, repeat=repeat, rdir=rdir, out=out, robots=robots)
+        start = urdf.startup(rdir, out=out)[urdf._STARTUP[0][0]]
+        try:
+            args = simulate.parser().parse_args(["--repeat", str(max(repeat, 5)), "--batch", "100"])
+            ours, theirs = simulate.panda(args, np.random.default_rng(0))["rk4"]
+            panda = theirs / ours
+        except ImportError as e:   # no MuJoCo: the row says so
+            out(f"skipped: the Panda's RK4 run against MuJoCo ({e})")
+            panda = None
+    finally:
+        mb.set_num_threads(threads)
+        if before is not None:
+            os.sched_setaffinity(0, before)
+    mhz = cpu_mhz()
+    c = {f"{r['robot']} {SHORT[r['kernel']]}": r["cpp_pin"] / r["c_ours"] for r in kernel_rows
+         if r["cpp_pin"] and r["c_ours"]}
+    py = {f"{r['robot']} {SHORT[r['kernel']]}": r["py_pin"] / r["py_ours"] for r in kernel_rows
+          if r["py_pin"] and r["py_ours"]}
+    b = {f"{r['robot']} {r['algo'].strip()}": r["pin_loop_ms"] / r["ours_batch1_ms"] for r in batch}
+    peak = {f"{r['robot']} {SHORT[r['kernel']]}": r["c_ours"] / (r["flops"] / (2 * mhz * 1e6)) for r in kernel_rows
+            if r["flops"] and mhz and r["c_ours"]}
+
+    def rows(ratios, ok, med=None):
+        """(met, text) of a goal on every row (``ok``) and on the median (``med``)"""
+        if not ratios:
+            return False, "not measured"
+        miss = [f"{k} {v:.2f}×" for k, v in ratios.items() if not ok(v)]
+        m = float(np.median(list(ratios.values())))
+        met = not miss and (med is None or med(m))
+        return met, (f"{len(ratios) - len(miss)}/{len(ratios)} rows, median {m:.2f}×, lowest {min(ratios.values()):.2f}×"
+                     + (f"; missed: {', '.join(miss)}" if miss else ""))
+    res = {
+        "C kernel ≤ Pinocchio's C++ on every row, median ≥ 1.3×": rows(c, lambda v: v >= 1.0, lambda m: m >= 1.3),
+        "Python single call ≥ 1.5× Pinocchio's on every row, median ≥ 2×": rows(py, lambda v: v >= 1.5,
+                                                                               lambda m: m >= 2.0),
+        f"{states} states on one thread ≥ 5× the Pinocchio loop on every row": rows(b, lambda v: v >= 5.0),
+        "RNEA and ABA within 3× of Featherstone's flops at the scalar peak": (
+            bool(peak) and max(peak.values()) <= 3.0,
+            f"{min(peak.values()):.2f}–{max(peak.values()):.2f}×" if peak else "not measured"),
+        "Panda's 10 s RK4 run ≥ 4× MuJoCo's rollout": (panda is not None and panda >= 4.0,
+                                                       f"{panda:.2f}×" if panda is not None else "not measured"),
+        "a new process's first result ≤ Pinocchio's (6-body tree, whole process)": (
+            start["multibody"][0] <= start["pinocchio"][0],
+            f"{start['multibody'][0]:.3f} s against {start['pinocchio'][0]:.3f} s"),
+    }
+    out(f"\nIssue 37's goals, this run{f' (pinned to CPU {pinned})' if pinned is not None else ''}:")
+    for goal, (met, text) in res.items():
+        out(f"  {'met    ' if met else 'NOT met'}  {goal}: {text}")
+    return res
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m multibody.bench.pinocchio_cpp",
                                  description=__doc__.split("\n\n")[0])
@@ -553,6 +625,8 @@ def main(argv=None):
     ap.add_argument("--robots-dir", default=None)
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="keep the harnesses' input and result files in DIR (one robot at a time)")
+    ap.add_argument("--goals", action="store_true",
+                    help="then the batches, the start-up and the Panda's RK4 run, and every goal of issue 37, met or not")
     ap.add_argument("--build-only", action="store_true",
                     help="build (or find in the cache) both harnesses, print where they are, and stop")
     a = ap.parse_args(argv)
@@ -573,8 +647,11 @@ def main(argv=None):
     except ImportError:
         raise SystemExit("bench.pinocchio_cpp: Pinocchio is not installed (pip install pin)") from None
     t = time.perf_counter()
-    run(a.robots.split(",") if a.robots else None, a.states, a.calls, a.repeat, a.count, a.native, a.robots_dir,
-        keep=a.keep, rounds=a.rounds, min_time=a.min_time, cpu=a.cpu)
+    robots = a.robots.split(",") if a.robots else None
+    rows = run(robots, a.states, a.calls, a.repeat, a.count, a.native, a.robots_dir, keep=a.keep, rounds=a.rounds,
+               min_time=a.min_time, cpu=a.cpu)
+    if a.goals:
+        goals(rows, robots, rdir=a.robots_dir, cpu=a.cpu)
     print(f"total {time.perf_counter() - t:.1f} s")
 
 

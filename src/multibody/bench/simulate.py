@@ -179,7 +179,8 @@ def versus(ours, mujoco, repeat):
     return tuple(sides)
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command's options (``bench.pinocchio_cpp --goals`` runs part 5 with them)."""
     ap = argparse.ArgumentParser(prog="python -m multibody.bench.simulate", description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="simulated time of the single run (10 s)")
     ap.add_argument("--dt", type=float, default=1e-3, help="fixed step (1 ms)")
@@ -187,7 +188,11 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-seconds", type=float, default=1.0, help="simulated time of each batch run (1 s)")
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs (3)")
     ap.add_argument("--parts", default="1,2,3,4,5,6,7,8,9", help="which parts to run (default all: 1,...,9)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     parts = {int(p) for p in args.parts.split(",") if p.strip()}
     import mujoco
 
@@ -383,6 +388,7 @@ def mujoco_controlled(mjm, q0s, qd0s, ctrl, nstep, nthread=1, velocities=False):
 
 
 def panda(args, rng):
+    """Part 5; returns ``{"rk4": (our CPU time, MuJoCo's)}`` of the 10 s RK4 run (issue 37's goal row)."""
     import warnings
     import mujoco
     path = os.path.join(robots_dir(), "panda_description", "urdf", "panda.urdf")
@@ -416,6 +422,7 @@ def panda(args, rng):
     print(f"  {'multibody RK4 (compiled loop)':34s} {cpu:10.4f} {out[2] / cpu:12.2f}   "
           f"(goal ≥ 4, issue 37; the older line: ≥ 10)")
     print(f"  {'MuJoCo RK4 (rollout, 1 thread)':34s} {out[2]:10.4f}")
+    rk4_times = (cpu, out[2])
     within = bool(np.all(tr.q >= model.q_lower - 1e-12) and np.all(tr.q <= model.q_upper + 1e-12))
     print(f"  trajectories agree to {np.abs(mj_q - tr.q[1:]).max():.1e} rad; stops reached: {len(tr.events)} "
           f"(ours), limit rows active at the end: {mujoco_limit_rows(mjm, mj_q[-1])} (MuJoCo); "
@@ -468,6 +475,7 @@ def panda(args, rng):
               f"MuJoCo/ours {theirs / ours:6.2f}   (goal ≥ 10)")
     print(f"  trajectories agree to {np.abs(states - batch.q[:, 1:]).max():.1e} rad; "
           f"runs that reached a stop: {sum(bool(batch[i].events) for i in range(N)) if batch.runs else 0}")
+    return {"rk4": rk4_times}
 
 
 def mujoco_limit_rows(mjm, q):

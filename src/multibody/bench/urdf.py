@@ -76,7 +76,7 @@ def _pin_state_map(model, pm):
     return (lambda Q: conv.to_pinocchio_q(model, pm, Q)), (lambda V: conv.to_pinocchio_v(model, pm, V))
 
 
-def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time):
+def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.process_time, robots=None):
     import pinocchio as pin
 
     import multibody as mb
@@ -96,7 +96,7 @@ def run(states=10_000, calls=1_000, repeat=3, rdir=None, out=print, clock=time.p
     out(f"{'robot':7s} {'nq':>3s} {'algo':5s}| {'ours':>7s} {'pin':>7s} {'p/ours':>6s} | {'ours':>8s} "
         f"{'pin loop':>8s} {'p/ours':>6s} | {'ours':>8s} {'p/ours':>6s}")
     rows = []
-    for label, rel, floating in ROBOTS:
+    for label, rel, floating in [r for r in ROBOTS if robots is None or r[0] in robots]:
         path = os.path.join(rdir, rel)
         model = load_urdf(path, floating=floating, package_dirs=[share], check_meshes=False)
         pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
