@@ -9,6 +9,7 @@
 #define MB_VEC_H
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 static inline double mb_dot3(const double *a, const double *b) { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2]; }
@@ -107,6 +108,37 @@ static inline void mb_add_scaled_run(double *y, const double *x, double a, int l
     }
     if (j == hi)
         y[j] += a * x[j];
+}
+
+/* Are all n numbers finite?  Without a branch per number: x·0 is ±0 for a finite x and NaN for an infinite
+ * one or NaN, and a sum of such products is 0 exactly when all are finite; two numbers per instruction (a
+ * pair of doubles: every x86-64 and ARM64 CPU has them), in four independent sums (one sum waited out each
+ * addition's latency: 1.7 µs a call on the compliant scene's 2 576 contact states).  The one finiteness
+ * test of the inputs: the boundary's checks (py/), the configuration's (jcalc.c: mb_check_configuration,
+ * which a batch runs on every state) and the compiled loop's (rollout.c).  (Outputs: gate.h's
+ * mb_gate_finite; lanes: rollout_lanes.h.) */
+typedef double mb_number_pair __attribute__((vector_size(16)));
+
+static inline int mb_all_finite(const double *x, ptrdiff_t n)
+{
+    mb_number_pair acc[4] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}};
+    ptrdiff_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int j = 0; j < 4; j++) {
+            mb_number_pair p;
+            memcpy(&p, x + k + 2 * j, sizeof p);
+            acc[j] += p * 0.0;
+        }
+    for (; k + 2 <= n; k += 2) {
+        mb_number_pair p;
+        memcpy(&p, x + k, sizeof p);
+        acc[0] += p * 0.0;
+    }
+    const mb_number_pair sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    double s = sum[0] + sum[1];
+    if (k < n)
+        s += x[k] * 0.0;
+    return s == 0.0;
 }
 
 #endif

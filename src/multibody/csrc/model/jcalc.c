@@ -11,6 +11,7 @@
 #include "common/core.h"
 #include "model/poses.h"
 #include "common/spatial.h"
+#include "common/vec.h"
 #include "common/trig.h"
 
 void mb_quat_to_rot(double w, double x, double y, double z, double *R)
@@ -35,9 +36,8 @@ void mb_quat_normalise(const double *q, double *out)
  * poses.h rescales huge and tiny ones). */
 int mb_check_configuration(const mb_model *m, const double *q)
 {
-    for (int k = 0; k < m->nq; k++)
-        if (!isfinite(q[k]))
-            return MB_BAD_Q;
+    if (!mb_all_finite(q, m->nq))
+        return MB_BAD_Q;
     for (int i = 0; i < m->nb; i++) {
         const int o = mb_joint_quat_offset(m->jtype[i]);
         if (o >= 0) {

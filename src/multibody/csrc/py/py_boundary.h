@@ -34,6 +34,7 @@
 
 #include "common/core.h"
 #include "common/gate.h"
+#include "common/vec.h"
 
 /* Batches at least this large run on all threads; smaller ones stay on the calling thread, where
  * starting threads would cost more than it saves. */
@@ -87,13 +88,6 @@ typedef int (*state_fn)(const mb_model *m, mb_data *d, const job *j, Py_ssize_t 
 
 /* ---- py_states.c ----------------------------------------------------------------------------- */
 
-static inline int all_finite(const double *x, Py_ssize_t n)
-{
-    for (Py_ssize_t k = 0; k < n; k++)
-        if (!isfinite(x[k]))
-            return 0;
-    return 1;
-}
 
 int check_rates(const mb_model *m, const double *qd, const double *x, int bad_x, const double *fext);
 int rnea_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n);

@@ -18,8 +18,8 @@ static int check_tables(const mb_model *m, mb_constraints *cs)
         return table_error("expected 1 to 10⁶ items, up to 10⁶ terms and coefficients", 0);
     if (!(cs->alpha >= 0.0 && cs->beta >= 0.0 && cs->rank_tol >= 0.0 && isfinite(cs->alpha + cs->beta + cs->rank_tol)))
         return table_error("gains (alpha, beta, rank_tol) must be finite and >= 0", 0);
-    if (!all_finite(cs->items, (Py_ssize_t)cs->n_items * MB_CON_WIDTH) || !all_finite(cs->terms, 3L * cs->n_terms) ||
-        !all_finite(cs->coef, cs->n_coef))
+    if (!mb_all_finite(cs->items, (Py_ssize_t)cs->n_items * MB_CON_WIDTH) || !mb_all_finite(cs->terms, 3L * cs->n_terms) ||
+        !mb_all_finite(cs->coef, cs->n_coef))
         return table_error("items, terms and coef must be finite numbers", 0);
     for (int i = 0; i < cs->n_terms; i++) {
         const double *t = cs->terms + 3 * i;

@@ -58,13 +58,13 @@ static PyObject *ground_contact_entry(PyObject *const *args, Py_ssize_t nargs, g
     if (!z)
         goto done;
     st = mb_check_configuration(m, PyArray_DATA(q));
-    if (st == MB_OK && !all_finite(PyArray_DATA(qd), m->nv))
+    if (st == MB_OK && !mb_all_finite(PyArray_DATA(qd), m->nv))
         st = MB_BAD_QD;
     if (st != MB_OK) {
         raise_status(st);
         goto done;
     }
-    if (!all_finite(PyArray_DATA(z), ns)) {
+    if (!mb_all_finite(PyArray_DATA(z), ns)) {
         PyErr_SetString(PyExc_ValueError, "z: contains NaN or inf");
         goto done;
     }

@@ -210,7 +210,7 @@ int get_double(PyObject *o, const char *name, double lo, int allow_lo, double *o
 
 int finite_array(PyArrayObject *a, const char *name)
 {
-    if (!all_finite(PyArray_DATA(a), PyArray_SIZE(a))) {
+    if (!mb_all_finite(PyArray_DATA(a), PyArray_SIZE(a))) {
         PyErr_Format(PyExc_ValueError, "%s: contains NaN or inf", name);
         return 0;
     }

@@ -232,7 +232,7 @@ static int call_batch(void *ctx, double t, int count, const double *const *q, co
     PyArrayObject *a = r ? (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY) : NULL;
     if (a && PyArray_NDIM(a) == 2 && PyArray_DIM(a, 0) == count && PyArray_DIM(a, 1) == nv) {
         const double *ta = PyArray_DATA(a);
-        if (all_finite(ta, (Py_ssize_t)count * nv)) {
+        if (mb_all_finite(ta, (Py_ssize_t)count * nv)) {
             for (int i = 0; i < count; i++)
                 memcpy(tau[i], ta + (size_t)i * nv, sizeof(double) * (size_t)nv);
             st = MB_OK;
@@ -294,9 +294,9 @@ static int start_run(const mb_model *m, const rollout_job *rj, Py_ssize_t n, mb_
                             rj->np3 ? rj->force_out + n * R * rj->np3 : NULL,
                             rj->held_out ? rj->held_out + n * m->nv : NULL, 0};
     int st = mb_check_configuration(m, IN(j, 0, n));
-    if (st == MB_OK && !all_finite(IN(j, 1, n), m->nv))
+    if (st == MB_OK && !mb_all_finite(IN(j, 1, n), m->nv))
         st = MB_BAD_QD;
-    if (st == MB_OK && rj->nz && !all_finite(IN(j, 2, n), rj->nz))
+    if (st == MB_OK && rj->nz && !mb_all_finite(IN(j, 2, n), rj->nz))
         st = MB_BAD_Z;
     if (st != MB_OK) {
         double *info = j->info + 4 * n;

@@ -164,7 +164,7 @@ static PyObject *scene_forces_entry(PyObject *const *args, Py_ssize_t nargs, gat
         goto done;
     }
     int st = mb_check_configuration(m, PyArray_DATA(q));
-    if (st == MB_OK && !all_finite(PyArray_DATA(qd), m->nv))
+    if (st == MB_OK && !mb_all_finite(PyArray_DATA(qd), m->nv))
         st = MB_BAD_QD;
     if (st != MB_OK) {
         raise_status(st);

@@ -5,11 +5,11 @@
 /* The rate inputs of one state: q̇ (code MB_BAD_QD), x (code bad_x), f_ext. */
 int check_rates(const mb_model *m, const double *qd, const double *x, int bad_x, const double *fext)
 {
-    if (!all_finite(qd, m->nv))
+    if (!mb_all_finite(qd, m->nv))
         return MB_BAD_QD;
-    if (x && !all_finite(x, m->nv))
+    if (x && !mb_all_finite(x, m->nv))
         return bad_x;
-    if (fext && !all_finite(fext, 6 * (Py_ssize_t)m->nb))
+    if (fext && !mb_all_finite(fext, 6 * (Py_ssize_t)m->nb))
         return MB_BAD_FEXT;
     return MB_OK;
 }
@@ -106,7 +106,7 @@ static int floating_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_
     memcpy(q + NE, IN(j, 1, n), sizeof(double) * (nq - NE));
     memcpy(qd + NE, IN(j, 2, n), sizeof(double) * (nv - NE));
     memcpy(in + NE, IN(j, 3, n), sizeof(double) * (nv - NE));
-    if (!all_finite(x, 13))
+    if (!mb_all_finite(x, 13))
         return MB_BAD_XFB;
     if (x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3] < 1e-24)
         return MB_ZERO_QUAT_FB;
@@ -139,9 +139,9 @@ int body_states_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     const double *q = IN(j, 0, n), *qd = j->in[1] ? IN(j, 1, n) : NULL;
     const double *qdd = qd && j->in[2] ? IN(j, 2, n) : NULL;
     int st = mb_check_configuration(m, q);
-    if (st == MB_OK && qd && !all_finite(qd, m->nv))
+    if (st == MB_OK && qd && !mb_all_finite(qd, m->nv))
         st = MB_BAD_QD;
-    if (st == MB_OK && qdd && !all_finite(qdd, m->nv))
+    if (st == MB_OK && qdd && !mb_all_finite(qdd, m->nv))
         st = MB_BAD_QDD;
     if (st == MB_OK)
         mb_body_states(m, d, q, qd, qdd, OUT(j, 0, n), OUT(j, 1, n), qd ? OUT(j, 2, n) : NULL,
@@ -175,7 +175,7 @@ int integrate_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
     (void)d;
     const double *q = IN(j, 0, n), *v = IN(j, 1, n);
     int st = mb_check_configuration(m, q);
-    if (st == MB_OK && !all_finite(v, m->nv))
+    if (st == MB_OK && !mb_all_finite(v, m->nv))
         st = MB_BAD_V;
     if (st == MB_OK)
         mb_integrate(m, q, v, j->dt, OUT(j, 0, n));
@@ -187,7 +187,7 @@ int energy_state(const mb_model *m, mb_data *d, const job *j, Py_ssize_t n)
 {
     const double *q = IN(j, 0, n), *qd = IN(j, 1, n);
     int st = mb_check_configuration(m, q);
-    if (st == MB_OK && !all_finite(qd, m->nv))
+    if (st == MB_OK && !mb_all_finite(qd, m->nv))
         st = MB_BAD_QD;
     if (st == MB_OK)
         mb_energy(m, d, q, qd, OUT(j, 0, n), OUT(j, 1, n), OUT(j, 2, n));

@@ -99,6 +99,7 @@
 #include <string.h>
 
 #include "common/core.h"
+#include "common/vec.h"
 #include "sim/hard_contact.h"
 #include "sim/scene_contact.h"
 
@@ -246,34 +247,6 @@ static unsigned busy_mask(const group *g)
     return mask;
 }
 
-/* Are all n numbers finite?  Without a branch per number: x·0 is ±0 for a finite x and NaN for an
- * infinite one or NaN, and a sum of such products is 0 exactly when all are finite; two numbers per
- * instruction (a pair of doubles: every x86-64 and ARM64 CPU has them), in four independent sums (one sum
- * waited out each addition's latency: 1.7 µs a call on the compliant scene's 2 576 contact states). */
-typedef double number_pair __attribute__((vector_size(16)));
-
-static int finite_all(const double *x, long n)
-{
-    number_pair acc[4] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}};
-    long k = 0;
-    for (; k + 8 <= n; k += 8)
-        for (int j = 0; j < 4; j++) {
-            number_pair p;
-            memcpy(&p, x + k + 2 * j, sizeof p);
-            acc[j] += p * 0.0;
-        }
-    for (; k + 2 <= n; k += 2) {
-        number_pair p;
-        memcpy(&p, x + k, sizeof p);
-        acc[0] += p * 0.0;
-    }
-    const number_pair sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    double s = sum[0] + sum[1];
-    if (k < n)
-        s += x[k] * 0.0;
-    return s == 0.0;
-}
-
 /* A z_live run's contact states z (2 per slot) finite?  Only the scene's live slots can be anything but zero
  * (mb_scene_live_slots), so only they are read: dm_control's humanoid has 2 576 states, ~20 of them live, and
  * the whole array's passes (this test twice a step, the step, the copy into y) were ~10 % of its run. */
@@ -282,7 +255,7 @@ static int live_finite(const group *g, const double *z)
     const int *live;
     const int n = mb_scene_live_slots(g->r->contact.scene, g->w.scene_scratch, &live);
     if (n < 0)
-        return finite_all(z, g->nz);
+        return mb_all_finite(z, g->nz);
     double acc = 0.0;
     for (int j = 0; j < n; j++)
         acc += z[2 * (long)live[j]] * 0.0 + z[2 * (long)live[j] + 1] * 0.0;
@@ -369,7 +342,7 @@ static int control(const mb_model *m, mb_data *d, workspace *w, const mb_control
         for (int k = 0; k < nv; k++)
             tau[k] += w->gq[k];
     }
-    return finite_all(tau, nv) ? MB_OK : MB_BAD_CONTROL;
+    return mb_all_finite(tau, nv) ? MB_OK : MB_BAD_CONTROL;
 }
 
 /* Does a step from y to y1 take a hard stop's guard g = sign (q − pos) from > 0 to ≤ 0, or from exactly 0 (a
@@ -535,7 +508,7 @@ static void batch_control(group *g, double t, double *Y, double *TAU)
         if (!busy(g, l))
             continue;
         const double *y = part(Y, l, n);
-        if (Y != g->w.y && !finite_all(y, n)) {
+        if (Y != g->w.y && !mb_all_finite(y, n)) {
             g->st[l] = STAGE_NON_FINITE;
             continue;
         }
@@ -579,7 +552,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         const double *y = part(Y, l, n);
         double *tau = part(TAU, l, nv), *K = part(KK, l, nk);
         q[l] = y, v[l] = y + nq;
-        if (Y != w->y && !finite_all(y, n)) {  /* the accepted state w->y was checked (its start, or as y1) */
+        if (Y != w->y && !mb_all_finite(y, n)) {  /* the accepted state w->y was checked (its start, or as y1) */
             g->st[l] = STAGE_NON_FINITE;
             continue;
         }
@@ -617,7 +590,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 memcpy(f, w->call_out, sizeof(double) * nb6);
                 memcpy(zdot, w->call_out + nb6, sizeof(double) * nz);
             }
-            if (!finite_all(f, nb6) || !(g->z_live ? live_finite(g, zdot) : finite_all(zdot, nz))) {
+            if (!mb_all_finite(f, nb6) || !(g->z_live ? live_finite(g, zdot) : mb_all_finite(zdot, nz))) {
                 g->st[l] = STAGE_NON_FINITE;
                 continue;
             }
@@ -654,7 +627,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         forward_dynamics(g, cancel ? g->mf : g->md, q, v, tau_all, fext, qdd);
     if (r->contact.hard)  /* the step's contact impulses into q̈ (hard_contact.c) */
         for (int l = 0; l < g->L; l++) {
-            if (!busy(g, l) || (!hard_fd && !finite_all(qdd[l], nv)))
+            if (!busy(g, l) || (!hard_fd && !mb_all_finite(qdd[l], nv)))
                 continue;
             double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
             int st = mb_hard_contact_stage(m, g->md, g->d, q[l], v[l], qdd[l], g->h, &r->contact, force, g->hard, l,
@@ -675,7 +648,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
          * run's dt (contact.implicit_dt), also in the partial steps that locate an event, as the implicit
          * damping in g->md is and as SceneContact.implicit_step is */
         for (int l = 0; l < g->L; l++) {
-            if (!busy(g, l) || (!one_inertia && !finite_all(qdd[l], nv)))
+            if (!busy(g, l) || (!one_inertia && !mb_all_finite(qdd[l], nv)))
                 continue;
             double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
             const int st = mb_scene_contact_implicit(m, g->md, g->d, q[l], v[l], one_inertia ? tau_all[l] : NULL,
@@ -690,7 +663,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 g->singular[l] = mb_singular_take().body;
         }
     for (int l = 0; l < g->L; l++)
-        if (busy(g, l) && !finite_all(qdd[l], nv))
+        if (busy(g, l) && !mb_all_finite(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
     if (full_tau && Y == w->y && (r->control.kind == MB_CONTROL_BATCH || g->defer_g))  /* a step's first stage:
                                                                   * the start's k₁, τ (deferred: its g(q) is due) */
@@ -707,7 +680,7 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         double *tau = part(TAU, l, nv);
         for (int k = 0; k < nv; k++)
             tau[k] += gq[l][k];
-        if (!finite_all(tau, nv))
+        if (!mb_all_finite(tau, nv))
             g->st[l] = MB_BAD_CONTROL;
     }
 }
@@ -965,19 +938,19 @@ static void step(group *g, double t, double h)
     default:  /* a row with a Butcher tableau (mb_steppers): the one explicit Runge–Kutta stepper */
         tableau_step(g, &mb_steppers[g->r->integrator], t, h);
     }
-    EACH(l) if (g->z_live ? !finite_all(Y(y1, l), nq + nv) || !live_finite(g, Y(y1, l) + nq + nv)
-                          : !finite_all(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
+    EACH(l) if (g->z_live ? !mb_all_finite(Y(y1, l), nq + nv) || !live_finite(g, Y(y1, l) + nq + nv)
+                          : !mb_all_finite(Y(y1, l), n)) g->st[l] = STAGE_NON_FINITE;
 #undef EACH
 #undef Y
 #undef T
 }
 
-/* acc += x·0 for n numbers (finite_all's test, summed over several arrays: 0 exactly when all are finite) */
-static inline void finite_add(number_pair *acc, const double *x, long n)
+/* acc += x·0 for n numbers (mb_all_finite's test, summed over several arrays: 0 exactly when all are finite) */
+static inline void finite_add(mb_number_pair *acc, const double *x, long n)
 {
     long k = 0;
     for (; k + 2 <= n; k += 2) {
-        number_pair p;
+        mb_number_pair p;
         memcpy(&p, x + k, sizeof p);
         *acc += p * 0.0;
     }
@@ -988,7 +961,7 @@ static inline void finite_add(number_pair *acc, const double *x, long n)
 /* One stage of rk4_single: rhs's statements for its one run (control, the passive forces, FDab; K = [v, q̈]),
  * without rhs's checks, whose numbers go into acc instead; 0 where a status is not MB_OK. */
 static inline __attribute__((always_inline)) int single_stage(group *g, double t, const double *y, double *K,
-                                                              double *tau, int first, number_pair *acc)
+                                                              double *tau, int first, mb_number_pair *acc)
 {
     const mb_model *m = g->m;
     const mb_rollout *r = g->r;
@@ -1026,7 +999,7 @@ static void rk4_single(group *g, double t, double h)
 {
     workspace *w = &g->w;
     const int n = g->m->nq + g->m->nv;
-    number_pair acc = {0.0, 0.0};
+    mb_number_pair acc = {0.0, 0.0};
     g->h = h;
     const double *restrict y = w->y;
     double *restrict ys = w->ys;
@@ -1140,7 +1113,7 @@ static long flush_gravity(group *g, mb_rollout_out *o)
         double *tau = o->tau + g->deferred[s] * nv;
         for (int k = 0; k < nv; k++)
             tau[k] += gq[s][k];
-        if (bad < 0 && !finite_all(tau, nv))
+        if (bad < 0 && !mb_all_finite(tau, nv))
             bad = g->deferred[s];
     }
     return bad;
@@ -1155,7 +1128,7 @@ static int gravity_now_finite(group *g)
     mb_gravity_torques(g->m, g->d, g->w.y, 0, gq);
     for (int k = 0; k < nv; k++)
         gq[k] = g->w.tau[k] + gq[k];
-    return finite_all(gq, nv);
+    return mb_all_finite(gq, nv);
 }
 
 /* The one run back to sample `row`'s step, whose first stage's τ = τ_pd + g(q) flush_gravity found not finite:

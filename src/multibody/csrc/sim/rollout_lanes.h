@@ -21,7 +21,7 @@
 
 enum { LANE_NON_FINITE = -1 };
 
-/* Lanes whose n numbers are all finite: Σ x·0 is 0 exactly then (rollout.c's finite_all, lane-wise). */
+/* Lanes whose n numbers are all finite: Σ x·0 is 0 exactly then (vec.h's mb_all_finite, lane-wise). */
 static real_mask finite_lanes(const real *x, int n)
 {
     real acc = MB_SPLAT(0.0);
