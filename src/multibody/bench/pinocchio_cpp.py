@@ -502,10 +502,20 @@ def _spread(best, median):
     return f"{min(999.0, 100 * (median / best - 1)):3.0f}" if best and median else f"{'—':>3s}"
 
 
+def _peak(r, mhz):
+    """A row's C time over the time its Featherstone flops take at the scalar peak (2 flops a cycle at
+    ``mhz``), or None (no flop count, clock or C time)."""
+    return r["c_ours"] / (r["flops"] / (2 * mhz * 1e6)) if r["flops"] and mhz and r["c_ours"] else None
+
+
+def _ratios(rows, theirs, ours):
+    """{"robot kernel": theirs ÷ ours} over the rows where both sides were timed."""
+    return {f"{r['robot']} {SHORT[r['kernel']]}": r[theirs] / r[ours] for r in rows if r[theirs] and r[ours]}
+
+
 def _format_row(r, mhz):
     ir = lambda x: f"{x:7.0f}" if x is not None else f"{'—':>7s}"  # noqa: E731
-    peak = (f"{r['c_ours'] / (r['flops'] / (2 * mhz * 1e6)):5.2f}"
-            if r["flops"] and mhz and r["c_ours"] is not None else f"{'':5s}")
+    peak = f"{_peak(r, mhz):5.2f}" if _peak(r, mhz) is not None else f"{'':5s}"
     diff = f"{r['diff']:8.1e}" if r["diff"] is not None else f"{'—':>8s}"
     flops = f"{r['flops']:6d}" if r["flops"] else f"{'':6s}"
     c_spread = f"{_spread(r['c_ours'], r['c_ours_med'])}/{_spread(r['cpp_pin'], r['cpp_pin_med'])}"
@@ -517,10 +527,8 @@ def _format_row(r, mhz):
 
 
 def _summary(rows, mhz, out):
-    c = [r["cpp_pin"] / r["c_ours"] for r in rows if r["cpp_pin"] and r["c_ours"]]
-    c_med = [r["cpp_pin_med"] / r["c_ours_med"] for r in rows if r["cpp_pin_med"] and r["c_ours_med"]]
-    py = [r["py_pin"] / r["py_ours"] for r in rows if r["py_ours"]]
-    py_med = [r["py_pin_med"] / r["py_ours_med"] for r in rows if r["py_ours_med"]]
+    c, c_med = (list(_ratios(rows, f"cpp_pin{m}", f"c_ours{m}").values()) for m in ("", "_med"))
+    py, py_med = (list(_ratios(rows, f"py_pin{m}", f"py_ours{m}").values()) for m in ("", "_med"))
     if c:
         out(f"C kernels vs Pinocchio's C++: median {np.median(c):.2f}×, {sum(x >= 1 for x in c)}/{len(c)} rows "
             f"≤ Pinocchio's time (goal: every row, median ≥ 1.3×); worst {min(c):.2f}× "
@@ -530,7 +538,7 @@ def _summary(rows, mhz, out):
         out(f"Python calls vs Pinocchio's Python: median {np.median(py):.2f}×, {sum(x >= 1.5 for x in py)}/{len(py)} "
             f"rows ≥ 1.5× (goal: every row, median ≥ 2×); worst {min(py):.2f}× [on median loops: median "
             f"{np.median(py_med):.2f}×, {sum(x >= 1.5 for x in py_med)}/{len(py_med)} rows, worst {min(py_med):.2f}×]")
-    peaks = [r["c_ours"] / (r["flops"] / (2 * mhz * 1e6)) for r in rows if r["flops"] and mhz and r["c_ours"]]
+    peaks = [x for x in (_peak(r, mhz) for r in rows) if x is not None]
     if peaks:
         out(f"RNEA/ABA time over Featherstone's flops at the scalar peak (2 flops/cycle, {mhz:.0f} MHz): "
             f"{min(peaks):.2f}–{max(peaks):.2f}× (goal ≤ 3×)")
@@ -569,13 +577,9 @@ def goals(kernel_rows, robots=None, states=10_000, repeat=3, rdir=None, cpu=None
         if before is not None:
             os.sched_setaffinity(0, before)
     mhz = cpu_mhz()
-    c = {f"{r['robot']} {SHORT[r['kernel']]}": r["cpp_pin"] / r["c_ours"] for r in kernel_rows
-         if r["cpp_pin"] and r["c_ours"]}
-    py = {f"{r['robot']} {SHORT[r['kernel']]}": r["py_pin"] / r["py_ours"] for r in kernel_rows
-          if r["py_pin"] and r["py_ours"]}
+    c, py = _ratios(kernel_rows, "cpp_pin", "c_ours"), _ratios(kernel_rows, "py_pin", "py_ours")
     b = {f"{r['robot']} {r['algo'].strip()}": r["pin_loop_ms"] / r["ours_batch1_ms"] for r in batch}
-    peak = {f"{r['robot']} {SHORT[r['kernel']]}": r["c_ours"] / (r["flops"] / (2 * mhz * 1e6)) for r in kernel_rows
-            if r["flops"] and mhz and r["c_ours"]}
+    peak = {f"{r['robot']} {SHORT[r['kernel']]}": _peak(r, mhz) for r in kernel_rows if _peak(r, mhz) is not None}
 
     def rows(ratios, ok, med=None):
         """(met, text) of a goal on every row (``ok``) and on the median (``med``)"""
@@ -584,8 +588,8 @@ def goals(kernel_rows, robots=None, states=10_000, repeat=3, rdir=None, cpu=None
         miss = [f"{k} {v:.2f}×" for k, v in ratios.items() if not ok(v)]
         m = float(np.median(list(ratios.values())))
         met = not miss and (med is None or med(m))
-        return met, (f"{len(ratios) - len(miss)}/{len(ratios)} rows, median {m:.2f}×, lowest {min(ratios.values()):.2f}×"
-                     + (f"; missed: {', '.join(miss)}" if miss else ""))
+        return met, (f"{len(ratios) - len(miss)}/{len(ratios)} rows, median {m:.2f}×, "
+                     f"lowest {min(ratios.values()):.2f}×" + (f"; missed: {', '.join(miss)}" if miss else ""))
     res = {
         "C kernel ≤ Pinocchio's C++ on every row, median ≥ 1.3×": rows(c, lambda v: v >= 1.0, lambda m: m >= 1.3),
         "Python single call ≥ 1.5× Pinocchio's on every row, median ≥ 2×": rows(py, lambda v: v >= 1.5,
@@ -626,7 +630,8 @@ def main(argv=None):
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="keep the harnesses' input and result files in DIR (one robot at a time)")
     ap.add_argument("--goals", action="store_true",
-                    help="then the batches, the start-up and the Panda's RK4 run, and every goal of issue 37, met or not")
+                    help="then the batches, the start-up and the Panda's RK4 run, and every goal of issue 37, "
+                         "met or not")
     ap.add_argument("--build-only", action="store_true",
                     help="build (or find in the cache) both harnesses, print where they are, and stop")
     a = ap.parse_args(argv)

@@ -40,10 +40,10 @@ class BatchTrajectory:
     :func:`multibody.simulate`'s); later samples are NaN and its ``status`` is ``"diverged"`` (message
     with the time).  ``passive`` and ``contact`` say, as a :class:`Trajectory`'s, what the runs applied
     from the model (limits, damping, friction and its v_s, a softened default contact, …) and the contact
-    model's name (the first run's, where a ``params`` sweep's runs differ: each ``batch[i]`` says its own).  Batches of runs with events, whose
-    sample times differ, hold the runs as a list (``runs``) instead of stacked arrays.  As in a
-    :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first access (one
-    batched ``mb.energy`` call over every finite sample) and cached.
+    model's name (the first run's, where a ``params`` sweep's runs differ: each ``batch[i]`` says its own).
+    Batches of runs with events, whose sample times differ, hold the runs as a list (``runs``) instead of
+    stacked arrays.  As in a :class:`Trajectory`, the energies are computed from ``q``, ``qd`` on first
+    access (one batched ``mb.energy`` call over every finite sample) and cached.
     """
 
     def __init__(self, t, q, qd, qdd, tau, kinetic_energy=None, potential_energy=None, status=(), messages=(),

@@ -1,5 +1,5 @@
-/* vec.h — small vectors, 3×3 products and quaternions in double: the one copy the core and the
- * engine share (they had one each).
+/* vec.h — small vectors, 3×3 products, quaternions and the finiteness test of inputs in double: the one
+ * copy the core and the engine share (they had one each).
  *
  * Header-only and static inline, so every caller compiles them into its own loops as before.
  * Each helper is one fixed expression: a caller that moved onto it computes the same sums in the
