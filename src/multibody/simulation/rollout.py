@@ -456,6 +456,6 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     if len(bad):
         n = int(bad[0])
         msg = _core.status_message(int(info[n, 1]))
-        where = f" at t = {info[n, 2]!r}"
+        where = f" at t = {float(info[n, 2])!r}"
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))
     return CompiledRuns(T, Q, QD, QDD, TAU, Y_END, info, Z, F, HELD, NS)

@@ -24,6 +24,11 @@ static const char *const MESSAGES[MB_N_STATUS] = {
     [MB_CONTACT_LCP] = "contact='hard': the contact LCP (engine/lcp.c, Dantzig pivoting on J M^-1 J^T) found no "
                        "impulses at this step, even regularised (a degenerate contact set): try a smaller dt or "
                        "a larger cfm (mb.HardContact(model, cfm=...))",
+    [MB_CONTACT_STIFF] = "compliant contact: the step's implicit contact system (M + h J^T G J, the law's stiffness "
+                         "and damping linearised over the step) cannot be solved to working precision, though M "
+                         "alone can: the contact terms outweigh the bodies' inertia by some 13 orders (a stiffness far "
+                         "too large for the bodies it presses, an impact too fast for the step, or a run already "
+                         "blowing up); try a smaller dt, a softer contact, or contact='hard'",
     [MB_OVERFLOW] = "the inputs are finite but too large for double precision: the algorithm overflowed or lost "
                     "every digit on the way (e.g. bodies 1e100 m from the origin)",
 };

@@ -21,7 +21,9 @@ enum mb_status {
     MB_BAD_Z = 14,       /* a run's contact states z (rollout.c) contain NaN or inf  */
     MB_CALLBACK_FAILED = 15, /* a caller's function (a Python callable) raised       */
     MB_CONTACT_LCP = 16, /* hard contact's LCP (lcp.c) found no impulses at a step (rollout.c) */
-    MB_N_STATUS = 17
+    MB_CONTACT_STIFF = 17, /* the compliant law's implicit step (scene_contact.c) has no solution to working
+                            * precision: its contact terms swamp M, which alone is positive definite */
+    MB_N_STATUS = 18
 };
 
 /* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK.  For MB_SINGULAR it

@@ -676,6 +676,25 @@ static int factor_tree(const mb_model *m, double *A, int dense, double *S, doubl
     return MB_SINGULAR;
 }
 
+/* M = Lᵀ D L into w->L (mb_ltdl on a copy of w->H); MB_OK or factor_tree's status */
+static int factor_inertia(const mb_model *m, mb_scene_implicit *w)
+{
+    memcpy(w->L, w->H, sizeof(double) * (size_t)w->nv * w->nv);
+    return factor_tree(m, w->L, 0, NULL, w->diag);
+}
+
+/* A = M + h Jᵀ G J found singular (st, factor_tree's): M's own status where M is singular too (its body named),
+ * else MB_CONTACT_STIFF — the contact terms did it (an impact far too fast for the step: dm_control's humanoid
+ * dropped 100 m at 5 ms, its A's diagonal 4e20 times M's), not a massless body */
+static int singular_step(const mb_model *m, mb_scene_implicit *w, int st)
+{
+    if (st != MB_SINGULAR)
+        return st;
+    (void)mb_singular_take();  /* (A's pivot's body: not the cause if M factors) */
+    st = factor_inertia(m, w);
+    return st == MB_OK ? MB_CONTACT_STIFF : st;
+}
+
 /* x = A⁻¹ x with A's factors (implicit_solve's) */
 static void apply_inverse(const mb_model *m, const mb_scene_implicit *w, int dense, double *x)
 {
@@ -776,8 +795,8 @@ static inline void add_rows3(double *y, const double *x0, const double *x1, cons
  * moved to the left as U Vᵀ (u = h g_n μ (tdir·J_t)ᵀ, v = J_nᵀ: not symmetric) and solved by Woodbury's
  * identity on A = M + h J_Fᵀ G_F J_F's factors: q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y, y = A⁻¹ rhs, Z = A⁻¹ U.
  * factor = 0: the free and sliding sets are the last call's, only the fixed rows' values moved: A's factors,
- * Z and the small LU are reused.  dense: rows across branches, A factored dense.  MB_OK, MB_SINGULAR (the
- * small system) or factor_tree's status */
+ * Z and the small LU are reused.  dense: rows across branches, A factored dense.  MB_OK, MB_CONTACT_STIFF (A or
+ * the small system singular, M not) or M's factor_tree status */
 MB_CLONES_AVX2
 static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double h, int factor, int dense,
                           double *qdd)
@@ -816,7 +835,7 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
         }
         const int st = factor_tree(m, w->A, dense, w->S, w->diag);
         if (st != MB_OK)
-            return st;
+            return singular_step(m, w, st);
         w->nslid = 0;  /* the sliding contacts: Z = A⁻¹ U, and I + Vᵀ Z factored */
         for (int c = 0; c < w->na; c++) {
             const int r0 = w->row0[c];
@@ -851,7 +870,7 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
         for (int i = 0; i < w->nslid; i++)
             t[i] = row_dot(w, w->slid[i], qdd);
         if (!small_lu(w->nslid, w->Sk, w->piv, t, factor))
-            return MB_SINGULAR;
+            return MB_CONTACT_STIFF;  /* (A factored: M is not singular) */
         for (int j = 0; j < w->nslid; j++)
             for (int k = 0; k < nv; k++)
                 qdd[k] -= w->Z[(size_t)j * nv + k] * t[j];
@@ -892,13 +911,6 @@ const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m,
         for (int k = 0; k < nv; k++)
             w->H[(size_t)nv * k + k] += md->armature[k] - m->armature[k];
     return w->Hm;
-}
-
-/* M = Lᵀ D L into w->L (mb_ltdl on a copy of w->H); MB_OK or factor_tree's status */
-static int factor_inertia(const mb_model *m, mb_scene_implicit *w)
-{
-    memcpy(w->L, w->H, sizeof(double) * (size_t)w->nv * w->nv);
-    return factor_tree(m, w->L, 0, NULL, w->diag);
 }
 
 /* Every slot apart at the step's end (its force F zero: apart at the start and not a candidate, or released by
