@@ -358,7 +358,7 @@ def test_the_command_line_runs_hard_contact(tmp_path, capsys):
     out = tmp_path / "t.npz"
     assert cli.main(["simulate", str(path), "--t-final", "0.2", "--contact", "hard", "--quiet", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "semi_implicit" in text and "under the hard law; total normal force at the end 19.62 N" in text
+    assert "semi_implicit" in text and "under the hard law; the static geoms (the floor) carry 19.62 N at the end" in text
     assert cli.main(["simulate", str(path), "--t-final", "0.2", "--contact", "hard", "--integrator", "rk4",
                      "--quiet", "--out", str(out)]) != 0
     assert "integrator='semi_implicit', not 'rk4'" in capsys.readouterr().err
@@ -434,3 +434,22 @@ def test_a_quadruped_batch_runs_as_single_runs(tmp_path):
         one = mb.simulate(model, Q0[i], QD0[i], 0.3, dt=0.005, contact="hard")
         np.testing.assert_array_equal(batch[i].q, one.q)
         np.testing.assert_array_equal(batch[i].qd, one.qd)
+
+
+@pytest.mark.parametrize("contact", ["compliant", "hard"])
+def test_the_command_lines_floor_force_leaves_out_the_bodies_contacts_with_each_other(tmp_path, capsys, contact):
+    """A ball resting on a box on the floor: the floor carries both (3 kg), and the ball–box contact, which acts on
+    both bodies, adds nothing — the summary used to sum every slot's z force (2 or 4 kg's worth here), and for
+    dm_control's dog, whose limbs touch each other, printed −1.7 N against its 101 N."""
+    from multibody import cli
+    path = tmp_path / "stack.xml"
+    path.write_text(f'<mujoco><worldbody>{FLOOR.format(mu=0.5, floor="")}<body pos="0 0 0.05"><freejoint/>'
+                    '<geom type="box" size="0.1 0.1 0.05" mass="2"/></body><body pos="0 0 0.15"><freejoint/>'
+                    '<geom type="sphere" size="0.05" mass="1"/></body></worldbody></mujoco>')
+    out = tmp_path / "t.npz"
+    assert cli.main(["simulate", str(path), "--t-final", "1", "--contact", contact, "--quiet", "--out", str(out)]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    carried = float(line.split("(the floor) carry ")[1].split(" N")[0])
+    assert carried == pytest.approx(3 * 9.81, rel=1e-3), line
+    every_slot = np.load(out)["contact_forces"][-1, :, 2].sum()   # + or − the ball's weight (on the ball or box)
+    assert min(abs(every_slot - 2 * 9.81), abs(every_slot - 4 * 9.81)) < 0.05
