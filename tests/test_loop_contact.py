@@ -133,6 +133,30 @@ def test_an_implicit_step_the_contact_makes_singular_says_so_not_massless_body()
     assert tr.status == "finished" and tr.qd[-1, 3] < 0.0 < tr.qd[-1, 9]    # pushed apart
 
 
+def test_a_contact_that_throws_the_body_off_ends_the_run_diverged_not_finished(monkeypatch):
+    """A ball dropped on a contact of 1e8 N/m^1.5 at 2 ms RK4 (the step check taken out, as where it
+    misjudges the mass: example-robot-data's simple_humanoid on a ground at 1 ms, flung 700 m up, its energy
+    695 J → 5e7 J, "finished"): one step throws it off the floor with 8 times the energy it fell with, its
+    |q|, |q̇| far from any bound — the run ends "diverged" at the last sample before the gain, the message
+    saying so and what to do; semi_implicit runs it; and a ball started 3 mm inside the floor, whose
+    springs give back what they hold, is not mistaken for it."""
+    model = mb.load_mjcf(BALL.replace('pos="0 0 0.1"', 'pos="0 0 0.3"'))
+    monkeypatch.setattr(SceneContact, "check_step", lambda *args, **kwargs: None)
+    stiff = SceneContact(model, stiffness=1e8, damping=1e4)
+    run = dict(dt=0.002, contact=stiff)
+    with pytest.warns(mb.SimulationWarning, match="gained energy that nothing in it supplies"):
+        tr = mb.simulate(model, model.q_default, np.zeros(6), 1.0, integrator="rk4", **run)
+    assert tr.status == "diverged" and "integrator='semi_implicit'" in tr.message
+    E = np.asarray(tr.total_energy)
+    assert 0.15 < tr.t[-1] < 0.25 and E.max() <= E[0] + 1e-9 and np.abs(tr.qd).max() < 5.0
+    calm = mb.simulate(model, model.q_default, np.zeros(6), 1.0, integrator="semi_implicit", **run)
+    assert calm.status == "finished" and np.asarray(calm.total_energy).max() <= E[0] + 1e-9
+    inside = model.q_default.copy()
+    inside[2] = 0.1 - 0.003
+    out = mb.simulate(model, inside, np.zeros(6), 0.3, dt=0.0002, integrator="rk4")
+    assert out.status == "finished" and np.asarray(out.total_energy).max() > np.asarray(out.total_energy)[0]
+
+
 def test_semi_implicit_at_5ms_against_a_fine_explicit_run():
     """The box thrown onto its floor: semi_implicit at MuJoCo's 5 ms with the law implicit against the
     explicit law under rk4 at 0.1 ms (an independent integration of the same law): the rest pose agrees

@@ -450,7 +450,8 @@ def cmd_simulate(args):
     except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
         if e.trajectory is not None:
             e.trajectory.save(out)
-        raise CLIError(f"{e} (dt = {args.dt:g} with {args.integrator}: try a smaller --dt or --integrator rk4)"
+        other = "semi_implicit" if args.integrator == "rk4" else "rk4"   # (the one that is not this run's)
+        raise CLIError(f"{e} (dt = {args.dt:g} with {args.integrator}: try a smaller --dt or --integrator {other})"
                        + (f"; the samples up to then are in {out}" if e.trajectory is not None else "")) from None
     except (ValueError, MemoryError) as e:
         raise CLIError(str(e)) from None

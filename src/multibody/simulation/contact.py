@@ -685,6 +685,20 @@ class SceneContact:
     def initial_state(self, model, q, qd):
         return np.zeros(self.n_states)
 
+    def stored_energy(self, model, q):
+        """The energy the law's normal springs hold at ``q``: Σ 0.4 K d^2.5 over the contacts (f_n = K d^1.5
+        integrated over the depth d) — what a start inside a floor gives back as it is pushed out.
+
+        >>> import numpy as np, multibody as mb
+        >>> m = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.099">'
+        ...                  '<freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>')
+        >>> c = mb.SceneContact(m)                   # 1 kg sinks 1 mm: K = 9.81 / 0.001^1.5
+        >>> round(c.stored_energy(m, m.q_default) / (0.4 * 9.81 * 0.001), 6)    # 1 mm deep: 0.4 m g d
+        1.0
+        """
+        _, _, _, depth, _ = _core.scene_contacts(model._c, np.asarray(q, dtype=float), *self.packed)
+        return float(0.4 * self.K * np.sum(np.maximum(np.asarray(depth, dtype=float), 0.0) ** 2.5))
+
     def forces(self, model, q, qd, z=None):
         """(f_ext (nb, 6), zdot (n_states,), info) at one state; ``info["force"]`` (slots, 3) each
         slot's force on its geom b (zero where apart), ``info["state"]`` 0 apart, 1 sticking, 2 sliding."""

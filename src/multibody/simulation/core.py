@@ -48,7 +48,7 @@ from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, 
 from .system import (System, _NonFinite, _check_model, _positive, check_actuator_step, check_initial_state,
                      check_spring_step,
                      default_integrator, default_step, non_finite_message, scene_contact)
-from .trajectory import EventRecord, Trajectory, cut_at_blow_up, model_fingerprint
+from .trajectory import EventRecord, Trajectory, cut_at_blow_up, cut_at_energy_gain, model_fingerprint
 from .._extras import require
 
 
@@ -315,6 +315,7 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
         if z.shape != (system.nz,) or not np.all(np.isfinite(z)):
             raise ValueError(f"contact: initial_state returned {z!r}; expected {system.nz} finite numbers")
     system.last_z = z
+    user_resets = any(getattr(ev, "reset", None) is not None for ev in events)   # (they may add energy)
     if system.hard_stops:   # a user's reset leaves the stops' resting set to be solved again
         events = tuple(_with_stops(ev, stops, model) for ev in events)
     # the user's events: C hands back the steps where one fires
@@ -348,6 +349,8 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     finally:   # the stops' events, lent to this run, go back to the model (limits.JointLimits.release)
         stops.release()
     traj = cut_at_blow_up(model, traj)
+    if getattr(contact, "name", None) == "compliant" and not system.supplies_energy() and not user_resets:
+        traj = cut_at_energy_gain(model, traj, contact.stored_energy(model, q))   # a bounded blow-up
     traj.passive = system.passive()
     traj.contact = None if contact is None else getattr(contact, "name", type(contact).__name__)
     traj.ctrl, traj.contact_geoms = system.ctrl, getattr(contact, "geoms", None)   # what traj.sensordata reads

@@ -420,6 +420,15 @@ class System:
         return (self.friction is None and self.gravcomp is None and self.limits is None and not self.tendons
                 and self.springs is None and self.actuators is None and self.effort is None)
 
+    def supplies_energy(self):
+        """Whether anything the run applies may add energy: a controller, the user's forces, actuators (their
+        controls), gravcomp, springs (joints' and tendons' — their potential is not in the recorded energy) or
+        constraints (their stabilisation).  Without these only the contact's and the stops' stored energy can
+        come back (:func:`~multibody.simulation.trajectory.cut_at_energy_gain`)."""
+        return (self.controller is not None or self.f_ext_fn is not None or self.f_ext_const is not None
+                or self.actuators is not None or self.ctrl_function or self.gravcomp is not None
+                or self.springs is not None or bool(self.tendons) or self.constraints is not None)
+
     def passive(self):
         """What the run applies besides the controller and the user's forces (for the record)."""
         out = []

@@ -152,14 +152,56 @@ def cut_at_blow_up(model, traj):
         return traj
     k, message, note = found
     if traj.status == "diverged":   # (a new Trajectory on the same samples: a batch reads its runs' messages)
-        out, message = traj[:], traj.message + note
-    else:
-        out = traj[:k]
+        return _diverged(traj, traj[:], traj.message + note)
+    return _diverged(traj, traj[:k], message)
+
+
+def _diverged(traj, out, message):
+    """``out`` (samples of ``traj``) "diverged" with ``message``, the sensitivities' per-sample arrays cut with it."""
     out.status, out.message = "diverged", message
     for name in ("stm", "dx_dtau"):
         if hasattr(traj, name):
             setattr(out, name, getattr(traj, name)[:len(out.t)])
     return out
+
+
+def cut_at_energy_gain(model, traj, stored):
+    """``traj``, or where its energy (kinetic + gravity, ``traj.total_energy``) rose past what could come back
+    to it — a run in which nothing supplies energy (``System.supplies_energy``), so that only the contacts'
+    springs (``stored``: their energy at the start) and the stops' can return any — its samples before that,
+    ``status`` "diverged" with the message.  That is a bounded blow-up: a stiff contact thrown off by an
+    explicit step too large for it flings the bodies off the floor, and their |q|, |q̇| stay far below
+    :data:`STATE_LIMIT` (example-robot-data's simple_humanoid on a ground at 1 ms RK4 ended "finished"
+    700 m up, its energy 695 J → 5e7 J).  The allowance is generous, 2 (|E(0)| + stored) + m (|g| · 1 m +
+    ½ (1 m/s)²): what a working run's springs give back is the weight over millimetres.  A run already
+    "diverged" is returned as it is.
+
+    >>> import numpy as np, multibody as mb
+    >>> m = mb.models.planar(1)
+    >>> tr = mb.simulate(m, [0.3], [0.0], 0.2)
+    >>> cut_at_energy_gain(m, tr, 0.0) is tr
+    True
+    >>> thrown = mb.simulate(m, [0.3], [0.0], 0.2)
+    >>> thrown.qd[5:] = 50.0                     # as if the run had been thrown at t = 0.005 s
+    >>> cut = cut_at_energy_gain(m, thrown, 0.0)
+    >>> cut.status, len(cut.t), cut.message[:50]
+    ('diverged', 5, 'the run gained energy that nothing in it supplies:')
+    """
+    if traj.status == "diverged" or len(traj.t) < 2:
+        return traj
+    E = np.asarray(traj.total_energy, dtype=float)
+    g = float(np.linalg.norm(model.gravity))
+    allowance = 2.0 * (abs(E[0]) + stored) + float(np.sum(model.mass)) * (g * 1.0 + 0.5)
+    over = np.flatnonzero(E[1:] > E[0] + allowance)
+    if not len(over):
+        return traj
+    k = int(over[0]) + 1
+    return _diverged(traj, traj[:k], (
+        f"the run gained energy that nothing in it supplies: its energy (kinetic + gravity) rose from {E[0]:.6g} J "
+        f"to {E[k]:.6g} J between t = {float(traj.t[k - 1])!r} and t = {float(traj.t[k])!r}, past the "
+        f"{allowance:.6g} J its contacts' and stops' springs could give back — a stiff contact or stop thrown off "
+        f"by a step too large for it (integrator='semi_implicit' takes the contact law implicitly; or a smaller "
+        f"dt); the trajectory ends at the last sample within it (t = {float(traj.t[k - 1])!r})"))
 
 
 def energies_of(model, q, qd):
