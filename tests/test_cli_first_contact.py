@@ -196,6 +196,15 @@ def test_record_every_thins_the_saved_trajectory(tmp_path):
     np.testing.assert_array_equal(b.t, a.t[::10])
 
 
+def test_dash_o_is_out_on_every_command_that_writes(tmp_path):
+    """-o names the output as --out does (what a user types first): simulate's file, plot's folder, animate's page."""
+    traj, figures, page = tmp_path / "t.npz", tmp_path / "figs", tmp_path / "a.html"
+    assert run("simulate", "double_pendulum", "--t-final", "0.05", "--quiet", "-o", traj) == 0
+    assert run("plot", str(traj), "-o", figures) == 0
+    assert run("animate", "double_pendulum", str(traj), "-o", page, "--quiet") == 0
+    assert len(Trajectory.load(traj).t) == 51 and any(figures.iterdir()) and page.stat().st_size > 0
+
+
 def test_an_mjcf_file_steps_at_its_own_timestep_by_default(tmp_path, capsys):
     """MuJoCo steps a file at its <option timestep> (0.002 s where it sets none); so do simulate,
     simulate_batch and `multibody simulate` when no dt is given (dm_control's humanoid: 5 ms, not 1 ms

@@ -786,7 +786,7 @@ def build_parser():
                                   "else zeros)")
     p.add_argument("--record-every", type=_sample_stride, default=1, metavar="K",
                    help="keep every K-th sample (default 1; the final state is always kept)")
-    p.add_argument("--out", required=True, help="the trajectory file to write (.npz)")
+    p.add_argument("-o", "--out", required=True, help="the trajectory file to write (.npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--contact", choices=("on", "compliant", "hard", "off"), default="on",
                    help="the file's own contacts (its floor and geoms): on (default: the compliant law where the "
@@ -795,13 +795,13 @@ def build_parser():
 
     p = sub.add_parser("plot", help="states, phase, energy (and paths with --model) as PNG files")
     p.add_argument("trajectory", metavar="TRAJ.npz")
-    p.add_argument("--out", required=True, help="folder for the figures")
+    p.add_argument("-o", "--out", required=True, help="folder for the figures")
     p.add_argument("--model", metavar="MODEL", help="the model (names the joints, draws the CoM path)")
 
     p = sub.add_parser("animate", help="a self-contained HTML animation (or .mp4/.gif video)")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("trajectory", nargs="?", metavar="TRAJ.npz", help="default: each joint ramped in turn")
-    p.add_argument("--out", default="anim.html", help="anim.html (default), or a .mp4/.gif file")
+    p.add_argument("-o", "--out", default="anim.html", help="anim.html (default), or a .mp4/.gif file")
     p.add_argument("--title")
     p.add_argument("--author")
     p.add_argument("--description")
@@ -815,7 +815,7 @@ def build_parser():
     p = sub.add_parser("demo", help="the main job: derive, simulate, plot and animate into out/")
     p.add_argument("--model", default="double_pendulum", help="default: the report's double pendulum and "
                                                               "the proNEu RA3Link arm")
-    p.add_argument("--out", default="out", help="output folder (default out/)")
+    p.add_argument("-o", "--out", default="out", help="output folder (default out/)")
     p.add_argument("--t-final", type=_seconds, default=10.0, help="seconds to simulate (default 10, as the report)")
     p.add_argument("--quick", action="store_true", help="simulate at most 2 s")
     _robot_flags(p)

@@ -252,7 +252,10 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     the samples up to the last finite state with ``status == "diverged"`` and the time in ``message``.
     A run that blows up without overflowing — a recorded ``|q|`` or ``|q̇|`` past 1e10, MuJoCo's bound
     (past its start, for a coordinate that starts beyond it) — is diverged the same way from the first
-    such sample, its message naming the coordinate.
+    such sample, its message naming the coordinate.  So is a run under the compliant contact law in which
+    nothing supplies energy (no controller, forces, actuators, gravcomp, springs, tendons, constraints
+    or resets) whose energy rises past what its contacts' springs could give back — a body the contact
+    flung off the floor, its state far from 1e10 (:func:`~multibody.simulation.trajectory.cut_at_energy_gain`).
     A run whose record would not fit in the available memory is refused before it starts.
 
     Example — the OpenDE report's double pendulum (section 5.6), 1 s with RK4 at 1 ms:
