@@ -157,6 +157,18 @@ def test_a_contact_that_throws_the_body_off_ends_the_run_diverged_not_finished(m
     assert out.status == "finished" and np.asarray(out.total_energy).max() > np.asarray(out.total_energy)[0]
 
 
+def test_the_energy_gain_is_found_at_its_sample_when_only_some_samples_are_read_first():
+    """cut_at_energy_gain reads ENERGY_SAMPLES samples of a long run first, then every sample of the stretch
+    before the first one past its bound: a gain from sample 1234 of 3001 is cut there, to the sample."""
+    from multibody.simulation.trajectory import ENERGY_SAMPLES, cut_at_energy_gain
+    model = mb.models.planar(1)
+    tr = mb.simulate(model, [0.3], [0.0], 3.0)
+    assert len(tr.t) > 4 * ENERGY_SAMPLES
+    tr.qd[1234:] = 50.0
+    cut = cut_at_energy_gain(model, tr, 0.0)
+    assert cut.status == "diverged" and len(cut.t) == 1234 and f"t = {float(tr.t[1234])!r}" in cut.message
+
+
 def test_semi_implicit_at_5ms_against_a_fine_explicit_run():
     """The box thrown onto its floor: semi_implicit at MuJoCo's 5 ms with the law implicit against the
     explicit law under rk4 at 0.1 ms (an independent integration of the same law): the rest pose agrees
