@@ -671,11 +671,13 @@ class SceneContact:
         from .rollout import FLAGS, IMPLICIT_DAMPING
         if implicit and FLAGS[integrator] & IMPLICIT_DAMPING:
             return
-        if self.lightest is not None:
+        if self.lightest is not None:   # (semi_implicit named where it would take the law implicitly)
+            implicit_there = "" if FLAGS[integrator] & IMPLICIT_DAMPING else (
+                "integrator='semi_implicit' (it takes this law implicitly: no contact stiffness bounds its step), or ")
             _check_contact_step(model, dt, integrator, self.K, self.D, self.weight, *self.lightest,
                                 "in its lightest direction at the model's default state",
-                                "a softer contact (mb.SceneContact(model, stiffness, damping), e.g. from "
-                                "mb.contact_parameters)")
+                                implicit_there + "a softer contact (mb.SceneContact(model, stiffness, damping), "
+                                "e.g. from mb.contact_parameters)")
 
     @property
     def table(self):
