@@ -167,6 +167,9 @@ def test_the_energy_gain_is_found_at_its_sample_when_only_some_samples_are_read_
     tr.qd[1234:] = 50.0
     cut = cut_at_energy_gain(model, tr, 0.0)
     assert cut.status == "diverged" and len(cut.t) == 1234 and f"t = {float(tr.t[1234])!r}" in cut.message
+    assert "integrator='semi_implicit'" in cut.message
+    tr.integrator = "semi_implicit"            # (a run that is semi_implicit already is told the other remedy)
+    assert "semi_implicit" not in cut_at_energy_gain(model, tr, 0.0).message
 
 
 def test_semi_implicit_at_5ms_against_a_fine_explicit_run():
