@@ -453,3 +453,23 @@ def test_the_command_lines_floor_force_leaves_out_the_bodies_contacts_with_each_
     assert carried == pytest.approx(3 * 9.81, rel=1e-3), line
     every_slot = np.load(out)["contact_forces"][-1, :, 2].sum()   # + or − the ball's weight (on the ball or box)
     assert min(abs(every_slot - 2 * 9.81), abs(every_slot - 4 * 9.81)) < 0.05
+
+
+def test_support_force_is_the_floors_share_per_sample_and_survives_a_reload(tmp_path):
+    """``traj.support_force``: the stack's floor carries both bodies at rest (3 kg), not the ball–box contact;
+    a reloaded trajectory (no run geoms kept) finds its slots' geoms from the model, and a run without the
+    model's contact says what it lacks."""
+    path = tmp_path / "stack.xml"
+    path.write_text(f'<mujoco><worldbody>{FLOOR.format(mu=0.5, floor="")}<body pos="0 0 0.05"><freejoint/>'
+                    '<geom type="box" size="0.1 0.1 0.05" mass="2"/></body><body pos="0 0 0.15"><freejoint/>'
+                    '<geom type="sphere" size="0.05" mass="1"/></body></worldbody></mujoco>')
+    model = mb.load_mjcf(path)
+    traj = mb.simulate(model, None, None, 1.0, contact="hard")
+    assert traj.support_force.shape == (len(traj.t),)
+    assert traj.support_force[-1] == pytest.approx(3 * 9.81, rel=1e-3)
+    traj.save(tmp_path / "t.npz")
+    again = mb.Trajectory.load(tmp_path / "t.npz", model)
+    np.testing.assert_array_equal(again.support_force, traj.support_force)
+    off = mb.simulate(model, None, None, 0.01, contact="off")
+    with pytest.raises(ValueError, match="support_force: this trajectory has no recorded contact forces"):
+        off.support_force

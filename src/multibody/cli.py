@@ -465,22 +465,8 @@ def cmd_simulate(args):
     if traj.contact is not None:
         weight = np.sum(model.mass) * np.linalg.norm(model.gravity)
         print(f"contact: the model's geoms under the {traj.contact} law; the static geoms (the floor) carry "
-              f"{_floor_support(model, args.ground, traj.contact_forces[-1]):.6g} N at the end (weight {weight:.6g} N)")
+              f"{traj.support_force[-1]:.6g} N at the end (weight {weight:.6g} N)")
     return 0
-
-
-def _floor_support(model, ground, forces):
-    """The upward force the static geoms (the floor) carry: the z of their pairs' slots' forces, each slot's force
-    acting on its pair's geom b (``SceneContact``'s layout: slot p·SCENE_PAIR_MAX + k) — the bodies' contacts
-    with each other left out, which act on both bodies and carry nothing of the weight."""
-    from multibody.kinematics.contacts import scene_geoms
-    from multibody.simulation.contact import SCENE_PAIR_MAX
-    geoms = scene_geoms(model, ground)
-    pairs = np.asarray(geoms.pairs, dtype=int).reshape(-1, 2)
-    static = np.asarray(geoms.body)[pairs] < 0                   # (pair, a or b): on no body
-    sign = np.where(static[:, 0] & ~static[:, 1], 1.0, np.where(static[:, 1] & ~static[:, 0], -1.0, 0.0))
-    fz = np.asarray(forces, dtype=float)[:len(pairs) * SCENE_PAIR_MAX, 2].reshape(len(pairs), SCENE_PAIR_MAX)
-    return float(np.sum(sign[:, None] * fz))
 
 
 def _write_plots(traj, model, folder, prefix=""):

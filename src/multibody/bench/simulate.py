@@ -574,7 +574,7 @@ def solo_standing(args):
                 print(f"  {label:50s} refused: …{str(e)[str(e).find('Pass dt'):][:40]}")
                 continue
             print(f"  {label:50s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
-                  + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj)
+                  + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj)   # (the ground's points)
                   + f" {np.abs(tr.qd[-1]).max():9.2e} ({tr.status})")
     m2 = copy.copy(mjm)
     for label, noslip, condim in (("MuJoCo contact (soft, rollout, 1 thread), μ = 1", 0, 3),
@@ -633,7 +633,7 @@ def solo_meshes(args, q_ref, pd, kp, kd, weight):
     z_mj = rows[0][2][2]
     pen = float(np.max(mb.contacts(meshed, tr.q[-1], ground=True).depth, initial=0.0))
     print(f"  {f'multibody contact=hard, its meshes, ground=True, {dt * 1e3:g} ms':50s} {cpu:10.4f} {rows[0][1] / cpu:12.2f}  "
-          + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj)
+          + rest_columns(tr.q[-1, 2], tr.support_force[-1], weight, z_mj)
           + f" {np.abs(tr.qd[-1]).max():9.2e} ({tr.status}; penetration {pen * 1e3:.2f} mm)")
     for noslip, mcpu, end, fn, pen_mj in rows:
         label = "MuJoCo, the same meshes (soft, Euler)" if noslip == 0 else "  MuJoCo, the same meshes, noslip 20 (not timed)"
@@ -771,7 +771,7 @@ def quadruped_hard(args, rng):
         pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
         what = "frictionless toes" if frictionless else "toes μ = 1.5"
         print(f"  {'multibody contact=hard (' + what + ')':52s} {cpu:10.4f} {out[2] / cpu:12.2f}  "
-              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen) + f" ({tr.status})")
+              + rest_columns(tr.q[-1, 2], tr.support_force[-1], weight, z_mj, pen) + f" ({tr.status})")
         print(f"  {'MuJoCo rollout (soft contact, ' + what + ')':52s} {out[2]:10.4f} {'':12s}  "
               + rest_columns(z_mj, fn_mj, weight, z_mj, pen_mj))
         # the references with the laws' differences taken out (not timed): near-hard constraints; with
@@ -830,7 +830,7 @@ def humanoid_hard(args, rng):
         out = o if o[2] < out[2] else out
         pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
         print(f"  {f'humanoid: multibody contact=hard, limits={limits}':52s} {cpu:10.4f} {o[2] / cpu:12.2f}  "
-              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen)
+              + rest_columns(tr.q[-1, 2], tr.support_force[-1], weight, z_mj, pen)
               + f" ({tr.status}; goal ≥ 1.5)")
     fn_mj, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])
     print(f"  {'humanoid: MuJoCo rollout (soft contact and limits)':52s} {out[2]:10.4f} {'':12s}  "
@@ -888,7 +888,7 @@ def compliant_scenes(args):
         z_mj = rows[0][2]
         pen = float(np.max(mb.contacts(model, tr.q[-1]).depth, initial=0.0))
         print(f"  {f'{name}: multibody compliant (dt {dt:g} s)':52s} {cpu:10.4f} {rows[0][1] / cpu:12.2f}  "
-              + rest_columns(tr.q[-1, 2], tr.contact_forces[-1, :, 2].sum(), weight, z_mj, pen)
+              + rest_columns(tr.q[-1, 2], tr.support_force[-1], weight, z_mj, pen)
               + f" ({tr.status}; goal ≥ 3 against MuJoCo at its own step)")
         for mdt, mcpu, z, end in rows:
             fn, pen_mj = mujoco_rest(mjm, end[:model.nq], end[model.nq:])

@@ -486,6 +486,33 @@ class Trajectory:
             self._sensordata = recorded_sensordata(self)
         return self._sensordata
 
+    @property
+    def support_force(self) -> np.ndarray:
+        """The force the static geoms (the floor, terrain) carry against gravity at each sample, (N,) in N.
+
+        The recorded contact forces of the pairs between a static geom and a body, projected on the up
+        direction (−gravity, +z where gravity is zero); the bodies' contacts with each other carry none
+        of the weight and are left out.  A robot standing still has it equal to its weight m |g|.
+
+        Raises
+        ------
+        ValueError
+            The run recorded no contact forces of the model's geoms, or the trajectory has no model.
+
+        Example
+        -------
+        >>> import numpy as np, multibody as mb
+        >>> b = mb.ModelBuilder()
+        >>> ball = b.add_body("ball", parent=None, joint="free", mass=2.0, inertia=np.eye(3) * 1e-3)
+        >>> b.add_geometry(mb.Geometry(ball, "sphere", (0.1,), role="collision", name="ball"))
+        >>> model = b.build()
+        >>> q0 = np.array([0.0, 0.0, 0.1, 1, 0, 0, 0])
+        >>> traj = mb.simulate(model, q0, np.zeros(6), 0.5, dt=1e-3, ground=True, contact="hard")
+        >>> round(float(traj.support_force[-1] / (2.0 * 9.81)), 6)   # the ball's weight, resting
+        1.0
+        """
+        return _support_force(self)
+
     def sensor(self, name) -> np.ndarray:
         """The values (N, dim) of the sensor ``name`` along the run (a view of :attr:`sensordata`)."""
         from ..model.model import _known
@@ -712,22 +739,50 @@ def recorded_sensordata(traj):
     return out
 
 
-def _recorded_contacts(traj, q):
-    """The recorded contact forces as a contact list (sample, geom a, geom b, position, normal, force on b)."""
-    from ..core import _core
+def _slot_geoms(traj, F, what):
+    """The geoms whose candidate pairs the recorded contact forces F (N, slots, 3) belong to: the run's, or for a
+    sliced or reloaded run the model's, or those with the floor ``ground=True`` adds, whichever F's slots fit."""
     from ..model.geometry import model_geoms
     from .rollout import SCENE_PAIR_MAX
-    F = np.asarray(traj.contact_forces, dtype=float)
     geoms = traj.contact_geoms
-    if geoms is None:   # a sliced or reloaded run: the model's geoms, or with the floor ground=True adds
+    if geoms is None and traj.model is not None:
         for g in (model_geoms(traj.model), model_geoms(traj.model).with_ground()):
             if F.ndim == 3 and F.shape[1] == SCENE_PAIR_MAX * len(g.pairs):
                 geoms = g
                 break
     if geoms is None or F.ndim != 3 or F.shape[1] != SCENE_PAIR_MAX * len(geoms.pairs) or F.shape[2] != 3:
-        raise ValueError(f"sensordata: contact_forces {F.shape} are not the slots of the model's geoms "
-                         f"({SCENE_PAIR_MAX} per candidate pair); touch, force and torque sensors need a run "
-                         "with the model's own contact (mb.simulate's default)")
+        raise ValueError(f"{what}: contact_forces {F.shape} are not the slots of the model's geoms "
+                         f"({SCENE_PAIR_MAX} per candidate pair); {what} needs a run with the model's own contact "
+                         "(mb.simulate's default) and its model")
+    return geoms
+
+
+def _support_force(traj):
+    """Trajectory.support_force: each slot's force acts on its pair's geom b (slot p · SCENE_PAIR_MAX + k), so a
+    pair whose geom a alone is static (the floor under a body) pushes the body with +F, one whose geom b alone is
+    with −F; the pairs of two bodies act on both and carry nothing of the weight, nor does a pair of two static
+    geoms (none is a candidate)."""
+    from .rollout import SCENE_PAIR_MAX
+    if traj.contact_forces is None or traj.model is None:
+        raise ValueError("support_force: this trajectory has no " + ("recorded contact forces (a run with the "
+                         "model's contact: mb.simulate's default where the file has a floor, or ground=True)"
+                         if traj.contact_forces is None else "model; load it with Trajectory.load(path, model)"))
+    F = np.asarray(traj.contact_forces, dtype=float)
+    geoms = _slot_geoms(traj, F, "support_force")
+    pairs = np.asarray(geoms.pairs, dtype=int).reshape(-1, 2)
+    static = np.asarray(geoms.body)[pairs] < 0                   # (pair, a or b): on no body
+    sign = np.where(static[:, 0] & ~static[:, 1], 1.0, np.where(static[:, 1] & ~static[:, 0], -1.0, 0.0))
+    g = np.asarray(traj.model.gravity, dtype=float)
+    up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
+    on_body = F.reshape(len(F), len(pairs), SCENE_PAIR_MAX, 3).sum(axis=2) @ up     # (N, pairs): along "up"
+    return on_body @ sign
+
+
+def _recorded_contacts(traj, q):
+    """The recorded contact forces as a contact list (sample, geom a, geom b, position, normal, force on b)."""
+    from ..core import _core
+    F = np.asarray(traj.contact_forces, dtype=float)
+    geoms = _slot_geoms(traj, F, "sensordata")
     names = geoms.names
     packed = geoms.packed
     out = [[], [], [], [], [], []]
