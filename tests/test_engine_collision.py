@@ -182,3 +182,37 @@ def test_jointed_bodies_do_not_collide():
     assert len(world.collide()["contact_depth"]) > 0
     world.add_hinge(b, a, anchor=(0.2, 0, 1), axis=(0, 1, 0))
     assert len(world.collide()["contact_depth"]) == 0
+
+
+def test_each_colliders_point_bound_holds_on_random_poses():
+    """A candidate pair of the model's geoms gets a contact slot per point its collider can report
+    (``mb_collide_max_points``, read through ``_core.scene_pair_slots``: a sphere's or an ellipsoid's pairs 1, a
+    capsule on a plane 2, on a box 3, on a capsule 4), so a collider that reported more would lose points.  The
+    engine's world asks every pair for up to 8: over random overlaps, deep and shallow, and the poses that make
+    the most points (capsules side by side, a capsule lying on a box and on a plane), no bounded pair exceeds its
+    bound, and each bound is met somewhere."""
+    from multibody.core import _core
+    shapes = {"sphere": E.Sphere(0.15), "box": E.Box(0.4, 0.3, 0.2), "capsule": E.Capsule(0.1, 0.4),
+              "cylinder": E.Cylinder(0.12, 0.35), "ellipsoid": E.Ellipsoid(0.2, 0.12, 0.08)}
+    rng = np.random.default_rng(7)
+    lying = about((0, 1, 0), math.pi / 2)                     # a capsule's axis along x
+    special = [((0.0, 0.19, 0.0), I4), ((0.0, 0.0, 0.19), lying), ((0.0, 0.0, 0.24), lying)]
+    names = list(shapes) + ["plane"]
+    for i, a in enumerate(names[:-1]):
+        for b in names[i:]:
+            codes = [shapes[a].code, E.Plane().code if b == "plane" else shapes[b].code]
+            gint = np.array([[codes[0], 0, -1], [codes[1], 1, -1]], np.int64)
+            bound = int(_core.scene_pair_slots(gint, np.array([[0, 1]], np.int64))[0])
+            if bound == 8:      # (no bound: the collider reports as many as asked, 8 in a scene)
+                continue
+            first = (a, (lying if a == "capsule" else I4))
+            most = 0
+            poses = [(tuple(rng.uniform(-0.3, 0.3, 3)), tuple(about(rng.standard_normal(3), rng.uniform(0, 6.3))))
+                     for _ in range(150)] + special
+            for pose in poses:
+                if b == "plane":
+                    c = pair(shapes[a], ((0.0, 0.0, pose[0][2] * 0.5), pose[1]), E.Plane((0, 0, 1), 0.0), None)
+                else:
+                    c = pair(shapes[a], ((0.0, 0.0, 0.0), first[1]), shapes[b], pose)
+                most = max(most, len(c["contact_depth"]))
+            assert most == bound, (a, b, most, bound)      # never more, and the bound is no looser than it needs

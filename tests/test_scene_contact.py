@@ -304,10 +304,9 @@ def test_ellipsoid_on_a_plane_is_exact():
 
 def test_a_point_on_a_plane_keeps_its_slot_as_the_others_touch_down():
     """Contacts.slot: a box's corner, a capsule's end and a cylinder's rim point on a plane keep their own
-    slot (pair · 8 + the point's feature) whichever of the pair's points touch, so a run's state of a contact
+    slot (geoms.slot_start[pair] + the point's feature) whichever of the pair's points touch, so a run's state of a contact
     (its tangential deformation) stays with it; before, a point's slot was its place among the points in
     contact, and the end that touched first took the other end's slot when both did."""
-    from multibody.simulation.rollout import SCENE_PAIR_MAX
     for shape in ('type="capsule" fromto="-0.1 0 -0.03 0.1 0 0.03" size="0.02"',
                   'type="box" size="0.1 0.05 0.02" euler="0 10 0"',
                   'type="cylinder" fromto="-0.1 0 -0.03 0.1 0 0.03" size="0.02"'):
@@ -319,7 +318,7 @@ def test_a_point_on_a_plane_keeps_its_slot_as_the_others_touch_down():
             q[2] = z
             c = mb.contacts(m, q)
             assert len(set(c.slot.tolist())) == len(c)              # one slot per point
-            assert np.all(c.slot // SCENE_PAIR_MAX == c.pair)
+            assert np.all(c.geoms.slot_pair[c.slot] == c.pair)
             for x, y, slot in zip(c.position[:, 0].round(3), c.position[:, 1].round(3), c.slot):
                 assert seen.setdefault((x, y), int(slot)) == slot, (shape, z)
         ends = {x for x, _ in seen}
@@ -331,7 +330,6 @@ def test_a_hull_vertex_on_a_plane_keeps_its_slot_as_the_foot_rocks():
     one slot (feature mod 8) while the hull rocks, whichever of the touching vertices is deepest and which
     four the collider keeps; before, a point's slot was its place in the collider's list, deepest first, so
     the rocking foot's points swapped their state (URDF mesh feet: solo12's)."""
-    from multibody.simulation.rollout import SCENE_PAIR_MAX
     ring = np.linspace(0, 2 * np.pi, 8, endpoint=False)
     bottom = np.c_[0.1 * np.cos(ring), 0.1 * np.sin(ring), np.full(8, -0.02)]
     verts = np.r_[bottom, bottom + [0, 0, 0.04]]            # an octagonal prism
@@ -348,7 +346,7 @@ def test_a_hull_vertex_on_a_plane_keeps_its_slot_as_the_foot_rocks():
         c = mb.contacts(m, q)
         E = mb.spatial.quat_to_matrix(q[3:7])                # world → body
         at = bottom @ E + q[:3]                               # the bottom vertices in the world
-        assert len(set(c.slot.tolist())) == len(c) and np.all(c.slot // SCENE_PAIR_MAX == c.pair)
+        assert len(set(c.slot.tolist())) == len(c) and np.all(c.geoms.slot_pair[c.slot] == c.pair)
         ids = [int(np.argmin(np.linalg.norm(at[:, :2] - x[:2], axis=1))) for x in c.position]
         for v, slot in zip(ids, c.slot):
             assert seen.setdefault(v, int(slot)) == slot, (a, v)

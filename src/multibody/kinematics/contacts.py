@@ -49,8 +49,8 @@ class Contacts:
     ``position`` (n, 3) world midpoint, ``normal`` (n, 3) unit, from a into b, ``depth`` (n,)
     penetration [m], ``friction`` (n, 3) sliding, torsional, rolling, ``condim`` (n,) and
     ``margin`` (n,) of the pair; ``slot`` (n,), where a run keeps the contact's state and records its
-    force (``traj.contact_forces[k, slot]``): ``pair · SCENE_PAIR_MAX +`` the point's feature mod
-    SCENE_PAIR_MAX where the collider names fixed points (a box's corner, a capsule's end, a cylinder's
+    force (``traj.contact_forces[k, slot]``): ``geoms.slot_start[pair] +`` the point's feature mod the
+    pair's slots where the collider names fixed points (a box's corner, a capsule's end, a cylinder's
     rim point, a convex mesh's vertex on a plane: a point keeps its slot as the others touch down or as
     the shape rocks; of two vertices sharing that number the lower takes it, the other the next free
     one), else its place among the pair's points.

@@ -219,6 +219,30 @@ class Geoms:
             pair_condim=np.concatenate([self.pair_condim, np.maximum(self.condim[moving], condim)]))
 
     @cached_property
+    def slot_start(self):
+        """(np + 1,) int64, read-only: pair p's contact slots are ``slot_start[p]`` .. ``slot_start[p + 1] − 1``
+        and ``slot_start[-1]`` is their number — a slot per point the pair's collider can report (a sphere's or
+        an ellipsoid's pairs 1, a capsule on a plane 2, a box on a plane 8: ``csrc/sim/scene_contact.c``'s
+        ``mb_scene_pair_slots``).  A run's contact states (2 per slot) and recorded forces
+        (``traj.contact_forces``, (N, slots, 3)) follow it."""
+        counts = _core.scene_pair_slots(self.packed[0], self.packed[3])
+        out = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def slot_pair(self):
+        """(slots,) int64, read-only: the candidate pair each contact slot belongs to (:attr:`slot_start`)."""
+        out = np.repeat(np.arange(len(self.pairs), dtype=np.int64), np.diff(self.slot_start))
+        out.setflags(write=False)
+        return out
+
+    @property
+    def n_slots(self) -> int:
+        """The contact slots of all candidate pairs (:attr:`slot_start`)."""
+        return int(self.slot_start[-1])
+
+    @cached_property
     def packed(self):
         """(gint, gdat, hulls, pairs, pdat): the arrays of ``csrc/sim/scene_contact.h``'s layout."""
         ng = len(self)

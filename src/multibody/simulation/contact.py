@@ -565,8 +565,8 @@ class SceneContact:
     Each stage collides the candidate pairs (``mb.contacts``: the engine's narrow phase) and applies
     the law of ``mb.contact_forces`` (this module's ground law along each contact's normal).  The
     tangential deformation u of every contact point is a state in z with a fixed layout: slot
-    ``p * SCENE_PAIR_MAX + k`` (2 numbers) belongs to point k of candidate pair p — its feature where
-    the collider names fixed points (a box's corner, a capsule's end on a plane: ``Contacts.slot``, so
+    ``geoms.slot_start[p] + k`` (2 numbers) belongs to point k of candidate pair p (a slot per point its
+    collider can report: ``Geoms.slot_start``) — its feature where the collider names fixed points (a box's corner, a capsule's end on a plane: ``Contacts.slot``, so
     a point keeps its deformation as the others touch down), else the k-th point reported; a slot
     without a contact relaxes as the ground law's released point does
     (u̇ = −(K/D) u, to 0).  ``stiffness`` defaults to the model's whole weight sinking one contact
@@ -588,8 +588,8 @@ class SceneContact:
     >>> m = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 0.1">'
     ...                  '<freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>')
     >>> c = mb.SceneContact(m)
-    >>> c.n_states, c.name                       # one pair: 8 slots of 2
-    (16, 'compliant')
+    >>> c.n_states, c.name                       # one pair, a sphere on a plane: 1 slot of 2
+    (2, 'compliant')
     >>> traj = mb.simulate(m, m.q_default, np.zeros(6), 1.0)     # the floor is the file's: on by default
     >>> traj.contact, round(float(traj.q[-1, 2]), 4), round(float(traj.contact_forces[-1, :, 2].sum()), 3)
     ('compliant', 0.099, 9.81)
@@ -620,10 +620,10 @@ class SceneContact:
         self.D = _pos_scalar("damping", damping)
         self.packed = self.geoms.packed          # hulls packed once, parsed once per run in C
         self.n_pairs = len(self.geoms.pairs)
-        self.n_slots = SCENE_PAIR_MAX * self.n_pairs
+        self.n_slots = self.geoms.n_slots
         self.n_states = 2 * self.n_slots
         mu = self.geoms.pair_friction[:, 0] * (self.geoms.pair_condim >= 3) if self.n_pairs else np.zeros(0)
-        self._decay = np.repeat(np.where(mu > 0, -self.K / self.D, 0.0), 2 * SCENE_PAIR_MAX)
+        self._decay = np.repeat(np.where(mu > 0, -self.K / self.D, 0.0)[self.geoms.slot_pair], 2)
 
     def _default_depth(self, model, m_eff, step):
         """The default's static depth: ``SCENE_DEPTH``, unless :meth:`check_step` would refuse the explicit
@@ -938,7 +938,7 @@ class HardContact:
         if not self.n_pairs:
             raise ValueError("contact='hard': the model's geoms have no candidate contact pairs (no floor in the "
                              "file? pass ground=True for a floor z = 0)")
-        self.n_slots = SCENE_PAIR_MAX * self.n_pairs
+        self.n_slots = self.geoms.n_slots
         self.hard = np.array([self.restitution, self.erp, self.slop, self.cfm])
 
     @property

@@ -426,7 +426,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     T = new((N, R))   # after them: a batch keeps Q…TAU, so a loop's next batch finds their blocks first
     ground, scene, law = plan.contact.ground, plan.contact.scene, plan.contact.call
     Z = F = None
-    slots = len(scene[3]) * SCENE_PAIR_MAX if scene is not None else 0   # the scene's (pair, point) slots
+    slots = int(_core.scene_pair_slots(scene[0], scene[3]).sum()) if scene is not None else 0   # Geoms.slot_start
     if ground is not None or scene is not None or law is not None:
         nz = plan.contact.states if law is not None else (0 if plan.contact.hard is not None else 2 * slots) \
             if scene is not None else \

@@ -743,26 +743,24 @@ def _slot_geoms(traj, F, what):
     """The geoms whose candidate pairs the recorded contact forces F (N, slots, 3) belong to: the run's, or for a
     sliced or reloaded run the model's, or those with the floor ``ground=True`` adds, whichever F's slots fit."""
     from ..model.geometry import model_geoms
-    from .rollout import SCENE_PAIR_MAX
     geoms = traj.contact_geoms
     if geoms is None and traj.model is not None:
         for g in (model_geoms(traj.model), model_geoms(traj.model).with_ground()):
-            if F.ndim == 3 and F.shape[1] == SCENE_PAIR_MAX * len(g.pairs):
+            if F.ndim == 3 and F.shape[1] == g.n_slots:
                 geoms = g
                 break
-    if geoms is None or F.ndim != 3 or F.shape[1] != SCENE_PAIR_MAX * len(geoms.pairs) or F.shape[2] != 3:
+    if geoms is None or F.ndim != 3 or F.shape[1] != geoms.n_slots or F.shape[2] != 3:
         raise ValueError(f"{what}: contact_forces {F.shape} are not the slots of the model's geoms "
-                         f"({SCENE_PAIR_MAX} per candidate pair); {what} needs a run with the model's own contact "
-                         "(mb.simulate's default) and its model")
+                         f"(Geoms.slot_start: a slot per point a candidate pair can touch at); {what} needs a run "
+                         "with the model's own contact (mb.simulate's default) and its model")
     return geoms
 
 
 def _support_force(traj):
-    """Trajectory.support_force: each slot's force acts on its pair's geom b (slot p · SCENE_PAIR_MAX + k), so a
+    """Trajectory.support_force: each slot's force acts on its pair's geom b (``Geoms.slot_pair``), so a
     pair whose geom a alone is static (the floor under a body) pushes the body with +F, one whose geom b alone is
     with −F; the pairs of two bodies act on both and carry nothing of the weight, nor does a pair of two static
     geoms (none is a candidate)."""
-    from .rollout import SCENE_PAIR_MAX
     if traj.contact_forces is None or traj.model is None:
         raise ValueError("support_force: this trajectory has no " + ("recorded contact forces (a run with the "
                          "model's contact: mb.simulate's default where the file has a floor, or ground=True)"
@@ -774,8 +772,7 @@ def _support_force(traj):
     sign = np.where(static[:, 0] & ~static[:, 1], 1.0, np.where(static[:, 1] & ~static[:, 0], -1.0, 0.0))
     g = np.asarray(traj.model.gravity, dtype=float)
     up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
-    on_body = F.reshape(len(F), len(pairs), SCENE_PAIR_MAX, 3).sum(axis=2) @ up     # (N, pairs): along "up"
-    return on_body @ sign
+    return (F @ up) @ sign[geoms.slot_pair]        # each slot's force along "up", signed by its pair's side
 
 
 def _recorded_contacts(traj, q):

@@ -464,6 +464,24 @@ CollideFn mb_collide_find(int ta, int tb, int *flip)
     return ta >= 0 && tb < G_COUNT ? COLLIDERS[ta][tb] : NULL;
 }
 
+/* The bound of each collider's count, read off its code: one emit (a sphere's, an ellipsoid's, MPR's single
+ * point), a capsule's two ends on a plane, its two ends and the portal's point on a box, a parallel capsule's
+ * four ends; the rest emit per corner, rim point, vertex or triangle up to their caller's max.  A collider
+ * that emits more than this row says loses its shallowest points (emit_feature keeps the deepest):
+ * tests/test_engine_collision.py holds each bound on random poses. */
+int mb_collide_max_points(int ta, int tb)
+{
+    int flip;
+    CollideFn f = mb_collide_find(ta, tb, &flip);
+    if (!f) return -1;
+    if (f == sphere_sphere_pair || f == sphere_box_pair || f == sphere_capsule_pair || f == sphere_cylinder_pair
+        || f == sphere_plane_pair || f == plane_ellipsoid_pair || f == mpr_pair) return 1;
+    if (f == capsule_plane_pair) return 2;
+    if (f == box_capsule_pair) return 3;
+    if (f == capsule_capsule_pair) return 4;
+    return 0;
+}
+
 int mb_collide_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max)
 {
     int flip;

@@ -242,6 +242,10 @@ CollideFn mb_collide_find(int ta, int tb, int *flip);
 /* Narrow phase for one pair: writes up to max contacts, returns the count, or -1 when the table
  * has no collider for the two shapes (never another shape's). */
 int mb_collide_pair(const mb_geom_pose *a, const mb_geom_pose *b, mb_contact_point *out, int max);
+/* the most contacts the collider of a pair of shape codes ever reports (a sphere's or an ellipsoid's pairs 1, a
+ * capsule on a plane 2, …), or 0 where it reports as many as its caller takes (a box's faces, hulls, meshes);
+ * −1: no collider */
+int mb_collide_max_points(int ta, int tb);
 /* whether geometries of the world's shapes can meet in a pair the table has no collider for
  * (two static ones never meet): 0 when none, else 1 with a message naming both shapes */
 int mb_collide_check(const int64_t *gint, int ng, char *msg, size_t len);

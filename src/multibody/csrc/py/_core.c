@@ -75,6 +75,8 @@ static PyMethodDef methods[] = {
     {"scene_forces", (PyCFunction)(void (*)(void))py_scene_forces, METH_FASTCALL,
      "scene_forces(cmodel, q, qd, gint, gdat, hulls, pairs, pdat, pair, pos, normal, depth, K, D, u) -> "
      "(f_ext, udot, F, state)"},
+    {"scene_pair_slots", (PyCFunction)(void (*)(void))py_scene_pair_slots, METH_FASTCALL,
+     "scene_pair_slots(gint, pairs) -> (np,) int64: each candidate pair's contact slots"},
     {"geom_shapes", py_geom_shapes, METH_NOARGS, "The engine's collision shapes' names, in code order."},
     {"kkt_solve", (PyCFunction)(void (*)(void))py_kkt_solve, METH_FASTCALL,
      "kkt_solve(H, d, J, rhs, h_tol, rank_tol) -> (status, qdd, lam): TMT eq. (6) by the range-space method"},

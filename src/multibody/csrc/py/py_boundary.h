@@ -237,9 +237,10 @@ PyObject *py_steppers(PyObject *self, PyObject *unused);  /* py_rollout.c: the f
 MB_ENTRY(py_ground_contact);
 MB_ENTRY(py_scene_contacts);   /* py_scene.c: contacts of the model's geoms, the compliant law on them */
 MB_ENTRY(py_scene_forces);
+MB_ENTRY(py_scene_pair_slots);
 struct mb_scene;
 /* py_scene.c: a scene (gint, gdat, hulls, pairs, pdat: Geoms.packed) from args[0..4], checked, its hulls
- * parsed (the caller frees them: mb_scene_free_hulls); 0 with the error set */
+ * parsed and its slots indexed (the caller frees them: mb_scene_free); 0 with the error set */
 int py_scene_from(PyObject *const *args, gate_hold *held, const mb_model *m, struct mb_scene *s);
 PyObject *py_geom_shapes(PyObject *self, PyObject *unused);
 MB_ENTRY(py_kkt_solve);

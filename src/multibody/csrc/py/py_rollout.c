@@ -847,7 +847,7 @@ static int contact_from(reader *rd, const mb_model *m, py_callbacks *cb, mb_grou
             PyErr_SetString(PyExc_ValueError, "contact: too many candidate pairs");
             return 0;
         }
-        c->scene = scene, c->K = K, c->D = D, c->scene_slots = scene->npair * MB_SCENE_PAIR_MAX, c->hard = hard;
+        c->scene = scene, c->K = K, c->D = D, c->scene_slots = scene->nslot, c->hard = hard;
     }
     if (call != Py_None) {  /* another contact law, called back: its states' count */
         long n_z;
@@ -1327,7 +1327,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     Py_INCREF(result);
 done:
     free(windows);
-    mb_scene_free_hulls(&scene);
+    mb_scene_free(&scene);
     kept_release(&k);
     return result;
 #undef OUTPUT

@@ -57,11 +57,54 @@ int py_scene_from(PyObject *const *args, gate_hold *held, const mb_model *m, mb_
         return 0;
     }
     if (st || mb_scene_check(m, s, msg, sizeof msg)) {
-        mb_scene_free_hulls(s);
+        mb_scene_free(s);
         PyErr_Format(PyExc_ValueError, "scene: %s", msg);
         return 0;
     }
+    if (mb_scene_index_slots(s)) {
+        mb_scene_free(s);
+        PyErr_NoMemory();
+        return 0;
+    }
     return 1;
+}
+
+/* scene_pair_slots(gint, pairs) -> (np,) int64: each candidate pair's contact slots (mb_scene_pair_slots: as many as
+ * its collider ever reports points), the layout multibody.model.geometry.Geoms.slot_start reads */
+static PyObject *scene_pair_slots_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "scene_pair_slots(gint, pairs)");
+        return NULL;
+    }
+    npy_intp dgi[2] = {-1, MB_SG_INTS}, dp[2] = {-1, 2};
+    PyArrayObject *gint = gated_array(held, args[0], "gint", NPY_INT64, 2, dgi, 0);
+    PyArrayObject *pairs = gint ? gated_array(held, args[1], "pairs", NPY_INT64, 2, dp, 0) : NULL;
+    if (!pairs)
+        return NULL;
+    const npy_int64 *gi = PyArray_DATA(gint), *pp = PyArray_DATA(pairs);
+    PyObject *out = PyArray_SimpleNew(1, (npy_intp[]){dp[0]}, NPY_INT64);
+    if (!out)
+        return NULL;
+    npy_int64 *n = PyArray_DATA((PyArrayObject *)out);
+    for (npy_intp p = 0; p < dp[0]; p++) {
+        const npy_int64 a = pp[2 * p], b = pp[2 * p + 1];
+        if (a < 0 || a >= dgi[0] || b < 0 || b >= dgi[0]) {
+            Py_DECREF(out);
+            PyErr_Format(PyExc_ValueError, "pairs: pair %zd names geom %lld; expected 0..%zd", (Py_ssize_t)p,
+                         (long long)(a < 0 || a >= dgi[0] ? a : b), (Py_ssize_t)dgi[0] - 1);
+            return NULL;
+        }
+        const int ta = (int)gi[a * MB_SG_INTS + MB_SG_TYPE], tb = (int)gi[b * MB_SG_INTS + MB_SG_TYPE];
+        if (mb_collide_max_points(ta, tb) < 0) {
+            Py_DECREF(out);
+            PyErr_Format(PyExc_ValueError, "pairs: pair %zd's shapes (codes %d, %d) have no collider", (Py_ssize_t)p,
+                         ta, tb);
+            return NULL;
+        }
+        n[p] = mb_scene_pair_slots(ta, tb);
+    }
+    return out;
 }
 
 /* scene_contacts(cmodel, q, gint, gdat, hulls, pairs, pdat) -> (pair (n,) int64, pos (n, 3), normal (n, 3), depth (n,),
@@ -125,7 +168,7 @@ done:
     for (int k = 0; k < 5; k++)
         Py_XDECREF(out[k]);
     free(c);
-    mb_scene_free_hulls(&s);
+    mb_scene_free(&s);
     return result;
 }
 
@@ -214,9 +257,10 @@ done:
     for (int k = 0; k < 4; k++)
         Py_XDECREF(out[k]);
     free(c);
-    mb_scene_free_hulls(&s);
+    mb_scene_free(&s);
     return result;
 }
 
 GATED_ENTRY(py_scene_contacts, scene_contacts_entry)
 GATED_ENTRY(py_scene_forces, scene_forces_entry)
+GATED_ENTRY(py_scene_pair_slots, scene_pair_slots_entry)

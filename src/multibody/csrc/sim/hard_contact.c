@@ -75,7 +75,7 @@ struct mb_hard_work {
 mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lanes)
 {
     mb_hard_work *w = calloc(1, sizeof *w);
-    const int nv = m->nv, cap = hc->scene->npair * MB_SCENE_PAIR_MAX;
+    const int nv = m->nv, cap = hc->scene->nslot;
     if (!w)
         return NULL;
     w->cap = cap, w->lanes = lanes > 0 ? lanes : 1, w->keys = cap + hc->hard_limits;

@@ -22,8 +22,8 @@ void mb_hard_work_free(mb_hard_work *w);
  * dynamics at (q, v) on the model md FD ran on: its armature is M's); on return q̈ = q̈₀ + M⁻¹Jᵀλ/h,
  * so that the step v⁺ = v + h q̈ is the time stepper's.  hc: the run's contact record (core.h): the scene,
  * the parameters, the rows of constraints with a constant Jacobian (q̈₀ is then the constrained one, and
- * the impulses keep them) and the joint limits (rows of the LCP).  F (slots × 3, MB_SCENE_PAIR_MAX slots per
- * pair as the compliant law's): each slot's mean force λ/h on its geom b.  Returns MB_OK, MB_SINGULAR
+ * the impulses keep them) and the joint limits (rows of the LCP).  F (slots × 3, the scene's slots
+ * as the compliant law's): each slot's mean force λ/h on its geom b.  Returns MB_OK, MB_SINGULAR
  * (M not positive definite), MB_NO_MEMORY, MB_CONTACT_LCP (no solution found), or −1 (a pair met has no
  * collider).  lane: the run (0 .. the lanes mb_hard_work_new was given − 1) whose last step's solve warm-starts
  * this one's LCP.  tau (fext may be NULL): given, qdd is not read: q̈₀ = M⁻¹ (τ − C(q, v, f_ext)) is found here on

@@ -248,7 +248,7 @@ static unsigned busy_mask(const group *g)
 }
 
 /* A z_live run's contact states z (2 per slot) finite?  Only the scene's live slots can be anything but zero
- * (mb_scene_live_slots), so only they are read: dm_control's humanoid has 2 576 states, ~20 of them live, and
+ * (mb_scene_live_slots), so only they are read: dm_control's humanoid has 954 states, ~20 of them live, and
  * the whole array's passes (this test twice a step, the step, the copy into y) were ~10 % of its run. */
 static int live_finite(const group *g, const double *z)
 {

@@ -37,13 +37,48 @@ int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, 
     return 0;
 }
 
-void mb_scene_free_hulls(mb_scene *s)
+void mb_scene_free(mb_scene *s)
 {
     mb_world W;
     memset(&W, 0, sizeof W);
     W.hulls = s->hulls, W.nhulls = s->nhulls;
     mb_hulls_free(&W);
     s->hulls = NULL, s->nhulls = 0;
+    free(s->slot0), free(s->slot_pair);
+    s->slot0 = s->slot_pair = NULL, s->nslot = 0;
+}
+
+/* A pair has a slot for each point its collider can report, not MB_SCENE_PAIR_MAX for every pair: dm_control's
+ * dog, 6 277 pairs mostly of capsules and ellipsoids, has 8.8 k slots instead of 50 k, and each slot is two
+ * states of z and a recorded force. */
+int mb_scene_pair_slots(int ta, int tb)
+{
+    const int k = mb_collide_max_points(ta, tb);
+    return k > 0 && k < MB_SCENE_PAIR_MAX ? k : MB_SCENE_PAIR_MAX;
+}
+
+int mb_scene_index_slots(mb_scene *s)
+{
+    free(s->slot0), free(s->slot_pair);
+    s->slot_pair = NULL, s->nslot = 0;
+    if (!(s->slot0 = malloc(sizeof(int) * ((size_t)s->npair + 1))))
+        return -1;
+    int n = 0;
+    for (int p = 0; p < s->npair; p++) {
+        s->slot0[p] = n;
+        n += mb_scene_pair_slots((int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_TYPE],
+                                 (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_TYPE]);
+    }
+    s->slot0[s->npair] = n;
+    if (!(s->slot_pair = malloc(sizeof(int) * ((size_t)n + 1)))) {
+        free(s->slot0), s->slot0 = NULL;
+        return -1;
+    }
+    for (int p = 0; p < s->npair; p++)
+        for (int k = s->slot0[p]; k < s->slot0[p + 1]; k++)
+            s->slot_pair[k] = p;
+    s->nslot = n;
+    return 0;
 }
 
 int mb_scene_check(const mb_model *m, const mb_scene *s, char *msg, size_t len)
@@ -217,14 +252,14 @@ size_t mb_scene_pose_scratch(const mb_scene *s)
     return sizeof(posed) * (size_t)(s->ng ? s->ng : 1);
 }
 
-/* The state slots of a pair's k points (mb_scene_contact.slot = pair · MB_SCENE_PAIR_MAX + slot[i]): a point
+/* The state slots of a pair's k points among its n (mb_scene_contact.slot = slot0[pair] + slot[i]): a point
  * with a feature (a fixed point of its shape: a box's corner, a capsule's end, a hull's vertex) takes
- * feature mod MB_SCENE_PAIR_MAX, so it keeps its state whichever others touch or which is deepest; where a
- * point of a lower feature holds that one (a hull's vertices, up to 256, share the 8), the next free one.
- * Points without a feature take their order. */
-static void pair_slots(const mb_contact_point *c, int k, int *slot)
+ * feature mod n, so it keeps its state whichever others touch or which is deepest; where a point of a lower
+ * feature holds that one (a hull's vertices, up to 256, share the 8), the next free one.  Points without a
+ * feature take their order. */
+static void pair_slots(const mb_contact_point *c, int k, int n, int *slot)
 {
-    unsigned used = 0;   /* (k <= MB_SCENE_PAIR_MAX: a free one is always left for the next point) */
+    unsigned used = 0;   /* (k <= n: the collider was asked for n at most, so a free one is always left) */
     for (int i = 0; i < k; i++) {
         slot[i] = c[i].feature >= 0 ? -1 : i;
         if (slot[i] >= 0)
@@ -237,9 +272,9 @@ static void pair_slots(const mb_contact_point *c, int k, int *slot)
                 low = i;
         if (low < 0)
             break;
-        int j = c[low].feature % MB_SCENE_PAIR_MAX;
+        int j = c[low].feature % n;
         while (used >> j & 1u)
-            j = (j + 1) % MB_SCENE_PAIR_MAX;
+            j = (j + 1) % n;
         slot[low] = j, used |= 1u << j;
     }
 }
@@ -290,18 +325,19 @@ static int contacts_posed(mb_data *d, const mb_scene *s, mb_scene_contact *out, 
         if (margin > 0)
             grown = grow(&A, sa, pla, margin) ? 1 : grow(&B, sb, plb, margin) ? -1 : 0;
         mb_contact_point c[MB_SCENE_PAIR_MAX];
-        const int k = mb_collide_pair(&A, &B, c, MB_SCENE_PAIR_MAX);
+        const int slots = s->slot0[p + 1] - s->slot0[p];
+        const int k = mb_collide_pair(&A, &B, c, slots);
         if (k < 0) {
             n = -1;
             break;
         }
         int slot[MB_SCENE_PAIR_MAX];
-        pair_slots(c, k, slot);
+        pair_slots(c, k, slots, slot);
         for (int i = 0; i < k; i++, n++) {
             if (n >= cap)
                 continue;
             mb_scene_contact *o = out + n;
-            o->pair = p, o->slot = p * MB_SCENE_PAIR_MAX + slot[i];
+            o->pair = p, o->slot = s->slot0[p] + slot[i];
             mb_scale3(c[i].normal, -1.0, o->normal);    /* the engine's points from b into a */
             o->depth = c[i].depth - (grown ? margin : 0.0);
             for (int j = 0; j < 3; j++)
@@ -441,7 +477,7 @@ typedef struct stage_memo {
     int n_live;
 } stage_memo;
 
-/* the stage's arrays in its scratch (cap = npair · MB_SCENE_PAIR_MAX slots) */
+/* the stage's arrays in its scratch (cap = the scene's slots) */
 typedef struct stage_view {
     mb_scene_contact *c;
     double *u, *ud, *Fc, *tn;  /* (tn: each contact's tangents t1, t2, mb_scene_tangents's, 6 numbers) */
@@ -451,7 +487,7 @@ typedef struct stage_view {
 
 static stage_view stage_arrays(const mb_scene *s, void *scratch)
 {
-    const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
+    const size_t cap = (size_t)s->nslot;
     stage_view v;
     v.c = (mb_scene_contact *)((char *)scratch + 64);
     v.u = (double *)(v.c + cap), v.ud = v.u + 2 * cap, v.Fc = v.ud + 2 * cap;
@@ -462,7 +498,7 @@ static stage_view stage_arrays(const mb_scene *s, void *scratch)
 
 static size_t stage_poses_at(const mb_scene *s)
 {
-    const size_t cap = (size_t)s->npair * MB_SCENE_PAIR_MAX;
+    const size_t cap = (size_t)s->nslot;
     return (64 + cap * (sizeof(mb_scene_contact) + sizeof(double) * 13 + 2 + 2 * sizeof(int)) + 64) / 64 * 64;
 }
 
@@ -472,7 +508,7 @@ size_t mb_scene_stage_scratch(const mb_scene *s)
 }
 
 /* The live slots: a list that holds every slot whose deformation z may not be zero, so that a call visits those
- * and its contacts' alone, not every slot (dm_control's humanoid: 1 288 slots, ~10 in contact; the visits of all
+ * and its contacts' alone, not every slot (dm_control's humanoid: 477 slots, ~10 in contact; the visits of all
  * were ~15 % of its step).  A run's first call (the scratch zeroed) finds them in z; each call adds its contacts'
  * slots (their ż may move z), and mb_scene_contact_implicit drops the slots whose z and ż are then both zero: a
  * semi_implicit run calls the stage at the states it steps from alone, each the last one's z + h ż, so such a
@@ -495,7 +531,7 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
                            double K, double D, double zscale, const double *z, double *fext, double *zdot, double *F,
                            void *scratch)
 {
-    const int cap = s->npair * MB_SCENE_PAIR_MAX;
+    const int cap = s->nslot;
     stage_memo *memo = scratch;
     stage_view V = stage_arrays(s, scratch);
     mb_scene_contact *c = V.c;
@@ -530,7 +566,7 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
     if (zdot != memo->zdot_last)
         memset(zdot, 0, sizeof(double) * 2 * (size_t)cap);
     for (int j = 0; j < memo->n_live; j++) {
-        const int p = V.live[j] / MB_SCENE_PAIR_MAX;
+        const int p = s->slot_pair[V.live[j]];
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
         const double rate = pd[MB_SP_CONDIM] >= 3 && pd[MB_SP_FRICTION] > 0.0 ? -K / D : 0.0;
         for (int k = 2 * V.live[j]; k < 2 * V.live[j] + 2; k++)

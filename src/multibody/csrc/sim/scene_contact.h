@@ -44,20 +44,29 @@ typedef struct mb_scene {
     const double *pdat;
     void *hulls;          /* the engine's mb_hull array, parsed by mb_scene_load_hulls (NULL: none) */
     int nhulls;
+    int nslot;            /* the contact slots: pair p's are slot0[p] .. slot0[p + 1] − 1 (mb_scene_index_slots) */
+    int *slot0;           /* (npair + 1) */
+    int *slot_pair;       /* (nslot): the pair of each slot */
 } mb_scene;
 
 typedef struct mb_scene_contact {
     int pair;                     /* index into the scene's pairs: geoms, bodies, friction, condim */
     double pos[3], normal[3], depth;
-    int slot;                     /* its state slot, pair · MB_SCENE_PAIR_MAX + k: k the point's feature where the
-                                   * collider names one (a box's corner, a capsule's end on a plane: a point keeps
-                                   * its slot as others touch down), else the k-th point the collider reports */
+    int slot;                     /* its state slot, slot0[pair] + k: k the point's feature (mod the pair's slots)
+                                   * where the collider names one (a box's corner, a capsule's end on a plane: a
+                                   * point keeps its slot as others touch down), else the k-th point it reports */
 } mb_scene_contact;
 
 /* parse the hull block (multibody.model.geometry's layout, the engine's shapes.Convex.packed) into
  * s->hulls; 0 ok, else 1 with a message (−1: out of memory) */
 int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, size_t len);
-void mb_scene_free_hulls(mb_scene *s);
+/* the slots of a pair of shape codes: as many as its collider ever reports points (mb_collide_max_points: a
+ * sphere's or an ellipsoid's pairs 1, a capsule on a plane 2, …), at most MB_SCENE_PAIR_MAX */
+int mb_scene_pair_slots(int ta, int tb);
+/* s->nslot, s->slot0, s->slot_pair from the pairs' shapes (after mb_scene_check); 0, or −1 out of memory */
+int mb_scene_index_slots(mb_scene *s);
+/* frees what mb_scene_load_hulls and mb_scene_index_slots allocated */
+void mb_scene_free(mb_scene *s);
 /* whether the scene is one the narrow phase can run on this model: shape codes, bodies, hull
  * indices, pairs in range, planes static, a collider for every pair; 0 ok, else 1 with a message
  * naming the geom or pair */
@@ -87,7 +96,7 @@ void mb_scene_contact_forces(const mb_model *m, mb_data *d, const double *q, con
 /* The loop's contact stage (rollout.c): contacts at q, the compliant law on them, and the states
  * z (2 per slot) mapped to them, each ż times zscale (1; D/(D + h K) where the law is implicit in a
  * semi_implicit step of h, whose relaxation of u that is: mb_scene_contact_implicit).  Slot
- * p·MB_SCENE_PAIR_MAX + k holds the tangential deformation u of point k of candidate pair p (its feature,
+ * slot0[p] + k holds the tangential deformation u of point k of candidate pair p (its feature,
  * or its place in the collider's list: mb_scene_contact.slot).  A slot without a contact is apart: u̇ = −(K/D) u
  * when the pair has friction (the ground law's release, u decays to 0), else u̇ = 0; its force is 0.
  * fext (nb × 6) as mb_scene_contact_forces; zdot (2 slots); F (3 slots) each slot's force on body b.
