@@ -427,13 +427,16 @@ def _compiled_trajectory(model, space, system, out, integrator):
     status, message = "finished", ""
     if info[0, 1] < 0:
         status, message = "diverged", non_finite_message(float(info[0, 2]), float(info[0, 3]))
-    forces = None if F is None else F[0, :n].copy()
+
+    def rows(A):   # the run's n samples: a view of the output where they fill most of it (no second copy of a
+        return A[0, :n] if 4 * n >= 3 * A.shape[1] else A[0, :n].copy()   # large contact record), else a copy
+    forces = None if F is None else rows(F)
     if F is None and Z is not None:   # another contact law: its forces at the samples, from its info
         forces = contact_force_record([system.contact_info(Q[0, k], QD[0, k], Z[0, k]) for k in range(n)])
-    return Trajectory(t=T[0, :n].copy(), q=Q[0, :n].copy(), qd=QD[0, :n].copy(), qdd=QDD[0, :n].copy(),
-                      tau=TAU[0, :n].copy(), model=model, events=[], status=status, message=message,
+    return Trajectory(t=rows(T), q=rows(Q), qd=rows(QD), qdd=rows(QDD),
+                      tau=rows(TAU), model=model, events=[], status=status, message=message,
                       constraint_residual=constraint_residuals(model, system, T[0, :n], Q[0, :n], QD[0, :n]),
-                      contact_state=None if Z is None or not Z.shape[2] else Z[0, :n].copy(),
+                      contact_state=None if Z is None or not Z.shape[2] else rows(Z),
                       contact_forces=forces,
                       integrator=integrator, model_fingerprint=model_fingerprint(model), model_name=model.name,
                       quaternion_starts=space.quaternion_starts)
