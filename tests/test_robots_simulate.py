@@ -112,7 +112,7 @@ def test_every_dm_control_suite_model_runs_within_its_limits_or_is_refused_for_i
             try:
                 # semi_implicit at the file's own step (the default, as MuJoCo steps it), rk4 at 1 ms
                 traj = mb.simulate(model, q0, qd0, 0.2, dt=None if integrator == "semi_implicit" else 1e-3,
-                                   integrator=integrator, on_divergence="raise", limits="hard",   # (rigid)
+                                   integrator=integrator, on_divergence="raise",
                                    contact="off")   # random states sink geoms deep into the floor
             except ValueError as e:
                 assert integrator == "rk4" and str(e).startswith("damping: "), (path, str(e))

@@ -682,7 +682,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
             tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes, stiffness=stiff,
             springref=np.array(mj.qpos_spring), actuators=actuators, sensors=sensors,
-            integrator=_integrator(mujoco, mj), timestep=float(mj.opt.timestep), limits=_limits(mujoco, mj))
+            integrator=_integrator(mujoco, mj), timestep=float(mj.opt.timestep))
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None
 
@@ -692,13 +692,6 @@ def _integrator(mujoco, mj):
     joint damping implicit), implicit and implicitfast (implicit in the damping too) → ``semi_implicit``,
     whose damping is implicit as theirs; RK4 → ``rk4``."""
     return "rk4" if mj.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4 else "semi_implicit"
-
-
-def _limits(mujoco, mj):
-    """The file's position limits as MuJoCo enforces them: soft constraints (``"soft"``: our spring–damper stop
-    of MuJoCo's default solref, :mod:`multibody.simulation.limits`), or none where ``<option><flag
-    limit="disable"/>`` turns them off (``"off"``)."""
-    return "off" if mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_LIMIT else "soft"
 
 
 def _gravcomp(bodies, reading, unsupported):

@@ -240,10 +240,6 @@ class Model:
     # the step the file steps with (MJCF <option timestep>, MuJoCo's 0.002 s where the file sets none), s:
     # simulate's dt when none is given, so a file runs at its own step as in MuJoCo; None: simulate's own (1 ms)
     timestep: float | None = None
-    # the position limits the file's own simulator enforces (MJCF: "soft", MuJoCo's soft constraints; "off" where
-    # its <option><flag limit="disable"/>): simulate's limits when none is given (under contact="hard" its LCP
-    # takes them as rows: "hard"); None: simulate's own default ("hard", rigid stops)
-    limits: str | None = None
     # True for models read from files (URDF, MJCF): an inertia that no rigid body has is kept as the
     # file wrote it (the reader warned, naming the link, see model/inertia.py) instead of refused.
     _inertia_as_written: bool = field(default=False, repr=False)
@@ -350,8 +346,6 @@ class Model:
         if self.integrator is not None and not isinstance(self.integrator, str):
             raise TypeError(f"integrator: expected None or a fixed-step integrator's name (e.g. 'rk4', "
                             f"'semi_implicit'), got {type(self.integrator).__name__}")
-        if self.limits is not None and self.limits not in ("hard", "soft", "off"):
-            raise ValueError(f"limits: expected None, 'hard', 'soft' or 'off', got {self.limits!r}")
         if self.timestep is not None and not (isinstance(self.timestep, (int, float, np.floating))
                                               and not isinstance(self.timestep, bool)
                                               and 0.0 < float(self.timestep) < float("inf")):

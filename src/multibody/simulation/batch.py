@@ -24,7 +24,7 @@ from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, joint_springs, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
 from .system import (System, _check_model, _positive, check_actuator_steps, check_spring_steps, default_integrator,
-                     default_limits, default_step, scene_contact)
+                     default_step, scene_contact)
 from .trajectory import (_NO_ENERGY, STATE_LIMIT, EnergyUnavailable, Trajectory, blow_up, cut_at_blow_up,
                          energies_of, model_fingerprint)
 from numpy.typing import ArrayLike, NDArray
@@ -421,8 +421,6 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     _check_model(model)
     if integrator is None:   # rk4, or semi_implicit under contact="hard" (as simulate)
         integrator = default_integrator(kwargs.get("contact"), model)
-    if kwargs.get("limits") is None:   # the file's own (as simulate)
-        kwargs["limits"] = default_limits(kwargs.get("contact"), model)
     keyframe = kwargs.pop("keyframe", None)
     if Q0 is None or QD0 is None or keyframe is not None:   # the model's default state (or a keyframe's), N rows
         q_d, qd_d = default_start(model, None, None, keyframe, kwargs.get("ground", False))

@@ -47,7 +47,7 @@ from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction
 from .rollout import ADAPTIVE, FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace, next_step_end
 from .system import (System, _NonFinite, _check_model, _positive, check_actuator_step, check_initial_state,
                      check_spring_step,
-                     default_integrator, default_limits, default_step, non_finite_message, scene_contact)
+                     default_integrator, default_step, non_finite_message, scene_contact)
 from .trajectory import EventRecord, Trajectory, cut_at_blow_up, cut_at_energy_gain, model_fingerprint
 from .._extras import require
 
@@ -148,7 +148,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 # ---- the public function ----------------------------------------------------------------------
 def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
-             progress=False, limits=None, limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
+             progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
              on_divergence="warn", sensitivities=False, keyframe=None, ground=False, ctrl=None,
              effort_limits: bool = False) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
@@ -206,11 +206,9 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
         contact was softened for an explicit step, ``SceneContact``'s ``step``).
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
-    limits : the model's position limits: ``"hard"`` (rigid stops, impacts with restitution
+    limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution
         ``limit_restitution``, default 0), ``"soft"`` (a critically damped spring–damper stop) or
-        ``"off"``.  Default: the file's own (``model.limits``): an MJCF's are MuJoCo's soft constraints
-        (``"soft"``; ``"off"`` where its ``<option><flag limit="disable"/>``), others ``"hard"``; under
-        ``contact="hard"`` ``"hard"``, rows of its LCP (:func:`~multibody.simulation.system.default_limits`).  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
+        ``"off"``.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
         and gravity compensation are always applied; see :mod:`multibody.simulation.limits`.
         ``traj.passive`` lists what was applied.
     limit_restitution : float
@@ -279,8 +277,6 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     events = check_events(events)
     _checks.one_of("on_divergence", on_divergence, ("warn", "raise"))
     constraints = model_constraints(model, constraints)
-    if limits is None:   # the file's own: an MJCF's are MuJoCo's soft constraints; hard contact's LCP takes rows
-        limits = default_limits(contact, model)
     stops = JointLimits(model, limits, limit_restitution, dt)
     if ctrl is None and keyframe is not None and getattr(model, "actuators", None) is not None:
         ctrl = model.actuators.keyframe_ctrl(model.keyframes[keyframe])

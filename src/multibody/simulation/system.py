@@ -733,25 +733,6 @@ def default_integrator(contact, model=None):
     return own if own is not None else "rk4"
 
 
-def default_limits(contact, model=None):
-    """``simulate``'s position limits when none are given: ``"hard"`` under hard contact (its LCP takes the
-    stops as rows, as MuJoCo's solver takes its limit constraints with its contacts), else the model's own
-    (``model.limits``: an MJCF's are MuJoCo's soft constraints, ``"soft"``, or ``"off"`` where the file disables
-    them, under any contact), else ``"hard"`` (rigid stops).
-
-    >>> import multibody as mb
-    >>> m = mb.load_mjcf('<mujoco><worldbody><body><joint range="-1 1"/><geom size="0.01"/></body>'
-    ...                  '</worldbody></mujoco>')
-    >>> default_limits(None, m), default_limits("hard", m), default_limits(None, mb.models.planar(2))
-    ('soft', 'hard', 'hard')
-    """
-    hard = (isinstance(contact, str) and contact == "hard") or getattr(contact, "name", None) == "hard"
-    own = getattr(model, "limits", None)
-    if own is None or own == "off":   # (a file without limits has none under any contact)
-        return own or "hard"
-    return "hard" if hard else own
-
-
 def default_step(model):
     """``simulate``'s dt when none is given: the file's own step (``model.timestep``: an MJCF's ``<option
     timestep>``, MuJoCo's 0.002 s where the file sets none), else 1 ms.
