@@ -63,11 +63,15 @@ int mb_scene_index_slots(mb_scene *s)
     s->slot_pair = NULL, s->nslot = 0;
     if (!(s->slot0 = malloc(sizeof(int) * ((size_t)s->npair + 1))))
         return -1;
-    int n = 0;
+    int n = 0, memo[G_COUNT][G_COUNT];   /* each pair of shapes looked up once (a run's calls each index anew) */
+    memset(memo, 0, sizeof memo);
     for (int p = 0; p < s->npair; p++) {
+        const int ta = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_TYPE];
+        const int tb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_TYPE];
+        if (!memo[ta][tb])   /* (mb_scene_check ran: both codes are shapes of the table) */
+            memo[ta][tb] = mb_scene_pair_slots(ta, tb);
         s->slot0[p] = n;
-        n += mb_scene_pair_slots((int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_TYPE],
-                                 (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_TYPE]);
+        n += memo[ta][tb];
     }
     s->slot0[s->npair] = n;
     if (!(s->slot_pair = malloc(sizeof(int) * ((size_t)n + 1)))) {
