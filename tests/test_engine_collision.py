@@ -216,3 +216,13 @@ def test_each_colliders_point_bound_holds_on_random_poses():
                     c = pair(shapes[a], ((0.0, 0.0, 0.0), first[1]), shapes[b], pose)
                 most = max(most, len(c["contact_depth"]))
             assert most == bound, (a, b, most, bound)      # never more, and the bound is no looser than it needs
+
+
+def test_scene_pair_slots_names_a_bad_pair():
+    from multibody.core import _core
+    gint = np.array([[0, 0, -1], [4, -1, -1]], np.int64)              # a sphere on a body, a static plane
+    assert _core.scene_pair_slots(gint, np.array([[0, 1]], np.int64)).tolist() == [1]
+    with pytest.raises(ValueError, match=r"pair 0 names geom 5; expected 0\.\.1"):
+        _core.scene_pair_slots(gint, np.array([[0, 5]], np.int64))
+    with pytest.raises(ValueError, match=r"pair 0's shapes \(codes 4, 4\) have no collider"):
+        _core.scene_pair_slots(np.array([[4, -1, -1], [4, -1, -1]], np.int64), np.array([[0, 1]], np.int64))
