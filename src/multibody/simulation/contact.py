@@ -566,8 +566,9 @@ class SceneContact:
     the law of ``mb.contact_forces`` (this module's ground law along each contact's normal).  The
     tangential deformation u of every contact point is a state in z with a fixed layout: slot
     ``geoms.slot_start[p] + k`` (2 numbers) belongs to point k of candidate pair p (a slot per point its
-    collider can report: ``Geoms.slot_start``) — its feature where the collider names fixed points (a box's corner, a capsule's end on a plane: ``Contacts.slot``, so
-    a point keeps its deformation as the others touch down), else the k-th point reported; a slot
+    collider can report: ``Geoms.slot_start``) — its feature where the collider names fixed points (a
+    box's corner, a capsule's end on a plane: ``Contacts.slot``, so a point keeps its deformation as the
+    others touch down), else the k-th point reported; a slot
     without a contact relaxes as the ground law's released point does
     (u̇ = −(K/D) u, to 0).  ``stiffness`` defaults to the model's whole weight sinking one contact
     ``SCENE_DEPTH`` (1 mm), ``damping`` to critical damping (``SCENE_DAMPING_RATIO``) of that

@@ -49,7 +49,7 @@ void mb_scene_free(mb_scene *s)
 }
 
 /* A pair has a slot for each point its collider can report, not MB_SCENE_PAIR_MAX for every pair: dm_control's
- * dog, 6 277 pairs mostly of capsules and ellipsoids, has 8.8 k slots instead of 50 k, and each slot is two
+ * dog, 6 277 pairs mostly of capsules and ellipsoids, has 11.6 k slots instead of 50 k, and each slot is two
  * states of z and a recorded force. */
 int mb_scene_pair_slots(int ta, int tb)
 {
