@@ -515,7 +515,6 @@ class GroundContact:
         return point_forces_to_f_ext(model, self.bodies, pos, F), zdot, info
 
 
-from .rollout import SCENE_PAIR_MAX   # noqa: E402  (the slots per pair: scene_contact.h's MB_SCENE_PAIR_MAX)
 from numpy.typing import ArrayLike, NDArray
 from typing import Callable
 

@@ -230,17 +230,6 @@ class Stops:
 
 #: the contact points one candidate pair may give: scene_contact.h's MB_SCENE_PAIR_MAX
 SCENE_PAIR_MAX = 8
-_SLOTS = {}   # id(pairs) -> (gint, pairs, their slots): a run's compiled calls, often hundreds, share the arrays
-
-
-def _scene_slots(gint, pairs):
-    """The contact slots of a packed scene (``Geoms.slot_start[-1]``), counted once per (read-only) packing."""
-    got = _SLOTS.get(id(pairs))
-    if got is None or got[0] is not gint or got[1] is not pairs:
-        if len(_SLOTS) >= 16:
-            _SLOTS.pop(next(iter(_SLOTS)))
-        got = _SLOTS[id(pairs)] = (gint, pairs, int(_core.scene_pair_slots(gint, pairs).sum()))
-    return got[2]
 
 
 @dataclass(frozen=True)
@@ -255,11 +244,13 @@ class Contact:
     its LCP; or another law the loop calls back, ``call`` (t, q, qd, z) -> [f_ext, ż], with
     its ``states``.  ``implicit_step``: the step the compliant scene's law is implicit over under
     ``semi_implicit`` (the run's dt, also in the partial steps that locate an event, as the implicit
-    damping's armature is; 0: each step's own size)."""
+    damping's armature is; 0: each step's own size).  ``slots``: the scene's contact slots
+    (``Geoms.n_slots``: the size of its recorded forces, and half its states under the compliant law)."""
     ground: tuple | None = None
     scene: tuple | None = None
     call: Callable | None = None
     states: int = 0
+    slots: int = 0
     hard: Array = None
     hard_rows: Array = None
     hard_limits: Array = None
@@ -437,7 +428,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     T = new((N, R))   # after them: a batch keeps Q…TAU, so a loop's next batch finds their blocks first
     ground, scene, law = plan.contact.ground, plan.contact.scene, plan.contact.call
     Z = F = None
-    slots = _scene_slots(scene[0], scene[3]) if scene is not None else 0   # Geoms.slot_start[-1]
+    slots = plan.contact.slots if scene is not None else 0
     if ground is not None or scene is not None or law is not None:
         nz = plan.contact.states if law is not None else (0 if plan.contact.hard is not None else 2 * slots) \
             if scene is not None else \

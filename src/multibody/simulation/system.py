@@ -318,6 +318,7 @@ class System:
                                           self.contact.D, self.contact.mu) if ground else None,
                                   scene=self.contact.table if scene else None,
                                   call=self._contact_call if law else None, states=self.nz if law else 0,
+                                  slots=self.contact.n_slots if scene else 0,
                                   hard=np.r_[self.contact.hard, self.hard_limits.restitution if self.hard_limits else 0.0]
                                   if type(self.contact) is HardContact else None,
                                   hard_limits=np.ascontiguousarray([(qi, vi, pos, sign) for _n, qi, vi, pos, sign

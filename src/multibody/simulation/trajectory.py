@@ -767,8 +767,7 @@ def _support_force(traj):
                          if traj.contact_forces is None else "model; load it with Trajectory.load(path, model)"))
     F = np.asarray(traj.contact_forces, dtype=float)
     geoms = _slot_geoms(traj, F, "support_force")
-    pairs = np.asarray(geoms.pairs, dtype=int).reshape(-1, 2)
-    static = np.asarray(geoms.body)[pairs] < 0                   # (pair, a or b): on no body
+    static = geoms.body[geoms.pairs] < 0                          # (pair, a or b): on no body
     sign = np.where(static[:, 0] & ~static[:, 1], 1.0, np.where(static[:, 1] & ~static[:, 0], -1.0, 0.0))
     g = np.asarray(traj.model.gravity, dtype=float)
     up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
