@@ -58,3 +58,64 @@ def test_humanoid_on_its_hard_stops_at_its_own_step():
     assert 0.1 < tr.q[-1, 2] < 0.5                             # lying on the floor (MuJoCo: 0.26 m at rest)
     E = np.asarray(tr.total_energy)
     assert E.max() <= E[0] + 1e-6                              # nothing pumped energy in
+
+
+def test_a_resting_stop_takes_the_implicit_laws_load_as_the_step_does(monkeypatch):
+    """A stop's force λ is what holds its joint in the step that is taken.  Under semi_implicit the
+    scene's law is implicit in the step, and its correction loads the held joints too: λ = λ_FD +
+    (M Δq̈)_j − (Jᵀ Δf)_j (scene_contact.c's held_force, SceneContact.implicit_step's held_share).  On
+    the flap pressed onto its stop by the floor that load is up to ~100 N·m.  The compiled step's λ
+    (which the run's releases are decided on) equals the Python statement's, and wherever a stop's
+    force is not zero its sign says what its joint let go would do (push ⇔ a move into the stop): the
+    complementarity the resting set is solved on.  On the forward dynamics' λ alone it said "push,
+    4–8 N·m" where the step let the flap go — on tiago_pro's fingertips, pressed into their stops by the
+    floor, the two sides chased each other into an impact that "fired forever"."""
+    from multibody.simulation.system import System
+    stop_forces, seen = System.stop_forces, []
+
+    def recorded(self, t, q, v):
+        lam = stop_forces(self, t, q, v)
+        limits, step_forces, contact_step = self.limits, self.limits.step_forces, self.contact_step
+        try:
+            limits.step_forces = None                          # the Python statement
+            self.__dict__.pop("_stop_forces_memo", None)       # (each solved: not the other's, kept for
+            statement = stop_forces(self, t, q, v)             # this state)
+            self.contact_step = None                           # the forward dynamics' λ alone
+            self.__dict__.pop("_stop_forces_memo", None)
+            explicit = stop_forces(self, t, q, v)
+        finally:
+            limits.step_forces, self.contact_step = step_forces, contact_step
+            self.__dict__.pop("_stop_forces_memo", None)
+        for k, (vi, stop) in enumerate(list(limits.resting.items())):
+            away = stop[4] * limits.released_acceleration(vi, t, q, v)
+            seen.append((stop[4] * lam[k], stop[4] * statement[k], stop[4] * explicit[k], away))
+        return lam
+    monkeypatch.setattr(System, "stop_forces", recorded)
+    model = mb.load_mjcf(FLAP)
+    qd0 = np.array([0.5, -0.3, 0, 0.2, 0.4, -1.0, 0.0])
+    tr = mb.simulate(model, model.q_default, qd0, 1.0, dt=0.005, integrator="semi_implicit", limits="hard")
+    assert tr.status == "finished"
+    push, statement, explicit, away = np.array(seen).T
+    assert len(push) > 20
+    assert np.abs(push - statement).max() <= 1e-9 * np.abs(push).max()
+    assert np.abs(push - explicit).max() > 50.0                # the floor's load on the stop
+    loaded = np.abs(push) > 1e-3                               # (the flap's weight: ~0.5 N·m)
+    assert loaded.sum() > 5 and np.all((push[loaded] > 0) == (away[loaded] < 0))
+    assert not np.all((explicit[loaded] > 0) == (away[loaded] < 0))
+
+
+@pytest.mark.slow
+def test_tiago_pro_on_the_floor_under_semi_implicit():
+    """example-robot-data's tiago_pro on a floor under semi_implicit (what its damping's refusal at
+    rk4 recommends): its gripper fingertips fall onto the floor while resting on their stops.  It
+    ended "event 'gripper_left_fingertip_left_joint upper limit' fires forever" at t = 0.2488 s; it
+    runs, within its limits."""
+    from test_robots_simulate import within
+    from test_urdf_robots import robots_dir
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_urdf(os.path.join(robots_dir(), "tiago_pro_description", "robots", "tiago_pro.urdf"),
+                             floating=True, check_meshes=False)
+    tr = mb.simulate(model, None, None, 0.4, ground=True, integrator="semi_implicit", record_every=10)
+    assert tr.status == "finished" and within(model, tr)
+    assert any(e.name.startswith("gripper_left_fingertip_left_joint") for e in tr.events)

@@ -720,7 +720,7 @@ class SceneContact:
         return f_ext, zdot, {"force": force, "state": st}
 
 
-    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h, held=()):
+    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h, held=(), held_share=False):
         """The law implicit in a ``semi_implicit`` step of h: (q̈, ż, info) from the explicit ones
         (:meth:`forces`' ż and info, q̈ the forward dynamics' with its forces) — the NumPy statement of
         the compiled loop's ``mb_scene_contact_implicit`` (csrc/sim/scene_contact.c says the method).
@@ -743,7 +743,9 @@ class SceneContact:
         implicitly (D → D + h K); a slot apart at the step's end (force zero) forgets its deformation
         (ż = −z/h: z = 0 after the step), so that no contact entering later reads a stale one.  Joints
         resting on stops (``held``: their v indices) stay held: the correction solves on the free joints'
-        block of M (held rows and columns the identity's, held columns of J zero)."""
+        block of M (held rows and columns the identity's, held columns of J zero); their stops take up the
+        correction's load, (M Δq̈)_j − (Jᵀ Δf)_j, returned as a fourth value (in ``held``'s order) when
+        ``held_share``: what the step's stop forces add to the forward dynamics' λ."""
         # This statement solves the Delassus form; the C its joint-space twin, (M + h J_Fᵀ G J_F) q̈ (Woodbury's
         # identity), so the tests that hold the two together check that algebra as well.
         from ..dynamics.handc import crba
@@ -755,10 +757,14 @@ class SceneContact:
         force, state = info["force"].copy(), info["state"]
         z = np.asarray(z, float)
 
+        held = list(held)
+        share = np.zeros(len(held))
+
         def reset_apart():   # a slot apart at the step's end forgets its tangential deformation (z₁ = 0)
             apart = np.repeat(~force.any(axis=1), 2)
             zdot[apart] = -z[apart] / h
-            return qdd, zdot, {"force": force, "state": state}
+            out = qdd, zdot, {"force": force, "state": state}
+            return out + (share,) if held_share else out
 
         pair, pos, normal, depth, slots = _core.scene_contacts(model._c, q, *self.packed) if len(self.geoms.pairs) \
             else (np.zeros(0, np.int64), None, None, np.zeros(0), np.zeros(0, np.int64))
@@ -802,7 +808,7 @@ class SceneContact:
                 for k in range(1, nr):
                     b[r + k] += -zr * D * jv[r + k]
         M = crba(dynamics_model, q)
-        held = list(held)
+        held_rows, qdd0 = M[held].copy(), qdd.copy()
         M[held, :] = 0.0
         M[:, held] = 0.0
         M[held, held] = 1.0
@@ -876,8 +882,10 @@ class SceneContact:
             f = fn * nrm + ft[0] * t1 + ft[1] * t2
             tau += J3s[s].T @ (f - f0)
             force[s] = f
+        load = tau[held].copy()
         tau[held] = 0.0
         qdd = qdd + np.linalg.solve(M, tau)
+        share[:] = held_rows @ (qdd - qdd0) - load
         for s, r, jump in sticking:
             zdot[2 * s:2 * s + 2] = Jr[r + 1:r + 3] @ (qd + h * qdd) + jump
         return reset_apart()

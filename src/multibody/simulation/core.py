@@ -616,7 +616,7 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
         out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
                                    record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
                                    n_sample=n_sample)
-    T, Q, QD, QDD, TAU, Y_END, info, Z, F, held, next_sample = out
+    T, Q, QD, QDD, TAU, Y_END, info, Z, F, held, next_sample = out[:11]
     if held is not None:
         system.held_tau, n_sample = held[0].copy(), int(next_sample[0])
     stopped = info[0, 1] < 0   # handed back, or non-finite
@@ -687,12 +687,10 @@ def _compiled_step(model, plan, system, flow, integrator):
     step in ``csrc/sim/rollout.c`` — the steps ``_run_fixed`` takes one at a time around an event, and
     the steps the sensitivities' time rates differentiate — with the joints resting on stops at the
     time of the call held (:func:`_resting_plan`)."""
-    nq, nv = model.nq, model.nv
+    nq = model.nq
 
     def step(space, f, t, y, h):
-        out = rollout.run_compiled(model, _resting_plan(plan, system), y[None, :nq], y[None, nq:nq + nv], t + h,
-                                   abs(h), integrator, 1, keep_last=False, t0=t, Z0=y[None, nq + nv:],
-                                   held=system.held_tau, one_step=h)   # (h < 0: the time rates' differences)
+        out = _one_step(model, plan, system, integrator, t, y, h)
         if out.info[0, 1] < 0:
             raise _NonFinite()
         info = None
@@ -704,15 +702,50 @@ def _compiled_step(model, plan, system, flow, integrator):
     return step
 
 
-def release_by_step(model, plan, system, space, integrator, dt):
-    """Let the hard stops decide a release on the q̈ the run's fixed step starts with
-    (``JointLimits.step_acceleration``: one :func:`_compiled_step` of dt, its q̈ at the start, with the
-    joints then resting held), so a joint let go is stepped with the acceleration it was let go on."""
-    stepper = _compiled_step(model, plan, system, _FixedFlow(space, system, integrator), integrator)
+def _one_step(model, plan, system, integrator, t, y, h):
+    """One compiled step of h from (t, y) with the joints resting on stops now held (h < 0: the
+    sensitivities' time rates' differences): :func:`rollout.run_compiled`'s record."""
+    nq, nv = model.nq, model.nv
+    return rollout.run_compiled(model, _resting_plan(plan, system), y[None, :nq], y[None, nq:nq + nv], t + h,
+                                abs(h), integrator, 1, keep_last=False, t0=t, Z0=y[None, nq + nv:],
+                                held=system.held_tau, one_step=h)
 
-    def step_acceleration(t, q, v):
-        return stepper(space, system.deriv, t, np.concatenate((q, v, system.last_z)), dt)[1][1][0]
-    system.limits.step_acceleration = step_acceleration
+
+def release_by_step(model, plan, system, space, integrator, dt):
+    """Let the hard stops decide a release on the step the run takes: ``JointLimits.step_acceleration``,
+    one compiled step of dt, its q̈ at the start with the joints then resting held, so a joint let go is
+    stepped with the acceleration it was let go on; and ``JointLimits.step_forces``, the resting stops'
+    forces λ of that same step, which hold the joints as the step does — under ``semi_implicit`` with
+    the compliant scene implicit in it, the stops take up the implicit contact's load too, which the
+    forward dynamics' λ leaves out (tiago_pro's fingertips on their stops and on the floor were let go
+    on that λ while the step pressed them into the stops: an impact that "fired forever").  One step per
+    (state, resting set) serves both.  Without a compiled plan (the tests' Python loop) the stepper is
+    :func:`_compiled_step`'s stand-in and the forces are the Python statement's (``System.stop_forces``)."""
+    if plan is None:
+        stepper = _compiled_step(model, plan, system, _FixedFlow(space, system, integrator), integrator)
+        system.limits.step_acceleration = lambda t, q, v: stepper(space, system.deriv, t,
+                                                                  np.concatenate((q, v, system.last_z)), dt)[1][1][0]
+        return
+    memo = {}
+
+    def stepped(t, q, v):   # (kept for the last state where no user function takes part: System.stop_forces')
+        held = system.held_tau
+        key = (float(t), q.tobytes(), v.tobytes(), np.asarray(system.last_z).tobytes(),
+               tuple(system.limits.resting.items()), None if held is None else held.tobytes())
+        out = memo.get("key") == key and system._stop_forces_pure() and memo["out"]
+        if out is False:
+            y = np.concatenate((q, v, system.last_z))
+            run = _one_step(model, plan, system, integrator, t, y, dt)
+            if run.info[0, 1] < 0:
+                raise _NonFinite()
+            n = len(system.limits.resting)
+            lam = None if run.stop_force is None else run.stop_force[0, :n].copy()
+            out = (run.QDD[0, 0].copy(), None if lam is None or not np.all(np.isfinite(lam)) else lam)
+            memo.update(key=key, out=out)
+        return out
+
+    system.limits.step_acceleration = lambda t, q, v: stepped(t, q, v)[0]
+    system.limits.step_forces = lambda t, q, v: stepped(t, q, v)[1]
 
 
 def _run_fixed(model, space, system, events, y, t_final, dt, integrator, record_every, rtol, atol, progress,

@@ -134,6 +134,7 @@ class JointLimits:
         self.system = None
         self.impact_events = {}   # stop -> its impact Event (events())
         self.step_acceleration = None   # (t, q, v) -> q̈ of the run's fixed step at its start (released_acceleration)
+        self.step_forces = None         # (t, q, v) -> that step's resting stops' λ, or None (System.stop_forces)
 
     def __bool__(self):
         return bool(self.stops)

@@ -403,6 +403,7 @@ class CompiledRuns(NamedTuple):
     F: np.ndarray | None   # (N, R, points, 3) ground contact forces, or None
     held: np.ndarray | None      # (N, nv) a sampled controller's held τ where each run stopped, or None
     n_sample: np.ndarray | None  # (N,) and the index of its next sample there
+    stop_force: np.ndarray | None = None   # (N, nv) one step's resting stops' λ at its start (first n_resting), or None
 
 
 def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, keep_last, t0=0.0, Z0=None,
@@ -411,7 +412,8 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
     from Z0 (zeros if None); a sampled controller resumed at t0 holds ``held`` until sample
     ``n_sample`` (None: it samples at t0).  ``one_step`` h: only one step of size h from t0 (no
     sampling: ``held`` holds; no checks; row 0 has the start's q̈ and τ, Y_END the step's end; h < 0
-    steps backwards, with ``dt`` = |h|).  ``plan``: a
+    steps backwards, with ``dt`` = |h|; with joints resting on stops, ``stop_force`` has their λ at
+    its start, as the step holds them).  ``plan``: a
     :class:`Plan`, the window and recording become its :class:`Run`.  ``starts`` (N,), ``resting``
     (N, nv, 3) or None: each run from its own start with its own resting joints (``Run.starts``;
     ``t0`` is then their earliest).
@@ -449,6 +451,9 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
         outputs.update(F=F)
     if sampled:
         outputs.update(HELD_END=HELD, N_SAMPLE_END=NS)
+    STOP = None
+    if one_step is not None and plan.stops.resting is not None and len(plan.stops.resting):
+        STOP = outputs["STOP_FORCE"] = np.full((N, nv), np.nan)
     run = Run(INTEGRATOR_CODES[integrator], float(t0), float(t_final), float(dt),
               None if one_step is None else float(one_step), held, int(n_sample), Z0,
               Record(int(record_every), bool(keep_last)), starts, resting)
@@ -460,4 +465,4 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
         msg = _core.status_message(int(info[n, 1]))
         where = f" at t = {float(info[n, 2])!r}"
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))
-    return CompiledRuns(T, Q, QD, QDD, TAU, Y_END, info, Z, F, HELD, NS)
+    return CompiledRuns(T, Q, QD, QDD, TAU, Y_END, info, Z, F, HELD, NS, STOP)

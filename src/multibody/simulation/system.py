@@ -480,7 +480,13 @@ class System:
         a third of its run).  The last result is kept, keyed on everything it reads — the state, the
         contact states, the resting set and a sampled controller's hold — where no user function
         takes part (a controller, f_ext or contact of the user's might keep state of its own, and
-        constraints read t: then every call solves)."""
+        constraints read t: then every call solves).  A fixed-step run's are its step's
+        (``JointLimits.step_forces``, :func:`core.release_by_step`), which its releases are decided on."""
+        step_forces = self.limits.step_forces
+        if step_forces is not None:
+            lam = step_forces(t, q, v)
+            if lam is not None:
+                return lam.copy()
         key = None
         if self._stop_forces_pure():
             held = self.held_tau
@@ -491,9 +497,13 @@ class System:
                     and memo[3] is self.friction_velocity):   # (both set up before a run, never during it)
                 return memo[1].copy()
         tau = self.control(t, q, v)
-        tau_all, fe, _zdot, _info = self._loads(t, q, v, self.last_z, tau)
-        lam = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v),
-                                                self.dynamics_model)[1]
+        tau_all, fe, zdot, info = self._loads(t, q, v, self.last_z, tau)
+        qdd, lam = self.limits.resting_accelerations(q, v, tau_all, fe, self._constraint_rows(t, q, v),
+                                                     self.dynamics_model)
+        if self.contact_step is not None and info is not None:   # the scene's law implicit: its load on the stops
+            lam = lam + self.contact.implicit_step(self.model, self.dynamics_model, q, v, qdd, self.last_z, zdot,
+                                                   info, self.contact_step, list(self.limits.resting),
+                                                   held_share=True)[3]
         if key is not None:
             self._stop_forces_memo = (key, lam.copy(), self.dynamics_model, self.friction_velocity)
         return lam

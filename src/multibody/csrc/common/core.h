@@ -420,6 +420,8 @@ typedef struct mb_rollout_out {
     double *held_end;                 /* (nv) a sampled controller's held τ where the run stopped, or NULL */
     long n_sample_end;                /* and the index of its next sample there                    */
     int singular_body;                /* status MB_SINGULAR: the body whose joint's D is singular, else −1 */
+    double *stop_force;               /* one step (mb_rollout.one_step) of one run with joints resting on stops:
+                                         their λ at its start, as the step holds them (n_resting), or NULL */
 } mb_rollout_out;
 
 /* L ≤ 8 runs of r from (q0[l], qd0[l]) into o[l], advanced in lockstep (any L ≥ 1 with a batch

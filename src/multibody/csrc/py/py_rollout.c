@@ -16,6 +16,7 @@ typedef struct {
     int nz, np3;            /* contact states and forces per sample (0 without contact) */
     double *z_out, *force_out;  /* Z (N, R, nz), F (N, R, points, 3), or NULL */
     double *held_out, *n_sample_out;  /* HELD_END (N, nv), N_SAMPLE_END (N,), or NULL */
+    double *stop_out;  /* STOP_FORCE (N, nv): a step's resting stops' λ at its start (mb_rollout_out), or NULL */
     int *singular;  /* (runs) run n's MB_SINGULAR body, for the message of the first failing run */
     int fill_nan;   /* the records' rows start NaN (rows a run does not reach stay so) */
     const mb_constraints *constraints;  /* a constrained model's rows in C (constraints.c), or NULL */
@@ -293,6 +294,7 @@ static int start_run(const mb_model *m, const rollout_job *rj, Py_ssize_t n, mb_
                             rj->nz ? rj->z_out + n * R * rj->nz : NULL,
                             rj->np3 ? rj->force_out + n * R * rj->np3 : NULL,
                             rj->held_out ? rj->held_out + n * m->nv : NULL, 0};
+    out->stop_force = rj->stop_out ? rj->stop_out + n * m->nv : NULL;
     int st = mb_check_configuration(m, IN(j, 0, n));
     if (st == MB_OK && !mb_all_finite(IN(j, 1, n), m->nv))
         st = MB_BAD_QD;
@@ -1023,7 +1025,7 @@ static int own_windows(reader *rd, const mb_model *m, npy_intp N, const mb_rollo
 
 /* The entries of rollout's outputs dict (any other is an error: a misspelt one would be ignored). */
 static const char *const OUTPUTS[] = {"T", "Q", "QD", "QDD", "TAU", "Y_END", "info", "Z", "F", "HELD_END",
-                                      "N_SAMPLE_END", NULL};
+                                      "N_SAMPLE_END", "STOP_FORCE", NULL};
 
 /* The lanes of a single run of a planar tree (its lean RK4 step, rollout_lanes.h): two in AVX2 code
  * where the CPU has it (aba_lanes_pair.c), else the baseline's two. */
@@ -1158,7 +1160,8 @@ static int plan_from(PyObject *plan, PyObject *run, kept *k, gate_hold *held, co
 /* rollout(cmodel, Q0 (N,nq), QD0 (N,nv), outputs, plan, run) -> None
  * outputs (dict, the caller's arrays to fill): T (N,R), Q (N,R,nq), QD (N,R,nv), QDD (N,R,nv), TAU (N,R,nv),
  *     Y_END (N,nq+nv+nz), info (N,4); with contact Z (N,R,nz), F (N,R,np,3) (the ground's); with a
- *     sampled controller HELD_END (N,nv), N_SAMPLE_END (N,): where each run stopped.
+ *     sampled controller HELD_END (N,nv), N_SAMPLE_END (N,): where each run stopped; optional STOP_FORCE (N,nv):
+ *     one step's resting stops' λ at its start (its first n_resting entries; one run with resting joints).
  * plan: simulation/rollout.py's Plan — its records Control, Passive, Stops, Contact, Callbacks (and
  *     f_ext (nb,6) | None), each read into its struct of core.h by one function above; a record
  *     without a field the reader expects is a TypeError naming it.
@@ -1253,6 +1256,14 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
             goto done;
         held_out = PyArray_DATA(H), n_sample_out = PyArray_DATA(S);
     }
+    double *stop_out = NULL;
+    if (OUTPUT("STOP_FORCE") != Py_None) {
+        npy_intp ds[2] = {N, m->nv};
+        PyArrayObject *S = gated_array(held, OUTPUT("STOP_FORCE"), "STOP_FORCE", NPY_DOUBLE, 2, ds, MB_GATE_WRITABLE);
+        if (!S)
+            goto done;
+        stop_out = PyArray_DATA(S);
+    }
     if (R < 1) {
         PyErr_SetString(PyExc_ValueError, "T: expected room for at least one sample");
         goto done;
@@ -1282,7 +1293,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     j.rollout = &r;
     rj.j = j;
     rj.nz = nz, rj.np3 = 3 * mb_rollout_contact_points(&r), rj.z_out = z_out, rj.force_out = force_out;
-    rj.held_out = held_out, rj.n_sample_out = n_sample_out;
+    rj.held_out = held_out, rj.n_sample_out = n_sample_out, rj.stop_out = stop_out;
     const int lanes_run = !r.fext && !r.passive.gc_lift && !r.contact.ground && !r.contact.scene && !r.contact.call &&
                           !r.call.forces &&
                           !r.call.dynamics && (mb_lanes_supported(m) || m->planar);  /* else one run at a time

@@ -191,6 +191,7 @@ typedef struct {
     int defer_g;                       /* the recorded τ's g(q) later, in lanes (one run: flush_gravity) */
     int n_deferred;                    /* samples whose τ waits for its g(q): rows deferred[0 … n_deferred) */
     long deferred[MAX_GROUP];
+    double *stop_out;                  /* one step of one run with resting stops: their λ at its start, or NULL */
 } group;
 
 /* The group's per-run arrays for L runs, in one block (zeroed); MB_NO_MEMORY if there is no room. */
@@ -655,7 +656,8 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                                                      one_inertia ? fext[l] : NULL, qdd[l], part(KK, l, nk) + 2 * nv,
                                                      r->contact.implicit_dt > 0.0 ? r->contact.implicit_dt : g->h,
                                                      r->contact.scene, r->contact.K, r->contact.D,
-                                                     r->stops.resting_v, r->stops.n_resting, force,
+                                                     r->stops.resting_v, r->stops.n_resting,
+                                                     r->stops.n_resting ? w->stop_force : NULL, force,
                                                      w->scene_scratch, g->implicit);
             if (st != MB_OK)
                 g->st[l] = st;
@@ -665,6 +667,8 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
     for (int l = 0; l < g->L; l++)
         if (busy(g, l) && !mb_all_finite(qdd[l], nv))
             g->st[l] = STAGE_NON_FINITE;
+    if (g->stop_out && Y == w->y)  /* one step's start: its resting stops' forces (one run), the caller's */
+        memcpy(g->stop_out, w->stop_force, sizeof(double) * (size_t)r->stops.n_resting);
     if (full_tau && Y == w->y && (r->control.kind == MB_CONTROL_BATCH || g->defer_g))  /* a step's first stage:
                                                                   * the start's k₁, τ (deferred: its g(q) is due) */
         for (int l = 0; l < g->L; l++)
@@ -1296,6 +1300,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
                                                                                                  : NULL;
     /* steps the Python loop takes: at a stop, at an event, or turning non-finite (it reports that) */
     const int one = r->one_step != 0.0;
+    if (one && L == 1 && r->stops.n_resting && !r->call.dynamics)  /* (the KKT solve's λ: resting_dynamics) */
+        g.stop_out = o[0]->stop_force;
     const mb_control *c = &r->control;
     if (g.dl && lanes->rk4_group && g.vector && r->integrator == MB_RK4 && !nz && !one && !r->call.guards &&
         !r->call.dynamics && !r->stops.n_resting && !r->passive.friction && !r->passive.n_tendons && !r->passive.n_soft &&

@@ -621,6 +621,7 @@ struct mb_scene_implicit {
     double *Hm, *H, *S, *L, *A;   /* nv² each: CRBA(m) (mb_scene_implicit_inertia), M (md's), the dense factor,
                                    * M's LTDL factors, M + h Jᵀ G J (factored in place) */
     double *tau, *x, *C, *diag, *J3;  /* nv each (C: the solve's right-hand side without the rows), 3 nv */
+    double *Hheld, *qdd0;         /* n_held × nv, nv: the held joints' rows of M and the q̈ on entry (held_force) */
     double *ax;                   /* 6 nv: the dofs' world axes at the step's poses (mb_dof_world_axes) */
     double *Jr;                   /* rows × nv */
     double *b, *g, *df, *dfs, *dir, *tdir;  /* rows each (dir 3 per row; dfs: the Δf the last solve's q̈ is for,
@@ -648,7 +649,7 @@ mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
         return NULL;
     const size_t nv = (size_t)m->nv;
     w->nv = m->nv;
-    w->Hm = malloc(sizeof(double) * (5 * nv * nv + 13 * nv + 1));
+    w->Hm = malloc(sizeof(double) * (6 * nv * nv + 14 * nv + 1));
     w->chain = malloc(sizeof(int) * (2 * nv + 1));
     if (!w->Hm || !w->chain) {
         free(w->Hm), free(w->chain);
@@ -657,7 +658,7 @@ mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
     }
     w->H = w->Hm + nv * nv, w->S = w->H + nv * nv, w->L = w->S + nv * nv, w->A = w->L + nv * nv;
     w->tau = w->A + nv * nv, w->x = w->tau + nv, w->C = w->x + nv, w->diag = w->C + nv, w->J3 = w->diag + nv;
-    w->ax = w->J3 + 3 * nv;
+    w->ax = w->J3 + 3 * nv, w->Hheld = w->ax + 6 * nv, w->qdd0 = w->Hheld + nv * nv;
     return w;
 }
 
@@ -928,6 +929,23 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
     return MB_OK;
 }
 
+/* out += J3ᵀ f: the generalised force of the world force f on candidate pair p's geom b at pos (−f on its geom a),
+ * J3 the point's Jacobian on the dofs' world axes w->ax */
+static void add_point_force(const mb_model *m, mb_scene_implicit *w, const mb_data *d, const mb_scene *s, int p,
+                            const double *pos, const double *f, double *out)
+{
+    const int nv = m->nv;
+    const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
+    const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
+    memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
+    if (bb >= 0)
+        mb_point_jacobian_axes_add(m, w->ax, d->p0, bb, pos, 1.0, w->J3);
+    if (ba >= 0)
+        mb_point_jacobian_axes_add(m, w->ax, d->p0, ba, pos, -1.0, w->J3);
+    for (int j = 0; j < nv; j++)
+        out[j] += f[0] * w->J3[j] + f[1] * w->J3[nv + j] + f[2] * w->J3[2 * nv + j];
+}
+
 /* Do bodies a and b (≥ 0) lie on one chain of the tree (one an ancestor of the other, or the same)? */
 static int one_chain(const mb_model *m, int a, int b)
 {
@@ -985,8 +1003,8 @@ static void reset_apart(stage_memo *memo, stage_view *v, double *zdot, const dou
 MB_CLONES_AVX2
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
-                              const mb_scene *s, double K, double D, const int *held, int n_held, double *F,
-                              void *scratch, mb_scene_implicit *w)
+                              const mb_scene *s, double K, double D, const int *held, int n_held,
+                              double *held_force, double *F, void *scratch, mb_scene_implicit *w)
 {
     const int nv = m->nv, *lam = m->dof_parent;
     stage_memo *memo = scratch;
@@ -1121,6 +1139,11 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
      * tree's sparsity kept: entries only vanish), whose rows j keep q̈_j = q̈₀_j = 0 */
     if (!tau_all) {
         mb_crba(md, d, q, w->H);
+        if (held_force)  /* the held joints' rows of M and q̈₀, for their stops' share of the correction (below) */
+            for (int k = 0; k < n_held; k++)
+                memcpy(w->Hheld + (size_t)k * nv, w->H + (size_t)held[k] * nv, sizeof(double) * (size_t)nv);
+        if (held_force && n_held)
+            memcpy(w->qdd0, qdd, sizeof(double) * (size_t)nv);
         for (int k = 0; k < n_held; k++) {
             const int j = held[k];
             for (int i = 0; i < nv; i++)
@@ -1232,18 +1255,10 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (!(fabs(dl[0]) + fabs(dl[1]) + fabs(dl[2]) > 1e-10 * sized))
             continue;
         moved = 1;
-        const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
-        const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
         double d3[3];
         for (int j = 0; j < 3; j++)
             d3[j] = dl[0] * n3[j] + dl[1] * t[0][j] + dl[2] * t[1][j];
-        memset(w->J3, 0, sizeof(double) * 3 * (size_t)nv);
-        if (bb >= 0)
-            mb_point_jacobian_axes_add(m, w->ax, d->p0, bb, c[i].pos, 1.0, w->J3);
-        if (ba >= 0)
-            mb_point_jacobian_axes_add(m, w->ax, d->p0, ba, c[i].pos, -1.0, w->J3);
-        for (int j = 0; j < nv; j++)
-            w->tau[j] += d3[0] * w->J3[j] + d3[1] * w->J3[nv + j] + d3[2] * w->J3[2 * nv + j];
+        add_point_force(m, w, d, s, p, c[i].pos, d3, w->tau);
     }
     if (moved) {  /* q̈ += M⁻¹ τ = L⁻¹ D⁻¹ L⁻ᵀ τ (a held joint's share of τ goes to its stop) */
         const int st = factor_inertia(m, w);
@@ -1270,6 +1285,23 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
             for (int p = 0; p < w->nnz[r + 1 + k]; p++)
                 vt += jk[nz[p]] * (v[nz[p]] + h * qdd[nz[p]]);
             ud[k] = state[i] ? vt : vt - u[2 * (size_t)i + k] / h;
+        }
+    }
+    if (held_force && n_held) {  /* the stops of the held joints take up the correction's load on them */
+        memset(w->x, 0, sizeof(double) * (size_t)nv);
+        for (int a = 0; a < na; a++) {
+            const int i = w->act[a];
+            double df[3];
+            for (int j = 0; j < 3; j++)
+                df[j] = F[3 * (size_t)slot[i] + j] - Fc[3 * (size_t)i + j];
+            add_point_force(m, w, d, s, c[i].pair, c[i].pos, df, w->x);
+        }
+        for (int k = 0; k < n_held; k++) {  /* λ_j += (M Δq̈)_j − (Jᵀ Δf)_j: row j of M q̈ = τ − C + Jᵀ f + λ_j */
+            const double *row = w->Hheld + (size_t)k * nv;
+            double share = -w->x[held[k]];
+            for (int i = 0; i < nv; i++)
+                share += row[i] * (qdd[i] - w->qdd0[i]);
+            held_force[k] += share;
         }
     }
     reset_apart(memo, &V, zdot, F, h);

@@ -126,6 +126,9 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * its z).  A contact in the floor that the law judged apart at the step's start but that stays in it over the
  * step at its speed is a candidate (the step's end decides), and every slot apart at the step's end gets
  * ż = −z/h (its deformation forgotten: z = 0 after the step).
+ * held (n_held): joints resting on hard stops, kept at q̈_j = q̈₀_j = 0 (the correction moves the others); their
+ * stops take up the correction's load, which held_force (n_held: the stops' λ from the forward dynamics, or NULL)
+ * gets added: (M Δq̈)_j − (Jᵀ Δf)_j, so that a stop's force is the one the step holds its joint with.
  * Returns MB_OK, MB_SINGULAR, MB_NO_MEMORY or the pivot status of a singular M. */
 typedef struct mb_scene_implicit mb_scene_implicit;
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m);
@@ -137,7 +140,8 @@ const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m,
                                         const double *q, int posed);
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
-                              const mb_scene *s, double K, double D, const int *held, int n_held, double *F,
+                              const mb_scene *s, double K, double D, const int *held, int n_held,
+                              double *held_force, double *F,
                               void *scratch, mb_scene_implicit *w);
 /* the contact's tangent basis: t1 = e_x (or e_y when n is near ±e_x) made orthogonal to n, t2 = n × t1;
  * for n = e_z it is (e_x, e_y), the ground contact's axes */
