@@ -226,3 +226,31 @@ def test_scene_pair_slots_names_a_bad_pair():
         _core.scene_pair_slots(gint, np.array([[0, 5]], np.int64))
     with pytest.raises(ValueError, match=r"pair 0's shapes \(codes 4, 4\) have no collider"):
         _core.scene_pair_slots(np.array([[4, -1, -1], [4, -1, -1]], np.int64), np.array([[0, 1]], np.int64))
+
+
+def test_a_scene_is_kept_between_calls_only_while_its_arrays_cannot_change():
+    """py_scene.c keeps the last scene it parsed (hulls and slots) for the next call whose five arrays
+    are the same read-only objects (Geoms.packed's): a run's compiled steps around its events parsed
+    tiago_dual's meshes once a step.  A writable array is parsed on every call, so a change to it is
+    seen; a kept scene is still checked against each call's model (a body it names must exist)."""
+    import multibody as mb
+    from multibody.core import _core
+    xml = ('<mujoco><worldbody><geom type="plane" size="2 2 .1"/><body pos="0 0 0.1"><freejoint/>'
+           '<geom type="box" size="0.1 0.1 0.1"/></body></worldbody></mujoco>')
+    model = mb.load_mjcf(xml)
+    q = model.q_default.copy()
+    packed = model.geoms.packed
+    assert not any(a.flags.writeable for a in packed)
+    first = _core.scene_contacts(model._c, q, *packed)[3]
+    assert len(first) == 4 and np.allclose(first, 0.0, atol=1e-12)      # the box's corners on the floor
+    assert np.array_equal(_core.scene_contacts(model._c, q, *packed)[3], first)   # the kept scene: the same
+    gdat = packed[1].copy()                                             # writable: read every call
+    arrays = (packed[0], gdat, *packed[2:])
+    gdat[1, 11] += 0.05                                                 # the box 5 cm lower in its body
+    assert np.allclose(_core.scene_contacts(model._c, q, *arrays)[3], 0.05)
+    gdat[1, 11] -= 0.02
+    assert np.allclose(_core.scene_contacts(model._c, q, *arrays)[3], 0.03)
+    _core.scene_contacts(model._c, q, *packed)                          # kept again; then a model with
+    world = mb.load_mjcf('<mujoco><worldbody><geom type="plane" size="2 2 .1"/></worldbody></mujoco>')   # no body
+    with pytest.raises(ValueError, match=r"geom 1: body 0; expected -1 \(static\) or 0\.\.-1"):
+        _core.scene_contacts(world._c, world.q_default, *packed)

@@ -242,6 +242,7 @@ struct mb_scene;
 /* py_scene.c: a scene (gint, gdat, hulls, pairs, pdat: Geoms.packed) from args[0..4], checked, its hulls
  * parsed and its slots indexed (the caller frees them: mb_scene_free); 0 with the error set */
 int py_scene_from(PyObject *const *args, gate_hold *held, const mb_model *m, struct mb_scene *s);
+void py_scene_release(struct mb_scene *s);
 PyObject *py_geom_shapes(PyObject *self, PyObject *unused);
 MB_ENTRY(py_kkt_solve);
 MB_ENTRY(py_fdgq_solve);

@@ -1338,7 +1338,7 @@ static PyObject *rollout_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     Py_INCREF(result);
 done:
     free(windows);
-    mb_scene_free(&scene);
+    py_scene_release(&scene);
     kept_release(&k);
     return result;
 #undef OUTPUT

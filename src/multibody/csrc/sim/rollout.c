@@ -19,7 +19,7 @@
  *
  * Joints resting on hard stops (r->stops.n_resting, one run resumed by the Python loop after a plastic
  * impact) are held by TMT eq. (6): the tree's KKT system with a row q̈_j = 0 per resting joint, solved
- * by kkt.c (limits.py JointLimits.resting_accelerations, the same operations), whose multipliers are
+ * by kkt.c (limits.py JointLimits.resting_accelerations, the same system), whose multipliers are
  * the stops' forces λ_j; after each step λ is evaluated at its end, and a step where a stop stops
  * pushing (sign·λ ≤ 0: its release event) is handed back like one that reaches a stop.
  *
@@ -147,7 +147,8 @@ typedef struct {
     double *deferred_gq;               /* shared: g(q) of the deferred samples (MAX_GROUP × nv) */
     double *spare_step;                /* shared: an unused lane's y₁, k₁, τ in a lanes step (2 n + nv) */
     double *passive;                   /* shared: mb_passive_forces' scratch (mb_passive_scratch_size) */
-    double *kkt, *stop_force;          /* shared: the resting stops' KKT solve (2 nv² + 4 nv), their λ (≤ nv) */
+    double *kkt, *stop_force;          /* shared: the resting stops' KKT solve (2 nv² + 4 nv and the solve's work:
+                                        * none without resting joints), their λ (≤ nv) */
     double *zeta;                      /* shared: −ad_v η of the sensitivities' Z (nz: a new-velocity step) */
     double *call_out;                  /* shared: the caller's contact law's [f_ext, ż] (6 nb + nz)   */
     double *block;
@@ -441,16 +442,18 @@ static void forward_dynamics(group *g, const mb_model *ma, const double *const *
 
 /* q̈ with the resting joints held, q̈_j = 0, by TMT eq. (6) — the KKT system of the tree with one row
  * e_jᵀ q̈ = 0 per resting joint, H and C from CRBA and RNEA (HandC), solved by kkt.c's range-space
- * method — and their stops' forces λ into w->stop_force (one run: L = 1).  The operations of
- * limits.py's JointLimits.resting_accelerations (hand_c, then solve_constrained), so a run with
- * resting joints agrees with that statement to rounding, its release λ = 0 included. */
+ * method on H's tree-sparse factor (mb_kkt_solve_tree: dense, tiago_dual's 107 dofs took a third of a run
+ * whose stop events take one compiled step each) — and their stops' forces λ into w->stop_force (one run:
+ * L = 1).  The system of limits.py's JointLimits.resting_accelerations (hand_c, then solve_constrained), so
+ * a run with resting joints agrees with that statement to rounding, its release λ = 0 included. */
 __attribute__((noinline)) static void resting_dynamics(group *g, const double *const *q, const double *const *v,
                              const double *const *tau_all, const double *const *fext, double *const *qdd)
 {
     const mb_rollout *r = g->r;
     const int nv = g->m->nv, nr = r->stops.n_resting;
     workspace *w = &g->w;
-    double *H = w->kkt, *J = H + (long)nv * nv, *C = J + (long)nv * nv, *d = C + nv, *zero = d + nv, *rhs = zero + nv;
+    double *H = w->kkt, *J = H + (long)nv * nv, *C = J + (long)nv * nv, *d = C + nv, *zero = d + nv, *rhs = zero + nv,
+           *work = rhs + nv;
     for (int l = 0; l < g->L; l++) {
         if (!busy(g, l))
             continue;
@@ -463,7 +466,8 @@ __attribute__((noinline)) static void resting_dynamics(group *g, const double *c
         mb_rnea(g->md, g->d, q[l], v[l], zero, fext[l], C);
         for (int k = 0; k < nv; k++)
             d[k] = tau_all[l][k] - C[k];
-        const int st = mb_kkt_solve(nv, nr, H, d, J, rhs, 1e-13, 1e-10, qdd[l], w->stop_force);
+        const int st = mb_kkt_solve_tree(nv, g->m->dof_parent, nr, H, d, J, rhs, 1e-13, 1e-10, qdd[l], w->stop_force,
+                                         work);
         if (st != MB_KKT_OK) {  /* (limits.py: a ConstraintError) */
             g->st[l] = st == MB_KKT_NO_MEMORY ? MB_NO_MEMORY : MB_SINGULAR;
             continue;
@@ -1217,12 +1221,14 @@ static void finish(group *g, mb_rollout_out *const *o, int *status)
             memcpy(o[l]->y_end, part(g->w.y, l, n), sizeof(double) * n);
 }
 
-static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_t scene_bytes, int L)
+static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_t scene_bytes, int L, int n_resting)
 {
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
     const long per_run = 4L * n + 5L * nk + 5L * nv + 18L * m->nb + np3;
-    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)MAX_GROUP * nv + 2L * nv * nv + 4L * nv +
+    /* the resting stops' KKT system (H, J, C, d, 0, rhs) and its solve's work, where joints rest */
+    const long kkt = n_resting ? 2L * nv * nv + 4L * nv + mb_kkt_work_size(nv, n_resting) : 0;
+    w->block = calloc((size_t)(L * per_run + 2L * nv + (long)MAX_GROUP * nv + kkt +
                                mb_passive_scratch_size(nv) + 6L * m->nb + 2L * nz + 2L * np3 + 2L * n + nv + 1),
                       sizeof(double));
     const size_t flags = ((size_t)(2L * npt + 1) + 63) / 64 * 64;  /* the scene's scratch after, aligned */
@@ -1241,7 +1247,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_
         *run_arrays[a] = p, p += L * length[a];
     w->force_stage = p, p += np3, w->contact_pos = p, p += np3;
     w->spare = p, p += nv, w->deferred_gq = p, p += (long)MAX_GROUP * nv;
-    w->kkt = p, p += 2L * nv * nv + 4L * nv, w->stop_force = p, p += nv;
+    w->kkt = p, p += kkt, w->stop_force = p, p += nv;
     w->zeta = p, p += nz, w->call_out = p, p += 6L * m->nb + nz, w->spare_step = p, p += 2L * n + nv, w->passive = p;
     return MB_OK;
 }
@@ -1257,7 +1263,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     group g = {m, NULL, m, d, r, NULL, NULL, L, 1, 0, nz};
     if (books_new(&g, L) != MB_OK)
         return MB_NO_MEMORY;
-    if (workspace_new(&g.w, m, nz, np3 / 3, r->contact.scene ? mb_scene_stage_scratch(r->contact.scene) : 0, L) != MB_OK) {
+    if (workspace_new(&g.w, m, nz, np3 / 3, r->contact.scene ? mb_scene_stage_scratch(r->contact.scene) : 0, L,
+                      r->stops.n_resting) != MB_OK) {
         free(g.books);
         return MB_NO_MEMORY;
     }

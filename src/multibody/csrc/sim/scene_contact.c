@@ -39,6 +39,8 @@ int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, 
 
 void mb_scene_free(mb_scene *s)
 {
+    if (s->owner)  /* (its hulls and slots are its owner's) */
+        return;
     mb_world W;
     memset(&W, 0, sizeof W);
     W.hulls = s->hulls, W.nhulls = s->nhulls;

@@ -47,6 +47,8 @@ typedef struct mb_scene {
     int nslot;            /* the contact slots: pair p's are slot0[p] .. slot0[p + 1] − 1 (mb_scene_index_slots) */
     int *slot0;           /* (npair + 1) */
     int *slot_pair;       /* (nslot): the pair of each slot */
+    void *owner;          /* whoever keeps hulls and slots for several calls (py_scene.c's last scene), or NULL:
+                           * then they are this struct's, for mb_scene_free */
 } mb_scene;
 
 typedef struct mb_scene_contact {
@@ -65,7 +67,7 @@ int mb_scene_load_hulls(mb_scene *s, const double *block, int64_t n, char *msg, 
 int mb_scene_pair_slots(int ta, int tb);
 /* s->nslot, s->slot0, s->slot_pair from the pairs' shapes (after mb_scene_check); 0, or −1 out of memory */
 int mb_scene_index_slots(mb_scene *s);
-/* frees what mb_scene_load_hulls and mb_scene_index_slots allocated */
+/* frees what mb_scene_load_hulls and mb_scene_index_slots allocated (nothing where s->owner keeps them) */
 void mb_scene_free(mb_scene *s);
 /* whether the scene is one the narrow phase can run on this model: shape codes, bodies, hull
  * indices, pairs in range, planes static, a collider for every pair; 0 ok, else 1 with a message
