@@ -135,6 +135,7 @@ class JointLimits:
         self.impact_events = {}   # stop -> its impact Event (events())
         self.step_acceleration = None   # (t, q, v) -> q̈ of the run's fixed step at its start (released_acceleration)
         self.step_forces = None         # (t, q, v) -> that step's resting stops' λ, or None (System.stop_forces)
+        self._cycle_hold = None         # (t, v indices) held from t for a step by a settle that met a cycle
 
     def __bool__(self):
         return bool(self.stops)
@@ -278,6 +279,9 @@ class JointLimits:
         push = self.wall_force(vi, t, q, v)
         if push > 0.0:
             return push
+        hold = self._cycle_hold
+        if hold is not None and hold[0] <= t < hold[0] + self.dt and vi in hold[1]:   # held for a step (settle's
+            return -push if push < 0.0 else 1e-300                                     # cycle)
         away = self.resting[vi][4] * self.released_acceleration(vi, t, q, v)
         return push if away >= 0.0 else -away
 
@@ -421,6 +425,15 @@ class JointLimits:
         stop whose release event fires (let go with q̈ = 0, as :meth:`release_guard` decides).  A held
         stop that pushes (λ ≥ 0) keeps its place without a's evaluation.
 
+        The run's step is not always that linear problem: under ``semi_implicit`` the compliant contact is
+        implicit in it, and which contacts its solve keeps changes with the set held, so a light finger
+        pressed by the floor can have no set that satisfies every condition (alex_psyonic_hands' pinky:
+        its two joints' sets visited in a cycle).  A trial set met a second time ends the pivoting with
+        the set of that cycle that holds the most joints (one that holds ``released`` only where all do),
+        and those joints are held for a step (``_cycle_hold``: their release guards read "held" from t to
+        t + dt, so the run steps on and decides again from a later state, rather than firing the events
+        of one instant in a loop: Zeno).
+
         Sets ``self.resting`` (the stops kept in their order, new ones after them) and returns it.
         """
         pool = list(self.resting.values())
@@ -434,7 +447,18 @@ class JointLimits:
 
         def lets_go(s, a):
             return a > 0.0 or (a == 0.0 and s == released)
+        trail = []   # the trial sets, in order
         for _ in range(self.SETTLE_PIVOTS * len(pool) + 8):
+            if tuple(held) in trail:   # a cycle: no set satisfies every condition (see above)
+                cycle = trail[trail.index(tuple(held)):]
+                free_released = [c for c in cycle if released is None or not c[pool.index(released)]] \
+                    if released in pool else cycle
+                best = max(free_released or cycle, key=sum)
+                self.resting.clear()
+                self.resting.update({s[2]: s for k, s in enumerate(pool) if best[k]})
+                self._cycle_hold = (t, frozenset(self.resting))
+                return self.resting
+            trail.append(tuple(held))
             self.resting.clear()
             self.resting.update({s[2]: s for k, s in enumerate(pool) if held[k]})
             lam = self.system.stop_forces(t, q, v) if self.resting else None
