@@ -451,9 +451,9 @@ class JointLimits:
         for _ in range(self.SETTLE_PIVOTS * len(pool) + 8):
             if tuple(held) in trail:   # a cycle: no set satisfies every condition (see above)
                 cycle = trail[trail.index(tuple(held)):]
-                free_released = [c for c in cycle if released is None or not c[pool.index(released)]] \
-                    if released in pool else cycle
-                best = max(free_released or cycle, key=sum)
+                if released in pool:   # (a set that lets the released stop go, where the cycle has one)
+                    cycle = [c for c in cycle if not c[pool.index(released)]] or cycle
+                best = max(cycle, key=sum)
                 self.resting.clear()
                 self.resting.update({s[2]: s for k, s in enumerate(pool) if best[k]})
                 self._cycle_hold = (t, frozenset(self.resting))
