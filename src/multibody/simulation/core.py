@@ -616,7 +616,7 @@ def _compiled_stretch(model, plan, system, flow, rec, t, y, n_sample, t_final, d
         out = rollout.run_compiled(model, plan, y[None, :nq], y[None, nq:nq + nv], t_final, dt, integrator,
                                    record_every, keep_last=False, t0=t, Z0=y[None, nq + nv:], held=system.held_tau,
                                    n_sample=n_sample)
-    T, Q, QD, QDD, TAU, Y_END, info, Z, F, held, next_sample = out[:11]
+    T, Q, QD, QDD, TAU, Y_END, info, Z, F, held, next_sample, _stop_force = out
     if held is not None:
         system.held_tau, n_sample = held[0].copy(), int(next_sample[0])
     stopped = info[0, 1] < 0   # handed back, or non-finite
