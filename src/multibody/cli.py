@@ -440,7 +440,7 @@ def cmd_simulate(args):
         raise CLIError(str(e)) from None
     _check_trajectory_size(model, args, out)
     contact = None if args.contact == "on" else args.contact   # on: the file's own (compliant), if it has a floor
-    args.integrator = args.integrator or default_integrator(contact, model)   # semi_implicit under hard contact
+    args.integrator = args.integrator or default_integrator(contact, model, args.ground)   # semi_implicit on a floor
     t0 = time.perf_counter()
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
@@ -761,8 +761,9 @@ def build_parser():
     p.add_argument("--t-final", type=_seconds, default=5.0, help="seconds to simulate (default 5)")
     p.add_argument("--dt", type=_seconds, default=None, help="time step (default: the file's own, an MJCF's "
                                                               "<option timestep>; else 1e-3)")
-    p.add_argument("--integrator", default=None, help="rk4 (default; semi_implicit under --contact hard or where the "
-                                                      "file's <option integrator> is MuJoCo's Euler), rk3, euler, "
+    p.add_argument("--integrator", default=None, help="rk4 (default; semi_implicit under --contact hard, on --ground "
+                                                      "or where the file's <option integrator> is MuJoCo's Euler), rk3, "
+                                                      "euler, "
                                                       "semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")

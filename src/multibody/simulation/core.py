@@ -178,9 +178,9 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
         0.002 s where it sets none), else 1e-3 s.
     rtol, atol : float
         The adaptive integrators' relative and absolute tolerances.
-    integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"``; a file's own
-        ``model.integrator`` — an MJCF's ``<option integrator>``, MuJoCo's default Euler as
-        ``"semi_implicit"`` — where the file names one), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
+    integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"`` and on a floor ``ground``
+        adds, where the compliant law is implicit in its step; a file's own ``model.integrator`` — an MJCF's
+        ``<option integrator>``, MuJoCo's default Euler as ``"semi_implicit"`` — where the file names one), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
         joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
         order 3) — fixed step (``rollout.FIXED_STEP``, rollout.c's table); ``"rk45"``,
         ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
@@ -268,7 +268,7 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     _check_model(model)
     q0, qd0 = default_start(model, q0, qd0, keyframe, ground)
     if integrator is None:   # hard contact is a time stepper of its own: semi_implicit's step; else the file's
-        integrator = default_integrator(contact, model)
+        integrator = default_integrator(contact, model, ground)
     _checks.one_of("integrator", integrator, list(FIXED_STEP) + list(ADAPTIVE))
     t_final = _positive("t_final", t_final, allow_zero=True)
     dt = _positive("dt", default_step(model) if dt is None else dt)

@@ -726,22 +726,33 @@ def _controller_output(out, t):
 CONTACT_MODELS = ("compliant", "hard", "off")
 
 
-def default_integrator(contact, model=None):
+def default_integrator(contact, model=None, ground=False):
     """``simulate``'s integrator when none is given: ``"semi_implicit"`` under hard contact (its time
     stepper is that step), else the model's own (``model.integrator``: an MJCF's ``<option
-    integrator>``, MuJoCo's Euler as ``"semi_implicit"``), else ``"rk4"``.
+    integrator>``, MuJoCo's Euler as ``"semi_implicit"``), else ``"semi_implicit"`` where the run puts
+    the model on a floor under the compliant law (``ground`` with ``contact`` None or ``"compliant"``:
+    the law is implicit in that step, as MuJoCo's default Euler takes a robot's contact and damping, so a
+    stiff foot, a light finger or a damped wrist runs at 1 ms where an explicit step would be refused),
+    else ``"rk4"``.
 
     >>> import multibody as mb
     >>> m = mb.load_mjcf('<mujoco><worldbody><body><joint damping="5"/><geom size="0.01"/></body>'
     ...                  '</worldbody></mujoco>')
     >>> default_integrator(None, m), default_integrator("hard", m), default_integrator(None)
     ('semi_implicit', 'semi_implicit', 'rk4')
+    >>> arm = mb.models.planar(2)
+    >>> default_integrator(None, arm, ground=True), default_integrator("off", arm, ground=True)
+    ('semi_implicit', 'rk4')
     """
     hard = (isinstance(contact, str) and contact == "hard") or getattr(contact, "name", None) == "hard"
     if hard:
         return "semi_implicit"
     own = getattr(model, "integrator", None)
-    return own if own is not None else "rk4"
+    if own is not None:
+        return own
+    on_floor = ground is not False and ground is not None and (contact is None or (isinstance(contact, str)
+                                                                                   and contact == "compliant"))
+    return "semi_implicit" if on_floor else "rk4"
 
 
 def default_step(model):
