@@ -78,7 +78,6 @@ SOFT_LIMIT_TIME = 0.02
 FRICTION_VELOCITY = 0.01
 #: the share of a fixed step's stable decay rate (λ dt) the smoothed friction's damper f / v_s may take
 FRICTION_STEP = 0.5
-#: λ dt of a velocity decay v̇ = −λ v beyond which a fixed step grows it (RK4: 2.785; Euler's: 2)
 #: an effective joint inertia below this share of the heaviest joint's is a link without mass (a file's
 #: placeholder 1e-18 kg·m²): the refusal of its damping says so
 MASSLESS = 1e-9
@@ -661,6 +660,36 @@ def neutral_inverse_inertia(model):
     return out
 
 
+def massless_note(model, k=None):
+    """A message's note that velocity variable ``k`` (None: the lightest) has an effective inertia
+    1/(M⁻¹)_kk at the neutral configuration below :data:`MASSLESS` of the heaviest's — a link without inertia
+    about the joint's axis (icub's head, a point mass on neck_yaw's axis), which no fixed step follows and
+    which makes an impact's solve rounding — else "" (also where M cannot be formed: its own error says why).
+
+    >>> import multibody as mb
+    >>> massless_note(mb.models.planar(2))
+    ''
+    >>> point = ('<robot name="r"><link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" '
+    ...          'ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"><inertial><mass value="1"/><inertia '
+    ...          'ixx="1e-19" iyy="1e-19" izz="1e-19" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="spin" '
+    ...          'type="continuous"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint></robot>')
+    >>> massless_note(mb.load_urdf(point, floating=True))[:59]
+    " — 5.0e-20 of the heaviest joint's, as if nothing with mass"
+    """
+    try:
+        mobility = np.diag(neutral_inverse_inertia(model))
+    except ValueError:
+        return ""
+    if not len(mobility) or not np.all(np.isfinite(mobility)):
+        return ""
+    k = int(np.argmax(mobility)) if k is None else k
+    heaviest = 1.0 / np.min(mobility)
+    if 1.0 / mobility[k] >= MASSLESS * heaviest:
+        return ""
+    return (f" — {1.0 / (heaviest * mobility[k]):.1e} of the heaviest joint's, as if nothing with mass moved with "
+            f"it: check the inertias of the links it carries")
+
+
 def _step_friction_velocity(model, damping, friction, base, dt, integrator):
     """:func:`step_friction_velocity` computed (``base``: ``friction_velocity`` per variable)."""
     inverse_inertia = neutral_inverse_inertia(model)
@@ -670,9 +699,7 @@ def _step_friction_velocity(model, damping, friction, base, dt, integrator):
     decay, k = _fastest_decay(inverse_inertia, c)
     if decay * dt > 0.8 * bound:
         name, mobility = velocity_names(model)[k], inverse_inertia[k, k]
-        heaviest = 1.0 / np.min(np.diag(inverse_inertia))
-        massless = (f" — {1.0 / (heaviest * mobility):.1e} of the heaviest joint's, as if nothing with mass moved with "
-                    f"it: check the inertias of the links it carries" if 1.0 / mobility < MASSLESS * heaviest else "")
+        massless = massless_note(model, k)
         raise ValueError(
             f"damping: {name!r} has damping {c[k]:g} on an effective inertia of {1 / mobility:.3g} "
             f"(1/(M⁻¹)_jj at the neutral configuration{massless}): with the damped joints coupled to it, a velocity "

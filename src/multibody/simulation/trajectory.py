@@ -213,14 +213,21 @@ def cut_at_energy_gain(model, traj, stored):
     window = energy(np.arange(lo, hi + 1))
     k = lo + int(np.flatnonzero(window > E[0] + allowance)[0])
     e0, ek = E[0], window[k - lo]
-    remedy = ("a smaller dt" if traj.integrator == "semi_implicit" else
-              "integrator='semi_implicit' takes the contact law implicitly; or a smaller dt")
+    from .limits import massless_note, neutral_inverse_inertia, velocity_names
+    massless = massless_note(model)
+    if massless:   # no step follows a joint without inertia; an impact's solve through it is rounding
+        lightest = velocity_names(model)[int(np.argmax(np.diag(neutral_inverse_inertia(model))))]
+        cause = (f"the model's joint {lightest!r} has almost no inertia (1/(M⁻¹)_jj at the neutral configuration"
+                 f"{massless}, or give the joint an armature: dataclasses.replace(model, armature=...))")
+    else:
+        remedy = ("a smaller dt" if traj.integrator == "semi_implicit" else
+                  "integrator='semi_implicit' takes the contact law implicitly; or a smaller dt")
+        cause = f"a stiff contact or stop thrown off by a step too large for it ({remedy})"
     return _diverged(traj, traj[:k], (
         f"the run gained energy that nothing in it supplies: its energy (kinetic + gravity) rose from {e0:.6g} J "
         f"to {ek:.6g} J between t = {float(traj.t[k - 1])!r} and t = {float(traj.t[k])!r}, past the "
-        f"{allowance:.6g} J its contacts' and stops' springs could give back — a stiff contact or stop thrown off "
-        f"by a step too large for it ({remedy}); the trajectory ends at the last sample within it "
-        f"(t = {float(traj.t[k - 1])!r})"))
+        f"{allowance:.6g} J its contacts' and stops' springs could give back — {cause}; the trajectory ends at "
+        f"the last sample within it (t = {float(traj.t[k - 1])!r})"))
 
 
 def energies_of(model, q, qd):
