@@ -120,3 +120,36 @@ def test_dm_control_humanoid_falls_past_the_impact_that_met_a_resting_joints_own
     hinge = [int(h.q_start[j]) for j in range(h.nb) if h.nq_joint[j] == 1]
     beyond = np.maximum(h.q_lower[hinge] - tr.q[:, hinge], tr.q[:, hinge] - h.q_upper[hinge])
     assert beyond.max() < 1e-2
+
+
+def test_independent_rows_solve_as_the_bordered_system_on_a_robot():
+    """impact_map solves eq. (9) in its range-space form (M's Cholesky factor, the rows in its metric):
+    on Talos' arm (floating, 14 dofs) with a foot point's three rows and two closed joint rows, q̇* and
+    the impulses equal the bordered system [[M, −Jᵀ], [J, 0]] solved whole, as it was solved before, in
+    both modes; the velocity law holds on every row; a row repeated is refused in the default mode."""
+    from test_urdf_robots import robots_dir
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mb.load_urdf(os.path.join(robots_dir(), "talos_data/robots/talos_left_arm.urdf"), floating=True,
+                         check_meshes=False)
+    rng = np.random.default_rng(3)
+    q = mb.random_configuration(m, rng)
+    qd = rng.standard_normal(m.nv)
+    T_rho = mb.point_jacobian(m, q, m.body_names[-1], [0.02, -0.01, 0.03])
+    T_cn = np.zeros((2, m.nv))
+    T_cn[0, 7], T_cn[1, 9] = 1.0, 1.0
+    e = np.array([0.0, 0.3, 0.7])
+    M = mb.crba(m, q)
+    k, nc = len(T_rho), len(T_cn)
+    A = np.block([[M, -T_cn.T, -T_rho.T], [T_cn, np.zeros((nc, nc + k))], [T_rho, np.zeros((k, nc + k))]])
+    x = np.linalg.solve(A, np.concatenate([M @ qd, np.zeros(nc), -e * (T_rho @ qd)]))
+    for redundant in ("error", "drop"):
+        qd_plus, rho, rho_cn = mb.impact_map(m, q, qd, T_rho, e, constraint_jacobian=T_cn, return_impulses=True,
+                                             redundant=redundant)
+        scale = np.abs(x).max()
+        assert np.abs(qd_plus - x[:m.nv]).max() < 1e-12 * scale
+        assert np.abs(rho_cn - x[m.nv:m.nv + nc]).max() < 1e-12 * scale
+        assert np.abs(rho - x[m.nv + nc:]).max() < 1e-12 * scale
+        assert np.abs(T_rho @ qd_plus + e * (T_rho @ qd)).max() < 1e-12 * scale and np.abs(T_cn @ qd_plus).max() < 1e-12
+    with pytest.raises(ValueError, match="linearly dependent"):
+        mb.impact_map(m, q, qd, np.vstack([T_rho, T_rho[:1]]), 0.0, constraint_jacobian=T_cn)
