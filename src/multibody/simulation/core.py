@@ -178,15 +178,16 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
         0.002 s where it sets none), else 1e-3 s.
     rtol, atol : float
         The adaptive integrators' relative and absolute tolerances.
-    integrator : ``"rk4"`` (default; ``"semi_implicit"`` under ``contact="hard"`` and on a floor ``ground``
-        adds, where the compliant law is implicit in its step; a file's own ``model.integrator`` — an MJCF's
-        ``<option integrator>``, MuJoCo's default Euler as ``"semi_implicit"`` — where the file names one), ``"euler"``, ``"semi_implicit"`` (symplectic Euler with the
-        joint damping implicit, as MuJoCo's Euler: stable for any damping), ``"rk3"`` (Crouch–Grossman,
-        order 3) — fixed step (``rollout.FIXED_STEP``, rollout.c's table); ``"rk45"``,
-        ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"`` — adaptive (SciPy's solvers,
-        tolerances ``rtol``/``atol``, defaults 1e-9/1e-12).  A fixed step refuses damping it cannot
-        follow and smooths a light joint's friction no stiffer than it can follow
-        (:mod:`multibody.simulation.limits`).
+    integrator : str, optional
+        ``"rk4"`` by default; ``"semi_implicit"`` under ``contact="hard"``, and on the floor that ``ground``
+        adds (the compliant law implicit in its step); a file's own ``model.integrator`` — an MJCF's
+        ``<option integrator>``, MuJoCo's default Euler as ``"semi_implicit"`` — where the file names one.
+        Fixed step (``rollout.FIXED_STEP``, rollout.c's table): ``"rk4"``, ``"euler"``, ``"semi_implicit"``
+        (symplectic Euler with the joint damping implicit, as MuJoCo's Euler: stable for any damping),
+        ``"rk3"`` (Crouch–Grossman, order 3); adaptive (SciPy's solvers, tolerances ``rtol``/``atol``,
+        defaults 1e-9/1e-12): ``"rk45"``, ``"dop853"``, ``"radau"``, ``"lsoda"``, ``"rk23"``, ``"bdf"``.  A
+        fixed step refuses damping it cannot follow and smooths a light joint's friction no stiffer than it
+        can follow (:mod:`multibody.simulation.limits`).
     controller : None, a built-in controller (``mb.PD``, continuous or sampled; it runs in C) or a
         Python callable ``(t, q, qd) -> tau`` (called back from the compiled loop at every stage, so
         its own cost is what it adds).
