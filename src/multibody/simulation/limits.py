@@ -690,6 +690,23 @@ def massless_note(model, k=None):
             f"it: check the inertias of the links it carries")
 
 
+def massless_cause(model):
+    """"the model's joint 'j' has almost no inertia (…)" for the lightest joint where :func:`massless_note`
+    finds one, else "": the cause a run's failure names where such a joint is in the model — no step
+    follows it, and the solves through it (an impact, the implicit contact) are rounding.
+
+    >>> import multibody as mb
+    >>> massless_cause(mb.models.planar(2))
+    ''
+    """
+    note = massless_note(model)
+    if not note:
+        return ""
+    lightest = velocity_names(model)[int(np.argmax(np.diag(neutral_inverse_inertia(model))))]
+    return (f"the model's joint {lightest!r} has almost no inertia (1/(M⁻¹)_jj at the neutral configuration{note}, "
+            f"or give the joint an armature: dataclasses.replace(model, armature=...))")
+
+
 def _step_friction_velocity(model, damping, friction, base, dt, integrator):
     """:func:`step_friction_velocity` computed (``base``: ``friction_velocity`` per variable)."""
     inverse_inertia = neutral_inverse_inertia(model)

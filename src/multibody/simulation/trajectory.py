@@ -213,13 +213,9 @@ def cut_at_energy_gain(model, traj, stored):
     window = energy(np.arange(lo, hi + 1))
     k = lo + int(np.flatnonzero(window > E[0] + allowance)[0])
     e0, ek = E[0], window[k - lo]
-    from .limits import massless_note, neutral_inverse_inertia, velocity_names
-    massless = massless_note(model)
-    if massless:   # no step follows a joint without inertia; an impact's solve through it is rounding
-        lightest = velocity_names(model)[int(np.argmax(np.diag(neutral_inverse_inertia(model))))]
-        cause = (f"the model's joint {lightest!r} has almost no inertia (1/(M⁻¹)_jj at the neutral configuration"
-                 f"{massless}, or give the joint an armature: dataclasses.replace(model, armature=...))")
-    else:
+    from .limits import massless_cause
+    cause = massless_cause(model)   # no step follows a joint without inertia; an impact's solve through it is rounding
+    if not cause:
         remedy = ("a smaller dt" if traj.integrator == "semi_implicit" else
                   "integrator='semi_implicit' takes the contact law implicitly; or a smaller dt")
         cause = f"a stiff contact or stop thrown off by a step too large for it ({remedy})"
