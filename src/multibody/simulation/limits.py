@@ -691,9 +691,9 @@ def massless_note(model, k=None):
 
 
 def massless_cause(model):
-    """"the model's joint 'j' has almost no inertia (…)" for the lightest joint where :func:`massless_note`
-    finds one, else "": the cause a run's failure names where such a joint is in the model — no step
-    follows it, and the solves through it (an impact, the implicit contact) are rounding.
+    """The cause a run's failure names where the model has a joint without inertia (:func:`massless_note`,
+    the lightest): "the model's joint 'j' has almost no inertia (…)", else "".  No step follows such a
+    joint, and the solves through it (an impact, the implicit contact) are rounding.
 
     >>> import multibody as mb
     >>> massless_cause(mb.models.planar(2))
