@@ -19,7 +19,7 @@ import pytest
 import multibody as mb
 from test_urdf_robots import robots_dir
 from multibody.model.model import enforced_position_limits
-from multibody.simulation.limits import velocity_names
+from multibody.model.model import velocity_names
 
 FILES = sorted(glob.glob(os.path.join(robots_dir(), "*", "**", "*.urdf"), recursive=True))
 

@@ -603,6 +603,24 @@ class Model:
 
 _checks._MODEL.append(Model)   # _checks.model's type, handed down (_checks imports nothing of the package)
 
+def velocity_names(model):
+    """A name per velocity variable: its joint's, with the variable's index for joints of several."""
+    return _variable_names(model, model.nv_joint)
+
+
+def position_names(model):
+    """A name per position variable (q): its joint's, with the variable's index for joints of several."""
+    return _variable_names(model, model.nq_joint)
+
+
+def _variable_names(model, counts):
+    names = []
+    for j in range(model.nb):
+        n = int(counts[j])
+        names += [model.joint_names[j]] if n == 1 else [f"{model.joint_names[j]}[{a}]" for a in range(n)]
+    return names
+
+
 def enforced_position_limits(model):
     """(lower, upper) (nq,) of the position limits ``mb.simulate`` enforces: the model's, except a
     variable whose two bounds are equal — URDF's default lower = upper = 0 where a file omits them

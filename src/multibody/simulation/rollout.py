@@ -69,7 +69,7 @@ HANDED_BACK = -2
 #: info code of a run whose next step turned its state non-finite (it ends at the last finite state)
 NON_FINITE = -1
 #: status codes (csrc/common/status.h) of a solve that failed: MB_SINGULAR, MB_CONTACT_LCP, MB_CONTACT_STIFF —
-#: the message names a joint without inertia where the model has one (limits.massless_cause)
+#: the message names a joint without inertia where the model has one (dynamics.mobility.massless_cause)
 SOLVE_FAILURES = (7, 16, 17)
 
 
@@ -468,7 +468,7 @@ def run_compiled(model, plan, Q0, QD0, t_final, dt, integrator, record_every, ke
         msg = _core.status_message(int(info[n, 1]))
         where = f" at t = {float(info[n, 2])!r}"
         if int(info[n, 1]) in SOLVE_FAILURES:   # a joint without inertia makes every solve through it rounding
-            from .limits import massless_cause
+            from ..dynamics.mobility import massless_cause
             cause = massless_cause(model)
             msg += f"; {cause}" if cause else ""
         raise ValueError(f"{msg}{where}" + (f" (run {n})" if N > 1 else ""))

@@ -20,12 +20,13 @@ from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .constraints import Constraint, ConstraintSet
 from ..model.geometry import model_geoms
+from ..model.model import velocity_names
 from .contact import SCENE_DEPTH, GroundContact, HardContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces, gravity_compensation_torques
 from .limits import (FRICTION_VELOCITY, SOFT_LIMIT_TIME, model_stop_table, smoothed_friction, spring_forces,
-                     spring_rows, tendon_forces, velocity_names)
+                     spring_rows, tendon_forces)
 
 
 def non_finite_message(t0, t1):
@@ -821,7 +822,7 @@ def check_actuator_steps(model, acts, damping, Q, dt, integrator, runs=None):
     """:func:`check_actuator_step` at every start of a batch (the rows of Q), linearised together (one
     batched CRBA and eigenvalue solve); the first start refused raises, prefixed "run i: " with i from
     ``runs`` (the starts' run numbers) when given."""
-    from .limits import _round_down, first_unstable_start, joint_springs, velocity_names
+    from .limits import _round_down, first_unstable_start, joint_springs
     nv = model.nv
     K, D, kv = actuator_gains(acts, nv)
     if nv == 0 or not (np.any(K) or np.any(D)):
@@ -876,7 +877,7 @@ def check_spring_step(model, damping, q, dt, integrator):
 def check_spring_steps(model, damping, Q, dt, integrator, runs=None):
     """:func:`check_spring_step` at every start of a batch (the rows of Q), linearised together; the first
     start refused raises, prefixed "run i: " with i from ``runs`` when given."""
-    from .limits import _round_down, first_unstable_start, joint_springs, velocity_names
+    from .limits import _round_down, first_unstable_start, joint_springs
     nv = model.nv
     k = joint_springs(model)
     if nv == 0 or not np.any(k):

@@ -135,7 +135,7 @@ def blow_up(model, t, q, qd):
     which = 0 if over[0][k - 1].any() else 1
     X = (q, qd)[which]
     j = int(np.flatnonzero(over[which][k - 1])[np.argmax(np.abs(X[k][over[which][k - 1]]))])
-    from .limits import position_names, velocity_names
+    from ..model.model import position_names, velocity_names
     name = (position_names if which == 0 else velocity_names)(model)[j]
     onset = (f"past {STATE_LIMIT:.0e} between t = {float(t[k - 1])!r} and t = {float(t[k])!r} "
              f"({'q' if which == 0 else 'q̇'} of {name!r} = {float(X[k][j]):.3g}): a run blowing up (a step too "
@@ -213,7 +213,7 @@ def cut_at_energy_gain(model, traj, stored):
     window = energy(np.arange(lo, hi + 1))
     k = lo + int(np.flatnonzero(window > E[0] + allowance)[0])
     e0, ek = E[0], window[k - lo]
-    from .limits import massless_cause
+    from ..dynamics.mobility import massless_cause
     cause = massless_cause(model)   # no step follows a joint without inertia; an impact's solve through it is rounding
     if not cause:
         remedy = ("a smaller dt" if traj.integrator == "semi_implicit" else
