@@ -183,3 +183,14 @@ def test_a_failed_solve_through_a_joint_without_inertia_names_the_joint():
             message = str(e)
             assert "cannot be solved to working precision" in message
     assert "joint 'neck_yaw' has almost no inertia" in message and "armature" in message
+
+
+def test_the_solve_failures_that_name_a_joint_without_inertia_are_the_solves():
+    """rollout.SOLVE_FAILURES, the status codes whose message names a joint without inertia, are
+    csrc/common/status.h's singular inertia, hard contact's LCP and the implicit contact's solve."""
+    from multibody.core import _core
+    from multibody.simulation.rollout import SOLVE_FAILURES
+    messages = [_core.status_message(code) for code in SOLVE_FAILURES]
+    assert messages[0].startswith("model: singular joint-space inertia")
+    assert messages[1].startswith("contact='hard': the contact LCP")
+    assert messages[2].startswith("compliant contact: the step's implicit contact system")

@@ -763,8 +763,8 @@ def build_parser():
                                                               "<option timestep>; else 1e-3)")
     p.add_argument("--integrator", default=None, help="rk4 (default; semi_implicit under --contact hard, on --ground "
                                                       "or where the file's <option integrator> is MuJoCo's Euler), rk3, "
-                                                      "euler, "
-                                                      "semi_implicit; adaptive: rk45, dop853, radau, lsoda, rk23, bdf")
+                                                      "euler, semi_implicit; adaptive: rk45, dop853, radau, lsoda, "
+                                                      "rk23, bdf")
     p.add_argument("--q0", help="initial q, comma-separated, negative numbers too: --q0 -0.5,0.3 (default: the "
                                 "model's own, else neutral)")
     p.add_argument("--qd0", help="initial q̇, comma-separated (default zero)")

@@ -419,7 +419,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     (2001, {8})
     """
     _check_model(model)
-    if integrator is None:   # rk4, or semi_implicit under contact="hard" (as simulate)
+    if integrator is None:   # rk4, or semi_implicit under contact="hard" and on a floor (as simulate)
         integrator = default_integrator(kwargs.get("contact"), model, kwargs.get("ground", False))
     keyframe = kwargs.pop("keyframe", None)
     if Q0 is None or QD0 is None or keyframe is not None:   # the model's default state (or a keyframe's), N rows
