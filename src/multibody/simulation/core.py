@@ -730,11 +730,9 @@ def release_by_step(model, plan, system, space, integrator, dt):
     memo = {}
 
     def stepped(t, q, v):   # (kept for the last state where no user function takes part: System.stop_forces')
-        held = system.held_tau
-        key = (float(t), q.tobytes(), v.tobytes(), np.asarray(system.last_z).tobytes(),
-               tuple(system.limits.resting.items()), None if held is None else held.tobytes())
-        out = memo.get("key") == key and system._stop_forces_pure() and memo["out"]
-        if out is False:
+        key = system.resting_state_key(t, q, v)
+        out = memo["out"] if key is not None and memo.get("key") == key else None
+        if out is None:
             y = np.concatenate((q, v, system.last_z))
             run = _one_step(model, plan, system, integrator, t, y, dt)
             if run.info[0, 1] < 0:

@@ -488,11 +488,8 @@ class System:
             lam = step_forces(t, q, v)
             if lam is not None:
                 return lam.copy()
-        key = None
-        if self._stop_forces_pure():
-            held = self.held_tau
-            key = (float(t), q.tobytes(), v.tobytes(), np.asarray(self.last_z).tobytes(),
-                   tuple(self.limits.resting.items()), None if held is None else held.tobytes())
+        key = self.resting_state_key(t, q, v)
+        if key is not None:
             memo = self.__dict__.get("_stop_forces_memo")
             if (memo is not None and memo[0] == key and memo[2] is self.dynamics_model
                     and memo[3] is self.friction_velocity):   # (both set up before a run, never during it)
@@ -508,6 +505,16 @@ class System:
         if key is not None:
             self._stop_forces_memo = (key, lam.copy(), self.dynamics_model, self.friction_velocity)
         return lam
+
+    def resting_state_key(self, t, q, v):
+        """What the stops' forces and the step's q̈ at (t, q, q̇) read — the state, the contact states, the
+        resting set and a sampled controller's hold — as a key for keeping them; None where a user function
+        takes part (:meth:`_stop_forces_pure`: then nothing is kept)."""
+        if not self._stop_forces_pure():
+            return None
+        held = self.held_tau
+        return (float(t), q.tobytes(), v.tobytes(), np.asarray(self.last_z).tobytes(),
+                tuple(self.limits.resting.items()), None if held is None else held.tobytes())
 
     def _stop_forces_pure(self):
         """Is :meth:`stop_forces` a function of (t, q, q̇, z, resting set, held τ) alone: no user callable?"""
