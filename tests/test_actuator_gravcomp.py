@@ -136,19 +136,19 @@ def test_c_law_is_the_python_statement(arm):
     keep = ("actuators", "actuator_terms", "actuator_ctrl", "actuator_dof_range", "actuator_gravcomp", "gc_lift",
             "gc_com")
     rec = dataclasses.replace(rec, **{f.name: None for f in dataclasses.fields(Passive)
-                                      if f.name not in keep and f.name != "soft_time"})
+                                      if f.name not in keep})
     rng = np.random.default_rng(2)
     for _ in range(STATES):
         q, v, _c = mj_state(mj, rng)
         tau = rng.normal(size=model.nv)
         want = tau + model.actuators.forces(q, v, system.ctrl, model.nv, mb.gravity_compensation_torques(model, q))
-        got, _fext = _core.passive(model._c, rec, q, v, tau)
+        got, _fext = _core.passive(model._c, rec, q, v, tau, None)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
     for bad in (np.array([1.0, 0.0]), np.array([0.0, 9.0]), np.array([0.5])):
         with pytest.raises(ValueError, match="actuator_gravcomp: expected increasing v indices"):
-            _core.passive(model._c, dataclasses.replace(rec, actuator_gravcomp=bad), q, v, tau)
+            _core.passive(model._c, dataclasses.replace(rec, actuator_gravcomp=bad), q, v, tau, None)
     with pytest.raises(ValueError, match="actuator_gravcomp: expected increasing v indices .* gc_lift"):
-        _core.passive(model._c, dataclasses.replace(rec, gc_lift=None, gc_com=None), q, v, tau)
+        _core.passive(model._c, dataclasses.replace(rec, gc_lift=None, gc_com=None), q, v, tau, None)
 
 
 def test_unclamped_and_gravity_free_runs_are_unchanged(arm):

@@ -56,7 +56,7 @@ def test_a_batch_on_threads_equals_its_single_runs(threads, restore_threads):
         np.testing.assert_array_equal(batch[i].qdd, single.qdd)
 
 
-PLAN = Plan(Control(), None, Passive(soft_time=0.02), Stops(), Contact(), Callbacks())
+PLAN = Plan(Control(), None, Passive(), Stops(), Contact(), Callbacks())
 RUN = Run(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, one_step=None, held0=None, n_sample0=0, Z0=None,
           record=Record(1, True))
 CONTACT = (np.array([1]), np.zeros((1, 3)), 3, 1e4, 10.0, 0.5)   # a point on the second link: 2 states

@@ -13,7 +13,7 @@ from multibody.simulation.events import EVENT_TIME_TOL
 from multibody import cli
 from multibody.errors import SimulationError, SimulationWarning
 from multibody.simulation.constraints import JointCoupling
-from multibody.simulation.limits import SOFT_LIMIT_TIME
+from multibody.simulation.limits import LIMIT_SOFTNESS, SOFT_LIMIT_TIME, impedance, soft_reference
 
 from reference_steppers import python_loop
 
@@ -195,31 +195,65 @@ def test_hopper_starting_outside_its_knee_range_runs_as_mujoco_qualitatively():
 
 
 # ---- soft limits ---------------------------------------------------------------------------------
-def test_soft_stop_settles_at_the_critically_damped_penetration():
+def test_soft_stop_holds_its_load_as_mujocos_does():
+    """MuJoCo's soft limit holds a load but for its (1 − d) share: at rest the stop's force f = (a_ref − a₀)/(A + R)
+    equals the load L (a₀ = −L/H), so d² K p = (1 − d) L / H with d the impedance of the depth p (solimp) and
+    K from solref — 20 times shallower than a spring of the same time constant (p = L T² / H, the law before)."""
     m = pendulum(q_lower=[0.3])
     traj = mb.simulate(m, [1.0], [0.0], 3.0, limits="soft")
     assert traj.passive == ("limits soft",) and not traj.events
     H = float(mb.crba(m, [0.3])[0, 0])
-    # at rest the stop holds gravity: H p / T² = G(q)
     q = traj.q[-1, 0]
-    p = gravity_torque(m, q) * SOFT_LIMIT_TIME ** 2 / H
-    assert 0.3 - q == pytest.approx(p, rel=1e-6)
+    p, load = 0.3 - q, gravity_torque(m, q)   # (the torque holding it: the stop's)
+    d = impedance(LIMIT_SOFTNESS[2:7], p)
+    K = soft_reference(LIMIT_SOFTNESS, 1e-3)[1]
+    assert 0.9 < d < 0.95 and p == pytest.approx((1 - d) * load / (H * K * d * d), rel=1e-6)
+    assert p < 0.1 * load * SOFT_LIMIT_TIME ** 2 / H
     assert abs(traj.qd[-1, 0]) < 1e-6
+
+
+@pytest.mark.parametrize("solimp", ["0.9 0.95 0.001 0.5 2", "0 0.99 0.01 0.5 2", "0.5 0.8 0.05 0.3 3",
+                                    "0.9 0.9 0.01 0.5 1"])
+def test_soft_limits_follow_mujocos_to_round_off(solimp):
+    """limits="soft" is MuJoCo's soft constraint on the limits (solreflimit, solimplimit, margin read from the
+    file, Â its dof_invweight0): a double pendulum swinging into both its limits, which then hold it against
+    gravity together (their rows coupled through J M⁻¹ Jᵀ, solved as one LCP), under MuJoCo's Euler and ours
+    (semi_implicit) at its 2 ms: the same q to 1e-10 rad over 2 s (measured 1e-12)."""
+    import mujoco
+    xml = f"""<mujoco><option timestep="0.002"/><worldbody><body pos="0 0 1">
+      <joint type="hinge" axis="0 1 0" range="-30 30" solimplimit="{solimp}" solreflimit="0.03 0.8"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1" contype="0" conaffinity="0"/>
+      <body pos="0.5 0 0"><joint type="hinge" axis="0 1 0" range="-10 10" margin="0.01"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1" contype="0" conaffinity="0"/>
+      </body></body></worldbody></mujoco>"""
+    mj = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(mj)
+    want = []
+    for _ in range(1000):
+        mujoco.mj_step(mj, d)
+        want.append(d.qpos.copy())
+    model = mb.load_mjcf(xml)
+    tr = mb.simulate(model, None, None, 2.0, limits="soft")
+    assert tr.integrator == "semi_implicit" and np.max(np.abs(tr.q[-1] - np.radians([30, 10]))) < 0.02   # resting
+    assert np.abs(tr.q[1:] - np.array(want)).max() < 1e-10
 
 
 @pytest.mark.parametrize("integrator", ["rk4", "semi_implicit"])
 def test_a_soft_stop_in_the_middle_of_a_chain_keeps_its_time_constant(integrator):
-    """The stop's gain is the joint's effective inertia 1/(H⁻¹)_jj: with the links on both sides free
-    (no gravity) the penetration is the critically damped p = v t e^(−t/T) while the stop pushes
-    (t < 2T).  Scaled by H_jj (before) the middle joint of three met a stop 27× too stiff, and
-    explicit steps on longer chains blew up (a six-link chain under euler at 1 ms: 1e300 rad/s)."""
-    import dataclasses
+    """MuJoCo's soft limit moves its joint as r̈ = d a_ref + (1 − d) a₀, R scaled by the joint's effective
+    inverse inertia Â = (H⁻¹)_jj (at the default configuration, as MuJoCo's dof_invweight0): with the links on
+    both sides free (no gravity, a₀ = 0) the penetration is that of p̈ = −d B ṗ − d² K p whatever the chain
+    (d = dmin = 0.9 this shallow: the stop's frequency 1/T, its damping ratio 0.9).  Scaled by H_jj instead the
+    middle joint of three met a stop 27× too stiff, and explicit steps on longer chains blew up (a six-link
+    chain under euler at 1 ms: 1e300 rad/s)."""
     m = dataclasses.replace(mb.models.planar(3), gravity=[0.0, 0.0, 0.0], q_lower=[-np.inf, 0.0, -np.inf])
     H = mb.crba(m, np.zeros(3))
     assert H[1, 1] * np.linalg.inv(H)[1, 1] > 20.0         # the chain gives way: H_jj overstates it 27×
     v, T = -1e-4, SOFT_LIMIT_TIME                          # slow: the velocity products are ~1e-8 of it
     traj = mb.simulate(m, [0.0, 0.0, 0.0], [0.0, v, 0.0], 2 * T, dt=1e-5, limits="soft", integrator=integrator)
-    expect = -v * traj.t * np.exp(-traj.t / T)
+    B, K = soft_reference(LIMIT_SOFTNESS, 1e-5)[:2]
+    roots = np.roots([1.0, 0.9 * B, 0.81 * K])             # p̈ + d B ṗ + d² K p = 0, p(0) = 0, ṗ(0) = −v
+    expect = np.real(-v * (np.exp(roots[0] * traj.t) - np.exp(roots[1] * traj.t)) / (roots[0] - roots[1]))
     tol = 1e-3 if integrator == "rk4" else 2e-3             # semi-implicit Euler: first order in dt / T
     assert np.max(np.abs(-traj.q[:, 1] - expect)) < tol * np.max(expect)
 

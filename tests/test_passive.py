@@ -18,12 +18,14 @@ from multibody.core import _core
 from multibody.dynamics.gravcomp import gravity_compensation_forces
 from multibody.model.actuators import Actuators
 from multibody.model.tendons import FixedTendon
-from multibody.simulation.limits import FRICTION_VELOCITY, JointLimits, smoothed_friction, spring_forces, tendon_forces
+from multibody.simulation.limits import (FRICTION_VELOCITY, LIMIT_SOFTNESS, JointLimits, smoothed_friction,
+                                        soft_reference, spring_forces, tendon_forces)
 from multibody.simulation.rollout import Passive
 from multibody.simulation.system import System
 
 TOL = 1e-14
 STATES = 50
+SOFT = (*soft_reference(LIMIT_SOFTNESS, 1e-3), 1.0)   # a soft stop's row after (q index, v index, position, sign)
 
 
 def passive_model():
@@ -60,7 +62,7 @@ def only(record, *laws):
     """The record with every law but ``laws`` (field names) removed."""
     keep = {f.name for f in dataclasses.fields(Passive)} & set(laws)
     return dataclasses.replace(record, **{f.name: None for f in dataclasses.fields(Passive)
-                                          if f.name not in keep and f.name != "soft_time"})
+                                          if f.name not in keep})
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +75,8 @@ def setup():
     return m, system, system.passive_record(), states
 
 
-def c_forces(m, record, q, v, tau):
-    return _core.passive(m._c, record, q, v, tau)
+def c_forces(m, record, q, v, tau, f_ext=None):
+    return _core.passive(m._c, record, q, v, tau, f_ext)
 
 
 def test_damping(setup):
@@ -121,14 +123,18 @@ def test_actuators(setup):
 
 
 def test_soft_stops(setup):
+    """MuJoCo's soft limits (limits.py JointLimits.soft_forces, NNLS on A + R) against passive.c's (the engine's
+    LCP), under the other laws' τ and an f_ext: the free acceleration a₀ they meet is the stops' load."""
     m, system, record, states = setup
     beyond = 0
+    rng = np.random.default_rng(3)
     for q, v, tau in states:
-        push = system.limits.soft_forces(q, v)
+        f_ext = rng.normal(0.0, 2.0, (m.nb, 6))
+        push = system.limits.soft_forces(q, v, tau, f_ext)
         beyond += push is not None
         want = tau if push is None else tau + push
-        got = c_forces(m, only(record, "soft_stops"), q, v, tau)[0]
-        np.testing.assert_allclose(got, want, rtol=0, atol=TOL * max(1.0, np.abs(want).max()))
+        got = c_forces(m, only(record, "soft_stops"), q, v, tau, f_ext)[0]
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()))
     assert 10 < beyond < STATES      # the states reach both sides of the stops
 
 
@@ -149,10 +155,10 @@ def test_all_laws_together_in_the_python_loops_order(setup):
         want = want + spring_forces(m, q)
         want = want + tendon_forces(m, q, v)
         want = want + m.actuators.forces(q, v, system.ctrl)
-        push = system.limits.soft_forces(q, v)
+        push = system.limits.soft_forces(q, v, want)
         want = want if push is None else want + push
         got, fext = c_forces(m, record, q, v, tau)
-        np.testing.assert_allclose(got, want, rtol=0, atol=TOL * max(1.0, np.abs(want).max()))
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()))
         np.testing.assert_allclose(fext, gravity_compensation_forces(m, q), rtol=0, atol=TOL)
 
 
@@ -169,20 +175,20 @@ def test_effort_limits(setup):
     with pytest.raises(ValueError, match="effort_limits: the model has no finite effort limit"):
         System(mb.models.double_pendulum(), effort_limits=True)
     with pytest.raises(ValueError, match="effort: expected"):
-        _core.passive(m._c, Passive(soft_time=0.02, effort=np.array([1.0, -1.0, 1.0])), *states[0])
+        _core.passive(m._c, Passive(effort=np.array([1.0, -1.0, 1.0])), *states[0], None)
 
 
 def test_the_plan_carries_only_the_laws_the_model_has():
     """A model without passive forces gives an empty Passive record (the compiled loop then skips them);
     the factory's record names each law the model carries, and friction's v_s per variable."""
     plain = System(mb.models.double_pendulum()).passive_record()
-    assert all(getattr(plain, f.name) is None for f in dataclasses.fields(Passive) if f.name != "soft_time")
+    assert all(getattr(plain, f.name) is None for f in dataclasses.fields(Passive))
     full = System(passive_model(), limits=JointLimits(passive_model(), "soft")).passive_record()
     assert full.springs.tolist() == [[0, 0, 2.0, 0.3], [2, 2, 0.8, -0.2]] and full.actuators.shape == (4, 11)
     assert full.actuator_terms.shape == (6, 3) and full.actuators[:, :2].tolist() == [[0, 1], [1, 1], [2, 1], [3, 3]]
     assert full.actuator_ctrl.tolist() == [0.0] * 4
     assert full.friction_velocity.tolist() == [FRICTION_VELOCITY] * 3
-    assert full.tendons.shape == (2, 4) and full.tendon_terms.shape == (5, 4) and full.soft_stops.shape == (6, 4)
+    assert full.tendons.shape == (2, 4) and full.tendon_terms.shape == (5, 4) and full.soft_stops.shape == (6, 13)
     assert full.gc_lift.shape == (3, 3) and full.implicit_armature is None
 
 
@@ -190,8 +196,10 @@ def test_bad_passive_records_are_refused_by_name():
     m = mb.models.double_pendulum()
     q = v = tau = np.zeros(2)
     for fields, word in ((dict(damping=np.full(2, np.nan)), "damping"), (dict(friction=np.ones(2)), "friction_velocity"),
-                         (dict(gc_lift=np.zeros((2, 3))), "gc_lift, gc_com"), (dict(soft_time=-1.0), "soft_time"),
-                         (dict(soft_stops=np.array([[0.0, 7.0, 0.1, 1.0]])), "soft_stops"),
+                         (dict(gc_lift=np.zeros((2, 3))), "gc_lift, gc_com"),
+                         (dict(soft_stops=np.array([[0.0, 7.0, 0.1, 1.0, *SOFT]])), "soft_stops"),
+                         (dict(soft_stops=np.array([[0.0, 1.0, 0.1, 1.0, *SOFT[:8], 0.0]])), "invweight > 0"),
+                         (dict(soft_stops=np.array([[0.0, 1.0, 0.1, 1.0, *SOFT[:6], 0.5, *SOFT[7:]]])), "power >= 1"),
                          (dict(springs=np.array([[0.0, 2.0, 1.0, 0.0]])), "springs"),
                          (dict(actuators=np.zeros((1, 11))), "actuator_terms"),
                          (dict(actuators=np.zeros((1, 11)), actuator_terms=np.array([[0.0, 2.0, 1.0]])),
@@ -205,9 +213,9 @@ def test_bad_passive_records_are_refused_by_name():
                                actuator_terms=np.array([[0.0, 0.0, 1.0]]), actuator_dof_range=np.zeros((2, 2))),
                           "actuators")):
         with pytest.raises(ValueError, match=word):
-            _core.passive(m._c, Passive(**{"soft_time": 0.02, **fields}), q, v, tau)
+            _core.passive(m._c, Passive(**fields), q, v, tau, None)
     with pytest.raises(ValueError, match="q"):
-        _core.passive(m._c, Passive(soft_time=0.02), np.full(2, np.nan), v, tau)
+        _core.passive(m._c, Passive(), np.full(2, np.nan), v, tau, None)
 
 
 def test_the_lanes_rk4_step_takes_its_damping_from_passive_c():

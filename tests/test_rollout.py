@@ -195,7 +195,7 @@ def test_entry_point_checks_its_arguments():
     def fresh_outputs():
         T, Q = np.zeros((1, 5)), np.zeros((1, 5, 2))
         return dict(T=T, Q=Q, QD=Q.copy(), QDD=Q.copy(), TAU=Q.copy(), Y_END=np.zeros((1, 4)), info=np.zeros((1, 4)))
-    plan = Plan(Control(), None, Passive(soft_time=0.02), Stops(), Contact(), Callbacks())
+    plan = Plan(Control(), None, Passive(), Stops(), Contact(), Callbacks())
     run = Run(integrator=2, t0=0.0, t_final=0.004, dt=1e-3, one_step=None, held0=None, n_sample0=0, Z0=None,
               record=Record(1, True))
     outputs = fresh_outputs()
@@ -217,7 +217,7 @@ def test_entry_point_checks_its_arguments():
     for fields, word in ((dict(friction=np.full(2, np.nan)), "friction"), (dict(soft_stops=bad_stops), "soft_stops"),
                          (dict(gc_lift=np.zeros((3, 3)), gc_com=np.zeros((2, 3))), "gc_lift"),
                          (dict(gc_lift=np.zeros((2, 3))), "gc_lift, gc_com: expected both"),
-                         (dict(friction=np.ones(2)), "friction_velocity"), (dict(soft_time=0.0), "soft_time")):
+                         (dict(friction=np.ones(2)), "friction_velocity")):
         refused(ValueError, word, passive=fields)
     refused(ValueError, "rows", stops=dict(rows=bad_stops))
     refused(ValueError, "Q0", Q0=np.zeros((1, 3)))
@@ -226,7 +226,7 @@ def test_entry_point_checks_its_arguments():
     refused(TypeError, "outputs: unknown entry 'YEND'", outs={**fresh_outputs(), "YEND": np.zeros((1, 4))})
     with pytest.raises(TypeError, match="Plan: expected a Plan record .* no field control"):   # not a Plan
         _core.rollout(m._c, Z, Z, fresh_outputs(), {"control": None}, run)
-    with pytest.raises(TypeError, match="Passive: expected a Passive record .* no field soft_time"):
+    with pytest.raises(TypeError, match="Passive: expected a Passive record .* no field damping"):
         _core.rollout(m._c, Z, Z, fresh_outputs(), replace(plan, passive=Stops()), run)
     with pytest.raises(TypeError, match="6 arguments"):
         _core.rollout(m._c, Z, Z)

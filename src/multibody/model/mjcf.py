@@ -66,7 +66,9 @@ joints or bodies, and where it was written — file and line through ``<include>
 Not kept, with an :class:`MJCFWarning` naming them because the passive forces of a simulation
 would differ: springs on ball and free joints and fluid forces (``density``/``viscosity``).
 Hinge and slide joints' springs (``stiffness``, ``springref``) → ``Model.stiffness`` and
-``Model.springref``; joint- and fixed-tendon-transmission actuators → ``Model.actuators``
+``Model.springref``; their limits' softness (``solreflimit``, ``solimplimit``, ``margin``) →
+``Model.limit_softness`` (``simulate(..., limits="soft")`` is MuJoCo's soft limit with them);
+joint- and fixed-tendon-transmission actuators → ``Model.actuators``
 (:mod:`multibody.model.actuators`; the others are skipped with a warning naming each); sensors →
 ``Model.sensors`` (:mod:`multibody.model.sensors`: the kinds computed here; the others skipped
 with one warning naming each element and its line).  Cameras and lights are rendering matters and
@@ -630,7 +632,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
 
     # per-dof and per-coordinate arrays, in our order (= MuJoCo's, free joints' v reordered)
     nb = len(bodies)
-    q_lo, q_hi, arm, damp, fric, eff, stiff = [], [], [], [], [], [], []
+    q_lo, q_hi, arm, damp, fric, eff, stiff, soft = [], [], [], [], [], [], [], []
     spring_on = not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING
     damper_on = not mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_DAMPER
     for B in bodies:
@@ -649,6 +651,7 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
         e = max(abs(mj.jnt_actfrcrange[j, 0]), abs(mj.jnt_actfrcrange[j, 1])) if mj.jnt_actfrclimited[j] else np.inf
         eff += [e] * len(dofs)
         stiff += [float(mj.jnt_stiffness[j]) if spring_on and jt in (HINGE, SLIDE) else 0.0] * len(dofs)
+        soft += [[*mj.jnt_solref[j], *mj.jnt_solimp[j], mj.jnt_margin[j]]] * len(dofs)
         B["I"] = 0.5 * (B["I"] + B["I"].T)
     gravity = np.zeros(3) if mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(mj.opt.gravity)
     model_name = bytes(mj.names).split(b"\0", 1)[0].decode("utf-8", errors="replace") or "mjcf"
@@ -681,7 +684,8 @@ def _build(mj, label, text, base_dir, assets, unsupported) -> Model:
             frames=tuple(frames), geometries=geometries, geoms=geoms, q_lower=q_lo, q_upper=q_hi, effort_limit=eff,
             damping=damp, friction=fric, armature=arm, gravcomp=gravcomp, constraints=constraints,
             tendons=tendons, qpos0=np.array(mj.qpos0), keyframes=keyframes, stiffness=stiff,
-            springref=np.array(mj.qpos_spring), actuators=actuators, sensors=sensors,
+            springref=np.array(mj.qpos_spring), limit_softness=np.array(soft, float).reshape(-1, 8),
+            actuators=actuators, sensors=sensors,
             integrator=_integrator(mujoco, mj), timestep=float(mj.opt.timestep))
     except ValueError as e:
         raise MJCFError(f"{label}: cannot build the model: {e}") from None

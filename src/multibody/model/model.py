@@ -227,6 +227,11 @@ class Model:
     # one-to-one joints (nq = nv: revolute, prismatic, …); stiffness (nv), springref (nq); None: none
     stiffness: np.ndarray | None = None
     springref: np.ndarray | None = None
+    # MuJoCo's softness of each velocity variable's position limit (MJCF solreflimit, solimplimit, margin):
+    # (nv, 8) rows (timeconst, dampratio, dmin, dmax, width, midpoint, power, margin), solref's two as MuJoCo
+    # reads them (negative: direct stiffness and damping), read by simulate(..., limits="soft"); None:
+    # MuJoCo's defaults on every variable (simulation/limits.py LIMIT_SOFTNESS)
+    limit_softness: np.ndarray | None = None
     # joint actuators driven by a run's ctrl (MJCF <actuator>): a multibody.model.actuators.Actuators, or None
     actuators: Any = None
     # sensors read from a file (MJCF <sensor>): a tuple of multibody.model.sensors.Sensor records
@@ -324,6 +329,12 @@ class Model:
                                  "a spring is kept on revolute, prismatic and other one-to-one joints only")
         put("stiffness", _readonly(k))
         put("springref", _readonly(ref))
+        if self.limit_softness is not None:
+            soft = np.asarray(self.limit_softness, dtype=float)
+            if soft.shape != (nv, 8) or not np.all(np.isfinite(soft)):
+                raise ValueError(f"limit_softness: expected ({nv}, 8) finite numbers (timeconst, dampratio, dmin, "
+                                 f"dmax, width, midpoint, power, margin per velocity variable), got shape {soft.shape}")
+            put("limit_softness", _readonly(soft))
         acts = self.actuators
         if acts is not None and (len(acts.dof_forcerange) != nv or np.any(acts.terms[:, 2] >= nv)
                                  or np.any(acts.terms[:, 1] >= self.nq)):

@@ -720,7 +720,8 @@ class SceneContact:
         return f_ext, zdot, {"force": force, "state": st}
 
 
-    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h, held=(), held_share=False):
+    def implicit_step(self, model, dynamics_model, q, qd, qdd, z, zdot, info, h, held=(), held_share=False,
+                      soft=None):
         """The law implicit in a ``semi_implicit`` step of h: (q̈, ż, info) from the explicit ones
         (:meth:`forces`' ż and info, q̈ the forward dynamics' with its forces) — the NumPy statement of
         the compiled loop's ``mb_scene_contact_implicit`` (csrc/sim/scene_contact.c says the method).
@@ -745,7 +746,10 @@ class SceneContact:
         resting on stops (``held``: their v indices) stay held: the correction solves on the free joints'
         block of M (held rows and columns the identity's, held columns of J zero); their stops take up the
         correction's load, (M Δq̈)_j − (Jᵀ Δf)_j, returned as a fourth value (in ``held``'s order) when
-        ``held_share``: what the step's stop forces add to the forward dynamics' λ."""
+        ``held_share``: what the step's stop forces add to the forward dynamics' λ.  ``soft``: the soft stops
+        the joints have passed (``JointLimits.soft_terms``: v index, sign, a_ref, R), MuJoCo's soft constraints
+        solved with the contacts as MuJoCo solves them: each a row sign·e_j whose force at the step's q̈ is
+        (a_ref − sign q̈_j)/R (G = 1/(R h) here), released where it would pull; ``qdd`` then comes without them."""
         # This statement solves the Delassus form; the C its joint-space twin, (M + h J_Fᵀ G J_F) q̈ (Woodbury's
         # identity), so the tests that hold the two together check that algebra as well.
         from ..dynamics.handc import crba
@@ -792,13 +796,19 @@ class SceneContact:
             meta.append((s, i, len(rows), len(dirs), mu, zr, normal[i], t1, t2))
             for k, d in enumerate(dirs):
                 rows.append((d @ J3, zr * D, (1.5 if k == 0 else 1.0) * zr * K))
-        if not meta:
+        ncr = len(rows)   # the contacts' rows; the soft stops' follow
+        stops = list(zip(*soft)) if soft is not None else []
+        for vi, sign, _aref, _R in stops:
+            rows.append((sign * np.eye(model.nv)[vi], 0.0, 0.0))
+        if not rows:
             return reset_apart()
         Jr = np.array([r[0] for r in rows])
         Dr, Kr = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
         jv, ja = Jr @ qd, Jr @ qdd
         G = Dr + h * Kr
         b = -(Dr * h * ja + h * Kr * (jv + h * ja))
+        for k, (_vi, _sign, aref, R) in enumerate(stops):   # f = (a_ref − J q̈)/R: G = 1/(R h), b = (a_ref − J q̈₀)/R
+            G[ncr + k], b[ncr + k] = 1.0 / (R * h), (aref - ja[ncr + k]) / R
         for s, i, r, nr, mu, zr, nrm, t1, t2 in meta:   # a sliding contact's tangents: its sticking law's
             if nr == 3 and state[s] == 2:             # force, beyond the cone, less the force applied
                 for k, t in ((1, t1), (2, t2)):
@@ -820,7 +830,7 @@ class SceneContact:
         # exactly), e = μ tdir f_n − f_t; their normal's row, μ
         slide, e, of, mus = np.zeros(n, bool), np.zeros(n), np.zeros(n, int), np.zeros(n)
         df, tdir = np.zeros(n), np.zeros(n)
-        for _ in range(2 * len(meta) + 9):
+        for _ in range(2 * (len(meta) + len(stops)) + 9):
             free = ~fixed & ~slide
             pos = np.cumsum(free) - 1   # a free row's place among the free rows
             A = h * W[np.ix_(free, free)] + np.diag(1.0 / G[free])
@@ -853,6 +863,13 @@ class SceneContact:
                 for k in range(nr):
                     fixed[r + k], slide[r + k], df[r + k] = True, False, -(force[s] @ dirs[k])
                 changed = True
+            for r in range(ncr, n):   # the contacts settled: each soft stop pushes or is let go (and comes back)
+                if changed:
+                    break
+                if not fixed[r] and df[r] < 0.0:
+                    fixed[r], df[r], changed = True, 0.0, True
+                elif fixed[r] and b[r] - h * G[r] * (W[r] @ df) > 0.0:
+                    fixed[r], changed = False, True
             if not changed:
                 break
         tau = np.zeros(model.nv)
@@ -882,6 +899,8 @@ class SceneContact:
             f = fn * nrm + ft[0] * t1 + ft[1] * t2
             tau += J3s[s].T @ (f - f0)
             force[s] = f
+        for k, (vi, sign, _aref, _R) in enumerate(stops):   # the soft stops' forces of the last solve
+            tau[vi] += sign * df[ncr + k]
         load = tau[held].copy()
         tau[held] = 0.0
         qdd = qdd + np.linalg.solve(M, tau)

@@ -208,7 +208,7 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
     limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution
-        ``limit_restitution``, default 0), ``"soft"`` (a critically damped spring–damper stop) or
+        ``limit_restitution``, default 0), ``"soft"`` (MuJoCo's soft limit: the file's solreflimit, solimplimit) or
         ``"off"``.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
         and gravity compensation are always applied; see :mod:`multibody.simulation.limits`.
         ``traj.passive`` lists what was applied.
@@ -399,8 +399,8 @@ def check_soft_stop_sensitivities(stops, traj):
     enters or leaves its stop, and the variational equations carry no saltation matrix there, so
     ``traj.stm`` came out wrong (one entry −67.5 against −9.5 from central differences). Runs that
     stay on one side of every stop are right and pass; hard stops carry their saltation matrices."""
-    for name, qi, _vi, pos, sign in stops.stops:
-        beyond = sign * (pos - np.asarray(traj.q)[:, qi]) > 0.0
+    for (name, qi, _vi, pos, sign), row in zip(stops.stops, stops.soft_rows()):
+        beyond = sign * (np.asarray(traj.q)[:, qi] - pos) < row[11]   # (passed by its margin: the law's switch)
         if beyond.size and np.any(beyond != beyond[0]):
             k = int(np.argmax(beyond != beyond[0]))
             what = "entered" if beyond[k] else "left"

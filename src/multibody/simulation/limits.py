@@ -19,14 +19,20 @@
     follows operation for operation in C), and a second event releases it when the stop's force
     λ_j (≥ 0 while it pushes) crosses zero — the complementarity condition of a unilateral
     contact.  A run starting outside its limits is refused.
-  - ``"soft"``: a spring–damper stop like MuJoCo's default soft constraint (``solref`` =
-    (0.02, 1)): beyond a bound by p > 0 the joint receives the generalised force
-    τ = m_j (p / T² + 2 ṗ / T), never pulling, with m_j = 1 / (H⁻¹)_jj the joint's effective
-    inertia (:func:`effective_inertia`: what a force on the joint meets with the rest of the tree
-    free, as MuJoCo scales its constraints by the diagonal of J M⁻¹ Jᵀ) and T =
-    ``SOFT_LIMIT_TIME`` = 0.02 s — a critically damped stop whose penetration decays with time
-    constant T whatever the joint's inertia.  (Scaled by the diagonal H_jj instead, a stop in the
-    middle of a chain is up to H_jj (H⁻¹)_jj times stiffer: explicit steps blew up.)
+  - ``"soft"``: MuJoCo's soft constraint on the limit, to round-off (a double pendulum on both its
+    limits follows MuJoCo's run to 1e-12 rad).  A joint past its bound by dist = sign (q − pos) below
+    the limit's ``margin`` gets a force f ≥ 0 along sign·e_j, the stops passed solved together:
+    (A + R) f = a_ref − J a₀ + w, f ⊥ w ≥ 0, with A = J M⁻¹ Jᵀ, a₀ the acceleration without the
+    stops, a_ref = −B J q̇ − K d dist and R = (1 − d)/d · Â; d is the impedance of dist (``solimp``:
+    :func:`impedance`), B and K come from ``solref`` (:func:`soft_reference`: time constant and damping
+    ratio, at least two steps as MuJoCo keeps it) and Â is (M⁻¹)_jj at the model's default
+    configuration (MuJoCo's ``dof_invweight0``).  So a stop rings down with B and K whatever the
+    joint's inertia, and holds a load but for its (1 − d) share (a 20th of a spring's sag at MuJoCo's
+    defaults).  The parameters are the model's ``limit_softness`` (an MJCF file's ``solreflimit``,
+    ``solimplimit``, ``margin``), MuJoCo's defaults ``LIMIT_SOFTNESS`` elsewhere.  Under
+    ``semi_implicit`` with the model's compliant contact the stops are rows of the contacts' implicit
+    solve (:meth:`~multibody.simulation.contact.SceneContact.implicit_step`), as MuJoCo solves its
+    limits with its contacts; otherwise each stage solves them on their own (the engine's LCP).
   - ``"off"``: the limits are ignored.
 
 * **Damping** c ≥ 0 per velocity variable: τ −= c ⊙ q̇ (viscous, exact).
@@ -73,8 +79,11 @@ from .events import Event
 from .impact import impact_map
 from .rollout import FLAGS, IMPLICIT_DAMPING, STABLE_DECAY, TABLE
 
-#: s, the soft stop's time constant (MuJoCo's default solref timeconst)
-SOFT_LIMIT_TIME = 0.02
+#: MuJoCo's default softness of a joint limit — solref (timeconst s, dampratio), solimp (dmin, dmax, width,
+#: midpoint, power) and margin: a row of ``Model.limit_softness``
+LIMIT_SOFTNESS = (0.02, 1.0, 0.9, 0.95, 0.001, 0.5, 2.0, 0.0)
+#: s, the soft stop's default time constant (MuJoCo's default solref timeconst)
+SOFT_LIMIT_TIME = LIMIT_SOFTNESS[0]
 #: rad/s or m/s, the velocity scale of the smoothed Coulomb friction f·tanh(q̇ / v_s)
 FRICTION_VELOCITY = 0.01
 #: the share of a fixed step's stable decay rate (λ dt) the smoothed friction's damper f / v_s may take
@@ -179,23 +188,77 @@ class JointLimits:
         return Q
 
     # ---- soft stops --------------------------------------------------------------------------
-    def soft_forces(self, q, v):
-        """τ of the soft stops at (q, q̇), or None when no joint is beyond a bound."""
-        tau, H, L = None, None, None
-        T = SOFT_LIMIT_TIME
-        for _name, qi, vi, pos, sign in self.stops:
-            p = sign * (pos - q[qi])          # penetration, > 0 beyond the bound
-            if p <= 0.0:
-                continue
-            if H is None:
-                H = crba(self.model, q)
-                tau = np.zeros(self.model.nv)
-                try:
-                    L = np.linalg.cholesky(H)
-                except np.linalg.LinAlgError:
-                    L = None
-            pdot = -sign * v[vi]
-            tau[vi] += sign * max(0.0, effective_inertia(H, L, vi) * (p / T ** 2 + 2.0 * pdot / T))
+    def soft_rows(self):
+        """The soft stops as the compiled loop reads them (``csrc/sim/passive.c``): one row per stop of
+        (q index, v index, position, sign, B, K, dmin, dmax, width, midpoint, power, margin, Â) —
+        :func:`soft_reference`'s B, K and solimp from the model's ``limit_softness`` (MuJoCo's defaults
+        where it has none) at this run's step, Â = (M⁻¹)_jj at the model's default configuration (MuJoCo's
+        ``dof_invweight0``).  Once per model and step."""
+        key = ("_soft_rows", self.dt)
+        rows = self.model.__dict__.get(key)
+        if rows is None:
+            model = self.model
+            softness = model.limit_softness
+            inverse = np.linalg.pinv(crba(model, model.q_default)) if self.stops else None
+            rows = []
+            for name, qi, vi, pos, sign in self.stops:
+                row = LIMIT_SOFTNESS if softness is None else tuple(float(x) for x in softness[vi])
+                weight = float(inverse[vi, vi])
+                if not (np.isfinite(weight) and weight > 0.0):
+                    raise ValueError(f"limits='soft': joint {name!r} has no finite inverse inertia at the model's "
+                                     f"default configuration ((M⁻¹)_jj = {weight!r}: a body without inertia "
+                                     "there), which scales its soft limit as MuJoCo's dof_invweight0; give the joint "
+                                     "an armature, or use limits='hard' or 'off'")
+                rows.append((qi, vi, pos, sign, *soft_reference(row, self.dt, name), weight))
+            rows = np.ascontiguousarray(rows, dtype=float).reshape(-1, 13)
+            rows.setflags(write=False)
+            model.__dict__[key] = rows
+        return rows
+
+    def soft_terms(self, q, v):
+        """(v index, sign, a_ref, R) of each soft stop its joint has passed at (q, q̇) (dist = sign (q − pos)
+        less the margin < 0): MuJoCo's reference acceleration a_ref = −B sign q̇_j − K d dist and regulariser
+        R = (1 − d)/d · Â, d the impedance of dist — a stop's force at the step's q̈ is f = (a_ref − sign q̈_j)/R
+        (``csrc/sim/passive.c`` mb_soft_stop_terms)."""
+        rows = self.soft_rows()
+        dist = rows[:, 3] * (np.asarray(q)[rows[:, 0].astype(np.intp)] - rows[:, 2]) - rows[:, 11]
+        active = np.flatnonzero(dist < 0.0)
+        r, dist = rows[active], dist[active]
+        vi, sign = r[:, 1].astype(np.intp), r[:, 3]
+        imp = np.array([impedance(row[6:11], x) for row, x in zip(r, dist)]).reshape(-1)
+        R = np.maximum(1e-15, (1.0 - imp) / imp * r[:, 12])
+        aref = -r[:, 4] * sign * np.asarray(v, dtype=float)[vi] - r[:, 5] * imp * dist
+        return vi, sign, aref, R
+
+    def soft_forces(self, q, v, tau_all=None, f_ext=None):
+        """τ of the soft stops at (q, q̇) under the joint forces ``tau_all`` (the other laws' sum; None:
+        zero) and ``f_ext``, or None when no joint has passed a limit (by its margin).
+
+        MuJoCo's soft constraints on the limits passed, solved together as its solver solves them: with
+        J's rows sign·e_j, A = J M⁻¹ Jᵀ, the acceleration without the stops a₀ = M⁻¹ (τ_all − C(q, q̇, f_ext))
+        and per row the impedance d of its violation, R = (1 − d)/d · Â and a_ref = −B J q̇ − K d (dist −
+        margin), the forces f ≥ 0 of (A + R) f = a_ref − J a₀ + w, w ≥ 0 ⊥ f — a convex problem, solved
+        here as the bounded least squares it is (SciPy's NNLS on A + R's Cholesky factor; the compiled
+        loop: the engine's LCP)."""
+        from scipy.optimize import nnls
+        vi, sign, aref, R = self.soft_terms(q, v)
+        if vi.size == 0:
+            return None
+        model = self.model
+        tau_all = np.zeros(model.nv) if tau_all is None else np.asarray(tau_all, dtype=float)
+        H, C = hand_c(model, q, v, f_ext)
+        try:
+            np.linalg.cholesky(H)
+        except np.linalg.LinAlgError:   # M singular: the forward dynamics names the body
+            return None
+        inverse = np.linalg.inv(H)
+        a0 = np.linalg.solve(H, tau_all - C)
+        A = sign[:, None] * sign[None, :] * inverse[np.ix_(vi, vi)] + np.diag(R)
+        b = aref - sign * a0[vi]
+        G = np.linalg.cholesky(A)
+        f, _ = nnls(G.T, np.linalg.solve(G, b))
+        tau = np.zeros(model.nv)
+        np.add.at(tau, vi, sign * f)
         return tau
 
     # ---- hard stops: resting contact --------------------------------------------------------
@@ -565,23 +628,52 @@ def _caller_level():
     return level
 
 
-def effective_inertia(H, L, j):
-    """The inertia 1 / (H⁻¹)_jj a force on joint j meets when the rest of the tree moves with it, from
-    H's Cholesky factor L ((H⁻¹)_jj = |L⁻¹ e_j|²); H_jj where H has no factor (L None).  Smaller
-    than H_jj wherever other joints give way: a soft stop scaled by H_jj is that much stiffer than
-    its time constant says, past what an explicit step can follow on a chain.
+def impedance(solimp, x):
+    """MuJoCo's impedance d of a constraint violated by x (solimp = dmin, dmax, width, midpoint, power):
+    dmin at 0, dmax from ``width`` on, between them x / width through two polynomial halves a u^p and
+    1 − b (1 − u)^p meeting at the midpoint; dmin and dmax kept in [1e-4, 0.9999] as MuJoCo keeps them.
 
-    >>> import numpy as np
-    >>> H = np.array([[2.0, 1.0], [1.0, 1.0]])
-    >>> round(effective_inertia(H, np.linalg.cholesky(H), 1), 12), 1.0 / np.linalg.inv(H)[1, 1]
-    (0.5, np.float64(0.5))
+    >>> impedance((0.9, 0.95, 0.001, 0.5, 2.0), 0.0), impedance((0.9, 0.95, 0.001, 0.5, 2.0), 0.01)
+    (0.9, 0.95)
+    >>> round(impedance((0.9, 0.95, 0.001, 0.5, 2.0), 0.0005), 12)   # the midpoint: halfway
+    0.925
     """
-    if L is None:
-        return H[j, j]
-    e = np.zeros(len(H))
-    e[j] = 1.0
-    y = np.linalg.solve(L, e)
-    return 1.0 / float(y @ y)
+    lo, hi = (min(max(float(d), 1e-4), 0.9999) for d in solimp[:2])
+    width, mid, power = (float(x) for x in solimp[2:5])
+    if lo == hi or width <= 1e-15:
+        return 0.5 * (lo + hi)
+    u = abs(x) / width
+    if u >= 1.0:
+        return hi
+    if u <= 0.0:
+        return lo
+    y = u
+    if power != 1.0:
+        y = u ** power / mid ** (power - 1.0) if u <= mid else 1.0 - (1.0 - u) ** power / (1.0 - mid) ** (power - 1.0)
+    return lo + y * (hi - lo)
+
+
+def soft_reference(softness, dt=None, name="joint"):
+    """(B, K, dmin, dmax, width, midpoint, power, margin) of a limit of ``softness`` (a row of
+    ``Model.limit_softness``: solref, solimp, margin) as MuJoCo makes them: solref (timeconst, dampratio)
+    > 0 gives B = 2 / (dmax T), K = 1 / (dmax² T² ζ²) with T at least two steps of ``dt`` (MuJoCo's
+    refsafe), solref ≤ 0 is (−stiffness, −damping): K = −solref₀ / dmax², B = −solref₁ / dmax.
+
+    >>> [round(x, 6) for x in soft_reference(LIMIT_SOFTNESS, 1e-3)[:2]]
+    [105.263158, 2770.083102]
+    """
+    timeconst, dampratio, dmin, dmax, width, mid, power, margin = (float(x) for x in softness)
+    if not (0.0 <= dmin <= 1.0 and 0.0 <= dmax <= 1.0 and width >= 0.0 and 0.0 <= mid <= 1.0 and power >= 1.0):
+        raise ValueError(f"limit_softness: joint {name!r} has solimp {(dmin, dmax, width, mid, power)}; expected "
+                         "dmin and dmax in [0, 1], width ≥ 0, midpoint in [0, 1] and power ≥ 1")
+    d = min(max(dmax, 1e-4), 0.9999)
+    if timeconst > 0.0 and dampratio > 0.0:
+        T = max(timeconst, 2.0 * dt) if dt else timeconst
+        return (2.0 / (d * T), 1.0 / (d * d * T * T * dampratio * dampratio), dmin, dmax, width, mid, power, margin)
+    if timeconst <= 0.0 and dampratio <= 0.0 and (timeconst, dampratio) != (0.0, 0.0):
+        return (-dampratio / d, -timeconst / (d * d), dmin, dmax, width, mid, power, margin)
+    raise ValueError(f"limit_softness: joint {name!r} has solref {(timeconst, dampratio)}; expected (timeconst, "
+                     "dampratio) both > 0, or (−stiffness, −damping) both ≤ 0")
 
 
 def _fastest_decay(inverse_inertia, rates):

@@ -194,7 +194,7 @@ class Passive:
     mb_passive): damping (nv); friction (nv) with its v_s ``friction_velocity`` (nv); gravcomp's lift
     gravcomp·m·(−g) ``gc_lift`` (nb, 3) at the centres of mass ``gc_com`` (nb, 3); the fixed tendons
     (k, d, L_lo, L_hi) per tendon with their ``tendon_terms`` (tendon, q index, v index, c); the soft
-    stops' rows (q index, v index, position, sign) with their time constant; the armature forward
+    stops' rows ``soft_stops`` (13 numbers each: limits.py JointLimits.soft_rows); the armature forward
     dynamics runs with (``semi_implicit``'s damping); the joint springs' rows (q index, v index, k,
     q_spring) ``springs``; the actuators' rows ``actuators`` (model/actuators.py ROW) with their
     transmissions' ``actuator_terms`` (k, 3) (q index, v index, coefficient), their constant
@@ -203,7 +203,6 @@ class Passive:
     clips the actuators' force together with gravcomp's generalized force (MJCF ``actuatorgravcomp``
     with ``actuatorfrcrange``; needs ``gc_lift``); ``effort`` (nv,): the controller's τ clipped to
     ±effort first (``simulate(..., effort_limits=True)``; the largest double where a variable has none)."""
-    soft_time: float
     damping: Array = None
     friction: Array = None
     friction_velocity: Array = None

@@ -25,7 +25,7 @@ from .contact import SCENE_DEPTH, GroundContact, HardContact, SceneContact
 from .controllers import PD, TorqueTable
 from .events import _NonFinite
 from ..dynamics.gravcomp import gravity_compensation_forces, gravity_compensation_torques
-from .limits import (FRICTION_VELOCITY, SOFT_LIMIT_TIME, model_stop_table, smoothed_friction, spring_forces,
+from .limits import (FRICTION_VELOCITY, model_stop_table, smoothed_friction, spring_forces,
                      spring_rows, tendon_forces)
 
 
@@ -356,12 +356,11 @@ class System:
         gc_lift, gc_com, tendon_rows, tendon_terms = facts.gc_lift, facts.gc_com, facts.tendon_rows, facts.tendon_terms
         friction = self.friction
         return rollout.Passive(
-            soft_time=float(SOFT_LIMIT_TIME),
             damping=self.damping, friction=friction,   # (the model's, float and contiguous: _ModelFacts)
             friction_velocity=None if friction is None else np.ascontiguousarray(
                 np.broadcast_to(np.asarray(self.friction_velocity, dtype=float), (model.nv,))),
             gc_lift=gc_lift, gc_com=gc_com, tendons=tendon_rows, tendon_terms=tendon_terms,
-            soft_stops=self._stop_rows() if self.soft else None,
+            soft_stops=self.limits.soft_rows() if self.soft else None,
             implicit_armature=None if self.dynamics_model is model
             else np.ascontiguousarray(self.dynamics_model.armature, dtype=float),
             springs=self.springs,   # (no limit: the largest double, the core's gate takes finite numbers)
@@ -633,8 +632,8 @@ class System:
             tau_all = tau_all + tendon_forces(model, q, v)
         if self.actuators is not None:
             tau_all = tau_all + self.actuators.forces(q, v, self.ctrl, model.nv, actuator_gravcomp(model, q))
-        if self.soft:
-            ts = self.limits.soft_forces(q, v)
+        if self.soft and self.contact_step is None:   # (else solved with the contacts: accelerations)
+            ts = self.limits.soft_forces(q, v, tau_all, fe)
             if ts is not None:
                 tau_all = tau_all + ts
         return tau_all, fe, zdot, info
@@ -658,7 +657,8 @@ class System:
         if self.contact_step is not None and info is not None:   # semi_implicit: the scene's law implicit (tree's M)
             held = sorted(self.limits.resting) if self.limits is not None and self.limits.resting else ()
             qdd, zdot, info = self.contact.implicit_step(model, self.dynamics_model, q, v, qdd, z, zdot, info,
-                                                         self.contact_step, held)
+                                                         self.contact_step, held,
+                                                         soft=self.limits.soft_terms(q, v) if self.soft else None)
         if not np.all(np.isfinite(qdd)):
             raise _NonFinite()
         return qdd, tau, zdot, info

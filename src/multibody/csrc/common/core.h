@@ -265,9 +265,10 @@ typedef struct mb_passive {
     const double *tendons;  /* per tendon, and n_tendon_terms rows (tendon, q index, v index, coefficient) */
     int n_tendon_terms;     /* grouped by tendon in order                                               */
     const double *tendon_terms;
-    int n_soft;             /* soft position limits: n_soft rows of (q index, v index, position, sign),  */
-    const double *soft;     /* sign +1 for a lower bound (pushes q up), −1 for an upper one              */
-    double soft_time;       /* the soft stops' time constant T, s                                        */
+    int n_soft;             /* soft position limits (MuJoCo's soft constraints): n_soft rows of MB_SOFT_ROW */
+    const double *soft;     /* (q index, v index, position, sign, B, K, dmin, dmax, width, midpoint, power,
+                             * margin, Â): sign +1 for a lower bound (pushes q up), −1 for an upper one;
+                             * B, K from solref, solimp's five, the row's (M⁻¹)_jj at the default q  */
     const double *implicit_armature; /* (nv) or NULL: FD runs with this armature (semi_implicit's damping,
                                         armature + dt·damping: System.implicit_damping) */
     int n_springs;          /* joint springs (MJCF stiffness): rows (q index, v index, k, q_spring),      */
@@ -378,11 +379,18 @@ static inline int mb_rollout_contact_states(const mb_rollout *r)
 }
 
 /* passive.c — the model's passive forces, one function per law (each with its Python statement, the
- * tests' reference: simulation/limits.py, dynamics/gravcomp.py, model/tendons.py).  Scratch: 5 nv + nv²
- * doubles (mb_passive_scratch_size); the soft stops' factors (LTDL) go to d->L. */
-static inline long mb_passive_scratch_size(int nv)
+ * tests' reference: simulation/limits.py, dynamics/gravcomp.py, model/tendons.py).  Scratch:
+ * mb_passive_scratch_size doubles; the soft stops' factors (LTDL) go to d->L. */
+enum { MB_SOFT_ROW = 13 };  /* the doubles of a soft stop's row (mb_passive.soft) */
+/* the soft stops' scratch: M, a₀, M⁻¹'s columns, the LCP's matrix, vectors and work, the active rows */
+static inline long mb_passive_soft_scratch(int nv, int n_soft)
 {
-    return 5L * nv + (long)nv * nv;
+    return (long)nv * nv + nv + (long)n_soft * nv + 2L * n_soft * n_soft + 18L * n_soft + 1;
+}
+static inline long mb_passive_scratch_size(int nv, int n_soft)
+{
+    const long laws = 5L * nv, soft = n_soft ? mb_passive_soft_scratch(nv, n_soft) : 0;
+    return laws > soft ? laws : soft;
 }
 void mb_passive_effort(int nv, const double *effort, const double *tau, double *tau_all);
 void mb_passive_damping(int nv, const double *damping, const double *v, const double *tau, double *tau_all);
@@ -392,8 +400,12 @@ void mb_passive_actuators(const mb_model *m, mb_data *d, const mb_passive *p, co
                           double *scratch, double *tau_all);
 void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const double *v, double *sum, double *one,
                         double *tau_all);
-void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                           const double *Hq, double *H, double *y, double *tau_all);
+void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                           const double *fext, const double *Hq, double *scratch, double *tau_all);
+/* A soft stop's row (mb_passive.soft) at (q, v): 1 where the joint has passed the limit (dist = sign (q − pos) less
+ * the margin < 0), with MuJoCo's reference acceleration a_ref = −B sign v − K d dist and regulariser
+ * R = (1 − d)/d Â (d: the impedance of dist; the stop's force f = (a_ref − J q̈)/R at the step's q̈), else 0 */
+int mb_soft_stop_terms(const double *row, const double *q, const double *v, double *aref, double *R);
 void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *base,
                          double *fext);
 /* Does the plan carry joint-space passive forces (damping, friction, tendons, soft stops)? */
@@ -405,7 +417,8 @@ static inline int mb_passive_joint_forces(const mb_passive *p)
  * friction, tendons, soft stops); H: CRBA(m, q) when the caller has it (the soft stops need it), else NULL;
  * scratch as above. */
 void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                       const double *tau, const double *H, double *scratch, double *tau_all);
+                       const double *tau, const double *H, const mb_model *ma, const double *fext, double *scratch,
+                       double *tau_all);
 
 typedef struct mb_rollout_out {
     double *t, *q, *qd, *qdd, *tau;  /* (capacity), (capacity × nq), (capacity × nv) ×3          */

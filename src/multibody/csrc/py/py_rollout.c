@@ -549,28 +549,35 @@ static int tendon_tables(reader *rd, const mb_model *m, mb_passive *p)
 }
 
 /* Position limits' rows (S,4) (q index, v index, position, sign ±1) | None: *n rows at *rows. */
-static int stop_rows(reader *rd, const char *name, const mb_model *m, int *n, const double **rows)
-{
+static int stop_rows(reader *rd, const char *name, const mb_model *m, int width, int *n, const double **rows)
+{   /* width 4: (q index, v index, position, sign); MB_SOFT_ROW: then B, K ≥ 0, solimp's dmin, dmax in [0, 1],
+     * width ≥ 0, midpoint in [0, 1], power ≥ 1, any margin, Â > 0 (limits.py JointLimits.soft_rows) */
     PyObject *o = FIELD(rd, name);
     if (!o)
         return 0;
     if (o == Py_None)
         return 1;
-    npy_intp ds[2] = {-1, 4};
+    npy_intp ds[2] = {-1, width};
     PyArrayObject *stops = gated_array(rd->held, o, name, NPY_DOUBLE, 2, ds, 0);
     if (!stops || !finite_array(stops, name))
         return 0;
     const double *sr = PyArray_DATA(stops);
-    for (npy_intp k = 0; k < ds[0]; k++)
-        if (sr[4 * k] < 0 || sr[4 * k] >= m->nq || sr[4 * k + 1] < 0 || sr[4 * k + 1] >= m->nv ||
-            sr[4 * k] != (int)sr[4 * k] || sr[4 * k + 1] != (int)sr[4 * k + 1] || fabs(sr[4 * k + 3]) != 1.0 ||
-            ds[0] > INT_MAX) {
-            char message[160];  /* (PyErr_Format takes ASCII formats only) */
-            snprintf(message, sizeof message, "%s: expected rows (q index, v index, position, sign ±1) with indices "
-                                              "inside the model", name);
+    for (npy_intp k = 0; k < ds[0]; k++) {
+        const double *r = sr + width * k;
+        int bad = r[0] < 0 || r[0] >= m->nq || r[1] < 0 || r[1] >= m->nv || r[0] != (int)r[0] ||
+                  r[1] != (int)r[1] || fabs(r[3]) != 1.0 || ds[0] > INT_MAX;
+        if (width == MB_SOFT_ROW)
+            bad = bad || !(r[4] >= 0.0 && r[5] >= 0.0 && r[6] >= 0.0 && r[6] <= 1.0 && r[7] >= 0.0 && r[7] <= 1.0 &&
+                           r[8] >= 0.0 && r[9] >= 0.0 && r[9] <= 1.0 && r[10] >= 1.0 && r[12] > 0.0);
+        if (bad) {
+            char message[300];  /* (PyErr_Format takes ASCII formats only) */
+            snprintf(message, sizeof message, "%s: expected rows (q index, v index, position, sign +-1%s) with indices "
+                     "inside the model", name, width == MB_SOFT_ROW ? ", B >= 0, K >= 0, dmin and dmax in [0, 1], width "
+                     ">= 0, midpoint in [0, 1], power >= 1, margin, invweight > 0" : "");
             PyErr_SetString(PyExc_ValueError, message);
             return 0;
         }
+    }
     *rows = sr, *n = (int)ds[0];
     return 1;
 }
@@ -693,13 +700,11 @@ static int actuator_rows(reader *rd, const mb_model *m, mb_passive *p)
 }
 
 /* Passive: damping, friction with its v_s, gravcomp's lift and centres of mass, the tendons, the soft
- * stops with their time constant, and the armature FD runs with (passive.c's laws). */
+ * stops, and the armature FD runs with (passive.c's laws). */
 static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
 {
     npy_intp dv[1] = {m->nv};
-    PyObject *soft_time = FIELD(rd, "soft_time");
-    if (!soft_time || !get_double(soft_time, "soft_time", 0.0, 0, &p->soft_time) ||
-        !optional_field(rd, "damping", 1, dv, &p->damping) || !optional_field(rd, "friction", 1, dv, &p->friction) ||
+    if (!optional_field(rd, "damping", 1, dv, &p->damping) || !optional_field(rd, "friction", 1, dv, &p->friction) ||
         !optional_field(rd, "friction_velocity", 1, dv, &p->friction_velocity) ||
         !optional_field(rd, "implicit_armature", 1, dv, &p->implicit_armature) ||
         !optional_field(rd, "effort", 1, dv, &p->effort))
@@ -736,7 +741,7 @@ static int passive_from(reader *rd, const mb_model *m, mb_passive *p)
         PyErr_SetString(PyExc_ValueError, "gc_lift, gc_com: expected both (nb, 3) tables or neither");
         return 0;
     }
-    return tendon_tables(rd, m, p) && stop_rows(rd, "soft_stops", m, &p->n_soft, &p->soft) &&
+    return tendon_tables(rd, m, p) && stop_rows(rd, "soft_stops", m, MB_SOFT_ROW, &p->n_soft, &p->soft) &&
            spring_rows(rd, m, p) && actuator_rows(rd, m, p);
 }
 
@@ -746,7 +751,7 @@ static int stops_from(reader *rd, const mb_model *m, npy_intp N, mb_stops *s, in
                       unsigned char *resting_fd)
 {
     PyObject *resting;
-    if (!stop_rows(rd, "rows", m, &s->n, &s->rows) || !(resting = FIELD(rd, "resting")))
+    if (!stop_rows(rd, "rows", m, 4, &s->n, &s->rows) || !(resting = FIELD(rd, "resting")))
         return 0;
     if (resting == Py_None)
         return 1;
@@ -1344,13 +1349,13 @@ done:
 #undef OUTPUT
 }
 
-/* passive(cmodel, passive, q (nq), v (nv), tau (nv)) -> (τ_all (nv), f_ext (nb, 6) | None): passive.c's
- * laws at one state from a Passive record — τ plus the joint-space forces (mb_passive_forces) and
- * gravcomp's spatial forces (mb_passive_gravcomp) where the record carries it.  The tests hold each
- * law to its Python statement through it; the GIL is held. */
+/* passive(cmodel, passive, q (nq), v (nv), tau (nv), f_ext (nb, 6) | None) -> (τ_all (nv), f_ext (nb, 6) | None):
+ * passive.c's laws at one state from a Passive record — τ plus the joint-space forces (mb_passive_forces, the
+ * soft stops' free acceleration under the given f_ext) and gravcomp's spatial forces (mb_passive_gravcomp)
+ * where the record carries it.  The tests hold each law to its Python statement through it; the GIL is held. */
 static PyObject *passive_entry(PyObject *const *args, Py_ssize_t nargs, gate_hold *held)
 {
-    CModel *cm = entry_model(args, nargs, 5, "passive");
+    CModel *cm = entry_model(args, nargs, 6, "passive");
     if (!cm)
         return NULL;
     const mb_model *m = &cm->m;
@@ -1359,12 +1364,15 @@ static PyObject *passive_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     mb_passive p = {0};
     PyObject *result = NULL, *tau_all = NULL, *fext = NULL;
     npy_intp dq[1] = {m->nq}, dv[1] = {m->nv}, dt_[1] = {m->nv};
-    PyArrayObject *q = NULL, *v = NULL, *tau = NULL;
+    PyArrayObject *q = NULL, *v = NULL, *tau = NULL, *fext_in = NULL;
+    npy_intp de[2] = {m->nb, 6};
     double *scratch = NULL;
     if (!passive_from(&rp, m, &p) || !(q = gated_array(held, args[2], "q", NPY_DOUBLE, 1, dq, 0)) ||
         !(v = gated_array(held, args[3], "v", NPY_DOUBLE, 1, dv, 0)) ||
         !(tau = gated_array(held, args[4], "tau", NPY_DOUBLE, 1, dt_, 0)) || !finite_array(q, "q") ||
-        !finite_array(v, "v") || !finite_array(tau, "tau"))
+        !finite_array(v, "v") || !finite_array(tau, "tau") ||
+        (args[5] != Py_None && (!(fext_in = gated_array(held, args[5], "f_ext", NPY_DOUBLE, 2, de, 0)) ||
+                                !finite_array(fext_in, "f_ext"))))
         goto done;
     const int st = mb_check_configuration(m, PyArray_DATA(q));
     if (st != MB_OK) {
@@ -1372,14 +1380,14 @@ static PyObject *passive_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
         goto done;
     }
     npy_intp df[2] = {m->nb, 6};
-    if (!(scratch = malloc(sizeof(double) * (size_t)(mb_passive_scratch_size(m->nv) + 1)))) {
+    if (!(scratch = malloc(sizeof(double) * (size_t)(mb_passive_scratch_size(m->nv, p.n_soft) + 1)))) {
         PyErr_NoMemory();
         goto done;
     }
     if (!(tau_all = PyArray_SimpleNew(1, dv, NPY_DOUBLE)) || (p.gc_lift && !(fext = PyArray_SimpleNew(2, df, NPY_DOUBLE))))
         goto done;
-    mb_passive_forces(m, cm->single, &p, PyArray_DATA(q), PyArray_DATA(v), PyArray_DATA(tau), NULL, scratch,
-                      PyArray_DATA((PyArrayObject *)tau_all));
+    mb_passive_forces(m, cm->single, &p, PyArray_DATA(q), PyArray_DATA(v), PyArray_DATA(tau), NULL, NULL,
+                      fext_in ? PyArray_DATA(fext_in) : NULL, scratch, PyArray_DATA((PyArrayObject *)tau_all));
     if (fext)
         mb_passive_gravcomp(m, cm->single, &p, PyArray_DATA(q), NULL, PyArray_DATA((PyArrayObject *)fext));
     result = Py_BuildValue("(OO)", tau_all, fext ? fext : Py_None);

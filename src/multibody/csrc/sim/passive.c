@@ -18,8 +18,8 @@
  *                  the sum with the gravity compensation g_j = Σ_i (J_i(c_i)ᵀ lift_i)_j, which gravcomp
  *                  applies as f_ext, so τ_j += clip(τ_j + g_j) − g_j (MuJoCo's qfrc_actuator clamp)
  *                                                                    model/actuators.py Actuators.forces
- *   soft stops     τ_j += sign · max(0, m_j (p / T² + 2 ṗ / T)),  p = sign (pos − q_j) > 0 beyond a
- *                  bound, m_j = 1 / (H⁻¹)_jj                         simulation/limits.py JointLimits.soft_forces
+ *   soft stops     τ_j += sign_j f_j, f ≥ 0 MuJoCo's soft constraint forces on the limits passed, solved
+ *                  together (A + R) f = a_ref − a₀ + w, f ⊥ w ≥ 0    simulation/limits.py JointLimits.soft_forces
  *   gravcomp       body i lifted by gravcomp_i m_i (−g) at its centre of mass, as f_ext
  *                                                                    dynamics/gravcomp.py
  *
@@ -33,6 +33,7 @@
 
 #include "common/core.h"
 #include "common/lanes.h"
+#include "engine/engine.h"
 
 /* τ_all = τ − damping ⊙ v (viscous joint damping; tau_all may be tau).  Written in `real`: aba_lanes.c
  * compiles this law once more on lanes (mb_passive_damping_lanes) for the lanes' RK4 step
@@ -177,57 +178,102 @@ void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const doub
         tau_all[j] = tau_all[j] + sum[j];
 }
 
-/* The joint's effective inertia 1 / (H⁻¹)_jj from H's factors H = Lᵀ D L (mb_ltdl: L unit lower below A's
- * diagonal, D on it): (H⁻¹)_jj = Σ_i y_i² / D_i with Lᵀ y = e_j (limits.py effective_inertia's |L⁻¹ e_j|² of
- * the Cholesky factor, the same number).  y lives on j and its ancestors (the back substitution carries a
- * value only to a dof's ancestors), so the sum visits that chain alone; H_jj where H is not positive definite
- * (A NULL).  y: nv scratch. */
-static double effective_inertia(int nv, const int *lam, const double *H, const double *A, int j, double *y)
+/* MuJoCo's impedance d(x) of a violation x ≥ 0 (solimp: dmin, dmax, width, midpoint, power): dmin at 0, dmax from
+ * the width on, between them the two polynomial halves a x^p, 1 − b (1 − x)^p of x / width meeting at the
+ * midpoint; each of dmin, dmax kept in [1e-4, 0.9999] as MuJoCo keeps them (limits.py impedance). */
+static double impedance(const double *solimp, double x)
 {
-    if (!A)
-        return H[(long)j * nv + j];
-    for (int i = lam[j]; i >= 0; i = lam[i])
-        y[i] = 0.0;
-    y[j] = 1.0;
-    double sum = 0.0;
-    for (int i = j; i >= 0; i = lam[i]) {  /* the chain, descending: each y_i final before it is carried on */
-        for (int k = lam[i]; k >= 0; k = lam[k])
-            y[k] -= A[(long)nv * i + k] * y[i];
-        sum += y[i] * y[i] / A[(long)nv * i + i];
-    }
-    return 1.0 / sum;
+    const double lo = fmin(fmax(solimp[0], 1e-4), 0.9999), hi = fmin(fmax(solimp[1], 1e-4), 0.9999);
+    const double width = solimp[2], mid = solimp[3], power = solimp[4];
+    if (lo == hi || width <= 1e-15)
+        return 0.5 * (lo + hi);
+    const double u = fabs(x) / width;
+    if (u >= 1.0)
+        return hi;
+    if (u <= 0.0)
+        return lo;
+    double y = u;
+    if (power != 1.0)
+        y = u <= mid ? pow(u, power) / pow(mid, power - 1.0)
+                     : 1.0 - pow(1.0 - u, power) / pow(1.0 - mid, power - 1.0);
+    return lo + y * (hi - lo);
 }
 
-/* τ_all += the soft stops' push (limits.py JointLimits.soft_forces), only when a joint is beyond its bound:
- * H = CRBA(q) into the scratch H, unless the caller has it (Hq: semi_implicit's implicit contact step computes
- * M once for the step), and its factors (mb_ltdl, branch-induced sparsity: the tree's H fills in nothing) in
- * d->L.  y: nv scratch. */
-void mb_passive_soft_stops(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                           const double *Hq, double *H, double *y, double *tau_all)
+int mb_soft_stop_terms(const double *row, const double *q, const double *v, double *aref, double *R)
 {
-    const double T = p->soft_time, T2 = T * T;
-    const int nv = m->nv;
-    const double *A = NULL;
-    int have_H = 0;
-    for (int s = 0; s < p->n_soft; s++) {
-        const double *row = p->soft + 4 * s;
-        const int qi = (int)row[0], vi = (int)row[1];
-        const double pos = row[2], sign = row[3];
-        const double pen = sign * (pos - q[qi]);
-        if (pen <= 0.0)
-            continue;
-        if (!have_H) {
-            if (Hq)
-                H = (double *)Hq;  /* (only read) */
-            else
-                mb_crba(m, d, q, H);
-            memcpy(d->L, H, sizeof(double) * (size_t)nv * nv);
-            A = mb_ltdl(nv, m->dof_parent, d->L) < 0 ? d->L : NULL;  /* NULL: not positive definite, H_jj */
-            have_H = 1;
+    const double sign = row[3], dist = sign * (q[(int)row[0]] - row[2]) - row[11];
+    if (!(dist < 0.0))
+        return 0;
+    const double imp = impedance(row + 6, dist);
+    *R = fmax(1e-15, (1.0 - imp) / imp * row[12]);
+    *aref = -row[4] * sign * v[(int)row[1]] - row[5] * imp * dist;
+    return 1;
+}
+
+/* τ_all += the soft stops' forces (limits.py JointLimits.soft_forces): MuJoCo's soft constraints on the joint
+ * limits a joint has passed (by dist = sign (q − pos) < margin), solved together as MuJoCo solves them,
+ *
+ *     (A + R) f = a_ref − a₀ + w,   f ≥ 0 ⊥ w ≥ 0,     A = J M⁻¹ Jᵀ,  J's rows sign·e_j,
+ *     a_ref = −B J q̇ − K d (dist − margin),   R = (1 − d)/d · Â,   a₀ = J M⁻¹ (τ_all − C(q, q̇, f_ext)),
+ *
+ * d the impedance of the violation, B, K from the row's solref (Passive's rows), Â the row's (M⁻¹)_jj at the
+ * model's default configuration (MuJoCo's dof_invweight0); a₀ the acceleration without the stops (τ_all: the
+ * laws before them).  So a stop holds a load as MuJoCo's does, yielding only its (1 − d) share, and a stop
+ * left alone rings down with B and K.  The small LCP is the engine's (engine/lcp.c).  H: CRBA(ma, q) where the
+ * caller has it, else made here; M's factors (mb_ltdl) go to d->L; ma: the model whose gravity τ_all's
+ * forward dynamics meets (the run's, or its gravity-free copy under a PD that cancels g). */
+void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                           const double *fext, const double *Hq, double *scratch, double *tau_all)
+{
+    const int nv = ma->nv, *lam = ma->dof_parent;
+    int S = 0;
+    int *act = (int *)(scratch + mb_passive_soft_scratch(nv, p->n_soft) - p->n_soft);
+    double aref, R;
+    for (int s = 0; s < p->n_soft; s++)
+        if (mb_soft_stop_terms(p->soft + MB_SOFT_ROW * s, q, v, &aref, &R))
+            act[S++] = s;
+    if (!S)
+        return;
+    double *H = scratch, *a0 = H + (long)nv * nv, *cols = a0 + nv, *A = cols + (long)S * nv, *b = A + (long)S * S;
+    double *lo = b + S, *hi = lo + S, *mu = hi + S, *f = mu + S, *work = f + S;
+    int *findex = (int *)(work + (long)S * S + 8L * S), *iwork = findex + S;
+    if (Hq)
+        memcpy(H, Hq, sizeof(double) * (size_t)nv * nv);
+    else
+        mb_crba(ma, d, q, H);
+    memcpy(d->L, H, sizeof(double) * (size_t)nv * nv);
+    if (mb_ltdl(nv, lam, d->L) >= 0)  /* M not positive definite: the forward dynamics names the body */
+        return;
+    memset(a0, 0, sizeof(double) * nv);
+    mb_rnea(ma, d, q, v, a0, fext, cols);  /* C(q, q̇, f_ext), then a₀ = M⁻¹ (τ_all − C) */
+    for (int k = 0; k < nv; k++)
+        a0[k] = tau_all[k] - cols[k];
+    mb_ltdl_solve(nv, lam, d->L, a0);
+    for (int i = 0; i < S; i++) {  /* M⁻¹'s columns of the stops' variables */
+        double *c = cols + (long)i * nv;
+        memset(c, 0, sizeof(double) * nv);
+        c[(int)p->soft[MB_SOFT_ROW * act[i] + 1]] = 1.0;
+        mb_ltdl_solve(nv, lam, d->L, c);
+    }
+    for (int i = 0; i < S; i++) {
+        const double *row = p->soft + MB_SOFT_ROW * act[i];
+        const int vi = (int)row[1];
+        const double sign = row[3];
+        mb_soft_stop_terms(row, q, v, &aref, &R);
+        for (int j = 0; j < S; j++) {
+            const double *rj = p->soft + MB_SOFT_ROW * act[j];
+            A[(long)i * S + j] = sign * rj[3] * cols[(long)j * nv + vi];
         }
-        const double pdot = -sign * v[vi];
-        const double inertia = effective_inertia(nv, m->dof_parent, H, A, vi, y);
-        tau_all[vi] += sign * fmax(0.0, inertia * (pen / T2 + 2.0 * pdot / T));
+        A[(long)i * S + i] += R;
+        b[i] = aref - sign * a0[vi];
+        lo[i] = 0.0, hi[i] = INFINITY, mu[i] = 0.0, findex[i] = -1;
+    }
+    int pivots = 0;
+    if (mb_lcp_dantzig(S, A, b, lo, hi, findex, mu, 0, f, work, iwork, &pivots, 1000 + 100 * S) != 0)
+        return;  /* (A + R is positive definite: the pivoting does not fail on numbers that are finite) */
+    for (int i = 0; i < S; i++) {
+        const double *row = p->soft + MB_SOFT_ROW * act[i];
+        tau_all[(int)row[1]] += row[3] * f[i];
     }
 }
 
@@ -255,10 +301,12 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
 }
 
 /* τ_all = τ (clipped to the effort limits first, where the plan has them) + the joint-space passive
- * forces (damping, friction, springs, tendons, actuators, soft stops,
- * in that order).  H: CRBA(m, q) where the caller has it (the soft stops' inertia), else NULL. */
+ * forces (damping, friction, springs, tendons, actuators, soft stops, in that order).  H: CRBA(m, q) where the
+ * caller has it (the soft stops' M), else NULL; ma: the model the soft stops take the free acceleration on (NULL:
+ * m; a PD that cancels gravity: m without it), fext the run's f_ext (or NULL); scratch: mb_passive_scratch_size. */
 void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                       const double *tau, const double *H, double *scratch, double *tau_all)
+                       const double *tau, const double *H, const mb_model *ma, const double *fext, double *scratch,
+                       double *tau_all)
 {
     const int nv = m->nv;
     if (p->effort) {
@@ -278,6 +326,6 @@ void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const
     if (p->n_actuators)
         mb_passive_actuators(m, d, p, q, v, scratch, tau_all);
     if (p->n_soft)
-        mb_passive_soft_stops(m, d, p, q, v, H, scratch + 3 * nv, scratch + 2 * nv, tau_all);
+        mb_passive_soft_stops(ma ? ma : m, d, p, q, v, fext, H, scratch, tau_all);
 }
 #endif /* MB_LANE_BUILD */

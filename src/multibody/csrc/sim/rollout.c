@@ -186,6 +186,8 @@ typedef struct {
     double h;                          /* the step being taken (hard contact's impulses are per step) */
     mb_hard_work *hard;                /* hard contact's solve (r->contact.hard), or NULL */
     mb_scene_implicit *implicit;       /* the compliant scene's law implicit in a semi_implicit step, or NULL */
+    mb_passive passive_no_soft;        /* (with implicit) the run's passive laws but the soft stops: those are
+                                        * solved with the contacts (mb_scene_contact_implicit) */
     int z_live;                        /* its contact states stepped, checked and copied on the scene's live slots
                                         * alone (live_advance) */
     int fast_single;                   /* one run's RK4 steps by rk4_single */
@@ -615,7 +617,9 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         const double *H = one_inertia ? mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l], 1) : NULL;
         if (mb_passive_joint_forces(&r->passive)) {  /* passive.c: damping, friction, tendons, soft stops */
             double *ta = part(w->tau_all, l, nv);
-            mb_passive_forces(m, g->d, &r->passive, q[l], v[l], tau, H, w->passive, ta);
+            /* (the compliant scene implicit in the step solves the soft stops with its contacts) */
+            const mb_passive *laws = g->implicit ? &g->passive_no_soft : &r->passive;
+            mb_passive_forces(m, g->d, laws, q[l], v[l], tau, H, cancel ? g->mf : m, fext[l], w->passive, ta);
             tau_all[l] = ta;
         }
         copy_numbers(K, v[l], nv);
@@ -661,8 +665,8 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                                                      r->contact.implicit_dt > 0.0 ? r->contact.implicit_dt : g->h,
                                                      r->contact.scene, r->contact.K, r->contact.D,
                                                      r->stops.resting_v, r->stops.n_resting,
-                                                     r->stops.n_resting ? w->stop_force : NULL, force,
-                                                     w->scene_scratch, g->implicit);
+                                                     r->stops.n_resting ? w->stop_force : NULL, r->passive.n_soft,
+                                                     r->passive.soft, force, w->scene_scratch, g->implicit);
             if (st != MB_OK)
                 g->st[l] = st;
             if (st == MB_SINGULAR)  /* (its forward dynamics, where it did them, located the body as ABA does) */
@@ -982,7 +986,7 @@ static inline __attribute__((always_inline)) int single_stage(group *g, double t
         return 0;
     const double *ta = tau;
     if (mb_passive_joint_forces(&r->passive)) {
-        mb_passive_forces(m, g->d, &r->passive, q, v, tau, NULL, w->passive, w->tau_all);
+        mb_passive_forces(m, g->d, &r->passive, q, v, tau, NULL, cancel ? g->mf : m, NULL, w->passive, w->tau_all);
         ta = w->tau_all;
     }
     copy_numbers(K, v, nv);
@@ -1221,7 +1225,8 @@ static void finish(group *g, mb_rollout_out *const *o, int *status)
             memcpy(o[l]->y_end, part(g->w.y, l, n), sizeof(double) * n);
 }
 
-static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_t scene_bytes, int L, int n_resting)
+static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_t scene_bytes, int L, int n_resting,
+                         int n_soft)
 {
     const int nq = m->nq, nv = m->nv;
     const long n = nq + nv + nz, nk = 2L * nv + nz, np3 = 3L * npt;
@@ -1229,7 +1234,7 @@ static int workspace_new(workspace *w, const mb_model *m, int nz, int npt, size_
     /* the resting stops' KKT system (H, J, C, d, 0, rhs) and its solve's work, where joints rest */
     const long kkt = n_resting ? 2L * nv * nv + 4L * nv + mb_kkt_work_size(nv, n_resting) : 0;
     w->block = calloc((size_t)(L * per_run + 2L * nv + (long)MAX_GROUP * nv + kkt +
-                               mb_passive_scratch_size(nv) + 6L * m->nb + 2L * nz + 2L * np3 + 2L * n + nv + 1),
+                               mb_passive_scratch_size(nv, n_soft) + 6L * m->nb + 2L * nz + 2L * np3 + 2L * n + nv + 1),
                       sizeof(double));
     const size_t flags = ((size_t)(2L * npt + 1) + 63) / 64 * 64;  /* the scene's scratch after, aligned */
     w->contact_flags = calloc(flags + scene_bytes, 1);
@@ -1264,7 +1269,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     if (books_new(&g, L) != MB_OK)
         return MB_NO_MEMORY;
     if (workspace_new(&g.w, m, nz, np3 / 3, r->contact.scene ? mb_scene_stage_scratch(r->contact.scene) : 0, L,
-                      r->stops.n_resting) != MB_OK) {
+                      r->stops.n_resting, r->passive.n_soft) != MB_OK) {
         free(g.books);
         return MB_NO_MEMORY;
     }
@@ -1296,6 +1301,8 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     for (int i = 0; i < m->nb; i++)
         if (!mb_joint_is_vector(m->jtype[i]))  /* joints.h: the joint table's one "plain vector" fact */
             g.vector = 0;
+    g.passive_no_soft = r->passive;
+    g.passive_no_soft.n_soft = 0;
     mb_model dynamics_model = *m;  /* semi_implicit's damping implicit: (M + dt·D) q̈ = τ − C − D q̇ */
     if (r->passive.implicit_armature)
         dynamics_model.armature = (double *)r->passive.implicit_armature;

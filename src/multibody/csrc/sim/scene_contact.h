@@ -131,6 +131,8 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * held (n_held): joints resting on hard stops, kept at q̈_j = q̈₀_j = 0 (the correction moves the others); their
  * stops take up the correction's load, which held_force (n_held: the stops' λ from the forward dynamics, or NULL)
  * gets added: (M Δq̈)_j − (Jᵀ Δf)_j, so that a stop's force is the one the step holds its joint with.
+ * soft (n_soft rows of MB_SOFT_ROW, passive.c's): the soft stops, solved with the contacts (then left out of
+ * the forward dynamics' τ_all and q̈).
  * Returns MB_OK, MB_SINGULAR, MB_NO_MEMORY or the pivot status of a singular M. */
 typedef struct mb_scene_implicit mb_scene_implicit;
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m);
@@ -143,7 +145,7 @@ const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m,
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
                               const mb_scene *s, double K, double D, const int *held, int n_held,
-                              double *held_force, double *F,
+                              double *held_force, int n_soft, const double *soft, double *F,
                               void *scratch, mb_scene_implicit *w);
 /* the contact's tangent basis: t1 = e_x (or e_y when n is near ±e_x) made orthogonal to n, t2 = n × t1;
  * for n = e_z it is (e_x, e_y), the ground contact's axes */
