@@ -217,14 +217,17 @@ def test_soft_stop_holds_its_load_as_mujocos_does():
 def test_soft_limits_follow_mujocos_to_round_off(solimp):
     """limits="soft" is MuJoCo's soft constraint on the limits (solreflimit, solimplimit, margin read from the
     file, Â its dof_invweight0): a double pendulum swinging into both its limits, which then hold it against
-    gravity together (their rows coupled through J M⁻¹ Jᵀ, solved as one LCP), under MuJoCo's Euler and ours
-    (semi_implicit) at its 2 ms: the same q to 1e-10 rad over 2 s (measured 1e-12)."""
+    gravity together (their rows coupled through J M⁻¹ Jᵀ), under MuJoCo's Euler and ours (semi_implicit) at its
+    2 ms, in each of the three places the stops are solved — alone (the engine's LCP: contact off), as rows of
+    the compliant scene's implicit solve (the file's floor, which the second link could meet but does not), as
+    rows of hard contact's LCP: the same q over 2 s to 1e-10 rad (measured 2e-12), hard contact's to 1e-7 (its
+    LCP's regularisation of 1e-8: measured 7e-9)."""
     import mujoco
-    xml = f"""<mujoco><option timestep="0.002"/><worldbody><body pos="0 0 1">
+    xml = f"""<mujoco><option timestep="0.002"/><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 1">
       <joint type="hinge" axis="0 1 0" range="-30 30" solimplimit="{solimp}" solreflimit="0.03 0.8"/>
       <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1" contype="0" conaffinity="0"/>
       <body pos="0.5 0 0"><joint type="hinge" axis="0 1 0" range="-10 10" margin="0.01"/>
-      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1" contype="0" conaffinity="0"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
       </body></body></worldbody></mujoco>"""
     mj = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(mj)
@@ -233,9 +236,11 @@ def test_soft_limits_follow_mujocos_to_round_off(solimp):
         mujoco.mj_step(mj, d)
         want.append(d.qpos.copy())
     model = mb.load_mjcf(xml)
-    tr = mb.simulate(model, None, None, 2.0, limits="soft")
-    assert tr.integrator == "semi_implicit" and np.max(np.abs(tr.q[-1] - np.radians([30, 10]))) < 0.02   # resting
-    assert np.abs(tr.q[1:] - np.array(want)).max() < 1e-10
+    for contact, tol in (("off", 1e-10), (None, 1e-10), ("hard", 1e-7)):
+        tr = mb.simulate(model, None, None, 2.0, limits="soft", contact=contact)
+        assert tr.integrator == "semi_implicit" and tr.contact == {"off": None, None: "compliant"}.get(contact, contact)
+        assert np.max(np.abs(tr.q[-1] - np.radians([30, 10]))) < 0.02                       # resting on both
+        assert np.abs(tr.q[1:] - np.array(want)).max() < tol, contact
 
 
 @pytest.mark.parametrize("integrator", ["rk4", "semi_implicit"])

@@ -31,8 +31,9 @@
     defaults).  The parameters are the model's ``limit_softness`` (an MJCF file's ``solreflimit``,
     ``solimplimit``, ``margin``), MuJoCo's defaults ``LIMIT_SOFTNESS`` elsewhere.  Under
     ``semi_implicit`` with the model's compliant contact the stops are rows of the contacts' implicit
-    solve (:meth:`~multibody.simulation.contact.SceneContact.implicit_step`), as MuJoCo solves its
-    limits with its contacts; otherwise each stage solves them on their own (the engine's LCP).
+    solve (:meth:`~multibody.simulation.contact.SceneContact.implicit_step`), and under ``contact="hard"``
+    rows of its LCP (J v⁺ + R λ = J v + h a_ref for the impulse λ = h f), as MuJoCo solves its limits
+    with its contacts; otherwise each stage solves them on their own (the engine's LCP).
   - ``"off"``: the limits are ignored.
 
 * **Damping** c ≥ 0 per velocity variable: τ −= c ⊙ q̇ (viscous, exact).

@@ -52,7 +52,7 @@ struct mb_hard_work {
     int *slot, *first;              /* (cap) each contact's slot and its first row             */
     const double *F_last;           /* the F of the last call, and the slots it wrote there     */
     int n_last;                     /*   (w->slot[0..n_last)): only those are zeroed next time  */
-    int *lim;                       /* (joint limits) the limits in this step's rows           */
+    int *lim;                       /* (joint limits, then soft stops) those in this step's rows */
     double *H, *L;                  /* (nv × nv) M, its LTL factor (on M's pattern: mb_ltl_factor_pattern) */
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
     double *ax;                     /* (6 nv) the dofs' world axes at the step's poses (mb_dof_world_axes) */
@@ -72,13 +72,13 @@ struct mb_hard_work {
     long *stamp, *calls;            /* (lanes × keys), (lanes) */
 };
 
-mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lanes)
+mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lanes, int n_soft)
 {
     mb_hard_work *w = calloc(1, sizeof *w);
     const int nv = m->nv, cap = hc->scene->nslot;
     if (!w)
         return NULL;
-    w->cap = cap, w->lanes = lanes > 0 ? lanes : 1, w->keys = cap + hc->hard_limits;
+    w->cap = cap, w->lanes = lanes > 0 ? lanes : 1, w->keys = cap + hc->hard_limits + n_soft;
     w->memo = calloc((size_t)w->lanes * w->keys * 3 + 1, 1);
     w->stamp = calloc((size_t)w->lanes * (w->keys + 1) + 1, sizeof(long));
     if (!w->memo || !w->stamp) {
@@ -89,7 +89,7 @@ mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lane
     for (size_t i = 0; i < (size_t)w->lanes * w->keys; i++)
         w->stamp[i] = -2;  /* (calls start at 0: no key is the last call's) */
     w->c = malloc(sizeof(mb_scene_contact) * (size_t)(cap ? cap : 1));
-    w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + 1));
+    w->slot = malloc(sizeof(int) * (2 * (size_t)cap + (size_t)hc->hard_limits + (size_t)n_soft + 1));
     w->H = malloc(sizeof(double) * (2 * (size_t)nv * nv + 11 * (size_t)nv + 1));
     w->poses = malloc(mb_scene_pose_scratch(hc->scene));
     w->chain = malloc(sizeof(int) * (3 * (size_t)nv + 1));
@@ -286,7 +286,7 @@ static int body_of(const mb_scene *s, int pair, int which)
 MB_CLONES_AVX2
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                           double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane,
-                          const double *tau, const double *fext)
+                          const double *tau, const double *fext, int n_soft, const double *soft)
 {
     const int nv = m->nv, *lam = m->dof_parent, n_eq = hc->hard_rows;
     const mb_scene *s = hc->scene;
@@ -307,8 +307,13 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     const int nc = mb_scene_contacts(m, d, q, s, w->c, w->cap, w->poses);  /* (poses d->R0, d->p0 at q) */
     if (nc < 0)
         return -1;
+    int ns = 0;  /* the soft stops passed (MuJoCo's soft limits, passive.c's rows): rows of this LCP too */
+    double aref, R;
+    for (int k = 0; k < n_soft; k++)
+        if (mb_soft_stop_terms(soft + MB_SOFT_ROW * k, q, v, &aref, &R))
+            w->lim[hc->hard_limits + ns++] = k;
     if (tau) {  /* the free acceleration q̈₀ from M's factor (RBDA §6.5: CRBA, LTL), which the rows need too */
-        if (nc == 0 && hc->hard_limits == 0 && n_eq == 0)
+        if (nc == 0 && hc->hard_limits == 0 && n_eq == 0 && ns == 0)
             return MB_HARD_NO_ROWS;
         mb_crba_posed(md, d, w->H);  /* (on the narrow phase's poses at q: d->R, d->p, d->R0, d->p0) */
         if (mb_ltl_factor_pattern(nv, lam, w->H, w->L) >= 0)
@@ -329,10 +334,13 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         if (gap <= slop + h * fabs(w->vfree[(int)row[1]]))
             w->lim[nl++] = k;
     }
-    if (nc == 0 && nl == 0 && n_eq == 0)
+    for (int k = 0; k < ns; k++)  /* the soft stops' after the limits' (w->lim: their rows in soft) */
+        w->lim[nl + k] = w->lim[hc->hard_limits + k];
+    if (nc == 0 && nl == 0 && n_eq == 0 && ns == 0)
         return MB_OK;
-    /* rows: G's, the limits', then per contact a normal and two friction rows where the pair has friction */
-    int n = n_eq + nl;
+    /* rows: G's, the limits', the soft stops', then per contact a normal and two friction rows where the pair has
+     * friction */
+    int n = n_eq + nl + ns;
     for (int i = 0; i < nc; i++) {
         const int p = w->c[i].pair;
         const double *pd = s->pdat + (size_t)p * MB_SP_SIZE;
@@ -378,6 +386,24 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         w->b[r] = target - sign * w->vfree[vi], w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
         w->mu[r] = 0.0;
     }
+    for (int j = 0; j < ns; j++) {  /* a soft stop: f = (a_ref − J a)/R at the step's a = (v⁺ − v)/h, so that for its
+                                     * impulse λ = h f: J v⁺ + R λ = J v + h a_ref, λ ≥ 0 (R on A's diagonal) */
+        const double *row = soft + MB_SOFT_ROW * w->lim[nl + j];
+        const int vi = (int)row[1], r = n_eq + nl + j;
+        const double sign = row[3];
+        mb_soft_stop_terms(row, q, v, &aref, &R);
+        double *y = w->Y + (size_t)r * nv;
+        int *pat = w->nz + (size_t)r * nv, np = 0;
+        for (int k = vi; k >= 0; k = lam[k])
+            np++;
+        for (int k = vi, t = np - 1; k >= 0; k = lam[k], t--)
+            pat[t] = k, y[k] = 0.0;
+        y[vi] = sign;
+        solve_rows(nv, lam, w->L, y, 1, pat, np);
+        w->nnz[r] = np;
+        w->b[r] = sign * (v[vi] - w->vfree[vi]) + h * aref, w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
+        w->mu[r] = R;  /* (kept here until A is made: its diagonal's share, then 0) */
+    }
     if (nc)  /* the dofs' world axes once, for every contact's point Jacobian */
         mb_dof_world_axes(m, d->R0, w->ax);
     for (int i = 0; i < nc; i++) {
@@ -421,19 +447,21 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     }
     /* A = Yᵀ Y by groups of rows: each constraint's and limit's row alone, each contact's rows together */
     w->groups = 0;
-    for (int r = 0; r < n_eq + nl; r++)
+    for (int r = 0; r < n_eq + nl + ns; r++)
         w->group[w->groups++] = r;
     for (int i = 0; i < nc; i++)
         w->group[w->groups++] = w->first[i];
     w->group[w->groups] = n;
     delassus(n, nv, w->Y, w->nz, w->nnz, w->group, w->groups, w->mask, w->chain, w->A);
+    for (int r = n_eq + nl; r < n_eq + nl + ns; r++)  /* the soft stops' R */
+        w->A[(size_t)r * n + r] += w->mu[r], w->mu[r] = 0.0;
     /* the warm start's guess: each row's state in the last step's solution where the row was there (its
      * contact's slot, its limit), a new row free (a contact that stays, a limit that holds) */
     int known = 0;
     for (int r = 0; r < n_eq; r++)
         w->guess[r] = MB_LCP_FREE;
-    for (int j = 0; j < nl; j++) {
-        const int key = w->cap + w->lim[j], was = stamp[key] == call - 1;
+    for (int j = 0; j < nl + ns; j++) {  /* (a soft stop's key after the limits': cap + hard limits + its row) */
+        const int key = w->cap + (j < nl ? 0 : hc->hard_limits) + w->lim[j], was = stamp[key] == call - 1;
         w->guess[n_eq + j] = was ? memo[3 * key] : MB_LCP_FREE, known += was;
     }
     for (int i = 0; i < nc; i++) {
@@ -447,7 +475,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     int err = 1, warm = 0;
     for (int attempt = 0; attempt < 2 && err; attempt++) {
         const double eps = par[MB_HARD_CFM] * (attempt ? 1e4 : 1.0);
-        for (int r = 0; attempt && r < n_eq + nl; r++)
+        for (int r = 0; attempt && r < n_eq + nl + ns; r++)
             w->lo[r] = r < n_eq ? -INFINITY : 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
         if (attempt)  /* mb_lcp_friction changed the bounds and findex: set them again */
             for (int i = 0; i < nc; i++)
@@ -476,8 +504,8 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     if (!warm)
         for (int r = 0; r < n; r++)
             w->guess[r] = w->x[r] == w->lo[r] ? MB_LCP_AT_LO : w->x[r] == w->hi[r] ? MB_LCP_AT_HI : MB_LCP_FREE;
-    for (int j = 0; j < nl; j++) {
-        const int key = w->cap + w->lim[j];
+    for (int j = 0; j < nl + ns; j++) {
+        const int key = w->cap + (j < nl ? 0 : hc->hard_limits) + w->lim[j];
         memo[3 * key] = (signed char)w->guess[n_eq + j], stamp[key] = call;
     }
     for (int i = 0; i < nc; i++) {

@@ -15,7 +15,7 @@
 #define MB_HARD_SIZE 5
 
 typedef struct mb_hard_work mb_hard_work;  /* the solve's buffers (grown to the contacts met) */
-mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lanes);
+mb_hard_work *mb_hard_work_new(const mb_model *m, const mb_contact *hc, int lanes, int n_soft);
 void mb_hard_work_free(mb_hard_work *w);
 
 /* One step's contact impulses.  On entry qdd holds the free acceleration q̈₀ (contact-free forward
@@ -28,10 +28,12 @@ void mb_hard_work_free(mb_hard_work *w);
  * collider).  lane: the run (0 .. the lanes mb_hard_work_new was given − 1) whose last step's solve warm-starts
  * this one's LCP.  tau (fext may be NULL): given, qdd is not read: q̈₀ = M⁻¹ (τ − C(q, v, f_ext)) is found here on
  * the factor the Delassus operator needs anyway (M = LᵀL, C by RNEA on md), in place of the caller's ABA: one
- * inertia for both (MB_HARD_NO_ROWS: no rows, qdd untouched, the caller's forward dynamics then stands alone). */
+ * inertia for both (MB_HARD_NO_ROWS: no rows, qdd untouched, the caller's forward dynamics then stands alone).
+ * soft (n_soft rows of MB_SOFT_ROW, passive.c's; mb_hard_work_new's n_soft): the soft stops, rows of the same
+ * LCP (then left out of q̈₀), as MuJoCo solves its soft limits with its contacts. */
 int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                           double *qdd, double h, const mb_contact *hc, double *F, mb_hard_work *w, int lane,
-                          const double *tau, const double *fext);
+                          const double *tau, const double *fext, int n_soft, const double *soft);
 
 /* mb_hard_contact_stage's answer, given τ, when the step has no rows (no contact, constraint or joint limit
  * within reach): q̈₀ is not computed (the caller's ABA is cheaper than CRBA, LTL and RNEA), nor needed more */

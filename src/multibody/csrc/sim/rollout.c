@@ -186,8 +186,9 @@ typedef struct {
     double h;                          /* the step being taken (hard contact's impulses are per step) */
     mb_hard_work *hard;                /* hard contact's solve (r->contact.hard), or NULL */
     mb_scene_implicit *implicit;       /* the compliant scene's law implicit in a semi_implicit step, or NULL */
-    mb_passive passive_no_soft;        /* (with implicit) the run's passive laws but the soft stops: those are
-                                        * solved with the contacts (mb_scene_contact_implicit) */
+    mb_passive passive_no_soft;        /* the run's passive laws but the soft stops, which the implicit scene and
+                                        * hard contact solve with their contacts (mb_scene_contact_implicit,
+                                        * mb_hard_contact_stage) */
     int z_live;                        /* its contact states stepped, checked and copied on the scene's live slots
                                         * alone (live_advance) */
     int fast_single;                   /* one run's RK4 steps by rk4_single */
@@ -617,8 +618,8 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         const double *H = one_inertia ? mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l], 1) : NULL;
         if (mb_passive_joint_forces(&r->passive)) {  /* passive.c: damping, friction, tendons, soft stops */
             double *ta = part(w->tau_all, l, nv);
-            /* (the compliant scene implicit in the step solves the soft stops with its contacts) */
-            const mb_passive *laws = g->implicit ? &g->passive_no_soft : &r->passive;
+            /* (the compliant scene implicit in the step and hard contact solve the soft stops with the contacts) */
+            const mb_passive *laws = g->implicit || r->contact.hard ? &g->passive_no_soft : &r->passive;
             mb_passive_forces(m, g->d, laws, q[l], v[l], tau, H, cancel ? g->mf : m, fext[l], w->passive, ta);
             tau_all[l] = ta;
         }
@@ -640,7 +641,8 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
                 continue;
             double *force = full_tau ? part(w->force, l, 3 * r->contact.scene_slots) : w->force_stage;
             int st = mb_hard_contact_stage(m, g->md, g->d, q[l], v[l], qdd[l], g->h, &r->contact, force, g->hard, l,
-                                           hard_fd ? tau_all[l] : NULL, hard_fd ? fext[l] : NULL);
+                                           hard_fd ? tau_all[l] : NULL, hard_fd ? fext[l] : NULL, r->passive.n_soft,
+                                           r->passive.soft);
             /* no rows: ABA alone; M not factored: ABA names the body */
             if (st == MB_HARD_NO_ROWS || (hard_fd && st == MB_SINGULAR)) {
                 forward_dynamics_one(g, g->md, l, q[l], v[l], tau_all[l], fext[l], qdd[l]);
@@ -1276,7 +1278,7 @@ int mb_run_rollouts(const mb_model *m, mb_data *d, const mb_lanes_impl *lanes, c
     for (int l = 0; l < L; l++)
         g.singular[l] = -1;
     g.h = r->dt;
-    if (r->contact.hard && !(g.hard = mb_hard_work_new(m, &r->contact, L))) {
+    if (r->contact.hard && !(g.hard = mb_hard_work_new(m, &r->contact, L, r->passive.n_soft))) {
         free(g.w.block), free(g.w.contact_flags), free(g.books);
         return MB_NO_MEMORY;
     }
