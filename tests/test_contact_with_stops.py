@@ -45,13 +45,13 @@ def test_resting_stop_under_the_implicit_law_matches_its_python_statement():
 
 def test_humanoid_on_its_hard_stops_at_its_own_step():
     """dm_control's humanoid as the file runs it (semi_implicit at its 5 ms, compliant contact, the
-    default hard stops): with joints resting on stops the contact used to fall back to the explicit
+    hard stops): with joints resting on stops the contact used to fall back to the explicit
     law, which 5 ms cannot hold — 254 kN at 0.37 s and the body thrown 100 m.  It now falls and lies."""
     import dm_control
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = mb.load_mjcf(os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml"))
-    tr = mb.simulate(model, None, None, 2.0)
+    tr = mb.simulate(model, None, None, 2.0, limits="hard")
     assert tr.status == "finished" and tr.integrator == "semi_implicit"
     assert len(tr.events) > 0                                  # stops were hit (and rested on)
     assert np.abs(tr.contact_forces[..., 2]).max() < 20e3      # MuJoCo's largest at landing ~5 kN

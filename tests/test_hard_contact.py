@@ -186,7 +186,7 @@ def test_a_urdf_on_a_ground_and_joint_limits_as_rows():
                         '<geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/></body>'
                         '<body pos="0 0 0.3"><freejoint/><geom type="sphere" size="0.1" mass="1"/></body>'
                         '</worldbody></mujoco>')
-    tr = mb.simulate(pend, None, None, 1.0, contact="hard", ground=True)
+    tr = mb.simulate(pend, None, None, 1.0, contact="hard", ground=True, limits="hard")
     assert tr.status == "finished" and tr.events == []
     assert tr.q[-1, 0] == pytest.approx(np.radians(30.0), abs=1e-3)   # on its upper stop (gravity pushes it there)
     assert tr.q[:, 0].max() < np.radians(30.0) + 1e-3

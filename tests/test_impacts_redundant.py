@@ -114,7 +114,7 @@ def test_dm_control_humanoid_falls_past_the_impact_that_met_a_resting_joints_own
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         h = mb.load_mjcf(os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml"))
-    tr = mb.simulate(h, None, None, 2.0, dt=0.005, integrator="semi_implicit", record_every=20)
+    tr = mb.simulate(h, None, None, 2.0, dt=0.005, integrator="semi_implicit", record_every=20, limits="hard")
     assert tr.status == "finished" and tr.t[-1] == pytest.approx(2.0)
     assert len(tr.events) > 0
     hinge = [int(h.q_start[j]) for j in range(h.nb) if h.nq_joint[j] == 1]

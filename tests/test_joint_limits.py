@@ -181,7 +181,7 @@ def test_hopper_starting_outside_its_knee_range_runs_as_mujoco_qualitatively():
     qi = int(hopper.q_start[hopper.joint_names.index("knee")])
     assert hopper.q_default[qi] == 0.0 and hopper.q_lower[qi] == pytest.approx(lo)
     with pytest.warns(SimulationWarning, match=r"joint 'knee' starts at 0.0, outside its range \[0.087"):
-        traj = mb.simulate(hopper, None, None, 1.0)
+        traj = mb.simulate(hopper, None, None, 1.0, limits="hard")
     assert traj.status == "finished" and np.all(np.isfinite(traj.q))
     assert traj.q[0, qi] == hopper.q_lower[qi]
     slack = 2.0 * EVENT_TIME_TOL * np.abs(traj.qd).max()   # a located impact: up to |q̇| EVENT_TIME_TOL past
@@ -753,7 +753,8 @@ def test_dm_control_humanoid_runs_its_ten_seconds_on_compliant_contact_within_it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         h = mb.load_mjcf(path)
-    traj = mb.simulate(h, h.q_default, None, 10.0, dt=0.002, integrator="semi_implicit", record_every=5)
+    traj = mb.simulate(h, h.q_default, None, 10.0, dt=0.002, integrator="semi_implicit", record_every=5,
+                       limits="hard")
     assert traj.status == "finished" and traj.contact == "compliant" and traj.t[-1] == pytest.approx(10.0)
     assert np.all(np.isfinite(traj.q)) and len(traj.events) > 20
     hinge = [int(h.q_start[j]) for j in range(h.nb) if h.nq_joint[j] == 1]
@@ -797,7 +798,7 @@ def test_no_joint_of_the_falling_humanoid_passes_its_stop_when_another_stop_cuts
     implicit law holding while joints rest, this fall has a handful of stops, not dozens.)"""
     import dm_control
     m = mb.load_mjcf(os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml"))
-    tr = mb.simulate(m, None, None, 0.45, dt=2e-3, integrator="semi_implicit")
+    tr = mb.simulate(m, None, None, 0.45, dt=2e-3, integrator="semi_implicit", limits="hard")
     lo, hi = np.where(np.isfinite(m.q_lower), m.q_lower, -np.inf), np.where(np.isfinite(m.q_upper), m.q_upper, np.inf)
     past = np.maximum(tr.q - hi, lo - tr.q).max()
     assert len(tr.events) >= 5 and past < 1e-8, past

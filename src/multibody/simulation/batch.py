@@ -21,7 +21,7 @@ from .core import (Recorder, _fixed_machine, _resume_together, build_trajectory,
                    default_start, model_constraints, release_by_step, simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .controllers import PD
-from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, joint_springs, step_friction_velocity
+from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, joint_springs, limit_mode, step_friction_velocity
 from .constraints import ConstraintSet, with_model_constraints
 from .system import (System, _check_model, _positive, check_actuator_steps, check_spring_steps, default_integrator,
                      default_step, scene_contact)
@@ -233,7 +233,7 @@ def _batch_system(model, kwargs, warn=False, events=True):
 
     ``warn``: the System's warnings (filtered actuators leaving their start) — True only for the one
     System simulate_batch builds to check the gains, so a batch call warns once, not per chunk."""
-    stops = JointLimits(model, kwargs.get("limits", "hard"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
+    stops = JointLimits(model, kwargs.get("limits"), kwargs.get("limit_restitution", 0.0), kwargs["dt"])
     contact = kwargs.get("contact")   # None, or hard contact (its constraints and limits rows of its LCP, in C)
     system = System(model, kwargs["controller"], kwargs["f_ext"], limits=stops, contact=contact,
                     constraints=model_constraints(model, None) if contact is not None
@@ -333,7 +333,7 @@ def _compiled_passive(model, controller, integrator, kwargs):
     if integrator not in rollout.INTEGRATOR_CODES:
         return False
     ok, _ctrl, period = rollout.controller_tables(model, controller)
-    hard = kwargs.get("limits", "hard") == "hard" and bool(JointLimits(model, "hard"))
+    hard = limit_mode(model, kwargs.get("limits")) == "hard" and bool(JointLimits(model, "hard"))
     return ok and not (hard and period)
 
 
@@ -454,7 +454,7 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
                   and ((in_lcp and not kwargs.get("constraints") and getattr(model, "gamma_q", None) is None)
                        or (not in_lcp and _c_constraints(model, kwargs.get("constraints")) is not False))
                   and not _sampled_in_python(model, controller)
-                  and (not _passive_beyond_damping(model, kwargs.get("limits", "hard"))
+                  and (not _passive_beyond_damping(model, limit_mode(model, kwargs.get("limits")))
                        or _compiled_passive(model, controller, integrator, kwargs)))
     unknown = set(kwargs) - {"constraints", "contact", "ground", "rtol", "atol", "progress", "limits", "limit_restitution",
                              "friction_velocity", "ctrl"}

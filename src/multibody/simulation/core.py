@@ -148,7 +148,7 @@ def build_trajectory(model, space, system, rec, events_fired, status, message, i
 # ---- the public function ----------------------------------------------------------------------
 def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None, f_ext=None, events=(),
              constraints=None, contact=None, record_every=1, rtol=1e-9, atol=1e-12,
-             progress=False, limits="hard", limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
+             progress=False, limits=None, limit_restitution=0.0, friction_velocity=FRICTION_VELOCITY,
              on_divergence="warn", sensitivities=False, keyframe=None, ground=False, ctrl=None,
              effort_limits: bool = False) -> Trajectory:
     """Integrate the model's motion from (q0, qd0) over [0, t_final] and return a :class:`Trajectory`.
@@ -207,9 +207,10 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
         contact was softened for an explicit step, ``SceneContact``'s ``step``).
     record_every : keep every k-th grid sample (the final state and event states are always kept).
     progress : show a progress bar (tqdm).
-    limits : the model's position limits: ``"hard"`` (default; rigid stops, impacts with restitution
-        ``limit_restitution``, default 0), ``"soft"`` (MuJoCo's soft limit: the file's solreflimit, solimplimit) or
-        ``"off"``.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
+    limits : the model's position limits: ``"hard"`` (rigid stops, impacts with restitution
+        ``limit_restitution``, default 0), ``"soft"`` (MuJoCo's soft limit: the file's solreflimit,
+        solimplimit) or ``"off"``; None (default): the model's own — ``"soft"`` for an MJCF file's (MuJoCo's
+        soft constraints), ``"hard"`` elsewhere.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
         and gravity compensation are always applied; see :mod:`multibody.simulation.limits`.
         ``traj.passive`` lists what was applied.
     limit_restitution : float

@@ -92,6 +92,21 @@ FRICTION_STEP = 0.5
 LIMIT_MODES = ("hard", "soft", "off")
 
 
+def limit_mode(model, limits=None):
+    """The limits a run takes: ``limits`` ("hard", "soft" or "off") as given, or None, the model's own —
+    "soft" where the model carries its limits' softness (``limit_softness``: an MJCF file's limits, MuJoCo's
+    soft constraints, run as MuJoCo runs them), "hard" elsewhere (URDF, built models).
+
+    >>> import multibody as mb
+    >>> limit_mode(mb.models.planar(2)), limit_mode(mb.models.planar(2), "off")
+    ('hard', 'off')
+    """
+    if limits is None:
+        return "soft" if getattr(model, "limit_softness", None) is not None else "hard"
+    _checks.one_of("limits", limits, LIMIT_MODES)
+    return limits
+
+
 def model_stops(model):
     """The stops (joint name, q index, v index, position, sign) of the model's finite position limits
     on its one-variable joints; computed once per Model (immutable) and cached on it."""
@@ -130,8 +145,8 @@ class JointLimits:
     joint resting on a stop to that stop.
     """
 
-    def __init__(self, model, mode="hard", restitution=0.0, dt=1e-3):
-        _checks.one_of("limits", mode, LIMIT_MODES)
+    def __init__(self, model, mode=None, restitution=0.0, dt=1e-3):
+        mode = limit_mode(model, mode)
         self.model, self.mode, self.dt = model, mode, float(dt)
         self.restitution = _checks.number("limit_restitution", restitution, nonneg=True)
         if self.restitution > 1.0:
