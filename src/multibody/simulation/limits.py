@@ -664,7 +664,9 @@ def impedance(solimp, x):
     if u <= 0.0:
         return lo
     y = u
-    if power != 1.0:
+    if power == 2.0:   # (MuJoCo's default: squares, as passive.c takes them)
+        y = u * u / mid if u <= mid else 1.0 - (1.0 - u) * (1.0 - u) / (1.0 - mid)
+    elif power != 1.0:
         y = u ** power / mid ** (power - 1.0) if u <= mid else 1.0 - (1.0 - u) ** power / (1.0 - mid) ** (power - 1.0)
     return lo + y * (hi - lo)
 

@@ -406,6 +406,11 @@ void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, 
  * the margin < 0), with MuJoCo's reference acceleration a_ref = −B sign v − K d dist and regulariser
  * R = (1 − d)/d Â (d: the impedance of dist; the stop's force f = (a_ref − J q̈)/R at the step's q̈), else 0 */
 int mb_soft_stop_terms(const double *row, const double *q, const double *v, double *aref, double *R);
+/* has the joint passed the soft stop's row (mb_soft_stop_terms's test alone)? */
+static inline int mb_soft_stop_passed(const double *row, const double *q)
+{
+    return row[3] * (q[(int)row[0]] - row[2]) - row[11] < 0.0;
+}
 void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *base,
                          double *fext);
 /* Does the plan carry joint-space passive forces (damping, friction, tendons, soft stops)? */

@@ -310,7 +310,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     int ns = 0;  /* the soft stops passed (MuJoCo's soft limits, passive.c's rows): rows of this LCP too */
     double aref, R;
     for (int k = 0; k < n_soft; k++)
-        if (mb_soft_stop_terms(soft + MB_SOFT_ROW * k, q, v, &aref, &R))
+        if (mb_soft_stop_passed(soft + MB_SOFT_ROW * k, q))
             w->lim[hc->hard_limits + ns++] = k;
     if (tau) {  /* the free acceleration q̈₀ from M's factor (RBDA §6.5: CRBA, LTL), which the rows need too */
         if (nc == 0 && hc->hard_limits == 0 && n_eq == 0 && ns == 0)

@@ -193,7 +193,9 @@ static double impedance(const double *solimp, double x)
     if (u <= 0.0)
         return lo;
     double y = u;
-    if (power != 1.0)
+    if (power == 2.0)  /* (MuJoCo's default: squares, not pow, which was 2 % of a lying humanoid's step) */
+        y = u <= mid ? u * u / mid : 1.0 - (1.0 - u) * (1.0 - u) / (1.0 - mid);
+    else if (power != 1.0)
         y = u <= mid ? pow(u, power) / pow(mid, power - 1.0)
                      : 1.0 - pow(1.0 - u, power) / pow(1.0 - mid, power - 1.0);
     return lo + y * (hi - lo);
@@ -202,7 +204,7 @@ static double impedance(const double *solimp, double x)
 int mb_soft_stop_terms(const double *row, const double *q, const double *v, double *aref, double *R)
 {
     const double sign = row[3], dist = sign * (q[(int)row[0]] - row[2]) - row[11];
-    if (!(dist < 0.0))
+    if (!mb_soft_stop_passed(row, q))
         return 0;
     const double imp = impedance(row + 6, dist);
     *R = fmax(1e-15, (1.0 - imp) / imp * row[12]);
@@ -230,7 +232,7 @@ void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, 
     int *act = (int *)(scratch + mb_passive_soft_scratch(nv, p->n_soft) - p->n_soft);
     double aref, R;
     for (int s = 0; s < p->n_soft; s++)
-        if (mb_soft_stop_terms(p->soft + MB_SOFT_ROW * s, q, v, &aref, &R))
+        if (mb_soft_stop_passed(p->soft + MB_SOFT_ROW * s, q))
             act[S++] = s;
     if (!S)
         return;

@@ -1040,7 +1040,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         if (state[i] || c[i].depth > 0.0)
             na++, n += 3;
     for (int k = 0; k < n_soft; k++)
-        ns += mb_soft_stop_terms(soft + MB_SOFT_ROW * k, q, v, &aref, &R);
+        ns += mb_soft_stop_passed(soft + MB_SOFT_ROW * k, q);
     if (!na && !tau_all && !ns) {
         reset_apart(memo, &V, zdot, F, h);
         return MB_OK;
