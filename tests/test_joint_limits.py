@@ -210,6 +210,7 @@ def test_soft_stop_holds_its_load_as_mujocos_does():
     assert 0.9 < d < 0.95 and p == pytest.approx((1 - d) * load / (H * K * d * d), rel=1e-6)
     assert p < 0.1 * load * SOFT_LIMIT_TIME ** 2 / H
     assert abs(traj.qd[-1, 0]) < 1e-6
+    assert "nb" in dir(m)          # (the stops' rows kept on the model under a name: dir() sorts its names)
 
 
 @pytest.mark.parametrize("solimp", ["0.9 0.95 0.001 0.5 2", "0 0.99 0.01 0.5 2", "0.5 0.8 0.05 0.3 3",

@@ -210,8 +210,8 @@ class JointLimits:
         :func:`soft_reference`'s B, K and solimp from the model's ``limit_softness`` (MuJoCo's defaults
         where it has none) at this run's step, Â = (M⁻¹)_jj at the model's default configuration (MuJoCo's
         ``dof_invweight0``).  Once per model and step."""
-        key = ("_soft_rows", self.dt)
-        rows = self.model.__dict__.get(key)
+        memo = self.model.__dict__.setdefault("_soft_rows", {})   # (per step: solref's refsafe reads it)
+        rows = memo.get(self.dt)
         if rows is None:
             model = self.model
             softness = model.limit_softness
@@ -228,7 +228,7 @@ class JointLimits:
                 rows.append((qi, vi, pos, sign, *soft_reference(row, self.dt, name), weight))
             rows = np.ascontiguousarray(rows, dtype=float).reshape(-1, 13)
             rows.setflags(write=False)
-            model.__dict__[key] = rows
+            memo[self.dt] = rows
         return rows
 
     def soft_terms(self, q, v):
