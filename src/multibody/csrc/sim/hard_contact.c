@@ -182,6 +182,21 @@ static void solve_rows(int nv, const int *lam, const double *L, double *Y, int r
     }
 }
 
+/* Y's row r = L⁻ᵀ (sign e_vi), a joint's own row (a limit's, a soft stop's): its columns vi and its ancestors
+ * (L⁻ᵀ e_vi lives there), ascending */
+static void joint_row(int nv, const int *lam, mb_hard_work *w, int r, int vi, double sign)
+{
+    double *y = w->Y + (size_t)r * nv;
+    int *pat = w->nz + (size_t)r * nv, np = 0;
+    for (int k = vi; k >= 0; k = lam[k])
+        np++;
+    for (int k = vi, t = np - 1; k >= 0; k = lam[k], t--)
+        pat[t] = k, y[k] = 0.0;
+    y[vi] = sign;
+    solve_rows(nv, lam, w->L, y, 1, pat, np);
+    w->nnz[r] = np;
+}
+
 /* Block (a, b) of A = YᵀY for groups of 1 or 3 rows: the sums Σ_t ya[ks[t]] yb[ks[t]] over the common columns
  * ks in ascending order, in registers, each column's values loaded once for the block (the 3 × 3 block of two
  * contacts with friction, a limit's 1 × 3 with one, 1 × 1); s[3 a + b] out. */
@@ -371,15 +386,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         const double *row = hc->hard_limit_rows + 4 * w->lim[j];
         const int qi = (int)row[0], vi = (int)row[1], r = n_eq + j;
         const double sign = row[3], gap = sign * (q[qi] - row[2]), u = sign * v[vi];
-        double *y = w->Y + (size_t)r * nv;
-        int *pat = w->nz + (size_t)r * nv, np = 0;
-        for (int k = vi; k >= 0; k = lam[k])  /* its columns: vi and its ancestors (L⁻ᵀ e_vi lives there), ascending */
-            np++;
-        for (int k = vi, t = np - 1; k >= 0; k = lam[k], t--)
-            pat[t] = k, y[k] = 0.0;
-        y[vi] = sign;
-        solve_rows(nv, lam, w->L, y, 1, pat, np);
-        w->nnz[r] = np;
+        joint_row(nv, lam, w, r, vi, sign);
         const double target = gap > 0.0 ? -gap / h
                                          : fmax(par[MB_HARD_LIMIT_RESTITUTION] * fmax(-u, 0.0),
                                                 erp * fmax(-gap - slop, 0.0) / h);
@@ -392,15 +399,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         const int vi = (int)row[1], r = n_eq + nl + j;
         const double sign = row[3];
         mb_soft_stop_terms(row, q, v, &aref, &R);
-        double *y = w->Y + (size_t)r * nv;
-        int *pat = w->nz + (size_t)r * nv, np = 0;
-        for (int k = vi; k >= 0; k = lam[k])
-            np++;
-        for (int k = vi, t = np - 1; k >= 0; k = lam[k], t--)
-            pat[t] = k, y[k] = 0.0;
-        y[vi] = sign;
-        solve_rows(nv, lam, w->L, y, 1, pat, np);
-        w->nnz[r] = np;
+        joint_row(nv, lam, w, r, vi, sign);
         w->b[r] = sign * (v[vi] - w->vfree[vi]) + h * aref, w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
         w->mu[r] = R;  /* (kept here until A is made: its diagonal's share, then 0) */
     }
