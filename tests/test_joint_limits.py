@@ -820,3 +820,21 @@ def test_a_user_reset_that_kicks_a_resting_joint_off_its_stop_lets_gravity_act_o
                        rtol=1e-11, atol=1e-12, dt=1e-3)
     tol = 2e-3 if integrator == "semi_implicit" else 1e-6       # first order: its own error, not the stop's
     assert abs(tr.q[-1, 0] - free.q[-1, 0]) < tol and abs(tr.qd[-1, 0] - free.qd[-1, 0]) < tol
+
+
+def test_the_command_line_takes_the_files_limits_or_the_ones_asked_for(tmp_path, capsys):
+    """``multibody simulate`` runs an MJCF file's limits as MuJoCo's soft ones by default, a URDF's as rigid
+    stops; ``--limits`` picks (hard: the stop's impact is an event)."""
+    path = tmp_path / "arm.xml"
+    path.write_text('<mujoco><worldbody><body pos="0 0 1"><joint type="hinge" axis="0 1 0" range="-30 30"/>'
+                    '<geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/></body></worldbody></mujoco>')
+    out = tmp_path / "t.npz"
+    for flags, applied in (([], "limits soft"), (["--limits", "hard"], "limits hard"), (["--limits", "off"], None)):
+        assert cli.main(["simulate", str(path), "--t-final", "0.5", "--quiet", "--out", str(out), *flags]) == 0
+        text = capsys.readouterr().out
+        assert (applied in text) if applied else ("limits" not in text.split("applied from the model")[-1]), text
+        events = mb.Trajectory.load(out).events
+        assert (len(events) > 0) == (applied == "limits hard")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["simulate", str(path), "--limits", "rigid", "--out", str(out)])
+    assert e.value.code == 2 and "invalid choice: 'rigid'" in capsys.readouterr().err

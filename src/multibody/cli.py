@@ -445,7 +445,7 @@ def cmd_simulate(args):
     try:
         traj = mb.simulate(model, q0, qd0, args.t_final, dt=args.dt, integrator=args.integrator,
                            record_every=args.record_every, progress=not args.quiet, on_divergence="raise",
-                           ground=args.ground, contact=contact,
+                           ground=args.ground, contact=contact, limits=args.limits,
                            ctrl=_ctrl(model, args.ctrl, args.keyframe))
     except mb.SimulationError as e:   # diverged: keep the samples up to the last finite state, exit 1
         if e.trajectory is not None:
@@ -778,6 +778,10 @@ def build_parser():
     p.add_argument("--contact", choices=("on", "compliant", "hard", "off"), default="on",
                    help="the file's own contacts (its floor and geoms): on (default: the compliant law where the "
                         "file has a floor), compliant, hard (Coulomb friction, an LCP each step; semi_implicit), "
+                        "or off")
+    p.add_argument("--limits", choices=("hard", "soft", "off"), default=None,
+                   help="the joint limits: the model's own by default (an MJCF file's soft, as MuJoCo's soft "
+                        "constraints with its solreflimit and solimplimit; a URDF's hard: rigid stops), hard, soft "
                         "or off")
 
     p = sub.add_parser("plot", help="states, phase, energy (and paths with --model) as PNG files")
