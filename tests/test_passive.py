@@ -136,6 +136,13 @@ def test_soft_stops(setup):
         got = c_forces(m, only(record, "soft_stops"), q, v, tau, f_ext)[0]
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()))
     assert 10 < beyond < STATES      # the states reach both sides of the stops
+    # a load past double precision (τ − C overflows) has no forces: a status naming the law, not a silent zero
+    q = np.array([m.q_upper[0] + 0.2, 0.0, 0.0])
+    f_ext = np.zeros((m.nb, 6))
+    f_ext[0, 2] = 1.7e308
+    with pytest.raises(ValueError, match="limits='soft': the soft stops' LCP"):
+        for t0 in (1.7e308, -1.7e308):
+            c_forces(m, only(record, "soft_stops"), q, np.zeros(3), np.array([t0, 0.0, 0.0]), f_ext)
 
 
 def test_gravity_compensation(setup):

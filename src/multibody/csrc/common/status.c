@@ -29,6 +29,9 @@ static const char *const MESSAGES[MB_N_STATUS] = {
                          "alone can: the contact terms outweigh the bodies' inertia by some 13 orders (a stiffness far "
                          "too large for the bodies it presses, an impact too fast for the step, or a run already "
                          "blowing up); try a smaller dt, a softer contact, or contact='hard'",
+    [MB_SOFT_LIMITS] = "limits='soft': the soft stops' LCP (engine/lcp.c on J M^-1 J^T + R, MuJoCo's soft limits) "
+                       "found no forces at this state (its load or the joints' speeds not finite: a run blowing up); "
+                       "try a smaller dt, or limits='hard'",
     [MB_OVERFLOW] = "the inputs are finite but too large for double precision: the algorithm overflowed or lost "
                     "every digit on the way (e.g. bodies 1e100 m from the origin)",
 };

@@ -23,7 +23,8 @@ enum mb_status {
     MB_CONTACT_LCP = 16, /* hard contact's LCP (lcp.c) found no impulses at a step (rollout.c) */
     MB_CONTACT_STIFF = 17, /* the compliant law's implicit step (scene_contact.c) has no solution to working
                             * precision: its contact terms swamp M, which alone is positive definite */
-    MB_N_STATUS = 18
+    MB_SOFT_LIMITS = 18, /* the soft stops' LCP (passive.c: MuJoCo's soft limits, solved alone) found no forces */
+    MB_N_STATUS = 19
 };
 
 /* Message for a status code ("q: contains NaN or inf", …); NULL for MB_OK.  For MB_SINGULAR it

@@ -224,8 +224,8 @@ int mb_soft_stop_terms(const double *row, const double *q, const double *v, doub
  * left alone rings down with B and K.  The small LCP is the engine's (engine/lcp.c).  H: CRBA(ma, q) where the
  * caller has it, else made here; M's factors (mb_ltdl) go to d->L; ma: the model whose gravity τ_all's
  * forward dynamics meets (the run's, or its gravity-free copy under a PD that cancels g). */
-void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                           const double *fext, const double *Hq, double *scratch, double *tau_all)
+int mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, const double *q, const double *v,
+                          const double *fext, const double *Hq, double *scratch, double *tau_all)
 {
     const int nv = ma->nv, *lam = ma->dof_parent;
     int S = 0;
@@ -235,7 +235,7 @@ void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, 
         if (mb_soft_stop_passed(p->soft + MB_SOFT_ROW * s, q))
             act[S++] = s;
     if (!S)
-        return;
+        return MB_OK;
     double *H = scratch, *a0 = H + (long)nv * nv, *cols = a0 + nv, *A = cols + (long)S * nv, *b = A + (long)S * S;
     double *lo = b + S, *hi = lo + S, *mu = hi + S, *f = mu + S, *work = f + S;
     int *findex = (int *)(work + (long)S * S + 8L * S), *iwork = findex + S;
@@ -245,7 +245,7 @@ void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, 
         mb_crba(ma, d, q, H);
     memcpy(d->L, H, sizeof(double) * (size_t)nv * nv);
     if (mb_ltdl(nv, lam, d->L) >= 0)  /* M not positive definite: the forward dynamics names the body */
-        return;
+        return MB_OK;
     memset(a0, 0, sizeof(double) * nv);
     mb_rnea(ma, d, q, v, a0, fext, cols);  /* C(q, q̇, f_ext), then a₀ = M⁻¹ (τ_all − C) */
     for (int k = 0; k < nv; k++)
@@ -272,11 +272,12 @@ void mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, 
     }
     int pivots = 0;
     if (mb_lcp_dantzig(S, A, b, lo, hi, findex, mu, 0, f, work, iwork, &pivots, 1000 + 100 * S) != 0)
-        return;  /* (A + R is positive definite: the pivoting does not fail on numbers that are finite) */
+        return MB_SOFT_LIMITS;  /* (A + R is positive definite: the pivoting fails only on numbers not finite) */
     for (int i = 0; i < S; i++) {
         const double *row = p->soft + MB_SOFT_ROW * act[i];
         tau_all[(int)row[1]] += row[3] * f[i];
     }
+    return MB_OK;
 }
 
 /* MuJoCo's gravcomp as f_ext (dynamics/gravcomp.py): body i lifted by gc_lift_i at its world CoM c_i,
@@ -305,8 +306,9 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
 /* τ_all = τ (clipped to the effort limits first, where the plan has them) + the joint-space passive
  * forces (damping, friction, springs, tendons, actuators, soft stops, in that order).  H: CRBA(m, q) where the
  * caller has it (the soft stops' M), else NULL; ma: the model the soft stops take the free acceleration on (NULL:
- * m; a PD that cancels gravity: m without it), fext the run's f_ext (or NULL); scratch: mb_passive_scratch_size. */
-void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
+ * m; a PD that cancels gravity: m without it), fext the run's f_ext (or NULL); scratch: mb_passive_scratch_size.
+ * MB_OK, or MB_SOFT_LIMITS where the soft stops' LCP failed (τ_all then lacks them). */
+int mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
                        const double *tau, const double *H, const mb_model *ma, const double *fext, double *scratch,
                        double *tau_all)
 {
@@ -327,7 +329,6 @@ void mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const
         mb_passive_tendons(nv, p, q, v, scratch, scratch + nv, tau_all);
     if (p->n_actuators)
         mb_passive_actuators(m, d, p, q, v, scratch, tau_all);
-    if (p->n_soft)
-        mb_passive_soft_stops(ma ? ma : m, d, p, q, v, fext, H, scratch, tau_all);
+    return p->n_soft ? mb_passive_soft_stops(ma ? ma : m, d, p, q, v, fext, H, scratch, tau_all) : MB_OK;
 }
 #endif /* MB_LANE_BUILD */

@@ -620,8 +620,10 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
             double *ta = part(w->tau_all, l, nv);
             /* (the compliant scene implicit in the step and hard contact solve the soft stops with the contacts) */
             const mb_passive *laws = g->implicit || r->contact.hard ? &g->passive_no_soft : &r->passive;
-            mb_passive_forces(m, g->d, laws, q[l], v[l], tau, H, cancel ? g->mf : m, fext[l], w->passive, ta);
             tau_all[l] = ta;
+            if ((g->st[l] = mb_passive_forces(m, g->d, laws, q[l], v[l], tau, H, cancel ? g->mf : m, fext[l],
+                                              w->passive, ta)) != MB_OK)
+                continue;
         }
         copy_numbers(K, v[l], nv);
         qdd[l] = K + nv;
@@ -988,7 +990,9 @@ static inline __attribute__((always_inline)) int single_stage(group *g, double t
         return 0;
     const double *ta = tau;
     if (mb_passive_joint_forces(&r->passive)) {
-        mb_passive_forces(m, g->d, &r->passive, q, v, tau, NULL, cancel ? g->mf : m, NULL, w->passive, w->tau_all);
+        if (mb_passive_forces(m, g->d, &r->passive, q, v, tau, NULL, cancel ? g->mf : m, NULL, w->passive,
+                              w->tau_all) != MB_OK)
+            return 0;
         ta = w->tau_all;
     }
     copy_numbers(K, v, nv);
