@@ -213,9 +213,10 @@ def test_soft_stop_holds_its_load_as_mujocos_does():
     assert "nb" in dir(m)          # (the stops' rows kept on the model under a name: dir() sorts its names)
 
 
-@pytest.mark.parametrize("solimp", ["0.9 0.95 0.001 0.5 2", "0 0.99 0.01 0.5 2", "0.5 0.8 0.05 0.3 3",
-                                    "0.9 0.9 0.01 0.5 1"])
-def test_soft_limits_follow_mujocos_to_round_off(solimp):
+@pytest.mark.parametrize("solimp, solref", [("0.9 0.95 0.001 0.5 2", "0.03 0.8"), ("0 0.99 0.01 0.5 2", "0.03 0.8"),
+                                            ("0.5 0.8 0.05 0.3 3", "0.03 0.8"), ("0.9 0.9 0.01 0.5 1", "0.03 0.8"),
+                                            ("0.9 0.95 0.001 0.5 2", "-2000 -30")])   # (direct: −k, −b)
+def test_soft_limits_follow_mujocos_to_round_off(solimp, solref):
     """limits="soft" is MuJoCo's soft constraint on the limits (solreflimit, solimplimit, margin read from the
     file, Â its dof_invweight0): a double pendulum swinging into both its limits, which then hold it against
     gravity together (their rows coupled through J M⁻¹ Jᵀ), under MuJoCo's Euler and ours (semi_implicit) at its
@@ -225,7 +226,7 @@ def test_soft_limits_follow_mujocos_to_round_off(solimp):
     LCP's regularisation of 1e-8: measured 7e-9)."""
     import mujoco
     xml = f"""<mujoco><option timestep="0.002"/><worldbody><geom type="plane" size="1 1 .1"/><body pos="0 0 1">
-      <joint type="hinge" axis="0 1 0" range="-30 30" solimplimit="{solimp}" solreflimit="0.03 0.8"/>
+      <joint type="hinge" axis="0 1 0" range="-30 30" solimplimit="{solimp}" solreflimit="{solref}"/>
       <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1" contype="0" conaffinity="0"/>
       <body pos="0.5 0 0"><joint type="hinge" axis="0 1 0" range="-10 10" margin="0.01"/>
       <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>

@@ -32,6 +32,10 @@
  * sign·e_i, λ ≥ 0, with a contact normal's target (−gap/h while apart; restitution on the approach,
  * ERP beyond the slop once past).
  *
+ * Soft stops (limits="soft": MuJoCo's soft limits, passive.c's rows) a joint has passed are rows of the same LCP
+ * too, as MuJoCo solves its limits with its contacts: the stop's force f = (a_ref − J a)/R at the step's
+ * a = (v⁺ − v)/h is, for its impulse λ = h f, J v⁺ + R λ = J v + h a_ref with λ ≥ 0 — R on A's diagonal.
+ *
  * Constraints of constant Jacobian G (MJCF fixed-tendon and joint couplings, c = G q − c₀ on
  * one-variable joints) are rows of the same LCP, unbounded (its bilateral rows, as ODE's joints), with
  * Baumgarte's target G v⁺ = −ERP c/h: the free step q̈₀ is the unconstrained FDab's, and the whole

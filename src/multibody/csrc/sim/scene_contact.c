@@ -1144,7 +1144,9 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     /* the soft stops the joints have passed, MuJoCo's soft constraints (passive.c): each a row sign·e_j whose force
      * at the step's q̈ is f = (a_ref − sign q̈_j)/R, i.e. h g = 1/R and b = a_ref/R — solved with the contacts, as
      * MuJoCo solves its limits and contacts together (taken explicitly, its stop cancelling the (1 − d)-blended
-     * load of the step's start, dm_control's humanoid at 5 ms gained 125 J in a step); released where f < 0 */
+     * load of the step's start, dm_control's humanoid at 5 ms gained 125 J in a step); once the contacts have
+     * settled in the passes below, let go where f < 0 and taken back where it pushes.  (Where the passes run
+     * out, the last correction below is on M alone, without the stops' rows.) */
     for (int k = 0; k < n_soft; k++) {
         const double *row = soft + MB_SOFT_ROW * k;
         if (!mb_soft_stop_terms(row, q, v, &aref, &R))
