@@ -731,7 +731,8 @@ def rest_columns(z, fn, weight, z_mj, pen=None):
 
 def hard_batch(args, rng, model, mjm, q0, Tb, dt):
     """Part 7's batch: ``args.batch`` runs of Tb s under ``contact="hard"`` from q0 with its joints perturbed
-    (0.02 rad), ours (mb.simulate_batch) against one mujoco.rollout call, all threads on both sides.  Returns
+    (0.02 rad), ours (mb.simulate_batch, the file's own limits: an MJCF file's soft, MuJoCo's soft constraints)
+    against one mujoco.rollout call, all threads on both sides.  Returns
     (cpu, wall, batch, MuJoCo's cpu, its wall, its rollout output, its threads, ours)."""
     from multibody.core import _core
     N, nstep = args.batch, int(round(Tb / dt))
@@ -843,6 +844,7 @@ def humanoid_hard(args, rng):
           f"mean torso height {np.mean(out[0][:, -1, 2]):.4f} m")
     print(f"  {'  the same batch, CPU time of all threads: ours':52s} {cpu:10.4f} {mcpu / cpu:12.2f}  "
           f"(MuJoCo {mcpu:.4f} s)")
+    print("  (the batches run the file's own limits: soft, MuJoCo's soft constraints as rows of the LCP)")
 
 
 def compliant_scenes(args):
