@@ -210,7 +210,8 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     limits : the model's position limits: ``"hard"`` (rigid stops, impacts with restitution
         ``limit_restitution``, default 0), ``"soft"`` (MuJoCo's soft limit: the file's solreflimit,
         solimplimit) or ``"off"``; None (default): the model's own — ``"soft"`` for an MJCF file's (MuJoCo's
-        soft constraints), ``"hard"`` elsewhere.  The model's damping, Coulomb friction (smoothed: f·tanh(q̇ / ``friction_velocity``))
+        soft constraints), ``"hard"`` elsewhere.  The model's damping, Coulomb friction (smoothed:
+        f·tanh(q̇ / ``friction_velocity``))
         and gravity compensation are always applied; see :mod:`multibody.simulation.limits`.
         ``traj.passive`` lists what was applied.
     limit_restitution : float
