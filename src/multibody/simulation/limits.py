@@ -256,6 +256,7 @@ class JointLimits:
         margin), the forces f ≥ 0 of (A + R) f = a_ref − J a₀ + w, w ≥ 0 ⊥ f — a convex problem, solved
         here as the bounded least squares it is (SciPy's NNLS on A + R's Cholesky factor; the compiled
         loop: the engine's LCP)."""
+        from scipy.linalg import cho_factor, cho_solve
         from scipy.optimize import nnls
         vi, sign, aref, R = self.soft_terms(q, v)
         if vi.size == 0:
@@ -264,12 +265,11 @@ class JointLimits:
         tau_all = np.zeros(model.nv) if tau_all is None else np.asarray(tau_all, dtype=float)
         H, C = hand_c(model, q, v, f_ext)
         try:
-            np.linalg.cholesky(H)
+            factor = cho_factor(H)
         except np.linalg.LinAlgError:   # M singular: the forward dynamics names the body
             return None
-        inverse = np.linalg.inv(H)
-        a0 = np.linalg.solve(H, tau_all - C)
-        A = sign[:, None] * sign[None, :] * inverse[np.ix_(vi, vi)] + np.diag(R)
+        a0 = cho_solve(factor, tau_all - C)
+        A = sign[:, None] * sign[None, :] * cho_solve(factor, np.eye(model.nv)[:, vi])[vi] + np.diag(R)
         b = aref - sign * a0[vi]
         G = np.linalg.cholesky(A)
         f, _ = nnls(G.T, np.linalg.solve(G, b))

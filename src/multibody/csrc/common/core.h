@@ -401,7 +401,7 @@ void mb_passive_actuators(const mb_model *m, mb_data *d, const mb_passive *p, co
 void mb_passive_tendons(int nv, const mb_passive *p, const double *q, const double *v, double *sum, double *one,
                         double *tau_all);
 int mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                          const double *fext, const double *Hq, double *scratch, double *tau_all);
+                          const double *fext, double *scratch, double *tau_all);
 /* A soft stop's row (mb_passive.soft) at (q, v): 1 where the joint has passed the limit (dist = sign (q − pos) less
  * the margin < 0), with MuJoCo's reference acceleration a_ref = −B sign v − K d dist and regulariser
  * R = (1 − d)/d Â (d: the impedance of dist; the stop's force f = (a_ref − J q̈)/R at the step's q̈), else 0 */
@@ -419,10 +419,9 @@ static inline int mb_passive_joint_forces(const mb_passive *p)
     return p->effort || p->damping || p->friction || p->n_tendons || p->n_soft || p->n_springs || p->n_actuators;
 }
 /* τ_all = τ + the joint-space passive forces at (q, v), in the Python statement's order (damping,
- * friction, tendons, soft stops); H: CRBA(m, q) when the caller has it (the soft stops need it), else NULL;
- * scratch as above. */
+ * friction, tendons, soft stops); ma, fext: the soft stops' model and f_ext (passive.c); scratch as above. */
 int mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                      const double *tau, const double *H, const mb_model *ma, const double *fext, double *scratch,
+                      const double *tau, const mb_model *ma, const double *fext, double *scratch,
                       double *tau_all);
 
 typedef struct mb_rollout_out {

@@ -1387,7 +1387,7 @@ static PyObject *passive_entry(PyObject *const *args, Py_ssize_t nargs, gate_hol
     if (!(tau_all = PyArray_SimpleNew(1, dv, NPY_DOUBLE)) || (p.gc_lift && !(fext = PyArray_SimpleNew(2, df, NPY_DOUBLE))))
         goto done;
     const int law = mb_passive_forces(m, cm->single, &p, PyArray_DATA(q), PyArray_DATA(v), PyArray_DATA(tau), NULL,
-                                      NULL, fext_in ? PyArray_DATA(fext_in) : NULL, scratch,
+                                      fext_in ? PyArray_DATA(fext_in) : NULL, scratch,
                                       PyArray_DATA((PyArrayObject *)tau_all));
     if (law != MB_OK) {
         raise_status(law);

@@ -405,7 +405,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         mb_soft_stop_terms(row, q, v, &aref, &R);
         joint_row(nv, lam, w, r, vi, sign);
         w->b[r] = sign * (v[vi] - w->vfree[vi]) + h * aref, w->lo[r] = 0.0, w->hi[r] = INFINITY, w->findex[r] = -1;
-        w->mu[r] = R;  /* (kept here until A is made: its diagonal's share, then 0) */
+        w->mu[r] = 0.0;
     }
     if (nc)  /* the dofs' world axes once, for every contact's point Jacobian */
         mb_dof_world_axes(m, d->R0, w->ax);
@@ -456,8 +456,11 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         w->group[w->groups++] = w->first[i];
     w->group[w->groups] = n;
     delassus(n, nv, w->Y, w->nz, w->nnz, w->group, w->groups, w->mask, w->chain, w->A);
-    for (int r = n_eq + nl; r < n_eq + nl + ns; r++)  /* the soft stops' R */
-        w->A[(size_t)r * n + r] += w->mu[r], w->mu[r] = 0.0;
+    for (int j = 0; j < ns; j++) {  /* the soft stops' R on their diagonal */
+        const int r = n_eq + nl + j;
+        mb_soft_stop_terms(soft + MB_SOFT_ROW * w->lim[nl + j], q, v, &aref, &R);
+        w->A[(size_t)r * n + r] += R;
+    }
     /* the warm start's guess: each row's state in the last step's solution where the row was there (its
      * contact's slot, its limit), a new row free (a contact that stays, a limit that holds) */
     int known = 0;

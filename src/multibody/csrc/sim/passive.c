@@ -221,11 +221,11 @@ int mb_soft_stop_terms(const double *row, const double *q, const double *v, doub
  * d the impedance of the violation, B, K from the row's solref (Passive's rows), Â the row's (M⁻¹)_jj at the
  * model's default configuration (MuJoCo's dof_invweight0); a₀ the acceleration without the stops (τ_all: the
  * laws before them).  So a stop holds a load as MuJoCo's does, yielding only its (1 − d) share, and a stop
- * left alone rings down with B and K.  The small LCP is the engine's (engine/lcp.c).  H: CRBA(ma, q) where the
- * caller has it, else made here; M's factors (mb_ltdl) go to d->L; ma: the model whose gravity τ_all's
- * forward dynamics meets (the run's, or its gravity-free copy under a PD that cancels g). */
+ * left alone rings down with B and K.  The small LCP is the engine's (engine/lcp.c).  M = CRBA(ma, q) and its
+ * factors (mb_ltdl, into d->L) are made here, as only the stages without contact rows call it; ma: the model
+ * whose gravity τ_all's forward dynamics meets (the run's, or its gravity-free copy under a PD that cancels g). */
 int mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                          const double *fext, const double *Hq, double *scratch, double *tau_all)
+                          const double *fext, double *scratch, double *tau_all)
 {
     const int nv = ma->nv, *lam = ma->dof_parent;
     int S = 0;
@@ -239,10 +239,7 @@ int mb_passive_soft_stops(const mb_model *ma, mb_data *d, const mb_passive *p, c
     double *H = scratch, *a0 = H + (long)nv * nv, *cols = a0 + nv, *A = cols + (long)S * nv, *b = A + (long)S * S;
     double *lo = b + S, *hi = lo + S, *mu = hi + S, *f = mu + S, *work = f + S;
     int *findex = (int *)(work + (long)S * S + 8L * S), *iwork = findex + S;
-    if (Hq)
-        memcpy(H, Hq, sizeof(double) * (size_t)nv * nv);
-    else
-        mb_crba(ma, d, q, H);
+    mb_crba(ma, d, q, H);
     memcpy(d->L, H, sizeof(double) * (size_t)nv * nv);
     if (mb_ltdl(nv, lam, d->L) >= 0)  /* M not positive definite: the forward dynamics names the body */
         return MB_OK;
@@ -304,12 +301,12 @@ void mb_passive_gravcomp(const mb_model *m, mb_data *d, const mb_passive *p, con
 }
 
 /* τ_all = τ (clipped to the effort limits first, where the plan has them) + the joint-space passive
- * forces (damping, friction, springs, tendons, actuators, soft stops, in that order).  H: CRBA(m, q) where the
- * caller has it (the soft stops' M), else NULL; ma: the model the soft stops take the free acceleration on (NULL:
- * m; a PD that cancels gravity: m without it), fext the run's f_ext (or NULL); scratch: mb_passive_scratch_size.
+ * forces (damping, friction, springs, tendons, actuators, soft stops, in that order); ma: the model the soft
+ * stops take the free acceleration on (NULL: m; a PD that cancels gravity: m without it), fext the run's f_ext
+ * (or NULL); scratch: mb_passive_scratch_size.
  * MB_OK, or MB_SOFT_LIMITS where the soft stops' LCP failed (τ_all then lacks them). */
 int mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const double *q, const double *v,
-                       const double *tau, const double *H, const mb_model *ma, const double *fext, double *scratch,
+                       const double *tau, const mb_model *ma, const double *fext, double *scratch,
                        double *tau_all)
 {
     const int nv = m->nv;
@@ -329,6 +326,6 @@ int mb_passive_forces(const mb_model *m, mb_data *d, const mb_passive *p, const 
         mb_passive_tendons(nv, p, q, v, scratch, scratch + nv, tau_all);
     if (p->n_actuators)
         mb_passive_actuators(m, d, p, q, v, scratch, tau_all);
-    return p->n_soft ? mb_passive_soft_stops(ma ? ma : m, d, p, q, v, fext, H, scratch, tau_all) : MB_OK;
+    return p->n_soft ? mb_passive_soft_stops(ma ? ma : m, d, p, q, v, fext, scratch, tau_all) : MB_OK;
 }
 #endif /* MB_LANE_BUILD */

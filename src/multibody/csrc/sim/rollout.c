@@ -615,13 +615,14 @@ static void rhs(group *g, double t, double *Y, double *KK, double *TAU, int full
         tau_all[l] = tau;
         /* (posed: the scene's stage posed the bodies at q[l] above, tree and world, and every computation since is
          * at q[l] too) */
-        const double *H = one_inertia ? mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l], 1) : NULL;
+        if (one_inertia)
+            mb_scene_implicit_inertia(g->implicit, m, g->md, g->d, q[l], 1);
         if (mb_passive_joint_forces(&r->passive)) {  /* passive.c: damping, friction, tendons, soft stops */
             double *ta = part(w->tau_all, l, nv);
             /* (the compliant scene implicit in the step and hard contact solve the soft stops with the contacts) */
             const mb_passive *laws = g->implicit || r->contact.hard ? &g->passive_no_soft : &r->passive;
             tau_all[l] = ta;
-            if ((g->st[l] = mb_passive_forces(m, g->d, laws, q[l], v[l], tau, H, cancel ? g->mf : m, fext[l],
+            if ((g->st[l] = mb_passive_forces(m, g->d, laws, q[l], v[l], tau, cancel ? g->mf : m, fext[l],
                                               w->passive, ta)) != MB_OK)
                 continue;
         }
@@ -990,7 +991,7 @@ static inline __attribute__((always_inline)) int single_stage(group *g, double t
         return 0;
     const double *ta = tau;
     if (mb_passive_joint_forces(&r->passive)) {
-        if (mb_passive_forces(m, g->d, &r->passive, q, v, tau, NULL, cancel ? g->mf : m, NULL, w->passive,
+        if (mb_passive_forces(m, g->d, &r->passive, q, v, tau, cancel ? g->mf : m, NULL, w->passive,
                               w->tau_all) != MB_OK)
             return 0;
         ta = w->tau_all;

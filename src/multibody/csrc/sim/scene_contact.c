@@ -620,8 +620,8 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * implicit_step states the Delassus form in NumPy: the tests hold the two forms to each other. */
 struct mb_scene_implicit {
     int nv, cap;                  /* rows the buffers hold */
-    double *Hm, *H, *S, *L, *A;   /* nv² each: CRBA(m) (mb_scene_implicit_inertia), M (md's), the dense factor,
-                                   * M's LTDL factors, M + h Jᵀ G J (factored in place) */
+    double *H, *S, *L, *A;        /* nv² each: M (md's: mb_scene_implicit_inertia), the dense factor, M's LTDL
+                                   * factors, M + h Jᵀ G J (factored in place) */
     double *tau, *x, *C, *diag, *J3;  /* nv each (C: the solve's right-hand side without the rows), 3 nv */
     double *Hheld, *qdd0;         /* n_held × nv, nv: the held joints' rows of M and the q̈ on entry (held_force) */
     double *ax;                   /* 6 nv: the dofs' world axes at the step's poses (mb_dof_world_axes) */
@@ -652,14 +652,14 @@ mb_scene_implicit *mb_scene_implicit_new(const mb_model *m)
         return NULL;
     const size_t nv = (size_t)m->nv;
     w->nv = m->nv;
-    w->Hm = malloc(sizeof(double) * (6 * nv * nv + 14 * nv + 1));
+    w->H = malloc(sizeof(double) * (5 * nv * nv + 14 * nv + 1));
     w->chain = malloc(sizeof(int) * (2 * nv + 1));
-    if (!w->Hm || !w->chain) {
-        free(w->Hm), free(w->chain);
+    if (!w->H || !w->chain) {
+        free(w->H), free(w->chain);
         free(w);
         return NULL;
     }
-    w->H = w->Hm + nv * nv, w->S = w->H + nv * nv, w->L = w->S + nv * nv, w->A = w->L + nv * nv;
+    w->S = w->H + nv * nv, w->L = w->S + nv * nv, w->A = w->L + nv * nv;
     w->tau = w->A + nv * nv, w->x = w->tau + nv, w->C = w->x + nv, w->diag = w->C + nv, w->J3 = w->diag + nv;
     w->ax = w->J3 + 3 * nv, w->Hheld = w->ax + 6 * nv, w->qdd0 = w->Hheld + nv * nv;
     return w;
@@ -669,7 +669,7 @@ void mb_scene_implicit_free(mb_scene_implicit *w)
 {
     if (!w)
         return;
-    free(w->Hm), free(w->chain), free(w->Jr), free(w->fixed);
+    free(w->H), free(w->chain), free(w->Jr), free(w->fixed);
     free(w);
 }
 
@@ -961,20 +961,18 @@ static int one_chain(const mb_model *m, int a, int b)
     return hi == lo;
 }
 
-const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
-                                        const double *q, int posed)
+void mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
+                               const double *q, int posed)
 {   /* md differs from m in its armature alone (semi_implicit's damping), which CRBA adds on the diagonal */
     const int nv = m->nv;
     if (posed)
-        mb_crba_posed(m, d, w->Hm);
+        mb_crba_posed(m, d, w->H);
     else
-        mb_crba(m, d, q, w->Hm);
+        mb_crba(m, d, q, w->H);
     w->posed = posed;
-    memcpy(w->H, w->Hm, sizeof(double) * (size_t)nv * nv);
     if (md->armature != m->armature)
         for (int k = 0; k < nv; k++)
             w->H[(size_t)nv * k + k] += md->armature[k] - m->armature[k];
-    return w->Hm;
 }
 
 /* Every slot apart at the step's end (its force F zero: apart at the start and not a candidate, or released by

@@ -137,11 +137,11 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
 typedef struct mb_scene_implicit mb_scene_implicit;
 mb_scene_implicit *mb_scene_implicit_new(const mb_model *m);
 void mb_scene_implicit_free(mb_scene_implicit *w);
-/* the step's joint-space inertia, once: CRBA(m, q) (returned: the soft stops read it) and M of md from it.
+/* the step's joint-space inertia, once: M of md from CRBA(m, q) (the soft stops are rows of the step's solve).
  * posed: d holds the bodies' poses at q already (the stage's mb_body_states at q, the step's state), which
  * this CRBA and the implicit step's RNEA then read instead of posing the bodies again */
-const double *mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
-                                        const double *q, int posed);
+void mb_scene_implicit_inertia(mb_scene_implicit *w, const mb_model *m, const mb_model *md, mb_data *d,
+                               const double *q, int posed);
 int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d, const double *q, const double *v,
                               const double *tau_all, const double *fext, double *qdd, double *zdot, double h,
                               const mb_scene *s, double K, double D, const int *held, int n_held,
