@@ -58,7 +58,8 @@ joints or bodies, and where it was written — file and line through ``<include>
   kept) or the model has no actuators or actuation disabled (MuJoCo then drops it: refused).
 * What changes the motion and is not represented — limited or frictional tendons, sprung or
   damped spatial tendons (or polynomial springs), equalities between spatial tendons, flexes,
-  ``actuatorgravcomp`` without actuators — is refused with an :class:`MJCFError` naming each,
+  ``actuatorgravcomp`` without actuators, limited ball joints (MuJoCo's cone on the rotation
+  angle; the Model's limits are per coordinate, hinge and slide) — is refused with an :class:`MJCFError` naming each,
   unless ``unsupported="warn"``, which loads the tree and warns once per element dropped.
   Armature on a free joint (MuJoCo adds it in world-aligned translation coordinates) is always
   refused.
@@ -322,8 +323,13 @@ class _Reading:
             self.refused.append(f"<flex> {repr(nm) if nm else '#' + str(f)}: a deformable body ({n} vertices, "
                                 f"bodies {_few(bodies)}) is not represented")
         self.actuator_gravcomp(off(D.mjDSBL_GRAVITY))
+        limits_on = not off(D.mjDSBL_LIMIT, D.mjDSBL_CONSTRAINT)
         for j in range(mj.njnt):
             arm = mj.dof_armature[mj.jnt_dofadr[j]]
+            if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL and mj.jnt_limited[j] and limits_on:
+                # MuJoCo's cone on the rotation angle: the Model's limits are per coordinate (hinge, slide)
+                self.refused.append(f"ball <joint> {self.joint(j)!r}: limited (its rotation angle at most "
+                                    f"{max(mj.jnt_range[j]):g} rad) — changes the motion and is not represented")
             if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and arm != 0:
                 self.fatal.append(f"free <joint> {self.joint(j)!r}: armature={arm} (MuJoCo adds it in "
                                     "world-aligned translation coordinates; a per-dof armature in body coordinates "
