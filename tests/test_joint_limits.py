@@ -839,3 +839,35 @@ def test_the_command_line_takes_the_files_limits_or_the_ones_asked_for(tmp_path,
     with pytest.raises(SystemExit) as e:
         cli.main(["simulate", str(path), "--limits", "rigid", "--out", str(out)])
     assert e.value.code == 2 and "invalid choice: 'rigid'" in capsys.readouterr().err
+
+
+def test_the_memory_check_counts_a_scenes_contact_record(monkeypatch):
+    """A scene records each contact slot's force (and, in a batch, its compliant state) every sample: a file of
+    many geoms has thousands of slots (dm_control's fruit fly: 5 564), which the check must count."""
+    import re
+    from multibody.simulation import core
+    balls = "".join(f'<body pos="{i} 0 1"><freejoint/><geom type="sphere" size=".1"/></body>' for i in range(4))
+    m = mb.load_mjcf(f'<mujoco><worldbody><geom type="plane" size="9 9 .1"/>{balls}</worldbody></mujoco>')
+    slots = m.geoms.n_slots
+    assert slots >= 4
+    monkeypatch.setattr(core, "_available_memory", lambda: 1)
+    T, dt = 1000.0, 1e-3
+    samples = core.record_samples(T, dt, 1)
+
+    def refused_gib(run, **kw):
+        with pytest.raises(MemoryError, match="record_every") as e:
+            run(T, dt=dt, **kw)
+        return float(re.search(r"about ([0-9.]+) GiB", str(e.value)).group(1))
+
+    def single(T, **kw):
+        return mb.simulate(m, None, None, T, **kw)
+
+    def batch(T, **kw):
+        return mb.simulate_batch(m, np.tile(m.q_default, (2, 1)), np.zeros((2, m.nv)), T, **kw)
+
+    # (fixed steps: the check counts the Python lists' copy too, twice the arrays)
+    for run, per_slot, runs in ((single, 5, 1), (batch, 5, 2)):    # force 3 + the compliant law's state 2
+        extra = refused_gib(run) - refused_gib(run, contact="off")
+        assert extra == pytest.approx(2 * runs * samples * 8 * per_slot * slots / 2**30, abs=0.06)
+    extra = refused_gib(single, contact="hard") - refused_gib(single, contact="off")
+    assert extra == pytest.approx(2 * samples * 8 * 3 * slots / 2**30, abs=0.06)

@@ -18,7 +18,7 @@ from .. import _checks
 from ..spatial.rotations import unit_quaternion
 from . import rollout
 from .core import (Recorder, _fixed_machine, _resume_together, build_trajectory, check_record_size,
-                   default_start, model_constraints, release_by_step, simulate)
+                   contact_record_width, default_start, model_constraints, release_by_step, simulate)
 from .rollout import FIXED_STEP, FLAGS, IMPLICIT_DAMPING, StateSpace
 from .controllers import PD
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_steps, joint_springs, limit_mode, step_friction_velocity
@@ -461,7 +461,8 @@ def simulate_batch(model: Model, Q0: ArrayLike | None, QD0: ArrayLike | None, t_
     if unknown:
         raise TypeError(f"simulate_batch: unexpected keyword argument(s) {sorted(unknown)}")
     check_record_size(model, StateSpace(model), t_final, dt,
-                      _checks.integer("record_every", record_every, lo=1), integrator, runs=N)
+                      _checks.integer("record_every", record_every, lo=1), integrator, runs=N,
+                      extra=contact_record_width(contact, states=True))
     progress = bool(kwargs.pop("progress", False))
     if vectorised:
         record_every = _checks.integer("record_every", record_every, lo=1)

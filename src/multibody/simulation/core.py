@@ -313,8 +313,9 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
     if integrator in FIXED_STEP and system.actuators is not None:    # and actuators (position servos)
         check_actuator_step(model, system.actuators, system.damping, q, dt, integrator)
     n_tangent = 2 * model.nv + system.nz   # Z = [Φ | ∂x/∂τ] rides with every sample
+    tangents = n_tangent * (n_tangent + model.nv) if sensitivities else 0
     check_record_size(model, space, t_final, dt, record_every, integrator,
-                      extra=n_tangent * (n_tangent + model.nv) if sensitivities else 0)
+                      extra=tangents + contact_record_width(contact))
     z = np.zeros(0)
     if contact is not None:
         z = np.asarray(contact.initial_state(model, q, qd), dtype=float).reshape(-1)
@@ -492,12 +493,20 @@ def check_step_count(t_final, dt, record_every):
         raise ValueError(f"record_every: expected an integer ≤ 2**53, got {record_every}")
 
 
+def contact_record_width(contact, states=False):
+    """Numbers a sample records for a scene's contact slots beyond the state: each slot's force (3), and with
+    ``states`` its compliant law's deformation (``n_states``, where the state space does not count it).  A scene
+    of many geoms has many slots (dm_control's fruit fly: 5 564, 0.13 MB of forces a sample)."""
+    return 3 * getattr(contact, "n_slots", 0) + (getattr(contact, "n_states", 0) if states else 0)
+
+
 def check_record_size(model, space, t_final, dt, record_every, integrator, runs=1, extra=0):
     """Refuse a run whose record would not fit in the available memory (before allocating it).
 
     A sample holds t, the state, q̈, τ, the two energies and ``extra`` numbers more (a run with
-    sensitivities: Z = [Φ | ∂x/∂τ]), 8 bytes each; the Python loops keep lists while they run, about
-    twice the final arrays (three times for adaptive runs)."""
+    sensitivities: Z = [Φ | ∂x/∂τ]; a scene's contact forces: :func:`contact_record_width`), 8 bytes
+    each; the Python loops keep lists while they run, about twice the final arrays (three times for
+    adaptive runs)."""
     check_step_count(t_final, dt, record_every)
     samples = record_samples(t_final, dt, record_every)
     per_sample = 8 * (1 + space.n + 3 * model.nv + 2 + extra)
