@@ -395,7 +395,8 @@ def test_a_warm_started_step_solves_the_cold_steps_lcp(tmp_path, frictionless):
     """The warm start is the LCP's own solution, not an approximation: dm_control's quadruped thrown from 5 cm
     (1 m/s sideways, rolling at 1.5 rad/s: landing, toes sliding and lifting, then sticking — rows entering,
     leaving and changing state) steps as the same steps solved cold, forces to 1e-12 relative and velocities
-    to 1e-12 m/s."""
+    to 1e-12 m/s.  (With friction some of those cold solves are first passes whose states block principal
+    pivoting corrected, lcp.c's mb_lcp_friction with its scratch: 14 of them when this was written.)"""
     model, _, q0 = _quadruped(tmp_path, frictionless)
     q0 = q0.copy()
     q0[2] += 0.05

@@ -283,10 +283,13 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
                 double *work, int *iwork, int *pivots, int max_pivots);
 /* the same with friction rows bounded by mu |x[findex]|, solved to the true pyramid (or cone) by
  * fixed-point passes on the bounds, ended by solving their fixed point directly once a pass has
- * fixed the rows' states (pyramid only); lo, hi in: the rows' bounds, out: the bounds used */
+ * fixed the rows' states (pyramid only); lo, hi in: the rows' bounds, out: the bounds used.
+ * bpp_work (n^2 + 7 n doubles), bpp_iwork (4 n ints): where given, the first pass's states are corrected
+ * by block principal pivoting (mb_lcp_friction_warm) before more passes; NULL: the passes alone (the
+ * engine's, whose steps follow ODE's) */
 int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
-                 double *work, int *iwork, int *pivots, int max_pivots);
+                 double *work, int *iwork, int *pivots, int max_pivots, double *bpp_work, int *bpp_iwork);
 /* mb_lcp_friction's pyramid LCP from guessed row states (MB_LCP_*: the last step's), one linear solve, the
  * guess corrected from the rows that break complementarity and solved again up to MB_LCP_WARM_TRIES solves;
  * 1 with x the solution and guess its rows' states, else 0 (then solve cold).  lo, hi, findex as

@@ -61,8 +61,8 @@ struct mb_hard_work {
     double *J3, *u, *vfree;         /* (3 nv), (nv), (nv)                                       */
     double *ax;                     /* (6 nv) the dofs' world axes at the step's poses (mb_dof_world_axes) */
     double *dir;                    /* (rows × 3) each row's direction (n, t1 or t2)            */
-    double *Y, *A, *b, *lo, *hi, *mu, *x, *flo, *fhi, *work;
-    int *findex, *iwork, *guess;
+    double *Y, *A, *b, *lo, *hi, *mu, *x, *flo, *fhi, *work, *bpp_work;
+    int *findex, *iwork, *guess, *bpp_iwork;
     int *nz, *nnz;                  /* (rows × nv), (rows): each row of Y's nonzero columns, ascending */
     int *group, groups;             /* (rows + 1): the first row of each group of rows sharing nz (a contact's) */
     uint64_t *mask;                 /* (rows × ⌈nv / 64⌉) each group's columns as bits (delassus)             */
@@ -123,9 +123,10 @@ static int reserve(mb_hard_work *w, int nv, int n)
         return 0;
     free(w->Y), free(w->findex), free(w->mask);
     const size_t N = (size_t)n;
-    /* Y (n nv), A (n²), dir (3 n), b lo hi mu x flo fhi (7 n), lcp's work (n² + 8 n) */
-    w->Y = malloc(sizeof(double) * (N * nv + 2 * N * N + 18 * N));
-    w->findex = malloc(sizeof(int) * (7 * N + N * nv + 1));
+    /* Y (n nv), A (n²), dir (3 n), b lo hi mu x flo fhi (7 n), lcp's work (n² + 8 n), its block pivoting's
+     * (n² + 7 n); ints: findex, iwork (3 n), guess, nnz, group (n + 1), nz (n nv), the block pivoting's (4 n) */
+    w->Y = malloc(sizeof(double) * (N * nv + 3 * N * N + 25 * N));
+    w->findex = malloc(sizeof(int) * (11 * N + N * nv + 1));
     w->mask = malloc(sizeof(uint64_t) * (N * (size_t)((nv + 63) / 64) + 1));
     if (!w->Y || !w->findex || !w->mask) {
         free(w->Y), free(w->findex), free(w->mask);
@@ -134,8 +135,9 @@ static int reserve(mb_hard_work *w, int nv, int n)
     }
     w->A = w->Y + N * nv, w->dir = w->A + N * N, w->b = w->dir + 3 * N, w->lo = w->b + N, w->hi = w->lo + N;
     w->mu = w->hi + N, w->x = w->mu + N, w->flo = w->x + N, w->fhi = w->flo + N, w->work = w->fhi + N;
+    w->bpp_work = w->work + N * N + 8 * N;
     w->iwork = w->findex + N, w->guess = w->iwork + 3 * N, w->nnz = w->guess + N, w->group = w->nnz + N;
-    w->nz = w->group + N + 1;
+    w->nz = w->group + N + 1, w->bpp_iwork = w->nz + N * nv;
     w->rows = n;
     return 0;
 }
@@ -502,7 +504,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
         }
         int pivots = 0;
         err = mb_lcp_friction(n, w->A, w->b, w->lo, w->hi, w->findex, w->mu, NULL, w->x, w->flo, w->fhi, w->work,
-                           w->iwork, &pivots, 1000 + 100 * n);
+                           w->iwork, &pivots, 1000 + 100 * n, w->bpp_work, w->bpp_iwork);
     }
     if (err)
         return MB_CONTACT_LCP;
