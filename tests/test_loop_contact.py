@@ -701,3 +701,19 @@ def test_a_compiled_run_keeps_its_samples_where_the_loop_wrote_them():
         a = getattr(traj, name)
         assert a.base is not None and len(a) == len(traj.t), name
         assert a.base.nbytes <= a.nbytes * 4 / 3 + 1024, name       # the output's block, not a larger one
+
+
+@pytest.mark.parametrize("g", [9.81, 981.0, 1.62])
+def test_the_default_law_carries_the_models_weight_under_its_own_gravity(g):
+    """The default stiffness sinks the model's weight under its own gravity SCENE_DEPTH: a file in centimetres
+    and grams (dm_control's fruit fly: g = 981) rested 21 times deeper when the weight took Earth's 9.81 m/s²
+    (it sank onto its own legs, 10 self-contacts where MuJoCo has 3), and one on the Moon 0.34 times as deep."""
+    m = mb.load_mjcf(f'<mujoco><option gravity="0 0 {-g}"/><worldbody><geom type="plane" size="1 1 .1"/>'
+                     '<body pos="0 0 0.1"><freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody>'
+                     '</mujoco>')
+    c = SceneContact(m)
+    assert c.depth == SCENE_DEPTH and c.K == pytest.approx(g / SCENE_DEPTH ** 1.5, rel=1e-12)
+    tr = mb.simulate(m, None, None, 2.0, dt=1e-3)
+    depth = float(mb.contacts(m, tr.q[-1]).depth.max())
+    assert depth == pytest.approx(SCENE_DEPTH, rel=1e-3)
+    assert tr.contact_forces[-1, :, 2].sum() == pytest.approx(g, rel=1e-6)

@@ -475,7 +475,7 @@ class GroundContact:
             if mobility > 0 and (lightest is None or 1.0 / mobility < lightest[1]):
                 lightest = (int(b), 1.0 / mobility)
         if lightest is not None:
-            weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
+            weight = model_weight(model)
             _check_contact_step(model, dt, integrator, self.K, self.D, weight, *lightest,
                                 "along the floor's normal at the start",
                                 "a softer contact (mb.contact_parameters with a deeper depth or less damping)")
@@ -538,6 +538,13 @@ def _explicit_step(step):
         raise ValueError(f"step: expected (dt, integrator) with integrator one of {', '.join(STABLE_DECAY)}, "
                          f"got {step!r}")
     return _pos_scalar("step: dt", step[0]), STABLE_DECAY[step[1]]
+
+
+def model_weight(model):
+    """The model's whole weight m |g| under its own gravity (a file in centimetres and grams has g = 981: the
+    law's default stiffness scales with it), Earth's 9.81 where it has none (a law still needs a scale)."""
+    g = float(np.linalg.norm(model.gravity))
+    return max(float(np.sum(model.mass)), 1e-9) * (g if g > 0 else 9.81)
 
 
 def _default_law(weight, depth, m):
@@ -608,12 +615,13 @@ class SceneContact:
         _refuse_an_unmet_floor(model, ground, self.geoms)
         if (stiffness is None) != (damping is None):
             raise ValueError("stiffness, damping: give both or neither (the defaults come from the model's weight)")
-        self.weight = max(float(np.sum(model.mass)), 1e-9) * 9.81
+        self.weight = model_weight(model)
         self.lightest = lightest_contact(model, self.geoms)     # (body, effective mass) or None
         step = _explicit_step(step)   # checked whether or not the default reads it
         self.depth = None
         if stiffness is None:   # the weight on one contact sinks the depth; the lightest body's mode
-            m_eff = self.lightest[1] if self.lightest else self.weight / 9.81  # critically damped (heavy ones less)
+            m_eff = self.lightest[1] if self.lightest else max(float(np.sum(model.mass)), 1e-9)  # critically
+            # damped (heavy ones less)
             depth = self.depth = self._default_depth(model, m_eff, step)
             stiffness, damping = _default_law(self.weight, depth, m_eff)
         self.K = _pos_scalar("stiffness", stiffness)
