@@ -319,6 +319,30 @@ def test_anymal_stands_quietly_at_1ms_or_is_refused():
         mb.simulate(model, q, np.zeros(model.nv), 0.1, ground=True, dt=0.01, integrator="rk4")
 
 
+def test_contacts_across_branches_solve_as_the_python_statement():
+    """dm_control's fruit fly (108 dofs) 0.05 s after landing: its hind legs press on its abdomen, rows across
+    two branches of the tree.  The compiled solve takes them as a low-rank update of the tree-sparse
+    M + h Jᵀ G J (Woodbury's identity, where it factored the sum dense: half the run); one step from that state
+    against SceneContact.implicit_step (NumPy, the Delassus form).  (Its small system once applied its row
+    interchanges in the forward pass, after the rows had moved on: 1.1 m/s off on dm_control's humanoid.)"""
+    import dm_control
+    xml = os.path.join(os.path.dirname(dm_control.__file__), "locomotion", "walkers", "assets", "fruitfly_v2",
+                       "floor.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.load_mjcf(xml)
+        assert model.nv >= 64                                   # (smaller trees factor the sum dense)
+        tr = mb.simulate(model, None, None, 0.05, record_every=100)
+        q, qd = tr.q[-1], tr.qd[-1]
+        fast = mb.simulate(model, q, qd, 1e-4, dt=1e-4)
+        slow = _python_loop(model, q, qd, 1e-4, dt=1e-4)
+    c = mb.contacts(model, q)
+    across = [c.slot[i] for i in range(len(c.depth)) if c.body_a[i] >= 0 and c.body_b[i] >= 0]
+    assert len(across) >= 2 and np.all(np.abs(fast.contact_forces[-1, across, :]).max(axis=1) > 0)   # pressing
+    assert np.abs(fast.qd[-1] - slow.qd[-1]).max() < 1e-10 * np.abs(slow.qd[-1]).max()
+    assert np.abs(fast.contact_forces[-1] - slow.contact_forces[-1]).max() < 1e-9 * np.abs(slow.contact_forces[-1]).max()
+
+
 def test_humanoid_falls_and_lies_on_its_floor():
     """dm_control's humanoid from its qpos0, no control: it falls onto the file's floor and lies there
     (MuJoCo's lies too; the fall's direction is chaotic, so the torso heights differ by how it lies)."""

@@ -616,8 +616,10 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * 27 dofs, where the rows' own Cholesky and W's assembly were 35 % of its run).  A contact with the static
  * world, or between a body and one of its ancestors, has its rows on one chain of the tree, so its JᵀJ falls
  * inside M's branch-induced sparsity and the sum factors by LTDL as M does (RBDA §6.5, sparse.c); rows
- * across two branches fill in between them, and that step factors the sum dense (Cholesky).  SceneContact.
- * implicit_step states the Delassus form in NumPy: the tests hold the two forms to each other. */
+ * across two branches would fill in between them, so they are a low-rank update of that sum instead, solved by
+ * Woodbury's identity with the sliding contacts' (implicit_solve), or, where they are many, the step factors
+ * the whole sum dense (Cholesky).  SceneContact.implicit_step states the Delassus form in NumPy: the tests hold
+ * the two forms to each other. */
 struct mb_scene_implicit {
     int nv, cap;                  /* rows the buffers hold */
     double *H, *S, *L, *A;        /* nv² each: M (md's: mb_scene_implicit_inertia), the dense factor, M's LTDL
@@ -640,6 +642,8 @@ struct mb_scene_implicit {
     int *chain;                   /* 2 nv (mb_contact_columns) */
     int *nrun, *runs;             /* rows, rows × 2 nv: each row's columns as runs of consecutive dofs, (lo, hi)
                                    * pairs ascending (column_runs) */
+    int *cross;                   /* per active contact: its rows cross two branches of the tree */
+    int dense;                    /* this factorisation's: M + h Jᵀ G J dense (Cholesky into S), else LTDL in A */
     int na;                       /* active contacts */
     int ncr;                      /* the active contacts' rows; the soft stops' rows follow them */
     int posed;                    /* mb_scene_implicit_inertia's: d held the poses at q (the RNEA reads them) */
@@ -680,7 +684,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
     free(w->Jr), free(w->fixed);
     const size_t N = (size_t)rows, nv = (size_t)w->nv;
     w->Jr = malloc(sizeof(double) * (2 * N * nv + N * N + 11 * N));
-    w->fixed = malloc(sizeof(int) * (8 * N + 3 * N * nv));
+    w->fixed = malloc(sizeof(int) * (9 * N + 3 * N * nv));
     if (!w->Jr || !w->fixed) {
         free(w->Jr), free(w->fixed);
         w->Jr = NULL, w->fixed = NULL, w->cap = 0;
@@ -691,6 +695,7 @@ static int implicit_reserve(mb_scene_implicit *w, int rows)
     w->Sk = w->Z + N * nv;
     w->act = w->fixed + N, w->row0 = w->act + N, w->nrow = w->row0 + N, w->nnz = w->nrow + N, w->nz = w->nnz + N;
     w->slid = w->nz + N * nv, w->piv = w->slid + N, w->nrun = w->piv + N, w->runs = w->nrun + N;
+    w->cross = w->runs + 2 * N * nv;
     w->cap = rows;
     return 0;
 }
@@ -740,9 +745,9 @@ static int singular_step(const mb_model *m, mb_scene_implicit *w, int st)
 }
 
 /* x = A⁻¹ x with A's factors (implicit_solve's) */
-static void apply_inverse(const mb_model *m, const mb_scene_implicit *w, int dense, double *x)
+static void apply_inverse(const mb_model *m, const mb_scene_implicit *w, double *x)
 {
-    if (dense)
+    if (w->dense)
         mb_cholesky_apply_inverse(w->nv, w->S, x);
     else
         mb_ltdl_solve(w->nv, m->dof_parent, w->A, x);
@@ -770,14 +775,14 @@ static int small_lu(int k, double *S, int *piv, double *x, int factor)
                 S[r * k + j] -= S[r * k + c] * S[c * k + j];
         }
     }
-    for (int c = 0; c < k; c++) {
+    for (int c = 0; c < k; c++)  /* P x, every interchange first: the rows of L moved with the later ones too */
         if (piv[c] != c) {
             const double t = x[c];
             x[c] = x[piv[c]], x[piv[c]] = t;
         }
+    for (int c = 0; c < k; c++)
         for (int r = c + 1; r < k; r++)
             x[r] -= S[r * k + c] * x[c];
-    }
     for (int c = k - 1; c >= 0; c--) {
         for (int j = c + 1; j < k; j++)
             x[c] -= S[c * k + j] * x[j];
@@ -839,17 +844,28 @@ static inline void add_rows3(double *y, const double *x0, const double *x1, cons
  * moved to the left as U Vᵀ (u = h g_n μ (tdir·J_t)ᵀ, v = J_nᵀ: not symmetric) and solved by Woodbury's
  * identity on A = M + h J_Fᵀ G_F J_F's factors: q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y, y = A⁻¹ rhs, Z = A⁻¹ U.
  * factor = 0: the free and sliding sets are the last call's, only the fixed rows' values moved: A's factors,
- * Z and the small LU are reused.  dense: rows across branches, A factored dense.  MB_OK, MB_CONTACT_STIFF (A or
- * the small system singular, M not) or M's factor_tree status */
+ * Z and the small LU are reused.  crossing: some contact's rows cross two branches (w->cross), whose J_rᵀ h g_r J_r
+ * would fill A in between them: their free rows join U Vᵀ instead (u = h g_r J_rᵀ, v = J_rᵀ), A keeping the tree's
+ * sparsity, unless they are so many (2 k > nv) or the tree so small (nv < 64) that A factored dense costs little
+ * (dm_control's fruit fly: 3 such contacts on 108 dofs, where its dense Cholesky was half the run).  MB_OK, MB_CONTACT_STIFF (A or the small
+ * system singular, M not) or M's factor_tree status */
 MB_CLONES_AVX2
-static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double h, int factor, int dense,
+static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double h, int factor, int crossing,
                           double *qdd)
 {
     const int nv = w->nv;
-    if (factor) {
+    for (int force_dense = 0; factor; force_dense = 1) {
+        int k_cross = 0;  /* the crossing contacts' free rows */
+        for (int c = 0; crossing && c < w->na; c++)
+            for (int r = w->row0[c]; w->cross[c] && r < w->row0[c] + w->nrow[c]; r++)
+                k_cross += !w->fixed[r];
+        w->dense = force_dense || 2 * k_cross > nv || nv < 64;   /* (below 64 dofs the dense factor is cheap) */
+        const int lift = crossing && !w->dense;  /* the crossing rows into U Vᵀ */
         memcpy(w->A, w->H, sizeof(double) * (size_t)nv * nv);
         for (int c = 0; c < w->na; c++) {  /* (a, b) with b ≤ a: both on the contact's columns (runs) */
             const int r0 = w->row0[c], *run = w->runs + (size_t)r0 * 2 * nv, nr = w->nrun[r0];
+            if (lift && w->cross[c])
+                continue;
             if (w->nrow[c] == 3 && !w->fixed[r0] && !w->fixed[r0 + 1]) {  /* a sticking contact's three rows at once */
                 const double *j0 = w->Jr + (size_t)r0 * nv, *j1 = j0 + nv, *j2 = j1 + nv;
                 const double h0 = h * w->g[r0], h1 = h * w->g[r0 + 1], h2 = h * w->g[r0 + 2];
@@ -880,10 +896,27 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
         for (int r = w->ncr; r < n; r++)  /* a soft stop's row sign·e_j: h g on A's diagonal at j */
             if (!w->fixed[r])
                 w->A[(size_t)w->nz[(size_t)r * nv] * (nv + 1)] += h * w->g[r];
-        const int st = factor_tree(m, w->A, dense, w->S, w->diag);
+        const int st = factor_tree(m, w->A, w->dense, w->S, w->diag);
         if (st != MB_OK)
             return singular_step(m, w, st);
-        w->nslid = 0;  /* the sliding contacts: Z = A⁻¹ U, and I + Vᵀ Z factored */
+        w->nslid = 0;  /* the crossing rows and the sliding contacts: Z = A⁻¹ U, and I + Vᵀ Z factored */
+        for (int c = 0; lift && c < w->na; c++) {
+            if (!w->cross[c])
+                continue;
+            const int *nz = w->nz + (size_t)w->row0[c] * nv, nnz = w->nnz[w->row0[c]];
+            for (int r = w->row0[c]; r < w->row0[c] + w->nrow[c]; r++) {
+                if (w->fixed[r])
+                    continue;
+                double *z = w->Z + (size_t)w->nslid * nv;
+                const double *jr = w->Jr + (size_t)r * nv, hg = h * w->g[r];
+                memset(z, 0, sizeof(double) * (size_t)nv);
+                for (int k = 0; k < nnz; k++)
+                    z[nz[k]] = hg * jr[nz[k]];
+                apply_inverse(m, w, z);
+                w->slid[w->nslid++] = r;
+            }
+        }
+        const int n_lift = w->nslid;
         for (int c = 0; c < w->na; c++) {
             const int r0 = w->row0[c];
             if (w->nrow[c] != 3 || w->fixed[r0 + 1] != 2)
@@ -895,13 +928,21 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
             memset(z, 0, sizeof(double) * (size_t)nv);
             for (int k = 0; k < w->nnz[r0]; k++)
                 z[nz[k]] = coef * (w->tdir[r0 + 1] * j1[nz[k]] + w->tdir[r0 + 2] * j2[nz[k]]);
-            apply_inverse(m, w, dense, z);
+            apply_inverse(m, w, z);
             w->slid[w->nslid++] = r0;
         }
         const int k = w->nslid;
         for (int i = 0; i < k; i++)
             for (int j = 0; j < k; j++)
                 w->Sk[i * k + j] = (i == j ? 1.0 : 0.0) + row_dot(w, w->slid[i], w->Z + (size_t)j * nv);
+        /* a crossing row whose h g J A⁻¹ Jᵀ is large makes y and Z (I + Vᵀ Z)⁻¹ Vᵀ y cancel to that many digits
+         * (two 1 g balls on a 1e15 N/m^1.5 contact: all of them, the step read q̈ = 0): factor it dense instead,
+         * which solves it or says it cannot */
+        int stiff = 0;
+        for (int i = 0; i < n_lift; i++)  /* (the crossing rows' pairs come first) */
+            stiff |= !(w->Sk[i * k + i] <= 1e6);
+        if (!stiff)
+            break;
     }
     memcpy(qdd, w->C, sizeof(double) * (size_t)nv);
     for (int r = 0; r < n; r++) {
@@ -911,7 +952,7 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
         for (int t = 0; t < w->nrun[r]; t++)
             mb_add_scaled_run(qdd, jr, f, run[2 * t], run[2 * t + 1]);
     }
-    apply_inverse(m, w, dense, qdd);
+    apply_inverse(m, w, qdd);
     if (w->nslid) {  /* q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y */
         double t[w->nslid];
         for (int i = 0; i < w->nslid; i++)
@@ -1061,7 +1102,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         mb_body_states(m, d, q, NULL, NULL, d->R0, d->p0, NULL, NULL);
     if (na)  /* the dofs' world axes once, for every contact's point Jacobian */
         mb_dof_world_axes(m, d->R0, w->ax);
-    int dense = 0, a = 0, r = 0;  /* dense: rows across two branches of the tree (implicit_solve) */
+    int crossing = 0, a = 0, r = 0;  /* crossing: rows across two branches of the tree (implicit_solve) */
     for (int i = 0; i < nc; i++) {
         if (!state[i] && !(c[i].depth > 0.0))
             continue;
@@ -1070,8 +1111,8 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
         const int ba = (int)s->gint[s->pairs[2 * p] * MB_SG_INTS + MB_SG_BODY];
         const int bb = (int)s->gint[s->pairs[2 * p + 1] * MB_SG_INTS + MB_SG_BODY];
         const double zr = sqrt(fmax(0.0, c[i].depth));
-        if (ba >= 0 && bb >= 0 && !one_chain(m, ba, bb))
-            dense = 1;
+        w->cross[a] = ba >= 0 && bb >= 0 && !one_chain(m, ba, bb);
+        crossing |= w->cross[a];
         w->act[a] = i, w->row0[a] = r, w->nrow[a] = rows, a++;
         /* the contact's columns, ascending: its bodies' dofs and their ancestors' (J3 is zero elsewhere) */
         int *cols = w->nz + (size_t)r * nv, ncol = 0;
@@ -1188,7 +1229,7 @@ int mb_scene_contact_implicit(const mb_model *m, const mb_model *md, mb_data *d,
     for (int r = 0; r < n; r++)
         w->fixed[r] = 0;
     for (int pass = 0, grown = 1; pass <= 2 * (na + n - w->ncr) + 8; pass++) {  /* grown: the fixed set changed */
-        const int st = implicit_solve(m, w, n, h, grown, dense, qdd);
+        const int st = implicit_solve(m, w, n, h, grown, crossing, qdd);
         if (st != MB_OK)
             return st;
         int changed = 0;
