@@ -442,7 +442,8 @@ def test_a_limited_ball_joint_is_refused_by_name_and_dropped_on_request():
     # MuJoCo bounds a limited ball joint's rotation angle (a cone); the Model's limits are per coordinate,
     # so loading it silently would let the joint swing past its stop
     xml = """<mujoco><compiler angle="radian"/><worldbody><body name="arm" pos="0 0 1">
-      <joint name="shoulder" type="ball" range="0 0.6" limited="true"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size=".04" mass="1"/></body></worldbody></mujoco>"""
+      <joint name="shoulder" type="ball" range="0 0.6" limited="true"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size=".04" mass="1"/></body></worldbody></mujoco>"""
     pattern = r"ball <joint> 'shoulder': limited \(its rotation angle at most 0.6 rad\)"
     with pytest.raises(MJCFError, match=pattern):
         load_mjcf(xml)

@@ -59,10 +59,10 @@ joints or bodies, and where it was written — file and line through ``<include>
 * What changes the motion and is not represented — limited or frictional tendons, sprung or
   damped spatial tendons (or polynomial springs), equalities between spatial tendons, flexes,
   ``actuatorgravcomp`` without actuators, limited ball joints (MuJoCo's cone on the rotation
-  angle; the Model's limits are per coordinate, hinge and slide) — is refused with an :class:`MJCFError` naming each,
-  unless ``unsupported="warn"``, which loads the tree and warns once per element dropped.
-  Armature on a free joint (MuJoCo adds it in world-aligned translation coordinates) is always
-  refused.
+  angle; the Model's limits are per coordinate, hinge and slide) — is refused with an
+  :class:`MJCFError` naming each, unless ``unsupported="warn"``, which loads the tree and warns
+  once per element dropped.  Armature on a free joint (MuJoCo adds it in world-aligned
+  translation coordinates) is always refused.
 
 Not kept, with an :class:`MJCFWarning` naming them because the passive forces of a simulation
 would differ: springs on ball and free joints and fluid forces (``density``/``viscosity``).

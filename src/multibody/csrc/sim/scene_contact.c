@@ -617,9 +617,9 @@ int mb_scene_contact_stage(const mb_model *m, mb_data *d, const double *q, const
  * world, or between a body and one of its ancestors, has its rows on one chain of the tree, so its JᵀJ falls
  * inside M's branch-induced sparsity and the sum factors by LTDL as M does (RBDA §6.5, sparse.c); rows
  * across two branches would fill in between them, so they are a low-rank update of that sum instead, solved by
- * Woodbury's identity with the sliding contacts' (implicit_solve), or, where they are many, the step factors
- * the whole sum dense (Cholesky).  SceneContact.implicit_step states the Delassus form in NumPy: the tests hold
- * the two forms to each other. */
+ * Woodbury's identity with the sliding contacts' (implicit_solve), or the step factors the whole sum dense
+ * (Cholesky) where that is cheap or safer: below 64 dofs, for many such rows, or stiff ones.
+ * SceneContact.implicit_step states the Delassus form in NumPy: the tests hold the two forms to each other. */
 struct mb_scene_implicit {
     int nv, cap;                  /* rows the buffers hold */
     double *H, *S, *L, *A;        /* nv² each: M (md's: mb_scene_implicit_inertia), the dense factor, M's LTDL
@@ -844,11 +844,11 @@ static inline void add_rows3(double *y, const double *x0, const double *x1, cons
  * moved to the left as U Vᵀ (u = h g_n μ (tdir·J_t)ᵀ, v = J_nᵀ: not symmetric) and solved by Woodbury's
  * identity on A = M + h J_Fᵀ G_F J_F's factors: q̈ = y − Z (I + Vᵀ Z)⁻¹ Vᵀ y, y = A⁻¹ rhs, Z = A⁻¹ U.
  * factor = 0: the free and sliding sets are the last call's, only the fixed rows' values moved: A's factors,
- * Z and the small LU are reused.  crossing: some contact's rows cross two branches (w->cross), whose J_rᵀ h g_r J_r
- * would fill A in between them: their free rows join U Vᵀ instead (u = h g_r J_rᵀ, v = J_rᵀ), A keeping the tree's
- * sparsity, unless they are so many (2 k > nv) or the tree so small (nv < 64) that A factored dense costs little
- * (dm_control's fruit fly: 3 such contacts on 108 dofs, where its dense Cholesky was half the run).  MB_OK, MB_CONTACT_STIFF (A or the small
- * system singular, M not) or M's factor_tree status */
+ * Z and the small LU are reused.  crossing: some contact's rows cross two branches (w->cross), whose
+ * J_rᵀ h g_r J_r would fill A in between them: their free rows join U Vᵀ instead (u = h g_r J_rᵀ, v = J_rᵀ), A
+ * keeping the tree's sparsity, unless they are so many (2 k > nv) or the tree so small (nv < 64) that A factored
+ * dense costs little (dm_control's fruit fly: 3 such contacts on 108 dofs, where its dense Cholesky was half the
+ * run).  MB_OK, MB_CONTACT_STIFF (A or the small system singular, M not) or M's factor_tree status */
 MB_CLONES_AVX2
 static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double h, int factor, int crossing,
                           double *qdd)
