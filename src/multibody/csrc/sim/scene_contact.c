@@ -859,7 +859,8 @@ static int implicit_solve(const mb_model *m, mb_scene_implicit *w, int n, double
         for (int c = 0; crossing && c < w->na; c++)
             for (int r = w->row0[c]; w->cross[c] && r < w->row0[c] + w->nrow[c]; r++)
                 k_cross += !w->fixed[r];
-        w->dense = force_dense || 2 * k_cross > nv || nv < 64;   /* (below 64 dofs the dense factor is cheap) */
+        /* (below 64 dofs the dense factor is cheap; without crossing rows A keeps the tree's sparsity) */
+        w->dense = force_dense || (k_cross > 0 && (2 * k_cross > nv || nv < 64));
         const int lift = crossing && !w->dense;  /* the crossing rows into U Vᵀ */
         memcpy(w->A, w->H, sizeof(double) * (size_t)nv * nv);
         for (int c = 0; c < w->na; c++) {  /* (a, b) with b ≤ a: both on the contact's columns (runs) */
