@@ -286,10 +286,13 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
  * fixed the rows' states (pyramid only); lo, hi in: the rows' bounds, out: the bounds used.
  * bpp_work (n^2 + 7 n doubles), bpp_iwork (4 n ints): where given, the first pass's states are corrected
  * by block principal pivoting (mb_lcp_friction_warm) before more passes; NULL: the passes alone (the
- * engine's, whose steps follow ODE's) */
+ * engine's, whose steps follow ODE's).  seed (n MB_LCP_* states, or NULL): a guess of the solution's free rows
+ * (the last step's, where mb_lcp_friction_warm failed), which the first pivoting starts from where they lie
+ * inside their bounds (lcp.c: seed_free_rows) */
 int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
-                 double *work, int *iwork, int *pivots, int max_pivots, double *bpp_work, int *bpp_iwork);
+                 double *work, int *iwork, int *pivots, int max_pivots, double *bpp_work, int *bpp_iwork,
+                 const int *seed);
 /* mb_lcp_friction's pyramid LCP from guessed row states (MB_LCP_*: the last step's), one linear solve, the
  * guess corrected from the rows that break complementarity and solved again up to MB_LCP_WARM_TRIES solves;
  * 1 with x the solution and guess its rows' states, else 0 (then solve cold).  lo, hi, findex as

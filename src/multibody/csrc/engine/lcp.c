@@ -7,7 +7,8 @@
  * time into complementarity while all rows already driven stay complementary: the set C holds
  * rows with w = 0 (x free between its bounds), the set N rows held at a bound.  Rows without
  * bounds go first (one solve), then bounded rows, then friction rows whose bounds are
- * mu |x[findex]| with the normal force reached so far (the report's §3.3 approximation 2).
+ * mu |x[findex]| with the normal force reached so far (the report's §3.3 approximation 2).  A guess of
+ * the free rows (a time stepper's last step) joins the first solve where it holds (seed_free_rows).
  *
  * Never crashes and never stalls: a singular A_CC (1), a step without limit (2), a row that will
  * not settle (3, cycling), a result that is not finite (4) or a total past the caller's pivot
@@ -162,22 +163,71 @@ static int drive(int n, const double *A, const double *b, const double *lo, cons
     return LCP_CYCLING;                                              /* cycling: give up, fall back */
 }
 
-int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
-                const int *findex, const double *mu, int friction_mode, double *x,
-                double *work, int *iwork, int *pivots, int max_pivots)
+/* Dantzig's pivoting seeded with a guess of the free set: the rows guessed free (seed[i] == MB_LCP_FREE: the
+ * last step's, for a contact that stays) join the rows without bounds in the first solve, x_C = A_CC^-1 b_C
+ * with every other row at 0, and are kept if each lies strictly inside its bounds there — a friction row
+ * inside mu |x_n| of its normal, which must be kept too (its bounds are then fixed at that x_n, as pass 3
+ * fixes a row's bounds when it drives it).  Those rows are then complementary (w = 0 inside the bounds), the
+ * invariant that pivoting keeps for the rows it has driven, so the pivoting goes on from there with the
+ * others: a row that stays free costs no pivot, where unseeded every row is driven in by at least one.  Rows
+ * outside their bounds leave the guess and it is solved again (a few times); nf: L's factored rows of C.
+ * Returns the rows of C: the rows without bounds alone (x all 0) where no guess holds or A_CC is singular. */
+static int seed_free_rows(int n, const double *A, const double *b, double *lo, double *hi, const int *findex,
+                          const double *mu, const int *seed, double *x, int *state, int *C, int n_free,
+                          double *r, double *y, double *L, int *nf)
 {
-    (void)friction_mode;
+    int nC = n_free;
+    for (int a = 0; a < n_free; a++) state[C[a]] = IN_C;   /* (the rows without bounds: in C already) */
+    for (int i = 0; i < n; i++)
+        if (seed[i] == IN_C && state[i] == UNSEEN && lo[i] < hi[i] &&
+            (findex[i] < 0 || (findex[i] < n && seed[findex[i]] == IN_C && findex[findex[i]] < 0)))
+            C[nC++] = i;
+    for (int tries = 0; tries < 4 && nC > n_free; tries++) {
+        for (int a = 0; a < nC; a++) r[a] = b[C[a]];
+        *nf = 0;
+        if (solve_cc(n, A, C, nC, r, y, L, nf)) break;     /* (dependent rows guessed: pivoting picks among them) */
+        for (int a = 0; a < nC; a++) x[C[a]] = y[a];
+        int kept = n_free;   /* the guessed rows strictly inside their bounds (a friction row: and its normal) */
+        for (int a = n_free; a < nC; a++) {
+            const int i = C[a], k = findex[i];
+            if (k >= 0 ? x[k] > lo[k] && x[k] < hi[k] && fabs(x[i]) < mu[i] * fabs(x[k]) : x[i] > lo[i] && x[i] < hi[i])
+                C[kept++] = i;
+        }
+        if (kept == nC) {    /* all of them: complementary, the friction rows' bounds fixed at their normals' */
+            for (int a = 0; a < nC; a++) state[C[a]] = IN_C;
+            for (int a = n_free; a < nC; a++)
+                if (findex[C[a]] >= 0) hi[C[a]] = mu[C[a]] * fabs(x[findex[C[a]]]), lo[C[a]] = -hi[C[a]];
+            return nC;
+        }
+        for (int i = 0; i < n; i++) x[i] = 0.0;
+        nC = kept;           /* (a friction row whose normal left fails the next try's test: its normal is 0) */
+    }
+    for (int i = 0; i < n; i++) x[i] = 0.0;
+    *nf = 0;
+    return n_free;
+}
+
+static int dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
+                   const int *findex, const double *mu, const int *seed, double *x, double *work, int *iwork,
+                   int *pivots, int max_pivots)
+{
     double *lo = work, *hi = lo + n, *w = hi + n, *dx = w + n, *dw = dx + n, *r = dw + n, *y = r + n;
     double *L = y + n;                                       /* n x n */
     int *state = iwork, *C = state + n, nC = 0, nf = 0;     /* nf: rows of C factored in L */
     for (int i = 0; i < n; i++) { lo[i] = lo_in[i]; hi[i] = hi_in[i]; x[i] = 0; w[i] = 0; state[i] = UNSEEN; }
     /* 1. rows without bounds: all clamped at once, x_C = A_CC^-1 b_C */
     for (int i = 0; i < n; i++) if (findex[i] < 0 && isinf(lo[i]) && isinf(hi[i]) && lo[i] < 0 && hi[i] > 0) C[nC++] = i;
+    if (seed) {
+        const int n_free = nC;
+        nC = seed_free_rows(n, A, b, lo, hi, findex, mu, seed, x, state, C, n_free, r, y, L, &nf);
+        if (nC > n_free) goto driven;
+    }
     if (nC) {
         for (int a = 0; a < nC; a++) r[a] = b[C[a]];
         if (solve_cc(n, A, C, nC, r, y, L, &nf)) return LCP_SINGULAR;
         for (int a = 0; a < nC; a++) { x[C[a]] = y[a]; state[C[a]] = IN_C; }
     }
+driven:
     /* 2. bounded rows, 3. friction rows with bounds from the normal force found so far */
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < n; i++) {
@@ -190,6 +240,14 @@ int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in,
     }
     for (int i = 0; i < n; i++) if (!isfinite(x[i])) return LCP_NOT_FINITE;
     return 0;
+}
+
+int mb_lcp_dantzig(int n, const double *A, const double *b, const double *lo_in, const double *hi_in,
+                const int *findex, const double *mu, int friction_mode, double *x,
+                double *work, int *iwork, int *pivots, int max_pivots)
+{
+    (void)friction_mode;
+    return dantzig(n, A, b, lo_in, hi_in, findex, mu, NULL, x, work, iwork, pivots, max_pivots);
 }
 
 /* The passes' fixed point, found directly.  With the rows' states of the last pass held (C free,
@@ -350,9 +408,10 @@ static int take_fixed_point(int n, const double *A, const double *b, const doubl
  * mb_lcp_dantzig. */
 int mb_lcp_friction(int n, const double *A, const double *b, double *lo, double *hi, int *findex,
                  const double *mu, const int *cone_pair, double *x, double *flo, double *fhi,
-                 double *work, int *iwork, int *pivots, int max_pivots, double *bpp_work, int *bpp_iwork)
+                 double *work, int *iwork, int *pivots, int max_pivots, double *bpp_work, int *bpp_iwork,
+                 const int *seed)
 {
-    int err = mb_lcp_dantzig(n, A, b, lo, hi, findex, mu, 0, x, work, iwork, pivots, max_pivots);
+    int err = dantzig(n, A, b, lo, hi, findex, mu, seed, x, work, iwork, pivots, max_pivots);
     if (err) return err;
     int *bound_by = iwork + 2 * n;                           /* findex, kept for the passes */
     int has_friction = 0, cone_pair_used = 0;

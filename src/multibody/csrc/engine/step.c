@@ -418,7 +418,7 @@ static int dantzig(mb_world *W)
         W->findex[i] = r->findex; W->mu[i] = r->mu; W->lo[i] = r->lo; W->hi[i] = r->hi; W->cone[i] = r->cone_pair;
     }
     return mb_lcp_friction(m, A, W->b, W->lo, W->hi, W->findex, W->mu, W->cone, W->lambda, W->flo, W->fhi, W->work, W->iwork,
-                        &W->pivots, (int)W->wpar[WP_MAX_PIVOTS], NULL, NULL);
+                        &W->pivots, (int)W->wpar[WP_MAX_PIVOTS], NULL, NULL, NULL);
 }
 
 /* natural-map residual  max |lambda - proj(lambda - w)|  with w = A lambda - b */

@@ -191,7 +191,7 @@ static int solve(mb_world *W, TreeContacts *T)
         T->cone[a] = r->cone_pair >= first ? place[r->cone_pair - first] : -1;
     }
     int err = n ? mb_lcp_friction(n, T->S, T->b, T->lo, T->hi, T->findex, T->mu, T->cone, T->x, T->flo, T->fhi, T->work,
-                               T->iwork, &W->pivots, (int)W->wpar[WP_MAX_PIVOTS], NULL, NULL) : 0;
+                               T->iwork, &W->pivots, (int)W->wpar[WP_MAX_PIVOTS], NULL, NULL, NULL) : 0;
     if (err) return err;
     /* lambda_j = A_jj^-1 (b_j - J_j W J_c^T lambda_c): the c rows' forces as velocities, then one
      * more tree solve, which writes the joints' multipliers in place */

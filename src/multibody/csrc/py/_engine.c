@@ -480,9 +480,61 @@ static PyObject *engine_shape_pair(PyObject *mod, PyObject *args)
     return Py_BuildValue("(ssO)", na, nb, mb_collide_find(ta, tb, &flip) ? Py_True : Py_False);
 }
 
+/* lcp_friction(A (n, n), b, lo, hi, findex (int64: −1 or its normal's row), mu, seed (int64 MB_LCP_* states, or
+ * None)) -> (status, x, lo used, hi used, pivots): lcp.c's mb_lcp_friction as the hard contact calls it (block
+ * principal pivoting from the first pass; seeded with a guess of the free rows where one is given), for its
+ * tests */
+static PyObject *engine_lcp_friction(PyObject *mod, PyObject *args)
+{
+    PyObject *o[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6])) return NULL;
+    PyArrayObject *A = mb_gate(o[0], "A", NPY_DOUBLE, 0);
+    if (!A) return NULL;
+    if (PyArray_NDIM(A) != 2 || PyArray_DIM(A, 0) != PyArray_DIM(A, 1)) {
+        PyErr_SetString(PyExc_ValueError, "A: expected a square matrix (n, n)");
+        Py_DECREF(A);
+        return NULL;
+    }
+    const npy_intp n = PyArray_DIM(A, 0);
+    PyArrayObject *v[6] = {NULL};
+    const char *names[6] = {"b", "lo", "hi", "findex", "mu", "seed"};
+    int ok = 1;
+    for (int k = 0; k < 6 && ok; k++) {
+        if (k == 5 && o[6] == Py_None) break;
+        ok = (v[k] = take(o[k + 1], names[k], k == 3 || k == 5 ? NPY_INT64 : NPY_DOUBLE, 0, 0, n)) != NULL;
+    }
+    double *work = ok ? calloc((size_t)(2 * n * n + 20 * n + 32), sizeof(double)) : NULL;
+    int *iwork = work ? calloc((size_t)(11 * n + 16), sizeof(int)) : NULL;
+    PyObject *x = iwork ? PyArray_SimpleNew(1, &n, NPY_DOUBLE) : NULL, *lo = x ? PyArray_SimpleNew(1, &n, NPY_DOUBLE) : NULL;
+    PyObject *hi = lo ? PyArray_SimpleNew(1, &n, NPY_DOUBLE) : NULL, *out = NULL;
+    if (hi) {
+        double *flo = work + n * n + 8 * n + 16, *fhi = flo + n, *bpp = fhi + n;   /* bpp: n^2 + 7 n */
+        int *findex = iwork + 8 * n + 8, *seed = findex + n, *bpp_i = iwork + 4 * n + 4, pivots = 0;
+        const int64_t *fi = PyArray_DATA(v[3]), *si = v[5] ? PyArray_DATA(v[5]) : NULL;
+        memcpy(PyArray_DATA((PyArrayObject *)lo), PyArray_DATA(v[1]), sizeof(double) * (size_t)n);
+        memcpy(PyArray_DATA((PyArrayObject *)hi), PyArray_DATA(v[2]), sizeof(double) * (size_t)n);
+        for (npy_intp i = 0; i < n; i++) {
+            findex[i] = fi[i] >= 0 && fi[i] < n ? (int)fi[i] : -1;
+            seed[i] = si ? (int)si[i] : 0;
+        }
+        const int st = mb_lcp_friction((int)n, PyArray_DATA(A), PyArray_DATA(v[0]), PyArray_DATA((PyArrayObject *)lo),
+                                       PyArray_DATA((PyArrayObject *)hi), findex, PyArray_DATA(v[4]), NULL,
+                                       PyArray_DATA((PyArrayObject *)x), flo, fhi, work, iwork, &pivots, 1000 + 100 * (int)n,
+                                       bpp, bpp_i, si ? seed : NULL);
+        out = Py_BuildValue("(iOOOi)", st, x, lo, hi, pivots);
+    }
+    Py_XDECREF(x); Py_XDECREF(lo); Py_XDECREF(hi);
+    free(work); free(iwork);
+    Py_DECREF(A);
+    for (int k = 0; k < 6; k++) Py_XDECREF(v[k]);
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"ray_convex", engine_ray_convex, METH_VARARGS, "ray_convex(planes, origin, direction, max_distance) -> (t, normal) or None"},
     {"shape_pair", engine_shape_pair, METH_VARARGS, "shape_pair(code_a, code_b) -> (name_a, name_b, has_collider)"},
+    {"lcp_friction", engine_lcp_friction, METH_VARARGS,
+     "lcp_friction(A, b, lo, hi, findex, mu, seed) -> (status, x, lo, hi, pivots): the hard contact's pyramid LCP"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_engine", "The engine's step in C.", -1, module_methods};
