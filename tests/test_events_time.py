@@ -97,6 +97,27 @@ def test_a_state_reset_that_cannot_separate_still_fires_forever(integrator):
                         dt=1e-3)
 
 
+def test_an_event_that_fires_forever_names_a_joint_without_inertia():
+    """Where the model has a joint without inertia (no step follows it, and what it drives is rounding), an event
+    that fires forever says so too, as the solves' failures do (dynamics.mobility.massless_cause): icub's head,
+    a point mass on neck_yaw's axis, ended a run in a hard ankle stop's "fires forever"."""
+    point = ('<robot name="r"><link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" '
+             'ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"><inertial><mass value="1"/><inertia '
+             'ixx="1e-19" iyy="1e-19" izz="1e-19" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="spin" '
+             'type="continuous"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint><link name="c"><inertial>'
+             '<origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" '
+             'iyz="0"/></inertial></link><joint name="swing" type="revolute"><parent link="a"/><child link="c"/>'
+             '<axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>')
+    model = mb.load_urdf(point)
+    wall = mb.Event(lambda t, q, qd: q[1] + 0.2, direction=-1, reset=lambda t, q, qd: (q, qd), name="wall")
+    with pytest.raises(ValueError, match="'wall' fires forever.*joint 'spin' has almost no inertia.*armature"):
+        mb.simulate(model, [0.0, 0.3], [0.0, 0.0], 2.0, events=[wall], integrator="rk4", dt=1e-3)
+    wall = mb.Event(lambda t, q, qd: q[0] + 0.2, direction=-1, reset=lambda t, q, qd: (q, qd), name="wall")
+    with pytest.raises(ValueError, match="'wall' fires forever") as info:   # (a model without one: as it was)
+        mb.simulate(mb.models.single_pendulum(), [0.3], [0.0], 2.0, events=[wall], integrator="rk4", dt=1e-3)
+    assert "inertia" not in str(info.value)
+
+
 def test_sensitivities_across_a_time_event():
     """The variational run carries the kick too (its saltation matrix: a time event moves no
     crossing time with the state): the STM against central differences of the final state."""

@@ -191,10 +191,12 @@ def test_a_run_thrown_off_by_a_joint_without_inertia_names_the_joint():
 
 @pytest.mark.slow
 def test_a_failed_solve_through_a_joint_without_inertia_names_the_joint():
-    """icub on a floor, 1.4 s under the default (semi_implicit at 1 ms): past the impact that throws it (t ≈
-    0.58 s, above) the implicit contact's solve fails at t ≈ 1.34 s, "the contact terms outweigh the bodies'
-    inertia by some 13 orders" — the head's, on neck_yaw, is 2e-19 of the heaviest joint's.  Whichever way
-    the run ends, raised or "diverged", the message names that joint."""
+    """icub on a floor, 1.4 s under the default (semi_implicit at 1 ms), recorded every 50 steps, which misses
+    the impact that throws it (t ≈ 0.58 s, above): at t ≈ 1.34 s the implicit contact's solve failed, "the
+    contact terms outweigh the bodies' inertia by some 13 orders" (the head's, on neck_yaw, is 2e-19 of the
+    heaviest joint's), where the step factored M + h JᵀGJ dense; on the tree's sparse factor it goes through,
+    and a hard ankle stop's event then fires forever.  Whichever way the run ends, raised or "diverged", the
+    message names that joint."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = mb.load_urdf(os.path.join(robots_dir(), "icub_description/robots/icub.urdf"), floating=True)
@@ -204,7 +206,7 @@ def test_a_failed_solve_through_a_joint_without_inertia_names_the_joint():
             assert traj.status == "diverged"
         except ValueError as e:
             message = str(e)
-            assert "cannot be solved to working precision" in message
+            assert "cannot be solved to working precision" in message or "fires forever" in message
     assert "joint 'neck_yaw' has almost no inertia" in message and "armature" in message
 
 

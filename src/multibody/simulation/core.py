@@ -40,7 +40,7 @@ from ..errors import SimulationError, SimulationWarning
 from . import rollout
 from .constraints import with_model_constraints as _with_model_constraints
 from .adaptive import adaptive_loop
-from .events import EventMonitor, check_events
+from .events import EventMonitor, FiresForever, check_events
 from .controllers import PD
 from .contact import GroundContact
 from .limits import FRICTION_VELOCITY, JointLimits, check_pd_step, step_friction_velocity
@@ -353,6 +353,12 @@ def simulate(model, q0, qd0, t_final, dt=None, integrator=None, controller=None,
         else:
             traj = _run_adaptive(model, space, system, events, y0, t_final, dt, integrator, int(record_every), rtol,
                                  atol, progress)
+    except FiresForever as e:   # a joint without inertia: no step follows it, and what it drives is rounding
+        from ..dynamics.mobility import massless_cause
+        cause = massless_cause(model)
+        if not cause:
+            raise
+        raise FiresForever(f"{e}; {cause}") from e
     finally:   # the stops' events, lent to this run, go back to the model (limits.JointLimits.release)
         stops.release()
     traj = cut_at_blow_up(model, traj)

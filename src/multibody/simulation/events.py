@@ -24,6 +24,11 @@ class _NonFinite(Exception):
     catch it and end the run 'diverged'; it passes through an event's guard and reset (the hard
     stops' reset computes the dynamics) rather than being named as their error."""
 
+class FiresForever(ValueError):
+    """An event that fires forever: a reset that leaves the state on its guard, or Zeno motion.  simulate
+    adds the cause where the model has a joint without inertia (dynamics.mobility.massless_cause)."""
+
+
 #: crossing times are located to this width of the bracket (seconds)
 EVENT_TIME_TOL = 1e-12
 #: an event that fires this many times in a row within ZENO_WINDOW seconds "fires forever"
@@ -314,7 +319,7 @@ class EventMonitor:
                     tm, gm = self._search(i, t0, t1, g_at, want_side=side)
                 if tm is None:
                     if t1 - self.fired_at[i] > 1e-9 * max(1.0, abs(t1)) and g1 * side < 0.0:
-                        raise ValueError(
+                        raise FiresForever(
                             f"event {ev.name!r} fires forever: after its reset at t = {float(self.fired_at[i])!r} the "
                             f"state does not leave the guard (g = {g1:.3g} at t = {float(t1)!r}); the reset must "
                             f"move the state off the guard (e.g. reverse the approach velocity), or the "
@@ -410,6 +415,6 @@ class EventMonitor:
         if len(h) > ZENO_COUNT:
             del h[0]
         if len(h) == ZENO_COUNT and h[-1] - h[0] <= ZENO_WINDOW * max(1.0, abs(t)):
-            raise ValueError(f"event {ev.name!r} fires forever: {ZENO_COUNT} times within {h[-1] - h[0]:.3g} s "
+            raise FiresForever(f"event {ev.name!r} fires forever: {ZENO_COUNT} times within {h[-1] - h[0]:.3g} s "
                              f"at t = {float(t)!r} (its reset leaves the state on the guard, or the motion is "
                              f"Zeno); change the reset or make the event terminal")
