@@ -24,6 +24,7 @@ class _NonFinite(Exception):
     catch it and end the run 'diverged'; it passes through an event's guard and reset (the hard
     stops' reset computes the dynamics) rather than being named as their error."""
 
+
 class FiresForever(ValueError):
     """An event that fires forever: a reset that leaves the state on its guard, or Zeno motion.  simulate
     adds the cause where the model has a joint without inertia (dynamics.mobility.massless_cause)."""

@@ -522,6 +522,8 @@ static PyObject *engine_lcp_friction(PyObject *mod, PyObject *args)
                                        PyArray_DATA((PyArrayObject *)x), flo, fhi, work, iwork, &pivots, 1000 + 100 * (int)n,
                                        bpp, bpp_i, si ? seed : NULL);
         out = Py_BuildValue("(iOOOi)", st, x, lo, hi, pivots);
+    } else if (ok && !PyErr_Occurred()) {
+        PyErr_NoMemory();
     }
     Py_XDECREF(x); Py_XDECREF(lo); Py_XDECREF(hi);
     free(work); free(iwork);
