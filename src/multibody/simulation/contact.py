@@ -619,9 +619,9 @@ class SceneContact:
         self.lightest = lightest_contact(model, self.geoms)     # (body, effective mass) or None
         step = _explicit_step(step)   # checked whether or not the default reads it
         self.depth = None
-        if stiffness is None:   # the weight on one contact sinks the depth; the lightest body's mode
-            m_eff = self.lightest[1] if self.lightest else max(float(np.sum(model.mass)), 1e-9)  # critically
-            # damped (heavy ones less)
+        if stiffness is None:   # the weight on one contact sinks the depth; the lightest body's mode critically
+            # damped (heavy ones less); without one, the whole model's mass
+            m_eff = self.lightest[1] if self.lightest else max(float(np.sum(model.mass)), 1e-9)
             depth = self.depth = self._default_depth(model, m_eff, step)
             stiffness, damping = _default_law(self.weight, depth, m_eff)
         self.K = _pos_scalar("stiffness", stiffness)

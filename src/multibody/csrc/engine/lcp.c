@@ -202,8 +202,7 @@ static int seed_free_rows(int n, const double *A, const double *b, double *lo, d
         for (int i = 0; i < n; i++) x[i] = 0.0;
         nC = kept;           /* (a friction row whose normal left fails the next try's test: its normal is 0) */
     }
-    for (int i = 0; i < n; i++) x[i] = 0.0;
-    *nf = 0;
+    *nf = 0;                 /* (x is all 0 here: each failed try cleared it) */
     return n_free;
 }
 
