@@ -65,6 +65,7 @@ struct mb_hard_work {
     int *findex, *iwork, *guess, *bpp_iwork;
     int *nz, *nnz;                  /* (rows × nv), (rows): each row of Y's nonzero columns, ascending */
     int *group, groups;             /* (rows + 1): the first row of each group of rows sharing nz (a contact's) */
+    int *path;                      /* (rows) per group: its columns are one path from the root (delassus)   */
     uint64_t *mask;                 /* (rows × ⌈nv / 64⌉) each group's columns as bits (delassus)             */
     int *chain;                     /* (3 nv) scratch: two bodies' dof chains, a pair of groups' common columns */
     /* the warm start: per run (lane) of the group, the states of the last solve's rows (MB_LCP_*; 0 none),
@@ -124,9 +125,10 @@ static int reserve(mb_hard_work *w, int nv, int n)
     free(w->Y), free(w->findex), free(w->mask);
     const size_t N = (size_t)n;
     /* Y (n nv), A (n²), dir (3 n), b lo hi mu x flo fhi (7 n), lcp's work (n² + 8 n), its block pivoting's
-     * (n² + 7 n); ints: findex, iwork (3 n), guess, nnz, group (n + 1), nz (n nv), the block pivoting's (4 n) */
+     * (n² + 7 n); ints: findex, iwork (3 n), guess, nnz, group (n + 1), nz (n nv), the block pivoting's (4 n),
+     * path */
     w->Y = malloc(sizeof(double) * (N * nv + 3 * N * N + 25 * N));
-    w->findex = malloc(sizeof(int) * (11 * N + N * nv + 1));
+    w->findex = malloc(sizeof(int) * (12 * N + N * nv + 1));
     w->mask = malloc(sizeof(uint64_t) * (N * (size_t)((nv + 63) / 64) + 1));
     if (!w->Y || !w->findex || !w->mask) {
         free(w->Y), free(w->findex), free(w->mask);
@@ -137,7 +139,7 @@ static int reserve(mb_hard_work *w, int nv, int n)
     w->mu = w->hi + N, w->x = w->mu + N, w->flo = w->x + N, w->fhi = w->flo + N, w->work = w->fhi + N;
     w->bpp_work = w->work + N * N + 8 * N;
     w->iwork = w->findex + N, w->guess = w->iwork + 3 * N, w->nnz = w->guess + N, w->group = w->nnz + N;
-    w->nz = w->group + N + 1, w->bpp_iwork = w->nz + N * nv;
+    w->nz = w->group + N + 1, w->bpp_iwork = w->nz + N * nv, w->path = w->bpp_iwork + 4 * N;
     w->rows = n;
     return 0;
 }
@@ -242,15 +244,26 @@ static inline void block_sums(int na, int nb, int nv, const double *ya, const do
 
 /* A = Yᵀ Y (n × n, both triangles) by blocks of groups of rows sharing their columns (a contact's normal and
  * tangents): a block's entries summed over the columns the two groups have in common, ascending — each entry
- * the sum over the sparser row's nonzeros in their order, the other terms exact zeros.  The common columns are
- * the set bits of the two groups' column masks ANDed (words of 64 columns, mask: groups × words of scratch),
- * lowest first; a product's two factors commute, so a block (3, 1) is the (1, 3) of its mirror.  isect: nv ints
- * of scratch. */
-static void delassus(int n, int nv, const double *Y, const int *nz, const int *nnz, const int *group, int groups,
-                     uint64_t *mask, int *isect, double *A)
+ * the sum over the sparser row's nonzeros in their order, the other terms exact zeros.  Where both groups'
+ * columns are one path from the root (a contact with the world or along one chain, a joint's row: path[g]),
+ * the common columns are their common ancestors' dofs, which come first in both lists (a dof's parent is
+ * numbered before it): the lists' common prefix.  Otherwise they are the set bits of the two groups' column
+ * masks ANDed (words of 64 columns, mask: groups × words of scratch), lowest first.  Either way the same
+ * columns in the same order.  A product's two factors commute, so a block (3, 1) is the (1, 3) of its mirror.
+ * isect: nv ints of scratch. */
+static void delassus(int n, int nv, const int *lam, const double *Y, const int *nz, const int *nnz,
+                     const int *group, int groups, int *path, uint64_t *mask, int *isect, double *A)
 {
     const int words = (nv + 63) / 64;
+    int all_paths = 1;
     for (int g = 0; g < groups; g++) {
+        const int r = group[g], *pat = nz + (size_t)r * nv;
+        path[g] = nnz[r] == 0 || lam[pat[0]] < 0;
+        for (int t = 1; path[g] && t < nnz[r]; t++)
+            path[g] = lam[pat[t]] == pat[t - 1];
+        all_paths &= path[g];
+    }
+    for (int g = 0; !all_paths && g < groups; g++) {  /* (a pair with one group off a path reads both masks) */
         uint64_t *mg = mask + (size_t)g * words;
         const int r = group[g], *pat = nz + (size_t)r * nv;
         memset(mg, 0, sizeof(uint64_t) * words);
@@ -264,6 +277,12 @@ static void delassus(int n, int nv, const double *Y, const int *nz, const int *n
             int nk = 0;
             if (gi == gj) {
                 ks = nz + (size_t)ri * nv, nk = nnz[ri];
+            } else if (path[gi] && path[gj]) {
+                const int *pi = nz + (size_t)ri * nv, *pj = nz + (size_t)rj * nv;
+                const int most = nnz[ri] < nnz[rj] ? nnz[ri] : nnz[rj];
+                while (nk < most && pi[nk] == pj[nk])
+                    nk++;
+                ks = pi;
             } else {
                 const uint64_t *mi = mask + (size_t)gi * words, *mj = mask + (size_t)gj * words;
                 for (int wd = 0; wd < words; wd++)
@@ -457,7 +476,7 @@ int mb_hard_contact_stage(const mb_model *m, const mb_model *md, mb_data *d, con
     for (int i = 0; i < nc; i++)
         w->group[w->groups++] = w->first[i];
     w->group[w->groups] = n;
-    delassus(n, nv, w->Y, w->nz, w->nnz, w->group, w->groups, w->mask, w->chain, w->A);
+    delassus(n, nv, lam, w->Y, w->nz, w->nnz, w->group, w->groups, w->path, w->mask, w->chain, w->A);
     for (int j = 0; j < ns; j++) {  /* the soft stops' R on their diagonal */
         const int r = n_eq + nl + j;
         mb_soft_stop_terms(soft + MB_SOFT_ROW * w->lim[nl + j], q, v, &aref, &R);
